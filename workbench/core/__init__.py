@@ -1,0 +1,1 @@
+"""Headless quantization engine. Never imports Qt (checked by import-linter in CI)."""
