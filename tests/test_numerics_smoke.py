@@ -16,7 +16,7 @@ def _ref_qdq(x, scale, zp, axis=1):
                           [helper.make_tensor("s", TensorProto.FLOAT, scale.shape, scale.ravel()),
                            helper.make_tensor("z", helper.np_dtype_to_tensor_dtype(zp.dtype), zp.shape,
                                               zp.ravel().astype(np.int64))])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
     return ReferenceEvaluator(m).run(None, {"x": x})
 
 
