@@ -178,7 +178,9 @@ class Recipe(BaseModel):
     overrides: dict[str, NodeSettings] = Field(default_factory=dict)
     exclude: list[str] = Field(default_factory=list)
     op_types: list[str] | None = None
-    calibration_samples: int | None = None
+    #: 7-bit weights for the preset's 8-bit weight spec; None = decide from this CPU (see presets).
+    #: :func:`workbench.core.api.make_recipe` fills it so a replay elsewhere gives the same model.
+    reduce_range: bool | None = None
 
     @classmethod
     def from_json(cls, text: str, *, source: str = "recipe") -> Recipe:
@@ -251,6 +253,10 @@ def resolve_node(recipe: Recipe, node_name: str, op_type: str) -> ResolvedNode:
     preset = recipe.preset_obj()
     quantized = op_type in recipe.quantized_op_types()
     base = preset.config
+    if recipe.reduce_range is not None and base.weight is not None and base.weight.qtype.bits == 8 \
+            and preset.config.activation is not None and preset.config.activation.dtype == "uint8":
+        base = base.model_copy(update={"weight": base.weight.model_copy(
+            update={"reduce_range": recipe.reduce_range})})
     cfg: dict[str, QuantSpec | None] = {r: (getattr(base, r) if quantized else None) for r in ROLES}
     sources = {r: ("preset " + preset.name if quantized else "not quantized") for r in ROLES}
     excluded = False

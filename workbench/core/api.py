@@ -1,0 +1,193 @@
+"""The Python API: the same verbs as the CLI and the app's menus.
+
+Typical use::
+
+    from workbench.core import api
+    model = api.open_model("model.onnx")
+    recipe = api.make_recipe("cpu-u8s8")
+    result = api.quantize(model, recipe, data="calib.npz", samples=128)
+    api.export(result, "model.int8.onnx")
+    report = api.evaluate(model, result.proto, "eval.npz")
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from workbench.core.errors import RecipeError, WorkbenchError
+from workbench.core.model import PreparedModel, load_model
+from workbench.core.numerics import QParams
+from workbench.core.presets import cpu_needs_reduce_range, get_preset
+from workbench.core.progress import CancelToken, ProgressFn
+from workbench.core.recipe import Recipe, ResolvedNode, resolve_node
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class QuantizeResult:
+    """Outcome of :func:`quantize`.
+
+    Attributes
+    ----------
+    proto : onnx.ModelProto
+        The quantized model (not yet written; see :func:`export`).
+    plan : QuantPlan
+        The resolved plan (units, activation tensors, issues).
+    calibration : CalibrationResult or None
+        Observers after calibration (None for dynamic / weight-only recipes).
+    qparams : dict[str, QParams]
+        Activation tensor name -> quantization parameters used.
+    tensor_map : dict[str, str]
+        Float tensor name -> its fake-quantized (dequantized) tensor in ``proto``.
+    issues : list
+        Plan and writer issues (never silent).
+    recipe : Recipe
+        The recipe used.
+    """
+
+    proto: onnx.ModelProto
+    plan: Any
+    calibration: Any
+    qparams: dict[str, QParams]
+    tensor_map: dict[str, str]
+    issues: list = field(default_factory=list)
+    recipe: Recipe | None = None
+
+
+def open_model(path: str | Path) -> PreparedModel:
+    """Load and prepare a model (see :func:`workbench.core.model.load_model`)."""
+    return load_model(path)
+
+
+def make_recipe(preset: str = "cpu-u8s8", **fields: Any) -> Recipe:
+    """A recipe starting from ``preset``, with ``reduce_range`` fixed for this CPU.
+
+    Raises
+    ------
+    RecipeError
+        Unknown preset or invalid fields.
+    """
+    get_preset(preset)
+    fields.setdefault("reduce_range", cpu_needs_reduce_range())
+    try:
+        return Recipe(preset=preset, **fields)
+    except Exception as exc:  # pydantic ValidationError
+        raise RecipeError(f"Invalid recipe fields: {exc}", hint="Check the recipe options.") from None
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    """Read a recipe JSON file (RecipeError naming the file on bad content)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RecipeError(f"{path}: cannot read recipe ({exc.strerror}).", hint="Check the path.") from None
+    return Recipe.from_json(text, source=str(path))
+
+
+def node_op_type(model: PreparedModel, node: str) -> str:
+    for n in model.graph.node:
+        if n.name == node:
+            return n.op_type
+    raise RecipeError(f"No node named {node!r} in {model.path or 'the model'}.",
+                      hint="Use a name shown by `workbench-cli inspect`.")
+
+
+def resolve(model: PreparedModel, recipe: Recipe, node: str) -> ResolvedNode:
+    """Effective settings of ``node`` and where each came from."""
+    return resolve_node(recipe, node, node_op_type(model, node))
+
+
+def plan(model: PreparedModel, recipe: Recipe):
+    """Resolve ``recipe`` against ``model`` -> QuantPlan (units, activations, issues)."""
+    from workbench.core.plan import build_plan
+
+    return build_plan(model, recipe)
+
+
+def open_data_source(data: Any, model: PreparedModel):
+    """A DataSource from a path, a JSON spec dict, or an existing DataSource."""
+    from workbench.core.data import DataSource, open_data
+
+    if isinstance(data, DataSource):
+        return data
+    return open_data(data, model)
+
+
+def calibrate(model: PreparedModel, the_plan, data: Any, *, samples: int | None = None,
+              progress: ProgressFn | None = None, cancel: CancelToken | None = None, previous=None):
+    """Run calibration of ``the_plan``'s activation tensors over ``data``."""
+    from workbench.core.calibrate import calibrate as _calibrate
+
+    source = open_data_source(data, model)
+    return _calibrate(model, the_plan, source, samples=samples, progress=progress, cancel=cancel,
+                      previous=previous)
+
+
+def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples: int | None = None,
+             calibration=None, progress: ProgressFn | None = None,
+             cancel: CancelToken | None = None) -> QuantizeResult:
+    """Plan, calibrate (static recipes) and write the quantized model in memory.
+
+    Parameters
+    ----------
+    data : path, dict or DataSource, optional
+        Calibration data; required for static recipes unless ``calibration`` covers every tensor.
+    samples : int, optional
+        Use at most this many calibration samples.
+    calibration : CalibrationResult, optional
+        A previous result; observers whose spec is unchanged are reused.
+
+    Raises
+    ------
+    AlreadyQuantizedError, DataError, RecipeError, CalibrationError, Cancelled
+    """
+    from workbench.core.model import ensure_float_model
+    from workbench.core.qdq_writer import write_model
+
+    ensure_float_model(model)
+    the_plan = plan(model, recipe)
+    qparams: dict[str, QParams] = {}
+    calib = None
+    if the_plan.mode == "static" and the_plan.activations:
+        if data is None and calibration is None:
+            raise WorkbenchError(f"Recipe preset {recipe.preset!r} needs calibration data.",
+                                 hint="Pass --data FILE.npz (or a folder of images), or use --preset dynamic-u8.")
+        if data is None:
+            calib = calibration
+        else:
+            calib = calibrate(model, the_plan, data, samples=samples, progress=progress, cancel=cancel,
+                              previous=calibration)
+        qparams = calib.qparams()
+        missing = [t for t in the_plan.activations if t not in qparams]
+        if missing:
+            raise WorkbenchError(f"No calibration ranges for {len(missing)} tensors (e.g. {missing[0]!r}).",
+                                 hint="Calibrate again with data for the current recipe.")
+    res = write_model(model, the_plan, qparams)
+    issues = list(getattr(the_plan, "issues", [])) + list(getattr(res, "issues", []))
+    return QuantizeResult(res.proto, the_plan, calib, qparams, dict(getattr(res, "tensor_map", {})),
+                          issues, recipe)
+
+
+def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq") -> Path:
+    """Write ``result`` atomically to ``path`` (temp file + rename). Returns the path.
+
+    Raises
+    ------
+    ExportError
+        Target not writable, disk full, or an unknown format.
+    """
+    from workbench.core.errors import ExportError
+    from workbench.core.save import save_model
+
+    if format != "qdq":
+        raise ExportError(f"Unknown export format {format!r}.", hint="Use --format qdq.")
+    path = Path(path)
+    save_model(result.proto, path)
+    return path

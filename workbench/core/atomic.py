@@ -1,0 +1,61 @@
+"""Atomic file writes: a temporary file in the target's folder, fsync, then ``os.replace``.
+
+A crash or kill at any point leaves either the previous file or the new one under the final
+name, never a partial file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from workbench.core.errors import ExportError
+
+
+def _explain(path: Path, exc: OSError) -> ExportError:
+    if exc.errno == errno.ENOSPC:
+        return ExportError(f"{path}: the disk is full.", hint="Free some space or choose another folder.")
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return ExportError(f"{path}: the folder is not writable ({exc.strerror}).",
+                           hint="Choose a folder you can write to.")
+    return ExportError(f"{path}: cannot write ({exc.strerror or exc}).", hint="Choose another path.")
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success it is renamed onto ``path``.
+
+    Raises
+    ------
+    ExportError
+        When the folder is missing or not writable, or the disk is full.
+    """
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ExportError(f"{path}: the folder {path.parent} does not exist.", hint="Create it or pick another.")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _explain(path, exc) from None
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        with open(tmp_path, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp_path, path)
+    except OSError as exc:
+        raise _explain(path, exc) from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp_path.unlink()
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (see :func:`atomic_path`)."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
