@@ -1,25 +1,217 @@
-"""Command-line front end: ``workbench-cli inspect|quantize|evaluate ...`` (same verbs as the app)."""
+"""Command-line front end: the same verbs as the app's menus.
+
+    workbench-cli inspect MODEL
+    workbench-cli quantize MODEL --preset cpu-u8s8 --data calib.npz -o model.int8.onnx
+    workbench-cli quantize PROJECT.wbproj -o model.int8.onnx
+    workbench-cli evaluate MODEL QUANTIZED --data eval.npz
+    workbench-cli analyze MODEL --data calib.npz --eval eval.npz --json errors.json
+
+Errors print one line naming the file, node or tensor and what to do, and exit with status 2.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import sys
+import time
+from pathlib import Path
 
 from workbench import __version__
+from workbench.core.errors import WorkbenchError
+
+
+class TerminalProgress:
+    """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
+
+    def __init__(self, stream=sys.stderr, width: int = 30) -> None:
+        self.stream = stream
+        self.width = width
+        self.tty = stream.isatty()
+        self.start = time.monotonic()
+        self._last = ""
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        elapsed = time.monotonic() - self.start
+        if total:
+            frac = min(done / total, 1.0)
+            bar = "#" * int(frac * self.width)
+            eta = elapsed / frac - elapsed if frac > 0 else 0.0
+            line = f"[{bar:<{self.width}}] {done}/{total} {message} (ETA {eta:.0f}s)"
+        else:
+            line = f"{done} {message}"
+        if self.tty:
+            self.stream.write("\r" + line.ljust(len(self._last)))
+            self.stream.flush()
+        elif message != self._last.split(" ", 2)[-1] or total and done == total:
+            self.stream.write(line + "\n")
+        self._last = line
+
+    def close(self) -> None:
+        if self.tty and self._last:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _recipe_from_args(args):
+    from workbench.core import api
+
+    if getattr(args, "recipe", None):
+        recipe = api.load_recipe(args.recipe)
+    else:
+        recipe = api.make_recipe(args.preset or "cpu-u8s8")
+    if getattr(args, "exclude", None):
+        recipe = recipe.model_copy(update={"exclude": list(recipe.exclude) + list(args.exclude)})
+    return recipe
+
+
+def cmd_inspect(args) -> int:
+    from workbench.core import api
+    from workbench.core.inspect import format_report, inspect_model
+
+    model = api.open_model(args.model)
+    report = inspect_model(model)
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print(format_report(report))
+    return 0
+
+
+def cmd_quantize(args) -> int:
+    from workbench.core import api
+
+    progress = TerminalProgress()
+    try:
+        if str(args.model).endswith(".wbproj"):
+            model, result = api.replay_project(args.model, progress=progress)
+        else:
+            model = api.open_model(args.model)
+            recipe = _recipe_from_args(args)
+            result = api.quantize(model, recipe, data=args.data, samples=args.samples, progress=progress)
+    finally:
+        progress.close()
+    for issue in result.issues:
+        print(f"note: {getattr(issue, 'node', '')}: {getattr(issue, 'message', issue)}", file=sys.stderr)
+    out = api.export(result, args.output, format=args.format)
+    units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
+    print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
+    if args.save_project:
+        from workbench.core.project import new_project, save_project
+
+        data = {"path": str(Path(args.data).resolve())} if isinstance(args.data, str) else None
+        project = new_project(model.path, result.recipe, data=data, samples=args.samples)
+        if result.calibration is not None:
+            project.calibration = result.calibration.to_json()
+        save_project(project, args.save_project)
+        print(f"wrote {args.save_project}")
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from workbench.core import api
+
+    model = api.open_model(args.model)
+    report = api.evaluate(model, args.quantized, args.data, samples=args.samples)
+    text = report.format() if hasattr(report, "format") else str(report)
+    print(text)
+    return 0
+
+
+def cmd_analyze(args) -> int:
+    from workbench.core import api
+
+    model = api.open_model(args.model)
+    recipe = _recipe_from_args(args)
+    progress = TerminalProgress()
+    try:
+        result = api.quantize(model, recipe, data=args.data, samples=args.samples, progress=progress)
+        rows = api.analyze(model, result, args.eval or args.data, samples=args.eval_samples, progress=progress)
+    finally:
+        progress.close()
+    doc = [r.to_json() for r in rows]
+    if args.json:
+        from workbench.core.atomic import atomic_write_bytes
+
+        atomic_write_bytes(Path(args.json), (json.dumps(doc, indent=2) + "\n").encode())
+    print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'MSE':>10s} {'cosine':>8s}")
+    for r in rows[: args.top]:
+        print(f"{r.node[:40]:40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
+    return 0
+
+
+def cmd_presets(args) -> int:
+    from workbench.core.presets import PRESETS
+
+    for p in PRESETS.values():
+        print(f"{p.name:12s} {p.mode:12s} {p.description}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="workbench-cli", description=__doc__)
+    p = argparse.ArgumentParser(prog="workbench-cli", description="Post-training quantization of ONNX models.")
     p.add_argument("--version", action="version", version=f"workbench {__version__}")
-    p.add_subparsers(dest="command")
+    p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    sub = p.add_subparsers(dest="command")
+
+    s = sub.add_parser("inspect", help="ops, quantizable units, opset, subgraphs, weights, already quantized?")
+    s.add_argument("model")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(func=cmd_inspect)
+
+    def recipe_args(s):
+        g = s.add_mutually_exclusive_group()
+        g.add_argument("--preset", help="cpu-u8s8 (default), s8s8, a16w8, w4-block, fp8-e4m3, dynamic-u8")
+        g.add_argument("--recipe", help="recipe JSON file")
+        s.add_argument("--exclude", action="append", metavar="GLOB", help="keep matching nodes in float")
+        s.add_argument("--data", help="calibration data: .npz/.npy file or folder")
+        s.add_argument("--samples", type=int, help="use at most N calibration samples")
+
+    s = sub.add_parser("quantize", help="quantize a model (or replay a .wbproj project)")
+    s.add_argument("model", help="MODEL.onnx or PROJECT.wbproj")
+    recipe_args(s)
+    s.add_argument("-o", "--output", required=True, help="output model path")
+    s.add_argument("--format", default="qdq", choices=["qdq"], help="output format")
+    s.add_argument("--save-project", metavar="PROJECT.wbproj", help="also save a project that replays this job")
+    s.set_defaults(func=cmd_quantize)
+
+    s = sub.add_parser("evaluate", help="run float and quantized models on eval data; per-output SQNR")
+    s.add_argument("model")
+    s.add_argument("quantized")
+    s.add_argument("--data", required=True, help="eval .npz")
+    s.add_argument("--samples", type=int)
+    s.set_defaults(func=cmd_evaluate)
+
+    s = sub.add_parser("analyze", help="per-node-unit error of the quantized model, worst first")
+    s.add_argument("model")
+    recipe_args(s)
+    s.add_argument("--eval", help="held-out data for the error figures (default: --data)")
+    s.add_argument("--eval-samples", type=int, default=32)
+    s.add_argument("--json", help="write the rows as JSON")
+    s.add_argument("--top", type=int, default=20, help="rows to print")
+    s.set_defaults(func=cmd_analyze)
+
+    s = sub.add_parser("presets", help="list presets")
+    s.set_defaults(func=cmd_presets)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.command is None:
-        build_parser().print_help()
-    return 0
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return args.func(args)
+    except WorkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted.", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -191,3 +191,70 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq") -> 
     path = Path(path)
     save_model(result.proto, path)
     return path
+
+
+def _batches(model: PreparedModel, data: Any, samples: int | None):
+    source = open_data_source(data, model)
+    n = source.num_samples()
+    n = min(n, samples) if (n is not None and samples) else (samples or n)
+    count = 0
+    for feed in source.batches(1):
+        if n is not None and count >= n:
+            break
+        count += 1
+        yield feed
+
+
+def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples: int | None = None,
+            progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> list:
+    """Per-node-unit error of ``result`` against ``model`` on ``data``, worst first.
+
+    Returns
+    -------
+    list of :class:`workbench.core.analysis.UnitError`
+    """
+    from workbench.core.analysis import analyze_units
+
+    source = open_data_source(data, model)
+    total = source.num_samples() or 0
+    if samples:
+        total = min(total, samples) if total else samples
+    return analyze_units(model.proto, result.proto, result.plan, result.tensor_map,
+                         _batches(model, source, samples), progress=progress, cancel=cancel, total=total)
+
+
+def evaluate(float_model: Any, quant_model: Any, data: Any, *, samples: int | None = None,
+             progress: ProgressFn | None = None, cancel: CancelToken | None = None):
+    """Run float and quantized models over ``data``; per-output SQNR, cosine, max abs error."""
+    from workbench.core.evaluate import evaluate as _evaluate
+
+    return _evaluate(float_model, quant_model, data, samples=samples, progress=progress, cancel=cancel)
+
+
+def replay_project(project_path: str | Path, *, progress: ProgressFn | None = None,
+                   cancel: CancelToken | None = None, use_cache: bool = True) -> tuple[PreparedModel, QuantizeResult]:
+    """Re-run a saved project headless: same model, recipe, data and calibration cache.
+
+    Raises
+    ------
+    ProjectError
+        The project or its model is missing or changed.
+    """
+    from workbench.core.project import check_project_model, load_project
+
+    project = load_project(project_path)
+    model = open_model(check_project_model(project, project_path))
+    calib = None
+    if use_cache and project.calibration:
+        from workbench.core.calibrate import CalibrationResult
+
+        calib = CalibrationResult.from_json(project.calibration)
+    data = project.data_spec(project_path)
+    if calib is not None and data is not None:
+        # every tensor cached: no need to touch the data
+        the_plan = plan(model, project.recipe)
+        if all(t in calib.qparams() for t in the_plan.activations):
+            data = None
+    result = quantize(model, project.recipe, data=data, samples=project.samples, calibration=calib,
+                      progress=progress, cancel=cancel)
+    return model, result
