@@ -1,0 +1,104 @@
+"""Bad input through the CLI: one line naming the file/tensor and what to do, exit 2, no output file,
+input model byte-identical afterwards (issue: engine, show 8)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.cli import main
+
+
+def _model(path: Path, external: bool = False) -> Path:
+    w = numpy_helper.from_array(np.random.default_rng(0).normal(size=(4, 3, 3, 3)).astype(np.float32), "W")
+    node = helper.make_node("Conv", ["x", "W"], ["y"], name="conv", pads=[1, 1, 1, 1])
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 8, 8])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    if external:
+        onnx.save(m, str(path), save_as_external_data=True, location=path.name + ".data", size_threshold=0)
+    else:
+        onnx.save(m, str(path))
+    return path
+
+
+def _digest(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def _run(capsys, argv) -> tuple[int, list[str]]:
+    code = main(argv)
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error:")]
+    return code, err
+
+
+def _npz(path: Path, **arrays) -> Path:
+    np.savez(path, **arrays)
+    return path
+
+
+GOOD_X = np.random.default_rng(1).random((6, 1, 3, 8, 8)).astype(np.float32)
+
+
+@pytest.mark.parametrize("kind", ["truncated", "not_onnx", "empty"])
+def test_unreadable_model(tmp_path, capsys, kind):
+    model = _model(tmp_path / "m.onnx")
+    data = model.read_bytes()
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes({"truncated": data[: len(data) // 2], "not_onnx": b"hello, not a model", "empty": b""}[kind])
+    before = _digest(bad)
+    out = tmp_path / "out.onnx"
+    code, err = _run(capsys, ["quantize", str(bad), "--data", str(_npz(tmp_path / "c.npz", x=GOOD_X)),
+                              "-o", str(out)])
+    assert code == 2 and len(err) == 1
+    assert "bad.onnx" in err[0]
+    assert not out.exists()
+    assert _digest(bad) == before
+
+
+def test_missing_external_data(tmp_path, capsys):
+    model = _model(tmp_path / "m.onnx", external=True)
+    (tmp_path / "m.onnx.data").unlink()
+    out = tmp_path / "out.onnx"
+    code, err = _run(capsys, ["quantize", str(model), "--data", str(_npz(tmp_path / "c.npz", x=GOOD_X)),
+                              "-o", str(out)])
+    assert code == 2 and len(err) == 1
+    assert "m.onnx.data" in err[0]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("arrays,needle", [
+    ({"not_x": GOOD_X}, "'x'"),
+    ({"x": np.random.default_rng(2).random((6, 1, 5, 8, 8)).astype(np.float32)}, "'x'"),
+    ({"x": np.ones((6, 1, 3, 8, 8), dtype=np.int32)}, "'x'"),
+    ({"x": np.zeros((0, 1, 3, 8, 8), dtype=np.float32)}, "sample"),
+])
+def test_bad_calibration_data(tmp_path, capsys, arrays, needle):
+    model = _model(tmp_path / "m.onnx")
+    before = _digest(model)
+    npz = _npz(tmp_path / "calib.npz", **arrays)
+    out = tmp_path / "out.onnx"
+    code, err = _run(capsys, ["quantize", str(model), "--data", str(npz), "-o", str(out)])
+    assert code == 2 and len(err) == 1, err
+    assert "calib.npz" in err[0] and needle in err[0]
+    assert not out.exists()
+    assert _digest(model) == before
+
+
+def test_good_run_writes_output_and_keeps_input(tmp_path, capsys):
+    model = _model(tmp_path / "m.onnx")
+    before = _digest(model)
+    out = tmp_path / "out.onnx"
+    code = main(["quantize", str(model), "--data", str(_npz(tmp_path / "c.npz", x=GOOD_X)), "-o", str(out)])
+    assert code == 0 and out.exists()
+    assert _digest(model) == before
+    ops = [n.op_type for n in onnx.load(str(out)).graph.node]
+    assert ops.count("Conv") == 1 and ops.count("QuantizeLinear") == 2 and ops.count("DequantizeLinear") == 3
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    shutil.rmtree(tmp_path)
