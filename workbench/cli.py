@@ -141,6 +141,35 @@ def cmd_analyze(args) -> int:
     return 0
 
 
+def cmd_autotune(args) -> int:
+    from workbench.core import api
+    from workbench.core.autotune import autotune
+
+    model = api.open_model(args.model)
+    recipe = _recipe_from_args(args)
+    progress = TerminalProgress()
+    try:
+        res = autotune(model, recipe, data=args.data, eval_data=args.eval, metric=args.metric,
+                       max_drop=args.max_drop, min_score=args.min_score, samples=args.samples,
+                       eval_samples=args.eval_samples, promote_to=args.promote_to,
+                       allow_code=args.allow_code, progress=progress)
+    finally:
+        progress.close()
+    print(f"metric {args.metric}: float {res.metric_float:.4f}, all quantized {res.metric_before:.4f}, "
+          f"after autotune {res.metric_after:.4f} ({len(res.promoted)} units promoted to {args.promote_to}; "
+          f"target {'met' if res.met else 'NOT met'})")
+    for k, m, frac in res.curve:
+        print(f"  promoted {k:4d}  metric {m:.4f}  units in 8-bit {frac:.1%}")
+    print(res.recipe.to_json())
+    api.export(res.result, args.output)
+    print(f"wrote {args.output}")
+    if args.recipe_out:
+        from workbench.core.atomic import atomic_write_bytes
+
+        atomic_write_bytes(Path(args.recipe_out), res.recipe.to_json().encode())
+    return 0 if res.met else 1
+
+
 def cmd_presets(args) -> int:
     from workbench.core.presets import PRESETS
 
@@ -191,6 +220,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", help="write the rows as JSON")
     s.add_argument("--top", type=int, default=20, help="rows to print")
     s.set_defaults(func=cmd_analyze)
+
+    s = sub.add_parser("autotune", help="promote the most sensitive units until a metric target holds")
+    s.add_argument("model")
+    recipe_args(s)
+    s.add_argument("--eval", required=True, help="eval .npz (with gt_label for top1)")
+    s.add_argument("--eval-samples", type=int)
+    s.add_argument("--metric", default="top1", help="top1 | cosine | sqnr | FILE.py defining metric(outputs, batch)")
+    s.add_argument("--max-drop", type=float, help="allowed metric drop from the float model")
+    s.add_argument("--min-score", type=float, help="absolute target instead (e.g. SQNR dB)")
+    s.add_argument("--promote-to", default="float", help="float (exclude) or a dtype such as int16 / uint16")
+    s.add_argument("--allow-code", action="store_true", help="allow running a metric FILE.py")
+    s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
+    s.add_argument("-o", "--output", required=True)
+    s.set_defaults(func=cmd_autotune)
 
     s = sub.add_parser("presets", help="list presets")
     s.set_defaults(func=cmd_presets)
