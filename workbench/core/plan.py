@@ -1,0 +1,394 @@
+"""Resolve a recipe against a graph: node units, Q/DQ placement and the tensors to calibrate.
+
+Placement is tensor-centric like onnxruntime's QDQ format, but explicit:
+
+* a node unit is a main op plus a folded Relu/Clip (folded only when the main output has one
+  consumer, is not a graph output, and the activation spec is asymmetric, so that onnxruntime's
+  ``ReluQuantFusion`` / ``ClipQuantFusion`` removes it);
+* every float activation tensor at a unit boundary gets ONE Q->DQ pair shared by its consumers
+  (``plan.activations``, to be calibrated);
+* weights get an integer initializer and a DequantizeLinear per consumer; biases become int32
+  with ``scale = input_scale * weight_scale`` (written by :mod:`workbench.core.qdq_writer`);
+* pass-through ops (Reshape, Transpose, MaxPool, ...) whose input is quantized reuse the input's
+  qparams for their output (``plan.aliases``; not calibrated), so onnxruntime drops their Q/DQ.
+
+Nothing unsupported is silent: each case becomes a :class:`PlanIssue` naming the node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import onnx
+
+from workbench.core import units as U
+from workbench.core.errors import RecipeError
+from workbench.core.graph_index import GraphIndex, attrs_of, elem_types, subgraphs
+from workbench.core.recipe import Granularity, NodeConfig, QuantSpec, Recipe, resolve_node
+
+
+@dataclass
+class PlanIssue:
+    """Something the plan could not do as asked. ``severity``: "info", "warning" or "error"."""
+
+    node: str
+    severity: str
+    message: str
+
+
+@dataclass
+class UnitInput:
+    """One quantized input of a unit.
+
+    ``role``: "activation" (shared Q/DQ, calibrated), "weight" (integer initializer, ``spec.axis``
+    resolved), "bias" (int32 from input and weight scales) or "const" (a constant at an
+    activation position, quantized with the activation spec from its own values).
+    """
+
+    index: int
+    tensor: str
+    role: str
+    spec: QuantSpec
+
+
+@dataclass
+class NodeUnit:
+    """A node unit: ``node`` (main node name) plus folded activations in ``nodes``.
+
+    ``inputs`` / ``outputs`` are the float activation tensors with a Q/DQ pair at the unit's
+    boundary; ``weight`` / ``bias`` the initializer names (None when absent or kept float);
+    ``quant_inputs`` the per-input details; ``graph`` is "" for the main graph, otherwise the
+    name of the node holding the subgraph.
+    """
+
+    node: str
+    op_type: str
+    nodes: list[str]
+    inputs: list[str]
+    outputs: list[str]
+    weight: str | None
+    bias: str | None
+    config: NodeConfig
+    excluded: bool
+    quant_inputs: list[UnitInput] = field(default_factory=list)
+    graph: str = ""
+
+
+@dataclass
+class QuantPlan:
+    """Result of :func:`build_plan`.
+
+    ``activations``: tensor -> spec of every tensor to calibrate; ``aliases``: tensor -> the
+    calibrated tensor whose qparams it reuses; ``mode``: static | dynamic | weight_only;
+    ``min_opset``: the lowest opset the output needs.
+    """
+
+    units: dict[str, NodeUnit]
+    activations: dict[str, QuantSpec]
+    aliases: dict[str, str]
+    issues: list[PlanIssue]
+    mode: str
+    min_opset: int
+    recipe: Recipe
+
+    def qdq_tensors(self) -> list[str]:
+        """Every tensor that gets a Q/DQ pair (calibrated first, then aliases)."""
+        return list(self.activations) + [t for t in self.aliases if t not in self.activations]
+
+
+def build_plan(model, recipe: Recipe) -> QuantPlan:
+    """Resolve ``recipe`` against ``model`` (a PreparedModel) into a :class:`QuantPlan`.
+
+    Raises
+    ------
+    RecipeError
+        If the recipe names a node name that is ambiguous in the original model
+        (``model.ambiguous_names``), or the preset is unknown.
+    """
+    _check_ambiguous(model, recipe)
+    preset = recipe.preset_obj()
+    builder = _Builder(model.proto, recipe, preset.mode)
+    builder.run()
+    min_opset = max(preset.min_opset, builder.min_opset())
+    return QuantPlan(builder.units, builder.activations, builder.aliases, builder.issues,
+                     preset.mode, min_opset, recipe)
+
+
+def _check_ambiguous(model, recipe: Recipe) -> None:
+    ambiguous: dict[str, list[str]] = getattr(model, "ambiguous_names", None) or {}
+    named = list(recipe.exclude) + list(recipe.overrides) + [r.name for r in recipe.rules if r.name]
+    for name in named:
+        if name in ambiguous:
+            nodes = ambiguous[name]
+            raise RecipeError(f"name {name!r} matches {len(nodes)} nodes ({', '.join(nodes)}): "
+                              "use the unique names.",
+                              hint="The model had duplicate node names; the loader renamed them.")
+
+
+def _activation_spec(spec: QuantSpec | None, node: str, issues: list[PlanIssue]) -> QuantSpec | None:
+    if spec is None:
+        return None
+    if spec.granularity == Granularity.per_block:
+        issues.append(PlanIssue(node, "warning", "per_block activations are not supported by QDQ "
+                                "runtimes; activations left in float (use per_tensor)."))
+        return None
+    if spec.granularity == Granularity.per_channel:
+        issues.append(PlanIssue(node, "warning", "per_channel activations do not fuse into integer "
+                                "kernels; using per_tensor."))
+        return spec.model_copy(update={"granularity": Granularity.per_tensor, "axis": None})
+    return spec
+
+
+def _weight_spec(spec: QuantSpec, op: str, rank: int, attrs: dict) -> QuantSpec:
+    if spec.granularity == Granularity.per_channel:
+        axis = spec.axis if spec.axis is not None else U.weight_channel_axis(op, rank, attrs)
+        return spec.model_copy(update={"axis": axis % max(rank, 1)})
+    if spec.granularity == Granularity.per_block:
+        axis = spec.axis if spec.axis is not None else U.weight_reduction_axis(op, rank, attrs)
+        return spec.model_copy(update={"axis": axis % max(rank, 1)})
+    return spec.model_copy(update={"axis": None})
+
+
+class _Builder:
+    def __init__(self, proto: onnx.ModelProto, recipe: Recipe, mode: str):
+        self.recipe, self.mode = recipe, mode
+        self.types = elem_types(proto.graph)
+        self.ix = GraphIndex(proto.graph, self.types)
+        self.units: dict[str, NodeUnit] = {}
+        self.issues: list[PlanIssue] = []
+        self.requests: dict[str, list[tuple[str, QuantSpec, bool]]] = {}
+        self.activations: dict[str, QuantSpec] = {}
+        self.aliases: dict[str, str] = {}
+        self.folded: set[str] = set()
+        self.specs: list[QuantSpec] = []
+
+    # -- driver -------------------------------------------------------------------------------
+    def run(self) -> None:
+        for node in self.ix.graph.node:
+            if node.name not in self.folded:
+                self._node(node)
+            for sub in subgraphs(node):
+                self._subgraph(node, sub)
+        if self.mode == "static":
+            self._follow_pass_through()
+            self._resolve_requests()
+
+    def min_opset(self) -> int:
+        need = 10
+        for s in self.specs:
+            need = max(need, s.qtype.min_opset)
+            if s.granularity == Granularity.per_channel:
+                need = max(need, 13)
+            if s.granularity == Granularity.per_block:
+                need = max(need, 21)
+        return need
+
+    # -- one node -------------------------------------------------------------------------------
+    def _node(self, node: onnx.NodeProto) -> None:
+        op = node.op_type
+        if op in U.PASS_THROUGH_OPS and op not in U.WEIGHT_OPS:
+            return
+        if op in U.FOLD_OPS and op not in self.recipe.quantized_op_types():
+            return
+        rn = resolve_node(self.recipe, node.name, op)
+        cfg = rn.config
+        if cfg.weight is None and cfg.activation is None:
+            if rn.excluded and op in self.recipe.quantized_op_types():
+                self.units[node.name] = NodeUnit(node.name, op, [node.name], [], [], None, None, cfg, True)
+            return
+        if rn.excluded:
+            self.units[node.name] = NodeUnit(node.name, op, [node.name], [], [], None, None, cfg, True)
+            return
+        if self.mode == "static":
+            unit = self._static_unit(node, cfg)
+        else:
+            unit = self._weight_unit(node, cfg, "")
+        if unit is not None:
+            self.units[node.name] = unit
+
+    def _weight_input(self, node, cfg, ix: GraphIndex) -> UnitInput | None:
+        fam = U.WEIGHT_OPS.get(node.op_type)
+        if fam is None or cfg.weight is None or len(node.input) <= fam.weight_index:
+            return None
+        w = node.input[fam.weight_index]
+        init = ix.initializers.get(w) or self.ix.initializers.get(w)
+        if init is None or init.data_type != onnx.TensorProto.FLOAT:
+            return None
+        spec = _weight_spec(cfg.weight, node.op_type, len(init.dims), attrs_of(node))
+        self.specs.append(spec)
+        return UnitInput(fam.weight_index, w, "weight", spec)
+
+    def _weight_unit(self, node, cfg: NodeConfig, graph: str, ix: GraphIndex | None = None) -> NodeUnit | None:
+        """Dynamic / weight-only / subgraph unit: the weight only."""
+        wi = self._weight_input(node, cfg, ix or self.ix)
+        if wi is None:
+            if node.op_type in U.WEIGHT_OPS:
+                self.issues.append(PlanIssue(node.name, "info", f"{node.op_type} has no constant float "
+                                             "weight; left in float."))
+            return None
+        return NodeUnit(node.name, node.op_type, [node.name], [], [], wi.tensor, None, cfg, False,
+                        [wi], graph)
+
+    def _static_unit(self, node: onnx.NodeProto, cfg: NodeConfig) -> NodeUnit | None:
+        act = _activation_spec(cfg.activation, node.name, self.issues)
+        q_inputs: list[UnitInput] = []
+        wi = self._weight_input(node, cfg, self.ix)
+        if wi is not None:
+            q_inputs.append(wi)
+        if act is not None:
+            self.specs.append(act)
+            q_inputs += self._data_inputs(node, act, wi)
+        bias = self._bias_input(node, cfg, q_inputs)
+        if bias is not None:
+            q_inputs.append(bias)
+        nodes, outputs = [node.name], []
+        if act is not None:
+            nodes, outputs = self._outputs(node, act)
+        if not q_inputs and not outputs:
+            return None
+        acts = [q.tensor for q in q_inputs if q.role == "activation"]
+        for t in acts:
+            self.requests.setdefault(t, []).append((node.name, act, False))
+        for t in outputs:
+            self.requests.setdefault(t, []).append((node.name, act, True))
+        return NodeUnit(node.name, node.op_type, nodes, acts, outputs, wi.tensor if wi else None,
+                        bias.tensor if bias else None, cfg, False, q_inputs)
+
+    def _data_inputs(self, node, act: QuantSpec, wi: UnitInput | None) -> list[UnitInput]:
+        out = []
+        for i in U.data_inputs(node.op_type, len(node.input)):
+            if i >= len(node.input) or not node.input[i] or (wi is not None and i == wi.index):
+                continue
+            t = node.input[i]
+            if not self.ix.is_float(t):
+                if self.types.get(t) in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
+                    self.issues.append(PlanIssue(node.name, "warning", f"input {t!r} is 16-bit float; "
+                                                 "left in float (convert the model to fp32 first)."))
+                continue
+            role = "const" if self.ix.is_const(t) else "activation"
+            if role == "const" and node.op_type in U.WEIGHT_OPS:
+                continue  # a constant weight the recipe keeps in float
+            out.append(UnitInput(i, t, role, act))
+        return out
+
+    def _bias_input(self, node, cfg: NodeConfig, q_inputs: list[UnitInput]) -> UnitInput | None:
+        fam = U.WEIGHT_OPS.get(node.op_type)
+        if fam is None or fam.bias_index is None or len(node.input) <= fam.bias_index:
+            return None
+        b = node.input[fam.bias_index]
+        if not b or cfg.bias is None or not self.ix.is_const(b):
+            return None
+        if cfg.bias.dtype != "int32":
+            self.issues.append(PlanIssue(node.name, "warning", f"bias dtype {cfg.bias.dtype} is not "
+                                         "supported (QDQ biases are int32); bias left in float."))
+            return None
+        has_w = any(q.role == "weight" for q in q_inputs)
+        has_a = any(q.role == "activation" and q.index == 0 for q in q_inputs)
+        if not (has_w and has_a):
+            self.issues.append(PlanIssue(node.name, "info", "bias left in float: int32 bias needs a "
+                                         "quantized input and weight."))
+            return None
+        a = attrs_of(node)
+        if node.op_type == "Gemm" and (a.get("alpha", 1.0) != 1.0 or a.get("beta", 1.0) != 1.0):
+            self.issues.append(PlanIssue(node.name, "info", "Gemm alpha/beta != 1: bias left in float."))
+            return None
+        return UnitInput(fam.bias_index, b, "bias", cfg.bias)
+
+    def _outputs(self, node: onnx.NodeProto, act: QuantSpec) -> tuple[list[str], list[str]]:
+        outs = [o for o in node.output if o and self.ix.is_float(o)]
+        if len(node.output) != 1 or not outs:
+            return [node.name], outs
+        nxt = self._foldable(node.output[0], act)
+        if nxt is None:
+            return [node.name], outs
+        self.folded.add(nxt.name)
+        return [node.name, nxt.name], [nxt.output[0]]
+
+    def _foldable(self, tensor: str, act: QuantSpec) -> onnx.NodeProto | None:
+        cons = self.ix.consumers.get(tensor, [])
+        if len(cons) != 1 or tensor in self.ix.graph_outputs or act.symmetric:
+            return None
+        nxt = cons[0]
+        if nxt.op_type not in U.FOLD_OPS or nxt.input[0] != tensor:
+            return None
+        if resolve_node(self.recipe, nxt.name, nxt.op_type).excluded:
+            return None
+        return nxt
+
+    # -- subgraphs ----------------------------------------------------------------------------
+    def _subgraph(self, parent: onnx.NodeProto, graph: onnx.GraphProto) -> None:
+        ix = GraphIndex(graph, self.types)
+        for node in graph.node:
+            for sub in subgraphs(node):
+                self._subgraph(node, sub)
+            rn = resolve_node(self.recipe, node.name, node.op_type)
+            if rn.excluded or (rn.config.weight is None and rn.config.activation is None):
+                continue
+            unit = self._weight_unit(node, rn.config, parent.name, ix) if node.op_type in U.WEIGHT_OPS else None
+            if unit is None:
+                self.issues.append(PlanIssue(node.name, "warning", f"inside the subgraph of {parent.name!r}: "
+                                             "left in float (subgraph tensors are not calibrated)."))
+                continue
+            self.units[node.name] = unit
+            self.issues.append(PlanIssue(node.name, "warning", f"inside the subgraph of {parent.name!r}: "
+                                         "weight quantized, activations left in float (subgraph tensors "
+                                         "are not calibrated)."))
+
+    # -- static: pass-through aliases and spec resolution ------------------------------------------
+    def _follow_pass_through(self) -> None:
+        for node in self.ix.graph.node:
+            if node.name in self.folded or not node.input:
+                continue
+            t = node.input[0]
+            if t not in self.requests and t not in self.aliases:
+                continue
+            if resolve_node(self.recipe, node.name, node.op_type).excluded:
+                continue
+            if node.op_type in U.PASS_THROUGH_OPS:
+                self._alias_outputs(node, t)
+            elif node.op_type in U.FOLD_OPS and node.name not in self.units:
+                self._standalone_activation(node, t)
+
+    def _root(self, t: str) -> str:
+        while t in self.aliases:
+            t = self.aliases[t]
+        return t
+
+    def _alias_outputs(self, node: onnx.NodeProto, t: str) -> None:
+        root = self._root(t)
+        root_spec = self._chosen(root)[1]
+        for o in node.output:
+            if not o or not self.ix.is_float(o):
+                continue
+            wanted = {s.dtype for _, s, _ in self.requests.get(o, [])}
+            if wanted - {root_spec.dtype}:
+                self.issues.append(PlanIssue(node.name, "info", f"{o!r}: consumers want {sorted(wanted)}, "
+                                             f"input is {root_spec.dtype}; quantized separately."))
+                continue
+            self.requests.pop(o, None)
+            self.aliases[o] = root
+
+    def _standalone_activation(self, node: onnx.NodeProto, t: str) -> None:
+        spec = self._chosen(self._root(t))[1]
+        o = node.output[0]
+        self.requests.setdefault(o, []).insert(0, (node.name, spec, True))
+        self.units[node.name] = NodeUnit(node.name, node.op_type, [node.name], [t], [o], None, None,
+                                         NodeConfig(activation=spec), False,
+                                         [UnitInput(0, t, "activation", spec)])
+
+    def _chosen(self, t: str) -> tuple[str, QuantSpec, bool]:
+        """The request that decides a tensor's spec: its producer's, else the first consumer's."""
+        reqs = self.requests[t]
+        return ([r for r in reqs if r[2]] or reqs)[0]
+
+    def _resolve_requests(self) -> None:
+        for t, reqs in self.requests.items():
+            if t in self.aliases:
+                continue
+            unit, spec, _ = self._chosen(t)
+            others = sorted({r[1].model_dump_json() for r in reqs} - {spec.model_dump_json()})
+            if others:
+                self.issues.append(PlanIssue(unit, "warning", f"tensor {t!r}: its producer and consumers "
+                                             f"ask for different activation specs; using {unit!r}'s "
+                                             f"({spec.dtype}, symmetric={spec.symmetric})."))
+            self.activations[t] = spec

@@ -1,0 +1,287 @@
+"""Static QDQ writer: QuantizeLinear / DequantizeLinear pairs placed as the plan says.
+
+Layout (what onnxruntime's QDQ fusion expects, ``qdq_selector_action_transformer.cc``):
+
+* one ``Q -> DQ`` pair per quantized activation tensor, shared by all its consumers; a graph
+  output keeps its name (the producer writes ``<name>_prequant``, the DQ writes ``<name>``);
+* per consumer, ``DQ(weight_int, scale, zero_point)`` feeding the op (integer initializers are
+  shared when the qparams are equal, the DQ node is not);
+* int32 bias ``DQ(bias_int32, input_scale * weight_scale, 0, axis=0)`` (:mod:`workbench.core.bias`);
+* aliases (pass-through outputs) reuse the scale / zero_point initializers of their source.
+
+Every generated name is unique against all names of the model (case 01).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from workbench.core import qdq_common as C
+from workbench.core.bias import quantize_bias
+from workbench.core.dtypes import get_qtype
+from workbench.core.errors import ExportError
+from workbench.core.graph_index import NameAllocator, all_names, attrs_of, iter_graphs, subgraphs
+from workbench.core.numerics import QParams, quantize
+from workbench.core.plan import NodeUnit, PlanIssue, QuantPlan, UnitInput
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class QdqResult:
+    """Output of a writer: ``proto`` (new model), ``tensor_map`` (float tensor name -> its
+    dequantized tensor in ``proto``), ``issues`` (plan issues plus those found while writing)."""
+
+    proto: onnx.ModelProto
+    tensor_map: dict[str, str]
+    issues: list[PlanIssue]
+
+
+@dataclass
+class _Pair:
+    src: str          # tensor the Q reads (the producer's output)
+    dq_out: str       # tensor the consumers read
+    scale: str
+    zero_point: str
+    qp: QParams
+
+
+def write_qdq(model, plan: QuantPlan, act_qparams: dict[str, QParams]) -> QdqResult:
+    """Write the static QDQ model of ``plan``.
+
+    Parameters
+    ----------
+    model : PreparedModel
+        Not modified.
+    plan : QuantPlan
+        From :func:`workbench.core.plan.build_plan`.
+    act_qparams : dict of str to QParams
+        Per-tensor qparams of every tensor in ``plan.activations`` (from calibration).
+
+    Raises
+    ------
+    ExportError
+        A planned activation has no qparams or a non-finite / non-positive scale, or the opset
+        upgrade the plan needs fails.
+    """
+    return QdqWriter(model, plan, act_qparams).write()
+
+
+def write_model(model, plan: QuantPlan, act_qparams: dict[str, QParams] | None = None) -> QdqResult:
+    """Write ``plan`` with the writer of its mode (static, dynamic, weight_only).
+
+    ``act_qparams`` is required for static plans only.
+    """
+    if plan.mode == "dynamic":
+        from workbench.core.dynamic_writer import write_dynamic
+
+        return write_dynamic(model, plan)
+    if plan.mode == "weight_only":
+        from workbench.core.weight_only import write_weight_only
+
+        return write_weight_only(model, plan)
+    return write_qdq(model, plan, act_qparams or {})
+
+
+class QdqWriter:
+    """Rewrites a copy of the model; subclasses change how a unit is emitted."""
+
+    def __init__(self, model, plan: QuantPlan, act_qparams: dict[str, QParams]):
+        proto = onnx.ModelProto()
+        proto.CopyFrom(model.proto)
+        self.proto = C.upgrade_opset(proto, plan.min_opset)
+        C.fix_ir_version(self.proto)
+        self.plan = plan
+        self.alloc = NameAllocator(all_names(self.proto))
+        self.consts = {i.name: i for g in iter_graphs(self.proto.graph) for i in g.initializer}
+        self.issues: list[PlanIssue] = list(plan.issues)
+        self.tensor_map: dict[str, str] = {}
+        self.pairs: dict[str, _Pair] = {}
+        self.new_inits: list[onnx.TensorProto] = []
+        self._int_cache: dict[tuple, tuple[str, str, str]] = {}
+        self._act_qparams = act_qparams
+
+    # -- driver ------------------------------------------------------------------------------
+    def write(self) -> QdqResult:
+        self._make_pairs()
+        self._rewrite(self.proto.graph, main=True)
+        self.proto.graph.initializer.extend(self.new_inits)
+        C.drop_unused_initializers(self.proto)
+        C.stamp_metadata(self.proto, self.plan)
+        self._check()
+        return QdqResult(self.proto, self.tensor_map, self.issues)
+
+    def _check(self) -> None:
+        if sum(len(i.raw_data) for i in self.proto.graph.initializer) > 2**31 - 2**24:
+            return  # onnx.checker cannot serialise > 2 GiB in memory; save_model checks the file
+        try:
+            onnx.checker.check_model(self.proto)
+        except onnx.checker.ValidationError as exc:
+            raise ExportError(f"The written model fails onnx.checker: {str(exc)[:300]}",
+                              hint="Report this as a Workbench bug with the model and recipe.") from None
+
+    # -- activation pairs ---------------------------------------------------------------------
+    def _act_qp(self, t: str) -> QParams:
+        qp = self._act_qparams.get(t)
+        if qp is None:
+            raise ExportError(f"Activation tensor {t!r} has no calibrated qparams.",
+                              hint="Run calibration with the current plan before exporting.")
+        scale = np.asarray(qp.scale, np.float32).reshape(())
+        if not np.isfinite(scale) or scale <= 0:
+            raise ExportError(f"Activation tensor {t!r} has scale {float(scale)} (must be finite and > 0).",
+                              hint="Re-run calibration; check the data for NaN/Inf.")
+        zp = np.asarray(qp.zero_point).reshape(()).astype(get_qtype(qp.qtype).storage)
+        return QParams(scale, zp, qp.qtype, None, None)
+
+    def _make_pairs(self) -> None:
+        outputs = {o.name for o in self.proto.graph.output}
+        inputs = {i.name for i in self.proto.graph.input}
+        roots: dict[str, tuple[str, str, QParams]] = {}
+        for t in self.plan.qdq_tensors():
+            root = self.plan.aliases.get(t, t)
+            while root in self.plan.aliases:
+                root = self.plan.aliases[root]
+            if root not in roots:
+                qp = self._act_qp(root)
+                s, z = self._scale_zp(root, qp)
+                roots[root] = (s, z, qp)
+            s, z, qp = roots[root]
+            if t in outputs and t not in inputs:
+                pair = _Pair(self.alloc.new(f"{t}_prequant"), t, s, z, qp)
+            else:
+                pair = _Pair(t, self.alloc.new(f"{t}_dequantized"), s, z, qp)
+            self.pairs[t] = pair
+            self.tensor_map[t] = pair.dq_out
+
+    def _scale_zp(self, base: str, qp: QParams) -> tuple[str, str]:
+        s = self.alloc.new(f"{base}_scale")
+        z = self.alloc.new(f"{base}_zero_point")
+        self.new_inits.append(C.float_initializer(s, qp.scale))
+        self.new_inits.append(C.quantized_initializer(z, np.asarray(qp.zero_point), qp.qt))
+        return s, z
+
+    def _pair_nodes(self, t: str) -> list[onnx.NodeProto]:
+        p = self.pairs[t]
+        q_out = self.alloc.new(f"{t}_quantized")
+        return [helper.make_node("QuantizeLinear", [p.src, p.scale, p.zero_point], [q_out],
+                                 name=self.alloc.new(f"{t}_QuantizeLinear")),
+                helper.make_node("DequantizeLinear", [q_out, p.scale, p.zero_point], [p.dq_out],
+                                 name=self.alloc.new(f"{t}_DequantizeLinear"))]
+
+    # -- graph rewrite ------------------------------------------------------------------------
+    def _rewrite(self, graph: onnx.GraphProto, main: bool) -> None:
+        new: list[onnx.NodeProto] = []
+        if main:
+            for t in self.proto.graph.input:
+                if t.name in self.pairs:
+                    new += self._pair_nodes(t.name)
+        for node in graph.node:
+            for sub in subgraphs(node):
+                self._rewrite(sub, main=False)
+            unit = self.plan.units.get(node.name)
+            pre: list[onnx.NodeProto] = []
+            if unit is not None and not unit.excluded and unit.node == node.name and \
+                    unit.op_type == node.op_type and (unit.graph == "") == main:
+                pre, node = self.emit_unit(node, unit, main)
+            outs = list(node.output)
+            if main:
+                self._rewire(node)
+            new += pre + [node]
+            if main:
+                for o in outs:
+                    if o in self.pairs:
+                        new += self._pair_nodes(o)
+        del graph.node[:]
+        graph.node.extend(new)
+
+    def _rewire(self, node: onnx.NodeProto) -> None:
+        for i, name in enumerate(node.input):
+            if name in self.pairs:
+                node.input[i] = self.pairs[name].dq_out
+        for k, name in enumerate(node.output):
+            if name in self.pairs and self.pairs[name].src != name:
+                node.output[k] = self.pairs[name].src
+
+    # -- one unit -----------------------------------------------------------------------------
+    def emit_unit(self, node: onnx.NodeProto, unit: NodeUnit, main: bool):
+        """DequantizeLinear nodes for the unit's weight, bias and constants; returns (pre, node)."""
+        by_role = {r: [q for q in unit.quant_inputs if q.role == r] for r in ("weight", "bias", "const")}
+        pre: list[onnx.NodeProto] = []
+        wq = None
+        if by_role["weight"]:
+            wi = by_role["weight"][0]
+            wq = C.weight_qparams(self.const(wi.tensor), wi.spec)
+        if by_role["bias"] and wq is not None:
+            pre_b, wq = self._bias(node, unit, by_role["bias"][0], wq)
+            pre += pre_b
+        if wq is not None:
+            wi = by_role["weight"][0]
+            pre.append(self._dq_const(node, wi, self.const(wi.tensor), wq))
+        for ci in by_role["const"]:
+            x = self.const(ci.tensor)
+            cq = C.weight_qparams(x, ci.spec.model_copy(update={"axis": None}))
+            pre.append(self._dq_const(node, ci, x, cq))
+        return pre, node
+
+    def const(self, name: str) -> np.ndarray:
+        return numpy_helper.to_array(self.consts[name]).astype(np.float32)
+
+    def _dq_const(self, node, ui: UnitInput, x: np.ndarray, qp: QParams) -> onnx.NodeProto:
+        qname, sname, zname = self._int_init(ui.tensor, x, qp)
+        out = self.alloc.new(f"{ui.tensor}_dequantized")
+        kw = {}
+        if qp.axis is not None and np.ndim(qp.scale) > 0:
+            kw["axis"] = int(qp.axis)
+            if qp.block_size:
+                kw["block_size"] = int(qp.block_size)
+        dq = helper.make_node("DequantizeLinear", [qname, sname, zname], [out],
+                              name=self.alloc.new(f"{ui.tensor}_DequantizeLinear"), **kw)
+        node.input[ui.index] = out
+        self.tensor_map.setdefault(ui.tensor, out)
+        return dq
+
+    def _int_init(self, base: str, x: np.ndarray, qp: QParams) -> tuple[str, str, str]:
+        key = (base, qp.qtype, qp.axis, qp.block_size, qp.scale.tobytes(), np.asarray(qp.zero_point).tobytes())
+        if key not in self._int_cache:
+            q = quantize(x, qp)
+            names = (self.alloc.new(f"{base}_quantized"), self.alloc.new(f"{base}_scale"),
+                     self.alloc.new(f"{base}_zero_point"))
+            self.new_inits += [C.quantized_initializer(names[0], q, qp.qt),
+                               C.float_initializer(names[1], qp.scale),
+                               C.quantized_initializer(names[2], np.asarray(qp.zero_point), qp.qt)]
+            self._int_cache[key] = names
+        return self._int_cache[key]
+
+    def _bias(self, node, unit: NodeUnit, bi: UnitInput, wq: QParams):
+        x_name = self.pairs.get(node.input[0])
+        if x_name is None:
+            self.issues.append(PlanIssue(node.name, "info", "bias left in float: input is not quantized."))
+            return [], wq
+        b = self.const(bi.tensor)
+        w = self.const(node.input[1])
+        res = quantize_bias(b, x_name.qp.scale, wq, node.op_type, w, int(attrs_of(node).get("group", 1)))
+        if res is None:
+            self.issues.append(PlanIssue(node.name, "warning", "bias left in float: the weight scale does "
+                                         "not map onto output channels (per_block or custom axis)."))
+            return [], wq
+        if res.raised:
+            self.issues.append(PlanIssue(node.name, "warning", f"int32 bias {bi.tensor!r} would overflow: "
+                                         f"weight scale raised x{res.factor:.3g} on channels "
+                                         f"{res.raised[:16]} so the bias fits (not clipped)."))
+        qname = self.alloc.new(f"{bi.tensor}_quantized")
+        sname = self.alloc.new(f"{bi.tensor}_scale")
+        zname = self.alloc.new(f"{bi.tensor}_zero_point")
+        self.new_inits += [C.quantized_initializer(qname, res.q, get_qtype("int32")),
+                           C.float_initializer(sname, res.qparams.scale),
+                           C.quantized_initializer(zname, res.qparams.zero_point, get_qtype("int32"))]
+        out = self.alloc.new(f"{bi.tensor}_dequantized")
+        kw = {"axis": 0} if res.qparams.scale.ndim == 1 else {}
+        dq = helper.make_node("DequantizeLinear", [qname, sname, zname], [out],
+                              name=self.alloc.new(f"{bi.tensor}_DequantizeLinear"), **kw)
+        node.input[bi.index] = out
+        return [dq], res.weight_qparams
