@@ -1,0 +1,124 @@
+"""evaluate(): float vs perturbed copy of a tiny model; SQNR against closed-form values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.core.errors import Cancelled, DataError, ModelError
+from workbench.core.evaluate import evaluate
+from workbench.core.model import prepare_proto
+from workbench.core.progress import CancelToken
+
+
+def tiny_model(w: float, b: np.ndarray, *, batch: str | int = "N") -> onnx.ModelProto:
+    """y = x * w (scalar), z = x + b (per feature); x float32 [batch, 4]."""
+    g = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["y"], name="mul"),
+         helper.make_node("Add", ["x", "b"], ["z"], name="add")],
+        "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 4]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [batch, 4])],
+        [numpy_helper.from_array(np.array(w, np.float32), "w"),
+         numpy_helper.from_array(b.astype(np.float32), "b")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    return {"x": rng.normal(size=(50, 4)).astype(np.float32), "gt_label": rng.integers(0, 4, size=50)}
+
+
+B = np.array([0.5, -1.0, 2.0, 0.0])
+
+
+def test_sqnr_of_a_scaled_output_is_minus_20_log10_eps(data):
+    eps, d = 0.01, np.array([0.0, 0.1, 0.0, -0.2])
+    float_m, quant_m = tiny_model(1.5, B), tiny_model(1.5 * (1 + eps), B + d)
+    rep = evaluate(float_m, quant_m, data, batch_size=7)
+    assert rep.samples == 50
+    y, z = rep.output("y"), rep.output("z")
+    # y_q = (1+eps) y  ->  SQNR = 10 log10(sum y^2 / sum (eps y)^2) = -20 log10(eps) = 40 dB
+    assert y.sqnr_db == pytest.approx(-20 * math.log10(eps), abs=1e-3)
+    assert y.cosine == pytest.approx(1.0, abs=1e-9)
+    x = data["x"].astype(np.float64)
+    assert y.max_abs_error == pytest.approx(np.abs(x * 1.5 * eps).max(), rel=1e-4)
+    # z_q = z + d  ->  SQNR = 10 log10(sum z^2 / (N sum d^2))
+    zf = x + B
+    expected = 10 * math.log10((zf ** 2).sum() / (50 * (d ** 2).sum()))
+    assert z.sqnr_db == pytest.approx(expected, abs=1e-4)
+    assert z.max_abs_error == pytest.approx(0.2, rel=1e-5)
+    assert z.mse == pytest.approx((d ** 2).mean(), rel=1e-4)
+    zq = zf + d
+    assert z.cosine == pytest.approx((zf * zq).sum() / np.sqrt((zf ** 2).sum() * (zq ** 2).sum()), rel=1e-6)
+
+
+def test_identical_models_and_all_model_forms(tmp_path, data):
+    m = tiny_model(2.0, B)
+    path = tmp_path / "m.onnx"
+    onnx.save(m, path)
+    npz = tmp_path / "eval.npz"
+    np.savez(npz, **data)
+    rep = evaluate(prepare_proto(m), str(path), npz, samples=20)
+    assert rep.samples == 20
+    for o in rep.outputs:
+        assert o.sqnr_db == math.inf and o.max_abs_error == 0.0 and o.cosine == pytest.approx(1.0)
+    assert rep.to_json()["outputs"][0]["sqnr_db"] == "inf"
+
+
+def test_stacked_layout_runs_one_row_per_feed(data):
+    stacked = {"x": data["x"][:, None, :]}  # [N, 1, 4] for an input fixed to [1, 4]
+    calls = []
+    rep = evaluate(tiny_model(1.0, B, batch=1), tiny_model(1.1, B, batch=1), stacked,
+                   progress=lambda d, t, m: calls.append((d, t)))
+    assert rep.samples == 50 and len(calls) == 50 and calls[-1] == (50, 50)
+    assert rep.output("y").sqnr_db == pytest.approx(-20 * math.log10(0.1), abs=1e-3)
+
+
+def test_task_metric_on_both_models(data):
+    # argmax of y = x * w is argmax of x for w > 0 and argmin for w < 0
+    rep = evaluate(tiny_model(1.0, B), tiny_model(-1.0, B), data, metric="top1")
+    x = data["x"]
+    assert rep.float_metric == pytest.approx(np.mean(x.argmax(1) == data["gt_label"]))
+    assert rep.quant_metric == pytest.approx(np.mean(x.argmin(1) == data["gt_label"]))
+    assert rep.output("y").sqnr_db == pytest.approx(10 * math.log10(1 / 4))  # error = 2y
+    rep = evaluate(tiny_model(1.0, B), tiny_model(1.01, B), data, metric="output_sqnr")
+    assert rep.float_metric == math.inf
+    assert rep.quant_metric == pytest.approx(40.0, abs=1e-3)
+
+
+def test_bad_data_and_models_raise_workbench_errors(tmp_path, data):
+    m = tiny_model(1.0, B)
+    with pytest.raises(DataError, match="no array for model input 'x'"):
+        evaluate(m, m, {"y": data["x"]})
+    with pytest.raises(DataError, match="'x' is <U1 but the model wants float32"):
+        evaluate(m, m, {"x": np.full((3, 4), "a")})
+    assert evaluate(m, m, {"x": data["x"].astype(np.float64)}).samples == 50  # cast to float32
+    with pytest.raises(DataError, match="cannot read"):
+        evaluate(m, m, tmp_path / "missing.npz")
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not onnx")
+    with pytest.raises(ModelError, match="broken.onnx"):
+        evaluate(m, broken, data)
+    with pytest.raises(DataError, match="onnxruntime failed"):
+        evaluate(m, m, {"x": np.zeros((3, 5), np.float32)})
+
+
+def test_cancel_stops_between_batches(data):
+    token = CancelToken()
+
+    def progress(done, total, msg):
+        if done >= 10:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        evaluate(tiny_model(1.0, B), tiny_model(1.1, B), data, batch_size=5, progress=progress, cancel=token)

@@ -1,0 +1,346 @@
+"""End-to-end comparison of a float model and its quantized version on evaluation data.
+
+Both models run in onnxruntime (CPU) on the same feeds, batch by batch; each output is compared
+with streaming sums, so memory does not grow with the number of samples unless a task metric
+needs the whole set.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from workbench.core.errors import Cancelled, DataError, ModelError
+from workbench.core.metrics import REF_PREFIX, MetricFn, load_metric
+from workbench.core.progress import CancelToken, ProgressFn, no_progress
+
+log = logging.getLogger(__name__)
+
+ModelLike = Any  # PreparedModel | onnx.ModelProto | str | Path
+_EXTERNAL_LIMIT = 1_800_000_000  # bytes; protobuf cannot serialise a model >= 2 GiB in one piece
+
+
+@dataclass
+class OutputError:
+    """Error of one model output, quantized vs float, over all evaluated samples.
+
+    Attributes
+    ----------
+    name : str
+        Output name (the float model's).
+    shape : list of int
+        Shape of the output of the first batch.
+    sqnr_db : float
+        ``10 log10(sum(f^2) / sum((f - q)^2))`` in dB (inf when identical).
+    cosine : float
+        ``sum(f q) / sqrt(sum(f^2) sum(q^2))`` over all elements.
+    max_abs_error : float
+        ``max |f - q|``.
+    mse : float
+        ``mean((f - q)^2)``.
+    nonfinite : int
+        Elements where either output is NaN or inf (left out of the sums).
+    """
+
+    name: str
+    shape: list[int]
+    sqnr_db: float
+    cosine: float
+    max_abs_error: float
+    mse: float
+    nonfinite: int = 0
+
+
+@dataclass
+class EvalReport:
+    """Result of :func:`evaluate`.
+
+    ``float_metric`` / ``quant_metric`` are the task metric on each model (None without a metric);
+    ``seconds`` is wall time of the whole evaluation.
+    """
+
+    outputs: list[OutputError]
+    samples: int
+    float_metric: float | None = None
+    quant_metric: float | None = None
+    metric: str | None = None
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def output(self, name: str) -> OutputError:
+        for o in self.outputs:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+    def to_json(self) -> dict:
+        """JSON-safe dict (inf/nan as strings)."""
+        def clean(v):
+            return v if not isinstance(v, float) or math.isfinite(v) else str(v)
+        return {"samples": self.samples, "metric": self.metric, "float_metric": clean(self.float_metric),
+                "quant_metric": clean(self.quant_metric), "seconds": self.seconds, "notes": self.notes,
+                "outputs": [{k: clean(v) for k, v in asdict(o).items()} for o in self.outputs]}
+
+
+class _Accumulator:
+    """Streaming sums of one output pair (float64)."""
+
+    def __init__(self, name: str):
+        self.name, self.shape = name, None
+        self.ref2 = self.err2 = self.q2 = self.dot = 0.0
+        self.max_abs, self.count, self.nonfinite = 0.0, 0, 0
+
+    def update(self, ref: np.ndarray, q: np.ndarray) -> None:
+        if self.shape is None:
+            self.shape = list(ref.shape)
+        if ref.shape != q.shape:
+            raise ModelError(f"Output {self.name!r}: float shape {list(ref.shape)} but quantized shape "
+                             f"{list(q.shape)}.", hint="The quantized model must compute the same outputs.")
+        r = np.asarray(ref, dtype=np.float64).ravel()
+        x = np.asarray(q, dtype=np.float64).ravel()
+        ok = np.isfinite(r) & np.isfinite(x)
+        if not ok.all():
+            self.nonfinite += int((~ok).sum())
+            r, x = r[ok], x[ok]
+        e = r - x
+        self.ref2 += float(r @ r)
+        self.err2 += float(e @ e)
+        self.q2 += float(x @ x)
+        self.dot += float(r @ x)
+        self.count += r.size
+        if e.size:
+            self.max_abs = max(self.max_abs, float(np.abs(e).max()))
+
+    def result(self) -> OutputError:
+        if self.err2 == 0.0:
+            sqnr = math.inf
+        elif self.ref2 == 0.0:
+            sqnr = -math.inf
+        else:
+            sqnr = 10.0 * math.log10(self.ref2 / self.err2)
+        if self.ref2 == 0.0 and self.q2 == 0.0:
+            cos = 1.0
+        elif self.ref2 == 0.0 or self.q2 == 0.0:
+            cos = 0.0
+        else:
+            cos = self.dot / math.sqrt(self.ref2 * self.q2)
+        mse = self.err2 / self.count if self.count else math.nan
+        return OutputError(self.name, self.shape or [], sqnr, cos, self.max_abs, mse, self.nonfinite)
+
+
+def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> ort.InferenceSession:
+    """An onnxruntime CPU session of a PreparedModel, ModelProto or file path.
+
+    Raises
+    ------
+    ModelError
+        onnxruntime cannot load the model (unsupported op, invalid graph, missing file).
+    """
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.log_severity_level = 3
+    proto = getattr(model, "proto", model)
+    label = str(getattr(model, "path", None) or (model if isinstance(model, str | Path) else what))
+    try:
+        if isinstance(proto, onnx.ModelProto):
+            if proto.ByteSize() < _EXTERNAL_LIMIT:
+                return ort.InferenceSession(proto.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "model.onnx"
+                onnx.save_model(proto, str(path), save_as_external_data=True, location="model.onnx.data")
+                return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(str(proto), opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises several types
+        raise ModelError(f"{label}: onnxruntime cannot load the {what} ({exc.__class__.__name__}: "
+                         f"{str(exc).strip()[:500]}).",
+                         hint="Check that the model is valid (onnx.checker) and its ops are supported.") from None
+
+
+def _load_arrays(data: Any) -> tuple[dict[str, np.ndarray], str]:
+    if isinstance(data, Mapping):
+        return {k: np.asarray(v) for k, v in data.items()}, "the evaluation data"
+    path = Path(data)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if not hasattr(z, "files"):
+                raise DataError(f"{path}: is a single .npy array, not an npz of named inputs.",
+                                hint="Save the eval data with np.savez(path, input_name=array, gt_label=...).")
+            return {k: z[k] for k in z.files}, str(path)
+    except DataError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - numpy raises OSError, ValueError, BadZipFile
+        raise DataError(f"{path}: cannot read evaluation data ({exc.__class__.__name__}: {exc}).",
+                        hint="Pass an .npz whose keys are the model's input names.") from None
+
+
+def _is_stacked(arrays: dict[str, np.ndarray], sess: ort.InferenceSession) -> bool:
+    """npz layout "stacked" (row i is one feed) when an array has one axis more than its input."""
+    for inp in sess.get_inputs():
+        if inp.name in arrays and isinstance(inp.shape, list) and arrays[inp.name].ndim == len(inp.shape) + 1:
+            return True
+    return False
+
+
+_ORT_NP = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
+           "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int8)": np.int8,
+           "tensor(uint8)": np.uint8, "tensor(bool)": np.bool_}
+
+
+def _check_inputs(arrays: dict[str, np.ndarray], sess: ort.InferenceSession, source: str) -> None:
+    for inp in sess.get_inputs():
+        if inp.name not in arrays:
+            raise DataError(f"{source}: no array for model input {inp.name!r} (has {sorted(arrays)}).",
+                            hint="Name the arrays after the model inputs (see `workbench-cli inspect`).")
+        want = _ORT_NP.get(inp.type)
+        if want is not None and arrays[inp.name].dtype != want:
+            if not np.can_cast(arrays[inp.name].dtype, want, casting="same_kind"):
+                raise DataError(f"{source}: input {inp.name!r} is {arrays[inp.name].dtype} but the model "
+                                f"wants {np.dtype(want)}.", hint=f"Save it as {np.dtype(want)}.")
+            arrays[inp.name] = arrays[inp.name].astype(want)
+
+
+def iter_batches(arrays: dict[str, np.ndarray], feed_names: list[str], *, stacked: bool, batch_size: int,
+                 samples: int | None) -> Iterator[tuple[int, dict[str, np.ndarray], dict[str, np.ndarray]]]:
+    """Yield ``(rows, feeds, rest)``: feeds for onnxruntime and the other arrays (labels) of the rows."""
+    n = min(len(a) for a in arrays.values()) if arrays else 0
+    n = n if samples is None else min(n, samples)
+    step = 1 if stacked else max(1, batch_size)
+    for i in range(0, n, step):
+        j = min(i + step, n)
+        feeds = {k: (arrays[k][i] if stacked else arrays[k][i:j]) for k in feed_names}
+        rest = {k: a[i:j] for k, a in arrays.items() if k not in feed_names}
+        yield j - i, feeds, rest
+
+
+def _match_outputs(fsess: ort.InferenceSession, qsess: ort.InferenceSession) -> list[tuple[str, str]]:
+    fnames = [o.name for o in fsess.get_outputs()]
+    qnames = [o.name for o in qsess.get_outputs()]
+    if set(fnames) <= set(qnames):
+        return [(n, n) for n in fnames]
+    if len(fnames) == len(qnames):
+        log.warning("Output names differ (%s vs %s); matching by position.", fnames, qnames)
+        return list(zip(fnames, qnames, strict=True))
+    raise ModelError(f"The quantized model's outputs {qnames} do not match the float model's {fnames}.",
+                     hint="Compare a model with its own quantized version.")
+
+
+def _run(sess: ort.InferenceSession, names: list[str], feeds: dict, opts: ort.RunOptions,
+         cancel: CancelToken | None, what: str, rows: str) -> list[np.ndarray]:
+    try:
+        return sess.run(names, feeds, opts)
+    except Exception as exc:  # noqa: BLE001
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled() from None
+        raise DataError(f"onnxruntime failed on the {what} at samples {rows} ({exc.__class__.__name__}: "
+                        f"{str(exc).strip()[:500]}).", hint="Check the data's shapes and dtypes against the "
+                        "model inputs.") from None
+
+
+def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, samples: int | None = None,
+             batch_size: int = 32, metric: str | MetricFn | None = None, progress: ProgressFn | None = None,
+             cancel: CancelToken | None = None) -> EvalReport:
+    """Run both models on ``data`` and compare every output; optionally score a task metric.
+
+    Parameters
+    ----------
+    float_model, quant_model : PreparedModel, onnx.ModelProto, str or Path
+        The reference and the quantized model (same inputs and outputs).
+    data : str, Path or dict of numpy.ndarray
+        An ``.npz`` (keys = input names; ``gt_*`` keys are labels). Layout "batch" (axis 0 is the
+        batch axis) or "stacked" (row i is one feed; detected when an array has one more axis
+        than its model input).
+    samples : int, optional
+        Use only the first ``samples`` rows.
+    batch_size : int
+        Rows per onnxruntime call for the "batch" layout.
+    metric : str or callable, optional
+        A built-in metric name (:data:`workbench.core.metrics.METRICS`) or ``metric(outputs,
+        batch) -> float`` (see :mod:`workbench.core.metrics`), computed on each model over the
+        whole set (outputs and data concatenated on axis 0).
+
+    Returns
+    -------
+    EvalReport
+        Per-output SQNR (dB), cosine, max abs error, MSE, and the metric on each model.
+
+    Raises
+    ------
+    ModelError
+        A model cannot be loaded by onnxruntime or the outputs do not correspond.
+    DataError
+        Missing input array, wrong dtype, unreadable file, onnxruntime error on a batch.
+    Cancelled
+        ``cancel`` was set.
+    """
+    t0 = time.perf_counter()
+    progress = progress or no_progress
+    metric_fn = load_metric(metric) if isinstance(metric, str) else metric
+    fsess = make_session(float_model, what="float model")
+    qsess = make_session(quant_model, what="quantized model")
+    pairs = _match_outputs(fsess, qsess)
+    arrays, source = _load_arrays(data)
+    feed_names = [i.name for i in fsess.get_inputs()]
+    _check_inputs(arrays, fsess, source)
+    stacked = _is_stacked(arrays, fsess)
+    total = min(len(a) for a in arrays.values())
+    total = total if samples is None else min(total, samples)
+    run_opts = ort.RunOptions()
+    if cancel is not None:
+        cancel.on_cancel(lambda: setattr(run_opts, "terminate", True))
+    accs = [_Accumulator(f) for f, _ in pairs]
+    kept: dict[str, list[np.ndarray]] = {}
+    done = 0
+    for rows, feeds, rest in iter_batches(arrays, feed_names, stacked=stacked, batch_size=batch_size,
+                                          samples=samples):
+        if cancel is not None:
+            cancel.check()
+        span = f"{done}..{done + rows - 1} of {source}"
+        fout = _run(fsess, [f for f, _ in pairs], feeds, run_opts, cancel, "float model", span)
+        qout = _run(qsess, [q for _, q in pairs], feeds, run_opts, cancel, "quantized model", span)
+        for acc, f, q in zip(accs, fout, qout, strict=True):
+            acc.update(f, q)
+        if metric_fn is not None:
+            _keep(kept, feeds, rest, pairs, fout, qout, stacked)
+        done += rows
+        progress(done, total, f"Evaluating: {done}/{total} samples")
+    report = EvalReport([a.result() for a in accs], done, seconds=0.0)
+    if metric_fn is not None and done:
+        report.metric = metric if isinstance(metric, str) else getattr(metric_fn, "__name__", "metric")
+        report.float_metric, report.quant_metric = _score(metric_fn, kept, pairs)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _keep(kept, feeds, rest, pairs, fout, qout, stacked) -> None:
+    for k, v in feeds.items():
+        kept.setdefault(k, []).append(v[None] if stacked else v)
+    for k, v in rest.items():
+        kept.setdefault(k, []).append(v)
+    for (f, q), a, b in zip(pairs, fout, qout, strict=True):
+        kept.setdefault(REF_PREFIX + f, []).append(a)
+        kept.setdefault("quant:" + q, []).append(b)
+
+
+def _score(fn: MetricFn, kept: dict[str, list[np.ndarray]], pairs) -> tuple[float, float]:
+    cat = {k: np.concatenate(v, axis=0) for k, v in kept.items()}
+    batch = {k: v for k, v in cat.items() if not k.startswith("quant:")}
+    fouts = {f: cat[REF_PREFIX + f] for f, _ in pairs}
+    qouts = {f: cat["quant:" + q] for f, q in pairs}
+    try:
+        return float(fn(fouts, batch)), float(fn(qouts, batch))
+    except DataError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - user metric code
+        raise DataError(f"The metric failed ({exc.__class__.__name__}: {exc}).",
+                        hint="Fix the metric function; it gets (outputs dict, batch dict).") from exc
+
