@@ -1,0 +1,91 @@
+"""Walking every graph of a model: the main graph and the bodies of If/Loop/Scan nodes.
+
+A *graph path* names where a graph lives: ``""`` for the main graph, ``"branch/then_branch"``
+for the ``then_branch`` attribute of node ``branch``, nested bodies append further segments
+(``"loop/body/inner_if/else_branch"``). Node names are unique after preparation, so paths are
+stable for a prepared model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import onnx
+from onnx import AttributeProto
+
+
+def subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
+    """Yield ``(attribute name, graph)`` for each graph attribute of ``node``."""
+    for attr in node.attribute:
+        if attr.type == AttributeProto.GRAPH:
+            yield attr.name, attr.g
+        elif attr.type == AttributeProto.GRAPHS:
+            for i, g in enumerate(attr.graphs):
+                yield f"{attr.name}[{i}]", g
+
+
+def iter_graphs(graph: onnx.GraphProto, path: str = "") -> Iterator[tuple[str, onnx.GraphProto]]:
+    """Yield ``(graph path, graph)`` for ``graph`` and every nested subgraph, parents first."""
+    yield path, graph
+    for node in graph.node:
+        for attr_name, sub in subgraphs(node):
+            sub_path = f"{path}/{node.name}/{attr_name}" if path else f"{node.name}/{attr_name}"
+            yield from iter_graphs(sub, sub_path)
+
+
+def iter_nodes(graph: onnx.GraphProto) -> Iterator[tuple[str, onnx.NodeProto]]:
+    """Yield ``(graph path, node)`` for every node of ``graph`` and of its subgraphs."""
+    for path, g in iter_graphs(graph):
+        for node in g.node:
+            yield path, node
+
+
+def all_names(graph: onnx.GraphProto) -> set[str]:
+    """Every node and tensor name used anywhere in ``graph`` (subgraphs included), minus ``""``."""
+    names: set[str] = set()
+    for _, g in iter_graphs(graph):
+        names.update(v.name for v in g.input)
+        names.update(v.name for v in g.output)
+        names.update(v.name for v in g.value_info)
+        names.update(t.name for t in g.initializer)
+        for n in g.node:
+            names.add(n.name)
+            names.update(n.input)
+            names.update(n.output)
+    names.discard("")
+    return names
+
+
+class NameAllocator:
+    """Hands out names that collide with no name already used in a model nor given out before.
+
+    Parameters
+    ----------
+    used : set of str
+        Names already taken (see :func:`all_names`); the allocator keeps its own copy.
+    """
+
+    def __init__(self, used: set[str]) -> None:
+        self._used = set(used)
+        self._next: dict[str, int] = {}
+
+    def reserve(self, name: str) -> None:
+        """Mark ``name`` as taken."""
+        self._used.add(name)
+
+    def taken(self, name: str) -> bool:
+        return name in self._used
+
+    def new(self, base: str, *, always_suffix: bool = False) -> str:
+        """Return ``base`` if free (and ``always_suffix`` is false), else ``base_0``, ``base_1``, ..."""
+        base = base or "unnamed"
+        if not always_suffix and base not in self._used:
+            self._used.add(base)
+            return base
+        k = self._next.get(base, 0)
+        while f"{base}_{k}" in self._used:
+            k += 1
+        name = f"{base}_{k}"
+        self._next[base] = k + 1
+        self._used.add(name)
+        return name

@@ -1,0 +1,72 @@
+"""Default-domain opset of a model and upgrading it with ``onnx.version_converter``.
+
+QuantizeLinear needs opset 10+, per-axis scales 13+, int16/uint16 and float8 19+/21+, int4 and
+``block_size`` 21+ (ONNX operator spec, QuantizeLinear change log).
+"""
+
+from __future__ import annotations
+
+import re
+
+import onnx
+from onnx import helper, version_converter
+
+from workbench.core.errors import ModelError
+from workbench.core.modelprep.graphs import NameAllocator, all_names, iter_nodes
+
+_DEFAULT = ("", "ai.onnx")
+_OP_IN_MESSAGE = re.compile(r"\b(?:for|of)\s+([A-Za-z_]\w*)")
+
+
+def default_opset(proto: onnx.ModelProto) -> int:
+    """Version of the default ONNX domain in ``proto.opset_import`` (0 when absent)."""
+    for o in proto.opset_import:
+        if o.domain in _DEFAULT:
+            return o.version
+    return 0
+
+
+def upgrade_opset(proto: onnx.ModelProto, target: int, *, source: str = "model") -> onnx.ModelProto:
+    """Return ``proto`` converted to default-domain opset ``target`` (never downgrades).
+
+    The converted model gets the lowest IR version that the new opset needs (if higher than
+    its own), and nodes the converter added without a name get unique names.
+
+    Parameters
+    ----------
+    proto : onnx.ModelProto
+        Model to convert; not modified. Returned unchanged when its opset is already >= target.
+    target : int
+        Default-domain opset wanted (e.g. 13, 19, 21).
+    source : str
+        How to name the model in error messages (file name).
+
+    Raises
+    ------
+    ModelError
+        ``onnx.version_converter`` cannot convert some operator; the message names it.
+    """
+    current = default_opset(proto)
+    if current >= target:
+        return proto
+    try:
+        out = version_converter.convert_version(proto, target)
+    except Exception as exc:  # noqa: BLE001 - the converter raises RuntimeError/ValueError/IndexError
+        text = str(exc).strip().splitlines()[-1] if str(exc).strip() else exc.__class__.__name__
+        match = _OP_IN_MESSAGE.search(text)
+        op = f"operator '{match.group(1)}'" if match else "an operator"
+        nodes = [n.name for _, n in iter_nodes(proto.graph) if match and n.op_type == match.group(1)][:5]
+        where = f" (nodes {', '.join(repr(n) for n in nodes)})" if nodes else ""
+        raise ModelError(f"{source}: cannot convert from opset {current} to opset {target}: "
+                         f"onnx.version_converter has no conversion for {op}{where} ({text}).",
+                         hint=f"Re-export the model at opset {target} or higher, or pick a recipe "
+                              f"that works at opset {current}.") from None
+    min_ir = helper.find_min_ir_version_for(list(out.opset_import), ignore_unknown=True)
+    if out.ir_version < min_ir:
+        out.ir_version = min_ir
+    unnamed = [n for _, n in iter_nodes(out.graph) if not n.name]
+    if unnamed:
+        names = NameAllocator(all_names(out.graph))
+        for n in unnamed:
+            n.name = names.new(n.op_type, always_suffix=True)
+    return out

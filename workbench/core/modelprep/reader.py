@@ -1,0 +1,121 @@
+"""Reading a model file and its external data without trusting either.
+
+External data locations are resolved relative to the model's folder (never the working
+directory, as onnx does) and must stay inside it: ``../x``, absolute paths and symlinks that
+point outside are refused, so a model cannot make the app read arbitrary files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import external_data_helper as edh
+
+from workbench.core.errors import ModelError
+
+_REEXPORT = "Re-export the model (e.g. torch.onnx.export / onnx.save) or pick another .onnx file."
+
+
+def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
+    """Parse ``path`` and load its external data.
+
+    Returns
+    -------
+    proto : onnx.ModelProto
+        The model with every external tensor loaded into memory.
+    sha256 : str
+        Hex digest of the file's bytes (the .onnx file only, not its external data).
+    external_files : list of str
+        External data files read, relative to the model's folder.
+
+    Raises
+    ------
+    ModelError
+        Missing, empty, unreadable, truncated or non-ONNX file; missing, truncated or unsafe
+        external data file.
+    """
+    if not path.exists():
+        raise ModelError(f"{path}: no such model file.", hint="Check the path.")
+    if not path.is_file():
+        raise ModelError(f"{path}: is not a file.", hint="Pass the path of an .onnx file.")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot be read ({exc.strerror}).",
+                         hint="Check the file permissions.") from None
+    if not data:
+        raise ModelError(f"{path}: the file is empty (0 bytes).",
+                         hint="The download or export was interrupted; " + _REEXPORT)
+    proto = onnx.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise ModelError(f"{path}: not a readable ONNX model: the file is truncated or not ONNX ({exc}).",
+                         hint=_REEXPORT) from None
+    if not proto.HasField("graph") or not proto.opset_import or proto.ir_version <= 0:
+        missing = [what for what, ok in (("graph", proto.HasField("graph")), ("opset_import", proto.opset_import),
+                                         ("ir_version", proto.ir_version > 0)) if not ok]
+        raise ModelError(f"{path}: not an ONNX model or truncated ({', '.join(missing)} missing).",
+                         hint=_REEXPORT)
+    external = load_external_data(proto, path)
+    return proto, hashlib.sha256(data).hexdigest(), external
+
+
+def external_tensors(proto: onnx.ModelProto) -> list[onnx.TensorProto]:
+    """Every tensor of the model (initializers and attribute tensors, subgraphs too) stored externally."""
+    return [t for t in edh._get_all_tensors(proto) if edh.uses_external_data(t)]
+
+
+def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
+    """Check and load the external data of ``proto`` from the folder of ``model_path``.
+
+    Returns
+    -------
+    list of str
+        Names of the external data files read, relative to the model folder.
+
+    Raises
+    ------
+    ModelError
+        A location is absolute, escapes the model folder (``..`` or a symlink), is missing or
+        shorter than ``offset + length``.
+    """
+    tensors = external_tensors(proto)
+    if not tensors:
+        return []
+    base = model_path.parent
+    base_real = os.path.realpath(base)
+    files: dict[str, int] = {}
+    for t in tensors:
+        info = edh.ExternalDataInfo(t)
+        loc = info.location
+        where = f"{model_path}: tensor '{t.name}' stores its data in '{loc}'"
+        if not loc:
+            raise ModelError(f"{where}: the external data entry has no location.", hint=_REEXPORT)
+        if os.path.isabs(loc) or Path(loc).drive or loc.startswith(("/", "\\")):
+            raise ModelError(f"{where}, an absolute path; external data must lie in the model's folder.",
+                             hint=f"Move the data file next to the model and re-save with location='{Path(loc).name}'.")
+        real = os.path.realpath(os.path.join(base, loc))
+        if os.path.commonpath([real, base_real]) != base_real:
+            raise ModelError(f"{where}, which resolves outside the model's folder {base} "
+                             "('..' or a symlink); refusing to read it.",
+                             hint="Copy the data file into the model's folder and re-save the model.")
+        if not os.path.isfile(real):
+            raise ModelError(f"{where}, but the data file {base / loc} is missing.",
+                             hint="Copy the .data file next to the .onnx file (same folder, same name).")
+        size = files.setdefault(loc, os.path.getsize(real))
+        end = (info.offset or 0) + (info.length if info.length is not None else 0)
+        if end > size:
+            raise ModelError(f"{where}: the data file {base / loc} has {size} bytes but the tensor ends at byte "
+                             f"{end}; the data file is truncated or belongs to another model.",
+                             hint="Copy the complete .data file saved with this model.")
+    try:
+        edh.load_external_data_for_model(proto, str(base))
+    except (OSError, ValueError, onnx.checker.ValidationError) as exc:
+        raise ModelError(f"{model_path}: cannot load external data ({exc}).",
+                         hint="Copy the .data file saved with this model next to it.") from None
+    return sorted(files)
