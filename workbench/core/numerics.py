@@ -193,7 +193,9 @@ def quantize(x: np.ndarray, qp: QParams) -> np.ndarray:
     """ONNX QuantizeLinear of ``x`` (float32, any shape) -> array of ``qp.qtype``'s storage dtype.
 
     Bit-exact with ``onnx.reference``: division in float32, round half to even, saturation to the
-    type's bounds (float8: saturating cast to the largest finite value).
+    type's bounds (float8: saturating cast to the largest finite value). Saturation happens in
+    float before the integer cast, so +-Inf and values beyond the int32 range saturate to
+    qmax / qmin (as onnxruntime does); NaN maps to qmin (onnxruntime's CPU kernel does the same).
     """
     qt = qp.qt
     x = np.asarray(x, dtype=np.float32)
@@ -201,9 +203,11 @@ def quantize(x: np.ndarray, qp: QParams) -> np.ndarray:
     y = x / scale
     if qt.is_float:
         return np.clip(y, qt.qmin, qt.qmax).astype(qt.storage)
-    zp = expand_param(qp.zero_point.astype(np.int32), x.shape, qp.axis, qp.block_size)
-    q = np.rint(y).astype(np.int64) + zp
-    return np.clip(q, qt.qmin, qt.qmax).astype(qt.storage)
+    zp = expand_param(qp.zero_point.astype(np.float32), x.shape, qp.axis, qp.block_size)
+    q = np.asarray(np.rint(y) + zp, dtype=np.float32)
+    np.clip(q, qt.qmin, qt.qmax, out=q)
+    np.nan_to_num(q, copy=False, nan=qt.qmin)
+    return q.astype(np.int32).astype(qt.storage)
 
 
 def dequantize(q: np.ndarray, qp: QParams) -> np.ndarray:

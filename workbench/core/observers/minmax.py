@@ -1,0 +1,136 @@
+"""MinMax observer: running minimum and maximum, per tensor, per channel or per block.
+
+The range is ``[min(x), max(x)]`` over all calibration data (onnxruntime's ``MinMaxCalibrater``
+with ``moving_average=False``). With ``observer_args={"averaging_constant": c}`` the per-batch
+extremes are smoothed as ``m <- m + c * (batch_m - m)`` (the moving-average MinMax of
+onnxruntime / PyTorch's ``MovingAverageMinMaxObserver``; c = 0.01 there).
+
+Cost per update: one ``min`` and one ``max`` reduction over the batch, no copies; the NaN-aware
+path runs only when a reduction comes out non-finite.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from workbench.core.errors import CalibrationError
+from workbench.core.observers.base import Observer, inf_if_none, none_if_inf
+from workbench.core.recipe import Granularity
+
+
+class MinMaxObserver(Observer):
+    """Running min / max; see the module docstring. Ranges are float32 arrays."""
+
+    name = "minmax"
+
+    def __init__(self, spec, *, axis=None, name="tensor"):
+        super().__init__(spec, axis=axis, name=name)
+        self._min: np.ndarray | None = None
+        self._max: np.ndarray | None = None
+        c = spec.observer_args.get("averaging_constant")
+        self.averaging = None if c is None else float(c)
+
+    # -- update -------------------------------------------------------------------------------
+    def _observe(self, x: np.ndarray) -> None:
+        if self.granularity == Granularity.per_tensor:
+            got = self._finite_flat(x)
+            if got is None:
+                return
+            _, mn, mx = got
+            bmin, bmax = np.float32(mn), np.float32(mx)
+        elif self.granularity == Granularity.per_channel:
+            bmin, bmax = self._per_channel(x)
+        else:
+            bmin, bmax = self._per_block(x)
+        self._accumulate(np.asarray(bmin, np.float32), np.asarray(bmax, np.float32))
+
+    def _per_channel(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ax = self._norm_axis(x.ndim)
+        red = tuple(i for i in range(x.ndim) if i != ax)
+        bmin, bmax = x.min(axis=red), x.max(axis=red)
+        if np.isfinite(bmin).all() and np.isfinite(bmax).all():
+            self.count += x.size
+            return bmin, bmax
+        fin = np.isfinite(x)
+        n_ok = int(np.count_nonzero(fin))
+        self.nonfinite += x.size - n_ok
+        self.count += n_ok
+        return np.where(fin, x, np.inf).min(axis=red), np.where(fin, x, -np.inf).max(axis=red)
+
+    def _per_block(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ax = self._norm_axis(x.ndim)
+        bmin, bmax = _block_reduce(x, ax, self.block_size, np.min), _block_reduce(x, ax, self.block_size, np.max)
+        if np.isfinite(bmin).all() and np.isfinite(bmax).all():
+            self.count += x.size
+            return bmin, bmax
+        fin = np.isfinite(x)
+        n_ok = int(np.count_nonzero(fin))
+        self.nonfinite += x.size - n_ok
+        self.count += n_ok
+        return (_block_reduce(np.where(fin, x, np.inf), ax, self.block_size, np.min),
+                _block_reduce(np.where(fin, x, -np.inf), ax, self.block_size, np.max))
+
+    def _accumulate(self, bmin: np.ndarray, bmax: np.ndarray) -> None:
+        if self._min is None:
+            self._min, self._max = bmin.copy(), bmax.copy()
+            return
+        if bmin.shape != self._min.shape:
+            what = "channels" if self.granularity == Granularity.per_channel else "blocks"
+            raise CalibrationError(
+                f"{self.tensor}: {what} changed between batches ({self._min.shape} -> {bmin.shape}).",
+                hint=f"{self.granularity.value} needs a fixed size along axis {self.axis}; "
+                     "use per_tensor for tensors whose shape varies.")
+        if self.averaging is not None:
+            c = np.float32(self.averaging)
+            self._min = np.where(np.isfinite(bmin), self._min + c * (bmin - self._min), self._min)
+            self._max = np.where(np.isfinite(bmax), self._max + c * (bmax - self._max), self._max)
+            self._min = np.where(np.isfinite(self._min), self._min, bmin).astype(np.float32)
+            self._max = np.where(np.isfinite(self._max), self._max, bmax).astype(np.float32)
+        else:
+            np.minimum(self._min, bmin, out=self._min)
+            np.maximum(self._max, bmax, out=self._max)
+
+    # -- results ------------------------------------------------------------------------------
+    def compute_range(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._min is None:
+            return np.zeros((), np.float32), np.zeros((), np.float32)
+        empty = ~(self._min <= self._max)  # channels / blocks that saw no finite value
+        rmin = np.where(empty, np.float32(0), self._min).astype(np.float32)
+        rmax = np.where(empty, np.float32(0), self._max).astype(np.float32)
+        return rmin, rmax
+
+    def _merge(self, other: MinMaxObserver) -> None:
+        if other._min is None:
+            return
+        self._accumulate(other._min, other._max)
+
+    def _state(self) -> dict:
+        if self._min is None:
+            return {"min": None, "max": None}
+        return {"min": none_if_inf(self._min), "max": none_if_inf(self._max),
+                "shape": list(self._min.shape)}
+
+    def _load(self, data: dict) -> None:
+        if data.get("min") is None and "shape" not in data:
+            return
+        shape = tuple(data["shape"])
+        self._min = inf_if_none(data["min"], math.inf).reshape(shape)
+        self._max = inf_if_none(data["max"], -math.inf).reshape(shape)
+
+
+def _block_reduce(x: np.ndarray, axis: int, block_size: int, fn) -> np.ndarray:
+    """Reduce ``x`` over blocks of ``block_size`` along ``axis`` (last block may be short).
+
+    Returns an array of ``x.shape`` with ``shape[axis]`` replaced by ``ceil(shape[axis] /
+    block_size)`` -- the ONNX QuantizeLinear-21 blocked scale layout.
+    """
+    xm = np.moveaxis(x, axis, -1)
+    n = xm.shape[-1]
+    nb = -(-n // block_size)
+    pad = nb * block_size - n
+    if pad:
+        xm = np.concatenate([xm, np.repeat(xm[..., -1:], pad, axis=-1)], axis=-1)  # edge values
+    r = fn(xm.reshape(*xm.shape[:-1], nb, block_size), axis=-1)
+    return np.moveaxis(r, -1, axis)
