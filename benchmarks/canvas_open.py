@@ -1,0 +1,123 @@
+"""Time to open a graph in the canvas: layout (worker), scene build, and first paint.
+
+Prints, for synthetic graphs of 5,000 and 20,000 nodes and for the MiniLM corpus model:
+layout alone (``layout_graph``, no cache), open = ``set_model`` until ``layoutReady`` (worker layout
++ geometry + items, cold cache), first paint = grab of the viewport after ``fit()``, and a
+re-open with the layout cache warm. Targets on a 2-core box: <= 1 s (5k) and <= 3 s (20k) for
+open + first paint. Prints only; never asserts.
+
+Run: ``QT_QPA_PLATFORM=offscreen .venv/bin/python benchmarks/canvas_open.py``
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import onnx  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from workbench.core.layout import layout_graph  # noqa: E402
+from workbench.qt.canvas import GraphCanvas  # noqa: E402
+
+MINILM = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "models" / "minilm_l6_v2" / "model.onnx"
+
+
+def synthetic_model(n: int, seed: int = 0) -> onnx.ModelProto:
+    """A DAG of ``n`` nodes shaped like a deep network: a main chain, residual Adds reaching back
+    2-12 nodes, and every 40 nodes a three-way branch merged by a Concat."""
+    rng = random.Random(seed)
+    nodes, last = [], "x"
+    produced = ["x"]
+    while len(nodes) < n:
+        i = len(nodes)
+        if i % 40 == 39 and n - i > 8:
+            outs = []
+            for b in range(3):
+                t = last
+                for k in range(2):
+                    out = f"t{i}_{b}_{k}"
+                    nodes.append(helper.make_node(rng.choice(["Relu", "Sigmoid", "Conv"]), [t], [out],
+                                                  name=f"n{i}_{b}_{k}"))
+                    t = out
+                outs.append(t)
+            last = f"t{i}_cat"
+            nodes.append(helper.make_node("Concat", outs, [last], name=f"n{i}_cat", axis=1))
+        elif i % 5 == 4 and len(produced) > 12:
+            other = produced[-rng.randint(2, 12)]
+            out = f"t{i}"
+            nodes.append(helper.make_node("Add", [last, other], [out], name=f"n{i}"))
+            last = out
+        else:
+            out = f"t{i}"
+            nodes.append(helper.make_node(rng.choice(["Conv", "Relu", "MatMul", "Mul"]), [last], [out], name=f"n{i}"))
+            last = out
+        produced.append(last)
+    graph = helper.make_graph(nodes[:n], "synthetic",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                              [helper.make_tensor_value_info(nodes[n - 1].output[0], TensorProto.FLOAT, None)])
+    return helper.make_model(graph)
+
+
+def open_in_canvas(app: QApplication, canvas: GraphCanvas, proto: onnx.ModelProto) -> tuple[float, float]:
+    ready: list[float] = []
+    canvas.layoutReady.connect(lambda: ready.append(time.perf_counter()))
+    t0 = time.perf_counter()
+    canvas.set_model(proto)
+    while not ready:
+        app.processEvents()
+        time.sleep(0.001)
+    canvas.layoutReady.disconnect()
+    t1 = time.perf_counter()
+    canvas.fit()
+    canvas.viewport().grab()
+    t2 = time.perf_counter()
+    return ready[0] - t0, t2 - t1
+
+
+def bench(app: QApplication, label: str, proto: onnx.ModelProto) -> None:
+    with tempfile.TemporaryDirectory() as cache:
+        t = time.perf_counter()
+        layout_graph(proto, use_cache=False)
+        layout = time.perf_counter() - t
+        canvas = GraphCanvas(layout_cache_dir=cache)
+        canvas.resize(1200, 800)
+        canvas.show()
+        open_s, paint_s = open_in_canvas(app, canvas, proto)
+        warm_open, warm_paint = open_in_canvas(app, canvas, proto)
+        canvas.zoom_in()  # one step above the detail threshold? report items built on demand
+        for _ in range(12):
+            canvas.zoom_in()
+        t = time.perf_counter()
+        canvas.viewport().grab()
+        detail_paint = time.perf_counter() - t
+        n = len(canvas.node_names())
+        print(f"{label:<28} nodes={n:>6}  layout={layout:6.3f}s  open(cold)={open_s:6.3f}s  "
+              f"first paint={paint_s:6.3f}s  total={open_s + paint_s:6.3f}s  open(cached)={warm_open:6.3f}s  "
+              f"zoomed-in paint={detail_paint:6.3f}s ({canvas.detailed_item_count()} items)")
+        canvas.close()
+
+
+def main() -> None:
+    app = QApplication.instance() or QApplication(sys.argv)
+    print(f"cpus={os.cpu_count()}")
+    for n in (5000, 20000):
+        bench(app, f"synthetic {n}", synthetic_model(n))
+    if MINILM.is_file():
+        t = time.perf_counter()
+        proto = onnx.load(str(MINILM))
+        print(f"minilm load: {time.perf_counter() - t:.3f}s")
+        bench(app, "minilm_l6_v2", proto)
+    else:
+        print(f"skipped MiniLM: {MINILM} not found")
+
+
+if __name__ == "__main__":
+    main()

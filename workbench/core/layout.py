@@ -1,0 +1,367 @@
+"""Layered (Sugiyama) layout of an ONNX graph for the canvas, headless and cached.
+
+The graph of a model is read into a :class:`GraphStructure` (one vertex per node, one edge per
+producer -> consumer pair, optionally with QuantizeLinear -> DequantizeLinear pairs collapsed into
+edge badges), layered by longest path (so every edge points to a later layer) and ordered within
+layers by igraph's ``Graph.layout_sugiyama`` (barycenter crossing reduction; Sugiyama, Tagawa &
+Toda 1981). Positions are cached as JSON per graph digest in the user cache directory.
+
+This module never imports Qt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+
+from workbench.core.errors import ModelError
+from workbench.core.progress import CancelToken, ProgressFn, no_progress
+
+log = logging.getLogger(__name__)
+
+#: Horizontal distance between neighbouring node centres in one layer (scene pixels).
+X_SPACING = 190.0
+#: Vertical distance between layers (scene pixels).
+Y_SPACING = 90.0
+#: Bumped whenever the layout algorithm changes, so stale cache entries are not reused.
+LAYOUT_VERSION = 2
+
+_SUBGRAPH_OPS = {"If", "Loop", "Scan"}
+_SHORT_DTYPE = {
+    onnx.TensorProto.INT8: "i8", onnx.TensorProto.UINT8: "u8", onnx.TensorProto.INT16: "i16",
+    onnx.TensorProto.UINT16: "u16", onnx.TensorProto.INT32: "i32", onnx.TensorProto.FLOAT8E4M3FN: "f8e4m3",
+    onnx.TensorProto.FLOAT8E5M2: "f8e5m2",
+}
+for _name, _short in (("INT4", "i4"), ("UINT4", "u4")):
+    if hasattr(onnx.TensorProto, _name):
+        _SHORT_DTYPE[getattr(onnx.TensorProto, _name)] = _short
+
+
+@dataclass
+class GraphStructure:
+    """The drawable graph of a model: visible nodes and the edges between them.
+
+    Attributes
+    ----------
+    names, op_types : list of str
+        One entry per visible node, in model order (empty node names become ``"<op_type>#<index>"``).
+    edges : list of (int, int)
+        Unique (producer index, consumer index) pairs.
+    edge_tensors : list of str
+        The (first) tensor carried by each edge.
+    edge_badges : dict of int to str
+        Edge index -> text of collapsed Q/DQ pairs on it, e.g. ``"u8"``.
+    node_tags : dict of int to str
+        Node index -> text of collapsed weight DequantizeLinear nodes feeding it, e.g. ``"w:i8"``.
+    has_subgraph : list of bool
+        True for If / Loop / Scan nodes (nodes carrying graph attributes).
+    hidden : list of str
+        Names of the nodes collapsed away (only with ``collapse_qdq``).
+    """
+
+    names: list[str] = field(default_factory=list)
+    op_types: list[str] = field(default_factory=list)
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    edge_tensors: list[str] = field(default_factory=list)
+    edge_badges: dict[int, str] = field(default_factory=dict)
+    node_tags: dict[int, str] = field(default_factory=dict)
+    has_subgraph: list[bool] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+
+    def digest(self) -> str:
+        """sha256 (hex) of everything the layout depends on: node names, op types and edges."""
+        h = hashlib.sha256(f"layout-v{LAYOUT_VERSION}\n".encode())
+        for name, op in zip(self.names, self.op_types, strict=True):
+            h.update(f"{name}\t{op}\n".encode())
+        h.update(b"edges\n")
+        for a, b in self.edges:
+            h.update(f"{a},{b};".encode())
+        return h.hexdigest()
+
+
+def _node_keys(nodes) -> list[str]:
+    keys, seen = [], set()
+    for i, node in enumerate(nodes):
+        key = node.name if node.name and node.name not in seen else f"{node.op_type}#{i}"
+        seen.add(key)
+        keys.append(key)
+    return keys
+
+
+def _subgraph_inputs(node: onnx.NodeProto) -> list[str]:
+    """Tensor names used inside the node's subgraphs (outer-scope references among them)."""
+    names: list[str] = []
+    stack = [a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH]
+    stack += [g for a in node.attribute if a.type == onnx.AttributeProto.GRAPHS for g in a.graphs]
+    while stack:
+        graph = stack.pop()
+        for inner in graph.node:
+            names.extend(t for t in inner.input if t)
+            stack += [a.g for a in inner.attribute if a.type == onnx.AttributeProto.GRAPH]
+    return names
+
+
+def _qdq_badge(q: onnx.NodeProto, init_types: dict[str, int]) -> str:
+    if len(q.input) > 2 and q.input[2] in init_types:
+        return _SHORT_DTYPE.get(init_types[q.input[2]], "q")
+    for a in q.attribute:
+        if a.name == "output_dtype" and a.i:
+            return _SHORT_DTYPE.get(a.i, "q")
+    return "u8"  # ONNX QuantizeLinear: uint8 when no zero_point is given
+
+
+def _find_hidden(nodes, ops, ins, outs, producer, consumers, init_types, outputs):
+    """Indices of Q/DQ nodes to collapse, and the badge text of each collapsed QuantizeLinear
+    (or weight DequantizeLinear)."""
+    hidden: set[int] = set()
+    badges: dict[int, str] = {}
+    for i, op in enumerate(ops):
+        if op != "QuantizeLinear" or ins[i][0] not in producer or outs[i][0] in outputs:
+            continue
+        users = consumers.get(outs[i][0], [])
+        if users and all(ops[u] == "DequantizeLinear" for u in users):
+            hidden.add(i)
+            hidden.update(users)
+            badges[i] = _qdq_badge(nodes[i], init_types)
+    for i, op in enumerate(ops):  # weight DQ: fed by an initializer, no producer node
+        if op == "DequantizeLinear" and ins[i][0] in init_types and ins[i][0] not in producer:
+            hidden.add(i)
+            badges[i] = "w:" + _SHORT_DTYPE.get(init_types[ins[i][0]], "q")
+    return hidden, badges
+
+
+def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> GraphStructure:
+    """Read the drawable graph of ``proto`` (the main graph; subgraphs stay inside their If/Loop node).
+
+    Parameters
+    ----------
+    proto : onnx.ModelProto
+        The model; not modified.
+    collapse_qdq : bool
+        Hide each QuantizeLinear -> DequantizeLinear pair whose input comes from a node: the edge
+        from the producer to the DQ's consumers gets a badge with the quantized dtype (``"u8"``).
+        DequantizeLinear nodes of weights (fed by an initializer) are hidden too and become a tag
+        (``"w:i8"``) on their consumer.
+
+    Raises
+    ------
+    ModelError
+        ``proto`` is not an ``onnx.ModelProto``.
+    """
+    if not isinstance(proto, onnx.ModelProto):
+        raise ModelError(f"layout: expected an onnx.ModelProto, got {type(proto).__name__}.",
+                         hint="Pass PreparedModel.proto.")
+    nodes = list(proto.graph.node)
+    keys = _node_keys(nodes)
+    ops = [n.op_type for n in nodes]
+    ins = [list(n.input) for n in nodes]  # protobuf field access is slow: read each field once
+    outs = [list(n.output) for n in nodes]
+    producer = {t: i for i, o in enumerate(outs) for t in o if t}
+    consumers: dict[str, list[int]] = {}
+    for i, inputs in enumerate(ins):
+        for t in inputs:
+            consumers.setdefault(t, []).append(i)
+    init_types = {t.name: t.data_type for t in proto.graph.initializer}
+    hidden, badges = (_find_hidden(nodes, ops, ins, outs, producer, consumers, init_types,
+                                   {o.name for o in proto.graph.output}) if collapse_qdq else (set(), {}))
+    index = {}
+    s = GraphStructure()
+    for i, n in enumerate(nodes):
+        if i not in hidden:
+            index[i] = len(s.names)
+            s.names.append(keys[i])
+            s.op_types.append(ops[i])
+            s.has_subgraph.append(ops[i] in _SUBGRAPH_OPS or (len(n.attribute) > 0 and any(
+                a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in n.attribute)))
+    s.hidden = [keys[i] for i in sorted(hidden)]
+
+    def resolve(tensor: str) -> tuple[int | None, list[str]]:
+        """Visible producer of ``tensor`` through collapsed Q/DQ nodes, and the badges passed."""
+        trail: list[str] = []
+        for _ in range(len(nodes) + 1):
+            p = producer.get(tensor)
+            if p is None or p not in hidden:
+                return p, trail
+            if p in badges:  # weight DQ: no source node
+                return None, trail
+            q = producer.get(ins[p][0])
+            if q is None or q not in badges:
+                return None, trail
+            trail.insert(0, badges[q])
+            tensor = ins[q][0]
+        return None, trail
+
+    seen: dict[tuple[int, int], int] = {}
+    for i, n in enumerate(nodes):
+        if i in hidden:
+            continue
+        used = ins[i] + (_subgraph_inputs(n) if s.has_subgraph[index[i]] else [])
+        for t in used:
+            if not t:
+                continue
+            p = producer.get(t)
+            if p is not None and p in hidden and p in badges and ops[p] == "DequantizeLinear" \
+                    and ins[p][0] in init_types:
+                tag = badges[p]
+                old = s.node_tags.get(index[i])
+                s.node_tags[index[i]] = tag if not old or tag in old else f"{old} {tag}"
+                continue
+            src, trail = resolve(t)
+            if src is None or src == i:
+                continue
+            pair = (index[src], index[i])
+            if pair not in seen:
+                seen[pair] = len(s.edges)
+                s.edges.append(pair)
+                s.edge_tensors.append(t)
+            if trail:
+                s.edge_badges[seen[pair]] = " ".join(trail)
+    return s
+
+
+def assign_layers(n: int, edges: list[tuple[int, int]]) -> list[int]:
+    """Longest-path layering: ``layer[v] = 1 + max(layer[u] for u -> v)``, sources pulled down.
+
+    A node without producers (e.g. a Shape of a graph input or a constant generator) is placed
+    one layer above its nearest consumer instead of in layer 0. Nodes on a cycle (invalid ONNX)
+    are placed after the acyclic part.
+    """
+    succ: list[list[int]] = [[] for _ in range(n)]
+    indeg = [0] * n
+    for a, b in edges:
+        succ[a].append(b)
+        indeg[b] += 1
+    layer = [0] * n
+    queue = deque(v for v in range(n) if indeg[v] == 0)
+    order = []
+    while queue:
+        v = queue.popleft()
+        order.append(v)
+        for w in succ[v]:
+            layer[w] = max(layer[w], layer[v] + 1)
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                queue.append(w)
+    if len(order) < n:
+        top = max(layer, default=0) + 1
+        for v in range(n):
+            if indeg[v] > 0:
+                layer[v] = top
+                log.warning("layout: node %d is on a cycle; placed in the last layer", v)
+    has_pred = [False] * n
+    for _, b in edges:
+        has_pred[b] = True
+    for v in reversed(order):
+        if not has_pred[v] and succ[v]:
+            layer[v] = max(layer[v], min(layer[w] for w in succ[v]) - 1)
+    return layer
+
+
+def _sugiyama(structure: GraphStructure) -> list[tuple[float, float]]:
+    import igraph  # imported lazily: only the layout needs it
+
+    n = len(structure.names)
+    layers = assign_layers(n, structure.edges)
+    graph = igraph.Graph(n=n, edges=structure.edges, directed=True)
+    # crossing-reduction sweeps: 100 on small graphs, fewer on huge ones (each sweep is O(edges))
+    maxiter = max(10, min(100, 200_000 // max(n, 1)))
+    coords = graph.layout_sugiyama(layers=layers, hgap=1, vgap=1, maxiter=maxiter).coords
+    return [(float(x) * X_SPACING, float(layers[i]) * Y_SPACING) for i, (x, _y) in enumerate(coords[:n])]
+
+
+def default_cache_dir() -> Path:
+    """Folder of cached layouts: ``<user cache dir>/workbench/layout`` (platformdirs)."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "layout"
+
+
+def _read_cache(path: Path, names: list[str]) -> dict[str, tuple[float, float]] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("version") != LAYOUT_VERSION or data.get("names") != names:
+        return None
+    return {name: (float(x), float(y)) for name, x, y in zip(names, data["x"], data["y"], strict=True)}
+
+
+def _write_cache(path: Path, names: list[str], pos: list[tuple[float, float]]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"version": LAYOUT_VERSION, "names": names,
+                   "x": [p[0] for p in pos], "y": [p[1] for p in pos]}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(payload, f)
+        os.replace(tmp, path)
+    except OSError as exc:  # a read-only cache is not an error: the layout is just recomputed next time
+        log.warning("layout: cannot write cache %s (%s)", path, exc)
+
+
+def layout_graph(
+    proto: onnx.ModelProto | GraphStructure,
+    *,
+    collapse_qdq: bool = False,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> dict[str, tuple[float, float]]:
+    """Node centre positions of a layered layout of the model's main graph.
+
+    Parameters
+    ----------
+    proto : onnx.ModelProto or GraphStructure
+        The model (read with :func:`graph_structure`) or an already read structure.
+    collapse_qdq : bool
+        Passed to :func:`graph_structure` (ignored when a structure is given).
+    cache_dir : str or Path, optional
+        Where layouts are cached as ``<digest>.json``; default :func:`default_cache_dir`. The key is
+        :meth:`GraphStructure.digest` (sha256 of node names, op types and edges), so the same model
+        file, or any model with the same graph, reuses the layout.
+    use_cache : bool
+        False skips reading and writing the cache.
+    progress, cancel
+        ``progress(done, total, message)`` callback and cancel token, checked between steps.
+
+    Returns
+    -------
+    dict of str to (float, float)
+        Node name -> (x, y) centre in scene pixels. ``y`` grows with the layer (layer * ``Y_SPACING``),
+        so for every edge the consumer's y is greater than the producer's; neighbours in a layer are
+        at least ``X_SPACING`` apart. Deterministic for a given graph.
+
+    Raises
+    ------
+    ModelError
+        ``proto`` is neither a ModelProto nor a GraphStructure.
+    Cancelled
+        ``cancel`` was set.
+    """
+    progress = progress or no_progress
+    progress(0, 3, "Reading graph")
+    structure = proto if isinstance(proto, GraphStructure) else graph_structure(proto, collapse_qdq=collapse_qdq)
+    if cancel:
+        cancel.check()
+    path = Path(cache_dir or default_cache_dir()) / f"{structure.digest()}.json"
+    if use_cache and (cached := _read_cache(path, structure.names)) is not None:
+        progress(3, 3, "Layout read from cache")
+        return cached
+    progress(1, 3, f"Laying out {len(structure.names)} nodes")
+    pos = _sugiyama(structure) if structure.names else []
+    if cancel:
+        cancel.check()
+    if use_cache:
+        progress(2, 3, "Caching layout")
+        _write_cache(path, structure.names, pos)
+    progress(3, 3, "Layout done")
+    return dict(zip(structure.names, pos, strict=True))

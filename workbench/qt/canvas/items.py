@@ -1,0 +1,141 @@
+"""Detailed graphics items of the canvas: one NodeItem per visible node (created lazily) and one
+EdgesItem that draws all edges from pre-built tiled paths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
+
+from workbench.qt.canvas.colors import NO_VALUE, SELECTION
+from workbench.qt.canvas.scene_data import NODE_H, NODE_W, SceneData
+
+#: Below this view scale, node items are hidden and the overview item draws the graph.
+DETAIL_SCALE = 0.3
+#: Below this scale a node item draws its op type only (no name, no badges).
+TEXT_SCALE = 0.55
+EDGE_COLOR = QColor("#7a7a7a")
+
+
+@dataclass
+class CanvasState:
+    """What the items read when they paint; owned and updated by the view."""
+
+    data: SceneData
+    fills: list[QColor] = field(default_factory=list)
+    fill_keys: list = field(default_factory=list)  # what each fill was made from (op, dtype, dB)
+    texts: list[QColor] = field(default_factory=list)
+    selected: set[int] = field(default_factory=set)
+    badges: dict[int, str] = field(default_factory=dict)
+
+
+class _Fonts:
+    op: QFont | None = None
+    name: QFont | None = None
+    badge: QFont | None = None
+
+    @classmethod
+    def ensure(cls) -> None:
+        if cls.op is None:
+            cls.op = QFont()
+            cls.op.setPointSizeF(10.0)
+            cls.op.setBold(True)
+            cls.name = QFont()
+            cls.name.setPointSizeF(7.5)
+            cls.badge = QFont()
+            cls.badge.setPointSizeF(7.0)
+            cls.badge.setBold(True)
+
+
+def _pill(painter: QPainter, x: float, y: float, text: str, fill: QColor, right: bool = False) -> None:
+    """Small rounded label at (x, y) (top-left, or top-right when ``right``)."""
+    painter.setFont(_Fonts.badge)
+    w = QFontMetricsF(_Fonts.badge).horizontalAdvance(text) + 8.0
+    rect = QRectF(x - w if right else x, y, w, 13.0)
+    painter.setPen(QPen(QColor("#555555"), 0.8))
+    painter.setBrush(fill)
+    painter.drawRoundedRect(rect, 5.0, 5.0)
+    painter.setPen(QColor("#111111"))
+    painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
+
+
+class NodeItem(QGraphicsItem):
+    """A node drawn as a rounded box: op type, name, user badge, weight tag, subgraph marker."""
+
+    def __init__(self, state: CanvasState, index: int, parent: QGraphicsItem | None = None):
+        super().__init__(parent)
+        self.state = state
+        self.index = index
+        data = state.data
+        self.setPos((data.x0[index] + data.x1[index]) / 2, (data.y0[index] + data.y1[index]) / 2)
+        self.setAcceptHoverEvents(False)
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(-NODE_W / 2 - 3, -NODE_H / 2 - 9, NODE_W + 6, NODE_H + 12)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        _Fonts.ensure()
+        s, i = self.state, self.index
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        box = QRectF(-NODE_W / 2, -NODE_H / 2, NODE_W, NODE_H)
+        selected = i in s.selected
+        painter.setPen(QPen(SELECTION, 3.0) if selected else QPen(QColor("#505050"), 1.0))
+        painter.setBrush(s.fills[i] if i < len(s.fills) else NO_VALUE)
+        painter.drawRoundedRect(box, 6.0, 6.0)
+        st = s.data.structure
+        if st.has_subgraph[i]:  # double border + marker: the node carries a body graph
+            painter.setPen(QPen(QColor("#6a1b9a"), 1.2))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(box.adjusted(3, 3, -3, -3), 4.0, 4.0)
+            painter.drawText(QRectF(box.left() + 6, box.top() + 2, 20, 14), Qt.AlignmentFlag.AlignLeft, "\u25a4")
+        painter.setPen(s.texts[i] if i < len(s.texts) else QColor("#111111"))
+        painter.setFont(_Fonts.op)
+        if lod < TEXT_SCALE:
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, st.op_types[i])
+            return
+        painter.drawText(box.adjusted(4, 3, -4, -NODE_H / 2), Qt.AlignmentFlag.AlignCenter, st.op_types[i])
+        painter.setFont(_Fonts.name)
+        name = QFontMetricsF(_Fonts.name).elidedText(st.names[i], Qt.TextElideMode.ElideMiddle, NODE_W - 10)
+        painter.drawText(box.adjusted(5, NODE_H / 2, -5, -3), Qt.AlignmentFlag.AlignCenter, name)
+        if i in s.badges:
+            _pill(painter, box.right() + 2, box.top() - 8, s.badges[i], QColor("#fff59d"), right=True)
+        if i in st.node_tags:
+            _pill(painter, box.left() - 2, box.top() - 8, st.node_tags[i], QColor("#ffe0b2"))
+
+
+class EdgesItem(QGraphicsItem):
+    """All edges: straight hairlines when zoomed out, curves with arrows and Q/DQ badges when zoomed in.
+
+    Only the tiles intersecting the exposed rectangle are drawn, so panning a large graph stays cheap.
+    """
+
+    def __init__(self, data: SceneData):
+        super().__init__()
+        self.data = data
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
+        self.setZValue(-1)
+        self._bounds = data.bounds.adjusted(-20, -20, 20, 20)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        if lod < DETAIL_SCALE:
+            painter.setPen(QPen(EDGE_COLOR, 0))  # cosmetic hairline
+            painter.drawPath(self.data.straight_edges)
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setPen(QPen(EDGE_COLOR, 1.4))
+        exposed = option.exposedRect
+        for tile in self.data.edge_tiles:
+            if tile.rect.intersects(exposed):
+                painter.drawPath(tile.path)
+        if lod >= TEXT_SCALE and self.data.badge_points:
+            _Fonts.ensure()
+            for point, text in self.data.badge_points:
+                if exposed.contains(point):
+                    _pill(painter, point.x() - 12, point.y() - 6, text, QColor("#ffcc80"))

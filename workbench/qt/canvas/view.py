@@ -1,0 +1,484 @@
+"""GraphCanvas: the zoomable, selectable graph view of a model.
+
+Layout and geometry are computed in a thread-pool worker (``worker.LayoutJob``); the GUI thread
+only adds three items (edges, overview, an empty container) and then creates detailed node items
+lazily for the visible part of the scene once the zoom is at least ``DETAIL_SCALE``. Selection is
+kept as a set of node indices and hit-tested with numpy, so it works at every zoom level whether
+or not detailed items exist.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from pathlib import Path
+
+import numpy as np
+import onnx
+from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, QSize, Qt, QThreadPool, Signal
+from PySide6.QtGui import QColor, QKeySequence, QPainter
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsRectItem,
+    QGraphicsScene,
+    QGraphicsView,
+    QRubberBand,
+    QToolTip,
+)
+
+from workbench.core.progress import CancelToken
+from workbench.qt.canvas import colors
+from workbench.qt.canvas.items import DETAIL_SCALE, CanvasState, EdgesItem, NodeItem
+from workbench.qt.canvas.overview import OverviewItem
+from workbench.qt.canvas.scene_data import SceneData
+from workbench.qt.canvas.worker import LayoutJob, prepare
+
+log = logging.getLogger(__name__)
+
+MIN_SCALE, MAX_SCALE = 0.002, 4.0
+COLOR_MODES = ("op", "dtype", "error")
+
+
+class GraphCanvas(QGraphicsView):
+    """Graph of an ONNX model: nodes coloured by op, dtype or error; click, rubber band and search.
+
+    Signals
+    -------
+    selectionChangedNames(list[str])
+        Selected node names (model order) after any change, interactive or programmatic.
+    nodeActivated(str)
+        A node was double-clicked (If/Loop nodes carry a body the app may open).
+    layoutReady()
+        The graph of the last :meth:`set_model` is shown.
+    layoutFailed(str)
+        The layout job failed; the message says why.
+    """
+
+    selectionChangedNames = Signal(list)
+    nodeActivated = Signal(str)
+    layoutReady = Signal()
+    layoutFailed = Signal(str)
+
+    def __init__(self, parent=None, *, layout_cache_dir: str | Path | None = None):
+        super().__init__(parent)
+        self.setScene(QGraphicsScene(self))
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.setBackgroundBrush(QColor("#fbfbfb"))
+        self.setMouseTracking(False)
+        self._cache_dir = Path(layout_cache_dir) if layout_cache_dir else None
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._jobs: list[LayoutJob] = []
+        self._generation = 0
+        self._state: CanvasState | None = None
+        self._items: dict[int, NodeItem] = {}
+        self._overview: OverviewItem | None = None
+        self._container: QGraphicsRectItem | None = None
+        self._mode = "op"
+        self._dtypes: dict[str, str] = {}
+        self._errors: dict[str, float] = {}
+        self._badges: dict[str, str] = {}
+        self._pending_selection: list[str] = []
+        self._band = QRubberBand(QRubberBand.Shape.Rectangle, self.viewport())
+        self._band_origin: QPoint | None = None
+        self._pan_last: QPoint | None = None
+
+    # ----------------------------------------------------------------- model and layout
+    def set_model(self, proto: onnx.ModelProto, positions: dict[str, tuple[float, float]] | None = None,
+                  *, collapse_qdq: bool = False) -> None:
+        """Show the main graph of ``proto``.
+
+        With ``positions`` (node name -> scene centre, e.g. from ``layout_graph``) the graph is
+        shown at once; without, the layout runs in a worker thread and the graph appears when
+        :attr:`layoutReady` is emitted. ``collapse_qdq`` hides QuantizeLinear -> DequantizeLinear
+        pairs (an edge badge shows the dtype) and weight DequantizeLinear nodes (a tag on the consumer).
+        """
+        self._cancel_jobs()
+        self._generation += 1
+        self._clear()
+        if positions is not None:
+            self._show(prepare(proto, positions, collapse_qdq=collapse_qdq))
+            return
+        job = LayoutJob(self._generation, proto, None, collapse_qdq=collapse_qdq,
+                        cache_dir=self._cache_dir, cancel=CancelToken())
+        job.signals.finished.connect(self._on_job_finished)
+        job.signals.failed.connect(self._on_job_failed)
+        self._jobs.append(job)
+        self._pool.start(job)
+
+    def _cancel_jobs(self) -> None:
+        for job in self._jobs:
+            job.cancel.cancel()
+
+    def _on_job_finished(self, generation: int, data: SceneData) -> None:
+        self._forget_finished_jobs()
+        if generation == self._generation:
+            self._show(data)
+
+    def _on_job_failed(self, generation: int, message: str) -> None:
+        self._forget_finished_jobs()
+        if generation == self._generation:
+            self.layoutFailed.emit(message)
+
+    def _forget_finished_jobs(self) -> None:
+        if self._pool.activeThreadCount() == 0:
+            self._jobs.clear()
+
+    def shutdown(self) -> None:
+        """Cancel and wait for the layout worker (called on close)."""
+        self._cancel_jobs()
+        self._pool.waitForDone()
+        self._jobs.clear()
+
+    def closeEvent(self, event) -> None:
+        self.shutdown()
+        super().closeEvent(event)
+
+    def _clear(self) -> None:
+        had_selection = bool(self._state and self._state.selected)
+        self.scene().clear()
+        self._state, self._overview, self._container = None, None, None
+        self._items.clear()
+        if had_selection:
+            self.selectionChangedNames.emit([])
+
+    def _show(self, data: SceneData) -> None:
+        self._state = CanvasState(data)
+        self._state.badges = {data.index[n]: t for n, t in self._badges.items() if n in data.index}
+        self._compute_fills()
+        scene = self.scene()
+        scene.addItem(EdgesItem(data))
+        self._overview = OverviewItem(self._state)
+        scene.addItem(self._overview)
+        self._container = QGraphicsRectItem()
+        self._container.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
+        scene.addItem(self._container)
+        scene.setSceneRect(data.bounds.adjusted(-400, -400, 400, 400))
+        self.fit()
+        if self._pending_selection:
+            self.select_nodes(self._pending_selection)
+            self._pending_selection = []
+        self.layoutReady.emit()
+
+    def node_names(self) -> list[str]:
+        """Names of the shown nodes in model order ([] until :attr:`layoutReady`)."""
+        return list(self._state.data.names) if self._state else []
+
+    # ----------------------------------------------------------------- level of detail
+    def _scale(self) -> float:
+        return self.transform().m11()
+
+    def _sync_items(self) -> None:
+        """Show the overview or the detailed items; create the items of the visible area."""
+        if self._state is None or self._overview is None:
+            return
+        detail = self._scale() >= DETAIL_SCALE
+        self._overview.setVisible(not detail)
+        self._container.setVisible(detail)
+        if not detail:
+            return
+        rect = self.mapToScene(self.viewport().rect()).boundingRect()
+        rect.adjust(-rect.width() / 2, -rect.height() / 2, rect.width() / 2, rect.height() / 2)
+        for i in self._state.data.in_rect(rect).tolist():
+            if i not in self._items:
+                self._items[i] = NodeItem(self._state, i, self._container)
+
+    def detailed_item_count(self) -> int:
+        """How many per-node items exist (they are created lazily)."""
+        return len(self._items)
+
+    def overview_visible(self) -> bool:
+        return self._overview is not None and self._overview.isVisible()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        self._sync_items()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._sync_items()
+
+    def fit(self) -> None:
+        """Show the whole graph (never magnified beyond 100 %)."""
+        if self._state is None:
+            return
+        bounds = self._state.data.bounds.adjusted(-30, -30, 30, 30)
+        self.fitInView(bounds, Qt.AspectRatioMode.KeepAspectRatio)
+        if self._scale() > 1.0:
+            self.resetTransform()
+            self.centerOn(bounds.center())
+        self._sync_items()
+
+    def _zoom(self, factor: float, anchor: QGraphicsView.ViewportAnchor) -> None:
+        target = min(MAX_SCALE, max(MIN_SCALE, self._scale() * factor))
+        old = self.transformationAnchor()
+        self.setTransformationAnchor(anchor)
+        self.scale(target / self._scale(), target / self._scale())
+        self.setTransformationAnchor(old)
+        self._sync_items()
+
+    def zoom_in(self) -> None:
+        self._zoom(1.25, QGraphicsView.ViewportAnchor.AnchorViewCenter)
+
+    def zoom_out(self) -> None:
+        self._zoom(0.8, QGraphicsView.ViewportAnchor.AnchorViewCenter)
+
+    def wheelEvent(self, event) -> None:
+        self._zoom(1.0015 ** event.angleDelta().y(), QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+
+    # ----------------------------------------------------------------- selection
+    def _set_selection(self, indices: set[int]) -> None:
+        state = self._state
+        if state is None or indices == state.selected:
+            return
+        changed = indices ^ state.selected
+        state.selected = set(indices)
+        for i in changed:
+            if i in self._items:
+                self._items[i].update()
+        self._overview.refresh_selection()
+        self.selectionChangedNames.emit(self.selected_nodes())
+
+    def selected_nodes(self) -> list[str]:
+        if self._state is None:
+            return []
+        names = self._state.data.names
+        return [names[i] for i in sorted(self._state.selected)]
+
+    def select_nodes(self, names: list[str], *, center: bool = False) -> None:
+        """Select exactly ``names`` (unknown names are ignored); ``center`` brings them into view.
+
+        Before :attr:`layoutReady` the selection is remembered and applied when the graph appears.
+        """
+        if self._state is None:
+            self._pending_selection = list(names)
+            return
+        index = self._state.data.index
+        indices = {index[n] for n in names if n in index}
+        self._set_selection(indices)
+        if center and indices:
+            self._center_on(indices)
+
+    def _center_on(self, indices: set[int]) -> None:
+        d = self._state.data
+        idx = np.fromiter(indices, dtype=np.int64)
+        rect = QRectF(float(d.x0[idx].min()), float(d.y0[idx].min()),
+                      float(d.x1[idx].max() - d.x0[idx].min()), float(d.y1[idx].max() - d.y0[idx].min()))
+        visible = self.mapToScene(self.viewport().rect()).boundingRect()
+        if rect.width() > visible.width() or rect.height() > visible.height():
+            self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
+            if self._scale() > 1.0:
+                self.resetTransform()
+        elif self._scale() < DETAIL_SCALE:
+            self.resetTransform()
+        self.centerOn(rect.center())
+        self._sync_items()
+
+    def search(self, text: str) -> list[str]:
+        """Select the nodes whose name or op type matches ``text`` and return their names.
+
+        Case-insensitive. With ``*``, ``?`` or ``[`` the text is a glob matched against the whole
+        name or op type (``fnmatch``); otherwise it matches as a substring. Empty text clears.
+        """
+        if self._state is None:
+            return []
+        pattern = text.strip().lower()
+        if not pattern:
+            self._set_selection(set())
+            return []
+        if any(c in pattern for c in "*?["):
+            def match(s: str) -> bool:
+                return fnmatch.fnmatchcase(s.lower(), pattern)
+        else:
+            def match(s: str) -> bool:
+                return pattern in s.lower()
+        st = self._state.data.structure
+        hits = {i for i, (n, o) in enumerate(zip(st.names, st.op_types, strict=True)) if match(n) or match(o)}
+        self._set_selection(hits)
+        return self.selected_nodes()
+
+    def select_op_type(self, op_type: str) -> list[str]:
+        """Select every node of ``op_type`` (case-insensitive exact match) and return their names."""
+        if self._state is None:
+            return []
+        key = op_type.lower()
+        ops = self._state.data.structure.op_types
+        self._set_selection({i for i, o in enumerate(ops) if o.lower() == key})
+        return self.selected_nodes()
+
+    # ----------------------------------------------------------------- colours and badges
+    def set_color_mode(self, mode: str) -> None:
+        """Colour nodes by ``"op"`` type, assigned activation ``"dtype"`` or ``"error"`` (SQNR)."""
+        if mode not in COLOR_MODES:
+            raise ValueError(f"color mode must be one of {COLOR_MODES}, got {mode!r}")
+        self._mode = mode
+        self._refresh_fills()
+
+    def color_mode(self) -> str:
+        return self._mode
+
+    def set_node_values(self, dtypes: dict[str, str] | None = None, errors: dict[str, float] | None = None) -> None:
+        """Per-node activation dtype names and SQNR (dB). None keeps the current values, {} clears them."""
+        if dtypes is not None:
+            self._dtypes = dict(dtypes)
+        if errors is not None:
+            self._errors = {k: float(v) for k, v in errors.items()}
+        self._refresh_fills()
+
+    def set_badges(self, badges: dict[str, str]) -> None:
+        """Replace the short texts drawn on nodes' top-right corner (e.g. ``"u8"``, ``"!"``)."""
+        self._badges = dict(badges)
+        if self._state is not None:
+            index = self._state.data.index
+            self._state.badges = {index[n]: t for n, t in self._badges.items() if n in index}
+            for item in self._items.values():
+                item.update()
+
+    def node_color(self, name: str) -> QColor:
+        """Current fill of node ``name``. Raises KeyError for an unknown name."""
+        if self._state is None:
+            raise KeyError(name)
+        return QColor(self._state.fills[self._state.data.index[name]])
+
+    def node_scene_rect(self, name: str) -> QRectF:
+        """Scene rectangle of node ``name``. Raises KeyError for an unknown name."""
+        if self._state is None:
+            raise KeyError(name)
+        return self._state.data.rect(self._state.data.index[name])
+
+    def legend(self) -> list[tuple[str, QColor]]:
+        """(label, colour) pairs explaining the current colour mode."""
+        if self._mode == "error":
+            return [(f"{db:g} dB", QColor(c)) for db, c in colors.ERROR_STOPS] + [("no value", colors.NO_VALUE)]
+        if self._mode == "dtype":
+            names = sorted({colors.normalize_dtype(v) for v in self._dtypes.values()})
+            return [(n, colors.dtype_color(n)) for n in names] + [("not assigned", colors.NO_VALUE)]
+        ops = sorted(set(self._state.data.structure.op_types)) if self._state else []
+        return [(o, colors.op_color(o)) for o in ops]
+
+    def _compute_fills(self) -> None:
+        """Fill and text colour of every node; nodes with the same key share one QColor object."""
+        st = self._state.data.structure
+        if self._mode == "op":
+            keys: list = st.op_types
+            make = colors.op_color
+        elif self._mode == "dtype":
+            keys = [colors.normalize_dtype(self._dtypes[n]) if n in self._dtypes else None for n in st.names]
+            make = colors.dtype_color
+        else:  # 0.25 dB steps are finer than the colour map can show
+            keys = [round(self._errors[n] * 4) / 4 if n in self._errors else None for n in st.names]
+            make = colors.error_color
+        palette = {k: make(k) for k in set(keys)}
+        texts = {k: colors.text_color(c) for k, c in palette.items()}
+        self._state.fill_keys = keys
+        self._state.fills = [palette[k] for k in keys]
+        self._state.texts = [texts[k] for k in keys]
+
+    def _refresh_fills(self) -> None:
+        if self._state is None:
+            return
+        self._compute_fills()
+        self._overview.refresh_colors()
+        for item in self._items.values():
+            item.update()
+
+    # ----------------------------------------------------------------- mouse and keys
+    def _node_at(self, pos: QPoint) -> int | None:
+        return self._state.data.at(self.mapToScene(pos)) if self._state else None
+
+    def mousePressEvent(self, event) -> None:
+        pos = event.position().toPoint()
+        if event.button() == Qt.MouseButton.MiddleButton or (
+                event.button() == Qt.MouseButton.LeftButton and event.modifiers() & Qt.KeyboardModifier.AltModifier):
+            self._pan_last = pos
+            self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
+            return
+        if event.button() != Qt.MouseButton.LeftButton or self._state is None:
+            return super().mousePressEvent(event)
+        i = self._node_at(pos)
+        mods = event.modifiers()
+        if i is None:
+            self._band_origin = pos
+            self._band.setGeometry(QRect(pos, QSize()))
+            self._band.show()
+            return
+        sel = set(self._state.selected)
+        if mods & Qt.KeyboardModifier.ControlModifier:
+            sel ^= {i}
+        elif mods & Qt.KeyboardModifier.ShiftModifier:
+            sel.add(i)
+        else:
+            sel = {i}
+        self._set_selection(sel)
+
+    def mouseMoveEvent(self, event) -> None:
+        pos = event.position().toPoint()
+        if self._pan_last is not None:
+            delta = pos - self._pan_last
+            self._pan_last = pos
+            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - delta.x())
+            self.verticalScrollBar().setValue(self.verticalScrollBar().value() - delta.y())
+        elif self._band_origin is not None:
+            self._band.setGeometry(QRect(self._band_origin, pos).normalized())
+        else:
+            super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        if self._pan_last is not None:
+            self._pan_last = None
+            self.viewport().unsetCursor()
+            return
+        if self._band_origin is None or self._state is None:
+            return super().mouseReleaseEvent(event)
+        rect = QRect(self._band_origin, event.position().toPoint()).normalized()
+        self._band_origin = None
+        self._band.hide()
+        mods = event.modifiers()
+        additive = bool(mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier))
+        hits = set()
+        if rect.width() > 2 or rect.height() > 2:
+            hits = set(self._state.data.in_rect(self.mapToScene(rect).boundingRect()).tolist())
+        self._set_selection(self._state.selected | hits if additive else hits)
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        i = self._node_at(event.position().toPoint())
+        if i is not None:
+            self.nodeActivated.emit(self._state.data.names[i])
+
+    def keyPressEvent(self, event) -> None:
+        if self._state is not None and event.matches(QKeySequence.StandardKey.SelectAll):
+            self._set_selection(set(range(len(self._state.data))))
+        elif event.key() == Qt.Key.Key_Escape:
+            self._set_selection(set())
+        elif event.key() in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom_in()
+        elif event.key() == Qt.Key.Key_Minus:
+            self.zoom_out()
+        else:
+            super().keyPressEvent(event)
+
+    def viewportEvent(self, event) -> bool:
+        if event.type() == QEvent.Type.ToolTip and self._state is not None:
+            i = self._node_at(event.pos())
+            if i is None:
+                QToolTip.hideText()
+            else:
+                QToolTip.showText(event.globalPos(), self._tooltip(i), self.viewport())
+            return True
+        return super().viewportEvent(event)
+
+    def _tooltip(self, i: int) -> str:
+        st = self._state.data.structure
+        name = st.names[i]
+        lines = [f"<b>{st.op_types[i]}</b> {name}"]
+        if name in self._dtypes:
+            lines.append(f"activation dtype: {self._dtypes[name]}")
+        if name in self._errors:
+            lines.append(f"SQNR: {self._errors[name]:.1f} dB")
+        if i in st.node_tags:
+            lines.append(f"weights: {st.node_tags[i]}")
+        if st.has_subgraph[i]:
+            lines.append("has a body graph (double-click to open)")
+        return "<br>".join(lines)
