@@ -84,6 +84,26 @@ def test_stacked_layout_runs_one_row_per_feed(data):
     assert rep.output("y").sqnr_db == pytest.approx(-20 * math.log10(0.1), abs=1e-3)
 
 
+def test_stacked_layout_with_a_scalar_input():
+    # y = x * s with s a scalar graph input (like silero's sr): rows of s are 0-d feeds
+    g = helper.make_graph([helper.make_node("Mul", ["x", "s"], ["y"], name="mul")], "scalar",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3]),
+                           helper.make_tensor_value_info("s", TensorProto.FLOAT, [])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    q = onnx.ModelProto()
+    q.CopyFrom(m)
+    q.graph.node[0].op_type = "Add"  # y = x + s instead
+    x = np.arange(12, dtype=np.float32).reshape(4, 1, 3)
+    s = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    rep = evaluate(m, q, {"x": x, "s": s})
+    f = x[:, 0, :] * s[:, None]
+    err = f - (x[:, 0, :] + s[:, None])
+    assert rep.samples == 4
+    assert rep.output("y").sqnr_db == pytest.approx(10 * math.log10((f ** 2).sum() / (err ** 2).sum()), abs=1e-6)
+
+
 def test_task_metric_on_both_models(data):
     # argmax of y = x * w is argmax of x for w > 0 and argmin for w < 0
     rep = evaluate(tiny_model(1.0, B), tiny_model(-1.0, B), data, metric="top1")

@@ -83,6 +83,18 @@ class EvalReport:
                 return o
         raise KeyError(name)
 
+    def format(self) -> str:
+        """Plain-text table for the terminal: one row per output, then the metric if any."""
+        width = max([6] + [len(o.name) for o in self.outputs])
+        lines = [f"{self.samples} samples in {self.seconds:.2f} s",
+                 f"{'output':{width}s} {'SQNR dB':>9s} {'cosine':>9s} {'max abs err':>12s} {'MSE':>10s}"]
+        for o in self.outputs:
+            lines.append(f"{o.name:{width}s} {o.sqnr_db:9.2f} {o.cosine:9.5f} {o.max_abs_error:12.4g} "
+                         f"{o.mse:10.3g}" + (f"  ({o.nonfinite} non-finite)" if o.nonfinite else ""))
+        if self.metric is not None:
+            lines.append(f"metric {self.metric}: float {self.float_metric:.4f}  quantized {self.quant_metric:.4f}")
+        return "\n".join(lines)
+
     def to_json(self) -> dict:
         """JSON-safe dict (inf/nan as strings)."""
         def clean(v):
@@ -217,7 +229,7 @@ def iter_batches(arrays: dict[str, np.ndarray], feed_names: list[str], *, stacke
     step = 1 if stacked else max(1, batch_size)
     for i in range(0, n, step):
         j = min(i + step, n)
-        feeds = {k: (arrays[k][i] if stacked else arrays[k][i:j]) for k in feed_names}
+        feeds = {k: (np.asarray(arrays[k][i]) if stacked else arrays[k][i:j]) for k in feed_names}
         rest = {k: a[i:j] for k, a in arrays.items() if k not in feed_names}
         yield j - i, feeds, rest
 
