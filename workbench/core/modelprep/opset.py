@@ -53,9 +53,9 @@ def upgrade_opset(proto: onnx.ModelProto, target: int, *, source: str = "model")
         out = version_converter.convert_version(proto, target)
     except Exception as exc:  # noqa: BLE001 - the converter raises RuntimeError/ValueError/IndexError
         text = str(exc).strip().splitlines()[-1] if str(exc).strip() else exc.__class__.__name__
-        match = _OP_IN_MESSAGE.search(text)
-        op = f"operator '{match.group(1)}'" if match else "an operator"
-        nodes = [n.name for _, n in iter_nodes(proto.graph) if match and n.op_type == match.group(1)][:5]
+        op_name = _op_in_message(text, proto)
+        op = f"operator '{op_name}'" if op_name else "an operator"
+        nodes = [n.name or "<unnamed>" for _, n in iter_nodes(proto.graph) if n.op_type == op_name][:5]
         where = f" (nodes {', '.join(repr(n) for n in nodes)})" if nodes else ""
         raise ModelError(f"{source}: cannot convert from opset {current} to opset {target}: "
                          f"onnx.version_converter has no conversion for {op}{where} ({text}).",
@@ -70,3 +70,12 @@ def upgrade_opset(proto: onnx.ModelProto, target: int, *, source: str = "model")
         for n in unnamed:
             n.name = names.new(n.op_type, always_suffix=True)
     return out
+
+
+def _op_in_message(text: str, proto: onnx.ModelProto) -> str | None:
+    """The op type the converter complains about: an op of the model named in ``text``."""
+    ops = sorted({n.op_type for _, n in iter_nodes(proto.graph)}, key=len, reverse=True)
+    match = _OP_IN_MESSAGE.search(text)
+    if match and match.group(1) in ops:
+        return match.group(1)
+    return next((op for op in ops if re.search(rf"(?<![A-Za-z]){re.escape(op)}(?![a-z])", text)), None)

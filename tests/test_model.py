@@ -1,0 +1,383 @@
+"""Model loading and preparation: bad files, external data, names, constants, opsets, quantized ops."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from workbench.core.errors import AlreadyQuantizedError, ModelError
+from workbench.core.inspect import format_report, inspect_model
+from workbench.core.model import ensure_float_model, load_model, prepare_proto, upgrade_opset
+
+RNG = np.random.default_rng(0)
+
+
+def _mlp(opset: int = 13, names=("mm0", "relu", "mm1")) -> onnx.ModelProto:
+    w0 = numpy_helper.from_array(RNG.standard_normal((8, 16)).astype(np.float32), "W0")
+    w1 = numpy_helper.from_array(RNG.standard_normal((16, 4)).astype(np.float32), "W1")
+    nodes = [helper.make_node("MatMul", ["X", "W0"], ["H"], name=names[0]),
+             helper.make_node("Relu", ["H"], ["R"], name=names[1]),
+             helper.make_node("MatMul", ["R", "W1"], ["Y"], name=names[2])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 8])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 4])], [w0, w1])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def _ort(model: onnx.ModelProto, feed: dict) -> list[np.ndarray]:
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feed)
+
+
+def _ref(model: onnx.ModelProto, feed: dict) -> list[np.ndarray]:
+    return ReferenceEvaluator(model).run(None, feed)
+
+
+def _save(model, path, **kw):
+    onnx.save(model, str(path), **kw)
+    return path
+
+
+# -- bad files ---------------------------------------------------------------------------------
+
+def test_missing_empty_truncated_and_non_onnx_files(tmp_path):
+    with pytest.raises(ModelError, match="nope.onnx: no such model file"):
+        load_model(tmp_path / "nope.onnx")
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    with pytest.raises(ModelError, match=r"empty\.onnx: the file is empty.*Re-export"):
+        load_model(tmp_path / "empty.onnx")
+    data = _mlp().SerializeToString()
+    (tmp_path / "cut.onnx").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelError, match=r"cut\.onnx: not .*ONNX.*truncated"):
+        load_model(tmp_path / "cut.onnx")
+    (tmp_path / "text.onnx").write_text('{"not": "a model"}\n')
+    with pytest.raises(ModelError, match=r"text\.onnx: not .*ONNX"):
+        load_model(tmp_path / "text.onnx")
+    with pytest.raises(ModelError, match="is not a file"):
+        load_model(tmp_path)
+
+
+def test_every_truncation_point_is_refused(tmp_path):
+    data = _mlp().SerializeToString()
+    path = tmp_path / "t.onnx"
+    for cut in range(1, len(data), max(1, len(data) // 40)):
+        path.write_bytes(data[:cut])
+        with pytest.raises(ModelError, match="t.onnx"):
+            load_model(path)
+
+
+def test_load_never_modifies_the_file_and_matches_reference(tmp_path):
+    m = _mlp()
+    path = _save(m, tmp_path / "m.onnx")
+    before = path.read_bytes()
+    model = load_model(path)
+    assert path.read_bytes() == before
+    assert model.sha256 == hashlib.sha256(before).hexdigest()
+    x = RNG.standard_normal((3, 8)).astype(np.float32)
+    np.testing.assert_allclose(_ort(model.proto, {"X": x})[0], _ref(m, {"X": x})[0], rtol=1e-5, atol=1e-5)
+    assert [(i.name, i.dtype, i.shape) for i in model.inputs] == [("X", np.dtype(np.float32), ["N", 8])]
+    assert model.output_names == ["Y"] and model.renames == [] and model.opset == 13
+    np.testing.assert_array_equal(model.initializer("W1"), numpy_helper.to_array(m.graph.initializer[1]))
+
+
+# -- external data -----------------------------------------------------------------------------
+
+def _external(tmp_path, sub="model"):
+    d = tmp_path / sub
+    d.mkdir()
+    m = _mlp()
+    weights = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    path = d / "m.onnx"
+    onnx.save(m, str(path), save_as_external_data=True, all_tensors_to_one_file=True, location="m.onnx.data",
+              size_threshold=0)
+    return weights, path
+
+
+def test_external_data_is_resolved_beside_the_model_not_the_cwd(tmp_path, monkeypatch):
+    weights, path = _external(tmp_path)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    sizes = (path.stat().st_size, (path.parent / "m.onnx.data").stat().st_size)
+    model = load_model(os.path.relpath(path, elsewhere))
+    assert model.external_data_files == ["m.onnx.data"]
+    np.testing.assert_array_equal(model.initializer("W0"), weights["W0"])
+    assert (path.stat().st_size, (path.parent / "m.onnx.data").stat().st_size) == sizes
+    assert inspect_model(model)["weights"]["location"] == "external data"
+
+
+def test_missing_or_truncated_external_data_names_file_and_tensor(tmp_path):
+    _, path = _external(tmp_path)
+    data = path.parent / "m.onnx.data"
+    blob = data.read_bytes()
+    data.write_bytes(blob[:100])
+    with pytest.raises(ModelError, match=r"tensor 'W\d'.*m\.onnx\.data.*truncated"):
+        load_model(path)
+    data.unlink()
+    with pytest.raises(ModelError, match=r"tensor 'W0'.*m\.onnx\.data.*missing"):
+        load_model(path)
+
+
+def _relocate(path, location):
+    m = onnx.load(str(path), load_external_data=False)
+    for t in m.graph.initializer:
+        for e in t.external_data:
+            if e.key == "location":
+                e.value = location
+    onnx.save(m, str(path))
+
+
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink"])
+def test_external_data_outside_the_model_folder_is_refused(tmp_path, how):
+    _, path = _external(tmp_path)
+    outside = tmp_path / "secret.data"
+    (path.parent / "m.onnx.data").rename(outside)
+    if how == "dotdot":
+        _relocate(path, "../secret.data")
+    elif how == "absolute":
+        _relocate(path, str(outside))
+    else:
+        (path.parent / "m.onnx.data").symlink_to(outside)
+    with pytest.raises(ModelError, match=r"(outside the model's folder|absolute path).*tensor|tensor.*(outside|absolute)"):
+        load_model(path)
+
+
+# -- names -------------------------------------------------------------------------------------
+
+def _named_chain(names, extra_tensor="MatMul_0"):
+    inits = [numpy_helper.from_array(RNG.standard_normal((4, 4)).astype(np.float32), f"W{i}")
+             for i in range(len(names))]
+    ins = ["X"] + [f"T{i}" for i in range(len(names) - 1)]
+    outs = ins[1:] + [extra_tensor]
+    nodes = [helper.make_node("MatMul", [i, f"W{k}"], [o], name=n) for k, (i, o, n) in enumerate(zip(ins, outs, names, strict=True))]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info(extra_tensor, TensorProto.FLOAT, [2, 4])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_unique_names_with_renames_reported_and_ambiguity_recorded():
+    names = ["", "", "dup", "dup", "keep", "dup_0"]
+    m = _named_chain(names)
+    model = prepare_proto(m)
+    got = [n.name for n in model.proto.graph.node]
+    assert len(set(got)) == len(got) and all(got)
+    assert got[4] == "keep" and got[5] == "dup_0"  # already-unique names are kept
+    every = {"X", "MatMul_0", *[f"W{i}" for i in range(6)], *[f"T{i}" for i in range(5)], *names}
+    new = [r.new for r in model.renames]
+    assert not set(new) & every  # no clash with tensor "MatMul_0" nor node "dup_0"
+    assert [(r.kind, r.old) for r in model.renames] == [("node", "")] * 2 + [("node", "dup")] * 2
+    assert model.ambiguous_names == {"dup": [got[2], got[3]]}
+    assert "dup" not in got
+    x = RNG.standard_normal((2, 4)).astype(np.float32)
+    np.testing.assert_allclose(_ort(model.proto, {"X": x})[0], _ref(m, {"X": x})[0], rtol=1e-5, atol=1e-5)
+    report = inspect_model(model)
+    assert len(report["renames"]) == 4 and report["ambiguous_names"] == {"dup": [got[2], got[3]]}
+
+
+def _if_model(shadow: str = "tmp"):
+    """If whose branches both define tensor ``shadow`` (and name nodes alike); weights outside."""
+    w1 = numpy_helper.from_array(RNG.standard_normal((4, 4)).astype(np.float32), "W1")
+    w2 = numpy_helper.from_array(RNG.standard_normal((4, 4)).astype(np.float32), "W2")
+
+    def branch(w, name):
+        nodes = [helper.make_node("MatMul", ["X", w], [shadow], name="mm"),
+                 helper.make_node("Relu", [shadow], [f"{name}_out"], name="")]
+        return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(f"{name}_out", TensorProto.FLOAT, [1, 4])])
+
+    nodes = [helper.make_node("If", ["cond"], ["M"], name="branch", then_branch=branch("W1", "then"),
+                              else_branch=branch("W2", "else")),
+             helper.make_node("Relu", ["M"], ["Y"], name="mm")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                                       helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 4])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4])], [w1, w2])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_names_unique_across_subgraphs_and_iter_nodes_walks_them():
+    m = _if_model()
+    model = prepare_proto(m)
+    walked = list(model.iter_nodes())
+    names = [n.name for _, n in walked]
+    assert len(walked) == 6 and len(set(names)) == 6 and all(names)
+    assert {p for p, _ in walked} == {"", "branch/then_branch", "branch/else_branch"}
+    outputs = [o for _, n in walked for o in n.output]
+    assert len(set(outputs)) == len(outputs)  # 'tmp' defined in both branches is now two names
+    assert any(r.kind == "tensor" and r.old == "tmp" for r in model.renames)
+    assert model.ambiguous_names == {"mm": sorted(model.ambiguous_names["mm"])} and len(model.ambiguous_names["mm"]) == 3
+    x = RNG.standard_normal((1, 4)).astype(np.float32)
+    for cond in (True, False):
+        feed = {"cond": np.array(cond), "X": x}
+        np.testing.assert_allclose(_ort(model.proto, feed)[0], _ref(m, feed)[0], rtol=1e-5, atol=1e-5)
+    assert model.node_graph(model.ambiguous_names["mm"][1]).startswith("branch/")
+
+
+# -- weights -----------------------------------------------------------------------------------
+
+def test_constants_lifted_and_initializer_inputs_dropped():
+    w = RNG.standard_normal((4, 4)).astype(np.float32)
+    b = RNG.standard_normal(4).astype(np.float32)
+    nodes = [helper.make_node("Constant", [], ["Wc"], value=numpy_helper.from_array(w, "w")),
+             helper.make_node("Constant", [], ["eps"], value_float=0.5),
+             helper.make_node("MatMul", ["X", "Wc"], ["H"], name="mm"),
+             helper.make_node("Add", ["H", "B"], ["A"], name="add"),
+             helper.make_node("Add", ["A", "eps"], ["Y"], name="add_eps")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 4]),
+                                       helper.make_tensor_value_info("B", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4])],
+                          [numpy_helper.from_array(b, "B")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model = prepare_proto(m)
+    assert [n.op_type for n in model.proto.graph.node] == ["MatMul", "Add", "Add"]
+    assert model.lifted_constants == 2 and {"Wc", "eps", "B"} <= model.initializer_names
+    np.testing.assert_array_equal(model.initializer("Wc"), w)
+    assert [i.name for i in model.inputs] == ["X"] and [i.name for i in model.proto.graph.input] == ["X"]
+    assert any("also listed as graph inputs" in n and "B" in n for n in model.notes)
+    x = RNG.standard_normal((1, 4)).astype(np.float32)
+    np.testing.assert_allclose(_ort(model.proto, {"X": x})[0], x @ w + b + 0.5, rtol=1e-5, atol=1e-5)
+    assert m.graph.node[0].op_type == "Constant"  # the caller's proto is untouched
+
+
+def test_fp16_model_loads_with_fp16_inputs(tmp_path):
+    w = numpy_helper.from_array(RNG.standard_normal((4, 4)).astype(np.float16), "W")
+    g = helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")], "g",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT16, [1, 4])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT16, [1, 4])], [w])
+    model = load_model(_save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "h.onnx"))
+    assert model.inputs[0].dtype == np.float16 and model.initializer("W").dtype == np.float16
+    assert inspect_model(model)["weights"]["by_dtype"] == {"float16": 32}
+
+
+# -- opsets ------------------------------------------------------------------------------------
+
+def _squeeze_model(opset=11):
+    nodes = [helper.make_node("Squeeze", ["X"], ["S"], axes=[0], name="sq"),
+             helper.make_node("ReduceSum", ["S"], ["Y"], axes=[1], keepdims=0, name="sum")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 3, 5])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def test_old_opset_upgraded_to_13_and_numbers_kept():
+    m = _squeeze_model(11)
+    model = prepare_proto(m)
+    assert model.original_opset == 11 and model.opset == 13
+    assert any("11 -> 13" in n for n in model.notes)
+    assert all(n.name for _, n in model.iter_nodes())
+    x = RNG.standard_normal((1, 3, 5)).astype(np.float32)
+    np.testing.assert_allclose(_ort(model.proto, {"X": x})[0], x[0].sum(axis=1), rtol=1e-5)
+
+
+def test_upgrade_opset_to_21_sets_ir_version_and_passes_checker():
+    out = upgrade_opset(_mlp(13), 21)
+    assert [(o.domain, o.version) for o in out.opset_import] == [("", 21)] and out.ir_version >= 10
+    onnx.checker.check_model(out)
+    same = _mlp(17)
+    assert upgrade_opset(same, 13) is same
+
+
+def test_upgrade_failure_names_the_operator():
+    g = helper.make_graph([helper.make_node("FooBar", ["X"], ["Y"], name="fb")], "g",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 12)])
+    with pytest.raises(ModelError, match=r"x\.onnx: cannot convert from opset 12 to opset 13.*'FooBar'.*'fb'"):
+        upgrade_opset(m, 13, source="x.onnx")
+    model = prepare_proto(m)  # loading still works, the opset is kept with a note
+    assert model.opset == 12 and any("Opset 12 kept" in n for n in model.notes)
+
+
+# -- already quantized -------------------------------------------------------------------------
+
+def _qdq_model():
+    w = numpy_helper.from_array(RNG.integers(-127, 127, (4, 4)).astype(np.int8), "Wq")
+    inits = [w, numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+             numpy_helper.from_array(np.array(0, np.int8), "z")]
+    nodes = [helper.make_node("QuantizeLinear", ["X", "s", "z"], ["Xq"]),
+             helper.make_node("DequantizeLinear", ["Xq", "s", "z"], ["Xd"]),
+             helper.make_node("DequantizeLinear", ["Wq", "s", "z"], ["Wd"]),
+             helper.make_node("MatMul", ["Xd", "Wd"], ["M"]),
+             helper.make_node("Quant", ["M", "s", "z", "bw"], ["Y"], domain="qonnx.custom_op.general")]
+    inits.append(numpy_helper.from_array(np.array(8.0, np.float32), "bw"))
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 4])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13),
+                                               helper.make_opsetid("qonnx.custom_op.general", 1)])
+
+
+def test_quantized_models_load_inspect_and_are_refused_for_quantization():
+    model = prepare_proto(_qdq_model())
+    assert len(model.quantized_nodes) == 4
+    assert {q.kind for q in model.quantized} == {"QDQ", "QONNX"}
+    rep = inspect_model(model)
+    assert rep["quantized"]["kinds"] == {"QDQ": 3, "QONNX": 1}
+    assert rep["quantized"]["op_types"] == {"DequantizeLinear": 2, "QuantizeLinear": 1, "Quant": 1}
+    with pytest.raises(AlreadyQuantizedError, match=r"4 quantized node.*DequantizeLinear x2.*Quantize the float model"):
+        ensure_float_model(model)
+    ensure_float_model(prepare_proto(_mlp()))  # a float model passes
+
+
+def test_inspect_counts_and_report_text():
+    model = prepare_proto(_mlp())
+    rep = inspect_model(model)
+    json.dumps(rep)
+    assert rep["op_histogram"] == {"MatMul": 2, "Relu": 1} and rep["nodes"] == 3
+    assert rep["weights"]["bytes"] == (8 * 16 + 16 * 4) * 4 and rep["weights"]["elements"] == 8 * 16 + 16 * 4
+    assert rep["inputs"] == [{"name": "X", "dtype": "float32", "shape": ["N", 8]}]
+    text = format_report(rep)
+    assert "MatMul 2" in text and "X: float32 [N, 8]" in text
+
+
+def test_new_name_avoids_every_existing_name():
+    model = prepare_proto(_mlp())
+    assert model.new_name("W0") == "W0_0" and model.new_name("W0") == "W0_1" and model.new_name("fresh") == "fresh"
+
+
+# -- corpus (slow) -----------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_corpus_quantized_model_is_recognised(corpus):
+    path = corpus / "ddddocr_common_old_int8" / "model.onnx"
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    model = load_model(path)
+    kinds = {q.op_type for q in model.quantized}
+    assert kinds == {"ConvInteger", "DynamicQuantizeLinear", "MatMulInteger", "DynamicQuantizeLSTM"}
+    assert inspect_model(model)["quantized"]["kinds"] == {"dynamic": len(model.quantized)}
+    with pytest.raises(AlreadyQuantizedError, match="model.onnx is already quantized.*float model"):
+        ensure_float_model(model)
+    assert model.sha256 == before
+
+
+@pytest.mark.slow
+def test_corpus_models_prepare_and_run_like_the_original(corpus):
+    manifest = json.loads((corpus.parent / "manifest.json").read_text())
+    for entry in manifest["models"]:
+        path = corpus.parent / entry["file"]
+        t0 = time.perf_counter()
+        model = load_model(path)
+        took = time.perf_counter() - t0
+        print(f"{entry['name']}: load+prepare {took:.2f} s, {len(model.notes)} notes")
+        assert model.opset >= 13 or model.quantized, entry["name"]
+        assert not any(n.op_type == "Constant" for _, n in model.iter_nodes() if n.output[0] not in model.output_names)
+        assert [i.name for i in model.inputs] == [i["name"] for i in entry["inputs"]]
+        names = [n.name for _, n in model.iter_nodes()]
+        assert len(names) == len(set(names)) and all(names)
+        with np.load(corpus.parent / entry["calib_npz"]) as z:
+            row = {k: np.asarray(z[k][0] if entry["npz_layout"] == "stacked" else z[k][:1]) for k in z.files
+                   if not k.startswith("gt_")}
+        so = ort.SessionOptions()
+        so.log_severity_level = 3
+        want = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, row)
+        got = _ort(model.proto, row)
+        for a, b in zip(want, got, strict=True):
+            np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(a).max())))
