@@ -152,10 +152,10 @@ class GraphCanvas(QGraphicsView):
         scene.addItem(EdgesItem(data))
         self._overview = OverviewItem(self._state)
         scene.addItem(self._overview)
+        scene.setSceneRect(data.bounds.adjusted(-400, -400, 400, 400))  # may scroll: no container yet
         self._container = QGraphicsRectItem()
         self._container.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
         scene.addItem(self._container)
-        scene.setSceneRect(data.bounds.adjusted(-400, -400, 400, 400))
         self.fit()
         if self._pending_selection:
             self.select_nodes(self._pending_selection)
@@ -172,7 +172,7 @@ class GraphCanvas(QGraphicsView):
 
     def _sync_items(self) -> None:
         """Show the overview or the detailed items; create the items of the visible area."""
-        if self._state is None or self._overview is None:
+        if self._state is None or self._container is None:
             return
         detail = self._scale() >= DETAIL_SCALE
         self._overview.setVisible(not detail)
