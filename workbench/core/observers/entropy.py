@@ -13,7 +13,8 @@ Algorithm of Migacz 2017, "8-bit Inference with TensorRT" (GTC talk, slides 29-3
 Generalisation: instead of TensorRT's fixed 128 equal groups, bins are grouped by the quantized
 level that the candidate scale actually assigns to each bin centre, so the search is right for
 every target dtype (int4 has 8 positive levels, uint8 on non-negative data 256, float8 its
-non-uniform grid). Zero entries of ``Q`` where ``P > 0`` get a small epsilon (the smoothing
+non-uniform grid), and the first bin (which holds the exact zeros of e.g. ReLU outputs; zero is
+exactly representable, so its spike is never spread) is a group of its own. Zero entries of ``Q`` where ``P > 0`` get a small epsilon (the smoothing
 used by MXNet's and onnxruntime's implementations). The range is ``[-t, t]`` intersected with
 the data range (so non-negative tensors keep ``rmin = 0``, as in onnxruntime's calibrator).
 Candidates are scanned with a stride (at most ~256 evaluations) and refined around the best.
@@ -61,30 +62,42 @@ class EntropyObserver(HistogramObserver):
         return int_level
 
 
-def kl_divergence_at(hist: np.ndarray, i: int, level_ids: np.ndarray) -> float:
+def kl_divergence_at(hist: np.ndarray, i: int, level_ids: np.ndarray, prefix=None) -> float:
     """``KL(P || Q)`` for clipping ``hist`` (float64, N bins) after bin ``i`` (Migacz 2017).
 
     ``level_ids`` (int, shape (i,)) is the non-decreasing quantized level of each kept bin.
+    ``prefix`` optionally holds ``(cumsum(hist), cumsum(hist > 0))`` with a leading 0 (speed).
     """
+    if prefix is None:
+        prefix = _prefix(hist)
+    cs, cnz = prefix
     ref = hist[:i]
     p = ref.copy()
-    p[i - 1] += hist[i:].sum()
-    starts = np.flatnonzero(np.r_[True, level_ids[1:] != level_ids[:-1]])
-    sizes = np.diff(np.r_[starts, i])
-    nz = ref > 0
-    tot = np.add.reduceat(ref, starts)
-    cnt = np.add.reduceat(nz.astype(np.float64), starts)
-    share = np.repeat(tot / np.maximum(cnt, 1.0), sizes)
-    q = np.where(nz, share, 0.0)
+    p[i - 1] += cs[-1] - cs[i]
+    change = np.empty(i, bool)
+    np.not_equal(level_ids[1:], level_ids[:-1], out=change[1:])
+    change[: min(i, 2)] = True  # bin 0 (holds exact zeros, which quantize exactly) is its own group
+    starts = np.flatnonzero(change)
+    ends = np.empty_like(starts)
+    ends[:-1] = starts[1:]
+    ends[-1] = i
+    tot = cs[ends] - cs[starts]
+    cnt = cnz[ends] - cnz[starts]
+    share = np.repeat(tot / np.maximum(cnt, 1.0), ends - starts)
+    q = np.where(ref > 0, share, 0.0)
     ps, qs = p.sum(), q.sum()
     if ps <= 0 or qs <= 0:
         return np.inf
-    p /= ps
-    q /= qs
     m = p > 0
-    pm, qm = p[m], q[m]
+    pm, qm = p[m] / ps, q[m] / qs
     qm = np.where(qm > 0, qm, _EPS / i)
-    return float(np.sum(pm * np.log(pm / qm)))
+    return float(np.dot(pm, np.log(pm / qm)))
+
+
+def _prefix(hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    cs = np.concatenate([[0.0], np.cumsum(hist)])
+    cnz = np.concatenate([[0.0], np.cumsum(hist > 0, dtype=np.float64)])
+    return cs, cnz
 
 
 def kl_threshold(hist: np.ndarray, bin_width: float, level_of) -> float:
@@ -105,9 +118,10 @@ def kl_threshold(hist: np.ndarray, bin_width: float, level_of) -> float:
     if start >= last:
         return last * bin_width
 
+    prefix = _prefix(hist)
+
     def score(i: int) -> float:
-        t = i * bin_width
-        return kl_divergence_at(hist, i, level_of(centers[:i], t))
+        return kl_divergence_at(hist, i, level_of(centers[:i], i * bin_width), prefix)
 
     stride = max(1, (last - start) // _MAX_CANDIDATES)
     cands = list(range(start, last + 1, stride))
