@@ -33,15 +33,25 @@ def tiny_model(w: float, b: np.ndarray, *, batch: str | int = "N") -> onnx.Model
 
 
 @pytest.fixture
-def data():
+def arrays():
     rng = np.random.default_rng(0)
     return {"x": rng.normal(size=(50, 4)).astype(np.float32), "gt_label": rng.integers(0, 4, size=50)}
+
+
+def save_npz(path, **arrays):
+    np.savez(path, **arrays)
+    return path
+
+
+@pytest.fixture
+def data(tmp_path, arrays):
+    return save_npz(tmp_path / "eval.npz", **arrays)
 
 
 B = np.array([0.5, -1.0, 2.0, 0.0])
 
 
-def test_sqnr_of_a_scaled_output_is_minus_20_log10_eps(data):
+def test_sqnr_of_a_scaled_output_is_minus_20_log10_eps(data, arrays):
     eps, d = 0.01, np.array([0.0, 0.1, 0.0, -0.2])
     float_m, quant_m = tiny_model(1.5, B), tiny_model(1.5 * (1 + eps), B + d)
     rep = evaluate(float_m, quant_m, data, batch_size=7)
@@ -50,7 +60,7 @@ def test_sqnr_of_a_scaled_output_is_minus_20_log10_eps(data):
     # y_q = (1+eps) y  ->  SQNR = 10 log10(sum y^2 / sum (eps y)^2) = -20 log10(eps) = 40 dB
     assert y.sqnr_db == pytest.approx(-20 * math.log10(eps), abs=1e-3)
     assert y.cosine == pytest.approx(1.0, abs=1e-9)
-    x = data["x"].astype(np.float64)
+    x = arrays["x"].astype(np.float64)
     assert y.max_abs_error == pytest.approx(np.abs(x * 1.5 * eps).max(), rel=1e-4)
     # z_q = z + d  ->  SQNR = 10 log10(sum z^2 / (N sum d^2))
     zf = x + B
@@ -66,17 +76,15 @@ def test_identical_models_and_all_model_forms(tmp_path, data):
     m = tiny_model(2.0, B)
     path = tmp_path / "m.onnx"
     onnx.save(m, path)
-    npz = tmp_path / "eval.npz"
-    np.savez(npz, **data)
-    rep = evaluate(prepare_proto(m), str(path), npz, samples=20)
+    rep = evaluate(prepare_proto(m), str(path), str(data), samples=20)
     assert rep.samples == 20
     for o in rep.outputs:
         assert o.sqnr_db == math.inf and o.max_abs_error == 0.0 and o.cosine == pytest.approx(1.0)
     assert rep.to_json()["outputs"][0]["sqnr_db"] == "inf"
 
 
-def test_stacked_layout_runs_one_row_per_feed(data):
-    stacked = {"x": data["x"][:, None, :]}  # [N, 1, 4] for an input fixed to [1, 4]
+def test_stacked_layout_runs_one_row_per_feed(tmp_path, arrays):
+    stacked = save_npz(tmp_path / "s.npz", x=arrays["x"][:, None, :])  # [N, 1, 4], input fixed to [1, 4]
     calls = []
     rep = evaluate(tiny_model(1.0, B, batch=1), tiny_model(1.1, B, batch=1), stacked,
                    progress=lambda d, t, m: calls.append((d, t)))
@@ -84,7 +92,7 @@ def test_stacked_layout_runs_one_row_per_feed(data):
     assert rep.output("y").sqnr_db == pytest.approx(-20 * math.log10(0.1), abs=1e-3)
 
 
-def test_stacked_layout_with_a_scalar_input():
+def test_stacked_layout_with_a_scalar_input(tmp_path):
     # y = x * s with s a scalar graph input (like silero's sr): rows of s are 0-d feeds
     g = helper.make_graph([helper.make_node("Mul", ["x", "s"], ["y"], name="mul")], "scalar",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3]),
@@ -97,40 +105,47 @@ def test_stacked_layout_with_a_scalar_input():
     q.graph.node[0].op_type = "Add"  # y = x + s instead
     x = np.arange(12, dtype=np.float32).reshape(4, 1, 3)
     s = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
-    rep = evaluate(m, q, {"x": x, "s": s})
+    rep = evaluate(m, q, save_npz(tmp_path / "s.npz", x=x, s=s))
     f = x[:, 0, :] * s[:, None]
     err = f - (x[:, 0, :] + s[:, None])
     assert rep.samples == 4
     assert rep.output("y").sqnr_db == pytest.approx(10 * math.log10((f ** 2).sum() / (err ** 2).sum()), abs=1e-6)
 
 
-def test_task_metric_on_both_models(data):
+def test_task_metric_on_both_models(data, arrays):
     # argmax of y = x * w is argmax of x for w > 0 and argmin for w < 0
     rep = evaluate(tiny_model(1.0, B), tiny_model(-1.0, B), data, metric="top1")
-    x = data["x"]
-    assert rep.float_metric == pytest.approx(np.mean(x.argmax(1) == data["gt_label"]))
-    assert rep.quant_metric == pytest.approx(np.mean(x.argmin(1) == data["gt_label"]))
+    x, labels = arrays["x"], arrays["gt_label"]
+    assert rep.float_metric == pytest.approx(np.mean(x.argmax(1) == labels))
+    assert rep.quant_metric == pytest.approx(np.mean(x.argmin(1) == labels))
     assert rep.output("y").sqnr_db == pytest.approx(10 * math.log10(1 / 4))  # error = 2y
     rep = evaluate(tiny_model(1.0, B), tiny_model(1.01, B), data, metric="output_sqnr")
     assert rep.float_metric == math.inf
     assert rep.quant_metric == pytest.approx(40.0, abs=1e-3)
 
 
-def test_bad_data_and_models_raise_workbench_errors(tmp_path, data):
+def test_bad_data_and_models_raise_workbench_errors(tmp_path, data, arrays):
     m = tiny_model(1.0, B)
-    with pytest.raises(DataError, match="no array for model input 'x'"):
-        evaluate(m, m, {"y": data["x"]})
-    with pytest.raises(DataError, match="'x' is <U1 but the model wants float32"):
-        evaluate(m, m, {"x": np.full((3, 4), "a")})
-    assert evaluate(m, m, {"x": data["x"].astype(np.float64)}).samples == 50  # cast to float32
-    with pytest.raises(DataError, match="cannot read"):
+    with pytest.raises(DataError, match="no array for input 'x'"):
+        evaluate(m, m, save_npz(tmp_path / "a.npz", y=arrays["x"]))
+    with pytest.raises(DataError, match="'x'"):
+        evaluate(m, m, save_npz(tmp_path / "b.npz", x=np.full((3, 4), "a")))
+    assert evaluate(m, m, save_npz(tmp_path / "c.npz", x=arrays["x"].astype(np.float64))).samples == 50
+    with pytest.raises(DataError, match="missing.npz"):
         evaluate(m, m, tmp_path / "missing.npz")
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"not onnx")
     with pytest.raises(ModelError, match="broken.onnx"):
         evaluate(m, broken, data)
-    with pytest.raises(DataError, match="onnxruntime failed"):
-        evaluate(m, m, {"x": np.zeros((3, 5), np.float32)})
+    with pytest.raises(DataError, match="shape"):
+        evaluate(m, m, save_npz(tmp_path / "d.npz", x=np.zeros((3, 5), np.float32)))
+    # a quantized model that fails at run time: y = Reshape(x, [3, -1]) cannot take 7 x 4 values
+    q = onnx.ModelProto()
+    q.CopyFrom(m)
+    q.graph.initializer.append(numpy_helper.from_array(np.array([3, -1], np.int64), "shape"))
+    q.graph.node[0].CopyFrom(helper.make_node("Reshape", ["x", "shape"], ["y"], name="mul"))
+    with pytest.raises(DataError, match=r"onnxruntime failed on the quantized model at samples 0\.\.6"):
+        evaluate(m, q, data, batch_size=7)
 
 
 def test_cancel_stops_between_batches(data):

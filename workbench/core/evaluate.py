@@ -11,7 +11,6 @@ import logging
 import math
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,60 +177,20 @@ def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> 
                          hint="Check that the model is valid (onnx.checker) and its ops are supported.") from None
 
 
-def _load_arrays(data: Any) -> tuple[dict[str, np.ndarray], str]:
-    if isinstance(data, Mapping):
-        return {k: np.asarray(v) for k, v in data.items()}, "the evaluation data"
-    path = Path(data)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            if not hasattr(z, "files"):
-                raise DataError(f"{path}: is a single .npy array, not an npz of named inputs.",
-                                hint="Save the eval data with np.savez(path, input_name=array, gt_label=...).")
-            return {k: z[k] for k in z.files}, str(path)
-    except DataError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - numpy raises OSError, ValueError, BadZipFile
-        raise DataError(f"{path}: cannot read evaluation data ({exc.__class__.__name__}: {exc}).",
-                        hint="Pass an .npz whose keys are the model's input names.") from None
+def _open_source(data: Any, float_model: ModelLike):
+    """A DataSource for ``data`` validated against the float model's inputs."""
+    from workbench.core.data import DataSource, open_data
+    from workbench.core.model import PreparedModel, load_model, prepare_proto
 
-
-def _is_stacked(arrays: dict[str, np.ndarray], sess: ort.InferenceSession) -> bool:
-    """npz layout "stacked" (row i is one feed) when an array has one axis more than its input."""
-    for inp in sess.get_inputs():
-        if inp.name in arrays and isinstance(inp.shape, list) and arrays[inp.name].ndim == len(inp.shape) + 1:
-            return True
-    return False
-
-
-_ORT_NP = {"tensor(float)": np.float32, "tensor(double)": np.float64, "tensor(float16)": np.float16,
-           "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(int8)": np.int8,
-           "tensor(uint8)": np.uint8, "tensor(bool)": np.bool_}
-
-
-def _check_inputs(arrays: dict[str, np.ndarray], sess: ort.InferenceSession, source: str) -> None:
-    for inp in sess.get_inputs():
-        if inp.name not in arrays:
-            raise DataError(f"{source}: no array for model input {inp.name!r} (has {sorted(arrays)}).",
-                            hint="Name the arrays after the model inputs (see `workbench-cli inspect`).")
-        want = _ORT_NP.get(inp.type)
-        if want is not None and arrays[inp.name].dtype != want:
-            if not np.can_cast(arrays[inp.name].dtype, want, casting="same_kind"):
-                raise DataError(f"{source}: input {inp.name!r} is {arrays[inp.name].dtype} but the model "
-                                f"wants {np.dtype(want)}.", hint=f"Save it as {np.dtype(want)}.")
-            arrays[inp.name] = arrays[inp.name].astype(want)
-
-
-def iter_batches(arrays: dict[str, np.ndarray], feed_names: list[str], *, stacked: bool, batch_size: int,
-                 samples: int | None) -> Iterator[tuple[int, dict[str, np.ndarray], dict[str, np.ndarray]]]:
-    """Yield ``(rows, feeds, rest)``: feeds for onnxruntime and the other arrays (labels) of the rows."""
-    n = min(len(a) for a in arrays.values()) if arrays else 0
-    n = n if samples is None else min(n, samples)
-    step = 1 if stacked else max(1, batch_size)
-    for i in range(0, n, step):
-        j = min(i + step, n)
-        feeds = {k: (np.asarray(arrays[k][i]) if stacked else arrays[k][i:j]) for k in feed_names}
-        rest = {k: a[i:j] for k, a in arrays.items() if k not in feed_names}
-        yield j - i, feeds, rest
+    if isinstance(data, DataSource):
+        return data
+    if isinstance(float_model, PreparedModel):
+        prepared = float_model
+    elif isinstance(float_model, onnx.ModelProto):
+        prepared = prepare_proto(float_model)
+    else:
+        prepared = load_model(float_model)
+    return open_data(data, prepared)
 
 
 def _match_outputs(fsess: ort.InferenceSession, qsess: ort.InferenceSession) -> list[tuple[str, str]]:
@@ -267,14 +226,14 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     ----------
     float_model, quant_model : PreparedModel, onnx.ModelProto, str or Path
         The reference and the quantized model (same inputs and outputs).
-    data : str, Path or dict of numpy.ndarray
-        An ``.npz`` (keys = input names; ``gt_*`` keys are labels). Layout "batch" (axis 0 is the
-        batch axis) or "stacked" (row i is one feed; detected when an array has one more axis
-        than its model input).
+    data : str, Path, dict spec or DataSource
+        Anything :func:`workbench.core.data.open_data` opens, validated against the float model:
+        typically an ``.npz`` (keys = input names, ``gt_*`` keys are labels; layout "batch" or
+        "stacked" detected from the array ranks).
     samples : int, optional
-        Use only the first ``samples`` rows.
+        Use only the first ``samples`` samples.
     batch_size : int
-        Rows per onnxruntime call for the "batch" layout.
+        Samples per onnxruntime call when the model's batch axis is dynamic (else 1).
     metric : str or callable, optional
         A built-in metric name (:data:`workbench.core.metrics.METRICS`) or ``metric(outputs,
         batch) -> float`` (see :mod:`workbench.core.metrics`), computed on each model over the
@@ -300,32 +259,32 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     fsess = make_session(float_model, what="float model")
     qsess = make_session(quant_model, what="quantized model")
     pairs = _match_outputs(fsess, qsess)
-    arrays, source = _load_arrays(data)
-    feed_names = [i.name for i in fsess.get_inputs()]
-    _check_inputs(arrays, fsess, source)
-    stacked = _is_stacked(arrays, fsess)
-    total = min(len(a) for a in arrays.values())
-    total = total if samples is None else min(total, samples)
+    source = _open_source(data, float_model)
+    where = str(getattr(source, "path", None) or "the evaluation data")
+    total = source.num_samples() or 0
+    total = min(total, samples) if samples is not None and total else (samples or total)
+    n_all = source.num_samples()
+    labels = {k: v for k, v in source.labels().items() if n_all is not None and len(v) == n_all}
     run_opts = ort.RunOptions()
     if cancel is not None:
         cancel.on_cancel(lambda: setattr(run_opts, "terminate", True))
     accs = [_Accumulator(f) for f, _ in pairs]
     kept: dict[str, list[np.ndarray]] = {}
     done = 0
-    for rows, feeds, rest in iter_batches(arrays, feed_names, stacked=stacked, batch_size=batch_size,
-                                          samples=samples):
+    for idx, feeds in source.indexed_batches(batch_size, samples):
         if cancel is not None:
             cancel.check()
-        span = f"{done}..{done + rows - 1} of {source}"
+        span = f"{idx[0]}..{idx[-1]} of {where}"
         fout = _run(fsess, [f for f, _ in pairs], feeds, run_opts, cancel, "float model", span)
         qout = _run(qsess, [q for _, q in pairs], feeds, run_opts, cancel, "quantized model", span)
         for acc, f, q in zip(accs, fout, qout, strict=True):
             acc.update(f, q)
         if metric_fn is not None:
-            _keep(kept, feeds, rest, pairs, fout, qout, stacked)
-        done += rows
-        progress(done, total, f"Evaluating: {done}/{total} samples")
-    report = EvalReport([a.result() for a in accs], done, seconds=0.0)
+            _keep(kept, feeds, {k: v[idx] for k, v in labels.items()}, pairs, fout, qout,
+                  stacked=not source.can_batch)
+        done += len(idx)
+        progress(done, max(total, done), f"Evaluating: {done}/{max(total, done)} samples")
+    report = EvalReport([a.result() for a in accs], done, notes=list(source.notes))
     if metric_fn is not None and done:
         report.metric = metric if isinstance(metric, str) else getattr(metric_fn, "__name__", "metric")
         report.float_metric, report.quant_metric = _score(metric_fn, kept, pairs)
