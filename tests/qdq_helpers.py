@@ -74,3 +74,69 @@ def optimized_op_counts(proto_or_path) -> collections.Counter:
 
 def op_counts(proto: onnx.ModelProto) -> collections.Counter:
     return collections.Counter(n.op_type for n in proto.graph.node)
+
+
+# -- tiny models -------------------------------------------------------------------------------
+def _vi(name, shape):
+    return helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, shape)
+
+
+def _init(rng, name, shape, scale=0.3):
+    return onnx.numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def tiny_model(kind: str, opset: int = 21, seed: int = 0) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """A one- or two-op model and a feed: conv, matmul, gemm, add, concat, maxpool."""
+    rng = np.random.default_rng(seed)
+    inits, inputs = [], [_vi("X", [2, 4, 6, 6])]
+    feeds = {"X": rng.standard_normal((2, 4, 6, 6)).astype(np.float32)}
+    if kind == "conv":
+        inits = [_init(rng, "W", [8, 4, 3, 3]), _init(rng, "B", [8], 0.1)]
+        nodes = [helper.make_node("Conv", ["X", "W", "B"], ["c"], name="conv", pads=[1] * 4),
+                 helper.make_node("Relu", ["c"], ["Y"], name="relu")]
+        out = [_vi("Y", [2, 8, 6, 6])]
+    elif kind == "maxpool":
+        inits = [_init(rng, "W1", [8, 4, 3, 3]), _init(rng, "B1", [8], 0.1),
+                 _init(rng, "W2", [8, 8, 1, 1]), _init(rng, "B2", [8], 0.1)]
+        nodes = [helper.make_node("Conv", ["X", "W1", "B1"], ["c1"], name="conv1", pads=[1] * 4),
+                 helper.make_node("MaxPool", ["c1"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+                 helper.make_node("Conv", ["p", "W2", "B2"], ["Y"], name="conv2")]
+        out = [_vi("Y", [2, 8, 3, 3])]
+    elif kind in ("matmul", "gemm"):
+        inputs = [_vi("X", [3, 16])]
+        feeds = {"X": rng.standard_normal((3, 16)).astype(np.float32)}
+        if kind == "matmul":
+            inits = [_init(rng, "W", [16, 8])]
+            nodes = [helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")]
+        else:
+            inits = [_init(rng, "W", [8, 16]), _init(rng, "B", [8], 0.1)]
+            nodes = [helper.make_node("Gemm", ["X", "W", "B"], ["Y"], name="gemm", transB=1)]
+        out = [_vi("Y", [3, 8])]
+    elif kind in ("add", "concat"):
+        inputs = [_vi("X", [2, 4, 6, 6]), _vi("Z", [2, 4, 6, 6])]
+        feeds["Z"] = (rng.standard_normal((2, 4, 6, 6)) * 2 + 1).astype(np.float32)
+        if kind == "add":
+            nodes = [helper.make_node("Add", ["X", "Z"], ["Y"], name="add")]
+            out = [_vi("Y", [2, 4, 6, 6])]
+        else:
+            nodes = [helper.make_node("Concat", ["X", "Z"], ["Y"], name="concat", axis=1)]
+            out = [_vi("Y", [2, 8, 6, 6])]
+    else:
+        raise ValueError(kind)
+    g = helper.make_graph(nodes, kind, inputs, out, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 10 if opset >= 21 else 8
+    return m, feeds
+
+
+def quantize_tiny(proto: onnx.ModelProto, feeds: dict, preset: str = "cpu-u8s8", **recipe_kw):
+    """(prepared model, plan, QdqResult) of ``proto`` calibrated on ``feeds``."""
+    from workbench.core.model import prepare_proto
+    from workbench.core.plan import build_plan
+    from workbench.core.qdq_writer import write_model
+    from workbench.core.recipe import Recipe
+
+    model = prepare_proto(proto)
+    plan = build_plan(model, Recipe(preset=preset, **recipe_kw))
+    qp = calib_qparams(model, plan, [feeds]) if plan.mode == "static" else None
+    return model, plan, write_model(model, plan, qp)

@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 @dataclass
 class QdqResult:
     """Output of a writer: ``proto`` (new model), ``tensor_map`` (float tensor name -> its
-    dequantized tensor in ``proto``), ``issues`` (plan issues plus those found while writing)."""
+    dequantized tensor in ``proto``), ``issues`` (found while writing; the plan's own issues
+    stay in ``plan.issues``)."""
 
     proto: onnx.ModelProto
     tensor_map: dict[str, str]
@@ -99,7 +100,7 @@ class QdqWriter:
         self.plan = plan
         self.alloc = NameAllocator(all_names(self.proto))
         self.consts = {i.name: i for g in iter_graphs(self.proto.graph) for i in g.initializer}
-        self.issues: list[PlanIssue] = list(plan.issues)
+        self.issues: list[PlanIssue] = []
         self.tensor_map: dict[str, str] = {}
         self.pairs: dict[str, _Pair] = {}
         self.new_inits: list[onnx.TensorProto] = []

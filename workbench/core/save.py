@@ -82,8 +82,10 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
             copy = onnx.ModelProto()
             copy.CopyFrom(proto)
             onnx.save_model(copy, str(tmp / path.name), save_as_external_data=True,
-                            all_tensors_to_one_file=True, location=data_name, size_threshold=1024)
-            os.replace(tmp / data_name, folder / data_name)
+                            all_tensors_to_one_file=True, location=data_name,
+                            size_threshold=0 if external else 1024)
+            if (tmp / data_name).exists():
+                os.replace(tmp / data_name, folder / data_name)
         else:
             onnx.save_model(proto, str(tmp / path.name))
         os.replace(tmp / path.name, path)
