@@ -1,0 +1,302 @@
+"""Data sources: npz layouts, npy, folders, images, Python readers, random; validation errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+from workbench.core.data import open_data
+from workbench.core.errors import DataError
+from workbench.core.model import load_model, prepare_proto
+
+RNG = np.random.default_rng(1)
+
+
+def _model(inputs, out_shape=None):
+    """Identity-ish model: each input goes through Identity to an output of the same type."""
+    vis, outs, nodes = [], [], []
+    for name, etype, shape in inputs:
+        vis.append(helper.make_tensor_value_info(name, etype, shape))
+        outs.append(helper.make_tensor_value_info(f"{name}_out", etype, None))
+        nodes.append(helper.make_node("Identity", [name], [f"{name}_out"], name=f"id_{name}"))
+    g = helper.make_graph(nodes, "g", vis, outs)
+    return prepare_proto(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def _img_model(shape=("N", 3, 4, 6)):
+    return _model([("images", TensorProto.FLOAT, list(shape))])
+
+
+@pytest.fixture
+def cnn():
+    return _model([("x", TensorProto.FLOAT, ["N", 3, 4, 4])])
+
+
+def _all(src, bs=1):
+    return list(src.batches(bs))
+
+
+# -- npz layouts -------------------------------------------------------------------------------
+
+def test_batch_layout_samples_and_batches(tmp_path, cnn):
+    a = RNG.standard_normal((10, 3, 4, 4)).astype(np.float32)
+    np.savez(tmp_path / "c.npz", x=a, gt_label=np.arange(10))
+    src = open_data(tmp_path / "c.npz", cnn)
+    assert src.layout == "batch" and src.num_samples() == 10
+    feeds = _all(src, 4)
+    assert [f["x"].shape[0] for f in feeds] == [4, 4, 2]
+    np.testing.assert_array_equal(np.concatenate([f["x"] for f in feeds]), a)
+    singles = list(src.samples(3))
+    assert len(singles) == 3 and singles[1]["x"].shape == (1, 3, 4, 4)
+    np.testing.assert_array_equal(singles[1]["x"], a[1:2])
+    np.testing.assert_array_equal(src.labels()["gt_label"], np.arange(10))
+    assert [idx for idx, _ in src.indexed_batches(4, limit=6)] == [[0, 1, 2, 3], [4, 5]]
+
+
+def test_stacked_layout_detected_and_forced(tmp_path):
+    fixed = _model([("x", TensorProto.FLOAT, [1, 3, 4, 4])])
+    a = RNG.standard_normal((5, 1, 3, 4, 4)).astype(np.float32)
+    np.savez(tmp_path / "s.npz", x=a)
+    src = open_data(tmp_path / "s.npz", fixed)
+    assert src.layout == "stacked" and src.num_samples() == 5
+    feeds = _all(src, 8)  # fixed batch of 1: one sample per feed
+    assert len(feeds) == 5 and feeds[2]["x"].shape == (1, 3, 4, 4)
+    np.testing.assert_array_equal(feeds[2]["x"], a[2])
+    b = RNG.standard_normal((5, 3, 4, 4)).astype(np.float32)
+    np.savez(tmp_path / "b.npz", x=b)
+    with pytest.raises(DataError, match=r"b\.npz.*'x'.*rank 4.*fixes|b\.npz.*'x'"):
+        open_data({"kind": "npz", "path": str(tmp_path / "b.npz"), "layout": "stacked"}, fixed)
+
+
+def test_stacked_rows_with_dynamic_batch_are_concatenated(tmp_path):
+    m = _model([("x", TensorProto.FLOAT, ["B", 2]), ("s", TensorProto.INT64, [])])
+    np.savez(tmp_path / "d.npz", x=RNG.standard_normal((6, 1, 2)).astype(np.float32), s=np.arange(6))
+    src = open_data(tmp_path / "d.npz", m)
+    assert src.layout == "stacked" and not src.can_batch  # a scalar input has no batch axis
+    feeds = _all(src, 4)
+    assert len(feeds) == 6 and feeds[3]["s"].shape == () and int(feeds[3]["s"]) == 3
+
+
+def test_fixed_batch_of_k_in_batch_layout(tmp_path):
+    m = _model([("x", TensorProto.FLOAT, [2, 3])])
+    np.savez(tmp_path / "k.npz", x=np.arange(24, dtype=np.float32).reshape(8, 3))
+    src = open_data(tmp_path / "k.npz", m)
+    assert src.num_samples() == 4 and _all(src)[1]["x"].tolist() == [[6, 7, 8], [9, 10, 11]]
+    np.savez(tmp_path / "k7.npz", x=np.zeros((7, 3), np.float32))
+    with pytest.raises(DataError, match=r"k7\.npz.*7 rows.*fixed batch of 2"):
+        open_data(tmp_path / "k7.npz", m)
+
+
+def test_ragged_keys_are_single_samples(tmp_path):
+    m = _model([("X", TensorProto.FLOAT, [1, "seq", 16])])
+    arrays = {f"X::{i}": RNG.standard_normal((1, t, 16)).astype(np.float32) for i, t in enumerate((5, 7, 9))}
+    np.savez(tmp_path / "r.npz", **arrays)
+    src = open_data(tmp_path / "r.npz", m)
+    assert src.num_samples() == 3
+    assert [f["X"].shape[1] for f in _all(src, 4)] == [5, 7, 9]  # different shapes are never concatenated
+    np.savez(tmp_path / "gap.npz", **{"X::0": arrays["X::0"], "X::2": arrays["X::2"]})
+    with pytest.raises(DataError, match=r"gap\.npz.*ragged keys for input 'X'"):
+        open_data(tmp_path / "gap.npz", m)
+
+
+def test_npy_and_folder(tmp_path, cnn):
+    a = RNG.standard_normal((3, 3, 4, 4)).astype(np.float32)
+    np.save(tmp_path / "a.npy", a)
+    src = open_data(tmp_path / "a.npy", cnn)
+    assert src.kind == "npy" and src.num_samples() == 3
+    folder = tmp_path / "f"
+    folder.mkdir()
+    np.savez(folder / "0.npz", x=a[:2])
+    np.save(folder / "1.npy", a[2:])
+    src = open_data(folder, cnn)
+    assert src.num_samples() == 3
+    np.testing.assert_array_equal(np.concatenate(_all(src) and [f["x"] for f in _all(src)]), a)
+    two = _model([("a", TensorProto.FLOAT, [1]), ("b", TensorProto.FLOAT, [1])])
+    with pytest.raises(DataError, match=r"a\.npy holds one array but the model has 2 inputs \(a, b\)"):
+        open_data(tmp_path / "a.npy", two)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="empty.*no .npz"):
+        open_data(tmp_path / "empty", cnn)
+
+
+# -- validation errors -------------------------------------------------------------------------
+
+def test_missing_input_names_file_input_and_arrays_found(tmp_path):
+    m = _model([("input_ids", TensorProto.INT64, ["B", "S"]), ("attention_mask", TensorProto.INT64, ["B", "S"])])
+    np.savez(tmp_path / "calib.npz", attention_mask=np.ones((2, 5), np.int64), ids=np.ones((2, 5), np.int64))
+    with pytest.raises(DataError) as err:
+        open_data(tmp_path / "calib.npz", m)
+    msg = str(err.value)
+    assert "calib.npz has no array for input 'input_ids'; arrays found: attention_mask, ids" in msg
+    assert "\n" not in msg
+
+
+def test_wrong_rank_fixed_dim_and_dtype(tmp_path, cnn):
+    np.savez(tmp_path / "rank.npz", x=np.zeros((2, 4, 4), np.float32))
+    with pytest.raises(DataError, match=r"rank\.npz: array 'x' for input 'x'.*rank 3.*rank 4"):
+        open_data(tmp_path / "rank.npz", cnn)
+    np.savez(tmp_path / "dim.npz", x=np.zeros((2, 1, 4, 4), np.float32))
+    with pytest.raises(DataError, match=r"dim\.npz: array for input 'x'.* \[1, 1, 4, 4\].*fixes \[N, 3, 4, 4\].*axis 1"):
+        open_data(tmp_path / "dim.npz", cnn)
+    np.savez(tmp_path / "int.npz", x=np.zeros((2, 3, 4, 4), np.int32))
+    with pytest.raises(DataError, match=r"int\.npz: array for input 'x' has dtype int32.*float32 \(int vs float\)"):
+        open_data(tmp_path / "int.npz", cnn)
+    a = RNG.standard_normal((2, 3, 4, 4))
+    np.savez(tmp_path / "f64.npz", x=a)
+    src = open_data(tmp_path / "f64.npz", cnn)
+    assert any("float64, cast to float32" in n for n in src.notes)
+    feed = _all(src)[0]
+    assert feed["x"].dtype == np.float32 and np.allclose(feed["x"], a[:1])
+    ints = _model([("ids", TensorProto.INT64, ["B", 3])])
+    np.savez(tmp_path / "i32.npz", ids=np.array([[1, 2, 3]], np.int32))
+    assert _all(open_data(tmp_path / "i32.npz", ints))[0]["ids"].dtype == np.int64
+    np.savez(tmp_path / "u64.npz", ids=np.array([[2**63, 0, 0]], np.uint64))
+    with pytest.raises(DataError, match=r"u64\.npz.*'ids'.*do not fit int64"):
+        _all(open_data(tmp_path / "u64.npz", ints))
+
+
+def test_zero_samples_mismatched_counts_unreadable_and_mixed_layouts(tmp_path, cnn):
+    np.savez(tmp_path / "zero.npz", x=np.zeros((0, 3, 4, 4), np.float32))
+    with pytest.raises(DataError, match=r"zero\.npz: holds zero samples"):
+        open_data(tmp_path / "zero.npz", cnn)
+    (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04 this is not a zip")
+    with pytest.raises(DataError, match=r"junk\.npz: not a readable"):
+        open_data(tmp_path / "junk.npz", cnn)
+    two = _model([("a", TensorProto.FLOAT, ["N", 2]), ("b", TensorProto.FLOAT, ["N", 2])])
+    np.savez(tmp_path / "n.npz", a=np.zeros((3, 2), np.float32), b=np.zeros((4, 2), np.float32))
+    with pytest.raises(DataError, match=r"n\.npz: inputs have different sample counts \('a': 3, 'b': 4\)"):
+        open_data(tmp_path / "n.npz", two)
+    np.savez(tmp_path / "mix.npz", a=np.zeros((3, 2), np.float32), b=np.zeros((3, 1, 2), np.float32))
+    with pytest.raises(DataError, match=r"mix\.npz: arrays mix layouts"):
+        open_data(tmp_path / "mix.npz", two)
+    with pytest.raises(DataError, match=r"nothere\.npz: no such data file"):
+        open_data(tmp_path / "nothere.npz", cnn)
+    with pytest.raises(DataError, match="unknown kind"):
+        open_data({"kind": "csv", "path": "x"}, cnn)
+    with pytest.raises(DataError, match="unknown option"):
+        open_data({"kind": "random", "count": 2, "colour": 1}, cnn)
+
+
+# -- images ------------------------------------------------------------------------------------
+
+def _write_images(folder, n=2):
+    from PIL import Image
+
+    folder.mkdir()
+    pixels = [RNG.integers(0, 256, (4, 6, 3), dtype=np.uint8) for _ in range(n)]
+    for i, p in enumerate(pixels):
+        Image.fromarray(p, "RGB").save(folder / f"{i}.png")
+    return pixels
+
+
+def test_images_preprocessing_numbers(tmp_path):
+    pixels = _write_images(tmp_path / "img")
+    spec = {"kind": "images", "path": str(tmp_path / "img"), "size": [4, 6], "layout": "NCHW",
+            "channel_order": "BGR", "mean": [0.5, 0.4, 0.3], "std": [0.2, 0.25, 0.5], "scale": 1 / 255}
+    src = open_data(spec, _img_model())
+    assert src.num_samples() == 2
+    feeds = _all(src, 2)
+    assert len(feeds) == 1 and feeds[0]["images"].shape == (2, 3, 4, 6)
+    want = pixels[1].astype(np.float32) / 255
+    want = (want[:, :, ::-1] - np.array([0.5, 0.4, 0.3], np.float32)) / np.array([0.2, 0.25, 0.5], np.float32)
+    np.testing.assert_allclose(feeds[0]["images"][1], want.transpose(2, 0, 1), rtol=1e-5, atol=1e-5)
+    nhwc = open_data(dict(spec, layout="NHWC", channel_order="RGB", mean=None, std=None), _img_model(("N", 4, 6, 3)))
+    np.testing.assert_allclose(_all(nhwc)[0]["images"][0], pixels[0] / 255, rtol=1e-6, atol=1e-6)
+    again = open_data(src.to_json(), _img_model())
+    np.testing.assert_array_equal(_all(again, 2)[0]["images"], feeds[0]["images"])
+
+
+def test_images_resize_defaults_and_errors(tmp_path):
+    _write_images(tmp_path / "img", 1)
+    src = open_data(tmp_path / "img", _img_model(("N", 3, 8, 12)))  # a plain folder of images
+    assert src.kind == "images" and _all(src)[0]["images"].shape == (1, 3, 8, 12)
+    assert any("default preprocessing" in n for n in src.notes)
+    with pytest.raises(DataError, match=r"img: input 'images' has dynamic height/width.*size"):
+        open_data({"kind": "images", "path": str(tmp_path / "img")}, _img_model(("N", 3, "H", "W")))
+    (tmp_path / "img" / "bad.png").write_bytes(b"not an image")
+    with pytest.raises(DataError, match=r"bad\.png: cannot read the image"):
+        _all(open_data({"kind": "images", "path": str(tmp_path / "img"), "size": [4, 6]}, _img_model()))
+
+
+# -- python reader -----------------------------------------------------------------------------
+
+READER = """
+import numpy as np
+NUM_SAMPLES = 3
+def samples():
+    for i in range(3):
+        yield {"x": np.full((1, 3, 4, 4), i, np.float32)}
+"""
+
+
+def test_python_reader_needs_opt_in_and_validates(tmp_path, cnn):
+    path = tmp_path / "reader.py"
+    path.write_text(READER)
+    with pytest.raises(DataError, match=r"reader\.py: a Python data reader runs code.*allow_code"):
+        open_data({"kind": "python", "path": str(path)}, cnn)
+    with pytest.raises(DataError, match="allow_code"):
+        open_data(path, cnn)
+    src = open_data({"kind": "python", "path": str(path), "allow_code": True}, cnn)
+    assert src.num_samples() == 3
+    feeds = _all(src, 2)
+    assert [f["x"].shape[0] for f in feeds] == [2, 1] and float(feeds[1]["x"].max()) == 2.0
+    bad = tmp_path / "bad.py"
+    bad.write_text("import numpy as np\ndef samples():\n    yield {'y': np.zeros(1)}\n")
+    with pytest.raises(DataError, match=r"bad\.py \(sample 0\) has no array for input 'x'; arrays found: y"):
+        _all(open_data({"kind": "python", "path": str(bad), "allow_code": True}, cnn))
+    boom = tmp_path / "boom.py"
+    boom.write_text("def samples():\n    raise RuntimeError('disk gone')\n    yield {}\n")
+    with pytest.raises(DataError, match=r"boom\.py: samples\(\) raised RuntimeError.*disk gone"):
+        _all(open_data({"kind": "python", "path": str(boom), "allow_code": True}, cnn))
+
+
+# -- random ------------------------------------------------------------------------------------
+
+def test_random_source_dtypes_shapes_and_determinism():
+    m = _model([("ids", TensorProto.INT64, ["batch", "sequence"]), ("x", TensorProto.FLOAT16, [1, 3]),
+                ("flag", TensorProto.BOOL, [])])
+    src = open_data({"kind": "random", "count": 3, "seed": 5, "dims": {"sequence": 7}}, m)
+    feeds = _all(src)
+    assert len(feeds) == 3 and src.num_samples() == 3
+    assert feeds[0]["ids"].shape == (1, 7) and feeds[0]["ids"].dtype == np.int64
+    assert feeds[0]["ids"].min() >= 0 and feeds[0]["ids"].max() < 2
+    assert feeds[0]["x"].dtype == np.float16 and feeds[0]["flag"].dtype == np.bool_
+    again = _all(open_data(src.to_json(), m))
+    for a, b in zip(feeds, again, strict=True):
+        for k in a:
+            np.testing.assert_array_equal(a[k], b[k])
+    with pytest.raises(DataError, match="count must be a positive integer"):
+        open_data({"kind": "random", "count": 0}, m)
+
+
+def test_to_json_round_trip_for_arrays(tmp_path, cnn):
+    a = RNG.standard_normal((4, 1, 3, 4, 4)).astype(np.float32)
+    np.savez(tmp_path / "s.npz", x=a)
+    src = open_data({"kind": "npz", "path": str(tmp_path / "s.npz"), "layout": "stacked"}, cnn)
+    spec = json.loads(json.dumps(src.to_json()))
+    assert spec == {"kind": "npz", "path": str(tmp_path / "s.npz"), "layout": "stacked"}
+    again = open_data(spec, cnn)
+    for f, g in zip(_all(src, 2), _all(again, 2), strict=True):
+        np.testing.assert_array_equal(f["x"], g["x"])
+
+
+# -- corpus (slow) -----------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_every_corpus_npz_opens_with_its_layout_and_count(corpus):
+    manifest = json.loads((corpus.parent / "manifest.json").read_text())
+    for entry in manifest["models"]:
+        model = load_model(corpus.parent / entry["file"])
+        for split, arrays in (("calib_npz", entry["calib_arrays"]), ("eval_npz", entry["eval_arrays"])):
+            path = corpus.parent / entry[split]
+            src = open_data(path, model)
+            count = next(v["shape"][0] for k, v in arrays.items() if not k.startswith("gt_"))
+            assert (src.layout, src.num_samples()) == (entry["npz_layout"], count), (entry["name"], split)
+            first = next(iter(src.batches(4)))
+            for inp in model.inputs:
+                assert list(first[inp.name].shape[1:] if src.can_batch else first[inp.name].shape) == (
+                    entry["feed_shapes"][inp.name][1:] if src.can_batch else entry["feed_shapes"][inp.name])
+            assert set(src.labels()) == {k for k in arrays if k.startswith("gt_")}
