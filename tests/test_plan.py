@@ -1,0 +1,158 @@
+"""Planner: node units, Relu folding, aliases, weight axes, spec conflicts, issues, ambiguity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import tiny_model
+
+from workbench.core.errors import RecipeError
+from workbench.core.model import prepare_proto
+from workbench.core.plan import build_plan
+from workbench.core.recipe import NodeSettings, PartialSpec, Recipe, Rule
+
+
+def _plan(proto, **kw):
+    return build_plan(prepare_proto(proto), Recipe(**kw))
+
+
+def _model(nodes, inputs, outputs, inits, opset=13):
+    g = helper.make_graph(nodes, "g", inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def _vi(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+def _w(name, shape):
+    return numpy_helper.from_array(np.random.default_rng(0).standard_normal(shape).astype(np.float32), name)
+
+
+def test_conv_relu_is_one_unit_when_asymmetric():
+    proto, _ = tiny_model("conv", opset=13)
+    plan = _plan(proto, preset="cpu-u8s8")
+    u = plan.units["conv"]
+    assert u.nodes == ["conv", "relu"] and u.inputs == ["X"] and u.outputs == ["Y"]
+    assert (u.weight, u.bias) == ("W", "B")
+    assert list(plan.activations) == ["X", "Y"]
+    assert [q.spec.axis for q in u.quant_inputs if q.role == "weight"] == [0]
+    assert plan.issues == [] and plan.mode == "static" and plan.min_opset == 13
+
+
+def test_symmetric_activations_do_not_fold_relu():
+    proto, _ = tiny_model("conv", opset=13)
+    plan = _plan(proto, preset="s8s8")
+    assert plan.units["conv"].outputs == ["c"]
+    assert plan.units["relu"].inputs == ["c"] and plan.units["relu"].outputs == ["Y"]
+    assert set(plan.activations) == {"X", "c", "Y"}
+
+
+def test_relu_with_two_consumers_is_not_folded():
+    nodes = [helper.make_node("Conv", ["X", "W"], ["c"], name="conv"),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Add", ["c", "r"], ["Y"], name="add")]
+    proto = _model(nodes, [_vi("X", [1, 2, 4, 4])], [_vi("Y", [1, 2, 4, 4])], [_w("W", [2, 2, 1, 1])])
+    plan = _plan(proto, preset="cpu-u8s8")
+    assert plan.units["conv"].nodes == ["conv"] and plan.units["conv"].outputs == ["c"]
+    assert set(plan.activations) == {"X", "c", "r", "Y"}
+
+
+def test_pass_through_ops_alias_their_input():
+    nodes = [helper.make_node("Conv", ["X", "W"], ["c"], name="conv"),
+             helper.make_node("MaxPool", ["c"], ["p"], name="pool", kernel_shape=[2, 2]),
+             helper.make_node("Flatten", ["p"], ["f"], name="flat"),
+             helper.make_node("Gemm", ["f", "G"], ["Y"], name="gemm", transB=1)]
+    proto = _model(nodes, [_vi("X", [1, 2, 4, 4])], [_vi("Y", [1, 5])], [_w("W", [2, 2, 1, 1]), _w("G", [5, 18])])
+    plan = _plan(proto, preset="cpu-u8s8")
+    assert plan.aliases == {"p": "c", "f": "c"}
+    assert list(plan.activations) == ["X", "c", "Y"]
+    assert plan.units["gemm"].inputs == ["f"]
+    assert [q.spec.axis for q in plan.units["gemm"].quant_inputs if q.role == "weight"] == [0]
+
+
+@pytest.mark.parametrize("op,shape,attrs,axis", [
+    ("MatMul", [6, 5], {}, 1), ("MatMul", [3, 6, 5], {}, 2), ("Gemm", [6, 5], {}, 1),
+    ("Gemm", [5, 6], {"transB": 1}, 0), ("ConvTranspose", [6, 5, 1, 1], {}, 1),
+])
+def test_weight_channel_axis(op, shape, attrs, axis):
+    x_shape = [1, 6, 4, 4] if op == "ConvTranspose" else [3, 6] if len(shape) == 2 else [3, 4, 6]
+    nodes = [helper.make_node(op, ["X", "W"], ["Y"], name="n", **attrs)]
+    proto = _model(nodes, [_vi("X", x_shape)], [_vi("Y", None)], [_w("W", shape)])
+    plan = _plan(proto, preset="cpu-u8s8")
+    wq = [q for q in plan.units["n"].quant_inputs if q.role == "weight"][0]
+    assert wq.spec.axis == axis
+
+
+def test_w4_block_axis_is_the_reduction_axis():
+    proto, _ = tiny_model("matmul", opset=13)
+    plan = _plan(proto, preset="w4-block")
+    assert plan.mode == "weight_only" and plan.min_opset == 21 and plan.activations == {}
+    spec = plan.units["mm"].quant_inputs[0].spec
+    assert (spec.axis, spec.block_size, spec.dtype) == (0, 32, "int4")
+
+
+def test_dynamic_plan_has_no_activations():
+    proto, _ = tiny_model("gemm", opset=13)
+    plan = _plan(proto, preset="dynamic-u8")
+    assert plan.mode == "dynamic" and plan.activations == {} and plan.units["gemm"].weight == "W"
+
+
+def test_conflicting_specs_pick_producer_and_report():
+    nodes = [helper.make_node("Conv", ["X", "W"], ["c"], name="conv"),
+             helper.make_node("Conv", ["c", "W"], ["Y"], name="conv2")]
+    proto = _model(nodes, [_vi("X", [1, 2, 4, 4])], [_vi("Y", [1, 2, 4, 4])], [_w("W", [2, 2, 1, 1])])
+    recipe = dict(preset="cpu-u8s8", overrides={"conv2": NodeSettings(activation=PartialSpec(dtype="int8"))})
+    plan = _plan(proto, **recipe)
+    assert plan.activations["c"].dtype == "uint8"
+    assert plan.activations["Y"].dtype == "int8"
+    assert [(i.node, i.severity) for i in plan.issues] == [("conv", "warning")]
+    assert "'c'" in plan.issues[0].message
+
+
+def test_unsupported_combinations_are_issues_not_exceptions():
+    proto, _ = tiny_model("conv", opset=13)
+    rules = [Rule(op_type="Conv", activation=PartialSpec(granularity="per_block", block_size=8))]
+    plan = _plan(proto, preset="cpu-u8s8", rules=rules)
+    assert plan.activations == {}
+    assert any("per_block activations" in i.message and i.node == "conv" for i in plan.issues)
+    plan = _plan(proto, preset="cpu-u8s8", rules=[Rule(op_type="Conv", bias=PartialSpec(dtype="float8e4m3fn"))])
+    assert plan.units["conv"].bias is None
+    assert any("bias dtype float8e4m3fn" in i.message for i in plan.issues)
+
+
+def test_excluded_nodes_stay_float_and_are_listed():
+    proto, _ = tiny_model("maxpool", opset=13)
+    plan = _plan(proto, preset="cpu-u8s8", exclude=["conv2"])
+    assert plan.units["conv2"].excluded and plan.units["conv2"].quant_inputs == []
+    assert set(plan.activations) == {"X", "c1"}
+    assert plan.aliases == {"p": "c1"}
+
+
+def test_ambiguous_name_in_recipe_is_rejected():
+    proto, _ = tiny_model("conv", opset=13)
+    model = prepare_proto(proto)
+    model.ambiguous_names = {"dup": ["dup", "dup_1"]}
+    with pytest.raises(RecipeError, match=r"name 'dup' matches 2 nodes \(dup, dup_1\): use the unique names"):
+        build_plan(model, Recipe(exclude=["dup"]))
+    with pytest.raises(RecipeError, match="'dup' matches 2 nodes"):
+        build_plan(model, Recipe(overrides={"dup": NodeSettings(exclude=True)}))
+    build_plan(model, Recipe(exclude=["dup_1"]))  # the unique names are fine
+
+
+def test_subgraph_nodes_quantize_weights_and_report():
+    then_g = helper.make_graph([helper.make_node("MatMul", ["X", "W1"], ["t"], name="then_mm")], "then", [],
+                               [_vi("t", [1, 4])])
+    else_g = helper.make_graph([helper.make_node("MatMul", ["X", "W2"], ["e"], name="else_mm")], "else", [],
+                               [_vi("e", [1, 4])])
+    nodes = [helper.make_node("If", ["cond"], ["Y"], name="branch", then_branch=then_g, else_branch=else_g)]
+    proto = _model(nodes, [helper.make_tensor_value_info("cond", TensorProto.BOOL, []), _vi("X", [1, 4])],
+                   [_vi("Y", [1, 4])], [_w("W1", [4, 4]), _w("W2", [4, 4])])
+    plan = _plan(proto, preset="cpu-u8s8")
+    assert {u.graph for u in plan.units.values()} == {"branch"}
+    assert {n for n in plan.units} == {"then_mm", "else_mm"}
+    assert sorted(i.node for i in plan.issues) == ["else_mm", "then_mm"]
+    assert all("inside the subgraph of 'branch'" in i.message for i in plan.issues)
