@@ -1,6 +1,6 @@
 """Micro-benchmark: cost of one observer update in ns per element (prints only, no asserts).
 
-Usage: ``.venv/bin/python benchmarks/observer_speed.py [--elements N] [--repeat R]``
+Usage: ``.venv/bin/python benchmarks/observer_speed.py [--hw 112] [--repeat 7]``
 
 For context it also times a float Conv (3x3, 64->64 channels) in onnxruntime that produces a
 tensor of the same size, i.e. what calibration pays per element for inference, and prints the

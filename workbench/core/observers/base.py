@@ -80,7 +80,8 @@ class Observer:
         CalibrationError
             If the channel count or blocked shape changes between batches.
         """
-        x = np.asarray(x)
+        if type(x) is not np.ndarray:
+            x = np.asarray(x)
         if x.size == 0:
             return
         if x.dtype.kind not in "fiu":

@@ -72,6 +72,8 @@ class StreamingHistogram:
         self.width = 1.0
         self.vmin = math.inf
         self.vmax = -math.inf
+        self._top = math.inf
+        self._fast: tuple[np.float32, np.float32] | None = None
 
     # -- geometry -----------------------------------------------------------------------------
     @property
@@ -96,6 +98,7 @@ class StreamingHistogram:
             span = max(abs(mn), 1e-6) * 2.0**-10  # constant so far: any small positive width
         self.lo = mn
         self.width = span / (self.bins - 1)  # the maximum sits inside the last bin, with margin
+        self._layout_changed()
 
     def _grow(self, mn: float, mx: float) -> None:
         """Widen the bins by an integer factor so ``[mn, mx]`` is covered; counts move exactly."""
@@ -116,6 +119,7 @@ class StreamingHistogram:
             target = np.array([(s + j) // k for j in range(b)], dtype=np.int64)
         self.counts = np.bincount(target, weights=self.counts, minlength=b).astype(np.int64)
         self.lo, self.width = new_lo, w * k
+        self._layout_changed()
 
     # -- update -------------------------------------------------------------------------------
     def add(self, values: np.ndarray, mn: float, mx: float) -> None:
@@ -132,16 +136,17 @@ class StreamingHistogram:
             return
         if self.lo is None:
             self._init_range(mn, mx)
-        elif mn < self.lo or mx > self.lo + (self.bins - 1) * self.width:
+        elif mn < self.lo or mx > self._top:
             self._grow(mn, mx)
-        self.vmin = min(self.vmin, mn)
-        self.vmax = max(self.vmax, mx)
-        lo32 = _f32_floor(self.lo)
-        if ((self.lo - float(lo32)) > 1e-3 * self.width or values.dtype != np.float32
-                or 1.0 / self.width > 1e37):
+        if mn < self.vmin:
+            self.vmin = mn
+        if mx > self.vmax:
+            self.vmax = mx
+        fast = self._fast
+        if fast is None or values.dtype != np.float32:
             self._add_f64(values)
             return
-        inv = np.float32(1.0 / self.width)
+        lo32, inv = fast
         for start in range(0, values.size, _CHUNK):
             chunk = values[start:start + _CHUNK]
             f, i = _buffers(chunk.size)
@@ -149,6 +154,13 @@ class StreamingHistogram:
             np.multiply(f, inv, out=f)
             np.copyto(i, f, casting="unsafe")  # truncation; f >= 0 so this is floor
             self._fold_in(np.bincount(i, minlength=self.bins))
+
+    def _layout_changed(self) -> None:
+        """Cache the float32 offset / inverse width, or None when float32 would misplace bins."""
+        self._top = self.lo + (self.bins - 1) * self.width
+        lo32 = _f32_floor(self.lo)
+        precise = (self.lo - float(lo32)) <= 1e-3 * self.width and 1.0 / self.width < 1e37
+        self._fast = (lo32, np.float32(1.0 / self.width)) if precise else None
 
     def _add_f64(self, values: np.ndarray) -> None:
         """Slow exact path for ranges far from zero (float32 offsets would misplace bins)."""
@@ -177,6 +189,7 @@ class StreamingHistogram:
             self.lo, self.width = other.lo, other.width
             self.counts = other.counts.copy()
             self.vmin, self.vmax = other.vmin, other.vmax
+            self._layout_changed()
             return
         o_top = other.lo + other.bins * other.width
         if other.lo < self.lo or o_top > self.lo + (self.bins - 1) * self.width:
@@ -203,6 +216,8 @@ class StreamingHistogram:
         h.vmin = math.inf if d["vmin"] is None else float(d["vmin"])
         h.vmax = -math.inf if d["vmax"] is None else float(d["vmax"])
         h.counts = np.asarray(d["counts"], dtype=np.int64).reshape(h.bins)
+        if h.lo is not None:
+            h._layout_changed()
         return h
 
     # -- queries ------------------------------------------------------------------------------

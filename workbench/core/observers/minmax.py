@@ -35,16 +35,34 @@ class MinMaxObserver(Observer):
     # -- update -------------------------------------------------------------------------------
     def _observe(self, x: np.ndarray) -> None:
         if self.granularity == Granularity.per_tensor:
-            got = self._finite_flat(x)
-            if got is None:
+            mn, mx = float(x.min()), float(x.max())
+            if math.isfinite(mn) and math.isfinite(mx):
+                self.count += x.size
+            else:
+                got = self._finite_flat(x)
+                if got is None:
+                    return
+                _, mn, mx = got
+            if self.averaging is None and isinstance(self._min, float):  # hot path: Python floats
+                if mn < self._min:
+                    self._min = mn
+                if mx > self._max:
+                    self._max = mx
                 return
-            _, mn, mx = got
+            if self._min is None and self.averaging is None:
+                self._min, self._max = mn, mx
+                return
             bmin, bmax = np.float32(mn), np.float32(mx)
         elif self.granularity == Granularity.per_channel:
             bmin, bmax = self._per_channel(x)
         else:
             bmin, bmax = self._per_block(x)
         self._accumulate(np.asarray(bmin, np.float32), np.asarray(bmax, np.float32))
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray] | None:
+        if self._min is None:
+            return None
+        return np.asarray(self._min, np.float32), np.asarray(self._max, np.float32)
 
     def _per_channel(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ax = self._norm_axis(x.ndim)
@@ -73,44 +91,50 @@ class MinMaxObserver(Observer):
                 _block_reduce(np.where(fin, x, -np.inf), ax, self.block_size, np.max))
 
     def _accumulate(self, bmin: np.ndarray, bmax: np.ndarray) -> None:
-        if self._min is None:
-            self._min, self._max = bmin.copy(), bmax.copy()
+        cur = self._arrays()
+        if cur is None:
+            self._min, self._max = np.array(bmin, np.float32), np.array(bmax, np.float32)
             return
-        if bmin.shape != self._min.shape:
+        cmin, cmax = cur
+        if bmin.shape != cmin.shape:
             what = "channels" if self.granularity == Granularity.per_channel else "blocks"
             raise CalibrationError(
-                f"{self.tensor}: {what} changed between batches ({self._min.shape} -> {bmin.shape}).",
+                f"{self.tensor}: {what} changed between batches ({cmin.shape} -> {bmin.shape}).",
                 hint=f"{self.granularity.value} needs a fixed size along axis {self.axis}; "
                      "use per_tensor for tensors whose shape varies.")
         if self.averaging is not None:
             c = np.float32(self.averaging)
-            self._min = np.where(np.isfinite(bmin), self._min + c * (bmin - self._min), self._min)
-            self._max = np.where(np.isfinite(bmax), self._max + c * (bmax - self._max), self._max)
-            self._min = np.where(np.isfinite(self._min), self._min, bmin).astype(np.float32)
-            self._max = np.where(np.isfinite(self._max), self._max, bmax).astype(np.float32)
+            fresh_min, fresh_max = ~np.isfinite(cmin), ~np.isfinite(cmax)
+            cmin = np.where(fresh_min, bmin, cmin + c * (bmin - cmin))
+            cmax = np.where(fresh_max, bmax, cmax + c * (bmax - cmax))
+            self._min = np.where(np.isfinite(cmin), cmin, bmin).astype(np.float32)
+            self._max = np.where(np.isfinite(cmax), cmax, bmax).astype(np.float32)
+        elif self._min is not None and isinstance(self._min, float):
+            self._min, self._max = min(self._min, float(bmin)), max(self._max, float(bmax))
         else:
-            np.minimum(self._min, bmin, out=self._min)
-            np.maximum(self._max, bmax, out=self._max)
+            self._min, self._max = np.minimum(cmin, bmin), np.maximum(cmax, bmax)
 
     # -- results ------------------------------------------------------------------------------
     def compute_range(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._min is None:
+        cur = self._arrays()
+        if cur is None:
             return np.zeros((), np.float32), np.zeros((), np.float32)
-        empty = ~(self._min <= self._max)  # channels / blocks that saw no finite value
-        rmin = np.where(empty, np.float32(0), self._min).astype(np.float32)
-        rmax = np.where(empty, np.float32(0), self._max).astype(np.float32)
+        cmin, cmax = cur
+        empty = ~(cmin <= cmax)  # channels / blocks that saw no finite value
+        rmin = np.where(empty, np.float32(0), cmin).astype(np.float32)
+        rmax = np.where(empty, np.float32(0), cmax).astype(np.float32)
         return rmin, rmax
 
     def _merge(self, other: MinMaxObserver) -> None:
-        if other._min is None:
-            return
-        self._accumulate(other._min, other._max)
+        cur = other._arrays()
+        if cur is not None:
+            self._accumulate(*cur)
 
     def _state(self) -> dict:
-        if self._min is None:
+        cur = self._arrays()
+        if cur is None:
             return {"min": None, "max": None}
-        return {"min": none_if_inf(self._min), "max": none_if_inf(self._max),
-                "shape": list(self._min.shape)}
+        return {"min": none_if_inf(cur[0]), "max": none_if_inf(cur[1]), "shape": list(cur[0].shape)}
 
     def _load(self, data: dict) -> None:
         if data.get("min") is None and "shape" not in data:
@@ -118,6 +142,8 @@ class MinMaxObserver(Observer):
         shape = tuple(data["shape"])
         self._min = inf_if_none(data["min"], math.inf).reshape(shape)
         self._max = inf_if_none(data["max"], -math.inf).reshape(shape)
+        if not shape and self.averaging is None:
+            self._min, self._max = float(self._min), float(self._max)
 
 
 def _block_reduce(x: np.ndarray, axis: int, block_size: int, fn) -> np.ndarray:
