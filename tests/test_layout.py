@@ -140,14 +140,16 @@ def test_if_subgraph_marked_and_outer_scope_edge():
 
 
 def qdq_model():
-    """x -> Conv(w via weight DQ) -> Q -> DQ -> Relu -> Q -> DQ -> Add(skip from Conv) -> y."""
+    """x -> Q -> DQ -> Conv(w via weight DQ) -> Q -> DQ -> Relu -> Q -> DQ -> Add(skip from Conv) -> y."""
     inits = [numpy_helper.from_array(np.ones((2, 1, 1, 1), np.int8), "w_q"),
              numpy_helper.from_array(np.array(0.1, np.float32), "s"),
              numpy_helper.from_array(np.array(0, np.int8), "zp_i8"),
              numpy_helper.from_array(np.array(0, np.uint8), "zp_u8")]
     nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "zp_u8"], ["x_q"], name="q0"),
+        helper.make_node("DequantizeLinear", ["x_q", "s", "zp_u8"], ["x_dq"], name="dq0"),
         helper.make_node("DequantizeLinear", ["w_q", "s", "zp_i8"], ["w"], name="w_dq"),
-        helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+        helper.make_node("Conv", ["x_dq", "w"], ["c"], name="conv"),
         helper.make_node("QuantizeLinear", ["c", "s", "zp_u8"], ["c_q"], name="q1"),
         helper.make_node("DequantizeLinear", ["c_q", "s", "zp_u8"], ["c_dq"], name="dq1"),
         helper.make_node("Relu", ["c_dq"], ["r"], name="relu"),
@@ -161,14 +163,14 @@ def qdq_model():
 def test_collapse_qdq_pairs_into_edge_badges():
     proto = qdq_model()
     full = graph_structure(proto)
-    assert len(full.names) == 8 and full.hidden == []
+    assert len(full.names) == 10 and full.hidden == []
     s = graph_structure(proto, collapse_qdq=True)
     assert s.names == ["conv", "relu", "add"]
-    assert sorted(s.hidden) == ["dq1", "dq2", "q1", "q2", "w_dq"]
+    assert sorted(s.hidden) == ["dq0", "dq1", "dq2", "q0", "q1", "q2", "w_dq"]
     edges = {(s.names[a], s.names[b]): e for e, (a, b) in enumerate(s.edges)}
     assert set(edges) == {("conv", "relu"), ("relu", "add"), ("conv", "add")}
     assert s.edge_badges == {edges[("conv", "relu")]: "u8", edges[("relu", "add")]: "i8"}
-    assert s.node_tags == {0: "w:i8"}
+    assert s.node_tags == {0: "in:u8 w:i8"}  # input pair and weight DQ become tags on the Conv
     pos = layout_graph(s, use_cache=False)
     assert pos["conv"][1] < pos["relu"][1] < pos["add"][1]
 

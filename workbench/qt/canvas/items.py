@@ -133,7 +133,7 @@ class EdgesItem(QGraphicsItem):
         exposed = option.exposedRect
         for tile in self.data.edge_tiles:
             if tile.rect.intersects(exposed):
-                painter.drawPath(tile.path)
+                painter.drawPath(tile.path())
         if lod >= TEXT_SCALE and self.data.badge_points:
             _Fonts.ensure()
             for point, text in self.data.badge_points:

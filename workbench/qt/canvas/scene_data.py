@@ -23,8 +23,18 @@ ARROW = 6.0
 
 @dataclass
 class EdgeTile:
+    """Edges whose midpoint falls in one square of the scene; the curve path is built on first paint."""
+
     rect: QRectF
-    path: QPainterPath
+    segments: list[tuple[float, float, float, float]]  # (xa, ya, xb, yb): producer bottom, consumer top
+    _path: QPainterPath | None = None
+
+    def path(self) -> QPainterPath:
+        if self._path is None:
+            self._path = QPainterPath()
+            for xa, ya, xb, yb in self.segments:
+                _edge_path(self._path, xa, ya, xb, yb)
+        return self._path
 
 
 @dataclass
@@ -106,26 +116,22 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
                              float(data.x1.max() - data.x0.min()), float(data.y1.max() - data.y0.min()))
     # plain lists: numpy scalars are slow to convert one by one in a 20,000-node loop
     xs, top, bottom = cx.tolist(), data.y0.tolist(), data.y1.tolist()
-    tiles: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    tiles: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
     straight = data.straight_edges
     for e, (a, b) in enumerate(structure.edges):
         xa, ya, xb, yb = xs[a], bottom[a], xs[b], top[b]
-        tiles.setdefault((int((xa + xb) // (2 * TILE)), int((ya + yb) // (2 * TILE))), []).append((a, b))
+        tiles.setdefault((int((xa + xb) // (2 * TILE)), int((ya + yb) // (2 * TILE))), []).append((xa, ya, xb, yb))
         straight.moveTo(xa, ya)
         straight.lineTo(xb, yb)
         if e in structure.edge_badges:
             data.badge_points.append((QPointF((xa + xb) / 2, (ya + yb) / 2), structure.edge_badges[e]))
-    for edges in tiles.values():
-        path = QPainterPath()
-        x_lo = y_lo = float("inf")
-        x_hi = y_hi = float("-inf")
-        for a, b in edges:
-            xa, ya, xb, yb = xs[a], bottom[a], xs[b], top[b]
-            _edge_path(path, xa, ya, xb, yb)
-            x_lo, x_hi = min(x_lo, xa, xb), max(x_hi, xa, xb)
-            y_lo, y_hi = min(y_lo, ya, yb), max(y_hi, ya, yb)
+    for segments in tiles.values():
+        x_lo = min(min(seg[0], seg[2]) for seg in segments)
+        x_hi = max(max(seg[0], seg[2]) for seg in segments)
+        y_lo = min(min(seg[1], seg[3]) for seg in segments)
+        y_hi = max(max(seg[1], seg[3]) for seg in segments)
         # the curve's control points share the end points' x and lie at most NODE_H / 2 beyond
         # their y: the end points' box grown by NODE_H bounds the tile (arrow heads included)
         data.edge_tiles.append(EdgeTile(QRectF(x_lo - NODE_H, y_lo - NODE_H,
-                                               x_hi - x_lo + 2 * NODE_H, y_hi - y_lo + 2 * NODE_H), path))
+                                               x_hi - x_lo + 2 * NODE_H, y_hi - y_lo + 2 * NODE_H), segments))
     return data
