@@ -176,13 +176,42 @@ def test_level_of_detail_and_lazy_items(qtbot, canvas):
     assert not canvas.viewport().grab().isNull()
 
 
-def test_given_positions_show_at_once(qtbot, canvas, tmp_path):
+def test_given_positions_are_used_without_layout(qtbot, canvas, tmp_path, monkeypatch):
     proto = onnx.load(EXAMPLE)
     positions = layout_graph(proto, cache_dir=tmp_path)
-    with qtbot.waitSignal(canvas.layoutReady, timeout=1000):
-        canvas.set_model(proto, positions)
-        assert len(canvas.node_names()) == 10  # synchronous
-    assert canvas.node_scene_rect(CONVS[0]).center().toTuple() == pytest.approx(positions[CONVS[0]])
+    positions[CONVS[0]] = (-500.0, -300.0)
+    del positions[RELUS[2]]  # a node without a position still gets a place
+
+    def no_layout(*args, **kwargs):
+        raise AssertionError("layout_graph must not run when positions are given")
+
+    monkeypatch.setattr(canvas_worker, "layout_graph", no_layout)
+    open_model(qtbot, canvas, proto, positions=positions)
+    assert canvas.node_scene_rect(CONVS[0]).center().toTuple() == pytest.approx((-500.0, -300.0))
+    assert canvas.node_scene_rect(RELUS[2]).center().y() > max(p[1] for p in positions.values())
+
+
+def test_second_model_replaces_a_pending_layout(qtbot, canvas):
+    ready = []
+    canvas.layoutReady.connect(lambda: ready.append(canvas.node_names()))
+    canvas.set_model(chain_model(4000))
+    canvas.set_model(onnx.load(EXAMPLE))
+    qtbot.waitUntil(lambda: len(ready) >= 1, timeout=20_000)
+    qtbot.wait(300)
+    canvas.shutdown()
+    assert len(ready) == 1 and len(ready[0]) == 10  # the first job's result was dropped
+
+
+def test_keyboard_select_all_and_clear(qtbot, canvas):
+    open_model(qtbot, canvas, onnx.load(EXAMPLE))
+    canvas.setFocus()
+    qtbot.keyClick(canvas, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    assert canvas.selected_nodes() == canvas.node_names()
+    qtbot.keyClick(canvas, Qt.Key.Key_Escape)
+    assert canvas.selected_nodes() == []
+    scale = canvas.transform().m11()
+    qtbot.keyClick(canvas, Qt.Key.Key_Minus)
+    assert canvas.transform().m11() == pytest.approx(scale * 0.8)
 
 
 def test_collapse_qdq_and_badges(qtbot, canvas):
@@ -202,8 +231,17 @@ def test_collapse_qdq_and_badges(qtbot, canvas):
     open_model(qtbot, canvas, proto, collapse_qdq=True)
     assert canvas.node_names() == ["conv", "relu"]
     canvas.set_badges({"conv": "u8", "relu": "!", "gone": "x"})
+    a, b = canvas.node_scene_rect("conv"), canvas.node_scene_rect("relu")
+    probe = canvas.mapFromScene(a.center().x(), a.bottom() + (b.top() - a.bottom()) * 0.25)
+
+    def probe_color():
+        return canvas.viewport().grab().toImage().pixelColor(probe.x(), probe.y())
+
+    assert probe_color().blue() < 200 or probe_color().red() > 80  # grey edge, not the accent
+    canvas.select_nodes(["conv"])  # its edges are drawn in the selection colour
+    hl = probe_color()
+    assert abs(hl.red() - colors.SELECTION.red()) < 40 and abs(hl.blue() - colors.SELECTION.blue()) < 40, hl
     assert canvas.search("q") == []  # collapsed nodes are not selectable
-    assert not canvas.viewport().grab().isNull()
 
 
 @pytest.mark.slow

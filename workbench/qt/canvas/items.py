@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from workbench.qt.canvas.colors import NO_VALUE, SELECTION
@@ -117,9 +117,15 @@ class EdgesItem(QGraphicsItem):
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
         self.setZValue(-1)
         self._bounds = data.bounds.adjusted(-20, -20, 20, 20)
+        self._highlight = QPainterPath()
 
     def boundingRect(self) -> QRectF:
         return self._bounds
+
+    def set_highlight(self, nodes: set[int]) -> None:
+        """Draw the edges of ``nodes`` in the selection colour (skipped for huge selections)."""
+        self._highlight = self.data.edge_path(nodes)
+        self.update()
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
@@ -134,6 +140,9 @@ class EdgesItem(QGraphicsItem):
         for tile in self.data.edge_tiles:
             if tile.rect.intersects(exposed):
                 painter.drawPath(tile.path())
+        if not self._highlight.isEmpty():
+            painter.setPen(QPen(SELECTION, 2.2))
+            painter.drawPath(self._highlight)
         if lod >= TEXT_SCALE and self.data.badge_points:
             _Fonts.ensure()
             for point, text in self.data.badge_points:

@@ -56,6 +56,21 @@ class SceneData:
     straight_edges: QPainterPath = field(default_factory=QPainterPath)
     badge_points: list[tuple[QPointF, str]] = field(default_factory=list)
 
+    def edge_path(self, nodes: set[int], limit: int = 2000) -> QPainterPath:
+        """Curves of the edges touching ``nodes`` (at most ``limit`` edges), for highlighting."""
+        path = QPainterPath()
+        if not nodes or len(nodes) > limit:
+            return path
+        xs = (self.x0 + self.x1) / 2
+        count = 0
+        for a, b in self.structure.edges:
+            if a in nodes or b in nodes:
+                _edge_path(path, float(xs[a]), float(self.y1[a]), float(xs[b]), float(self.y0[b]))
+                count += 1
+                if count >= limit:
+                    break
+        return path
+
     @property
     def names(self) -> list[str]:
         return self.structure.names

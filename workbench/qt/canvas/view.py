@@ -31,7 +31,7 @@ from workbench.qt.canvas import colors
 from workbench.qt.canvas.items import DETAIL_SCALE, CanvasState, EdgesItem, NodeItem
 from workbench.qt.canvas.overview import OverviewItem
 from workbench.qt.canvas.scene_data import SceneData
-from workbench.qt.canvas.worker import LayoutJob, prepare
+from workbench.qt.canvas.worker import LayoutJob
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,7 @@ class GraphCanvas(QGraphicsView):
         self._state: CanvasState | None = None
         self._items: dict[int, NodeItem] = {}
         self._overview: OverviewItem | None = None
+        self._edges: EdgesItem | None = None
         self._container: QGraphicsRectItem | None = None
         self._mode = "op"
         self._dtypes: dict[str, str] = {}
@@ -90,18 +91,15 @@ class GraphCanvas(QGraphicsView):
                   *, collapse_qdq: bool = False) -> None:
         """Show the main graph of ``proto``.
 
-        With ``positions`` (node name -> scene centre, e.g. from ``layout_graph``) the graph is
-        shown at once; without, the layout runs in a worker thread and the graph appears when
-        :attr:`layoutReady` is emitted. ``collapse_qdq`` hides QuantizeLinear -> DequantizeLinear
+        Reading the graph, the layout (skipped when ``positions``, node name -> scene centre as
+        returned by ``layout_graph``, are given) and the scene geometry run in a worker thread; the
+        graph appears when :attr:`layoutReady` is emitted. Do not modify ``proto`` meanwhile. ``collapse_qdq`` hides QuantizeLinear -> DequantizeLinear
         pairs (an edge badge shows the dtype) and weight DequantizeLinear nodes (a tag on the consumer).
         """
         self._cancel_jobs()
         self._generation += 1
         self._clear()
-        if positions is not None:
-            self._show(prepare(proto, positions, collapse_qdq=collapse_qdq))
-            return
-        job = LayoutJob(self._generation, proto, None, collapse_qdq=collapse_qdq,
+        job = LayoutJob(self._generation, proto, positions, collapse_qdq=collapse_qdq,
                         cache_dir=self._cache_dir, cancel=CancelToken())
         job.signals.finished.connect(self._on_job_finished)
         job.signals.failed.connect(self._on_job_failed)
@@ -139,7 +137,7 @@ class GraphCanvas(QGraphicsView):
     def _clear(self) -> None:
         had_selection = bool(self._state and self._state.selected)
         self.scene().clear()
-        self._state, self._overview, self._container = None, None, None
+        self._state, self._overview, self._container, self._edges = None, None, None, None
         self._items.clear()
         if had_selection:
             self.selectionChangedNames.emit([])
@@ -149,7 +147,8 @@ class GraphCanvas(QGraphicsView):
         self._state.badges = {data.index[n]: t for n, t in self._badges.items() if n in data.index}
         self._compute_fills()
         scene = self.scene()
-        scene.addItem(EdgesItem(data))
+        self._edges = EdgesItem(data)
+        scene.addItem(self._edges)
         self._overview = OverviewItem(self._state)
         scene.addItem(self._overview)
         scene.setSceneRect(data.bounds.adjusted(-400, -400, 400, 400))  # may scroll: no container yet
@@ -239,6 +238,7 @@ class GraphCanvas(QGraphicsView):
             if i in self._items:
                 self._items[i].update()
         self._overview.refresh_selection()
+        self._edges.set_highlight(state.selected)
         self.selectionChangedNames.emit(self.selected_nodes())
 
     def selected_nodes(self) -> list[str]:
