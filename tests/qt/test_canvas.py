@@ -251,3 +251,29 @@ def test_minilm_opens(qtbot, canvas, corpus):
     assert len(canvas.node_names()) == len(proto.graph.node)
     matmuls = [n.name for n in proto.graph.node if n.op_type == "MatMul"]
     assert canvas.select_op_type("MatMul") == matmuls and len(matmuls) == 48
+
+
+def test_if_node_marked_and_activated(qtbot, canvas, cases):
+    proto = onnx.load(str(cases / "20_if_subgraph_matmul.onnx"))
+    open_model(qtbot, canvas, proto)
+    if_nodes = [n.name for n in proto.graph.node if n.op_type == "If"]
+    assert if_nodes and set(if_nodes) <= set(canvas.node_names())
+    assert "body graph" in canvas.tooltip_text(if_nodes[0])
+    with qtbot.waitSignal(canvas.nodeActivated) as blocker:
+        qtbot.mouseDClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=center_of(canvas, if_nodes[0]))
+    assert blocker.args == [if_nodes[0]]
+
+
+def test_empty_graph_and_tooltip_values(qtbot, canvas):
+    graph = helper.make_graph([], "empty", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])])
+    open_model(qtbot, canvas, helper.make_model(graph))
+    assert canvas.node_names() == [] and canvas.search("*") == []
+    canvas.fit()
+    assert not canvas.viewport().grab().isNull()
+    open_model(qtbot, canvas, onnx.load(EXAMPLE))
+    canvas.set_node_values(dtypes={CONVS[0]: "int8"}, errors={CONVS[0]: 12.34})
+    text = canvas.tooltip_text(CONVS[0])
+    assert "<b>Conv</b>" in text and "int8" in text and "12.3 dB" in text
+    canvas.set_node_values(errors={})  # {} clears, None keeps
+    assert "dB" not in canvas.tooltip_text(CONVS[0]) and "int8" in canvas.tooltip_text(CONVS[0])

@@ -10,6 +10,7 @@ or not detailed items exist.
 from __future__ import annotations
 
 import fnmatch
+import html
 import logging
 from pathlib import Path
 
@@ -472,13 +473,19 @@ class GraphCanvas(QGraphicsView):
     def _tooltip(self, i: int) -> str:
         st = self._state.data.structure
         name = st.names[i]
-        lines = [f"<b>{st.op_types[i]}</b> {name}"]
+        lines = [f"<b>{html.escape(st.op_types[i])}</b> {html.escape(name)}"]
         if name in self._dtypes:
-            lines.append(f"activation dtype: {self._dtypes[name]}")
+            lines.append(f"activation dtype: {html.escape(self._dtypes[name])}")
         if name in self._errors:
             lines.append(f"SQNR: {self._errors[name]:.1f} dB")
         if i in st.node_tags:
-            lines.append(f"weights: {st.node_tags[i]}")
+            lines.append(f"collapsed Q/DQ: {html.escape(st.node_tags[i])}")
         if st.has_subgraph[i]:
             lines.append("has a body graph (double-click to open)")
         return "<br>".join(lines)
+
+    def tooltip_text(self, name: str) -> str:
+        """The tooltip of node ``name`` (rich text). Raises KeyError for an unknown name."""
+        if self._state is None:
+            raise KeyError(name)
+        return self._tooltip(self._state.data.index[name])
