@@ -409,3 +409,23 @@ def test_case11_ragged_samples(cases):
             obs.update(s)
         assert obs.count == sum(s.size for s in samples)
         assert float(obs.compute_range()[1]) > 0
+
+
+@pytest.mark.parametrize("dtype,symmetric,nonneg", [("int8", True, False), ("uint8", False, True),
+                                                    ("int4", True, False), ("float8e5m2", True, False)])
+def test_entropy_closed_form_equals_direct_kl(dtype, symmetric, nonneg):
+    """The vectorised KL of every candidate equals the per-candidate definition (Migacz 2017)."""
+    from workbench.core.observers.entropy import EntropyObserver, kl_divergence_at, kl_scores, level_ids
+
+    rng = np.random.default_rng(31)
+    n = 700
+    hist = rng.poisson(rng.exponential(40, n) * np.exp(-np.arange(n) / 150)).astype(np.float64)
+    hist[rng.integers(0, n, 150)] = 0
+    hist[0] += 5000  # a ReLU-style spike of exact zeros
+    obs = EntropyObserver(_spec("entropy", dtype=dtype, symmetric=symmetric))
+    mids, grid_max = obs.level_grid(nonneg)
+    cands = np.arange(max(2, mids.size), n + 1)
+    fast = kl_scores(hist, cands, mids, grid_max)
+    direct = np.array([kl_divergence_at(hist, i, level_ids(i, mids, grid_max)) for i in cands])
+    np.testing.assert_allclose(fast, direct, rtol=1e-9, atol=1e-12)
+    assert np.all(np.diff(level_ids(n, mids, grid_max)) >= 0)
