@@ -152,7 +152,10 @@ def _make_web_view(parent: QWidget):
                 info.block(True)
 
     view = QWebEngineView(parent)
-    profile = QWebEngineProfile(view)  # off the record: nothing persists between sessions
+    # off the record (nothing persists). Parented to ``parent`` and created after the view, so Qt
+    # deletes the view and its page before the profile ("Release of profile requested but
+    # WebEnginePage still not deleted" otherwise).
+    profile = QWebEngineProfile(parent)
     interceptor = LoopbackOnly(profile)
     profile.setUrlRequestInterceptor(interceptor)
     script = QWebEngineScript()
