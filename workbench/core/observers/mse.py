@@ -4,7 +4,7 @@ For candidate ranges the histogram is fake-quantized with the exact numerics of 
 spec (:func:`workbench.core.numerics.compute_qparams` + :func:`fake_quantize`, so dtype,
 symmetric, reduce_range, power_of_two and the float8 grid are all honoured) and the error
 ``sum_j n_j * mean_{x in bin j} (x - fq(x))^2`` is estimated with 4 evenly spaced points per
-non-empty bin. This is the "MSE" calibration of Banner et al. 2019, "Post-training 4-bit
+non-empty bin (bins merged down to at most 512 first). This is the "MSE" calibration of Banner et al. 2019, "Post-training 4-bit
 quantization of convolution networks for rapid-deployment" (NeurIPS; clipping that trades
 clipping noise against rounding noise), and of NVIDIA's pytorch-quantization ``mse``
 calibrator, searched empirically instead of with their Gaussian / Laplace closed forms.
@@ -22,6 +22,7 @@ from workbench.core.numerics import compute_qparams, fake_quantize
 from workbench.core.observers.histogram import HistogramObserver, StreamingHistogram
 
 _SUB = 4
+_MAX_BINS = 512
 _COARSE = 128
 _ROUNDS = 3
 _ASYM = 64
@@ -90,10 +91,18 @@ class MseObserver(HistogramObserver):
 
 
 def _sample_points(h: StreamingHistogram) -> tuple[np.ndarray, np.ndarray]:
-    """``_SUB`` evenly spaced points per non-empty bin (clipped to the data range) and weights."""
-    nz = np.flatnonzero(h.counts)
+    """``_SUB`` evenly spaced points per non-empty bin (clipped to the data range) and weights.
+
+    Histograms finer than ``_MAX_BINS`` are first merged by an integer factor (exact).
+    """
+    factor = -(-h.bins // _MAX_BINS)
+    counts = h.counts
+    if factor > 1:
+        counts = np.add.reduceat(counts, np.arange(0, h.bins, factor))
+    width = h.width * factor
+    nz = np.flatnonzero(counts)
     offs = (np.arange(_SUB) + 0.5) / _SUB
-    pts = h.lo + (nz[:, None] + offs[None, :]) * h.width
+    pts = h.lo + (nz[:, None] + offs[None, :]) * width
     pts = np.clip(pts, h.vmin, h.vmax).astype(np.float32).ravel()
-    wts = np.repeat(h.counts[nz].astype(np.float64) / _SUB, _SUB)
+    wts = np.repeat(counts[nz].astype(np.float64) / _SUB, _SUB)
     return pts, wts
