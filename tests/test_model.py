@@ -381,3 +381,36 @@ def test_corpus_models_prepare_and_run_like_the_original(corpus):
         got = _ort(model.proto, row)
         for a, b in zip(want, got, strict=True):
             np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(a).max())))
+
+
+def _loop(name, w):
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name=""),
+         helper.make_node("MatMul", ["acc_in", w], ["prod"], name="body_mm"),
+         helper.make_node("Tanh", ["prod"], ["acc_out"], name="body_tanh")],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("acc_in", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc_out", TensorProto.FLOAT, [1, 4])])
+    return body
+
+
+def test_two_loops_with_identical_bodies_get_unique_names_and_same_numbers():
+    ws = [numpy_helper.from_array((RNG.standard_normal((4, 4)) * 0.5).astype(np.float32), f"W{i}") for i in range(2)]
+    inits = ws + [numpy_helper.from_array(np.array(3, np.int64), "trips"),
+                  numpy_helper.from_array(np.array(True), "go")]
+    nodes = [helper.make_node("Loop", ["trips", "go", "X"], ["L0"], name="loop", body=_loop("a", "W0")),
+             helper.make_node("Loop", ["trips", "go", "L0"], ["Y"], name="loop", body=_loop("b", "W1"))]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 4])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 4])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model = prepare_proto(m)
+    walked = list(model.iter_nodes())
+    names = [n.name for _, n in walked]
+    assert len(walked) == 8 and len(set(names)) == 8 and all(names)
+    defined = [o for _, n in walked for o in n.output] + [v.name for _, gr in model.iter_graphs() for v in gr.input]
+    assert len(defined) == len(set(defined))
+    assert sorted(model.ambiguous_names) == ["body_mm", "body_tanh", "loop"]
+    x = RNG.standard_normal((1, 4)).astype(np.float32)
+    np.testing.assert_allclose(_ort(model.proto, {"X": x})[0], _ref(m, {"X": x})[0], rtol=1e-5, atol=1e-5)

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.core.datasources.base import DataSource
-from workbench.core.datasources.validate import cast, check_dtype, check_shape, fmt_shape
+from workbench.core.datasources.validate import cast, check_dtype, check_shape, fmt_shape, one_line
 from workbench.core.errors import DataError
 from workbench.core.model import PreparedModel
 
@@ -57,7 +57,7 @@ def read_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
                 out[info.filename[:-4]] = (tuple(shape), np.dtype(dtype))
         return out
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise DataError(f"{path}: not a readable .npz/.npy file ({exc}).",
+        raise DataError(f"{path}: not a readable .npz/.npy file ({one_line(exc)}).",
                         hint="Save the data with numpy.savez / numpy.save (no pickled objects).") from None
 
 
@@ -201,7 +201,7 @@ class ArrayFileSource(DataSource):
                         wanted = list(self._keys.values()) + [k for d in self._ragged.values() for k in d.values()]
                         self._arrays = {k: z[k] for k in wanted + self._labels}
             except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-                raise DataError(f"{self.path}: cannot read the arrays ({exc}).",
+                raise DataError(f"{self.path}: cannot read the arrays ({one_line(exc)}).",
                                 hint="Re-save the data with numpy.savez.") from None
         return self._arrays
 

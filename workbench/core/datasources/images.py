@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.core.datasources.base import DataSource
-from workbench.core.datasources.validate import check_feed
+from workbench.core.datasources.validate import check_feed, one_line
 from workbench.core.errors import DataError
 from workbench.core.model import PreparedModel
 
@@ -117,7 +117,7 @@ class ImageFolderSource(DataSource):
                 img = img.resize((self.size[1], self.size[0]), Image.Resampling.BILINEAR)
                 x = np.asarray(img, dtype=np.float32)
         except (OSError, ValueError, Image.DecompressionBombError) as exc:
-            raise DataError(f"{file}: cannot read the image ({exc}).", hint="Remove or replace the file.") from None
+            raise DataError(f"{file}: cannot read the image ({one_line(exc)}).", hint="Remove or replace the file.") from None
         if x.ndim == 2:
             x = x[:, :, None]
         x = x * self.scale

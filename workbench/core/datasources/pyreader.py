@@ -13,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 from workbench.core.datasources.base import DataSource
-from workbench.core.datasources.validate import check_feed
+from workbench.core.datasources.validate import check_feed, one_line
 from workbench.core.errors import DataError
 from workbench.core.model import PreparedModel
 
@@ -46,7 +46,7 @@ class PythonReaderSource(DataSource):
         try:
             spec.loader.exec_module(module)
         except Exception as exc:  # noqa: BLE001 - the user's code may raise anything
-            raise DataError(f"{self.path}: importing the reader failed ({exc.__class__.__name__}: {exc}).",
+            raise DataError(f"{self.path}: importing the reader failed ({exc.__class__.__name__}: {one_line(exc)}).",
                             hint="Fix the error in the reader file.") from None
         sys.modules.pop(name, None)
         return module
@@ -60,7 +60,7 @@ class PythonReaderSource(DataSource):
         try:
             it = iter(self.module.samples())
         except Exception as exc:  # noqa: BLE001
-            raise DataError(f"{self.path}: samples() raised {exc.__class__.__name__}: {exc}.",
+            raise DataError(f"{self.path}: samples() raised {exc.__class__.__name__}: {one_line(exc)}.",
                             hint="Fix the reader.") from None
         i = 0
         while True:
@@ -69,7 +69,7 @@ class PythonReaderSource(DataSource):
             except StopIteration:
                 break
             except Exception as exc:  # noqa: BLE001
-                raise DataError(f"{self.path}: samples() raised {exc.__class__.__name__} at sample {i}: {exc}.",
+                raise DataError(f"{self.path}: samples() raised {exc.__class__.__name__} at sample {i}: {one_line(exc)}.",
                                 hint="Fix the reader.") from None
             yield check_feed(feed, self.inputs, f"{self.path} (sample {i})", self.notes)
             i += 1

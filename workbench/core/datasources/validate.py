@@ -116,3 +116,9 @@ def check_feed(feed: dict[str, np.ndarray], inputs: list[InputInfo], origin: str
             notes.append(f"{origin}: {note}")
         out[inp.name] = cast(arr, inp, origin)
     return out
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception's text on one line (newlines collapsed), cut to ``limit`` characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -17,6 +17,13 @@ from onnx import external_data_helper as edh
 
 from workbench.core.errors import ModelError
 
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception's text on one line (newlines collapsed), cut to ``limit`` characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 _REEXPORT = "Re-export the model (e.g. torch.onnx.export / onnx.save) or pick another .onnx file."
 
 
@@ -54,7 +61,7 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
     try:
         proto.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as exc:
-        raise ModelError(f"{path}: not a readable ONNX model: the file is truncated or not ONNX ({exc}).",
+        raise ModelError(f"{path}: not a readable ONNX model: the file is truncated or not ONNX ({one_line(exc)}).",
                          hint=_REEXPORT) from None
     if not proto.HasField("graph") or not proto.opset_import or proto.ir_version <= 0:
         missing = [what for what, ok in (("graph", proto.HasField("graph")), ("opset_import", proto.opset_import),
@@ -116,6 +123,6 @@ def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
     try:
         edh.load_external_data_for_model(proto, str(base))
     except (OSError, ValueError, onnx.checker.ValidationError) as exc:
-        raise ModelError(f"{model_path}: cannot load external data ({exc}).",
+        raise ModelError(f"{model_path}: cannot load external data ({one_line(exc)}).",
                          hint="Copy the .data file saved with this model next to it.") from None
     return sorted(files)
