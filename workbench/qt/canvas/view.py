@@ -10,25 +10,24 @@ or not detailed items exist.
 from __future__ import annotations
 
 import fnmatch
-import html
 import logging
 from pathlib import Path
 
 import numpy as np
 import onnx
-from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, QSize, Qt, QThreadPool, Signal
-from PySide6.QtGui import QColor, QKeySequence, QPainter
+from PySide6.QtCore import QPoint, QRectF, Qt, QThreadPool, Signal
+from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsRectItem,
     QGraphicsScene,
     QGraphicsView,
     QRubberBand,
-    QToolTip,
 )
 
 from workbench.core.progress import CancelToken
 from workbench.qt.canvas import colors
+from workbench.qt.canvas.interaction import CanvasInteraction
 from workbench.qt.canvas.items import DETAIL_SCALE, CanvasState, EdgesItem, NodeItem
 from workbench.qt.canvas.overview import OverviewItem
 from workbench.qt.canvas.scene_data import SceneData
@@ -40,7 +39,7 @@ MIN_SCALE, MAX_SCALE = 0.002, 4.0
 COLOR_MODES = ("op", "dtype", "error")
 
 
-class GraphCanvas(QGraphicsView):
+class GraphCanvas(CanvasInteraction, QGraphicsView):
     """Graph of an ONNX model: nodes coloured by op, dtype or error; click, rubber band and search.
 
     Signals
@@ -225,9 +224,6 @@ class GraphCanvas(QGraphicsView):
     def zoom_out(self) -> None:
         self._zoom(0.8, QGraphicsView.ViewportAnchor.AnchorViewCenter)
 
-    def wheelEvent(self, event) -> None:
-        self._zoom(1.0015 ** event.angleDelta().y(), QGraphicsView.ViewportAnchor.AnchorUnderMouse)
-
     # ----------------------------------------------------------------- selection
     def _set_selection(self, indices: set[int]) -> None:
         state = self._state
@@ -384,108 +380,3 @@ class GraphCanvas(QGraphicsView):
         self._overview.refresh_colors()
         for item in self._items.values():
             item.update()
-
-    # ----------------------------------------------------------------- mouse and keys
-    def _node_at(self, pos: QPoint) -> int | None:
-        return self._state.data.at(self.mapToScene(pos)) if self._state else None
-
-    def mousePressEvent(self, event) -> None:
-        pos = event.position().toPoint()
-        if event.button() == Qt.MouseButton.MiddleButton or (
-                event.button() == Qt.MouseButton.LeftButton and event.modifiers() & Qt.KeyboardModifier.AltModifier):
-            self._pan_last = pos
-            self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
-            return
-        if event.button() != Qt.MouseButton.LeftButton or self._state is None:
-            return super().mousePressEvent(event)
-        i = self._node_at(pos)
-        mods = event.modifiers()
-        if i is None:
-            self._band_origin = pos
-            self._band.setGeometry(QRect(pos, QSize()))
-            self._band.show()
-            return
-        sel = set(self._state.selected)
-        if mods & Qt.KeyboardModifier.ControlModifier:
-            sel ^= {i}
-        elif mods & Qt.KeyboardModifier.ShiftModifier:
-            sel.add(i)
-        else:
-            sel = {i}
-        self._set_selection(sel)
-
-    def mouseMoveEvent(self, event) -> None:
-        pos = event.position().toPoint()
-        if self._pan_last is not None:
-            delta = pos - self._pan_last
-            self._pan_last = pos
-            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - delta.x())
-            self.verticalScrollBar().setValue(self.verticalScrollBar().value() - delta.y())
-        elif self._band_origin is not None:
-            self._band.setGeometry(QRect(self._band_origin, pos).normalized())
-        else:
-            super().mouseMoveEvent(event)
-
-    def mouseReleaseEvent(self, event) -> None:
-        if self._pan_last is not None:
-            self._pan_last = None
-            self.viewport().unsetCursor()
-            return
-        if self._band_origin is None or self._state is None:
-            return super().mouseReleaseEvent(event)
-        rect = QRect(self._band_origin, event.position().toPoint()).normalized()
-        self._band_origin = None
-        self._band.hide()
-        mods = event.modifiers()
-        additive = bool(mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier))
-        hits = set()
-        if rect.width() > 2 or rect.height() > 2:
-            hits = set(self._state.data.in_rect(self.mapToScene(rect).boundingRect()).tolist())
-        self._set_selection(self._state.selected | hits if additive else hits)
-
-    def mouseDoubleClickEvent(self, event) -> None:
-        i = self._node_at(event.position().toPoint())
-        if i is not None:
-            self.nodeActivated.emit(self._state.data.names[i])
-
-    def keyPressEvent(self, event) -> None:
-        if self._state is not None and event.matches(QKeySequence.StandardKey.SelectAll):
-            self._set_selection(set(range(len(self._state.data))))
-        elif event.key() == Qt.Key.Key_Escape:
-            self._set_selection(set())
-        elif event.key() in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
-            self.zoom_in()
-        elif event.key() == Qt.Key.Key_Minus:
-            self.zoom_out()
-        else:
-            super().keyPressEvent(event)
-
-    def viewportEvent(self, event) -> bool:
-        if event.type() == QEvent.Type.ToolTip and self._state is not None:
-            i = self._node_at(event.pos())
-            if i is None:
-                QToolTip.hideText()
-            else:
-                QToolTip.showText(event.globalPos(), self._tooltip(i), self.viewport())
-            return True
-        return super().viewportEvent(event)
-
-    def _tooltip(self, i: int) -> str:
-        st = self._state.data.structure
-        name = st.names[i]
-        lines = [f"<b>{html.escape(st.op_types[i])}</b> {html.escape(name)}"]
-        if name in self._dtypes:
-            lines.append(f"activation dtype: {html.escape(self._dtypes[name])}")
-        if name in self._errors:
-            lines.append(f"SQNR: {self._errors[name]:.1f} dB")
-        if i in st.node_tags:
-            lines.append(f"collapsed Q/DQ: {html.escape(st.node_tags[i])}")
-        if st.has_subgraph[i]:
-            lines.append("has a body graph (double-click to open)")
-        return "<br>".join(lines)
-
-    def tooltip_text(self, name: str) -> str:
-        """The tooltip of node ``name`` (rich text). Raises KeyError for an unknown name."""
-        if self._state is None:
-            raise KeyError(name)
-        return self._tooltip(self._state.data.index[name])

@@ -1,0 +1,125 @@
+"""Mouse, keyboard and tooltip handling of the graph canvas (a mixin of ``GraphCanvas``).
+
+Click selects, Shift+click adds, Ctrl+click toggles, a drag on empty space draws a rubber band
+(Shift/Ctrl add to the selection), middle-drag or Alt+drag pans, the wheel zooms under the mouse,
+double-click activates a node, Ctrl+A selects all, Esc clears, +/- zoom.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QGraphicsView, QToolTip
+
+
+class CanvasInteraction:
+    """Event handlers; expects the attributes and helpers of ``GraphCanvas``."""
+
+    def _node_at(self, pos: QPoint) -> int | None:
+        return self._state.data.at(self.mapToScene(pos)) if self._state else None
+
+    def mousePressEvent(self, event) -> None:
+        pos = event.position().toPoint()
+        if event.button() == Qt.MouseButton.MiddleButton or (
+                event.button() == Qt.MouseButton.LeftButton and event.modifiers() & Qt.KeyboardModifier.AltModifier):
+            self._pan_last = pos
+            self.viewport().setCursor(Qt.CursorShape.ClosedHandCursor)
+            return
+        if event.button() != Qt.MouseButton.LeftButton or self._state is None:
+            return super().mousePressEvent(event)
+        i = self._node_at(pos)
+        mods = event.modifiers()
+        if i is None:
+            self._band_origin = pos
+            self._band.setGeometry(QRect(pos, QSize()))
+            self._band.show()
+            return
+        sel = set(self._state.selected)
+        if mods & Qt.KeyboardModifier.ControlModifier:
+            sel ^= {i}
+        elif mods & Qt.KeyboardModifier.ShiftModifier:
+            sel.add(i)
+        else:
+            sel = {i}
+        self._set_selection(sel)
+
+    def mouseMoveEvent(self, event) -> None:
+        pos = event.position().toPoint()
+        if self._pan_last is not None:
+            delta = pos - self._pan_last
+            self._pan_last = pos
+            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - delta.x())
+            self.verticalScrollBar().setValue(self.verticalScrollBar().value() - delta.y())
+        elif self._band_origin is not None:
+            self._band.setGeometry(QRect(self._band_origin, pos).normalized())
+        else:
+            super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        if self._pan_last is not None:
+            self._pan_last = None
+            self.viewport().unsetCursor()
+            return
+        if self._band_origin is None or self._state is None:
+            return super().mouseReleaseEvent(event)
+        rect = QRect(self._band_origin, event.position().toPoint()).normalized()
+        self._band_origin = None
+        self._band.hide()
+        mods = event.modifiers()
+        additive = bool(mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier))
+        hits = set()
+        if rect.width() > 2 or rect.height() > 2:
+            hits = set(self._state.data.in_rect(self.mapToScene(rect).boundingRect()).tolist())
+        self._set_selection(self._state.selected | hits if additive else hits)
+
+    def wheelEvent(self, event) -> None:
+        self._zoom(1.0015 ** event.angleDelta().y(), QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        i = self._node_at(event.position().toPoint())
+        if i is not None:
+            self.nodeActivated.emit(self._state.data.names[i])
+
+    def keyPressEvent(self, event) -> None:
+        if self._state is not None and event.matches(QKeySequence.StandardKey.SelectAll):
+            self._set_selection(set(range(len(self._state.data))))
+        elif event.key() == Qt.Key.Key_Escape:
+            self._set_selection(set())
+        elif event.key() in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom_in()
+        elif event.key() == Qt.Key.Key_Minus:
+            self.zoom_out()
+        else:
+            super().keyPressEvent(event)
+
+    def viewportEvent(self, event) -> bool:
+        if event.type() == QEvent.Type.ToolTip and self._state is not None:
+            i = self._node_at(event.pos())
+            if i is None:
+                QToolTip.hideText()
+            else:
+                QToolTip.showText(event.globalPos(), self._tooltip(i), self.viewport())
+            return True
+        return super().viewportEvent(event)
+
+    def _tooltip(self, i: int) -> str:
+        st = self._state.data.structure
+        name = st.names[i]
+        lines = [f"<b>{html.escape(st.op_types[i])}</b> {html.escape(name)}"]
+        if name in self._dtypes:
+            lines.append(f"activation dtype: {html.escape(self._dtypes[name])}")
+        if name in self._errors:
+            lines.append(f"SQNR: {self._errors[name]:.1f} dB")
+        if i in st.node_tags:
+            lines.append(f"collapsed Q/DQ: {html.escape(st.node_tags[i])}")
+        if st.has_subgraph[i]:
+            lines.append("has a body graph (double-click to open)")
+        return "<br>".join(lines)
+
+    def tooltip_text(self, name: str) -> str:
+        """The tooltip of node ``name`` (rich text). Raises KeyError for an unknown name."""
+        if self._state is None:
+            raise KeyError(name)
+        return self._tooltip(self._state.data.index[name])
