@@ -66,6 +66,11 @@ def main() -> None:
         obs = make_observer(spec)
         t = best_time(lambda obs=obs: obs.update(y), args.repeat)
         print(f"{label:22s} {t / n * 1e9:15.3f} {(t_inf + t) / t_inf:30.3f}")
+    small = y[:, :8, :14, :14].copy()
+    for label, spec in SPECS.items():
+        obs = make_observer(spec)
+        t = best_time(lambda obs=obs: obs.update(small), 200)
+        print(f"small tensor {small.shape} {label:18s} {t * 1e6:8.1f} us per update (fixed overhead)")
     for label, spec in SPECS.items():
         obs = make_observer(spec)
         obs.update(y)

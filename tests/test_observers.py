@@ -429,3 +429,16 @@ def test_entropy_closed_form_equals_direct_kl(dtype, symmetric, nonneg):
     direct = np.array([kl_divergence_at(hist, i, level_ids(i, mids, grid_max)) for i in cands])
     np.testing.assert_allclose(fast, direct, rtol=1e-9, atol=1e-12)
     assert np.all(np.diff(level_ids(n, mids, grid_max)) >= 0)
+
+
+def test_per_block_nonfinite_blocks():
+    w = np.arange(24, dtype=np.float32).reshape(6, 4) - 10
+    w[0, 1] = np.nan
+    w[3:6, 2] = np.inf  # a whole block of non-finite values -> neutral (0, 0) range
+    obs = make_observer(_spec(granularity="per_block", block_size=3), axis=0)
+    obs.update(w)
+    rmin, rmax = obs.compute_range()
+    assert obs.nonfinite == 4 and obs.count == 20
+    np.testing.assert_array_equal(rmin, [[-10, -5, -8, -7], [2, 3, 0, 5]])
+    np.testing.assert_array_equal(rmax, [[-2, -1, 0, 1], [10, 11, 0, 13]])
+    assert np.all(obs.qparams().scale > 0)
