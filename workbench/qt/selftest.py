@@ -18,12 +18,14 @@ import os
 import sys
 import tempfile
 import time
+import traceback
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from workbench import __version__
+from workbench.core.errors import WorkbenchError
 
 #: Minimum top-1 accuracy of the quantized example on its evaluation split (float model: 0.9956).
 MIN_ACCURACY = 0.98
@@ -141,6 +143,8 @@ def run_self_test(argv: list[str] | None = None) -> int:
         window_note = _exercise_main_window(app, folder / "digits_cnn.onnx")
     except Exception as exc:  # any failure is the self-test's result
         print(f"workbench {__version__} self-test FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if not isinstance(exc, (SelfTestError, WorkbenchError)):  # a bug or a broken bundle: show where
+            traceback.print_exc(file=sys.stderr)
         return 1
     if stats["accuracy"] < MIN_ACCURACY:
         print(f"workbench {__version__} self-test FAILED: quantized example accuracy {stats['accuracy']:.4f} "
