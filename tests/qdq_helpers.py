@@ -24,6 +24,8 @@ def calib_qparams(model, plan, feeds: list[dict[str, np.ndarray]]) -> dict:
     proto.CopyFrom(model.proto)
     have = {o.name for o in proto.graph.output}
     names = list(plan.activations)
+    if not names:
+        return {}
     for t in names:
         if t not in have:
             proto.graph.output.append(helper.make_empty_tensor_value_info(t))

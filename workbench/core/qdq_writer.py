@@ -279,6 +279,19 @@ class QdqWriter:
             self._int_cache[key] = names
         return self._int_cache[key]
 
+    def _coarse_bias(self, unit: NodeUnit, b: np.ndarray, res) -> float | None:
+        """Largest bias rounding error if it exceeds half the unit's output LSB, else None.
+
+        Happens when the input scale is far too large for the data, e.g. the scale 1 given to an
+        all-zero tensor (case 03): the int32 bias is then the whole output and must be exact.
+        """
+        out = self.pairs.get(unit.outputs[0]) if unit.outputs else None
+        if out is None:
+            return None
+        scale = np.broadcast_to(res.qparams.scale, res.q.shape).astype(np.float64)
+        err = float(np.max(np.abs(b.reshape(-1).astype(np.float64) - res.q * scale), initial=0.0))
+        return err if err > 0.5 * float(out.qp.scale) else None
+
     def _bias(self, node, unit: NodeUnit, bi: UnitInput, wq: QParams):
         x_name = self.pairs.get(node.input[0])
         if x_name is None:
@@ -290,6 +303,13 @@ class QdqWriter:
         if res is None:
             self.issues.append(PlanIssue(node.name, "warning", "bias left in float: the weight scale does "
                                          "not map onto output channels (per_block or custom axis)."))
+            return [], wq
+        coarse = self._coarse_bias(unit, b, res)
+        if coarse is not None:
+            self.issues.append(PlanIssue(node.name, "warning", f"bias {bi.tensor!r} kept in float: its int32 "
+                                         f"scale (input_scale * weight_scale) would round it by up to "
+                                         f"{coarse:.3g}, more than half the output LSB; {node.op_type} will "
+                                         "not fuse into an integer kernel."))
             return [], wq
         if res.raised:
             self.issues.append(PlanIssue(node.name, "warning", f"int32 bias {bi.tensor!r} would overflow: "
