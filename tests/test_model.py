@@ -414,3 +414,20 @@ def test_two_loops_with_identical_bodies_get_unique_names_and_same_numbers():
     assert sorted(model.ambiguous_names) == ["body_mm", "body_tanh", "loop"]
     x = RNG.standard_normal((1, 4)).astype(np.float32)
     np.testing.assert_allclose(_ort(model.proto, {"X": x})[0], _ref(m, {"X": x})[0], rtol=1e-5, atol=1e-5)
+
+
+def test_sparse_constant_and_constant_output_do_not_break_preparation():
+    sparse = helper.make_sparse_tensor(numpy_helper.from_array(np.array([1.0, 2.0], np.float32), "v"),
+                                       numpy_helper.from_array(np.array([0, 3], np.int64), "i"), [4])
+    nodes = [helper.make_node("Constant", [], ["S"], sparse_value=sparse),
+             helper.make_node("Constant", [], ["C"], value=numpy_helper.from_array(np.ones(4, np.float32))),
+             helper.make_node("Add", ["X", "S"], ["Y"], name="add")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4]),
+                           helper.make_tensor_value_info("C", TensorProto.FLOAT, [4])])
+    model = prepare_proto(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+    assert sorted(n.op_type for n in model.graph.node) in (["Add", "Constant"], ["Add", "Constant", "Constant"])
+    x = np.arange(4, dtype=np.float32)
+    y, c = _ort(model.proto, {"X": x})
+    np.testing.assert_array_equal(y, x + [1, 0, 0, 2])
+    np.testing.assert_array_equal(c, np.ones(4, np.float32))

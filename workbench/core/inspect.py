@@ -22,7 +22,7 @@ def inspect_model(model: PreparedModel) -> dict:
         ``op_histogram`` (op type -> count, ``domain::op`` outside the default domain, sorted by
         count), ``initializers``, ``weights`` (``count``, ``bytes``, ``elements``,
         ``by_dtype`` {dtype: bytes}, ``location`` "initializers" or "external data",
-        ``external_data_files``), ``inputs`` / ``outputs`` ([{name, dtype, shape}]),
+        ``external_data_files``, ``lifted_from_constant_nodes``), ``inputs`` / ``outputs`` ([{name, dtype, shape}]),
         ``subgraphs`` ([{path, nodes}]), ``quantized`` ({``nodes``, ``kinds`` {kind: count},
         ``op_types`` {op: count}}), ``renames`` ([{kind, old, new, graph}]),
         ``ambiguous_names`` and ``notes``.
@@ -72,6 +72,7 @@ def _weights(model: PreparedModel, graphs) -> dict:
         "elements": elements,
         "by_dtype": dict(by_dtype.most_common()),
         "location": "external data" if model.external_data_files else "initializers",
+        "lifted_from_constant_nodes": model.lifted_constants,
         "external_data_files": list(model.external_data_files),
     }
 
@@ -105,7 +106,8 @@ def format_report(report: dict) -> str:
         f"nodes:       {report['nodes']} ({report['nodes_main_graph']} in the main graph, "
         f"{len(report['subgraphs'])} subgraphs)",
         f"weights:     {w['count']} initializers, {w['elements']:,} values, {w['bytes'] / 1e6:.2f} MB "
-        f"in {w['location']}" + (f" ({', '.join(w['external_data_files'])})" if w["external_data_files"] else ""),
+        f"in {w['location']}" + (f" ({', '.join(w['external_data_files'])})" if w["external_data_files"] else "")
+        + (f", {w['lifted_from_constant_nodes']} lifted from Constant nodes" if w["lifted_from_constant_nodes"] else ""),
         "inputs:",
         *[f"  {i['name']}: {i['dtype']} {_shape(i['shape'])}" for i in report["inputs"]],
         "outputs:",

@@ -34,7 +34,7 @@ from workbench.core.modelprep.opset import default_opset
 from workbench.core.modelprep.opset import upgrade_opset as _upgrade_opset
 from workbench.core.modelprep.quantized import QuantizedNode, find_quantized, quantized_kind
 from workbench.core.modelprep.reader import read_model_file
-from workbench.core.modelprep.weights import lift_weights
+from workbench.core.modelprep.weights import count_constants, lift_weights
 
 log = logging.getLogger(__name__)
 
@@ -259,6 +259,9 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str) -> Prepa
     proto, lifted, dropped = lift_weights(proto)
     if lifted:
         notes.append(f"Lifted {lifted} Constant node(s) to initializers.")
+    kept = count_constants(proto)
+    if kept:
+        notes.append(f"{kept} Constant node(s) kept as nodes (graph outputs or not liftable).")
     if dropped:
         notes.append(f"{len(dropped)} initializer(s) were also listed as graph inputs and are treated as weights "
                      f"(removed from the inputs): {', '.join(dropped[:10])}{' ...' if len(dropped) > 10 else ''}.")

@@ -7,11 +7,15 @@ size, in every graph; a Constant that is a graph output stays) and
 
 from __future__ import annotations
 
+import logging
+
 import onnx
 import onnx_ir as ir
 from onnx_ir.passes.common import LiftConstantsToInitializersPass, RemoveInitializersFromInputsPass
 
 from workbench.core.modelprep.graphs import iter_graphs
+
+log = logging.getLogger(__name__)
 
 _TENSOR_ATTRS = {"value", "value_float", "value_floats", "value_int", "value_ints"}
 
@@ -47,11 +51,21 @@ def lift_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, int, list[str
     dropped = initializers_listed_as_inputs(proto)
     if not before and not dropped:
         return proto, 0, []
-    model = ir.from_proto(proto)
-    if before:
-        LiftConstantsToInitializersPass(lift_all_constants=True, size_limit=0)(model)
-    if dropped:
-        RemoveInitializersFromInputsPass()(model)
-    out = ir.to_proto(model)
+    try:
+        model = ir.from_proto(proto)
+        if before:
+            _lift(model)
+        if dropped:
+            RemoveInitializersFromInputsPass()(model)
+        out = ir.to_proto(model)
+    except Exception as exc:  # noqa: BLE001 - onnx_ir rejects some malformed graphs; keep the model as is
+        log.warning("lifting constants skipped: %s", exc)
+        return proto, 0, []
     return out, before - count_constants(out), dropped
 
+
+def _lift(model: ir.Model) -> None:
+    try:
+        LiftConstantsToInitializersPass(lift_all_constants=True, size_limit=0)(model)
+    except ValueError:  # e.g. a sparse_value Constant: lift only the tensor-valued ones
+        LiftConstantsToInitializersPass(lift_all_constants=False, size_limit=0)(model)
