@@ -44,6 +44,7 @@ def _all(src, bs=1):
 def test_batch_layout_samples_and_batches(tmp_path, cnn):
     a = RNG.standard_normal((10, 3, 4, 4)).astype(np.float32)
     np.savez(tmp_path / "c.npz", x=a, gt_label=np.arange(10))
+    before = (tmp_path / "c.npz").read_bytes()
     src = open_data(tmp_path / "c.npz", cnn)
     assert src.layout == "batch" and src.num_samples() == 10
     feeds = _all(src, 4)
@@ -54,6 +55,7 @@ def test_batch_layout_samples_and_batches(tmp_path, cnn):
     np.testing.assert_array_equal(singles[1]["x"], a[1:2])
     np.testing.assert_array_equal(src.labels()["gt_label"], np.arange(10))
     assert [idx for idx, _ in src.indexed_batches(4, limit=6)] == [[0, 1, 2, 3], [4, 5]]
+    assert (tmp_path / "c.npz").read_bytes() == before
 
 
 def test_stacked_layout_detected_and_forced(tmp_path):
@@ -160,7 +162,7 @@ def test_wrong_rank_fixed_dim_and_dtype(tmp_path, cnn):
 
 def test_zero_samples_mismatched_counts_unreadable_and_mixed_layouts(tmp_path, cnn):
     np.savez(tmp_path / "zero.npz", x=np.zeros((0, 3, 4, 4), np.float32))
-    with pytest.raises(DataError, match=r"zero\.npz: holds zero samples"):
+    with pytest.raises(DataError, match=r"zero\.npz: holds zero samples \(arrays for 'x' have 0 rows\)"):
         open_data(tmp_path / "zero.npz", cnn)
     (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04 this is not a zip")
     with pytest.raises(DataError, match=r"junk\.npz: not a readable"):
@@ -207,6 +209,18 @@ def test_images_preprocessing_numbers(tmp_path):
     np.testing.assert_allclose(_all(nhwc)[0]["images"][0], pixels[0] / 255, rtol=1e-6, atol=1e-6)
     again = open_data(src.to_json(), _img_model())
     np.testing.assert_array_equal(_all(again, 2)[0]["images"], feeds[0]["images"])
+
+
+def test_grayscale_model_gets_luminance(tmp_path):
+    from PIL import Image
+
+    pixels = _write_images(tmp_path / "img", 1)
+    src = open_data({"kind": "images", "path": str(tmp_path / "img"), "size": [4, 6]},
+                    _img_model((1, 1, 4, "image_width")))
+    feed = _all(src)[0]["images"]
+    want = np.asarray(Image.fromarray(pixels[0], "RGB").convert("L"), np.float32) / 255
+    assert src.layout == "NCHW" and feed.shape == (1, 1, 4, 6)
+    np.testing.assert_allclose(feed[0, 0], want, rtol=1e-6, atol=1e-6)
 
 
 def test_images_resize_defaults_and_errors(tmp_path):

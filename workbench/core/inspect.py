@@ -102,7 +102,8 @@ def format_report(report: dict) -> str:
     opsets = ", ".join(f"{d} {v}" for d, v in report["opsets"].items())
     lines = [
         f"file:        {report['file'] or '<in memory>'}",
-        f"producer:    {report['producer'] or '-'}  (IR {report['ir_version']}; opsets {opsets})",
+        f"producer:    {report['producer'] or '-'}  (IR {report['ir_version']}; opsets {opsets}"
+        + (f"; upgraded from opset {report['original_opset']}" if _upgraded(report) else "") + ")",
         f"nodes:       {report['nodes']} ({report['nodes_main_graph']} in the main graph, "
         f"{len(report['subgraphs'])} subgraphs)",
         f"weights:     {w['count']} initializers, {w['elements']:,} values, {w['bytes'] / 1e6:.2f} MB "
@@ -132,3 +133,7 @@ def format_report(report: dict) -> str:
 
 def _shape(shape) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _upgraded(report: dict) -> bool:
+    return report["original_opset"] not in (0, report["opsets"].get("ai.onnx", 0))

@@ -179,7 +179,9 @@ class ArrayFileSource(DataSource):
                             hint="Store the same number of samples for every input.")
         n = next(iter(counts.values()), 0)
         if n == 0:
-            raise DataError(f"{self.path}: holds zero samples.", hint="Save at least one sample per input.")
+            detail = ", ".join(f"'{k}'" for k in counts) or "no input"
+            raise DataError(f"{self.path}: holds zero samples (arrays for {detail} have 0 rows).",
+                            hint="Save at least one sample per input.")
         return n, unit
 
     def _note_dtype(self, dtype, inp, key) -> None:
