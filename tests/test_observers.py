@@ -442,3 +442,18 @@ def test_per_block_nonfinite_blocks():
     np.testing.assert_array_equal(rmin, [[-10, -5, -8, -7], [2, 3, 0, 5]])
     np.testing.assert_array_equal(rmax, [[-2, -1, 0, 1], [10, 11, 0, 13]])
     assert np.all(obs.qparams().scale > 0)
+
+
+def test_small_batches_are_buffered_in_order_with_bounded_memory():
+    rng = np.random.default_rng(41)
+    obs = make_observer(_spec("percentile", dtype="uint8", symmetric=False))
+    sizes = [10, 3000, 50_000, 7, 4095, 4096, 1, 20_000] + [100] * 300
+    data = [rng.standard_normal(n).astype(np.float32) * (1 + i % 5) for i, n in enumerate(sizes)]
+    for x in data:
+        obs.update(x)
+        assert obs._pending_n < 16384 + 4096  # never more than one flush threshold buffered
+    allx = _cat(data)
+    h = obs.hists[0]
+    assert obs._pending_n == 0 and h.total == allx.size == obs.count
+    direct, _ = np.histogram(allx.astype(np.float64), bins=h.edges)
+    assert np.abs(direct - h.counts).sum() <= 1e-4 * allx.size

@@ -25,6 +25,8 @@ from workbench.core.observers.base import Observer
 from workbench.core.recipe import Granularity
 
 _CHUNK = 1 << 16
+_DEFER_MAX = 4096  # per-tensor batches smaller than this are buffered ...
+_DEFER_TOTAL = 16384  # ... and binned together once this many values are waiting
 _scratch = threading.local()
 
 
@@ -287,32 +289,70 @@ class HistogramObserver(Observer):
         if not 16 <= self.num_bins <= 1 << 20:
             raise RecipeError(f"{name}: observer_args bins={self.num_bins} is out of range.",
                               hint="Use between 16 and 1048576 bins (default 2048).")
-        self.hists: list[StreamingHistogram] = (
+        self._hists: list[StreamingHistogram] = (
             [StreamingHistogram(self.num_bins)] if self.granularity == Granularity.per_tensor else [])
+        self._pending: list[np.ndarray] = []
+        self._pending_n = 0
+        self._pending_range = (math.inf, -math.inf)
+
+    @property
+    def hists(self) -> list[StreamingHistogram]:
+        """The histograms (one per tensor, or per channel), with any buffered batches added."""
+        self._flush()
+        return self._hists
+
+    @hists.setter
+    def hists(self, value: list[StreamingHistogram]) -> None:
+        self._flush()
+        self._hists = value
 
     def _observe(self, x: np.ndarray) -> None:
         if self.granularity == Granularity.per_tensor:
-            self._add_to(self.hists[0], x)
+            self._add_per_tensor(x)
             return
         ax = self._norm_axis(x.ndim)
         rows = np.moveaxis(x, ax, 0).reshape(x.shape[ax], -1)
-        if not self.hists:
-            self.hists = [StreamingHistogram(self.num_bins) for _ in range(rows.shape[0])]
-        elif len(self.hists) != rows.shape[0]:
+        if not self._hists:
+            self._hists = [StreamingHistogram(self.num_bins) for _ in range(rows.shape[0])]
+        elif len(self._hists) != rows.shape[0]:
             raise CalibrationError(f"{self.tensor}: channel count changed between batches "
-                                   f"({len(self.hists)} -> {rows.shape[0]}).",
+                                   f"({len(self._hists)} -> {rows.shape[0]}).",
                                    hint="Use per_tensor for tensors whose shape varies.")
-        for h, row in zip(self.hists, rows, strict=True):
-            self._add_to(h, row)
+        for h, row in zip(self._hists, rows, strict=True):
+            got = self._finite_flat(row)
+            if got is not None:
+                h.add(got[0].astype(np.float32, copy=False), got[1], got[2])
 
-    def _add_to(self, h: StreamingHistogram, x: np.ndarray) -> None:
+    def _add_per_tensor(self, x: np.ndarray) -> None:
+        """Small batches are buffered (copied, at most ``_DEFER_TOTAL`` values) and binned together.
+
+        Binning costs a dozen numpy calls whatever the size, so tiny tensors of small models
+        would pay mostly call overhead; buffering keeps the order of the data (a large batch
+        flushes the buffer first) and the memory bound.
+        """
         got = self._finite_flat(x)
         if got is None:
             return
         flat, mn, mx = got
-        if flat.dtype != np.float32:
-            flat = flat.astype(np.float32)
-        h.add(flat, mn, mx)
+        flat = flat.astype(np.float32, copy=False)
+        if flat.size >= _DEFER_MAX:
+            self._flush()
+            self._hists[0].add(flat, mn, mx)
+            return
+        self._pending.append(flat.copy())
+        lo, hi = self._pending_range
+        self._pending_range = (min(lo, mn), max(hi, mx))
+        self._pending_n += flat.size
+        if self._pending_n >= _DEFER_TOTAL:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        vals = self._pending[0] if len(self._pending) == 1 else np.concatenate(self._pending)
+        mn, mx = self._pending_range
+        self._pending, self._pending_n, self._pending_range = [], 0, (math.inf, -math.inf)
+        self._hists[0].add(vals, mn, mx)
 
     def compute_range(self) -> tuple[np.ndarray, np.ndarray]:
         if not self.hists:
