@@ -6,8 +6,9 @@ symmetric, reduce_range, power_of_two and the float8 grid are all honoured) and 
 ``sum_j n_j * mean_{x in bin j} (x - fq(x))^2`` is estimated with 4 evenly spaced points per
 non-empty bin (bins merged down to at most 512 first). This is the "MSE" calibration of Banner et al. 2019, "Post-training 4-bit
 quantization of convolution networks for rapid-deployment" (NeurIPS; clipping that trades
-clipping noise against rounding noise), and of NVIDIA's pytorch-quantization ``mse``
-calibrator, searched empirically instead of with their Gaussian / Laplace closed forms.
+clipping noise against rounding noise, there in closed form for Gaussian / Laplace data) and
+of the "MSE" calibration evaluated by Wu et al. 2020, "Integer Quantization for Deep Learning
+Inference" (section 4.2), searched empirically on the histogram here.
 
 Symmetric specs search ``t`` in ``[-t, t]`` over 128 fractions of ``absmax`` and refine around
 the best; asymmetric specs alternate between ``rmax`` and ``rmin`` (coordinate descent, 3
