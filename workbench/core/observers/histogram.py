@@ -4,9 +4,9 @@ The histogram has a fixed number of equal-width bins ``[lo + i*width, lo + (i+1)
 When a batch falls outside the covered range, the bins are widened by an integer factor ``k``
 (and shifted left by a whole number of old bins), so every old bin lies inside exactly one new
 bin and its count moves there unchanged: no information is invented, and memory does not grow
-with the number of samples. (onnxruntime's ``HistogramCollector`` and PyTorch's
-``HistogramObserver`` instead re-histogram the old counts onto the new edges, which spreads
-counts by interpolation.)
+with the number of samples or the growth of the range. (onnxruntime's ``HistogramCollector``
+keeps the bin width and appends bins, so its memory grows with the range; PyTorch's
+``HistogramObserver`` spreads the old counts onto the new edges by interpolation.)
 
 Binning is one fused pass per 64 Ki chunk: ``(x - lo) * (1/width)`` in float32, truncation to
 an integer index and ``numpy.bincount`` (the fastest histogram numpy offers; ``np.histogram``
