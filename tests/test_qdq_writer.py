@@ -204,3 +204,17 @@ def test_save_model_atomic_and_external_data_does_not_grow(tmp_path):
     assert not (tmp_path / "small.onnx.data").exists()
     with pytest.raises(ExportError, match="does not exist"):
         save_model(res.proto, tmp_path / "nope" / "x.onnx")
+
+
+def test_weight_observer_from_recipe_is_used():
+    from workbench.core.numerics import sqnr_db
+    from workbench.core.recipe import PartialSpec, Rule
+
+    proto, feeds = tiny_model("conv", opset=13)
+    model, _, minmax = quantize_tiny(proto, feeds)
+    _, _, mse = quantize_tiny(proto, feeds, rules=[Rule(op_type="Conv", weight=PartialSpec(observer="mse"))])
+    s_minmax = [numpy_helper.to_array(i) for i in minmax.proto.graph.initializer if i.name == "W_scale"][0]
+    s_mse = [numpy_helper.to_array(i) for i in mse.proto.graph.initializer if i.name == "W_scale"][0]
+    assert np.all(s_mse <= s_minmax) and np.any(s_mse < s_minmax)  # MSE clips the weight tails
+    f = run(model.proto, feeds)["Y"]
+    assert sqnr_db(f, run(mse.proto, feeds)["Y"]) > sqnr_db(f, run(minmax.proto, feeds)["Y"])

@@ -24,7 +24,7 @@ from onnx import helper, numpy_helper
 from workbench.core import qdq_common as C
 from workbench.core.bias import quantize_bias
 from workbench.core.dtypes import get_qtype
-from workbench.core.errors import ExportError
+from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.graph_index import NameAllocator, all_names, attrs_of, iter_graphs, subgraphs
 from workbench.core.numerics import QParams, quantize
 from workbench.core.plan import NodeUnit, PlanIssue, QuantPlan, UnitInput
@@ -237,7 +237,7 @@ class QdqWriter:
         wq = None
         if by_role["weight"]:
             wi = by_role["weight"][0]
-            wq = C.weight_qparams(self.const(wi.tensor), wi.spec)
+            wq = self._weight_qp(node, wi.tensor, wi.spec)
         if by_role["bias"] and wq is not None:
             pre_b, wq = self._bias(node, unit, by_role["bias"][0], wq)
             pre += pre_b
@@ -249,6 +249,22 @@ class QdqWriter:
             cq = C.weight_qparams(x, ci.spec.model_copy(update={"axis": None}))
             pre.append(self._dq_const(node, ci, x, cq))
         return pre, node
+
+    def _weight_qp(self, node, name: str, spec) -> QParams:
+        """Weight qparams with the recipe's observer (MinMax directly, others via the registry)."""
+        w = self.const(name)
+        if spec.observer == "minmax":
+            return C.weight_qparams(w, spec)
+        from workbench.core.observers import make_observer
+
+        try:
+            obs = make_observer(spec, axis=spec.axis, name=name)
+            obs.update(w)
+            return obs.qparams()
+        except WorkbenchError as exc:
+            self.issues.append(PlanIssue(node.name, "warning", f"weight {name!r}: observer {spec.observer} "
+                                         f"failed ({exc.message}); MinMax used instead."))
+            return C.weight_qparams(w, spec)
 
     def const(self, name: str) -> np.ndarray:
         return numpy_helper.to_array(self.consts[name]).astype(np.float32)
