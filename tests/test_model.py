@@ -431,3 +431,13 @@ def test_sparse_constant_and_constant_output_do_not_break_preparation():
     y, c = _ort(model.proto, {"X": x})
     np.testing.assert_array_equal(y, x + [1, 0, 0, 2])
     np.testing.assert_array_equal(c, np.ones(4, np.float32))
+
+
+def test_symlinked_model_and_data_like_the_hf_cache_are_accepted(tmp_path):
+    weights, path = _external(tmp_path, "blobs")
+    snap = tmp_path / "snapshots" / "rev"
+    snap.mkdir(parents=True)
+    (snap / "m.onnx").symlink_to(path)
+    (snap / "m.onnx.data").symlink_to(path.parent / "m.onnx.data")
+    model = load_model(snap / "m.onnx")
+    np.testing.assert_array_equal(model.initializer("W1"), weights["W1"])

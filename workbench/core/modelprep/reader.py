@@ -2,7 +2,9 @@
 
 External data locations are resolved relative to the model's folder (never the working
 directory, as onnx does) and must stay inside it: ``../x``, absolute paths and symlinks that
-point outside are refused, so a model cannot make the app read arbitrary files.
+point outside are refused, so a model cannot make the app read arbitrary files. One exception:
+when the model file itself is a symlink, its data may also live beside the link's target (the
+layout of the Hugging Face cache).
 """
 
 from __future__ import annotations
@@ -95,7 +97,9 @@ def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
     if not tensors:
         return []
     base = model_path.parent
-    base_real = os.path.realpath(base)
+    # Allowed: the model's folder, and the real folder of the model file when it is a symlink
+    # (Hugging Face cache: snapshots/<rev>/model.onnx -> blobs/<hash>, data likewise).
+    roots = {os.path.realpath(base), os.path.dirname(os.path.realpath(model_path))}
     files: dict[str, int] = {}
     for t in tensors:
         info = edh.ExternalDataInfo(t)
@@ -106,8 +110,8 @@ def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
         if os.path.isabs(loc) or Path(loc).drive or loc.startswith(("/", "\\")):
             raise ModelError(f"{where}, an absolute path; external data must lie in the model's folder.",
                              hint=f"Move the data file next to the model and re-save with location='{Path(loc).name}'.")
-        real = os.path.realpath(os.path.join(base, loc))
-        if os.path.commonpath([real, base_real]) != base_real:
+        real = os.path.realpath(os.path.join(base, loc))  # follows symlinks
+        if not any(os.path.commonpath([real, root]) == root for root in roots):
             raise ModelError(f"{where}, which resolves outside the model's folder {base} "
                              "('..' or a symlink); refusing to read it.",
                              hint="Copy the data file into the model's folder and re-save the model.")
@@ -120,9 +124,22 @@ def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
             raise ModelError(f"{where}: the data file {base / loc} has {size} bytes but the tensor ends at byte "
                              f"{end}; the data file is truncated or belongs to another model.",
                              hint="Copy the complete .data file saved with this model.")
+    handles: dict[str, object] = {}
     try:
-        edh.load_external_data_for_model(proto, str(base))
-    except (OSError, ValueError, onnx.checker.ValidationError) as exc:
-        raise ModelError(f"{model_path}: cannot load external data ({one_line(exc)}).",
+        for t in tensors:
+            info = edh.ExternalDataInfo(t)
+            f = handles.get(info.location)
+            if f is None:
+                f = handles[info.location] = open(os.path.realpath(os.path.join(base, info.location)), "rb")  # noqa: SIM115
+            f.seek(info.offset or 0)
+            data = f.read(info.length) if info.length is not None else f.read()
+            del t.external_data[:]
+            t.data_location = onnx.TensorProto.DEFAULT
+            t.raw_data = data
+    except OSError as exc:
+        raise ModelError(f"{model_path}: cannot read external data ({one_line(exc)}).",
                          hint="Copy the .data file saved with this model next to it.") from None
+    finally:
+        for f in handles.values():
+            f.close()
     return sorted(files)
