@@ -1,4 +1,5 @@
-"""Quant numerics bit-exact against onnx.reference (opset 21) and onnxruntime's scale/zero-point helpers.
+"""Quant numerics bit-exact against onnx.reference and onnxruntime (opset 21), and scale/zero-point
+against onnxruntime's quantization helpers.
 
 Every dtype x granularity: QuantizeLinear / DequantizeLinear run by ``onnx.reference`` on values
 that hit rounding ties (x.5 steps, float8 midpoints) and saturation, compared bit for bit with
@@ -138,6 +139,27 @@ def test_qdq_bit_exact_against_onnx_reference(dtype, granularity, axis, block_si
         y = x / expand_param(qp.scale, SHAPE, axis, block_size)
         assert not power_of_two or np.any(y - np.floor(y) == 0.5)
         assert np.any(q_ref.astype(np.int64) == qt.qmin) and np.any(q_ref.astype(np.int64) == qt.qmax)
+
+
+@pytest.mark.parametrize("granularity,axis,block_size", GRANULARITIES,
+                         ids=[f"{g}-{a}-{b}" for g, a, b in GRANULARITIES])
+@pytest.mark.parametrize("dtype", RECIPE_DTYPES)
+def test_qdq_bit_exact_against_onnxruntime(dtype, granularity, axis, block_size):
+    """Same values through onnxruntime's CPU kernels (int4 / float8e5m2 q cannot be fetched: y only)."""
+    qt = get_qtype(dtype)
+    rng = np.random.default_rng(zlib.crc32(repr(("ort", dtype, granularity, axis, block_size)).encode()))
+    symmetric = bool(rng.integers(0, 2)) if qt.signed else False
+    rmin, rmax = _ranges(rng, _param_shape(granularity, axis, block_size), symmetric)
+    qp = compute_qparams(rmin, rmax, dtype, symmetric=symmetric, power_of_two=True, axis=axis,
+                         block_size=block_size)
+    x = _test_values(rng, qt, qp)
+    sess = ort.InferenceSession(_qdq_model(qt, qp.scale, qp.zero_point, axis, block_size).SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    fetch_q = qt.bits in (8, 16) and dtype != "float8e5m2"
+    outs = sess.run(["q", "y"] if fetch_q else ["y"], {"x": x})
+    np.testing.assert_array_equal(_bits(fake_quantize(x, qp)), _bits(outs[-1]))
+    if fetch_q:
+        np.testing.assert_array_equal(_bits(quantize(x, qp)), _bits(outs[0]))
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int4", "uint4"])
