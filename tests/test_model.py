@@ -441,3 +441,11 @@ def test_symlinked_model_and_data_like_the_hf_cache_are_accepted(tmp_path):
     (snap / "m.onnx.data").symlink_to(path.parent / "m.onnx.data")
     model = load_model(snap / "m.onnx")
     np.testing.assert_array_equal(model.initializer("W1"), weights["W1"])
+
+
+def test_preparation_is_idempotent():
+    for m in (_named_chain(["", "", "dup", "dup"]), _if_model(), _squeeze_model(11), _qdq_model()):
+        once = prepare_proto(m)
+        twice = prepare_proto(once.proto)
+        assert twice.renames == [] and twice.ambiguous_names == {}
+        assert twice.proto.SerializeToString() == once.proto.SerializeToString()
