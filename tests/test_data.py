@@ -295,6 +295,8 @@ def test_to_json_round_trip_for_arrays(tmp_path, cnn):
     again = open_data(spec, cnn)
     for f, g in zip(_all(src, 2), _all(again, 2), strict=True):
         np.testing.assert_array_equal(f["x"], g["x"])
+    no_kind = open_data({"path": str(tmp_path / "s.npz"), "layout": "stacked"}, cnn)  # kind from the suffix
+    assert no_kind.kind == "npz" and no_kind.num_samples() == 4
 
 
 # -- corpus (slow) -----------------------------------------------------------------------------

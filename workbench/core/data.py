@@ -12,6 +12,8 @@ Spec forms (``str``/``Path`` or a JSON-safe dict, as stored in a project file):
 - ``{"kind": "python", "path": FILE, "allow_code": true}`` (runs the file's ``samples()``);
 - ``{"kind": "random", "count": N, "seed": 0, "dims": {"sequence": 32}}``.
 
+A dict without ``kind`` but with ``path`` takes its kind from the path (suffix or folder content).
+
 Every source yields feeds validated against the model (rank, fixed dims, dtype) and raises
 :class:`~workbench.core.errors.DataError` naming the file and the tensor otherwise.
 """
@@ -68,6 +70,9 @@ def open_data(spec: str | Path | dict, model: PreparedModel) -> DataSource:
         raise DataError(f"data spec must be a path or a dict, got {type(spec).__name__}.",
                         hint="E.g. \"calib.npz\" or {\"kind\": \"random\", \"count\": 8}.")
     kind = spec.get("kind")
+    if kind is None and spec.get("path"):
+        spec = dict(spec, kind=_kind_of(Path(spec["path"])))
+        kind = spec["kind"]
     if kind not in _ARGS:
         raise DataError(f"data spec has unknown kind {kind!r}.", hint=f"Use one of: {', '.join(KINDS)}.")
     unknown = sorted(set(spec) - set(_ARGS[kind]) - {"kind"})
@@ -109,3 +114,15 @@ def _open_path(path: Path, model: PreparedModel) -> DataSource:
         raise DataError(f"{path}: no such data file or folder.", hint="Check the path.")
     raise DataError(f"{path}: unsupported data file type '{suffix}'.",
                     hint="Use .npz (one array per input), .npy, a folder of them, or a folder of images.")
+
+
+def _kind_of(path: Path) -> str:
+    """Kind of a spec given only a ``path``: by suffix, or by a folder's content."""
+    suffix = path.suffix.lower()
+    if suffix in (".npz", ".npy"):
+        return suffix[1:]
+    if suffix == ".py":
+        return "python"
+    if path.is_dir() and not any(p.suffix.lower() in (".npz", ".npy") for p in path.iterdir()) and list_images(path):
+        return "images"
+    return "folder" if path.is_dir() else "npz"
