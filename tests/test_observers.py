@@ -457,3 +457,27 @@ def test_small_batches_are_buffered_in_order_with_bounded_memory():
     assert obs._pending_n == 0 and h.total == allx.size == obs.count
     direct, _ = np.histogram(allx.astype(np.float64), bins=h.edges)
     assert np.abs(direct - h.counts).sum() <= 1e-4 * allx.size
+
+
+@pytest.mark.parametrize("name", HIST)
+def test_float64_beyond_float32_range(name):
+    x = np.array([-1e300, 0.0, 1.0, 2.0, 1e300])
+    obs = make_observer(_spec(name, dtype="uint8", symmetric=False, observer_args={"percentile": 100.0})
+                        if name == "percentile" else _spec(name, dtype="uint8", symmetric=False))
+    for _ in range(3):
+        obs.update(x)
+        obs.update(np.linspace(-1e5, 1e5, 5000))  # a large batch too
+    assert obs.hists[0].total == 3 * 5005 and obs.nonfinite == 0
+    rmin, rmax = obs.compute_range()  # saturated to the float32 range, never +-inf
+    assert np.isfinite(rmin) and np.isfinite(rmax) and rmin <= 0 <= rmax
+    assert np.isfinite(obs.qparams().scale) and obs.qparams().scale > 0
+    if name == "percentile":
+        assert rmax == np.finfo(np.float32).max
+
+
+def test_minmax_float64_beyond_float32_range():
+    obs = make_observer(_spec(dtype="uint8", symmetric=False))
+    obs.update(np.array([-1e300, 1.0]))
+    rmin, rmax = obs.compute_range()
+    assert rmin == -np.finfo(np.float32).max and rmax == 1.0
+    assert np.isfinite(obs.qparams().scale)

@@ -18,6 +18,12 @@ from workbench.core.numerics import QParams, compute_qparams
 from workbench.core.recipe import Granularity, QuantSpec
 
 STATE_VERSION = 1
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def as_f32(a) -> np.ndarray:
+    """float32 array of ``a`` with values beyond the float32 range saturated (float64 inputs)."""
+    return np.clip(np.asarray(a, np.float64), -F32_MAX, F32_MAX).astype(np.float32)
 
 
 class Observer:

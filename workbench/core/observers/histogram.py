@@ -21,13 +21,20 @@ import threading
 import numpy as np
 
 from workbench.core.errors import CalibrationError, RecipeError
-from workbench.core.observers.base import Observer
+from workbench.core.observers.base import Observer, as_f32
 from workbench.core.recipe import Granularity
 
 _CHUNK = 1 << 16
 _DEFER_MAX = 4096  # per-tensor batches smaller than this are buffered ...
 _DEFER_TOTAL = 16384  # ... and binned together once this many values are waiting
 _scratch = threading.local()
+
+
+def _as_float(values: np.ndarray) -> np.ndarray:
+    """float32 view/copy for binning; float64 stays float64 (it may exceed the float32 range)."""
+    if values.dtype == np.float32 or values.dtype == np.float64:
+        return values
+    return values.astype(np.float32)
 
 
 def _buffers(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -41,7 +48,8 @@ def _buffers(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _f32_floor(v: float) -> np.float32:
     """Largest float32 that is <= ``v`` (so float32 offsets never push a value below bin 0)."""
-    f = np.float32(v)
+    with np.errstate(over="ignore"):  # beyond float32 (float64 data): -inf, and the exact path is used
+        f = np.float32(v)
     if float(f) > v:
         f = np.nextafter(f, np.float32(-np.inf))
     return f
@@ -321,7 +329,7 @@ class HistogramObserver(Observer):
         for h, row in zip(self._hists, rows, strict=True):
             got = self._finite_flat(row)
             if got is not None:
-                h.add(got[0].astype(np.float32, copy=False), got[1], got[2])
+                h.add(_as_float(got[0]), got[1], got[2])
 
     def _add_per_tensor(self, x: np.ndarray) -> None:
         """Small batches are buffered (copied, at most ``_DEFER_TOTAL`` values) and binned together.
@@ -334,7 +342,7 @@ class HistogramObserver(Observer):
         if got is None:
             return
         flat, mn, mx = got
-        flat = flat.astype(np.float32, copy=False)
+        flat = _as_float(flat)
         if flat.size >= _DEFER_MAX:
             self._flush()
             self._hists[0].add(flat, mn, mx)
@@ -358,8 +366,8 @@ class HistogramObserver(Observer):
         if not self.hists:
             return np.zeros((), np.float32), np.zeros((), np.float32)
         pairs = [(0.0, 0.0) if h.lo is None else self._range_from(h) for h in self.hists]
-        rmin = np.array([p[0] for p in pairs], np.float32)
-        rmax = np.array([p[1] for p in pairs], np.float32)
+        rmin = as_f32([p[0] for p in pairs])
+        rmax = as_f32([p[1] for p in pairs])
         if self.granularity == Granularity.per_tensor:
             rmin, rmax = rmin.reshape(()), rmax.reshape(())
         return rmin, rmax

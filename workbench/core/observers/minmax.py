@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from workbench.core.errors import CalibrationError
-from workbench.core.observers.base import Observer, inf_if_none, none_if_inf
+from workbench.core.observers.base import Observer, as_f32, inf_if_none, none_if_inf
 from workbench.core.recipe import Granularity
 
 
@@ -52,17 +52,17 @@ class MinMaxObserver(Observer):
             if self._min is None and self.averaging is None:
                 self._min, self._max = mn, mx
                 return
-            bmin, bmax = np.float32(mn), np.float32(mx)
+            bmin, bmax = as_f32(mn), as_f32(mx)
         elif self.granularity == Granularity.per_channel:
             bmin, bmax = self._per_channel(x)
         else:
             bmin, bmax = self._per_block(x)
-        self._accumulate(np.asarray(bmin, np.float32), np.asarray(bmax, np.float32))
+        self._accumulate(as_f32(bmin), as_f32(bmax))
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray] | None:
         if self._min is None:
             return None
-        return np.asarray(self._min, np.float32), np.asarray(self._max, np.float32)
+        return as_f32(self._min), as_f32(self._max)
 
     def _per_channel(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ax = self._norm_axis(x.ndim)

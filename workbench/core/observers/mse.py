@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.core.numerics import compute_qparams, fake_quantize
+from workbench.core.observers.base import as_f32
 from workbench.core.observers.histogram import HistogramObserver, StreamingHistogram
 
 _SUB = 4
@@ -77,7 +78,7 @@ class MseObserver(HistogramObserver):
         -------
         numpy.ndarray, float64, shape (K,)
         """
-        qp = compute_qparams(rmin.astype(np.float32), rmax.astype(np.float32), self.spec.dtype,
+        qp = compute_qparams(as_f32(rmin), as_f32(rmax), self.spec.dtype,
                              symmetric=self.spec.symmetric, reduce_range=self.spec.reduce_range,
                              power_of_two=self.spec.power_of_two, axis=0)
         out = np.empty(rmin.size)
@@ -86,7 +87,8 @@ class MseObserver(HistogramObserver):
             sl = slice(s, s + rows)
             sub = type(qp)(qp.scale[sl], qp.zero_point[sl], qp.qtype, 0, None)
             x = np.broadcast_to(pts, (sub.scale.size, pts.size))
-            d = fake_quantize(x, sub).astype(np.float64) - pts
+            with np.errstate(over="ignore", invalid="ignore"):  # saturated float32 extremes -> inf error
+                d = fake_quantize(x, sub).astype(np.float64) - pts
             out[sl] = (d * d) @ wts
         return out
 
@@ -104,6 +106,6 @@ def _sample_points(h: StreamingHistogram) -> tuple[np.ndarray, np.ndarray]:
     nz = np.flatnonzero(counts)
     offs = (np.arange(_SUB) + 0.5) / _SUB
     pts = h.lo + (nz[:, None] + offs[None, :]) * width
-    pts = np.clip(pts, h.vmin, h.vmax).astype(np.float32).ravel()
+    pts = as_f32(np.clip(pts, h.vmin, h.vmax)).ravel()
     wts = np.repeat(counts[nz].astype(np.float64) / _SUB, _SUB)
     return pts, wts
