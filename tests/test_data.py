@@ -160,6 +160,17 @@ def test_wrong_rank_fixed_dim_and_dtype(tmp_path, cnn):
         _all(open_data(tmp_path / "u64.npz", ints))
 
 
+def test_shared_symbolic_dim_must_agree_across_inputs(tmp_path):
+    m = _model([("input_ids", TensorProto.INT64, ["batch", "sequence"]),
+                ("attention_mask", TensorProto.INT64, ["batch", "sequence"])])
+    np.savez(tmp_path / "seq.npz", input_ids=np.ones((4, 32), np.int64), attention_mask=np.ones((4, 16), np.int64))
+    with pytest.raises(DataError, match=r"seq\.npz: dimension 'sequence' is 32 in input 'input_ids' but 16 in "
+                                        r"input 'attention_mask'"):
+        open_data(tmp_path / "seq.npz", m)
+    np.savez(tmp_path / "ok.npz", input_ids=np.ones((4, 32), np.int64), attention_mask=np.ones((4, 32), np.int64))
+    assert open_data(tmp_path / "ok.npz", m).num_samples() == 4
+
+
 def test_zero_samples_mismatched_counts_unreadable_and_mixed_layouts(tmp_path, cnn):
     np.savez(tmp_path / "zero.npz", x=np.zeros((0, 3, 4, 4), np.float32))
     with pytest.raises(DataError, match=r"zero\.npz: holds zero samples \(arrays for 'x' have 0 rows\)"):

@@ -22,7 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from workbench.core.datasources.base import DataSource
-from workbench.core.datasources.validate import cast, check_dtype, check_shape, fmt_shape, one_line
+from workbench.core.datasources.validate import (
+    cast,
+    check_dtype,
+    check_shape,
+    check_symbols,
+    fmt_shape,
+    one_line,
+)
 from workbench.core.errors import DataError
 from workbench.core.model import PreparedModel
 
@@ -156,7 +163,7 @@ class ArrayFileSource(DataSource):
                 if not shape:
                     raise DataError(f"{self.path}: array '{key}' for input '{name}' is a scalar; the batch layout "
                                     "needs the batch axis first.", hint="Use the stacked layout for scalar inputs.")
-                k = inp.shape[0] if inp.has_shape and isinstance(inp.shape[0], int) and inp.shape[0] > 0 else 1
+                k = self._unit_of(name)
                 feed_shape = (k,) + tuple(shape[1:])
                 check_shape(feed_shape, inp, str(self.path), key)
                 if shape[0] % k:
@@ -164,6 +171,7 @@ class ArrayFileSource(DataSource):
                                     f"batch of {k}.", hint=f"Store a multiple of {k} rows.")
                 counts[name], unit[name] = shape[0] // k, k
             self._note_dtype(dtype, inp, key)
+        check_symbols({name: self._feed_shape(name, headers) for name in self._keys}, self.inputs, str(self.path))
         for name, items in self._ragged.items():
             if sorted(items) != list(range(len(items))):
                 raise DataError(f"{self.path}: ragged keys for input '{name}' are not numbered 0..{len(items) - 1} "
@@ -183,6 +191,14 @@ class ArrayFileSource(DataSource):
             raise DataError(f"{self.path}: holds zero samples (arrays for {detail} have 0 rows).",
                             hint="Save at least one sample per input.")
         return n, unit
+
+    def _feed_shape(self, name, headers) -> tuple[int, ...]:
+        shape = headers[self._keys[name]][0]
+        return tuple(shape[1:]) if self.layout == "stacked" else (self._unit_of(name),) + tuple(shape[1:])
+
+    def _unit_of(self, name) -> int:
+        inp = self._input(name)
+        return inp.shape[0] if inp.has_shape and isinstance(inp.shape[0], int) and inp.shape[0] > 0 else 1
 
     def _note_dtype(self, dtype, inp, key) -> None:
         note = check_dtype(dtype, inp, str(self.path), key)

@@ -89,6 +89,30 @@ def cast(arr: np.ndarray, inp: InputInfo, origin: str, key: str | None = None) -
     return arr.astype(want)
 
 
+_PLACEHOLDERS = {"", "?", "-1", "none", "None", "dynamic", "unknown"}
+
+
+def check_symbols(shapes: dict[str, tuple[int, ...]], inputs: list[InputInfo], origin: str) -> None:
+    """Raise DataError when one symbolic dim (e.g. ``sequence``) gets different sizes in
+    different inputs of one feed (``input_ids`` 32 tokens, ``attention_mask`` 16).
+
+    Placeholder names (``?``, ``-1``, ``unk__*`` from shape inference) are not symbols.
+    """
+    seen: dict[str, tuple[int, str]] = {}
+    for inp in inputs:
+        shape = shapes.get(inp.name)
+        if shape is None or not inp.has_shape or len(shape) != len(inp.shape):
+            continue
+        for sym, size in zip(inp.shape, shape, strict=True):
+            if not isinstance(sym, str) or sym in _PLACEHOLDERS or sym.startswith("unk__"):
+                continue
+            first = seen.setdefault(sym, (size, inp.name))
+            if first[0] != size and first[1] != inp.name:
+                raise DataError(f"{origin}: dimension '{sym}' is {first[0]} in input '{first[1]}' but {size} in "
+                                f"input '{inp.name}'; the model uses one size for both.",
+                                hint="Pad or cut the arrays to the same size along that axis.")
+
+
 def check_feed(feed: dict[str, np.ndarray], inputs: list[InputInfo], origin: str,
                notes: list[str] | None = None) -> dict[str, np.ndarray]:
     """Validate one feed dict against the model inputs and return it with dtypes cast.
@@ -115,6 +139,7 @@ def check_feed(feed: dict[str, np.ndarray], inputs: list[InputInfo], origin: str
         if note and notes is not None and not any(n.endswith(note) for n in notes):
             notes.append(f"{origin}: {note}")
         out[inp.name] = cast(arr, inp, origin)
+    check_symbols({k: v.shape for k, v in out.items()}, inputs, origin)
     return out
 
 
