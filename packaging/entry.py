@@ -4,11 +4,13 @@
 symbolic link to the same executable and runs the command-line front end.
 """
 
+import multiprocessing
 import os
 import sys
 
 
 def _main() -> int:
+    multiprocessing.freeze_support()  # a spawned child runs its task here and exits
     args = sys.argv[1:]
     if os.path.basename(sys.argv[0]).startswith("workbench-cli"):
         from workbench.cli import main as cli_main

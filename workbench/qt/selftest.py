@@ -82,6 +82,9 @@ def _quantize_example(folder: Path, out_dir: Path) -> dict:
             "bytes": out.stat().st_size}
 
 
+WINDOW_TIMEOUT_S = 60.0
+
+
 def _build_window(window_cls, model_path: Path):
     """Construct ``window_cls`` with the example: a model/path argument if it takes one, else open()."""
     params = inspect.signature(window_cls).parameters
@@ -96,22 +99,60 @@ def _build_window(window_cls, model_path: Path):
     return window
 
 
-def _exercise_main_window(app, model_path: Path) -> str:
-    """Build, show and close the main window if that module exists; returns a note for the summary."""
+def _wait(app, done, seconds: float) -> None:
+    """Process events until ``done()`` or ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+
+
+def _exercise_main_window(app, model_path: Path, settings_dir: Path) -> str:
+    """Build the main window with the example, wait until it is open, close it; a note for the summary.
+
+    Modal dialogs (the window reports errors in message boxes) are recorded and dismissed so the
+    self-test cannot hang; QSettings go to ``settings_dir`` so the user's recent files stay untouched.
+    """
     try:
         from workbench.qt.app_window import MainWindow
     except ImportError:
         return "main window not available"
-    window = _build_window(MainWindow, model_path)
-    window.show()
-    deadline = time.monotonic() + 1.0
-    while time.monotonic() < deadline:  # let queued opening work and first paint run
+    from PySide6.QtCore import QSettings, QStandardPaths, QTimer
+
+    dialogs: list[str] = []
+
+    def dismiss_modal() -> None:
+        widget = app.activeModalWidget()
+        if widget is not None:
+            text = " ".join(filter(None, [widget.windowTitle(), getattr(widget, "text", str)()]))
+            dialogs.append(" ".join(text.split()))
+            widget.reject() if hasattr(widget, "reject") else widget.close()
+
+    watchdog = QTimer()
+    watchdog.timeout.connect(dismiss_modal)
+    watchdog.start(100)
+    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(settings_dir))
+    opened: list[str] = []
+    try:
+        window = _build_window(MainWindow, model_path)
+        signal = getattr(window, "modelOpened", None)
+        if signal is not None:
+            signal.connect(opened.append)
+        window.show()
+        _wait(app, lambda: bool(opened or dialogs) or signal is None, WINDOW_TIMEOUT_S)
+        _wait(app, lambda: bool(dialogs), 0.2)  # first paint of the opened model
+        window.close()
+        window.deleteLater()
         app.processEvents()
-        time.sleep(0.01)
-    window.close()
-    window.deleteLater()
-    app.processEvents()
-    return "main window opened and closed"
+    finally:
+        watchdog.stop()
+        user_config = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation)
+        QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, user_config)
+    if dialogs:
+        raise SelfTestError(f"the main window showed an error while opening the example: {dialogs[0]}")
+    if signal is not None and not opened:
+        raise SelfTestError(f"the main window did not open the example within {WINDOW_TIMEOUT_S:.0f} s")
+    return "main window opened the example and closed"
 
 
 def run_self_test(argv: list[str] | None = None) -> int:
@@ -140,7 +181,7 @@ def run_self_test(argv: list[str] | None = None) -> int:
             raise SelfTestError(f"the bundled example is missing from {folder}; reinstall the package")
         with tempfile.TemporaryDirectory(prefix="workbench-selftest-") as tmp:
             stats = _quantize_example(folder, Path(tmp))
-        window_note = _exercise_main_window(app, folder / "digits_cnn.onnx")
+            window_note = _exercise_main_window(app, folder / "digits_cnn.onnx", Path(tmp) / "settings")
     except Exception as exc:  # any failure is the self-test's result
         print(f"workbench {__version__} self-test FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
         if not isinstance(exc, (SelfTestError, WorkbenchError)):  # a bug or a broken bundle: show where
