@@ -449,3 +449,16 @@ def test_preparation_is_idempotent():
         twice = prepare_proto(once.proto)
         assert twice.renames == [] and twice.ambiguous_names == {}
         assert twice.proto.SerializeToString() == once.proto.SerializeToString()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["silero_vad/silero_vad.onnx", "digits_transformer/model_opset14.onnx"])
+def test_corpus_upgrade_to_21_keeps_outputs(corpus, name):
+    model = load_model(corpus / name)
+    with np.load(corpus / name.split("/")[0] / "calib.npz") as z:
+        stacked = name.startswith("silero")
+        feed = {i.name: np.asarray(z[i.name][0] if stacked else z[i.name][:2]) for i in model.inputs}
+    up = upgrade_opset(model.proto, 21, source=name)
+    assert dict((o.domain, o.version) for o in up.opset_import)[""] == 21 and up.ir_version >= 10
+    for a, b in zip(_ort(model.proto, feed), _ort(up, feed), strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
