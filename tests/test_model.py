@@ -64,8 +64,11 @@ def test_missing_empty_truncated_and_non_onnx_files(tmp_path):
     (tmp_path / "text.onnx").write_text('{"not": "a model"}\n')
     with pytest.raises(ModelError, match=r"text\.onnx: not .*ONNX"):
         load_model(tmp_path / "text.onnx")
-    with pytest.raises(ModelError, match="is not a file"):
+    with pytest.raises(ModelError, match="is not a file.*this folder has cut.onnx"):
         load_model(tmp_path)
+    np.savez(tmp_path / "weights.npz", a=np.ones(3))
+    with pytest.raises(ModelError, match=r"weights\.npz: this is a zip archive.*not an ONNX model.*Export it"):
+        load_model(tmp_path / "weights.npz")
 
 
 def test_every_truncation_point_is_refused(tmp_path):

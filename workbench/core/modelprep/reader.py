@@ -50,7 +50,9 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
     if not path.exists():
         raise ModelError(f"{path}: no such model file.", hint="Check the path.")
     if not path.is_file():
-        raise ModelError(f"{path}: is not a file.", hint="Pass the path of an .onnx file.")
+        inside = sorted(p.name for p in path.glob("*.onnx"))[:5] if path.is_dir() else []
+        raise ModelError(f"{path}: is not a file.", hint="Pass the path of an .onnx file"
+                         + (f" (this folder has {', '.join(inside)})." if inside else "."))
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -63,15 +65,47 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
     try:
         proto.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as exc:
+        _refuse_other_format(path, data)
         raise ModelError(f"{path}: not a readable ONNX model: the file is truncated or not ONNX ({one_line(exc)}).",
                          hint=_REEXPORT) from None
     if not proto.HasField("graph") or not proto.opset_import or proto.ir_version <= 0:
+        _refuse_other_format(path, data)
         missing = [what for what, ok in (("graph", proto.HasField("graph")), ("opset_import", proto.opset_import),
                                          ("ir_version", proto.ir_version > 0)) if not ok]
         raise ModelError(f"{path}: not an ONNX model or truncated ({', '.join(missing)} missing).",
                          hint=_REEXPORT)
     external = load_external_data(proto, path)
     return proto, hashlib.sha256(data).hexdigest(), external
+
+
+_MAGIC = (
+    (b"PK\x03\x04", "a zip archive (a PyTorch checkpoint, .npz or .keras file?)"),
+    (b"\x89HDF", "an HDF5 file (a Keras .h5 model?)"),
+    (b"\x80\x02", "a Python pickle (a PyTorch/scikit-learn checkpoint?)"),
+    (b"\x80\x04", "a Python pickle (a PyTorch/scikit-learn checkpoint?)"),
+    (b"GGUF", "a GGUF file (llama.cpp)"),
+)
+
+
+def _refuse_other_format(path: Path, data: bytes) -> None:
+    other = sniff_format(data)
+    if other:
+        raise ModelError(f"{path}: this is {other}, not an ONNX model.",
+                         hint="Export it to ONNX first (e.g. torch.onnx.export, tf2onnx), then open the .onnx file.")
+
+
+def sniff_format(data: bytes) -> str | None:
+    """Name of a well-known non-ONNX format the bytes start with, else None."""
+    for magic, what in _MAGIC:
+        if data.startswith(magic):
+            return what
+    if data[4:8] == b"TFL3":
+        return "a TensorFlow Lite flatbuffer"
+    if data[4:8] == b"ORTM":
+        return "an onnxruntime ORT-format model (convert from the original .onnx instead)"
+    if len(data) > 9 and data[8:9] == b"{" and int.from_bytes(data[:8], "little") < len(data):
+        return "a safetensors weights file (weights only, no graph)"
+    return None
 
 
 def external_tensors(proto: onnx.ModelProto) -> list[onnx.TensorProto]:
