@@ -31,6 +31,9 @@ echo "build.sh: running PyInstaller"
     --distpath "$ROOT/dist" --workpath "$ROOT/build/pyinstaller" \
     "$ROOT/packaging/workbench.spec"
 
+# `dist/workbench/install_desktop.sh` registers this bundle (menu entry, icons, MIME types).
+install -m 755 "$ROOT/packaging/install_desktop.sh" "$ROOT/dist/workbench/install_desktop.sh"
+
 end=$(date +%s)
 size=$(du -sh "$ROOT/dist/workbench" | cut -f1)
 echo "build.sh: dist/workbench built in $((end - start)) s, size $size"

@@ -5,20 +5,28 @@
 #   icon caches and makes Workbench the default for *.onnx and *.wbproj when the tools exist.
 #
 #   bash packaging/install_desktop.sh [--exec COMMAND]    # COMMAND defaults to `workbench`
+#   dist/workbench/install_desktop.sh                     # from a bundle: registers the bundle
 #   bash packaging/install_desktop.sh --uninstall
 #
-# --exec: what the menu entry runs, e.g. the absolute path of a bundle ("$PWD/dist/workbench/workbench")
-# or of a venv's script when `workbench` is not on PATH.
+# --exec: what the menu entry runs, e.g. the absolute path of a venv's script when `workbench` is not
+# on PATH. Inside a bundle (dist/workbench/install_desktop.sh) it defaults to that bundle's executable.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-RES="${WORKBENCH_RESOURCES:-$ROOT/workbench/resources}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+exec_cmd=workbench
+if [ -x "$HERE/workbench" ] && [ -d "$HERE/_internal/workbench/resources" ]; then
+    # copied into a PyInstaller bundle by build.sh: register that bundle
+    RES="${WORKBENCH_RESOURCES:-$HERE/_internal/workbench/resources}"
+    exec_cmd="$HERE/workbench"
+else
+    RES="${WORKBENCH_RESOURCES:-$HERE/../workbench/resources}"
+fi
 DATA="${XDG_DATA_HOME:-$HOME/.local/share}"
 SIZES="16 32 48 64 128 256"
 MIME_TYPES="application/x-onnx application/x-workbench-project"
 APP_ID="workbench"
 
-usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
 
 refresh() {
     if command -v update-mime-database >/dev/null; then update-mime-database "$DATA/mime"; fi
@@ -63,7 +71,6 @@ uninstall_files() {
 }
 
 mode=install
-exec_cmd=workbench
 while [ $# -gt 0 ]; do
     case "$1" in
         --uninstall) mode=uninstall ;;

@@ -153,6 +153,20 @@ def test_install_desktop_registers_and_uninstalls(tmp_path):
         assert "x-onnx" not in (data / "mime" / "globs2").read_text(encoding="utf-8")
 
 
+def test_install_desktop_from_a_bundle_registers_the_bundle(tmp_path):
+    bundle = tmp_path / "bundle"
+    (bundle / "_internal" / "workbench").mkdir(parents=True)
+    (bundle / "_internal" / "workbench" / "resources").symlink_to(RES)
+    (bundle / "workbench").write_text("#!/bin/sh\n")
+    (bundle / "workbench").chmod(0o755)
+    shutil.copy(ROOT / "packaging" / "install_desktop.sh", bundle / "install_desktop.sh")
+    env = dict(os.environ, HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path / "data"),
+               XDG_CONFIG_HOME=str(tmp_path / "config"))
+    subprocess.run(["bash", str(bundle / "install_desktop.sh")], env=env, check=True, capture_output=True)
+    installed = _desktop_entry_at(tmp_path / "data" / "applications" / "workbench.desktop")
+    assert installed["Exec"] == f"{bundle / 'workbench'} %f"
+
+
 @pytest.mark.slow
 def test_self_test_passes_offscreen():
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
