@@ -156,3 +156,18 @@ def test_subgraph_nodes_quantize_weights_and_report():
     assert {n for n in plan.units} == {"then_mm", "else_mm"}
     assert sorted(i.node for i in plan.issues) == ["else_mm", "then_mm"]
     assert all("inside the subgraph of 'branch'" in i.message for i in plan.issues)
+
+
+@pytest.mark.parametrize("no_vnni", [True, False])
+def test_full_range_8_bit_weights_warn_on_cpus_without_vnni(monkeypatch, no_vnni):
+    import workbench.core.presets as presets
+
+    monkeypatch.setattr(presets, "cpu_needs_reduce_range", lambda: no_vnni)
+    proto, _ = tiny_model("maxpool", opset=13)
+    plan = _plan(proto, preset="s8s8")
+    warned = [i for i in plan.issues if "saturate" in i.message]
+    assert len(warned) == (1 if no_vnni else 0)
+    if no_vnni:
+        assert warned[0].node == "conv1" and warned[0].message.startswith("2 unit(s)")
+    rules = [Rule(op_type="Conv", weight=PartialSpec(reduce_range=True))]
+    assert not [i for i in _plan(proto, preset="s8s8", rules=rules).issues if "saturate" in i.message]

@@ -218,3 +218,20 @@ def test_weight_observer_from_recipe_is_used():
     assert np.all(s_mse <= s_minmax) and np.any(s_mse < s_minmax)  # MSE clips the weight tails
     f = run(model.proto, feeds)["Y"]
     assert sqnr_db(f, run(mse.proto, feeds)["Y"]) > sqnr_db(f, run(minmax.proto, feeds)["Y"])
+
+
+def test_fp8_clip_written_as_min_max_so_onnxruntime_loads_it():
+    proto, feeds = tiny_model("conv", opset=19)
+    proto.graph.initializer.extend([numpy_helper.from_array(np.float32(0), "lo"),
+                                    numpy_helper.from_array(np.float32(1), "hi")])
+    relu = [n for n in proto.graph.node if n.op_type == "Relu"][0]
+    relu.op_type = "Clip"
+    relu.input.extend(["lo", "hi"])
+    model, _, res = quantize_tiny(proto, feeds, preset="fp8-e4m3")
+    counts = op_counts(res.proto)
+    assert counts["Clip"] == 0 and counts["Max"] == 1 and counts["Min"] == 1
+    plain = run(res.proto, feeds)["Y"]
+    assert_same_qdq(plain, _ref(res.proto, feeds)["Y"])
+    fused = run(res.proto, feeds, optimize=True)["Y"]  # ClipQuantFusion used to throw here
+    np.testing.assert_allclose(fused, plain, rtol=1e-5, atol=1e-5)
+    assert 0 <= fused.min() and fused.max() <= 1

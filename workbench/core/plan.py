@@ -109,9 +109,25 @@ def build_plan(model, recipe: Recipe) -> QuantPlan:
     preset = recipe.preset_obj()
     builder = _Builder(model.proto, recipe, preset.mode)
     builder.run()
+    _report_qonnx_only(builder, recipe)
+    _warn_saturation(builder.units, builder.issues, preset.mode)
     min_opset = max(preset.min_opset, builder.min_opset())
     return QuantPlan(builder.units, builder.activations, builder.aliases, builder.issues,
                      preset.mode, min_opset, recipe)
+
+
+def _report_qonnx_only(builder: _Builder, recipe: Recipe) -> None:
+    """One issue per unit using a QONNX-only dtype (error unless the recipe targets QONNX)."""
+    for unit in builder.units.values():
+        for role in ("weight", "activation"):
+            spec = getattr(unit.config, role)
+            if unit.excluded or spec is None or not spec.qtype.qonnx_only:
+                continue
+            qonnx = recipe.target == "qonnx"
+            builder.issues.append(PlanIssue(unit.node, "info" if qonnx else "error", (
+                f"{role} dtype {spec.dtype} exists only in QONNX; the QDQ model holds constants in 8-bit "
+                "storage (exact) but cannot clamp activations to it: "
+                + ("export with format qonnx." if qonnx else "set the recipe target to qonnx."))))
 
 
 def _check_ambiguous(model, recipe: Recipe) -> None:
@@ -123,6 +139,27 @@ def _check_ambiguous(model, recipe: Recipe) -> None:
             raise RecipeError(f"name {name!r} matches {len(nodes)} nodes ({', '.join(nodes)}): "
                               "use the unique names.",
                               hint="The model had duplicate node names; the loader renamed them.")
+
+
+def _warn_saturation(units: dict[str, NodeUnit], issues: list[PlanIssue], mode: str) -> None:
+    """One issue when full-range 8-bit weights will saturate onnxruntime's kernels on this CPU.
+
+    Without VNNI, onnxruntime's u8 x s8 kernels use VPMADDUBSW, whose int16 pair sums saturate
+    (255 * 127 * 2 > 32767); 7-bit weights (``reduce_range``) avoid it. Measured here: s8s8 on
+    digits_cnn gives 38 dB fake-quantized but 6 dB fused.
+    """
+    from workbench.core.presets import cpu_needs_reduce_range
+
+    if mode != "static" or not cpu_needs_reduce_range():
+        return
+    hit = [u.node for u in units.values() if not u.excluded and u.inputs and any(
+        q.role == "weight" and q.spec.qtype.bits == 8 and not q.spec.qtype.is_float and not q.spec.reduce_range
+        for q in u.quant_inputs) and u.config.activation is not None and u.config.activation.qtype.bits == 8]
+    if hit:
+        issues.append(PlanIssue(hit[0], "warning", f"{len(hit)} unit(s) use full-range 8-bit weights: on this "
+                                "CPU (no VNNI) onnxruntime's integer kernels saturate, so the fused model can be "
+                                "far less accurate than the fake-quantized one. Set reduce_range on the weights "
+                                "(as cpu-u8s8 does here) if the model will run on such CPUs."))
 
 
 def _activation_spec(spec: QuantSpec | None, node: str, issues: list[PlanIssue]) -> QuantSpec | None:

@@ -27,6 +27,7 @@ from workbench.core.dtypes import get_qtype
 from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.graph_index import NameAllocator, all_names, attrs_of, iter_graphs, subgraphs
 from workbench.core.numerics import QParams, quantize
+from workbench.core.ort_guards import guard
 from workbench.core.plan import NodeUnit, PlanIssue, QuantPlan, UnitInput
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,6 @@ class QdqWriter:
         self.new_inits: list[onnx.TensorProto] = []
         self._int_cache: dict[tuple, tuple[str, str, str]] = {}
         self._act_qparams = act_qparams
-        self._zero: str | None = None
 
     # -- driver ------------------------------------------------------------------------------
     def write(self) -> QdqResult:
@@ -191,8 +191,8 @@ class QdqWriter:
                     unit.op_type == node.op_type and (unit.graph == "") == main:
                 pre, node = self.emit_unit(node, unit, main)
             outs = list(node.output)
-            if main and node.op_type == "Relu" and outs[0] in self.pairs:
-                self._guard_relu(node, self.pairs[outs[0]].qp)
+            if main and node.op_type in ("Relu", "Clip") and outs[0] in self.pairs:
+                pre += guard(node, self.pairs[outs[0]].qp, self)
             if main:
                 self._rewire(node)
             new += pre + [node]
@@ -202,24 +202,6 @@ class QdqWriter:
                         new += self._pair_nodes(o)
         del graph.node[:]
         graph.node.extend(new)
-
-    def _guard_relu(self, node: onnx.NodeProto, qp: QParams) -> None:
-        """Write ``Relu(x)`` as ``Max(x, 0)`` where onnxruntime would drop it wrongly.
-
-        onnxruntime's ``ReluQuantTransformer`` (relu_quantizelinear.cc) removes a Relu followed by
-        QuantizeLinear unless the zero point is an int8 != -128 or a uint8 != 0, so for float8 and
-        16-bit types it also removes Relus the Q does not clamp (zero point above qmin).
-        """
-        qt = qp.qt
-        if qt.name in ("int8", "uint8") or (not qt.is_float and float(qp.zero_point) == qt.qmin):
-            return
-        if self._zero is None:
-            self._zero = self.alloc.new("relu_zero")
-            self.new_inits.append(C.float_initializer(self._zero, np.float32(0)))
-        node.op_type = "Max"
-        node.input.append(self._zero)
-        self.issues.append(PlanIssue(node.name, "info", f"Relu written as Max(x, 0): onnxruntime would "
-                                     f"drop a Relu before a {qt.name} QuantizeLinear with zero_point > qmin."))
 
     def _rewire(self, node: onnx.NodeProto) -> None:
         for i, name in enumerate(node.input):
