@@ -235,3 +235,21 @@ def test_fp8_clip_written_as_min_max_so_onnxruntime_loads_it():
     fused = run(res.proto, feeds, optimize=True)["Y"]  # ClipQuantFusion used to throw here
     np.testing.assert_allclose(fused, plain, rtol=1e-5, atol=1e-5)
     assert 0 <= fused.min() and fused.max() <= 1
+
+
+def test_failed_opset_upgrade_leaves_units_float_per_node(monkeypatch):
+    import workbench.core.model as model_mod
+    from workbench.core.errors import ModelError
+
+    def fail(proto, target, **kw):
+        raise ModelError("no adapter for Conv")
+
+    monkeypatch.setattr(model_mod, "upgrade_opset", fail)
+    proto, feeds = tiny_model("maxpool", opset=13)
+    model, plan, res = quantize_tiny(proto, feeds, preset="a16w8")  # uint16 needs opset 21
+    onnx.checker.check_model(res.proto)
+    per_node = sorted(i.node for i in res.issues if "left in float" in i.message)
+    assert per_node == ["conv1", "conv2"]
+    assert any("no adapter for Conv" in i.message for i in res.issues)
+    assert op_counts(res.proto)["QuantizeLinear"] == 0
+    np.testing.assert_allclose(run(res.proto, feeds)["Y"], run(model.proto, feeds)["Y"], rtol=1e-5, atol=1e-6)

@@ -96,17 +96,48 @@ class QdqWriter:
     def __init__(self, model, plan: QuantPlan, act_qparams: dict[str, QParams]):
         proto = onnx.ModelProto()
         proto.CopyFrom(model.proto)
-        self.proto = C.upgrade_opset(proto, plan.min_opset)
+        self.issues: list[PlanIssue] = []
+        self.max_opset = 10**6
+        try:
+            self.proto = C.upgrade_opset(proto, plan.min_opset)
+        except ExportError as exc:
+            self.max_opset = C.default_opset(proto)
+            if self.max_opset < 10:
+                raise
+            self.proto = proto
+            self.issues.append(PlanIssue("", "warning", f"{exc.message} Units that need a newer opset stay "
+                                         "in float (listed per node)."))
         C.fix_ir_version(self.proto)
         self.plan = plan
         self.alloc = NameAllocator(all_names(self.proto))
         self.consts = {i.name: i for g in iter_graphs(self.proto.graph) for i in g.initializer}
-        self.issues: list[PlanIssue] = []
+        self._skipped = self._units_beyond_opset()
         self.tensor_map: dict[str, str] = {}
         self.pairs: dict[str, _Pair] = {}
         self.new_inits: list[onnx.TensorProto] = []
         self._int_cache: dict[tuple, tuple[str, str, str]] = {}
         self._act_qparams = act_qparams
+
+    # -- opset fallback ----------------------------------------------------------------------
+    def _spec_ok(self, spec) -> bool:
+        need = spec.qtype.min_opset
+        if spec.granularity == "per_channel":
+            need = max(need, 13)
+        elif spec.granularity == "per_block":
+            need = max(need, 21)
+        return need <= self.max_opset
+
+    def _units_beyond_opset(self) -> set[str]:
+        """Units whose specs the model's opset cannot express (when the upgrade failed)."""
+        skipped = set()
+        for name, unit in self.plan.units.items():
+            specs = [q.spec for q in unit.quant_inputs] + [self.plan.activations[t] for t in unit.outputs
+                                                           if t in self.plan.activations]
+            if not unit.excluded and not all(self._spec_ok(sp) for sp in specs):
+                skipped.add(name)
+                self.issues.append(PlanIssue(name, "warning", f"left in float: its quantization needs a newer "
+                                             f"opset than the model's {self.max_opset} (upgrade failed)."))
+        return skipped
 
     # -- driver ------------------------------------------------------------------------------
     def write(self) -> QdqResult:
@@ -148,6 +179,8 @@ class QdqWriter:
             root = self.plan.aliases.get(t, t)
             while root in self.plan.aliases:
                 root = self.plan.aliases[root]
+            if not self._spec_ok(self.plan.activations[root]):
+                continue
             if root not in roots:
                 qp = self._act_qp(root)
                 s, z = self._scale_zp(root, qp)
@@ -187,7 +220,7 @@ class QdqWriter:
                 self._rewrite(sub, main=False)
             unit = self.plan.units.get(node.name)
             pre: list[onnx.NodeProto] = []
-            if unit is not None and not unit.excluded and unit.node == node.name and \
+            if unit is not None and not unit.excluded and unit.node not in self._skipped and \
                     unit.op_type == node.op_type and (unit.graph == "") == main:
                 pre, node = self.emit_unit(node, unit, main)
             outs = list(node.output)
