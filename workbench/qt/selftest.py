@@ -45,12 +45,21 @@ def _ensure_app():
     """The running QApplication, or a new one (``offscreen`` platform when there is no display)."""
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
     if app is None:
+        if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+            qInstallMessageHandler(_quiet_offscreen)
         app = QApplication(["workbench", "--self-test"])
     return app
+
+
+def _quiet_offscreen(_mode, _context, message: str) -> None:
+    """Qt message handler: drop the offscreen plugin's propagateSizeHints() notice, print the rest."""
+    if "propagateSizeHints" not in message:
+        print(message, file=sys.stderr)
 
 
 def _accuracy(model_path: Path, eval_npz: Path) -> tuple[float, int]:
