@@ -147,3 +147,16 @@ def test_24_duplicate_names_unique_and_ambiguous_exclude_rejected(cases):
         build_plan(model, Recipe(preset="cpu-u8s8", exclude=["dup"]))
     plan = build_plan(model, Recipe(preset="cpu-u8s8", exclude=["dup_1"]))
     assert [u.node for u in plan.units.values() if u.excluded] == ["dup_1"]
+
+
+@pytest.mark.parametrize("preset,limit", [("dynamic-u8", 0.03), ("w4-block", 0.15)])
+def test_20_subgraph_weights_live_in_the_branch(cases, preset, limit):
+    model, plan, res, feeds, _ = _quantize(cases, "20_if_subgraph_matmul", Recipe(preset=preset))
+    if_node = [n for n in res.proto.graph.node if n.op_type == "If"][0]
+    for a in if_node.attribute:  # integer weights sit in the branch, where onnxruntime's fusions look
+        assert [i.data_type for i in a.g.initializer if i.name.endswith("_quantized")] in (
+            [onnx.TensorProto.INT8], [onnx.TensorProto.INT4])
+    ref = np.concatenate([run(model.proto, f)["Y"] for f in feeds])
+    for optimize in (False, True):
+        got = np.concatenate([run(res.proto, f, optimize=optimize)["Y"] for f in feeds])
+        assert _rel_err(ref, got) < limit

@@ -126,3 +126,15 @@ def test_minilm_fuses_like_onnxruntime(corpus, tmp_path):
     ort_cos = cos(run(ref, x, optimize=True)["sentence_embedding"])
     print(f"minilm mean cosine to float: ours {ours_cos:.3f}, quantize_static {ort_cos:.3f}")
     assert ours_cos >= ort_cos - 0.03
+
+
+def test_w4_gemm_is_written_as_matmul_and_fuses():
+    proto, feeds = tiny_model("gemm", opset=13)
+    model, _, res = quantize_tiny(proto, feeds, preset="w4-block")
+    assert {n.op_type for n in res.proto.graph.node} == {"DequantizeLinear", "MatMul", "Add"}
+    assert _kernels(optimized_op_counts(res.proto)) == {"MatMulNBits": 1}
+    f = run(model.proto, feeds)["Y"]
+    fake = run(res.proto, feeds)["Y"]
+    # MatMulNBits runs with onnxruntime's default accuracy_level 4 (A quantized to int8 inside)
+    np.testing.assert_allclose(run(res.proto, feeds, optimize=True)["Y"], fake, atol=0.01 * np.abs(fake).max())
+    assert np.abs(run(res.proto, feeds)["Y"] - f).max() < 0.15 * np.abs(f).max()

@@ -116,6 +116,7 @@ class QdqWriter:
         self.pairs: dict[str, _Pair] = {}
         self.new_inits: list[onnx.TensorProto] = []
         self._int_cache: dict[tuple, tuple[str, str, str]] = {}
+        self._graph_key = 0
         self._act_qparams = act_qparams
 
     # -- opset fallback ----------------------------------------------------------------------
@@ -210,6 +211,16 @@ class QdqWriter:
 
     # -- graph rewrite ------------------------------------------------------------------------
     def _rewrite(self, graph: onnx.GraphProto, main: bool) -> None:
+        if not main:  # a subgraph keeps its own quantized initializers (onnxruntime's fusions look there)
+            outer, outer_key = self.new_inits, self._graph_key
+            self.new_inits, self._graph_key = [], id(graph)
+            self._rewrite_nodes(graph, main)
+            graph.initializer.extend(self.new_inits)
+            self.new_inits, self._graph_key = outer, outer_key
+            return
+        self._rewrite_nodes(graph, main)
+
+    def _rewrite_nodes(self, graph: onnx.GraphProto, main: bool) -> None:
         new: list[onnx.NodeProto] = []
         if main:
             for t in self.proto.graph.input:
@@ -299,7 +310,7 @@ class QdqWriter:
         return dq
 
     def _int_init(self, base: str, x: np.ndarray, qp: QParams) -> tuple[str, str, str]:
-        key = (base, qp.qtype, qp.axis, qp.block_size, qp.scale.tobytes(), np.asarray(qp.zero_point).tobytes())
+        key = (self._graph_key, base, qp.qtype, qp.axis, qp.block_size, qp.scale.tobytes(), np.asarray(qp.zero_point).tobytes())
         if key not in self._int_cache:
             q = quantize(x, qp)
             names = (self.alloc.new(f"{base}_quantized"), self.alloc.new(f"{base}_scale"),
