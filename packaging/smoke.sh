@@ -14,7 +14,9 @@ if [ ! -x "$BUNDLE/workbench" ]; then
 fi
 export QT_QPA_PLATFORM=offscreen
 # Run from an empty folder so nothing from the source tree can be picked up instead of the bundle.
-cd "$(mktemp -d)"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
 
 start=$(date +%s%N)
 "$BUNDLE/workbench" --self-test
