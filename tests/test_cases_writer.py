@@ -160,3 +160,16 @@ def test_20_subgraph_weights_live_in_the_branch(cases, preset, limit):
     for optimize in (False, True):
         got = np.concatenate([run(res.proto, f, optimize=optimize)["Y"] for f in feeds])
         assert _rel_err(ref, got) < limit
+
+
+def test_14_decomposed_layernorm_statistics_stay_float(cases):
+    name = "14_layernorm_decomposed_outlier"
+    model, plan, res, feeds, _ = _quantize(cases, name)
+    assert "ln_add_eps" not in plan.units and "var" not in plan.activations
+    assert any(i.node == "ln_add_eps" and "reduction statistic" in i.message for i in plan.issues)
+    for f in feeds[:3]:
+        assert _rel_err(run(model.proto, f)["Y"], run(res.proto, f)["Y"]) < 0.05
+    every_op = ["ReduceMean", "Sub", "Pow", "Add", "Sqrt", "Div", "Mul", "MatMul"]
+    plan = build_plan(model, Recipe(preset="cpu-u8s8", op_types=every_op))
+    warned = {i.node for i in plan.issues if i.severity == "warning" and "reduction statistic" in i.message}
+    assert {"ln_var", "ln_add_eps", "ln_sqrt", "ln_pow"} <= warned

@@ -171,3 +171,20 @@ def test_full_range_8_bit_weights_warn_on_cpus_without_vnni(monkeypatch, no_vnni
         assert warned[0].node == "conv1" and warned[0].message.startswith("2 unit(s)")
     rules = [Rule(op_type="Conv", weight=PartialSpec(reduce_range=True))]
     assert not [i for i in _plan(proto, preset="s8s8", rules=rules).issues if "saturate" in i.message]
+
+
+def test_statistics_guard_skips_variance_add_but_not_shape_scales():
+    i64 = numpy_helper.from_array(np.array([-1], np.int64), "axes")
+    nodes = [helper.make_node("ReduceMean", ["X"], ["mu"], name="mean", axes=[-1]),
+             helper.make_node("Add", ["mu", "eps"], ["ve"], name="add_eps"),
+             helper.make_node("Shape", ["X"], ["shp"], name="shape"),
+             helper.make_node("Cast", ["shp"], ["shpf"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Sqrt", ["shpf"], ["s"], name="sqrt"),
+             helper.make_node("Mul", ["X", "s"], ["xs"], name="scale"),
+             helper.make_node("Add", ["xs", "ve"], ["Y"], name="out")]
+    eps = numpy_helper.from_array(np.array(1e-5, np.float32), "eps")
+    proto = _model(nodes, [_vi("X", [2, 4])], [_vi("Y", [2, 4])], [eps, i64])
+    plan = _plan(proto, preset="cpu-u8s8")
+    assert "add_eps" not in plan.units and "scale" in plan.units
+    assert "out" not in plan.units  # any statistic input keeps an element-wise unit float
+    assert sorted(i.node for i in plan.issues) == ["add_eps", "out"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from workbench.core import stats_guard
 from workbench.core import units as U
 from workbench.core.errors import RecipeError
 from workbench.core.graph_index import GraphIndex, attrs_of, elem_types, subgraphs
@@ -198,6 +199,7 @@ class _Builder:
         self.aliases: dict[str, str] = {}
         self.folded: set[str] = set()
         self.specs: list[QuantSpec] = []
+        self.stats = stats_guard.statistics_tensors(self.ix) if mode == "static" else set()
 
     # -- driver -------------------------------------------------------------------------------
     def run(self) -> None:
@@ -236,12 +238,30 @@ class _Builder:
         if rn.excluded:
             self.units[node.name] = NodeUnit(node.name, op, [node.name], [], [], None, None, cfg, True)
             return
+        if self.mode == "static" and op not in U.WEIGHT_OPS and self._skip_statistics(node, rn):
+            return
         if self.mode == "static":
             unit = self._static_unit(node, cfg)
         else:
             unit = self._weight_unit(node, cfg, "")
         if unit is not None:
             self.units[node.name] = unit
+
+    def _skip_statistics(self, node: onnx.NodeProto, rn) -> bool:
+        """Keep element-wise units on reduction statistics float (see :mod:`stats_guard`)."""
+        touched = [t for t in list(node.input) + list(node.output) if t in self.stats]
+        if not touched:
+            return False
+        if stats_guard.explicit(self.recipe, rn.sources, node.op_type):
+            self.issues.append(PlanIssue(node.name, "warning", f"{touched[0]!r} is a reduction statistic "
+                                         "(mean / variance / norm): its per-tensor range is set by outlier rows, "
+                                         "so small rows round to 0 (onnxruntime #16219). Consider excluding "
+                                         f"{node.name!r}."))
+            return False
+        self.issues.append(PlanIssue(node.name, "info", f"left in float: {touched[0]!r} is a reduction "
+                                     "statistic (mean / variance / norm) whose per-tensor range is set by "
+                                     "outlier rows; quantize it with an explicit rule if wanted."))
+        return True
 
     def _weight_input(self, node, cfg, ix: GraphIndex) -> UnitInput | None:
         fam = U.WEIGHT_OPS.get(node.op_type)
