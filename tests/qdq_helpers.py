@@ -18,8 +18,35 @@ from onnx import helper
 from workbench.core.numerics import compute_qparams
 
 
+class FeedList:
+    """The feeds as a calibration data source (each feed is one sample, run as given)."""
+
+    can_batch = False
+
+    def __init__(self, feeds: list[dict[str, np.ndarray]]):
+        self.feeds = feeds
+
+    def num_samples(self) -> int:
+        return len(self.feeds)
+
+    def batches(self, batch_size: int):
+        yield from self.feeds
+
+
 def calib_qparams(model, plan, feeds: list[dict[str, np.ndarray]]) -> dict:
-    """Per-tensor MinMax qparams of every tensor in ``plan.activations``."""
+    """qparams of every tensor in ``plan.activations``: ``workbench.core.calibrate`` when it
+    exists (with each spec's observer), else per-tensor MinMax from one onnxruntime run."""
+    try:
+        from workbench.core.calibrate import calibrate
+    except ImportError:
+        return minmax_qparams(model, plan, feeds)
+    if not plan.activations:
+        return {}
+    return calibrate(model, plan, FeedList(feeds)).qparams()
+
+
+def minmax_qparams(model, plan, feeds: list[dict[str, np.ndarray]]) -> dict:
+    """Per-tensor MinMax qparams of every tensor in ``plan.activations`` (no calibrator needed)."""
     proto = onnx.ModelProto()
     proto.CopyFrom(model.proto)
     have = {o.name for o in proto.graph.output}
