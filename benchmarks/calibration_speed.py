@@ -1,0 +1,129 @@
+"""Calibration speed: process CPU time of calibrate() / plain float onnxruntime inference.
+
+For digits_cnn, nudenet_320n and minilm_l6_v2 (shared corpus), 256 calibration samples (the
+corpus' calib.npz repeated to 256), the cpu-u8s8 plan's activation tensors observed with
+MinMax, Percentile and Entropy. The baseline runs the same batches (same grouping, sample 0
+alone first, as calibrate's batch-size probe does) through a plain session of the float model
+with the same session options; both sides include creating their session. CPU time is the
+process's user + system time (all onnxruntime threads). Each figure is the minimum over
+``--reps`` interleaved repetitions (other load on the machine only ever adds time).
+Targets: <= 1.3 for MinMax, <= 1.6 for the histogram observers. Prints only.
+
+    .venv/bin/python benchmarks/calibration_speed.py [--models a,b] [--samples 256] [--reps 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from workbench.core import calibrate as calib_mod  # noqa: E402
+from workbench.core.api import make_recipe  # noqa: E402
+from workbench.core.data import open_data  # noqa: E402
+from workbench.core.instrument import session_options  # noqa: E402
+from workbench.core.model import load_model  # noqa: E402
+from workbench.core.plan import build_plan  # noqa: E402
+
+CORPUS = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")) / "corpus" / "models"
+MODELS = {"digits_cnn": "digits_cnn/model_opset17.onnx", "nudenet_320n": "nudenet_320n/model.onnx",
+          "minilm_l6_v2": "minilm_l6_v2/model.onnx"}
+OBSERVERS = ("minmax", "percentile", "entropy")
+
+
+class Plan:
+    """The activations of a real plan with every spec's observer replaced."""
+
+    def __init__(self, activations):
+        self.activations = activations
+
+
+def cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def repeated_npz(model_dir: Path, n: int, folder: Path) -> Path:
+    """calib.npz (batch layout) with its rows repeated to ``n``."""
+    with np.load(model_dir / "calib.npz") as z:
+        arrays = {k: z[k] for k in z.files if not k.startswith("gt_")}
+    rows = next(iter(arrays.values())).shape[0]
+    reps = -(-n // rows)
+    out = folder / f"{model_dir.name}_{n}.npz"
+    np.savez(out, **{k: np.concatenate([v] * reps)[:n] for k, v in arrays.items()})
+    return out
+
+
+def plain(model, source, batch_size: int, n: int) -> float:
+    """CPU seconds of plain float inference over calibrate's batches (session creation included)."""
+    t0 = cpu()
+    sess = ort.InferenceSession(model.proto.SerializeToString(), session_options(),
+                                providers=["CPUExecutionProvider"])
+    sess.run(None, next(iter(source.samples(1))))
+    for idx, feed in source.indexed_batches(batch_size, n):
+        if idx[0] == 0:
+            idx, feed = idx[1:], {k: v[1:] for k, v in feed.items()}
+            if not idx:
+                continue
+        sess.run(None, feed)
+    return cpu() - t0
+
+
+def calibrated(model, plan, source, n: int) -> tuple[float, float, int]:
+    t0, w0 = cpu(), time.perf_counter()
+    res = calib_mod.calibrate(model, plan, source, samples=n)
+    return cpu() - t0, time.perf_counter() - w0, res.batch_size
+
+
+def bench(name: str, n: int, reps: int, folder: Path) -> None:
+    path = CORPUS / MODELS[name]
+    model = load_model(path)
+    base = build_plan(model, make_recipe("cpu-u8s8")).activations
+    source = open_data(repeated_npz(path.parent, n, folder), model)
+    plans = {o: Plan({t: s.model_copy(update={"observer": o}) for t, s in base.items()}) for o in OBSERVERS}
+    cal: dict[str, list[float]] = {o: [] for o in OBSERVERS}
+    walls: dict[str, list[float]] = {o: [] for o in OBSERVERS}
+    bases: list[float] = []
+    bs = 0
+    for _ in range(reps):
+        for o in OBSERVERS:
+            c, w, bs = calibrated(model, plans[o], source, n)
+            cal[o].append(c)
+            walls[o].append(w)
+            bases.append(plain(model, source, bs, n))
+    b = min(bases)
+    cells = "  ".join(f"{o} {min(cal[o]) / b:5.2f} ({min(cal[o]):6.2f} s, wall {min(walls[o]):6.2f} s)"
+                      for o in OBSERVERS)
+    print(f"{name:13s} {len(base):4d} tensors  batch {bs:2d}  plain {b:6.2f} s CPU  |  {cells}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--samples", type=int, default=256)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--no-pipeline", action="store_true", help="observe and run in sequence")
+    args = ap.parse_args()
+    if not CORPUS.is_dir():
+        print(f"corpus not found at {CORPUS}")
+        return
+    calib_mod.PIPELINE = not args.no_pipeline
+    print(f"onnxruntime {ort.__version__}, {os.cpu_count()} CPUs, {args.samples} samples, "
+          f"pipeline {calib_mod.PIPELINE}; ratio = calibration CPU / plain inference CPU (min of {args.reps})")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.models.split(","):
+            bench(name, args.samples, args.reps, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
