@@ -188,3 +188,17 @@ def test_statistics_guard_skips_variance_add_but_not_shape_scales():
     assert "add_eps" not in plan.units and "scale" in plan.units
     assert "out" not in plan.units  # any statistic input keeps an element-wise unit float
     assert sorted(i.node for i in plan.issues) == ["add_eps", "out"]
+
+
+def test_additive_mask_from_huge_constant_is_warned():
+    neg = numpy_helper.from_array(np.array(-3.4e38, np.float32), "neg")
+    zero = numpy_helper.from_array(np.array(0.0, np.float32), "zero")
+    nodes = [helper.make_node("Where", ["keep", "zero", "neg"], ["mask"], name="where"),
+             helper.make_node("MatMul", ["X", "W"], ["scores"], name="mm"),
+             helper.make_node("Add", ["scores", "mask"], ["Y"], name="add_mask")]
+    inputs = [_vi("X", [2, 4]), helper.make_tensor_value_info("keep", TensorProto.BOOL, [2, 4])]
+    proto = _model(nodes, inputs, [_vi("Y", [2, 4])], [neg, zero, _w("W", [4, 4])])
+    plan = _plan(proto, preset="cpu-u8s8")
+    assert [(i.node, i.severity) for i in plan.issues] == [("add_mask", "warning")]
+    assert "'mask' carries a huge constant" in plan.issues[0].message
+    assert not _plan(proto, preset="cpu-u8s8", exclude=["add_mask"]).issues

@@ -200,6 +200,7 @@ class _Builder:
         self.folded: set[str] = set()
         self.specs: list[QuantSpec] = []
         self.stats = stats_guard.statistics_tensors(self.ix) if mode == "static" else set()
+        self.masks = stats_guard.masking_tensors(self.ix) if mode == "static" else set()
 
     # -- driver -------------------------------------------------------------------------------
     def run(self) -> None:
@@ -240,6 +241,11 @@ class _Builder:
             return
         if self.mode == "static" and op not in U.WEIGHT_OPS and self._skip_statistics(node, rn):
             return
+        masked = [i for i in node.input if i in self.masks] if self.mode == "static" else []
+        if masked:
+            self.issues.append(PlanIssue(node.name, "warning", f"input {masked[0]!r} carries a huge constant "
+                                         "(an additive mask, |value| >= 1e30): per-tensor quantization will zero every other value of this unit's output. "
+                                         f"Exclude {node.name!r} (its output then stays float)."))
         if self.mode == "static":
             unit = self._static_unit(node, cfg)
         else:

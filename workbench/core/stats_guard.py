@@ -48,3 +48,33 @@ def explicit(recipe, sources: dict[str, str], op_type: str) -> bool:
     src = sources.get("activation", "")
     return not src.startswith(("preset", "not quantized")) or (
         recipe.op_types is not None and op_type in recipe.op_types)
+
+
+#: Constants at least this large are "masking" values (float32 min / max, -1e30 ...).
+HUGE = 1e30
+#: Ops through which a masking value flows on to its output.
+_CARRY = frozenset({"Add", "Sub", "Mul", "Div", "Where", "Cast", "Expand", "Unsqueeze", "Squeeze", "Reshape",
+                    "Concat", "Slice", "Gather", "Tile", "Transpose", "Min", "Max", "Neg", "Identity"})
+
+
+def masking_tensors(ix: GraphIndex) -> set[str]:
+    """Tensors that carry a huge constant (an additive attention mask built from float32 min).
+
+    Quantizing such a tensor per tensor maps every ordinary value to zero (the range is ~1e38),
+    so the scores the mask is added to are lost; this is why onnxruntime's default int8 recipe
+    breaks BERT-style models (minilm: cosine to float 0.33).
+    """
+    huge: set[str] = set()
+    for name, init in ix.initializers.items():
+        if init.data_type == onnx.TensorProto.FLOAT:
+            a = numpy_helper.to_array(init)
+            if a.size and float(np.max(np.abs(a))) >= HUGE:
+                huge.add(name)
+    for node in ix.graph.node:
+        if node.op_type == "ConstantOfShape":
+            val = [a.t for a in node.attribute if a.name == "value"]
+            if val and numpy_helper.to_array(val[0]).size and float(np.max(np.abs(numpy_helper.to_array(val[0])))) >= HUGE:
+                huge.update(node.output)
+        elif node.op_type in _CARRY and any(i in huge for i in node.input):
+            huge.update(o for o in node.output if o)
+    return huge
