@@ -253,3 +253,16 @@ def test_failed_opset_upgrade_leaves_units_float_per_node(monkeypatch):
     assert any("no adapter for Conv" in i.message for i in res.issues)
     assert op_counts(res.proto)["QuantizeLinear"] == 0
     np.testing.assert_allclose(run(res.proto, feeds)["Y"], run(model.proto, feeds)["Y"], rtol=1e-5, atol=1e-6)
+
+
+def test_save_model_goes_external_above_the_threshold(tmp_path, monkeypatch):
+    import workbench.core.save as save_mod
+
+    proto, feeds = tiny_model("maxpool")
+    monkeypatch.setattr(save_mod, "EXTERNAL_THRESHOLD", 100)  # stands in for 2 GiB
+    save_model(proto, tmp_path / "m.onnx")
+    assert (tmp_path / "m.onnx.data").exists()
+    m = onnx.load(str(tmp_path / "m.onnx"), load_external_data=False)
+    assert any(i.data_location == onnx.TensorProto.EXTERNAL for i in m.graph.initializer)
+    np.testing.assert_array_equal(run(str(tmp_path / "m.onnx"), feeds)["Y"], run(proto, feeds)["Y"])
+    assert proto.graph.initializer[0].HasField("raw_data")  # the caller's proto is untouched
