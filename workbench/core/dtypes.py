@@ -36,6 +36,10 @@ class QType:
         True for float8 formats (zero point is always 0, scale maps ``absmax`` to ``qmax``).
     min_opset : int
         Lowest default-domain opset whose QuantizeLinear/DequantizeLinear accept this type.
+    qonnx_only : bool
+        True for bit widths only QONNX can express (``int2``, ``int3``, ``int5``..``int7``, the
+        same ``uint``, ``bipolar``); QDQ carries their constants in 8-bit storage but cannot clamp
+        activations to them.
     """
 
     name: str
@@ -46,6 +50,7 @@ class QType:
     bits: int
     is_float: bool
     min_opset: int
+    qonnx_only: bool = False
 
     @property
     def signed(self) -> bool:
@@ -77,6 +82,23 @@ QTYPES: dict[str, QType] = {
 
 #: dtypes a recipe may choose for weights and activations (int32 is only for biases).
 RECIPE_DTYPES = tuple(n for n in QTYPES if n != "int32")
+
+
+def _qonnx_int(bits: int, signed: bool) -> QType:
+    q = _int(f"{'int' if signed else 'uint'}{bits}", TensorProto.INT8 if signed else TensorProto.UINT8,
+             np.int8 if signed else np.uint8, bits, signed, 10)
+    return QType(**{**q.__dict__, "qonnx_only": True})
+
+
+#: QONNX-only dtypes: Quant bit widths 2, 3, 5, 6, 7 (4 is a QDQ type) and "bipolar" (BipolarQuant,
+#: values -1 / +1). A recipe may use them only with ``Recipe.target == "qonnx"``; storage int8 / uint8.
+QONNX_TYPES: dict[str, QType] = {
+    q.name: q
+    for q in [_qonnx_int(b, s) for s in (True, False) for b in (2, 3, 5, 6, 7)]
+    + [QType("bipolar", TensorProto.INT8, np.dtype(np.int8), -1.0, 1.0, 1, False, 10, True)]
+}
+QONNX_DTYPES = tuple(QONNX_TYPES)
+QTYPES.update(QONNX_TYPES)
 
 
 def get_qtype(name: str) -> QType:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from workbench.core.dtypes import RECIPE_DTYPES, get_qtype
+from workbench.core.dtypes import QONNX_DTYPES, RECIPE_DTYPES, get_qtype
 from workbench.core.errors import RecipeError
 
 OBSERVERS = ("minmax", "percentile", "entropy", "mse")
@@ -55,8 +55,9 @@ class QuantSpec(BaseModel):
     @field_validator("dtype")
     @classmethod
     def _dtype_known(cls, v: str) -> str:
-        if v not in RECIPE_DTYPES and v != "int32":
-            raise ValueError(f"unknown dtype {v!r}; use one of {', '.join(RECIPE_DTYPES)}")
+        if v not in RECIPE_DTYPES and v not in QONNX_DTYPES and v != "int32":
+            raise ValueError(f"unknown dtype {v!r}; use one of {', '.join(RECIPE_DTYPES)} "
+                             f"(QONNX target also: {', '.join(QONNX_DTYPES)})")
         return v
 
     @field_validator("observer")
@@ -181,6 +182,19 @@ class Recipe(BaseModel):
     #: 7-bit weights for the preset's 8-bit weight spec; None = decide from this CPU (see presets).
     #: :func:`workbench.core.api.make_recipe` fills it so a replay elsewhere gives the same model.
     reduce_range: bool | None = None
+    #: Export format the recipe is for; "qonnx" allows the QONNX-only dtypes (int2..int7, bipolar).
+    target: Literal["qdq", "qonnx"] = "qdq"
+
+    @model_validator(mode="after")
+    def _qonnx_only_dtypes(self) -> Recipe:
+        if self.target == "qonnx":
+            return self
+        parts = [s for r in [*self.rules, *self.overrides.values()] for s in (r.weight, r.activation, r.bias)]
+        bad = sorted({p.dtype for p in parts if p is not None and p.dtype in QONNX_DTYPES})
+        if bad:
+            raise ValueError(f"dtype {', '.join(bad)} exists only in QONNX: set target to 'qonnx' "
+                             "(--format qonnx) or use int4/int8")
+        return self
 
     @classmethod
     def from_json(cls, text: str, *, source: str = "recipe") -> Recipe:
