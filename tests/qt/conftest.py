@@ -1,0 +1,110 @@
+"""Fixtures of the app tests: isolated QSettings, the main window, and a leak check.
+
+Every test fails if it leaves a background job, a worker thread or a child process running
+(:func:`no_leaked_threads` is autouse for this folder).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings(tmp_path_factory):
+    """QSettings (recent files) go to a temporary folder, not the user's config."""
+    folder = str(tmp_path_factory.mktemp("qsettings"))
+    for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+        QSettings.setPath(fmt, QSettings.Scope.UserScope, folder)
+    yield
+
+
+def _leaks() -> list[str]:
+    from workbench.qt.workers import live_jobs
+
+    out = [f"job {j.title!r}" for j in live_jobs()]
+    out += [f"process {p.name}" for p in multiprocessing.active_children()]
+    return out
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_threads(request):
+    """Fail the test when background jobs, threads or child processes outlive it."""
+    before = {t.ident for t in threading.enumerate()}
+    yield
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        extra = [t for t in threading.enumerate() if t.ident not in before and t.is_alive()
+                 and not t.daemon]
+        leaks = _leaks() + [f"thread {t.name}" for t in extra]
+        if not leaks:
+            return
+        app = _app()
+        if app is not None:
+            app.processEvents()
+        time.sleep(0.02)
+    pytest.fail(f"{request.node.name} leaked: {', '.join(leaks)}")
+
+
+def _app():
+    from PySide6.QtWidgets import QApplication
+
+    return QApplication.instance()
+
+
+class Dialogs(list):
+    """Texts of the message boxes shown during a test (they never block)."""
+
+    def texts(self) -> str:
+        return "\n".join(f"{title}: {text}" for _kind, title, text in self)
+
+
+@pytest.fixture(autouse=True)
+def dialogs(monkeypatch):
+    """Record QMessageBox calls instead of showing them; a test that expects none fails on one.
+
+    Tests that expect dialogs call ``dialogs.clear()`` after checking them.
+    """
+    from PySide6.QtWidgets import QMessageBox
+
+    shown = Dialogs()
+    for kind in ("critical", "warning", "information", "about"):
+        def fake(parent, title, text, *args, _kind=kind, **kwargs):
+            shown.append((_kind, title, text))
+            return QMessageBox.StandardButton.Ok
+        monkeypatch.setattr(QMessageBox, kind, staticmethod(fake))
+    yield shown
+    assert not [d for d in shown if d[0] in ("critical", "warning")], f"unexpected dialogs: {shown.texts()}"
+
+
+@pytest.fixture
+def window(qtbot):
+    """A shown main window; closed (jobs cancelled and joined) at teardown."""
+    from workbench.qt.app_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+
+
+@pytest.fixture
+def open_file(qtbot):
+    """``open_file(win, path)``: open a model or project and wait until it is shown and laid out."""
+
+    def _open(win, path, timeout: int = 60_000) -> None:
+        with qtbot.waitSignals([win.modelOpened, win.canvas.layoutReady], timeout=timeout):
+            win.open_path(path)
+
+    return _open

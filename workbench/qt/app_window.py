@@ -1,0 +1,552 @@
+"""The main window: graph canvas in the centre, docks for inspector, recipe, calibration, errors.
+
+Menus: File (Open, Open Recent, Save Project, Save Project As, Export QDQ, Quit), Edit (Undo,
+Redo), View (docks, zoom, colour mode), Run (Calibrate, Analyze, Cancel), Help (About). The
+toolbar has the search box (name, op type or glob; Enter selects the matches) and "select all of
+this type". Drop an .onnx or .wbproj file on the window to open it.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QWidget,
+)
+
+from workbench.core import api
+from workbench.core.errors import WorkbenchError
+from workbench.core.numerics import QParams
+from workbench.core.project import PROJECT_SUFFIX, load_project, new_project, save_project
+from workbench.qt import settings
+from workbench.qt.calibration_panel import CalibrationPanel
+from workbench.qt.canvas.view import GraphCanvas
+from workbench.qt.dialogs import guarded, show_error
+from workbench.qt.document import Document
+from workbench.qt.error_view import ErrorView
+from workbench.qt.inspector import Inspector
+from workbench.qt.recipe_panel import RecipePanel
+from workbench.qt.runs import RunController
+from workbench.qt.workers import ThreadJob
+
+log = logging.getLogger(__name__)
+
+MODEL_FILTER = "ONNX models and Workbench projects (*.onnx *.wbproj);;ONNX models (*.onnx);;Projects (*.wbproj)"
+
+
+def default_data_for(model_path: Path) -> Path | None:
+    """A calibration file beside the model: ``<stem>_calib.npz`` or ``calib.npz``."""
+    for name in (f"{model_path.stem}_calib.npz", "calib.npz"):
+        candidate = model_path.parent / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+class MainWindow(QMainWindow):
+    """Signals for scripting and tests: ``modelOpened(path)``, ``projectSaved(path)``."""
+
+    modelOpened = Signal(str)
+    projectSaved = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Workbench")
+        self.resize(1400, 900)
+        self.setAcceptDrops(True)
+        self.doc = Document(self)
+        self.runs = RunController(self.doc, self)
+        self._open_job: ThreadJob | None = None
+        self.canvas = GraphCanvas(self)
+        self.setCentralWidget(self.canvas)
+        self.inspector = Inspector(self.doc)
+        self.recipe_panel = RecipePanel(self.doc)
+        self.calibration = CalibrationPanel()
+        self.errors = ErrorView()
+        self.docks: dict[str, QDockWidget] = {}
+        self._add_dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._add_dock("Recipe", self.recipe_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._add_dock("Calibration", self.calibration, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._add_dock("Errors", self.errors, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["Inspector"], self.docks["Recipe"])
+        self.docks["Inspector"].raise_()
+        self._hist_timer = QTimer(self, singleShot=True, interval=300)
+        self._build_actions()
+        self._build_menus()
+        self._build_toolbar()
+        self._build_status()
+        self._connect()
+        self._update_actions()
+
+    # ------------------------------------------------------------------ construction
+    def _add_dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock-{title}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.docks[title] = dock
+
+    def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QAction:
+        act = QAction(text, self)
+        if shortcut is not None:
+            act.setShortcuts(shortcut if isinstance(shortcut, list) else [QKeySequence(shortcut)])
+        if tip:
+            act.setStatusTip(tip)
+        act.triggered.connect(lambda _checked=False: slot())
+        return act
+
+    def _build_actions(self) -> None:
+        K = QKeySequence.StandardKey
+        self.act_open = self._action("&Open...", self.open_dialog, K.Open, "Open an ONNX model or a project")
+        self.act_save = self._action("&Save Project", self.save_project, K.Save)
+        self.act_save_as = self._action("Save Project &As...", self.save_project_as, K.SaveAs)
+        self.act_export = self._action("&Export QDQ...", self.export_dialog, "Ctrl+E",
+                                       "Write the quantized model (QDQ ONNX)")
+        self.act_quit = self._action("&Quit", self.close, K.Quit)
+        self.act_undo = self.doc.undo_stack.createUndoAction(self, "&Undo")
+        self.act_undo.setShortcuts([QKeySequence("Ctrl+Z")])
+        self.act_redo = self.doc.undo_stack.createRedoAction(self, "&Redo")
+        self.act_redo.setShortcuts([QKeySequence("Ctrl+Y"), QKeySequence("Ctrl+Shift+Z")])
+        self.act_calibrate = self._action("&Calibrate", self.start_calibration, "F5",
+                                          "Calibrate all tensors, quantize and measure per-node error")
+        self.act_analyze = self._action("&Analyze", self.start_analysis, "F6",
+                                        "Re-quantize with cached ranges and measure per-node error")
+        self.act_cancel = self._action("Ca&ncel", self.runs.cancel, "Esc", "Cancel the running job")
+        self.act_fit = self._action("&Fit graph", self.canvas.fit, "Ctrl+0")
+        self.act_zoom_in = self._action("Zoom &in", self.canvas.zoom_in, K.ZoomIn)
+        self.act_zoom_out = self._action("Zoom &out", self.canvas.zoom_out, K.ZoomOut)
+        self.act_find = self._action("&Find nodes", self._focus_search, K.Find)
+        self.act_same_type = self._action("Select all of this &type", self.select_same_type, "Ctrl+T",
+                                          "Select every node with the op type of the selected node")
+        self.act_color_sqnr = self._action("Colour by &SQNR", self.color_by_sqnr, "Ctrl+Shift+E")
+        self.act_about = self._action("&About Workbench", self.show_about)
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.act_open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        file_menu.addSeparator()
+        for act in (self.act_save, self.act_save_as, self.act_export):
+            file_menu.addAction(act)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_quit)
+        edit = bar.addMenu("&Edit")
+        edit.addAction(self.act_undo)
+        edit.addAction(self.act_redo)
+        edit.addSeparator()
+        edit.addAction(self.act_find)
+        edit.addAction(self.act_same_type)
+        view = bar.addMenu("&View")
+        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out, self.act_color_sqnr):
+            view.addAction(act)
+        view.addSeparator()
+        for dock in self.docks.values():
+            view.addAction(dock.toggleViewAction())
+        run = bar.addMenu("&Run")
+        for act in (self.act_calibrate, self.act_analyze, self.act_cancel):
+            run.addAction(act)
+        bar.addMenu("&Help").addAction(self.act_about)
+
+    def _build_toolbar(self) -> None:
+        tb = self.addToolBar("Main")
+        tb.setObjectName("toolbar-main")
+        for act in (self.act_open, self.act_save, self.act_export):
+            tb.addAction(act)
+        tb.addSeparator()
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search nodes: name, op type or glob (Enter)")
+        self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(280)
+        tb.addWidget(self.search)
+        tb.addAction(self.act_same_type)
+        tb.addSeparator()
+        tb.addWidget(QLabel(" Colour: "))
+        self.color_mode = QComboBox()
+        self.color_mode.addItems(["op", "dtype", "error"])
+        tb.addWidget(self.color_mode)
+        tb.addSeparator()
+        for act in (self.act_calibrate, self.act_cancel, self.act_fit):
+            tb.addAction(act)
+
+    def _build_status(self) -> None:
+        self.status_label = QLabel("Ready.")
+        self.status_bar_progress = QProgressBar()
+        self.status_bar_progress.setMaximumWidth(200)
+        self.status_bar_progress.setVisible(False)
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.status_bar_progress)
+
+    def _connect(self) -> None:
+        self.search.returnPressed.connect(self.run_search)
+        self.color_mode.currentTextChanged.connect(self._on_color_mode)
+        self.canvas.selectionChangedNames.connect(self._on_selection)
+        self.canvas.layoutFailed.connect(lambda msg: self.set_status(f"Layout failed: {msg}"))
+        self.errors.nodeClicked.connect(self.focus_node)
+        self.errors.colorBySqnr.connect(self.color_by_sqnr)
+        self.calibration.startRequested.connect(self.start_calibration)
+        self.calibration.cancelRequested.connect(self.runs.cancel)
+        self.calibration.specChanged.connect(self._on_spec_changed)
+        self.doc.recipeChanged.connect(self._on_recipe_changed)
+        self.doc.resultsChanged.connect(self._on_results)
+        self.doc.undo_stack.cleanChanged.connect(self._update_title)
+        self.runs.started.connect(self._on_run_started)
+        self.runs.progress.connect(self._on_run_progress)
+        self.runs.succeeded.connect(self._on_run_succeeded)
+        self.runs.failed.connect(self._on_run_failed)
+        self.runs.cancelled.connect(lambda kind: self._on_run_ended(f"{kind.capitalize()} cancelled; "
+                                                                    "previous results kept."))
+        self.runs.histogramReady.connect(self._on_histogram)
+        self._hist_timer.timeout.connect(self._request_histogram)
+
+    # ------------------------------------------------------------------ opening
+    @guarded
+    def open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open model or project", settings.last_dir(), MODEL_FILTER)
+        if path:
+            self.open_path(path)
+
+    @guarded
+    def open_path(self, path: str | Path) -> None:
+        """Open an ONNX model or a ``.wbproj`` project (errors go to a dialog)."""
+        path = Path(path)
+        if path.suffix.lower() == PROJECT_SUFFIX:
+            self.open_project(path)
+        else:
+            self.open_model(path)
+
+    def open_model(self, path: str | Path, *, on_loaded=None) -> None:
+        """Load the model in a worker thread; the document and canvas switch when it is ready."""
+        path = Path(path)
+        if self._open_job is not None:
+            raise WorkbenchError(f"Still opening another model; {path.name} was not opened.",
+                                 hint="Wait until the current model is open.")
+        if self.runs.busy:
+            raise WorkbenchError(f"{self.runs.job.title} is running; {path.name} was not opened.",
+                                 hint="Cancel the job first (Run > Cancel).")
+        job = ThreadJob(lambda: api.open_model(path), title=f"Opening {path.name}", plain=True, parent=self)
+        self._open_job = job
+        job.succeeded.connect(lambda model: self._on_model_loaded(model, path, on_loaded))
+        job.failed.connect(lambda err: show_error(self, f"Cannot open {path.name}", err))
+        job.finished.connect(self._on_open_finished)
+        self.set_status(f"Opening {path}...")
+        job.start()
+
+    def _on_open_finished(self) -> None:
+        job, self._open_job = self._open_job, None
+        if job is not None:
+            job.deleteLater()
+        self._update_actions()
+
+    @guarded
+    def _on_model_loaded(self, model, path: Path, on_loaded=None) -> None:
+        self.doc.project_path = None
+        self.doc.set_model(model, path)
+        data = default_data_for(path)
+        self.calibration.set_data_spec({"kind": "npz", "path": str(data)} if data else None, None)
+        self._on_spec_changed()
+        if on_loaded is not None:
+            on_loaded(model)
+        self.canvas.set_model(model.proto)
+        self.errors.clear_histogram()
+        settings.add_recent_file(self.doc.project_path or path)
+        settings.set_last_dir(path)
+        self._update_title()
+        self._update_actions()
+        notes = f" ({len(model.notes)} preparation notes)" if model.notes else ""
+        self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}.")
+        self.modelOpened.emit(str(path))
+
+    def open_project(self, path: str | Path) -> None:
+        path = Path(path).resolve()
+        project = load_project(path)
+        model_path = project.model_path(path)
+
+        def restore(_model) -> None:
+            self.doc.project_path = path
+            self.doc.allow_code = project.allow_code
+            self.doc.undo_stack.clear()
+            self.doc.set_recipe(project.recipe)
+            spec = project.data_spec(path)
+            if spec and spec.get("path"):
+                spec["path"] = str(Path(spec["path"]).resolve())
+            self.calibration.set_data_spec(spec, project.samples)
+            self._on_spec_changed()
+            self.doc.calibration = project.calibration
+            results = dict(project.results or {})
+            if results:
+                results["calibration"] = project.calibration
+                self.doc.set_results(results)
+            self.doc.undo_stack.setClean()
+
+        self.open_model(model_path, on_loaded=restore)
+
+    # ------------------------------------------------------------------ saving and export
+    @guarded
+    def save_project(self) -> Path | None:
+        if self.doc.project_path is None:
+            return self.save_project_as()
+        return self.save_project_to(self.doc.project_path)
+
+    @guarded
+    def save_project_as(self) -> Path | None:
+        self._need_model()
+        start = str(self.doc.model_path.with_suffix(PROJECT_SUFFIX))
+        path, _ = QFileDialog.getSaveFileName(self, "Save project", start, "Workbench projects (*.wbproj)")
+        if not path:
+            return None
+        if not path.endswith(PROJECT_SUFFIX):
+            path += PROJECT_SUFFIX
+        return self.save_project_to(path)
+
+    def save_project_to(self, path: str | Path) -> Path:
+        """Write the project (model ref, recipe, data, calibration cache, results) to ``path``."""
+        self._need_model()
+        path = Path(path).resolve()
+        project = new_project(self.doc.model_path, self.doc.recipe, data=self.doc.data, samples=self.doc.samples)
+        project.calibration = self.doc.calibration
+        project.results = self.doc.results_json()
+        project.allow_code = bool(self.doc.data and self.doc.data.get("allow_code"))
+        save_project(project, path)
+        self.doc.project_path = path
+        self.doc.undo_stack.setClean()
+        settings.add_recent_file(path)
+        self._update_title()
+        self.set_status(f"Saved {path}.")
+        self.projectSaved.emit(str(path))
+        return path
+
+    @guarded
+    def export_dialog(self) -> None:
+        self._need_model()
+        start = str(self.doc.model_path.with_name(self.doc.model_path.stem + ".qdq.onnx"))
+        path, _ = QFileDialog.getSaveFileName(self, "Export quantized model (QDQ)", start, "ONNX (*.onnx)")
+        if path:
+            self.export_to(path)
+
+    def export_to(self, path: str | Path):
+        """Start the export job (quantize with the cached calibration, write ``path`` atomically)."""
+        return self.runs.export(path, "qdq")
+
+    def _need_model(self) -> None:
+        if self.doc.model is None:
+            raise WorkbenchError("No model is open.", hint="Open a model first (File > Open).")
+
+    # ------------------------------------------------------------------ runs
+    @guarded
+    def start_calibration(self) -> None:
+        self._on_spec_changed()
+        self.runs.calibrate()
+
+    @guarded
+    def start_analysis(self) -> None:
+        self._on_spec_changed()
+        if self.doc.calibration is None:
+            self.runs.calibrate()
+        else:
+            self.runs.analyze()
+
+    def _on_run_started(self, title: str) -> None:
+        self.calibration.set_running(True, f"{title}...")
+        self.status_bar_progress.setVisible(True)
+        self.status_bar_progress.setRange(0, 0)
+        self.set_status(f"{title} running... (Esc cancels)")
+        self._update_actions()
+
+    def _on_run_progress(self, done: int, total: int, message: str) -> None:
+        self.calibration.show_progress(done, total, message)
+        if total > 0:
+            self.status_bar_progress.setRange(0, total)
+            self.status_bar_progress.setValue(min(done, total))
+        self.set_status(f"{message} {done}/{total or '?'}")
+
+    def _on_run_succeeded(self, kind: str, result: dict) -> None:
+        if kind == "export":
+            self._on_run_ended(f"Done: exported {result['path']}.")
+        else:
+            self._on_run_ended(f"Done: {len(self.doc.errors)} node units analysed.")
+
+    def _on_run_failed(self, kind: str, err) -> None:
+        self._on_run_ended(f"{kind.capitalize()} failed: {getattr(err, 'message', err)}")
+        show_error(self, f"{kind.capitalize()} failed", err)
+
+    def _on_run_ended(self, message: str) -> None:
+        self.calibration.set_running(False, message)
+        self.status_bar_progress.setVisible(False)
+        self.set_status(message)
+        QTimer.singleShot(0, self._update_actions)
+
+    # ------------------------------------------------------------------ selection and views
+    @guarded
+    def run_search(self) -> list[str]:
+        text = self.search.text().strip()
+        if not text or self.doc.model is None:
+            return []
+        found = self.canvas.search(text)
+        self.set_status(f"{len(found)} nodes match {text!r}." if found else f"No node matches {text!r}.")
+        return found
+
+    @guarded
+    def select_same_type(self) -> list[str]:
+        selected = self.canvas.selected_nodes()
+        if not selected:
+            self.set_status("Select a node first; then all nodes of its op type are selected.")
+            return []
+        op = self.doc.op_type(selected[0])
+        found = self.canvas.select_op_type(op)
+        self.set_status(f"Selected {len(found)} {op} nodes.")
+        return found
+
+    @guarded
+    def _on_selection(self, names: list) -> None:
+        self.inspector.set_nodes(list(names))
+        self._hist_timer.start()
+
+    @guarded
+    def focus_node(self, name: str) -> None:
+        self.canvas.select_nodes([name], center=True)
+
+    @guarded
+    def color_by_sqnr(self) -> None:
+        errors = {r.node: r.sqnr_db for r in self.doc.errors}
+        if not errors:
+            self.set_status("No SQNR yet: calibrate first (F5).")
+            return
+        self.canvas.set_node_values(errors=errors)
+        self.color_mode.setCurrentText("error")
+
+    @guarded
+    def _on_color_mode(self, mode: str) -> None:
+        self.canvas.set_color_mode(mode)
+
+    @guarded
+    def _on_recipe_changed(self) -> None:
+        self.canvas.set_node_values(dtypes=self.doc.node_dtypes())
+        self.canvas.set_badges(self.doc.issue_badges())
+        self._update_title()
+
+    @guarded
+    def _on_results(self) -> None:
+        self.errors.set_rows(self.doc.errors)
+        if self.doc.errors:
+            self.canvas.set_node_values(errors={r.node: r.sqnr_db for r in self.doc.errors})
+
+    @guarded
+    def _on_spec_changed(self) -> None:
+        self.doc.set_data(self.calibration.data_spec(), self.calibration.sample_count())
+
+    @guarded
+    def _request_histogram(self) -> None:
+        names = self.canvas.selected_nodes()
+        if len(names) != 1 or self.doc.model is None or not self.doc.data:
+            return
+        tensor = self._unit_tensor(names[0])
+        if tensor:
+            self.errors.clear_histogram(f"Computing the histogram of {tensor}...")
+            self.runs.histogram(tensor)
+
+    def _unit_tensor(self, node: str) -> str | None:
+        for row in self.doc.errors:
+            if row.node == node and row.tensor:
+                return row.tensor
+        plan = self.doc.plan
+        unit = plan.units.get(node) if plan is not None else None
+        if unit is not None and unit.outputs:
+            return unit.outputs[0]
+        for n in self.doc.model.graph.node:
+            if n.name == node and n.output:
+                return n.output[0]
+        return None
+
+    @guarded
+    def _on_histogram(self, hist: dict) -> None:
+        qp_json = self.doc.qparams.get(hist.get("tensor", ""))
+        self.errors.set_histogram(hist, QParams.from_json(qp_json) if qp_json else None)
+
+    def _focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
+
+    # ------------------------------------------------------------------ misc
+    def set_status(self, text: str) -> None:
+        self.status_label.setText(text)
+
+    def _update_actions(self) -> None:
+        has_model = self.doc.model is not None
+        busy = self.runs.busy
+        for act in (self.act_save, self.act_save_as, self.act_export, self.act_calibrate, self.act_analyze):
+            act.setEnabled(has_model and not busy)
+        self.act_cancel.setEnabled(busy)
+
+    def _update_title(self, *_args) -> None:
+        name = self.doc.project_path or self.doc.model_path
+        dirty = "" if self.doc.undo_stack.isClean() else " *"
+        self.setWindowTitle(f"{Path(name).name}{dirty} - Workbench" if name else "Workbench")
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        files = settings.recent_files()
+        for f in files:
+            act = self.recent_menu.addAction(f)
+            act.triggered.connect(lambda _c=False, p=f: self.open_path(p))
+        if not files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    @guarded
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About Workbench", about_text())
+
+    # ------------------------------------------------------------------ drag and drop, close
+    def dragEnterEvent(self, event) -> None:
+        if _dropped_path(event) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        path = _dropped_path(event)
+        if path is not None:
+            event.acceptProposedAction()
+            self.open_path(path)
+
+    def closeEvent(self, event) -> None:
+        self.runs.shutdown()
+        if self._open_job is not None:
+            self._open_job.wait()
+        self.canvas.shutdown()
+        super().closeEvent(event)
+
+
+def _dropped_path(event) -> str | None:
+    mime = event.mimeData()
+    if not mime.hasUrls():
+        return None
+    for url in mime.urls():
+        local = url.toLocalFile()
+        if local.lower().endswith((".onnx", PROJECT_SUFFIX)):
+            return local
+    return None
+
+
+def about_text() -> str:
+    import onnx
+    import onnxruntime
+    import pyqtgraph
+    import PySide6
+    from PySide6.QtCore import qVersion
+
+    from workbench import __version__
+
+    return (f"<b>Workbench {__version__}</b><br>Post-training quantization of ONNX models.<br><br>"
+            f"onnx {onnx.__version__}<br>onnxruntime {onnxruntime.__version__}<br>"
+            f"Qt {qVersion()} (PySide6 {PySide6.__version__})<br>pyqtgraph {pyqtgraph.__version__}")

@@ -1,0 +1,128 @@
+"""Undoable recipe edits.
+
+Every edit builds a new :class:`~workbench.core.recipe.Recipe` from the current one (pure
+functions below, testable without Qt) and pushes a :class:`RecipeCommand` holding the recipe
+before and after; undo and redo swap them on the document. Recipes are small, so snapshots are
+simpler and safer than inverse operations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QUndoCommand
+
+from workbench.core.recipe import NodeSettings, PartialSpec, Recipe, Rule
+
+ROLE_FIELDS = ("enabled", "dtype", "symmetric", "granularity", "axis", "block_size", "observer",
+               "reduce_range", "power_of_two")
+
+
+class RecipeCommand(QUndoCommand):
+    """Replace the document's recipe with ``after``; undo restores ``before``."""
+
+    def __init__(self, document, before: Recipe, after: Recipe, text: str):
+        super().__init__(text)
+        self._doc = document
+        self._before = before.model_copy(deep=True)
+        self._after = after.model_copy(deep=True)
+
+    def redo(self) -> None:
+        self._doc.set_recipe(self._after.model_copy(deep=True))
+
+    def undo(self) -> None:
+        self._doc.set_recipe(self._before.model_copy(deep=True))
+
+
+def push_edit(document, after: Recipe, text: str) -> bool:
+    """Push an edit if it changes the recipe; returns True when something changed."""
+    before = document.recipe
+    if after.model_dump() == before.model_dump():
+        return False
+    document.undo_stack.push(RecipeCommand(document, before, after, text))
+    return True
+
+
+# ----------------------------------------------------------------------------- pure edits
+def _override(recipe: Recipe, node: str) -> dict[str, Any]:
+    current = recipe.overrides.get(node)
+    return current.model_dump(exclude_unset=True) if current is not None else {}
+
+
+def set_role_field(recipe: Recipe, nodes: list[str], role: str, field: str, value: Any) -> Recipe:
+    """A copy of ``recipe`` whose overrides set ``role.field = value`` on every node in ``nodes``.
+
+    ``value`` None removes the field from the override (the node inherits it again).
+    """
+    if field not in ROLE_FIELDS:
+        raise ValueError(f"unknown spec field {field!r}")
+    out = recipe.model_copy(deep=True)
+    for node in nodes:
+        settings = _override(out, node)
+        part = dict(settings.get(role) or {})
+        if value is None:
+            part.pop(field, None)
+        else:
+            part[field] = value
+        if part:
+            settings[role] = part
+        else:
+            settings.pop(role, None)
+        _store(out, node, settings)
+    return out
+
+
+def set_exclude(recipe: Recipe, nodes: list[str], exclude: bool | None) -> Recipe:
+    """A copy with ``exclude`` set (None: inherit) in the overrides of ``nodes``."""
+    out = recipe.model_copy(deep=True)
+    for node in nodes:
+        settings = _override(out, node)
+        if exclude is None:
+            settings.pop("exclude", None)
+        else:
+            settings["exclude"] = exclude
+        _store(out, node, settings)
+    return out
+
+
+def clear_overrides(recipe: Recipe, nodes: list[str]) -> Recipe:
+    out = recipe.model_copy(deep=True)
+    for node in nodes:
+        out.overrides.pop(node, None)
+    return out
+
+
+def set_preset(recipe: Recipe, preset: str) -> Recipe:
+    return recipe.model_copy(deep=True, update={"preset": preset})
+
+
+def add_rule(recipe: Recipe, rule: Rule) -> Recipe:
+    out = recipe.model_copy(deep=True)
+    out.rules.append(rule)
+    return out
+
+
+def remove_rule(recipe: Recipe, index: int) -> Recipe:
+    out = recipe.model_copy(deep=True)
+    del out.rules[index]
+    return out
+
+
+def make_rule(kind: str, key: str, *, activation_dtype: str | None = None, weight_dtype: str | None = None,
+              exclude: bool | None = None) -> Rule:
+    """A rule matching op type ``key`` (``kind`` "op_type") or the name glob ``key`` (``kind`` "name")."""
+    fields: dict[str, Any] = {kind: key}
+    if activation_dtype:
+        fields["activation"] = PartialSpec(dtype=activation_dtype)
+    if weight_dtype:
+        fields["weight"] = PartialSpec(dtype=weight_dtype)
+    if exclude is not None:
+        fields["exclude"] = exclude
+    return Rule(**fields)
+
+
+def _store(recipe: Recipe, node: str, settings: dict[str, Any]) -> None:
+    if settings:
+        recipe.overrides[node] = NodeSettings.model_validate(settings)
+    else:
+        recipe.overrides.pop(node, None)

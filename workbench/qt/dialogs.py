@@ -1,0 +1,65 @@
+"""Error dialogs, and the guard that keeps exceptions from escaping Qt slots.
+
+A :class:`~workbench.core.errors.WorkbenchError` is the user's problem: the dialog shows its
+message (what is wrong, naming the file / node / tensor) and its hint (what to do). Anything
+else is a bug: it is logged with its traceback and shown as an internal error; the app goes on.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+
+from workbench.core.errors import WorkbenchError
+
+log = logging.getLogger(__name__)
+
+
+def error_text(exc: BaseException) -> tuple[str, str]:
+    """(text, informative text) for a dialog about ``exc``."""
+    if isinstance(exc, WorkbenchError):
+        return exc.message, exc.hint or ""
+    return (f"Internal error: {type(exc).__name__}: {exc}",
+            "This is a bug in Workbench. The details are in the log; please report them.")
+
+
+def show_error(parent: QWidget | None, title: str, exc: BaseException) -> None:
+    """Show ``exc`` in a modal message box (never raises)."""
+    text, hint = error_text(exc)
+    if not isinstance(exc, WorkbenchError):
+        log.error("%s: %s", title, "".join(traceback.format_exception(exc)))
+    details = getattr(exc, "details", "")
+    body = f"{text}\n\n{hint}".strip()
+    if details:
+        body += f"\n\nDetails:\n{details[-2000:]}"
+    try:
+        QMessageBox.critical(parent, title, body)
+    except Exception:  # noqa: BLE001 - a failing dialog must not take the app down
+        log.exception("could not show the error dialog")
+
+
+def _dialog_parent(args: tuple) -> QWidget | None:
+    if args and isinstance(args[0], QWidget):
+        return args[0].window()
+    return QApplication.activeWindow()
+
+
+def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a slot so no exception escapes it: errors go to a dialog and the log."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - this is the last line of defence of a slot
+            if not isinstance(exc, WorkbenchError):
+                log.exception("unhandled error in %s", fn.__qualname__)
+            show_error(_dialog_parent(args), "Workbench", exc)
+            return None
+
+    return wrapper

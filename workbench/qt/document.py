@@ -1,0 +1,189 @@
+"""The open document: model, recipe, data source, calibration cache and results.
+
+One :class:`Document` per window. Views listen to its signals; edits of the recipe go through
+:mod:`workbench.qt.commands` on :attr:`Document.undo_stack`. The plan is re-resolved on every
+recipe change (cheap next to calibration) so the canvas and inspector show the effective specs
+and the planner's issues at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
+
+from workbench.core import api
+from workbench.core.errors import WorkbenchError
+from workbench.core.model import PreparedModel
+from workbench.core.recipe import Recipe, ResolvedNode, resolve_node
+from workbench.qt.engine import finite_or_nan
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ErrorRow:
+    """One node unit's error as shown in the error view (from UnitError.to_json)."""
+
+    node: str
+    op_type: str
+    tensor: str
+    sqnr_db: float
+    mse: float
+    cosine: float
+    max_abs: float
+
+    @classmethod
+    def from_json(cls, d: dict) -> ErrorRow:
+        return cls(d["node"], d.get("op_type", ""), d.get("tensor", ""), finite_or_nan(d.get("sqnr_db")),
+                   finite_or_nan(d.get("mse")), finite_or_nan(d.get("cosine")), finite_or_nan(d.get("max_abs")))
+
+
+class Document(QObject):
+    """State of one window; emits a signal for each part that changes."""
+
+    modelChanged = Signal()
+    recipeChanged = Signal()
+    resultsChanged = Signal()
+    dataChanged = Signal()
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.undo_stack = QUndoStack(self)
+        self.model: PreparedModel | None = None
+        self.model_path: Path | None = None
+        self.project_path: Path | None = None
+        self.recipe: Recipe = api.make_recipe("cpu-u8s8")
+        self.plan: Any = None
+        self.plan_error: str | None = None
+        self.data: dict | None = None
+        self.samples: int | None = None
+        self.allow_code = False
+        self.calibration: dict | None = None
+        self.qparams: dict[str, dict] = {}
+        self.errors: list[ErrorRow] = []
+        self.result_recipe: str | None = None
+        self.issues: list[str] = []
+        self._op_types: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ model
+    def set_model(self, model: PreparedModel, path: Path, *, recipe: Recipe | None = None) -> None:
+        self.model = model
+        self.model_path = Path(path).resolve()
+        self._op_types = {n.name: n.op_type for n in model.graph.node}
+        self.undo_stack.clear()
+        self.calibration = None
+        self.qparams = {}
+        self.errors = []
+        self.issues = []
+        self.result_recipe = None
+        self.recipe = recipe if recipe is not None else api.make_recipe("cpu-u8s8")
+        self._replan()
+        self.modelChanged.emit()
+        self.recipeChanged.emit()
+        self.resultsChanged.emit()
+
+    def op_type(self, node: str) -> str:
+        return self._op_types.get(node, "")
+
+    def node_names(self) -> list[str]:
+        return list(self._op_types)
+
+    # ------------------------------------------------------------------ recipe
+    def set_recipe(self, recipe: Recipe) -> None:
+        """Replace the recipe (called by undo commands; use commands for user edits)."""
+        self.recipe = recipe
+        self._replan()
+        self.recipeChanged.emit()
+
+    def _replan(self) -> None:
+        self.plan, self.plan_error = None, None
+        if self.model is None:
+            return
+        try:
+            self.plan = api.plan(self.model, self.recipe)
+        except WorkbenchError as exc:
+            self.plan_error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - shown in the inspector, never thrown at the user
+            log.exception("planning failed")
+            self.plan_error = f"{type(exc).__name__}: {exc}"
+
+    def resolve(self, node: str) -> ResolvedNode | str:
+        """The resolved settings of ``node``, or the error text when the recipe is invalid for it."""
+        try:
+            return resolve_node(self.recipe, node, self.op_type(node))
+        except WorkbenchError as exc:
+            return str(exc)
+
+    def node_issues(self, nodes: list[str]) -> list[str]:
+        """Plan issues about any node in ``nodes`` (and the plan error, if planning failed)."""
+        out = [self.plan_error] if self.plan_error else []
+        if self.plan is not None:
+            wanted = set(nodes)
+            for unit_name, unit in self.plan.units.items():
+                if unit_name in wanted:
+                    wanted.update(unit.nodes)
+            out += [f"{i.severity}: {i.node}: {i.message}" for i in self.plan.issues if i.node in wanted]
+        return out
+
+    def node_dtypes(self) -> dict[str, str]:
+        """Node -> dtype shown by the canvas's dtype colouring (activation dtype, else weight, else float)."""
+        out: dict[str, str] = {}
+        if self.plan is None:
+            return out
+        for name, unit in self.plan.units.items():
+            cfg = unit.config
+            spec = None if unit.excluded else (cfg.activation or cfg.weight)
+            for n in unit.nodes or [name]:
+                out[n] = spec.dtype if spec is not None else "float"
+        return out
+
+    def issue_badges(self) -> dict[str, str]:
+        if self.plan is None:
+            return {}
+        badges: dict[str, str] = {}
+        for issue in self.plan.issues:
+            if issue.node and issue.severity in ("error", "warning"):
+                badges[issue.node] = "!" if issue.severity == "error" else "?"
+        return badges
+
+    # ------------------------------------------------------------------ data and results
+    def set_data(self, data: dict | None, samples: int | None) -> None:
+        changed = (data, samples) != (self.data, self.samples)
+        self.data, self.samples = data, samples
+        if changed:
+            self.dataChanged.emit()
+
+    def set_results(self, result: dict) -> None:
+        """Adopt a calibrate job's result (see :func:`workbench.qt.engine.job_calibrate`)."""
+        self.calibration = result.get("calibration")
+        self.qparams = result.get("qparams", {})
+        self.errors = [ErrorRow.from_json(r) for r in result.get("errors", [])]
+        self.issues = list(result.get("issues", []))
+        self.result_recipe = result.get("recipe")
+        self.resultsChanged.emit()
+
+    @property
+    def results_current(self) -> bool:
+        """True when the shown errors were computed with the current recipe."""
+        return self.result_recipe is not None and self.result_recipe == self.recipe.to_json()
+
+    def results_json(self) -> dict | None:
+        if not self.errors and not self.qparams:
+            return None
+        return {"errors": [_row_json(r) for r in self.errors], "qparams": self.qparams,
+                "issues": self.issues, "recipe": self.result_recipe}
+
+    def payload(self, **extra: Any) -> dict:
+        """JSON-safe payload for an engine job on this document."""
+        return {"model_path": str(self.model_path), "recipe": self.recipe.to_json(),
+                "data": self.data, "samples": self.samples, "calibration": self.calibration, **extra}
+
+
+def _row_json(r: ErrorRow) -> dict:
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.__dict__.items()}

@@ -1,0 +1,169 @@
+"""Error view (pyqtgraph): per-node-unit SQNR bars worst first, and a tensor histogram.
+
+Clicking a bar emits :attr:`ErrorView.nodeClicked` (the window selects and centres the node on
+the canvas). The histogram shows a float tensor's values with the clip range of its quantization
+parameters (``rmin = (qmin - zero_point) * scale``, ``rmax = (qmax - zero_point) * scale``, ONNX
+QuantizeLinear saturation bounds) and, when there are at most :data:`MAX_GRID_LINES` levels in
+view, the quantization grid ``(q - zero_point) * scale``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+
+from workbench.core.numerics import QParams
+from workbench.qt.dialogs import guarded
+
+MAX_GRID_LINES = 256
+#: Bars for units with SQNR +inf (bit-exact) are drawn at this many dB.
+INF_SQNR_DB = 100.0
+
+
+def clip_range(qp: QParams) -> tuple[float, float] | None:
+    """Float clip range ``(rmin, rmax)`` of per-tensor ``qp`` (None for per-channel / per-block)."""
+    scale = np.asarray(qp.scale, dtype=np.float64)
+    if scale.size != 1:
+        return None
+    zp = float(np.asarray(qp.zero_point, dtype=np.float64).ravel()[0])
+    s = float(scale.ravel()[0])
+    qt = qp.qt
+    return (qt.qmin - zp) * s, (qt.qmax - zp) * s
+
+
+def grid_levels(qp: QParams, lo: float, hi: float) -> np.ndarray:
+    """Float values of the integer levels inside ``[lo, hi]`` (empty if too many or float8)."""
+    scale = np.asarray(qp.scale, dtype=np.float64)
+    if scale.size != 1 or qp.qt.is_float:
+        return np.zeros(0)
+    s = float(scale.ravel()[0])
+    zp = float(np.asarray(qp.zero_point, dtype=np.float64).ravel()[0])
+    if s <= 0:
+        return np.zeros(0)
+    qlo = max(qp.qt.qmin, math.ceil(lo / s + zp))
+    qhi = min(qp.qt.qmax, math.floor(hi / s + zp))
+    if qhi < qlo or qhi - qlo + 1 > MAX_GRID_LINES:
+        return np.zeros(0)
+    return (np.arange(qlo, qhi + 1) - zp) * s
+
+
+class ErrorView(QWidget):
+    nodeClicked = Signal(str)
+    colorBySqnr = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.rows: list = []
+        lay = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.summary = QLabel("No results yet: calibrate (Run > Calibrate).")
+        self.color_button = QPushButton("Colour canvas by SQNR")
+        self.color_button.setEnabled(False)
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.color_button)
+        lay.addLayout(top)
+        split = QSplitter()
+        self.bars_plot = pg.PlotWidget()
+        self.bars_plot.setLabel("bottom", "SQNR", units="dB")
+        self.bars_plot.invertY(True)
+        self.bars_plot.setMouseEnabled(x=False, y=True)
+        self.bars_plot.showGrid(x=True, y=False, alpha=0.3)
+        self.hist_plot = pg.PlotWidget()
+        self.hist_plot.setLabel("bottom", "value")
+        self.hist_plot.setLabel("left", "count")
+        split.addWidget(self.bars_plot)
+        split.addWidget(self.hist_plot)
+        lay.addWidget(split, 1)
+        self.hist_title = QLabel("")
+        lay.addWidget(self.hist_title)
+        self._bars: pg.BarGraphItem | None = None
+        self.bars_plot.scene().sigMouseClicked.connect(self._on_click)
+        self.color_button.clicked.connect(self.colorBySqnr)
+
+    # ------------------------------------------------------------------ bars
+    def set_rows(self, rows: list) -> None:
+        """Show the UnitError-like ``rows`` (``node``, ``op_type``, ``sqnr_db``), worst first."""
+        self.rows = sorted(rows, key=lambda r: (r.sqnr_db if math.isfinite(r.sqnr_db) else math.inf))
+        self.bars_plot.clear()
+        self._bars = None
+        self.color_button.setEnabled(bool(self.rows))
+        if not self.rows:
+            self.summary.setText("No results yet: calibrate (Run > Calibrate).")
+            return
+        values = self.bar_values()
+        y = np.arange(len(values), dtype=float)
+        brushes = [pg.mkBrush(_sqnr_color(v)) for v in values]
+        self._bars = pg.BarGraphItem(x0=np.zeros(len(values)), y=y, height=0.8, width=np.asarray(values),
+                                     brushes=brushes)
+        self.bars_plot.addItem(self._bars)
+        ticks = [(float(i), f"{r.node} ({r.op_type})") for i, r in enumerate(self.rows)]
+        self.bars_plot.getAxis("left").setTicks([ticks])
+        self.bars_plot.setYRange(-0.5, min(len(values), 25) - 0.5)
+        finite = [r.sqnr_db for r in self.rows if math.isfinite(r.sqnr_db)]
+        worst = self.rows[0]
+        self.summary.setText(f"{len(self.rows)} node units; worst {worst.node} at {worst.sqnr_db:.1f} dB; "
+                             f"median {np.median(finite) if finite else float('nan'):.1f} dB. Click a bar to "
+                             "select the node.")
+
+    def bar_values(self) -> list[float]:
+        """Bar lengths in dB, worst first (+inf drawn as INF_SQNR_DB, NaN as 0)."""
+        out = []
+        for r in self.rows:
+            v = r.sqnr_db
+            out.append(INF_SQNR_DB if v == math.inf else (0.0 if not math.isfinite(v) else float(v)))
+        return out
+
+    @guarded
+    def _on_click(self, event) -> None:
+        if not self.rows or self._bars is None:
+            return
+        pos = self.bars_plot.getPlotItem().vb.mapSceneToView(event.scenePos())
+        self.click_row(int(round(pos.y())))
+
+    def click_row(self, index: int) -> None:
+        """Act as if the bar at ``index`` (0 = worst) was clicked."""
+        if 0 <= index < len(self.rows):
+            self.nodeClicked.emit(self.rows[index].node)
+
+    # ------------------------------------------------------------------ histogram
+    def clear_histogram(self, message: str = "") -> None:
+        self.hist_plot.clear()
+        self.hist_title.setText(message)
+
+    def set_histogram(self, hist: dict, qp: QParams | None) -> None:
+        """Draw ``hist`` (``counts``, ``edges``, ``tensor``) with ``qp``'s clip range and grid."""
+        self.hist_plot.clear()
+        counts = np.asarray(hist.get("counts", []), dtype=float)
+        edges = np.asarray(hist.get("edges", []), dtype=float)
+        if counts.size == 0:
+            self.hist_title.setText(f"{hist.get('tensor', '')}: no finite values")
+            return
+        self.hist_plot.plot(edges, counts, stepMode="center", fillLevel=0, brush=(80, 120, 200, 120))
+        text = f"{hist['tensor']}: {hist.get('values', 0)} values in [{hist['rmin']:.4g}, {hist['rmax']:.4g}]"
+        rng = clip_range(qp) if qp is not None else None
+        if rng is not None:
+            for v in rng:
+                self.hist_plot.addItem(pg.InfiniteLine(pos=v, angle=90, pen=pg.mkPen("#c62828", width=2)))
+            levels = grid_levels(qp, float(edges[0]), float(edges[-1]))
+            if levels.size:
+                top = float(counts.max())
+                xs = np.repeat(levels, 2)
+                ys = np.tile([0.0, top], levels.size)
+                self.hist_plot.plot(xs, ys, connect="pairs", pen=pg.mkPen((120, 120, 120, 90)))
+            clipped = float(counts[(edges[:-1] < rng[0]) | (edges[1:] > rng[1])].sum())
+            text += (f"; clip [{rng[0]:.4g}, {rng[1]:.4g}] ({qp.qtype}, scale "
+                     f"{float(np.ravel(qp.scale)[0]):.3g}); {clipped / counts.sum():.2%} of values outside"
+                     + ("" if levels.size else "; grid too fine to draw"))
+        self.hist_title.setText(text)
+
+
+def _sqnr_color(db: float) -> tuple[int, int, int]:
+    """Red below 10 dB, yellow around 25 dB, green above 40 dB."""
+    t = min(max((db - 10.0) / 30.0, 0.0), 1.0)
+    if t < 0.5:
+        return (220, int(60 + 340 * t), 60)
+    return (int(220 - 340 * (t - 0.5)), 200, 60)

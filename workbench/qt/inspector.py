@@ -1,0 +1,249 @@
+"""Node inspector: the resolved weight / activation / bias spec of the selection, editable.
+
+For one or many selected nodes it shows each role's effective spec and where it came from
+(``preset cpu-u8s8``, ``rule op_type=Conv``, ``override``). A field whose value differs across the
+selection shows blank (combo) or partially checked (check box). Editing a field sets it in the
+overrides of every selected node as one undoable command. Invalid combinations (per_block
+activations, reduce_range on 16 bits, ...) are shown in red under the fields, never raised.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.core.dtypes import RECIPE_DTYPES
+from workbench.core.recipe import OBSERVERS, ROLES, Granularity, ResolvedNode
+from workbench.qt import commands
+from workbench.qt.dialogs import guarded
+
+log = logging.getLogger(__name__)
+
+AXIS_AUTO = -9  # spin box value shown as "auto" (axis None: the op's natural channel axis)
+MAX_LISTED = 6
+
+
+def _common(values: list[Any]) -> tuple[bool, Any]:
+    """(True, v) when every value equals v, else (False, None)."""
+    if values and all(v == values[0] for v in values):
+        return True, values[0]
+    return False, None
+
+
+class RoleEditor(QGroupBox):
+    """Editors for one role's QuantSpec; emits ``edited(role, field, value)`` on user edits."""
+
+    edited = Signal(str, str, object)
+
+    def __init__(self, role: str, parent: QWidget | None = None):
+        super().__init__(role.capitalize(), parent)
+        self.role = role
+        self._updating = False
+        form = QFormLayout(self)
+        self.source = QLabel()
+        self.source.setStyleSheet("color: #555;")
+        self.enabled = QCheckBox("quantize")
+        self.dtype = QComboBox()
+        self.dtype.addItems(list(RECIPE_DTYPES) + (["int32"] if role == "bias" else []))
+        self.symmetric = QCheckBox("symmetric")
+        self.granularity = QComboBox()
+        self.granularity.addItems([g.value for g in Granularity])
+        self.axis = QSpinBox()
+        self.axis.setRange(AXIS_AUTO, 8)
+        self.axis.setSpecialValueText("auto")
+        self.block_size = QSpinBox()
+        self.block_size.setRange(0, 4096)
+        self.block_size.setSpecialValueText("none")
+        self.observer = QComboBox()
+        self.observer.addItems(list(OBSERVERS))
+        self.reduce_range = QCheckBox("reduce_range")
+        self.power_of_two = QCheckBox("power-of-two scale")
+        for label, w in (("from", self.source), ("", self.enabled), ("dtype", self.dtype), ("", self.symmetric),
+                         ("granularity", self.granularity), ("axis", self.axis), ("block_size", self.block_size),
+                         ("observer", self.observer), ("", self.reduce_range), ("", self.power_of_two)):
+            form.addRow(label, w)
+        self.enabled.clicked.connect(lambda on: self._emit("enabled", bool(on)))
+        self.symmetric.clicked.connect(lambda on: self._emit("symmetric", bool(on)))
+        self.reduce_range.clicked.connect(lambda on: self._emit("reduce_range", bool(on)))
+        self.power_of_two.clicked.connect(lambda on: self._emit("power_of_two", bool(on)))
+        self.dtype.currentTextChanged.connect(lambda t: t and self._emit("dtype", t))
+        self.granularity.currentTextChanged.connect(lambda t: t and self._emit("granularity", t))
+        self.observer.currentTextChanged.connect(lambda t: t and self._emit("observer", t))
+        self.axis.valueChanged.connect(lambda v: self._emit("axis", None if v == AXIS_AUTO else int(v)))
+        self.block_size.valueChanged.connect(lambda v: self._emit("block_size", int(v) or None))
+
+    def _emit(self, field: str, value: Any) -> None:
+        if not self._updating:
+            self.edited.emit(self.role, field, value)
+
+    def show_resolved(self, resolved: list[ResolvedNode]) -> None:
+        """Fill the editors from the resolved settings of the selected nodes."""
+        self._updating = True
+        try:
+            specs = [getattr(r.config, self.role) for r in resolved]
+            sources = sorted({r.sources.get(self.role, "") for r in resolved})
+            self.source.setText(", ".join(sources) if len(sources) <= 3 else f"{len(sources)} sources")
+            on = [s is not None for s in specs]
+            self._set_check(self.enabled, on)
+            live = [s for s in specs if s is not None]
+            for w in (self.dtype, self.symmetric, self.granularity, self.axis, self.block_size, self.observer,
+                      self.reduce_range, self.power_of_two):
+                w.setEnabled(bool(live))
+            if not live:
+                return
+            self._set_combo(self.dtype, [s.dtype for s in live])
+            self._set_combo(self.granularity, [s.granularity.value for s in live])
+            self._set_combo(self.observer, [s.observer for s in live])
+            self._set_check(self.symmetric, [s.symmetric for s in live])
+            self._set_check(self.reduce_range, [s.reduce_range for s in live])
+            self._set_check(self.power_of_two, [s.power_of_two for s in live])
+            same, axis = _common([s.axis for s in live])
+            self.axis.setValue(axis if same and axis is not None else AXIS_AUTO)
+            same, block = _common([s.block_size for s in live])
+            self.block_size.setValue(block if same and block else 0)
+        finally:
+            self._updating = False
+
+    @staticmethod
+    def _set_combo(combo: QComboBox, values: list[str]) -> None:
+        same, value = _common(values)
+        combo.setCurrentIndex(combo.findText(value) if same else -1)
+
+    @staticmethod
+    def _set_check(box: QCheckBox, values: list[bool]) -> None:
+        same, value = _common(values)
+        box.setTristate(not same)
+        box.setCheckState(Qt.CheckState.PartiallyChecked if not same else
+                          (Qt.CheckState.Checked if value else Qt.CheckState.Unchecked))
+
+
+class Inspector(QWidget):
+    """Shows and edits the selected nodes; every edit is a command on the document's undo stack."""
+
+    def __init__(self, document, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.doc = document
+        self.nodes: list[str] = []
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        outer.addWidget(scroll)
+        body = QWidget()
+        scroll.setWidget(body)
+        lay = QVBoxLayout(body)
+        self.header = QLabel("No node selected.")
+        self.header.setWordWrap(True)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.header)
+        row = QHBoxLayout()
+        self.exclude = QCheckBox("exclude (keep in float)")
+        self.exclude_source = QLabel()
+        self.exclude_source.setStyleSheet("color: #555;")
+        row.addWidget(self.exclude)
+        row.addWidget(self.exclude_source, 1)
+        lay.addLayout(row)
+        self.roles: dict[str, RoleEditor] = {}
+        for role in ROLES:
+            editor = RoleEditor(role)
+            editor.edited.connect(self._on_edited)
+            self.roles[role] = editor
+            lay.addWidget(editor)
+        self.reset = QPushButton("Reset node overrides")
+        self.reset.setToolTip("Remove the per-node settings of the selection (rules and preset apply again)")
+        lay.addWidget(self.reset)
+        self.problems = QLabel()
+        self.problems.setWordWrap(True)
+        self.problems.setStyleSheet("color: #c62828;")
+        self.problems.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.problems)
+        lay.addStretch(1)
+        self.exclude.clicked.connect(self._on_exclude)
+        self.reset.clicked.connect(self._on_reset)
+        document.recipeChanged.connect(self.refresh)
+        document.modelChanged.connect(lambda: self.set_nodes([]))
+        self.refresh()
+
+    # ------------------------------------------------------------------ selection
+    @guarded
+    def set_nodes(self, names: list[str]) -> None:
+        self.nodes = [n for n in names if n]
+        self.refresh()
+
+    @guarded
+    def refresh(self) -> None:
+        nodes = self.nodes
+        enabled = bool(nodes) and self.doc.model is not None
+        for w in (self.exclude, self.reset, *self.roles.values()):
+            w.setEnabled(enabled)
+        if not enabled:
+            self.header.setText("No node selected. Click a node, drag a rectangle or use the search box.")
+            self.problems.setText("")
+            self.exclude_source.setText("")
+            return
+        self.header.setText(self._header_text(nodes))
+        resolved, problems = [], []
+        for node in nodes:
+            r = self.doc.resolve(node)
+            if isinstance(r, str):
+                problems.append(r)
+            else:
+                resolved.append(r)
+        problems += self.doc.node_issues(nodes)
+        self.problems.setText("\n".join(dict.fromkeys(problems)))
+        if resolved:
+            RoleEditor._set_check(self.exclude, [r.excluded for r in resolved])
+            srcs = sorted({r.sources.get("exclude", "") for r in resolved} - {""})
+            self.exclude_source.setText(", ".join(srcs[:3]))
+        for editor in self.roles.values():
+            editor.show_resolved(resolved)
+
+    def _header_text(self, nodes: list[str]) -> str:
+        ops: dict[str, int] = {}
+        for n in nodes:
+            op = self.doc.op_type(n)
+            ops[op] = ops.get(op, 0) + 1
+        kinds = ", ".join(f"{c} {op}" for op, c in sorted(ops.items(), key=lambda kv: -kv[1]))
+        if len(nodes) == 1:
+            return f"<b>{nodes[0]}</b> ({kinds})"
+        listed = ", ".join(nodes[:MAX_LISTED]) + (" ..." if len(nodes) > MAX_LISTED else "")
+        return f"<b>{len(nodes)} nodes</b> ({kinds}): {listed}"
+
+    # ------------------------------------------------------------------ edits
+    @guarded
+    def _on_edited(self, role: str, field: str, value: Any) -> None:
+        if not self.nodes:
+            return
+        after = commands.set_role_field(self.doc.recipe, self.nodes, role, field, value)
+        commands.push_edit(self.doc, after, f"Set {role} {field} = {value} on {self._count()}")
+
+    @guarded
+    def _on_exclude(self, *_args) -> None:
+        if not self.nodes:
+            return
+        checked = self.exclude.checkState() != Qt.CheckState.Unchecked
+        after = commands.set_exclude(self.doc.recipe, self.nodes, bool(checked))
+        commands.push_edit(self.doc, after, f"{'Exclude' if checked else 'Include'} {self._count()}")
+
+    @guarded
+    def _on_reset(self, *_args) -> None:
+        after = commands.clear_overrides(self.doc.recipe, self.nodes)
+        commands.push_edit(self.doc, after, f"Reset overrides of {self._count()}")
+
+    def _count(self) -> str:
+        return self.nodes[0] if len(self.nodes) == 1 else f"{len(self.nodes)} nodes"

@@ -1,0 +1,67 @@
+"""Entry point of the desktop app: ``workbench [MODEL.onnx | PROJECT.wbproj]``.
+
+Without an argument the bundled example (``workbench/resources/example/digits_cnn.onnx`` with its
+calibration file ``digits_cnn_calib.npz``) is opened, so a first start shows something to quantize.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import multiprocessing
+import sys
+from pathlib import Path
+
+from workbench import __version__
+
+log = logging.getLogger(__name__)
+
+
+def example_model() -> Path:
+    """The bundled example model."""
+    return Path(__file__).resolve().parent.parent / "resources" / "example" / "digits_cnn.onnx"
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="workbench", description="Post-training quantization workbench.")
+    parser.add_argument("path", nargs="?", help="an ONNX model or a .wbproj project (default: the example)")
+    parser.add_argument("--version", action="version", version=f"workbench {__version__}")
+    parser.add_argument("--self-test", action="store_true", help="quantize the example offscreen and exit")
+    return parser.parse_args(argv)
+
+
+def _excepthook(exc_type, exc, tb) -> None:
+    """Last resort for exceptions outside guarded slots: log them and show a dialog, keep running."""
+    log.error("unhandled exception", exc_info=(exc_type, exc, tb))
+    from workbench.qt.dialogs import show_error
+
+    show_error(None, "Workbench", exc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Start the app; returns the exit status."""
+    multiprocessing.freeze_support()  # background jobs use spawned processes (also in bundles)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parse(argv)
+    if args.self_test:
+        from workbench.qt.selftest import run_self_test
+
+        return run_self_test(["--self-test"])
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.qt.app_window import MainWindow
+
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "workbench"])
+    app.setApplicationName("Workbench")
+    app.setOrganizationName("Workbench")
+    app.setApplicationVersion(__version__)
+    sys.excepthook = _excepthook
+    window = MainWindow()
+    window.show()
+    window.open_path(Path(args.path) if args.path else example_model())
+    return int(app.exec())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

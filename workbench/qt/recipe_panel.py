@@ -1,0 +1,155 @@
+"""Recipe panel: the preset, and the op-type / name-pattern rules with add and remove.
+
+Precedence (shown in the panel): preset < op-type rules < name-glob rules < node overrides.
+Every change is an undoable command.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.core.dtypes import RECIPE_DTYPES
+from workbench.core.presets import PRESETS
+from workbench.core.recipe import Rule
+from workbench.qt import commands
+from workbench.qt.dialogs import guarded
+
+INHERIT = "(inherit)"
+
+
+def rule_text(rule: Rule) -> str:
+    """One line describing ``rule``: what it matches and what it sets."""
+    parts = []
+    for role in ("activation", "weight", "bias"):
+        part = getattr(rule, role)
+        if part is not None:
+            changes = part.model_dump(exclude_unset=True)
+            parts.append(f"{role}: " + ", ".join(f"{k}={getattr(v, 'value', v)}" for k, v in changes.items()))
+    if rule.exclude is not None:
+        parts.append("exclude" if rule.exclude else "include")
+    return f"{rule.label}  ->  " + ("; ".join(parts) or "(no change)")
+
+
+class RecipePanel(QWidget):
+    def __init__(self, document, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.doc = document
+        self._updating = False
+        lay = QVBoxLayout(self)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Preset"))
+        self.preset = QComboBox()
+        for name, preset in PRESETS.items():
+            self.preset.addItem(name)
+            self.preset.setItemData(self.preset.count() - 1, preset.description, Qt.ItemDataRole.ToolTipRole)
+        row.addWidget(self.preset, 1)
+        lay.addLayout(row)
+        self.description = QLabel()
+        self.description.setWordWrap(True)
+        self.description.setStyleSheet("color: #555;")
+        lay.addWidget(self.description)
+        lay.addWidget(QLabel("Rules (later rules win; name rules beat op-type rules; node overrides beat both):"))
+        self.rules = QListWidget()
+        lay.addWidget(self.rules, 1)
+        self.remove = QPushButton("Remove rule")
+        lay.addWidget(self.remove)
+        lay.addWidget(self._add_box())
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        lay.addWidget(self.summary)
+        self.preset.currentTextChanged.connect(self._on_preset)
+        self.remove.clicked.connect(self._on_remove)
+        document.recipeChanged.connect(self.refresh)
+        self.refresh()
+
+    def _add_box(self) -> QGroupBox:
+        box = QGroupBox("Add rule")
+        grid = QGridLayout(box)
+        self.kind = QComboBox()
+        self.kind.addItems(["op_type", "name"])
+        self.key = QLineEdit()
+        self.key.setPlaceholderText("Conv  or  blk.*")
+        self.act_dtype = QComboBox()
+        self.act_dtype.addItems([INHERIT, *RECIPE_DTYPES])
+        self.w_dtype = QComboBox()
+        self.w_dtype.addItems([INHERIT, *RECIPE_DTYPES])
+        self.rule_exclude = QCheckBox("exclude")
+        self.add = QPushButton("Add")
+        grid.addWidget(self.kind, 0, 0)
+        grid.addWidget(self.key, 0, 1, 1, 2)
+        grid.addWidget(QLabel("activation"), 1, 0)
+        grid.addWidget(self.act_dtype, 1, 1)
+        grid.addWidget(QLabel("weight"), 2, 0)
+        grid.addWidget(self.w_dtype, 2, 1)
+        grid.addWidget(self.rule_exclude, 3, 0)
+        grid.addWidget(self.add, 3, 2)
+        self.add.clicked.connect(self._on_add)
+        self.key.returnPressed.connect(self._on_add)
+        return box
+
+    @guarded
+    def refresh(self) -> None:
+        recipe = self.doc.recipe
+        self._updating = True
+        try:
+            self.preset.setCurrentText(recipe.preset)
+        finally:
+            self._updating = False
+        preset = PRESETS.get(recipe.preset)
+        self.description.setText(preset.description if preset else "")
+        self.rules.clear()
+        for rule in recipe.rules:
+            self.rules.addItem(rule_text(rule))
+        plan = self.doc.plan
+        if plan is not None:
+            active = sum(1 for u in plan.units.values() if not u.excluded)
+            errors = sum(1 for i in plan.issues if i.severity == "error")
+            self.summary.setText(f"{active} node units quantized, {len(plan.activations)} activation tensors to "
+                                 f"calibrate, {len(plan.issues)} issues ({errors} errors), mode {plan.mode}.")
+        elif self.doc.plan_error:
+            self.summary.setText(f"<span style='color:#c62828'>{self.doc.plan_error}</span>")
+        else:
+            self.summary.setText("")
+
+    @guarded
+    def _on_preset(self, name: str) -> None:
+        if self._updating or not name or name == self.doc.recipe.preset:
+            return
+        commands.push_edit(self.doc, commands.set_preset(self.doc.recipe, name), f"Preset {name}")
+
+    @guarded
+    def _on_add(self, *_args) -> None:
+        key = self.key.text().strip()
+        if not key:
+            self.summary.setText("<span style='color:#c62828'>Type an op type (e.g. Conv) or a name glob "
+                                 "(e.g. blk.*) first.</span>")
+            return
+        act = self.act_dtype.currentText()
+        w = self.w_dtype.currentText()
+        rule = commands.make_rule(self.kind.currentText(), key,
+                                  activation_dtype=None if act == INHERIT else act,
+                                  weight_dtype=None if w == INHERIT else w,
+                                  exclude=True if self.rule_exclude.isChecked() else None)
+        commands.push_edit(self.doc, commands.add_rule(self.doc.recipe, rule), f"Add {rule.label}")
+        self.key.clear()
+
+    @guarded
+    def _on_remove(self, *_args) -> None:
+        row = self.rules.currentRow()
+        if row < 0 or row >= len(self.doc.recipe.rules):
+            return
+        label = self.doc.recipe.rules[row].label
+        commands.push_edit(self.doc, commands.remove_rule(self.doc.recipe, row), f"Remove {label}")

@@ -1,0 +1,142 @@
+"""Runs the document's background work: calibrate, analyse, export, histograms.
+
+One main job at a time (calibrate / analyse / export); a histogram job may run beside it and is
+replaced when the selection changes. Results are adopted by the document only when a job
+succeeds, so cancelling or a failure leaves the previous calibration and errors intact.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from workbench.core.errors import WorkbenchError
+from workbench.qt.workers import Job, ProcessJob
+
+log = logging.getLogger(__name__)
+
+#: Samples used for the per-unit analysis after calibration (None: all).
+ANALYSIS_SAMPLES = 32
+HISTOGRAM_SAMPLES = 8
+
+
+class RunController(QObject):
+    """Starts jobs for a document and reports them; the window connects these signals."""
+
+    started = Signal(str)  # title
+    progress = Signal(int, int, str)
+    succeeded = Signal(str, object)  # kind, result dict
+    failed = Signal(str, object)  # kind, WorkbenchError
+    cancelled = Signal(str)
+    finished = Signal(str)  # kind, after one of the three above
+    histogramReady = Signal(object)
+
+    def __init__(self, document, parent: QObject | None = None):
+        super().__init__(parent)
+        self.doc = document
+        self.job: Job | None = None
+        self.kind = ""
+        self.hist_job: Job | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None
+
+    def _need_model(self) -> None:
+        if self.doc.model is None:
+            raise WorkbenchError("No model is open.", hint="Open a model first (File > Open).")
+        if self.busy:
+            raise WorkbenchError(f"{self.job.title} is still running.", hint="Wait for it or cancel it (Esc).")
+
+    def _need_data(self) -> None:
+        if not self.doc.data:
+            raise WorkbenchError("No calibration data chosen.",
+                                 hint="Pick an .npz/.npy file, a folder or an image folder in the Calibration panel.")
+
+    # ------------------------------------------------------------------ main jobs
+    def calibrate(self, *, reuse: bool = False) -> Job:
+        """Calibrate (all tensors, or only changed ones with ``reuse``), quantize and analyse."""
+        self._need_model()
+        self._need_data()
+        payload = self.doc.payload(reuse=reuse, analysis_samples=_analysis_samples(self.doc.samples))
+        title = "Analysis" if reuse else "Calibration"
+        return self._start("calibrate", ProcessJob("calibrate", payload, title=title, parent=self))
+
+    def analyze(self) -> Job:
+        """Re-quantize with the cached ranges (calibrating only new tensors) and re-analyse."""
+        return self.calibrate(reuse=True)
+
+    def export(self, path: str | Path, fmt: str = "qdq") -> Job:
+        self._need_model()
+        if self.doc.calibration is None and not self.doc.data and self._static():
+            self._need_data()
+        payload = self.doc.payload(path=str(path), format=fmt, reuse=True)
+        return self._start("export", ProcessJob("export", payload, title=f"Export to {Path(path).name}",
+                                                parent=self))
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+
+    def _static(self) -> bool:
+        plan = self.doc.plan
+        return plan is None or (plan.mode == "static" and bool(plan.activations))
+
+    def _start(self, kind: str, job: Job) -> Job:
+        self.job, self.kind = job, kind
+        job.progress.connect(self.progress)
+        job.succeeded.connect(lambda res: self._on_success(kind, res))
+        job.failed.connect(lambda err: self.failed.emit(kind, err))
+        job.cancelled.connect(lambda: self.cancelled.emit(kind))
+        job.finished.connect(lambda: self._on_finished(kind))
+        self.started.emit(job.title)
+        job.start()
+        return job
+
+    def _on_success(self, kind: str, result: dict) -> None:
+        if kind == "calibrate":
+            self.doc.set_results(result)
+        elif kind == "export" and result.get("calibration") is not None:
+            self.doc.calibration = result["calibration"]
+        self.succeeded.emit(kind, result)
+
+    def _on_finished(self, kind: str) -> None:
+        job, self.job, self.kind = self.job, None, ""
+        if job is not None:
+            job.deleteLater()
+        self.finished.emit(kind)
+
+    # ------------------------------------------------------------------ histogram
+    def histogram(self, tensor: str) -> Job | None:
+        """Histogram of ``tensor`` on a few calibration samples (replaces a running one)."""
+        if self.doc.model is None or not self.doc.data:
+            return None
+        if self.hist_job is not None:
+            self.hist_job.cancel()
+        payload = self.doc.payload(tensor=tensor, samples=HISTOGRAM_SAMPLES)
+        job = ProcessJob("histogram", payload, title=f"Histogram of {tensor}", grace=0.5, parent=self)
+        self.hist_job = job
+        job.succeeded.connect(self.histogramReady)
+        job.failed.connect(lambda err: log.warning("histogram of %s failed: %s", tensor, err))
+        job.finished.connect(lambda: self._hist_finished(job))
+        job.start()
+        return job
+
+    def _hist_finished(self, job: Job) -> None:
+        if self.hist_job is job:
+            self.hist_job = None
+        job.deleteLater()
+
+    # ------------------------------------------------------------------ shutdown
+    def shutdown(self, timeout_ms: int = 15_000) -> None:
+        """Cancel every job and wait for its thread (called when the window closes)."""
+        for job in (self.job, self.hist_job):
+            if job is not None and job.running:
+                job.cancel()
+                job.wait(timeout_ms)
+
+
+def _analysis_samples(samples: int | None) -> int:
+    return min(samples, ANALYSIS_SAMPLES) if samples else ANALYSIS_SAMPLES

@@ -1,0 +1,255 @@
+"""Background jobs with progress and cancel, their signals delivered on the GUI thread.
+
+Two kinds, one interface (:class:`Job`):
+
+- :class:`ProcessJob` runs a job of :mod:`workbench.qt.engine` in a child process (spawn). A
+  QThread in the GUI process waits on the pipe and re-emits the child's messages as Qt signals;
+  cancel is sent to the child (its CancelToken), and a child that does not stop within
+  ``grace`` seconds is terminated. Calibration, analysis and export use this, so the GUI never
+  waits on the GIL held by protobuf calls in the core.
+- :class:`ThreadJob` runs a Python callable in a QThread (opening a model: the result, a
+  PreparedModel, must live in the GUI process).
+
+Signals are emitted by an object living in the worker thread and connected to the Job (living
+in the GUI thread), so Qt queues them onto the GUI thread. Every job ends with exactly one of
+``succeeded`` / ``failed`` / ``cancelled``, then ``finished``; the thread is joined before
+``finished`` is emitted. :func:`live_jobs` lists jobs not yet finished (the tests fail on leaks).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
+
+from workbench.core import errors as core_errors
+from workbench.core.errors import Cancelled, WorkbenchError
+from workbench.core.progress import CancelToken
+
+log = logging.getLogger(__name__)
+
+_LIVE: set[Job] = set()
+
+
+def live_jobs() -> list[Job]:
+    """Jobs started and not yet finished."""
+    return list(_LIVE)
+
+
+class InternalError(WorkbenchError):
+    """A bug (not bad input) in a background job; the message carries the traceback."""
+
+    def __init__(self, message: str, *, details: str = ""):
+        super().__init__(message, hint="This is a bug in Workbench; please report it with the details.")
+        self.details = details
+
+
+def rebuild_error(class_name: str, message: str, hint: str | None, details: str) -> WorkbenchError:
+    """The WorkbenchError subclass named ``class_name`` (from the core), else InternalError."""
+    cls = getattr(core_errors, class_name, None)
+    if class_name == "Cancelled":
+        return Cancelled(message)
+    if isinstance(cls, type) and issubclass(cls, WorkbenchError):
+        try:
+            return cls(message, hint=hint)
+        except TypeError:
+            return WorkbenchError(message, hint=hint)
+    return InternalError(message, details=details)
+
+
+class _Signals(QObject):
+    progress = Signal(int, int, str)
+    done = Signal(str, object)  # kind ("ok" | "error" | "cancelled"), payload
+
+
+class _Runner(QObject):
+    """Lives in the worker thread; ``run`` does the work and emits ``signals.done`` once."""
+
+    def __init__(self, work: Callable[[_Signals], None]):
+        super().__init__()
+        self.signals = _Signals()
+        self._work = work
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            self._work(self.signals)
+        except BaseException as exc:  # noqa: BLE001 - reported through the signal, never escapes
+            log.exception("background job failed")
+            self.signals.done.emit("error", InternalError(f"{type(exc).__name__}: {exc}"))
+        finally:
+            QThread.currentThread().quit()
+
+
+class Job(QObject):
+    """A background job. Connect to the signals, then call :meth:`start`."""
+
+    progress = Signal(int, int, str)
+    succeeded = Signal(object)
+    failed = Signal(object)  # a WorkbenchError (InternalError for bugs)
+    cancelled = Signal()
+    finished = Signal()
+
+    def __init__(self, title: str, parent: QObject | None = None):
+        super().__init__(parent)
+        self.title = title
+        self.started_at = 0.0
+        self._thread: QThread | None = None
+        self._runner: _Runner | None = None
+        self._cancel_requested = False
+        self._done = False
+
+    # subclasses implement the work, run in the worker thread
+    def _work(self, signals: _Signals) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def start(self) -> None:
+        self.started_at = time.monotonic()
+        self._thread = QThread()
+        self._thread.setObjectName(f"workbench-job:{self.title}")
+        self._runner = _Runner(self._work)
+        self._runner.moveToThread(self._thread)
+        self._runner.signals.progress.connect(self.progress)
+        self._runner.signals.done.connect(self._on_done)
+        self._thread.started.connect(self._runner.run)
+        _LIVE.add(self)
+        self._thread.start()
+
+    def cancel(self) -> None:
+        """Ask the job to stop; ``cancelled`` follows (or ``succeeded`` if it was already done)."""
+        self._cancel_requested = True
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and not self._done
+
+    def wait(self, timeout_ms: int = 30_000) -> bool:
+        """Block until the worker thread ends, then deliver its final signals (used on shutdown)."""
+        ok = self._thread.wait(timeout_ms) if self._thread is not None else True
+        deadline = time.monotonic() + 1.0
+        while not self._done and time.monotonic() < deadline:
+            QCoreApplication.processEvents()
+        return ok and self._done
+
+    @Slot(str, object)
+    def _on_done(self, kind: str, payload: Any) -> None:
+        if self._done:
+            return
+        self._done = True
+        if self._thread is not None:
+            self._thread.quit()
+            self._thread.wait()
+        _LIVE.discard(self)
+        try:
+            if kind == "ok":
+                self.succeeded.emit(payload)
+            elif kind == "cancelled" or isinstance(payload, Cancelled):
+                self.cancelled.emit()
+            else:
+                self.failed.emit(payload)
+        finally:
+            self.finished.emit()
+            if self._runner is not None:
+                self._runner.deleteLater()
+            self._thread = None
+
+
+class ProcessJob(Job):
+    """Run ``engine.JOBS[name](payload, ...)`` in a spawned child process."""
+
+    def __init__(self, name: str, payload: dict, *, title: str, grace: float = 5.0,
+                 parent: QObject | None = None):
+        super().__init__(title, parent)
+        self.name = name
+        self.payload = payload
+        self.grace = grace
+
+    def _work(self, signals: _Signals) -> None:
+        from workbench.qt.engine import child_main
+
+        ctx = mp.get_context("spawn")
+        out_recv, out_send = ctx.Pipe(duplex=False)
+        ctl_recv, ctl_send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=child_main, args=(self.name, self.payload, out_send, ctl_recv),
+                           name=f"workbench-{self.name}", daemon=True)
+        proc.start()
+        out_send.close()
+        ctl_recv.close()
+        try:
+            kind, payload = self._pump(proc, out_recv, ctl_send, signals)
+        finally:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join(5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+            proc.close()
+            out_recv.close()
+            ctl_send.close()
+        signals.done.emit(kind, payload)
+
+    def _pump(self, proc, conn, ctl, signals: _Signals) -> tuple[str, Any]:
+        cancel_sent_at: float | None = None
+        while True:
+            if self._cancel_requested and cancel_sent_at is None:
+                cancel_sent_at = time.monotonic()
+                try:
+                    ctl.send("cancel")
+                except OSError:
+                    pass
+            if cancel_sent_at is not None and time.monotonic() - cancel_sent_at > self.grace:
+                return "cancelled", None
+            try:
+                if not conn.poll(0.05):
+                    if proc.is_alive() or conn.poll(0):
+                        continue
+                    break
+                msg = conn.recv()
+            except (EOFError, OSError):
+                break
+            if msg[0] == "progress":
+                signals.progress.emit(msg[1], msg[2], msg[3])
+            elif msg[0] == "ok":
+                return ("cancelled", None) if self._cancel_requested else ("ok", msg[1])
+            elif msg[0] == "error":
+                err = rebuild_error(*msg[1:])
+                return ("cancelled", None) if isinstance(err, Cancelled) else ("error", err)
+        if self._cancel_requested:
+            return "cancelled", None
+        return "error", InternalError(f"The background process for {self.title!r} ended unexpectedly "
+                                      f"(exit code {proc.exitcode}).")
+
+
+class ThreadJob(Job):
+    """Run ``fn(progress=..., cancel=...)`` (or ``fn()`` with ``plain=True``) in a QThread."""
+
+    def __init__(self, fn: Callable[..., Any], *, title: str, plain: bool = False,
+                 parent: QObject | None = None):
+        super().__init__(title, parent)
+        self._fn = fn
+        self._plain = plain
+        self.token = CancelToken()
+
+    def cancel(self) -> None:
+        super().cancel()
+        self.token.cancel()
+
+    def _work(self, signals: _Signals) -> None:
+        try:
+            if self._plain:
+                result = self._fn()
+            else:
+                result = self._fn(progress=lambda d, t, m: signals.progress.emit(int(d), int(t or 0), str(m)),
+                                  cancel=self.token)
+        except Cancelled:
+            signals.done.emit("cancelled", None)
+            return
+        except WorkbenchError as exc:
+            signals.done.emit("error", exc)
+            return
+        signals.done.emit("cancelled" if self.token.cancelled else "ok", result)
