@@ -165,31 +165,71 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
             calib = calibrate(model, the_plan, data, samples=samples, progress=progress, cancel=cancel,
                               previous=calibration)
         qparams = calib.qparams()
+        the_plan, calib, qparams, guard_issues = _guard_sentinels(model, recipe, the_plan, calib, qparams,
+                                                                  data, samples, progress, cancel)
         missing = [t for t in the_plan.activations if t not in qparams]
         if missing:
             raise WorkbenchError(f"No calibration ranges for {len(missing)} tensors (e.g. {missing[0]!r}).",
                                  hint="Calibrate again with data for the current recipe.")
+    else:
+        guard_issues = []
     res = write_model(model, the_plan, qparams)
-    issues = list(getattr(the_plan, "issues", [])) + list(getattr(res, "issues", []))
+    issues = list(getattr(the_plan, "issues", [])) + guard_issues + list(getattr(res, "issues", []))
     return QuantizeResult(res.proto, the_plan, calib, qparams, dict(getattr(res, "tensor_map", {})),
                           issues, recipe)
 
 
-def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq") -> Path:
+def _guard_sentinels(model, recipe, the_plan, calib, qparams, data, samples, progress, cancel):
+    """Re-plan with units on sentinel-valued tensors (attention masks) kept float; see range_guard."""
+    from workbench.core.plan import PlanIssue
+    from workbench.core.range_guard import sentinel_units
+    from workbench.core.recipe import NodeSettings
+
+    found = sentinel_units(the_plan, qparams)
+    if not found:
+        return the_plan, calib, qparams, []
+    overrides = dict(recipe.overrides)
+    for node in found:
+        overrides[node] = NodeSettings(exclude=True)
+    guarded = recipe.model_copy(update={"overrides": overrides})
+    new_plan = plan(model, guarded)
+    if any(t not in qparams for t in new_plan.activations):
+        calib = calibrate(model, new_plan, data, samples=samples, progress=progress, cancel=cancel,
+                          previous=calib) if data is not None else calib
+        qparams = calib.qparams()
+    issues = [PlanIssue(node, "warning", f"kept in float: tensor {t!r} reaches |{v:.3g}| (a mask or "
+                        f"sentinel value); an integer grid over that range would erase the real values")
+              for node, (t, v) in found.items()]
+    return new_plan, calib, qparams, issues
+
+
+def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", model: PreparedModel | None = None) -> Path:
     """Write ``result`` atomically to ``path`` (temp file + rename). Returns the path.
+
+    ``format`` "qdq" writes ``result.proto``; "qonnx" writes QONNX (Quant / BipolarQuant /
+    FloatQuant nodes, :mod:`workbench.core.qonnx_writer`), from ``model`` (the float model, keeps
+    its weights; needed for bipolar weights) when given, else converted from ``result.proto``.
 
     Raises
     ------
     ExportError
-        Target not writable, disk full, or an unknown format.
+        Target not writable, disk full, an unknown format, or a plan QDQ cannot hold
+        (QONNX-only activation dtypes or bipolar weights exported as "qdq").
     """
     from workbench.core.errors import ExportError
+    from workbench.core.qonnx_writer import export_qonnx, qdq_only_blockers
     from workbench.core.save import save_model
 
-    if format != "qdq":
-        raise ExportError(f"Unknown export format {format!r}.", hint="Use --format qdq.")
+    if format not in ("qdq", "qonnx"):
+        raise ExportError(f"Unknown export format {format!r}.", hint="Use --format qdq or --format qonnx.")
+    proto = result.proto
+    if format == "qonnx":
+        proto = export_qonnx(result, model)
+    elif qdq_only_blockers(result.plan):
+        raise ExportError(f"Nodes {', '.join(qdq_only_blockers(result.plan)[:5])} use QONNX-only dtypes "
+                          "that QDQ cannot hold.", hint="Export with --format qonnx.")
     path = Path(path)
-    save_model(result.proto, path)
+    save_model(proto, path)
     return path
 
 

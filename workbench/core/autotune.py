@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from workbench.core.errors import DataError, RecipeError
-from workbench.core.numerics import sqnr_db
+from workbench.core.errors import RecipeError
+from workbench.core.metrics import REF_PREFIX, load_metric
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.recipe import NodeSettings, PartialSpec, Recipe
 from workbench.core.session import make_session
@@ -32,60 +32,26 @@ log = logging.getLogger(__name__)
 Score = Callable[[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]], float]
 
 
-def _first(d: dict[str, np.ndarray]) -> np.ndarray:
-    return next(iter(d.values()))
-
-
-def score_top1(q: dict, f: dict, labels: dict) -> float:
-    """Top-1 accuracy of the first output's argmax (axis 1, or the last axis) against ``gt_label``."""
-    if "gt_label" not in labels:
-        raise DataError("The eval data has no 'gt_label' array, which the top1 metric needs.",
-                        hint="Add gt_label to the eval .npz or use --metric cosine / sqnr.")
-    logits = _first(q)
-    pred = np.argmax(logits.reshape(len(labels["gt_label"]), -1), axis=1)
-    return float(np.mean(pred == labels["gt_label"].ravel()))
-
-
-def score_cosine(q: dict, f: dict, labels: dict) -> float:
-    """Mean per-sample cosine similarity of the first output against the float model's."""
-    a = _first(q).reshape(len(_first(q)), -1).astype(np.float64)
-    b = _first(f).reshape(len(_first(f)), -1).astype(np.float64)
-    den = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-    cos = np.where(den > 0, np.sum(a * b, axis=1) / np.maximum(den, 1e-30), 1.0)
-    return float(np.mean(cos))
-
-
-def score_sqnr(q: dict, f: dict, labels: dict) -> float:
-    """Worst per-output SQNR (dB) against the float model."""
-    return min(sqnr_db(f[k], q[k]) for k in f)
-
-
-BUILTIN_SCORES: dict[str, Score] = {"top1": score_top1, "cosine": score_cosine, "sqnr": score_sqnr}
-
-
 def load_score(metric: str, *, allow_code: bool = False) -> Score:
-    """A built-in score by name, or ``metric(outputs, batch) -> float`` from a Python file.
+    """``score(quant_outputs, float_outputs, labels)`` from a metric of :mod:`workbench.core.metrics`.
+
+    ``metric`` is a built-in name (top1, cosine, output_sqnr; ``sqnr`` is an alias) or a ``.py`` file
+    defining ``metric(outputs, batch) -> float`` (only with ``allow_code``). The metric's ``batch``
+    holds the labels (``gt_*``) and the float outputs under ``"ref:" + name``.
 
     Raises
     ------
-    RecipeError
-        Unknown metric, or a Python file without ``allow_code``.
+    DataError
+        Unknown metric, missing file, or a file without ``allow_code``.
     """
-    if metric in BUILTIN_SCORES:
-        return BUILTIN_SCORES[metric]
-    path = Path(metric)
-    if path.suffix != ".py":
-        raise RecipeError(f"Unknown metric {metric!r}.", hint="Use top1, cosine, sqnr or a FILE.py.")
-    if not allow_code:
-        raise RecipeError(f"{path}: running a user metric executes its code.",
-                          hint="Pass --allow-code to run it.")
-    import runpy
+    fn = load_metric("output_sqnr" if metric == "sqnr" else metric, allow_code=allow_code)
 
-    ns = runpy.run_path(str(path))
-    fn = ns.get("metric")
-    if not callable(fn):
-        raise RecipeError(f"{path}: defines no function metric(outputs, batch).", hint="Add it.")
-    return lambda q, f, labels: float(fn(q, labels))
+    def score(q: dict, f: dict, labels: dict) -> float:
+        batch = dict(labels)
+        batch.update({REF_PREFIX + k: v for k, v in f.items()})
+        return float(fn(q, batch))
+
+    return score
 
 
 @dataclass
@@ -174,10 +140,13 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         min_score = m_float - max_drop
     progress(0, 0, "Calibrating")
     base = api.quantize(model, recipe, data=data, samples=samples, cancel=cancel)
-    calib = base.calibration
+
+    cached = {"calib": base.calibration}
 
     def measure(r: Recipe):
-        res = api.quantize(model, r, calibration=calib, cancel=cancel)
+        # ranges already observed are reused; only tensors the edit newly exposes are calibrated
+        res = api.quantize(model, r, data=data, samples=samples, calibration=cached["calib"], cancel=cancel)
+        cached["calib"] = res.calibration or cached["calib"]
         return res, score(run_outputs(res.proto, ev.feeds), ev.float_outputs, ev.labels)
 
     m0 = score(run_outputs(base.proto, ev.feeds), ev.float_outputs, ev.labels)

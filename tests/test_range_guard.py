@@ -1,0 +1,58 @@
+"""Sentinel-valued tensors (attention masks of finfo.min) keep their units float, reported."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.core import api
+from workbench.core.model import prepare_proto
+from workbench.core.numerics import sqnr_db
+
+
+def _attention_model():
+    rng = np.random.default_rng(3)
+    wq = numpy_helper.from_array((rng.normal(size=(16, 16)) * 0.3).astype(np.float32), "Wq")
+    big = numpy_helper.from_array(np.array(np.finfo(np.float32).min, np.float32), "big")
+    one = numpy_helper.from_array(np.array(1.0, np.float32), "one")
+    nodes = [
+        helper.make_node("MatMul", ["x", "Wq"], ["q"], name="proj"),
+        helper.make_node("Transpose", ["q"], ["qt"], name="tr", perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "qt"], ["scores"], name="scores_mm"),
+        helper.make_node("Sub", ["one", "mask"], ["inv"], name="inv"),
+        helper.make_node("Mul", ["inv", "big"], ["bias"], name="mask_bias"),
+        helper.make_node("Add", ["scores", "bias"], ["masked"], name="mask_add"),
+        helper.make_node("Softmax", ["masked"], ["y"], name="softmax", axis=-1),
+    ]
+    g = helper.make_graph(nodes, "att", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 6, 16]),
+                                         helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, 1, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 6])], [wq, big, one])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _data(tmp_path):
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(8, 1, 6, 16)).astype(np.float32)
+    mask = np.ones((8, 1, 1, 6), np.float32)
+    mask[:, :, :, 4:] = 0.0  # last two positions padded
+    np.savez(tmp_path / "calib.npz", x=x, mask=mask)
+    return tmp_path / "calib.npz", x, mask
+
+
+def test_mask_add_kept_float_and_output_close(tmp_path):
+    proto = _attention_model()
+    model = prepare_proto(proto)
+    path, x, mask = _data(tmp_path)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(path))
+    guarded = [i for i in result.issues if "sentinel" in i.message]
+    assert sorted(i.node for i in guarded) == ["mask_add", "mask_bias"]
+    assert result.plan.units["mask_add"].excluded
+    assert not result.plan.units["scores_mm"].excluded
+    f = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    q = ort.InferenceSession(result.proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    for i in range(len(x)):
+        feed = {"x": x[i], "mask": mask[i]}
+        ref, out = f.run(None, feed)[0], q.run(None, feed)[0]
+        assert np.all(out[..., 4:] < 1e-6)  # padded positions still get no attention
+        assert sqnr_db(ref, out) > 20.0
