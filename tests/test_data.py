@@ -234,6 +234,23 @@ def test_grayscale_model_gets_luminance(tmp_path):
     np.testing.assert_allclose(feed[0, 0], want, rtol=1e-6, atol=1e-6)
 
 
+def test_letterbox_and_center_crop(tmp_path):
+    from PIL import Image
+
+    (tmp_path / "wide").mkdir()
+    px = np.zeros((2, 8, 3), np.uint8)
+    px[:, :4] = 200  # left half bright
+    Image.fromarray(px, "RGB").save(tmp_path / "wide" / "a.png")
+    base = {"kind": "images", "path": str(tmp_path / "wide"), "size": [8, 8], "scale": 1.0}
+    box = _all(open_data(dict(base, resize="letterbox"), _img_model(("N", 3, 8, 8))))[0]["images"][0, 0]
+    assert box.shape == (8, 8) and (box[:3] == 114).all() and (box[5:] == 114).all()  # 2x8 -> 2x8 band centred
+    assert (box[3:5, :4] == 200).all() and (box[3:5, 4:] == 0).all()
+    crop = _all(open_data(dict(base, resize="center_crop"), _img_model(("N", 3, 8, 8))))[0]["images"][0, 0]
+    assert crop.shape == (8, 8) and (crop[:, :2] == 200).all() and (crop[:, 6:] == 0).all()  # centre of 32x8
+    with pytest.raises(DataError, match="unknown resize mode 'squash'"):
+        open_data(dict(base, resize="squash"), _img_model(("N", 3, 8, 8)))
+
+
 def test_images_resize_defaults_and_errors(tmp_path):
     _write_images(tmp_path / "img", 1)
     src = open_data(tmp_path / "img", _img_model(("N", 3, 8, 12)))  # a plain folder of images

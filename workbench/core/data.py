@@ -8,7 +8,8 @@ Spec forms (``str``/``Path`` or a JSON-safe dict, as stored in a project file):
 - a folder of .npz/.npy files (``{"kind": "folder", "path": ...}``); a folder holding only
   images opens as ``images`` with default preprocessing (see the notes);
 - ``{"kind": "images", "path": DIR, "size": [H, W], "layout": "NCHW"|"NHWC",
-  "channel_order": "RGB"|"BGR", "mean": [...], "std": [...], "scale": 1/255, "input": name}``;
+  "channel_order": "RGB"|"BGR", "mean": [...], "std": [...], "scale": 1/255, "input": name,
+  "resize": "stretch"|"letterbox"|"center_crop", "pad_value": 114}``;
 - ``{"kind": "python", "path": FILE, "allow_code": true}`` (runs the file's ``samples()``);
 - ``{"kind": "random", "count": N, "seed": 0, "dims": {"sequence": 32}}``.
 
@@ -36,7 +37,7 @@ _ARGS = {
     "npz": ("path", "layout"),
     "npy": ("path", "layout"),
     "folder": ("path", "layout"),
-    "images": ("path", "size", "layout", "channel_order", "mean", "std", "scale", "input"),
+    "images": ("path", "size", "layout", "channel_order", "mean", "std", "scale", "input", "resize", "pad_value"),
     "python": ("path", "allow_code"),
     "random": ("count", "seed", "dims", "int_high"),
 }

@@ -1,7 +1,10 @@
 """A folder of images with a declared preprocessing (Pillow).
 
 Per image, in order: decode, convert to RGB (or L when the model has 1 channel), resize to
-``size`` = [H, W] (bilinear), ``x = pixel * scale``, reorder channels (``channel_order``: RGB
+``size`` = [H, W] (bilinear; ``resize``: ``"stretch"`` (default) ignores the aspect ratio,
+``"letterbox"`` scales to fit and pads with ``pad_value`` (default 114, centred, as YOLO
+exporters do), ``"center_crop"`` scales the shorter side to fit and crops the centre, as
+ImageNet evaluation does), ``x = pixel * scale``, reorder channels (``channel_order``: RGB
 or BGR), ``x = (x - mean) / std`` per channel (``mean``/``std`` in the model's channel order),
 lay out as ``NCHW`` or ``NHWC`` and add the batch axis when the model input has rank 4. Missing settings come from the model input:
 layout from where the channel axis (1 or 3) is, size from fixed H and W.
@@ -19,6 +22,7 @@ from workbench.core.datasources.validate import check_feed, one_line
 from workbench.core.errors import DataError
 from workbench.core.model import PreparedModel
 
+RESIZE_MODES = ("stretch", "letterbox", "center_crop")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff", ".gif", ".ppm", ".pgm")
 
 
@@ -33,7 +37,8 @@ class ImageFolderSource(DataSource):
     kind = "images"
 
     def __init__(self, model: PreparedModel, path: str | Path, *, size=None, layout=None, channel_order="RGB",
-                 mean=None, std=None, scale=1 / 255, input=None) -> None:  # noqa: A002 - the spec key
+                 mean=None, std=None, scale=1 / 255, input=None, resize="stretch",  # noqa: A002 - spec key
+                 pad_value=114) -> None:
         super().__init__(model)
         self.path = Path(path)
         if not self.path.is_dir():
@@ -55,6 +60,10 @@ class ImageFolderSource(DataSource):
             raise DataError(f"{self.path}: unknown channel_order {channel_order!r}.", hint="Use 'RGB' or 'BGR'.")
         self.channels = self._dim("C") if isinstance(self._dim("C"), int) else 3
         self.size = self._size(size)
+        self.resize = str(resize)
+        if self.resize not in RESIZE_MODES:
+            raise DataError(f"{self.path}: unknown resize mode {resize!r}.", hint=f"Use one of {', '.join(RESIZE_MODES)}.")
+        self.pad_value = int(pad_value)
         self.scale = float(scale)
         self.mean = _per_channel(mean, 0.0, self.channels, "mean", self.path)
         self.std = _per_channel(std, 1.0, self.channels, "std", self.path)
@@ -114,7 +123,7 @@ class ImageFolderSource(DataSource):
         try:
             with Image.open(file) as img:
                 img = img.convert("L" if self.channels == 1 else "RGB")
-                img = img.resize((self.size[1], self.size[0]), Image.Resampling.BILINEAR)
+                img = _resize(img, self.size, self.resize, self.pad_value)
                 x = np.asarray(img, dtype=np.float32)
         except (OSError, ValueError, Image.DecompressionBombError) as exc:
             raise DataError(f"{file}: cannot read the image ({one_line(exc)}).", hint="Remove or replace the file.") from None
@@ -137,7 +146,7 @@ class ImageFolderSource(DataSource):
     def to_json(self) -> dict:
         return {"kind": "images", "path": str(self.path), "input": self.input.name, "size": list(self.size),
                 "layout": self.layout, "channel_order": self.channel_order, "mean": self.mean.tolist(),
-                "std": self.std.tolist(), "scale": self.scale}
+                "std": self.std.tolist(), "scale": self.scale, "resize": self.resize, "pad_value": self.pad_value}
 
 
 def _per_channel(value, default: float, channels: int, what: str, path: Path) -> np.ndarray:
@@ -150,3 +159,24 @@ def _per_channel(value, default: float, channels: int, what: str, path: Path) ->
         raise DataError(f"{path}: {what} has {arr.size} values but the input has {channels} channels.",
                         hint=f"Give one {what} value or one per channel.")
     return arr
+
+
+def _resize(img, size: tuple[int, int], mode: str, pad_value: int):
+    """Resize a PIL image to ``size`` = (H, W) by ``mode`` (see the module docstring)."""
+    from PIL import Image
+
+    h, w = size
+    if mode == "stretch":
+        return img.resize((w, h), Image.Resampling.BILINEAR)
+    iw, ih = img.size
+    if mode == "letterbox":
+        r = min(w / iw, h / ih)
+        nw, nh = max(1, round(iw * r)), max(1, round(ih * r))
+        canvas = Image.new(img.mode, (w, h), (pad_value,) * len(img.getbands()))
+        canvas.paste(img.resize((nw, nh), Image.Resampling.BILINEAR), ((w - nw) // 2, (h - nh) // 2))
+        return canvas
+    r = max(w / iw, h / ih)
+    nw, nh = max(w, round(iw * r)), max(h, round(ih * r))
+    big = img.resize((nw, nh), Image.Resampling.BILINEAR)
+    left, top = (nw - w) // 2, (nh - h) // 2
+    return big.crop((left, top, left + w, top + h))
