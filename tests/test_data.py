@@ -47,6 +47,7 @@ def test_batch_layout_samples_and_batches(tmp_path, cnn):
     before = (tmp_path / "c.npz").read_bytes()
     src = open_data(tmp_path / "c.npz", cnn)
     assert src.layout == "batch" and src.num_samples() == 10
+    assert src.describe() == f"{tmp_path / 'c.npz'}: npz, batch layout, 10 samples"
     feeds = _all(src, 4)
     assert [f["x"].shape[0] for f in feeds] == [4, 4, 2]
     np.testing.assert_array_equal(np.concatenate([f["x"] for f in feeds]), a)

@@ -63,6 +63,14 @@ class DataSource:
                 return
             yield feed
 
+    def describe(self) -> str:
+        """One line for a status bar or log: kind, where, how many samples."""
+        n = self.num_samples()
+        where = getattr(self, "path", None)
+        layout = getattr(self, "layout", None)
+        parts = [self.kind] + ([f"{layout} layout"] if isinstance(layout, str) and self.kind in ("npz", "npy") else [])
+        return (f"{where}: " if where else "") + ", ".join(parts) + f", {n if n is not None else 'unknown number of'} samples"
+
     def labels(self) -> dict[str, np.ndarray]:
         """Label arrays stored with the data (``gt_*`` keys of an .npz); empty for other sources."""
         return {}
