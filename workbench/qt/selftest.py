@@ -92,6 +92,7 @@ def _quantize_example(folder: Path, out_dir: Path) -> dict:
 
 
 WINDOW_TIMEOUT_S = 60.0
+CALIBRATION_TIMEOUT_S = 180.0
 
 
 def _build_window(window_cls, model_path: Path):
@@ -150,6 +151,9 @@ def _exercise_main_window(app, model_path: Path, settings_dir: Path) -> str:
         window.show()
         _wait(app, lambda: bool(opened or dialogs) or signal is None, WINDOW_TIMEOUT_S)
         _wait(app, lambda: bool(dialogs), 0.2)  # first paint of the opened model
+        note = "main window opened the example"
+        if opened and not dialogs:
+            note += _calibrate_in_window(app, window)
         window.close()
         window.deleteLater()
         app.processEvents()
@@ -161,7 +165,30 @@ def _exercise_main_window(app, model_path: Path, settings_dir: Path) -> str:
         raise SelfTestError(f"the main window showed an error while opening the example: {dialogs[0]}")
     if signal is not None and not opened:
         raise SelfTestError(f"the main window did not open the example within {WINDOW_TIMEOUT_S:.0f} s")
-    return "main window opened the example and closed"
+    return note
+
+
+def _calibrate_in_window(app, window) -> str:
+    """Run the window's background calibration (a spawned child process: the part most likely to
+    break in a frozen bundle) and wait for it; returns a note, raises SelfTestError on failure."""
+    runs = getattr(window, "runs", None)
+    if runs is None or not callable(getattr(runs, "calibrate", None)):
+        return ""
+    outcome: list[tuple[str, object]] = []
+    runs.succeeded.connect(lambda kind, result: outcome.append(("succeeded", result)))
+    runs.failed.connect(lambda kind, error: outcome.append(("failed", error)))
+    runs.cancelled.connect(lambda kind: outcome.append(("cancelled", None)))
+    start = time.monotonic()
+    runs.calibrate()
+    _wait(app, lambda: bool(outcome), CALIBRATION_TIMEOUT_S)
+    if not outcome:
+        runs.cancel()
+        raise SelfTestError(f"background calibration did not finish within {CALIBRATION_TIMEOUT_S:.0f} s")
+    kind, payload = outcome[0]
+    if kind != "succeeded":
+        raise SelfTestError(f"background calibration {kind}: {payload}")
+    rows = len(payload.get("errors", [])) if isinstance(payload, dict) else 0
+    return f", calibrated in a child process ({rows} units analysed, {time.monotonic() - start:.1f} s)"
 
 
 def run_self_test(argv: list[str] | None = None) -> int:
