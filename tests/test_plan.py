@@ -202,3 +202,13 @@ def test_additive_mask_from_huge_constant_is_warned():
     assert [(i.node, i.severity) for i in plan.issues] == [("add_mask", "warning")]
     assert "'mask' carries a huge constant" in plan.issues[0].message
     assert not _plan(proto, preset="cpu-u8s8", exclude=["add_mask"]).issues
+
+
+def test_dynamic_per_channel_full_range_weights_warn_without_vnni(monkeypatch):
+    import workbench.core.presets as presets
+
+    monkeypatch.setattr(presets, "cpu_needs_reduce_range", lambda: True)
+    proto, _ = tiny_model("matmul", opset=13)
+    assert not [i for i in _plan(proto, preset="dynamic-u8").issues if "saturate" in i.message]
+    rules = [Rule(op_type="MatMul", weight=PartialSpec(granularity="per_channel"))]
+    assert [i.node for i in _plan(proto, preset="dynamic-u8", rules=rules).issues if "saturate" in i.message] == ["mm"]

@@ -57,6 +57,11 @@ class _DynamicWriter(QdqWriter):
         if node.op_type == "Gemm" and spec.axis is not None:
             spec = spec.model_copy(update={"axis": 1})
         wq = C.weight_qparams(w, spec)
+        zp = np.asarray(wq.zero_point)
+        if node.op_type == "Conv" and zp.ndim and np.any(zp != zp.ravel()[0]):
+            self.issues.append(PlanIssue(node.name, "info", "ConvInteger accepts one weight zero_point only; "
+                                         "asymmetric per-channel weights written as DQ(weight) + float Conv."))
+            return super().emit_unit(node, unit, main)
         return self._pattern(node, unit, w, wq, a)
 
     def _dynamic_quantize(self, x: str) -> tuple[list[onnx.NodeProto], tuple[str, str, str]]:
@@ -104,8 +109,11 @@ class _DynamicWriter(QdqWriter):
         scale = (wq.scale * np.float32(alpha)).astype(np.float32)
         if op == "Conv" and scale.ndim == 1:
             scale = scale.reshape((-1,) + (1,) * (w.ndim - 2))
+        zp = np.asarray(wq.zero_point)
+        if op == "Conv" and zp.ndim:  # ConvInteger: a single weight zero point (all equal, checked above)
+            zp = zp.ravel()[:1].reshape(())
         self.new_inits += [C.quantized_initializer(names[0], q, wq.qt), C.float_initializer(names[1], scale),
-                           C.quantized_initializer(names[2], np.asarray(wq.zero_point), wq.qt)]
+                           C.quantized_initializer(names[2], zp, wq.qt)]
         return names
 
     def _bias_name(self, node, a: dict) -> str | None:
