@@ -266,3 +266,17 @@ def test_save_model_goes_external_above_the_threshold(tmp_path, monkeypatch):
     assert any(i.data_location == onnx.TensorProto.EXTERNAL for i in m.graph.initializer)
     np.testing.assert_array_equal(run(str(tmp_path / "m.onnx"), feeds)["Y"], run(proto, feeds)["Y"])
     assert proto.graph.initializer[0].HasField("raw_data")  # the caller's proto is untouched
+
+
+def test_dynamic_conv_per_channel_uses_one_zero_point():
+    from workbench.core.recipe import PartialSpec, Rule
+
+    proto, feeds = tiny_model("conv", opset=13)
+    rules = [Rule(op_type="Conv", weight=PartialSpec(granularity="per_channel", reduce_range=True))]
+    model, _, res = quantize_tiny(proto, feeds, preset="dynamic-u8", rules=rules)
+    inits = {i.name: numpy_helper.to_array(i) for i in res.proto.graph.initializer}
+    assert inits["W_scale"].shape == (8, 1, 1) and inits["W_zero_point"].shape == ()
+    got = run(res.proto, feeds)["Y"]
+    np.testing.assert_allclose(got, _ref(res.proto, feeds)["Y"], rtol=1e-5, atol=1e-5)
+    f = run(model.proto, feeds)["Y"]
+    assert np.abs(f - got).max() < 0.03 * np.abs(f).max()
