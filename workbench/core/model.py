@@ -34,6 +34,7 @@ from workbench.core.modelprep.opset import default_opset
 from workbench.core.modelprep.opset import upgrade_opset as _upgrade_opset
 from workbench.core.modelprep.quantized import QuantizedNode, find_quantized, quantized_kind
 from workbench.core.modelprep.reader import read_model_file
+from workbench.core.modelprep.shapes import infer_shapes
 from workbench.core.modelprep.weights import count_constants, lift_weights
 
 log = logging.getLogger(__name__)
@@ -274,7 +275,7 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str) -> Prepa
     if quantized:
         kinds = Counter(q.op_type for q in quantized)
         notes.append(f"Already quantized: {len(quantized)} node(s) ({_fmt_counts(kinds)}).")
-    proto = _infer_shapes(proto, notes)
+    proto = infer_shapes(proto, notes)
     return PreparedModel(proto, path, sha256, renames, notes, [q.name for q in quantized], quantized,
                          ambiguous, original, [], lifted)
 
@@ -310,47 +311,6 @@ def _note_renames(renames: list[Rename], ambiguous: dict[str, list[str]], notes:
 
 def _fmt_counts(counts: Counter) -> str:
     return ", ".join(f"{op} x{n}" for op, n in counts.most_common())
-
-
-def _infer_shapes(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
-    """``onnx.shape_inference`` (data propagation on, symbolic dims kept) run on a weight-less
-    skeleton, so a large model is not serialised twice; ``value_info`` and output types are
-    copied back into ``proto``."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(_skeleton(proto), strict_mode=False, data_prop=True)
-    except Exception as exc:  # noqa: BLE001 - shape inference is best effort; fails on odd ops
-        notes.append(f"Shape inference incomplete ({exc.__class__.__name__}: {str(exc).splitlines()[0][:200]}).")
-        return proto
-    for (_, g), (_, gi) in zip(_graphs.iter_graphs(proto.graph), _graphs.iter_graphs(inferred.graph), strict=True):
-        del g.value_info[:]
-        g.value_info.extend(gi.value_info)
-        for out, out_i in zip(g.output, gi.output, strict=True):
-            out.CopyFrom(out_i)
-    return proto
-
-
-_SKELETON_BYTES = 1 << 12
-
-
-def _skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
-    """Copy of ``proto`` whose large main-graph initializers are replaced by typed graph inputs."""
-    sk = onnx.ModelProto(ir_version=proto.ir_version)
-    sk.opset_import.extend(proto.opset_import)
-    sk.functions.extend(proto.functions)
-    g, src = sk.graph, proto.graph
-    g.name = src.name
-    g.node.extend(src.node)
-    g.input.extend(src.input)
-    g.output.extend(src.output)
-    g.value_info.extend(src.value_info)
-    listed = {vi.name for vi in src.input}
-    for t in src.initializer:
-        if t.ByteSize() > _SKELETON_BYTES:
-            if t.name not in listed:
-                g.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
-        else:
-            g.initializer.append(t)
-    return sk
 
 
 def upgrade_opset(proto: onnx.ModelProto, target: int, *, source: str = "model") -> onnx.ModelProto:
