@@ -465,3 +465,17 @@ def test_corpus_upgrade_to_21_keeps_outputs(corpus, name):
     assert dict((o.domain, o.version) for o in up.opset_import)[""] == 21 and up.ir_version >= 10
     for a, b in zip(_ort(model.proto, feed), _ort(up, feed), strict=True):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-5)
+
+
+def test_shape_inference_keeps_symbolic_dims_even_for_big_weights():
+    w = numpy_helper.from_array(RNG.standard_normal((8, 2048)).astype(np.float32), "Wbig")  # > skeleton limit
+    nodes = [helper.make_node("MatMul", ["X", "Wbig"], ["H"], name="mm"),
+             helper.make_node("Relu", ["H"], ["Y"], name="relu")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 8])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], [w])
+    model = prepare_proto(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+    shapes = {vi.name: [d.dim_param or d.dim_value for d in vi.type.tensor_type.shape.dim]
+              for vi in list(model.graph.value_info) + list(model.graph.output)}
+    assert shapes == {"H": ["N", 2048], "Y": ["N", 2048]}
+    assert [i.name for i in model.graph.input] == ["X"]
+    np.testing.assert_array_equal(model.initializer("Wbig"), numpy_helper.to_array(w))

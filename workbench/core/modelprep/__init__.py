@@ -6,4 +6,5 @@
 - :mod:`.weights` lifts Constant nodes to initializers and drops initializers from graph inputs.
 - :mod:`.quantized` recognises already-quantized operators.
 - :mod:`.opset` upgrades the default-domain opset.
+- :mod:`.shapes` runs shape inference on a weight-less skeleton.
 """
