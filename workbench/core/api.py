@@ -132,7 +132,7 @@ def calibrate(model: PreparedModel, the_plan, data: Any, *, samples: int | None 
 
 def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples: int | None = None,
              calibration=None, progress: ProgressFn | None = None,
-             cancel: CancelToken | None = None) -> QuantizeResult:
+             cancel: CancelToken | None = None, guard: bool = True) -> QuantizeResult:
     """Plan, calibrate (static recipes) and write the quantized model in memory.
 
     Parameters
@@ -143,6 +143,9 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
         Use at most this many calibration samples.
     calibration : CalibrationResult, optional
         A previous result; observers whose spec is unchanged are reused.
+    guard : bool
+        Keep units on sentinel-valued tensors and disparate Concats in float (reported; see
+        :mod:`workbench.core.range_guard`). False quantizes exactly what the recipe says.
 
     Raises
     ------
@@ -165,8 +168,10 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
             calib = calibrate(model, the_plan, data, samples=samples, progress=progress, cancel=cancel,
                               previous=calibration)
         qparams = calib.qparams()
-        the_plan, calib, qparams, guard_issues = _guard_sentinels(model, recipe, the_plan, calib, qparams,
-                                                                  data, samples, progress, cancel)
+        guard_issues = []
+        if guard:
+            the_plan, calib, qparams, guard_issues = _guard_sentinels(model, recipe, the_plan, calib, qparams,
+                                                                      data, samples, progress, cancel)
         missing = [t for t in the_plan.activations if t not in qparams]
         if missing:
             raise WorkbenchError(f"No calibration ranges for {len(missing)} tensors (e.g. {missing[0]!r}).",
@@ -182,14 +187,15 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
 def _guard_sentinels(model, recipe, the_plan, calib, qparams, data, samples, progress, cancel):
     """Re-plan with units on sentinel-valued tensors (attention masks) kept float; see range_guard."""
     from workbench.core.plan import PlanIssue
-    from workbench.core.range_guard import sentinel_units
+    from workbench.core.range_guard import disparate_concats, sentinel_units
     from workbench.core.recipe import NodeSettings
 
     found = sentinel_units(the_plan, qparams)
-    if not found:
+    concats = {n: v for n, v in disparate_concats(the_plan, qparams).items() if n not in found}
+    if not found and not concats:
         return the_plan, calib, qparams, []
     overrides = dict(recipe.overrides)
-    for node in found:
+    for node in list(found) + list(concats):
         overrides[node] = NodeSettings(exclude=True)
     guarded = recipe.model_copy(update={"overrides": overrides})
     new_plan = plan(model, guarded)
@@ -200,6 +206,8 @@ def _guard_sentinels(model, recipe, the_plan, calib, qparams, data, samples, pro
     issues = [PlanIssue(node, "warning", f"kept in float: tensor {t!r} reaches |{v:.3g}| (a mask or "
                         f"sentinel value); an integer grid over that range would erase the real values")
               for node, (t, v) in found.items()]
+    issues += [PlanIssue(node, "warning", f"kept in float: its inputs' ranges differ {r:.0f}x (smallest: {t!r}); "
+                         "one shared 8-bit grid would erase the small-range input") for node, (t, r) in concats.items()]
     return new_plan, calib, qparams, issues
 
 
