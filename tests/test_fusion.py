@@ -146,3 +146,23 @@ def test_w4_gemm_is_written_as_matmul_and_fuses():
     # MatMulNBits runs with onnxruntime's default accuracy_level 4 (A quantized to int8 inside)
     np.testing.assert_allclose(run(res.proto, feeds, optimize=True)["Y"], fake, atol=0.01 * np.abs(fake).max())
     assert np.abs(run(res.proto, feeds)["Y"] - f).max() < 0.15 * np.abs(f).max()
+
+
+def test_nd_matmul_weight_fuses_only_per_tensor():
+    from onnx import TensorProto, helper, numpy_helper
+
+    from workbench.core.recipe import PartialSpec, Rule
+
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((2, 6, 5)).astype(np.float32), "W")
+    g = helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")], "g",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3, 6])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3, 5])], [w])
+    proto = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    feeds = {"X": rng.standard_normal((2, 3, 6)).astype(np.float32)}
+    _, plan, res = quantize_tiny(proto, feeds)
+    assert _kernels(optimized_op_counts(res.proto)) == {}
+    assert any(i.node == "mm" and "per_tensor for an integer kernel" in i.message for i in plan.issues)
+    rules = [Rule(op_type="MatMul", weight=PartialSpec(granularity="per_tensor"))]
+    _, plan, res = quantize_tiny(proto, feeds, rules=rules)
+    assert _kernels(optimized_op_counts(res.proto)) == {"QLinearMatMul": 1} and not plan.issues

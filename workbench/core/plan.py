@@ -288,6 +288,12 @@ class _Builder:
             return None
         spec = _weight_spec(cfg.weight, node.op_type, len(init.dims), attrs_of(node))
         self.specs.append(spec)
+        if node.op_type == "MatMul" and len(init.dims) > 2 and spec.granularity == Granularity.per_channel \
+                and self.mode == "static":
+            self.issues.append(PlanIssue(node.name, "info", f"{len(init.dims)}-D MatMul weight quantized per "
+                                         "channel: onnxruntime fuses QLinearMatMul only for a per-tensor (or 2-D) "
+                                         "weight, so this node runs as DQ + float MatMul; use per_tensor for "
+                                         "an integer kernel."))
         return UnitInput(fam.weight_index, w, "weight", spec)
 
     def _weight_unit(self, node, cfg: NodeConfig, graph: str, ix: GraphIndex | None = None) -> NodeUnit | None:
