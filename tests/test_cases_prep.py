@@ -70,6 +70,7 @@ def test_case24_names_made_unique_and_dup_reported_ambiguous(cases):
     assert sorted(model.ambiguous_names) == ["dup"] and model.ambiguous_names["dup"] == names[2:]
     assert [(r.kind, r.old, r.new) for r in model.renames] == [("node", o, n) for o, n in
                                                                 zip(["", "", "dup", "dup"], names, strict=True)]
+    assert [model.original_name(n) for n in names] == ["", "", "dup", "dup"]
     onnx.checker.check_model(model.proto)
     feed = next(iter(open_data(cases / "24_empty_and_duplicate_node_names.npz", model).batches(1)))
     want = ReferenceEvaluator(original).run(None, feed)[0]  # onnxruntime refuses the original

@@ -187,6 +187,15 @@ class PreparedModel:
     def _nodes(self) -> dict[str, tuple[str, onnx.NodeProto]]:
         return {n.name: (p, n) for p, n in self.iter_nodes()}
 
+    def original_name(self, name: str) -> str:
+        """Name a node had in the user's file before preparation renamed it (``""`` for an unnamed
+        node); ``name`` itself when it was not renamed."""
+        return self._original.get(name, name)
+
+    @cached_property
+    def _original(self) -> dict[str, str]:
+        return {r.new: r.old for r in self.renames if r.kind == "node"}
+
     def new_name(self, base: str) -> str:
         """A tensor or node name unused anywhere in the model and never handed out before
         (``base`` itself when free, else ``base_0``, ``base_1``, ...)."""
