@@ -184,7 +184,20 @@ def test_self_test_reports_failure(monkeypatch, capsys):
     from workbench.qt import selftest
 
     monkeypatch.setattr(selftest, "MIN_ACCURACY", 1.01)  # unreachable: must fail with a message
+    monkeypatch.setattr(selftest, "_exercise_main_window", lambda *a: "window skipped")  # covered above
     assert selftest.run_self_test([]) == 1
     err = capsys.readouterr().err
     assert "self-test FAILED: quantized example accuracy" in err
     assert selftest.run_self_test(["--bogus"]) == 1
+
+
+@pytest.mark.qt
+def test_self_test_window_reports_error_dialog_instead_of_hanging(qapp, tmp_path):
+    from workbench.qt import selftest
+
+    if importlib.util.find_spec("workbench.qt.app_window") is None:
+        pytest.skip("workbench.qt.app_window has not landed")
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a model")
+    with pytest.raises(selftest.SelfTestError, match="showed an error.*bad.onnx"):
+        selftest._exercise_main_window(qapp, bad, tmp_path / "settings")
