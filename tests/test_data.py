@@ -115,8 +115,8 @@ def test_npy_and_folder(tmp_path, cnn):
     np.savez(folder / "0.npz", x=a[:2])
     np.save(folder / "1.npy", a[2:])
     src = open_data(folder, cnn)
-    assert src.num_samples() == 3
-    np.testing.assert_array_equal(np.concatenate(_all(src) and [f["x"] for f in _all(src)]), a)
+    assert src.num_samples() == 3 and open_data(src.to_json(), cnn).num_samples() == 3
+    np.testing.assert_array_equal(np.concatenate([f["x"] for f in _all(src)]), a)
     two = _model([("a", TensorProto.FLOAT, [1]), ("b", TensorProto.FLOAT, [1])])
     with pytest.raises(DataError, match=r"a\.npy holds one array but the model has 2 inputs \(a, b\)"):
         open_data(tmp_path / "a.npy", two)
@@ -286,6 +286,8 @@ def test_python_reader_needs_opt_in_and_validates(tmp_path, cnn):
     assert src.num_samples() == 3
     feeds = _all(src, 2)
     assert [f["x"].shape[0] for f in feeds] == [2, 1] and float(feeds[1]["x"].max()) == 2.0
+    again = _all(open_data(src.to_json(), cnn), 2)
+    assert all(np.array_equal(a["x"], b["x"]) for a, b in zip(feeds, again, strict=True))
     bad = tmp_path / "bad.py"
     bad.write_text("import numpy as np\ndef samples():\n    yield {'y': np.zeros(1)}\n")
     with pytest.raises(DataError, match=r"bad\.py \(sample 0\) has no array for input 'x'; arrays found: y"):
