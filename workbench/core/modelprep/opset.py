@@ -13,6 +13,7 @@ from onnx import helper, version_converter
 
 from workbench.core.errors import ModelError
 from workbench.core.modelprep.graphs import NameAllocator, all_names, iter_nodes
+from workbench.core.modelprep.shapes import restore_weights, skeleton
 
 _DEFAULT = ("", "ai.onnx")
 _OP_IN_MESSAGE = re.compile(r"\b(?:for|of)\s+([A-Za-z_]\w*)")
@@ -49,8 +50,9 @@ def upgrade_opset(proto: onnx.ModelProto, target: int, *, source: str = "model")
     current = default_opset(proto)
     if current >= target:
         return proto
+    light, stripped = skeleton(proto)  # the converter serialises the model: leave big weights out
     try:
-        out = version_converter.convert_version(proto, target)
+        out = restore_weights(version_converter.convert_version(light, target), stripped)
     except Exception as exc:  # noqa: BLE001 - the converter raises RuntimeError/ValueError/IndexError
         text = str(exc).strip().splitlines()[-1] if str(exc).strip() else exc.__class__.__name__
         op_name = _op_in_message(text, proto)

@@ -15,7 +15,7 @@ def infer_shapes(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
     skeleton, so a large model is not serialised twice; ``value_info`` and output types are
     copied back into ``proto``."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(_skeleton(proto), strict_mode=False, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(skeleton(proto)[0], strict_mode=False, data_prop=True)
     except Exception as exc:  # noqa: BLE001 - shape inference is best effort; fails on odd ops
         notes.append(f"Shape inference incomplete ({exc.__class__.__name__}: {str(exc).splitlines()[0][:200]}).")
         return proto
@@ -30,22 +30,48 @@ def infer_shapes(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
 _SKELETON_BYTES = 1 << 12
 
 
-def _skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
-    """Copy of ``proto`` whose large main-graph initializers are replaced by typed graph inputs."""
-    sk = onnx.ModelProto(ir_version=proto.ir_version)
+def skeleton(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.TensorProto]]:
+    """Copy of ``proto`` whose large main-graph initializers are replaced by typed graph inputs.
+
+    Returns
+    -------
+    skeleton : onnx.ModelProto
+        Same top-level fields, nodes, inputs, outputs and value_info; initializers over 4 KiB
+        become graph inputs of the same type and shape (not listed twice).
+    stripped : list of onnx.TensorProto
+        The original large initializers (references into ``proto``, not copies).
+    """
+    sk = onnx.ModelProto(ir_version=proto.ir_version, producer_name=proto.producer_name,
+                         producer_version=proto.producer_version, domain=proto.domain,
+                         model_version=proto.model_version, doc_string=proto.doc_string)
     sk.opset_import.extend(proto.opset_import)
+    sk.metadata_props.extend(proto.metadata_props)
     sk.functions.extend(proto.functions)
     g, src = sk.graph, proto.graph
     g.name = src.name
+    g.doc_string = src.doc_string
     g.node.extend(src.node)
     g.input.extend(src.input)
     g.output.extend(src.output)
     g.value_info.extend(src.value_info)
+    g.sparse_initializer.extend(src.sparse_initializer)
     listed = {vi.name for vi in src.input}
+    stripped = []
     for t in src.initializer:
-        if t.ByteSize() > _SKELETON_BYTES:
-            if t.name not in listed:
-                g.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+        if t.ByteSize() > _SKELETON_BYTES and t.name not in listed:
+            g.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+            stripped.append(t)
         else:
             g.initializer.append(t)
-    return sk
+    return sk, stripped
+
+
+def restore_weights(model: onnx.ModelProto, stripped: list[onnx.TensorProto]) -> onnx.ModelProto:
+    """Undo :func:`skeleton` on a model derived from it: drop the stand-in inputs, put the
+    initializers back (in ``model``, which is returned)."""
+    names = {t.name for t in stripped}
+    keep = [vi for vi in model.graph.input if vi.name not in names]
+    del model.graph.input[:]
+    model.graph.input.extend(keep)
+    model.graph.initializer.extend(stripped)
+    return model
