@@ -282,9 +282,20 @@ def test_old_opset_upgraded_to_13_and_numbers_kept():
 
 
 def test_upgrade_opset_to_21_sets_ir_version_and_passes_checker():
-    out = upgrade_opset(_mlp(13), 21)
+    m = _mlp(13)
+    big = numpy_helper.from_array(RNG.standard_normal((4, 2048)).astype(np.float32), "Wbig")  # skeleton path
+    m.graph.initializer.append(big)
+    m.graph.node.append(helper.make_node("MatMul", ["Y", "Wbig"], ["Z"], name="mm_big"))
+    m.graph.output.append(helper.make_tensor_value_info("Z", TensorProto.FLOAT, ["N", 2048]))
+    helper.set_model_props(m, {"source": "test"})
+    out = upgrade_opset(m, 21)
     assert [(o.domain, o.version) for o in out.opset_import] == [("", 21)] and out.ir_version >= 10
     onnx.checker.check_model(out)
+    assert [i.name for i in out.graph.input] == ["X"] and {p.key: p.value for p in out.metadata_props} == {"source": "test"}
+    assert {t.name for t in out.graph.initializer} == {"W0", "W1", "Wbig"}
+    x = RNG.standard_normal((2, 8)).astype(np.float32)
+    for a, b in zip(_ref(m, {"X": x}), _ort(out, {"X": x}), strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4)
     same = _mlp(17)
     assert upgrade_opset(same, 13) is same
 
