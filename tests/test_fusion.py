@@ -64,7 +64,7 @@ class _Reader(CalibrationDataReader):
 def _ours(model, feeds, preset="cpu-u8s8"):
     plan = build_plan(model, Recipe(preset=preset))
     qparams = calib_qparams(model, plan, feeds)
-    return plan, write_model(model, plan, qparams)
+    return plan, write_model(model, plan, qparams), qparams
 
 
 def _ort_static(path, out, feeds, reduce_range):
@@ -80,7 +80,7 @@ def test_digits_cnn_fuses_like_onnxruntime_and_keeps_accuracy(corpus, tmp_path):
     model = load_model(d / "model_opset17.onnx")
     calib = np.load(d / "calib.npz")["input"]
     feeds = [{"input": calib[i:i + 20]} for i in range(0, len(calib), 20)]
-    plan, res = _ours(model, feeds)
+    plan, res, _ = _ours(model, feeds)
     reduce_range = plan.units["/f/f.0/Conv"].quant_inputs[0].spec.reduce_range
     ref = _ort_static(d / "model_opset17.onnx", tmp_path / "ort.onnx", feeds, reduce_range)
     ours_k, ort_k = _kernels(optimized_op_counts(res.proto)), _kernels(optimized_op_counts(ref))
@@ -106,7 +106,7 @@ def test_minilm_fuses_like_onnxruntime(corpus, tmp_path):
     model = load_model(d / "model.onnx")
     c = np.load(d / "calib.npz")
     feeds = [{k: c[k][i:i + 8] for k in c.files if not k.startswith("gt_")} for i in (0, 8)]
-    plan, res = _ours(model, feeds)
+    plan, res, qparams = _ours(model, feeds)
     reduce_range = next(q.spec.reduce_range for u in plan.units.values() for q in u.quant_inputs
                         if q.role == "weight")
     ref = _ort_static(d / "model.onnx", tmp_path / "ort.onnx", feeds, reduce_range)
@@ -130,7 +130,8 @@ def test_minilm_fuses_like_onnxruntime(corpus, tmp_path):
     warned = sorted(i.node for i in plan.issues if "huge constant" in i.message)
     assert len(warned) == 6
     fixed = build_plan(model, Recipe(preset="cpu-u8s8", exclude=warned))
-    res2 = write_model(model, fixed, calib_qparams(model, fixed, feeds))
+    assert set(fixed.activations) <= set(qparams)  # same calibration, fewer tensors
+    res2 = write_model(model, fixed, qparams)
     fixed_cos = cos(run(res2.proto, x, optimize=True)["sentence_embedding"])
     print(f"minilm mean cosine with the 6 warned mask Adds excluded: {fixed_cos:.3f}")
     assert fixed_cos > 0.75
