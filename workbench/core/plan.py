@@ -284,6 +284,10 @@ class _Builder:
             return None
         w = node.input[fam.weight_index]
         init = ix.initializers.get(w) or self.ix.initializers.get(w)
+        if init is not None and init.data_type in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
+            self.issues.append(PlanIssue(node.name, "warning", f"weight {w!r} is 16-bit float; left in float "
+                                         "(convert the model to fp32 first)."))
+            return None
         if init is None or init.data_type != onnx.TensorProto.FLOAT:
             return None
         spec = _weight_spec(cfg.weight, node.op_type, len(init.dims), attrs_of(node))
