@@ -34,10 +34,15 @@ def _mlp(opset: int = 13, names=("mm0", "relu", "mm1")) -> onnx.ModelProto:
     return m
 
 
-def _ort(model: onnx.ModelProto, feed: dict) -> list[np.ndarray]:
+def _options() -> ort.SessionOptions:
     so = ort.SessionOptions()
     so.log_severity_level = 3
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feed)
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # compare graphs as written
+    return so
+
+
+def _ort(model: onnx.ModelProto, feed: dict) -> list[np.ndarray]:
+    return ort.InferenceSession(model.SerializeToString(), _options(), providers=["CPUExecutionProvider"]).run(None, feed)
 
 
 def _ref(model: onnx.ModelProto, feed: dict) -> list[np.ndarray]:
@@ -389,9 +394,7 @@ def test_corpus_models_prepare_and_run_like_the_original(corpus):
         with np.load(corpus.parent / entry["calib_npz"]) as z:
             row = {k: np.asarray(z[k][0] if entry["npz_layout"] == "stacked" else z[k][:1]) for k in z.files
                    if not k.startswith("gt_")}
-        so = ort.SessionOptions()
-        so.log_severity_level = 3
-        want = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, row)
+        want = ort.InferenceSession(str(path), _options(), providers=["CPUExecutionProvider"]).run(None, row)
         got = _ort(model.proto, row)
         for a, b in zip(want, got, strict=True):
             np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(a).max())))
