@@ -5,13 +5,17 @@ Expectations and tolerances are those of the cases' README; errors are max |ref 
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
-from qdq_helpers import calib_qparams, run
+from qdq_helpers import calib_qparams, run, session
 
 from workbench.core.errors import RecipeError
+from workbench.core.graph_index import iter_graphs
 from workbench.core.model import load_model
 from workbench.core.plan import build_plan
 from workbench.core.qdq_writer import write_model
@@ -124,15 +128,23 @@ def test_20_if_subgraph_matmuls(cases):
     assert {u.node for u in plan.units.values() if u.graph == "branch"} == {"then_mm", "else_mm"}
     reported = {i.node for i in plan.issues if "subgraph" in i.message}
     assert reported == {"then_mm", "else_mm"}
+    # input X and If output M are main-graph tensors: calibrated there, reused inside the branches
+    assert plan.proxies == {"t_out": "M", "e_out": "M"} and {"X", "M"} <= set(plan.activations)
     if_node = [n for n in res.proto.graph.node if n.op_type == "If"][0]
     for a in if_node.attribute:
-        ops = [n.op_type for n in a.g.node]
-        assert ops == ["DequantizeLinear", "MatMul"], (a.name, ops)
+        ops = sorted(n.op_type for n in a.g.node)
+        assert ops == ["DequantizeLinear"] * 3 + ["MatMul", "QuantizeLinear"], (a.name, ops)
+    with tempfile.TemporaryDirectory() as d:  # onnxruntime fuses each branch into QLinearMatMul
+        session(res.proto, optimize=True, save_to=os.path.join(d, "opt.onnx"))
+        opt = onnx.load(os.path.join(d, "opt.onnx"))
+    branch_ops = [n.op_type for g in iter_graphs(opt.graph) if g is not opt.graph for n in g.node]
+    assert branch_ops.count("QLinearMatMul") == 2
     for cond in (True, False):
         fs = [f for f in feeds if bool(f["cond"]) == cond]
         ref = np.concatenate([run(model.proto, f)["Y"] for f in fs])
-        got = np.concatenate([run(res.proto, f)["Y"] for f in fs])
-        assert _rel_err(ref, got) < 0.03, cond
+        for optimize in (False, True):
+            got = np.concatenate([run(res.proto, f, optimize=optimize)["Y"] for f in fs])
+            assert _rel_err(ref, got) < 0.03, (cond, optimize)
 
 
 def test_24_duplicate_names_unique_and_ambiguous_exclude_rejected(cases):

@@ -81,7 +81,8 @@ class QuantPlan:
 
     ``activations``: tensor -> spec of every tensor to calibrate; ``aliases``: tensor -> the
     calibrated tensor whose qparams it reuses; ``mode``: static | dynamic | weight_only;
-    ``min_opset``: the lowest opset the output needs.
+    ``min_opset``: the lowest opset the output needs; ``proxies``: output of a unit inside an If
+    branch -> the If output it becomes (calibrated in the main graph, qparams reused in the branch).
     """
 
     units: dict[str, NodeUnit]
@@ -91,6 +92,7 @@ class QuantPlan:
     mode: str
     min_opset: int
     recipe: Recipe
+    proxies: dict[str, str] = field(default_factory=dict)
 
     def qdq_tensors(self) -> list[str]:
         """Every tensor that gets a Q/DQ pair (calibrated first, then aliases)."""
@@ -114,7 +116,7 @@ def build_plan(model, recipe: Recipe) -> QuantPlan:
     _warn_saturation(builder.units, builder.issues, preset.mode)
     min_opset = max(preset.min_opset, builder.min_opset())
     return QuantPlan(builder.units, builder.activations, builder.aliases, builder.issues,
-                     preset.mode, min_opset, recipe)
+                     preset.mode, min_opset, recipe, builder.proxies)
 
 
 def _report_qonnx_only(builder: _Builder, recipe: Recipe) -> None:
@@ -206,6 +208,7 @@ class _Builder:
         self.requests: dict[str, list[tuple[str, QuantSpec, bool]]] = {}
         self.activations: dict[str, QuantSpec] = {}
         self.aliases: dict[str, str] = {}
+        self.proxies: dict[str, str] = {}
         self.folded: set[str] = set()
         self.specs: list[QuantSpec] = []
         self.stats = stats_guard.statistics_tensors(self.ix) if mode == "static" else set()
@@ -217,7 +220,7 @@ class _Builder:
             if node.name not in self.folded:
                 self._node(node)
             for sub in subgraphs(node):
-                self._subgraph(node, sub)
+                self._subgraph(node, sub, top=True)
         if self.mode == "static":
             self._follow_pass_through()
             self._resolve_requests()
@@ -398,7 +401,7 @@ class _Builder:
         return nxt
 
     # -- subgraphs ----------------------------------------------------------------------------
-    def _subgraph(self, parent: onnx.NodeProto, graph: onnx.GraphProto) -> None:
+    def _subgraph(self, parent: onnx.NodeProto, graph: onnx.GraphProto, top: bool = False) -> None:
         ix = GraphIndex(graph, self.types)
         for node in graph.node:
             for sub in subgraphs(node):
@@ -412,9 +415,36 @@ class _Builder:
                                              "left in float (subgraph tensors are not calibrated)."))
                 continue
             self.units[node.name] = unit
+            if top and self._branch_boundary(parent, graph, ix, node, unit, rn.config):
+                self.issues.append(PlanIssue(node.name, "info", f"inside the subgraph of {parent.name!r}: input "
+                                             f"calibrated in the main graph, output through {parent.name!r}'s output "
+                                             f"{self.proxies[unit.outputs[0]]!r}."))
+                continue
             self.issues.append(PlanIssue(node.name, "warning", f"inside the subgraph of {parent.name!r}: "
                                          "weight quantized, activations left in float (subgraph tensors "
                                          "are not calibrated)."))
+
+    def _branch_boundary(self, parent, graph, ix: GraphIndex, node, unit: NodeUnit, cfg: NodeConfig) -> bool:
+        """Make an If-branch unit fully static when its input is a main-graph tensor and its output
+        is a branch output: both are then main-graph tensors the calibrator can observe."""
+        if self.mode != "static" or parent.op_type != "If" or not node.input or not node.output:
+            return False
+        x, y = node.input[0], node.output[0]
+        outs = [o.name for o in graph.output]
+        in_main = x in self.ix.producer or x in self.ix.graph_inputs
+        if x in ix.producer or x in ix.initializers or not in_main or not self.ix.is_float(x) or y not in outs:
+            return False
+        proxy = parent.output[outs.index(y)]
+        act = _activation_spec(cfg.activation, node.name, self.issues)
+        if act is None or not self.ix.is_float(proxy) or len(ix.consumers.get(y, [])) > 0:
+            return False
+        unit.inputs, unit.outputs = [x], [y]
+        unit.quant_inputs.append(UnitInput(0, x, "activation", act))
+        self.specs.append(act)
+        self.requests.setdefault(x, []).append((node.name, act, False))
+        self.requests.setdefault(proxy, []).append((node.name, act, True))
+        self.proxies[y] = proxy
+        return True
 
     # -- static: pass-through aliases and spec resolution ------------------------------------------
     def _follow_pass_through(self) -> None:

@@ -51,6 +51,7 @@ class _Pair:
     scale: str
     zero_point: str
     qp: QParams
+    q_out: str = ""   # the QuantizeLinear output (read by DQs inside If branches too)
 
 
 def write_qdq(model, plan: QuantPlan, act_qparams: dict[str, QParams]) -> QdqResult:
@@ -191,6 +192,7 @@ class QdqWriter:
                 pair = _Pair(self.alloc.new(f"{t}_prequant"), t, s, z, qp)
             else:
                 pair = _Pair(t, self.alloc.new(f"{t}_dequantized"), s, z, qp)
+            pair.q_out = self.alloc.new(f"{t}_quantized")
             self.pairs[t] = pair
             self.tensor_map[t] = pair.dq_out
 
@@ -203,11 +205,37 @@ class QdqWriter:
 
     def _pair_nodes(self, t: str) -> list[onnx.NodeProto]:
         p = self.pairs[t]
-        q_out = self.alloc.new(f"{t}_quantized")
-        return [helper.make_node("QuantizeLinear", [p.src, p.scale, p.zero_point], [q_out],
+        return [helper.make_node("QuantizeLinear", [p.src, p.scale, p.zero_point], [p.q_out],
                                  name=self.alloc.new(f"{t}_QuantizeLinear")),
-                helper.make_node("DequantizeLinear", [q_out, p.scale, p.zero_point], [p.dq_out],
+                helper.make_node("DequantizeLinear", [p.q_out, p.scale, p.zero_point], [p.dq_out],
                                  name=self.alloc.new(f"{t}_DequantizeLinear"))]
+
+    # -- If-branch boundary units (plan.proxies) ----------------------------------------------
+    def _local_scale_zp(self, p: _Pair) -> tuple[str, str]:
+        """Copies of a pair's scale / zero point in the current subgraph (onnxruntime's QDQ
+        selectors want them as initializers of the graph that holds the DQ)."""
+        s, z = self.alloc.new(f"{p.scale}_local"), self.alloc.new(f"{p.zero_point}_local")
+        self.new_inits += [C.float_initializer(s, p.qp.scale),
+                           C.quantized_initializer(z, np.asarray(p.qp.zero_point), p.qp.qt)]
+        return s, z
+
+    def _branch_io(self, node: onnx.NodeProto, unit: NodeUnit) -> tuple[list, list]:
+        """DQ of the main-graph Q output for the input; Q -> DQ (the If output's qparams) for the output."""
+        x, y = unit.inputs[0], unit.outputs[0]
+        px, py = self.pairs.get(x), self.pairs.get(self.plan.proxies.get(y, ""))
+        if px is None or py is None:
+            return [], []
+        s, z = self._local_scale_zp(px)
+        x_dq = self.alloc.new(f"{x}_dequantized")
+        pre = [helper.make_node("DequantizeLinear", [px.q_out, s, z], [x_dq],
+                                name=self.alloc.new(f"{x}_DequantizeLinear"))]
+        node.input[0] = x_dq
+        s, z = self._local_scale_zp(py)
+        y_pre, y_q = self.alloc.new(f"{y}_prequant"), self.alloc.new(f"{y}_quantized")
+        node.output[0] = y_pre
+        post = [helper.make_node("QuantizeLinear", [y_pre, s, z], [y_q], name=self.alloc.new(f"{y}_QuantizeLinear")),
+                helper.make_node("DequantizeLinear", [y_q, s, z], [y], name=self.alloc.new(f"{y}_DequantizeLinear"))]
+        return pre, post
 
     # -- graph rewrite ------------------------------------------------------------------------
     def _rewrite(self, graph: onnx.GraphProto, main: bool) -> None:
@@ -231,15 +259,19 @@ class QdqWriter:
                 self._rewrite(sub, main=False)
             unit = self.plan.units.get(node.name)
             pre: list[onnx.NodeProto] = []
+            post: list[onnx.NodeProto] = []
             if unit is not None and not unit.excluded and unit.node not in self._skipped and \
                     unit.op_type == node.op_type and (unit.graph == "") == main:
                 pre, node = self.emit_unit(node, unit, main)
+                if not main and unit.inputs:
+                    pre_x, post = self._branch_io(node, unit)
+                    pre += pre_x
             outs = list(node.output)
             if main and node.op_type in ("Relu", "Clip") and outs[0] in self.pairs:
                 pre += guard(node, self.pairs[outs[0]].qp, self)
             if main:
                 self._rewire(node)
-            new += pre + [node]
+            new += pre + [node] + post
             if main:
                 for o in outs:
                     if o in self.pairs:
