@@ -493,3 +493,24 @@ def test_shape_inference_keeps_symbolic_dims_even_for_big_weights():
     assert shapes == {"H": ["N", 2048], "Y": ["N", 2048]}
     assert [i.name for i in model.graph.input] == ["X"]
     np.testing.assert_array_equal(model.initializer("Wbig"), numpy_helper.to_array(w))
+
+
+def test_corrupted_bytes_load_or_raise_model_error_only(tmp_path):
+    """Flip 1-2 random bytes of small models (opset 11 with a Constant; If subgraphs): loading
+    either works or raises ModelError naming the file, never another exception."""
+    rng = np.random.default_rng(7)
+    sources = [_squeeze_model(11).SerializeToString(), _if_model().SerializeToString()]
+    path = tmp_path / "fuzz.onnx"
+    outcomes = {"ok": 0, "refused": 0}
+    for i in range(160):
+        data = bytearray(sources[i % 2])
+        for _ in range(int(rng.integers(1, 3))):
+            data[int(rng.integers(0, len(data)))] = int(rng.integers(0, 256))
+        path.write_bytes(bytes(data))
+        try:
+            load_model(path)
+            outcomes["ok"] += 1
+        except ModelError as exc:
+            assert "fuzz.onnx" in str(exc)
+            outcomes["refused"] += 1
+    assert outcomes["ok"] > 0 and outcomes["refused"] > 0

@@ -74,6 +74,7 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
                                          ("ir_version", proto.ir_version > 0)) if not ok]
         raise ModelError(f"{path}: not an ONNX model or truncated ({', '.join(missing)} missing).",
                          hint=_REEXPORT)
+    check_text_fields(proto, path)
     external = load_external_data(proto, path)
     return proto, hashlib.sha256(data).hexdigest(), external
 
@@ -106,6 +107,43 @@ def sniff_format(data: bytes) -> str | None:
     if len(data) > 9 and data[8:9] == b"{" and int.from_bytes(data[:8], "little") < len(data):
         return "a safetensors weights file (weights only, no graph)"
     return None
+
+
+def check_text_fields(proto: onnx.ModelProto, path: Path) -> None:
+    """Raise ModelError when a name, op type or domain is not valid UTF-8 text (a corrupted file;
+    protobuf only notices when the field is read)."""
+    try:
+        _text(proto.producer_name, proto.producer_version, proto.domain, proto.doc_string)
+        for g in _graphs(proto.graph):
+            _text(g.name, g.doc_string)
+            for n in g.node:
+                _text(n.name, n.op_type, n.domain, n.doc_string, *n.input, *n.output, *(a.name for a in n.attribute))
+            for vi in (*g.input, *g.output, *g.value_info, *g.initializer):
+                _text(vi.name, vi.doc_string)
+        for o in proto.opset_import:
+            _text(o.domain)
+        for prop in proto.metadata_props:
+            _text(prop.key, prop.value)
+    except (UnicodeDecodeError, TypeError) as exc:
+        raise ModelError(f"{path}: the file is corrupted (a name is not valid UTF-8 text: {one_line(exc, 120)}).",
+                         hint=_REEXPORT) from None
+
+
+def _text(*values) -> None:
+    for v in values:
+        if not isinstance(v, str):
+            raise TypeError(f"{v!r} is not text")
+
+
+def _graphs(graph: onnx.GraphProto):
+    yield graph
+    for n in graph.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _graphs(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    yield from _graphs(g)
 
 
 def external_tensors(proto: onnx.ModelProto) -> list[onnx.TensorProto]:
