@@ -5,6 +5,7 @@
     workbench-cli quantize PROJECT.wbproj -o model.int8.onnx
     workbench-cli evaluate MODEL QUANTIZED --data eval.npz
     workbench-cli analyze MODEL --data calib.npz --eval eval.npz --json errors.json
+    workbench-cli convert MODEL.qdq.onnx MODEL.qonnx.onnx --to qonnx
 
 Errors print one line naming the file, node or tensor and what to do, and exit with status 2.
 """
@@ -94,7 +95,7 @@ def cmd_quantize(args) -> int:
         progress.close()
     for issue in result.issues:
         print(f"note: {getattr(issue, 'node', '')}: {getattr(issue, 'message', issue)}", file=sys.stderr)
-    out = api.export(result, args.output, format=args.format)
+    out = api.export(result, args.output, format=args.format, model=model)
     units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
     print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
     if args.save_project:
@@ -170,6 +171,22 @@ def cmd_autotune(args) -> int:
     return 0 if res.met else 1
 
 
+def cmd_convert(args) -> int:
+    from workbench.core.convert import conversion_report, convert_file
+    from workbench.core.qonnx_reader import read_qonnx
+
+    report = conversion_report(read_qonnx(args.input), args.to)
+    for node, reason in report:
+        print(f"cannot convert {node}: {reason}")
+    if report and not args.partial:
+        print(f"error: {len(report)} node(s) cannot be converted to {args.to}; nothing written "
+              "(use --partial to leave them unchanged).", file=sys.stderr)
+        return 2
+    out = convert_file(args.input, args.output, args.to, partial=args.partial)
+    print(f"wrote {args.output} ({args.to}, {len(out.graph.node)} nodes, {len(report)} left unconverted)")
+    return 0
+
+
 def cmd_presets(args) -> int:
     from workbench.core.presets import PRESETS
 
@@ -201,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model", help="MODEL.onnx or PROJECT.wbproj")
     recipe_args(s)
     s.add_argument("-o", "--output", required=True, help="output model path")
-    s.add_argument("--format", default="qdq", choices=["qdq"], help="output format")
+    s.add_argument("--format", default="qdq", choices=["qdq", "qonnx"], help="output format")
     s.add_argument("--save-project", metavar="PROJECT.wbproj", help="also save a project that replays this job")
     s.set_defaults(func=cmd_quantize)
 
@@ -234,6 +251,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
     s.add_argument("-o", "--output", required=True)
     s.set_defaults(func=cmd_autotune)
+
+    s = sub.add_parser("convert", help="convert a QDQ model to QONNX or back; prints what cannot be converted")
+    s.add_argument("input")
+    s.add_argument("output")
+    s.add_argument("--to", required=True, choices=["qonnx", "qdq"], help="target format")
+    s.add_argument("--partial", action="store_true", help="leave unconvertible nodes unchanged")
+    s.set_defaults(func=cmd_convert)
 
     s = sub.add_parser("presets", help="list presets")
     s.set_defaults(func=cmd_presets)
