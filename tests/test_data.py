@@ -347,3 +347,30 @@ def test_every_corpus_npz_opens_with_its_layout_and_count(corpus):
                 assert list(first[inp.name].shape[1:] if src.can_batch else first[inp.name].shape) == (
                     entry["feed_shapes"][inp.name][1:] if src.can_batch else entry["feed_shapes"][inp.name])
             assert set(src.labels()) == {k for k in arrays if k.startswith("gt_")}
+
+
+def test_corrupted_npz_opens_or_raises_data_error_only(tmp_path):
+    """Flip 1-2 random bytes of a stored and of a compressed .npz: opening and reading either
+    works or raises DataError naming the file, never zlib/zipfile/numpy exceptions."""
+    import io
+
+    m = _model([("x", TensorProto.FLOAT, ["N", 3])])
+    rng = np.random.default_rng(3)
+    path = tmp_path / "bad.npz"
+    refused = 0
+    for save in (np.savez, np.savez_compressed):
+        buf = io.BytesIO()
+        save(buf, x=np.arange(12, dtype=np.float32).reshape(4, 3), gt_y=np.arange(4))
+        for _ in range(120):
+            data = bytearray(buf.getvalue())
+            for _ in range(int(rng.integers(1, 3))):
+                data[int(rng.integers(0, len(data)))] = int(rng.integers(0, 256))
+            path.write_bytes(bytes(data))
+            try:
+                src = open_data(path, m)
+                _all(src, 2)
+                src.labels()
+            except DataError as exc:
+                assert "bad.npz" in str(exc)
+                refused += 1
+    assert refused > 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +35,10 @@ from workbench.core.errors import DataError
 from workbench.core.model import PreparedModel
 
 LAYOUTS = ("auto", "batch", "stacked")
+#: What numpy / zipfile raise on damaged files (zlib.error for corrupt deflate streams,
+#: NotImplementedError/RuntimeError for unsupported or encrypted zip members).
+_READ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+                RuntimeError)
 _RAGGED = re.compile(r"^(.*)::(\d+)$")
 
 
@@ -63,7 +68,7 @@ def read_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
                     shape, _, dtype = reader(f)
                 out[info.filename[:-4]] = (tuple(shape), np.dtype(dtype))
         return out
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+    except _READ_ERRORS as exc:
         raise DataError(f"{path}: not a readable .npz/.npy file ({one_line(exc)}).",
                         hint="Save the data with numpy.savez / numpy.save (no pickled objects).") from None
 
@@ -218,7 +223,7 @@ class ArrayFileSource(DataSource):
                     with np.load(self.path, allow_pickle=False) as z:
                         wanted = list(self._keys.values()) + [k for d in self._ragged.values() for k in d.values()]
                         self._arrays = {k: z[k] for k in wanted + self._labels}
-            except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+            except _READ_ERRORS as exc:
                 raise DataError(f"{self.path}: cannot read the arrays ({one_line(exc)}).",
                                 hint="Re-save the data with numpy.savez.") from None
         return self._arrays
