@@ -125,7 +125,7 @@ class ImageFolderSource(DataSource):
                 img = img.convert("L" if self.channels == 1 else "RGB")
                 img = _resize(img, self.size, self.resize, self.pad_value)
                 x = np.asarray(img, dtype=np.float32)
-        except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        except Exception as exc:  # noqa: BLE001 - decoders raise OSError, SyntaxError, struct.error, zlib.error ...
             raise DataError(f"{file}: cannot read the image ({one_line(exc)}).", hint="Remove or replace the file.") from None
         if x.ndim == 2:
             x = x[:, :, None]
