@@ -106,10 +106,10 @@ class ArrayFileSource(DataSource):
         keys, ragged, labels = {}, {}, []
         for key in headers:
             m = _RAGGED.match(key)
-            if key.startswith("gt_"):
-                labels.append(key)
-            elif key in names:
+            if key in names:
                 keys[key] = key
+            elif key.startswith("gt_"):
+                labels.append(key)
             elif m and m.group(1) in names:
                 ragged.setdefault(m.group(1), {})[int(m.group(2))] = key
             else:
