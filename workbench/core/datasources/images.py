@@ -1,6 +1,6 @@
 """A folder of images with a declared preprocessing (Pillow).
 
-Per image, in order: decode, convert to RGB (or L when the model has 1 channel), resize to
+Per image, in order: decode, apply the EXIF orientation, convert to RGB (or L when the model has 1 channel), resize to
 ``size`` = [H, W] (bilinear; ``resize``: ``"stretch"`` (default) ignores the aspect ratio,
 ``"letterbox"`` scales to fit and pads with ``pad_value`` (default 114, centred, as YOLO
 exporters do), ``"center_crop"`` scales the shorter side to fit and crops the centre, as
@@ -117,11 +117,12 @@ class ImageFolderSource(DataSource):
     def load_image(self, file: Path) -> np.ndarray:
         """One preprocessed image as the input's dtype, shape = the model's feed shape."""
         try:
-            from PIL import Image
+            from PIL import Image, ImageOps
         except ImportError:  # pragma: no cover - Pillow is a dependency
             raise DataError("Reading images needs Pillow.", hint="pip install 'Pillow>=10'.") from None
         try:
             with Image.open(file) as img:
+                img = ImageOps.exif_transpose(img)  # phone photos: apply the EXIF rotation
                 img = img.convert("L" if self.channels == 1 else "RGB")
                 img = _resize(img, self.size, self.resize, self.pad_value)
                 x = np.asarray(img, dtype=np.float32)
