@@ -20,7 +20,7 @@ the data range (so non-negative tensors keep ``rmin = 0``, as in onnxruntime's c
 All candidate thresholds are scored at once in closed form from prefix sums of the histogram
 (``sum p log p`` and ``sum_g T_g log(T_g / (n_g Q))`` per level group ``g``), so the search costs
 a few milliseconds; :func:`kl_divergence_at` is the direct per-candidate definition it is tested
-against. Candidates are scanned with a stride (about 256 of them), then every candidate within
+against. Candidates are scanned with a stride (about 128 of them), then every candidate within
 one stride of the best is scored.
 """
 
@@ -33,7 +33,7 @@ from workbench.core.observers.histogram import HistogramObserver, StreamingHisto
 
 _EPS = 1e-4
 _CHUNK = 1024
-_COARSE = 256
+_COARSE = 128
 
 
 class EntropyObserver(HistogramObserver):
