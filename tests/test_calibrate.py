@@ -237,6 +237,8 @@ def test_nonfinite_counted_per_sample_in_batches(tmp_path, caplog):
     assert float(rmin) == finite.min() and float(rmax) == finite.max()
     assert all(np.isfinite(q.scale).all() and (q.scale > 0).all() for q in res.qparams().values())
     assert any("sample 1" in w and w.startswith("X:") for w in res.warnings)
+    again = calibrate(model, _plan(), open_data(tmp_path / "d.npz", model), previous=res)
+    assert again.nonfinite == res.nonfinite and again.reused  # reused observers keep their remarks
 
 
 def test_large_model_path_through_external_data(tmp_path, monkeypatch):

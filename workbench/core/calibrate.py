@@ -182,9 +182,11 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
     specs = dict(plan.activations)
     observers, reused = _reuse(specs, previous)
     missing = [t for t in specs if t not in observers]
+    kept_nonfinite = [r for r in previous.nonfinite if r[0] in observers] if previous is not None else []
+    kept_empty = [t for t in previous.empty if t in observers] if previous is not None else []
     if not missing:
         seen = previous.samples_seen if previous is not None else 0
-        return CalibrationResult(observers, seen, 0.0, [], [], reused)
+        return CalibrationResult(observers, seen, 0.0, kept_nonfinite, kept_empty, reused)
     for t in missing:
         observers[t] = make_observer(specs[t], name=t)
     source = _open(data, model)
@@ -193,9 +195,9 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
         run.execute(samples, batch_size, progress)
     finally:
         run.close()
-    empty = [t for t in missing if observers[t].count == 0 and observers[t].nonfinite == 0]
-    result = CalibrationResult(observers, run.done, time.perf_counter() - start, run.nonfinite, empty, reused,
-                               run.batch_size)
+    empty = kept_empty + [t for t in missing if observers[t].count == 0 and observers[t].nonfinite == 0]
+    result = CalibrationResult(observers, run.done, time.perf_counter() - start, kept_nonfinite + run.nonfinite,
+                               empty, reused, run.batch_size)
     for w in result.warnings:
         log.warning("Calibration: %s", w)
     return result
