@@ -14,6 +14,7 @@ import numpy as np
 from onnx import TensorProto
 
 from workbench.core.errors import RecipeError
+from workbench.core.mx_formats import MX_FORMATS, MX_MIN_OPSET
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,12 @@ QTYPES: dict[str, QType] = {
               -57344.0, 57344.0, 8, True, 19),
     )
 }
+
+#: MX block formats (OCP Microscaling v1.0, see workbench.core.mx_formats / workbench.core.mx): the
+#: element type; each block of 32 shares a power-of-two E8M0 scale. Weights only, per_block.
+QTYPES.update({f.name: QType(f.name, f.onnx_type, f.storage, -f.max_normal, f.max_normal, f.bits, not f.is_int,
+                             MX_MIN_OPSET) for f in MX_FORMATS.values()})
+MX_DTYPES = tuple(MX_FORMATS)
 
 #: dtypes a recipe may choose for weights and activations (int32 is only for biases).
 RECIPE_DTYPES = tuple(n for n in QTYPES if n != "int32")

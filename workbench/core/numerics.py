@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.core.dtypes import QType, get_qtype
+from workbench.core.dtypes import MX_DTYPES, QType, get_qtype
 from workbench.core.errors import RecipeError
 
 
@@ -133,6 +133,10 @@ def compute_qparams(
         If the range is not finite.
     """
     qt = get_qtype(qtype)
+    if qt.name in MX_DTYPES:  # OCP MX: power-of-two shared scale per block (workbench.core.mx)
+        from workbench.core.mx import qparams_from_range
+
+        return qparams_from_range(rmin, rmax, qt.name, axis=axis, block_size=block_size)
     rmin = np.asarray(rmin, dtype=np.float32)
     rmax = np.asarray(rmax, dtype=np.float32)
     if not (np.all(np.isfinite(rmin)) and np.all(np.isfinite(rmax))):

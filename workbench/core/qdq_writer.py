@@ -21,11 +21,13 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from workbench.core import mx_writer
 from workbench.core import qdq_common as C
 from workbench.core.bias import quantize_bias
 from workbench.core.dtypes import get_qtype
 from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.graph_index import NameAllocator, all_names, attrs_of, iter_graphs, subgraphs
+from workbench.core.mx import is_mx
 from workbench.core.numerics import QParams, quantize
 from workbench.core.ort_guards import guard
 from workbench.core.plan import NodeUnit, PlanIssue, QuantPlan, UnitInput
@@ -149,6 +151,7 @@ class QdqWriter:
         C.drop_unused_initializers(self.proto)
         C.stamp_metadata(self.proto, self.plan)
         self._check()
+        self.issues += mx_writer.runtime_issues(self.proto)
         return QdqResult(self.proto, self.tensor_map, self.issues)
 
     def _check(self) -> None:
@@ -335,7 +338,9 @@ class QdqWriter:
             kw["axis"] = int(qp.axis)
             if qp.block_size:
                 kw["block_size"] = int(qp.block_size)
-        dq = helper.make_node("DequantizeLinear", [qname, sname, zname], [out],
+        if is_mx(qp.qtype):  # E8M0 scales: the output type must be given (else it is the scale's type)
+            kw["output_dtype"] = onnx.TensorProto.FLOAT
+        dq = helper.make_node("DequantizeLinear", [qname, sname] + ([zname] if zname else []), [out],
                               name=self.alloc.new(f"{ui.tensor}_DequantizeLinear"), **kw)
         node.input[ui.index] = out
         self.tensor_map.setdefault(ui.tensor, out)
@@ -343,6 +348,8 @@ class QdqWriter:
 
     def _int_init(self, base: str, x: np.ndarray, qp: QParams) -> tuple[str, str, str]:
         key = (self._graph_key, base, qp.qtype, qp.axis, qp.block_size, qp.scale.tobytes(), np.asarray(qp.zero_point).tobytes())
+        if key not in self._int_cache and is_mx(qp.qtype):  # MX: element weights, E8M0 scales, no zero point
+            self._int_cache[key] = mx_writer.add_initializers(self, base, x, qp)
         if key not in self._int_cache:
             q = quantize(x, qp)
             names = (self.alloc.new(f"{base}_quantized"), self.alloc.new(f"{base}_scale"),

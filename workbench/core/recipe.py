@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from workbench.core.dtypes import QONNX_DTYPES, RECIPE_DTYPES, get_qtype
+from workbench.core.dtypes import MX_DTYPES, QONNX_DTYPES, RECIPE_DTYPES, get_qtype
 from workbench.core.errors import RecipeError
 
 OBSERVERS = ("minmax", "percentile", "entropy", "mse")
@@ -74,6 +74,8 @@ class QuantSpec(BaseModel):
                 raise ValueError("per_block needs a positive block_size (e.g. 32)")
         elif self.block_size is not None:
             raise ValueError("block_size is only valid with granularity per_block")
+        if self.dtype in MX_DTYPES and self.granularity != Granularity.per_block:
+            raise ValueError(f"{self.dtype} is an MX block format: use granularity per_block, block_size 32")
         if self.reduce_range and get_qtype(self.dtype).bits != 8:
             raise ValueError(f"reduce_range applies to 8-bit dtypes only, not {self.dtype}")
         return self
