@@ -62,9 +62,14 @@ class Project(BaseModel):
         if self.data is None:
             return None
         spec = dict(self.data)
+        if "path" in spec and not isinstance(spec["path"], str):
+            raise ProjectError(f"{project_path}: the data path must be a string, not {spec['path']!r}.",
+                               hint="Fix data.path or choose the calibration data again and re-save.")
         if "path" in spec and not Path(spec["path"]).is_absolute():
             spec["path"] = str(Path(project_path).resolve().parent / spec["path"])
-        if spec.get("kind") == "python" and not self.allow_code:
+        if not self.allow_code and (spec.get("kind") == "python" or "allow_code" in spec
+                                    or str(spec.get("path", "")).lower().endswith(".py")):
+            # code runs only when the project itself allows it, whatever the data spec says
             spec["allow_code"] = False
         return spec
 

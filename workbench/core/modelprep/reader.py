@@ -18,6 +18,7 @@ from google.protobuf.message import DecodeError
 from onnx import external_data_helper as edh
 
 from workbench.core.errors import ModelError
+from workbench.core.modelprep.tensor_check import check_tensors
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:
@@ -76,6 +77,7 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
                          hint=_REEXPORT)
     check_text_fields(proto, path)
     external = load_external_data(proto, path)
+    check_tensors(proto, path)
     return proto, hashlib.sha256(data).hexdigest(), external
 
 

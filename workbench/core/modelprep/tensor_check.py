@@ -1,0 +1,84 @@
+"""Checking that every stored tensor of a model is self-consistent before anything uses it.
+
+A corrupted or hand-edited file can declare dims and a data type that its bytes do not match
+(``raw_data`` shorter than ``prod(dims) * itemsize``, negative dims, an unknown ``data_type``);
+numpy then fails deep inside the planner or a writer with a bare ``ValueError``. This check turns
+that into a :class:`ModelError` naming the file and the tensor, once, at load time. Sizes are
+computed from the ONNX ``TensorProto`` spec: raw_data holds ``prod(dims)`` little-endian
+elements, 4-bit types packed two per byte (ONNX IR spec, "Tensor element types").
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.core.errors import ModelError
+
+_PACKED_4BIT = {getattr(TensorProto, n) for n in ("INT4", "UINT4", "FLOAT4E2M1") if hasattr(TensorProto, n)}
+_HINT = "The file is corrupted or was edited by hand; re-export the model."
+
+
+def _tensors(graph: onnx.GraphProto):
+    yield from graph.initializer
+    for node in graph.node:
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.TENSOR:
+                yield a.t
+            elif a.type == onnx.AttributeProto.TENSORS:
+                yield from a.tensors
+            elif a.type == onnx.AttributeProto.GRAPH:
+                yield from _tensors(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    yield from _tensors(g)
+
+
+def _raw_bytes(t: TensorProto, count: int) -> int | None:
+    """Expected ``len(raw_data)`` for ``count`` elements, or None for strings (no raw form)."""
+    if t.data_type == TensorProto.STRING:
+        return None
+    if t.data_type in _PACKED_4BIT:
+        return (count + 1) // 2
+    return count * np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+
+
+def check_tensors(proto: onnx.ModelProto, path: Path | str) -> None:
+    """Raise ModelError when a stored tensor's data type, dims or data size is inconsistent.
+
+    External tensors must already be loaded (see ``load_external_data``).
+
+    Raises
+    ------
+    ModelError
+        Names the file and the tensor: unknown data type, a negative dim, or data whose size
+        does not match ``prod(dims)`` elements of the declared type.
+    """
+    for t in _tensors(proto.graph):
+        where = f"{path}: tensor '{t.name}'"
+        try:
+            helper.tensor_dtype_to_np_dtype(t.data_type)
+        except (KeyError, ValueError, TypeError):
+            raise ModelError(f"{where} has an unknown data type ({t.data_type}).", hint=_HINT) from None
+        if any(d < 0 for d in t.dims):
+            raise ModelError(f"{where} has a negative dimension {list(t.dims)}.", hint=_HINT)
+        count = math.prod(t.dims)
+        if t.data_location == TensorProto.EXTERNAL:
+            continue
+        if t.HasField("raw_data"):
+            want = _raw_bytes(t, count)
+            have = len(t.raw_data)
+            if want is not None and have != want:
+                raise ModelError(f"{where} declares {list(t.dims)} elements of {TensorProto.DataType.Name(t.data_type)} "
+                                 f"({want} bytes) but stores {have} bytes.", hint=_HINT)
+            continue
+        try:
+            numpy_helper.to_array(t)
+        except Exception as exc:  # noqa: BLE001 - onnx/numpy raise ValueError, TypeError, ...
+            raise ModelError(f"{where}: its data does not match dims {list(t.dims)} and type "
+                             f"{TensorProto.DataType.Name(t.data_type)} ({exc.__class__.__name__}).",
+                             hint=_HINT) from None
