@@ -18,6 +18,7 @@ from workbench.core.mx_writer import ORT_CANNOT_RUN, mx_tensors, ort_can_run
 from workbench.core.numerics import QParams, compute_qparams, sqnr_db
 from workbench.core.plan import build_plan
 from workbench.core.qdq_writer import write_model
+from workbench.core.quant_reader import read_quant_params
 from workbench.core.recipe import PartialSpec, QuantSpec, Recipe, Rule
 
 
@@ -111,6 +112,9 @@ def test_export_a_tiny_gemm_and_report_onnxruntime():
     inits = {i.name: i for i in res.proto.graph.initializer}
     assert inits[dq[0].input[0]].data_type == TensorProto.FLOAT4E2M1
     assert inits[dq[0].input[1]].data_type == TensorProto.FLOAT8E8M0 and list(inits[dq[0].input[1]].dims) == [8, 2]
+    (rp,) = read_quant_params(res.proto)  # the reader recovers the MX parameters
+    assert (rp.dtype, rp.axis, rp.block_size, rp.role, rp.zero_point) == ("float4e2m1", 1, 32, "weight", None)
+    np.testing.assert_array_equal(rp.scale.astype(np.float32), mx_qparams(w, "mxfp4", axis=1).scale)
     ok, _ = ort_can_run(res.proto)
     msgs = [i.message for i in res.issues]
     assert ok or any(ORT_CANNOT_RUN in s for s in msgs)

@@ -9,6 +9,7 @@ import onnx
 from onnx import helper
 
 from workbench.core.model import PreparedModel
+from workbench.core.quant_reader import format_param_json, read_quant_params
 
 
 def inspect_model(model: PreparedModel) -> dict:
@@ -24,7 +25,8 @@ def inspect_model(model: PreparedModel) -> dict:
         ``by_dtype`` {dtype: bytes}, ``location`` "initializers" or "external data",
         ``external_data_files``, ``lifted_from_constant_nodes``), ``inputs`` / ``outputs`` ([{name, dtype, shape}]),
         ``subgraphs`` ([{path, nodes}]), ``quantized`` ({``nodes``, ``kinds`` {kind: count},
-        ``op_types`` {op: count}}), ``renames`` ([{kind, old, new, graph}]),
+        ``op_types`` {op: count}}), ``quantization_parameters`` (per quantized tensor, see
+        :meth:`workbench.core.quant_reader.QuantTensor.to_json`), ``renames`` ([{kind, old, new, graph}]),
         ``ambiguous_names`` and ``notes``.
     """
     proto = model.proto
@@ -52,6 +54,7 @@ def inspect_model(model: PreparedModel) -> dict:
             "kinds": dict(Counter(q.kind for q in model.quantized)),
             "op_types": dict(Counter(q.op_type for q in model.quantized).most_common()),
         },
+        "quantization_parameters": [q.to_json() for q in read_quant_params(proto)] if model.quantized else [],
         "renames": [{"kind": r.kind, "old": r.old, "new": r.new, "graph": r.graph} for r in model.renames],
         "ambiguous_names": dict(model.ambiguous_names),
         "notes": list(model.notes),
@@ -120,6 +123,7 @@ def format_report(report: dict) -> str:
         kinds = ", ".join(f"{k} {n}" for k, n in q["kinds"].items())
         ops = ", ".join(f"{k} {n}" for k, n in q["op_types"].items())
         lines.append(f"quantized:   {q['nodes']} nodes ({kinds}): {ops}")
+    lines += _quant_param_lines(report.get("quantization_parameters", []))
     for s in report["subgraphs"]:
         lines.append(f"subgraph:    {s['path']} ({s['nodes']} nodes)")
     if report["renames"]:
@@ -129,6 +133,17 @@ def format_report(report: dict) -> str:
             lines.append(f"  ... {len(report['renames']) - 20} more")
     lines.extend(f"note:        {n}" for n in report["notes"])
     return "\n".join(lines)
+
+
+def _quant_param_lines(params: list[dict], limit: int = 200) -> list[str]:
+    """The "quantization parameters" section: one line per quantized tensor (see quant_reader)."""
+    if not params:
+        return []
+    lines = [f"quantization parameters: {len(params)} quantized tensors"]
+    lines += [f"  {p['node']}: {format_param_json(p)}" for p in params[:limit]]
+    if len(params) > limit:
+        lines.append(f"  ... {len(params) - limit} more (use --json)")
+    return lines
 
 
 def _shape(shape) -> str:

@@ -1,0 +1,168 @@
+"""Reading quantization parameters back from quantized models: onnxruntime quantize_static QDQ and
+QOperator output, ddddocr's dynamic (ConvInteger / MatMulInteger / DynamicQuantizeLSTM) model, our
+MX QDQ export; the inspect report and ``workbench-cli inspect`` show them."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.cli import main as cli_main
+from workbench.core.inspect import format_report, inspect_model
+from workbench.core.model import load_model, prepare_proto
+from workbench.core.numerics import QParams, dequantize
+from workbench.core.quant_reader import params_by_node, read_quant_params
+
+
+def _inits(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
+    return {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
+
+
+@pytest.fixture
+def ddddocr(corpus):
+    path = corpus / "ddddocr_common_old_int8" / "model.onnx"
+    if not path.is_file():
+        pytest.skip(f"corpus model not found at {path}")
+    return path
+
+
+@pytest.mark.slow
+def test_ddddocr_dynamic_params_equal_the_initializers(ddddocr):
+    proto = onnx.load(str(ddddocr))
+    inits = _inits(proto)
+    params = read_quant_params(proto)
+    by_tensor = {p.tensor: p for p in params}
+    integer_nodes = [n for n in proto.graph.node if n.op_type in ("ConvInteger", "MatMulInteger")]
+    assert len(integer_nodes) == 22
+    for n in integer_nodes:
+        w = by_tensor[n.input[1]]
+        # onnxruntime names the weight scale <weight>_scale; the reader finds it structurally (the
+        # constant factor of the Mul that rescales the integer output)
+        expected_scale = inits[n.input[1][: -len("_quantized")] + "_scale"]
+        np.testing.assert_array_equal(w.scale, expected_scale)
+        np.testing.assert_array_equal(w.zero_point, inits[n.input[3]])
+        assert w.role == "weight" and w.kind == "dynamic" and w.dtype == "uint8" and w.node == n.name
+        assert proto.graph.initializer[[i.name for i in proto.graph.initializer].index(n.input[1])].data_type \
+            == TensorProto.UINT8
+        x = by_tensor[n.input[0]]
+        assert x.scale is None and "run time" in x.note and n.name in x.consumers
+    lstm = next(n for n in proto.graph.node if n.op_type == "DynamicQuantizeLSTM")
+    for t, s, z in ((1, 8, 9), (2, 10, 11)):
+        p = by_tensor[lstm.input[t]]
+        np.testing.assert_array_equal(p.scale, inits[lstm.input[s]])
+        np.testing.assert_array_equal(p.zero_point, inits[lstm.input[z]])
+        assert p.dtype == "int8" and p.axis == 0 and p.scale.shape == (2,)
+    assert sum(p.role == "weight" for p in params) == 24
+    conv0 = params_by_node(params)["Conv_0_quant"]
+    assert {p.role for p in conv0} == {"activation", "weight"}  # input from DynamicQuantizeLinear, weight
+
+
+@pytest.mark.slow
+def test_cli_inspect_prints_ddddocr_params(ddddocr, capsys):
+    assert cli_main(["inspect", str(ddddocr)]) == 0
+    out = capsys.readouterr().out
+    assert "quantization parameters: 46 quantized tensors" in out
+    scale = float(_inits(onnx.load(str(ddddocr)))["391_scale"])
+    assert f"Conv_0_quant: weight 391_quantized: uint8 per_tensor; scale {scale:.6g}; zero_point 121" in out
+
+
+class _Reader:
+    def __init__(self, x: np.ndarray):
+        self.items = iter([{"input": x[i: i + 10]} for i in range(0, len(x), 10)])
+
+    def get_next(self):
+        return next(self.items, None)
+
+
+def _ort_quantize(corpus, tmp_path, fmt):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+
+    class Reader(_Reader, CalibrationDataReader):
+        pass
+
+    folder = corpus / "digits_cnn"
+    out = tmp_path / f"cnn_{fmt}.onnx"
+    calib = np.load(folder / "calib.npz")["input"]
+    quantize_static(str(folder / "model_opset17.onnx"), str(out), Reader(calib),
+                    quant_format=getattr(QuantFormat, fmt), per_channel=True)
+    return onnx.load(str(folder / "model_opset17.onnx")), out
+
+
+def _check_weights_dequantize_to_float(params, q_inits, float_inits, weight_of):
+    """Recovered (scale, zero_point, axis) applied to the stored integers give the float weight back
+    within half a quantization step per channel."""
+    checked = 0
+    for p in params:
+        if p.role != "weight" or p.tensor not in q_inits:
+            continue
+        w = float_inits[weight_of(p.tensor)]
+        qp = QParams(p.scale.astype(np.float32), p.zero_point, str(p.dtype), p.axis, None)
+        deq = dequantize(q_inits[p.tensor], qp)
+        step = np.broadcast_to(p.scale.reshape([-1] + [1] * (w.ndim - 1)) if p.axis == 0 else p.scale, w.shape)
+        assert np.all(np.abs(deq - w) <= step * 0.5 + 1e-7), p.tensor
+        checked += 1
+    return checked
+
+
+@pytest.mark.slow
+def test_ort_quantize_static_qdq_digits_cnn(corpus, tmp_path):
+    float_proto, path = _ort_quantize(corpus, tmp_path, "QDQ")
+    proto = onnx.load(str(path))
+    inits = _inits(proto)
+    params = read_quant_params(proto)
+    dq = [n for n in proto.graph.node if n.op_type == "DequantizeLinear"]
+    by_tensor = {p.tensor: p for p in params}
+    for n in dq:  # every DQ: recovered params are its initializers and attribute
+        p = by_tensor[n.input[0]]
+        np.testing.assert_array_equal(p.scale, inits[n.input[1]])
+        np.testing.assert_array_equal(p.zero_point, inits[n.input[2]])
+        axis = next((a.i for a in n.attribute if a.name == "axis"), 1)
+        assert p.axis == (axis if inits[n.input[1]].size > 1 else None)
+    weights = [p for p in params if p.role == "weight"]
+    assert len(weights) == 4 and all(p.dtype == "int8" and p.axis == 0 for p in weights)
+    assert {p.role for p in params} == {"weight", "bias", "activation"}
+    names = {i.name for i in float_proto.graph.initializer}
+    n = _check_weights_dequantize_to_float(params, inits, _inits(float_proto),
+                                           lambda t: next(k for k in names if t.startswith(k)))
+    assert n == 4
+    text = format_report(inspect_model(load_model(path)))
+    assert "quantization parameters:" in text and "weight" in text
+
+
+@pytest.mark.slow
+def test_ort_quantize_static_qoperator_digits_cnn(corpus, tmp_path):
+    float_proto, path = _ort_quantize(corpus, tmp_path, "QOperator")
+    proto = onnx.load(str(path))
+    inits = _inits(proto)
+    params = read_quant_params(proto)
+    qconv = [n for n in proto.graph.node if n.op_type == "QLinearConv"]
+    assert len(qconv) == 3
+    by_tensor = {p.tensor: p for p in params}
+    for n in qconv:
+        w = by_tensor[n.input[3]]
+        np.testing.assert_array_equal(w.scale, inits[n.input[4]])
+        np.testing.assert_array_equal(w.zero_point, inits[n.input[5]])
+        assert w.axis == 0 and w.kind == "QOperator" and w.dtype == "int8"
+        y = by_tensor[n.output[0]]
+        np.testing.assert_array_equal(y.scale, inits[n.input[6]])
+        assert y.role == "output" and y.axis is None
+    names = {i.name for i in float_proto.graph.initializer}
+    n = _check_weights_dequantize_to_float(params, inits, _inits(float_proto),
+                                           lambda t: next(k for k in names if t.startswith(k)))
+    assert n >= 3
+
+
+def test_reads_blocked_mx_and_int4_dq():
+    w4 = helper.make_tensor("w4", TensorProto.INT4, [2, 8], np.arange(-8, 8).tolist())
+    s4 = numpy_helper.from_array(np.array([[0.5, 0.25], [1.0, 2.0]], np.float32), "s4")
+    nodes = [helper.make_node("DequantizeLinear", ["w4", "s4"], ["y4"], axis=1, block_size=4, name="dq4")]
+    g = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("y4", TensorProto.FLOAT, [2, 8])], [w4, s4])
+    proto = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    (p,) = read_quant_params(proto)
+    assert (p.dtype, p.axis, p.block_size, p.role, p.granularity) == ("int4", 1, 4, "weight", "per_block")
+    np.testing.assert_array_equal(p.scale, numpy_helper.to_array(s4))
+    assert p.zero_point is None
+    text = format_report(inspect_model(prepare_proto(proto)))
+    assert "dq4: weight w4: int4 per_block, axis 1, block_size 4; scale [0.5, 0.25, 1, 2]" in text
