@@ -31,6 +31,7 @@ from workbench.core.dtypes import RECIPE_DTYPES
 from workbench.core.recipe import OBSERVERS, ROLES, Granularity, ResolvedNode
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
+from workbench.qt.quant_params_view import QuantParamsBox
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,8 @@ class Inspector(QWidget):
         self.reset = QPushButton("Reset node overrides")
         self.reset.setToolTip("Remove the per-node settings of the selection (rules and preset apply again)")
         lay.addWidget(self.reset)
+        self.quant_params = QuantParamsBox()  # read-only, for already-quantized models
+        lay.addWidget(self.quant_params)
         self.problems = QLabel()
         self.problems.setWordWrap(True)
         self.problems.setStyleSheet("color: #c62828;")
@@ -189,6 +192,7 @@ class Inspector(QWidget):
     def refresh(self) -> None:
         nodes = self.nodes
         enabled = bool(nodes) and self.doc.model is not None
+        self.quant_params.show_nodes(self.doc.model, nodes)
         for w in (self.exclude, self.reset, *self.roles.values()):
             w.setEnabled(enabled)
         if not enabled:

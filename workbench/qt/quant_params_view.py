@@ -1,0 +1,58 @@
+"""Read-only "Quantization parameters" group of the node inspector, for already-quantized models.
+
+Shows, for the selected nodes, what :func:`workbench.core.quant_reader.read_quant_params`
+recovers from the model (dtype, scale, zero point, axis, block size of every quantized tensor the
+node reads or writes). Hidden for float models and for nodes without quantized tensors.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
+
+from workbench.core.quant_reader import QuantTensor, format_param, params_by_node, read_quant_params
+
+log = logging.getLogger(__name__)
+
+MAX_NODES = 8
+
+
+def quant_params_text(by_node: dict[str, list[QuantTensor]], nodes: list[str]) -> str:
+    """Plain text for the selected ``nodes``: a header line per node and one line per tensor."""
+    lines: list[str] = []
+    shown = [n for n in nodes if by_node.get(n)]
+    for n in shown[:MAX_NODES]:
+        lines.append(f"{n}:")
+        lines += [f"  {format_param(p)}" for p in by_node[n]]
+    if len(shown) > MAX_NODES:
+        lines.append(f"... {len(shown) - MAX_NODES} more nodes")
+    return "\n".join(lines)
+
+
+class QuantParamsBox(QGroupBox):
+    """The group; :meth:`show_nodes` fills it from the document's model (read once per model)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__("Quantization parameters (read from the model)", parent)
+        lay = QVBoxLayout(self)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.label.setStyleSheet("font-family: monospace;")
+        lay.addWidget(self.label)
+        self._model_id: int | None = None
+        self._by_node: dict[str, list[QuantTensor]] = {}
+        self.setVisible(False)
+
+    def show_nodes(self, model, nodes: list[str]) -> None:
+        """Show the recovered parameters of ``nodes`` of ``model`` (a PreparedModel or None)."""
+        if model is None or not getattr(model, "quantized", None):
+            self._model_id, self._by_node = None, {}
+        elif id(model) != self._model_id:
+            self._model_id = id(model)
+            self._by_node = params_by_node(read_quant_params(model.proto))
+        text = quant_params_text(self._by_node, nodes)
+        self.label.setText(text)
+        self.setVisible(bool(text))
