@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import os
 import tempfile
 from collections.abc import Iterator
@@ -37,6 +38,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     path = Path(path)
     if not path.parent.is_dir():
         raise ExportError(f"{path}: the folder {path.parent} does not exist.", hint="Create it or pick another.")
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):  # left by a killed earlier write
+        with contextlib.suppress(OSError):
+            stale.unlink()
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:

@@ -1,21 +1,38 @@
 """Atomic model saving, with external data for models over the 2 GiB protobuf limit.
 
-The model (and its ``<name>.data`` file when external) is written into a temporary folder in
-the target directory and moved into place with ``os.replace``, so a crash never leaves a half
+The model (and its ``<name>.data`` file when external) is written into a hidden temporary folder
+in the target directory and moved into place with ``os.replace``, so a crash never leaves a half
 written file and a second save to the same path replaces the ``.data`` file instead of
 appending to it (``onnx.save`` appends external tensors to an existing file).
+
+A model with external data is two files, and two renames are not one atomic step. So that a kill
+between them never pairs the old ``.onnx`` with the new ``.data`` (wrong weights, or a
+"truncated" data file), the switch goes through a hidden data file:
+
+1. the new data is moved in as ``.<name>.<random>.data`` (hidden) -- the old pair is untouched;
+2. ``<name>`` is replaced by a model that reads the hidden file -- the new pair is complete;
+3. ``<name>.data`` is replaced by a copy of the hidden file (onnx refuses hard-linked data);
+4. ``<name>`` is replaced by the model that reads ``<name>.data``; the hidden file is removed.
+
+After a kill at any point the final names hold one complete version; the hidden leftovers of an
+interrupted save are removed by the next save to the same path.
 """
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import logging
+import mmap
 import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
 
 import onnx
 
+from workbench.core.atomic import _explain
 from workbench.core.errors import ExportError
 
 log = logging.getLogger(__name__)
@@ -45,6 +62,76 @@ def _graphs(graph: onnx.GraphProto):
                     yield from _graphs(sub)
 
 
+def _leftover_prefix(path: Path) -> str:
+    return f".{path.name}.wb-"
+
+
+def _references(model_file: Path, name: str) -> bool:
+    """True when the bytes of ``model_file`` contain ``name`` (an external data location)."""
+    try:
+        with open(model_file, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return m.find(name.encode()) >= 0
+    except (OSError, ValueError):  # missing or empty file
+        return False
+
+
+def _remove_leftovers(path: Path) -> None:
+    """Delete hidden temporaries of earlier interrupted saves to ``path`` (best effort), except a
+    hidden data file the current model still reads (a save killed between steps 2 and 4)."""
+    for p in path.parent.glob(glob.escape(_leftover_prefix(path)) + "*"):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        elif not _references(path, p.name):
+            with contextlib.suppress(OSError):
+                p.unlink()
+
+
+def _fsync(path: Path) -> None:
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+
+
+def _relocate(model_file: Path, location: str) -> None:
+    """Point every external tensor of the (small, data-less) ``model_file`` at ``location``."""
+    from onnx import external_data_helper as edh
+
+    m = onnx.load(str(model_file), load_external_data=False)
+    for t in edh._get_all_tensors(m):
+        for e in t.external_data:
+            if e.key == "location":
+                e.value = location
+    model_file.write_bytes(m.SerializeToString())
+    _fsync(model_file)
+
+
+def _save_external(proto: onnx.ModelProto, path: Path, tmp: Path, threshold: int) -> None:
+    folder = path.parent
+    data_name = path.name + ".data"
+    hidden = f"{_leftover_prefix(path)}{secrets.token_hex(6)}.data"
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)  # onnx.save_model with external data rewrites the tensors it is given
+    onnx.save_model(copy, str(tmp / path.name), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=hidden, size_threshold=threshold)
+    del copy
+    if not (tmp / hidden).exists():  # every tensor under the threshold: one self-contained file
+        _fsync(tmp / path.name)
+        os.replace(tmp / path.name, path)
+        return
+    _fsync(tmp / hidden)
+    _fsync(tmp / path.name)
+    os.replace(tmp / hidden, folder / hidden)                 # 1. new data, hidden
+    os.replace(tmp / path.name, path)                         # 2. model -> hidden data
+    copied = tmp / data_name  # a copy, not a hard link: onnx refuses data files with several links
+    shutil.copyfile(folder / hidden, copied)
+    _fsync(copied)
+    os.replace(copied, folder / data_name)                    # 3. <name>.data = new data
+    final = tmp / (path.name + ".final")
+    shutil.copyfile(path, final)
+    _relocate(final, data_name)
+    os.replace(final, path)                                   # 4. model -> <name>.data
+    (folder / hidden).unlink()
+
+
 def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | None = None) -> Path:
     """Write ``proto`` to ``path`` atomically; ``proto`` is not modified.
 
@@ -71,28 +158,21 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
     if not folder.is_dir():
         raise ExportError(f"{path}: folder {folder} does not exist.", hint="Create it or choose another path.")
     use_external = tensor_bytes(proto) > EXTERNAL_THRESHOLD if external is None else external
-    data_name = path.name + ".data"
+    _remove_leftovers(path)
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=".wb-save-", dir=folder))
+        tmp = Path(tempfile.mkdtemp(prefix=_leftover_prefix(path), dir=folder))
     except OSError as exc:
-        raise ExportError(f"{path}: cannot write in {folder} ({exc.strerror}).",
-                          hint="Choose a writable folder.") from None
+        raise _explain(path, exc) from None
     try:
         if use_external:
-            copy = onnx.ModelProto()
-            copy.CopyFrom(proto)
-            onnx.save_model(copy, str(tmp / path.name), save_as_external_data=True,
-                            all_tensors_to_one_file=True, location=data_name,
-                            size_threshold=0 if external else 1024)
-            if (tmp / data_name).exists():
-                os.replace(tmp / data_name, folder / data_name)
+            _save_external(proto, path, tmp, 0 if external else 1024)
         else:
             onnx.save_model(proto, str(tmp / path.name))
-        os.replace(tmp / path.name, path)
+            _fsync(tmp / path.name)
+            os.replace(tmp / path.name, path)
     except OSError as exc:
-        raise ExportError(f"{path}: writing failed ({exc.strerror}).",
-                          hint="Check free disk space and permissions.") from None
+        raise _explain(path, exc) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    log.info("saved %s%s", path, f" (+ {data_name})" if use_external else "")
+    log.info("saved %s%s", path, f" (+ {path.name}.data)" if use_external else "")
     return path
