@@ -6,6 +6,7 @@
     workbench-cli evaluate MODEL QUANTIZED --data eval.npz
     workbench-cli analyze MODEL --data calib.npz --eval eval.npz --json errors.json
     workbench-cli convert MODEL.qdq.onnx MODEL.qonnx.onnx --to qonnx
+    workbench-cli cost MODEL --preset cpu-u8s8
 
 Errors print one line naming the file, node or tensor and what to do, and exit with status 2.
 """
@@ -187,6 +188,34 @@ def cmd_convert(args) -> int:
     return 0
 
 
+def cmd_cost(args) -> int:
+    from workbench.core import api
+    from workbench.core.cost import bits_from_configs, model_cost
+
+    model = api.open_model(args.model)
+    plan = api.plan(model, _recipe_from_args(args))
+    rep = model_cost(model.proto, bits_from_configs({u.node: u.config for u in plan.units.values()
+                                                     if not u.excluded}), batch=args.batch)
+    if args.json:
+        print(json.dumps({"recipe": plan.recipe.preset, **rep.to_json()}, indent=2))
+        return 0
+    print(f"{'node':36s} {'op':8s} {'MACs':>12s} {'w/a bits':>8s} {'BOPs float':>14s} {'BOPs quant':>14s} "
+          f"{'weights float':>13s} {'weights quant':>13s}")
+    for r in rep.rows:
+        macs = "?" if r.macs is None else f"{r.macs:,}"
+        print(f"{r.node[-36:]:36s} {r.op_type[:8]:8s} {macs:>12s} {f'{r.weight_bits}/{r.activation_bits}':>8s} "
+              f"{r.bops_float or 0:>14,} {r.bops or 0:>14,} {r.memory_float_bits // 8:>11,} B "
+              f"{r.memory_bits // 8:>11,} B")
+    print(f"{'total':36s} {'':8s} {rep.macs:>12,} {'':>8s} {rep.bops_float:>14,} {rep.bops:>14,} "
+          f"{rep.memory_float_bits // 8:>11,} B {rep.memory_bits // 8:>11,} B")
+    ratio = rep.bops_float / rep.bops if rep.bops else 0.0
+    print(f"recipe {plan.recipe.preset}: BOPs / {ratio:.1f}, weight memory "
+          f"{rep.memory_float_bits / 8e6:.3f} MB -> {rep.memory_bits / 8e6:.3f} MB (batch {args.batch})")
+    for note in rep.notes:
+        print(f"note: {note}")
+    return 0
+
+
 def cmd_presets(args) -> int:
     from workbench.core.presets import PRESETS
 
@@ -258,6 +287,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--to", required=True, choices=["qonnx", "qdq"], help="target format")
     s.add_argument("--partial", action="store_true", help="leave unconvertible nodes unchanged")
     s.set_defaults(func=cmd_convert)
+
+    s = sub.add_parser("cost", help="per-node MACs, bit operations and weight memory, float vs quantized")
+    s.add_argument("model")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--preset", help="preset whose bits to count (default cpu-u8s8)")
+    g.add_argument("--recipe", help="recipe JSON file")
+    s.add_argument("--exclude", action="append", metavar="GLOB", help="count matching nodes as float")
+    s.add_argument("--batch", type=int, default=1, help="value of symbolic dimensions (default 1)")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(func=cmd_cost)
 
     s = sub.add_parser("presets", help="list presets")
     s.set_defaults(func=cmd_presets)
