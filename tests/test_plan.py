@@ -164,7 +164,8 @@ def test_full_range_8_bit_weights_warn_on_cpus_without_vnni(monkeypatch, no_vnni
 
     monkeypatch.setattr(presets, "cpu_needs_reduce_range", lambda: no_vnni)
     proto, _ = tiny_model("maxpool", opset=13)
-    plan = _plan(proto, preset="s8s8")
+    full = [Rule(op_type="Conv", weight=PartialSpec(reduce_range=False))]  # s8s8 is 7-bit here by default
+    plan = _plan(proto, preset="s8s8", rules=full)
     warned = [i for i in plan.issues if "saturate" in i.message]
     assert len(warned) == (1 if no_vnni else 0)
     if no_vnni:

@@ -4,7 +4,8 @@
 symmetric per-channel weights). On x86 CPUs without VNNI, onnxruntime's u8 x s8 kernels use
 VPMADDUBSW, whose int16 pair sums saturate for 8-bit weights; :func:`cpu_needs_reduce_range`
 detects that and the preset then stores weights in 7 bits (``reduce_range``), which the resolved
-recipe records so a replay on another machine gives the same model.
+recipe records so a replay on another machine gives the same model. ``s8s8`` does the same:
+onnxruntime's x86 kernels shift int8 activations to uint8 and hit the same saturation.
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ def _presets() -> dict[str, Preset]:
                config=NodeConfig(weight=_w_int8_per_channel(rr), activation=u8, bias=BIAS_INT32),
                op_types=STATIC_OPS),
         Preset(name="s8s8", description="int8 symmetric activations and per-channel weights "
-               "(TensorRT / ARM / NPU style)",
-               config=NodeConfig(weight=_w_int8_per_channel(),
+               "(TensorRT / ARM / NPU style); 7-bit weights on CPUs without VNNI",
+               config=NodeConfig(weight=_w_int8_per_channel(rr),
                                  activation=QuantSpec(dtype="int8", symmetric=True), bias=BIAS_INT32),
                op_types=STATIC_OPS),
         Preset(name="a16w8", description="uint16 asymmetric activations, int8 per-channel weights",

@@ -270,7 +270,8 @@ def resolve_node(recipe: Recipe, node_name: str, op_type: str) -> ResolvedNode:
     quantized = op_type in recipe.quantized_op_types()
     base = preset.config
     if recipe.reduce_range is not None and base.weight is not None and base.weight.qtype.bits == 8 \
-            and preset.config.activation is not None and preset.config.activation.dtype == "uint8":
+            and not base.weight.qtype.is_float and base.activation is not None \
+            and base.activation.qtype.bits == 8 and not base.activation.qtype.is_float:
         base = base.model_copy(update={"weight": base.weight.model_copy(
             update={"reduce_range": recipe.reduce_range})})
     cfg: dict[str, QuantSpec | None] = {r: (getattr(base, r) if quantized else None) for r in ROLES}
