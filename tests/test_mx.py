@@ -170,3 +170,25 @@ def test_qparams_json_round_trip_keeps_mx():
     assert back.qtype == "mxfp6e3m2" and back.block_size == 32 and back.axis == 1
     np.testing.assert_array_equal(back.scale, qp.scale)
     assert back.zero_point.dtype == np.dtype(ml_dtypes.float6_e3m2fn)
+
+
+@pytest.mark.slow
+def test_error_analysis_runs_mx_models_in_onnxruntime(corpus):
+    """session.make_session swaps MX DequantizeLinear for its exact float values (analysis, autotune)."""
+    from workbench.core.mx_writer import simulation_proto
+    from workbench.core.session import make_session
+
+    model = load_model(corpus / "digits_mlp" / "model_opset17.onnx")
+    ev = np.load(corpus / "digits_mlp" / "eval.npz")
+    for dtype in ("mxint8", "mxfp6e3m2"):
+        res = write_model(model, build_plan(model, _mx_recipe(dtype)))
+        sim = simulation_proto(res.proto)
+        assert sum(n.op_type == "DequantizeLinear" for n in sim.graph.node) == 0
+        w_dq = res.tensor_map["net.2.weight"]
+        ref = ReferenceEvaluator(res.proto).run([w_dq, "logits"], {"input": ev["input"]})
+        assert not any(i.data_type == TensorProto.FLOAT8E8M0 for i in sim.graph.initializer)
+        got = ReferenceEvaluator(sim).run([w_dq], {"input": ev["input"][:1]})[0]
+        np.testing.assert_array_equal(_bits(got), _bits(ref[0]))
+        logits = make_session(res.proto, optimize=False).run(["logits"], {"input": ev["input"]})[0]
+        np.testing.assert_allclose(logits, ref[1], rtol=1e-5, atol=1e-5)  # onnxruntime's own Gemm
+        print(f"\ndigits_mlp {dtype}: accuracy {float((logits.argmax(1) == ev['gt_label']).mean()):.4f} (onnxruntime)")

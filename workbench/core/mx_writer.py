@@ -23,8 +23,9 @@ import onnx
 from onnx import numpy_helper
 
 from workbench.core.mx import e8m0_bits, mx_format, mx_quantize
-from workbench.core.numerics import QParams
+from workbench.core.numerics import QParams, dequantize
 from workbench.core.plan import PlanIssue
+from workbench.core.qdq_common import drop_unused_initializers
 
 log = logging.getLogger(__name__)
 
@@ -84,3 +85,30 @@ def runtime_issues(proto: onnx.ModelProto) -> list[PlanIssue]:
         return []
     log.info("onnxruntime rejected the MX model: %s", why)
     return [PlanIssue("", "warning", f"{ORT_CANNOT_RUN} (onnxruntime said: {why}).")]
+
+
+def simulation_proto(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``proto`` that onnxruntime can run: each MX DequantizeLinear (float8e8m0 scale)
+    becomes ``Identity(<float32 initializer>)`` holding exactly the values DequantizeLinear-24
+    computes (``element * 2**e``, numpy), under the same output name. For error analysis only; the
+    exported model keeps its MX weights. Non-MX models are returned unchanged (same object)."""
+    if not has_mx(proto):
+        return proto
+    out = onnx.ModelProto()
+    out.CopyFrom(proto)
+    inits = {i.name: i for i in out.graph.initializer}
+    for k, node in enumerate(out.graph.node):
+        s = inits.get(node.input[1]) if node.op_type == "DequantizeLinear" and len(node.input) > 1 else None
+        if s is None or s.data_type != onnx.TensorProto.FLOAT8E8M0 or node.input[0] not in inits:
+            continue
+        x = numpy_helper.to_array(inits[node.input[0]]).astype(np.float32)
+        scale = numpy_helper.to_array(s).astype(np.float32)
+        a = {at.name: at.i for at in node.attribute}
+        # the float-element path of dequantize is exactly element * scale (no zero point)
+        qp = QParams(scale, np.zeros(scale.shape, np.float32), "float8e4m3fn", a.get("axis", 1) % max(x.ndim, 1),
+                     a.get("block_size") or None)
+        name = f"{node.output[0]}_mx_simulated"
+        out.graph.initializer.append(numpy_helper.from_array(dequantize(x, qp), name))
+        out.graph.node[k].CopyFrom(onnx.helper.make_node("Identity", [name], [node.output[0]], name=node.name))
+    drop_unused_initializers(out)  # the element / E8M0 tensors (onnxruntime may not know their types)
+    return out

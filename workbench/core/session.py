@@ -41,6 +41,9 @@ def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int 
     ModelError
         If onnxruntime refuses the model (message includes its reason).
     """
+    from workbench.core.mx_writer import simulation_proto
+
+    proto = simulation_proto(proto)  # MX weights: onnxruntime's CPU provider lacks float8e8m0 DQ
     so = ort.SessionOptions()
     so.log_severity_level = 3
     if not optimize:
