@@ -112,6 +112,7 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name) -> None:
     # calibrate in the background
     status, _res = run_job(qtbot, win, win.act_calibrate.trigger)
     assert status == "succeeded", _res
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=5000)  # the bars are drawn a turn later
     rows = win.doc.errors
     values = win.errors.bar_values()
     assert values and all(math.isfinite(v) for v in values)
@@ -159,6 +160,7 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name) -> None:
     try:
         open_file(win2, proj)
         assert win2.doc.recipe.model_dump_json() == recipe_json
+        qtbot.waitUntil(lambda: bool(win2.errors.rows), timeout=5000)
         assert win2.errors.bar_values() == values
         assert win2.doc.data["path"] == str(calib)
         out2 = tmp_path / "reopened.onnx"

@@ -208,6 +208,7 @@ class MainWindow(QMainWindow):
         self.runs.failed.connect(self._on_run_failed)
         self.runs.cancelled.connect(lambda kind: self._on_run_ended(f"{kind.capitalize()} cancelled; "
                                                                     "previous results kept."))
+        self.runs.finished.connect(self._update_actions)
         self.runs.histogramReady.connect(self._on_histogram)
         self._hist_timer.timeout.connect(self._request_histogram)
 
@@ -386,7 +387,6 @@ class MainWindow(QMainWindow):
         self.calibration.set_running(False, message)
         self.status_bar_progress.setVisible(False)
         self.set_status(message)
-        QTimer.singleShot(0, self._update_actions)
 
     # ------------------------------------------------------------------ selection and views
     @guarded
@@ -437,9 +437,18 @@ class MainWindow(QMainWindow):
         self.canvas.set_badges(self.doc.issue_badges())
         self._update_title()
 
-    @guarded
     def _on_results(self) -> None:
+        # the plots and the canvas update on later event-loop turns (each with its own paint), so
+        # adopting a big result never holds the loop for long
+        QTimer.singleShot(0, self._show_error_rows)
+
+    @guarded
+    def _show_error_rows(self) -> None:
         self.errors.set_rows(self.doc.errors)
+        QTimer.singleShot(20, self._color_errors)
+
+    @guarded
+    def _color_errors(self) -> None:
         if self.doc.errors:
             self.canvas.set_node_values(errors={r.node: r.sqnr_db for r in self.doc.errors})
 
@@ -483,7 +492,7 @@ class MainWindow(QMainWindow):
     def set_status(self, text: str) -> None:
         self.status_label.setText(text)
 
-    def _update_actions(self) -> None:
+    def _update_actions(self, *_args) -> None:
         has_model = self.doc.model is not None
         busy = self.runs.busy
         for act in (self.act_save, self.act_save_as, self.act_export, self.act_calibrate, self.act_analyze):

@@ -69,7 +69,7 @@ def set_role_field(recipe: Recipe, nodes: list[str], role: str, field: str, valu
         else:
             settings.pop(role, None)
         _store(out, node, settings)
-    return out
+    return _sorted(out)
 
 
 def set_exclude(recipe: Recipe, nodes: list[str], exclude: bool | None) -> Recipe:
@@ -82,7 +82,7 @@ def set_exclude(recipe: Recipe, nodes: list[str], exclude: bool | None) -> Recip
         else:
             settings["exclude"] = exclude
         _store(out, node, settings)
-    return out
+    return _sorted(out)
 
 
 def clear_overrides(recipe: Recipe, nodes: list[str]) -> Recipe:
@@ -119,6 +119,13 @@ def make_rule(kind: str, key: str, *, activation_dtype: str | None = None, weigh
     if exclude is not None:
         fields["exclude"] = exclude
     return Rule(**fields)
+
+
+def _sorted(recipe: Recipe) -> Recipe:
+    """Overrides in name order, as a saved project has them (project JSON sorts keys), so the
+    recipe stamped into an export does not depend on the order nodes were selected in."""
+    recipe.overrides = dict(sorted(recipe.overrides.items()))
+    return recipe
 
 
 def _store(recipe: Recipe, node: str, settings: dict[str, Any]) -> None:

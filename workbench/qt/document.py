@@ -40,8 +40,12 @@ class ErrorRow:
 
     @classmethod
     def from_json(cls, d: dict) -> ErrorRow:
-        return cls(d["node"], d.get("op_type", ""), d.get("tensor", ""), finite_or_nan(d.get("sqnr_db")),
-                   finite_or_nan(d.get("mse")), finite_or_nan(d.get("cosine")), finite_or_nan(d.get("max_abs")))
+        """From UnitError fields; JSON stores non-finite values as None (SQNR None with MSE 0 is +inf)."""
+        mse = finite_or_nan(d.get("mse"))
+        sqnr = d.get("sqnr_db")
+        sqnr = (math.inf if mse == 0.0 else math.nan) if sqnr is None else float(sqnr)
+        return cls(d["node"], d.get("op_type", ""), d.get("tensor", ""), sqnr, mse,
+                   finite_or_nan(d.get("cosine")), finite_or_nan(d.get("max_abs")))
 
 
 class Document(QObject):

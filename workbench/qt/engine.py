@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import sys
 import threading
 import time
 import traceback
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -88,7 +91,7 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     rows = api.analyze(model, result, payload["data"], samples=payload.get("analysis_samples"),
                        progress=_phase(progress, "Analysing"), cancel=cancel)
     return {"calibration": calib.to_json() if calib is not None else None,
-            "errors": [r.to_json() for r in rows],
+            "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf
             "qparams": _qparams_json(result),
             "issues": [_issue_text(i) for i in result.issues],
             "recipe": payload["recipe"]}
@@ -176,12 +179,21 @@ def _listen_for_cancel(ctl_conn, token: CancelToken) -> None:
         token.cancel()
 
 
+def _lower_priority() -> None:
+    """Run below the GUI's priority so a busy child never starves the window of CPU time."""
+    try:
+        os.nice(10)
+    except (AttributeError, OSError):  # Windows has no nice(); priority stays normal there
+        pass
+
+
 def child_main(job: str, payload: dict, out_conn, ctl_conn) -> None:
     """Entry point of the child process: run ``JOBS[job]`` and send one final message.
 
     Messages on ``out_conn``: ``("progress", done, total, text)`` (throttled), then one of
     ``("ok", result)``, ``("error", class_name, message, hint, traceback_text)``.
     """
+    _lower_priority()
     token = CancelToken()
     threading.Thread(target=_listen_for_cancel, args=(ctl_conn, token), daemon=True).start()
     last = [0.0]
@@ -202,6 +214,11 @@ def child_main(job: str, payload: dict, out_conn, ctl_conn) -> None:
                        traceback.format_exc()))
     finally:
         out_conn.close()
+        # Leave at once: tearing down a process holding a large model costs seconds of CPU that
+        # would compete with the GUI, and there is nothing left to flush but stdio.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def finite_or_nan(value: Any) -> float:

@@ -10,6 +10,7 @@ view, the quantization grid ``(q - zero_point) * scale``.
 from __future__ import annotations
 
 import math
+import statistics
 
 import numpy as np
 import pyqtgraph as pg
@@ -88,25 +89,29 @@ class ErrorView(QWidget):
     def set_rows(self, rows: list) -> None:
         """Show the UnitError-like ``rows`` (``node``, ``op_type``, ``sqnr_db``), worst first."""
         self.rows = sorted(rows, key=lambda r: (r.sqnr_db if math.isfinite(r.sqnr_db) else math.inf))
-        self.bars_plot.clear()
-        self._bars = None
         self.color_button.setEnabled(bool(self.rows))
         if not self.rows:
+            if self._bars is not None:
+                self._bars.setVisible(False)
+            self.bars_plot.getAxis("left").setTicks([[]])
             self.summary.setText("No results yet: calibrate (Run > Calibrate).")
             return
         values = self.bar_values()
         y = np.arange(len(values), dtype=float)
-        brushes = [pg.mkBrush(_sqnr_color(v)) for v in values]
-        self._bars = pg.BarGraphItem(x0=np.zeros(len(values)), y=y, height=0.8, width=np.asarray(values),
-                                     brushes=brushes)
-        self.bars_plot.addItem(self._bars)
+        brushes = [_BRUSHES[_bucket(v)] for v in values]
+        if self._bars is None:
+            self._bars = pg.BarGraphItem(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
+            self.bars_plot.addItem(self._bars)
+        else:
+            self._bars.setOpts(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
+            self._bars.setVisible(True)
         ticks = [(float(i), f"{r.node} ({r.op_type})") for i, r in enumerate(self.rows)]
         self.bars_plot.getAxis("left").setTicks([ticks])
         self.bars_plot.setYRange(-0.5, min(len(values), 25) - 0.5)
         finite = [r.sqnr_db for r in self.rows if math.isfinite(r.sqnr_db)]
         worst = self.rows[0]
         self.summary.setText(f"{len(self.rows)} node units; worst {worst.node} at {worst.sqnr_db:.1f} dB; "
-                             f"median {np.median(finite) if finite else float('nan'):.1f} dB. Click a bar to "
+                             f"median {statistics.median(finite) if finite else float('nan'):.1f} dB. Click a bar to "
                              "select the node.")
 
     def bar_values(self) -> list[float]:
@@ -167,3 +172,13 @@ def _sqnr_color(db: float) -> tuple[int, int, int]:
     if t < 0.5:
         return (220, int(60 + 340 * t), 60)
     return (int(220 - 340 * (t - 0.5)), 200, 60)
+
+
+_STEPS = 16
+
+
+def _bucket(db: float) -> int:
+    return int(min(max((db - 10.0) / 30.0, 0.0), 1.0) * (_STEPS - 1) + 0.5)
+
+
+_BRUSHES = [pg.mkBrush(_sqnr_color(10.0 + 30.0 * i / (_STEPS - 1))) for i in range(_STEPS)]

@@ -39,6 +39,8 @@ class RunController(QObject):
         self.job: Job | None = None
         self.kind = ""
         self.hist_job: Job | None = None
+        #: samples of the per-unit analysis after calibration (at most the calibration's count)
+        self.analysis_samples = ANALYSIS_SAMPLES
 
     @property
     def busy(self) -> bool:
@@ -60,7 +62,9 @@ class RunController(QObject):
         """Calibrate (all tensors, or only changed ones with ``reuse``), quantize and analyse."""
         self._need_model()
         self._need_data()
-        payload = self.doc.payload(reuse=reuse, analysis_samples=_analysis_samples(self.doc.samples))
+        n = self.doc.samples
+        payload = self.doc.payload(reuse=reuse, analysis_samples=min(n, self.analysis_samples) if n
+                                   else self.analysis_samples)
         title = "Analysis" if reuse else "Calibration"
         return self._start("calibrate", ProcessJob("calibrate", payload, title=title, parent=self))
 
@@ -136,7 +140,3 @@ class RunController(QObject):
             if job is not None and job.running:
                 job.cancel()
                 job.wait(timeout_ms)
-
-
-def _analysis_samples(samples: int | None) -> int:
-    return min(samples, ANALYSIS_SAMPLES) if samples else ANALYSIS_SAMPLES

@@ -1,0 +1,168 @@
+"""Bad input in the app -> a dialog that says what is wrong and what to do; the app keeps running.
+
+QMessageBox is replaced by the ``dialogs`` fixture (tests/qt/conftest.py), which records the
+title and text of every box instead of blocking.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import onnx
+import pytest
+
+from workbench.qt.workers import ProcessJob
+
+DIGITS = "digits_cnn/model_opset17.onnx"
+
+
+def wait_dialog(qtbot, dialogs, timeout=60_000) -> str:
+    qtbot.waitUntil(lambda: len(dialogs) > 0, timeout=timeout)
+    text = dialogs.texts()
+    dialogs.clear()
+    return text
+
+
+def still_works(qtbot, win, open_file, corpus) -> None:
+    """The window is alive and opens a good model after the failure."""
+    open_file(win, corpus / DIGITS)
+    assert win.doc.model is not None and len(win.canvas.node_names()) == len(win.doc.model.graph.node)
+
+
+def test_corrupt_onnx(qtbot, window, open_file, dialogs, corpus, tmp_path):
+    bad = tmp_path / "broken.onnx"
+    bad.write_bytes((corpus / DIGITS).read_bytes()[:5000])  # truncated file
+    window.open_path(bad)
+    text = wait_dialog(qtbot, dialogs)
+    assert "broken.onnx" in text and "not a readable ONNX model" in text
+    assert "Re-export the model" in text  # what to do
+    assert window.doc.model is None
+    still_works(qtbot, window, open_file, corpus)
+
+
+def test_missing_model_file(qtbot, window, dialogs, tmp_path):
+    window.open_path(tmp_path / "nowhere.onnx")
+    text = wait_dialog(qtbot, dialogs)
+    assert "nowhere.onnx" in text and "no such model file" in text
+
+
+def _project(qtbot, window, open_file, corpus, tmp_path):
+    """A saved project whose model is a copy in tmp_path."""
+    model = tmp_path / "model.onnx"
+    shutil.copy(corpus / DIGITS, model)
+    shutil.copy(corpus / "digits_cnn" / "calib.npz", tmp_path / "calib.npz")
+    open_file(window, model)
+    proj = window.save_project_to(tmp_path / "job.wbproj")
+    return model, proj
+
+
+def test_project_whose_model_moved(qtbot, window, open_file, dialogs, corpus, tmp_path):
+    model, proj = _project(qtbot, window, open_file, corpus, tmp_path)
+    model.rename(tmp_path / "elsewhere.onnx")
+    window.open_path(proj)
+    text = wait_dialog(qtbot, dialogs, timeout=5000)
+    assert "job.wbproj" in text and "was not found (moved or deleted)" in text
+    assert "Put the model back" in text
+    model.with_name("elsewhere.onnx").rename(model)
+    open_file(window, proj)  # and it opens once the model is back
+    assert window.doc.project_path == proj
+
+
+def test_project_whose_model_changed(qtbot, window, open_file, dialogs, corpus, tmp_path):
+    model, proj = _project(qtbot, window, open_file, corpus, tmp_path)
+    m = onnx.load(str(model))
+    m.producer_name = "edited"
+    onnx.save(m, str(model))
+    window.open_path(proj)
+    text = wait_dialog(qtbot, dialogs, timeout=5000)
+    assert "changed since the project was saved" in text and "sha256" in text
+    still_works(qtbot, window, open_file, corpus)
+
+
+@pytest.mark.parametrize("content, expected", [
+    (b"{not json", "invalid JSON"),
+    (b'{"schema_version": 999, "model": {"path": "m.onnx", "sha256": "0"}}', "newer than this Workbench"),
+])
+def test_bad_project_file(qtbot, window, dialogs, tmp_path, content, expected):
+    proj = tmp_path / "bad.wbproj"
+    proj.write_bytes(content)
+    window.open_path(proj)
+    text = wait_dialog(qtbot, dialogs, timeout=5000)
+    assert "bad.wbproj" in text and expected in text
+
+
+@pytest.mark.parametrize("arrays, expected", [
+    ({"wrong_name": np.zeros((4, 1, 8, 8), np.float32)}, "input"),
+    ({"input": np.zeros((4, 3, 8, 8), np.float32)}, "input"),
+])
+def test_npz_not_matching_the_model(qtbot, window, open_file, dialogs, corpus, tmp_path, arrays, expected):
+    """Calibration with data made for another model: a DataError dialog, previous state kept."""
+    open_file(window, corpus / DIGITS)
+    bad = tmp_path / "other.npz"
+    np.savez(bad, **arrays)
+    window.calibration.set_data_spec({"kind": "npz", "path": str(bad)}, None)
+    failed: list = []
+    window.runs.failed.connect(lambda kind, err: failed.append(err))
+    with qtbot.waitSignal(window.runs.finished, timeout=120_000):
+        window.start_calibration()
+    assert failed and type(failed[0]).__name__ == "DataError"
+    text = wait_dialog(qtbot, dialogs, timeout=5000)
+    assert "other.npz" in text and expected in text
+    assert "Calibrate failed" in text
+    assert window.doc.errors == [] and window.doc.calibration is None
+    assert window.act_calibrate.isEnabled() and "failed" in window.status_label.text()
+
+
+def test_calibrate_without_data_or_model(qtbot, window, open_file, dialogs, corpus):
+    window.start_calibration()
+    assert "No model is open" in wait_dialog(qtbot, dialogs, timeout=1000)
+    open_file(window, corpus / DIGITS)
+    window.calibration.set_data_spec(None, None)
+    window.start_calibration()
+    assert "No calibration data chosen" in wait_dialog(qtbot, dialogs, timeout=1000)
+
+
+def test_python_reader_needs_allow_code(qtbot, window, open_file, dialogs, corpus, tmp_path):
+    """A Python reader runs only with "allow code" ticked: without it the core refuses, clearly."""
+    open_file(window, corpus / DIGITS)
+    reader = tmp_path / "reader.py"
+    reader.write_text("import numpy as np\ndef samples():\n    yield {'input': np.zeros((1, 1, 8, 8), np.float32)}\n")
+    window.calibration.set_data_spec({"kind": "python", "path": str(reader), "allow_code": False}, None)
+    with qtbot.waitSignal(window.runs.finished, timeout=120_000):
+        window.start_calibration()
+    text = wait_dialog(qtbot, dialogs, timeout=5000)
+    assert "reader.py" in text and "allow" in text.lower()
+
+
+def test_bug_in_a_slot_shows_internal_error_and_app_survives(qtbot, window, open_file, dialogs, corpus,
+                                                             monkeypatch):
+    open_file(window, corpus / DIGITS)
+
+    def boom(*_a, **_k):
+        raise ZeroDivisionError("simulated bug")
+
+    monkeypatch.setattr(window.canvas, "search", boom)
+    window.search.setText("Conv")
+    window.run_search()
+    text = wait_dialog(qtbot, dialogs, timeout=1000)
+    assert "Internal error: ZeroDivisionError: simulated bug" in text and "bug in Workbench" in text
+    monkeypatch.undo()
+    assert len(window.run_search()) == 3
+
+
+def test_job_errors_keep_their_class(qtbot):
+    """A WorkbenchError raised in the child arrives as the same class; a crash as InternalError."""
+    job = ProcessJob("sleep", {"steps": 1, "delay": 0.0, "fail": True}, title="fail")
+    with qtbot.waitSignal(job.failed, timeout=30_000) as blocker:
+        job.start()
+    err = blocker.args[0]
+    assert type(err).__name__ == "DataError" and "x.npz" in err.message and err.hint
+    qtbot.waitUntil(lambda: not job.running)
+    job = ProcessJob("sleep", {"steps": 1, "delay": 0.0, "crash": True}, title="crash")
+    with qtbot.waitSignal(job.failed, timeout=30_000) as blocker:
+        job.start()
+    err = blocker.args[0]
+    assert type(err).__name__ == "InternalError" and "simulated bug" in err.message
+    assert "Traceback" in err.details
+    qtbot.waitUntil(lambda: not job.running)
