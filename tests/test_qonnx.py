@@ -24,13 +24,12 @@ from workbench.core.model import prepare_proto
 from workbench.core.plan import build_plan
 from workbench.core.qdq_writer import write_model
 from workbench.core.qonnx_reader import DOMAIN, float_grid, int_quant, scale_layout
-from workbench.core.qonnx_writer import write_qonnx
+from workbench.core.qonnx_writer import with_static_shapes, write_qonnx
 from workbench.core.recipe import PartialSpec, Rule
 
 qonnx = pytest.importorskip("qonnx")
 from qonnx.core.modelwrapper import ModelWrapper  # noqa: E402
 from qonnx.core.onnx_exec import execute_onnx  # noqa: E402
-from qonnx.transformation.infer_shapes import InferShapes  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
@@ -40,13 +39,10 @@ RNG = np.random.default_rng(0)
 
 def qonnx_run(proto: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Run ``proto`` in qonnx's executor with the feeds' shapes fixed (qonnx needs static shapes)."""
-    mw = ModelWrapper(proto)
-    for k, v in feeds.items():
-        mw.set_tensor_shape(k, list(v.shape))
+    static = with_static_shapes(proto, {k: list(v.shape) for k, v in feeds.items()})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        mw = mw.transform(InferShapes())
-        return execute_onnx(mw, feeds)
+        return execute_onnx(ModelWrapper(static, fix_missing_initializer_valueinfo=False), feeds)
 
 
 def tiny_conv(opset: int = 17) -> onnx.ModelProto:
@@ -222,11 +218,10 @@ def test_bipolar_weights():
     assert np.array_equal(inits[bq.input[0]], w)  # float weights kept
     scale = np.abs(w).mean(axis=(1, 2, 3))
     np.testing.assert_array_equal(inits[bq.input[1]].reshape(-1), scale.astype(np.float32))
-    ctx = ModelWrapper(qx)
-    ctx.set_tensor_shape("x", [2, 3, 6, 6])
+    ctx = ModelWrapper(with_static_shapes(qx, {"x": [2, 3, 6, 6]}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        full = execute_onnx(ctx.transform(InferShapes()), _x(2), return_full_exec_context=True)
+        full = execute_onnx(ctx, _x(2), return_full_exec_context=True)
     want = np.where(w >= 0, 1, -1) * scale.reshape(4, 1, 1, 1).astype(np.float32)
     np.testing.assert_array_equal(full[bq.output[0]], want)
     assert conversion_report(qx, "qdq") == []  # bipolar constants are exact in int8 storage
@@ -325,8 +320,12 @@ def test_api_export_formats(tmp_path):
 # -- corpus (slow) ---------------------------------------------------------------------------------
 
 
-CORPUS_MODELS = [("digits_cnn", "model_opset17.onnx"), ("digits_transformer", "model_opset17.onnx"),
-                 ("ppocr_mobile_v2_cls", "model.onnx")]
+#: (model, file, calibration samples, run qonnx's cleanup and inference cost): qonnx's
+#: ModelWrapper transforms are quadratic in the number of tensors (its cleanup did not finish in
+#: 10 minutes on digits_transformer's 340 nodes), so only digits_cnn goes through them here.
+CORPUS_MODELS = [("digits_cnn", "model_opset17.onnx", 32, True),
+                 ("digits_transformer", "model_opset17.onnx", 32, False),
+                 ("ppocr_mobile_v2_cls", "model.onnx", 8, False)]
 
 
 def _corpus_result(corpus, name, file, recipe=None, samples=None):
@@ -338,12 +337,12 @@ def _corpus_result(corpus, name, file, recipe=None, samples=None):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,file", CORPUS_MODELS)
-def test_corpus_qonnx_matches_qdq_in_onnxruntime(corpus, tmp_path, name, file):
+@pytest.mark.parametrize("name,file,samples,tools", CORPUS_MODELS)
+def test_corpus_qonnx_matches_qdq_in_onnxruntime(corpus, tmp_path, name, file, samples, tools):
     from qonnx.util.cleanup import cleanup_model
     from qonnx.util.inference_cost import inference_cost
 
-    model, result, ev = _corpus_result(corpus, name, file, samples=32)
+    model, result, ev = _corpus_result(corpus, name, file, samples=samples)
     path = api.export(result, tmp_path / "m.qonnx.onnx", format="qonnx", model=model)
     qx = onnx.load(path)
     onnx.checker.check_model(qx)
@@ -355,6 +354,8 @@ def test_corpus_qonnx_matches_qdq_in_onnxruntime(corpus, tmp_path, name, file):
         diff = float(np.max(np.abs(got[k] - v)))
         print(f"{name}: {k} max |QONNX(qonnx) - QDQ(onnxruntime)| = {diff:.3g}, output range {np.ptp(v):.3g}")
         assert diff <= 1e-5 * float(np.ptp(v))
+    if not tools:
+        return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mw = ModelWrapper(qx)
@@ -369,8 +370,8 @@ def test_corpus_qonnx_matches_qdq_in_onnxruntime(corpus, tmp_path, name, file):
 
 @pytest.mark.slow
 def test_corpus_digits_cnn_w4_a6_accuracy_in_qonnx(corpus, tmp_path):
-    rules = [Rule(op_type=op, weight=PartialSpec(dtype="int4", reduce_range=False),
-                  activation=PartialSpec(dtype="uint6")) for op in ("Conv", "Gemm", "MatMul")]
+    rules = [Rule(op_type=op, weight=PartialSpec(dtype="int4", reduce_range=False)) for op in ("Conv", "Gemm")]
+    rules.append(Rule(name="*", activation=PartialSpec(dtype="uint6")))  # every unit, pools included
     recipe = api.make_recipe("cpu-u8s8", target="qonnx", rules=rules)
     model, result, ev = _corpus_result(corpus, "digits_cnn", "model_opset17.onnx", recipe)
     qx = onnx.load(api.export(result, tmp_path / "w4a6.onnx", format="qonnx", model=model))

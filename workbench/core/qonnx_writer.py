@@ -47,23 +47,19 @@ def grid_name(qt: QType, bits: int | None = None) -> str:
 
 
 class QonnxBuilder:
-    """Makes QONNX nodes, their parameter initializers (shared by value) and annotations."""
+    """Makes QONNX nodes, their parameter initializers and annotations."""
 
     def __init__(self, alloc: NameAllocator):
         self.alloc = alloc
         self.inits: list[onnx.TensorProto] = []
         self.annotations: list[tuple[str, dict[str, str]]] = []
-        self._cache: dict[tuple, str] = {}
 
     def param(self, base: str, value: np.ndarray) -> str:
-        """A float32 initializer holding ``value`` (reused when an equal one exists)."""
-        value = np.asarray(value, np.float32)
-        key = (value.shape, value.tobytes())
-        if key not in self._cache:
-            name = self.alloc.new(base)
-            self.inits.append(numpy_helper.from_array(value, name))
-            self._cache[key] = name
-        return self._cache[key]
+        """A float32 initializer holding ``value``, one per node input (qonnx's cleanup would
+        otherwise un-share them, ``GiveUniqueParameterTensors``, at O(N^2) cost)."""
+        name = self.alloc.new(base)
+        self.inits.append(numpy_helper.from_array(np.asarray(value, np.float32), name))
+        return name
 
     def data(self, base: str, value: np.ndarray) -> str:
         """A float32 initializer for tensor data (never shared)."""
@@ -84,7 +80,7 @@ class QonnxBuilder:
             return self.float_quant(x, out, scale, qt, base)
         s = self.param(f"{base}_scale", scale)
         z = self.param(f"{base}_zeropt", np.asarray(zero_point, np.float32))
-        b = self.param(f"bitwidth_{qt.bits}", np.float32(qt.bits))
+        b = self.param(f"{base}_bitwidth", np.float32(qt.bits))
         node = helper.make_node("Quant", [x, s, z, b], [out], name=self.alloc.new(f"{base}_Quant"),
                                 domain=DOMAIN, signed=int(qt.signed), narrow=0, rounding_mode="ROUND")
         unit = bool(np.all(np.asarray(scale) == 1) and np.all(np.asarray(zero_point) == 0))
@@ -99,9 +95,9 @@ class QonnxBuilder:
 
     def float_quant(self, x: str, out: str, scale: np.ndarray, qt: QType, base: str) -> onnx.NodeProto:
         e, m, bias, top = FLOAT_FORMATS[qt.name]
-        ins = [x, self.param(f"{base}_scale", scale), self.param(f"exponent_bitwidth_{e}", np.float32(e)),
-               self.param(f"mantissa_bitwidth_{m}", np.float32(m)),
-               self.param(f"exponent_bias_{bias}", np.float32(bias)), self.param(f"max_val_{qt.name}", np.float32(top))]
+        ins = [x, self.param(f"{base}_scale", scale), self.param(f"{base}_exponent_bitwidth", np.float32(e)),
+               self.param(f"{base}_mantissa_bitwidth", np.float32(m)),
+               self.param(f"{base}_exponent_bias", np.float32(bias)), self.param(f"{base}_max_val", np.float32(top))]
         self._annotate(out, qt, False, ins[1], None)
         return helper.make_node("FloatQuant", ins, [out], name=self.alloc.new(f"{base}_FloatQuant"),
                                 domain=DOMAIN, rounding_mode="ROUND", has_inf=int(qt.name == "float8e5m2"),
@@ -296,3 +292,54 @@ def export_qonnx(result, model=None) -> onnx.ModelProto:
         raise ExportError(f"Nodes {', '.join(bip[:5])} have bipolar weights, which need the float model.",
                           hint="Pass model= to api.export (the CLI does).")
     return qdq_to_qonnx(result.proto, dtype_hints=dtype_hints(result.proto, result.plan, result.tensor_map))
+
+
+def with_static_shapes(proto: onnx.ModelProto, input_shapes: dict[str, list[int]]) -> onnx.ModelProto:
+    """Copy of a QONNX model with fixed input shapes and a ``value_info`` for every tensor
+    (initializers read by standard nodes included: qonnx runs each as a one-node onnxruntime model;
+    QONNX nodes read their parameters from the context, and every extra entry slows qonnx's
+    linear value_info lookups).
+
+    qonnx's executor needs every tensor's static shape; its ``InferShapes`` gets there too but is
+    quadratic in the number of tensors (minutes for a 500-node model). Here the QONNX nodes are
+    replaced by ``Identity`` (they keep their input's shape and type) for one pass of ONNX shape
+    inference with data propagation (``Shape -> Reshape`` chains), and the result is copied back.
+
+    Raises
+    ------
+    ExportError
+        An input name is not a graph input.
+    """
+    out = onnx.ModelProto()
+    out.CopyFrom(proto)
+    graph_inputs = {i.name: i for i in out.graph.input}
+    for name, shape in input_shapes.items():
+        if name not in graph_inputs:
+            raise ExportError(f"{name!r} is not an input of the model.", hint=f"Use one of {list(graph_inputs)}.")
+        dims = graph_inputs[name].type.tensor_type.shape
+        del dims.dim[:]
+        for d in shape:
+            dims.dim.add().dim_value = int(d)
+    shadow = onnx.ModelProto()
+    shadow.CopyFrom(out)
+    for n in shadow.graph.node:
+        if n.domain == DOMAIN:
+            del n.input[1:]
+            del n.attribute[:]
+            n.op_type, n.domain = "Identity", ""
+    del shadow.graph.value_info[:]
+    for o in shadow.graph.output:  # declared output shapes may be stale (-1 from some exporters)
+        o.type.tensor_type.ClearField("shape")
+    inferred = onnx.shape_inference.infer_shapes(shadow, data_prop=True)
+    del out.graph.value_info[:]
+    declared = {i.name for i in list(out.graph.input) + list(out.graph.output)}
+    out.graph.value_info.extend(v for v in inferred.graph.value_info if v.name not in declared)
+    known = declared | {v.name for v in out.graph.value_info}
+    std_inputs = {i for n in out.graph.node if n.domain != DOMAIN for i in n.input}
+    out.graph.value_info.extend(helper.make_tensor_value_info(i.name, i.data_type, list(i.dims))
+                                for i in out.graph.initializer if i.name not in known and i.name in std_inputs)
+    outs = {o.name: o for o in inferred.graph.output}
+    for o in out.graph.output:
+        if o.name in outs:
+            o.CopyFrom(outs[o.name])
+    return out
