@@ -397,3 +397,17 @@ def test_corpus_digits_cnn_qdq_qonnx_qdq_bit_exact(corpus):
     for optimize in (False, True):
         a, b = run(result.proto, feeds, optimize)["logits"], run(back, feeds, optimize)["logits"]
         assert a.tobytes() == b.tobytes()
+
+
+def test_report_float8_nonzero_zero_point():
+    q = numpy_helper.from_array(np.array([1, 2, 3], np.float32).astype(ml_dtypes.float8_e4m3fn), "q")
+    z = numpy_helper.from_array(np.array(1, np.float32).astype(ml_dtypes.float8_e4m3fn), "z")
+    s = numpy_helper.from_array(np.float32(0.5), "s")
+    g = helper.make_graph([helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], name="dq")], "g", [],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])], [q, s, z])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    assert conversion_report(m, "qonnx") == [("dq", "non-zero zero point on float8e4m3fn: FloatQuant has none.")]
+    m.graph.initializer[2].CopyFrom(numpy_helper.from_array(np.array(0, np.float32).astype(ml_dtypes.float8_e4m3fn), "z"))
+    qx = qdq_to_qonnx(m)
+    assert op_counts(qx) == {"FloatQuant": 1}
+    np.testing.assert_array_equal(qonnx_run(qx, {})["y"], run(m, {})["y"])

@@ -147,6 +147,10 @@ class _ToQonnx:
         if hint and get_qtype(hint).storage == qt.storage and get_qtype(hint).onnx_type == qt.onnx_type:
             qt = get_qtype(hint)
         zp = consts[n.input[2]] if len(n.input) > 2 and n.input[2] else np.zeros(scale.shape, qt.storage)
+        if (qt.is_float or qt.name == "bipolar") and np.any(np.asarray(zp, np.float32) != 0):
+            plan.reasons.append((n.name, f"non-zero zero point on {qt.name}: "
+                                 f"{'FloatQuant' if qt.is_float else 'BipolarQuant'} has none."))
+            return
         axis = a.get("axis", 1) if scale.ndim else None
         qp = QParams(scale, np.asarray(zp), qt.name, axis, a.get("block_size") or None)
         if x in consts:
@@ -237,7 +241,7 @@ def _raise_or_log(reasons: list[tuple[str, str]], partial: bool, target: str) ->
     lines = "; ".join(f"{node}: {why}" for node, why in reasons[:5])
     if not partial:
         more = f" (+{len(reasons) - 5} more)" if len(reasons) > 5 else ""
-        raise ExportError(f"{len(reasons)} node(s) cannot be converted to {target}: {lines}{more}.",
+        raise ExportError(f"{len(reasons)} node(s) cannot be converted to {target}: {lines}{more}",
                           hint="See `workbench-cli convert --to " + target + "` for the full report, or "
                                "convert partially (partial=True / --partial) to leave them unchanged.")
     log.warning("left %d node(s) unconverted: %s", len(reasons), lines)
