@@ -6,6 +6,8 @@ each output array to its observer (:func:`workbench.core.observers.make_observer
 kept across batches, so memory does not grow with the number of samples. While the observers
 digest batch k, onnxruntime already runs batch k+1 on a helper thread (onnxruntime releases the
 GIL during ``run``); cancelling stops a run in progress through ``RunOptions.terminate``.
+The session has the graph optimisations of plain inference (so observed values are those of the
+deployed float model) with onnxruntime's thread spinning off (see ``instrument.SPIN``).
 
 Non-finite values are counted by the observers and left out of the ranges (nan-aware ranges);
 the result lists them as ``(tensor, sample, count)`` and logs a warning, so a scale is never
