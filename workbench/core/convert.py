@@ -63,7 +63,7 @@ class _Plan:
     opset: int = 0
 
 
-def _elem_type(graph: onnx.GraphProto, consts: dict[str, np.ndarray]) -> dict[str, int]:
+def _elem_type(graph: onnx.GraphProto) -> dict[str, int]:
     out = {}
     for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
         if vi.type.HasField("tensor_type"):
@@ -100,7 +100,7 @@ class _ToQonnx:
     def analyse(self, graph: onnx.GraphProto, consts: dict[str, np.ndarray]) -> _Plan:
         plan = _Plan()
         consts = constants(graph, consts)
-        types = _elem_type(graph, consts)
+        types = _elem_type(graph)
         producer = {o: n for n in graph.node for o in n.output}
         consumers: dict[str, list[onnx.NodeProto]] = {}
         for n in graph.node:
