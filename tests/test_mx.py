@@ -192,3 +192,26 @@ def test_error_analysis_runs_mx_models_in_onnxruntime(corpus):
         logits = make_session(res.proto, optimize=False).run(["logits"], {"input": ev["input"]})[0]
         np.testing.assert_allclose(logits, ref[1], rtol=1e-5, atol=1e-5)  # onnxruntime's own Gemm
         print(f"\ndigits_mlp {dtype}: accuracy {float((logits.argmax(1) == ev['gt_label']).mean()):.4f} (onnxruntime)")
+
+
+def test_observer_path_and_plan_issues():
+    from workbench.core.observers import make_observer
+
+    w = np.random.RandomState(4).randn(16, 96).astype(np.float32)
+    obs = make_observer(QuantSpec(dtype="mxfp8e5m2", granularity="per_block", block_size=32), axis=1)
+    obs.update(w)
+    qp, want = obs.qparams(), mx_qparams(w, "mxfp8e5m2", axis=1)
+    assert (qp.qtype, qp.axis, qp.block_size) == ("mxfp8e5m2", 1, 32)
+    np.testing.assert_array_equal(qp.scale, want.scale)
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 96])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16])],
+                          [numpy_helper.from_array(w.T.copy(), "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    mx16 = PartialSpec(dtype="mxint8", block_size=16)
+    plan = build_plan(prepare_proto(m), Recipe(preset="w4-block", rules=[Rule(op_type="MatMul", weight=mx16)]))
+    assert [i.severity for i in plan.issues if "OCP MX" in i.message] == ["warning"]
+    act = PartialSpec(dtype="mxfp4", granularity="per_block", block_size=32)
+    plan = build_plan(prepare_proto(m), Recipe(preset="s8s8", rules=[Rule(op_type="MatMul", activation=act)]))
+    assert plan.activations == {} and any("run time" in i.message for i in plan.issues)

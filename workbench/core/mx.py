@@ -178,3 +178,26 @@ def e8m0_bits(scale: np.ndarray) -> np.ndarray:
         raise RecipeError("An MX scale is not a power of two in the E8M0 range 2^-127 .. 2^127.",
                           hint="Derive MX scales with workbench.core.mx.mx_qparams.")
     return (exp + 127).astype(np.uint8)
+
+
+def plan_issues(units) -> list:
+    """Plan issues for MX specs (``units``: the plan's NodeUnits): non-32 block sizes and activations.
+
+    MX activations would need their shared exponent computed at run time, which a static QDQ graph
+    cannot express, so the plan leaves them float (the per_block activation rule) and says why here.
+    """
+    from workbench.core.plan import PlanIssue
+
+    out = []
+    for u in units.values():
+        if u.excluded:
+            continue
+        act = u.config.activation
+        if act is not None and is_mx(act.dtype):
+            out.append(PlanIssue(u.node, "info", f"activation dtype {act.dtype}: MX activations need a shared "
+                                 "exponent computed at run time, which static QDQ cannot express; left in float."))
+        for q in u.quant_inputs:
+            if q.role == "weight" and is_mx(q.spec.dtype) and q.spec.block_size != BLOCK_SIZE:
+                out.append(PlanIssue(u.node, "warning", f"{q.spec.dtype} with block_size {q.spec.block_size}: "
+                                     f"valid ONNX, but OCP MX v1.0 blocks have {BLOCK_SIZE} elements."))
+    return out

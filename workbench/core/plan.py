@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from workbench.core import stats_guard
+from workbench.core import mx, stats_guard
 from workbench.core import units as U
 from workbench.core.errors import RecipeError
 from workbench.core.graph_index import GraphIndex, attrs_of, elem_types, subgraphs
@@ -113,6 +113,7 @@ def build_plan(model, recipe: Recipe) -> QuantPlan:
     builder = _Builder(model.proto, recipe, preset.mode)
     builder.run()
     _report_qonnx_only(builder, recipe)
+    builder.issues += mx.plan_issues(builder.units)
     _warn_saturation(builder.units, builder.issues, preset.mode)
     min_opset = max(preset.min_opset, builder.min_opset())
     return QuantPlan(builder.units, builder.activations, builder.aliases, builder.issues,
