@@ -79,7 +79,7 @@ def check_runs_in_onnxruntime(path, model_path, calib) -> None:
         assert cos > 0.9, cos
 
 
-def flow(qtbot, window, open_file, corpus, tmp_path, name) -> None:
+def flow(qtbot, window, open_file, corpus, tmp_path, name, *, extras: bool = True) -> None:
     rel_model, rel_calib, samples = MODELS[name]
     model_path, calib = corpus / rel_model, corpus / rel_calib
     win = window
@@ -126,10 +126,14 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name) -> None:
     with qtbot.waitSignal(win.canvas.selectionChangedNames, timeout=5000):
         click_bar(qtbot, win, 0)
     assert win.canvas.selected_nodes() == [worst]
-    with qtbot.waitSignal(win.runs.histogramReady, timeout=60_000) as hist:
-        pass
-    assert hist.args[0]["counts"] and sum(hist.args[0]["counts"]) == hist.args[0]["values"]
-    assert "clip [" in win.errors.hist_title.text()
+    if extras:  # histogram of the selected unit's output, with its clip range
+        with qtbot.waitSignal(win.runs.histogramReady, timeout=60_000) as hist:
+            pass
+        assert hist.args[0]["tensor"] == win.errors.rows[0].tensor
+        assert hist.args[0]["counts"] and sum(hist.args[0]["counts"]) == hist.args[0]["values"]
+        assert "clip [" in win.errors.hist_title.text()
+    else:
+        win.runs.shutdown()  # the histogram job started by the selection is not needed
 
     # export, run it
     out = tmp_path / "gui.onnx"
@@ -139,6 +143,12 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name) -> None:
     q_convs = [n for n in exported.graph.node if n.op_type == "QuantizeLinear"]
     assert q_convs
     check_runs_in_onnxruntime(out, model_path, calib)
+    if extras:  # QONNX export of the same result
+        qonnx_out = tmp_path / "gui.qonnx.onnx"
+        status, res = run_job(qtbot, win, lambda: win.export_to(qonnx_out, "qonnx"))
+        assert status == "succeeded", res
+        domains = {n.domain for n in onnx.load(str(qonnx_out)).graph.node}
+        assert "qonnx.custom_op.general" in domains
 
     # save, replay headless: same bytes; bars = every comparable unit
     proj = win.save_project_to(tmp_path / "job.wbproj")
@@ -148,8 +158,8 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name) -> None:
     expected_units = unit_outputs(result.plan, result.tensor_map)
     assert len(values) == len(expected_units)
     assert {r.node for r in rows} == {v[0] for v in expected_units.values()}
-    int16_units = [r for r in rows if r.node in convs]
-    assert int16_units  # the Conv units were measured
+    conv_units = [result.plan.units[n] for n in convs if n in result.plan.units]
+    assert conv_units and {u.config.activation.dtype for u in conv_units} == {"int16"}
 
     # reopen in a new window: same recipe, results and exported bytes
     from workbench.qt.app_window import MainWindow
@@ -179,7 +189,7 @@ def test_flow_digits_cnn(qtbot, window, open_file, corpus, tmp_path):
 @needs_calibrate
 @pytest.mark.slow
 def test_flow_nudenet(qtbot, window, open_file, corpus, tmp_path):
-    flow(qtbot, window, open_file, corpus, tmp_path, "nudenet_320n")
+    flow(qtbot, window, open_file, corpus, tmp_path, "nudenet_320n", extras=False)
 
 
 def test_recipe_edits_undo_redo_without_calibration(qtbot, window, open_file, corpus):
@@ -221,6 +231,7 @@ def test_invalid_combination_shown_in_red_not_raised(qtbot, window, open_file, c
     assert win.doc.recipe.overrides[convs[0]].activation.granularity.value == "per_block"
     text = win.inspector.problems.text()
     assert "block_size" in text and "c62828" in win.inspector.problems.styleSheet()
+    assert win.doc.issue_badges() == {n: "!" for n in convs}  # shown on the nodes too
     win.act_undo.trigger()
     assert win.inspector.problems.text() == ""
 
@@ -234,3 +245,46 @@ def test_select_all_of_type_and_colour_modes(qtbot, window, open_file, corpus):
     win.color_mode.setCurrentText("dtype")
     assert win.canvas.color_mode() == "dtype"
     assert "Conv" in win.status_label.text()
+
+
+def test_drop_onnx_file_opens_it(qtbot, window, corpus):
+    from PySide6.QtCore import QMimeData, QPoint, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(corpus / "digits_cnn/model_opset17.onnx"))])
+    event = QDropEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    with qtbot.waitSignals([window.modelOpened, window.canvas.layoutReady], timeout=60_000):
+        window.dropEvent(event)
+    assert window.doc.model_path.name == "model_opset17.onnx"
+    mime.setUrls([QUrl.fromLocalFile("/tmp/notes.txt")])
+    assert window.dropEvent(QDropEvent(QPoint(1, 1), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                                       Qt.KeyboardModifier.NoModifier)) is None
+
+
+def test_main_without_argument_opens_the_bundled_example(qtbot, monkeypatch):
+    import sys
+
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.qt import main as main_mod
+    from workbench.qt.app_window import MainWindow
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    seen: dict = {}
+
+    def fake_exec(_app) -> int:
+        win = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)][-1]
+        qtbot.waitUntil(lambda: win.doc.model is not None, timeout=30_000)
+        seen["model"], seen["data"] = win.doc.model_path.name, dict(win.doc.data or {})
+        seen["about"] = __import__("workbench.qt.app_window", fromlist=["about_text"]).about_text()
+        win.close()
+        win.deleteLater()
+        return 0
+
+    monkeypatch.setattr(QApplication, "exec", fake_exec)
+    assert main_mod.main([]) == 0
+    assert seen["model"] == "digits_cnn.onnx"
+    assert seen["data"]["path"].endswith("digits_cnn_calib.npz")
+    assert "onnxruntime" in seen["about"] and "Qt 6." in seen["about"]

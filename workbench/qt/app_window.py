@@ -113,6 +113,8 @@ class MainWindow(QMainWindow):
         self.act_save_as = self._action("Save Project &As...", self.save_project_as, K.SaveAs)
         self.act_export = self._action("&Export QDQ...", self.export_dialog, "Ctrl+E",
                                        "Write the quantized model (QDQ ONNX)")
+        self.act_export_qonnx = self._action("Export &QONNX...", lambda: self.export_dialog("qonnx"), None,
+                                             "Write the quantized model as QONNX (Quant / FloatQuant nodes)")
         self.act_quit = self._action("&Quit", self.close, K.Quit)
         self.act_undo = self.doc.undo_stack.createUndoAction(self, "&Undo")
         self.act_undo.setShortcuts([QKeySequence("Ctrl+Z")])
@@ -139,7 +141,7 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         file_menu.addSeparator()
-        for act in (self.act_save, self.act_save_as, self.act_export):
+        for act in (self.act_save, self.act_save_as, self.act_export, self.act_export_qonnx):
             file_menu.addAction(act)
         file_menu.addSeparator()
         file_menu.addAction(self.act_quit)
@@ -330,16 +332,17 @@ class MainWindow(QMainWindow):
         return path
 
     @guarded
-    def export_dialog(self) -> None:
+    def export_dialog(self, fmt: str = "qdq") -> None:
         self._need_model()
-        start = str(self.doc.model_path.with_name(self.doc.model_path.stem + ".qdq.onnx"))
-        path, _ = QFileDialog.getSaveFileName(self, "Export quantized model (QDQ)", start, "ONNX (*.onnx)")
+        start = str(self.doc.model_path.with_name(f"{self.doc.model_path.stem}.{fmt}.onnx"))
+        title = "Export quantized model (QONNX)" if fmt == "qonnx" else "Export quantized model (QDQ)"
+        path, _ = QFileDialog.getSaveFileName(self, title, start, "ONNX (*.onnx)")
         if path:
-            self.export_to(path)
+            self.export_to(path, fmt)
 
-    def export_to(self, path: str | Path):
+    def export_to(self, path: str | Path, fmt: str = "qdq"):
         """Start the export job (quantize with the cached calibration, write ``path`` atomically)."""
-        return self.runs.export(path, "qdq")
+        return self.runs.export(path, fmt)
 
     def _need_model(self) -> None:
         if self.doc.model is None:
@@ -495,7 +498,8 @@ class MainWindow(QMainWindow):
     def _update_actions(self, *_args) -> None:
         has_model = self.doc.model is not None
         busy = self.runs.busy
-        for act in (self.act_save, self.act_save_as, self.act_export, self.act_calibrate, self.act_analyze):
+        for act in (self.act_save, self.act_save_as, self.act_export, self.act_export_qonnx, self.act_calibrate,
+                    self.act_analyze):
             act.setEnabled(has_model and not busy)
         self.act_cancel.setEnabled(busy)
 

@@ -148,8 +148,11 @@ class Document(QObject):
         return out
 
     def issue_badges(self) -> dict[str, str]:
+        """Node -> badge: "!" for errors (and nodes whose settings are invalid), "?" for warnings."""
         if self.plan is None:
-            return {}
+            if self.plan_error is None:
+                return {}
+            return {n: "!" for n in self._op_types if isinstance(self.resolve(n), str)}
         badges: dict[str, str] = {}
         for issue in self.plan.issues:
             if issue.node and issue.severity in ("error", "warning"):

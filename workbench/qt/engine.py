@@ -104,7 +104,8 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     model = api.open_model(payload["model_path"])
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(api, model, recipe, payload, progress, cancel)
-    out = api.export(result, payload["path"], format=payload.get("format", "qdq"))
+    fmt = payload.get("format", "qdq")
+    out = api.export(result, payload["path"], format=fmt, **({"model": model} if fmt == "qonnx" else {}))
     return {"path": str(out), "calibration": calib.to_json() if calib is not None else None,
             "issues": [_issue_text(i) for i in result.issues]}
 

@@ -154,8 +154,8 @@ class ErrorView(QWidget):
             for v in rng:
                 self.hist_plot.addItem(pg.InfiniteLine(pos=v, angle=90, pen=pg.mkPen("#c62828", width=2)))
             levels = grid_levels(qp, float(edges[0]), float(edges[-1]))
-            if levels.size:
-                top = float(counts.max())
+            if levels.size:  # short ticks along the axis, so the histogram stays readable
+                top = 0.06 * float(counts.max())
                 xs = np.repeat(levels, 2)
                 ys = np.tile([0.0, top], levels.size)
                 self.hist_plot.plot(xs, ys, connect="pairs", pen=pg.mkPen((120, 120, 120, 90)))
