@@ -204,10 +204,27 @@ def quantize(x: np.ndarray, qp: QParams) -> np.ndarray:
     qt = qp.qt
     x = np.asarray(x, dtype=np.float32)
     scale = expand_param(qp.scale.astype(np.float32), x.shape, qp.axis, qp.block_size)
+    zp = None if qt.is_float else expand_param(qp.zero_point.astype(np.float32), x.shape, qp.axis, qp.block_size)
+    if x.ndim == 0 or x.size <= _CHUNK or x.shape[0] < 2:
+        return _quantize(x, scale, zp, qt)
+    # elementwise, so row blocks give identical bits; temporaries stay ~_CHUNK elements, not 4x x
+    out = np.empty(x.shape, qt.storage)
+    scale = np.broadcast_to(scale, x.shape)
+    zp = None if zp is None else np.broadcast_to(zp, x.shape)
+    rows = max(1, _CHUNK // max(1, x.size // x.shape[0]))
+    for i in range(0, x.shape[0], rows):
+        out[i:i + rows] = _quantize(x[i:i + rows], scale[i:i + rows], None if zp is None else zp[i:i + rows], qt)
+    return out
+
+
+#: Elements quantized per block by :func:`quantize` (bounds its float temporaries to ~64 MiB).
+_CHUNK = 1 << 22
+
+
+def _quantize(x: np.ndarray, scale: np.ndarray, zp: np.ndarray | None, qt) -> np.ndarray:
     y = x / scale
     if qt.is_float:
         return np.clip(y, qt.qmin, qt.qmax).astype(qt.storage)
-    zp = expand_param(qp.zero_point.astype(np.float32), x.shape, qp.axis, qp.block_size)
     q = np.asarray(np.rint(y) + zp, dtype=np.float32)
     np.clip(q, qt.qmin, qt.qmax, out=q)
     np.nan_to_num(q, copy=False, nan=qt.qmin)

@@ -76,7 +76,7 @@ def quantized_initializer(name: str, q: np.ndarray, qt: QType) -> TensorProto:
             nib = np.concatenate([nib, np.zeros(1, np.uint8)])
         t.raw_data = (nib[0::2] | (nib[1::2] << 4)).astype(np.uint8).tobytes()
     else:
-        t.raw_data = np.ascontiguousarray(q.astype(qt.storage)).astype(qt.storage.newbyteorder("<")).tobytes()
+        t.raw_data = np.ascontiguousarray(q, dtype=qt.storage.newbyteorder("<")).tobytes()  # one copy at most
     return t
 
 

@@ -31,6 +31,7 @@ from workbench.core.mx import is_mx
 from workbench.core.numerics import QParams, quantize
 from workbench.core.ort_guards import guard
 from workbench.core.plan import NodeUnit, PlanIssue, QuantPlan, UnitInput
+from workbench.core.tensor_bytes import lean_copy, model_tensor_bytes, restore_held
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +98,8 @@ class QdqWriter:
     """Rewrites a copy of the model; subclasses change how a unit is emitted."""
 
     def __init__(self, model, plan: QuantPlan, act_qparams: dict[str, QParams]):
-        proto = onnx.ModelProto()
-        proto.CopyFrom(model.proto)
+        # large float weights are not copied: read from model.proto, put back only if still used
+        proto, self._held = lean_copy(model.proto)
         self.issues: list[PlanIssue] = []
         self.max_opset = 10**6
         try:
@@ -114,6 +115,7 @@ class QdqWriter:
         self.plan = plan
         self.alloc = NameAllocator(all_names(self.proto))
         self.consts = {i.name: i for g in iter_graphs(self.proto.graph) for i in g.initializer}
+        self.consts.update((n, t) for n, t in self._held.items() if n not in self.consts)
         self._skipped = self._units_beyond_opset()
         self.tensor_map: dict[str, str] = {}
         self.pairs: dict[str, _Pair] = {}
@@ -148,6 +150,7 @@ class QdqWriter:
         self._make_pairs()
         self._rewrite(self.proto.graph, main=True)
         self.proto.graph.initializer.extend(self.new_inits)
+        restore_held(self.proto, self._held)
         C.drop_unused_initializers(self.proto)
         C.stamp_metadata(self.proto, self.plan)
         self._check()
@@ -155,7 +158,7 @@ class QdqWriter:
         return QdqResult(self.proto, self.tensor_map, self.issues)
 
     def _check(self) -> None:
-        if sum(len(i.raw_data) for i in self.proto.graph.initializer) > 2**31 - 2**24:
+        if model_tensor_bytes(self.proto) > 2**31 - 2**24:
             return  # onnx.checker cannot serialise > 2 GiB in memory; save_model checks the file
         try:
             onnx.checker.check_model(self.proto)
@@ -328,7 +331,7 @@ class QdqWriter:
             return C.weight_qparams(w, spec)
 
     def const(self, name: str) -> np.ndarray:
-        return numpy_helper.to_array(self.consts[name]).astype(np.float32)
+        return numpy_helper.to_array(self.consts[name]).astype(np.float32, copy=False)
 
     def _dq_const(self, node, ui: UnitInput, x: np.ndarray, qp: QParams) -> onnx.NodeProto:
         qname, sname, zname = self._int_init(ui.tensor, x, qp)

@@ -34,6 +34,7 @@ import onnx
 
 from workbench.core.atomic import _explain
 from workbench.core.errors import ExportError
+from workbench.core.tensor_bytes import model_tensor_bytes
 
 log = logging.getLogger(__name__)
 
@@ -42,24 +43,9 @@ EXTERNAL_THRESHOLD = 2**31 - 2**26
 
 
 def tensor_bytes(proto: onnx.ModelProto) -> int:
-    """Bytes held in initializers (raw and typed fields; approximate for typed fields)."""
-    total = 0
-    for g in _graphs(proto.graph):
-        for t in g.initializer:
-            total += len(t.raw_data) + 4 * (len(t.float_data) + len(t.int32_data)) + 8 * (
-                len(t.int64_data) + len(t.double_data) + len(t.uint64_data))
-    return total
-
-
-def _graphs(graph: onnx.GraphProto):
-    yield graph
-    for node in graph.node:
-        for a in node.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _graphs(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sub in a.graphs:
-                    yield from _graphs(sub)
+    """Bytes held in initializers of every graph, from dims and types (reading ``raw_data``
+    would copy each tensor; see :mod:`workbench.core.tensor_bytes`)."""
+    return model_tensor_bytes(proto)
 
 
 def _leftover_prefix(path: Path) -> str:

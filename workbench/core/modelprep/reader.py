@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError
 from onnx import external_data_helper as edh
 
 from workbench.core.errors import ModelError
-from workbench.core.modelprep.tensor_check import check_tensors
+from workbench.core.modelprep.tensor_check import check_loaded, check_tensors
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:
@@ -76,8 +76,9 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
         raise ModelError(f"{path}: not an ONNX model or truncated ({', '.join(missing)} missing).",
                          hint=_REEXPORT)
     check_text_fields(proto, path)
+    unsized = check_tensors(proto, path)
     external = load_external_data(proto, path)
-    check_tensors(proto, path)
+    check_loaded(unsized, path)
     return proto, hashlib.sha256(data).hexdigest(), external
 
 
@@ -210,6 +211,7 @@ def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
             del t.external_data[:]
             t.data_location = onnx.TensorProto.DEFAULT
             t.raw_data = data
+            del data  # free this tensor's bytes before the next one is read (multi-GiB models)
     except OSError as exc:
         raise ModelError(f"{model_path}: cannot read external data ({one_line(exc)}).",
                          hint="Copy the .data file saved with this model next to it.") from None

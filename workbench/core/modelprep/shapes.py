@@ -8,6 +8,7 @@ import onnx
 from onnx import helper
 
 from workbench.core.modelprep.graphs import iter_graphs
+from workbench.core.tensor_bytes import tensor_nbytes
 
 
 def infer_shapes(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
@@ -58,7 +59,7 @@ def skeleton(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.TensorP
     listed = {vi.name for vi in src.input}
     stripped = []
     for t in src.initializer:
-        if t.ByteSize() > _SKELETON_BYTES and t.name not in listed:
+        if tensor_nbytes(t) > _SKELETON_BYTES and t.name not in listed:
             g.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
             stripped.append(t)
         else:

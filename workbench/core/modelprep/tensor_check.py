@@ -47,10 +47,12 @@ def _raw_bytes(t: TensorProto, count: int) -> int | None:
     return count * np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
 
 
-def check_tensors(proto: onnx.ModelProto, path: Path | str) -> None:
+def check_tensors(proto: onnx.ModelProto, path: Path | str, *, loaded: bool = False) -> list[TensorProto]:
     """Raise ModelError when a stored tensor's data type, dims or data size is inconsistent.
 
-    External tensors must already be loaded (see ``load_external_data``).
+    Called before the external data is loaded: external tensors are checked through their
+    declared ``length`` (no data is read); those without a ``length`` are returned so they can
+    be checked again with ``loaded=True`` once their bytes are in memory.
 
     Raises
     ------
@@ -58,6 +60,7 @@ def check_tensors(proto: onnx.ModelProto, path: Path | str) -> None:
         Names the file and the tensor: unknown data type, a negative dim, or data whose size
         does not match ``prod(dims)`` elements of the declared type.
     """
+    later = []
     for t in _tensors(proto.graph):
         where = f"{path}: tensor '{t.name}'"
         try:
@@ -66,12 +69,18 @@ def check_tensors(proto: onnx.ModelProto, path: Path | str) -> None:
             raise ModelError(f"{where} has an unknown data type ({t.data_type}).", hint=_HINT) from None
         if any(d < 0 for d in t.dims):
             raise ModelError(f"{where} has a negative dimension {list(t.dims)}.", hint=_HINT)
-        count = math.prod(t.dims)
-        if t.data_location == TensorProto.EXTERNAL:
+        want = _raw_bytes(t, math.prod(t.dims))
+        if t.data_location == TensorProto.EXTERNAL and not loaded:
+            length = {e.key: e.value for e in t.external_data}.get("length")
+            if length is None:
+                later.append(t)
+            elif want is not None and length.isdigit() and int(length) != want:
+                raise ModelError(f"{where} declares {list(t.dims)} elements of "
+                                 f"{TensorProto.DataType.Name(t.data_type)} ({want} bytes) but its external "
+                                 f"data entry has length {length}.", hint=_HINT)
             continue
         if t.HasField("raw_data"):
-            want = _raw_bytes(t, count)
-            have = len(t.raw_data)
+            have = len(t.raw_data)  # a copy with upb, but only of tensors stored inside the .onnx file
             if want is not None and have != want:
                 raise ModelError(f"{where} declares {list(t.dims)} elements of {TensorProto.DataType.Name(t.data_type)} "
                                  f"({want} bytes) but stores {have} bytes.", hint=_HINT)
@@ -82,3 +91,12 @@ def check_tensors(proto: onnx.ModelProto, path: Path | str) -> None:
             raise ModelError(f"{where}: its data does not match dims {list(t.dims)} and type "
                              f"{TensorProto.DataType.Name(t.data_type)} ({exc.__class__.__name__}).",
                              hint=_HINT) from None
+    return later
+
+
+def check_loaded(tensors: list[TensorProto], path: Path | str) -> None:
+    """Second pass of :func:`check_tensors` for external tensors that declared no length."""
+    if tensors:
+        holder = onnx.GraphProto()
+        holder.initializer.extend(tensors)
+        check_tensors(onnx.ModelProto(graph=holder), path, loaded=True)
