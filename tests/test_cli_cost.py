@@ -38,3 +38,5 @@ def test_cost_digits_cnn_text_and_json(corpus, capsys, tmp_path):
     assert t["macs"] == 601_600
     assert t["bops"] == CONV_MACS * 32 * 32 + GEMM_MACS * 4 * 32
     assert t["memory_bits"] == (WEIGHTS - 2560) * 32 + 2560 * 4 + BIASES * 32
+    assert main(["cost", model, "--recipe", str(recipe)]) == 0
+    assert "+80 B" in capsys.readouterr().out  # 10 x 256 MXFP4 weights: 80 blocks of 32, one E8M0 byte each

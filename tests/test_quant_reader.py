@@ -166,3 +166,22 @@ def test_reads_blocked_mx_and_int4_dq():
     assert p.zero_point is None
     text = format_report(inspect_model(prepare_proto(proto)))
     assert "dq4: weight w4: int4 per_block, axis 1, block_size 4; scale [0.5, 0.25, 1, 2]" in text
+
+
+def test_reads_qonnx_quant_nodes():
+    d = "qonnx.custom_op.general"
+    w = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array([0.1, 0.2, 0.3], np.float32).reshape(3, 1), "s"),
+             numpy_helper.from_array(np.zeros((3, 1), np.float32), "z"), numpy_helper.from_array(np.float32(3), "b"),
+             numpy_helper.from_array(np.float32(0.05), "sa")]
+    nodes = [helper.make_node("Quant", ["w", "s", "z", "b"], ["wq"], domain=d, signed=1, narrow=0, name="qw"),
+             helper.make_node("BipolarQuant", ["x", "sa"], ["xq"], domain=d, name="qx"),
+             helper.make_node("MatMul", ["xq", "wq"], ["y"], name="mm")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])], inits)
+    proto = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(d, 1)])
+    by = {p.tensor: p for p in read_quant_params(proto)}
+    assert (by["w"].dtype, by["w"].role, by["w"].kind, by["w"].axis) == ("int3", "weight", "QONNX", 0)
+    np.testing.assert_array_equal(by["w"].scale, numpy_helper.to_array(inits[1]))
+    np.testing.assert_array_equal(by["w"].zero_point, np.zeros((3, 1), np.float32))
+    assert (by["x"].dtype, by["x"].role, float(by["x"].scale)) == ("bipolar", "activation", np.float32(0.05))

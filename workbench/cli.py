@@ -213,6 +213,12 @@ def cmd_cost(args) -> int:
           f"{rep.memory_float_bits / 8e6:.3f} MB -> {rep.memory_bits / 8e6:.3f} MB (batch {args.batch})")
     for note in rep.notes:
         print(f"note: {note}")
+    mx_rows = [r for r in rep.rows if r.node in plan.units and not plan.units[r.node].excluded
+               and plan.units[r.node].config.weight is not None
+               and plan.units[r.node].config.weight.dtype.startswith("mx")]
+    if mx_rows:  # OCP MX: one E8M0 byte per block of 32 weights, not in the columns above
+        print(f"note: MX weights also store one E8M0 scale byte per 32 elements "
+              f"(about +{sum(-(-r.weight_params // 32) for r in mx_rows):,} B)")
     return 0
 
 

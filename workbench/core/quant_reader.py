@@ -330,7 +330,9 @@ class _Reader:
             dtype = q.kind
         role = "weight" if q.x in self.c.protos else "activation"
         scale = None if q.scale is None else np.asarray(q.scale, np.float32)
-        self.add(QuantTensor(q.x, node.name, node.op_type, role, "QONNX", dtype, scale, q.zero_point,
+        big = [i for i, d in enumerate(scale.shape) if d > 1] if scale is not None else []
+        axis = big[0] if len(big) == 1 else None  # QONNX broadcasts: a (C, 1, ...) scale is per channel
+        self.add(QuantTensor(q.x, node.name, node.op_type, role, "QONNX", dtype, scale, q.zero_point, axis,
                              scale_name=_input(node, 1), zero_point_name=_input(node, 2) if q.kind == "int" else "",
                              note="" if scale is not None else "scale is not a constant"))
 

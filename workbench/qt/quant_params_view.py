@@ -42,16 +42,16 @@ class QuantParamsBox(QGroupBox):
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setStyleSheet("font-family: monospace;")
         lay.addWidget(self.label)
-        self._model_id: int | None = None
+        self._model = None
         self._by_node: dict[str, list[QuantTensor]] = {}
         self.setVisible(False)
 
     def show_nodes(self, model, nodes: list[str]) -> None:
         """Show the recovered parameters of ``nodes`` of ``model`` (a PreparedModel or None)."""
         if model is None or not getattr(model, "quantized", None):
-            self._model_id, self._by_node = None, {}
-        elif id(model) != self._model_id:
-            self._model_id = id(model)
+            self._model, self._by_node = None, {}
+        elif model is not self._model:
+            self._model = model
             self._by_node = params_by_node(read_quant_params(model.proto))
         text = quant_params_text(self._by_node, nodes)
         self.label.setText(text)
