@@ -19,7 +19,7 @@ from typing import Any
 
 import onnx
 
-from workbench.core.errors import RecipeError, WorkbenchError
+from workbench.core.errors import ModelError, RecipeError, WorkbenchError
 from workbench.core.model import PreparedModel, load_model
 from workbench.core.numerics import QParams
 from workbench.core.presets import cpu_needs_reduce_range, get_preset
@@ -156,6 +156,7 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
 
     ensure_float_model(model)
     the_plan = plan(model, recipe)
+    _refuse_float16_only(model, the_plan)
     qparams: dict[str, QParams] = {}
     calib = None
     if the_plan.mode == "static" and the_plan.activations:
@@ -182,6 +183,19 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
     issues = list(getattr(the_plan, "issues", [])) + guard_issues + list(getattr(res, "issues", []))
     return QuantizeResult(res.proto, the_plan, calib, qparams, dict(getattr(res, "tensor_map", {})),
                           issues, recipe)
+
+
+def _refuse_float16_only(model: PreparedModel, the_plan) -> None:
+    """Stop when nothing can be quantized because the model computes in float16 (case 17): a
+    "quantized" model identical to the input would only look like success."""
+    if any(not u.excluded for u in the_plan.units.values()):
+        return
+    fp16 = sorted({i.node for i in the_plan.issues if "16-bit float" in i.message})
+    if fp16:
+        raise ModelError(f"{model.name}: nothing can be quantized because the model computes in 16-bit float "
+                         f"(nodes {', '.join(fp16[:5])}{' ...' if len(fp16) > 5 else ''}).",
+                         hint="Convert the model to fp32 first (e.g. onnxconverter-common's float16 -> float32 "
+                              "conversion, or re-export in fp32), then quantize the fp32 model.")
 
 
 def _guard_sentinels(model, recipe, the_plan, calib, qparams, data, samples, progress, cancel):
