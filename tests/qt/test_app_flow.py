@@ -23,9 +23,11 @@ from workbench.core.analysis import unit_outputs
 HAS_CALIBRATE = importlib.util.find_spec("workbench.core.calibrate") is not None
 needs_calibrate = pytest.mark.skipif(not HAS_CALIBRATE, reason="workbench.core.calibrate has not landed")
 
+#: model, calibration data, calibration samples (None: all), analysis samples
 MODELS = {
-    "digits_cnn": ("digits_cnn/model_opset17.onnx", "digits_cnn/calib.npz", None),
-    "nudenet_320n": ("nudenet_320n/model.onnx", "nudenet_320n/calib.npz", 8),
+    "digits_cnn": ("digits_cnn/model_opset17.onnx", "digits_cnn/calib.npz", None, 32),
+    # the per-unit analysis runs an unoptimised QDQ graph: ~4 s a sample on 2 cores
+    "nudenet_320n": ("nudenet_320n/model.onnx", "nudenet_320n/calib.npz", 8, 2),
 }
 
 
@@ -80,13 +82,14 @@ def check_runs_in_onnxruntime(path, model_path, calib) -> None:
 
 
 def flow(qtbot, window, open_file, corpus, tmp_path, name, *, extras: bool = True) -> None:
-    rel_model, rel_calib, samples = MODELS[name]
+    rel_model, rel_calib, samples, analysis_samples = MODELS[name]
     model_path, calib = corpus / rel_model, corpus / rel_calib
     win = window
     open_file(win, model_path)
     assert win.doc.data == {"kind": "npz", "path": str(calib)}  # calib.npz beside the model is picked
     if samples:
         win.calibration.samples.setValue(samples)
+    win.calibration.analysis_samples.setValue(analysis_samples)
     convs = conv_nodes(model_path)
     assert convs
 
@@ -273,9 +276,12 @@ def test_main_without_argument_opens_the_bundled_example(qtbot, monkeypatch):
 
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)
     seen: dict = {}
+    created: list = []
+    original_show = MainWindow.show
+    monkeypatch.setattr(MainWindow, "show", lambda self: (created.append(self), original_show(self))[1])
 
     def fake_exec(_app) -> int:
-        win = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)][-1]
+        (win,) = created
         qtbot.waitUntil(lambda: win.doc.model is not None, timeout=30_000)
         seen["model"], seen["data"] = win.doc.model_path.name, dict(win.doc.data or {})
         seen["about"] = __import__("workbench.qt.app_window", fromlist=["about_text"]).about_text()

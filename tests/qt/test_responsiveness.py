@@ -53,7 +53,7 @@ def test_event_loop_stays_free_while_minilm_calibrates(qtbot, window, open_file,
     win = window
     open_file(win, corpus / "minilm_l6_v2" / "model.onnx", timeout=120_000)
     win.calibration.samples.setValue(32)
-    win.runs.analysis_samples = 4  # the per-unit analysis of this model costs ~2 s a sample on 2 cores
+    win.calibration.analysis_samples.setValue(4)  # analysis of this model costs ~2 s a sample on 2 cores
     assert win.doc.data["path"].endswith("calib.npz")
     progress: list = []
     win.runs.progress.connect(lambda d, t, m: progress.append((d, t, m, time.perf_counter())))

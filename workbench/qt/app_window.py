@@ -458,6 +458,7 @@ class MainWindow(QMainWindow):
     @guarded
     def _on_spec_changed(self) -> None:
         self.doc.set_data(self.calibration.data_spec(), self.calibration.sample_count())
+        self.runs.analysis_samples = self.calibration.analysis_samples.value()
 
     @guarded
     def _request_histogram(self) -> None:

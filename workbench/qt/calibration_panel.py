@@ -70,6 +70,12 @@ class CalibrationPanel(QWidget):
         self.samples.setSpecialValueText("all")
         self.samples.setValue(0)
         form.addRow("Samples", self.samples)
+        self.analysis_samples = QSpinBox()
+        self.analysis_samples.setRange(1, 100_000)
+        self.analysis_samples.setValue(32)
+        self.analysis_samples.setToolTip("Samples used to measure each node unit's error after calibration "
+                                         "(the float and the fake-quantized model both run on each)")
+        form.addRow("Analysis samples", self.analysis_samples)
         lay.addLayout(form)
         self.images = self._image_fields()
         lay.addWidget(self.images)
