@@ -124,6 +124,9 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name, *, extras: bool = Tru
     assert sum(math.isfinite(r.sqnr_db) for r in rows) > len(rows) // 2
     assert values == sorted(values)  # worst first
 
+    win.errors.color_button.click()  # colour the canvas by SQNR
+    assert win.canvas.color_mode() == "error" and win.color_mode.currentText() == "error"
+
     # clicking a bar selects that node on the canvas
     worst = win.errors.rows[0].node
     with qtbot.waitSignal(win.canvas.selectionChangedNames, timeout=5000):
@@ -261,6 +264,11 @@ def test_drop_onnx_file_opens_it(qtbot, window, corpus):
     with qtbot.waitSignals([window.modelOpened, window.canvas.layoutReady], timeout=60_000):
         window.dropEvent(event)
     assert window.doc.model_path.name == "model_opset17.onnx"
+    from workbench.qt import settings
+
+    assert settings.recent_files()[0] == str(corpus / "digits_cnn/model_opset17.onnx")
+    window._fill_recent()
+    assert window.recent_menu.actions()[0].text() == str(corpus / "digits_cnn/model_opset17.onnx")
     mime.setUrls([QUrl.fromLocalFile("/tmp/notes.txt")])
     assert window.dropEvent(QDropEvent(QPoint(1, 1), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                                        Qt.KeyboardModifier.NoModifier)) is None
