@@ -148,3 +148,25 @@ def test_netron_age_is_read_from_its_build_date():
     assert age is not None
     later = netron_build_age_days(dt.date.today() + dt.timedelta(days=10))
     assert later == age + 10
+
+
+def test_view_docked_in_the_main_window_stops_when_the_window_closes(qtbot):
+    """Closing the main window (not only the view) stops netron's server at once, before Qt or
+    Python get round to destroying the view."""
+    from PySide6.QtCore import Qt as _Qt
+    from PySide6.QtWidgets import QDockWidget
+
+    from workbench.qt.app_window import MainWindow
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    dock = QDockWidget("Netron", win)
+    view = NetronView(dock, use_webengine=False)
+    dock.setWidget(view)
+    win.addDockWidget(_Qt.DockWidgetArea.RightDockWidgetArea, dock)
+    win.show()
+    view.show_model(EXAMPLE)
+    port = view.server.address[1]
+    assert get(view.url())[0] == 200
+    win.close()
+    assert wait_stopped(port) and view.url() is None

@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import onnx
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -181,6 +181,7 @@ class NetronView(QWidget):
         super().__init__(parent)
         self.server = NetronServer()
         self.destroyed.connect(self.server.stop)
+        self._watched: QWidget | None = None  # top-level window whose Close stops the server
         self._status = QLabel("No model shown.")
         self._status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._browser_button = QPushButton("Open in browser")
@@ -243,3 +244,18 @@ class NetronView(QWidget):
     def closeEvent(self, event) -> None:
         self.stop()
         super().closeEvent(event)
+
+    def showEvent(self, event) -> None:
+        # Closing the main window does not close (or yet destroy) its docked children: watch it.
+        top = self.window()
+        if top is not self and top is not self._watched:
+            if self._watched is not None:
+                self._watched.removeEventFilter(self)
+            top.installEventFilter(self)
+            self._watched = top
+        super().showEvent(event)
+
+    def eventFilter(self, obj, event) -> bool:
+        if obj is self._watched and event.type() == QEvent.Type.Close:
+            self.stop()
+        return False
