@@ -9,6 +9,7 @@ this type". Drop an .onnx or .wbproj file on the window to open it.
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -34,7 +35,7 @@ from workbench.qt.calibration_panel import CalibrationPanel
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.dialogs import guarded, show_error
 from workbench.qt.document import Document
-from workbench.qt.error_view import ErrorView
+from workbench.qt.error_view import INF_SQNR_DB, ErrorView
 from workbench.qt.inspector import Inspector
 from workbench.qt.recipe_panel import RecipePanel
 from workbench.qt.runs import RunController
@@ -423,12 +424,22 @@ class MainWindow(QMainWindow):
 
     @guarded
     def color_by_sqnr(self) -> None:
-        errors = {r.node: r.sqnr_db for r in self.doc.errors}
+        errors = self._canvas_errors()
         if not errors:
             self.set_status("No SQNR yet: calibrate first (F5).")
             return
         self.canvas.set_node_values(errors=errors)
         self.color_mode.setCurrentText("error")
+
+    def _canvas_errors(self) -> dict[str, float]:
+        """Node -> SQNR for the canvas colours: finite values only (bit-exact +inf shown as 100 dB)."""
+        out = {}
+        for r in self.doc.errors:
+            if r.sqnr_db == math.inf:
+                out[r.node] = INF_SQNR_DB
+            elif math.isfinite(r.sqnr_db):
+                out[r.node] = r.sqnr_db
+        return out
 
     @guarded
     def _on_color_mode(self, mode: str) -> None:
@@ -453,7 +464,7 @@ class MainWindow(QMainWindow):
     @guarded
     def _color_errors(self) -> None:
         if self.doc.errors:
-            self.canvas.set_node_values(errors={r.node: r.sqnr_db for r in self.doc.errors})
+            self.canvas.set_node_values(errors=self._canvas_errors())
 
     @guarded
     def _on_spec_changed(self) -> None:
