@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import sys
 import threading
 import time
 import traceback
@@ -215,11 +214,6 @@ def child_main(job: str, payload: dict, out_conn, ctl_conn) -> None:
                        traceback.format_exc()))
     finally:
         out_conn.close()
-        # Leave at once: tearing down a process holding a large model costs seconds of CPU that
-        # would compete with the GUI, and there is nothing left to flush but stdio.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
 
 
 def finite_or_nan(value: Any) -> float:
