@@ -169,6 +169,8 @@ def test_external_save_interrupted_at_every_step_leaves_one_complete_version(tmp
             break
         step += 1
     assert step >= 4  # the external save has four renames and an unlink
+    api.export(results[0], target)  # a complete save leaves no hidden leftovers, even ones in use before
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".")], os.listdir(tmp_path)
 
 
 def test_project_save_killed_at_random_points_leaves_a_complete_version(tmp_path):

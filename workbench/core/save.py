@@ -160,5 +160,6 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
         raise _explain(path, exc) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    _remove_leftovers(path)  # hidden data a killed earlier save left in use is unreferenced now
     log.info("saved %s%s", path, f" (+ {path.name}.data)" if use_external else "")
     return path
