@@ -132,7 +132,8 @@ def calibrate(model: PreparedModel, the_plan, data: Any, *, samples: int | None 
 
 def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples: int | None = None,
              calibration=None, progress: ProgressFn | None = None,
-             cancel: CancelToken | None = None, guard: bool = True) -> QuantizeResult:
+             cancel: CancelToken | None = None, guard: bool = True,
+             bias_correction: bool = False) -> QuantizeResult:
     """Plan, calibrate (static recipes) and write the quantized model in memory.
 
     Parameters
@@ -180,6 +181,8 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
     else:
         guard_issues = []
     res = write_model(model, the_plan, qparams)
+    if bias_correction and the_plan.mode == "static" and data is not None:
+        res = _bias_corrected(model, the_plan, qparams, res, data, samples)
     issues = list(getattr(the_plan, "issues", [])) + guard_issues + list(getattr(res, "issues", []))
     return QuantizeResult(res.proto, the_plan, calib, qparams, dict(getattr(res, "tensor_map", {})),
                           issues, recipe)
@@ -196,6 +199,19 @@ def _refuse_float16_only(model: PreparedModel, the_plan) -> None:
                          f"(nodes {', '.join(fp16[:5])}{' ...' if len(fp16) > 5 else ''}).",
                          hint="Convert the model to fp32 first (e.g. onnxconverter-common's float16 -> float32 "
                               "conversion, or re-export in fp32), then quantize the fp32 model.")
+
+
+def _bias_corrected(model, the_plan, qparams, res, data, samples):
+    """Re-write ``the_plan`` from a copy of ``model`` whose Conv biases absorb the weight-rounding shift."""
+    from workbench.core.bias_correction import bias_shifts, corrected_proto
+    from workbench.core.model import prepare_proto
+    from workbench.core.qdq_writer import write_model
+
+    shifts = bias_shifts(model, the_plan, res.proto, _batches(model, data, samples))
+    if not shifts:
+        return res
+    fixed = prepare_proto(corrected_proto(model.proto, shifts), path=model.path, sha256=model.sha256)
+    return write_model(fixed, the_plan, qparams)
 
 
 def _guard_sentinels(model, recipe, the_plan, calib, qparams, data, samples, progress, cancel):

@@ -119,8 +119,11 @@ def promote(recipe: Recipe, nodes: list[str], promote_to: str) -> Recipe:
 def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | Score = "top1",
              max_drop: float | None = None, min_score: float | None = None, samples: int | None = None,
              eval_samples: int | None = None, promote_to: str = "float", allow_code: bool = False,
-             guard: bool = True, progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> AutotuneResult:
+             guard: bool = True, bias_correction: bool = False, progress: ProgressFn | None = None,
+             cancel: CancelToken | None = None) -> AutotuneResult:
     """Promote the most sensitive units until ``score >= min_score`` (or ``>= float - max_drop``).
+
+    ``bias_correction`` is passed to every :func:`workbench.core.api.quantize` run.
 
     Raises
     ------
@@ -139,14 +142,15 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
             raise RecipeError("autotune needs a target.", hint="Pass --max-drop X or --min-score Y.")
         min_score = m_float - max_drop
     progress(0, 0, "Calibrating")
-    base = api.quantize(model, recipe, data=data, samples=samples, cancel=cancel, guard=guard)
+    base = api.quantize(model, recipe, data=data, samples=samples, cancel=cancel, guard=guard,
+                        bias_correction=bias_correction)
 
     cached = {"calib": base.calibration}
 
     def measure(r: Recipe):
         # ranges already observed are reused; only tensors the edit newly exposes are calibrated
         res = api.quantize(model, r, data=data, samples=samples, calibration=cached["calib"], cancel=cancel,
-                           guard=guard)
+                           guard=guard, bias_correction=bias_correction)
         cached["calib"] = res.calibration or cached["calib"]
         return res, score(run_outputs(res.proto, ev.feeds), ev.float_outputs, ev.labels)
 

@@ -1,0 +1,87 @@
+"""Bias correction (Nagel et al. 2019, section 4.2) on tiny Conv models: the analytic shift equals the
+measured mean output change of rounded weights, and folding it into the bias removes the shift."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.core import api
+from workbench.core.bias_correction import bias_shifts, conv_output_shift, corrected_proto
+from workbench.core.model import prepare_proto
+from workbench.core.session import make_session
+
+
+def _conv_model(w: np.ndarray, b: np.ndarray, group: int = 1, pads=(1, 1, 1, 1)) -> onnx.ModelProto:
+    cin = w.shape[1] * group
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv", group=group, pads=list(pads))
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, cin, 5, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _run(proto, x):
+    return make_session(proto, optimize=False).run(["y"], {"x": x})[0].astype(np.float64)
+
+
+def _data(rng, n, cin):
+    # inputs with a large positive mean: the regime where the weight-rounding shift is visible
+    return (rng.random((n, cin, 5, 6)) * 2.0 + 1.0).astype(np.float32)
+
+
+def test_conv_output_shift_matches_measured_mean_with_padding_and_groups():
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(6, 2, 3, 3)).astype(np.float32)
+    dw = (rng.normal(size=w.shape) * 0.01).astype(np.float32)
+    x = _data(rng, 16, 4)
+    b = np.zeros(6, np.float32)
+    measured = (_run(_conv_model(w + dw, b, group=2), x) - _run(_conv_model(w, b, group=2), x)).mean(axis=(0, 2, 3))
+    node = _conv_model(w, b, group=2).graph.node[0]
+    shift = conv_output_shift(node, dw.astype(np.float64), x.astype(np.float64).mean(axis=0, keepdims=True))
+    np.testing.assert_allclose(shift, measured, rtol=1e-4, atol=1e-6)
+
+
+def test_bias_correction_removes_the_mean_output_shift(tmp_path):
+    rng = np.random.default_rng(1)
+    w = (rng.normal(size=(8, 4, 3, 3)) * 0.2).astype(np.float32)
+    b = (rng.normal(size=8) * 0.1).astype(np.float32)
+    proto = _conv_model(w, b)
+    x = _data(rng, 24, 4)
+    np.savez(tmp_path / "calib.npz", x=x)
+    model = prepare_proto(proto)
+    before = onnx.ModelProto()
+    before.CopyFrom(model.proto)
+    recipe = api.make_recipe("cpu-u8s8", reduce_range=True)
+    plain = api.quantize(model, recipe, data=str(tmp_path / "calib.npz"))
+    fixed = api.quantize(model, recipe, data=str(tmp_path / "calib.npz"), bias_correction=True)
+    ref = _run(proto, x)
+    shift_plain = np.abs((_run(plain.proto, x) - ref).mean(axis=(0, 2, 3)))
+    shift_fixed = np.abs((_run(fixed.proto, x) - ref).mean(axis=(0, 2, 3)))
+    assert shift_plain.max() > 5e-3, shift_plain  # 7-bit weights shift the mean measurably
+    assert shift_fixed.max() < 0.25 * shift_plain.max(), (shift_plain, shift_fixed)
+    # the corrected int32 bias is b - shift at the accumulator scale; the user's model is unchanged
+    shifts = bias_shifts(model, plain.plan, plain.proto, [{"x": x}])
+    assert set(shifts) == {"b"}
+    new_b = numpy_helper.to_array(next(i for i in corrected_proto(model.proto, shifts).graph.initializer
+                                       if i.name == "b"))
+    np.testing.assert_allclose(new_b, b - shifts["b"], rtol=1e-6, atol=1e-7)
+    assert model.proto == before
+
+
+def test_bias_correction_is_noop_without_conv_bias(tmp_path):
+    rng = np.random.default_rng(2)
+    w = (rng.normal(size=(3, 4, 3, 3)) * 0.2).astype(np.float32)
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4, 5, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(w, "w")])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    np.savez(tmp_path / "calib.npz", x=_data(rng, 8, 4))
+    model = prepare_proto(proto)
+    recipe = api.make_recipe("cpu-u8s8")
+    a = api.quantize(model, recipe, data=str(tmp_path / "calib.npz"))
+    b = api.quantize(model, recipe, data=str(tmp_path / "calib.npz"), bias_correction=True)
+    assert a.proto.SerializeToString() == b.proto.SerializeToString()
