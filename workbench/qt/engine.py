@@ -11,9 +11,11 @@ Every job is ``fn(payload: dict, progress, cancel) -> dict`` with a JSON-safe pa
 
 from __future__ import annotations
 
+import atexit
 import logging
 import math
 import os
+import sys
 import threading
 import time
 import traceback
@@ -214,6 +216,17 @@ def child_main(job: str, payload: dict, out_conn, ctl_conn) -> None:
                        traceback.format_exc()))
     finally:
         out_conn.close()
+    _fast_exit()
+
+
+def _fast_exit() -> None:
+    """Run the exit hooks (temp-dir finalizers, multiprocessing's cleanup), then leave without the
+    interpreter's teardown, which frees a large model object by object and competes with the GUI
+    for CPU just when it draws the result."""
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def finite_or_nan(value: Any) -> float:
