@@ -23,9 +23,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from workbench.core.errors import CalibrationError
+from workbench.core.tensor_bytes import lean_copy, model_tensor_bytes
 
 log = logging.getLogger(__name__)
 
@@ -172,17 +173,35 @@ def _fits(proto: onnx.ModelProto, limit: int) -> bool:
     ``ByteSize()`` walks the whole message (~0.15 s for a 90 MB model), so it is only asked
     when the main-graph initializers' raw bytes alone come near the limit.
     """
-    raw = sum(len(t.raw_data) for t in proto.graph.initializer)
-    return raw < limit // 2 or proto.ByteSize() < limit
+    raw = model_tensor_bytes(proto)  # from dims: len(t.raw_data) would copy every tensor
+    if raw < limit // 2:
+        return True
+    if raw >= limit:
+        return False
+    try:
+        return proto.ByteSize() < limit
+    except Exception:  # noqa: BLE001 - upb fails to size messages over 2 GiB
+        return False
 
 
 def _save_external(proto: onnx.ModelProto, extra: onnx.ModelProto, folder: Path) -> str:
     """Save a copy of ``proto`` plus the extra outputs with its weights in one external file."""
     log.info("Model exceeds 2 GiB; instrumenting it through %s with external data.", folder)
-    copy = onnx.ModelProto()
-    copy.CopyFrom(proto)
+    copy, held = lean_copy(proto, limit=1024)  # not a second copy of the weights in memory
     copy.graph.output.extend(extra.graph.output)
     path = folder / "instrumented.onnx"
-    onnx.save_model(copy, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
-                    location="instrumented.onnx.data", size_threshold=1024)
+    data = "instrumented.onnx.data"
+    offset = 0
+    with open(folder / data, "wb") as f:
+        for t in held.values():  # one tensor's bytes at a time (ONNX external data: little-endian raw)
+            raw = t.raw_data if t.HasField("raw_data") else numpy_helper.to_array(t).astype(
+                numpy_helper.to_array(t).dtype.newbyteorder("<")).tobytes()
+            f.write(raw)
+            ref = copy.graph.initializer.add(name=t.name, data_type=t.data_type, dims=t.dims)
+            ref.data_location = onnx.TensorProto.EXTERNAL
+            for k, v in (("location", data), ("offset", str(offset)), ("length", str(len(raw)))):
+                ref.external_data.add(key=k, value=v)
+            offset += len(raw)
+            del raw
+    path.write_bytes(copy.SerializeToString())  # small: the weights are in the data file
     return str(path)
