@@ -11,7 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--no-sandbox")
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared"))
+SHARED = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")).resolve()
 CORPUS = SHARED / "corpus" / "models"
 CASES = SHARED / "cases"
 EXAMPLE = ROOT / "resources" / "example"
