@@ -89,6 +89,7 @@ class MainWindow(QMainWindow):
         self._build_status()
         self._connect()
         self._update_actions()
+        self._restore_layout()
 
     # ------------------------------------------------------------------ construction
     def _add_dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
@@ -158,6 +159,17 @@ class MainWindow(QMainWindow):
         view.addSeparator()
         for dock in self.docks.values():
             view.addAction(dock.toggleViewAction())
+        view.addSeparator()
+        theme_menu = view.addMenu("&Theme")
+        self.theme_actions = []
+        from workbench.qt import settings as _settings
+
+        for mode in ("system", "light", "dark"):
+            act = theme_menu.addAction(mode.capitalize(), lambda m=mode: self.set_theme(m))
+            act.setCheckable(True)
+            act.setData(mode)
+            act.setChecked(mode == _settings.theme())
+            self.theme_actions.append(act)
         run = bar.addMenu("&Run")
         for act in (self.act_calibrate, self.act_analyze, self.act_cancel):
             run.addAction(act)
@@ -544,7 +556,32 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.open_path(path)
 
+    def _restore_layout(self) -> None:
+        """Window geometry and dock layout from the last session (QSettings)."""
+        from workbench.qt import settings
+
+        geometry, state = settings.window_state()
+        if geometry:
+            self.restoreGeometry(geometry)
+        if state:
+            self.restoreState(state)
+
+    def set_theme(self, mode: str) -> None:
+        """Switch theme (system | light | dark) and remember the choice."""
+        from PySide6.QtWidgets import QApplication
+
+        from workbench.qt import settings
+        from workbench.qt.theme import apply_theme
+
+        apply_theme(QApplication.instance(), mode)
+        settings.set_theme(mode)
+        for act in self.theme_actions:
+            act.setChecked(act.data() == mode)
+
     def closeEvent(self, event) -> None:
+        from workbench.qt import settings
+
+        settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
         self.runs.shutdown()
         if self._open_job is not None:
             self._open_job.wait()

@@ -56,6 +56,16 @@ def main(argv: list[str] | None = None) -> int:
     app.setApplicationName("Workbench")
     app.setOrganizationName("Workbench")
     app.setApplicationVersion(__version__)
+    app.setDesktopFileName("workbench")
+    icon = Path(__file__).resolve().parent.parent / "resources" / "icons" / "workbench.svg"
+    if icon.exists():
+        from PySide6.QtGui import QIcon
+
+        app.setWindowIcon(QIcon(str(icon)))
+    from workbench.qt import settings
+    from workbench.qt.theme import apply_theme
+
+    apply_theme(app, settings.theme())
     sys.excepthook = _excepthook
     window = MainWindow()
     window.show()

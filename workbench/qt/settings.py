@@ -42,3 +42,26 @@ def last_dir() -> str:
 def set_last_dir(path: str | Path) -> None:
     p = Path(path)
     _settings().setValue("last_dir", str(p if p.is_dir() else p.parent))
+
+
+def theme() -> str:
+    """The chosen theme: "system" (default), "light" or "dark"."""
+    value = str(_settings().value("theme", "system"))
+    return value if value in ("system", "light", "dark") else "system"
+
+
+def set_theme(mode: str) -> None:
+    _settings().setValue("theme", mode)
+
+
+def window_state() -> tuple[bytes | None, bytes | None]:
+    """Saved (geometry, dock/toolbar state) of the main window, or Nones."""
+    s = _settings()
+    geometry, state = s.value("window/geometry"), s.value("window/state")
+    return (bytes(geometry) if geometry else None, bytes(state) if state else None)
+
+
+def save_window_state(geometry: bytes, state: bytes) -> None:
+    s = _settings()
+    s.setValue("window/geometry", geometry)
+    s.setValue("window/state", state)
