@@ -271,16 +271,15 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
     return path
 
 
-def _batches(model: PreparedModel, data: Any, samples: int | None):
+#: Samples per onnxruntime run when measuring errors (where the model's batch axis is dynamic).
+ANALYSIS_BATCH = 16
+
+
+def _batches(model: PreparedModel, data: Any, samples: int | None, batch_size: int = ANALYSIS_BATCH):
     source = open_data_source(data, model)
     n = source.num_samples()
     n = min(n, samples) if (n is not None and samples) else (samples or n)
-    count = 0
-    for feed in source.batches(1):
-        if n is not None and count >= n:
-            break
-        count += 1
-        yield feed
+    yield from source.batches(batch_size, limit=n)
 
 
 def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples: int | None = None,
@@ -297,6 +296,8 @@ def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples:
     total = source.num_samples() or 0
     if samples:
         total = min(total, samples) if total else samples
+    if getattr(source, "can_batch", False):
+        total = -(-total // ANALYSIS_BATCH)
     return analyze_units(model.proto, result.proto, result.plan, result.tensor_map,
                          _batches(model, source, samples), progress=progress, cancel=cancel, total=total)
 
