@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QProgressBar,
+    QTabWidget,
     QWidget,
 )
 
@@ -70,7 +71,15 @@ class MainWindow(QMainWindow):
         self.runs = RunController(self.doc, self)
         self._open_job: ThreadJob | None = None
         self.canvas = GraphCanvas(self)
-        self.setCentralWidget(self.canvas)
+        self.tabs = QTabWidget(self)
+        self.tabs.setTabsClosable(True)
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.canvas, "Graph")
+        self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
+        self.tabs.tabCloseRequested.connect(self._close_tab)
+        self.setCentralWidget(self.tabs)
+        self.netron = None  # NetronView, created on first use
+        self._last_export: Path | None = None
         self.inspector = Inspector(self.doc)
         self.recipe_panel = RecipePanel(self.doc)
         self.calibration = CalibrationPanel()
@@ -135,6 +144,8 @@ class MainWindow(QMainWindow):
                                           "Select every node with the op type of the selected node")
         self.act_color_sqnr = self._action("Colour by &SQNR", self.color_by_sqnr, "Ctrl+Shift+E")
         self.act_about = self._action("&About Workbench", self.show_about)
+        self.act_netron = self._action("Open in &Netron", self.open_in_netron, "Ctrl+Shift+N",
+                                       "Show the exported model (or the open one) in Netron, served on 127.0.0.1")
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -154,7 +165,7 @@ class MainWindow(QMainWindow):
         edit.addAction(self.act_find)
         edit.addAction(self.act_same_type)
         view = bar.addMenu("&View")
-        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out, self.act_color_sqnr):
+        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out, self.act_color_sqnr, self.act_netron):
             view.addAction(act)
         view.addSeparator()
         for dock in self.docks.values():
@@ -208,6 +219,7 @@ class MainWindow(QMainWindow):
         self.search.returnPressed.connect(self.run_search)
         self.color_mode.currentTextChanged.connect(self._on_color_mode)
         self.canvas.selectionChangedNames.connect(self._on_selection)
+        self.canvas.nodeActivated.connect(self.open_subgraphs)
         self.canvas.layoutFailed.connect(lambda msg: self.set_status(f"Layout failed: {msg}"))
         self.errors.nodeClicked.connect(self.focus_node)
         self.errors.colorBySqnr.connect(self.color_by_sqnr)
@@ -556,6 +568,59 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.open_path(path)
 
+    # ------------------------------------------------------------------ tabs: subgraphs and Netron
+    def _close_tab(self, index: int) -> None:
+        widget = self.tabs.widget(index)
+        if index == 0 or widget is None:
+            return
+        self.tabs.removeTab(index)
+        if widget is self.netron:
+            self.netron.stop()
+            self.netron = None
+        elif isinstance(widget, GraphCanvas):
+            widget.shutdown()
+        widget.deleteLater()
+
+    @guarded
+    def open_subgraphs(self, name: str) -> list[str]:
+        """Open each body of an If/Loop/Scan node in its own tab; returns the tab titles."""
+        import onnx
+        from onnx import helper
+
+        self._need_model()
+        proto = self.doc.model.proto
+        node = next((n for _path, n in self.doc.model.iter_nodes() if n.name == name), None)
+        if node is None:
+            return []
+        titles = []
+        for attr in node.attribute:
+            if attr.type != onnx.AttributeProto.GRAPH:
+                continue
+            body = helper.make_model(attr.g, opset_imports=list(proto.opset_import))
+            view = GraphCanvas(self)
+            view.set_model(body)
+            title = f"{name}: {attr.name}"
+            self.tabs.setCurrentIndex(self.tabs.addTab(view, title))
+            titles.append(title)
+        if titles:
+            self.set_status(f"Opened {len(titles)} subgraph(s) of {name}.")
+        return titles
+
+    @guarded
+    def open_in_netron(self) -> str:
+        """Show the last exported model, or the open one, in a Netron tab; returns the local URL."""
+        from workbench.qt.netron_view import NetronView
+
+        self._need_model()
+        target = self._last_export if self._last_export and self._last_export.exists() else self.doc.model_path
+        if self.netron is None:
+            self.netron = NetronView(self)
+            self.tabs.addTab(self.netron, "Netron")
+        url = self.netron.show_model(target)
+        self.tabs.setCurrentWidget(self.netron)
+        self.set_status(f"Netron shows {Path(target).name} at {url}")
+        return url
+
     def _restore_layout(self) -> None:
         """Window geometry and dock layout from the last session (QSettings)."""
         from workbench.qt import settings
@@ -582,6 +647,11 @@ class MainWindow(QMainWindow):
         from workbench.qt import settings
 
         settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
+        if self.netron is not None:
+            self.netron.stop()
+        for i in range(1, self.tabs.count()):
+            if isinstance(self.tabs.widget(i), GraphCanvas):
+                self.tabs.widget(i).shutdown()
         self.runs.shutdown()
         if self._open_job is not None:
             self._open_job.wait()
