@@ -11,7 +11,7 @@ from workbench.core.api import make_recipe
 from workbench.core.calibrate import calibrate
 from workbench.core.data import open_data
 from workbench.core.model import load_model
-from workbench.core.numerics import fake_quantize, sqnr_db
+from workbench.core.numerics import fake_quantize
 from workbench.core.plan import build_plan
 from workbench.core.recipe import QuantSpec
 
@@ -93,12 +93,8 @@ def test_11_variable_sequence_length_every_observer(cases, observer):
     for v in vals:  # the calibrated grid reproduces Y within 5 % of its range on every sample
         y = v["Y"].astype(np.float32)
         err = np.abs(fake_quantize(y, qps["Y"]) - y).max() / np.abs(y).max()
-        if observer == "entropy":
-            # KL-optimal clipping over only 264 values clips Y's top 3 values (~15 % max error);
-            # calibration itself worked, so require a sound SQNR here (see the report).
-            assert sqnr_db(y, fake_quantize(y, qps["Y"])) > 20.0
-        else:
-            assert err < 0.05, (observer, err)
+        # entropy too: 264 values are too few for a KL threshold, so it keeps the full range
+        assert err < 0.05, (observer, err)
 
 
 def test_12_empty_tensor_is_skipped_with_finite_ranges(cases):

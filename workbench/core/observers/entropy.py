@@ -22,6 +22,10 @@ All candidate thresholds are scored at once in closed form from prefix sums of t
 a few milliseconds; :func:`kl_divergence_at` is the direct per-candidate definition it is tested
 against. Candidates are scanned with a stride (about 128 of them), then every candidate within
 one stride of the best is scored.
+
+With fewer than ``MIN_PER_LEVEL`` values per quantization level the histogram is too sparse for the
+KL estimate to mean anything (a few hundred values give a threshold that clips real peaks), so the
+observer keeps the full observed range until it has seen enough data.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from workbench.core.observers.histogram import HistogramObserver, StreamingHisto
 _EPS = 1e-4
 _CHUNK = 1024
 _COARSE = 128
+#: values needed per quantization level before the KL threshold is trusted (else: full range)
+MIN_PER_LEVEL = 8
 
 
 class EntropyObserver(HistogramObserver):
@@ -46,6 +52,8 @@ class EntropyObserver(HistogramObserver):
         if h.vmax == h.vmin or hist.sum() == 0:
             return h.vmin, h.vmax
         mids, grid_max = self.level_grid(nonneg=h.vmin >= 0.0)
+        if hist.sum() < MIN_PER_LEVEL * len(mids):
+            return h.vmin, h.vmax
         t = kl_threshold(hist, bw, mids, grid_max)
         return max(h.vmin, -t), min(h.vmax, t)
 
