@@ -43,7 +43,21 @@ class UnitError:
     max_abs: float
 
     def to_json(self) -> dict:
+        """JSON-safe dict; non-finite figures become None."""
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, d: dict) -> UnitError:
+        """Inverse of :meth:`to_json`: None becomes NaN, except an SQNR of None with MSE 0, which is +inf."""
+
+        def num(v) -> float:
+            return math.nan if v is None else float(v)
+
+        mse = num(d.get("mse"))
+        sqnr = d.get("sqnr_db")
+        sqnr = (math.inf if mse == 0.0 else math.nan) if sqnr is None else float(sqnr)
+        return cls(d["node"], d.get("op_type", ""), d.get("tensor", ""), sqnr, mse,
+                   num(d.get("cosine")), num(d.get("max_abs")))
 
 
 class _Acc:

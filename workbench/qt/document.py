@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,34 +17,16 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from workbench.core import api
+from workbench.core.analysis import UnitError
 from workbench.core.errors import WorkbenchError
 from workbench.core.model import PreparedModel
 from workbench.core.recipe import Recipe, ResolvedNode, resolve_node
-from workbench.qt.engine import finite_or_nan
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class ErrorRow:
-    """One node unit's error as shown in the error view (from UnitError.to_json)."""
-
-    node: str
-    op_type: str
-    tensor: str
-    sqnr_db: float
-    mse: float
-    cosine: float
-    max_abs: float
-
-    @classmethod
-    def from_json(cls, d: dict) -> ErrorRow:
-        """From UnitError fields; JSON stores non-finite values as None (SQNR None with MSE 0 is +inf)."""
-        mse = finite_or_nan(d.get("mse"))
-        sqnr = d.get("sqnr_db")
-        sqnr = (math.inf if mse == 0.0 else math.nan) if sqnr is None else float(sqnr)
-        return cls(d["node"], d.get("op_type", ""), d.get("tensor", ""), sqnr, mse,
-                   finite_or_nan(d.get("cosine")), finite_or_nan(d.get("max_abs")))
+#: One node unit's error as shown in the error view.
+ErrorRow = UnitError
 
 
 class Document(QObject):
