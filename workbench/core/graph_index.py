@@ -12,22 +12,19 @@ from collections.abc import Iterator
 import onnx
 from onnx import TensorProto
 
+from workbench.core.modelprep import graphs as _graphs
+
 
 def subgraphs(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:
     """Graphs held in ``node``'s attributes (If branches, Loop / Scan bodies)."""
-    for attr in node.attribute:
-        if attr.type == onnx.AttributeProto.GRAPH:
-            yield attr.g
-        elif attr.type == onnx.AttributeProto.GRAPHS:
-            yield from attr.graphs
+    for _attr, g in _graphs.subgraphs(node):
+        yield g
 
 
 def iter_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """``graph`` and every nested subgraph, outermost first."""
-    yield graph
-    for node in graph.node:
-        for sub in subgraphs(node):
-            yield from iter_graphs(sub)
+    for _path, g in _graphs.iter_graphs(graph):
+        yield g
 
 
 def elem_types(graph: onnx.GraphProto) -> dict[str, int]:
@@ -87,16 +84,7 @@ def attrs_of(node: onnx.NodeProto) -> dict:
 
 def all_names(model: onnx.ModelProto) -> set[str]:
     """Every tensor and node name used anywhere in ``model`` (all nested graphs)."""
-    names: set[str] = set()
-    for g in iter_graphs(model.graph):
-        names.update(i.name for i in g.initializer)
-        names.update(v.name for v in list(g.input) + list(g.output) + list(g.value_info))
-        for node in g.node:
-            names.add(node.name)
-            names.update(node.input)
-            names.update(node.output)
-    names.discard("")
-    return names
+    return _graphs.all_names(model.graph)
 
 
 class NameAllocator:
