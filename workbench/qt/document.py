@@ -9,7 +9,6 @@ and the planner's issues at once.
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +163,7 @@ class Document(QObject):
     def results_json(self) -> dict | None:
         if not self.errors and not self.qparams:
             return None
-        return {"errors": [_row_json(r) for r in self.errors], "qparams": self.qparams,
+        return {"errors": [r.to_json() for r in self.errors], "qparams": self.qparams,
                 "issues": self.issues, "recipe": self.result_recipe}
 
     def payload(self, **extra: Any) -> dict:
@@ -172,6 +171,3 @@ class Document(QObject):
         return {"model_path": str(self.model_path), "recipe": self.recipe.to_json(),
                 "data": self.data, "samples": self.samples, "calibration": self.calibration, **extra}
 
-
-def _row_json(r: ErrorRow) -> dict:
-    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.__dict__.items()}
