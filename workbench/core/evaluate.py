@@ -20,6 +20,7 @@ import onnx
 import onnxruntime as ort
 
 from workbench.core.errors import Cancelled, DataError, ModelError
+from workbench.core.external import has_lazy, lazy_session
 from workbench.core.metrics import REF_PREFIX, MetricFn, load_metric
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 
@@ -164,6 +165,8 @@ def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> 
     label = str(getattr(model, "path", None) or (model if isinstance(model, str | Path) else what))
     try:
         if isinstance(proto, onnx.ModelProto):
+            if has_lazy(proto):  # weights kept in the user's data file (workbench.core.external)
+                return lazy_session(proto, opts)
             if proto.ByteSize() < _EXTERNAL_LIMIT:
                 return ort.InferenceSession(proto.SerializeToString(), opts, providers=["CPUExecutionProvider"])
             with tempfile.TemporaryDirectory() as tmp:

@@ -6,7 +6,9 @@ model's bytes. Protobuf parses concatenated messages as one merged message (embe
 merge, repeated fields append; Protocol Buffers encoding guide, "Last One Wins" / merging), so
 onnxruntime sees the original graph with the extra outputs. Models whose serialised size
 exceeds protobuf's 2 GiB limit are copied once, saved with external data into a temporary
-folder (removed by :meth:`InstrumentedSession.close`) and loaded from there.
+folder (removed by :meth:`InstrumentedSession.close`) and loaded from there. Weights that
+preparation left in the user's data file (:mod:`workbench.core.external`) are handed to
+onnxruntime memory-mapped instead.
 
 Tensors produced inside If / Loop / Scan bodies cannot be graph outputs (onnxruntime only
 exposes main-graph values); :func:`main_graph_tensors` tells which names can be observed.
@@ -26,6 +28,7 @@ import onnxruntime as ort
 from onnx import helper, numpy_helper
 
 from workbench.core.errors import CalibrationError
+from workbench.core.external import has_lazy, lazy_session
 from workbench.core.tensor_bytes import lean_copy, model_tensor_bytes
 
 log = logging.getLogger(__name__)
@@ -151,12 +154,15 @@ def instrument(proto: onnx.ModelProto, tensors: list[str], *,
     opts = options or session_options(spinning=SPIN)
     tmpdir = None
     try:
-        if _fits(proto, MAX_PROTO_BYTES - extra.ByteSize()):
-            src: bytes | str = proto.SerializeToString() + extra.SerializeToString()
+        if has_lazy(proto):  # weights still in the user's data file: onnxruntime maps them, no copy
+            session = lazy_session(proto, opts, extra.SerializeToString())
         else:
-            tmpdir = Path(tempfile.mkdtemp(prefix="workbench-calib-"))
-            src = _save_external(proto, extra, tmpdir)
-        session = ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
+            if _fits(proto, MAX_PROTO_BYTES - extra.ByteSize()):
+                src: bytes | str = proto.SerializeToString() + extra.SerializeToString()
+            else:
+                tmpdir = Path(tempfile.mkdtemp(prefix="workbench-calib-"))
+                src = _save_external(proto, extra, tmpdir)
+            session = ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
         if tmpdir is not None:
             shutil.rmtree(tmpdir, ignore_errors=True)

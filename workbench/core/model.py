@@ -25,9 +25,10 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
 from workbench.core.errors import AlreadyQuantizedError, ModelError
+from workbench.core.external import lazy_tensors, tensor_array
 from workbench.core.modelprep import graphs as _graphs
 from workbench.core.modelprep.naming import fix_node_names, fix_tensor_names
 from workbench.core.modelprep.opset import default_opset
@@ -36,6 +37,7 @@ from workbench.core.modelprep.quantized import QuantizedNode, find_quantized, qu
 from workbench.core.modelprep.reader import read_model_file
 from workbench.core.modelprep.shapes import infer_shapes
 from workbench.core.modelprep.weights import count_constants, lift_weights
+from workbench.core.tensor_bytes import tensor_nbytes
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +89,9 @@ class PreparedModel:
     proto : onnx.ModelProto
         Prepared copy (unique non-empty names, Constant weights lifted to initializers, shapes
         inferred, opset >= 13 unless the upgrade failed, see ``notes``). External data is
-        loaded into memory.
+        loaded into memory, except the big initializers of a model with large external data:
+        those stay on disk as references (see :mod:`workbench.core.external`); read values
+        through :meth:`initializer`.
     path : Path or None
         The file it came from.
     sha256 : str
@@ -158,14 +162,15 @@ class PreparedModel:
         return [o.name for o in self.graph.output]
 
     def initializer(self, name: str) -> np.ndarray:
-        """Value of initializer ``name`` (main graph or any subgraph) as a numpy array.
+        """Value of initializer ``name`` (main graph or any subgraph) as a numpy array (read-only
+        and memory-mapped for a weight kept on disk).
 
         Raises
         ------
         KeyError
             No initializer has that name.
         """
-        return numpy_helper.to_array(self._initializers[name])
+        return tensor_array(self._initializers[name])
 
     def iter_graphs(self) -> Iterator[tuple[str, onnx.GraphProto]]:
         """Yield ``(graph path, graph)`` for the main graph (path ``""``) and every subgraph."""
@@ -242,6 +247,10 @@ def load_model(path: str | Path) -> PreparedModel:
     model.external_data_files = external
     if external:
         model.notes.append(f"Weights read from external data: {', '.join(external)}.")
+    lazy = lazy_tensors(model.proto)
+    if lazy:
+        model.notes.append(f"{len(lazy)} large weight(s) ({sum(tensor_nbytes(t) for t in lazy) / 2**30:.2f} GiB) "
+                           "stay in the external data file (memory-mapped when read).")
     return model
 
 

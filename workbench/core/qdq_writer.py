@@ -19,13 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
 from workbench.core import mx_writer
 from workbench.core import qdq_common as C
 from workbench.core.bias import quantize_bias
 from workbench.core.dtypes import get_qtype
 from workbench.core.errors import ExportError, WorkbenchError
+from workbench.core.external import checkable, tensor_array
 from workbench.core.graph_index import NameAllocator, all_names, attrs_of, iter_graphs, subgraphs
 from workbench.core.mx import is_mx
 from workbench.core.numerics import QParams, quantize
@@ -161,7 +162,7 @@ class QdqWriter:
         if model_tensor_bytes(self.proto) > 2**31 - 2**24:
             return  # onnx.checker cannot serialise > 2 GiB in memory; save_model checks the file
         try:
-            onnx.checker.check_model(self.proto)
+            onnx.checker.check_model(checkable(self.proto))  # weights kept on disk: checked as inputs
         except onnx.checker.ValidationError as exc:
             raise ExportError(f"The written model fails onnx.checker: {str(exc)[:300]}",
                               hint="Report this as a Workbench bug with the model and recipe.") from None
@@ -331,7 +332,7 @@ class QdqWriter:
             return C.weight_qparams(w, spec)
 
     def const(self, name: str) -> np.ndarray:
-        return numpy_helper.to_array(self.consts[name]).astype(np.float32, copy=False)
+        return tensor_array(self.consts[name]).astype(np.float32, copy=False)  # memory-mapped if kept on disk
 
     def _dq_const(self, node, ui: UnitInput, x: np.ndarray, qp: QParams) -> onnx.NodeProto:
         qname, sname, zname = self._int_init(ui.tensor, x, qp)

@@ -34,7 +34,8 @@ import onnx
 
 from workbench.core.atomic import _explain
 from workbench.core.errors import ExportError
-from workbench.core.tensor_bytes import model_tensor_bytes
+from workbench.core.external import inline_copy, lazy_file, tensor_chunks
+from workbench.core.tensor_bytes import _copy_fields, model_tensor_bytes, tensor_nbytes
 
 log = logging.getLogger(__name__)
 
@@ -90,16 +91,45 @@ def _relocate(model_file: Path, location: str) -> None:
     _fsync(model_file)
 
 
+def _stream_initializers(proto: onnx.ModelProto, data_file: Path, location: str, threshold: int) -> onnx.ModelProto:
+    """Copy of ``proto`` whose main-graph initializers of ``threshold`` bytes or more (``raw_data``
+    ones, as ``onnx.save_model`` picks them) and lazy ones (still in the user's data file, see
+    :mod:`workbench.core.external`) are written to ``data_file`` one at a time and replaced by
+    references to ``location``. ``proto`` is not modified and no second copy of the weights is
+    made."""
+    out = onnx.ModelProto()
+    _copy_fields(proto, out, "graph")
+    _copy_fields(proto.graph, out.graph, "initializer")
+    offset = 0
+    with open(data_file, "wb") as f:
+        for t in proto.graph.initializer:
+            if not lazy_file(t) and not (t.HasField("raw_data") and tensor_nbytes(t) >= threshold):
+                out.graph.initializer.append(t)
+                continue
+            ref = out.graph.initializer.add(name=t.name, data_type=t.data_type, dims=t.dims, doc_string=t.doc_string)
+            length = 0
+            for piece in tensor_chunks(t):  # bytes of one tensor (or a 64 MiB piece of a lazy one)
+                f.write(piece)
+                length += len(piece)
+                del piece
+            ref.data_location = onnx.TensorProto.EXTERNAL
+            for k, v in (("location", location), ("offset", str(offset)), ("length", str(length))):
+                ref.external_data.add(key=k, value=v)
+            offset += length
+    return out
+
+
 def _save_external(proto: onnx.ModelProto, path: Path, tmp: Path, threshold: int) -> None:
     folder = path.parent
     data_name = path.name + ".data"
     hidden = f"{_leftover_prefix(path)}{secrets.token_hex(6)}.data"
-    copy = onnx.ModelProto()
-    copy.CopyFrom(proto)  # onnx.save_model with external data rewrites the tensors it is given
-    onnx.save_model(copy, str(tmp / path.name), save_as_external_data=True, all_tensors_to_one_file=True,
+    lean = _stream_initializers(proto, tmp / hidden, hidden, threshold)
+    # subgraph initializers (copied with the nodes) go after the streamed ones, by onnx itself
+    onnx.save_model(lean, str(tmp / path.name), save_as_external_data=True, all_tensors_to_one_file=True,
                     location=hidden, size_threshold=threshold)
-    del copy
-    if not (tmp / hidden).exists():  # every tensor under the threshold: one self-contained file
+    del lean
+    if os.path.getsize(tmp / hidden) == 0:  # every tensor under the threshold: one self-contained file
+        (tmp / hidden).unlink()
         _fsync(tmp / path.name)
         os.replace(tmp / path.name, path)
         return
@@ -120,6 +150,10 @@ def _save_external(proto: onnx.ModelProto, path: Path, tmp: Path, threshold: int
 
 def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | None = None) -> Path:
     """Write ``proto`` to ``path`` atomically; ``proto`` is not modified.
+
+    With external data the main graph's initializers are streamed to the data file one at a
+    time (weights still in the user's data file are copied from it in 64 MiB pieces), so saving
+    needs about one tensor's bytes on top of ``proto``.
 
     Parameters
     ----------
@@ -153,7 +187,7 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
         if use_external:
             _save_external(proto, path, tmp, 0 if external else 1024)
         else:
-            onnx.save_model(proto, str(tmp / path.name))
+            onnx.save_model(inline_copy(proto), str(tmp / path.name))  # lazy weights read in (< 2 GiB)
             _fsync(tmp / path.name)
             os.replace(tmp / path.name, path)
     except OSError as exc:

@@ -7,6 +7,7 @@ import onnxruntime as ort
 from onnx import helper
 
 from workbench.core.errors import ModelError
+from workbench.core.external import has_lazy, lazy_session
 
 
 def add_outputs(proto: onnx.ModelProto, names: list[str]) -> onnx.ModelProto:
@@ -51,6 +52,8 @@ def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int 
     if threads:
         so.intra_op_num_threads = threads
     try:
+        if has_lazy(proto):  # weights kept in the user's data file (workbench.core.external)
+            return lazy_session(proto, so)
         return ort.InferenceSession(proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
         raise ModelError(f"onnxruntime cannot load the model: {exc}",

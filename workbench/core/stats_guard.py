@@ -14,6 +14,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from workbench.core.external import tensor_array
 from workbench.core.graph_index import GraphIndex
 
 #: Ops whose output is a per-row statistic of their input.
@@ -67,8 +68,8 @@ def masking_tensors(ix: GraphIndex) -> set[str]:
     huge: set[str] = set()
     for name, init in ix.initializers.items():
         if init.data_type == onnx.TensorProto.FLOAT:
-            a = numpy_helper.to_array(init)
-            if a.size and float(np.max(np.abs(a))) >= HUGE:
+            a = tensor_array(init)  # memory-mapped for weights kept on disk: max/min, no |a| copy
+            if a.size and float(np.maximum(a.max(), -a.min())) >= HUGE:
                 huge.add(name)
     for node in ix.graph.node:
         if node.op_type == "ConstantOfShape":

@@ -17,6 +17,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import external_data_helper as edh
 
+from workbench.core import external
 from workbench.core.errors import ModelError
 from workbench.core.modelprep.tensor_check import check_loaded, check_tensors
 
@@ -36,7 +37,8 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
     Returns
     -------
     proto : onnx.ModelProto
-        The model with every external tensor loaded into memory.
+        The model with its external tensors loaded into memory, except the big initializers of a
+        model with large external data, which stay on disk (see :mod:`workbench.core.external`).
     sha256 : str
         Hex digest of the file's bytes (the .onnx file only, not its external data).
     external_files : list of str
@@ -157,6 +159,9 @@ def external_tensors(proto: onnx.ModelProto) -> list[onnx.TensorProto]:
 def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
     """Check and load the external data of ``proto`` from the folder of ``model_path``.
 
+    Every location and length is checked; the big initializers of a model whose external data
+    reaches ``external.LAZY_MODEL_BYTES`` are then left on disk (lazy), the others are read.
+
     Returns
     -------
     list of str
@@ -199,9 +204,12 @@ def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
             raise ModelError(f"{where}: the data file {base / loc} has {size} bytes but the tensor ends at byte "
                              f"{end}; the data file is truncated or belongs to another model.",
                              hint="Copy the complete .data file saved with this model.")
+    _keep_big_on_disk(proto, base, sum(_length(t) for t in tensors))
     handles: dict[str, object] = {}
     try:
         for t in tensors:
+            if external.lazy_file(t):
+                continue
             info = edh.ExternalDataInfo(t)
             f = handles.get(info.location)
             if f is None:
@@ -219,3 +227,19 @@ def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
         for f in handles.values():
             f.close()
     return sorted(files)
+
+
+def _length(t: onnx.TensorProto) -> int:
+    length = {e.key: e.value for e in t.external_data}.get("length", "")
+    return int(length) if length.isdigit() else 0
+
+
+def _keep_big_on_disk(proto: onnx.ModelProto, base: Path, total: int) -> None:
+    """Leave the big main-graph initializers of a model with large external data on disk
+    (:mod:`workbench.core.external`); their locations were checked by the caller."""
+    if total < external.LAZY_MODEL_BYTES:
+        return
+    for t in proto.graph.initializer:
+        if external.eligible(t):
+            loc = {e.key: e.value for e in t.external_data}["location"]
+            external.keep_lazy(t, os.path.realpath(os.path.join(base, loc)))
