@@ -6,11 +6,15 @@ quantized and fused into QLinearMatMul, each within 3 %; the plan reports the su
 silero_vad: ``silero_vad.onnx`` and ``silero_vad_op18_ifless.onnx`` keep the whole network inside
 If branches (one per sample rate), where tensors are not calibrated: only their weights are
 quantized, activations stay float (reported per node). ``silero_vad_16k_op15.onnx`` has the
-encoder in the main graph, so it is the only file whose activations really become uint8 -- which
-is why the default recipe (MinMax activation ranges) loses more there (ROC-AUC 0.933 vs 0.950
-float): ``api.analyze`` puts the encoder's reparam Convs worst (encoder/3 at ~15 dB SQNR), their
-MinMax ranges being stretched by rare peaks. Entropy (KL) calibration of the activations (the
-TensorRT method) clips those peaks and keeps ROC-AUC at 0.949 on all three files.
+encoder in the main graph, so it is the only file whose activations really become uint8. It lost
+most (default recipe ROC-AUC 0.933 vs 0.950 float) on its recurrent state, not on the encoder
+``api.analyze`` puts worst: the main graph joins the LSTM state as ``Concat(h, c) -> Add(+0) ->
+stateN``, one uint8 grid over c's range (|c| <= 27) gives h (|h| <= 1) about 10 levels, and the
+caller feeds stateN back on every chunk, so the rounding compounds (analyze feeds the stored
+float state one step at a time and cannot see it). That Concat/Add reaches no Conv/MatMul, so
+it gains no integer kernel: ``api.quantize`` now keeps such islands float
+(:mod:`workbench.core.island_guard`) and the default recipe gives 0.943 (7-bit weights on a CPU
+without VNNI; 0.947 with 8-bit weights).
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
 from workbench.core.errors import ModelError
-from workbench.core.recipe import PartialSpec, Rule
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,28 +90,24 @@ def test_fp16_weights_behind_casts_quantize_activations_within_3_percent(tmp_pat
 SILERO = ("silero_vad.onnx", "silero_vad_op18_ifless.onnx", "silero_vad_16k_op15.onnx")
 
 
-def _entropy_recipe():
-    """cpu-u8s8 with KL (entropy) calibration of every activation the preset quantizes."""
-    from workbench.core.presets import get_preset
-
-    ops = get_preset("cpu-u8s8").op_types
-    return api.make_recipe("cpu-u8s8", rules=[Rule(op_type=o, activation=PartialSpec(observer="entropy"))
-                                              for o in ops])
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SILERO)
-def test_silero_vad_keeps_roc_auc(corpus, name):
+def test_silero_vad_default_recipe_keeps_roc_auc(corpus, name):
     sys.path.insert(0, str(ROOT))
     from benchmarks.corpus_metrics import session_runner, silero_metrics
 
     folder = corpus / "silero_vad"
     model = api.open_model(folder / name)
-    res = api.quantize(model, _entropy_recipe(), data=str(folder / "calib.npz"))
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(folder / "calib.npz"))
     main_q = sum(n.op_type == "QuantizeLinear" for n in res.proto.graph.node)
     in_branches = {i.node for i in res.issues if "subgraph" in i.message}
     if name == "silero_vad_16k_op15.onnx":
-        assert main_q >= 8  # the encoder runs with uint8 activations in the main graph
+        # uint8 in the main graph: 9 calibrated tensors (stft, encoder, decoder Conv) + 5 STFT Slice aliases
+        assert main_q == 14 and len(res.plan.activations) == 9
+        kept = {i.node for i in res.issues if i.message.startswith("kept in float: it reaches no quantized")}
+        assert kept == {"/model/decoder/Concat", "/Add"}  # the recurrent state path
+        producer = {o: n.op_type for n in res.proto.graph.node for o in n.output}
+        assert producer["stateN"] == "Add"
     else:
         assert main_q == 0 and len(in_branches) >= 8  # branch nodes: weights only, each one reported
     metrics = silero_metrics(session_runner(res.proto), folder)

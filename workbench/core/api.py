@@ -146,7 +146,8 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
         A previous result; observers whose spec is unchanged are reused.
     guard : bool
         Keep units on sentinel-valued tensors and disparate Concats in float (reported; see
-        :mod:`workbench.core.range_guard`). False quantizes exactly what the recipe says.
+        :mod:`workbench.core.range_guard`), and element-wise units that reach no quantized
+        compute unit (:mod:`workbench.core.island_guard`). False quantizes exactly what the recipe says.
 
     Raises
     ------
@@ -158,6 +159,9 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
     ensure_float_model(model)
     the_plan = plan(model, recipe)
     _refuse_float16_only(model, the_plan)
+    guard_recipe, island_issues = recipe, []
+    if guard:
+        the_plan, guard_recipe, island_issues = _guard_islands(model, recipe, the_plan)
     qparams: dict[str, QParams] = {}
     calib = None
     if the_plan.mode == "static" and the_plan.activations:
@@ -172,8 +176,8 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
         qparams = calib.qparams()
         guard_issues = []
         if guard:
-            the_plan, calib, qparams, guard_issues = _guard_sentinels(model, recipe, the_plan, calib, qparams,
-                                                                      data, samples, progress, cancel)
+            the_plan, calib, qparams, guard_issues = _guard_sentinels(model, guard_recipe, the_plan, calib,
+                                                                      qparams, data, samples, progress, cancel)
         missing = [t for t in the_plan.activations if t not in qparams]
         if missing:
             raise WorkbenchError(f"No calibration ranges for {len(missing)} tensors (e.g. {missing[0]!r}).",
@@ -183,7 +187,7 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
     res = write_model(model, the_plan, qparams)
     if bias_correction and the_plan.mode == "static" and data is not None:
         res = _bias_corrected(model, the_plan, qparams, res, data, samples)
-    issues = list(getattr(the_plan, "issues", [])) + guard_issues + list(getattr(res, "issues", []))
+    issues = list(getattr(the_plan, "issues", [])) + island_issues + guard_issues + list(getattr(res, "issues", []))
     return QuantizeResult(res.proto, the_plan, calib, qparams, dict(getattr(res, "tensor_map", {})),
                           issues, recipe)
 
@@ -212,6 +216,27 @@ def _bias_corrected(model, the_plan, qparams, res, data, samples):
         return res
     fixed = prepare_proto(corrected_proto(model.proto, shifts), path=model.path, sha256=model.sha256)
     return write_model(fixed, the_plan, qparams)
+
+
+def _guard_islands(model, recipe, the_plan):
+    """Re-plan with element-wise units that reach no quantized Conv/MatMul/Gemm kept float (see island_guard)."""
+    from workbench.core.island_guard import float_islands
+    from workbench.core.plan import PlanIssue
+    from workbench.core.recipe import NodeSettings
+
+    found = float_islands(the_plan)
+    if not found:
+        return the_plan, recipe, []
+    overrides = dict(recipe.overrides)
+    for node in found:
+        overrides[node] = NodeSettings(exclude=True)
+    guarded = recipe.model_copy(update={"overrides": overrides})
+    issues = [PlanIssue(node, "info", "kept in float: it reaches no quantized Conv/MatMul/Gemm"
+                        + (f" (nor do {', '.join(repr(o) for o in others[:3])})" if others else "")
+                        + ", so onnxruntime gains no integer kernel and quantizing would only add rounding; "
+                        "name the node in an override to quantize it anyway")
+              for node, others in found.items()]
+    return plan(model, guarded), guarded, issues
 
 
 def _guard_sentinels(model, recipe, the_plan, calib, qparams, data, samples, progress, cancel):
