@@ -187,6 +187,8 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
     res = write_model(model, the_plan, qparams)
     if bias_correction and the_plan.mode == "static" and data is not None:
         res = _bias_corrected(model, the_plan, qparams, res, data, samples)
+    elif calib is not None:
+        res = _constant_input_corrected(model, the_plan, qparams, res, calib)
     issues = list(getattr(the_plan, "issues", [])) + island_issues + guard_issues + list(getattr(res, "issues", []))
     return QuantizeResult(res.proto, the_plan, calib, qparams, dict(getattr(res, "tensor_map", {})),
                           issues, recipe)
@@ -212,6 +214,20 @@ def _bias_corrected(model, the_plan, qparams, res, data, samples):
     from workbench.core.qdq_writer import write_model
 
     shifts = bias_shifts(model, the_plan, res.proto, _batches(model, data, samples))
+    if not shifts:
+        return res
+    fixed = prepare_proto(corrected_proto(model.proto, shifts), path=model.path, sha256=model.sha256)
+    return write_model(fixed, the_plan, qparams)
+
+
+def _constant_input_corrected(model, the_plan, qparams, res, calib):
+    """Re-write with Conv biases absorbing the weight-rounding shift on constant inputs (constant_bias)."""
+    from workbench.core.bias_correction import corrected_proto
+    from workbench.core.constant_bias import constant_input_shifts
+    from workbench.core.model import prepare_proto
+    from workbench.core.qdq_writer import write_model
+
+    shifts = constant_input_shifts(model, the_plan, res.proto, calib.observers)
     if not shifts:
         return res
     fixed = prepare_proto(corrected_proto(model.proto, shifts), path=model.path, sha256=model.sha256)
