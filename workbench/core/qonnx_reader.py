@@ -32,6 +32,7 @@ import onnx
 from onnx import numpy_helper
 
 from workbench.core.errors import ModelError
+from workbench.core.external import tensor_array
 from workbench.core.graph_index import attrs_of
 
 DOMAIN = "qonnx.custom_op.general"
@@ -169,7 +170,7 @@ def constants(graph: onnx.GraphProto, outer: dict[str, np.ndarray] | None = None
     """Initializers and Constant-node values of ``graph`` (plus ``outer``), as numpy arrays."""
     out = dict(outer or {})
     for init in graph.initializer:
-        out[init.name] = numpy_helper.to_array(init)
+        out[init.name] = tensor_array(init)  # memory-mapped if kept on disk
     for node in graph.node:
         if node.op_type == "Constant" and node.output:
             for attr in node.attribute:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 
+from workbench.core.external import tensor_array
 from workbench.core.graph_index import attrs_of, iter_graphs
 
 log = logging.getLogger(__name__)
@@ -148,7 +148,7 @@ class _Consts:
         if not name or name not in self.protos:
             return None
         if name not in self._arrays:
-            self._arrays[name] = numpy_helper.to_array(self.protos[name])
+            self._arrays[name] = tensor_array(self.protos[name])  # memory-mapped if kept on disk
         return self._arrays[name]
 
     def elem_type(self, name: str) -> int:

@@ -27,7 +27,7 @@ ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "Clip", "Sqrt
 def _is_square(node: onnx.NodeProto, ix: GraphIndex) -> bool:
     if node.op_type != "Pow" or len(node.input) < 2 or node.input[1] not in ix.initializers:
         return False
-    e = numpy_helper.to_array(ix.initializers[node.input[1]])
+    e = tensor_array(ix.initializers[node.input[1]])
     return e.size == 1 and float(np.asarray(e).ravel()[0]) == 2.0
 
 
