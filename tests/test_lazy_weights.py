@@ -19,7 +19,7 @@ from workbench.core.errors import ModelError
 from workbench.core.recipe import NodeSettings
 
 
-def _save_external(folder, name="m.onnx"):
+def _save_external(folder, name="m.onnx", opset=13):
     rng = np.random.default_rng(0)
     w0 = numpy_helper.from_array((rng.standard_normal((64, 128)) * 0.2).astype(np.float32), "W0")
     w1 = numpy_helper.from_array((rng.standard_normal((128, 32)) * 0.2).astype(np.float32), "W1")
@@ -27,10 +27,13 @@ def _save_external(folder, name="m.onnx"):
     nodes = [helper.make_node("MatMul", ["X", "W0"], ["H"], name="mm0"),
              helper.make_node("Relu", ["H"], ["R"], name="relu"),
              helper.make_node("MatMul", ["R", "W1"], ["M"], name="mm1"),
-             helper.make_node("Add", ["M", "b"], ["Y"], name="add")]
+             helper.make_node("Constant", [], ["c"], name="const",
+                              value=numpy_helper.from_array(np.full(32, 0.5, np.float32))),
+             helper.make_node("Add", ["M", "b"], ["Mb"], name="add"),
+             helper.make_node("Mul", ["Mb", "c"], ["Y"], name="mul")]
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 64])],
                           [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 32])], [w0, w1, b])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
     folder.mkdir(exist_ok=True)
     onnx.save_model(m, str(folder / name), save_as_external_data=True, location=name + ".data", size_threshold=0)
@@ -77,16 +80,21 @@ def test_an_external_tensor_the_reader_did_not_check_is_never_read(tmp_path):
         external.tensor_array(t)
 
 
-@pytest.mark.parametrize("preset", ["dynamic-u8", "cpu-u8s8"])
-def test_quantized_model_is_the_same_as_with_loaded_weights(tmp_path, lazy, monkeypatch, preset):
-    src = _save_external(tmp_path / "m")
+@pytest.mark.parametrize(("preset", "opset"), [("dynamic-u8", 13), ("cpu-u8s8", 13), ("cpu-u8s8", 11)])
+def test_quantized_model_is_the_same_as_with_loaded_weights(tmp_path, lazy, monkeypatch, preset, opset):
+    """Also through the opset upgrade and the Constant lifting (onnx_ir) of preparation."""
+    src = _save_external(tmp_path / "m", opset=opset)
     before = _digest(src.parent)
     data = {"kind": "random", "count": 8, "seed": 3}
     monkeypatch.setattr(external, "PREPACK", True)  # same onnxruntime kernels as the eager session
-    lazy_res = api.quantize(api.open_model(src), api.make_recipe(preset), data=data)
+    model = api.open_model(src)
+    assert [t.name for t in external.lazy_tensors(model.proto)] == ["W0", "W1"]
+    assert model.opset == 13 and model.lifted_constants == 1
+    lazy_res = api.quantize(model, api.make_recipe(preset), data=data)
     monkeypatch.setattr(external, "LAZY_MODEL_BYTES", 1 << 40)
     eager_res = api.quantize(api.open_model(src), api.make_recipe(preset), data=data)
     assert not external.has_lazy(eager_res.proto)
+    assert [t.name for t in external.lazy_tensors(lazy_res.proto)] == []  # both weights quantized
     assert [n.SerializeToString() for n in lazy_res.proto.graph.node] == \
            [n.SerializeToString() for n in eager_res.proto.graph.node]
     a, b = _arrays(lazy_res.proto), _arrays(eager_res.proto)
@@ -145,3 +153,17 @@ def test_evaluate_and_calibration_sessions_read_weights_in_place(tmp_path, lazy)
     eager = api.evaluate(src, res.proto, {"kind": "random", "count": 4, "seed": 1})
     assert report.outputs[0].sqnr_db == pytest.approx(eager.outputs[0].sqnr_db, rel=1e-5)
     assert report.outputs[0].sqnr_db > 20
+
+
+def test_data_outside_the_model_folder_is_refused_before_anything_is_kept_on_disk(tmp_path, lazy):
+    src = _save_external(tmp_path / "m")
+    (tmp_path / "m" / "m.onnx.data").rename(tmp_path / "outside.data")
+    m = onnx.load(str(src), load_external_data=False)
+    for t in m.graph.initializer:
+        for e in t.external_data:
+            if e.key == "location":
+                e.value = "../outside.data"
+    src.write_bytes(m.SerializeToString())
+    with pytest.raises(ModelError, match="outside the model's folder"):
+        api.open_model(src)
+    assert not any(p.endswith("outside.data") for p in external._TRUSTED)
