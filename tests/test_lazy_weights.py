@@ -167,3 +167,16 @@ def test_data_outside_the_model_folder_is_refused_before_anything_is_kept_on_dis
     with pytest.raises(ModelError, match="outside the model's folder"):
         api.open_model(src)
     assert not any(p.endswith("outside.data") for p in external._TRUSTED)
+
+
+def test_analysis_of_a_model_with_weights_on_disk_matches_loaded_weights(tmp_path, lazy, monkeypatch):
+    src = _save_external(tmp_path / "m")
+    data = {"kind": "random", "count": 4, "seed": 2}
+    monkeypatch.setattr(external, "PREPACK", True)
+    model = api.open_model(src)
+    lazy_rows = api.analyze(model, api.quantize(model, api.make_recipe("cpu-u8s8"), data=data), data)
+    monkeypatch.setattr(external, "LAZY_MODEL_BYTES", 1 << 40)
+    eager = api.open_model(src)
+    eager_rows = api.analyze(eager, api.quantize(eager, api.make_recipe("cpu-u8s8"), data=data), data)
+    assert [(r.node, r.sqnr_db) for r in lazy_rows] == [(r.node, r.sqnr_db) for r in eager_rows]
+    assert len(lazy_rows) >= 2
