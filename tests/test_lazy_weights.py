@@ -180,3 +180,24 @@ def test_analysis_of_a_model_with_weights_on_disk_matches_loaded_weights(tmp_pat
     eager_rows = api.analyze(eager, api.quantize(eager, api.make_recipe("cpu-u8s8"), data=data), data)
     assert [(r.node, r.sqnr_db) for r in lazy_rows] == [(r.node, r.sqnr_db) for r in eager_rows]
     assert len(lazy_rows) >= 2
+
+
+def test_export_over_the_data_file_the_model_reads_is_refused(tmp_path, lazy):
+    from workbench.core.errors import ExportError
+
+    src = _save_external(tmp_path / "m")
+    before = _digest(src.parent)
+    model = api.open_model(src)
+    res = api.quantize(model, api.make_recipe("dynamic-u8", overrides={"mm1": NodeSettings(exclude=True)}))
+    with pytest.raises(ExportError, match="reads its weights from"):
+        api.export(res, src)
+    assert _digest(src.parent) == before
+
+
+def test_a_data_file_changed_after_opening_is_not_read(tmp_path, lazy):
+    src = _save_external(tmp_path / "m")
+    model = api.open_model(src)
+    data = src.parent / "m.onnx.data"
+    data.write_bytes(data.read_bytes()[::-1] + bytes(8))  # size differs: mtime ticks can be coarse
+    with pytest.raises(ModelError, match="changed"):
+        model.initializer("W0")

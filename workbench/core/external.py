@@ -46,7 +46,7 @@ LAZY_TENSOR_BYTES = 1 << 20
 #: 8192x16384 MatMul: not bit-identical, max difference at the last few ulps).
 PREPACK = False
 
-_TRUSTED: set[str] = set()
+_TRUSTED: dict[str, tuple[int, int]] = {}  # real path -> (size, mtime_ns) when the reader checked it
 _TYPES = {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.INT8,
           TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16, TensorProto.INT32, TensorProto.UINT32,
           TensorProto.INT64, TensorProto.UINT64, TensorProto.BOOL}
@@ -75,7 +75,8 @@ def eligible(t: TensorProto) -> bool:
 def keep_lazy(t: TensorProto, real_path: str) -> None:
     """Point ``t``'s location at ``real_path`` (checked by the caller) and trust that file."""
     real = os.path.realpath(real_path)
-    _TRUSTED.add(real)
+    st = os.stat(real)
+    _TRUSTED[real] = (st.st_size, st.st_mtime_ns)
     for e in t.external_data:
         if e.key == "location":
             e.value = real
@@ -87,6 +88,22 @@ def lazy_file(t: TensorProto) -> str | None:
         return None
     loc = _entries(t).get("location", "")
     return loc if os.path.isabs(loc) and loc in _TRUSTED else None
+
+
+def is_source(path: str | os.PathLike) -> bool:
+    """True when ``path`` is a data file that open models read weights from (never overwrite it)."""
+    return os.path.realpath(path) in _TRUSTED
+
+
+def _unchanged(path: str, t: TensorProto) -> None:
+    try:
+        st = os.stat(path)
+        same = (st.st_size, st.st_mtime_ns) == _TRUSTED[path]
+    except OSError:
+        same = False
+    if not same:
+        raise ModelError(f"{path}: the external data file changed (or vanished) after the model was opened, so "
+                         f"tensor '{t.name}' cannot be read from it.", hint="Open the model again.")
 
 
 def lazy_tensors(proto: onnx.ModelProto) -> list[TensorProto]:
@@ -120,6 +137,7 @@ def tensor_array(t: TensorProto) -> np.ndarray:
                              f"({_entries(t).get('location', '')!r}).",
                              hint="Open the model with workbench.core.model.load_model.")
         return numpy_helper.to_array(t)
+    _unchanged(path, t)
     try:
         mm = np.memmap(path, dtype=_np_dtype(t), mode="r", offset=_offset(t), shape=tuple(t.dims))
     except (OSError, ValueError) as exc:
@@ -138,6 +156,7 @@ def tensor_chunks(t: TensorProto, chunk: int = _CHUNK) -> Iterator[bytes]:
         else:
             yield onnx.numpy_helper.from_array(tensor_array(t)).raw_data
         return
+    _unchanged(path, t)
     left = int(_entries(t)["length"])
     with open(path, "rb") as f:
         f.seek(_offset(t))
@@ -231,6 +250,8 @@ def lazy_session(proto: onnx.ModelProto, options: ort.SessionOptions, extra: byt
 
     copy, aliases = _session_proto(proto)
     maps = []
+    for t in lazy_tensors(proto):
+        _unchanged(lazy_file(t), t)
     for path in aliases.values():
         with open(path, "rb") as f:
             maps.append(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))

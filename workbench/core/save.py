@@ -34,7 +34,7 @@ import onnx
 
 from workbench.core.atomic import _explain
 from workbench.core.errors import ExportError
-from workbench.core.external import inline_copy, lazy_file, tensor_chunks
+from workbench.core.external import inline_copy, is_source, lazy_file, tensor_chunks
 from workbench.core.tensor_bytes import _copy_fields, model_tensor_bytes, tensor_nbytes
 
 log = logging.getLogger(__name__)
@@ -171,13 +171,18 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
     Raises
     ------
     ExportError
-        If the folder does not exist or is not writable, or the disk is full.
+        If the folder does not exist or is not writable, the disk is full, or the target's data
+        file is one an open model reads its weights from (:mod:`workbench.core.external`).
     """
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise ExportError(f"{path}: folder {folder} does not exist.", hint="Create it or choose another path.")
     use_external = tensor_bytes(proto) > EXTERNAL_THRESHOLD if external is None else external
+    for target in (path, folder / (path.name + ".data")):
+        if is_source(target):
+            raise ExportError(f"{path}: would replace {target.name}, the external data file an open model reads "
+                              "its weights from.", hint="Choose another file name for the quantized model.")
     _remove_leftovers(path)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=_leftover_prefix(path), dir=folder))
