@@ -2,6 +2,8 @@
 synthetic float model above 2 GiB in external data, divided by the float weight bytes, for a
 dynamic recipe (no calibration) and a static one (cpu-u8s8, 4 random calibration samples through
 onnxruntime), each in a fresh subprocess. Target (issue #6): ratio <= 1.5. Prints only.
+``--prepack`` lets onnxruntime prepack the weights in the calibration session (off by default for
+weights kept on disk, see ``workbench.core.external.PREPACK``).
 
     .venv/bin/python benchmarks/big_model_memory.py [--dims 16384x16384,16384x16384,16384x1024]
 
@@ -22,8 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = """
 import json, os, resource, sys, time
-from workbench.core import api
+from workbench.core import api, external
 src, out, preset = sys.argv[1], sys.argv[2], sys.argv[3]
+external.PREPACK = sys.argv[4] == "1"
 t0, c0 = time.perf_counter(), time.process_time()
 model = api.open_model(src)
 t_open = time.perf_counter() - t0
@@ -43,6 +46,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dims", default="16384x16384,16384x16384,16384x1024")
     ap.add_argument("--presets", default="dynamic-u8,cpu-u8s8")
+    ap.add_argument("--prepack", action="store_true", help="let onnxruntime prepack weights (a second copy)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT))
     from tests.test_big_model import _generate
@@ -53,7 +57,8 @@ def main() -> None:
         for preset in args.presets.split(","):
             out = Path(tmp) / f"q_{preset}.onnx"
             t = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-c", CHILD, str(src), str(out), preset],
+            proc = subprocess.run([sys.executable, "-c", CHILD, str(src), str(out), preset,
+                                   "1" if args.prepack else "0"],
                                   capture_output=True, text=True, cwd=ROOT)
             if proc.returncode:
                 print(preset, "failed:", proc.stderr[-1500:])
