@@ -105,10 +105,15 @@ def resolve(model: PreparedModel, recipe: Recipe, node: str) -> ResolvedNode:
 
 
 def plan(model: PreparedModel, recipe: Recipe):
-    """Resolve ``recipe`` against ``model`` -> QuantPlan (units, activations, issues)."""
+    """Resolve ``recipe`` against ``model`` -> QuantPlan (units, activations, issues).
+
+    Units whose dtypes need an opset the model cannot be converted to are excluded and reported
+    (:mod:`workbench.core.opset_fit`), so the plan says what the written model will hold.
+    """
+    from workbench.core.opset_fit import fit_opset
     from workbench.core.plan import build_plan
 
-    return build_plan(model, recipe)
+    return fit_opset(model, recipe, build_plan(model, recipe), build_plan)
 
 
 def open_data_source(data: Any, model: PreparedModel):

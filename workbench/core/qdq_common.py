@@ -91,10 +91,13 @@ def default_opset(proto: onnx.ModelProto) -> int:
     return 0
 
 
-def upgrade_opset(proto: onnx.ModelProto, target: int) -> onnx.ModelProto:
+def upgrade_opset(proto: onnx.ModelProto, target: int, held: dict | None = None) -> onnx.ModelProto:
     """Return ``proto`` converted to default-domain opset ``target`` (a new proto when upgraded).
 
     Uses ``workbench.core.model.upgrade_opset`` when it exists, else ``onnx.version_converter``.
+    ``held``: initializers left out of ``proto`` (``tensor_bytes.lean_copy``); they stand in as
+    typed graph inputs during the conversion (the converter rejects undefined inputs), and are
+    not in the result either.
 
     Raises
     ------
@@ -106,6 +109,10 @@ def upgrade_opset(proto: onnx.ModelProto, target: int) -> onnx.ModelProto:
         return proto
     from workbench.core import model as model_mod
 
+    stand_in = {n for n in (held or {}) if n not in {i.name for i in proto.graph.input}}
+    if stand_in:
+        proto.graph.input.extend(onnx.helper.make_tensor_value_info(n, held[n].data_type, list(held[n].dims))
+                                 for n in sorted(stand_in))
     try:
         fn = getattr(model_mod, "upgrade_opset", None)
         out = fn(proto, target) if fn else onnx.version_converter.convert_version(proto, target)
@@ -114,7 +121,17 @@ def upgrade_opset(proto: onnx.ModelProto, target: int) -> onnx.ModelProto:
                           f"conversion failed ({exc.__class__.__name__}: {str(exc)[:200]}).",
                           hint="Pick dtypes available at the model's opset (int8/uint8), or convert "
                                "the model to a newer opset first.") from None
+    finally:
+        _drop_inputs(proto, stand_in)
+    _drop_inputs(out, stand_in)
     return out
+
+
+def _drop_inputs(proto: onnx.ModelProto, names: set[str]) -> None:
+    if names:
+        keep = [i for i in proto.graph.input if i.name not in names]
+        del proto.graph.input[:]
+        proto.graph.input.extend(keep)
 
 
 def fix_ir_version(proto: onnx.ModelProto) -> None:

@@ -104,7 +104,7 @@ class QdqWriter:
         self.issues: list[PlanIssue] = []
         self.max_opset = 10**6
         try:
-            self.proto = C.upgrade_opset(proto, plan.min_opset)
+            self.proto = C.upgrade_opset(proto, plan.min_opset, held=self._held)
         except ExportError as exc:
             self.max_opset = C.default_opset(proto)
             if self.max_opset < 10:

@@ -45,7 +45,8 @@ def upgrade_opset(proto: onnx.ModelProto, target: int, *, source: str = "model")
     Raises
     ------
     ModelError
-        ``onnx.version_converter`` cannot convert some operator; the message names it.
+        ``onnx.version_converter`` cannot convert some operator (the message names it) or drops
+        the model-local functions.
     """
     current = default_opset(proto)
     if current >= target:
@@ -63,6 +64,13 @@ def upgrade_opset(proto: onnx.ModelProto, target: int, *, source: str = "model")
                          f"onnx.version_converter has no conversion for {op}{where} ({text}).",
                          hint=f"Re-export the model at opset {target} or higher, or pick a recipe "
                               f"that works at opset {current}.") from None
+    kept = {(f.domain, f.name) for f in out.functions}
+    lost = sorted(f"{f.domain}::{f.name}" for f in proto.functions if (f.domain, f.name) not in kept)
+    if lost:  # the converter returns the model without them: its nodes would name no operator
+        raise ModelError(f"{source}: cannot convert from opset {current} to opset {target}: "
+                         f"onnx.version_converter drops the model-local functions {', '.join(lost[:5])}.",
+                         hint=f"Inline the functions (onnx.inliner.inline_local_functions) or re-export the "
+                              f"model at opset {target} or higher.")
     min_ir = helper.find_min_ir_version_for(list(out.opset_import), ignore_unknown=True)
     if out.ir_version < min_ir:
         out.ir_version = min_ir
