@@ -14,8 +14,20 @@ one run per unit.
 
 from __future__ import annotations
 
+import logging
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from workbench.core.executors import Executor, default_executor
+from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.sensitivity_graph import fragments, only_float, only_quantized
+from workbench.core.session import add_outputs, make_session
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -61,3 +73,290 @@ def local_sensitivity(plan, rows) -> list[Sensitivity]:
         result.append(Sensitivity(r.node, r.op_type, local, r.sqnr_db))
     result.sort(key=lambda s: (s.local_sqnr_db, s.node))
     return result
+
+
+# ----------------------------------------------------------------------------- end-to-end sweep
+@dataclass
+class UnitSensitivity:
+    """End-to-end figures of one node unit (SQNR in dB over all model outputs, against float).
+
+    ``only_quant_db``: only this unit quantized; ``only_float_db``: every unit quantized but this
+    one; ``local_db``: this unit's own output, only it quantized (float inputs);
+    ``gain_db``: ``only_float_db - all_quant_db`` (what keeping it float buys end to end).
+    """
+
+    node: str
+    op_type: str
+    only_quant_db: float
+    only_float_db: float
+    local_db: float
+    gain_db: float
+
+    def to_json(self) -> dict:
+        return {k: (v if not isinstance(v, float) or math.isfinite(v) else repr(v)) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, d: dict) -> UnitSensitivity:
+        return cls(d["node"], d.get("op_type", ""), *(float(d[k]) for k in FIGURES))
+
+
+#: The figures of :class:`UnitSensitivity`, in table order.
+FIGURES = ("only_quant_db", "only_float_db", "local_db", "gain_db")
+
+
+@dataclass
+class SweepResult:
+    """Outcome of :func:`sensitivity_sweep`: ``rows`` worst first (lowest ``only_quant_db``)."""
+
+    rows: list[UnitSensitivity]
+    all_quant_db: float
+    samples: int
+    tasks: int
+
+    def suggestion(self, min_gain_db: float = 0.5, max_fraction: float = 0.1) -> list[str]:
+        """Units to keep in float: those whose exclusion raises the end-to-end SQNR by at least
+        ``min_gain_db``, best gain first, at most ``max_fraction`` of the units (at least one)."""
+        good = sorted((r for r in self.rows if r.gain_db >= min_gain_db and math.isfinite(r.gain_db)),
+                      key=lambda r: (-r.gain_db, r.node))
+        cap = max(1, int(max_fraction * len(self.rows)))
+        return [r.node for r in good[:cap]]
+
+    def to_json(self) -> dict:
+        return {"rows": [r.to_json() for r in self.rows], "all_quant_db": _json_num(self.all_quant_db),
+                "samples": self.samples, "tasks": self.tasks}
+
+    @classmethod
+    def from_json(cls, d: dict) -> SweepResult:
+        return cls([UnitSensitivity.from_json(r) for r in d.get("rows", [])], float(d.get("all_quant_db", "nan")),
+                   int(d.get("samples", 0)), int(d.get("tasks", 0)))
+
+
+def _json_num(v: float):
+    return v if math.isfinite(v) else repr(v)
+
+
+@dataclass
+class SuffixTask:
+    """One variant of one unit, self-contained for an executor (see :mod:`workbench.core.executors`)."""
+
+    node: str
+    kind: str  # "quant" (only this unit quantized) or "float" (only this unit float)
+    model: bytes
+    feeds: list[dict[str, np.ndarray]]
+    outputs: list[str]  # suffix output per float model output ("" where the suffix does not compute it)
+    refs: list[list[np.ndarray]]  # per batch: the float model's outputs
+    unchanged: list[float]  # signal energy of outputs the suffix does not compute (error 0 there)
+
+
+class _Sqnr:
+    """Running SQNR: sums of ref^2 and (ref - q)^2 (float32 BLAS dot products, float64 totals)."""
+
+    def __init__(self) -> None:
+        self.sig = self.err = 0.0
+        self.n = 0
+
+    def update(self, ref, q) -> None:
+        r = np.asarray(ref, dtype=np.float32).ravel()
+        d = np.asarray(q, dtype=np.float32).ravel()
+        if r.shape != d.shape or r.size == 0:
+            return
+        e = r - d
+        self.sig += float(np.dot(r, r))
+        self.err += float(np.dot(e, e))
+        self.n += r.size
+
+    def figures(self) -> tuple[float]:
+        if self.err == 0.0:
+            return (math.inf,)
+        return (-math.inf if self.sig == 0.0 else 10.0 * math.log10(self.sig / self.err),)
+
+
+def run_suffix(task: SuffixTask) -> tuple[str, str, float]:
+    """Run a suffix model; ``(node, kind, end-to-end SQNR dB)``."""
+    sess = make_session(onnx.load_from_string(task.model), optimize=False, threads=1)
+    names = [o.name for o in sess.get_outputs()]
+    e2e = _Sqnr()
+    for feed, refs in zip(task.feeds, task.refs, strict=True):
+        got = dict(zip(names, sess.run(names, feed), strict=True))
+        for name, ref in zip(task.outputs, refs, strict=True):
+            if name in got:
+                e2e.update(ref, got[name])
+    e2e.sig += sum(task.unchanged)
+    return task.node, task.kind, e2e.figures()[0]
+
+
+def _elem(a: np.ndarray) -> int:
+    return helper.np_dtype_to_tensor_dtype(np.asarray(a).dtype)
+
+
+def _cache(proto: onnx.ModelProto, feeds: list[dict], optimize: bool, cancel) -> list[dict[str, np.ndarray]]:
+    """Every main-graph tensor of ``proto`` for each feed (graph inputs included)."""
+    names = list(dict.fromkeys(o for n in proto.graph.node for o in n.output if o))
+    sess = make_session(add_outputs(proto, names), optimize=optimize)
+    outs = [o.name for o in sess.get_outputs()]
+    cache = []
+    for feed in feeds:
+        if cancel is not None:
+            cancel.check()
+        values = dict(zip(outs, sess.run(outs, feed), strict=True))
+        values.update(feed)
+        cache.append(values)
+    return cache
+
+
+def _energy(a: np.ndarray) -> float:
+    r = np.asarray(a, dtype=np.float32).ravel()
+    return float(np.dot(r, r))
+
+
+def own_tensors(units_all, unit) -> set[str]:
+    """Inputs and outputs of ``unit`` that no other quantized unit reads or writes: their Q -> DQ
+    pair exists only for this unit (the writer gives every reader of a kept pair the DQ value)."""
+    shared = {t for u in units_all if u is not unit and not u.excluded for t in list(u.inputs) + list(u.outputs)}
+    return {t for t in list(unit.inputs) + list(unit.outputs) if t not in shared}
+
+
+def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names):
+    """Generate the suffix tasks, two per unit, built lazily (one model in memory at a time)."""
+    f_avail = {k: _elem(v) for k, v in f_cache[0].items()}
+    q_avail = {k: _elem(v) for k, v in q_cache[0].items()}
+    for unit in units:
+        for kind in ("quant", "float"):
+            try:
+                if kind == "quant":
+                    sfx = only_quantized(fp, qp, unit, tensor_map, f_avail)
+                else:
+                    sfx = only_float(fp, qp, unit, tensor_map, q_avail, own_tensors(units_all, unit))
+            except KeyError as exc:
+                log.warning("sensitivity sweep skips %s (%s): %s", unit.node, kind, exc)
+                continue
+            cache = f_cache if kind == "quant" else q_cache
+            computed = set(sfx.outputs) & {o.name for o in sfx.proto.graph.output}
+            refs, unchanged = [], []
+            for fc in f_cache:
+                refs.append([fc[o] for o in out_names])
+                unchanged.append(sum(_energy(fc[o]) for o, s in zip(out_names, sfx.outputs, strict=True)
+                                     if s not in computed))
+            feeds = [{x: c[x] for x in sfx.inputs} for c in cache]
+            yield SuffixTask(unit.node, kind, sfx.proto.SerializeToString(), feeds,
+                             [s if s in computed else "" for s in sfx.outputs], refs, unchanged)
+
+
+def sweepable_units(plan, proto: onnx.ModelProto) -> list:
+    """Quantized units of the main graph (units inside If / Loop bodies are not swept)."""
+    names = {n.name for n in proto.graph.node}
+    return [u for u in plan.units.values()
+            if not u.excluded and u.node in names and all(n in names for n in u.nodes)]
+
+
+def local_figures(fp, qp, units, tensor_map, f_cache, cancel=None) -> dict[str, float]:
+    """Unit -> SQNR (dB) of its own output with only it quantized (float inputs from the cache);
+    every unit's fragment runs side by side in one session (one pass over the cached samples)."""
+    avail = {k: _elem(v) for k, v in f_cache[0].items()}
+    sfx, probes = fragments(fp, qp, units, tensor_map, avail)
+    if not sfx.probes:
+        return {}
+    sess = make_session(sfx.proto, optimize=False)
+    names = [o.name for o in sess.get_outputs()]
+    accs = {u: _Sqnr() for u in probes}
+    for fc in f_cache:
+        if cancel is not None:
+            cancel.check()
+        got = dict(zip(names, sess.run(names, {x: fc[x] for x in sfx.inputs}), strict=True))
+        for u, pairs in probes.items():
+            for p, t in pairs:
+                accs[u].update(fc[t], got[p])
+    return {u: a.figures()[0] for u, a in accs.items() if a.n}
+
+
+def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_size: int = 16,
+                      top: int | None = None, executor: Executor | None = None, progress: ProgressFn | None = None,
+                      cancel: CancelToken | None = None) -> SweepResult:
+    """For every node unit: end-to-end SQNR with only it quantized and with only it left float.
+
+    The float and the QDQ model run once over ``samples`` samples with every activation kept;
+    then each variant runs only the unit and what is downstream of it, reading the rest from
+    those caches (:mod:`workbench.core.sensitivity_graph`). Its outputs are those of the whole
+    variant model. Tasks (two per unit) run through ``executor`` (:mod:`workbench.core.executors`;
+    default :func:`~workbench.core.executors.default_executor`).
+
+    Parameters
+    ----------
+    model : PreparedModel
+        The float model.
+    result : QuantizeResult
+        From :func:`workbench.core.api.quantize` (static QDQ).
+    data : path, dict or DataSource
+        Samples fed to both models (float32/int arrays as the model's inputs).
+
+    Returns
+    -------
+    SweepResult
+        Rows worst first. SQNR (dB) = 10 log10(sum ref^2 / sum (ref - q)^2) over all outputs.
+
+    Raises
+    ------
+    DataError, ModelError, Cancelled
+    """
+    from workbench.core.api import open_data_source
+
+    progress = progress or no_progress
+    executor = executor or default_executor()
+    fp, qp = _same_opset(model.proto, result.proto)
+    source = open_data_source(data, model)
+    n = source.num_samples()
+    n = min(n, samples) if (n is not None and samples) else (samples or n)
+    bs = batch_size if getattr(source, "can_batch", False) else 1
+    feeds = list(source.batches(bs, limit=n))
+    progress(0, 0, "Caching float and quantized activations")
+    f_cache = _cache(fp, feeds, True, cancel)
+    q_cache = _cache(qp, feeds, False, cancel)
+    out_names = [o.name for o in fp.graph.output]
+    all_q = _Sqnr()
+    for fc, qc in zip(f_cache, q_cache, strict=True):
+        for o in out_names:
+            all_q.update(fc[o], qc[o])
+    all_quant_db = all_q.figures()[0]
+    units = sweepable_units(result.plan, fp)
+    progress(0, 0, "Measuring each unit's own error")
+    local = local_figures(fp, qp, units, result.tensor_map, f_cache, cancel)
+    chosen = units
+    if top is not None and top < len(units):
+        chosen = sorted(units, key=lambda u: (local.get(u.node, math.inf), u.node))[:top]
+    tasks = _tasks(list(result.plan.units.values()), fp, qp, chosen, result.tensor_map, f_cache, q_cache, out_names)
+    figures: dict[str, dict[str, float]] = {u.node: {} for u in units}
+    total, done = 2 * len(chosen), 0
+    results = executor.map(run_suffix, tasks)
+    try:
+        for node, kind, e2e in results:
+            if cancel is not None:
+                cancel.check()
+            figures[node][kind] = e2e
+            done += 1
+            progress(done, total, f"Sweeping units ({node})")
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+    rows = []
+    for u in units:
+        f = figures[u.node]
+        oq, of = f.get("quant", math.nan), f.get("float", math.nan)
+        rows.append(UnitSensitivity(u.node, u.op_type, oq, of, local.get(u.node, math.nan), of - all_quant_db
+                                    if math.isfinite(of) and math.isfinite(all_quant_db) else math.nan))
+    rows.sort(key=lambda r: (math.isnan(r.only_quant_db), r.only_quant_db if not math.isnan(r.only_quant_db)
+                             else r.local_db, r.node))
+    return SweepResult(rows, all_quant_db, sum(len(next(iter(f.values()))) for f in feeds), done)
+
+
+def _same_opset(fp: onnx.ModelProto, qp: onnx.ModelProto) -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """The float model at the QDQ model's default-domain opset (the writer may have upgraded it)."""
+    def version(p):
+        return next((o.version for o in p.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+    if version(fp) == version(qp):
+        return fp, qp
+    from onnx import version_converter
+
+    return version_converter.convert_version(fp, version(qp)), qp
+

@@ -1,7 +1,8 @@
 """The main window: graph canvas in the centre, docks for inspector, recipe, calibration, errors.
 
 Menus: File (Open, Open Recent, Save Project, Save Project As, Export QDQ, Quit), Edit (Undo,
-Redo), View (docks, zoom, colour mode), Run (Calibrate, Analyze, Cancel), Help (About). The
+Redo), View (docks, zoom, colour mode), Run (Calibrate, Analyze, Sensitivity Sweep, Apply
+Sensitivity Suggestion, Cancel), Help (About). The
 toolbar has the search box (name, op type or glob; Enter selects the matches) and "select all of
 this type". Drop an .onnx or .wbproj file on the window to open it.
 """
@@ -40,6 +41,7 @@ from workbench.qt.error_view import INF_SQNR_DB, ErrorView
 from workbench.qt.inspector import Inspector
 from workbench.qt.recipe_panel import RecipePanel
 from workbench.qt.runs import RunController
+from workbench.qt.sensitivity_panel import SensitivityPanel
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
@@ -84,11 +86,15 @@ class MainWindow(QMainWindow):
         self.recipe_panel = RecipePanel(self.doc)
         self.calibration = CalibrationPanel()
         self.errors = ErrorView()
+        self.sensitivity = SensitivityPanel()
         self.docks: dict[str, QDockWidget] = {}
         self._add_dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea)
         self._add_dock("Recipe", self.recipe_panel, Qt.DockWidgetArea.RightDockWidgetArea)
         self._add_dock("Calibration", self.calibration, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._add_dock("Errors", self.errors, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._add_dock("Sensitivity", self.sensitivity, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["Errors"], self.docks["Sensitivity"])
+        self.docks["Errors"].raise_()
         self.tabifyDockWidget(self.docks["Inspector"], self.docks["Recipe"])
         self.docks["Inspector"].raise_()
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
@@ -135,6 +141,12 @@ class MainWindow(QMainWindow):
                                           "Calibrate all tensors, quantize and measure per-node error")
         self.act_analyze = self._action("&Analyze", self.start_analysis, "F6",
                                         "Re-quantize with cached ranges and measure per-node error")
+        self.act_sensitivity = self._action("&Sensitivity Sweep", self.start_sensitivity, "F7",
+                                            "Measure each unit alone quantized and alone float, end to end")
+        self.act_apply_suggestion = self._action("Apply Sensitivity Su&ggestion", self.apply_suggestion, "F8",
+                                                 "Keep the units the sweep suggests in float (undoable)")
+        self.act_color_sensitivity = self._action("Colour by Se&nsitivity", self.color_by_sensitivity,
+                                                  "Ctrl+Shift+G", "Colour the canvas by the sweep's chosen figure")
         self.act_cancel = self._action("Ca&ncel", self.runs.cancel, "Esc", "Cancel the running job")
         self.act_fit = self._action("&Fit graph", self.canvas.fit, "Ctrl+0")
         self.act_zoom_in = self._action("Zoom &in", self.canvas.zoom_in, K.ZoomIn)
@@ -165,7 +177,8 @@ class MainWindow(QMainWindow):
         edit.addAction(self.act_find)
         edit.addAction(self.act_same_type)
         view = bar.addMenu("&View")
-        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out, self.act_color_sqnr, self.act_netron):
+        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out, self.act_color_sqnr, self.act_color_sensitivity,
+                    self.act_netron):
             view.addAction(act)
         view.addSeparator()
         for dock in self.docks.values():
@@ -182,7 +195,8 @@ class MainWindow(QMainWindow):
             act.setChecked(mode == _settings.theme())
             self.theme_actions.append(act)
         run = bar.addMenu("&Run")
-        for act in (self.act_calibrate, self.act_analyze, self.act_cancel):
+        for act in (self.act_calibrate, self.act_analyze, self.act_sensitivity, self.act_apply_suggestion,
+                    self.act_cancel):
             run.addAction(act)
         bar.addMenu("&Help").addAction(self.act_about)
 
@@ -223,6 +237,11 @@ class MainWindow(QMainWindow):
         self.canvas.layoutFailed.connect(lambda msg: self.set_status(f"Layout failed: {msg}"))
         self.errors.nodeClicked.connect(self.focus_node)
         self.errors.colorBySqnr.connect(self.color_by_sqnr)
+        self.sensitivity.nodeClicked.connect(self.focus_node)
+        self.sensitivity.figureChanged.connect(lambda _f: self.color_by_sensitivity())
+        self.sensitivity.runRequested.connect(self.start_sensitivity)
+        self.sensitivity.applyRequested.connect(self.apply_suggestion)
+        self.doc.sensitivityChanged.connect(self._on_sensitivity)
         self.calibration.startRequested.connect(self.start_calibration)
         self.calibration.cancelRequested.connect(self.runs.cancel)
         self.calibration.specChanged.connect(self._on_spec_changed)
@@ -387,6 +406,42 @@ class MainWindow(QMainWindow):
         else:
             self.runs.analyze()
 
+    @guarded
+    def start_sensitivity(self) -> None:
+        self._on_spec_changed()
+        self.runs.sensitivity()
+        self.docks["Sensitivity"].raise_()
+
+    @guarded
+    def apply_suggestion(self) -> list[str]:
+        """Keep the sweep's suggested units in float: one undoable recipe edit (Edit > Undo reverts it)."""
+        from workbench.qt.commands import push_edit, set_exclude
+
+        nodes = list(self.doc.suggestion)
+        if not nodes:
+            self.set_status("No suggestion yet: run the sensitivity sweep first (F7).")
+            return []
+        if push_edit(self.doc, set_exclude(self.doc.recipe, nodes, True),
+                     f"Keep {len(nodes)} sensitive unit(s) in float"):
+            self.set_status(f"Kept {len(nodes)} unit(s) in float: {', '.join(nodes)} (Ctrl+Z undoes).")
+        return nodes
+
+    @guarded
+    def color_by_sensitivity(self) -> None:
+        values = self.sensitivity.canvas_values()
+        if not values:
+            self.set_status("No sensitivity yet: run the sweep first (F7).")
+            return
+        self.canvas.set_node_values(errors=values)
+        self.color_mode.setCurrentText("error")
+
+    @guarded
+    def _on_sensitivity(self) -> None:
+        self.sensitivity.set_result(self.doc.sensitivity, self.doc.suggestion)
+        self._update_actions()
+        if self.doc.sensitivity is not None:
+            self.color_by_sensitivity()
+
     def _on_run_started(self, title: str) -> None:
         self.calibration.set_running(True, f"{title}...")
         self.status_bar_progress.setVisible(True)
@@ -404,6 +459,8 @@ class MainWindow(QMainWindow):
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
             self._on_run_ended(f"Done: exported {result['path']}.")
+        elif kind == "sensitivity":
+            self._on_run_ended(f"Done: sensitivity of {len(self.doc.sensitivity.rows)} node units.")
         else:
             self._on_run_ended(f"Done: {len(self.doc.errors)} node units analysed.")
 
@@ -537,6 +594,9 @@ class MainWindow(QMainWindow):
         for act in (self.act_save, self.act_save_as, self.act_export, self.act_export_qonnx, self.act_calibrate,
                     self.act_analyze):
             act.setEnabled(has_model and not busy)
+        self.act_sensitivity.setEnabled(has_model and not busy)
+        self.sensitivity.run_button.setEnabled(has_model and not busy)
+        self.act_apply_suggestion.setEnabled(bool(self.doc.suggestion))
         self.act_cancel.setEnabled(busy)
 
     def _update_title(self, *_args) -> None:

@@ -20,6 +20,7 @@ from workbench.core.analysis import UnitError
 from workbench.core.errors import WorkbenchError
 from workbench.core.model import PreparedModel
 from workbench.core.recipe import Recipe, ResolvedNode, resolve_node
+from workbench.core.sensitivity import SweepResult
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,7 @@ class Document(QObject):
     recipeChanged = Signal()
     resultsChanged = Signal()
     dataChanged = Signal()
+    sensitivityChanged = Signal()
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -53,6 +55,9 @@ class Document(QObject):
         self.errors: list[ErrorRow] = []
         self.result_recipe: str | None = None
         self.issues: list[str] = []
+        self.sensitivity: SweepResult | None = None
+        self.suggestion: list[str] = []
+        self.sensitivity_recipe: str | None = None
         self._op_types: dict[str, str] = {}
 
     # ------------------------------------------------------------------ model
@@ -66,11 +71,13 @@ class Document(QObject):
         self.errors = []
         self.issues = []
         self.result_recipe = None
+        self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
         self.recipe = recipe if recipe is not None else api.make_recipe("cpu-u8s8")
         self._replan()
         self.modelChanged.emit()
         self.recipeChanged.emit()
         self.resultsChanged.emit()
+        self.sensitivityChanged.emit()
 
     def op_type(self, node: str) -> str:
         return self._op_types.get(node, "")
@@ -154,6 +161,15 @@ class Document(QObject):
         self.issues = list(result.get("issues", []))
         self.result_recipe = result.get("recipe")
         self.resultsChanged.emit()
+
+    def set_sensitivity(self, result: dict) -> None:
+        """Adopt a sensitivity job's result (see :func:`workbench.qt.engine.job_sensitivity`)."""
+        self.sensitivity = SweepResult.from_json(result["sweep"])
+        self.suggestion = list(result.get("suggestion", []))
+        self.sensitivity_recipe = result.get("recipe")
+        if result.get("calibration") is not None:
+            self.calibration = result["calibration"]
+        self.sensitivityChanged.emit()
 
     @property
     def results_current(self) -> bool:

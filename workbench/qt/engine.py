@@ -111,6 +111,28 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
             "issues": [_issue_text(i) for i in result.issues]}
 
 
+def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Sensitivity sweep of every node unit (:func:`workbench.core.sensitivity.sensitivity_sweep`).
+
+    Payload: as :func:`job_calibrate`, plus ``sweep_samples`` and ``top`` (units measured end to
+    end; None: all). Tasks run in this (child) process: a daemon process may not start a pool.
+    Result: ``sweep`` (SweepResult JSON), ``suggestion`` (node names to keep in float),
+    ``calibration`` (JSON, reused by later runs), ``recipe`` (the JSON swept).
+    """
+    from workbench.core import api
+    from workbench.core.executors import InlineExecutor
+    from workbench.core.sensitivity import sensitivity_sweep
+
+    model = api.open_model(payload["model_path"])
+    recipe = _recipe(payload)
+    result, calib = _quantize_with_cache(api, model, recipe, payload, progress, cancel)
+    sweep = sensitivity_sweep(model, result, payload["data"], samples=payload.get("sweep_samples"),
+                              top=payload.get("top"), executor=InlineExecutor(),
+                              progress=_phase(progress, "Sensitivity"), cancel=cancel)
+    return {"sweep": sweep.to_json(), "suggestion": sweep.suggestion(),
+            "calibration": calib.to_json() if calib is not None else None, "recipe": payload["recipe"]}
+
+
 def job_histogram(payload: dict, progress, cancel: CancelToken) -> dict:
     """Histogram of one float tensor over the first ``samples`` calibration samples.
 
@@ -159,7 +181,7 @@ def job_sleep(payload: dict, progress, cancel: CancelToken) -> dict:
     return {"steps": steps}
 
 
-JOBS = {"calibrate": job_calibrate, "export": job_export, "histogram": job_histogram, "sleep": job_sleep}
+JOBS = {"calibrate": job_calibrate, "export": job_export, "sensitivity": job_sensitivity, "histogram": job_histogram, "sleep": job_sleep}
 
 
 def _issue_text(issue: Any) -> str:

@@ -1,6 +1,6 @@
-"""Runs the document's background work: calibrate, analyse, export, histograms.
+"""Runs the document's background work: calibrate, analyse, sensitivity sweep, export, histograms.
 
-One main job at a time (calibrate / analyse / export); a histogram job may run beside it and is
+One main job at a time (calibrate / analyse / sensitivity / export); a histogram job may run beside it and is
 replaced when the selection changes. Results are adopted by the document only when a job
 succeeds, so cancelling or a failure leaves the previous calibration and errors intact.
 """
@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 #: Samples used for the per-unit analysis after calibration (None: all).
 ANALYSIS_SAMPLES = 32
 HISTOGRAM_SAMPLES = 8
+#: Samples of the sensitivity sweep, and units measured end to end (the rest: own error only).
+SWEEP_SAMPLES = 8
+SWEEP_TOP = 32
 
 
 class RunController(QObject):
@@ -80,6 +83,14 @@ class RunController(QObject):
         return self._start("export", ProcessJob("export", payload, title=f"Export to {Path(path).name}",
                                                 parent=self))
 
+    def sensitivity(self) -> Job:
+        """Sensitivity sweep with the cached ranges (calibrating only what is missing)."""
+        self._need_model()
+        self._need_data()
+        payload = self.doc.payload(reuse=True, sweep_samples=SWEEP_SAMPLES, top=SWEEP_TOP)
+        return self._start("sensitivity", ProcessJob("sensitivity", payload, title="Sensitivity sweep",
+                                                     parent=self))
+
     def cancel(self) -> None:
         if self.job is not None:
             self.job.cancel()
@@ -102,6 +113,8 @@ class RunController(QObject):
     def _on_success(self, kind: str, result: dict) -> None:
         if kind == "calibrate":
             self.doc.set_results(result)
+        elif kind == "sensitivity":
+            self.doc.set_sensitivity(result)
         elif kind == "export" and result.get("calibration") is not None:
             self.doc.calibration = result["calibration"]
         self.succeeded.emit(kind, result)

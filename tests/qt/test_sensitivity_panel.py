@@ -1,0 +1,115 @@
+"""Sensitivity in the app (pytest-qt, offscreen) on digits_cnn.
+
+Run the sweep from the Run menu action (a child process) -> the table lists every unit worst
+first, the same ranking and figures as the core computes headless -> a mouse click on the worst
+row selects that node on the canvas and in the inspector -> the canvas is coloured by the chosen
+figure -> "Apply suggestion" excludes the suggested units (one undo command) -> Edit > Undo gives
+back the exact original recipe.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
+
+from workbench.core import api
+from workbench.core.calibrate import CalibrationResult
+from workbench.core.executors import InlineExecutor
+from workbench.core.sensitivity import sensitivity_sweep
+from workbench.qt.canvas.colors import error_color
+from workbench.qt.runs import SWEEP_SAMPLES, SWEEP_TOP
+from workbench.qt.sensitivity_panel import BEST_DB, WORST_DB
+
+DIGITS = "digits_cnn/model_opset17.onnx"
+
+
+def headless(win):
+    """The same sweep in this process, from the window's recipe and calibration cache."""
+    model = api.open_model(win.doc.model_path)
+    calib = CalibrationResult.from_json(win.doc.calibration)
+    result = api.quantize(model, win.doc.recipe, calibration=calib)
+    return sensitivity_sweep(model, result, win.doc.data, samples=SWEEP_SAMPLES, top=SWEEP_TOP,
+                             executor=InlineExecutor())
+
+
+def test_sweep_click_colour_apply_undo(qtbot, window, open_file, corpus):
+    open_file(window, corpus / DIGITS)
+    assert window.act_sensitivity.shortcut() == QKeySequence("F7")
+    assert window.act_sensitivity in window.menuBar().actions()[-2].menu().actions()  # Run menu
+    assert not window.act_apply_suggestion.isEnabled()
+    original = window.doc.recipe.model_dump()
+    with qtbot.waitSignal(window.runs.finished, timeout=120_000):
+        window.act_sensitivity.trigger()
+    assert window.doc.sensitivity is not None, window.status_label.text()
+
+    # the table: every planned unit, worst first, same figures as the core headless
+    ref = headless(window)
+    panel = window.sensitivity
+    table = panel.table
+    units = [u for u in window.doc.plan.units.values() if not u.excluded]
+    assert table.rowCount() == len(ref.rows) == len(units) == 5
+    assert [panel.node_at(i) for i in range(table.rowCount())] == [r.node for r in ref.rows]
+    worst = ref.rows[0]
+    shown = window.doc.sensitivity.rows[0]
+    assert shown.node == worst.node
+    for key in ("only_quant_db", "only_float_db", "local_db", "gain_db"):
+        assert getattr(shown, key) == pytest.approx(getattr(worst, key), abs=1e-6)
+    assert window.doc.sensitivity.all_quant_db == pytest.approx(ref.all_quant_db, abs=1e-6)
+    column = [r.only_quant_db for r in window.doc.sensitivity.rows]
+    assert column == sorted(column) and all(math.isfinite(v) for v in column)
+
+    # sorting by another column re-orders the rows by value
+    table.sortItems(5, Qt.SortOrder.DescendingOrder)  # gain if float, largest first
+    best_gain = max(ref.rows, key=lambda r: r.gain_db).node
+    assert panel.node_at(0) == best_gain
+    table.sortItems(2, Qt.SortOrder.AscendingOrder)
+
+    # a real click on the worst row selects the node on the canvas and in the inspector
+    rect = table.visualItemRect(table.item(0, 0))
+    with qtbot.waitSignals([window.canvas.selectionChangedNames, window.runs.histogramReady], timeout=60_000):
+        qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert window.canvas.selected_nodes() == [worst.node]
+    assert window.inspector.nodes == [worst.node]
+
+    # the canvas is coloured by the chosen figure: most sensitive red end, least green end
+    assert window.color_mode.currentText() == "error"
+    least = ref.rows[-1].node
+    assert window.canvas.node_color(worst.node) == error_color(WORST_DB)
+    assert window.canvas.node_color(least) == error_color(BEST_DB)
+    panel.figure.setCurrentIndex(panel.figure.findData("gain_db"))
+    assert window.canvas.node_color(best_gain) == error_color(WORST_DB)
+
+    # apply the suggestion: one undoable edit excluding exactly the suggested units
+    suggestion = ref.suggestion()
+    assert suggestion and window.doc.suggestion == suggestion
+    assert window.act_apply_suggestion.isEnabled()
+    depth = window.doc.undo_stack.count()
+    window.act_apply_suggestion.trigger()
+    assert window.doc.undo_stack.count() == depth + 1
+    for node in suggestion:
+        assert window.doc.recipe.overrides[node].exclude is True
+        assert window.doc.plan.units[node].excluded
+    assert set(window.doc.recipe.overrides) == set(suggestion)
+
+    # Edit > Undo restores the recipe exactly; Redo re-applies it
+    window.act_undo.trigger()
+    assert window.doc.recipe.model_dump() == original
+    assert not any(window.doc.plan.units[n].excluded for n in suggestion)
+    window.act_redo.trigger()
+    assert all(window.doc.recipe.overrides[n].exclude for n in suggestion)
+
+
+def test_sweep_cancel_keeps_previous_state(qtbot, window, open_file, corpus):
+    """Esc during the sweep: the job stops, nothing is adopted, the app stays usable."""
+    open_file(window, corpus / DIGITS)
+    cancelled: list = []
+    window.runs.cancelled.connect(cancelled.append)
+    with qtbot.waitSignal(window.runs.finished, timeout=120_000):
+        window.start_sensitivity()
+        window.act_cancel.trigger()
+    assert cancelled == ["sensitivity"]
+    assert window.doc.sensitivity is None and window.sensitivity.table.rowCount() == 0
+    assert window.act_sensitivity.isEnabled() and not window.act_apply_suggestion.isEnabled()

@@ -1,0 +1,149 @@
+"""Sensitivity sweep: each unit's figures equal those of the whole variant model run in onnxruntime.
+
+The sweep runs only suffix models over cached activations; here every figure is checked against
+the full model the recipe edit would produce (only this unit quantized = every other unit
+excluded; only this unit float = this unit excluded), quantized with the same calibration.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.core import api
+from workbench.core.errors import Cancelled
+from workbench.core.executors import InlineExecutor, ProcessExecutor
+from workbench.core.progress import CancelToken
+from workbench.core.recipe import NodeSettings
+from workbench.core.sensitivity import SweepResult, sensitivity_sweep
+from workbench.core.session import make_session
+
+
+def tiny_model(path) -> None:
+    """x[N,16] -> MatMul -> Relu -> MatMul -> Add(residual with the first Relu) -> MatMul -> y[N,4]."""
+    rng = np.random.default_rng(0)
+    w = [numpy_helper.from_array(rng.normal(0, s, shape).astype(np.float32), f"w{i}")
+         for i, (shape, s) in enumerate([((16, 32), 0.3), ((32, 32), 0.2), ((32, 4), 0.3)])]
+    nodes = [helper.make_node("MatMul", ["x", "w0"], ["h0"], name="mm0"),
+             helper.make_node("Relu", ["h0"], ["r0"], name="relu0"),
+             helper.make_node("MatMul", ["r0", "w1"], ["h1"], name="mm1"),
+             helper.make_node("Add", ["h1", "r0"], ["s"], name="add"),
+             helper.make_node("MatMul", ["s", "w2"], ["y"], name="mm2")]
+    graph = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])], initializer=w)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+@pytest.fixture
+def setup(tmp_path):
+    path = tmp_path / "tiny.onnx"
+    tiny_model(path)
+    data = tmp_path / "calib.npz"
+    x = np.random.default_rng(1).normal(0, 1, (24, 16)).astype(np.float32)
+    x[:, 3] *= 6.0  # one wide channel: coarse activation grid, clearly different unit errors
+    np.savez(data, x=x)
+    model = api.open_model(path)
+    recipe = api.make_recipe("cpu-u8s8")
+    result = api.quantize(model, recipe, data=str(data))
+    return model, recipe, result, str(data), x
+
+
+def e2e_sqnr(model, proto, x) -> float:
+    """End-to-end SQNR (dB) of ``proto`` against the float model on ``x``."""
+    ref = make_session(model.proto).run(None, {"x": x})[0].astype(np.float64)
+    got = make_session(proto, optimize=False).run(None, {"x": x})[0].astype(np.float64)
+    return 10 * math.log10(float((ref * ref).sum()) / float(((ref - got) ** 2).sum()))
+
+
+def excluded(recipe, nodes):
+    return recipe.model_copy(update={"overrides": {n: NodeSettings(exclude=True) for n in nodes}})
+
+
+def test_figures_equal_whole_variant_models(setup):
+    model, recipe, result, data, x = setup
+    sweep = sensitivity_sweep(model, result, data, samples=None, executor=InlineExecutor())
+    units = [u for u in result.plan.units.values() if not u.excluded]
+    assert sorted(r.node for r in sweep.rows) == sorted(u.node for u in units) and len(units) == 4
+    assert sweep.samples == 24 and sweep.tasks == 2 * len(units)
+    assert sweep.all_quant_db == pytest.approx(e2e_sqnr(model, result.proto, x), abs=1e-3)
+    for r in sweep.rows:
+        others = [u.node for u in units if u.node != r.node]
+        only = api.quantize(model, excluded(recipe, others), data=data, calibration=result.calibration, guard=False)
+        allbut = api.quantize(model, excluded(recipe, [r.node]), data=data, calibration=result.calibration,
+                              guard=False)
+        assert r.only_quant_db == pytest.approx(e2e_sqnr(model, only.proto, x), abs=1e-3), r.node
+        assert r.only_float_db == pytest.approx(e2e_sqnr(model, allbut.proto, x), abs=1e-3), r.node
+        assert r.gain_db == pytest.approx(r.only_float_db - sweep.all_quant_db)
+        assert math.isfinite(r.local_db)
+    # worst first; the units differ by several dB, so the ranking is meaningful
+    values = [r.only_quant_db for r in sweep.rows]
+    assert values == sorted(values) and values[-1] - values[0] > 3.0
+
+
+def test_local_figure_is_the_units_own_output(setup):
+    """local_db: the unit's fake-quantized output on float inputs, vs its float output."""
+    model, recipe, result, data, x = setup
+    sweep = sensitivity_sweep(model, result, data, samples=None, executor=InlineExecutor())
+    row = next(r for r in sweep.rows if r.node == "mm0")
+    only = api.quantize(model, excluded(recipe, ["mm1", "add", "mm2"]), data=data,
+                        calibration=result.calibration, guard=False)
+    from workbench.core.session import add_outputs
+
+    ref = make_session(add_outputs(model.proto, ["r0"])).run(["r0"], {"x": x})[0].astype(np.float64)
+    q_name = only.tensor_map["r0"]
+    got = make_session(add_outputs(only.proto, [q_name]), optimize=False).run([q_name], {"x": x})[0]
+    expect = 10 * math.log10((ref ** 2).sum() / ((ref - got) ** 2).sum())
+    assert row.local_db == pytest.approx(expect, abs=1e-3)
+
+
+def test_top_limits_end_to_end_units_and_executors_agree(setup):
+    model, _recipe, result, data, _x = setup
+    full = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
+    top = sensitivity_sweep(model, result, data, samples=16, top=2, executor=InlineExecutor())
+    measured = [r for r in top.rows if not math.isnan(r.only_quant_db)]
+    assert top.tasks == 4 and len(measured) == 2
+    worst_local = sorted(full.rows, key=lambda r: r.local_db)[:2]
+    assert {r.node for r in measured} == {r.node for r in worst_local}
+    assert [r.node for r in top.rows[:2]] == [r.node for r in measured]  # measured rows first
+
+    class Recording(InlineExecutor):
+        calls = 0
+
+        def map(self, fn, tasks):
+            for t in tasks:
+                Recording.calls += 1
+                yield fn(t)
+
+    rec = sensitivity_sweep(model, result, data, samples=16, executor=Recording())
+    procs = sensitivity_sweep(model, result, data, samples=16, executor=ProcessExecutor(2))
+    assert Recording.calls == full.tasks == 8
+    for a, b, c in zip(full.rows, rec.rows, procs.rows, strict=True):
+        assert a.node == b.node == c.node
+        assert a.only_quant_db == b.only_quant_db == pytest.approx(c.only_quant_db, abs=1e-9)
+        assert a.only_float_db == b.only_float_db == pytest.approx(c.only_float_db, abs=1e-9)
+
+
+def test_json_round_trip_suggestion_and_cancel(setup):
+    model, _recipe, result, data, _x = setup
+    sweep = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
+    back = SweepResult.from_json(sweep.to_json())
+    assert back == sweep
+    best = max(sweep.rows, key=lambda r: r.gain_db)
+    assert sweep.suggestion(min_gain_db=-100.0, max_fraction=0.25) == [best.node]
+    assert sweep.suggestion(min_gain_db=best.gain_db + 1.0) == []
+    token = CancelToken()
+    seen = []
+
+    def progress(done, total, message):
+        seen.append((done, total))
+        if done >= 2:
+            token.cancel()
+
+    with pytest.raises(Cancelled):
+        sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor(), progress=progress,
+                          cancel=token)
+    assert (2, 8) in seen and (3, 8) not in seen

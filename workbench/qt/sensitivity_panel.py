@@ -1,0 +1,176 @@
+"""Sensitivity panel: the sweep's per-unit figures in a sortable table, worst first.
+
+Columns (dB, end-to-end SQNR over all model outputs against the float model, see
+:mod:`workbench.core.sensitivity`): *only quantized* (only this unit quantized), *only float*
+(every unit quantized but this one), *own output* (this unit's output with only it quantized),
+*gain if float* (only float minus all quantized). Clicking a row emits :attr:`nodeClicked`; the
+figure box chooses what the canvas is coloured by (:meth:`canvas_values`); "Apply suggestion"
+emits :attr:`applyRequested` (the window turns it into an undoable recipe edit).
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.core.sensitivity import FIGURES, SweepResult
+
+#: Figure key -> (column title, True when a higher value means a more sensitive unit).
+FIGURE_TITLES = {
+    "only_quant_db": ("Only quantized (dB)", False),
+    "only_float_db": ("Only float (dB)", True),
+    "local_db": ("Own output (dB)", False),
+    "gain_db": ("Gain if float (dB)", True),
+}
+#: Canvas colours use the SQNR scale of the error colouring: the most sensitive unit is drawn at
+#: WORST_DB (red), the least at BEST_DB (green), linearly by rank value in between.
+WORST_DB, BEST_DB = 5.0, 45.0
+
+
+class _Num(QTableWidgetItem):
+    """A numeric cell that sorts by value (NaN last) and shows "-" for NaN, "exact" for +inf."""
+
+    def __init__(self, value: float):
+        text = "-" if math.isnan(value) else ("exact" if value == math.inf else f"{value:.2f}")
+        super().__init__(text)
+        self.value = value
+        self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def __lt__(self, other) -> bool:
+        a, b = self.value, getattr(other, "value", math.nan)
+        if math.isnan(a) or math.isnan(b):
+            return not math.isnan(a) and math.isnan(b)
+        return a < b
+
+
+class SensitivityPanel(QWidget):
+    nodeClicked = Signal(str)
+    figureChanged = Signal(str)
+    runRequested = Signal()
+    applyRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.result: SweepResult | None = None
+        self.suggestion: list[str] = []
+        lay = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.run_button = QPushButton("Run sweep")
+        self.run_button.setToolTip("Measure every unit alone quantized and alone float (F7)")
+        self.figure = QComboBox()
+        for key in FIGURES:
+            self.figure.addItem(FIGURE_TITLES[key][0], key)
+        self.figure.setToolTip("Figure the canvas is coloured by (red: most sensitive)")
+        self.apply_button = QPushButton("Apply suggestion")
+        self.apply_button.setEnabled(False)
+        top.addWidget(self.run_button)
+        top.addWidget(QLabel("Colour by:"))
+        top.addWidget(self.figure)
+        top.addStretch(1)
+        top.addWidget(self.apply_button)
+        lay.addLayout(top)
+        self.summary = QLabel("No sweep yet: Run > Sensitivity Sweep (F7).")
+        self.summary.setWordWrap(True)
+        lay.addWidget(self.summary)
+        self.table = QTableWidget(0, 2 + len(FIGURES))
+        self.table.setHorizontalHeaderLabels(["Node", "Op"] + [FIGURE_TITLES[k][0] for k in FIGURES])
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        lay.addWidget(self.table, 1)
+        self.table.cellClicked.connect(self._on_cell)
+        self.run_button.clicked.connect(self.runRequested)
+        self.apply_button.clicked.connect(self.applyRequested)
+        self.figure.currentIndexChanged.connect(lambda _i: self.figureChanged.emit(self.current_figure()))
+
+    # ------------------------------------------------------------------ content
+    def set_result(self, result: SweepResult | None, suggestion: list[str] | None = None) -> None:
+        """Show ``result`` (rows worst first, i.e. sorted by "only quantized" ascending)."""
+        self.result, self.suggestion = result, list(suggestion or [])
+        self.table.setSortingEnabled(False)
+        rows = result.rows if result is not None else []
+        self.table.setRowCount(len(rows))
+        for i, r in enumerate(rows):
+            name = QTableWidgetItem(r.node)
+            name.setData(Qt.ItemDataRole.UserRole, r.node)
+            if r.node in self.suggestion:
+                name.setToolTip("Suggested: keep in float")
+                font = name.font()
+                font.setBold(True)
+                name.setFont(font)
+            self.table.setItem(i, 0, name)
+            self.table.setItem(i, 1, QTableWidgetItem(r.op_type))
+            for c, key in enumerate(FIGURES):
+                self.table.setItem(i, 2 + c, _Num(getattr(r, key)))
+        self.table.setSortingEnabled(True)
+        self.table.sortItems(2, Qt.SortOrder.AscendingOrder)
+        self.apply_button.setEnabled(bool(self.suggestion))
+        self.apply_button.setToolTip(f"Keep in float: {', '.join(self.suggestion)}" if self.suggestion else
+                                     "No unit gains enough end to end from staying in float")
+        self.summary.setText(self._summary())
+
+    def _summary(self) -> str:
+        res = self.result
+        if res is None:
+            return "No sweep yet: Run > Sensitivity Sweep (F7)."
+        measured = sum(1 for r in res.rows if not math.isnan(r.only_quant_db))
+        text = (f"{len(res.rows)} units ({measured} measured end to end, the rest by own output); all "
+                f"quantized: {res.all_quant_db:.2f} dB over {res.samples} samples.")
+        if self.suggestion:
+            text += f" Suggestion: keep {len(self.suggestion)} in float ({', '.join(self.suggestion[:3])}" + \
+                    (" ...)" if len(self.suggestion) > 3 else ")")
+        return text + " Click a row to select the node."
+
+    def node_at(self, row: int) -> str:
+        """Node name shown in table row ``row`` (after sorting)."""
+        return self.table.item(row, 0).data(Qt.ItemDataRole.UserRole)
+
+    def click_row(self, row: int) -> None:
+        """Act as if row ``row`` (as currently sorted) was clicked."""
+        if 0 <= row < self.table.rowCount():
+            self.table.selectRow(row)
+            self.nodeClicked.emit(self.node_at(row))
+
+    def _on_cell(self, row: int, _column: int) -> None:
+        self.nodeClicked.emit(self.node_at(row))
+
+    def current_figure(self) -> str:
+        return self.figure.currentData()
+
+    def canvas_values(self, figure: str | None = None) -> dict[str, float]:
+        """Node -> value on the canvas's SQNR colour scale for ``figure`` (default: the chosen one):
+        the most sensitive unit at :data:`WORST_DB`, the least at :data:`BEST_DB`."""
+        if self.result is None:
+            return {}
+        key = figure or self.current_figure()
+        higher_is_worse = FIGURE_TITLES[key][1]
+        vals = {r.node: getattr(r, key) for r in self.result.rows}
+        finite = {n: v for n, v in vals.items() if math.isfinite(v)}
+        if not finite:
+            return {}
+        lo, hi = min(finite.values()), max(finite.values())
+        span = (hi - lo) or 1.0
+        out = {}
+        for n, v in vals.items():
+            if math.isnan(v):
+                continue
+            t = 1.0 if v == math.inf else (0.0 if v == -math.inf else (v - lo) / span)
+            if higher_is_worse:
+                t = 1.0 - t
+            out[n] = WORST_DB + t * (BEST_DB - WORST_DB)
+        return out
