@@ -8,6 +8,10 @@ digest batch k, onnxruntime already runs batch k+1 on a helper thread (onnxrunti
 GIL during ``run``); cancelling stops a run in progress through ``RunOptions.terminate``.
 The session has the graph optimisations of plain inference (so observed values are those of the
 deployed float model) with onnxruntime's thread spinning off (see ``instrument.SPIN``).
+Tensors ``y = f(x)`` of an element-wise monotonic ``f`` (Sigmoid, Relu, ...) whose ``x`` is observed
+are not fetched: their observers are derived from x's at the end (``DERIVE``,
+:mod:`workbench.core.observers.derived`), which keeps onnxruntime's fusions (Sigmoid * Mul ->
+QuickGelu) in the instrumented session.
 
 Non-finite values are counted by the observers and left out of the ranges (nan-aware ranges);
 the result lists them as ``(tensor, sample, count)`` and logs a warning, so a scale is never
@@ -31,6 +35,7 @@ from workbench.core.errors import CalibrationError, Cancelled, DataError, Recipe
 from workbench.core.instrument import InstrumentedSession, instrument, main_graph_tensors
 from workbench.core.numerics import QParams
 from workbench.core.observers import Observer, make_observer
+from workbench.core.observers.derived import derive, find_derivations
 from workbench.core.progress import CancelToken, ProgressFn
 
 log = logging.getLogger(__name__)
@@ -43,6 +48,9 @@ MAX_BATCH = 32
 BATCH_BYTES = 96 << 20
 #: Overlap the onnxruntime run of batch k+1 with the observer updates of batch k.
 PIPELINE = True
+#: Build the observers of ``y = f(x)`` (f element-wise monotonic, e.g. Sigmoid) from x's observer
+#: instead of fetching ``y`` (:mod:`workbench.core.observers.derived`). False observes every tensor.
+DERIVE = True
 
 
 @dataclass
@@ -195,6 +203,7 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
     run = _Run(model, source, {t: observers[t] for t in missing}, cancel)
     try:
         run.execute(samples, batch_size, progress)
+        run.finish()
     finally:
         run.close()
     empty = kept_empty + [t for t in missing if observers[t].count == 0 and observers[t].nonfinite == 0]
@@ -235,10 +244,14 @@ class _Run:
         self.done = 0
         self.batch_size = 0
         self.nonfinite: list[tuple[str, int, int]] = []
+        self.proto = model.proto
         inputs, inits, produced = main_graph_tensors(model.proto)
-        self.from_feed = [t for t in observers if t in inputs]
+        direct = {t for t in observers if t in inputs or t in produced}
+        specs = {t: o.spec for t, o in observers.items()}
+        self.derived = find_derivations(model.proto, specs, direct) if DERIVE else {}
+        self.from_feed = [t for t in observers if t in inputs and t not in self.derived]
         consts = [t for t in observers if t in inits and t not in inputs]
-        fetch = [t for t in observers if t in produced]
+        fetch = [t for t in observers if t in produced and t not in self.derived]
         lost = [t for t in observers if t not in inputs and t not in inits and t not in produced]
         if lost:
             raise CalibrationError(f"Tensor {lost[0]!r} (and {len(lost) - 1} more) is not produced in the main graph "
@@ -251,6 +264,16 @@ class _Run:
         if cancel is not None:
             opts = self.run_options
             cancel.on_cancel(lambda: setattr(opts, "terminate", True))
+
+    def finish(self) -> None:
+        """Build the derived observers from their sources; non-finite rows of a source count for both."""
+        if not self.derived:
+            return
+        derive(self.proto, self.derived, self.observers)
+        by_source: dict[str, list[str]] = {}
+        for d in self.derived.values():
+            by_source.setdefault(d.source, []).append(d.tensor)
+        self.nonfinite += [(y, s, c) for t, s, c in self.nonfinite for y in by_source.get(t, ())]
 
     def close(self) -> None:
         if self.session is not None:

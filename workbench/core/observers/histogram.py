@@ -230,6 +230,38 @@ class StreamingHistogram:
             h._layout_changed()
         return h
 
+    @classmethod
+    def from_cdf(cls, points: np.ndarray, cdf: np.ndarray, bins: int) -> StreamingHistogram:
+        """Histogram of data known through its cumulative counts at sorted points.
+
+        Parameters
+        ----------
+        points : numpy.ndarray, float64, shape (P,), non-decreasing
+            ``points[0]`` is the smallest value, ``points[-1]`` the largest.
+        cdf : numpy.ndarray, int, shape (P,), non-decreasing
+            ``cdf[i]``: number of values below ``points[i]`` (``cdf[-1]`` = the total count).
+        bins : int
+
+        The bins span ``[points[0], points[-1]]`` as a first batch would. The count below every bin
+        edge is interpolated linearly between the points; a run of equal points (a plateau of the
+        map that produced them, e.g. Relu at 0 or a saturated Sigmoid) is a step: its values sit
+        exactly at that point. Counts are rounded so the total is kept exactly.
+        """
+        h = cls(bins)
+        pts = np.asarray(points, np.float64)
+        c = np.asarray(cdf, np.float64)
+        vmin, vmax = float(pts[0]), float(pts[-1])
+        h._init_range(vmin, vmax)
+        h.vmin, h.vmax = vmin, vmax
+        step = pts[1:] > pts[:-1]
+        first, last = np.concatenate([[True], step]), np.concatenate([step, [True]])
+        xp = np.column_stack([pts[first], np.nextafter(pts[last], np.inf)]).ravel()
+        fp = np.column_stack([c[first], c[last]]).ravel()
+        below = np.round(np.interp(h.edges, xp, fp, left=0.0, right=c[-1])).astype(np.int64)
+        below[0], below[-1] = 0, int(c[-1])
+        h.counts = np.diff(below)
+        return h
+
     # -- queries ------------------------------------------------------------------------------
     def cdf_at(self, t: np.ndarray) -> np.ndarray:
         """Number of values ``<= t`` (float64), linear within bins, clamped to the exact min/max."""
