@@ -27,11 +27,15 @@ import onnx
 
 from workbench.core.errors import ModelError
 from workbench.core.graph_index import attrs_of, iter_graphs
+from workbench.core.static_shapes import fold_fixed_nodes
 
 log = logging.getLogger(__name__)
 
 MAC_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
 FLOAT_BITS = 32
+#: Fixed-value nodes (shape arithmetic) with outputs up to this many elements are folded before
+#: shape inference; larger constant subgraphs (weights) are left as they are.
+FOLD_MAX_ELEMENTS = 1024
 
 
 @dataclass
@@ -136,8 +140,8 @@ def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None =
     work = onnx.ModelProto()
     work.CopyFrom(proto)
     notes = _fix_symbolic_dims(work, batch)
-    try:
-        work = onnx.shape_inference.infer_shapes(work, strict_mode=False, data_prop=True)
+    try:  # shape arithmetic folded first: data propagation alone leaves e.g. attention MatMuls unknown
+        _, work = fold_fixed_nodes(work, max_elements=FOLD_MAX_ELEMENTS)
     except Exception as exc:  # onnx raises several types (InferenceError, ValueError) here
         raise ModelError(f"{proto.graph.name or 'model'}: shape inference failed ({exc}).",
                          hint="Check the model with onnx.checker, or export it with static shapes.") from None
@@ -168,7 +172,7 @@ def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int) -> list[str]:
         if not vi.type.HasField("tensor_type"):
             continue
         for d in vi.type.tensor_type.shape.dim:
-            if not d.HasField("dim_value"):
+            if not d.HasField("dim_value") or d.dim_value < 0:  # -1: dynamic in some exporters
                 label = d.dim_param or "?"
                 d.Clear()
                 d.dim_value = batch
@@ -197,7 +201,7 @@ def _shapes_and_consts(proto: onnx.ModelProto) -> tuple[dict[str, list[int | Non
 
 
 def _numel(shape: list[int | None] | None) -> int | None:
-    if shape is None or any(d is None for d in shape):
+    if shape is None or any(d is None or d < 0 for d in shape):  # negative: inference on too small a size
         return None
     return math.prod(shape)
 

@@ -26,7 +26,8 @@ from onnx import helper, numpy_helper
 from workbench.core.dtypes import QType, get_qtype
 from workbench.core.errors import ExportError
 from workbench.core.graph_index import NameAllocator
-from workbench.core.qonnx_reader import DOMAIN, bipolar_grid, float_grid, int_quant_grid
+from workbench.core.qonnx_reader import DOMAIN, DOMAINS, bipolar_grid, float_grid, int_quant_grid
+from workbench.core.static_shapes import fold_fixed_nodes, infer_static
 
 log = logging.getLogger(__name__)
 
@@ -294,16 +295,29 @@ def export_qonnx(result, model=None) -> onnx.ModelProto:
     return qdq_to_qonnx(result.proto, dtype_hints=dtype_hints(result.proto, result.plan, result.tensor_map))
 
 
-def with_static_shapes(proto: onnx.ModelProto, input_shapes: dict[str, list[int]]) -> onnx.ModelProto:
-    """Copy of a QONNX model with fixed input shapes and a ``value_info`` for every tensor
-    (initializers read by standard nodes included: qonnx runs each as a one-node onnxruntime model;
-    QONNX nodes read their parameters from the context, and every extra entry slows qonnx's
-    linear value_info lookups).
+def with_static_shapes(proto: onnx.ModelProto, input_shapes: dict[str, list[int]], *,
+                       fold_constants: bool = True) -> onnx.ModelProto:
+    """Copy of a QONNX model ready for the ``qonnx`` package's executor, ``cleanup_model`` and
+    ``inference_cost``: fixed input shapes, a ``value_info`` for every tensor, fixed-value nodes
+    folded.
 
-    qonnx's executor needs every tensor's static shape; its ``InferShapes`` gets there too but is
-    quadratic in the number of tensors (minutes for a 500-node model). Here the QONNX nodes are
-    replaced by ``Identity`` (they keep their input's shape and type) for one pass of ONNX shape
-    inference with data propagation (``Shape -> Reshape`` chains), and the result is copied back.
+    qonnx needs every tensor's static shape; its ``InferShapes`` gets there but is quadratic in
+    the number of tensors, and its ``FoldConstants`` folds one node per pass, each pass costing
+    O(edges x tensors) (digits_transformer's 130 shape-arithmetic nodes: cleanup_model did not
+    finish in 10 minutes). Here one ONNX shape inference with data propagation (QONNX nodes seen
+    as ``Identity``) gives the shapes, and :func:`workbench.core.static_shapes.fold_fixed_nodes`
+    folds the shape arithmetic in one onnxruntime run. QONNX nodes are never folded.
+    ``value_info`` also covers the initializers read by standard nodes (qonnx runs each node as
+    a one-node onnxruntime model; QONNX nodes read their parameters from the context).
+
+    Parameters
+    ----------
+    proto : onnx.ModelProto
+        QONNX model (not modified).
+    input_shapes : dict of str to list of int
+        Static shape of each graph input to fix.
+    fold_constants : bool
+        Fold the standard nodes of fixed value into initializers (see above).
 
     Raises
     ------
@@ -320,22 +334,16 @@ def with_static_shapes(proto: onnx.ModelProto, input_shapes: dict[str, list[int]
         del dims.dim[:]
         for d in shape:
             dims.dim.add().dim_value = int(d)
-    shadow = onnx.ModelProto()
-    shadow.CopyFrom(out)
-    for n in shadow.graph.node:
-        if n.domain == DOMAIN:
-            del n.input[1:]
-            del n.attribute[:]
-            n.op_type, n.domain = "Identity", ""
-    del shadow.graph.value_info[:]
-    for o in shadow.graph.output:  # declared output shapes may be stale (-1 from some exporters)
-        o.type.tensor_type.ClearField("shape")
-    inferred = onnx.shape_inference.infer_shapes(shadow, data_prop=True)
+    if fold_constants:
+        n, inferred = fold_fixed_nodes(out, opaque_domains=DOMAINS, drop_declared=True)
+        log.info("QONNX static copy: %d fixed-value nodes folded", n)
+    else:
+        inferred = infer_static(out, DOMAINS, drop_declared=True)
     del out.graph.value_info[:]
     declared = {i.name for i in list(out.graph.input) + list(out.graph.output)}
     out.graph.value_info.extend(v for v in inferred.graph.value_info if v.name not in declared)
     known = declared | {v.name for v in out.graph.value_info}
-    std_inputs = {i for n in out.graph.node if n.domain != DOMAIN for i in n.input}
+    std_inputs = {i for n in out.graph.node if n.domain not in DOMAINS for i in n.input}
     out.graph.value_info.extend(helper.make_tensor_value_info(i.name, i.data_type, list(i.dims))
                                 for i in out.graph.initializer if i.name not in known and i.name in std_inputs)
     outs = {o.name: o for o in inferred.graph.output}
