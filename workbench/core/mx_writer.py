@@ -22,6 +22,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from workbench.core.external import has_lazy, lazy_session
 from workbench.core.mx import e8m0_bits, mx_format, mx_quantize
 from workbench.core.numerics import QParams, dequantize
 from workbench.core.plan import PlanIssue
@@ -70,7 +71,10 @@ def ort_can_run(proto: onnx.ModelProto) -> tuple[bool, str]:
 
         so = ort.SessionOptions()
         so.log_severity_level = 3
-        ort.InferenceSession(proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        if has_lazy(proto):  # weights kept in the user's data file (workbench.core.external)
+            lazy_session(proto, so)
+        else:
+            ort.InferenceSession(proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
         return True, ""
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
         return False, f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"

@@ -34,6 +34,7 @@ import onnxruntime as ort
 from onnx import helper
 
 from workbench.core.errors import CalibrationError
+from workbench.core.external import has_lazy, lazy_session
 from workbench.core.observers.base import Observer
 from workbench.core.observers.histogram import HistogramObserver, StreamingHistogram
 from workbench.core.observers.minmax import MinMaxObserver
@@ -212,7 +213,8 @@ def _evaluate(proto: onnx.ModelProto, jobs: list[tuple[onnx.NodeProto, str, np.n
     so = ort.SessionOptions()
     so.log_severity_level = 3
     try:
-        sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        sess = (lazy_session(m, so) if has_lazy(m)  # constants kept in the user's data file
+                else ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"]))
         return sess.run(None, feed)
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
         raise CalibrationError(f"onnxruntime cannot evaluate the derived ranges ({len(jobs)} tensors): "
