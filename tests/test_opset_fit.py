@@ -92,3 +92,25 @@ def test_convertible_model_keeps_the_plan(setup):
         opset_imports=[helper.make_opsetid("", 13)]))
     plan = api.plan(plain, api.make_recipe("a16w8"))
     assert plan.min_opset == 21 and not plan.units["mm1"].excluded
+
+
+def test_writer_upgrades_with_weights_held_out_of_its_lean_copy(tmp_path):
+    """The writer's copy leaves weights over 1 MiB out; the 13 -> 21 conversion must still see them
+    (it failed with 'Input W is undefined' and a16w8 wrote a float model while the plan said quantized)."""
+    rng = np.random.default_rng(5)
+    w = (rng.standard_normal((512, 640)) * 0.05).astype(np.float32)  # 1.25 MiB
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")], "g",
+                          [vi("X", TensorProto.FLOAT, [2, 512])], [vi("Y", TensorProto.FLOAT, [2, 640])],
+                          [numpy_helper.from_array(w, "W")])
+    model = prepare_proto(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+    xs = rng.standard_normal((4, 2, 512)).astype(np.float32)
+    np.savez(tmp_path / "c.npz", X=xs)
+    res = api.quantize(model, api.make_recipe("a16w8"), data=str(tmp_path / "c.npz"))
+    assert not res.plan.units["mm"].excluded and not any("upgrade failed" in i.message for i in res.issues)
+    assert _counts(res) == (2, 3)  # X and Y uint16 Q/DQ, the int8 weight's DQ
+    assert next(o.version for o in res.proto.opset_import if o.domain == "") == 21
+    assert [i.name for i in res.proto.graph.input] == ["X"]  # no stand-in input left behind
+    x = {"X": xs[0]}  # a calibrated sample: no clipping, only rounding
+    ref, got = run(model.proto, x)["Y"], run(res.proto, x)["Y"]
+    assert np.abs(got - ref).max() <= 0.02 * np.abs(ref).max()
