@@ -3,16 +3,19 @@
 For digits_cnn, nudenet_320n and minilm_l6_v2 (shared corpus), 256 calibration samples (the
 corpus' calib.npz repeated to 256), the cpu-u8s8 plan's activation tensors observed with
 MinMax, Percentile and Entropy. The baseline runs the same batches (same grouping, sample 0
-alone first, as calibrate's batch-size probe does) through a plain session of the float model
-with default session options; both sides include creating their session. Calibration turns
-onnxruntime's thread spinning off (``workbench.core.instrument.SPIN``; scheduling only, same
-kernels and values), so the figure in brackets divides by plain inference with spinning off too. CPU time is the
+alone first, as calibrate's batch-size probe does) through a plain session of the float model;
+both sides include creating their session. The ratio is against plain inference with the SAME
+session options as calibration (onnxruntime's thread spinning off, ``workbench.core.instrument.SPIN``;
+scheduling only, same kernels and values); the figure in brackets divides by plain inference with
+default options (spinning threads burn CPU while idle, which flatters calibration). CPU time is the
 process's user + system time (all onnxruntime threads). Each figure is the minimum over
 ``--reps`` interleaved repetitions (other load on the machine only ever adds time); a model
 whose plain pass takes under 0.5 s is timed as the mean of several passes per repetition.
-Targets: <= 1.3 for MinMax, <= 1.6 for the histogram observers. Prints only.
+``--compare`` also times calibration with every tensor fetched (``calibrate.DERIVE = False``, no
+derived observers), interleaved in the same repetitions. Targets: <= 1.3 for MinMax, <= 1.6 for
+the histogram observers. Prints only.
 
-    .venv/bin/python benchmarks/calibration_speed.py [--models a,b] [--samples 256] [--reps 3]
+    .venv/bin/python benchmarks/calibration_speed.py [--models a,b] [--samples 256] [--reps 3] [--compare]
 """
 
 from __future__ import annotations
@@ -82,10 +85,13 @@ def plain(model, source, batch_size: int, n: int, spinning: bool = True) -> floa
     return cpu() - t0
 
 
-def calibrated(model, plan, source, n: int, inner: int = 1) -> tuple[float, float, int]:
+def calibrated(model, plan, source, n: int, inner: int = 1, derive: bool = True,
+               batch_size: int | None = None) -> tuple[float, float, int]:
+    calib_mod.DERIVE = derive
     t0, w0 = cpu(), time.perf_counter()
     for _ in range(inner):
-        res = calib_mod.calibrate(model, plan, source, samples=n)
+        res = calib_mod.calibrate(model, plan, source, samples=n, batch_size=batch_size)
+    calib_mod.DERIVE = True
     return (cpu() - t0) / inner, (time.perf_counter() - w0) / inner, res.batch_size
 
 
@@ -93,29 +99,35 @@ def repeat(inner: int, *args, **kw) -> float:
     return sum(plain(*args, **kw) for _ in range(inner)) / inner
 
 
-def bench(name: str, n: int, reps: int, folder: Path) -> None:
+def bench(name: str, n: int, reps: int, folder: Path, compare: bool) -> None:
     path = CORPUS / MODELS[name]
     model = load_model(path)
     base = build_plan(model, make_recipe("cpu-u8s8")).activations
     source = open_data(repeated_npz(path.parent, n, folder), model)
     plans = {o: Plan({t: s.model_copy(update={"observer": o}) for t, s in base.items()}) for o in OBSERVERS}
-    cal: dict[str, list[float]] = {o: [] for o in OBSERVERS}
-    walls: dict[str, list[float]] = {o: [] for o in OBSERVERS}
+    modes = (True, False) if compare else (True,)
+    cal: dict[tuple, list[float]] = {(o, d): [] for o in OBSERVERS for d in modes}
+    walls: dict[tuple, list[float]] = {(o, d): [] for o in OBSERVERS for d in modes}
     bases: list[float] = []
-    quiet: list[float] = []
-    bs = calibrated(model, plans["minmax"], source, min(n, 2))[2]  # warm-up
+    spin: list[float] = []
+    bs = calibrated(model, plans["minmax"], source, min(n, 2))[2]  # warm-up; batch size as calibrate picks it
     inner = max(1, min(50, int(0.5 / max(plain(model, source, bs, n), 1e-3))))  # tiny models: average
     for _ in range(reps):
         for o in OBSERVERS:
-            c, w, bs = calibrated(model, plans[o], source, n, inner)
-            cal[o].append(c)
-            walls[o].append(w)
-            bases.append(repeat(inner, model, source, bs, n))
-            quiet.append(repeat(inner, model, source, bs, n, spinning=False))
-    b, q = min(bases), min(quiet)
-    cells = "  ".join(f"{o} {min(cal[o]) / b:5.2f} [{min(cal[o]) / q:5.2f}] ({min(cal[o]):6.2f} s, "
-                      f"wall {min(walls[o]):6.2f} s)" for o in OBSERVERS)
-    print(f"{name:13s} {len(base):4d} tensors  batch {bs:2d}  plain {b:6.2f} s CPU [no spin {q:6.2f} s]  |  "
+            for d in modes:  # the direct run uses the same batch size, so both see the same batches
+                c, w, _ = calibrated(model, plans[o], source, n, inner, derive=d, batch_size=bs)
+                cal[(o, d)].append(c)
+                walls[(o, d)].append(w)
+            bases.append(repeat(inner, model, source, bs, n, spinning=False))
+            spin.append(repeat(inner, model, source, bs, n))
+    b, q = min(bases), min(spin)
+
+    def cell(o: str, d: bool) -> str:
+        c = min(cal[(o, d)])
+        return f"{c / b:5.2f} [{c / q:5.2f}] ({c:6.2f} s, wall {min(walls[(o, d)]):6.2f} s)"
+
+    cells = "  ".join(f"{o} {cell(o, True)}" + (f" direct {cell(o, False)}" if compare else "") for o in OBSERVERS)
+    print(f"{name:13s} {len(base):4d} tensors  batch {bs:2d}  plain {b:6.2f} s CPU [default options {q:6.2f} s]  |  "
           f"{cells}", flush=True)
 
 
@@ -125,17 +137,20 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=256)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-pipeline", action="store_true", help="observe and run in sequence")
+    ap.add_argument("--compare", action="store_true", help="also time calibration without derived observers")
     args = ap.parse_args()
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}")
         return
     calib_mod.PIPELINE = not args.no_pipeline
     print(f"onnxruntime {ort.__version__}, {os.cpu_count()} CPUs, {args.samples} samples, "
-          f"pipeline {calib_mod.PIPELINE}; ratio = calibration CPU / plain inference CPU with default options "
-          f"[/ plain inference with spinning off, as calibrate runs] (min of {args.reps})")
+          f"pipeline {calib_mod.PIPELINE}; ratio = calibration CPU / plain inference CPU, same session options "
+          f"(spinning off) [/ plain inference with default options] (min of {args.reps}); "
+          f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
-            bench(name, args.samples, args.reps, Path(tmp))
+            bench(name, args.samples, args.reps, Path(tmp), args.compare)
+    print(f"load average at the end {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
 
 
 if __name__ == "__main__":

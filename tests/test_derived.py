@@ -58,13 +58,16 @@ def _data(tmp_path, n=12):
     return path, x
 
 
-def _both(tmp_path, observer, monkeypatch, spread=0.3, **kw):
+def _both(tmp_path, observer, monkeypatch, spread=0.3, source=None, **kw):
     model = prepare_proto(_model(spread))
     path, x = _data(tmp_path)
+    plan = _plan(observer, **kw)
+    if source is not None:  # another observer on the source tensor C
+        plan.activations["C"] = plan.activations["C"].model_copy(update={"observer": source})
     out = {}
     for derive in (False, True):
         monkeypatch.setattr(calib_mod, "DERIVE", derive)
-        out[derive] = calibrate(model, _plan(observer, **kw), open_data(path, model), batch_size=4)
+        out[derive] = calibrate(model, plan, open_data(path, model), batch_size=4)
     return model, x, out[False], out[True]
 
 
@@ -103,6 +106,13 @@ def test_derived_minmax_equals_direct_and_real_values(tmp_path, monkeypatch):
         assert float(b.compute_range()[1]) == float(vals[t].max()), t
         assert float(b.compute_range()[0]) == float(vals[t].min()), t
     assert float(derived.observers["R"].compute_range()[0]) == 0.0  # Relu of negative data: exactly 0
+
+
+def test_derived_minmax_from_a_histogram_source_is_exact(tmp_path, monkeypatch):
+    model, x, direct, derived = _both(tmp_path, "minmax", monkeypatch, source="entropy")
+    for t in DERIVED:
+        assert [float(v) for v in direct.observers[t].compute_range()] == \
+               [float(v) for v in derived.observers[t].compute_range()], t
 
 
 def test_derived_minmax_in_saturation_within_ulps(tmp_path, monkeypatch):
