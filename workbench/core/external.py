@@ -6,8 +6,10 @@ with its ``offset`` / ``length`` and a ``location`` rewritten to the *absolute r
 data file, which :mod:`workbench.core.modelprep.reader` checked (inside the model's folder, long
 enough) and recorded here as trusted. Such a tensor is called *lazy*:
 
-- :func:`tensor_array` returns it as a read-only ``numpy.memmap`` view (pages are read on use and
-  released when the array is dropped), any other tensor through ``onnx.numpy_helper.to_array``;
+- :func:`tensor_array` returns it as a read-only view of the data file, memory-mapped once per
+  file (pages are read on use and given back with ``madvise(MADV_DONTNEED)`` when the array is
+  dropped, so reading the weights one by one never holds more than the ones in use), any other
+  tensor through ``onnx.numpy_helper.to_array``;
 - :func:`lazy_session` gives onnxruntime the data files as memory buffers
   (``SessionOptions.add_external_initializers_from_files_in_memory`` with
   ``session.use_external_initializer_file_buffers_directly``: no copy of the weights, nothing
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import weakref
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -52,6 +55,7 @@ _TYPES = {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProt
           TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16, TensorProto.INT32, TensorProto.UINT32,
           TensorProto.INT64, TensorProto.UINT64, TensorProto.BOOL}
 _CHUNK = 64 << 20
+_MAPS: dict[str, mmap.mmap] = {}  # one read-only map per trusted data file (one file descriptor each)
 
 
 def _entries(t: TensorProto) -> dict[str, str]:
@@ -77,6 +81,8 @@ def keep_lazy(t: TensorProto, real_path: str) -> None:
     """Point ``t``'s location at ``real_path`` (checked by the caller) and trust that file."""
     real = os.path.realpath(real_path)
     st = os.stat(real)
+    if _TRUSTED.get(real) != (st.st_size, st.st_mtime_ns):
+        _MAPS.pop(real, None)  # a map of an earlier version of the file stays with the arrays using it
     _TRUSTED[real] = (st.st_size, st.st_mtime_ns)
     for e in t.external_data:
         if e.key == "location":
@@ -105,6 +111,27 @@ def _unchanged(path: str, t: TensorProto) -> None:
     if not same:
         raise ModelError(f"{path}: the external data file changed (or vanished) after the model was opened, so "
                          f"tensor '{t.name}' cannot be read from it.", hint="Open the model again.")
+
+
+def _map(path: str) -> mmap.mmap:
+    mm = _MAPS.get(path)
+    if mm is None:
+        with open(path, "rb") as f:
+            mm = _MAPS[path] = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    return mm
+
+
+def _release(mm: mmap.mmap, start: int, stop: int) -> None:
+    """Give the resident pages of ``mm[start:stop]`` back to the OS (clean file pages: a later
+    read faults them in again from the file, so this never changes a value)."""
+    if mm.closed or not hasattr(mm, "madvise"):
+        return
+    lo = start - start % mmap.PAGESIZE
+    hi = min(len(mm), -(-stop // mmap.PAGESIZE) * mmap.PAGESIZE)
+    try:
+        mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+    except (OSError, ValueError):
+        pass
 
 
 def lazy_tensors(proto: onnx.ModelProto) -> list[TensorProto]:
@@ -139,12 +166,16 @@ def tensor_array(t: TensorProto) -> np.ndarray:
                              hint="Open the model with workbench.core.model.load_model.")
         return numpy_helper.to_array(t)
     _unchanged(path, t)
+    dtype, offset = _np_dtype(t), _offset(t)
+    count = int(np.prod(t.dims, dtype=np.int64))
     try:
-        mm = np.memmap(path, dtype=_np_dtype(t), mode="r", offset=_offset(t), shape=tuple(t.dims))
+        mm = _map(path)
+        flat = np.frombuffer(mm, dtype=dtype, count=count, offset=offset)
     except (OSError, ValueError) as exc:
         raise ModelError(f"{path}: cannot map the data of tensor '{t.name}' ({exc}); the file changed "
                          "after the model was opened.", hint="Open the model again.") from None
-    return mm.view(np.ndarray)
+    weakref.finalize(flat, _release, mm, offset, offset + count * dtype.itemsize)  # when every view is gone
+    return flat.reshape(tuple(t.dims))
 
 
 def tensor_chunks(t: TensorProto, chunk: int = _CHUNK) -> Iterator[bytes]:
@@ -237,7 +268,7 @@ def lazy_session(proto: onnx.ModelProto, options: ort.SessionOptions, extra: byt
     """An onnxruntime session of a model with lazy tensors, reading them in place.
 
     The data files are memory-mapped read-only and handed to onnxruntime as in-memory external
-    data files (used directly, not copied); the maps live as long as the returned session.
+    data files (used directly, not copied; the maps stay open for the process).
     ``extra`` is appended to the serialised model (protobuf merges concatenated messages; used
     by :mod:`workbench.core.instrument` for extra outputs). Prepacking is off unless
     :data:`PREPACK` (see there).
@@ -250,17 +281,15 @@ def lazy_session(proto: onnx.ModelProto, options: ort.SessionOptions, extra: byt
     import onnxruntime as ort
 
     copy, aliases = _session_proto(proto)
-    maps = []
     for t in lazy_tensors(proto):
         _unchanged(lazy_file(t), t)
-    for path in aliases.values():
-        with open(path, "rb") as f:
-            maps.append(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+    maps = [_map(path) for path in aliases.values()]
     options.add_session_config_entry("session.use_external_initializer_file_buffers_directly", "1")
     if not PREPACK:
         options.add_session_config_entry("session.disable_prepacking", "1")
     options.add_external_initializers_from_files_in_memory(list(aliases), maps, [len(m) for m in maps])
     session = ort.InferenceSession(copy.SerializeToString() + extra, options,
                                    providers=providers or ["CPUExecutionProvider"])
-    session._workbench_maps = maps  # onnxruntime reads the weights from these maps while the session lives
+    for mm in maps:  # pages onnxruntime touched are given back when the session is dropped
+        weakref.finalize(session, _release, mm, 0, len(mm))
     return session
