@@ -201,3 +201,23 @@ def test_a_data_file_changed_after_opening_is_not_read(tmp_path, lazy):
     data.write_bytes(data.read_bytes()[::-1] + bytes(8))  # size differs: mtime ticks can be coarse
     with pytest.raises(ModelError, match="changed"):
         model.initializer("W0")
+
+
+def _worker_output(model_bytes: bytes, x: np.ndarray) -> np.ndarray:
+    from workbench.core.session import make_session
+
+    return make_session(onnx.load_from_string(model_bytes)).run(None, {"X": x})[0]
+
+
+def test_a_spawned_worker_reads_the_weights_of_a_model_proto_it_is_sent(tmp_path, lazy, monkeypatch):
+    """Sensitivity workers (spawn start method) get the proto as bytes; the trusted data files
+    travel in the environment."""
+    import concurrent.futures
+    import multiprocessing
+
+    src = _save_external(tmp_path / "m")
+    model = api.open_model(src)
+    x = np.random.default_rng(4).standard_normal((2, 64)).astype(np.float32)
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        got = pool.submit(_worker_output, model.proto.SerializeToString(), x).result(timeout=120)
+    np.testing.assert_allclose(got, _run(src, x), rtol=1e-5, atol=1e-6)  # no prepacking there: rounding only

@@ -19,11 +19,14 @@ enough) and recorded here as trusted. Such a tensor is called *lazy*:
 An absolute location is refused by ``onnx.checker``, ``onnx.numpy_helper`` and onnxruntime, so
 code that is not aware of lazy tensors fails loudly instead of reading another file; a location
 that was not recorded by the reader is never read. The user's files are only ever opened
-read-only.
+read-only. The trusted files are also recorded in the environment variable
+``WORKBENCH_TRUSTED_DATA`` so that worker processes started from this one (spawned sensitivity
+workers) can read a model proto they are sent.
 """
 
 from __future__ import annotations
 
+import json
 import mmap
 import os
 import weakref
@@ -50,7 +53,17 @@ LAZY_TENSOR_BYTES = 1 << 20
 #: calibrated scales differed, by at most 4.6e-7 relative.
 PREPACK = False
 
-_TRUSTED: dict[str, tuple[int, int]] = {}  # real path -> (size, mtime_ns) when the reader checked it
+_ENV = "WORKBENCH_TRUSTED_DATA"
+
+
+def _inherited() -> dict[str, tuple[int, int]]:
+    try:
+        return {str(k): (int(v[0]), int(v[1])) for k, v in json.loads(os.environ.get(_ENV, "{}")).items()}
+    except (ValueError, TypeError, IndexError, AttributeError):
+        return {}
+
+
+_TRUSTED: dict[str, tuple[int, int]] = _inherited()  # real path -> (size, mtime_ns) when the reader checked it
 _TYPES = {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.INT8,
           TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16, TensorProto.INT32, TensorProto.UINT32,
           TensorProto.INT64, TensorProto.UINT64, TensorProto.BOOL}
@@ -84,6 +97,7 @@ def keep_lazy(t: TensorProto, real_path: str) -> None:
     if _TRUSTED.get(real) != (st.st_size, st.st_mtime_ns):
         _MAPS.pop(real, None)  # a map of an earlier version of the file stays with the arrays using it
     _TRUSTED[real] = (st.st_size, st.st_mtime_ns)
+    os.environ[_ENV] = json.dumps(_TRUSTED)  # for worker processes started later
     for e in t.external_data:
         if e.key == "location":
             e.value = real
