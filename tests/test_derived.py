@@ -176,3 +176,17 @@ def test_from_cdf_identity_and_monotone_map():
     lin = StreamingHistogram.from_cdf(2.0 * np.clip(h.edges, h.vmin, h.vmax) + 1.0, cdf, 64)
     np.testing.assert_array_equal(lin.counts, h.counts)  # affine map: same bins, scaled
     assert (lin.vmin, lin.vmax) == (2.0 * h.vmin + 1.0, 2.0 * h.vmax + 1.0)
+
+
+def test_refused_derivation_falls_back_to_fetching(tmp_path, monkeypatch, caplog):
+    from workbench.core.observers import derived as derived_mod
+
+    def refuse(self, proto):
+        raise RuntimeError("no kernel")
+
+    monkeypatch.setattr(derived_mod.Deriver, "_build", refuse)
+    model, x, direct, derived = _both(tmp_path, "minmax", monkeypatch)
+    assert "Derived observers disabled" in caplog.text
+    for t in TENSORS[1:]:
+        assert [float(v) for v in direct.observers[t].compute_range()] == \
+               [float(v) for v in derived.observers[t].compute_range()], t

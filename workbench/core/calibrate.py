@@ -35,7 +35,7 @@ from workbench.core.errors import CalibrationError, Cancelled, DataError, Recipe
 from workbench.core.instrument import InstrumentedSession, instrument, main_graph_tensors
 from workbench.core.numerics import QParams
 from workbench.core.observers import Observer, make_observer
-from workbench.core.observers.derived import derive, find_derivations
+from workbench.core.observers.derived import Deriver, find_derivations
 from workbench.core.progress import CancelToken, ProgressFn
 
 log = logging.getLogger(__name__)
@@ -244,11 +244,11 @@ class _Run:
         self.done = 0
         self.batch_size = 0
         self.nonfinite: list[tuple[str, int, int]] = []
-        self.proto = model.proto
         inputs, inits, produced = main_graph_tensors(model.proto)
         direct = {t for t in observers if t in inputs or t in produced}
         specs = {t: o.spec for t, o in observers.items()}
-        self.derived = find_derivations(model.proto, specs, direct) if DERIVE else {}
+        self.deriver = Deriver(model.proto, find_derivations(model.proto, specs, direct) if DERIVE else {})
+        self.derived = self.deriver.derivations
         self.from_feed = [t for t in observers if t in inputs and t not in self.derived]
         consts = [t for t in observers if t in inits and t not in inputs]
         fetch = [t for t in observers if t in produced and t not in self.derived]
@@ -269,7 +269,7 @@ class _Run:
         """Build the derived observers from their sources; non-finite rows of a source count for both."""
         if not self.derived:
             return
-        derive(self.proto, self.derived, self.observers)
+        self.deriver.apply(self.observers)
         by_source: dict[str, list[str]] = {}
         for d in self.derived.values():
             by_source.setdefault(d.source, []).append(d.tensor)

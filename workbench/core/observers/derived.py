@@ -25,6 +25,7 @@ out of y's range even where it is finite, as x's infinities are left out of x's)
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,13 +35,15 @@ import onnxruntime as ort
 from onnx import helper
 
 from workbench.core.errors import CalibrationError
-from workbench.core.external import has_lazy, lazy_session
+from workbench.core.external import materialize
 from workbench.core.observers.base import Observer
 from workbench.core.observers.histogram import HistogramObserver, StreamingHistogram
 from workbench.core.observers.minmax import MinMaxObserver
 from workbench.core.recipe import Granularity, QuantSpec
 
-_FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16}
+log = logging.getLogger(__name__)
+#: onnxruntime's CPU kernels of every operator below exist for float32.
+_FLOAT_TYPES = {onnx.TensorProto.FLOAT}
 
 
 def _attr(node: onnx.NodeProto, name: str, default: float) -> float:
@@ -143,81 +146,111 @@ def find_derivations(proto: onnx.ModelProto, specs: dict[str, QuantSpec], direct
     return out
 
 
-def derive(proto: onnx.ModelProto, derivations: dict[str, Derivation], observers: dict[str, Observer]) -> None:
-    """Fill ``observers[d.tensor]`` from ``observers[d.source]`` for every derivation (in place).
+class Deriver:
+    """Builds derived observers at the end of calibration; its onnxruntime session is made up front.
 
-    Raises
-    ------
-    CalibrationError
-        onnxruntime cannot evaluate one of the nodes (its reason is in the message).
+    Parameters
+    ----------
+    proto : onnx.ModelProto
+        The prepared model the derivations were found in.
+    derivations : dict[str, Derivation]
+        From :func:`find_derivations`. When onnxruntime refuses the small model of the derived
+        nodes (an operator without a kernel for the tensor's dtype), :attr:`derivations` is
+        emptied with a logged warning, so those tensors are fetched instead: calibration never
+        fails at the end because of a derivation.
     """
-    jobs: list[tuple[Derivation, np.ndarray, np.ndarray | None]] = []
-    for d in derivations.values():
-        src, dst = observers[d.source], observers[d.tensor]
-        dst.count, dst.nonfinite, dst.batches = src.count, src.nonfinite, src.batches
-        if src.count == 0:
-            continue
-        if isinstance(src, HistogramObserver):
-            h = src.hists[0]
-            vmin, vmax = h.vmin, h.vmax
-            edges = np.clip(h.edges, vmin, vmax)
-            cdf = np.concatenate([[0], np.cumsum(h.counts)])
-        else:
-            rmin, rmax = src.compute_range()
-            vmin, vmax, edges, cdf = float(rmin), float(rmax), None, None
-        pts = np.array([vmin, vmax]) if edges is None or not isinstance(dst, HistogramObserver) else edges
-        jobs.append((d, pts, cdf if isinstance(dst, HistogramObserver) else None))
-    if not jobs:
-        return
-    values = _evaluate(proto, [(d.node, d.source, pts) for d, pts, _ in jobs])
-    for (d, _, cdf), fy in zip(jobs, values, strict=True):
-        fy = fy.astype(np.float64)
-        # onnxruntime's saturating kernels (Sigmoid, Tanh) wiggle in the last ulp: keep f(vmin) and
-        # f(vmax) as computed, make the points in between non-decreasing and inside them
-        fy = np.clip(np.maximum.accumulate(fy), fy[0], max(fy[0], fy[-1]))
-        dst = observers[d.tensor]
-        if cdf is None:
-            dst._min, dst._max = float(fy[0]), float(fy[-1])
-        else:
-            dst.hists = [StreamingHistogram.from_cdf(fy, cdf, dst.num_bins)]
+
+    def __init__(self, proto: onnx.ModelProto, derivations: dict[str, Derivation]):
+        self.derivations = dict(derivations)
+        self._session: ort.InferenceSession | None = None
+        self._dtypes: dict[str, np.dtype] = {}
+        if not self.derivations:
+            return
+        try:
+            self._session = self._build(proto)
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
+            log.warning("Derived observers disabled (onnxruntime cannot run the derived nodes: %s); "
+                        "their tensors are observed directly.", str(exc).strip()[:200])
+            self.derivations = {}
+
+    def _build(self, proto: onnx.ModelProto) -> ort.InferenceSession:
+        """One model holding a copy of every derived node, input ``x{k}`` / output ``y{k}`` of shape [P]."""
+        g = proto.graph
+        inits = {t.name: t for t in g.initializer}
+        types = {vi.name: vi.type.tensor_type.elem_type for vi in list(g.value_info) + list(g.input)
+                 + list(g.output) if vi.type.HasField("tensor_type")}
+        nodes, ins, outs, consts = [], [], [], []
+        for k, d in enumerate(self.derivations.values()):
+            elem = types[d.source]
+            n = onnx.NodeProto()
+            n.CopyFrom(d.node)
+            n.name = f"derived_{k}"
+            del n.input[:], n.output[:]
+            n.input.append(f"x{k}")
+            for j, name in enumerate(d.node.input[1:]):
+                if name:  # small constants (Clip bounds): inline, also when kept in the user's data file
+                    t = onnx.TensorProto()
+                    t.CopyFrom(materialize(inits[name]))
+                    t.name = f"c{k}_{j}"
+                    consts.append(t)
+                n.input.append(f"c{k}_{j}" if name else "")
+            n.output.append(f"y{k}")
+            nodes.append(n)
+            ins.append(helper.make_tensor_value_info(f"x{k}", elem, ["P"]))
+            outs.append(helper.make_tensor_value_info(f"y{k}", elem, ["P"]))
+            self._dtypes[d.tensor] = helper.tensor_dtype_to_np_dtype(elem)
+        m = helper.make_model(helper.make_graph(nodes, "derived", ins, outs, consts),
+                              opset_imports=list(proto.opset_import))
+        m.ir_version = proto.ir_version
+        so = ort.SessionOptions()
+        so.log_severity_level = 3
+        return ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+
+    def apply(self, observers: dict[str, Observer]) -> None:
+        """Fill ``observers[d.tensor]`` from ``observers[d.source]`` for every derivation (in place).
+
+        Raises
+        ------
+        CalibrationError
+            onnxruntime fails to evaluate the derived nodes (its reason is in the message).
+        """
+        if not self.derivations:
+            return
+        feed, cdfs = {}, {}
+        for k, d in enumerate(self.derivations.values()):
+            src, dst = observers[d.source], observers[d.tensor]
+            dst.count, dst.nonfinite, dst.batches = src.count, src.nonfinite, src.batches
+            pts, cdfs[d.tensor] = _points(src, isinstance(dst, HistogramObserver))
+            feed[f"x{k}"] = pts.astype(self._dtypes[d.tensor])
+        try:
+            values = self._session.run(None, feed)
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
+            raise CalibrationError(f"onnxruntime cannot evaluate the derived ranges: {str(exc).strip()[:400]}",
+                                   hint="Set workbench.core.calibrate.DERIVE = False to observe every "
+                                        "tensor directly.") from None
+        for d, fy in zip(self.derivations.values(), values, strict=True):
+            dst, cdf = observers[d.tensor], cdfs[d.tensor]
+            if dst.count == 0:
+                continue
+            fy = fy.astype(np.float64)
+            # onnxruntime's saturating kernels (Sigmoid, Tanh) wiggle in the last ulp: keep f(vmin) and
+            # f(vmax) as computed, make the points in between non-decreasing and inside them
+            fy = np.clip(np.maximum.accumulate(fy), fy[0], max(fy[0], fy[-1]))
+            if cdf is None:
+                dst._min, dst._max = float(fy[0]), float(fy[-1])
+            else:
+                dst.hists = [StreamingHistogram.from_cdf(fy, cdf, dst.num_bins)]
 
 
-def _evaluate(proto: onnx.ModelProto, jobs: list[tuple[onnx.NodeProto, str, np.ndarray]]) -> list[np.ndarray]:
-    """``node(points)`` for every job, all in one onnxruntime session (CPU, default optimisations)."""
-    g = proto.graph
-    inits = {t.name: t for t in g.initializer}
-    types = {vi.name: vi.type.tensor_type.elem_type for vi in list(g.value_info) + list(g.input) + list(g.output)
-             if vi.type.HasField("tensor_type")}
-    nodes, ins, outs, consts, feed = [], [], [], [], {}
-    for k, (node, src, pts) in enumerate(jobs):
-        elem = types[src]
-        n = onnx.NodeProto()
-        n.CopyFrom(node)
-        n.name = f"derived_{k}"
-        del n.input[:], n.output[:]
-        n.input.append(f"x{k}")
-        for j, name in enumerate(node.input[1:]):
-            if name:
-                t = onnx.TensorProto()
-                t.CopyFrom(inits[name])
-                t.name = f"c{k}_{j}"
-                consts.append(t)
-            n.input.append(t.name if name else "")
-        n.output.append(f"y{k}")
-        nodes.append(n)
-        ins.append(helper.make_tensor_value_info(f"x{k}", elem, [len(pts)]))
-        outs.append(helper.make_tensor_value_info(f"y{k}", elem, [len(pts)]))
-        feed[f"x{k}"] = np.asarray(pts, dtype=helper.tensor_dtype_to_np_dtype(elem))
-    m = helper.make_model(helper.make_graph(nodes, "derived", ins, outs, consts), opset_imports=list(proto.opset_import))
-    m.ir_version = proto.ir_version
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    try:
-        sess = (lazy_session(m, so) if has_lazy(m)  # constants kept in the user's data file
-                else ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"]))
-        return sess.run(None, feed)
-    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
-        raise CalibrationError(f"onnxruntime cannot evaluate the derived ranges ({len(jobs)} tensors): "
-                               f"{str(exc).strip()[:400]}",
-                               hint="Set workbench.core.calibrate.DERIVE = False to observe every tensor directly.") \
-            from None
+def _points(src: Observer, histogram: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Where to evaluate f: ``[min, max]`` of the source, or its bin edges clipped to them (and the
+    counts below each edge) when the derived observer is a histogram. Empty sources: one dummy point."""
+    if src.count == 0:
+        return np.zeros(1), None
+    if isinstance(src, HistogramObserver):
+        h = src.hists[0]
+        if histogram:
+            return np.clip(h.edges, h.vmin, h.vmax), np.concatenate([[0], np.cumsum(h.counts)])
+        return np.array([h.vmin, h.vmax]), None
+    rmin, rmax = src.compute_range()
+    return np.array([float(rmin), float(rmax)]), None
