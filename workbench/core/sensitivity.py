@@ -20,11 +20,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import onnx
-from onnx import helper
 
 from workbench.core.executors import Executor, default_executor
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
-from workbench.core.sensitivity_graph import fragments, only_float, only_quantized
+from workbench.core.sensitivity_graph import only_float, only_quantized, with_fragments
 from workbench.core.session import add_outputs, make_session
 
 log = logging.getLogger(__name__)
@@ -185,21 +184,32 @@ def run_suffix(task: SuffixTask) -> tuple[str, str, float]:
     return task.node, task.kind, e2e.figures()[0]
 
 
-def _elem(a: np.ndarray) -> int:
-    return helper.np_dtype_to_tensor_dtype(np.asarray(a).dtype)
+#: onnxruntime type strings -> ONNX elem types (tensors the sweep may cache).
+_ORT_TYPES = {f"tensor({k})": v for k, v in {
+    "float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7, "string": 8, "bool": 9,
+    "float16": 10, "double": 11, "uint32": 12, "uint64": 13, "bfloat16": 16}.items()}
 
 
-def _cache(proto: onnx.ModelProto, feeds: list[dict], optimize: bool, cancel) -> list[dict[str, np.ndarray]]:
-    """Every main-graph tensor of ``proto`` for each feed (graph inputs included)."""
+def _types(proto: onnx.ModelProto, optimize: bool) -> dict[str, int]:
+    """Elem type of every main-graph tensor of ``proto`` (from an onnxruntime session; no run)."""
     names = list(dict.fromkeys(o for n in proto.graph.node for o in n.output if o))
-    sess = make_session(add_outputs(proto, names), optimize=optimize)
-    outs = [o.name for o in sess.get_outputs()]
+    sess = make_session(add_outputs(proto, names), optimize=optimize, threads=1)
+    out = {o.name: _ORT_TYPES.get(o.type, 0) for o in list(sess.get_inputs()) + list(sess.get_outputs())}
+    return {k: v for k, v in out.items() if v}
+
+
+def _cache(proto: onnx.ModelProto, feeds: list[dict], names: list[str], optimize: bool,
+           cancel) -> list[dict[str, np.ndarray]]:
+    """The tensors ``names`` of ``proto`` (graph inputs included) for each feed."""
+    inputs = {i.name for i in proto.graph.input}
+    wanted = [x for x in names if x not in inputs]
+    sess = make_session(add_outputs(proto, wanted), optimize=optimize, threads=1)
     cache = []
     for feed in feeds:
         if cancel is not None:
             cancel.check()
-        values = dict(zip(outs, sess.run(outs, feed), strict=True))
-        values.update(feed)
+        values = dict(zip(wanted, sess.run(wanted, feed), strict=True)) if wanted else {}
+        values.update({k: v for k, v in feed.items() if k in names})
         cache.append(values)
     return cache
 
@@ -216,10 +226,8 @@ def own_tensors(units_all, unit) -> set[str]:
     return {t for t in list(unit.inputs) + list(unit.outputs) if t not in shared}
 
 
-def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names):
+def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names, f_avail, q_avail):
     """Generate the suffix tasks, two per unit, built lazily (one model in memory at a time)."""
-    f_avail = {k: _elem(v) for k, v in f_cache[0].items()}
-    q_avail = {k: _elem(v) for k, v in q_cache[0].items()}
     for unit in units:
         for kind in ("quant", "float"):
             try:
@@ -249,27 +257,49 @@ def sweepable_units(plan, proto: onnx.ModelProto) -> list:
             if not u.excluded and u.node in names and all(n in names for n in u.nodes)]
 
 
-def local_figures(fp, qp, units, tensor_map, f_cache, cancel=None) -> dict[str, float]:
-    """Unit -> SQNR (dB) of its own output with only it quantized (float inputs from the cache);
-    every unit's fragment runs side by side in one session (one pass over the cached samples)."""
-    avail = {k: _elem(v) for k, v in f_cache[0].items()}
-    sfx, probes = fragments(fp, qp, units, tensor_map, avail)
-    if not sfx.probes:
+def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None) -> dict[str, float]:
+    """Unit -> SQNR (dB) of its own output with only it quantized (float inputs): the float model
+    and every unit's fragment run side by side in one session, one pass over ``feeds``."""
+    sfx, probes = with_fragments(fp, qp, units, tensor_map, f_types)
+    if not sfx.outputs:
         return {}
-    sess = make_session(sfx.proto, optimize=False)
+    sess = make_session(sfx.proto, optimize=False, threads=1)
     names = [o.name for o in sess.get_outputs()]
-    accs = {u: _Sqnr() for u in probes}
-    for fc in f_cache:
+    sums = dict.fromkeys(names, 0.0)
+    for feed in feeds:
         if cancel is not None:
             cancel.check()
-        got = dict(zip(names, sess.run(names, {x: fc[x] for x in sfx.inputs}), strict=True))
-        for u, pairs in probes.items():
-            for p, t in pairs:
-                accs[u].update(fc[t], got[p])
-    return {u: a.figures()[0] for u, a in accs.items() if a.n}
+        for name, v in zip(names, sess.run(names, feed), strict=True):
+            sums[name] += float(v)
+    out = {}
+    for u, pairs in probes.items():
+        acc = _Sqnr()
+        for p, _t in pairs:
+            acc.sig += sums.get(f"{p}#sig", 0.0)
+            acc.err += sums.get(f"{p}#err", 0.0)
+            acc.n += 1
+        if pairs:
+            out[u] = acc.figures()[0]
+    return out
 
 
-def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_size: int = 16,
+def _needed(units_all, fp, qp, chosen, tensor_map, f_types, q_types) -> tuple[set[str], set[str]]:
+    """Tensors the suffix models of ``chosen`` read from the float and from the QDQ run."""
+    f_need, q_need = set(), set()
+    for unit in chosen:
+        try:
+            f_need.update(only_quantized(fp, qp, unit, tensor_map, f_types, build=False).inputs)
+        except KeyError:
+            pass
+        try:
+            q_need.update(only_float(fp, qp, unit, tensor_map, q_types, own_tensors(units_all, unit),
+                                     build=False).inputs)
+        except KeyError:
+            pass
+    return f_need, q_need
+
+
+def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_size: int = 4,
                       top: int | None = None, executor: Executor | None = None, progress: ProgressFn | None = None,
                       cancel: CancelToken | None = None) -> SweepResult:
     """For every node unit: end-to-end SQNR with only it quantized and with only it left float.
@@ -308,22 +338,25 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     n = min(n, samples) if (n is not None and samples) else (samples or n)
     bs = batch_size if getattr(source, "can_batch", False) else 1
     feeds = list(source.batches(bs, limit=n))
-    progress(0, 0, "Caching float and quantized activations")
-    f_cache = _cache(fp, feeds, True, cancel)
-    q_cache = _cache(qp, feeds, False, cancel)
+    f_types, q_types = _types(fp, True), _types(qp, False)
+    units = sweepable_units(result.plan, fp)
+    progress(0, 0, "Measuring each unit's own error")
+    local = local_figures(fp, qp, units, result.tensor_map, f_types, feeds, cancel)
+    chosen = units
+    if top is not None and top < len(units):
+        chosen = sorted(units, key=lambda u: (local.get(u.node, math.inf), u.node))[:top]
+    units_all = list(result.plan.units.values())
     out_names = [o.name for o in fp.graph.output]
+    f_need, q_need = _needed(units_all, fp, qp, chosen, result.tensor_map, f_types, q_types)
+    progress(0, 0, "Caching float and quantized activations")
+    f_cache = _cache(fp, feeds, sorted(f_need | set(out_names)), True, cancel)
+    q_cache = _cache(qp, feeds, sorted(q_need | set(out_names)), False, cancel)
     all_q = _Sqnr()
     for fc, qc in zip(f_cache, q_cache, strict=True):
         for o in out_names:
             all_q.update(fc[o], qc[o])
     all_quant_db = all_q.figures()[0]
-    units = sweepable_units(result.plan, fp)
-    progress(0, 0, "Measuring each unit's own error")
-    local = local_figures(fp, qp, units, result.tensor_map, f_cache, cancel)
-    chosen = units
-    if top is not None and top < len(units):
-        chosen = sorted(units, key=lambda u: (local.get(u.node, math.inf), u.node))[:top]
-    tasks = _tasks(list(result.plan.units.values()), fp, qp, chosen, result.tensor_map, f_cache, q_cache, out_names)
+    tasks = _tasks(units_all, fp, qp, chosen, result.tensor_map, f_cache, q_cache, out_names, f_types, q_types)
     figures: dict[str, dict[str, float]] = {u.node: {} for u in units}
     total, done = 2 * len(chosen), 0
     results = executor.map(run_suffix, tasks)

@@ -103,9 +103,9 @@ def _renamed(node: onnx.NodeProto, renames: dict[str, str]) -> onnx.NodeProto:
 
 
 def assemble(nodes: list[onnx.NodeProto], inits: dict[str, onnx.TensorProto], outputs: list[str],
-             probes: list[str], available: dict[str, int], opsets) -> Suffix:
+             probes: list[str], available: dict[str, int], opsets, build: bool = True) -> Suffix:
     """A model of ``nodes`` whose free tensors become graph inputs (types from ``available``:
-    tensor name -> ONNX elem type of the cached value)."""
+    tensor name -> ONNX elem type). ``build=False`` only works out the inputs (``proto`` None)."""
     produced = {o for n in nodes for o in n.output}
     reads: list[str] = []
     for n in nodes:
@@ -115,6 +115,8 @@ def assemble(nodes: list[onnx.NodeProto], inits: dict[str, onnx.TensorProto], ou
     missing = [x for x in inputs if x not in available]
     if missing:
         raise KeyError(f"suffix model reads uncached tensors {missing[:3]}")
+    if not build:
+        return Suffix(None, inputs, outputs, probes)
     graph = helper.make_graph(
         list(nodes), "suffix",
         [helper.make_tensor_value_info(x, available[x], None) for x in inputs],
@@ -126,7 +128,7 @@ def assemble(nodes: list[onnx.NodeProto], inits: dict[str, onnx.TensorProto], ou
 
 
 def only_quantized(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[str, str],
-                   available: dict[str, int]) -> Suffix:
+                   available: dict[str, int], build: bool = True) -> Suffix:
     """Suffix of the float model ``fp`` where only ``unit`` runs as in the QDQ model ``qp``.
 
     ``probes`` are the unit's fake-quantized outputs (``tensor_map`` names, renamed into the
@@ -149,11 +151,11 @@ def only_quantized(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: d
     inits = {i.name: i for i in fp.graph.initializer}
     inits.update({i.name: i for i in qp.graph.initializer})
     outputs = [renames.get(o.name, o.name) for o in fp.graph.output]
-    return assemble(fragment + after, inits, outputs, targets, available, qp.opset_import)
+    return assemble(fragment + after, inits, outputs, targets, available, qp.opset_import, build)
 
 
 def only_float(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[str, str], available: dict[str, int],
-               own: set[str]) -> Suffix:
+               own: set[str], build: bool = True) -> Suffix:
     """Suffix of the QDQ model ``qp`` where ``unit``'s node(s) read float inputs and float weights.
 
     ``own`` are the unit's input and output tensors whose Q -> DQ pair only this unit asked for:
@@ -184,20 +186,21 @@ def only_float(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[
     inits = {i.name: i for i in fp.graph.initializer}
     inits.update({i.name: i for i in qp.graph.initializer})
     outputs = [renames.get(o.name, o.name) for o in qp.graph.output]
-    return assemble(swapped + after, inits, outputs, [], available, qp.opset_import)
+    return assemble(swapped + after, inits, outputs, [], available, qp.opset_import, build)
 
 
-def fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: dict[str, str],
-              available: dict[str, int]) -> tuple[Suffix, dict[str, list[tuple[str, str]]]]:
-    """One model holding every unit's QDQ fragment side by side, each reading cached float tensors.
+def with_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: dict[str, str],
+                   available: dict[str, int]) -> tuple[Suffix, dict[str, list[tuple[str, str]]]]:
+    """The float model plus every unit's QDQ fragment side by side, each reading float tensors.
 
-    Returns the model and, per unit, ``[(fragment output, float tensor it approximates), ...]``.
-    Each fragment's tensors get a ``#<i>`` suffix so fragments sharing a Q -> DQ pair stay apart.
+    Returns the model (outputs: ``<fragment output>#sig`` = sum(ref^2) and ``#err`` =
+    sum((ref - q)^2), float32 scalars) and, per unit, ``[(fragment output, float tensor), ...]``. Each fragment's
+    tensors get a ``#<i>`` suffix so fragments sharing a Q -> DQ pair stay apart.
     """
     q_nodes = list(qp.graph.node)
     f_nodes = list(fp.graph.node)
     q_inits = {i.name for i in qp.graph.initializer} | {i.name for i in qp.graph.input}
-    nodes: list[onnx.NodeProto] = []
+    nodes: list[onnx.NodeProto] = list(f_nodes)
     probes: dict[str, list[tuple[str, str]]] = {}
     for i, unit in enumerate(units):
         unit_nodes = set(unit.nodes) | {unit.node}
@@ -216,6 +219,14 @@ def fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: dict[
                 copy.output[k] = mine.get(x, x)
             nodes.append(copy)
         probes[unit.node] = [(mine[q], t) for q, t in zip(targets, unit.outputs, strict=True) if q in mine]
-    inits = {i.name: i for i in qp.graph.initializer}
-    outs = [p for pairs in probes.values() for p, _t in pairs]
-    return assemble(nodes, inits, [], outs, available, qp.opset_import), probes
+    inits = {i.name: i for i in fp.graph.initializer}
+    inits.update({i.name: i for i in qp.graph.initializer})
+    # the error sums are computed in the graph: two scalars per unit leave the session, not two
+    # activations (sum(ref^2) and sum((ref - q)^2), float32 ReduceSumSquare over all elements)
+    sums = []
+    for k, (p, t) in enumerate(pt for ps in probes.values() for pt in ps):
+        nodes += [helper.make_node("Sub", [t, p], [f"{p}#d"], name=f"sens_sub#{k}"),
+                  helper.make_node("ReduceSumSquare", [t], [f"{p}#sig"], name=f"sens_sig#{k}", keepdims=0),
+                  helper.make_node("ReduceSumSquare", [f"{p}#d"], [f"{p}#err"], name=f"sens_err#{k}", keepdims=0)]
+        sums += [f"{p}#sig", f"{p}#err"]
+    return assemble(nodes, inits, sums, [], available, qp.opset_import), probes
