@@ -8,19 +8,27 @@ from a tensor ``x`` that calibration observes anyway, ``y`` need not be fetched 
   ``[f(a), f(b))`` is the number of ``x`` values in ``[a, b)``. The histogram of ``y`` (its own
   equal-width bins over ``[f(vmin), f(vmax)]``) is interpolated from x's cumulative counts placed
   at ``f(edges of x)`` -- exact at every mapped edge, linear inside a mapped bin, the same CDF
-  interpolation :meth:`StreamingHistogram.merge` uses for misaligned layouts. Percentile,
-  Entropy and MSE ranges then agree with directly observed ones within about one bin.
+  interpolation :meth:`StreamingHistogram.merge` uses for misaligned layouts. Percentiles then
+  lie within about one bin of numpy's exact ones (on nudenet_320n closer than the directly
+  observed ones: mean error 0.22 vs 0.46 of span/2048); Entropy / MSE thresholds can move where
+  their error curve is flat (nudenet_320n: SQNR of the 57 derived tensors on their own values
+  53.307 vs 53.310 dB on average, each within 0.17 dB).
 
 Fetching ``y`` as an extra graph output is what costs: it keeps onnxruntime from fusing the
 operator into its neighbours (Sigmoid * Mul -> QuickGelu for SiLU) and adds a layout reorder and a
-copy per tensor. ``f`` is evaluated by onnxruntime itself (one small session holding a copy of every
-derived node, with the node's attributes and constant inputs), so ``f(min x)`` is the value the
-model's own kernel gives for that element.
+copy per tensor (nudenet_320n: 57 of 235 observed tensors derived, about a fifth less CPU per
+calibration). ``f`` is evaluated by onnxruntime itself (one small session holding a copy of every
+derived node, with its attributes and constant inputs), so ``f(min x)`` is the value the model's
+own kernel gives for that element. One caveat: onnxruntime's Sigmoid / Tanh kernels are not
+monotonic in the last ulp where they saturate (Tanh returns -1.0000001 for some inputs and -1.0 for
+smaller ones), so there a derived MinMax bound can differ from the directly observed one by an ulp
+or two; elsewhere it is identical (tests/test_derived.py).
 
-Limits: only per-tensor specs; a MinMax ``y`` needs an exact ``min``/``max`` of ``x`` (MinMax
-without averaging, or any histogram observer), a histogram ``y`` needs a histogram observer on
-``x``. Non-finite values of ``x`` are counted as non-finite in ``y`` too (``f(+-inf)`` is left
-out of y's range even where it is finite, as x's infinities are left out of x's).
+Limits: only per-tensor float32 specs; a MinMax ``y`` needs an exact ``min``/``max`` of ``x``
+(MinMax without averaging, or any histogram observer), a histogram ``y`` needs a histogram observer
+on ``x``. Non-finite values of ``x`` are counted as non-finite in ``y`` too (``f(+-inf)`` is left
+out of y's range even where it is finite, as x's infinities are left out of x's). Non-monotonic
+maps (SiLU = x * Sigmoid(x), GELU) are not derived: their minimum is not a function of x's range.
 """
 
 from __future__ import annotations
