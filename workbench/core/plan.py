@@ -10,7 +10,16 @@ Placement is tensor-centric like onnxruntime's QDQ format, but explicit:
 * weights get an integer initializer and a DequantizeLinear per consumer; biases become int32
   with ``scale = input_scale * weight_scale`` (written by :mod:`workbench.core.qdq_writer`);
 * pass-through ops (Reshape, Transpose, MaxPool, ...) whose input is quantized reuse the input's
-  qparams for their output (``plan.aliases``; not calibrated), so onnxruntime drops their Q/DQ.
+  qparams for their output (``plan.aliases``; not calibrated), so onnxruntime drops their Q/DQ;
+* a Concat input whose only consumer is the Concat uses the Concat output's grid (``plan.shared``,
+  also listed in ``plan.aliases``; still calibrated so the range guard sees its own range). The
+  consumers see every input on the output's grid anyway (QLinearConcat requantizes to it), so this
+  only removes a second rounding, and it gives an input the output's headroom: a detector's class
+  logits whose calibration maximum is below 0 (no confident object at that level in the data)
+  are otherwise clipped there, capping every score at sigmoid(max);
+* the output of an excluded Conv / ConvTranspose / Gemm stays float for its consumers: with a Q/DQ
+  pair on both sides, onnxruntime's WeightBiasQuantization re-quantizes the float node's weight
+  (per-tensor int8) and runs it as QLinearConv, so the exclusion would not hold.
 
 Nothing unsupported is silent: each case becomes a :class:`PlanIssue` naming the node.
 """
@@ -82,7 +91,9 @@ class QuantPlan:
     ``activations``: tensor -> spec of every tensor to calibrate; ``aliases``: tensor -> the
     calibrated tensor whose qparams it reuses; ``mode``: static | dynamic | weight_only;
     ``min_opset``: the lowest opset the output needs; ``proxies``: output of a unit inside an If
-    branch -> the If output it becomes (calibrated in the main graph, qparams reused in the branch).
+    branch -> the If output it becomes (calibrated in the main graph, qparams reused in the branch);
+    ``shared``: Concat input -> the Concat output whose qparams it uses (calibrated, and in
+    ``aliases`` too).
     """
 
     units: dict[str, NodeUnit]
@@ -93,6 +104,7 @@ class QuantPlan:
     min_opset: int
     recipe: Recipe
     proxies: dict[str, str] = field(default_factory=dict)
+    shared: dict[str, str] = field(default_factory=dict)
 
     def qdq_tensors(self) -> list[str]:
         """Every tensor that gets a Q/DQ pair (calibrated first, then aliases)."""
@@ -117,7 +129,7 @@ def build_plan(model, recipe: Recipe) -> QuantPlan:
     _warn_saturation(builder.units, builder.issues, preset.mode)
     min_opset = max(preset.min_opset, builder.min_opset())
     return QuantPlan(builder.units, builder.activations, builder.aliases, builder.issues,
-                     preset.mode, min_opset, recipe, builder.proxies)
+                     preset.mode, min_opset, recipe, builder.proxies, builder.shared)
 
 
 def _report_qonnx_only(builder: _Builder, recipe: Recipe) -> None:
@@ -210,6 +222,8 @@ class _Builder:
         self.activations: dict[str, QuantSpec] = {}
         self.aliases: dict[str, str] = {}
         self.proxies: dict[str, str] = {}
+        self.shared: dict[str, str] = {}
+        self._kept_float: set[str] = set()
         self.folded: set[str] = set()
         self.specs: list[QuantSpec] = []
         self.stats = stats_guard.statistics_tensors(self.ix) if mode == "static" else set()
@@ -224,6 +238,7 @@ class _Builder:
                 self._subgraph(node, sub, top=True)
         if self.mode == "static":
             self._follow_pass_through()
+            self._share_concat_grids()
             self._resolve_requests()
 
     def min_opset(self) -> int:
@@ -354,8 +369,24 @@ class _Builder:
             role = "const" if self.ix.is_const(t) else "activation"
             if role == "const" and node.op_type in U.WEIGHT_OPS:
                 continue  # a constant weight the recipe keeps in float
+            if role == "activation" and self._excluded_weight_output(t):
+                continue
             out.append(UnitInput(i, t, role, act))
         return out
+
+    def _excluded_weight_output(self, t: str) -> bool:
+        """True if ``t`` comes from an excluded node that onnxruntime would re-quantize if its output
+        had a Q/DQ pair (WeightBiasQuantization: Conv / ConvTranspose / Gemm between DQ and Q)."""
+        prod = self.ix.producer.get(t)
+        unit = self.units.get(prod.name) if prod is not None else None
+        if unit is None or not unit.excluded or prod.op_type not in U.REQUANTIZED_WHEN_EXCLUDED:
+            return False
+        if prod.name not in self._kept_float:
+            self._kept_float.add(prod.name)
+            self.issues.append(PlanIssue(prod.name, "info", f"excluded: its output {t!r} stays float for its "
+                                         "consumers too (with Q/DQ on both sides onnxruntime would quantize "
+                                         "its weight itself and run it as an integer kernel)."))
+        return True
 
     def _bias_input(self, node, cfg: NodeConfig, q_inputs: list[UnitInput]) -> UnitInput | None:
         fam = U.WEIGHT_OPS.get(node.op_type)
@@ -489,6 +520,30 @@ class _Builder:
                                          NodeConfig(activation=spec), False,
                                          [UnitInput(0, t, "activation", spec)])
 
+    def _share_concat_grids(self) -> None:
+        """Concat inputs consumed by nothing else take the Concat output's qparams (module docstring)."""
+        for unit in self.units.values():
+            if unit.op_type != "Concat" or unit.excluded or unit.graph or len(unit.outputs) != 1:
+                continue
+            out = unit.outputs[0]
+            if out not in self.requests or out in self.aliases:
+                continue
+            spec = self._chosen(out)[1]
+            for t in unit.inputs:
+                if self._shareable(t, unit, spec):
+                    self.shared[t] = out
+                    self.aliases[t] = out
+
+    def _shareable(self, t: str, unit: NodeUnit, spec: QuantSpec) -> bool:
+        if unit.inputs.count(t) != 1 or t in self.aliases or t not in self.requests or t in self.shared:
+            return False
+        if t in self.ix.graph_outputs or t not in self.ix.producer:
+            return False
+        readers = [c for c in self.ix.consumers.get(t, []) if c.op_type not in U.SHAPE_ONLY_OPS]
+        if len(readers) != 1 or readers[0].name != unit.node or t in self.aliases.values():
+            return False
+        return self._chosen(t)[1] == spec
+
     def _chosen(self, t: str) -> tuple[str, QuantSpec, bool]:
         """The request that decides a tensor's spec: its producer's, else the first consumer's."""
         reqs = self.requests[t]
@@ -496,7 +551,7 @@ class _Builder:
 
     def _resolve_requests(self) -> None:
         for t, reqs in self.requests.items():
-            if t in self.aliases:
+            if t in self.aliases and t not in self.shared:
                 continue
             unit, spec, _ = self._chosen(t)
             others = sorted({r[1].model_dump_json() for r in reqs} - {spec.model_dump_json()})

@@ -49,6 +49,15 @@ def sentinel_units(plan, qparams: dict[str, QParams], threshold: float = SENTINE
     return found
 
 
+def _root(plan, t: str) -> str:
+    aliases = getattr(plan, "aliases", {})
+    seen = set()
+    while t in aliases and t not in seen:
+        seen.add(t)
+        t = aliases[t]
+    return t
+
+
 def disparate_concats(plan, qparams: dict[str, QParams], ratio: float = CONCAT_RATIO) -> dict[str, tuple[str, float]]:
     """Concat units whose inputs' ranges differ by ``ratio`` or more: node -> (smallest input, ratio)."""
     found: dict[str, tuple[str, float]] = {}
@@ -57,7 +66,8 @@ def disparate_concats(plan, qparams: dict[str, QParams], ratio: float = CONCAT_R
             continue
         spans = {}
         for t in unit.inputs:
-            root = plan.aliases.get(t, t) if hasattr(plan, "aliases") else t
+            # a shared input (plan.shared) is calibrated itself: its own range, not the output's grid
+            root = t if t in qparams else _root(plan, t)
             if root in qparams:
                 spans[t] = range_absmax(qparams[root])
         if len(spans) < 2:

@@ -48,6 +48,13 @@ PASS_THROUGH_OPS = frozenset({
     "SpaceToDepth",
 })
 
+#: Ops that only read their input's shape (their reading does not need the values quantized).
+SHAPE_ONLY_OPS = frozenset({"Shape", "Size"})
+
+#: Float ops onnxruntime (>= 1.20, ``WeightBiasQuantization``) quantizes itself, weight per-tensor
+#: int8, when their input comes from a DequantizeLinear and their output goes to a QuantizeLinear.
+REQUANTIZED_WHEN_EXCLUDED = frozenset({"Conv", "ConvTranspose", "Gemm"})
+
 #: Activations that onnxruntime removes before a QuantizeLinear with zero_point == qmin.
 FOLD_OPS = frozenset({"Relu", "Clip"})
 
