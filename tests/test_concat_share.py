@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 from qdq_helpers import optimized_op_counts
 
@@ -117,3 +118,19 @@ def test_excluded_conv_is_not_requantized_by_onnxruntime(tmp_path):
     ops = optimized_op_counts(res.proto)
     assert ops["QLinearConv"] == 1  # c0 only; c1 float, c2 reads a float input
     assert ops["Conv"] + ops["FusedConv"] == 2
+
+
+def test_detection_scores_metric():
+    from workbench.core.metrics import detection_scores
+
+    ref = np.zeros((2, 4 + 3, 5), np.float32)
+    ref[0, 4, 2] = 0.80  # image 0, class 0 detected
+    ref[1, 6, 0] = 0.20  # image 1, class 2 below the threshold
+    q = ref.copy()
+    q[0, 4, 2] = 0.77
+    q[1, 6, 0] = 0.26  # appears in the quantized model: counts with its full change
+    q[0, 0, :] = 500.0  # box rows are not scores
+    assert detection_scores({"output0": q}, {"ref:output0": ref}) == pytest.approx(-0.06, abs=1e-6)
+    q[1, 6, 0] = 0.24
+    assert detection_scores({"output0": q}, {"ref:output0": ref}) == pytest.approx(-0.03, abs=1e-6)
+    assert detection_scores({"output0": ref * 0}, {"ref:output0": ref * 0}) == 0.0

@@ -128,8 +128,40 @@ def cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.dot(x, y) / (nx * ny))
 
 
+#: Score from which a class counts as detected in an image (nudenet's and YOLO's default).
+DETECTION_THRESHOLD = 0.25
+
+
+def class_max_scores(out: np.ndarray, n_box: int = 4) -> np.ndarray:
+    """Per image, the max score of each class over all anchors: float64 ``[N, C]``.
+
+    ``out`` is a YOLOv8-style detector output ``[N, n_box + C, anchors]`` (box coordinates, then
+    class scores already through Sigmoid), as exported by ultralytics without NMS.
+    """
+    a = np.asarray(out)
+    if a.ndim != 3 or a.shape[1] <= n_box:
+        raise DataError(f"detection_scores expects an output [N, {n_box} + classes, anchors], got shape "
+                        f"{list(a.shape)}.", hint="Use it on a YOLO-style detector output without NMS.")
+    return a[:, n_box:, :].max(axis=2).astype(np.float64)
+
+
+def detection_scores(outputs: Outputs, batch: Mapping[str, np.ndarray]) -> float:
+    """Minus the largest score change of a detection: ``-max |s_q - s_f|`` (higher is better, 0 = same).
+
+    ``s`` is the per-image, per-class max score of the first output (:func:`class_max_scores`);
+    the max runs over the (image, class) pairs that either model detects (``s >= 0.25``), so a
+    class that appears or disappears counts with its full change. 0.0 when neither model detects
+    anything. Use ``--min-score -0.05`` for "scores within 0.05 of the float model's".
+    """
+    out, ref = _reference(outputs, batch)
+    q, f = class_max_scores(out), class_max_scores(ref)
+    either = (q >= DETECTION_THRESHOLD) | (f >= DETECTION_THRESHOLD)
+    return -float(np.abs(q - f)[either].max()) if either.any() else 0.0
+
+
 #: Built-in metrics by name (all: higher is better).
-METRICS: dict[str, MetricFn] = {"top1": top1, "cosine": cosine, "output_sqnr": output_sqnr}
+METRICS: dict[str, MetricFn] = {"top1": top1, "cosine": cosine, "output_sqnr": output_sqnr,
+                                "detection_scores": detection_scores}
 
 
 def load_metric(spec: str | Path, *, allow_code: bool = False) -> MetricFn:
