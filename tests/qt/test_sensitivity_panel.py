@@ -40,10 +40,13 @@ def test_sweep_click_colour_apply_undo(qtbot, window, open_file, corpus):
     assert window.act_sensitivity.shortcut() == QKeySequence("F7")
     assert window.act_sensitivity in window.menuBar().actions()[-2].menu().actions()  # Run menu
     assert not window.act_apply_suggestion.isEnabled()
+    assert not window.docks["Sensitivity"].isVisible()  # appears with the first sweep
     original = window.doc.recipe.model_dump()
     with qtbot.waitSignal(window.runs.finished, timeout=120_000):
         window.act_sensitivity.trigger()
     assert window.doc.sensitivity is not None, window.status_label.text()
+    assert window.docks["Sensitivity"].isVisible()
+    assert window.docks["Errors"] in window.tabifiedDockWidgets(window.docks["Sensitivity"])
 
     # the table: every planned unit, worst first, same figures as the core headless
     ref = headless(window)

@@ -93,9 +93,8 @@ class MainWindow(QMainWindow):
         self._add_dock("Calibration", self.calibration, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._add_dock("Errors", self.errors, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._add_dock("Sensitivity", self.sensitivity, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.docks["Errors"], self.docks["Sensitivity"])
-        self.docks["Errors"].raise_()
         self.tabifyDockWidget(self.docks["Inspector"], self.docks["Recipe"])
+        self.docks["Sensitivity"].hide()  # shown (as a tab beside Errors) by the first sweep
         self.docks["Inspector"].raise_()
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
         self._build_actions()
@@ -410,7 +409,15 @@ class MainWindow(QMainWindow):
     def start_sensitivity(self) -> None:
         self._on_spec_changed()
         self.runs.sensitivity()
-        self.docks["Sensitivity"].raise_()
+        self.show_sensitivity_dock()
+
+    def show_sensitivity_dock(self) -> None:
+        """Show the Sensitivity dock in front, as a tab beside Errors the first time."""
+        dock = self.docks["Sensitivity"]
+        if not dock.isVisible() and self.docks["Errors"].isVisible() and not self.tabifiedDockWidgets(dock):
+            self.tabifyDockWidget(self.docks["Errors"], dock)
+        dock.show()
+        dock.raise_()
 
     @guarded
     def apply_suggestion(self) -> list[str]:
@@ -440,6 +447,7 @@ class MainWindow(QMainWindow):
         self.sensitivity.set_result(self.doc.sensitivity, self.doc.suggestion)
         self._update_actions()
         if self.doc.sensitivity is not None:
+            self.show_sensitivity_dock()
             self.color_by_sensitivity()
 
     def _on_run_started(self, title: str) -> None:
