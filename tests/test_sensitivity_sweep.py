@@ -147,3 +147,13 @@ def test_json_round_trip_suggestion_and_cancel(setup):
         sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor(), progress=progress,
                           cancel=token)
     assert (2, 8) in seen and (3, 8) not in seen
+
+
+def test_dynamic_recipe_is_refused_with_a_hint(setup):
+    from workbench.core.errors import RecipeError
+
+    model, _recipe, _result, data, _x = setup
+    dynamic = api.quantize(model, api.make_recipe("dynamic-u8"))
+    with pytest.raises(RecipeError, match="static") as info:
+        sensitivity_sweep(model, dynamic, data, executor=InlineExecutor())
+    assert "cpu-u8s8" in info.value.hint

@@ -339,12 +339,20 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
 
     Raises
     ------
+    RecipeError
+        The recipe is not static (dynamic or weight-only: no activation Q -> DQ to sweep).
     DataError, ModelError, Cancelled
     """
     from workbench.core.api import open_data_source
 
     progress = progress or no_progress
     executor = executor or default_executor()
+    if getattr(result.plan, "mode", "static") != "static":
+        from workbench.core.errors import RecipeError
+
+        raise RecipeError(f"The sensitivity sweep compares static QDQ units; the recipe's preset "
+                          f"{result.recipe.preset if result.recipe else ''!r} is {result.plan.mode}.",
+                          hint="Pick a static preset (e.g. cpu-u8s8) to sweep, then switch back.")
     fp, qp = _same_opset(model.proto, result.proto)
     source = open_data_source(data, model)
     n = source.num_samples()
