@@ -65,6 +65,10 @@ def test_fold_fixed_nodes_folds_shape_arithmetic_and_keeps_values():
 def test_model_cost_counts_matmul_after_dynamic_reshape():
     rep = model_cost(_dynamic_flatten_matmul(), batch=3)
     assert [(r.node, r.macs) for r in rep.rows] == [("mm", 3 * 5 * 12)]  # numel(Y) * K
+    minus1 = _dynamic_flatten_matmul()  # some exporters write a dynamic axis as dim_value -1
+    minus1.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -1
+    rep = model_cost(minus1, batch=2)
+    assert rep.macs == 2 * 5 * 12 and rep.notes == ["input x: dimension ? set to 2"]
 
 
 def test_static_qonnx_copy_leaves_qonnx_cleanup_nothing_to_fold():
