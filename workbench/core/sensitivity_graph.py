@@ -75,9 +75,13 @@ def downstream(nodes: list[onnx.NodeProto], start: set[str], skip: set[str]) -> 
     return out
 
 
-def backward_closure(nodes: list[onnx.NodeProto], targets: list[str], stop: set[str]) -> list[onnx.NodeProto]:
-    """Nodes needed to compute ``targets`` from the ``stop`` tensors (topological order kept)."""
-    producer = {o: i for i, n in enumerate(nodes) for o in n.output}
+def backward_closure(nodes: list[onnx.NodeProto], targets: list[str], stop: set[str],
+                     producer: dict[str, int] | None = None) -> list[onnx.NodeProto]:
+    """Nodes needed to compute ``targets`` from the ``stop`` tensors (topological order kept).
+
+    ``producer`` (tensor -> index in ``nodes``) may be passed when calling many times."""
+    if producer is None:
+        producer = {o: i for i, n in enumerate(nodes) for o in n.output}
     need, seen = list(targets), set()
     picked: set[int] = set()
     while need:
@@ -194,22 +198,34 @@ def with_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: 
     """The float model plus every unit's QDQ fragment side by side, each reading float tensors.
 
     Returns the model (outputs: ``<fragment output>#sig`` = sum(ref^2) and ``#err`` =
-    sum((ref - q)^2), float32 scalars) and, per unit, ``[(fragment output, float tensor), ...]``. Each fragment's
-    tensors get a ``#<i>`` suffix so fragments sharing a Q -> DQ pair stay apart.
+    sum((ref - q)^2), float32 scalars) and, per unit, ``[(fragment output, float tensor), ...]``.
+    A unit's node(s) and their Q -> DQ get a ``#<i>`` suffix (their float names are taken).
     """
     q_nodes = list(qp.graph.node)
     f_nodes = list(fp.graph.node)
     q_inits = {i.name for i in qp.graph.initializer} | {i.name for i in qp.graph.input}
+    producer = {o: k for k, n in enumerate(q_nodes) for o in n.output}
     nodes: list[onnx.NodeProto] = list(f_nodes)
+    shared: set[str] = set()
     probes: dict[str, list[tuple[str, str]]] = {}
     for i, unit in enumerate(units):
         unit_nodes = set(unit.nodes) | {unit.node}
         internal = {o for n in f_nodes if n.name in unit_nodes for o in n.output}
         stop = {x for x in available if x not in internal} | q_inits
         targets = [tensor_map.get(t, t) for t in unit.outputs]
-        frag = backward_closure(q_nodes, targets, stop)
-        mine = {o: f"{o}#{i}" for n in frag for o in n.output if o}
+        frag = backward_closure(q_nodes, targets, stop, producer)
+        # the unit's own node(s) and what reads their outputs are copied per unit (their tensor
+        # names are the float model's); Q -> DQ of float tensors and weight DQs are shared
+        mine: dict[str, str] = {}
         for n in frag:
+            if n.name in unit_nodes or any(x in mine for x in n.input):
+                mine.update((o, f"{o}#{i}") for o in n.output if o)
+            elif not shared.isdisjoint(n.output):
+                continue
+            else:
+                shared.update(n.output)
+                nodes.append(n)
+                continue
             copy = onnx.NodeProto()
             copy.CopyFrom(n)
             copy.name = f"{n.name}#{i}"
