@@ -140,7 +140,7 @@ class SuffixTask:
 
     node: str
     kind: str  # "quant" (only this unit quantized) or "float" (only this unit float)
-    model: bytes
+    model: onnx.ModelProto  # pickles as its serialized bytes
     feeds: list[dict[str, np.ndarray]]
     outputs: list[str]  # suffix output per float model output ("" where the suffix does not compute it)
     refs: list[list[np.ndarray]]  # per batch: the float model's outputs
@@ -172,7 +172,7 @@ class _Sqnr:
 
 def run_suffix(task: SuffixTask) -> tuple[str, str, float]:
     """Run a suffix model; ``(node, kind, end-to-end SQNR dB)``."""
-    sess = make_session(onnx.load_from_string(task.model), optimize=False, threads=1)
+    sess = make_session(task.model, optimize=False, threads=1)
     names = [o.name for o in sess.get_outputs()]
     e2e = _Sqnr()
     for feed, refs in zip(task.feeds, task.refs, strict=True):
@@ -246,7 +246,7 @@ def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names, f_
                 unchanged.append(sum(_energy(fc[o]) for o, s in zip(out_names, sfx.outputs, strict=True)
                                      if s not in computed))
             feeds = [{x: c[x] for x in sfx.inputs} for c in cache]
-            yield SuffixTask(unit.node, kind, sfx.proto.SerializeToString(), feeds,
+            yield SuffixTask(unit.node, kind, sfx.proto, feeds,
                              [s if s in computed else "" for s in sfx.outputs], refs, unchanged)
 
 
