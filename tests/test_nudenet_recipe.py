@@ -28,18 +28,7 @@ from workbench.core.recipe import Recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 
-RECIPE = """{
-  "preset": "cpu-u8s8",
-  "reduce_range": %s,
-  "rules": [
-    {"name": "*", "activation": {"observer": "percentile"}},
-    {"name": "/model.[012]/*", "activation": {"dtype": "uint16"}, "weight": {"reduce_range": false}},
-    {"name": "/model.[34]/*", "weight": {"dtype": "uint8", "symmetric": true, "reduce_range": false}},
-    {"name": "/model.22/Concat", "activation": {"dtype": "uint16"}},
-    {"name": "/model.22/Concat_[126]", "activation": {"dtype": "uint16"}},
-    {"name": "/model.22/cv[23].?/cv[23].?.2/Conv", "activation": {"dtype": "uint16"}}
-  ]
-}"""
+RECIPE = ROOT / "examples" / "recipes" / "nudenet_320n.json"  # shipped for users: --recipe
 
 
 def _corpus_metrics():
@@ -61,13 +50,11 @@ def _fused_ops(proto: onnx.ModelProto) -> collections.Counter:
 
 @pytest.mark.slow
 def test_nudenet_same_classes_and_scores_within_005(corpus):
-    from workbench.core.presets import cpu_needs_reduce_range
-
     cm = _corpus_metrics()
     folder = corpus / "nudenet_320n"
     model = api.open_model(folder / "model.onnx")
     reference = cm.nudenet_class_scores(cm.session_runner(folder / "model.onnx"), folder)
-    recipe = Recipe.from_json(RECIPE % str(cpu_needs_reduce_range()).lower())
+    recipe = Recipe.from_json(RECIPE.read_text())
     result = api.quantize(model, recipe, data=str(folder / "calib.npz"))
 
     got = cm.nudenet_metrics(cm.session_runner(result.proto), folder, reference=reference)
