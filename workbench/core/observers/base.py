@@ -15,6 +15,7 @@ import numpy as np
 
 from workbench.core.errors import CalibrationError, RecipeError
 from workbench.core.numerics import QParams, compute_qparams
+from workbench.core.observers import kernels
 from workbench.core.recipe import Granularity, QuantSpec
 
 STATE_VERSION = 1
@@ -187,10 +188,24 @@ class Observer:
     def _finite_flat(self, x: np.ndarray) -> tuple[np.ndarray, float, float] | None:
         """Flattened finite values and their min / max; counts the non-finite ones.
 
-        Fast path: one min and one max reduction; the mask is built only when one of them comes
-        out non-finite (NaN propagates through both, +-Inf shows in one).
+        With numba (:mod:`~workbench.core.observers.kernels`) one compiled pass gives min, max and
+        the non-finite count; the numpy path is one min and one max reduction. The mask is built
+        only when there are non-finite values (numpy: NaN propagates through both reductions,
+        +-Inf shows in one). float16 values come back as float32 (exact).
         """
         flat = x.reshape(-1)
+        if flat.dtype == np.float16:
+            flat = flat.astype(np.float32)  # exact; histograms bin float16 as float32 anyway
+        k = kernels.get()
+        if k is not None and kernels.usable(flat):  # one compiled pass instead of two reductions
+            mn, mx, bad = kernels.scan(k, flat)
+            if bad:
+                self.nonfinite += bad
+                if bad == flat.size:
+                    return None
+                flat = flat[np.isfinite(flat)]
+            self.count += flat.size
+            return flat, mn, mx
         mn, mx = float(flat.min()), float(flat.max())
         if not (math.isfinite(mn) and math.isfinite(mx)):
             keep = np.isfinite(flat)

@@ -8,9 +8,12 @@ with the number of samples or the growth of the range. (onnxruntime's ``Histogra
 keeps the bin width and appends bins, so its memory grows with the range; PyTorch's
 ``HistogramObserver`` spreads the old counts onto the new edges by interpolation.)
 
-Binning is one fused pass per 64 Ki chunk: ``(x - lo) * (1/width)`` in float32, truncation to
-an integer index and ``numpy.bincount`` (the fastest histogram numpy offers; ``np.histogram``
-is ~2.5x slower).
+Bin index: ``trunc((x - lo32) * inv32)`` in float32 (``lo32`` the float32 at or below ``lo``,
+``inv32 = float32(1/width)``), values past the last bin counted in it; ranges where float32 would
+misplace bins use ``floor((x - lo) / width)`` in float64. With numba this is one compiled pass
+(:mod:`~workbench.core.observers.kernels`); the numpy path computes the same indices per 64 Ki
+chunk and counts them with ``numpy.bincount`` (the fastest histogram numpy offers;
+``np.histogram`` is ~2.5x slower).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import threading
 import numpy as np
 
 from workbench.core.errors import CalibrationError, RecipeError
+from workbench.core.observers import kernels
 from workbench.core.observers.base import Observer, as_f32
 from workbench.core.recipe import Granularity
 
@@ -153,6 +157,13 @@ class StreamingHistogram:
         if mx > self.vmax:
             self.vmax = mx
         fast = self._fast
+        k = kernels.get()
+        if k is not None and kernels.usable(values):  # same index arithmetic, one compiled pass
+            if fast is not None and values.dtype == np.float32:
+                k.bin_f32(values, fast[0], fast[1], self.counts)
+            else:
+                k.bin_f64(values, float(self.lo), float(self.width), self.counts)
+            return
         if fast is None or values.dtype != np.float32:
             self._add_f64(values)
             return

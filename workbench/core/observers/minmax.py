@@ -5,8 +5,9 @@ with ``moving_average=False``). With ``observer_args={"averaging_constant": c}``
 extremes are smoothed as ``m <- m + c * (batch_m - m)`` (the moving-average MinMax of
 onnxruntime / PyTorch's ``MovingAverageMinMaxObserver``; c = 0.01 there).
 
-Cost per update: one ``min`` and one ``max`` reduction over the batch, no copies; the NaN-aware
-path runs only when a reduction comes out non-finite.
+Cost per update: one compiled pass giving min, max and the NaN / Inf count
+(:mod:`~workbench.core.observers.kernels`; without numba one ``min`` and one ``max`` reduction),
+no copies; the NaN-aware path runs only when there are non-finite values.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import math
 import numpy as np
 
 from workbench.core.errors import CalibrationError
+from workbench.core.observers import kernels
 from workbench.core.observers.base import Observer, as_f32, inf_if_none, none_if_inf
 from workbench.core.recipe import Granularity
 
@@ -35,14 +37,9 @@ class MinMaxObserver(Observer):
     # -- update -------------------------------------------------------------------------------
     def _observe(self, x: np.ndarray) -> None:
         if self.granularity == Granularity.per_tensor:
-            mn, mx = float(x.min()), float(x.max())
-            if math.isfinite(mn) and math.isfinite(mx):
-                self.count += x.size
-            else:
-                got = self._finite_flat(x)
-                if got is None:
-                    return
-                _, mn, mx = got
+            mn, mx = self._tensor_range(x)
+            if mn is None:
+                return
             if self.averaging is None and isinstance(self._min, float):  # hot path: Python floats
                 if mn < self._min:
                     self._min = mn
@@ -58,6 +55,21 @@ class MinMaxObserver(Observer):
         else:
             bmin, bmax = self._per_block(x)
         self._accumulate(as_f32(bmin), as_f32(bmax))
+
+    def _tensor_range(self, x: np.ndarray) -> tuple[float, float] | tuple[None, None]:
+        """Finite min / max of the batch (counted), or ``(None, None)`` if no value is finite."""
+        k = kernels.get()
+        if k is not None and x.flags.c_contiguous and kernels.usable(x.reshape(-1)):
+            mn, mx, bad = kernels.scan(k, x.reshape(-1))
+            self.nonfinite += bad
+            self.count += x.size - bad
+            return (None, None) if bad == x.size else (mn, mx)
+        mn, mx = float(x.min()), float(x.max())
+        if math.isfinite(mn) and math.isfinite(mx):
+            self.count += x.size
+            return mn, mx
+        got = self._finite_flat(x)
+        return (None, None) if got is None else got[1:]
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray] | None:
         if self._min is None:

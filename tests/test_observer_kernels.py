@@ -1,0 +1,120 @@
+"""The numba kernels of the observers give exactly the state of the numpy code."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.core.observers import StreamingHistogram, kernels, make_observer
+from workbench.core.recipe import QuantSpec
+
+pytest.importorskip("numba")
+
+OBSERVERS = ("minmax", "percentile", "entropy", "mse")
+
+
+@pytest.fixture
+def numpy_path(monkeypatch):
+    """Context switcher: ``numpy_path(True)`` forces the numpy code, ``False`` the kernels."""
+    def use(flag: bool):
+        monkeypatch.setattr(kernels, "ENABLED", not flag)
+    yield use
+    monkeypatch.setattr(kernels, "ENABLED", None)
+
+
+def _stream(seed: int) -> list[np.ndarray]:
+    """Batches with NaN / +-Inf, empty and all-NaN batches, float16 / float64, a growing range,
+    values exactly on bin edges and tiny (deferred) batches."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(14):
+        n = int(rng.integers(1, 9000)) if i % 3 else int(rng.integers(1, 60))
+        x = (rng.standard_t(3, n) * (1 + 0.5 * i)).astype(np.float32)
+        if i == 2:
+            x[rng.integers(0, n, 3)] = np.nan
+        if i == 4:
+            x[:2] = [np.inf, -np.inf][: min(2, n)]
+        if i == 6:
+            x = np.round(x * 4) / 4  # many values on exact edges of coarse grids
+        out.append(x)
+    out.insert(3, np.zeros(0, np.float32))
+    out.insert(5, np.full(7, np.nan, np.float32))
+    out.append(np.maximum(rng.standard_normal((2, 3, 50, 50)), 0).astype(np.float16))
+    out.append(rng.standard_normal(5000) * 1e3)  # float64
+    out.append(np.array([0.0, -0.0, 5.0], np.float32))
+    return out
+
+
+def _run(observer: str, batches, spec_kw=None, axis=None, numpy_path=None, use_numpy=False):
+    numpy_path(use_numpy)
+    obs = make_observer(QuantSpec(observer=observer, **(spec_kw or {})), axis=axis, name="t")
+    for b in batches:
+        obs.update(b)
+    state = obs.state()
+    rng = obs.compute_range()
+    assert (kernels.get() is None) == use_numpy  # the path under test really ran
+    return state, (float(np.ravel(rng[0])[0]), float(np.ravel(rng[1])[0]))
+
+
+@pytest.mark.parametrize("observer", OBSERVERS)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_kernels_and_numpy_give_identical_state(observer, seed, numpy_path):
+    batches = _stream(seed)
+    fast = _run(observer, batches, numpy_path=numpy_path)
+    slow = _run(observer, batches, numpy_path=numpy_path, use_numpy=True)
+    assert fast == slow
+    assert fast[0]["nonfinite"] == 3 + 2 + 7 and fast[0]["count"] > 50000
+
+
+@pytest.mark.parametrize("observer", ["minmax", "percentile"])
+def test_per_channel_identical(observer, numpy_path):
+    rng = np.random.default_rng(5)
+    batches = [rng.standard_normal((3, 4, 20)).astype(np.float32) * (i + 1) for i in range(4)]
+    batches[1][2, 1, 3] = np.nan
+    kw = {"granularity": "per_channel", "axis": 1}
+    assert (_run(observer, batches, kw, axis=1, numpy_path=numpy_path)
+            == _run(observer, batches, kw, axis=1, numpy_path=numpy_path, use_numpy=True))
+
+
+def test_far_from_zero_range_uses_float64_path_identically(numpy_path):
+    """A range far from zero disables the float32 index (``_fast is None``); both paths agree."""
+    rng = np.random.default_rng(7)
+    batches = [1000.1234567 + rng.standard_normal(4000) * 1e-3]  # float64: lo is no float32
+    batches += [(1000.1234567 + rng.standard_normal(4000) * 1e-3).astype(np.float32) for _ in range(3)]
+    for obs in ("percentile", "entropy"):
+        assert (_run(obs, batches, numpy_path=numpy_path)
+                == _run(obs, batches, numpy_path=numpy_path, use_numpy=True))
+    h = StreamingHistogram(64)
+    h.add(batches[0], float(batches[0].min()), float(batches[0].max()))
+    assert h._fast is None and h.total == 4000
+
+
+def test_bin_index_matches_numpy_float32_arithmetic_on_edges(numpy_path):
+    """Values at and next to every bin edge, and the range's top, land in the same bins."""
+    h_np, h_k = StreamingHistogram(97), StreamingHistogram(97)
+    lo, hi = -1.3, 2.7
+    for h in (h_np, h_k):
+        h._init_range(lo, hi)
+    edges = h_np.edges.astype(np.float32)
+    vals = np.concatenate([edges, np.nextafter(edges, np.float32(-np.inf)),
+                           np.nextafter(edges, np.float32(np.inf))])
+    vals = np.clip(vals, np.float32(lo), np.float32(hi)).astype(np.float32)
+    mn, mx = float(vals.min()), float(vals.max())
+    numpy_path(True)
+    h_np.add(vals, mn, mx)
+    numpy_path(False)
+    h_k.add(vals, mn, mx)
+    assert h_k.counts.tolist() == h_np.counts.tolist() and h_k.total == vals.size
+
+
+def test_scan_counts_nonfinite_and_matches_numpy():
+    k = kernels.get()
+    assert k is not None
+    rng = np.random.default_rng(2)
+    for dtype in (np.float32, np.float64):
+        x = rng.standard_normal(1001).astype(dtype)
+        assert kernels.scan(k, x) == (float(x.min()), float(x.max()), 0)
+        x[[3, 500, 1000]] = [np.nan, np.inf, -np.inf]
+        fin = x[np.isfinite(x)]
+        assert kernels.scan(k, x) == (float(fin.min()), float(fin.max()), 3)
+        assert kernels.scan(k, np.full(4, np.nan, dtype))[2] == 4

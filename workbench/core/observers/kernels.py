@@ -1,0 +1,71 @@
+"""Fast inner loops of the observers: one-pass min / max / non-finite count and histogram binning.
+
+The loops are compiled with numba (:mod:`workbench.core.observers._jit`, imported on first use, so
+``import workbench.core`` does not pay for numba). They compute exactly what the numpy code of
+the observers computes -- the same float32 (or float64) arithmetic for every bin index, the same
+clamping -- so the observer state is identical either way (tests/test_observer_kernels.py).
+When numba cannot be imported, or ``WORKBENCH_NO_NUMBA=1`` is set, :func:`get` returns None and
+the observers use their numpy code (logged once).
+
+Why: numpy needs two passes for min and max and five for a histogram update (subtract, multiply,
+cast, ``bincount``, add), each over memory that onnxruntime has just written; the compiled loops
+read the values once for the range and once for the bins (nudenet_320n: histogram updates 5-6 ns
+-> about 1.5-2 ns per element, see benchmarks/results/calibration_speed.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from types import ModuleType
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: False forces the numpy code (tests compare both paths); None = not decided yet.
+ENABLED: bool | None = None
+_impl: ModuleType | None = None
+
+_INT_VIEW = {np.dtype(np.float32): (np.int32, np.int32(0x7F800000)),
+             np.dtype(np.float64): (np.int64, np.int64(0x7FF0000000000000))}
+
+
+def get() -> ModuleType | None:
+    """The compiled kernels module, or None when the numpy code must be used."""
+    global ENABLED, _impl
+    if _impl is not None and ENABLED:
+        return _impl
+    if ENABLED is False:
+        return None
+    if os.environ.get("WORKBENCH_NO_NUMBA", "") not in ("", "0"):
+        ENABLED = False
+        log.info("WORKBENCH_NO_NUMBA is set: observers use numpy (slower calibration).")
+        return None
+    try:
+        from workbench.core.observers import _jit
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a broken llvmlite / numba install
+        ENABLED = False
+        log.warning("numba is not usable (%s: %s); observers fall back to numpy (about 3x slower "
+                    "histogram updates). Reinstall numba to restore the fast path.", type(exc).__name__, exc)
+        return None
+    _impl, ENABLED = _jit, True
+    return _impl
+
+
+def usable(x: np.ndarray) -> bool:
+    """True when ``x`` is a 1-D contiguous float32 / float64 array the kernels take."""
+    return x.dtype in _INT_VIEW and x.ndim == 1 and x.flags.c_contiguous
+
+
+def scan(k: ModuleType, flat: np.ndarray) -> tuple[float, float, int]:
+    """``(min, max, non-finite count)`` of a non-empty array accepted by :func:`usable`.
+
+    Min and max are over the finite values (``(inf, -inf)`` if there are none), exactly numpy's
+    ``min`` / ``max`` of ``flat[np.isfinite(flat)]``.
+    """
+    ity, expo = _INT_VIEW[flat.dtype]
+    mn, mx, bad = k.minmax_nonfinite(flat, flat.view(ity), expo)
+    if bad:
+        mn, mx = k.finite_minmax(flat)
+    return float(mn), float(mx), int(bad)
