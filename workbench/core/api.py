@@ -49,6 +49,9 @@ class QuantizeResult:
         Plan and writer issues (never silent).
     recipe : Recipe
         The recipe used.
+    float_model : PreparedModel or None
+        The float model ``proto`` was quantized from when it differs from the input model (the
+        SmoothQuant-rewritten copy); errors are measured against it.
     """
 
     proto: onnx.ModelProto
@@ -58,6 +61,7 @@ class QuantizeResult:
     tensor_map: dict[str, str]
     issues: list = field(default_factory=list)
     recipe: Recipe | None = None
+    float_model: PreparedModel | None = None
 
 
 def open_model(path: str | Path) -> PreparedModel:
@@ -162,6 +166,13 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
     from workbench.core.qdq_writer import write_model
 
     ensure_float_model(model)
+    smoothed, user_recipe = None, recipe
+    if recipe.smoothquant is not None and get_preset(recipe.preset).mode == "static":
+        from workbench.core.smoothquant import SUFFIX as SMOOTH_SUFFIX
+
+        model = smoothed = _smoothed(model, recipe, data, samples, cancel)
+        # the inserted Mul(X, 1/s) nodes stay float: quantizing their input would undo the migration
+        recipe = recipe.model_copy(update={"exclude": [*recipe.exclude, "*" + SMOOTH_SUFFIX]})
     the_plan = plan(model, recipe)
     _refuse_float16_only(model, the_plan)
     guard_recipe, island_issues = recipe, []
@@ -196,7 +207,24 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
         res = _constant_input_corrected(model, the_plan, qparams, res, calib)
     issues = list(getattr(the_plan, "issues", [])) + island_issues + guard_issues + list(getattr(res, "issues", []))
     return QuantizeResult(res.proto, the_plan, calib, qparams, dict(getattr(res, "tensor_map", {})),
-                          issues, recipe)
+                          issues, user_recipe, smoothed)
+
+
+def _smoothed(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None, cancel) -> PreparedModel:
+    """A copy of ``model`` with SmoothQuant scale migration (see :mod:`workbench.core.smoothquant`)."""
+    from workbench.core import smoothquant as sq
+    from workbench.core.model import prepare_proto
+
+    spec = recipe.smoothquant
+    if data is None:
+        raise WorkbenchError("The recipe's smoothquant step needs calibration data (per-channel input ranges).",
+                             hint="Pass --data FILE.npz, or remove 'smoothquant' from the recipe.")
+    nodes = sq.smoothable(model.proto, spec.op_types, spec.exclude)
+    if not nodes:
+        return model
+    absmax = sq.activation_absmax(model.proto, nodes, _batches(model, data, samples), cancel=cancel)
+    proto = sq.smooth_proto(model.proto, absmax, spec.alpha)
+    return prepare_proto(proto, path=model.path, sha256=model.sha256)
 
 
 def _refuse_float16_only(model: PreparedModel, the_plan) -> None:
@@ -344,6 +372,7 @@ def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples:
         total = min(total, samples) if total else samples
     if getattr(source, "can_batch", False):
         total = -(-total // ANALYSIS_BATCH)
+    model = result.float_model or model
     return analyze_units(model.proto, result.proto, result.plan, result.tensor_map,
                          _batches(model, source, samples), progress=progress, cancel=cancel, total=total)
 
@@ -375,7 +404,7 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
 
         calib = CalibrationResult.from_json(project.calibration)
     data = project.data_spec(project_path)
-    if calib is not None and data is not None:
+    if calib is not None and data is not None and project.recipe.smoothquant is None:
         # every tensor cached: no need to touch the data
         the_plan = plan(model, project.recipe)
         if all(t in calib.qparams() for t in the_plan.activations):

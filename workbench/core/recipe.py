@@ -158,6 +158,20 @@ class Rule(NodeSettings):
 Mode = Literal["static", "dynamic", "weight_only"]
 
 
+class SmoothQuantSpec(BaseModel):
+    """Opt-in SmoothQuant scale migration applied before calibration (:mod:`workbench.core.smoothquant`).
+
+    ``alpha`` (0..1): share of each input channel's range moved into the weights (Xiao et al. 2023);
+    ``op_types``: layers to smooth (Conv, MatMul); ``exclude``: node names left as they are.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    alpha: float = Field(0.5, ge=0.0, le=1.0)
+    op_types: tuple[str, ...] = ("Conv", "MatMul")
+    exclude: tuple[str, ...] = ()
+
+
 class Preset(BaseModel):
     """A named starting point: default config, the op types it quantizes, and the mode."""
 
@@ -186,6 +200,8 @@ class Recipe(BaseModel):
     reduce_range: bool | None = None
     #: Export format the recipe is for; "qonnx" allows the QONNX-only dtypes (int2..int7, bipolar).
     target: Literal["qdq", "qonnx"] = "qdq"
+    #: SmoothQuant scale migration before calibration (static recipes); None = off.
+    smoothquant: SmoothQuantSpec | None = None
 
     @model_validator(mode="after")
     def _qonnx_only_dtypes(self) -> Recipe:
