@@ -2,9 +2,9 @@
 and the executor (``execute_onnx``) on the cleaned model.
 
 qonnx's ``FoldConstants`` folds one node per pass with a full shape inference and cleanup after
-each; the shape arithmetic of dynamic-axis exports (130 nodes in digits_transformer) made
-cleanup_model run for more than 10 minutes. ``with_static_shapes`` fixes the input shapes and
-folds it first (one onnxruntime run), so qonnx's cleanup has nothing left to fold.
+each; the shape arithmetic of dynamic-axis exports (130 nodes in digits_transformer) took
+cleanup_model 126 s CPU. ``with_static_shapes`` fixes the input shapes and folds it first (one
+onnxruntime run), so qonnx's cleanup has nothing left to fold (5-6 s CPU).
 """
 
 from __future__ import annotations

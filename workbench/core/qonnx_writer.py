@@ -303,8 +303,8 @@ def with_static_shapes(proto: onnx.ModelProto, input_shapes: dict[str, list[int]
 
     qonnx needs every tensor's static shape; its ``InferShapes`` gets there but is quadratic in
     the number of tensors, and its ``FoldConstants`` folds one node per pass, each pass costing
-    O(edges x tensors) (digits_transformer's 130 shape-arithmetic nodes: cleanup_model did not
-    finish in 10 minutes). Here one ONNX shape inference with data propagation (QONNX nodes seen
+    O(edges x tensors): digits_transformer's 130 shape-arithmetic nodes took cleanup_model 126 s
+    CPU, 5-6 s once folded here. Here one ONNX shape inference with data propagation (QONNX nodes seen
     as ``Identity``) gives the shapes, and :func:`workbench.core.static_shapes.fold_fixed_nodes`
     folds the shape arithmetic in one onnxruntime run. QONNX nodes are never folded.
     ``value_info`` also covers the initializers read by standard nodes (qonnx runs each node as
