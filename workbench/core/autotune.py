@@ -3,7 +3,10 @@
 Procedure (one calibration, then only quantize + evaluate runs, each reusing the cached ranges):
 
 1. quantize with the recipe, measure the metric on the eval data against the float model;
-2. rank units by the noise they add (:mod:`workbench.core.sensitivity`, one analysis pass);
+2. rank units by the noise they add (:mod:`workbench.core.sensitivity`, one analysis pass); with
+   ``rank="e2e"`` the first ``e2e_candidates`` of that order are re-ranked by the task metric measured
+   with each one promoted alone (one quantize + evaluate run per candidate), since the local SQNR
+   does not say which rounding the task metric notices;
 3. promote the k most harmful units (to ``promote_to``: "float" excludes them, or a dtype such as
    "int16"/"uint16" for their activations), growing k geometrically until the target holds, then
    bisect k between the last failing and the first passing value;
@@ -119,17 +122,20 @@ def promote(recipe: Recipe, nodes: list[str], promote_to: str) -> Recipe:
 def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | Score = "top1",
              max_drop: float | None = None, min_score: float | None = None, samples: int | None = None,
              eval_samples: int | None = None, promote_to: str = "float", allow_code: bool = False,
-             guard: bool = True, bias_correction: bool = False, progress: ProgressFn | None = None,
-             cancel: CancelToken | None = None) -> AutotuneResult:
+             guard: bool = True, bias_correction: bool = False, rank: str = "local", e2e_candidates: int = 12,
+             progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> AutotuneResult:
     """Promote the most sensitive units until ``score >= min_score`` (or ``>= float - max_drop``).
 
-    ``bias_correction`` is passed to every :func:`workbench.core.api.quantize` run.
+    ``bias_correction`` is passed to every :func:`workbench.core.api.quantize` run. ``rank`` is
+    "local" (order of local SQNR) or "e2e" (see the module docstring; ``e2e_candidates`` runs more).
 
     Raises
     ------
     RecipeError
-        Neither ``max_drop`` nor ``min_score`` given, or an unknown metric.
+        Neither ``max_drop`` nor ``min_score`` given, an unknown metric or an unknown ``rank``.
     """
+    if rank not in ("local", "e2e"):
+        raise RecipeError(f"Unknown autotune ranking {rank!r}.", hint="Use rank 'local' or 'e2e'.")
     from workbench.core import api
     from workbench.core.sensitivity import local_sensitivity
 
@@ -162,6 +168,9 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     progress(0, 0, "Ranking units")
     rows = api.analyze(model, base, eval_data, samples=eval_samples or 32)
     ranked = [s.node for s in local_sensitivity(base.plan, rows)]
+    if rank == "e2e":
+        ranked = _rank_end_to_end(ranked, e2e_candidates, lambda n: measure(promote(recipe, [n], promote_to))[1],
+                                  progress, cancel)
     cache: dict[int, tuple[Any, float]] = {}
 
     def at(k: int):
@@ -190,3 +199,18 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     res, m = at(hi)
     curve.sort()
     return AutotuneResult(promote(recipe, ranked[:hi], promote_to), m_float, m0, m, ranked[:hi], True, curve, res)
+
+
+def _rank_end_to_end(ranked: list[str], candidates: int, metric_alone: Callable[[str], float],
+                     progress: ProgressFn, cancel: CancelToken | None) -> list[str]:
+    """``ranked[:candidates]`` sorted by the metric with each unit promoted alone (best first, stable),
+    followed by the rest of ``ranked`` in its order."""
+    head = ranked[:max(candidates, 0)]
+    scores: dict[str, float] = {}
+    for i, node in enumerate(head):
+        if cancel is not None:
+            cancel.check()
+        scores[node] = metric_alone(node)
+        progress(i + 1, len(head), f"{node} promoted alone: metric {scores[node]:.4f}")
+    log.info("end-to-end ranking: %s", ", ".join(f"{n} {v:.4f}" for n, v in scores.items()))
+    return sorted(head, key=lambda n: -scores[n]) + ranked[len(head):]
