@@ -12,10 +12,13 @@ process's user + system time (all onnxruntime threads). Each figure is the minim
 ``--reps`` interleaved repetitions (other load on the machine only ever adds time); a model
 whose plain pass takes under 0.5 s is timed as the mean of several passes per repetition.
 ``--compare`` also times calibration with every tensor fetched (``calibrate.DERIVE = False``, no
-derived observers), interleaved in the same repetitions. Targets: <= 1.3 for MinMax, <= 1.6 for
+derived observers), interleaved in the same repetitions. ``--updates`` first prints the CPU time
+per element of observer updates alone, numba kernels vs the numpy fallback (40 tensors of 1 Mi
+float32 values cycled, so they come from memory as onnxruntime's outputs do). Targets: <= 1.3 for MinMax, <= 1.6 for
 the histogram observers. Prints only.
 
     .venv/bin/python benchmarks/calibration_speed.py [--models a,b] [--samples 256] [--reps 3] [--compare]
+        [--updates]
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ from workbench.core.api import make_recipe  # noqa: E402
 from workbench.core.data import open_data  # noqa: E402
 from workbench.core.instrument import session_options  # noqa: E402
 from workbench.core.model import load_model  # noqa: E402
+from workbench.core.observers import kernels, make_observer  # noqa: E402
 from workbench.core.plan import build_plan  # noqa: E402
+from workbench.core.recipe import QuantSpec  # noqa: E402
 
 CORPUS = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")) / "corpus" / "models"
 MODELS = {"digits_cnn": "digits_cnn/model_opset17.onnx", "nudenet_320n": "nudenet_320n/model.onnx",
@@ -132,6 +137,28 @@ def bench(name: str, n: int, reps: int, folder: Path, compare: bool) -> None:
           f"{cells}", flush=True)
 
 
+def updates(reps: int) -> None:
+    """ns per element of observer updates, numba kernels vs numpy (min over ``reps``)."""
+    rng = np.random.default_rng(0)
+    tensors = [rng.standard_normal(1 << 20).astype(np.float32) * (1 + i % 7) for i in range(40)]
+    tensors[1::2] = [np.maximum(t, 0) for t in tensors[1::2]]  # ReLU outputs: a spike at 0
+    n = sum(t.size for t in tensors)
+    for o in OBSERVERS:
+        cells = []
+        for numpy_path in (True, False):
+            kernels.ENABLED = not numpy_path
+            best = np.inf
+            for _ in range(reps):
+                obs = [make_observer(QuantSpec(observer=o)) for _ in range(8)]
+                t0 = cpu()
+                for i, t in enumerate(tensors):
+                    obs[i % 8].update(t)
+                best = min(best, cpu() - t0)
+            cells.append(f"{'numpy' if numpy_path else 'numba'} {best / n * 1e9:5.2f} ns")
+        kernels.ENABLED = None
+        print(f"updates {o:10s} {'  '.join(cells)} per element", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS))
@@ -139,6 +166,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-pipeline", action="store_true", help="observe and run in sequence")
     ap.add_argument("--compare", action="store_true", help="also time calibration without derived observers")
+    ap.add_argument("--updates", action="store_true", help="first time observer updates alone (numba vs numpy)")
     args = ap.parse_args()
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}")
@@ -148,6 +176,8 @@ def main() -> None:
           f"pipeline {calib_mod.PIPELINE}; ratio = calibration CPU / plain inference CPU, same session options "
           f"(spinning off) [/ plain inference with default options] (min of {args.reps}); "
           f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    if args.updates:
+        updates(args.reps)
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models.split(","):
             bench(name, args.samples, args.reps, Path(tmp), args.compare)

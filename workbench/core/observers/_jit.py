@@ -19,24 +19,38 @@ def _jit(**kw):
         return numba.njit(nogil=True, **kw)
 
 
-@_jit(fastmath={"nnan", "ninf", "nsz"})
-def minmax_nonfinite(x, bits, expo):
-    """Min, max and the number of NaN / Inf of ``x`` (1-D, contiguous) in one pass.
+@_jit()
+def minmax_keys(bits, absmask, shift):
+    """Smallest / largest order key and largest magnitude of the floats whose bits are ``bits``.
 
-    ``bits`` is ``x`` viewed as integers of the same width and ``expo`` the exponent mask: a
-    value is non-finite when all its exponent bits are set (IEEE 754). The min / max are those
-    of numpy only when the count is 0 (the fast-math reductions ignore NaN semantics);
-    otherwise use :func:`finite_minmax`.
+    ``bits``: a 1-D contiguous float array viewed as same-width signed integers; ``absmask`` clears
+    the sign bit, ``shift`` is the width - 1. The key ``b ^ ((b >> shift) & absmask)`` orders
+    finite floats like their values (the usual sign-magnitude to two's-complement flip), so the
+    loop is integer min / max only and vectorizes; the float is ``key ^ ((key >> shift) & absmask)``.
+    A largest magnitude at or above the exponent mask means NaN or Inf are present.
     """
-    mn = x[0]
-    mx = x[0]
+    b = bits[0]
+    kmin = b ^ ((b >> shift) & absmask)
+    kmax = kmin
+    amax = b & absmask
+    for i in range(bits.size):
+        b = bits[i]
+        k = b ^ ((b >> shift) & absmask)
+        kmin = min(kmin, k)
+        kmax = max(kmax, k)
+        amax = max(amax, b & absmask)
+    return kmin, kmax, amax
+
+
+@_jit()
+def count_nonfinite(x):
+    """Number of NaN / +-Inf in ``x`` (1-D)."""
     bad = 0
     for i in range(x.size):
         v = x[i]
-        mn = min(mn, v)
-        mx = max(mx, v)
-        bad += (bits[i] & expo) == expo
-    return mn, mx, bad
+        if not v - v == 0:
+            bad += 1
+    return bad
 
 
 @_jit()

@@ -27,8 +27,9 @@ log = logging.getLogger(__name__)
 ENABLED: bool | None = None
 _impl: ModuleType | None = None
 
-_INT_VIEW = {np.dtype(np.float32): (np.int32, np.int32(0x7F800000)),
-             np.dtype(np.float64): (np.int64, np.int64(0x7FF0000000000000))}
+#: float dtype -> (same-width signed integer, exponent mask, mask without the sign bit, width - 1)
+_INT_VIEW = {np.dtype(np.float32): (np.int32, 0x7F800000, np.int32(0x7FFFFFFF), np.int32(31)),
+             np.dtype(np.float64): (np.int64, 0x7FF0000000000000, np.int64(0x7FFFFFFFFFFFFFFF), np.int64(63))}
 
 
 def get() -> ModuleType | None:
@@ -64,8 +65,11 @@ def scan(k: ModuleType, flat: np.ndarray) -> tuple[float, float, int]:
     Min and max are over the finite values (``(inf, -inf)`` if there are none), exactly numpy's
     ``min`` / ``max`` of ``flat[np.isfinite(flat)]``.
     """
-    ity, expo = _INT_VIEW[flat.dtype]
-    mn, mx, bad = k.minmax_nonfinite(flat, flat.view(ity), expo)
-    if bad:
+    ity, expo, absmask, shift = _INT_VIEW[flat.dtype]
+    kmin, kmax, amax = k.minmax_keys(flat.view(ity), absmask, shift)
+    if amax >= expo:
         mn, mx = k.finite_minmax(flat)
-    return float(mn), float(mx), int(bad)
+        return float(mn), float(mx), int(k.count_nonfinite(flat))
+    keys = np.array([kmin, kmax], ity)
+    mn, mx = (keys ^ ((keys >> shift) & absmask)).view(flat.dtype).tolist()
+    return mn, mx, 0
