@@ -154,7 +154,7 @@ def cmd_autotune(args) -> int:
         res = autotune(model, recipe, data=args.data, eval_data=args.eval, metric=args.metric,
                        max_drop=args.max_drop, min_score=args.min_score, samples=args.samples,
                        eval_samples=args.eval_samples, promote_to=args.promote_to,
-                       allow_code=args.allow_code, progress=progress)
+                       allow_code=args.allow_code, rank=args.rank, progress=progress)
     finally:
         progress.close()
     print(f"metric {args.metric}: float {res.metric_float:.4f}, all quantized {res.metric_before:.4f}, "
@@ -283,6 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--min-score", type=float, help="absolute target instead (e.g. SQNR dB)")
     s.add_argument("--promote-to", default="float", help="float (exclude) or a dtype such as int16 / uint16")
     s.add_argument("--allow-code", action="store_true", help="allow running a metric FILE.py")
+    s.add_argument("--rank", default="local", choices=["local", "e2e"],
+                   help="order of promotion: local SQNR, or the metric with each of the first 12 promoted alone")
     s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
     s.add_argument("-o", "--output", required=True)
     s.set_defaults(func=cmd_autotune)
