@@ -16,6 +16,8 @@ OBSERVERS = ("minmax", "percentile", "entropy", "mse")
 @pytest.fixture
 def numpy_path(monkeypatch):
     """Context switcher: ``numpy_path(True)`` forces the numpy code, ``False`` the kernels."""
+    monkeypatch.setattr(kernels, "MIN_SIZE", 1)  # small test arrays take the kernels too
+
     def use(flag: bool):
         monkeypatch.setattr(kernels, "ENABLED", not flag)
     yield use

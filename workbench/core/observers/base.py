@@ -196,8 +196,8 @@ class Observer:
         flat = x.reshape(-1)
         if flat.dtype == np.float16:
             flat = flat.astype(np.float32)  # exact; histograms bin float16 as float32 anyway
-        k = kernels.get()
-        if k is not None and kernels.usable(flat):  # one compiled pass instead of two reductions
+        k = kernels.get() if kernels.usable(flat) else None
+        if k is not None:  # one compiled pass instead of two reductions
             mn, mx, bad = kernels.scan(k, flat)
             if bad:
                 self.nonfinite += bad

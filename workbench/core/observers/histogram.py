@@ -157,8 +157,8 @@ class StreamingHistogram:
         if mx > self.vmax:
             self.vmax = mx
         fast = self._fast
-        k = kernels.get()
-        if k is not None and kernels.usable(values):  # same index arithmetic, one compiled pass
+        k = kernels.get() if kernels.usable(values) else None
+        if k is not None:  # same index arithmetic, one compiled pass
             if fast is not None and values.dtype == np.float32:
                 k.bin_f32(values, fast[0], fast[1], self.counts)
             else:

@@ -58,8 +58,8 @@ class MinMaxObserver(Observer):
 
     def _tensor_range(self, x: np.ndarray) -> tuple[float, float] | tuple[None, None]:
         """Finite min / max of the batch (counted), or ``(None, None)`` if no value is finite."""
-        k = kernels.get()
-        if k is not None and x.flags.c_contiguous and kernels.usable(x.reshape(-1)):
+        k = kernels.get() if x.flags.c_contiguous and kernels.usable(x.reshape(-1)) else None
+        if k is not None:
             mn, mx, bad = kernels.scan(k, x.reshape(-1))
             self.nonfinite += bad
             self.count += x.size - bad
