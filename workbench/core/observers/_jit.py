@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import int32
 
 
 def _jit(**kw):
@@ -39,6 +40,23 @@ def minmax_keys(bits, absmask, shift):
         kmin = min(kmin, k)
         kmax = max(kmax, k)
         amax = max(amax, b & absmask)
+    return kmin, kmax, amax
+
+
+@_jit()
+def minmax_keys32(bits, absmask, shift):
+    """:func:`minmax_keys` for float32 with every step cast back to int32 (numba widens int32
+    arithmetic to int64, which would halve the vector width)."""
+    b = bits[0]
+    kmin = int32(b ^ ((b >> shift) & absmask))
+    kmax = kmin
+    amax = int32(b & absmask)
+    for i in range(bits.size):
+        b = bits[i]
+        k = int32(b ^ int32(int32(b >> shift) & absmask))
+        kmin = min(kmin, k)
+        kmax = max(kmax, k)
+        amax = max(amax, int32(b & absmask))
     return kmin, kmax, amax
 
 

@@ -71,7 +71,8 @@ def scan(k: ModuleType, flat: np.ndarray) -> tuple[float, float, int]:
     ``min`` / ``max`` of ``flat[np.isfinite(flat)]``.
     """
     ity, expo, absmask, shift = _INT_VIEW[flat.dtype]
-    kmin, kmax, amax = k.minmax_keys(flat.view(ity), absmask, shift)
+    keys = k.minmax_keys32 if ity is np.int32 else k.minmax_keys
+    kmin, kmax, amax = keys(flat.view(ity), absmask, shift)
     if amax >= expo:
         mn, mx = k.finite_minmax(flat)
         return float(mn), float(mx), int(k.count_nonfinite(flat))
