@@ -45,6 +45,8 @@ def get() -> ModuleType | None:
         return None
     try:
         from workbench.core.observers import _jit
+
+        _warm(_jit)
     except Exception as exc:  # noqa: BLE001 - ImportError, or a broken llvmlite / numba install
         ENABLED = False
         log.warning("numba is not usable (%s: %s); observers fall back to numpy (about 3x slower "
@@ -57,6 +59,14 @@ def get() -> ModuleType | None:
 #: smaller arrays use numpy: same result, no numba import (~0.3 s) and first-call set-up (~0.4 s)
 #: for small models, and numpy's per-call overhead is no larger than numba's at this size.
 MIN_SIZE = 1 << 15
+
+
+def _warm(k: ModuleType) -> None:
+    """Compile (or load from the cache) the float32 kernels every calibration uses, so a numba
+    that imports but cannot compile falls back here rather than failing inside an update."""
+    x = np.zeros(8, np.float32)
+    k.minmax_keys32(x.view(np.int32), _INT_VIEW[x.dtype][2], _INT_VIEW[x.dtype][3])
+    k.bin_f32(x, np.float32(0), np.float32(1), np.zeros(4, np.int64))
 
 
 def usable(x: np.ndarray) -> bool:
