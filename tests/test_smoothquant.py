@@ -124,3 +124,18 @@ def test_smoothquant_without_data_says_what_to_do():
     with pytest.raises(WorkbenchError, match="smoothquant"):
         api.quantize(prepare_proto(proto), recipe)
 
+
+
+def test_calibration_cache_of_another_alpha_is_not_reused(tmp_path):
+    rng = np.random.default_rng(3)
+    model = prepare_proto(_matmul_model(rng.normal(size=(8, 4)).astype(np.float32)))
+    calib = tmp_path / "calib.npz"
+    np.savez(calib, x=_outlier_input(rng, (32, 8), 1))
+    recipe = api.make_recipe("cpu-u8s8", op_types=["MatMul"], smoothquant=SmoothQuantSpec(alpha=0.5))
+    first = api.quantize(model, recipe, data=str(calib))
+    other = recipe.model_copy(update={"smoothquant": SmoothQuantSpec(alpha=1.0)})
+    reused = api.quantize(model, other, data=str(calib), calibration=first.calibration)
+    fresh = api.quantize(model, other, data=str(calib))
+    assert set(reused.qparams) == set(fresh.qparams) != set(first.qparams)
+    for t, qp in fresh.qparams.items():
+        np.testing.assert_allclose(reused.qparams[t].scale, qp.scale)

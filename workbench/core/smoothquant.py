@@ -154,7 +154,8 @@ def _smooth_node(g: onnx.GraphProto, node: onnx.NodeProto, w: np.ndarray, axis: 
     inv_shape = [s.size] if node.op_type == "MatMul" else [1, s.size] + [1] * (w.ndim - 2)
     inv_name = f"{node.name}{SUFFIX}.inv_scale"
     g.initializer.append(numpy_helper.from_array((1.0 / s).astype(np.float32).reshape(inv_shape), inv_name))
-    x_new = f"{node.input[0]}.{node.name}{SUFFIX}"
+    # alpha in the tensor name: a calibration cache made with another alpha never matches it
+    x_new = f"{node.input[0]}.{node.name}{SUFFIX}.alpha{alpha:g}"
     mul = helper.make_node("Mul", [node.input[0], inv_name], [x_new], name=f"{node.name}{SUFFIX}")
     node.input[0] = x_new
     node.input[1] = w_name
