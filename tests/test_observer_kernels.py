@@ -120,3 +120,27 @@ def test_scan_counts_nonfinite_and_matches_numpy():
         fin = x[np.isfinite(x)]
         assert kernels.scan(k, x) == (float(fin.min()), float(fin.max()), 3)
         assert kernels.scan(k, np.full(4, np.nan, dtype))[2] == 4
+
+
+def test_numba_import_failure_falls_back_to_numpy_with_one_warning(monkeypatch, caplog):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "workbench.core.observers._jit", None)  # import raises ImportError
+    monkeypatch.setattr(kernels, "_impl", None)
+    monkeypatch.setattr(kernels, "ENABLED", None)
+    x = np.random.default_rng(4).standard_normal(1 << 16).astype(np.float32)
+    with caplog.at_level("WARNING", logger="workbench.core.observers.kernels"):
+        obs = make_observer(QuantSpec(observer="percentile"))
+        obs.update(x)
+        obs.update(x * 2)
+        assert kernels.get() is None
+    assert len([r for r in caplog.records if "numba is not usable" in r.getMessage()]) == 1
+    assert obs.count == 2 * x.size and obs.hists[0].total == 2 * x.size
+    monkeypatch.setattr(kernels, "ENABLED", None)
+
+
+def test_small_arrays_stay_on_numpy():
+    assert not kernels.usable(np.zeros(kernels.MIN_SIZE - 1, np.float32))
+    assert kernels.usable(np.zeros(kernels.MIN_SIZE, np.float32))
+    assert not kernels.usable(np.zeros(kernels.MIN_SIZE, np.float16))
+    assert not kernels.usable(np.zeros((2, kernels.MIN_SIZE), np.float32)[:, 0])

@@ -15,6 +15,7 @@ read the values once for the range and once for the bins (nudenet_320n: histogra
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 from types import ModuleType
@@ -44,8 +45,7 @@ def get() -> ModuleType | None:
         log.info("WORKBENCH_NO_NUMBA is set: observers use numpy (slower calibration).")
         return None
     try:
-        from workbench.core.observers import _jit
-
+        _jit = importlib.import_module("workbench.core.observers._jit")
         _warm(_jit)
     except Exception as exc:  # noqa: BLE001 - ImportError, or a broken llvmlite / numba install
         ENABLED = False
