@@ -10,7 +10,9 @@ calibrator and writers. The user's file is never modified. Preparation, in order
 3. tensor names made unique, then node names made unique and non-empty across the main graph and
    every subgraph (case 24), each rename reported;
 4. already-quantized operators recorded;
-5. shape inference (``onnx.shape_inference``, symbolic dims kept).
+5. inference-mode ``Conv -> BatchNormalization`` pairs folded into the Conv (float models only;
+   :mod:`workbench.core.modelprep.batchnorm`), each reported;
+6. shape inference (``onnx.shape_inference``, symbolic dims kept).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from onnx import helper
 from workbench.core.errors import AlreadyQuantizedError, ModelError
 from workbench.core.external import lazy_tensors, tensor_array
 from workbench.core.modelprep import graphs as _graphs
+from workbench.core.modelprep.batchnorm import fold_batchnorms
 from workbench.core.modelprep.naming import fix_node_names, fix_tensor_names
 from workbench.core.modelprep.opset import default_opset
 from workbench.core.modelprep.opset import upgrade_opset as _upgrade_opset
@@ -290,6 +293,11 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str) -> Prepa
     renames = [Rename(c.kind, c.old, c.new, c.graph) for c in tensor_changes + node_changes]
     _note_renames(renames, ambiguous, notes)
     quantized = find_quantized(proto)
+    if not quantized:
+        folded = fold_batchnorms(proto)
+        if folded:
+            notes.append(f"Folded {len(folded)} BatchNormalization node(s) into the Conv before each "
+                         f"({', '.join(folded[:5])}{' ...' if len(folded) > 5 else ''}).")
     if quantized:
         kinds = Counter(q.op_type for q in quantized)
         notes.append(f"Already quantized: {len(quantized)} node(s) ({_fmt_counts(kinds)}).")
