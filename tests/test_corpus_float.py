@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from benchmarks import corpus_metrics as cm
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _corpus_metrics():
-    spec = importlib.util.spec_from_file_location("corpus_metrics", ROOT / "benchmarks" / "corpus_metrics.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-cm = _corpus_metrics()
 
 FAST = ["digits_cnn/model_opset17.onnx", "digits_cnn/model_opset13.onnx", "digits_mlp/model_opset17.onnx",
         "digits_mlp/model_opset13.onnx", "digits_transformer/model_opset17.onnx",

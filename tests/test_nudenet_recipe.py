@@ -13,9 +13,7 @@ float classes.
 from __future__ import annotations
 
 import collections
-import importlib.util
 import os
-import sys
 import tempfile
 from pathlib import Path
 
@@ -31,14 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "examples" / "recipes" / "nudenet_320n.json"  # shipped for users: --recipe
 
 
-def _corpus_metrics():
-    spec = importlib.util.spec_from_file_location("corpus_metrics", ROOT / "benchmarks" / "corpus_metrics.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _fused_ops(proto: onnx.ModelProto) -> collections.Counter:
     so = ort.SessionOptions()
     so.log_severity_level = 3
@@ -50,7 +40,7 @@ def _fused_ops(proto: onnx.ModelProto) -> collections.Counter:
 
 @pytest.mark.slow
 def test_nudenet_same_classes_and_scores_within_005(corpus):
-    cm = _corpus_metrics()
+    from benchmarks import corpus_metrics as cm
     folder = corpus / "nudenet_320n"
     model = api.open_model(folder / "model.onnx")
     reference = cm.nudenet_class_scores(cm.session_runner(folder / "model.onnx"), folder)
