@@ -160,8 +160,17 @@ def cmd_autotune(args) -> int:
     print(f"metric {args.metric}: float {res.metric_float:.4f}, all quantized {res.metric_before:.4f}, "
           f"after autotune {res.metric_after:.4f} ({len(res.promoted)} units promoted to {args.promote_to}; "
           f"target {'met' if res.met else 'NOT met'})")
-    for k, m, frac in res.curve:
-        print(f"  promoted {k:4d}  metric {m:.4f}  units in 8-bit {frac:.1%}")
+    print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s}")
+    for pt in res.curve:
+        mib = "?" if pt.weight_bytes is None else f"{pt.weight_bytes / 2**20:.4f}"
+        gbops = "?" if pt.bops is None else f"{pt.bops / 1e9:.4f}"
+        print(f"{pt.promoted:8d} {pt.metric:10.4f} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
+    if args.curve_json:
+        from workbench.core.atomic import atomic_write_bytes
+
+        doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
+               "curve": [pt.to_json() for pt in res.curve]}
+        atomic_write_bytes(Path(args.curve_json), (json.dumps(doc, indent=2) + "\n").encode())
     print(res.recipe.to_json())
     api.export(res.result, args.output)
     print(f"wrote {args.output}")
@@ -286,6 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rank", default="local", choices=["local", "e2e"],
                    help="order of promotion: local SQNR, or the metric with each of the first 12 promoted alone")
     s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
+    s.add_argument("--curve-json", metavar="FILE",
+                   help="write the curve (promoted, metric, fraction_int8, weight_bytes, bops) as JSON")
     s.add_argument("-o", "--output", required=True)
     s.set_defaults(func=cmd_autotune)
 

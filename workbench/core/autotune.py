@@ -11,20 +11,22 @@ Procedure (one calibration, then only quantize + evaluate runs, each reusing the
    "int16"/"uint16" for their activations), growing k geometrically until the target holds, then
    bisect k between the last failing and the first passing value;
 4. return the recipe edit (overrides), the metric before/after, and the curve of metric against the
-   fraction of units kept in 8 bits.
+   fraction of units kept in 8 bits, the weight memory and the bit operations of each tried recipe
+   (:class:`CurvePoint`; sizes from the plan with :mod:`workbench.core.cost`, no extra inference).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from workbench.core.errors import RecipeError
+from workbench.core.cost import CostReport, bits_from_configs, model_cost
+from workbench.core.errors import ModelError, RecipeError
 from workbench.core.metrics import REF_PREFIX, load_metric
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.recipe import NodeSettings, PartialSpec, Recipe
@@ -95,8 +97,64 @@ def make_eval_set(model, data: Any, samples: int | None = None) -> EvalSet:
 
 
 @dataclass
+class CurvePoint:
+    """One tried recipe of :func:`autotune`.
+
+    Unpacks (and indexes) as the former 3-tuple ``(promoted, metric, fraction_int8)``, so
+    ``for k, m, frac in result.curve`` keeps working.
+
+    Attributes
+    ----------
+    promoted : int
+        Units promoted (the first ``promoted`` of the ranking).
+    metric : float
+        Task metric of that recipe on the eval data.
+    fraction_int8 : float
+        Fraction of the plan's quantized units left in 8 bits, ``1 - promoted / units``.
+    weight_bytes : int | None
+        Constant weight + bias memory of the Conv/ConvTranspose/MatMul/Gemm nodes in bytes (rounded up),
+        from :func:`workbench.core.cost.model_cost`: weights at the plan's weight bits, biases at 32,
+        float nodes at 32. None when the cost could not be computed.
+    bops : int | None
+        Bit operations ``sum(MACs * b_weight * b_activation)`` of the same nodes (Baskin et al. 2018;
+        see :mod:`workbench.core.cost`), nodes with unknown shapes left out.
+    """
+
+    promoted: int
+    metric: float
+    fraction_int8: float
+    weight_bytes: int | None = None
+    bops: int | None = None
+
+    def __iter__(self):
+        return iter((self.promoted, self.metric, self.fraction_int8))
+
+    def __getitem__(self, i):
+        return (self.promoted, self.metric, self.fraction_int8)[i]
+
+    def to_json(self) -> dict:
+        return {"promoted": self.promoted, "metric": self.metric, "fraction_int8": self.fraction_int8,
+                "weight_bytes": self.weight_bytes, "bops": self.bops}
+
+
+def plan_cost(base: CostReport | None, plan) -> tuple[int | None, int | None]:
+    """``(weight bytes, BOPs)`` of ``plan``'s bit widths applied to the float rows of ``base``.
+
+    ``base`` is ``model_cost(model.proto)`` (all 32-bit), computed once; only the widths change per
+    plan, so no shape inference is repeated. Excluded units count as float (32/32).
+    """
+    if base is None:
+        return None, None
+    bits = bits_from_configs({u.node: u.config for u in plan.units.values() if not u.excluded})
+    rep = CostReport(rows=[replace(r, weight_bits=bits.get(r.node, (32, 32))[0],
+                                   activation_bits=bits.get(r.node, (32, 32))[1]) for r in base.rows])
+    return -(-rep.memory_bits // 8), rep.bops
+
+
+@dataclass
 class AutotuneResult:
-    """Outcome of :func:`autotune`; ``curve`` rows are (units promoted, metric, fraction kept 8-bit)."""
+    """Outcome of :func:`autotune`; ``curve`` holds one :class:`CurvePoint` per tried recipe, sorted by
+    units promoted (each still unpacks as (units promoted, metric, fraction kept 8-bit))."""
 
     recipe: Recipe
     metric_float: float
@@ -104,7 +162,7 @@ class AutotuneResult:
     metric_after: float
     promoted: list[str]
     met: bool
-    curve: list[tuple[int, float, float]] = field(default_factory=list)
+    curve: list[CurvePoint] = field(default_factory=list)
     result: Any = None
 
 
@@ -162,7 +220,12 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
 
     m0 = score(run_outputs(base.proto, ev.feeds), ev.float_outputs, ev.labels)
     n_units = sum(1 for u in base.plan.units.values() if not getattr(u, "excluded", False))
-    curve = [(0, m0, 1.0)]
+    try:
+        float_cost: CostReport | None = model_cost(model.proto)
+    except ModelError as exc:  # the curve then lacks sizes; the tuning itself does not need them
+        log.warning("autotune curve without weight size / BOPs: %s", exc)
+        float_cost = None
+    curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan))]
     if m0 >= min_score:
         return AutotuneResult(recipe, m_float, m0, m0, [], True, curve, base)
     progress(0, 0, "Ranking units")
@@ -178,7 +241,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
             if cancel is not None:
                 cancel.check()
             cache[k] = measure(promote(recipe, ranked[:k], promote_to))
-            curve.append((k, cache[k][1], 1.0 - k / max(n_units, 1)))
+            curve.append(CurvePoint(k, cache[k][1], 1.0 - k / max(n_units, 1),
+                                    *plan_cost(float_cost, cache[k][0].plan)))
             progress(len(cache), 0, f"{k} units promoted: metric {cache[k][1]:.4f}")
         return cache[k]
 
@@ -187,7 +251,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         lo, hi = hi, min(hi * 2, len(ranked))
     if at(hi)[1] < min_score:
         res, m = at(hi)
-        curve.sort()
+        curve.sort(key=lambda p: p.promoted)
         return AutotuneResult(promote(recipe, ranked[:hi], promote_to), m_float, m0, m, ranked[:hi], False,
                               curve, res)
     while hi - lo > 1:
@@ -197,7 +261,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         else:
             lo = mid
     res, m = at(hi)
-    curve.sort()
+    curve.sort(key=lambda p: p.promoted)
     return AutotuneResult(promote(recipe, ranked[:hi], promote_to), m_float, m0, m, ranked[:hi], True, curve, res)
 
 
