@@ -35,6 +35,7 @@ from workbench.core.project import PROJECT_SUFFIX, load_project, new_project, sa
 from workbench.qt import settings
 from workbench.qt.calibration_panel import CalibrationPanel
 from workbench.qt.canvas.view import GraphCanvas
+from workbench.qt.cost_panel import CostPanel
 from workbench.qt.dialogs import guarded, show_error
 from workbench.qt.document import Document
 from workbench.qt.error_view import INF_SQNR_DB, ErrorView
@@ -87,14 +88,18 @@ class MainWindow(QMainWindow):
         self.calibration = CalibrationPanel()
         self.errors = ErrorView()
         self.sensitivity = SensitivityPanel()
+        self.cost = CostPanel(self.doc)
         self.docks: dict[str, QDockWidget] = {}
         self._add_dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea)
         self._add_dock("Recipe", self.recipe_panel, Qt.DockWidgetArea.RightDockWidgetArea)
         self._add_dock("Calibration", self.calibration, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._add_dock("Errors", self.errors, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._add_dock("Sensitivity", self.sensitivity, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._add_dock("Cost", self.cost, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["Errors"], self.docks["Cost"])
         self.tabifyDockWidget(self.docks["Inspector"], self.docks["Recipe"])
         self.docks["Sensitivity"].hide()  # shown (as a tab beside Errors) by the first sweep
+        self.docks["Cost"].hide()  # View > Cost; computed only while shown
         self.docks["Inspector"].raise_()
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
         self._build_actions()
@@ -237,6 +242,7 @@ class MainWindow(QMainWindow):
         self.errors.nodeClicked.connect(self.focus_node)
         self.errors.colorBySqnr.connect(self.color_by_sqnr)
         self.sensitivity.nodeClicked.connect(self.focus_node)
+        self.cost.nodeClicked.connect(self.focus_node)
         self.sensitivity.figureChanged.connect(lambda _f: self.color_by_sensitivity())
         self.sensitivity.runRequested.connect(self.start_sensitivity)
         self.sensitivity.applyRequested.connect(self.apply_suggestion)
@@ -721,6 +727,7 @@ class MainWindow(QMainWindow):
             if isinstance(self.tabs.widget(i), GraphCanvas):
                 self.tabs.widget(i).shutdown()
         self.runs.shutdown()
+        self.cost.shutdown()
         if self._open_job is not None:
             self._open_job.wait()
         self.canvas.shutdown()

@@ -181,7 +181,18 @@ def job_sleep(payload: dict, progress, cancel: CancelToken) -> dict:
     return {"steps": steps}
 
 
-JOBS = {"calibrate": job_calibrate, "export": job_export, "sensitivity": job_sensitivity, "histogram": job_histogram, "sleep": job_sleep}
+def job_cost(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Float cost (MACs, weight sizes) of every compute node; see :mod:`workbench.core.cost`."""
+    from workbench.core import api
+    from workbench.core.cost import model_cost
+
+    model = api.open_model(payload["model_path"])
+    cancel.check()
+    return {"model_path": payload["model_path"], **model_cost(model.proto).to_json()}
+
+
+JOBS = {"calibrate": job_calibrate, "export": job_export, "sensitivity": job_sensitivity, "histogram": job_histogram, "sleep": job_sleep,
+        "cost": job_cost}
 
 
 def _issue_text(issue: Any) -> str:
