@@ -96,7 +96,6 @@ class MainWindow(QMainWindow):
         self._add_dock("Errors", self.errors, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._add_dock("Sensitivity", self.sensitivity, Qt.DockWidgetArea.BottomDockWidgetArea)
         self._add_dock("Cost", self.cost, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.docks["Errors"], self.docks["Cost"])
         self.tabifyDockWidget(self.docks["Inspector"], self.docks["Recipe"])
         self.docks["Sensitivity"].hide()  # shown (as a tab beside Errors) by the first sweep
         self.docks["Cost"].hide()  # View > Cost; computed only while shown
