@@ -102,3 +102,53 @@ def test_good_run_writes_output_and_keeps_input(tmp_path, capsys):
     assert ops.count("Conv") == 1 and ops.count("QuantizeLinear") == 2 and ops.count("DequantizeLinear") == 3
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
     shutil.rmtree(tmp_path)
+
+
+def test_output_onto_the_input_model_is_refused(tmp_path, capsys):
+    model = _model(tmp_path / "m.onnx")
+    before = _digest(model)
+    data = str(_npz(tmp_path / "c.npz", x=GOOD_X))
+    for target in (model, tmp_path / "sub" / ".." / "m.onnx"):
+        code, err = _run(capsys, ["quantize", str(model), "--data", data, "-o", str(target)])
+        assert code == 2 and len(err) == 1 and "input model" in err[0]
+    assert _digest(model) == before
+
+
+def test_output_onto_external_data_of_the_input_is_refused(tmp_path, capsys):
+    model = _model(tmp_path / "m.onnx", external=True)
+    data_file = tmp_path / "m.onnx.data"
+    before = _digest(data_file)
+    code, err = _run(capsys, ["quantize", str(model), "--preset", "dynamic-u8", "-o", str(data_file)])
+    assert code == 2 and len(err) == 1 and "input model" in err[0]
+    assert _digest(data_file) == before
+
+
+def test_convert_in_place_is_refused(tmp_path, capsys):
+    model = _model(tmp_path / "m.onnx")
+    q = tmp_path / "q.onnx"
+    assert main(["quantize", str(model), "--data", str(_npz(tmp_path / "c.npz", x=GOOD_X)), "-o", str(q)]) == 0
+    before = _digest(q)
+    code, err = _run(capsys, ["convert", str(q), str(q), "--to", "qonnx"])
+    assert code == 2 and len(err) == 1 and "q.onnx" in err[0]
+    assert _digest(q) == before
+
+
+def test_unwritable_project_path_is_refused_before_any_output(tmp_path, capsys):
+    model = _model(tmp_path / "m.onnx")
+    out = tmp_path / "out.onnx"
+    code, err = _run(capsys, ["quantize", str(model), "--data", str(_npz(tmp_path / "c.npz", x=GOOD_X)),
+                              "-o", str(out), "--save-project", str(tmp_path / "missing" / "job.wbproj")])
+    assert code == 2 and len(err) == 1 and "missing" in err[0]
+    assert not out.exists()
+
+
+def test_saved_project_gets_the_usual_file_mode(tmp_path):
+    import os
+
+    model = _model(tmp_path / "m.onnx")
+    project = tmp_path / "job.wbproj"
+    assert main(["quantize", str(model), "--data", str(_npz(tmp_path / "c.npz", x=GOOD_X)),
+                 "-o", str(tmp_path / "out.onnx"), "--save-project", str(project)]) == 0
+    mask = os.umask(0)
+    os.umask(mask)
+    assert project.stat().st_mode & 0o777 == 0o666 & ~mask  # mkstemp alone gave 0o600

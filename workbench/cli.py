@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -322,6 +323,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: Arguments that name files the command writes.
+_OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out")
+
+
+def _preflight_outputs(args) -> None:
+    """Refuse, before any work, output paths that are an input file or in a folder that is missing
+    or not writable (so a long calibration never ends in a write error or a half-done job)."""
+    from workbench.core.atomic import check_not_input, protect_input
+    from workbench.core.errors import ExportError
+
+    for name in ("model", "input", "float_model"):
+        value = getattr(args, name, None)
+        if isinstance(value, str) and os.path.isfile(value) and not value.endswith(".wbproj"):
+            protect_input(value)
+    for name in _OUTPUT_ARGS:
+        value = getattr(args, name, None)
+        if not isinstance(value, str) or not value:
+            continue
+        check_not_input(value)
+        folder = os.path.dirname(os.path.abspath(value))
+        if not os.path.isdir(folder):
+            raise ExportError(f"{value}: the folder {folder} does not exist.", hint="Create it or choose another path.")
+        if not os.access(folder, os.W_OK):
+            raise ExportError(f"{value}: the folder {folder} is not writable.", hint="Choose a folder you can write to.")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -330,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        _preflight_outputs(args)
         return args.func(args)
     except WorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -16,6 +16,27 @@ from pathlib import Path
 
 from workbench.core.errors import ExportError
 
+#: Real paths of the model files (and their external data files) opened as inputs in this process.
+_INPUTS: set[str] = set()
+
+
+def protect_input(path: str | Path) -> None:
+    """Record ``path`` as an input file: :func:`check_not_input` refuses to write onto it."""
+    _INPUTS.add(os.path.realpath(path))
+
+
+def check_not_input(path: str | Path) -> None:
+    """Refuse an output path that is a model (or its data file) opened as input in this process.
+
+    Raises
+    ------
+    ExportError
+        ``path`` resolves to an input file recorded by :func:`protect_input`.
+    """
+    if os.path.realpath(path) in _INPUTS:
+        raise ExportError(f"{path}: this is an input model file; writing there would replace it.",
+                          hint="Choose another output path (Workbench never modifies its input models).")
+
 
 def _explain(path: Path, exc: OSError) -> ExportError:
     if exc.errno == errno.ENOSPC:
@@ -24,6 +45,17 @@ def _explain(path: Path, exc: OSError) -> ExportError:
         return ExportError(f"{path}: the folder is not writable ({exc.strerror}).",
                            hint="Choose a folder you can write to.")
     return ExportError(f"{path}: cannot write ({exc.strerror or exc}).", hint="Choose another path.")
+
+
+def _file_mode(path: Path) -> int:
+    """Mode for the new file: the replaced file's, else what ``open()`` would give (0o666 & ~umask);
+    ``mkstemp`` creates 0o600, which would hide a saved project from the user's other accounts."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 @contextlib.contextmanager
@@ -36,6 +68,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         When the folder is missing or not writable, or the disk is full.
     """
     path = Path(path)
+    check_not_input(path)
     if not path.parent.is_dir():
         raise ExportError(f"{path}: the folder {path.parent} does not exist.", hint="Create it or pick another.")
     for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):  # left by a killed earlier write
@@ -51,6 +84,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         yield tmp_path
         with open(tmp_path, "rb+") as f:
             os.fsync(f.fileno())
+        os.chmod(tmp_path, _file_mode(path))
         os.replace(tmp_path, path)
     except OSError as exc:
         raise _explain(path, exc) from None

@@ -481,9 +481,11 @@ def convert(proto: onnx.ModelProto, target: str, *, partial: bool = False) -> on
 
 def convert_file(src: str | Path, dst: str | Path, target: str, *, partial: bool = False) -> onnx.ModelProto:
     """Read ``src``, convert, check with onnx.checker and write ``dst`` atomically; returns the model."""
+    from workbench.core.atomic import protect_input
     from workbench.core.qonnx_reader import read_qonnx
     from workbench.core.save import save_model
 
+    protect_input(src)
     out = convert(read_qonnx(src), target, partial=partial)
     try:
         onnx.checker.check_model(out)

@@ -29,6 +29,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from workbench.core.atomic import protect_input
 from workbench.core.errors import AlreadyQuantizedError, ModelError
 from workbench.core.external import lazy_tensors, tensor_array
 from workbench.core.modelprep import graphs as _graphs
@@ -246,6 +247,8 @@ def load_model(path: str | Path) -> PreparedModel:
     """
     path = Path(path)
     proto, digest, external = read_model_file(path)
+    for f in [path, *(path.parent / e for e in external)]:
+        protect_input(f)  # exports and saves refuse to write onto the files this model came from
     model = _prepare(proto, path=path, sha256=digest)
     model.external_data_files = external
     if external:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import onnx
 
-from workbench.core.atomic import _explain
+from workbench.core.atomic import _explain, check_not_input
 from workbench.core.errors import ExportError
 from workbench.core.external import inline_copy, is_source, lazy_file, tensor_chunks
 from workbench.core.tensor_bytes import _copy_fields, model_tensor_bytes, tensor_nbytes
@@ -180,6 +180,7 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
         raise ExportError(f"{path}: folder {folder} does not exist.", hint="Create it or choose another path.")
     use_external = tensor_bytes(proto) > EXTERNAL_THRESHOLD if external is None else external
     for target in (path, folder / (path.name + ".data")):
+        check_not_input(target)
         if is_source(target):
             raise ExportError(f"{path}: would replace {target.name}, the external data file an open model reads "
                               "its weights from.", hint="Choose another file name for the quantized model.")
