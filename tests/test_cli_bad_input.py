@@ -152,3 +152,13 @@ def test_saved_project_gets_the_usual_file_mode(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert project.stat().st_mode & 0o777 == 0o666 & ~mask  # mkstemp alone gave 0o600
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "many"])
+def test_sample_count_must_be_a_positive_integer(tmp_path, capsys, value):
+    model = _model(tmp_path / "m.onnx")
+    with pytest.raises(SystemExit) as exc:
+        main(["quantize", str(model), "--data", str(_npz(tmp_path / "c.npz", x=GOOD_X)), "--samples", value,
+              "-o", str(tmp_path / "out.onnx")])
+    assert exc.value.code == 2
+    assert "--samples" in capsys.readouterr().err and not (tmp_path / "out.onnx").exists()

@@ -355,6 +355,10 @@ def test_inspect_counts_and_report_text():
     assert rep["inputs"] == [{"name": "X", "dtype": "float32", "shape": ["N", 8]}]
     text = format_report(rep)
     assert "MatMul 2" in text and "X: float32 [N, 8]" in text
+    # two MatMul units (the Relu folds into the first); the report says so
+    assert rep["units"]["count"] == 2 and rep["units"]["by_op"] == {"MatMul": 2}
+    assert "2 quantizable node units with cpu-u8s8: MatMul 2" in text
+    assert inspect_model(prepare_proto(_qdq_model()))["units"] is None  # already quantized: nothing to plan
 
 
 def test_new_name_avoids_every_existing_name():

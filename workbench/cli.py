@@ -257,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument("--recipe", help="recipe JSON file")
         s.add_argument("--exclude", action="append", metavar="GLOB", help="keep matching nodes in float")
         s.add_argument("--data", help="calibration data: .npz/.npy file or folder")
-        s.add_argument("--samples", type=int, help="use at most N calibration samples")
+        s.add_argument("--samples", type=_positive_int, help="use at most N calibration samples")
 
     s = sub.add_parser("quantize", help="quantize a model (or replay a .wbproj project)")
     s.add_argument("model", help="MODEL.onnx or PROJECT.wbproj")
@@ -271,14 +271,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model")
     s.add_argument("quantized")
     s.add_argument("--data", required=True, help="eval .npz")
-    s.add_argument("--samples", type=int)
+    s.add_argument("--samples", type=_positive_int)
     s.set_defaults(func=cmd_evaluate)
 
     s = sub.add_parser("analyze", help="per-node-unit error of the quantized model, worst first")
     s.add_argument("model")
     recipe_args(s)
     s.add_argument("--eval", help="held-out data for the error figures (default: --data)")
-    s.add_argument("--eval-samples", type=int, default=32)
+    s.add_argument("--eval-samples", type=_positive_int, default=32)
     s.add_argument("--json", help="write the rows as JSON")
     s.add_argument("--top", type=int, default=20, help="rows to print")
     s.set_defaults(func=cmd_analyze)
@@ -287,8 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model")
     recipe_args(s)
     s.add_argument("--eval", required=True, help="eval .npz (with gt_label for top1)")
-    s.add_argument("--eval-samples", type=int)
-    s.add_argument("--metric", default="top1", help="top1 | cosine | sqnr | FILE.py defining metric(outputs, batch)")
+    s.add_argument("--eval-samples", type=_positive_int)
+    s.add_argument("--metric", default="top1", help="top1 | cosine | output_sqnr | detection_scores | FILE.py defining metric(outputs, batch)")
     s.add_argument("--max-drop", type=float, help="allowed metric drop from the float model")
     s.add_argument("--min-score", type=float, help="absolute target instead (e.g. SQNR dB)")
     s.add_argument("--promote-to", default="float", help="float (exclude) or a dtype such as int16 / uint16")
@@ -321,6 +321,17 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("presets", help="list presets")
     s.set_defaults(func=cmd_presets)
     return p
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (a sample count)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} samples: give 1 or more")
+    return value
 
 
 #: Arguments that name files the command writes.

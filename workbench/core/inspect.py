@@ -26,7 +26,9 @@ def inspect_model(model: PreparedModel) -> dict:
         ``external_data_files``, ``lifted_from_constant_nodes``), ``inputs`` / ``outputs`` ([{name, dtype, shape}]),
         ``subgraphs`` ([{path, nodes}]), ``quantized`` ({``nodes``, ``kinds`` {kind: count},
         ``op_types`` {op: count}}), ``quantization_parameters`` (per quantized tensor, see
-        :meth:`workbench.core.quant_reader.QuantTensor.to_json`), ``renames`` ([{kind, old, new, graph}]),
+        :meth:`workbench.core.quant_reader.QuantTensor.to_json`), ``units`` (quantizable node units
+        under the default preset: ``preset``, ``count``, ``by_op`` {op: count}, ``nodes``; None for
+        an already-quantized model), ``renames`` ([{kind, old, new, graph}]),
         ``ambiguous_names`` and ``notes``.
     """
     proto = model.proto
@@ -55,10 +57,24 @@ def inspect_model(model: PreparedModel) -> dict:
             "op_types": dict(Counter(q.op_type for q in model.quantized).most_common()),
         },
         "quantization_parameters": [q.to_json() for q in read_quant_params(proto)] if model.quantized else [],
+        "units": _units(model),
         "renames": [{"kind": r.kind, "old": r.old, "new": r.new, "graph": r.graph} for r in model.renames],
         "ambiguous_names": dict(model.ambiguous_names),
         "notes": list(model.notes),
     }
+
+
+def _units(model: PreparedModel, preset: str = "cpu-u8s8") -> dict | None:
+    """Node units the planner would quantize with ``preset`` (main node of each unit)."""
+    if model.quantized:
+        return None
+    from workbench.core.plan import build_plan
+    from workbench.core.recipe import Recipe
+
+    units = [u for u in build_plan(model, Recipe(preset=preset)).units.values() if not u.excluded]
+    return {"preset": preset, "count": len(units),
+            "by_op": dict(Counter(u.op_type for u in units).most_common()),
+            "nodes": [u.node for u in units]}
 
 
 def _weights(model: PreparedModel, graphs) -> dict:
@@ -118,6 +134,10 @@ def format_report(report: dict) -> str:
         *[f"  {o['name']}: {o['dtype']} {_shape(o['shape'])}" for o in report["outputs"]],
         "ops:         " + ", ".join(f"{op} {n}" for op, n in report["op_histogram"].items()),
     ]
+    u = report.get("units")
+    if u:
+        lines.append(f"units:       {u['count']} quantizable node units with {u['preset']}: "
+                     + ", ".join(f"{op} {n}" for op, n in u["by_op"].items()))
     q = report["quantized"]
     if q["nodes"]:
         kinds = ", ".join(f"{k} {n}" for k, n in q["kinds"].items())
