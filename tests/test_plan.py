@@ -213,3 +213,15 @@ def test_dynamic_per_channel_full_range_weights_warn_without_vnni(monkeypatch):
     assert not [i for i in _plan(proto, preset="dynamic-u8").issues if "saturate" in i.message]
     rules = [Rule(op_type="MatMul", weight=PartialSpec(granularity="per_channel"))]
     assert [i.node for i in _plan(proto, preset="dynamic-u8", rules=rules).issues if "saturate" in i.message] == ["mm"]
+
+
+@pytest.mark.parametrize("field,value", [("dtype", "uint61"), ("observer", "minmaxx")])
+def test_rule_settings_are_checked_even_when_the_glob_matches_nothing(field, value):
+    from workbench.core.errors import RecipeError
+    from workbench.core.recipe import Recipe
+
+    import json
+
+    text = json.dumps({"preset": "cpu-u8s8", "rules": [{"name": "no_such_node*", "activation": {field: value}}]})
+    with pytest.raises(RecipeError, match=f"rules.0.activation.{field}.*{value}"):
+        Recipe.from_json(text)

@@ -118,6 +118,17 @@ class PartialSpec(BaseModel):
     reduce_range: bool | None = None
     power_of_two: bool | None = None
 
+    @field_validator("dtype")
+    @classmethod
+    def _dtype_known(cls, v: str | None) -> str | None:
+        # checked here too: a rule whose glob matches no node is never merged into a QuantSpec
+        return v if v is None else QuantSpec._dtype_known(v)
+
+    @field_validator("observer")
+    @classmethod
+    def _observer_known(cls, v: str | None) -> str | None:
+        return v if v is None else QuantSpec._observer_known(v)
+
     def changes(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump(exclude_unset=True).items() if k != "enabled"}
 
