@@ -217,10 +217,10 @@ def test_dynamic_per_channel_full_range_weights_warn_without_vnni(monkeypatch):
 
 @pytest.mark.parametrize("field,value", [("dtype", "uint61"), ("observer", "minmaxx")])
 def test_rule_settings_are_checked_even_when_the_glob_matches_nothing(field, value):
+    import json
+
     from workbench.core.errors import RecipeError
     from workbench.core.recipe import Recipe
-
-    import json
 
     text = json.dumps({"preset": "cpu-u8s8", "rules": [{"name": "no_such_node*", "activation": {field: value}}]})
     with pytest.raises(RecipeError, match=f"rules.0.activation.{field}.*{value}"):
