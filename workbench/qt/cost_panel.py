@@ -17,16 +17,14 @@ from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QHeaderView,
     QLabel,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from workbench.core.cost import FLOAT_BITS, CostReport, NodeCost, bits_from_configs
+from workbench.qt.tables import node_table
 from workbench.qt.workers import ProcessJob
 
 log = logging.getLogger(__name__)
@@ -71,15 +69,7 @@ class CostPanel(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.summary)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table = node_table(COLUMNS)
         lay.addWidget(self.table, 1)
         self.table.cellClicked.connect(lambda row, _col: self.nodeClicked.emit(self.node_at(row)))
         document.modelChanged.connect(self._on_model)

@@ -14,19 +14,17 @@ import math
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from workbench.core.sensitivity import FIGURES, SweepResult
+from workbench.qt.tables import node_table
 
 #: Figure key -> (column title, True when a higher value means a more sensitive unit).
 FIGURE_TITLES = {
@@ -85,15 +83,7 @@ class SensitivityPanel(QWidget):
         self.summary = QLabel("No sweep yet: Run > Sensitivity Sweep (F7).")
         self.summary.setWordWrap(True)
         lay.addWidget(self.summary)
-        self.table = QTableWidget(0, 2 + len(FIGURES))
-        self.table.setHorizontalHeaderLabels(["Node", "Op"] + [FIGURE_TITLES[k][0] for k in FIGURES])
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table = node_table(["Node", "Op"] + [FIGURE_TITLES[k][0] for k in FIGURES])
         lay.addWidget(self.table, 1)
         self.table.cellClicked.connect(self._on_cell)
         self.run_button.clicked.connect(self.runRequested)
