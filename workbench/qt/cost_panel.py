@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.cost import FLOAT_BITS, CostReport, NodeCost, bits_from_configs
-from workbench.qt.tables import node_table
+from workbench.qt.tables import node_at, node_item, node_table
 from workbench.qt.workers import ProcessJob
 
 log = logging.getLogger(__name__)
@@ -158,11 +158,7 @@ class CostPanel(QWidget):
         rows = rep.rows if rep is not None else []
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
-            name = QTableWidgetItem(r.node)
-            name.setData(Qt.ItemDataRole.UserRole, r.node)
-            if r.note:
-                name.setToolTip(r.note)
-            self.table.setItem(i, 0, name)
+            self.table.setItem(i, 0, node_item(r.node, r.note or ""))
             self.table.setItem(i, 1, QTableWidgetItem(r.op_type))
             self.table.setItem(i, 2, _Num(r.macs))
             self.table.setItem(i, 3, QTableWidgetItem(f"{r.weight_bits}/{r.activation_bits}"))
@@ -189,7 +185,7 @@ class CostPanel(QWidget):
     # ------------------------------------------------------------------ rows
     def node_at(self, row: int) -> str:
         """Node name shown in table row ``row`` (after sorting)."""
-        return self.table.item(row, 0).data(Qt.ItemDataRole.UserRole)
+        return node_at(self.table, row)
 
     def row_of(self, node: str) -> int:
         """Table row showing ``node`` (-1 when absent)."""

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.sensitivity import FIGURES, SweepResult
-from workbench.qt.tables import node_table
+from workbench.qt.tables import node_at, node_item, node_table
 
 #: Figure key -> (column title, True when a higher value means a more sensitive unit).
 FIGURE_TITLES = {
@@ -98,10 +98,9 @@ class SensitivityPanel(QWidget):
         rows = result.rows if result is not None else []
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
-            name = QTableWidgetItem(r.node)
-            name.setData(Qt.ItemDataRole.UserRole, r.node)
-            if r.node in self.suggestion:
-                name.setToolTip("Suggested: keep in float")
+            suggested = r.node in self.suggestion
+            name = node_item(r.node, "Suggested: keep in float" if suggested else "")
+            if suggested:
                 font = name.font()
                 font.setBold(True)
                 name.setFont(font)
@@ -130,7 +129,7 @@ class SensitivityPanel(QWidget):
 
     def node_at(self, row: int) -> str:
         """Node name shown in table row ``row`` (after sorting)."""
-        return self.table.item(row, 0).data(Qt.ItemDataRole.UserRole)
+        return node_at(self.table, row)
 
     def click_row(self, row: int) -> None:
         """Act as if row ``row`` (as currently sorted) was clicked."""

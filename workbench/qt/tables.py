@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 
 def node_table(titles: list[str]) -> QTableWidget:
@@ -18,3 +19,17 @@ def node_table(titles: list[str]) -> QTableWidget:
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     return table
+
+
+def node_item(node: str, tooltip: str = "") -> QTableWidgetItem:
+    """The first cell of a row: shows ``node`` and keeps it for :func:`node_at` (survives sorting)."""
+    item = QTableWidgetItem(node)
+    item.setData(Qt.ItemDataRole.UserRole, node)
+    if tooltip:
+        item.setToolTip(tooltip)
+    return item
+
+
+def node_at(table: QTableWidget, row: int) -> str:
+    """Node name of table row ``row`` as currently sorted (a :func:`node_item` in column 0)."""
+    return table.item(row, 0).data(Qt.ItemDataRole.UserRole)
