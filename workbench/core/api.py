@@ -271,15 +271,11 @@ def _guard_islands(model, recipe, the_plan):
     """Re-plan with element-wise units that reach no quantized Conv/MatMul/Gemm kept float (see island_guard)."""
     from workbench.core.island_guard import float_islands
     from workbench.core.plan import PlanIssue
-    from workbench.core.recipe import NodeSettings
 
     found = float_islands(the_plan)
     if not found:
         return the_plan, recipe, []
-    overrides = dict(recipe.overrides)
-    for node in found:
-        overrides[node] = NodeSettings(exclude=True)
-    guarded = recipe.model_copy(update={"overrides": overrides})
+    guarded = recipe.with_excluded(found)
     issues = [PlanIssue(node, "info", "kept in float: it reaches no quantized Conv/MatMul/Gemm"
                         + (f" (nor do {', '.join(repr(o) for o in others[:3])})" if others else "")
                         + ", so onnxruntime gains no integer kernel and quantizing would only add rounding; "
@@ -292,16 +288,12 @@ def _guard_sentinels(model, recipe, the_plan, calib, qparams, data, samples, pro
     """Re-plan with units on sentinel-valued tensors (attention masks) kept float; see range_guard."""
     from workbench.core.plan import PlanIssue
     from workbench.core.range_guard import disparate_concats, sentinel_units
-    from workbench.core.recipe import NodeSettings
 
     found = sentinel_units(the_plan, qparams)
     concats = {n: v for n, v in disparate_concats(the_plan, qparams).items() if n not in found}
     if not found and not concats:
         return the_plan, calib, qparams, []
-    overrides = dict(recipe.overrides)
-    for node in list(found) + list(concats):
-        overrides[node] = NodeSettings(exclude=True)
-    guarded = recipe.model_copy(update={"overrides": overrides})
+    guarded = recipe.with_excluded(list(found) + list(concats))
     new_plan = plan(model, guarded)
     if any(t not in qparams for t in new_plan.activations):
         calib = calibrate(model, new_plan, data, samples=samples, progress=progress, cancel=cancel,

@@ -168,13 +168,9 @@ class AutotuneResult:
 
 def promote(recipe: Recipe, nodes: list[str], promote_to: str) -> Recipe:
     """A copy of ``recipe`` with ``nodes`` kept in float (``"float"``) or given wider activations."""
-    overrides = dict(recipe.overrides)
-    for n in nodes:
-        if promote_to == "float":
-            overrides[n] = NodeSettings(exclude=True)
-        else:
-            overrides[n] = NodeSettings(activation=PartialSpec(dtype=promote_to))
-    return recipe.model_copy(update={"overrides": overrides})
+    if promote_to == "float":
+        return recipe.with_excluded(nodes)
+    return recipe.with_overrides(nodes, NodeSettings(activation=PartialSpec(dtype=promote_to)))
 
 
 def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | Score = "top1",

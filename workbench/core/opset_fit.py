@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.recipe import Granularity, NodeSettings
+from workbench.core.recipe import Granularity
 
 log = logging.getLogger(__name__)
 
@@ -78,10 +78,7 @@ def fit_opset(model, recipe, plan, replan):
     if reached >= plan.min_opset:
         return plan
     beyond = {n: need for n, need in needs.items() if need > reached}
-    overrides = dict(recipe.overrides)
-    for n in beyond:
-        overrides[n] = NodeSettings(exclude=True)
-    fitted = replan(model, recipe.model_copy(update={"overrides": overrides}))
+    fitted = replan(model, recipe.with_excluded(beyond))
     fitted.min_opset = reached
     fitted.issues.insert(0, PlanIssue("", "warning", f"The plan needs opset {plan.min_opset} but the model "
                                       f"(opset {current}) converts only to opset {reached}: {error} "

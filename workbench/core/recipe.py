@@ -225,6 +225,17 @@ class Recipe(BaseModel):
                              "(--format qonnx) or use int4/int8")
         return self
 
+    def with_overrides(self, nodes, settings: NodeSettings) -> Recipe:
+        """A copy whose override of each node in ``nodes`` is ``settings`` (replacing any earlier one)."""
+        overrides = dict(self.overrides)
+        for n in nodes:
+            overrides[n] = settings
+        return self.model_copy(update={"overrides": overrides})
+
+    def with_excluded(self, nodes) -> Recipe:
+        """A copy with ``nodes`` kept in float (their overrides become ``exclude=True``)."""
+        return self.with_overrides(nodes, NodeSettings(exclude=True))
+
     @classmethod
     def from_json(cls, text: str, *, source: str = "recipe") -> Recipe:
         """Parse a recipe from JSON text.
