@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 
 from workbench.core.bias_correction import conv_output_shift, correctable_units, dequantized_weights
+from workbench.core.graph_index import GraphIndex
 
 
 def _static_shape(proto: onnx.ModelProto, tensor: str) -> list[int] | None:
@@ -64,13 +65,10 @@ def constant_input_shifts(model, plan, quant_proto: onnx.ModelProto, observers: 
     if not consts:
         return {}
     wq = dequantized_weights(quant_proto)
-    uses: dict[str, int] = {}
-    for n in model.proto.graph.node:
-        for i in set(n.input):
-            uses[i] = uses.get(i, 0) + 1
+    consumers = GraphIndex(model.proto.graph).consumers
     shifts = {}
     for u in correctable_units(plan):
-        c = consts.get(u.inputs[0]) if u.inputs and uses.get(u.bias, 0) == 1 else None
+        c = consts.get(u.inputs[0]) if u.inputs and len(consumers.get(u.bias, [])) == 1 else None
         shape = _static_shape(model.proto, u.inputs[0]) if c is not None else None
         w = model.initializer(u.weight).astype(np.float64)
         if shape is None or u.node not in wq or wq[u.node].shape != w.shape:
