@@ -8,10 +8,11 @@ digest batch k, onnxruntime already runs batch k+1 on a helper thread (onnxrunti
 GIL during ``run``); cancelling stops a run in progress through ``RunOptions.terminate``.
 The session has the graph optimisations of plain inference (so observed values are those of the
 deployed float model) with onnxruntime's thread spinning off (see ``instrument.SPIN``).
-Tensors ``y = f(x)`` of an element-wise monotonic ``f`` (Sigmoid, Relu, ...) whose ``x`` is observed
-are not fetched: their observers are derived from x's at the end (``DERIVE``,
+Tensors ``y = F(x)`` of an element-wise function ``F`` (Sigmoid, Relu, SiLU, GELU, ...) whose ``x``
+is observed are not fetched: their observers are derived from x's at the end (``DERIVE``,
 :mod:`workbench.core.observers.derived`), which keeps onnxruntime's fusions (Sigmoid * Mul ->
-QuickGelu) in the instrumented session.
+QuickGelu, the Erf chain -> Gelu) in the instrumented session; nor are Concat outputs whose
+inputs are all observed (their observers are merged, :mod:`workbench.core.observers.merged`).
 
 Non-finite values are counted by the observers and left out of the ranges (nan-aware ranges);
 the result lists them as ``(tensor, sample, count)`` and logs a warning, so a scale is never
@@ -36,6 +37,7 @@ from workbench.core.instrument import InstrumentedSession, instrument, main_grap
 from workbench.core.numerics import QParams
 from workbench.core.observers import Observer, make_observer
 from workbench.core.observers.derived import Deriver, find_derivations
+from workbench.core.observers.merged import apply_merges, find_merges
 from workbench.core.progress import CancelToken, ProgressFn
 
 log = logging.getLogger(__name__)
@@ -48,8 +50,10 @@ MAX_BATCH = 32
 BATCH_BYTES = 96 << 20
 #: Overlap the onnxruntime run of batch k+1 with the observer updates of batch k.
 PIPELINE = True
-#: Build the observers of ``y = f(x)`` (f element-wise monotonic, e.g. Sigmoid) from x's observer
-#: instead of fetching ``y`` (:mod:`workbench.core.observers.derived`). False observes every tensor.
+#: Build the observers of ``y = F(x)`` (F element-wise, e.g. Sigmoid or SiLU) from x's observer and
+#: those of Concat outputs from their inputs' instead of fetching them
+#: (:mod:`workbench.core.observers.derived`, :mod:`~workbench.core.observers.merged`).
+#: False observes every tensor.
 DERIVE = True
 
 
@@ -249,9 +253,11 @@ class _Run:
         specs = {t: o.spec for t, o in observers.items()}
         self.deriver = Deriver(model.proto, find_derivations(model.proto, specs, direct) if DERIVE else {})
         self.derived = self.deriver.derivations
+        roots = {d.source for d in self.derived.values()}
+        self.merges = find_merges(model.proto, specs, direct | set(self.derived), roots) if DERIVE else {}
         self.from_feed = [t for t in observers if t in inputs and t not in self.derived]
         consts = [t for t in observers if t in inits and t not in inputs]
-        fetch = [t for t in observers if t in produced and t not in self.derived]
+        fetch = [t for t in observers if t in produced and t not in self.derived and t not in self.merges]
         lost = [t for t in observers if t not in inputs and t not in inits and t not in produced]
         if lost:
             raise CalibrationError(f"Tensor {lost[0]!r} (and {len(lost) - 1} more) is not produced in the main graph "
@@ -266,14 +272,16 @@ class _Run:
             cancel.on_cancel(lambda: setattr(opts, "terminate", True))
 
     def finish(self) -> None:
-        """Build the derived observers from their sources; non-finite rows of a source count for both."""
-        if not self.derived:
-            return
+        """Build the derived, then the merged observers; non-finite rows of a source count for both."""
         self.deriver.apply(self.observers)
-        by_source: dict[str, list[str]] = {}
+        apply_merges(self.merges, self.observers)
+        rows = self.nonfinite
+        if not rows:
+            return
         for d in self.derived.values():
-            by_source.setdefault(d.source, []).append(d.tensor)
-        self.nonfinite += [(y, s, c) for t, s, c in self.nonfinite for y in by_source.get(t, ())]
+            rows += [(d.tensor, s, c) for t, s, c in rows if t == d.source]
+        for m in self.merges.values():
+            rows += [(m.tensor, s, c) for src in m.sources for t, s, c in list(rows) if t == src]
 
     def close(self) -> None:
         if self.session is not None:

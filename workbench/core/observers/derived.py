@@ -1,40 +1,49 @@
-"""Derived observers: the statistics of ``y = f(x)`` for an element-wise monotonic ``f``, from x's observer.
+"""Derived observers: the statistics of ``y = F(x)`` for an element-wise function ``F``, from x's observer.
 
-When ``y`` is produced by a unary element-wise non-decreasing operator (Sigmoid, Tanh, Relu, ...)
-from a tensor ``x`` that calibration observes anyway, ``y`` need not be fetched from onnxruntime:
+When ``y`` is a fixed element-wise function of a tensor ``x`` that calibration observes anyway
+(an element-wise cone, :mod:`workbench.core.observers.cones`: Sigmoid, Relu, ``x * Sigmoid(x)``,
+the Erf GELU and each of its intermediates, ``x + c``, ...), ``y`` need not be fetched from
+onnxruntime. For a non-decreasing ``F``:
 
-* ``min(y) = f(min x)`` and ``max(y) = f(max x)``, so a MinMax range of ``y`` is exact;
-* the distribution of ``y`` is that of ``x`` pushed through ``f``: the number of ``y`` values in
-  ``[f(a), f(b))`` is the number of ``x`` values in ``[a, b)``. The histogram of ``y`` (its own
-  equal-width bins over ``[f(vmin), f(vmax)]``) is interpolated from x's cumulative counts placed
-  at ``f(edges of x)`` -- exact at every mapped edge, linear inside a mapped bin, the same CDF
+* ``min(y) = F(min x)`` and ``max(y) = F(max x)``, so a MinMax range of ``y`` is exact;
+* the distribution of ``y`` is that of ``x`` pushed through ``F``: the number of ``y`` values in
+  ``[F(a), F(b))`` is the number of ``x`` values in ``[a, b)``. The histogram of ``y`` (its own
+  equal-width bins over ``[F(vmin), F(vmax)]``) is interpolated from x's cumulative counts placed
+  at ``F(edges of x)`` -- exact at every mapped edge, linear inside a mapped bin, the same CDF
   interpolation :meth:`StreamingHistogram.merge` uses for misaligned layouts. Percentiles then
   lie within about one bin of numpy's exact ones (on nudenet_320n closer than the directly
   observed ones: mean error 0.22 vs 0.46 of span/2048); Entropy / MSE thresholds can move where
   their error curve is flat (nudenet_320n: SQNR of the 57 derived tensors on their own values
   53.307 vs 53.310 dB on average, each within 0.17 dB).
 
+For any other ``F`` (SiLU dips to -0.2785 at x = -1.2785, GELU to -0.1700 at x = -0.7518):
+
+* a MinMax range of ``y`` is the smallest and largest ``F`` on a grid of ``GRID`` points from
+  ``min x`` to ``max x``, both ends included: it holds every value ``F`` takes between them up to
+  the curvature at an interior extremum times (span / GRID)**2, so it can only be wider than the
+  observed one, by the gap between ``F``'s dip and the observed value nearest to it
+  (nudenet_320n's 57 SiLU outputs and minilm_l6_v2's GELUs: see tests/test_derived_cones.py);
+* a histogram of ``y`` is pushed forward bin by bin (:mod:`~workbench.core.observers.pushforward`).
+
 Fetching ``y`` as an extra graph output is what costs: it keeps onnxruntime from fusing the
-operator into its neighbours (Sigmoid * Mul -> QuickGelu for SiLU) and adds a layout reorder and a
-copy per tensor (nudenet_320n: 57 of 235 observed tensors derived, about a fifth less CPU per
-calibration). ``f`` is evaluated by onnxruntime itself (one small session holding a copy of every
-derived node, with its attributes and constant inputs), so ``f(min x)`` is the value the model's
-own kernel gives for that element. One caveat: onnxruntime's Sigmoid / Tanh kernels are not
-monotonic in the last ulp where they saturate (Tanh returns -1.0000001 for some inputs and -1.0 for
-smaller ones), so there a derived MinMax bound can differ from the directly observed one by an ulp
-or two; elsewhere it is identical (tests/test_derived.py).
+operators (Sigmoid * Mul -> QuickGelu, the Erf chain -> Gelu), and onnxruntime reorders every
+fetched Conv-layout tensor out of its blocked NCHWc layout and hands it over: nudenet_320n spends
+a fifth more kernel time with every tensor fetched. ``F`` is evaluated by onnxruntime itself (one
+small session holding a copy of every derived cone, with its attributes and constant inputs), so
+``F(min x)`` is the value the model's own kernels give for that element. One caveat: onnxruntime's
+Sigmoid / Tanh kernels are not monotonic in the last ulp where they saturate (Tanh returns
+-1.0000001 for some inputs and -1.0 for smaller ones), so there a derived MinMax bound can differ
+from the directly observed one by an ulp or two; elsewhere it is identical (tests/test_derived.py).
 
 Limits: only per-tensor float32 specs; a MinMax ``y`` needs an exact ``min``/``max`` of ``x``
 (MinMax without averaging, or any histogram observer), a histogram ``y`` needs a histogram observer
-on ``x``. Non-finite values of ``x`` are counted as non-finite in ``y`` too (``f(+-inf)`` is left
-out of y's range even where it is finite, as x's infinities are left out of x's). Non-monotonic
-maps (SiLU = x * Sigmoid(x), GELU) are not derived: their minimum is not a function of x's range.
+on ``x``. Non-finite values of ``x`` are counted as non-finite in ``y`` too (``F(+-inf)`` is left
+out of y's range even where it is finite, as x's infinities are left out of x's).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,46 +54,27 @@ from onnx import helper
 from workbench.core.errors import CalibrationError
 from workbench.core.external import materialize
 from workbench.core.observers.base import Observer
+from workbench.core.observers.cones import MONOTONIC, find_cones
 from workbench.core.observers.histogram import HistogramObserver, StreamingHistogram
 from workbench.core.observers.minmax import MinMaxObserver
+from workbench.core.observers.pushforward import push_forward
 from workbench.core.recipe import Granularity, QuantSpec
 
 log = logging.getLogger(__name__)
-#: onnxruntime's CPU kernels of every operator below exist for float32.
-_FLOAT_TYPES = {onnx.TensorProto.FLOAT}
-
-
-def _attr(node: onnx.NodeProto, name: str, default: float) -> float:
-    for a in node.attribute:
-        if a.name == name:
-            return float(helper.get_attribute_value(a))
-    return default
-
-
-#: Operators ``y = f(x)`` (data input 0) that are non-decreasing in ``x`` for the given attributes
-#: (ONNX operator spec); other inputs must be constant. Only operators that map finite values to
-#: finite values are listed (Exp overflows, Log / Sqrt give NaN).
-MONOTONIC: dict[str, Callable[[onnx.NodeProto], bool]] = {
-    "Sigmoid": lambda n: True,
-    "Tanh": lambda n: True,
-    "Relu": lambda n: True,
-    "Softsign": lambda n: True,
-    "Softplus": lambda n: True,
-    "Erf": lambda n: True,
-    "Clip": lambda n: True,
-    "LeakyRelu": lambda n: _attr(n, "alpha", 0.01) >= 0.0,
-    "HardSigmoid": lambda n: _attr(n, "alpha", 0.2) >= 0.0,
-    "Elu": lambda n: _attr(n, "alpha", 1.0) >= 0.0,
-}
+#: Points F is evaluated at between min x and max x for the MinMax range of a non-monotonic F.
+GRID = 4097
+__all__ = ["GRID", "MONOTONIC", "Derivation", "Deriver", "find_derivations"]
 
 
 @dataclass(frozen=True)
 class Derivation:
-    """``tensor = node(source)``: the observer of ``tensor`` is built from the one of ``source``."""
+    """``tensor = F(source)`` through ``nodes`` (graph order); ``sign`` +1 / -1 when F is non-decreasing /
+    non-increasing by the operator specs, 0 otherwise. The observer of ``tensor`` is built from ``source``'s."""
 
     tensor: str
     source: str
-    node: onnx.NodeProto
+    nodes: tuple[onnx.NodeProto, ...]
+    sign: int = 1
 
 
 def _exact_extremes(spec: QuantSpec) -> bool:
@@ -129,28 +119,15 @@ def find_derivations(proto: onnx.ModelProto, specs: dict[str, QuantSpec], direct
     Returns
     -------
     dict[str, Derivation]
-        Keyed by the derived tensor. A tensor that is a model output is never derived (fetching it
-        costs nothing extra).
+        Keyed by the derived tensor: its element-wise cone's root is observed with a compatible
+        spec. A tensor that is a model output is never derived (fetching it costs nothing extra).
     """
-    g = proto.graph
-    inits = {t.name for t in g.initializer}
-    outputs = {o.name for o in g.output}
-    types = {vi.name: vi.type.tensor_type.elem_type for vi in list(g.value_info) + list(g.input) + list(g.output)
-             if vi.type.HasField("tensor_type")}
+    outputs = {o.name for o in proto.graph.output}
     out: dict[str, Derivation] = {}
-    for node in g.node:
-        test = MONOTONIC.get(node.op_type)
-        if test is None or node.domain not in ("", "ai.onnx") or len(node.output) != 1 or not node.input:
-            continue
-        y, x = node.output[0], node.input[0]
-        if y not in specs or y in outputs or x not in direct or x not in specs or x == y or x in out:
-            continue
-        if any(i and i not in inits for i in node.input[1:]):
-            continue
-        if types.get(x) not in _FLOAT_TYPES or types.get(y) != types.get(x):
-            continue
-        if test(node) and _can_derive(specs[y], specs[x]):
-            out[y] = Derivation(y, x, node)
+    for y, cone in find_cones(proto, [t for t in specs if t not in outputs]).items():
+        x = cone.root
+        if x in direct and x in specs and _can_derive(specs[y], specs[x]):
+            out[y] = Derivation(y, x, cone.nodes, cone.sign)
     return out
 
 
@@ -182,7 +159,7 @@ class Deriver:
             self.derivations = {}
 
     def _build(self, proto: onnx.ModelProto) -> ort.InferenceSession:
-        """One model holding a copy of every derived node, input ``x{k}`` / output ``y{k}`` of shape [P]."""
+        """One model holding a copy of every derived cone, input ``x{k}`` / output ``y{k}`` of shape [P]."""
         g = proto.graph
         inits = {t.name: t for t in g.initializer}
         types = {vi.name: vi.type.tensor_type.elem_type for vi in list(g.value_info) + list(g.input)
@@ -190,20 +167,23 @@ class Deriver:
         nodes, ins, outs, consts = [], [], [], []
         for k, d in enumerate(self.derivations.values()):
             elem = types[d.source]
-            n = onnx.NodeProto()
-            n.CopyFrom(d.node)
-            n.name = f"derived_{k}"
-            del n.input[:], n.output[:]
-            n.input.append(f"x{k}")
-            for j, name in enumerate(d.node.input[1:]):
-                if name:  # small constants (Clip bounds): inline, also when kept in the user's data file
-                    t = onnx.TensorProto()
-                    t.CopyFrom(materialize(inits[name]))
-                    t.name = f"c{k}_{j}"
-                    consts.append(t)
-                n.input.append(f"c{k}_{j}" if name else "")
-            n.output.append(f"y{k}")
-            nodes.append(n)
+            names = {d.source: f"x{k}", d.tensor: f"y{k}"}
+            for i, node in enumerate(d.nodes):
+                n = onnx.NodeProto()
+                n.CopyFrom(node)
+                n.name = f"derived_{k}_{i}"
+                del n.input[:], n.output[:]
+                for j, name in enumerate(node.input):
+                    if name in inits:  # small constants: inline, also when kept in the user's data file
+                        t = onnx.TensorProto()
+                        t.CopyFrom(materialize(inits[name]))
+                        t.name = f"c{k}_{i}_{j}"
+                        consts.append(t)
+                        name = t.name
+                    n.input.append(names.get(name, name) if name else "")
+                names.setdefault(node.output[0], f"v{k}_{i}")
+                n.output.append(names[node.output[0]])
+                nodes.append(n)
             ins.append(helper.make_tensor_value_info(f"x{k}", elem, ["P"]))
             outs.append(helper.make_tensor_value_info(f"y{k}", elem, ["P"]))
             self._dtypes[d.tensor] = helper.tensor_dtype_to_np_dtype(elem)
@@ -224,11 +204,11 @@ class Deriver:
         """
         if not self.derivations:
             return
-        feed, cdfs = {}, {}
+        feed, mass = {}, {}
         for k, d in enumerate(self.derivations.values()):
             src, dst = observers[d.source], observers[d.tensor]
             dst.count, dst.nonfinite, dst.batches = src.count, src.nonfinite, src.batches
-            pts, cdfs[d.tensor] = _points(src, isinstance(dst, HistogramObserver))
+            pts, mass[d.tensor] = _points(src, isinstance(dst, HistogramObserver), d.sign)
             feed[f"x{k}"] = pts.astype(self._dtypes[d.tensor])
         try:
             values = self._session.run(None, feed)
@@ -237,28 +217,48 @@ class Deriver:
                                    hint="Set workbench.core.calibrate.DERIVE = False to observe every "
                                         "tensor directly.") from None
         for d, fy in zip(self.derivations.values(), values, strict=True):
-            dst, cdf = observers[d.tensor], cdfs[d.tensor]
+            dst = observers[d.tensor]
             if dst.count == 0:
                 continue
-            fy = fy.astype(np.float64)
-            # onnxruntime's saturating kernels (Sigmoid, Tanh) wiggle in the last ulp: keep f(vmin) and
-            # f(vmax) as computed, make the points in between non-decreasing and inside them
-            fy = np.clip(np.maximum.accumulate(fy), fy[0], max(fy[0], fy[-1]))
-            if cdf is None:
-                dst._min, dst._max = float(fy[0]), float(fy[-1])
-            else:
-                dst.hists = [StreamingHistogram.from_cdf(fy, cdf, dst.num_bins)]
+            big = float(np.finfo(np.float32).max)
+            fy = np.nan_to_num(fy.astype(np.float64), nan=0.0, posinf=big, neginf=-big)
+            _fill(dst, fy, mass[d.tensor], d.sign)
 
 
-def _points(src: Observer, histogram: bool) -> tuple[np.ndarray, np.ndarray | None]:
-    """Where to evaluate f: ``[min, max]`` of the source, or its bin edges clipped to them (and the
-    counts below each edge) when the derived observer is a histogram. Empty sources: one dummy point."""
+def _fill(dst: Observer, fy: np.ndarray, mass: np.ndarray | None, sign: int) -> None:
+    """Set ``dst``'s state from F at the points of :func:`_points`."""
+    if sign == 1:
+        # onnxruntime's saturating kernels (Sigmoid, Tanh) wiggle in the last ulp: keep F(vmin) and
+        # F(vmax) as computed, make the points in between non-decreasing and inside them
+        fy = np.clip(np.maximum.accumulate(fy), fy[0], max(fy[0], fy[-1]))
+        if mass is None:
+            dst._min, dst._max = float(fy[0]), float(fy[-1])
+        else:
+            dst.hists = [StreamingHistogram.from_cdf(fy, mass, dst.num_bins)]
+    elif mass is None:
+        dst._min, dst._max = float(fy.min()), float(fy.max())
+    else:
+        dst.hists = [push_forward(fy, mass, dst.num_bins)]
+
+
+def _points(src: Observer, histogram: bool, sign: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Where to evaluate F, and the mass there for a histogram ``y``.
+
+    A histogram ``y``: the source's bin edges clipped to its min / max, with the counts below each
+    edge (``sign`` +1: mapped CDF) or per bin (otherwise: push-forward). A MinMax ``y``: the
+    source's ``[min, max]``, or ``GRID`` points across it when F is not known to be monotonic.
+    Empty sources: one dummy point.
+    """
     if src.count == 0:
         return np.zeros(1), None
     if isinstance(src, HistogramObserver):
         h = src.hists[0]
         if histogram:
-            return np.clip(h.edges, h.vmin, h.vmax), np.concatenate([[0], np.cumsum(h.counts)])
-        return np.array([h.vmin, h.vmax]), None
-    rmin, rmax = src.compute_range()
-    return np.array([float(rmin), float(rmax)]), None
+            edges = np.clip(h.edges, h.vmin, h.vmax)
+            return edges, (np.concatenate([[0], np.cumsum(h.counts)]) if sign == 1 else h.counts)
+        lo, hi = h.vmin, h.vmax
+    else:
+        lo, hi = (float(v) for v in src.compute_range())
+    if sign == 0:
+        return np.linspace(lo, hi, GRID), None
+    return np.array([lo, hi]), None

@@ -1,0 +1,218 @@
+"""Derived observers through element-wise cones (SiLU, GELU, x + c, c - x) and merged Concat
+observers, against what observing the tensors directly in onnxruntime gives."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.core import calibrate as calib_mod
+from workbench.core.calibrate import calibrate
+from workbench.core.data import open_data
+from workbench.core.instrument import instrument
+from workbench.core.model import prepare_proto
+from workbench.core.observers import StreamingHistogram
+from workbench.core.observers.derived import find_derivations
+from workbench.core.observers.merged import find_merges
+from workbench.core.observers.pushforward import push_forward
+from workbench.core.recipe import QuantSpec
+
+# C = Conv(X); SiLU: S = Sigmoid(C), M = C * S; GELU: D = C / sqrt2, E = Erf(D), A = E + 1, G = C * A,
+# H = G * 0.5; N = 2 - C (decreasing); Q = C * Z (Z another Conv: two roots, fetched);
+# R = 1 / C (x in a denominator, fetched); K = Concat(halves of Split(M), Transpose(H)) (merged);
+# P = Concat(MaxPool(M), H) (a MaxPool input: fetched); Y = sum of everything (graph output).
+SIGNS = {"S": 1, "M": 0, "E": 1, "A": 1, "G": 0, "H": 0, "N": -1}
+DERIVED = set(SIGNS)
+MERGED = {"K"}
+TENSORS = ["X", "C", "Z", *SIGNS, "Q", "R", "K", "P"]
+
+
+def _const(name, v):
+    return numpy_helper.from_array(np.array(v, np.float32), name)
+
+
+def _model(spread: float = 0.6):
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32) * spread, "W"),
+             numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32) * spread, "W2"),
+             _const("sqrt2", math.sqrt(2.0)), _const("one", 1.0), _const("half", 0.5), _const("two", 2.0)]
+    n = helper.make_node
+    nodes = [n("Conv", ["X", "W"], ["C"], name="conv"), n("Conv", ["X", "W2"], ["Z"], name="conv2"),
+             n("Sigmoid", ["C"], ["S"], name="sig"), n("Mul", ["C", "S"], ["M"], name="silu"),
+             n("Div", ["C", "sqrt2"], ["D"], name="div"), n("Erf", ["D"], ["E"], name="erf"),
+             n("Add", ["E", "one"], ["A"], name="add1"), n("Mul", ["C", "A"], ["G"], name="gmul"),
+             n("Mul", ["G", "half"], ["H"], name="half"), n("Sub", ["two", "C"], ["N"], name="neg"),
+             n("Mul", ["C", "Z"], ["Q"], name="prod"), n("Div", ["one", "C"], ["R"], name="recip"),
+             n("Split", ["M"], ["M0", "M1"], name="split", axis=1, num_outputs=2),
+             n("Transpose", ["H"], ["HT"], name="turn", perm=[0, 1, 3, 2]),
+             n("Concat", ["M1", "HT", "M0"], ["K"], name="cat0", axis=1),
+             n("MaxPool", ["M"], ["MP"], name="pool", kernel_shape=[1, 1]),
+             n("Concat", ["MP", "H"], ["P"], name="cat1", axis=1),
+             n("Concat", ["S", "N"], ["SN"], name="cat2", axis=1),
+             n("ReduceSum", ["K"], ["k1"], name="rk", keepdims=0),
+             n("ReduceSum", ["P"], ["p1"], name="rp", keepdims=0),
+             n("ReduceSum", ["SN"], ["s1"], name="rs", keepdims=0),
+             n("ReduceSum", ["Q"], ["q1"], name="rq", keepdims=0),
+             n("ReduceSum", ["R"], ["r1"], name="rr", keepdims=0),
+             n("Sum", ["k1", "p1", "s1", "q1", "r1"], ["Y"], name="sum")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 3, 8, 8])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 8
+    return m
+
+
+class Plan:
+    def __init__(self, activations):
+        self.activations = activations
+
+
+def _plan(observer: str) -> Plan:
+    return Plan({t: QuantSpec(dtype="uint8", symmetric=False, observer=observer) for t in TENSORS})
+
+
+def _data(tmp_path, n=12):
+    x = np.random.default_rng(1).standard_normal((n, 3, 8, 8)).astype(np.float32)
+    x[3] *= 4.0
+    path = tmp_path / "calib.npz"
+    np.savez(path, X=x)
+    return path, x
+
+
+def _both(tmp_path, observer, monkeypatch):
+    model = prepare_proto(_model())
+    path, x = _data(tmp_path)
+    out = {}
+    for derive in (False, True):
+        monkeypatch.setattr(calib_mod, "DERIVE", derive)
+        out[derive] = calibrate(model, _plan(observer), open_data(path, model), batch_size=4)
+    return model, x, out[False], out[True]
+
+
+def _values(model, x) -> dict[str, np.ndarray]:
+    names = [t for t in TENSORS if t != "X"]
+    with instrument(model.proto, names) as s:
+        outs = [s.run({"X": x[i:i + 4]}) for i in range(0, len(x), 4)]
+    return {t: np.concatenate([o[k].ravel() for o in outs]).astype(np.float64) for k, t in enumerate(names)}
+
+
+def _range(obs) -> np.ndarray:
+    return np.array([float(v) for v in obs.compute_range()])
+
+
+def test_which_tensors_are_derived_and_merged():
+    model = prepare_proto(_model())
+    specs = _plan("minmax").activations
+    direct = set(TENSORS)
+    der = find_derivations(model.proto, specs, direct)
+    assert {t: d.sign for t, d in der.items()} == SIGNS
+    assert {d.source for d in der.values()} == {"C"}
+    assert [n.op_type for n in der["H"].nodes] == ["Div", "Erf", "Add", "Mul", "Mul"]
+    merges = find_merges(model.proto, specs, direct | set(der), {"C"})
+    assert set(merges) == MERGED
+    assert merges["K"].sources == ("M", "H")  # the Split's halves stand for M; H through the Transpose
+    assert find_merges(model.proto, specs, direct | set(der), {"K"}) == {}  # a derivation source stays fetched
+    # a histogram output needs histogram sources: H observed with MinMax blocks the merge
+    pct = {t: s.model_copy(update={"observer": "percentile"}) for t, s in specs.items()}
+    assert set(find_merges(model.proto, pct, direct | set(der), {"C"})) == MERGED
+    assert find_merges(model.proto, {**pct, "H": specs["H"]}, direct | set(der), {"C"}) == {}
+
+
+def test_cone_minmax_matches_direct_and_real_values(tmp_path, monkeypatch):
+    model, x, direct, derived = _both(tmp_path, "minmax", monkeypatch)
+    vals = _values(model, x)
+    assert vals["C"].min() < -1.28 < vals["C"].max()  # SiLU / GELU dips are inside the data
+    for t in TENSORS[1:]:
+        a, b = _range(direct.observers[t]), _range(derived.observers[t])
+        span = a[1] - a[0]
+        assert b[1] == pytest.approx(vals[t].max(), rel=0, abs=4e-7 * span), t
+        if SIGNS.get(t, 1) == 0:  # F's dip: a bound at most curvature * (span / GRID)^2 below the data
+            assert vals[t].min() - 1e-6 * span <= b[0] <= vals[t].min() + 1e-6 * span, t
+        else:
+            assert b[0] == pytest.approx(vals[t].min(), rel=0, abs=4e-7 * span), t
+        qa, qb = direct.observers[t].qparams(), derived.observers[t].qparams()
+        assert int(qa.zero_point) == int(qb.zero_point) and float(qb.scale) == pytest.approx(float(qa.scale), rel=1e-5), t
+        assert direct.observers[t].count == derived.observers[t].count == vals[t].size, t
+    assert _range(derived.observers["K"]).tolist() == [min(_range(derived.observers["M"])[0], _range(
+        derived.observers["H"])[0]), max(_range(derived.observers["M"])[1], _range(derived.observers["H"])[1])]
+
+
+@pytest.mark.parametrize("observer", ["percentile", "entropy"])
+def test_cone_and_merge_histograms_match_direct(tmp_path, monkeypatch, observer):
+    model, x, direct, derived = _both(tmp_path, observer, monkeypatch)
+    vals = _values(model, x)
+    for t in DERIVED | MERGED:
+        ha, hb = direct.observers[t].hists[0], derived.observers[t].hists[0]
+        assert hb.total == ha.total == vals[t].size, t
+        span = ha.vmax - ha.vmin
+        assert abs(hb.vmin - ha.vmin) <= 2e-3 * span and abs(hb.vmax - ha.vmax) <= 2e-3 * span, t
+        # CDF of the derived histogram vs the real values: within 1% of the count everywhere
+        real = np.searchsorted(np.sort(vals[t]), hb.edges, side="left")
+        cdf = np.concatenate([[0], np.cumsum(hb.counts)])
+        assert np.abs(cdf - real).max() <= 0.01 * vals[t].size, t
+        if observer == "percentile":
+            exact = np.percentile(vals[t], [0.001, 99.999])
+            assert np.abs(_range(derived.observers[t]) - exact).max() <= 2.0 * ha.width, t
+
+
+def test_nonfinite_source_marks_cone_and_merge(tmp_path):
+    model = prepare_proto(_model())
+    path, x = _data(tmp_path)
+    x[5, 0, 0, 0] = np.nan
+    np.savez(path, X=x)
+    res = calibrate(model, _plan("minmax"), open_data(path, model), batch_size=4)
+    rows = {t: sorted((s, c) for tt, s, c in res.nonfinite if tt == t) for t in ("C", "M", "H", "K")}
+    assert rows["C"] and rows["M"] == rows["C"] and rows["H"] == rows["C"]
+    assert res.observers["K"].nonfinite == res.observers["M"].nonfinite + res.observers["H"].nonfinite > 0
+    assert all(np.isfinite(float(q.scale)) for q in res.qparams().values())
+
+
+def test_push_forward_square_and_constant():
+    rng = np.random.default_rng(5)
+    v = rng.standard_normal(200_000).astype(np.float32)
+    h = StreamingHistogram(512)
+    h.add(v, float(v.min()), float(v.max()))
+    edges = np.clip(h.edges, h.vmin, h.vmax)
+    sq = push_forward(edges ** 2, h.counts, 512)  # non-monotonic: both halves land on [0, max^2]
+    y = np.sort(v.astype(np.float64) ** 2)
+    assert sq.total == v.size and sq.vmin == pytest.approx(0.0, abs=2 * h.width * abs(h.vmin))
+    assert sq.vmax == pytest.approx(y[-1], rel=1e-6)
+    real = np.searchsorted(y, sq.edges, side="left")
+    assert np.abs(np.concatenate([[0], np.cumsum(sq.counts)]) - real).max() <= 0.005 * v.size
+    flat = push_forward(np.full(edges.size, 3.0), h.counts, 64)  # a constant F: one point mass
+    assert (flat.vmin, flat.vmax, flat.total) == (3.0, 3.0, v.size)
+    same = push_forward(edges, h.counts, 512)  # identity: the same histogram
+    np.testing.assert_allclose(same.counts, h.counts, atol=1)
+
+
+@pytest.mark.slow
+def test_nudenet_silu_and_concat_ranges_equal_direct(monkeypatch):
+    """nudenet_320n (YOLOv8): the 57 SiLU outputs are derived, the C2f Concats merged, and the
+    MinMax qparams of every one equal those of observing it directly."""
+    from pathlib import Path
+
+    from workbench.core.api import make_recipe
+    from workbench.core.model import load_model
+    from workbench.core.plan import build_plan
+
+    root = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "models" / "nudenet_320n"
+    if not root.is_dir():
+        pytest.skip("shared corpus not found")
+    model = load_model(root / "model.onnx")
+    plan = build_plan(model, make_recipe("cpu-u8s8"))
+    specs = {t: s.model_copy(update={"observer": "minmax"}) for t, s in plan.activations.items()}
+    direct = set(specs)
+    der = find_derivations(model.proto, specs, direct)
+    merges = find_merges(model.proto, specs, direct | set(der), {d.source for d in der.values()})
+    assert sum(d.sign == 0 for d in der.values()) == 57 and len(der) == 123 and len(merges) == 17
+    res = {}
+    for derive in (False, True):
+        monkeypatch.setattr(calib_mod, "DERIVE", derive)
+        res[derive] = calibrate(model, Plan(specs), open_data(root / "calib.npz", model), samples=8)
+    for t in [*der, *merges]:
+        qa, qb = res[False].observers[t].qparams(), res[True].observers[t].qparams()
+        assert int(qa.zero_point) == int(qb.zero_point), t
+        assert float(qb.scale) == pytest.approx(float(qa.scale), rel=1e-6), t
