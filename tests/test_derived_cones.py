@@ -216,3 +216,25 @@ def test_nudenet_silu_and_concat_ranges_equal_direct(monkeypatch):
         qa, qb = res[False].observers[t].qparams(), res[True].observers[t].qparams()
         assert int(qa.zero_point) == int(qb.zero_point), t
         assert float(qb.scale) == pytest.approx(float(qa.scale), rel=1e-6), t
+
+
+def test_pipeline_only_for_runs_worth_overlapping(tmp_path, monkeypatch):
+    """Batches run on a helper thread only when one run takes at least MIN_OVERLAP_SECONDS; the
+    observers end up identical either way."""
+    model = prepare_proto(_model())
+    path, _ = _data(tmp_path)
+    pools = []
+
+    class Pool(calib_mod.ThreadPoolExecutor):
+        def __init__(self, *a, **kw):
+            pools.append(self)
+            super().__init__(*a, **kw)
+
+    monkeypatch.setattr(calib_mod, "ThreadPoolExecutor", Pool)
+    states = []
+    for threshold in (60.0, 0.0):  # no run of this model takes a minute; every run takes >= 0 s
+        monkeypatch.setattr(calib_mod, "MIN_OVERLAP_SECONDS", threshold)
+        res = calibrate(model, _plan("percentile"), open_data(path, model), batch_size=2)
+        states.append({t: o.state() for t, o in res.observers.items()})
+        assert len(pools) == (0 if threshold else 1)
+    assert states[0] == states[1]
