@@ -238,3 +238,35 @@ def test_pipeline_only_for_runs_worth_overlapping(tmp_path, monkeypatch):
         states.append({t: o.state() for t, o in res.observers.items()})
         assert len(pools) == (0 if threshold else 1)
     assert states[0] == states[1]
+
+
+@pytest.mark.slow
+def test_ppocrv4_rec_minmax_with_mixed_point_counts(monkeypatch):
+    """ppocrv4_rec (x * HardSigmoid(x) blocks): MinMax derivations evaluate F at 2 points
+    (monotonic) and at a grid (not monotonic) in one onnxruntime session; a shared symbolic dim made
+    onnxruntime re-use a 2-value buffer for 4097 values and calibration failed. Ranges = direct."""
+    from pathlib import Path
+
+    from workbench.core.api import make_recipe
+    from workbench.core.model import load_model
+    from workbench.core.plan import build_plan
+
+    root = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "models" / "ppocrv4_rec"
+    if not root.is_dir():
+        pytest.skip("shared corpus not found")
+    model = load_model(root / "model.onnx")
+    plan = build_plan(model, make_recipe("cpu-u8s8"))
+    der = find_derivations(model.proto, plan.activations, set(plan.activations))
+    assert {d.sign for d in der.values()} == {0, 1}
+    res = {}
+    for derive in (False, True):
+        monkeypatch.setattr(calib_mod, "DERIVE", derive)
+        res[derive] = calibrate(model, plan, open_data(root / "calib.npz", model), samples=4)
+    for t, d in der.items():
+        a, b = _range(res[False].observers[t]), _range(res[True].observers[t])
+        span = a[1] - a[0]
+        assert b[1] == pytest.approx(a[1], rel=0, abs=1e-6 * span), t
+        if d.sign == 0:  # the dip of x * HardSigmoid(x) (-0.375 at -1.5): a bound below the 4 samples' minimum
+            assert a[0] - 1e-3 * span <= b[0] <= a[0] + 1e-6 * span, t
+        else:
+            assert b[0] == pytest.approx(a[0], rel=0, abs=1e-6 * span), t

@@ -159,7 +159,11 @@ class Deriver:
             self.derivations = {}
 
     def _build(self, proto: onnx.ModelProto) -> ort.InferenceSession:
-        """One model holding a copy of every derived cone, input ``x{k}`` / output ``y{k}`` of shape [P]."""
+        """One model holding a copy of every derived cone, input ``x{k}`` / output ``y{k}`` of shape [P{k}].
+
+        Each derivation has a dim name of its own: onnxruntime plans buffers as if equal symbolic
+        dims were equal, and the point counts differ (2, a grid, bin edges).
+        """
         g = proto.graph
         inits = {t.name: t for t in g.initializer}
         types = {vi.name: vi.type.tensor_type.elem_type for vi in list(g.value_info) + list(g.input)
@@ -184,8 +188,8 @@ class Deriver:
                 names.setdefault(node.output[0], f"v{k}_{i}")
                 n.output.append(names[node.output[0]])
                 nodes.append(n)
-            ins.append(helper.make_tensor_value_info(f"x{k}", elem, ["P"]))
-            outs.append(helper.make_tensor_value_info(f"y{k}", elem, ["P"]))
+            ins.append(helper.make_tensor_value_info(f"x{k}", elem, [f"P{k}"]))
+            outs.append(helper.make_tensor_value_info(f"y{k}", elem, [f"P{k}"]))
             self._dtypes[d.tensor] = helper.tensor_dtype_to_np_dtype(elem)
         m = helper.make_model(helper.make_graph(nodes, "derived", ins, outs, consts),
                               opset_imports=list(proto.opset_import))
