@@ -87,3 +87,23 @@ def test_cli_prints_curve_table_and_writes_json(tmp_path, capsys):
         assert float(cells[3]) == pytest.approx(pt["weight_bytes"] / 2**20, abs=1e-4)
         assert float(cells[4]) == pytest.approx(pt["bops"] / 1e9, abs=1e-4)
     assert table[0][3:] == [f"{Q_BYTES / 2**20:.4f}", f"{Q_BOPS / 1e9:.4f}"]  # 0.0250 MiB, 0.0385 GBOPs
+
+
+def test_cli_recipe_out_replaces_the_printed_recipe(tmp_path, capsys):
+    out_recipe = tmp_path / "tuned.json"
+    code = main(["autotune", MODEL, "--data", CALIB, "--samples", "16", "--eval", EVAL, "--eval-samples", "8",
+                 "--metric", "sqnr", "--min-score", "0", "-o", str(tmp_path / "q.onnx"),
+                 "--recipe-out", str(out_recipe)])
+    text = capsys.readouterr().out
+    assert code == 0 and f"wrote the tuned recipe to {out_recipe}" in text
+    from workbench.core.recipe import Recipe
+
+    saved = out_recipe.read_text()
+    assert Recipe.from_json(saved) == api.make_recipe("cpu-u8s8")  # min score 0: nothing promoted
+    assert saved.strip() not in text  # the recipe JSON goes to the file only
+
+
+def test_metric_never_prints_negative_zero():
+    from workbench.cli import _num
+
+    assert (_num(-0.0), _num(-0.00004), _num(-0.00006), _num(0.12345)) == ("0.0000", "0.0000", "-0.0001", "0.1235")

@@ -162,3 +162,14 @@ def test_sample_count_must_be_a_positive_integer(tmp_path, capsys, value):
               "-o", str(tmp_path / "out.onnx")])
     assert exc.value.code == 2
     assert "--samples" in capsys.readouterr().err and not (tmp_path / "out.onnx").exists()
+
+
+def test_convert_of_a_float_model_says_nothing_to_convert(tmp_path, capsys):
+    model = _model(tmp_path / "m.onnx")
+    before = _digest(model)
+    for to in ("qonnx", "qdq"):
+        out = tmp_path / f"out_{to}.onnx"
+        code, err = _run(capsys, ["convert", str(model), str(out), "--to", to])
+        assert code == 2 and len(err) == 1 and "nothing to convert" in err[0] and "m.onnx" in err[0], err
+        assert not out.exists()
+    assert _digest(model) == before

@@ -144,6 +144,12 @@ def cmd_analyze(args) -> int:
     return 0
 
 
+def _num(v: float) -> str:
+    """A metric with 4 decimals; a value that rounds to zero prints as 0.0000, never -0.0000."""
+    text = f"{v:.4f}"
+    return "0.0000" if text == "-0.0000" else text
+
+
 def cmd_autotune(args) -> int:
     from workbench.core import api
     from workbench.core.autotune import autotune
@@ -158,35 +164,45 @@ def cmd_autotune(args) -> int:
                        allow_code=args.allow_code, rank=args.rank, progress=progress)
     finally:
         progress.close()
-    print(f"metric {args.metric}: float {res.metric_float:.4f}, all quantized {res.metric_before:.4f}, "
-          f"after autotune {res.metric_after:.4f} ({len(res.promoted)} units promoted to {args.promote_to}; "
+    print(f"metric {args.metric}: float {_num(res.metric_float)}, all quantized {_num(res.metric_before)}, "
+          f"after autotune {_num(res.metric_after)} ({len(res.promoted)} units promoted to {args.promote_to}; "
           f"target {'met' if res.met else 'NOT met'})")
     print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s}")
     for pt in res.curve:
         mib = "?" if pt.weight_bytes is None else f"{pt.weight_bytes / 2**20:.4f}"
         gbops = "?" if pt.bops is None else f"{pt.bops / 1e9:.4f}"
-        print(f"{pt.promoted:8d} {pt.metric:10.4f} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
+        print(f"{pt.promoted:8d} {_num(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
     if args.curve_json:
         from workbench.core.atomic import atomic_write_bytes
 
         doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
                "curve": [pt.to_json() for pt in res.curve]}
         atomic_write_bytes(Path(args.curve_json), (json.dumps(doc, indent=2) + "\n").encode())
-    print(res.recipe.to_json())
     api.export(res.result, args.output)
     print(f"wrote {args.output}")
     if args.recipe_out:
         from workbench.core.atomic import atomic_write_bytes
 
         atomic_write_bytes(Path(args.recipe_out), res.recipe.to_json().encode())
+        print(f"wrote the tuned recipe to {args.recipe_out}")
+    else:
+        print(res.recipe.to_json())
     return 0 if res.met else 1
 
 
 def cmd_convert(args) -> int:
     from workbench.core.convert import conversion_report, convert_file
-    from workbench.core.qonnx_reader import read_qonnx
+    from workbench.core.qonnx_reader import QONNX_OPS, read_qonnx
 
-    report = conversion_report(read_qonnx(args.input), args.to)
+    proto = read_qonnx(args.input)
+    quant_ops = QONNX_OPS if args.to == "qdq" else {"QuantizeLinear", "DequantizeLinear"}
+    if not any(n.op_type in quant_ops for n in proto.graph.node):
+        have = "QONNX Quant" if args.to == "qdq" else "QuantizeLinear / DequantizeLinear"
+        print(f"error: {args.input} has no {have} nodes: nothing to convert to {args.to}; nothing written. "
+              f"Quantize the float model first (workbench-cli quantize {args.input} ... "
+              f"--format {args.to}).", file=sys.stderr)
+        return 2
+    report = conversion_report(proto, args.to)
     for node, reason in report:
         print(f"cannot convert {node}: {reason}")
     if report and not args.partial:
