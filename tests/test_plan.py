@@ -109,8 +109,21 @@ def test_conflicting_specs_pick_producer_and_report():
     plan = _plan(proto, **recipe)
     assert plan.activations["c"].dtype == "uint8"
     assert plan.activations["Y"].dtype == "int8"
-    assert [(i.node, i.severity) for i in plan.issues] == [("conv", "warning")]
-    assert "'c'" in plan.issues[0].message
+    assert [(i.node, i.severity) for i in plan.issues] == [("conv", "info")]  # resolved: a note, not a warning
+    assert plan.issues[0].message.startswith("tensor 'c' is quantized as 'conv' asks (uint8, symmetric=False)")
+    assert "asked for (int8, symmetric=False)." in plan.issues[0].message
+
+
+def test_uint8_full_range_weights_do_not_warn_about_saturation(monkeypatch):
+    """onnxruntime's u8 x u8 kernels use 16-bit products: only int8 weights saturate without VNNI."""
+    import workbench.core.presets as presets
+
+    monkeypatch.setattr(presets, "cpu_needs_reduce_range", lambda: True)
+    proto, _ = tiny_model("maxpool", opset=13)
+    u8 = [Rule(op_type="Conv", weight=PartialSpec(dtype="uint8", symmetric=True, reduce_range=False))]
+    assert not [i for i in _plan(proto, preset="cpu-u8s8", rules=u8).issues if "saturate" in i.message]
+    s8 = [Rule(op_type="Conv", weight=PartialSpec(reduce_range=False))]
+    assert [i for i in _plan(proto, preset="cpu-u8s8", rules=s8).issues if "saturate" in i.message]
 
 
 def test_unsupported_combinations_are_issues_not_exceptions():

@@ -96,7 +96,8 @@ def cmd_quantize(args) -> int:
     finally:
         progress.close()
     for issue in result.issues:
-        print(f"note: {getattr(issue, 'node', '')}: {getattr(issue, 'message', issue)}", file=sys.stderr)
+        kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
+        print(f"{kind}: {getattr(issue, 'node', '')}: {getattr(issue, 'message', issue)}", file=sys.stderr)
     out = api.export(result, args.output, format=args.format, model=model)
     units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
     print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")

@@ -172,8 +172,9 @@ def _warn_saturation(units: dict[str, NodeUnit], issues: list[PlanIssue], mode: 
 
     def full_range(q) -> bool:
         s = q.spec
-        return (q.role == "weight" and s.qtype.bits == 8 and not s.qtype.is_float and not s.reduce_range
-                and (mode == "static" or s.granularity == "per_channel"))
+        # int8 weights only: onnxruntime runs uint8 weights (u8 x u8) with 16-bit products, which do not saturate
+        return (q.role == "weight" and s.qtype.bits == 8 and s.qtype.signed and not s.qtype.is_float
+                and not s.reduce_range and (mode == "static" or s.granularity == "per_channel"))
 
     def act_8bit(u) -> bool:
         return u.config.activation is not None and u.config.activation.qtype.bits == 8
@@ -556,7 +557,10 @@ class _Builder:
             unit, spec, _ = self._chosen(t)
             others = sorted({r[1].model_dump_json() for r in reqs} - {spec.model_dump_json()})
             if others:
-                self.issues.append(PlanIssue(unit, "warning", f"tensor {t!r}: its producer and consumers "
-                                             f"ask for different activation specs; using {unit!r}'s "
-                                             f"({spec.dtype}, symmetric={spec.symmetric})."))
+                asked = sorted({f"({r[1].dtype}, symmetric={r[1].symmetric})" for r in reqs}
+                               - {f"({spec.dtype}, symmetric={spec.symmetric})"})
+                self.issues.append(PlanIssue(unit, "info", f"tensor {t!r} is quantized as {unit!r} asks "
+                                             f"({spec.dtype}, symmetric={spec.symmetric}); another unit reading "
+                                             f"it asked for {', '.join(asked) or 'other observer settings'}. "
+                                             "Give both the same activation rule to change it."))
             self.activations[t] = spec
