@@ -254,7 +254,7 @@ class _Run:
         inputs, inits, produced = main_graph_tensors(model.proto)
         direct = {t for t in observers if t in inputs or t in produced}
         specs = {t: o.spec for t, o in observers.items()}
-        self.deriver = Deriver(model.proto, find_derivations(model.proto, specs, direct) if DERIVE else {})
+        self.deriver = Deriver(model.proto, find_derivations(model.proto, specs, direct) if DERIVE else {}, observers)
         self.derived = self.deriver.derivations
         roots = {d.source for d in self.derived.values()}
         self.merges = find_merges(model.proto, specs, direct | set(self.derived), roots) if DERIVE else {}

@@ -140,12 +140,16 @@ class Deriver:
         The prepared model the derivations were found in.
     derivations : dict[str, Derivation]
         From :func:`find_derivations`. When onnxruntime refuses the small model of the derived
-        nodes (an operator without a kernel for the tensor's dtype), :attr:`derivations` is
-        emptied with a logged warning, so those tensors are fetched instead: calibration never
-        fails at the end because of a derivation.
+        nodes (an operator without a kernel for the tensor's dtype) or fails a trial run of it,
+        :attr:`derivations` is emptied with a logged warning, so those tensors are fetched
+        instead: calibration never fails at the end because of a derivation.
+    observers : dict[str, Observer], optional
+        The observers the derivations will read and fill: the trial run then uses the point
+        counts :meth:`apply` will evaluate (2, ``GRID`` or the source's bins + 1).
     """
 
-    def __init__(self, proto: onnx.ModelProto, derivations: dict[str, Derivation]):
+    def __init__(self, proto: onnx.ModelProto, derivations: dict[str, Derivation],
+                 observers: dict[str, Observer] | None = None):
         self.derivations = dict(derivations)
         self._session: ort.InferenceSession | None = None
         self._dtypes: dict[str, np.dtype] = {}
@@ -153,6 +157,9 @@ class Deriver:
             return
         try:
             self._session = self._build(proto)
+            if observers is not None:
+                self._session.run(None, {f"x{k}": np.zeros(_count(d, observers), self._dtypes[d.tensor])
+                                         for k, d in enumerate(self.derivations.values())})
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
             log.warning("Derived observers disabled (onnxruntime cannot run the derived nodes: %s); "
                         "their tensors are observed directly.", str(exc).strip()[:200])
@@ -227,6 +234,14 @@ class Deriver:
             big = float(np.finfo(np.float32).max)
             fy = np.nan_to_num(fy.astype(np.float64), nan=0.0, posinf=big, neginf=-big)
             _fill(dst, fy, mass[d.tensor], d.sign)
+
+
+def _count(d: Derivation, observers: dict[str, Observer]) -> int:
+    """How many points :func:`_points` gives for ``d`` once its source has seen data."""
+    src, dst = observers[d.source], observers[d.tensor]
+    if isinstance(dst, HistogramObserver):
+        return src.num_bins + 1
+    return GRID if d.sign == 0 else 2
 
 
 def _fill(dst: Observer, fy: np.ndarray, mass: np.ndarray | None, sign: int) -> None:
