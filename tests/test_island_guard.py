@@ -91,3 +91,16 @@ def test_model_without_compute_units_is_quantized_as_asked(tmp_path):
 
     model = prepare_proto(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
     assert float_islands(api.plan(model, api.make_recipe("cpu-u8s8"))) == {}
+
+
+def test_guarded_plan_shows_what_quantize_keeps_float():
+    """api.plan(guard=True) (what the app shows before calibration) excludes the island as quantize does."""
+    from workbench.core.model import prepare_proto
+
+    model = prepare_proto(_state_model())
+    recipe = api.make_recipe("cpu-u8s8")
+    plain, guarded = api.plan(model, recipe), api.plan(model, recipe, guard=True)
+    assert not plain.units["concat"].excluded and not plain.units["add"].excluded
+    assert guarded.units["concat"].excluded and guarded.units["add"].excluded and not guarded.units["conv"].excluded
+    assert set(guarded.activations) == {"X", "Y"}
+    assert {i.node for i in guarded.issues if i.message.startswith("kept in float")} == {"concat", "add"}

@@ -108,16 +108,23 @@ def resolve(model: PreparedModel, recipe: Recipe, node: str) -> ResolvedNode:
     return resolve_node(recipe, node, node_op_type(model, node))
 
 
-def plan(model: PreparedModel, recipe: Recipe):
+def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False):
     """Resolve ``recipe`` against ``model`` -> QuantPlan (units, activations, issues).
 
     Units whose dtypes need an opset the model cannot be converted to are excluded and reported
     (:mod:`workbench.core.opset_fit`), so the plan says what the written model will hold.
+    ``guard=True`` also keeps element-wise islands float as :func:`quantize` does by default
+    (:mod:`workbench.core.island_guard`; its notes are added to ``issues``), so an app shows
+    before calibration the units that will really be quantized.
     """
     from workbench.core.opset_fit import fit_opset
     from workbench.core.plan import build_plan
 
-    return fit_opset(model, recipe, build_plan(model, recipe), build_plan)
+    the_plan = fit_opset(model, recipe, build_plan(model, recipe), build_plan)
+    if guard:
+        the_plan, _, notes = _guard_islands(model, recipe, the_plan)
+        the_plan.issues = list(the_plan.issues) + notes
+    return the_plan
 
 
 def open_data_source(data: Any, model: PreparedModel):

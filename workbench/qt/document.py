@@ -97,7 +97,7 @@ class Document(QObject):
         if self.model is None:
             return
         try:
-            self.plan = api.plan(self.model, self.recipe)
+            self.plan = api.plan(self.model, self.recipe, guard=True)
         except WorkbenchError as exc:
             self.plan_error = str(exc)
         except Exception as exc:  # noqa: BLE001 - shown in the inspector, never thrown at the user

@@ -58,7 +58,7 @@ def _phase(progress, name: str):
 def _quantize_with_cache(api, model, recipe, payload, progress, cancel):
     """Calibrate (reusing the payload's cache when ``reuse``) and write the model in memory."""
     previous = _calibration(payload) if payload.get("reuse", True) else None
-    the_plan = api.plan(model, recipe)
+    the_plan = api.plan(model, recipe, guard=True)  # what quantize() below calibrates
     calib = previous
     if the_plan.mode == "static" and the_plan.activations:
         have = previous.qparams() if previous is not None else {}
