@@ -96,11 +96,18 @@ def test_sweep_click_colour_apply_undo(qtbot, window, open_file, corpus):
         assert window.doc.recipe.overrides[node].exclude is True
         assert window.doc.plan.units[node].excluded
     assert set(window.doc.recipe.overrides) == set(suggestion)
+    # the table marks the applied units and the action is spent until the recipe changes back
+    panel = window.sensitivity
+    marked = {panel.node_at(r) for r in range(panel.table.rowCount())
+              if "Kept in float" in panel.table.item(r, 0).toolTip()}
+    assert marked == set(suggestion) and panel.pending() == []
+    assert not window.act_apply_suggestion.isEnabled() and "applied" in panel.summary.text()
 
     # Edit > Undo restores the recipe exactly; Redo re-applies it
     window.act_undo.trigger()
     assert window.doc.recipe.model_dump() == original
     assert not any(window.doc.plan.units[n].excluded for n in suggestion)
+    assert panel.pending() == suggestion and window.act_apply_suggestion.isEnabled()
     window.act_redo.trigger()
     assert all(window.doc.recipe.overrides[n].exclude for n in suggestion)
 

@@ -433,6 +433,9 @@ class MainWindow(QMainWindow):
         if not nodes:
             self.set_status("No suggestion yet: run the sensitivity sweep first (F7).")
             return []
+        if not self.sensitivity.pending():
+            self.set_status("The suggestion is already applied.")
+            return []
         if push_edit(self.doc, set_exclude(self.doc.recipe, nodes, True),
                      f"Keep {len(nodes)} sensitive unit(s) in float"):
             self.set_status(f"Kept {len(nodes)} unit(s) in float: {', '.join(nodes)} (Ctrl+Z undoes).")
@@ -541,6 +544,9 @@ class MainWindow(QMainWindow):
 
     @guarded
     def _on_recipe_changed(self) -> None:
+        units = self.doc.plan.units if self.doc.plan is not None else {}
+        self.sensitivity.set_float({n for n, u in units.items() if u.excluded})
+        self._update_actions()
         self.canvas.set_node_values(dtypes=self.doc.node_dtypes())
         self.canvas.set_badges(self.doc.issue_badges())
         self._update_title()
@@ -609,7 +615,7 @@ class MainWindow(QMainWindow):
             act.setEnabled(has_model and not busy)
         self.act_sensitivity.setEnabled(has_model and not busy)
         self.sensitivity.run_button.setEnabled(has_model and not busy)
-        self.act_apply_suggestion.setEnabled(bool(self.doc.suggestion))
+        self.act_apply_suggestion.setEnabled(bool(self.sensitivity.pending()))
         self.act_cancel.setEnabled(busy)
 
     def _update_title(self, *_args) -> None:

@@ -64,6 +64,7 @@ class SensitivityPanel(QWidget):
         super().__init__(parent)
         self.result: SweepResult | None = None
         self.suggestion: list[str] = []
+        self.float_nodes: set[str] = set()
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.run_button = QPushButton("Run sweep")
@@ -110,10 +111,35 @@ class SensitivityPanel(QWidget):
                 self.table.setItem(i, 2 + c, _Num(getattr(r, key)))
         self.table.setSortingEnabled(True)
         self.table.sortItems(2, Qt.SortOrder.AscendingOrder)
-        self.apply_button.setEnabled(bool(self.suggestion))
-        self.apply_button.setToolTip(f"Keep in float: {', '.join(self.suggestion)}" if self.suggestion else
-                                     "No unit gains enough end to end from staying in float")
+        self.set_float(self.float_nodes)
+
+    def set_float(self, nodes: set[str]) -> None:
+        """Mark the rows of units the current recipe keeps in float (greyed, tooltip) and enable
+        "Apply suggestion" only while part of the suggestion is not applied yet."""
+        self.float_nodes = set(nodes)
+        grey = self.palette().color(self.foregroundRole())
+        grey.setAlpha(110)
+        for row in range(self.table.rowCount()):
+            item, node = self.table.item(row, 0), self.node_at(row)
+            is_float = node in self.float_nodes
+            for col in range(self.table.columnCount()):
+                cell = self.table.item(row, col)
+                cell.setForeground(grey if is_float else self.palette().color(self.foregroundRole()))
+            tips = (["Suggested: keep in float"] if node in self.suggestion else []) + (
+                ["Kept in float by the current recipe"] if is_float else [])
+            item.setToolTip("; ".join(tips))
+        pending = self.pending()
+        self.apply_button.setEnabled(bool(pending))
+        if pending:
+            self.apply_button.setToolTip(f"Keep in float: {', '.join(pending)}")
+        else:
+            self.apply_button.setToolTip("The suggestion is applied" if self.suggestion else
+                                         "No unit gains enough end to end from staying in float")
         self.summary.setText(self._summary())
+
+    def pending(self) -> list[str]:
+        """Suggested units the current recipe still quantizes."""
+        return [n for n in self.suggestion if n not in self.float_nodes]
 
     def _summary(self) -> str:
         res = self.result
@@ -125,6 +151,7 @@ class SensitivityPanel(QWidget):
         if self.suggestion:
             text += f" Suggestion: keep {len(self.suggestion)} in float ({', '.join(self.suggestion[:3])}" + \
                     (" ...)" if len(self.suggestion) > 3 else ")")
+            text += " - applied." if not self.pending() else ""
         return text + " Click a row to select the node."
 
     def node_at(self, row: int) -> str:
