@@ -35,7 +35,7 @@ def headless(win):
                              executor=InlineExecutor())
 
 
-def test_sweep_click_colour_apply_undo(qtbot, window, open_file, corpus):
+def test_sweep_click_colour_apply_undo(qtbot, window, open_file, corpus, tmp_path):
     open_file(window, corpus / DIGITS)
     assert window.act_sensitivity.shortcut() == QKeySequence("F7")
     assert window.act_sensitivity in window.menuBar().actions()[-2].menu().actions()  # Run menu
@@ -110,6 +110,22 @@ def test_sweep_click_colour_apply_undo(qtbot, window, open_file, corpus):
     assert panel.pending() == suggestion and window.act_apply_suggestion.isEnabled()
     window.act_redo.trigger()
     assert all(window.doc.recipe.overrides[n].exclude for n in suggestion)
+
+    # the sweep is saved in the project and shown again when it is reopened (applied rows marked)
+    from workbench.qt.app_window import MainWindow
+
+    proj = window.save_project_to(tmp_path / "sweep.wbproj")
+    win2 = MainWindow()
+    qtbot.addWidget(win2)
+    try:
+        open_file(win2, proj)
+        qtbot.waitUntil(lambda: win2.sensitivity.table.rowCount() == panel.table.rowCount(), timeout=10_000)
+        rows = lambda p: [(p.node_at(r), p.table.item(r, 2).text()) for r in range(p.table.rowCount())]  # noqa: E731
+        assert rows(win2.sensitivity) == rows(panel)
+        assert win2.doc.suggestion == suggestion and win2.sensitivity.pending() == []
+        assert not win2.act_apply_suggestion.isEnabled()
+    finally:
+        win2.close()
 
 
 def test_sweep_cancel_keeps_previous_state(qtbot, window, open_file, corpus):

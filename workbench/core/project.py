@@ -8,6 +8,10 @@ Schema (``schema_version`` 1)::
      "calibration": {...CalibrationResult.to_json()...} | null, "results": {...} | null,
      "allow_code": false}
 
+``results`` is what the app last showed: per-unit errors, qparams, issues and the recipe they were
+computed with, and under ``"sensitivity"`` the last sweep (``SweepResult.to_json()``, suggestion,
+recipe). Headless replays ignore it.
+
 Never pickle; code (Python readers / metrics) runs only if ``allow_code`` is true in the file.
 Older schemas are migrated by :data:`MIGRATIONS`; newer ones are refused.
 """

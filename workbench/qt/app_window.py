@@ -337,12 +337,24 @@ class MainWindow(QMainWindow):
             self._on_spec_changed()
             self.doc.calibration = project.calibration
             results = dict(project.results or {})
+            sweep = results.pop("sensitivity", None)
             if results:
                 results["calibration"] = project.calibration
                 self.doc.set_results(results)
+            if sweep:
+                self._restore_sensitivity(sweep)
             self.doc.undo_stack.setClean()
 
         self.open_model(model_path, on_loaded=restore)
+
+    def _restore_sensitivity(self, sweep: dict) -> None:
+        """Show a sweep saved in the project; a damaged one is reported and skipped."""
+        try:
+            self.doc.set_sensitivity({k: v for k, v in sweep.items() if k != "calibration"})
+        except Exception as exc:  # noqa: BLE001 - a damaged project section must not stop the project opening
+            log.warning("Saved sensitivity sweep not restored: %s", exc)
+            self.set_status(f"The project's saved sensitivity sweep is unreadable ({type(exc).__name__}); "
+                            "run the sweep again (F7).")
 
     # ------------------------------------------------------------------ saving and export
     @guarded
@@ -368,7 +380,10 @@ class MainWindow(QMainWindow):
         path = Path(path).resolve()
         project = new_project(self.doc.model_path, self.doc.recipe, data=self.doc.data, samples=self.doc.samples)
         project.calibration = self.doc.calibration
-        project.results = self.doc.results_json()
+        results = self.doc.results_json() or {}
+        if self.doc.sensitivity is not None:
+            results["sensitivity"] = self.doc.sensitivity_json()
+        project.results = results or None
         project.allow_code = bool(self.doc.data and self.doc.data.get("allow_code"))
         save_project(project, path)
         self.doc.project_path = path

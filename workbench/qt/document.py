@@ -182,6 +182,13 @@ class Document(QObject):
         return {"errors": [r.to_json() for r in self.errors], "qparams": self.qparams,
                 "issues": self.issues, "recipe": self.result_recipe}
 
+    def sensitivity_json(self) -> dict | None:
+        """The sweep as :meth:`set_sensitivity` takes it back (saved in the project's results)."""
+        if self.sensitivity is None:
+            return None
+        return {"sweep": self.sensitivity.to_json(), "suggestion": list(self.suggestion),
+                "recipe": self.sensitivity_recipe}
+
     def payload(self, **extra: Any) -> dict:
         """JSON-safe payload for an engine job on this document."""
         return {"model_path": str(self.model_path), "recipe": self.recipe.to_json(),
