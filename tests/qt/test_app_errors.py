@@ -166,3 +166,16 @@ def test_job_errors_keep_their_class(qtbot):
     assert type(err).__name__ == "InternalError" and "simulated bug" in err.message
     assert "Traceback" in err.details
     qtbot.waitUntil(lambda: not job.running)
+
+
+def test_damaged_saved_sweep_is_reported_and_the_project_opens(qtbot, window, open_file, corpus, tmp_path):
+    import json
+
+    _model, proj = _project(qtbot, window, open_file, corpus, tmp_path)
+    doc = json.loads(proj.read_text())
+    doc["results"] = {"sensitivity": {"sweep": {"rows": "not rows"}, "suggestion": []}}
+    proj.write_text(json.dumps(doc))
+    open_file(window, proj)
+    qtbot.waitUntil(lambda: "sensitivity sweep is unreadable" in window.status_label.text(), timeout=10_000)
+    assert window.doc.model is not None and window.doc.sensitivity is None
+    assert window.sensitivity.table.rowCount() == 0

@@ -308,8 +308,7 @@ class MainWindow(QMainWindow):
         data = default_data_for(path)
         self.calibration.set_data_spec({"kind": "npz", "path": str(data)} if data else None, None)
         self._on_spec_changed()
-        if on_loaded is not None:
-            on_loaded(model)
+        extra = on_loaded(model) if on_loaded is not None else None  # a note for the status line
         self.canvas.set_model(model.proto)
         self.errors.clear_histogram()
         settings.add_recent_file(self.doc.project_path or path)
@@ -317,7 +316,7 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._update_actions()
         notes = f" ({len(model.notes)} preparation notes)" if model.notes else ""
-        self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}.")
+        self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}." + (f" {extra}" if extra else ""))
         self.modelOpened.emit(str(path))
 
     def open_project(self, path: str | Path) -> None:
@@ -325,7 +324,7 @@ class MainWindow(QMainWindow):
         project = load_project(path)
         model_path = project.model_path(path)
 
-        def restore(_model) -> None:
+        def restore(_model) -> str | None:
             self.doc.project_path = path
             self.doc.allow_code = project.allow_code
             self.doc.undo_stack.clear()
@@ -341,20 +340,22 @@ class MainWindow(QMainWindow):
             if results:
                 results["calibration"] = project.calibration
                 self.doc.set_results(results)
-            if sweep:
-                self._restore_sensitivity(sweep)
+            note = self._restore_sensitivity(sweep) if sweep else None
             self.doc.undo_stack.setClean()
+            return note
 
         self.open_model(model_path, on_loaded=restore)
 
-    def _restore_sensitivity(self, sweep: dict) -> None:
-        """Show a sweep saved in the project; a damaged one is reported and skipped."""
+    def _restore_sensitivity(self, sweep: dict) -> str | None:
+        """Show a sweep saved in the project; a damaged one is skipped and described in the returned note."""
         try:
             self.doc.set_sensitivity({k: v for k, v in sweep.items() if k != "calibration"})
         except Exception as exc:  # noqa: BLE001 - a damaged project section must not stop the project opening
             log.warning("Saved sensitivity sweep not restored: %s", exc)
-            self.set_status(f"The project's saved sensitivity sweep is unreadable ({type(exc).__name__}); "
-                            "run the sweep again (F7).")
+            self.doc.sensitivity, self.doc.suggestion = None, []
+            return (f"The project's saved sensitivity sweep is unreadable ({type(exc).__name__}); "
+                    "run the sweep again (F7).")
+        return None
 
     # ------------------------------------------------------------------ saving and export
     @guarded
