@@ -55,7 +55,7 @@ BINARY = ("Add", "Sub", "Mul", "Div")
 
 @dataclass(frozen=True)
 class Cone:
-    """``tensor = F(root)`` through ``nodes`` (graph order); ``sign`` the direction of F (+1, -1, 0)."""
+    """``tensor = F(root)`` through ``nodes`` (topological order); ``sign`` the direction of F (+1, -1, 0)."""
 
     tensor: str
     root: str
@@ -150,11 +150,18 @@ def find_cone(proto: onnx.ModelProto, tensor: str, graph: _Graph | None = None) 
     if len(roots) != 1 or tensor in roots:
         return None
     root = next(iter(roots))
-    ordered = [nodes[i] for i in sorted(nodes)]
     sign: dict[str, int] = {root: 1}
-    for n in ordered:
-        ins, direction = _step(n, graph)
-        sign[n.output[0]] = direction([sign[i] for i in ins])
+    ordered: list[onnx.NodeProto] = []
+    pending = [nodes[i] for i in sorted(nodes)]
+    while pending:  # topological order even when the graph lists the nodes out of order
+        ready = [n for n in pending if all(i in sign for i in _step(n, graph)[0])]
+        if not ready:
+            return None
+        for n in ready:
+            ins, direction = _step(n, graph)
+            sign[n.output[0]] = direction([sign[i] for i in ins])
+            ordered.append(n)
+        pending = [n for n in pending if n.output[0] not in sign]
     return Cone(tensor, root, tuple(ordered), sign[tensor])
 
 

@@ -19,11 +19,13 @@ onnxruntime. For a non-decreasing ``F``:
 For any other ``F`` (SiLU dips to -0.2785 at x = -1.2785, GELU to -0.1700 at x = -0.7518):
 
 * a MinMax range of ``y`` is the smallest and largest ``F`` on a grid of ``GRID`` points from
-  ``min x`` to ``max x``, both ends included: it holds every value ``F`` takes between them up to
-  the curvature at an interior extremum times (span / GRID)**2, so it can only be wider than the
-  observed one, by the gap between ``F``'s dip and the observed value nearest to it
-  (nudenet_320n's 57 SiLU outputs and minilm_l6_v2's GELUs: see tests/test_derived_cones.py);
-* a histogram of ``y`` is pushed forward bin by bin (:mod:`~workbench.core.observers.pushforward`).
+  ``min x`` to ``max x``, both ends included, refined ``REFINE`` times around the extremes found
+  (``ZOOM`` points between the grid neighbours each time, so a dip narrower than the grid spacing
+  is not missed: Tanh(x)**2 over [-3000, 3000]). It holds every value ``F`` takes between them, so
+  it can only be wider than the observed one, by the gap between ``F``'s dip and the observed
+  value nearest to it (nudenet_320n's 57 SiLU outputs: within 5e-7 of the span);
+* a histogram of ``y`` is pushed forward bin by bin (:mod:`~workbench.core.observers.pushforward`),
+  with the bins holding a refined extreme split there, so its value is an edge.
 
 Fetching ``y`` as an extra graph output is what costs: it keeps onnxruntime from fusing the
 operators (Sigmoid * Mul -> QuickGelu, the Erf chain -> Gelu), and onnxruntime reorders every
@@ -63,6 +65,8 @@ from workbench.core.recipe import Granularity, QuantSpec
 log = logging.getLogger(__name__)
 #: Points F is evaluated at between min x and max x for the MinMax range of a non-monotonic F.
 GRID = 4097
+#: Zoom rounds around the smallest / largest F found, and points per round (see Deriver.apply).
+REFINE, ZOOM = 3, 129
 __all__ = ["GRID", "MONOTONIC", "Derivation", "Deriver", "find_derivations"]
 
 
@@ -208,6 +212,11 @@ class Deriver:
     def apply(self, observers: dict[str, Observer]) -> None:
         """Fill ``observers[d.tensor]`` from ``observers[d.source]`` for every derivation (in place).
 
+        F is evaluated at the points of :func:`_points`; for an F not known to be monotonic (and for
+        one that overflows float32 at the points) also around the smallest and largest value found,
+        ``REFINE`` times zooming in (:meth:`_extremes`), so a dip or bump narrower than the grid
+        spacing is not missed.
+
         Raises
         ------
         CalibrationError
@@ -215,25 +224,74 @@ class Deriver:
         """
         if not self.derivations:
             return
-        feed, mass = {}, {}
-        for k, d in enumerate(self.derivations.values()):
+        items = list(self.derivations.values())
+        pts, counts, signs = [], [], []
+        for d in items:
             src, dst = observers[d.source], observers[d.tensor]
             dst.count, dst.nonfinite, dst.batches = src.count, src.nonfinite, src.batches
-            pts, mass[d.tensor] = _points(src, isinstance(dst, HistogramObserver), d.sign)
-            feed[f"x{k}"] = pts.astype(self._dtypes[d.tensor])
+            p, c = _points(src, isinstance(dst, HistogramObserver), d.sign)
+            pts.append(p.astype(self._dtypes[d.tensor]))
+            counts.append(c)
+            signs.append(d.sign)
+        fys = self._eval(pts)
+        for k in range(len(items)):  # a MinMax y whose F overflows at [min, max]: look at a grid instead
+            if counts[k] is None and signs[k] != 0 and not np.all(np.isfinite(fys[k])):
+                signs[k] = 0
+                pts[k] = np.linspace(pts[k][0], pts[k][-1], GRID).astype(pts[k].dtype)
+        redo = [k for k in range(len(items)) if pts[k].size != fys[k].size]
+        if redo:
+            fresh = self._eval([pts[k] if k in redo else pts[k][:1] for k in range(len(items))])
+            for k in redo:
+                fys[k] = fresh[k]
+        extremes = self._extremes(pts, fys, signs, [observers[d.tensor].count > 0 for d in items])
+        for k, d in enumerate(items):
+            dst = observers[d.tensor]
+            if dst.count:
+                _fill(dst, pts[k].astype(np.float64), fys[k], counts[k], signs[k], extremes.get(k))
+
+    def _eval(self, pts: list[np.ndarray]) -> list[np.ndarray]:
+        """F of every derivation at its points (flattened float64: a constant of shape [1, 1, 1] adds axes)."""
         try:
-            values = self._session.run(None, feed)
+            values = self._session.run(None, {f"x{k}": p for k, p in enumerate(pts)})
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
             raise CalibrationError(f"onnxruntime cannot evaluate the derived ranges: {str(exc).strip()[:400]}",
                                    hint="Set workbench.core.calibrate.DERIVE = False to observe every "
                                         "tensor directly.") from None
-        for d, fy in zip(self.derivations.values(), values, strict=True):
-            dst = observers[d.tensor]
-            if dst.count == 0:
+        return [np.asarray(v, np.float64).reshape(-1) for v in values]
+
+    def _extremes(self, pts, fys, signs, active) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """``k -> (x, F(x))`` at the smallest and largest F found by zooming in ``REFINE`` times on the
+        grid neighbours of the current extremes (``ZOOM`` points each), for every non-monotonic F."""
+        todo = [k for k in range(len(pts)) if signs[k] == 0 and active[k] and pts[k].size > 2]
+        best: dict[int, list[tuple[float, float, float, float]]] = {}  # per k: [(a, b, x, fx)] for min, max
+        for k in todo:
+            p, f = pts[k].astype(np.float64), np.where(np.isfinite(fys[k]), fys[k], np.nan)
+            if np.all(np.isnan(f)):
                 continue
-            big = float(np.finfo(np.float32).max)
-            fy = np.nan_to_num(fy.astype(np.float64), nan=0.0, posinf=big, neginf=-big)
-            _fill(dst, fy, mass[d.tensor], d.sign)
+            best[k] = [_bracket(p, i, f[i]) for i in (int(np.nanargmin(f)), int(np.nanargmax(f)))]
+        for _ in range(REFINE):
+            if not best:
+                break
+            feed = [pts[k][:1] for k in range(len(pts))]
+            for k, brs in best.items():
+                feed[k] = np.concatenate([np.linspace(a, b, ZOOM) for a, b, _x, _f in brs]).astype(pts[k].dtype)
+            out = self._eval(feed)
+            for k, brs in best.items():
+                xs = feed[k].astype(np.float64)
+                for j, (pick, better) in enumerate(((np.nanargmin, np.less), (np.nanargmax, np.greater))):
+                    seg_x, seg_f = xs[j * ZOOM:(j + 1) * ZOOM], out[k][j * ZOOM:(j + 1) * ZOOM]
+                    seg_f = np.where(np.isfinite(seg_f), seg_f, np.nan)
+                    if np.all(np.isnan(seg_f)):
+                        continue
+                    i = int(pick(seg_f))
+                    if better(seg_f[i], brs[j][3]):
+                        brs[j] = _bracket(seg_x, i, seg_f[i])
+        return {k: (np.array([b[2] for b in brs]), np.array([b[3] for b in brs])) for k, brs in best.items()}
+
+
+def _bracket(p: np.ndarray, i: int, fx: float) -> tuple[float, float, float, float]:
+    """``(left neighbour, right neighbour, x, F(x))`` of point ``i`` of the sorted points ``p``."""
+    return float(p[max(i - 1, 0)]), float(p[min(i + 1, p.size - 1)]), float(p[i]), float(fx)
 
 
 def _count(d: Derivation, observers: dict[str, Observer]) -> int:
@@ -244,27 +302,54 @@ def _count(d: Derivation, observers: dict[str, Observer]) -> int:
     return GRID if d.sign == 0 else 2
 
 
-def _fill(dst: Observer, fy: np.ndarray, mass: np.ndarray | None, sign: int) -> None:
-    """Set ``dst``'s state from F at the points of :func:`_points`."""
-    if sign == 1:
+def _fill(dst: Observer, x: np.ndarray, fy: np.ndarray, counts: np.ndarray | None, sign: int,
+          extremes: tuple[np.ndarray, np.ndarray] | None) -> None:
+    """Set ``dst``'s state from F at the points ``x`` of :func:`_points` (plus refined ``extremes``).
+
+    Values F sends past the float32 range (it overflows, as ``x * x`` does for |x| > 1.8e19) are
+    non-finite in the real tensor too: a histogram counts their bins as non-finite; a MinMax range
+    keeps the finite values only.
+    """
+    finite = np.isfinite(fy)
+    if not finite.all():
+        log.warning("Calibration: %s overflows float32 for part of its input's range (inputs near 1e19 or "
+                    "more?); its range is taken from the finite values. Check the calibration data, or set "
+                    "workbench.core.calibrate.DERIVE = False to observe it directly.", dst.tensor)
+    if sign == 1 and finite.all():
         # onnxruntime's saturating kernels (Sigmoid, Tanh) wiggle in the last ulp: keep F(vmin) and
         # F(vmax) as computed, make the points in between non-decreasing and inside them
         fy = np.clip(np.maximum.accumulate(fy), fy[0], max(fy[0], fy[-1]))
-        if mass is None:
+        if counts is None:
             dst._min, dst._max = float(fy[0]), float(fy[-1])
         else:
-            dst.hists = [StreamingHistogram.from_cdf(fy, mass, dst.num_bins)]
-    elif mass is None:
-        dst._min, dst._max = float(fy.min()), float(fy.max())
-    else:
-        dst.hists = [push_forward(fy, mass, dst.num_bins)]
+            dst.hists = [StreamingHistogram.from_cdf(fy, np.concatenate([[0], np.cumsum(counts)]), dst.num_bins)]
+        return
+    if counts is None:
+        vals = fy[finite] if extremes is None else np.concatenate([fy[finite], extremes[1][np.isfinite(extremes[1])]])
+        dst._min, dst._max = (float(vals.min()), float(vals.max())) if vals.size else (0.0, 0.0)
+        return
+    m = np.asarray(counts, np.float64)
+    if extremes is not None:  # split the bins holding a dip / bump at it, so its value is an edge
+        for xe, fe in zip(*extremes, strict=True):
+            j = int(np.searchsorted(x, xe))
+            if 0 < j < x.size and x[j - 1] < xe < x[j] and np.isfinite(fe):
+                left = m[j - 1] * (xe - x[j - 1]) / (x[j] - x[j - 1])
+                m = np.concatenate([m[:j - 1], [left, m[j - 1] - left], m[j:]])
+                x, fy = np.insert(x, j, xe), np.insert(fy, j, fe)
+    bad = ~(np.isfinite(fy[:-1]) & np.isfinite(fy[1:]))
+    if bad.any():
+        lost = int(round(float(m[bad].sum())))
+        dst.nonfinite += lost
+        dst.count -= lost
+        m = np.where(bad, 0.0, m)
+        fy = np.where(np.isfinite(fy), fy, 0.0)
+    dst.hists = [push_forward(fy, m, dst.num_bins)]
 
 
 def _points(src: Observer, histogram: bool, sign: int) -> tuple[np.ndarray, np.ndarray | None]:
     """Where to evaluate F, and the mass there for a histogram ``y``.
 
-    A histogram ``y``: the source's bin edges clipped to its min / max, with the counts below each
-    edge (``sign`` +1: mapped CDF) or per bin (otherwise: push-forward). A MinMax ``y``: the
+    A histogram ``y``: the source's bin edges clipped to its min / max, with its counts per bin. A MinMax ``y``: the
     source's ``[min, max]``, or ``GRID`` points across it when F is not known to be monotonic.
     Empty sources: one dummy point.
     """
@@ -273,8 +358,7 @@ def _points(src: Observer, histogram: bool, sign: int) -> tuple[np.ndarray, np.n
     if isinstance(src, HistogramObserver):
         h = src.hists[0]
         if histogram:
-            edges = np.clip(h.edges, h.vmin, h.vmax)
-            return edges, (np.concatenate([[0], np.cumsum(h.counts)]) if sign == 1 else h.counts)
+            return np.clip(h.edges, h.vmin, h.vmax), h.counts
         lo, hi = h.vmin, h.vmax
     else:
         lo, hi = (float(v) for v in src.compute_range())

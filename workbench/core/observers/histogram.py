@@ -206,12 +206,14 @@ class StreamingHistogram:
         """
         if other.lo is None:
             return
-        if self.lo is None:
+        if self.lo is None and other.bins == self.bins:
             self.lo, self.width = other.lo, other.width
             self.counts = other.counts.copy()
             self.vmin, self.vmax = other.vmin, other.vmax
             self._layout_changed()
             return
+        if self.lo is None:  # another bin count: lay this histogram over other's range, then interpolate
+            self._init_range(other.lo, other.lo + other.bins * other.width)
         o_top = other.lo + other.bins * other.width
         if other.lo < self.lo or o_top > self.lo + (self.bins - 1) * self.width:
             self._grow(min(other.lo, other.vmin), max(o_top, other.vmax))

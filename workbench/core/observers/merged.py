@@ -79,19 +79,21 @@ def find_merges(proto: onnx.ModelProto, specs: dict[str, QuantSpec], observed: s
 
 
 def _sources(inputs: list[str], producer: dict[str, onnx.NodeProto], ready: set[str]) -> list[str] | None:
-    """The observed tensors whose values make up ``inputs``, or None if some input has none."""
+    """The observed tensors whose values make up ``inputs``, or None if some input has none.
+
+    The outputs of one Split that all feed the Concat (each once) stand for the Split's input
+    together, whether or not some of them are observed themselves (counted once either way).
+    """
     if any(not t for t in inputs):
         return None
     out: list[str] = []
-    splits: set[str] = set()
+    whole: set[str] = set()  # first output of each Split whose outputs all feed the Concat
     for t in inputs:
         p = producer.get(t)
-        if t not in ready and p is not None and p.op_type == "Split":
-            if p.output[0] in splits:
+        if p is not None and p.op_type == "Split" and sorted(p.output) == sorted(i for i in inputs if i in p.output):
+            if p.output[0] in whole:
                 continue
-            if sorted(p.output) != sorted(i for i in inputs if i in p.output):  # all outputs, each once
-                return None
-            splits.add(p.output[0])
+            whole.add(p.output[0])
             t = p.input[0]
         src = _through_rearranging(t, producer, ready)
         if src is None:
