@@ -167,6 +167,7 @@ def test_nonfinite_source_marks_cone_and_merge(tmp_path):
     rows = {t: sorted((s, c) for tt, s, c in res.nonfinite if tt == t) for t in ("C", "M", "H", "K")}
     assert rows["C"] and rows["M"] == rows["C"] and rows["H"] == rows["C"]
     assert res.observers["K"].nonfinite == res.observers["M"].nonfinite + res.observers["H"].nonfinite > 0
+    assert rows["K"] == [(s, 2 * c) for s, c in rows["M"]]  # one row per sample, M's and H's counts added
     assert all(np.isfinite(float(q.scale)) for q in res.qparams().values())
 
 

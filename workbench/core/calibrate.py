@@ -284,7 +284,12 @@ class _Run:
         for d in self.derived.values():
             rows += [(d.tensor, s, c) for t, s, c in rows if t == d.source]
         for m in self.merges.values():
-            rows += [(m.tensor, s, c) for src in m.sources for t, s, c in list(rows) if t == src]
+            per_sample: dict[int, int] = {}
+            for src in m.sources:
+                for t, s, c in rows:
+                    if t == src:
+                        per_sample[s] = per_sample.get(s, 0) + c
+            rows += [(m.tensor, s, c) for s, c in per_sample.items()]
 
     def close(self) -> None:
         if self.session is not None:
