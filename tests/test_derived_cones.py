@@ -34,6 +34,15 @@ def _const(name, v):
     return numpy_helper.from_array(np.array(v, np.float32), name)
 
 
+def _graph_model(nodes, inits, x_shape=(None, 4, 6), outputs=("Y",)):
+    vi = helper.make_tensor_value_info
+    g = helper.make_graph(nodes, "g", [vi("X", TensorProto.FLOAT, ["N", *x_shape[1:]])],
+                          [vi(o, TensorProto.FLOAT, None) for o in outputs], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 8
+    return m
+
+
 def _model(spread: float = 0.6):
     rng = np.random.default_rng(0)
     inits = [numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32) * spread, "W"),
@@ -58,11 +67,7 @@ def _model(spread: float = 0.6):
              n("ReduceSum", ["Q"], ["q1"], name="rq", keepdims=0),
              n("ReduceSum", ["R"], ["r1"], name="rr", keepdims=0),
              n("Sum", ["k1", "p1", "s1", "q1", "r1"], ["Y"], name="sum")]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 3, 8, 8])],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
-    m.ir_version = 8
-    return m
+    return _graph_model(nodes, inits, x_shape=(None, 3, 8, 8))
 
 
 class Plan:
@@ -298,15 +303,6 @@ def test_failed_trial_run_falls_back_to_fetching(tmp_path, monkeypatch, caplog):
 
 
 # -- regressions found by a bug hunt ------------------------------------------------------------------
-
-
-def _graph_model(nodes, inits, x_shape=(None, 4, 6), outputs=("Y",)):
-    vi = helper.make_tensor_value_info
-    g = helper.make_graph(nodes, "g", [vi("X", TensorProto.FLOAT, ["N", *x_shape[1:]])],
-                          [vi(o, TensorProto.FLOAT, None) for o in outputs], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
-    m.ir_version = 8
-    return m
 
 
 def _direct_and_derived(tmp_path, monkeypatch, proto, tensors, observer, x, **spec):
