@@ -104,6 +104,6 @@ def test_cli_recipe_out_replaces_the_printed_recipe(tmp_path, capsys):
 
 
 def test_metric_never_prints_negative_zero():
-    from workbench.cli import _num
+    from workbench.core.evaluate import fmt_metric
 
-    assert (_num(-0.0), _num(-0.00004), _num(-0.00006), _num(0.12345)) == ("0.0000", "0.0000", "-0.0001", "0.1235")
+    assert [fmt_metric(v) for v in (-0.0, -0.00004, -0.00006, 0.12345)] == ["0.0000", "0.0000", "-0.0001", "0.1235"]

@@ -157,3 +157,22 @@ def test_cancel_stops_between_batches(data):
 
     with pytest.raises(Cancelled):
         evaluate(tiny_model(1.0, B), tiny_model(1.1, B), data, batch_size=5, progress=progress, cancel=token)
+
+
+def test_cli_evaluate_prints_the_task_metric_of_both_models(tmp_path, data, arrays, capsys):
+    from workbench.cli import main
+
+    f, q = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(tiny_model(1.0, B), f)
+    onnx.save(tiny_model(-1.0, B), q)
+    x, labels = arrays["x"], arrays["gt_label"]
+    assert main(["evaluate", str(f), str(q), "--data", str(data), "--metric", "top1"]) == 0
+    line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("metric top1"))
+    assert line == (f"metric top1: float {np.mean(x.argmax(1) == labels):.4f}  "
+                    f"quantized {np.mean(x.argmin(1) == labels):.4f}")
+    user = tmp_path / "m.py"
+    user.write_text("def metric(outputs, batch):\n    return -0.0\n")
+    assert main(["evaluate", str(f), str(q), "--data", str(data), "--metric", str(user)]) == 2  # needs --allow-code
+    assert "allow-code" in capsys.readouterr().err
+    assert main(["evaluate", str(f), str(q), "--data", str(data), "--metric", str(user), "--allow-code"]) == 0
+    assert "metric metric: float 0.0000  quantized 0.0000" in capsys.readouterr().out  # never -0.0000

@@ -117,7 +117,12 @@ def cmd_evaluate(args) -> int:
     from workbench.core import api
 
     model = api.open_model(args.model)
-    report = api.evaluate(model, args.quantized, args.data, samples=args.samples)
+    metric = args.metric
+    if metric is not None and metric.endswith(".py"):
+        from workbench.core.metrics import load_metric
+
+        metric = load_metric(metric, allow_code=args.allow_code)
+    report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric=metric)
     text = report.format() if hasattr(report, "format") else str(report)
     print(text)
     return 0
@@ -145,15 +150,10 @@ def cmd_analyze(args) -> int:
     return 0
 
 
-def _num(v: float) -> str:
-    """A metric with 4 decimals; a value that rounds to zero prints as 0.0000, never -0.0000."""
-    text = f"{v:.4f}"
-    return "0.0000" if text == "-0.0000" else text
-
-
 def cmd_autotune(args) -> int:
     from workbench.core import api
     from workbench.core.autotune import autotune
+    from workbench.core.evaluate import fmt_metric
 
     model = api.open_model(args.model)
     recipe = _recipe_from_args(args)
@@ -165,14 +165,14 @@ def cmd_autotune(args) -> int:
                        allow_code=args.allow_code, rank=args.rank, progress=progress)
     finally:
         progress.close()
-    print(f"metric {args.metric}: float {_num(res.metric_float)}, all quantized {_num(res.metric_before)}, "
-          f"after autotune {_num(res.metric_after)} ({len(res.promoted)} units promoted to {args.promote_to}; "
+    print(f"metric {args.metric}: float {fmt_metric(res.metric_float)}, all quantized {fmt_metric(res.metric_before)}, "
+          f"after autotune {fmt_metric(res.metric_after)} ({len(res.promoted)} units promoted to {args.promote_to}; "
           f"target {'met' if res.met else 'NOT met'})")
     print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s}")
     for pt in res.curve:
         mib = "?" if pt.weight_bytes is None else f"{pt.weight_bytes / 2**20:.4f}"
         gbops = "?" if pt.bops is None else f"{pt.bops / 1e9:.4f}"
-        print(f"{pt.promoted:8d} {_num(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
+        print(f"{pt.promoted:8d} {fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
     if args.curve_json:
         from workbench.core.atomic import atomic_write_bytes
 
@@ -289,6 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("quantized")
     s.add_argument("--data", required=True, help="eval .npz")
     s.add_argument("--samples", type=_positive_int)
+    s.add_argument("--metric", help="also score a task metric on both models: top1, cosine, output_sqnr, "
+                   "detection_scores, or a .py file defining metric(outputs, batch) (needs --allow-code)")
+    s.add_argument("--allow-code", action="store_true", help="allow loading a Python metric file")
     s.set_defaults(func=cmd_evaluate)
 
     s = sub.add_parser("analyze", help="per-node-unit error of the quantized model, worst first")

@@ -377,11 +377,13 @@ def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples:
 
 
 def evaluate(float_model: Any, quant_model: Any, data: Any, *, samples: int | None = None,
-             progress: ProgressFn | None = None, cancel: CancelToken | None = None):
-    """Run float and quantized models over ``data``; per-output SQNR, cosine, max abs error."""
+             metric: Any = None, progress: ProgressFn | None = None, cancel: CancelToken | None = None):
+    """Run float and quantized models over ``data``; per-output SQNR, cosine, max abs error, and a
+    task metric on both when ``metric`` names one (see :func:`workbench.core.evaluate.evaluate`)."""
     from workbench.core.evaluate import evaluate as _evaluate
 
-    return _evaluate(float_model, quant_model, data, samples=samples, progress=progress, cancel=cancel)
+    return _evaluate(float_model, quant_model, data, samples=samples, metric=metric, progress=progress,
+                     cancel=cancel)
 
 
 def replay_project(project_path: str | Path, *, progress: ProgressFn | None = None,

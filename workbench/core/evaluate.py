@@ -92,7 +92,8 @@ class EvalReport:
             lines.append(f"{o.name:{width}s} {o.sqnr_db:9.2f} {o.cosine:9.5f} {o.max_abs_error:12.4g} "
                          f"{o.mse:10.3g}" + (f"  ({o.nonfinite} non-finite)" if o.nonfinite else ""))
         if self.metric is not None:
-            lines.append(f"metric {self.metric}: float {self.float_metric:.4f}  quantized {self.quant_metric:.4f}")
+            lines.append(f"metric {self.metric}: float {fmt_metric(self.float_metric)}  "
+                         f"quantized {fmt_metric(self.quant_metric)}")
         return "\n".join(lines)
 
     def to_json(self) -> dict:
@@ -102,6 +103,12 @@ class EvalReport:
         return {"samples": self.samples, "metric": self.metric, "float_metric": clean(self.float_metric),
                 "quant_metric": clean(self.quant_metric), "seconds": self.seconds, "notes": self.notes,
                 "outputs": [{k: clean(v) for k, v in asdict(o).items()} for o in self.outputs]}
+
+
+def fmt_metric(v: float) -> str:
+    """A metric with 4 decimals; a value that rounds to zero prints as 0.0000, never -0.0000."""
+    text = f"{v:.4f}"
+    return "0.0000" if text == "-0.0000" else text
 
 
 class _Accumulator:
