@@ -71,14 +71,23 @@ def find_merges(proto: onnx.ModelProto, specs: dict[str, QuantSpec], observed: s
         y = node.output[0]
         if y not in specs or y in outputs or y in keep or types.get(y) != onnx.TensorProto.FLOAT:
             continue
-        ready = (observed - {y}) | set(out)
-        sources = _sources(list(node.input), producer, ready)
+        sources = _sources(list(node.input), producer, _Ready(observed, out, y))
         if sources and all(s in specs and _can_derive(specs[y], specs[s]) for s in sources):
             out[y] = Merge(y, tuple(sources))
     return out
 
 
-def _sources(inputs: list[str], producer: dict[str, onnx.NodeProto], ready: set[str]) -> list[str] | None:
+class _Ready:
+    """Membership test "observed without merging, or merged already" (no set copied per Concat)."""
+
+    def __init__(self, observed: set[str], merged: dict[str, Merge], itself: str):
+        self.observed, self.merged, self.itself = observed, merged, itself
+
+    def __contains__(self, t: str) -> bool:
+        return t != self.itself and (t in self.observed or t in self.merged)
+
+
+def _sources(inputs: list[str], producer: dict[str, onnx.NodeProto], ready) -> list[str] | None:
     """The observed tensors whose values make up ``inputs``, or None if some input has none.
 
     The outputs of one Split that all feed the Concat (each once) stand for the Split's input
@@ -102,7 +111,7 @@ def _sources(inputs: list[str], producer: dict[str, onnx.NodeProto], ready: set[
     return out
 
 
-def _through_rearranging(t: str, producer: dict[str, onnx.NodeProto], ready: set[str]) -> str | None:
+def _through_rearranging(t: str, producer: dict[str, onnx.NodeProto], ready) -> str | None:
     for _ in range(16):
         if t in ready:
             return t
