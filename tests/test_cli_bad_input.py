@@ -110,7 +110,7 @@ def test_output_onto_the_input_model_is_refused(tmp_path, capsys):
     data = str(_npz(tmp_path / "c.npz", x=GOOD_X))
     for target in (model, tmp_path / "sub" / ".." / "m.onnx"):
         code, err = _run(capsys, ["quantize", str(model), "--data", data, "-o", str(target)])
-        assert code == 2 and len(err) == 1 and "input model" in err[0]
+        assert code == 2 and len(err) == 1 and "this is an input file" in err[0]
     assert _digest(model) == before
 
 
@@ -119,7 +119,7 @@ def test_output_onto_external_data_of_the_input_is_refused(tmp_path, capsys):
     data_file = tmp_path / "m.onnx.data"
     before = _digest(data_file)
     code, err = _run(capsys, ["quantize", str(model), "--preset", "dynamic-u8", "-o", str(data_file)])
-    assert code == 2 and len(err) == 1 and "input model" in err[0]
+    assert code == 2 and len(err) == 1 and "this is an input file" in err[0]
     assert _digest(data_file) == before
 
 
@@ -173,3 +173,39 @@ def test_convert_of_a_float_model_says_nothing_to_convert(tmp_path, capsys):
         assert code == 2 and len(err) == 1 and "nothing to convert" in err[0] and "m.onnx" in err[0], err
         assert not out.exists()
     assert _digest(model) == before
+
+
+def test_output_onto_the_calibration_data_or_another_output_is_refused(tmp_path, capsys):
+    """Found by a fresh-user run: -o onto the calibration npz replaced it; -o and --save-project on one
+    path left only the project."""
+    model = _model(tmp_path / "m.onnx")
+    data = _npz(tmp_path / "c.npz", x=GOOD_X)
+    before = _digest(data)
+    code, err = _run(capsys, ["quantize", str(model), "--data", str(data), "-o", str(data)])
+    assert code == 2 and len(err) == 1 and "this is an input file" in err[0] and "c.npz" in err[0]
+    assert _digest(data) == before
+    out = tmp_path / "o.onnx"
+    code, err = _run(capsys, ["quantize", str(model), "--data", str(data), "-o", str(out), "--save-project", str(out)])
+    assert code == 2 and len(err) == 1 and "--output and as --save-project" in err[0]
+    assert not out.exists()
+
+
+def test_usage_errors_are_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["quantize", "m.onnx", "--samples", "0"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: workbench-cli quantize: argument --samples: 0 samples: give 1 or more (see workbench-cli quantize --help)"]
+
+
+def test_convert_says_why_there_is_nothing_to_convert(tmp_path, capsys):
+    model = _model(tmp_path / "m.onnx")
+    data = str(_npz(tmp_path / "c.npz", x=GOOD_X))
+    qdq, dyn = tmp_path / "q.onnx", tmp_path / "d.onnx"
+    assert main(["quantize", str(model), "--data", data, "-o", str(qdq)]) == 0
+    assert main(["quantize", str(model), "--preset", "dynamic-u8", "-o", str(dyn)]) == 0
+    capsys.readouterr()
+    for src, to, expected in ((qdq, "qdq", "already a QDQ model"), (dyn, "qonnx", "quantized dynamically")):
+        code, err = _run(capsys, ["convert", str(src), str(tmp_path / "out.onnx"), "--to", to])
+        assert code == 2 and len(err) == 1 and expected in err[0], err
+    assert not (tmp_path / "out.onnx").exists()

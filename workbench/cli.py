@@ -191,17 +191,37 @@ def cmd_autotune(args) -> int:
     return 0 if res.met else 1
 
 
+def _not_convertible(path: str, ops: set[str], to: str) -> str | None:
+    """Why a model with these op types has nothing to convert to ``to`` (None when it has)."""
+    from workbench.core.qonnx_reader import QONNX_OPS
+
+    qdq = {"QuantizeLinear", "DequantizeLinear"}
+    dynamic = ops & {"DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "DynamicQuantizeLSTM"}
+    if to == "qdq" and ops & QONNX_OPS:
+        return None
+    if to == "qonnx" and ops & qdq and not dynamic:
+        return None
+    if to == "qdq" and ops & qdq:
+        return f"{path} is already a QDQ model: nothing to convert to qdq."
+    if to == "qonnx" and ops & QONNX_OPS:
+        return f"{path} is already a QONNX model: nothing to convert to qonnx."
+    if dynamic:
+        return (f"{path} is quantized dynamically ({', '.join(sorted(dynamic))}): its activations have no fixed "
+                f"scales, so it cannot be written as {to}. Quantize the float model with a static preset "
+                f"(e.g. workbench-cli quantize FLOAT.onnx --preset cpu-u8s8 --data calib.npz --format {to}).")
+    return (f"{path} has no quantization nodes: nothing to convert to {to}. Quantize the float model "
+            f"first (workbench-cli quantize {path} --data calib.npz --format {to} -o OUT.onnx).")
+
+
 def cmd_convert(args) -> int:
     from workbench.core.convert import conversion_report, convert_file
-    from workbench.core.qonnx_reader import QONNX_OPS, read_qonnx
+    from workbench.core.qonnx_reader import read_qonnx
 
     proto = read_qonnx(args.input)
-    quant_ops = QONNX_OPS if args.to == "qdq" else {"QuantizeLinear", "DequantizeLinear"}
-    if not any(n.op_type in quant_ops for n in proto.graph.node):
-        have = "QONNX Quant" if args.to == "qdq" else "QuantizeLinear / DequantizeLinear"
-        print(f"error: {args.input} has no {have} nodes: nothing to convert to {args.to}; nothing written. "
-              f"Quantize the float model first (workbench-cli quantize {args.input} ... "
-              f"--format {args.to}).", file=sys.stderr)
+    ops = {n.op_type for n in proto.graph.node}
+    why = _not_convertible(args.input, ops, args.to)
+    if why:
+        print(f"error: {why} Nothing written.", file=sys.stderr)
         return 2
     report = conversion_report(proto, args.to)
     for node, reason in report:
@@ -257,8 +277,15 @@ def cmd_presets(args) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line (like every other error) plus where to look, exit status 2."""
+
+    def error(self, message: str):  # noqa: D102 - argparse API
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="workbench-cli", description="Post-training quantization of ONNX models.")
+    p = _Parser(prog="workbench-cli", description="Post-training quantization of ONNX models.")
     p.add_argument("--version", action="version", version=f"workbench {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
     sub = p.add_subparsers(dest="command")
@@ -364,15 +391,22 @@ def _preflight_outputs(args) -> None:
     from workbench.core.atomic import check_not_input, protect_input
     from workbench.core.errors import ExportError
 
-    for name in ("model", "input", "float_model"):
+    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric"):
         value = getattr(args, name, None)
-        if isinstance(value, str) and os.path.isfile(value) and not value.endswith(".wbproj"):
+        if isinstance(value, str) and os.path.isfile(value) and not (name == "model" and value.endswith(".wbproj")):
             protect_input(value)
+    seen: dict[str, str] = {}
     for name in _OUTPUT_ARGS:
         value = getattr(args, name, None)
         if not isinstance(value, str) or not value:
             continue
         check_not_input(value)
+        real = os.path.realpath(value)
+        if real in seen:
+            raise ExportError(f"{value}: given both as --{seen[real].replace('_', '-')} and as "
+                              f"--{name.replace('_', '-')}; the second file would replace the first.",
+                              hint="Give each output its own path.")
+        seen[real] = "output" if name == "output" else name
         folder = os.path.dirname(os.path.abspath(value))
         if not os.path.isdir(folder):
             raise ExportError(f"{value}: the folder {folder} does not exist.", hint="Create it or choose another path.")
