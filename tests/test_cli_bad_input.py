@@ -209,3 +209,12 @@ def test_convert_says_why_there_is_nothing_to_convert(tmp_path, capsys):
         code, err = _run(capsys, ["convert", str(src), str(tmp_path / "out.onnx"), "--to", to])
         assert code == 2 and len(err) == 1 and expected in err[0], err
     assert not (tmp_path / "out.onnx").exists()
+
+
+def test_all_nan_calibration_data_is_refused(tmp_path, capsys):
+    model = _model(tmp_path / "m.onnx")
+    out = tmp_path / "o.onnx"
+    code, err = _run(capsys, ["quantize", str(model), "--data", str(_npz(tmp_path / "nan.npz", x=GOOD_X * np.nan)),
+                              "-o", str(out)])
+    assert code == 2 and len(err) == 1 and "no finite value for input 'x'" in err[0], err
+    assert not out.exists()

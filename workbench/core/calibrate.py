@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 
 from workbench.core.errors import CalibrationError, Cancelled, DataError, RecipeError
@@ -252,6 +253,11 @@ class _Run:
         self.nonfinite: list[tuple[str, int, int]] = []
         self._seconds = 0.0
         inputs, inits, produced = main_graph_tensors(model.proto)
+        floats = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16}
+        #: float model inputs with values but no finite one yet (all-NaN data is an error, not a range)
+        self._all_nonfinite = {vi.name for vi in model.proto.graph.input if vi.name in inputs
+                               and vi.type.tensor_type.elem_type in floats}
+        self._nonempty: set[str] = set()
         direct = {t for t in observers if t in inputs or t in produced}
         specs = {t: o.spec for t, o in observers.items()}
         self.deriver = Deriver(model.proto, find_derivations(model.proto, specs, direct) if DERIVE else {}, observers)
@@ -312,6 +318,11 @@ class _Run:
             steps.close()
         if self.done == 0:
             raise DataError("The calibration data yielded no samples.", hint="Check the data source.")
+        bad = sorted(self._all_nonfinite & self._nonempty)
+        if bad:
+            raise DataError(f"The calibration data has no finite value for input {bad[0]!r} in {self.done} "
+                            "samples (all NaN/Inf): no range can be calibrated from it.",
+                            hint="Check how the data file was made (a failed preprocessing step?).")
 
     def _check(self) -> None:
         if self.cancel is not None:
@@ -394,6 +405,10 @@ class _Run:
 
     # -- observing -----------------------------------------------------------------------------
     def _observe(self, idx: list[int], feed: dict, outs: list[np.ndarray]) -> None:
+        for t in [t for t in self._all_nonfinite if t in feed and np.size(feed[t])]:
+            self._nonempty.add(t)
+            if np.isfinite(feed[t]).any():
+                self._all_nonfinite.discard(t)
         for t in self.from_feed:
             self._update(t, feed[t], idx)
         if self.session is not None:
