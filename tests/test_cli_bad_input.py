@@ -218,3 +218,20 @@ def test_all_nan_calibration_data_is_refused(tmp_path, capsys):
                               "-o", str(out)])
     assert code == 2 and len(err) == 1 and "no finite value for input 'x'" in err[0], err
     assert not out.exists()
+
+
+def test_progress_lines_without_a_terminal():
+    import io
+
+    from workbench.cli import TerminalProgress
+
+    out = io.StringIO()
+    p = TerminalProgress(stream=out)
+    p(0, 0, "Ranking units")
+    p(1, 0, "1 units promoted: metric 0.9667")
+    p(1, 4, "Calibrating")
+    p(2, 4, "Calibrating")  # same message: not repeated ...
+    p(4, 4, "Calibrating")  # ... until it is done
+    lines = out.getvalue().splitlines()
+    assert [ln.rsplit(" (", 1)[0] for ln in lines[:2]] == ["Ranking units", "1 units promoted: metric 0.9667"]
+    assert len(lines) == 4 and lines[2].startswith("[") and " 1/4 Calibrating" in lines[2] and " 4/4 " in lines[3]

@@ -176,3 +176,10 @@ def test_cli_evaluate_prints_the_task_metric_of_both_models(tmp_path, data, arra
     assert "allow-code" in capsys.readouterr().err
     assert main(["evaluate", str(f), str(q), "--data", str(data), "--metric", str(user), "--allow-code"]) == 0
     assert "metric metric: float 0.0000  quantized 0.0000" in capsys.readouterr().out  # never -0.0000
+
+
+def test_missing_quantized_model_file_says_so(tmp_path, data):
+    f = tmp_path / "f.onnx"
+    onnx.save(tiny_model(1.0, B), f)
+    with pytest.raises(ModelError, match=r"nope.onnx: no such model file \(the quantized model\)"):
+        evaluate(str(f), str(tmp_path / "nope.onnx"), data)

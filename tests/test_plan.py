@@ -110,7 +110,7 @@ def test_conflicting_specs_pick_producer_and_report():
     assert plan.activations["c"].dtype == "uint8"
     assert plan.activations["Y"].dtype == "int8"
     assert [(i.node, i.severity) for i in plan.issues] == [("conv", "info")]  # resolved: a note, not a warning
-    assert plan.issues[0].message.startswith("tensor 'c' is quantized as 'conv' asks (uint8, symmetric=False)")
+    assert plan.issues[0].message.startswith("tensor 'c' uses the activation spec of 'conv' (uint8, symmetric=False)")
     assert "asked for (int8, symmetric=False)." in plan.issues[0].message
 
 

@@ -34,6 +34,7 @@ class TerminalProgress:
         self.tty = stream.isatty()
         self.start = time.monotonic()
         self._last = ""
+        self._message: str | None = None
 
     def __call__(self, done: int, total: int, message: str) -> None:
         elapsed = time.monotonic() - self.start
@@ -42,14 +43,14 @@ class TerminalProgress:
             bar = "#" * int(frac * self.width)
             eta = elapsed / frac - elapsed if frac > 0 else 0.0
             line = f"[{bar:<{self.width}}] {done}/{total} {message} (ETA {eta:.0f}s)"
-        else:
-            line = f"{done} {message}"
+        else:  # no total: a step index would only confuse ("1 1 units promoted")
+            line = f"{message} ({elapsed:.0f}s)"
         if self.tty:
             self.stream.write("\r" + line.ljust(len(self._last)))
             self.stream.flush()
-        elif message != self._last.split(" ", 2)[-1] or total and done == total:
+        elif message != self._message or (total and done == total):
             self.stream.write(line + "\n")
-        self._last = line
+        self._last, self._message = line, message
 
     def close(self) -> None:
         if self.tty and self._last:

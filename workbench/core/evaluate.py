@@ -170,6 +170,8 @@ def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> 
     opts.log_severity_level = 3
     proto = getattr(model, "proto", model)
     label = str(getattr(model, "path", None) or (model if isinstance(model, str | Path) else what))
+    if isinstance(proto, str | Path) and not Path(proto).is_file():
+        raise ModelError(f"{proto}: no such model file (the {what}).", hint="Check the path.")
     try:
         if isinstance(proto, onnx.ModelProto):
             if has_lazy(proto):  # weights kept in the user's data file (workbench.core.external)

@@ -559,7 +559,7 @@ class _Builder:
             if others:
                 asked = sorted({f"({r[1].dtype}, symmetric={r[1].symmetric})" for r in reqs}
                                - {f"({spec.dtype}, symmetric={spec.symmetric})"})
-                self.issues.append(PlanIssue(unit, "info", f"tensor {t!r} is quantized as {unit!r} asks "
+                self.issues.append(PlanIssue(unit, "info", f"tensor {t!r} uses the activation spec of {unit!r} "
                                              f"({spec.dtype}, symmetric={spec.symmetric}); another unit reading "
                                              f"it asked for {', '.join(asked) or 'other observer settings'}. "
                                              "Give both the same activation rule to change it."))
