@@ -235,3 +235,9 @@ def test_progress_lines_without_a_terminal():
     lines = out.getvalue().splitlines()
     assert [ln.rsplit(" (", 1)[0] for ln in lines[:2]] == ["Ranking units", "1 units promoted: metric 0.9667"]
     assert len(lines) == 4 and lines[2].startswith("[") and " 1/4 Calibrating" in lines[2] and " 4/4 " in lines[3]
+
+
+def test_output_under_a_file_names_it(tmp_path, capsys):
+    model = _model(tmp_path / "m.onnx")
+    code, err = _run(capsys, ["quantize", str(model), "--preset", "dynamic-u8", "-o", str(model / "out.onnx")])
+    assert code == 2 and len(err) == 1 and "is a file, not a folder" in err[0]

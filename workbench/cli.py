@@ -409,6 +409,8 @@ def _preflight_outputs(args) -> None:
                               hint="Give each output its own path.")
         seen[real] = "output" if name == "output" else name
         folder = os.path.dirname(os.path.abspath(value))
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise ExportError(f"{value}: {folder} is a file, not a folder.", hint="Choose another output path.")
         if not os.path.isdir(folder):
             raise ExportError(f"{value}: the folder {folder} does not exist.", hint="Create it or choose another path.")
         if not os.access(folder, os.W_OK):
