@@ -189,7 +189,7 @@ def test_export_over_the_data_file_the_model_reads_is_refused(tmp_path, lazy):
     before = _digest(src.parent)
     model = api.open_model(src)
     res = api.quantize(model, api.make_recipe("dynamic-u8", overrides={"mm1": NodeSettings(exclude=True)}))
-    with pytest.raises(ExportError, match="input model file|reads its weights from"):
+    with pytest.raises(ExportError, match="this is an input file|reads its weights from"):
         api.export(res, src)
     assert _digest(src.parent) == before
 
