@@ -24,6 +24,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from workbench.core.external import materialize
+from workbench.core.graph_index import elem_types
 
 #: Largest cone followed back from one tensor (the Erf GELU is 5 nodes).
 MAX_NODES = 8
@@ -68,8 +69,7 @@ class _Graph:
         g = proto.graph
         self.inits = {t.name: t for t in g.initializer}
         self.producer = {o: (i, n) for i, n in enumerate(g.node) for o in n.output if o}
-        self.types = {vi.name: vi.type.tensor_type.elem_type for vi in list(g.value_info) + list(g.input)
-                      + list(g.output) if vi.type.HasField("tensor_type")}
+        self.types = elem_types(g)
         self._scalars: dict[str, float | None] = {}
 
     def scalar(self, name: str) -> float | None:

@@ -55,6 +55,7 @@ from onnx import helper
 
 from workbench.core.errors import CalibrationError
 from workbench.core.external import materialize
+from workbench.core.graph_index import elem_types
 from workbench.core.observers.base import Observer
 from workbench.core.observers.cones import MONOTONIC, find_cones
 from workbench.core.observers.histogram import HistogramObserver, StreamingHistogram
@@ -67,7 +68,7 @@ log = logging.getLogger(__name__)
 GRID = 4097
 #: Zoom rounds around the smallest / largest F found, and points per round (see Deriver.apply).
 REFINE, ZOOM = 3, 129
-__all__ = ["GRID", "MONOTONIC", "Derivation", "Deriver", "find_derivations"]
+__all__ = ["GRID", "MONOTONIC", "Derivation", "Deriver", "can_derive", "exact_range", "find_derivations"]
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,9 @@ def _is_histogram(spec: QuantSpec) -> bool:
     return cls is not None and issubclass(cls, HistogramObserver)
 
 
-def _can_derive(y: QuantSpec, x: QuantSpec) -> bool:
+def can_derive(y: QuantSpec, x: QuantSpec) -> bool:
+    """True when an observer of spec ``y`` can be built from one of spec ``x`` (derived or merged):
+    both per-tensor; a histogram needs a histogram, a MinMax range exact extremes on both sides."""
     if Granularity(y.granularity) != Granularity.per_tensor or Granularity(x.granularity) != Granularity.per_tensor:
         return False
     if _is_histogram(y):
@@ -130,7 +133,7 @@ def find_derivations(proto: onnx.ModelProto, specs: dict[str, QuantSpec], direct
     out: dict[str, Derivation] = {}
     for y, cone in find_cones(proto, [t for t in specs if t not in outputs]).items():
         x = cone.root
-        if x in direct and x in specs and _can_derive(specs[y], specs[x]):
+        if x in direct and x in specs and can_derive(specs[y], specs[x]):
             out[y] = Derivation(y, x, cone.nodes, cone.sign)
     return out
 
@@ -177,8 +180,7 @@ class Deriver:
         """
         g = proto.graph
         inits = {t.name: t for t in g.initializer}
-        types = {vi.name: vi.type.tensor_type.elem_type for vi in list(g.value_info) + list(g.input)
-                 + list(g.output) if vi.type.HasField("tensor_type")}
+        types = elem_types(g)
         nodes, ins, outs, consts = [], [], [], []
         for k, d in enumerate(self.derivations.values()):
             elem = types[d.source]
@@ -346,6 +348,16 @@ def _fill(dst: Observer, x: np.ndarray, fy: np.ndarray, counts: np.ndarray | Non
     dst.hists = [push_forward(fy, m, dst.num_bins)]
 
 
+def exact_range(obs: Observer) -> tuple[float, float]:
+    """The exact smallest and largest value a per-tensor observer saw (a histogram's ``vmin`` /
+    ``vmax``, a MinMax observer's range); meaningful for specs :func:`can_derive` accepts."""
+    if isinstance(obs, HistogramObserver):
+        h = obs.hists[0]
+        return float(h.vmin), float(h.vmax)
+    lo, hi = obs.compute_range()
+    return float(lo), float(hi)
+
+
 def _points(src: Observer, histogram: bool, sign: int) -> tuple[np.ndarray, np.ndarray | None]:
     """Where to evaluate F, and the mass there for a histogram ``y``.
 
@@ -355,13 +367,10 @@ def _points(src: Observer, histogram: bool, sign: int) -> tuple[np.ndarray, np.n
     """
     if src.count == 0:
         return np.zeros(1), None
-    if isinstance(src, HistogramObserver):
+    if histogram and isinstance(src, HistogramObserver):
         h = src.hists[0]
-        if histogram:
-            return np.clip(h.edges, h.vmin, h.vmax), h.counts
-        lo, hi = h.vmin, h.vmax
-    else:
-        lo, hi = (float(v) for v in src.compute_range())
+        return np.clip(h.edges, h.vmin, h.vmax), h.counts
+    lo, hi = exact_range(src)
     if sign == 0:
         return np.linspace(lo, hi, GRID), None
     return np.array([lo, hi]), None

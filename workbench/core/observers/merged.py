@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 import onnx
 
+from workbench.core.graph_index import elem_types
 from workbench.core.observers.base import Observer
-from workbench.core.observers.derived import _can_derive
+from workbench.core.observers.derived import can_derive, exact_range
 from workbench.core.observers.histogram import HistogramObserver, StreamingHistogram
 from workbench.core.recipe import QuantSpec
 
@@ -61,8 +62,7 @@ def find_merges(proto: onnx.ModelProto, specs: dict[str, QuantSpec], observed: s
     """
     g = proto.graph
     producer = {o: n for n in g.node for o in n.output if o}
-    types = {vi.name: vi.type.tensor_type.elem_type for vi in list(g.value_info) + list(g.input)
-             + list(g.output) if vi.type.HasField("tensor_type")}
+    types = elem_types(g)
     outputs = {o.name for o in g.output}
     out: dict[str, Merge] = {}
     for node in g.node:
@@ -72,7 +72,7 @@ def find_merges(proto: onnx.ModelProto, specs: dict[str, QuantSpec], observed: s
         if y not in specs or y in outputs or y in keep or types.get(y) != onnx.TensorProto.FLOAT:
             continue
         sources = _sources(list(node.input), producer, _Ready(observed, out, y))
-        if sources and all(s in specs and _can_derive(specs[y], specs[s]) for s in sources):
+        if sources and all(s in specs and can_derive(specs[y], specs[s]) for s in sources):
             out[y] = Merge(y, tuple(sources))
     return out
 
@@ -139,13 +139,6 @@ def apply_merges(merges: dict[str, Merge], observers: dict[str, Observer]) -> No
                 h.merge(s.hists[0])
             dst.hists = [h]
         else:
-            ranges = [_extremes(s) for s in full]
+            ranges = [exact_range(s) for s in full]
             dst._min, dst._max = min(r[0] for r in ranges), max(r[1] for r in ranges)
 
-
-def _extremes(obs: Observer) -> tuple[float, float]:
-    if isinstance(obs, HistogramObserver):
-        h = obs.hists[0]
-        return float(h.vmin), float(h.vmax)
-    lo, hi = obs.compute_range()
-    return float(lo), float(hi)
