@@ -407,7 +407,7 @@ def _preflight_outputs(args) -> None:
             raise ExportError(f"{value}: given both as --{seen[real].replace('_', '-')} and as "
                               f"--{name.replace('_', '-')}; the second file would replace the first.",
                               hint="Give each output its own path.")
-        seen[real] = "output" if name == "output" else name
+        seen[real] = name
         folder = os.path.dirname(os.path.abspath(value))
         if os.path.exists(folder) and not os.path.isdir(folder):
             raise ExportError(f"{value}: {folder} is a file, not a folder.", hint="Choose another output path.")

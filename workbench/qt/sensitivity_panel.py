@@ -117,14 +117,14 @@ class SensitivityPanel(QWidget):
         """Mark the rows of units the current recipe keeps in float (greyed, tooltip) and enable
         "Apply suggestion" only while part of the suggestion is not applied yet."""
         self.float_nodes = set(nodes)
+        normal = self.palette().color(self.foregroundRole())
         grey = self.palette().color(self.foregroundRole())
         grey.setAlpha(110)
         for row in range(self.table.rowCount()):
             item, node = self.table.item(row, 0), self.node_at(row)
             is_float = node in self.float_nodes
             for col in range(self.table.columnCount()):
-                cell = self.table.item(row, col)
-                cell.setForeground(grey if is_float else self.palette().color(self.foregroundRole()))
+                self.table.item(row, col).setForeground(grey if is_float else normal)
             tips = (["Suggested: keep in float"] if node in self.suggestion else []) + (
                 ["Kept in float by the current recipe"] if is_float else [])
             item.setToolTip("; ".join(tips))
