@@ -244,6 +244,12 @@ def test_pipeline_only_for_runs_worth_overlapping(tmp_path, monkeypatch):
         states.append({t: o.state() for t, o in res.observers.items()})
         assert len(pools) == (0 if threshold else 1)
     assert states[0] == states[1]
+    # default batch size: the one-sample probe is not what decides (a full batch is timed first)
+    pools.clear()
+    for threshold in (60.0, 0.0):
+        monkeypatch.setattr(calib_mod, "MIN_OVERLAP_SECONDS", threshold)
+        res = calibrate(model, _plan("percentile"), open_data(path, model))
+        assert res.batch_size > 1 and len(pools) == (0 if threshold else 1)
 
 
 @pytest.mark.slow
