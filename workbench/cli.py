@@ -192,24 +192,25 @@ def cmd_autotune(args) -> int:
     return 0 if res.met else 1
 
 
-def _not_convertible(path: str, ops: set[str], to: str) -> str | None:
-    """Why a model with these op types has nothing to convert to ``to`` (None when it has)."""
-    from workbench.core.qonnx_reader import QONNX_OPS
+def _not_convertible(path: str, proto, to: str) -> str | None:
+    """Why the model has nothing to convert to ``to`` (None when it has), from the kinds of
+    quantized operators :func:`workbench.core.modelprep.quantized.find_quantized` recognises."""
+    from workbench.core.modelprep.quantized import find_quantized
 
-    qdq = {"QuantizeLinear", "DequantizeLinear"}
-    dynamic = ops & {"DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "DynamicQuantizeLSTM"}
-    if to == "qdq" and ops & QONNX_OPS:
+    found = find_quantized(proto)
+    kinds = {q.kind for q in found}
+    if (to == "qdq" and "QONNX" in kinds) or (to == "qonnx" and "QDQ" in kinds and "dynamic" not in kinds):
         return None
-    if to == "qonnx" and ops & qdq and not dynamic:
-        return None
-    if to == "qdq" and ops & qdq:
-        return f"{path} is already a QDQ model: nothing to convert to qdq."
-    if to == "qonnx" and ops & QONNX_OPS:
-        return f"{path} is already a QONNX model: nothing to convert to qonnx."
-    if dynamic:
-        return (f"{path} is quantized dynamically ({', '.join(sorted(dynamic))}): its activations have no fixed "
+    if kinds == {"QDQ"} or kinds == {"QONNX"}:
+        return f"{path} is already a {kinds.pop()} model: nothing to convert to {to}."
+    if "dynamic" in kinds:
+        ops = sorted({q.op_type for q in found if q.kind == "dynamic"})
+        return (f"{path} is quantized dynamically ({', '.join(ops)}): its activations have no fixed "
                 f"scales, so it cannot be written as {to}. Quantize the float model with a static preset "
                 f"(e.g. workbench-cli quantize FLOAT.onnx --preset cpu-u8s8 --data calib.npz --format {to}).")
+    if kinds:
+        return (f"{path} holds {', '.join(sorted(kinds))} operators, which have no {to} form. Quantize the "
+                f"float model instead (workbench-cli quantize FLOAT.onnx --data calib.npz --format {to}).")
     return (f"{path} has no quantization nodes: nothing to convert to {to}. Quantize the float model "
             f"first (workbench-cli quantize {path} --data calib.npz --format {to} -o OUT.onnx).")
 
@@ -219,8 +220,7 @@ def cmd_convert(args) -> int:
     from workbench.core.qonnx_reader import read_qonnx
 
     proto = read_qonnx(args.input)
-    ops = {n.op_type for n in proto.graph.node}
-    why = _not_convertible(args.input, ops, args.to)
+    why = _not_convertible(args.input, proto, args.to)
     if why:
         print(f"error: {why} Nothing written.", file=sys.stderr)
         return 2
