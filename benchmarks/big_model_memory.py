@@ -3,7 +3,7 @@ synthetic float model above 2 GiB in external data, divided by the float weight 
 dynamic recipe (no calibration) and a static one (cpu-u8s8, 4 random calibration samples through
 onnxruntime), each in a fresh subprocess. Target (issue #6): ratio <= 1.5. Prints only.
 ``--prepack`` lets onnxruntime prepack the weights in the calibration session (off by default for
-weights kept on disk, see ``workbench.core.external.PREPACK``).
+weights kept on disk, see ``workbench.core.io.external.PREPACK``).
 
     .venv/bin/python benchmarks/big_model_memory.py [--dims 16384x16384,16384x16384,16384x1024]
 
@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = """
 import json, os, resource, sys, time
-from workbench.core import api, external
+from workbench.core import api
+from workbench.core.io import external
 src, out, preset = sys.argv[1], sys.argv[2], sys.argv[3]
 external.PREPACK = sys.argv[4] == "1"
 t0, c0 = time.perf_counter(), time.process_time()

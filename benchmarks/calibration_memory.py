@@ -26,10 +26,10 @@ def child(observer: str, npz: str, n: int) -> None:
     """Run one calibration and print a JSON line with the peak RSS (MiB)."""
     sys.path.insert(0, str(ROOT))
     from workbench.core.api import make_recipe
-    from workbench.core.calibrate import calibrate
-    from workbench.core.data import open_data
-    from workbench.core.model import load_model
-    from workbench.core.plan import build_plan
+    from workbench.core.calibration.calibrate import calibrate
+    from workbench.core.data.loader import open_data
+    from workbench.core.model.load import load_model
+    from workbench.core.planning.plan import build_plan
 
     model = load_model(MODEL)
     acts = build_plan(model, make_recipe("cpu-u8s8")).activations

@@ -5,7 +5,7 @@ corpus' calib.npz repeated to 256), the cpu-u8s8 plan's activation tensors obser
 MinMax, Percentile and Entropy. The baseline runs the same batches (same grouping, sample 0
 alone first, as calibrate's batch-size probe does) through a plain session of the float model;
 both sides include creating their session. The ratio is against plain inference with the SAME
-session options as calibration (onnxruntime's thread spinning off, ``workbench.core.instrument.SPIN``;
+session options as calibration (onnxruntime's thread spinning off, ``workbench.core.calibration.instrument.SPIN``;
 scheduling only, same kernels and values); the figure in brackets divides by plain inference with
 default options (spinning threads burn CPU while idle, which flatters calibration). CPU time is the
 process's user + system time (all onnxruntime threads). Each figure is the minimum over
@@ -37,14 +37,14 @@ import onnxruntime as ort
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from workbench.core import calibrate as calib_mod  # noqa: E402
 from workbench.core.api import make_recipe  # noqa: E402
-from workbench.core.data import open_data  # noqa: E402
-from workbench.core.instrument import session_options  # noqa: E402
-from workbench.core.model import load_model  # noqa: E402
-from workbench.core.observers import kernels, make_observer  # noqa: E402
-from workbench.core.plan import build_plan  # noqa: E402
-from workbench.core.recipe import QuantSpec  # noqa: E402
+from workbench.core.calibration import calibrate as calib_mod  # noqa: E402
+from workbench.core.calibration.instrument import session_options  # noqa: E402
+from workbench.core.calibration.observers import kernels, make_observer  # noqa: E402
+from workbench.core.data.loader import open_data  # noqa: E402
+from workbench.core.model.load import load_model  # noqa: E402
+from workbench.core.planning.plan import build_plan  # noqa: E402
+from workbench.core.recipe.recipe import QuantSpec  # noqa: E402
 
 CORPUS = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")) / "corpus" / "models"
 MODELS = {"digits_cnn": "digits_cnn/model_opset17.onnx", "nudenet_320n": "nudenet_320n/model.onnx",

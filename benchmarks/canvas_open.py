@@ -24,7 +24,7 @@ import onnx  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from workbench.core.layout import graph_structure, layout_graph  # noqa: E402
+from workbench.core.graph.layout import graph_structure, layout_graph  # noqa: E402
 from workbench.qt.canvas import GraphCanvas  # noqa: E402
 from workbench.qt.canvas.scene_data import build_scene_data  # noqa: E402
 

@@ -4,7 +4,7 @@ For each ONNX file of ``../shared/corpus/models`` this script measures the float
 (checked against meta.json), quantizes through the public API (``open_model``,
 ``make_recipe("cpu-u8s8")``, ``quantize(model, recipe, data=calib.npz, samples=N)``), runs
 ``result.proto`` in onnxruntime for the same task metric, and compares the first output of both
-models with :func:`workbench.core.evaluate.evaluate`. It prints a Markdown table and writes it to
+models with :func:`workbench.core.analysis.evaluate.evaluate`. It prints a Markdown table and writes it to
 ``benchmarks/results/corpus_accuracy.md``. Timings are informative only.
 
 Usage::
@@ -37,8 +37,8 @@ from benchmarks.corpus_metrics import (  # noqa: E402
     session_runner,
 )
 from workbench.core import api  # noqa: E402
+from workbench.core.analysis.evaluate import evaluate  # noqa: E402
 from workbench.core.errors import AlreadyQuantizedError, WorkbenchError  # noqa: E402
-from workbench.core.evaluate import evaluate  # noqa: E402
 
 PRESET = "cpu-u8s8"
 DEFAULT_CORPUS = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")) / "corpus" / "models"
@@ -154,7 +154,7 @@ def table(rows: list[Row], models: dict[str, CorpusModel]) -> str:
 
 
 def header(samples: int | None) -> str:
-    from workbench.core.presets import cpu_needs_reduce_range
+    from workbench.core.recipe.presets import cpu_needs_reduce_range
 
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (f"# Corpus accuracy, preset `{PRESET}`\n\n{stamp}; onnxruntime {ort.__version__}, numpy "

@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from workbench.core.metrics import char_error_rate, ctc_greedy_decode, retrieval_top1, roc_auc
+from workbench.core.analysis.metrics import char_error_rate, ctc_greedy_decode, retrieval_top1, roc_auc
 
 Runner = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
 

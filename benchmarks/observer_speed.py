@@ -18,8 +18,8 @@ import numpy as np
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from workbench.core.observers import make_observer
-from workbench.core.recipe import QuantSpec
+from workbench.core.calibration.observers import make_observer
+from workbench.core.recipe.recipe import QuantSpec
 
 SPECS = {
     "minmax per-tensor": QuantSpec(dtype="uint8", symmetric=False, observer="minmax"),

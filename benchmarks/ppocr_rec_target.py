@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from workbench.core import api  # noqa: E402
-from workbench.core.metrics import ctc_greedy_decode  # noqa: E402
-from workbench.core.session import make_session  # noqa: E402
+from workbench.core.analysis.metrics import ctc_greedy_decode  # noqa: E402
+from workbench.core.runtime.session import make_session  # noqa: E402
 
 FOLDER = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")) / "corpus/models/ppocrv4_rec"
 DRAWS = ["first:16", "first:32", "first:48", "first:64", "last:32", "odd:32", "reversed:24", "reversed:40"]

@@ -1,6 +1,6 @@
 """Cost of the sensitivity sweep relative to one calibration pass (prints only; no pass/fail).
 
-The sweep (:func:`workbench.core.sensitivity.sensitivity_sweep`) caches the float and the QDQ
+The sweep (:func:`workbench.core.analysis.sensitivity.sensitivity_sweep`) caches the float and the QDQ
 model's activations once, measures every unit's own error in one pass of all unit fragments, then
 runs, for the ``--top`` units with the worst own error (all units with ``--top 0``), two suffix
 models per unit (only it quantized / only it float) from the cached activations. Times are CPU
@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from workbench.core import api
-from workbench.core.executors import InlineExecutor
-from workbench.core.sensitivity import sensitivity_sweep
+from workbench.core.analysis.executors import InlineExecutor
+from workbench.core.analysis.sensitivity import sensitivity_sweep
 
 FILES = {"digits_transformer": "model_opset17.onnx", "digits_cnn": "model_opset17.onnx",
          "ppocrv4_rec": "model.onnx"}

@@ -1,6 +1,6 @@
 """Helpers for the planner / writer tests: MinMax calibration, running models, op counts.
 
-Calibration uses ``workbench.core.calibrate.calibrate`` when it exists; until then a tiny
+Calibration uses ``workbench.core.calibration.calibrate.calibrate`` when it exists; until then a tiny
 onnxruntime run that adds the planned tensors as graph outputs and takes min/max.
 """
 
@@ -15,7 +15,7 @@ import onnx
 import onnxruntime as ort
 from onnx import helper
 
-from workbench.core.numerics import compute_qparams
+from workbench.core.formats.numerics import compute_qparams
 
 
 class FeedList:
@@ -34,10 +34,10 @@ class FeedList:
 
 
 def calib_qparams(model, plan, feeds: list[dict[str, np.ndarray]]) -> dict:
-    """qparams of every tensor in ``plan.activations``: ``workbench.core.calibrate`` when it
+    """qparams of every tensor in ``plan.activations``: ``workbench.core.calibration.calibrate`` when it
     exists (with each spec's observer), else per-tensor MinMax from one onnxruntime run."""
     try:
-        from workbench.core.calibrate import calibrate
+        from workbench.core.calibration.calibrate import calibrate
     except ImportError:
         return minmax_qparams(model, plan, feeds)
     if not plan.activations:
@@ -160,10 +160,10 @@ def tiny_model(kind: str, opset: int = 21, seed: int = 0) -> tuple[onnx.ModelPro
 
 def quantize_tiny(proto: onnx.ModelProto, feeds: dict, preset: str = "cpu-u8s8", **recipe_kw):
     """(prepared model, plan, QdqResult) of ``proto`` calibrated on ``feeds``."""
-    from workbench.core.model import prepare_proto
-    from workbench.core.plan import build_plan
-    from workbench.core.qdq_writer import write_model
-    from workbench.core.recipe import Recipe
+    from workbench.core.model.load import prepare_proto
+    from workbench.core.planning.plan import build_plan
+    from workbench.core.recipe.recipe import Recipe
+    from workbench.core.writers.qdq import write_model
 
     model = prepare_proto(proto)
     plan = build_plan(model, Recipe(preset=preset, **recipe_kw))

@@ -1,4 +1,4 @@
-"""Autotune curve: weight bytes and bit operations of every tried recipe, against workbench.core.cost.
+"""Autotune curve: weight bytes and bit operations of every tried recipe, against workbench.core.analysis.cost.
 
 digits_cnn (bundled example): Conv 9,216 + 294,912 + 294,912 MACs, Gemm 2,560 (hand count in
 tests/test_cost.py); 25,744 weights and 122 biases. All four 8/8-bit: 25,744 + 122 * 4 = 26,232 bytes,
@@ -14,8 +14,8 @@ import pytest
 
 from workbench.cli import main
 from workbench.core import api
-from workbench.core.autotune import CurvePoint, autotune, plan_cost, promote
-from workbench.core.cost import bits_from_configs, model_cost
+from workbench.core.analysis.cost import bits_from_configs, model_cost
+from workbench.core.tuning.autotune import CurvePoint, autotune, plan_cost, promote
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 MODEL, CALIB, EVAL = (str(EXAMPLE / f) for f in ("digits_cnn.onnx", "digits_cnn_calib.npz", "digits_cnn_eval.npz"))
@@ -96,7 +96,7 @@ def test_cli_recipe_out_replaces_the_printed_recipe(tmp_path, capsys):
                  "--recipe-out", str(out_recipe)])
     text = capsys.readouterr().out
     assert code == 0 and f"wrote the tuned recipe to {out_recipe}" in text
-    from workbench.core.recipe import Recipe
+    from workbench.core.recipe.recipe import Recipe
 
     saved = out_recipe.read_text()
     assert Recipe.from_json(saved) == api.make_recipe("cpu-u8s8")  # min score 0: nothing promoted
@@ -104,6 +104,6 @@ def test_cli_recipe_out_replaces_the_printed_recipe(tmp_path, capsys):
 
 
 def test_metric_never_prints_negative_zero():
-    from workbench.core.evaluate import fmt_metric
+    from workbench.core.analysis.evaluate import fmt_metric
 
     assert [fmt_metric(v) for v in (-0.0, -0.00004, -0.00006, 0.12345)] == ["0.0000", "0.0000", "-0.0001", "0.1235"]

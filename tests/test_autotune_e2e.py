@@ -8,8 +8,8 @@ import onnxruntime as ort
 import pytest
 
 from workbench.core import api
-from workbench.core.autotune import _rank_end_to_end, autotune
 from workbench.core.errors import RecipeError
+from workbench.core.tuning.autotune import _rank_end_to_end, autotune
 
 CASE13 = "13_detector_concat_box_score"
 

@@ -1,4 +1,4 @@
-"""Conv -> BatchNormalization folding in model preparation (workbench.core.modelprep.batchnorm)."""
+"""Conv -> BatchNormalization folding in model preparation (workbench.core.model.batchnorm)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from workbench.core.model import prepare_proto
-from workbench.core.modelprep.batchnorm import fold_batchnorms
+from workbench.core.model.batchnorm import fold_batchnorms
+from workbench.core.model.load import prepare_proto
 
 RNG = np.random.default_rng(7)
 
@@ -86,7 +86,7 @@ def test_prepare_folds_and_notes_it():
 def test_ppocr_cls_folds_35_batchnorms_and_keeps_outputs(corpus):
     import onnxruntime as ort
 
-    from workbench.core.model import load_model
+    from workbench.core.model.load import load_model
 
     path = corpus / "ppocr_mobile_v2_cls" / "model.onnx"
     model = load_model(path)

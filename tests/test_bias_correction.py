@@ -8,9 +8,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
-from workbench.core.bias_correction import bias_shifts, conv_output_shift, corrected_proto
-from workbench.core.model import prepare_proto
-from workbench.core.session import make_session
+from workbench.core.model.load import prepare_proto
+from workbench.core.runtime.session import make_session
+from workbench.core.transforms.bias_correction import bias_shifts, conv_output_shift, corrected_proto
 
 
 def _conv_model(w: np.ndarray, b: np.ndarray, group: int = 1, pads=(1, 1, 1, 1)) -> onnx.ModelProto:

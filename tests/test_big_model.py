@@ -7,7 +7,7 @@ exports it twice to one path; it reports its peak RSS (``resource.getrusage``). 
 an int8 model above 2 GiB); the second export must not grow the ``.data`` file. The quantized
 model is checked against the float one in onnxruntime on one random sample.
 
-Memory: the float weights stay in ``big.onnx.data`` (``workbench.core.external``): the writer
+Memory: the float weights stay in ``big.onnx.data`` (``workbench.core.io.external``): the writer
 reads one weight at a time through a memory map (released after its unit), the int8 weights are
 held once in the output proto and streamed to the output ``.data`` file by ``save_model``; on
 top comes the interpreter with onnxruntime (~0.35 GiB). Measured 1.06x the float size, 62 s
@@ -64,7 +64,7 @@ def _generate(folder, dims=DIMS, rows=1024) -> tuple:
 
 CHILD = textwrap.dedent("""
     import json, os, resource, sys, time
-    import workbench.core.save as save_mod
+    import workbench.core.io.save as save_mod
     from workbench.core import api
 
     src, out = sys.argv[1], sys.argv[2]

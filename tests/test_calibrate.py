@@ -12,15 +12,15 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from workbench.core import calibrate as calib_mod
-from workbench.core import instrument as instr_mod
-from workbench.core.calibrate import CalibrationResult, calibrate
-from workbench.core.data import open_data
+from workbench.core.calibration import calibrate as calib_mod
+from workbench.core.calibration import instrument as instr_mod
+from workbench.core.calibration.calibrate import CalibrationResult, calibrate
+from workbench.core.calibration.instrument import instrument, output_infos
+from workbench.core.data.loader import open_data
 from workbench.core.errors import CalibrationError, Cancelled
-from workbench.core.instrument import instrument, output_infos
-from workbench.core.model import prepare_proto
+from workbench.core.model.load import prepare_proto
 from workbench.core.progress import CancelToken
-from workbench.core.recipe import QuantSpec
+from workbench.core.recipe.recipe import QuantSpec
 
 TENSORS = ["X", "C", "R", "M", "Y"]
 

@@ -8,7 +8,7 @@ import onnxruntime as ort
 import pytest
 
 from workbench.core import api
-from workbench.core.autotune import autotune
+from workbench.core.tuning.autotune import autotune
 
 CASE13 = "13_detector_concat_box_score"
 CASE14 = "14_layernorm_decomposed_outlier"

@@ -8,12 +8,12 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 from workbench.core.api import make_recipe
-from workbench.core.calibrate import calibrate
-from workbench.core.data import open_data
-from workbench.core.model import load_model
-from workbench.core.numerics import fake_quantize
-from workbench.core.plan import build_plan
-from workbench.core.recipe import QuantSpec
+from workbench.core.calibration.calibrate import calibrate
+from workbench.core.data.loader import open_data
+from workbench.core.formats.numerics import fake_quantize
+from workbench.core.model.load import load_model
+from workbench.core.planning.plan import build_plan
+from workbench.core.recipe.recipe import QuantSpec
 
 OBSERVERS = ("minmax", "percentile", "entropy", "mse")
 

@@ -12,9 +12,9 @@ import onnxruntime as ort
 import pytest
 from onnx.reference import ReferenceEvaluator
 
-from workbench.core.data import open_data
+from workbench.core.data.loader import open_data
 from workbench.core.errors import ModelError
-from workbench.core.model import load_model
+from workbench.core.model.load import load_model
 
 
 def _run(proto: onnx.ModelProto, feed: dict) -> list[np.ndarray]:

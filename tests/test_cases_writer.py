@@ -15,11 +15,11 @@ from onnx import numpy_helper
 from qdq_helpers import calib_qparams, run, session
 
 from workbench.core.errors import RecipeError
-from workbench.core.graph_index import iter_graphs
-from workbench.core.model import load_model
-from workbench.core.plan import build_plan
-from workbench.core.qdq_writer import write_model
-from workbench.core.recipe import PartialSpec, Recipe, Rule
+from workbench.core.graph.index import iter_graphs
+from workbench.core.model.load import load_model
+from workbench.core.planning.plan import build_plan
+from workbench.core.recipe.recipe import PartialSpec, Recipe, Rule
+from workbench.core.writers.qdq import write_model
 
 
 def _feeds(path) -> list[dict[str, np.ndarray]]:
@@ -73,7 +73,7 @@ def test_03_zero_range_activation(cases, weights):
     int32 bias rounding 0.0003; C itself is exact on its grid (255 * 0.5/255). Weight rounding is the
     rest: every tap sees 0.5, so a channel's rounding errors add up, 0.94 LSB at a corner, 1.05 in
     total before the fix; the constant input's exact shift is now folded into the bias
-    (:mod:`workbench.core.constant_bias`), 0.76. "float" keeps weights float: output rounding only.
+    (:mod:`workbench.core.transforms.constant_input_bias`), 0.76. "float" keeps weights float: output rounding only.
     """
     from workbench.core import api
 

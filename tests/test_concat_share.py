@@ -10,7 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 from qdq_helpers import optimized_op_counts
 
 from workbench.core import api
-from workbench.core.model import prepare_proto
+from workbench.core.model.load import prepare_proto
 
 
 def _head(second_reader: bool = False) -> onnx.ModelProto:
@@ -121,7 +121,7 @@ def test_excluded_conv_is_not_requantized_by_onnxruntime(tmp_path):
 
 
 def test_detection_scores_metric():
-    from workbench.core.metrics import detection_scores
+    from workbench.core.analysis.metrics import detection_scores
 
     ref = np.zeros((2, 4 + 3, 5), np.float32)
     ref[0, 4, 2] = 0.80  # image 0, class 0 detected

@@ -7,8 +7,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from workbench.core.cost import bits_from_configs, model_cost
-from workbench.core.recipe import NodeConfig, QuantSpec
+from workbench.core.analysis.cost import bits_from_configs, model_cost
+from workbench.core.recipe.recipe import NodeConfig, QuantSpec
 
 
 def _model(nodes, inputs, outputs, inits, opset=17):

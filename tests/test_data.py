@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from workbench.core.data import open_data
+from workbench.core.data.loader import open_data
 from workbench.core.errors import DataError
-from workbench.core.model import load_model, prepare_proto
+from workbench.core.model.load import load_model, prepare_proto
 
 RNG = np.random.default_rng(1)
 

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from workbench.core import calibrate as calib_mod
-from workbench.core.calibrate import calibrate
-from workbench.core.data import open_data
-from workbench.core.instrument import instrument
-from workbench.core.model import prepare_proto
-from workbench.core.observers import StreamingHistogram
-from workbench.core.observers.derived import find_derivations
-from workbench.core.recipe import QuantSpec
+from workbench.core.calibration import calibrate as calib_mod
+from workbench.core.calibration.calibrate import calibrate
+from workbench.core.calibration.instrument import instrument
+from workbench.core.calibration.observers import StreamingHistogram
+from workbench.core.calibration.observers.derived import find_derivations
+from workbench.core.data.loader import open_data
+from workbench.core.model.load import prepare_proto
+from workbench.core.recipe.recipe import QuantSpec
 
 ACTS = {"S": ("Sigmoid", {}), "T": ("Tanh", {}), "R": ("Relu", {}), "L": ("LeakyRelu", {"alpha": 0.1}),
         "H": ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), "K": ("Clip", {}), "E": ("Elu", {"alpha": 0.7}),
@@ -179,7 +179,7 @@ def test_from_cdf_identity_and_monotone_map():
 
 
 def test_refused_derivation_falls_back_to_fetching(tmp_path, monkeypatch, caplog):
-    from workbench.core.observers import derived as derived_mod
+    from workbench.core.calibration.observers import derived as derived_mod
 
     def refuse(self, proto):
         raise RuntimeError("no kernel")

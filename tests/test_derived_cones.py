@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from workbench.core import calibrate as calib_mod
-from workbench.core.calibrate import calibrate
-from workbench.core.data import open_data
-from workbench.core.instrument import instrument
-from workbench.core.model import prepare_proto
-from workbench.core.observers import StreamingHistogram
-from workbench.core.observers.derived import find_derivations
-from workbench.core.observers.merged import find_merges
-from workbench.core.observers.pushforward import push_forward
-from workbench.core.recipe import QuantSpec
+from workbench.core.calibration import calibrate as calib_mod
+from workbench.core.calibration.calibrate import calibrate
+from workbench.core.calibration.instrument import instrument
+from workbench.core.calibration.observers import StreamingHistogram
+from workbench.core.calibration.observers.derived import find_derivations
+from workbench.core.calibration.observers.merged import find_merges
+from workbench.core.calibration.observers.pushforward import push_forward
+from workbench.core.data.loader import open_data
+from workbench.core.model.load import prepare_proto
+from workbench.core.recipe.recipe import QuantSpec
 
 # C = Conv(X); SiLU: S = Sigmoid(C), M = C * S; GELU: D = C / sqrt2, E = Erf(D), A = E + 1, G = C * A,
 # H = G * 0.5; N = 2 - C (decreasing); Q = C * Z (Z another Conv: two roots, fetched);
@@ -201,8 +201,8 @@ def test_nudenet_silu_and_concat_ranges_equal_direct(monkeypatch):
     from pathlib import Path
 
     from workbench.core.api import make_recipe
-    from workbench.core.model import load_model
-    from workbench.core.plan import build_plan
+    from workbench.core.model.load import load_model
+    from workbench.core.planning.plan import build_plan
 
     root = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "models" / "nudenet_320n"
     if not root.is_dir():
@@ -261,8 +261,8 @@ def test_ppocrv4_rec_minmax_with_mixed_point_counts(monkeypatch, caplog):
     from pathlib import Path
 
     from workbench.core.api import make_recipe
-    from workbench.core.model import load_model
-    from workbench.core.plan import build_plan
+    from workbench.core.model.load import load_model
+    from workbench.core.planning.plan import build_plan
 
     root = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "models" / "ppocrv4_rec"
     if not root.is_dir():
@@ -289,7 +289,7 @@ def test_ppocrv4_rec_minmax_with_mixed_point_counts(monkeypatch, caplog):
 def test_failed_trial_run_falls_back_to_fetching(tmp_path, monkeypatch, caplog):
     """A derivation session that onnxruntime builds but cannot run (seen: a buffer re-used across
     point counts) is caught by the trial run at set-up: those tensors are fetched, results = direct."""
-    from workbench.core.observers import derived as derived_mod
+    from workbench.core.calibration.observers import derived as derived_mod
 
     class Broken:
         def run(self, *a, **kw):
@@ -342,7 +342,7 @@ def test_cone_constant_with_extra_axes(tmp_path, monkeypatch, observer):
 
 def test_merge_with_other_bin_counts(tmp_path, monkeypatch):
     """Concat sources with 512 bins into a 2048-bin output: interpolated, and the state round-trips."""
-    from workbench.core.observers import Observer
+    from workbench.core.calibration.observers import Observer
 
     n = helper.make_node
     nodes = [n("Relu", ["X"], ["A"], name="ra"), n("Neg", ["X"], ["B"], name="nb"),
@@ -374,7 +374,7 @@ def test_split_with_one_output_observed_is_not_counted_twice(tmp_path, monkeypat
     model = prepare_proto(_graph_model(nodes, [], outputs=("Y", "Z")))
     specs = {t: QuantSpec(dtype="uint8", symmetric=False) for t in ("R", "S0", "Y")}
     # Y is a graph output here, so it is fetched; the merge itself is checked on the source list
-    from workbench.core.observers.merged import _sources
+    from workbench.core.calibration.observers.merged import _sources
 
     producer = {o: nd for nd in model.proto.graph.node for o in nd.output}
     assert _sources(["S0", "S1"], producer, {"R", "S0"}) == ["R"]

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from workbench.core.observers import make_observer
-from workbench.core.observers.entropy import MIN_PER_LEVEL
-from workbench.core.recipe import QuantSpec
+from workbench.core.calibration.observers import make_observer
+from workbench.core.calibration.observers.entropy import MIN_PER_LEVEL
+from workbench.core.recipe.recipe import QuantSpec
 
 
 def _heavy_tailed(n, seed=0):

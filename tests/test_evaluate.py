@@ -9,9 +9,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from workbench.core.analysis.evaluate import evaluate
 from workbench.core.errors import Cancelled, DataError, ModelError
-from workbench.core.evaluate import evaluate
-from workbench.core.model import prepare_proto
+from workbench.core.model.load import prepare_proto
 from workbench.core.progress import CancelToken
 
 

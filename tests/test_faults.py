@@ -32,8 +32,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
 from workbench.core.errors import Cancelled, ExportError
+from workbench.core.pipeline.project import load_project, new_project, save_project
 from workbench.core.progress import CancelToken
-from workbench.core.project import load_project, new_project, save_project
 
 KILLS = 20
 VERSIONS = 3
@@ -93,7 +93,7 @@ def _visible(folder: Path) -> set[str]:
 
 @pytest.mark.parametrize("external", [False, True], ids=["inline", "external-data"])
 def test_export_killed_at_random_points_leaves_a_complete_version(tmp_path, monkeypatch, external):
-    import workbench.core.save as save_mod
+    import workbench.core.io.save as save_mod
 
     if external:
         monkeypatch.setattr(save_mod, "EXTERNAL_THRESHOLD", 0)  # stands in for a > 2 GiB model
@@ -127,7 +127,7 @@ def test_export_killed_at_random_points_leaves_a_complete_version(tmp_path, monk
 def test_external_save_interrupted_at_every_step_leaves_one_complete_version(tmp_path, monkeypatch):
     """A crash (simulated by an exception) before each rename, link or unlink of an external-data
     save: the final names always hold the old or the new model, whole."""
-    import workbench.core.save as save_mod
+    import workbench.core.io.save as save_mod
 
     monkeypatch.setattr(save_mod, "EXTERNAL_THRESHOLD", 0)
     results = _results(tmp_path)
@@ -213,7 +213,7 @@ def calib_setup(tmp_path_factory):
 
 
 def _plans(model):
-    from workbench.core.recipe import PartialSpec, Rule
+    from workbench.core.recipe.recipe import PartialSpec, Rule
 
     first = api.plan(model, api.make_recipe("cpu-u8s8"))
     changed = api.plan(model, api.make_recipe("cpu-u8s8", rules=[Rule(op_type="MatMul",
@@ -245,8 +245,8 @@ def test_calibration_cancelled_after_k_batches(calib_setup):
             if done >= k:
                 token.cancel()
 
-        from workbench.core.calibrate import calibrate
-        from workbench.core.data import open_data
+        from workbench.core.calibration.calibrate import calibrate
+        from workbench.core.data.loader import open_data
 
         with pytest.raises(Cancelled):
             calibrate(model, changed, open_data(data, model), batch_size=1, progress=progress, cancel=token,
@@ -263,8 +263,8 @@ def test_calibration_cancelled_from_another_thread(calib_setup):
     previous = api.calibrate(model, first, data)
     frozen = json.dumps(previous.to_json(), sort_keys=True)
     reference = api.calibrate(model, changed, data).qparams()
-    from workbench.core.calibrate import calibrate
-    from workbench.core.data import open_data
+    from workbench.core.calibration.calibrate import calibrate
+    from workbench.core.data.loader import open_data
 
     rng = random.Random(4)
     outcomes = {"cancelled": 0, "finished": 0}
@@ -341,7 +341,7 @@ def _read_only(monkeypatch, folder: Path) -> None:
 
 @pytest.mark.parametrize("external", [False, True], ids=["inline", "external-data"])
 def test_export_to_read_only_folder_and_full_disk_is_a_clear_export_error(tmp_path, monkeypatch, external):
-    import workbench.core.save as save_mod
+    import workbench.core.io.save as save_mod
 
     if external:
         monkeypatch.setattr(save_mod, "EXTERNAL_THRESHOLD", 0)

@@ -28,7 +28,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
 from workbench.core.errors import WorkbenchError
-from workbench.core.project import load_project, new_project, save_project
+from workbench.core.pipeline.project import load_project, new_project, save_project
 
 FUZZ = settings(max_examples=80, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

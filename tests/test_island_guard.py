@@ -12,8 +12,8 @@ from onnx import TensorProto, helper, numpy_helper
 from qdq_helpers import op_counts, run
 
 from workbench.core import api
-from workbench.core.island_guard import float_islands
-from workbench.core.recipe import NodeSettings
+from workbench.core.planning.island_guard import float_islands
+from workbench.core.recipe.recipe import NodeSettings
 
 
 def _state_model() -> onnx.ModelProto:
@@ -51,7 +51,7 @@ def _quantize(tmp_path, **kw):
 
 
 def test_plan_finds_the_state_island():
-    from workbench.core.model import prepare_proto
+    from workbench.core.model.load import prepare_proto
 
     model = prepare_proto(_state_model())
     found = float_islands(api.plan(model, api.make_recipe("cpu-u8s8")))
@@ -87,7 +87,7 @@ def test_model_without_compute_units_is_quantized_as_asked(tmp_path):
     g = helper.make_graph([helper.make_node("Add", ["A", "B"], ["Y"], name="add")], "g",
                           [vi("A", TensorProto.FLOAT, [4]), vi("B", TensorProto.FLOAT, [4])],
                           [vi("Y", TensorProto.FLOAT, [4])])
-    from workbench.core.model import prepare_proto
+    from workbench.core.model.load import prepare_proto
 
     model = prepare_proto(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
     assert float_islands(api.plan(model, api.make_recipe("cpu-u8s8"))) == {}
@@ -95,7 +95,7 @@ def test_model_without_compute_units_is_quantized_as_asked(tmp_path):
 
 def test_guarded_plan_shows_what_quantize_keeps_float():
     """api.plan(guard=True) (what the app shows before calibration) excludes the island as quantize does."""
-    from workbench.core.model import prepare_proto
+    from workbench.core.model.load import prepare_proto
 
     model = prepare_proto(_state_model())
     recipe = api.make_recipe("cpu-u8s8")

@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.errors import ModelError
-from workbench.core.layout import X_SPACING, Y_SPACING, assign_layers, graph_structure, layout_graph
+from workbench.core.graph.layout import X_SPACING, Y_SPACING, assign_layers, graph_structure, layout_graph
 
 
 def _model(nodes, inputs=("x",), outputs=("y",), initializers=()):

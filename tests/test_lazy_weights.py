@@ -1,4 +1,4 @@
-"""Weights kept in the user's external data file (workbench.core.external): the same quantized
+"""Weights kept in the user's external data file (workbench.core.io.external): the same quantized
 model as with every weight loaded, no change to the user's files, bounded copies.
 
 The thresholds are lowered so a model of a few hundred KiB takes the path of a multi-GiB one.
@@ -14,9 +14,10 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from workbench.core import api, external
+from workbench.core import api
 from workbench.core.errors import ModelError
-from workbench.core.recipe import NodeSettings
+from workbench.core.io import external
+from workbench.core.recipe.recipe import NodeSettings
 
 
 def _save_external(folder, name="m.onnx", opset=13):
@@ -113,7 +114,7 @@ def _run(path, x):
 @pytest.mark.parametrize("external_data", [True, False])
 def test_export_streams_float_weights_from_the_source_file(tmp_path, lazy, monkeypatch, external_data):
     """mm1 excluded: its float weight W1 is still in the user's file and is copied into the output."""
-    import workbench.core.save as save_mod
+    import workbench.core.io.save as save_mod
 
     src = _save_external(tmp_path / "m")
     before = _digest(src.parent)
@@ -204,7 +205,7 @@ def test_a_data_file_changed_after_opening_is_not_read(tmp_path, lazy):
 
 
 def _worker_output(model_bytes: bytes, x: np.ndarray) -> np.ndarray:
-    from workbench.core.session import make_session
+    from workbench.core.runtime.session import make_session
 
     return make_session(onnx.load_from_string(model_bytes)).run(None, {"X": x})[0]
 

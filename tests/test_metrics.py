@@ -7,8 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from workbench.core.errors import DataError
-from workbench.core.metrics import (
+from workbench.core.analysis.metrics import (
     METRICS,
     char_error_rate,
     cosine,
@@ -20,6 +19,7 @@ from workbench.core.metrics import (
     roc_auc,
     top1,
 )
+from workbench.core.errors import DataError
 
 
 def test_top1_counts_argmax_matches():

@@ -15,8 +15,8 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from workbench.core.errors import AlreadyQuantizedError, ModelError
-from workbench.core.inspect import format_report, inspect_model
-from workbench.core.model import ensure_float_model, load_model, prepare_proto, upgrade_opset
+from workbench.core.inspection.report import format_report, inspect_model
+from workbench.core.model.load import ensure_float_model, load_model, prepare_proto, upgrade_opset
 
 RNG = np.random.default_rng(0)
 

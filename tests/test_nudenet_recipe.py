@@ -22,7 +22,7 @@ import onnxruntime as ort
 import pytest
 
 from workbench.core import api
-from workbench.core.recipe import Recipe
+from workbench.core.recipe.recipe import Recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,7 +3,7 @@ against onnxruntime's quantization helpers.
 
 Every dtype x granularity: QuantizeLinear / DequantizeLinear run by ``onnx.reference`` on values
 that hit rounding ties (x.5 steps, float8 midpoints) and saturation, compared bit for bit with
-``workbench.core.numerics``.
+``workbench.core.formats.numerics``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from onnxruntime.quantization.quant_utils import compute_scale_zp, get_qmin_qmax_for_qType
 
-from workbench.core.dtypes import QTYPES, get_qtype
 from workbench.core.errors import RecipeError
-from workbench.core.numerics import (
+from workbench.core.formats.numerics import (
     QParams,
     compute_qparams,
     dequantize,
@@ -30,6 +29,7 @@ from workbench.core.numerics import (
     quantize,
     sqnr_db,
 )
+from workbench.core.formats.qtypes import QTYPES, get_qtype
 
 QDQ_DTYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4", "float8e4m3fn", "float8e5m2")
 SHAPE = (5, 7, 6)

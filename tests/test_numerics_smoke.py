@@ -4,7 +4,7 @@ import numpy as np
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-from workbench.core.numerics import compute_qparams, dequantize, quantize
+from workbench.core.formats.numerics import compute_qparams, dequantize, quantize
 
 
 def _ref_qdq(x, scale, zp, axis=1):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.core.observers import StreamingHistogram, kernels, make_observer
-from workbench.core.recipe import QuantSpec
+from workbench.core.calibration.observers import StreamingHistogram, kernels, make_observer
+from workbench.core.recipe.recipe import QuantSpec
 
 pytest.importorskip("numba")
 
@@ -125,11 +125,11 @@ def test_scan_counts_nonfinite_and_matches_numpy():
 def test_numba_import_failure_falls_back_to_numpy_with_one_warning(monkeypatch, caplog):
     import sys
 
-    monkeypatch.setitem(sys.modules, "workbench.core.observers._jit", None)  # import raises ImportError
+    monkeypatch.setitem(sys.modules, "workbench.core.calibration.observers._jit", None)  # import raises ImportError
     monkeypatch.setattr(kernels, "_impl", None)
     monkeypatch.setattr(kernels, "ENABLED", None)
     x = np.random.default_rng(4).standard_normal(1 << 16).astype(np.float32)
-    with caplog.at_level("WARNING", logger="workbench.core.observers.kernels"):
+    with caplog.at_level("WARNING", logger="workbench.core.calibration.observers.kernels"):
         obs = make_observer(QuantSpec(observer="percentile"))
         obs.update(x)
         obs.update(x * 2)

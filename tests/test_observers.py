@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
+from workbench.core.calibration.observers import OBSERVERS, Observer, StreamingHistogram, make_observer
 from workbench.core.errors import CalibrationError, RecipeError
-from workbench.core.numerics import compute_qparams, fake_quantize
-from workbench.core.observers import OBSERVERS, Observer, StreamingHistogram, make_observer
-from workbench.core.recipe import QuantSpec
+from workbench.core.formats.numerics import compute_qparams, fake_quantize
+from workbench.core.recipe.recipe import QuantSpec
 
 HIST = ("percentile", "entropy", "mse")
 
@@ -415,7 +415,12 @@ def test_case11_ragged_samples(cases):
                                                     ("int4", True, False), ("float8e5m2", True, False)])
 def test_entropy_closed_form_equals_direct_kl(dtype, symmetric, nonneg):
     """The vectorised KL of every candidate equals the per-candidate definition (Migacz 2017)."""
-    from workbench.core.observers.entropy import EntropyObserver, kl_divergence_at, kl_scores, level_ids
+    from workbench.core.calibration.observers.entropy import (
+        EntropyObserver,
+        kl_divergence_at,
+        kl_scores,
+        level_ids,
+    )
 
     rng = np.random.default_rng(31)
     n = 700

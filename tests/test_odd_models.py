@@ -13,7 +13,7 @@ stateN``, one uint8 grid over c's range (|c| <= 27) gives h (|h| <= 1) about 10 
 caller feeds stateN back on every chunk, so the rounding compounds (analyze feeds the stored
 float state one step at a time and cannot see it). That Concat/Add reaches no Conv/MatMul, so
 it gains no integer kernel: ``api.quantize`` now keeps such islands float
-(:mod:`workbench.core.island_guard`) and the default recipe gives 0.943 (7-bit weights on a CPU
+(:mod:`workbench.core.planning.island_guard`) and the default recipe gives 0.943 (7-bit weights on a CPU
 without VNNI; 0.947 with 8-bit weights).
 """
 

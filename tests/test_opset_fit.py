@@ -15,9 +15,9 @@ from onnx import TensorProto, helper, numpy_helper
 from qdq_helpers import op_counts, run
 
 from workbench.core import api
-from workbench.core.autotune import promote
 from workbench.core.errors import ModelError
-from workbench.core.model import prepare_proto, upgrade_opset
+from workbench.core.model.load import prepare_proto, upgrade_opset
+from workbench.core.tuning.autotune import promote
 
 
 def _function_model() -> onnx.ModelProto:

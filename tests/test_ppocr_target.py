@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from workbench.core import api
-from workbench.core.metrics import ctc_greedy_decode
-from workbench.core.session import make_session
+from workbench.core.analysis.metrics import ctc_greedy_decode
+from workbench.core.runtime.session import make_session
 
 RECIPE = Path(__file__).resolve().parent.parent / "examples" / "recipes" / "ppocrv4_rec.json"
 

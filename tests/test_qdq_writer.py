@@ -14,9 +14,9 @@ from onnx.reference import ReferenceEvaluator
 from qdq_helpers import op_counts, quantize_tiny, run, tiny_model
 
 from workbench.core.errors import ExportError
-from workbench.core.numerics import compute_qparams, quantize
-from workbench.core.qdq_writer import write_model
-from workbench.core.save import save_model
+from workbench.core.formats.numerics import compute_qparams, quantize
+from workbench.core.io.save import save_model
+from workbench.core.writers.qdq import write_model
 
 # kind -> (QuantizeLinear count, DequantizeLinear count)
 COUNTS = {
@@ -130,9 +130,9 @@ def test_shared_weight_one_integer_initializer_two_dq():
 
 
 def test_missing_qparams_is_an_error():
-    from workbench.core.model import prepare_proto
-    from workbench.core.plan import build_plan
-    from workbench.core.recipe import Recipe
+    from workbench.core.model.load import prepare_proto
+    from workbench.core.planning.plan import build_plan
+    from workbench.core.recipe.recipe import Recipe
 
     proto, _ = tiny_model("conv")
     model = prepare_proto(proto)
@@ -207,8 +207,8 @@ def test_save_model_atomic_and_external_data_does_not_grow(tmp_path):
 
 
 def test_weight_observer_from_recipe_is_used():
-    from workbench.core.numerics import sqnr_db
-    from workbench.core.recipe import PartialSpec, Rule
+    from workbench.core.formats.numerics import sqnr_db
+    from workbench.core.recipe.recipe import PartialSpec, Rule
 
     proto, feeds = tiny_model("conv", opset=13)
     model, _, minmax = quantize_tiny(proto, feeds)
@@ -238,7 +238,7 @@ def test_fp8_clip_written_as_min_max_so_onnxruntime_loads_it():
 
 
 def test_failed_opset_upgrade_leaves_units_float_per_node(monkeypatch):
-    import workbench.core.model as model_mod
+    import workbench.core.model.load as model_mod
     from workbench.core.errors import ModelError
 
     def fail(proto, target, **kw):
@@ -256,7 +256,7 @@ def test_failed_opset_upgrade_leaves_units_float_per_node(monkeypatch):
 
 
 def test_save_model_goes_external_above_the_threshold(tmp_path, monkeypatch):
-    import workbench.core.save as save_mod
+    import workbench.core.io.save as save_mod
 
     proto, feeds = tiny_model("maxpool")
     monkeypatch.setattr(save_mod, "EXTERNAL_THRESHOLD", 100)  # stands in for 2 GiB
@@ -269,7 +269,7 @@ def test_save_model_goes_external_above_the_threshold(tmp_path, monkeypatch):
 
 
 def test_dynamic_conv_per_channel_uses_one_zero_point():
-    from workbench.core.recipe import PartialSpec, Rule
+    from workbench.core.recipe.recipe import PartialSpec, Rule
 
     proto, feeds = tiny_model("conv", opset=13)
     rules = [Rule(op_type="Conv", weight=PartialSpec(granularity="per_channel", reduce_range=True))]

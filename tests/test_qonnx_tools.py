@@ -19,9 +19,9 @@ from onnx import TensorProto, helper, numpy_helper
 from qdq_helpers import op_counts, run
 
 from workbench.core import api
-from workbench.core.cost import bits_from_configs, model_cost
-from workbench.core.qonnx_writer import with_static_shapes
-from workbench.core.static_shapes import fold_fixed_nodes
+from workbench.core.analysis.cost import bits_from_configs, model_cost
+from workbench.core.graph.static_shapes import fold_fixed_nodes
+from workbench.core.qonnx.writer import with_static_shapes
 
 qonnx = pytest.importorskip("qonnx")
 from qonnx.core.modelwrapper import ModelWrapper  # noqa: E402
@@ -75,10 +75,10 @@ def test_static_qonnx_copy_leaves_qonnx_cleanup_nothing_to_fold():
     from qdq_helpers import calib_qparams
     from qonnx.util.cleanup import cleanup_model
 
-    from workbench.core.convert import qdq_to_qonnx
-    from workbench.core.model import prepare_proto
-    from workbench.core.plan import build_plan
-    from workbench.core.qdq_writer import write_model
+    from workbench.core.model.load import prepare_proto
+    from workbench.core.planning.plan import build_plan
+    from workbench.core.qonnx.convert import qdq_to_qonnx
+    from workbench.core.writers.qdq import write_model
 
     model = prepare_proto(_dynamic_flatten_matmul())
     plan = build_plan(model, api.make_recipe("cpu-u8s8"))
@@ -151,7 +151,7 @@ def test_corpus_qonnx_cleanup_and_inference_cost(corpus, tmp_path, name, file, s
     bits = bits_from_configs({u.node: u.config for u in result.plan.units.values() if not u.excluded})
     ours = model_cost(_fixed_input(model.proto, inp, list(x.shape)), bits)
     assert all(r.macs is not None for r in ours.rows)
-    assert cost["total_macs"] == ours.macs  # qonnx's count == workbench.core.cost
+    assert cost["total_macs"] == ours.macs  # qonnx's count == workbench.core.analysis.cost
     if preprocess:  # weights folded to initializers: qonnx counts their elements
         assert cost["total_mem_w_elems"] == sum(r.weight_params for r in ours.rows)
         assert cost["total_bops"] >= ours.bops  # qonnx types Quant outputs with a zero point != 0 FLOAT32

@@ -7,8 +7,8 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
-from workbench.core.model import prepare_proto
-from workbench.core.numerics import sqnr_db
+from workbench.core.formats.numerics import sqnr_db
+from workbench.core.model.load import prepare_proto
 
 
 def _attention_model():

@@ -15,12 +15,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
+from workbench.core.analysis.executors import InlineExecutor, ProcessExecutor
+from workbench.core.analysis.sensitivity import SweepResult, sensitivity_sweep
 from workbench.core.errors import Cancelled
-from workbench.core.executors import InlineExecutor, ProcessExecutor
 from workbench.core.progress import CancelToken
-from workbench.core.recipe import NodeSettings
-from workbench.core.sensitivity import SweepResult, sensitivity_sweep
-from workbench.core.session import make_session
+from workbench.core.recipe.recipe import NodeSettings
+from workbench.core.runtime.session import make_session
 
 
 def tiny_model(path) -> None:
@@ -91,7 +91,7 @@ def test_local_figure_is_the_units_own_output(setup):
     row = next(r for r in sweep.rows if r.node == "mm0")
     only = api.quantize(model, excluded(recipe, ["mm1", "add", "mm2"]), data=data,
                         calibration=result.calibration, guard=False)
-    from workbench.core.session import add_outputs
+    from workbench.core.runtime.session import add_outputs
 
     ref = make_session(add_outputs(model.proto, ["r0"])).run(["r0"], {"x": x})[0].astype(np.float64)
     q_name = only.tensor_map["r0"]

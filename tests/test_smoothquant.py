@@ -9,12 +9,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
-from workbench.core import smoothquant as sq
 from workbench.core.errors import RecipeError, WorkbenchError
-from workbench.core.model import prepare_proto
-from workbench.core.numerics import sqnr_db
-from workbench.core.recipe import SmoothQuantSpec
-from workbench.core.session import add_outputs, make_session
+from workbench.core.formats.numerics import sqnr_db
+from workbench.core.model.load import prepare_proto
+from workbench.core.recipe.recipe import SmoothQuantSpec
+from workbench.core.runtime.session import add_outputs, make_session
+from workbench.core.transforms import smoothquant as sq
 
 
 def _matmul_model(w: np.ndarray) -> onnx.ModelProto:

@@ -8,8 +8,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from workbench.core.modelprep.tensor_check import check_tensors
-from workbench.core.tensor_bytes import lean_copy, model_tensor_bytes, restore_held, tensor_nbytes
+from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes, restore_held, tensor_nbytes
+from workbench.core.model.tensor_check import check_tensors
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int8, np.uint8, np.int16, np.int32,

@@ -18,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
 from workbench.core.errors import DataError, ModelError, WorkbenchError
-from workbench.core.project import load_project, new_project, save_project
+from workbench.core.pipeline.project import load_project, new_project, save_project
 
 RNG = np.random.default_rng(3)
 

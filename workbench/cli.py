@@ -72,7 +72,7 @@ def _recipe_from_args(args):
 
 def cmd_inspect(args) -> int:
     from workbench.core import api
-    from workbench.core.inspect import format_report, inspect_model
+    from workbench.core.inspection.report import format_report, inspect_model
 
     model = api.open_model(args.model)
     report = inspect_model(model)
@@ -103,7 +103,7 @@ def cmd_quantize(args) -> int:
     units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
     print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
     if args.save_project:
-        from workbench.core.project import new_project, save_project
+        from workbench.core.pipeline.project import new_project, save_project
 
         data = {"path": str(Path(args.data).resolve())} if isinstance(args.data, str) else None
         project = new_project(model.path, result.recipe, data=data, samples=args.samples)
@@ -120,7 +120,7 @@ def cmd_evaluate(args) -> int:
     model = api.open_model(args.model)
     metric = args.metric
     if metric is not None and metric.endswith(".py"):
-        from workbench.core.metrics import load_metric
+        from workbench.core.analysis.metrics import load_metric
 
         metric = load_metric(metric, allow_code=args.allow_code)
     report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric=metric)
@@ -142,7 +142,7 @@ def cmd_analyze(args) -> int:
         progress.close()
     doc = [r.to_json() for r in rows]
     if args.json:
-        from workbench.core.atomic import atomic_write_bytes
+        from workbench.core.io.atomic import atomic_write_bytes
 
         atomic_write_bytes(Path(args.json), (json.dumps(doc, indent=2) + "\n").encode())
     print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'MSE':>10s} {'cosine':>8s}")
@@ -153,8 +153,8 @@ def cmd_analyze(args) -> int:
 
 def cmd_autotune(args) -> int:
     from workbench.core import api
-    from workbench.core.autotune import autotune
-    from workbench.core.evaluate import fmt_metric
+    from workbench.core.analysis.evaluate import fmt_metric
+    from workbench.core.tuning.autotune import autotune
 
     model = api.open_model(args.model)
     recipe = _recipe_from_args(args)
@@ -175,7 +175,7 @@ def cmd_autotune(args) -> int:
         gbops = "?" if pt.bops is None else f"{pt.bops / 1e9:.4f}"
         print(f"{pt.promoted:8d} {fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
     if args.curve_json:
-        from workbench.core.atomic import atomic_write_bytes
+        from workbench.core.io.atomic import atomic_write_bytes
 
         doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
                "curve": [pt.to_json() for pt in res.curve]}
@@ -183,7 +183,7 @@ def cmd_autotune(args) -> int:
     api.export(res.result, args.output)
     print(f"wrote {args.output}")
     if args.recipe_out:
-        from workbench.core.atomic import atomic_write_bytes
+        from workbench.core.io.atomic import atomic_write_bytes
 
         atomic_write_bytes(Path(args.recipe_out), res.recipe.to_json().encode())
         print(f"wrote the tuned recipe to {args.recipe_out}")
@@ -194,8 +194,8 @@ def cmd_autotune(args) -> int:
 
 def _not_convertible(path: str, proto, to: str) -> str | None:
     """Why the model has nothing to convert to ``to`` (None when it has), from the kinds of
-    quantized operators :func:`workbench.core.modelprep.quantized.find_quantized` recognises."""
-    from workbench.core.modelprep.quantized import find_quantized
+    quantized operators :func:`workbench.core.graph.quantized_ops.find_quantized` recognises."""
+    from workbench.core.graph.quantized_ops import find_quantized
 
     found = find_quantized(proto)
     kinds = {q.kind for q in found}
@@ -216,8 +216,8 @@ def _not_convertible(path: str, proto, to: str) -> str | None:
 
 
 def cmd_convert(args) -> int:
-    from workbench.core.convert import conversion_report, convert_file
-    from workbench.core.qonnx_reader import read_qonnx
+    from workbench.core.qonnx.convert import conversion_report, convert_file
+    from workbench.core.qonnx.reader import read_qonnx
 
     proto = read_qonnx(args.input)
     why = _not_convertible(args.input, proto, args.to)
@@ -238,7 +238,7 @@ def cmd_convert(args) -> int:
 
 def cmd_cost(args) -> int:
     from workbench.core import api
-    from workbench.core.cost import bits_from_configs, model_cost
+    from workbench.core.analysis.cost import bits_from_configs, model_cost
 
     model = api.open_model(args.model)
     plan = api.plan(model, _recipe_from_args(args))
@@ -271,7 +271,7 @@ def cmd_cost(args) -> int:
 
 
 def cmd_presets(args) -> int:
-    from workbench.core.presets import PRESETS
+    from workbench.core.recipe.presets import PRESETS
 
     for p in PRESETS.values():
         print(f"{p.name:12s} {p.mode:12s} {p.description}")
@@ -389,8 +389,8 @@ _OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out")
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
-    from workbench.core.atomic import check_not_input, protect_input
     from workbench.core.errors import ExportError
+    from workbench.core.io.atomic import check_not_input, protect_input
 
     for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric"):
         value = getattr(args, name, None)

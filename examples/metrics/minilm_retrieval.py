@@ -3,7 +3,7 @@
 Use: workbench-cli autotune model.onnx ... --metric examples/metrics/minilm_retrieval.py --allow-code
 """
 
-from workbench.core.metrics import retrieval_top1
+from workbench.core.analysis.metrics import retrieval_top1
 
 
 def metric(outputs, batch):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.core.metrics import ctc_greedy_decode
+from workbench.core.analysis.metrics import ctc_greedy_decode
 
 _DEFAULT = Path(__file__).resolve().parents[3] / "shared/corpus/models/ppocrv4_rec/charset.txt"
 CHARSET = Path(os.environ.get("PPOCR_CHARSET", _DEFAULT)).read_text(encoding="utf-8").split("\n")

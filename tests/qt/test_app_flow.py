@@ -18,10 +18,10 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 
 from workbench.core import api
-from workbench.core.analysis import unit_outputs
+from workbench.core.analysis.unit_error import unit_outputs
 
-HAS_CALIBRATE = importlib.util.find_spec("workbench.core.calibrate") is not None
-needs_calibrate = pytest.mark.skipif(not HAS_CALIBRATE, reason="workbench.core.calibrate has not landed")
+HAS_CALIBRATE = importlib.util.find_spec("workbench.core.calibration.calibrate") is not None
+needs_calibrate = pytest.mark.skipif(not HAS_CALIBRATE, reason="workbench.core.calibration.calibrate has not landed")
 
 #: model, calibration data, calibration samples (None: all), analysis samples
 MODELS = {

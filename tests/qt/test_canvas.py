@@ -14,7 +14,7 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
-from workbench.core.layout import layout_graph  # noqa: E402
+from workbench.core.graph.layout import layout_graph  # noqa: E402
 from workbench.qt.canvas import GraphCanvas, colors  # noqa: E402
 from workbench.qt.canvas import worker as canvas_worker  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Cost panel in the app (pytest-qt, offscreen) on the bundled digits_cnn example.
 
 View > Cost shows the dock and starts the float-cost job (child process) -> the table and totals
-equal :func:`workbench.core.cost.model_cost` with the plan's bit widths (601,600 MACs) -> excluding
+equal :func:`workbench.core.analysis.cost.model_cost` with the plan's bit widths (601,600 MACs) -> excluding
 the first Conv through an undoable recipe edit makes its quantized BOPs the float figure
 (MACs x 32 x 32) and changes the total by exactly that difference -> Edit > Undo restores it ->
 a click on a row selects the node on the canvas.
@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from workbench.core import api
-from workbench.core.cost import FLOAT_BITS, bits_from_configs, model_cost
+from workbench.core.analysis.cost import FLOAT_BITS, bits_from_configs, model_cost
 from workbench.qt.commands import push_edit, set_exclude
 
 DIGITS = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"

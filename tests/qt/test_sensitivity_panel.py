@@ -16,9 +16,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 
 from workbench.core import api
-from workbench.core.calibrate import CalibrationResult
-from workbench.core.executors import InlineExecutor
-from workbench.core.sensitivity import sensitivity_sweep
+from workbench.core.analysis.executors import InlineExecutor
+from workbench.core.analysis.sensitivity import sensitivity_sweep
+from workbench.core.calibration.calibrate import CalibrationResult
 from workbench.qt.canvas.colors import error_color
 from workbench.qt.runs import SWEEP_SAMPLES, SWEEP_TOP
 from workbench.qt.sensitivity_panel import BEST_DB, WORST_DB

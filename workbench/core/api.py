@@ -20,11 +20,11 @@ from typing import Any
 import onnx
 
 from workbench.core.errors import ModelError, RecipeError, WorkbenchError
-from workbench.core.model import PreparedModel, load_model
-from workbench.core.numerics import QParams
-from workbench.core.presets import cpu_needs_reduce_range, get_preset
+from workbench.core.formats.numerics import QParams
+from workbench.core.model.load import PreparedModel, load_model
 from workbench.core.progress import CancelToken, ProgressFn
-from workbench.core.recipe import Recipe, ResolvedNode, resolve_node
+from workbench.core.recipe.presets import cpu_needs_reduce_range, get_preset
+from workbench.core.recipe.recipe import Recipe, ResolvedNode, resolve_node
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class QuantizeResult:
 
 
 def open_model(path: str | Path) -> PreparedModel:
-    """Load and prepare a model (see :func:`workbench.core.model.load_model`)."""
+    """Load and prepare a model (see :func:`workbench.core.model.load.load_model`)."""
     return load_model(path)
 
 
@@ -112,13 +112,13 @@ def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False):
     """Resolve ``recipe`` against ``model`` -> QuantPlan (units, activations, issues).
 
     Units whose dtypes need an opset the model cannot be converted to are excluded and reported
-    (:mod:`workbench.core.opset_fit`), so the plan says what the written model will hold.
+    (:mod:`workbench.core.planning.opset_fit`), so the plan says what the written model will hold.
     ``guard=True`` also keeps element-wise islands float as :func:`quantize` does by default
-    (:mod:`workbench.core.island_guard`; its notes are added to ``issues``), so an app shows
+    (:mod:`workbench.core.planning.island_guard`; its notes are added to ``issues``), so an app shows
     before calibration the units that will really be quantized.
     """
-    from workbench.core.opset_fit import fit_opset
-    from workbench.core.plan import build_plan
+    from workbench.core.planning.opset_fit import fit_opset
+    from workbench.core.planning.plan import build_plan
 
     the_plan = fit_opset(model, recipe, build_plan(model, recipe), build_plan)
     if guard:
@@ -129,7 +129,7 @@ def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False):
 
 def open_data_source(data: Any, model: PreparedModel):
     """A DataSource from a path, a JSON spec dict, or an existing DataSource."""
-    from workbench.core.data import DataSource, open_data
+    from workbench.core.data.loader import DataSource, open_data
 
     if isinstance(data, DataSource):
         return data
@@ -139,7 +139,7 @@ def open_data_source(data: Any, model: PreparedModel):
 def calibrate(model: PreparedModel, the_plan, data: Any, *, samples: int | None = None,
               progress: ProgressFn | None = None, cancel: CancelToken | None = None, previous=None):
     """Run calibration of ``the_plan``'s activation tensors over ``data``."""
-    from workbench.core.calibrate import calibrate as _calibrate
+    from workbench.core.calibration.calibrate import calibrate as _calibrate
 
     source = open_data_source(data, model)
     return _calibrate(model, the_plan, source, samples=samples, progress=progress, cancel=cancel,
@@ -162,20 +162,20 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
         A previous result; observers whose spec is unchanged are reused.
     guard : bool
         Keep units on sentinel-valued tensors and disparate Concats in float (reported; see
-        :mod:`workbench.core.range_guard`), and element-wise units that reach no quantized
-        compute unit (:mod:`workbench.core.island_guard`). False quantizes exactly what the recipe says.
+        :mod:`workbench.core.planning.range_guard`), and element-wise units that reach no quantized
+        compute unit (:mod:`workbench.core.planning.island_guard`). False quantizes exactly what the recipe says.
 
     Raises
     ------
     AlreadyQuantizedError, DataError, RecipeError, CalibrationError, Cancelled
     """
-    from workbench.core.model import ensure_float_model
-    from workbench.core.qdq_writer import write_model
+    from workbench.core.model.load import ensure_float_model
+    from workbench.core.writers.qdq import write_model
 
     ensure_float_model(model)
     smoothed, user_recipe = None, recipe
     if recipe.smoothquant is not None and get_preset(recipe.preset).mode == "static":
-        from workbench.core.smoothquant import SUFFIX as SMOOTH_SUFFIX
+        from workbench.core.transforms.smoothquant import SUFFIX as SMOOTH_SUFFIX
 
         model = smoothed = _smoothed(model, recipe, data, samples, cancel)
         # the inserted Mul(X, 1/s) nodes stay float: quantizing their input would undo the migration
@@ -218,9 +218,9 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
 
 
 def _smoothed(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None, cancel) -> PreparedModel:
-    """A copy of ``model`` with SmoothQuant scale migration (see :mod:`workbench.core.smoothquant`)."""
-    from workbench.core import smoothquant as sq
-    from workbench.core.model import prepare_proto
+    """A copy of ``model`` with SmoothQuant scale migration (see :mod:`workbench.core.transforms.smoothquant`)."""
+    from workbench.core.model.load import prepare_proto
+    from workbench.core.transforms import smoothquant as sq
 
     spec = recipe.smoothquant
     if data is None:
@@ -249,9 +249,9 @@ def _refuse_float16_only(model: PreparedModel, the_plan) -> None:
 
 def _bias_corrected(model, the_plan, qparams, res, data, samples):
     """Re-write ``the_plan`` from a copy of ``model`` whose Conv biases absorb the weight-rounding shift."""
-    from workbench.core.bias_correction import bias_shifts, corrected_proto
-    from workbench.core.model import prepare_proto
-    from workbench.core.qdq_writer import write_model
+    from workbench.core.model.load import prepare_proto
+    from workbench.core.transforms.bias_correction import bias_shifts, corrected_proto
+    from workbench.core.writers.qdq import write_model
 
     shifts = bias_shifts(model, the_plan, res.proto, _batches(model, data, samples))
     if not shifts:
@@ -262,10 +262,10 @@ def _bias_corrected(model, the_plan, qparams, res, data, samples):
 
 def _constant_input_corrected(model, the_plan, qparams, res, calib):
     """Re-write with Conv biases absorbing the weight-rounding shift on constant inputs (constant_bias)."""
-    from workbench.core.bias_correction import corrected_proto
-    from workbench.core.constant_bias import constant_input_shifts
-    from workbench.core.model import prepare_proto
-    from workbench.core.qdq_writer import write_model
+    from workbench.core.model.load import prepare_proto
+    from workbench.core.transforms.bias_correction import corrected_proto
+    from workbench.core.transforms.constant_input_bias import constant_input_shifts
+    from workbench.core.writers.qdq import write_model
 
     shifts = constant_input_shifts(model, the_plan, res.proto, calib.observers)
     if not shifts:
@@ -276,8 +276,8 @@ def _constant_input_corrected(model, the_plan, qparams, res, calib):
 
 def _guard_islands(model, recipe, the_plan):
     """Re-plan with element-wise units that reach no quantized Conv/MatMul/Gemm kept float (see island_guard)."""
-    from workbench.core.island_guard import float_islands
-    from workbench.core.plan import PlanIssue
+    from workbench.core.planning.island_guard import float_islands
+    from workbench.core.planning.plan import PlanIssue
 
     found = float_islands(the_plan)
     if not found:
@@ -293,8 +293,8 @@ def _guard_islands(model, recipe, the_plan):
 
 def _guard_sentinels(model, recipe, the_plan, calib, qparams, data, samples, progress, cancel):
     """Re-plan with units on sentinel-valued tensors (attention masks) kept float; see range_guard."""
-    from workbench.core.plan import PlanIssue
-    from workbench.core.range_guard import disparate_concats, sentinel_units
+    from workbench.core.planning.plan import PlanIssue
+    from workbench.core.planning.range_guard import disparate_concats, sentinel_units
 
     found = sentinel_units(the_plan, qparams)
     concats = {n: v for n, v in disparate_concats(the_plan, qparams).items() if n not in found}
@@ -318,7 +318,7 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
     """Write ``result`` atomically to ``path`` (temp file + rename). Returns the path.
 
     ``format`` "qdq" writes ``result.proto``; "qonnx" writes QONNX (Quant / BipolarQuant /
-    FloatQuant nodes, :mod:`workbench.core.qonnx_writer`), from ``model`` (the float model, keeps
+    FloatQuant nodes, :mod:`workbench.core.qonnx.writer`), from ``model`` (the float model, keeps
     its weights; needed for bipolar weights) when given, else converted from ``result.proto``.
 
     Raises
@@ -328,8 +328,8 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
         (QONNX-only activation dtypes or bipolar weights exported as "qdq").
     """
     from workbench.core.errors import ExportError
-    from workbench.core.qonnx_writer import export_qonnx, qdq_only_blockers
-    from workbench.core.save import save_model
+    from workbench.core.io.save import save_model
+    from workbench.core.qonnx.writer import export_qonnx, qdq_only_blockers
 
     if format not in ("qdq", "qonnx"):
         raise ExportError(f"Unknown export format {format!r}.", hint="Use --format qdq or --format qonnx.")
@@ -361,9 +361,9 @@ def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples:
 
     Returns
     -------
-    list of :class:`workbench.core.analysis.UnitError`
+    list of :class:`workbench.core.analysis.unit_error.UnitError`
     """
-    from workbench.core.analysis import analyze_units
+    from workbench.core.analysis.unit_error import analyze_units
 
     source = open_data_source(data, model)
     total = source.num_samples() or 0
@@ -379,8 +379,8 @@ def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples:
 def evaluate(float_model: Any, quant_model: Any, data: Any, *, samples: int | None = None,
              metric: Any = None, progress: ProgressFn | None = None, cancel: CancelToken | None = None):
     """Run float and quantized models over ``data``; per-output SQNR, cosine, max abs error, and a
-    task metric on both when ``metric`` names one (see :func:`workbench.core.evaluate.evaluate`)."""
-    from workbench.core.evaluate import evaluate as _evaluate
+    task metric on both when ``metric`` names one (see :func:`workbench.core.analysis.evaluate.evaluate`)."""
+    from workbench.core.analysis.evaluate import evaluate as _evaluate
 
     return _evaluate(float_model, quant_model, data, samples=samples, metric=metric, progress=progress,
                      cancel=cancel)
@@ -395,13 +395,13 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
     ProjectError
         The project or its model is missing or changed.
     """
-    from workbench.core.project import check_project_model, load_project
+    from workbench.core.pipeline.project import check_project_model, load_project
 
     project = load_project(project_path)
     model = open_model(check_project_model(project, project_path))
     calib = None
     if use_cache and project.calibration:
-        from workbench.core.calibrate import CalibrationResult
+        from workbench.core.calibration.calibrate import CalibrationResult
 
         calib = CalibrationResult.from_json(project.calibration)
     data = project.data_spec(project_path)

@@ -1,6 +1,6 @@
 """Calibration panel: the data source, the sample count, Start / Cancel and progress with ETA.
 
-The panel only edits the data spec (the dict :func:`workbench.core.data.open_data` takes) and asks
+The panel only edits the data spec (the dict :func:`workbench.core.data.loader.open_data` takes) and asks
 the window to start or cancel; the window runs the job (:mod:`workbench.qt.workers`).
 """
 

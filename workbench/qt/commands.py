@@ -1,6 +1,6 @@
 """Undoable recipe edits.
 
-Every edit builds a new :class:`~workbench.core.recipe.Recipe` from the current one (pure
+Every edit builds a new :class:`~workbench.core.recipe.recipe.Recipe` from the current one (pure
 functions below, testable without Qt) and pushes a :class:`RecipeCommand` holding the recipe
 before and after; undo and redo swap them on the document. Recipes are small, so snapshots are
 simpler and safer than inverse operations.
@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtGui import QUndoCommand
 
-from workbench.core.recipe import NodeSettings, PartialSpec, Recipe, Rule
+from workbench.core.recipe.recipe import NodeSettings, PartialSpec, Recipe, Rule
 
 ROLE_FIELDS = ("enabled", "dtype", "symmetric", "granularity", "axis", "block_size", "observer",
                "reduce_range", "power_of_two")

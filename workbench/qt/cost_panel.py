@@ -4,9 +4,9 @@ The float figures (MACs from inferred shapes, weight and bias sizes) depend only
 are computed once per model by the ``cost`` job of :mod:`workbench.qt.engine` in a child process
 (shape inference on all-MiniLM-L6-v2 takes ~3 s of CPU) and only while the panel is visible. The
 quantized figures come from the document's plan of the current recipe: each planned, non-excluded
-unit gets its (weight, activation) bit widths (:func:`workbench.core.cost.bits_from_configs`);
+unit gets its (weight, activation) bit widths (:func:`workbench.core.analysis.cost.bits_from_configs`);
 excluded and unplanned nodes stay float32 (32 x 32). They are recomputed on every recipe change,
-without a job. Formulas: :mod:`workbench.core.cost` (BOPs = MACs x activation bits x weight bits).
+without a job. Formulas: :mod:`workbench.core.analysis.cost` (BOPs = MACs x activation bits x weight bits).
 Clicking a row emits :attr:`nodeClicked`.
 """
 
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.cost import FLOAT_BITS, CostReport, NodeCost, bits_from_configs
+from workbench.core.analysis.cost import FLOAT_BITS, CostReport, NodeCost, bits_from_configs
 from workbench.qt.tables import node_at, node_item, node_table
 from workbench.qt.workers import ProcessJob
 

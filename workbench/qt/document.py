@@ -16,11 +16,11 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from workbench.core import api
-from workbench.core.analysis import UnitError
+from workbench.core.analysis.sensitivity import SweepResult
+from workbench.core.analysis.unit_error import UnitError
 from workbench.core.errors import WorkbenchError
-from workbench.core.model import PreparedModel
-from workbench.core.recipe import Recipe, ResolvedNode, resolve_node
-from workbench.core.sensitivity import SweepResult
+from workbench.core.model.load import PreparedModel
+from workbench.core.recipe.recipe import Recipe, ResolvedNode, resolve_node
 
 log = logging.getLogger(__name__)
 

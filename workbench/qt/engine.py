@@ -35,7 +35,7 @@ PROGRESS_INTERVAL = 0.05
 
 # ----------------------------------------------------------------------------- helpers
 def _recipe(payload: dict):
-    from workbench.core.recipe import Recipe
+    from workbench.core.recipe.recipe import Recipe
 
     return Recipe.model_validate_json(payload["recipe"])
 
@@ -43,7 +43,7 @@ def _recipe(payload: dict):
 def _calibration(payload: dict):
     if not payload.get("calibration"):
         return None
-    from workbench.core.calibrate import CalibrationResult
+    from workbench.core.calibration.calibrate import CalibrationResult
 
     return CalibrationResult.from_json(payload["calibration"])
 
@@ -112,7 +112,7 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
 
 
 def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
-    """Sensitivity sweep of every node unit (:func:`workbench.core.sensitivity.sensitivity_sweep`).
+    """Sensitivity sweep of every node unit (:func:`workbench.core.analysis.sensitivity.sensitivity_sweep`).
 
     Payload: as :func:`job_calibrate`, plus ``sweep_samples`` and ``top`` (units measured end to
     end; None: all). Tasks run in this (child) process: a daemon process may not start a pool.
@@ -120,8 +120,8 @@ def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
     ``calibration`` (JSON, reused by later runs), ``recipe`` (the JSON swept).
     """
     from workbench.core import api
-    from workbench.core.executors import InlineExecutor
-    from workbench.core.sensitivity import sensitivity_sweep
+    from workbench.core.analysis.executors import InlineExecutor
+    from workbench.core.analysis.sensitivity import sensitivity_sweep
 
     model = api.open_model(payload["model_path"])
     recipe = _recipe(payload)
@@ -140,7 +140,7 @@ def job_histogram(payload: dict, progress, cancel: CancelToken) -> dict:
     ``rmin`` / ``rmax`` (observed float range), ``values`` (number of elements seen).
     """
     from workbench.core import api
-    from workbench.core.session import add_outputs, make_session
+    from workbench.core.runtime.session import add_outputs, make_session
 
     model = api.open_model(payload["model_path"])
     tensor = payload["tensor"]
@@ -182,9 +182,9 @@ def job_sleep(payload: dict, progress, cancel: CancelToken) -> dict:
 
 
 def job_cost(payload: dict, progress, cancel: CancelToken) -> dict:
-    """Float cost (MACs, weight sizes) of every compute node; see :mod:`workbench.core.cost`."""
+    """Float cost (MACs, weight sizes) of every compute node; see :mod:`workbench.core.analysis.cost`."""
     from workbench.core import api
-    from workbench.core.cost import model_cost
+    from workbench.core.analysis.cost import model_cost
 
     model = api.open_model(payload["model_path"])
     cancel.check()

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.dtypes import RECIPE_DTYPES
-from workbench.core.recipe import OBSERVERS, ROLES, Granularity, ResolvedNode
+from workbench.core.formats.qtypes import RECIPE_DTYPES
+from workbench.core.recipe.recipe import OBSERVERS, ROLES, Granularity, ResolvedNode
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 from workbench.qt.quant_params_view import QuantParamsBox

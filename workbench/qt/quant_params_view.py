@@ -1,6 +1,6 @@
 """Read-only "Quantization parameters" group of the node inspector, for already-quantized models.
 
-Shows, for the selected nodes, what :func:`workbench.core.quant_reader.read_quant_params`
+Shows, for the selected nodes, what :func:`workbench.core.inspection.quant_reader.read_quant_params`
 recovers from the model (dtype, scale, zero point, axis, block size of every quantized tensor the
 node reads or writes). Hidden for float models and for nodes without quantized tensors.
 """
@@ -12,7 +12,12 @@ import logging
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
 
-from workbench.core.quant_reader import QuantTensor, format_param, params_by_node, read_quant_params
+from workbench.core.inspection.quant_reader import (
+    QuantTensor,
+    format_param,
+    params_by_node,
+    read_quant_params,
+)
 
 log = logging.getLogger(__name__)
 

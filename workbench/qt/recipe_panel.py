@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.dtypes import RECIPE_DTYPES
-from workbench.core.presets import PRESETS
-from workbench.core.recipe import Rule
+from workbench.core.formats.qtypes import RECIPE_DTYPES
+from workbench.core.recipe.presets import PRESETS
+from workbench.core.recipe.recipe import Rule
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 

@@ -1,7 +1,7 @@
 """Sensitivity panel: the sweep's per-unit figures in a sortable table, worst first.
 
 Columns (dB, end-to-end SQNR over all model outputs against the float model, see
-:mod:`workbench.core.sensitivity`): *only quantized* (only this unit quantized), *only float*
+:mod:`workbench.core.analysis.sensitivity`): *only quantized* (only this unit quantized), *only float*
 (every unit quantized but this one), *own output* (this unit's output with only it quantized),
 *gain if float* (only float minus all quantized). Clicking a row emits :attr:`nodeClicked`; the
 figure box chooses what the canvas is coloured by (:meth:`canvas_values`); "Apply suggestion"
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.sensitivity import FIGURES, SweepResult
+from workbench.core.analysis.sensitivity import FIGURES, SweepResult
 from workbench.qt.tables import node_at, node_item, node_table
 
 #: Figure key -> (column title, True when a higher value means a more sensitive unit).

@@ -10,7 +10,7 @@ import onnx
 from PySide6.QtCore import QObject, QRunnable, Signal
 
 from workbench.core.errors import Cancelled, WorkbenchError
-from workbench.core.layout import graph_structure, layout_graph
+from workbench.core.graph.layout import graph_structure, layout_graph
 from workbench.core.progress import CancelToken
 from workbench.qt.canvas.scene_data import build_scene_data
 

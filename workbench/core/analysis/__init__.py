@@ -1,0 +1,1 @@
+"""Measuring a quantized model: per-unit error, evaluation, task metrics, cost, sensitivity sweep, executors."""

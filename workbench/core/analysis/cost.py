@@ -1,0 +1,241 @@
+"""Inference cost per node: MACs, bit operations and weight memory, float vs quantized.
+
+MACs (multiply-accumulates) of the compute ops, from the inferred shapes (bias additions are
+not MACs and are not counted):
+
+* ``Conv``:           ``numel(Y) * (C_in / group) * prod(kernel)`` with ``W`` of shape
+  ``(C_out, C_in / group, k1, k2, ...)`` (ONNX Conv).
+* ``ConvTranspose``:  ``numel(X) * (C_out / group) * prod(kernel)`` with ``W`` of shape
+  ``(C_in, C_out / group, k1, ...)``: every input element is multiplied by one kernel slice.
+* ``MatMul``:         ``numel(Y) * K``, ``K = A.shape[-1]`` (numpy matmul broadcasting, 1-D
+  operands included).
+* ``Gemm``:           ``M * N * K`` = ``numel(Y) * K``, ``K = A.shape[0 if transA else 1]``.
+
+Bit operations follow Baskin et al. 2018 ("UNIQ") and van Baalen et al. 2020 ("Bayesian Bits"):
+``BOPs = MACs * b_activation * b_weight``; float32 counts as 32 x 32. Memory is the size of the
+node's constant weights and bias in bits: float32 before quantization; ``weight bits`` for the
+weight and 32 bits (int32) for the bias after.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+
+import onnx
+
+from workbench.core.errors import ModelError
+from workbench.core.graph.index import attrs_of, iter_graphs
+from workbench.core.graph.static_shapes import fold_fixed_nodes
+
+log = logging.getLogger(__name__)
+
+MAC_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
+FLOAT_BITS = 32
+#: Fixed-value nodes (shape arithmetic) with outputs up to this many elements are folded before
+#: shape inference; larger constant subgraphs (weights) are left as they are.
+FOLD_MAX_ELEMENTS = 1024
+
+
+@dataclass
+class NodeCost:
+    """Cost of one compute node. ``macs`` is None when a shape could not be inferred."""
+
+    node: str
+    op_type: str
+    macs: int | None
+    weight_params: int
+    bias_params: int
+    weight_bits: int = FLOAT_BITS
+    activation_bits: int = FLOAT_BITS
+    note: str = ""
+
+    @property
+    def bops_float(self) -> int | None:
+        return None if self.macs is None else self.macs * FLOAT_BITS * FLOAT_BITS
+
+    @property
+    def bops(self) -> int | None:
+        """Bit operations with this node's (weight, activation) bits."""
+        return None if self.macs is None else self.macs * self.weight_bits * self.activation_bits
+
+    @property
+    def memory_float_bits(self) -> int:
+        return (self.weight_params + self.bias_params) * FLOAT_BITS
+
+    @property
+    def memory_bits(self) -> int:
+        """Weight memory after quantization: weights at ``weight_bits``, bias at 32 (int32 or float)."""
+        return self.weight_params * self.weight_bits + self.bias_params * FLOAT_BITS
+
+
+@dataclass
+class CostReport:
+    """Per-node rows and totals (nodes with unknown shapes are left out of the MAC totals)."""
+
+    rows: list[NodeCost] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def _sum(self, attr: str) -> int:
+        return sum(getattr(r, attr) or 0 for r in self.rows)
+
+    @property
+    def macs(self) -> int:
+        return self._sum("macs")
+
+    @property
+    def bops_float(self) -> int:
+        return self._sum("bops_float")
+
+    @property
+    def bops(self) -> int:
+        return self._sum("bops")
+
+    @property
+    def memory_float_bits(self) -> int:
+        return self._sum("memory_float_bits")
+
+    @property
+    def memory_bits(self) -> int:
+        return self._sum("memory_bits")
+
+    def to_json(self) -> dict:
+        return {
+            "rows": [{"node": r.node, "op_type": r.op_type, "macs": r.macs, "weight_params": r.weight_params,
+                      "bias_params": r.bias_params, "weight_bits": r.weight_bits,
+                      "activation_bits": r.activation_bits, "bops": r.bops, "bops_float": r.bops_float,
+                      "memory_bits": r.memory_bits, "memory_float_bits": r.memory_float_bits,
+                      "note": r.note} for r in self.rows],
+            "totals": {"macs": self.macs, "bops": self.bops, "bops_float": self.bops_float,
+                       "memory_bits": self.memory_bits, "memory_float_bits": self.memory_float_bits},
+            "notes": list(self.notes),
+        }
+
+
+def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None = None, *,
+               batch: int = 1) -> CostReport:
+    """Cost of every Conv / ConvTranspose / MatMul / Gemm node of ``proto``.
+
+    Parameters
+    ----------
+    proto : onnx.ModelProto
+        The float model (not modified; a copy gets the batch size and inferred shapes).
+    bits : dict node name -> (weight bits, activation bits), optional
+        Quantized widths per node; nodes not listed stay float32 (32, 32).
+    batch : int
+        Value for symbolic input dimensions (batch, sequence length ...), default 1.
+
+    Returns
+    -------
+    CostReport
+        Rows in graph order (subgraph nodes included), totals as properties.
+
+    Raises
+    ------
+    ModelError
+        If shape inference fails outright.
+    """
+    bits = bits or {}
+    work = onnx.ModelProto()
+    work.CopyFrom(proto)
+    notes = _fix_symbolic_dims(work, batch)
+    try:  # shape arithmetic folded first: data propagation alone leaves e.g. attention MatMuls unknown
+        _, work = fold_fixed_nodes(work, max_elements=FOLD_MAX_ELEMENTS)
+    except Exception as exc:  # onnx raises several types (InferenceError, ValueError) here
+        raise ModelError(f"{proto.graph.name or 'model'}: shape inference failed ({exc}).",
+                         hint="Check the model with onnx.checker, or export it with static shapes.") from None
+    shapes, consts = _shapes_and_consts(work)
+    report = CostReport(notes=notes)
+    for graph in iter_graphs(work.graph):
+        for node in graph.node:
+            if node.op_type in MAC_OPS:
+                row = _node_cost(node, shapes, consts)
+                row.weight_bits, row.activation_bits = bits.get(node.name, (FLOAT_BITS, FLOAT_BITS))
+                report.rows.append(row)
+    return report
+
+
+def bits_from_configs(configs: dict) -> dict[str, tuple[int, int]]:
+    """``{node: (weight bits, activation bits)}`` from ``{node: NodeConfig}`` (None role -> 32)."""
+    out = {}
+    for name, cfg in configs.items():
+        w = cfg.weight.qtype.bits if cfg.weight is not None else FLOAT_BITS
+        a = cfg.activation.qtype.bits if cfg.activation is not None else FLOAT_BITS
+        out[name] = (w, a)
+    return out
+
+
+def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int) -> list[str]:
+    notes = []
+    for vi in proto.graph.input:
+        if not vi.type.HasField("tensor_type"):
+            continue
+        for d in vi.type.tensor_type.shape.dim:
+            if not d.HasField("dim_value") or d.dim_value < 0:  # -1: dynamic in some exporters
+                label = d.dim_param or "?"
+                d.Clear()
+                d.dim_value = batch
+                notes.append(f"input {vi.name}: dimension {label} set to {batch}")
+    return notes
+
+
+def _shapes_and_consts(proto: onnx.ModelProto) -> tuple[dict[str, list[int | None]], dict[str, list[int]]]:
+    shapes: dict[str, list[int | None]] = {}
+    consts: dict[str, list[int]] = {}
+    for g in iter_graphs(proto.graph):
+        for vi in list(g.input) + list(g.output) + list(g.value_info):
+            t = vi.type.tensor_type
+            if vi.type.HasField("tensor_type") and t.HasField("shape"):
+                shapes[vi.name] = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+        for init in g.initializer:
+            consts[init.name] = list(init.dims)
+            shapes[init.name] = list(init.dims)
+        for node in g.node:
+            if node.op_type == "Constant" and node.output:
+                for a in node.attribute:
+                    if a.name == "value":
+                        consts[node.output[0]] = list(a.t.dims)
+                        shapes[node.output[0]] = list(a.t.dims)
+    return shapes, consts
+
+
+def _numel(shape: list[int | None] | None) -> int | None:
+    if shape is None or any(d is None or d < 0 for d in shape):  # negative: inference on too small a size
+        return None
+    return math.prod(shape)
+
+
+def _node_cost(node: onnx.NodeProto, shapes: dict, consts: dict) -> NodeCost:
+    ins = list(node.input) + [""] * 3
+    op = node.op_type
+    weight_name = ins[1] if ins[1] in consts else (ins[0] if op in ("MatMul", "Gemm") and ins[0] in consts else "")
+    bias_name = ins[2] if op in ("Conv", "ConvTranspose", "Gemm") and ins[2] in consts else ""
+    w_params = (_numel(consts.get(weight_name)) or 0) if weight_name else 0
+    b_params = (_numel(consts.get(bias_name)) or 0) if bias_name else 0
+    macs = _macs(node, shapes)
+    note = "" if macs is not None else "shape unknown"
+    return NodeCost(node.name, op, macs, w_params, b_params, note=note)
+
+
+def _macs(node: onnx.NodeProto, shapes: dict) -> int | None:
+    op = node.op_type
+    a = shapes.get(node.input[0])
+    w = shapes.get(node.input[1]) if len(node.input) > 1 else None
+    y = shapes.get(node.output[0])
+    if op == "Conv":
+        n_out = _numel(y)
+        return None if n_out is None or w is None or None in w else n_out * math.prod(w[1:])
+    if op == "ConvTranspose":
+        n_in = _numel(a)
+        return None if n_in is None or w is None or None in w else n_in * math.prod(w[1:])
+    if op == "MatMul":
+        n_out = _numel(y)
+        return None if n_out is None or not a or a[-1] is None else n_out * a[-1]
+    if op == "Gemm":
+        n_out = _numel(y)
+        if n_out is None or not a or len(a) != 2:
+            return None
+        k = a[0] if attrs_of(node).get("transA", 0) else a[1]
+        return None if k is None else n_out * k
+    return None

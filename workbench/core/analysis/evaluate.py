@@ -1,0 +1,329 @@
+"""End-to-end comparison of a float model and its quantized version on evaluation data.
+
+Both models run in onnxruntime (CPU) on the same feeds, batch by batch; each output is compared
+with streaming sums, so memory does not grow with the number of samples unless a task metric
+needs the whole set.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from workbench.core.analysis.metrics import REF_PREFIX, MetricFn, load_metric
+from workbench.core.errors import Cancelled, DataError, ModelError
+from workbench.core.io.external import has_lazy, lazy_session
+from workbench.core.progress import CancelToken, ProgressFn, no_progress
+
+log = logging.getLogger(__name__)
+
+ModelLike = Any  # PreparedModel | onnx.ModelProto | str | Path
+_EXTERNAL_LIMIT = 1_800_000_000  # bytes; protobuf cannot serialise a model >= 2 GiB in one piece
+
+
+@dataclass
+class OutputError:
+    """Error of one model output, quantized vs float, over all evaluated samples.
+
+    Attributes
+    ----------
+    name : str
+        Output name (the float model's).
+    shape : list of int
+        Shape of the output of the first batch.
+    sqnr_db : float
+        ``10 log10(sum(f^2) / sum((f - q)^2))`` in dB (inf when identical).
+    cosine : float
+        ``sum(f q) / sqrt(sum(f^2) sum(q^2))`` over all elements.
+    max_abs_error : float
+        ``max |f - q|``.
+    mse : float
+        ``mean((f - q)^2)``.
+    nonfinite : int
+        Elements where either output is NaN or inf (left out of the sums).
+    """
+
+    name: str
+    shape: list[int]
+    sqnr_db: float
+    cosine: float
+    max_abs_error: float
+    mse: float
+    nonfinite: int = 0
+
+
+@dataclass
+class EvalReport:
+    """Result of :func:`evaluate`.
+
+    ``float_metric`` / ``quant_metric`` are the task metric on each model (None without a metric);
+    ``seconds`` is wall time of the whole evaluation.
+    """
+
+    outputs: list[OutputError]
+    samples: int
+    float_metric: float | None = None
+    quant_metric: float | None = None
+    metric: str | None = None
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def output(self, name: str) -> OutputError:
+        for o in self.outputs:
+            if o.name == name:
+                return o
+        raise KeyError(name)
+
+    def format(self) -> str:
+        """Plain-text table for the terminal: one row per output, then the metric if any."""
+        width = max([6] + [len(o.name) for o in self.outputs])
+        lines = [f"{self.samples} samples in {self.seconds:.2f} s",
+                 f"{'output':{width}s} {'SQNR dB':>9s} {'cosine':>9s} {'max abs err':>12s} {'MSE':>10s}"]
+        for o in self.outputs:
+            lines.append(f"{o.name:{width}s} {o.sqnr_db:9.2f} {o.cosine:9.5f} {o.max_abs_error:12.4g} "
+                         f"{o.mse:10.3g}" + (f"  ({o.nonfinite} non-finite)" if o.nonfinite else ""))
+        if self.metric is not None:
+            lines.append(f"metric {self.metric}: float {fmt_metric(self.float_metric)}  "
+                         f"quantized {fmt_metric(self.quant_metric)}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        """JSON-safe dict (inf/nan as strings)."""
+        def clean(v):
+            return v if not isinstance(v, float) or math.isfinite(v) else str(v)
+        return {"samples": self.samples, "metric": self.metric, "float_metric": clean(self.float_metric),
+                "quant_metric": clean(self.quant_metric), "seconds": self.seconds, "notes": self.notes,
+                "outputs": [{k: clean(v) for k, v in asdict(o).items()} for o in self.outputs]}
+
+
+def fmt_metric(v: float) -> str:
+    """A metric with 4 decimals; a value that rounds to zero prints as 0.0000, never -0.0000."""
+    text = f"{v:.4f}"
+    return "0.0000" if text == "-0.0000" else text
+
+
+class _Accumulator:
+    """Streaming sums of one output pair (float64)."""
+
+    def __init__(self, name: str):
+        self.name, self.shape = name, None
+        self.ref2 = self.err2 = self.q2 = self.dot = 0.0
+        self.max_abs, self.count, self.nonfinite = 0.0, 0, 0
+
+    def update(self, ref: np.ndarray, q: np.ndarray) -> None:
+        if self.shape is None:
+            self.shape = list(ref.shape)
+        if ref.shape != q.shape:
+            raise ModelError(f"Output {self.name!r}: float shape {list(ref.shape)} but quantized shape "
+                             f"{list(q.shape)}.", hint="The quantized model must compute the same outputs.")
+        r = np.asarray(ref, dtype=np.float64).ravel()
+        x = np.asarray(q, dtype=np.float64).ravel()
+        ok = np.isfinite(r) & np.isfinite(x)
+        if not ok.all():
+            self.nonfinite += int((~ok).sum())
+            r, x = r[ok], x[ok]
+        e = r - x
+        self.ref2 += float(r @ r)
+        self.err2 += float(e @ e)
+        self.q2 += float(x @ x)
+        self.dot += float(r @ x)
+        self.count += r.size
+        if e.size:
+            self.max_abs = max(self.max_abs, float(np.abs(e).max()))
+
+    def result(self) -> OutputError:
+        if self.err2 == 0.0:
+            sqnr = math.inf
+        elif self.ref2 == 0.0:
+            sqnr = -math.inf
+        else:
+            sqnr = 10.0 * math.log10(self.ref2 / self.err2)
+        if self.ref2 == 0.0 and self.q2 == 0.0:
+            cos = 1.0
+        elif self.ref2 == 0.0 or self.q2 == 0.0:
+            cos = 0.0
+        else:
+            cos = self.dot / math.sqrt(self.ref2 * self.q2)
+        mse = self.err2 / self.count if self.count else math.nan
+        return OutputError(self.name, self.shape or [], sqnr, cos, self.max_abs, mse, self.nonfinite)
+
+
+def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> ort.InferenceSession:
+    """An onnxruntime CPU session of a PreparedModel, ModelProto or file path.
+
+    Raises
+    ------
+    ModelError
+        onnxruntime cannot load the model (unsupported op, invalid graph, missing file).
+    """
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.log_severity_level = 3
+    proto = getattr(model, "proto", model)
+    label = str(getattr(model, "path", None) or (model if isinstance(model, str | Path) else what))
+    if isinstance(proto, str | Path) and not Path(proto).is_file():
+        raise ModelError(f"{proto}: no such model file (the {what}).", hint="Check the path.")
+    try:
+        if isinstance(proto, onnx.ModelProto):
+            if has_lazy(proto):  # weights kept in the user's data file (workbench.core.io.external)
+                return lazy_session(proto, opts)
+            if proto.ByteSize() < _EXTERNAL_LIMIT:
+                return ort.InferenceSession(proto.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "model.onnx"
+                onnx.save_model(proto, str(path), save_as_external_data=True, location="model.onnx.data")
+                return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(str(proto), opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises several types
+        raise ModelError(f"{label}: onnxruntime cannot load the {what} ({exc.__class__.__name__}: "
+                         f"{str(exc).strip()[:500]}).",
+                         hint="Check that the model is valid (onnx.checker) and its ops are supported.") from None
+
+
+def _open_source(data: Any, float_model: ModelLike):
+    """A DataSource for ``data`` validated against the float model's inputs."""
+    from workbench.core.data.loader import DataSource, open_data
+    from workbench.core.model.load import PreparedModel, load_model, prepare_proto
+
+    if isinstance(data, DataSource):
+        return data
+    if isinstance(float_model, PreparedModel):
+        prepared = float_model
+    elif isinstance(float_model, onnx.ModelProto):
+        prepared = prepare_proto(float_model)
+    else:
+        prepared = load_model(float_model)
+    return open_data(data, prepared)
+
+
+def _match_outputs(fsess: ort.InferenceSession, qsess: ort.InferenceSession) -> list[tuple[str, str]]:
+    fnames = [o.name for o in fsess.get_outputs()]
+    qnames = [o.name for o in qsess.get_outputs()]
+    if set(fnames) <= set(qnames):
+        return [(n, n) for n in fnames]
+    if len(fnames) == len(qnames):
+        log.warning("Output names differ (%s vs %s); matching by position.", fnames, qnames)
+        return list(zip(fnames, qnames, strict=True))
+    raise ModelError(f"The quantized model's outputs {qnames} do not match the float model's {fnames}.",
+                     hint="Compare a model with its own quantized version.")
+
+
+def _run(sess: ort.InferenceSession, names: list[str], feeds: dict, opts: ort.RunOptions,
+         cancel: CancelToken | None, what: str, rows: str) -> list[np.ndarray]:
+    try:
+        return sess.run(names, feeds, opts)
+    except Exception as exc:  # noqa: BLE001
+        if cancel is not None and cancel.cancelled:
+            raise Cancelled() from None
+        raise DataError(f"onnxruntime failed on the {what} at samples {rows} ({exc.__class__.__name__}: "
+                        f"{str(exc).strip()[:500]}).", hint="Check the data's shapes and dtypes against the "
+                        "model inputs.") from None
+
+
+def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, samples: int | None = None,
+             batch_size: int = 32, metric: str | MetricFn | None = None, progress: ProgressFn | None = None,
+             cancel: CancelToken | None = None) -> EvalReport:
+    """Run both models on ``data`` and compare every output; optionally score a task metric.
+
+    Parameters
+    ----------
+    float_model, quant_model : PreparedModel, onnx.ModelProto, str or Path
+        The reference and the quantized model (same inputs and outputs).
+    data : str, Path, dict spec or DataSource
+        Anything :func:`workbench.core.data.loader.open_data` opens, validated against the float model:
+        typically an ``.npz`` (keys = input names, ``gt_*`` keys are labels; layout "batch" or
+        "stacked" detected from the array ranks).
+    samples : int, optional
+        Use only the first ``samples`` samples.
+    batch_size : int
+        Samples per onnxruntime call when the model's batch axis is dynamic (else 1).
+    metric : str or callable, optional
+        A built-in metric name (:data:`workbench.core.analysis.metrics.METRICS`) or ``metric(outputs,
+        batch) -> float`` (see :mod:`workbench.core.analysis.metrics`), computed on each model over the
+        whole set (outputs and data concatenated on axis 0).
+
+    Returns
+    -------
+    EvalReport
+        Per-output SQNR (dB), cosine, max abs error, MSE, and the metric on each model.
+
+    Raises
+    ------
+    ModelError
+        A model cannot be loaded by onnxruntime or the outputs do not correspond.
+    DataError
+        Missing input array, wrong dtype, unreadable file, onnxruntime error on a batch.
+    Cancelled
+        ``cancel`` was set.
+    """
+    t0 = time.perf_counter()
+    progress = progress or no_progress
+    metric_fn = load_metric(metric) if isinstance(metric, str) else metric
+    fsess = make_session(float_model, what="float model")
+    qsess = make_session(quant_model, what="quantized model")
+    pairs = _match_outputs(fsess, qsess)
+    source = _open_source(data, float_model)
+    where = str(getattr(source, "path", None) or "the evaluation data")
+    total = source.num_samples() or 0
+    total = min(total, samples) if samples is not None and total else (samples or total)
+    n_all = source.num_samples()
+    labels = {k: v for k, v in source.labels().items() if n_all is not None and len(v) == n_all}
+    run_opts = ort.RunOptions()
+    if cancel is not None:
+        cancel.on_cancel(lambda: setattr(run_opts, "terminate", True))
+    accs = [_Accumulator(f) for f, _ in pairs]
+    kept: dict[str, list[np.ndarray]] = {}
+    done = 0
+    for idx, feeds in source.indexed_batches(batch_size, samples):
+        if cancel is not None:
+            cancel.check()
+        span = f"{idx[0]}..{idx[-1]} of {where}"
+        fout = _run(fsess, [f for f, _ in pairs], feeds, run_opts, cancel, "float model", span)
+        qout = _run(qsess, [q for _, q in pairs], feeds, run_opts, cancel, "quantized model", span)
+        for acc, f, q in zip(accs, fout, qout, strict=True):
+            acc.update(f, q)
+        if metric_fn is not None:
+            _keep(kept, feeds, {k: v[idx] for k, v in labels.items()}, pairs, fout, qout,
+                  stacked=not source.can_batch)
+        done += len(idx)
+        progress(done, max(total, done), f"Evaluating: {done}/{max(total, done)} samples")
+    report = EvalReport([a.result() for a in accs], done, notes=list(source.notes))
+    if metric_fn is not None and done:
+        report.metric = metric if isinstance(metric, str) else getattr(metric_fn, "__name__", "metric")
+        report.float_metric, report.quant_metric = _score(metric_fn, kept, pairs)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _keep(kept, feeds, rest, pairs, fout, qout, stacked) -> None:
+    for k, v in feeds.items():
+        kept.setdefault(k, []).append(v[None] if stacked else v)
+    for k, v in rest.items():
+        kept.setdefault(k, []).append(v)
+    for (f, q), a, b in zip(pairs, fout, qout, strict=True):
+        kept.setdefault(REF_PREFIX + f, []).append(a)
+        kept.setdefault("quant:" + q, []).append(b)
+
+
+def _score(fn: MetricFn, kept: dict[str, list[np.ndarray]], pairs) -> tuple[float, float]:
+    cat = {k: np.concatenate(v, axis=0) for k, v in kept.items()}
+    batch = {k: v for k, v in cat.items() if not k.startswith("quant:")}
+    fouts = {f: cat[REF_PREFIX + f] for f, _ in pairs}
+    qouts = {f: cat["quant:" + q] for f, q in pairs}
+    try:
+        return float(fn(fouts, batch)), float(fn(qouts, batch))
+    except DataError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - user metric code
+        raise DataError(f"The metric failed ({exc.__class__.__name__}: {exc}).",
+                        hint="Fix the metric function; it gets (outputs dict, batch dict).") from exc
+

@@ -1,0 +1,313 @@
+"""Task metrics: built-in ``metric(outputs, batch) -> float`` functions and user metric files.
+
+A metric receives
+
+- ``outputs``: the model outputs, a ``dict[str, numpy.ndarray]`` in graph output order (or a
+  list in that order, as ``onnxruntime.InferenceSession.run`` returns them), concatenated over
+  the whole evaluation set along axis 0;
+- ``batch``: ``dict[str, numpy.ndarray]`` of the evaluation data, also concatenated: the model
+  inputs, the label arrays whose keys start with ``gt_`` (e.g. ``gt_label``), and, when the
+  caller compares against a float model (:func:`workbench.core.analysis.evaluate.evaluate`), the float
+  model's outputs under ``"ref:" + output_name``.
+
+and returns one float where higher is better. Built-ins live in :data:`METRICS`; a user metric
+is a Python file defining ``metric(outputs, batch) -> float``, loaded by :func:`load_metric`
+only with the explicit opt-in ``allow_code=True`` (running a file runs arbitrary code).
+
+The helpers :func:`ctc_greedy_decode`, :func:`edit_distance`, :func:`char_error_rate`,
+:func:`roc_auc` and :func:`retrieval_top1` are the building blocks of common task metrics.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from workbench.core.errors import DataError
+from workbench.core.formats.numerics import sqnr_db
+
+log = logging.getLogger(__name__)
+
+#: Key prefix of the float model's outputs in a metric's ``batch``.
+REF_PREFIX = "ref:"
+
+Outputs = Mapping[str, np.ndarray] | Sequence[np.ndarray]
+MetricFn = Callable[[Outputs, Mapping[str, np.ndarray]], float]
+
+
+def first_output(outputs: Outputs) -> tuple[str | None, np.ndarray]:
+    """``(name, array)`` of the first model output (name None when ``outputs`` is a list)."""
+    if isinstance(outputs, Mapping):
+        if not outputs:
+            raise DataError("The model produced no outputs.", hint="Check the model's graph outputs.")
+        name = next(iter(outputs))
+        return name, np.asarray(outputs[name])
+    if len(outputs) == 0:
+        raise DataError("The model produced no outputs.", hint="Check the model's graph outputs.")
+    return None, np.asarray(outputs[0])
+
+
+def _reference(outputs: Outputs, batch: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """First output and the float model's matching output from ``batch`` (``ref:<name>``)."""
+    name, out = first_output(outputs)
+    key = REF_PREFIX + name if name is not None else None
+    if key is None or key not in batch:
+        refs = [k for k in batch if k.startswith(REF_PREFIX)]
+        if not refs:
+            raise DataError(
+                "This metric compares against the float model, but the batch has no 'ref:' outputs.",
+                hint="Use it through evaluate(float_model, quant_model, data), which adds them.")
+        key = refs[0]
+    return out, np.asarray(batch[key])
+
+
+def top1(outputs: Outputs, batch: Mapping[str, np.ndarray]) -> float:
+    """Top-1 accuracy: argmax of the first output over its last axis against ``batch["gt_label"]``.
+
+    Parameters
+    ----------
+    outputs : first output float array, shape ``[N, C]`` (or ``[N, ..., C]``), logits or scores.
+    batch : must hold ``gt_label``, integer array of shape ``[N]`` (or the leading shape of
+        the output without its last axis).
+
+    Returns
+    -------
+    float
+        Fraction of rows whose argmax equals the label, in [0, 1].
+
+    Raises
+    ------
+    DataError
+        ``gt_label`` missing or its shape does not match the output.
+    """
+    _, out = first_output(outputs)
+    if "gt_label" not in batch:
+        raise DataError("top1 needs a 'gt_label' array in the evaluation data.",
+                        hint="Add gt_label (int class per sample) to the eval npz, or pick another metric.")
+    labels = np.asarray(batch["gt_label"]).astype(np.int64)
+    pred = out.argmax(axis=-1)
+    if pred.size != labels.size:
+        raise DataError(f"top1: output of shape {list(out.shape)} gives {pred.size} predictions but "
+                        f"gt_label has {labels.size} entries.",
+                        hint="gt_label needs one class index per sample.")
+    return float(np.mean(pred.reshape(-1) == labels.reshape(-1)))
+
+
+def cosine(outputs: Outputs, batch: Mapping[str, np.ndarray]) -> float:
+    """Cosine similarity of the flattened first output with the float model's (``ref:<name>``).
+
+    ``dot(q, f) / (|q| |f|)`` over all elements in float64; 1.0 when both are all zero, 0.0 when
+    only one is.
+    """
+    out, ref = _reference(outputs, batch)
+    return cosine_similarity(ref, out)
+
+
+def output_sqnr(outputs: Outputs, batch: Mapping[str, np.ndarray]) -> float:
+    """SQNR in dB of the first output against the float model's (``ref:<name>``).
+
+    ``10 log10(sum(f^2) / sum((f - q)^2))`` (:func:`workbench.core.formats.numerics.sqnr_db`).
+    """
+    out, ref = _reference(outputs, batch)
+    return sqnr_db(ref, out)
+
+
+def cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two arrays flattened, in float64 (1.0 if both zero, 0.0 if one is)."""
+    x = np.asarray(a, dtype=np.float64).ravel()
+    y = np.asarray(b, dtype=np.float64).ravel()
+    nx, ny = float(np.linalg.norm(x)), float(np.linalg.norm(y))
+    if nx == 0.0 and ny == 0.0:
+        return 1.0
+    if nx == 0.0 or ny == 0.0:
+        return 0.0
+    return float(np.dot(x, y) / (nx * ny))
+
+
+#: Score from which a class counts as detected in an image (nudenet's and YOLO's default).
+DETECTION_THRESHOLD = 0.25
+
+
+def class_max_scores(out: np.ndarray, n_box: int = 4) -> np.ndarray:
+    """Per image, the max score of each class over all anchors: float64 ``[N, C]``.
+
+    ``out`` is a YOLOv8-style detector output ``[N, n_box + C, anchors]`` (box coordinates, then
+    class scores already through Sigmoid), as exported by ultralytics without NMS.
+    """
+    a = np.asarray(out)
+    if a.ndim != 3 or a.shape[1] <= n_box:
+        raise DataError(f"detection_scores expects an output [N, {n_box} + classes, anchors], got shape "
+                        f"{list(a.shape)}.", hint="Use it on a YOLO-style detector output without NMS.")
+    return a[:, n_box:, :].max(axis=2).astype(np.float64)
+
+
+def detection_scores(outputs: Outputs, batch: Mapping[str, np.ndarray]) -> float:
+    """Minus the largest score change of a detection: ``-max |s_q - s_f|`` (higher is better, 0 = same).
+
+    ``s`` is the per-image, per-class max score of the first output (:func:`class_max_scores`);
+    the max runs over the (image, class) pairs that either model detects (``s >= 0.25``), so a
+    class that appears or disappears counts with its full change. 0.0 when neither model detects
+    anything. Use ``--min-score -0.05`` for "scores within 0.05 of the float model's".
+    """
+    out, ref = _reference(outputs, batch)
+    q, f = class_max_scores(out), class_max_scores(ref)
+    either = (q >= DETECTION_THRESHOLD) | (f >= DETECTION_THRESHOLD)
+    return -float(np.abs(q - f)[either].max()) if either.any() else 0.0
+
+
+#: Built-in metrics by name (all: higher is better).
+METRICS: dict[str, MetricFn] = {"top1": top1, "cosine": cosine, "output_sqnr": output_sqnr,
+                                "detection_scores": detection_scores}
+
+
+def load_metric(spec: str | Path, *, allow_code: bool = False) -> MetricFn:
+    """A metric by built-in name (:data:`METRICS`) or from a Python file defining ``metric``.
+
+    Parameters
+    ----------
+    spec : str or Path
+        ``"top1"``, ``"cosine"``, ``"output_sqnr"``, or the path of a ``.py`` file that defines
+        ``metric(outputs, batch) -> float``.
+    allow_code : bool
+        Must be True to load a file: loading executes the file's code.
+
+    Raises
+    ------
+    DataError
+        Unknown name, file missing, ``allow_code`` not given, the file fails to import, or it
+        defines no callable ``metric``.
+    """
+    if isinstance(spec, str) and spec in METRICS:
+        return METRICS[spec]
+    path = Path(spec)
+    if path.suffix != ".py":
+        raise DataError(f"Unknown metric {str(spec)!r}.",
+                        hint=f"Use one of {', '.join(METRICS)} or the path of a .py file defining metric().")
+    if not path.is_file():
+        raise DataError(f"{path}: metric file not found.", hint="Check the path.")
+    if not allow_code:
+        raise DataError(f"{path}: loading a metric file runs its Python code, which is off by default.",
+                        hint="Pass --allow-code on the command line (allow_code=True in Python) "
+                             "if you trust this file.")
+    return _import_metric(path)
+
+
+def _import_metric(path: Path) -> MetricFn:
+    module_name = f"workbench_user_metric_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise DataError(f"{path}: cannot be loaded as a Python module.", hint="Check the file.")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - any error in user code
+        raise DataError(f"{path}: importing the metric file failed ({exc.__class__.__name__}: {exc}).",
+                        hint="Fix the error in the file.") from exc
+    fn = getattr(module, "metric", None)
+    if not callable(fn):
+        raise DataError(f"{path}: defines no function metric(outputs, batch).",
+                        hint="Add `def metric(outputs, batch) -> float:` to the file.")
+    log.info("Loaded user metric from %s", path)
+    return fn
+
+
+# --- building blocks of task metrics ------------------------------------------------------------
+
+def ctc_greedy_decode(probs: np.ndarray, charset: Sequence[str], *, blank: int = 0) -> list[str]:
+    """Greedy (best path) CTC decoding.
+
+    Argmax over classes per time step, collapse repeated indices, drop ``blank``
+    (Graves et al., "Connectionist Temporal Classification", ICML 2006, best path decoding).
+
+    Parameters
+    ----------
+    probs : numpy.ndarray, float, shape ``[N, T, C]`` (or ``[T, C]`` for one sequence)
+        Per-step class scores (probabilities or logits; only the argmax is used).
+    charset : sequence of str, length C
+        String of each class index (index ``blank`` is never emitted).
+
+    Returns
+    -------
+    list of str
+        One decoded string per sequence.
+    """
+    scores = np.asarray(probs)
+    if scores.ndim == 2:
+        scores = scores[None]
+    if scores.shape[-1] != len(charset):
+        raise DataError(f"CTC output has {scores.shape[-1]} classes but the charset has {len(charset)}.",
+                        hint="Use the charset that belongs to the model (blank first).")
+    best = scores.argmax(axis=-1)
+    texts = []
+    for seq in best:
+        keep = np.ones(seq.shape, dtype=bool)
+        keep[1:] = seq[1:] != seq[:-1]
+        texts.append("".join(charset[i] for i in seq[keep] if i != blank))
+    return texts
+
+
+def edit_distance(a: Sequence, b: Sequence) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions of cost 1), O(len(a) len(b))."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+        prev = cur
+    return prev[-1]
+
+
+def char_error_rate(reference: str, hypothesis: str) -> float:
+    """CER = edit_distance(reference, hypothesis) / len(reference) (0 or 1 for an empty reference)."""
+    if not reference:
+        return 0.0 if not hypothesis else 1.0
+    return edit_distance(reference, hypothesis) / len(reference)
+
+
+def roc_auc(labels: np.ndarray, scores: np.ndarray) -> float:
+    """Area under the ROC curve, as the Mann-Whitney U statistic with average ranks for ties.
+
+    ``AUC = (sum of positive ranks - P (P + 1) / 2) / (P N)`` (Hanley & McNeil 1982).
+
+    Parameters
+    ----------
+    labels : numpy.ndarray, shape ``[M]``, 0/1 (or bool)
+    scores : numpy.ndarray, float, shape ``[M]``; higher means more likely positive.
+
+    Raises
+    ------
+    DataError
+        Only one class present.
+    """
+    y = np.asarray(labels).reshape(-1).astype(bool)
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if n_pos == 0 or n_neg == 0:
+        raise DataError("ROC-AUC needs both positive and negative labels.", hint="Check the labels.")
+    order = np.argsort(s, kind="mergesort")
+    sorted_s = s[order]
+    ranks = np.empty(len(s), dtype=np.float64)
+    # average rank (1-based) of each group of tied scores
+    _, first, counts = np.unique(sorted_s, return_index=True, return_counts=True)
+    avg = first + (counts + 1) / 2.0
+    ranks[order] = np.repeat(avg, counts)
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def retrieval_top1(queries: np.ndarray, candidates: np.ndarray) -> float:
+    """Fraction of queries whose most cosine-similar candidate is the one with the same row index.
+
+    Parameters
+    ----------
+    queries, candidates : numpy.ndarray, float, shape ``[P, D]``; row i of each is a pair.
+    """
+    q = np.asarray(queries, dtype=np.float64)
+    c = np.asarray(candidates, dtype=np.float64)
+    q = q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+    c = c / np.maximum(np.linalg.norm(c, axis=1, keepdims=True), 1e-12)
+    best = (q @ c.T).argmax(axis=1)
+    return float(np.mean(best == np.arange(len(q))))

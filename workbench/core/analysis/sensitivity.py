@@ -1,0 +1,416 @@
+"""Per-unit sensitivity from one analysis pass.
+
+The error at a unit's output is the error its inputs bring plus the noise the unit adds itself.
+Treating quantization noise as additive and uncorrelated (the usual model, e.g. Widrow & Kollar,
+"Quantization Noise", 2008), noise-to-signal ratios add:
+
+    1 / SQNR_out = 1 / SQNR_in + 1 / SQNR_local        (linear ratios, not dB)
+
+so ``SQNR_local = 1 / (1/SQNR_out - 1/SQNR_in)``, where SQNR_in is the worst SQNR among the
+unit's quantized inputs (infinite for graph inputs). A unit with a low local SQNR is the one to
+promote to a wider dtype or keep in float. This needs one float and one quantized run, instead of
+one run per unit.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import onnx
+
+from workbench.core.analysis.executors import Executor, default_executor
+from workbench.core.analysis.sweep_graph import only_float, only_quantized, with_fragments
+from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.runtime.session import add_outputs, make_session
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Sensitivity:
+    """Local SQNR (dB) a unit adds, and its absolute output SQNR (dB)."""
+
+    node: str
+    op_type: str
+    local_sqnr_db: float
+    output_sqnr_db: float
+
+
+def _lin(db: float) -> float:
+    if db == math.inf:
+        return math.inf
+    return 10.0 ** (db / 10.0)
+
+
+def local_sensitivity(plan, rows) -> list[Sensitivity]:
+    """Rank units by the noise they add themselves, most harmful (lowest local SQNR) first.
+
+    Parameters
+    ----------
+    plan : QuantPlan
+        Gives each unit's input tensors and which unit produces each tensor.
+    rows : list of UnitError
+        Output of :func:`workbench.core.analysis.unit_error.analyze_units` for the fully quantized model.
+    """
+    out_db = {r.tensor: r.sqnr_db for r in rows}
+    producer_db: dict[str, float] = {}
+    for unit in plan.units.values():
+        for t in unit.outputs:
+            if t in out_db:
+                producer_db[t] = out_db[t]
+    result = []
+    for r in rows:
+        unit = plan.units.get(r.node)
+        ins = [producer_db[t] for t in (unit.inputs if unit else []) if t in producer_db]
+        r_in = min((_lin(d) for d in ins), default=math.inf)
+        r_out = _lin(r.sqnr_db)
+        inv = (1.0 / r_out if r_out > 0 else math.inf) - (1.0 / r_in if r_in > 0 else 0.0)
+        local = math.inf if inv <= 0 else 10.0 * math.log10(1.0 / inv)
+        result.append(Sensitivity(r.node, r.op_type, local, r.sqnr_db))
+    result.sort(key=lambda s: (s.local_sqnr_db, s.node))
+    return result
+
+
+# ----------------------------------------------------------------------------- end-to-end sweep
+@dataclass
+class UnitSensitivity:
+    """End-to-end figures of one node unit (SQNR in dB over all model outputs, against float).
+
+    ``only_quant_db``: only this unit quantized; ``only_float_db``: every unit quantized but this
+    one; ``local_db``: this unit's own output, only it quantized (float inputs);
+    ``gain_db``: ``only_float_db - all_quant_db`` (what keeping it float buys end to end).
+    """
+
+    node: str
+    op_type: str
+    only_quant_db: float
+    only_float_db: float
+    local_db: float
+    gain_db: float
+
+    def to_json(self) -> dict:
+        return {k: (v if not isinstance(v, float) or math.isfinite(v) else repr(v)) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, d: dict) -> UnitSensitivity:
+        return cls(d["node"], d.get("op_type", ""), *(float(d[k]) for k in FIGURES))
+
+
+#: The figures of :class:`UnitSensitivity`, in table order.
+FIGURES = ("only_quant_db", "only_float_db", "local_db", "gain_db")
+
+
+@dataclass
+class SweepResult:
+    """Outcome of :func:`sensitivity_sweep`: ``rows`` worst first (lowest ``only_quant_db``)."""
+
+    rows: list[UnitSensitivity]
+    all_quant_db: float
+    samples: int
+    tasks: int
+
+    def suggestion(self, min_gain_db: float = 0.5, max_fraction: float = 0.1) -> list[str]:
+        """Units to keep in float: those whose exclusion raises the end-to-end SQNR by at least
+        ``min_gain_db``, best gain first, at most ``max_fraction`` of the units (at least one)."""
+        good = sorted((r for r in self.rows if r.gain_db >= min_gain_db and math.isfinite(r.gain_db)),
+                      key=lambda r: (-r.gain_db, r.node))
+        cap = max(1, int(max_fraction * len(self.rows)))
+        return [r.node for r in good[:cap]]
+
+    def to_json(self) -> dict:
+        return {"rows": [r.to_json() for r in self.rows], "all_quant_db": _json_num(self.all_quant_db),
+                "samples": self.samples, "tasks": self.tasks}
+
+    @classmethod
+    def from_json(cls, d: dict) -> SweepResult:
+        return cls([UnitSensitivity.from_json(r) for r in d.get("rows", [])], float(d.get("all_quant_db", "nan")),
+                   int(d.get("samples", 0)), int(d.get("tasks", 0)))
+
+
+def _json_num(v: float):
+    return v if math.isfinite(v) else repr(v)
+
+
+@dataclass
+class SuffixTask:
+    """One variant of one unit, self-contained for an executor (see :mod:`workbench.core.analysis.executors`)."""
+
+    node: str
+    kind: str  # "quant" (only this unit quantized) or "float" (only this unit float)
+    model: onnx.ModelProto  # pickles as its serialized bytes
+    feeds: list[dict[str, np.ndarray]]
+    outputs: list[str]  # suffix output per float model output ("" where the suffix does not compute it)
+    refs: list[list[np.ndarray]]  # per batch: the float model's outputs
+    unchanged: list[float]  # signal energy of outputs the suffix does not compute (error 0 there)
+
+
+class _Sqnr:
+    """Running SQNR: sums of ref^2 and (ref - q)^2 (float32 BLAS dot products, float64 totals)."""
+
+    def __init__(self) -> None:
+        self.sig = self.err = 0.0
+        self.n = 0
+
+    def update(self, ref, q) -> None:
+        r = np.asarray(ref, dtype=np.float32).ravel()
+        d = np.asarray(q, dtype=np.float32).ravel()
+        if r.shape != d.shape or r.size == 0:
+            return
+        e = r - d
+        self.sig += float(np.dot(r, r))
+        self.err += float(np.dot(e, e))
+        self.n += r.size
+
+    def figures(self) -> tuple[float]:
+        if self.err == 0.0:
+            return (math.inf,)
+        return (-math.inf if self.sig == 0.0 else 10.0 * math.log10(self.sig / self.err),)
+
+
+def run_suffix(task: SuffixTask) -> tuple[str, str, float]:
+    """Run a suffix model; ``(node, kind, end-to-end SQNR dB)``."""
+    sess = make_session(task.model, optimize=False, threads=1)
+    names = [o.name for o in sess.get_outputs()]
+    e2e = _Sqnr()
+    for feed, refs in zip(task.feeds, task.refs, strict=True):
+        got = dict(zip(names, sess.run(names, feed), strict=True))
+        for name, ref in zip(task.outputs, refs, strict=True):
+            if name in got:
+                e2e.update(ref, got[name])
+    e2e.sig += sum(task.unchanged)
+    return task.node, task.kind, e2e.figures()[0]
+
+
+#: onnxruntime type strings -> ONNX elem types (tensors the sweep may cache).
+_ORT_TYPES = {f"tensor({k})": v for k, v in {
+    "float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7, "string": 8, "bool": 9,
+    "float16": 10, "double": 11, "uint32": 12, "uint64": 13, "bfloat16": 16}.items()}
+
+
+def _types(proto: onnx.ModelProto, optimize: bool) -> dict[str, int]:
+    """Elem type of every main-graph tensor of ``proto`` (from an onnxruntime session; no run)."""
+    names = list(dict.fromkeys(o for n in proto.graph.node for o in n.output if o))
+    sess = make_session(add_outputs(proto, names), optimize=optimize, threads=1)
+    out = {o.name: _ORT_TYPES.get(o.type, 0) for o in list(sess.get_inputs()) + list(sess.get_outputs())}
+    return {k: v for k, v in out.items() if v}
+
+
+def _cache(proto: onnx.ModelProto, feeds: list[dict], names: list[str], optimize: bool,
+           cancel) -> list[dict[str, np.ndarray]]:
+    """The tensors ``names`` of ``proto`` (graph inputs included) for each feed."""
+    inputs = {i.name for i in proto.graph.input}
+    wanted = [x for x in names if x not in inputs]
+    sess = make_session(add_outputs(proto, wanted), optimize=optimize, threads=1)
+    cache = []
+    for feed in feeds:
+        if cancel is not None:
+            cancel.check()
+        values = dict(zip(wanted, sess.run(wanted, feed), strict=True)) if wanted else {}
+        values.update({k: v for k, v in feed.items() if k in names})
+        cache.append(values)
+    return cache
+
+
+def _energy(a: np.ndarray) -> float:
+    r = np.asarray(a, dtype=np.float32).ravel()
+    return float(np.dot(r, r))
+
+
+def own_tensors(units_all, unit) -> set[str]:
+    """Inputs and outputs of ``unit`` that no other quantized unit reads or writes: their Q -> DQ
+    pair exists only for this unit (the writer gives every reader of a kept pair the DQ value)."""
+    shared = {t for u in units_all if u is not unit and not u.excluded for t in list(u.inputs) + list(u.outputs)}
+    return {t for t in list(unit.inputs) + list(unit.outputs) if t not in shared}
+
+
+def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names, f_avail, q_avail):
+    """Generate the suffix tasks, two per unit, built lazily (one model in memory at a time)."""
+    for unit in units:
+        for kind in ("quant", "float"):
+            try:
+                if kind == "quant":
+                    sfx = only_quantized(fp, qp, unit, tensor_map, f_avail)
+                else:
+                    sfx = only_float(fp, qp, unit, tensor_map, q_avail, own_tensors(units_all, unit))
+            except KeyError as exc:
+                log.warning("sensitivity sweep skips %s (%s): %s", unit.node, kind, exc)
+                continue
+            cache = f_cache if kind == "quant" else q_cache
+            computed = set(sfx.outputs) & {o.name for o in sfx.proto.graph.output}
+            refs, unchanged = [], []
+            for fc in f_cache:
+                refs.append([fc[o] for o in out_names])
+                unchanged.append(sum(_energy(fc[o]) for o, s in zip(out_names, sfx.outputs, strict=True)
+                                     if s not in computed))
+            feeds = [{x: c[x] for x in sfx.inputs} for c in cache]
+            yield SuffixTask(unit.node, kind, sfx.proto, feeds,
+                             [s if s in computed else "" for s in sfx.outputs], refs, unchanged)
+
+
+def sweepable_units(plan, proto: onnx.ModelProto) -> list:
+    """Quantized units of the main graph (units inside If / Loop bodies are not swept)."""
+    names = {n.name for n in proto.graph.node}
+    return [u for u in plan.units.values()
+            if not u.excluded and u.node in names and all(n in names for n in u.nodes)]
+
+
+def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None) -> dict[str, float]:
+    """Unit -> SQNR (dB) of its own output with only it quantized (float inputs): the float model
+    and every unit's fragment run side by side in one session, one pass over ``feeds``."""
+    sfx, probes = with_fragments(fp, qp, units, tensor_map, f_types)
+    if not sfx.outputs:
+        return {}
+    sess = make_session(sfx.proto, optimize=False, threads=1)
+    names = [o.name for o in sess.get_outputs()]
+    sums = dict.fromkeys(names, 0.0)
+    for feed in feeds:
+        if cancel is not None:
+            cancel.check()
+        for name, v in zip(names, sess.run(names, feed), strict=True):
+            sums[name] += float(v)
+    out = {}
+    for u, pairs in probes.items():
+        acc = _Sqnr()
+        for p, _t in pairs:
+            acc.sig += sums.get(f"{p}#sig", 0.0)
+            acc.err += sums.get(f"{p}#err", 0.0)
+            acc.n += 1
+        if pairs:
+            out[u] = acc.figures()[0]
+    return out
+
+
+def _needed(units_all, fp, qp, chosen, tensor_map, f_types, q_types) -> tuple[set[str], set[str]]:
+    """Tensors the suffix models of ``chosen`` read from the float and from the QDQ run."""
+    f_need, q_need = set(), set()
+    for unit in chosen:
+        try:
+            f_need.update(only_quantized(fp, qp, unit, tensor_map, f_types, build=False).inputs)
+        except KeyError:
+            pass
+        try:
+            q_need.update(only_float(fp, qp, unit, tensor_map, q_types, own_tensors(units_all, unit),
+                                     build=False).inputs)
+        except KeyError:
+            pass
+    return f_need, q_need
+
+
+def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_size: int = 4,
+                      top: int | None = None, executor: Executor | None = None, progress: ProgressFn | None = None,
+                      cancel: CancelToken | None = None) -> SweepResult:
+    """For every node unit: end-to-end SQNR with only it quantized and with only it left float.
+
+    Cost: one pass of the float model with every unit's QDQ fragment beside it (each unit's own
+    error, ``local_db``), then for the ``top`` units with the worst own error (all with None) two
+    suffix models each. ppocrv4_rec (264 units, 8 samples, top 16): 5.6x one 32-sample
+    calibration pass in CPU time (``benchmarks/sensitivity_sweep.py``).
+
+    Fidelity: a suffix keeps or drops a Q -> DQ pair as the writer would for the edited recipe
+    when the pair belongs to the unit or to a neighbouring unit (every unit of digits_cnn and the
+    test model: equal to the whole variant model to 1e-3 dB). Where the planner re-plans a
+    pass-through chain after the edit (a Reshape / Transpose output between attention MatMuls
+    gets its own calibrated range once its source unit is excluded), the whole model differs:
+    digits_transformer, 8 samples, same 32-sample calibration: "only quantized" equal for 31 of
+    36 units (the others 0.5-8.7 dB apart), "only float" for 34 of 36 (about 1 dB apart).
+
+    The float and the QDQ model run once over ``samples`` samples with every activation kept;
+    then each variant runs only the unit and what is downstream of it, reading the rest from
+    those caches (:mod:`workbench.core.analysis.sweep_graph`). Its outputs are those of the whole
+    variant model. Tasks (two per unit) run through ``executor`` (:mod:`workbench.core.analysis.executors`;
+    default :func:`~workbench.core.analysis.executors.default_executor`).
+
+    Parameters
+    ----------
+    model : PreparedModel
+        The float model.
+    result : QuantizeResult
+        From :func:`workbench.core.api.quantize` (static QDQ).
+    data : path, dict or DataSource
+        Samples fed to both models (float32/int arrays as the model's inputs).
+
+    Returns
+    -------
+    SweepResult
+        Rows worst first. SQNR (dB) = 10 log10(sum ref^2 / sum (ref - q)^2) over all outputs.
+
+    Raises
+    ------
+    RecipeError
+        The recipe is not static (dynamic or weight-only: no activation Q -> DQ to sweep).
+    DataError, ModelError, Cancelled
+    """
+    from workbench.core.api import open_data_source
+
+    progress = progress or no_progress
+    executor = executor or default_executor()
+    if getattr(result.plan, "mode", "static") != "static":
+        from workbench.core.errors import RecipeError
+
+        raise RecipeError(f"The sensitivity sweep compares static QDQ units; the recipe's preset "
+                          f"{result.recipe.preset if result.recipe else ''!r} is {result.plan.mode}.",
+                          hint="Pick a static preset (e.g. cpu-u8s8) to sweep, then switch back.")
+    fp, qp = _same_opset(model.proto, result.proto)
+    source = open_data_source(data, model)
+    n = source.num_samples()
+    n = min(n, samples) if (n is not None and samples) else (samples or n)
+    bs = batch_size if getattr(source, "can_batch", False) else 1
+    feeds = list(source.batches(bs, limit=n))
+    f_types, q_types = _types(fp, True), _types(qp, False)
+    units = sweepable_units(result.plan, fp)
+    progress(0, 0, "Measuring each unit's own error")
+    local = local_figures(fp, qp, units, result.tensor_map, f_types, feeds, cancel)
+    chosen = units
+    if top is not None and top < len(units):
+        chosen = sorted(units, key=lambda u: (local.get(u.node, math.inf), u.node))[:top]
+    units_all = list(result.plan.units.values())
+    out_names = [o.name for o in fp.graph.output]
+    f_need, q_need = _needed(units_all, fp, qp, chosen, result.tensor_map, f_types, q_types)
+    progress(0, 0, "Caching float and quantized activations")
+    f_cache = _cache(fp, feeds, sorted(f_need | set(out_names)), True, cancel)
+    q_cache = _cache(qp, feeds, sorted(q_need | set(out_names)), False, cancel)
+    all_q = _Sqnr()
+    for fc, qc in zip(f_cache, q_cache, strict=True):
+        for o in out_names:
+            all_q.update(fc[o], qc[o])
+    all_quant_db = all_q.figures()[0]
+    tasks = _tasks(units_all, fp, qp, chosen, result.tensor_map, f_cache, q_cache, out_names, f_types, q_types)
+    figures: dict[str, dict[str, float]] = {u.node: {} for u in units}
+    total, done = 2 * len(chosen), 0
+    results = executor.map(run_suffix, tasks)
+    try:
+        for node, kind, e2e in results:
+            if cancel is not None:
+                cancel.check()
+            figures[node][kind] = e2e
+            done += 1
+            progress(done, total, f"Sweeping units ({node})")
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+    rows = []
+    for u in units:
+        f = figures[u.node]
+        oq, of = f.get("quant", math.nan), f.get("float", math.nan)
+        rows.append(UnitSensitivity(u.node, u.op_type, oq, of, local.get(u.node, math.nan), of - all_quant_db
+                                    if math.isfinite(of) and math.isfinite(all_quant_db) else math.nan))
+    rows.sort(key=lambda r: (math.isnan(r.only_quant_db), r.only_quant_db if not math.isnan(r.only_quant_db)
+                             else r.local_db, r.node))
+    return SweepResult(rows, all_quant_db, sum(len(next(iter(f.values()))) for f in feeds), done)
+
+
+def _same_opset(fp: onnx.ModelProto, qp: onnx.ModelProto) -> tuple[onnx.ModelProto, onnx.ModelProto]:
+    """The float model at the QDQ model's default-domain opset (the writer may have upgraded it)."""
+    def version(p):
+        return next((o.version for o in p.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+    if version(fp) == version(qp):
+        return fp, qp
+    from onnx import version_converter
+
+    return version_converter.convert_version(fp, version(qp)), qp
+

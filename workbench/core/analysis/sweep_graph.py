@@ -1,0 +1,248 @@
+"""Small models for the sensitivity sweep: one unit switched, the rest read from cached activations.
+
+For unit ``u`` the sweep needs the model outputs of two variants:
+
+* **only u quantized** -- the float model with u's nodes replaced by u's QDQ fragment (the
+  DequantizeLinear of its inputs and weights, its node(s), the Q -> DQ of its outputs);
+* **only u float** -- the QDQ model with u's node(s) reading the float inputs and float weights.
+
+Everything upstream of u is identical to a base model (float, resp. QDQ) whose activations were
+computed once and cached. So each variant is a *suffix* model: the changed nodes plus the nodes
+downstream of them; every other tensor it reads becomes a graph input fed from the cache. Its
+outputs equal those of the whole variant model (same nodes, same inputs), at the cost of the
+downstream part only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import onnx
+from onnx import helper
+
+from workbench.core.graph.index import subgraphs
+
+
+@dataclass
+class Suffix:
+    """A suffix model: ``proto`` reads ``inputs`` (cached tensors of the base run) and writes
+    ``outputs`` (the base model's outputs, in order, renamed where the variant renames them) and
+    ``probes`` (extra tensors, e.g. the unit's fake-quantized output)."""
+
+    proto: onnx.ModelProto
+    inputs: list[str]
+    outputs: list[str]
+    probes: list[str]
+
+
+def _implicit_inputs(node: onnx.NodeProto) -> set[str]:
+    """Outer-scope tensors read inside ``node``'s subgraphs (If / Loop / Scan bodies)."""
+    used: set[str] = set()
+    produced: set[str] = set()
+    stack = list(subgraphs(node))
+    while stack:
+        g = stack.pop()
+        produced.update(i.name for i in g.initializer)
+        produced.update(i.name for i in g.input)
+        for n in g.node:
+            used.update(x for x in n.input if x)
+            produced.update(n.output)
+            stack.extend(subgraphs(n))
+    return used - produced
+
+
+def node_reads(node: onnx.NodeProto) -> set[str]:
+    """Every tensor ``node`` reads: its inputs and what its subgraphs take from the outer scope."""
+    out = {x for x in node.input if x}
+    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+        out |= _implicit_inputs(node)
+    return out
+
+
+def downstream(nodes: list[onnx.NodeProto], start: set[str], skip: set[str]) -> list[onnx.NodeProto]:
+    """Nodes (in the given topological order) that read ``start`` tensors, directly or transitively.
+
+    Nodes whose name is in ``skip`` are left out (and do not propagate).
+    """
+    live = set(start)
+    out = []
+    for n in nodes:
+        if n.name in skip:
+            continue
+        if node_reads(n) & live:
+            out.append(n)
+            live.update(n.output)
+    return out
+
+
+def backward_closure(nodes: list[onnx.NodeProto], targets: list[str], stop: set[str],
+                     producer: dict[str, int] | None = None) -> list[onnx.NodeProto]:
+    """Nodes needed to compute ``targets`` from the ``stop`` tensors (topological order kept).
+
+    ``producer`` (tensor -> index in ``nodes``) may be passed when calling many times."""
+    if producer is None:
+        producer = {o: i for i, n in enumerate(nodes) for o in n.output}
+    need, seen = list(targets), set()
+    picked: set[int] = set()
+    while need:
+        t = need.pop()
+        if t in seen or t in stop or t not in producer:
+            continue
+        seen.add(t)
+        i = producer[t]
+        if i not in picked:
+            picked.add(i)
+            need.extend(node_reads(nodes[i]))
+    return [nodes[i] for i in sorted(picked)]
+
+
+def _renamed(node: onnx.NodeProto, renames: dict[str, str]) -> onnx.NodeProto:
+    if not any(x in renames for x in node.input):
+        return node
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    for i, x in enumerate(copy.input):
+        copy.input[i] = renames.get(x, x)
+    return copy
+
+
+def assemble(nodes: list[onnx.NodeProto], inits: dict[str, onnx.TensorProto], outputs: list[str],
+             probes: list[str], available: dict[str, int], opsets, build: bool = True) -> Suffix:
+    """A model of ``nodes`` whose free tensors become graph inputs (types from ``available``:
+    tensor name -> ONNX elem type). ``build=False`` only works out the inputs (``proto`` None)."""
+    produced = {o for n in nodes for o in n.output}
+    reads: list[str] = []
+    for n in nodes:
+        reads.extend(sorted(node_reads(n)))
+    inputs = list(dict.fromkeys(x for x in reads if x not in produced and x not in inits))
+    used_inits = [inits[x] for x in dict.fromkeys(reads) if x in inits and x not in produced]
+    missing = [x for x in inputs if x not in available]
+    if missing:
+        raise KeyError(f"suffix model reads uncached tensors {missing[:3]}")
+    if not build:
+        return Suffix(None, inputs, outputs, probes)
+    graph = helper.make_graph(
+        list(nodes), "suffix",
+        [helper.make_tensor_value_info(x, available[x], None) for x in inputs],
+        [helper.make_empty_tensor_value_info(o) for o in dict.fromkeys(outputs + probes) if o in produced],
+        initializer=used_inits)
+    proto = helper.make_model(graph, opset_imports=list(opsets))
+    proto.ir_version = max(proto.ir_version, 8)
+    return Suffix(proto, inputs, outputs, probes)
+
+
+def only_quantized(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[str, str],
+                   available: dict[str, int], build: bool = True) -> Suffix:
+    """Suffix of the float model ``fp`` where only ``unit`` runs as in the QDQ model ``qp``.
+
+    ``probes`` are the unit's fake-quantized outputs (``tensor_map`` names, renamed into the
+    float namespace as ``outputs``' consumers read them).
+    """
+    unit_nodes = set(unit.nodes) | {unit.node}
+    f_nodes = list(fp.graph.node)
+    internal = {o for n in f_nodes if n.name in unit_nodes for o in n.output}
+    stop = ({x for x in available if x not in internal}
+            | {i.name for i in qp.graph.initializer} | {i.name for i in qp.graph.input})
+    targets = [tensor_map.get(t, t) for t in unit.outputs]
+    fragment = backward_closure(list(qp.graph.node), targets, stop)
+    fragment_outs = {o for n in fragment for o in n.output}
+    # the writer gives every reader of a quantized tensor the DQ value: other readers of the
+    # unit's activation inputs see them quantized too
+    weights = {i.name for i in fp.graph.initializer}
+    acts = [x for x in unit.inputs if x in tensor_map and x not in weights]
+    renames = {t: tensor_map[t] for t in list(unit.outputs) + acts if tensor_map.get(t) in fragment_outs}
+    after = [_renamed(n, renames) for n in downstream(f_nodes, set(unit.outputs) | set(acts), unit_nodes)]
+    inits = {i.name: i for i in fp.graph.initializer}
+    inits.update({i.name: i for i in qp.graph.initializer})
+    outputs = [renames.get(o.name, o.name) for o in fp.graph.output]
+    return assemble(fragment + after, inits, outputs, targets, available, qp.opset_import, build)
+
+
+def only_float(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[str, str], available: dict[str, int],
+               own: set[str], build: bool = True) -> Suffix:
+    """Suffix of the QDQ model ``qp`` where ``unit``'s node(s) read float inputs and float weights.
+
+    ``own`` are the unit's input and output tensors whose Q -> DQ pair only this unit asked for:
+    with the unit in float they are not quantized, so their readers take the float value. Other
+    activation inputs keep their pair (as the writer rewires every reader of a kept pair).
+    """
+    unit_nodes = set(unit.nodes) | {unit.node}
+    f_by_name = {n.name: n for n in fp.graph.node if n.name in unit_nodes}
+    internal = {o for m in f_by_name.values() for o in m.output}
+    weights = {i.name for i in fp.graph.initializer}
+    q_nodes = list(qp.graph.node)
+    swapped, src = [], {}
+    for n in q_nodes:
+        if n.name not in unit_nodes or n.name not in f_by_name:
+            continue
+        f = f_by_name[n.name]
+        copy = onnx.NodeProto()
+        copy.CopyFrom(n)
+        for i, x in enumerate(f.input):
+            if i < len(copy.input) and x not in internal and (x in weights or x not in tensor_map
+                                                            or x in own):
+                copy.input[i] = x
+        swapped.append(copy)
+        src.update(zip(f.output, n.output, strict=False))
+    renames = {tensor_map[t]: src[t] for t in own if t in tensor_map and t in src}
+    outs = {o for n in swapped for o in n.output}
+    after = [_renamed(n, renames) for n in downstream(q_nodes, outs, unit_nodes)]
+    inits = {i.name: i for i in fp.graph.initializer}
+    inits.update({i.name: i for i in qp.graph.initializer})
+    outputs = [renames.get(o.name, o.name) for o in qp.graph.output]
+    return assemble(swapped + after, inits, outputs, [], available, qp.opset_import, build)
+
+
+def with_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: dict[str, str],
+                   available: dict[str, int]) -> tuple[Suffix, dict[str, list[tuple[str, str]]]]:
+    """The float model plus every unit's QDQ fragment side by side, each reading float tensors.
+
+    Returns the model (outputs: ``<fragment output>#sig`` = sum(ref^2) and ``#err`` =
+    sum((ref - q)^2), float32 scalars) and, per unit, ``[(fragment output, float tensor), ...]``.
+    A unit's node(s) and their Q -> DQ get a ``#<i>`` suffix (their float names are taken).
+    """
+    q_nodes = list(qp.graph.node)
+    f_nodes = list(fp.graph.node)
+    q_inits = {i.name for i in qp.graph.initializer} | {i.name for i in qp.graph.input}
+    producer = {o: k for k, n in enumerate(q_nodes) for o in n.output}
+    nodes: list[onnx.NodeProto] = list(f_nodes)
+    shared: set[str] = set()
+    probes: dict[str, list[tuple[str, str]]] = {}
+    for i, unit in enumerate(units):
+        unit_nodes = set(unit.nodes) | {unit.node}
+        internal = {o for n in f_nodes if n.name in unit_nodes for o in n.output}
+        stop = {x for x in available if x not in internal} | q_inits
+        targets = [tensor_map.get(t, t) for t in unit.outputs]
+        frag = backward_closure(q_nodes, targets, stop, producer)
+        # the unit's own node(s) and what reads their outputs are copied per unit (their tensor
+        # names are the float model's); Q -> DQ of float tensors and weight DQs are shared
+        mine: dict[str, str] = {}
+        for n in frag:
+            if n.name in unit_nodes or any(x in mine for x in n.input):
+                mine.update((o, f"{o}#{i}") for o in n.output if o)
+            elif not shared.isdisjoint(n.output):
+                continue
+            else:
+                shared.update(n.output)
+                nodes.append(n)
+                continue
+            copy = onnx.NodeProto()
+            copy.CopyFrom(n)
+            copy.name = f"{n.name}#{i}"
+            for k, x in enumerate(copy.input):
+                copy.input[k] = mine.get(x, x)
+            for k, x in enumerate(copy.output):
+                copy.output[k] = mine.get(x, x)
+            nodes.append(copy)
+        probes[unit.node] = [(mine[q], t) for q, t in zip(targets, unit.outputs, strict=True) if q in mine]
+    inits = {i.name: i for i in fp.graph.initializer}
+    inits.update({i.name: i for i in qp.graph.initializer})
+    # the error sums are computed in the graph: two scalars per unit leave the session, not two
+    # activations (sum(ref^2) and sum((ref - q)^2), float32 ReduceSumSquare over all elements)
+    sums = []
+    for k, (p, t) in enumerate(pt for ps in probes.values() for pt in ps):
+        nodes += [helper.make_node("Sub", [t, p], [f"{p}#d"], name=f"sens_sub#{k}"),
+                  helper.make_node("ReduceSumSquare", [t], [f"{p}#sig"], name=f"sens_sig#{k}", keepdims=0),
+                  helper.make_node("ReduceSumSquare", [f"{p}#d"], [f"{p}#err"], name=f"sens_err#{k}", keepdims=0)]
+        sums += [f"{p}#sig", f"{p}#err"]
+    return assemble(nodes, inits, sums, [], available, qp.opset_import), probes

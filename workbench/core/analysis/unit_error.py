@@ -1,0 +1,188 @@
+"""Per-node-unit error of a quantized model against its float original.
+
+For every node unit, the unit's output tensor in the float model is compared with the same
+tensor after its QuantizeLinear -> DequantizeLinear pair in the quantized model (matched through
+the writer's ``tensor_map``, i.e. by graph structure, never by name suffix). Both models run in
+onnxruntime over the same samples; the quantized one with graph optimizations disabled so the
+fake-quantized values are exactly those of the QDQ graph. Statistics stream: memory does not grow
+with the number of samples.
+
+For a Concat unit the figures are those of its worst input segment (the slice of the output that
+came from one input), so a small-range input erased by a shared grid shows up even when a
+large-range input dominates the output's energy.
+
+Figures (per unit, over all elements of all samples):
+    SQNR  = 10 log10( sum(ref^2) / sum((ref - q)^2) )   [dB]
+    MSE   = mean((ref - q)^2)
+    cosine = sum(ref*q) / sqrt(sum(ref^2) * sum(q^2))
+    max_abs = max |ref - q|
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import onnx
+
+from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.runtime.session import add_outputs, make_session
+
+
+@dataclass
+class UnitError:
+    """Error of one node unit's output (see module docstring for the formulas)."""
+
+    node: str
+    op_type: str
+    tensor: str
+    sqnr_db: float
+    mse: float
+    cosine: float
+    max_abs: float
+
+    def to_json(self) -> dict:
+        """JSON-safe dict; non-finite figures become None."""
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, d: dict) -> UnitError:
+        """Inverse of :meth:`to_json`: None becomes NaN, except an SQNR of None with MSE 0, which is +inf."""
+
+        def num(v) -> float:
+            return math.nan if v is None else float(v)
+
+        mse = num(d.get("mse"))
+        sqnr = d.get("sqnr_db")
+        sqnr = (math.inf if mse == 0.0 else math.nan) if sqnr is None else float(sqnr)
+        return cls(d["node"], d.get("op_type", ""), d.get("tensor", ""), sqnr, mse,
+                   num(d.get("cosine")), num(d.get("max_abs")))
+
+
+class _Acc:
+    __slots__ = ("sig", "err", "dot", "q2", "maxabs", "n")
+
+    def __init__(self) -> None:
+        self.sig = self.err = self.dot = self.q2 = self.maxabs = 0.0
+        self.n = 0
+
+    def update(self, ref: np.ndarray, q: np.ndarray) -> None:
+        r = np.asarray(ref, dtype=np.float64).ravel()
+        d = np.asarray(q, dtype=np.float64).ravel()
+        if r.size == 0 or r.shape != d.shape:
+            return
+        e = r - d
+        self.sig += float(r @ r)
+        self.err += float(e @ e)
+        self.dot += float(r @ d)
+        self.q2 += float(d @ d)
+        self.maxabs = max(self.maxabs, float(np.max(np.abs(e))))
+        self.n += r.size
+
+    def figures(self) -> tuple[float, float, float, float]:
+        if self.err == 0.0:
+            sqnr = math.inf
+        elif self.sig == 0.0:
+            sqnr = -math.inf
+        else:
+            sqnr = 10.0 * math.log10(self.sig / self.err)
+        mse = self.err / self.n if self.n else math.nan
+        denom = math.sqrt(self.sig * self.q2)
+        cos = self.dot / denom if denom > 0 else (1.0 if self.err == 0 else 0.0)
+        return sqnr, mse, cos, self.maxabs
+
+
+def unit_outputs(plan, tensor_map: dict[str, str]) -> dict[str, tuple[str, str, str]]:
+    """Float tensor -> (unit node, op type, quantized tensor) for every unit output we can compare."""
+    pairs: dict[str, tuple[str, str, str]] = {}
+    for name, unit in plan.units.items():
+        if getattr(unit, "excluded", False):
+            continue
+        for t in unit.outputs:
+            if t in tensor_map and t not in pairs:
+                pairs[t] = (name, unit.op_type, tensor_map[t])
+    return pairs
+
+
+def concat_segments(proto: onnx.ModelProto, node_name: str) -> tuple[int, list[tuple[str, int]]] | None:
+    """``(axis, [(input tensor, size along axis), ...])`` of a Concat node when every size is static."""
+    node = next((n for n in proto.graph.node if n.name == node_name), None)
+    if node is None or node.op_type != "Concat":
+        return None
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+    dims = {vi.name: vi.type.tensor_type.shape.dim for vi in
+            list(proto.graph.value_info) + list(proto.graph.input) + list(proto.graph.output)}
+    sizes = []
+    for t in node.input:
+        d = dims.get(t)
+        if d is None or len(d) == 0:
+            return None
+        dim = d[axis % len(d)]
+        if not dim.HasField("dim_value"):
+            return None
+        sizes.append((t, dim.dim_value))
+    return axis, sizes
+
+
+def _segments(ref: np.ndarray, q: np.ndarray, seg) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    axis, sizes = seg
+    axis = axis % ref.ndim
+    if ref.shape[axis] != sum(n for _, n in sizes):
+        return []
+    out, start = [], 0
+    for t, n in sizes:
+        idx = [slice(None)] * ref.ndim
+        idx[axis] = slice(start, start + n)
+        out.append((t, ref[tuple(idx)], q[tuple(idx)]))
+        start += n
+    return out
+
+
+def analyze_units(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, plan, tensor_map: dict[str, str],
+                  batches, *, progress: ProgressFn | None = None, cancel: CancelToken | None = None,
+                  total: int = 0) -> list[UnitError]:
+    """Per-unit error, worst (lowest SQNR) first.
+
+    Parameters
+    ----------
+    batches : iterable of dict[str, numpy.ndarray]
+        Feeds for the float model (the quantized model has the same inputs).
+    total : int
+        Number of batches, for progress only.
+    """
+    progress = progress or no_progress
+    pairs = unit_outputs(plan, tensor_map)
+    if not pairs:
+        return []
+    f_names = list(pairs)
+    q_names = [pairs[t][2] for t in f_names]
+    f_sess = make_session(add_outputs(float_proto, f_names))
+    q_sess = make_session(add_outputs(quant_proto, q_names), optimize=False)
+    accs = {t: _Acc() for t in f_names}
+    segs = {t: concat_segments(float_proto, pairs[t][0]) for t in f_names if pairs[t][1] == "Concat"}
+    segs = {t: s for t, s in segs.items() if s}
+    seg_accs = {(t, i): _Acc() for t, s in segs.items() for i, _ in s[1]}
+    done = 0
+    for feed in batches:
+        if cancel is not None:
+            cancel.check()
+        f_out = f_sess.run(f_names, feed)
+        q_out = q_sess.run(q_names, feed)
+        for t, r, q in zip(f_names, f_out, q_out, strict=True):
+            accs[t].update(r, q)
+            if t in segs:
+                for i, rs, qs in _segments(np.asarray(r), np.asarray(q), segs[t]):
+                    seg_accs[(t, i)].update(rs, qs)
+        done += 1
+        progress(done, total, "Measuring per-node error")
+    rows = []
+    for t, (node, op, _q) in pairs.items():
+        acc = accs[t]
+        if t in segs:
+            parts = [seg_accs[(t, i)] for i, _ in segs[t][1] if seg_accs[(t, i)].n]
+            acc = min(parts, key=lambda a: a.figures()[0], default=acc)
+        sqnr, mse, cos, mx = acc.figures()
+        rows.append(UnitError(node, op, t, sqnr, mse, cos, mx))
+    rows.sort(key=lambda r: (r.sqnr_db, r.node))
+    return rows

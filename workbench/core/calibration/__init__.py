@@ -1,0 +1,1 @@
+"""Running samples through the instrumented model into streaming observers."""

@@ -1,0 +1,449 @@
+"""Calibration: run samples through the instrumented float model into streaming observers.
+
+:func:`calibrate` exposes every tensor of ``plan.activations`` as an extra output of ONE
+onnxruntime session (:mod:`workbench.core.calibration.instrument`), runs the data batch by batch and feeds
+each output array to its observer (:func:`workbench.core.calibration.observers.make_observer`). Nothing is
+kept across batches, so memory does not grow with the number of samples. While the observers
+digest batch k, onnxruntime already runs batch k+1 on a helper thread (onnxruntime releases the
+GIL during ``run``); cancelling stops a run in progress through ``RunOptions.terminate``.
+The session has the graph optimisations of plain inference (so observed values are those of the
+deployed float model) with onnxruntime's thread spinning off (see ``instrument.SPIN``).
+Tensors ``y = F(x)`` of an element-wise function ``F`` (Sigmoid, Relu, SiLU, GELU, ...) whose ``x``
+is observed are not fetched: their observers are derived from x's at the end (``DERIVE``,
+:mod:`workbench.core.calibration.observers.derived`), which keeps onnxruntime's fusions (Sigmoid * Mul ->
+QuickGelu, the Erf chain -> Gelu) in the instrumented session; nor are Concat outputs whose
+inputs are all observed (their observers are merged, :mod:`workbench.core.calibration.observers.merged`).
+
+Non-finite values are counted by the observers and left out of the ranges (nan-aware ranges);
+the result lists them as ``(tensor, sample, count)`` and logs a warning, so a scale is never
+NaN or Inf (failure case 05). Empty tensors are skipped (case 12); shapes may vary between
+batches (case 11).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from workbench.core.calibration.instrument import InstrumentedSession, instrument, main_graph_tensors
+from workbench.core.calibration.observers import Observer, make_observer
+from workbench.core.calibration.observers.derived import Deriver, find_derivations
+from workbench.core.calibration.observers.merged import apply_merges, find_merges
+from workbench.core.errors import CalibrationError, Cancelled, DataError, RecipeError
+from workbench.core.formats.numerics import QParams
+from workbench.core.progress import CancelToken, ProgressFn
+
+log = logging.getLogger(__name__)
+
+RESULT_VERSION = 1
+#: Largest default batch (samples per onnxruntime run) when the model's batch axis is dynamic.
+MAX_BATCH = 32
+#: Default batches are sized so that the observed tensors of one batch take about this many bytes
+#: (cache-friendly reductions, bounded memory with one batch in flight and one being observed).
+BATCH_BYTES = 96 << 20
+#: Overlap the onnxruntime run of batch k+1 with the observer updates of batch k ...
+PIPELINE = True
+#: ... when one run takes at least this long (wall seconds, timed on the first batch).
+MIN_OVERLAP_SECONDS = 0.005
+#: Build the observers of ``y = F(x)`` (F element-wise, e.g. Sigmoid or SiLU) from x's observer and
+#: those of Concat outputs from their inputs' instead of fetching them
+#: (:mod:`workbench.core.calibration.observers.derived`, :mod:`~workbench.core.calibration.observers.merged`).
+#: False observes every tensor.
+DERIVE = True
+
+
+@dataclass
+class CalibrationResult:
+    """Observers after calibration.
+
+    Attributes
+    ----------
+    observers : dict[str, Observer]
+        Tensor name -> observer (its state is the calibration cache).
+    samples_seen : int
+        Samples run through the model by the calibration that produced the result.
+    seconds : float
+        Wall time of that calibration (seconds).
+    nonfinite : list of (str, int, int)
+        ``(tensor, sample index, count)`` of NaN / +-Inf values seen (excluded from the ranges).
+    empty : list of str
+        Tensors that were empty in every sample (range 0, scale 1).
+    reused : list of str
+        Tensors whose observer came from ``previous`` unchanged.
+    batch_size : int
+        Samples per onnxruntime run used (0 when nothing was run; not saved).
+    """
+
+    observers: dict[str, Observer]
+    samples_seen: int = 0
+    seconds: float = 0.0
+    nonfinite: list[tuple[str, int, int]] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)
+    batch_size: int = 0
+
+    @property
+    def warnings(self) -> list[str]:
+        """Human-readable remarks: non-finite values (tensor and samples) and empty tensors."""
+        out = []
+        by_tensor: dict[str, list[tuple[int, int]]] = {}
+        for t, s, c in self.nonfinite:
+            by_tensor.setdefault(t, []).append((s, c))
+        for t, rows in by_tensor.items():
+            where = ", ".join(f"sample {s} ({c})" for s, c in rows[:8]) + (" ..." if len(rows) > 8 else "")
+            out.append(f"{t}: NaN/Inf values left out of the range: {where}. Check the calibration data.")
+        for t in self.empty:
+            out.append(f"{t}: empty in every sample; quantized with scale 1.")
+        return out
+
+    def qparams(self) -> dict[str, QParams]:
+        """Scale / zero point per tensor; every scale is finite and > 0.
+
+        Raises
+        ------
+        CalibrationError
+            An observer's range is not finite (names the tensor).
+        """
+        out = {}
+        for t, obs in self.observers.items():
+            try:
+                qp = obs.qparams()
+            except RecipeError as exc:
+                raise CalibrationError(f"{t}: cannot derive quantization parameters ({exc.message}).",
+                                       hint="Check the calibration data of this tensor; recalibrate.") from None
+            if not (np.all(np.isfinite(qp.scale)) and np.all(qp.scale > 0)):
+                raise CalibrationError(f"{t}: calibration gave a non-finite or zero scale.",
+                                       hint="Check the calibration data of this tensor; recalibrate.")
+            out[t] = qp
+        return out
+
+    def to_json(self) -> dict:
+        """JSON-safe dict (observer states); the project file's calibration cache."""
+        return {"version": RESULT_VERSION, "samples_seen": self.samples_seen, "seconds": self.seconds,
+                "observers": {t: o.state() for t, o in self.observers.items()},
+                "nonfinite": [list(r) for r in self.nonfinite], "empty": list(self.empty)}
+
+    @classmethod
+    def from_json(cls, d: dict) -> CalibrationResult:
+        """Inverse of :meth:`to_json`.
+
+        Raises
+        ------
+        CalibrationError
+            Malformed or newer-version cache.
+        """
+        if not isinstance(d, dict) or not isinstance(d.get("observers"), dict):
+            raise CalibrationError("Calibration cache is malformed (no 'observers').",
+                                   hint="Delete the cache (recalibrate).")
+        if int(d.get("version", 0)) > RESULT_VERSION:
+            raise CalibrationError("Calibration cache is from a newer version of the workbench.",
+                                   hint="Recalibrate, or update the workbench.")
+        try:
+            obs = {t: Observer.from_state(s) for t, s in d["observers"].items()}
+            nonfinite = [(str(t), int(s), int(c)) for t, s, c in d.get("nonfinite", [])]
+            return cls(obs, int(d.get("samples_seen", 0)), float(d.get("seconds", 0.0)), nonfinite,
+                       [str(t) for t in d.get("empty", [])])
+        except (TypeError, ValueError) as exc:
+            raise CalibrationError(f"Calibration cache is malformed ({exc}).",
+                                   hint="Delete the cache (recalibrate).") from None
+
+
+def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int | None = None,
+              progress: ProgressFn | None = None, cancel: CancelToken | None = None,
+              previous: CalibrationResult | None = None) -> CalibrationResult:
+    """Observe ``plan.activations`` over ``data`` with the float model in onnxruntime.
+
+    Parameters
+    ----------
+    model : PreparedModel
+        The prepared float model (not modified).
+    plan : QuantPlan
+        ``plan.activations``: tensor name -> QuantSpec (observer and its settings).
+    data : DataSource, str, Path or dict
+        Calibration samples (anything :func:`workbench.core.data.loader.open_data` accepts).
+    samples : int, optional
+        Use at most this many samples.
+    batch_size : int, optional
+        Samples per onnxruntime run. Default: up to 32 when the model's batch axis is dynamic,
+        fewer when one sample's observed tensors are large (about 96 MiB per batch); 1 otherwise.
+    progress : callable, optional
+        ``progress(done_samples, total_samples, message)`` after each batch (total 0 if unknown).
+    cancel : CancelToken, optional
+        Checked between batches; cancelling also terminates the onnxruntime run in progress.
+    previous : CalibrationResult, optional
+        Observers of tensors whose spec is unchanged are reused (copied) and those tensors are
+        not run again; with nothing missing the model is not run at all. Never modified.
+
+    Returns
+    -------
+    CalibrationResult
+
+    Raises
+    ------
+    Cancelled
+        The cancel token fired (``previous`` is left untouched).
+    CalibrationError
+        A tensor is not in the main graph, or onnxruntime failed on a batch (names the samples).
+    DataError
+        The data does not match the model.
+    """
+    start = time.perf_counter()
+    specs = dict(plan.activations)
+    observers, reused = _reuse(specs, previous)
+    missing = [t for t in specs if t not in observers]
+    kept_nonfinite = [r for r in previous.nonfinite if r[0] in observers] if previous is not None else []
+    kept_empty = [t for t in previous.empty if t in observers] if previous is not None else []
+    if not missing:
+        seen = previous.samples_seen if previous is not None else 0
+        return CalibrationResult(observers, seen, 0.0, kept_nonfinite, kept_empty, reused)
+    for t in missing:
+        observers[t] = make_observer(specs[t], name=t)
+    source = _open(data, model)
+    run = _Run(model, source, {t: observers[t] for t in missing}, cancel)
+    try:
+        run.execute(samples, batch_size, progress)
+        run.finish()
+    finally:
+        run.close()
+    empty = kept_empty + [t for t in missing if observers[t].count == 0 and observers[t].nonfinite == 0]
+    result = CalibrationResult(observers, run.done, time.perf_counter() - start, kept_nonfinite + run.nonfinite,
+                               empty, reused, run.batch_size)
+    for w in result.warnings:
+        log.warning("Calibration: %s", w)
+    return result
+
+
+def _reuse(specs: dict, previous: CalibrationResult | None) -> tuple[dict[str, Observer], list[str]]:
+    """Copies of ``previous``'s observers whose spec equals the current one."""
+    if previous is None:
+        return {}, []
+    out = {}
+    for t, spec in specs.items():
+        obs = previous.observers.get(t)
+        if obs is not None and obs.spec == spec:
+            out[t] = Observer.from_state(obs.state())
+    return out, list(out)
+
+
+def _open(data, model):
+    if hasattr(data, "batches"):
+        return data
+    from workbench.core.data.loader import open_data
+
+    return open_data(data, model)
+
+
+class _Run:
+    """One calibration pass over the data for the observers in ``observers``."""
+
+    def __init__(self, model, source, observers: dict[str, Observer], cancel: CancelToken | None):
+        self.source = source
+        self.observers = observers
+        self.cancel = cancel
+        self.done = 0
+        self.batch_size = 0
+        self.nonfinite: list[tuple[str, int, int]] = []
+        self._seconds = 0.0
+        inputs, inits, produced = main_graph_tensors(model.proto)
+        floats = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16}
+        #: float model inputs with values but no finite one yet (all-NaN data is an error, not a range)
+        self._all_nonfinite = {vi.name for vi in model.proto.graph.input if vi.name in inputs
+                               and vi.type.tensor_type.elem_type in floats}
+        self._nonempty: set[str] = set()
+        direct = {t for t in observers if t in inputs or t in produced}
+        specs = {t: o.spec for t, o in observers.items()}
+        self.deriver = Deriver(model.proto, find_derivations(model.proto, specs, direct) if DERIVE else {}, observers)
+        self.derived = self.deriver.derivations
+        roots = {d.source for d in self.derived.values()}
+        self.merges = find_merges(model.proto, specs, direct | set(self.derived), roots) if DERIVE else {}
+        self.from_feed = [t for t in observers if t in inputs and t not in self.derived]
+        consts = [t for t in observers if t in inits and t not in inputs]
+        fetch = [t for t in observers if t in produced and t not in self.derived and t not in self.merges]
+        lost = [t for t in observers if t not in inputs and t not in inits and t not in produced]
+        if lost:
+            raise CalibrationError(f"Tensor {lost[0]!r} (and {len(lost) - 1} more) is not produced in the main graph "
+                                   "of the model, so it cannot be calibrated.",
+                                   hint="Tensors inside If/Loop bodies are not calibrated; leave their nodes in float.")
+        for t in consts:
+            observers[t].update(model.initializer(t))
+        self.run_options = ort.RunOptions()
+        self.session: InstrumentedSession | None = instrument(model.proto, fetch) if fetch else None
+        if cancel is not None:
+            opts = self.run_options
+            cancel.on_cancel(lambda: setattr(opts, "terminate", True))
+
+    def finish(self) -> None:
+        """Build the derived, then the merged observers; non-finite rows of a source count for both."""
+        self.deriver.apply(self.observers)
+        apply_merges(self.merges, self.observers)
+        rows = self.nonfinite
+        if not rows:
+            return
+        for d in self.derived.values():
+            rows += [(d.tensor, s, c) for t, s, c in rows if t == d.source]
+        for m in self.merges.values():
+            per_sample: dict[int, int] = {}
+            for src in m.sources:
+                for t, s, c in rows:
+                    if t == src:
+                        per_sample[s] = per_sample.get(s, 0) + c
+            rows += [(m.tensor, s, c) for s, c in per_sample.items()]
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+
+    # -- the loop ------------------------------------------------------------------------------
+    def execute(self, samples: int | None, batch_size: int | None, progress: ProgressFn | None) -> None:
+        n = self.source.num_samples()
+        total = min(n, samples) if n is not None and samples is not None else (n or samples or 0)
+        msg = f"Calibrating {len(self.observers)} tensors"
+        steps = self._pipeline(self._batches(samples, batch_size))
+        try:
+            for idx, feed, outs in steps:
+                self._observe(idx, feed, outs)
+                self.done += len(idx)
+                if progress is not None:
+                    progress(self.done, max(total, self.done), msg)
+                self._check()
+        finally:
+            steps.close()
+        if self.done == 0:
+            raise DataError("The calibration data yielded no samples.", hint="Check the data source.")
+        bad = sorted(self._all_nonfinite & self._nonempty)
+        if bad:
+            raise DataError(f"The calibration data has no finite value for input {bad[0]!r} in {self.done} "
+                            "samples (all NaN/Inf): no range can be calibrated from it.",
+                            hint="Check how the data file was made (a failed preprocessing step?).")
+
+    def _check(self) -> None:
+        if self.cancel is not None:
+            self.cancel.check()
+
+    def _batches(self, samples: int | None, batch_size: int | None) -> Iterator[tuple[list[int], dict]]:
+        """``(sample indices, feed)``; a default batch size is found by running sample 0 alone."""
+        self._check()
+        src = self.source
+        can_batch = getattr(src, "can_batch", False)
+        if batch_size is None and can_batch and self.session is not None and (samples is None or samples > 1):
+            first = next(iter(src.samples(1)), None)
+            if first is None:
+                return
+            outs = self._run(first, [0])
+            yield [0], first, outs
+            per_sample = max(sum(a.nbytes for a in outs), 1)
+            batch_size = int(min(MAX_BATCH, max(1, BATCH_BYTES // per_sample)))
+            log.debug("Calibration batch size %d (%d bytes observed per sample).", batch_size, per_sample)
+            skip = 1
+        else:
+            batch_size = batch_size or (MAX_BATCH if can_batch else 1)
+            skip = 0
+        self.batch_size = batch_size
+        for idx, feed in _indexed(src, batch_size, samples):
+            if skip and idx[0] == 0:
+                idx, feed = idx[1:], {k: v[1:] for k, v in feed.items()}
+                if not idx:
+                    continue
+            yield idx, feed, None
+
+    def _pipeline(self, batches) -> Iterator[tuple[list[int], dict, list[np.ndarray]]]:
+        """Run batch k+1 in onnxruntime on a helper thread while batch k is observed.
+
+        Only when a batch's run takes at least ``MIN_OVERLAP_SECONDS`` (timed on the first batch run
+        here, not on the one-sample batch-size probe): handing a batch to the thread and back costs
+        about 0.2 ms of CPU, a quarter of digits_cnn's runs.
+        """
+        if self.session is None:
+            yield from ((idx, feed, []) for idx, feed, _ in batches)
+            return
+        for idx, feed, outs in batches:  # in turn until one batch has been run (and timed) here
+            timed = outs is None
+            yield idx, feed, (self._run(feed, idx) if timed else outs)
+            if timed:
+                break
+        else:
+            return
+        if not PIPELINE or self._seconds < MIN_OVERLAP_SECONDS:
+            yield from ((i, f, o if o is not None else self._run(f, i)) for i, f, o in batches)
+            return
+        item = next(batches, None)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-calib")
+        pending: Future | None = None
+        try:
+            while item is not None:
+                idx, feed, outs = item
+                if outs is None:
+                    pending = pending or pool.submit(self._run, feed, idx)
+                    outs = pending.result()
+                pending = None
+                item = next(batches, None)
+                if item is not None and item[2] is None:
+                    pending = pool.submit(self._run, item[1], item[0])
+                yield idx, feed, outs
+        finally:
+            if pending is not None and not pending.done():
+                self.run_options.terminate = True
+            pool.shutdown(wait=True)
+
+    def _run(self, feed: dict, idx: list[int]) -> list[np.ndarray]:
+        t0 = time.perf_counter()
+        try:
+            outs = self.session.run(feed, self.run_options)
+            self._seconds = time.perf_counter() - t0
+            return outs
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
+            if self.run_options.terminate or (self.cancel is not None and self.cancel.cancelled):
+                raise Cancelled() from None
+            where = f"sample {idx[0]}" if len(idx) == 1 else f"samples {idx[0]}..{idx[-1]}"
+            raise CalibrationError(f"onnxruntime failed on calibration {where}: {str(exc).strip()[:400]}",
+                                   hint="Check that these samples match the model's inputs.") from None
+
+    # -- observing -----------------------------------------------------------------------------
+    def _observe(self, idx: list[int], feed: dict, outs: list[np.ndarray]) -> None:
+        for t in [t for t in self._all_nonfinite if t in feed and np.size(feed[t])]:
+            self._nonempty.add(t)
+            if np.isfinite(feed[t]).any():
+                self._all_nonfinite.discard(t)
+        for t in self.from_feed:
+            self._update(t, feed[t], idx)
+        if self.session is not None:
+            for t, x in zip(self.session.fetch, outs, strict=True):
+                self._update(t, x, idx)
+
+    def _update(self, t: str, x: np.ndarray, idx: list[int]) -> None:
+        if x.size == 0:
+            return
+        obs = self.observers[t]
+        before = obs.nonfinite
+        obs.update(x)
+        if obs.nonfinite != before:
+            self.nonfinite.extend((t, s, c) for s, c in _per_sample(x, idx, obs.nonfinite - before))
+
+
+def _per_sample(x: np.ndarray, idx: list[int], total: int) -> list[tuple[int, int]]:
+    """Non-finite counts per sample when axis 0 is the batch axis, else all on the first sample."""
+    if len(idx) == 1 or x.ndim == 0 or x.shape[0] != len(idx):
+        return [(idx[0], total)]
+    bad = (~np.isfinite(x)).reshape(len(idx), -1).sum(axis=1)
+    return [(s, int(c)) for s, c in zip(idx, bad, strict=True) if c]
+
+
+def _indexed(src: Any, batch_size: int, samples: int | None) -> Iterator[tuple[list[int], dict]]:
+    if hasattr(src, "indexed_batches"):
+        yield from src.indexed_batches(batch_size, samples)
+        return
+    i = 0
+    for feed in src.batches(batch_size):
+        k = len(next(iter(feed.values()))) if feed and getattr(src, "can_batch", False) else 1
+        if samples is not None and i >= samples:
+            return
+        yield list(range(i, i + k)), feed
+        i += k

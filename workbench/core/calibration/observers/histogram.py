@@ -1,0 +1,468 @@
+"""Streaming fixed-memory histogram shared by the Percentile, Entropy and MSE observers.
+
+The histogram has a fixed number of equal-width bins ``[lo + i*width, lo + (i+1)*width)``.
+When a batch falls outside the covered range, the bins are widened by an integer factor ``k``
+(and shifted left by a whole number of old bins), so every old bin lies inside exactly one new
+bin and its count moves there unchanged: no information is invented, and memory does not grow
+with the number of samples or the growth of the range. (onnxruntime's ``HistogramCollector``
+keeps the bin width and appends bins, so its memory grows with the range; PyTorch's
+``HistogramObserver`` spreads the old counts onto the new edges by interpolation.)
+
+Bin index: ``trunc((x - lo32) * inv32)`` in float32 (``lo32`` the float32 at or below ``lo``,
+``inv32 = float32(1/width)``), values past the last bin counted in it; ranges where float32 would
+misplace bins use ``floor((x - lo) / width)`` in float64. With numba this is one compiled pass
+(:mod:`~workbench.core.calibration.observers.kernels`); the numpy path computes the same indices per 64 Ki
+chunk and counts them with ``numpy.bincount`` (the fastest histogram numpy offers;
+``np.histogram`` is ~2.5x slower).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from workbench.core.calibration.observers import kernels
+from workbench.core.calibration.observers.base import Observer, as_f32
+from workbench.core.errors import CalibrationError, RecipeError
+from workbench.core.recipe.recipe import Granularity
+
+_CHUNK = 1 << 16
+_DEFER_MAX = 4096  # per-tensor batches smaller than this are buffered ...
+_DEFER_TOTAL = 16384  # ... and binned together once this many values are waiting
+_scratch = threading.local()
+
+
+def _as_float(values: np.ndarray) -> np.ndarray:
+    """float32 view/copy for binning; float64 stays float64 (it may exceed the float32 range)."""
+    if values.dtype == np.float32 or values.dtype == np.float64:
+        return values
+    return values.astype(np.float32)
+
+
+def _buffers(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-thread reusable float32 / intp scratch buffers of at least ``n`` elements."""
+    f = getattr(_scratch, "f", None)
+    if f is None or f.size < n:
+        _scratch.f = f = np.empty(max(n, 1024), np.float32)
+        _scratch.i = np.empty(max(n, 1024), np.intp)
+    return f[:n], _scratch.i[:n]
+
+
+def _f32_floor(v: float) -> np.float32:
+    """Largest float32 that is <= ``v`` (so float32 offsets never push a value below bin 0)."""
+    with np.errstate(over="ignore"):  # beyond float32 (float64 data): -inf, and the exact path is used
+        f = np.float32(v)
+    if float(f) > v:
+        f = np.nextafter(f, np.float32(-np.inf))
+    return f
+
+
+class StreamingHistogram:
+    """Equal-width histogram over a range that grows by integer re-binning.
+
+    Parameters
+    ----------
+    bins : int
+        Number of bins (fixed for the life of the histogram), >= 8.
+
+    Attributes
+    ----------
+    counts : numpy.ndarray, int64, shape (bins,)
+        Number of values per bin.
+    lo : float
+        Left edge of bin 0 (float64), or None before the first value.
+    width : float
+        Bin width (float64, > 0).
+    vmin, vmax : float
+        Exact smallest / largest value added.
+    """
+
+    def __init__(self, bins: int = 2048):
+        self.bins = int(bins)
+        self.counts = np.zeros(self.bins, np.int64)
+        self.lo: float | None = None
+        self.width = 1.0
+        self.vmin = math.inf
+        self.vmax = -math.inf
+        self._top = math.inf
+        self._fast: tuple[np.float32, np.float32] | None = None
+
+    # -- geometry -----------------------------------------------------------------------------
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def edges(self) -> np.ndarray:
+        """Bin edges, float64, shape (bins + 1,)."""
+        lo = 0.0 if self.lo is None else self.lo
+        return lo + self.width * np.arange(self.bins + 1, dtype=np.float64)
+
+    @property
+    def centers(self) -> np.ndarray:
+        """Bin centres, float64, shape (bins,)."""
+        e = self.edges
+        return 0.5 * (e[:-1] + e[1:])
+
+    def _init_range(self, mn: float, mx: float) -> None:
+        span = mx - mn
+        if span <= 0.0 or not math.isfinite(span):
+            span = max(abs(mn), 1e-6) * 2.0**-10  # constant so far: any small positive width
+        self.lo = mn
+        self.width = span / (self.bins - 1)  # the maximum sits inside the last bin, with margin
+        self._layout_changed()
+
+    def _grow(self, mn: float, mx: float) -> None:
+        """Widen the bins by an integer factor so ``[mn, mx]`` is covered; counts move exactly."""
+        lo, w, b = self.lo, self.width, self.bins
+        s = max(0, math.ceil((lo - mn) / w)) if mn < lo else 0
+        while lo - s * w > mn:
+            s += 1
+        new_lo = lo - s * w
+        top = max(mx, lo + b * w)
+        k = max(1, math.ceil((top - new_lo) / ((b - 1) * w)), (s + b - 1) // b + 1)
+        while new_lo + (b - 1) * k * w < top:
+            k += 1
+        if k == 1 and s == 0:
+            return
+        if s + b < 2**62 and k < 2**62:
+            target = (s + np.arange(b, dtype=np.int64)) // k
+        else:  # astronomically large factors: exact Python integers
+            target = np.array([(s + j) // k for j in range(b)], dtype=np.int64)
+        self.counts = np.bincount(target, weights=self.counts, minlength=b).astype(np.int64)
+        self.lo, self.width = new_lo, w * k
+        self._layout_changed()
+
+    # -- update -------------------------------------------------------------------------------
+    def add(self, values: np.ndarray, mn: float, mx: float) -> None:
+        """Add finite values.
+
+        Parameters
+        ----------
+        values : numpy.ndarray, float32, 1-D, finite
+            The values (not copied when already float32 and contiguous).
+        mn, mx : float
+            ``values.min()`` and ``values.max()`` (the caller computed them already).
+        """
+        if values.size == 0:
+            return
+        if self.lo is None:
+            self._init_range(mn, mx)
+        elif mn < self.lo or mx > self._top:
+            self._grow(mn, mx)
+        if mn < self.vmin:
+            self.vmin = mn
+        if mx > self.vmax:
+            self.vmax = mx
+        fast = self._fast
+        k = kernels.get() if kernels.usable(values) else None
+        if k is not None:  # same index arithmetic, one compiled pass
+            if fast is not None and values.dtype == np.float32:
+                k.bin_f32(values, fast[0], fast[1], self.counts)
+            else:
+                k.bin_f64(values, float(self.lo), float(self.width), self.counts)
+            return
+        if fast is None or values.dtype != np.float32:
+            self._add_f64(values)
+            return
+        lo32, inv = fast
+        for start in range(0, values.size, _CHUNK):
+            chunk = values[start:start + _CHUNK]
+            f, i = _buffers(chunk.size)
+            np.subtract(chunk, lo32, out=f)
+            np.multiply(f, inv, out=f)
+            np.copyto(i, f, casting="unsafe")  # truncation; f >= 0 so this is floor
+            self._fold_in(np.bincount(i, minlength=self.bins))
+
+    def _layout_changed(self) -> None:
+        """Cache the float32 offset / inverse width, or None when float32 would misplace bins."""
+        self._top = self.lo + (self.bins - 1) * self.width
+        lo32 = _f32_floor(self.lo)
+        precise = (self.lo - float(lo32)) <= 1e-3 * self.width and 1.0 / self.width < 1e37
+        self._fast = (lo32, np.float32(1.0 / self.width)) if precise else None
+
+    def _add_f64(self, values: np.ndarray) -> None:
+        """Slow exact path for ranges far from zero (float32 offsets would misplace bins)."""
+        idx = np.floor((values.astype(np.float64) - self.lo) / self.width).astype(np.intp)
+        np.clip(idx, 0, None, out=idx)
+        self._fold_in(np.bincount(idx, minlength=self.bins))
+
+    def _fold_in(self, c: np.ndarray) -> None:
+        b = self.bins
+        if c.size > b:  # float32 rounding of the very top values; they belong to the last bin
+            c = c.copy()
+            c[b - 1] += c[b:].sum()
+        self.counts += c[:b]
+
+    # -- merge / state --------------------------------------------------------------------------
+    def merge(self, other: StreamingHistogram) -> None:
+        """Add another histogram's counts.
+
+        Aligned layouts (same width grid) merge exactly; otherwise each of ``other``'s bins is
+        spread over this histogram's bins in proportion to the overlap (CDF interpolation,
+        rounded so the total count is preserved exactly).
+        """
+        if other.lo is None:
+            return
+        if self.lo is None and other.bins == self.bins:
+            self.lo, self.width = other.lo, other.width
+            self.counts = other.counts.copy()
+            self.vmin, self.vmax = other.vmin, other.vmax
+            self._layout_changed()
+            return
+        if self.lo is None:  # another bin count: lay this histogram over other's range, then interpolate
+            self._init_range(other.lo, other.lo + other.bins * other.width)
+        o_top = other.lo + other.bins * other.width
+        if other.lo < self.lo or o_top > self.lo + (self.bins - 1) * self.width:
+            self._grow(min(other.lo, other.vmin), max(o_top, other.vmax))
+        cdf_o = np.concatenate([[0.0], np.cumsum(other.counts, dtype=np.float64)])
+        cdf_s = np.interp(self.edges, other.edges, cdf_o, left=0.0, right=cdf_o[-1])
+        cdf_s = np.round(cdf_s).astype(np.int64)
+        cdf_s[-1] = int(cdf_o[-1])
+        self.counts += np.diff(cdf_s)
+        self.vmin, self.vmax = min(self.vmin, other.vmin), max(self.vmax, other.vmax)
+
+    def state(self) -> dict:
+        """JSON-safe dict (ints and floats only)."""
+        return {"bins": self.bins, "lo": self.lo, "width": self.width,
+                "vmin": None if self.lo is None else self.vmin,
+                "vmax": None if self.lo is None else self.vmax,
+                "counts": self.counts.tolist()}
+
+    @classmethod
+    def from_state(cls, d: dict) -> StreamingHistogram:
+        h = cls(int(d["bins"]))
+        h.lo = None if d["lo"] is None else float(d["lo"])
+        h.width = float(d["width"])
+        h.vmin = math.inf if d["vmin"] is None else float(d["vmin"])
+        h.vmax = -math.inf if d["vmax"] is None else float(d["vmax"])
+        h.counts = np.asarray(d["counts"], dtype=np.int64).reshape(h.bins)
+        if h.lo is not None:
+            h._layout_changed()
+        return h
+
+    @classmethod
+    def from_cdf(cls, points: np.ndarray, cdf: np.ndarray, bins: int) -> StreamingHistogram:
+        """Histogram of data known through its cumulative counts at sorted points.
+
+        Parameters
+        ----------
+        points : numpy.ndarray, float64, shape (P,), non-decreasing
+            ``points[0]`` is the smallest value, ``points[-1]`` the largest.
+        cdf : numpy.ndarray, int, shape (P,), non-decreasing
+            ``cdf[i]``: number of values below ``points[i]`` (``cdf[-1]`` = the total count).
+        bins : int
+
+        The bins span ``[points[0], points[-1]]`` as a first batch would. The count below every bin
+        edge is interpolated linearly between the points; a run of equal points (a plateau of the
+        map that produced them, e.g. Relu at 0 or a saturated Sigmoid) is a step: its values sit
+        exactly at that point. Counts are rounded so the total is kept exactly.
+        """
+        h = cls(bins)
+        pts = np.asarray(points, np.float64)
+        c = np.asarray(cdf, np.float64)
+        vmin, vmax = float(pts[0]), float(pts[-1])
+        h._init_range(vmin, vmax)
+        h.vmin, h.vmax = vmin, vmax
+        step = pts[1:] > pts[:-1]
+        first, last = np.concatenate([[True], step]), np.concatenate([step, [True]])
+        xp = np.column_stack([pts[first], np.nextafter(pts[last], np.inf)]).ravel()
+        fp = np.column_stack([c[first], c[last]]).ravel()
+        below = np.round(np.interp(h.edges, xp, fp, left=0.0, right=c[-1])).astype(np.int64)
+        below[0], below[-1] = 0, int(c[-1])
+        h.counts = np.diff(below)
+        return h
+
+    # -- queries ------------------------------------------------------------------------------
+    def cdf_at(self, t: np.ndarray) -> np.ndarray:
+        """Number of values ``<= t`` (float64), linear within bins, clamped to the exact min/max."""
+        e = np.clip(self.edges, self.vmin, self.vmax)  # no mass outside the exact min/max
+        cdf = np.concatenate([[0.0], np.cumsum(self.counts, dtype=np.float64)])
+        return np.interp(t, e, cdf, left=0.0, right=cdf[-1])
+
+    def quantile(self, q: float) -> float:
+        """The ``q`` quantile (0..1) with numpy's default ("linear") definition, within one bin.
+
+        ``numpy.percentile`` interpolates between order statistics ``floor(r)`` and
+        ``floor(r)+1`` with ``r = (N-1) q``; each order statistic is located in its bin (values
+        assumed evenly spread inside a bin), so the result is within one bin width of numpy's.
+        """
+        return order_stat_quantile(self.counts, self.edges, q, self.vmin, self.vmax)
+
+    def abs_quantile(self, q: float) -> float:
+        """The ``q`` quantile of ``|x|`` (same definition as :meth:`quantile`), within one bin."""
+        if self.vmin >= 0.0:
+            return self.quantile(q)
+        if self.vmax <= 0.0:
+            return -self.quantile(1.0 - q)
+        absmax = max(-self.vmin, self.vmax)
+        # breakpoints: every original edge folded onto |x|; the folded CDF is linear between them
+        ts = np.unique(np.clip(np.abs(self.edges), 0.0, absmax))
+        ts = np.unique(np.concatenate([[0.0], ts, [absmax]]))
+        mass = self.cdf_at(ts) - self.cdf_at(-ts)
+        mass[0], mass[-1] = 0.0, self.total
+        return order_stat_quantile(np.diff(mass), ts, q, 0.0, absmax)
+
+    def abs_histogram(self, bins: int) -> tuple[np.ndarray, float]:
+        """Histogram of ``|x|`` on ``bins`` equal bins over ``[0, absmax]`` (float64 counts).
+
+        Folded from the signed histogram by CDF interpolation. Returns ``(counts, bin_width)``.
+        """
+        absmax = max(abs(self.vmin), abs(self.vmax), 0.0)
+        if absmax == 0.0:
+            h = np.zeros(bins)
+            h[0] = self.total
+            return h, 1.0
+        ts = np.linspace(0.0, absmax, bins + 1)
+        mass = self.cdf_at(ts) - self.cdf_at(-ts)
+        mass[0], mass[-1] = 0.0, self.total
+        h = np.diff(mass)
+        return np.maximum(h, 0.0), absmax / bins
+
+
+
+class HistogramObserver(Observer):
+    """Base of the histogram observers: one :class:`StreamingHistogram` per tensor (or channel).
+
+    ``observer_args["bins"]`` sets the bin count (default 2048). Per-channel keeps one histogram
+    per channel (meant for weights: one update, C histograms); per-block is not supported.
+    Subclasses implement :meth:`_range_from` (one histogram -> ``(rmin, rmax)``).
+    """
+
+    default_bins = 2048
+
+    def __init__(self, spec, *, axis=None, name="tensor"):
+        super().__init__(spec, axis=axis, name=name)
+        if self.granularity == Granularity.per_block:
+            raise RecipeError(f"{name}: the {self.name} observer does not support per_block ranges.",
+                              hint="Use the minmax observer for per_block (weight) quantization.")
+        self.num_bins = int(spec.observer_args.get("bins", self.default_bins))
+        if not 16 <= self.num_bins <= 1 << 20:
+            raise RecipeError(f"{name}: observer_args bins={self.num_bins} is out of range.",
+                              hint="Use between 16 and 1048576 bins (default 2048).")
+        self._hists: list[StreamingHistogram] = (
+            [StreamingHistogram(self.num_bins)] if self.granularity == Granularity.per_tensor else [])
+        self._pending: list[np.ndarray] = []
+        self._pending_n = 0
+        self._pending_range = (math.inf, -math.inf)
+
+    @property
+    def hists(self) -> list[StreamingHistogram]:
+        """The histograms (one per tensor, or per channel), with any buffered batches added."""
+        self._flush()
+        return self._hists
+
+    @hists.setter
+    def hists(self, value: list[StreamingHistogram]) -> None:
+        self._flush()
+        self._hists = value
+
+    def _observe(self, x: np.ndarray) -> None:
+        if self.granularity == Granularity.per_tensor:
+            self._add_per_tensor(x)
+            return
+        ax = self._norm_axis(x.ndim)
+        rows = np.moveaxis(x, ax, 0).reshape(x.shape[ax], -1)
+        if not self._hists:
+            self._hists = [StreamingHistogram(self.num_bins) for _ in range(rows.shape[0])]
+        elif len(self._hists) != rows.shape[0]:
+            raise CalibrationError(f"{self.tensor}: channel count changed between batches "
+                                   f"({len(self._hists)} -> {rows.shape[0]}).",
+                                   hint="Use per_tensor for tensors whose shape varies.")
+        for h, row in zip(self._hists, rows, strict=True):
+            got = self._finite_flat(row)
+            if got is not None:
+                h.add(_as_float(got[0]), got[1], got[2])
+
+    def _add_per_tensor(self, x: np.ndarray) -> None:
+        """Small batches are buffered (copied, at most ``_DEFER_TOTAL`` values) and binned together.
+
+        Binning costs a dozen numpy calls whatever the size, so tiny tensors of small models
+        would pay mostly call overhead; buffering keeps the order of the data (a large batch
+        flushes the buffer first) and the memory bound.
+        """
+        got = self._finite_flat(x)
+        if got is None:
+            return
+        flat, mn, mx = got
+        flat = _as_float(flat)
+        if flat.size >= _DEFER_MAX:
+            self._flush()
+            self._hists[0].add(flat, mn, mx)
+            return
+        self._pending.append(flat.copy())
+        lo, hi = self._pending_range
+        self._pending_range = (min(lo, mn), max(hi, mx))
+        self._pending_n += flat.size
+        if self._pending_n >= _DEFER_TOTAL:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        vals = self._pending[0] if len(self._pending) == 1 else np.concatenate(self._pending)
+        mn, mx = self._pending_range
+        self._pending, self._pending_n, self._pending_range = [], 0, (math.inf, -math.inf)
+        self._hists[0].add(vals, mn, mx)
+
+    def compute_range(self) -> tuple[np.ndarray, np.ndarray]:
+        if not self.hists:
+            return np.zeros((), np.float32), np.zeros((), np.float32)
+        pairs = [(0.0, 0.0) if h.lo is None else self._range_from(h) for h in self.hists]
+        rmin = as_f32([p[0] for p in pairs])
+        rmax = as_f32([p[1] for p in pairs])
+        if self.granularity == Granularity.per_tensor:
+            rmin, rmax = rmin.reshape(()), rmax.reshape(())
+        return rmin, rmax
+
+    def _range_from(self, h: StreamingHistogram) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def _merge(self, other: HistogramObserver) -> None:
+        if not other.hists:
+            return
+        if not self.hists:
+            self.hists = [StreamingHistogram(self.num_bins) for _ in other.hists]
+        if len(self.hists) != len(other.hists):
+            raise CalibrationError(f"{self.tensor}: cannot merge observers with different channel counts.",
+                                   hint="Merge only observers of the same tensor.")
+        for a, b in zip(self.hists, other.hists, strict=True):
+            a.merge(b)
+
+    def _state(self) -> dict:
+        return {"hists": [h.state() for h in self.hists]}
+
+    def _load(self, data: dict) -> None:
+        self.hists = [StreamingHistogram.from_state(d) for d in data["hists"]]
+
+
+def order_stat_quantile(counts: np.ndarray, edges: np.ndarray, q: float, vmin: float, vmax: float) -> float:
+    """``numpy.percentile``-style quantile from a histogram (counts may be fractional).
+
+    Order statistic ``k`` (0-based) in bin ``j`` with ``m`` values before it in that bin is put at
+    ``edges[j] + (m + 0.5) / n_j * (edges[j+1] - edges[j])``; the result interpolates order statistics ``floor(r)``
+    and ``floor(r)+1``, ``r = (N-1) q``, and is clamped to ``[vmin, vmax]``.
+    """
+    cum = np.cumsum(counts, dtype=np.float64)
+    n = cum[-1] if cum.size else 0.0
+    if n <= 0:
+        return 0.0
+    r = (n - 1.0) * q if n >= 1 else 0.0
+    k = np.floor(r)
+    frac = r - k
+
+    def stat(k: float) -> float:
+        if k <= 0:
+            return vmin
+        if k >= n - 1:
+            return vmax
+        j = int(np.searchsorted(cum, k, side="right"))
+        j = min(j, cum.size - 1)
+        before = cum[j] - counts[j]
+        pos = edges[j] + (k - before + 0.5) / max(counts[j], 1e-300) * (edges[j + 1] - edges[j])
+        return float(min(max(pos, vmin), vmax))
+
+    a = stat(k)
+    return a if frac == 0 else a + frac * (stat(k + 1) - a)

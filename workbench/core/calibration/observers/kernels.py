@@ -1,0 +1,91 @@
+"""Fast inner loops of the observers: one-pass min / max / non-finite count and histogram binning.
+
+The loops are compiled with numba (:mod:`workbench.core.calibration.observers._jit`, imported on first use, so
+``import workbench.core`` does not pay for numba). They compute exactly what the numpy code of
+the observers computes -- the same float32 (or float64) arithmetic for every bin index, the same
+clamping -- so the observer state is identical either way (tests/test_observer_kernels.py).
+When numba cannot be imported, or ``WORKBENCH_NO_NUMBA=1`` is set, :func:`get` returns None and
+the observers use their numpy code (logged once).
+
+Why: numpy needs two passes for min and max and five for a histogram update (subtract, multiply,
+cast, ``bincount``, add), each over memory that onnxruntime has just written; the compiled loops
+read the values once for the range and once for the bins (nudenet_320n: histogram updates 5-6 ns
+-> about 1.5-2 ns per element, see benchmarks/results/calibration_speed.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from types import ModuleType
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: False forces the numpy code (tests compare both paths); None = not decided yet.
+ENABLED: bool | None = None
+_impl: ModuleType | None = None
+
+#: float dtype -> (same-width signed integer, exponent mask, mask without the sign bit, width - 1)
+_INT_VIEW = {np.dtype(np.float32): (np.int32, 0x7F800000, np.int32(0x7FFFFFFF), np.int32(31)),
+             np.dtype(np.float64): (np.int64, 0x7FF0000000000000, np.int64(0x7FFFFFFFFFFFFFFF), np.int64(63))}
+
+
+def get() -> ModuleType | None:
+    """The compiled kernels module, or None when the numpy code must be used."""
+    global ENABLED, _impl
+    if _impl is not None and ENABLED:
+        return _impl
+    if ENABLED is False:
+        return None
+    if os.environ.get("WORKBENCH_NO_NUMBA", "") not in ("", "0"):
+        ENABLED = False
+        log.info("WORKBENCH_NO_NUMBA is set: observers use numpy (slower calibration).")
+        return None
+    try:
+        _jit = importlib.import_module("workbench.core.calibration.observers._jit")
+        _warm(_jit)
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a broken llvmlite / numba install
+        ENABLED = False
+        log.warning("numba is not usable (%s: %s); observers fall back to numpy (about 3x slower "
+                    "histogram updates). Reinstall numba to restore the fast path.", type(exc).__name__, exc)
+        return None
+    _impl, ENABLED = _jit, True
+    return _impl
+
+
+#: smaller arrays use numpy: same result, no numba import (~0.3 s) and first-call set-up (~0.4 s)
+#: for small models, and numpy's per-call overhead is no larger than numba's at this size.
+MIN_SIZE = 1 << 15
+
+
+def _warm(k: ModuleType) -> None:
+    """Compile (or load from the cache) the float32 kernels every calibration uses, so a numba
+    that imports but cannot compile falls back here rather than failing inside an update."""
+    x = np.zeros(8, np.float32)
+    k.minmax_keys32(x.view(np.int32), _INT_VIEW[x.dtype][2], _INT_VIEW[x.dtype][3])
+    k.bin_f32(x, np.float32(0), np.float32(1), np.zeros(4, np.int64))
+
+
+def usable(x: np.ndarray) -> bool:
+    """True when ``x`` is a 1-D contiguous float32 / float64 array of at least :data:`MIN_SIZE` values."""
+    return x.size >= MIN_SIZE and x.dtype in _INT_VIEW and x.ndim == 1 and x.flags.c_contiguous
+
+
+def scan(k: ModuleType, flat: np.ndarray) -> tuple[float, float, int]:
+    """``(min, max, non-finite count)`` of a non-empty array accepted by :func:`usable`.
+
+    Min and max are over the finite values (``(inf, -inf)`` if there are none), exactly numpy's
+    ``min`` / ``max`` of ``flat[np.isfinite(flat)]``.
+    """
+    ity, expo, absmask, shift = _INT_VIEW[flat.dtype]
+    keys = k.minmax_keys32 if ity is np.int32 else k.minmax_keys
+    kmin, kmax, amax = keys(flat.view(ity), absmask, shift)
+    if amax >= expo:
+        mn, mx = k.finite_minmax(flat)
+        return float(mn), float(mx), int(k.count_nonfinite(flat))
+    keys = np.array([kmin, kmax], ity)
+    mn, mx = (keys ^ ((keys >> shift) & absmask)).view(flat.dtype).tolist()
+    return mn, mx, 0

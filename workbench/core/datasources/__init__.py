@@ -1,1 +1,0 @@
-"""Kinds of calibration / evaluation data; :func:`workbench.core.data.open_data` picks one."""

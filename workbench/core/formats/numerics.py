@@ -1,0 +1,263 @@
+"""Scale / zero_point from ranges, and quantize / dequantize in numpy for every dtype.
+
+Affine quantization as defined by the ONNX QuantizeLinear / DequantizeLinear operators:
+
+    q = saturate(round_half_even(x / scale) + zero_point)      (integer types)
+    q = saturate_cast_fp8(x / scale)                           (float8 types, zero_point = 0)
+    x' = (q - zero_point) * scale
+
+Scale and zero point from a real range follow onnxruntime's ``compute_scale_zp`` (the range is
+first widened to include 0; symmetric ranges use ``absmax``; computed in float64 and stored in
+float32), so per-tensor MinMax parameters equal ``onnxruntime.quantization.quantize_static``'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.core.errors import RecipeError
+from workbench.core.formats.qtypes import MX_DTYPES, QType, get_qtype
+
+
+@dataclass
+class QParams:
+    """Quantization parameters of one tensor.
+
+    Attributes
+    ----------
+    scale : numpy.ndarray, float32
+        Shape ``()`` per-tensor, ``(C,)`` per-channel along ``axis``, or the tensor's shape with
+        ``shape[axis]`` replaced by ``ceil(shape[axis] / block_size)`` per-block.
+    zero_point : numpy.ndarray
+        Same shape as ``scale``, dtype ``qtype.storage`` (always 0 for float8).
+    qtype : str
+        Name of the quantized dtype (see :mod:`workbench.core.formats.qtypes`).
+    axis : int or None
+        Channel / block axis; None for per-tensor.
+    block_size : int or None
+        Block length along ``axis`` for per-block; None otherwise.
+    """
+
+    scale: np.ndarray
+    zero_point: np.ndarray
+    qtype: str
+    axis: int | None = None
+    block_size: int | None = None
+
+    @property
+    def qt(self) -> QType:
+        return get_qtype(self.qtype)
+
+    def to_json(self) -> dict:
+        """JSON-friendly dict (lists of floats / ints)."""
+        zp = self.zero_point.astype(np.float64) if self.qt.is_float else self.zero_point.astype(np.int64)
+        return {
+            "scale": self.scale.astype(np.float32).tolist(),
+            "zero_point": zp.tolist(),
+            "qtype": self.qtype,
+            "axis": self.axis,
+            "block_size": self.block_size,
+            "shape": list(self.scale.shape),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> QParams:
+        qt = get_qtype(d["qtype"])
+        shape = tuple(d.get("shape", ()))
+        scale = np.asarray(d["scale"], dtype=np.float32).reshape(shape)
+        zp = np.asarray(d["zero_point"], dtype=np.float64).reshape(shape).astype(qt.storage)
+        return cls(scale, zp, d["qtype"], d.get("axis"), d.get("block_size"))
+
+
+def qrange(qtype: str | QType, symmetric: bool = False, reduce_range: bool = False) -> tuple[float, float]:
+    """Quantized range ``(qmin, qmax)`` used to derive scales.
+
+    Follows onnxruntime's ``get_qmin_qmax_for_qType``: symmetric signed integer types drop the
+    most negative value (int8 -> [-127, 127]) so that zero_point is exactly 0; ``reduce_range``
+    uses 7 bits of an 8-bit type (uint8 -> [0, 127], int8 -> [-64, 64]) to avoid the u8 x s8
+    saturation of VPMADDUBSW on CPUs without VNNI.
+    """
+    qt = get_qtype(qtype) if isinstance(qtype, str) else qtype
+    if qt.is_float:
+        return qt.qmin, qt.qmax
+    if reduce_range:
+        if qt.bits != 8:
+            raise RecipeError(f"reduce_range applies to 8-bit types only, not {qt.name}.",
+                              hint="Turn reduce_range off for this spec.")
+        return (0.0, 127.0) if not qt.signed else (-64.0, 64.0)
+    if symmetric and qt.signed:
+        return -qt.qmax, qt.qmax
+    return qt.qmin, qt.qmax
+
+
+def compute_qparams(
+    rmin: np.ndarray | float,
+    rmax: np.ndarray | float,
+    qtype: str,
+    *,
+    symmetric: bool = False,
+    reduce_range: bool = False,
+    power_of_two: bool = False,
+    axis: int | None = None,
+    block_size: int | None = None,
+) -> QParams:
+    """Scale and zero_point that map ``[rmin, rmax]`` onto the quantized range.
+
+    Parameters
+    ----------
+    rmin, rmax : float or numpy.ndarray (float32)
+        Real range, scalar per-tensor or one value per channel / block (any shape; it becomes the
+        shape of ``scale``). Non-finite values raise.
+    qtype : str
+        Quantized dtype name.
+    symmetric : bool
+        Use ``[-absmax, absmax]``; the zero point is the middle of the range (0 for signed types).
+    reduce_range : bool
+        7-bit range for 8-bit types (see :func:`qrange`).
+    power_of_two : bool
+        Round each scale up to the next power of two (fixed-point hardware).
+    axis, block_size : int or None
+        Stored in the result; they do not change the arithmetic.
+
+    Returns
+    -------
+    QParams
+        ``scale`` float32 > 0 and finite; a zero range gives scale 1 and zero point 0 (as
+        onnxruntime does), so an all-zero tensor is reproduced exactly.
+
+    Raises
+    ------
+    RecipeError
+        If the range is not finite.
+    """
+    qt = get_qtype(qtype)
+    if qt.name in MX_DTYPES:  # OCP MX: power-of-two shared scale per block (workbench.core.formats.mx)
+        from workbench.core.formats.mx import qparams_from_range
+
+        return qparams_from_range(rmin, rmax, qt.name, axis=axis, block_size=block_size)
+    rmin = np.asarray(rmin, dtype=np.float32)
+    rmax = np.asarray(rmax, dtype=np.float32)
+    if not (np.all(np.isfinite(rmin)) and np.all(np.isfinite(rmax))):
+        raise RecipeError("Cannot derive a scale from a non-finite range.",
+                          hint="Check the calibration data for NaN/Inf values.")
+    rmin = np.minimum(rmin, np.float32(0))
+    rmax = np.maximum(rmax, np.float32(0))
+    if qt.is_float:
+        absmax = np.maximum(np.abs(rmin), np.abs(rmax)).astype(np.float64)
+        scale = absmax / np.float64(qt.qmax)
+        zero = scale < np.finfo(np.float32).tiny
+        scale = np.where(zero, 1.0, scale).astype(np.float32)
+        if power_of_two:
+            scale = _pow2_ceil(scale)
+        return QParams(scale, np.zeros(scale.shape, qt.storage), qt.name, axis, block_size)
+    qmin, qmax = qrange(qt, symmetric, reduce_range)
+    if symmetric:
+        absmax = np.maximum(np.abs(rmin), np.abs(rmax))
+        rmin, rmax = -absmax, absmax
+    dr = rmax.astype(np.float64) - rmin.astype(np.float64)
+    scale64 = dr / (np.float64(qmax) - np.float64(qmin))
+    zero = scale64 < np.finfo(np.float32).tiny
+    scale64 = np.where(zero, 1.0, scale64)
+    if power_of_two:
+        scale64 = _pow2_ceil(scale64)
+    if symmetric:
+        zp = np.full(scale64.shape, np.round((qmin + qmax) / 2.0))
+    else:
+        zp = np.round(qmin - rmin.astype(np.float64) / scale64)
+    zp = np.where(zero, 0.0 if qmin <= 0 <= qmax else qmin, zp)
+    zp = np.clip(zp, qmin, qmax)
+    return QParams(scale64.astype(np.float32), zp.astype(qt.storage), qt.name, axis, block_size)
+
+
+def _pow2_ceil(scale: np.ndarray) -> np.ndarray:
+    return np.exp2(np.ceil(np.log2(scale))).astype(scale.dtype)
+
+
+def expand_param(p: np.ndarray, shape: tuple[int, ...], axis: int | None, block_size: int | None) -> np.ndarray:
+    """Broadcast a scale or zero point to ``shape`` (the ONNX per-axis and blocked layouts).
+
+    Per-axis: ``p`` has shape ``(shape[axis],)``. Blocked: ``p`` has ``shape`` with
+    ``shape[axis]`` replaced by ``ceil(shape[axis] / block_size)``; each entry covers
+    ``block_size`` consecutive elements along ``axis`` (ONNX QuantizeLinear-21).
+    """
+    if p.ndim == 0 or axis is None:
+        return p
+    axis = axis % len(shape)
+    if block_size:
+        rep = np.repeat(p, block_size, axis=axis)
+        return np.take(rep, np.arange(shape[axis]), axis=axis)
+    view = [1] * len(shape)
+    view[axis] = shape[axis]
+    return p.reshape(view)
+
+
+def quantize(x: np.ndarray, qp: QParams) -> np.ndarray:
+    """ONNX QuantizeLinear of ``x`` (float32, any shape) -> array of ``qp.qtype``'s storage dtype.
+
+    Bit-exact with ``onnx.reference``: division in float32, round half to even, saturation to the
+    type's bounds (float8: saturating cast to the largest finite value). Saturation happens in
+    float before the integer cast, so +-Inf and values beyond the int32 range saturate to
+    qmax / qmin (as onnxruntime does); NaN maps to qmin (onnxruntime's CPU kernel does the same).
+    """
+    qt = qp.qt
+    x = np.asarray(x, dtype=np.float32)
+    scale = expand_param(qp.scale.astype(np.float32), x.shape, qp.axis, qp.block_size)
+    zp = None if qt.is_float else expand_param(qp.zero_point.astype(np.float32), x.shape, qp.axis, qp.block_size)
+    if x.ndim == 0 or x.size <= _CHUNK or x.shape[0] < 2:
+        return _quantize(x, scale, zp, qt)
+    # elementwise, so row blocks give identical bits; temporaries stay ~_CHUNK elements, not 4x x
+    out = np.empty(x.shape, qt.storage)
+    scale = np.broadcast_to(scale, x.shape)
+    zp = None if zp is None else np.broadcast_to(zp, x.shape)
+    rows = max(1, _CHUNK // max(1, x.size // x.shape[0]))
+    for i in range(0, x.shape[0], rows):
+        out[i:i + rows] = _quantize(x[i:i + rows], scale[i:i + rows], None if zp is None else zp[i:i + rows], qt)
+    return out
+
+
+#: Elements quantized per block by :func:`quantize` (bounds its float temporaries to ~64 MiB).
+_CHUNK = 1 << 22
+
+
+def _quantize(x: np.ndarray, scale: np.ndarray, zp: np.ndarray | None, qt) -> np.ndarray:
+    y = x / scale
+    if qt.is_float:
+        return np.clip(y, qt.qmin, qt.qmax).astype(qt.storage)
+    q = np.asarray(np.rint(y) + zp, dtype=np.float32)
+    np.clip(q, qt.qmin, qt.qmax, out=q)
+    np.nan_to_num(q, copy=False, nan=qt.qmin)
+    return q.astype(np.int32).astype(qt.storage)
+
+
+def dequantize(q: np.ndarray, qp: QParams) -> np.ndarray:
+    """ONNX DequantizeLinear: ``(q - zero_point) * scale`` in float32, same shape as ``q``."""
+    qt = qp.qt
+    scale = expand_param(qp.scale.astype(np.float32), q.shape, qp.axis, qp.block_size)
+    if qt.is_float:
+        return q.astype(np.float32) * scale
+    zp = expand_param(qp.zero_point.astype(np.int32), q.shape, qp.axis, qp.block_size)
+    return ((q.astype(np.int32) - zp).astype(np.float32) * scale).astype(np.float32)
+
+
+def fake_quantize(x: np.ndarray, qp: QParams) -> np.ndarray:
+    """``dequantize(quantize(x))``: the float32 values a QDQ pair produces (same shape as ``x``)."""
+    return dequantize(quantize(x, qp), qp)
+
+
+def sqnr_db(reference: np.ndarray, approx: np.ndarray) -> float:
+    """Signal-to-quantization-noise ratio ``10*log10(sum(ref^2) / sum((ref-approx)^2))`` in dB.
+
+    Returns ``inf`` when the error is exactly zero and ``-inf`` when the reference is all zero
+    but the error is not.
+    """
+    ref = np.asarray(reference, dtype=np.float64).ravel()
+    err = ref - np.asarray(approx, dtype=np.float64).ravel()
+    p_sig = float(np.dot(ref, ref))
+    p_err = float(np.dot(err, err))
+    if p_err == 0.0:
+        return float("inf")
+    if p_sig == 0.0:
+        return float("-inf")
+    return 10.0 * float(np.log10(p_sig / p_err))

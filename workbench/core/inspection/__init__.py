@@ -1,0 +1,1 @@
+"""What an (already-quantized) model holds: reports and quantization parameters."""

@@ -1,0 +1,174 @@
+"""What is in a model: a JSON-safe report for the CLI ``inspect`` verb and the app's info panel."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from workbench.core.inspection.quant_reader import format_param_json, read_quant_params
+from workbench.core.model.load import PreparedModel
+
+
+def inspect_model(model: PreparedModel) -> dict:
+    """Describe a prepared model.
+
+    Returns
+    -------
+    dict
+        JSON-safe: ``file``, ``sha256``, ``producer``, ``ir_version``, ``opsets`` (domain ->
+        version), ``original_opset``, ``nodes`` (all graphs), ``nodes_main_graph``,
+        ``op_histogram`` (op type -> count, ``domain::op`` outside the default domain, sorted by
+        count), ``initializers``, ``weights`` (``count``, ``bytes``, ``elements``,
+        ``by_dtype`` {dtype: bytes}, ``location`` "initializers" or "external data",
+        ``external_data_files``, ``lifted_from_constant_nodes``), ``inputs`` / ``outputs`` ([{name, dtype, shape}]),
+        ``subgraphs`` ([{path, nodes}]), ``quantized`` ({``nodes``, ``kinds`` {kind: count},
+        ``op_types`` {op: count}}), ``quantization_parameters`` (per quantized tensor, see
+        :meth:`workbench.core.inspection.quant_reader.QuantTensor.to_json`), ``units`` (quantizable node units
+        under the default preset: ``preset``, ``count``, ``by_op`` {op: count}, ``nodes``; None for
+        an already-quantized model), ``renames`` ([{kind, old, new, graph}]),
+        ``ambiguous_names`` and ``notes``.
+    """
+    proto = model.proto
+    hist: Counter = Counter()
+    for _, node in model.iter_nodes():
+        hist[node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"] += 1
+    graphs = list(model.iter_graphs())
+    return {
+        "file": str(model.path) if model.path else None,
+        "sha256": model.sha256,
+        "producer": f"{proto.producer_name} {proto.producer_version}".strip(),
+        "ir_version": proto.ir_version,
+        "opsets": {(o.domain or "ai.onnx"): o.version for o in proto.opset_import},
+        "original_opset": model.original_opset,
+        "nodes": sum(hist.values()),
+        "nodes_main_graph": len(proto.graph.node),
+        "op_histogram": dict(hist.most_common()),
+        "initializers": sum(len(g.initializer) for _, g in graphs),
+        "weights": _weights(model, graphs),
+        "inputs": [{"name": i.name, "dtype": i.dtype.name, "shape": list(i.shape)} for i in model.inputs],
+        "outputs": [_value_info(vi) for vi in proto.graph.output],
+        "subgraphs": [{"path": p, "nodes": len(g.node)} for p, g in graphs if p],
+        "quantized": {
+            "nodes": len(model.quantized),
+            "kinds": dict(Counter(q.kind for q in model.quantized)),
+            "op_types": dict(Counter(q.op_type for q in model.quantized).most_common()),
+        },
+        "quantization_parameters": [q.to_json() for q in read_quant_params(proto)] if model.quantized else [],
+        "units": _units(model),
+        "renames": [{"kind": r.kind, "old": r.old, "new": r.new, "graph": r.graph} for r in model.renames],
+        "ambiguous_names": dict(model.ambiguous_names),
+        "notes": list(model.notes),
+    }
+
+
+def _units(model: PreparedModel, preset: str = "cpu-u8s8") -> dict | None:
+    """Node units the planner would quantize with ``preset`` (main node of each unit)."""
+    if model.quantized:
+        return None
+    from workbench.core.planning.plan import build_plan
+    from workbench.core.recipe.recipe import Recipe
+
+    units = [u for u in build_plan(model, Recipe(preset=preset)).units.values() if not u.excluded]
+    return {"preset": preset, "count": len(units),
+            "by_op": dict(Counter(u.op_type for u in units).most_common()),
+            "nodes": [u.node for u in units]}
+
+
+def _weights(model: PreparedModel, graphs) -> dict:
+    by_dtype: Counter = Counter()
+    elements = 0
+    for _, g in graphs:
+        for t in g.initializer:
+            n = int(np.prod(t.dims)) if t.dims else 1
+            elements += n
+            by_dtype[_dtype_name(t.data_type)] += _nbytes(t, n)
+    return {
+        "count": sum(len(g.initializer) for _, g in graphs),
+        "bytes": int(sum(by_dtype.values())),
+        "elements": elements,
+        "by_dtype": dict(by_dtype.most_common()),
+        "location": "external data" if model.external_data_files else "initializers",
+        "lifted_from_constant_nodes": model.lifted_constants,
+        "external_data_files": list(model.external_data_files),
+    }
+
+
+def _dtype_name(data_type: int) -> str:
+    return onnx.TensorProto.DataType.Name(data_type).lower()
+
+
+def _nbytes(t: onnx.TensorProto, n: int) -> int:
+    if t.raw_data:
+        return len(t.raw_data)
+    try:
+        return n * np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+    except (KeyError, TypeError, ValueError):
+        return 0
+
+
+def _value_info(vi: onnx.ValueInfoProto) -> dict:
+    tt = vi.type.tensor_type
+    shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]
+    return {"name": vi.name, "dtype": _dtype_name(tt.elem_type) if tt.elem_type else "unknown", "shape": shape}
+
+
+def format_report(report: dict) -> str:
+    """Plain-text rendering of :func:`inspect_model`'s dict for the terminal."""
+    w = report["weights"]
+    opsets = ", ".join(f"{d} {v}" for d, v in report["opsets"].items())
+    lines = [
+        f"file:        {report['file'] or '<in memory>'}",
+        f"producer:    {report['producer'] or '-'}  (IR {report['ir_version']}; opsets {opsets}"
+        + (f"; upgraded from opset {report['original_opset']}" if _upgraded(report) else "") + ")",
+        f"nodes:       {report['nodes']} ({report['nodes_main_graph']} in the main graph, "
+        f"{len(report['subgraphs'])} subgraphs)",
+        f"weights:     {w['count']} initializers, {w['elements']:,} values, {w['bytes'] / 1e6:.2f} MB "
+        f"in {w['location']}" + (f" ({', '.join(w['external_data_files'])})" if w["external_data_files"] else "")
+        + (f", {w['lifted_from_constant_nodes']} lifted from Constant nodes" if w["lifted_from_constant_nodes"] else ""),
+        "inputs:",
+        *[f"  {i['name']}: {i['dtype']} {_shape(i['shape'])}" for i in report["inputs"]],
+        "outputs:",
+        *[f"  {o['name']}: {o['dtype']} {_shape(o['shape'])}" for o in report["outputs"]],
+        "ops:         " + ", ".join(f"{op} {n}" for op, n in report["op_histogram"].items()),
+    ]
+    u = report.get("units")
+    if u:
+        lines.append(f"units:       {u['count']} quantizable node units with {u['preset']}: "
+                     + ", ".join(f"{op} {n}" for op, n in u["by_op"].items()))
+    q = report["quantized"]
+    if q["nodes"]:
+        kinds = ", ".join(f"{k} {n}" for k, n in q["kinds"].items())
+        ops = ", ".join(f"{k} {n}" for k, n in q["op_types"].items())
+        lines.append(f"quantized:   {q['nodes']} nodes ({kinds}): {ops}")
+    lines += _quant_param_lines(report.get("quantization_parameters", []))
+    for s in report["subgraphs"]:
+        lines.append(f"subgraph:    {s['path']} ({s['nodes']} nodes)")
+    if report["renames"]:
+        lines.append(f"renames:     {len(report['renames'])}")
+        lines.extend(f"  {r['kind']} '{r['old']}' -> '{r['new']}'" for r in report["renames"][:20])
+        if len(report["renames"]) > 20:
+            lines.append(f"  ... {len(report['renames']) - 20} more")
+    lines.extend(f"note:        {n}" for n in report["notes"])
+    return "\n".join(lines)
+
+
+def _quant_param_lines(params: list[dict], limit: int = 200) -> list[str]:
+    """The "quantization parameters" section: one line per quantized tensor (see quant_reader)."""
+    if not params:
+        return []
+    lines = [f"quantization parameters: {len(params)} quantized tensors"]
+    lines += [f"  {p['node']}: {format_param_json(p)}" for p in params[:limit]]
+    if len(params) > limit:
+        lines.append(f"  ... {len(params) - limit} more (use --json)")
+    return lines
+
+
+def _shape(shape) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _upgraded(report: dict) -> bool:
+    return report["original_opset"] not in (0, report["opsets"].get("ai.onnx", 0))

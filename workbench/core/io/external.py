@@ -1,0 +1,309 @@
+"""Weights that stay in the user's external data file instead of inside the ModelProto.
+
+A model whose external data is large (:data:`LAZY_MODEL_BYTES` or more) is prepared with its big
+main-graph initializers left on disk: each such ``TensorProto`` keeps ``data_location=EXTERNAL``
+with its ``offset`` / ``length`` and a ``location`` rewritten to the *absolute real path* of the
+data file, which :mod:`workbench.core.model.reader` checked (inside the model's folder, long
+enough) and recorded here as trusted. Such a tensor is called *lazy*:
+
+- :func:`tensor_array` returns it as a read-only view of the data file, memory-mapped once per
+  file (pages are read on use and given back with ``madvise(MADV_DONTNEED)`` when the array is
+  dropped, so reading the weights one by one never holds more than the ones in use), any other
+  tensor through ``onnx.numpy_helper.to_array``;
+- :func:`lazy_session` gives onnxruntime the data files as memory buffers
+  (``SessionOptions.add_external_initializers_from_files_in_memory`` with
+  ``session.use_external_initializer_file_buffers_directly``: no copy of the weights, nothing
+  written anywhere);
+- :func:`tensor_chunks` streams a tensor's bytes for :mod:`workbench.core.io.save`.
+
+An absolute location is refused by ``onnx.checker``, ``onnx.numpy_helper`` and onnxruntime, so
+code that is not aware of lazy tensors fails loudly instead of reading another file; a location
+that was not recorded by the reader is never read. The user's files are only ever opened
+read-only. The trusted files are also recorded in the environment variable
+``WORKBENCH_TRUSTED_DATA`` so that worker processes started from this one (spawned sensitivity
+workers) can read a model proto they are sent.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import weakref
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.core.errors import ModelError
+
+if TYPE_CHECKING:
+    import onnxruntime as ort
+
+#: A model keeps its weights on disk when its external data holds at least this many bytes.
+LAZY_MODEL_BYTES = 512 << 20
+#: ... and then only main-graph initializers of at least this many bytes (small ones are loaded).
+LAZY_TENSOR_BYTES = 1 << 20
+#: onnxruntime prepacks constant MatMul/Gemm/Conv weights into a second copy at session creation;
+#: sessions of lazy models skip that (``session.disable_prepacking``) so the weights are in memory
+#: once (2.06 GiB model, cpu-u8s8: peak RSS 1.08x the weights instead of 2.06x). Outputs then
+#: differ from a prepacked session by float rounding only: on minilm_l6_v2 kept on disk, 86 of 151
+#: calibrated scales differed, by at most 4.6e-7 relative.
+PREPACK = False
+
+_ENV = "WORKBENCH_TRUSTED_DATA"
+
+
+def _inherited() -> dict[str, tuple[int, int]]:
+    try:
+        return {str(k): (int(v[0]), int(v[1])) for k, v in json.loads(os.environ.get(_ENV, "{}")).items()}
+    except (ValueError, TypeError, IndexError, AttributeError):
+        return {}
+
+
+_TRUSTED: dict[str, tuple[int, int]] = _inherited()  # real path -> (size, mtime_ns) when the reader checked it
+_TYPES = {TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.INT8,
+          TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16, TensorProto.INT32, TensorProto.UINT32,
+          TensorProto.INT64, TensorProto.UINT64, TensorProto.BOOL}
+_CHUNK = 64 << 20
+_MAPS: dict[str, mmap.mmap] = {}  # one read-only map per trusted data file (one file descriptor each)
+
+
+def _entries(t: TensorProto) -> dict[str, str]:
+    return {e.key: e.value for e in t.external_data}
+
+
+def _np_dtype(t: TensorProto) -> np.dtype:
+    return np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).newbyteorder("<")
+
+
+def eligible(t: TensorProto) -> bool:
+    """True when ``t`` is an external tensor that can stay on disk: a plain numeric type and a
+    declared ``length`` of at least :data:`LAZY_TENSOR_BYTES` that matches its dims."""
+    if t.data_location != TensorProto.EXTERNAL or t.data_type not in _TYPES or t.HasField("segment"):
+        return False
+    length = _entries(t).get("length", "")
+    if not length.isdigit() or int(length) < LAZY_TENSOR_BYTES:
+        return False
+    return int(length) == int(np.prod(t.dims, dtype=np.int64)) * _np_dtype(t).itemsize
+
+
+def keep_lazy(t: TensorProto, real_path: str) -> None:
+    """Point ``t``'s location at ``real_path`` (checked by the caller) and trust that file."""
+    real = os.path.realpath(real_path)
+    st = os.stat(real)
+    if _TRUSTED.get(real) != (st.st_size, st.st_mtime_ns):
+        _MAPS.pop(real, None)  # a map of an earlier version of the file stays with the arrays using it
+    _TRUSTED[real] = (st.st_size, st.st_mtime_ns)
+    os.environ[_ENV] = json.dumps(_TRUSTED)  # for worker processes started later
+    for e in t.external_data:
+        if e.key == "location":
+            e.value = real
+
+
+def lazy_file(t: TensorProto) -> str | None:
+    """Absolute path of the trusted data file of a lazy tensor, else None."""
+    if t.data_location != TensorProto.EXTERNAL:
+        return None
+    loc = _entries(t).get("location", "")
+    return loc if os.path.isabs(loc) and loc in _TRUSTED else None
+
+
+def is_source(path: str | os.PathLike) -> bool:
+    """True when ``path`` is a data file that open models read weights from (never overwrite it)."""
+    return os.path.realpath(path) in _TRUSTED
+
+
+def _unchanged(path: str, t: TensorProto) -> None:
+    try:
+        st = os.stat(path)
+        same = (st.st_size, st.st_mtime_ns) == _TRUSTED[path]
+    except OSError:
+        same = False
+    if not same:
+        raise ModelError(f"{path}: the external data file changed (or vanished) after the model was opened, so "
+                         f"tensor '{t.name}' cannot be read from it.", hint="Open the model again.")
+
+
+def _map(path: str) -> mmap.mmap:
+    mm = _MAPS.get(path)
+    if mm is None:
+        with open(path, "rb") as f:
+            mm = _MAPS[path] = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    return mm
+
+
+def _release(mm: mmap.mmap, start: int, stop: int) -> None:
+    """Give the resident pages of ``mm[start:stop]`` back to the OS (clean file pages: a later
+    read faults them in again from the file, so this never changes a value)."""
+    if mm.closed or not hasattr(mm, "madvise"):
+        return
+    lo = start - start % mmap.PAGESIZE
+    hi = min(len(mm), -(-stop // mmap.PAGESIZE) * mmap.PAGESIZE)
+    try:
+        mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+    except (OSError, ValueError):
+        pass
+
+
+def lazy_tensors(proto: onnx.ModelProto) -> list[TensorProto]:
+    """The lazy initializers of the main graph (only those are ever made lazy)."""
+    return [t for t in proto.graph.initializer if lazy_file(t)]
+
+
+def has_lazy(proto: onnx.ModelProto) -> bool:
+    return any(lazy_file(t) for t in proto.graph.initializer)
+
+
+def _offset(t: TensorProto) -> int:
+    return int(_entries(t).get("offset", "0") or 0)
+
+
+def tensor_array(t: TensorProto) -> np.ndarray:
+    """Value of ``t`` as a numpy array: a read-only memory-mapped view for a lazy tensor (dtype and
+    shape from the tensor; ONNX external data is little-endian raw bytes, ONNX IR spec), else
+    ``numpy_helper.to_array``.
+
+    Raises
+    ------
+    ModelError
+        ``t`` is external but not lazy (its data was never checked), or its data file changed
+        size since the model was loaded.
+    """
+    path = lazy_file(t)
+    if path is None:
+        if t.data_location == TensorProto.EXTERNAL:
+            raise ModelError(f"tensor '{t.name}': its data is in an external file that was not loaded "
+                             f"({_entries(t).get('location', '')!r}).",
+                             hint="Open the model with workbench.core.model.load.load_model.")
+        return numpy_helper.to_array(t)
+    _unchanged(path, t)
+    dtype, offset = _np_dtype(t), _offset(t)
+    count = int(np.prod(t.dims, dtype=np.int64))
+    try:
+        mm = _map(path)
+        flat = np.frombuffer(mm, dtype=dtype, count=count, offset=offset)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{path}: cannot map the data of tensor '{t.name}' ({exc}); the file changed "
+                         "after the model was opened.", hint="Open the model again.") from None
+    weakref.finalize(flat, _release, mm, offset, offset + count * dtype.itemsize)  # when every view is gone
+    return flat.reshape(tuple(t.dims))
+
+
+def tensor_chunks(t: TensorProto, chunk: int = _CHUNK) -> Iterator[bytes]:
+    """The raw little-endian bytes of ``t`` (ONNX ``raw_data`` layout), in pieces of at most
+    ``chunk`` bytes for a lazy tensor (read from its file), in one piece otherwise."""
+    path = lazy_file(t)
+    if path is None:
+        if t.HasField("raw_data"):
+            yield t.raw_data  # one copy (upb), freed by the caller after writing
+        else:
+            yield onnx.numpy_helper.from_array(tensor_array(t)).raw_data
+        return
+    _unchanged(path, t)
+    left = int(_entries(t)["length"])
+    with open(path, "rb") as f:
+        f.seek(_offset(t))
+        while left > 0:
+            piece = f.read(min(chunk, left))
+            if not piece:
+                raise ModelError(f"{path}: ends inside tensor '{t.name}'; the file changed after the model "
+                                 "was opened.", hint="Open the model again.")
+            left -= len(piece)
+            yield piece
+
+
+def materialize(t: TensorProto) -> TensorProto:
+    """A copy of ``t`` with its data inline (``raw_data``); ``t`` itself when it is not lazy."""
+    if lazy_file(t) is None:
+        return t
+    out = TensorProto(name=t.name, data_type=t.data_type, dims=t.dims, doc_string=t.doc_string)
+    out.raw_data = b"".join(tensor_chunks(t))
+    return out
+
+
+def _copy_with(proto: onnx.ModelProto, replace) -> onnx.ModelProto:
+    """Copy of ``proto`` whose main-graph initializers pass through ``replace(t) -> TensorProto``."""
+    from workbench.core.io.tensor_bytes import _copy_fields
+
+    out = onnx.ModelProto()
+    _copy_fields(proto, out, "graph")
+    _copy_fields(proto.graph, out.graph, "initializer")
+    for t in proto.graph.initializer:
+        out.graph.initializer.append(replace(t))
+    return out
+
+
+def inline_copy(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """``proto`` itself when it has no lazy tensor, else a copy with their data read in."""
+    return _copy_with(proto, materialize) if has_lazy(proto) else proto
+
+
+def checkable(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """What ``onnx.checker`` can check: ``proto`` itself, or for a model with lazy tensors a
+    copy in which they are typed graph inputs (the checker refuses absolute locations)."""
+    if not has_lazy(proto):
+        return proto
+    out = _copy_with(proto, lambda t: t)
+    keep = [t for t in out.graph.initializer if not lazy_file(t)]
+    lazy = [t for t in out.graph.initializer if lazy_file(t)]
+    del out.graph.initializer[:]
+    out.graph.initializer.extend(keep)
+    listed = {i.name for i in out.graph.input}
+    out.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                           for t in lazy if t.name not in listed)
+    return out
+
+
+def _session_proto(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, str]]:
+    """Copy of ``proto`` whose lazy tensors name their file by an alias; returns alias -> path."""
+    aliases: dict[str, str] = {}
+
+    def alias(t: TensorProto) -> TensorProto:
+        path = lazy_file(t)
+        if path is None:
+            return t
+        name = next((a for a, p in aliases.items() if p == path), None) or f"workbench_{len(aliases)}.data"
+        aliases[name] = path
+        ref = TensorProto()
+        ref.CopyFrom(t)
+        for e in ref.external_data:
+            if e.key == "location":
+                e.value = name
+        return ref
+
+    return _copy_with(proto, alias), aliases
+
+
+def lazy_session(proto: onnx.ModelProto, options: ort.SessionOptions, extra: bytes = b"",
+                 providers: list[str] | None = None) -> ort.InferenceSession:
+    """An onnxruntime session of a model with lazy tensors, reading them in place.
+
+    The data files are memory-mapped read-only and handed to onnxruntime as in-memory external
+    data files (used directly, not copied; the maps stay open for the process).
+    ``extra`` is appended to the serialised model (protobuf merges concatenated messages; used
+    by :mod:`workbench.core.calibration.instrument` for extra outputs). Prepacking is off unless
+    :data:`PREPACK` (see there).
+
+    Raises
+    ------
+    Exception
+        Whatever onnxruntime raises for a model it refuses (callers wrap it).
+    """
+    import onnxruntime as ort
+
+    copy, aliases = _session_proto(proto)
+    for t in lazy_tensors(proto):
+        _unchanged(lazy_file(t), t)
+    maps = [_map(path) for path in aliases.values()]
+    options.add_session_config_entry("session.use_external_initializer_file_buffers_directly", "1")
+    if not PREPACK:
+        options.add_session_config_entry("session.disable_prepacking", "1")
+    options.add_external_initializers_from_files_in_memory(list(aliases), maps, [len(m) for m in maps])
+    session = ort.InferenceSession(copy.SerializeToString() + extra, options,
+                                   providers=providers or ["CPUExecutionProvider"])
+    for mm in maps:  # pages onnxruntime touched are given back when the session is dropped
+        weakref.finalize(session, _release, mm, 0, len(mm))
+    return session

@@ -1,0 +1,205 @@
+"""Atomic model saving, with external data for models over the 2 GiB protobuf limit.
+
+The model (and its ``<name>.data`` file when external) is written into a hidden temporary folder
+in the target directory and moved into place with ``os.replace``, so a crash never leaves a half
+written file and a second save to the same path replaces the ``.data`` file instead of
+appending to it (``onnx.save`` appends external tensors to an existing file).
+
+A model with external data is two files, and two renames are not one atomic step. So that a kill
+between them never pairs the old ``.onnx`` with the new ``.data`` (wrong weights, or a
+"truncated" data file), the switch goes through a hidden data file:
+
+1. the new data is moved in as ``.<name>.<random>.data`` (hidden) -- the old pair is untouched;
+2. ``<name>`` is replaced by a model that reads the hidden file -- the new pair is complete;
+3. ``<name>.data`` is replaced by a copy of the hidden file (onnx refuses hard-linked data);
+4. ``<name>`` is replaced by the model that reads ``<name>.data``; the hidden file is removed.
+
+After a kill at any point the final names hold one complete version; the hidden leftovers of an
+interrupted save are removed by the next save to the same path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import logging
+import mmap
+import os
+import secrets
+import shutil
+import tempfile
+from pathlib import Path
+
+import onnx
+
+from workbench.core.errors import ExportError
+from workbench.core.io.atomic import _explain, check_not_input
+from workbench.core.io.external import inline_copy, is_source, lazy_file, tensor_chunks
+from workbench.core.io.tensor_bytes import _copy_fields, model_tensor_bytes, tensor_nbytes
+
+log = logging.getLogger(__name__)
+
+#: Models whose tensor bytes exceed this are saved with external data (protobuf limit 2 GiB).
+EXTERNAL_THRESHOLD = 2**31 - 2**26
+
+
+def tensor_bytes(proto: onnx.ModelProto) -> int:
+    """Bytes held in initializers of every graph, from dims and types (reading ``raw_data``
+    would copy each tensor; see :mod:`workbench.core.io.tensor_bytes`)."""
+    return model_tensor_bytes(proto)
+
+
+def _leftover_prefix(path: Path) -> str:
+    return f".{path.name}.wb-"
+
+
+def _references(model_file: Path, name: str) -> bool:
+    """True when the bytes of ``model_file`` contain ``name`` (an external data location)."""
+    try:
+        with open(model_file, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return m.find(name.encode()) >= 0
+    except (OSError, ValueError):  # missing or empty file
+        return False
+
+
+def _remove_leftovers(path: Path) -> None:
+    """Delete hidden temporaries of earlier interrupted saves to ``path`` (best effort), except a
+    hidden data file the current model still reads (a save killed between steps 2 and 4)."""
+    for p in path.parent.glob(glob.escape(_leftover_prefix(path)) + "*"):
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        elif not _references(path, p.name):
+            with contextlib.suppress(OSError):
+                p.unlink()
+
+
+def _fsync(path: Path) -> None:
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+
+
+def _relocate(model_file: Path, location: str) -> None:
+    """Point every external tensor of the (small, data-less) ``model_file`` at ``location``."""
+    from onnx import external_data_helper as edh
+
+    m = onnx.load(str(model_file), load_external_data=False)
+    for t in edh._get_all_tensors(m):
+        for e in t.external_data:
+            if e.key == "location":
+                e.value = location
+    model_file.write_bytes(m.SerializeToString())
+    _fsync(model_file)
+
+
+def _stream_initializers(proto: onnx.ModelProto, data_file: Path, location: str, threshold: int) -> onnx.ModelProto:
+    """Copy of ``proto`` whose main-graph initializers of ``threshold`` bytes or more (``raw_data``
+    ones, as ``onnx.save_model`` picks them) and lazy ones (still in the user's data file, see
+    :mod:`workbench.core.io.external`) are written to ``data_file`` one at a time and replaced by
+    references to ``location``. ``proto`` is not modified and no second copy of the weights is
+    made."""
+    out = onnx.ModelProto()
+    _copy_fields(proto, out, "graph")
+    _copy_fields(proto.graph, out.graph, "initializer")
+    offset = 0
+    with open(data_file, "wb") as f:
+        for t in proto.graph.initializer:
+            if not lazy_file(t) and not (t.HasField("raw_data") and tensor_nbytes(t) >= threshold):
+                out.graph.initializer.append(t)
+                continue
+            ref = out.graph.initializer.add(name=t.name, data_type=t.data_type, dims=t.dims, doc_string=t.doc_string)
+            length = 0
+            for piece in tensor_chunks(t):  # bytes of one tensor (or a 64 MiB piece of a lazy one)
+                f.write(piece)
+                length += len(piece)
+                del piece
+            ref.data_location = onnx.TensorProto.EXTERNAL
+            for k, v in (("location", location), ("offset", str(offset)), ("length", str(length))):
+                ref.external_data.add(key=k, value=v)
+            offset += length
+    return out
+
+
+def _save_external(proto: onnx.ModelProto, path: Path, tmp: Path, threshold: int) -> None:
+    folder = path.parent
+    data_name = path.name + ".data"
+    hidden = f"{_leftover_prefix(path)}{secrets.token_hex(6)}.data"
+    lean = _stream_initializers(proto, tmp / hidden, hidden, threshold)
+    # subgraph initializers (copied with the nodes) go after the streamed ones, by onnx itself
+    onnx.save_model(lean, str(tmp / path.name), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location=hidden, size_threshold=threshold)
+    del lean
+    if os.path.getsize(tmp / hidden) == 0:  # every tensor under the threshold: one self-contained file
+        (tmp / hidden).unlink()
+        _fsync(tmp / path.name)
+        os.replace(tmp / path.name, path)
+        return
+    _fsync(tmp / hidden)
+    _fsync(tmp / path.name)
+    os.replace(tmp / hidden, folder / hidden)                 # 1. new data, hidden
+    os.replace(tmp / path.name, path)                         # 2. model -> hidden data
+    copied = tmp / data_name  # a copy, not a hard link: onnx refuses data files with several links
+    shutil.copyfile(folder / hidden, copied)
+    _fsync(copied)
+    os.replace(copied, folder / data_name)                    # 3. <name>.data = new data
+    final = tmp / (path.name + ".final")
+    shutil.copyfile(path, final)
+    _relocate(final, data_name)
+    os.replace(final, path)                                   # 4. model -> <name>.data
+    (folder / hidden).unlink()
+
+
+def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | None = None) -> Path:
+    """Write ``proto`` to ``path`` atomically; ``proto`` is not modified.
+
+    With external data the main graph's initializers are streamed to the data file one at a
+    time (weights still in the user's data file are copied from it in 64 MiB pieces), so saving
+    needs about one tensor's bytes on top of ``proto``.
+
+    Parameters
+    ----------
+    proto : onnx.ModelProto
+    path : str or Path
+        Target ``.onnx`` file. External data goes to ``<path name>.data`` beside it.
+    external : bool or None
+        Force external data on/off; None = only when tensors exceed ~2 GiB.
+
+    Returns
+    -------
+    Path
+        The written model path.
+
+    Raises
+    ------
+    ExportError
+        If the folder does not exist or is not writable, the disk is full, or the target's data
+        file is one an open model reads its weights from (:mod:`workbench.core.io.external`).
+    """
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise ExportError(f"{path}: folder {folder} does not exist.", hint="Create it or choose another path.")
+    use_external = tensor_bytes(proto) > EXTERNAL_THRESHOLD if external is None else external
+    for target in (path, folder / (path.name + ".data")):
+        check_not_input(target)
+        if is_source(target):
+            raise ExportError(f"{path}: would replace {target.name}, the external data file an open model reads "
+                              "its weights from.", hint="Choose another file name for the quantized model.")
+    _remove_leftovers(path)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=_leftover_prefix(path), dir=folder))
+    except OSError as exc:
+        raise _explain(path, exc) from None
+    try:
+        if use_external:
+            _save_external(proto, path, tmp, 0 if external else 1024)
+        else:
+            onnx.save_model(inline_copy(proto), str(tmp / path.name))  # lazy weights read in (< 2 GiB)
+            _fsync(tmp / path.name)
+            os.replace(tmp / path.name, path)
+    except OSError as exc:
+        raise _explain(path, exc) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    _remove_leftovers(path)  # hidden data a killed earlier save left in use is unreferenced now
+    log.info("saved %s%s", path, f" (+ {path.name}.data)" if use_external else "")
+    return path

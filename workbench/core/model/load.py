@@ -1,0 +1,374 @@
+"""Loading and preparing an ONNX model for quantization.
+
+``load_model`` reads a file (external data resolved beside the model, never from the working
+directory) and returns a :class:`PreparedModel` whose ``proto`` is ready for the planner,
+calibrator and writers. The user's file is never modified. Preparation, in order:
+
+1. opset upgrade to 13 when lower (``onnx.version_converter``; skipped for quantized models);
+2. Constant nodes lifted to initializers, initializers removed from ``graph.input`` (onnx_ir
+   passes; case 23);
+3. tensor names made unique, then node names made unique and non-empty across the main graph and
+   every subgraph (case 24), each rename reported;
+4. already-quantized operators recorded;
+5. inference-mode ``Conv -> BatchNormalization`` pairs folded into the Conv (float models only;
+   :mod:`workbench.core.model.batchnorm`), each reported;
+6. shape inference (``onnx.shape_inference``, symbolic dims kept).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from workbench.core.errors import AlreadyQuantizedError, ModelError
+from workbench.core.graph import walk as _graphs
+from workbench.core.graph.quantized_ops import QuantizedNode, find_quantized, quantized_kind
+from workbench.core.io.atomic import protect_input
+from workbench.core.io.external import lazy_tensors, tensor_array
+from workbench.core.io.tensor_bytes import tensor_nbytes
+from workbench.core.model.batchnorm import fold_batchnorms
+from workbench.core.model.naming import fix_node_names, fix_tensor_names
+from workbench.core.model.opset import default_opset
+from workbench.core.model.opset import upgrade_opset as _upgrade_opset
+from workbench.core.model.reader import read_model_file
+from workbench.core.model.shapes import infer_shapes
+from workbench.core.model.weights import count_constants, lift_weights
+
+log = logging.getLogger(__name__)
+
+#: Lowest default-domain opset a prepared model has (per-axis QuantizeLinear needs 13).
+MIN_OPSET = 13
+
+__all__ = [
+    "MIN_OPSET", "InputInfo", "PreparedModel", "QuantizedNode", "Rename", "ensure_float_model",
+    "load_model", "prepare_proto", "quantized_kind", "sha256_file", "upgrade_opset",
+]
+
+
+@dataclass
+class InputInfo:
+    """A real (data) input of the model: not an initializer.
+
+    ``shape`` entries are ints, symbolic names (str) or None for unknown; ``dtype`` is the numpy
+    dtype of the ONNX element type (``object`` for strings).
+    """
+
+    name: str
+    dtype: np.dtype
+    shape: list[int | str | None]
+    has_shape: bool = True  # False when the model declares no shape at all (rank unknown)
+
+    @property
+    def rank(self) -> int | None:
+        return len(self.shape) if self.has_shape else None
+
+
+@dataclass
+class Rename:
+    """A name the preparation changed: ``kind`` is "node" or "tensor"; ``old`` may be ``""``
+    (an unnamed node); ``graph`` is the graph path (``""`` = main graph, see
+    :mod:`workbench.core.graph.walk`)."""
+
+    kind: str
+    old: str
+    new: str
+    graph: str = ""
+
+
+@dataclass
+class PreparedModel:
+    """A model ready for quantization.
+
+    Attributes
+    ----------
+    proto : onnx.ModelProto
+        Prepared copy (unique non-empty names, Constant weights lifted to initializers, shapes
+        inferred, opset >= 13 unless the upgrade failed, see ``notes``). External data is
+        loaded into memory, except the big initializers of a model with large external data:
+        those stay on disk as references (see :mod:`workbench.core.io.external`); read values
+        through :meth:`initializer`.
+    path : Path or None
+        The file it came from.
+    sha256 : str
+        Hex digest of the model file's bytes (empty when built in memory).
+    renames : list of Rename
+        Names the preparation changed.
+    notes : list of str
+        What preparation did (opset upgrade, constants lifted, inputs dropped, ...).
+    quantized_nodes : list of str
+        Names of nodes that are already quantized ops (QuantizeLinear, QLinearConv, ConvInteger, ...).
+    quantized : list of QuantizedNode
+        The same nodes with op type, domain, kind (QDQ / QOperator / dynamic / weight_only / QONNX)
+        and graph path.
+    ambiguous_names : dict of str to list of str
+        Original node name shared by several nodes -> the new names of those nodes. A recipe that
+        names a key here must be rejected as ambiguous.
+    original_opset : int
+        Default-domain opset of the input model.
+    external_data_files : list of str
+        External data files the weights were read from (relative to the model's folder).
+    lifted_constants : int
+        Number of Constant nodes turned into initializers.
+    """
+
+    proto: onnx.ModelProto
+    path: Path | None = None
+    sha256: str = ""
+    renames: list[Rename] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    quantized_nodes: list[str] = field(default_factory=list)
+    quantized: list[QuantizedNode] = field(default_factory=list)
+    ambiguous_names: dict[str, list[str]] = field(default_factory=dict)
+    original_opset: int = 0
+    external_data_files: list[str] = field(default_factory=list)
+    lifted_constants: int = 0
+
+    @property
+    def graph(self) -> onnx.GraphProto:
+        return self.proto.graph
+
+    @property
+    def name(self) -> str:
+        """File name for messages (``"<in-memory model>"`` when built in memory)."""
+        return str(self.path) if self.path else "<in-memory model>"
+
+    @property
+    def opset(self) -> int:
+        """Default-domain opset of the prepared model."""
+        return default_opset(self.proto)
+
+    @property
+    def initializer_names(self) -> set[str]:
+        """Names of the initializers of the main graph and of every subgraph."""
+        return set(self._initializers)
+
+    @cached_property
+    def _initializers(self) -> dict[str, onnx.TensorProto]:
+        return {t.name: t for _, g in self.iter_graphs() for t in g.initializer}
+
+    @property
+    def inputs(self) -> list[InputInfo]:
+        """Data inputs (graph inputs that are not initializers), in graph order."""
+        inits = {i.name for i in self.graph.initializer}
+        return [_input_info(vi) for vi in self.graph.input if vi.name not in inits]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [o.name for o in self.graph.output]
+
+    def initializer(self, name: str) -> np.ndarray:
+        """Value of initializer ``name`` (main graph or any subgraph) as a numpy array (read-only
+        and memory-mapped for a weight kept on disk).
+
+        Raises
+        ------
+        KeyError
+            No initializer has that name.
+        """
+        return tensor_array(self._initializers[name])
+
+    def iter_graphs(self) -> Iterator[tuple[str, onnx.GraphProto]]:
+        """Yield ``(graph path, graph)`` for the main graph (path ``""``) and every subgraph."""
+        return _graphs.iter_graphs(self.graph)
+
+    def iter_nodes(self) -> Iterator[tuple[str, onnx.NodeProto]]:
+        """Yield ``(graph path, node)`` for every node, subgraph nodes included."""
+        return _graphs.iter_nodes(self.graph)
+
+    def node(self, name: str) -> onnx.NodeProto:
+        """The node called ``name`` (any graph). Raises KeyError when absent."""
+        return self._nodes[name][1]
+
+    def node_graph(self, name: str) -> str:
+        """Graph path of the node called ``name``. Raises KeyError when absent."""
+        return self._nodes[name][0]
+
+    @cached_property
+    def _nodes(self) -> dict[str, tuple[str, onnx.NodeProto]]:
+        return {n.name: (p, n) for p, n in self.iter_nodes()}
+
+    def original_name(self, name: str) -> str:
+        """Name a node had in the user's file before preparation renamed it (``""`` for an unnamed
+        node); ``name`` itself when it was not renamed."""
+        return self._original.get(name, name)
+
+    @cached_property
+    def _original(self) -> dict[str, str]:
+        return {r.new: r.old for r in self.renames if r.kind == "node"}
+
+    def new_name(self, base: str) -> str:
+        """A tensor or node name unused anywhere in the model and never handed out before
+        (``base`` itself when free, else ``base_0``, ``base_1``, ...)."""
+        return self._allocator.new(base)
+
+    @cached_property
+    def _allocator(self) -> _graphs.NameAllocator:
+        return _graphs.NameAllocator(_graphs.all_names(self.graph))
+
+
+def _input_info(vi: onnx.ValueInfoProto) -> InputInfo:
+    tt = vi.type.tensor_type
+    dims: list[int | str | None] = [
+        (d.dim_value if d.dim_value >= 0 else None) if d.HasField("dim_value") else (d.dim_param or None)
+        for d in tt.shape.dim]
+    try:
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tt.elem_type))
+    except (KeyError, TypeError, ValueError):
+        dtype = np.dtype(object)
+    return InputInfo(vi.name, dtype, dims, tt.HasField("shape"))
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def load_model(path: str | Path) -> PreparedModel:
+    """Load and prepare the ONNX model at ``path`` (the file is only read).
+
+    Raises
+    ------
+    ModelError
+        The file is missing, empty, truncated, not ONNX, or its external data is missing,
+        truncated or outside the model's folder.
+    """
+    path = Path(path)
+    proto, digest, external = read_model_file(path)
+    for f in [path, *(path.parent / e for e in external)]:
+        protect_input(f)  # exports and saves refuse to write onto the files this model came from
+    model = _prepare(proto, path=path, sha256=digest)
+    model.external_data_files = external
+    if external:
+        model.notes.append(f"Weights read from external data: {', '.join(external)}.")
+    lazy = lazy_tensors(model.proto)
+    if lazy:
+        model.notes.append(f"{len(lazy)} large weight(s) ({sum(tensor_nbytes(t) for t in lazy) / 2**30:.2f} GiB) "
+                           "stay in the external data file (memory-mapped when read).")
+    return model
+
+
+def prepare_proto(proto: onnx.ModelProto, *, path: Path | None = None, sha256: str = "") -> PreparedModel:
+    """Prepare an in-memory model (a copy is made; ``proto`` is not modified).
+
+    Raises
+    ------
+    ModelError
+        The model has no graph.
+    """
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+    return _prepare(copy, path=path, sha256=sha256)
+
+
+def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str) -> PreparedModel:
+    source = str(path) if path else "<in-memory model>"
+    if not proto.HasField("graph"):
+        raise ModelError(f"{source}: the model has no graph.", hint="Re-export the model.")
+    notes: list[str] = []
+    original = default_opset(proto)
+    already_quantized = bool(find_quantized(proto))
+    proto = _upgrade_on_load(proto, original, already_quantized, source, notes)
+    proto, lifted, dropped = lift_weights(proto)
+    if lifted:
+        notes.append(f"Lifted {lifted} Constant node(s) to initializers.")
+    kept = count_constants(proto)
+    if kept:
+        notes.append(f"{kept} Constant node(s) kept as nodes (graph outputs or not liftable).")
+    if dropped:
+        notes.append(f"{len(dropped)} initializer(s) were also listed as graph inputs and are treated as weights "
+                     f"(removed from the inputs): {', '.join(dropped[:10])}{' ...' if len(dropped) > 10 else ''}.")
+    names = _graphs.NameAllocator(_graphs.all_names(proto.graph))
+    tensor_changes = fix_tensor_names(proto.graph, names)
+    node_changes, ambiguous = fix_node_names(proto.graph, names)
+    renames = [Rename(c.kind, c.old, c.new, c.graph) for c in tensor_changes + node_changes]
+    _note_renames(renames, ambiguous, notes)
+    quantized = find_quantized(proto)
+    if not quantized:
+        folded = fold_batchnorms(proto)
+        if folded:
+            notes.append(f"Folded {len(folded)} BatchNormalization node(s) into the Conv before each "
+                         f"({', '.join(folded[:5])}{' ...' if len(folded) > 5 else ''}).")
+    if quantized:
+        kinds = Counter(q.op_type for q in quantized)
+        notes.append(f"Already quantized: {len(quantized)} node(s) ({_fmt_counts(kinds)}).")
+    proto = infer_shapes(proto, notes)
+    return PreparedModel(proto, path, sha256, renames, notes, [q.name for q in quantized], quantized,
+                         ambiguous, original, [], lifted)
+
+
+def _upgrade_on_load(proto: onnx.ModelProto, original: int, quantized: bool, source: str,
+                     notes: list[str]) -> onnx.ModelProto:
+    if original >= MIN_OPSET or original == 0:
+        return proto
+    if quantized:
+        notes.append(f"Opset {original} kept: the model is already quantized.")
+        return proto
+    try:
+        out = _upgrade_opset(proto, MIN_OPSET, source=source)
+    except ModelError as exc:
+        notes.append(f"Opset {original} kept: {exc.message}")
+        log.warning("%s", exc)
+        return proto
+    notes.append(f"Upgraded opset {original} -> {MIN_OPSET} with onnx.version_converter.")
+    return out
+
+
+def _note_renames(renames: list[Rename], ambiguous: dict[str, list[str]], notes: list[str]) -> None:
+    unnamed = sum(1 for r in renames if r.kind == "node" and not r.old)
+    if unnamed:
+        notes.append(f"Named {unnamed} unnamed node(s).")
+    for old, new in ambiguous.items():
+        notes.append(f"Node name '{old}' was shared by {len(new)} nodes, renamed {', '.join(new)}.")
+    tensors = [r for r in renames if r.kind == "tensor"]
+    if tensors:
+        notes.append(f"Renamed {len(tensors)} tensor(s) defined more than once: "
+                     + ", ".join(f"{r.old} -> {r.new}" for r in tensors[:5]) + (" ..." if len(tensors) > 5 else ""))
+
+
+def _fmt_counts(counts: Counter) -> str:
+    return ", ".join(f"{op} x{n}" for op, n in counts.most_common())
+
+
+def upgrade_opset(proto: onnx.ModelProto, target: int, *, source: str = "model") -> onnx.ModelProto:
+    """Convert ``proto`` to default-domain opset ``target`` (see
+    :func:`workbench.core.model.opset.upgrade_opset`); returns ``proto`` itself when its opset
+    is already >= ``target``.
+
+    Raises
+    ------
+    ModelError
+        The converter has no conversion for some operator (named in the message).
+    """
+    return _upgrade_opset(proto, target, source=source)
+
+
+def ensure_float_model(model: PreparedModel) -> None:
+    """Refuse to quantize a model that already contains quantized operators.
+
+    Raises
+    ------
+    AlreadyQuantizedError
+        ``model.quantized_nodes`` is not empty; the message gives the count and op types.
+    """
+    if not model.quantized:
+        return
+    kinds = Counter(q.op_type if q.domain in ("", "ai.onnx") else f"{q.domain}::{q.op_type}"
+                    for q in model.quantized)
+    fmt = sorted({q.kind for q in model.quantized})
+    raise AlreadyQuantizedError(
+        f"{model.name} is already quantized ({'/'.join(fmt)}): {len(model.quantized)} quantized node(s) "
+        f"({_fmt_counts(kinds)}); quantizing it again would stack a second rounding on the first.",
+        hint="Quantize the float model instead (the one this model was made from).")

@@ -1,0 +1,245 @@
+"""Reading a model file and its external data without trusting either.
+
+External data locations are resolved relative to the model's folder (never the working
+directory, as onnx does) and must stay inside it: ``../x``, absolute paths and symlinks that
+point outside are refused, so a model cannot make the app read arbitrary files. One exception:
+when the model file itself is a symlink, its data may also live beside the link's target (the
+layout of the Hugging Face cache).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import external_data_helper as edh
+
+from workbench.core.errors import ModelError
+from workbench.core.io import external
+from workbench.core.model.tensor_check import check_loaded, check_tensors
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception's text on one line (newlines collapsed), cut to ``limit`` characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_REEXPORT = "Re-export the model (e.g. torch.onnx.export / onnx.save) or pick another .onnx file."
+
+
+def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
+    """Parse ``path`` and load its external data.
+
+    Returns
+    -------
+    proto : onnx.ModelProto
+        The model with its external tensors loaded into memory, except the big initializers of a
+        model with large external data, which stay on disk (see :mod:`workbench.core.io.external`).
+    sha256 : str
+        Hex digest of the file's bytes (the .onnx file only, not its external data).
+    external_files : list of str
+        External data files read, relative to the model's folder.
+
+    Raises
+    ------
+    ModelError
+        Missing, empty, unreadable, truncated or non-ONNX file; missing, truncated or unsafe
+        external data file.
+    """
+    if not path.exists():
+        raise ModelError(f"{path}: no such model file.", hint="Check the path.")
+    if not path.is_file():
+        inside = sorted(p.name for p in path.glob("*.onnx"))[:5] if path.is_dir() else []
+        raise ModelError(f"{path}: is not a file.", hint="Pass the path of an .onnx file"
+                         + (f" (this folder has {', '.join(inside)})." if inside else "."))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot be read ({exc.strerror}).",
+                         hint="Check the file permissions.") from None
+    if not data:
+        raise ModelError(f"{path}: the file is empty (0 bytes).",
+                         hint="The download or export was interrupted; " + _REEXPORT)
+    proto = onnx.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        _refuse_other_format(path, data)
+        raise ModelError(f"{path}: not a readable ONNX model: the file is truncated or not ONNX ({one_line(exc)}).",
+                         hint=_REEXPORT) from None
+    if not proto.HasField("graph") or not proto.opset_import or proto.ir_version <= 0:
+        _refuse_other_format(path, data)
+        missing = [what for what, ok in (("graph", proto.HasField("graph")), ("opset_import", proto.opset_import),
+                                         ("ir_version", proto.ir_version > 0)) if not ok]
+        raise ModelError(f"{path}: not an ONNX model or truncated ({', '.join(missing)} missing).",
+                         hint=_REEXPORT)
+    check_text_fields(proto, path)
+    unsized = check_tensors(proto, path)
+    external = load_external_data(proto, path)
+    check_loaded(unsized, path)
+    return proto, hashlib.sha256(data).hexdigest(), external
+
+
+_MAGIC = (
+    (b"PK\x03\x04", "a zip archive (a PyTorch checkpoint, .npz or .keras file?)"),
+    (b"\x89HDF", "an HDF5 file (a Keras .h5 model?)"),
+    (b"\x80\x02", "a Python pickle (a PyTorch/scikit-learn checkpoint?)"),
+    (b"\x80\x04", "a Python pickle (a PyTorch/scikit-learn checkpoint?)"),
+    (b"GGUF", "a GGUF file (llama.cpp)"),
+)
+
+
+def _refuse_other_format(path: Path, data: bytes) -> None:
+    other = sniff_format(data)
+    if other:
+        raise ModelError(f"{path}: this is {other}, not an ONNX model.",
+                         hint="Export it to ONNX first (e.g. torch.onnx.export, tf2onnx), then open the .onnx file.")
+
+
+def sniff_format(data: bytes) -> str | None:
+    """Name of a well-known non-ONNX format the bytes start with, else None."""
+    for magic, what in _MAGIC:
+        if data.startswith(magic):
+            return what
+    if data[4:8] == b"TFL3":
+        return "a TensorFlow Lite flatbuffer"
+    if data[4:8] == b"ORTM":
+        return "an onnxruntime ORT-format model (convert from the original .onnx instead)"
+    if len(data) > 9 and data[8:9] == b"{" and int.from_bytes(data[:8], "little") < len(data):
+        return "a safetensors weights file (weights only, no graph)"
+    return None
+
+
+def check_text_fields(proto: onnx.ModelProto, path: Path) -> None:
+    """Raise ModelError when a name, op type or domain is not valid UTF-8 text (a corrupted file;
+    protobuf only notices when the field is read)."""
+    try:
+        _text(proto.producer_name, proto.producer_version, proto.domain, proto.doc_string)
+        for g in _graphs(proto.graph):
+            _text(g.name, g.doc_string)
+            for n in g.node:
+                _text(n.name, n.op_type, n.domain, n.doc_string, *n.input, *n.output, *(a.name for a in n.attribute))
+            for vi in (*g.input, *g.output, *g.value_info, *g.initializer):
+                _text(vi.name, vi.doc_string)
+        for o in proto.opset_import:
+            _text(o.domain)
+        for prop in proto.metadata_props:
+            _text(prop.key, prop.value)
+    except (UnicodeDecodeError, TypeError) as exc:
+        raise ModelError(f"{path}: the file is corrupted (a name is not valid UTF-8 text: {one_line(exc, 120)}).",
+                         hint=_REEXPORT) from None
+
+
+def _text(*values) -> None:
+    for v in values:
+        if not isinstance(v, str):
+            raise TypeError(f"{v!r} is not text")
+
+
+def _graphs(graph: onnx.GraphProto):
+    yield graph
+    for n in graph.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _graphs(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    yield from _graphs(g)
+
+
+def external_tensors(proto: onnx.ModelProto) -> list[onnx.TensorProto]:
+    """Every tensor of the model (initializers and attribute tensors, subgraphs too) stored externally."""
+    return [t for t in edh._get_all_tensors(proto) if edh.uses_external_data(t)]
+
+
+def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
+    """Check and load the external data of ``proto`` from the folder of ``model_path``.
+
+    Every location and length is checked; the big initializers of a model whose external data
+    reaches ``external.LAZY_MODEL_BYTES`` are then left on disk (lazy), the others are read.
+
+    Returns
+    -------
+    list of str
+        Names of the external data files read, relative to the model folder.
+
+    Raises
+    ------
+    ModelError
+        A location is absolute, escapes the model folder (``..`` or a symlink), is missing or
+        shorter than ``offset + length``.
+    """
+    tensors = external_tensors(proto)
+    if not tensors:
+        return []
+    base = model_path.parent
+    # Allowed: the model's folder, and the real folder of the model file when it is a symlink
+    # (Hugging Face cache: snapshots/<rev>/model.onnx -> blobs/<hash>, data likewise).
+    roots = {os.path.realpath(base), os.path.dirname(os.path.realpath(model_path))}
+    files: dict[str, int] = {}
+    for t in tensors:
+        info = edh.ExternalDataInfo(t)
+        loc = info.location
+        where = f"{model_path}: tensor '{t.name}' stores its data in '{loc}'"
+        if not loc:
+            raise ModelError(f"{where}: the external data entry has no location.", hint=_REEXPORT)
+        if os.path.isabs(loc) or Path(loc).drive or loc.startswith(("/", "\\")):
+            raise ModelError(f"{where}, an absolute path; external data must lie in the model's folder.",
+                             hint=f"Move the data file next to the model and re-save with location='{Path(loc).name}'.")
+        real = os.path.realpath(os.path.join(base, loc))  # follows symlinks
+        if not any(os.path.commonpath([real, root]) == root for root in roots):
+            raise ModelError(f"{where}, which resolves outside the model's folder {base} "
+                             "('..' or a symlink); refusing to read it.",
+                             hint="Copy the data file into the model's folder and re-save the model.")
+        if not os.path.isfile(real):
+            raise ModelError(f"{where}, but the data file {base / loc} is missing.",
+                             hint="Copy the .data file next to the .onnx file (same folder, same name).")
+        size = files.setdefault(loc, os.path.getsize(real))
+        end = (info.offset or 0) + (info.length if info.length is not None else 0)
+        if end > size:
+            raise ModelError(f"{where}: the data file {base / loc} has {size} bytes but the tensor ends at byte "
+                             f"{end}; the data file is truncated or belongs to another model.",
+                             hint="Copy the complete .data file saved with this model.")
+    _keep_big_on_disk(proto, base, sum(_length(t) for t in tensors))
+    handles: dict[str, object] = {}
+    try:
+        for t in tensors:
+            if external.lazy_file(t):
+                continue
+            info = edh.ExternalDataInfo(t)
+            f = handles.get(info.location)
+            if f is None:
+                f = handles[info.location] = open(os.path.realpath(os.path.join(base, info.location)), "rb")  # noqa: SIM115
+            f.seek(info.offset or 0)
+            data = f.read(info.length) if info.length is not None else f.read()
+            del t.external_data[:]
+            t.data_location = onnx.TensorProto.DEFAULT
+            t.raw_data = data
+            del data  # free this tensor's bytes before the next one is read (multi-GiB models)
+    except OSError as exc:
+        raise ModelError(f"{model_path}: cannot read external data ({one_line(exc)}).",
+                         hint="Copy the .data file saved with this model next to it.") from None
+    finally:
+        for f in handles.values():
+            f.close()
+    return sorted(files)
+
+
+def _length(t: onnx.TensorProto) -> int:
+    length = {e.key: e.value for e in t.external_data}.get("length", "")
+    return int(length) if length.isdigit() else 0
+
+
+def _keep_big_on_disk(proto: onnx.ModelProto, base: Path, total: int) -> None:
+    """Leave the big main-graph initializers of a model with large external data on disk
+    (:mod:`workbench.core.io.external`); their locations were checked by the caller."""
+    if total < external.LAZY_MODEL_BYTES:
+        return
+    for t in proto.graph.initializer:
+        if external.eligible(t):
+            loc = {e.key: e.value for e in t.external_data}["location"]
+            external.keep_lazy(t, os.path.realpath(os.path.join(base, loc)))

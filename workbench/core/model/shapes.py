@@ -1,0 +1,78 @@
+"""Shape inference for preparation: ``onnx.shape_inference`` with data propagation, symbolic
+dims kept, run on a weight-less skeleton of the model so that a large model is not serialised
+twice (the trick onnx_ir's ShapeInferencePass uses, done here on the proto)."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import helper
+
+from workbench.core.graph.walk import iter_graphs
+from workbench.core.io.tensor_bytes import tensor_nbytes
+
+
+def infer_shapes(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
+    """``onnx.shape_inference`` (data propagation on, symbolic dims kept) run on a weight-less
+    skeleton, so a large model is not serialised twice; ``value_info`` and output types are
+    copied back into ``proto``."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(skeleton(proto)[0], strict_mode=False, data_prop=True)
+    except Exception as exc:  # noqa: BLE001 - shape inference is best effort; fails on odd ops
+        notes.append(f"Shape inference incomplete ({exc.__class__.__name__}: {str(exc).splitlines()[0][:200]}).")
+        return proto
+    for (_, g), (_, gi) in zip(iter_graphs(proto.graph), iter_graphs(inferred.graph), strict=True):
+        del g.value_info[:]
+        g.value_info.extend(gi.value_info)
+        for out, out_i in zip(g.output, gi.output, strict=True):
+            out.CopyFrom(out_i)
+    return proto
+
+
+_SKELETON_BYTES = 1 << 12
+
+
+def skeleton(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.TensorProto]]:
+    """Copy of ``proto`` whose large main-graph initializers are replaced by typed graph inputs.
+
+    Returns
+    -------
+    skeleton : onnx.ModelProto
+        Same top-level fields, nodes, inputs, outputs and value_info; initializers over 4 KiB
+        become graph inputs of the same type and shape (not listed twice).
+    stripped : list of onnx.TensorProto
+        The original large initializers (references into ``proto``, not copies).
+    """
+    sk = onnx.ModelProto(ir_version=proto.ir_version, producer_name=proto.producer_name,
+                         producer_version=proto.producer_version, domain=proto.domain,
+                         model_version=proto.model_version, doc_string=proto.doc_string)
+    sk.opset_import.extend(proto.opset_import)
+    sk.metadata_props.extend(proto.metadata_props)
+    sk.functions.extend(proto.functions)
+    g, src = sk.graph, proto.graph
+    g.name = src.name
+    g.doc_string = src.doc_string
+    g.node.extend(src.node)
+    g.input.extend(src.input)
+    g.output.extend(src.output)
+    g.value_info.extend(src.value_info)
+    g.sparse_initializer.extend(src.sparse_initializer)
+    listed = {vi.name for vi in src.input}
+    stripped = []
+    for t in src.initializer:
+        if tensor_nbytes(t) > _SKELETON_BYTES and t.name not in listed:
+            g.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+            stripped.append(t)
+        else:
+            g.initializer.append(t)
+    return sk, stripped
+
+
+def restore_weights(model: onnx.ModelProto, stripped: list[onnx.TensorProto]) -> onnx.ModelProto:
+    """Undo :func:`skeleton` on a model derived from it: drop the stand-in inputs, put the
+    initializers back (in ``model``, which is returned)."""
+    names = {t.name for t in stripped}
+    keep = [vi for vi in model.graph.input if vi.name not in names]
+    del model.graph.input[:]
+    model.graph.input.extend(keep)
+    model.graph.initializer.extend(stripped)
+    return model

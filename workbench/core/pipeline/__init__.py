@@ -1,0 +1,1 @@
+"""The quantize pipeline of passes, and project files that replay it."""

@@ -1,0 +1,173 @@
+"""Project files (``.wbproj``): JSON that replays a whole quantization job.
+
+Schema (``schema_version`` 1)::
+
+    {"schema_version": 1, "tool_version": "0.1.0",
+     "model": {"path": "model.onnx" (relative to the project file), "sha256": "..."},
+     "recipe": {...Recipe...}, "data": {...data source spec...} | null, "samples": 128 | null,
+     "calibration": {...CalibrationResult.to_json()...} | null, "results": {...} | null,
+     "allow_code": false}
+
+``results`` is what the app last showed: per-unit errors, qparams, issues and the recipe they were
+computed with, and under ``"sensitivity"`` the last sweep (``SweepResult.to_json()``, suggestion,
+recipe). Headless replays ignore it.
+
+Never pickle; code (Python readers / metrics) runs only if ``allow_code`` is true in the file.
+Older schemas are migrated by :data:`MIGRATIONS`; newer ones are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from workbench import __version__
+from workbench.core.errors import ProjectError
+from workbench.core.io.atomic import atomic_write_bytes
+from workbench.core.model.load import sha256_file
+from workbench.core.recipe.recipe import Recipe
+
+SCHEMA_VERSION = 1
+PROJECT_SUFFIX = ".wbproj"
+
+#: schema_version -> function upgrading a dict of that version to the next one.
+MIGRATIONS: dict[int, Any] = {}
+
+
+class ModelRef(BaseModel):
+    path: str
+    sha256: str
+
+
+class Project(BaseModel):
+    """In-memory project. ``model.path`` is relative to the project file once saved."""
+
+    schema_version: int = SCHEMA_VERSION
+    tool_version: str = __version__
+    model: ModelRef
+    recipe: Recipe = Field(default_factory=Recipe)
+    data: dict[str, Any] | None = None
+    samples: int | None = None
+    calibration: dict[str, Any] | None = None
+    results: dict[str, Any] | None = None
+    allow_code: bool = False
+
+    def model_path(self, project_path: str | Path) -> Path:
+        """Absolute path of the model, resolved against the project file's folder."""
+        p = Path(self.model.path)
+        return p if p.is_absolute() else (Path(project_path).resolve().parent / p)
+
+    def data_spec(self, project_path: str | Path) -> dict[str, Any] | None:
+        """The data spec with a relative ``path`` resolved against the project folder."""
+        if self.data is None:
+            return None
+        spec = dict(self.data)
+        if "path" in spec and not isinstance(spec["path"], str):
+            raise ProjectError(f"{project_path}: the data path must be a string, not {spec['path']!r}.",
+                               hint="Fix data.path or choose the calibration data again and re-save.")
+        if "path" in spec and not Path(spec["path"]).is_absolute():
+            spec["path"] = str(Path(project_path).resolve().parent / spec["path"])
+        if not self.allow_code and (spec.get("kind") == "python" or "allow_code" in spec
+                                    or str(spec.get("path", "")).lower().endswith(".py")):
+            # code runs only when the project itself allows it, whatever the data spec says
+            spec["allow_code"] = False
+        return spec
+
+
+def new_project(model_path: str | Path, recipe: Recipe, *, data: dict | str | None = None,
+                samples: int | None = None) -> Project:
+    """A project for the model at ``model_path`` (absolute until saved)."""
+    model_path = Path(model_path).resolve()
+    if isinstance(data, (str, Path)):
+        data = {"path": str(Path(data).resolve())}
+    return Project(model=ModelRef(path=str(model_path), sha256=sha256_file(model_path)),
+                   recipe=recipe, data=data, samples=samples)
+
+
+def _relative(target: str, base: Path) -> str:
+    t = Path(target)
+    if not t.is_absolute():
+        return target
+    try:
+        return os.path.relpath(t, base)
+    except ValueError:  # other drive on Windows
+        return str(t)
+
+
+def save_project(project: Project, path: str | Path) -> Path:
+    """Write ``project`` to ``path`` atomically; model and data paths become relative to it.
+
+    Raises
+    ------
+    ExportError
+        When the target cannot be written.
+    """
+    path = Path(path)
+    base = path.resolve().parent
+    doc = project.model_dump(mode="json")
+    doc["model"]["path"] = _relative(project.model.path, base)
+    if doc.get("data") and "path" in doc["data"]:
+        doc["data"]["path"] = _relative(doc["data"]["path"], base)
+    doc["recipe"] = json.loads(project.recipe.model_dump_json(exclude_defaults=True))
+    atomic_write_bytes(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    return path
+
+
+def load_project(path: str | Path, *, check_model: bool = True) -> Project:
+    """Read a project file, migrate old schemas and check the model file.
+
+    Raises
+    ------
+    ProjectError
+        Unreadable or malformed JSON, a newer schema, a model file that moved or whose sha256
+        changed (the message names the file and says what to do).
+    """
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ProjectError(f"{path}: cannot read project ({exc.strerror}).", hint="Check the path.") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProjectError(f"{path}: not a Workbench project (invalid JSON: {exc}).",
+                           hint="Open a .wbproj file saved by Workbench.") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("schema_version"), int):
+        raise ProjectError(f"{path}: not a Workbench project (no integer schema_version).",
+                           hint="Open a .wbproj file saved by Workbench.")
+    version = doc["schema_version"]
+    if version > SCHEMA_VERSION:
+        raise ProjectError(f"{path}: project schema {version} is newer than this Workbench ({SCHEMA_VERSION}).",
+                           hint="Update Workbench to open it.")
+    while version < SCHEMA_VERSION:
+        if version not in MIGRATIONS:
+            raise ProjectError(f"{path}: project schema {version} can no longer be read.",
+                               hint="Re-create the project from its model.")
+        doc = MIGRATIONS[version](doc)
+        version = doc["schema_version"]
+    try:
+        project = Project.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ProjectError(f"{path}: invalid project field {where}: {first['msg']}.",
+                           hint="Fix the field or re-save the project from Workbench.") from None
+    if check_model:
+        check_project_model(project, path)
+    return project
+
+
+def check_project_model(project: Project, path: str | Path) -> Path:
+    """The project's model path, after checking it exists and has the recorded sha256."""
+    model_path = project.model_path(path)
+    if not model_path.is_file():
+        raise ProjectError(f"{path}: the model {model_path} was not found (moved or deleted).",
+                           hint="Put the model back or re-point the project to it (File > Open model).")
+    digest = sha256_file(model_path)
+    if digest != project.model.sha256:
+        raise ProjectError(f"{path}: the model {model_path} changed since the project was saved "
+                           f"(sha256 {digest[:12]}... != {project.model.sha256[:12]}...).",
+                           hint="Restore the original model, or open the new model and re-create the project.")
+    return model_path

@@ -1,0 +1,567 @@
+"""Resolve a recipe against a graph: node units, Q/DQ placement and the tensors to calibrate.
+
+Placement is tensor-centric like onnxruntime's QDQ format, but explicit:
+
+* a node unit is a main op plus a folded Relu/Clip (folded only when the main output has one
+  consumer, is not a graph output, and the activation spec is asymmetric, so that onnxruntime's
+  ``ReluQuantFusion`` / ``ClipQuantFusion`` removes it);
+* every float activation tensor at a unit boundary gets ONE Q->DQ pair shared by its consumers
+  (``plan.activations``, to be calibrated);
+* weights get an integer initializer and a DequantizeLinear per consumer; biases become int32
+  with ``scale = input_scale * weight_scale`` (written by :mod:`workbench.core.writers.qdq`);
+* pass-through ops (Reshape, Transpose, MaxPool, ...) whose input is quantized reuse the input's
+  qparams for their output (``plan.aliases``; not calibrated), so onnxruntime drops their Q/DQ;
+* a Concat input whose only consumer is the Concat uses the Concat output's grid (``plan.shared``,
+  also listed in ``plan.aliases``; still calibrated so the range guard sees its own range). The
+  consumers see every input on the output's grid anyway (QLinearConcat requantizes to it), so this
+  only removes a second rounding, and it gives an input the output's headroom: a detector's class
+  logits whose calibration maximum is below 0 (no confident object at that level in the data)
+  are otherwise clipped there, capping every score at sigmoid(max);
+* the output of an excluded Conv / ConvTranspose / Gemm stays float for its consumers: with a Q/DQ
+  pair on both sides, onnxruntime's WeightBiasQuantization re-quantizes the float node's weight
+  (per-tensor int8) and runs it as QLinearConv, so the exclusion would not hold.
+
+Nothing unsupported is silent: each case becomes a :class:`PlanIssue` naming the node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import onnx
+
+from workbench.core.errors import RecipeError
+from workbench.core.formats import mx
+from workbench.core.graph import op_families as U
+from workbench.core.graph.index import GraphIndex, attrs_of, elem_types, subgraphs
+from workbench.core.planning import stats_guard
+from workbench.core.recipe.recipe import Granularity, NodeConfig, QuantSpec, Recipe, resolve_node
+
+
+@dataclass
+class PlanIssue:
+    """Something the plan could not do as asked. ``severity``: "info", "warning" or "error"."""
+
+    node: str
+    severity: str
+    message: str
+
+
+@dataclass
+class UnitInput:
+    """One quantized input of a unit.
+
+    ``role``: "activation" (shared Q/DQ, calibrated), "weight" (integer initializer, ``spec.axis``
+    resolved), "bias" (int32 from input and weight scales) or "const" (a constant at an
+    activation position, quantized with the activation spec from its own values).
+    """
+
+    index: int
+    tensor: str
+    role: str
+    spec: QuantSpec
+
+
+@dataclass
+class NodeUnit:
+    """A node unit: ``node`` (main node name) plus folded activations in ``nodes``.
+
+    ``inputs`` / ``outputs`` are the float activation tensors with a Q/DQ pair at the unit's
+    boundary; ``weight`` / ``bias`` the initializer names (None when absent or kept float);
+    ``quant_inputs`` the per-input details; ``graph`` is "" for the main graph, otherwise the
+    name of the node holding the subgraph.
+    """
+
+    node: str
+    op_type: str
+    nodes: list[str]
+    inputs: list[str]
+    outputs: list[str]
+    weight: str | None
+    bias: str | None
+    config: NodeConfig
+    excluded: bool
+    quant_inputs: list[UnitInput] = field(default_factory=list)
+    graph: str = ""
+
+
+@dataclass
+class QuantPlan:
+    """Result of :func:`build_plan`.
+
+    ``activations``: tensor -> spec of every tensor to calibrate; ``aliases``: tensor -> the
+    calibrated tensor whose qparams it reuses; ``mode``: static | dynamic | weight_only;
+    ``min_opset``: the lowest opset the output needs; ``proxies``: output of a unit inside an If
+    branch -> the If output it becomes (calibrated in the main graph, qparams reused in the branch);
+    ``shared``: Concat input -> the Concat output whose qparams it uses (calibrated, and in
+    ``aliases`` too).
+    """
+
+    units: dict[str, NodeUnit]
+    activations: dict[str, QuantSpec]
+    aliases: dict[str, str]
+    issues: list[PlanIssue]
+    mode: str
+    min_opset: int
+    recipe: Recipe
+    proxies: dict[str, str] = field(default_factory=dict)
+    shared: dict[str, str] = field(default_factory=dict)
+
+    def qdq_tensors(self) -> list[str]:
+        """Every tensor that gets a Q/DQ pair (calibrated first, then aliases)."""
+        return list(self.activations) + [t for t in self.aliases if t not in self.activations]
+
+
+def build_plan(model, recipe: Recipe) -> QuantPlan:
+    """Resolve ``recipe`` against ``model`` (a PreparedModel) into a :class:`QuantPlan`.
+
+    Raises
+    ------
+    RecipeError
+        If the recipe names a node name that is ambiguous in the original model
+        (``model.ambiguous_names``), or the preset is unknown.
+    """
+    _check_ambiguous(model, recipe)
+    preset = recipe.preset_obj()
+    builder = _Builder(model.proto, recipe, preset.mode)
+    builder.run()
+    _report_qonnx_only(builder, recipe)
+    builder.issues += mx.plan_issues(builder.units)
+    _warn_saturation(builder.units, builder.issues, preset.mode)
+    min_opset = max(preset.min_opset, builder.min_opset())
+    return QuantPlan(builder.units, builder.activations, builder.aliases, builder.issues,
+                     preset.mode, min_opset, recipe, builder.proxies, builder.shared)
+
+
+def _report_qonnx_only(builder: _Builder, recipe: Recipe) -> None:
+    """One issue per unit using a QONNX-only dtype (error unless the recipe targets QONNX)."""
+    for unit in builder.units.values():
+        for role in ("weight", "activation"):
+            spec = getattr(unit.config, role)
+            if unit.excluded or spec is None or not spec.qtype.qonnx_only:
+                continue
+            qonnx = recipe.target == "qonnx"
+            builder.issues.append(PlanIssue(unit.node, "info" if qonnx else "error", (
+                f"{role} dtype {spec.dtype} exists only in QONNX; the QDQ model holds constants in 8-bit "
+                "storage (exact) but cannot clamp activations to it: "
+                + ("export with format qonnx." if qonnx else "set the recipe target to qonnx."))))
+
+
+def _check_ambiguous(model, recipe: Recipe) -> None:
+    ambiguous: dict[str, list[str]] = getattr(model, "ambiguous_names", None) or {}
+    named = list(recipe.exclude) + list(recipe.overrides) + [r.name for r in recipe.rules if r.name]
+    for name in named:
+        if name in ambiguous:
+            nodes = ambiguous[name]
+            raise RecipeError(f"name {name!r} matches {len(nodes)} nodes ({', '.join(nodes)}): "
+                              "use the unique names.",
+                              hint="The model had duplicate node names; the loader renamed them.")
+
+
+def _warn_saturation(units: dict[str, NodeUnit], issues: list[PlanIssue], mode: str) -> None:
+    """One issue when full-range 8-bit weights will saturate onnxruntime's kernels on this CPU.
+
+    Without VNNI, onnxruntime's u8 x s8 kernels use VPMADDUBSW, whose int16 pair sums saturate
+    (255 * 127 * 2 > 32767); 7-bit weights (``reduce_range``) avoid it. Measured here: s8s8 on
+    digits_cnn gives 38 dB fake-quantized but 6 dB fused; dynamic per-channel MatMul 47 dB in
+    onnx.reference but 10 dB in onnxruntime (per-tensor dynamic weights rarely reach the limit).
+    """
+    from workbench.core.recipe.presets import cpu_needs_reduce_range
+
+    if mode == "weight_only" or not cpu_needs_reduce_range():
+        return
+
+    def full_range(q) -> bool:
+        s = q.spec
+        # int8 weights only: onnxruntime runs uint8 weights (u8 x u8) with 16-bit products, which do not saturate
+        return (q.role == "weight" and s.qtype.bits == 8 and s.qtype.signed and not s.qtype.is_float
+                and not s.reduce_range and (mode == "static" or s.granularity == "per_channel"))
+
+    def act_8bit(u) -> bool:
+        return u.config.activation is not None and u.config.activation.qtype.bits == 8
+
+    hit = [u.node for u in units.values() if not u.excluded and u.graph == "" and act_8bit(u)
+           and any(full_range(q) for q in u.quant_inputs) and (u.inputs or mode == "dynamic")]
+    if hit:
+        issues.append(PlanIssue(hit[0], "warning", f"{len(hit)} unit(s) use full-range 8-bit weights: on this "
+                                "CPU (no VNNI) onnxruntime's integer kernels saturate, so the fused model can be "
+                                "far less accurate than the fake-quantized one. Set reduce_range on the weights "
+                                "(as cpu-u8s8 does here) if the model will run on such CPUs."))
+
+
+def _activation_spec(spec: QuantSpec | None, node: str, issues: list[PlanIssue]) -> QuantSpec | None:
+    if spec is None:
+        return None
+    if spec.granularity == Granularity.per_block:
+        issues.append(PlanIssue(node, "warning", "per_block activations are not supported by QDQ "
+                                "runtimes; activations left in float (use per_tensor)."))
+        return None
+    if spec.granularity == Granularity.per_channel:
+        issues.append(PlanIssue(node, "warning", "per_channel activations do not fuse into integer "
+                                "kernels; using per_tensor."))
+        return spec.model_copy(update={"granularity": Granularity.per_tensor, "axis": None})
+    return spec
+
+
+def _weight_spec(spec: QuantSpec, op: str, rank: int, attrs: dict) -> QuantSpec:
+    if spec.granularity == Granularity.per_channel:
+        axis = spec.axis if spec.axis is not None else U.weight_channel_axis(op, rank, attrs)
+        return spec.model_copy(update={"axis": axis % max(rank, 1)})
+    if spec.granularity == Granularity.per_block:
+        axis = spec.axis if spec.axis is not None else U.weight_reduction_axis(op, rank, attrs)
+        return spec.model_copy(update={"axis": axis % max(rank, 1)})
+    return spec.model_copy(update={"axis": None})
+
+
+class _Builder:
+    def __init__(self, proto: onnx.ModelProto, recipe: Recipe, mode: str):
+        self.recipe, self.mode = recipe, mode
+        self.types = elem_types(proto.graph)
+        self.ix = GraphIndex(proto.graph, self.types)
+        self.units: dict[str, NodeUnit] = {}
+        self.issues: list[PlanIssue] = []
+        self.requests: dict[str, list[tuple[str, QuantSpec, bool]]] = {}
+        self.activations: dict[str, QuantSpec] = {}
+        self.aliases: dict[str, str] = {}
+        self.proxies: dict[str, str] = {}
+        self.shared: dict[str, str] = {}
+        self._kept_float: set[str] = set()
+        self.folded: set[str] = set()
+        self.specs: list[QuantSpec] = []
+        self.stats = stats_guard.statistics_tensors(self.ix) if mode == "static" else set()
+        self.masks = stats_guard.masking_tensors(self.ix) if mode == "static" else set()
+
+    # -- driver -------------------------------------------------------------------------------
+    def run(self) -> None:
+        for node in self.ix.graph.node:
+            if node.name not in self.folded:
+                self._node(node)
+            for sub in subgraphs(node):
+                self._subgraph(node, sub, top=True)
+        if self.mode == "static":
+            self._follow_pass_through()
+            self._share_concat_grids()
+            self._resolve_requests()
+
+    def min_opset(self) -> int:
+        need = 10
+        for s in self.specs:
+            need = max(need, s.qtype.min_opset)
+            if s.granularity == Granularity.per_channel:
+                need = max(need, 13)
+            if s.granularity == Granularity.per_block:
+                need = max(need, 21)
+        return need
+
+    # -- one node -------------------------------------------------------------------------------
+    def _node(self, node: onnx.NodeProto) -> None:
+        op = node.op_type
+        if op in U.PASS_THROUGH_OPS and op not in U.WEIGHT_OPS:
+            return
+        if op in U.FOLD_OPS and op not in self.recipe.quantized_op_types():
+            return
+        rn = resolve_node(self.recipe, node.name, op)
+        cfg = rn.config
+        if cfg.weight is None and cfg.activation is None:
+            if rn.excluded and op in self.recipe.quantized_op_types():
+                self.units[node.name] = NodeUnit(node.name, op, [node.name], [], [], None, None, cfg, True)
+            return
+        if rn.excluded:
+            self.units[node.name] = NodeUnit(node.name, op, [node.name], [], [], None, None, cfg, True)
+            return
+        if self.mode == "static" and op not in U.WEIGHT_OPS and self._skip_statistics(node, rn):
+            return
+        masked = [i for i in node.input if i in self.masks] if self.mode == "static" else []
+        if masked:
+            self.issues.append(PlanIssue(node.name, "warning", f"input {masked[0]!r} carries a huge constant "
+                                         "(an additive mask, |value| >= 1e30): per-tensor quantization will zero every other value of this unit's output. "
+                                         f"Exclude {node.name!r} (its output then stays float)."))
+        if self.mode == "static":
+            unit = self._static_unit(node, cfg)
+        else:
+            unit = self._weight_unit(node, cfg, "")
+        if unit is not None:
+            self.units[node.name] = unit
+
+    def _skip_statistics(self, node: onnx.NodeProto, rn) -> bool:
+        """Keep element-wise units on reduction statistics float (see :mod:`stats_guard`)."""
+        touched = [t for t in list(node.input) + list(node.output) if t in self.stats]
+        if not touched:
+            return False
+        if stats_guard.explicit(self.recipe, rn.sources, node.op_type):
+            self.issues.append(PlanIssue(node.name, "warning", f"{touched[0]!r} is a reduction statistic "
+                                         "(mean / variance / norm): its per-tensor range is set by outlier rows, "
+                                         "so small rows round to 0 (onnxruntime #16219). Consider excluding "
+                                         f"{node.name!r}."))
+            return False
+        self.issues.append(PlanIssue(node.name, "info", f"left in float: {touched[0]!r} is a reduction "
+                                     "statistic (mean / variance / norm) whose per-tensor range is set by "
+                                     "outlier rows; quantize it with an explicit rule if wanted."))
+        return True
+
+    def _weight_input(self, node, cfg, ix: GraphIndex) -> UnitInput | None:
+        fam = U.WEIGHT_OPS.get(node.op_type)
+        if fam is None or cfg.weight is None or len(node.input) <= fam.weight_index:
+            return None
+        w = node.input[fam.weight_index]
+        init = ix.initializers.get(w) or self.ix.initializers.get(w)
+        if init is not None and init.data_type in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
+            self.issues.append(PlanIssue(node.name, "warning", f"weight {w!r} is 16-bit float; left in float "
+                                         "(convert the model to fp32 first)."))
+            return None
+        if init is None or init.data_type != onnx.TensorProto.FLOAT:
+            return None
+        spec = _weight_spec(cfg.weight, node.op_type, len(init.dims), attrs_of(node))
+        self.specs.append(spec)
+        if node.op_type == "MatMul" and len(init.dims) > 2 and spec.granularity == Granularity.per_channel \
+                and self.mode == "static":
+            self.issues.append(PlanIssue(node.name, "info", f"{len(init.dims)}-D MatMul weight quantized per "
+                                         "channel: onnxruntime fuses QLinearMatMul only for a per-tensor (or 2-D) "
+                                         "weight, so this node runs as DQ + float MatMul; use per_tensor for "
+                                         "an integer kernel."))
+        return UnitInput(fam.weight_index, w, "weight", spec)
+
+    def _weight_unit(self, node, cfg: NodeConfig, graph: str, ix: GraphIndex | None = None) -> NodeUnit | None:
+        """Dynamic / weight-only / subgraph unit: the weight only."""
+        wi = self._weight_input(node, cfg, ix or self.ix)
+        if wi is None:
+            if node.op_type in U.WEIGHT_OPS:
+                self.issues.append(PlanIssue(node.name, "info", f"{node.op_type} has no constant float "
+                                             "weight; left in float."))
+            return None
+        return NodeUnit(node.name, node.op_type, [node.name], [], [], wi.tensor, None, cfg, False,
+                        [wi], graph)
+
+    def _static_unit(self, node: onnx.NodeProto, cfg: NodeConfig) -> NodeUnit | None:
+        act = _activation_spec(cfg.activation, node.name, self.issues)
+        q_inputs: list[UnitInput] = []
+        wi = self._weight_input(node, cfg, self.ix)
+        if wi is not None:
+            q_inputs.append(wi)
+        if act is not None:
+            self.specs.append(act)
+            q_inputs += self._data_inputs(node, act, wi)
+        bias = self._bias_input(node, cfg, q_inputs)
+        if bias is not None:
+            q_inputs.append(bias)
+        nodes, outputs = [node.name], []
+        if act is not None:
+            nodes, outputs = self._outputs(node, act)
+        if not q_inputs and not outputs:
+            return None
+        acts = [q.tensor for q in q_inputs if q.role == "activation"]
+        for t in acts:
+            self.requests.setdefault(t, []).append((node.name, act, False))
+        for t in outputs:
+            self.requests.setdefault(t, []).append((node.name, act, True))
+        return NodeUnit(node.name, node.op_type, nodes, acts, outputs, wi.tensor if wi else None,
+                        bias.tensor if bias else None, cfg, False, q_inputs)
+
+    def _data_inputs(self, node, act: QuantSpec, wi: UnitInput | None) -> list[UnitInput]:
+        out = []
+        for i in U.data_inputs(node.op_type, len(node.input)):
+            if i >= len(node.input) or not node.input[i] or (wi is not None and i == wi.index):
+                continue
+            t = node.input[i]
+            if not self.ix.is_float(t):
+                if self.types.get(t) in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
+                    self.issues.append(PlanIssue(node.name, "warning", f"input {t!r} is 16-bit float; "
+                                                 "left in float (convert the model to fp32 first)."))
+                continue
+            role = "const" if self.ix.is_const(t) else "activation"
+            if role == "const" and node.op_type in U.WEIGHT_OPS:
+                continue  # a constant weight the recipe keeps in float
+            if role == "activation" and self._excluded_weight_output(t):
+                continue
+            out.append(UnitInput(i, t, role, act))
+        return out
+
+    def _excluded_weight_output(self, t: str) -> bool:
+        """True if ``t`` comes from an excluded node that onnxruntime would re-quantize if its output
+        had a Q/DQ pair (WeightBiasQuantization: Conv / ConvTranspose / Gemm between DQ and Q)."""
+        prod = self.ix.producer.get(t)
+        unit = self.units.get(prod.name) if prod is not None else None
+        if unit is None or not unit.excluded or prod.op_type not in U.REQUANTIZED_WHEN_EXCLUDED:
+            return False
+        if prod.name not in self._kept_float:
+            self._kept_float.add(prod.name)
+            self.issues.append(PlanIssue(prod.name, "info", f"excluded: its output {t!r} stays float for its "
+                                         "consumers too (with Q/DQ on both sides onnxruntime would quantize "
+                                         "its weight itself and run it as an integer kernel)."))
+        return True
+
+    def _bias_input(self, node, cfg: NodeConfig, q_inputs: list[UnitInput]) -> UnitInput | None:
+        fam = U.WEIGHT_OPS.get(node.op_type)
+        if fam is None or fam.bias_index is None or len(node.input) <= fam.bias_index:
+            return None
+        b = node.input[fam.bias_index]
+        if not b or cfg.bias is None or not self.ix.is_const(b):
+            return None
+        if cfg.bias.dtype != "int32":
+            self.issues.append(PlanIssue(node.name, "warning", f"bias dtype {cfg.bias.dtype} is not "
+                                         "supported (QDQ biases are int32); bias left in float."))
+            return None
+        has_w = any(q.role == "weight" for q in q_inputs)
+        has_a = any(q.role == "activation" and q.index == 0 for q in q_inputs)
+        if not (has_w and has_a):
+            self.issues.append(PlanIssue(node.name, "info", "bias left in float: int32 bias needs a "
+                                         "quantized input and weight."))
+            return None
+        a = attrs_of(node)
+        if node.op_type == "Gemm" and (a.get("alpha", 1.0) != 1.0 or a.get("beta", 1.0) != 1.0):
+            self.issues.append(PlanIssue(node.name, "info", "Gemm alpha/beta != 1: bias left in float."))
+            return None
+        return UnitInput(fam.bias_index, b, "bias", cfg.bias)
+
+    def _outputs(self, node: onnx.NodeProto, act: QuantSpec) -> tuple[list[str], list[str]]:
+        outs = [o for o in node.output if o and self.ix.is_float(o)]
+        if len(node.output) != 1 or not outs:
+            return [node.name], outs
+        nxt = self._foldable(node.output[0], act)
+        if nxt is None:
+            return [node.name], outs
+        self.folded.add(nxt.name)
+        return [node.name, nxt.name], [nxt.output[0]]
+
+    def _foldable(self, tensor: str, act: QuantSpec) -> onnx.NodeProto | None:
+        cons = self.ix.consumers.get(tensor, [])
+        if len(cons) != 1 or tensor in self.ix.graph_outputs or act.symmetric:
+            return None
+        nxt = cons[0]
+        if nxt.op_type not in U.FOLD_OPS or nxt.input[0] != tensor:
+            return None
+        if resolve_node(self.recipe, nxt.name, nxt.op_type).excluded:
+            return None
+        return nxt
+
+    # -- subgraphs ----------------------------------------------------------------------------
+    def _subgraph(self, parent: onnx.NodeProto, graph: onnx.GraphProto, top: bool = False) -> None:
+        ix = GraphIndex(graph, self.types)
+        for node in graph.node:
+            for sub in subgraphs(node):
+                self._subgraph(node, sub)
+            rn = resolve_node(self.recipe, node.name, node.op_type)
+            if rn.excluded or (rn.config.weight is None and rn.config.activation is None):
+                continue
+            unit = self._weight_unit(node, rn.config, parent.name, ix) if node.op_type in U.WEIGHT_OPS else None
+            if unit is None:
+                self.issues.append(PlanIssue(node.name, "warning", f"inside the subgraph of {parent.name!r}: "
+                                             "left in float (subgraph tensors are not calibrated)."))
+                continue
+            self.units[node.name] = unit
+            if top and self._branch_boundary(parent, graph, ix, node, unit, rn.config):
+                self.issues.append(PlanIssue(node.name, "info", f"inside the subgraph of {parent.name!r}: input "
+                                             f"calibrated in the main graph, output through {parent.name!r}'s output "
+                                             f"{self.proxies[unit.outputs[0]]!r}."))
+                continue
+            self.issues.append(PlanIssue(node.name, "warning", f"inside the subgraph of {parent.name!r}: "
+                                         "weight quantized, activations left in float (subgraph tensors "
+                                         "are not calibrated)."))
+
+    def _branch_boundary(self, parent, graph, ix: GraphIndex, node, unit: NodeUnit, cfg: NodeConfig) -> bool:
+        """Make an If-branch unit fully static when its input is a main-graph tensor and its output
+        is a branch output: both are then main-graph tensors the calibrator can observe."""
+        if self.mode != "static" or parent.op_type != "If" or not node.input or not node.output:
+            return False
+        x, y = node.input[0], node.output[0]
+        outs = [o.name for o in graph.output]
+        in_main = x in self.ix.producer or x in self.ix.graph_inputs
+        if x in ix.producer or x in ix.initializers or not in_main or not self.ix.is_float(x) or y not in outs:
+            return False
+        proxy = parent.output[outs.index(y)]
+        act = _activation_spec(cfg.activation, node.name, self.issues)
+        if act is None or not self.ix.is_float(proxy) or len(ix.consumers.get(y, [])) > 0:
+            return False
+        unit.inputs, unit.outputs = [x], [y]
+        unit.quant_inputs.append(UnitInput(0, x, "activation", act))
+        self.specs.append(act)
+        self.requests.setdefault(x, []).append((node.name, act, False))
+        self.requests.setdefault(proxy, []).append((node.name, act, True))
+        self.proxies[y] = proxy
+        return True
+
+    # -- static: pass-through aliases and spec resolution ------------------------------------------
+    def _follow_pass_through(self) -> None:
+        for node in self.ix.graph.node:
+            if node.name in self.folded or not node.input:
+                continue
+            t = node.input[0]
+            if t not in self.requests and t not in self.aliases:
+                continue
+            if resolve_node(self.recipe, node.name, node.op_type).excluded:
+                continue
+            if node.op_type in U.PASS_THROUGH_OPS:
+                self._alias_outputs(node, t)
+            elif node.op_type in U.FOLD_OPS and node.name not in self.units:
+                self._standalone_activation(node, t)
+
+    def _root(self, t: str) -> str:
+        while t in self.aliases:
+            t = self.aliases[t]
+        return t
+
+    def _alias_outputs(self, node: onnx.NodeProto, t: str) -> None:
+        root = self._root(t)
+        root_spec = self._chosen(root)[1]
+        for o in node.output:
+            if not o or not self.ix.is_float(o):
+                continue
+            wanted = {s.dtype for _, s, _ in self.requests.get(o, [])}
+            if wanted - {root_spec.dtype}:
+                self.issues.append(PlanIssue(node.name, "info", f"{o!r}: consumers want {sorted(wanted)}, "
+                                             f"input is {root_spec.dtype}; quantized separately."))
+                continue
+            self.requests.pop(o, None)
+            self.aliases[o] = root
+
+    def _standalone_activation(self, node: onnx.NodeProto, t: str) -> None:
+        spec = self._chosen(self._root(t))[1]
+        o = node.output[0]
+        self.requests.setdefault(o, []).insert(0, (node.name, spec, True))
+        self.units[node.name] = NodeUnit(node.name, node.op_type, [node.name], [t], [o], None, None,
+                                         NodeConfig(activation=spec), False,
+                                         [UnitInput(0, t, "activation", spec)])
+
+    def _share_concat_grids(self) -> None:
+        """Concat inputs consumed by nothing else take the Concat output's qparams (module docstring)."""
+        for unit in self.units.values():
+            if unit.op_type != "Concat" or unit.excluded or unit.graph or len(unit.outputs) != 1:
+                continue
+            out = unit.outputs[0]
+            if out not in self.requests or out in self.aliases:
+                continue
+            spec = self._chosen(out)[1]
+            for t in unit.inputs:
+                if self._shareable(t, unit, spec):
+                    self.shared[t] = out
+                    self.aliases[t] = out
+
+    def _shareable(self, t: str, unit: NodeUnit, spec: QuantSpec) -> bool:
+        if unit.inputs.count(t) != 1 or t in self.aliases or t not in self.requests or t in self.shared:
+            return False
+        if t in self.ix.graph_outputs or t not in self.ix.producer:
+            return False
+        readers = [c for c in self.ix.consumers.get(t, []) if c.op_type not in U.SHAPE_ONLY_OPS]
+        if len(readers) != 1 or readers[0].name != unit.node or t in self.aliases.values():
+            return False
+        return self._chosen(t)[1] == spec
+
+    def _chosen(self, t: str) -> tuple[str, QuantSpec, bool]:
+        """The request that decides a tensor's spec: its producer's, else the first consumer's."""
+        reqs = self.requests[t]
+        return ([r for r in reqs if r[2]] or reqs)[0]
+
+    def _resolve_requests(self) -> None:
+        for t, reqs in self.requests.items():
+            if t in self.aliases and t not in self.shared:
+                continue
+            unit, spec, _ = self._chosen(t)
+            others = sorted({r[1].model_dump_json() for r in reqs} - {spec.model_dump_json()})
+            if others:
+                asked = sorted({f"({r[1].dtype}, symmetric={r[1].symmetric})" for r in reqs}
+                               - {f"({spec.dtype}, symmetric={spec.symmetric})"})
+                self.issues.append(PlanIssue(unit, "info", f"tensor {t!r} uses the activation spec of {unit!r} "
+                                             f"({spec.dtype}, symmetric={spec.symmetric}); another unit reading "
+                                             f"it asked for {', '.join(asked) or 'other observer settings'}. "
+                                             "Give both the same activation rule to change it."))
+            self.activations[t] = spec

@@ -1,0 +1,81 @@
+"""Reduction statistics (means, variances, norms) are kept out of per-tensor quantization.
+
+A decomposed LayerNorm / RMSNorm computes per-row statistics (``ReduceMean(x)``,
+``ReduceMean((x - mu)^2) + eps``, ``Sqrt``). Their per-tensor range is set by the largest row
+(an outlier channel makes it ~1e4), so the variance of ordinary rows rounds to 0 and the
+normalised output explodes (onnxruntime issue #16219; case 14). The planner therefore leaves
+element-wise units that touch such tensors in float when they are quantized only because of the
+preset's op types, and warns when the recipe asks for them explicitly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from workbench.core.graph.index import GraphIndex
+from workbench.core.io.external import tensor_array
+
+#: Ops whose output is a per-row statistic of their input.
+REDUCTIONS = frozenset({"ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceProd"})
+#: Element-wise ops whose output is a statistic when every non-constant input is one (so a scale
+#: computed from a shape, e.g. ``1 / Sqrt(head_dim)``, is not).
+ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min", "Clip", "Sqrt", "Reciprocal"})
+
+
+def _is_square(node: onnx.NodeProto, ix: GraphIndex) -> bool:
+    if node.op_type != "Pow" or len(node.input) < 2 or node.input[1] not in ix.initializers:
+        return False
+    e = tensor_array(ix.initializers[node.input[1]])
+    return e.size == 1 and float(np.asarray(e).ravel()[0]) == 2.0
+
+
+def statistics_tensors(ix: GraphIndex) -> set[str]:
+    """Tensors of the graph that are reductions, squares, or element-wise functions of them only."""
+    stats: set[str] = set()
+    for node in ix.graph.node:
+        if node.op_type in REDUCTIONS or _is_square(node, ix):
+            stats.update(o for o in node.output if o)
+        elif node.op_type in ELEMENTWISE:
+            live = [i for i in node.input if i and i not in ix.initializers]
+            if live and all(i in stats for i in live):
+                stats.update(o for o in node.output if o)
+    return stats
+
+
+def explicit(recipe, sources: dict[str, str], op_type: str) -> bool:
+    """True if the recipe asks for this node's activations itself (not just the preset's op types)."""
+    src = sources.get("activation", "")
+    return not src.startswith(("preset", "not quantized")) or (
+        recipe.op_types is not None and op_type in recipe.op_types)
+
+
+#: Constants at least this large are "masking" values (float32 min / max, -1e30 ...).
+HUGE = 1e30
+#: Ops through which a masking value flows on to its output.
+_CARRY = frozenset({"Add", "Sub", "Mul", "Div", "Where", "Cast", "Expand", "Unsqueeze", "Squeeze", "Reshape",
+                    "Concat", "Slice", "Gather", "Tile", "Transpose", "Min", "Max", "Neg", "Identity"})
+
+
+def masking_tensors(ix: GraphIndex) -> set[str]:
+    """Tensors that carry a huge constant (an additive attention mask built from float32 min).
+
+    Quantizing such a tensor per tensor maps every ordinary value to zero (the range is ~1e38),
+    so the scores the mask is added to are lost; this is why onnxruntime's default int8 recipe
+    breaks BERT-style models (minilm: cosine to float 0.33).
+    """
+    huge: set[str] = set()
+    for name, init in ix.initializers.items():
+        if init.data_type == onnx.TensorProto.FLOAT:
+            a = tensor_array(init)  # memory-mapped for weights kept on disk: max/min, no |a| copy
+            if a.size and float(np.maximum(a.max(), -a.min())) >= HUGE:
+                huge.add(name)
+    for node in ix.graph.node:
+        if node.op_type == "ConstantOfShape":
+            val = [a.t for a in node.attribute if a.name == "value"]
+            if val and numpy_helper.to_array(val[0]).size and float(np.max(np.abs(numpy_helper.to_array(val[0])))) >= HUGE:
+                huge.update(node.output)
+        elif node.op_type in _CARRY and any(i in huge for i in node.input):
+            huge.update(o for o in node.output if o)
+    return huge

@@ -1,0 +1,1 @@
+"""QONNX: reading, writing, and QDQ <-> QONNX conversion."""

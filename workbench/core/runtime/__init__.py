@@ -1,0 +1,1 @@
+"""onnxruntime sessions of in-memory models."""

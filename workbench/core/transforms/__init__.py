@@ -1,0 +1,1 @@
+"""Model passes that change float weights before writing: SmoothQuant, bias corrections."""

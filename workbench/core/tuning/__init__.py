@@ -1,0 +1,1 @@
+"""Searching recipes: mixed-precision autotune."""

@@ -1,0 +1,108 @@
+"""int32 bias: ``scale = input_scale * weight_scale`` (per output channel), zero_point 0.
+
+This is the bias layout onnxruntime's QLinearConv / QGemm expect (the int32 bias is added to
+the int32 accumulator, so its scale must equal the accumulator's). When a bias does not fit in
+int32 (tiny weights, O(1) bias: onnxruntime issue #21000), clipping would silently change the
+output; instead the weight scale of the affected channels is raised until the bias fits, as
+onnxruntime PR #22020 does, and the caller reports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.core.formats.numerics import QParams
+
+INT32_LIMIT = 2**31 - 1
+#: Headroom kept below the int32 limit after raising a weight scale (float32 rounding of scales).
+_HEADROOM = 1.01
+
+
+@dataclass
+class BiasResult:
+    """``q`` int32 ``(N,)``, its ``qparams`` (scale float32 ``()`` or ``(N,)``), the possibly
+    raised weight qparams, the channels whose weight scale was raised and the largest factor."""
+
+    q: np.ndarray
+    qparams: QParams
+    weight_qparams: QParams
+    raised: list[int]
+    factor: float
+
+
+def output_channel_scale(wq: QParams, n_out: int, op_type: str, group: int) -> np.ndarray | None:
+    """Weight scale per output channel ``(n_out,)`` float32, a scalar, or None if it cannot map.
+
+    ConvTranspose weights ``[C, M/group, k...]`` are per-channel along axis 1, so each group's
+    scales repeat ``group`` times.
+    """
+    s = wq.scale.astype(np.float32)
+    if s.ndim == 0 or wq.axis is None:
+        return s.reshape(())
+    if wq.block_size:
+        return None
+    if op_type == "ConvTranspose" and s.size * group == n_out:
+        return np.tile(s, group)
+    return s if s.size == n_out else None
+
+
+def quantize_bias(b: np.ndarray, input_scale: np.ndarray, wq: QParams, op_type: str,
+                  w: np.ndarray, group: int = 1) -> BiasResult | None:
+    """Quantize bias ``b`` (float32 ``(N,)``; ``(1, N)`` is flattened) to int32.
+
+    Parameters
+    ----------
+    b : numpy.ndarray float32
+    input_scale : numpy.ndarray float32 ``()``
+        Scale of the unit's activation input.
+    wq : QParams
+        Weight qparams; raised per channel (or per tensor) on overflow.
+    op_type, group : str, int
+        For the channel layout of the weight scale.
+    w : numpy.ndarray float32
+        The float weight (needed only to requantize after raising its scale; not modified).
+
+    Returns
+    -------
+    BiasResult or None
+        None when the weight scale does not map onto the output channels (e.g. per_block).
+    """
+    b = np.asarray(b, dtype=np.float32).reshape(-1)
+    s_in = np.float32(np.asarray(input_scale, np.float32).reshape(()))
+    s_w = output_channel_scale(wq, b.size, op_type, group)
+    if s_w is None:
+        return None
+    scale = (s_in * s_w).astype(np.float32)
+    need = np.abs(b.astype(np.float64)) / (INT32_LIMIT / _HEADROOM)
+    raised: list[int] = []
+    factor = 1.0
+    if np.any(np.abs(b.astype(np.float64)) / np.broadcast_to(scale, b.shape) > INT32_LIMIT):
+        wq, raised, factor = _raise_weight_scale(wq, need / np.float64(s_in), b.size, op_type, group)
+        s_w = output_channel_scale(wq, b.size, op_type, group)
+        scale = (s_in * s_w).astype(np.float32)
+    q = np.rint(b.astype(np.float64) / np.broadcast_to(scale, b.shape).astype(np.float64))
+    q = np.clip(q, -INT32_LIMIT - 1, INT32_LIMIT).astype(np.int32)
+    axis = 0 if scale.ndim == 1 else None
+    qp = QParams(scale, np.zeros(scale.shape, np.int32), "int32", axis, None)
+    return BiasResult(q, qp, wq, raised, factor)
+
+
+def _raise_weight_scale(wq: QParams, need_w: np.ndarray, n_out: int, op_type: str,
+                        group: int) -> tuple[QParams, list[int], float]:
+    """Weight qparams whose scale is at least ``need_w`` (float64 per output channel)."""
+    old = wq.scale.astype(np.float64)
+    if old.ndim == 0:
+        new = np.maximum(old, need_w.max())
+        raised = [int(i) for i in np.nonzero(need_w > old)[0]]
+    else:
+        req = need_w
+        if op_type == "ConvTranspose" and old.size * group == n_out:
+            req = need_w.reshape(group, old.size).max(axis=0)
+        new = np.maximum(old, req)
+        raised = [int(i) for i in np.nonzero(req > old)[0]]
+    new32 = new.astype(np.float32)
+    new32 = np.where(new32.astype(np.float64) < new, np.nextafter(new32, np.float32(np.inf)), new32)
+    factor = float(np.max(new / old))
+    return QParams(new32.astype(np.float32), wq.zero_point, wq.qtype, wq.axis, wq.block_size), raised, factor
