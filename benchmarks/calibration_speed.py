@@ -44,7 +44,7 @@ from workbench.core.calibration.observers import kernels, make_observer  # noqa:
 from workbench.core.data.loader import open_data  # noqa: E402
 from workbench.core.model.load import load_model  # noqa: E402
 from workbench.core.planning.plan import build_plan  # noqa: E402
-from workbench.core.recipe.recipe import QuantSpec  # noqa: E402
+from workbench.core.recipe.spec import QuantSpec  # noqa: E402
 
 CORPUS = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")) / "corpus" / "models"
 MODELS = {"digits_cnn": "digits_cnn/model_opset17.onnx", "nudenet_320n": "nudenet_320n/model.onnx",

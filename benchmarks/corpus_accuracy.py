@@ -154,7 +154,7 @@ def table(rows: list[Row], models: dict[str, CorpusModel]) -> str:
 
 
 def header(samples: int | None) -> str:
-    from workbench.core.recipe.presets import cpu_needs_reduce_range
+    from workbench.core.recipe.hardware import cpu_needs_reduce_range
 
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (f"# Corpus accuracy, preset `{PRESET}`\n\n{stamp}; onnxruntime {ort.__version__}, numpy "

@@ -31,7 +31,7 @@ from workbench.core.graph.op_families import INTEGER_KERNELS  # noqa: E402
 from workbench.core.model.load import load_model  # noqa: E402
 from workbench.core.planning.plan import build_plan  # noqa: E402
 from workbench.core.recipe.recipe import Recipe  # noqa: E402
-from workbench.core.writers.qdq import write_model  # noqa: E402
+from workbench.core.writers.registry import write_model  # noqa: E402
 
 CORPUS = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")) / "corpus" / "models"
 

@@ -19,7 +19,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.calibration.observers import make_observer
-from workbench.core.recipe.recipe import QuantSpec
+from workbench.core.recipe.spec import QuantSpec
 
 SPECS = {
     "minmax per-tensor": QuantSpec(dtype="uint8", symmetric=False, observer="minmax"),

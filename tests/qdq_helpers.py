@@ -163,7 +163,7 @@ def quantize_tiny(proto: onnx.ModelProto, feeds: dict, preset: str = "cpu-u8s8",
     from workbench.core.model.load import prepare_proto
     from workbench.core.planning.plan import build_plan
     from workbench.core.recipe.recipe import Recipe
-    from workbench.core.writers.qdq import write_model
+    from workbench.core.writers.registry import write_model
 
     model = prepare_proto(proto)
     plan = build_plan(model, Recipe(preset=preset, **recipe_kw))

@@ -20,7 +20,7 @@ from workbench.core.data.loader import open_data
 from workbench.core.errors import CalibrationError, Cancelled
 from workbench.core.model.load import prepare_proto
 from workbench.core.progress import CancelToken
-from workbench.core.recipe.recipe import QuantSpec
+from workbench.core.recipe.spec import QuantSpec
 
 TENSORS = ["X", "C", "R", "M", "Y"]
 

@@ -13,7 +13,7 @@ from workbench.core.data.loader import open_data
 from workbench.core.formats.numerics import fake_quantize
 from workbench.core.model.load import load_model
 from workbench.core.planning.plan import build_plan
-from workbench.core.recipe.recipe import QuantSpec
+from workbench.core.recipe.spec import QuantSpec
 
 OBSERVERS = ("minmax", "percentile", "entropy", "mse")
 

@@ -18,8 +18,9 @@ from workbench.core.errors import RecipeError
 from workbench.core.graph.index import iter_graphs
 from workbench.core.model.load import load_model
 from workbench.core.planning.plan import build_plan
-from workbench.core.recipe.recipe import PartialSpec, Recipe, Rule
-from workbench.core.writers.qdq import write_model
+from workbench.core.recipe.recipe import Recipe
+from workbench.core.recipe.spec import PartialSpec, Rule
+from workbench.core.writers.registry import write_model
 
 
 def _feeds(path) -> list[dict[str, np.ndarray]]:

@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.analysis.cost import bits_from_configs, model_cost
-from workbench.core.recipe.recipe import NodeConfig, QuantSpec
+from workbench.core.recipe.spec import NodeConfig, QuantSpec
 
 
 def _model(nodes, inputs, outputs, inits, opset=17):

@@ -15,7 +15,7 @@ from workbench.core.calibration.observers import StreamingHistogram
 from workbench.core.calibration.observers.derived import find_derivations
 from workbench.core.data.loader import open_data
 from workbench.core.model.load import prepare_proto
-from workbench.core.recipe.recipe import QuantSpec
+from workbench.core.recipe.spec import QuantSpec
 
 ACTS = {"S": ("Sigmoid", {}), "T": ("Tanh", {}), "R": ("Relu", {}), "L": ("LeakyRelu", {"alpha": 0.1}),
         "H": ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), "K": ("Clip", {}), "E": ("Elu", {"alpha": 0.7}),

@@ -18,7 +18,7 @@ from workbench.core.calibration.observers.merged import find_merges
 from workbench.core.calibration.observers.pushforward import push_forward
 from workbench.core.data.loader import open_data
 from workbench.core.model.load import prepare_proto
-from workbench.core.recipe.recipe import QuantSpec
+from workbench.core.recipe.spec import QuantSpec
 
 # C = Conv(X); SiLU: S = Sigmoid(C), M = C * S; GELU: D = C / sqrt2, E = Erf(D), A = E + 1, G = C * A,
 # H = G * 0.5; N = 2 - C (decreasing); Q = C * Z (Z another Conv: two roots, fetched);

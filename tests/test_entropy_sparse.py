@@ -4,7 +4,7 @@ import numpy as np
 
 from workbench.core.calibration.observers import make_observer
 from workbench.core.calibration.observers.entropy import MIN_PER_LEVEL
-from workbench.core.recipe.recipe import QuantSpec
+from workbench.core.recipe.spec import QuantSpec
 
 
 def _heavy_tailed(n, seed=0):

@@ -213,7 +213,7 @@ def calib_setup(tmp_path_factory):
 
 
 def _plans(model):
-    from workbench.core.recipe.recipe import PartialSpec, Rule
+    from workbench.core.recipe.spec import PartialSpec, Rule
 
     first = api.plan(model, api.make_recipe("cpu-u8s8"))
     changed = api.plan(model, api.make_recipe("cpu-u8s8", rules=[Rule(op_type="MatMul",

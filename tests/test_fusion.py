@@ -15,7 +15,7 @@ from workbench.core.graph.op_families import INTEGER_KERNELS
 from workbench.core.model.load import load_model
 from workbench.core.planning.plan import build_plan
 from workbench.core.recipe.recipe import Recipe
-from workbench.core.writers.qdq import write_model
+from workbench.core.writers.registry import write_model
 
 # kind -> integer kernels expected after onnxruntime's optimizations
 TINY = {
@@ -152,7 +152,7 @@ def test_w4_gemm_is_written_as_matmul_and_fuses():
 def test_nd_matmul_weight_fuses_only_per_tensor():
     from onnx import TensorProto, helper, numpy_helper
 
-    from workbench.core.recipe.recipe import PartialSpec, Rule
+    from workbench.core.recipe.spec import PartialSpec, Rule
 
     rng = np.random.default_rng(3)
     w = numpy_helper.from_array(rng.standard_normal((2, 6, 5)).astype(np.float32), "W")

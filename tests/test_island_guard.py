@@ -13,7 +13,7 @@ from qdq_helpers import op_counts, run
 
 from workbench.core import api
 from workbench.core.planning.island_guard import float_islands
-from workbench.core.recipe.recipe import NodeSettings
+from workbench.core.recipe.spec import NodeSettings
 
 
 def _state_model() -> onnx.ModelProto:

@@ -17,7 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 from workbench.core import api
 from workbench.core.errors import ModelError
 from workbench.core.io import external
-from workbench.core.recipe.recipe import NodeSettings
+from workbench.core.recipe.spec import NodeSettings
 
 
 def _save_external(folder, name="m.onnx", opset=13):

@@ -11,15 +11,17 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from pydantic import ValidationError
 
-from workbench.core.formats.mx import block_absmax, e8m0_bits, mx_fake_quantize, mx_qparams, shared_exponent
-from workbench.core.formats.numerics import QParams, compute_qparams, sqnr_db
+from workbench.core.formats.mx import block_absmax, e8m0_bits, mx_qparams, shared_exponent
+from workbench.core.formats.numerics import compute_qparams, mx_fake_quantize, sqnr_db
+from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import MX_DTYPES, RECIPE_DTYPES
 from workbench.core.inspection.quant_reader import read_quant_params
 from workbench.core.model.load import load_model, prepare_proto
 from workbench.core.planning.plan import build_plan
-from workbench.core.recipe.recipe import PartialSpec, QuantSpec, Recipe, Rule
+from workbench.core.recipe.recipe import Recipe
+from workbench.core.recipe.spec import PartialSpec, QuantSpec, Rule
 from workbench.core.writers.mx import ORT_CANNOT_RUN, mx_tensors, ort_can_run
-from workbench.core.writers.qdq import write_model
+from workbench.core.writers.registry import write_model
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -175,8 +177,8 @@ def test_qparams_json_round_trip_keeps_mx():
 @pytest.mark.slow
 def test_error_analysis_runs_mx_models_in_onnxruntime(corpus):
     """session.make_session swaps MX DequantizeLinear for its exact float values (analysis, autotune)."""
+    from workbench.core.runtime.mx_simulation import simulation_proto
     from workbench.core.runtime.session import make_session
-    from workbench.core.writers.mx import simulation_proto
 
     model = load_model(corpus / "digits_mlp" / "model_opset17.onnx")
     ev = np.load(corpus / "digits_mlp" / "eval.npz")

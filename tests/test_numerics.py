@@ -20,7 +20,6 @@ from onnxruntime.quantization.quant_utils import compute_scale_zp, get_qmin_qmax
 
 from workbench.core.errors import RecipeError
 from workbench.core.formats.numerics import (
-    QParams,
     compute_qparams,
     dequantize,
     expand_param,
@@ -29,6 +28,7 @@ from workbench.core.formats.numerics import (
     quantize,
     sqnr_db,
 )
+from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import QTYPES, get_qtype
 
 QDQ_DTYPES = ("int8", "uint8", "int16", "uint16", "int4", "uint4", "float8e4m3fn", "float8e5m2")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from workbench.core.calibration.observers import StreamingHistogram, kernels, make_observer
-from workbench.core.recipe.recipe import QuantSpec
+from workbench.core.recipe.spec import QuantSpec
 
 pytest.importorskip("numba")
 

@@ -10,7 +10,7 @@ import pytest
 from workbench.core.calibration.observers import OBSERVERS, Observer, StreamingHistogram, make_observer
 from workbench.core.errors import CalibrationError, RecipeError
 from workbench.core.formats.numerics import compute_qparams, fake_quantize
-from workbench.core.recipe.recipe import QuantSpec
+from workbench.core.recipe.spec import QuantSpec
 
 HIST = ("percentile", "entropy", "mse")
 

@@ -10,7 +10,8 @@ from qdq_helpers import tiny_model
 from workbench.core.errors import RecipeError
 from workbench.core.model.load import prepare_proto
 from workbench.core.planning.plan import build_plan
-from workbench.core.recipe.recipe import NodeSettings, PartialSpec, Recipe, Rule
+from workbench.core.recipe.recipe import Recipe
+from workbench.core.recipe.spec import NodeSettings, PartialSpec, Rule
 
 
 def _plan(proto, **kw):
@@ -116,7 +117,7 @@ def test_conflicting_specs_pick_producer_and_report():
 
 def test_uint8_full_range_weights_do_not_warn_about_saturation(monkeypatch):
     """onnxruntime's u8 x u8 kernels use 16-bit products: only int8 weights saturate without VNNI."""
-    import workbench.core.recipe.presets as presets
+    import workbench.core.recipe.hardware as presets
 
     monkeypatch.setattr(presets, "cpu_needs_reduce_range", lambda: True)
     proto, _ = tiny_model("maxpool", opset=13)
@@ -173,7 +174,7 @@ def test_subgraph_nodes_quantize_weights_and_report():
 
 @pytest.mark.parametrize("no_vnni", [True, False])
 def test_full_range_8_bit_weights_warn_on_cpus_without_vnni(monkeypatch, no_vnni):
-    import workbench.core.recipe.presets as presets
+    import workbench.core.recipe.hardware as presets
 
     monkeypatch.setattr(presets, "cpu_needs_reduce_range", lambda: no_vnni)
     proto, _ = tiny_model("maxpool", opset=13)
@@ -219,7 +220,7 @@ def test_additive_mask_from_huge_constant_is_warned():
 
 
 def test_dynamic_per_channel_full_range_weights_warn_without_vnni(monkeypatch):
-    import workbench.core.recipe.presets as presets
+    import workbench.core.recipe.hardware as presets
 
     monkeypatch.setattr(presets, "cpu_needs_reduce_range", lambda: True)
     proto, _ = tiny_model("matmul", opset=13)

@@ -16,7 +16,7 @@ from qdq_helpers import op_counts, quantize_tiny, run, tiny_model
 from workbench.core.errors import ExportError
 from workbench.core.formats.numerics import compute_qparams, quantize
 from workbench.core.io.save import save_model
-from workbench.core.writers.qdq import write_model
+from workbench.core.writers.registry import write_model
 
 # kind -> (QuantizeLinear count, DequantizeLinear count)
 COUNTS = {
@@ -208,7 +208,7 @@ def test_save_model_atomic_and_external_data_does_not_grow(tmp_path):
 
 def test_weight_observer_from_recipe_is_used():
     from workbench.core.formats.numerics import sqnr_db
-    from workbench.core.recipe.recipe import PartialSpec, Rule
+    from workbench.core.recipe.spec import PartialSpec, Rule
 
     proto, feeds = tiny_model("conv", opset=13)
     model, _, minmax = quantize_tiny(proto, feeds)
@@ -269,7 +269,7 @@ def test_save_model_goes_external_above_the_threshold(tmp_path, monkeypatch):
 
 
 def test_dynamic_conv_per_channel_uses_one_zero_point():
-    from workbench.core.recipe.recipe import PartialSpec, Rule
+    from workbench.core.recipe.spec import PartialSpec, Rule
 
     proto, feeds = tiny_model("conv", opset=13)
     rules = [Rule(op_type="Conv", weight=PartialSpec(granularity="per_channel", reduce_range=True))]

@@ -22,10 +22,11 @@ from workbench.core.errors import ExportError, RecipeError
 from workbench.core.model.load import prepare_proto
 from workbench.core.planning.plan import build_plan
 from workbench.core.qonnx.convert import conversion_report, convert, qdq_to_qonnx, qonnx_to_qdq
+from workbench.core.qonnx.export import write_qonnx
 from workbench.core.qonnx.reader import DOMAIN, float_grid, int_quant, scale_layout
-from workbench.core.qonnx.writer import with_static_shapes, write_qonnx
-from workbench.core.recipe.recipe import PartialSpec, Rule
-from workbench.core.writers.qdq import write_model
+from workbench.core.qonnx.writer import with_static_shapes
+from workbench.core.recipe.spec import PartialSpec, Rule
+from workbench.core.writers.registry import write_model
 
 qonnx = pytest.importorskip("qonnx")
 from qonnx.core.modelwrapper import ModelWrapper  # noqa: E402

@@ -78,7 +78,7 @@ def test_static_qonnx_copy_leaves_qonnx_cleanup_nothing_to_fold():
     from workbench.core.model.load import prepare_proto
     from workbench.core.planning.plan import build_plan
     from workbench.core.qonnx.convert import qdq_to_qonnx
-    from workbench.core.writers.qdq import write_model
+    from workbench.core.writers.registry import write_model
 
     model = prepare_proto(_dynamic_flatten_matmul())
     plan = build_plan(model, api.make_recipe("cpu-u8s8"))

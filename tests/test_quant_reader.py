@@ -10,7 +10,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.cli import main as cli_main
-from workbench.core.formats.numerics import QParams, dequantize
+from workbench.core.formats.numerics import dequantize
+from workbench.core.formats.qparams import QParams
 from workbench.core.inspection.quant_reader import params_by_node, read_quant_params
 from workbench.core.inspection.report import format_report, inspect_model
 from workbench.core.model.load import load_model, prepare_proto

@@ -19,7 +19,7 @@ from workbench.core.analysis.executors import InlineExecutor, ProcessExecutor
 from workbench.core.analysis.sensitivity import SweepResult, sensitivity_sweep
 from workbench.core.errors import Cancelled
 from workbench.core.progress import CancelToken
-from workbench.core.recipe.recipe import NodeSettings
+from workbench.core.recipe.spec import NodeSettings
 from workbench.core.runtime.session import make_session
 
 

@@ -12,7 +12,7 @@ from workbench.core import api
 from workbench.core.errors import RecipeError, WorkbenchError
 from workbench.core.formats.numerics import sqnr_db
 from workbench.core.model.load import prepare_proto
-from workbench.core.recipe.recipe import SmoothQuantSpec
+from workbench.core.recipe.spec import SmoothQuantSpec
 from workbench.core.runtime.session import add_outputs, make_session
 from workbench.core.transforms import smoothquant as sq
 

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from workbench import __version__
-from workbench.core.errors import WorkbenchError
+from workbench.core import api
+from workbench.core.errors import ExportError, WorkbenchError
 
 
 class TerminalProgress:
@@ -59,8 +60,6 @@ class TerminalProgress:
 
 
 def _recipe_from_args(args):
-    from workbench.core import api
-
     if getattr(args, "recipe", None):
         recipe = api.load_recipe(args.recipe)
     else:
@@ -71,21 +70,16 @@ def _recipe_from_args(args):
 
 
 def cmd_inspect(args) -> int:
-    from workbench.core import api
-    from workbench.core.inspection.report import format_report, inspect_model
-
     model = api.open_model(args.model)
-    report = inspect_model(model)
+    report = api.inspect_model(model)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
     else:
-        print(format_report(report))
+        print(api.format_report(report))
     return 0
 
 
 def cmd_quantize(args) -> int:
-    from workbench.core import api
-
     progress = TerminalProgress()
     try:
         if str(args.model).endswith(".wbproj"):
@@ -103,26 +97,20 @@ def cmd_quantize(args) -> int:
     units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
     print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
     if args.save_project:
-        from workbench.core.pipeline.project import new_project, save_project
-
         data = {"path": str(Path(args.data).resolve())} if isinstance(args.data, str) else None
-        project = new_project(model.path, result.recipe, data=data, samples=args.samples)
+        project = api.new_project(model.path, result.recipe, data=data, samples=args.samples)
         if result.calibration is not None:
             project.calibration = result.calibration.to_json()
-        save_project(project, args.save_project)
+        api.save_project(project, args.save_project)
         print(f"wrote {args.save_project}")
     return 0
 
 
 def cmd_evaluate(args) -> int:
-    from workbench.core import api
-
     model = api.open_model(args.model)
     metric = args.metric
     if metric is not None and metric.endswith(".py"):
-        from workbench.core.analysis.metrics import load_metric
-
-        metric = load_metric(metric, allow_code=args.allow_code)
+        metric = api.load_metric(metric, allow_code=args.allow_code)
     report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric=metric)
     text = report.format() if hasattr(report, "format") else str(report)
     print(text)
@@ -130,8 +118,6 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_analyze(args) -> int:
-    from workbench.core import api
-
     model = api.open_model(args.model)
     recipe = _recipe_from_args(args)
     progress = TerminalProgress()
@@ -142,9 +128,7 @@ def cmd_analyze(args) -> int:
         progress.close()
     doc = [r.to_json() for r in rows]
     if args.json:
-        from workbench.core.io.atomic import atomic_write_bytes
-
-        atomic_write_bytes(Path(args.json), (json.dumps(doc, indent=2) + "\n").encode())
+        api.atomic_write_bytes(Path(args.json), (json.dumps(doc, indent=2) + "\n").encode())
     print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
         print(f"{r.node[:40]:40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
@@ -152,40 +136,32 @@ def cmd_analyze(args) -> int:
 
 
 def cmd_autotune(args) -> int:
-    from workbench.core import api
-    from workbench.core.analysis.evaluate import fmt_metric
-    from workbench.core.tuning.autotune import autotune
-
     model = api.open_model(args.model)
     recipe = _recipe_from_args(args)
     progress = TerminalProgress()
     try:
-        res = autotune(model, recipe, data=args.data, eval_data=args.eval, metric=args.metric,
+        res = api.autotune(model, recipe, data=args.data, eval_data=args.eval, metric=args.metric,
                        max_drop=args.max_drop, min_score=args.min_score, samples=args.samples,
                        eval_samples=args.eval_samples, promote_to=args.promote_to,
                        allow_code=args.allow_code, rank=args.rank, progress=progress)
     finally:
         progress.close()
-    print(f"metric {args.metric}: float {fmt_metric(res.metric_float)}, all quantized {fmt_metric(res.metric_before)}, "
-          f"after autotune {fmt_metric(res.metric_after)} ({len(res.promoted)} units promoted to {args.promote_to}; "
+    print(f"metric {args.metric}: float {api.fmt_metric(res.metric_float)}, all quantized {api.fmt_metric(res.metric_before)}, "
+          f"after autotune {api.fmt_metric(res.metric_after)} ({len(res.promoted)} units promoted to {args.promote_to}; "
           f"target {'met' if res.met else 'NOT met'})")
     print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s}")
     for pt in res.curve:
         mib = "?" if pt.weight_bytes is None else f"{pt.weight_bytes / 2**20:.4f}"
         gbops = "?" if pt.bops is None else f"{pt.bops / 1e9:.4f}"
-        print(f"{pt.promoted:8d} {fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
+        print(f"{pt.promoted:8d} {api.fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
     if args.curve_json:
-        from workbench.core.io.atomic import atomic_write_bytes
-
         doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
                "curve": [pt.to_json() for pt in res.curve]}
-        atomic_write_bytes(Path(args.curve_json), (json.dumps(doc, indent=2) + "\n").encode())
+        api.atomic_write_bytes(Path(args.curve_json), (json.dumps(doc, indent=2) + "\n").encode())
     api.export(res.result, args.output)
     print(f"wrote {args.output}")
     if args.recipe_out:
-        from workbench.core.io.atomic import atomic_write_bytes
-
-        atomic_write_bytes(Path(args.recipe_out), res.recipe.to_json().encode())
+        api.atomic_write_bytes(Path(args.recipe_out), res.recipe.to_json().encode())
         print(f"wrote the tuned recipe to {args.recipe_out}")
     else:
         print(res.recipe.to_json())
@@ -195,9 +171,7 @@ def cmd_autotune(args) -> int:
 def _not_convertible(path: str, proto, to: str) -> str | None:
     """Why the model has nothing to convert to ``to`` (None when it has), from the kinds of
     quantized operators :func:`workbench.core.graph.quantized_ops.find_quantized` recognises."""
-    from workbench.core.graph.quantized_ops import find_quantized
-
-    found = find_quantized(proto)
+    found = api.find_quantized(proto)
     kinds = {q.kind for q in found}
     if (to == "qdq" and "QONNX" in kinds) or (to == "qonnx" and "QDQ" in kinds and "dynamic" not in kinds):
         return None
@@ -216,33 +190,27 @@ def _not_convertible(path: str, proto, to: str) -> str | None:
 
 
 def cmd_convert(args) -> int:
-    from workbench.core.qonnx.convert import conversion_report, convert_file
-    from workbench.core.qonnx.reader import read_qonnx
-
-    proto = read_qonnx(args.input)
+    proto = api.read_qonnx(args.input)
     why = _not_convertible(args.input, proto, args.to)
     if why:
         print(f"error: {why} Nothing written.", file=sys.stderr)
         return 2
-    report = conversion_report(proto, args.to)
+    report = api.conversion_report(proto, args.to)
     for node, reason in report:
         print(f"cannot convert {node}: {reason}")
     if report and not args.partial:
         print(f"error: {len(report)} node(s) cannot be converted to {args.to}; nothing written "
               "(use --partial to leave them unchanged).", file=sys.stderr)
         return 2
-    out = convert_file(args.input, args.output, args.to, partial=args.partial)
+    out = api.convert_file(args.input, args.output, args.to, partial=args.partial)
     print(f"wrote {args.output} ({args.to}, {len(out.graph.node)} nodes, {len(report)} left unconverted)")
     return 0
 
 
 def cmd_cost(args) -> int:
-    from workbench.core import api
-    from workbench.core.analysis.cost import bits_from_configs, model_cost
-
     model = api.open_model(args.model)
     plan = api.plan(model, _recipe_from_args(args))
-    rep = model_cost(model.proto, bits_from_configs({u.node: u.config for u in plan.units.values()
+    rep = api.model_cost(model.proto, api.bits_from_configs({u.node: u.config for u in plan.units.values()
                                                      if not u.excluded}), batch=args.batch)
     if args.json:
         print(json.dumps({"recipe": plan.recipe.preset, **rep.to_json()}, indent=2))
@@ -271,9 +239,7 @@ def cmd_cost(args) -> int:
 
 
 def cmd_presets(args) -> int:
-    from workbench.core.recipe.presets import PRESETS
-
-    for p in PRESETS.values():
+    for p in api.PRESETS.values():
         print(f"{p.name:12s} {p.mode:12s} {p.description}")
     return 0
 
@@ -389,19 +355,16 @@ _OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out")
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
-    from workbench.core.errors import ExportError
-    from workbench.core.io.atomic import check_not_input, protect_input
-
     for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric"):
         value = getattr(args, name, None)
         if isinstance(value, str) and os.path.isfile(value) and not (name == "model" and value.endswith(".wbproj")):
-            protect_input(value)
+            api.protect_input(value)
     seen: dict[str, str] = {}
     for name in _OUTPUT_ARGS:
         value = getattr(args, name, None)
         if not isinstance(value, str) or not value:
             continue
-        check_not_input(value)
+        api.check_not_input(value)
         real = os.path.realpath(value)
         if real in seen:
             raise ExportError(f"{value}: given both as --{seen[real].replace('_', '-')} and as "

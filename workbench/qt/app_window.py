@@ -29,9 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import api
+from workbench.core.api import PROJECT_SUFFIX, QParams, load_project, new_project, save_project
 from workbench.core.errors import WorkbenchError
-from workbench.core.formats.numerics import QParams
-from workbench.core.pipeline.project import PROJECT_SUFFIX, load_project, new_project, save_project
 from workbench.qt import settings
 from workbench.qt.calibration_panel import CalibrationPanel
 from workbench.qt.canvas.view import GraphCanvas

@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtGui import QUndoCommand
 
-from workbench.core.recipe.recipe import NodeSettings, PartialSpec, Recipe, Rule
+from workbench.core.api import NodeSettings, PartialSpec, Recipe, Rule
 
 ROLE_FIELDS = ("enabled", "dtype", "symmetric", "granularity", "axis", "block_size", "observer",
                "reduce_range", "power_of_two")

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.analysis.cost import FLOAT_BITS, CostReport, NodeCost, bits_from_configs
+from workbench.core.api import FLOAT_BITS, CostReport, NodeCost, bits_from_configs
 from workbench.qt.tables import node_at, node_item, node_table
 from workbench.qt.workers import ProcessJob
 

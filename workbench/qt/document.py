@@ -16,11 +16,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from workbench.core import api
-from workbench.core.analysis.sensitivity import SweepResult
-from workbench.core.analysis.unit_error import UnitError
+from workbench.core.api import PreparedModel, Recipe, ResolvedNode, SweepResult, UnitError, resolve_node
 from workbench.core.errors import WorkbenchError
-from workbench.core.model.load import PreparedModel
-from workbench.core.recipe.recipe import Recipe, ResolvedNode, resolve_node
 
 log = logging.getLogger(__name__)
 

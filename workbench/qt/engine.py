@@ -24,7 +24,17 @@ from typing import Any
 
 import numpy as np
 
-from workbench.core.errors import WorkbenchError
+from workbench.core import api
+from workbench.core.api import (
+    CalibrationResult,
+    InlineExecutor,
+    Recipe,
+    add_outputs,
+    make_session,
+    model_cost,
+    sensitivity_sweep,
+)
+from workbench.core.errors import DataError, WorkbenchError
 from workbench.core.progress import CancelToken
 
 log = logging.getLogger(__name__)
@@ -35,15 +45,12 @@ PROGRESS_INTERVAL = 0.05
 
 # ----------------------------------------------------------------------------- helpers
 def _recipe(payload: dict):
-    from workbench.core.recipe.recipe import Recipe
-
     return Recipe.model_validate_json(payload["recipe"])
 
 
 def _calibration(payload: dict):
     if not payload.get("calibration"):
         return None
-    from workbench.core.calibration.calibrate import CalibrationResult
 
     return CalibrationResult.from_json(payload["calibration"])
 
@@ -84,8 +91,6 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     Result: ``calibration`` (JSON), ``errors`` (UnitError.to_json rows, worst first),
     ``qparams`` (tensor -> QParams JSON), ``issues`` (strings), ``recipe`` (the JSON used).
     """
-    from workbench.core import api
-
     model = api.open_model(payload["model_path"])
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(api, model, recipe, payload, progress, cancel)
@@ -100,8 +105,6 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
 
 def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     """Quantize with the cached calibration (calibrating only what is missing) and write ``path``."""
-    from workbench.core import api
-
     model = api.open_model(payload["model_path"])
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(api, model, recipe, payload, progress, cancel)
@@ -119,10 +122,6 @@ def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
     Result: ``sweep`` (SweepResult JSON), ``suggestion`` (node names to keep in float),
     ``calibration`` (JSON, reused by later runs), ``recipe`` (the JSON swept).
     """
-    from workbench.core import api
-    from workbench.core.analysis.executors import InlineExecutor
-    from workbench.core.analysis.sensitivity import sensitivity_sweep
-
     model = api.open_model(payload["model_path"])
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(api, model, recipe, payload, progress, cancel)
@@ -139,9 +138,6 @@ def job_histogram(payload: dict, progress, cancel: CancelToken) -> dict:
     Result: ``counts`` (int list, ``bins`` long), ``edges`` (``bins + 1`` floats), ``tensor``,
     ``rmin`` / ``rmax`` (observed float range), ``values`` (number of elements seen).
     """
-    from workbench.core import api
-    from workbench.core.runtime.session import add_outputs, make_session
-
     model = api.open_model(payload["model_path"])
     tensor = payload["tensor"]
     sess = make_session(add_outputs(model.proto, [tensor]), threads=1)
@@ -172,8 +168,6 @@ def job_sleep(payload: dict, progress, cancel: CancelToken) -> dict:
         time.sleep(float(payload.get("delay", 0.05)))
         progress(i + 1, steps, "sleeping")
     if payload.get("fail"):
-        from workbench.core.errors import DataError
-
         raise DataError("x.npz: input 'input' has shape [2] but the model needs [1, 8].",
                         hint="Pick data made for this model.")
     if payload.get("crash"):
@@ -183,9 +177,6 @@ def job_sleep(payload: dict, progress, cancel: CancelToken) -> dict:
 
 def job_cost(payload: dict, progress, cancel: CancelToken) -> dict:
     """Float cost (MACs, weight sizes) of every compute node; see :mod:`workbench.core.analysis.cost`."""
-    from workbench.core import api
-    from workbench.core.analysis.cost import model_cost
-
     model = api.open_model(payload["model_path"])
     cancel.check()
     return {"model_path": payload["model_path"], **model_cost(model.proto).to_json()}

@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from workbench.core.formats.numerics import QParams
+from workbench.core.api import QParams
 from workbench.qt.dialogs import guarded
 
 MAX_GRID_LINES = 256

@@ -27,8 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.formats.qtypes import RECIPE_DTYPES
-from workbench.core.recipe.recipe import OBSERVERS, ROLES, Granularity, ResolvedNode
+from workbench.core.api import OBSERVERS, RECIPE_DTYPES, ROLES, Granularity, ResolvedNode
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 from workbench.qt.quant_params_view import QuantParamsBox

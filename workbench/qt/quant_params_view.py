@@ -12,12 +12,7 @@ import logging
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
 
-from workbench.core.inspection.quant_reader import (
-    QuantTensor,
-    format_param,
-    params_by_node,
-    read_quant_params,
-)
+from workbench.core.api import QuantTensor, format_param, params_by_node, read_quant_params
 
 log = logging.getLogger(__name__)
 

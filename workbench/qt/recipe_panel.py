@@ -21,9 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.formats.qtypes import RECIPE_DTYPES
-from workbench.core.recipe.presets import PRESETS
-from workbench.core.recipe.recipe import Rule
+from workbench.core.api import PRESETS, RECIPE_DTYPES, Rule
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 

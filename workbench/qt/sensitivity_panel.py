@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.analysis.sensitivity import FIGURES, SweepResult
+from workbench.core.api import FIGURES, SweepResult
 from workbench.qt.tables import node_at, node_item, node_table
 
 #: Figure key -> (column title, True when a higher value means a more sensitive unit).

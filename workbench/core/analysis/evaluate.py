@@ -20,8 +20,10 @@ import onnx
 import onnxruntime as ort
 
 from workbench.core.analysis.metrics import REF_PREFIX, MetricFn, load_metric
+from workbench.core.data.loader import DataSource, open_data
 from workbench.core.errors import Cancelled, DataError, ModelError
 from workbench.core.io.external import has_lazy, lazy_session
+from workbench.core.model.load import PreparedModel, load_model, prepare_proto
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 
 log = logging.getLogger(__name__)
@@ -191,9 +193,6 @@ def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> 
 
 def _open_source(data: Any, float_model: ModelLike):
     """A DataSource for ``data`` validated against the float model's inputs."""
-    from workbench.core.data.loader import DataSource, open_data
-    from workbench.core.model.load import PreparedModel, load_model, prepare_proto
-
     if isinstance(data, DataSource):
         return data
     if isinstance(float_model, PreparedModel):

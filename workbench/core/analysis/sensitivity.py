@@ -23,6 +23,8 @@ import onnx
 
 from workbench.core.analysis.executors import Executor, default_executor
 from workbench.core.analysis.sweep_graph import only_float, only_quantized, with_fragments
+from workbench.core.data.loader import open_data_source
+from workbench.core.errors import RecipeError
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.runtime.session import add_outputs, make_session
 
@@ -343,13 +345,10 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
         The recipe is not static (dynamic or weight-only: no activation Q -> DQ to sweep).
     DataError, ModelError, Cancelled
     """
-    from workbench.core.api import open_data_source
 
     progress = progress or no_progress
     executor = executor or default_executor()
     if getattr(result.plan, "mode", "static") != "static":
-        from workbench.core.errors import RecipeError
-
         raise RecipeError(f"The sensitivity sweep compares static QDQ units; the recipe's preset "
                           f"{result.recipe.preset if result.recipe else ''!r} is {result.plan.mode}.",
                           hint="Pick a static preset (e.g. cpu-u8s8) to sweep, then switch back.")

@@ -37,8 +37,9 @@ from workbench.core.calibration.instrument import InstrumentedSession, instrumen
 from workbench.core.calibration.observers import Observer, make_observer
 from workbench.core.calibration.observers.derived import Deriver, find_derivations
 from workbench.core.calibration.observers.merged import apply_merges, find_merges
+from workbench.core.data.loader import open_data
 from workbench.core.errors import CalibrationError, Cancelled, DataError, RecipeError
-from workbench.core.formats.numerics import QParams
+from workbench.core.formats.qparams import QParams
 from workbench.core.progress import CancelToken, ProgressFn
 
 log = logging.getLogger(__name__)
@@ -236,7 +237,6 @@ def _reuse(specs: dict, previous: CalibrationResult | None) -> tuple[dict[str, O
 def _open(data, model):
     if hasattr(data, "batches"):
         return data
-    from workbench.core.data.loader import open_data
 
     return open_data(data, model)
 

@@ -22,6 +22,7 @@ Every source yields feeds validated against the model (rank, fixed dims, dtype) 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from workbench.core.data.arrays import ArrayFileSource, ArrayFolderSource
 from workbench.core.data.base import DataSource
@@ -127,3 +128,23 @@ def _kind_of(path: Path) -> str:
     if path.is_dir() and not any(p.suffix.lower() in (".npz", ".npy") for p in path.iterdir()) and list_images(path):
         return "images"
     return "folder" if path.is_dir() else "npz"
+
+
+def open_data_source(data: Any, model: PreparedModel):
+    """A DataSource from a path, a JSON spec dict, or an existing DataSource."""
+    if isinstance(data, DataSource):
+        return data
+    return open_data(data, model)
+
+
+#: Samples per onnxruntime run when measuring errors (where the model's batch axis is dynamic).
+ANALYSIS_BATCH = 16
+
+
+def sample_batches(model: PreparedModel, data: Any, samples: int | None, batch_size: int = ANALYSIS_BATCH):
+    source = open_data_source(data, model)
+    n = source.num_samples()
+    n = min(n, samples) if (n is not None and samples) else (samples or n)
+    yield from source.batches(batch_size, limit=n)
+
+

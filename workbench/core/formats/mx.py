@@ -23,7 +23,7 @@ import numpy as np
 
 from workbench.core.errors import RecipeError
 from workbench.core.formats.mx_formats import BLOCK_SIZE, MX_FORMATS, MxFormat
-from workbench.core.formats.numerics import QParams, dequantize, quantize
+from workbench.core.formats.qparams import QParams
 
 E8M0_MIN_EXP, E8M0_MAX_EXP = -127, 127
 
@@ -147,20 +147,10 @@ def mx_qparams(x: np.ndarray, dtype: str, axis: int, block_size: int = BLOCK_SIZ
     return qparams_from_range(-a, a, dtype, axis=axis % np.ndim(x), block_size=block_size)
 
 
-def mx_quantize(x: np.ndarray, qp: QParams) -> np.ndarray:
-    """Elements ``P_i`` of ``x`` (float32) in the element dtype (ml_dtypes; int8 for MXINT8)."""
-    return quantize(x, qp)
 
 
-def mx_dequantize(q: np.ndarray, qp: QParams) -> np.ndarray:
-    """``X * P_i`` in float32 (exact: a power of two times an element value)."""
-    return dequantize(q, qp)
 
 
-def mx_fake_quantize(x: np.ndarray, dtype: str, axis: int, block_size: int = BLOCK_SIZE) -> np.ndarray:
-    """``x`` (float32) rounded to MX ``dtype`` with blocks along ``axis``; same shape, float32."""
-    qp = mx_qparams(x, dtype, axis, block_size)
-    return mx_dequantize(mx_quantize(x, qp), qp)
 
 
 def e8m0_bits(scale: np.ndarray) -> np.ndarray:
@@ -180,24 +170,3 @@ def e8m0_bits(scale: np.ndarray) -> np.ndarray:
     return (exp + 127).astype(np.uint8)
 
 
-def plan_issues(units) -> list:
-    """Plan issues for MX specs (``units``: the plan's NodeUnits): non-32 block sizes and activations.
-
-    MX activations would need their shared exponent computed at run time, which a static QDQ graph
-    cannot express, so the plan leaves them float (the per_block activation rule) and says why here.
-    """
-    from workbench.core.planning.plan import PlanIssue
-
-    out = []
-    for u in units.values():
-        if u.excluded:
-            continue
-        act = u.config.activation
-        if act is not None and is_mx(act.dtype):
-            out.append(PlanIssue(u.node, "info", f"activation dtype {act.dtype}: MX activations need a shared "
-                                 "exponent computed at run time, which static QDQ cannot express; left in float."))
-        for q in u.quant_inputs:
-            if q.role == "weight" and is_mx(q.spec.dtype) and q.spec.block_size != BLOCK_SIZE:
-                out.append(PlanIssue(u.node, "warning", f"{q.spec.dtype} with block_size {q.spec.block_size}: "
-                                     f"valid ONNX, but OCP MX v1.0 blocks have {BLOCK_SIZE} elements."))
-    return out

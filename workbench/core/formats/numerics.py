@@ -13,62 +13,13 @@ float32), so per-tensor MinMax parameters equal ``onnxruntime.quantization.quant
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from workbench.core.errors import RecipeError
+from workbench.core.formats.mx import mx_qparams, qparams_from_range
+from workbench.core.formats.mx_formats import BLOCK_SIZE
+from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import MX_DTYPES, QType, get_qtype
-
-
-@dataclass
-class QParams:
-    """Quantization parameters of one tensor.
-
-    Attributes
-    ----------
-    scale : numpy.ndarray, float32
-        Shape ``()`` per-tensor, ``(C,)`` per-channel along ``axis``, or the tensor's shape with
-        ``shape[axis]`` replaced by ``ceil(shape[axis] / block_size)`` per-block.
-    zero_point : numpy.ndarray
-        Same shape as ``scale``, dtype ``qtype.storage`` (always 0 for float8).
-    qtype : str
-        Name of the quantized dtype (see :mod:`workbench.core.formats.qtypes`).
-    axis : int or None
-        Channel / block axis; None for per-tensor.
-    block_size : int or None
-        Block length along ``axis`` for per-block; None otherwise.
-    """
-
-    scale: np.ndarray
-    zero_point: np.ndarray
-    qtype: str
-    axis: int | None = None
-    block_size: int | None = None
-
-    @property
-    def qt(self) -> QType:
-        return get_qtype(self.qtype)
-
-    def to_json(self) -> dict:
-        """JSON-friendly dict (lists of floats / ints)."""
-        zp = self.zero_point.astype(np.float64) if self.qt.is_float else self.zero_point.astype(np.int64)
-        return {
-            "scale": self.scale.astype(np.float32).tolist(),
-            "zero_point": zp.tolist(),
-            "qtype": self.qtype,
-            "axis": self.axis,
-            "block_size": self.block_size,
-            "shape": list(self.scale.shape),
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> QParams:
-        qt = get_qtype(d["qtype"])
-        shape = tuple(d.get("shape", ()))
-        scale = np.asarray(d["scale"], dtype=np.float32).reshape(shape)
-        zp = np.asarray(d["zero_point"], dtype=np.float64).reshape(shape).astype(qt.storage)
-        return cls(scale, zp, d["qtype"], d.get("axis"), d.get("block_size"))
 
 
 def qrange(qtype: str | QType, symmetric: bool = False, reduce_range: bool = False) -> tuple[float, float]:
@@ -134,8 +85,6 @@ def compute_qparams(
     """
     qt = get_qtype(qtype)
     if qt.name in MX_DTYPES:  # OCP MX: power-of-two shared scale per block (workbench.core.formats.mx)
-        from workbench.core.formats.mx import qparams_from_range
-
         return qparams_from_range(rmin, rmax, qt.name, axis=axis, block_size=block_size)
     rmin = np.asarray(rmin, dtype=np.float32)
     rmax = np.asarray(rmax, dtype=np.float32)
@@ -261,3 +210,21 @@ def sqnr_db(reference: np.ndarray, approx: np.ndarray) -> float:
     if p_sig == 0.0:
         return float("-inf")
     return 10.0 * float(np.log10(p_sig / p_err))
+
+
+def mx_quantize(x: np.ndarray, qp: QParams) -> np.ndarray:
+    """Elements ``P_i`` of ``x`` (float32) in the element dtype (ml_dtypes; int8 for MXINT8)."""
+    return quantize(x, qp)
+
+
+def mx_dequantize(q: np.ndarray, qp: QParams) -> np.ndarray:
+    """``X * P_i`` in float32 (exact: a power of two times an element value)."""
+    return dequantize(q, qp)
+
+
+def mx_fake_quantize(x: np.ndarray, dtype: str, axis: int, block_size: int = BLOCK_SIZE) -> np.ndarray:
+    """``x`` (float32) rounded to MX ``dtype`` with blocks along ``axis``; same shape, float32."""
+    qp = mx_qparams(x, dtype, axis, block_size)
+    return mx_dequantize(mx_quantize(x, qp), qp)
+
+

@@ -25,7 +25,9 @@ import numpy as np
 import onnx
 
 from workbench.core.graph.index import attrs_of, iter_graphs
+from workbench.core.graph.quantized_ops import quantized_kind
 from workbench.core.io.external import tensor_array
+from workbench.core.qonnx.reader import parse_node
 
 log = logging.getLogger(__name__)
 
@@ -315,10 +317,6 @@ class _Reader:
                              f"packed [N, K/block, block*{bits}/8]; zero point {2 ** (bits - 1)} when absent"))
 
     def qonnx(self, node: onnx.NodeProto) -> None:
-        try:
-            from workbench.core.qonnx.reader import parse_node
-        except ImportError:  # the QONNX reader is optional
-            return
         consts = {n: self.c.array(n) for n in node.input if self.c.array(n) is not None}
         q = parse_node(node, consts)
         if q.kind == "int" and q.bits is not None:
@@ -351,8 +349,6 @@ def read_quant_params(proto: onnx.ModelProto) -> list[QuantTensor]:
         One entry per quantized tensor, in graph order; a tensor read by several quantized
         nodes appears once with all of them in ``consumers``.
     """
-    from workbench.core.graph.quantized_ops import quantized_kind
-
     r = _Reader(proto)
     for g in iter_graphs(proto.graph):
         for node in g.node:

@@ -10,6 +10,8 @@ from onnx import helper
 
 from workbench.core.inspection.quant_reader import format_param_json, read_quant_params
 from workbench.core.model.load import PreparedModel
+from workbench.core.planning.plan import build_plan
+from workbench.core.recipe.recipe import Recipe
 
 
 def inspect_model(model: PreparedModel) -> dict:
@@ -68,8 +70,6 @@ def _units(model: PreparedModel, preset: str = "cpu-u8s8") -> dict | None:
     """Node units the planner would quantize with ``preset`` (main node of each unit)."""
     if model.quantized:
         return None
-    from workbench.core.planning.plan import build_plan
-    from workbench.core.recipe.recipe import Recipe
 
     units = [u for u in build_plan(model, Recipe(preset=preset)).units.values() if not u.excluded]
     return {"preset": preset, "count": len(units),

@@ -38,6 +38,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.errors import ModelError
+from workbench.core.io.tensor_bytes import _copy_fields
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -226,8 +227,6 @@ def materialize(t: TensorProto) -> TensorProto:
 
 def _copy_with(proto: onnx.ModelProto, replace) -> onnx.ModelProto:
     """Copy of ``proto`` whose main-graph initializers pass through ``replace(t) -> TensorProto``."""
-    from workbench.core.io.tensor_bytes import _copy_fields
-
     out = onnx.ModelProto()
     _copy_fields(proto, out, "graph")
     _copy_fields(proto.graph, out.graph, "initializer")

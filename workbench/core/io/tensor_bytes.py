@@ -15,6 +15,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from workbench.core.graph.walk import iter_graphs
+
 _PACKED_4BIT = {getattr(TensorProto, n) for n in ("INT4", "UINT4", "FLOAT4E2M1") if hasattr(TensorProto, n)}
 
 #: Main-graph initializers above this many bytes are not copied by :func:`lean_copy`.
@@ -37,8 +39,6 @@ def tensor_nbytes(t: TensorProto) -> int:
 
 def model_tensor_bytes(proto: onnx.ModelProto) -> int:
     """Sum of :func:`tensor_nbytes` over the initializers of every graph."""
-    from workbench.core.graph.walk import iter_graphs
-
     return sum(tensor_nbytes(t) for _, g in iter_graphs(proto.graph) for t in g.initializer)
 
 
@@ -80,8 +80,6 @@ def lean_copy(proto: onnx.ModelProto, limit: int = LEAN_BYTES) -> tuple[onnx.Mod
 def restore_held(proto: onnx.ModelProto, held: dict[str, TensorProto]) -> None:
     """Append to ``proto``'s main graph the ``held`` initializers that a node (any graph), a
     graph output or a graph input still names."""
-    from workbench.core.graph.walk import iter_graphs
-
     used = {i.name for i in proto.graph.input}
     for _, g in iter_graphs(proto.graph):
         for node in g.node:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import logging
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.recipe.recipe import Granularity
+from workbench.core.issues import PlanIssue
+from workbench.core.model.load import upgrade_opset
+from workbench.core.recipe.spec import Granularity
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +39,6 @@ def unit_opset(plan, unit) -> int:
 
 def reachable_opset(model, wanted: list[int]) -> tuple[int, str]:
     """Highest opset of ``wanted`` the model converts to (else its own) and the first failure's message."""
-    from workbench.core.model.load import upgrade_opset
-
     current = model.opset
     first_error = ""
     for target in sorted({t for t in wanted if t > current}, reverse=True):
@@ -68,8 +68,6 @@ def fit_opset(model, recipe, plan, replan):
         ``plan`` itself when the model reaches ``plan.min_opset``; otherwise a new plan whose
         ``issues`` name every unit left float, with the opset it needs and the conversion error.
     """
-    from workbench.core.planning.plan import PlanIssue
-
     current = model.opset
     if plan.min_opset <= current:
         return plan

@@ -31,20 +31,13 @@ from dataclasses import dataclass, field
 import onnx
 
 from workbench.core.errors import RecipeError
-from workbench.core.formats import mx
 from workbench.core.graph import op_families as U
 from workbench.core.graph.index import GraphIndex, attrs_of, elem_types, subgraphs
-from workbench.core.planning import stats_guard
-from workbench.core.recipe.recipe import Granularity, NodeConfig, QuantSpec, Recipe, resolve_node
-
-
-@dataclass
-class PlanIssue:
-    """Something the plan could not do as asked. ``severity``: "info", "warning" or "error"."""
-
-    node: str
-    severity: str
-    message: str
+from workbench.core.issues import PlanIssue
+from workbench.core.planning import mx_rules, stats_guard
+from workbench.core.recipe import hardware
+from workbench.core.recipe.recipe import Recipe, resolve_node
+from workbench.core.recipe.spec import Granularity, NodeConfig, QuantSpec
 
 
 @dataclass
@@ -126,7 +119,7 @@ def build_plan(model, recipe: Recipe) -> QuantPlan:
     builder = _Builder(model.proto, recipe, preset.mode)
     builder.run()
     _report_qonnx_only(builder, recipe)
-    builder.issues += mx.plan_issues(builder.units)
+    builder.issues += mx_rules.plan_issues(builder.units)
     _warn_saturation(builder.units, builder.issues, preset.mode)
     min_opset = max(preset.min_opset, builder.min_opset())
     return QuantPlan(builder.units, builder.activations, builder.aliases, builder.issues,
@@ -166,9 +159,7 @@ def _warn_saturation(units: dict[str, NodeUnit], issues: list[PlanIssue], mode: 
     digits_cnn gives 38 dB fake-quantized but 6 dB fused; dynamic per-channel MatMul 47 dB in
     onnx.reference but 10 dB in onnxruntime (per-tensor dynamic weights rarely reach the limit).
     """
-    from workbench.core.recipe.presets import cpu_needs_reduce_range
-
-    if mode == "weight_only" or not cpu_needs_reduce_range():
+    if mode == "weight_only" or not hardware.cpu_needs_reduce_range():
         return
 
     def full_range(q) -> bool:

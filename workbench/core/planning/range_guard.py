@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.core.formats.numerics import QParams, qrange
+from workbench.core.formats.numerics import qrange
+from workbench.core.formats.qparams import QParams
 
 #: |value| from which a calibrated range is treated as holding sentinel values (masks, "-inf").
 SENTINEL_ABS = 1e8

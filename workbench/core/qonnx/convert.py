@@ -27,10 +27,14 @@ import onnx
 from onnx import helper
 
 from workbench.core.errors import ExportError
-from workbench.core.formats.numerics import QParams, dequantize, expand_param
+from workbench.core.formats.numerics import dequantize, expand_param
+from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import QTYPES, QType, get_qtype, qtype_of_onnx
 from workbench.core.graph.index import NameAllocator, all_names, attrs_of, iter_graphs, subgraphs
 from workbench.core.graph.op_families import INTEGER_KERNELS
+from workbench.core.graph.prune import drop_unused_initializers
+from workbench.core.io.atomic import protect_input
+from workbench.core.io.save import save_model
 from workbench.core.qonnx.reader import (
     DOMAINS,
     EVEN_ROUNDING,
@@ -40,6 +44,7 @@ from workbench.core.qonnx.reader import (
     int_quant_grid,
     is_qonnx_node,
     parse_node,
+    read_qonnx,
     reduce_like,
     scale_layout,
 )
@@ -272,7 +277,7 @@ def qdq_to_qonnx(proto: onnx.ModelProto, *, dtype_hints: dict[str, str] | None =
     for g, p in plans:
         _apply(g, p)
     conv.builder.finish(out)
-    C.drop_unused_initializers(out)
+    drop_unused_initializers(out)
     return out
 
 
@@ -436,7 +441,7 @@ def qonnx_to_qdq(proto: onnx.ModelProto, *, partial: bool = False) -> onnx.Model
         kept = [o for o in out.opset_import if o.domain not in DOMAINS]
         del out.opset_import[:]
         out.opset_import.extend(kept)
-    C.drop_unused_initializers(out)
+    drop_unused_initializers(out)
     need = max([p.opset for _, p in plans] + [0])
     out = C.upgrade_opset(out, need) if need > C.default_opset(out) else out
     C.fix_ir_version(out)
@@ -481,10 +486,6 @@ def convert(proto: onnx.ModelProto, target: str, *, partial: bool = False) -> on
 
 def convert_file(src: str | Path, dst: str | Path, target: str, *, partial: bool = False) -> onnx.ModelProto:
     """Read ``src``, convert, check with onnx.checker and write ``dst`` atomically; returns the model."""
-    from workbench.core.io.atomic import protect_input
-    from workbench.core.io.save import save_model
-    from workbench.core.qonnx.reader import read_qonnx
-
     protect_input(src)
     out = convert(read_qonnx(src), target, partial=partial)
     try:

@@ -10,12 +10,9 @@ onnxruntime's x86 kernels shift int8 activations to uint8 and hit the same satur
 
 from __future__ import annotations
 
-import functools
-import platform
-from pathlib import Path
-
 from workbench.core.errors import RecipeError
-from workbench.core.recipe.recipe import BIAS_INT32, Granularity, NodeConfig, Preset, QuantSpec
+from workbench.core.recipe.hardware import cpu_needs_reduce_range
+from workbench.core.recipe.spec import BIAS_INT32, Granularity, NodeConfig, Preset, QuantSpec
 
 #: Op types quantized by the static presets (node units; Relu/Clip are folded into producers).
 STATIC_OPS = (
@@ -25,16 +22,6 @@ STATIC_OPS = (
 WEIGHT_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
 
 
-@functools.lru_cache(maxsize=1)
-def cpu_needs_reduce_range() -> bool:
-    """True on x86-64 CPUs without AVX-VNNI / AVX512-VNNI / AMX (u8 x s8 pair sums saturate)."""
-    if platform.machine().lower() not in ("x86_64", "amd64", "i686", "x86"):
-        return False
-    try:
-        flags = Path("/proc/cpuinfo").read_text(errors="replace").split()
-    except OSError:
-        return False
-    return not ({"avx512_vnni", "avx_vnni", "amx_int8"} & set(flags))
 
 
 def _w_int8_per_channel(reduce_range: bool = False) -> QuantSpec:

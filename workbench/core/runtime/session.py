@@ -8,6 +8,7 @@ from onnx import helper
 
 from workbench.core.errors import ModelError
 from workbench.core.io.external import has_lazy, lazy_session
+from workbench.core.runtime.mx_simulation import simulation_proto
 
 
 def add_outputs(proto: onnx.ModelProto, names: list[str]) -> onnx.ModelProto:
@@ -42,7 +43,6 @@ def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int 
     ModelError
         If onnxruntime refuses the model (message includes its reason).
     """
-    from workbench.core.writers.mx import simulation_proto
 
     proto = simulation_proto(proto)  # MX weights: onnxruntime's CPU provider lacks float8e8m0 DQ
     so = ort.SessionOptions()

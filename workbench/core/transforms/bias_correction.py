@@ -25,7 +25,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from workbench.core.formats.numerics import QParams, dequantize
+from workbench.core.formats.numerics import dequantize
+from workbench.core.formats.qparams import QParams
 from workbench.core.runtime.session import add_outputs, make_session
 
 log = logging.getLogger(__name__)

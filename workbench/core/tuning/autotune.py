@@ -27,9 +27,14 @@ import numpy as np
 
 from workbench.core.analysis.cost import CostReport, bits_from_configs, model_cost
 from workbench.core.analysis.metrics import REF_PREFIX, load_metric
+from workbench.core.analysis.sensitivity import local_sensitivity
+from workbench.core.data.loader import open_data_source
 from workbench.core.errors import ModelError, RecipeError
+from workbench.core.pipeline.analyze import analyze
+from workbench.core.pipeline.quantize import quantize
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
-from workbench.core.recipe.recipe import NodeSettings, PartialSpec, Recipe
+from workbench.core.recipe.recipe import Recipe
+from workbench.core.recipe.spec import NodeSettings, PartialSpec
 from workbench.core.runtime.session import make_session
 
 log = logging.getLogger(__name__)
@@ -80,7 +85,6 @@ def run_outputs(proto, feeds: list[dict[str, np.ndarray]]) -> dict[str, np.ndarr
 
 
 def make_eval_set(model, data: Any, samples: int | None = None) -> EvalSet:
-    from workbench.core.api import open_data_source
 
     source = open_data_source(data, model)
     feeds = []
@@ -180,7 +184,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
              progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> AutotuneResult:
     """Promote the most sensitive units until ``score >= min_score`` (or ``>= float - max_drop``).
 
-    ``bias_correction`` is passed to every :func:`workbench.core.api.quantize` run. ``rank`` is
+    ``bias_correction`` is passed to every :func:`workbench.core.pipeline.quantize.quantize` run. ``rank`` is
     "local" (order of local SQNR) or "e2e" (see the module docstring; ``e2e_candidates`` runs more).
 
     Raises
@@ -190,8 +194,6 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     """
     if rank not in ("local", "e2e"):
         raise RecipeError(f"Unknown autotune ranking {rank!r}.", hint="Use rank 'local' or 'e2e'.")
-    from workbench.core import api
-    from workbench.core.analysis.sensitivity import local_sensitivity
 
     progress = progress or no_progress
     score = load_score(metric, allow_code=allow_code) if isinstance(metric, str) else metric
@@ -202,14 +204,14 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
             raise RecipeError("autotune needs a target.", hint="Pass --max-drop X or --min-score Y.")
         min_score = m_float - max_drop
     progress(0, 0, "Calibrating")
-    base = api.quantize(model, recipe, data=data, samples=samples, cancel=cancel, guard=guard,
+    base = quantize(model, recipe, data=data, samples=samples, cancel=cancel, guard=guard,
                         bias_correction=bias_correction)
 
     cached = {"calib": base.calibration}
 
     def measure(r: Recipe):
         # ranges already observed are reused; only tensors the edit newly exposes are calibrated
-        res = api.quantize(model, r, data=data, samples=samples, calibration=cached["calib"], cancel=cancel,
+        res = quantize(model, r, data=data, samples=samples, calibration=cached["calib"], cancel=cancel,
                            guard=guard, bias_correction=bias_correction)
         cached["calib"] = res.calibration or cached["calib"]
         return res, score(run_outputs(res.proto, ev.feeds), ev.float_outputs, ev.labels)
@@ -225,7 +227,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     if m0 >= min_score:
         return AutotuneResult(recipe, m_float, m0, m0, [], True, curve, base)
     progress(0, 0, "Ranking units")
-    rows = api.analyze(model, base, eval_data, samples=eval_samples or 32)
+    rows = analyze(model, base, eval_data, samples=eval_samples or 32)
     ranked = [s.node for s in local_sensitivity(base.plan, rows)]
     if rank == "e2e":
         ranked = _rank_end_to_end(ranked, e2e_candidates, lambda n: measure(promote(recipe, [n], promote_to))[1],

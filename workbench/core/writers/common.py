@@ -16,10 +16,11 @@ from onnx import TensorProto
 
 import workbench
 from workbench.core.errors import ExportError
-from workbench.core.formats.numerics import QParams, compute_qparams
+from workbench.core.formats.numerics import compute_qparams
+from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import QType, get_qtype
-from workbench.core.graph.index import iter_graphs
-from workbench.core.recipe.recipe import Granularity, QuantSpec
+from workbench.core.model import load as model_mod
+from workbench.core.recipe.spec import Granularity, QuantSpec
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,6 @@ def upgrade_opset(proto: onnx.ModelProto, target: int, held: dict | None = None)
     current = default_opset(proto)
     if current >= target:
         return proto
-    from workbench.core.model import load as model_mod
 
     stand_in = {n for n in (held or {}) if n not in {i.name for i in proto.graph.input}}
     if stand_in:
@@ -147,7 +147,7 @@ def stamp_metadata(proto: onnx.ModelProto, plan) -> None:
         "workbench.version": workbench.__version__,
         "workbench.mode": plan.mode,
         "workbench.recipe": plan.recipe.to_json(),
-        "workbench.issues": json.dumps([i.__dict__ for i in plan.issues])[:100000],
+        "workbench.issues": json.dumps([i.record() for i in plan.issues])[:100000],
     }
     keep = [p for p in proto.metadata_props if p.key not in props]
     del proto.metadata_props[:]
@@ -156,22 +156,6 @@ def stamp_metadata(proto: onnx.ModelProto, plan) -> None:
         proto.metadata_props.add(key=k, value=v)
 
 
-def drop_unused_initializers(proto: onnx.ModelProto) -> None:
-    """Remove initializers no node reads (the float originals of quantized weights).
-
-    Initializers that are also graph inputs stay (removing them would change the interface).
-    """
-    used: set[str] = set()
-    for g in iter_graphs(proto.graph):
-        for node in g.node:
-            used.update(node.input)
-        used.update(o.name for o in g.output)
-    inputs = {i.name for i in proto.graph.input}
-    for g in iter_graphs(proto.graph):
-        keep = [i for i in g.initializer if i.name in used or i.name in inputs]
-        if len(keep) != len(g.initializer):
-            del g.initializer[:]
-            g.initializer.extend(keep)
 
 
 def qtype_of(spec: QuantSpec) -> QType:

@@ -16,14 +16,16 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from workbench.core.formats.numerics import QParams, quantize
+from workbench.core.formats.numerics import quantize
+from workbench.core.formats.qparams import QParams
 from workbench.core.graph.index import attrs_of
-from workbench.core.planning.plan import NodeUnit, PlanIssue, QuantPlan
+from workbench.core.issues import PlanIssue
+from workbench.core.planning.plan import NodeUnit, QuantPlan
 from workbench.core.writers import common as C
 from workbench.core.writers.qdq import QdqResult, QdqWriter
 
 
-def write_dynamic(model, plan: QuantPlan) -> QdqResult:
+def write_dynamic(model, plan: QuantPlan, act_qparams: dict | None = None) -> QdqResult:
     """Write the dynamic-quantization model of ``plan``.
 
     Raises

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.core.formats.numerics import QParams
+from workbench.core.formats.qparams import QParams
 
 INT32_LIMIT = 2**31 - 1
 #: Headroom kept below the int32 limit after raising a weight scale (float32 rounding of scales).

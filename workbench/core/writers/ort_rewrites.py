@@ -17,9 +17,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from workbench.core.formats.numerics import QParams
+from workbench.core.formats.qparams import QParams
 from workbench.core.graph.index import attrs_of
-from workbench.core.planning.plan import PlanIssue
+from workbench.core.issues import PlanIssue
 from workbench.core.writers import common as C
 
 

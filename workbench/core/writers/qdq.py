@@ -21,14 +21,18 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from workbench.core.calibration.observers import make_observer
 from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.formats.mx import is_mx
-from workbench.core.formats.numerics import QParams, quantize
+from workbench.core.formats.numerics import quantize
+from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import get_qtype
 from workbench.core.graph.index import NameAllocator, all_names, attrs_of, iter_graphs, subgraphs
+from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.io.external import checkable, tensor_array
 from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes, restore_held
-from workbench.core.planning.plan import NodeUnit, PlanIssue, QuantPlan, UnitInput
+from workbench.core.issues import PlanIssue
+from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.writers import common as C
 from workbench.core.writers import mx as mx_writer
 from workbench.core.writers.int32_bias import quantize_bias
@@ -79,20 +83,6 @@ def write_qdq(model, plan: QuantPlan, act_qparams: dict[str, QParams]) -> QdqRes
     return QdqWriter(model, plan, act_qparams).write()
 
 
-def write_model(model, plan: QuantPlan, act_qparams: dict[str, QParams] | None = None) -> QdqResult:
-    """Write ``plan`` with the writer of its mode (static, dynamic, weight_only).
-
-    ``act_qparams`` is required for static plans only.
-    """
-    if plan.mode == "dynamic":
-        from workbench.core.writers.dynamic import write_dynamic
-
-        return write_dynamic(model, plan)
-    if plan.mode == "weight_only":
-        from workbench.core.writers.weight_only import write_weight_only
-
-        return write_weight_only(model, plan)
-    return write_qdq(model, plan, act_qparams or {})
 
 
 class QdqWriter:
@@ -152,7 +142,7 @@ class QdqWriter:
         self._rewrite(self.proto.graph, main=True)
         self.proto.graph.initializer.extend(self.new_inits)
         restore_held(self.proto, self._held)
-        C.drop_unused_initializers(self.proto)
+        drop_unused_initializers(self.proto)
         C.stamp_metadata(self.proto, self.plan)
         self._check()
         self.issues += mx_writer.runtime_issues(self.proto)
@@ -320,7 +310,6 @@ class QdqWriter:
         w = self.const(name)
         if spec.observer == "minmax":
             return C.weight_qparams(w, spec)
-        from workbench.core.calibration.observers import make_observer
 
         try:
             obs = make_observer(spec, axis=spec.axis, name=name)

@@ -13,7 +13,8 @@ import onnx
 from onnx import helper
 
 from workbench.core.graph.index import attrs_of
-from workbench.core.planning.plan import NodeUnit, PlanIssue, QuantPlan, UnitInput
+from workbench.core.issues import PlanIssue
+from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.writers import common as C
 from workbench.core.writers.qdq import QdqResult, QdqWriter
 
@@ -33,7 +34,7 @@ def _fusion_blocker(unit, dims: list[int]) -> str | None:
     return None
 
 
-def write_weight_only(model, plan: QuantPlan) -> QdqResult:
+def write_weight_only(model, plan: QuantPlan, act_qparams: dict | None = None) -> QdqResult:
     """Write a weight-only model of ``plan`` (no calibration needed).
 
     Raises

@@ -13,7 +13,7 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QPainterPath
 
-from workbench.core.graph.layout import GraphStructure
+from workbench.core.api import GraphStructure
 
 NODE_W = 150.0
 NODE_H = 46.0

@@ -9,8 +9,8 @@ from pathlib import Path
 import onnx
 from PySide6.QtCore import QObject, QRunnable, Signal
 
+from workbench.core.api import graph_structure, layout_graph
 from workbench.core.errors import Cancelled, WorkbenchError
-from workbench.core.graph.layout import graph_structure, layout_graph
 from workbench.core.progress import CancelToken
 from workbench.qt.canvas.scene_data import build_scene_data
 

@@ -25,7 +25,7 @@ from workbench.core.calibration.observers.minmax import MinMaxObserver
 from workbench.core.calibration.observers.mse import MseObserver
 from workbench.core.calibration.observers.percentile import PercentileObserver
 from workbench.core.errors import RecipeError
-from workbench.core.recipe.recipe import QuantSpec
+from workbench.core.recipe.spec import QuantSpec
 
 OBSERVERS: dict[str, type[Observer]] = {
     cls.name: cls for cls in (MinMaxObserver, PercentileObserver, EntropyObserver, MseObserver)

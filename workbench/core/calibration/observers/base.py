@@ -15,8 +15,9 @@ import numpy as np
 
 from workbench.core.calibration.observers import kernels
 from workbench.core.errors import CalibrationError, RecipeError
-from workbench.core.formats.numerics import QParams, compute_qparams
-from workbench.core.recipe.recipe import Granularity, QuantSpec
+from workbench.core.formats.numerics import compute_qparams
+from workbench.core.formats.qparams import QParams
+from workbench.core.recipe.spec import Granularity, QuantSpec
 
 STATE_VERSION = 1
 F32_MAX = float(np.finfo(np.float32).max)

@@ -53,6 +53,7 @@ import onnx
 import onnxruntime as ort
 from onnx import helper
 
+from workbench.core.calibration.observers import OBSERVERS
 from workbench.core.calibration.observers.base import Observer
 from workbench.core.calibration.observers.cones import MONOTONIC, find_cones
 from workbench.core.calibration.observers.histogram import HistogramObserver, StreamingHistogram
@@ -61,7 +62,7 @@ from workbench.core.calibration.observers.pushforward import push_forward
 from workbench.core.errors import CalibrationError
 from workbench.core.graph.index import elem_types
 from workbench.core.io.external import materialize
-from workbench.core.recipe.recipe import Granularity, QuantSpec
+from workbench.core.recipe.spec import Granularity, QuantSpec
 
 log = logging.getLogger(__name__)
 #: Points F is evaluated at between min x and max x for the MinMax range of a non-monotonic F.
@@ -84,8 +85,6 @@ class Derivation:
 
 def _exact_extremes(spec: QuantSpec) -> bool:
     """True when the observer keeps the exact min / max of the data."""
-    from workbench.core.calibration.observers import OBSERVERS
-
     cls = OBSERVERS.get(spec.observer)
     if cls is None:
         return False
@@ -95,8 +94,6 @@ def _exact_extremes(spec: QuantSpec) -> bool:
 
 
 def _is_histogram(spec: QuantSpec) -> bool:
-    from workbench.core.calibration.observers import OBSERVERS
-
     cls = OBSERVERS.get(spec.observer)
     return cls is not None and issubclass(cls, HistogramObserver)
 

@@ -26,7 +26,7 @@ import numpy as np
 from workbench.core.calibration.observers import kernels
 from workbench.core.calibration.observers.base import Observer, as_f32
 from workbench.core.errors import CalibrationError, RecipeError
-from workbench.core.recipe.recipe import Granularity
+from workbench.core.recipe.spec import Granularity
 
 _CHUNK = 1 << 16
 _DEFER_MAX = 4096  # per-tensor batches smaller than this are buffered ...

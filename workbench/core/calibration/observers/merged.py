@@ -26,7 +26,7 @@ from workbench.core.calibration.observers.base import Observer
 from workbench.core.calibration.observers.derived import can_derive, exact_range
 from workbench.core.calibration.observers.histogram import HistogramObserver, StreamingHistogram
 from workbench.core.graph.index import elem_types
-from workbench.core.recipe.recipe import QuantSpec
+from workbench.core.recipe.spec import QuantSpec
 
 #: Operators whose output holds exactly the values of their data input (input 0), rearranged.
 REARRANGING = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity"})

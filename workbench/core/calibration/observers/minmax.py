@@ -19,7 +19,7 @@ import numpy as np
 from workbench.core.calibration.observers import kernels
 from workbench.core.calibration.observers.base import Observer, as_f32, inf_if_none, none_if_inf
 from workbench.core.errors import CalibrationError
-from workbench.core.recipe.recipe import Granularity
+from workbench.core.recipe.spec import Granularity
 
 
 class MinMaxObserver(Observer):

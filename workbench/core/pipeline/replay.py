@@ -1,0 +1,39 @@
+"""Replaying a saved project headless: same model, recipe, data and calibration cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.core.calibration.calibrate import CalibrationResult
+from workbench.core.model.load import PreparedModel
+from workbench.core.model.load import load_model as open_model
+from workbench.core.pipeline.project import check_project_model, load_project
+from workbench.core.pipeline.quantize import QuantizeResult, plan, quantize
+from workbench.core.progress import CancelToken, ProgressFn
+
+
+def replay_project(project_path: str | Path, *, progress: ProgressFn | None = None,
+                   cancel: CancelToken | None = None, use_cache: bool = True) -> tuple[PreparedModel, QuantizeResult]:
+    """Re-run a saved project headless: same model, recipe, data and calibration cache.
+
+    Raises
+    ------
+    ProjectError
+        The project or its model is missing or changed.
+    """
+    project = load_project(project_path)
+    model = open_model(check_project_model(project, project_path))
+    calib = None
+    if use_cache and project.calibration:
+        calib = CalibrationResult.from_json(project.calibration)
+    data = project.data_spec(project_path)
+    if calib is not None and data is not None and project.recipe.smoothquant is None:
+        # every tensor cached: no need to touch the data
+        the_plan = plan(model, project.recipe)
+        if all(t in calib.qparams() for t in the_plan.activations):
+            data = None
+    result = quantize(model, project.recipe, data=data, samples=project.samples, calibration=calib,
+                      progress=progress, cancel=cancel)
+    return model, result
+
+

@@ -1,0 +1,182 @@
+"""QONNX export of a quantization plan: written as QDQ, then converted node by node to ``Quant`` /
+``BipolarQuant`` / ``FloatQuant``, with the float weights restored where they reproduce the integers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from workbench.core.errors import ExportError
+from workbench.core.qonnx.convert import qdq_to_qonnx
+from workbench.core.qonnx.reader import (
+    DOMAIN,
+    bipolar_grid,
+    constants,
+    float_grid,
+    int_quant_grid,
+    parse_node,
+)
+from workbench.core.writers.registry import write_model
+
+log = logging.getLogger(__name__)
+
+
+def _weight_dq_outputs(proto: onnx.ModelProto, plan) -> dict[str, tuple[str, object]]:
+    """DQ output tensor -> (original float tensor, UnitInput) for every constant a unit quantizes."""
+    nodes = {n.name: n for n in proto.graph.node}
+    out = {}
+    for unit in plan.units.values():
+        node = nodes.get(unit.node)
+        if unit.excluded or node is None:
+            continue
+        for ui in unit.quant_inputs:
+            if ui.role in ("weight", "bias", "const") and ui.index < len(node.input):
+                out[node.input[ui.index]] = (ui.tensor, ui)
+    return out
+
+
+def dtype_hints(proto: onnx.ModelProto, plan, tensor_map: dict[str, str]) -> dict[str, str]:
+    """DequantizeLinear output -> the plan's dtype, for dtypes carried in wider QDQ storage."""
+    hints: dict[str, str] = {}
+    for t in plan.qdq_tensors():
+        root = t
+        while root in plan.aliases:
+            root = plan.aliases[root]
+        spec = plan.activations.get(root)
+        if spec is not None and t in tensor_map:
+            hints[tensor_map[t]] = spec.dtype
+    for dq_out, (_, ui) in _weight_dq_outputs(proto, plan).items():
+        if ui.role != "bias":
+            hints[dq_out] = ui.spec.dtype
+    return hints
+
+
+def _bipolar_weights(proto: onnx.ModelProto, plan, model) -> None:
+    """Carrier QDQ -> sign(w) with scale mean(|w|) per channel / tensor (XNOR-Net, Rastegari 2016)."""
+    inits = {i.name: i for i in proto.graph.initializer}
+    producers = {o: n for n in proto.graph.node for o in n.output}
+    for dq_out, (w_name, ui) in _weight_dq_outputs(proto, plan).items():
+        dq = producers.get(dq_out)
+        if ui.role == "bias" or ui.spec.dtype != "bipolar" or dq is None or dq.op_type != "DequantizeLinear":
+            continue
+        w = np.asarray(model.initializer(w_name), np.float32)
+        s_init = inits[dq.input[1]]
+        if numpy_helper.to_array(s_init).ndim == 0:
+            scale = np.mean(np.abs(w)).astype(np.float32)
+        else:
+            axis = ui.spec.axis or 0
+            scale = np.mean(np.abs(w), axis=tuple(i for i in range(w.ndim) if i != axis)).astype(np.float32)
+        scale = np.where(scale > 0, scale, np.float32(1)).astype(np.float32)
+        s_init.CopyFrom(numpy_helper.from_array(scale, s_init.name))
+        q_init = inits[dq.input[0]]
+        q_init.CopyFrom(numpy_helper.from_array(bipolar_grid(w).astype(np.int8), q_init.name))
+
+
+def _grid_of(node: onnx.NodeProto, x: np.ndarray, consts: dict[str, np.ndarray]) -> np.ndarray | None:
+    p = parse_node(node, consts)
+    if p.kind == "int" and p.bits is not None and p.scale is not None and p.zero_point is not None:
+        return int_quant_grid(x, p.scale, p.zero_point, int(p.bits), p.signed, p.narrow, p.rounding_mode)
+    if p.kind == "bipolar":
+        return bipolar_grid(x)
+    if p.kind == "float" and p.scale is not None and None not in p.float_params.values():
+        f = p.float_params
+        return float_grid(np.asarray(x, np.float32) / p.scale, int(f["exponent_bits"]), int(f["mantissa_bits"]),
+                          int(f["exponent_bias"]), f["max_val"], p.rounding_mode)
+    return None
+
+
+def _restore_float_weights(proto: onnx.ModelProto, plan, model) -> int:
+    """Put the original float weights under each weight Quant where they give the same grid."""
+    consts = constants(proto.graph)
+    inits = {i.name: i for i in proto.graph.initializer}
+    producers = {o: n for n in proto.graph.node for o in n.output}
+    readers: dict[str, int] = {}
+    for n in proto.graph.node:
+        for i in n.input:
+            readers[i] = readers.get(i, 0) + 1
+    restored = 0
+    for q_out, (w_name, _) in _weight_dq_outputs(proto, plan).items():
+        qn = producers.get(q_out)
+        if qn is None or qn.domain != DOMAIN or qn.input[0] not in inits or readers.get(qn.input[0]) != 1:
+            continue
+        w = np.asarray(model.initializer(w_name), np.float32)
+        cur = consts[qn.input[0]]
+        if w.shape != cur.shape:
+            continue
+        a, b = _grid_of(qn, w, consts), _grid_of(qn, cur, consts)
+        if a is not None and b is not None and np.array_equal(a, b):
+            inits[qn.input[0]].CopyFrom(numpy_helper.from_array(w, qn.input[0]))
+            restored += 1
+    return restored
+
+
+def write_qonnx(model, plan, act_qparams: dict) -> object:
+    """Write ``plan`` as a QONNX model.
+
+    Parameters
+    ----------
+    model : PreparedModel
+        The float model (not modified); its weights are kept where they reproduce the integers.
+    plan : QuantPlan
+        Static, dynamic or weight-only plan; QONNX-only dtypes (int2..int7, bipolar) allowed.
+    act_qparams : dict of str to QParams
+        Per-tensor qparams of the plan's activation tensors (static plans).
+
+    Returns
+    -------
+    QdqResult
+        ``proto`` (QONNX), ``tensor_map`` (float tensor -> its Quant output), ``issues``.
+
+    Raises
+    ------
+    ExportError
+        The plan produces something QONNX cannot express (dynamic quantization); the message
+        lists the nodes and reasons.
+    """
+    res = write_model(model, plan, act_qparams)
+    _bipolar_weights(res.proto, plan, model)
+    proto = qdq_to_qonnx(res.proto, dtype_hints=dtype_hints(res.proto, plan, res.tensor_map))
+    n = _restore_float_weights(proto, plan, model)
+    log.info("QONNX export: %d weight tensors kept as the original floats", n)
+    proto.metadata_props.add(key="workbench.format", value="qonnx")
+    return dataclasses.replace(res, proto=proto)
+
+
+def qdq_only_blockers(plan) -> list[str]:
+    """Units whose dtype a QDQ export would not reproduce (QONNX-only activations, bipolar)."""
+    out = []
+    for unit in getattr(plan, "units", {}).values():
+        w, a = unit.config.weight, unit.config.activation
+        if unit.excluded:
+            continue
+        if (a is not None and a.qtype.qonnx_only) or (w is not None and w.dtype == "bipolar"):
+            out.append(unit.node)
+    return out
+
+
+def export_qonnx(result, model=None) -> onnx.ModelProto:
+    """QONNX model of an :class:`workbench.core.api.QuantizeResult`.
+
+    With ``model`` (the float PreparedModel) the plan is written again (float weights kept);
+    without it ``result.proto`` is converted, which cannot recover bipolar weights.
+
+    Raises
+    ------
+    ExportError
+        Bipolar weights without ``model``, or parts QONNX cannot express.
+    """
+    if model is not None:
+        return write_qonnx(model, result.plan, result.qparams).proto
+    bip = [u.node for u in result.plan.units.values() if not u.excluded and u.config.weight is not None
+           and u.config.weight.dtype == "bipolar"]
+    if bip:
+        raise ExportError(f"Nodes {', '.join(bip[:5])} have bipolar weights, which need the float model.",
+                          hint="Pass model= to api.export (the CLI does).")
+    return qdq_to_qonnx(result.proto, dtype_hints=dtype_hints(result.proto, result.plan, result.tensor_map))
+
+
