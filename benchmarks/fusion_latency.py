@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from qdq_helpers import calib_qparams  # noqa: E402
 
-from workbench.core.graph.op_families import INTEGER_KERNELS  # noqa: E402
+from workbench.core.graph.quantized_ops import INTEGER_KERNELS  # noqa: E402
 from workbench.core.model.load import load_model  # noqa: E402
 from workbench.core.planning.plan import build_plan  # noqa: E402
 from workbench.core.recipe.recipe import Recipe  # noqa: E402

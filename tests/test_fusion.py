@@ -11,7 +11,7 @@ from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantTy
 from qdq_helpers import calib_qparams, optimized_op_counts, quantize_tiny, run, tiny_model
 
 from workbench.core.formats.numerics import sqnr_db
-from workbench.core.graph.op_families import INTEGER_KERNELS
+from workbench.core.graph.quantized_ops import INTEGER_KERNELS
 from workbench.core.model.load import load_model
 from workbench.core.planning.plan import build_plan
 from workbench.core.recipe.recipe import Recipe

@@ -22,7 +22,38 @@ class Severity(StrEnum):
 class IssueCode(StrEnum):
     """What kind of issue it is, for programs (filters, the app's Problems list, tests)."""
 
-    GENERIC = "generic"
+    # planning: a unit or tensor left float, or quantized differently from what was asked
+    QONNX_ONLY_DTYPE = "qonnx-only-dtype"              # int2..int7 / bipolar outside a QONNX recipe
+    WEIGHT_SATURATION = "weight-saturation"            # full-range int8 weights on a CPU without VNNI
+    ACTIVATION_GRANULARITY = "activation-granularity"  # per-channel / per-block activations
+    MASK_INPUT = "mask-input"                          # an input holding a huge constant (attention mask)
+    REDUCTION_STATISTIC = "reduction-statistic"        # a mean / variance / norm kept float
+    FLOAT16 = "float16"                                # a 16-bit float weight or input
+    MATMUL_ND_WEIGHT = "matmul-nd-weight"              # a 3-D+ MatMul weight
+    NO_CONSTANT_WEIGHT = "no-constant-weight"          # Conv / MatMul / Gemm with a computed weight
+    OUTPUT_KEPT_FLOAT = "output-kept-float"            # a producer excluded for a float consumer
+    BIAS_FLOAT = "bias-float"                          # a bias left in float
+    BIAS_OVERFLOW = "bias-overflow"                    # int32 bias out of range, rescaled
+    SUBGRAPH = "subgraph"                              # a unit inside an If / Loop body
+    SPEC_CONFLICT = "spec-conflict"                    # producer and consumer asked for different specs
+    SPEC_SHARED = "spec-shared"                        # a tensor uses another unit's activation spec
+    NEEDS_NEWER_OPSET = "needs-newer-opset"            # the dtype needs an opset the model cannot reach
+    MX_ACTIVATION_FLOAT = "mx-activation-float"        # MX activations left in float
+    MX_BLOCK_SIZE = "mx-block-size"                    # MX block size other than 32
+    # guards (plan passes that keep units float)
+    FLOAT_ISLAND = "float-island"                      # element-wise units reaching no integer kernel
+    SENTINEL_RANGE = "sentinel-range"                  # a tensor reaching a mask / sentinel value
+    DISPARATE_CONCAT = "disparate-concat"              # a Concat joining very different ranges
+    # writers
+    OPSET_UPGRADE_FAILED = "opset-upgrade-failed"
+    WEIGHT_OBSERVER = "weight-observer"                # an observer that does not apply to weights
+    RELU_REWRITTEN = "relu-rewritten"                  # Relu written as Max(x, 0) for onnxruntime
+    CLIP_REWRITTEN = "clip-rewritten"                  # Clip written as Min(Max(x, lo), hi)
+    GEMM_TRANS_A = "gemm-trans-a"                      # dynamic Gemm with transA: weight-only DQ
+    ONE_ZERO_POINT = "one-zero-point"                  # ConvInteger takes one weight zero point
+    NO_MATMULNBITS = "no-matmulnbits"                  # an int4 weight onnxruntime will not fuse
+    MX_ELEMENT_STORAGE = "mx-element-storage"          # MX 6-bit elements stored in 8 bits
+    ORT_CANNOT_RUN = "ort-cannot-run"                  # valid ONNX that onnxruntime cannot run here
 
 
 @dataclass
@@ -32,7 +63,7 @@ class PlanIssue:
     node: str
     severity: Severity
     message: str
-    code: IssueCode = IssueCode.GENERIC
+    code: IssueCode
 
     def __post_init__(self) -> None:
         self.severity = Severity(self.severity)

@@ -28,6 +28,7 @@ import onnxruntime as ort
 from onnx import helper, numpy_helper
 
 from workbench.core.errors import CalibrationError
+from workbench.core.graph.index import elem_types
 from workbench.core.io.external import has_lazy, lazy_session
 from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes
 
@@ -50,15 +51,6 @@ def main_graph_tensors(proto: onnx.ModelProto) -> tuple[set[str], set[str], set[
     return inputs, inits, produced
 
 
-def _elem_types(graph: onnx.GraphProto) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for vi in list(graph.value_info) + list(graph.input) + list(graph.output):
-        tt = vi.type.tensor_type if vi.type.HasField("tensor_type") else None
-        if tt is not None and tt.elem_type:
-            out[vi.name] = tt.elem_type
-    return out
-
-
 def output_infos(proto: onnx.ModelProto, names: list[str]) -> list[onnx.ValueInfoProto]:
     """ValueInfos for the names that are not yet graph outputs.
 
@@ -68,7 +60,7 @@ def output_infos(proto: onnx.ModelProto, names: list[str]) -> list[onnx.ValueInf
     int64 tensor) makes it refuse the model. No shape is declared, so dynamic dims never clash.
     """
     have = {o.name for o in proto.graph.output}
-    types = _elem_types(proto.graph)
+    types = elem_types(proto.graph)
     infos = []
     for name in names:
         if name in have:

@@ -71,13 +71,6 @@ DATA_INPUTS: dict[str, tuple[int, ...]] = {
     "Where": (1, 2),
 }
 
-#: Integer kernels onnxruntime produces from QDQ units (counted by the fusion tests).
-INTEGER_KERNELS = frozenset({
-    "QLinearConv", "QLinearMatMul", "MatMulInteger", "QGemm", "QLinearAdd", "QLinearMul",
-    "QLinearConcat", "QLinearGlobalAveragePool", "QLinearAveragePool", "MatMulNBits",
-    "DynamicQuantizeMatMul", "ConvInteger", "MatMulIntegerToFloat", "QLinearSigmoid",
-    "QLinearLeakyRelu", "QLinearSoftmax", "QLinearConvTranspose", "QAttention", "QLinearWhere",
-})
 
 
 def data_inputs(op_type: str, n_inputs: int) -> tuple[int, ...]:

@@ -79,3 +79,14 @@ def find_quantized(proto: onnx.ModelProto) -> list[QuantizedNode]:
         if kind:
             found.append(QuantizedNode(node.name, node.op_type, node.domain, kind, path))
     return found
+
+
+#: Integer kernels onnxruntime produces from QDQ units (counted by the fusion tests).
+INTEGER_KERNELS = frozenset({
+    "QLinearConv", "QLinearMatMul", "MatMulInteger", "QGemm", "QLinearAdd", "QLinearMul",
+    "QLinearConcat", "QLinearGlobalAveragePool", "QLinearAveragePool", "MatMulNBits",
+    "DynamicQuantizeMatMul", "ConvInteger", "MatMulIntegerToFloat", "QLinearSigmoid",
+    "QLinearLeakyRelu", "QLinearSoftmax", "QLinearConvTranspose", "QAttention", "QLinearWhere",
+})
+
+

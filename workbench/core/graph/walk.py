@@ -69,10 +69,6 @@ class NameAllocator:
         self._used = set(used)
         self._next: dict[str, int] = {}
 
-    def reserve(self, name: str) -> None:
-        """Mark ``name`` as taken."""
-        self._used.add(name)
-
     def taken(self, name: str) -> bool:
         return name in self._used
 

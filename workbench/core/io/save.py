@@ -119,6 +119,22 @@ def _stream_initializers(proto: onnx.ModelProto, data_file: Path, location: str,
     return out
 
 
+def check_file(path: Path) -> None:
+    """``onnx.checker`` on the written file (any size: by path, external data included), before it
+    replaces anything.
+
+    Raises
+    ------
+    ExportError
+        The file fails the checker (names the file and the checker's reason).
+    """
+    try:
+        onnx.checker.check_model(str(path))
+    except (onnx.checker.ValidationError, ValueError) as exc:
+        raise ExportError(f"The written model fails onnx.checker: {str(exc)[:300]}",
+                          hint="Report this as a Workbench bug with the model and recipe.") from None
+
+
 def _save_external(proto: onnx.ModelProto, path: Path, tmp: Path, threshold: int) -> None:
     folder = path.parent
     data_name = path.name + ".data"
@@ -128,6 +144,7 @@ def _save_external(proto: onnx.ModelProto, path: Path, tmp: Path, threshold: int
     onnx.save_model(lean, str(tmp / path.name), save_as_external_data=True, all_tensors_to_one_file=True,
                     location=hidden, size_threshold=threshold)
     del lean
+    check_file(tmp / path.name)
     if os.path.getsize(tmp / hidden) == 0:  # every tensor under the threshold: one self-contained file
         (tmp / hidden).unlink()
         _fsync(tmp / path.name)
@@ -194,6 +211,7 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
             _save_external(proto, path, tmp, 0 if external else 1024)
         else:
             onnx.save_model(inline_copy(proto), str(tmp / path.name))  # lazy weights read in (< 2 GiB)
+            check_file(tmp / path.name)
             _fsync(tmp / path.name)
             os.replace(tmp / path.name, path)
     except OSError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from workbench.core.formats.mx import is_mx
 from workbench.core.formats.mx_formats import BLOCK_SIZE
-from workbench.core.issues import PlanIssue
+from workbench.core.issues import IssueCode, PlanIssue
 
 
 def plan_issues(units) -> list:
@@ -22,11 +22,11 @@ def plan_issues(units) -> list:
         act = u.config.activation
         if act is not None and is_mx(act.dtype):
             out.append(PlanIssue(u.node, "info", f"activation dtype {act.dtype}: MX activations need a shared "
-                                 "exponent computed at run time, which static QDQ cannot express; left in float."))
+                                 "exponent computed at run time, which static QDQ cannot express; left in float.", code=IssueCode.MX_ACTIVATION_FLOAT))
         for q in u.quant_inputs:
             if q.role == "weight" and is_mx(q.spec.dtype) and q.spec.block_size != BLOCK_SIZE:
                 out.append(PlanIssue(u.node, "warning", f"{q.spec.dtype} with block_size {q.spec.block_size}: "
-                                     f"valid ONNX, but OCP MX v1.0 blocks have {BLOCK_SIZE} elements."))
+                                     f"valid ONNX, but OCP MX v1.0 blocks have {BLOCK_SIZE} elements.", code=IssueCode.MX_BLOCK_SIZE))
     return out
 
 

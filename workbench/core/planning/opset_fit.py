@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.issues import PlanIssue
+from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.model.load import upgrade_opset
 from workbench.core.recipe.spec import Granularity
 
@@ -80,10 +80,10 @@ def fit_opset(model, recipe, plan, replan):
     fitted.min_opset = reached
     fitted.issues.insert(0, PlanIssue("", "warning", f"The plan needs opset {plan.min_opset} but the model "
                                       f"(opset {current}) converts only to opset {reached}: {error} "
-                                      f"{len(beyond)} unit(s) stay float (listed per node)."))
+                                      f"{len(beyond)} unit(s) stay float (listed per node).", code=IssueCode.NEEDS_NEWER_OPSET))
     for n, need in beyond.items():
         fitted.issues.append(PlanIssue(n, "warning", f"left in float: its quantization needs opset {need}, "
                                        f"the model reaches {reached}. Re-export the model at opset {need} or "
-                                       "higher, or use 8-bit dtypes for this node."))
+                                       "higher, or use 8-bit dtypes for this node.", code=IssueCode.NEEDS_NEWER_OPSET))
     log.info("opset fit: %d units excluded (need > opset %d)", len(beyond), reached)
     return fitted

@@ -27,17 +27,27 @@ Nothing unsupported is silent: each case becomes a :class:`PlanIssue` naming the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import onnx
 
 from workbench.core.errors import RecipeError
 from workbench.core.graph import op_families as U
 from workbench.core.graph.index import GraphIndex, attrs_of, elem_types, subgraphs
-from workbench.core.issues import PlanIssue
+from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.planning import mx_rules, stats_guard
 from workbench.core.recipe import hardware
 from workbench.core.recipe.recipe import Recipe, resolve_node
-from workbench.core.recipe.spec import Granularity, NodeConfig, QuantSpec
+from workbench.core.recipe.spec import Granularity, NodeConfig, PlanMode, QuantSpec
+
+
+class Role(StrEnum):
+    """The part a unit's input plays (see :class:`UnitInput`)."""
+
+    ACTIVATION = "activation"
+    WEIGHT = "weight"
+    BIAS = "bias"
+    CONST = "const"
 
 
 @dataclass
@@ -51,8 +61,11 @@ class UnitInput:
 
     index: int
     tensor: str
-    role: str
+    role: Role
     spec: QuantSpec
+
+    def __post_init__(self) -> None:
+        self.role = Role(self.role)
 
 
 @dataclass
@@ -94,11 +107,14 @@ class QuantPlan:
     activations: dict[str, QuantSpec]
     aliases: dict[str, str]
     issues: list[PlanIssue]
-    mode: str
+    mode: PlanMode
     min_opset: int
     recipe: Recipe
     proxies: dict[str, str] = field(default_factory=dict)
     shared: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.mode = PlanMode(self.mode)
 
     def qdq_tensors(self) -> list[str]:
         """Every tensor that gets a Q/DQ pair (calibrated first, then aliases)."""
@@ -137,7 +153,7 @@ def _report_qonnx_only(builder: _Builder, recipe: Recipe) -> None:
             builder.issues.append(PlanIssue(unit.node, "info" if qonnx else "error", (
                 f"{role} dtype {spec.dtype} exists only in QONNX; the QDQ model holds constants in 8-bit "
                 "storage (exact) but cannot clamp activations to it: "
-                + ("export with format qonnx." if qonnx else "set the recipe target to qonnx."))))
+                + ("export with format qonnx." if qonnx else "set the recipe target to qonnx.")), code=IssueCode.QONNX_ONLY_DTYPE))
 
 
 def _check_ambiguous(model, recipe: Recipe) -> None:
@@ -177,7 +193,7 @@ def _warn_saturation(units: dict[str, NodeUnit], issues: list[PlanIssue], mode: 
         issues.append(PlanIssue(hit[0], "warning", f"{len(hit)} unit(s) use full-range 8-bit weights: on this "
                                 "CPU (no VNNI) onnxruntime's integer kernels saturate, so the fused model can be "
                                 "far less accurate than the fake-quantized one. Set reduce_range on the weights "
-                                "(as cpu-u8s8 does here) if the model will run on such CPUs."))
+                                "(as cpu-u8s8 does here) if the model will run on such CPUs.", code=IssueCode.WEIGHT_SATURATION))
 
 
 def _activation_spec(spec: QuantSpec | None, node: str, issues: list[PlanIssue]) -> QuantSpec | None:
@@ -185,11 +201,11 @@ def _activation_spec(spec: QuantSpec | None, node: str, issues: list[PlanIssue])
         return None
     if spec.granularity == Granularity.per_block:
         issues.append(PlanIssue(node, "warning", "per_block activations are not supported by QDQ "
-                                "runtimes; activations left in float (use per_tensor)."))
+                                "runtimes; activations left in float (use per_tensor).", code=IssueCode.ACTIVATION_GRANULARITY))
         return None
     if spec.granularity == Granularity.per_channel:
         issues.append(PlanIssue(node, "warning", "per_channel activations do not fuse into integer "
-                                "kernels; using per_tensor."))
+                                "kernels; using per_tensor.", code=IssueCode.ACTIVATION_GRANULARITY))
         return spec.model_copy(update={"granularity": Granularity.per_tensor, "axis": None})
     return spec
 
@@ -266,7 +282,7 @@ class _Builder:
         if masked:
             self.issues.append(PlanIssue(node.name, "warning", f"input {masked[0]!r} carries a huge constant "
                                          "(an additive mask, |value| >= 1e30): per-tensor quantization will zero every other value of this unit's output. "
-                                         f"Exclude {node.name!r} (its output then stays float)."))
+                                         f"Exclude {node.name!r} (its output then stays float).", code=IssueCode.MASK_INPUT))
         if self.mode == "static":
             unit = self._static_unit(node, cfg)
         else:
@@ -283,11 +299,11 @@ class _Builder:
             self.issues.append(PlanIssue(node.name, "warning", f"{touched[0]!r} is a reduction statistic "
                                          "(mean / variance / norm): its per-tensor range is set by outlier rows, "
                                          "so small rows round to 0 (onnxruntime #16219). Consider excluding "
-                                         f"{node.name!r}."))
+                                         f"{node.name!r}.", code=IssueCode.REDUCTION_STATISTIC))
             return False
         self.issues.append(PlanIssue(node.name, "info", f"left in float: {touched[0]!r} is a reduction "
                                      "statistic (mean / variance / norm) whose per-tensor range is set by "
-                                     "outlier rows; quantize it with an explicit rule if wanted."))
+                                     "outlier rows; quantize it with an explicit rule if wanted.", code=IssueCode.REDUCTION_STATISTIC))
         return True
 
     def _weight_input(self, node, cfg, ix: GraphIndex) -> UnitInput | None:
@@ -298,7 +314,7 @@ class _Builder:
         init = ix.initializers.get(w) or self.ix.initializers.get(w)
         if init is not None and init.data_type in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
             self.issues.append(PlanIssue(node.name, "warning", f"weight {w!r} is 16-bit float; left in float "
-                                         "(convert the model to fp32 first)."))
+                                         "(convert the model to fp32 first).", code=IssueCode.FLOAT16))
             return None
         if init is None or init.data_type != onnx.TensorProto.FLOAT:
             return None
@@ -309,7 +325,7 @@ class _Builder:
             self.issues.append(PlanIssue(node.name, "info", f"{len(init.dims)}-D MatMul weight quantized per "
                                          "channel: onnxruntime fuses QLinearMatMul only for a per-tensor (or 2-D) "
                                          "weight, so this node runs as DQ + float MatMul; use per_tensor for "
-                                         "an integer kernel."))
+                                         "an integer kernel.", code=IssueCode.MATMUL_ND_WEIGHT))
         return UnitInput(fam.weight_index, w, "weight", spec)
 
     def _weight_unit(self, node, cfg: NodeConfig, graph: str, ix: GraphIndex | None = None) -> NodeUnit | None:
@@ -318,7 +334,7 @@ class _Builder:
         if wi is None:
             if node.op_type in U.WEIGHT_OPS:
                 self.issues.append(PlanIssue(node.name, "info", f"{node.op_type} has no constant float "
-                                             "weight; left in float."))
+                                             "weight; left in float.", code=IssueCode.NO_CONSTANT_WEIGHT))
             return None
         return NodeUnit(node.name, node.op_type, [node.name], [], [], wi.tensor, None, cfg, False,
                         [wi], graph)
@@ -357,7 +373,7 @@ class _Builder:
             if not self.ix.is_float(t):
                 if self.types.get(t) in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
                     self.issues.append(PlanIssue(node.name, "warning", f"input {t!r} is 16-bit float; "
-                                                 "left in float (convert the model to fp32 first)."))
+                                                 "left in float (convert the model to fp32 first).", code=IssueCode.FLOAT16))
                 continue
             role = "const" if self.ix.is_const(t) else "activation"
             if role == "const" and node.op_type in U.WEIGHT_OPS:
@@ -378,7 +394,7 @@ class _Builder:
             self._kept_float.add(prod.name)
             self.issues.append(PlanIssue(prod.name, "info", f"excluded: its output {t!r} stays float for its "
                                          "consumers too (with Q/DQ on both sides onnxruntime would quantize "
-                                         "its weight itself and run it as an integer kernel)."))
+                                         "its weight itself and run it as an integer kernel).", code=IssueCode.OUTPUT_KEPT_FLOAT))
         return True
 
     def _bias_input(self, node, cfg: NodeConfig, q_inputs: list[UnitInput]) -> UnitInput | None:
@@ -390,17 +406,17 @@ class _Builder:
             return None
         if cfg.bias.dtype != "int32":
             self.issues.append(PlanIssue(node.name, "warning", f"bias dtype {cfg.bias.dtype} is not "
-                                         "supported (QDQ biases are int32); bias left in float."))
+                                         "supported (QDQ biases are int32); bias left in float.", code=IssueCode.BIAS_FLOAT))
             return None
         has_w = any(q.role == "weight" for q in q_inputs)
         has_a = any(q.role == "activation" and q.index == 0 for q in q_inputs)
         if not (has_w and has_a):
             self.issues.append(PlanIssue(node.name, "info", "bias left in float: int32 bias needs a "
-                                         "quantized input and weight."))
+                                         "quantized input and weight.", code=IssueCode.BIAS_FLOAT))
             return None
         a = attrs_of(node)
         if node.op_type == "Gemm" and (a.get("alpha", 1.0) != 1.0 or a.get("beta", 1.0) != 1.0):
-            self.issues.append(PlanIssue(node.name, "info", "Gemm alpha/beta != 1: bias left in float."))
+            self.issues.append(PlanIssue(node.name, "info", "Gemm alpha/beta != 1: bias left in float.", code=IssueCode.BIAS_FLOAT))
             return None
         return UnitInput(fam.bias_index, b, "bias", cfg.bias)
 
@@ -437,17 +453,17 @@ class _Builder:
             unit = self._weight_unit(node, rn.config, parent.name, ix) if node.op_type in U.WEIGHT_OPS else None
             if unit is None:
                 self.issues.append(PlanIssue(node.name, "warning", f"inside the subgraph of {parent.name!r}: "
-                                             "left in float (subgraph tensors are not calibrated)."))
+                                             "left in float (subgraph tensors are not calibrated).", code=IssueCode.SUBGRAPH))
                 continue
             self.units[node.name] = unit
             if top and self._branch_boundary(parent, graph, ix, node, unit, rn.config):
                 self.issues.append(PlanIssue(node.name, "info", f"inside the subgraph of {parent.name!r}: input "
                                              f"calibrated in the main graph, output through {parent.name!r}'s output "
-                                             f"{self.proxies[unit.outputs[0]]!r}."))
+                                             f"{self.proxies[unit.outputs[0]]!r}.", code=IssueCode.SUBGRAPH))
                 continue
             self.issues.append(PlanIssue(node.name, "warning", f"inside the subgraph of {parent.name!r}: "
                                          "weight quantized, activations left in float (subgraph tensors "
-                                         "are not calibrated)."))
+                                         "are not calibrated).", code=IssueCode.SUBGRAPH))
 
     def _branch_boundary(self, parent, graph, ix: GraphIndex, node, unit: NodeUnit, cfg: NodeConfig) -> bool:
         """Make an If-branch unit fully static when its input is a main-graph tensor and its output
@@ -500,7 +516,7 @@ class _Builder:
             wanted = {s.dtype for _, s, _ in self.requests.get(o, [])}
             if wanted - {root_spec.dtype}:
                 self.issues.append(PlanIssue(node.name, "info", f"{o!r}: consumers want {sorted(wanted)}, "
-                                             f"input is {root_spec.dtype}; quantized separately."))
+                                             f"input is {root_spec.dtype}; quantized separately.", code=IssueCode.SPEC_CONFLICT))
                 continue
             self.requests.pop(o, None)
             self.aliases[o] = root
@@ -554,5 +570,5 @@ class _Builder:
                 self.issues.append(PlanIssue(unit, "info", f"tensor {t!r} uses the activation spec of {unit!r} "
                                              f"({spec.dtype}, symmetric={spec.symmetric}); another unit reading "
                                              f"it asked for {', '.join(asked) or 'other observer settings'}. "
-                                             "Give both the same activation rule to change it."))
+                                             "Give both the same activation rule to change it.", code=IssueCode.SPEC_SHARED))
             self.activations[t] = spec

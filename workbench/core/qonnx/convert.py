@@ -30,9 +30,9 @@ from workbench.core.errors import ExportError
 from workbench.core.formats.numerics import dequantize, expand_param
 from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import QTYPES, QType, get_qtype, qtype_of_onnx
-from workbench.core.graph.index import NameAllocator, all_names, attrs_of, iter_graphs, subgraphs
-from workbench.core.graph.op_families import INTEGER_KERNELS
+from workbench.core.graph.index import NameAllocator, all_names, attrs_of, elem_types, iter_graphs, subgraphs
 from workbench.core.graph.prune import drop_unused_initializers
+from workbench.core.graph.quantized_ops import quantized_kind
 from workbench.core.io.atomic import protect_input
 from workbench.core.io.save import save_model
 from workbench.core.qonnx.reader import (
@@ -53,8 +53,10 @@ from workbench.core.writers import common as C
 
 log = logging.getLogger(__name__)
 
+#: quantized operators the converter cannot turn into QDQ / QONNX pairs (integer kernels)
+_INTEGER_KINDS = ("QOperator", "dynamic", "weight_only")
+
 TARGETS = ("qonnx", "qdq")
-_INTEGER_OPS = INTEGER_KERNELS | {"DynamicQuantizeLinear", "DynamicQuantizeLSTM", "QLinearReduceMean"}
 
 
 @dataclass
@@ -66,16 +68,6 @@ class _Plan:
     reasons: list[tuple[str, str]] = field(default_factory=list)
     converted_outputs: set[str] = field(default_factory=set)
     opset: int = 0
-
-
-def _elem_type(graph: onnx.GraphProto) -> dict[str, int]:
-    out = {}
-    for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
-        if vi.type.HasField("tensor_type"):
-            out[vi.name] = vi.type.tensor_type.elem_type
-    for i in graph.initializer:
-        out[i.name] = i.data_type
-    return out
 
 
 def _shapes(proto: onnx.ModelProto) -> dict[str, list]:
@@ -105,7 +97,7 @@ class _ToQonnx:
     def analyse(self, graph: onnx.GraphProto, consts: dict[str, np.ndarray]) -> _Plan:
         plan = _Plan()
         consts = constants(graph, consts)
-        types = _elem_type(graph)
+        types = elem_types(graph)
         producer = {o: n for n in graph.node for o in n.output}
         consumers: dict[str, list[onnx.NodeProto]] = {}
         for n in graph.node:
@@ -122,7 +114,7 @@ class _ToQonnx:
                     what = f"feeds {', '.join(sorted(set(bad)))}" if bad else "is a graph output"
                     plan.reasons.append((n.name, f"its integer output {n.output[0]!r} {what}; QONNX has no "
                                          "integer tensors."))
-            elif n.op_type in _INTEGER_OPS or n.domain == "com.microsoft" and n.op_type.startswith("Q"):
+            elif quantized_kind(n.op_type, n.domain) in _INTEGER_KINDS or n.domain == "com.microsoft" and n.op_type.startswith("Q"):
                 plan.reasons.append((n.name, f"integer kernel {n.op_type} has no QONNX form; convert the "
                                      "QDQ model instead (before onnxruntime fuses it)."))
         return plan

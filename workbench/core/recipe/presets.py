@@ -19,7 +19,6 @@ STATIC_OPS = (
     "Conv", "ConvTranspose", "MatMul", "Gemm", "Add", "Mul", "Concat",
     "MaxPool", "AveragePool", "GlobalAveragePool", "Resize",
 )
-WEIGHT_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
 
 
 

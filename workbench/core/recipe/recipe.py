@@ -49,6 +49,9 @@ class Recipe(BaseModel):
     target: Literal["qdq", "qonnx"] = "qdq"
     #: SmoothQuant scale migration before calibration (static recipes); None = off.
     smoothquant: SmoothQuantSpec | None = None
+    #: General bias correction after writing (Nagel et al. 2019, section 4.2): each Conv bias absorbs the
+    #: mean output shift its weight rounding causes on the calibration data (static recipes).
+    bias_correction: bool = False
 
     @model_validator(mode="after")
     def _qonnx_only_dtypes(self) -> Recipe:

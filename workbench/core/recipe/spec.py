@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -158,7 +158,15 @@ class Rule(NodeSettings):
         return f"rule op_type={self.op_type}" if self.op_type else f"rule name={self.name}"
 
 
-Mode = Literal["static", "dynamic", "weight_only"]
+class PlanMode(StrEnum):
+    """How a recipe quantizes: calibrated static QDQ, dynamic (activations at run time), weight-only."""
+
+    STATIC = "static"
+    DYNAMIC = "dynamic"
+    WEIGHT_ONLY = "weight_only"
+
+
+Mode = PlanMode
 
 
 class SmoothQuantSpec(BaseModel):
@@ -182,7 +190,7 @@ class Preset(BaseModel):
 
     name: str
     description: str
-    mode: Mode = "static"
+    mode: PlanMode = PlanMode.STATIC
     config: NodeConfig
     op_types: tuple[str, ...]
     min_opset: int = 13

@@ -18,7 +18,7 @@ import workbench
 from workbench.core.errors import ExportError
 from workbench.core.formats.numerics import compute_qparams
 from workbench.core.formats.qparams import QParams
-from workbench.core.formats.qtypes import QType, get_qtype
+from workbench.core.formats.qtypes import QType
 from workbench.core.model import load as model_mod
 from workbench.core.recipe.spec import Granularity, QuantSpec
 
@@ -154,9 +154,3 @@ def stamp_metadata(proto: onnx.ModelProto, plan) -> None:
     proto.metadata_props.extend(keep)
     for k, v in props.items():
         proto.metadata_props.add(key=k, value=v)
-
-
-
-
-def qtype_of(spec: QuantSpec) -> QType:
-    return get_qtype(spec.dtype)

@@ -19,7 +19,7 @@ from onnx import TensorProto, helper
 from workbench.core.formats.numerics import quantize
 from workbench.core.formats.qparams import QParams
 from workbench.core.graph.index import attrs_of
-from workbench.core.issues import PlanIssue
+from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.planning.plan import NodeUnit, QuantPlan
 from workbench.core.writers import common as C
 from workbench.core.writers.qdq import QdqResult, QdqWriter
@@ -47,7 +47,7 @@ class _DynamicWriter(QdqWriter):
         a = attrs_of(node)
         if node.op_type == "Gemm" and a.get("transA", 0):
             self.issues.append(PlanIssue(node.name, "info", "Gemm with transA: weight-only DQ instead of "
-                                         "dynamic quantization."))
+                                         "dynamic quantization.", code=IssueCode.GEMM_TRANS_A))
             return super().emit_unit(node, unit, main)
         if node.op_type not in ("MatMul", "Gemm", "Conv"):
             return super().emit_unit(node, unit, main)
@@ -62,7 +62,7 @@ class _DynamicWriter(QdqWriter):
         zp = np.asarray(wq.zero_point)
         if node.op_type == "Conv" and zp.ndim and np.any(zp != zp.ravel()[0]):
             self.issues.append(PlanIssue(node.name, "info", "ConvInteger accepts one weight zero_point only; "
-                                         "asymmetric per-channel weights written as DQ(weight) + float Conv."))
+                                         "asymmetric per-channel weights written as DQ(weight) + float Conv.", code=IssueCode.ONE_ZERO_POINT))
             return super().emit_unit(node, unit, main)
         return self._pattern(node, unit, w, wq, a)
 
@@ -132,7 +132,7 @@ class _DynamicWriter(QdqWriter):
             return name
         if beta != 1.0 or node.op_type == "Conv":
             self.issues.append(PlanIssue(node.name, "warning", "non-constant bias with beta != 1 or on "
-                                         "Conv is not supported in dynamic mode; bias ignored."))
+                                         "Conv is not supported in dynamic mode; bias ignored.", code=IssueCode.BIAS_FLOAT))
             return None
         return b
 

@@ -26,7 +26,7 @@ from workbench.core.formats.mx import e8m0_bits, mx_format
 from workbench.core.formats.numerics import mx_quantize
 from workbench.core.formats.qparams import QParams
 from workbench.core.io.external import has_lazy, lazy_session
-from workbench.core.issues import PlanIssue
+from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.runtime.mx_simulation import has_mx
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def add_initializers(writer, base: str, x: np.ndarray, qp: QParams) -> tuple[str
     fmt = mx_format(qp.qtype)
     if fmt.container != fmt.storage and fmt.bits == 6:
         writer.issues.append(PlanIssue("", "info", f"{base}: ONNX has no 6-bit float type; the {fmt.element} "
-                                       "elements are stored (exactly) as float8e4m3fn."))
+                                       "elements are stored (exactly) as float8e4m3fn.", code=IssueCode.MX_ELEMENT_STORAGE))
     return qname, sname, ""
 
 
@@ -84,6 +84,6 @@ def runtime_issues(proto: onnx.ModelProto) -> list[PlanIssue]:
     if ok:
         return []
     log.info("onnxruntime rejected the MX model: %s", why)
-    return [PlanIssue("", "warning", f"{ORT_CANNOT_RUN} (onnxruntime said: {why}).")]
+    return [PlanIssue("", "warning", f"{ORT_CANNOT_RUN} (onnxruntime said: {why}).", code=IssueCode.ORT_CANNOT_RUN)]
 
 

@@ -19,7 +19,7 @@ from onnx import helper
 
 from workbench.core.formats.qparams import QParams
 from workbench.core.graph.index import attrs_of
-from workbench.core.issues import PlanIssue
+from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.writers import common as C
 
 
@@ -46,7 +46,7 @@ def guard(node: onnx.NodeProto, qp: QParams, writer) -> list[onnx.NodeProto]:
         node.op_type = "Max"
         node.input.append(zero)
         writer.issues.append(PlanIssue(node.name, "info", f"Relu written as Max(x, 0): onnxruntime would "
-                                       f"drop a Relu before a {qp.qtype} QuantizeLinear with zero_point > qmin."))
+                                       f"drop a Relu before a {qp.qtype} QuantizeLinear with zero_point > qmin.", code=IssueCode.RELU_REWRITTEN))
         return []
     return _clip_as_min_max(node, qp, writer)
 
@@ -87,5 +87,5 @@ def _clip_as_min_max(node: onnx.NodeProto, qp: QParams, writer) -> list[onnx.Nod
     node.input.extend(inputs)
     node.op_type = op
     writer.issues.append(PlanIssue(node.name, "info", f"Clip written as Min(Max(x, lo), hi): onnxruntime's "
-                                   f"ClipQuantFusion fails on a {qp.qtype} QuantizeLinear."))
+                                   f"ClipQuantFusion fails on a {qp.qtype} QuantizeLinear.", code=IssueCode.CLIP_REWRITTEN))
     return pre

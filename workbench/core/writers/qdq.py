@@ -31,7 +31,7 @@ from workbench.core.graph.index import NameAllocator, all_names, attrs_of, iter_
 from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.io.external import checkable, tensor_array
 from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes, restore_held
-from workbench.core.issues import PlanIssue
+from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.writers import common as C
 from workbench.core.writers import mx as mx_writer
@@ -101,7 +101,7 @@ class QdqWriter:
                 raise
             self.proto = proto
             self.issues.append(PlanIssue("", "warning", f"{exc.message} Units that need a newer opset stay "
-                                         "in float (listed per node)."))
+                                         "in float (listed per node).", code=IssueCode.OPSET_UPGRADE_FAILED))
         C.fix_ir_version(self.proto)
         self.plan = plan
         self.alloc = NameAllocator(all_names(self.proto))
@@ -133,7 +133,7 @@ class QdqWriter:
             if not unit.excluded and not all(self._spec_ok(sp) for sp in specs):
                 skipped.add(name)
                 self.issues.append(PlanIssue(name, "warning", f"left in float: its quantization needs a newer "
-                                             f"opset than the model's {self.max_opset} (upgrade failed)."))
+                                             f"opset than the model's {self.max_opset} (upgrade failed).", code=IssueCode.NEEDS_NEWER_OPSET))
         return skipped
 
     # -- driver ------------------------------------------------------------------------------
@@ -150,7 +150,7 @@ class QdqWriter:
 
     def _check(self) -> None:
         if model_tensor_bytes(self.proto) > 2**31 - 2**24:
-            return  # onnx.checker cannot serialise > 2 GiB in memory; save_model checks the file
+            return  # onnx.checker cannot serialise > 2 GiB in memory: io.save.save_model checks the file on disk
         try:
             onnx.checker.check_model(checkable(self.proto))  # weights kept on disk: checked as inputs
         except onnx.checker.ValidationError as exc:
@@ -317,7 +317,7 @@ class QdqWriter:
             return obs.qparams()
         except WorkbenchError as exc:
             self.issues.append(PlanIssue(node.name, "warning", f"weight {name!r}: observer {spec.observer} "
-                                         f"failed ({exc.message}); MinMax used instead."))
+                                         f"failed ({exc.message}); MinMax used instead.", code=IssueCode.WEIGHT_OBSERVER))
             return C.weight_qparams(w, spec)
 
     def const(self, name: str) -> np.ndarray:
@@ -369,26 +369,26 @@ class QdqWriter:
     def _bias(self, node, unit: NodeUnit, bi: UnitInput, wq: QParams):
         x_name = self.pairs.get(node.input[0])
         if x_name is None:
-            self.issues.append(PlanIssue(node.name, "info", "bias left in float: input is not quantized."))
+            self.issues.append(PlanIssue(node.name, "info", "bias left in float: input is not quantized.", code=IssueCode.BIAS_FLOAT))
             return [], wq
         b = self.const(bi.tensor)
         w = self.const(node.input[1])
         res = quantize_bias(b, x_name.qp.scale, wq, node.op_type, w, int(attrs_of(node).get("group", 1)))
         if res is None:
             self.issues.append(PlanIssue(node.name, "warning", "bias left in float: the weight scale does "
-                                         "not map onto output channels (per_block or custom axis)."))
+                                         "not map onto output channels (per_block or custom axis).", code=IssueCode.BIAS_FLOAT))
             return [], wq
         coarse = self._coarse_bias(unit, b, res)
         if coarse is not None:
             self.issues.append(PlanIssue(node.name, "warning", f"bias {bi.tensor!r} kept in float: its int32 "
                                          f"scale (input_scale * weight_scale) would round it by up to "
                                          f"{coarse:.3g}, more than half the output LSB; {node.op_type} will "
-                                         "not fuse into an integer kernel."))
+                                         "not fuse into an integer kernel.", code=IssueCode.BIAS_FLOAT))
             return [], wq
         if res.raised:
             self.issues.append(PlanIssue(node.name, "warning", f"int32 bias {bi.tensor!r} would overflow: "
                                          f"weight scale raised x{res.factor:.3g} on channels "
-                                         f"{res.raised[:16]} so the bias fits (not clipped)."))
+                                         f"{res.raised[:16]} so the bias fits (not clipped).", code=IssueCode.BIAS_OVERFLOW))
         qname = self.alloc.new(f"{bi.tensor}_quantized")
         sname = self.alloc.new(f"{bi.tensor}_scale")
         zname = self.alloc.new(f"{bi.tensor}_zero_point")

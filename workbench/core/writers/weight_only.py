@@ -13,7 +13,7 @@ import onnx
 from onnx import helper
 
 from workbench.core.graph.index import attrs_of
-from workbench.core.issues import PlanIssue
+from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.writers import common as C
 from workbench.core.writers.qdq import QdqResult, QdqWriter
@@ -52,15 +52,8 @@ def write_weight_only(model, plan: QuantPlan, act_qparams: dict | None = None) -
         why = _fusion_blocker(unit, inits.get(unit.weight or "", []))
         if why:
             writer.issues.append(PlanIssue(unit.node, "info", f"{why}; runs as DequantizeLinear + "
-                                           f"float {unit.op_type}."))
+                                           f"float {unit.op_type}.", code=IssueCode.NO_MATMULNBITS))
     return writer.write()
-
-
-def count_matmulnbits_candidates(proto: onnx.ModelProto) -> int:
-    """Number of ``DequantizeLinear -> MatMul`` pairs with a block_size attribute (for reports)."""
-    dq_out = {n.output[0] for n in proto.graph.node if n.op_type == "DequantizeLinear"
-              and any(a.name == "block_size" for a in n.attribute)}
-    return sum(1 for n in proto.graph.node if n.op_type == "MatMul" and len(n.input) > 1 and n.input[1] in dq_out)
 
 
 def _gemm_as_matmul(unit: NodeUnit) -> UnitInput | None:

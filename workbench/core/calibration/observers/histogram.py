@@ -100,12 +100,6 @@ class StreamingHistogram:
         lo = 0.0 if self.lo is None else self.lo
         return lo + self.width * np.arange(self.bins + 1, dtype=np.float64)
 
-    @property
-    def centers(self) -> np.ndarray:
-        """Bin centres, float64, shape (bins,)."""
-        e = self.edges
-        return 0.5 * (e[:-1] + e[1:])
-
     def _init_range(self, mn: float, mx: float) -> None:
         span = mx - mn
         if span <= 0.0 or not math.isfinite(span):

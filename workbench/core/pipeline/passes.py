@@ -1,0 +1,81 @@
+"""The pass interface of the quantize pipeline: a :class:`Job` that passes read and change, and
+the :class:`PassResult` each returns (in the spirit of onnx_ir's ``PassBase`` -> ``PassResult``).
+
+A pass is an object with a ``name``, ``applies(job) -> bool`` and ``run(job) -> PassResult``.
+:func:`run_passes` runs a list of them in order; the issues each raises are kept in order in
+``job.issues`` and ``job.history`` records ``(pass name, modified)`` for every pass that ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from workbench.core.calibration.calibrate import CalibrationResult
+from workbench.core.formats.qparams import QParams
+from workbench.core.issues import PlanIssue
+from workbench.core.model.load import PreparedModel
+from workbench.core.planning.plan import QuantPlan
+from workbench.core.progress import CancelToken, ProgressFn
+from workbench.core.recipe.recipe import Recipe
+from workbench.core.writers.qdq import QdqResult
+
+
+@dataclass
+class Job:
+    """The state of one quantize run.
+
+    ``model`` and ``recipe`` are what later passes plan and write with: model passes may replace
+    the model (``smoothed`` keeps the rewritten copy) and add exclusions to the recipe;
+    ``user_recipe`` is the recipe as given. ``guard_recipe`` is ``recipe`` plus the exclusions
+    of the guards that ran before calibration.
+    """
+
+    model: PreparedModel
+    recipe: Recipe
+    user_recipe: Recipe
+    data: Any = None
+    samples: int | None = None
+    progress: ProgressFn | None = None
+    cancel: CancelToken | None = None
+    previous: CalibrationResult | None = None
+    guard: bool = True
+    bias_correction: bool = False
+    plan: QuantPlan | None = None
+    guard_recipe: Recipe | None = None
+    calibration: CalibrationResult | None = None
+    qparams: dict[str, QParams] = field(default_factory=dict)
+    written: QdqResult | None = None
+    smoothed: PreparedModel | None = None
+    issues: list[PlanIssue] = field(default_factory=list)
+    history: list[tuple[str, bool]] = field(default_factory=list)
+
+
+@dataclass
+class PassResult:
+    """What a pass did: whether it changed the job's model, plan or output, and the issues it raised."""
+
+    modified: bool
+    issues: list[PlanIssue] = field(default_factory=list)
+
+
+class Pass(Protocol):
+    """One step of the pipeline."""
+
+    name: str
+
+    def applies(self, job: Job) -> bool: ...
+
+    def run(self, job: Job) -> PassResult: ...
+
+
+def run_passes(job: Job, passes: Sequence[Pass]) -> Job:
+    """Run ``passes`` in order on ``job`` (each only where it ``applies``); returns ``job``."""
+    for p in passes:
+        if not p.applies(job):
+            continue
+        result = p.run(job)
+        job.issues.extend(result.issues)
+        job.history.append((p.name, result.modified))
+    return job
