@@ -26,6 +26,7 @@ from workbench.core.analysis.sweep_graph import only_float, only_quantized, with
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import RecipeError
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.recipe.spec import PlanMode
 from workbench.core.runtime.session import add_outputs, make_session
 
 log = logging.getLogger(__name__)
@@ -348,7 +349,7 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
 
     progress = progress or no_progress
     executor = executor or default_executor()
-    if getattr(result.plan, "mode", "static") != "static":
+    if result.plan.mode != PlanMode.STATIC:
         raise RecipeError(f"The sensitivity sweep compares static QDQ units; the recipe's preset "
                           f"{result.recipe.preset if result.recipe else ''!r} is {result.plan.mode}.",
                           hint="Pick a static preset (e.g. cpu-u8s8) to sweep, then switch back.")
@@ -356,7 +357,7 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     source = open_data_source(data, model)
     n = source.num_samples()
     n = min(n, samples) if (n is not None and samples) else (samples or n)
-    bs = batch_size if getattr(source, "can_batch", False) else 1
+    bs = batch_size if source.can_batch else 1
     feeds = list(source.batches(bs, limit=n))
     f_types, q_types = _types(fp, True), _types(qp, False)
     units = sweepable_units(result.plan, fp)

@@ -97,7 +97,7 @@ def unit_outputs(plan, tensor_map: dict[str, str]) -> dict[str, tuple[str, str, 
     """Float tensor -> (unit node, op type, quantized tensor) for every unit output we can compare."""
     pairs: dict[str, tuple[str, str, str]] = {}
     for name, unit in plan.units.items():
-        if getattr(unit, "excluded", False):
+        if unit.excluded:
             continue
         for t in unit.outputs:
             if t in tensor_map and t not in pairs:

@@ -332,7 +332,7 @@ class _Run:
         """``(sample indices, feed)``; a default batch size is found by running sample 0 alone."""
         self._check()
         src = self.source
-        can_batch = getattr(src, "can_batch", False)
+        can_batch = src.can_batch
         if batch_size is None and can_batch and self.session is not None and (samples is None or samples > 1):
             first = next(iter(src.samples(1)), None)
             if first is None:
@@ -442,7 +442,7 @@ def _indexed(src: Any, batch_size: int, samples: int | None) -> Iterator[tuple[l
         return
     i = 0
     for feed in src.batches(batch_size):
-        k = len(next(iter(feed.values()))) if feed and getattr(src, "can_batch", False) else 1
+        k = len(next(iter(feed.values()))) if feed and src.can_batch else 1
         if samples is not None and i >= samples:
             return
         yield list(range(i, i + k)), feed

@@ -23,7 +23,7 @@ def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples:
     total = source.num_samples() or 0
     if samples:
         total = min(total, samples) if total else samples
-    if getattr(source, "can_batch", False):
+    if source.can_batch:
         total = -(-total // ANALYSIS_BATCH)
     model = result.float_model or model
     return analyze_units(model.proto, result.proto, result.plan, result.tensor_map,

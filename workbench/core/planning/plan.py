@@ -157,7 +157,7 @@ def _report_qonnx_only(builder: _Builder, recipe: Recipe) -> None:
 
 
 def _check_ambiguous(model, recipe: Recipe) -> None:
-    ambiguous: dict[str, list[str]] = getattr(model, "ambiguous_names", None) or {}
+    ambiguous: dict[str, list[str]] = model.ambiguous_names
     named = list(recipe.exclude) + list(recipe.overrides) + [r.name for r in recipe.rules if r.name]
     for name in named:
         if name in ambiguous:

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 def correctable_units(plan) -> list:
     """Conv units of ``plan`` that are quantized and have a weight and a bias initializer."""
     return [u for u in plan.units.values()
-            if u.op_type == "Conv" and not getattr(u, "excluded", False) and u.weight and u.bias]
+            if u.op_type == "Conv" and not u.excluded and u.weight and u.bias]
 
 
 def dequantized_weights(qproto: onnx.ModelProto) -> dict[str, np.ndarray]:

@@ -38,7 +38,7 @@ def constant_inputs(plan, observers: dict) -> dict[str, float]:
     found = {}
     for u in correctable_units(plan):
         obs = observers.get(u.inputs[0]) if u.inputs else None
-        if obs is None or not getattr(obs, "count", 0):
+        if obs is None or not obs.count:
             continue
         rmin, rmax = (np.asarray(r, dtype=np.float64) for r in obs.compute_range())
         if rmin.size == 1 and float(rmin) == float(rmax) and float(rmin) != 0.0 and np.isfinite(rmin).all():

@@ -217,7 +217,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         return res, score(run_outputs(res.proto, ev.feeds), ev.float_outputs, ev.labels)
 
     m0 = score(run_outputs(base.proto, ev.feeds), ev.float_outputs, ev.labels)
-    n_units = sum(1 for u in base.plan.units.values() if not getattr(u, "excluded", False))
+    n_units = sum(1 for u in base.plan.units.values() if not u.excluded)
     try:
         float_cost: CostReport | None = model_cost(model.proto)
     except ModelError as exc:  # the curve then lacks sizes; the tuning itself does not need them

@@ -114,8 +114,7 @@ def upgrade_opset(proto: onnx.ModelProto, target: int, held: dict | None = None)
         proto.graph.input.extend(onnx.helper.make_tensor_value_info(n, held[n].data_type, list(held[n].dims))
                                  for n in sorted(stand_in))
     try:
-        fn = getattr(model_mod, "upgrade_opset", None)
-        out = fn(proto, target) if fn else onnx.version_converter.convert_version(proto, target)
+        out = model_mod.upgrade_opset(proto, target)
     except Exception as exc:  # noqa: BLE001 - the converter raises many types
         raise ExportError(f"The plan needs opset {target} but the model is opset {current} and the "
                           f"conversion failed ({exc.__class__.__name__}: {str(exc)[:200]}).",
