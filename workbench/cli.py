@@ -135,6 +135,27 @@ def cmd_analyze(args) -> int:
     return 0
 
 
+def cmd_sweep(args) -> int:
+    model = api.open_model(args.model)
+    recipe = _recipe_from_args(args)
+    executor = api.make_executor(args.executor)
+    progress = TerminalProgress()
+    try:
+        result = api.quantize(model, recipe, data=args.data, samples=args.samples, progress=progress)
+        sweep = api.sensitivity_sweep(model, result, args.eval or args.data, samples=args.eval_samples,
+                                      top=args.top_units, executor=executor, progress=progress)
+    finally:
+        progress.close()
+    if args.json:
+        api.atomic_write_bytes(Path(args.json), (json.dumps(sweep.to_json(), indent=2) + "\n").encode())
+    print(f"all units quantized: {sweep.all_quant_db:.2f} dB output SQNR ({sweep.samples} samples)")
+    print(f"{'node':40s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
+    for r in sweep.rows[: args.top]:
+        print(f"{r.node[:40]:40s} {r.op_type[:14]:14s} {r.only_quant_db:10.2f} {r.only_float_db:10.2f} "
+              f"{r.local_db:8.2f} {r.gain_db:8.2f}")
+    return 0
+
+
 def cmd_autotune(args) -> int:
     model = api.open_model(args.model)
     recipe = _recipe_from_args(args)
@@ -296,6 +317,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", help="write the rows as JSON")
     s.add_argument("--top", type=int, default=20, help="rows to print")
     s.set_defaults(func=cmd_analyze)
+
+    s = sub.add_parser("sweep", help="sensitivity sweep: output SQNR with only each unit quantized / left float")
+    s.add_argument("model")
+    recipe_args(s)
+    s.add_argument("--eval", help="data the sweep runs on (default: --data)")
+    s.add_argument("--eval-samples", type=_positive_int, default=8)
+    s.add_argument("--top-units", type=_positive_int, help="sweep only the N units with the worst own error")
+    s.add_argument("--executor", help="where the tasks run: inline, processes[:N], ray or ray:ADDRESS "
+                   "(default: local processes)")
+    s.add_argument("--json", help="write the ranked table as JSON")
+    s.add_argument("--top", type=int, default=20, help="rows to print")
+    s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("autotune", help="promote the most sensitive units until a metric target holds")
     s.add_argument("model")

@@ -85,6 +85,8 @@ _LAZY: dict[str, str] = {
     "InlineExecutor": "workbench.core.analysis.executors",
     "ProcessExecutor": "workbench.core.analysis.executors",
     "default_executor": "workbench.core.analysis.executors",
+    "make_executor": "workbench.core.analysis.executors",
+    "RayExecutor": "workbench.core.analysis.executors",
     "autotune": "workbench.core.tuning.autotune",
     # inspection and conversion
     "inspect_model": "workbench.core.inspection.report",

@@ -1,30 +1,26 @@
-"""Where the sensitivity sweep's tasks run: this process, local processes, or a cluster.
+"""Where fanned-out tasks run (the sensitivity sweep's suffix models): this process, local
+processes, or a Ray cluster.
 
 An executor has one method, ``map(fn, tasks)``, which yields ``fn(task)`` for every task *in
 task order*, lazily (the caller checks cancel and reports progress between results, and stops
 iterating to cancel). ``fn`` is a module-level function and each task a picklable dataclass of
-bytes and numpy arrays, so any engine that can ship a function and its argument can run them.
-A Ray executor, for instance, is::
-
-    class RayExecutor:
-        def map(self, fn, tasks):
-            remote = ray.remote(fn)
-            refs = [remote.remote(t) for t in tasks]
-            for ref in refs:
-                yield ray.get(ref)
-
-and is passed as ``sensitivity_sweep(..., executor=RayExecutor())``. :func:`default_executor`
-gives local processes (one per two cores, spawn start method), or this process when that is 1.
+bytes and numpy arrays, so any engine that can ship a function and its argument can run them;
+the results do not depend on where they ran. :func:`make_executor` turns the CLI's
+``--executor inline|processes|ray[:ADDRESS]`` into one; :func:`default_executor` gives local
+processes (one per two cores, spawn start method), or this process when that is 1.
 """
 
 from __future__ import annotations
 
+import logging
 import multiprocessing as mp
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Protocol
+
+from workbench.core.errors import WorkbenchError
 
 
 class Executor(Protocol):
@@ -70,3 +66,108 @@ def default_executor() -> Executor:
     :class:`InlineExecutor` when that makes one process."""
     workers = (os.cpu_count() or 1) // 2
     return ProcessExecutor(workers) if workers > 1 else InlineExecutor()
+
+
+class RayExecutor:
+    """Runs tasks as Ray tasks (Ray 2.x, the optional ``[ray]`` extra).
+
+    ``address`` None starts a local Ray instance on 127.0.0.1 with ``workers`` CPUs for the
+    duration of one :meth:`map` (and shuts it down after); "auto" or "HOST:PORT" joins an existing
+    cluster, whose workers need the same Workbench, onnxruntime and numpy installed. Each task is
+    put in the object store once and referenced (no model pickled per retry); at most
+    ``2 * workers`` are in flight. A task whose worker process dies is retried once by Ray; a
+    second death raises :class:`WorkbenchError` naming the task. Closing the iterator early (cancel)
+    cancels the tasks still queued or running, so no work is left behind on the cluster.
+    """
+
+    def __init__(self, address: str | None = None, workers: int = 2):
+        self.address = address or None
+        self.workers = max(1, int(workers))
+
+    def map(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
+        ray = _import_ray(local=self.address is None)
+        started = not ray.is_initialized()
+        if started:
+            kwargs = {"include_dashboard": False, "log_to_driver": False, "ignore_reinit_error": True,
+                      "logging_level": logging.ERROR}
+            if self.address is None:
+                kwargs.update(num_cpus=self.workers)
+            try:
+                ray.init(address=self.address, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ...
+                raise WorkbenchError(f"Cannot reach the Ray cluster at {self.address or 'a new local instance'}: "
+                                     f"{str(exc).splitlines()[0][:200]}",
+                                     hint="Start it with `ray start --head`, or use --executor processes.") from None
+        remote = ray.remote(max_retries=1, retry_exceptions=False)(fn)
+        pending: deque = deque()
+        index = 0
+        try:
+            for task in tasks:
+                pending.append((index, remote.remote(ray.put(task))))
+                index += 1
+                if len(pending) >= 2 * self.workers:
+                    yield self._get(ray, *pending.popleft())
+            while pending:
+                yield self._get(ray, *pending.popleft())
+        finally:
+            for _, ref in pending:
+                ray.cancel(ref, force=True)
+            if started:
+                ray.shutdown()
+
+    @staticmethod
+    def _get(ray, index: int, ref) -> Any:
+        try:
+            return ray.get(ref)
+        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError) as exc:
+            raise WorkbenchError(f"Ray task {index} failed twice: its worker died ({exc.__class__.__name__}).",
+                                 hint="Check the workers' memory and logs (`ray status`), or use --executor "
+                                      "processes.") from None
+        except ray.exceptions.RayTaskError as exc:
+            raise exc.as_instanceof_cause() from None
+
+
+#: Ray binds a local instance to the machine's network address unless told it is a single-node
+#: setup; this keeps its head, raylet and workers on 127.0.0.1 (the variable is read at import).
+_LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def _import_ray(local: bool = False):
+    if local:
+        os.environ.setdefault(_LOOPBACK_ENV, "0")
+    try:
+        import ray  # optional dependency: the [ray] extra
+    except ImportError:
+        raise WorkbenchError("The Ray executor needs Ray, which is not installed.",
+                             hint="pip install 'onnx-quant-workbench[ray]' (or pip install 'ray>=2.9').") from None
+    if local and os.environ.get(_LOOPBACK_ENV) == "0":
+        ray._private.ray_constants.ENABLE_RAY_CLUSTER = False  # ray was imported before the variable was set
+    return ray
+
+
+#: names accepted by :func:`make_executor`
+EXECUTORS = ("inline", "processes", "ray")
+
+
+def make_executor(spec: str | None) -> Executor:
+    """An executor from ``inline``, ``processes[:N]``, ``ray`` or ``ray:ADDRESS`` (None: the default).
+
+    Raises
+    ------
+    WorkbenchError
+        An unknown name, a bad worker count, or Ray asked for but not installed.
+    """
+    if spec is None:
+        return default_executor()
+    name, _, arg = spec.partition(":")
+    if name == "inline" and not arg:
+        return InlineExecutor()
+    if name == "processes":
+        if arg and not arg.isdigit():
+            raise WorkbenchError(f"--executor {spec!r}: the process count must be a whole number.",
+                                 hint="Use e.g. --executor processes:2.")
+        return ProcessExecutor(int(arg) if arg else max(2, (os.cpu_count() or 1) // 2))
+    if name == "ray":
+        _import_ray()
+        return RayExecutor(arg or None, workers=max(2, (os.cpu_count() or 1) // 2))
+    raise WorkbenchError(f"Unknown executor {spec!r}.", hint="Use inline, processes[:N], ray or ray:ADDRESS.")
