@@ -159,7 +159,7 @@ class CalibrationResult:
 
 def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int | None = None,
               progress: ProgressFn | None = None, cancel: CancelToken | None = None,
-              previous: CalibrationResult | None = None) -> CalibrationResult:
+              previous: CalibrationResult | None = None, finish: bool = True) -> CalibrationResult:
     """Observe ``plan.activations`` over ``data`` with the float model in onnxruntime.
 
     Parameters
@@ -182,6 +182,9 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
     previous : CalibrationResult, optional
         Observers of tensors whose spec is unchanged are reused (copied) and those tensors are
         not run again; with nothing missing the model is not run at all. Never modified.
+    finish : bool
+        False leaves the derived and merged observers (outputs computed from another observer)
+        empty: a shard of a sharded calibration, finished by :func:`merge_shards`.
 
     Returns
     -------
@@ -211,14 +214,16 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
     run = _Run(model, source, {t: observers[t] for t in missing}, cancel)
     try:
         run.execute(samples, batch_size, progress)
-        run.finish()
+        if finish:
+            run.finish()
     finally:
         run.close()
     empty = kept_empty + [t for t in missing if observers[t].count == 0 and observers[t].nonfinite == 0]
     result = CalibrationResult(observers, run.done, time.perf_counter() - start, kept_nonfinite + run.nonfinite,
                                empty, reused, run.batch_size)
-    for w in result.warnings:
-        log.warning("Calibration: %s", w)
+    if finish:  # a shard's derived observers are empty until merge_shards builds them
+        for w in result.warnings:
+            log.warning("Calibration: %s", w)
     return result
 
 
@@ -241,6 +246,75 @@ def _open(data, model):
     return open_data(data, model)
 
 
+def _derivations(model, observers: dict[str, Observer], inputs, produced) -> tuple[Deriver, dict]:
+    """The derived observers (element-wise functions of an observed tensor) and merged ones (Concat
+    outputs) among ``observers``: they are computed from their sources, not fetched."""
+    direct = {t for t in observers if t in inputs or t in produced}
+    specs = {t: o.spec for t, o in observers.items()}
+    deriver = Deriver(model.proto, find_derivations(model.proto, specs, direct) if DERIVE else {}, observers)
+    roots = {d.source for d in deriver.derivations.values()}
+    merges = find_merges(model.proto, specs, direct | set(deriver.derivations), roots) if DERIVE else {}
+    return deriver, merges
+
+
+def _finish(deriver: Deriver, merges: dict, observers: dict[str, Observer], rows: list[tuple[str, int, int]]) -> None:
+    """Build the derived, then the merged observers; non-finite rows of a source count for both."""
+    deriver.apply(observers)
+    apply_merges(merges, observers)
+    if not rows:
+        return
+    for d in deriver.derivations.values():
+        rows += [(d.tensor, s, c) for t, s, c in rows if t == d.source]
+    for m in merges.values():
+        per_sample: dict[int, int] = {}
+        for src in m.sources:
+            for t, s, c in rows:
+                if t == src:
+                    per_sample[s] = per_sample.get(s, 0) + c
+        rows += [(m.tensor, s, c) for s, c in per_sample.items()]
+
+
+def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]]) -> CalibrationResult:
+    """One result from the unfinished results of calibration shards (``calibrate(..., finish=False)``
+    on consecutive row ranges; ``(first row, result)`` each, in row order).
+
+    Each observed tensor's observers are merged in row order (``Observer.merge``: MinMax exactly, as
+    the min / max of the shards' ranges; histogram observers re-binned onto the wider grid, within
+    one bin of a single pass); constant tensors are taken from the first shard (every shard saw the
+    same values); then the derived and merged observers are built from the merged sources, exactly as
+    one pass would build them. Non-finite rows keep their sample index in the whole data.
+
+    Raises
+    ------
+    CalibrationError
+        No shards, or shards calibrated with different specs.
+    """
+    if not shards:
+        raise CalibrationError("No calibration shards to merge.", hint="Give the sharded calibration some data.")
+    inputs, inits, produced = main_graph_tensors(model.proto)
+    first = shards[0][1]
+    observers = {t: Observer.from_state(o.state()) for t, o in first.observers.items()}
+    for _, part in shards[1:]:
+        for t, obs in observers.items():
+            if t in inits and t not in inputs:
+                continue
+            other = part.observers.get(t)
+            if other is None:
+                raise CalibrationError(f"{t}: missing from a calibration shard.", hint="Calibrate every shard "
+                                       "with the same plan.")
+            obs.merge(other)
+    rows = [(t, s + start, c) for start, part in shards for t, s, c in part.nonfinite]
+    specs = dict(plan.activations)
+    deriver, merges = _derivations(model, {t: observers[t] for t in specs if t in observers}, inputs, produced)
+    _finish(deriver, merges, observers, rows)
+    empty = [t for t, o in observers.items() if o.count == 0 and o.nonfinite == 0]
+    result = CalibrationResult(observers, sum(p.samples_seen for _, p in shards), sum(p.seconds for _, p in shards),
+                               rows, empty)
+    for w in result.warnings:
+        log.warning("Calibration: %s", w)
+    return result
+
+
 class _Run:
     """One calibration pass over the data for the observers in ``observers``."""
 
@@ -258,12 +332,8 @@ class _Run:
         self._all_nonfinite = {vi.name for vi in model.proto.graph.input if vi.name in inputs
                                and vi.type.tensor_type.elem_type in floats}
         self._nonempty: set[str] = set()
-        direct = {t for t in observers if t in inputs or t in produced}
-        specs = {t: o.spec for t, o in observers.items()}
-        self.deriver = Deriver(model.proto, find_derivations(model.proto, specs, direct) if DERIVE else {}, observers)
+        self.deriver, self.merges = _derivations(model, observers, inputs, produced)
         self.derived = self.deriver.derivations
-        roots = {d.source for d in self.derived.values()}
-        self.merges = find_merges(model.proto, specs, direct | set(self.derived), roots) if DERIVE else {}
         self.from_feed = [t for t in observers if t in inputs and t not in self.derived]
         consts = [t for t in observers if t in inits and t not in inputs]
         fetch = [t for t in observers if t in produced and t not in self.derived and t not in self.merges]
@@ -282,20 +352,7 @@ class _Run:
 
     def finish(self) -> None:
         """Build the derived, then the merged observers; non-finite rows of a source count for both."""
-        self.deriver.apply(self.observers)
-        apply_merges(self.merges, self.observers)
-        rows = self.nonfinite
-        if not rows:
-            return
-        for d in self.derived.values():
-            rows += [(d.tensor, s, c) for t, s, c in rows if t == d.source]
-        for m in self.merges.values():
-            per_sample: dict[int, int] = {}
-            for src in m.sources:
-                for t, s, c in rows:
-                    if t == src:
-                        per_sample[s] = per_sample.get(s, 0) + c
-            rows += [(m.tensor, s, c) for s, c in per_sample.items()]
+        _finish(self.deriver, self.merges, self.observers, self.nonfinite)
 
     def close(self) -> None:
         if self.session is not None:
