@@ -9,7 +9,7 @@ import pytest
 
 from workbench.core import api
 from workbench.core.errors import RecipeError
-from workbench.core.tuning.autotune import _rank_end_to_end, autotune
+from workbench.core.tuning.autotune import _one_by_one, _rank_end_to_end, autotune
 
 CASE13 = "13_detector_concat_box_score"
 
@@ -22,7 +22,7 @@ def test_rank_end_to_end_orders_candidates_by_metric_and_keeps_the_tail():
         seen.append(n)
         return scores[n]
 
-    assert _rank_end_to_end(["a", "b", "c", "d", "e"], 4, alone, lambda *a: None, None) == ["b", "d", "a", "c", "e"]
+    assert _rank_end_to_end(["a", "b", "c", "d", "e"], 4, _one_by_one(alone), lambda *a: None, None) == ["b", "d", "a", "c", "e"]
     assert seen == ["a", "b", "c", "d"]  # the tail beyond the candidates is never measured
 
 

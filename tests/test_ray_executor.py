@@ -80,3 +80,20 @@ def test_a_killed_ray_worker_is_retried_and_the_results_match(tmp_path):
     watcher.join(timeout=5)
     assert killed, "the task never started"
     assert got == [v * v for v in range(5)] == list(InlineExecutor().map(lambda t: t[0] ** 2, tasks))
+
+
+@pytest.mark.slow
+def test_autotune_e2e_is_the_same_inline_in_processes_and_on_ray(corpus, tmp_path):
+    folder = corpus / "digits_transformer"
+    model = api.open_model(folder / "model_opset17.onnx")
+    recipe = api.make_recipe("cpu-u8s8", reduce_range=True)
+    runs = {}
+    for name, executor in (("inline", None), ("processes", ProcessExecutor(2)), ("ray", RayExecutor(workers=2))):
+        res = api.autotune(model, recipe, data=str(folder / "calib.npz"), eval_data=str(folder / "eval.npz"),
+                           metric="top1", max_drop=0.0, samples=64, eval_samples=96, rank="e2e", e2e_candidates=6,
+                           executor=executor)
+        runs[name] = (res.promoted, [(p.promoted, p.metric) for p in res.curve], res.metric_after,
+                      res.result.proto.SerializeToString())
+    assert runs["inline"][0], "the target needs promotions: the ranking is exercised"
+    assert runs["processes"] == runs["inline"]
+    assert runs["ray"] == runs["inline"]

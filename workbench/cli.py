@@ -164,7 +164,8 @@ def cmd_autotune(args) -> int:
         res = api.autotune(model, recipe, data=args.data, eval_data=args.eval, metric=args.metric,
                        max_drop=args.max_drop, min_score=args.min_score, samples=args.samples,
                        eval_samples=args.eval_samples, promote_to=args.promote_to,
-                       allow_code=args.allow_code, rank=args.rank, progress=progress)
+                       allow_code=args.allow_code, rank=args.rank,
+                       executor=api.make_executor(args.executor) if args.executor else None, progress=progress)
     finally:
         progress.close()
     print(f"metric {args.metric}: float {api.fmt_metric(res.metric_float)}, all quantized {api.fmt_metric(res.metric_before)}, "
@@ -342,6 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-code", action="store_true", help="allow running a metric FILE.py")
     s.add_argument("--rank", default="local", choices=["local", "e2e"],
                    help="order of promotion: local SQNR, or the metric with each of the first 12 promoted alone")
+    s.add_argument("--executor", help="where the e2e ranking's trials run: inline (default), processes[:N], "
+                   "ray or ray:ADDRESS")
     s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
     s.add_argument("--curve-json", metavar="FILE",
                    help="write the curve (promoted, metric, fraction_int8, weight_bytes, bops) as JSON")

@@ -18,7 +18,7 @@ Procedure (one calibration, then only quantize + evaluate runs, each reusing the
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,10 +26,13 @@ from typing import Any
 import numpy as np
 
 from workbench.core.analysis.cost import CostReport, bits_from_configs, model_cost
+from workbench.core.analysis.executors import Executor, InlineExecutor
 from workbench.core.analysis.metrics import REF_PREFIX, load_metric
 from workbench.core.analysis.sensitivity import local_sensitivity
+from workbench.core.calibration.calibrate import CalibrationResult
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import ModelError, RecipeError
+from workbench.core.model.load import load_model
 from workbench.core.pipeline.analyze import analyze
 from workbench.core.pipeline.quantize import quantize
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
@@ -181,11 +184,15 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
              max_drop: float | None = None, min_score: float | None = None, samples: int | None = None,
              eval_samples: int | None = None, promote_to: str = "float", allow_code: bool = False,
              guard: bool = True, bias_correction: bool = False, rank: str = "local", e2e_candidates: int = 12,
-             progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> AutotuneResult:
+             executor: Executor | None = None, progress: ProgressFn | None = None,
+             cancel: CancelToken | None = None) -> AutotuneResult:
     """Promote the most sensitive units until ``score >= min_score`` (or ``>= float - max_drop``).
 
     ``bias_correction`` is passed to every :func:`workbench.core.pipeline.quantize.quantize` run. ``rank`` is
     "local" (order of local SQNR) or "e2e" (see the module docstring; ``e2e_candidates`` runs more).
+    ``executor`` (default: this process) runs the independent trials of the e2e ranking, one task per
+    candidate (the model by path, the cached ranges as JSON); the result does not depend on it. The
+    geometric search and the bisection stay in order: each step depends on the one before.
 
     Raises
     ------
@@ -230,8 +237,14 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     rows = analyze(model, base, eval_data, samples=eval_samples or 32)
     ranked = [s.node for s in local_sensitivity(base.plan, rows)]
     if rank == "e2e":
-        ranked = _rank_end_to_end(ranked, e2e_candidates, lambda n: measure(promote(recipe, [n], promote_to))[1],
-                                  progress, cancel)
+        if _can_fan_out(executor, model, data, metric):
+            trial = TrialSetup(str(model.path), data if isinstance(data, (str, dict)) else str(data), samples,
+                               base.calibration.to_json() if base.calibration else None, ev, metric, allow_code,
+                               guard, bias_correction)
+            alone = _fanned_out(executor, trial, recipe, promote_to)
+        else:
+            alone = _one_by_one(lambda n: measure(promote(recipe, [n], promote_to))[1])
+        ranked = _rank_end_to_end(ranked, e2e_candidates, alone, progress, cancel)
     cache: dict[int, tuple[Any, float]] = {}
 
     def at(k: int):
@@ -263,16 +276,73 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     return AutotuneResult(promote(recipe, ranked[:hi], promote_to), m_float, m0, m, ranked[:hi], True, curve, res)
 
 
-def _rank_end_to_end(ranked: list[str], candidates: int, metric_alone: Callable[[str], float],
+@dataclass(frozen=True)
+class TrialSetup:
+    """What a trial task needs besides its recipe: the model's path, the calibration data and cached
+    ranges, the eval set (feeds, labels, float outputs) and the metric's name."""
+
+    model_path: str
+    data: Any
+    samples: int | None
+    calibration: dict | None
+    eval_set: EvalSet
+    metric: str
+    allow_code: bool
+    guard: bool
+    bias_correction: bool
+
+
+def run_trial(task: tuple[TrialSetup, str]) -> float:
+    """Run in a worker: the metric of one recipe (``(setup, recipe JSON)``)."""
+    setup, recipe_json = task
+    model = load_model(setup.model_path)
+    calib = CalibrationResult.from_json(setup.calibration) if setup.calibration else None
+    res = quantize(model, Recipe.from_json(recipe_json), data=setup.data, samples=setup.samples, calibration=calib,
+                   guard=setup.guard, bias_correction=setup.bias_correction)
+    ev = setup.eval_set
+    return load_score(setup.metric, allow_code=setup.allow_code)(run_outputs(res.proto, ev.feeds),
+                                                                  ev.float_outputs, ev.labels)
+
+
+def _can_fan_out(executor: Executor | None, model, data: Any, metric: Any) -> bool:
+    """Trials can leave this process when there is a real executor, a model file, data given by path
+    or spec, and a metric given by name (a Python callable may not be picklable)."""
+    return (executor is not None and not isinstance(executor, InlineExecutor) and bool(model.path)
+            and isinstance(data, (str, Path, dict)) and isinstance(metric, str))
+
+
+def _one_by_one(metric_alone: Callable[[str], float]) -> Callable[[list[str]], Iterator[float]]:
+    def scores(nodes: list[str]) -> Iterator[float]:
+        for node in nodes:
+            yield metric_alone(node)
+    return scores
+
+
+def _fanned_out(executor: Executor, setup: TrialSetup, recipe: Recipe,
+                promote_to: str) -> Callable[[list[str]], Iterator[float]]:
+    def scores(nodes: list[str]) -> Iterator[float]:
+        tasks = [(setup, promote(recipe, [n], promote_to).to_json()) for n in nodes]
+        return executor.map(run_trial, tasks)
+    return scores
+
+
+def _rank_end_to_end(ranked: list[str], candidates: int, metric_alone: Callable[[list[str]], Iterator[float]],
                      progress: ProgressFn, cancel: CancelToken | None) -> list[str]:
     """``ranked[:candidates]`` sorted by the metric with each unit promoted alone (best first, stable),
-    followed by the rest of ``ranked`` in its order."""
+    followed by the rest of ``ranked`` in its order. ``metric_alone(nodes)`` yields those metrics in
+    order (one trial per node, in this process or through an executor)."""
     head = ranked[:max(candidates, 0)]
     scores: dict[str, float] = {}
-    for i, node in enumerate(head):
-        if cancel is not None:
-            cancel.check()
-        scores[node] = metric_alone(node)
-        progress(i + 1, len(head), f"{node} promoted alone: metric {scores[node]:.4f}")
+    results = metric_alone(head)
+    try:
+        for i, (node, value) in enumerate(zip(head, results, strict=True)):
+            if cancel is not None:
+                cancel.check()
+            scores[node] = value
+            progress(i + 1, len(head), f"{node} promoted alone: metric {scores[node]:.4f}")
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
     log.info("end-to-end ranking: %s", ", ".join(f"{n} {v:.4f}" for n, v in scores.items()))
     return sorted(head, key=lambda n: -scores[n]) + ranked[len(head):]
