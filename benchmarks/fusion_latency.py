@@ -25,13 +25,10 @@ from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantTy
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from qdq_helpers import calib_qparams  # noqa: E402
 
+from workbench.core import api  # noqa: E402
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS  # noqa: E402
 from workbench.core.model.load import load_model  # noqa: E402
-from workbench.core.planning.plan import build_plan  # noqa: E402
-from workbench.core.recipe.recipe import Recipe  # noqa: E402
-from workbench.core.writers.registry import write_model  # noqa: E402
 
 CORPUS = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")) / "corpus" / "models"
 
@@ -71,10 +68,13 @@ def _latency(sess: ort.InferenceSession, feed: dict, repeats: int) -> float:
     return float(np.median(times))
 
 
-def bench(name: str, path: Path, feeds: list[dict], feed: dict, repeats: int) -> None:
+def bench(name: str, path: Path, calib: Path, samples: int, feeds: list[dict], feed: dict, repeats: int) -> None:
+    """``ours`` is exactly what ``workbench-cli quantize MODEL --data CALIB --samples N`` writes (the
+    default preset with its guards); ``feeds`` are the same rows for onnxruntime's quantize_static."""
     model = load_model(path)
-    plan = build_plan(model, Recipe(preset="cpu-u8s8"))
-    ours = write_model(model, plan, calib_qparams(model, plan, feeds)).proto.SerializeToString()
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(calib), samples=samples)
+    plan = result.plan
+    ours = result.proto.SerializeToString()
     rr = next(q.spec.reduce_range for u in plan.units.values() for q in u.quant_inputs if q.role == "weight")
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "ort.onnx")
@@ -100,12 +100,13 @@ def main() -> None:
     d = CORPUS / "digits_cnn"
     calib = np.load(d / "calib.npz")["input"]
     x = np.load(d / "eval.npz")["input"]
-    bench("digits_cnn", d / "model_opset17.onnx", [{"input": calib[i:i + 20]} for i in range(0, 100, 20)],
-          {"input": x}, repeats=50)
+    bench("digits_cnn", d / "model_opset17.onnx", d / "calib.npz", 100,
+          [{"input": calib[i:i + 20]} for i in range(0, 100, 20)], {"input": x}, repeats=50)
     d = CORPUS / "minilm_l6_v2"
     c = np.load(d / "calib.npz")
     feeds = [{k: c[k][i:i + 16] for k in c.files if not k.startswith("gt_")} for i in range(0, 64, 16)]
-    bench("minilm_l6_v2", d / "model.onnx", feeds, {k: v[:8] for k, v in feeds[0].items()}, repeats=20)
+    bench("minilm_l6_v2", d / "model.onnx", d / "calib.npz", 64, feeds, {k: v[:8] for k, v in feeds[0].items()},
+          repeats=20)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,14 @@ size, in every graph; a Constant that is a graph output stays) and
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import onnx
-import onnx_ir as ir
-from onnx_ir.passes.common import LiftConstantsToInitializersPass, RemoveInitializersFromInputsPass
 
 from workbench.core.graph.walk import iter_graphs
+
+if TYPE_CHECKING:
+    import onnx_ir as ir
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,9 @@ def lift_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, int, list[str
     dropped = initializers_listed_as_inputs(proto)
     if not before and not dropped:
         return proto, 0, []
+    import onnx_ir as ir  # 0.4 s (it loads sympy): only for models that hold Constant weights
+    from onnx_ir.passes.common import RemoveInitializersFromInputsPass
+
     try:
         model = ir.from_proto(proto)
         if before:
@@ -65,6 +70,8 @@ def lift_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, int, list[str
 
 
 def _lift(model: ir.Model) -> None:
+    from onnx_ir.passes.common import LiftConstantsToInitializersPass
+
     try:
         LiftConstantsToInitializersPass(lift_all_constants=True, size_limit=0)(model)
     except ValueError:  # e.g. a sparse_value Constant: lift only the tensor-valued ones
