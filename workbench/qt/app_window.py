@@ -13,14 +13,13 @@ import logging
 import math
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+import onnx
+from onnx import helper
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
-    QComboBox,
-    QDockWidget,
+    QApplication,
     QFileDialog,
     QLabel,
-    QLineEdit,
     QMainWindow,
     QMessageBox,
     QProgressBar,
@@ -31,22 +30,22 @@ from PySide6.QtWidgets import (
 from workbench.core import api
 from workbench.core.api import PROJECT_SUFFIX, QParams, load_project, new_project, save_project
 from workbench.core.errors import WorkbenchError
-from workbench.qt import settings
-from workbench.qt.calibration_panel import CalibrationPanel
+from workbench.qt import actions, docks, settings
 from workbench.qt.canvas.view import GraphCanvas
-from workbench.qt.cost_panel import CostPanel
-from workbench.qt.dialogs import guarded, show_error
+from workbench.qt.commands import push_edit, set_exclude
+from workbench.qt.dialogs import about_text, guarded, show_error
 from workbench.qt.document import Document
-from workbench.qt.error_view import INF_SQNR_DB, ErrorView
-from workbench.qt.inspector import Inspector
-from workbench.qt.recipe_panel import RecipePanel
+from workbench.qt.error_view import INF_SQNR_DB
+from workbench.qt.netron_view import NetronView
 from workbench.qt.runs import RunController
-from workbench.qt.sensitivity_panel import SensitivityPanel
+from workbench.qt.theme import apply_theme
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
 
 MODEL_FILTER = "ONNX models and Workbench projects (*.onnx *.wbproj);;ONNX models (*.onnx);;Projects (*.wbproj)"
+
+__all__ = ["MainWindow", "about_text", "default_data_for"]
 
 
 def default_data_for(model_path: Path) -> Path | None:
@@ -80,149 +79,19 @@ class MainWindow(QMainWindow):
         self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
         self.tabs.tabCloseRequested.connect(self._close_tab)
         self.setCentralWidget(self.tabs)
-        self.netron = None  # NetronView, created on first use
+        self.netron: NetronView | None = None  # created on first use
         self._last_export: Path | None = None
-        self.inspector = Inspector(self.doc)
-        self.recipe_panel = RecipePanel(self.doc)
-        self.calibration = CalibrationPanel()
-        self.errors = ErrorView()
-        self.sensitivity = SensitivityPanel()
-        self.cost = CostPanel(self.doc)
-        self.docks: dict[str, QDockWidget] = {}
-        self._add_dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._add_dock("Recipe", self.recipe_panel, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._add_dock("Calibration", self.calibration, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._add_dock("Errors", self.errors, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._add_dock("Sensitivity", self.sensitivity, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._add_dock("Cost", self.cost, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.docks["Inspector"], self.docks["Recipe"])
-        self.docks["Sensitivity"].hide()  # shown (as a tab beside Errors) by the first sweep
-        self.docks["Cost"].hide()  # View > Cost; computed only while shown
-        self.docks["Inspector"].raise_()
+        self.docks = docks.build_docks(self, self.doc)  # inspector, recipe_panel, calibration, errors, ...
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
-        self._build_actions()
-        self._build_menus()
-        self._build_toolbar()
+        self._actions = actions.build_actions(self, self.doc.undo_stack)  # also self.act_<name>
+        actions.build_menus(self, self._actions, self.docks, settings.theme())
+        actions.build_toolbar(self, self._actions)  # also self.search, self.color_mode
         self._build_status()
         self._connect()
         self._update_actions()
         self._restore_layout()
 
     # ------------------------------------------------------------------ construction
-    def _add_dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock-{title}")
-        dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        self.docks[title] = dock
-
-    def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QAction:
-        act = QAction(text, self)
-        if shortcut is not None:
-            act.setShortcuts(shortcut if isinstance(shortcut, list) else [QKeySequence(shortcut)])
-        if tip:
-            act.setStatusTip(tip)
-        act.triggered.connect(lambda _checked=False: slot())
-        return act
-
-    def _build_actions(self) -> None:
-        K = QKeySequence.StandardKey
-        self.act_open = self._action("&Open...", self.open_dialog, K.Open, "Open an ONNX model or a project")
-        self.act_save = self._action("&Save Project", self.save_project, K.Save)
-        self.act_save_as = self._action("Save Project &As...", self.save_project_as, K.SaveAs)
-        self.act_export = self._action("&Export QDQ...", self.export_dialog, "Ctrl+E",
-                                       "Write the quantized model (QDQ ONNX)")
-        self.act_export_qonnx = self._action("Export &QONNX...", lambda: self.export_dialog("qonnx"), None,
-                                             "Write the quantized model as QONNX (Quant / FloatQuant nodes)")
-        self.act_quit = self._action("&Quit", self.close, K.Quit)
-        self.act_undo = self.doc.undo_stack.createUndoAction(self, "&Undo")
-        self.act_undo.setShortcuts([QKeySequence("Ctrl+Z")])
-        self.act_redo = self.doc.undo_stack.createRedoAction(self, "&Redo")
-        self.act_redo.setShortcuts([QKeySequence("Ctrl+Y"), QKeySequence("Ctrl+Shift+Z")])
-        self.act_calibrate = self._action("&Calibrate", self.start_calibration, "F5",
-                                          "Calibrate all tensors, quantize and measure per-node error")
-        self.act_analyze = self._action("&Analyze", self.start_analysis, "F6",
-                                        "Re-quantize with cached ranges and measure per-node error")
-        self.act_sensitivity = self._action("&Sensitivity Sweep", self.start_sensitivity, "F7",
-                                            "Measure each unit alone quantized and alone float, end to end")
-        self.act_apply_suggestion = self._action("Apply Sensitivity Su&ggestion", self.apply_suggestion, "F8",
-                                                 "Keep the units the sweep suggests in float (undoable)")
-        self.act_color_sensitivity = self._action("Colour by Se&nsitivity", self.color_by_sensitivity,
-                                                  "Ctrl+Shift+G", "Colour the canvas by the sweep's chosen figure")
-        self.act_cancel = self._action("Ca&ncel", self.runs.cancel, "Esc", "Cancel the running job")
-        self.act_fit = self._action("&Fit graph", self.canvas.fit, "Ctrl+0")
-        self.act_zoom_in = self._action("Zoom &in", self.canvas.zoom_in, K.ZoomIn)
-        self.act_zoom_out = self._action("Zoom &out", self.canvas.zoom_out, K.ZoomOut)
-        self.act_find = self._action("&Find nodes", self._focus_search, K.Find)
-        self.act_same_type = self._action("Select all of this &type", self.select_same_type, "Ctrl+T",
-                                          "Select every node with the op type of the selected node")
-        self.act_color_sqnr = self._action("Colour by &SQNR", self.color_by_sqnr, "Ctrl+Shift+E")
-        self.act_about = self._action("&About Workbench", self.show_about)
-        self.act_netron = self._action("Open in &Netron", self.open_in_netron, "Ctrl+Shift+N",
-                                       "Show the exported model (or the open one) in Netron, served on 127.0.0.1")
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addAction(self.act_open)
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        file_menu.addSeparator()
-        for act in (self.act_save, self.act_save_as, self.act_export, self.act_export_qonnx):
-            file_menu.addAction(act)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_quit)
-        edit = bar.addMenu("&Edit")
-        edit.addAction(self.act_undo)
-        edit.addAction(self.act_redo)
-        edit.addSeparator()
-        edit.addAction(self.act_find)
-        edit.addAction(self.act_same_type)
-        view = bar.addMenu("&View")
-        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out, self.act_color_sqnr, self.act_color_sensitivity,
-                    self.act_netron):
-            view.addAction(act)
-        view.addSeparator()
-        for dock in self.docks.values():
-            view.addAction(dock.toggleViewAction())
-        view.addSeparator()
-        theme_menu = view.addMenu("&Theme")
-        self.theme_actions = []
-        from workbench.qt import settings as _settings
-
-        for mode in ("system", "light", "dark"):
-            act = theme_menu.addAction(mode.capitalize(), lambda m=mode: self.set_theme(m))
-            act.setCheckable(True)
-            act.setData(mode)
-            act.setChecked(mode == _settings.theme())
-            self.theme_actions.append(act)
-        run = bar.addMenu("&Run")
-        for act in (self.act_calibrate, self.act_analyze, self.act_sensitivity, self.act_apply_suggestion,
-                    self.act_cancel):
-            run.addAction(act)
-        bar.addMenu("&Help").addAction(self.act_about)
-
-    def _build_toolbar(self) -> None:
-        tb = self.addToolBar("Main")
-        tb.setObjectName("toolbar-main")
-        for act in (self.act_open, self.act_save, self.act_export):
-            tb.addAction(act)
-        tb.addSeparator()
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search nodes: name, op type or glob (Enter)")
-        self.search.setClearButtonEnabled(True)
-        self.search.setMinimumWidth(280)
-        tb.addWidget(self.search)
-        tb.addAction(self.act_same_type)
-        tb.addSeparator()
-        tb.addWidget(QLabel(" Colour: "))
-        self.color_mode = QComboBox()
-        self.color_mode.addItems(["op", "dtype", "error"])
-        tb.addWidget(self.color_mode)
-        tb.addSeparator()
-        for act in (self.act_calibrate, self.act_cancel, self.act_fit):
-            tb.addAction(act)
-
     def _build_status(self) -> None:
         self.status_label = QLabel("Ready.")
         self.status_bar_progress = QProgressBar()
@@ -433,17 +302,11 @@ class MainWindow(QMainWindow):
 
     def show_sensitivity_dock(self) -> None:
         """Show the Sensitivity dock in front, as a tab beside Errors the first time."""
-        dock = self.docks["Sensitivity"]
-        if not dock.isVisible() and self.docks["Errors"].isVisible() and not self.tabifiedDockWidgets(dock):
-            self.tabifyDockWidget(self.docks["Errors"], dock)
-        dock.show()
-        dock.raise_()
+        docks.bring_forward(self, self.docks, "Sensitivity", beside="Errors")
 
     @guarded
     def apply_suggestion(self) -> list[str]:
         """Keep the sweep's suggested units in float: one undoable recipe edit (Edit > Undo reverts it)."""
-        from workbench.qt.commands import push_edit, set_exclude
-
         nodes = list(self.doc.suggestion)
         if not nodes:
             self.set_status("No suggestion yet: run the sensitivity sweep first (F7).")
@@ -614,7 +477,7 @@ class MainWindow(QMainWindow):
         qp_json = self.doc.qparams.get(hist.get("tensor", ""))
         self.errors.set_histogram(hist, QParams.from_json(qp_json) if qp_json else None)
 
-    def _focus_search(self) -> None:
+    def focus_search(self) -> None:
         self.search.setFocus()
         self.search.selectAll()
 
@@ -623,22 +486,17 @@ class MainWindow(QMainWindow):
         self.status_label.setText(text)
 
     def _update_actions(self, *_args) -> None:
-        has_model = self.doc.model is not None
-        busy = self.runs.busy
-        for act in (self.act_save, self.act_save_as, self.act_export, self.act_export_qonnx, self.act_calibrate,
-                    self.act_analyze):
-            act.setEnabled(has_model and not busy)
-        self.act_sensitivity.setEnabled(has_model and not busy)
+        has_model, busy = self.doc.model is not None, self.runs.busy
+        actions.update_enabled(self._actions, has_model=has_model, busy=busy,
+                               suggestion=bool(self.sensitivity.pending()))
         self.sensitivity.run_button.setEnabled(has_model and not busy)
-        self.act_apply_suggestion.setEnabled(bool(self.sensitivity.pending()))
-        self.act_cancel.setEnabled(busy)
 
     def _update_title(self, *_args) -> None:
         name = self.doc.project_path or self.doc.model_path
         dirty = "" if self.doc.undo_stack.isClean() else " *"
         self.setWindowTitle(f"{Path(name).name}{dirty} - Workbench" if name else "Workbench")
 
-    def _fill_recent(self) -> None:
+    def fill_recent(self) -> None:
         self.recent_menu.clear()
         files = settings.recent_files()
         for f in files:
@@ -678,9 +536,6 @@ class MainWindow(QMainWindow):
     @guarded
     def open_subgraphs(self, name: str) -> list[str]:
         """Open each body of an If/Loop/Scan node in its own tab; returns the tab titles."""
-        import onnx
-        from onnx import helper
-
         self._need_model()
         proto = self.doc.model.proto
         node = next((n for _path, n in self.doc.model.iter_nodes() if n.name == name), None)
@@ -703,8 +558,6 @@ class MainWindow(QMainWindow):
     @guarded
     def open_in_netron(self) -> str:
         """Show the last exported model, or the open one, in a Netron tab; returns the local URL."""
-        from workbench.qt.netron_view import NetronView
-
         self._need_model()
         target = self._last_export if self._last_export and self._last_export.exists() else self.doc.model_path
         if self.netron is None:
@@ -717,8 +570,6 @@ class MainWindow(QMainWindow):
 
     def _restore_layout(self) -> None:
         """Window geometry and dock layout from the last session (QSettings)."""
-        from workbench.qt import settings
-
         geometry, state = settings.window_state()
         if geometry:
             self.restoreGeometry(geometry)
@@ -727,19 +578,12 @@ class MainWindow(QMainWindow):
 
     def set_theme(self, mode: str) -> None:
         """Switch theme (system | light | dark) and remember the choice."""
-        from PySide6.QtWidgets import QApplication
-
-        from workbench.qt import settings
-        from workbench.qt.theme import apply_theme
-
         apply_theme(QApplication.instance(), mode)
         settings.set_theme(mode)
         for act in self.theme_actions:
             act.setChecked(act.data() == mode)
 
     def closeEvent(self, event) -> None:
-        from workbench.qt import settings
-
         settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
         if self.netron is not None:
             self.netron.stop()
@@ -764,16 +608,3 @@ def _dropped_path(event) -> str | None:
             return local
     return None
 
-
-def about_text() -> str:
-    import onnx
-    import onnxruntime
-    import pyqtgraph
-    import PySide6
-    from PySide6.QtCore import qVersion
-
-    from workbench import __version__
-
-    return (f"<b>Workbench {__version__}</b><br>Post-training quantization of ONNX models.<br><br>"
-            f"onnx {onnx.__version__}<br>onnxruntime {onnxruntime.__version__}<br>"
-            f"Qt {qVersion()} (PySide6 {PySide6.__version__})<br>pyqtgraph {pyqtgraph.__version__}")
