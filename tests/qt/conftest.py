@@ -87,6 +87,28 @@ def dialogs(monkeypatch):
     assert not [d for d in shown if d[0] in ("critical", "warning")], f"unexpected dialogs: {shown.texts()}"
 
 
+class Prompts(list):
+    """The unsaved-changes prompts shown during a test ((name, doing) each); ``answer`` is what the
+    fake prompt replies ("save", "discard" or "cancel"; "discard" unless a test sets it)."""
+
+    answer = "discard"
+
+
+@pytest.fixture(autouse=True)
+def save_prompts(monkeypatch):
+    """Record the unsaved-changes prompt (Save / Discard / Cancel) instead of showing it."""
+    from workbench.qt import app_window
+
+    prompts = Prompts()
+
+    def fake(parent, name, doing):
+        prompts.append((name, doing))
+        return prompts.answer
+
+    monkeypatch.setattr(app_window, "ask_save_changes", fake)
+    yield prompts
+
+
 @pytest.fixture
 def window(qtbot):
     """A shown main window; closed (jobs cancelled and joined) at teardown."""

@@ -33,7 +33,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.qt import actions, docks, settings
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.commands import push_edit, set_exclude
-from workbench.qt.dialogs import about_text, guarded, show_error
+from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
 from workbench.qt.document import Document
 from workbench.qt.error_view import INF_SQNR_DB
 from workbench.qt.netron_view import NetronView
@@ -133,18 +133,36 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ opening
     @guarded
     def open_dialog(self) -> None:
+        if not self.keep_or_drop_changes("opening another model"):
+            return
         path, _ = QFileDialog.getOpenFileName(self, "Open model or project", settings.last_dir(), MODEL_FILTER)
         if path:
-            self.open_path(path)
+            self.open_path(path, ask=False)
 
     @guarded
-    def open_path(self, path: str | Path) -> None:
-        """Open an ONNX model or a ``.wbproj`` project (errors go to a dialog)."""
+    def open_path(self, path: str | Path, *, ask: bool = True) -> None:
+        """Open an ONNX model or a ``.wbproj`` project (errors go to a dialog).
+
+        With unsaved edits the user is first asked to save, discard or cancel (``ask=False``: the
+        caller has asked already)."""
         path = Path(path)
+        if ask and not self.keep_or_drop_changes(f"opening {path.name}"):
+            return
         if path.suffix.lower() == PROJECT_SUFFIX:
             self.open_project(path)
         else:
             self.open_model(path)
+
+    def keep_or_drop_changes(self, doing: str) -> bool:
+        """True when the caller may replace the open work: nothing unsaved, or the user saved it
+        (and the save succeeded) or chose to discard it. False when the user cancelled."""
+        if self.doc.model is None or self.doc.undo_stack.isClean():
+            return True
+        name = Path(self.doc.project_path or self.doc.model_path).name
+        answer = ask_save_changes(self, name, doing)
+        if answer == SAVE:
+            return self.save_project() is not None
+        return answer == DISCARD
 
     def open_model(self, path: str | Path, *, on_loaded=None) -> None:
         """Load the model in a worker thread; the document and canvas switch when it is ready."""
@@ -177,8 +195,8 @@ class MainWindow(QMainWindow):
         self.calibration.set_data_spec({"kind": "npz", "path": str(data)} if data else None, None)
         self._on_spec_changed()
         extra = on_loaded(model) if on_loaded is not None else None  # a note for the status line
+        self._reset_views()
         self.canvas.set_model(model.proto)
-        self.errors.clear_histogram()
         settings.add_recent_file(self.doc.project_path or path)
         settings.set_last_dir(path)
         self._update_title()
@@ -186,6 +204,28 @@ class MainWindow(QMainWindow):
         notes = f" ({len(model.notes)} preparation notes)" if model.notes else ""
         self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}." + (f" {extra}" if extra else ""))
         self.modelOpened.emit(str(path))
+
+    def _reset_views(self) -> None:
+        """Forget every view of the previous model: subgraph tabs, Netron's target, the panels'
+        messages, the selection, the histogram, the search text and a colour mode that would
+        mean nothing for the new model."""
+        self._hist_timer.stop()
+        for index in range(self.tabs.count() - 1, 0, -1):
+            if self.tabs.widget(index) is not self.netron:
+                self._close_tab(index)
+        self.tabs.setCurrentIndex(0)
+        self._last_export = None
+        if self.netron is not None:  # the open Netron tab follows the new model
+            try:
+                self.netron.show_model(self.doc.model_path)
+            except WorkbenchError as exc:
+                self.set_status(f"Netron: {exc.message}")
+        self.calibration.set_running(False, "Idle.")
+        self.inspector.set_nodes([])
+        self.errors.clear_histogram()
+        self.search.clear()
+        if self.color_mode.currentText() == "error" and not self.doc.errors:
+            self.color_mode.setCurrentText("op")
 
     def open_project(self, path: str | Path) -> None:
         path = Path(path).resolve()
@@ -352,6 +392,7 @@ class MainWindow(QMainWindow):
 
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
+            self._last_export = Path(result["path"])
             self._on_run_ended(f"Done: exported {result['path']}.")
         elif kind == "sensitivity":
             self._on_run_ended(f"Done: sensitivity of {len(self.doc.sensitivity.rows)} node units.")
@@ -584,6 +625,9 @@ class MainWindow(QMainWindow):
             act.setChecked(act.data() == mode)
 
     def closeEvent(self, event) -> None:
+        if not self.keep_or_drop_changes("quitting"):
+            event.ignore()
+            return
         settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
         if self.netron is not None:
             self.netron.stop()
