@@ -74,7 +74,8 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     Payload: ``model_path``, ``recipe`` (JSON), ``data`` (spec), ``samples``, ``calibration``
     (cache JSON or None), ``reuse`` (False recalibrates every tensor), ``analysis_samples``.
     Result: ``calibration`` (JSON), ``errors`` (UnitError.to_json rows, worst first),
-    ``qparams`` (tensor -> QParams JSON), ``issues`` (strings), ``recipe`` (the JSON used).
+    ``qparams`` (tensor -> QParams JSON), ``issues`` (strings, as projects store them), ``problems``
+    (the same issues as PlanIssue objects), ``recipe`` (the JSON used).
     """
     model = api.open_model(payload["model_path"])
     recipe = _recipe(payload)
@@ -85,6 +86,7 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
             "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf
             "qparams": _qparams_json(result),
             "issues": [_issue_text(i) for i in result.issues],
+            "problems": _typed(result.issues),
             "recipe": payload["recipe"]}
 
 
@@ -96,7 +98,7 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     fmt = payload.get("format", "qdq")
     out = api.export(result, payload["path"], format=fmt, **({"model": model} if fmt == "qonnx" else {}))
     return {"path": str(out), "calibration": calib.to_json() if calib is not None else None,
-            "issues": [_issue_text(i) for i in result.issues]}
+            "issues": [_issue_text(i) for i in result.issues], "problems": _typed(result.issues)}
 
 
 def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
@@ -172,6 +174,11 @@ def _issue_text(issue: PlanIssue | str) -> str:
     if isinstance(issue, PlanIssue):
         return f"{issue.severity} {issue.node}: {issue.message}".strip()
     return str(issue)
+
+
+def _typed(issues) -> list[PlanIssue]:
+    """The issues as PlanIssue objects (they pickle to the app as they are, severity and code typed)."""
+    return [i for i in issues if isinstance(i, PlanIssue)]
 
 
 #: job name -> job function (the names :class:`workbench.qt.workers.ProcessJob` is given)

@@ -97,7 +97,10 @@ class MainWindow(QMainWindow):
         self.status_bar_progress = QProgressBar()
         self.status_bar_progress.setMaximumWidth(200)
         self.status_bar_progress.setVisible(False)
+        self.problems_link = QLabel("")
+        self.problems_link.setToolTip("Show the Problems dock")
         self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.problems_link)
         self.statusBar().addPermanentWidget(self.status_bar_progress)
 
     def _connect(self) -> None:
@@ -110,6 +113,9 @@ class MainWindow(QMainWindow):
         self.errors.colorBySqnr.connect(self.color_by_sqnr)
         self.sensitivity.nodeClicked.connect(self.focus_node)
         self.cost.nodeClicked.connect(self.focus_node)
+        self.problems.nodeClicked.connect(self.focus_node)
+        self.problems.countChanged.connect(self._on_problem_count)
+        self.problems_link.linkActivated.connect(lambda _href: self.show_problems())
         self.sensitivity.figureChanged.connect(lambda _f: self.color_by_sensitivity())
         self.sensitivity.runRequested.connect(self.start_sensitivity)
         self.sensitivity.applyRequested.connect(self.apply_suggestion)
@@ -201,7 +207,7 @@ class MainWindow(QMainWindow):
         settings.set_last_dir(path)
         self._update_title()
         self._update_actions()
-        notes = f" ({len(model.notes)} preparation notes)" if model.notes else ""
+        notes = f" ({len(model.notes)} preparation notes, see Problems)" if model.notes else ""
         self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}." + (f" {extra}" if extra else ""))
         self.modelOpened.emit(str(path))
 
@@ -339,6 +345,14 @@ class MainWindow(QMainWindow):
         self._on_spec_changed()
         self.runs.sensitivity()
         self.show_sensitivity_dock()
+
+    def show_problems(self) -> None:
+        """Show the Problems dock in front."""
+        docks.bring_forward(self, self.docks, "Problems", beside="Errors")
+
+    def _on_problem_count(self, count: int, errors: int) -> None:
+        text = f"{count} problem(s)" + (f", {errors} error(s)" if errors else "")
+        self.problems_link.setText(f'<a href="#problems">{text}</a>' if count else "")
 
     def show_sensitivity_dock(self) -> None:
         """Show the Sensitivity dock in front, as a tab beside Errors the first time."""

@@ -18,6 +18,7 @@ from workbench.qt.calibration_panel import CalibrationPanel
 from workbench.qt.cost_panel import CostPanel
 from workbench.qt.error_view import ErrorView
 from workbench.qt.inspector import Inspector
+from workbench.qt.problems_panel import ProblemsPanel
 from workbench.qt.recipe_panel import RecipePanel
 from workbench.qt.sensitivity_panel import SensitivityPanel
 
@@ -40,14 +41,16 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Recipe", "recipe_panel", RecipePanel, Area.RightDockWidgetArea, needs_doc=True, tab_with="Inspector"),
     DockSpec("Calibration", "calibration", CalibrationPanel, Area.LeftDockWidgetArea),
     DockSpec("Errors", "errors", ErrorView, Area.BottomDockWidgetArea),
+    # preparation notes, plan issues, writer notes (the status bar's "N problems" link shows it)
+    DockSpec("Problems", "problems", ProblemsPanel, Area.BottomDockWidgetArea, needs_doc=True, tab_with="Errors"),
     # shown (as a tab beside Errors) by the first sweep
     DockSpec("Sensitivity", "sensitivity", SensitivityPanel, Area.BottomDockWidgetArea, hidden=True),
     # View > Cost; computed only while shown
     DockSpec("Cost", "cost", CostPanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
 )
 
-#: the dock in front of its tab group at start
-FRONT = "Inspector"
+#: the docks in front of their tab groups at start
+FRONT = ("Inspector", "Errors")
 
 
 def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
@@ -66,7 +69,8 @@ def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
             window.tabifyDockWidget(docks[spec.tab_with], docks[spec.title])
         if spec.hidden:
             docks[spec.title].hide()
-    docks[FRONT].raise_()
+    for title in FRONT:
+        docks[title].raise_()
     return docks
 
 
