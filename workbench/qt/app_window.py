@@ -1,10 +1,10 @@
-"""The main window: graph canvas in the centre, docks for inspector, recipe, calibration, errors.
+"""The main window: graph tabs in the centre (:mod:`workbench.qt.tabs`), docks around it.
 
-Menus: File (Open, Open Recent, Save Project, Save Project As, Export QDQ, Quit), Edit (Undo,
-Redo), View (docks, zoom, colour mode), Run (Calibrate, Analyze, Sensitivity Sweep, Apply
-Sensitivity Suggestion, Cancel), Help (About). The
-toolbar has the search box (name, op type or glob; Enter selects the matches) and "select all of
-this type". Drop an .onnx or .wbproj file on the window to open it.
+The actions, menus and toolbar are declared in :mod:`workbench.qt.actions`, the docks (inspector,
+recipe, calibration, errors, problems, sensitivity, cost) in :mod:`workbench.qt.docks`; this class
+holds the slots they call and the reactions to the document and the jobs. Unsaved edits are never
+lost silently: quitting or opening another model asks to save, discard or cancel. Drop an .onnx or
+.wbproj file on the window to open it.
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ import logging
 import math
 from pathlib import Path
 
-import onnx
-from onnx import helper
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
@@ -23,7 +21,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QProgressBar,
-    QTabWidget,
     QWidget,
 )
 
@@ -38,6 +35,7 @@ from workbench.qt.document import Document
 from workbench.qt.error_view import INF_SQNR_DB
 from workbench.qt.netron_view import NetronView
 from workbench.qt.runs import RunController
+from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme
 from workbench.qt.workers import ThreadJob
 
@@ -72,14 +70,8 @@ class MainWindow(QMainWindow):
         self.runs = RunController(self.doc, self)
         self._open_job: ThreadJob | None = None
         self.canvas = GraphCanvas(self)
-        self.tabs = QTabWidget(self)
-        self.tabs.setTabsClosable(True)
-        self.tabs.setDocumentMode(True)
-        self.tabs.addTab(self.canvas, "Graph")
-        self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
-        self.tabs.tabCloseRequested.connect(self._close_tab)
+        self.tabs = ModelTabs(self.canvas, self)
         self.setCentralWidget(self.tabs)
-        self.netron: NetronView | None = None  # created on first use
         self._last_export: Path | None = None
         self.docks = docks.build_docks(self, self.doc)  # inspector, recipe_panel, calibration, errors, ...
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
@@ -216,16 +208,10 @@ class MainWindow(QMainWindow):
         messages, the selection, the histogram, the search text and a colour mode that would
         mean nothing for the new model."""
         self._hist_timer.stop()
-        for index in range(self.tabs.count() - 1, 0, -1):
-            if self.tabs.widget(index) is not self.netron:
-                self._close_tab(index)
-        self.tabs.setCurrentIndex(0)
         self._last_export = None
-        if self.netron is not None:  # the open Netron tab follows the new model
-            try:
-                self.netron.show_model(self.doc.model_path)
-            except WorkbenchError as exc:
-                self.set_status(f"Netron: {exc.message}")
+        note = self.tabs.follow_model(self.doc.model_path)  # an open Netron tab follows the new model
+        if note:
+            self.set_status(note)
         self.calibration.set_running(False, "Idle.")
         self.inspector.set_nodes([])
         self.errors.clear_histogram()
@@ -576,36 +562,19 @@ class MainWindow(QMainWindow):
             self.open_path(path)
 
     # ------------------------------------------------------------------ tabs: subgraphs and Netron
+    @property
+    def netron(self) -> NetronView | None:
+        """The Netron tab's view, when open."""
+        return self.tabs.netron
+
     def _close_tab(self, index: int) -> None:
-        widget = self.tabs.widget(index)
-        if index == 0 or widget is None:
-            return
-        self.tabs.removeTab(index)
-        if widget is self.netron:
-            self.netron.stop()
-            self.netron = None
-        elif isinstance(widget, GraphCanvas):
-            widget.shutdown()
-        widget.deleteLater()
+        self.tabs.close_tab(index)
 
     @guarded
     def open_subgraphs(self, name: str) -> list[str]:
         """Open each body of an If/Loop/Scan node in its own tab; returns the tab titles."""
         self._need_model()
-        proto = self.doc.model.proto
-        node = next((n for _path, n in self.doc.model.iter_nodes() if n.name == name), None)
-        if node is None:
-            return []
-        titles = []
-        for attr in node.attribute:
-            if attr.type != onnx.AttributeProto.GRAPH:
-                continue
-            body = helper.make_model(attr.g, opset_imports=list(proto.opset_import))
-            view = GraphCanvas(self)
-            view.set_model(body)
-            title = f"{name}: {attr.name}"
-            self.tabs.setCurrentIndex(self.tabs.addTab(view, title))
-            titles.append(title)
+        titles = self.tabs.open_bodies(self.doc.model, name)
         if titles:
             self.set_status(f"Opened {len(titles)} subgraph(s) of {name}.")
         return titles
@@ -615,11 +584,7 @@ class MainWindow(QMainWindow):
         """Show the last exported model, or the open one, in a Netron tab; returns the local URL."""
         self._need_model()
         target = self._last_export if self._last_export and self._last_export.exists() else self.doc.model_path
-        if self.netron is None:
-            self.netron = NetronView(self)
-            self.tabs.addTab(self.netron, "Netron")
-        url = self.netron.show_model(target)
-        self.tabs.setCurrentWidget(self.netron)
+        url = self.tabs.show_in_netron(target)
         self.set_status(f"Netron shows {Path(target).name} at {url}")
         return url
 
@@ -643,11 +608,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
-        if self.netron is not None:
-            self.netron.stop()
-        for i in range(1, self.tabs.count()):
-            if isinstance(self.tabs.widget(i), GraphCanvas):
-                self.tabs.widget(i).shutdown()
+        self.tabs.shutdown()
         self.runs.shutdown()
         self.cost.shutdown()
         if self._open_job is not None:
