@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog
 
 from workbench.qt.commands import push_edit, set_exclude
@@ -125,3 +127,16 @@ def test_open_netron_tab_follows_the_new_model(qtbot, window, open_file, corpus,
     open_file(window, second)
     assert shown[-1] == str(second.resolve())
     assert window.tabs.currentIndex() == 0 and window.tabs.count() == 2
+
+
+def test_drop_with_unsaved_edits_asks(qtbot, window, open_file, save_prompts):
+    open_file(window, EXAMPLE)
+    _edit(window)
+    save_prompts.answer = "cancel"
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(EXAMPLE))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    assert save_prompts == [("digits_cnn.onnx", f"opening {EXAMPLE.name}")]
+    assert not window.doc.undo_stack.isClean()  # cancelled: the edits are still there
