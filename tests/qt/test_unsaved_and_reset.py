@@ -140,3 +140,17 @@ def test_drop_with_unsaved_edits_asks(qtbot, window, open_file, save_prompts):
     window.dropEvent(event)
     assert save_prompts == [("digits_cnn.onnx", f"opening {EXAMPLE.name}")]
     assert not window.doc.undo_stack.isClean()  # cancelled: the edits are still there
+
+
+def test_closing_the_window_drops_a_pending_histogram_request(qtbot, window, open_file):
+    """A selection schedules a histogram job 300 ms later; closing first must not start it (it
+    used to start on the closed window and outlive the test)."""
+    from workbench.qt.workers import live_jobs
+
+    open_file(window, EXAMPLE)
+    node = next(n.name for n in window.doc.model.graph.node if n.op_type == "Conv")
+    window.canvas.select_nodes([node], center=True)
+    assert window._hist_timer.isActive()
+    assert window.close()
+    qtbot.wait(window._hist_timer.interval() + 200)
+    assert not live_jobs()

@@ -608,6 +608,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
+        self._hist_timer.stop()  # a pending histogram request must not start a job after the close
         self.tabs.shutdown()
         self.runs.shutdown()
         self.cost.shutdown()

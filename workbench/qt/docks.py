@@ -41,8 +41,8 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Recipe", "recipe_panel", RecipePanel, Area.RightDockWidgetArea, needs_doc=True, tab_with="Inspector"),
     DockSpec("Calibration", "calibration", CalibrationPanel, Area.LeftDockWidgetArea),
     DockSpec("Errors", "errors", ErrorView, Area.BottomDockWidgetArea),
-    # preparation notes, plan issues, writer notes (the status bar's "N problems" link shows it)
-    DockSpec("Problems", "problems", ProblemsPanel, Area.BottomDockWidgetArea, needs_doc=True, tab_with="Errors"),
+    # preparation notes, plan issues, writer notes; shown (beside Errors) by the status bar's link
+    DockSpec("Problems", "problems", ProblemsPanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
     # shown (as a tab beside Errors) by the first sweep
     DockSpec("Sensitivity", "sensitivity", SensitivityPanel, Area.BottomDockWidgetArea, hidden=True),
     # View > Cost; computed only while shown
@@ -50,7 +50,7 @@ DOCKS: tuple[DockSpec, ...] = (
 )
 
 #: the docks in front of their tab groups at start
-FRONT = ("Inspector", "Errors")
+FRONT = ("Inspector",)
 
 
 def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
