@@ -1,7 +1,9 @@
-"""Fixtures of the app tests: isolated QSettings, the main window, and a leak check.
+"""Fixtures of the app tests: isolated QSettings, the main window, the unsaved-changes prompt, and
+a leak check.
 
 Every test fails if it leaves a background job, a worker thread or a child process running
-(:func:`no_leaked_threads` is autouse for this folder).
+(:func:`no_leaked_threads` is autouse for this folder); its teardown then cancels and kills them,
+so one failing test cannot fail the teardown of the tests after it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtCore import QSettings  # noqa: E402
 
+from workbench.qt import workers  # noqa: E402
+from workbench.qt.workers import live_jobs  # noqa: E402
+
 EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
@@ -29,31 +34,58 @@ def isolated_settings(tmp_path_factory):
     yield
 
 
-def _leaks() -> list[str]:
-    from workbench.qt.workers import live_jobs
-
-    out = [f"job {j.title!r}" for j in live_jobs()]
-    out += [f"process {p.name}" for p in multiprocessing.active_children()]
+def _leaks(jobs_before: set, procs_before: set) -> list[str]:
+    out = [f"job {j.title!r}" for j in live_jobs() if j not in jobs_before]
+    out += [f"process {p.name}" for p in multiprocessing.active_children() if p.pid not in procs_before]
     return out
 
 
-@pytest.fixture(autouse=True)
-def no_leaked_threads(request):
-    """Fail the test when background jobs, threads or child processes outlive it."""
-    before = {t.ident for t in threading.enumerate()}
-    yield
-    deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline:
-        extra = [t for t in threading.enumerate() if t.ident not in before and t.is_alive()
-                 and not t.daemon]
-        leaks = _leaks() + [f"thread {t.name}" for t in extra]
-        if not leaks:
-            return
+def _stop_leftovers(jobs_before: set, procs_before: set) -> None:
+    """Cancel this test's jobs still running and kill its child processes, so a failing test
+    cannot break the tests after it; jobs that still do not finish are forgotten."""
+    for job in live_jobs():
+        if job not in jobs_before:
+            job.cancel()
+    _pump(lambda: not _leaks(jobs_before, procs_before), seconds=10.0)
+    for proc in multiprocessing.active_children():
+        if proc.pid not in procs_before:
+            proc.kill()
+            proc.join(5)
+    _pump(lambda: not _leaks(jobs_before, procs_before), seconds=10.0)
+    for job in live_jobs():
+        if job not in jobs_before:
+            workers._LIVE.discard(job)
+
+
+def _pump(done, seconds: float) -> None:
+    """Process Qt events until ``done()`` or ``seconds`` (a bound on waiting, not a timing check)."""
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
         app = _app()
         if app is not None:
             app.processEvents()
         time.sleep(0.02)
-    pytest.fail(f"{request.node.name} leaked: {', '.join(leaks)}")
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_threads(request):
+    """Fail the test when background jobs, threads or child processes outlive it; then stop them,
+    so the next test starts clean (a leak is reported once, by the test that caused it)."""
+    before = {t.ident for t in threading.enumerate()}
+    jobs_before = set(live_jobs())
+    procs_before = {p.pid for p in multiprocessing.active_children()}
+
+    def leaks() -> list[str]:
+        extra = [t for t in threading.enumerate() if t.ident not in before and t.is_alive() and not t.daemon]
+        return _leaks(jobs_before, procs_before) + [f"thread {t.name}" for t in extra]
+
+    yield
+    # a loaded machine may need a while to join a finished job's thread: wait generously
+    _pump(lambda: not leaks(), seconds=30.0)
+    found = leaks()
+    if found:
+        _stop_leftovers(jobs_before, procs_before)
+        pytest.fail(f"{request.node.name} leaked: {', '.join(found)}")
 
 
 def _app():
@@ -87,8 +119,30 @@ def dialogs(monkeypatch):
     assert not [d for d in shown if d[0] in ("critical", "warning")], f"unexpected dialogs: {shown.texts()}"
 
 
+class Prompts(list):
+    """The unsaved-changes prompts shown during a test ((name, doing) each); ``answer`` is what the
+    fake prompt replies ("save", "discard" or "cancel"; "discard" unless a test sets it)."""
+
+    answer = "discard"
+
+
+@pytest.fixture(autouse=True)
+def save_prompts(monkeypatch):
+    """Record the unsaved-changes prompt (Save / Discard / Cancel) instead of showing it."""
+    from workbench.qt import app_window
+
+    prompts = Prompts()
+
+    def fake(parent, name, doing):
+        prompts.append((name, doing))
+        return prompts.answer
+
+    monkeypatch.setattr(app_window, "ask_save_changes", fake)
+    yield prompts
+
+
 @pytest.fixture
-def window(qtbot):
+def window(qtbot, save_prompts):
     """A shown main window; closed (jobs cancelled and joined) at teardown."""
     from workbench.qt.app_window import MainWindow
 
@@ -96,7 +150,16 @@ def window(qtbot):
     qtbot.addWidget(win)
     win.show()
     yield win
+    save_prompts.answer = "discard"  # unsaved edits never keep the window open at teardown
     win.close()
+
+
+@pytest.fixture
+def stop_leftovers():
+    """``stop_leftovers()``: what the leak check does after a leak (cancel and kill this test's jobs)."""
+    jobs_before = set(live_jobs())
+    procs_before = {p.pid for p in multiprocessing.active_children()}
+    return lambda: _stop_leftovers(jobs_before, procs_before)
 
 
 @pytest.fixture

@@ -267,7 +267,7 @@ def test_drop_onnx_file_opens_it(qtbot, window, corpus):
     from workbench.qt import settings
 
     assert settings.recent_files()[0] == str(corpus / "digits_cnn/model_opset17.onnx")
-    window._fill_recent()
+    window.fill_recent()
     assert window.recent_menu.actions()[0].text() == str(corpus / "digits_cnn/model_opset17.onnx")
     mime.setUrls([QUrl.fromLocalFile("/tmp/notes.txt")])
     assert window.dropEvent(QDropEvent(QPoint(1, 1), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,

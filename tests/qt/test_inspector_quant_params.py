@@ -23,7 +23,6 @@ def test_ddddocr_convinteger_scale_in_the_inspector(qtbot, window, open_file, co
     assert win.doc.op_type("Conv_3_quant") == "ConvInteger"
     with qtbot.waitSignal(win.canvas.selectionChangedNames, timeout=5000):  # as a click on the node
         win.canvas.select_nodes(["Conv_3_quant"], center=True)
-    win._hist_timer.stop()  # no histogram job for this selection (it would outlive the test)
     assert win.inspector.nodes == ["Conv_3_quant"]
     text = box.label.text()
     assert not box.isHidden()

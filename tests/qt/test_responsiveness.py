@@ -1,21 +1,69 @@
 """The window stays responsive while calibration runs, and cancel keeps the previous results.
 
-Requirement: while all-MiniLM-L6-v2 (90 MB) calibrates, the GUI event loop never goes more than
-100 ms without running a 20 ms QTimer. This is a property of the design (the job runs in a child
-process; see workbench/qt/engine.py), not a benchmark: a GUI-thread or GIL-bound worker thread
-misses it by far (a protobuf CopyFrom of this model alone holds the GIL ~0.9 s).
+Requirement: while all-MiniLM-L6-v2 (90 MB) calibrates, the GUI process does none of the work: the
+job runs in a child process (see workbench/qt/engine.py), started from a worker thread, with a
+small JSON-safe payload (paths and recipe text, never a model). A GUI-thread or GIL-bound worker
+thread would freeze the window (a protobuf CopyFrom of this model alone holds the GIL ~0.9 s).
+
+This is checked structurally, not with a clock: every heavy core verb and the process start are
+instrumented in the GUI process, and the test asserts where (and whether) they ran. Event-loop
+gaps are still measured and printed, for a person to read; a loaded machine cannot fail the test.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.context
+import pickle
+import threading
 import time
 
 import pytest
 from PySide6.QtCore import QTimer
 
-from workbench.qt.workers import ProcessJob
+from workbench.core import api, jobs
+from workbench.qt.workers import ProcessJob, live_jobs
 
-MAX_GAP_S = 0.100
+#: core verbs that do a job's heavy work; none may run in the GUI process while a job runs
+HEAVY_VERBS = ("open_model", "calibrate", "quantize", "analyze", "export", "sensitivity_sweep", "model_cost",
+               "open_data_source", "make_session")
+#: a payload far below this is paths and recipe text; a model (or its weights) would exceed it
+MAX_PAYLOAD_BYTES = 1 << 20
+
+
+class WorkWatch:
+    """Records, in this (GUI) process, calls of the heavy core verbs and of the jobs, and the thread
+    each job process is started from, with the pickled size of its payload."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.calls: list[tuple[str, str]] = []  # (verb, thread name)
+        self.starts: list[tuple[bool, int]] = []  # (on the GUI thread?, payload bytes)
+        for name in HEAVY_VERBS:
+            monkeypatch.setattr(api, name, self._wrap(name, getattr(api, name)))
+        for name, fn in list(jobs.JOBS.items()):
+            monkeypatch.setitem(jobs.JOBS, name, self._wrap(f"job {name}", fn))
+        original_start = multiprocessing.context.SpawnProcess.start
+        watch = self
+
+        def start(proc):
+            payload = proc._args[1] if len(proc._args) > 1 else None
+            watch.starts.append((threading.current_thread() is threading.main_thread(),
+                                 len(pickle.dumps(payload))))
+            return original_start(proc)
+
+        monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", start)
+
+    def _wrap(self, name, fn):
+        def recorded(*args, **kwargs):
+            self.calls.append((name, threading.current_thread().name))
+            return fn(*args, **kwargs)
+        return recorded
+
+    def check(self) -> None:
+        assert self.starts, "no job process was started"
+        assert not [s for s in self.starts if s[0]], "a job process was started on the GUI thread"
+        assert all(size < MAX_PAYLOAD_BYTES for _gui, size in self.starts), self.starts
+        assert self.calls == [], f"core work ran in the GUI process: {self.calls}"
 
 
 class GapMeter:
@@ -48,37 +96,68 @@ class GapMeter:
         self.timer.stop()
 
 
-@pytest.mark.slow
-def test_event_loop_stays_free_while_minilm_calibrates(qtbot, window, open_file, corpus):
-    win = window
-    open_file(win, corpus / "minilm_l6_v2" / "model.onnx", timeout=120_000)
-    win.calibration.samples.setValue(32)
-    win.calibration.analysis_samples.setValue(4)  # analysis of this model costs ~2 s a sample on 2 cores
+def _calibrate_watched(qtbot, win, monkeypatch, label: str) -> None:
+    """F5 with the work watch on: the job succeeds, its results show, and the GUI process did none
+    of its work and started its process off the GUI thread."""
     assert win.doc.data["path"].endswith("calib.npz")
     progress: list = []
     win.runs.progress.connect(lambda d, t, m: progress.append((d, t, m, time.perf_counter())))
     outcome: list = []
     win.runs.succeeded.connect(lambda kind, res: outcome.append("ok"))
     win.runs.failed.connect(lambda kind, err: outcome.append(err))
+    watch = WorkWatch(monkeypatch)
     meter = GapMeter()
     meter.start()
     started = time.perf_counter()
     with qtbot.waitSignal(win.runs.finished, timeout=300_000):
         win.act_calibrate.trigger()
+        # the trigger returned: the job is started and the GUI thread is free again
         assert win.runs.busy and not win.act_calibrate.isEnabled() and win.act_cancel.isEnabled()
-    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=5000)  # shown a turn later
+        assert watch.calls == []
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=60_000)  # shown a turn later
     qtbot.wait(200)  # and the canvas recoloured
     meter.stop()
     elapsed = time.perf_counter() - started
     before = [m for *_x, m, t in progress if t <= meter.max_at][-1:] or ["(before the first progress)"]
     slow = sum(g > 0.05 for g in meter.gaps)
-    print(f"\nminilm calibration+analysis {elapsed:.1f} s, {meter.ticks} ticks, max event-loop gap "
+    # for a person reading the log; timing depends on the machine's load and is not asserted
+    print(f"\n{label} calibration+analysis {elapsed:.1f} s, {meter.ticks} ticks, max event-loop gap "
           f"{meter.max_gap * 1000:.1f} ms at {meter.max_at - started:.1f} s after {before[0]!r}; "
           f"{slow} gaps > 50 ms")
     assert outcome == ["ok"], outcome
     assert progress and any(m.startswith("Calibrating") for _d, _t, m, _s in progress)
     assert win.doc.errors and win.errors.bar_values()
-    assert meter.max_gap < MAX_GAP_S, f"event loop blocked {meter.max_gap * 1000:.0f} ms"
+    assert meter.ticks > 0  # the event loop kept running its timers during the job
+    watch.check()
+
+
+@pytest.mark.slow
+def test_gui_process_does_no_work_while_minilm_calibrates(qtbot, window, open_file, corpus, monkeypatch):
+    open_file(window, corpus / "minilm_l6_v2" / "model.onnx", timeout=120_000)
+    window.calibration.samples.setValue(32)
+    window.calibration.analysis_samples.setValue(4)  # analysis of this model costs ~2 s a sample on 2 cores
+    _calibrate_watched(qtbot, window, monkeypatch, "minilm")
+
+
+def test_gui_process_does_no_work_while_digits_cnn_calibrates(qtbot, window, open_file, corpus, monkeypatch):
+    open_file(window, corpus / "digits_cnn" / "model_opset17.onnx")
+    window.calibration.samples.setValue(16)
+    window.calibration.analysis_samples.setValue(4)
+    _calibrate_watched(qtbot, window, monkeypatch, "digits_cnn")
+
+
+def test_work_watch_sees_work_on_the_gui_thread(qtbot, monkeypatch, corpus):
+    """The watch is not blind: a verb called here, and a process started here, are both caught."""
+    watch = WorkWatch(monkeypatch)
+    api.open_model(corpus / "digits_cnn" / "model_opset17.onnx")
+    assert watch.calls == [("open_model", threading.current_thread().name)]
+    ctx = multiprocessing.get_context("spawn")
+    proc = ctx.Process(target=print, args=("sleep", {}), daemon=True)
+    proc.start()
+    proc.join(60)
+    assert watch.starts and watch.starts[0][0]
+    with pytest.raises(AssertionError):
+        watch.check()
 
 
 def test_cancel_keeps_previous_results(qtbot, window, open_file, corpus):
@@ -120,3 +199,15 @@ def test_process_job_result(qtbot):
         job.start()
     assert blocker.args[0] == {"steps": 3}
     qtbot.waitUntil(lambda: not job.running)
+
+
+def test_a_leaked_job_is_stopped_by_the_teardown_helper(qtbot, stop_leftovers):
+    """What the leak check does after reporting a leak: this test's jobs and processes are gone,
+    so the next test's own leak check is not failed by them."""
+    job = ProcessJob("sleep", {"steps": 10_000, "delay": 0.05}, title="left running")
+    with qtbot.waitSignal(job.progress, timeout=60_000):
+        job.start()
+    assert job in live_jobs() and multiprocessing.active_children()
+    stop_leftovers()
+    assert job not in live_jobs()
+    assert not [p for p in multiprocessing.active_children() if p.name == "workbench-sleep"]

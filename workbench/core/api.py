@@ -103,7 +103,7 @@ _LAZY: dict[str, str] = {
     "GraphStructure": "workbench.core.graph.layout",
     "graph_structure": "workbench.core.graph.layout",
     "layout_graph": "workbench.core.graph.layout",
-    # used by the front ends
+    # running a model (the histogram job of workbench.core.jobs)
     "add_outputs": "workbench.core.runtime.session",
     "make_session": "workbench.core.runtime.session",
     # files

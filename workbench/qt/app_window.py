@@ -1,10 +1,10 @@
-"""The main window: graph canvas in the centre, docks for inspector, recipe, calibration, errors.
+"""The main window: graph tabs in the centre (:mod:`workbench.qt.tabs`), docks around it.
 
-Menus: File (Open, Open Recent, Save Project, Save Project As, Export QDQ, Quit), Edit (Undo,
-Redo), View (docks, zoom, colour mode), Run (Calibrate, Analyze, Sensitivity Sweep, Apply
-Sensitivity Suggestion, Cancel), Help (About). The
-toolbar has the search box (name, op type or glob; Enter selects the matches) and "select all of
-this type". Drop an .onnx or .wbproj file on the window to open it.
+The actions, menus and toolbar are declared in :mod:`workbench.qt.actions`, the docks (inspector,
+recipe, calibration, errors, problems, sensitivity, cost) in :mod:`workbench.qt.docks`; this class
+holds the slots they call and the reactions to the document and the jobs. Unsaved edits are never
+lost silently: quitting or opening another model asks to save, discard or cancel. Drop an .onnx or
+.wbproj file on the window to open it.
 """
 
 from __future__ import annotations
@@ -13,40 +13,37 @@ import logging
 import math
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
-    QComboBox,
-    QDockWidget,
+    QApplication,
     QFileDialog,
     QLabel,
-    QLineEdit,
     QMainWindow,
     QMessageBox,
     QProgressBar,
-    QTabWidget,
     QWidget,
 )
 
 from workbench.core import api
 from workbench.core.api import PROJECT_SUFFIX, QParams, load_project, new_project, save_project
 from workbench.core.errors import WorkbenchError
-from workbench.qt import settings
-from workbench.qt.calibration_panel import CalibrationPanel
+from workbench.qt import actions, docks, settings
 from workbench.qt.canvas.view import GraphCanvas
-from workbench.qt.cost_panel import CostPanel
-from workbench.qt.dialogs import guarded, show_error
+from workbench.qt.commands import push_edit, set_exclude
+from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
 from workbench.qt.document import Document
-from workbench.qt.error_view import INF_SQNR_DB, ErrorView
-from workbench.qt.inspector import Inspector
-from workbench.qt.recipe_panel import RecipePanel
+from workbench.qt.error_view import INF_SQNR_DB
+from workbench.qt.netron_view import NetronView
 from workbench.qt.runs import RunController
-from workbench.qt.sensitivity_panel import SensitivityPanel
+from workbench.qt.tabs import ModelTabs
+from workbench.qt.theme import apply_theme
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
 
 MODEL_FILTER = "ONNX models and Workbench projects (*.onnx *.wbproj);;ONNX models (*.onnx);;Projects (*.wbproj)"
+
+__all__ = ["MainWindow", "about_text", "default_data_for"]
 
 
 def default_data_for(model_path: Path) -> Path | None:
@@ -73,162 +70,29 @@ class MainWindow(QMainWindow):
         self.runs = RunController(self.doc, self)
         self._open_job: ThreadJob | None = None
         self.canvas = GraphCanvas(self)
-        self.tabs = QTabWidget(self)
-        self.tabs.setTabsClosable(True)
-        self.tabs.setDocumentMode(True)
-        self.tabs.addTab(self.canvas, "Graph")
-        self.tabs.tabBar().setTabButton(0, self.tabs.tabBar().ButtonPosition.RightSide, None)
-        self.tabs.tabCloseRequested.connect(self._close_tab)
+        self.tabs = ModelTabs(self.canvas, self)
         self.setCentralWidget(self.tabs)
-        self.netron = None  # NetronView, created on first use
         self._last_export: Path | None = None
-        self.inspector = Inspector(self.doc)
-        self.recipe_panel = RecipePanel(self.doc)
-        self.calibration = CalibrationPanel()
-        self.errors = ErrorView()
-        self.sensitivity = SensitivityPanel()
-        self.cost = CostPanel(self.doc)
-        self.docks: dict[str, QDockWidget] = {}
-        self._add_dock("Inspector", self.inspector, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._add_dock("Recipe", self.recipe_panel, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._add_dock("Calibration", self.calibration, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._add_dock("Errors", self.errors, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._add_dock("Sensitivity", self.sensitivity, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._add_dock("Cost", self.cost, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.docks["Inspector"], self.docks["Recipe"])
-        self.docks["Sensitivity"].hide()  # shown (as a tab beside Errors) by the first sweep
-        self.docks["Cost"].hide()  # View > Cost; computed only while shown
-        self.docks["Inspector"].raise_()
+        self.docks = docks.build_docks(self, self.doc)  # inspector, recipe_panel, calibration, errors, ...
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
-        self._build_actions()
-        self._build_menus()
-        self._build_toolbar()
+        self._actions = actions.build_actions(self, self.doc.undo_stack)  # also self.act_<name>
+        actions.build_menus(self, self._actions, self.docks, settings.theme())
+        actions.build_toolbar(self, self._actions)  # also self.search, self.color_mode
         self._build_status()
         self._connect()
         self._update_actions()
         self._restore_layout()
 
     # ------------------------------------------------------------------ construction
-    def _add_dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> None:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock-{title}")
-        dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        self.docks[title] = dock
-
-    def _action(self, text: str, slot, shortcut=None, tip: str = "") -> QAction:
-        act = QAction(text, self)
-        if shortcut is not None:
-            act.setShortcuts(shortcut if isinstance(shortcut, list) else [QKeySequence(shortcut)])
-        if tip:
-            act.setStatusTip(tip)
-        act.triggered.connect(lambda _checked=False: slot())
-        return act
-
-    def _build_actions(self) -> None:
-        K = QKeySequence.StandardKey
-        self.act_open = self._action("&Open...", self.open_dialog, K.Open, "Open an ONNX model or a project")
-        self.act_save = self._action("&Save Project", self.save_project, K.Save)
-        self.act_save_as = self._action("Save Project &As...", self.save_project_as, K.SaveAs)
-        self.act_export = self._action("&Export QDQ...", self.export_dialog, "Ctrl+E",
-                                       "Write the quantized model (QDQ ONNX)")
-        self.act_export_qonnx = self._action("Export &QONNX...", lambda: self.export_dialog("qonnx"), None,
-                                             "Write the quantized model as QONNX (Quant / FloatQuant nodes)")
-        self.act_quit = self._action("&Quit", self.close, K.Quit)
-        self.act_undo = self.doc.undo_stack.createUndoAction(self, "&Undo")
-        self.act_undo.setShortcuts([QKeySequence("Ctrl+Z")])
-        self.act_redo = self.doc.undo_stack.createRedoAction(self, "&Redo")
-        self.act_redo.setShortcuts([QKeySequence("Ctrl+Y"), QKeySequence("Ctrl+Shift+Z")])
-        self.act_calibrate = self._action("&Calibrate", self.start_calibration, "F5",
-                                          "Calibrate all tensors, quantize and measure per-node error")
-        self.act_analyze = self._action("&Analyze", self.start_analysis, "F6",
-                                        "Re-quantize with cached ranges and measure per-node error")
-        self.act_sensitivity = self._action("&Sensitivity Sweep", self.start_sensitivity, "F7",
-                                            "Measure each unit alone quantized and alone float, end to end")
-        self.act_apply_suggestion = self._action("Apply Sensitivity Su&ggestion", self.apply_suggestion, "F8",
-                                                 "Keep the units the sweep suggests in float (undoable)")
-        self.act_color_sensitivity = self._action("Colour by Se&nsitivity", self.color_by_sensitivity,
-                                                  "Ctrl+Shift+G", "Colour the canvas by the sweep's chosen figure")
-        self.act_cancel = self._action("Ca&ncel", self.runs.cancel, "Esc", "Cancel the running job")
-        self.act_fit = self._action("&Fit graph", self.canvas.fit, "Ctrl+0")
-        self.act_zoom_in = self._action("Zoom &in", self.canvas.zoom_in, K.ZoomIn)
-        self.act_zoom_out = self._action("Zoom &out", self.canvas.zoom_out, K.ZoomOut)
-        self.act_find = self._action("&Find nodes", self._focus_search, K.Find)
-        self.act_same_type = self._action("Select all of this &type", self.select_same_type, "Ctrl+T",
-                                          "Select every node with the op type of the selected node")
-        self.act_color_sqnr = self._action("Colour by &SQNR", self.color_by_sqnr, "Ctrl+Shift+E")
-        self.act_about = self._action("&About Workbench", self.show_about)
-        self.act_netron = self._action("Open in &Netron", self.open_in_netron, "Ctrl+Shift+N",
-                                       "Show the exported model (or the open one) in Netron, served on 127.0.0.1")
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addAction(self.act_open)
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent)
-        file_menu.addSeparator()
-        for act in (self.act_save, self.act_save_as, self.act_export, self.act_export_qonnx):
-            file_menu.addAction(act)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_quit)
-        edit = bar.addMenu("&Edit")
-        edit.addAction(self.act_undo)
-        edit.addAction(self.act_redo)
-        edit.addSeparator()
-        edit.addAction(self.act_find)
-        edit.addAction(self.act_same_type)
-        view = bar.addMenu("&View")
-        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out, self.act_color_sqnr, self.act_color_sensitivity,
-                    self.act_netron):
-            view.addAction(act)
-        view.addSeparator()
-        for dock in self.docks.values():
-            view.addAction(dock.toggleViewAction())
-        view.addSeparator()
-        theme_menu = view.addMenu("&Theme")
-        self.theme_actions = []
-        from workbench.qt import settings as _settings
-
-        for mode in ("system", "light", "dark"):
-            act = theme_menu.addAction(mode.capitalize(), lambda m=mode: self.set_theme(m))
-            act.setCheckable(True)
-            act.setData(mode)
-            act.setChecked(mode == _settings.theme())
-            self.theme_actions.append(act)
-        run = bar.addMenu("&Run")
-        for act in (self.act_calibrate, self.act_analyze, self.act_sensitivity, self.act_apply_suggestion,
-                    self.act_cancel):
-            run.addAction(act)
-        bar.addMenu("&Help").addAction(self.act_about)
-
-    def _build_toolbar(self) -> None:
-        tb = self.addToolBar("Main")
-        tb.setObjectName("toolbar-main")
-        for act in (self.act_open, self.act_save, self.act_export):
-            tb.addAction(act)
-        tb.addSeparator()
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search nodes: name, op type or glob (Enter)")
-        self.search.setClearButtonEnabled(True)
-        self.search.setMinimumWidth(280)
-        tb.addWidget(self.search)
-        tb.addAction(self.act_same_type)
-        tb.addSeparator()
-        tb.addWidget(QLabel(" Colour: "))
-        self.color_mode = QComboBox()
-        self.color_mode.addItems(["op", "dtype", "error"])
-        tb.addWidget(self.color_mode)
-        tb.addSeparator()
-        for act in (self.act_calibrate, self.act_cancel, self.act_fit):
-            tb.addAction(act)
-
     def _build_status(self) -> None:
         self.status_label = QLabel("Ready.")
         self.status_bar_progress = QProgressBar()
         self.status_bar_progress.setMaximumWidth(200)
         self.status_bar_progress.setVisible(False)
+        self.problems_link = QLabel("")
+        self.problems_link.setToolTip("Show the Problems dock")
         self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.problems_link)
         self.statusBar().addPermanentWidget(self.status_bar_progress)
 
     def _connect(self) -> None:
@@ -241,6 +105,9 @@ class MainWindow(QMainWindow):
         self.errors.colorBySqnr.connect(self.color_by_sqnr)
         self.sensitivity.nodeClicked.connect(self.focus_node)
         self.cost.nodeClicked.connect(self.focus_node)
+        self.problems.nodeClicked.connect(self.focus_node)
+        self.problems.countChanged.connect(self._on_problem_count)
+        self.problems_link.linkActivated.connect(lambda _href: self.show_problems())
         self.sensitivity.figureChanged.connect(lambda _f: self.color_by_sensitivity())
         self.sensitivity.runRequested.connect(self.start_sensitivity)
         self.sensitivity.applyRequested.connect(self.apply_suggestion)
@@ -264,18 +131,36 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ opening
     @guarded
     def open_dialog(self) -> None:
+        if not self.keep_or_drop_changes("opening another model"):
+            return
         path, _ = QFileDialog.getOpenFileName(self, "Open model or project", settings.last_dir(), MODEL_FILTER)
         if path:
-            self.open_path(path)
+            self.open_path(path, ask=False)
 
     @guarded
-    def open_path(self, path: str | Path) -> None:
-        """Open an ONNX model or a ``.wbproj`` project (errors go to a dialog)."""
+    def open_path(self, path: str | Path, *, ask: bool = True) -> None:
+        """Open an ONNX model or a ``.wbproj`` project (errors go to a dialog).
+
+        With unsaved edits the user is first asked to save, discard or cancel (``ask=False``: the
+        caller has asked already)."""
         path = Path(path)
+        if ask and not self.keep_or_drop_changes(f"opening {path.name}"):
+            return
         if path.suffix.lower() == PROJECT_SUFFIX:
             self.open_project(path)
         else:
             self.open_model(path)
+
+    def keep_or_drop_changes(self, doing: str) -> bool:
+        """True when the caller may replace the open work: nothing unsaved, or the user saved it
+        (and the save succeeded) or chose to discard it. False when the user cancelled."""
+        if self.doc.model is None or self.doc.undo_stack.isClean():
+            return True
+        name = Path(self.doc.project_path or self.doc.model_path).name
+        answer = ask_save_changes(self, name, doing)
+        if answer == SAVE:
+            return self.save_project() is not None
+        return answer == DISCARD
 
     def open_model(self, path: str | Path, *, on_loaded=None) -> None:
         """Load the model in a worker thread; the document and canvas switch when it is ready."""
@@ -308,15 +193,31 @@ class MainWindow(QMainWindow):
         self.calibration.set_data_spec({"kind": "npz", "path": str(data)} if data else None, None)
         self._on_spec_changed()
         extra = on_loaded(model) if on_loaded is not None else None  # a note for the status line
+        self._reset_views()
         self.canvas.set_model(model.proto)
-        self.errors.clear_histogram()
         settings.add_recent_file(self.doc.project_path or path)
         settings.set_last_dir(path)
         self._update_title()
         self._update_actions()
-        notes = f" ({len(model.notes)} preparation notes)" if model.notes else ""
+        notes = f" ({len(model.notes)} preparation notes, see Problems)" if model.notes else ""
         self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}." + (f" {extra}" if extra else ""))
         self.modelOpened.emit(str(path))
+
+    def _reset_views(self) -> None:
+        """Forget every view of the previous model: subgraph tabs, Netron's target, the panels'
+        messages, the selection, the histogram, the search text and a colour mode that would
+        mean nothing for the new model."""
+        self._hist_timer.stop()
+        self._last_export = None
+        note = self.tabs.follow_model(self.doc.model_path)  # an open Netron tab follows the new model
+        if note:
+            self.set_status(note)
+        self.calibration.set_running(False, "Idle.")
+        self.inspector.set_nodes([])
+        self.errors.clear_histogram()
+        self.search.clear()
+        if self.color_mode.currentText() == "error" and not self.doc.errors:
+            self.color_mode.setCurrentText("op")
 
     def open_project(self, path: str | Path) -> None:
         path = Path(path).resolve()
@@ -431,19 +332,21 @@ class MainWindow(QMainWindow):
         self.runs.sensitivity()
         self.show_sensitivity_dock()
 
+    def show_problems(self) -> None:
+        """Show the Problems dock in front."""
+        docks.bring_forward(self, self.docks, "Problems", beside="Errors")
+
+    def _on_problem_count(self, count: int, errors: int) -> None:
+        text = f"{count} problem(s)" + (f", {errors} error(s)" if errors else "")
+        self.problems_link.setText(f'<a href="#problems">{text}</a>' if count else "")
+
     def show_sensitivity_dock(self) -> None:
         """Show the Sensitivity dock in front, as a tab beside Errors the first time."""
-        dock = self.docks["Sensitivity"]
-        if not dock.isVisible() and self.docks["Errors"].isVisible() and not self.tabifiedDockWidgets(dock):
-            self.tabifyDockWidget(self.docks["Errors"], dock)
-        dock.show()
-        dock.raise_()
+        docks.bring_forward(self, self.docks, "Sensitivity", beside="Errors")
 
     @guarded
     def apply_suggestion(self) -> list[str]:
         """Keep the sweep's suggested units in float: one undoable recipe edit (Edit > Undo reverts it)."""
-        from workbench.qt.commands import push_edit, set_exclude
-
         nodes = list(self.doc.suggestion)
         if not nodes:
             self.set_status("No suggestion yet: run the sensitivity sweep first (F7).")
@@ -489,6 +392,7 @@ class MainWindow(QMainWindow):
 
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
+            self._last_export = Path(result["path"])
             self._on_run_ended(f"Done: exported {result['path']}.")
         elif kind == "sensitivity":
             self._on_run_ended(f"Done: sensitivity of {len(self.doc.sensitivity.rows)} node units.")
@@ -614,7 +518,7 @@ class MainWindow(QMainWindow):
         qp_json = self.doc.qparams.get(hist.get("tensor", ""))
         self.errors.set_histogram(hist, QParams.from_json(qp_json) if qp_json else None)
 
-    def _focus_search(self) -> None:
+    def focus_search(self) -> None:
         self.search.setFocus()
         self.search.selectAll()
 
@@ -623,22 +527,17 @@ class MainWindow(QMainWindow):
         self.status_label.setText(text)
 
     def _update_actions(self, *_args) -> None:
-        has_model = self.doc.model is not None
-        busy = self.runs.busy
-        for act in (self.act_save, self.act_save_as, self.act_export, self.act_export_qonnx, self.act_calibrate,
-                    self.act_analyze):
-            act.setEnabled(has_model and not busy)
-        self.act_sensitivity.setEnabled(has_model and not busy)
+        has_model, busy = self.doc.model is not None, self.runs.busy
+        actions.update_enabled(self._actions, has_model=has_model, busy=busy,
+                               suggestion=bool(self.sensitivity.pending()))
         self.sensitivity.run_button.setEnabled(has_model and not busy)
-        self.act_apply_suggestion.setEnabled(bool(self.sensitivity.pending()))
-        self.act_cancel.setEnabled(busy)
 
     def _update_title(self, *_args) -> None:
         name = self.doc.project_path or self.doc.model_path
         dirty = "" if self.doc.undo_stack.isClean() else " *"
         self.setWindowTitle(f"{Path(name).name}{dirty} - Workbench" if name else "Workbench")
 
-    def _fill_recent(self) -> None:
+    def fill_recent(self) -> None:
         self.recent_menu.clear()
         files = settings.recent_files()
         for f in files:
@@ -663,39 +562,19 @@ class MainWindow(QMainWindow):
             self.open_path(path)
 
     # ------------------------------------------------------------------ tabs: subgraphs and Netron
+    @property
+    def netron(self) -> NetronView | None:
+        """The Netron tab's view, when open."""
+        return self.tabs.netron
+
     def _close_tab(self, index: int) -> None:
-        widget = self.tabs.widget(index)
-        if index == 0 or widget is None:
-            return
-        self.tabs.removeTab(index)
-        if widget is self.netron:
-            self.netron.stop()
-            self.netron = None
-        elif isinstance(widget, GraphCanvas):
-            widget.shutdown()
-        widget.deleteLater()
+        self.tabs.close_tab(index)
 
     @guarded
     def open_subgraphs(self, name: str) -> list[str]:
         """Open each body of an If/Loop/Scan node in its own tab; returns the tab titles."""
-        import onnx
-        from onnx import helper
-
         self._need_model()
-        proto = self.doc.model.proto
-        node = next((n for _path, n in self.doc.model.iter_nodes() if n.name == name), None)
-        if node is None:
-            return []
-        titles = []
-        for attr in node.attribute:
-            if attr.type != onnx.AttributeProto.GRAPH:
-                continue
-            body = helper.make_model(attr.g, opset_imports=list(proto.opset_import))
-            view = GraphCanvas(self)
-            view.set_model(body)
-            title = f"{name}: {attr.name}"
-            self.tabs.setCurrentIndex(self.tabs.addTab(view, title))
-            titles.append(title)
+        titles = self.tabs.open_bodies(self.doc.model, name)
         if titles:
             self.set_status(f"Opened {len(titles)} subgraph(s) of {name}.")
         return titles
@@ -703,22 +582,14 @@ class MainWindow(QMainWindow):
     @guarded
     def open_in_netron(self) -> str:
         """Show the last exported model, or the open one, in a Netron tab; returns the local URL."""
-        from workbench.qt.netron_view import NetronView
-
         self._need_model()
         target = self._last_export if self._last_export and self._last_export.exists() else self.doc.model_path
-        if self.netron is None:
-            self.netron = NetronView(self)
-            self.tabs.addTab(self.netron, "Netron")
-        url = self.netron.show_model(target)
-        self.tabs.setCurrentWidget(self.netron)
+        url = self.tabs.show_in_netron(target)
         self.set_status(f"Netron shows {Path(target).name} at {url}")
         return url
 
     def _restore_layout(self) -> None:
         """Window geometry and dock layout from the last session (QSettings)."""
-        from workbench.qt import settings
-
         geometry, state = settings.window_state()
         if geometry:
             self.restoreGeometry(geometry)
@@ -727,25 +598,18 @@ class MainWindow(QMainWindow):
 
     def set_theme(self, mode: str) -> None:
         """Switch theme (system | light | dark) and remember the choice."""
-        from PySide6.QtWidgets import QApplication
-
-        from workbench.qt import settings
-        from workbench.qt.theme import apply_theme
-
         apply_theme(QApplication.instance(), mode)
         settings.set_theme(mode)
         for act in self.theme_actions:
             act.setChecked(act.data() == mode)
 
     def closeEvent(self, event) -> None:
-        from workbench.qt import settings
-
+        if not self.keep_or_drop_changes("quitting"):
+            event.ignore()
+            return
         settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
-        if self.netron is not None:
-            self.netron.stop()
-        for i in range(1, self.tabs.count()):
-            if isinstance(self.tabs.widget(i), GraphCanvas):
-                self.tabs.widget(i).shutdown()
+        self._hist_timer.stop()  # a pending histogram request must not start a job after the close
+        self.tabs.shutdown()
         self.runs.shutdown()
         self.cost.shutdown()
         if self._open_job is not None:
@@ -764,16 +628,3 @@ def _dropped_path(event) -> str | None:
             return local
     return None
 
-
-def about_text() -> str:
-    import onnx
-    import onnxruntime
-    import pyqtgraph
-    import PySide6
-    from PySide6.QtCore import qVersion
-
-    from workbench import __version__
-
-    return (f"<b>Workbench {__version__}</b><br>Post-training quantization of ONNX models.<br><br>"
-            f"onnx {onnx.__version__}<br>onnxruntime {onnxruntime.__version__}<br>"
-            f"Qt {qVersion()} (PySide6 {PySide6.__version__})<br>pyqtgraph {pyqtgraph.__version__}")

@@ -15,6 +15,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
+from workbench import __version__
 from workbench.core.errors import WorkbenchError
 
 log = logging.getLogger(__name__)
@@ -63,3 +64,36 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
             return None
 
     return wrapper
+
+
+#: answers of :func:`ask_save_changes`
+SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
+
+
+def ask_save_changes(parent: QWidget | None, name: str, doing: str) -> str:
+    """Ask what to do with unsaved edits of ``name`` before ``doing`` (e.g. "quitting"): returns
+    :data:`SAVE`, :data:`DISCARD` or :data:`CANCEL` (also when the box is closed)."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle("Unsaved changes")
+    box.setText(f"{name} has unsaved changes.")
+    box.setInformativeText(f"Save them to a project before {doing}?")
+    B = QMessageBox.StandardButton
+    box.setStandardButtons(B.Save | B.Discard | B.Cancel)
+    box.setDefaultButton(B.Save)
+    answer = box.exec()
+    return {B.Save: SAVE, B.Discard: DISCARD}.get(B(answer), CANCEL)
+
+
+def about_text() -> str:
+    """Help > About: the versions of Workbench and of the libraries it runs on."""
+    # third-party version lookups only when the box is shown (onnxruntime is slow to import)
+    import onnx
+    import onnxruntime
+    import pyqtgraph
+    import PySide6
+    from PySide6.QtCore import qVersion
+
+    return (f"<b>Workbench {__version__}</b><br>Post-training quantization of ONNX models.<br><br>"
+            f"onnx {onnx.__version__}<br>onnxruntime {onnxruntime.__version__}<br>"
+            f"Qt {qVersion()} (PySide6 {PySide6.__version__})<br>pyqtgraph {pyqtgraph.__version__}")

@@ -18,6 +18,7 @@ from PySide6.QtGui import QUndoStack
 from workbench.core import api
 from workbench.core.api import PreparedModel, Recipe, ResolvedNode, SweepResult, UnitError, resolve_node
 from workbench.core.errors import WorkbenchError
+from workbench.core.issues import PlanIssue
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,8 @@ class Document(QObject):
         self.errors: list[ErrorRow] = []
         self.result_recipe: str | None = None
         self.issues: list[str] = []
+        #: the last calibrate job's issues, typed (plan, guard and writer issues; for the Problems dock)
+        self.result_issues: list[PlanIssue] = []
         self.sensitivity: SweepResult | None = None
         self.suggestion: list[str] = []
         self.sensitivity_recipe: str | None = None
@@ -67,6 +70,7 @@ class Document(QObject):
         self.qparams = {}
         self.errors = []
         self.issues = []
+        self.result_issues = []
         self.result_recipe = None
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
         self.recipe = recipe if recipe is not None else api.make_recipe("cpu-u8s8")
@@ -156,6 +160,7 @@ class Document(QObject):
         self.qparams = result.get("qparams", {})
         self.errors = [ErrorRow.from_json(r) for r in result.get("errors", [])]
         self.issues = list(result.get("issues", []))
+        self.result_issues = [i for i in result.get("problems", []) if isinstance(i, PlanIssue)]
         self.result_recipe = result.get("recipe")
         self.resultsChanged.emit()
 

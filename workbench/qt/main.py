@@ -33,6 +33,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 def _excepthook(exc_type, exc, tb) -> None:
     """Last resort for exceptions outside guarded slots: log them and show a dialog, keep running."""
     log.error("unhandled exception", exc_info=(exc_type, exc, tb))
+    # allow-listed function-level import: this module defers Qt until argv is parsed (--help, --version)
     from workbench.qt.dialogs import show_error
 
     show_error(None, "Workbench", exc)
@@ -44,14 +45,20 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parse(argv)
     if args.self_test:
+        # allow-listed: Qt and the window are imported only once argv is parsed
         from workbench.qt.selftest import run_self_test
 
         return run_self_test(["--self-test"])
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # allow-listed: Qt, the window and QtWebEngine load only once argv is parsed (--help stays fast)
     from PySide6.QtWidgets import QApplication
 
+    from workbench.qt import settings
     from workbench.qt.app_window import MainWindow
+    from workbench.qt.netron_view import prepare_webengine
+    from workbench.qt.theme import apply_theme
 
+    prepare_webengine()  # must run before the QApplication exists (QtWebEngine's requirement)
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "workbench"])
     app.setApplicationName("Workbench")
     app.setOrganizationName("Workbench")
@@ -62,9 +69,6 @@ def main(argv: list[str] | None = None) -> int:
         from PySide6.QtGui import QIcon
 
         app.setWindowIcon(QIcon(str(icon)))
-    from workbench.qt import settings
-    from workbench.qt.theme import apply_theme
-
     apply_theme(app, settings.theme())
     sys.excepthook = _excepthook
     window = MainWindow()

@@ -25,7 +25,9 @@ from pathlib import Path
 import numpy as np
 
 from workbench import __version__
+from workbench.core import api
 from workbench.core.errors import WorkbenchError
+from workbench.qt.app_window import MainWindow
 
 #: Minimum top-1 accuracy of the quantized example on its evaluation split (float model: 0.9956).
 MIN_ACCURACY = 0.98
@@ -77,8 +79,6 @@ def _quantize_example(folder: Path, out_dir: Path) -> dict:
     """Open, quantize and export the example; return accuracy and structure of the export."""
     import onnx
 
-    from workbench.core import api
-
     model = api.open_model(folder / "digits_cnn.onnx")
     recipe = api.make_recipe(PRESET)
     result = api.quantize(model, recipe, data=str(folder / "digits_cnn_calib.npz"))
@@ -123,10 +123,6 @@ def _exercise_main_window(app, model_path: Path, settings_dir: Path) -> str:
     Modal dialogs (the window reports errors in message boxes) are recorded and dismissed so the
     self-test cannot hang; QSettings go to ``settings_dir`` so the user's recent files stay untouched.
     """
-    try:
-        from workbench.qt.app_window import MainWindow
-    except ImportError:
-        return "main window not available"
     from PySide6.QtCore import QSettings, QStandardPaths, QTimer
 
     dialogs: list[str] = []

@@ -2,8 +2,8 @@
 
 Two kinds, one interface (:class:`Job`):
 
-- :class:`ProcessJob` runs a job of :mod:`workbench.qt.engine` in a child process (spawn). A
-  QThread in the GUI process waits on the pipe and re-emits the child's messages as Qt signals;
+- :class:`ProcessJob` runs a job of :mod:`workbench.core.jobs` in a child process (spawn; the
+  child's side is :func:`workbench.qt.engine.child_main`). A QThread in the GUI process waits on the pipe and re-emits the child's messages as Qt signals;
   cancel is sent to the child (its CancelToken), and a child that does not stop within
   ``grace`` seconds is terminated. Calibration, analysis and export use this, so the GUI never
   waits on the GIL held by protobuf calls in the core.
@@ -29,6 +29,7 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 from workbench.core import errors as core_errors
 from workbench.core.errors import Cancelled, WorkbenchError
 from workbench.core.progress import CancelToken
+from workbench.qt.engine import child_main
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +160,7 @@ class Job(QObject):
 
 
 class ProcessJob(Job):
-    """Run ``engine.JOBS[name](payload, ...)`` in a spawned child process."""
+    """Run ``workbench.core.jobs.JOBS[name](payload, ...)`` in a spawned child process."""
 
     def __init__(self, name: str, payload: dict, *, title: str, grace: float = 5.0,
                  parent: QObject | None = None):
@@ -169,8 +170,6 @@ class ProcessJob(Job):
         self.grace = grace
 
     def _work(self, signals: _Signals) -> None:
-        from workbench.qt.engine import child_main
-
         ctx = mp.get_context("spawn")
         out_recv, out_send = ctx.Pipe(duplex=False)
         ctl_recv, ctl_send = ctx.Pipe(duplex=False)

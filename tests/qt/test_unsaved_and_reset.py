@@ -1,0 +1,156 @@
+"""No lost work (the Save / Discard / Cancel prompt) and no stale views after opening another model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QFileDialog
+
+from workbench.qt.commands import push_edit, set_exclude
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
+
+
+def _edit(win) -> str:
+    """One undoable recipe edit (keep the first Conv in float); the title gets its '*'."""
+    node = next(n.name for n in win.doc.model.graph.node if n.op_type == "Conv")
+    assert push_edit(win.doc, set_exclude(win.doc.recipe, [node], True), f"Keep {node} in float")
+    assert not win.doc.undo_stack.isClean()
+    assert "*" in win.windowTitle()
+    return node
+
+
+def test_quit_with_unsaved_edits_asks_and_cancel_keeps_the_window(qtbot, window, open_file, save_prompts):
+    open_file(window, EXAMPLE)
+    _edit(window)
+    save_prompts.answer = "cancel"
+    assert not window.close()
+    assert save_prompts == [("digits_cnn.onnx", "quitting")]
+    assert window.isVisible() and not window.doc.undo_stack.isClean()
+    save_prompts.answer = "discard"
+    assert window.close()
+    assert len(save_prompts) == 2
+
+
+def test_quit_with_unsaved_edits_save_writes_the_project(qtbot, window, open_file, save_prompts, monkeypatch,
+                                                          tmp_path):
+    open_file(window, EXAMPLE)
+    _edit(window)
+    target = tmp_path / "job.wbproj"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
+    save_prompts.answer = "save"
+    assert window.close()
+    assert target.is_file() and window.doc.undo_stack.isClean()
+
+
+def test_quit_when_clean_does_not_ask(qtbot, window, open_file, save_prompts):
+    open_file(window, EXAMPLE)
+    assert window.close()
+    assert save_prompts == []
+
+
+def test_open_with_unsaved_edits_asks(qtbot, window, open_file, save_prompts, corpus):
+    open_file(window, EXAMPLE)
+    node = _edit(window)
+    other = corpus / "digits_mlp"
+    other = next(other.glob("*.onnx"))
+    save_prompts.answer = "cancel"
+    opened = []
+    window.modelOpened.connect(opened.append)
+    window.open_path(other)
+    qtbot.wait(50)
+    assert save_prompts == [("digits_cnn.onnx", f"opening {other.name}")]
+    assert not opened and window.doc.model_path == EXAMPLE.resolve()
+    assert node in window.doc.recipe.overrides  # the edit is still there
+    save_prompts.answer = "discard"
+    open_file(window, other)
+    assert window.doc.model_path == other.resolve()
+    assert len(save_prompts) == 2
+
+
+def test_open_when_clean_does_not_ask(qtbot, window, open_file, save_prompts, corpus):
+    open_file(window, EXAMPLE)
+    open_file(window, corpus / "digits_cnn" / "model_opset17.onnx")
+    assert save_prompts == []
+
+
+def test_open_recent_and_open_dialog_ask_too(qtbot, window, open_file, save_prompts, monkeypatch):
+    open_file(window, EXAMPLE)
+    _edit(window)
+    save_prompts.answer = "cancel"
+    shown = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: shown.append(1) or ("", "")))
+    window.open_dialog()
+    assert save_prompts == [("digits_cnn.onnx", "opening another model")] and not shown  # asked first
+    window.fill_recent()
+    recent = [a for a in window.recent_menu.actions() if a.isEnabled()]
+    assert recent
+    recent[0].trigger()
+    assert len(save_prompts) == 2
+
+
+def test_opening_another_model_resets_every_view(qtbot, window, open_file, corpus):
+    open_file(window, corpus / "silero_vad" / "silero_vad.onnx")
+    if_node = next(n.name for n in window.doc.model.graph.node if n.op_type == "If")
+    titles = window.open_subgraphs(if_node)
+    assert len(titles) == 2 and window.tabs.count() == 3 and window.tabs.currentIndex() != 0
+    window.search.setText("MatMul")
+    window.color_mode.setCurrentText("error")
+    window.calibration.set_running(False, "Done: 12 node units analysed.")
+    window.inspector.set_nodes([if_node])
+    window.errors.clear_histogram("Histogram of something old")
+
+    open_file(window, corpus / "digits_cnn" / "model_opset17.onnx")
+    assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == ["Graph"]
+    assert window.tabs.currentIndex() == 0
+    assert window.canvas.node_names() and if_node not in window.canvas.node_names()
+    assert window.search.text() == ""
+    assert window.color_mode.currentText() == "op"  # "error" means nothing before a calibration
+    assert window.calibration.status.text() == "Idle."
+    assert window.calibration.progress.value() == 0
+    assert window.inspector.nodes == []
+    assert window.errors.hist_title.text() == ""
+    assert window.errors.rows == [] and window.sensitivity.pending() == []
+
+
+def test_open_netron_tab_follows_the_new_model(qtbot, window, open_file, corpus, monkeypatch):
+    pytest.importorskip("netron")
+    shown = []
+    monkeypatch.setattr("workbench.qt.netron_view.NetronView.show_model",
+                        lambda self, path: shown.append(str(path)) or "http://127.0.0.1:1/")
+    open_file(window, EXAMPLE)
+    window.open_in_netron()
+    second = corpus / "digits_cnn" / "model_opset17.onnx"
+    open_file(window, second)
+    assert shown[-1] == str(second.resolve())
+    assert window.tabs.currentIndex() == 0 and window.tabs.count() == 2
+
+
+def test_drop_with_unsaved_edits_asks(qtbot, window, open_file, save_prompts):
+    open_file(window, EXAMPLE)
+    _edit(window)
+    save_prompts.answer = "cancel"
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(EXAMPLE))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    assert save_prompts == [("digits_cnn.onnx", f"opening {EXAMPLE.name}")]
+    assert not window.doc.undo_stack.isClean()  # cancelled: the edits are still there
+
+
+def test_closing_the_window_drops_a_pending_histogram_request(qtbot, window, open_file):
+    """A selection schedules a histogram job 300 ms later; closing first must not start it (it
+    used to start on the closed window and outlive the test)."""
+    from workbench.qt.workers import live_jobs
+
+    open_file(window, EXAMPLE)
+    node = next(n.name for n in window.doc.model.graph.node if n.op_type == "Conv")
+    window.canvas.select_nodes([node], center=True)
+    assert window._hist_timer.isActive()
+    assert window.close()
+    qtbot.wait(window._hist_timer.interval() + 200)
+    assert not live_jobs()

@@ -1,0 +1,186 @@
+"""The app's background jobs, Qt-free: ``fn(payload: dict, progress, cancel) -> dict``.
+
+Each job takes a JSON-safe payload (model path, recipe JSON, data spec, cached calibration) and
+returns a picklable dict; :mod:`workbench.qt.engine` runs them in a child process and
+:mod:`workbench.qt.workers` carries progress, cancel and the result over pipes. The jobs use the
+core only through its facade (:mod:`workbench.core.api`), so they run just as well headless.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+
+import numpy as np
+
+from workbench.core import api
+from workbench.core.api import (
+    CalibrationResult,
+    InlineExecutor,
+    Recipe,
+    add_outputs,
+    make_session,
+    model_cost,
+    sensitivity_sweep,
+)
+from workbench.core.errors import DataError
+from workbench.core.issues import PlanIssue
+from workbench.core.progress import CancelToken
+
+
+# ----------------------------------------------------------------------------- helpers
+def _recipe(payload: dict):
+    return Recipe.model_validate_json(payload["recipe"])
+
+
+def _calibration(payload: dict):
+    if not payload.get("calibration"):
+        return None
+
+    return CalibrationResult.from_json(payload["calibration"])
+
+
+def _phase(progress, name: str):
+    """A progress callback that prefixes ``name`` to the core's messages."""
+    def fn(done: int, total: int, message: str) -> None:
+        progress(done, total, f"{name}: {message}" if message else name)
+    return fn
+
+
+def _quantize_with_cache(model, recipe, payload, progress, cancel):
+    """Calibrate (reusing the payload's cache when ``reuse``) and write the model in memory."""
+    previous = _calibration(payload) if payload.get("reuse", True) else None
+    the_plan = api.plan(model, recipe, guard=True)  # what quantize() below calibrates
+    calib = previous
+    if the_plan.mode == "static" and the_plan.activations:
+        have = previous.qparams() if previous is not None else {}
+        if previous is None or any(t not in have for t in the_plan.activations):
+            calib = api.calibrate(model, the_plan, payload["data"], samples=payload.get("samples"),
+                                  progress=_phase(progress, "Calibrating"), cancel=cancel, previous=previous)
+    cancel.check()
+    result = api.quantize(model, recipe, calibration=calib, progress=_phase(progress, "Quantizing"),
+                          cancel=cancel)
+    return result, calib
+
+
+def _qparams_json(result) -> dict[str, dict]:
+    return {t: qp.to_json() for t, qp in result.qparams.items()}
+
+
+# ----------------------------------------------------------------------------- jobs
+def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Calibrate, quantize in memory and analyse every node unit.
+
+    Payload: ``model_path``, ``recipe`` (JSON), ``data`` (spec), ``samples``, ``calibration``
+    (cache JSON or None), ``reuse`` (False recalibrates every tensor), ``analysis_samples``.
+    Result: ``calibration`` (JSON), ``errors`` (UnitError.to_json rows, worst first),
+    ``qparams`` (tensor -> QParams JSON), ``issues`` (strings, as projects store them), ``problems``
+    (the same issues as PlanIssue objects), ``recipe`` (the JSON used).
+    """
+    model = api.open_model(payload["model_path"])
+    recipe = _recipe(payload)
+    result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
+    rows = api.analyze(model, result, payload["data"], samples=payload.get("analysis_samples"),
+                       progress=_phase(progress, "Analysing"), cancel=cancel)
+    return {"calibration": calib.to_json() if calib is not None else None,
+            "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf
+            "qparams": _qparams_json(result),
+            "issues": [_issue_text(i) for i in result.issues],
+            "problems": _typed(result.issues),
+            "recipe": payload["recipe"]}
+
+
+def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Quantize with the cached calibration (calibrating only what is missing) and write ``path``."""
+    model = api.open_model(payload["model_path"])
+    recipe = _recipe(payload)
+    result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
+    fmt = payload.get("format", "qdq")
+    out = api.export(result, payload["path"], format=fmt, **({"model": model} if fmt == "qonnx" else {}))
+    return {"path": str(out), "calibration": calib.to_json() if calib is not None else None,
+            "issues": [_issue_text(i) for i in result.issues], "problems": _typed(result.issues)}
+
+
+def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Sensitivity sweep of every node unit (:func:`workbench.core.analysis.sensitivity.sensitivity_sweep`).
+
+    Payload: as :func:`job_calibrate`, plus ``sweep_samples`` and ``top`` (units measured end to
+    end; None: all). Tasks run in this (child) process: a daemon process may not start a pool.
+    Result: ``sweep`` (SweepResult JSON), ``suggestion`` (node names to keep in float),
+    ``calibration`` (JSON, reused by later runs), ``recipe`` (the JSON swept).
+    """
+    model = api.open_model(payload["model_path"])
+    recipe = _recipe(payload)
+    result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
+    sweep = sensitivity_sweep(model, result, payload["data"], samples=payload.get("sweep_samples"),
+                              top=payload.get("top"), executor=InlineExecutor(),
+                              progress=_phase(progress, "Sensitivity"), cancel=cancel)
+    return {"sweep": sweep.to_json(), "suggestion": sweep.suggestion(),
+            "calibration": calib.to_json() if calib is not None else None, "recipe": payload["recipe"]}
+
+
+def job_histogram(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Histogram of one float tensor over the first ``samples`` calibration samples.
+
+    Result: ``counts`` (int list, ``bins`` long), ``edges`` (``bins + 1`` floats), ``tensor``,
+    ``rmin`` / ``rmax`` (observed float range), ``values`` (number of elements seen).
+    """
+    model = api.open_model(payload["model_path"])
+    tensor = payload["tensor"]
+    sess = make_session(add_outputs(model.proto, [tensor]), threads=1)
+    source = api.open_data_source(payload["data"], model)
+    limit = int(payload.get("samples") or 16)
+    chunks: list[np.ndarray] = []
+    for i, feed in enumerate(source.batches(1)):
+        if i >= limit:
+            break
+        cancel.check()
+        out = sess.run([tensor], feed)[0]
+        chunks.append(np.asarray(out, dtype=np.float64).ravel())
+        progress(i + 1, limit, f"Histogram of {tensor}")
+    values = np.concatenate(chunks) if chunks else np.zeros(0)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return {"tensor": tensor, "counts": [], "edges": [], "rmin": 0.0, "rmax": 0.0, "values": 0}
+    counts, edges = np.histogram(values, bins=int(payload.get("bins", 128)))
+    return {"tensor": tensor, "counts": counts.tolist(), "edges": edges.tolist(),
+            "rmin": float(values.min()), "rmax": float(values.max()), "values": int(values.size)}
+
+
+def job_sleep(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Test helper job: ``steps`` steps of ``delay`` seconds with progress; fails on request."""
+    steps = int(payload.get("steps", 10))
+    for i in range(steps):
+        cancel.check()
+        time.sleep(float(payload.get("delay", 0.05)))
+        progress(i + 1, steps, "sleeping")
+    if payload.get("fail"):
+        raise DataError("x.npz: input 'input' has shape [2] but the model needs [1, 8].",
+                        hint="Pick data made for this model.")
+    if payload.get("crash"):
+        raise RuntimeError("simulated bug")
+    return {"steps": steps}
+
+
+def job_cost(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Float cost (MACs, weight sizes) of every compute node; see :mod:`workbench.core.analysis.cost`."""
+    model = api.open_model(payload["model_path"])
+    cancel.check()
+    return {"model_path": payload["model_path"], **model_cost(model.proto).to_json()}
+
+
+def _issue_text(issue: PlanIssue | str) -> str:
+    """One line per issue, as the project's results store them ("severity node: message")."""
+    if isinstance(issue, PlanIssue):
+        return f"{issue.severity} {issue.node}: {issue.message}".strip()
+    return str(issue)
+
+
+def _typed(issues) -> list[PlanIssue]:
+    """The issues as PlanIssue objects (they pickle to the app as they are, severity and code typed)."""
+    return [i for i in issues if isinstance(i, PlanIssue)]
+
+
+#: job name -> job function (the names :class:`workbench.qt.workers.ProcessJob` is given)
+JOBS = {"calibrate": job_calibrate, "export": job_export, "sensitivity": job_sensitivity,
+        "histogram": job_histogram, "sleep": job_sleep, "cost": job_cost}

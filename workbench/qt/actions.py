@@ -1,0 +1,185 @@
+"""The main window's actions, menus and toolbar, declared as tables apart from the window.
+
+Every action is one :class:`ActionSpec` row of :data:`ACTIONS`: its text, shortcuts, status tip,
+the window method it calls (a dotted path from the window: ``"runs.cancel"``, ``"canvas.fit"``)
+and the group that decides when it is enabled (:data:`ENABLED_WHEN`). :data:`MENUS` and
+:data:`TOOLBAR` list action names in order; ``"-"`` is a separator and ``"@..."`` a place the
+window fills itself (recent files, the dock toggles, the theme choice, the search box). Adding a
+command is one row here plus the method on the window.
+
+The window gets each action as the attribute ``act_<name>`` (``window.act_calibrate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import reduce
+from typing import Any
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QMainWindow
+
+K = QKeySequence.StandardKey
+
+#: enabled-state group -> predicate over the window's state (see :func:`update_enabled`)
+ENABLED_WHEN: dict[str, Callable[[dict[str, bool]], bool]] = {
+    "always": lambda s: True,
+    "model": lambda s: s["has_model"] and not s["busy"],  # a model is open and no job runs
+    "busy": lambda s: s["busy"],  # a job runs (Cancel)
+    "suggestion": lambda s: s["suggestion"],  # a sweep suggestion not yet applied
+    "undo": lambda s: True,  # undo / redo: the undo stack enables them itself
+}
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    """One command of the window."""
+
+    name: str
+    text: str
+    slot: str  # window method, dotted from the window; "" for undo / redo (the undo stack's own)
+    shortcuts: tuple[Any, ...] = ()  # QKeySequence.StandardKey values or strings such as "F5"
+    tip: str = ""
+    group: str = "always"  # key of ENABLED_WHEN
+    args: tuple[Any, ...] = ()  # positional arguments passed to the slot
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    # File
+    ActionSpec("open", "&Open...", "open_dialog", (K.Open,), "Open an ONNX model or a project"),
+    ActionSpec("save", "&Save Project", "save_project", (K.Save,), group="model"),
+    ActionSpec("save_as", "Save Project &As...", "save_project_as", (K.SaveAs,), group="model"),
+    ActionSpec("export", "&Export QDQ...", "export_dialog", ("Ctrl+E",), "Write the quantized model (QDQ ONNX)",
+               group="model"),
+    ActionSpec("export_qonnx", "Export &QONNX...", "export_dialog", (),
+               "Write the quantized model as QONNX (Quant / FloatQuant nodes)", group="model", args=("qonnx",)),
+    ActionSpec("quit", "&Quit", "close", (K.Quit,)),
+    # Edit
+    ActionSpec("undo", "&Undo", "", ("Ctrl+Z",), group="undo"),
+    ActionSpec("redo", "&Redo", "", ("Ctrl+Y", "Ctrl+Shift+Z"), group="undo"),
+    ActionSpec("find", "&Find nodes", "focus_search", (K.Find,)),
+    ActionSpec("same_type", "Select all of this &type", "select_same_type", ("Ctrl+T",),
+               "Select every node with the op type of the selected node"),
+    # View
+    ActionSpec("fit", "&Fit graph", "canvas.fit", ("Ctrl+0",)),
+    ActionSpec("zoom_in", "Zoom &in", "canvas.zoom_in", (K.ZoomIn,)),
+    ActionSpec("zoom_out", "Zoom &out", "canvas.zoom_out", (K.ZoomOut,)),
+    ActionSpec("color_sqnr", "Colour by &SQNR", "color_by_sqnr", ("Ctrl+Shift+E",)),
+    ActionSpec("color_sensitivity", "Colour by Se&nsitivity", "color_by_sensitivity", ("Ctrl+Shift+G",),
+               "Colour the canvas by the sweep's chosen figure"),
+    ActionSpec("netron", "Open in &Netron", "open_in_netron", ("Ctrl+Shift+N",),
+               "Show the exported model (or the open one) in Netron, served on 127.0.0.1"),
+    # Run
+    ActionSpec("calibrate", "&Calibrate", "start_calibration", ("F5",),
+               "Calibrate all tensors, quantize and measure per-node error", group="model"),
+    ActionSpec("analyze", "&Analyze", "start_analysis", ("F6",),
+               "Re-quantize with cached ranges and measure per-node error", group="model"),
+    ActionSpec("sensitivity", "&Sensitivity Sweep", "start_sensitivity", ("F7",),
+               "Measure each unit alone quantized and alone float, end to end", group="model"),
+    ActionSpec("apply_suggestion", "Apply Sensitivity Su&ggestion", "apply_suggestion", ("F8",),
+               "Keep the units the sweep suggests in float (undoable)", group="suggestion"),
+    ActionSpec("cancel", "Ca&ncel", "runs.cancel", ("Esc",), "Cancel the running job", group="busy"),
+    # Help
+    ActionSpec("about", "&About Workbench", "show_about"),
+)
+
+#: menu title -> entries: action names, "-" (separator), "@recent", "@docks", "@theme"
+MENUS: dict[str, tuple[str, ...]] = {
+    "&File": ("open", "@recent", "-", "save", "save_as", "export", "export_qonnx", "-", "quit"),
+    "&Edit": ("undo", "redo", "-", "find", "same_type"),
+    "&View": ("fit", "zoom_in", "zoom_out", "color_sqnr", "color_sensitivity", "netron", "-", "@docks", "-",
+              "@theme"),
+    "&Run": ("calibrate", "analyze", "sensitivity", "apply_suggestion", "cancel"),
+    "&Help": ("about",),
+}
+
+#: toolbar entries: action names, "-", "@search" (the search box), "@colour" (the colour mode)
+TOOLBAR: tuple[str, ...] = ("open", "save", "export", "-", "@search", "same_type", "-", "@colour", "-",
+                            "calibrate", "cancel", "fit")
+
+_GROUPS = {spec.name: spec.group for spec in ACTIONS}
+THEMES = ("system", "light", "dark")
+COLOR_MODES = ("op", "dtype", "error")
+
+
+def _slot(window: Any, dotted: str) -> Callable[..., Any]:
+    return reduce(getattr, dotted.split("."), window)
+
+
+def build_actions(window: QMainWindow, undo_stack) -> dict[str, QAction]:
+    """Create every action of :data:`ACTIONS` (attribute ``act_<name>`` on ``window``)."""
+    actions: dict[str, QAction] = {}
+    for spec in ACTIONS:
+        if spec.name == "undo":
+            act = undo_stack.createUndoAction(window, spec.text)
+        elif spec.name == "redo":
+            act = undo_stack.createRedoAction(window, spec.text)
+        else:
+            act = QAction(spec.text, window)
+            slot, args = _slot(window, spec.slot), spec.args
+            act.triggered.connect(lambda _checked=False, f=slot, a=args: f(*a))
+        if spec.shortcuts:
+            act.setShortcuts([QKeySequence(s) for s in spec.shortcuts])
+        if spec.tip:
+            act.setStatusTip(spec.tip)
+        setattr(window, f"act_{spec.name}", act)
+        actions[spec.name] = act
+    return actions
+
+
+def build_menus(window: Any, actions: dict[str, QAction], docks: dict, current_theme: str) -> None:
+    """The menu bar from :data:`MENUS`; sets ``window.recent_menu`` and ``window.theme_actions``."""
+    bar = window.menuBar()
+    for title, entries in MENUS.items():
+        menu = bar.addMenu(title)
+        for entry in entries:
+            if entry == "-":
+                menu.addSeparator()
+            elif entry == "@recent":
+                window.recent_menu = menu.addMenu("Open &Recent")
+                window.recent_menu.aboutToShow.connect(window.fill_recent)
+            elif entry == "@docks":
+                for dock in docks.values():
+                    menu.addAction(dock.toggleViewAction())
+            elif entry == "@theme":
+                theme_menu = menu.addMenu("&Theme")
+                window.theme_actions = []
+                for mode in THEMES:
+                    act = theme_menu.addAction(mode.capitalize(), lambda m=mode: window.set_theme(m))
+                    act.setCheckable(True)
+                    act.setData(mode)
+                    act.setChecked(mode == current_theme)
+                    window.theme_actions.append(act)
+            else:
+                menu.addAction(actions[entry])
+
+
+def build_toolbar(window: Any, actions: dict[str, QAction]) -> None:
+    """The main toolbar from :data:`TOOLBAR`; sets ``window.search`` and ``window.color_mode``."""
+    tb = window.addToolBar("Main")
+    tb.setObjectName("toolbar-main")
+    for entry in TOOLBAR:
+        if entry == "-":
+            tb.addSeparator()
+        elif entry == "@search":
+            window.search = QLineEdit()
+            window.search.setPlaceholderText("Search nodes: name, op type or glob (Enter)")
+            window.search.setClearButtonEnabled(True)
+            window.search.setMinimumWidth(280)
+            tb.addWidget(window.search)
+        elif entry == "@colour":
+            tb.addWidget(QLabel(" Colour: "))
+            window.color_mode = QComboBox()
+            window.color_mode.addItems(list(COLOR_MODES))
+            tb.addWidget(window.color_mode)
+        else:
+            tb.addAction(actions[entry])
+
+
+def update_enabled(actions: dict[str, QAction], **state: bool) -> None:
+    """Enable each action by its group (``state``: has_model, busy, suggestion)."""
+    for name, act in actions.items():
+        group = _GROUPS[name]
+        if group != "undo":
+            act.setEnabled(ENABLED_WHEN[group](state))

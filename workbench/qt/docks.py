@@ -1,0 +1,83 @@
+"""The main window's docks: which panel goes where, built apart from the window.
+
+:data:`DOCKS` is the table (title, window attribute, panel class, area, initial state); the
+window gets each panel as that attribute (``window.inspector``) and each dock in
+``window.docks[title]``. :func:`bring_forward` shows a dock in front, tabbed beside another the
+first time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QMainWindow
+
+from workbench.qt.calibration_panel import CalibrationPanel
+from workbench.qt.cost_panel import CostPanel
+from workbench.qt.error_view import ErrorView
+from workbench.qt.inspector import Inspector
+from workbench.qt.problems_panel import ProblemsPanel
+from workbench.qt.recipe_panel import RecipePanel
+from workbench.qt.sensitivity_panel import SensitivityPanel
+
+Area = Qt.DockWidgetArea
+
+
+@dataclass(frozen=True)
+class DockSpec:
+    title: str
+    attr: str  # the window attribute holding the panel
+    panel: type
+    area: Area
+    needs_doc: bool = False  # the panel's constructor takes the document
+    tab_with: str = ""  # tabified with this dock at start
+    hidden: bool = False  # hidden at start (shown by the View menu or by the job that fills it)
+
+
+DOCKS: tuple[DockSpec, ...] = (
+    DockSpec("Inspector", "inspector", Inspector, Area.RightDockWidgetArea, needs_doc=True),
+    DockSpec("Recipe", "recipe_panel", RecipePanel, Area.RightDockWidgetArea, needs_doc=True, tab_with="Inspector"),
+    DockSpec("Calibration", "calibration", CalibrationPanel, Area.LeftDockWidgetArea),
+    DockSpec("Errors", "errors", ErrorView, Area.BottomDockWidgetArea),
+    # preparation notes, plan issues, writer notes; shown (beside Errors) by the status bar's link
+    DockSpec("Problems", "problems", ProblemsPanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
+    # shown (as a tab beside Errors) by the first sweep
+    DockSpec("Sensitivity", "sensitivity", SensitivityPanel, Area.BottomDockWidgetArea, hidden=True),
+    # View > Cost; computed only while shown
+    DockSpec("Cost", "cost", CostPanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
+)
+
+#: the docks in front of their tab groups at start
+FRONT = ("Inspector",)
+
+
+def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
+    """Create every panel of :data:`DOCKS` and its dock on ``window``; returns title -> dock."""
+    docks: dict[str, QDockWidget] = {}
+    for spec in DOCKS:
+        panel = spec.panel(doc) if spec.needs_doc else spec.panel()
+        setattr(window, spec.attr, panel)
+        dock = QDockWidget(spec.title, window)
+        dock.setObjectName(f"dock-{spec.title}")
+        dock.setWidget(panel)
+        window.addDockWidget(spec.area, dock)
+        docks[spec.title] = dock
+    for spec in DOCKS:
+        if spec.tab_with:
+            window.tabifyDockWidget(docks[spec.tab_with], docks[spec.title])
+        if spec.hidden:
+            docks[spec.title].hide()
+    for title in FRONT:
+        docks[title].raise_()
+    return docks
+
+
+def bring_forward(window: QMainWindow, docks: dict[str, QDockWidget], title: str, beside: str) -> None:
+    """Show dock ``title`` in front, as a tab beside ``beside`` the first time it is shown."""
+    dock = docks[title]
+    if not dock.isVisible() and docks[beside].isVisible() and not window.tabifiedDockWidgets(dock):
+        window.tabifyDockWidget(docks[beside], dock)
+    dock.show()
+    dock.raise_()

@@ -1,0 +1,92 @@
+"""The window's central tabs: the model's graph (never closed), subgraph bodies and Netron.
+
+:class:`ModelTabs` owns the tabs after the first: an If/Loop/Scan body opens in a tab of its own
+(:meth:`ModelTabs.open_bodies`), the Netron view is created on first use (:meth:`show_in_netron`),
+and :meth:`follow_model` forgets the previous model's tabs when another model opens.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+from onnx import helper
+from PySide6.QtWidgets import QTabWidget, QWidget
+
+from workbench.core.errors import WorkbenchError
+from workbench.qt.canvas.view import GraphCanvas
+from workbench.qt.netron_view import NetronView
+
+
+class ModelTabs(QTabWidget):
+    """Tab 0 is ``canvas`` (the open model's graph); the other tabs come and go."""
+
+    def __init__(self, canvas: GraphCanvas, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.canvas = canvas
+        self.netron: NetronView | None = None  # created on first use
+        self.setTabsClosable(True)
+        self.setDocumentMode(True)
+        self.addTab(canvas, "Graph")
+        self.tabBar().setTabButton(0, self.tabBar().ButtonPosition.RightSide, None)
+        self.tabCloseRequested.connect(self.close_tab)
+
+    def close_tab(self, index: int) -> None:
+        """Close tab ``index`` (stops its Netron server or layout thread); the graph tab stays."""
+        widget = self.widget(index)
+        if index == 0 or widget is None:
+            return
+        self.removeTab(index)
+        if widget is self.netron:
+            self.netron.stop()
+            self.netron = None
+        elif isinstance(widget, GraphCanvas):
+            widget.shutdown()
+        widget.deleteLater()
+
+    def open_bodies(self, model, name: str) -> list[str]:
+        """Open each graph attribute of node ``name`` of ``model`` (a PreparedModel) in a tab."""
+        node = next((n for _path, n in model.iter_nodes() if n.name == name), None)
+        if node is None:
+            return []
+        titles = []
+        for attr in node.attribute:
+            if attr.type != onnx.AttributeProto.GRAPH:
+                continue
+            view = GraphCanvas(self)
+            view.set_model(helper.make_model(attr.g, opset_imports=list(model.proto.opset_import)))
+            title = f"{name}: {attr.name}"
+            self.setCurrentIndex(self.addTab(view, title))
+            titles.append(title)
+        return titles
+
+    def show_in_netron(self, target: Path) -> str:
+        """Show ``target`` in the Netron tab (created when missing) and bring it forward; the URL."""
+        if self.netron is None:
+            self.netron = NetronView(self)
+            self.addTab(self.netron, "Netron")
+        url = self.netron.show_model(target)
+        self.setCurrentWidget(self.netron)
+        return url
+
+    def follow_model(self, path: Path) -> str | None:
+        """Another model is open: close the subgraph tabs, show the graph tab, and point an open
+        Netron tab at ``path``. Returns a note when Netron could not show it."""
+        for index in range(self.count() - 1, 0, -1):
+            if self.widget(index) is not self.netron:
+                self.close_tab(index)
+        self.setCurrentIndex(0)
+        if self.netron is not None:
+            try:
+                self.netron.show_model(path)
+            except WorkbenchError as exc:
+                return f"Netron: {exc.message}"
+        return None
+
+    def shutdown(self) -> None:
+        """Stop the Netron server and the subgraph tabs' layout threads (the window closes)."""
+        if self.netron is not None:
+            self.netron.stop()
+        for i in range(1, self.count()):
+            if isinstance(self.widget(i), GraphCanvas):
+                self.widget(i).shutdown()
