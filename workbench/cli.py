@@ -87,13 +87,15 @@ def cmd_quantize(args) -> int:
         else:
             model = api.open_model(args.model)
             recipe = _recipe_from_args(args)
+            _qonnx_input_shapes(args, model.proto, args.model)  # refuse a bad --input-shape before calibrating
             result = api.quantize(model, recipe, data=args.data, samples=args.samples, progress=progress)
     finally:
         progress.close()
     for issue in result.issues:
         kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
         print(f"{kind}: {getattr(issue, 'node', '')}: {getattr(issue, 'message', issue)}", file=sys.stderr)
-    out = api.export(result, args.output, format=args.format, model=model)
+    out = api.export(result, args.output, format=args.format, model=model,
+                     input_shapes=_qonnx_input_shapes(args, model.proto, model.path, note=True))
     units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
     print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
     if args.save_project:
@@ -189,6 +191,40 @@ def _not_convertible(path: str, proto, to: str) -> str | None:
             f"first (workbench-cli quantize {path} --data calib.npz --format {to} -o OUT.onnx).")
 
 
+def _qonnx_input_shapes(args, proto, source, *, note: bool = False) -> dict[str, list[int]] | None:
+    """``--input-shape NAME:DIMS`` values as {name: dims}, checked against ``proto``'s inputs (one-line
+    ExportError for a bad name, rank or fixed dimension); with ``note``, prints why a QONNX file stays
+    symbolic (inputs with symbolic dimensions besides the batch and no --input-shape)."""
+    given: dict[str, list[int]] = {}
+    for name, dims in getattr(args, "input_shape", None) or []:
+        if name in given:
+            raise ExportError(f"--input-shape {name}: given twice.", hint="Give each input once.")
+        given[name] = dims
+    fmt = getattr(args, "format", None) or getattr(args, "to", None)
+    if given and fmt != "qonnx":
+        flag = "--to qonnx" if hasattr(args, "to") else "--format qonnx"
+        raise ExportError("--input-shape applies to QONNX output only.", hint=f"Add {flag}, or drop --input-shape.")
+    if fmt == "qonnx":
+        choice = api.resolve_input_shapes(proto, given, source=str(source))
+        if note and choice.note:
+            print(f"note: {choice.note}", file=sys.stderr)
+    return given or None
+
+
+def _input_shape_type(text: str) -> tuple[str, list[int]]:
+    """argparse type of ``--input-shape``: NAME:DIMS (see :func:`workbench.core.qonnx.shapes.parse_input_shape`)."""
+    try:
+        return api.parse_input_shape(text)
+    except WorkbenchError as exc:
+        raise argparse.ArgumentTypeError(exc.message.removeprefix("--input-shape ")) from None
+
+
+def _add_input_shape_arg(s) -> None:
+    s.add_argument("--input-shape", action="append", type=_input_shape_type, metavar="NAME:DIMS",
+                   help="QONNX: fix an input's shape, e.g. input:1,3,224,224 (repeatable); without it a "
+                        "symbolic batch becomes 1, so qonnx/FINN run the file as written")
+
+
 def cmd_convert(args) -> int:
     proto = api.read_qonnx(args.input)
     why = _not_convertible(args.input, proto, args.to)
@@ -202,7 +238,8 @@ def cmd_convert(args) -> int:
         print(f"error: {len(report)} node(s) cannot be converted to {args.to}; nothing written "
               "(use --partial to leave them unchanged).", file=sys.stderr)
         return 2
-    out = api.convert_file(args.input, args.output, args.to, partial=args.partial)
+    out = api.convert_file(args.input, args.output, args.to, partial=args.partial,
+                           input_shapes=_qonnx_input_shapes(args, proto, args.input, note=True))
     print(f"wrote {args.output} ({args.to}, {len(out.graph.node)} nodes, {len(report)} left unconverted)")
     return 0
 
@@ -276,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", required=True, help="output model path")
     s.add_argument("--format", default="qdq", choices=["qdq", "qonnx"], help="output format")
     s.add_argument("--save-project", metavar="PROJECT.wbproj", help="also save a project that replays this job")
+    _add_input_shape_arg(s)
     s.set_defaults(func=cmd_quantize)
 
     s = sub.add_parser("evaluate", help="run float and quantized models on eval data; per-output SQNR")
@@ -320,6 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("output")
     s.add_argument("--to", required=True, choices=["qonnx", "qdq"], help="target format")
     s.add_argument("--partial", action="store_true", help="leave unconvertible nodes unchanged")
+    _add_input_shape_arg(s)
     s.set_defaults(func=cmd_convert)
 
     s = sub.add_parser("cost", help="per-node MACs, bit operations and weight memory, float vs quantized")
