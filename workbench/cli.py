@@ -82,7 +82,9 @@ def cmd_inspect(args) -> int:
 def cmd_quantize(args) -> int:
     progress = TerminalProgress()
     try:
-        if str(args.model).endswith(".wbproj"):
+        if args.retarget_model:
+            model, result = _retarget(args, progress)
+        elif str(args.model).endswith(".wbproj"):
             model, result = api.replay_project(args.model, progress=progress)
         else:
             model = api.open_model(args.model)
@@ -98,7 +100,10 @@ def cmd_quantize(args) -> int:
                      input_shapes=_qonnx_input_shapes(args, model.proto, model.path, note=True))
     units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
     print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
-    if args.save_project:
+    if args.save_project and args.retarget_model:
+        api.save_project(args.retargeted_project, args.save_project)
+        print(f"wrote {args.save_project}")
+    elif args.save_project:
         data = {"path": str(Path(args.data).resolve())} if isinstance(args.data, str) else None
         project = api.new_project(model.path, result.recipe, data=data, samples=args.samples)
         if result.calibration is not None:
@@ -106,6 +111,19 @@ def cmd_quantize(args) -> int:
         api.save_project(project, args.save_project)
         print(f"wrote {args.save_project}")
     return 0
+
+
+def _retarget(args, progress):
+    """``quantize PROJECT.wbproj --model NEW.onnx``: the project's recipe re-applied to a new version of
+    its model; prints the match table (what matched, what moved, what no longer exists)."""
+    if not str(args.model).endswith(".wbproj"):
+        raise ExportError(f"--model {args.retarget_model}: applies to a project (quantize PROJECT.wbproj "
+                          "--model NEW.onnx).", hint="Give a .wbproj file first, or drop --model.")
+    model, result, rt, project = api.retarget_project(args.model, args.retarget_model, data=args.data,
+                                                      samples=args.samples, progress=progress)
+    print(api.format_match_table(rt))
+    args.retargeted_project = project
+    return model, result
 
 
 def cmd_evaluate(args) -> int:
@@ -314,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--format", default="qdq", choices=["qdq", "qonnx"], help="output format")
     s.add_argument("--save-project", metavar="PROJECT.wbproj", help="also save a project that replays this job")
     _add_input_shape_arg(s)
+    s.add_argument("--model", dest="retarget_model", metavar="NEW.onnx",
+                   help="with a project: apply its recipe (overrides matched by name, then by structure) "
+                        "to a new version of its model, e.g. a retrained one")
     s.set_defaults(func=cmd_quantize)
 
     s = sub.add_parser("evaluate", help="run float and quantized models on eval data; per-output SQNR")
@@ -394,7 +415,7 @@ _OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out")
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
-    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric"):
+    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric", "retarget_model"):
         value = getattr(args, name, None)
         if isinstance(value, str) and os.path.isfile(value) and not (name == "model" and value.endswith(".wbproj")):
             api.protect_input(value)
