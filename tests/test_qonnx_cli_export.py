@@ -14,6 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench import cli
+from workbench.core import api
 from workbench.core.errors import ExportError
 from workbench.core.qonnx.shapes import parse_input_shape, resolve_input_shapes
 
@@ -146,3 +147,14 @@ def test_cli_qonnx_runs_in_qonnx_as_written(corpus, tmp_path, capsys, name, file
         spread = float(np.max(np.abs(plain - want)))
         print(f"{name}: onnxruntime integer kernels vs its unfused QDQ graph: {spread / span:.3g} of the range")
         assert np.mean(diff <= 1e-5 * span) >= 0.9 and diff.max() <= 2 * spread + 1e-5 * span
+
+
+def test_api_export_keeps_symbolic_shapes_unless_asked(corpus, tmp_path):
+    d = corpus / "digits_cnn"
+    model = api.open_model(d / "model_opset17.onnx")
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(d / "calib.npz"), samples=4)
+    plain = onnx.load(api.export(result, tmp_path / "a.onnx", format="qonnx", model=model))
+    assert plain.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "N"
+    static = onnx.load(api.export(result, tmp_path / "b.onnx", format="qonnx", model=model, static_shapes=True))
+    assert [d.dim_value for d in static.graph.input[0].type.tensor_type.shape.dim] == [1, 1, 8, 8]
+    _all_shapes_known(static)

@@ -97,7 +97,7 @@ def cmd_quantize(args) -> int:
         kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
         print(f"{kind}: {getattr(issue, 'node', '')}: {getattr(issue, 'message', issue)}", file=sys.stderr)
     out = api.export(result, args.output, format=args.format, model=model,
-                     input_shapes=_qonnx_input_shapes(args, model.proto, model.path, note=True))
+                     input_shapes=_qonnx_input_shapes(args, model.proto, model.path, note=True), static_shapes=True)
     units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
     print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
     if args.save_project and args.retarget_model:
@@ -257,7 +257,7 @@ def cmd_convert(args) -> int:
               "(use --partial to leave them unchanged).", file=sys.stderr)
         return 2
     out = api.convert_file(args.input, args.output, args.to, partial=args.partial,
-                           input_shapes=_qonnx_input_shapes(args, proto, args.input, note=True))
+                           input_shapes=_qonnx_input_shapes(args, proto, args.input, note=True), static_shapes=True)
     print(f"wrote {args.output} ({args.to}, {len(out.graph.node)} nodes, {len(report)} left unconverted)")
     return 0
 

@@ -14,16 +14,17 @@ from workbench.core.qonnx.writer import with_static_shapes
 
 
 def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", model: PreparedModel | None = None,
-           input_shapes: dict[str, list[int]] | None = None) -> Path:
+           input_shapes: dict[str, list[int]] | None = None, static_shapes: bool = False) -> Path:
     """Write ``result`` atomically to ``path`` (temp file + rename). Returns the path.
 
     ``format`` "qdq" writes ``result.proto``; "qonnx" writes QONNX (Quant / BipolarQuant /
     FloatQuant nodes, :mod:`workbench.core.qonnx.writer`), from ``model`` (the float model, keeps
     its weights; needed for bipolar weights) when given, else converted from ``result.proto``.
-    A QONNX file gets static input shapes and every tensor's shape in ``value_info`` (so the
-    ``qonnx`` package runs it as written) when ``input_shapes`` are given or the only symbolic
-    dimension of each input is its batch, which becomes 1
-    (:func:`workbench.core.qonnx.shapes.resolve_input_shapes`).
+    With ``static_shapes`` (the CLI's default for QONNX) or ``input_shapes``, a QONNX file gets
+    static input shapes and every tensor's shape in ``value_info`` (so the ``qonnx`` package runs
+    it as written): ``input_shapes`` where given, batch 1 where the batch is an input's only
+    symbolic dimension (:func:`workbench.core.qonnx.shapes.resolve_input_shapes`); the file then
+    takes only those shapes.
 
     Raises
     ------
@@ -40,7 +41,7 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
     if format == "qonnx":
         proto = export_qonnx(result, model)
         choice = resolve_input_shapes(proto, input_shapes, source=getattr(model, "name", None) or "the model")
-        if choice.shapes is not None:
+        if choice.shapes is not None and (static_shapes or input_shapes):
             proto = with_static_shapes(proto, choice.shapes)
     elif qdq_only_blockers(result.plan):
         raise ExportError(f"Nodes {', '.join(qdq_only_blockers(result.plan)[:5])} use QONNX-only dtypes "
