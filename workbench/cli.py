@@ -82,21 +82,28 @@ def cmd_inspect(args) -> int:
 def cmd_quantize(args) -> int:
     progress = TerminalProgress()
     try:
-        if str(args.model).endswith(".wbproj"):
+        if args.retarget_model:
+            model, result = _retarget(args, progress)
+        elif str(args.model).endswith(".wbproj"):
             model, result = api.replay_project(args.model, progress=progress)
         else:
             model = api.open_model(args.model)
             recipe = _recipe_from_args(args)
+            _qonnx_input_shapes(args, model.proto, args.model)  # refuse a bad --input-shape before calibrating
             result = api.quantize(model, recipe, data=args.data, samples=args.samples, progress=progress)
     finally:
         progress.close()
     for issue in result.issues:
         kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
         print(f"{kind}: {getattr(issue, 'node', '')}: {getattr(issue, 'message', issue)}", file=sys.stderr)
-    out = api.export(result, args.output, format=args.format, model=model)
+    out = api.export(result, args.output, format=args.format, model=model,
+                     input_shapes=_qonnx_input_shapes(args, model.proto, model.path, note=True), static_shapes=True)
     units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
     print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
-    if args.save_project:
+    if args.save_project and args.retarget_model:
+        api.save_project(args.retargeted_project, args.save_project)
+        print(f"wrote {args.save_project}")
+    elif args.save_project:
         data = {"path": str(Path(args.data).resolve())} if isinstance(args.data, str) else None
         project = api.new_project(model.path, result.recipe, data=data, samples=args.samples)
         if result.calibration is not None:
@@ -104,6 +111,19 @@ def cmd_quantize(args) -> int:
         api.save_project(project, args.save_project)
         print(f"wrote {args.save_project}")
     return 0
+
+
+def _retarget(args, progress):
+    """``quantize PROJECT.wbproj --model NEW.onnx``: the project's recipe re-applied to a new version of
+    its model; prints the match table (what matched, what moved, what no longer exists)."""
+    if not str(args.model).endswith(".wbproj"):
+        raise ExportError(f"--model {args.retarget_model}: applies to a project (quantize PROJECT.wbproj "
+                          "--model NEW.onnx).", hint="Give a .wbproj file first, or drop --model.")
+    model, result, rt, project = api.retarget_project(args.model, args.retarget_model, data=args.data,
+                                                      samples=args.samples, progress=progress)
+    print(api.format_match_table(rt))
+    args.retargeted_project = project
+    return model, result
 
 
 def cmd_evaluate(args) -> int:
@@ -211,6 +231,40 @@ def _not_convertible(path: str, proto, to: str) -> str | None:
             f"first (workbench-cli quantize {path} --data calib.npz --format {to} -o OUT.onnx).")
 
 
+def _qonnx_input_shapes(args, proto, source, *, note: bool = False) -> dict[str, list[int]] | None:
+    """``--input-shape NAME:DIMS`` values as {name: dims}, checked against ``proto``'s inputs (one-line
+    ExportError for a bad name, rank or fixed dimension); with ``note``, prints why a QONNX file stays
+    symbolic (inputs with symbolic dimensions besides the batch and no --input-shape)."""
+    given: dict[str, list[int]] = {}
+    for name, dims in getattr(args, "input_shape", None) or []:
+        if name in given:
+            raise ExportError(f"--input-shape {name}: given twice.", hint="Give each input once.")
+        given[name] = dims
+    fmt = getattr(args, "format", None) or getattr(args, "to", None)
+    if given and fmt != "qonnx":
+        flag = "--to qonnx" if hasattr(args, "to") else "--format qonnx"
+        raise ExportError("--input-shape applies to QONNX output only.", hint=f"Add {flag}, or drop --input-shape.")
+    if fmt == "qonnx":
+        choice = api.resolve_input_shapes(proto, given, source=str(source))
+        if note and choice.note:
+            print(f"note: {choice.note}", file=sys.stderr)
+    return given or None
+
+
+def _input_shape_type(text: str) -> tuple[str, list[int]]:
+    """argparse type of ``--input-shape``: NAME:DIMS (see :func:`workbench.core.qonnx.shapes.parse_input_shape`)."""
+    try:
+        return api.parse_input_shape(text)
+    except WorkbenchError as exc:
+        raise argparse.ArgumentTypeError(exc.message.removeprefix("--input-shape ")) from None
+
+
+def _add_input_shape_arg(s) -> None:
+    s.add_argument("--input-shape", action="append", type=_input_shape_type, metavar="NAME:DIMS",
+                   help="QONNX: fix an input's shape, e.g. input:1,3,224,224 (repeatable); without it a "
+                        "symbolic batch becomes 1, so qonnx/FINN run the file as written")
+
+
 def cmd_convert(args) -> int:
     proto = api.read_qonnx(args.input)
     why = _not_convertible(args.input, proto, args.to)
@@ -224,7 +278,8 @@ def cmd_convert(args) -> int:
         print(f"error: {len(report)} node(s) cannot be converted to {args.to}; nothing written "
               "(use --partial to leave them unchanged).", file=sys.stderr)
         return 2
-    out = api.convert_file(args.input, args.output, args.to, partial=args.partial)
+    out = api.convert_file(args.input, args.output, args.to, partial=args.partial,
+                           input_shapes=_qonnx_input_shapes(args, proto, args.input, note=True), static_shapes=True)
     print(f"wrote {args.output} ({args.to}, {len(out.graph.node)} nodes, {len(report)} left unconverted)")
     return 0
 
@@ -298,6 +353,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", required=True, help="output model path")
     s.add_argument("--format", default="qdq", choices=["qdq", "qonnx"], help="output format")
     s.add_argument("--save-project", metavar="PROJECT.wbproj", help="also save a project that replays this job")
+    _add_input_shape_arg(s)
+    s.add_argument("--model", dest="retarget_model", metavar="NEW.onnx",
+                   help="with a project: apply its recipe (overrides matched by name, then by structure) "
+                        "to a new version of its model, e.g. a retrained one")
     s.set_defaults(func=cmd_quantize)
 
     s = sub.add_parser("evaluate", help="run float and quantized models on eval data; per-output SQNR")
@@ -356,6 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("output")
     s.add_argument("--to", required=True, choices=["qonnx", "qdq"], help="target format")
     s.add_argument("--partial", action="store_true", help="leave unconvertible nodes unchanged")
+    _add_input_shape_arg(s)
     s.set_defaults(func=cmd_convert)
 
     s = sub.add_parser("cost", help="per-node MACs, bit operations and weight memory, float vs quantized")
@@ -391,7 +451,7 @@ _OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out")
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
-    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric"):
+    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric", "retarget_model"):
         value = getattr(args, name, None)
         if isinstance(value, str) and os.path.isfile(value) and not (name == "model" and value.endswith(".wbproj")):
             api.protect_input(value)

@@ -99,6 +99,11 @@ _LAZY: dict[str, str] = {
     "convert_file": "workbench.core.qonnx.convert",
     "conversion_report": "workbench.core.qonnx.convert",
     "read_qonnx": "workbench.core.qonnx.reader",
+    "parse_input_shape": "workbench.core.qonnx.shapes",
+    "retarget_project": "workbench.core.pipeline.retarget",
+    "retarget_recipe": "workbench.core.pipeline.retarget",
+    "format_match_table": "workbench.core.pipeline.retarget",
+    "resolve_input_shapes": "workbench.core.qonnx.shapes",
     # graph pictures
     "GraphStructure": "workbench.core.graph.layout",
     "graph_structure": "workbench.core.graph.layout",

@@ -48,7 +48,8 @@ from workbench.core.qonnx.reader import (
     reduce_like,
     scale_layout,
 )
-from workbench.core.qonnx.writer import FLOAT_FORMATS, QonnxBuilder
+from workbench.core.qonnx.shapes import resolve_input_shapes
+from workbench.core.qonnx.writer import FLOAT_FORMATS, QonnxBuilder, with_static_shapes
 from workbench.core.writers import common as C
 
 log = logging.getLogger(__name__)
@@ -476,10 +477,24 @@ def convert(proto: onnx.ModelProto, target: str, *, partial: bool = False) -> on
     raise ExportError(f"Unknown conversion target {target!r}.", hint=f"Use one of: {', '.join(TARGETS)}.")
 
 
-def convert_file(src: str | Path, dst: str | Path, target: str, *, partial: bool = False) -> onnx.ModelProto:
-    """Read ``src``, convert, check with onnx.checker and write ``dst`` atomically; returns the model."""
+def convert_file(src: str | Path, dst: str | Path, target: str, *, partial: bool = False,
+                 input_shapes: dict[str, list[int]] | None = None, static_shapes: bool = False) -> onnx.ModelProto:
+    """Read ``src``, convert, check with onnx.checker and write ``dst`` atomically; returns the model.
+
+    With ``static_shapes`` (the CLI's default) or ``input_shapes``, a QONNX result gets static input
+    shapes and every tensor's shape in ``value_info`` like a QONNX export (``input_shapes``, or
+    batch 1 where the batch is the only symbolic dimension; see
+    :func:`workbench.core.qonnx.shapes.resolve_input_shapes`). Raises ExportError for
+    ``input_shapes`` with target "qdq" or that do not fit the model's inputs.
+    """
     protect_input(src)
+    if input_shapes and target != "qonnx":
+        raise ExportError("--input-shape applies to conversions to QONNX only.", hint="Use --to qonnx, or drop it.")
     out = convert(read_qonnx(src), target, partial=partial)
+    if target == "qonnx" and (static_shapes or input_shapes):
+        choice = resolve_input_shapes(out, input_shapes, source=str(src))
+        if choice.shapes is not None:
+            out = with_static_shapes(out, choice.shapes)
     try:
         onnx.checker.check_model(out)
     except onnx.checker.ValidationError as exc:

@@ -1,0 +1,164 @@
+"""Project retargeting: ``quantize job.wbproj --model NEW.onnx`` re-applies the project's recipe to a
+new version of its model (overrides by name, then by structure; cached ranges kept only for tensors
+that provably did not change)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from workbench import cli
+from workbench.core import api
+
+OVERRIDES = {"/f/f.3/Conv": {"activation": {"dtype": "uint16"}},
+             "/f/f.7/Conv": {"weight": {"observer": "minmax", "granularity": "per_tensor"}},
+             "/head/head.2/Gemm": {"exclude": True}}
+
+
+def _project(corpus, tmp_path, capsys, *, data=True):
+    d = corpus / "digits_cnn"
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(json.dumps({"preset": "cpu-u8s8", "reduce_range": True, "overrides": OVERRIDES}))
+    args = ["quantize", str(d / "model_opset17.onnx"), "--recipe", str(recipe), "--samples", "32",
+            "-o", str(tmp_path / "a17.onnx"), "--save-project", str(tmp_path / "job.wbproj")]
+    if data:
+        args += ["--data", str(d / "calib.npz")]
+    assert cli.main(args) == 0
+    capsys.readouterr()
+    return tmp_path / "job.wbproj"
+
+
+def _fresh(model, recipe_doc, data, out, tmp_path) -> bytes:
+    r = tmp_path / "fresh_recipe.json"
+    r.write_text(json.dumps(recipe_doc))
+    assert cli.main(["quantize", str(model), "--recipe", str(r), "--data", str(data), "--samples", "32",
+                     "-o", str(out)]) == 0
+    return out.read_bytes()
+
+
+def _table(text: str) -> dict[str, tuple[str, str]]:
+    """override rows of the printed table: old name -> (new name, matched by)."""
+    rows = {}
+    for line in text.splitlines():
+        if line.startswith("override "):
+            parts = line.split()
+            rows[parts[1]] = (parts[2], parts[3]) if parts[3] != "exist)" else (None, "-")
+    return rows
+
+
+def _renamed_copy(src, dst) -> dict[str, str]:
+    """``src`` with every node and intermediate tensor renamed (an exporter that numbers differently)."""
+    m = onnx.load(src)
+    keep = {i.name for i in m.graph.input} | {o.name for o in m.graph.output} | {i.name for i in m.graph.initializer}
+    tensors = {}
+    nodes = {}
+    for k, n in enumerate(m.graph.node):
+        nodes[n.name] = f"node_{k}_{n.op_type.lower()}"
+        n.name = nodes[n.name]
+        for j, o in enumerate(n.output):
+            if o not in keep:
+                tensors[o] = f"t{k}_{j}"
+    for n in m.graph.node:
+        n.input[:] = [tensors.get(i, i) for i in n.input]
+        n.output[:] = [tensors.get(o, o) for o in n.output]
+    onnx.save(m, dst)
+    return nodes
+
+
+def test_project_applied_to_opset13_lands_every_override_and_equals_fresh_quantize(corpus, tmp_path, capsys):
+    proj = _project(corpus, tmp_path, capsys)
+    d = corpus / "digits_cnn"
+    out = tmp_path / "r13.onnx"
+    assert cli.main(["quantize", str(proj), "--model", str(d / "model_opset13.onnx"), "-o", str(out),
+                     "--save-project", str(tmp_path / "job13.wbproj")]) == 0
+    text = capsys.readouterr().out
+    assert _table(text) == {n: (n, "name") for n in OVERRIDES}
+    assert "overrides: 3/3 applied (0 moved to a new name, 0 no longer exist)" in text
+    assert "6 ranges kept (same tensor), 0 dropped" in text
+    stored = json.loads(proj.read_text())["recipe"]  # the recipe as the project holds it
+    fresh = _fresh(d / "model_opset13.onnx", stored, d / "calib.npz", tmp_path / "f13.onnx", tmp_path)
+    assert out.read_bytes() == fresh
+    # the saved project replays the new model to the same bytes
+    assert cli.main(["quantize", str(tmp_path / "job13.wbproj"), "-o", str(tmp_path / "again.onnx")]) == 0
+    assert (tmp_path / "again.onnx").read_bytes() == fresh
+
+
+def test_renamed_model_moves_overrides_by_structure(corpus, tmp_path, capsys):
+    proj = _project(corpus, tmp_path, capsys)
+    d = corpus / "digits_cnn"
+    new = tmp_path / "renamed13.onnx"
+    names = _renamed_copy(d / "model_opset13.onnx", new)
+    out = tmp_path / "r.onnx"
+    assert cli.main(["quantize", str(proj), "--model", str(new), "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert _table(text) == {n: (names[n], "structure") for n in OVERRIDES}
+    assert "overrides: 3/3 applied (3 moved to a new name, 0 no longer exist)" in text
+    assert "6 ranges kept (same tensor), 0 dropped" in text  # same weights: ranges follow the renames
+    stored = json.loads(proj.read_text())["recipe"]
+    stored["overrides"] = {names[k]: v for k, v in stored["overrides"].items()}
+    fresh = _fresh(new, stored, d / "calib.npz", tmp_path / "fresh.onnx", tmp_path)
+    assert out.read_bytes() == fresh
+
+
+def test_retrained_model_recalibrates_changed_tensors_only(corpus, tmp_path, capsys):
+    proj = _project(corpus, tmp_path, capsys)
+    d = corpus / "digits_cnn"
+    m = onnx.load(d / "model_opset13.onnx")
+    w = next(i for i in m.graph.initializer if i.name == "f.7.weight")  # "retrain" the third Conv
+    w.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(w) * np.float32(1.1), w.name))
+    new = tmp_path / "retrained.onnx"
+    onnx.save(m, new)
+    out = tmp_path / "r.onnx"
+    assert cli.main(["quantize", str(proj), "--model", str(new), "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert _table(text) == {n: (n, "name") for n in OVERRIDES}
+    # the input and the ranges before /f/f.7/Conv hold; its output and everything after changed
+    rt = api.retarget_recipe(api.open_model(d / "model_opset17.onnx"), api.open_model(new),
+                             api.load_project(proj).recipe,
+                             api.CalibrationResult.from_json(api.load_project(proj).calibration))
+    assert rt.dropped_ranges and all(t.startswith(("/f/f.8", "/f/f.9", "/head")) for t in rt.dropped_ranges)
+    assert "input" in rt.kept_ranges
+    assert f"{len(rt.kept_ranges)} ranges kept (same tensor), {len(rt.dropped_ranges)} dropped" in text
+    stored = json.loads(proj.read_text())["recipe"]
+    assert out.read_bytes() == _fresh(new, stored, d / "calib.npz", tmp_path / "fresh.onnx", tmp_path)
+
+
+def test_missing_override_and_glob_reported(corpus, tmp_path, capsys):
+    d = corpus / "digits_cnn"
+    recipe = api.make_recipe("cpu-u8s8").model_copy(update={"exclude": ["/head/*"]})
+    recipe = recipe.with_excluded(["/f/f.3/Conv"])
+    old = api.open_model(d / "model_opset17.onnx")
+    m = onnx.load(d / "model_opset13.onnx")
+    for n in m.graph.node:  # the head's nodes renamed and the second Conv gone (a different model)
+        n.name = n.name.replace("/head/", "/classifier/")
+    conv = next(n for n in m.graph.node if n.name == "/f/f.3/Conv")
+    relu = next(n for n in m.graph.node if n.name == "/f/f.5/Relu")
+    relu.input[0] = conv.input[0]
+    m.graph.node.remove(conv)
+    new_path = tmp_path / "other.onnx"
+    onnx.save(m, new_path)
+    rt = api.retarget_recipe(old, api.open_model(new_path), recipe)
+    table = api.format_match_table(rt)
+    assert [(r.old, r.new, r.how) for r in rt.rows] == [("/f/f.3/Conv", None, "missing"),
+                                                        ("/head/*", None, "missing")]
+    assert "(no longer exists)" in table and "0 nodes (was 2)" in table
+    assert rt.recipe.overrides == {}
+
+
+def test_retarget_without_data_refused_when_ranges_changed(corpus, tmp_path, capsys):
+    proj = _project(corpus, tmp_path, capsys)
+    doc = json.loads(proj.read_text())
+    doc["data"] = None
+    proj.write_text(json.dumps(doc))
+    m = onnx.load(corpus / "digits_cnn" / "model_opset13.onnx")
+    w = next(i for i in m.graph.initializer if i.name == "f.7.weight")
+    w.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(w) * np.float32(1.1), w.name))
+    onnx.save(m, tmp_path / "retrained.onnx")
+    out = tmp_path / "r.onnx"
+    assert cli.main(["quantize", str(proj), "--model", str(tmp_path / "retrained.onnx"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no calibration data" in err[0] and "--data" in err[0]
+    assert not out.exists()

@@ -1,0 +1,309 @@
+"""Re-applying a project's recipe to a new version of its model (a retrained or re-exported file).
+
+The usual workflow is: retrain, keep the quantization recipe, quantize again. A project's recipe
+names nodes (``overrides``) and name globs (``rules`` with ``name``, ``exclude``) of the model it was
+made on, and its calibration cache is keyed by that model's tensor names. :func:`retarget_recipe`
+carries them over to the new model:
+
+- an override whose node exists in the new model with the same op type is kept (``name``);
+- otherwise the node is looked up by structure (``structure``): its op type and the structure of
+  everything upstream of it (graph input positions, weight shapes and dtypes, producer nodes and
+  output positions; names and weight values left out), the k-th node of a signature matching the
+  k-th, so renamed nodes are found; the override moves to the new name;
+- an override found neither way no longer exists and is dropped (``missing``);
+- name globs are kept as written; the table says how many nodes each matched before and now.
+
+A cached range is kept only for a tensor whose value is provably the same function of the model
+inputs: same ops, attributes, weight bytes and inputs upstream (a content hash, names left out).
+Every other cached range is dropped, so the tensors of a retrained model are calibrated again from
+the project's data. Without the old model (the project's file was replaced by the new one: its
+sha256 changed), overrides are matched by name only and every cached range is dropped.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+
+from workbench.core.calibration.calibrate import CalibrationResult
+from workbench.core.errors import WorkbenchError
+from workbench.core.model.load import PreparedModel, sha256_file
+from workbench.core.model.load import load_model as open_model
+from workbench.core.pipeline.project import Project, load_project, new_project
+from workbench.core.pipeline.quantize import QuantizeResult, plan, quantize
+from workbench.core.progress import CancelToken, ProgressFn
+from workbench.core.recipe.recipe import Recipe
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class MatchRow:
+    """One line of the match table.
+
+    Attributes
+    ----------
+    kind : str
+        "override", "rule" (a name-glob rule) or "exclude" (an exclude glob).
+    old : str
+        The node name (override) or glob of the project's recipe.
+    new : str or None
+        The node it now applies to (override), None when it no longer exists; for globs the glob.
+    how : str
+        "name", "structure" or "missing" (overrides); "glob" (globs).
+    detail : str
+        Op type (overrides) or "N nodes (was M)" (globs).
+    """
+
+    kind: str
+    old: str
+    new: str | None
+    how: str
+    detail: str = ""
+
+
+@dataclass
+class Retarget:
+    """Outcome of :func:`retarget_recipe`.
+
+    Attributes
+    ----------
+    recipe : Recipe
+        The recipe for the new model (overrides renamed, missing ones dropped).
+    calibration : CalibrationResult or None
+        The cached observers still valid, under the new model's tensor names.
+    rows : list of MatchRow
+        The match table.
+    kept_ranges, dropped_ranges : list of str
+        Cached tensors kept (new names) and dropped (old names: changed or gone).
+    structure : bool
+        Whether the old model was available for structural matching and range checks.
+    """
+
+    recipe: Recipe
+    calibration: CalibrationResult | None
+    rows: list[MatchRow] = field(default_factory=list)
+    kept_ranges: list[str] = field(default_factory=list)
+    dropped_ranges: list[str] = field(default_factory=list)
+    structure: bool = True
+
+    @property
+    def moved(self) -> list[MatchRow]:
+        return [r for r in self.rows if r.how == "structure"]
+
+    @property
+    def missing(self) -> list[MatchRow]:
+        return [r for r in self.rows if r.how == "missing"]
+
+
+# -- signatures ---------------------------------------------------------------------------------------
+
+def _digest(parts) -> str:
+    return hashlib.sha1(repr(parts).encode()).hexdigest()
+
+
+def _attr_key(a: onnx.AttributeProto):
+    if a.type == onnx.AttributeProto.GRAPH:
+        return (a.name, hashlib.sha1(a.g.SerializeToString(deterministic=True)).hexdigest())
+    if a.type == onnx.AttributeProto.GRAPHS:
+        return (a.name, tuple(hashlib.sha1(g.SerializeToString(deterministic=True)).hexdigest() for g in a.graphs))
+    return (a.name, a.SerializeToString(deterministic=True).replace(a.name.encode(), b""))
+
+
+def signatures(proto: onnx.ModelProto, *, content: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """(node name -> signature, tensor name -> signature) of the main graph, names left out.
+
+    ``content=False`` (structure): op type, domain and the signatures of the inputs, where a graph
+    input is its position and a weight its dtype and shape. ``content=True`` also hashes attributes
+    and weight bytes, so two tensors with one content signature hold the same values for the same
+    inputs. The nodes must be in topological order (prepared models are).
+    """
+    g = proto.graph
+    tensors: dict[str, str] = {}
+    inits = {i.name: i for i in g.initializer}
+    for i, vi in enumerate(x for x in g.input if x.name not in inits):
+        tensors[vi.name] = _digest(("input", i, vi.type.SerializeToString(deterministic=True) if content else b""))
+    for t in inits.values():
+        body = hashlib.sha1(onnx.numpy_helper.to_array(t).tobytes()).hexdigest() if content else ""
+        tensors[t.name] = _digest(("weight", t.data_type, tuple(t.dims), body))
+    nodes: dict[str, str] = {}
+    for n in g.node:
+        ins = tuple(tensors.get(i, "?") if i else "" for i in n.input)
+        attrs = tuple(sorted(_attr_key(a) for a in n.attribute)) if content else ()
+        sig = _digest((n.op_type, n.domain, ins, attrs))
+        nodes[n.name] = sig
+        for k, o in enumerate(n.output):
+            if o:
+                tensors[o] = _digest((sig, k))
+    return nodes, tensors
+
+
+def _ranked(proto: onnx.ModelProto, sigs: dict[str, str]) -> dict[str, tuple[str, int]]:
+    """node -> (signature, k): the k-th node of the graph with that signature."""
+    seen: dict[str, int] = {}
+    out = {}
+    for n in proto.graph.node:
+        s = sigs[n.name]
+        out[n.name] = (s, seen.get(s, 0))
+        seen[s] = seen.get(s, 0) + 1
+    return out
+
+
+# -- recipe and cache -----------------------------------------------------------------------------------
+
+def retarget_recipe(old: PreparedModel | None, new: PreparedModel, recipe: Recipe,
+                    calibration: CalibrationResult | None = None) -> Retarget:
+    """Carry ``recipe`` (and the calibration cache) made on ``old`` over to ``new`` (module docstring).
+
+    Parameters
+    ----------
+    old : PreparedModel or None
+        The model the recipe was made on; None matches overrides by name only and drops the cache.
+    new : PreparedModel
+        The new version of the model.
+    recipe : Recipe
+        The project's recipe (not modified).
+    calibration : CalibrationResult, optional
+        The project's calibration cache (keyed by ``old``'s tensor names).
+    """
+    new_ops = {n.name: n.op_type for _, n in new.iter_nodes()}
+    old_ops = {n.name: n.op_type for _, n in old.iter_nodes()} if old is not None else {}
+    by_rank: dict[tuple[str, int], str] = {}
+    old_rank: dict[str, tuple[str, int]] = {}
+    if old is not None:
+        new_rank = _ranked(new.proto, signatures(new.proto, content=False)[0])
+        by_rank = {v: k for k, v in new_rank.items()}
+        old_rank = _ranked(old.proto, signatures(old.proto, content=False)[0])
+    rows: list[MatchRow] = []
+    overrides = {}
+    for name, settings in recipe.overrides.items():
+        op = old_ops.get(name) or new_ops.get(name, "?")
+        if name in new_ops and (old is None or name not in old_ops or new_ops[name] == old_ops[name]):
+            overrides[name] = settings
+            rows.append(MatchRow("override", name, name, "name", new_ops[name]))
+            continue
+        target = by_rank.get(old_rank[name]) if name in old_rank else None
+        if target is not None and new_ops[target] == op and target not in recipe.overrides:
+            overrides[target] = settings
+            rows.append(MatchRow("override", name, target, "structure", op))
+        else:
+            rows.append(MatchRow("override", name, None, "missing", op))
+    for kind, globs in (("rule", [r.name for r in recipe.rules if r.name]), ("exclude", list(recipe.exclude))):
+        for pattern in globs:
+            now = sum(fnmatch.fnmatchcase(n, pattern) for n in new_ops)
+            was = sum(fnmatch.fnmatchcase(n, pattern) for n in old_ops) if old is not None else None
+            detail = f"{now} nodes" + (f" (was {was})" if was is not None else "")
+            rows.append(MatchRow(kind, pattern, pattern if now else None, "glob" if now or not was else "missing",
+                                 detail))
+    new_recipe = recipe.model_copy(update={"overrides": overrides})
+    calib, kept, dropped = _retarget_cache(old, new, calibration)
+    return Retarget(new_recipe, calib, rows, kept, dropped, old is not None)
+
+
+def _retarget_cache(old, new, calibration):
+    if calibration is None:
+        return None, [], []
+    if old is None:
+        return None, [], sorted(calibration.observers)
+    old_t = signatures(old.proto, content=True)[1]
+    new_by_sig: dict[str, str] = {}
+    for t, s in signatures(new.proto, content=True)[1].items():
+        new_by_sig.setdefault(s, t)
+    observers, kept, dropped = {}, [], []
+    for t, obs in calibration.observers.items():
+        target = new_by_sig.get(old_t.get(t, ""))
+        if target is None:
+            dropped.append(t)
+        else:
+            observers[target] = obs
+            kept.append(target)
+    renamed = {t: new_by_sig.get(old_t.get(t, "")) for t in calibration.observers}
+    calib = CalibrationResult(observers, calibration.samples_seen, calibration.seconds,
+                              [(renamed[t], s, c) for t, s, c in calibration.nonfinite if renamed.get(t)],
+                              [renamed[t] for t in calibration.empty if renamed.get(t)])
+    return calib, kept, dropped
+
+
+def format_match_table(rt: Retarget) -> str:
+    """The match table as text: one line per override and glob, then the calibration cache."""
+    lines = [f"{'recipe entry':10s} {'in the project':40s} {'in the new model':40s} {'matched by':10s} detail"]
+    for r in rt.rows:
+        how = {"structure": "structure", "name": "name", "missing": "-", "glob": "glob"}[r.how]
+        new = r.new if r.new is not None else "(no longer exists)"
+        lines.append(f"{r.kind:10s} {r.old[:40]:40s} {new[:40]:40s} {how:10s} {r.detail}")
+    n = len([r for r in rt.rows if r.kind == "override"])
+    lines.append(f"overrides: {n - len(rt.missing)}/{n} applied ({len(rt.moved)} moved to a new name, "
+                 f"{len([r for r in rt.missing if r.kind == 'override'])} no longer exist)")
+    lines.append(f"calibration cache: {len(rt.kept_ranges)} ranges kept (same tensor), "
+                 f"{len(rt.dropped_ranges)} dropped (changed or gone; recalibrated)")
+    if not rt.structure:
+        lines.append("note: the project's model file changed or is missing, so overrides were matched by name "
+                     "only and every cached range was dropped")
+    return "\n".join(lines)
+
+
+# -- projects --------------------------------------------------------------------------------------------
+
+def _old_model(project: Project, project_path: Path) -> PreparedModel | None:
+    path = project.model_path(project_path)
+    if not path.is_file() or sha256_file(path) != project.model.sha256:
+        log.info("retarget: the project's model %s is missing or changed; matching by name only", path)
+        return None
+    return open_model(path)
+
+
+def retarget_project(project_path: str | Path, model_path: str | Path, *, data=None, samples: int | None = None,
+                     progress: ProgressFn | None = None, cancel: CancelToken | None = None,
+                     ) -> tuple[PreparedModel, QuantizeResult, Retarget, Project]:
+    """Quantize ``model_path`` (a new version of the project's model) with the project's recipe.
+
+    Overrides are re-matched and the calibration cache filtered by :func:`retarget_recipe`; the
+    tensors without a valid cached range are calibrated from ``data`` (default: the project's data).
+
+    Returns
+    -------
+    (PreparedModel, QuantizeResult, Retarget, Project)
+        The new model, the quantize result, the match table and a project for the new model
+        (absolute paths; the retargeted recipe, data, samples and the new calibration).
+
+    Raises
+    ------
+    ProjectError
+        The project is unreadable.
+    WorkbenchError
+        Ranges must be recalibrated but neither the project nor ``data`` gives calibration data.
+    """
+    project_path = Path(project_path)
+    project = load_project(project_path, check_model=False)
+    new = open_model(model_path)
+    old = _old_model(project, project_path)
+    cache = CalibrationResult.from_json(project.calibration) if project.calibration else None
+    rt = retarget_recipe(old, new, project.recipe, cache)
+    data_spec = project.data_spec(project_path) if data is None else data
+    samples = samples if samples is not None else project.samples
+    use = data_spec
+    if rt.calibration is not None and rt.recipe.smoothquant is None:
+        the_plan = plan(new, rt.recipe)
+        if all(t in rt.calibration.observers for t in the_plan.activations):
+            use = None  # every range still valid: no need to touch the data
+    if use is None and data_spec is None and (rt.calibration is None or rt.dropped_ranges):
+        the_plan = plan(new, rt.recipe)
+        if the_plan.mode == "static" and any(t not in (rt.calibration.observers if rt.calibration else {})
+                                             for t in the_plan.activations):
+            raise WorkbenchError(f"{project_path}: the ranges of {len(rt.dropped_ranges) or 'all'} tensors must "
+                                 f"be calibrated again for {model_path}, and the project has no calibration data.",
+                                 hint="Pass --data FILE.npz (or a folder of images).")
+    result = quantize(new, rt.recipe, data=use, samples=samples, calibration=rt.calibration,
+                      progress=progress, cancel=cancel)
+    spec = data if isinstance(data, dict) else ({"path": str(Path(data).resolve())} if data is not None
+                                                 else project.data_spec(project_path))
+    out = new_project(new.path, rt.recipe, data=spec, samples=samples)
+    out.allow_code = project.allow_code
+    if result.calibration is not None:
+        out.calibration = result.calibration.to_json()
+    return new, result, rt, out
