@@ -34,7 +34,7 @@ def check_not_input(path: str | Path) -> None:
         ``path`` resolves to an input file recorded by :func:`protect_input`.
     """
     if os.path.realpath(path) in _INPUTS:
-        raise ExportError(f"{path}: this is an input file (a model, its data, or the calibration / eval data); "
+        raise ExportError(f"{path}: this is an input file (a model, its external data, a project, a recipe, or the calibration / eval data); "
                           "writing there would replace it.",
                           hint="Choose another output path (Workbench never modifies its inputs).")
 

@@ -61,8 +61,13 @@ class Project(BaseModel):
         p = Path(self.model.path)
         return p if p.is_absolute() else (Path(project_path).resolve().parent / p)
 
-    def data_spec(self, project_path: str | Path) -> dict[str, Any] | None:
-        """The data spec with a relative ``path`` resolved against the project folder."""
+    def data_spec(self, project_path: str | Path, *, allow_code: bool = False) -> dict[str, Any] | None:
+        """The data spec with a relative ``path`` resolved against the project folder.
+
+        A Python reader may run when the project says ``"allow_code": true`` at its top level or
+        the caller passes ``allow_code=True`` (the CLI's ``--allow-code``); a data spec's own
+        ``allow_code`` is never enough (a project file from elsewhere must not run code by itself).
+        """
         if self.data is None:
             return None
         spec = dict(self.data)
@@ -71,11 +76,21 @@ class Project(BaseModel):
                                hint="Fix data.path or choose the calibration data again and re-save.")
         if "path" in spec and not Path(spec["path"]).is_absolute():
             spec["path"] = str(Path(project_path).resolve().parent / spec["path"])
-        if not self.allow_code and (spec.get("kind") == "python" or "allow_code" in spec
-                                    or str(spec.get("path", "")).lower().endswith(".py")):
-            # code runs only when the project itself allows it, whatever the data spec says
-            spec["allow_code"] = False
+        is_code = (spec.get("kind") == "python" or "allow_code" in spec
+                   or str(spec.get("path", "")).lower().endswith(".py"))
+        if is_code:
+            # code runs only when the project itself or the user allows it, whatever the data spec says
+            spec["allow_code"] = bool(self.allow_code or allow_code)
         return spec
+
+    def input_paths(self, project_path: str | Path) -> list[Path]:
+        """Files (and folders) a replay of this project reads: the project, its model, its data."""
+        paths = [Path(project_path), self.model_path(project_path)]
+        if isinstance(self.data, dict) and isinstance(self.data.get("path"), str) and self.data["path"]:
+            data_path = self.data["path"]
+            paths.append(Path(data_path) if Path(data_path).is_absolute()
+                         else Path(project_path).resolve().parent / data_path)
+        return paths
 
 
 def new_project(model_path: str | Path, recipe: Recipe, *, data: dict | str | None = None,

@@ -13,8 +13,12 @@ from workbench.core.progress import CancelToken, ProgressFn
 
 
 def replay_project(project_path: str | Path, *, progress: ProgressFn | None = None,
-                   cancel: CancelToken | None = None, use_cache: bool = True) -> tuple[PreparedModel, QuantizeResult]:
+                   cancel: CancelToken | None = None, use_cache: bool = True,
+                   allow_code: bool = False) -> tuple[PreparedModel, QuantizeResult]:
     """Re-run a saved project headless: same model, recipe, data and calibration cache.
+
+    ``allow_code`` lets a Python data reader named by the project run even when the project does
+    not say ``"allow_code": true`` itself (the CLI's ``--allow-code``).
 
     Raises
     ------
@@ -26,7 +30,7 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
     calib = None
     if use_cache and project.calibration:
         calib = CalibrationResult.from_json(project.calibration)
-    data = project.data_spec(project_path)
+    data = project.data_spec(project_path, allow_code=allow_code)
     if calib is not None and data is not None and project.recipe.smoothquant is None:
         # every tensor cached: no need to touch the data
         the_plan = plan(model, project.recipe)
