@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, ValidationError
 from workbench import __version__
 from workbench.core.errors import ProjectError
 from workbench.core.io.atomic import atomic_write_bytes
+from workbench.core.io.jsonsafe import UntrustedJSONError, loads_untrusted
 from workbench.core.model.load import sha256_file
 from workbench.core.recipe.recipe import Recipe
 
@@ -143,12 +144,15 @@ def load_project(path: str | Path, *, check_model: bool = True) -> Project:
     """
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = loads_untrusted(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ProjectError(f"{path}: cannot read project ({exc.strerror}).", hint="Check the path.") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProjectError(f"{path}: not a Workbench project (invalid JSON: {exc}).",
+    except UnicodeDecodeError as exc:
+        raise ProjectError(f"{path}: not a Workbench project (not UTF-8 text: {exc.reason} at byte {exc.start}).",
                            hint="Open a .wbproj file saved by Workbench.") from None
+    except UntrustedJSONError as exc:
+        raise ProjectError(f"{path}: not a Workbench project ({exc}).",
+                           hint="Open a .wbproj file saved by Workbench, or re-save it from Workbench.") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("schema_version"), int):
         raise ProjectError(f"{path}: not a Workbench project (no integer schema_version).",
                            hint="Open a .wbproj file saved by Workbench.")
