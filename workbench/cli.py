@@ -112,9 +112,7 @@ def cmd_quantize(args) -> int:
     for issue in result.issues:
         kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
         print(f"{kind}: {getattr(issue, 'node', '')}: {getattr(issue, 'message', issue)}", file=sys.stderr)
-    out = api.export(result, args.output, format=args.format, model=model)
-    units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
-    print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
+    staged = None
     if args.save_project:
         data = {"path": str(Path(args.data).resolve())} if isinstance(args.data, str) else None
         if data is not None and data["path"].lower().endswith(".py"):
@@ -122,7 +120,18 @@ def cmd_quantize(args) -> int:
         project = api.new_project(model.path, result.recipe, data=data, samples=args.samples)
         if result.calibration is not None:
             project.calibration = result.calibration.to_json()
-        api.save_project(project, args.save_project)
+        # the project waits in a temp file until the model is in place, then lands right after it
+        staged = api.stage_project(project, args.save_project)
+    try:
+        out = api.export(result, args.output, format=args.format, model=model)
+        if staged is not None:
+            staged.commit()
+    finally:
+        if staged is not None:
+            staged.discard()
+    units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
+    print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
+    if args.save_project:
         print(f"wrote {args.save_project}")
     return 0
 

@@ -98,3 +98,38 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (see :func:`atomic_path`)."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+
+
+class StagedWrite:
+    """Bytes written and fsynced to a temporary file beside ``path``, renamed onto it only by
+    :meth:`commit`: lets a second file (a project) land right after the first (its model)
+    without being written in between. :meth:`discard` removes the temporary file if it was not
+    committed; a temporary file left by a killed process is removed by the next write to ``path``.
+    """
+
+    def __init__(self, path: str | Path, data: bytes) -> None:
+        self.path = Path(path)
+        self._ctx = atomic_path(self.path)
+        self.tmp = self._ctx.__enter__()
+        self._done = False
+        try:
+            with open(self.tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            self.discard()
+            raise _explain(self.path, exc) from None
+
+    def commit(self) -> None:
+        """Rename the temporary file onto ``path``."""
+        if not self._done:
+            self._done = True
+            self._ctx.__exit__(None, None, None)
+
+    def discard(self) -> None:
+        """Remove the temporary file (no-op after :meth:`commit`)."""
+        if not self._done:
+            self._done = True
+            with contextlib.suppress(OSError):
+                self.tmp.unlink()

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from workbench import __version__
 from workbench.core.errors import ProjectError
-from workbench.core.io.atomic import atomic_write_bytes
+from workbench.core.io.atomic import StagedWrite, atomic_write_bytes
 from workbench.core.io.jsonsafe import UntrustedJSONError, loads_untrusted
 from workbench.core.model.load import sha256_file
 from workbench.core.recipe.recipe import Recipe
@@ -123,14 +123,32 @@ def save_project(project: Project, path: str | Path) -> Path:
         When the target cannot be written.
     """
     path = Path(path)
+    atomic_write_bytes(path, project_bytes(project, path))
+    return path
+
+
+def stage_project(project: Project, path: str | Path) -> StagedWrite:
+    """``project`` written to a temporary file beside ``path``; ``commit()`` renames it into place
+    (so it lands right after the model exported in between: both or, after a kill, neither).
+
+    Raises
+    ------
+    ExportError
+        When the target cannot be written.
+    """
+    return StagedWrite(path, project_bytes(project, path))
+
+
+def project_bytes(project: Project, path: str | Path) -> bytes:
+    """The file content of ``project`` saved at ``path`` (model and data paths relative to it)."""
+    path = Path(path)
     base = path.resolve().parent
     doc = project.model_dump(mode="json")
     doc["model"]["path"] = _relative(project.model.path, base)
     if doc.get("data") and "path" in doc["data"]:
         doc["data"]["path"] = _relative(doc["data"]["path"], base)
     doc["recipe"] = json.loads(project.recipe.model_dump_json(exclude_defaults=True))
-    atomic_write_bytes(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-    return path
+    return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
 def load_project(path: str | Path, *, check_model: bool = True) -> Project:
