@@ -28,7 +28,7 @@ from workbench.core.qonnx.writer import with_static_shapes
 from workbench.core.recipe.spec import PartialSpec, Rule
 from workbench.core.writers.registry import write_model
 
-qonnx = pytest.importorskip("qonnx")
+import qonnx  # a dev dependency: missing it is an error, not a skip
 from qonnx.core.modelwrapper import ModelWrapper  # noqa: E402
 from qonnx.core.onnx_exec import execute_onnx  # noqa: E402
 

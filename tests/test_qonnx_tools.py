@@ -23,7 +23,7 @@ from workbench.core.analysis.cost import bits_from_configs, model_cost
 from workbench.core.graph.static_shapes import fold_fixed_nodes
 from workbench.core.qonnx.writer import with_static_shapes
 
-qonnx = pytest.importorskip("qonnx")
+import qonnx  # a dev dependency: missing it is an error, not a skip
 from qonnx.core.modelwrapper import ModelWrapper  # noqa: E402
 from qonnx.core.onnx_exec import execute_onnx  # noqa: E402
 
