@@ -198,7 +198,6 @@ def test_push_forward_square_and_constant():
 def test_nudenet_silu_and_concat_ranges_equal_direct(corpus, monkeypatch):
     """nudenet_320n (YOLOv8): the 57 SiLU outputs are derived, the C2f Concats merged, and the
     MinMax qparams of every one equal those of observing it directly."""
-    from pathlib import Path
 
     from workbench.core.api import make_recipe
     from workbench.core.model.load import load_model
@@ -263,7 +262,6 @@ def test_ppocrv4_rec_minmax_with_mixed_point_counts(corpus, monkeypatch, caplog)
     (monotonic) and at a grid (not monotonic) in one onnxruntime session; a shared symbolic dim made
     onnxruntime re-use a 2-value buffer for 4097 values and calibration failed (now the trial run at
     set-up would turn that into fetching). Ranges = direct."""
-    from pathlib import Path
 
     from workbench.core.api import make_recipe
     from workbench.core.model.load import load_model
