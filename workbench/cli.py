@@ -432,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
         _preflight_outputs(args)
         return args.func(args)
     except WorkbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # always one line
         return 2
     except KeyboardInterrupt:
         print("error: interrupted.", file=sys.stderr)

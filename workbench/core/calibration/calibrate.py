@@ -152,8 +152,15 @@ class CalibrationResult:
             raise CalibrationError("Calibration cache is from a newer version of the workbench.",
                                    hint="Recalibrate, or update the workbench.")
         bad = {t: why for t, st in d["observers"].items() if (why := _nonfinite_state(st))}
+        obs = {}
+        for t, state in d["observers"].items():
+            if t in bad:
+                continue
+            try:
+                obs[t] = Observer.from_state(state)
+            except (CalibrationError, AttributeError, KeyError, TypeError, ValueError, OverflowError) as exc:
+                bad[t] = f"malformed state ({exc.message if isinstance(exc, CalibrationError) else exc})"
         try:
-            obs = {t: Observer.from_state(s) for t, s in d["observers"].items() if t not in bad}
             nonfinite = [(str(t), int(s), int(c)) for t, s, c in d.get("nonfinite", [])]
             result = cls(obs, int(d.get("samples_seen", 0)), float(d.get("seconds", 0.0)), nonfinite,
                          [str(t) for t in d.get("empty", [])])
@@ -472,7 +479,7 @@ class _Run:
             if self.run_options.terminate or (self.cancel is not None and self.cancel.cancelled):
                 raise Cancelled() from None
             where = f"sample {idx[0]}" if len(idx) == 1 else f"samples {idx[0]}..{idx[-1]}"
-            raise CalibrationError(f"onnxruntime failed on calibration {where}: {str(exc).strip()[:400]}",
+            raise CalibrationError(f"onnxruntime failed on calibration {where}: {' '.join(str(exc).split())[:400]}",
                                    hint="Check that these samples match the model's inputs.") from None
 
     # -- observing -----------------------------------------------------------------------------

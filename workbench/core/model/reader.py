@@ -19,6 +19,7 @@ from onnx import external_data_helper as edh
 
 from workbench.core.errors import ModelError
 from workbench.core.io import external
+from workbench.core.model.shapes import skeleton
 from workbench.core.model.tensor_check import check_loaded, check_tensors
 
 
@@ -82,11 +83,36 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
     unsized = check_tensors(proto, path)
     external = load_external_data(proto, path)
     check_loaded(unsized, path)
+    check_structure(proto, path)
     return proto, hashlib.sha256(data).hexdigest(), external
 
 
+def check_structure(proto: onnx.ModelProto, path: Path) -> None:
+    """Refuse a model that ``onnx.checker`` rejects (a node input nobody produces, nodes out of
+    order, a graph output no node gives, a bad attribute): quantizing it could only end in a written
+    model that fails the same check. Large weights are left out of the check (2 GiB limit).
+
+    Raises
+    ------
+    ModelError
+        Naming the file and quoting the checker's reason (which names the node or tensor).
+    """
+    if not proto.graph.output:
+        raise ModelError(f"{path}: the graph has no outputs: nothing to compute or to measure.",
+                         hint="Re-export the model with its outputs declared.")
+    light, _ = skeleton(proto)
+    try:
+        onnx.checker.check_model(light, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError) as exc:
+        reason = " ".join(str(exc).split())
+        reason = reason if len(reason) <= 300 else reason[:300] + "..."
+        raise ModelError(f"{path}: not a valid ONNX model: onnx.checker: {reason}",
+                         hint="Fix the exporter or re-export the model, then check it with onnx.checker.") from None
+
+
 def check_opsets(proto: onnx.ModelProto, path: Path) -> None:
-    """Refuse an ``opset_import`` that no runtime can execute: a version below 1, a default-domain
+    """Refuse an ``ir_version`` newer than the installed onnx knows, and an ``opset_import`` that no
+    runtime can execute: a version below 1, a default-domain
     (``ai.onnx``) version newer than the installed onnx package knows, or none at all while nodes use
     the default domain.
 
@@ -95,6 +121,9 @@ def check_opsets(proto: onnx.ModelProto, path: Path) -> None:
     ModelError
         Naming the file, the field (``opset_import``), the domain and the version.
     """
+    if proto.ir_version > onnx.IR_VERSION:
+        raise ModelError(f"{path}: ir_version {proto.ir_version} is newer than the newest this onnx package knows "
+                         f"({onnx.IR_VERSION}).", hint="Re-export the model with an older onnx, or update onnx.")
     newest = onnx.defs.onnx_opset_version()
     default = None
     for entry in proto.opset_import:

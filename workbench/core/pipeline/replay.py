@@ -33,8 +33,9 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
     if use_cache and project.calibration:
         try:
             calib = CalibrationResult.from_json(project.calibration)
-        except CalibrationError as exc:
-            raise ProjectError(f"{project_path}: field calibration: {exc.message}",
+        except (CalibrationError, AttributeError, KeyError, TypeError, ValueError, OverflowError) as exc:
+            why = exc.message if isinstance(exc, CalibrationError) else f"malformed ({type(exc).__name__}: {exc})"
+            raise ProjectError(f"{project_path}: field calibration: {why}",
                                hint="Delete the project's \"calibration\" entry to recalibrate, or re-save the "
                                     "project from Workbench.") from None
     data = project.data_spec(project_path, allow_code=allow_code)
