@@ -181,3 +181,38 @@ def test_weight_axis_in_range_negative_is_accepted(tmp_path, capsys):
     code, _ = _run(["quantize", tmp_path / "m.onnx", "--recipe", tmp_path / "r.json", "--data",
                     tmp_path / "calib.npz", "-o", tmp_path / "o.onnx"], capsys)
     assert code == 0
+
+
+# -- weights and structure ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+@pytest.mark.parametrize("preset", ["cpu-u8s8", "dynamic-u8"])
+def test_non_finite_weight_is_refused_naming_the_weight_even_without_data(tmp_path, capsys, value, preset):
+    m = _model()
+    w = numpy_helper.to_array(m.graph.initializer[0]).copy()
+    w[1, 2] = value
+    m.graph.initializer[0].CopyFrom(numpy_helper.from_array(w, "W"))
+    onnx.save(m, str(tmp_path / "m.onnx"))
+    np.savez(tmp_path / "calib.npz", X=np.ones((2, 4), np.float32))
+    argv = ["quantize", tmp_path / "m.onnx", "--preset", preset, "-o", tmp_path / "o.onnx"]
+    if preset != "dynamic-u8":
+        argv += ["--data", tmp_path / "calib.npz"]
+    code, err = _run(argv, capsys)
+    assert code == 2 and len(err) == 1 and "weight 'W'" in err[0] and "NaN/Inf" in err[0]
+    assert "calibration data" not in err[0] and not (tmp_path / "o.onnx").exists()
+
+
+@pytest.mark.parametrize("mutation", ["ir_version", "no_output", "unsorted"])
+def test_models_onnx_checker_rejects_are_refused_on_load_not_after_writing(tmp_path, capsys, mutation):
+    m = _model()
+    if mutation == "ir_version":
+        m.ir_version = onnx.IR_VERSION + 1
+    elif mutation == "no_output":
+        del m.graph.output[:]
+    else:
+        m.graph.node.extend([helper.make_node("Relu", ["Z"], ["Y2"], name="late"),
+                             helper.make_node("Relu", ["Y"], ["Z"], name="early")])
+        m.graph.output.append(helper.make_tensor_value_info("Y2", TensorProto.FLOAT, ["N", 3]))
+    (tmp_path / "m.onnx").write_bytes(m.SerializeToString())
+    code, err = _run(["inspect", tmp_path / "m.onnx"], capsys)
+    assert code == 2 and len(err) == 1 and "m.onnx" in err[0] and "bug" not in err[0]
