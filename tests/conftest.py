@@ -1,4 +1,9 @@
-"""Shared fixtures: paths to ../shared (corpus, cases) that skip cleanly where absent."""
+"""Shared fixtures: paths to ../shared (corpus, cases).
+
+Where those folders are absent the tests that need them skip, unless ``WORKBENCH_REQUIRE_CORPUS=1``
+(set by ``.ci/run``): then every skip is a failure, except those whose reason is in
+:data:`ALLOWED_SKIPS` (conditions a CI machine cannot meet).
+"""
 
 from __future__ import annotations
 
@@ -15,19 +20,43 @@ SHARED = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")).resolv
 CORPUS = SHARED / "corpus" / "models"
 CASES = SHARED / "cases"
 EXAMPLE = ROOT / "resources" / "example"
+REQUIRE = os.environ.get("WORKBENCH_REQUIRE_CORPUS", "") not in ("", "0")
+#: Skip reasons that stay skips under WORKBENCH_REQUIRE_CORPUS (the machine, not the checkout).
+ALLOWED_SKIPS = ("not enough free disk space", "desktop-file-utils not installed")
+
+
+def _missing(what: str, path: Path):
+    if REQUIRE:
+        pytest.fail(f"{what} not found at {path} and WORKBENCH_REQUIRE_CORPUS=1: provide ../shared "
+                    "(or WORKBENCH_SHARED) instead of skipping", pytrace=False)
+    pytest.skip(f"{what} not found at {path}")
 
 
 @pytest.fixture
 def corpus():
-    """Folder of the real-model corpus; skips the test where it is absent."""
+    """Folder of the real-model corpus; skips the test where it is absent (fails when required)."""
     if not CORPUS.is_dir():
-        pytest.skip(f"corpus not found at {CORPUS}")
+        _missing("corpus", CORPUS)
     return CORPUS
 
 
 @pytest.fixture
 def cases():
-    """Folder of the failure cases; skips the test where it is absent."""
+    """Folder of the failure cases; skips the test where it is absent (fails when required)."""
     if not CASES.is_dir():
-        pytest.skip(f"cases not found at {CASES}")
+        _missing("cases", CASES)
     return CASES
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under WORKBENCH_REQUIRE_CORPUS=1, a skip (a missing model, a missing dev dependency) fails."""
+    outcome = yield
+    report = outcome.get_result()
+    if not REQUIRE or not report.skipped or hasattr(report, "wasxfail"):
+        return
+    reason = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
+    if any(allowed in reason for allowed in ALLOWED_SKIPS):
+        return
+    report.outcome = "failed"
+    report.longrepr = f"skipped under WORKBENCH_REQUIRE_CORPUS=1: {reason}"

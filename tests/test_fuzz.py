@@ -56,20 +56,60 @@ def _alarm(seconds: int = CASE_TIMEOUT):
 
 
 def _outcome(kind: str, fn, *names: str):
-    """Run ``fn``; a WorkbenchError must name one of ``names`` (file or tensor) and carry text."""
+    """Run ``fn``; a WorkbenchError must be one line naming one of ``names`` (the file, or a node,
+    tensor or field of it) in its message (the hint does not count) and say what to do."""
     TRIED[kind] += 1
     with _alarm():
         try:
             out = fn()
         except WorkbenchError as exc:
             text = str(exc)
-            assert len(text) > 20, text
-            if names:
-                assert any(n in text for n in names) or exc.hint, text
+            assert len(exc.message) > 20 and "\n" not in text.strip(), text
+            assert exc.hint, f"no hint: {text}"
+            assert any(n and n in exc.message for n in names), f"names none of {names[:6]}: {text}"
             OUTCOMES[kind, "refused"] += 1
             return None
     OUTCOMES[kind, "ok"] += 1
     return out
+
+
+def _model_names(model) -> tuple[str, ...]:
+    """The file name and every node, tensor and input name of a loaded model (what an error of a
+    later step may name instead of the file)."""
+    names = {model.path.name} if getattr(model, "path", None) else set()
+    for node in model.proto.graph.node:
+        names.update([node.name, *node.input, *node.output])
+    names.update(i.name for i in model.proto.graph.initializer)
+    inputs = {f"'{i.name}'" for i in model.proto.graph.input} | {f"input: {i.name}" for i in model.proto.graph.input}
+    return tuple(sorted((n for n in names if n and len(n) > 1), key=len, reverse=True)) + tuple(inputs)
+
+
+def _check_written(result, float_model=None) -> None:
+    """A quantize that succeeded gave a model that onnx.checker accepts and onnxruntime loads, and
+    runs on any feed the float model runs on (declared dims, 1 for symbolic ones)."""
+    if result is None:
+        return
+    import onnxruntime as ort
+
+    onnx.checker.check_model(result.proto, full_check=True)
+    sess = ort.InferenceSession(result.proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    if float_model is not None:
+        ref = ort.InferenceSession(float_model.proto.SerializeToString(), providers=["CPUExecutionProvider"])
+        try:
+            ref.run(None, _feeds(ref))
+        except Exception:  # noqa: BLE001 - the float model itself cannot run such a feed
+            return
+    sess.run(None, _feeds(sess))
+
+
+def _feeds(sess) -> dict:
+    feeds = {}
+    for i in sess.get_inputs():
+        shape = [d if isinstance(d, int) and d >= 0 else 1 for d in i.shape]  # the declared dims
+        dtype = {"tensor(float)": np.float32, "tensor(int64)": np.int64, "tensor(double)": np.float64,
+                 "tensor(float16)": np.float16}.get(i.type, np.float32)
+        feeds[i.name] = np.zeros(shape, dtype)
+    return feeds
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -111,10 +151,11 @@ def _open_and_quantize(path: Path, kind: str, data=None):
     model = _outcome(kind, lambda: api.open_model(path), path.name)
     if model is None:
         return
-    _outcome(kind + "/q", lambda: api.quantize(model, api.make_recipe("dynamic-u8")), path.name)
+    names = (path.name, *_model_names(model))
+    _check_written(_outcome(kind + "/q", lambda: api.quantize(model, api.make_recipe("dynamic-u8")), *names), model)
     if data is not None:
-        _outcome(kind + "/qs", lambda: api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, samples=4),
-                 path.name)
+        _check_written(_outcome(kind + "/qs", lambda: api.quantize(model, api.make_recipe("cpu-u8s8"), data=data,
+                                                                   samples=4), *names), model)
 
 
 # -- ONNX bytes --------------------------------------------------------------------------------
@@ -327,7 +368,8 @@ GOOD_NPZ = _npz_bytes({"X": np.random.default_rng(0).standard_normal((4, 1, 6, 6
 
 
 def _quantize_with(model, path: Path, kind: str):
-    _outcome(kind, lambda: api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(path), samples=4), path.name)
+    _check_written(_outcome(kind, lambda: api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(path), samples=4),
+                            path.name, *_model_names(model)))
 
 
 @FUZZ
@@ -471,7 +513,8 @@ def test_mutated_project_files(tmp_path_factory, base_model_path, project_doc, d
     try:
         project = _outcome("project", lambda: load_project(path), path.name)
         if project is not None:
-            _outcome("project/replay", lambda: api.replay_project(path), path.name)
+            out = _outcome("project/replay", lambda: api.replay_project(path), path.name)
+            _check_written(out[1] if out is not None else None)
     finally:
         path.unlink()
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import numba  # noqa: F401 - a dev dependency: missing it is an error, not a skip
 import numpy as np
 import pytest
 
 from workbench.core.calibration.observers import StreamingHistogram, kernels, make_observer
 from workbench.core.recipe.spec import QuantSpec
-
-pytest.importorskip("numba")
 
 OBSERVERS = ("minmax", "percentile", "entropy", "mse")
 

@@ -87,7 +87,7 @@ def test_icon_svg_parses_and_is_square():
 
 @pytest.mark.qt
 def test_icon_png_renders_with_transparent_corners():
-    qtgui = pytest.importorskip("PySide6.QtGui")
+    from PySide6 import QtGui as qtgui
     image = qtgui.QImage(str(RES / "icons" / "workbench-256.png"))
     assert (image.width(), image.height()) == (256, 256) and image.hasAlphaChannel()
     assert image.pixelColor(0, 0).alpha() == 0           # outside the rounded square
@@ -180,7 +180,6 @@ def test_self_test_passes_offscreen():
 
 @pytest.mark.slow
 def test_self_test_reports_failure(monkeypatch, capsys):
-    pytest.importorskip("PySide6")
     from workbench.qt import selftest
 
     monkeypatch.setattr(selftest, "MIN_ACCURACY", 1.01)  # unreachable: must fail with a message
@@ -195,8 +194,6 @@ def test_self_test_reports_failure(monkeypatch, capsys):
 def test_self_test_window_reports_error_dialog_instead_of_hanging(qapp, tmp_path):
     from workbench.qt import selftest
 
-    if importlib.util.find_spec("workbench.qt.app_window") is None:
-        pytest.skip("workbench.qt.app_window has not landed")
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a model")
     with pytest.raises(selftest.SelfTestError, match="showed an error.*bad.onnx"):

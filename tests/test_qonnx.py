@@ -16,6 +16,8 @@ import onnx.reference
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from qdq_helpers import calib_qparams, op_counts, run
+from qonnx.core.modelwrapper import ModelWrapper
+from qonnx.core.onnx_exec import execute_onnx
 
 from workbench.core import api
 from workbench.core.errors import ExportError, RecipeError
@@ -27,10 +29,6 @@ from workbench.core.qonnx.reader import DOMAIN, float_grid, int_quant, scale_lay
 from workbench.core.qonnx.writer import with_static_shapes
 from workbench.core.recipe.spec import PartialSpec, Rule
 from workbench.core.writers.registry import write_model
-
-qonnx = pytest.importorskip("qonnx")
-from qonnx.core.modelwrapper import ModelWrapper  # noqa: E402
-from qonnx.core.onnx_exec import execute_onnx  # noqa: E402
 
 RNG = np.random.default_rng(0)
 

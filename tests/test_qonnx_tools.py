@@ -17,15 +17,13 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from qdq_helpers import op_counts, run
+from qonnx.core.modelwrapper import ModelWrapper
+from qonnx.core.onnx_exec import execute_onnx
 
 from workbench.core import api
 from workbench.core.analysis.cost import bits_from_configs, model_cost
 from workbench.core.graph.static_shapes import fold_fixed_nodes
 from workbench.core.qonnx.writer import with_static_shapes
-
-qonnx = pytest.importorskip("qonnx")
-from qonnx.core.modelwrapper import ModelWrapper  # noqa: E402
-from qonnx.core.onnx_exec import execute_onnx  # noqa: E402
 
 RNG = np.random.default_rng(3)
 

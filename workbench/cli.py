@@ -79,36 +79,67 @@ def cmd_inspect(args) -> int:
     return 0
 
 
+def _data_arg(args, value):
+    """``--data`` as given, or a Python reader spec when it names a .py file and ``--allow-code``
+    was passed (without it the loader refuses the file and says how to allow it)."""
+    if isinstance(value, str) and value.lower().endswith(".py") and getattr(args, "allow_code", False):
+        return {"kind": "python", "path": value, "allow_code": True}
+    return value
+
+
+def _recheck_outputs(args) -> None:
+    """After a model is opened (its external data files are now known inputs), refuse again any
+    output onto one of them, before the long work starts."""
+    for name in _OUTPUT_ARGS:
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value:
+            api.check_not_input(value)
+
+
 def cmd_quantize(args) -> int:
     progress = TerminalProgress()
     try:
         if args.retarget_model:
             model, result = _retarget(args, progress)
         elif str(args.model).endswith(".wbproj"):
-            model, result = api.replay_project(args.model, progress=progress)
+            model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
         else:
             model = api.open_model(args.model)
+            _recheck_outputs(args)
             recipe = _recipe_from_args(args)
             _qonnx_input_shapes(args, model.proto, args.model)  # refuse a bad --input-shape before calibrating
-            result = api.quantize(model, recipe, data=args.data, samples=args.samples, progress=progress)
+            result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
+                                  progress=progress)
     finally:
         progress.close()
     for issue in result.issues:
         kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
         print(f"{kind}: {getattr(issue, 'node', '')}: {getattr(issue, 'message', issue)}", file=sys.stderr)
-    out = api.export(result, args.output, format=args.format, model=model,
-                     input_shapes=_qonnx_input_shapes(args, model.proto, model.path, note=True), static_shapes=True)
-    units = [u for u in result.plan.units.values() if not getattr(u, "excluded", False)]
+    staged = None
+    if args.save_project:
+        if args.retarget_model:
+            project = args.retargeted_project
+        else:
+            data = {"path": str(Path(args.data).resolve())} if isinstance(args.data, str) else None
+            if data is not None and data["path"].lower().endswith(".py"):
+                data["kind"] = "python"  # replaying it needs --allow-code again (or "allow_code": true)
+            project = api.new_project(model.path, result.recipe, data=data, samples=args.samples)
+            if result.calibration is not None:
+                project.calibration = result.calibration.to_json()
+        # the project waits in a temp file until the model is in place, then lands right after it
+        staged = api.stage_project(project, args.save_project)
+    try:
+        out = api.export(result, args.output, format=args.format, model=model,
+                         input_shapes=_qonnx_input_shapes(args, model.proto, model.path, note=True),
+                         static_shapes=True)
+        if staged is not None:
+            staged.commit()
+    finally:
+        if staged is not None:
+            staged.discard()
+    units = [u for u in result.plan.units.values() if not u.excluded]
     print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
-    if args.save_project and args.retarget_model:
-        api.save_project(args.retargeted_project, args.save_project)
-        print(f"wrote {args.save_project}")
-    elif args.save_project:
-        data = {"path": str(Path(args.data).resolve())} if isinstance(args.data, str) else None
-        project = api.new_project(model.path, result.recipe, data=data, samples=args.samples)
-        if result.calibration is not None:
-            project.calibration = result.calibration.to_json()
-        api.save_project(project, args.save_project)
+    if args.save_project:
         print(f"wrote {args.save_project}")
     return 0
 
@@ -139,11 +170,14 @@ def cmd_evaluate(args) -> int:
 
 def cmd_analyze(args) -> int:
     model = api.open_model(args.model)
+    _recheck_outputs(args)
     recipe = _recipe_from_args(args)
     progress = TerminalProgress()
     try:
-        result = api.quantize(model, recipe, data=args.data, samples=args.samples, progress=progress)
-        rows = api.analyze(model, result, args.eval or args.data, samples=args.eval_samples, progress=progress)
+        result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
+                              progress=progress)
+        rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.eval_samples,
+                           progress=progress)
     finally:
         progress.close()
     doc = [r.to_json() for r in rows]
@@ -178,10 +212,11 @@ def cmd_sweep(args) -> int:
 
 def cmd_autotune(args) -> int:
     model = api.open_model(args.model)
+    _recheck_outputs(args)
     recipe = _recipe_from_args(args)
     progress = TerminalProgress()
     try:
-        res = api.autotune(model, recipe, data=args.data, eval_data=args.eval, metric=args.metric,
+        res = api.autotune(model, recipe, data=_data_arg(args, args.data), eval_data=_data_arg(args, args.eval), metric=args.metric,
                        max_drop=args.max_drop, min_score=args.min_score, samples=args.samples,
                        eval_samples=args.eval_samples, promote_to=args.promote_to,
                        allow_code=args.allow_code, rank=args.rank,
@@ -357,6 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--model", dest="retarget_model", metavar="NEW.onnx",
                    help="with a project: apply its recipe (overrides matched by name, then by structure) "
                         "to a new version of its model, e.g. a retrained one")
+    s.add_argument("--allow-code", action="store_true",
+                   help="allow running a Python data reader (--data READER.py, or one named by a replayed project)")
     s.set_defaults(func=cmd_quantize)
 
     s = sub.add_parser("evaluate", help="run float and quantized models on eval data; per-output SQNR")
@@ -376,6 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--eval-samples", type=_positive_int, default=32)
     s.add_argument("--json", help="write the rows as JSON")
     s.add_argument("--top", type=int, default=20, help="rows to print")
+    s.add_argument("--allow-code", action="store_true", help="allow running a Python data reader (--data READER.py)")
     s.set_defaults(func=cmd_analyze)
 
     s = sub.add_parser("sweep", help="sensitivity sweep: output SQNR with only each unit quantized / left float")
@@ -453,8 +491,12 @@ def _preflight_outputs(args) -> None:
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
     for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric", "retarget_model"):
         value = getattr(args, name, None)
-        if isinstance(value, str) and os.path.isfile(value) and not (name == "model" and value.endswith(".wbproj")):
+        if isinstance(value, str) and os.path.exists(value):
             api.protect_input(value)
+            if name == "model" and value.endswith(".wbproj"):
+                # a replay reads the project, its model and its data: none of them may be an output
+                for path in api.load_project(value, check_model=False).input_paths(value):
+                    api.protect_input(path)
     seen: dict[str, str] = {}
     for name in _OUTPUT_ARGS:
         value = getattr(args, name, None)
@@ -487,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
         _preflight_outputs(args)
         return args.func(args)
     except WorkbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # always one line
         return 2
     except KeyboardInterrupt:
         print("error: interrupted.", file=sys.stderr)

@@ -68,6 +68,7 @@ _LAZY: dict[str, str] = {
     "PROJECT_SUFFIX": "workbench.core.pipeline.project",
     "new_project": "workbench.core.pipeline.project",
     "save_project": "workbench.core.pipeline.project",
+    "stage_project": "workbench.core.pipeline.project",
     "load_project": "workbench.core.pipeline.project",
     # analysis
     "UnitError": "workbench.core.analysis.unit_error",

@@ -81,6 +81,9 @@ class CalibrationResult:
         Tensors whose observer came from ``previous`` unchanged.
     batch_size : int
         Samples per onnxruntime run used (0 when nothing was run; not saved).
+    dropped : list of (str, str)
+        ``(tensor, reason)`` of cache entries :meth:`from_json` left out because their range is
+        not valid (NaN, min > max, a bad histogram); those tensors need recalibrating (not saved).
     """
 
     observers: dict[str, Observer]
@@ -90,6 +93,7 @@ class CalibrationResult:
     empty: list[str] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)
     batch_size: int = 0
+    dropped: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def warnings(self) -> list[str]:
@@ -147,14 +151,86 @@ class CalibrationResult:
         if int(d.get("version", 0)) > RESULT_VERSION:
             raise CalibrationError("Calibration cache is from a newer version of the workbench.",
                                    hint="Recalibrate, or update the workbench.")
+        bad = {t: why for t, st in d["observers"].items() if (why := _nonfinite_state(st))}
+        obs = {}
+        for t, state in d["observers"].items():
+            if t in bad:
+                continue
+            try:
+                obs[t] = Observer.from_state(state)
+            except (CalibrationError, AttributeError, KeyError, TypeError, ValueError, OverflowError) as exc:
+                bad[t] = f"malformed state ({exc.message if isinstance(exc, CalibrationError) else exc})"
         try:
-            obs = {t: Observer.from_state(s) for t, s in d["observers"].items()}
             nonfinite = [(str(t), int(s), int(c)) for t, s, c in d.get("nonfinite", [])]
-            return cls(obs, int(d.get("samples_seen", 0)), float(d.get("seconds", 0.0)), nonfinite,
-                       [str(t) for t in d.get("empty", [])])
-        except (TypeError, ValueError) as exc:
+            result = cls(obs, int(d.get("samples_seen", 0)), float(d.get("seconds", 0.0)), nonfinite,
+                         [str(t) for t in d.get("empty", [])])
+        except (TypeError, ValueError, OverflowError) as exc:
             raise CalibrationError(f"Calibration cache is malformed ({exc}).",
                                    hint="Delete the cache (recalibrate).") from None
+        result.dropped.extend(bad.items())
+        for tensor in list(result.observers):
+            why = invalid_range(result.observers[tensor])
+            if why:  # a range no calibration can give: never quantize with it
+                del result.observers[tensor]
+                result.dropped.append((tensor, why))
+        return result
+
+
+def _nonfinite_state(state: Any) -> str | None:
+    """Why an observer state (JSON) holds a number :meth:`Observer.state` never writes: NaN or
+    +-Inf (an empty range is written as null)."""
+    todo = [state.get("data") if isinstance(state, dict) else None]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, float) and not np.isfinite(value):
+            return f"its range holds {value}"
+        if isinstance(value, dict):
+            todo.extend(value.values())
+        elif isinstance(value, list):
+            todo.extend(value)
+    return None
+
+
+def invalid_range(obs: Observer) -> str | None:
+    """Why a (loaded) observer's state is not a range calibration could have produced, else None.
+
+    Checked: a min/max state holds finite numbers with ``min <= max`` per channel / block, or
+    nothing (a channel that saw no value); a histogram has a finite ``lo``, a finite ``width > 0``,
+    ``vmin <= vmax`` and counts >= 0; the derived range is finite with ``rmin <= rmax``.
+    """
+    arrays = obs._arrays() if callable(getattr(obs, "_arrays", None)) else None
+    if arrays is not None:
+        cmin, cmax = (np.asarray(a, np.float64) for a in arrays)
+        if cmin.shape != cmax.shape:
+            return f"min has shape {cmin.shape} but max {cmax.shape}"
+        empty = (cmin == np.inf) & (cmax == -np.inf)
+        seen = ~empty
+        if np.isnan(cmin).any() or np.isnan(cmax).any():
+            return "its range holds NaN"
+        if (seen & ~(np.isfinite(cmin) & np.isfinite(cmax))).any():
+            return "its range holds an infinite bound"
+        if (seen & (cmin > cmax)).any():
+            i = int(np.flatnonzero(seen & (cmin > cmax))[0])
+            return f"min {cmin.reshape(-1)[i]:.6g} > max {cmax.reshape(-1)[i]:.6g}"
+    for h in getattr(obs, "hists", None) or []:
+        if h.lo is None:
+            continue
+        if not (np.isfinite(h.lo) and np.isfinite(h.width) and h.width > 0):
+            return f"histogram lo {h.lo!r} / width {h.width!r} is not a finite start and a width > 0"
+        if not (np.isfinite(h.vmin) and np.isfinite(h.vmax) and h.vmin <= h.vmax):
+            return f"histogram vmin {h.vmin!r} / vmax {h.vmax!r} is not a finite range with vmin <= vmax"
+        if (np.asarray(h.counts) < 0).any():
+            return "histogram counts are negative"
+    try:
+        rmin, rmax = obs.compute_range()
+    except (ValueError, TypeError, ArithmeticError, CalibrationError, RecipeError) as exc:
+        return f"its range cannot be computed ({exc})"
+    rmin, rmax = np.asarray(rmin, np.float64), np.asarray(rmax, np.float64)
+    if not (np.isfinite(rmin).all() and np.isfinite(rmax).all()):
+        return "its range is not finite"
+    if (rmin > rmax).any():
+        return "its range has min > max"
+    return None
 
 
 def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int | None = None,
@@ -460,7 +536,7 @@ class _Run:
             if self.run_options.terminate or (self.cancel is not None and self.cancel.cancelled):
                 raise Cancelled() from None
             where = f"sample {idx[0]}" if len(idx) == 1 else f"samples {idx[0]}..{idx[-1]}"
-            raise CalibrationError(f"onnxruntime failed on calibration {where}: {str(exc).strip()[:400]}",
+            raise CalibrationError(f"onnxruntime failed on calibration {where}: {' '.join(str(exc).split())[:400]}",
                                    hint="Check that these samples match the model's inputs.") from None
 
     # -- observing -----------------------------------------------------------------------------

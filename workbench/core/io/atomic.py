@@ -34,7 +34,7 @@ def check_not_input(path: str | Path) -> None:
         ``path`` resolves to an input file recorded by :func:`protect_input`.
     """
     if os.path.realpath(path) in _INPUTS:
-        raise ExportError(f"{path}: this is an input file (a model, its data, or the calibration / eval data); "
+        raise ExportError(f"{path}: this is an input file (a model, its external data, a project, a recipe, or the calibration / eval data); "
                           "writing there would replace it.",
                           hint="Choose another output path (Workbench never modifies its inputs).")
 
@@ -98,3 +98,38 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (see :func:`atomic_path`)."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
+
+
+class StagedWrite:
+    """Bytes written and fsynced to a temporary file beside ``path``, renamed onto it only by
+    :meth:`commit`: lets a second file (a project) land right after the first (its model)
+    without being written in between. :meth:`discard` removes the temporary file if it was not
+    committed; a temporary file left by a killed process is removed by the next write to ``path``.
+    """
+
+    def __init__(self, path: str | Path, data: bytes) -> None:
+        self.path = Path(path)
+        self._ctx = atomic_path(self.path)
+        self.tmp = self._ctx.__enter__()
+        self._done = False
+        try:
+            with open(self.tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            self.discard()
+            raise _explain(self.path, exc) from None
+
+    def commit(self) -> None:
+        """Rename the temporary file onto ``path``."""
+        if not self._done:
+            self._done = True
+            self._ctx.__exit__(None, None, None)
+
+    def discard(self) -> None:
+        """Remove the temporary file (no-op after :meth:`commit`)."""
+        if not self._done:
+            self._done = True
+            with contextlib.suppress(OSError):
+                self.tmp.unlink()

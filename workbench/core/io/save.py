@@ -65,6 +65,10 @@ def _references(model_file: Path, name: str) -> bool:
 def _remove_leftovers(path: Path) -> None:
     """Delete hidden temporaries of earlier interrupted saves to ``path`` (best effort), except a
     hidden data file the current model still reads (a save killed between steps 2 and 4)."""
+    for p in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):  # an atomic_path temp of ours
+        if p.is_file() and not p.is_symlink():
+            with contextlib.suppress(OSError):
+                p.unlink()
     for p in path.parent.glob(glob.escape(_leftover_prefix(path)) + "*"):
         if p.is_dir() and not p.is_symlink():
             shutil.rmtree(p, ignore_errors=True)

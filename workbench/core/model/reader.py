@@ -19,6 +19,7 @@ from onnx import external_data_helper as edh
 
 from workbench.core.errors import ModelError
 from workbench.core.io import external
+from workbench.core.model.shapes import skeleton
 from workbench.core.model.tensor_check import check_loaded, check_tensors
 
 
@@ -78,10 +79,67 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
         raise ModelError(f"{path}: not an ONNX model or truncated ({', '.join(missing)} missing).",
                          hint=_REEXPORT)
     check_text_fields(proto, path)
+    check_opsets(proto, path)
     unsized = check_tensors(proto, path)
     external = load_external_data(proto, path)
     check_loaded(unsized, path)
+    check_structure(proto, path)
     return proto, hashlib.sha256(data).hexdigest(), external
+
+
+def check_structure(proto: onnx.ModelProto, path: Path) -> None:
+    """Refuse a model that ``onnx.checker`` rejects (a node input nobody produces, nodes out of
+    order, a graph output no node gives, a bad attribute): quantizing it could only end in a written
+    model that fails the same check. Large weights are left out of the check (2 GiB limit).
+
+    Raises
+    ------
+    ModelError
+        Naming the file and quoting the checker's reason (which names the node or tensor).
+    """
+    if not proto.graph.output:
+        raise ModelError(f"{path}: the graph has no outputs: nothing to compute or to measure.",
+                         hint="Re-export the model with its outputs declared.")
+    light, _ = skeleton(proto)
+    try:
+        onnx.checker.check_model(light, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError) as exc:
+        reason = " ".join(str(exc).split())
+        reason = reason if len(reason) <= 300 else reason[:300] + "..."
+        raise ModelError(f"{path}: not a valid ONNX model: onnx.checker: {reason}",
+                         hint="Fix the exporter or re-export the model, then check it with onnx.checker.") from None
+
+
+def check_opsets(proto: onnx.ModelProto, path: Path) -> None:
+    """Refuse an ``ir_version`` newer than the installed onnx knows, and an ``opset_import`` that no
+    runtime can execute: a version below 1, a default-domain
+    (``ai.onnx``) version newer than the installed onnx package knows, or none at all while nodes use
+    the default domain.
+
+    Raises
+    ------
+    ModelError
+        Naming the file, the field (``opset_import``), the domain and the version.
+    """
+    if proto.ir_version > onnx.IR_VERSION:
+        raise ModelError(f"{path}: ir_version {proto.ir_version} is newer than the newest this onnx package knows "
+                         f"({onnx.IR_VERSION}).", hint="Re-export the model with an older onnx, or update onnx.")
+    newest = onnx.defs.onnx_opset_version()
+    default = None
+    for entry in proto.opset_import:
+        domain = entry.domain or "ai.onnx"
+        if entry.version < 1:
+            raise ModelError(f"{path}: opset_import of domain '{domain}' has version {entry.version}; "
+                             "opset versions start at 1.", hint=_REEXPORT)
+        if domain == "ai.onnx":
+            default = entry.version
+            if entry.version > newest:
+                raise ModelError(f"{path}: opset_import of domain 'ai.onnx' has version {entry.version}, newer "
+                                 f"than the newest this onnx package knows ({newest}).",
+                                 hint=f"Re-export the model at opset {newest} or lower, or update onnx.")
+    if default is None and any(n.domain in ("", "ai.onnx") for n in proto.graph.node):
+        raise ModelError(f"{path}: opset_import has no entry for the default domain 'ai.onnx', "
+                         "but the graph uses its operators.", hint=_REEXPORT)
 
 
 _MAGIC = (
@@ -156,6 +214,44 @@ def external_tensors(proto: onnx.ModelProto) -> list[onnx.TensorProto]:
     return [t for t in edh._get_all_tensors(proto) if edh.uses_external_data(t)]
 
 
+#: Longest decimal ``offset`` / ``length`` accepted (2**64 has 20 digits).
+_MAX_DIGITS = 20
+
+
+def external_info(t: onnx.TensorProto, model_path: Path) -> tuple[str, int, int | None]:
+    """``(location, offset, length)`` of an external tensor, each field checked.
+
+    ``onnx.external_data_helper.ExternalDataInfo`` calls ``int()`` on the strings of the file
+    (a traceback on ``"abc"``, a negative offset, or a 100,000-digit number) and passes a NUL byte
+    in ``location`` on to the OS; this parser refuses them naming the tensor and the field.
+
+    Raises
+    ------
+    ModelError
+        ``offset`` or ``length`` is not a whole number >= 0, or ``location`` is empty or holds a
+        NUL byte.
+    """
+    fields = {e.key: e.value for e in t.external_data}
+    where = f"{model_path}: tensor '{t.name}' external data"
+    loc = fields.get("location", "")
+    if not loc:
+        raise ModelError(f"{where} has no location.", hint=_REEXPORT)
+    if "\x00" in loc:
+        raise ModelError(f"{where} field 'location' holds a NUL byte ({loc!r}).", hint=_REEXPORT)
+    numbers: dict[str, int | None] = {}
+    for key in ("offset", "length"):
+        text = fields.get(key)
+        if text is None or text == "":
+            numbers[key] = None
+            continue
+        if not (text.isascii() and text.isdigit()) or len(text) > _MAX_DIGITS:
+            shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+            raise ModelError(f"{where} field '{key}' is {shown!r}, not a whole number of bytes >= 0.",
+                             hint=_REEXPORT)
+        numbers[key] = int(text)
+    return loc, numbers["offset"] or 0, numbers["length"]
+
+
 def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
     """Check and load the external data of ``proto`` from the folder of ``model_path``.
 
@@ -182,11 +278,8 @@ def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
     roots = {os.path.realpath(base), os.path.dirname(os.path.realpath(model_path))}
     files: dict[str, int] = {}
     for t in tensors:
-        info = edh.ExternalDataInfo(t)
-        loc = info.location
+        loc, offset, length = external_info(t, model_path)
         where = f"{model_path}: tensor '{t.name}' stores its data in '{loc}'"
-        if not loc:
-            raise ModelError(f"{where}: the external data entry has no location.", hint=_REEXPORT)
         if os.path.isabs(loc) or Path(loc).drive or loc.startswith(("/", "\\")):
             raise ModelError(f"{where}, an absolute path; external data must lie in the model's folder.",
                              hint=f"Move the data file next to the model and re-save with location='{Path(loc).name}'.")
@@ -199,7 +292,7 @@ def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
             raise ModelError(f"{where}, but the data file {base / loc} is missing.",
                              hint="Copy the .data file next to the .onnx file (same folder, same name).")
         size = files.setdefault(loc, os.path.getsize(real))
-        end = (info.offset or 0) + (info.length if info.length is not None else 0)
+        end = offset + (length if length is not None else 0)
         if end > size:
             raise ModelError(f"{where}: the data file {base / loc} has {size} bytes but the tensor ends at byte "
                              f"{end}; the data file is truncated or belongs to another model.",
@@ -210,12 +303,12 @@ def load_external_data(proto: onnx.ModelProto, model_path: Path) -> list[str]:
         for t in tensors:
             if external.lazy_file(t):
                 continue
-            info = edh.ExternalDataInfo(t)
-            f = handles.get(info.location)
+            loc, offset, length = external_info(t, model_path)
+            f = handles.get(loc)
             if f is None:
-                f = handles[info.location] = open(os.path.realpath(os.path.join(base, info.location)), "rb")  # noqa: SIM115
-            f.seek(info.offset or 0)
-            data = f.read(info.length) if info.length is not None else f.read()
+                f = handles[loc] = open(os.path.realpath(os.path.join(base, loc)), "rb")  # noqa: SIM115
+            f.seek(offset)
+            data = f.read(length) if length is not None else f.read()
             del t.external_data[:]
             t.data_location = onnx.TensorProto.DEFAULT
             t.raw_data = data

@@ -27,7 +27,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from workbench import __version__
 from workbench.core.errors import ProjectError
-from workbench.core.io.atomic import atomic_write_bytes
+from workbench.core.io.atomic import StagedWrite, atomic_write_bytes
+from workbench.core.io.jsonsafe import UntrustedJSONError, loads_untrusted
 from workbench.core.model.load import sha256_file
 from workbench.core.recipe.recipe import Recipe
 
@@ -61,8 +62,13 @@ class Project(BaseModel):
         p = Path(self.model.path)
         return p if p.is_absolute() else (Path(project_path).resolve().parent / p)
 
-    def data_spec(self, project_path: str | Path) -> dict[str, Any] | None:
-        """The data spec with a relative ``path`` resolved against the project folder."""
+    def data_spec(self, project_path: str | Path, *, allow_code: bool = False) -> dict[str, Any] | None:
+        """The data spec with a relative ``path`` resolved against the project folder.
+
+        A Python reader may run when the project says ``"allow_code": true`` at its top level or
+        the caller passes ``allow_code=True`` (the CLI's ``--allow-code``); a data spec's own
+        ``allow_code`` is never enough (a project file from elsewhere must not run code by itself).
+        """
         if self.data is None:
             return None
         spec = dict(self.data)
@@ -71,11 +77,21 @@ class Project(BaseModel):
                                hint="Fix data.path or choose the calibration data again and re-save.")
         if "path" in spec and not Path(spec["path"]).is_absolute():
             spec["path"] = str(Path(project_path).resolve().parent / spec["path"])
-        if not self.allow_code and (spec.get("kind") == "python" or "allow_code" in spec
-                                    or str(spec.get("path", "")).lower().endswith(".py")):
-            # code runs only when the project itself allows it, whatever the data spec says
-            spec["allow_code"] = False
+        is_code = (spec.get("kind") == "python" or "allow_code" in spec
+                   or str(spec.get("path", "")).lower().endswith(".py"))
+        if is_code:
+            # code runs only when the project itself or the user allows it, whatever the data spec says
+            spec["allow_code"] = bool(self.allow_code or allow_code)
         return spec
+
+    def input_paths(self, project_path: str | Path) -> list[Path]:
+        """Files (and folders) a replay of this project reads: the project, its model, its data."""
+        paths = [Path(project_path), self.model_path(project_path)]
+        if isinstance(self.data, dict) and isinstance(self.data.get("path"), str) and self.data["path"]:
+            data_path = self.data["path"]
+            paths.append(Path(data_path) if Path(data_path).is_absolute()
+                         else Path(project_path).resolve().parent / data_path)
+        return paths
 
 
 def new_project(model_path: str | Path, recipe: Recipe, *, data: dict | str | None = None,
@@ -107,14 +123,32 @@ def save_project(project: Project, path: str | Path) -> Path:
         When the target cannot be written.
     """
     path = Path(path)
+    atomic_write_bytes(path, project_bytes(project, path))
+    return path
+
+
+def stage_project(project: Project, path: str | Path) -> StagedWrite:
+    """``project`` written to a temporary file beside ``path``; ``commit()`` renames it into place
+    (so it lands right after the model exported in between: both or, after a kill, neither).
+
+    Raises
+    ------
+    ExportError
+        When the target cannot be written.
+    """
+    return StagedWrite(path, project_bytes(project, path))
+
+
+def project_bytes(project: Project, path: str | Path) -> bytes:
+    """The file content of ``project`` saved at ``path`` (model and data paths relative to it)."""
+    path = Path(path)
     base = path.resolve().parent
     doc = project.model_dump(mode="json")
     doc["model"]["path"] = _relative(project.model.path, base)
     if doc.get("data") and "path" in doc["data"]:
         doc["data"]["path"] = _relative(doc["data"]["path"], base)
     doc["recipe"] = json.loads(project.recipe.model_dump_json(exclude_defaults=True))
-    atomic_write_bytes(path, (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-    return path
+    return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
 def load_project(path: str | Path, *, check_model: bool = True) -> Project:
@@ -128,12 +162,15 @@ def load_project(path: str | Path, *, check_model: bool = True) -> Project:
     """
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = loads_untrusted(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ProjectError(f"{path}: cannot read project ({exc.strerror}).", hint="Check the path.") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProjectError(f"{path}: not a Workbench project (invalid JSON: {exc}).",
+    except UnicodeDecodeError as exc:
+        raise ProjectError(f"{path}: not a Workbench project (not UTF-8 text: {exc.reason} at byte {exc.start}).",
                            hint="Open a .wbproj file saved by Workbench.") from None
+    except UntrustedJSONError as exc:
+        raise ProjectError(f"{path}: not a Workbench project ({exc}).",
+                           hint="Open a .wbproj file saved by Workbench, or re-save it from Workbench.") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("schema_version"), int):
         raise ProjectError(f"{path}: not a Workbench project (no integer schema_version).",
                            hint="Open a .wbproj file saved by Workbench.")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.core.calibration.calibrate import CalibrationResult
+from workbench.core.errors import CalibrationError, ProjectError
+from workbench.core.issues import PlanIssue, Severity
 from workbench.core.model.load import PreparedModel
 from workbench.core.model.load import load_model as open_model
 from workbench.core.pipeline.project import check_project_model, load_project
@@ -13,8 +15,12 @@ from workbench.core.progress import CancelToken, ProgressFn
 
 
 def replay_project(project_path: str | Path, *, progress: ProgressFn | None = None,
-                   cancel: CancelToken | None = None, use_cache: bool = True) -> tuple[PreparedModel, QuantizeResult]:
+                   cancel: CancelToken | None = None, use_cache: bool = True,
+                   allow_code: bool = False) -> tuple[PreparedModel, QuantizeResult]:
     """Re-run a saved project headless: same model, recipe, data and calibration cache.
+
+    ``allow_code`` lets a Python data reader named by the project run even when the project does
+    not say ``"allow_code": true`` itself (the CLI's ``--allow-code``).
 
     Raises
     ------
@@ -25,8 +31,21 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
     model = open_model(check_project_model(project, project_path))
     calib = None
     if use_cache and project.calibration:
-        calib = CalibrationResult.from_json(project.calibration)
-    data = project.data_spec(project_path)
+        try:
+            calib = CalibrationResult.from_json(project.calibration)
+        except (CalibrationError, AttributeError, KeyError, TypeError, ValueError, OverflowError) as exc:
+            why = exc.message if isinstance(exc, CalibrationError) else f"malformed ({type(exc).__name__}: {exc})"
+            raise ProjectError(f"{project_path}: field calibration: {why}",
+                               hint="Delete the project's \"calibration\" entry to recalibrate, or re-save the "
+                                    "project from Workbench.") from None
+    data = project.data_spec(project_path, allow_code=allow_code)
+    dropped = list(calib.dropped) if calib is not None else []
+    if dropped and data is None:
+        tensor, why = dropped[0]
+        raise ProjectError(f"{project_path}: field calibration.observers[{tensor!r}]: the cached range is not "
+                           f"valid ({why}) and the project names no data to recalibrate it.",
+                           hint="Delete that entry and add calibration data to the project (or re-save it from "
+                                "Workbench).")
     if calib is not None and data is not None and project.recipe.smoothquant is None:
         # every tensor cached: no need to touch the data
         the_plan = plan(model, project.recipe)
@@ -34,6 +53,10 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
             data = None
     result = quantize(model, project.recipe, data=data, samples=project.samples, calibration=calib,
                       progress=progress, cancel=cancel)
+    for tensor, why in dropped:
+        result.issues.insert(0, PlanIssue(tensor, Severity.WARNING,
+                                          f"{project_path}: the cached range of tensor {tensor!r} was not valid "
+                                          f"({why}); dropped and recalibrated from the project's data"))
     return model, result
 
 

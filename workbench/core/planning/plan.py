@@ -210,7 +210,11 @@ def _activation_spec(spec: QuantSpec | None, node: str, issues: list[PlanIssue])
     return spec
 
 
-def _weight_spec(spec: QuantSpec, op: str, rank: int, attrs: dict) -> QuantSpec:
+def _weight_spec(spec: QuantSpec, op: str, rank: int, attrs: dict, where: str = "weight") -> QuantSpec:
+    if spec.granularity != Granularity.per_tensor and spec.axis is not None and not -max(rank, 1) <= spec.axis < max(rank, 1):
+        raise RecipeError(f"{where}: {spec.granularity.value} axis {spec.axis} is out of range for a {rank}-D weight "
+                          f"(valid: {-max(rank, 1)} to {max(rank, 1) - 1}).",
+                          hint="Fix the axis in the rule, or leave it out to use the op's channel axis.")
     if spec.granularity == Granularity.per_channel:
         axis = spec.axis if spec.axis is not None else U.weight_channel_axis(op, rank, attrs)
         return spec.model_copy(update={"axis": axis % max(rank, 1)})
@@ -318,7 +322,7 @@ class _Builder:
             return None
         if init is None or init.data_type != onnx.TensorProto.FLOAT:
             return None
-        spec = _weight_spec(cfg.weight, node.op_type, len(init.dims), attrs_of(node))
+        spec = _weight_spec(cfg.weight, node.op_type, len(init.dims), attrs_of(node), f"node {node.name!r}, weight {w!r}")
         self.specs.append(spec)
         if node.op_type == "MatMul" and len(init.dims) > 2 and spec.granularity == Granularity.per_channel \
                 and self.mode == "static":

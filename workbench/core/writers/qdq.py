@@ -22,7 +22,7 @@ import onnx
 from onnx import helper
 
 from workbench.core.calibration.observers import make_observer
-from workbench.core.errors import ExportError, WorkbenchError
+from workbench.core.errors import ExportError, RecipeError, WorkbenchError
 from workbench.core.formats.mx import is_mx
 from workbench.core.formats.numerics import quantize
 from workbench.core.formats.qparams import QParams
@@ -321,7 +321,12 @@ class QdqWriter:
             return C.weight_qparams(w, spec)
 
     def const(self, name: str) -> np.ndarray:
-        return tensor_array(self.consts[name]).astype(np.float32, copy=False)  # memory-mapped if kept on disk
+        x = tensor_array(self.consts[name]).astype(np.float32, copy=False)  # memory-mapped if kept on disk
+        if not np.isfinite(x).all():  # no scale can hold NaN/Inf: refuse naming the weight (issue 16)
+            raise RecipeError(f"weight {name!r} holds {int(np.size(x) - np.isfinite(x).sum())} NaN/Inf value(s); "
+                              "it cannot be quantized.", hint="Fix the weight in the model, or keep its node "
+                                                              "float with --exclude NODE.")
+        return x
 
     def _dq_const(self, node, ui: UnitInput, x: np.ndarray, qp: QParams) -> onnx.NodeProto:
         qname, sname, zname = self._int_init(ui.tensor, x, qp)

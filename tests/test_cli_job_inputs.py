@@ -1,0 +1,136 @@
+"""Outputs never land on an input of the job (the replayed project included), and ``--allow-code``
+lets ``quantize`` (and a project replay) run a Python data reader, as it does for ``evaluate``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.cli import main
+
+RNG = np.random.default_rng(7)
+
+
+def _model(path):
+    w = numpy_helper.from_array(RNG.standard_normal((4, 3)).astype(np.float32), "W")
+    g = helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")], "g",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 4])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 3])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, str(path))
+    return path
+
+
+def _digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def job(tmp_path, capsys):
+    model = _model(tmp_path / "m.onnx")
+    data = tmp_path / "calib.npz"
+    np.savez(data, X=RNG.standard_normal((8, 4)).astype(np.float32))
+    recipe = tmp_path / "r.json"
+    recipe.write_text(json.dumps({"preset": "cpu-u8s8"}))
+    project = tmp_path / "job.wbproj"
+    assert main(["quantize", str(model), "--data", str(data), "--recipe", str(recipe), "-o",
+                 str(tmp_path / "out.onnx"), "--save-project", str(project)]) == 0
+    capsys.readouterr()
+    return {"model": model, "data": data, "recipe": recipe, "project": project}
+
+
+@pytest.mark.parametrize("target", ["project", "model", "data"])
+@pytest.mark.parametrize("flag", ["-o", "--save-project"])
+def test_replay_refuses_an_output_onto_any_input_of_the_project(job, capsys, target, flag):
+    before = {k: _digest(p) for k, p in job.items()}
+    argv = ["quantize", str(job["project"]), "-o", str(job["project"].parent / "again.onnx")]
+    if flag == "-o":
+        argv[3] = str(job[target])
+    else:
+        argv += ["--save-project", str(job[target])]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "this is an input file" in err[0] and job[target].name in err[0]
+    assert {k: _digest(p) for k, p in job.items()} == before
+    assert not (job["project"].parent / "again.onnx").exists()
+
+
+@pytest.mark.parametrize("target", ["model", "data", "recipe"])
+def test_quantize_refuses_an_output_onto_its_model_data_or_recipe(job, capsys, target):
+    before = _digest(job[target])
+    assert main(["quantize", str(job["model"]), "--data", str(job["data"]), "--recipe", str(job["recipe"]),
+                 "-o", str(job[target])]) == 2
+    assert "this is an input file" in capsys.readouterr().err
+    assert _digest(job[target]) == before
+
+
+def test_replay_refusal_comes_before_any_work(job, capsys, monkeypatch):
+    from workbench.core import api
+
+    def boom(*a, **k):  # the replay must not even start
+        raise AssertionError("replay started")
+
+    monkeypatch.setattr(api, "replay_project", boom, raising=False)
+    assert main(["quantize", str(job["project"]), "-o", str(job["project"])]) == 2
+
+
+# -- --allow-code: Python data readers --------------------------------------------------------
+
+@pytest.fixture
+def reader(tmp_path):
+    model = _model(tmp_path / "m.onnx")
+    marker = tmp_path / "reader-ran"
+    path = tmp_path / "reader.py"
+    path.write_text("import numpy as np, pathlib\n"
+                    f"pathlib.Path({str(marker)!r}).write_text('ran')\n"
+                    "def samples():\n"
+                    "    for i in range(4):\n"
+                    "        yield {'X': np.full((1, 4), i - 1.5, np.float32)}\n")
+    return model, path, marker
+
+
+def test_quantize_without_allow_code_refuses_a_python_reader(reader, tmp_path, capsys):
+    model, path, marker = reader
+    assert main(["quantize", str(model), "--data", str(path), "-o", str(tmp_path / "o.onnx")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "reader.py" in err[0]
+    assert not marker.exists() and not (tmp_path / "o.onnx").exists()
+
+
+def test_quantize_with_allow_code_runs_the_reader_and_its_project_replays_with_it(reader, tmp_path, capsys):
+    model, path, marker = reader
+    proj = tmp_path / "job.wbproj"
+    assert main(["quantize", str(model), "--data", str(path), "--allow-code", "-o", str(tmp_path / "o.onnx"),
+                 "--save-project", str(proj)]) == 0
+    assert marker.exists()
+    onnx.checker.check_model(onnx.load(str(tmp_path / "o.onnx")))
+    doc = json.loads(proj.read_text())
+    assert doc["data"]["kind"] == "python" and doc["allow_code"] is False
+    doc["calibration"] = None  # force the replay to read the data again
+    proj.write_text(json.dumps(doc))
+    marker.unlink()
+    capsys.readouterr()
+    # without --allow-code the saved project does not run code by itself
+    assert main(["quantize", str(proj), "-o", str(tmp_path / "again.onnx")]) == 2
+    assert "allow" in capsys.readouterr().err and not marker.exists()
+    # with it, the replay runs the reader and gives the same model
+    assert main(["quantize", str(proj), "-o", str(tmp_path / "again.onnx"), "--allow-code"]) == 0
+    assert marker.exists()
+    assert _digest(tmp_path / "again.onnx") == _digest(tmp_path / "o.onnx")
+
+
+def test_project_whose_data_spec_says_allow_code_replays_with_allow_code(reader, tmp_path, capsys):
+    from workbench.core import api
+
+    model, path, marker = reader
+    proj = api.new_project(model, api.make_recipe("cpu-u8s8"))
+    proj.data = {"kind": "python", "path": str(path), "allow_code": True}
+    api.save_project(proj, tmp_path / "p.wbproj")
+    assert main(["quantize", str(tmp_path / "p.wbproj"), "-o", str(tmp_path / "p.onnx"), "--allow-code"]) == 0
+    assert marker.exists() and (tmp_path / "p.onnx").is_file()

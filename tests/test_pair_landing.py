@@ -1,0 +1,78 @@
+"""``quantize -o MODEL --save-project PROJECT``: the project waits in a temp file until the model is
+in place and lands right after it; a temp file of ours left by a killed run is removed by the next
+run. (scripts/kill_pair.py does the same with 40 SIGKILLs at random moments on digits_cnn.)"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def job(tmp_path):
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "W")
+    g = helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")], "g",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 4])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 3])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, str(tmp_path / "m.onnx"))
+    np.savez(tmp_path / "calib.npz", X=rng.standard_normal((8, 4)).astype(np.float32))
+    return ["quantize", str(tmp_path / "m.onnx"), "--data", str(tmp_path / "calib.npz"), "-o",
+            str(tmp_path / "out.onnx"), "--save-project", str(tmp_path / "job.wbproj")]
+
+
+def _temps(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") and ".tmp" in p.name)
+
+
+def test_leftover_temp_files_of_a_killed_run_are_removed_by_the_next_run(job, tmp_path):
+    (tmp_path / ".job.wbproj.k1ll3d.tmp").write_text("{half a project")
+    (tmp_path / ".out.onnx.k1ll3d.tmp").write_bytes(b"\x08\x08half a model")
+    assert main(job) == 0
+    assert _temps(tmp_path) == []
+    onnx.checker.check_model(onnx.load(str(tmp_path / "out.onnx")))
+    assert json.loads((tmp_path / "job.wbproj").read_text())["model"]["path"] == "m.onnx"
+
+
+def test_export_failure_writes_neither_file_nor_leaves_a_temp(job, tmp_path, monkeypatch, capsys):
+    from workbench.core import api
+    from workbench.core.errors import ExportError
+
+    def fail(*a, **k):
+        raise ExportError("out.onnx: the disk is full.", hint="Free some space.")
+
+    monkeypatch.setattr(api, "export", fail, raising=False)
+    assert main(job) == 2
+    assert not (tmp_path / "out.onnx").exists() and not (tmp_path / "job.wbproj").exists()
+    assert _temps(tmp_path) == []
+
+
+def test_sigkill_while_the_project_is_staged_leaves_neither_and_the_next_run_cleans_up(job, tmp_path):
+    """The process is killed after the project is staged and before the model is written."""
+    script = ("import os, signal, sys\n"
+              "from workbench.core import api\n"
+              "from workbench import cli\n"
+              "api.export = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
+              f"cli.main({job!r})\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == -signal.SIGKILL
+    assert not (tmp_path / "out.onnx").exists() and not (tmp_path / "job.wbproj").exists()
+    assert any(name.startswith(".job.wbproj.") for name in _temps(tmp_path))  # the staged project
+    assert main(job) == 0
+    assert _temps(tmp_path) == []
+    assert (tmp_path / "out.onnx").is_file() and (tmp_path / "job.wbproj").is_file()
