@@ -97,3 +97,17 @@ def test_autotune_e2e_is_the_same_inline_in_processes_and_on_ray(corpus, tmp_pat
     assert runs["inline"][0], "the target needs promotions: the ranking is exercised"
     assert runs["processes"] == runs["inline"]
     assert runs["ray"] == runs["inline"]
+
+
+@pytest.mark.slow
+def test_sharded_analysis_on_ray_equals_one_pass(corpus):
+    folder = corpus / "digits_transformer"
+    model = api.open_model(folder / "model_opset17.onnx")
+    result = api.quantize(model, api.make_recipe("cpu-u8s8", reduce_range=True), data=str(folder / "calib.npz"),
+                          samples=64)
+    one = api.analyze(model, result, str(folder / "eval.npz"), samples=64)
+    shards = api.analyze(model, result, str(folder / "eval.npz"), samples=64, executor=RayExecutor(workers=2),
+                         shards=4)
+    assert len(one) == 36 and [r.node for r in one] == [r.node for r in shards]
+    for a, b in zip(one, shards, strict=True):
+        assert a.sqnr_db == pytest.approx(b.sqnr_db, rel=1e-9, abs=1e-9) and a.max_abs == b.max_abs

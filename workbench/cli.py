@@ -177,7 +177,7 @@ def cmd_analyze(args) -> int:
         result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                               progress=progress)
         rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.eval_samples,
-                           progress=progress)
+                           progress=progress, executor=api.make_executor(args.executor) if args.executor else None)
     finally:
         progress.close()
     doc = [r.to_json() for r in rows]
@@ -414,6 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", help="write the rows as JSON")
     s.add_argument("--top", type=int, default=20, help="rows to print")
     s.add_argument("--allow-code", action="store_true", help="allow running a Python data reader (--data READER.py)")
+    s.add_argument("--executor", help="measure the eval data in shards: inline (default), processes[:N], ray or "
+                   "ray:ADDRESS")
     s.set_defaults(func=cmd_analyze)
 
     s = sub.add_parser("sweep", help="sensitivity sweep: output SQNR with only each unit quantized / left float")

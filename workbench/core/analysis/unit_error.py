@@ -80,6 +80,15 @@ class _Acc:
         self.maxabs = max(self.maxabs, float(np.max(np.abs(e))))
         self.n += r.size
 
+    def sums(self) -> tuple[float, float, float, float, float, int]:
+        return self.sig, self.err, self.dot, self.q2, self.maxabs, self.n
+
+    @classmethod
+    def of(cls, sums: tuple) -> _Acc:
+        acc = cls()
+        acc.sig, acc.err, acc.dot, acc.q2, acc.maxabs, acc.n = sums
+        return acc
+
     def figures(self) -> tuple[float, float, float, float]:
         if self.err == 0.0:
             sqnr = math.inf
@@ -151,17 +160,32 @@ def analyze_units(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, pl
     total : int
         Number of batches, for progress only.
     """
-    progress = progress or no_progress
     pairs = unit_outputs(plan, tensor_map)
     if not pairs:
         return []
+    segs = unit_segments(float_proto, pairs)
+    sums = accumulate(float_proto, quant_proto, pairs, segs, batches, progress=progress, cancel=cancel, total=total)
+    return unit_rows(pairs, segs, sums)
+
+
+def unit_segments(float_proto: onnx.ModelProto, pairs: dict) -> dict:
+    """Concat outputs among ``pairs`` -> their input segments (a Concat is scored by its worst one)."""
+    segs = {t: concat_segments(float_proto, pairs[t][0]) for t in pairs if pairs[t][1] == "Concat"}
+    return {t: s for t, s in segs.items() if s}
+
+
+def accumulate(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, pairs: dict, segs: dict, batches, *,
+               progress: ProgressFn | None = None, cancel: CancelToken | None = None,
+               total: int = 0) -> dict:
+    """The error sums of every unit output (and Concat segment) over ``batches``: ``{key: (sig, err,
+    dot, q2, maxabs, n)}``, keys a tensor name or ``(tensor, segment)``. Sums of disjoint batches add
+    (:func:`add_sums`), so analysis shards merge without keeping any activation."""
+    progress = progress or no_progress
     f_names = list(pairs)
     q_names = [pairs[t][2] for t in f_names]
     f_sess = make_session(add_outputs(float_proto, f_names))
     q_sess = make_session(add_outputs(quant_proto, q_names), optimize=False)
     accs = {t: _Acc() for t in f_names}
-    segs = {t: concat_segments(float_proto, pairs[t][0]) for t in f_names if pairs[t][1] == "Concat"}
-    segs = {t: s for t, s in segs.items() if s}
     seg_accs = {(t, i): _Acc() for t, s in segs.items() for i, _ in s[1]}
     done = 0
     for feed in batches:
@@ -176,11 +200,26 @@ def analyze_units(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, pl
                     seg_accs[(t, i)].update(rs, qs)
         done += 1
         progress(done, total, "Measuring per-node error")
+    return {k: a.sums() for k, a in {**accs, **seg_accs}.items()}
+
+
+def add_sums(parts: list[dict]) -> dict:
+    """The error sums of several shards added (max abs error: the largest)."""
+    out: dict = {}
+    for part in parts:
+        for k, (sig, err, dot, q2, mx, n) in part.items():
+            a = out.get(k, (0.0, 0.0, 0.0, 0.0, 0.0, 0))
+            out[k] = (a[0] + sig, a[1] + err, a[2] + dot, a[3] + q2, max(a[4], mx), a[5] + n)
+    return out
+
+
+def unit_rows(pairs: dict, segs: dict, sums: dict) -> list[UnitError]:
+    """Rows worst (lowest SQNR) first from the error sums of :func:`accumulate`."""
     rows = []
     for t, (node, op, _q) in pairs.items():
-        acc = accs[t]
+        acc = _Acc.of(sums[t])
         if t in segs:
-            parts = [seg_accs[(t, i)] for i, _ in segs[t][1] if seg_accs[(t, i)].n]
+            parts = [_Acc.of(sums[(t, i)]) for i, _ in segs[t][1] if sums[(t, i)][5]]
             acc = min(parts, key=lambda a: a.figures()[0], default=acc)
         sqnr, mse, cos, mx = acc.figures()
         rows.append(UnitError(node, op, t, sqnr, mse, cos, mx))
