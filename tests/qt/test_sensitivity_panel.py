@@ -139,3 +139,28 @@ def test_sweep_cancel_keeps_previous_state(qtbot, window, open_file, corpus):
     assert cancelled == ["sensitivity"]
     assert window.doc.sensitivity is None and window.sensitivity.table.rowCount() == 0
     assert window.act_sensitivity.isEnabled() and not window.act_apply_suggestion.isEnabled()
+
+
+@pytest.mark.slow
+def test_sweep_executor_setting_runs_the_sweep_on_ray(qtbot, window, open_file, corpus, monkeypatch, dialogs):
+    """Run > Sweep Executor... keeps the choice; the next sweep runs its tasks on a private local Ray
+    instance and shows the same table as the core inline; a bad choice is refused by name."""
+    from PySide6.QtWidgets import QInputDialog
+
+    from workbench.qt import settings
+
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("threads", True))
+    assert window.choose_executor() is None and settings.executor() == "inline"
+    assert [(k, title) for k, title, text in dialogs] == [("critical", "Sweep executor")]
+    assert "Unknown executor 'threads'" in dialogs[0][2]
+    dialogs.clear()
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("ray", True))
+    assert window.act_sweep_executor in window.menuBar().actions()[-2].menu().actions()  # Run menu
+    assert window.choose_executor() == "ray" and settings.executor() == "ray"
+    open_file(window, corpus / DIGITS)
+    with qtbot.waitSignal(window.runs.finished, timeout=180_000):
+        window.act_sensitivity.trigger()
+    assert window.doc.sensitivity is not None, window.status_label.text()
+    ref = headless(window)
+    assert [(r.node, r.only_quant_db, r.only_float_db) for r in window.doc.sensitivity.rows] == \
+        [(r.node, r.only_quant_db, r.only_float_db) for r in ref.rows]

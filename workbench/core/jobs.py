@@ -104,8 +104,9 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
 def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
     """Sensitivity sweep of every node unit (:func:`workbench.core.analysis.sensitivity.sensitivity_sweep`).
 
-    Payload: as :func:`job_calibrate`, plus ``sweep_samples`` and ``top`` (units measured end to
-    end; None: all). Tasks run in this (child) process: a daemon process may not start a pool.
+    Payload: as :func:`job_calibrate`, plus ``sweep_samples``, ``top`` (units measured end to
+    end; None: all) and ``executor`` ("inline", the default, or "ray" / "ray:ADDRESS"). Inline tasks
+    run in this (child) process: a daemon process may not start a process pool; Ray starts its own.
     Result: ``sweep`` (SweepResult JSON), ``suggestion`` (node names to keep in float),
     ``calibration`` (JSON, reused by later runs), ``recipe`` (the JSON swept).
     """
@@ -113,10 +114,17 @@ def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
     sweep = sensitivity_sweep(model, result, payload["data"], samples=payload.get("sweep_samples"),
-                              top=payload.get("top"), executor=InlineExecutor(),
+                              top=payload.get("top"), executor=_sweep_executor(payload.get("executor")),
                               progress=_phase(progress, "Sensitivity"), cancel=cancel)
     return {"sweep": sweep.to_json(), "suggestion": sweep.suggestion(),
             "calibration": calib.to_json() if calib is not None else None, "recipe": payload["recipe"]}
+
+
+def _sweep_executor(spec: str | None):
+    """The executor the app chose; local process pools cannot start in the job's daemon process."""
+    if not spec or spec == "inline" or spec.startswith("processes"):
+        return InlineExecutor()
+    return api.make_executor(spec)
 
 
 def job_histogram(payload: dict, progress, cancel: CancelToken) -> dict:

@@ -80,6 +80,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("apply_suggestion", "Apply Sensitivity Su&ggestion", "apply_suggestion", ("F8",),
                "Keep the units the sweep suggests in float (undoable)", group="suggestion"),
     ActionSpec("cancel", "Ca&ncel", "runs.cancel", ("Esc",), "Cancel the running job", group="busy"),
+    ActionSpec("sweep_executor", "Sweep &Executor...", "choose_executor", (),
+               "Run the sensitivity sweep's tasks in the app or on a Ray cluster"),
     # Help
     ActionSpec("about", "&About Workbench", "show_about"),
 )
@@ -90,7 +92,7 @@ MENUS: dict[str, tuple[str, ...]] = {
     "&Edit": ("undo", "redo", "-", "find", "same_type"),
     "&View": ("fit", "zoom_in", "zoom_out", "color_sqnr", "color_sensitivity", "netron", "-", "@docks", "-",
               "@theme"),
-    "&Run": ("calibrate", "analyze", "sensitivity", "apply_suggestion", "cancel"),
+    "&Run": ("calibrate", "analyze", "sensitivity", "apply_suggestion", "cancel", "-", "sweep_executor"),
     "&Help": ("about",),
 }
 

@@ -17,6 +17,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
+    QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -547,6 +548,29 @@ class MainWindow(QMainWindow):
             self.recent_menu.addAction("(none)").setEnabled(False)
 
     @guarded
+    def choose_executor(self) -> str | None:
+        """Ask where the sensitivity sweep runs (kept in the settings): in the app, on a private local
+        Ray instance, or on a Ray cluster at an address. Returns the new choice, or None if cancelled."""
+        current = settings.executor()
+        spec, ok = QInputDialog.getText(
+            self, "Sweep executor", "Where the sweep's tasks run: inline (in the app), ray (a private local Ray "
+            "instance) or ray:HOST:PORT (an existing cluster; needs pip install 'onnx-quant-workbench[ray]'):",
+            text=current)
+        if not ok:
+            return None
+        spec = spec.strip() or "inline"
+        try:
+            if spec != "inline":
+                if not spec.startswith("ray"):
+                    raise WorkbenchError(f"Unknown executor {spec!r}.", hint="Use inline, ray or ray:HOST:PORT.")
+                api.make_executor(spec)  # Ray installed? a valid form?
+        except WorkbenchError as exc:
+            show_error(self, "Sweep executor", exc)
+            return None
+        settings.set_executor(spec)
+        self.statusBar().showMessage(f"Sensitivity sweeps run: {spec}", 5000)
+        return spec
+
     def show_about(self) -> None:
         QMessageBox.about(self, "About Workbench", about_text())
 

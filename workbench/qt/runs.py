@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from workbench.core.errors import WorkbenchError
+from workbench.qt import settings
 from workbench.qt.workers import Job, ProcessJob
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,8 @@ class RunController(QObject):
         """Sensitivity sweep with the cached ranges (calibrating only what is missing)."""
         self._need_model()
         self._need_data()
-        payload = self.doc.payload(reuse=True, sweep_samples=SWEEP_SAMPLES, top=SWEEP_TOP)
+        payload = self.doc.payload(reuse=True, sweep_samples=SWEEP_SAMPLES, top=SWEEP_TOP,
+                                   executor=settings.executor())
         return self._start("sensitivity", ProcessJob("sensitivity", payload, title="Sensitivity sweep",
                                                      parent=self))
 

@@ -54,6 +54,15 @@ def set_theme(mode: str) -> None:
     _settings().setValue("theme", mode)
 
 
+def executor() -> str:
+    """Where the app's sensitivity sweep runs its tasks: "inline" (default) or "ray" / "ray:ADDRESS"."""
+    return str(_settings().value("executor", "inline")) or "inline"
+
+
+def set_executor(spec: str) -> None:
+    _settings().setValue("executor", spec)
+
+
 def window_state() -> tuple[bytes | None, bytes | None]:
     """Saved (geometry, dock/toolbar state) of the main window, or Nones."""
     s = _settings()
