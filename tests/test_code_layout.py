@@ -62,3 +62,15 @@ def test_every_plan_mode_has_a_writer():
 def test_pass_names_are_unique():
     names = [p.name for p in QUANTIZE_PASSES]
     assert len(names) == len(set(names)) == 11
+
+
+def test_every_issue_made_in_the_code_names_its_code():
+    """PlanIssue's ``code`` is required: a call without one would raise only when that path runs."""
+    missing = []
+    for path in ROOT.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "PlanIssue":
+                if len(node.args) < 4 and not any(k.arg == "code" for k in node.keywords):
+                    missing.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert missing == []

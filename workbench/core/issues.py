@@ -44,6 +44,10 @@ class IssueCode(StrEnum):
     FLOAT_ISLAND = "float-island"                      # element-wise units reaching no integer kernel
     SENTINEL_RANGE = "sentinel-range"                  # a tensor reaching a mask / sentinel value
     DISPARATE_CONCAT = "disparate-concat"              # a Concat joining very different ranges
+    # model preparation, projects
+    PREPARATION_NOTE = "preparation-note"              # a remark of model preparation (renames, folds, ...)
+    PLAN_ERROR = "plan-error"                          # the recipe could not be resolved at all
+    CACHE_DROPPED = "cache-dropped"                    # an invalid cached range dropped and recalibrated
     # writers
     OPSET_UPGRADE_FAILED = "opset-upgrade-failed"
     WEIGHT_OBSERVER = "weight-observer"                # an observer that does not apply to weights

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.issues import PlanIssue, Severity
+from workbench.core.issues import IssueCode, PlanIssue, Severity
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 _COLOURS = {Severity.ERROR: "#c62828", Severity.WARNING: "#ef6c00", Severity.INFO: ""}
@@ -31,9 +31,9 @@ def collect_problems(doc) -> list[tuple[str, PlanIssue]]:
     then the last job's issues that the plan does not already list; sorted by severity."""
     if doc.model is None:
         return []
-    out: list[tuple[str, PlanIssue]] = [("preparation", PlanIssue("", Severity.INFO, note)) for note in doc.model.notes]
+    out: list[tuple[str, PlanIssue]] = [("preparation", PlanIssue("", Severity.INFO, note, IssueCode.PREPARATION_NOTE)) for note in doc.model.notes]
     if doc.plan_error:
-        out.append(("plan", PlanIssue("", Severity.ERROR, doc.plan_error)))
+        out.append(("plan", PlanIssue("", Severity.ERROR, doc.plan_error, IssueCode.PLAN_ERROR)))
     plan_issues = list(doc.plan.issues) if doc.plan is not None else []
     out += [("plan", issue) for issue in plan_issues]
     seen = {(i.node, i.message) for i in plan_issues}

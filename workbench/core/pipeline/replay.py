@@ -6,7 +6,7 @@ from pathlib import Path
 
 from workbench.core.calibration.calibrate import CalibrationResult
 from workbench.core.errors import CalibrationError, ProjectError
-from workbench.core.issues import PlanIssue, Severity
+from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.model.load import PreparedModel
 from workbench.core.model.load import load_model as open_model
 from workbench.core.pipeline.project import check_project_model, load_project
@@ -56,7 +56,8 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
     for tensor, why in dropped:
         result.issues.insert(0, PlanIssue(tensor, Severity.WARNING,
                                           f"{project_path}: the cached range of tensor {tensor!r} was not valid "
-                                          f"({why}); dropped and recalibrated from the project's data"))
+                                          f"({why}); dropped and recalibrated from the project's data",
+                                          IssueCode.CACHE_DROPPED))
     return model, result
 
 
