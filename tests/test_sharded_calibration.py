@@ -87,3 +87,16 @@ def test_minilm_four_shards_on_ray(corpus):
             continue
         diff = abs(float(one.observers[t].qparams().scale) - float(obs.qparams().scale)) * 255
         assert diff <= 8 * hists[0].width, t
+
+
+def test_cli_quantize_with_calibration_shards_writes_the_same_bytes(corpus, tmp_path):
+    from workbench.cli import main
+
+    folder = corpus / "digits_cnn"
+    model, calib = str(folder / "model_opset17.onnx"), str(folder / "calib.npz")
+    assert main(["quantize", model, "--data", calib, "-o", str(tmp_path / "one.onnx")]) == 0
+    assert main(["quantize", model, "--data", calib, "-o", str(tmp_path / "shards.onnx"),
+                 "--executor", "processes:2", "--shards", "3"]) == 0
+    assert (tmp_path / "one.onnx").read_bytes() == (tmp_path / "shards.onnx").read_bytes()
+    assert main(["quantize", model, "--data", calib, "-o", str(tmp_path / "x.onnx"), "--executor", "threads"]) == 2
+    assert not (tmp_path / "x.onnx").exists()

@@ -108,8 +108,13 @@ def cmd_quantize(args) -> int:
             _recheck_outputs(args)
             recipe = _recipe_from_args(args)
             _qonnx_input_shapes(args, model.proto, args.model)  # refuse a bad --input-shape before calibrating
+            calibration = None
+            if args.executor and args.data:  # calibration shards through the executor, merged
+                calibration = api.calibrate_sharded(model, recipe, _data_arg(args, args.data), shards=args.shards,
+                                                    samples=args.samples, executor=api.make_executor(args.executor),
+                                                    progress=progress)
             result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
-                                  progress=progress)
+                                  calibration=calibration, progress=progress)
     finally:
         progress.close()
     for issue in result.issues:
@@ -394,6 +399,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "to a new version of its model, e.g. a retrained one")
     s.add_argument("--allow-code", action="store_true",
                    help="allow running a Python data reader (--data READER.py, or one named by a replayed project)")
+    s.add_argument("--executor", help="calibrate in row shards there: processes[:N], ray or ray:ADDRESS "
+                   "(default: one pass in this process)")
+    s.add_argument("--shards", type=_positive_int, default=4, help="calibration shards with --executor")
     s.set_defaults(func=cmd_quantize)
 
     s = sub.add_parser("evaluate", help="run float and quantized models on eval data; per-output SQNR")
