@@ -224,7 +224,7 @@ def cmd_autotune(args) -> int:
         res = api.autotune(model, recipe, data=_data_arg(args, args.data), eval_data=_data_arg(args, args.eval), metric=args.metric,
                        max_drop=args.max_drop, min_score=args.min_score, samples=args.samples,
                        eval_samples=args.eval_samples, promote_to=args.promote_to,
-                       allow_code=args.allow_code, rank=args.rank,
+                       allow_code=args.allow_code, rank=args.rank, e2e_candidates=args.e2e_candidates,
                        executor=api.make_executor(args.executor) if args.executor else None, progress=progress)
     finally:
         progress.close()
@@ -450,6 +450,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-code", action="store_true", help="allow running a metric FILE.py")
     s.add_argument("--rank", default="local", choices=["local", "e2e"],
                    help="order of promotion: local SQNR, or the metric with each of the first 12 promoted alone")
+    s.add_argument("--e2e-candidates", type=_positive_int, default=12,
+                   help="with --rank e2e: how many of the worst units are re-ranked by the task metric")
     s.add_argument("--executor", help="where the e2e ranking's trials run: inline (default), processes[:N], "
                    "ray or ray:ADDRESS")
     s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
