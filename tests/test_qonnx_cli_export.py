@@ -158,3 +158,20 @@ def test_api_export_keeps_symbolic_shapes_unless_asked(corpus, tmp_path):
     static = onnx.load(api.export(result, tmp_path / "b.onnx", format="qonnx", model=model, static_shapes=True))
     assert [d.dim_value for d in static.graph.input[0].type.tensor_type.shape.dim] == [1, 1, 8, 8]
     _all_shapes_known(static)
+
+
+def test_a_project_saved_by_a_qonnx_export_replays_as_qonnx(corpus, tmp_path):
+    """The project records the export format and input shapes; a replay without flags writes the same file."""
+    d = corpus / "digits_cnn"
+    first, again, qdq = tmp_path / "q.onnx", tmp_path / "again.onnx", tmp_path / "qdq.onnx"
+    job = tmp_path / "job.wbproj"
+    assert cli.main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--format", "qonnx",
+                     "--input-shape", "input:2,1,8,8", "-o", str(first), "--save-project", str(job)]) == 0
+    assert api.load_project(job).export == {"format": "qonnx", "input_shapes": {"input": [2, 1, 8, 8]}}
+    assert cli.main(["quantize", str(job), "-o", str(again)]) == 0
+    assert again.read_bytes() == first.read_bytes()
+    m = onnx.load(str(again))
+    assert any(n.op_type == "Quant" for n in m.graph.node)
+    assert [d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim] == [2, 1, 8, 8]
+    assert cli.main(["quantize", str(job), "--format", "qdq", "-o", str(qdq)]) == 0  # the command line wins
+    assert not any(n.op_type == "Quant" for n in onnx.load(str(qdq)).graph.node)

@@ -20,8 +20,11 @@ from workbench.core.errors import WorkbenchError
 def test_make_executor_parses_the_cli_names(monkeypatch):
     assert isinstance(make_executor("inline"), InlineExecutor)
     assert make_executor("processes:3").workers == 3
-    ray = make_executor("ray:127.0.0.1:6379")
-    assert isinstance(ray, RayExecutor) and ray.address == "127.0.0.1:6379"
+    assert RayExecutor("127.0.0.1:6379").address == "127.0.0.1:6379"
+    with pytest.raises(WorkbenchError, match="Cannot reach a Ray cluster at 127.0.0.1:1"):
+        make_executor("ray:127.0.0.1:1")  # nobody listens: one error at once, not minutes of Ray retries
+    with pytest.raises(WorkbenchError, match="not HOST:PORT"):
+        make_executor("ray:nowhere")
     with pytest.raises(WorkbenchError, match="Unknown executor"):
         make_executor("threads")
     with pytest.raises(WorkbenchError, match="whole number"):

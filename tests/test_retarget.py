@@ -146,6 +146,19 @@ def test_missing_override_and_glob_reported(corpus, tmp_path, capsys):
                                                         ("/head/*", None, "missing")]
     assert "(no longer exists)" in table and "0 nodes (was 2)" in table
     assert rt.recipe.overrides == {}
+    # a glob that matches nothing is not an override: counts are of overrides only (was "-1/1 applied")
+    assert "overrides: 0/1 applied (0 moved to a new name, 1 no longer exist)" in table
+    assert "warning: none of the project's overrides matches this model" in table
+
+
+def test_match_summary_counts_overrides_only():
+    from workbench.core.pipeline.retarget import MatchRow, Retarget
+
+    rows = [MatchRow("override", "/a", "/a", "name", ""), MatchRow("override", "/b", "/c", "structure", ""),
+            MatchRow("glob", "/x/*", None, "missing", "")]
+    table = api.format_match_table(Retarget(api.make_recipe("cpu-u8s8"), None, rows))
+    assert "overrides: 2/2 applied (1 moved to a new name, 0 no longer exist)" in table
+    assert "warning" not in table
 
 
 def test_retarget_without_data_refused_when_ranges_changed(corpus, tmp_path, capsys):

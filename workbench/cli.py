@@ -96,7 +96,27 @@ def _recheck_outputs(args) -> None:
             api.check_not_input(value)
 
 
+def _export_settings(args) -> None:
+    """``--format`` / ``--input-shape`` left out of a project replay come from the project (what the
+    job that saved it wrote); a plain quantize defaults to QDQ."""
+    if str(args.model).endswith(".wbproj") and (args.format is None or not args.input_shape):
+        saved = api.load_project(args.model).export or {}
+        if args.format is None:
+            args.format = saved.get("format", "qdq")
+        if not args.input_shape and args.format == "qonnx":
+            args.input_shape = [(k, list(v)) for k, v in (saved.get("input_shapes") or {}).items()] or None
+    args.format = args.format or "qdq"
+
+
+def _export_record(args) -> dict | None:
+    """The project's ``export`` entry for this job (None for the default QDQ export)."""
+    if args.format == "qdq":
+        return None
+    return {"format": args.format, "input_shapes": {k: list(v) for k, v in (args.input_shape or [])}}
+
+
 def cmd_quantize(args) -> int:
+    _export_settings(args)
     progress = TerminalProgress()
     try:
         if args.retarget_model:
@@ -131,6 +151,7 @@ def cmd_quantize(args) -> int:
             project = api.new_project(model.path, result.recipe, data=data, samples=args.samples)
             if result.calibration is not None:
                 project.calibration = result.calibration.to_json()
+        project.export = _export_record(args)
         # the project waits in a temp file until the model is in place, then lands right after it
         staged = api.stage_project(project, args.save_project)
     try:
@@ -391,7 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model", help="MODEL.onnx or PROJECT.wbproj")
     recipe_args(s)
     s.add_argument("-o", "--output", required=True, help="output model path")
-    s.add_argument("--format", default="qdq", choices=["qdq", "qonnx"], help="output format")
+    s.add_argument("--format", choices=["qdq", "qonnx"],
+                   help="output format (default qdq; a replayed project writes what it was saved with)")
     s.add_argument("--save-project", metavar="PROJECT.wbproj", help="also save a project that replays this job")
     _add_input_shape_arg(s)
     s.add_argument("--model", dest="retarget_model", metavar="NEW.onnx",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import multiprocessing as mp
 import os
+import socket
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -92,6 +93,8 @@ class RayExecutor:
                       "logging_level": logging.ERROR}
             if self.address is None:
                 kwargs.update(num_cpus=self.workers)
+            if self.address not in (None, "auto"):
+                _reachable(self.address)
             try:
                 ray.init(address=self.address, **kwargs)
             except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ...
@@ -132,6 +135,25 @@ class RayExecutor:
 _LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 
 
+def _reachable(address: str, seconds: float = 5.0) -> None:
+    """Refuse a ``HOST:PORT`` nobody listens on before Ray waits minutes for it.
+
+    Raises
+    ------
+    WorkbenchError
+        The address is not ``HOST:PORT``, or no connection within ``seconds``.
+    """
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise WorkbenchError(f"Ray address {address!r} is not HOST:PORT.", hint="Use e.g. ray:10.0.0.5:6379 or ray:auto.")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=seconds).close()
+    except OSError as exc:
+        raise WorkbenchError(f"Cannot reach a Ray cluster at {address} ({exc.strerror or exc}).",
+                             hint="Start it with `ray start --head` there, check the address, or use "
+                                  "--executor processes.") from None
+
+
 def _import_ray(local: bool = False):
     if local:
         os.environ.setdefault(_LOOPBACK_ENV, "0")
@@ -168,6 +190,8 @@ def make_executor(spec: str | None) -> Executor:
                                  hint="Use e.g. --executor processes:2.")
         return ProcessExecutor(int(arg) if arg else max(2, (os.cpu_count() or 1) // 2))
     if name == "ray":
-        _import_ray()
+        _import_ray(local=not arg)
+        if arg and arg != "auto":
+            _reachable(arg)  # before any work, not after the calibration
         return RayExecutor(arg or None, workers=max(2, (os.cpu_count() or 1) // 2))
     raise WorkbenchError(f"Unknown executor {spec!r}.", hint="Use inline, processes[:N], ray or ray:ADDRESS.")

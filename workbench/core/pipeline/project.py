@@ -56,6 +56,9 @@ class Project(BaseModel):
     calibration: dict[str, Any] | None = None
     results: dict[str, Any] | None = None
     allow_code: bool = False
+    #: how the replay writes the model when the command line does not say: ``format`` ("qdq" or
+    #: "qonnx") and ``input_shapes`` (input name -> dims, QONNX); None = QDQ, shapes as in the model
+    export: dict[str, Any] | None = None
 
     def model_path(self, project_path: str | Path) -> Path:
         """Absolute path of the model, resolved against the project file's folder."""

@@ -236,9 +236,14 @@ def format_match_table(rt: Retarget) -> str:
         how = {"structure": "structure", "name": "name", "missing": "-", "glob": "glob"}[r.how]
         new = r.new if r.new is not None else "(no longer exists)"
         lines.append(f"{r.kind:10s} {r.old[:40]:40s} {new[:40]:40s} {how:10s} {r.detail}")
-    n = len([r for r in rt.rows if r.kind == "override"])
-    lines.append(f"overrides: {n - len(rt.missing)}/{n} applied ({len(rt.moved)} moved to a new name, "
-                 f"{len([r for r in rt.missing if r.kind == 'override'])} no longer exist)")
+    overrides = [r for r in rt.rows if r.kind == "override"]
+    gone = [r for r in overrides if r.how == "missing"]
+    moved = [r for r in overrides if r.how == "structure"]
+    lines.append(f"overrides: {len(overrides) - len(gone)}/{len(overrides)} applied ({len(moved)} moved to a new "
+                 f"name, {len(gone)} no longer exist)")
+    if overrides and len(gone) == len(overrides):
+        lines.append("warning: none of the project's overrides matches this model; check that it is a version of "
+                     "the project's model")
     lines.append(f"calibration cache: {len(rt.kept_ranges)} ranges kept (same tensor), "
                  f"{len(rt.dropped_ranges)} dropped (changed or gone; recalibrated)")
     if not rt.structure:
