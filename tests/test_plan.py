@@ -239,3 +239,26 @@ def test_rule_settings_are_checked_even_when_the_glob_matches_nothing(field, val
     text = json.dumps({"preset": "cpu-u8s8", "rules": [{"name": "no_such_node*", "activation": {field: value}}]})
     with pytest.raises(RecipeError, match=f"rules.0.activation.{field}.*{value}"):
         Recipe.from_json(text)
+
+
+def test_recipe_entries_that_match_nothing_are_warned_by_name():
+    """A typo in a rule, an override or op_types used to change nothing, silently."""
+    from workbench.core.issues import IssueCode
+
+    proto, _ = tiny_model("maxpool", opset=13)
+    convs = [n.name for n in proto.graph.node if n.op_type == "Conv"]
+    recipe = Recipe(preset="cpu-u8s8", rules=[Rule(op_type="Cnv", activation=PartialSpec(dtype="uint16")),
+                                              Rule(op_type="Conv", activation=PartialSpec(dtype="uint16"))],
+                    overrides={"/no/such/Conv": {"exclude": True}, convs[0]: {"exclude": True}},
+                    op_types=["Conv", "Matmul"])
+    plan = build_plan(prepare_proto(proto), recipe)
+    got = [i.message for i in plan.issues if i.code == IssueCode.UNMATCHED_RECIPE_ENTRY]
+    assert len(got) == 3
+    assert "rules[0] (rule op_type=Cnv)" in got[0] and "'/no/such/Conv'" in got[1] and "'Matmul'" in got[2]
+    assert all(i.severity == "warning" for i in plan.issues if i.code == IssueCode.UNMATCHED_RECIPE_ENTRY)
+
+
+def test_unknown_observer_args_are_refused_by_field():
+    with pytest.raises(RecipeError, match="unknown observer_args 'pct'"):
+        Recipe.from_json('{"rules": [{"name": "*", "activation": {"observer": "percentile", '
+                         '"observer_args": {"pct": 99}}}]}', source="r.json")

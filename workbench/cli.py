@@ -139,7 +139,8 @@ def cmd_quantize(args) -> int:
         progress.close()
     for issue in result.issues:
         kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
-        print(f"{kind}: {getattr(issue, 'node', '')}: {getattr(issue, 'message', issue)}", file=sys.stderr)
+        where = f"{issue.node}: " if getattr(issue, "node", "") else ""
+        print(f"{kind}: {where}{getattr(issue, 'message', issue)}", file=sys.stderr)
     staged = None
     if args.save_project:
         if args.retarget_model:

@@ -33,7 +33,7 @@ import onnx
 
 from workbench.core.errors import RecipeError
 from workbench.core.graph import op_families as U
-from workbench.core.graph.index import GraphIndex, attrs_of, elem_types, subgraphs
+from workbench.core.graph.index import GraphIndex, attrs_of, elem_types, iter_graphs, subgraphs
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.planning import mx_rules, stats_guard
 from workbench.core.recipe import hardware
@@ -137,9 +137,32 @@ def build_plan(model, recipe: Recipe) -> QuantPlan:
     _report_qonnx_only(builder, recipe)
     builder.issues += mx_rules.plan_issues(builder.units)
     _warn_saturation(builder.units, builder.issues, preset.mode)
+    builder.issues += unmatched_entries(model.proto, recipe)
     min_opset = max(preset.min_opset, builder.min_opset())
     return QuantPlan(builder.units, builder.activations, builder.aliases, builder.issues,
                      preset.mode, min_opset, recipe, builder.proxies, builder.shared)
+
+
+def unmatched_entries(proto: onnx.ModelProto, recipe: Recipe) -> list[PlanIssue]:
+    """A warning for every rule, override and ``op_types`` entry of ``recipe`` that matches no node of
+    ``proto`` (subgraphs included): a typo such as ``op_type: "Cnv"`` otherwise changes nothing, silently."""
+    nodes = [(n.name, n.op_type) for g in iter_graphs(proto.graph) for n in g.node]
+    names, ops = {n for n, _ in nodes}, {o for _, o in nodes}
+    out = []
+    for k, rule in enumerate(recipe.rules):
+        if not any(rule.matches(n, o) for n, o in nodes):
+            out.append(PlanIssue("", "warning", f"recipe rules[{k}] ({rule.label}) matches no node of the model; "
+                                 "check its spelling (op types and names are case-sensitive)",
+                                 code=IssueCode.UNMATCHED_RECIPE_ENTRY))
+    for name in recipe.overrides:
+        if name not in names:
+            out.append(PlanIssue("", "warning", f"recipe override {name!r} names no node of the model; "
+                                 "use a name shown by `workbench-cli inspect`", code=IssueCode.UNMATCHED_RECIPE_ENTRY))
+    for op in recipe.op_types or ():
+        if op not in ops:
+            out.append(PlanIssue("", "warning", f"recipe op_types entry {op!r} is not an op type of the model",
+                                 code=IssueCode.UNMATCHED_RECIPE_ENTRY))
+    return out
 
 
 def _report_qonnx_only(builder: _Builder, recipe: Recipe) -> None:

@@ -15,6 +15,9 @@ OBSERVERS = ("minmax", "percentile", "entropy", "mse")
 
 
 ROLES = ("weight", "activation", "bias")
+#: the ``observer_args`` keys the observers read (histogram observers: bins; percentile: percentile;
+#: minmax: averaging_constant for a moving average)
+OBSERVER_ARGS = ("bins", "percentile", "averaging_constant")
 
 
 class Granularity(StrEnum):
@@ -57,6 +60,14 @@ class QuantSpec(BaseModel):
     def _observer_known(cls, v: str) -> str:
         if v not in OBSERVERS:
             raise ValueError(f"unknown observer {v!r}; use one of {', '.join(OBSERVERS)}")
+        return v
+
+    @field_validator("observer_args")
+    @classmethod
+    def _observer_args_known(cls, v: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(v) - set(OBSERVER_ARGS))
+        if unknown:
+            raise ValueError(f"unknown observer_args {', '.join(map(repr, unknown))}; use {', '.join(OBSERVER_ARGS)}")
         return v
 
     @model_validator(mode="after")
@@ -120,6 +131,11 @@ class PartialSpec(BaseModel):
     @classmethod
     def _observer_known(cls, v: str | None) -> str | None:
         return v if v is None else QuantSpec._observer_known(v)
+
+    @field_validator("observer_args")
+    @classmethod
+    def _observer_args_known(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        return v if v is None else QuantSpec._observer_args_known(v)
 
     def changes(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump(exclude_unset=True).items() if k != "enabled"}
