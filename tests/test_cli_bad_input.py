@@ -195,7 +195,7 @@ def test_usage_errors_are_one_line(capsys):
         main(["quantize", "m.onnx", "--samples", "0"])
     assert exc.value.code == 2
     assert capsys.readouterr().err.splitlines() == [
-        "error: workbench-cli quantize: argument --samples: 0 samples: give 1 or more (see workbench-cli quantize --help)"]
+        "error: workbench-cli quantize: argument --samples: 0: give 1 or more (see workbench-cli quantize --help)"]
 
 
 def test_convert_says_why_there_is_nothing_to_convert(tmp_path, capsys):
@@ -241,3 +241,23 @@ def test_output_under_a_file_names_it(tmp_path, capsys):
     model = _model(tmp_path / "m.onnx")
     code, err = _run(capsys, ["quantize", str(model), "--preset", "dynamic-u8", "-o", str(model / "out.onnx")])
     assert code == 2 and len(err) == 1 and "is a file, not a folder" in err[0]
+
+
+def test_output_onto_a_folder_is_refused_before_any_work(tmp_path, capsys):
+    from workbench.cli import main
+
+    model = tmp_path / "missing.onnx"  # never opened: the output check comes first
+    rc = main(["quantize", str(model), "--data", str(tmp_path / "d.npz"), "-o", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "is a folder" in err[0] and str(tmp_path) in err[0]
+
+
+def test_processes_executor_needs_a_positive_count():
+    import pytest
+
+    from workbench.core.analysis.executors import make_executor
+    from workbench.core.errors import WorkbenchError
+
+    for spec in ("processes:0", "processes:-1"):
+        with pytest.raises(WorkbenchError, match="1 or more"):
+            make_executor(spec)

@@ -210,6 +210,9 @@ def cmd_analyze(args) -> int:
     doc = [r.to_json() for r in rows]
     if args.json:
         api.atomic_write_bytes(Path(args.json), (json.dumps(doc, indent=2) + "\n").encode())
+    if not rows:
+        print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
+              "`workbench-cli inspect` shows where they are)", file=sys.stderr)
     print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
         print(f"{r.node[:40]:40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
@@ -229,6 +232,9 @@ def cmd_sweep(args) -> int:
         progress.close()
     if args.json:
         api.atomic_write_bytes(Path(args.json), (json.dumps(sweep.to_json(), indent=2) + "\n").encode())
+    if not sweep.rows:
+        print("note: no unit of the main graph to sweep (units inside If/Loop bodies are not measured; "
+              "`workbench-cli inspect` shows where they are)", file=sys.stderr)
     print(f"all units quantized: {sweep.all_quant_db:.2f} dB output SQNR ({sweep.samples} samples)")
     print(f"{'node':40s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
     for r in sweep.rows[: args.top]:
@@ -513,7 +519,7 @@ def _positive_int(text: str) -> int:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} samples: give 1 or more")
+        raise argparse.ArgumentTypeError(f"{value}: give 1 or more")
     return value
 
 
@@ -544,6 +550,9 @@ def _preflight_outputs(args) -> None:
                               f"--{name.replace('_', '-')}; the second file would replace the first.",
                               hint="Give each output its own path.")
         seen[real] = name
+        if os.path.isdir(value):
+            raise ExportError(f"{value}: is a folder; --{name.replace('_', '-')} names the file to write.",
+                              hint=f"Give a file name inside it, e.g. {os.path.join(value, 'out.onnx')}.")
         folder = os.path.dirname(os.path.abspath(value))
         if os.path.exists(folder) and not os.path.isdir(folder):
             raise ExportError(f"{value}: {folder} is a file, not a folder.", hint="Choose another output path.")

@@ -185,8 +185,8 @@ def make_executor(spec: str | None) -> Executor:
     if name == "inline" and not arg:
         return InlineExecutor()
     if name == "processes":
-        if arg and not arg.isdigit():
-            raise WorkbenchError(f"--executor {spec!r}: the process count must be a whole number.",
+        if arg and (not arg.isdigit() or int(arg) < 1):
+            raise WorkbenchError(f"--executor {spec!r}: the process count must be a whole number of 1 or more.",
                                  hint="Use e.g. --executor processes:2.")
         return ProcessExecutor(int(arg) if arg else max(2, (os.cpu_count() or 1) // 2))
     if name == "ray":
