@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.core.calibration.calibrate import CalibrationResult
-from workbench.core.errors import CalibrationError, ProjectError
+from workbench.core.errors import CalibrationError, Cancelled, ProjectError, WorkbenchError
 from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.model.load import PreparedModel
 from workbench.core.model.load import load_model as open_model
@@ -38,7 +38,19 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
             raise ProjectError(f"{project_path}: field calibration: {why}",
                                hint="Delete the project's \"calibration\" entry to recalibrate, or re-save the "
                                     "project from Workbench.") from None
-    data = project.data_spec(project_path, allow_code=allow_code)
+    try:
+        data = project.data_spec(project_path, allow_code=allow_code)
+        return _replay(project, project_path, model, calib, data, progress, cancel)
+    except Cancelled:
+        raise
+    except WorkbenchError as exc:  # name the project: the data or ranges it points to are the cause
+        if str(project_path) not in exc.message:
+            exc.message = f"{project_path}: {exc.message}"
+            exc.args = (f"{exc.message} {exc.hint}" if exc.hint else exc.message,)
+        raise
+
+
+def _replay(project, project_path, model, calib, data, progress, cancel) -> tuple[PreparedModel, QuantizeResult]:
     dropped = list(calib.dropped) if calib is not None else []
     if dropped and data is None:
         tensor, why = dropped[0]
