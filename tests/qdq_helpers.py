@@ -7,13 +7,15 @@ onnxruntime run that adds the planned tensors as graph outputs and takes min/max
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
+import signal
 import tempfile
 
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import helper
+from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.formats.numerics import compute_qparams
 
@@ -169,3 +171,29 @@ def quantize_tiny(proto: onnx.ModelProto, feeds: dict, preset: str = "cpu-u8s8",
     plan = build_plan(model, Recipe(preset=preset, **recipe_kw))
     qp = calib_qparams(model, plan, [feeds]) if plan.mode == "static" else None
     return model, plan, write_model(model, plan, qp)
+
+
+def save_matmul_model(path, rng: np.random.Generator):
+    """A one-MatMul model (X [N, 4] @ W [4, 3], W drawn from ``rng``) saved at ``path``; returns ``path``."""
+    w = numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "W")
+    g = helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")], "g",
+                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 4])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 3])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, str(path))
+    return path
+
+
+@contextlib.contextmanager
+def alarm(seconds: int, error: type[Exception] = TimeoutError):
+    """Raise ``error`` in this (main) thread when the block has not finished within ``seconds`` (SIGALRM)."""
+    def fire(signum, frame):
+        raise error(f"hang: no result within {seconds} s")
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

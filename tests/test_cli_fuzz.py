@@ -9,12 +9,10 @@ The counts are printed (``pytest -s``).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
 import random
-import signal
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +20,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import alarm
 
 from workbench.cli import main
 
@@ -64,25 +63,12 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@contextlib.contextmanager
-def _alarm(seconds: int):
-    def fire(signum, frame):
-        raise TimeoutError(f"hang: no result within {seconds} s")
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def _run_case(folder: Path, argv: list[str], inputs: list[Path], kind: str, capsys) -> None:
     before = {p: _digest(p) for p in inputs}
     existing = {p.name for p in folder.iterdir()}
     out = folder / "out.onnx"
     try:
-        with _alarm(CASE_TIMEOUT):
+        with alarm(CASE_TIMEOUT):
             code = main(argv)
     except TimeoutError:
         OUTCOMES[kind, "hang"] += 1

@@ -9,22 +9,11 @@ import json
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import save_matmul_model
 
 from workbench.cli import main
 
 RNG = np.random.default_rng(7)
-
-
-def _model(path):
-    w = numpy_helper.from_array(RNG.standard_normal((4, 3)).astype(np.float32), "W")
-    g = helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")], "g",
-                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 4])],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 3])], [w])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.save(m, str(path))
-    return path
 
 
 def _digest(path):
@@ -33,7 +22,7 @@ def _digest(path):
 
 @pytest.fixture
 def job(tmp_path, capsys):
-    model = _model(tmp_path / "m.onnx")
+    model = save_matmul_model(tmp_path / "m.onnx", RNG)
     data = tmp_path / "calib.npz"
     np.savez(data, X=RNG.standard_normal((8, 4)).astype(np.float32))
     recipe = tmp_path / "r.json"
@@ -84,7 +73,7 @@ def test_replay_refusal_comes_before_any_work(job, capsys, monkeypatch):
 
 @pytest.fixture
 def reader(tmp_path):
-    model = _model(tmp_path / "m.onnx")
+    model = save_matmul_model(tmp_path / "m.onnx", RNG)
     marker = tmp_path / "reader-ran"
     path = tmp_path / "reader.py"
     path.write_text("import numpy as np, pathlib\n"

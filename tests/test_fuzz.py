@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import signal
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import alarm
 
 from workbench.core import api
 from workbench.core.errors import WorkbenchError
@@ -42,24 +42,11 @@ class Hang(Exception):
     pass
 
 
-@contextlib.contextmanager
-def _alarm(seconds: int = CASE_TIMEOUT):
-    def fire(signum, frame):
-        raise Hang(f"case did not finish within {seconds} s")
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def _outcome(kind: str, fn, *names: str):
     """Run ``fn``; a WorkbenchError must be one line naming one of ``names`` (the file, or a node,
     tensor or field of it) in its message (the hint does not count) and say what to do."""
     TRIED[kind] += 1
-    with _alarm():
+    with alarm(CASE_TIMEOUT, Hang):
         try:
             out = fn()
         except WorkbenchError as exc:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import save_matmul_model
 
 from workbench.cli import main
 
@@ -23,13 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def job(tmp_path):
     rng = np.random.default_rng(0)
-    w = numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "W")
-    g = helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")], "g",
-                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 4])],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 3])], [w])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.save(m, str(tmp_path / "m.onnx"))
+    save_matmul_model(tmp_path / "m.onnx", rng)
     np.savez(tmp_path / "calib.npz", X=rng.standard_normal((8, 4)).astype(np.float32))
     return ["quantize", str(tmp_path / "m.onnx"), "--data", str(tmp_path / "calib.npz"), "-o",
             str(tmp_path / "out.onnx"), "--save-project", str(tmp_path / "job.wbproj")]

@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import save_matmul_model
 
 from workbench.core import api
 from workbench.core.errors import DataError, ModelError, WorkbenchError
@@ -99,21 +100,10 @@ def test_external_data_of_subgraph_and_constant_inside_the_folder_loads(tmp_path
 
 # -- project files never run code unless allowed ----------------------------------------------
 
-def _mlp_model(path):
-    w = numpy_helper.from_array(RNG.standard_normal((4, 3)).astype(np.float32), "W")
-    g = helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["Y"], name="mm")], "g",
-                          [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 4])],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 3])], [w])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.save(m, str(path))
-    return path
-
-
 @pytest.fixture
 def evil_project(tmp_path):
     """A project whose data source is a Python reader that writes a marker file when imported."""
-    model = _mlp_model(tmp_path / "m.onnx")
+    model = save_matmul_model(tmp_path / "m.onnx", RNG)
     marker = tmp_path / "reader-ran"
     reader = tmp_path / "reader.py"
     reader.write_text("import numpy as np, pathlib\n"
