@@ -209,13 +209,13 @@ def cmd_analyze(args) -> int:
         progress.close()
     doc = [r.to_json() for r in rows]
     if args.json:
-        api.atomic_write_bytes(Path(args.json), (json.dumps(doc, indent=2) + "\n").encode())
+        api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
     if not rows:
         print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
     print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
-        print(f"{r.node[:40]:40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
+        print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
     return 0
 
 
@@ -231,16 +231,26 @@ def cmd_sweep(args) -> int:
     finally:
         progress.close()
     if args.json:
-        api.atomic_write_bytes(Path(args.json), (json.dumps(sweep.to_json(), indent=2) + "\n").encode())
+        api.atomic_write_bytes(Path(args.json), (api.dumps_strict(sweep.to_json(), indent=2) + "\n").encode())
     if not sweep.rows:
         print("note: no unit of the main graph to sweep (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
     print(f"all units quantized: {sweep.all_quant_db:.2f} dB output SQNR ({sweep.samples} samples)")
     print(f"{'node':40s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
     for r in sweep.rows[: args.top]:
-        print(f"{r.node[:40]:40s} {r.op_type[:14]:14s} {r.only_quant_db:10.2f} {r.only_float_db:10.2f} "
+        print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.only_quant_db:10.2f} {r.only_float_db:10.2f} "
               f"{r.local_db:8.2f} {r.gain_db:8.2f}")
     return 0
+
+
+def _middle(name: str, width: int) -> str:
+    """``name`` cut to ``width`` characters from the middle: exported node names share long prefixes
+    (``/model/encoder/layer.3/...``) and differ at both ends."""
+    if len(name) <= width:
+        return name
+    keep = width - 3
+    head = keep // 2
+    return f"{name[:head]}...{name[len(name) - (keep - head):]}"
 
 
 def cmd_autotune(args) -> int:
@@ -259,6 +269,9 @@ def cmd_autotune(args) -> int:
     print(f"metric {args.metric}: float {api.fmt_metric(res.metric_float)}, all quantized {api.fmt_metric(res.metric_before)}, "
           f"after autotune {api.fmt_metric(res.metric_after)} ({len(res.promoted)} units promoted to {args.promote_to}; "
           f"target {'met' if res.met else 'NOT met'})")
+    if not res.met:
+        print("no tried recipe met the target; kept the one with the best metric and, on a tie, the fewest "
+              "units promoted")
     print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s}")
     for pt in res.curve:
         mib = "?" if pt.weight_bytes is None else f"{pt.weight_bytes / 2**20:.4f}"
@@ -267,7 +280,7 @@ def cmd_autotune(args) -> int:
     if args.curve_json:
         doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
                "curve": [pt.to_json() for pt in res.curve]}
-        api.atomic_write_bytes(Path(args.curve_json), (json.dumps(doc, indent=2) + "\n").encode())
+        api.atomic_write_bytes(Path(args.curve_json), (api.dumps_strict(doc, indent=2) + "\n").encode())
     api.export(res.result, args.output)
     print(f"wrote {args.output}")
     if args.recipe_out:

@@ -115,6 +115,7 @@ _LAZY: dict[str, str] = {
     "make_session": "workbench.core.runtime.session",
     # files
     "atomic_write_bytes": "workbench.core.io.atomic",
+    "dumps_strict": "workbench.core.io.jsonsafe",
     "check_not_input": "workbench.core.io.atomic",
     "protect_input": "workbench.core.io.atomic",
 }

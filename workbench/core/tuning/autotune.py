@@ -261,9 +261,11 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     while hi < len(ranked) and at(hi)[1] < min_score:
         lo, hi = hi, min(hi * 2, len(ranked))
     if at(hi)[1] < min_score:
-        res, m = at(hi)
+        tried = {0: (base, m0), **cache}
+        best = _best_missed(tried)
+        res, m = tried[best]
         curve.sort(key=lambda p: p.promoted)
-        return AutotuneResult(promote(recipe, ranked[:hi], promote_to), m_float, m0, m, ranked[:hi], False,
+        return AutotuneResult(promote(recipe, ranked[:best], promote_to), m_float, m0, m, ranked[:best], False,
                               curve, res)
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -274,6 +276,16 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     res, m = at(hi)
     curve.sort(key=lambda p: p.promoted)
     return AutotuneResult(promote(recipe, ranked[:hi], promote_to), m_float, m0, m, ranked[:hi], True, curve, res)
+
+
+def _best_missed(tried: dict[int, tuple[Any, float]]) -> int:
+    """The number of promoted units to return when no tried point met the target: the best metric, and
+    on a tie (or NaN) the fewest promoted units -- promoting more for no gain only makes the model bigger
+    and slower. ``tried`` holds ``k -> (result, metric)`` with 0 the recipe as given."""
+    def key(k: int) -> tuple[float, int]:
+        m = tried[k][1]
+        return (m if m == m else -np.inf, -k)
+    return max(tried, key=key, default=0)
 
 
 @dataclass(frozen=True)
