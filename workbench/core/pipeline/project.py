@@ -209,5 +209,7 @@ def check_project_model(project: Project, path: str | Path) -> Path:
     if digest != project.model.sha256:
         raise ProjectError(f"{path}: the model {model_path} changed since the project was saved "
                            f"(sha256 {digest[:12]}... != {project.model.sha256[:12]}...).",
-                           hint="Restore the original model, or open the new model and re-create the project.")
+                           hint="Restore the original model, or apply the project to the new model: "
+                                f"workbench-cli quantize {path} --model NEW.onnx -o OUT.onnx (File > Apply Project "
+                                "to Model... in the app).")
     return model_path
