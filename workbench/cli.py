@@ -269,7 +269,11 @@ def cmd_autotune(args) -> int:
     print(f"metric {args.metric}: float {api.fmt_metric(res.metric_float)}, all quantized {api.fmt_metric(res.metric_before)}, "
           f"after autotune {api.fmt_metric(res.metric_after)} ({len(res.promoted)} units promoted to {args.promote_to}; "
           f"target {'met' if res.met else 'NOT met'})")
-    if not res.met:
+    if res.resolution is not None:
+        print(res.resolution.describe())
+    for note in res.notes:
+        print(note)
+    if not res.met and not res.notes:
         print("no tried recipe met the target; kept the one with the best metric and, on a tie, the fewest "
               "units promoted")
     print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s}")
