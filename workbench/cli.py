@@ -222,7 +222,7 @@ def cmd_analyze(args) -> int:
 
 
 def _write_node_data(model, result, rows, out: str) -> None:
-    data = api.build_node_data(model, result, rows)
+    data = api.build_node_data(model, result.plan, rows, measured=result.float_model)
     paths = api.write_node_data(data, out)
     for figure, path in paths.items():
         print(f"Model Explorer node data ({figure}, {len(data.node_ids(figure))} nodes of graph "

@@ -108,6 +108,8 @@ _LAZY: dict[str, str] = {
     "parse_input_shape": "workbench.core.qonnx.shapes",
     "retarget_project": "workbench.core.pipeline.retarget",
     "retarget_recipe": "workbench.core.pipeline.retarget",
+    "retarget_to_model": "workbench.core.pipeline.retarget",
+    "MatchRow": "workbench.core.pipeline.retarget",
     "format_match_table": "workbench.core.pipeline.retarget",
     "resolve_input_shapes": "workbench.core.qonnx.shapes",
     # graph pictures

@@ -68,17 +68,19 @@ def _value(v: float):
     return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
 
 
-def build_node_data(model, result, rows, ids: ExplorerIds | None = None) -> NodeData:
-    """Model Explorer node data of ``rows`` (the units of ``result`` measured on ``model``).
+def build_node_data(model, plan, rows, *, measured=None, ids: ExplorerIds | None = None) -> NodeData:
+    """Model Explorer node data of ``rows`` (the units of ``plan`` measured on ``model``).
 
     Parameters
     ----------
     model : PreparedModel
         The float model the analysis ran on; its file (``model.path``) gives the node ids.
-    result : QuantizeResult
-        Gives the plan (each unit's inputs, for the local SQNR).
+    plan : QuantPlan
+        The plan the rows were measured with (each unit's inputs, for the local SQNR).
     rows : list of UnitError
         Output of :func:`workbench.core.pipeline.analyze.analyze`.
+    measured : PreparedModel, optional
+        The float model the rows name when it is not ``model`` (``QuantizeResult.float_model``).
     ids : ExplorerIds, optional
         The file's Model Explorer ids (default: read from ``model.path``).
 
@@ -92,11 +94,11 @@ def build_node_data(model, result, rows, ids: ExplorerIds | None = None) -> Node
             raise ModelError("Model Explorer node data: a model built in memory has no file for Model Explorer "
                              "to open.", hint="Save the model to a file first.")
         ids = explorer_ids(model.path)
-    local = {s.node: s.local_sqnr_db for s in local_sensitivity(result.plan, rows)}
+    local = {s.node: s.local_sqnr_db for s in local_sensitivity(plan, rows)}
     sqnr: dict[str, dict] = {}
     sens: dict[str, dict] = {}
     unmatched = []
-    measured = result.float_model or model  # the model the rows name
+    measured = measured or model  # the model the rows name
     for r in rows:
         outputs = _outputs(measured, r.node) or _outputs(model, r.node)
         node_id = ids.find(model.original_name(r.node), outputs[0] if outputs else None)
