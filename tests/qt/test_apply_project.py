@@ -82,3 +82,17 @@ def test_apply_project_to_opset13_lands_overrides_and_exports_fresh_quantize_byt
     assert {k: v["value"] for k, v in sqnr.items()} == {r.node: round(r.sqnr_db, 4) for r in window.doc.errors}
     assert len(json.loads(paths["sensitivity"].read_text())[graph.id]["results"]) == len(window.doc.errors)
     capsys.readouterr()
+
+
+def test_apply_project_refuses_unreadable_project_and_no_model(window, open_file, corpus, tmp_path, dialogs):
+    assert window.apply_project(tmp_path / "none.wbproj") is None
+    assert "No model is open" in dialogs.texts()
+    dialogs.clear()
+    open_file(window, corpus / "digits_cnn" / "model_opset13.onnx")
+    bad = tmp_path / "bad.wbproj"
+    bad.write_text("{not json")
+    before = window.doc.recipe.model_dump()
+    assert window.apply_project(bad) is None
+    assert "bad.wbproj" in dialogs.texts() and window.doc.recipe.model_dump() == before
+    assert window.doc.undo_stack.count() == 0
+    dialogs.clear()
