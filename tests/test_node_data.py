@@ -83,3 +83,21 @@ def test_cli_node_data_has_every_unit_under_its_adapter_id(tmp_path, capsys):
     assert sqnr["gradient"][0]["stop"] == 0 and sqnr["gradient"][-1]["stop"] == 1
     assert "4 nodes of graph 'g'" in capsys.readouterr().err
 
+
+
+def test_node_data_paths_onto_an_input_or_another_output_refused_before_work(tmp_path, capsys):
+    path = tmp_path / "m.onnx"
+    _model(path)
+    data = str(path.with_suffix(".npz"))
+    recipe = tmp_path / "r.sqnr.json"
+    recipe.write_text('{"preset": "cpu-u8s8"}')
+    assert cli.main(["analyze", str(path), "--data", data, "--recipe", str(recipe),
+                     "--node-data", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert "r.sqnr.json: this is an input file" in err and "Calibrating" not in err
+    assert recipe.read_text() == '{"preset": "cpu-u8s8"}'
+    assert cli.main(["analyze", str(path), "--data", data, "--json", str(tmp_path / "o.sensitivity.json"),
+                     "--node-data", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert "o.sensitivity.json: written by --node-data and given as --json" in err
+    assert not list(tmp_path.glob("o.*"))
