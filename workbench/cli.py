@@ -210,6 +210,8 @@ def cmd_analyze(args) -> int:
     doc = [r.to_json() for r in rows]
     if args.json:
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
+    if args.node_data:
+        _write_node_data(model, result, rows, args.node_data)
     if not rows:
         print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
@@ -217,6 +219,17 @@ def cmd_analyze(args) -> int:
     for r in rows[: args.top]:
         print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
     return 0
+
+
+def _write_node_data(model, result, rows, out: str) -> None:
+    data = api.build_node_data(model, result.plan, rows, measured=result.float_model)
+    paths = api.write_node_data(data, out)
+    for figure, path in paths.items():
+        print(f"Model Explorer node data ({figure}, {len(data.node_ids(figure))} nodes of graph "
+              f"{data.graph_id!r}): {path}", file=sys.stderr)
+    if data.unmatched:
+        print(f"note: {len(data.unmatched)} units not found in {model.path} by name or output tensor, left out: "
+              f"{', '.join(data.unmatched[:5])}", file=sys.stderr)
 
 
 def cmd_sweep(args) -> int:
@@ -466,6 +479,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--eval", help="held-out data for the error figures (default: --data)")
     s.add_argument("--eval-samples", type=_positive_int, default=32)
     s.add_argument("--json", help="write the rows as JSON")
+    s.add_argument("--node-data", metavar="OUT.json", help="write Model Explorer node data: OUT.sqnr.json (unit "
+                   "SQNR, dB) and OUT.sensitivity.json (SQNR each unit adds itself, dB), node ids as Model "
+                   "Explorer's ONNX adapter names them")
     s.add_argument("--top", type=int, default=20, help="rows to print")
     s.add_argument("--allow-code", action="store_true", help="allow running a Python data reader (--data READER.py)")
     s.add_argument("--executor", help="measure the eval data in shards: inline (default), processes[:N], ray or "
@@ -541,7 +557,7 @@ def _positive_int(text: str) -> int:
 
 
 #: Arguments that name files the command writes.
-_OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out")
+_OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out", "node_data")
 
 
 def _preflight_outputs(args) -> None:
@@ -577,6 +593,12 @@ def _preflight_outputs(args) -> None:
             raise ExportError(f"{value}: the folder {folder} does not exist.", hint="Create it or choose another path.")
         if not os.access(folder, os.W_OK):
             raise ExportError(f"{value}: the folder {folder} is not writable.", hint="Choose a folder you can write to.")
+    if getattr(args, "node_data", None):
+        for path in api.node_data_paths(args.node_data).values():
+            api.check_not_input(path)
+            if os.path.realpath(path) in seen:
+                raise ExportError(f"{path}: written by --node-data and given as --{seen[os.path.realpath(path)]}.",
+                                  hint="Give each output its own path.")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -72,6 +72,10 @@ _LAZY: dict[str, str] = {
     "load_project": "workbench.core.pipeline.project",
     # analysis
     "UnitError": "workbench.core.analysis.unit_error",
+    "build_node_data": "workbench.core.analysis.node_data",
+    "write_node_data": "workbench.core.analysis.node_data",
+    "node_data_paths": "workbench.core.analysis.node_data",
+    "explorer_ids": "workbench.core.analysis.explorer_ids",
     "EvalReport": "workbench.core.analysis.evaluate",
     "fmt_metric": "workbench.core.analysis.evaluate",
     "load_metric": "workbench.core.analysis.metrics",
@@ -104,6 +108,8 @@ _LAZY: dict[str, str] = {
     "parse_input_shape": "workbench.core.qonnx.shapes",
     "retarget_project": "workbench.core.pipeline.retarget",
     "retarget_recipe": "workbench.core.pipeline.retarget",
+    "retarget_to_model": "workbench.core.pipeline.retarget",
+    "MatchRow": "workbench.core.pipeline.retarget",
     "format_match_table": "workbench.core.pipeline.retarget",
     "resolve_input_shapes": "workbench.core.qonnx.shapes",
     # graph pictures

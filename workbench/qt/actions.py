@@ -54,6 +54,11 @@ ACTIONS: tuple[ActionSpec, ...] = (
                group="model"),
     ActionSpec("export_qonnx", "Export &QONNX...", "export_dialog", (),
                "Write the quantized model as QONNX (Quant / FloatQuant nodes)", group="model", args=("qonnx",)),
+    ActionSpec("apply_project", "Appl&y Project to Model...", "apply_project_dialog", ("Ctrl+Shift+A",),
+               "Re-apply a project's recipe, rules and overrides to the open model (a retrained version)",
+               group="model"),
+    ActionSpec("export_node_data", "Export &Model Explorer Data...", "export_node_data_dialog", ("Ctrl+Shift+M",),
+               "Write the per-unit SQNR and sensitivity as node data for Google's Model Explorer", group="model"),
     ActionSpec("quit", "&Quit", "close", (K.Quit,)),
     # Edit
     ActionSpec("undo", "&Undo", "", ("Ctrl+Z",), group="undo"),
@@ -88,7 +93,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
 
 #: menu title -> entries: action names, "-" (separator), "@recent", "@docks", "@theme"
 MENUS: dict[str, tuple[str, ...]] = {
-    "&File": ("open", "@recent", "-", "save", "save_as", "export", "export_qonnx", "-", "quit"),
+    "&File": ("open", "@recent", "-", "save", "save_as", "apply_project", "-", "export", "export_qonnx",
+              "export_node_data", "-", "quit"),
     "&Edit": ("undo", "redo", "-", "find", "same_type"),
     "&View": ("fit", "zoom_in", "zoom_out", "color_sqnr", "color_sensitivity", "netron", "-", "@docks", "-",
               "@theme"),

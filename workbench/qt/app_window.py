@@ -13,7 +13,7 @@ import logging
 import math
 from pathlib import Path
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -29,6 +29,7 @@ from workbench.core import api
 from workbench.core.api import PROJECT_SUFFIX, QParams, load_project, new_project, save_project
 from workbench.core.errors import WorkbenchError
 from workbench.qt import actions, docks, settings
+from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.commands import push_edit, set_exclude
 from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         self.canvas.layoutFailed.connect(lambda msg: self.set_status(f"Layout failed: {msg}"))
         self.errors.nodeClicked.connect(self.focus_node)
         self.errors.colorBySqnr.connect(self.color_by_sqnr)
+        self.errors.exportNodeData.connect(self.export_node_data_dialog)
         self.sensitivity.nodeClicked.connect(self.focus_node)
         self.cost.nodeClicked.connect(self.focus_node)
         self.problems.nodeClicked.connect(self.focus_node)
@@ -308,6 +310,67 @@ class MainWindow(QMainWindow):
     def export_to(self, path: str | Path, fmt: str = "qdq"):
         """Start the export job (quantize with the cached calibration, write ``path`` atomically)."""
         return self.runs.export(path, fmt)
+
+    @guarded
+    def export_node_data_dialog(self) -> None:
+        self._need_model()
+        self._need_rows()
+        start = str(self.doc.model_path.with_suffix(".json"))
+        path, _ = QFileDialog.getSaveFileName(self, "Export Model Explorer node data", start, "JSON (*.json)")
+        if path:
+            self.export_node_data_to(path)
+
+    def export_node_data_to(self, path: str | Path) -> dict[str, Path]:
+        """Write the Errors dock's figures as Model Explorer node data: ``NAME.sqnr.json`` and
+        ``NAME.sensitivity.json`` for ``path`` = ``NAME.json``; returns figure -> path written."""
+        self._need_model()
+        self._need_rows()
+        plan = self.doc.plan
+        if self.doc.result_recipe and not self.doc.results_current:
+            plan = api.plan(self.doc.model, api.Recipe.from_json(self.doc.result_recipe))  # the rows' own plan
+        data = api.build_node_data(self.doc.model, plan, self.doc.errors)
+        paths = api.write_node_data(data, path)
+        missing = f"; {len(data.unmatched)} unit(s) not found in the file" if data.unmatched else ""
+        self.set_status(f"Model Explorer node data for {len(data.node_ids())} nodes: "
+                        f"{', '.join(p.name for p in paths.values())}{missing}. In Model Explorer: Load node data.")
+        return paths
+
+    def _need_rows(self) -> None:
+        if not self.doc.errors:
+            raise WorkbenchError("No per-unit figures yet.", hint="Calibrate first (F5), then export them.")
+
+    @guarded
+    def apply_project_dialog(self) -> None:
+        self._need_model()
+        path, _ = QFileDialog.getOpenFileName(self, "Apply project to the open model", settings.last_dir(),
+                                              "Workbench projects (*.wbproj)")
+        if path:
+            self.apply_project(path)
+
+    @guarded
+    def apply_project(self, path: str | Path) -> ApplyProjectDialog:
+        """Match the project's recipe at ``path`` to the open model and show the table (window-modal);
+        its Apply button replaces the recipe in one undoable edit. Returns the dialog."""
+        self._need_model()
+        path = Path(path).resolve()
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            rt, _project = api.retarget_to_model(path, self.doc.model)
+        finally:
+            QApplication.restoreOverrideCursor()
+        dialog = ApplyProjectDialog(rt, path, self.doc.model_path.name, self)
+        dialog.accepted.connect(lambda: self._adopt_recipe(rt.recipe, path))
+        dialog.finished.connect(dialog.deleteLater)
+        self.apply_dialog = dialog
+        dialog.open()
+        return dialog
+
+    @guarded
+    def _adopt_recipe(self, recipe, project: Path) -> None:
+        if push_edit(self.doc, recipe, f"Apply project {project.name}"):
+            self.set_status(f"Applied the recipe of {project.name} (Ctrl+Z undoes); calibrate (F5) to measure it.")
+        else:
+            self.set_status(f"The recipe of {project.name} is already the open model's recipe.")
 
     def _need_model(self) -> None:
         if self.doc.model is None:
