@@ -12,6 +12,7 @@ writes a screenshot of the page:
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -77,27 +78,53 @@ def settle(ms: int) -> None:
     loop.exec()
 
 
+#: JavaScript run in the page: section ids, every src/href in the DOM, images decoded.
+PAGE_FACTS = """JSON.stringify({
+  sections: Array.from(document.querySelectorAll('section[id]')).map(s => s.id),
+  refs: Array.from(document.querySelectorAll('[src],[href]')).map(e => e.getAttribute('src') || e.getAttribute('href')),
+  images: Array.from(document.images).map(i => i.complete && i.naturalWidth > 0),
+  height: document.documentElement.scrollHeight
+})"""
+
+
+def inspect_report(path: str | Path, *, png: str | None = None, width: int = 1280, height: int = 2400,
+                   scale: float = 0.6) -> dict:
+    """Load ``path``, read :data:`PAGE_FACTS`, optionally save a screenshot of its top ``height`` pixels.
+
+    Returns ``{"loaded", "seen", "blocked", "sections", "refs", "images", "height"}``.
+    """
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    view, recorder, ok = open_report(path, width=width, height=height)
+    settle(1500)  # images decode after loadFinished
+    facts = json.loads(run_js(view, PAGE_FACTS) or "{}")
+    if png:
+        image = view.grab().toImage()
+        if scale != 1.0:
+            image = image.scaledToWidth(int(image.width() * scale), Qt.TransformationMode.SmoothTransformation)
+        image.save(png)
+    view.close()
+    view.deleteLater()
+    app.processEvents()
+    return {"loaded": ok, "seen": recorder.seen, "blocked": recorder.blocked, **facts}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("report")
-    p.add_argument("png")
+    p.add_argument("png", nargs="?", help="write a screenshot here")
     p.add_argument("--width", type=int, default=1280)
     p.add_argument("--height", type=int, default=2400, help="pixels of the page to capture from the top")
     p.add_argument("--scale", type=float, default=0.6, help="resize factor of the saved PNG")
+    p.add_argument("--json", action="store_true", help="print what the page did as JSON")
     args = p.parse_args(argv)
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    view, recorder, ok = open_report(args.report, width=args.width, height=args.height)
-    settle(1500)  # images decode after loadFinished
-    if not ok or recorder.blocked:
-        print(f"error: loaded={ok}, blocked requests: {recorder.blocked}", file=sys.stderr)
+    facts = inspect_report(args.report, png=args.png, width=args.width, height=args.height, scale=args.scale)
+    if args.json:
+        print(json.dumps(facts))
+    elif facts["blocked"] or not facts["loaded"]:
+        print(f"error: loaded={facts['loaded']}, blocked requests: {facts['blocked']}", file=sys.stderr)
         return 2
-    image = view.grab().toImage()
-    if args.scale != 1.0:
-        image = image.scaledToWidth(int(image.width() * args.scale), Qt.TransformationMode.SmoothTransformation)
-    image.save(args.png)
-    print(f"wrote {args.png} ({image.width()}x{image.height()}); {len(recorder.seen)} requests, none blocked")
-    view.close()
-    app.processEvents()
+    else:
+        print(f"wrote {args.png}; {len(facts['seen'])} requests, none blocked; sections {facts['sections']}")
     return 0
 
 

@@ -54,6 +54,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                group="model"),
     ActionSpec("export_qonnx", "Export &QONNX...", "export_dialog", (),
                "Write the quantized model as QONNX (Quant / FloatQuant nodes)", group="model", args=("qonnx",)),
+    ActionSpec("export_report", "Export &Report...", "export_report_dialog", ("Ctrl+Shift+R",),
+               "Write a self-contained HTML report (recipe, issues, SQNR, histograms, metric, graph)",
+               group="model"),
     ActionSpec("quit", "&Quit", "close", (K.Quit,)),
     # Edit
     ActionSpec("undo", "&Undo", "", ("Ctrl+Z",), group="undo"),
@@ -88,7 +91,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 
 #: menu title -> entries: action names, "-" (separator), "@recent", "@docks", "@theme"
 MENUS: dict[str, tuple[str, ...]] = {
-    "&File": ("open", "@recent", "-", "save", "save_as", "export", "export_qonnx", "-", "quit"),
+    "&File": ("open", "@recent", "-", "save", "save_as", "export", "export_qonnx", "export_report", "-", "quit"),
     "&Edit": ("undo", "redo", "-", "find", "same_type"),
     "&View": ("fit", "zoom_in", "zoom_out", "color_sqnr", "color_sensitivity", "netron", "-", "@docks", "-",
               "@theme"),

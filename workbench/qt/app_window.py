@@ -309,6 +309,18 @@ class MainWindow(QMainWindow):
         """Start the export job (quantize with the cached calibration, write ``path`` atomically)."""
         return self.runs.export(path, fmt)
 
+    @guarded
+    def export_report_dialog(self) -> None:
+        self._need_model()
+        start = str(self.doc.model_path.with_name(f"{self.doc.model_path.stem}.report.html"))
+        path, _ = QFileDialog.getSaveFileName(self, "Export report (HTML)", start, "HTML (*.html)")
+        if path:
+            self.export_report_to(path)
+
+    def export_report_to(self, path: str | Path):
+        """Start the report job (measured on the calibration data, written to ``path`` atomically)."""
+        return self.runs.report(path)
+
     def _need_model(self) -> None:
         if self.doc.model is None:
             raise WorkbenchError("No model is open.", hint="Open a model first (File > Open).")
@@ -395,6 +407,8 @@ class MainWindow(QMainWindow):
         if kind == "export":
             self._last_export = Path(result["path"])
             self._on_run_ended(f"Done: exported {result['path']}.")
+        elif kind == "report":
+            self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
         elif kind == "sensitivity":
             self._on_run_ended(f"Done: sensitivity of {len(self.doc.sensitivity.rows)} node units.")
         else:

@@ -125,7 +125,8 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
     rows = analyze(model, result, eval_data, samples=eval_samples, progress=_phase(progress, "Per-unit SQNR"),
                    cancel=cancel)
     finite = [r for r in rows if math.isfinite(r.sqnr_db)] or rows
-    hists = unit_histograms(result.float_model or model, finite[:worst], result.qparams, eval_data,
+    written = {t: qp for t, qp in result.qparams.items() if result.tensor_map.get(t, t) != t}  # has a Q/DQ pair
+    hists = unit_histograms(result.float_model or model, finite[:worst], written, eval_data,
                             samples=hist_samples, progress=_phase(progress, "Histograms"), cancel=cancel)
     metric = metric if metric is not None else default_metric(model, eval_data)
     evaluation = evaluate(model, result.proto, eval_data, samples=eval_samples, metric=metric,
