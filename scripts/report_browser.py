@@ -17,7 +17,12 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, Qt, QTimer, QUrl
-from PySide6.QtWebEngineCore import QWebEnginePage, QWebEngineProfile, QWebEngineUrlRequestInterceptor
+from PySide6.QtWebEngineCore import (
+    QWebEnginePage,
+    QWebEngineProfile,
+    QWebEngineSettings,
+    QWebEngineUrlRequestInterceptor,
+)
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import QApplication
 
@@ -49,6 +54,9 @@ def open_report(path: str | Path, *, width: int = 1280, height: int = 900, timeo
     recorder = Recorder(str(path), profile)
     profile.setUrlRequestInterceptor(recorder)
     page = QWebEnginePage(profile, view)
+    # a file:// page may not reach remote URLs by default; let every attempt reach the interceptor,
+    # which records and blocks it (so a leak is seen, not silently dropped before it)
+    page.settings().setAttribute(QWebEngineSettings.WebAttribute.LocalContentCanAccessRemoteUrls, True)
     view.setPage(page)
     view.resize(width, height)
     loop = QEventLoop()
