@@ -130,3 +130,24 @@ def test_bad_curve_file_is_one_line_naming_it(corpus, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and str(bad) in err[0] and "field curve" in err[0]
     assert not out.exists()
+
+
+def test_report_of_a_project_replays_its_recipe_and_data(corpus, tmp_path):
+    d = corpus / "digits_cnn"
+    recipe = tmp_path / "r.json"
+    recipe.write_text(api.make_recipe("cpu-u8s8", exclude=["/head/head.2/Gemm"]).to_json())
+    proj = tmp_path / "job.wbproj"
+    assert main(["quantize", str(d / "model_opset17.onnx"), "--recipe", str(recipe), "--data", str(d / "calib.npz"),
+                 "--samples", "20", "-o", str(tmp_path / "q.onnx"), "--save-project", str(proj)]) == 0
+    out = tmp_path / "report.html"
+    assert main(["report", str(proj), "--eval-samples", "8", "-o", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    # the project's recipe (one unit kept in float), its 20 calibration samples, measured on its data
+    assert "<td>kept in float</td><td>1</td>" in text and "<td>calibration samples</td><td>20</td>" in text
+    assert "/head/head.2/Gemm" in text and "8 samples of" in text and "calib.npz" in text
+
+
+def test_report_without_data_says_what_to_add(corpus, tmp_path, capsys):
+    rc = main(["report", str(corpus / "digits_cnn" / "model_opset17.onnx"), "-o", str(tmp_path / "r.html")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err == ["error: report: no data given. Add --data CALIB.npz (and --eval EVAL.npz)."]

@@ -44,7 +44,7 @@ def new_figure(width: float, height: float) -> Figure:
         return Figure(figsize=(width, height), dpi=100)
 
 
-def footnote(fig: Figure, text: str, *, below: float = 30.0) -> None:
+def footnote(fig: Figure, text: str, *, below: float = 38.0) -> None:
     """``text`` in small grey type under the first axes, ``below`` points under its bottom edge."""
     ax = fig.axes[0]
     chars = max(40, int(fig.get_figwidth() * 17))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from html import escape
+from pathlib import Path
 
 from workbench.core.analysis.evaluate import fmt_metric
 from workbench.core.report.collect import ReportData
@@ -146,7 +147,7 @@ _BODIES = {"recipe": _recipe, "issues": _issues, "sqnr": _sqnr, "histograms": _h
 
 def render_html(d: ReportData, *, title: str | None = None) -> str:
     """The report page (UTF-8 text); section ids are those of :data:`REPORT_SECTIONS`."""
-    name = title or (d.model_path.rsplit("/", 1)[-1] if d.model_path else "model")
+    name = title or ("/".join(Path(d.model_path).parts[-2:]) if d.model_path else "model")
     nav = "".join(f'<a href="#{sid}">{escape(h)}</a>' for sid, h in REPORT_SECTIONS)
     body = "".join(f'<section id="{sid}"><h2>{escape(h)}</h2>{_BODIES[sid](d)}</section>' for sid, h in REPORT_SECTIONS)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
