@@ -81,6 +81,7 @@ def test_report_metric_matches_onnxruntime(digits):
     top1 = float(np.mean(np.argmax(sess.run(None, {"input": x})[0], axis=-1) == y))
     assert f"<td>top1</td><td class=\"n\">{top1:.4f}</td>" in text
     assert "40 samples of" in text
+    assert "autotune --curve-json: all samples of its eval data (not recorded in the file)" in text
 
 
 def test_histogram_clip_range_is_the_quantizelinear_of_the_written_model(corpus):

@@ -267,6 +267,7 @@ def cmd_autotune(args) -> int:
         print(f"{pt.promoted:8d} {api.fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
     if args.curve_json:
         doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
+               "eval": str(args.eval), "eval_samples": args.eval_samples,  # what the curve was measured on
                "curve": [pt.to_json() for pt in res.curve]}
         api.atomic_write_bytes(Path(args.curve_json), (json.dumps(doc, indent=2) + "\n").encode())
     api.export(res.result, args.output)
@@ -516,7 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "ray or ray:ADDRESS")
     s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
     s.add_argument("--curve-json", metavar="FILE",
-                   help="write the curve (promoted, metric, fraction_int8, weight_bytes, bops) as JSON")
+                   help="write the curve (promoted, metric, fraction_int8, weight_bytes, bops; the eval data and samples) as JSON")
     s.add_argument("-o", "--output", required=True)
     s.set_defaults(func=cmd_autotune)
 

@@ -85,14 +85,14 @@ def _sqnr(d: ReportData) -> str:
     worst = d.rows[0]
     return (f"<p>Worst unit: <b>{escape(worst.node)}</b> ({escape(worst.op_type)}) at {_db(worst.sqnr_db)} dB; "
             f"{sum(1 for r in d.rows if r.sqnr_db < 20)} of {len(d.rows)} units below 20 dB.</p>"
-            + _img(sqnr_bars(d.rows, top=TOP_BARS, note=_analysis_note(d)), "per-unit SQNR bars"))
+            + _img(sqnr_bars(d.rows, top=TOP_BARS, note=_analysis_note(d)), f"per-unit SQNR bars; {_analysis_note(d)}"))
 
 
 def _histograms(d: ReportData) -> str:
     if not d.histograms:
         return '<p class="note">No measured unit to draw.</p>'
     note = f"float model, {d.eval_source}; onnxruntime {d.ort_version}, CPUExecutionProvider, ORT_ENABLE_ALL."
-    imgs = "".join(_img(histogram(h, note=note), f"histogram of {h.tensor}") for h in d.histograms)
+    imgs = "".join(_img(histogram(h, note=note), f"histogram of {h.tensor}; {h.samples} samples of {note}") for h in d.histograms)
     return ('<p class="note">Float values of each unit\'s output with the clip range of its quantizer (red) and '
             f'the quantization grid (q - zero_point) * scale (grey).</p><div class="hists">{imgs}</div>')
 
@@ -113,9 +113,11 @@ def _autotune(d: ReportData) -> str:
     if not d.curve:
         return ('<p class="note">No autotune curve in this report: run <code>workbench-cli autotune ... '
                 '--curve-json curve.json</code> and pass <code>--curve-json curve.json</code> to report.</p>')
-    n = d.curve.get("eval_samples")
-    note = (f"{n} eval samples; " if n else "") + "from autotune --curve-json (its own eval data); " + d.eval_runtime
-    return _img(autotune_curve(d.curve, note=note), "autotune curve")
+    n, data = d.curve.get("eval_samples"), d.curve.get("eval")
+    used = f"{n} samples" if n else "all samples"
+    note = (f"autotune --curve-json: {used} of {data or 'its eval data (not recorded in the file)'}; "
+            f"{d.eval_runtime}")
+    return _img(autotune_curve(d.curve, note=note), f"autotune curve; {note}")
 
 
 def _metrics(d: ReportData) -> str:
@@ -138,7 +140,7 @@ def _metrics(d: ReportData) -> str:
 def _graph(d: ReportData) -> str:
     sqnr = {r.node: r.sqnr_db for r in d.rows}
     fig = graph_picture(d.structure, d.positions, sqnr, note=_analysis_note(d))
-    return _img(fig, "graph coloured by SQNR")
+    return _img(fig, f"graph coloured by SQNR; {_analysis_note(d)}")
 
 
 _BODIES = {"recipe": _recipe, "issues": _issues, "sqnr": _sqnr, "histograms": _histograms,
