@@ -152,3 +152,20 @@ def test_report_without_data_says_what_to_add(corpus, tmp_path, capsys):
     rc = main(["report", str(corpus / "digits_cnn" / "model_opset17.onnx"), "-o", str(tmp_path / "r.html")])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and err == ["error: report: no data given. Add --data CALIB.npz (and --eval EVAL.npz)."]
+
+
+def test_report_tabulates_a_sweep_of_the_same_recipe(corpus, tmp_path):
+    d = corpus / "digits_cnn"
+    common = ["--data", str(d / "calib.npz"), "--eval", str(d / "eval.npz")]
+    sweep = tmp_path / "sweep.json"
+    assert main(["sweep", str(d / "model_opset17.onnx"), *common, "--eval-samples", "4", "--executor", "inline",
+                 "--json", str(sweep)]) == 0
+    out = tmp_path / "report.html"
+    assert main(["report", str(d / "model_opset17.onnx"), *common, "--eval-samples", "4", "--sweep-json", str(sweep),
+                 "-o", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    doc = json.loads(sweep.read_text())
+    best = min(doc["rows"], key=lambda r: (-r["gain_db"], r["node"]))  # the first row of the table
+    assert f"({doc['samples']} samples, {doc['tasks']} tasks;" in text
+    assert (f"<td>{best['node']}</td><td>{best['op_type']}</td><td class=\"n\">{best['only_quant_db']:.2f}</td>"
+            f"<td class=\"n\">{best['only_float_db']:.2f}</td>") in text

@@ -299,15 +299,27 @@ def cmd_report(args) -> int:
                                   samples=args.samples, progress=progress)
             eval_data = _data_arg(args, args.eval or args.data)
         curve = api.load_curve(args.curve_in) if args.curve_in else None
+        sweep = api.read_sweep(args.sweep_in) if args.sweep_in else _project_sweep(args.model, result)
         metric = args.metric
         if metric is not None and metric.endswith(".py"):
             metric = api.load_metric(metric, allow_code=args.allow_code)
         out = api.write_report(args.output, model, result, eval_data, eval_samples=args.eval_samples,
-                               metric=metric, curve=curve, worst=args.worst, progress=progress)
+                               metric=metric, curve=curve, sweep=sweep, worst=args.worst,
+                               progress=progress)
     finally:
         progress.close()
     print(f"wrote {out} (open it in a browser; it loads nothing from the network)")
     return 0
+
+
+def _project_sweep(path: str, result):
+    """The sensitivity sweep a project saved from the app, when it was made with the same recipe."""
+    if not str(path).endswith(".wbproj"):
+        return None
+    saved = (api.load_project(path, check_model=False).results or {}).get("sensitivity") or {}
+    if not saved.get("sweep") or saved.get("recipe") != result.recipe.to_json():
+        return None
+    return api.load_sweep(saved["sweep"], f"{path}: results.sensitivity.sweep")
 
 
 def _not_convertible(path: str, proto, to: str) -> str | None:
@@ -549,6 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "output_sqnr, detection_scores, or a .py file defining metric(outputs, batch) (--allow-code)")
     s.add_argument("--curve-json", dest="curve_in", metavar="FILE",
                    help="an autotune curve (autotune --curve-json FILE) to draw")
+    s.add_argument("--sweep-json", dest="sweep_in", metavar="FILE",
+                   help="an end-to-end sensitivity sweep of the same recipe (sweep --json FILE) to tabulate")
     s.add_argument("--worst", type=_positive_int, default=4, help="units whose histograms are drawn")
     s.add_argument("--allow-code", action="store_true", help="allow a Python data reader or metric file")
     s.add_argument("-o", "--output", required=True, help="the HTML file to write")
@@ -578,7 +592,7 @@ def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
     for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric", "retarget_model",
-                 "curve_in"):
+                 "curve_in", "sweep_in"):
         value = getattr(args, name, None)
         if isinstance(value, str) and os.path.exists(value):
             api.protect_input(value)

@@ -110,6 +110,8 @@ _LAZY: dict[str, str] = {
     "write_report": "workbench.core.report.write",
     "collect_report": "workbench.core.report.collect",
     "load_curve": "workbench.core.report.collect",
+    "load_sweep": "workbench.core.report.collect",
+    "read_sweep": "workbench.core.report.collect",
     "ReportData": "workbench.core.report.collect",
     "render_html": "workbench.core.report.html",
     "REPORT_SECTIONS": "workbench.core.report.html",

@@ -123,7 +123,8 @@ def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
 def job_report(payload: dict, progress, cancel: CancelToken) -> dict:
     """Write the HTML report (:func:`workbench.core.report.write.write_report`) to ``path``.
 
-    Payload: as :func:`job_export`, plus ``eval`` (data spec; default ``data``) and ``eval_samples``.
+    Payload: as :func:`job_export`, plus ``eval`` (data spec; default ``data``), ``eval_samples`` and
+    ``sweep`` (SweepResult JSON of the same recipe, or None).
     Quantizes with the cached calibration (calibrating only what is missing); the file is written
     atomically, so a cancelled or failed job leaves nothing. Result: ``path``, ``calibration``.
     """
@@ -131,7 +132,9 @@ def job_report(payload: dict, progress, cancel: CancelToken) -> dict:
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
     out = api.write_report(payload["path"], model, result, payload.get("eval") or payload["data"],
-                           eval_samples=payload.get("eval_samples"), progress=_phase(progress, "Report"),
+                           eval_samples=payload.get("eval_samples"),
+                           sweep=api.load_sweep(payload["sweep"], "the sweep") if payload.get("sweep") else None,
+                           progress=_phase(progress, "Report"),
                            cancel=cancel)
     return {"path": str(out), "calibration": calib.to_json() if calib is not None else None}
 

@@ -86,10 +86,14 @@ class RunController(QObject):
 
     def report(self, path: str | Path) -> Job:
         """Write the HTML report (recipe, issues, SQNR, histograms, sensitivity, metric, graph) to ``path``,
-        measured on the calibration data with the cached ranges."""
+        measured on the calibration data with the cached ranges; with the last sensitivity sweep when it
+        was made with the current recipe."""
         self._need_model()
         self._need_data()
-        payload = self.doc.payload(path=str(path), reuse=True, eval_samples=self.analysis_samples)
+        sweep = self.doc.sensitivity_json()
+        current = sweep is not None and sweep.get("recipe") == self.doc.recipe.to_json()
+        payload = self.doc.payload(path=str(path), reuse=True, eval_samples=self.analysis_samples,
+                                   sweep=sweep["sweep"] if current else None)
         return self._start("report", ProcessJob("report", payload, title=f"Report to {Path(path).name}",
                                                 parent=self))
 

@@ -14,7 +14,7 @@ import onnxruntime as ort
 
 from workbench import __version__
 from workbench.core.analysis.evaluate import EvalReport, evaluate
-from workbench.core.analysis.sensitivity import Sensitivity, local_sensitivity
+from workbench.core.analysis.sensitivity import Sensitivity, SweepResult, local_sensitivity
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
 from workbench.core.errors import DataError
 from workbench.core.graph.layout import GraphStructure, graph_structure
@@ -45,6 +45,7 @@ class ReportData:
     calib_samples: int | None
     analysis_samples: int
     eval_source: str
+    sweep: SweepResult | None = None
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
     version: str = __version__
     ort_version: str = ort.__version__
@@ -84,6 +85,35 @@ def load_curve(path: str | Path) -> dict:
     return doc
 
 
+def load_sweep(doc: Any, source: str) -> SweepResult:
+    """A sensitivity sweep as ``workbench-cli sweep --json`` writes it ({rows, all_quant_db, samples, tasks}).
+
+    Raises
+    ------
+    DataError
+        ``doc`` is not such a table (``source`` names where it came from).
+    """
+    rows = doc.get("rows") if isinstance(doc, dict) else None
+    try:
+        if not isinstance(rows, list):
+            raise TypeError("no rows list")
+        return SweepResult.from_json(doc)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{source}: field rows: not a sensitivity sweep ({exc}).",
+                        hint="Give the file `workbench-cli sweep --json FILE` wrote.") from None
+
+
+def read_sweep(path: str | Path) -> SweepResult:
+    """:func:`load_sweep` of a JSON file (DataError naming the file when it is missing or not JSON)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the sweep ({exc.strerror}).", hint="Check the path.") from None
+    except ValueError as exc:
+        raise DataError(f"{path}: not JSON ({exc}).", hint="Give the file sweep --json wrote.") from None
+    return load_sweep(doc, str(path))
+
+
 def _count(model, data, limit: int | None) -> int:
     n = open_data_source(data, model).num_samples()
     if n is None:
@@ -92,8 +122,8 @@ def _count(model, data, limit: int | None) -> int:
 
 
 def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_samples: int | None = 32,
-                   metric: Any = None, curve: dict | None = None, worst: int = 4, hist_samples: int = 8,
-                   progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ReportData:
+                   metric: Any = None, curve: dict | None = None, sweep: SweepResult | None = None,
+                   worst: int = 4, hist_samples: int = 8, progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ReportData:
     """Measure ``result`` against ``model`` on ``eval_data`` for the report.
 
     Parameters
@@ -109,6 +139,9 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
         batch)``); default :func:`default_metric`.
     curve : dict, optional
         An autotune curve (:func:`load_curve`).
+    sweep : SweepResult, optional
+        An end-to-end sensitivity sweep of the same recipe (:func:`read_sweep`), shown beside the
+        local sensitivity.
     worst : int
         Units whose histograms are drawn (lowest SQNR first).
     hist_samples : int
@@ -137,7 +170,7 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
     calib = result.calibration
     return ReportData(str(model.path or ""), result, rows, local_sensitivity(result.plan, rows), hists, evaluation,
                       curve, structure, positions, getattr(calib, "samples_seen", None),
-                      _count(model, eval_data, eval_samples), open_data_source(eval_data, model).describe())
+                      _count(model, eval_data, eval_samples), open_data_source(eval_data, model).describe(), sweep)
 
 
 def _phase(progress: ProgressFn, name: str) -> ProgressFn:
@@ -146,4 +179,5 @@ def _phase(progress: ProgressFn, name: str) -> ProgressFn:
     return fn
 
 
-__all__ = ["ANALYSIS_BATCH", "ReportData", "collect_report", "default_metric", "load_curve"]
+__all__ = ["ANALYSIS_BATCH", "ReportData", "collect_report", "default_metric", "load_curve", "load_sweep",
+           "read_sweep"]

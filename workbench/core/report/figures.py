@@ -98,7 +98,7 @@ def histogram(h: TensorHistogram, *, note: str) -> Figure:
               if h.clip is not None else f"{h.qtype}: no single clip range (per-channel, float8 or not quantized)")
     if h.clip is not None and not h.grid.size:
         detail += "; grid too fine to draw"
-    footnote(fig, f"{detail}. {h.samples} samples; {note}")
+    footnote(fig, f"{detail}. {h.samples} samples of {note}")
     return fig
 
 

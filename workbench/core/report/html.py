@@ -91,7 +91,7 @@ def _sqnr(d: ReportData) -> str:
 def _histograms(d: ReportData) -> str:
     if not d.histograms:
         return '<p class="note">No measured unit to draw.</p>'
-    note = f"float model, {d.eval_source}; onnxruntime {d.ort_version}, CPUExecutionProvider, ORT_ENABLE_ALL."
+    note = f"{d.eval_source}; float model on onnxruntime {d.ort_version}, CPUExecutionProvider, ORT_ENABLE_ALL."
     imgs = "".join(_img(histogram(h, note=note), f"histogram of {h.tensor}; {h.samples} samples of {note}") for h in d.histograms)
     return ('<p class="note">Float values of each unit\'s output with the clip range of its quantizer (red) and '
             f'the quantization grid (q - zero_point) * scale (grey).</p><div class="hists">{imgs}</div>')
@@ -102,11 +102,25 @@ def _sensitivity(d: ReportData) -> str:
         return '<p class="note">No measured unit.</p>'
     rows = [[escape(s.node), escape(s.op_type), _db(s.local_sqnr_db), _db(s.output_sqnr_db)]
             for s in d.sensitivity[:TOP_TABLE]]
-    return ("<p>Units ranked by the noise they add themselves (lowest local SQNR first): "
+    return _sweep(d) + ("<p>Units ranked by the noise they add themselves (lowest local SQNR first): "
             "1/SQNR<sub>local</sub> = 1/SQNR<sub>out</sub> &minus; 1/SQNR<sub>in</sub> (linear ratios; additive "
             "uncorrelated quantization noise, Widrow &amp; Koll&aacute;r 2008). "
             f"From the same analysis pass: {escape(_analysis_note(d))}</p>"
             + _table(["node", "op", "local SQNR dB", "output SQNR dB"], rows, {2, 3}))
+
+
+def _sweep(d: ReportData) -> str:
+    sw = d.sweep
+    if sw is None:
+        return ('<p class="note">No end-to-end sweep in this report (<code>workbench-cli sweep ... --json sweep.json'
+                '</code>, then <code>--sweep-json sweep.json</code>); the local table below needs none.</p>')
+    rows = [[escape(r.node), escape(r.op_type), _db(r.only_quant_db), _db(r.only_float_db), _db(r.local_db),
+             _db(r.gain_db)] for r in sorted(sw.rows, key=lambda r: (-r.gain_db, r.node))[:TOP_TABLE]]
+    return (f"<p>End to end, from a sensitivity sweep ({sw.samples} samples, {sw.tasks} tasks; onnxruntime, "
+            "CPUExecutionProvider, suffix models ORT_DISABLE_ALL): model-output SQNR with only the unit quantized, "
+            f"with only it kept float, and what keeping it float gains over all quantized ({_db(sw.all_quant_db)} dB)."
+            "</p>" + _table(["node", "op", "only quantized dB", "only float dB", "own dB", "gain dB"], rows,
+                            {2, 3, 4, 5}))
 
 
 def _autotune(d: ReportData) -> str:
