@@ -169,3 +169,14 @@ def test_report_tabulates_a_sweep_of_the_same_recipe(corpus, tmp_path):
     assert f"({doc['samples']} samples, {doc['tasks']} tasks;" in text
     assert (f"<td>{best['node']}</td><td>{best['op_type']}</td><td class=\"n\">{best['only_quant_db']:.2f}</td>"
             f"<td class=\"n\">{best['only_float_db']:.2f}</td>") in text
+
+
+def test_dynamic_recipe_report_says_why_there_is_no_per_unit_sqnr(corpus, tmp_path):
+    d = corpus / "digits_mlp"
+    out = tmp_path / "report.html"
+    assert main(["report", str(d / "model_opset17.onnx"), "--preset", "dynamic-u8", "--data", str(d / "calib.npz"),
+                 "--eval", str(d / "eval.npz"), "--eval-samples", "8", "-o", str(out)]) == 0
+    page = parse(text := out.read_text(encoding="utf-8"))
+    assert page.sections == [sid for sid, _ in api.REPORT_SECTIONS]
+    assert text.count("No per-unit SQNR: the recipe is dynamic") == 3  # SQNR, histograms, sensitivity
+    assert [v for tag, _, v in page.refs if tag == "img"] and "<td>top1</td>" in text  # graph picture, metric

@@ -81,16 +81,26 @@ def _analysis_note(d: ReportData) -> str:
 
 def _sqnr(d: ReportData) -> str:
     if not d.rows:
-        return '<p class="note">No unit of the main graph was measured (units inside If/Loop bodies are not).</p>'
+        return f'<p class="note">{escape(_why_no_rows(d))}</p>'
     worst = d.rows[0]
     return (f"<p>Worst unit: <b>{escape(worst.node)}</b> ({escape(worst.op_type)}) at {_db(worst.sqnr_db)} dB; "
             f"{sum(1 for r in d.rows if r.sqnr_db < 20)} of {len(d.rows)} units below 20 dB.</p>"
             + _img(sqnr_bars(d.rows, top=TOP_BARS, note=_analysis_note(d)), f"per-unit SQNR bars; {_analysis_note(d)}"))
 
 
+def _why_no_rows(d: ReportData) -> str:
+    """Why the analysis measured no unit: a recipe without activation Q/DQ pairs, or units only in subgraphs."""
+    mode = str(getattr(d.result.plan.mode, "value", d.result.plan.mode))
+    if mode != "static":
+        return (f"No per-unit SQNR: the recipe is {mode}, so unit outputs have no fixed-scale "
+                "QuantizeLinear / DequantizeLinear pair to compare at; the task metric below compares the whole model.")
+    return ("No unit of the main graph was measured (units inside If/Loop bodies are not; "
+            "`workbench-cli inspect` shows where they are).")
+
+
 def _histograms(d: ReportData) -> str:
     if not d.histograms:
-        return '<p class="note">No measured unit to draw.</p>'
+        return f'<p class="note">Nothing to draw. {escape(_why_no_rows(d))}</p>'
     note = f"{d.eval_source}; float model on onnxruntime {d.ort_version}, CPUExecutionProvider, ORT_ENABLE_ALL."
     imgs = "".join(_img(histogram(h, note=note), f"histogram of {h.tensor}; {h.samples} samples of {note}") for h in d.histograms)
     return ('<p class="note">Float values of each unit\'s output with the clip range of its quantizer (red) and '
@@ -99,7 +109,7 @@ def _histograms(d: ReportData) -> str:
 
 def _sensitivity(d: ReportData) -> str:
     if not d.sensitivity:
-        return '<p class="note">No measured unit.</p>'
+        return _sweep(d) + f'<p class="note">{escape(_why_no_rows(d))}</p>'
     rows = [[escape(s.node), escape(s.op_type), _db(s.local_sqnr_db), _db(s.output_sqnr_db)]
             for s in d.sensitivity[:TOP_TABLE]]
     return _sweep(d) + ("<p>Units ranked by the noise they add themselves (lowest local SQNR first): "
