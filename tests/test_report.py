@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -18,6 +21,7 @@ from workbench.cli import main
 from workbench.core import api
 from workbench.core.errors import Cancelled
 from workbench.core.progress import CancelToken
+from workbench.core.report.layout import node_positions
 
 
 class Page(HTMLParser):
@@ -180,3 +184,22 @@ def test_dynamic_recipe_report_says_why_there_is_no_per_unit_sqnr(corpus, tmp_pa
     assert page.sections == [sid for sid, _ in api.REPORT_SECTIONS]
     assert text.count("No per-unit SQNR: the recipe is dynamic") == 3  # SQNR, histograms, sensitivity
     assert [v for tag, _, v in page.refs if tag == "img"] and "<td>top1</td>" in text  # graph picture, metric
+
+
+def test_cli_help_does_not_load_matplotlib():
+    code = ("import sys\nfrom workbench.cli import main\n"
+            "for argv in (['--help'], ['report', '--help']):\n"
+            "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+            "print('matplotlib' in sys.modules, 'onnxruntime' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert proc.stdout.strip().splitlines()[-1] == "False False", proc.stderr
+
+
+def test_graph_positions_without_igraph_keep_every_edge_pointing_forward(corpus, monkeypatch):
+    structure = api.graph_structure(api.open_model(corpus / "digits_cnn" / "model_opset17.onnx").proto)
+    monkeypatch.setitem(sys.modules, "igraph", None)  # import igraph raises ImportError
+    pos = node_positions(structure)
+    assert set(pos) == set(structure.names) and len(set(pos.values())) == len(pos)
+    names = structure.names
+    assert all(pos[names[b]][1] > pos[names[a]][1] for a, b in structure.edges)
