@@ -16,6 +16,8 @@ from workbench.core.graph.layout import X_SPACING, Y_SPACING, GraphStructure
 from workbench.core.report.figures import footnote, new_figure, sqnr_colors, sqnr_mappable
 
 _GREY = (0.78, 0.78, 0.78, 1.0)
+#: Above this many nodes the nodes and edges are drawn as a raster inside the SVG (the file stays small).
+RASTER_NODES = 2000
 
 
 def folded_xy(names: list[str], positions: dict[str, tuple[float, float]], aspect: float = 3.0) -> np.ndarray:
@@ -37,6 +39,7 @@ def graph_picture(structure: GraphStructure, positions: dict[str, tuple[float, f
                   *, label: int = 5, note: str):
     """A matplotlib Figure of the graph; ``sqnr`` maps node name -> unit output SQNR (dB)."""
     names = structure.names
+    raster = len(names) > RASTER_NODES  # one embedded PNG instead of thousands of SVG paths
     xy = folded_xy(names, positions)
     span_x = float(np.ptp(xy[:, 0])) + 1.0 if len(xy) else 1.0
     span_y = float(np.ptp(xy[:, 1])) + 1.0 if len(xy) else 1.0
@@ -47,17 +50,19 @@ def graph_picture(structure: GraphStructure, positions: dict[str, tuple[float, f
     if structure.edges:
         same = [(xy[a], xy[b]) for a, b in structure.edges if xy[a][0] < xy[b][0]]
         wrap = [(xy[a], xy[b]) for a, b in structure.edges if xy[a][0] >= xy[b][0]]
-        ax.add_collection(LineCollection(same, colors="#9e9e9e", linewidths=0.4, zorder=1))
-        ax.add_collection(LineCollection(wrap, colors="#e0e0e0", linewidths=0.3, zorder=0))
+        ax.add_collection(LineCollection(same, colors="#9e9e9e", linewidths=0.4, zorder=1,
+                                         rasterized=raster))
+        ax.add_collection(LineCollection(wrap, colors="#e0e0e0", linewidths=0.3, zorder=0,
+                                         rasterized=raster))
     measured = np.array([n in sqnr for n in names], dtype=bool)
     colors = np.array([_GREY] * len(names)).reshape(-1, 4)
     if measured.any():
         colors[measured] = sqnr_colors([sqnr[n] for n, m in zip(names, measured, strict=True) if m])
     size = float(np.clip(4000.0 / max(len(names), 1), 6.0, 40.0))
     ax.scatter(xy[~measured, 0], xy[~measured, 1], s=size * 0.6, c=colors[~measured], marker="s",
-               edgecolors="#757575", linewidths=0.2, zorder=2)
+               edgecolors="#757575", linewidths=0.2, zorder=2, rasterized=raster)
     ax.scatter(xy[measured, 0], xy[measured, 1], s=size, c=colors[measured], marker="o",
-               edgecolors="#333333", linewidths=0.3, zorder=3)
+               edgecolors="#333333", linewidths=0.3, zorder=3, rasterized=raster)
     worst = sorted(sqnr, key=lambda n: sqnr[n])[:label]
     index = {n: i for i, n in enumerate(names)}
     for n in worst:
