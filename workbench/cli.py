@@ -7,6 +7,7 @@
     workbench-cli analyze MODEL --data calib.npz --eval eval.npz --json errors.json
     workbench-cli convert MODEL.qdq.onnx MODEL.qonnx.onnx --to qonnx
     workbench-cli cost MODEL --preset cpu-u8s8
+    workbench-cli report MODEL --data calib.npz --eval eval.npz -o report.html
 
 Errors print one line naming the file, node or tensor and what to do, and exit with status 2.
 """
@@ -296,6 +297,7 @@ def cmd_autotune(args) -> int:
         print(f"{pt.promoted:8d} {api.fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
     if args.curve_json:
         doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
+               "eval": str(args.eval), "eval_samples": args.eval_samples,  # what the curve was measured on
                "curve": [pt.to_json() for pt in res.curve]}
         api.atomic_write_bytes(Path(args.curve_json), (api.dumps_strict(doc, indent=2) + "\n").encode())
     api.export(res.result, args.output)
@@ -306,6 +308,48 @@ def cmd_autotune(args) -> int:
     else:
         print(res.recipe.to_json())
     return 0 if res.met else 1
+
+
+def cmd_report(args) -> int:
+    progress = TerminalProgress()
+    try:
+        if str(args.model).endswith(".wbproj"):
+            if args.recipe or args.preset or args.exclude:
+                raise ExportError(f"{args.model}: a project brings its own recipe.",
+                                  hint="Drop --recipe / --preset / --exclude, or report on the .onnx model.")
+            model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
+            eval_data = args.eval or args.data or api.load_project(args.model).data_spec(args.model,
+                                                                                         allow_code=args.allow_code)
+        else:
+            if not args.data and not args.eval:
+                raise ExportError("report: no data given.", hint="Add --data CALIB.npz (and --eval EVAL.npz).")
+            model = api.open_model(args.model)
+            _recheck_outputs(args)
+            result = api.quantize(model, _recipe_from_args(args), data=_data_arg(args, args.data),
+                                  samples=args.samples, progress=progress)
+            eval_data = _data_arg(args, args.eval or args.data)
+        curve = api.load_curve(args.curve_in) if args.curve_in else None
+        sweep = api.read_sweep(args.sweep_in) if args.sweep_in else _project_sweep(args.model, result)
+        metric = args.metric
+        if metric is not None and metric.endswith(".py"):
+            metric = api.load_metric(metric, allow_code=args.allow_code)
+        out = api.write_report(args.output, model, result, eval_data, eval_samples=args.eval_samples,
+                               metric=metric, curve=curve, sweep=sweep, worst=args.worst,
+                               progress=progress)
+    finally:
+        progress.close()
+    print(f"wrote {out} (open it in a browser; it loads nothing from the network)")
+    return 0
+
+
+def _project_sweep(path: str, result):
+    """The sensitivity sweep a project saved from the app, when it was made with the same recipe."""
+    if not str(path).endswith(".wbproj"):
+        return None
+    saved = (api.load_project(path, check_model=False).results or {}).get("sensitivity") or {}
+    if not saved.get("sweep") or saved.get("recipe") != result.recipe.to_json():
+        return None
+    return api.load_sweep(saved["sweep"], f"{path}: results.sensitivity.sweep")
 
 
 def _not_convertible(path: str, proto, to: str) -> str | None:
@@ -518,7 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "ray or ray:ADDRESS")
     s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
     s.add_argument("--curve-json", metavar="FILE",
-                   help="write the curve (promoted, metric, fraction_int8, weight_bytes, bops) as JSON")
+                   help="write the curve (promoted, metric, fraction_int8, weight_bytes, bops; the eval data and samples) as JSON")
     s.add_argument("-o", "--output", required=True)
     s.set_defaults(func=cmd_autotune)
 
@@ -539,6 +583,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--batch", type=int, default=1, help="value of symbolic dimensions (default 1)")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=cmd_cost)
+
+    s = sub.add_parser("report", help="one self-contained HTML report: recipe, issues, SQNR, histograms, "
+                       "sensitivity, autotune curve, task metric, graph")
+    s.add_argument("model", help="MODEL.onnx or PROJECT.wbproj")
+    recipe_args(s)
+    s.add_argument("--eval", help="held-out data for every figure (default: --data, or the project's data)")
+    s.add_argument("--eval-samples", type=_positive_int, default=32, help="samples of the analysis and the metric")
+    s.add_argument("--metric", help="task metric: top1 (default with gt_label), cosine (default otherwise), "
+                   "output_sqnr, detection_scores, or a .py file defining metric(outputs, batch) (--allow-code)")
+    s.add_argument("--curve-json", dest="curve_in", metavar="FILE",
+                   help="an autotune curve (autotune --curve-json FILE) to draw")
+    s.add_argument("--sweep-json", dest="sweep_in", metavar="FILE",
+                   help="an end-to-end sensitivity sweep of the same recipe (sweep --json FILE) to tabulate")
+    s.add_argument("--worst", type=_positive_int, default=4, help="units whose histograms are drawn")
+    s.add_argument("--allow-code", action="store_true", help="allow a Python data reader or metric file")
+    s.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    s.set_defaults(func=cmd_report)
 
     s = sub.add_parser("presets", help="list presets")
     s.set_defaults(func=cmd_presets)
@@ -563,7 +624,8 @@ _OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out", "n
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
-    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric", "retarget_model"):
+    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric", "retarget_model",
+                 "curve_in", "sweep_in"):
         value = getattr(args, name, None)
         if isinstance(value, str) and os.path.exists(value):
             api.protect_input(value)

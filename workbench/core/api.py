@@ -17,7 +17,7 @@ Typical use::
 
 Verbs: open_model, inspect_model, make_recipe, load_recipe, resolve, plan, calibrate, quantize,
 export, evaluate, analyze, sensitivity_sweep, autotune, convert_file, model_cost, replay_project,
-new_project / save_project / load_project, layout_graph, read_quant_params.
+new_project / save_project / load_project, layout_graph, read_quant_params, write_report.
 """
 
 from __future__ import annotations
@@ -112,6 +112,15 @@ _LAZY: dict[str, str] = {
     "MatchRow": "workbench.core.pipeline.retarget",
     "format_match_table": "workbench.core.pipeline.retarget",
     "resolve_input_shapes": "workbench.core.qonnx.shapes",
+    # the HTML report
+    "write_report": "workbench.core.report.write",
+    "collect_report": "workbench.core.report.collect",
+    "load_curve": "workbench.core.report.collect",
+    "load_sweep": "workbench.core.report.collect",
+    "read_sweep": "workbench.core.report.collect",
+    "ReportData": "workbench.core.report.collect",
+    "render_html": "workbench.core.report.html",
+    "REPORT_SECTIONS": "workbench.core.report.html",
     # graph pictures
     "GraphStructure": "workbench.core.graph.layout",
     "graph_structure": "workbench.core.graph.layout",

@@ -120,6 +120,25 @@ def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
             "calibration": calib.to_json() if calib is not None else None, "recipe": payload["recipe"]}
 
 
+def job_report(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Write the HTML report (:func:`workbench.core.report.write.write_report`) to ``path``.
+
+    Payload: as :func:`job_export`, plus ``eval`` (data spec; default ``data``), ``eval_samples`` and
+    ``sweep`` (SweepResult JSON of the same recipe, or None).
+    Quantizes with the cached calibration (calibrating only what is missing); the file is written
+    atomically, so a cancelled or failed job leaves nothing. Result: ``path``, ``calibration``.
+    """
+    model = api.open_model(payload["model_path"])
+    recipe = _recipe(payload)
+    result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
+    out = api.write_report(payload["path"], model, result, payload.get("eval") or payload["data"],
+                           eval_samples=payload.get("eval_samples"),
+                           sweep=api.load_sweep(payload["sweep"], "the sweep") if payload.get("sweep") else None,
+                           progress=_phase(progress, "Report"),
+                           cancel=cancel)
+    return {"path": str(out), "calibration": calib.to_json() if calib is not None else None}
+
+
 def _sweep_executor(spec: str | None):
     """The executor the app chose; local process pools cannot start in the job's daemon process."""
     if not spec or spec == "inline" or spec.startswith("processes"):
@@ -191,4 +210,4 @@ def _typed(issues) -> list[PlanIssue]:
 
 #: job name -> job function (the names :class:`workbench.qt.workers.ProcessJob` is given)
 JOBS = {"calibrate": job_calibrate, "export": job_export, "sensitivity": job_sensitivity,
-        "histogram": job_histogram, "sleep": job_sleep, "cost": job_cost}
+        "histogram": job_histogram, "sleep": job_sleep, "cost": job_cost, "report": job_report}

@@ -59,6 +59,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
                group="model"),
     ActionSpec("export_node_data", "Export &Model Explorer Data...", "export_node_data_dialog", ("Ctrl+Shift+M",),
                "Write the per-unit SQNR and sensitivity as node data for Google's Model Explorer", group="model"),
+    ActionSpec("export_report", "Export &Report...", "export_report_dialog", ("Ctrl+Shift+R",),
+               "Write a self-contained HTML report (recipe, issues, SQNR, histograms, metric, graph)",
+               group="model"),
     ActionSpec("quit", "&Quit", "close", (K.Quit,)),
     # Edit
     ActionSpec("undo", "&Undo", "", ("Ctrl+Z",), group="undo"),
@@ -94,7 +97,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 #: menu title -> entries: action names, "-" (separator), "@recent", "@docks", "@theme"
 MENUS: dict[str, tuple[str, ...]] = {
     "&File": ("open", "@recent", "-", "save", "save_as", "apply_project", "-", "export", "export_qonnx",
-              "export_node_data", "-", "quit"),
+              "export_report", "export_node_data", "-", "quit"),
     "&Edit": ("undo", "redo", "-", "find", "same_type"),
     "&View": ("fit", "zoom_in", "zoom_out", "color_sqnr", "color_sensitivity", "netron", "-", "@docks", "-",
               "@theme"),

@@ -371,6 +371,16 @@ class MainWindow(QMainWindow):
             self.set_status(f"Applied the recipe of {project.name} (Ctrl+Z undoes); calibrate (F5) to measure it.")
         else:
             self.set_status(f"The recipe of {project.name} is already the open model's recipe.")
+    def export_report_dialog(self) -> None:
+        self._need_model()
+        start = str(self.doc.model_path.with_name(f"{self.doc.model_path.stem}.report.html"))
+        path, _ = QFileDialog.getSaveFileName(self, "Export report (HTML)", start, "HTML (*.html)")
+        if path:
+            self.export_report_to(path)
+
+    def export_report_to(self, path: str | Path):
+        """Start the report job (measured on the calibration data, written to ``path`` atomically)."""
+        return self.runs.report(path)
 
     def _need_model(self) -> None:
         if self.doc.model is None:
@@ -458,6 +468,8 @@ class MainWindow(QMainWindow):
         if kind == "export":
             self._last_export = Path(result["path"])
             self._on_run_ended(f"Done: exported {result['path']}.")
+        elif kind == "report":
+            self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
         elif kind == "sensitivity":
             self._on_run_ended(f"Done: sensitivity of {len(self.doc.sensitivity.rows)} node units.")
         else:
