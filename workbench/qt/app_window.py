@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from workbench.core import api
 from workbench.core.api import PROJECT_SUFFIX, QParams, load_project, new_project, save_project
 from workbench.core.errors import WorkbenchError
-from workbench.qt import actions, docks, settings
+from workbench.qt import actions, autosave, docks, settings
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.commands import push_edit, set_exclude
 from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._update_actions()
         self._restore_layout()
+        self.autosaver = autosave.Autosaver(self)
 
     # ------------------------------------------------------------------ construction
     def _build_status(self) -> None:
@@ -119,6 +120,7 @@ class MainWindow(QMainWindow):
         self.doc.recipeChanged.connect(self._on_recipe_changed)
         self.doc.resultsChanged.connect(self._on_results)
         self.doc.undo_stack.cleanChanged.connect(self._update_title)
+        self.doc.undo_stack.cleanChanged.connect(lambda clean: clean and self.autosaver.discard())
         self.runs.started.connect(self._on_run_started)
         self.runs.progress.connect(self._on_run_progress)
         self.runs.succeeded.connect(self._on_run_succeeded)
@@ -161,7 +163,19 @@ class MainWindow(QMainWindow):
         answer = ask_save_changes(self, name, doing)
         if answer == SAVE:
             return self.save_project() is not None
-        return answer == DISCARD
+        if answer == DISCARD:
+            self.autosaver.discard()  # the user dropped these edits: nothing to offer back
+            return True
+        return False
+
+    @guarded
+    def start_new_project(self) -> None:
+        """File > New Project: the open model with the default recipe, no data, results or project
+        file (asks first when there are unsaved edits)."""
+        self._need_model()
+        if not self.keep_or_drop_changes("starting a new project"):
+            return
+        self._on_model_loaded(self.doc.model, self.doc.model_path)
 
     def open_model(self, path: str | Path, *, on_loaded=None) -> None:
         """Load the model in a worker thread; the document and canvas switch when it is ready."""
@@ -202,7 +216,41 @@ class MainWindow(QMainWindow):
         self._update_actions()
         notes = f" ({len(model.notes)} preparation notes, see Problems)" if model.notes else ""
         self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}." + (f" {extra}" if extra else ""))
+        self._offer_autosave()
         self.modelOpened.emit(str(path))
+
+    def _offer_autosave(self) -> None:
+        """An autosave left for this model by a session that did not exit cleanly: ask Restore / Discard."""
+        files = autosave.AutosaveFiles.for_model(self.doc.model_path)
+        if not files.exists():
+            return
+        note = files.read_note()
+        name = Path(note.get("project_path") or self.doc.model_path).name
+        if autosave.ask_restore(self, name, note.get("saved_at")) != autosave.RESTORE:
+            files.remove()
+            self.set_status(f"Discarded the autosaved edits of {name}.")
+            return
+        try:
+            project = load_project(files.project)
+        except WorkbenchError as exc:
+            files.remove()
+            show_error(self, "Autosave not restored", exc)
+            return
+        self._adopt_autosave(project, files.project, note)
+        self.autosaver.adopt(files)
+        self.set_status(f"Restored the autosaved edits of {name} (Ctrl+Z undoes; save them with Ctrl+S).")
+
+    def _adopt_autosave(self, project, project_file: Path, note: dict) -> None:
+        """Recipe (one undoable edit), data source, samples and calibration cache of an autosave."""
+        origin = note.get("project_path")
+        if origin and Path(origin).is_file():
+            self.doc.project_path = Path(origin)
+        self.calibration.set_data_spec(project.data_spec(project_file), project.samples)
+        self._on_spec_changed()
+        if project.calibration is not None:
+            self.doc.calibration = project.calibration
+        push_edit(self.doc, project.recipe, "Restore autosaved edits")
+        self._update_title()
 
     def _reset_views(self) -> None:
         """Forget every view of the previous model: subgraph tabs, Netron's target, the panels'
@@ -280,6 +328,19 @@ class MainWindow(QMainWindow):
         """Write the project (model ref, recipe, data, calibration cache, results) to ``path``."""
         self._need_model()
         path = Path(path).resolve()
+        save_project(self.current_project(), path)
+        self.doc.project_path = path
+        self.doc.undo_stack.setClean()
+        self.autosaver.discard()
+        settings.add_recent_file(path)
+        self._update_title()
+        self.set_status(f"Saved {path}.")
+        self.projectSaved.emit(str(path))
+        return path
+
+    def current_project(self):
+        """The open work as a project (model ref, recipe, data, calibration cache, results), unsaved."""
+        self._need_model()
         project = new_project(self.doc.model_path, self.doc.recipe, data=self.doc.data, samples=self.doc.samples)
         project.calibration = self.doc.calibration
         results = self.doc.results_json() or {}
@@ -287,14 +348,7 @@ class MainWindow(QMainWindow):
             results["sensitivity"] = self.doc.sensitivity_json()
         project.results = results or None
         project.allow_code = bool(self.doc.data and self.doc.data.get("allow_code"))
-        save_project(project, path)
-        self.doc.project_path = path
-        self.doc.undo_stack.setClean()
-        settings.add_recent_file(path)
-        self._update_title()
-        self.set_status(f"Saved {path}.")
-        self.projectSaved.emit(str(path))
-        return path
+        return project
 
     @guarded
     def export_dialog(self, fmt: str = "qdq") -> None:
@@ -632,6 +686,8 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
+        self.autosaver.stop()
+        self.autosaver.discard()  # a clean quit: the edits were saved or dropped
         self._hist_timer.stop()  # a pending histogram request must not start a job after the close
         self.tabs.shutdown()
         self.runs.shutdown()
