@@ -13,6 +13,7 @@ import logging
 import math
 from pathlib import Path
 
+import pyqtgraph as pg
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
@@ -37,7 +38,7 @@ from workbench.qt.error_view import INF_SQNR_DB
 from workbench.qt.netron_view import NetronView
 from workbench.qt.runs import RunController
 from workbench.qt.tabs import ModelTabs
-from workbench.qt.theme import apply_theme
+from workbench.qt.theme import apply_theme, colors_for, notifier, shown_theme, style_plot
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,8 @@ class MainWindow(QMainWindow):
         self._update_actions()
         self._restore_layout()
         self.autosaver = autosave.Autosaver(self)
+        notifier().changed.connect(self.apply_view_theme)
+        self.apply_view_theme(shown_theme())
 
     # ------------------------------------------------------------------ construction
     def _build_status(self) -> None:
@@ -680,6 +683,14 @@ class MainWindow(QMainWindow):
         settings.set_theme(mode)
         for act in self.theme_actions:
             act.setChecked(act.data() == mode)
+
+    def apply_view_theme(self, shown: str) -> None:
+        """Canvas (every graph tab) and plots (every dock) in the colours of theme ``shown``."""
+        colors = colors_for(shown)
+        for canvas in self.findChildren(GraphCanvas):
+            canvas.set_theme_colors(colors.canvas_background, colors.canvas_edge)
+        for plot in self.findChildren(pg.PlotWidget):
+            style_plot(plot, colors)
 
     def closeEvent(self, event) -> None:
         if not self.keep_or_drop_changes("quitting"):
