@@ -446,7 +446,9 @@ class MainWindow(QMainWindow):
         if total > 0:
             self.status_bar_progress.setRange(0, total)
             self.status_bar_progress.setValue(min(done, total))
-        self.set_status(f"{message} {done}/{total or '?'}")
+        else:
+            self.status_bar_progress.setRange(0, 0)
+        self.set_status(self.calibration.status.text())  # with the phase's ETA
 
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
