@@ -21,7 +21,6 @@ from workbench.core.api import (
     Recipe,
     add_outputs,
     make_session,
-    model_cost,
     sensitivity_sweep,
 )
 from workbench.core.errors import DataError
@@ -178,13 +177,6 @@ def job_sleep(payload: dict, progress, cancel: CancelToken) -> dict:
     return {"steps": steps}
 
 
-def job_cost(payload: dict, progress, cancel: CancelToken) -> dict:
-    """Float cost (MACs, weight sizes) of every compute node; see :mod:`workbench.core.analysis.cost`."""
-    model = api.open_model(payload["model_path"])
-    cancel.check()
-    return {"model_path": payload["model_path"], **model_cost(model.proto).to_json()}
-
-
 def _issue_text(issue: PlanIssue | str) -> str:
     """One line per issue, as the project's results store them ("severity node: message")."""
     if isinstance(issue, PlanIssue):
@@ -199,4 +191,4 @@ def _typed(issues) -> list[PlanIssue]:
 
 #: job name -> job function (the names :class:`workbench.qt.workers.ProcessJob` is given)
 JOBS = {"calibrate": job_calibrate, "export": job_export, "sensitivity": job_sensitivity,
-        "histogram": job_histogram, "sleep": job_sleep, "cost": job_cost}
+        "histogram": job_histogram, "sleep": job_sleep}
