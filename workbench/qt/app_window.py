@@ -344,7 +344,8 @@ class MainWindow(QMainWindow):
     def current_project(self):
         """The open work as a project (model ref, recipe, data, calibration cache, results), unsaved."""
         self._need_model()
-        project = new_project(self.doc.model_path, self.doc.recipe, data=self.doc.data, samples=self.doc.samples)
+        project = new_project(self.doc.model_path, self.doc.recipe, data=self.doc.data, samples=self.doc.samples,
+                              sha256=self.doc.model.sha256 or None)  # hashed when opened: no re-read of the file
         project.calibration = self.doc.calibration
         results = self.doc.results_json() or {}
         if self.doc.sensitivity is not None:
