@@ -109,3 +109,15 @@ def test_new_project_asks_before_dropping_edits(qtbot, window, open_file, save_p
     assert window.doc.project_path is None and restore_prompts == []
     window.act_new_project.trigger()  # clean: no prompt
     assert len(save_prompts) == 2
+
+
+def test_autosave_of_another_model_is_named_once_at_the_next_open(qtbot, window, open_file, corpus,
+                                                                  restore_prompts):
+    _crashed_session(qtbot, open_file)  # left an autosave of the example
+    other = corpus / "digits_mlp" / "model_opset17.onnx"
+    open_file(window, other)
+    assert restore_prompts == []  # not this model's: nothing to restore here
+    assert "digits_cnn.onnx were autosaved" in window.status_label.text()
+    assert autosave.AutosaveFiles.for_model(EXAMPLE).exists()  # kept until that model is opened
+    open_file(window, corpus / "digits_mlp" / "model_opset13.onnx")
+    assert "autosaved" not in window.status_label.text()  # said once

@@ -71,6 +71,7 @@ class MainWindow(QMainWindow):
         self.doc = Document(self)
         self.runs = RunController(self.doc, self)
         self._open_job: ThreadJob | None = None
+        self._autosaves_mentioned = False  # autosaves of other models named once per session
         self.canvas = GraphCanvas(self)
         self.tabs = ModelTabs(self.canvas, self)
         self.setCentralWidget(self.tabs)
@@ -226,6 +227,7 @@ class MainWindow(QMainWindow):
         """An autosave left for this model by a session that did not exit cleanly: ask Restore / Discard."""
         files = autosave.AutosaveFiles.for_model(self.doc.model_path)
         if not files.exists():
+            self._mention_other_autosaves()
             return
         note = files.read_note()
         name = Path(note.get("project_path") or self.doc.model_path).name
@@ -242,6 +244,17 @@ class MainWindow(QMainWindow):
         self._adopt_autosave(project, files.project, note)
         self.autosaver.adopt(files)
         self.set_status(f"Restored the autosaved edits of {name} (Ctrl+Z undoes; save them with Ctrl+S).")
+
+    def _mention_other_autosaves(self) -> None:
+        """Once per session: autosaves of other models left by a session that did not exit cleanly."""
+        if self._autosaves_mentioned:
+            return
+        self._autosaves_mentioned = True
+        others = [n["model_path"] for n in autosave.left_behind(self.autosaver.owned)]
+        if others:
+            names = ", ".join(Path(p).name for p in others[:3]) + (" ..." if len(others) > 3 else "")
+            self.set_status(f"{self.status_label.text()} Unsaved edits of {names} were autosaved by a session "
+                            "that did not exit cleanly: open that model to restore them.")
 
     def _adopt_autosave(self, project, project_file: Path, note: dict) -> None:
         """Recipe (one undoable edit), data source, samples and calibration cache of an autosave."""

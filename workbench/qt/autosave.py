@@ -85,6 +85,21 @@ def write_autosave(project, model_path: Path, project_path: Path | None) -> Auto
     return files
 
 
+def left_behind(exclude: set[AutosaveFiles] = frozenset()) -> list[dict]:
+    """Notes of the autosaves in the folder (``exclude``: this session's own), oldest first; each
+    note as :meth:`AutosaveFiles.read_note` gives it, for models that still exist."""
+    folder = autosave_dir()
+    if not folder.is_dir():
+        return []
+    notes = []
+    for project in sorted(folder.glob(f"*{api.PROJECT_SUFFIX}")):
+        files = AutosaveFiles(project, project.with_suffix(".json"))
+        note = files.read_note()
+        if files not in exclude and note.get("model_path") and Path(note["model_path"]).is_file():
+            notes.append(note)
+    return sorted(notes, key=lambda n: n.get("saved_at") or 0)
+
+
 def ask_restore(parent: QWidget | None, name: str, saved_at: float | None) -> str:
     """Ask whether to restore the autosaved edits of ``name``: :data:`RESTORE` or :data:`DISCARD`."""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(saved_at)) if saved_at else "an earlier session"
