@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 
 from workbench.core import api
+from workbench.core.calibration.calibrate import calibrate
+from workbench.core.data.base import DataSource
 from workbench.core.jobs import job_calibrate, job_export, job_sensitivity
 from workbench.core.progress import CancelToken, phase_of
 
@@ -85,3 +88,35 @@ def test_sensitivity_and_export_jobs_report_every_phase_with_totals(tmp_path):
 ])
 def test_phase_of(message, phase):
     assert phase_of(message) == phase
+
+
+class _Unsized(DataSource):
+    """A reader that cannot say how many samples it has (as a Python reader without a count)."""
+
+    kind = "unsized"
+
+    def __init__(self, model, rows):
+        super().__init__(model)
+        self.rows = rows
+
+    def num_samples(self):
+        return None
+
+    def to_json(self):
+        return {"kind": "unsized"}
+
+    def _iter_samples(self):
+        for row in self.rows:
+            yield {"input": row[None]}
+
+
+def test_calibration_of_unknown_length_reports_no_total_and_says_what_it_does():
+    model = api.open_model(EXAMPLE / "digits_cnn.onnx")
+    rows = np.load(EXAMPLE / "digits_cnn_calib.npz")["input"][:5]
+    plan = api.plan(model, api.make_recipe("cpu-u8s8"))
+    events = []
+    result = calibrate(model, plan, _Unsized(model, rows), batch_size=2,
+                           progress=lambda d, t, m: events.append((d, t, m)))
+    assert result.samples_seen == 5
+    assert [(d, t) for d, t, _ in events] == [(2, 0), (4, 0), (5, 0)]  # a busy bar, never a false 100 %
+    assert all(m.startswith("Calibrating ") and "tensors" in m for _, _, m in events)

@@ -447,7 +447,8 @@ class _Run:
                 self._observe(idx, feed, outs)
                 self.done += len(idx)
                 if progress is not None:
-                    progress(self.done, max(total, self.done), msg)
+                    # an unknown length stays 0 (a busy bar, the message says what runs), not done/done = 100 %
+                    progress(self.done, max(total, self.done) if total else 0, msg)
                 self._check()
         finally:
             steps.close()
