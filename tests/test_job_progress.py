@@ -118,5 +118,5 @@ def test_calibration_of_unknown_length_reports_no_total_and_says_what_it_does():
     result = calibrate(model, plan, _Unsized(model, rows), batch_size=2,
                            progress=lambda d, t, m: events.append((d, t, m)))
     assert result.samples_seen == 5
-    assert [(d, t) for d, t, _ in events] == [(2, 0), (4, 0), (5, 0)]  # a busy bar, never a false 100 %
+    assert [(d, t) for d, t, _ in events] == [(0, 0), (2, 0), (4, 0), (5, 0)]  # a busy bar, never a false 100 %
     assert all(m.startswith("Calibrating ") and "tensors" in m for _, _, m in events)

@@ -439,7 +439,7 @@ class _Run:
         n = self.source.num_samples()
         total = min(n, samples) if n is not None and samples is not None else (n or samples or 0)
         msg = f"Calibrating {len(self.observers)} tensors"
-        if progress is not None and total:
+        if progress is not None:
             progress(0, total, msg)  # the phase shows at once (the first batch also builds the session)
         steps = self._pipeline(self._batches(samples, batch_size))
         try:
