@@ -28,12 +28,13 @@ class ThemeColors:
     canvas_edge: str
     plot_background: str
     plot_foreground: str  # axes, tick labels, titles
+    histogram_fill: tuple[int, int, int, int]  # RGBA of the histogram's area
 
 
 LIGHT = ThemeColors(canvas_background="#fbfbfb", canvas_edge="#7a7a7a", plot_background="#ffffff",
-                    plot_foreground="#303030")
+                    plot_foreground="#303030", histogram_fill=(80, 120, 200, 120))
 DARK = ThemeColors(canvas_background="#1e1e20", canvas_edge="#9a9a9a", plot_background="#1e1e20",
-                   plot_foreground="#d0d0d0")
+                   plot_foreground="#d0d0d0", histogram_fill=(110, 170, 255, 150))
 
 
 def colors_for(shown: str) -> ThemeColors:
