@@ -429,8 +429,7 @@ def cmd_convert(args) -> int:
 def cmd_cost(args) -> int:
     model = api.open_model(args.model)
     plan = api.plan(model, _recipe_from_args(args))
-    rep = api.model_cost(model.proto, api.bits_from_configs({u.node: u.config for u in plan.units.values()
-                                                     if not u.excluded}), batch=args.batch)
+    rep = api.plan_cost(model, plan, args.data, batch=args.batch)
     if args.json:
         print(json.dumps({"recipe": plan.recipe.preset, **rep.to_json()}, indent=2))
         return 0
@@ -445,7 +444,8 @@ def cmd_cost(args) -> int:
           f"{rep.memory_float_bits // 8:>11,} B {rep.memory_bits // 8:>11,} B")
     ratio = rep.bops_float / rep.bops if rep.bops else 0.0
     print(f"recipe {plan.recipe.preset}: BOPs / {ratio:.1f}, weight memory "
-          f"{rep.memory_float_bits / 8e6:.3f} MB -> {rep.memory_bits / 8e6:.3f} MB (batch {args.batch})")
+          f"{rep.memory_float_bits / 8e6:.3f} MB -> {rep.memory_bits / 8e6:.3f} MB "
+          f"({f'at the shapes of {args.data}' if args.data else f'batch {args.batch}'})")
     for note in rep.notes:
         print(f"note: {note}")
     mx_rows = [r for r in rep.rows if r.node in plan.units and not plan.units[r.node].excluded
@@ -581,6 +581,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--recipe", help="recipe JSON file")
     s.add_argument("--exclude", action="append", metavar="GLOB", help="count matching nodes as float")
     s.add_argument("--batch", type=int, default=1, help="value of symbolic dimensions (default 1)")
+    s.add_argument("--data", help="count at the input shapes of this data's first sample (e.g. calib.npz); "
+                                  "--batch then applies to inputs the data does not feed")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=cmd_cost)
 

@@ -47,6 +47,9 @@ class ActionSpec:
 
 ACTIONS: tuple[ActionSpec, ...] = (
     # File
+    ActionSpec("new_project", "&New Project", "start_new_project", (K.New,),
+               "Start over on the open model: default recipe, no data or results (asks to save edits first)",
+               group="model"),
     ActionSpec("open", "&Open...", "open_dialog", (K.Open,), "Open an ONNX model or a project"),
     ActionSpec("save", "&Save Project", "save_project", (K.Save,), group="model"),
     ActionSpec("save_as", "Save Project &As...", "save_project_as", (K.SaveAs,), group="model"),
@@ -96,7 +99,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 
 #: menu title -> entries: action names, "-" (separator), "@recent", "@docks", "@theme"
 MENUS: dict[str, tuple[str, ...]] = {
-    "&File": ("open", "@recent", "-", "save", "save_as", "apply_project", "-", "export", "export_qonnx",
+    "&File": ("new_project", "open", "@recent", "-", "save", "save_as", "apply_project", "-", "export", "export_qonnx",
               "export_report", "export_node_data", "-", "quit"),
     "&Edit": ("undo", "redo", "-", "find", "same_type"),
     "&View": ("fit", "zoom_in", "zoom_out", "color_sqnr", "color_sensitivity", "netron", "-", "@docks", "-",

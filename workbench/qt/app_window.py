@@ -13,6 +13,7 @@ import logging
 import math
 from pathlib import Path
 
+import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
 from workbench.core import api
 from workbench.core.api import PROJECT_SUFFIX, QParams, load_project, new_project, save_project
 from workbench.core.errors import WorkbenchError
-from workbench.qt import actions, docks, settings
+from workbench.qt import actions, autosave, docks, settings
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.commands import push_edit, set_exclude
@@ -38,7 +39,7 @@ from workbench.qt.error_view import INF_SQNR_DB
 from workbench.qt.netron_view import NetronView
 from workbench.qt.runs import RunController
 from workbench.qt.tabs import ModelTabs
-from workbench.qt.theme import apply_theme
+from workbench.qt.theme import apply_theme, colors_for, notifier, shown_theme, style_plot
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ class MainWindow(QMainWindow):
         self.doc = Document(self)
         self.runs = RunController(self.doc, self)
         self._open_job: ThreadJob | None = None
+        self._autosaves_mentioned = False  # autosaves of other models named once per session
         self.canvas = GraphCanvas(self)
         self.tabs = ModelTabs(self.canvas, self)
         self.setCentralWidget(self.tabs)
@@ -84,6 +86,9 @@ class MainWindow(QMainWindow):
         self._connect()
         self._update_actions()
         self._restore_layout()
+        self.autosaver = autosave.Autosaver(self)
+        notifier().changed.connect(self.apply_view_theme)
+        self.apply_view_theme(shown_theme())
 
     # ------------------------------------------------------------------ construction
     def _build_status(self) -> None:
@@ -121,6 +126,7 @@ class MainWindow(QMainWindow):
         self.doc.recipeChanged.connect(self._on_recipe_changed)
         self.doc.resultsChanged.connect(self._on_results)
         self.doc.undo_stack.cleanChanged.connect(self._update_title)
+        self.doc.undo_stack.cleanChanged.connect(lambda clean: clean and self.autosaver.discard())
         self.runs.started.connect(self._on_run_started)
         self.runs.progress.connect(self._on_run_progress)
         self.runs.succeeded.connect(self._on_run_succeeded)
@@ -163,7 +169,19 @@ class MainWindow(QMainWindow):
         answer = ask_save_changes(self, name, doing)
         if answer == SAVE:
             return self.save_project() is not None
-        return answer == DISCARD
+        if answer == DISCARD:
+            self.autosaver.discard()  # the user dropped these edits: nothing to offer back
+            return True
+        return False
+
+    @guarded
+    def start_new_project(self) -> None:
+        """File > New Project: the open model with the default recipe, no data, results or project
+        file (asks first when there are unsaved edits)."""
+        self._need_model()
+        if not self.keep_or_drop_changes("starting a new project"):
+            return
+        self._on_model_loaded(self.doc.model, self.doc.model_path)
 
     def open_model(self, path: str | Path, *, on_loaded=None) -> None:
         """Load the model in a worker thread; the document and canvas switch when it is ready."""
@@ -204,7 +222,53 @@ class MainWindow(QMainWindow):
         self._update_actions()
         notes = f" ({len(model.notes)} preparation notes, see Problems)" if model.notes else ""
         self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}." + (f" {extra}" if extra else ""))
+        self._offer_autosave()
         self.modelOpened.emit(str(path))
+
+    def _offer_autosave(self) -> None:
+        """An autosave left for this model by a session that did not exit cleanly: ask Restore / Discard."""
+        files = autosave.AutosaveFiles.for_model(self.doc.model_path)
+        if not files.exists():
+            self._mention_other_autosaves()
+            return
+        note = files.read_note()
+        name = Path(note.get("project_path") or self.doc.model_path).name
+        if autosave.ask_restore(self, name, note.get("saved_at")) != autosave.RESTORE:
+            files.remove()
+            self.set_status(f"Discarded the autosaved edits of {name}.")
+            return
+        try:
+            project = load_project(files.project)
+        except WorkbenchError as exc:
+            files.remove()
+            show_error(self, "Autosave not restored", exc)
+            return
+        self._adopt_autosave(project, files.project, note)
+        self.autosaver.adopt(files)
+        self.set_status(f"Restored the autosaved edits of {name} (Ctrl+Z undoes; save them with Ctrl+S).")
+
+    def _mention_other_autosaves(self) -> None:
+        """Once per session: autosaves of other models left by a session that did not exit cleanly."""
+        if self._autosaves_mentioned:
+            return
+        self._autosaves_mentioned = True
+        others = [n["model_path"] for n in autosave.left_behind(self.autosaver.owned)]
+        if others:
+            names = ", ".join(Path(p).name for p in others[:3]) + (" ..." if len(others) > 3 else "")
+            self.set_status(f"{self.status_label.text()} Unsaved edits of {names} were autosaved by a session "
+                            "that did not exit cleanly: open that model to restore them.")
+
+    def _adopt_autosave(self, project, project_file: Path, note: dict) -> None:
+        """Recipe (one undoable edit), data source, samples and calibration cache of an autosave."""
+        origin = note.get("project_path")
+        if origin and Path(origin).is_file():
+            self.doc.project_path = Path(origin)
+        self.calibration.set_data_spec(project.data_spec(project_file), project.samples)
+        self._on_spec_changed()
+        if project.calibration is not None:
+            self.doc.calibration = project.calibration
+        push_edit(self.doc, project.recipe, "Restore autosaved edits")
+        self._update_title()
 
     def _reset_views(self) -> None:
         """Forget every view of the previous model: subgraph tabs, Netron's target, the panels'
@@ -282,21 +346,28 @@ class MainWindow(QMainWindow):
         """Write the project (model ref, recipe, data, calibration cache, results) to ``path``."""
         self._need_model()
         path = Path(path).resolve()
-        project = new_project(self.doc.model_path, self.doc.recipe, data=self.doc.data, samples=self.doc.samples)
+        save_project(self.current_project(), path)
+        self.doc.project_path = path
+        self.doc.undo_stack.setClean()
+        self.autosaver.discard()
+        settings.add_recent_file(path)
+        self._update_title()
+        self.set_status(f"Saved {path}.")
+        self.projectSaved.emit(str(path))
+        return path
+
+    def current_project(self):
+        """The open work as a project (model ref, recipe, data, calibration cache, results), unsaved."""
+        self._need_model()
+        project = new_project(self.doc.model_path, self.doc.recipe, data=self.doc.data, samples=self.doc.samples,
+                              sha256=self.doc.model.sha256 or None)  # hashed when opened: no re-read of the file
         project.calibration = self.doc.calibration
         results = self.doc.results_json() or {}
         if self.doc.sensitivity is not None:
             results["sensitivity"] = self.doc.sensitivity_json()
         project.results = results or None
         project.allow_code = bool(self.doc.data and self.doc.data.get("allow_code"))
-        save_project(project, path)
-        self.doc.project_path = path
-        self.doc.undo_stack.setClean()
-        settings.add_recent_file(path)
-        self._update_title()
-        self.set_status(f"Saved {path}.")
-        self.projectSaved.emit(str(path))
-        return path
+        return project
 
     @guarded
     def export_dialog(self, fmt: str = "qdq") -> None:
@@ -462,7 +533,9 @@ class MainWindow(QMainWindow):
         if total > 0:
             self.status_bar_progress.setRange(0, total)
             self.status_bar_progress.setValue(min(done, total))
-        self.set_status(f"{message} {done}/{total or '?'}")
+        else:
+            self.status_bar_progress.setRange(0, 0)
+        self.set_status(self.calibration.status.text())  # with the phase's ETA
 
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
@@ -702,11 +775,21 @@ class MainWindow(QMainWindow):
         for act in self.theme_actions:
             act.setChecked(act.data() == mode)
 
+    def apply_view_theme(self, shown: str) -> None:
+        """Canvas (every graph tab) and plots (every dock) in the colours of theme ``shown``."""
+        colors = colors_for(shown)
+        for canvas in self.findChildren(GraphCanvas):
+            canvas.set_theme_colors(colors.canvas_background, colors.canvas_edge)
+        for plot in self.findChildren(pg.PlotWidget):
+            style_plot(plot, colors)
+
     def closeEvent(self, event) -> None:
         if not self.keep_or_drop_changes("quitting"):
             event.ignore()
             return
         settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
+        self.autosaver.stop()
+        self.autosaver.discard()  # a clean quit: the edits were saved or dropped
         self._hist_timer.stop()  # a pending histogram request must not start a job after the close
         self.tabs.shutdown()
         self.runs.shutdown()

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBox
 
 from workbench.core.api import QParams
 from workbench.qt.dialogs import guarded
+from workbench.qt.theme import colors_for, shown_theme
 
 MAX_GRID_LINES = 256
 #: Bars for units with SQNR +inf (bit-exact) are drawn at this many dB.
@@ -155,7 +156,8 @@ class ErrorView(QWidget):
         if counts.size == 0:
             self.hist_title.setText(f"{hist.get('tensor', '')}: no finite values")
             return
-        self.hist_plot.plot(edges, counts, stepMode="center", fillLevel=0, brush=(80, 120, 200, 120))
+        self.hist_plot.plot(edges, counts, stepMode="center", fillLevel=0,
+                            brush=colors_for(shown_theme()).histogram_fill)
         text = f"{hist['tensor']}: {hist.get('values', 0)} values in [{hist['rmin']:.4g}, {hist['rmax']:.4g}]"
         rng = clip_range(qp) if qp is not None else None
         if rng is not None:

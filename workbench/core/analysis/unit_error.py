@@ -181,6 +181,7 @@ def accumulate(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, pairs
     dot, q2, maxabs, n)}``, keys a tensor name or ``(tensor, segment)``. Sums of disjoint batches add
     (:func:`add_sums`), so analysis shards merge without keeping any activation."""
     progress = progress or no_progress
+    progress(0, total, "Measuring per-node error (building the float and quantized sessions)")
     f_names = list(pairs)
     q_names = [pairs[t][2] for t in f_names]
     f_sess = make_session(add_outputs(float_proto, f_names))

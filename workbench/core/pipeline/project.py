@@ -98,12 +98,13 @@ class Project(BaseModel):
 
 
 def new_project(model_path: str | Path, recipe: Recipe, *, data: dict | str | None = None,
-                samples: int | None = None) -> Project:
-    """A project for the model at ``model_path`` (absolute until saved)."""
+                samples: int | None = None, sha256: str | None = None) -> Project:
+    """A project for the model at ``model_path`` (absolute until saved). ``sha256``: the model
+    file's digest when the caller has it (``PreparedModel.sha256``); else the file is hashed."""
     model_path = Path(model_path).resolve()
     if isinstance(data, (str, Path)):
         data = {"path": str(Path(data).resolve())}
-    return Project(model=ModelRef(path=str(model_path), sha256=sha256_file(model_path)),
+    return Project(model=ModelRef(path=str(model_path), sha256=sha256 or sha256_file(model_path)),
                    recipe=recipe, data=data, samples=samples)
 
 
