@@ -15,7 +15,7 @@ import pytest
 from workbench.cli import main
 from workbench.core import api
 from workbench.core.analysis.cost import bits_from_configs, model_cost
-from workbench.core.tuning.autotune import CurvePoint, autotune, plan_cost, promote
+from workbench.core.tuning.autotune import CurvePoint, apply_levels, autotune, plan_cost, promote
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 MODEL, CALIB, EVAL = (str(EXAMPLE / f) for f in ("digits_cnn.onnx", "digits_cnn_calib.npz", "digits_cnn_eval.npz"))
@@ -32,30 +32,46 @@ def _cost(model, recipe):
 def tuned():
     model = api.open_model(MODEL)
     recipe = api.make_recipe("cpu-u8s8")
-    # an output SQNR no recipe with an 8-bit unit reaches: every doubling step is tried, then all units
+    # an output SQNR no recipe with an 8-bit unit reaches: the walk climbs to float
     return model, recipe, autotune(model, recipe, data=CALIB, eval_data=EVAL, metric="sqnr", min_score=200.0,
-                                   samples=32, eval_samples=16)
+                                   samples=32, eval_samples=16, promote_to="float")
 
 
 def test_curve_sizes_match_cost_of_each_recipe(tuned):
     model, recipe, res = tuned
-    ks = [p.promoted for p in res.curve]
-    assert ks == sorted(ks) and ks[:3] == [0, 1, 2] and all(isinstance(p, CurvePoint) for p in res.curve)
+    assert [p.trial for p in res.curve] == list(range(len(res.curve))) and len(res.curve) > 2
+    assert all(isinstance(p, CurvePoint) for p in res.curve)
     p0, p1 = res.curve[0], res.curve[1]
     full = _cost(model, recipe)
     assert (p0.weight_bytes, p0.bops) == (full.memory_bits // 8, full.bops) == (Q_BYTES, Q_BOPS)
     k, m, frac = p0  # still unpacks as the former (promoted, metric, fraction kept 8-bit) rows
     assert (k, m, frac) == (0, res.metric_before, 1.0) and p0[1] == res.metric_before
 
-    first = res.promoted[0]  # promoted to float (excluded) at curve point 1
+    (first, level), = p1.levels.items()  # the first trial promotes the worst unit alone
+    assert level == "float" and first == res.promoted[0]
     row = next(r for r in full.rows if r.node == first)
     assert row.op_type in ("Conv", "Gemm") and (row.weight_bits, row.activation_bits) == (8, 8)
     assert p1.weight_bytes - p0.weight_bytes == row.weight_params * (32 - 8) // 8
     assert p1.bops - p0.bops == row.macs * (32 * 32 - 8 * 8)
     for p in res.curve:  # every point equals cost.py on its own recipe
-        c = _cost(model, promote(recipe, res.promoted[:p.promoted], "float"))
+        c = _cost(model, apply_levels(recipe, p.levels))
         assert (p.weight_bytes, p.bops) == (-(-c.memory_bits // 8), c.bops), p
-    assert res.curve[-1].bops == 601_600 * 32 * 32
+    assert res.met and res.curve[-1].bops == 601_600 * 32 * 32  # all float: output SQNR infinite
+
+
+def test_walk_path_never_gets_worse_and_front_is_not_dominated(tuned):
+    _, _, res = tuned
+    path = [p.metric for p in res.curve if p.accepted]
+    assert path[0] == res.metric_before and path[-1] == res.metric_after == float("inf")
+    assert all(b >= a for a, b in zip(path, path[1:], strict=False)), path
+    front = res.front
+    assert front and all(p.pareto for p in front)
+    for p in res.curve:  # a point is off the front exactly when another is as good everywhere and better once
+        beaten = any(q.metric >= p.metric and q.weight_bytes <= p.weight_bytes and q.bops <= p.bops
+                     and (q.metric, q.weight_bytes, q.bops) != (p.metric, p.weight_bytes, p.bops) for q in res.curve)
+        assert p.pareto != beaten or (not p.pareto and any(
+            (q.metric, q.weight_bytes, q.bops) == (p.metric, p.weight_bytes, p.bops) and q.pareto for q in res.curve))
+    assert front[0].weight_bytes == Q_BYTES  # the smallest model is the all-8-bit recipe
 
 
 def test_plan_cost_with_int16_activations():
@@ -81,7 +97,8 @@ def test_cli_prints_curve_table_and_writes_json(tmp_path, capsys):
         raise AssertionError(f"{literal} is not JSON")
 
     doc = json.loads(out_json.read_text(), parse_constant=strict)
-    assert doc["curve"][-1]["metric"] == "inf"  # all units float: the output equals float's
+    final = [pt for pt in doc["curve"] if pt["accepted"]][-1]
+    assert final["metric"] == "inf"  # all units float: the output equals float's
     lines = text.splitlines()
     head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["promoted", "metric"])
     table = [line.split() for line in lines[head + 1: head + 1 + len(doc["curve"])]]
@@ -90,7 +107,17 @@ def test_cli_prints_curve_table_and_writes_json(tmp_path, capsys):
         assert int(cells[0]) == pt["promoted"]
         assert float(cells[3]) == pytest.approx(pt["weight_bytes"] / 2**20, abs=1e-4)
         assert float(cells[4]) == pytest.approx(pt["bops"] / 1e9, abs=1e-4)
-    assert table[0][3:] == [f"{Q_BYTES / 2**20:.4f}", f"{Q_BOPS / 1e9:.4f}"]  # 0.0250 MiB, 0.0385 GBOPs
+    assert table[0][3:5] == [f"{Q_BYTES / 2**20:.4f}", f"{Q_BOPS / 1e9:.4f}"]  # 0.0250 MiB, 0.0385 GBOPs
+    for cells, pt in zip(table, doc["curve"], strict=True):  # int16 / float counts, on the path, on the front
+        levels = pt["levels"]
+        assert cells[5:] == [str(len(levels.get("int16", []))), str(len(levels.get("float", []))),
+                             "*" if pt["accepted"] else "-", "*" if pt["pareto"] else "-"]
+    front_at = next(i for i, line in enumerate(lines) if line.startswith("Pareto front"))
+    front = [line.split() for line in lines[front_at + 2: front_at + 2 + len(doc["front"])]]
+    assert doc["front"] == [pt["trial"] for pt in doc["curve"] if pt["pareto"]] or \
+        sorted(doc["front"]) == [pt["trial"] for pt in doc["curve"] if pt["pareto"]]
+    mibs = [float(cells[3]) for cells in front]
+    assert mibs == sorted(mibs) and front[0][3] == f"{Q_BYTES / 2**20:.4f}"
 
 
 def test_cli_recipe_out_replaces_the_printed_recipe(tmp_path, capsys):

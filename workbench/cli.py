@@ -267,6 +267,25 @@ def _middle(name: str, width: int) -> str:
     return f"{name[:head]}...{name[len(name) - (keep - head):]}"
 
 
+def _promoted_summary(levels: dict[str, str]) -> str:
+    if not levels:
+        return "no unit promoted"
+    counts = [f"{sum(1 for v in levels.values() if v == lv)} to {lv}" for lv in dict.fromkeys(levels.values())]
+    return f"{len(levels)} units promoted: " + ", ".join(counts)
+
+
+def _curve_row(pt, *, marks: bool = True) -> str:
+    """One autotune curve point as a table row (weight MiB, GBOPs; "?" where the cost is unknown)."""
+    mib = "?" if pt.weight_bytes is None else f"{pt.weight_bytes / 2**20:.4f}"
+    gbops = "?" if pt.bops is None else f"{pt.bops / 1e9:.4f}"
+    wide = sum(1 for lv in pt.levels.values() if lv != "float")
+    row = (f"{pt.promoted:8d} {api.fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s} "
+           f"{wide:5d} {pt.count('float'):5d}")
+    if marks:
+        row += f"  {'*' if pt.accepted else '-':>4s} {'*' if pt.pareto else '-':>5s}"
+    return row
+
+
 def cmd_autotune(args) -> int:
     model = api.open_model(args.model)
     _recheck_outputs(args)
@@ -277,11 +296,12 @@ def cmd_autotune(args) -> int:
                        max_drop=args.max_drop, min_score=args.min_score, samples=args.samples,
                        eval_samples=args.eval_samples, promote_to=args.promote_to,
                        allow_code=args.allow_code, rank=args.rank, e2e_candidates=args.e2e_candidates,
+                       rank_samples=args.rank_samples, max_trials=args.max_trials,
                        executor=api.make_executor(args.executor) if args.executor else None, progress=progress)
     finally:
         progress.close()
     print(f"metric {args.metric}: float {api.fmt_metric(res.metric_float)}, all quantized {api.fmt_metric(res.metric_before)}, "
-          f"after autotune {api.fmt_metric(res.metric_after)} ({len(res.promoted)} units promoted to {args.promote_to}; "
+          f"after autotune {api.fmt_metric(res.metric_after)} ({_promoted_summary(res.levels)}; "
           f"target {'met' if res.met else 'NOT met'})")
     if res.resolution is not None:
         print(res.resolution.describe())
@@ -290,15 +310,21 @@ def cmd_autotune(args) -> int:
     if not res.met and not res.notes:
         print("no tried recipe met the target; kept the one with the best metric and, on a tie, the fewest "
               "units promoted")
-    print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s}")
+    print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s} "
+          f"{'int16':>5s} {'float':>5s}  path front")
     for pt in res.curve:
-        mib = "?" if pt.weight_bytes is None else f"{pt.weight_bytes / 2**20:.4f}"
-        gbops = "?" if pt.bops is None else f"{pt.bops / 1e9:.4f}"
-        print(f"{pt.promoted:8d} {api.fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
+        print(_curve_row(pt))
+    print(f"Pareto front ({len(res.front)} of {len(res.curve)} points; metric against weight MiB and GBOPs, "
+          "the latency proxy):")
+    print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s} "
+          f"{'int16':>5s} {'float':>5s}")
+    for pt in res.front:
+        print(_curve_row(pt, marks=False))
     if args.curve_json:
         doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
                "eval": str(args.eval), "eval_samples": args.eval_samples,  # what the curve was measured on
-               "curve": [pt.to_json() for pt in res.curve]}
+               "cost_proxy": "bops (no latency figure of a plan in the core)",
+               "curve": [pt.to_json() for pt in res.curve], "front": [pt.trial for pt in res.front]}
         api.atomic_write_bytes(Path(args.curve_json), (api.dumps_strict(doc, indent=2) + "\n").encode())
     api.export(res.result, args.output)
     print(f"wrote {args.output}")
@@ -552,7 +578,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--metric", default="top1", help="top1 | cosine | output_sqnr | detection_scores | FILE.py defining metric(outputs, batch)")
     s.add_argument("--max-drop", type=float, help="allowed metric drop from the float model")
     s.add_argument("--min-score", type=float, help="absolute target instead (e.g. SQNR dB)")
-    s.add_argument("--promote-to", default="float", help="float (exclude) or a dtype such as int16 / uint16")
+    s.add_argument("--promote-to", default="int16,float",
+                   help="levels a unit may climb, cheapest first: int16 / uint16 activations (a16w8) and/or float "
+                        "(excluded); default int16,float")
+    s.add_argument("--max-trials", type=_positive_int, default=32,
+                   help="at most this many quantize + evaluate runs in the search (default 32)")
+    s.add_argument("--rank-samples", type=_positive_int,
+                   help="eval rows of the sensitivity ranking (default --eval-samples or 32)")
     s.add_argument("--allow-code", action="store_true", help="allow running a metric FILE.py")
     s.add_argument("--rank", default="local", choices=["local", "e2e"],
                    help="order of promotion: local SQNR, or the metric with each of the first 12 promoted alone")
@@ -562,7 +594,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "ray or ray:ADDRESS")
     s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
     s.add_argument("--curve-json", metavar="FILE",
-                   help="write the curve (promoted, metric, fraction_int8, weight_bytes, bops; the eval data and samples) as JSON")
+                   help="write every measured point (promoted, metric, fraction_int8, weight_bytes, bops, levels, on "
+                        "the path / the Pareto front; the eval data and samples) as JSON")
     s.add_argument("-o", "--output", required=True)
     s.set_defaults(func=cmd_autotune)
 

@@ -7,12 +7,16 @@ Procedure (one calibration, then only quantize + evaluate runs, each reusing the
    ``rank="e2e"`` the first ``e2e_candidates`` of that order are re-ranked by the task metric measured
    with each one promoted alone (one quantize + evaluate run per candidate), since the local SQNR
    does not say which rounding the task metric notices;
-3. promote the k most harmful units (to ``promote_to``: "float" excludes them, or a dtype such as
-   "int16"/"uint16" for their activations), growing k geometrically until the target holds, then
-   bisect k between the last failing and the first passing value;
-4. return the recipe edit (overrides), the metric before/after, and the curve of metric against the
-   fraction of units kept in 8 bits, the weight memory and the bit operations of each tried recipe
-   (:class:`CurvePoint`; sizes from the plan with :mod:`workbench.core.analysis.cost`, no extra inference).
+3. walk the ladder of levels (``promote_to``, default int16 activations, then float) over that order,
+   accepting a promotion only when the metric does not fall below the best point so far
+   (:mod:`workbench.core.tuning.walk`), so the accepted path never gets worse as it promotes;
+   a SmoothQuant recipe is re-smoothed per trial from ranges measured once, units in float unsmoothed
+   (:mod:`workbench.core.tuning.smoothing`);
+4. return the recipe edit (overrides, exclusions), the metric before/after, and every measured point
+   with its weight memory and bit operations (:class:`CurvePoint`; sizes from the plan with
+   :mod:`workbench.core.analysis.cost`, no extra inference), those on the walk's path and those on the
+   Pareto front of metric against weight bytes and BOPs (:mod:`workbench.core.tuning.front`; BOPs are
+   the latency proxy, the core has no latency figure of a plan).
 """
 
 from __future__ import annotations
@@ -39,7 +43,10 @@ from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import NodeSettings, PartialSpec
 from workbench.core.runtime.session import make_session
+from workbench.core.tuning.front import pareto_indices
 from workbench.core.tuning.resolution import MetricResolution, Score, measure_resolution
+from workbench.core.tuning.smoothing import SmoothedTrials, without_smoothing
+from workbench.core.tuning.walk import walk
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +110,7 @@ def make_eval_set(model, data: Any, samples: int | None = None) -> EvalSet:
 
 @dataclass
 class CurvePoint:
-    """One tried recipe of :func:`autotune`.
+    """One measured recipe of :func:`autotune`.
 
     Unpacks (and indexes) as the former 3-tuple ``(promoted, metric, fraction_int8)``, so
     ``for k, m, frac in result.curve`` keeps working.
@@ -111,7 +118,7 @@ class CurvePoint:
     Attributes
     ----------
     promoted : int
-        Units promoted (the first ``promoted`` of the ranking).
+        Units promoted from the recipe as given (to wider activations or to float).
     metric : float
         Task metric of that recipe on the eval data.
     fraction_int8 : float
@@ -122,7 +129,16 @@ class CurvePoint:
         float nodes at 32. None when the cost could not be computed.
     bops : int | None
         Bit operations ``sum(MACs * b_weight * b_activation)`` of the same nodes (Baskin et al. 2018;
-        see :mod:`workbench.core.analysis.cost`), nodes with unknown shapes left out.
+        see :mod:`workbench.core.analysis.cost`), nodes with unknown shapes left out. The latency proxy:
+        the core has no latency figure of a plan.
+    levels : dict[str, str]
+        Each promoted unit (node name) and its level ("int16" / "uint16" activations, or "float").
+    accepted : bool
+        On the walk's path (:mod:`workbench.core.tuning.walk`): its metric is not below any earlier path point.
+    pareto : bool
+        On the Pareto front of metric against weight bytes and BOPs (:mod:`workbench.core.tuning.front`).
+    trial : int
+        Order of measurement, 0 for the recipe as given.
     """
 
     promoted: int
@@ -130,6 +146,10 @@ class CurvePoint:
     fraction_int8: float
     weight_bytes: int | None = None
     bops: int | None = None
+    levels: dict[str, str] = field(default_factory=dict)
+    accepted: bool = True
+    pareto: bool = False
+    trial: int = 0
 
     def __iter__(self):
         return iter((self.promoted, self.metric, self.fraction_int8))
@@ -137,16 +157,24 @@ class CurvePoint:
     def __getitem__(self, i):
         return (self.promoted, self.metric, self.fraction_int8)[i]
 
+    def count(self, level: str) -> int:
+        """Units promoted to ``level``."""
+        return sum(1 for lv in self.levels.values() if lv == level)
+
     def to_json(self) -> dict:
-        return {"promoted": self.promoted, "metric": self.metric, "fraction_int8": self.fraction_int8,
-                "weight_bytes": self.weight_bytes, "bops": self.bops}
+        return {"trial": self.trial, "promoted": self.promoted, "metric": self.metric,
+                "fraction_int8": self.fraction_int8, "weight_bytes": self.weight_bytes, "bops": self.bops,
+                "accepted": self.accepted, "pareto": self.pareto,
+                "levels": {lv: sorted(n for n, v in self.levels.items() if v == lv)
+                           for lv in dict.fromkeys(self.levels.values())}}
 
 
 def plan_cost(base: CostReport | None, plan) -> tuple[int | None, int | None]:
     """``(weight bytes, BOPs)`` of ``plan``'s bit widths applied to the float rows of ``base``.
 
     ``base`` is ``model_cost(model.proto)`` (all 32-bit), computed once; only the widths change per
-    plan, so no shape inference is repeated. Excluded units count as float (32/32).
+    plan, so no shape inference is repeated. Excluded units count as float (32/32). SmoothQuant's
+    renamed weights count under their node, so a smoothed plan costs what the unsmoothed one does.
     """
     if base is None:
         return None, None
@@ -158,8 +186,9 @@ def plan_cost(base: CostReport | None, plan) -> tuple[int | None, int | None]:
 
 @dataclass
 class AutotuneResult:
-    """Outcome of :func:`autotune`; ``curve`` holds one :class:`CurvePoint` per tried recipe, sorted by
-    units promoted (each still unpacks as (units promoted, metric, fraction kept 8-bit))."""
+    """Outcome of :func:`autotune`; ``curve`` holds one :class:`CurvePoint` per measured recipe in the
+    order measured (each still unpacks as (units promoted, metric, fraction kept 8-bit)); ``front`` the
+    points of ``curve`` on the Pareto front, by weight bytes; ``levels`` the chosen unit -> level."""
 
     recipe: Recipe
     metric_float: float
@@ -171,36 +200,77 @@ class AutotuneResult:
     result: Any = None
     resolution: MetricResolution | None = None
     notes: list[str] = field(default_factory=list)
+    levels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def front(self) -> list[CurvePoint]:
+        pts = [p for p in self.curve if p.pareto]
+        return sorted(pts, key=lambda p: (p.weight_bytes or 0, p.bops or 0, -p.metric))
 
 
 def promote(recipe: Recipe, nodes: list[str], promote_to: str) -> Recipe:
     """A copy of ``recipe`` with ``nodes`` kept in float (``"float"``) or given wider activations."""
     if promote_to == "float":
-        return recipe.with_excluded(nodes)
+        return without_smoothing(recipe.with_excluded(nodes), list(nodes))
     return recipe.with_overrides(nodes, NodeSettings(activation=PartialSpec(dtype=promote_to)))
 
 
-def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | Score = "top1",
-             max_drop: float | None = None, min_score: float | None = None, samples: int | None = None,
-             eval_samples: int | None = None, promote_to: str = "float", allow_code: bool = False,
-             guard: bool = True, bias_correction: bool = False, rank: str = "local", e2e_candidates: int = 12,
-             executor: Executor | None = None, progress: ProgressFn | None = None,
-             cancel: CancelToken | None = None) -> AutotuneResult:
-    """Promote the most sensitive units until ``score >= min_score`` (or ``>= float - max_drop``).
+def apply_levels(recipe: Recipe, levels: dict[str, str]) -> Recipe:
+    """``recipe`` with each unit of ``levels`` promoted to its level (see :func:`promote`)."""
+    for level in dict.fromkeys(levels.values()):
+        recipe = promote(recipe, [n for n, lv in levels.items() if lv == level], level)
+    return recipe
 
-    ``bias_correction`` is passed to every :func:`workbench.core.pipeline.quantize.quantize` run. ``rank`` is
-    "local" (order of local SQNR) or "e2e" (see the module docstring; ``e2e_candidates`` runs more).
-    ``executor`` (default: this process) runs the independent trials of the e2e ranking, one task per
-    candidate (the model by path, the cached ranges as JSON); the result does not depend on it. The
-    geometric search and the bisection stay in order: each step depends on the one before.
+
+def parse_ladder(promote_to: str | tuple[str, ...]) -> tuple[str, ...]:
+    """``"int16,float"`` -> ``("int16", "float")``: the promotion levels, cheapest first.
 
     Raises
     ------
     RecipeError
-        Neither ``max_drop`` nor ``min_score`` given, an unknown metric or an unknown ``rank``.
+        An empty ladder, a repeated level, a level that is not "float" or a 16-bit integer dtype, or
+        "float" before the end.
+    """
+    ladder = tuple(s.strip() for s in (promote_to.split(",") if isinstance(promote_to, str) else promote_to))
+    bad = [lv for lv in ladder if lv not in LEVELS]
+    if not ladder or bad or len(set(ladder)) != len(ladder) or "float" in ladder[:-1]:
+        raise RecipeError(f"promote_to {','.join(ladder)!r}: expected distinct levels among "
+                          f"{', '.join(LEVELS)}, float last.", hint="Use e.g. --promote-to int16,float.")
+    return ladder
+
+
+#: Promotion levels: 16-bit activations (weights stay as the recipe has them, a16w8) or float.
+LEVELS = ("int16", "uint16", "float")
+
+
+def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | Score = "top1",
+             max_drop: float | None = None, min_score: float | None = None, samples: int | None = None,
+             eval_samples: int | None = None, promote_to: str | tuple[str, ...] = "int16,float",
+             allow_code: bool = False, guard: bool = True, bias_correction: bool = False, rank: str = "local",
+             e2e_candidates: int = 12, rank_samples: int | None = None, max_trials: int = 32,
+             executor: Executor | None = None, progress: ProgressFn | None = None,
+             cancel: CancelToken | None = None) -> AutotuneResult:
+    """Promote the most sensitive units until ``score >= min_score`` (or ``>= float - max_drop``).
+
+    ``promote_to`` is the ladder of levels each unit may climb, cheapest first (``"int16,float"``:
+    int16 activations are tried before float; see :mod:`workbench.core.tuning.walk`, which also
+    says why the metric of the accepted points never decreases). ``max_trials`` bounds the quantize +
+    evaluate runs of the walk. ``bias_correction`` is passed to every
+    :func:`workbench.core.pipeline.quantize.quantize` run. ``rank`` is "local" (order of local SQNR
+    over ``rank_samples`` eval rows, default ``eval_samples`` or 32) or "e2e" (see the module
+    docstring; ``e2e_candidates`` runs more, each unit promoted alone to the ladder's first level).
+    ``executor`` (default: this process) runs the independent trials of the e2e ranking; the result
+    does not depend on it. A SmoothQuant recipe is smoothed once per trial from ranges measured once
+    (:mod:`workbench.core.tuning.smoothing`).
+
+    Raises
+    ------
+    RecipeError
+        Neither ``max_drop`` nor ``min_score`` given, an unknown metric, ladder or ``rank``.
     """
     if rank not in ("local", "e2e"):
         raise RecipeError(f"Unknown autotune ranking {rank!r}.", hint="Use rank 'local' or 'e2e'.")
+    ladder = parse_ladder(promote_to)
 
     progress = progress or no_progress
     score = load_score(metric, allow_code=allow_code) if isinstance(metric, str) else metric
@@ -211,18 +281,20 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
             raise RecipeError("autotune needs a target.", hint="Pass --max-drop X or --min-score Y.")
         min_score = m_float - max_drop
     progress(0, 0, "Calibrating")
-    base = quantize(model, recipe, data=data, samples=samples, cancel=cancel, guard=guard,
-                        bias_correction=bias_correction)
+    smooth = SmoothedTrials(model, recipe, data, samples, cancel)
+    cached: dict[str, Any] = {"calib": None}
+    results: dict[tuple, Any] = {}
 
-    cached = {"calib": base.calibration}
-
-    def measure(r: Recipe):
+    def run(levels: dict[str, str]):
         # ranges already observed are reused; only tensors the edit newly exposes are calibrated
-        res = quantize(model, r, data=data, samples=samples, calibration=cached["calib"], cancel=cancel,
-                           guard=guard, bias_correction=bias_correction)
+        floats = [n for n, lv in levels.items() if lv == "float"]
+        m_t, r_t = smooth.trial(apply_levels(recipe, levels), floats)
+        res = quantize(m_t, r_t, data=data, samples=samples, calibration=cached["calib"], cancel=cancel,
+                       guard=guard, bias_correction=bias_correction)
         cached["calib"] = res.calibration or cached["calib"]
-        return res, score(run_outputs(res.proto, ev.feeds), ev.float_outputs, ev.labels)
+        return res
 
+    base = run({})
     n_units = sum(1 for u in base.plan.units.values() if not u.excluded)
     try:
         float_cost: CostReport | None = model_cost(model.proto)
@@ -232,68 +304,81 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     q_base = run_outputs(base.proto, ev.feeds)
     m0 = score(q_base, ev.float_outputs, ev.labels)
     curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan))]
+    results[()] = base
     res_m = measure_resolution(score, q_base, ev.float_outputs, ev.labels, len(ev.feeds))
+
+    def done(levels: dict[str, str], met: bool, notes: list[str]) -> AutotuneResult:
+        _mark_front(curve)
+        final = next(p for p in curve if p.levels == levels)
+        tuned = apply_levels(recipe, levels)
+        res = results[_key(levels)]
+        if smooth.absmax is not None and levels:  # the model the recipe itself gives (ranges cached)
+            res = quantize(model, tuned, data=data, samples=samples, calibration=cached["calib"], cancel=cancel,
+                           guard=guard, bias_correction=bias_correction)
+        ranked_levels = [n for n in ranked_nodes if n in levels] + [n for n in levels if n not in ranked_nodes]
+        return AutotuneResult(tuned, m_float, m0, final.metric, ranked_levels, met, curve, res, res_m, notes,
+                              dict(levels))
+
+    ranked_nodes: list[str] = []
     if m0 >= min_score:
-        return AutotuneResult(recipe, m_float, m0, m0, [], True, curve, base, res_m)
+        return done({}, True, [])
     if max_drop is not None and res_m.step is not None and 0 < max_drop < res_m.step:
         note = (f"--max-drop {max_drop:g} is below the metric's step on {res_m.rows} eval rows "
                 f"(1/{res_m.rows} = {res_m.step:.4f}): it allows no lost row, so nothing was promoted. Pass "
                 f"--max-drop 0 to ask for that, --max-drop {res_m.step:.4f} or more, or more eval rows.")
-        return AutotuneResult(recipe, m_float, m0, m0, [], False, curve, base, res_m, [note])
+        return done({}, False, [note])
+    def measure(levels: dict[str, str]) -> float:
+        key = _key(levels)
+        if key not in results:
+            if cancel is not None:
+                cancel.check()
+            results[key] = run(levels)
+        res = results[key]
+        m = score(run_outputs(res.proto, ev.feeds), ev.float_outputs, ev.labels)
+        k = len(levels)
+        curve.append(CurvePoint(k, m, 1.0 - k / max(n_units, 1), *plan_cost(float_cost, res.plan),
+                                levels=dict(levels), accepted=False, trial=len(curve)))
+        progress(len(curve) - 1, 0, f"{k} units promoted ({_describe(levels)}): metric {m:.4f}")
+        return m
+
     progress(0, 0, "Ranking units")
-    rows = analyze(model, base, eval_data, samples=eval_samples or 32)
-    ranked = [s.node for s in local_sensitivity(base.plan, rows)]
+    rows = analyze(model, base, eval_data, samples=rank_samples or eval_samples or 32)
+    ranked_nodes = [s.node for s in local_sensitivity(base.plan, rows)]
     if rank == "e2e":
         if _can_fan_out(executor, model, data, metric):
             trial = TrialSetup(str(model.path), data if isinstance(data, (str, dict)) else str(data), samples,
                                base.calibration.to_json() if base.calibration else None, ev, metric, allow_code,
                                guard, bias_correction)
-            alone = _fanned_out(executor, trial, recipe, promote_to)
+            alone = _fanned_out(executor, trial, recipe, ladder[0])
         else:
-            alone = _one_by_one(lambda n: measure(promote(recipe, [n], promote_to))[1])
-        ranked = _rank_end_to_end(ranked, e2e_candidates, alone, progress, cancel)
-    cache: dict[int, tuple[Any, float]] = {}
+            alone = _one_by_one(lambda n: measure({n: ladder[0]}))
+        ranked_nodes = _rank_end_to_end(ranked_nodes, e2e_candidates, alone, progress, cancel)
 
-    def at(k: int):
-        if k not in cache:
-            if cancel is not None:
-                cancel.check()
-            cache[k] = measure(promote(recipe, ranked[:k], promote_to))
-            curve.append(CurvePoint(k, cache[k][1], 1.0 - k / max(n_units, 1),
-                                    *plan_cost(float_cost, cache[k][0].plan)))
-            progress(len(cache), 0, f"{k} units promoted: metric {cache[k][1]:.4f}")
-        return cache[k]
-
-    lo, hi = 0, 1
-    while hi < len(ranked) and at(hi)[1] < min_score:
-        lo, hi = hi, min(hi * 2, len(ranked))
-    if at(hi)[1] < min_score:
-        tried = {0: (base, m0), **cache}
-        best = _best_missed(tried)
-        res, m = tried[best]
-        curve.sort(key=lambda p: p.promoted)
-        return AutotuneResult(promote(recipe, ranked[:best], promote_to), m_float, m0, m, ranked[:best], False,
-                              curve, res, res_m)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if at(mid)[1] >= min_score:
-            hi = mid
-        else:
-            lo = mid
-    res, m = at(hi)
-    curve.sort(key=lambda p: p.promoted)
-    return AutotuneResult(promote(recipe, ranked[:hi], promote_to), m_float, m0, m, ranked[:hi], True, curve, res,
-                          res_m)
+    start = len(curve)  # points of the e2e ranking come before the walk's
+    w = walk(ranked_nodes, ladder, measure, m0, min_score, max_trials)
+    for pt, st in zip([curve[0], *curve[start:]], w.steps, strict=True):  # one curve point per walk step
+        pt.accepted = st.accepted
+    notes = []
+    if w.budget_spent:
+        notes.append(f"stopped after {max_trials} trials (--max-trials) before the target was met")
+    if w.final.metric >= min_score:
+        return done(w.final.levels, True, notes)
+    path = [p for p in curve if p.accepted]
+    best = max(path, key=lambda p: (p.metric if p.metric == p.metric else -np.inf, -p.promoted))
+    return done(best.levels, False, notes)
 
 
-def _best_missed(tried: dict[int, tuple[Any, float]]) -> int:
-    """The number of promoted units to return when no tried point met the target: the best metric, and
-    on a tie (or NaN) the fewest promoted units -- promoting more for no gain only makes the model bigger
-    and slower. ``tried`` holds ``k -> (result, metric)`` with 0 the recipe as given."""
-    def key(k: int) -> tuple[float, int]:
-        m = tried[k][1]
-        return (m if m == m else -np.inf, -k)
-    return max(tried, key=key, default=0)
+def _describe(levels: dict[str, str]) -> str:
+    return ", ".join(f"{sum(1 for v in levels.values() if v == lv)} {lv}" for lv in dict.fromkeys(levels.values()))
+
+
+def _key(levels: dict[str, str]) -> tuple:
+    return tuple(sorted(levels.items()))
+
+
+def _mark_front(curve: list[CurvePoint]) -> None:
+    for i in pareto_indices(curve):
+        curve[i].pareto = True
 
 
 @dataclass(frozen=True)
