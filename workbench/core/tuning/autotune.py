@@ -274,6 +274,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
 
     progress = progress or no_progress
     score = load_score(metric, allow_code=allow_code) if isinstance(metric, str) else metric
+    tie_break = load_score("output_sqnr")  # closer to float's outputs, when the task metric ties
     ev = make_eval_set(model, eval_data, eval_samples)
     m_float = score(ev.float_outputs, ev.float_outputs, ev.labels)
     if min_score is None:
@@ -327,19 +328,20 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
                 f"(1/{res_m.rows} = {res_m.step:.4f}): it allows no lost row, so nothing was promoted. Pass "
                 f"--max-drop 0 to ask for that, --max-drop {res_m.step:.4f} or more, or more eval rows.")
         return done({}, False, [note])
-    def measure(levels: dict[str, str]) -> float:
+    def measure(levels: dict[str, str]) -> tuple[float, float]:
         key = _key(levels)
         if key not in results:
             if cancel is not None:
                 cancel.check()
             results[key] = run(levels)
         res = results[key]
-        m = score(run_outputs(res.proto, ev.feeds), ev.float_outputs, ev.labels)
+        outs = run_outputs(res.proto, ev.feeds)
+        m = score(outs, ev.float_outputs, ev.labels)
         k = len(levels)
         curve.append(CurvePoint(k, m, 1.0 - k / max(n_units, 1), *plan_cost(float_cost, res.plan),
                                 levels=dict(levels), accepted=False, trial=len(curve)))
         progress(len(curve) - 1, 0, f"{k} units promoted ({_describe(levels)}): metric {m:.4f}")
-        return m
+        return m, tie_break(outs, ev.float_outputs, ev.labels)
 
     progress(0, 0, "Ranking units")
     rows = analyze(model, base, eval_data, samples=rank_samples or eval_samples or 32)
@@ -351,11 +353,12 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
                                guard, bias_correction)
             alone = _fanned_out(executor, trial, recipe, ladder[0])
         else:
-            alone = _one_by_one(lambda n: measure({n: ladder[0]}))
+            alone = _one_by_one(lambda n: measure({n: ladder[0]})[0])
         ranked_nodes = _rank_end_to_end(ranked_nodes, e2e_candidates, alone, progress, cancel)
 
     start = len(curve)  # points of the e2e ranking come before the walk's
-    w = walk(ranked_nodes, ladder, measure, m0, min_score, max_trials)
+    w = walk(ranked_nodes, ladder, measure, (m0, tie_break(q_base, ev.float_outputs, ev.labels)), min_score,
+             max_trials)
     for pt, st in zip([curve[0], *curve[start:]], w.steps, strict=True):  # one curve point per walk step
         pt.accepted = st.accepted
     notes = []

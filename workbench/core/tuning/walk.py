@@ -11,8 +11,11 @@ eval rows does not fall below it, so the accepted points form a path whose metri
   where it is (a later level may still take it);
 * when a group of more than one unit reaches the target, the shortest prefix of it that still
   reaches it is found by bisection (the target is met on both ends, so the path stays monotone);
-* every trial counts against ``max_trials``; the walk stops at the target, when the ladder is done
-  or when the budget is spent.
+* a promotion that leaves the task metric where it is (a fraction of rows often does not move) is
+  accepted only when the tie-break -- output SQNR against the float model -- does not fall either, so
+  the walk does not wander through promotions that buy nothing measurable;
+* a point measured before is not measured again; every trial counts against ``max_trials``; the walk
+  stops at the target, when the ladder is done or when the budget is spent.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class Step:
     metric: float
     accepted: bool
     note: str = ""
+    tie_break: float = float("-inf")
 
 
 @dataclass
@@ -50,54 +54,68 @@ class Walk:
         return self.path[-1]
 
 
-def _better(m: float, best: float) -> bool:
-    return m == m and m >= best  # NaN never wins
+Score = tuple[float, float]  # (task metric, tie-break)
 
 
-def walk(ranked: list[str], ladder: tuple[str, ...], measure: Callable[[Levels], float], m0: float,
+def _better(m: Score, best: Score) -> bool:
+    """``m`` is not worse than ``best``: a higher metric, or the same metric and a tie-break not lower."""
+    if m[0] != m[0]:  # NaN never wins
+        return False
+    if m[0] != best[0]:
+        return m[0] > best[0]
+    return not (m[1] < best[1])
+
+
+def walk(ranked: list[str], ladder: tuple[str, ...], measure: Callable[[Levels], Score], m0: Score,
          min_score: float, max_trials: int) -> Walk:
     """Promote units of ``ranked`` (most harmful first) along ``ladder`` until ``min_score`` holds.
 
-    ``measure(levels)`` returns the task metric of the recipe with those units promoted; ``m0`` is the
-    metric of the recipe as given (no unit promoted).
+    ``measure(levels)`` returns ``(task metric, tie-break)`` of the recipe with those units promoted
+    (higher is better for both); ``m0`` is that of the recipe as given (no unit promoted).
     """
     order = {lv: i for i, lv in enumerate(ladder)}
-    w = Walk([Step({}, m0, True, "recipe as given")])
-    current, best, trials = {}, m0, 0
+    w = Walk([Step({}, m0[0], True, "recipe as given", m0[1])])
+    current: Levels = {}
+    best, trials = m0, 0
+    seen: dict[tuple, Score] = {(): m0}
 
-    def trial(levels: Levels, note: str) -> float:
+    def trial(levels: Levels, note: str) -> Score | None:
+        """The score of ``levels``; None when it was measured before (it was rejected then)."""
         nonlocal trials
+        key = tuple(sorted(levels.items()))
+        if key in seen:
+            return None
         trials += 1
-        m = measure(levels)
-        w.steps.append(Step(levels, m, False, note))
+        m = seen[key] = measure(levels)
+        w.steps.append(Step(levels, m[0], False, note, m[1]))
         return m
 
     for level in ladder:
         queue = [n for n in ranked if order.get(current.get(n, ""), -1) < order[level]]
         step = 1
-        while queue and best < min_score:
+        while queue and best[0] < min_score:
             if trials >= max_trials:
                 w.budget_spent = True
                 return w
             group = queue[:step]
             before, m_before = current, best
             m = trial({**current, **dict.fromkeys(group, level)}, f"{len(group)} unit(s) to {level}")
-            if _better(m, best):
+            if m is not None and _better(m, best):
                 w.steps[-1].accepted = True
                 current, best, queue, step = w.steps[-1].levels, m, queue[step:], step * 2
-                if best >= min_score and len(group) > 1:
+                if best[0] >= min_score and len(group) > 1:
                     _trim(w, before, m_before, group, level, min_score, trial, max_trials - trials)
                     return w
             else:
                 queue = queue[1:] if step == 1 else queue
                 step = max(1, step // 2)
-        if best >= min_score:
+        if best[0] >= min_score:
             break
     return w
 
 
-def _trim(w: Walk, before: Levels, m_before: float, group: list[str], level: str, min_score: float,
-          trial: Callable[[Levels, str], float], budget: int) -> None:
+def _trim(w: Walk, before: Levels, m_before: Score, group: list[str], level: str, min_score: float,
+          trial: Callable[[Levels, str], Score | None], budget: int) -> None:
     """Replace the last accepted point (``before`` + ``group``, on target) by ``before`` + the shortest
     prefix of ``group`` that is on target and not below ``m_before``, by bisection."""
     full = w.steps[-1]
@@ -106,7 +124,7 @@ def _trim(w: Walk, before: Levels, m_before: float, group: list[str], level: str
         mid = (lo + hi) // 2
         budget -= 1
         m = trial({**before, **dict.fromkeys(group[:mid], level)}, f"trim: {mid} of {len(group)} unit(s) to {level}")
-        if _better(m, max(min_score, m_before)):
+        if m is not None and m[0] >= min_score and _better(m, m_before):
             hi, found = mid, w.steps[-1]
         else:
             lo = mid

@@ -1,0 +1,71 @@
+"""The promotion walk (workbench.core.tuning.walk) and the Pareto front (workbench.core.tuning.front), on
+metrics defined in the test so every accepted and rejected point can be counted by hand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workbench.core.tuning.front import dominates, pareto_indices
+from workbench.core.tuning.walk import walk
+
+
+def _recorder(metric):
+    seen = []
+
+    def measure(levels):
+        seen.append(dict(levels))
+        return metric(levels), 0.0
+    return measure, seen
+
+
+def test_a_harmful_unit_is_refused_and_the_path_never_gets_worse():
+    """Float a, b, d: +0.1 each; float c: -0.3 (the failure bisection over 'first k' cannot see:
+    k = 1, 2, 3, 4 give 0.6, 0.7, 0.4, 0.5 and never reach 0.75)."""
+    gain = {"a": 0.1, "b": 0.1, "c": -0.3, "d": 0.1}
+    measure, seen = _recorder(lambda lv: round(0.5 + sum(gain[n] for n in lv), 6))
+    w = walk(["a", "b", "c", "d"], ("float",), measure, (0.5, 0.0), 0.75, 32)
+    assert seen == [{"a": "float"}, dict.fromkeys("abc", "float"), dict.fromkeys("ab", "float"),
+                    dict.fromkeys("abcd", "float"), dict.fromkeys("abd", "float")]  # {a,b,c} not measured twice
+    assert [s.metric for s in w.path] == [0.5, 0.6, 0.7, 0.8]
+    assert [s.metric for s in w.steps if not s.accepted] == [0.4, 0.5]
+    assert w.final.levels == dict.fromkeys("abd", "float") and not w.budget_spent
+
+
+def test_int16_is_tried_for_every_unit_before_float_and_the_last_group_is_trimmed():
+    """int16 adds 1 per unit, float 2: all eight at int16 give 8; the target 12 needs four in float."""
+    units = list("abcdefgh")
+    measure, seen = _recorder(lambda lv: float(sum(1 if v == "int16" else 2 for v in lv.values())))
+    w = walk(units, ("int16", "float"), measure, (0.0, 0.0), 12.0, 32)
+    first_float = next(i for i, lv in enumerate(seen) if "float" in lv.values())
+    assert seen[first_float - 1] == dict.fromkeys(units, "int16")  # int16 for every unit first
+    assert all(set(lv.values()) == {"int16"} for lv in seen[:first_float])
+    # int16 groups 1, 2, 4, 1; float groups 1, 2, 4 (15 >= 12), then bisection of the last group: 2 -> 13, 1 -> 12
+    assert [s.metric for s in w.steps] == [0, 1, 3, 7, 8, 9, 11, 15, 13, 12]
+    assert [s.metric for s in w.path] == [0, 1, 3, 7, 8, 9, 11, 12]  # the 15 and 13 were trimmed away
+    assert w.final.levels == {**dict.fromkeys("abcd", "float"), **dict.fromkeys("efgh", "int16")}
+
+
+def test_ties_need_the_tie_break_and_the_budget_stops_the_walk():
+    """A metric that never moves: promotions are accepted only while the output gets closer to float
+    (the tie-break), and the walk stops at max_trials."""
+    def measure(levels):
+        return 0.5, -float(len(levels)) if "b" in levels else float(len(levels))
+
+    w = walk(list("abcd"), ("float",), measure, (0.5, 0.0), 0.9, 3)
+    assert [sorted(s.levels) for s in w.steps] == [[], ["a"], ["a", "b", "c"], ["a", "b"]]
+    assert [s.accepted for s in w.steps] == [True, True, False, False] and w.budget_spent
+
+
+@dataclass
+class P:
+    metric: float
+    weight_bytes: int | None
+    bops: int | None
+
+
+def test_pareto_front_keeps_the_points_no_other_beats():
+    pts = [P(0.90, 100, 10), P(0.95, 100, 20), P(0.90, 120, 10), P(0.99, 400, 80), P(0.95, 100, 20),
+           P(float("nan"), 50, 5), P(0.97, None, 30)]
+    assert dominates(pts[0], pts[2]) and not dominates(pts[0], pts[1]) and not dominates(pts[1], pts[0])
+    # 2 is beaten by 0; 4 repeats 1; NaN is the worst metric but the smallest model; unknown bytes count as worst
+    assert pareto_indices(pts) == [5, 0, 1, 3, 6]
