@@ -1,0 +1,109 @@
+"""Autotune's walk and Pareto front on corpus models (../shared/corpus).
+
+ppocrv4_rec with its shipped SmoothQuant recipe (examples/recipes/ppocrv4_rec.json): with 8 calibration
+samples the recipe loses rows 19, 20, 40 and 58 of eval.npz that float reads right; on those four and
+rows 0-3 the walk must never get worse as it promotes, and the model of the tuned recipe (quantized
+again by the pipeline's own SmoothQuant pass) must score what the walk measured.
+digits_transformer: output SQNR >= 45 dB needs float units; int16 activations are tried first.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from workbench.cli import main
+from workbench.core import api
+from workbench.core.analysis.metrics import ctc_greedy_decode
+from workbench.core.recipe.recipe import Recipe
+from workbench.core.tuning.autotune import autotune
+
+ROOT = Path(__file__).resolve().parents[1]
+ROWS = [19, 20, 40, 58, 0, 1, 2, 3]
+
+
+def _exact(proto, x: np.ndarray, gts: np.ndarray, charset: list[str]) -> float:
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    probs = np.concatenate([sess.run(None, {"x": x[i:i + 1]})[0] for i in range(len(x))])
+    texts = [t.strip() for t in ctc_greedy_decode(probs, charset, blank=0)]
+    return float(np.mean([t == str(g) for t, g in zip(texts, gts, strict=True)]))
+
+
+@pytest.mark.slow
+def test_ppocrv4_rec_smoothquant_recipe_never_gets_worse_as_it_promotes(corpus, tmp_path, monkeypatch):
+    folder = corpus / "ppocrv4_rec"
+    monkeypatch.setenv("PPOCR_CHARSET", str(folder / "charset.txt"))
+    with np.load(folder / "eval.npz") as z:
+        x, gts = z["x"][ROWS], z["gt_text"][ROWS]
+    np.savez(tmp_path / "eval8.npz", x=x, gt_text=gts)
+    model = api.open_model(folder / "model.onnx")
+    recipe = Recipe.from_json((ROOT / "examples/recipes/ppocrv4_rec.json").read_text())
+    res = autotune(model, recipe, data=str(folder / "calib.npz"), samples=8, eval_data=str(tmp_path / "eval8.npz"),
+                   metric=str(ROOT / "examples/metrics/ppocr_rec_exact.py"), allow_code=True, max_drop=0.0,
+                   rank_samples=2, max_trials=5)
+    charset = (folder / "charset.txt").read_text(encoding="utf-8").split("\n")
+    assert res.metric_float == _exact(model.proto, x, gts, charset) == 1.0
+    assert res.metric_before == 0.5  # the four rows the recipe loses
+    path = [p.metric for p in res.curve if p.accepted]
+    assert path[0] == 0.5 and all(b >= a for a, b in zip(path, path[1:], strict=False)), path
+    assert len(res.curve) == 6  # the recipe + max_trials
+    for p in res.curve[1:]:  # a refused point is below the path point before it (or ties with a lower SQNR)
+        before = max(q.metric for q in res.curve[:p.trial] if q.accepted)
+        assert p.accepted == (p.metric > before) or p.metric == before, (p.trial, p.metric, before)
+    assert res.metric_after == max(path)
+    # the tuned recipe, quantized by the pipeline (its own SmoothQuant pass), scores what the walk measured
+    assert _exact(res.result.proto, x, gts, charset) == res.metric_after
+    floats = [n for n, lv in res.levels.items() if lv == "float"]
+    assert set(floats) <= set(res.recipe.smoothquant.exclude)
+    names = {n.name for n in res.result.proto.graph.node}
+    assert not any(f"{n}.smooth" in names for n in floats)  # no SmoothQuant Mul in front of a float unit
+
+
+@pytest.mark.slow
+def test_digits_transformer_front_uses_int16_before_float(corpus, tmp_path, capsys):
+    folder = corpus / "digits_transformer"
+    out = tmp_path / "curve.json"
+    code = main(["autotune", str(folder / "model_opset17.onnx"), "--preset", "cpu-u8s8", "--data",
+                 str(folder / "calib.npz"), "--samples", "32", "--eval", str(folder / "eval.npz"), "--eval-samples",
+                 "32", "--metric", "sqnr", "--min-score", "45", "-o", str(tmp_path / "q.onnx"),
+                 "--curve-json", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "target met" in text
+
+    def strict(literal):
+        raise AssertionError(f"{literal} is not JSON")
+
+    doc = json.loads(out.read_text(), parse_constant=strict)
+    curve = doc["curve"]
+    first_float = next(i for i, p in enumerate(curve) if "float" in p["levels"])
+    assert first_float > 1 and all(set(p["levels"]) <= {"int16"} for p in curve[:first_float])
+    units = sum(map(len, curve[first_float]["levels"].values()))  # every unit got int16 (or was refused it) before any float
+    assert curve[first_float]["promoted"] == units == max(p["promoted"] for p in curve)
+    path = [p["metric"] for p in curve if p["accepted"]]
+    assert all(b >= a for a, b in zip(path, path[1:], strict=False)) and path[-1] >= 45 > path[0]
+    # the front table lists the points marked pareto, smallest model first, with the same numbers
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Pareto front"))
+    rows = [line.split() for line in lines[at + 2: at + 2 + len(doc["front"])]]
+    front = [curve[t] for t in doc["front"]]
+    assert front == [p for p in sorted((p for p in curve if p["pareto"]),
+                                       key=lambda p: (p["weight_bytes"], p["bops"], -p["metric"]))]
+    for cells, p in zip(rows, front, strict=True):
+        assert float(cells[1]) == pytest.approx(p["metric"], abs=1e-4)
+        assert float(cells[3]) == pytest.approx(p["weight_bytes"] / 2**20, abs=1e-4)
+        assert float(cells[4]) == pytest.approx(p["bops"] / 1e9, abs=1e-4)
+    assert any(int(c[5]) > 0 for c in rows) and any(int(c[6]) > 0 for c in rows)  # int16 and float points
+    # the written model reaches the SQNR the tuner reports (first output against float, numpy)
+    with np.load(folder / "eval.npz") as z:
+        xs = z["input"][:32]
+    runs = [ort.InferenceSession(str(p), providers=["CPUExecutionProvider"])
+            for p in (folder / "model_opset17.onnx", tmp_path / "q.onnx")]
+    f, q = (np.concatenate([s.run(None, {"input": xs[i:i + 1]})[0] for i in range(32)]).astype(np.float64)
+            for s in runs)
+    sqnr = 10 * np.log10(np.sum(f ** 2) / np.sum((f - q) ** 2))
+    final = [p for p in curve if p["accepted"]][-1]["metric"]
+    assert sqnr == pytest.approx(final, abs=1e-3) and sqnr >= 45
