@@ -110,7 +110,7 @@ def test_cli_prints_curve_table_and_writes_json(tmp_path, capsys):
     assert table[0][3:5] == [f"{Q_BYTES / 2**20:.4f}", f"{Q_BOPS / 1e9:.4f}"]  # 0.0250 MiB, 0.0385 GBOPs
     for cells, pt in zip(table, doc["curve"], strict=True):  # int16 / float counts, on the path, on the front
         levels = pt["levels"]
-        assert cells[5:] == [str(len(levels.get("int16", []))), str(len(levels.get("float", []))),
+        assert cells[5:] == [str(len(levels.get("int16", []))), str(len(levels.get("float", []))), "0",
                              "*" if pt["accepted"] else "-", "*" if pt["pareto"] else "-"]
     front_at = next(i for i, line in enumerate(lines) if line.startswith("Pareto front"))
     front = [line.split() for line in lines[front_at + 2: front_at + 2 + len(doc["front"])]]
@@ -162,3 +162,27 @@ def test_long_names_are_cut_from_the_middle():
     assert _middle(name, 40) == name[:18] + "..." + name[-19:] == "/model/encoder/lay...n/self/query/MatMul"
     assert len(_middle(name, 40)) == 40 and _middle("short", 40) == "short"
     assert _middle(name, 40).endswith("query/MatMul") and _middle(name, 40).startswith("/model/encoder")
+
+
+def test_int4_weights_go_to_the_least_sensitive_units_while_the_target_holds():
+    """Target met by the recipe itself (output SQNR >= 10 dB): the int4 phase gives int4 weights to
+    Conv/Gemm units, each accepted point still on target and smaller than the one before."""
+    model = api.open_model(MODEL)
+    recipe = api.make_recipe("cpu-u8s8")
+    res = autotune(model, recipe, data=CALIB, eval_data=EVAL, metric="sqnr", min_score=10.0, samples=16,
+                   eval_samples=8, int4_weights=True, max_trials=6)
+    assert res.met and set(res.levels.values()) == {"int4-weights"}
+    path = [p for p in res.curve if p.accepted]
+    assert all(p.metric >= 10.0 for p in path) and len(path) > 1
+    assert all(b.weight_bytes < a.weight_bytes for a, b in zip(path, path[1:], strict=False))
+    full = model_cost(model.proto)
+    for node in res.levels:  # 4 bits a weight instead of 8, rounded up per node
+        row = next(r for r in full.rows if r.node == node)
+        assert row.op_type in ("Conv", "Gemm")
+    c = _cost(model, apply_levels(recipe, res.levels))
+    assert path[-1].weight_bytes == -(-c.memory_bits // 8) < Q_BYTES
+    assert Q_BYTES - path[-1].weight_bytes == sum(
+        next(r for r in full.rows if r.node == n).weight_params * 4 for n in res.levels) // 8
+    tuned = res.result.proto
+    assert any(i.data_type == 22 for i in tuned.graph.initializer)  # TensorProto.INT4 weights in the file
+    assert max(o.version for o in tuned.opset_import if o.domain in ("", "ai.onnx")) >= 21

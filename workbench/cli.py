@@ -278,9 +278,9 @@ def _curve_row(pt, *, marks: bool = True) -> str:
     """One autotune curve point as a table row (weight MiB, GBOPs; "?" where the cost is unknown)."""
     mib = "?" if pt.weight_bytes is None else f"{pt.weight_bytes / 2**20:.4f}"
     gbops = "?" if pt.bops is None else f"{pt.bops / 1e9:.4f}"
-    wide = sum(1 for lv in pt.levels.values() if lv != "float")
+    wide = pt.count("int16") + pt.count("uint16")
     row = (f"{pt.promoted:8d} {api.fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s} "
-           f"{wide:5d} {pt.count('float'):5d}")
+           f"{wide:5d} {pt.count('float'):5d} {pt.count('int4-weights'):5d}")
     if marks:
         row += f"  {'*' if pt.accepted else '-':>4s} {'*' if pt.pareto else '-':>5s}"
     return row
@@ -297,6 +297,7 @@ def cmd_autotune(args) -> int:
                        eval_samples=args.eval_samples, promote_to=args.promote_to,
                        allow_code=args.allow_code, rank=args.rank, e2e_candidates=args.e2e_candidates,
                        rank_samples=args.rank_samples, max_trials=args.max_trials,
+                       int4_weights=args.int4_weights,
                        executor=api.make_executor(args.executor) if args.executor else None, progress=progress)
     finally:
         progress.close()
@@ -311,13 +312,13 @@ def cmd_autotune(args) -> int:
         print("no tried recipe met the target; kept the one with the best metric and, on a tie, the fewest "
               "units promoted")
     print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s} "
-          f"{'int16':>5s} {'float':>5s}  path front")
+          f"{'int16':>5s} {'float':>5s} {'int4w':>5s}  path front")
     for pt in res.curve:
         print(_curve_row(pt))
     print(f"Pareto front ({len(res.front)} of {len(res.curve)} points; metric against weight MiB and GBOPs, "
           "the latency proxy):")
     print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s} "
-          f"{'int16':>5s} {'float':>5s}")
+          f"{'int16':>5s} {'float':>5s} {'int4w':>5s}")
     for pt in res.front:
         print(_curve_row(pt, marks=False))
     if args.curve_json:
@@ -583,6 +584,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(excluded); default int16,float")
     s.add_argument("--max-trials", type=_positive_int, default=32,
                    help="at most this many quantize + evaluate runs in the search (default 32)")
+    s.add_argument("--int4-weights", action="store_true",
+                   help="once the target holds, give int4 weights to unpromoted Conv/MatMul/Gemm units, least "
+                        "sensitive first, while it still holds (up to --max-trials more runs)")
     s.add_argument("--rank-samples", type=_positive_int,
                    help="eval rows of the sensitivity ranking (default --eval-samples or 32)")
     s.add_argument("--allow-code", action="store_true", help="allow running a metric FILE.py")

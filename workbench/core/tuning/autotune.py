@@ -46,7 +46,7 @@ from workbench.core.runtime.session import make_session
 from workbench.core.tuning.front import pareto_indices
 from workbench.core.tuning.resolution import MetricResolution, Score, measure_resolution
 from workbench.core.tuning.smoothing import SmoothedTrials, without_smoothing
-from workbench.core.tuning.walk import walk
+from workbench.core.tuning.walk import demote, walk
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,8 @@ class CurvePoint:
     Attributes
     ----------
     promoted : int
-        Units promoted from the recipe as given (to wider activations or to float).
+        Units changed from the recipe as given (promoted to wider activations or to float, or given
+        int4 weights).
     metric : float
         Task metric of that recipe on the eval data.
     fraction_int8 : float
@@ -209,7 +210,10 @@ class AutotuneResult:
 
 
 def promote(recipe: Recipe, nodes: list[str], promote_to: str) -> Recipe:
-    """A copy of ``recipe`` with ``nodes`` kept in float (``"float"``) or given wider activations."""
+    """A copy of ``recipe`` with ``nodes`` kept in float (``"float"``), given wider activations
+    (``"int16"`` / ``"uint16"``) or int4 weights (:data:`INT4`, activations as the recipe has them)."""
+    if promote_to == INT4:
+        return recipe.with_overrides(nodes, NodeSettings(weight=PartialSpec(dtype="int4")))
     if promote_to == "float":
         return without_smoothing(recipe.with_excluded(nodes), list(nodes))
     return recipe.with_overrides(nodes, NodeSettings(activation=PartialSpec(dtype=promote_to)))
@@ -241,6 +245,8 @@ def parse_ladder(promote_to: str | tuple[str, ...]) -> tuple[str, ...]:
 
 #: Promotion levels: 16-bit activations (weights stay as the recipe has them, a16w8) or float.
 LEVELS = ("int16", "uint16", "float")
+#: The level of a unit whose weights go down to int4 (per the recipe's granularity; opset 21).
+INT4 = "int4-weights"
 
 
 def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | Score = "top1",
@@ -248,6 +254,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
              eval_samples: int | None = None, promote_to: str | tuple[str, ...] = "int16,float",
              allow_code: bool = False, guard: bool = True, bias_correction: bool = False, rank: str = "local",
              e2e_candidates: int = 12, rank_samples: int | None = None, max_trials: int = 32,
+             int4_weights: bool = False,
              executor: Executor | None = None, progress: ProgressFn | None = None,
              cancel: CancelToken | None = None) -> AutotuneResult:
     """Promote the most sensitive units until ``score >= min_score`` (or ``>= float - max_drop``).
@@ -260,7 +267,11 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     over ``rank_samples`` eval rows, default ``eval_samples`` or 32) or "e2e" (see the module
     docstring; ``e2e_candidates`` runs more, each unit promoted alone to the ladder's first level).
     ``executor`` (default: this process) runs the independent trials of the e2e ranking; the result
-    does not depend on it. A SmoothQuant recipe is smoothed once per trial from ranges measured once
+    does not depend on it. With ``int4_weights``, once the target holds, units with an 8-bit constant
+    weight (Conv, MatMul, Gemm) that were not promoted get int4 weights, least sensitive first, while the
+    target still holds (:func:`workbench.core.tuning.walk.demote`, up to ``max_trials`` more runs);
+    onnxruntime runs such a unit as DequantizeLinear + a float kernel, which BOPs do not see.
+    A SmoothQuant recipe is smoothed once per trial from ranges measured once
     (:mod:`workbench.core.tuning.smoothing`).
 
     Raises
@@ -321,9 +332,9 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
                               dict(levels))
 
     ranked_nodes: list[str] = []
-    if m0 >= min_score:
+    if m0 >= min_score and not int4_weights:
         return done({}, True, [])
-    if max_drop is not None and res_m.step is not None and 0 < max_drop < res_m.step:
+    if m0 < min_score and max_drop is not None and res_m.step is not None and 0 < max_drop < res_m.step:
         note = (f"--max-drop {max_drop:g} is below the metric's step on {res_m.rows} eval rows "
                 f"(1/{res_m.rows} = {res_m.step:.4f}): it allows no lost row, so nothing was promoted. Pass "
                 f"--max-drop 0 to ask for that, --max-drop {res_m.step:.4f} or more, or more eval rows.")
@@ -365,10 +376,24 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     if w.budget_spent:
         notes.append(f"stopped after {max_trials} trials (--max-trials) before the target was met")
     if w.final.metric >= min_score:
+        if int4_weights:
+            wide = _int4_candidates(base.plan, ranked_nodes)
+            start = len(curve)
+            demote(w, wide, INT4, measure, min_score, max_trials)
+            for pt, st in zip(curve[start:], w.steps[len(w.steps) - (len(curve) - start):], strict=True):
+                pt.accepted = st.accepted
         return done(w.final.levels, True, notes)
     path = [p for p in curve if p.accepted]
     best = max(path, key=lambda p: (p.metric if p.metric == p.metric else -np.inf, -p.promoted))
     return done(best.levels, False, notes)
+
+
+def _int4_candidates(plan, ranked: list[str]) -> list[str]:
+    """Units of ``ranked`` with an 8-bit constant weight, least sensitive first."""
+    def eight_bit(u) -> bool:
+        return (not u.excluded and u.config.weight is not None and u.config.weight.dtype in ("int8", "uint8")
+                and u.op_type in ("Conv", "MatMul", "Gemm"))
+    return [n for n in reversed(ranked) if n in plan.units and eight_bit(plan.units[n])]
 
 
 def _describe(levels: dict[str, str]) -> str:

@@ -14,6 +14,9 @@ eval rows does not fall below it, so the accepted points form a path whose metri
 * a promotion that leaves the task metric where it is (a fraction of rows often does not move) is
   accepted only when the tie-break -- output SQNR against the float model -- does not fall either, so
   the walk does not wander through promotions that buy nothing measurable;
+* :func:`demote` then goes the other way for weights (int4 where the op has a constant weight):
+  least sensitive units first, a demotion accepted while the target still holds; it trades metric
+  for bytes, so it is a separate phase after the promotion path;
 * a point measured before is not measured again; every trial counts against ``max_trials``; the walk
   stops at the target, when the ladder is done or when the budget is spent.
 """
@@ -131,3 +134,30 @@ def _trim(w: Walk, before: Levels, m_before: Score, group: list[str], level: str
     if found is not full:
         full.accepted = False
         found.accepted = True
+
+
+def demote(w: Walk, candidates: list[str], level: str, measure: Callable[[Levels], Score], min_score: float,
+           max_trials: int) -> None:
+    """Give ``candidates`` (least sensitive first) ``level`` on top of the walk's final point, in
+    groups that double after each accepted group and halve after each rejected one, accepting a group
+    while the metric stays ``>= min_score``. Appends its points to ``w``; the accepted ones extend the
+    path (whose metric may fall here, down to the target). ``max_trials`` counts this phase's runs only."""
+    current = w.final
+    queue = [n for n in candidates if n not in current.levels]
+    step, trials = 1, 0
+    while queue and trials < max_trials:
+        group = queue[:step]
+        levels = {**current.levels, **dict.fromkeys(group, level)}
+        if any(s.levels == levels for s in w.steps):
+            m = None
+        else:
+            trials += 1
+            m = measure(levels)
+            w.steps.append(Step(levels, m[0], False, f"{len(group)} unit(s) to {level}", m[1]))
+        if m is not None and m[0] == m[0] and m[0] >= min_score:
+            current = w.steps[-1]
+            current.accepted = True
+            queue, step = queue[step:], step * 2
+        else:
+            queue = queue[1:] if step == 1 else queue
+            step = max(1, step // 2)
