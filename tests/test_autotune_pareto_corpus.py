@@ -85,6 +85,7 @@ def test_digits_transformer_front_uses_int16_before_float(corpus, tmp_path, caps
     assert curve[first_float]["promoted"] == units == max(p["promoted"] for p in curve)
     path = [p["metric"] for p in curve if p["accepted"]]
     assert all(b >= a for a, b in zip(path, path[1:], strict=False)) and path[-1] >= 45 > path[0]
+    assert [p for p in curve if p["accepted"]][-1]["pareto"]  # the chosen recipe is on the front
     # the front table lists the points marked pareto, smallest model first, with the same numbers
     lines = text.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("Pareto front"))

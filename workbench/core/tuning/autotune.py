@@ -370,8 +370,10 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     start = len(curve)  # points of the e2e ranking come before the walk's
     w = walk(ranked_nodes, ladder, measure, (m0, tie_break(q_base, ev.float_outputs, ev.labels)), min_score,
              max_trials)
-    for pt, st in zip([curve[0], *curve[start:]], w.steps, strict=True):  # one curve point per walk step
+    walked = [curve[0], *curve[start:]]
+    for pt, st in zip(walked, w.steps, strict=True):  # one curve point per walk step
         pt.accepted = st.accepted
+    _cheapest_on_target(walked, w, min_score)
     notes = []
     if w.budget_spent:
         notes.append(f"stopped after {max_trials} trials (--max-trials) before the target was met")
@@ -386,6 +388,22 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     path = [p for p in curve if p.accepted]
     best = max(path, key=lambda p: (p.metric if p.metric == p.metric else -np.inf, -p.promoted))
     return done(best.levels, False, notes)
+
+
+def _cheapest_on_target(walked: list[CurvePoint], w, min_score: float) -> None:
+    """Make the walk end on its cheapest point that meets the target -- smallest weight bytes, then
+    BOPs, then the best metric, then the fewest units promoted -- so the chosen recipe is on the
+    Pareto front (the bisection of the last group counts units, which bytes and BOPs may not tell
+    apart). Every such point is above every earlier path point, so the path stays monotone."""
+    on = [i for i, p in enumerate(walked) if p.metric >= min_score]
+    if not on:
+        return
+    pick = min(on, key=lambda i: (walked[i].weight_bytes or 0, walked[i].bops or 0, -walked[i].metric,
+                                  walked[i].promoted))
+    last = max(i for i, p in enumerate(walked) if p.accepted)
+    if pick != last:
+        for i, flag in ((last, False), (pick, True)):
+            walked[i].accepted = w.steps[i].accepted = flag
 
 
 def _int4_candidates(plan, ranked: list[str]) -> list[str]:
