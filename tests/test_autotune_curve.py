@@ -186,3 +186,20 @@ def test_int4_weights_go_to_the_least_sensitive_units_while_the_target_holds():
     tuned = res.result.proto
     assert any(i.data_type == 22 for i in tuned.graph.initializer)  # TensorProto.INT4 weights in the file
     assert max(o.version for o in tuned.opset_import if o.domain in ("", "ai.onnx")) >= 21
+
+
+def test_report_figure_draws_measured_points_path_and_front():
+    from workbench.core.report.figures import autotune_curve
+
+    mib = 2**20
+    doc = {"metric": "top1", "metric_float": 0.97, "promote_to": "int16,float", "curve": [
+        {"promoted": 0, "metric": 0.90, "weight_bytes": mib, "bops": 10, "accepted": True, "pareto": True},
+        {"promoted": 1, "metric": 0.85, "weight_bytes": mib, "bops": 12, "accepted": False, "pareto": False},
+        {"promoted": 1, "metric": 0.95, "weight_bytes": 2 * mib, "bops": 30, "accepted": True, "pareto": True},
+        {"promoted": 2, "metric": "inf", "weight_bytes": 4 * mib, "bops": 64, "accepted": True, "pareto": True}]}
+    ax = autotune_curve(doc, note="test").axes[0]
+    data = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in ax.lines}
+    assert data["measured recipe"] == ([1.0, 1.0, 2.0], [0.90, 0.85, 0.95])  # the infinite metric left out
+    assert data["search path (never worse)"] == ([1.0, 2.0], [0.90, 0.95])
+    assert data["Pareto front (metric, weight, BOPs)"] == ([1.0, 2.0], [0.90, 0.95])
+    assert data["float model"][1] == [0.97, 0.97] and ax.get_xlabel() == "weight MiB"

@@ -103,17 +103,49 @@ def histogram(h: TensorHistogram, *, note: str) -> Figure:
 
 
 def autotune_curve(doc: dict, *, note: str) -> Figure:
-    """Task metric against units promoted, from an autotune curve (``{metric, metric_float, curve}``)."""
+    """An autotune curve (``{metric, metric_float, curve}``): with weight sizes (``autotune --curve-json``),
+    the task metric of every measured point against weight MiB, the walk's path and the Pareto front;
+    for older files without them, the metric against units promoted. Infinite metrics are left out."""
+    if all(p.get("weight_bytes") is not None and "accepted" in p for p in doc["curve"]):
+        return _pareto_figure(doc, note=note)
     pts = sorted(doc["curve"], key=lambda p: p["promoted"])
     fig = new_figure(6.0, 3.2)
     ax = fig.add_subplot()
     ax.plot([p["promoted"] for p in pts], [p["metric"] for p in pts], "o-", color="#1565c0",
             label=f"quantized, promoted to {doc.get('promote_to', 'float')}")
-    if isinstance(doc.get("metric_float"), int | float):
-        ax.axhline(doc["metric_float"], color="#2e7d32", linestyle="--", label="float model")
+    _float_line(ax, doc)
     ax.set_xlabel("units promoted (most sensitive first)")
     ax.set_ylabel(str(doc.get("metric", "metric")))
     ax.set_title("Autotune curve")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    footnote(fig, note)
+    return fig
+
+
+def _float_line(ax, doc: dict) -> None:
+    if isinstance(doc.get("metric_float"), int | float) and np.isfinite(doc["metric_float"]):
+        ax.axhline(doc["metric_float"], color="#2e7d32", linestyle="--", label="float model")
+
+
+def _pareto_figure(doc: dict, *, note: str) -> Figure:
+    def xy(points):
+        kept = [(p["weight_bytes"] / 2**20, float(p["metric"])) for p in points]
+        kept = [(x, y) for x, y in kept if np.isfinite(y)]
+        return [x for x, _ in kept], [y for _, y in kept]
+
+    curve = doc["curve"]
+    fig = new_figure(6.0, 3.2)
+    ax = fig.add_subplot()
+    ax.plot(*xy(curve), "o", color="#9e9e9e", markersize=4, label="measured recipe")
+    ax.plot(*xy([p for p in curve if p["accepted"]]), "-", color="#1565c0", linewidth=1.2,
+            label="search path (never worse)")
+    front = sorted((p for p in curve if p.get("pareto")), key=lambda p: p["weight_bytes"])
+    ax.plot(*xy(front), "D", color="#e65100", markersize=5, label="Pareto front (metric, weight, BOPs)")
+    _float_line(ax, doc)
+    ax.set_xlabel("weight MiB")
+    ax.set_ylabel(str(doc.get("metric", "metric")))
+    ax.set_title(f"Autotune: ladder {doc.get('promote_to', 'float')}")
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     footnote(fig, note)
