@@ -295,7 +295,6 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     progress(0, 0, "Calibrating")
     smooth = SmoothedTrials(model, recipe, data, samples, cancel)
     cached: dict[str, Any] = {"calib": None}
-    results: dict[tuple, Any] = {}
 
     def run(levels: dict[str, str]):
         # ranges already observed are reused; only tensors the edit newly exposes are calibrated
@@ -316,15 +315,14 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     q_base = run_outputs(base.proto, ev.feeds)
     m0 = score(q_base, ev.float_outputs, ev.labels)
     curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan))]
-    results[()] = base
     res_m = measure_resolution(score, q_base, ev.float_outputs, ev.labels, len(ev.feeds))
 
     def done(levels: dict[str, str], met: bool, notes: list[str]) -> AutotuneResult:
         _mark_front(curve)
         final = next(p for p in curve if p.levels == levels)
         tuned = apply_levels(recipe, levels)
-        res = results[_key(levels)]
-        if smooth.absmax is not None and levels:  # the model the recipe itself gives (ranges cached)
+        res = base
+        if levels:  # the model the tuned recipe itself gives (ranges cached)
             res = quantize(model, tuned, data=data, samples=samples, calibration=cached["calib"], cancel=cancel,
                            guard=guard, bias_correction=bias_correction)
         ranked_levels = [n for n in ranked_nodes if n in levels] + [n for n in levels if n not in ranked_nodes]
@@ -339,16 +337,16 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
                 f"(1/{res_m.rows} = {res_m.step:.4f}): it allows no lost row, so nothing was promoted. Pass "
                 f"--max-drop 0 to ask for that, --max-drop {res_m.step:.4f} or more, or more eval rows.")
         return done({}, False, [note])
-    def measure(levels: dict[str, str]) -> tuple[float, float]:
-        key = _key(levels)
-        if key not in results:
-            if cancel is not None:
-                cancel.check()
-            results[key] = run(levels)
-        res = results[key]
+    def measure(levels: dict[str, str], record: bool = True) -> tuple[float, float]:
+        # the e2e ranking's trials are not recorded: the curve is the same whichever executor ran them
+        if cancel is not None:
+            cancel.check()
+        res = run(levels)  # not kept: a model per trial would hold the model's size in memory each
         outs = run_outputs(res.proto, ev.feeds)
         m = score(outs, ev.float_outputs, ev.labels)
         k = len(levels)
+        if not record:
+            return m, 0.0
         curve.append(CurvePoint(k, m, 1.0 - k / max(n_units, 1), *plan_cost(float_cost, res.plan),
                                 levels=dict(levels), accepted=False, trial=len(curve)))
         progress(len(curve) - 1, 0, f"{k} units promoted ({_describe(levels)}): metric {m:.4f}")
@@ -364,10 +362,10 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
                                guard, bias_correction)
             alone = _fanned_out(executor, trial, recipe, ladder[0])
         else:
-            alone = _one_by_one(lambda n: measure({n: ladder[0]})[0])
+            alone = _one_by_one(lambda n: measure({n: ladder[0]}, record=False)[0])
         ranked_nodes = _rank_end_to_end(ranked_nodes, e2e_candidates, alone, progress, cancel)
 
-    start = len(curve)  # points of the e2e ranking come before the walk's
+    start = len(curve)
     w = walk(ranked_nodes, ladder, measure, (m0, tie_break(q_base, ev.float_outputs, ev.labels)), min_score,
              max_trials)
     walked = [curve[0], *curve[start:]]
@@ -416,10 +414,6 @@ def _int4_candidates(plan, ranked: list[str]) -> list[str]:
 
 def _describe(levels: dict[str, str]) -> str:
     return ", ".join(f"{sum(1 for v in levels.values() if v == lv)} {lv}" for lv in dict.fromkeys(levels.values()))
-
-
-def _key(levels: dict[str, str]) -> tuple:
-    return tuple(sorted(levels.items()))
 
 
 def _mark_front(curve: list[CurvePoint]) -> None:
