@@ -15,6 +15,7 @@ import pytest
 from workbench.cli import main
 from workbench.core import api
 from workbench.core.analysis.cost import bits_from_configs, model_cost
+from workbench.core.report.figures import autotune_curve
 from workbench.core.tuning.autotune import CurvePoint, apply_levels, autotune, plan_cost, promote
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
@@ -189,8 +190,6 @@ def test_int4_weights_go_to_the_least_sensitive_units_while_the_target_holds():
 
 
 def test_report_figure_draws_measured_points_path_and_front():
-    from workbench.core.report.figures import autotune_curve
-
     mib = 2**20
     doc = {"metric": "top1", "metric_float": 0.97, "promote_to": "int16,float", "curve": [
         {"promoted": 0, "metric": 0.90, "weight_bytes": mib, "bops": 10, "accepted": True, "pareto": True},
