@@ -44,13 +44,13 @@ def test_ppocrv4_rec_smoothquant_recipe_never_gets_worse_as_it_promotes(corpus, 
     recipe = Recipe.from_json((ROOT / "examples/recipes/ppocrv4_rec.json").read_text())
     res = autotune(model, recipe, data=str(folder / "calib.npz"), samples=8, eval_data=str(tmp_path / "eval8.npz"),
                    metric=str(ROOT / "examples/metrics/ppocr_rec_exact.py"), allow_code=True, max_drop=0.0,
-                   rank_samples=2, max_trials=5)
+                   rank_samples=2, max_trials=3)
     charset = (folder / "charset.txt").read_text(encoding="utf-8").split("\n")
     assert res.metric_float == _exact(model.proto, x, gts, charset) == 1.0
     assert res.metric_before == 0.5  # the four rows the recipe loses
     path = [p.metric for p in res.curve if p.accepted]
     assert path[0] == 0.5 and all(b >= a for a, b in zip(path, path[1:], strict=False)), path
-    assert len(res.curve) == 6  # the recipe + max_trials
+    assert len(res.curve) == 4  # the recipe + max_trials
     for p in res.curve[1:]:  # a refused point is below the path point before it (or ties with a lower SQNR)
         before = max(q.metric for q in res.curve[:p.trial] if q.accepted)
         assert p.accepted == (p.metric > before) or p.metric == before, (p.trial, p.metric, before)
