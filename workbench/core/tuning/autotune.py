@@ -337,6 +337,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
                 f"(1/{res_m.rows} = {res_m.step:.4f}): it allows no lost row, so nothing was promoted. Pass "
                 f"--max-drop 0 to ask for that, --max-drop {res_m.step:.4f} or more, or more eval rows.")
         return done({}, False, [note])
+
     def measure(levels: dict[str, str], record: bool = True) -> tuple[float, float]:
         # the e2e ranking's trials are not recorded: the curve is the same whichever executor ran them
         if cancel is not None:
