@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
+
+from workbench.core.errors import RecipeError
+from workbench.core.tuning.autotune import parse_ladder
 from workbench.core.tuning.front import dominates, pareto_indices
 from workbench.core.tuning.walk import walk
 
@@ -69,3 +73,11 @@ def test_pareto_front_keeps_the_points_no_other_beats():
     assert dominates(pts[0], pts[2]) and not dominates(pts[0], pts[1]) and not dominates(pts[1], pts[0])
     # 2 is beaten by 0; 4 repeats 1; NaN is the worst metric but the smallest model; unknown bytes count as worst
     assert pareto_indices(pts) == [5, 0, 1, 3, 6]
+
+
+def test_ladder_is_parsed_cheapest_first_and_bad_levels_name_the_option():
+    assert parse_ladder("int16,float") == ("int16", "float") and parse_ladder(("uint16",)) == ("uint16",)
+    for bad in ("float,int16", "int8", "", "int16,int16"):
+        with pytest.raises(RecipeError, match="promote_to") as err:
+            parse_ladder(bad)
+        assert "--promote-to int16,float" in err.value.hint
