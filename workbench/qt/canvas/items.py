@@ -29,6 +29,15 @@ class CanvasState:
     texts: list[QColor] = field(default_factory=list)
     selected: set[int] = field(default_factory=set)
     badges: dict[int, str] = field(default_factory=dict)
+    group_fills: dict[int, QColor] = field(default_factory=dict)  # collapsed group -> fill (aggregate)
+    group_texts: dict[int, str] = field(default_factory=dict)  # group -> aggregate text ("worst 12.0 dB")
+    group_selected: set[int] = field(default_factory=set)  # collapsed groups holding a selected node
+
+
+def short_name(name: str) -> str:
+    """The last ``/`` part of a node name (its scope is shown by the group frame around it)."""
+    tail = name.rstrip("/").rsplit("/", 1)[-1]
+    return tail or name
 
 
 class _Fonts:
@@ -62,7 +71,8 @@ def _pill(painter: QPainter, x: float, y: float, text: str, fill: QColor, right:
 
 
 class NodeItem(QGraphicsItem):
-    """A node drawn as a rounded box: op type, name, user badge, weight tag, subgraph marker."""
+    """A node drawn as a rounded box: op type, short name, output shape, user badge, weight tag,
+    subgraph marker. Below ``TEXT_SCALE`` only the op type is drawn."""
 
     def __init__(self, state: CanvasState, index: int, parent: QGraphicsItem | None = None):
         super().__init__(parent)
@@ -95,10 +105,16 @@ class NodeItem(QGraphicsItem):
         if lod < TEXT_SCALE:
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, st.op_types[i])
             return
-        painter.drawText(box.adjusted(4, 3, -4, -NODE_H / 2), Qt.AlignmentFlag.AlignCenter, st.op_types[i])
+        third = NODE_H / 3
+        painter.drawText(box.adjusted(4, 2, -4, -2 * third + 2), Qt.AlignmentFlag.AlignCenter, st.op_types[i])
         painter.setFont(_Fonts.name)
-        name = QFontMetricsF(_Fonts.name).elidedText(st.names[i], Qt.TextElideMode.ElideMiddle, NODE_W - 10)
-        painter.drawText(box.adjusted(5, NODE_H / 2, -5, -3), Qt.AlignmentFlag.AlignCenter, name)
+        metrics = QFontMetricsF(_Fonts.name)
+        name = metrics.elidedText(short_name(st.names[i]), Qt.TextElideMode.ElideMiddle, NODE_W - 10)
+        painter.drawText(box.adjusted(5, third, -5, -third), Qt.AlignmentFlag.AlignCenter, name)
+        shape = st.out_shapes[i] if i < len(st.out_shapes) else ""
+        if shape:
+            shape = metrics.elidedText(shape, Qt.TextElideMode.ElideMiddle, NODE_W - 10)
+            painter.drawText(box.adjusted(5, 2 * third - 2, -5, -2), Qt.AlignmentFlag.AlignCenter, shape)
         if i in s.badges:
             _pill(painter, box.right() + 2, box.top() - 8, s.badges[i], QColor("#fff59d"), right=True)
         if i in st.node_tags:

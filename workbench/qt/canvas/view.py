@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import os
+import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import onnx
-from PySide6.QtCore import QPoint, QRectF, Qt, QThreadPool, Signal
+from PySide6.QtCore import QPoint, QRect, QRectF, Qt, QThreadPool, Signal
 from PySide6.QtGui import QColor, QPainter
+from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsRectItem,
@@ -25,12 +29,15 @@ from PySide6.QtWidgets import (
     QRubberBand,
 )
 
+from workbench.core.api import expanded_to_depth
 from workbench.core.progress import CancelToken
 from workbench.qt.canvas import colors
+from workbench.qt.canvas.group_figures import group_figures
+from workbench.qt.canvas.groups_item import GroupsItem
 from workbench.qt.canvas.interaction import CanvasInteraction
 from workbench.qt.canvas.items import DETAIL_SCALE, CanvasState, EdgesItem, NodeItem
 from workbench.qt.canvas.overview import OverviewItem
-from workbench.qt.canvas.scene_data import SceneData
+from workbench.qt.canvas.scene_data import SceneData, build_scene_data
 from workbench.qt.canvas.worker import LayoutJob
 
 log = logging.getLogger(__name__)
@@ -59,7 +66,7 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
     layoutReady = Signal()
     layoutFailed = Signal(str)
 
-    def __init__(self, parent=None, *, layout_cache_dir: str | Path | None = None):
+    def __init__(self, parent=None, *, layout_cache_dir: str | Path | None = None, groups: bool = True):
         super().__init__(parent)
         self.setScene(QGraphicsScene(self))
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
@@ -68,6 +75,10 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         self.setBackgroundBrush(QColor("#fbfbfb"))
         self.setMouseTracking(False)
         self._cache_dir = Path(layout_cache_dir) if layout_cache_dir else None
+        self._use_groups = groups
+        self._groups_item: GroupsItem | None = None
+        self._hits: list[str] = []
+        self._hit_pos = -1
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._jobs: list[LayoutJob] = []
@@ -88,19 +99,24 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
 
     # ----------------------------------------------------------------- model and layout
     def set_model(self, proto: onnx.ModelProto, positions: dict[str, tuple[float, float]] | None = None,
-                  *, collapse_qdq: bool = False) -> None:
+                  *, collapse_qdq: bool = False, depth: int | None = None) -> None:
         """Show the main graph of ``proto``.
 
         Reading the graph, the layout (skipped when ``positions``, node name -> scene centre as
         returned by ``layout_graph``, are given) and the scene geometry run in a worker thread; the
         graph appears when :attr:`layoutReady` is emitted. Do not modify ``proto`` meanwhile. ``collapse_qdq`` hides QuantizeLinear -> DequantizeLinear
         pairs (an edge badge shows the dtype) and weight DequantizeLinear nodes (a tag on the consumer).
+
+        Unless the canvas was made with ``groups=False`` (or ``positions`` are given), nodes are
+        grouped by name scope into collapsible boxes, opened to ``depth`` (default: the deepest
+        level drawing at most 80 boxes and nodes, ``workbench.core.api.auto_depth``).
         """
         self._cancel_jobs()
         self._generation += 1
         self._clear()
+        self._hits, self._hit_pos = [], -1
         job = LayoutJob(self._generation, proto, positions, collapse_qdq=collapse_qdq,
-                        cache_dir=self._cache_dir, cancel=CancelToken())
+                        cache_dir=self._cache_dir, cancel=CancelToken(), groups=self._use_groups, depth=depth)
         job.signals.finished.connect(self._on_job_finished)
         job.signals.failed.connect(self._on_job_failed)
         self._jobs.append(job)
@@ -138,15 +154,28 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         had_selection = bool(self._state and self._state.selected)
         self.scene().clear()
         self._state, self._overview, self._container, self._edges = None, None, None, None
+        self._groups_item = None
         self._items.clear()
         if had_selection:
             self.selectionChangedNames.emit([])
 
     def _show(self, data: SceneData) -> None:
+        self._build_scene(data)
+        self.fit()
+        if self._pending_selection:
+            self.select_nodes(self._pending_selection)
+            self._pending_selection = []
+        self.layoutReady.emit()
+
+    def _build_scene(self, data: SceneData, selected: set[int] | None = None) -> None:
         self._state = CanvasState(data)
+        self._state.selected = set(selected or ())
         self._state.badges = {data.index[n]: t for n, t in self._badges.items() if n in data.index}
         self._compute_fills()
         scene = self.scene()
+        if data.plan is not None:
+            self._groups_item = GroupsItem(self._state)
+            scene.addItem(self._groups_item)
         self._edges = EdgesItem(data)
         scene.addItem(self._edges)
         self._overview = OverviewItem(self._state)
@@ -155,11 +184,173 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         self._container = QGraphicsRectItem()
         self._container.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
         scene.addItem(self._container)
-        self.fit()
-        if self._pending_selection:
-            self.select_nodes(self._pending_selection)
-            self._pending_selection = []
-        self.layoutReady.emit()
+        if self._state.selected:
+            self._overview.refresh_selection()
+            self._edges.set_highlight(self._state.selected)
+            self._refresh_group_selection()
+
+    # ----------------------------------------------------------------- pictures
+    def export_picture(self, path: str | Path) -> tuple[int, int]:
+        """Write what the view shows now as PNG or SVG (by the suffix of ``path``), atomically
+        (a temporary file in the same folder, then renamed). Returns the picture size in pixels.
+
+        Raises
+        ------
+        ValueError
+            The suffix is neither ``.png`` nor ``.svg``.
+        OSError
+            The folder cannot be written.
+        """
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".png", ".svg"):
+            raise ValueError(f"{path}: a picture must end in .png or .svg")
+        self._sync_items()
+        size = self.viewport().size()
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=suffix)
+        os.close(fd)
+        try:
+            if suffix == ".png":
+                if not self.viewport().grab().save(tmp, "PNG"):
+                    raise OSError(f"{path}: could not write the PNG")
+            else:
+                generator = QSvgGenerator()
+                generator.setFileName(tmp)
+                generator.setSize(size)
+                generator.setViewBox(QRect(0, 0, size.width(), size.height()))
+                generator.setTitle(path.stem)
+                painter = QPainter(generator)
+                self.render(painter, QRectF(0, 0, size.width(), size.height()), self.viewport().rect())
+                painter.end()
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return size.width(), size.height()
+
+    # ----------------------------------------------------------------- groups
+    def groups(self) -> list[str]:
+        """Scope paths of all groups (``"model.22/cv3.2"``), parents first; [] for a flat picture."""
+        h = self._state.data.hierarchy if self._state else None
+        return list(h.paths) if h is not None else []
+
+    def shown_groups(self) -> dict[str, bool]:
+        """Shown group path -> True when drawn collapsed (a box), False when open (a frame)."""
+        if self._state is None or self._state.data.plan is None:
+            return {}
+        d = self._state.data
+        return {d.hierarchy.paths[g]: g in d.placement.collapsed for g in d.group_ids}
+
+    def expanded_groups(self) -> list[str]:
+        """Paths of the open groups, parents first."""
+        if self._state is None or self._state.data.plan is None:
+            return []
+        h = self._state.data.hierarchy
+        return [h.paths[g] for g in sorted(self._state.data.expanded)]
+
+    def group_of(self, name: str) -> str | None:
+        """Path of the innermost group holding node ``name`` (None: top level or flat picture)."""
+        d = self._state.data if self._state else None
+        if d is None or d.plan is None or name not in d.index:
+            return None
+        g = d.hierarchy.node_group[d.index[name]]
+        return d.hierarchy.paths[g] if g >= 0 else None
+
+    def group_members(self, path: str) -> list[str]:
+        """Names of all nodes inside group ``path``. Raises KeyError for an unknown path."""
+        d = self._state.data if self._state else None
+        if d is None or d.plan is None:
+            raise KeyError(path)
+        g = d.hierarchy.paths.index(path) if path in d.hierarchy.paths else None
+        if g is None:
+            raise KeyError(path)
+        return [d.names[i] for i in d.hierarchy.members(g).tolist()]
+
+    def group_scene_rect(self, path: str) -> QRectF:
+        """Box or frame of a shown group. Raises KeyError when ``path`` is unknown or not shown."""
+        d = self._state.data if self._state else None
+        if d is None or d.plan is None or path not in d.hierarchy.paths:
+            raise KeyError(path)
+        g = d.hierarchy.paths.index(path)
+        if g not in d.placement.boxes:
+            raise KeyError(path)
+        return d.group_rect(g)
+
+    def node_shown(self, name: str) -> bool:
+        """False when node ``name`` is hidden inside a collapsed group. Raises KeyError for an unknown name."""
+        if self._state is None:
+            raise KeyError(name)
+        return self._state.data.shown(self._state.data.index[name])
+
+    def _group_id(self, path: str) -> int:
+        d = self._state.data if self._state else None
+        if d is None or d.plan is None or path not in d.hierarchy.paths:
+            raise KeyError(f"no group {path!r}")
+        return d.hierarchy.paths.index(path)
+
+    def set_expanded(self, paths) -> None:
+        """Open exactly the groups ``paths`` (others collapse). Raises KeyError for an unknown path."""
+        self._apply_expanded({self._group_id(p) for p in paths})
+
+    def expand_group(self, path: str) -> None:
+        """Open group ``path`` and its ancestors; nodes outside it keep their x, and nothing
+        above it moves (see ``workbench.core.graph.group_layout``)."""
+        g = self._group_id(path)
+        h = self._state.data.hierarchy
+        opened = set(self._state.data.expanded)
+        while g >= 0:
+            opened.add(g)
+            g = h.parent[g]
+        self._apply_expanded(opened)
+
+    def collapse_group(self, path: str) -> None:
+        """Draw group ``path`` as one box again."""
+        self._apply_expanded(set(self._state.data.expanded) - {self._group_id(path)})
+
+    def toggle_group(self, path: str) -> None:
+        if self._group_id(path) in self._state.data.expanded:
+            self.collapse_group(path)
+        else:
+            self.expand_group(path)
+
+    def expand_all(self) -> None:
+        if self._state is not None and self._state.data.plan is not None:
+            self._apply_expanded(set(range(len(self._state.data.hierarchy))))
+
+    def collapse_all(self) -> None:
+        if self._state is not None and self._state.data.plan is not None:
+            self._apply_expanded(set())
+
+    def expand_to_depth(self, depth: int) -> None:
+        """Open every group of depth <= ``depth`` (0: all collapsed); deeper groups show as boxes."""
+        if self._state is not None and self._state.data.plan is not None:
+            self._apply_expanded(expanded_to_depth(self._state.data.hierarchy, depth))
+
+    def _apply_expanded(self, expanded: set[int]) -> None:
+        d = self._state.data if self._state else None
+        if d is None or d.plan is None or frozenset(expanded) == d.expanded:
+            return
+        center = self.mapToScene(self.viewport().rect().center())
+        selected = set(self._state.selected)
+        data = build_scene_data(d.structure, plan=d.plan, expanded=frozenset(expanded))
+        self.scene().clear()
+        self._items.clear()
+        self._build_scene(data, selected)
+        self.centerOn(center)
+        self._sync_items()
+
+    def _refresh_group_selection(self) -> None:
+        d = self._state.data
+        if d.placement is None:
+            return
+        rep = d.placement.rep
+        self._state.group_selected = {int(rep[i]) for i in self._state.selected if rep[i] >= 0}
+        if self._groups_item is not None:
+            self._groups_item.update()
+
+    def scene_bounds(self) -> QRectF:
+        """Scene rectangle of everything drawn (nodes and group boxes); empty before :attr:`layoutReady`."""
+        return QRectF(self._state.data.bounds) if self._state else QRectF()
 
     def node_names(self) -> list[str]:
         """Names of the shown nodes in model order ([] until :attr:`layoutReady`)."""
@@ -236,6 +427,7 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
                 self._items[i].update()
         self._overview.refresh_selection()
         self._edges.set_highlight(state.selected)
+        self._refresh_group_selection()
         self.selectionChangedNames.emit(self.selected_nodes())
 
     def selected_nodes(self) -> list[str]:
@@ -259,6 +451,7 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
             self._center_on(indices)
 
     def _center_on(self, indices: set[int]) -> None:
+        self._reveal(indices)
         d = self._state.data
         idx = np.fromiter(indices, dtype=np.int64)
         rect = QRectF(float(d.x0[idx].min()), float(d.y0[idx].min()),
@@ -273,19 +466,48 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         self.centerOn(rect.center())
         self._sync_items()
 
+    def _reveal(self, indices: set[int]) -> None:
+        """Open the groups hiding any of ``indices`` (and their ancestors)."""
+        d = self._state.data
+        if d.plan is None:
+            return
+        hidden = [i for i in indices if not d.shown(i)]
+        if not hidden:
+            return
+        opened = set(d.expanded)
+        for i in hidden:
+            opened.update(d.hierarchy.ancestors(i))
+        self._apply_expanded(opened)
+
     def search(self, text: str) -> list[str]:
         """Select the nodes whose name or op type matches ``text`` and return their names.
 
-        Case-insensitive. With ``*``, ``?`` or ``[`` the text is a glob matched against the whole
+        Case-insensitive. ``re:PATTERN`` is a regular expression searched in the name or op type
+        (``re.search``); with ``*``, ``?`` or ``[`` the text is a glob matched against the whole
         name or op type (``fnmatch``); otherwise it matches as a substring. Empty text clears.
+        The hits become the list :meth:`next_hit` steps through.
+
+        Raises
+        ------
+        ValueError
+            ``re:`` followed by an invalid regular expression (the message says where).
         """
         if self._state is None:
             return []
         pattern = text.strip().lower()
+        self._hits, self._hit_pos = [], -1
         if not pattern:
             self._set_selection(set())
             return []
-        if any(c in pattern for c in "*?["):
+        if pattern.startswith("re:"):
+            try:
+                regex = re.compile(text.strip()[3:], re.IGNORECASE)
+            except re.error as exc:
+                raise ValueError(f"search: invalid regular expression {text.strip()[3:]!r}: {exc}") from None
+
+            def match(s: str) -> bool:
+                return regex.search(s) is not None
+        elif any(c in pattern for c in "*?["):
             def match(s: str) -> bool:
                 return fnmatch.fnmatchcase(s.lower(), pattern)
         else:
@@ -294,7 +516,23 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         st = self._state.data.structure
         hits = {i for i, (n, o) in enumerate(zip(st.names, st.op_types, strict=True)) if match(n) or match(o)}
         self._set_selection(hits)
-        return self.selected_nodes()
+        self._hits = self.selected_nodes()
+        return list(self._hits)
+
+    def search_hits(self) -> list[str]:
+        """Names found by the last :meth:`search`, in model order."""
+        return list(self._hits)
+
+    def next_hit(self, step: int = 1) -> tuple[str, int, int] | None:
+        """Step to the next (``step=1``) or previous (``-1``) hit of the last search, wrapping
+        around: open its groups, centre it and select it alone. Returns (name, position 1-based,
+        number of hits), or None when the last search found nothing."""
+        if not self._hits or self._state is None:
+            return None
+        self._hit_pos = (self._hit_pos + step) % len(self._hits)
+        name = self._hits[self._hit_pos]
+        self.select_nodes([name], center=True)
+        return name, self._hit_pos + 1, len(self._hits)
 
     def select_op_type(self, op_type: str) -> list[str]:
         """Select every node of ``op_type`` (case-insensitive exact match) and return their names."""
@@ -372,11 +610,16 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         self._state.fill_keys = keys
         self._state.fills = [palette[k] for k in keys]
         self._state.texts = [texts[k] for k in keys]
+        d = self._state.data
+        if d.plan is not None:
+            self._state.group_fills, self._state.group_texts = group_figures(d.hierarchy, d.group_ids, self._mode, keys)
 
     def _refresh_fills(self) -> None:
         if self._state is None:
             return
         self._compute_fills()
         self._overview.refresh_colors()
+        if self._groups_item is not None:
+            self._groups_item.update()
         for item in self._items.values():
             item.update()
