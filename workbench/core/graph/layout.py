@@ -67,7 +67,7 @@ class GraphStructure:
         Names of the nodes collapsed away (only with ``collapse_qdq``).
     out_shapes : list of str
         Shape of each visible node's first output as the model's value_info states it, e.g.
-        ``"1x64x80x80"`` (symbolic dims by name, unknown dims ``?``); ``""`` when not recorded.
+        ``"1x64x80x80"`` (symbolic dims by name, unknown dims and dim expressions ``?``); ``""`` when not recorded.
     """
 
     names: list[str] = field(default_factory=list)
@@ -154,8 +154,9 @@ def _shape_text(vi: onnx.ValueInfoProto) -> str | None:
     t = vi.type.tensor_type
     if not vi.type.HasField("tensor_type") or not t.HasField("shape"):
         return None
-    return "x".join(str(d.dim_value) if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim) \
-        or "scalar"
+    # a symbolic dim is shown by name ("batch"); an inferred expression ("floor((h - 1)/2) + 1") as "?"
+    return "x".join(str(d.dim_value) if d.HasField("dim_value") else
+                    (d.dim_param if d.dim_param.isidentifier() else "?") for d in t.shape.dim) or "scalar"
 
 
 def _tensor_shapes(graph: onnx.GraphProto) -> dict[str, str]:

@@ -114,6 +114,6 @@ class GroupsItem(QGraphicsItem):
         painter.setFont(_Fonts.frame)
         text = f"\u25be  {h.titles[g]}  ({len(h.members(g))} nodes"
         text += f" \u00b7 {s.group_texts[g]})" if g in s.group_texts else ")"
-        text = QFontMetricsF(_Fonts.frame).elidedText(text, Qt.TextElideMode.ElideMiddle, box.width() - 16)
+        text = QFontMetricsF(_Fonts.frame).elidedText(text, Qt.TextElideMode.ElideRight, box.width() - 16)
         painter.drawText(QRectF(box.left() + 8, box.top() + 2, box.width() - 16, TITLE_BAR),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)

@@ -333,7 +333,8 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         center = self.mapToScene(self.viewport().rect().center())
         selected = set(self._state.selected)
         data = build_scene_data(d.structure, plan=d.plan, expanded=frozenset(expanded))
-        self.scene().clear()
+        self.scene().clear()  # deletes the items: drop every reference before anything can paint or scroll
+        self._overview, self._container, self._edges, self._groups_item = None, None, None, None
         self._items.clear()
         self._build_scene(data, selected)
         self.centerOn(center)
