@@ -91,32 +91,43 @@ class Placement:
 
 def _container_edges(h: Hierarchy, edges: list[tuple[int, int]]) -> dict[int, set[tuple[int, int]]]:
     """Per container, the (item, item) edges between its items (items encoded as in Container)."""
-    chains = [[*h.ancestors(i), -1] for i in range(len(h.node_group))]
     out: dict[int, set[tuple[int, int]]] = {g: set() for g in h.children}
+    node_group, parent = h.node_group, h.parent
+    chains: dict[int, list[int]] = {}  # group -> [group, its parent, ..., -1]
+
+    def chain(g: int) -> list[int]:
+        if g not in chains:
+            chains[g] = [-1] if g < 0 else [g, *chain(parent[g])]
+        return chains[g]
+
     for a, b in edges:
-        ca, cb = chains[a], chains[b]
+        ga, gb = node_group[a], node_group[b]
+        if ga == gb:  # most edges: both ends directly in one container
+            out[ga].add((a, b))
+            continue
+        ca, cb = chain(ga), chain(gb)
         sb = set(cb)
         k = next(k for k, g in enumerate(ca) if g in sb)
         c = ca[k]
-        ia = a if k == 0 else -(ca[k - 1] + 1)
         kb = cb.index(c)
+        ia = a if k == 0 else -(ca[k - 1] + 1)
         ib = b if kb == 0 else -(cb[kb - 1] + 1)
         if ia != ib:
             out[c].add((ia, ib))
     return out
 
 
-def _order(items: list[int], edges: set[tuple[int, int]]) -> tuple[list[list[int]], list[float]]:
-    """Layers (item positions left to right) and Sugiyama x (column units) of one container."""
+def _order(items: list[int], edges: set[tuple[int, int]], maxiter: int) -> tuple[list[list[int]], list[float]]:
+    """Layers (item positions left to right) and Sugiyama x (column units) of one container;
+    ``maxiter`` crossing-reduction sweeps."""
     pos = {item: k for k, item in enumerate(items)}
     local = sorted((pos[a], pos[b]) for a, b in edges)
     m = len(items)
-    layers = assign_layers(m, local)
-    if m >= 4 and local:
+    layers = assign_layers(m, local) if local else [0] * m
+    if m >= 4 and local and len(set(layers)) < m:  # some layer holds two items: order them
         import igraph  # imported lazily, as in layout.py: only the layout needs it
 
         graph = igraph.Graph(n=m, edges=local, directed=True)
-        maxiter = max(10, min(100, 200_000 // max(m, 1)))
         xs = [float(x) for x, _y in graph.layout_sugiyama(layers=layers, hgap=1, vgap=1, maxiter=maxiter).coords[:m]]
     else:
         seen: dict[int, int] = {}
@@ -144,13 +155,15 @@ def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], 
         Checked between containers; raises ``Cancelled``.
     """
     per = _container_edges(h, edges)
+    # sweeps per container as layout.py gives the flat graph: 100 on small models, 10 from 20,000 nodes
+    maxiter = max(10, min(100, 200_000 // max(n_nodes, 1)))
     containers: dict[int, Container] = {}
     # children before parents: a parent's slots need its child groups' full widths
     for g in sorted(h.children, key=lambda g: -(h.depth[g] if g >= 0 else 0)):
         if cancel:
             cancel.check()
         c = Container(g, [*h.direct[g], *(-(k + 1) for k in h.children[g])])
-        c.rows, xs = _order(c.items, per[g])
+        c.rows, xs = _order(c.items, per[g], maxiter)
         c.slot_w = [NODE_W if it >= 0 else max(BOX_W, containers[-(it + 1)].width + 2 * PAD) for it in c.items]
         c.left = [0.0] * len(c.items)
         for row in c.rows:

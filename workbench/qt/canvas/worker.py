@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import traceback
 from pathlib import Path
@@ -51,6 +52,19 @@ class LayoutJob(QRunnable):
         self.signals = JobSignals()
 
     def run(self) -> None:
+        # The job allocates ~10 objects per node; Python's cyclic collector would then scan the whole
+        # heap (the model's protobuf included) while holding the GIL, stalling the GUI thread by
+        # 70-130 ms on 20,000 nodes. Reference counting frees everything the job drops; the
+        # collector is off only while the job runs (one job at a time: the pool has one thread).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._run()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _run(self) -> None:
         try:
             data = prepare(self.proto, self.positions, collapse_qdq=self.collapse_qdq,
                            cache_dir=self.cache_dir, cancel=self.cancel, groups=self.groups, depth=self.depth)
