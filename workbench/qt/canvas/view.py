@@ -353,6 +353,10 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         """Scene rectangle of everything drawn (nodes and group boxes); empty before :attr:`layoutReady`."""
         return QRectF(self._state.data.bounds) if self._state else QRectF()
 
+    def node_op_types(self) -> list[str]:
+        """Op types of the shown nodes, aligned with :meth:`node_names`."""
+        return list(self._state.data.structure.op_types) if self._state else []
+
     def node_names(self) -> list[str]:
         """Names of the shown nodes in model order ([] until :attr:`layoutReady`)."""
         return list(self._state.data.names) if self._state else []
