@@ -153,3 +153,24 @@ def test_export_picture_png_and_svg(qtbot, canvas, tmp_path):
     with pytest.raises(ValueError, match=".png or .svg"):
         canvas.export_picture(tmp_path / "view.jpg")
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["view.png", "view.svg"]  # no temp left
+
+
+def test_minimap_outlines_the_viewport_and_moves_the_view(qtbot, canvas):
+    nodes = [helper.make_node("Relu", ["x" if i == 0 else f"t{i - 1}"], [f"t{i}"], name=f"n{i}") for i in range(300)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                              [helper.make_tensor_value_info("t299", TensorProto.FLOAT, [1, 8])])
+    open_model_in(qtbot, canvas, helper.make_model(graph), depth=99)
+    mini = canvas.minimap()
+    assert mini.isVisible() and max(mini.width(), mini.height()) <= 182
+    whole = mini.viewport_rect()
+    assert whole.height() >= mini.height() - 4  # at fit the whole graph is on screen
+    canvas.select_nodes(["n150"], center=True)
+    rect = mini.viewport_rect()
+    assert rect.height() < whole.height() / 4  # zoomed in: a small outline ...
+    centre = canvas.node_scene_rect("n150").center()
+    assert rect.adjusted(-2, -2, 2, 2).contains(mini._to_map(centre))  # ... around the centred node
+    target = canvas.node_scene_rect("n20").center()
+    p = mini._to_map(target)
+    qtbot.mouseClick(mini, Qt.MouseButton.LeftButton, pos=QPoint(int(p.x()), int(p.y())))
+    seen = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+    assert seen.contains(target) and not seen.contains(centre)  # the click moved the view there

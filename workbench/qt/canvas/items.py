@@ -34,8 +34,14 @@ class CanvasState:
     group_selected: set[int] = field(default_factory=set)  # collapsed groups holding a selected node
 
 
-def short_name(name: str) -> str:
-    """The last ``/`` part of a node name (its scope is shown by the group frame around it)."""
+def short_name(name: str, group_path: str | None = None) -> str:
+    """A node's name without the scope its group frame already shows: ``"/model.9/m/MaxPool"``
+    in group ``"model.9"`` -> ``"m/MaxPool"``; outside any group (or for another scope) the last
+    ``/`` part."""
+    if group_path:
+        prefix = f"/{group_path}/"
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix):]
     tail = name.rstrip("/").rsplit("/", 1)[-1]
     return tail or name
 
@@ -109,7 +115,9 @@ class NodeItem(QGraphicsItem):
         painter.drawText(box.adjusted(4, 2, -4, -2 * third + 2), Qt.AlignmentFlag.AlignCenter, st.op_types[i])
         painter.setFont(_Fonts.name)
         metrics = QFontMetricsF(_Fonts.name)
-        name = metrics.elidedText(short_name(st.names[i]), Qt.TextElideMode.ElideMiddle, NODE_W - 10)
+        h = s.data.hierarchy
+        group = h.paths[h.node_group[i]] if h is not None and h.node_group[i] >= 0 else None
+        name = metrics.elidedText(short_name(st.names[i], group), Qt.TextElideMode.ElideMiddle, NODE_W - 10)
         painter.drawText(box.adjusted(5, third, -5, -third), Qt.AlignmentFlag.AlignCenter, name)
         shape = st.out_shapes[i] if i < len(st.out_shapes) else ""
         if shape:

@@ -36,6 +36,7 @@ from workbench.qt.canvas.group_figures import group_figures
 from workbench.qt.canvas.groups_item import GroupsItem
 from workbench.qt.canvas.interaction import CanvasInteraction
 from workbench.qt.canvas.items import DETAIL_SCALE, CanvasState, EdgesItem, NodeItem
+from workbench.qt.canvas.minimap import Minimap
 from workbench.qt.canvas.overview import OverviewItem
 from workbench.qt.canvas.scene_data import SceneData, build_scene_data
 from workbench.qt.canvas.worker import LayoutJob
@@ -79,6 +80,7 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         self._groups_item: GroupsItem | None = None
         self._hits: list[str] = []
         self._hit_pos = -1
+        self._minimap = Minimap(self)
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._jobs: list[LayoutJob] = []
@@ -155,6 +157,7 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         self.scene().clear()
         self._state, self._overview, self._container, self._edges = None, None, None, None
         self._groups_item = None
+        self._minimap.refresh(QRectF())
         self._items.clear()
         if had_selection:
             self.selectionChangedNames.emit([])
@@ -188,6 +191,7 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
             self._overview.refresh_selection()
             self._edges.set_highlight(self._state.selected)
             self._refresh_group_selection()
+        self._minimap.refresh(data.bounds.adjusted(-30, -30, 30, 30))
 
     # ----------------------------------------------------------------- pictures
     def export_picture(self, path: str | Path) -> tuple[int, int]:
@@ -390,10 +394,16 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)
         self._sync_items()
+        self._minimap.update()
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._sync_items()
+        self._minimap.place()
+
+    def minimap(self) -> Minimap:
+        """The thumbnail of the graph in the bottom-right corner (visible once a graph is shown)."""
+        return self._minimap
 
     def fit(self) -> None:
         """Show the whole graph (never magnified beyond 100 %)."""
@@ -405,6 +415,7 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
             self.resetTransform()
             self.centerOn(bounds.center())
         self._sync_items()
+        self._minimap.update()
 
     def _zoom(self, factor: float, anchor: QGraphicsView.ViewportAnchor) -> None:
         target = min(MAX_SCALE, max(MIN_SCALE, self._scale() * factor))
@@ -413,6 +424,7 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         self.scale(target / self._scale(), target / self._scale())
         self.setTransformationAnchor(old)
         self._sync_items()
+        self._minimap.update()
 
     def zoom_in(self) -> None:
         self._zoom(1.25, QGraphicsView.ViewportAnchor.AnchorViewCenter)
@@ -626,5 +638,6 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         self._overview.refresh_colors()
         if self._groups_item is not None:
             self._groups_item.update()
+        self._minimap.refresh(self._state.data.bounds.adjusted(-30, -30, 30, 30))
         for item in self._items.values():
             item.update()
