@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, 
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from workbench.qt.canvas.colors import NO_VALUE, SELECTION
-from workbench.qt.canvas.scene_data import NODE_H, NODE_W, SceneData
+from workbench.qt.canvas.scene_data import BOW, NODE_H, NODE_W, SceneData
 
 #: Below this view scale, node items are hidden and the overview item draws the graph.
 DETAIL_SCALE = 0.3
@@ -140,7 +140,7 @@ class EdgesItem(QGraphicsItem):
         self.data = data
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
         self.setZValue(-1)
-        self._bounds = data.bounds.adjusted(-20, -20, 20, 20)
+        self._bounds = data.bounds.adjusted(-20, -20, 20 + BOW, 20)  # long edges bow right
         self._highlight = QPainterPath()
 
     def boundingRect(self) -> QRectF:

@@ -19,6 +19,7 @@ NODE_W = 150.0  # the same as workbench.core.graph.group_layout.NODE_W / NODE_H 
 NODE_H = 54.0
 TILE = 2400.0  # side of the square scene tiles that group edge paths
 ARROW = 6.0
+LONG_EDGE, BOW = 240.0, 320.0  # edges longer than LONG_EDGE bow right by up to 0.75 * BOW
 
 
 @dataclass
@@ -154,10 +155,16 @@ def _fill_missing(names: list[str], positions: dict[str, tuple[float, float]]) -
 
 
 def _edge_path(path: QPainterPath, xa: float, ya: float, xb: float, yb: float) -> None:
-    """Cubic from the producer's bottom centre to the consumer's top centre, with an arrow head."""
-    dy = max(yb - ya, NODE_H) * 0.5
+    """Cubic from the producer's bottom centre to the consumer's top centre, with an arrow head.
+
+    An edge spanning more than ``LONG_EDGE`` pixels bows to the right (by up to ``0.75 * BOW``),
+    so skip connections do not run hidden through the boxes of the column between their ends.
+    """
+    span = yb - ya
+    dy = max(span, NODE_H) * 0.5
+    bow = min(BOW, 0.2 * span) if span > LONG_EDGE else 0.0
     path.moveTo(xa, ya)
-    path.cubicTo(xa, ya + dy, xb, yb - dy, xb, yb)
+    path.cubicTo(xa + bow, ya + dy, xb + bow, yb - dy, xb, yb)
     path.moveTo(xb - ARROW, yb - ARROW * 1.4)
     path.lineTo(xb, yb)
     path.lineTo(xb + ARROW, yb - ARROW * 1.4)
@@ -192,6 +199,7 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
         data.bounds = QRectF(float(data.gx0.min()), float(data.gy0.min()),
                              float(data.gx1.max() - data.gx0.min()), float(data.gy1.max() - data.gy0.min()))
     data.anchors = (xs, top, bottom)
+    bowed = -np.inf  # right-most point reached by a bowed long edge
     tiles: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
     straight = data.straight_edges
     rep = placement.rep.tolist() if placement is not None else None
@@ -206,6 +214,8 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
         tiles.setdefault((int((xa + xb) // (2 * TILE)), int((ya + yb) // (2 * TILE))), []).append((xa, ya, xb, yb))
         straight.moveTo(xa, ya)
         straight.lineTo(xb, yb)
+        if yb - ya > LONG_EDGE:
+            bowed = max(bowed, max(xa, xb) + 0.75 * min(BOW, 0.2 * (yb - ya)))
         if e in structure.edge_badges and (rep is None or (rep[a] < 0 and rep[b] < 0)):
             data.badge_points.append((QPointF((xa + xb) / 2, (ya + yb) / 2), structure.edge_badges[e]))
     for segments in tiles.values():
@@ -213,10 +223,12 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
         x_hi = max(max(seg[0], seg[2]) for seg in segments)
         y_lo = min(min(seg[1], seg[3]) for seg in segments)
         y_hi = max(max(seg[1], seg[3]) for seg in segments)
-        # the curve's control points share the end points' x and lie at most NODE_H / 2 beyond
-        # their y: the end points' box grown by NODE_H bounds the tile (arrow heads included)
+        # the curve's control points lie at most NODE_H / 2 beyond the end points' y and at most
+        # BOW right of their x: that box grown by NODE_H bounds the tile (arrow heads included)
         data.edge_tiles.append(EdgeTile(QRectF(x_lo - NODE_H, y_lo - NODE_H,
-                                               x_hi - x_lo + 2 * NODE_H, y_hi - y_lo + 2 * NODE_H), segments))
+                                               x_hi - x_lo + 2 * NODE_H + BOW, y_hi - y_lo + 2 * NODE_H), segments))
+    if bowed > data.bounds.right() and not data.bounds.isNull():  # "Fit graph" and pictures show the bows
+        data.bounds.setRight(bowed + 10)
     return data
 
 

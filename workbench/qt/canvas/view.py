@@ -226,6 +226,9 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
                 painter = QPainter(generator)
                 self.render(painter, QRectF(0, 0, size.width(), size.height()), self.viewport().rect())
                 painter.end()
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a picture gets the usual file mode
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
