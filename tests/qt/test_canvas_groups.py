@@ -174,3 +174,5 @@ def test_minimap_outlines_the_viewport_and_moves_the_view(qtbot, canvas):
     qtbot.mouseClick(mini, Qt.MouseButton.LeftButton, pos=QPoint(int(p.x()), int(p.y())))
     seen = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
     assert seen.contains(target) and not seen.contains(centre)  # the click moved the view there
+    canvas.resize(300, 250)  # a small canvas: a minimap would cover the graph
+    qtbot.waitUntil(lambda: not mini.isVisible(), timeout=5_000)

@@ -13,8 +13,10 @@ from PySide6.QtWidgets import QGraphicsView, QWidget
 
 from workbench.qt.canvas.colors import SELECTION
 
-#: Longest side of the minimap (pixels).
+#: Longest side of the minimap (pixels), at most 30 % of the viewport's shorter side.
 SIZE = 180
+#: Below this viewport side (pixels) the minimap is hidden: it would cover the graph.
+MIN_VIEWPORT = 320
 _BACKGROUND = QColor(255, 255, 255, 225)
 
 
@@ -34,11 +36,13 @@ class Minimap(QWidget):
 
     def refresh(self, bounds: QRectF) -> None:
         """Redraw the thumbnail of ``bounds`` (scene coordinates); hides the minimap when empty."""
-        if bounds.isEmpty():
+        vp = self.view.viewport()
+        if bounds.isEmpty() or min(vp.width(), vp.height()) < MIN_VIEWPORT:
             self._pixmap = None
             self.hide()
             return
-        scale = SIZE / max(bounds.width(), bounds.height())
+        side = min(SIZE, int(0.3 * min(vp.width(), vp.height())))
+        scale = side / max(bounds.width(), bounds.height())
         w, h = max(int(bounds.width() * scale), 24), max(int(bounds.height() * scale), 24)
         self._source = QRectF(bounds)
         self._s = min(w / bounds.width(), h / bounds.height())  # as render() keeps the aspect ratio

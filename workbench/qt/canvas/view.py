@@ -225,7 +225,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, QGraphicsView):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._sync_items()
-        self._minimap.place()
+        if self._state is not None:  # the minimap's size follows the viewport's
+            self._minimap.refresh(self._state.data.bounds.adjusted(-30, -30, 30, 30))
 
     def minimap(self) -> Minimap:
         """The thumbnail of the graph in the bottom-right corner (visible once a graph is shown)."""
