@@ -8,8 +8,8 @@ directly), and a group whose only content is one child group is merged with it (
 
 Models with flat names (fewer than half the nodes carry a scope) get blocks instead: a block
 starts at each *anchor* op (Conv, MatMul, Gemm, ... see :data:`ANCHOR_OPS`) in model order and takes
-the non-anchor nodes after it; when there are more than :data:`MAX_FLAT_BLOCKS` blocks,
-consecutive blocks are gathered into stages of about ``sqrt(#blocks)`` blocks. Both are
+the non-anchor nodes after it (title ``"Conv #12"``); when there are more than :data:`MAX_FLAT_BLOCKS` blocks,
+consecutive blocks are gathered into stages of about ``sqrt(#blocks)`` blocks (``"#0-9"``). Both are
 deterministic functions of the node names, op types and order.
 
 Pure Python / numpy; never imports Qt.
@@ -158,11 +158,11 @@ def _flat_blocks(op_types: list[str]) -> list[list[str]]:
     starts = {}
     for k, b in enumerate(block_of):
         starts.setdefault(b, op_types[k])
-    titles = [f"block {b}: {starts[b]}" for b in range(n_blocks)]
+    titles = [f"{starts[b]} #{b}" for b in range(n_blocks)]  # op first: it survives eliding
     if n_blocks <= MAX_FLAT_BLOCKS:
         return [[titles[b]] for b in block_of]
     per = math.ceil(math.sqrt(n_blocks))
-    stage = [f"blocks {s * per}-{min(n_blocks, (s + 1) * per) - 1}" for s in range(math.ceil(n_blocks / per))]
+    stage = [f"#{s * per}-{min(n_blocks, (s + 1) * per) - 1}" for s in range(math.ceil(n_blocks / per))]
     return [[stage[b // per], titles[b]] for b in block_of]
 
 

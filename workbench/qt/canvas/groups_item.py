@@ -36,7 +36,7 @@ class _Fonts:
     def ensure(cls) -> None:
         if cls.title is None:
             cls.title = QFont()
-            cls.title.setPixelSize(22)
+            cls.title.setPixelSize(20)
             cls.title.setBold(True)
             cls.info = QFont()
             cls.info.setPixelSize(17)

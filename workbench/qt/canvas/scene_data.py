@@ -19,7 +19,14 @@ NODE_W = 150.0  # the same as workbench.core.graph.group_layout.NODE_W / NODE_H 
 NODE_H = 54.0
 TILE = 2400.0  # side of the square scene tiles that group edge paths
 ARROW = 6.0
-LONG_EDGE, BOW = 240.0, 320.0  # edges longer than LONG_EDGE bow right by up to 0.75 * BOW
+LONG_EDGE, BOW = 100.0, 320.0  # edges spanning a row (> LONG_EDGE) bow right by up to 0.75 * BOW
+
+
+def bow_of(span: float) -> float:
+    """Sideways control-point offset of an edge spanning ``span`` pixels down: 0 for an edge into
+    the next row, else enough that the curve (which reaches 0.75 of it) clears a box of the rows
+    it skips (half a group box is 120 px), growing with the span up to ``BOW``."""
+    return min(BOW, 0.3 * span + 120.0) if span > LONG_EDGE else 0.0
 
 
 @dataclass
@@ -162,7 +169,7 @@ def _edge_path(path: QPainterPath, xa: float, ya: float, xb: float, yb: float) -
     """
     span = yb - ya
     dy = max(span, NODE_H) * 0.5
-    bow = min(BOW, 0.2 * span) if span > LONG_EDGE else 0.0
+    bow = bow_of(span)
     path.moveTo(xa, ya)
     path.cubicTo(xa + bow, ya + dy, xb + bow, yb - dy, xb, yb)
     path.moveTo(xb - ARROW, yb - ARROW * 1.4)
@@ -213,9 +220,11 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
             drawn.add(key)
         tiles.setdefault((int((xa + xb) // (2 * TILE)), int((ya + yb) // (2 * TILE))), []).append((xa, ya, xb, yb))
         straight.moveTo(xa, ya)
+        if yb - ya > LONG_EDGE:  # zoomed out too: a long edge bends right, past the column it skips
+            bend = 0.75 * bow_of(yb - ya)
+            straight.lineTo((xa + xb) / 2 + bend, (ya + yb) / 2)
+            bowed = max(bowed, max(xa, xb) + bend)
         straight.lineTo(xb, yb)
-        if yb - ya > LONG_EDGE:
-            bowed = max(bowed, max(xa, xb) + 0.75 * min(BOW, 0.2 * (yb - ya)))
         if e in structure.edge_badges and (rep is None or (rep[a] < 0 and rep[b] < 0)):
             data.badge_points.append((QPointF((xa + xb) / 2, (ya + yb) / 2), structure.edge_badges[e]))
     for segments in tiles.values():
