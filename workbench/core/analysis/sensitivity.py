@@ -206,7 +206,7 @@ def _cache(proto: onnx.ModelProto, feeds: list[dict], names: list[str], optimize
     """The tensors ``names`` of ``proto`` (graph inputs included) for each feed."""
     inputs = {i.name for i in proto.graph.input}
     wanted = [x for x in names if x not in inputs]
-    sess = make_session(add_outputs(proto, wanted), optimize=optimize, threads=1)
+    sess = make_session(add_outputs(proto, wanted), optimize=optimize)  # every core: one serial pass
     cache = []
     for feed in feeds:
         if cancel is not None:
@@ -266,7 +266,7 @@ def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None) -> dic
     sfx, probes = with_fragments(fp, qp, units, tensor_map, f_types)
     if not sfx.outputs:
         return {}
-    sess = make_session(sfx.proto, optimize=False, threads=1)
+    sess = make_session(sfx.proto, optimize=False)  # every core: one serial pass before the fan-out
     names = [o.name for o in sess.get_outputs()]
     sums = dict.fromkeys(names, 0.0)
     for feed in feeds:
