@@ -77,7 +77,7 @@ def _recipe_from_args(args):
 
 def cmd_inspect(args) -> int:
     model = api.open_model(args.model)
-    report = api.inspect_model(model)
+    report = api.inspect_model(model, units=args.units)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
     else:
@@ -547,9 +547,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
     sub = p.add_subparsers(dest="command")
 
-    s = sub.add_parser("inspect", help="ops, quantizable units, opset, subgraphs, weights, already quantized?")
+    s = sub.add_parser("inspect", help="ops, opset, subgraphs, weights, already quantized? (--units: quantizable units)")
     s.add_argument("model")
     s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("--units", action="store_true",
+                   help="also list the node units the default preset (cpu-u8s8) would quantize")
     s.set_defaults(func=cmd_inspect)
 
     def recipe_args(s):

@@ -99,7 +99,7 @@ _LAZY: dict[str, str] = {
     "RayExecutor": "workbench.core.analysis.executors",
     "autotune": "workbench.core.tuning.autotune",
     # inspection and conversion
-    "inspect_model": "workbench.core.inspection.report",
+    "planned_units": "workbench.core.inspection.units",
     "format_report": "workbench.core.inspection.report",
     "QuantTensor": "workbench.core.inspection.quant_reader",
     "read_quant_params": "workbench.core.inspection.quant_reader",
@@ -148,7 +148,8 @@ _LAZY: dict[str, str] = {
     "protect_input": "workbench.core.io.atomic",
 }
 
-__all__ = sorted([*_LAZY, "open_model", "make_recipe", "load_recipe", "node_op_type", "resolve", "evaluate"])
+__all__ = sorted([*_LAZY, "open_model", "inspect_model", "make_recipe", "load_recipe", "node_op_type", "resolve",
+                  "evaluate"])
 
 
 def __getattr__(name: str) -> Any:
@@ -168,6 +169,16 @@ def __dir__() -> list[str]:
 def open_model(path: str | Path) -> PreparedModel:
     """Load and prepare a model (see :func:`workbench.core.model.load.load_model`)."""
     return __getattr__("load_model")(path)
+
+
+def inspect_model(model: PreparedModel, *, units: bool = False) -> dict:
+    """What is in ``model`` (see :func:`workbench.core.inspection.report.inspect_model`); with
+    ``units``, also the node units the default preset would quantize
+    (:func:`workbench.core.inspection.units.planned_units`), which loads the recipe and planner."""
+    report = importlib.import_module("workbench.core.inspection.report").inspect_model(model)
+    if units:
+        report["units"] = __getattr__("planned_units")(model)
+    return report
 
 
 def make_recipe(preset: str = "cpu-u8s8", **fields: Any) -> Recipe:

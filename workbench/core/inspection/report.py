@@ -10,8 +10,6 @@ from onnx import helper
 
 from workbench.core.inspection.quant_reader import format_param_json, read_quant_params
 from workbench.core.model.load import PreparedModel
-from workbench.core.planning.plan import build_plan
-from workbench.core.recipe.recipe import Recipe
 
 
 def inspect_model(model: PreparedModel) -> dict:
@@ -28,9 +26,10 @@ def inspect_model(model: PreparedModel) -> dict:
         ``external_data_files``, ``lifted_from_constant_nodes``), ``inputs`` / ``outputs`` ([{name, dtype, shape}]),
         ``subgraphs`` ([{path, nodes}]), ``quantized`` ({``nodes``, ``kinds`` {kind: count},
         ``op_types`` {op: count}}), ``quantization_parameters`` (per quantized tensor, see
-        :meth:`workbench.core.inspection.quant_reader.QuantTensor.to_json`), ``units`` (quantizable node units
-        under the default preset: ``preset``, ``count``, ``by_op`` {op: count}, ``nodes``; None for
-        an already-quantized model), ``renames`` ([{kind, old, new, graph}]),
+        :meth:`workbench.core.inspection.quant_reader.QuantTensor.to_json`), ``units`` (None here: the
+        planner's view, :func:`workbench.core.inspection.units.planned_units`, is added by
+        :func:`workbench.core.api.inspect_model` when asked, since it costs the recipe and planner
+        imports), ``renames`` ([{kind, old, new, graph}]),
         ``ambiguous_names`` and ``notes``.
     """
     proto = model.proto
@@ -59,22 +58,11 @@ def inspect_model(model: PreparedModel) -> dict:
             "op_types": dict(Counter(q.op_type for q in model.quantized).most_common()),
         },
         "quantization_parameters": [q.to_json() for q in read_quant_params(proto)] if model.quantized else [],
-        "units": _units(model),
+        "units": None,
         "renames": [{"kind": r.kind, "old": r.old, "new": r.new, "graph": r.graph} for r in model.renames],
         "ambiguous_names": dict(model.ambiguous_names),
         "notes": list(model.notes),
     }
-
-
-def _units(model: PreparedModel, preset: str = "cpu-u8s8") -> dict | None:
-    """Node units the planner would quantize with ``preset`` (main node of each unit)."""
-    if model.quantized:
-        return None
-
-    units = [u for u in build_plan(model, Recipe(preset=preset)).units.values() if not u.excluded]
-    return {"preset": preset, "count": len(units),
-            "by_op": dict(Counter(u.op_type for u in units).most_common()),
-            "nodes": [u.node for u in units]}
 
 
 def _weights(model: PreparedModel, graphs) -> dict:

@@ -14,16 +14,25 @@ from workbench.core.pipeline.calibrate_pass import calibrate
 from workbench.core.pipeline.passes import Job, PassResult
 from workbench.core.planning.island_guard import float_islands
 from workbench.core.planning.opset_fit import fit_opset
-from workbench.core.planning.plan import QuantPlan, build_plan
+from workbench.core.planning.plan import GraphFacts, QuantPlan, build_plan
 from workbench.core.planning.range_guard import disparate_concats, sentinel_units
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import PlanMode
 
 
-def resolve_plan(model: PreparedModel, recipe: Recipe) -> QuantPlan:
+def resolve_plan(model: PreparedModel, recipe: Recipe, facts: GraphFacts | None = None) -> QuantPlan:
     """``recipe`` resolved against ``model``, with units whose dtypes need an opset the model
-    cannot reach excluded and reported (:mod:`workbench.core.planning.opset_fit`)."""
-    return fit_opset(model, recipe, build_plan(model, recipe), build_plan)
+    cannot reach excluded and reported (:mod:`workbench.core.planning.opset_fit`). ``facts``: the
+    graph analyses of an earlier plan of ``model`` (see :class:`~workbench.core.planning.plan.GraphFacts`)."""
+    facts = facts if facts is not None and facts.proto is model.proto else GraphFacts(model.proto)
+    return fit_opset(model, recipe, build_plan(model, recipe, facts), lambda m, r: build_plan(m, r, facts))
+
+
+def job_facts(job: Job) -> GraphFacts:
+    """The job's :class:`~workbench.core.planning.plan.GraphFacts`, made once per (unchanged) model."""
+    if job.graph_facts is None or job.graph_facts.proto is not job.model.proto:
+        job.graph_facts = GraphFacts(job.model.proto)
+    return job.graph_facts
 
 
 class Plan:
@@ -35,7 +44,7 @@ class Plan:
         return True
 
     def run(self, job: Job) -> PassResult:
-        job.plan = resolve_plan(job.model, job.recipe)
+        job.plan = resolve_plan(job.model, job.recipe, job_facts(job))
         job.guard_recipe = job.recipe
         return PassResult(True)
 
@@ -67,14 +76,14 @@ def island_issues(found: dict[str, list[str]]) -> list[PlanIssue]:
             for node, others in found.items()]
 
 
-def guard_islands(model: PreparedModel, recipe: Recipe, the_plan: QuantPlan):
+def guard_islands(model: PreparedModel, recipe: Recipe, the_plan: QuantPlan, facts: GraphFacts | None = None):
     """``(plan, recipe, issues)`` with element-wise units that reach no quantized Conv / MatMul /
     Gemm kept float (:mod:`workbench.core.planning.island_guard`)."""
     found = float_islands(the_plan)
     if not found:
         return the_plan, recipe, []
     guarded = recipe.with_excluded(found)
-    return resolve_plan(model, guarded), guarded, island_issues(found)
+    return resolve_plan(model, guarded, facts), guarded, island_issues(found)
 
 
 class IslandGuard:
@@ -86,7 +95,7 @@ class IslandGuard:
         return job.guard
 
     def run(self, job: Job) -> PassResult:
-        job.plan, job.guard_recipe, issues = guard_islands(job.model, job.recipe, job.plan)
+        job.plan, job.guard_recipe, issues = guard_islands(job.model, job.recipe, job.plan, job_facts(job))
         return PassResult(bool(issues), issues)
 
 
@@ -106,7 +115,7 @@ class SentinelGuard:
         if not found and not concats:
             return PassResult(False)
         guarded = job.guard_recipe.with_excluded(list(found) + list(concats))
-        job.plan = resolve_plan(job.model, guarded)
+        job.plan = resolve_plan(job.model, guarded, job_facts(job))
         if any(t not in job.qparams for t in job.plan.activations) and job.data is not None:
             job.calibration = calibrate(job.model, job.plan, job.data, samples=job.samples, progress=job.progress,
                                         cancel=job.cancel, previous=job.calibration)

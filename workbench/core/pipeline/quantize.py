@@ -40,7 +40,7 @@ from workbench.core.pipeline.plan_passes import (
     resolve_plan,
 )
 from workbench.core.pipeline.write_passes import BiasCorrection, ConstantInputBias, Write
-from workbench.core.planning.plan import QuantPlan
+from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
 
@@ -100,9 +100,10 @@ def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False) -> QuantP
     (:mod:`workbench.core.planning.island_guard`; its notes are added to ``issues``), so an app shows
     before calibration the units that will really be quantized.
     """
-    the_plan = resolve_plan(model, recipe)
+    facts = GraphFacts(model.proto)
+    the_plan = resolve_plan(model, recipe, facts)
     if guard:
-        the_plan, _, notes = guard_islands(model, recipe, the_plan)
+        the_plan, _, notes = guard_islands(model, recipe, the_plan, facts)
         the_plan.issues = list(the_plan.issues) + notes
     return the_plan
 
