@@ -45,6 +45,7 @@ class IssueCode(StrEnum):
     FLOAT_ISLAND = "float-island"                      # element-wise units reaching no integer kernel
     SENTINEL_RANGE = "sentinel-range"                  # a tensor reaching a mask / sentinel value
     DISPARATE_CONCAT = "disparate-concat"              # a Concat joining very different ranges
+    NONFINITE_TENSOR = "nonfinite-tensor"              # a tensor holding +-inf by construction (a -inf mask)
     # model preparation, projects
     PREPARATION_NOTE = "preparation-note"              # a remark of model preparation (renames, folds, ...)
     PLAN_ERROR = "plan-error"                          # the recipe could not be resolved at all

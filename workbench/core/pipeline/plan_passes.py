@@ -8,6 +8,7 @@ reported with the guard's :class:`~workbench.core.issues.IssueCode`.
 from __future__ import annotations
 
 from workbench.core.errors import ModelError, WorkbenchError
+from workbench.core.graph.index import GraphIndex
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.calibrate_pass import calibrate
@@ -16,6 +17,7 @@ from workbench.core.planning.island_guard import float_islands
 from workbench.core.planning.opset_fit import fit_opset
 from workbench.core.planning.plan import QuantPlan, build_plan
 from workbench.core.planning.range_guard import disparate_concats, sentinel_units
+from workbench.core.planning.stats_guard import infinite_tensors
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import PlanMode
 
@@ -77,6 +79,44 @@ def guard_islands(model: PreparedModel, recipe: Recipe, the_plan: QuantPlan):
     return resolve_plan(model, guarded), guarded, island_issues(found)
 
 
+def infinite_units(the_plan: QuantPlan, infinite: set[str]) -> dict[str, str]:
+    """Units with an activation or constant input / output in ``infinite``: node -> that tensor
+    (weights are not looked at: a non-finite weight is refused by the writer, naming it)."""
+    found = {}
+    for name, unit in the_plan.units.items():
+        if unit.excluded:
+            continue
+        touched = [q.tensor for q in unit.quant_inputs if q.role in ("activation", "const")] + list(unit.outputs)
+        hit = next((t for t in touched if t in infinite), None)
+        if hit is not None:
+            found[name] = hit
+    return found
+
+
+class NonFiniteGuard:
+    """Keep units float whose tensors hold +-inf by construction (a ``-inf`` causal mask added to
+    attention scores): no scale holds them, so they keep their unit float, reported by name, and
+    the rest of the model is quantized (before calibration; ``finfo.min`` fills, which are finite,
+    are found from their calibrated range by :class:`SentinelGuard`)."""
+
+    name = "non-finite-guard"
+
+    def applies(self, job: Job) -> bool:
+        return job.guard and job.plan.mode == PlanMode.STATIC
+
+    def run(self, job: Job) -> PassResult:
+        infinite = infinite_tensors(GraphIndex(job.model.proto.graph))
+        found = infinite_units(job.plan, infinite) if infinite else {}
+        if not found:
+            return PassResult(False)
+        job.guard_recipe = job.guard_recipe.with_excluded(found)
+        job.plan = resolve_plan(job.model, job.guard_recipe)
+        return PassResult(True, [PlanIssue(node, "warning", f"kept in float: tensor {t!r} holds +-inf by "
+                                           "construction (e.g. a -inf attention mask); no integer grid holds "
+                                           "infinity, so this unit computes in float", code=IssueCode.NONFINITE_TENSOR)
+                                 for node, t in found.items()])
+
+
 class IslandGuard:
     """Keep element-wise islands float (before calibration, so they are never calibrated)."""
 
@@ -86,7 +126,7 @@ class IslandGuard:
         return job.guard
 
     def run(self, job: Job) -> PassResult:
-        job.plan, job.guard_recipe, issues = guard_islands(job.model, job.recipe, job.plan)
+        job.plan, job.guard_recipe, issues = guard_islands(job.model, job.guard_recipe, job.plan)
         return PassResult(bool(issues), issues)
 
 
