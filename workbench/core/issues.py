@@ -59,6 +59,8 @@ class IssueCode(StrEnum):
     ONE_ZERO_POINT = "one-zero-point"                  # ConvInteger takes one weight zero point
     NO_MATMULNBITS = "no-matmulnbits"                  # an int4 weight onnxruntime will not fuse
     MX_ELEMENT_STORAGE = "mx-element-storage"          # MX 6-bit elements stored in 8 bits
+    SHARED_TABLE = "shared-table"                      # a weight also read by a float node, stored once
+    LARGER_THAN_FLOAT = "larger-than-float"            # the quantized tensors take more bytes than the float
     ORT_CANNOT_RUN = "ort-cannot-run"                  # valid ONNX that onnxruntime cannot run here
 
 

@@ -101,6 +101,9 @@ class _DynamicWriter(QdqWriter):
             nodes.append(last)
             last = helper.make_node("Add", [mul_out, bias], [y], name=self.alloc.new(f"{node.name}_BiasAdd"))
         self.tensor_map.setdefault(unit.weight or "", qname)
+        if unit.weight and node.op_type != "Conv" and alpha == 1.0:  # the stored scale is the weight's own
+            self.record_table(unit.weight, [qname, sname, zname], {"axis": int(wq.axis)} if np.ndim(wq.scale) else {},
+                              node.name, transposed=node.op_type == "Gemm" and bool(a.get("transB", 0)))
         return nodes, last
 
     def _weight_inits(self, base: str, w: np.ndarray, wq: QParams, op: str,

@@ -86,6 +86,8 @@ class _WeightOnlyWriter(QdqWriter):
         pre = [helper.make_node("DequantizeLinear", [qname, sname, zname], [w_out], axis=0,
                                 block_size=int(wq.block_size), name=self.alloc.new(f"{wi.tensor}_DequantizeLinear"))]
         self.tensor_map.setdefault(wi.tensor, w_out)
+        self.record_table(wi.tensor, [qname, sname, zname], {"axis": 0, "block_size": int(wq.block_size)}, node.name,
+                          transposed=bool(a.get("transB", 0)))
         bias = node.input[2] if len(node.input) > 2 and node.input[2] else None
         y = node.output[0]
         mm_out = self.alloc.new(f"{node.name}_matmul") if bias else y
