@@ -343,8 +343,10 @@ def cmd_convert(args) -> int:
     for node, reason in report:
         print(f"cannot convert {node}: {reason}")
     if report and not args.partial:
-        print(f"error: {len(report)} node(s) cannot be converted to {args.to}; nothing written "
-              "(use --partial to leave them unchanged).", file=sys.stderr)
+        node, reason = report[0]
+        more = f" (and {len(report) - 1} more, listed above)" if len(report) > 1 else ""
+        print(f"error: node {node!r} cannot be converted to {args.to}: {reason.rstrip('.')}{more}; nothing "
+              "written (use --partial to leave such nodes unchanged).", file=sys.stderr)
         return 2
     out = api.convert_file(args.input, args.output, args.to, partial=args.partial,
                            input_shapes=_qonnx_input_shapes(args, proto, args.input, note=True), static_shapes=True)
