@@ -20,6 +20,7 @@ from pathlib import Path
 from workbench.core import api
 from workbench.core.analysis.executors import InlineExecutor
 from workbench.core.analysis.sensitivity import sensitivity_sweep
+from workbench.core.runtime.session import describe_runtime
 
 FILES = {"digits_transformer": "model_opset17.onnx", "digits_cnn": "model_opset17.onnx",
          "ppocrv4_rec": "model.onnx"}
@@ -50,7 +51,8 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", default=["digits_transformer", "ppocrv4_rec"])
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f}; calibration {args.calib_samples} samples, sweep "
-          f"{args.samples} samples, end-to-end for {args.top or 'all'} units (inline executor)")
+          f"{args.samples} samples, end-to-end for {args.top or 'all'} units (inline executor); quantized graphs "
+          f"measured with {describe_runtime(False)}")
     print("| model | units | e2e units | calibration CPU s | sweep CPU s | sweep / calibration | worst (only it "
           "quantized) |")
     print("|---|---|---|---|---|---|---|")
