@@ -58,6 +58,7 @@ class IssueCode(StrEnum):
     GEMM_TRANS_A = "gemm-trans-a"                      # dynamic Gemm with transA: weight-only DQ
     ONE_ZERO_POINT = "one-zero-point"                  # ConvInteger takes one weight zero point
     NO_MATMULNBITS = "no-matmulnbits"                  # an int4 weight onnxruntime will not fuse
+    MATMULNBITS_ACCURACY = "matmulnbits-accuracy"      # the accuracy level onnxruntime fuses int4 MatMuls with
     MX_ELEMENT_STORAGE = "mx-element-storage"          # MX 6-bit elements stored in 8 bits
     SHARED_TABLE = "shared-table"                      # a weight also read by a float node, stored once
     LARGER_THAN_FLOAT = "larger-than-float"            # the quantized tensors take more bytes than the float
