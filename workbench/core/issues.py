@@ -40,6 +40,7 @@ class IssueCode(StrEnum):
     NEEDS_NEWER_OPSET = "needs-newer-opset"            # the dtype needs an opset the model cannot reach
     MX_ACTIVATION_FLOAT = "mx-activation-float"        # MX activations left in float
     MX_BLOCK_SIZE = "mx-block-size"                    # MX block size other than 32
+    NON_NEGATIVE_GRID = "non-negative-grid"            # a non-negative tensor on [0, max] instead of symmetric
     UNMATCHED_RECIPE_ENTRY = "unmatched-recipe-entry"  # a rule / override / op_types entry matching no node
     # guards (plan passes that keep units float)
     FLOAT_ISLAND = "float-island"                      # element-wise units reaching no integer kernel
