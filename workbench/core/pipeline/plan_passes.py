@@ -7,7 +7,9 @@ reported with the guard's :class:`~workbench.core.issues.IssueCode`.
 
 from __future__ import annotations
 
-from workbench.core.errors import ModelError, WorkbenchError
+import numpy as np
+
+from workbench.core.errors import ModelError, RecipeError, WorkbenchError
 from workbench.core.graph.index import GraphIndex
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.model.load import PreparedModel
@@ -39,7 +41,30 @@ class Plan:
     def run(self, job: Job) -> PassResult:
         job.plan = resolve_plan(job.model, job.recipe)
         job.guard_recipe = job.recipe
+        refuse_nonfinite_weights(job.model, job.plan)
         return PassResult(True)
+
+
+def refuse_nonfinite_weights(model: PreparedModel, the_plan: QuantPlan) -> None:
+    """Refuse, before any calibration, a planned weight holding NaN / Inf (no scale holds it).
+
+    Raises
+    ------
+    RecipeError
+        Naming the weight and how many values are not finite.
+    """
+    for unit in the_plan.units.values():
+        if unit.excluded:
+            continue
+        for q in unit.quant_inputs:
+            if q.role != "weight":
+                continue
+            w = np.asarray(model.initializer(q.tensor))
+            # min / max: NaN and +-Inf both show there, and no temporary array the size of the weight
+            if w.dtype.kind == "f" and w.size and not (np.isfinite(w.min()) and np.isfinite(w.max())):
+                raise RecipeError(f"weight {q.tensor!r} holds {int(w.size - np.isfinite(w).sum())} NaN/Inf value(s); "
+                                  "it cannot be quantized.", hint=f"Fix the weight in the model, or keep its node "
+                                                                  f"float with --exclude {unit.node}.")
 
 
 class RefuseFloat16Only:
@@ -131,9 +156,10 @@ class IslandGuard:
 
 
 class SentinelGuard:
-    """Keep units float whose tensors reach a mask / sentinel value, and Concats joining ranges
-    32x apart (:mod:`workbench.core.planning.range_guard`); needs the calibrated ranges, and
-    calibrates the tensors the new plan adds."""
+    """Keep units float whose tensors reach a mask / sentinel value, whose tensors the model makes
+    NaN / Inf from finite data, and Concats joining ranges 32x apart
+    (:mod:`workbench.core.planning.range_guard`); needs the calibrated ranges, and calibrates the
+    tensors the new plan adds."""
 
     name = "sentinel-guard"
 
@@ -142,10 +168,13 @@ class SentinelGuard:
 
     def run(self, job: Job) -> PassResult:
         found = sentinel_units(job.plan, job.qparams)
-        concats = {n: v for n, v in disparate_concats(job.plan, job.qparams).items() if n not in found}
-        if not found and not concats:
+        computed = {n: t for n, t in infinite_units(job.plan, job.calibration.computed_nonfinite()).items()
+                    if n not in found}
+        concats = {n: v for n, v in disparate_concats(job.plan, job.qparams).items()
+                   if n not in found and n not in computed}
+        if not found and not concats and not computed:
             return PassResult(False)
-        guarded = job.guard_recipe.with_excluded(list(found) + list(concats))
+        guarded = job.guard_recipe.with_excluded(list(found) + list(computed) + list(concats))
         job.plan = resolve_plan(job.model, guarded)
         if any(t not in job.qparams for t in job.plan.activations) and job.data is not None:
             job.calibration = calibrate(job.model, job.plan, job.data, samples=job.samples, progress=job.progress,
@@ -155,6 +184,9 @@ class SentinelGuard:
                             f"sentinel value); an integer grid over that range would erase the real values",
                             code=IssueCode.SENTINEL_RANGE)
                   for node, (t, v) in found.items()]
+        issues += [PlanIssue(node, "warning", f"kept in float: tensor {t!r} is NaN/Inf in some calibration samples "
+                             "although the data is finite (the model computes it, e.g. Log of a 0/1 mask); no "
+                             "integer grid holds it", code=IssueCode.NONFINITE_TENSOR) for node, t in computed.items()]
         issues += [PlanIssue(node, "warning", f"kept in float: its inputs' ranges differ {r:.0f}x (smallest: "
                              f"{t!r}); one shared 8-bit grid would erase the small-range input",
                              code=IssueCode.DISPARATE_CONCAT) for node, (t, r) in concats.items()]
