@@ -28,18 +28,19 @@ def non_negative_tensors(ix: GraphIndex) -> set[str]:
 
 def widen(activations: dict[str, QuantSpec], ix: GraphIndex) -> list[PlanIssue]:
     """Replace, in place, the symmetric signed spec of every non-negative tensor by the asymmetric
-    spec of the same dtype (zero point at the bottom of the grid); one info issue per tensor."""
-    issues = []
+    spec of the same dtype (zero point at the bottom of the grid); one info issue for all of them
+    (on the first tensor's producer; the message names up to five)."""
     nonneg = non_negative_tensors(ix)
+    changed = []
     for t, spec in list(activations.items()):
         if t not in nonneg or not spec.symmetric or not spec.qtype.signed or spec.qtype.is_float:
             continue
         activations[t] = spec.model_copy(update={"symmetric": False})
-        producer = ix.producer[t]
-        issues.append(PlanIssue(producer.name, "info", f"tensor {t!r} is non-negative ({producer.op_type} output): "
-                                f"{spec.dtype} with its zero point at the bottom of the grid over [0, max] instead of "
-                                "symmetric, which would leave half the grid unused", code=IssueCode.NON_NEGATIVE_GRID))
-    return issues
-
-
-
+        changed.append(t)
+    if not changed:
+        return []
+    first = ix.producer[changed[0]]
+    names = ", ".join(f"{t!r} ({ix.producer[t].op_type})" for t in changed[:5]) + (" ..." if len(changed) > 5 else "")
+    return [PlanIssue(first.name, "info", f"{len(changed)} non-negative tensor(s) use the whole {activations[changed[0]].dtype} "
+                      f"grid over [0, max] (zero point at its bottom) instead of the symmetric one, which would leave "
+                      f"half of it unused: {names}", code=IssueCode.NON_NEGATIVE_GRID)]
