@@ -88,6 +88,8 @@ def test_a_weight_kept_float_for_an_excluded_unit_and_quantized_for_another_repo
         ["W", "W_quantized"]
     assert after > before
     assert len(hits) == 1 and hits[0].severity == "warning" and f"{before:,}" in hits[0].message
-    # both quantized: one integer copy, no warning
+    # both quantized: one integer copy read by both MatMulIntegers, no warning
     res = api.quantize(model, api.make_recipe("dynamic-u8"))
     assert not [i for i in res.issues if i.code == IssueCode.LARGER_THAN_FLOAT]
+    assert [i.name for i in res.proto.graph.initializer if int(np.prod(i.dims)) == 64 * 32] == ["W_quantized"]
+    assert sum("W_quantized" in n.input for n in res.proto.graph.node if n.op_type == "MatMulInteger") == 2

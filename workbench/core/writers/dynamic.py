@@ -40,6 +40,7 @@ class _DynamicWriter(QdqWriter):
     def __init__(self, model, plan: QuantPlan):
         super().__init__(model, plan, {})
         self._dql: dict[str, tuple[str, str, str]] = {}
+        self._weight_cache: dict[tuple, tuple[str, str, str]] = {}
 
     def emit_unit(self, node: onnx.NodeProto, unit: NodeUnit, main: bool):
         if not main:
@@ -108,6 +109,14 @@ class _DynamicWriter(QdqWriter):
 
     def _weight_inits(self, base: str, w: np.ndarray, wq: QParams, op: str,
                       alpha: float = 1.0) -> tuple[str, str, str]:
+        """Integer weight, scale and zero point initializers; one set per distinct (weight, layout,
+        qparams, alpha), so a weight read by two units with the same parameters is stored once."""
+        key = (base, op, w.shape, wq.qtype, np.asarray(wq.scale).tobytes(), np.asarray(wq.zero_point).tobytes(), alpha)
+        if key not in self._weight_cache:
+            self._weight_cache[key] = self._new_weight_inits(base, w, wq, op, alpha)
+        return self._weight_cache[key]
+
+    def _new_weight_inits(self, base: str, w: np.ndarray, wq: QParams, op: str, alpha: float) -> tuple[str, str, str]:
         q = quantize(w, wq)
         names = (self.alloc.new(f"{base}_quantized"), self.alloc.new(f"{base}_scale"),
                  self.alloc.new(f"{base}_zero_point"))
