@@ -15,6 +15,7 @@ import collections
 import contextlib
 import io
 import os
+import platform
 import sys
 import tempfile
 import time
@@ -31,6 +32,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from workbench.cli import main as cli_main  # noqa: E402
 from workbench.core import api  # noqa: E402
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS  # noqa: E402
+from workbench.core.runtime.session import describe_runtime  # noqa: E402
 
 CORPUS = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")) / "corpus" / "models"
 
@@ -102,6 +104,8 @@ def bench(name: str, path: Path, calib: Path, samples: int, feeds: list[dict], f
 
 
 def main() -> None:
+    print(f"measured with {describe_runtime(True)}, 1 intra-op thread; {platform.machine()}, "
+          f"{os.cpu_count()} cores")
     d = CORPUS / "digits_cnn"
     calib = np.load(d / "calib.npz")["input"]
     x = np.load(d / "eval.npz")["input"]

@@ -23,6 +23,7 @@ from pathlib import Path
 from workbench.core import api
 from workbench.core.analysis.executors import make_executor
 from workbench.core.analysis.sensitivity import sensitivity_sweep
+from workbench.core.runtime.session import describe_runtime
 
 FILES = {"digits_transformer": "model_opset17.onnx", "digits_cnn": "model_opset17.onnx",
          "ppocrv4_rec": "model.onnx"}
@@ -61,7 +62,8 @@ def main() -> None:
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; calibration {args.calib_samples} samples, "
           f"sweep {args.samples} samples, end-to-end for {args.top or 'all'} units "
-          f"({args.executor or 'default'} executor: {type(make_executor(args.executor)).__name__})")
+          f"({args.executor or 'default'} executor: {type(make_executor(args.executor)).__name__}); "
+          f"quantized graphs measured with {describe_runtime(False)}")
     print("| model | units | e2e units | calibration wall / CPU s | sweep wall / CPU s | sweep / calibration wall "
           "| CPU | worst (only it quantized) |")
     print("|---|---|---|---|---|---|---|---|")

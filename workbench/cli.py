@@ -211,6 +211,8 @@ def cmd_analyze(args) -> int:
                               progress=progress)
         rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.eval_samples,
                            progress=progress, executor=api.make_executor(args.executor) if args.executor else None)
+        e2e = api.analyze_end_to_end(model, result, _data_arg(args, args.eval or args.data),
+                                     samples=args.eval_samples)
     finally:
         progress.close()
     doc = [r.to_json() for r in rows]
@@ -221,6 +223,11 @@ def cmd_analyze(args) -> int:
     if not rows:
         print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
+    print(f"end to end ({e2e.samples} samples, as `evaluate` measures it): measured with {e2e.runtime}")
+    for o in e2e.outputs:
+        print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")
+    print(f"per node unit (fake-quantized outputs, read from the unfused graph): measured with "
+          f"{api.describe_runtime(False)}")
     print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
         print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
@@ -254,7 +261,8 @@ def cmd_sweep(args) -> int:
     if not sweep.rows:
         print("note: no unit of the main graph to sweep (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
-    print(f"all units quantized: {sweep.all_quant_db:.2f} dB output SQNR ({sweep.samples} samples)")
+    print(f"all units quantized: {sweep.all_quant_db:.2f} dB output SQNR ({sweep.samples} samples; fake-quantized, "
+          f"measured with {api.describe_runtime(False)})")
     print(f"{'node':40s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
     for r in sweep.rows[: args.top]:
         print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.only_quant_db:10.2f} {r.only_float_db:10.2f} "
@@ -285,6 +293,7 @@ def cmd_autotune(args) -> int:
                        executor=api.make_executor(args.executor) if args.executor else None, progress=progress)
     finally:
         progress.close()
+    print(f"measured with {api.describe_runtime(True)}")
     print(f"metric {args.metric}: float {api.fmt_metric(res.metric_float)}, all quantized {api.fmt_metric(res.metric_before)}, "
           f"after autotune {api.fmt_metric(res.metric_after)} ({len(res.promoted)} units promoted to {args.promote_to}; "
           f"target {'met' if res.met else 'NOT met'})")
@@ -422,8 +431,10 @@ def cmd_convert(args) -> int:
     for node, reason in report:
         print(f"cannot convert {node}: {reason}")
     if report and not args.partial:
-        print(f"error: {len(report)} node(s) cannot be converted to {args.to}; nothing written "
-              "(use --partial to leave them unchanged).", file=sys.stderr)
+        node, reason = report[0]
+        more = f" (and {len(report) - 1} more, listed above)" if len(report) > 1 else ""
+        print(f"error: node {node!r} cannot be converted to {args.to}: {reason.rstrip('.')}{more}; nothing "
+              "written (use --partial to leave such nodes unchanged).", file=sys.stderr)
         return 2
     out = api.convert_file(args.input, args.output, args.to, partial=args.partial,
                            input_shapes=_qonnx_input_shapes(args, proto, args.input, note=True), static_shapes=True)

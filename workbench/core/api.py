@@ -141,6 +141,8 @@ _LAZY: dict[str, str] = {
     # running a model (the histogram job of workbench.core.jobs)
     "add_outputs": "workbench.core.runtime.session",
     "make_session": "workbench.core.runtime.session",
+    "describe_runtime": "workbench.core.runtime.session",
+    "analyze_end_to_end": "workbench.core.pipeline.analyze",
     # files
     "atomic_write_bytes": "workbench.core.io.atomic",
     "dumps_strict": "workbench.core.io.jsonsafe",

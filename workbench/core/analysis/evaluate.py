@@ -25,6 +25,7 @@ from workbench.core.errors import Cancelled, DataError, ModelError
 from workbench.core.io.external import has_lazy, lazy_session
 from workbench.core.model.load import PreparedModel, load_model, prepare_proto
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.runtime.session import session_runtime
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,9 @@ class EvalReport:
     """Result of :func:`evaluate`.
 
     ``float_metric`` / ``quant_metric`` are the task metric on each model (None without a metric);
-    ``seconds`` is wall time of the whole evaluation.
+    ``seconds`` is wall time of the whole evaluation; ``runtime`` says what both models ran with
+    (onnxruntime version, execution provider, graph optimisation level: onnxruntime's default,
+    so the quantized model runs its fused integer kernels as deployed).
     """
 
     outputs: list[OutputError]
@@ -78,6 +81,7 @@ class EvalReport:
     metric: str | None = None
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    runtime: str = ""
 
     def output(self, name: str) -> OutputError:
         for o in self.outputs:
@@ -88,7 +92,7 @@ class EvalReport:
     def format(self) -> str:
         """Plain-text table for the terminal: one row per output, then the metric if any."""
         width = max([6] + [len(o.name) for o in self.outputs])
-        lines = [f"{self.samples} samples in {self.seconds:.2f} s",
+        lines = [f"{self.samples} samples in {self.seconds:.2f} s" + (f"; measured with {self.runtime}" if self.runtime else ""),
                  f"{'output':{width}s} {'SQNR dB':>9s} {'cosine':>9s} {'max abs err':>12s} {'MSE':>10s}"]
         for o in self.outputs:
             lines.append(f"{o.name:{width}s} {o.sqnr_db:9.2f} {o.cosine:9.5f} {o.max_abs_error:12.4g} "
@@ -103,7 +107,7 @@ class EvalReport:
         def clean(v):
             return v if not isinstance(v, float) or math.isfinite(v) else str(v)
         return {"samples": self.samples, "metric": self.metric, "float_metric": clean(self.float_metric),
-                "quant_metric": clean(self.quant_metric), "seconds": self.seconds, "notes": self.notes,
+                "quant_metric": clean(self.quant_metric), "seconds": self.seconds, "notes": self.notes, "runtime": self.runtime,
                 "outputs": [{k: clean(v) for k, v in asdict(o).items()} for o in self.outputs]}
 
 
@@ -303,7 +307,7 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
                   stacked=not source.can_batch)
         done += len(idx)
         progress(done, max(total, done), f"Evaluating: {done}/{max(total, done)} samples")
-    report = EvalReport([a.result() for a in accs], done, notes=list(source.notes))
+    report = EvalReport([a.result() for a in accs], done, notes=list(source.notes), runtime=session_runtime(qsess))
     if metric_fn is not None and done:
         report.metric = metric if isinstance(metric, str) else getattr(metric_fn, "__name__", "metric")
         report.float_metric, report.quant_metric = _score(metric_fn, kept, pairs)

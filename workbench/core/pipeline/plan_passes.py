@@ -7,7 +7,10 @@ reported with the guard's :class:`~workbench.core.issues.IssueCode`.
 
 from __future__ import annotations
 
-from workbench.core.errors import ModelError, WorkbenchError
+import numpy as np
+
+from workbench.core.errors import ModelError, RecipeError, WorkbenchError
+from workbench.core.graph.index import GraphIndex
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.calibrate_pass import calibrate
@@ -16,6 +19,7 @@ from workbench.core.planning.island_guard import float_islands
 from workbench.core.planning.opset_fit import fit_opset
 from workbench.core.planning.plan import GraphFacts, QuantPlan, build_plan
 from workbench.core.planning.range_guard import disparate_concats, sentinel_units
+from workbench.core.planning.stats_guard import infinite_tensors
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import PlanMode
 
@@ -46,7 +50,30 @@ class Plan:
     def run(self, job: Job) -> PassResult:
         job.plan = resolve_plan(job.model, job.recipe, job_facts(job))
         job.guard_recipe = job.recipe
+        refuse_nonfinite_weights(job.model, job.plan)
         return PassResult(True)
+
+
+def refuse_nonfinite_weights(model: PreparedModel, the_plan: QuantPlan) -> None:
+    """Refuse, before any calibration, a planned weight holding NaN / Inf (no scale holds it).
+
+    Raises
+    ------
+    RecipeError
+        Naming the weight and how many values are not finite.
+    """
+    for unit in the_plan.units.values():
+        if unit.excluded:
+            continue
+        for q in unit.quant_inputs:
+            if q.role != "weight":
+                continue
+            w = np.asarray(model.initializer(q.tensor))
+            # min / max: NaN and +-Inf both show there, and no temporary array the size of the weight
+            if w.dtype.kind == "f" and w.size and not (np.isfinite(w.min()) and np.isfinite(w.max())):
+                raise RecipeError(f"weight {q.tensor!r} holds {int(w.size - np.isfinite(w).sum())} NaN/Inf value(s); "
+                                  "it cannot be quantized.", hint=f"Fix the weight in the model, or keep its node "
+                                                                  f"float with --exclude {unit.node}.")
 
 
 class RefuseFloat16Only:
@@ -86,6 +113,44 @@ def guard_islands(model: PreparedModel, recipe: Recipe, the_plan: QuantPlan, fac
     return resolve_plan(model, guarded, facts), guarded, island_issues(found)
 
 
+def infinite_units(the_plan: QuantPlan, infinite: set[str]) -> dict[str, str]:
+    """Units with an activation or constant input / output in ``infinite``: node -> that tensor
+    (weights are not looked at: a non-finite weight is refused by the writer, naming it)."""
+    found = {}
+    for name, unit in the_plan.units.items():
+        if unit.excluded:
+            continue
+        touched = [q.tensor for q in unit.quant_inputs if q.role in ("activation", "const")] + list(unit.outputs)
+        hit = next((t for t in touched if t in infinite), None)
+        if hit is not None:
+            found[name] = hit
+    return found
+
+
+class NonFiniteGuard:
+    """Keep units float whose tensors hold +-inf by construction (a ``-inf`` causal mask added to
+    attention scores): no scale holds them, so they keep their unit float, reported by name, and
+    the rest of the model is quantized (before calibration; ``finfo.min`` fills, which are finite,
+    are found from their calibrated range by :class:`SentinelGuard`)."""
+
+    name = "non-finite-guard"
+
+    def applies(self, job: Job) -> bool:
+        return job.guard and job.plan.mode == PlanMode.STATIC
+
+    def run(self, job: Job) -> PassResult:
+        infinite = infinite_tensors(GraphIndex(job.model.proto.graph))
+        found = infinite_units(job.plan, infinite) if infinite else {}
+        if not found:
+            return PassResult(False)
+        job.guard_recipe = job.guard_recipe.with_excluded(found)
+        job.plan = resolve_plan(job.model, job.guard_recipe, job_facts(job))
+        return PassResult(True, [PlanIssue(node, "warning", f"kept in float: tensor {t!r} holds +-inf by "
+                                           "construction (e.g. a -inf attention mask); no integer grid holds "
+                                           "infinity, so this unit computes in float", code=IssueCode.NONFINITE_TENSOR)
+                                 for node, t in found.items()])
+
+
 class IslandGuard:
     """Keep element-wise islands float (before calibration, so they are never calibrated)."""
 
@@ -95,14 +160,15 @@ class IslandGuard:
         return job.guard
 
     def run(self, job: Job) -> PassResult:
-        job.plan, job.guard_recipe, issues = guard_islands(job.model, job.recipe, job.plan, job_facts(job))
+        job.plan, job.guard_recipe, issues = guard_islands(job.model, job.guard_recipe, job.plan, job_facts(job))
         return PassResult(bool(issues), issues)
 
 
 class SentinelGuard:
-    """Keep units float whose tensors reach a mask / sentinel value, and Concats joining ranges
-    32x apart (:mod:`workbench.core.planning.range_guard`); needs the calibrated ranges, and
-    calibrates the tensors the new plan adds."""
+    """Keep units float whose tensors reach a mask / sentinel value, whose tensors the model makes
+    NaN / Inf from finite data, and Concats joining ranges 32x apart
+    (:mod:`workbench.core.planning.range_guard`); needs the calibrated ranges, and calibrates the
+    tensors the new plan adds."""
 
     name = "sentinel-guard"
 
@@ -111,10 +177,13 @@ class SentinelGuard:
 
     def run(self, job: Job) -> PassResult:
         found = sentinel_units(job.plan, job.qparams)
-        concats = {n: v for n, v in disparate_concats(job.plan, job.qparams).items() if n not in found}
-        if not found and not concats:
+        computed = {n: t for n, t in infinite_units(job.plan, job.calibration.computed_nonfinite()).items()
+                    if n not in found}
+        concats = {n: v for n, v in disparate_concats(job.plan, job.qparams).items()
+                   if n not in found and n not in computed}
+        if not found and not concats and not computed:
             return PassResult(False)
-        guarded = job.guard_recipe.with_excluded(list(found) + list(concats))
+        guarded = job.guard_recipe.with_excluded(list(found) + list(computed) + list(concats))
         job.plan = resolve_plan(job.model, guarded, job_facts(job))
         if any(t not in job.qparams for t in job.plan.activations) and job.data is not None:
             job.calibration = calibrate(job.model, job.plan, job.data, samples=job.samples, progress=job.progress,
@@ -124,6 +193,9 @@ class SentinelGuard:
                             f"sentinel value); an integer grid over that range would erase the real values",
                             code=IssueCode.SENTINEL_RANGE)
                   for node, (t, v) in found.items()]
+        issues += [PlanIssue(node, "warning", f"kept in float: tensor {t!r} is NaN/Inf in some calibration samples "
+                             "although the data is finite (the model computes it, e.g. Log of a 0/1 mask); no "
+                             "integer grid holds it", code=IssueCode.NONFINITE_TENSOR) for node, t in computed.items()]
         issues += [PlanIssue(node, "warning", f"kept in float: its inputs' ranges differ {r:.0f}x (smallest: "
                              f"{t!r}); one shared 8-bit grid would erase the small-range input",
                              code=IssueCode.DISPARATE_CONCAT) for node, (t, r) in concats.items()]

@@ -35,7 +35,7 @@ from workbench.core.errors import RecipeError
 from workbench.core.graph import op_families as U
 from workbench.core.graph.index import GraphIndex, attrs_of, elem_types, iter_graphs, subgraphs
 from workbench.core.issues import IssueCode, PlanIssue
-from workbench.core.planning import mx_rules, stats_guard
+from workbench.core.planning import mx_rules, nonnegative, stats_guard
 from workbench.core.recipe import hardware
 from workbench.core.recipe.recipe import Recipe, resolve_node
 from workbench.core.recipe.spec import Granularity, NodeConfig, PlanMode, QuantSpec
@@ -631,3 +631,4 @@ class _Builder:
                                              f"it asked for {', '.join(asked) or 'other observer settings'}. "
                                              "Give both the same activation rule to change it.", code=IssueCode.SPEC_SHARED))
             self.activations[t] = spec
+        self.issues += nonnegative.widen(self.activations, self.ix)
