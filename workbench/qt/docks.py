@@ -3,7 +3,7 @@
 :data:`DOCKS` is the table (title, window attribute, panel class, area, initial state); the
 window gets each panel as that attribute (``window.inspector``) and each dock in
 ``window.docks[title]``. :func:`bring_forward` shows a dock in front, tabbed beside another the
-first time.
+first time; :func:`show_beside` shows it side by side with another.
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
+from workbench.qt.autotune_panel import AutotunePanel
 from workbench.qt.calibration_panel import CalibrationPanel
 from workbench.qt.cost_panel import CostPanel
 from workbench.qt.error_view import ErrorView
+from workbench.qt.evaluate_panel import EvaluatePanel
 from workbench.qt.inspector import Inspector
 from workbench.qt.problems_panel import ProblemsPanel
 from workbench.qt.recipe_panel import RecipePanel
@@ -47,6 +49,9 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Sensitivity", "sensitivity", SensitivityPanel, Area.BottomDockWidgetArea, hidden=True),
     # View > Cost; computed only while shown
     DockSpec("Cost", "cost", CostPanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
+    # Run > Evaluate shows it beside Errors (the SQNR bars); Run > Autotune as a tab beside Evaluate
+    DockSpec("Evaluate", "evaluate_panel", EvaluatePanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
+    DockSpec("Autotune", "autotune_panel", AutotunePanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
 )
 
 #: the docks in front of their tab groups at start
@@ -79,5 +84,14 @@ def bring_forward(window: QMainWindow, docks: dict[str, QDockWidget], title: str
     dock = docks[title]
     if not dock.isVisible() and docks[beside].isVisible() and not window.tabifiedDockWidgets(dock):
         window.tabifyDockWidget(docks[beside], dock)
+    dock.show()
+    dock.raise_()
+
+
+def show_beside(window: QMainWindow, docks: dict[str, QDockWidget], title: str, beside: str) -> None:
+    """Show dock ``title`` in front, to the right of ``beside`` (split, not tabbed) the first time."""
+    dock = docks[title]
+    if not dock.isVisible() and docks[beside].isVisible() and not window.tabifiedDockWidgets(dock):
+        window.splitDockWidget(docks[beside], dock, Qt.Orientation.Horizontal)
     dock.show()
     dock.raise_()
