@@ -76,7 +76,8 @@ def test_evaluate_minilm_retrieval_float_and_quantized(qtbot, window, open_file,
         f"{ref.quant_metric - ref.float_metric:+.4f}"]
     outputs = panel.output_table
     assert [outputs.item(r, 0).text() for r in range(outputs.rowCount())] == [o.name for o in ref.outputs]
-    assert outputs.item(1, 2).text() == f"{ref.outputs[1].sqnr_db:.4f}"
+    assert outputs.item(1, 1).text() == f"{ref.outputs[1].sqnr_db:.4f}"
+    assert outputs.item(1, 2).text() == f"{ref.outputs[1].cosine:.4f}"
     labels = [label.text for _sample, label in panel.legend.items]
     assert labels == [f"float {api.fmt_metric(ref.float_metric)}", f"quantized {api.fmt_metric(ref.quant_metric)}"]
     assert "48 samples of eval.npz" in panel.summary.text()
@@ -112,9 +113,9 @@ def test_autotune_digits_transformer_apply_point_and_undo(qtbot, window, open_fi
     assert arrived == list(range(1, len(final["curve"]) + 1)) and len(arrived) >= 3
     assert final["met"] and final["metric_after"] >= final["metric_float"] - 0.0005
     assert len(panel.scatter.points()) == len(final["curve"])
-    assert panel.plot.getPlotItem().getAxis("bottom").labelText == "weight size (KiB)"
+    assert panel.plot_item.getAxis("bottom").labelText == "weight size (KiB)"
     legend = [label.text for _s, label in panel.legend.items]
-    assert "recipe meeting the target" in legend and any(t.startswith("target ") for t in legend)
+    assert "meets the target" in legend and any(t.startswith("target ") for t in legend)
     assert window.docks["Autotune"].isVisible()
 
     # a real click on the point that met the target with the fewest units promoted applies it

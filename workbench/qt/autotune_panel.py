@@ -77,8 +77,7 @@ class AutotunePanel(QWidget):
         self.run_button.setToolTip("Promote the most sensitive units until the target holds (Shift+F9)")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
-        for label, w in (("Target:", self.target_kind), ("", self.target), ("Promote to:", self.promote_to),
-                         ("x:", self.x_axis)):
+        for label, w in (("Target:", self.target_kind), ("", self.target), ("Promote to:", self.promote_to)):
             if label:
                 top.addWidget(QLabel(label))
             top.addWidget(w)
@@ -86,9 +85,14 @@ class AutotunePanel(QWidget):
         top.addWidget(self.run_button)
         top.addWidget(self.cancel_button)
         lay.addLayout(top)
+        second = QHBoxLayout()
+        second.addWidget(QLabel("Plot against:"))
+        second.addWidget(self.x_axis)
+        second.addStretch(1)
         self.uses = QLabel()
         self.uses.setWordWrap(True)
-        lay.addWidget(self.uses)
+        second.addWidget(self.uses, 3)
+        lay.addLayout(second)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
@@ -96,10 +100,13 @@ class AutotunePanel(QWidget):
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         lay.addWidget(self.summary)
-        self.plot = pg.PlotWidget()
-        self.plot.showGrid(x=True, y=True, alpha=0.3)
-        self.plot.setMenuEnabled(False)
-        self.legend = self.plot.addLegend(offset=(-10, -10))
+        # the plot and, right of it (never over the points), its legend
+        self.plot = pg.GraphicsLayoutWidget()
+        self.plot_item = self.plot.addPlot(row=0, col=0)
+        self.plot_item.showGrid(x=True, y=True, alpha=0.3)
+        self.plot_item.setMenuEnabled(False)
+        self.legend = pg.LegendItem()
+        self.plot.addItem(self.legend, row=0, col=1)
         lay.addWidget(self.plot, 1)
         self.scatter = pg.ScatterPlotItem(size=11, hoverable=True, tip=self._tip)
         self.scatter.sigClicked.connect(self._on_clicked)
@@ -207,11 +214,12 @@ class AutotunePanel(QWidget):
         return self.target_value is None or metric >= self.target_value
 
     def _redraw(self) -> None:
-        self.plot.clear()
+        plot = self.plot_item
+        plot.clear()
         self.legend.clear()
         title, unit, _f, _d = X_AXES[self.x_axis.currentData()]
-        self.plot.setLabel("bottom", f"{title} ({unit})")
-        self.plot.setLabel("left", self.metric_name or "metric")
+        plot.setLabel("bottom", f"{title} ({unit})")
+        plot.setLabel("left", self.metric_name or "metric")
         if not self.points:
             return
         spots = []
@@ -221,19 +229,19 @@ class AutotunePanel(QWidget):
             spots.append({"pos": (self._x(p), p["metric"]), "data": i, "brush": pg.mkBrush(color),
                           "symbol": "star" if i == self.applied else "o", "size": 16 if i == self.applied else 11})
         self.scatter.setData(spots)
-        self.plot.addItem(self.scatter)
+        plot.addItem(self.scatter)
         # the legend: one sample item per colour
-        for color, label in ((PASS_COLOR, "recipe meeting the target"), (FAIL_COLOR, "recipe below the target"),
-                             (APPLIED_COLOR, "applied recipe (click a point to apply)")):
-            self.legend.addItem(pg.ScatterPlotItem(brush=pg.mkBrush(color), symbol="o", size=10), label)
+        for color, symbol, label in ((PASS_COLOR, "o", "meets the target"), (FAIL_COLOR, "o", "below the target"),
+                                     (APPLIED_COLOR, "star", "applied (click a point to apply it)")):
+            self.legend.addItem(pg.ScatterPlotItem(brush=pg.mkBrush(color), symbol=symbol, size=10), label)
         if self.target_value is not None and math.isfinite(self.target_value):
             line = pg.InfiniteLine(pos=self.target_value, angle=0,
                                    pen=pg.mkPen(TARGET_COLOR, width=1.5, style=pg.QtCore.Qt.PenStyle.DashLine))
-            self.plot.addItem(line)
+            plot.addItem(line)
             self.legend.addItem(pg.PlotDataItem(pen=line.pen), f"target {fmt_metric(self.target_value)}")
         if self.metric_float is not None and math.isfinite(self.metric_float):
             line = pg.InfiniteLine(pos=self.metric_float, angle=0, pen=pg.mkPen(FLOAT_COLOR, width=1.5))
-            self.plot.addItem(line)
+            plot.addItem(line)
             self.legend.addItem(pg.PlotDataItem(pen=line.pen), f"float model {fmt_metric(self.metric_float)}")
 
     def _tip(self, x, y, data) -> str:
@@ -248,7 +256,7 @@ class AutotunePanel(QWidget):
     def point_position(self, index: int) -> QPointF:
         """Where point ``index`` is drawn, in the plot widget's viewport coordinates (for tests and scripts)."""
         p = self.points[index]["point"]
-        scene = self.plot.getPlotItem().vb.mapViewToScene(QPointF(self._x(p), p["metric"]))
+        scene = self.plot_item.vb.mapViewToScene(QPointF(self._x(p), p["metric"]))
         return QPointF(self.plot.mapFromScene(scene))
 
     def _final_text(self) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from workbench.qt.autotune_panel import AutotunePanel
@@ -54,6 +54,9 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Autotune", "autotune_panel", AutotunePanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
 )
 
+#: fraction of the window's height a row of side-by-side docks gets when first shown
+SIDE_BY_SIDE_HEIGHT = 0.42
+
 #: the docks in front of their tab groups at start
 FRONT = ("Inspector",)
 
@@ -89,9 +92,19 @@ def bring_forward(window: QMainWindow, docks: dict[str, QDockWidget], title: str
 
 
 def show_beside(window: QMainWindow, docks: dict[str, QDockWidget], title: str, beside: str) -> None:
-    """Show dock ``title`` in front, to the right of ``beside`` (split, not tabbed) the first time."""
+    """Show dock ``title`` in front, to the right of ``beside`` (split, not tabbed) the first time,
+    the row at least :data:`SIDE_BY_SIDE_HEIGHT` of the window's height (both panels hold plots)."""
     dock = docks[title]
-    if not dock.isVisible() and docks[beside].isVisible() and not window.tabifiedDockWidgets(dock):
+    first = not dock.isVisible() and docks[beside].isVisible() and not window.tabifiedDockWidgets(dock)
+    if first:
         window.splitDockWidget(docks[beside], dock, Qt.Orientation.Horizontal)
     dock.show()
     dock.raise_()
+    if first:  # once the split is laid out (resizeDocks is ignored before)
+        QTimer.singleShot(0, lambda: _grow_row(window, dock))
+
+
+def _grow_row(window: QMainWindow, dock: QDockWidget) -> None:
+    want = int(SIDE_BY_SIDE_HEIGHT * window.height())
+    if dock.isVisible() and dock.height() < want:
+        window.resizeDocks([dock], [want], Qt.Orientation.Vertical)

@@ -62,6 +62,7 @@ class ErrorView(QWidget):
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.summary = QLabel("No results yet: calibrate (Run > Calibrate).")
+        self.summary.setWordWrap(True)  # the dock may share its row with the Evaluate dock
         self.color_button = QPushButton("Colour canvas by SQNR")
         self.color_button.setEnabled(False)
         top.addWidget(self.summary, 1)

@@ -18,8 +18,9 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
-    QFormLayout,
+    QGridLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
@@ -65,37 +66,39 @@ class EvalSettings(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        form = QFormLayout(self)
-        form.setContentsMargins(0, 0, 0, 0)
-        row = QHBoxLayout()
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
         self.data = QLineEdit()
         self.data.setPlaceholderText("eval.npz (keys: the model's inputs, gt_* labels)")
         self.browse = QPushButton("Browse...")
-        row.addWidget(self.data, 1)
-        row.addWidget(self.browse)
-        form.addRow("Eval data", row)
-        self.metric = QComboBox()
-        self.metric.addItem("(none: output SQNR / cosine only)", NO_METRIC)
-        for name in METRICS:
-            self.metric.addItem(name, name)
-        self.metric.addItem("Metric file (.py)...", FILE_METRIC)
-        self.metric.setToolTip("Task metric computed on the float and on the quantized model (higher is better)")
-        form.addRow("Metric", self.metric)
-        frow = QHBoxLayout()
-        self.metric_file = QLineEdit()
-        self.metric_file.setPlaceholderText("metric.py defining metric(outputs, batch) -> float")
-        self.browse_metric = QPushButton("Browse...")
-        frow.addWidget(self.metric_file, 1)
-        frow.addWidget(self.browse_metric)
-        form.addRow("Metric file", frow)
-        self.allow_code = QCheckBox("Allow code: run this Python metric file")
-        self.allow_code.setToolTip("Loading a metric file executes it; tick only for files you trust")
-        form.addRow("", self.allow_code)
         self.samples = QSpinBox()
         self.samples.setRange(0, 1_000_000)
         self.samples.setSpecialValueText("all")
         self.samples.setToolTip("Use only the first N eval samples (all: the whole file)")
-        form.addRow("Samples", self.samples)
+        grid.addWidget(QLabel("Eval data"), 0, 0)
+        grid.addWidget(self.data, 0, 1)
+        grid.addWidget(self.browse, 0, 2)
+        grid.addWidget(QLabel("Samples"), 0, 3)
+        grid.addWidget(self.samples, 0, 4)
+        self.metric = QComboBox()
+        self.metric.addItem("(none)", NO_METRIC)  # per-output SQNR / cosine only
+        for name in METRICS:
+            self.metric.addItem(name, name)
+        self.metric.addItem("file (.py)", FILE_METRIC)
+        self.metric.setToolTip("Task metric computed on the float and on the quantized model (higher is better)")
+        self.metric_file = QLineEdit()
+        self.metric_file.setPlaceholderText("metric.py defining metric(outputs, batch) -> float")
+        self.browse_metric = QPushButton("Browse...")
+        self.allow_code = QCheckBox("Allow code")
+        self.allow_code.setToolTip("Loading a metric file executes its Python code; tick only for files you trust")
+        row = QHBoxLayout()
+        row.addWidget(self.metric)
+        row.addWidget(self.metric_file, 1)
+        grid.addWidget(QLabel("Metric"), 1, 0)
+        grid.addLayout(row, 1, 1)
+        grid.addWidget(self.browse_metric, 1, 2)
+        grid.addWidget(self.allow_code, 1, 3, 1, 2)
+        grid.setColumnStretch(1, 1)
         self.browse.clicked.connect(self._on_browse)
         self.browse_metric.clicked.connect(self._on_browse_metric)
         self.metric.currentIndexChanged.connect(self._on_metric)

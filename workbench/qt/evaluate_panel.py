@@ -75,23 +75,25 @@ class EvaluatePanel(QWidget):
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         lay.addWidget(self.summary)
-        split = QSplitter(Qt.Orientation.Vertical)
+        split = QSplitter(Qt.Orientation.Horizontal)
         tables = QWidget()
         tlay = QVBoxLayout(tables)
         tlay.setContentsMargins(0, 0, 0, 0)
-        self.metric_table = node_table(["Figure", "Float", "Quantized", "Change"])
-        self.output_table = node_table(["Output (quantized vs float)", "Shape", "SQNR (dB)", "Cosine",
-                                        "Max abs error"])
+        self.metric_table = node_table(["Task metric", "Float", "Quantized", "Change"])
+        self.output_table = node_table(["Output", "SQNR (dB)", "Cosine", "Max abs error"])
+        self.output_table.setToolTip("Each output of the quantized model against the float model's")
+        self.metric_table.setMaximumHeight(self.metric_table.horizontalHeader().sizeHint().height() * 3)
         tlay.addWidget(self.metric_table)
-        tlay.addWidget(self.output_table)
+        tlay.addWidget(QLabel("Quantized vs float, per model output:"))
+        tlay.addWidget(self.output_table, 2)
         split.addWidget(tables)
         self.plot = pg.PlotWidget()
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setMenuEnabled(False)
         self.plot.showGrid(x=False, y=True, alpha=0.3)
-        self.legend = self.plot.addLegend(offset=(-10, 10))
+        self.legend = self.plot.addLegend(offset=(5, 5))
         split.addWidget(self.plot)
-        split.setSizes([200, 160])
+        split.setSizes([400, 270])
         lay.addWidget(split, 1)
         self.run_button.clicked.connect(self.runRequested)
         self.cancel_button.clicked.connect(self.cancelRequested)
@@ -150,11 +152,13 @@ class EvaluatePanel(QWidget):
             self._metric_row(self.metric_label(), rep.float_metric, rep.quant_metric)
         self.output_table.setRowCount(len(rep.outputs))
         for i, o in enumerate(rep.outputs):
-            self.output_table.setItem(i, 0, QTableWidgetItem(o.name))
-            self.output_table.setItem(i, 1, QTableWidgetItem("x".join(str(d) for d in o.shape)))
-            self.output_table.setItem(i, 2, _num(o.sqnr_db))
-            self.output_table.setItem(i, 3, _num(o.cosine))
-            self.output_table.setItem(i, 4, _num(o.max_abs_error))
+            name = QTableWidgetItem(o.name)
+            name.setToolTip(f"{o.name}: shape {o.shape} (first batch), MSE {o.mse:.4g}"
+                            + (f", {o.nonfinite} non-finite values left out" if o.nonfinite else ""))
+            self.output_table.setItem(i, 0, name)
+            self.output_table.setItem(i, 1, _num(o.sqnr_db))
+            self.output_table.setItem(i, 2, _num(o.cosine))
+            self.output_table.setItem(i, 3, _num(o.max_abs_error))
         self._plot(rep)
         self._update_summary()
 
@@ -187,10 +191,9 @@ class EvaluatePanel(QWidget):
             self.plot.addItem(bar)
         self.plot.getAxis("bottom").setTicks([[(0, "float"), (1, "quantized")]])
         self.plot.setLabel("left", self.metric_label())
-        self.plot.setTitle(f"{self.metric_label()} over {rep.samples} samples")
         lo = min(0.0, f, q)
         hi = max(f, q, 0.0)
-        self.plot.setYRange(lo, hi + 0.1 * ((hi - lo) or 1.0))
+        self.plot.setYRange(lo, hi + 0.45 * ((hi - lo) or 1.0))  # room for the legend above the bars
         self.plot.setXRange(-0.6, 1.6)
 
     def _update_summary(self) -> None:
@@ -201,7 +204,7 @@ class EvaluatePanel(QWidget):
         rep = res["report"]
         stale = "" if res.get("recipe") == self.doc.recipe.to_json() else \
             " The recipe changed since: evaluate again (F9)."
-        notes = f" Notes: {'; '.join(rep.notes)}." if rep.notes else ""
         self.summary.setText(
             f"{rep.samples} samples of {Path(res['eval_data']).name}; onnxruntime CPU, graph optimisation "
-            f"{rep.optimization_level or 'default'}; {rep.seconds:.1f} s.{stale}{notes}")
+            f"{rep.optimization_level or 'default'}; {rep.seconds:.1f} s.{stale}")
+        self.summary.setToolTip("\n".join([res["eval_data"], *rep.notes]))
