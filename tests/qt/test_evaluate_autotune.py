@@ -103,6 +103,15 @@ def test_autotune_digits_transformer_apply_point_and_undo(qtbot, window, open_fi
     panel.target.setValue(0.0005)
     before = window.doc.recipe.model_copy(deep=True)
 
+    # cancel once the first point is drawn: the job stops, the point stays, the recipe is untouched
+    with qtbot.waitSignal(window.runs.partial, timeout=240_000):
+        window.act_autotune.trigger()
+    with qtbot.waitSignal(window.runs.cancelled, timeout=60_000):
+        window.act_cancel.trigger()
+    qtbot.waitUntil(lambda: not window.runs.busy, timeout=30_000)
+    assert panel.final is None and len(panel.points) >= 1 and "stopped" in panel.summary.text()
+    assert window.doc.recipe.model_dump() == before.model_dump()
+
     arrived: list[int] = []
     window.runs.partial.connect(lambda kind, data: arrived.append(len(panel.points)))
     with qtbot.waitSignal(window.runs.finished, timeout=240_000):
@@ -135,3 +144,8 @@ def test_autotune_digits_transformer_apply_point_and_undo(qtbot, window, open_fi
     assert window.doc.recipe.model_dump() == before.model_dump()
     assert window.doc.recipe.to_json() == before.to_json()
     assert panel.applied is None or panel.points[panel.applied]["recipe"] == before.to_json()
+
+    # opening another model forgets the curve and the evaluation settings of this one
+    open_file(window, corpus / "digits_cnn" / "model_opset17.onnx")
+    assert panel.points == [] and panel.final is None and not panel.scatter.points().size
+    assert Path(settings.data.text()) == corpus / "digits_cnn" / "eval.npz" and settings.metric_spec() == "top1"

@@ -221,6 +221,7 @@ class AutotunePanel(QWidget):
         plot.setLabel("bottom", f"{title} ({unit})")
         plot.setLabel("left", self.metric_name or "metric")
         if not self.points:
+            self.scatter.clear()  # no stale points (they would still answer clicks)
             return
         spots = []
         for i, e in enumerate(self.points):
