@@ -91,6 +91,7 @@ def test_evaluate_minilm_retrieval_float_and_quantized(qtbot, window, open_file,
 @pytest.mark.slow
 def test_autotune_digits_transformer_apply_point_and_undo(qtbot, window, open_file, corpus):
     folder = corpus / "digits_transformer"
+    assert not window.autotune_panel.run_button.isEnabled()  # no model yet
     open_file(window, folder / "model_opset17.onnx")
     assert window.act_autotune.shortcut() == QKeySequence("Shift+F9")
     assert window.act_autotune in _run_menu(window).actions()
@@ -106,10 +107,12 @@ def test_autotune_digits_transformer_apply_point_and_undo(qtbot, window, open_fi
     # cancel once the first point is drawn: the job stops, the point stays, the recipe is untouched
     with qtbot.waitSignal(window.runs.partial, timeout=240_000):
         window.act_autotune.trigger()
+    assert not panel.run_button.isEnabled() and panel.cancel_button.isEnabled()
     with qtbot.waitSignal(window.runs.cancelled, timeout=60_000):
-        window.act_cancel.trigger()
+        panel.cancel_button.click()
     qtbot.waitUntil(lambda: not window.runs.busy, timeout=30_000)
     assert panel.final is None and len(panel.points) >= 1 and "stopped" in panel.summary.text()
+    assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
     assert window.doc.recipe.model_dump() == before.model_dump()
 
     arrived: list[int] = []

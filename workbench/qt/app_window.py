@@ -541,7 +541,8 @@ class MainWindow(QMainWindow):
         has_model, busy = self.doc.model is not None, self.runs.busy
         actions.update_enabled(self._actions, has_model=has_model, busy=busy,
                                suggestion=bool(self.sensitivity.pending()))
-        self.sensitivity.run_button.setEnabled(has_model and not busy)
+        for panel in (self.sensitivity, self.evaluate_panel, self.autotune_panel):
+            panel.run_button.setEnabled(has_model and not busy)
 
     def _update_title(self, *_args) -> None:
         name = self.doc.project_path or self.doc.model_path

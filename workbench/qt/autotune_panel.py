@@ -144,7 +144,7 @@ class AutotunePanel(QWidget):
         self.set_running(True, "Autotune: calibrating...")
 
     def set_running(self, running: bool, message: str = "") -> None:
-        self.run_button.setEnabled(not running)
+        """Cancel enabled while this panel's job runs (the window enables the run button)."""
         self.cancel_button.setEnabled(running)
         if running:
             self.progress.setRange(0, 0)

@@ -118,7 +118,7 @@ class EvaluatePanel(QWidget):
         self.clear()
 
     def set_running(self, running: bool, message: str = "") -> None:
-        self.run_button.setEnabled(not running)
+        """Cancel enabled while this panel's job runs (the window enables the run button)."""
         self.cancel_button.setEnabled(running)
         if running:
             self.progress.setRange(0, 0)

@@ -114,8 +114,6 @@ class EvaluationController(QObject):
         self._succeeded = False
         if kind == "evaluate":
             self.evaluate_panel.set_running(True, "Evaluation: starting...")
-        for panel in (self.evaluate_panel, self.autotune_panel):
-            panel.run_button.setEnabled(False)
 
     def _on_progress(self, done: int, total: int, message: str) -> None:
         kind = self.runs.kind
@@ -151,5 +149,3 @@ class EvaluationController(QObject):
                 self.autotune_panel.summary.setText(
                     f"Autotune stopped after {len(self.autotune_panel.points)} recipe(s); the points stay "
                     "clickable.")
-        for panel in (self.evaluate_panel, self.autotune_panel):
-            panel.run_button.setEnabled(self.doc.model is not None)
