@@ -79,6 +79,7 @@ _LAZY: dict[str, str] = {
     "EvalReport": "workbench.core.analysis.evaluate",
     "fmt_metric": "workbench.core.analysis.evaluate",
     "load_metric": "workbench.core.analysis.metrics",
+    "METRICS": "workbench.core.analysis.metrics",
     "CostReport": "workbench.core.analysis.cost",
     "NodeCost": "workbench.core.analysis.cost",
     "FLOAT_BITS": "workbench.core.analysis.cost",

@@ -103,6 +103,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Measure each unit alone quantized and alone float, end to end", group="model"),
     ActionSpec("apply_suggestion", "Apply Sensitivity Su&ggestion", "apply_suggestion", ("F8",),
                "Keep the units the sweep suggests in float (undoable)", group="suggestion"),
+    ActionSpec("evaluate", "E&valuate", "evaluation.start_evaluate", ("F9",),
+               "Run the float and the quantized model on eval data: task metric and output SQNR side by side",
+               group="model"),
+    ActionSpec("autotune", "Au&totune", "evaluation.start_autotune", ("Shift+F9",),
+               "Keep the most sensitive units out of 8 bits until the metric target holds; plots the curve",
+               group="model"),
     ActionSpec("cancel", "Ca&ncel", "runs.cancel", ("Esc",), "Cancel the running job", group="busy"),
     ActionSpec("sweep_executor", "Sweep &Executor...", "choose_executor", (),
                "Run the sensitivity sweep's tasks in the app or on a Ray cluster"),
@@ -118,7 +124,8 @@ MENUS: dict[str, tuple[str, ...]] = {
     "&View": ("fit", "zoom_in", "zoom_out", "-", "expand_all", "collapse_all", "depth_1", "depth_2", "depth_3", "-",
               "color_sqnr", "color_sensitivity", "netron", "-", "@docks", "-",
               "@theme"),
-    "&Run": ("calibrate", "analyze", "sensitivity", "apply_suggestion", "cancel", "-", "sweep_executor"),
+    "&Run": ("calibrate", "analyze", "sensitivity", "apply_suggestion", "-", "evaluate", "autotune", "-", "cancel",
+             "-", "sweep_executor"),
     "&Help": ("about",),
 }
 

@@ -1,7 +1,8 @@
 """The main window: graph tabs in the centre (:mod:`workbench.qt.tabs`), docks around it.
 
 The actions, menus and toolbar are declared in :mod:`workbench.qt.actions`, the docks (inspector,
-recipe, calibration, errors, problems, sensitivity, cost) in :mod:`workbench.qt.docks`; this class
+recipe, calibration, errors, problems, sensitivity, cost, evaluate, autotune) in :mod:`workbench.qt.docks`
+(Evaluate and Autotune are driven by :mod:`workbench.qt.evaluation`); this class
 holds the slots they call and the reactions to the document and the jobs. Unsaved edits are never
 lost silently: quitting or opening another model asks to save, discard or cancel. Drop an .onnx or
 .wbproj file on the window to open it.
@@ -36,6 +37,8 @@ from workbench.qt.commands import push_edit, set_exclude
 from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
 from workbench.qt.document import Document
 from workbench.qt.error_view import INF_SQNR_DB
+from workbench.qt.evaluation import KINDS as EVALUATION_KINDS
+from workbench.qt.evaluation import EvaluationController
 from workbench.qt.netron_view import NetronView
 from workbench.qt.runs import RunController
 from workbench.qt.tabs import ModelTabs
@@ -78,6 +81,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.tabs)
         self._last_export: Path | None = None
         self.docks = docks.build_docks(self, self.doc)  # inspector, recipe_panel, calibration, errors, ...
+        self.evaluation = EvaluationController(self)  # Run > Evaluate / Autotune
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
         self._actions = actions.build_actions(self, self.doc.undo_stack)  # also self.act_<name>
         actions.build_menus(self, self._actions, self.docks, settings.theme())
@@ -547,6 +551,8 @@ class MainWindow(QMainWindow):
             self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
         elif kind == "sensitivity":
             self._on_run_ended(f"Done: sensitivity of {len(self.doc.sensitivity.rows)} node units.")
+        elif kind in EVALUATION_KINDS:
+            self._on_run_ended(self.evaluation.done_message(kind, result))
         else:
             self._on_run_ended(f"Done: {len(self.doc.errors)} node units analysed.")
 
@@ -678,6 +684,10 @@ class MainWindow(QMainWindow):
         if self.doc.errors:
             self.canvas.set_node_values(errors=self._canvas_errors())
 
+    def sync_data_spec(self) -> None:
+        """Take the Calibration panel's data and sample count into the document (before a job)."""
+        self._on_spec_changed()
+
     @guarded
     def _on_spec_changed(self) -> None:
         self.doc.set_data(self.calibration.data_spec(), self.calibration.sample_count())
@@ -723,7 +733,8 @@ class MainWindow(QMainWindow):
         has_model, busy = self.doc.model is not None, self.runs.busy
         actions.update_enabled(self._actions, has_model=has_model, busy=busy,
                                suggestion=bool(self.sensitivity.pending()))
-        self.sensitivity.run_button.setEnabled(has_model and not busy)
+        for panel in (self.sensitivity, self.evaluate_panel, self.autotune_panel):
+            panel.run_button.setEnabled(has_model and not busy)
 
     def _update_title(self, *_args) -> None:
         name = self.doc.project_path or self.doc.model_path

@@ -72,6 +72,8 @@ class EvalReport:
     ``seconds`` is wall time of the whole evaluation; ``runtime`` says what both models ran with
     (onnxruntime version, execution provider, graph optimisation level: onnxruntime's default,
     so the quantized model runs its fused integer kernels as deployed).
+    ``optimization_level`` is the onnxruntime graph optimisation level both sessions ran with
+    (``GraphOptimizationLevel`` name, e.g. ``ORT_ENABLE_ALL``).
     """
 
     outputs: list[OutputError]
@@ -82,6 +84,7 @@ class EvalReport:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     runtime: str = ""
+    optimization_level: str = ""
 
     def output(self, name: str) -> OutputError:
         for o in self.outputs:
@@ -108,6 +111,7 @@ class EvalReport:
             return v if not isinstance(v, float) or math.isfinite(v) else str(v)
         return {"samples": self.samples, "metric": self.metric, "float_metric": clean(self.float_metric),
                 "quant_metric": clean(self.quant_metric), "seconds": self.seconds, "notes": self.notes, "runtime": self.runtime,
+                "optimization_level": self.optimization_level,
                 "outputs": [{k: clean(v) for k, v in asdict(o).items()} for o in self.outputs]}
 
 
@@ -307,12 +311,19 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
                   stacked=not source.can_batch)
         done += len(idx)
         progress(done, max(total, done), f"Evaluating: {done}/{max(total, done)} samples")
-    report = EvalReport([a.result() for a in accs], done, notes=list(source.notes), runtime=session_runtime(qsess))
+    report = EvalReport([a.result() for a in accs], done, notes=list(source.notes), runtime=session_runtime(qsess),
+                        optimization_level=_optimization_level(qsess))
     if metric_fn is not None and done:
         report.metric = metric if isinstance(metric, str) else getattr(metric_fn, "__name__", "metric")
         report.float_metric, report.quant_metric = _score(metric_fn, kept, pairs)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _optimization_level(sess: ort.InferenceSession) -> str:
+    """The graph optimisation level ``sess`` was created with (e.g. ``ORT_ENABLE_ALL``)."""
+    level = sess.get_session_options().graph_optimization_level
+    return getattr(level, "name", str(level))
 
 
 def _keep(kept, feeds, rest, pairs, fout, qout, stacked) -> None:
