@@ -16,7 +16,16 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from workbench.core import api
-from workbench.core.api import PreparedModel, Recipe, ResolvedNode, SweepResult, UnitError, resolve_node
+from workbench.core.api import (
+    PreparedModel,
+    QuantSummary,
+    QuantTensor,
+    Recipe,
+    ResolvedNode,
+    SweepResult,
+    UnitError,
+    resolve_node,
+)
 from workbench.core.errors import WorkbenchError
 from workbench.core.issues import PlanIssue
 
@@ -59,12 +68,21 @@ class Document(QObject):
         self.suggestion: list[str] = []
         self.sensitivity_recipe: str | None = None
         self._op_types: dict[str, str] = {}
+        #: how the open model is quantized (None for a float model): banner, dtype colours, kernels
+        self.quant_summary: QuantSummary | None = None
+        #: quantized tensor -> its parameters as read from the file (already-quantized models)
+        self.quant_params: dict[str, QuantTensor] = {}
 
     # ------------------------------------------------------------------ model
     def set_model(self, model: PreparedModel, path: Path, *, recipe: Recipe | None = None) -> None:
         self.model = model
         self.model_path = Path(path).resolve()
         self._op_types = {n.name: n.op_type for n in model.graph.node}
+        self.quant_summary, self.quant_params = None, {}
+        if model.quantized:
+            params = api.read_quant_params(model.proto)
+            self.quant_params = {p.tensor: p for p in params}
+            self.quant_summary = api.summarize_quantization(model.proto, params)
         self.undo_stack.clear()
         self.calibration = None
         self.qparams = {}
@@ -123,8 +141,20 @@ class Document(QObject):
             out += [f"{i.severity}: {i.node}: {i.message}" for i in self.plan.issues if i.node in wanted]
         return out
 
+    @property
+    def quantized_reason(self) -> str:
+        """Why calibration is disabled ("" for a float model): the model is quantized already."""
+        if self.quant_summary is None or self.model_path is None:
+            return ""
+        return (f"{self.model_path.name} is already quantized ({self.quant_summary.text()}); "
+                "open the float model to calibrate, analyse or export.")
+
     def node_dtypes(self) -> dict[str, str]:
-        """Node -> dtype shown by the canvas's dtype colouring (activation dtype, else weight, else float)."""
+        """Node -> dtype shown by the canvas's dtype colouring: for an already-quantized model the
+        dtype each node computes in as the file says; otherwise the planned activation dtype, else
+        the weight's, else float."""
+        if self.quant_summary is not None:
+            return dict(self.quant_summary.node_dtypes)
         out: dict[str, str] = {}
         if self.plan is None:
             return out

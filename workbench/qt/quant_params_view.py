@@ -46,6 +46,12 @@ class QuantParamsBox(QGroupBox):
         self._by_node: dict[str, list[QuantTensor]] = {}
         self.setVisible(False)
 
+    def show_tensor(self, param: QuantTensor | None, tensor: str) -> None:
+        """Show the parameters of one quantized tensor (a selected edge); None: "not quantized"."""
+        self.label.setText(f"{param.node}:\n  {format_param(param)}" if param is not None
+                           else f"{tensor or 'this edge'}: not quantized (float)")
+        self.setVisible(True)
+
     def show_nodes(self, model, nodes: list[str]) -> None:
         """Show the recovered parameters of ``nodes`` of ``model`` (a PreparedModel or None)."""
         if model is None or not getattr(model, "quantized", None):

@@ -32,6 +32,10 @@ class CanvasInteraction:
         i = self._node_at(pos)
         mods = event.modifiers()
         if i is None:
+            e = self._edge_at(pos)
+            if e is not None:  # a click on an edge (its midpoint, where a Q/DQ badge sits)
+                self.select_edge(e)
+                return
             self._band_origin = pos
             self._band.setGeometry(QRect(pos, QSize()))
             self._band.show()
@@ -97,7 +101,10 @@ class CanvasInteraction:
     def viewportEvent(self, event) -> bool:
         if event.type() == QEvent.Type.ToolTip and self._state is not None:
             i = self._node_at(event.pos())
-            if i is None:
+            e = self._edge_at(event.pos()) if i is None else None
+            if e is not None:
+                QToolTip.showText(event.globalPos(), self.edge_tooltip(e), self.viewport())
+            elif i is None:
                 QToolTip.hideText()
             else:
                 QToolTip.showText(event.globalPos(), self._tooltip(i), self.viewport())
@@ -114,6 +121,7 @@ class CanvasInteraction:
             lines.append(f"SQNR: {self._errors[name]:.1f} dB")
         if i in st.node_tags:
             lines.append(f"collapsed Q/DQ: {html.escape(st.node_tags[i])}")
+        lines += self._node_quant_lines(name)
         if st.has_subgraph[i]:
             lines.append("has a body graph (double-click to open)")
         return "<br>".join(lines)

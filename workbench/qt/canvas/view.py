@@ -29,7 +29,9 @@ from workbench.core.progress import CancelToken
 from workbench.qt.canvas import colors
 from workbench.qt.canvas.interaction import CanvasInteraction
 from workbench.qt.canvas.items import DETAIL_SCALE, CanvasState, EdgesItem, NodeItem
+from workbench.qt.canvas.legend import LegendOverlay
 from workbench.qt.canvas.overview import OverviewItem
+from workbench.qt.canvas.quant_layer import CanvasQuant
 from workbench.qt.canvas.scene_data import SceneData
 from workbench.qt.canvas.worker import LayoutJob
 
@@ -39,7 +41,7 @@ MIN_SCALE, MAX_SCALE = 0.002, 4.0
 COLOR_MODES = ("op", "dtype", "error")
 
 
-class GraphCanvas(CanvasInteraction, QGraphicsView):
+class GraphCanvas(CanvasInteraction, CanvasQuant, QGraphicsView):
     """Graph of an ONNX model: nodes coloured by op, dtype or error; click, rubber band and search.
 
     Signals
@@ -52,12 +54,18 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         The graph of the last :meth:`set_model` is shown.
     layoutFailed(str)
         The layout job failed; the message says why.
+    edgeSelected(str)
+        An edge was clicked: its quantized tensor ("" when it carries none, or the edge selection cleared).
+    colorsChanged()
+        The colour mode or the coloured values changed (the legend follows).
     """
 
     selectionChangedNames = Signal(list)
     nodeActivated = Signal(str)
     layoutReady = Signal()
     layoutFailed = Signal(str)
+    edgeSelected = Signal(str)
+    colorsChanged = Signal()
 
     def __init__(self, parent=None, *, layout_cache_dir: str | Path | None = None):
         super().__init__(parent)
@@ -85,6 +93,9 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         self._band = QRubberBand(QRubberBand.Shape.Rectangle, self.viewport())
         self._band_origin: QPoint | None = None
         self._pan_last: QPoint | None = None
+        self._value_label = "SQNR (dB)"
+        self._quant_init()
+        self.legend_overlay = LegendOverlay(self, self.viewport())
 
     # ----------------------------------------------------------------- model and layout
     def set_model(self, proto: onnx.ModelProto, positions: dict[str, tuple[float, float]] | None = None,
@@ -149,6 +160,7 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         scene = self.scene()
         self._edges = EdgesItem(data)
         scene.addItem(self._edges)
+        self._install_quant_items()
         self._overview = OverviewItem(self._state)
         scene.addItem(self._overview)
         scene.setSceneRect(data.bounds.adjusted(-400, -400, 400, 400))  # may scroll: no container yet
@@ -156,6 +168,7 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         self._container.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
         scene.addItem(self._container)
         self.fit()
+        self.colorsChanged.emit()
         if self._pending_selection:
             self.select_nodes(self._pending_selection)
             self._pending_selection = []
@@ -231,6 +244,10 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
             return
         changed = indices ^ state.selected
         state.selected = set(indices)
+        if indices and self._selected_edge is not None:  # a node selection replaces an edge selection
+            self._selected_edge = None
+            if self._dtype_edges is not None:
+                self._dtype_edges.set_selected_edge(None)
         for i in changed:
             if i in self._items:
                 self._items[i].update()
@@ -311,13 +328,21 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         if mode not in COLOR_MODES:
             raise ValueError(f"color mode must be one of {COLOR_MODES}, got {mode!r}")
         self._mode = mode
+        self._sync_quant_mode()
         self._refresh_fills()
 
     def color_mode(self) -> str:
         return self._mode
 
-    def set_node_values(self, dtypes: dict[str, str] | None = None, errors: dict[str, float] | None = None) -> None:
-        """Per-node activation dtype names and SQNR (dB). None keeps the current values, {} clears them."""
+    def set_node_values(self, dtypes: dict[str, str] | None = None, errors: dict[str, float] | None = None,
+                        *, error_label: str | None = None) -> None:
+        """Per-node activation dtype names and SQNR (dB). None keeps the current values, {} clears them.
+
+        ``error_label`` names the figure the "error" mode shows (legend title; "SQNR (dB)" by default,
+        a sensitivity figure such as "only quantized (dB)" when the sweep colours the canvas).
+        """
+        if error_label is not None:
+            self._value_label = error_label
         if dtypes is not None:
             self._dtypes = dict(dtypes)
         if errors is not None:
@@ -350,7 +375,7 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         if self._mode == "error":
             return [(f"{db:g} dB", QColor(c)) for db, c in colors.ERROR_STOPS] + [("no value", colors.NO_VALUE)]
         if self._mode == "dtype":
-            names = sorted({colors.normalize_dtype(v) for v in self._dtypes.values()})
+            names = sorted({colors.normalize_dtype(v) for v in self._dtypes.values()} | set(self.edge_colour_keys()))
             return [(n, colors.dtype_color(n)) for n in names] + [("not assigned", colors.NO_VALUE)]
         ops = sorted(set(self._state.data.structure.op_types)) if self._state else []
         return [(o, colors.op_color(o)) for o in ops]
@@ -373,7 +398,12 @@ class GraphCanvas(CanvasInteraction, QGraphicsView):
         self._state.fills = [palette[k] for k in keys]
         self._state.texts = [texts[k] for k in keys]
 
+    def error_label(self) -> str:
+        """What the "error" colour mode shows (the legend's title)."""
+        return self._value_label
+
     def _refresh_fills(self) -> None:
+        self.colorsChanged.emit()
         if self._state is None:
             return
         self._compute_fills()

@@ -9,7 +9,7 @@ from pathlib import Path
 import onnx
 from PySide6.QtCore import QObject, QRunnable, Signal
 
-from workbench.core.api import graph_structure, layout_graph
+from workbench.core.api import edge_quantization, find_quantized, graph_structure, layout_graph
 from workbench.core.errors import Cancelled, WorkbenchError
 from workbench.core.progress import CancelToken
 from workbench.qt.canvas.scene_data import build_scene_data
@@ -62,4 +62,7 @@ def prepare(proto, positions, *, collapse_qdq=False, cache_dir=None, cancel=None
     structure = graph_structure(proto, collapse_qdq=collapse_qdq)
     if positions is None:
         positions = layout_graph(structure, cache_dir=cache_dir, cancel=cancel)
-    return build_scene_data(structure, positions)
+    data = build_scene_data(structure, positions)
+    if find_quantized(proto):  # the dtypes and quantized tensors the file's edges carry
+        data.edge_quant = edge_quantization(proto, structure)
+    return data

@@ -1,0 +1,170 @@
+"""The canvas shows an already-quantized model as the file holds it: a banner with how it is
+quantized, Calibrate off with the reason, every edge coloured by the dtype it carries, the scale
+and zero point of a clicked edge in the inspector; the float-vs-quantized diff tab lists the Q/DQ
+pairs the export added."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import numpy_helper
+from PySide6.QtCore import Qt
+
+import workbench
+from workbench.core import api
+from workbench.qt.canvas import colors
+from workbench.qt.canvas.items import EDGE_COLOR
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+
+
+@pytest.fixture(scope="module")
+def cnn_export(tmp_path_factory):
+    """Our QDQ export (cpu-u8s8) of digits_cnn (the bundled example), its float model and calibration data."""
+    float_path, calib = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz"
+    out = tmp_path_factory.mktemp("qview") / "digits_cnn.qdq.onnx"
+    model = api.open_model(float_path)
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(calib), samples=32), out)
+    return float_path, out, calib
+
+
+def _file_edge_dtypes(path, structure) -> list[str]:
+    """The dtype each drawn edge carries, read with onnx alone: a folded Q -> DQ pair carries the
+    Q's zero-point type, any other edge the type onnx shape inference gives its tensor."""
+    proto = onnx.shape_inference.infer_shapes(onnx.load(str(path)))
+    types = {vi.name: vi.type.tensor_type.elem_type for vi in
+             list(proto.graph.value_info) + list(proto.graph.input) + list(proto.graph.output)}
+    inits = {i.name: i for i in proto.graph.initializer}
+    producer = {o: n for n in proto.graph.node for o in n.output}
+    out = []
+    for t in structure.edge_tensors:
+        p = producer.get(t)
+        q = producer.get(p.input[0]) if p is not None and p.op_type == "DequantizeLinear" else None
+        if q is not None and q.op_type == "QuantizeLinear":
+            out.append(onnx.TensorProto.DataType.Name(inits[q.input[2]].data_type).lower())
+        else:
+            name = onnx.TensorProto.DataType.Name(types[t]).lower()
+            out.append("float" if name == "float" else name)
+    return out
+
+
+def _click_edge(qtbot, canvas, e: int) -> None:
+    d = canvas._state.data
+    a, b = d.structure.edges[e]
+    x = ((d.x0[a] + d.x1[a]) / 2 + (d.x0[b] + d.x1[b]) / 2) / 2
+    y = (d.y1[a] + d.y0[b]) / 2
+    canvas.resetTransform()
+    canvas.centerOn(float(x), float(y))
+    pos = canvas.mapFromScene(float(x), float(y))
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_qdq_export_opens_as_it_is(qtbot, window, open_file, cnn_export):
+    _float, export, _calib = cnn_export
+    win = window
+    open_file(win, export)
+    assert not win.banner.isHidden()
+    assert "already quantized" in win.banner.text() and "QDQ: 3 Conv uint8/int8, 1 Gemm uint8/int8" in win.banner.text()
+    assert not win.act_calibrate.isEnabled() and not win.calibration.start.isEnabled()
+    assert "already quantized" in win.act_calibrate.toolTip()
+    assert win.color_mode.currentText() == "dtype"
+    canvas = win.canvas
+    structure = canvas._state.data.structure
+    assert structure.hidden  # Q/DQ folded into edge badges by default
+    expected = _file_edge_dtypes(export, structure)
+    assert [canvas.edge_dtype(e) for e in range(canvas.edge_count())] == expected
+    quantized = [e for e, dt in enumerate(expected) if dt != "float"]
+    assert len(quantized) == 6  # Relu->Conv, Relu->MaxPool, MaxPool->Conv, Relu->AvgPool, AvgPool->Flatten, Flatten->Gemm
+    for e in range(canvas.edge_count()):
+        want = colors.dtype_color(expected[e]) if e in quantized else EDGE_COLOR
+        assert canvas.edge_color(e).name() == want.name(), structure.edge_tensors[e]
+    assert "uint8" in canvas.legend_overlay.text() and "dtype in the file" in canvas.legend_overlay.text()
+    # the scale and zero point the file holds for the edge /f/f.2/Relu -> /f/f.3/Conv
+    proto = onnx.load(str(export))
+    inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
+    q = next(n for n in proto.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "/f/f.2/Relu_output_0")
+    scale, zp = float(inits[q.input[1]]), int(inits[q.input[2]])
+    e = canvas.edge_index("/f/f.2/Relu", "/f/f.3/Conv")
+    with qtbot.waitSignal(canvas.edgeSelected, timeout=5000) as sig:
+        _click_edge(qtbot, canvas, e)
+    assert sig.args == [q.output[0]] and canvas.selected_edge() == e
+    text = win.inspector.quant_params.label.text()
+    assert f"scale {scale:.6g}; zero_point {zp}" in text and "uint8 per_tensor" in text
+    assert win.inspector.quant_params.y() < win.inspector.roles["weight"].y()  # above the recipe controls
+    assert win.inspector.roles["weight"].isHidden()
+    assert f"scale {scale:.6g}" in canvas.edge_tooltip(e)
+    # integer kernels marked: the three Conv and the Gemm units fuse into QLinearConv / QGemm
+    kernels = {structure.names[i]: k for i, k in canvas._state.kernels.items()}
+    assert kernels == {"/f/f.0/Conv": "QDQ -> QLinearConv", "/f/f.3/Conv": "QDQ -> QLinearConv",
+                       "/f/f.7/Conv": "QDQ -> QLinearConv", "/head/head.2/Gemm": "QDQ -> QGemm"}
+    # the toggle draws Q/DQ as nodes: one node per Q and DQ of the file
+    with qtbot.waitSignal(canvas.layoutReady, timeout=30000):
+        win.act_show_qdq.trigger()
+    assert len(canvas.node_names()) == len(proto.graph.node)
+
+
+@pytest.mark.slow
+def test_ddddocr_opens_with_the_quantized_banner(qtbot, window, open_file, corpus):
+    path = corpus / "ddddocr_common_old_int8" / "model.onnx"
+    if not path.is_file():
+        pytest.skip(f"corpus model not found at {path}")
+    win = window
+    open_file(win, path)
+    proto = onnx.load(str(path))
+    n_conv = sum(n.op_type == "ConvInteger" for n in proto.graph.node)
+    n_mm = sum(n.op_type == "MatMulInteger" for n in proto.graph.node)
+    assert (n_conv, n_mm) == (21, 1)
+    assert f"dynamic: {n_conv} Conv uint8/uint8" in win.banner.text() and not win.banner.isHidden()
+    for act in (win.act_calibrate, win.act_analyze, win.act_sensitivity, win.act_export):
+        assert not act.isEnabled()
+    assert not win.calibration.start.isEnabled()
+    assert "is already quantized" in win.calibration.start.toolTip()
+    kernels = win.canvas._state.kernels.values()
+    assert sorted(set(kernels)) == ["ConvInteger", "MatMulInteger"] and len(kernels) == n_conv + n_mm
+    # a float model opened next: banner gone, Calibrate back
+    open_file(win, EXAMPLE / "digits_cnn.onnx")
+    assert win.banner.isHidden() and win.act_calibrate.isEnabled()
+
+
+def test_diff_lists_the_qdq_pairs_of_the_export(qtbot, window, open_file, cnn_export):
+    float_path, export, calib = cnn_export
+    win = window
+    open_file(win, float_path)
+    win.calibration.set_data_spec({"kind": "npz", "path": str(calib)}, 32)
+    win._on_spec_changed()
+    with qtbot.waitSignal(win.diffReady, timeout=60000) as sig:
+        win.compare_with(export)
+    tab = sig.args[0]
+    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=30000):
+        pass
+    proto = onnx.load(str(export))
+    qs = sorted(n.name for n in proto.graph.node if n.op_type == "QuantizeLinear")
+    dqs = sorted(n.name for n in proto.graph.node if n.op_type == "DequantizeLinear")
+    pairs = tab.rows("Q/DQ pairs")
+    assert sorted(r[1] for r in pairs) == qs and len(qs) == 8
+    lone = [r[1] for r in tab.rows("weight/bias DQ")]
+    paired_dq = [dq for p in tab.diff.qdq if p.quantize for dq in p.dequantize]
+    assert sorted(lone + paired_dq) == dqs and len(dqs) == 16
+    assert tab.rows("folded or fused") == [] and tab.rows("removed") == []
+    matched = {r[0]: r for r in tab.rows("matched")}
+    assert set(matched) == {n.name for n in onnx.load(str(float_path)).graph.node}
+    conv = float(matched["/f/f.3/Conv"][3])
+    assert 20.0 < conv < 80.0
+    exact = tab.diff.node_sqnr()["/f/f.3/Conv"]
+    assert round(exact, 2) == pytest.approx(conv)
+    # the canvas colours by 0.25 dB steps of the colour map
+    assert tab.canvas.node_color("/f/f.3/Conv").name() == colors.error_color(round(exact * 4) / 4).name()
+    assert math.isfinite(float(matched["/head/head.2/Gemm"][3]))
+    # the SQNR of the logits equals one computed here from both models' outputs
+    x = np.load(calib)["input"][:32]
+    f = ort.InferenceSession(str(float_path)).run(None, {"input": x})[0].astype(np.float64)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # the operators as written
+    q = ort.InferenceSession(str(export), so).run(None, {"input": x})[0].astype(np.float64)
+    want = 10 * np.log10(np.sum(f * f) / np.sum((f - q) ** 2))
+    assert float(matched["/head/head.2/Gemm"][3]) == pytest.approx(want, abs=0.01)

@@ -1,0 +1,74 @@
+"""Edges coloured by the dtype they carry (the "dtype" colour mode of an already-quantized model).
+
+One path per dtype, drawn over the grey edges of ``EdgesItem``: straight hairlines when zoomed
+out, the same curves as the grey edges when zoomed in. Float edges stay grey (the legend says so).
+The selected edge (an edge clicked on the canvas) is drawn thick in the selection colour.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
+
+from workbench.qt.canvas import colors
+from workbench.qt.canvas.scene_data import SceneData, edge_curve
+
+#: dtypes whose edges keep the neutral grey
+NEUTRAL = frozenset({"float", "?", ""})
+
+
+def edge_ends(data: SceneData, e: int) -> tuple[float, float, float, float]:
+    """(xa, ya, xb, yb) of edge ``e``: producer bottom centre, consumer top centre (scene px)."""
+    a, b = data.structure.edges[e]
+    return ((float(data.x0[a]) + float(data.x1[a])) / 2, float(data.y1[a]),
+            (float(data.x0[b]) + float(data.x1[b])) / 2, float(data.y0[b]))
+
+
+class DtypeEdgesItem(QGraphicsItem):
+    """Coloured edges; ``dtypes`` has one entry per ``data.structure.edges``."""
+
+    def __init__(self, data: SceneData, dtypes: list[str]):
+        super().__init__()
+        self.setZValue(-0.5)  # above the grey edges, below the nodes
+        self._bounds = data.bounds.adjusted(-20, -20, 20, 20)
+        self.data = data
+        self._curves: dict[str, tuple[QColor, QPainterPath, QPainterPath]] = {}
+        for e, dt in enumerate(dtypes):
+            if dt in NEUTRAL:
+                continue
+            key = colors.normalize_dtype(dt)
+            if key not in self._curves:
+                self._curves[key] = (colors.dtype_color(key), QPainterPath(), QPainterPath())
+            _c, curve, straight = self._curves[key]
+            xa, ya, xb, yb = edge_ends(data, e)
+            edge_curve(curve, xa, ya, xb, yb)
+            straight.moveTo(xa, ya)
+            straight.lineTo(xb, yb)
+        self._selected = QPainterPath()
+
+    def dtypes_drawn(self) -> list[str]:
+        """The dtypes that have coloured edges (sorted)."""
+        return sorted(self._curves)
+
+    def set_selected_edge(self, e: int | None) -> None:
+        self._selected = QPainterPath()
+        if e is not None:
+            edge_curve(self._selected, *edge_ends(self.data, e))
+        self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        zoomed_out = lod < 0.3
+        if not zoomed_out:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        for color, curve, straight in self._curves.values():
+            painter.setPen(QPen(color.darker(115), 0 if zoomed_out else 2.6))
+            painter.drawPath(straight if zoomed_out else curve)
+        if not self._selected.isEmpty():
+            painter.setPen(QPen(colors.SELECTION, 0 if zoomed_out else 4.0))
+            painter.drawPath(self._selected)

@@ -1,0 +1,122 @@
+"""Float vs quantized: the diff tab (Run > Compare Float vs Quantized, Ctrl+Shift+D).
+
+Left, a tree of what :func:`workbench.core.api.diff_models` found: matched nodes (with how they
+were matched and the SQNR of their output on the user's data), nodes left float, Q/DQ pairs
+inserted, weight / bias DequantizeLinear, float nodes folded or fused, removed, and nodes the
+quantized file added. Right, the quantized file's graph (Q/DQ folded into edge badges) coloured by
+the measured SQNR of each node's output, i.e. of the edges leaving it (legend: the SQNR colour
+map); hovering an edge shows its SQNR. Clicking a row selects its node in the graph.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import onnx
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from workbench.core.api import ModelDiff, params_by_node, read_quant_params, summarize_quantization
+from workbench.qt.canvas.view import GraphCanvas
+from workbench.qt.quant_tab import quant_info
+
+COLUMNS = ["Float node", "Quantized node", "Op", "SQNR (dB)", "How"]
+#: the top-level groups of the tree, in order
+GROUPS = ("matched", "left float", "Q/DQ pairs", "weight/bias DQ", "folded or fused", "removed", "added")
+#: colour-map value shown for a bit-exact tensor (+inf dB)
+INF_DB = 100.0
+
+
+def _db_text(db: float | None) -> str:
+    if db is None:
+        return ""
+    return "exact" if db == math.inf else f"{db:.2f}"
+
+
+class DiffTab(QWidget):
+    """The diff of ``float_name`` vs the quantized file ``path`` (``proto``)."""
+
+    def __init__(self, diff: ModelDiff, proto: onnx.ModelProto, path: str | Path, float_name: str,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.diff, self.proto, self.path = diff, proto, Path(path)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        measured = f"; SQNR on the data of {len(diff.sqnr)} tensors" if diff.sqnr else \
+            "; no data set, so no SQNR (pick calibration data first)"
+        self.header = QLabel(f"<b>{float_name}</b> vs <b>{self.path.name}</b>: {diff.summary()}{measured}.")
+        self.header.setWordWrap(True)
+        lay.addWidget(self.header)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        lay.addWidget(split, 1)
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(COLUMNS)
+        self.tree.setSortingEnabled(False)
+        split.addWidget(self.tree)
+        self.canvas = GraphCanvas(self)
+        split.addWidget(self.canvas)
+        split.setSizes([420, 800])
+        self.groups: dict[str, QTreeWidgetItem] = {}
+        self._fill()
+        params = read_quant_params(proto)
+        tensor_info, kernels, node_info = quant_info(summarize_quantization(proto, params), params)
+        for f, q in diff.tensors.items():
+            if f in diff.sqnr:
+                tensor_info[q] = f"SQNR {_db_text(diff.sqnr[f])} dB vs float {f}" + (
+                    f"; {tensor_info[q]}" if q in tensor_info else "")
+        self.canvas.set_quant_info(tensor_info, kernels, node_info)
+        values = {n: (INF_DB if db == math.inf else db) for n, db in diff.node_sqnr().items() if db > -math.inf}
+        self.canvas.set_node_values(errors=values, error_label="SQNR vs float (dB)")
+        self.canvas.set_color_mode("error")
+        self.canvas.set_model(proto, collapse_qdq=True)
+        self.tree.itemClicked.connect(self._on_item)
+        self._params_by_node = params_by_node(params)
+
+    def _group(self, key: str, count: int) -> QTreeWidgetItem:
+        item = QTreeWidgetItem([f"{key} ({count})"])
+        item.setFirstColumnSpanned(True)
+        self.tree.addTopLevelItem(item)
+        self.groups[key] = item
+        return item
+
+    def _fill(self) -> None:
+        d = self.diff
+        sqnr_of = {d.producers[t]: db for t, db in d.sqnr.items() if t in d.producers}
+        matched = [m for m in d.matches if m.status != "float"]
+        left = [m for m in d.matches if m.status == "float"]
+        for key, rows in (("matched", matched), ("left float", left)):
+            g = self._group(key, len(rows))
+            for m in rows:
+                QTreeWidgetItem(g, [m.float_node, m.quant_node, f"{m.float_op} -> {m.quant_op}"
+                                    if m.float_op != m.quant_op else m.float_op,
+                                    _db_text(sqnr_of.get(m.quant_node)), f"{m.how}, {m.status}"])
+        pairs = [p for p in d.qdq if p.quantize]
+        lone = [p for p in d.qdq if not p.quantize]
+        g = self._group("Q/DQ pairs", len(pairs))
+        for p in pairs:
+            QTreeWidgetItem(g, [p.tensor, p.quantize, f"QuantizeLinear -> {len(p.dequantize)} DequantizeLinear",
+                                "", p.dtype])
+        g = self._group("weight/bias DQ", len(lone))
+        for p in lone:
+            QTreeWidgetItem(g, [p.tensor, p.dequantize[0], "DequantizeLinear", "", f"{p.role} {p.dtype}"])
+        for key, rows in (("folded or fused", d.folded), ("removed", d.removed), ("added", d.added)):
+            g = self._group(key, len(rows))
+            for name, op in rows:
+                cells = [name, "", op, "", ""] if key != "added" else ["", name, op, "", ""]
+                QTreeWidgetItem(g, cells)
+        for key in ("matched", "left float", "folded or fused"):
+            self.groups[key].setExpanded(True)
+
+    def rows(self, group: str) -> list[list[str]]:
+        """The cells of every row under ``group`` (one of :data:`GROUPS`)."""
+        g = self.groups[group]
+        return [[g.child(i).text(c) for c in range(len(COLUMNS))] for i in range(g.childCount())]
+
+    def _on_item(self, item: QTreeWidgetItem, _column: int) -> None:
+        name = item.text(1)
+        if name:
+            self.canvas.select_nodes([name], center=True)
+
+    def shutdown(self) -> None:
+        self.canvas.shutdown()
