@@ -1,0 +1,241 @@
+"""How a quantized file is quantized, read from the file alone (summary line, node and edge dtypes,
+integer kernels), and the float-vs-quantized diff (Q/DQ inserted, folded ops, per-tensor SQNR),
+on our QDQ / QONNX exports of digits_cnn, onnxruntime's quantize_static (QDQ, QOperator) and
+quantize_dynamic output, ddddocr (dynamic), and small MatMulNBits / int4 / fp8 models."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_dynamic, quantize_static
+
+import workbench
+from workbench.core import api
+from workbench.core.graph.layout import graph_structure
+from workbench.core.inspection.diff_error import compare_models
+from workbench.core.inspection.model_diff import diff_models
+from workbench.core.inspection.quant_summary import edge_quantization, summarize_quantization
+from workbench.core.inspection.report import format_report, inspect_model
+from workbench.core.inspection.tensor_dtypes import tensor_dtypes
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+FLOAT, CALIB = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz"
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    """digits_cnn quantized by us (QDQ, QONNX) and by onnxruntime (QDQ, QOperator, dynamic)."""
+    out = tmp_path_factory.mktemp("qv")
+    model = api.open_model(FLOAT)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(CALIB), samples=32)
+    paths = {"ours": api.export(result, out / "ours.qdq.onnx"),
+             "qonnx": api.export(result, out / "ours.qonnx.onnx", format="qonnx", model=model)}
+    x = np.load(CALIB)["input"]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"input": x[i:i + 1]} for i in range(16)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    for fmt in (QuantFormat.QDQ, QuantFormat.QOperator):
+        paths[f"ort_{fmt.name}"] = out / f"ort_{fmt.name}.onnx"
+        quantize_static(str(FLOAT), str(paths[f"ort_{fmt.name}"]), Reader(), quant_format=fmt)
+    paths["ort_dynamic"] = out / "ort_dynamic.onnx"
+    quantize_dynamic(str(FLOAT), str(paths["ort_dynamic"]))
+    return paths
+
+
+def _ops(proto) -> Counter:
+    return Counter(n.op_type for n in proto.graph.node)
+
+
+def _zp_type(proto, q: onnx.NodeProto) -> str:
+    init = {i.name: i for i in proto.graph.initializer}[q.input[2]]
+    return TensorProto.DataType.Name(init.data_type).lower()
+
+
+def test_summary_of_our_qdq_export(exports):
+    proto = onnx.load(str(exports["ours"]))
+    ops = _ops(proto)
+    s = summarize_quantization(proto)
+    assert s.kinds == {"QDQ": ops["QuantizeLinear"] + ops["DequantizeLinear"]} == {"QDQ": 24}
+    assert s.text() == f"QDQ: {ops['Conv']} Conv uint8/int8, {ops['Gemm']} Gemm uint8/int8"
+    assert s.kernels == {"/f/f.0/Conv": "QDQ -> QLinearConv", "/f/f.3/Conv": "QDQ -> QLinearConv",
+                         "/f/f.7/Conv": "QDQ -> QLinearConv", "/head/head.2/Gemm": "QDQ -> QGemm"}
+    for n in proto.graph.node:  # Q nodes compute in their zero point's type, DQ in their input's
+        if n.op_type == "QuantizeLinear":
+            assert s.node_dtypes[n.name] == _zp_type(proto, n) == "uint8"
+        elif n.op_type == "Conv":
+            assert s.node_dtypes[n.name] == "uint8"
+    assert s.node_dtypes["/f/f.2/Relu"] == "float"  # reads the Conv's float output
+    report = inspect_model(api.open_model(exports["ours"]))
+    assert report["quantization_summary"] == s.text()
+    assert f"summary:     {s.text()}" in format_report(report)
+
+
+@pytest.mark.parametrize("collapse", [True, False])
+def test_edge_dtypes_equal_the_file(exports, collapse):
+    proto = onnx.load(str(exports["ours"]))
+    st = graph_structure(proto, collapse_qdq=collapse)
+    eq = edge_quantization(proto, st)
+    inferred = onnx.shape_inference.infer_shapes(proto)
+    types = {vi.name: vi.type.tensor_type.elem_type for vi in list(inferred.graph.value_info)
+             + list(inferred.graph.input) + list(inferred.graph.output)}
+    types.update({i.name: i.data_type for i in proto.graph.initializer})
+    producer = {o: n for n in proto.graph.node for o in n.output}
+    for e, t in enumerate(st.edge_tensors):
+        p = producer[t]
+        if collapse and p.op_type == "DequantizeLinear" and producer.get(p.input[0]) is not None:
+            want, tensor = _zp_type(proto, producer[p.input[0]]), p.input[0]
+        else:
+            want = TensorProto.DataType.Name(types[t]).lower()
+            tensor = p.input[0] if p.op_type == "DequantizeLinear" else (t if want != "float" else "")
+        assert eq.dtypes[e] == want, t
+        assert eq.tensors[e] == tensor, t
+    n_q = _ops(proto)["QuantizeLinear"]
+    if collapse:  # every Q/DQ pair but the graph input's (a tag) and the output's (no consumer) is one edge
+        assert sum(d == "uint8" for d in eq.dtypes) == n_q - 2 == 6
+    else:  # Q -> DQ edges carry uint8, the rest float
+        assert sum(d == "uint8" for d in eq.dtypes) == n_q
+        assert set(eq.dtypes) == {"uint8", "float"}
+
+
+def test_summaries_of_onnxruntime_and_qonnx_files(exports):
+    qdq = onnx.load(str(exports["ort_QDQ"]))
+    assert summarize_quantization(qdq).text() == "QDQ: 3 Conv int8/int8, 1 Gemm int8/int8"
+    qop = onnx.load(str(exports["ort_QOperator"]))
+    s = summarize_quantization(qop)
+    ops = _ops(qop)
+    assert s.text() == f"QOperator + QDQ: {ops['QLinearConv']} Conv int8/int8, 1 Gemm int8/int8"
+    assert Counter(s.kernels.values()) == {"QLinearConv": 3, "QGemm": 1, "QLinearAveragePool": 1}
+    dyn = onnx.load(str(exports["ort_dynamic"]))
+    s = summarize_quantization(dyn)
+    assert s.kinds == {"dynamic": _ops(dyn)["ConvInteger"] + _ops(dyn)["MatMulInteger"]
+                       + _ops(dyn)["DynamicQuantizeLinear"]}
+    assert s.text() == "dynamic: 3 Conv uint8/int8, 1 MatMul uint8/int8"
+    qonnx = onnx.load(str(exports["qonnx"]))
+    s = summarize_quantization(qonnx)
+    assert list(s.kinds) == ["QONNX"] and s.text().startswith("QONNX: 3 Conv ")
+    assert summarize_quantization(onnx.load(str(FLOAT))).text() == "float model"
+
+
+def test_weight_only_int4_and_fp8():
+    k, n, block = 16, 4, 8
+    rng = np.random.default_rng(0)
+    packed = rng.integers(0, 255, size=(n, k // block, block // 2), dtype=np.uint8)
+    nbits = helper.make_node("MatMulNBits", ["x", "w", "s"], ["y"], name="mm4", domain="com.microsoft",
+                             K=k, N=n, bits=4, block_size=block)
+    g = helper.make_graph([nbits], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])],
+                          [numpy_helper.from_array(packed, "w"),
+                           numpy_helper.from_array(np.ones(n * k // block, np.float32), "s")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    s = summarize_quantization(m)
+    assert s.text() == "weight-only: 1 MatMul float/uint4" and s.kernels == {"mm4": "MatMulNBits"}
+    # int4 blocked DequantizeLinear weight on a MatMul, an fp8 Q/DQ pair on its output (opset 21)
+    w4 = helper.make_tensor("w4", TensorProto.INT4, [k, n], rng.integers(-8, 8, size=k * n).tolist())
+    nodes = [helper.make_node("DequantizeLinear", ["w4", "ws"], ["wf"], name="dq4", axis=0, block_size=block),
+             helper.make_node("MatMul", ["x", "wf"], ["y0"], name="mm"),
+             helper.make_node("QuantizeLinear", ["y0", "ys", "yz"], ["yq"], name="q8"),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["yd"], name="dq8"),
+             helper.make_node("Relu", ["yd"], ["y"], name="relu")]
+    inits = [w4, numpy_helper.from_array(np.ones((k // block, n), np.float32), "ws"),
+             numpy_helper.from_array(np.array(0.1, np.float32), "ys"),
+             helper.make_tensor("yz", TensorProto.FLOAT8E4M3FN, [], [0.0])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    onnx.checker.check_model(m)
+    s = summarize_quantization(m)
+    assert s.text() == "QDQ: 1 MatMul float/int4" and s.kernels == {"mm": "QDQ -> MatMulNBits"}
+    assert s.node_dtypes == {"dq4": "int4", "mm": "int4", "q8": "float8e4m3fn", "dq8": "float8e4m3fn",
+                             "relu": "float8e4m3fn"}
+    assert tensor_dtypes(m)["yq"] == "float8e4m3fn" and tensor_dtypes(m)["wf"] == "float"
+    st = graph_structure(m, collapse_qdq=True)
+    assert st.names == ["mm", "relu"] and edge_quantization(m, st).dtypes == ["float8e4m3fn"]
+
+
+def test_diff_of_our_export_lists_exactly_its_qdq(exports):
+    fp, qp = onnx.load(str(FLOAT)), onnx.load(str(exports["ours"]))
+    d = diff_models(fp, qp)
+    qs = {n.name: n for n in qp.graph.node if n.op_type == "QuantizeLinear"}
+    dqs = {n.name for n in qp.graph.node if n.op_type == "DequantizeLinear"}
+    pairs = [p for p in d.qdq if p.quantize]
+    assert sorted(p.quantize for p in pairs) == sorted(qs) and len(pairs) == 8
+    assert sorted(dq for p in d.qdq for dq in p.dequantize) == sorted(dqs) and len(dqs) == 16
+    for p in pairs:
+        assert p.tensor == qs[p.quantize].input[0] and p.dtype == _zp_type(qp, qs[p.quantize])
+    lone = Counter(p.role for p in d.qdq if not p.quantize)
+    assert lone == {"weight": 4, "bias": 4}  # 3 Conv + 1 Gemm, each a weight and an int32 bias
+    assert [(m.float_node, m.how) for m in d.matches] == [(n.name, "name") for n in fp.graph.node]
+    assert d.folded == [] and d.removed == [] and d.added == []
+    assert {m.float_node for m in d.matches if m.status == "quantized"} >= {"/f/f.0/Conv", "/head/head.2/Gemm"}
+
+
+def test_diff_of_onnxruntime_files(exports):
+    fp = onnx.load(str(FLOAT))
+    relus = [(n.name, "Relu") for n in fp.graph.node if n.op_type == "Relu"]
+    for key in ("ort_QDQ", "ort_QOperator"):
+        qp = onnx.load(str(exports[key]))
+        d = diff_models(fp, qp)
+        assert d.folded == relus and d.removed == []  # onnxruntime fuses each Relu into its Q
+        assert sorted(p.quantize for p in d.qdq if p.quantize) == sorted(
+            n.name for n in qp.graph.node if n.op_type == "QuantizeLinear")
+        assert len(d.matches) == len(fp.graph.node) - len(relus)
+    d = diff_models(fp, onnx.load(str(exports["ort_QOperator"])))
+    assert {m.float_node: m.quant_op for m in d.matches if m.float_op == "Conv"} == {
+        "/f/f.0/Conv": "QLinearConv", "/f/f.3/Conv": "QLinearConv", "/f/f.7/Conv": "QLinearConv"}
+    d = diff_models(fp, onnx.load(str(exports["ort_dynamic"])))
+    conv = {m.float_node: m.quant_op for m in d.matches if m.float_op in ("Conv", "Gemm")}
+    assert conv == {"/f/f.0/Conv": "ConvInteger", "/f/f.3/Conv": "ConvInteger", "/f/f.7/Conv": "ConvInteger",
+                    "/head/head.2/Gemm": "MatMulInteger"}
+
+
+def _sqnr(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(10 * np.log10(np.sum(a * a) / np.sum((a - b) ** 2)))
+
+
+def test_per_tensor_sqnr_equals_an_independent_run(exports):
+    model = api.open_model(FLOAT)
+    x = np.load(CALIB)["input"][:24]
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    for key in ("ours", "ort_QOperator"):
+        qp = onnx.load(str(exports[key]))
+        by_name = {n.name: n for n in qp.graph.node}
+        # ours: the DQ of the Relu's Q/DQ pair; onnxruntime's QOperator: the QLinearConv (Relu fused) output
+        tap = (by_name["/f/f.5/Relu_output_0_DequantizeLinear"] if key == "ours" else by_name["/f/f.3/Conv_quant"]).output[0]
+        d = compare_models(model, qp, str(CALIB), samples=24)
+        assert d.tensors["/f/f.5/Relu_output_0"] == tap
+        f = ort.InferenceSession(api.add_outputs(model.proto, ["/f/f.5/Relu_output_0"]).SerializeToString())
+        q = ort.InferenceSession(api.add_outputs(qp, [tap]).SerializeToString(), so)
+        fv = f.run(["/f/f.5/Relu_output_0"], {"input": x})[0]
+        qv = q.run([tap], {"input": x})[0]
+        if qv.dtype != np.float32:  # QLinearConv output: dequantize with the file's scale and zero point
+            inits = {i.name: numpy_helper.to_array(i) for i in qp.graph.initializer}
+            node = next(n for n in qp.graph.node if n.output[0] == tap)
+            qv = (qv.astype(np.float64) - inits[node.input[7]]) * inits[node.input[6]]
+        assert d.sqnr["/f/f.5/Relu_output_0"] == pytest.approx(_sqnr(fv, qv), abs=1e-6)
+        assert 25.0 < d.sqnr["/f/f.5/Relu_output_0"] < 60.0
+
+
+@pytest.mark.slow
+def test_ddddocr_summary(corpus):
+    path = corpus / "ddddocr_common_old_int8" / "model.onnx"
+    if not path.is_file():
+        pytest.skip(f"corpus model not found at {path}")
+    proto = onnx.load(str(path))
+    ops = _ops(proto)
+    s = summarize_quantization(proto)
+    assert s.text() == (f"dynamic: {ops['ConvInteger']} Conv uint8/uint8, 1 LSTM uint8/int8, "
+                        f"{ops['MatMulInteger']} MatMul uint8/uint8")
+    assert Counter(s.kernels.values()) == {"ConvInteger": ops["ConvInteger"], "MatMulInteger": ops["MatMulInteger"]}
