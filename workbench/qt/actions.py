@@ -89,7 +89,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Measure each unit alone quantized and alone float, end to end", group="float_model"),
     ActionSpec("apply_suggestion", "Apply Sensitivity Su&ggestion", "apply_suggestion", ("F8",),
                "Keep the units the sweep suggests in float (undoable)", group="suggestion"),
-    ActionSpec("cancel", "Ca&ncel", "runs.cancel", ("Esc",), "Cancel the running job", group="busy"),
+    ActionSpec("cancel", "Ca&ncel", "cancel_running", ("Esc",), "Cancel the running job", group="busy"),
     ActionSpec("sweep_executor", "Sweep &Executor...", "choose_executor", (),
                "Run the sensitivity sweep's tasks in the app or on a Ray cluster"),
     # Help

@@ -315,12 +315,21 @@ class MainWindow(QMainWindow):
 
         job = ThreadJob(work, title=f"Comparing with {path.name}", parent=self)
         self._open_job = job
+        job.cancelled.connect(lambda: self.set_status(f"Comparison with {path.name} cancelled."))
         job.progress.connect(self._on_run_progress)
         job.succeeded.connect(lambda diff: self._show_diff(diff, proto, path))
         job.failed.connect(lambda err: show_error(self, f"Cannot compare with {path.name}", err))
         job.finished.connect(self._on_open_finished)
-        self.set_status(f"Comparing {self.doc.model_path.name} with {path.name}...")
+        self.set_status(f"Comparing {self.doc.model_path.name} with {path.name}... (Esc cancels)")
         job.start()
+        self._update_actions()
+
+    def cancel_running(self) -> None:
+        """Run > Cancel (Esc): the running calibration / analysis / sweep / export, or the comparison."""
+        if self.runs.busy:
+            self.runs.cancel()
+        elif self._open_job is not None:
+            self._open_job.cancel()
 
     @guarded
     def _show_diff(self, diff, proto, path: Path) -> None:
@@ -638,7 +647,7 @@ class MainWindow(QMainWindow):
         self.status_label.setText(text)
 
     def _update_actions(self, *_args) -> None:
-        has_model, busy = self.doc.model is not None, self.runs.busy
+        has_model, busy = self.doc.model is not None, self.runs.busy or self._open_job is not None
         quantized = self.doc.quant_summary is not None
         actions.update_enabled(self._actions, has_model=has_model, busy=busy,
                                suggestion=bool(self.sensitivity.pending()), quantized=quantized)

@@ -16,13 +16,14 @@ from __future__ import annotations
 import html
 from collections import Counter
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from workbench.qt.canvas import colors
 
 MAX_OPS = 14
+MAX_WIDTH = 300  # px; longer notes wrap
 
 
 def _swatch(color: QColor, label: str, edge: bool = False) -> str:
@@ -46,11 +47,11 @@ def legend_entries(canvas) -> tuple[str, list[tuple[str, QColor]], list[str]]:
         notes = []
         edges = canvas.edge_colour_keys()
         if edges:
-            notes.append("edges: " + ", ".join(edges) + " coloured as above; grey edges carry float")
+            notes.append("edges coloured by the dtype they carry; grey: float")
         if state is not None and state.data.structure.edge_badges:
-            notes.append("badge on an edge (u8, i8): a Q/DQ pair folded into it")
+            notes.append("edge badge (u8, i8): a folded Q/DQ pair")
         if state is not None and state.kernels:
-            notes.append("INT: integer kernel (or a QDQ unit onnxruntime fuses into one)")
+            notes.append("INT: integer kernel (or a QDQ unit fused into one)")
         title = "dtype in the file" if canvas.edge_colour_keys() or (state and state.kernels) else "dtype (recipe)"
         return title, rows, notes
     counts = Counter(state.data.structure.op_types) if state is not None else Counter()
@@ -63,6 +64,7 @@ class LegendOverlay(QFrame):
     """The legend; :meth:`refresh` re-reads the canvas (connected to ``colorsChanged``)."""
 
     def __init__(self, canvas, parent: QWidget | None = None):
+        # a child of the view, not of its viewport: the viewport scrolls its children with the scene
         super().__init__(parent or canvas)
         self.canvas = canvas
         self.setObjectName("canvasLegend")
@@ -72,11 +74,23 @@ class LegendOverlay(QFrame):
         lay.setContentsMargins(6, 4, 6, 4)
         self.label = QLabel()
         self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setWordWrap(True)
+        self.label.setMaximumWidth(MAX_WIDTH)
         lay.addWidget(self.label)
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
-        self.move(8, 8)
+        canvas.viewport().installEventFilter(self)
         canvas.colorsChanged.connect(self.refresh)
         self.refresh()
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() in (QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.Move):
+            self.place()
+        return False
+
+    def place(self) -> None:
+        """Top-left corner of the canvas's viewport, above it."""
+        self.move(self.canvas.viewport().geometry().topLeft() + QPoint(8, 8))
+        self.raise_()
 
     def refresh(self) -> None:
         title, rows, notes = legend_entries(self.canvas)
@@ -84,6 +98,7 @@ class LegendOverlay(QFrame):
         parts += [f'<span style="color:#555">{html.escape(n)}</span>' for n in notes]
         self.label.setText("<br>".join(parts))
         self.adjustSize()
+        self.place()
 
     def text(self) -> str:
         """The legend as plain lines (title, one line per entry, notes)."""

@@ -95,7 +95,7 @@ class GraphCanvas(CanvasInteraction, CanvasQuant, QGraphicsView):
         self._pan_last: QPoint | None = None
         self._value_label = "SQNR (dB)"
         self._quant_init()
-        self.legend_overlay = LegendOverlay(self, self.viewport())
+        self.legend_overlay = LegendOverlay(self)
 
     # ----------------------------------------------------------------- model and layout
     def set_model(self, proto: onnx.ModelProto, positions: dict[str, tuple[float, float]] | None = None,
