@@ -168,3 +168,59 @@ def test_diff_lists_the_qdq_pairs_of_the_export(qtbot, window, open_file, cnn_ex
     q = ort.InferenceSession(str(export), so).run(None, {"input": x})[0].astype(np.float64)
     want = 10 * np.log10(np.sum(f * f) / np.sum((f - q) ** 2))
     assert float(matched["/head/head.2/Gemm"][3]) == pytest.approx(want, abs=0.01)
+
+
+def test_export_then_open_exported_model(qtbot, window, open_file, tmp_path):
+    win = window
+    open_file(win, EXAMPLE / "digits_cnn.onnx")
+    assert win.banner.isHidden()
+    win.calibration.set_data_spec({"kind": "npz", "path": str(EXAMPLE / "digits_cnn_calib.npz")}, 32)
+    win._on_spec_changed()
+    out = tmp_path / "digits.qdq.onnx"
+    with qtbot.waitSignal(win.runs.finished, timeout=120_000):
+        win.export_to(out)
+    assert out.is_file()
+    tab = win.open_exported()
+    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=30000):
+        pass
+    assert win.tabs.currentWidget() is tab and win.tabs.tabText(win.tabs.currentIndex()) == f"Exported: {out.name}"
+    proto = onnx.load(str(out))
+    assert tab.banner.text().count("already quantized") == 1
+    assert summary_text(proto) in tab.banner.text()
+    c = tab.canvas
+    assert c.color_mode() == "dtype"
+    expected = _file_edge_dtypes(out, c._state.data.structure)
+    assert [c.edge_dtype(e) for e in range(c.edge_count())] == expected
+    assert [c.edge_color(e).name() for e in range(c.edge_count())] == [
+        (EDGE_COLOR if dt == "float" else colors.dtype_color(dt)).name() for dt in expected]
+    e = c.edge_index("/f/f.5/Relu", "/f/f.6/MaxPool")
+    c.select_edge(e)
+    inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
+    q = next(n for n in proto.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "/f/f.5/Relu_output_0")
+    assert f"scale {float(inits[q.input[1]]):.6g}; zero_point {int(inits[q.input[2]])}" in tab.details.text()
+    win.tabs.close_tab(win.tabs.indexOf(tab))
+
+
+def summary_text(proto) -> str:
+    return api.summarize_quantization(proto).text()
+
+
+def test_legend_follows_the_colour_mode(qtbot, window, open_file):
+    win = window
+    open_file(win, EXAMPLE / "digits_cnn.onnx")
+    legend = win.canvas.legend_overlay
+    ops = [n.op_type for n in onnx.load(str(EXAMPLE / "digits_cnn.onnx")).graph.node]
+    lines = legend.text().splitlines()
+    assert lines[0] == "op type"
+    assert sorted(lines[1:]) == sorted(f"{op} ({ops.count(op)})" for op in set(ops))
+    win.color_mode.setCurrentText("error")
+    assert legend.text().splitlines()[:7] == ["SQNR (dB)", "<= 5 dB", "15 dB", "25 dB", "35 dB", ">= 45 dB",
+                                             "no value"]
+    win.canvas.set_node_values(errors={"/f/f.0/Conv": 12.0}, error_label="Sensitivity: Only quantized (dB)")
+    assert legend.text().splitlines()[0] == "Sensitivity: Only quantized (dB)"
+    win.color_mode.setCurrentText("dtype")  # a float model: the recipe's planned dtypes
+    lines = legend.text().splitlines()
+    assert lines == ["dtype (recipe)", "uint8", "not assigned"]  # cpu-u8s8 quantizes every unit of digits_cnn
+    assert not legend.isHidden()
+    win.act_legend.trigger()
+    assert legend.isHidden()
