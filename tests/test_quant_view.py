@@ -239,3 +239,40 @@ def test_ddddocr_summary(corpus):
     assert s.text() == (f"dynamic: {ops['ConvInteger']} Conv uint8/uint8, 1 LSTM uint8/int8, "
                         f"{ops['MatMulInteger']} MatMul uint8/uint8")
     assert Counter(s.kernels.values()) == {"ConvInteger": ops["ConvInteger"], "MatMulInteger": ops["MatMulInteger"]}
+
+
+def test_unnamed_nodes_match_by_structure(tmp_path):
+    """Nodes without names (common in exported files) match by op type and topology, one to one."""
+    rng = np.random.default_rng(1)
+    w1, w2 = rng.normal(size=(4, 2, 3, 3)).astype(np.float32), rng.normal(size=(4, 4, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]), helper.make_node("Sigmoid", ["a"], ["b"]),
+             helper.make_node("Conv", ["b", "w2"], ["c"]), helper.make_node("Add", ["a", "c"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])],
+                          [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")])
+    fp = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    src, out = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(fp, str(src))
+    feeds = [{"x": rng.normal(size=(1, 2, 6, 6)).astype(np.float32)} for _ in range(4)]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter(feeds)
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(str(src), str(out), Reader(), quant_format=QuantFormat.QDQ)
+    qp = onnx.load(str(out))
+    d = diff_models(fp, qp)
+    # keys as the canvas names unnamed nodes: "<op_type>#<index in the file>"
+    assert [m.float_node for m in d.matches] == ["Conv#0", "Sigmoid#1", "Conv#2", "Add#3"]
+    by_key = {f"{n.op_type}#{i}" if not n.name else n.name: n for i, n in enumerate(qp.graph.node)}
+    for m in d.matches:
+        assert by_key[m.quant_node].op_type == m.float_op and m.how == "structure"
+    assert d.removed == [] and d.folded == [] and d.added == []
+    # the two Conv are told apart by what feeds them: the second reads the Sigmoid's output
+    second = by_key[d.matches[2].quant_node]
+    producer = {o: n for n in qp.graph.node for o in n.output}
+    dq = producer[second.input[0]]
+    assert producer[producer[dq.input[0]].input[0]].op_type == "Sigmoid"

@@ -15,6 +15,7 @@ tensor would stop some fusions anyway; fused integer kernels can differ from it 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -51,7 +52,7 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
     Parameters
     ----------
     float_model : PreparedModel
-        The float model (``diff`` was made from its ``proto``).
+        The float model; its file (:func:`float_reference`) runs, as ``diff`` was made from it.
     quant_proto : onnx.ModelProto
         The quantized file.
     data : str, Path, dict or DataSource
@@ -76,7 +77,7 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
     if not pairs:
         return {}
     f_names, q_names = list(pairs), list(dict.fromkeys(pairs.values()))
-    f_sess = make_session(add_outputs(float_model.proto, f_names))
+    f_sess = make_session(add_outputs(float_reference(float_model), f_names))
     q_sess = make_session(add_outputs(quant_proto, q_names), optimize=False)
     q_inputs = {i.name for i in q_sess.get_inputs()}
     sig = dict.fromkeys(f_names, 0.0)
@@ -124,7 +125,21 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
     """
     if not isinstance(quant_proto, onnx.ModelProto):
         raise ModelError("compare: the quantized model must be an onnx.ModelProto.", hint="Load it with onnx.load.")
-    diff = diff_models(float_model.proto, quant_proto)
+    diff = diff_models(float_reference(float_model), quant_proto)
     if data is not None:
         measure_diff(float_model, quant_proto, diff, data, samples=samples, progress=progress, cancel=cancel)
     return diff
+
+
+def float_reference(float_model: PreparedModel) -> onnx.ModelProto:
+    """The float graph as its file holds it (what another tool quantized), else the prepared one.
+
+    Preparation may rewrite the graph (BatchNormalization folded, Constant weights lifted); a quantized
+    file made by another tool from the same file still has the original structure and names.
+    """
+    if float_model.path is None or not Path(float_model.path).is_file():
+        return float_model.proto
+    try:
+        return onnx.load(str(float_model.path))
+    except Exception:  # noqa: BLE001 - the prepared graph is a good second choice
+        return float_model.proto

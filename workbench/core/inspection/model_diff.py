@@ -134,12 +134,25 @@ class ModelDiff:
         """One line, e.g. "13 nodes matched (4 quantized, 0 left float); 7 Q/DQ pairs, 8 weight/bias DQ ..."."""
         c = self.counts()
         matched = len(self.matches)
-        pairs = c.get("qdq_activation", 0)
-        lone = c.get("qdq_weight", 0) + c.get("qdq_bias", 0)
+        pairs = sum(1 for p in self.qdq if p.quantize)
+        on_weights = sum(1 for p in self.qdq if p.quantize and p.role == "weight")
+        lone = len(self.qdq) - pairs
+        held = f" ({on_weights} on weights)" if on_weights else ""
         return (f"{matched} nodes matched ({c.get('matched_quantized', 0)} quantized, "
-                f"{c.get('matched_float', 0)} compute ops left float); {pairs} Q/DQ pairs inserted, "
+                f"{c.get('matched_float', 0)} compute ops left float); {pairs} Q/DQ pairs inserted{held}, "
                 f"{lone} weight/bias DequantizeLinear; {c['folded']} folded or fused, {c['removed']} removed, "
                 f"{c['added']} added")
+
+
+def node_keys(nodes) -> list[str]:
+    """Unique node keys: the name, or ``"<op_type>#<index>"`` for an empty or repeated name (the
+    names :func:`workbench.core.graph.layout.graph_structure` gives the canvas's nodes)."""
+    keys, seen = [], set()
+    for i, node in enumerate(nodes):
+        key = node.name if node.name and node.name not in seen else f"{node.op_type}#{i}"
+        seen.add(key)
+        keys.append(key)
+    return keys
 
 
 def _base(op: str) -> str:
@@ -157,7 +170,9 @@ class _Side:
 
     def __init__(self, proto: onnx.ModelProto):
         self.nodes = list(proto.graph.node)
-        self.by_name = {n.name: n for n in self.nodes if n.name}
+        self.keys = node_keys(self.nodes)
+        self._key = {id(n): k for n, k in zip(self.nodes, self.keys, strict=True)}
+        self.by_name = {k: n for n, k in zip(self.nodes, self.keys, strict=True)}
         self.producer = {o: n for n in self.nodes for o in n.output if o}
         self.consumers: dict[str, list[onnx.NodeProto]] = {}
         for n in self.nodes:
@@ -167,6 +182,10 @@ class _Side:
         self.inits = {t.name for t in proto.graph.initializer}
         self.inits |= {n.output[0] for n in self.nodes if n.op_type == "Constant" and n.output}
         self.inputs = {i.name for i in proto.graph.input} - self.inits
+
+    def k(self, node: onnx.NodeProto) -> str:
+        """The node's key: its name, or ``"<op_type>#<index>"`` when empty or repeated (as the canvas names it)."""
+        return self._key[id(node)]
 
     def strip(self, t: str) -> str:
         """The tensor ``t`` stands for once Q / DQ / QONNX Quant nodes are removed."""
@@ -194,14 +213,15 @@ def _qdq_pairs(q: _Side, dtypes: dict[str, str]) -> list[QdqPair]:
     pairs, seen = [], set()
     for n in q.nodes:
         if n.op_type == "QuantizeLinear":
-            dqs = [c.name for c in q.consumers.get(n.output[0], []) if c.op_type == "DequantizeLinear"]
+            dqs = [q.k(c) for c in q.consumers.get(n.output[0], []) if c.op_type == "DequantizeLinear"]
             seen.update(dqs)
-            pairs.append(QdqPair(n.input[0], n.name, dqs, dtypes.get(n.output[0], "?"), "activation"))
+            role = "weight" if n.input[0] in q.inits else "activation"  # a weight held in a Constant node
+            pairs.append(QdqPair(n.input[0], q.k(n), dqs, dtypes.get(n.output[0], "?"), role))
     for n in q.nodes:
-        if n.op_type == "DequantizeLinear" and n.name not in seen:
+        if n.op_type == "DequantizeLinear" and q.k(n) not in seen:
             dtype = dtypes.get(n.input[0], "?")
             role = "bias" if dtype == "int32" else ("weight" if n.input[0] in q.inits else "activation")
-            pairs.append(QdqPair(n.input[0], "", [n.name], dtype, role))
+            pairs.append(QdqPair(n.input[0], "", [q.k(n)], dtype, role))
     return pairs
 
 
@@ -213,13 +233,16 @@ class _Matcher:
         self.how: dict[str, str] = {}
 
     def add(self, fn: onnx.NodeProto, qn: onnx.NodeProto, how: str) -> None:
-        self.f2q[fn.name], self.q2f[qn.name], self.how[fn.name] = qn.name, fn.name, how
+        fk, qk = self.f.k(fn), self.q.k(qn)
+        self.f2q[fk], self.q2f[qk], self.how[fk] = qk, fk, how
 
     def by_name(self) -> None:
         for fn in self.f.nodes:
+            if not fn.name:
+                continue
             for cand in (fn.name, fn.name + "_quant", fn.name + "_MatMul_quant"):
                 qn = self.q.by_name.get(cand)
-                if qn is not None and qn.name not in self.q2f and _compatible(fn.op_type, qn.op_type):
+                if qn is not None and qn.name == cand and cand not in self.q2f and _compatible(fn.op_type, qn.op_type):
                     self.add(fn, qn, "name")
                     break
 
@@ -229,10 +252,10 @@ class _Matcher:
             p = self.f.producer.get(t)
             if p is None:
                 return "input:" + t
-            if p.name in self.f2q:
-                return "node:" + self.f2q[p.name] + f":{list(p.output).index(t)}"
+            if self.f.k(p) in self.f2q:
+                return "node:" + self.f2q[self.f.k(p)] + f":{list(p.output).index(t)}"
             if p.op_type not in FOLDABLE or not p.input:
-                return "unmatched:" + p.name
+                return "unmatched:" + self.f.k(p)
             t = p.input[0]
         return "unmatched:" + t
 
@@ -242,13 +265,13 @@ class _Matcher:
             p = self.q.producer.get(t)
             if p is None:
                 return "input:" + t
-            if p.name in self.q2f:
-                return "node:" + p.name + f":{list(p.output).index(t)}"
+            if self.q.k(p) in self.q2f:
+                return "node:" + self.q.k(p) + f":{list(p.output).index(t)}"
             # unmatched quantized-side helpers of dynamic units (Cast, Mul, Add after ConvInteger)
             if p.op_type in ("Cast", "Mul", "Add") and p.input:
                 t = self.q.strip(p.input[0])
                 continue
-            return "unmatched:" + p.name
+            return "unmatched:" + self.q.k(p)
         return "unmatched:" + t
 
     def by_structure(self) -> None:
@@ -257,12 +280,12 @@ class _Matcher:
             changed = False
             open_q: dict[tuple, list[onnx.NodeProto]] = {}
             for qn in self.q.nodes:
-                if qn.name in self.q2f or qn.op_type in _STRIP:
+                if self.q.k(qn) in self.q2f or qn.op_type in _STRIP or qn.op_type == "Constant":
                     continue
                 keys = tuple(sorted(self._quant_key(t) for t in _data_inputs(self.q, qn, True)))
                 open_q.setdefault((_base(qn.op_type), keys), []).append(qn)
             for fn in self.f.nodes:
-                if fn.name in self.f2q:
+                if self.f.k(fn) in self.f2q or fn.op_type == "Constant":
                     continue
                 keys = tuple(sorted(self._float_key(t) for t in _data_inputs(self.f, fn, False)))
                 if any(k.startswith("unmatched:") for k in keys):
@@ -313,20 +336,22 @@ def diff_models(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto) -> M
     dtypes = tensor_dtypes(quant_proto)
     diff = ModelDiff(qdq=_qdq_pairs(q, dtypes))
     for fn in f.nodes:
-        qname = m.f2q.get(fn.name)
+        fk = f.k(fn)
+        qname = m.f2q.get(fk)
         if qname is None:
-            (diff.folded if fn.op_type in FOLDABLE else diff.removed).append((fn.name, fn.op_type))
+            if fn.op_type != "Constant":  # weights in Constant nodes are compared as weights, not nodes
+                (diff.folded if fn.op_type in FOLDABLE else diff.removed).append((fk, fn.op_type))
             continue
         qn = q.by_name[qname]
-        diff.matches.append(NodeMatch(fn.name, qname, fn.op_type, qn.op_type, m.how[fn.name],
+        diff.matches.append(NodeMatch(fk, qname, fn.op_type, qn.op_type, m.how[fk],
                                       _status(q, qn, fn.op_type, dtypes)))
         for ft, qt in zip(fn.output, qn.output, strict=False):
             if ft and qt:
                 diff.tensors[ft] = _tap(q, qt)
                 diff.producers[ft] = qname
     _follow_folded(f, diff)
-    diff.added = [(n.name or f"{n.op_type}#{i}", n.op_type) for i, n in enumerate(q.nodes)
-                  if n.name not in m.q2f and n.op_type not in ("QuantizeLinear", "DequantizeLinear")]
+    diff.added = [(q.k(n), n.op_type) for n in q.nodes
+                  if q.k(n) not in m.q2f and n.op_type not in ("QuantizeLinear", "DequantizeLinear", "Constant")]
     return diff
 
 
@@ -335,9 +360,9 @@ def _follow_folded(f: _Side, diff: ModelDiff) -> None:
     the quantized file's value stands for the folded op's output, not its input."""
     dropped = {name for name, _op in diff.folded}
     for fn in f.nodes:
-        if fn.name not in dropped or not fn.input or fn.input[0] not in diff.tensors:
+        if f.k(fn) not in dropped or not fn.input or fn.input[0] not in diff.tensors:
             continue
         src = fn.input[0]
-        if all(c.name in dropped for c in f.consumers.get(src, [])):
+        if all(f.k(c) in dropped for c in f.consumers.get(src, [])):
             diff.tensors[fn.output[0]] = diff.tensors.pop(src)
             diff.producers[fn.output[0]] = diff.producers.pop(src)
