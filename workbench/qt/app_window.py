@@ -316,8 +316,9 @@ class MainWindow(QMainWindow):
         job = ThreadJob(work, title=f"Comparing with {path.name}", parent=self)
         self._open_job = job
         job.cancelled.connect(lambda: self.set_status(f"Comparison with {path.name} cancelled."))
-        job.progress.connect(self._on_run_progress)
+        job.progress.connect(self._on_compare_progress)
         job.succeeded.connect(lambda diff: self._show_diff(diff, proto, path))
+        job.finished.connect(lambda: self.status_bar_progress.setVisible(False))
         job.failed.connect(lambda err: show_error(self, f"Cannot compare with {path.name}", err))
         job.finished.connect(self._on_open_finished)
         self.set_status(f"Comparing {self.doc.model_path.name} with {path.name}... (Esc cancels)")
@@ -330,6 +331,12 @@ class MainWindow(QMainWindow):
             self.runs.cancel()
         elif self._open_job is not None:
             self._open_job.cancel()
+
+    def _on_compare_progress(self, done: int, total: int, message: str) -> None:
+        self.status_bar_progress.setVisible(True)
+        self.status_bar_progress.setRange(0, max(total, 0))
+        self.status_bar_progress.setValue(min(done, total) if total else 0)
+        self.set_status(f"{message}: {done}/{total or '?'} samples (Esc cancels)")
 
     @guarded
     def _show_diff(self, diff, proto, path: Path) -> None:

@@ -21,11 +21,17 @@ from workbench.core.api import ModelDiff, params_by_node, read_quant_params, sum
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.quant_tab import quant_info
 
-COLUMNS = ["Float node", "Quantized node", "Op", "SQNR (dB)", "How"]
+COLUMNS = ["Float node", "SQNR (dB)", "Quantized node", "Op", "How"]
+QUANT_COL = COLUMNS.index("Quantized node")
 #: the top-level groups of the tree, in order
 GROUPS = ("matched", "left float", "Q/DQ pairs", "weight/bias DQ", "folded or fused", "removed", "added")
 #: colour-map value shown for a bit-exact tensor (+inf dB)
 INF_DB = 100.0
+
+
+def _row(parent: QTreeWidgetItem, float_node: str, quant_node: str, op: str, db: str, how: str) -> QTreeWidgetItem:
+    cells = {"Float node": float_node, "SQNR (dB)": db, "Quantized node": quant_node, "Op": op, "How": how}
+    return QTreeWidgetItem(parent, [cells[t] for t in COLUMNS])
 
 
 def _db_text(db: float | None) -> str:
@@ -56,9 +62,11 @@ class DiffTab(QWidget):
         split.addWidget(self.tree)
         self.canvas = GraphCanvas(self)
         split.addWidget(self.canvas)
-        split.setSizes([420, 800])
         self.groups: dict[str, QTreeWidgetItem] = {}
         self._fill()
+        for col in range(len(COLUMNS)):
+            self.tree.resizeColumnToContents(col)
+        split.setSizes([560, 640])
         params = read_quant_params(proto)
         tensor_info, kernels, node_info = quant_info(summarize_quantization(proto, params), params)
         for f, q in diff.tensors.items():
@@ -88,33 +96,35 @@ class DiffTab(QWidget):
         for key, rows in (("matched", matched), ("left float", left)):
             g = self._group(key, len(rows))
             for m in rows:
-                QTreeWidgetItem(g, [m.float_node, m.quant_node, f"{m.float_op} -> {m.quant_op}"
-                                    if m.float_op != m.quant_op else m.float_op,
-                                    _db_text(sqnr_of.get(m.quant_node)), f"{m.how}, {m.status}"])
+                _row(g, m.float_node, m.quant_node, f"{m.float_op} -> {m.quant_op}"
+                     if m.float_op != m.quant_op else m.float_op, _db_text(sqnr_of.get(m.quant_node)),
+                     f"{m.how}, {m.status}")
         pairs = [p for p in d.qdq if p.quantize]
         lone = [p for p in d.qdq if not p.quantize]
         g = self._group("Q/DQ pairs", len(pairs))
         for p in pairs:
-            QTreeWidgetItem(g, [p.tensor, p.quantize, f"QuantizeLinear -> {len(p.dequantize)} DequantizeLinear",
-                                "", p.dtype])
+            _row(g, p.tensor, p.quantize, f"QuantizeLinear -> {len(p.dequantize)} DequantizeLinear", "",
+                 f"{p.role} {p.dtype}")
         g = self._group("weight/bias DQ", len(lone))
         for p in lone:
-            QTreeWidgetItem(g, [p.tensor, p.dequantize[0], "DequantizeLinear", "", f"{p.role} {p.dtype}"])
+            _row(g, p.tensor, p.dequantize[0], "DequantizeLinear", "", f"{p.role} {p.dtype}")
         for key, rows in (("folded or fused", d.folded), ("removed", d.removed), ("added", d.added)):
             g = self._group(key, len(rows))
             for name, op in rows:
-                cells = [name, "", op, "", ""] if key != "added" else ["", name, op, "", ""]
-                QTreeWidgetItem(g, cells)
+                if key == "added":
+                    _row(g, "", name, op, "", "")
+                else:
+                    _row(g, name, "", op, "", "")
         for key in ("matched", "left float", "folded or fused"):
             self.groups[key].setExpanded(True)
 
-    def rows(self, group: str) -> list[list[str]]:
-        """The cells of every row under ``group`` (one of :data:`GROUPS`)."""
+    def rows(self, group: str) -> list[dict[str, str]]:
+        """The rows under ``group`` (one of :data:`GROUPS`), each {column title: text}."""
         g = self.groups[group]
-        return [[g.child(i).text(c) for c in range(len(COLUMNS))] for i in range(g.childCount())]
+        return [{t: g.child(i).text(c) for c, t in enumerate(COLUMNS)} for i in range(g.childCount())]
 
     def _on_item(self, item: QTreeWidgetItem, _column: int) -> None:
-        name = item.text(1)
+        name = item.text(QUANT_COL)
         if name:
             self.canvas.select_nodes([name], center=True)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from workbench.core.data.loader import sample_batches
+from workbench.core.data.loader import open_data_source, sample_batches
 from workbench.core.errors import ModelError
 from workbench.core.inspection.model_diff import ModelDiff, diff_models
 from workbench.core.inspection.quant_reader import QuantTensor, read_quant_params
@@ -83,9 +83,11 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
     sig = dict.fromkeys(f_names, 0.0)
     err = dict.fromkeys(f_names, 0.0)
     bad: set[str] = set()
-    total = samples or 0
+    source = open_data_source(data, float_model)
+    n = source.num_samples()
+    total = min(n, samples) if (n and samples) else (samples or n or 0)
     done = 0
-    for batch in sample_batches(float_model, data, samples):
+    for batch in sample_batches(float_model, source, samples):
         if cancel is not None:
             cancel.check()
         f_out = dict(zip(f_names, f_sess.run(f_names, batch), strict=True))

@@ -146,20 +146,21 @@ def test_diff_lists_the_qdq_pairs_of_the_export(qtbot, window, open_file, cnn_ex
     qs = sorted(n.name for n in proto.graph.node if n.op_type == "QuantizeLinear")
     dqs = sorted(n.name for n in proto.graph.node if n.op_type == "DequantizeLinear")
     pairs = tab.rows("Q/DQ pairs")
-    assert sorted(r[1] for r in pairs) == qs and len(qs) == 8
-    lone = [r[1] for r in tab.rows("weight/bias DQ")]
+    assert sorted(r["Quantized node"] for r in pairs) == qs and len(qs) == 8
+    assert {r["Float node"] for r in pairs} == {n.input[0] for n in proto.graph.node if n.op_type == "QuantizeLinear"}
+    lone = [r["Quantized node"] for r in tab.rows("weight/bias DQ")]
     paired_dq = [dq for p in tab.diff.qdq if p.quantize for dq in p.dequantize]
     assert sorted(lone + paired_dq) == dqs and len(dqs) == 16
     assert tab.rows("folded or fused") == [] and tab.rows("removed") == []
-    matched = {r[0]: r for r in tab.rows("matched")}
+    matched = {r["Float node"]: r for r in tab.rows("matched")}
     assert set(matched) == {n.name for n in onnx.load(str(float_path)).graph.node}
-    conv = float(matched["/f/f.3/Conv"][3])
+    conv = float(matched["/f/f.3/Conv"]["SQNR (dB)"])
     assert 20.0 < conv < 80.0
     exact = tab.diff.node_sqnr()["/f/f.3/Conv"]
     assert round(exact, 2) == pytest.approx(conv)
     # the canvas colours by 0.25 dB steps of the colour map
     assert tab.canvas.node_color("/f/f.3/Conv").name() == colors.error_color(round(exact * 4) / 4).name()
-    assert math.isfinite(float(matched["/head/head.2/Gemm"][3]))
+    assert math.isfinite(float(matched["/head/head.2/Gemm"]["SQNR (dB)"]))
     # the SQNR of the logits equals one computed here from both models' outputs
     x = np.load(calib)["input"][:32]
     f = ort.InferenceSession(str(float_path)).run(None, {"input": x})[0].astype(np.float64)
@@ -167,7 +168,7 @@ def test_diff_lists_the_qdq_pairs_of_the_export(qtbot, window, open_file, cnn_ex
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # the operators as written
     q = ort.InferenceSession(str(export), so).run(None, {"input": x})[0].astype(np.float64)
     want = 10 * np.log10(np.sum(f * f) / np.sum((f - q) ** 2))
-    assert float(matched["/head/head.2/Gemm"][3]) == pytest.approx(want, abs=0.01)
+    assert float(matched["/head/head.2/Gemm"]["SQNR (dB)"]) == pytest.approx(want, abs=0.01)
 
 
 def test_export_then_open_exported_model(qtbot, window, open_file, tmp_path):
