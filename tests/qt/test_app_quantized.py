@@ -161,6 +161,14 @@ def test_diff_lists_the_qdq_pairs_of_the_export(qtbot, window, open_file, cnn_ex
     # the canvas colours by 0.25 dB steps of the colour map
     assert tab.canvas.node_color("/f/f.3/Conv").name() == colors.error_color(round(exact * 4) / 4).name()
     assert math.isfinite(float(matched["/head/head.2/Gemm"]["SQNR (dB)"]))
+    # edges take the SQNR of the tensor they carry (the Relu's Q/DQ output into the next Conv)
+    c = tab.canvas
+    e = c.edge_index("/f/f.2/Relu", "/f/f.3/Conv")
+    relu = tab.diff.sqnr["/f/f.2/Relu_output_0"]
+    assert c.edge_error(e) == pytest.approx(relu)
+    assert c.edge_color(e).name() == colors.error_color(round(relu * 4) / 4).name()
+    assert f"SQNR {relu:.2f} dB vs float /f/f.2/Relu_output_0" in c.edge_tooltip(e)
+    assert "edges: SQNR of the tensor they carry" in c.legend_overlay.text()
     # the SQNR of the logits equals one computed here from both models' outputs
     x = np.load(calib)["input"][:32]
     f = ort.InferenceSession(str(float_path)).run(None, {"input": x})[0].astype(np.float64)

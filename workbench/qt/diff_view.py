@@ -4,8 +4,8 @@ Left, a tree of what :func:`workbench.core.api.diff_models` found: matched nodes
 were matched and the SQNR of their output on the user's data), nodes left float, Q/DQ pairs
 inserted, weight / bias DequantizeLinear, float nodes folded or fused, removed, and nodes the
 quantized file added. Right, the quantized file's graph (Q/DQ folded into edge badges) coloured by
-the measured SQNR of each node's output, i.e. of the edges leaving it (legend: the SQNR colour
-map); hovering an edge shows its SQNR. Clicking a row selects its node in the graph.
+the measured SQNR: each edge by the SQNR of the tensor it carries, each node by that of its output
+(legend: the SQNR colour map); hovering an edge shows its SQNR. Clicking a row selects its node in the graph.
 """
 
 from __future__ import annotations
@@ -76,6 +76,9 @@ class DiffTab(QWidget):
         self.canvas.set_quant_info(tensor_info, kernels, node_info)
         values = {n: (INF_DB if db == math.inf else db) for n, db in diff.node_sqnr().items() if db > -math.inf}
         self.canvas.set_node_values(errors=values, error_label="SQNR vs float (dB)")
+        # each edge carries a tapped tensor of the quantized file: its measured SQNR colours it
+        self.canvas.set_edge_values({diff.tensors[f]: (INF_DB if db == math.inf else db)
+                                     for f, db in diff.sqnr.items() if db > -math.inf and f in diff.tensors})
         self.canvas.set_color_mode("error")
         self.canvas.set_model(proto, collapse_qdq=True)
         self.tree.itemClicked.connect(self._on_item)

@@ -1,4 +1,4 @@
-"""Edges coloured by the dtype they carry (the "dtype" colour mode of an already-quantized model).
+"""Edges coloured by the dtype they carry ("dtype" mode of a quantized model) or by their measured SQNR ("error").
 
 One path per dtype, drawn over the grey edges of ``EdgesItem``: straight hairlines when zoomed
 out, the same curves as the grey edges when zoomed in. Float edges stay grey (the legend says so).
@@ -8,7 +8,7 @@ The selected edge (an edge clicked on the canvas) is drawn thick in the selectio
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from workbench.qt.canvas import colors
@@ -25,21 +25,21 @@ def edge_ends(data: SceneData, e: int) -> tuple[float, float, float, float]:
             (float(data.x0[b]) + float(data.x1[b])) / 2, float(data.y0[b]))
 
 
-class DtypeEdgesItem(QGraphicsItem):
-    """Coloured edges; ``dtypes`` has one entry per ``data.structure.edges``."""
+class ColouredEdgesItem(QGraphicsItem):
+    """Edges drawn in the colour of a key each (None: left grey); ``keys`` has one entry per
+    ``data.structure.edges`` and ``colour_of(key)`` gives the colour."""
 
-    def __init__(self, data: SceneData, dtypes: list[str]):
+    def __init__(self, data: SceneData, keys: list, colour_of):
         super().__init__()
         self.setZValue(-0.5)  # above the grey edges, below the nodes
         self._bounds = data.bounds.adjusted(-20, -20, 20, 20)
         self.data = data
-        self._curves: dict[str, tuple[QColor, QPainterPath, QPainterPath]] = {}
-        for e, dt in enumerate(dtypes):
-            if dt in NEUTRAL:
+        self._curves: dict = {}
+        for e, key in enumerate(keys):
+            if key is None:
                 continue
-            key = colors.normalize_dtype(dt)
             if key not in self._curves:
-                self._curves[key] = (colors.dtype_color(key), QPainterPath(), QPainterPath())
+                self._curves[key] = (colour_of(key), QPainterPath(), QPainterPath())
             _c, curve, straight = self._curves[key]
             xa, ya, xb, yb = edge_ends(data, e)
             edge_curve(curve, xa, ya, xb, yb)
@@ -47,8 +47,8 @@ class DtypeEdgesItem(QGraphicsItem):
             straight.lineTo(xb, yb)
         self._selected = QPainterPath()
 
-    def dtypes_drawn(self) -> list[str]:
-        """The dtypes that have coloured edges (sorted)."""
+    def keys_drawn(self) -> list:
+        """The keys that have coloured edges (sorted)."""
         return sorted(self._curves)
 
     def set_selected_edge(self, e: int | None) -> None:
@@ -72,3 +72,22 @@ class DtypeEdgesItem(QGraphicsItem):
         if not self._selected.isEmpty():
             painter.setPen(QPen(colors.SELECTION, 0 if zoomed_out else 4.0))
             painter.drawPath(self._selected)
+
+
+class DtypeEdgesItem(ColouredEdgesItem):
+    """Edges coloured by the dtype they carry; float edges stay grey."""
+
+    def __init__(self, data: SceneData, dtypes: list[str]):
+        keys = [None if dt in NEUTRAL else colors.normalize_dtype(dt) for dt in dtypes]
+        super().__init__(data, keys, colors.dtype_color)
+
+    def dtypes_drawn(self) -> list[str]:
+        return self.keys_drawn()
+
+
+class ErrorEdgesItem(ColouredEdgesItem):
+    """Edges coloured by the SQNR (dB) measured on the tensor they carry (0.25 dB steps)."""
+
+    def __init__(self, data: SceneData, values: list[float | None]):
+        keys = [None if v is None else round(v * 4) / 4 for v in values]
+        super().__init__(data, keys, colors.error_color)

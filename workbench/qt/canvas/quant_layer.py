@@ -18,7 +18,7 @@ from PySide6.QtCore import QPoint
 from PySide6.QtGui import QColor
 
 from workbench.qt.canvas import colors
-from workbench.qt.canvas.edge_colors import NEUTRAL, DtypeEdgesItem
+from workbench.qt.canvas.edge_colors import NEUTRAL, DtypeEdgesItem, ErrorEdgesItem
 from workbench.qt.canvas.items import EDGE_COLOR
 
 #: how close (view pixels) the mouse must be to an edge's midpoint to hit it
@@ -33,6 +33,8 @@ class CanvasQuant:
         self._kernels: dict[str, str] = {}
         self._tensor_info: dict[str, str] = {}
         self._node_info: dict[str, list[str]] = {}
+        self._edge_errors: dict[str, float] = {}
+        self._error_edges: ErrorEdgesItem | None = None
         self._selected_edge: int | None = None
         self._mids: np.ndarray | None = None
 
@@ -47,6 +49,28 @@ class CanvasQuant:
         if self._state is not None:
             self._apply_kernels()
 
+    def set_edge_values(self, errors: dict[str, float]) -> None:
+        """Tensor -> SQNR (dB) measured on it: the edges carrying those tensors take the SQNR colour
+        in the "error" mode (the float-vs-quantized diff). {} clears."""
+        self._edge_errors = {k: float(v) for k, v in errors.items()}
+        if self._state is not None:
+            self._install_error_edges()
+
+    def _install_error_edges(self) -> None:
+        if self._error_edges is not None:
+            self.scene().removeItem(self._error_edges)
+            self._error_edges = None
+        if not self._edge_errors:
+            return
+        values = [self._edge_errors.get(t) for t in self._state.data.structure.edge_tensors]
+        self._error_edges = ErrorEdgesItem(self._state.data, values)
+        self._error_edges.setVisible(self._mode == "error")
+        self.scene().addItem(self._error_edges)
+
+    def edge_error(self, e: int) -> float | None:
+        """SQNR (dB) of edge ``e`` given by :meth:`set_edge_values`, or None."""
+        return self._edge_errors.get(self._state.data.structure.edge_tensors[e]) if self._state else None
+
     def _apply_kernels(self) -> None:
         index = self._state.data.index
         self._state.kernels = {index[n]: k for n, k in self._kernels.items() if n in index}
@@ -57,8 +81,9 @@ class CanvasQuant:
         """Called by ``_show``: the coloured edges of the new scene and the kernel marks."""
         data = self._state.data
         self._selected_edge, self._mids = None, None
-        self._dtype_edges = None
+        self._dtype_edges, self._error_edges = None, None
         self._apply_kernels()
+        self._install_error_edges()
         if data.edge_quant is None:
             return
         self._dtype_edges = DtypeEdgesItem(data, data.edge_quant.dtypes)
@@ -68,6 +93,8 @@ class CanvasQuant:
     def _sync_quant_mode(self) -> None:
         if self._dtype_edges is not None:
             self._dtype_edges.setVisible(self._mode == "dtype")
+        if self._error_edges is not None:
+            self._error_edges.setVisible(self._mode == "error")
 
     # ----------------------------------------------------------------- edges
     def edge_count(self) -> int:
@@ -94,6 +121,8 @@ class CanvasQuant:
 
     def edge_color(self, e: int) -> QColor:
         """The colour edge ``e`` is drawn with now (the dtype's in the "dtype" mode, else grey)."""
+        if self._mode == "error" and self._error_edges is not None and self.edge_error(e) is not None:
+            return colors.error_color(round(self.edge_error(e) * 4) / 4)
         dtype = self.edge_dtype(e)
         if self._mode != "dtype" or self._dtype_edges is None or dtype in NEUTRAL:
             return QColor(EDGE_COLOR)
@@ -123,8 +152,9 @@ class CanvasQuant:
         if e is not None:
             self._set_selection(set())
         self._selected_edge = e
-        if self._dtype_edges is not None:
-            self._dtype_edges.set_selected_edge(e)
+        for item in (self._dtype_edges, self._error_edges):
+            if item is not None:
+                item.set_selected_edge(e)
         self.edgeSelected.emit(self.edge_tensor(e) if e is not None else "")
 
     def selected_edge(self) -> int | None:

@@ -246,8 +246,9 @@ class GraphCanvas(CanvasInteraction, CanvasQuant, QGraphicsView):
         state.selected = set(indices)
         if indices and self._selected_edge is not None:  # a node selection replaces an edge selection
             self._selected_edge = None
-            if self._dtype_edges is not None:
-                self._dtype_edges.set_selected_edge(None)
+            for item in (self._dtype_edges, self._error_edges):
+                if item is not None:
+                    item.set_selected_edge(None)
         for i in changed:
             if i in self._items:
                 self._items[i].update()
