@@ -35,7 +35,7 @@ from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.commands import push_edit, set_exclude
 from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
 from workbench.qt.diff_view import DiffTab
-from workbench.qt.document import Document
+from workbench.qt.document import Document, describe_quantization
 from workbench.qt.error_view import INF_SQNR_DB
 from workbench.qt.netron_view import NetronView
 from workbench.qt.quant_banner import QuantBanner
@@ -189,9 +189,13 @@ class MainWindow(QMainWindow):
         if self.runs.busy:
             raise WorkbenchError(f"{self.runs.job.title} is running; {path.name} was not opened.",
                                  hint="Cancel the job first (Run > Cancel).")
-        job = ThreadJob(lambda: api.open_model(path), title=f"Opening {path.name}", plain=True, parent=self)
+        def load():
+            model = api.open_model(path)
+            return model, describe_quantization(model)  # quantized files: read here, not on the GUI thread
+
+        job = ThreadJob(load, title=f"Opening {path.name}", plain=True, parent=self)
         self._open_job = job
-        job.succeeded.connect(lambda model: self._on_model_loaded(model, path, on_loaded))
+        job.succeeded.connect(lambda loaded: self._on_model_loaded(*loaded, path, on_loaded))
         job.failed.connect(lambda err: show_error(self, f"Cannot open {path.name}", err))
         job.finished.connect(self._on_open_finished)
         self.set_status(f"Opening {path}...")
@@ -204,9 +208,9 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     @guarded
-    def _on_model_loaded(self, model, path: Path, on_loaded=None) -> None:
+    def _on_model_loaded(self, model, quantization, path: Path, on_loaded=None) -> None:
         self.doc.project_path = None
-        self.doc.set_model(model, path)
+        self.doc.set_model(model, path, quantization=quantization)
         data = default_data_for(path)
         self.calibration.set_data_spec({"kind": "npz", "path": str(data)} if data else None, None)
         self._on_spec_changed()

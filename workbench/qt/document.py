@@ -36,6 +36,15 @@ log = logging.getLogger(__name__)
 ErrorRow = UnitError
 
 
+def describe_quantization(model: PreparedModel) -> tuple[QuantSummary | None, list[QuantTensor]]:
+    """(summary, parameters) of an already-quantized model, (None, []) for a float one; run it in
+    the job that opens the model (it reads every quantized tensor)."""
+    if not model.quantized:
+        return None, []
+    params = api.read_quant_params(model.proto)
+    return api.summarize_quantization(model.proto, params), params
+
+
 class Document(QObject):
     """State of one window; emits a signal for each part that changes."""
 
@@ -74,15 +83,17 @@ class Document(QObject):
         self.quant_params: dict[str, QuantTensor] = {}
 
     # ------------------------------------------------------------------ model
-    def set_model(self, model: PreparedModel, path: Path, *, recipe: Recipe | None = None) -> None:
+    def set_model(self, model: PreparedModel, path: Path, *, recipe: Recipe | None = None,
+                  quantization: tuple | None = None) -> None:
+        """Adopt ``model`` (read from ``path``); ``quantization`` is :func:`describe_quantization` of it
+        when the caller computed it off the GUI thread (else it is computed here)."""
         self.model = model
         self.model_path = Path(path).resolve()
         self._op_types = {n.name: n.op_type for n in model.graph.node}
-        self.quant_summary, self.quant_params = None, {}
-        if model.quantized:
-            params = api.read_quant_params(model.proto)
-            self.quant_params = {p.tensor: p for p in params}
-            self.quant_summary = api.summarize_quantization(model.proto, params)
+        if quantization is None:
+            quantization = describe_quantization(model)
+        self.quant_summary, params = quantization
+        self.quant_params = {p.tensor: p for p in params}
         self.undo_stack.clear()
         self.calibration = None
         self.qparams = {}

@@ -222,7 +222,7 @@ class Inspector(QWidget):
             self.header.setText(f"<b>Edge</b> carrying {html.escape(self.edge_tensor)}")
             self.problems.setText("")
             return
-        self.quant_params.show_nodes(self.doc.model, nodes)
+        self.quant_params.show_nodes(self.doc.model, nodes, list(self.doc.quant_params.values()))
         for w in (self.exclude, self.reset, *self.roles.values()):
             w.setEnabled(enabled)
         if not enabled:

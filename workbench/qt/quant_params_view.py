@@ -52,13 +52,14 @@ class QuantParamsBox(QGroupBox):
                            else f"{tensor or 'this edge'}: not quantized (float)")
         self.setVisible(True)
 
-    def show_nodes(self, model, nodes: list[str]) -> None:
-        """Show the recovered parameters of ``nodes`` of ``model`` (a PreparedModel or None)."""
+    def show_nodes(self, model, nodes: list[str], params: list[QuantTensor] | None = None) -> None:
+        """Show the recovered parameters of ``nodes`` of ``model`` (a PreparedModel or None);
+        ``params``: its :func:`read_quant_params` when the caller has them (read once per model)."""
         if model is None or not getattr(model, "quantized", None):
             self._model, self._by_node = None, {}
         elif model is not self._model:
             self._model = model
-            self._by_node = params_by_node(read_quant_params(model.proto))
+            self._by_node = params_by_node(params if params is not None else read_quant_params(model.proto))
         text = quant_params_text(self._by_node, nodes)
         self.label.setText(text)
         self.setVisible(bool(text))
