@@ -124,6 +124,24 @@ def test_summaries_of_onnxruntime_and_qonnx_files(exports):
     qonnx = onnx.load(str(exports["qonnx"]))
     s = summarize_quantization(qonnx)
     assert list(s.kinds) == ["QONNX"] and s.text().startswith("QONNX: 3 Conv ")
+    # the edges leaving a Quant node carry its integer grid: (u)int<bit width> from the node's inputs
+    inits = {i.name: numpy_helper.to_array(i) for i in qonnx.graph.initializer}
+    st = graph_structure(qonnx)
+    eq = edge_quantization(qonnx, st)
+    nodes = {n.name: n for n in qonnx.graph.node}
+    seen = 0
+    for e, (a, _b) in enumerate(st.edges):
+        n = nodes[st.names[a]]
+        if n.op_type != "Quant":
+            assert eq.dtypes[e] in ("float", "int64"), st.edge_tensors[e]
+            continue
+        signed = next(at.i for at in n.attribute if at.name == "signed")
+        assert eq.dtypes[e] == f"{'int' if signed else 'uint'}{int(inits[n.input[3]])}"
+        assert eq.tensors[e] == n.input[0]
+        seen += 1
+    outputs = {o.name for o in qonnx.graph.output}
+    # every Quant node has an edge but the one writing the graph output
+    assert seen == sum(n.op_type == "Quant" and n.output[0] not in outputs for n in qonnx.graph.node) == 15
     assert summarize_quantization(onnx.load(str(FLOAT))).text() == "float model"
 
 

@@ -225,7 +225,8 @@ class EdgeQuant:
     ----------
     dtypes : list of str
         The dtype the edge carries: for an edge with collapsed Q/DQ pairs the quantized dtype of the
-        (last) pair, otherwise the dtype of ``structure.edge_tensors[e]``.
+        (last) pair, for the output of a QONNX Quant node its integer type (``int8``: float values on
+        that grid), otherwise the dtype of ``structure.edge_tensors[e]``.
     tensors : list of str
         The quantized tensor of the edge ("" for none): the QuantizeLinear output of a collapsed
         pair, the edge tensor itself when it is integer, or the integer input of the DequantizeLinear
@@ -251,6 +252,9 @@ def edge_quantization(proto: onnx.ModelProto, structure: GraphStructure,
             folded = g.producer.get(q) is not None and g.producer[q].op_type == "QuantizeLinear"
             out.dtypes.append(g.dtype(q) if folded and prod.name in hidden else g.dtype(tensor))
             out.tensors.append(q)
+        elif tensor in g.qonnx_dtype:  # a QONNX Quant output: float values on the node's integer grid
+            out.dtypes.append(g.qonnx_dtype[tensor])
+            out.tensors.append(prod.input[0])
         else:
             out.dtypes.append(g.dtype(tensor))
             out.tensors.append(tensor if tensor in quantized else "")

@@ -73,8 +73,8 @@ def tensor_dtypes(proto: onnx.ModelProto, params: list[QuantTensor] | None = Non
         tensors whose type cannot be told are left out.
     """
     known = dict(elem_types(proto.graph))
-    for p in params or []:
-        if p.dtype and p.dtype != "?" and p.tensor not in known and hasattr(TensorProto, p.dtype.upper()):
+    for p in params or []:  # a QONNX Quant reads a float tensor (its dtype is the grid, not the tensor's)
+        if p.kind != "QONNX" and p.dtype and p.dtype != "?" and p.tensor not in known and hasattr(TensorProto, p.dtype.upper()):
             known[p.tensor] = getattr(TensorProto, p.dtype.upper())
     for g in iter_graphs(proto.graph):
         for node in g.node:
