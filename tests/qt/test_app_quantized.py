@@ -126,6 +126,11 @@ def test_ddddocr_opens_with_the_quantized_banner(qtbot, window, open_file, corpu
     assert "is already quantized" in win.calibration.start.toolTip()
     kernels = win.canvas._state.kernels.values()
     assert sorted(set(kernels)) == ["ConvInteger", "MatMulInteger"] and len(kernels) == n_conv + n_mm
+    # hovering a ConvInteger shows its weight's scale and zero point as the file holds them
+    inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
+    tip = win.canvas.tooltip_text("Conv_3_quant")
+    assert "integer kernel: ConvInteger" in tip
+    assert f"scale {float(inits['394_scale']):.6g}; zero_point {int(inits['394_zero_point'])}" in tip
     # a float model opened next: banner gone, Calibrate back
     open_file(win, EXAMPLE / "digits_cnn.onnx")
     assert win.banner.isHidden() and win.act_calibrate.isEnabled()
