@@ -77,7 +77,11 @@ def test_cli_prints_curve_table_and_writes_json(tmp_path, capsys):
                  "--curve-json", str(out_json)])
     assert code == 0  # all units in float: output SQNR infinite
     text = capsys.readouterr().out
-    doc = json.loads(out_json.read_text())
+    def strict(literal):
+        raise AssertionError(f"{literal} is not JSON")
+
+    doc = json.loads(out_json.read_text(), parse_constant=strict)
+    assert doc["curve"][-1]["metric"] == "inf"  # all units float: the output equals float's
     lines = text.splitlines()
     head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["promoted", "metric"])
     table = [line.split() for line in lines[head + 1: head + 1 + len(doc["curve"])]]
@@ -107,3 +111,27 @@ def test_metric_never_prints_negative_zero():
     from workbench.core.analysis.evaluate import fmt_metric
 
     assert [fmt_metric(v) for v in (-0.0, -0.00004, -0.00006, 0.12345)] == ["0.0000", "0.0000", "-0.0001", "0.1235"]
+
+
+def test_missed_target_keeps_the_best_point_with_fewest_units_promoted():
+    """A target no point reaches, on a metric that does not move: every point ties, so the recipe
+    comes back as given (promoting every unit to float would buy nothing)."""
+    model = api.open_model(MODEL)
+    recipe = api.make_recipe("cpu-u8s8")
+    res = autotune(model, recipe, data=CALIB, eval_data=EVAL, metric=lambda q, f, labels: 0.5,
+                   min_score=0.9, samples=16, eval_samples=8)
+    assert not res.met and res.promoted == [] and res.recipe == recipe
+    assert res.metric_after == 0.5 and len(res.curve) > 2  # it did try promoting
+    def quantized(plan):
+        return sorted(u.node for u in plan.units.values() if not u.excluded)
+
+    assert quantized(res.result.plan) == quantized(api.plan(model, recipe)) != []
+
+
+def test_long_names_are_cut_from_the_middle():
+    from workbench.cli import _middle
+
+    name = "/model/encoder/layer.3/attention/self/query/MatMul"
+    assert _middle(name, 40) == name[:18] + "..." + name[-19:] == "/model/encoder/lay...n/self/query/MatMul"
+    assert len(_middle(name, 40)) == 40 and _middle("short", 40) == "short"
+    assert _middle(name, 40).endswith("query/MatMul") and _middle(name, 40).startswith("/model/encoder")

@@ -102,7 +102,7 @@ def test_sample_limit_and_progress_monotonic(tmp_path):
     res = calibrate(model, _plan(), open_data(path, model), samples=7, batch_size=2,
                     progress=lambda d, t, m: calls.append((d, t, m)))
     done = [d for d, _, _ in calls]
-    assert done == [2, 4, 6, 7]
+    assert done == [0, 2, 4, 6, 7]  # the phase is announced at 0 before the first batch runs
     assert all(t == 7 for _, t, _ in calls) and "5 tensors" in calls[0][2]
     assert res.samples_seen == 7
     lo, hi = _reference_ranges(_model(), x[:7])
@@ -140,12 +140,13 @@ def test_cancel_from_progress_raises_and_leaves_previous_untouched(tmp_path):
 
     def progress(done, total, msg):
         seen.append(done)
-        token.cancel()
+        if done:  # after the announcement (0), at the first batch
+            token.cancel()
 
     with pytest.raises(Cancelled):
         calibrate(model, _plan("percentile"), open_data(path, model), batch_size=2, progress=progress,
                   cancel=token, previous=previous)
-    assert seen == [2]  # stopped after the first batch
+    assert seen == [0, 2]  # stopped after the first batch
     assert json.dumps(previous.to_json(), sort_keys=True) == before
 
 

@@ -7,6 +7,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from qdq_helpers import tiny_model
 
+from workbench.core import api
 from workbench.core.errors import RecipeError
 from workbench.core.model.load import prepare_proto
 from workbench.core.planning.plan import build_plan
@@ -262,3 +263,12 @@ def test_unknown_observer_args_are_refused_by_field():
     with pytest.raises(RecipeError, match="unknown observer_args 'pct'"):
         Recipe.from_json('{"rules": [{"name": "*", "activation": {"observer": "percentile", '
                          '"observer_args": {"pct": 99}}}]}', source="r.json")
+
+
+def test_recipe_file_with_unknown_preset_names_the_file_and_field(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text('{"preset": "nope"}')
+    with pytest.raises(RecipeError) as info:
+        api.load_recipe(path)
+    assert str(info.value).startswith(f"{path}: invalid recipe at preset: unknown preset 'nope'; use one of cpu-u8s8")
+    assert "Value error" not in str(info.value)

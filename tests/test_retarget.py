@@ -175,3 +175,18 @@ def test_retarget_without_data_refused_when_ranges_changed(corpus, tmp_path, cap
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no calibration data" in err[0] and "--data" in err[0]
     assert not out.exists()
+
+
+def test_changed_model_error_points_at_retargeting(corpus, tmp_path, capsys):
+    proj = _project(corpus, tmp_path, capsys)
+    model = tmp_path / "model_opset17.onnx"
+    m = onnx.load(corpus / "digits_cnn" / "model_opset17.onnx")
+    m.producer_name = "retrained"  # a different file at the project's model path
+    onnx.save(m, model)
+    doc = json.loads(proj.read_text())
+    doc["model"]["path"] = model.name
+    proj.write_text(json.dumps(doc))
+    assert cli.main(["quantize", str(proj), "-o", str(tmp_path / "out.onnx")]) == 2
+    err = capsys.readouterr().err
+    assert "changed since the project was saved" in err
+    assert f"workbench-cli quantize {proj} --model NEW.onnx" in err

@@ -7,6 +7,7 @@
     workbench-cli analyze MODEL --data calib.npz --eval eval.npz --json errors.json
     workbench-cli convert MODEL.qdq.onnx MODEL.qonnx.onnx --to qonnx
     workbench-cli cost MODEL --preset cpu-u8s8
+    workbench-cli report MODEL --data calib.npz --eval eval.npz -o report.html
 
 Errors print one line naming the file, node or tensor and what to do, and exit with status 2.
 """
@@ -209,14 +210,27 @@ def cmd_analyze(args) -> int:
         progress.close()
     doc = [r.to_json() for r in rows]
     if args.json:
-        api.atomic_write_bytes(Path(args.json), (json.dumps(doc, indent=2) + "\n").encode())
+        api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
+    if args.node_data:
+        _write_node_data(model, result, rows, args.node_data)
     if not rows:
         print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
     print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
-        print(f"{r.node[:40]:40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
+        print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
     return 0
+
+
+def _write_node_data(model, result, rows, out: str) -> None:
+    data = api.build_node_data(model, result.plan, rows, measured=result.float_model)
+    paths = api.write_node_data(data, out)
+    for figure, path in paths.items():
+        print(f"Model Explorer node data ({figure}, {len(data.node_ids(figure))} nodes of graph "
+              f"{data.graph_id!r}): {path}", file=sys.stderr)
+    if data.unmatched:
+        print(f"note: {len(data.unmatched)} units not found in {model.path} by name or output tensor, left out: "
+              f"{', '.join(data.unmatched[:5])}", file=sys.stderr)
 
 
 def cmd_sweep(args) -> int:
@@ -231,16 +245,26 @@ def cmd_sweep(args) -> int:
     finally:
         progress.close()
     if args.json:
-        api.atomic_write_bytes(Path(args.json), (json.dumps(sweep.to_json(), indent=2) + "\n").encode())
+        api.atomic_write_bytes(Path(args.json), (api.dumps_strict(sweep.to_json(), indent=2) + "\n").encode())
     if not sweep.rows:
         print("note: no unit of the main graph to sweep (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
     print(f"all units quantized: {sweep.all_quant_db:.2f} dB output SQNR ({sweep.samples} samples)")
     print(f"{'node':40s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
     for r in sweep.rows[: args.top]:
-        print(f"{r.node[:40]:40s} {r.op_type[:14]:14s} {r.only_quant_db:10.2f} {r.only_float_db:10.2f} "
+        print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.only_quant_db:10.2f} {r.only_float_db:10.2f} "
               f"{r.local_db:8.2f} {r.gain_db:8.2f}")
     return 0
+
+
+def _middle(name: str, width: int) -> str:
+    """``name`` cut to ``width`` characters from the middle: exported node names share long prefixes
+    (``/model/encoder/layer.3/...``) and differ at both ends."""
+    if len(name) <= width:
+        return name
+    keep = width - 3
+    head = keep // 2
+    return f"{name[:head]}...{name[len(name) - (keep - head):]}"
 
 
 def cmd_autotune(args) -> int:
@@ -259,6 +283,13 @@ def cmd_autotune(args) -> int:
     print(f"metric {args.metric}: float {api.fmt_metric(res.metric_float)}, all quantized {api.fmt_metric(res.metric_before)}, "
           f"after autotune {api.fmt_metric(res.metric_after)} ({len(res.promoted)} units promoted to {args.promote_to}; "
           f"target {'met' if res.met else 'NOT met'})")
+    if res.resolution is not None:
+        print(res.resolution.describe())
+    for note in res.notes:
+        print(note)
+    if not res.met and not res.notes:
+        print("no tried recipe met the target; kept the one with the best metric and, on a tie, the fewest "
+              "units promoted")
     print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s}")
     for pt in res.curve:
         mib = "?" if pt.weight_bytes is None else f"{pt.weight_bytes / 2**20:.4f}"
@@ -266,8 +297,9 @@ def cmd_autotune(args) -> int:
         print(f"{pt.promoted:8d} {api.fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}")
     if args.curve_json:
         doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
+               "eval": str(args.eval), "eval_samples": args.eval_samples,  # what the curve was measured on
                "curve": [pt.to_json() for pt in res.curve]}
-        api.atomic_write_bytes(Path(args.curve_json), (json.dumps(doc, indent=2) + "\n").encode())
+        api.atomic_write_bytes(Path(args.curve_json), (api.dumps_strict(doc, indent=2) + "\n").encode())
     api.export(res.result, args.output)
     print(f"wrote {args.output}")
     if args.recipe_out:
@@ -276,6 +308,48 @@ def cmd_autotune(args) -> int:
     else:
         print(res.recipe.to_json())
     return 0 if res.met else 1
+
+
+def cmd_report(args) -> int:
+    progress = TerminalProgress()
+    try:
+        if str(args.model).endswith(".wbproj"):
+            if args.recipe or args.preset or args.exclude:
+                raise ExportError(f"{args.model}: a project brings its own recipe.",
+                                  hint="Drop --recipe / --preset / --exclude, or report on the .onnx model.")
+            model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
+            eval_data = args.eval or args.data or api.load_project(args.model).data_spec(args.model,
+                                                                                         allow_code=args.allow_code)
+        else:
+            if not args.data and not args.eval:
+                raise ExportError("report: no data given.", hint="Add --data CALIB.npz (and --eval EVAL.npz).")
+            model = api.open_model(args.model)
+            _recheck_outputs(args)
+            result = api.quantize(model, _recipe_from_args(args), data=_data_arg(args, args.data),
+                                  samples=args.samples, progress=progress)
+            eval_data = _data_arg(args, args.eval or args.data)
+        curve = api.load_curve(args.curve_in) if args.curve_in else None
+        sweep = api.read_sweep(args.sweep_in) if args.sweep_in else _project_sweep(args.model, result)
+        metric = args.metric
+        if metric is not None and metric.endswith(".py"):
+            metric = api.load_metric(metric, allow_code=args.allow_code)
+        out = api.write_report(args.output, model, result, eval_data, eval_samples=args.eval_samples,
+                               metric=metric, curve=curve, sweep=sweep, worst=args.worst,
+                               progress=progress)
+    finally:
+        progress.close()
+    print(f"wrote {out} (open it in a browser; it loads nothing from the network)")
+    return 0
+
+
+def _project_sweep(path: str, result):
+    """The sensitivity sweep a project saved from the app, when it was made with the same recipe."""
+    if not str(path).endswith(".wbproj"):
+        return None
+    saved = (api.load_project(path, check_model=False).results or {}).get("sensitivity") or {}
+    if not saved.get("sweep") or saved.get("recipe") != result.recipe.to_json():
+        return None
+    return api.load_sweep(saved["sweep"], f"{path}: results.sensitivity.sweep")
 
 
 def _not_convertible(path: str, proto, to: str) -> str | None:
@@ -355,8 +429,7 @@ def cmd_convert(args) -> int:
 def cmd_cost(args) -> int:
     model = api.open_model(args.model)
     plan = api.plan(model, _recipe_from_args(args))
-    rep = api.model_cost(model.proto, api.bits_from_configs({u.node: u.config for u in plan.units.values()
-                                                     if not u.excluded}), batch=args.batch)
+    rep = api.plan_cost(model, plan, args.data, batch=args.batch)
     if args.json:
         print(json.dumps({"recipe": plan.recipe.preset, **rep.to_json()}, indent=2))
         return 0
@@ -371,7 +444,8 @@ def cmd_cost(args) -> int:
           f"{rep.memory_float_bits // 8:>11,} B {rep.memory_bits // 8:>11,} B")
     ratio = rep.bops_float / rep.bops if rep.bops else 0.0
     print(f"recipe {plan.recipe.preset}: BOPs / {ratio:.1f}, weight memory "
-          f"{rep.memory_float_bits / 8e6:.3f} MB -> {rep.memory_bits / 8e6:.3f} MB (batch {args.batch})")
+          f"{rep.memory_float_bits / 8e6:.3f} MB -> {rep.memory_bits / 8e6:.3f} MB "
+          f"({f'at the shapes of {args.data}' if args.data else f'batch {args.batch}'})")
     for note in rep.notes:
         print(f"note: {note}")
     mx_rows = [r for r in rep.rows if r.node in plan.units and not plan.units[r.node].excluded
@@ -449,6 +523,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--eval", help="held-out data for the error figures (default: --data)")
     s.add_argument("--eval-samples", type=_positive_int, default=32)
     s.add_argument("--json", help="write the rows as JSON")
+    s.add_argument("--node-data", metavar="OUT.json", help="write Model Explorer node data: OUT.sqnr.json (unit "
+                   "SQNR, dB) and OUT.sensitivity.json (SQNR each unit adds itself, dB), node ids as Model "
+                   "Explorer's ONNX adapter names them")
     s.add_argument("--top", type=int, default=20, help="rows to print")
     s.add_argument("--allow-code", action="store_true", help="allow running a Python data reader (--data READER.py)")
     s.add_argument("--executor", help="measure the eval data in shards: inline (default), processes[:N], ray or "
@@ -485,7 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "ray or ray:ADDRESS")
     s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
     s.add_argument("--curve-json", metavar="FILE",
-                   help="write the curve (promoted, metric, fraction_int8, weight_bytes, bops) as JSON")
+                   help="write the curve (promoted, metric, fraction_int8, weight_bytes, bops; the eval data and samples) as JSON")
     s.add_argument("-o", "--output", required=True)
     s.set_defaults(func=cmd_autotune)
 
@@ -504,8 +581,27 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--recipe", help="recipe JSON file")
     s.add_argument("--exclude", action="append", metavar="GLOB", help="count matching nodes as float")
     s.add_argument("--batch", type=int, default=1, help="value of symbolic dimensions (default 1)")
+    s.add_argument("--data", help="count at the input shapes of this data's first sample (e.g. calib.npz); "
+                                  "--batch then applies to inputs the data does not feed")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=cmd_cost)
+
+    s = sub.add_parser("report", help="one self-contained HTML report: recipe, issues, SQNR, histograms, "
+                       "sensitivity, autotune curve, task metric, graph")
+    s.add_argument("model", help="MODEL.onnx or PROJECT.wbproj")
+    recipe_args(s)
+    s.add_argument("--eval", help="held-out data for every figure (default: --data, or the project's data)")
+    s.add_argument("--eval-samples", type=_positive_int, default=32, help="samples of the analysis and the metric")
+    s.add_argument("--metric", help="task metric: top1 (default with gt_label), cosine (default otherwise), "
+                   "output_sqnr, detection_scores, or a .py file defining metric(outputs, batch) (--allow-code)")
+    s.add_argument("--curve-json", dest="curve_in", metavar="FILE",
+                   help="an autotune curve (autotune --curve-json FILE) to draw")
+    s.add_argument("--sweep-json", dest="sweep_in", metavar="FILE",
+                   help="an end-to-end sensitivity sweep of the same recipe (sweep --json FILE) to tabulate")
+    s.add_argument("--worst", type=_positive_int, default=4, help="units whose histograms are drawn")
+    s.add_argument("--allow-code", action="store_true", help="allow a Python data reader or metric file")
+    s.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    s.set_defaults(func=cmd_report)
 
     s = sub.add_parser("presets", help="list presets")
     s.set_defaults(func=cmd_presets)
@@ -524,13 +620,14 @@ def _positive_int(text: str) -> int:
 
 
 #: Arguments that name files the command writes.
-_OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out")
+_OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out", "node_data")
 
 
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
-    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric", "retarget_model"):
+    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric", "retarget_model",
+                 "curve_in", "sweep_in"):
         value = getattr(args, name, None)
         if isinstance(value, str) and os.path.exists(value):
             api.protect_input(value)
@@ -560,6 +657,12 @@ def _preflight_outputs(args) -> None:
             raise ExportError(f"{value}: the folder {folder} does not exist.", hint="Create it or choose another path.")
         if not os.access(folder, os.W_OK):
             raise ExportError(f"{value}: the folder {folder} is not writable.", hint="Choose a folder you can write to.")
+    if getattr(args, "node_data", None):
+        for path in api.node_data_paths(args.node_data).values():
+            api.check_not_input(path)
+            if os.path.realpath(path) in seen:
+                raise ExportError(f"{path}: written by --node-data and given as --{seen[os.path.realpath(path)]}.",
+                                  hint="Give each output its own path.")
 
 
 def main(argv: list[str] | None = None) -> int:

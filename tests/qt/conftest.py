@@ -141,6 +141,32 @@ def save_prompts(monkeypatch):
     yield prompts
 
 
+@pytest.fixture(autouse=True)
+def autosave_folder(tmp_path_factory, monkeypatch):
+    """The app's autosaves go to a folder of this test, not the user's data dir."""
+    from workbench.qt import autosave
+
+    folder = tmp_path_factory.mktemp("autosave")
+    monkeypatch.setattr(autosave, "autosave_dir", lambda: folder)
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def restore_prompts(monkeypatch):
+    """Record the Restore / Discard prompt of an autosave instead of showing it (``answer``:
+    "restore" or "discard"; "discard" unless a test sets it)."""
+    from workbench.qt import autosave
+
+    prompts = Prompts()
+
+    def fake(parent, name, saved_at):
+        prompts.append((name, saved_at))
+        return prompts.answer
+
+    monkeypatch.setattr(autosave, "ask_restore", fake)
+    yield prompts
+
+
 @pytest.fixture
 def window(qtbot, save_prompts):
     """A shown main window; closed (jobs cancelled and joined) at teardown."""

@@ -1,6 +1,6 @@
 """Cost panel in the app (pytest-qt, offscreen) on the bundled digits_cnn example.
 
-View > Cost shows the dock and starts the float-cost job (child process) -> the table and totals
+View > Cost shows the dock and starts the float-cost job (worker thread) -> the table and totals
 equal :func:`workbench.core.analysis.cost.model_cost` with the plan's bit widths (601,600 MACs) -> excluding
 the first Conv through an undoable recipe edit makes its quantized BOPs the float figure
 (MACs x 32 x 32) and changes the total by exactly that difference -> Edit > Undo restores it ->
@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from workbench.core import api
-from workbench.core.analysis.cost import FLOAT_BITS, bits_from_configs, model_cost
+from workbench.core.analysis.cost import FLOAT_BITS, bits_from_configs, data_sample, model_cost
 from workbench.qt.commands import push_edit, set_exclude
 
 DIGITS = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
@@ -80,3 +80,19 @@ def test_cost_totals_exclude_undo_click(qtbot, window, open_file):
     with qtbot.waitSignal(window.canvas.selectionChangedNames, timeout=10_000):
         qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.canvas.selected_nodes() == [conv.node]
+
+
+def test_cost_panel_counts_at_the_calibration_shapes_without_unknowns(qtbot, window, open_file, corpus):
+    """silero_vad hides every layer in If bodies chosen by its sample-rate input: at the calibration
+    data's sample (picked from the model's folder) every row has a MAC count."""
+    folder = corpus / "silero_vad"
+    open_file(window, folder / "silero_vad.onnx")
+    assert window.doc.data["path"].endswith("calib.npz")
+    panel = window.cost
+    with qtbot.waitSignal(panel.updated, timeout=60_000):
+        window.docks["Cost"].toggleViewAction().trigger()
+    macs = [panel.table.item(i, 2).text() for i in range(panel.table.rowCount())]
+    assert macs and "?" not in macs
+    flat = api.open_model(folder / "silero_vad_16k_op15.onnx")  # the same network, layers in the main graph
+    assert panel.report.macs == model_cost(flat.proto, input_values=data_sample(flat, folder / "calib.npz")).macs
+    assert "from the data" in panel.summary.text()

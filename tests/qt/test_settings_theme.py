@@ -62,3 +62,44 @@ def test_system_theme_follows_the_platform_scheme(qtbot, monkeypatch):
     finally:
         monkeypatch.undo()
         apply_theme(app, "system")
+
+
+def test_theme_reaches_the_canvas_and_the_plots(qtbot):
+    app = QApplication.instance()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    plot = win.errors.bars_plot
+    try:
+        win.set_theme("dark")
+        assert win.canvas.backgroundBrush().color().lightness() < 60
+        assert plot.backgroundBrush().color().lightness() < 60
+        assert plot.getPlotItem().getAxis("left").textPen().color().lightness() > 180  # text reads on dark
+        assert win.canvas._edge_color.lightness() > 130
+        win.set_theme("light")
+        assert win.canvas.backgroundBrush().color().lightness() > 230
+        assert plot.backgroundBrush().color().lightness() > 230
+        assert plot.getPlotItem().getAxis("left").textPen().color().lightness() < 80
+    finally:
+        apply_theme(app, "system")
+        win.close()
+
+
+def test_canvas_and_plots_follow_the_system_scheme(qtbot, monkeypatch):
+    import workbench.qt.theme as theme
+
+    app = QApplication.instance()
+    scheme = {"now": Qt.ColorScheme.Light}
+    monkeypatch.setattr(theme, "system_scheme", lambda _app: scheme["now"])
+    apply_theme(app, "system")
+    win = MainWindow()
+    qtbot.addWidget(win)
+    try:
+        assert win.canvas.backgroundBrush().color().lightness() > 230
+        scheme["now"] = Qt.ColorScheme.Dark
+        app.styleHints().colorSchemeChanged.emit(Qt.ColorScheme.Dark)
+        assert win.canvas.backgroundBrush().color().lightness() < 60
+        assert win.errors.hist_plot.backgroundBrush().color().lightness() < 60
+    finally:
+        monkeypatch.undo()
+        apply_theme(app, "system")
+        win.close()

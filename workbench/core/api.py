@@ -17,8 +17,8 @@ Typical use::
 
 Verbs: open_model, inspect_model, make_recipe, load_recipe, resolve, plan, calibrate, quantize,
 export, evaluate, analyze, sensitivity_sweep, autotune, convert_file, model_cost, replay_project,
-new_project / save_project / load_project, layout_graph, read_quant_params, summarize_quantization,
-edge_quantization, diff_models / compare_models (float vs quantized).
+new_project / save_project / load_project, layout_graph, read_quant_params, write_report,
+summarize_quantization, edge_quantization, diff_models / compare_models (float vs quantized).
 """
 
 from __future__ import annotations
@@ -73,6 +73,10 @@ _LAZY: dict[str, str] = {
     "load_project": "workbench.core.pipeline.project",
     # analysis
     "UnitError": "workbench.core.analysis.unit_error",
+    "build_node_data": "workbench.core.analysis.node_data",
+    "write_node_data": "workbench.core.analysis.node_data",
+    "node_data_paths": "workbench.core.analysis.node_data",
+    "explorer_ids": "workbench.core.analysis.explorer_ids",
     "EvalReport": "workbench.core.analysis.evaluate",
     "fmt_metric": "workbench.core.analysis.evaluate",
     "load_metric": "workbench.core.analysis.metrics",
@@ -81,6 +85,10 @@ _LAZY: dict[str, str] = {
     "FLOAT_BITS": "workbench.core.analysis.cost",
     "model_cost": "workbench.core.analysis.cost",
     "bits_from_configs": "workbench.core.analysis.cost",
+    "plan_bits": "workbench.core.analysis.cost",
+    "plan_cost": "workbench.core.analysis.cost",
+    "data_sample": "workbench.core.analysis.cost",
+    "data_input_shapes": "workbench.core.analysis.cost",
     "sensitivity_sweep": "workbench.core.analysis.sensitivity",
     "SweepResult": "workbench.core.analysis.sensitivity",
     "FIGURES": "workbench.core.analysis.sensitivity",
@@ -114,8 +122,19 @@ _LAZY: dict[str, str] = {
     "parse_input_shape": "workbench.core.qonnx.shapes",
     "retarget_project": "workbench.core.pipeline.retarget",
     "retarget_recipe": "workbench.core.pipeline.retarget",
+    "retarget_to_model": "workbench.core.pipeline.retarget",
+    "MatchRow": "workbench.core.pipeline.retarget",
     "format_match_table": "workbench.core.pipeline.retarget",
     "resolve_input_shapes": "workbench.core.qonnx.shapes",
+    # the HTML report
+    "write_report": "workbench.core.report.write",
+    "collect_report": "workbench.core.report.collect",
+    "load_curve": "workbench.core.report.collect",
+    "load_sweep": "workbench.core.report.collect",
+    "read_sweep": "workbench.core.report.collect",
+    "ReportData": "workbench.core.report.collect",
+    "render_html": "workbench.core.report.html",
+    "REPORT_SECTIONS": "workbench.core.report.html",
     # graph pictures
     "GraphStructure": "workbench.core.graph.layout",
     "graph_structure": "workbench.core.graph.layout",
@@ -125,6 +144,7 @@ _LAZY: dict[str, str] = {
     "make_session": "workbench.core.runtime.session",
     # files
     "atomic_write_bytes": "workbench.core.io.atomic",
+    "dumps_strict": "workbench.core.io.jsonsafe",
     "check_not_input": "workbench.core.io.atomic",
     "protect_input": "workbench.core.io.atomic",
 }

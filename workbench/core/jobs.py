@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 
@@ -20,12 +21,11 @@ from workbench.core.api import (
     Recipe,
     add_outputs,
     make_session,
-    model_cost,
     sensitivity_sweep,
 )
 from workbench.core.errors import DataError
 from workbench.core.issues import PlanIssue
-from workbench.core.progress import CancelToken
+from workbench.core.progress import CancelToken, in_phase, one_step
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -40,26 +40,31 @@ def _calibration(payload: dict):
     return CalibrationResult.from_json(payload["calibration"])
 
 
-def _phase(progress, name: str):
-    """A progress callback that prefixes ``name`` to the core's messages."""
-    def fn(done: int, total: int, message: str) -> None:
-        progress(done, total, f"{name}: {message}" if message else name)
-    return fn
+def _open(payload: dict, progress):
+    """The payload's model, opened and prepared as one reported step (phase "Opening")."""
+    done = one_step(progress, f"Opening: {Path(payload['model_path']).name}")
+    model = api.open_model(payload["model_path"])
+    done()
+    return model
 
 
 def _quantize_with_cache(model, recipe, payload, progress, cancel):
     """Calibrate (reusing the payload's cache when ``reuse``) and write the model in memory."""
     previous = _calibration(payload) if payload.get("reuse", True) else None
+    done = one_step(progress, "Planning: resolving the recipe")
     the_plan = api.plan(model, recipe, guard=True)  # what quantize() below calibrates
+    done()
     calib = previous
     if the_plan.mode == "static" and the_plan.activations:
         have = previous.qparams() if previous is not None else {}
         if previous is None or any(t not in have for t in the_plan.activations):
             calib = api.calibrate(model, the_plan, payload["data"], samples=payload.get("samples"),
-                                  progress=_phase(progress, "Calibrating"), cancel=cancel, previous=previous)
+                                  progress=in_phase(progress, "Calibrating"), cancel=cancel, previous=previous)
     cancel.check()
-    result = api.quantize(model, recipe, calibration=calib, progress=_phase(progress, "Quantizing"),
+    done = one_step(progress, "Quantizing: planning and writing the quantized model")
+    result = api.quantize(model, recipe, calibration=calib, progress=in_phase(progress, "Quantizing"),
                           cancel=cancel)
+    done()
     return result, calib
 
 
@@ -77,11 +82,11 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     ``qparams`` (tensor -> QParams JSON), ``issues`` (strings, as projects store them), ``problems``
     (the same issues as PlanIssue objects), ``recipe`` (the JSON used).
     """
-    model = api.open_model(payload["model_path"])
+    model = _open(payload, progress)
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
     rows = api.analyze(model, result, payload["data"], samples=payload.get("analysis_samples"),
-                       progress=_phase(progress, "Analysing"), cancel=cancel)
+                       progress=in_phase(progress, "Analysing"), cancel=cancel)
     return {"calibration": calib.to_json() if calib is not None else None,
             "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf
             "qparams": _qparams_json(result),
@@ -92,11 +97,13 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
 
 def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     """Quantize with the cached calibration (calibrating only what is missing) and write ``path``."""
-    model = api.open_model(payload["model_path"])
+    model = _open(payload, progress)
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
     fmt = payload.get("format", "qdq")
+    done = one_step(progress, f"Writing: {Path(payload['path']).name}")
     out = api.export(result, payload["path"], format=fmt, **({"model": model} if fmt == "qonnx" else {}))
+    done()
     return {"path": str(out), "calibration": calib.to_json() if calib is not None else None,
             "issues": [_issue_text(i) for i in result.issues], "problems": _typed(result.issues)}
 
@@ -110,14 +117,33 @@ def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
     Result: ``sweep`` (SweepResult JSON), ``suggestion`` (node names to keep in float),
     ``calibration`` (JSON, reused by later runs), ``recipe`` (the JSON swept).
     """
-    model = api.open_model(payload["model_path"])
+    model = _open(payload, progress)
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
     sweep = sensitivity_sweep(model, result, payload["data"], samples=payload.get("sweep_samples"),
                               top=payload.get("top"), executor=_sweep_executor(payload.get("executor")),
-                              progress=_phase(progress, "Sensitivity"), cancel=cancel)
+                              progress=in_phase(progress, "Sensitivity"), cancel=cancel)
     return {"sweep": sweep.to_json(), "suggestion": sweep.suggestion(),
             "calibration": calib.to_json() if calib is not None else None, "recipe": payload["recipe"]}
+
+
+def job_report(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Write the HTML report (:func:`workbench.core.report.write.write_report`) to ``path``.
+
+    Payload: as :func:`job_export`, plus ``eval`` (data spec; default ``data``), ``eval_samples`` and
+    ``sweep`` (SweepResult JSON of the same recipe, or None).
+    Quantizes with the cached calibration (calibrating only what is missing); the file is written
+    atomically, so a cancelled or failed job leaves nothing. Result: ``path``, ``calibration``.
+    """
+    model = _open(payload, progress)
+    recipe = _recipe(payload)
+    result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
+    out = api.write_report(payload["path"], model, result, payload.get("eval") or payload["data"],
+                           eval_samples=payload.get("eval_samples"),
+                           sweep=api.load_sweep(payload["sweep"], "the sweep") if payload.get("sweep") else None,
+                           progress=in_phase(progress, "Report"),
+                           cancel=cancel)
+    return {"path": str(out), "calibration": calib.to_json() if calib is not None else None}
 
 
 def _sweep_executor(spec: str | None):
@@ -170,13 +196,6 @@ def job_sleep(payload: dict, progress, cancel: CancelToken) -> dict:
     return {"steps": steps}
 
 
-def job_cost(payload: dict, progress, cancel: CancelToken) -> dict:
-    """Float cost (MACs, weight sizes) of every compute node; see :mod:`workbench.core.analysis.cost`."""
-    model = api.open_model(payload["model_path"])
-    cancel.check()
-    return {"model_path": payload["model_path"], **model_cost(model.proto).to_json()}
-
-
 def _issue_text(issue: PlanIssue | str) -> str:
     """One line per issue, as the project's results store them ("severity node: message")."""
     if isinstance(issue, PlanIssue):
@@ -191,4 +210,4 @@ def _typed(issues) -> list[PlanIssue]:
 
 #: job name -> job function (the names :class:`workbench.qt.workers.ProcessJob` is given)
 JOBS = {"calibrate": job_calibrate, "export": job_export, "sensitivity": job_sensitivity,
-        "histogram": job_histogram, "sleep": job_sleep, "cost": job_cost}
+        "histogram": job_histogram, "sleep": job_sleep, "report": job_report}

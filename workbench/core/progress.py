@@ -1,4 +1,12 @@
-"""Progress callbacks and cancel tokens for long jobs; the core knows nothing of threads."""
+"""Progress callbacks and cancel tokens for long jobs; the core knows nothing of threads.
+
+A job reports ``progress(done, total, message)``. It is split into phases (opening, calibration,
+quantizing, analysis, sweep, export); :func:`phase_of` names the phase of a message and every phase
+starts with a ``done = 0`` event, so a front end shows what runs as soon as it starts (no
+"24/24, 100 %" while the next step works unseen). Within a phase ``done`` never decreases and
+``total`` stays the same; ``total`` is 0 only where the length cannot be known (a Python reader
+without a length): the message then says what is being done.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,26 @@ from workbench.core.errors import Cancelled
 
 #: ``progress(done, total, message)``; ``total`` may be 0 when unknown.
 ProgressFn = Callable[[int, int, str], None]
+
+
+def phase_of(message: str) -> str:
+    """The phase a progress message belongs to: the text before its last ``": "`` (the whole
+    message when there is none). ``"Analysing: Measuring per-node error"`` -> ``"Analysing"``."""
+    return message.rsplit(": ", 1)[0] if ": " in message else message
+
+
+def in_phase(progress: ProgressFn, name: str) -> ProgressFn:
+    """``progress`` with ``"name: "`` before every message (``name`` alone for an empty one)."""
+    def fn(done: int, total: int, message: str) -> None:
+        progress(done, total, f"{name}: {message}" if message else name)
+    return fn
+
+
+def one_step(progress: ProgressFn, message: str) -> Callable[[], None]:
+    """Report ``0 of 1`` for a phase that is one indivisible step; returns the call that reports
+    ``1 of 1`` when it is done (``done = one_step(progress, "Writing: model.onnx"); ...; done()``)."""
+    progress(0, 1, message)
+    return lambda: progress(1, 1, message)
 
 
 class CancelToken:

@@ -49,6 +49,9 @@ class ActionSpec:
 
 ACTIONS: tuple[ActionSpec, ...] = (
     # File
+    ActionSpec("new_project", "&New Project", "start_new_project", (K.New,),
+               "Start over on the open model: default recipe, no data or results (asks to save edits first)",
+               group="model"),
     ActionSpec("open", "&Open...", "open_dialog", (K.Open,), "Open an ONNX model or a project"),
     ActionSpec("save", "&Save Project", "save_project", (K.Save,), group="model"),
     ActionSpec("save_as", "Save Project &As...", "save_project_as", (K.SaveAs,), group="model"),
@@ -56,6 +59,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
                group="float_model"),
     ActionSpec("export_qonnx", "Export &QONNX...", "export_dialog", (),
                "Write the quantized model as QONNX (Quant / FloatQuant nodes)", group="float_model", args=("qonnx",)),
+    ActionSpec("apply_project", "Appl&y Project to Model...", "apply_project_dialog", ("Ctrl+Shift+A",),
+               "Re-apply a project's recipe, rules and overrides to the open model (a retrained version)",
+               group="model"),
+    ActionSpec("export_node_data", "Export &Model Explorer Data...", "export_node_data_dialog", ("Ctrl+Shift+M",),
+               "Write the per-unit SQNR and sensitivity as node data for Google's Model Explorer", group="model"),
+    ActionSpec("export_report", "Export &Report...", "export_report_dialog", ("Ctrl+Shift+R",),
+               "Write a self-contained HTML report (recipe, issues, SQNR, histograms, metric, graph)",
+               group="model"),
     ActionSpec("quit", "&Quit", "close", (K.Quit,)),
     # Edit
     ActionSpec("undo", "&Undo", "", ("Ctrl+Z",), group="undo"),
@@ -98,7 +109,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
 
 #: menu title -> entries: action names, "-" (separator), "@recent", "@docks", "@theme"
 MENUS: dict[str, tuple[str, ...]] = {
-    "&File": ("open", "@recent", "-", "save", "save_as", "export", "export_qonnx", "-", "quit"),
+    "&File": ("new_project", "open", "@recent", "-", "save", "save_as", "apply_project", "-", "export", "export_qonnx",
+              "export_report", "export_node_data", "-", "quit"),
     "&Edit": ("undo", "redo", "-", "find", "same_type"),
     "&View": ("fit", "zoom_in", "zoom_out", "color_sqnr", "color_sensitivity", "show_qdq", "legend", "-", "open_export",
               "diff", "netron", "-", "@docks", "-",

@@ -14,7 +14,8 @@ import math
 from pathlib import Path
 
 import onnx
-from PySide6.QtCore import QTimer, Signal
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -30,7 +31,8 @@ from PySide6.QtWidgets import (
 from workbench.core import api
 from workbench.core.api import PROJECT_SUFFIX, QParams, load_project, new_project, save_project
 from workbench.core.errors import WorkbenchError
-from workbench.qt import actions, docks, settings
+from workbench.qt import actions, autosave, docks, settings
+from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.commands import push_edit, set_exclude
 from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
@@ -42,7 +44,7 @@ from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
 from workbench.qt.runs import RunController
 from workbench.qt.tabs import ModelTabs
-from workbench.qt.theme import apply_theme
+from workbench.qt.theme import apply_theme, colors_for, notifier, shown_theme, style_plot
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
@@ -76,6 +78,7 @@ class MainWindow(QMainWindow):
         self.doc = Document(self)
         self.runs = RunController(self.doc, self)
         self._open_job: ThreadJob | None = None
+        self._autosaves_mentioned = False  # autosaves of other models named once per session
         self.canvas = GraphCanvas(self)
         self.tabs = ModelTabs(self.canvas, self)
         self.banner = QuantBanner(self)  # "already quantized - QDQ: ..." above the graph
@@ -99,6 +102,9 @@ class MainWindow(QMainWindow):
         self.act_legend.setChecked(True)
         self._update_actions()
         self._restore_layout()
+        self.autosaver = autosave.Autosaver(self)
+        notifier().changed.connect(self.apply_view_theme)
+        self.apply_view_theme(shown_theme())
 
     # ------------------------------------------------------------------ construction
     def _build_status(self) -> None:
@@ -121,6 +127,7 @@ class MainWindow(QMainWindow):
         self.canvas.layoutFailed.connect(lambda msg: self.set_status(f"Layout failed: {msg}"))
         self.errors.nodeClicked.connect(self.focus_node)
         self.errors.colorBySqnr.connect(self.color_by_sqnr)
+        self.errors.exportNodeData.connect(self.export_node_data_dialog)
         self.sensitivity.nodeClicked.connect(self.focus_node)
         self.cost.nodeClicked.connect(self.focus_node)
         self.problems.nodeClicked.connect(self.focus_node)
@@ -136,6 +143,7 @@ class MainWindow(QMainWindow):
         self.doc.recipeChanged.connect(self._on_recipe_changed)
         self.doc.resultsChanged.connect(self._on_results)
         self.doc.undo_stack.cleanChanged.connect(self._update_title)
+        self.doc.undo_stack.cleanChanged.connect(lambda clean: clean and self.autosaver.discard())
         self.runs.started.connect(self._on_run_started)
         self.runs.progress.connect(self._on_run_progress)
         self.runs.succeeded.connect(self._on_run_succeeded)
@@ -178,7 +186,20 @@ class MainWindow(QMainWindow):
         answer = ask_save_changes(self, name, doing)
         if answer == SAVE:
             return self.save_project() is not None
-        return answer == DISCARD
+        if answer == DISCARD:
+            self.autosaver.discard()  # the user dropped these edits: nothing to offer back
+            return True
+        return False
+
+    @guarded
+    def start_new_project(self) -> None:
+        """File > New Project: the open model with the default recipe, no data, results or project
+        file (asks first when there are unsaved edits)."""
+        self._need_model()
+        if not self.keep_or_drop_changes("starting a new project"):
+            return
+        quantization = (self.doc.quant_summary, list(self.doc.quant_params.values()))
+        self._on_model_loaded(self.doc.model, quantization, self.doc.model_path)
 
     def open_model(self, path: str | Path, *, on_loaded=None) -> None:
         """Load the model in a worker thread; the document and canvas switch when it is ready."""
@@ -224,7 +245,53 @@ class MainWindow(QMainWindow):
         self._update_actions()
         notes = f" ({len(model.notes)} preparation notes, see Problems)" if model.notes else ""
         self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}." + (f" {extra}" if extra else ""))
+        self._offer_autosave()
         self.modelOpened.emit(str(path))
+
+    def _offer_autosave(self) -> None:
+        """An autosave left for this model by a session that did not exit cleanly: ask Restore / Discard."""
+        files = autosave.AutosaveFiles.for_model(self.doc.model_path)
+        if not files.exists():
+            self._mention_other_autosaves()
+            return
+        note = files.read_note()
+        name = Path(note.get("project_path") or self.doc.model_path).name
+        if autosave.ask_restore(self, name, note.get("saved_at")) != autosave.RESTORE:
+            files.remove()
+            self.set_status(f"Discarded the autosaved edits of {name}.")
+            return
+        try:
+            project = load_project(files.project)
+        except WorkbenchError as exc:
+            files.remove()
+            show_error(self, "Autosave not restored", exc)
+            return
+        self._adopt_autosave(project, files.project, note)
+        self.autosaver.adopt(files)
+        self.set_status(f"Restored the autosaved edits of {name} (Ctrl+Z undoes; save them with Ctrl+S).")
+
+    def _mention_other_autosaves(self) -> None:
+        """Once per session: autosaves of other models left by a session that did not exit cleanly."""
+        if self._autosaves_mentioned:
+            return
+        self._autosaves_mentioned = True
+        others = [n["model_path"] for n in autosave.left_behind(self.autosaver.owned)]
+        if others:
+            names = ", ".join(Path(p).name for p in others[:3]) + (" ..." if len(others) > 3 else "")
+            self.set_status(f"{self.status_label.text()} Unsaved edits of {names} were autosaved by a session "
+                            "that did not exit cleanly: open that model to restore them.")
+
+    def _adopt_autosave(self, project, project_file: Path, note: dict) -> None:
+        """Recipe (one undoable edit), data source, samples and calibration cache of an autosave."""
+        origin = note.get("project_path")
+        if origin and Path(origin).is_file():
+            self.doc.project_path = Path(origin)
+        self.calibration.set_data_spec(project.data_spec(project_file), project.samples)
+        self._on_spec_changed()
+        if project.calibration is not None:
+            self.doc.calibration = project.calibration
+        push_edit(self.doc, project.recipe, "Restore autosaved edits")
+        self._update_title()
 
     def _reset_views(self) -> None:
         """Forget every view of the previous model: subgraph tabs, Netron's target, the panels'
@@ -409,21 +476,28 @@ class MainWindow(QMainWindow):
         """Write the project (model ref, recipe, data, calibration cache, results) to ``path``."""
         self._need_model()
         path = Path(path).resolve()
-        project = new_project(self.doc.model_path, self.doc.recipe, data=self.doc.data, samples=self.doc.samples)
+        save_project(self.current_project(), path)
+        self.doc.project_path = path
+        self.doc.undo_stack.setClean()
+        self.autosaver.discard()
+        settings.add_recent_file(path)
+        self._update_title()
+        self.set_status(f"Saved {path}.")
+        self.projectSaved.emit(str(path))
+        return path
+
+    def current_project(self):
+        """The open work as a project (model ref, recipe, data, calibration cache, results), unsaved."""
+        self._need_model()
+        project = new_project(self.doc.model_path, self.doc.recipe, data=self.doc.data, samples=self.doc.samples,
+                              sha256=self.doc.model.sha256 or None)  # hashed when opened: no re-read of the file
         project.calibration = self.doc.calibration
         results = self.doc.results_json() or {}
         if self.doc.sensitivity is not None:
             results["sensitivity"] = self.doc.sensitivity_json()
         project.results = results or None
         project.allow_code = bool(self.doc.data and self.doc.data.get("allow_code"))
-        save_project(project, path)
-        self.doc.project_path = path
-        self.doc.undo_stack.setClean()
-        settings.add_recent_file(path)
-        self._update_title()
-        self.set_status(f"Saved {path}.")
-        self.projectSaved.emit(str(path))
-        return path
+        return project
 
     @guarded
     def export_dialog(self, fmt: str = "qdq") -> None:
@@ -437,6 +511,77 @@ class MainWindow(QMainWindow):
     def export_to(self, path: str | Path, fmt: str = "qdq"):
         """Start the export job (quantize with the cached calibration, write ``path`` atomically)."""
         return self.runs.export(path, fmt)
+
+    @guarded
+    def export_node_data_dialog(self) -> None:
+        self._need_model()
+        self._need_rows()
+        start = str(self.doc.model_path.with_suffix(".json"))
+        path, _ = QFileDialog.getSaveFileName(self, "Export Model Explorer node data", start, "JSON (*.json)")
+        if path:
+            self.export_node_data_to(path)
+
+    def export_node_data_to(self, path: str | Path) -> dict[str, Path]:
+        """Write the Errors dock's figures as Model Explorer node data: ``NAME.sqnr.json`` and
+        ``NAME.sensitivity.json`` for ``path`` = ``NAME.json``; returns figure -> path written."""
+        self._need_model()
+        self._need_rows()
+        plan = self.doc.plan
+        if self.doc.result_recipe and not self.doc.results_current:
+            plan = api.plan(self.doc.model, api.Recipe.from_json(self.doc.result_recipe))  # the rows' own plan
+        data = api.build_node_data(self.doc.model, plan, self.doc.errors)
+        paths = api.write_node_data(data, path)
+        missing = f"; {len(data.unmatched)} unit(s) not found in the file" if data.unmatched else ""
+        self.set_status(f"Model Explorer node data for {len(data.node_ids())} nodes: "
+                        f"{', '.join(p.name for p in paths.values())}{missing}. In Model Explorer: Load node data.")
+        return paths
+
+    def _need_rows(self) -> None:
+        if not self.doc.errors:
+            raise WorkbenchError("No per-unit figures yet.", hint="Calibrate first (F5), then export them.")
+
+    @guarded
+    def apply_project_dialog(self) -> None:
+        self._need_model()
+        path, _ = QFileDialog.getOpenFileName(self, "Apply project to the open model", settings.last_dir(),
+                                              "Workbench projects (*.wbproj)")
+        if path:
+            self.apply_project(path)
+
+    @guarded
+    def apply_project(self, path: str | Path) -> ApplyProjectDialog:
+        """Match the project's recipe at ``path`` to the open model and show the table (window-modal);
+        its Apply button replaces the recipe in one undoable edit. Returns the dialog."""
+        self._need_model()
+        path = Path(path).resolve()
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            rt, _project = api.retarget_to_model(path, self.doc.model)
+        finally:
+            QApplication.restoreOverrideCursor()
+        dialog = ApplyProjectDialog(rt, path, self.doc.model_path.name, self)
+        dialog.accepted.connect(lambda: self._adopt_recipe(rt.recipe, path))
+        dialog.finished.connect(dialog.deleteLater)
+        self.apply_dialog = dialog
+        dialog.open()
+        return dialog
+
+    @guarded
+    def _adopt_recipe(self, recipe, project: Path) -> None:
+        if push_edit(self.doc, recipe, f"Apply project {project.name}"):
+            self.set_status(f"Applied the recipe of {project.name} (Ctrl+Z undoes); calibrate (F5) to measure it.")
+        else:
+            self.set_status(f"The recipe of {project.name} is already the open model's recipe.")
+    def export_report_dialog(self) -> None:
+        self._need_model()
+        start = str(self.doc.model_path.with_name(f"{self.doc.model_path.stem}.report.html"))
+        path, _ = QFileDialog.getSaveFileName(self, "Export report (HTML)", start, "HTML (*.html)")
+        if path:
+            self.export_report_to(path)
+
+    def export_report_to(self, path: str | Path):
+        """Start the report job (measured on the calibration data, written to ``path`` atomically)."""
+        return self.runs.report(path)
 
     def _need_model(self) -> None:
         if self.doc.model is None:
@@ -518,13 +663,17 @@ class MainWindow(QMainWindow):
         if total > 0:
             self.status_bar_progress.setRange(0, total)
             self.status_bar_progress.setValue(min(done, total))
-        self.set_status(f"{message} {done}/{total or '?'}")
+        else:
+            self.status_bar_progress.setRange(0, 0)
+        self.set_status(self.calibration.status.text())  # with the phase's ETA
 
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
             self._last_export = Path(result["path"])
             self._on_run_ended(f"Done: exported {result['path']} (View > Open Exported Model, Ctrl+Shift+X, "
                                "shows it as written).")
+        elif kind == "report":
+            self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
         elif kind == "sensitivity":
             self._on_run_ended(f"Done: sensitivity of {len(self.doc.sensitivity.rows)} node units.")
         else:
@@ -760,11 +909,21 @@ class MainWindow(QMainWindow):
         for act in self.theme_actions:
             act.setChecked(act.data() == mode)
 
+    def apply_view_theme(self, shown: str) -> None:
+        """Canvas (every graph tab) and plots (every dock) in the colours of theme ``shown``."""
+        colors = colors_for(shown)
+        for canvas in self.findChildren(GraphCanvas):
+            canvas.set_theme_colors(colors.canvas_background, colors.canvas_edge)
+        for plot in self.findChildren(pg.PlotWidget):
+            style_plot(plot, colors)
+
     def closeEvent(self, event) -> None:
         if not self.keep_or_drop_changes("quitting"):
             event.ignore()
             return
         settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))
+        self.autosaver.stop()
+        self.autosaver.discard()  # a clean quit: the edits were saved or dropped
         self._hist_timer.stop()  # a pending histogram request must not start a job after the close
         self.tabs.shutdown()
         self.runs.shutdown()

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.core.progress import phase_of
 from workbench.qt.dialogs import guarded
 
 KINDS = {"file": "Array file (.npz / .npy)", "folder": "Folder of .npz / .npy", "images": "Image folder",
@@ -212,8 +213,10 @@ class CalibrationPanel(QWidget):
         if total > 0:
             self.progress.setRange(0, total)
             self.progress.setValue(min(done, total))
+        else:  # a length the job cannot know: a busy bar, and the message says what it does
+            self.progress.setRange(0, 0)
         now = time.monotonic()
-        phase = message.split(":", 1)[0]
+        phase = (phase_of(message), total)
         if phase != self._phase:
             self._phase, self._phase_started = phase, now
         elapsed = now - self._started

@@ -1,17 +1,20 @@
 """Cost panel: MACs, bit operations and weight memory per compute node, float vs planned quantization.
 
-The float figures (MACs from inferred shapes, weight and bias sizes) depend only on the model; they
-are computed once per model by the ``cost`` job of :mod:`workbench.qt.engine` in a child process
-(shape inference on all-MiniLM-L6-v2 takes ~3 s of CPU) and only while the panel is visible. The
-quantized figures come from the document's plan of the current recipe: each planned, non-excluded
-unit gets its (weight, activation) bit widths (:func:`workbench.core.analysis.cost.bits_from_configs`);
-excluded and unplanned nodes stay float32 (32 x 32). They are recomputed on every recipe change,
-without a job. Formulas: :mod:`workbench.core.analysis.cost` (BOPs = MACs x activation bits x weight bits).
+The float figures (MACs from inferred shapes, weight and bias sizes) depend on the model and the
+input shapes: they are counted at the shapes of the calibration data's first sample (symbolic
+height / width, sequence length, a sample rate that picks an If branch), or at batch 1 without data,
+by :func:`workbench.core.analysis.cost.model_cost` on the open model in a worker thread (it infers
+shapes on a weight-less skeleton: 0.1-0.6 s for the corpus models), once per model and data source
+and only while the panel is visible. The quantized figures come from the document's plan of the
+current recipe: each planned, non-excluded unit gets its (weight, activation) bit widths
+(:func:`workbench.core.analysis.cost.plan_bits`); excluded and unplanned nodes stay float32
+(32 x 32). They are recomputed on every recipe change, without a job. Formulas: :mod:`workbench.core.analysis.cost` (BOPs = MACs x activation bits x weight bits).
 Clicking a row emits :attr:`nodeClicked`.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import replace
 
@@ -23,9 +26,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.api import FLOAT_BITS, CostReport, NodeCost, bits_from_configs
+from workbench.core import api
+from workbench.core.api import FLOAT_BITS, CostReport, NodeCost
+from workbench.core.errors import WorkbenchError
 from workbench.qt.tables import node_at, node_item, node_table
-from workbench.qt.workers import ProcessJob
+from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
 
@@ -45,10 +50,19 @@ class _Num(QTableWidgetItem):
         return self.value < getattr(other, "value", -1)
 
 
-def rows_from_json(rows: list[dict]) -> list[NodeCost]:
-    """Float :class:`NodeCost` rows from :meth:`CostReport.to_json` rows."""
-    return [NodeCost(r["node"], r["op_type"], r["macs"], r["weight_params"], r["bias_params"],
-                     note=r.get("note", "")) for r in rows]
+def _float_cost(model, data) -> tuple[CostReport]:
+    """Float cost of ``model`` at the shapes of ``data``'s first sample (batch 1 without data, or when
+    the data cannot be read: a note says why). Runs in the worker thread."""
+    sample, note = None, None
+    if data:
+        try:
+            sample = api.data_sample(model, data)
+        except WorkbenchError as exc:
+            note = f"counted at batch 1: the calibration data gives no shapes ({exc.message})"
+    report = api.model_cost(model.proto, input_values=sample)
+    if note:
+        report.notes.insert(0, note)
+    return (report,)
 
 
 class CostPanel(QWidget):
@@ -59,9 +73,9 @@ class CostPanel(QWidget):
     def __init__(self, document, parent: QWidget | None = None):
         super().__init__(parent)
         self.doc = document
-        self.job: ProcessJob | None = None
+        self.job: ThreadJob | None = None
         self._float_rows: list[NodeCost] | None = None
-        self._rows_path: str | None = None
+        self._rows_key: tuple | None = None  # (model path, data spec) the float rows were counted for
         self._notes: list[str] = []
         self.report: CostReport | None = None
         lay = QVBoxLayout(self)
@@ -73,34 +87,44 @@ class CostPanel(QWidget):
         lay.addWidget(self.table, 1)
         self.table.cellClicked.connect(lambda row, _col: self.nodeClicked.emit(self.node_at(row)))
         document.modelChanged.connect(self._on_model)
+        document.dataChanged.connect(self._on_data)
         document.recipeChanged.connect(self.refresh)
 
     # ------------------------------------------------------------------ float cost (job)
-    def _model_path(self) -> str | None:
-        return str(self.doc.model_path) if self.doc.model is not None and self.doc.model_path else None
+    def _key(self) -> tuple | None:
+        """What the float rows depend on: the model file and the calibration data spec."""
+        if self.doc.model is None or not self.doc.model_path:
+            return None
+        return str(self.doc.model_path), json.dumps(self.doc.data, sort_keys=True, default=str)
 
     def _on_model(self) -> None:
-        self._float_rows, self._rows_path, self.report = None, None, None
+        self._float_rows, self._rows_key, self.report = None, None, None
         self._show()
         if self.isVisible():
             self.compute()
+
+    def _on_data(self) -> None:
+        if self._float_rows is not None and self._rows_key != self._key():
+            self._float_rows = None  # other shapes: count again (the old figures stay until then)
+            if self.isVisible():
+                self.compute()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
         if self._float_rows is None:
             self.compute()
 
-    def compute(self) -> ProcessJob | None:
-        """Start the float-cost job for the open model (None when there is nothing to do)."""
-        path = self._model_path()
-        if path is None or (self._float_rows is not None and self._rows_path == path):
+    def compute(self) -> ThreadJob | None:
+        """Start counting the float cost of the open model at its data's shapes (None when there is
+        nothing to do, or a count for other inputs is still running: it is redone when that ends)."""
+        key = self._key()
+        if key is None or (self._float_rows is not None and self._rows_key == key):
             return None
-        if self.job is not None:  # for another model: cancelled, _on_finished starts the new one
-            if self.job.payload["model_path"] != path:
-                self.job.cancel()
+        if self.job is not None:  # for another model or data: _on_finished starts the new count
             return None
-        job = ProcessJob("cost", {"model_path": path}, title=f"Cost of {self.doc.model_path.name}", grace=0.5,
-                         parent=self)
+        model, data = self.doc.model, self.doc.data
+        job = ThreadJob(lambda: (key, *_float_cost(model, data)), title=f"Cost of {self.doc.model_path.name}",
+                        plain=True, parent=self)
         self.job = job
         job.succeeded.connect(self._on_cost)
         job.failed.connect(self._on_failed)
@@ -109,15 +133,16 @@ class CostPanel(QWidget):
         job.start()
         return job
 
-    def _on_cost(self, result: dict) -> None:
-        if result.get("model_path") != self._model_path():
+    def _on_cost(self, result: tuple) -> None:
+        key, report = result
+        if key != self._key():
             return
-        self._float_rows, self._rows_path = rows_from_json(result["rows"]), result["model_path"]
-        self._notes = list(result.get("notes", []))
+        self._float_rows, self._rows_key = report.rows, key
+        self._notes = list(report.notes)
         self.refresh()
 
     def _on_failed(self, err) -> None:
-        log.warning("cost of %s failed: %s", self._model_path(), err)
+        log.warning("cost of %s failed: %s", self.doc.model_path, err)
         self.summary.setText(f"Cost not available: {err}")
 
     def _on_finished(self) -> None:
@@ -137,9 +162,7 @@ class CostPanel(QWidget):
     def planned_bits(self) -> dict[str, tuple[int, int]]:
         """Node -> (weight bits, activation bits) of the plan's non-excluded units."""
         plan = self.doc.plan
-        if plan is None:
-            return {}
-        return bits_from_configs({u.node: u.config for u in plan.units.values() if not u.excluded})
+        return api.plan_bits(plan) if plan is not None else {}
 
     def refresh(self) -> None:
         """Recompute the quantized figures from the current plan and show them."""

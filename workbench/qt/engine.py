@@ -23,11 +23,11 @@ import traceback
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.jobs import JOBS
-from workbench.core.progress import CancelToken
+from workbench.core.progress import CancelToken, phase_of
 
 log = logging.getLogger(__name__)
 
-#: Progress messages are sent at most this often (seconds), plus the last one of each phase.
+#: Progress messages are sent at most this often (seconds), plus the first and last one of each phase.
 PROGRESS_INTERVAL = 0.05
 
 
@@ -60,12 +60,12 @@ def child_main(job: str, payload: dict, out_conn, ctl_conn) -> None:
     _lower_priority()
     token = CancelToken()
     threading.Thread(target=_listen_for_cancel, args=(ctl_conn, token), daemon=True).start()
-    last = [0.0]
+    last: list = [0.0, None]  # time and phase of the last message sent
 
     def progress(done: int, total: int, message: str) -> None:
-        now = time.monotonic()
-        if now - last[0] >= PROGRESS_INTERVAL or (total and done >= total):
-            last[0] = now
+        now, phase = time.monotonic(), (phase_of(str(message)), int(total or 0))
+        if now - last[0] >= PROGRESS_INTERVAL or phase != last[1] or (total and done >= total):
+            last[0], last[1] = now, phase
             out_conn.send(("progress", int(done), int(total or 0), str(message)))
 
     try:

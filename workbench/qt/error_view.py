@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBox
 
 from workbench.core.api import QParams
 from workbench.qt.dialogs import guarded
+from workbench.qt.theme import colors_for, shown_theme
 
 MAX_GRID_LINES = 256
 #: Bars for units with SQNR +inf (bit-exact) are drawn at this many dB.
@@ -55,6 +56,7 @@ def grid_levels(qp: QParams, lo: float, hi: float) -> np.ndarray:
 class ErrorView(QWidget):
     nodeClicked = Signal(str)
     colorBySqnr = Signal()
+    exportNodeData = Signal()  # "Export for Model Explorer..." (the window asks for the file)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -64,8 +66,13 @@ class ErrorView(QWidget):
         self.summary = QLabel("No results yet: calibrate (Run > Calibrate).")
         self.color_button = QPushButton("Colour canvas by SQNR")
         self.color_button.setEnabled(False)
+        self.node_data_button = QPushButton("Export for Model Explorer...")
+        self.node_data_button.setToolTip("Write these figures as Model Explorer node data (File > Export Model "
+                                         "Explorer Data...)")
+        self.node_data_button.setEnabled(False)
         top.addWidget(self.summary, 1)
         top.addWidget(self.color_button)
+        top.addWidget(self.node_data_button)
         lay.addLayout(top)
         split = QSplitter()
         self.bars_plot = pg.PlotWidget()
@@ -84,12 +91,14 @@ class ErrorView(QWidget):
         self._bars: pg.BarGraphItem | None = None
         self.bars_plot.scene().sigMouseClicked.connect(self._on_click)
         self.color_button.clicked.connect(self.colorBySqnr)
+        self.node_data_button.clicked.connect(self.exportNodeData)
 
     # ------------------------------------------------------------------ bars
     def set_rows(self, rows: list) -> None:
         """Show the UnitError-like ``rows`` (``node``, ``op_type``, ``sqnr_db``), worst first."""
         self.rows = sorted(rows, key=lambda r: (r.sqnr_db if math.isfinite(r.sqnr_db) else math.inf))
         self.color_button.setEnabled(bool(self.rows))
+        self.node_data_button.setEnabled(bool(self.rows))
         if not self.rows:
             if self._bars is not None:
                 self._bars.setVisible(False)
@@ -147,7 +156,8 @@ class ErrorView(QWidget):
         if counts.size == 0:
             self.hist_title.setText(f"{hist.get('tensor', '')}: no finite values")
             return
-        self.hist_plot.plot(edges, counts, stepMode="center", fillLevel=0, brush=(80, 120, 200, 120))
+        self.hist_plot.plot(edges, counts, stepMode="center", fillLevel=0,
+                            brush=colors_for(shown_theme()).histogram_fill)
         text = f"{hist['tensor']}: {hist.get('values', 0)} values in [{hist['rmin']:.4g}, {hist['rmax']:.4g}]"
         rng = clip_range(qp) if qp is not None else None
         if rng is not None:

@@ -1,6 +1,6 @@
-"""Runs the document's background work: calibrate, analyse, sensitivity sweep, export, histograms.
+"""Runs the document's background work: calibrate, analyse, sensitivity sweep, export, report, histograms.
 
-One main job at a time (calibrate / analyse / sensitivity / export); a histogram job may run beside it and is
+One main job at a time (calibrate / analyse / sensitivity / export / report); a histogram job may run beside it and is
 replaced when the selection changes. Results are adopted by the document only when a job
 succeeds, so cancelling or a failure leaves the previous calibration and errors intact.
 """
@@ -84,6 +84,19 @@ class RunController(QObject):
         return self._start("export", ProcessJob("export", payload, title=f"Export to {Path(path).name}",
                                                 parent=self))
 
+    def report(self, path: str | Path) -> Job:
+        """Write the HTML report (recipe, issues, SQNR, histograms, sensitivity, metric, graph) to ``path``,
+        measured on the calibration data with the cached ranges; with the last sensitivity sweep when it
+        was made with the current recipe."""
+        self._need_model()
+        self._need_data()
+        sweep = self.doc.sensitivity_json()
+        current = sweep is not None and sweep.get("recipe") == self.doc.recipe.to_json()
+        payload = self.doc.payload(path=str(path), reuse=True, eval_samples=self.analysis_samples,
+                                   sweep=sweep["sweep"] if current else None)
+        return self._start("report", ProcessJob("report", payload, title=f"Report to {Path(path).name}",
+                                                parent=self))
+
     def sensitivity(self) -> Job:
         """Sensitivity sweep with the cached ranges (calibrating only what is missing)."""
         self._need_model()
@@ -117,7 +130,7 @@ class RunController(QObject):
             self.doc.set_results(result)
         elif kind == "sensitivity":
             self.doc.set_sensitivity(result)
-        elif kind == "export" and result.get("calibration") is not None:
+        elif kind in ("export", "report") and result.get("calibration") is not None:
             self.doc.calibration = result["calibration"]
         self.succeeded.emit(kind, result)
 

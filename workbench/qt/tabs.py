@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 from workbench.core.errors import WorkbenchError
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.netron_view import NetronView
+from workbench.qt.theme import colors_for, shown_theme
 
 
 class ModelTabs(QTabWidget):
@@ -54,6 +55,8 @@ class ModelTabs(QTabWidget):
             if attr.type != onnx.AttributeProto.GRAPH:
                 continue
             view = GraphCanvas(self)
+            colors = colors_for(shown_theme())
+            view.set_theme_colors(colors.canvas_background, colors.canvas_edge)
             view.set_model(helper.make_model(attr.g, opset_imports=list(model.proto.opset_import)))
             title = f"{name}: {attr.name}"
             self.setCurrentIndex(self.addTab(view, title))

@@ -2,15 +2,80 @@
 
 Qt 6.5+ reports the platform's scheme through ``QStyleHints.colorScheme()`` and emits
 ``colorSchemeChanged``; the Fusion style with an explicit palette gives the same look everywhere.
+The palette does not reach what paints its own colours: the graph canvas (background, edges) and
+the pyqtgraph plots (background, axes, text). :func:`apply_theme` therefore also sets pyqtgraph's
+defaults for new plots and emits :func:`notifier`'s ``changed(theme)``; the window restyles the
+canvas and every existing plot from :func:`colors_for` (:func:`style_plot`).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from dataclasses import dataclass
+
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 THEMES = ("system", "light", "dark")
+
+
+@dataclass(frozen=True)
+class ThemeColors:
+    """Colours of the views that do not follow the Qt palette (``#rrggbb`` strings)."""
+
+    canvas_background: str
+    canvas_edge: str
+    plot_background: str
+    plot_foreground: str  # axes, tick labels, titles
+    histogram_fill: tuple[int, int, int, int]  # RGBA of the histogram's area
+
+
+LIGHT = ThemeColors(canvas_background="#fbfbfb", canvas_edge="#7a7a7a", plot_background="#ffffff",
+                    plot_foreground="#303030", histogram_fill=(80, 120, 200, 120))
+DARK = ThemeColors(canvas_background="#1e1e20", canvas_edge="#9a9a9a", plot_background="#1e1e20",
+                   plot_foreground="#d0d0d0", histogram_fill=(110, 170, 255, 150))
+
+
+def colors_for(shown: str) -> ThemeColors:
+    """:data:`DARK` for "dark", else :data:`LIGHT`."""
+    return DARK if shown == "dark" else LIGHT
+
+
+class _Notifier(QObject):
+    changed = Signal(str)  # the theme now shown: "light" or "dark"
+
+
+_NOTIFIER: _Notifier | None = None
+
+
+def notifier() -> _Notifier:
+    """The process's theme notifier: ``changed(str)`` after every :func:`apply_theme`."""
+    global _NOTIFIER
+    if _NOTIFIER is None:
+        _NOTIFIER = _Notifier()
+    return _NOTIFIER
+
+
+def shown_theme(app: QApplication | None = None) -> str:
+    """The theme now shown ("light" or "dark"), from the mode last given to :func:`apply_theme`."""
+    app = app or QApplication.instance()
+    mode = app.property("workbench_theme") if app is not None else None
+    return effective_theme(app, mode if mode in THEMES else "system") if app is not None else "light"
+
+
+def style_plot(plot: pg.PlotWidget, colors: ThemeColors) -> None:
+    """Background, axis lines, tick labels and title of ``plot`` in ``colors``."""
+    fg = QColor(colors.plot_foreground)
+    plot.setBackground(colors.plot_background)
+    item = plot.getPlotItem()
+    for name in ("left", "bottom", "right", "top"):
+        axis = item.getAxis(name)
+        axis.setPen(fg)
+        axis.setTextPen(fg)
+    title = item.titleLabel
+    title.opts["color"] = colors.plot_foreground
+    title.setText(title.text)
 
 
 def _dark_palette() -> QPalette:
@@ -59,6 +124,9 @@ def apply_theme(app: QApplication, mode: str = "system") -> str:
         app.styleHints().colorSchemeChanged.connect(_follow_system)
         app.setProperty("workbench_theme_hooked", True)
     app.setProperty("workbench_theme", mode)
+    colors = colors_for(shown)
+    pg.setConfigOptions(background=colors.plot_background, foreground=colors.plot_foreground)  # new plots
+    notifier().changed.emit(shown)
     return shown
 
 

@@ -15,6 +15,12 @@ Bit operations follow Baskin et al. 2018 ("UNIQ") and van Baalen et al. 2020 ("B
 ``BOPs = MACs * b_activation * b_weight``; float32 counts as 32 x 32. Memory is the size of the
 node's constant weights and bias in bits: float32 before quantization; ``weight bits`` for the
 weight and 32 bits (int32) for the bias after.
+
+Shapes: symbolic input dimensions take the shapes of the calibration data when given
+(``input_shapes``, :func:`data_input_shapes`: one sample's feed), else ``batch`` (1). Shape inference
+runs on a skeleton of the model (weights of more than :data:`FOLD_MAX_ELEMENTS` elements become typed
+graph inputs, so a 90 MB model is not copied), with the shape arithmetic folded
+(:func:`workbench.core.graph.static_shapes.fold_fixed_nodes`) and QONNX quantizers seen as Identity.
 """
 
 from __future__ import annotations
@@ -22,12 +28,17 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
 import onnx
+from onnx import helper, numpy_helper
 
-from workbench.core.errors import ModelError
+from workbench.core.data.loader import open_data_source
+from workbench.core.errors import DataError, ModelError
 from workbench.core.graph.index import attrs_of, iter_graphs
-from workbench.core.graph.static_shapes import fold_fixed_nodes
+from workbench.core.graph.quantized_ops import QONNX_DOMAINS
+from workbench.core.graph.static_shapes import fold_fixed_nodes, inline_fixed_ifs
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +47,11 @@ FLOAT_BITS = 32
 #: Fixed-value nodes (shape arithmetic) with outputs up to this many elements are folded before
 #: shape inference; larger constant subgraphs (weights) are left as they are.
 FOLD_MAX_ELEMENTS = 1024
+#: Integer inputs of at most this many elements given in ``input_values`` count at their values
+#: (a sample rate that selects an If branch); larger ones (token ids) only by their shapes.
+FIXED_INPUT_ELEMENTS = 16
+#: Rounds of folding and inlining Ifs with a fixed condition.
+INLINE_ROUNDS = 4
 
 
 @dataclass
@@ -114,7 +130,8 @@ class CostReport:
 
 
 def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None = None, *,
-               batch: int = 1) -> CostReport:
+               batch: int = 1, input_shapes: dict[str, list[int]] | None = None,
+               input_values: dict[str, np.ndarray] | None = None) -> CostReport:
     """Cost of every Conv / ConvTranspose / MatMul / Gemm node of ``proto``.
 
     Parameters
@@ -124,7 +141,16 @@ def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None =
     bits : dict node name -> (weight bits, activation bits), optional
         Quantized widths per node; nodes not listed stay float32 (32, 32).
     batch : int
-        Value for symbolic input dimensions (batch, sequence length ...), default 1.
+        Value for symbolic input dimensions (batch, sequence length ...) of inputs not in
+        ``input_shapes``, default 1.
+    input_shapes : dict input name -> dims, optional
+        Shapes to count at, e.g. one calibration sample's (:func:`data_input_shapes`); static
+        dimensions of the model must agree.
+    input_values : dict input name -> array, optional
+        One sample's feed (:func:`data_sample`): its shapes are used as ``input_shapes``, and its
+        integer inputs of at most :data:`FIXED_INPUT_ELEMENTS` elements count at their values, so
+        an ``If`` they decide is replaced by the branch taken (the other branch's nodes are not
+        counted; a note says so).
 
     Returns
     -------
@@ -134,18 +160,31 @@ def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None =
     Raises
     ------
     ModelError
-        If shape inference fails outright.
+        If shape inference fails outright, or ``input_shapes`` disagrees with a static dimension.
     """
     bits = bits or {}
-    work = onnx.ModelProto()
-    work.CopyFrom(proto)
-    notes = _fix_symbolic_dims(work, batch)
+    values = dict(input_values or {})
+    shapes_given = {**(input_shapes or {}), **{k: list(np.shape(v)) for k, v in values.items()}}
+    work = _skeleton(proto)
+    notes = _fix_symbolic_dims(work, batch, shapes_given)
+    _fix_input_values(work, values)
     try:  # shape arithmetic folded first: data propagation alone leaves e.g. attention MatMuls unknown
-        _, work = fold_fixed_nodes(work, max_elements=FOLD_MAX_ELEMENTS)
+        for _ in range(INLINE_ROUNDS):
+            _, inferred = fold_fixed_nodes(work, max_elements=FOLD_MAX_ELEMENTS, opaque_domains=QONNX_DOMAINS)
+            inlined = inline_fixed_ifs(work)
+            notes += inlined
+            if not inlined:
+                break
+        else:
+            _, inferred = fold_fixed_nodes(work, max_elements=FOLD_MAX_ELEMENTS, opaque_domains=QONNX_DOMAINS)
+        work = inferred
     except Exception as exc:  # onnx raises several types (InferenceError, ValueError) here
         raise ModelError(f"{proto.graph.name or 'model'}: shape inference failed ({exc}).",
                          hint="Check the model with onnx.checker, or export it with static shapes.") from None
     shapes, consts = _shapes_and_consts(work)
+    big = _big_initializers(proto)
+    consts.update(big)
+    shapes.update(big)
     report = CostReport(notes=notes)
     for graph in iter_graphs(work.graph):
         for node in graph.node:
@@ -154,6 +193,56 @@ def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None =
                 row.weight_bits, row.activation_bits = bits.get(node.name, (FLOAT_BITS, FLOAT_BITS))
                 report.rows.append(row)
     return report
+
+
+def plan_bits(plan) -> dict[str, tuple[int, int]]:
+    """``{node: (weight bits, activation bits)}`` of the planned, non-excluded units of a
+    :class:`~workbench.core.planning.plan.QuantPlan`; other nodes count as float32."""
+    return bits_from_configs({u.node: u.config for u in plan.units.values() if not u.excluded})
+
+
+def plan_cost(model, plan, data: Any = None, *, batch: int = 1) -> CostReport:
+    """:func:`model_cost` of ``model`` (a PreparedModel) with the bit widths of ``plan``, at the
+    shapes of one sample of ``data`` (calibration data; any spec ``open_data`` takes) when given.
+
+    Raises DataError (the data does not fit the model) and what :func:`model_cost` raises."""
+    sample = data_sample(model, data) if data is not None else None
+    return model_cost(model.proto, plan_bits(plan), batch=batch, input_values=sample)
+
+
+def data_input_shapes(model, data: Any) -> dict[str, list[int]]:
+    """Input name -> dims of the first sample of ``data`` (see :func:`data_sample`)."""
+    return {name: [int(d) for d in np.shape(value)] for name, value in data_sample(model, data).items()}
+
+
+def data_sample(model, data: Any) -> dict[str, np.ndarray]:
+    """The first sample of ``data`` as the model is fed it: input name -> array (batch axis 1 for
+    batch-layout data, the whole row for stacked data).
+
+    Raises
+    ------
+    DataError
+        The data cannot be read, does not match the model, or has no sample.
+    """
+    source = open_data_source(data, model)
+    feed = next(iter(source.samples(1)), None)
+    if feed is None:
+        raise DataError(f"{source.describe()}: no sample to take the input shapes from.",
+                        hint="Choose calibration data with at least one sample.")
+    return {name: np.asarray(value) for name, value in feed.items()}
+
+
+def _fix_input_values(proto: onnx.ModelProto, values: dict[str, np.ndarray]) -> None:
+    """Small integer inputs with a value in ``values`` become initializers of that value."""
+    fixed = {k: v for k, v in values.items()
+             if np.issubdtype(np.asarray(v).dtype, np.integer) and np.size(v) <= FIXED_INPUT_ELEMENTS}
+    if not fixed:
+        return
+    kept = [vi for vi in proto.graph.input if vi.name not in fixed]
+    names = {vi.name for vi in proto.graph.input} - {vi.name for vi in kept}
+    del proto.graph.input[:]
+    proto.graph.input.extend(kept)
+    proto.graph.initializer.extend(numpy_helper.from_array(np.asarray(fixed[n]), n) for n in sorted(names))
 
 
 def bits_from_configs(configs: dict) -> dict[str, tuple[int, int]]:
@@ -166,10 +255,42 @@ def bits_from_configs(configs: dict) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int) -> list[str]:
+def _big_initializers(proto: onnx.ModelProto) -> dict[str, list[int]]:
+    """Dims of the main graph's initializers of more than :data:`FOLD_MAX_ELEMENTS` elements."""
+    return {i.name: list(i.dims) for i in proto.graph.initializer if math.prod(i.dims) > FOLD_MAX_ELEMENTS}
+
+
+def _skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``proto`` for shape inference without its large weights: each initializer of more
+    than :data:`FOLD_MAX_ELEMENTS` elements becomes a graph input of its type and shape (not folded,
+    never read here). Nodes, value infos and local functions are copied; ``proto`` is not modified."""
+    g = proto.graph
+    big = _big_initializers(proto)
+    out = onnx.ModelProto(ir_version=proto.ir_version, producer_name=proto.producer_name)
+    out.opset_import.extend(proto.opset_import)
+    out.functions.extend(proto.functions)
+    graph = out.graph
+    graph.name = g.name
+    graph.node.extend(g.node)
+    graph.output.extend(g.output)
+    graph.value_info.extend(g.value_info)
+    graph.input.extend(g.input)
+    declared = {i.name for i in g.input}
+    for init in g.initializer:
+        if init.name not in big:
+            graph.initializer.append(init)
+        elif init.name not in declared:
+            graph.input.append(helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
+    return out
+
+
+def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int, given: dict[str, list[int]]) -> list[str]:
     notes = []
     for vi in proto.graph.input:
         if not vi.type.HasField("tensor_type"):
+            continue
+        if vi.name in given:
+            notes += _set_input_shape(vi, given[vi.name])
             continue
         for d in vi.type.tensor_type.shape.dim:
             if not d.HasField("dim_value") or d.dim_value < 0:  # -1: dynamic in some exporters
@@ -178,6 +299,26 @@ def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int) -> list[str]:
                 d.dim_value = batch
                 notes.append(f"input {vi.name}: dimension {label} set to {batch}")
     return notes
+
+
+def _set_input_shape(vi: onnx.ValueInfoProto, dims: list[int]) -> list[str]:
+    """Give input ``vi`` the shape ``dims`` (rank and static dims must agree); a note when it had
+    symbolic dims."""
+    t = vi.type.tensor_type
+    if t.HasField("shape"):
+        model_dims = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None for d in t.shape.dim]
+        if len(model_dims) != len(dims) or any(m is not None and m != v for m, v in zip(model_dims, dims,
+                                                                                       strict=False)):
+            raise ModelError(f"input {vi.name}: the data's shape {list(dims)} does not fit the model's "
+                             f"{['?' if m is None else m for m in model_dims]}.",
+                             hint="Count the cost at shapes the model accepts (other data, or no data).")
+        symbolic = None in model_dims
+    else:
+        symbolic = True
+    t.ClearField("shape")
+    for v in dims:
+        t.shape.dim.add().dim_value = int(v)
+    return [f"input {vi.name}: shape {'x'.join(str(v) for v in dims)} from the data"] if symbolic else []
 
 
 def _shapes_and_consts(proto: onnx.ModelProto) -> tuple[dict[str, list[int | None]], dict[str, list[int]]]:

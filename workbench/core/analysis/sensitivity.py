@@ -361,7 +361,7 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     feeds = list(source.batches(bs, limit=n))
     f_types, q_types = _types(fp, True), _types(qp, False)
     units = sweepable_units(result.plan, fp)
-    progress(0, 0, "Measuring each unit's own error")
+    progress(0, 2, "Preparing: measuring each unit's own error")
     local = local_figures(fp, qp, units, result.tensor_map, f_types, feeds, cancel)
     chosen = units
     if top is not None and top < len(units):
@@ -369,7 +369,7 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     units_all = list(result.plan.units.values())
     out_names = [o.name for o in fp.graph.output]
     f_need, q_need = _needed(units_all, fp, qp, chosen, result.tensor_map, f_types, q_types)
-    progress(0, 0, "Caching float and quantized activations")
+    progress(1, 2, "Preparing: caching float and quantized activations")
     f_cache = _cache(fp, feeds, sorted(f_need | set(out_names)), True, cancel)
     q_cache = _cache(qp, feeds, sorted(q_need | set(out_names)), False, cancel)
     all_q = _Sqnr()
@@ -380,6 +380,8 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     tasks = _tasks(units_all, fp, qp, chosen, result.tensor_map, f_cache, q_cache, out_names, f_types, q_types)
     figures: dict[str, dict[str, float]] = {u.node: {} for u in units}
     total, done = 2 * len(chosen), 0
+    progress(2, 2, "Preparing: activations cached")
+    progress(0, total, "Sweeping units")
     results = executor.map(run_suffix, tasks)
     try:
         for node, kind, e2e in results:

@@ -181,26 +181,67 @@ def accumulate(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, pairs
     dot, q2, maxabs, n)}``, keys a tensor name or ``(tensor, segment)``. Sums of disjoint batches add
     (:func:`add_sums`), so analysis shards merge without keeping any activation."""
     progress = progress or no_progress
+    progress(0, total, "Measuring per-node error (building the float and quantized sessions)")
     f_names = list(pairs)
     q_names = [pairs[t][2] for t in f_names]
     f_sess = make_session(add_outputs(float_proto, f_names))
     q_sess = make_session(add_outputs(quant_proto, q_names), optimize=False)
     accs = {t: _Acc() for t in f_names}
     seg_accs = {(t, i): _Acc() for t, s in segs.items() for i, _ in s[1]}
-    done = 0
+    done, budget = 0, _RowBudget()
     for feed in batches:
         if cancel is not None:
             cancel.check()
-        f_out = f_sess.run(f_names, feed)
-        q_out = q_sess.run(q_names, feed)
-        for t, r, q in zip(f_names, f_out, q_out, strict=True):
-            accs[t].update(r, q)
-            if t in segs:
-                for i, rs, qs in _segments(np.asarray(r), np.asarray(q), segs[t]):
-                    seg_accs[(t, i)].update(rs, qs)
+        for part in budget.runs(feed):
+            f_out = f_sess.run(f_names, part)
+            q_out = q_sess.run(q_names, part)
+            budget.measured(f_out, q_out, part)
+            for t, r, q in zip(f_names, f_out, q_out, strict=True):
+                accs[t].update(r, q)
+                if t in segs:
+                    for i, rs, qs in _segments(np.asarray(r), np.asarray(q), segs[t]):
+                        seg_accs[(t, i)].update(rs, qs)
+            del f_out, q_out
         done += 1
         progress(done, total, "Measuring per-node error")
     return {k: a.sums() for k, a in {**accs, **seg_accs}.items()}
+
+
+#: Bytes of tapped activations (both models) one onnxruntime run may return. Every unit output of a
+#: batch comes back at once: 16 rows of a 264-unit text recognizer are 2.5 GB per model. The rows
+#: per run follow from the first run's size, so memory stays flat in the batch size and row count.
+TAP_BUDGET = 256 * 2**20
+
+
+def _leading_rows(feed: dict) -> int | None:
+    """The common leading dimension of the feeds (the rows of a batch), or None when they differ."""
+    dims = {np.shape(v)[0] if np.ndim(v) else None for v in feed.values()}
+    return dims.pop() if len(dims) == 1 else None
+
+
+class _RowBudget:
+    """Splits feeds along their rows into runs whose tapped outputs fit :data:`TAP_BUDGET`; the
+    bytes per row are measured on the first run, which takes a single row."""
+
+    def __init__(self) -> None:
+        self.per_row: int | None = None
+
+    def runs(self, feed: dict):
+        n = _leading_rows(feed)
+        if not n or n <= 1:
+            yield feed
+            return
+        start = 0
+        while start < n:
+            step = 1 if self.per_row is None else max(1, min(n - start, TAP_BUDGET // max(self.per_row, 1)))
+            yield {k: v[start:start + step] for k, v in feed.items()}
+            start += step
+
+    def measured(self, f_out: list, q_out: list, feed: dict) -> None:
+        if self.per_row is None:
+            rows = _leading_rows(feed) or 1
+            total = sum(np.asarray(a).nbytes for a in f_out) + sum(np.asarray(a).nbytes for a in q_out)
+            self.per_row = total // rows
 
 
 def add_sums(parts: list[dict]) -> dict:

@@ -439,13 +439,16 @@ class _Run:
         n = self.source.num_samples()
         total = min(n, samples) if n is not None and samples is not None else (n or samples or 0)
         msg = f"Calibrating {len(self.observers)} tensors"
+        if progress is not None:
+            progress(0, total, msg)  # the phase shows at once (the first batch also builds the session)
         steps = self._pipeline(self._batches(samples, batch_size))
         try:
             for idx, feed, outs in steps:
                 self._observe(idx, feed, outs)
                 self.done += len(idx)
                 if progress is not None:
-                    progress(self.done, max(total, self.done), msg)
+                    # an unknown length stays 0 (a busy bar, the message says what runs), not done/done = 100 %
+                    progress(self.done, max(total, self.done) if total else 0, msg)
                 self._check()
         finally:
             steps.close()

@@ -23,6 +23,8 @@ from workbench.core.graph.walk import iter_nodes
 _DEFAULT = ("", "ai.onnx")
 _MS = ("com.microsoft",)
 _QONNX_DOMAINS = ("qonnx.custom_op.general", "finn.custom_op.general", "onnx.brevitas")
+#: domains of QONNX quantizers (Quant, BipolarQuant, FloatQuant, Trunc: outputs shaped as input 0)
+QONNX_DOMAINS = frozenset(_QONNX_DOMAINS)
 
 _BY_OP: dict[str, tuple[str, tuple[str, ...]]] = {
     "QuantizeLinear": ("QDQ", _DEFAULT + _MS),

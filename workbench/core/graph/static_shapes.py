@@ -208,3 +208,35 @@ def fold_fixed_nodes(model: onnx.ModelProto, *, opaque_domains: frozenset[str] =
         total += n
         inferred = infer_static(model, opaque_domains, drop_declared=drop_declared)
     return total, inferred
+
+
+def inline_fixed_ifs(model: onnx.ModelProto) -> list[str]:
+    """Replace each ``If`` of ``model``'s main graph whose condition is an initializer by the nodes
+    of the branch it takes (its outputs copied to the If's outputs by ``Identity`` nodes), in place.
+
+    Shape inference merges the two branches of an If, so shapes after one whose branches differ
+    (silero_vad's sample-rate switch) stay unknown even when the condition is fixed. The branch's
+    nodes keep their names and its initializers move to the main graph. Returns one note per If
+    inlined (which branch, and why).
+    """
+    g = model.graph
+    consts = {i.name: i for i in g.initializer}
+    notes, nodes, changed = [], [], False
+    for n in g.node:
+        cond = consts.get(n.input[0]) if n.op_type == "If" and n.domain in ("", "ai.onnx") else None
+        if cond is None:
+            nodes.append(n)
+            continue
+        value = bool(np.asarray(numpy_helper.to_array(cond)).reshape(-1)[0])
+        branch = next(a.g for a in n.attribute if a.name == ("then_branch" if value else "else_branch"))
+        nodes.extend(branch.node)
+        nodes.extend(helper.make_node("Identity", [b.name], [o], name=f"{n.name}/{o}/inlined")
+                     for b, o in zip(branch.output, n.output, strict=True) if o)
+        g.initializer.extend(branch.initializer)
+        notes.append(f"If {n.name}: only its {'then' if value else 'else'} branch is counted "
+                     f"({n.input[0]} is {value} at these inputs)")
+        changed = True
+    if changed:
+        del g.node[:]
+        g.node.extend(nodes)
+    return notes

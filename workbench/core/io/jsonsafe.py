@@ -119,3 +119,20 @@ def _check(doc: Any) -> None:
 def is_finite_number(value: Any) -> bool:
     """True for an int or a finite float (not bool, not NaN / Inf)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _finite_or_text(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if value != value else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _finite_or_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_text(v) for v in value]
+    return value
+
+
+def dumps_strict(doc: Any, **kwargs: Any) -> str:
+    """``json.dumps`` that writes strict JSON: a non-finite float becomes the string ``"inf"``,
+    ``"-inf"`` or ``"nan"`` (Python's ``Infinity`` / ``NaN`` literals are not JSON; other readers
+    refuse them). An SQNR of ``"inf"`` means the two tensors are identical."""
+    return json.dumps(_finite_or_text(doc), allow_nan=False, **kwargs)

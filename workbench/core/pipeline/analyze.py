@@ -84,6 +84,8 @@ def _sharded(model, result, source, samples, executor: Executor, shards: int, pr
     fb, qb = model.proto.SerializeToString(), result.proto.SerializeToString()
     tasks = [AnalysisShard(fb, qb, pairs, segs, source.to_json(), a, b) for a, b in split_rows(n, shards)]
     parts = []
+    if progress is not None:
+        progress(0, len(tasks), "Measuring per-node error (shards)")
     results = executor.map(analyze_shard, tasks)
     try:
         for part in results:

@@ -98,12 +98,13 @@ class Project(BaseModel):
 
 
 def new_project(model_path: str | Path, recipe: Recipe, *, data: dict | str | None = None,
-                samples: int | None = None) -> Project:
-    """A project for the model at ``model_path`` (absolute until saved)."""
+                samples: int | None = None, sha256: str | None = None) -> Project:
+    """A project for the model at ``model_path`` (absolute until saved). ``sha256``: the model
+    file's digest when the caller has it (``PreparedModel.sha256``); else the file is hashed."""
     model_path = Path(model_path).resolve()
     if isinstance(data, (str, Path)):
         data = {"path": str(Path(data).resolve())}
-    return Project(model=ModelRef(path=str(model_path), sha256=sha256_file(model_path)),
+    return Project(model=ModelRef(path=str(model_path), sha256=sha256 or sha256_file(model_path)),
                    recipe=recipe, data=data, samples=samples)
 
 
@@ -209,5 +210,7 @@ def check_project_model(project: Project, path: str | Path) -> Path:
     if digest != project.model.sha256:
         raise ProjectError(f"{path}: the model {model_path} changed since the project was saved "
                            f"(sha256 {digest[:12]}... != {project.model.sha256[:12]}...).",
-                           hint="Restore the original model, or open the new model and re-create the project.")
+                           hint="Restore the original model, or apply the project to the new model: "
+                                f"workbench-cli quantize {path} --model NEW.onnx -o OUT.onnx (File > Apply Project "
+                                "to Model... in the app).")
     return model_path

@@ -262,6 +262,27 @@ def _old_model(project: Project, project_path: Path) -> PreparedModel | None:
     return open_model(path)
 
 
+def retarget_to_model(project_path: str | Path, new: PreparedModel) -> tuple[Retarget, Project]:
+    """The match table of the project at ``project_path`` against the open model ``new``, nothing quantized.
+
+    Returns
+    -------
+    (Retarget, Project)
+        The retargeted recipe, cache and match table (:func:`retarget_recipe`; structural matching
+        when the project's own model file is still there unchanged), and the project as read.
+
+    Raises
+    ------
+    ProjectError
+        The project is unreadable.
+    """
+    project_path = Path(project_path)
+    project = load_project(project_path, check_model=False)
+    old = _old_model(project, project_path)
+    cache = CalibrationResult.from_json(project.calibration) if project.calibration else None
+    return retarget_recipe(old, new, project.recipe, cache), project
+
+
 def retarget_project(project_path: str | Path, model_path: str | Path, *, data=None, samples: int | None = None,
                      progress: ProgressFn | None = None, cancel: CancelToken | None = None,
                      ) -> tuple[PreparedModel, QuantizeResult, Retarget, Project]:
@@ -284,11 +305,8 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
         Ranges must be recalibrated but neither the project nor ``data`` gives calibration data.
     """
     project_path = Path(project_path)
-    project = load_project(project_path, check_model=False)
     new = open_model(model_path)
-    old = _old_model(project, project_path)
-    cache = CalibrationResult.from_json(project.calibration) if project.calibration else None
-    rt = retarget_recipe(old, new, project.recipe, cache)
+    rt, project = retarget_to_model(project_path, new)
     data_spec = project.data_spec(project_path) if data is None else data
     samples = samples if samples is not None else project.samples
     use = data_spec

@@ -76,6 +76,8 @@ def calibrate_sharded(model: PreparedModel, recipe: Recipe, data: Any, *, shards
     tasks = [ShardTask(str(model.path), recipe.to_json(), spec, a, b, guard) for a, b in split_rows(n, shards)]
     the_plan = make_plan(model, recipe, guard=guard)
     parts: list[tuple[int, CalibrationResult]] = []
+    if progress is not None:
+        progress(0, len(tasks), "Calibrating shards")  # the phase shows while the workers start
     results = (executor or default_executor()).map(calibrate_shard, tasks)
     try:
         for start, state in results:

@@ -15,11 +15,11 @@ from __future__ import annotations
 import fnmatch
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from workbench.core.errors import RecipeError
 from workbench.core.formats.qtypes import QONNX_DTYPES
-from workbench.core.recipe.presets import get_preset
+from workbench.core.recipe.presets import PRESETS, get_preset
 from workbench.core.recipe.spec import (
     ROLES,
     NodeConfig,
@@ -52,6 +52,13 @@ class Recipe(BaseModel):
     #: General bias correction after writing (Nagel et al. 2019, section 4.2): each Conv bias absorbs the
     #: mean output shift its weight rounding causes on the calibration data (static recipes).
     bias_correction: bool = False
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, name: str) -> str:
+        if name not in PRESETS:
+            raise ValueError(f"unknown preset {name!r}; use one of {', '.join(PRESETS)}")
+        return name
 
     @model_validator(mode="after")
     def _qonnx_only_dtypes(self) -> Recipe:
@@ -89,7 +96,8 @@ class Recipe(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise RecipeError(f"{source}: invalid recipe at {where or 'top level'}: {first['msg']}.",
+            msg = first["msg"].removeprefix("Value error, ")
+            raise RecipeError(f"{source}: invalid recipe at {where or 'top level'}: {msg}.",
                               hint="Fix that field (see README, 'Recipes').") from None
 
     def to_json(self) -> str:

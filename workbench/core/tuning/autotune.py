@@ -39,11 +39,9 @@ from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import NodeSettings, PartialSpec
 from workbench.core.runtime.session import make_session
+from workbench.core.tuning.resolution import MetricResolution, Score, measure_resolution
 
 log = logging.getLogger(__name__)
-
-Score = Callable[[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]], float]
-
 
 def load_score(metric: str, *, allow_code: bool = False) -> Score:
     """``score(quant_outputs, float_outputs, labels)`` from a metric of :mod:`workbench.core.analysis.metrics`.
@@ -171,6 +169,8 @@ class AutotuneResult:
     met: bool
     curve: list[CurvePoint] = field(default_factory=list)
     result: Any = None
+    resolution: MetricResolution | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def promote(recipe: Recipe, nodes: list[str], promote_to: str) -> Recipe:
@@ -223,16 +223,23 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         cached["calib"] = res.calibration or cached["calib"]
         return res, score(run_outputs(res.proto, ev.feeds), ev.float_outputs, ev.labels)
 
-    m0 = score(run_outputs(base.proto, ev.feeds), ev.float_outputs, ev.labels)
     n_units = sum(1 for u in base.plan.units.values() if not u.excluded)
     try:
         float_cost: CostReport | None = model_cost(model.proto)
     except ModelError as exc:  # the curve then lacks sizes; the tuning itself does not need them
         log.warning("autotune curve without weight size / BOPs: %s", exc)
         float_cost = None
+    q_base = run_outputs(base.proto, ev.feeds)
+    m0 = score(q_base, ev.float_outputs, ev.labels)
     curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan))]
+    res_m = measure_resolution(score, q_base, ev.float_outputs, ev.labels, len(ev.feeds))
     if m0 >= min_score:
-        return AutotuneResult(recipe, m_float, m0, m0, [], True, curve, base)
+        return AutotuneResult(recipe, m_float, m0, m0, [], True, curve, base, res_m)
+    if max_drop is not None and res_m.step is not None and 0 < max_drop < res_m.step:
+        note = (f"--max-drop {max_drop:g} is below the metric's step on {res_m.rows} eval rows "
+                f"(1/{res_m.rows} = {res_m.step:.4f}): it allows no lost row, so nothing was promoted. Pass "
+                f"--max-drop 0 to ask for that, --max-drop {res_m.step:.4f} or more, or more eval rows.")
+        return AutotuneResult(recipe, m_float, m0, m0, [], False, curve, base, res_m, [note])
     progress(0, 0, "Ranking units")
     rows = analyze(model, base, eval_data, samples=eval_samples or 32)
     ranked = [s.node for s in local_sensitivity(base.plan, rows)]
@@ -261,10 +268,12 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     while hi < len(ranked) and at(hi)[1] < min_score:
         lo, hi = hi, min(hi * 2, len(ranked))
     if at(hi)[1] < min_score:
-        res, m = at(hi)
+        tried = {0: (base, m0), **cache}
+        best = _best_missed(tried)
+        res, m = tried[best]
         curve.sort(key=lambda p: p.promoted)
-        return AutotuneResult(promote(recipe, ranked[:hi], promote_to), m_float, m0, m, ranked[:hi], False,
-                              curve, res)
+        return AutotuneResult(promote(recipe, ranked[:best], promote_to), m_float, m0, m, ranked[:best], False,
+                              curve, res, res_m)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if at(mid)[1] >= min_score:
@@ -273,7 +282,18 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
             lo = mid
     res, m = at(hi)
     curve.sort(key=lambda p: p.promoted)
-    return AutotuneResult(promote(recipe, ranked[:hi], promote_to), m_float, m0, m, ranked[:hi], True, curve, res)
+    return AutotuneResult(promote(recipe, ranked[:hi], promote_to), m_float, m0, m, ranked[:hi], True, curve, res,
+                          res_m)
+
+
+def _best_missed(tried: dict[int, tuple[Any, float]]) -> int:
+    """The number of promoted units to return when no tried point met the target: the best metric, and
+    on a tie (or NaN) the fewest promoted units -- promoting more for no gain only makes the model bigger
+    and slower. ``tried`` holds ``k -> (result, metric)`` with 0 the recipe as given."""
+    def key(k: int) -> tuple[float, int]:
+        m = tried[k][1]
+        return (m if m == m else -np.inf, -k)
+    return max(tried, key=key, default=0)
 
 
 @dataclass(frozen=True)

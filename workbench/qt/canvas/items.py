@@ -114,9 +114,10 @@ class EdgesItem(QGraphicsItem):
     Only the tiles intersecting the exposed rectangle are drawn, so panning a large graph stays cheap.
     """
 
-    def __init__(self, data: SceneData):
+    def __init__(self, data: SceneData, color: QColor = EDGE_COLOR):
         super().__init__()
         self.data = data
+        self.color = QColor(color)  # the theme's edge colour (GraphCanvas.set_theme_colors)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
         self.setZValue(-1)
         self._bounds = data.bounds.adjusted(-20, -20, 20, 20)
@@ -134,11 +135,11 @@ class EdgesItem(QGraphicsItem):
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         painter.setBrush(Qt.BrushStyle.NoBrush)
         if lod < DETAIL_SCALE:
-            painter.setPen(QPen(EDGE_COLOR, 0))  # cosmetic hairline
+            painter.setPen(QPen(self.color, 0))  # cosmetic hairline
             painter.drawPath(self.data.straight_edges)
             return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        painter.setPen(QPen(EDGE_COLOR, 1.4))
+        painter.setPen(QPen(self.color, 1.4))
         exposed = option.exposedRect
         for tile in self.data.edge_tiles:
             if tile.rect.intersects(exposed):

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from workbench.core.progress import CancelToken
 from workbench.qt.canvas import colors
 from workbench.qt.canvas.interaction import CanvasInteraction
-from workbench.qt.canvas.items import DETAIL_SCALE, CanvasState, EdgesItem, NodeItem
+from workbench.qt.canvas.items import DETAIL_SCALE, EDGE_COLOR, CanvasState, EdgesItem, NodeItem
 from workbench.qt.canvas.legend import LegendOverlay
 from workbench.qt.canvas.overview import OverviewItem
 from workbench.qt.canvas.quant_layer import CanvasQuant
@@ -74,6 +74,7 @@ class GraphCanvas(CanvasInteraction, CanvasQuant, QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.setBackgroundBrush(QColor("#fbfbfb"))
+        self._edge_color = QColor(EDGE_COLOR)
         self.setMouseTracking(False)
         self._cache_dir = Path(layout_cache_dir) if layout_cache_dir else None
         self._pool = QThreadPool(self)
@@ -135,6 +136,14 @@ class GraphCanvas(CanvasInteraction, CanvasQuant, QGraphicsView):
         if self._pool.activeThreadCount() == 0:
             self._jobs.clear()
 
+    def set_theme_colors(self, background: QColor | str, edge: QColor | str) -> None:
+        """Background brush and edge colour of the theme (node fills and their text keep their own)."""
+        self.setBackgroundBrush(QColor(background))
+        self._edge_color = QColor(edge)
+        if self._edges is not None:
+            self._edges.color = self._edge_color
+            self._edges.update()
+
     def shutdown(self) -> None:
         """Cancel and wait for the layout worker (called on close)."""
         self._cancel_jobs()
@@ -158,7 +167,7 @@ class GraphCanvas(CanvasInteraction, CanvasQuant, QGraphicsView):
         self._state.badges = {data.index[n]: t for n, t in self._badges.items() if n in data.index}
         self._compute_fills()
         scene = self.scene()
-        self._edges = EdgesItem(data)
+        self._edges = EdgesItem(data, self._edge_color)
         scene.addItem(self._edges)
         self._install_quant_items()
         self._overview = OverviewItem(self._state)

@@ -1,0 +1,123 @@
+"""Crash-safe autosave: written atomically while dirty, offered back after an abnormal exit,
+removed by a clean save or quit; File > New Project asks before dropping edits."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from workbench.core import api
+from workbench.qt import autosave
+from workbench.qt.app_window import MainWindow
+from workbench.qt.commands import push_edit, set_exclude
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
+
+
+def _first_conv(win) -> str:
+    return next(n.name for n in win.doc.model.graph.node if n.op_type == "Conv")
+
+
+def _edit(win) -> str:
+    node = _first_conv(win)
+    assert push_edit(win.doc, set_exclude(win.doc.recipe, [node], True), f"Keep {node} in float")
+    return node
+
+
+def _crashed_session(qtbot, open_file) -> str:
+    """A window that edits, autosaves and then dies without its close handler (as after a kill):
+    its autosave is left in the folder. Returns the edited node."""
+    win = MainWindow()
+    qtbot.addWidget(win)
+    open_file(win, EXAMPLE)
+    node = _edit(win)
+    assert win.autosaver.save_now() is not None
+    win.autosaver.stop()
+    win.autosaver.owned.clear()  # what the killed process forgets: its close never removes the file
+    win.doc.undo_stack.setClean()  # (no save prompt: the dead process shows none)
+    win.close()
+    return node
+
+
+def test_autosave_is_written_while_dirty_and_removed_by_a_clean_save(qtbot, window, open_file, autosave_folder,
+                                                                     tmp_path):
+    open_file(window, EXAMPLE)
+    files = autosave.AutosaveFiles.for_model(EXAMPLE)
+    assert window.autosaver.save_now() is None and not files.exists()  # clean: nothing written
+    node = _edit(window)
+    window.autosaver.timer.setInterval(20)  # the timer, not a direct call, writes it
+    qtbot.waitUntil(files.exists, timeout=10_000)
+    assert files.project.parent == autosave_folder
+    assert [p.name for p in autosave_folder.iterdir() if p.name.startswith(".")] == []  # no temp file left
+    saved = api.load_project(files.project)
+    assert saved.model_path(files.project).resolve() == EXAMPLE.resolve()
+    assert saved.recipe.overrides[node].exclude is True
+    assert json.loads(files.note.read_text())["model_path"] == str(EXAMPLE.resolve())
+    window.save_project_to(tmp_path / "job.wbproj")
+    assert not files.exists() and not files.note.exists()
+
+
+def test_clean_quit_removes_the_autosave(qtbot, window, open_file, save_prompts):
+    open_file(window, EXAMPLE)
+    _edit(window)
+    files = autosave.AutosaveFiles.for_model(EXAMPLE)
+    window.autosaver.save_now()
+    assert files.exists()
+    save_prompts.answer = "discard"
+    assert window.close()
+    assert save_prompts == [("digits_cnn.onnx", "quitting")]
+    assert not files.exists()
+
+
+def test_autosave_after_an_abnormal_exit_is_restored_as_one_undoable_edit(qtbot, window, open_file,
+                                                                          restore_prompts):
+    node = _crashed_session(qtbot, open_file)
+    restore_prompts.answer = "restore"
+    open_file(window, EXAMPLE)
+    assert [name for name, _ in restore_prompts] == ["digits_cnn.onnx"]
+    assert window.doc.recipe.overrides[node].exclude is True
+    assert not window.doc.undo_stack.isClean() and "*" in window.windowTitle()
+    assert window.doc.data and window.doc.data["path"].endswith("digits_cnn_calib.npz")
+    window.doc.undo_stack.undo()
+    assert node not in window.doc.recipe.overrides
+    window.doc.undo_stack.redo()
+    assert window.doc.recipe.overrides[node].exclude is True
+
+
+def test_autosave_discarded_at_the_prompt_is_gone(qtbot, window, open_file, restore_prompts):
+    _crashed_session(qtbot, open_file)
+    files = autosave.AutosaveFiles.for_model(EXAMPLE)
+    assert files.exists()
+    restore_prompts.answer = "discard"
+    open_file(window, EXAMPLE)
+    assert len(restore_prompts) == 1
+    assert not files.exists()
+    assert window.doc.recipe.overrides == {} and window.doc.undo_stack.isClean()
+
+
+def test_new_project_asks_before_dropping_edits(qtbot, window, open_file, save_prompts, restore_prompts):
+    open_file(window, EXAMPLE)
+    node = _edit(window)
+    save_prompts.answer = "cancel"
+    window.act_new_project.trigger()
+    assert save_prompts == [("digits_cnn.onnx", "starting a new project")]
+    assert node in window.doc.recipe.overrides
+    save_prompts.answer = "discard"
+    window.act_new_project.trigger()
+    assert len(save_prompts) == 2
+    assert window.doc.recipe.overrides == {} and window.doc.undo_stack.isClean()
+    assert window.doc.project_path is None and restore_prompts == []
+    window.act_new_project.trigger()  # clean: no prompt
+    assert len(save_prompts) == 2
+
+
+def test_autosave_of_another_model_is_named_once_at_the_next_open(qtbot, window, open_file, corpus,
+                                                                  restore_prompts):
+    _crashed_session(qtbot, open_file)  # left an autosave of the example
+    other = corpus / "digits_mlp" / "model_opset17.onnx"
+    open_file(window, other)
+    assert restore_prompts == []  # not this model's: nothing to restore here
+    assert "digits_cnn.onnx were autosaved" in window.status_label.text()
+    assert autosave.AutosaveFiles.for_model(EXAMPLE).exists()  # kept until that model is opened
+    open_file(window, corpus / "digits_mlp" / "model_opset13.onnx")
+    assert "autosaved" not in window.status_label.text()  # said once

@@ -1,0 +1,37 @@
+"""The calibration panel and the status bar show the running phase with an ETA after its first step."""
+
+from __future__ import annotations
+
+from workbench.core.jobs import job_sleep
+from workbench.core.progress import CancelToken
+from workbench.qt.calibration_panel import CalibrationPanel
+
+
+def test_panel_shows_the_phase_and_an_eta_after_the_first_step(qtbot):
+    events = []
+    job_sleep({"steps": 4, "delay": 0.0}, lambda d, t, m: events.append((d, t, m)), CancelToken())
+    panel = CalibrationPanel()
+    qtbot.addWidget(panel)
+    panel.set_running(True, "Calibration...")
+    panel.show_progress(0, 4, "Calibrating: Calibrating 6 tensors")  # a phase announced at 0: no ETA yet
+    assert "ETA" not in panel.status.text() and panel.progress.maximum() == 4
+    texts = []
+    for done, total, message in events:
+        panel.show_progress(done, total, message)
+        texts.append(panel.status.text())
+    assert texts[0].startswith("sleeping (1/4), ETA ")
+    assert all("ETA" in t for t in texts[:3])
+    assert "ETA" not in texts[-1] and "(4/4)" in texts[-1]  # done: nothing left to estimate
+    assert panel.progress.value() == 4
+    panel.show_progress(3, 0, "Reading: samples.py")  # a length the job cannot know
+    assert panel.progress.maximum() == 0 and panel.status.text().startswith("Reading: samples.py (3/?)")
+
+
+def test_status_bar_repeats_the_panel_text(qtbot, window):
+    window._on_run_started("Calibration")
+    window._on_run_progress(0, 8, "Calibrating: Calibrating 6 tensors")
+    window._on_run_progress(1, 8, "Calibrating: Calibrating 6 tensors")
+    assert "ETA" in window.status_label.text()
+    assert window.status_label.text() == window.calibration.status.text()
+    assert window.status_bar_progress.maximum() == 8 and window.status_bar_progress.value() == 1
+    window._on_run_ended("Calibration cancelled; previous results kept.")

@@ -1,0 +1,55 @@
+"""File > Export Report...: a background job with progress that writes the HTML report atomically,
+says where it wrote, and leaves nothing behind when cancelled."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from PySide6.QtWidgets import QFileDialog
+
+from workbench.core import api
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
+
+
+def _run(qtbot, win, start) -> tuple[list, list]:
+    ends: list = []
+    steps: list = []
+    win.runs.succeeded.connect(lambda kind, res: ends.append(("succeeded", kind, res)))
+    win.runs.failed.connect(lambda kind, err: ends.append(("failed", kind, err)))
+    win.runs.cancelled.connect(lambda kind: ends.append(("cancelled", kind, None)))
+    win.runs.progress.connect(lambda d, t, m: steps.append(m))
+    with qtbot.waitSignal(win.runs.finished, timeout=180_000):
+        start()
+    return ends, steps
+
+
+def test_export_report_action_writes_the_page_and_says_where(qtbot, window, open_file, tmp_path, monkeypatch):
+    open_file(window, EXAMPLE)
+    assert window.doc.data  # the example's calibration data beside the model
+    target = tmp_path / "digits.report.html"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
+    assert window.act_export_report.isEnabled() and window.act_export_report.shortcut().toString() == "Ctrl+Shift+R"
+    ends, steps = _run(qtbot, window, window.act_export_report.trigger)
+    assert [e[:2] for e in ends] == [("succeeded", "report")], ends
+    assert any(m.startswith("Report: Per-unit SQNR") for m in steps)  # progress reached the status bar
+    text = target.read_text(encoding="utf-8")
+    assert re.findall(r'<section id="(\w+)"', text) == [sid for sid, _ in api.REPORT_SECTIONS]
+    assert str(target) in window.status_label.text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]  # no temp file left
+    assert window.act_export_report.isEnabled()  # enabled again once the job ended
+
+
+def test_cancelled_report_leaves_nothing(qtbot, window, open_file, tmp_path):
+    open_file(window, EXAMPLE)
+    target = tmp_path / "cancelled.html"
+
+    def start_and_cancel():
+        window.export_report_to(target)
+        assert not window.act_export_report.isEnabled()  # one main job at a time
+        window.act_cancel.trigger()
+
+    ends, _ = _run(qtbot, window, start_and_cancel)
+    assert [e[:2] for e in ends] == [("cancelled", "report")], ends
+    assert list(tmp_path.iterdir()) == []

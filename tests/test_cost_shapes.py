@@ -1,0 +1,76 @@
+"""Cost at the shapes of the calibration data: symbolic height / width (nudenet_320n), a sample rate
+that selects If branches (silero_vad), QONNX quantizers seen through. Each Conv's MACs are checked
+against an independent count: the output shape onnxruntime really produces on that sample times
+the weight's ``C_in / group x kernel`` (ONNX Conv)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from workbench.core import api
+from workbench.core.analysis.cost import data_sample, model_cost
+from workbench.core.runtime.session import add_outputs
+
+
+def _ort_conv_macs(model, sample) -> dict[str, int]:
+    """Conv node -> numel(Y) * prod(W.shape[1:]) with Y as onnxruntime computes it on ``sample``."""
+    proto = model.proto
+    convs = [n for n in proto.graph.node if n.op_type == "Conv"]
+    weights = {i.name: list(i.dims) for i in proto.graph.initializer}
+    sess = ort.InferenceSession(add_outputs(proto, [n.output[0] for n in convs]).SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    outs = sess.run([n.output[0] for n in convs], sample)
+    return {n.name: int(np.size(y)) * math.prod(weights[n.input[1]][1:]) for n, y in zip(convs, outs, strict=True)}
+
+
+@pytest.mark.slow
+def test_nudenet_macs_at_the_calibration_shape_equal_onnxruntime_shapes(corpus):
+    folder = corpus / "nudenet_320n"
+    model = api.open_model(folder / "model.onnx")
+    sample = data_sample(model, folder / "calib.npz")
+    assert list(sample["images"].shape) == [1, 3, 320, 320]  # the model says batch x 3 x height x width
+    rep = model_cost(model.proto, input_values=sample)
+    rows = {r.node: r for r in rep.rows}
+    expected = _ort_conv_macs(model, sample)
+    assert len(expected) == 64 and all(r.macs is not None for r in rep.rows)
+    assert {n: rows[n].macs for n in expected} == expected
+    assert any("320x320 from the data" in n for n in rep.notes)
+    at_one = model_cost(model.proto)  # no data: symbolic height / width at 1, which leaves shapes unknown
+    assert any(r.macs is None for r in at_one.rows)
+
+
+@pytest.mark.slow
+def test_silero_vad_counts_the_branch_its_sample_rate_takes(corpus):
+    folder = corpus / "silero_vad"
+    flat = api.open_model(folder / "silero_vad_16k_op15.onnx")  # Convs in the main graph
+    sample = data_sample(flat, folder / "calib.npz")
+    rep = model_cost(flat.proto, input_values=sample)
+    main = {r.node: r.macs for r in rep.rows if r.node in {n.name for n in flat.proto.graph.node}}
+    assert main == _ort_conv_macs(flat, sample) and len(main) == 6
+    assert all(r.macs is not None for r in rep.rows)
+    # the same network with every layer inside If bodies: one branch counted, the same total
+    hidden = api.open_model(folder / "silero_vad.onnx")
+    rep_if = model_cost(hidden.proto, input_values=data_sample(hidden, folder / "calib.npz"))
+    assert rep_if.rows and all(r.macs is not None for r in rep_if.rows)
+    assert rep_if.macs == rep.macs == sum(main.values())
+    assert any(n.startswith("If If_0: only its then branch") for n in rep_if.notes)
+
+
+def test_qonnx_export_has_no_unknown_cost(tmp_path):
+    example = api.open_model(_example("digits_cnn.onnx"))
+    result = api.quantize(example, api.make_recipe("cpu-u8s8"), data=_example("digits_cnn_calib.npz"), samples=16)
+    path = api.export(result, tmp_path / "m.qonnx.onnx", format="qonnx", model=example)
+    qonnx = api.open_model(path)
+    assert any(n.domain == "qonnx.custom_op.general" for n in qonnx.proto.graph.node)
+    rep = model_cost(qonnx.proto, input_values=data_sample(example, _example("digits_cnn_calib.npz")))
+    ref = model_cost(example.proto)
+    assert [r.macs for r in rep.rows] == [r.macs for r in ref.rows] and rep.macs == 601_600
+
+
+def _example(name: str) -> Path:
+    return Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example" / name

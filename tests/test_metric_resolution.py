@@ -1,0 +1,68 @@
+"""Metric resolution and noise for autotune's target (workbench.core.tuning.resolution)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from workbench.cli import main
+from workbench.core import api
+from workbench.core.tuning.autotune import autotune, load_score
+from workbench.core.tuning.resolution import measure_resolution
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
+MODEL, CALIB, EVAL = (str(EXAMPLE / f) for f in ("digits_cnn.onnx", "digits_cnn_calib.npz", "digits_cnn_eval.npz"))
+
+
+def _logits(rows: int, flips: int) -> tuple[dict, dict]:
+    """Float and 'quantized' logits of ``rows`` rows whose argmax differs on ``flips`` rows."""
+    rng = np.random.default_rng(1)
+    f = rng.normal(size=(rows, 10)).astype(np.float32)
+    q = f.copy()
+    for i in range(flips):
+        top = int(np.argmax(f[i]))
+        q[i, top] = f[i].min() - 1.0
+    return {"y": q}, {"y": f}
+
+
+def test_top1_moves_in_steps_of_one_row():
+    q, f = _logits(96, 3)
+    labels = {"gt_label": np.argmax(f["y"], axis=1)}  # float right on every row
+    res = measure_resolution(load_score("top1"), q, f, labels, 96)
+    assert res.step == 1 / 96
+    # 3 of 96 rows lost: the drop is -3/96 = -0.031; its bootstrap interval contains it, never above 0
+    assert res.drop_low < -3 / 96 < res.drop_high <= 0  # (93/96)^96 = 5 %: some resamples lose no row
+    assert "steps of 1/96" in res.describe()
+
+
+def test_continuous_metric_has_no_step():
+    q, f = _logits(32, 0)
+    q = {"y": q["y"] + np.float32(0.01)}
+    res = measure_resolution(load_score("cosine"), q, f, {}, 32)
+    assert res.step is None and res.drop_low <= res.drop_high <= 0
+
+
+def _rows_exact(q: dict, f: dict, labels: dict) -> float:
+    """Fraction of rows whose output equals float's to 1e-7: a fraction-of-rows metric that 8-bit
+    rounding always loses."""
+    name = next(iter(f))
+    diff = np.abs(q[name] - f[name]).reshape(len(f[name]), -1).max(axis=1)
+    return float(np.mean(diff < 1e-7))
+
+
+def test_max_drop_below_one_row_is_reported_not_chased():
+    model = api.open_model(MODEL)
+    recipe = api.make_recipe("cpu-u8s8")
+    # 16 eval rows: the metric moves in steps of 1/16; a max drop of 0.01 allows no lost row
+    res = autotune(model, recipe, data=CALIB, eval_data=EVAL, metric=_rows_exact, max_drop=0.01, samples=8,
+                   eval_samples=16)
+    assert res.metric_float == 1.0 and res.metric_before < 0.99 and res.resolution.step == 1 / 16
+    assert not res.met and res.promoted == [] and res.recipe == recipe and len(res.curve) == 1
+    assert "below the metric's step on 16 eval rows (1/16 = 0.0625)" in res.notes[0]
+
+
+def test_cli_prints_the_resolution(tmp_path, capsys):
+    assert main(["autotune", MODEL, "--data", CALIB, "--samples", "8", "--eval", EVAL, "--eval-samples", "16",
+                 "--metric", "top1", "--max-drop", "0.5", "-o", str(tmp_path / "q.onnx")]) == 0
+    assert "metric on 16 eval rows: moves in steps of 1/16 = 0.0625" in capsys.readouterr().out

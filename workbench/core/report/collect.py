@@ -1,0 +1,183 @@
+"""Gather everything the report shows from one quantize result: one analysis pass, the local
+sensitivity derived from it, histograms of the worst units, a short evaluation and the graph layout."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import onnxruntime as ort
+
+from workbench import __version__
+from workbench.core.analysis.evaluate import EvalReport, evaluate
+from workbench.core.analysis.sensitivity import Sensitivity, SweepResult, local_sensitivity
+from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
+from workbench.core.errors import DataError
+from workbench.core.graph.layout import GraphStructure, graph_structure
+from workbench.core.pipeline.analyze import analyze
+from workbench.core.pipeline.quantize import QuantizeResult
+from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.report.histograms import TensorHistogram, unit_histograms
+from workbench.core.report.layout import node_positions
+
+#: How the runs behind the figures were made (every figure caption repeats it).
+ANALYSIS_RUNTIME = "onnxruntime {v}, CPUExecutionProvider; float model ORT_ENABLE_ALL, quantized model ORT_DISABLE_ALL (QDQ as written)"
+EVAL_RUNTIME = "onnxruntime {v}, CPUExecutionProvider, ORT_ENABLE_ALL on both models"
+
+
+@dataclass
+class ReportData:
+    """The figures of one report (see :func:`collect_report`); ``rows`` worst SQNR first."""
+
+    model_path: str
+    result: QuantizeResult
+    rows: list
+    sensitivity: list[Sensitivity]
+    histograms: list[TensorHistogram]
+    evaluation: EvalReport | None
+    curve: dict | None
+    structure: GraphStructure
+    positions: dict[str, tuple[float, float]]
+    calib_samples: int | None
+    analysis_samples: int
+    eval_source: str
+    sweep: SweepResult | None = None
+    created: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    version: str = __version__
+    ort_version: str = ort.__version__
+
+    @property
+    def analysis_runtime(self) -> str:
+        return ANALYSIS_RUNTIME.format(v=self.ort_version)
+
+    @property
+    def eval_runtime(self) -> str:
+        return EVAL_RUNTIME.format(v=self.ort_version)
+
+
+def default_metric(model, data) -> str:
+    """``top1`` when the eval data has ``gt_label``, else ``cosine`` (quantized vs float first output)."""
+    return "top1" if "gt_label" in open_data_source(data, model).labels() else "cosine"
+
+
+def load_curve(path: str | Path) -> dict:
+    """An autotune curve written by ``workbench-cli autotune --curve-json`` ({metric, metric_float, curve}).
+
+    Raises
+    ------
+    DataError
+        The file is missing, not JSON, or has no ``curve`` list of {promoted, metric} points.
+    """
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the autotune curve ({exc.strerror}).", hint="Check the path.") from None
+    except ValueError as exc:
+        raise DataError(f"{path}: not JSON ({exc}).", hint="Give the file autotune --curve-json wrote.") from None
+    curve = doc.get("curve") if isinstance(doc, dict) else None
+    if not isinstance(curve, list) or not all(isinstance(p, dict) and "promoted" in p and "metric" in p for p in curve):
+        raise DataError(f"{path}: field curve: expected a list of {{promoted, metric, ...}} points.",
+                        hint="Give the file `workbench-cli autotune --curve-json FILE` wrote.")
+    return doc
+
+
+def load_sweep(doc: Any, source: str) -> SweepResult:
+    """A sensitivity sweep as ``workbench-cli sweep --json`` writes it ({rows, all_quant_db, samples, tasks}).
+
+    Raises
+    ------
+    DataError
+        ``doc`` is not such a table (``source`` names where it came from).
+    """
+    rows = doc.get("rows") if isinstance(doc, dict) else None
+    try:
+        if not isinstance(rows, list):
+            raise TypeError("no rows list")
+        return SweepResult.from_json(doc)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{source}: field rows: not a sensitivity sweep ({exc}).",
+                        hint="Give the file `workbench-cli sweep --json FILE` wrote.") from None
+
+
+def read_sweep(path: str | Path) -> SweepResult:
+    """:func:`load_sweep` of a JSON file (DataError naming the file when it is missing or not JSON)."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read the sweep ({exc.strerror}).", hint="Check the path.") from None
+    except ValueError as exc:
+        raise DataError(f"{path}: not JSON ({exc}).", hint="Give the file sweep --json wrote.") from None
+    return load_sweep(doc, str(path))
+
+
+def _count(model, data, limit: int | None) -> int:
+    n = open_data_source(data, model).num_samples()
+    if n is None:
+        return limit or 0
+    return min(n, limit) if limit else n
+
+
+def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_samples: int | None = 32,
+                   metric: Any = None, curve: dict | None = None, sweep: SweepResult | None = None,
+                   worst: int = 4, hist_samples: int = 8, progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ReportData:
+    """Measure ``result`` against ``model`` on ``eval_data`` for the report.
+
+    Parameters
+    ----------
+    model : PreparedModel
+        The float model ``result`` was quantized from.
+    eval_data : path, spec dict or DataSource
+        Held-out data: per-unit SQNR, the histograms and the task metric are measured on it.
+    eval_samples : int, optional
+        Samples of the analysis pass and of the evaluation (None: all).
+    metric : str or callable, optional
+        Task metric (a name of :data:`workbench.core.analysis.metrics.METRICS` or ``metric(outputs,
+        batch)``); default :func:`default_metric`.
+    curve : dict, optional
+        An autotune curve (:func:`load_curve`).
+    sweep : SweepResult, optional
+        An end-to-end sensitivity sweep of the same recipe (:func:`read_sweep`), shown beside the
+        local sensitivity.
+    worst : int
+        Units whose histograms are drawn (lowest SQNR first).
+    hist_samples : int
+        Samples of those histograms.
+
+    Raises
+    ------
+    DataError, ModelError
+        Data that does not fit the model, a model onnxruntime refuses.
+    Cancelled
+        ``cancel`` was set.
+    """
+    progress = progress or no_progress
+    rows = analyze(model, result, eval_data, samples=eval_samples, progress=_phase(progress, "Per-unit SQNR"),
+                   cancel=cancel)
+    finite = [r for r in rows if math.isfinite(r.sqnr_db)] or rows
+    written = {t: qp for t, qp in result.qparams.items() if result.tensor_map.get(t, t) != t}  # has a Q/DQ pair
+    hists = unit_histograms(result.float_model or model, finite[:worst], written, eval_data,
+                            samples=hist_samples, progress=_phase(progress, "Histograms"), cancel=cancel)
+    metric = metric if metric is not None else default_metric(model, eval_data)
+    evaluation = evaluate(model, result.proto, eval_data, samples=eval_samples, metric=metric,
+                          progress=_phase(progress, "Task metric"), cancel=cancel)
+    progress(0, 0, "Laying out the graph")
+    structure = graph_structure(model.proto)
+    positions = node_positions(structure)
+    calib = result.calibration
+    return ReportData(str(model.path or ""), result, rows, local_sensitivity(result.plan, rows), hists, evaluation,
+                      curve, structure, positions, getattr(calib, "samples_seen", None),
+                      _count(model, eval_data, eval_samples), open_data_source(eval_data, model).describe(), sweep)
+
+
+def _phase(progress: ProgressFn, name: str) -> ProgressFn:
+    def fn(done: int, total: int, message: str) -> None:
+        progress(done, total, f"{name}: {message}" if message else name)
+    return fn
+
+
+__all__ = ["ANALYSIS_BATCH", "ReportData", "collect_report", "default_metric", "load_curve", "load_sweep",
+           "read_sweep"]

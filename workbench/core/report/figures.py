@@ -1,0 +1,124 @@
+"""The report's plots, drawn with matplotlib (object API, no pyplot: no global backend) as SVG.
+
+Every figure carries a footnote with the samples behind it and the runtime that produced it, and
+every colour has a legend or a colour bar. SQNR colours use one scale everywhere
+(:data:`SQNR_NORM`, red below 10 dB, green above 30 dB).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import textwrap
+
+import numpy as np
+from matplotlib import colormaps, rc_context
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+
+from workbench.core.report.histograms import TensorHistogram
+
+#: SQNR colour scale of the report (dB): RdYlGn over [0, 40].
+SQNR_NORM = Normalize(vmin=0.0, vmax=40.0, clip=True)
+SQNR_CMAP = colormaps["RdYlGn"]
+_RC = {"svg.hashsalt": "workbench-report", "svg.fonttype": "path", "font.size": 9}
+
+
+def svg_bytes(fig: Figure) -> bytes:
+    """``fig`` as SVG (text as paths, no metadata, so the file references nothing outside itself)."""
+    buf = io.BytesIO()
+    with rc_context(_RC):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    return buf.getvalue()
+
+
+def data_uri(svg: bytes) -> str:
+    """``data:image/svg+xml;base64,...`` of an SVG document."""
+    return "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
+
+
+def new_figure(width: float, height: float) -> Figure:
+    with rc_context(_RC):
+        return Figure(figsize=(width, height), dpi=100)
+
+
+def footnote(fig: Figure, text: str, *, below: float = 38.0) -> None:
+    """``text`` in small grey type under the first axes, ``below`` points under its bottom edge."""
+    ax = fig.axes[0]
+    chars = max(40, int(fig.get_figwidth() * 17))
+    ax.annotate(textwrap.fill(text, chars), xy=(0.0, 0.0), xycoords="axes fraction", xytext=(0.0, -below),
+                textcoords="offset points", fontsize=7, color="#555555", ha="left", va="top",
+                annotation_clip=False)
+
+
+def sqnr_colors(values) -> np.ndarray:
+    """RGBA (float, ``[n, 4]``) of SQNR values in dB on :data:`SQNR_NORM`; +inf maps to the top colour."""
+    v = np.array([40.0 if x == math.inf else x for x in values], dtype=float)
+    return SQNR_CMAP(SQNR_NORM(np.nan_to_num(v, nan=0.0)))
+
+
+def sqnr_bars(rows, *, top: int, note: str) -> Figure:
+    """Horizontal bars of unit output SQNR (dB), worst first, the ``top`` worst units of ``rows``."""
+    shown = rows[:top]
+    fig = new_figure(8.0, 0.8 + 0.18 * max(len(shown), 1))
+    ax = fig.add_subplot()
+    vals = [min(r.sqnr_db, 80.0) for r in shown]
+    y = np.arange(len(shown))
+    ax.barh(y, vals, color=sqnr_colors([r.sqnr_db for r in shown]), edgecolor="#333333", linewidth=0.3)
+    ax.set_yticks(y, [f"{r.node[-40:]} ({r.op_type})" for r in shown], fontsize=7)
+    ax.invert_yaxis()
+    ax.axvline(0.0, color="#333333", linewidth=0.5)
+    ax.set_xlabel("unit output SQNR (dB), quantized vs float; higher is better")
+    ax.set_title(f"Per-unit SQNR, the {len(shown)} worst of {len(rows)} units")
+    fig.colorbar(sqnr_mappable(), ax=ax, label="SQNR (dB)", fraction=0.04, pad=0.02)
+    footnote(fig, note)
+    return fig
+
+
+def histogram(h: TensorHistogram, *, note: str) -> Figure:
+    """Histogram of ``h`` with its clip range (red) and quantization grid (grey ticks), log counts."""
+    fig = new_figure(5.6, 3.0)
+    ax = fig.add_subplot()
+    ax.stairs(h.counts, h.edges, fill=True, color="#5078c8", alpha=0.6, label=f"float values ({h.values:,})")
+    if h.clip is not None:
+        for i, v in enumerate(h.clip):
+            ax.axvline(v, color="#c62828", linewidth=1.5, label="clip range" if i == 0 else None)
+    if h.grid.size:  # short ticks along the x axis, so the histogram stays readable
+        ax.vlines(h.grid, 0.0, 0.07, transform=ax.get_xaxis_transform(), color="#424242", linewidth=0.4,
+                  label=f"quantization grid ({h.grid.size} levels)")
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=0.5)
+    ax.set_xlabel(f"{h.tensor[-50:]} (float value)")
+    ax.set_ylabel("count")
+    ax.set_title(f"{h.node[-50:]}: SQNR {h.sqnr_db:.2f} dB", fontsize=9)
+    ax.legend(fontsize=7, loc="upper right")
+    detail = (f"{h.qtype}, scale {h.scale:.4g}, zero_point {h.zero_point:g}; {h.outside:.2%} of values clipped"
+              if h.clip is not None else f"{h.qtype}: no single clip range (per-channel, float8 or not quantized)")
+    if h.clip is not None and not h.grid.size:
+        detail += "; grid too fine to draw"
+    footnote(fig, f"{detail}. {h.samples} samples of {note}")
+    return fig
+
+
+def autotune_curve(doc: dict, *, note: str) -> Figure:
+    """Task metric against units promoted, from an autotune curve (``{metric, metric_float, curve}``)."""
+    pts = sorted(doc["curve"], key=lambda p: p["promoted"])
+    fig = new_figure(6.0, 3.2)
+    ax = fig.add_subplot()
+    ax.plot([p["promoted"] for p in pts], [p["metric"] for p in pts], "o-", color="#1565c0",
+            label=f"quantized, promoted to {doc.get('promote_to', 'float')}")
+    if isinstance(doc.get("metric_float"), int | float):
+        ax.axhline(doc["metric_float"], color="#2e7d32", linestyle="--", label="float model")
+    ax.set_xlabel("units promoted (most sensitive first)")
+    ax.set_ylabel(str(doc.get("metric", "metric")))
+    ax.set_title("Autotune curve")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    footnote(fig, note)
+    return fig
+
+
+def sqnr_mappable() -> ScalarMappable:
+    return ScalarMappable(norm=SQNR_NORM, cmap=SQNR_CMAP)

@@ -1,0 +1,186 @@
+"""Lay a :class:`ReportData` out as one self-contained HTML page.
+
+The page has no script and no external reference: CSS is inline and every figure is an SVG
+``data:`` URI, so it renders the same offline, attached to a review or a bug report. Text from the
+model or the user (node names, messages, the recipe) goes through :func:`html.escape`.
+"""
+
+from __future__ import annotations
+
+import math
+from html import escape
+from pathlib import Path
+
+from workbench.core.analysis.evaluate import fmt_metric
+from workbench.core.report.collect import ReportData
+from workbench.core.report.figures import autotune_curve, data_uri, histogram, sqnr_bars, svg_bytes
+from workbench.core.report.graph_figure import graph_picture
+
+#: Section ids, in page order, with their headings.
+REPORT_SECTIONS: tuple[tuple[str, str], ...] = (
+    ("recipe", "Recipe"), ("issues", "Plan issues"), ("sqnr", "Per-unit SQNR"),
+    ("histograms", "Worst units: histograms"), ("sensitivity", "Sensitivity"),
+    ("autotune", "Autotune curve"), ("metrics", "Task metric, float vs quantized"),
+    ("graph", "Graph coloured by SQNR"),
+)
+#: Units drawn in the SQNR bar chart and listed in the sensitivity table.
+TOP_BARS = 40
+TOP_TABLE = 25
+
+_CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#212121;background:#fafafa}
+header{background:#263238;color:#eceff1;padding:14px 24px}header h1{margin:0 0 4px;font-size:20px}
+header p{margin:2px 0;font-size:13px}nav{padding:6px 24px;background:#eceff1;font-size:13px}
+nav a{margin-right:14px;color:#1565c0;text-decoration:none}main{padding:0 24px 24px}
+section{background:#fff;border:1px solid #e0e0e0;border-radius:6px;margin:16px 0;padding:8px 16px}
+h2{font-size:16px;margin:8px 0}table{border-collapse:collapse;font-size:12px;margin:6px 0}
+td,th{border:1px solid #e0e0e0;padding:3px 8px;text-align:left}th{background:#f5f5f5}
+td.n{text-align:right;font-variant-numeric:tabular-nums}pre{background:#f5f5f5;padding:8px;font-size:11px;
+overflow:auto;max-height:320px}img{max-width:100%;height:auto}.note{color:#616161;font-size:12px}
+.hists{display:flex;flex-wrap:wrap;gap:8px}.hists img{max-width:560px}.warning{color:#b71c1c}
+"""
+
+
+def _db(v: float) -> str:
+    return "inf" if v == math.inf else ("nan" if not math.isfinite(v) else f"{v:.2f}")
+
+
+def _img(fig, alt: str) -> str:
+    return f'<img alt="{escape(alt)}" src="{data_uri(svg_bytes(fig))}">'
+
+
+def _table(head: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:
+    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f'<td class="n">{c}</td>' if i in numeric else f"<td>{c}</td>"
+                                    for i, c in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><tr>{th}</tr>{body}</table>"
+
+
+def _recipe(d: ReportData) -> str:
+    r = d.result.recipe
+    units = [u for u in d.result.plan.units.values() if not u.excluded]
+    facts = [["preset", escape(r.preset)], ["mode", escape(str(d.result.plan.mode))],
+             ["quantized node units", str(len(units))],
+             ["kept in float", str(len(d.result.plan.units) - len(units))],
+             ["calibration samples", str(d.calib_samples) if d.calib_samples is not None else "none (no calibration)"]]
+    return _table(["field", "value"], facts) + f"<pre>{escape(r.to_json())}</pre>"
+
+
+def _issues(d: ReportData) -> str:
+    issues = d.result.issues
+    if not issues:
+        return '<p class="note">The plan raised no issue.</p>'
+    rows = [[escape(str(getattr(i, "severity", ""))), escape(str(getattr(getattr(i, "code", ""), "value", ""))),
+             escape(getattr(i, "node", "") or ""), escape(getattr(i, "message", str(i)))] for i in issues]
+    return f"<p>{len(issues)} issue(s).</p>" + _table(["severity", "code", "node", "message"], rows)
+
+
+def _analysis_note(d: ReportData) -> str:
+    return f"{d.analysis_samples} samples of {d.eval_source}; {d.analysis_runtime}."
+
+
+def _sqnr(d: ReportData) -> str:
+    if not d.rows:
+        return f'<p class="note">{escape(_why_no_rows(d))}</p>'
+    worst = d.rows[0]
+    return (f"<p>Worst unit: <b>{escape(worst.node)}</b> ({escape(worst.op_type)}) at {_db(worst.sqnr_db)} dB; "
+            f"{sum(1 for r in d.rows if r.sqnr_db < 20)} of {len(d.rows)} units below 20 dB.</p>"
+            + _img(sqnr_bars(d.rows, top=TOP_BARS, note=_analysis_note(d)), f"per-unit SQNR bars; {_analysis_note(d)}"))
+
+
+def _why_no_rows(d: ReportData) -> str:
+    """Why the analysis measured no unit: a recipe without activation Q/DQ pairs, or units only in subgraphs."""
+    mode = str(getattr(d.result.plan.mode, "value", d.result.plan.mode))
+    if mode != "static":
+        return (f"No per-unit SQNR: the recipe is {mode}, so unit outputs have no fixed-scale "
+                "QuantizeLinear / DequantizeLinear pair to compare at; the task metric below compares the whole model.")
+    return ("No unit of the main graph was measured (units inside If/Loop bodies are not; "
+            "`workbench-cli inspect` shows where they are).")
+
+
+def _histograms(d: ReportData) -> str:
+    if not d.histograms:
+        return f'<p class="note">Nothing to draw. {escape(_why_no_rows(d))}</p>'
+    note = f"{d.eval_source}; float model on onnxruntime {d.ort_version}, CPUExecutionProvider, ORT_ENABLE_ALL."
+    imgs = "".join(_img(histogram(h, note=note), f"histogram of {h.tensor}; {h.samples} samples of {note}") for h in d.histograms)
+    return ('<p class="note">Float values of each unit\'s output with the clip range of its quantizer (red) and '
+            f'the quantization grid (q - zero_point) * scale (grey).</p><div class="hists">{imgs}</div>')
+
+
+def _sensitivity(d: ReportData) -> str:
+    if not d.sensitivity:
+        return _sweep(d) + f'<p class="note">{escape(_why_no_rows(d))}</p>'
+    rows = [[escape(s.node), escape(s.op_type), _db(s.local_sqnr_db), _db(s.output_sqnr_db)]
+            for s in d.sensitivity[:TOP_TABLE]]
+    return _sweep(d) + ("<p>Units ranked by the noise they add themselves (lowest local SQNR first): "
+            "1/SQNR<sub>local</sub> = 1/SQNR<sub>out</sub> &minus; 1/SQNR<sub>in</sub> (linear ratios; additive "
+            "uncorrelated quantization noise, Widrow &amp; Koll&aacute;r 2008). "
+            f"From the same analysis pass: {escape(_analysis_note(d))}</p>"
+            + _table(["node", "op", "local SQNR dB", "output SQNR dB"], rows, {2, 3}))
+
+
+def _sweep(d: ReportData) -> str:
+    sw = d.sweep
+    if sw is None:
+        return ('<p class="note">No end-to-end sweep in this report (<code>workbench-cli sweep ... --json sweep.json'
+                '</code>, then <code>--sweep-json sweep.json</code>); the local table below needs none.</p>')
+    rows = [[escape(r.node), escape(r.op_type), _db(r.only_quant_db), _db(r.only_float_db), _db(r.local_db),
+             _db(r.gain_db)] for r in sorted(sw.rows, key=lambda r: (-r.gain_db, r.node))[:TOP_TABLE]]
+    return (f"<p>End to end, from a sensitivity sweep ({sw.samples} samples, {sw.tasks} tasks; onnxruntime, "
+            "CPUExecutionProvider, suffix models ORT_DISABLE_ALL): model-output SQNR with only the unit quantized, "
+            f"with only it kept float, and what keeping it float gains over all quantized ({_db(sw.all_quant_db)} dB)."
+            "</p>" + _table(["node", "op", "only quantized dB", "only float dB", "own dB", "gain dB"], rows,
+                            {2, 3, 4, 5}))
+
+
+def _autotune(d: ReportData) -> str:
+    if not d.curve:
+        return ('<p class="note">No autotune curve in this report: run <code>workbench-cli autotune ... '
+                '--curve-json curve.json</code> and pass <code>--curve-json curve.json</code> to report.</p>')
+    n, data = d.curve.get("eval_samples"), d.curve.get("eval")
+    used = f"{n} samples" if n else "all samples"
+    note = (f"autotune --curve-json: {used} of {data or 'its eval data (not recorded in the file)'}; "
+            f"{d.eval_runtime}")
+    return _img(autotune_curve(d.curve, note=note), f"autotune curve; {note}")
+
+
+def _metrics(d: ReportData) -> str:
+    e = d.evaluation
+    if e is None:
+        return '<p class="note">Not evaluated.</p>'
+    head = f'<p>{e.samples} samples of {escape(d.eval_source)}; {escape(d.eval_runtime)}.</p>'
+    table = ""
+    if e.metric is not None:
+        drop = e.float_metric - e.quant_metric
+        table = _table(["metric", "float", "quantized", "float - quantized"],
+                       [[escape(str(e.metric)), fmt_metric(e.float_metric), fmt_metric(e.quant_metric),
+                         fmt_metric(drop)]], {1, 2, 3})
+    outs = _table(["output", "SQNR dB", "cosine", "max abs error", "MSE"],
+                  [[escape(o.name), _db(o.sqnr_db), f"{o.cosine:.5f}", f"{o.max_abs_error:.4g}", f"{o.mse:.3g}"]
+                   for o in e.outputs], {1, 2, 3, 4})
+    return head + table + "<p>Per model output:</p>" + outs
+
+
+def _graph(d: ReportData) -> str:
+    sqnr = {r.node: r.sqnr_db for r in d.rows}
+    fig = graph_picture(d.structure, d.positions, sqnr, note=_analysis_note(d))
+    return _img(fig, f"graph coloured by SQNR; {_analysis_note(d)}")
+
+
+_BODIES = {"recipe": _recipe, "issues": _issues, "sqnr": _sqnr, "histograms": _histograms,
+           "sensitivity": _sensitivity, "autotune": _autotune, "metrics": _metrics, "graph": _graph}
+
+
+def render_html(d: ReportData, *, title: str | None = None) -> str:
+    """The report page (UTF-8 text); section ids are those of :data:`REPORT_SECTIONS`."""
+    name = title or ("/".join(Path(d.model_path).parts[-2:]) if d.model_path else "model")
+    nav = "".join(f'<a href="#{sid}">{escape(h)}</a>' for sid, h in REPORT_SECTIONS)
+    body = "".join(f'<section id="{sid}"><h2>{escape(h)}</h2>{_BODIES[sid](d)}</section>' for sid, h in REPORT_SECTIONS)
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
+            "style-src 'unsafe-inline'\">"
+            f"<title>Quantization report: {escape(name)}</title><style>{_CSS}</style></head><body>"
+            f"<header><h1>Quantization report: {escape(name)}</h1>"
+            f"<p>{escape(d.model_path)} &middot; preset {escape(d.result.recipe.preset)} &middot; "
+            f"Workbench {escape(d.version)} &middot; onnxruntime {escape(d.ort_version)} &middot; {escape(d.created)}</p>"
+            f"</header><nav>{nav}</nav><main>{body}</main></body></html>\n")
