@@ -5,6 +5,7 @@ quantize_dynamic output, ddddocr (dynamic), and small MatMulNBits / int4 / fp8 m
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -294,3 +295,23 @@ def test_unnamed_nodes_match_by_structure(tmp_path):
     producer = {o: n for n in qp.graph.node for o in n.output}
     dq = producer[second.input[0]]
     assert producer[producer[dq.input[0]].input[0]].op_type == "Sigmoid"
+
+
+def test_cli_compare_prints_and_writes_the_diff(exports, tmp_path, capsys):
+    from workbench.cli import main
+
+    out = tmp_path / "diff.json"
+    assert main(["compare", str(FLOAT), str(exports["ort_QOperator"]), "--data", str(CALIB), "--samples", "16",
+                 "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    qp = onnx.load(str(exports["ort_QOperator"]))
+    n_q = _ops(qp)["QuantizeLinear"]
+    assert f"; {n_q} Q/DQ pairs inserted, 1 DequantizeLinear without a Q (0 weight/bias);" in text
+    assert "folded or fused: 3\n  Relu /f/f.2/Relu\n" in text
+    doc = json.loads(out.read_text())
+    assert doc["counts"]["qdq_pairs"] == n_q and doc["counts"]["folded"] == 3
+    gemm = next(m for m in doc["matches"] if m["float_node"] == "/head/head.2/Gemm")
+    assert gemm["quant_op"] == "QGemm" and 25.0 < gemm["sqnr_db"] < 60.0
+    # a quantized file as the float side is refused in one line
+    assert main(["compare", str(exports["ours"]), str(exports["ort_QDQ"])]) == 2
+    assert "is already quantized; compare needs the float model first" in capsys.readouterr().err

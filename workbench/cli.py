@@ -4,6 +4,7 @@
     workbench-cli quantize MODEL --preset cpu-u8s8 --data calib.npz -o model.int8.onnx
     workbench-cli quantize PROJECT.wbproj -o model.int8.onnx
     workbench-cli evaluate MODEL QUANTIZED --data eval.npz
+    workbench-cli compare MODEL QUANTIZED --data calib.npz --json diff.json
     workbench-cli analyze MODEL --data calib.npz --eval eval.npz --json errors.json
     workbench-cli convert MODEL.qdq.onnx MODEL.qonnx.onnx --to qonnx
     workbench-cli cost MODEL --preset cpu-u8s8
@@ -193,6 +194,24 @@ def cmd_evaluate(args) -> int:
     report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric=metric)
     text = report.format() if hasattr(report, "format") else str(report)
     print(text)
+    return 0
+
+
+def cmd_compare(args) -> int:
+    model = api.open_model(args.model)
+    if model.quantized:
+        raise WorkbenchError(f"{args.model} is already quantized; compare needs the float model first.",
+                             hint="workbench-cli compare FLOAT.onnx QUANTIZED.onnx")
+    quant = api.open_model(args.quantized)
+    progress = TerminalProgress()
+    try:
+        diff = api.compare_models(model, quant.proto, args.data, samples=args.samples, progress=progress)
+    finally:
+        progress.close()
+    print(api.format_diff(diff, worst=args.worst))
+    if args.json:
+        api.atomic_write_bytes(Path(args.json), (api.dumps_strict(diff.to_json(), indent=2) + "\n").encode())
+        print(f"wrote {args.json}")
     return 0
 
 
@@ -516,6 +535,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "detection_scores, or a .py file defining metric(outputs, batch) (needs --allow-code)")
     s.add_argument("--allow-code", action="store_true", help="allow loading a Python metric file")
     s.set_defaults(func=cmd_evaluate)
+
+    s = sub.add_parser("compare", help="float vs quantized file: matched nodes, inserted Q/DQ, folded ops, "
+                       "per-tensor SQNR on the data")
+    s.add_argument("model", help="the float model")
+    s.add_argument("quantized", help="its quantized file (ours or another tool's)")
+    s.add_argument("--data", help="samples (.npz, image folder) for the per-tensor SQNR; without it, structure only")
+    s.add_argument("--samples", type=_positive_int)
+    s.add_argument("--worst", type=_positive_int, default=10, help="how many of the worst tensors to print")
+    s.add_argument("--json", help="write the whole diff as JSON")
+    s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("analyze", help="per-node-unit error of the quantized model, worst first")
     s.add_argument("model")

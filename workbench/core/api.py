@@ -114,6 +114,7 @@ _LAZY: dict[str, str] = {
     "tensor_dtypes": "workbench.core.inspection.tensor_dtypes",
     "ModelDiff": "workbench.core.inspection.model_diff",
     "diff_models": "workbench.core.inspection.model_diff",
+    "format_diff": "workbench.core.inspection.model_diff",
     "compare_models": "workbench.core.inspection.diff_error",
     "measure_diff": "workbench.core.inspection.diff_error",
     "convert_file": "workbench.core.qonnx.convert",

@@ -24,7 +24,7 @@ from workbench.qt.quant_tab import quant_info
 COLUMNS = ["Float node", "SQNR (dB)", "Quantized node", "Op", "How"]
 QUANT_COL = COLUMNS.index("Quantized node")
 #: the top-level groups of the tree, in order
-GROUPS = ("matched", "left float", "Q/DQ pairs", "weight/bias DQ", "folded or fused", "removed", "added")
+GROUPS = ("matched", "left float", "Q/DQ pairs", "DQ without Q", "folded or fused", "removed", "added")
 #: colour-map value shown for a bit-exact tensor (+inf dB)
 INF_DB = 100.0
 
@@ -108,7 +108,7 @@ class DiffTab(QWidget):
         for p in pairs:
             _row(g, p.tensor, p.quantize, f"QuantizeLinear -> {len(p.dequantize)} DequantizeLinear", "",
                  f"{p.role} {p.dtype}")
-        g = self._group("weight/bias DQ", len(lone))
+        g = self._group("DQ without Q", len(lone))
         for p in lone:
             _row(g, p.tensor, p.dequantize[0], "DequantizeLinear", "", f"{p.role} {p.dtype}")
         for key, rows in (("folded or fused", d.folded), ("removed", d.removed), ("added", d.added)):

@@ -120,28 +120,42 @@ class ModelDiff:
                 out[node] = min(db, out.get(node, db))
         return out
 
+    def to_json(self) -> dict:
+        """JSON-safe dict (SQNR may be +-inf: write it with a strict encoder such as ``api.dumps_strict``)."""
+        return {
+            "summary": self.summary(), "counts": self.counts(),
+            "matches": [{**vars(m), "sqnr_db": self.sqnr.get(_first_output(self, m.quant_node))}
+                        for m in self.matches],
+            "qdq": [vars(p) for p in self.qdq],
+            "folded": [{"node": n, "op_type": o} for n, o in self.folded],
+            "removed": [{"node": n, "op_type": o} for n, o in self.removed],
+            "added": [{"node": n, "op_type": o} for n, o in self.added],
+            "tensors": [{"float": f, "quantized": q, "sqnr_db": self.sqnr.get(f)} for f, q in self.tensors.items()],
+        }
+
     def counts(self) -> dict[str, int]:
-        """Numbers for a summary line: matches by status, Q/DQ by role, folded / removed / added."""
+        """Numbers for the summary: matches by status (``matched_quantized`` ...), ``qdq_pairs`` (of which
+        ``qdq_pairs_on_weights``), ``dq_without_q`` (of which ``dq_without_q_weight_bias``), ``folded``,
+        ``removed``, ``added``."""
         out: dict[str, int] = {}
         for m in self.matches:
             out[f"matched_{m.status}"] = out.get(f"matched_{m.status}", 0) + 1
-        for p in self.qdq:
-            out[f"qdq_{p.role}"] = out.get(f"qdq_{p.role}", 0) + 1
-        out.update(folded=len(self.folded), removed=len(self.removed), added=len(self.added))
+        pairs = [p for p in self.qdq if p.quantize]
+        lone = [p for p in self.qdq if not p.quantize]
+        out.update(qdq_pairs=len(pairs), qdq_pairs_on_weights=sum(p.role == "weight" for p in pairs),
+                   dq_without_q=len(lone), dq_without_q_weight_bias=sum(p.role != "activation" for p in lone),
+                   folded=len(self.folded), removed=len(self.removed), added=len(self.added))
         return out
 
     def summary(self) -> str:
-        """One line, e.g. "13 nodes matched (4 quantized, 0 left float); 7 Q/DQ pairs, 8 weight/bias DQ ..."."""
+        """One line, e.g. "10 nodes matched (7 quantized, 0 compute ops left float); 8 Q/DQ pairs inserted,
+        8 DequantizeLinear without a Q (8 weight/bias); 0 folded or fused, 0 removed, 0 added"."""
         c = self.counts()
-        matched = len(self.matches)
-        pairs = sum(1 for p in self.qdq if p.quantize)
-        on_weights = sum(1 for p in self.qdq if p.quantize and p.role == "weight")
-        lone = len(self.qdq) - pairs
-        held = f" ({on_weights} on weights)" if on_weights else ""
-        return (f"{matched} nodes matched ({c.get('matched_quantized', 0)} quantized, "
-                f"{c.get('matched_float', 0)} compute ops left float); {pairs} Q/DQ pairs inserted{held}, "
-                f"{lone} weight/bias DequantizeLinear; {c['folded']} folded or fused, {c['removed']} removed, "
-                f"{c['added']} added")
+        held = f" ({c['qdq_pairs_on_weights']} on weights)" if c["qdq_pairs_on_weights"] else ""
+        return (f"{len(self.matches)} nodes matched ({c.get('matched_quantized', 0)} quantized, "
+                f"{c.get('matched_float', 0)} compute ops left float); {c['qdq_pairs']} Q/DQ pairs inserted{held}, "
+                f"{c['dq_without_q']} DequantizeLinear without a Q ({c['dq_without_q_weight_bias']} weight/bias); "
+                f"{c['folded']} folded or fused, {c['removed']} removed, {c['added']} added")
 
 
 def node_keys(nodes) -> list[str]:
@@ -366,3 +380,27 @@ def _follow_folded(f: _Side, diff: ModelDiff) -> None:
         if all(f.k(c) in dropped for c in f.consumers.get(src, [])):
             diff.tensors[fn.output[0]] = diff.tensors.pop(src)
             diff.producers[fn.output[0]] = diff.producers.pop(src)
+
+
+def _first_output(diff: ModelDiff, quant_node: str) -> str | None:
+    """The (first) float tensor whose tap the quantized node ``quant_node`` produces."""
+    return next((t for t, n in diff.producers.items() if n == quant_node), None)
+
+
+def format_diff(diff: ModelDiff, worst: int = 10, limit: int = 20) -> str:
+    """Plain text for the terminal: the summary, the ``worst`` tensors by SQNR, then the folded,
+    removed and added nodes and the float compute ops left float (at most ``limit`` of each)."""
+    lines = [diff.summary()]
+    if diff.sqnr:
+        ranked = sorted(diff.sqnr.items(), key=lambda kv: kv[1])[:worst]
+        lines.append(f"worst SQNR ({len(diff.sqnr)} tensors measured):")
+        lines += [f"  {db:8.2f} dB  {t} (quantized: {diff.tensors[t]})" for t, db in ranked]
+    left = [(m.float_node, m.float_op) for m in diff.matches if m.status == "float"]
+    for title, rows in (("left float", left), ("folded or fused", diff.folded), ("removed", diff.removed),
+                        ("added", diff.added)):
+        if rows:
+            lines.append(f"{title}: {len(rows)}")
+            lines += [f"  {op} {name}" for name, op in rows[:limit]]
+            if len(rows) > limit:
+                lines.append(f"  ... {len(rows) - limit} more (use --json)")
+    return "\n".join(lines)
