@@ -72,6 +72,7 @@ def test_qdq_export_opens_as_it_is(qtbot, window, open_file, cnn_export):
     assert "already quantized" in win.banner.text() and "QDQ: 3 Conv uint8/int8, 1 Gemm uint8/int8" in win.banner.text()
     assert not win.act_calibrate.isEnabled() and not win.calibration.start.isEnabled()
     assert "already quantized" in win.act_calibrate.toolTip()
+    assert "Already quantized: Calibrate, Analyze and Export are off." in win.status_label.text()
     assert win.color_mode.currentText() == "dtype"
     canvas = win.canvas
     structure = canvas._state.data.structure

@@ -244,7 +244,9 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._update_actions()
         notes = f" ({len(model.notes)} preparation notes, see Problems)" if model.notes else ""
-        self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}." + (f" {extra}" if extra else ""))
+        quantized = " Already quantized: Calibrate, Analyze and Export are off." if self.doc.quant_summary else ""
+        self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}.{quantized}"
+                        + (f" {extra}" if extra else ""))
         self._offer_autosave()
         self.modelOpened.emit(str(path))
 
