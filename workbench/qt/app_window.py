@@ -337,7 +337,9 @@ class MainWindow(QMainWindow):
         self.set_status("Q/DQ drawn as nodes." if self.act_show_qdq.isChecked() else "Q/DQ pairs folded into edge badges.")
 
     def toggle_legend(self) -> None:
-        self.canvas.legend_overlay.setVisible(self.act_legend.isChecked())
+        """View > Legend: show or hide the colour legend of every graph (main, exported, diff tabs)."""
+        for canvas in self.findChildren(GraphCanvas):
+            canvas.legend_overlay.setVisible(self.act_legend.isChecked())
 
     @guarded
     def _on_edge_selected(self, tensor: str) -> None:
