@@ -21,7 +21,11 @@ from workbench.core import api
 from workbench.core.graph.layout import graph_structure
 from workbench.core.inspection.diff_error import compare_models
 from workbench.core.inspection.model_diff import diff_models
-from workbench.core.inspection.quant_summary import edge_quantization, summarize_quantization
+from workbench.core.inspection.quant_summary import (
+    edge_quantization,
+    params_around_nodes,
+    summarize_quantization,
+)
 from workbench.core.inspection.report import format_report, inspect_model
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 
@@ -77,6 +81,15 @@ def test_summary_of_our_qdq_export(exports):
         elif n.op_type == "Conv":
             assert s.node_dtypes[n.name] == "uint8"
     assert s.node_dtypes["/f/f.2/Relu"] == "float"  # reads the Conv's float output
+    # a float Conv of the QDQ file gets the parameters of the DQ nodes feeding it (activation, weight, bias)
+    around = params_around_nodes(proto)["/f/f.3/Conv"]
+    conv = next(n for n in proto.graph.node if n.name == "/f/f.3/Conv")
+    producer = {o: n for n in proto.graph.node for o in n.output}
+    assert [(p.tensor, p.role) for p in around] == [
+        (producer[conv.input[0]].input[0], "activation"), (producer[conv.input[1]].input[0], "weight"),
+        (producer[conv.input[2]].input[0], "bias")]
+    relu = params_around_nodes(proto)["/f/f.2/Relu"]  # its output's QuantizeLinear
+    assert [p.tensor for p in relu] == ["/f/f.2/Relu_output_0_quantized"]
     report = inspect_model(api.open_model(exports["ours"]))
     assert report["quantization_summary"] == s.text()
     assert f"summary:     {s.text()}" in format_report(report)

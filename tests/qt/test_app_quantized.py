@@ -99,6 +99,17 @@ def test_qdq_export_opens_as_it_is(qtbot, window, open_file, cnn_export):
     assert win.inspector.quant_params.y() < win.inspector.roles["weight"].y()  # above the recipe controls
     assert win.inspector.roles["weight"].isHidden()
     assert f"scale {scale:.6g}" in canvas.edge_tooltip(e)
+    # selecting the Conv that reads it shows its unit's parameters: that activation and its int8 weight
+    with qtbot.waitSignal(canvas.selectionChangedNames, timeout=5000):
+        canvas.select_nodes(["/f/f.3/Conv"])
+    text = win.inspector.quant_params.label.text()
+    conv = next(n for n in proto.graph.node if n.name == "/f/f.3/Conv")
+    wdq = next(n for n in proto.graph.node if n.output[0] == conv.input[1])
+    wscale = inits[wdq.input[1]]
+    assert f"activation {q.output[0]}: uint8 per_tensor; scale {scale:.6g}" in text
+    assert (f"weight {wdq.input[0]}: int8 per_channel, axis 0; scale [...] (shape [{wscale.size}], "
+            f"{wscale.min():.4g}..{wscale.max():.4g})") in text
+    assert canvas.selected_edge() is None
     # integer kernels marked: the three Conv and the Gemm units fuse into QLinearConv / QGemm
     kernels = {structure.names[i]: k for i, k in canvas._state.kernels.items()}
     assert kernels == {"/f/f.0/Conv": "QDQ -> QLinearConv", "/f/f.3/Conv": "QDQ -> QLinearConv",

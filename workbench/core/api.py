@@ -111,6 +111,7 @@ _LAZY: dict[str, str] = {
     "summarize_quantization": "workbench.core.inspection.quant_summary",
     "EdgeQuant": "workbench.core.inspection.quant_summary",
     "edge_quantization": "workbench.core.inspection.quant_summary",
+    "params_around_nodes": "workbench.core.inspection.quant_summary",
     "tensor_dtypes": "workbench.core.inspection.tensor_dtypes",
     "ModelDiff": "workbench.core.inspection.model_diff",
     "diff_models": "workbench.core.inspection.model_diff",

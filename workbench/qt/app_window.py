@@ -322,7 +322,7 @@ class MainWindow(QMainWindow):
         if doc.quant_summary is None:
             self.canvas.set_quant_info({}, {})
         else:
-            self.canvas.set_quant_info(*quant_info(doc.quant_summary, list(doc.quant_params.values())))
+            self.canvas.set_quant_info(*quant_info(doc.quant_summary, list(doc.quant_params.values()), doc.model.proto))
             self.color_mode.setCurrentText("dtype")
         reason = doc.quantized_reason
         for act in (self.act_calibrate, self.act_analyze, self.act_sensitivity, self.act_export, self.act_export_qonnx):

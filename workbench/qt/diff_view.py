@@ -17,7 +17,7 @@ import onnx
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from workbench.core.api import ModelDiff, params_by_node, read_quant_params, summarize_quantization
+from workbench.core.api import ModelDiff, read_quant_params, summarize_quantization
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.quant_tab import quant_info
 
@@ -68,7 +68,7 @@ class DiffTab(QWidget):
             self.tree.resizeColumnToContents(col)
         split.setSizes([560, 640])
         params = read_quant_params(proto)
-        tensor_info, kernels, node_info = quant_info(summarize_quantization(proto, params), params)
+        tensor_info, kernels, node_info = quant_info(summarize_quantization(proto, params), params, proto)
         for f, q in diff.tensors.items():
             if f in diff.sqnr:
                 tensor_info[q] = f"SQNR {_db_text(diff.sqnr[f])} dB vs float {f}" + (
@@ -82,7 +82,6 @@ class DiffTab(QWidget):
         self.canvas.set_color_mode("error")
         self.canvas.set_model(proto, collapse_qdq=True)
         self.tree.itemClicked.connect(self._on_item)
-        self._params_by_node = params_by_node(params)
 
     def _group(self, key: str, count: int) -> QTreeWidgetItem:
         item = QTreeWidgetItem([f"{key} ({count})"])

@@ -12,7 +12,7 @@ import logging
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
 
-from workbench.core.api import QuantTensor, format_param, params_by_node, read_quant_params
+from workbench.core.api import QuantTensor, format_param, params_around_nodes
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class QuantParamsBox(QGroupBox):
             self._model, self._by_node = None, {}
         elif model is not self._model:
             self._model = model
-            self._by_node = params_by_node(params if params is not None else read_quant_params(model.proto))
+            self._by_node = params_around_nodes(model.proto, params)  # Q/DQ looked through
         text = quant_params_text(self._by_node, nodes)
         self.label.setText(text)
         self.setVisible(bool(text))

@@ -18,7 +18,7 @@ from workbench.core.api import (
     QuantSummary,
     QuantTensor,
     format_param,
-    params_by_node,
+    params_around_nodes,
     read_quant_params,
     summarize_quantization,
 )
@@ -27,11 +27,11 @@ from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.quant_banner import QuantBanner
 
 
-def quant_info(summary: QuantSummary, params: list[QuantTensor]) -> tuple[dict, dict, dict]:
-    """(tensor -> parameter line, node -> integer kernel, node -> parameter lines) for
-    :meth:`GraphCanvas.set_quant_info`."""
+def quant_info(summary: QuantSummary, params: list[QuantTensor], proto) -> tuple[dict, dict, dict]:
+    """(tensor -> parameter line, node -> integer kernel, node -> parameter lines, Q/DQ looked
+    through) for :meth:`GraphCanvas.set_quant_info`; ``proto`` is the model ``params`` were read from."""
     tensor_info = {p.tensor: format_param(p) for p in params}
-    node_info = {n: [format_param(p) for p in ps] for n, ps in params_by_node(params).items()}
+    node_info = {n: [format_param(p) for p in ps] for n, ps in params_around_nodes(proto, params).items()}
     return tensor_info, dict(summary.kernels), node_info
 
 
@@ -60,7 +60,7 @@ class QuantModelTab(QWidget):
         self.banner.show_summary(self.summary, self.path.name)
         lay.addWidget(self.banner)
         self.canvas = GraphCanvas(self)
-        self.canvas.set_quant_info(*quant_info(self.summary, params))
+        self.canvas.set_quant_info(*quant_info(self.summary, params, self.proto))
         self.canvas.set_node_values(dtypes=self.summary.node_dtypes)
         self.canvas.set_color_mode("dtype")
         lay.addWidget(self.canvas, 1)
@@ -78,7 +78,7 @@ class QuantModelTab(QWidget):
         self.details.setText(f"{p.node}: {format_param(p)}" if p is not None else "This edge carries float.")
 
     def _on_nodes(self, names: list) -> None:
-        by_node = params_by_node(list(self.params.values()))
+        by_node = params_around_nodes(self.proto, list(self.params.values()))
         lines = [f"{n}: {format_param(p)}" for n in names[:4] for p in by_node.get(n, [])]
         self.details.setText("\n".join(lines) or "No quantization parameters on the selection.")
 

@@ -22,7 +22,7 @@ from workbench.core.graph.index import attrs_of
 from workbench.core.graph.layout import GraphStructure
 from workbench.core.graph.op_families import WEIGHT_OPS
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS, find_quantized, quantized_kind
-from workbench.core.inspection.quant_reader import QuantTensor, read_quant_params
+from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 
 #: integer / quantized op -> the float op it computes
@@ -260,3 +260,38 @@ def edge_quantization(proto: onnx.ModelProto, structure: GraphStructure,
             out.tensors.append(tensor if tensor in quantized else "")
     return out
 
+
+
+def params_around_nodes(proto: onnx.ModelProto, params: list[QuantTensor] | None = None) -> dict[str, list[QuantTensor]]:
+    """Node name -> the quantized tensors it reads or writes, Q/DQ looked through (main graph).
+
+    Besides the tensors a quantized op reads itself (:func:`params_by_node`), a float node of a QDQ
+    file gets the tensors its DequantizeLinear inputs dequantize (activation, weight, bias) and the
+    ones the QuantizeLinear nodes reading its output produce, so selecting a Conv shows its unit's
+    scales and zero points.
+    """
+    params = read_quant_params(proto) if params is None else params
+    by_tensor = {p.tensor: p for p in params}
+    out = {n: list(ps) for n, ps in params_by_node(params).items()}
+    nodes = list(proto.graph.node)
+    producer = {o: n for n in nodes for o in n.output if o}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for n in nodes:
+        for t in n.input:
+            consumers.setdefault(t, []).append(n)
+    for n in nodes:
+        if n.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            continue
+        found = []
+        for t in n.input:
+            p = producer.get(t)
+            if p is not None and p.op_type == "DequantizeLinear" and p.input[0] in by_tensor:
+                found.append(by_tensor[p.input[0]])
+        for t in n.output:
+            for c in consumers.get(t, []):
+                if c.op_type == "QuantizeLinear" and c.output[0] in by_tensor:
+                    found.append(by_tensor[c.output[0]])
+        if found:
+            have = out.setdefault(n.name, [])
+            have += [p for p in found if all(p is not h for h in have)]
+    return out
