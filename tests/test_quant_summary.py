@@ -328,3 +328,16 @@ def test_cli_compare_prints_and_writes_the_diff(exports, tmp_path, capsys):
     # a quantized file as the float side is refused in one line
     assert main(["compare", str(exports["ours"]), str(exports["ort_QDQ"])]) == 2
     assert "is already quantized; compare needs the float model first" in capsys.readouterr().err
+
+
+def test_sqnr_of_a_file_with_batch_fixed_to_one(exports, tmp_path):
+    """A quantized file taking one row at a time runs row by row: the same SQNR as with a free batch."""
+    model = api.open_model(FLOAT)
+    qp = onnx.load(str(exports["ours"]))
+    free = compare_models(model, qp, str(CALIB), samples=32).sqnr
+    qp.graph.input[0].type.tensor_type.shape.dim[0].ClearField("dim_param")
+    qp.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
+    fixed = compare_models(model, qp, str(CALIB), samples=32).sqnr
+    assert fixed.keys() == free.keys() and len(free) == 10
+    for t, db in free.items():
+        assert fixed[t] == pytest.approx(db, abs=1e-6), t

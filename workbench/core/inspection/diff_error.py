@@ -6,7 +6,7 @@ tensor -> the quantized file's tensor with the same value). Integer taps (a QLin
 read by the next QLinear op) are dequantized with the scale and zero point the file holds,
 ``r = (q - zero_point) * scale`` (ONNX DequantizeLinear). For each tensor
 ``SQNR = 10 log10(sum(f^2) / sum((f - q)^2))`` in dB over all samples (float64 sums; +inf when
-bit-exact). Tensors whose shapes differ between the two models, or integer taps without a
+bit-exact). A model whose batch is fixed to 1 runs row by row. Tensors whose shapes differ between the two models, or integer taps without a
 constant scale (ConvInteger's int32 accumulators), are left out. The quantized file runs with
 onnxruntime's graph optimizations off, so each tap is the value its ONNX operators define (tapping a
 tensor would stop some fusions anyway; fused integer kernels can differ from it by a rounding step).
@@ -90,9 +90,9 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
     for batch in sample_batches(float_model, source, samples):
         if cancel is not None:
             cancel.check()
-        f_out = dict(zip(f_names, f_sess.run(f_names, batch), strict=True))
-        q_out = dict(zip(q_names, q_sess.run(q_names, {k: v for k, v in batch.items() if k in q_inputs}),
-                         strict=True))
+        f_out = dict(zip(f_names, _run(f_sess, f_names, batch, "the float model"), strict=True))
+        q_out = dict(zip(q_names, _run(q_sess, q_names, {k: v for k, v in batch.items() if k in q_inputs},
+                                       "the quantized model"), strict=True))
         for f in f_names:
             a = np.asarray(f_out[f], np.float64)
             b = deq[f](q_out[pairs[f]])
@@ -105,6 +105,25 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
         progress(done, total, "Comparing float and quantized")
     diff.sqnr = {f: _db(sig[f], err[f]) for f in f_names if f not in bad}
     return diff.sqnr
+
+
+def _run(sess, names: list[str], feed: dict, which: str) -> list:
+    """``sess.run``; a model that takes one row at a time (batch fixed to 1) runs row by row and its
+    outputs are stacked on axis 0."""
+    try:
+        return sess.run(names, feed)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
+        rows = {len(v) for v in feed.values() if np.ndim(v)}
+        if len(rows) == 1 and rows != {1}:
+            try:
+                parts = [sess.run(names, {k: v[i:i + 1] for k, v in feed.items()}) for i in range(rows.pop())]
+                return [np.concatenate([p[j] for p in parts], axis=0) for j in range(len(names))]
+            except Exception:  # noqa: BLE001 - report the first failure below
+                pass
+        shapes = ", ".join(f"{k} {list(v.shape)}" for k, v in feed.items())
+        raise ModelError(f"onnxruntime cannot run {which} on the data ({shapes}): {' '.join(str(exc).split())[:300]}",
+                         hint="Pick data made for both models (a file quantized with a fixed batch needs batch-1 "
+                              "samples).") from None
 
 
 def _db(sig: float, err: float) -> float:
