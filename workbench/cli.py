@@ -9,6 +9,7 @@
     workbench-cli convert MODEL.qdq.onnx MODEL.qonnx.onnx --to qonnx
     workbench-cli cost MODEL --preset cpu-u8s8
     workbench-cli report MODEL --data calib.npz --eval eval.npz -o report.html
+    workbench-cli render MODEL -o graph.png [--colour op|dtype|sqnr] [--data calib.npz] [--expand DEPTH]
 
 Errors print one line naming the file, node or tensor and what to do, and exit with status 2.
 """
@@ -16,10 +17,14 @@ Errors print one line naming the file, node or tensor and what to do, and exit w
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
+import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -445,6 +450,72 @@ def cmd_convert(args) -> int:
     return 0
 
 
+#: SQNR drawn for a bit-exact unit (+inf dB), as the app's error view does.
+_INF_SQNR_DB = 100.0
+
+
+def _render_values(args, model) -> tuple[str, dict | None, dict | None]:
+    """Canvas colour mode and per-node dtypes / SQNR (dB) for ``render --colour``."""
+    recipe = _recipe_from_args(args)
+    if args.colour == "dtype":
+        dtypes = {}
+        for name, unit in api.plan(model, recipe, guard=True).units.items():
+            spec = None if unit.excluded else (unit.config.activation or unit.config.weight)
+            for n in unit.nodes or [name]:
+                dtypes[n] = spec.dtype if spec is not None else "float"
+        return "dtype", dtypes, None
+    if args.colour == "sqnr":
+        if not args.data:
+            raise WorkbenchError("render --colour sqnr: the SQNR is measured on data; give --data CALIB.npz.")
+        progress = TerminalProgress()
+        try:
+            result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
+                                  progress=progress)
+            rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.samples,
+                               progress=progress)
+        finally:
+            progress.close()
+        errors = {r.node: (_INF_SQNR_DB if r.sqnr_db == math.inf else r.sqnr_db)
+                  for r in rows if math.isfinite(r.sqnr_db) or r.sqnr_db == math.inf}
+        return "error", None, errors
+    return "op", None, None
+
+
+def cmd_render(args) -> int:
+    """Draw the model's graph as the app's canvas shows it at "Fit graph", into a PNG or SVG.
+
+    The core work (open, plan, quantize + analyze for ``--colour sqnr``) runs here; the drawing
+    runs in a child process, ``python -m workbench.qt.render SPEC.json`` (offscreen Qt), because
+    this module may import only the core facade (an import-linter contract) and a verb that does
+    not draw should not load Qt. The spec (a temporary JSON file) carries the model path, the
+    output, the colour mode, the per-node values and the open depth.
+    """
+    suffix = Path(args.output).suffix.lower()
+    if suffix not in (".png", ".svg"):
+        raise ExportError(f"{args.output}: render writes .png or .svg pictures.", hint="Name the output OUT.png or OUT.svg.")
+    if importlib.util.find_spec("PySide6") is None:
+        raise WorkbenchError("render draws with Qt, which is not installed.",
+                             hint="pip install 'onnx-quant-workbench[app]'.")
+    model = api.open_model(args.model)
+    _recheck_outputs(args)
+    mode, dtypes, errors = _render_values(args, model)
+    spec = {"model": str(Path(args.model).resolve()), "output": str(Path(args.output).resolve()), "mode": mode,
+            "dtypes": dtypes, "errors": errors, "depth": args.expand, "max_side": args.max_side}
+    env = dict(os.environ)
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    with tempfile.TemporaryDirectory() as tmp:
+        spec_path = Path(tmp) / "render.json"
+        spec_path.write_text(json.dumps(spec), encoding="utf-8")
+        child = subprocess.run([sys.executable, "-m", "workbench.qt.render", str(spec_path)], env=env,
+                               capture_output=True, text=True)
+    if child.returncode != 0:
+        lines = [ln for ln in child.stderr.strip().splitlines() if ln.strip()]
+        last = lines[-1] if lines else f"exit status {child.returncode}"
+        raise WorkbenchError(f"render {args.model}: {last.removeprefix('error: ')}")
+    print(child.stdout.strip())
+    return 0
+
+
 def cmd_cost(args) -> int:
     model = api.open_model(args.model)
     plan = api.plan(model, _recipe_from_args(args))
@@ -631,6 +702,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-code", action="store_true", help="allow a Python data reader or metric file")
     s.add_argument("-o", "--output", required=True, help="the HTML file to write")
     s.set_defaults(func=cmd_report)
+    s = sub.add_parser("render", help="draw the graph as the app shows it (offscreen Qt) into a PNG or SVG")
+    s.add_argument("model")
+    s.add_argument("-o", "--output", required=True, help="OUT.png or OUT.svg")
+    s.add_argument("--colour", "--color", choices=["op", "dtype", "sqnr"], default="op",
+                   help="op type (default), dtype the recipe assigns, or per-unit SQNR measured on --data")
+    recipe_args(s)
+    s.add_argument("--eval", help="data for the SQNR (default: --data)")
+    s.add_argument("--expand", type=int, metavar="DEPTH",
+                   help="open groups down to DEPTH (0: all collapsed; default: the app's automatic depth)")
+    s.add_argument("--max-side", type=_positive_int, default=2400, help="longest picture side in pixels")
+    s.set_defaults(func=cmd_render)
 
     s = sub.add_parser("presets", help="list presets")
     s.set_defaults(func=cmd_presets)

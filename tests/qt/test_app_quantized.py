@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt
 import workbench
 from workbench.core import api
 from workbench.qt.canvas import colors
+from workbench.qt.canvas.edge_colors import edge_midpoint
 from workbench.qt.canvas.items import EDGE_COLOR
 
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
@@ -54,10 +55,8 @@ def _file_edge_dtypes(path, structure) -> list[str]:
 
 
 def _click_edge(qtbot, canvas, e: int) -> None:
-    d = canvas._state.data
-    a, b = d.structure.edges[e]
-    x = ((d.x0[a] + d.x1[a]) / 2 + (d.x0[b] + d.x1[b]) / 2) / 2
-    y = (d.y1[a] + d.y0[b]) / 2
+    """A real click on the middle of edge ``e``'s curve."""
+    x, y = edge_midpoint(canvas._state.data, e)
     canvas.resetTransform()
     canvas.centerOn(float(x), float(y))
     pos = canvas.mapFromScene(float(x), float(y))

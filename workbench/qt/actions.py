@@ -67,17 +67,30 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("export_report", "Export &Report...", "export_report_dialog", ("Ctrl+Shift+R",),
                "Write a self-contained HTML report (recipe, issues, SQNR, histograms, metric, graph)",
                group="model"),
+    ActionSpec("export_picture", "Export &Picture...", "export_picture_dialog", ("Ctrl+Shift+P",),
+               "Write the current view of the graph as PNG or SVG", group="model"),
     ActionSpec("quit", "&Quit", "close", (K.Quit,)),
     # Edit
     ActionSpec("undo", "&Undo", "", ("Ctrl+Z",), group="undo"),
     ActionSpec("redo", "&Redo", "", ("Ctrl+Y", "Ctrl+Shift+Z"), group="undo"),
     ActionSpec("find", "&Find nodes", "focus_search", (K.Find,)),
+    ActionSpec("find_next", "Find Ne&xt", "step_search", (K.FindNext,), "Show the next search hit", args=(1,)),
+    ActionSpec("find_previous", "Find Pre&vious", "step_search", (K.FindPrevious,), "Show the previous search hit",
+               args=(-1,)),
     ActionSpec("same_type", "Select all of this &type", "select_same_type", ("Ctrl+T",),
                "Select every node with the op type of the selected node"),
     # View
     ActionSpec("fit", "&Fit graph", "canvas.fit", ("Ctrl+0",)),
     ActionSpec("zoom_in", "Zoom &in", "canvas.zoom_in", (K.ZoomIn,)),
     ActionSpec("zoom_out", "Zoom &out", "canvas.zoom_out", (K.ZoomOut,)),
+    ActionSpec("expand_all", "E&xpand All Groups", "canvas.expand_all", ("Ctrl+]",),
+               "Open every group: all nodes drawn"),
+    ActionSpec("collapse_all", "&Collapse All Groups", "canvas.collapse_all", ("Ctrl+[",),
+               "Draw every top-level group as one box"),
+    ActionSpec("depth_1", "Open Groups to Depth &1", "canvas.expand_to_depth", ("Alt+1",),
+               "Open the top-level groups; their inner groups show as boxes", args=(1,)),
+    ActionSpec("depth_2", "Open Groups to Depth &2", "canvas.expand_to_depth", ("Alt+2",), args=(2,)),
+    ActionSpec("depth_3", "Open Groups to Depth &3", "canvas.expand_to_depth", ("Alt+3",), args=(3,)),
     ActionSpec("color_sqnr", "Colour by &SQNR", "color_by_sqnr", ("Ctrl+Shift+E",)),
     ActionSpec("color_sensitivity", "Colour by Se&nsitivity", "color_by_sensitivity", ("Ctrl+Shift+G",),
                "Colour the canvas by the sweep's chosen figure"),
@@ -110,10 +123,11 @@ ACTIONS: tuple[ActionSpec, ...] = (
 #: menu title -> entries: action names, "-" (separator), "@recent", "@docks", "@theme"
 MENUS: dict[str, tuple[str, ...]] = {
     "&File": ("new_project", "open", "@recent", "-", "save", "save_as", "apply_project", "-", "export", "export_qonnx",
-              "export_report", "export_node_data", "-", "quit"),
-    "&Edit": ("undo", "redo", "-", "find", "same_type"),
-    "&View": ("fit", "zoom_in", "zoom_out", "color_sqnr", "color_sensitivity", "show_qdq", "legend", "-", "open_export",
-              "diff", "netron", "-", "@docks", "-",
+              "export_report", "export_node_data", "-", "export_picture", "-", "quit"),
+    "&Edit": ("undo", "redo", "-", "find", "find_next", "find_previous", "same_type"),
+    "&View": ("fit", "zoom_in", "zoom_out", "-", "expand_all", "collapse_all", "depth_1", "depth_2", "depth_3", "-",
+              "color_sqnr", "color_sensitivity", "show_qdq", "legend", "-", "open_export", "diff", "netron", "-",
+              "@docks", "-",
               "@theme"),
     "&Run": ("calibrate", "analyze", "sensitivity", "apply_suggestion", "cancel", "-", "sweep_executor"),
     "&Help": ("about",),
@@ -189,7 +203,7 @@ def build_toolbar(window: Any, actions: dict[str, QAction]) -> None:
             tb.addSeparator()
         elif entry == "@search":
             window.search = QLineEdit()
-            window.search.setPlaceholderText("Search nodes: name, op type or glob (Enter)")
+            window.search.setPlaceholderText("Search nodes: name, op type, glob or re:regex (Enter; F3 next)")
             window.search.setClearButtonEnabled(True)
             window.search.setMinimumWidth(280)
             tb.addWidget(window.search)

@@ -131,6 +131,7 @@ class MainWindow(QMainWindow):
         self.sensitivity.nodeClicked.connect(self.focus_node)
         self.cost.nodeClicked.connect(self.focus_node)
         self.problems.nodeClicked.connect(self.focus_node)
+        self.search_hits.nodeClicked.connect(self.focus_node)
         self.problems.countChanged.connect(self._on_problem_count)
         self.problems_link.linkActivated.connect(lambda _href: self.show_problems())
         self.sensitivity.figureChanged.connect(lambda _f: self.color_by_sensitivity())
@@ -308,6 +309,7 @@ class MainWindow(QMainWindow):
         self.inspector.set_nodes([])
         self.errors.clear_histogram()
         self.search.clear()
+        self.search_hits.set_hits([])
         if self.color_mode.currentText() == "error" and not self.doc.errors:
             self.color_mode.setCurrentText("op")
 
@@ -698,9 +700,51 @@ class MainWindow(QMainWindow):
         text = self.search.text().strip()
         if not text or self.doc.model is None:
             return []
-        found = self.canvas.search(text)
-        self.set_status(f"{len(found)} nodes match {text!r}." if found else f"No node matches {text!r}.")
+        try:
+            found = self.canvas.search(text)
+        except ValueError as exc:  # re: with a bad pattern
+            self.set_status(f"{exc}. Fix the pattern after 're:'.")
+            return []
+        ops = dict(zip(self.canvas.node_names(), self.canvas.node_op_types(), strict=True))
+        self.search_hits.set_hits([(n, ops[n]) for n in found])
+        if found:
+            docks.bring_forward(self, self.docks, "Search Hits", beside="Inspector")
+        self.set_status(f"{len(found)} nodes match {text!r}; F3 / Shift+F3 step through them." if found
+                        else f"No node matches {text!r}.")
         return found
+
+    @guarded
+    def step_search(self, step: int = 1) -> None:
+        """Show the next (``step=1``) or previous (``-1``) hit of the last search."""
+        hit = self.canvas.next_hit(step)
+        if hit is None:
+            self.set_status("No search hits: type in the search box and press Enter first.")
+            return
+        name, position, total = hit
+        self.search_hits.set_current(position - 1)
+        self.set_status(f"Hit {position} of {total}: {name}")
+
+    @guarded
+    def export_picture_dialog(self) -> None:
+        """File > Export Picture: the current view of the graph as PNG or SVG."""
+        self._need_model()
+        start = str(self.doc.model_path.with_name(f"{self.doc.model_path.stem}.png"))
+        path, chosen = QFileDialog.getSaveFileName(self, "Export picture of the view", start,
+                                                   "PNG picture (*.png);;SVG picture (*.svg)")
+        if path:
+            if not path.lower().endswith((".png", ".svg")):
+                path += ".svg" if "svg" in chosen.lower() else ".png"
+            self.export_picture_to(path)
+
+    def export_picture_to(self, path: str | Path) -> tuple[int, int]:
+        """Write what the canvas shows now to ``path`` (.png / .svg); never onto an input of the job."""
+        api.check_not_input(str(path))
+        try:
+            size = self.canvas.export_picture(path)
+        except (OSError, ValueError) as exc:
+            raise WorkbenchError(f"{path}: {exc}", hint="Choose a writable folder and a .png or .svg name.") from exc
+        self.set_status(f"Wrote {path} ({size[0]}x{size[1]} px).")
+        return size
 
     @guarded
     def select_same_type(self) -> list[str]:

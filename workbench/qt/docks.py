@@ -20,6 +20,7 @@ from workbench.qt.error_view import ErrorView
 from workbench.qt.inspector import Inspector
 from workbench.qt.problems_panel import ProblemsPanel
 from workbench.qt.recipe_panel import RecipePanel
+from workbench.qt.search_hits import SearchHitsPanel
 from workbench.qt.sensitivity_panel import SensitivityPanel
 
 Area = Qt.DockWidgetArea
@@ -47,6 +48,8 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Sensitivity", "sensitivity", SensitivityPanel, Area.BottomDockWidgetArea, hidden=True),
     # View > Cost; computed only while shown
     DockSpec("Cost", "cost", CostPanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
+    # shown (beside the Inspector) by a search that finds nodes
+    DockSpec("Search Hits", "search_hits", SearchHitsPanel, Area.RightDockWidgetArea, hidden=True),
 )
 
 #: the docks in front of their tab groups at start

@@ -204,6 +204,11 @@ def _open_source(data: Any, float_model: ModelLike):
     return open_data(data, prepared)
 
 
+def _batch_fixed_to_one(sess: ort.InferenceSession) -> bool:
+    """True when an input of ``sess`` has a leading dimension fixed to 1 (it takes one sample per run)."""
+    return any(len(i.shape) > 0 and i.shape[0] == 1 for i in sess.get_inputs())
+
+
 def _match_outputs(fsess: ort.InferenceSession, qsess: ort.InferenceSession) -> list[tuple[str, str]]:
     fnames = [o.name for o in fsess.get_outputs()]
     qnames = [o.name for o in qsess.get_outputs()]
@@ -244,7 +249,8 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     samples : int, optional
         Use only the first ``samples`` samples.
     batch_size : int
-        Samples per onnxruntime call when the model's batch axis is dynamic (else 1).
+        Samples per onnxruntime call when both models' batch axes are dynamic (else 1: one of
+        them fixes the batch to 1, as a QONNX export for qonnx/FINN does).
     metric : str or callable, optional
         A built-in metric name (:data:`workbench.core.analysis.metrics.METRICS`) or ``metric(outputs,
         batch) -> float`` (see :mod:`workbench.core.analysis.metrics`), computed on each model over the
@@ -272,6 +278,8 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     pairs = _match_outputs(fsess, qsess)
     source = _open_source(data, float_model)
     where = str(getattr(source, "path", None) or "the evaluation data")
+    if _batch_fixed_to_one(qsess) or _batch_fixed_to_one(fsess):
+        batch_size = 1  # e.g. a QONNX export made for batch 1, compared with its dynamic-batch original
     total = source.num_samples() or 0
     total = min(total, samples) if samples is not None and total else (samples or total)
     n_all = source.num_samples()

@@ -12,17 +12,29 @@ from PySide6.QtGui import QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from workbench.qt.canvas import colors
-from workbench.qt.canvas.scene_data import SceneData, edge_curve
+from workbench.qt.canvas.scene_data import LONG_EDGE, SceneData, bow_of, edge_curve
 
 #: dtypes whose edges keep the neutral grey
 NEUTRAL = frozenset({"float", "?", ""})
 
 
-def edge_ends(data: SceneData, e: int) -> tuple[float, float, float, float]:
-    """(xa, ya, xb, yb) of edge ``e``: producer bottom centre, consumer top centre (scene px)."""
+def edge_ends(data: SceneData, e: int) -> tuple[float, float, float, float] | None:
+    """(xa, ya, xb, yb) of edge ``e``: where the canvas attaches it (producer bottom centre, consumer
+    top centre, or the collapsed group box holding either); None when both ends are in one box."""
     a, b = data.structure.edges[e]
-    return ((float(data.x0[a]) + float(data.x1[a])) / 2, float(data.y1[a]),
-            (float(data.x0[b]) + float(data.x1[b])) / 2, float(data.y0[b]))
+    xs, top, bottom = data.anchors
+    if (xs[a], bottom[a]) == (xs[b], bottom[b]):
+        return None
+    return float(xs[a]), float(bottom[a]), float(xs[b]), float(top[b])
+
+
+def edge_midpoint(data: SceneData, e: int) -> tuple[float, float] | None:
+    """The point at t = 1/2 of edge ``e``'s curve: x shifted right by 3/4 of its bow (see ``bow_of``)."""
+    ends = edge_ends(data, e)
+    if ends is None:
+        return None
+    xa, ya, xb, yb = ends
+    return (xa + xb) / 2 + 0.75 * bow_of(yb - ya), (ya + yb) / 2
 
 
 class ColouredEdgesItem(QGraphicsItem):
@@ -38,12 +50,17 @@ class ColouredEdgesItem(QGraphicsItem):
         for e, key in enumerate(keys):
             if key is None:
                 continue
+            ends = edge_ends(data, e)
+            if ends is None:
+                continue
             if key not in self._curves:
                 self._curves[key] = (colour_of(key), QPainterPath(), QPainterPath())
             _c, curve, straight = self._curves[key]
-            xa, ya, xb, yb = edge_ends(data, e)
+            xa, ya, xb, yb = ends
             edge_curve(curve, xa, ya, xb, yb)
             straight.moveTo(xa, ya)
+            if yb - ya > LONG_EDGE:  # as the grey overview edges: a long edge bends right
+                straight.lineTo((xa + xb) / 2 + 0.75 * bow_of(yb - ya), (ya + yb) / 2)
             straight.lineTo(xb, yb)
         self._selected = QPainterPath()
 
@@ -53,8 +70,9 @@ class ColouredEdgesItem(QGraphicsItem):
 
     def set_selected_edge(self, e: int | None) -> None:
         self._selected = QPainterPath()
-        if e is not None:
-            edge_curve(self._selected, *edge_ends(self.data, e))
+        ends = edge_ends(self.data, e) if e is not None else None
+        if ends is not None:
+            edge_curve(self._selected, *ends)
         self.update()
 
     def boundingRect(self) -> QRectF:

@@ -5,8 +5,8 @@
 * edges can be hovered (tooltip: dtype, scale, zero point, axis, block size read from the file)
   and clicked (``edgeSelected(tensor)``; the inspector shows that tensor's parameters).
 
-Edge hit tests use each edge's midpoint, which lies on its curve (the cubic's control points are
-symmetric), where collapsed Q/DQ badges are drawn too.
+Edge hit tests use the point at t = 1/2 of each edge's curve (where collapsed Q/DQ badges sit on
+edges that do not bow).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from PySide6.QtCore import QPoint
 from PySide6.QtGui import QColor
 
 from workbench.qt.canvas import colors
-from workbench.qt.canvas.edge_colors import NEUTRAL, DtypeEdgesItem, ErrorEdgesItem
+from workbench.qt.canvas.edge_colors import NEUTRAL, DtypeEdgesItem, ErrorEdgesItem, edge_midpoint
 from workbench.qt.canvas.items import EDGE_COLOR
 
 #: how close (view pixels) the mouse must be to an edge's midpoint to hit it
@@ -135,11 +135,10 @@ class CanvasQuant:
     def _edge_at(self, pos: QPoint) -> int | None:
         if self._state is None or not self._state.data.structure.edges:
             return None
-        if self._mids is None:
+        if self._mids is None:  # edges inside one collapsed box are never hit
             d = self._state.data
-            e = np.asarray(d.structure.edges, dtype=np.int64)
-            xs = (d.x0 + d.x1) / 2
-            self._mids = np.stack([(xs[e[:, 0]] + xs[e[:, 1]]) / 2, (d.y1[e[:, 0]] + d.y0[e[:, 1]]) / 2], axis=1)
+            mids = [edge_midpoint(d, e) for e in range(len(d.structure.edges))]
+            self._mids = np.array([m if m is not None else (np.inf, np.inf) for m in mids], dtype=np.float64)
         p = self.mapToScene(pos)
         dist = np.hypot(self._mids[:, 0] - p.x(), self._mids[:, 1] - p.y())
         best = int(np.argmin(dist))
