@@ -15,8 +15,10 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_dynamic, quantize_static
+from PIL import Image
 
 import workbench
+from workbench.cli import main
 from workbench.core import api
 from workbench.core.graph.layout import graph_structure
 from workbench.core.inspection.diff_error import compare_models
@@ -28,6 +30,7 @@ from workbench.core.inspection.quant_summary import (
 )
 from workbench.core.inspection.report import format_report, inspect_model
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
+from workbench.qt.canvas.colors import error_color
 
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 FLOAT, CALIB = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz"
@@ -311,8 +314,6 @@ def test_unnamed_nodes_match_by_structure(tmp_path):
 
 
 def test_cli_compare_prints_and_writes_the_diff(exports, tmp_path, capsys):
-    from workbench.cli import main
-
     out = tmp_path / "diff.json"
     assert main(["compare", str(FLOAT), str(exports["ort_QOperator"]), "--data", str(CALIB), "--samples", "16",
                  "--json", str(out)]) == 0
@@ -341,3 +342,24 @@ def test_sqnr_of_a_file_with_batch_fixed_to_one(exports, tmp_path):
     assert fixed.keys() == free.keys() and len(free) == 10
     for t, db in free.items():
         assert fixed[t] == pytest.approx(db, abs=1e-6), t
+
+
+@pytest.mark.slow
+def test_render_draws_the_file_dtypes_and_the_diff(exports, tmp_path):
+    """``render --colour dtype`` of a quantized file fills its nodes with the dtype colour of the file
+    (uint8 here); ``render MODEL --compare QUANTIZED`` draws the quantized file in SQNR colours."""
+    uint8_fill = (0xFF, 0xD5, 0x4F)  # colors.dtype_color("uint8")
+    pictures = {}
+    for name, args in (("file", [str(exports["ours"]), "--colour", "dtype"]),
+                       ("float", [str(FLOAT), "--colour", "op"]),
+                       ("diff", [str(FLOAT), "--compare", str(exports["ours"]), "--data", str(CALIB), "--samples", "16"])):
+        out = tmp_path / f"{name}.png"
+        assert main(["render", *args, "-o", str(out), "--expand", "9"]) == 0
+        pictures[name] = np.asarray(Image.open(out).convert("RGB")).reshape(-1, 3)
+    count = {k: int(np.all(v == uint8_fill, axis=1).sum()) for k, v in pictures.items()}
+    assert count["file"] > 1000 and count["float"] == 0
+    assert count["diff"] < count["file"] / 10  # only the u8 badges of the folded Q/DQ pairs
+    # the diff picture fills the Conv with the SQNR colour of its output, measured on the same samples
+    db = compare_models(api.open_model(FLOAT), onnx.load(str(exports["ours"])), str(CALIB), samples=16).node_sqnr()
+    c = error_color(round(db["/f/f.3/Conv"] * 4) / 4)
+    assert int(np.all(pictures["diff"] == (c.red(), c.green(), c.blue()), axis=1).sum()) > 1000

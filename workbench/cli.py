@@ -454,16 +454,30 @@ def cmd_convert(args) -> int:
 _INF_SQNR_DB = 100.0
 
 
-def _render_values(args, model) -> tuple[str, dict | None, dict | None]:
-    """Canvas colour mode and per-node dtypes / SQNR (dB) for ``render --colour``."""
+def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | None]:
+    """Canvas colour mode, per-node dtypes / SQNR (dB) and per-tensor SQNR of edges for ``render``."""
     recipe = _recipe_from_args(args)
+    if args.compare:  # the quantized file, coloured by the SQNR of each tensor against this float model
+        if not args.data:
+            raise WorkbenchError("render --compare: the SQNR is measured on data; give --data CALIB.npz.")
+        progress = TerminalProgress()
+        try:
+            diff = api.compare_models(model, api.open_model(args.compare).proto, _data_arg(args, args.data),
+                                      samples=args.samples, progress=progress)
+        finally:
+            progress.close()
+        finite = {t: (_INF_SQNR_DB if db == math.inf else db) for t, db in diff.sqnr.items() if db > -math.inf}
+        errors = {n: (_INF_SQNR_DB if db == math.inf else db) for n, db in diff.node_sqnr().items() if db > -math.inf}
+        return "error", None, errors, {diff.tensors[t]: db for t, db in finite.items()}
+    if args.colour == "dtype" and model.quantized:  # an already-quantized file: the dtypes it holds
+        return "dtype", api.summarize_quantization(model.proto).node_dtypes, None, None
     if args.colour == "dtype":
         dtypes = {}
         for name, unit in api.plan(model, recipe, guard=True).units.items():
             spec = None if unit.excluded else (unit.config.activation or unit.config.weight)
             for n in unit.nodes or [name]:
                 dtypes[n] = spec.dtype if spec is not None else "float"
-        return "dtype", dtypes, None
+        return "dtype", dtypes, None, None
     if args.colour == "sqnr":
         if not args.data:
             raise WorkbenchError("render --colour sqnr: the SQNR is measured on data; give --data CALIB.npz.")
@@ -477,8 +491,8 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None]:
             progress.close()
         errors = {r.node: (_INF_SQNR_DB if r.sqnr_db == math.inf else r.sqnr_db)
                   for r in rows if math.isfinite(r.sqnr_db) or r.sqnr_db == math.inf}
-        return "error", None, errors
-    return "op", None, None
+        return "error", None, errors, None
+    return "op", None, None, None
 
 
 def cmd_render(args) -> int:
@@ -498,9 +512,11 @@ def cmd_render(args) -> int:
                              hint="pip install 'onnx-quant-workbench[app]'.")
     model = api.open_model(args.model)
     _recheck_outputs(args)
-    mode, dtypes, errors = _render_values(args, model)
-    spec = {"model": str(Path(args.model).resolve()), "output": str(Path(args.output).resolve()), "mode": mode,
-            "dtypes": dtypes, "errors": errors, "depth": args.expand, "max_side": args.max_side}
+    mode, dtypes, errors, edge_errors = _render_values(args, model)
+    drawn = args.compare or args.model  # --compare draws the quantized file
+    spec = {"model": str(Path(drawn).resolve()), "output": str(Path(args.output).resolve()), "mode": mode,
+            "dtypes": dtypes, "errors": errors, "edge_errors": edge_errors, "depth": args.expand,
+            "max_side": args.max_side}
     env = dict(os.environ)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     with tempfile.TemporaryDirectory() as tmp:
@@ -712,6 +728,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--expand", type=int, metavar="DEPTH",
                    help="open groups down to DEPTH (0: all collapsed; default: the app's automatic depth)")
     s.add_argument("--max-side", type=_positive_int, default=2400, help="longest picture side in pixels")
+    s.add_argument("--compare", metavar="QUANTIZED",
+                   help="draw this quantized file of MODEL instead, nodes and edges coloured by the SQNR of each "
+                        "tensor against MODEL on --data (float vs quantized)")
     s.set_defaults(func=cmd_render)
 
     s = sub.add_parser("presets", help="list presets")
@@ -737,7 +756,7 @@ _OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out", "n
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
-    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric", "retarget_model",
+    for name in ("model", "input", "float_model", "quantized", "compare", "data", "eval", "recipe", "metric", "retarget_model",
                  "curve_in", "sweep_in"):
         value = getattr(args, name, None)
         if isinstance(value, str) and os.path.exists(value):
