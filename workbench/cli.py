@@ -4,6 +4,7 @@
     workbench-cli quantize MODEL --preset cpu-u8s8 --data calib.npz -o model.int8.onnx
     workbench-cli quantize PROJECT.wbproj -o model.int8.onnx
     workbench-cli evaluate MODEL QUANTIZED --data eval.npz
+    workbench-cli compare MODEL QUANTIZED --data calib.npz --json diff.json
     workbench-cli analyze MODEL --data calib.npz --eval eval.npz --json errors.json
     workbench-cli convert MODEL.qdq.onnx MODEL.qonnx.onnx --to qonnx
     workbench-cli cost MODEL --preset cpu-u8s8
@@ -198,6 +199,24 @@ def cmd_evaluate(args) -> int:
     report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric=metric)
     text = report.format() if hasattr(report, "format") else str(report)
     print(text)
+    return 0
+
+
+def cmd_compare(args) -> int:
+    model = api.open_model(args.model)
+    if model.quantized:
+        raise WorkbenchError(f"{args.model} is already quantized; compare needs the float model first.",
+                             hint="workbench-cli compare FLOAT.onnx QUANTIZED.onnx")
+    quant = api.open_model(args.quantized)
+    progress = TerminalProgress()
+    try:
+        diff = api.compare_models(model, quant.proto, args.data, samples=args.samples, progress=progress)
+    finally:
+        progress.close()
+    print(api.format_diff(diff, worst=args.worst))
+    if args.json:
+        api.atomic_write_bytes(Path(args.json), (api.dumps_strict(diff.to_json(), indent=2) + "\n").encode())
+        print(f"wrote {args.json}")
     return 0
 
 
@@ -446,16 +465,30 @@ def cmd_convert(args) -> int:
 _INF_SQNR_DB = 100.0
 
 
-def _render_values(args, model) -> tuple[str, dict | None, dict | None]:
-    """Canvas colour mode and per-node dtypes / SQNR (dB) for ``render --colour``."""
+def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | None]:
+    """Canvas colour mode, per-node dtypes / SQNR (dB) and per-tensor SQNR of edges for ``render``."""
     recipe = _recipe_from_args(args)
+    if args.compare:  # the quantized file, coloured by the SQNR of each tensor against this float model
+        if not args.data:
+            raise WorkbenchError("render --compare: the SQNR is measured on data; give --data CALIB.npz.")
+        progress = TerminalProgress()
+        try:
+            diff = api.compare_models(model, api.open_model(args.compare).proto, _data_arg(args, args.data),
+                                      samples=args.samples, progress=progress)
+        finally:
+            progress.close()
+        finite = {t: (_INF_SQNR_DB if db == math.inf else db) for t, db in diff.sqnr.items() if db > -math.inf}
+        errors = {n: (_INF_SQNR_DB if db == math.inf else db) for n, db in diff.node_sqnr().items() if db > -math.inf}
+        return "error", None, errors, {diff.tensors[t]: db for t, db in finite.items()}
+    if args.colour == "dtype" and model.quantized:  # an already-quantized file: the dtypes it holds
+        return "dtype", api.summarize_quantization(model.proto).node_dtypes, None, None
     if args.colour == "dtype":
         dtypes = {}
         for name, unit in api.plan(model, recipe, guard=True).units.items():
             spec = None if unit.excluded else (unit.config.activation or unit.config.weight)
             for n in unit.nodes or [name]:
                 dtypes[n] = spec.dtype if spec is not None else "float"
-        return "dtype", dtypes, None
+        return "dtype", dtypes, None, None
     if args.colour == "sqnr":
         if not args.data:
             raise WorkbenchError("render --colour sqnr: the SQNR is measured on data; give --data CALIB.npz.")
@@ -469,8 +502,8 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None]:
             progress.close()
         errors = {r.node: (_INF_SQNR_DB if r.sqnr_db == math.inf else r.sqnr_db)
                   for r in rows if math.isfinite(r.sqnr_db) or r.sqnr_db == math.inf}
-        return "error", None, errors
-    return "op", None, None
+        return "error", None, errors, None
+    return "op", None, None, None
 
 
 def cmd_render(args) -> int:
@@ -490,9 +523,11 @@ def cmd_render(args) -> int:
                              hint="pip install 'onnx-quant-workbench[app]'.")
     model = api.open_model(args.model)
     _recheck_outputs(args)
-    mode, dtypes, errors = _render_values(args, model)
-    spec = {"model": str(Path(args.model).resolve()), "output": str(Path(args.output).resolve()), "mode": mode,
-            "dtypes": dtypes, "errors": errors, "depth": args.expand, "max_side": args.max_side}
+    mode, dtypes, errors, edge_errors = _render_values(args, model)
+    drawn = args.compare or args.model  # --compare draws the quantized file
+    spec = {"model": str(Path(drawn).resolve()), "output": str(Path(args.output).resolve()), "mode": mode,
+            "dtypes": dtypes, "errors": errors, "edge_errors": edge_errors, "depth": args.expand,
+            "max_side": args.max_side}
     env = dict(os.environ)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     with tempfile.TemporaryDirectory() as tmp:
@@ -601,6 +636,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-code", action="store_true", help="allow loading a Python metric file")
     s.set_defaults(func=cmd_evaluate)
 
+    s = sub.add_parser("compare", help="float vs quantized file: matched nodes, inserted Q/DQ, folded ops, "
+                       "per-tensor SQNR on the data")
+    s.add_argument("model", help="the float model")
+    s.add_argument("quantized", help="its quantized file (ours or another tool's)")
+    s.add_argument("--data", help="samples (.npz, image folder) for the per-tensor SQNR; without it, structure only")
+    s.add_argument("--samples", type=_positive_int)
+    s.add_argument("--worst", type=_positive_int, default=10, help="how many of the worst tensors to print")
+    s.add_argument("--json", help="write the whole diff as JSON")
+    s.set_defaults(func=cmd_compare)
+
     s = sub.add_parser("analyze", help="per-node-unit error of the quantized model, worst first")
     s.add_argument("model")
     recipe_args(s)
@@ -696,6 +741,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--expand", type=int, metavar="DEPTH",
                    help="open groups down to DEPTH (0: all collapsed; default: the app's automatic depth)")
     s.add_argument("--max-side", type=_positive_int, default=2400, help="longest picture side in pixels")
+    s.add_argument("--compare", metavar="QUANTIZED",
+                   help="draw this quantized file of MODEL instead, nodes and edges coloured by the SQNR of each "
+                        "tensor against MODEL on --data (float vs quantized)")
     s.set_defaults(func=cmd_render)
 
     s = sub.add_parser("presets", help="list presets")
@@ -721,7 +769,7 @@ _OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out", "n
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
-    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric", "retarget_model",
+    for name in ("model", "input", "float_model", "quantized", "compare", "data", "eval", "recipe", "metric", "retarget_model",
                  "curve_in", "sweep_in"):
         value = getattr(args, name, None)
         if isinstance(value, str) and os.path.exists(value):

@@ -17,7 +17,8 @@ Typical use::
 
 Verbs: open_model, inspect_model, make_recipe, load_recipe, resolve, plan, calibrate, quantize,
 export, evaluate, analyze, sensitivity_sweep, autotune, convert_file, model_cost, replay_project,
-new_project / save_project / load_project, layout_graph, read_quant_params, write_report.
+new_project / save_project / load_project, layout_graph, read_quant_params, write_report,
+summarize_quantization, edge_quantization, diff_models / compare_models (float vs quantized).
 """
 
 from __future__ import annotations
@@ -107,6 +108,17 @@ _LAZY: dict[str, str] = {
     "params_by_node": "workbench.core.inspection.quant_reader",
     "format_param": "workbench.core.inspection.quant_reader",
     "find_quantized": "workbench.core.graph.quantized_ops",
+    "QuantSummary": "workbench.core.inspection.quant_summary",
+    "summarize_quantization": "workbench.core.inspection.quant_summary",
+    "EdgeQuant": "workbench.core.inspection.quant_summary",
+    "edge_quantization": "workbench.core.inspection.quant_summary",
+    "params_around_nodes": "workbench.core.inspection.quant_summary",
+    "tensor_dtypes": "workbench.core.inspection.tensor_dtypes",
+    "ModelDiff": "workbench.core.inspection.model_diff",
+    "diff_models": "workbench.core.inspection.model_diff",
+    "format_diff": "workbench.core.inspection.model_diff",
+    "compare_models": "workbench.core.inspection.diff_error",
+    "measure_diff": "workbench.core.inspection.diff_error",
     "convert_file": "workbench.core.qonnx.convert",
     "conversion_report": "workbench.core.qonnx.convert",
     "read_qonnx": "workbench.core.qonnx.reader",

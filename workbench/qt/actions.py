@@ -26,6 +26,8 @@ K = QKeySequence.StandardKey
 ENABLED_WHEN: dict[str, Callable[[dict[str, bool]], bool]] = {
     "always": lambda s: True,
     "model": lambda s: s["has_model"] and not s["busy"],  # a model is open and no job runs
+    # a float model is open and no job runs (an already-quantized model is not calibrated again)
+    "float_model": lambda s: s["has_model"] and not s["busy"] and not s.get("quantized", False),
     "busy": lambda s: s["busy"],  # a job runs (Cancel)
     "suggestion": lambda s: s["suggestion"],  # a sweep suggestion not yet applied
     "undo": lambda s: True,  # undo / redo: the undo stack enables them itself
@@ -54,9 +56,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("save", "&Save Project", "save_project", (K.Save,), group="model"),
     ActionSpec("save_as", "Save Project &As...", "save_project_as", (K.SaveAs,), group="model"),
     ActionSpec("export", "&Export QDQ...", "export_dialog", ("Ctrl+E",), "Write the quantized model (QDQ ONNX)",
-               group="model"),
+               group="float_model"),
     ActionSpec("export_qonnx", "Export &QONNX...", "export_dialog", (),
-               "Write the quantized model as QONNX (Quant / FloatQuant nodes)", group="model", args=("qonnx",)),
+               "Write the quantized model as QONNX (Quant / FloatQuant nodes)", group="float_model", args=("qonnx",)),
     ActionSpec("apply_project", "Appl&y Project to Model...", "apply_project_dialog", ("Ctrl+Shift+A",),
                "Re-apply a project's recipe, rules and overrides to the open model (a retrained version)",
                group="model"),
@@ -92,24 +94,32 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("color_sqnr", "Colour by &SQNR", "color_by_sqnr", ("Ctrl+Shift+E",)),
     ActionSpec("color_sensitivity", "Colour by Se&nsitivity", "color_by_sensitivity", ("Ctrl+Shift+G",),
                "Colour the canvas by the sweep's chosen figure"),
+    ActionSpec("show_qdq", "Show Q/DQ as &Nodes", "toggle_qdq_nodes", ("Ctrl+Shift+Q",),
+               "Draw QuantizeLinear / DequantizeLinear as nodes instead of badges on the edges", group="model"),
+    ActionSpec("legend", "&Legend", "toggle_legend", ("Ctrl+L",), "Show or hide the colour legend on the graph"),
+    ActionSpec("open_export", "Open E&xported Model", "open_exported", ("Ctrl+Shift+X",),
+               "Show the last exported model as it is (dtypes, Q/DQ badges, scales) in a tab", group="model"),
+    ActionSpec("diff", "Compare &Float vs Quantized...", "diff_dialog", ("Ctrl+Shift+D",),
+               "Match a quantized file to the open float model; per-edge SQNR on the calibration data",
+               group="model"),
     ActionSpec("netron", "Open in &Netron", "open_in_netron", ("Ctrl+Shift+N",),
                "Show the exported model (or the open one) in Netron, served on 127.0.0.1"),
     # Run
     ActionSpec("calibrate", "&Calibrate", "start_calibration", ("F5",),
-               "Calibrate all tensors, quantize and measure per-node error", group="model"),
+               "Calibrate all tensors, quantize and measure per-node error", group="float_model"),
     ActionSpec("analyze", "&Analyze", "start_analysis", ("F6",),
-               "Re-quantize with cached ranges and measure per-node error", group="model"),
+               "Re-quantize with cached ranges and measure per-node error", group="float_model"),
     ActionSpec("sensitivity", "&Sensitivity Sweep", "start_sensitivity", ("F7",),
-               "Measure each unit alone quantized and alone float, end to end", group="model"),
+               "Measure each unit alone quantized and alone float, end to end", group="float_model"),
     ActionSpec("apply_suggestion", "Apply Sensitivity Su&ggestion", "apply_suggestion", ("F8",),
                "Keep the units the sweep suggests in float (undoable)", group="suggestion"),
     ActionSpec("evaluate", "E&valuate", "evaluation.start_evaluate", ("F9",),
                "Run the float and the quantized model on eval data: task metric and output SQNR side by side",
-               group="model"),
+               group="float_model"),
     ActionSpec("autotune", "Au&totune", "evaluation.start_autotune", ("Shift+F9",),
                "Keep the most sensitive units out of 8 bits until the metric target holds; plots the curve",
-               group="model"),
-    ActionSpec("cancel", "Ca&ncel", "runs.cancel", ("Esc",), "Cancel the running job", group="busy"),
+               group="float_model"),
+    ActionSpec("cancel", "Ca&ncel", "cancel_running", ("Esc",), "Cancel the running job", group="busy"),
     ActionSpec("sweep_executor", "Sweep &Executor...", "choose_executor", (),
                "Run the sensitivity sweep's tasks in the app or on a Ray cluster"),
     # Help
@@ -122,7 +132,8 @@ MENUS: dict[str, tuple[str, ...]] = {
               "export_report", "export_node_data", "-", "export_picture", "-", "quit"),
     "&Edit": ("undo", "redo", "-", "find", "find_next", "find_previous", "same_type"),
     "&View": ("fit", "zoom_in", "zoom_out", "-", "expand_all", "collapse_all", "depth_1", "depth_2", "depth_3", "-",
-              "color_sqnr", "color_sensitivity", "netron", "-", "@docks", "-",
+              "color_sqnr", "color_sensitivity", "show_qdq", "legend", "-", "open_export", "diff", "netron", "-",
+              "@docks", "-",
               "@theme"),
     "&Run": ("calibrate", "analyze", "sensitivity", "apply_suggestion", "-", "evaluate", "autotune", "-", "cancel",
              "-", "sweep_executor"),
@@ -213,7 +224,7 @@ def build_toolbar(window: Any, actions: dict[str, QAction]) -> None:
 
 
 def update_enabled(actions: dict[str, QAction], **state: bool) -> None:
-    """Enable each action by its group (``state``: has_model, busy, suggestion)."""
+    """Enable each action by its group (``state``: has_model, busy, suggestion, quantized)."""
     for name, act in actions.items():
         group = _GROUPS[name]
         if group != "undo":

@@ -30,6 +30,8 @@ from PySide6.QtWidgets import QApplication, QFrame
 from workbench.core.api import open_model
 from workbench.core.errors import WorkbenchError
 from workbench.qt.canvas import GraphCanvas
+from workbench.qt.document import describe_quantization
+from workbench.qt.quant_tab import quant_info
 
 #: Colour modes of the spec (the canvas's names) and the CLI's names for them.
 CLI_MODES = {"op": "op", "dtype": "dtype", "sqnr": "error"}
@@ -37,7 +39,8 @@ MARGIN = 40
 
 
 def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[str, str] | None = None,
-                   errors: dict[str, float] | None = None, depth: int | None = None,
+                   errors: dict[str, float] | None = None, edge_errors: dict[str, float] | None = None,
+                   depth: int | None = None,
                    max_side: int = 2400, timeout_s: float = 300.0) -> tuple[int, int]:
     """Draw ``model_path``'s graph into ``out`` (.png or .svg); returns the picture size (pixels).
 
@@ -70,7 +73,10 @@ def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[
     canvas.layoutFailed.connect(outcome.append)
     canvas.resize(max_side, max_side)
     canvas.show()
-    canvas.set_model(model.proto, depth=depth)
+    if model.quantized:  # an already-quantized file as it is: Q/DQ folded into edge badges, INT marks
+        summary, params = describe_quantization(model)
+        canvas.set_quant_info(*quant_info(summary, params, model.proto))
+    canvas.set_model(model.proto, collapse_qdq=bool(model.quantized), depth=depth)
     deadline = time.monotonic() + timeout_s
     while not outcome:
         app.processEvents()
@@ -82,7 +88,9 @@ def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[
     if outcome[0] is not None:
         canvas.shutdown()
         raise WorkbenchError(f"{model_path}: {outcome[0]}")
-    canvas.set_node_values(dtypes=dtypes or {}, errors=errors or {})
+    canvas.set_node_values(dtypes=dtypes or {}, errors=errors or {},
+                           error_label="SQNR vs float (dB)" if edge_errors else None)
+    canvas.set_edge_values(edge_errors or {})
     canvas.set_color_mode(mode)
     bounds = canvas.scene_bounds()
     scale = min(1.0, (max_side - 2 * MARGIN) / max(bounds.width(), bounds.height(), 1.0))
@@ -105,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
         w, h = render_to_file(spec["model"], spec["output"], mode=spec.get("mode", "op"),
-                              dtypes=spec.get("dtypes"), errors=spec.get("errors"), depth=spec.get("depth"),
+                              dtypes=spec.get("dtypes"), errors=spec.get("errors"),
+                              edge_errors=spec.get("edge_errors"), depth=spec.get("depth"),
                               max_side=int(spec.get("max_side", 2400)))
     except (WorkbenchError, ValueError, OSError, KeyError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -9,6 +9,7 @@ import onnx
 from onnx import helper
 
 from workbench.core.inspection.quant_reader import format_param_json, read_quant_params
+from workbench.core.inspection.quant_summary import summarize_quantization
 from workbench.core.model.load import PreparedModel
 
 
@@ -25,7 +26,9 @@ def inspect_model(model: PreparedModel) -> dict:
         ``by_dtype`` {dtype: bytes}, ``location`` "initializers" or "external data",
         ``external_data_files``, ``lifted_from_constant_nodes``), ``inputs`` / ``outputs`` ([{name, dtype, shape}]),
         ``subgraphs`` ([{path, nodes}]), ``quantized`` ({``nodes``, ``kinds`` {kind: count},
-        ``op_types`` {op: count}}), ``quantization_parameters`` (per quantized tensor, see
+        ``op_types`` {op: count}}), ``quantization_summary`` (one line, see
+        :func:`workbench.core.inspection.quant_summary.summarize_quantization`; None for a float model),
+        ``quantization_parameters`` (per quantized tensor, see
         :meth:`workbench.core.inspection.quant_reader.QuantTensor.to_json`), ``units`` (None here: the
         planner's view, :func:`workbench.core.inspection.units.planned_units`, is added by
         :func:`workbench.core.api.inspect_model` when asked, since it costs the recipe and planner
@@ -33,6 +36,7 @@ def inspect_model(model: PreparedModel) -> dict:
         ``ambiguous_names`` and ``notes``.
     """
     proto = model.proto
+    params = read_quant_params(proto) if model.quantized else []
     hist: Counter = Counter()
     for _, node in model.iter_nodes():
         hist[node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"] += 1
@@ -57,7 +61,8 @@ def inspect_model(model: PreparedModel) -> dict:
             "kinds": dict(Counter(q.kind for q in model.quantized)),
             "op_types": dict(Counter(q.op_type for q in model.quantized).most_common()),
         },
-        "quantization_parameters": [q.to_json() for q in read_quant_params(proto)] if model.quantized else [],
+        "quantization_summary": summarize_quantization(proto, params).text() if model.quantized else None,
+        "quantization_parameters": [q.to_json() for q in params],
         "units": None,
         "renames": [{"kind": r.kind, "old": r.old, "new": r.new, "graph": r.graph} for r in model.renames],
         "ambiguous_names": dict(model.ambiguous_names),
@@ -131,6 +136,8 @@ def format_report(report: dict) -> str:
         kinds = ", ".join(f"{k} {n}" for k, n in q["kinds"].items())
         ops = ", ".join(f"{k} {n}" for k, n in q["op_types"].items())
         lines.append(f"quantized:   {q['nodes']} nodes ({kinds}): {ops}")
+        if report.get("quantization_summary"):
+            lines.append(f"summary:     {report['quantization_summary']}")
     lines += _quant_param_lines(report.get("quantization_parameters", []))
     for s in report["subgraphs"]:
         lines.append(f"subgraph:    {s['path']} ({s['nodes']} nodes)")

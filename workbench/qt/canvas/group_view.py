@@ -171,6 +171,7 @@ class CanvasGroups:
         center = self.mapToScene(self.viewport().rect().center())
         selected = set(self._state.selected)
         data = build_scene_data(d.structure, plan=d.plan, expanded=frozenset(expanded))
+        data.edge_quant = d.edge_quant  # the file's per-edge dtypes do not depend on what is open
         self.scene().clear()  # deletes the items: drop every reference before anything can paint or scroll
         self._overview, self._container, self._edges, self._groups_item = None, None, None, None
         self._items.clear()

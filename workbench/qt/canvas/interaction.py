@@ -62,6 +62,10 @@ class CanvasInteraction:
             self._set_selection(self._state.selected | members if additive else members)
             return
         if i is None:
+            e = self._edge_at(pos)
+            if e is not None:  # a click on an edge (its midpoint, where a Q/DQ badge sits)
+                self.select_edge(e)
+                return
             self._band_origin = pos
             self._band.setGeometry(QRect(pos, QSize()))
             self._band.show()
@@ -135,10 +139,13 @@ class CanvasInteraction:
         if event.type() == QEvent.Type.ToolTip and self._state is not None:
             i = self._node_at(event.pos())
             hit = self._group_hit(event.pos()) if i is None else None
+            e = self._edge_at(event.pos()) if i is None and (hit is None or hit[1] == "frame") else None
             if i is not None:
                 QToolTip.showText(event.globalPos(), self._tooltip(i), self.viewport())
             elif hit is not None and hit[1] != "frame":
                 QToolTip.showText(event.globalPos(), self._group_tooltip(hit[0]), self.viewport())
+            elif e is not None:
+                QToolTip.showText(event.globalPos(), self.edge_tooltip(e), self.viewport())
             else:
                 QToolTip.hideText()
             return True
@@ -165,6 +172,7 @@ class CanvasInteraction:
             lines.append(f"SQNR: {self._errors[name]:.1f} dB")
         if i in st.node_tags:
             lines.append(f"collapsed Q/DQ: {html.escape(st.node_tags[i])}")
+        lines += self._node_quant_lines(name)
         if st.has_subgraph[i]:
             lines.append("has a body graph (double-click to open)")
         return "<br>".join(lines)

@@ -9,7 +9,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
-from workbench.qt.canvas.colors import NO_VALUE, SELECTION
+from workbench.qt.canvas.colors import KERNEL_MARK, NO_VALUE, SELECTION, badge_color
 from workbench.qt.canvas.scene_data import BOW, NODE_H, NODE_W, SceneData
 
 #: Below this view scale, node items are hidden and the overview item draws the graph.
@@ -29,6 +29,7 @@ class CanvasState:
     texts: list[QColor] = field(default_factory=list)
     selected: set[int] = field(default_factory=set)
     badges: dict[int, str] = field(default_factory=dict)
+    kernels: dict[int, str] = field(default_factory=dict)  # node -> integer kernel (an "INT" mark)
     group_fills: dict[int, QColor] = field(default_factory=dict)  # collapsed group -> fill (aggregate)
     group_texts: dict[int, str] = field(default_factory=dict)  # group -> aggregate text ("worst 12.0 dB")
     group_selected: set[int] = field(default_factory=set)  # collapsed groups holding a selected node
@@ -127,6 +128,8 @@ class NodeItem(QGraphicsItem):
             _pill(painter, box.right() + 2, box.top() - 8, s.badges[i], QColor("#fff59d"), right=True)
         if i in st.node_tags:
             _pill(painter, box.left() - 2, box.top() - 8, st.node_tags[i], QColor("#ffe0b2"))
+        if i in s.kernels:  # an integer kernel (or a QDQ unit onnxruntime fuses into one)
+            _pill(painter, box.right() + 2, box.bottom() - 5, "INT", KERNEL_MARK, right=True)
 
 
 class EdgesItem(QGraphicsItem):
@@ -172,4 +175,4 @@ class EdgesItem(QGraphicsItem):
             _Fonts.ensure()
             for point, text in self.data.badge_points:
                 if exposed.contains(point):
-                    _pill(painter, point.x() - 12, point.y() - 6, text, QColor("#ffcc80"))
+                    _pill(painter, point.x() - 12, point.y() - 6, text, badge_color(text))

@@ -63,6 +63,8 @@ class SceneData:
     edge_tiles: list[EdgeTile] = field(default_factory=list)
     straight_edges: QPainterPath = field(default_factory=QPainterPath)
     badge_points: list[tuple[QPointF, str]] = field(default_factory=list)
+    #: per-edge dtype and quantized tensor of an already-quantized model (``api.EdgeQuant``), else None
+    edge_quant: object | None = None
     #: hierarchy (None for a flat picture): the plan, the open groups and their placement
     plan: GroupLayoutPlan | None = None
     expanded: frozenset[int] = frozenset()
@@ -159,6 +161,11 @@ def _fill_missing(names: list[str], positions: dict[str, tuple[float, float]]) -
         for k, i in enumerate(missing):
             xy[i] = (k * (NODE_W + 40.0), base)
     return xy
+
+
+def edge_curve(path: QPainterPath, xa: float, ya: float, xb: float, yb: float) -> None:
+    """Add the curve of one edge to ``path`` (the one the canvas draws; see :func:`_edge_path`)."""
+    _edge_path(path, xa, ya, xb, yb)
 
 
 def _edge_path(path: QPainterPath, xa: float, ya: float, xb: float, yb: float) -> None:

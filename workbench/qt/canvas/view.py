@@ -34,8 +34,10 @@ from workbench.qt.canvas.group_view import CanvasGroups
 from workbench.qt.canvas.groups_item import GroupsItem
 from workbench.qt.canvas.interaction import CanvasInteraction
 from workbench.qt.canvas.items import DETAIL_SCALE, EDGE_COLOR, CanvasState, EdgesItem, NodeItem
+from workbench.qt.canvas.legend import LegendOverlay
 from workbench.qt.canvas.minimap import Minimap
 from workbench.qt.canvas.overview import OverviewItem
+from workbench.qt.canvas.quant_layer import CanvasQuant
 from workbench.qt.canvas.scene_data import SceneData
 from workbench.qt.canvas.worker import LayoutJob
 
@@ -45,7 +47,7 @@ MIN_SCALE, MAX_SCALE = 0.002, 4.0
 COLOR_MODES = ("op", "dtype", "error")
 
 
-class GraphCanvas(CanvasGroups, CanvasInteraction, QGraphicsView):
+class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
     """Graph of an ONNX model: nodes coloured by op, dtype or error; click, rubber band and search.
 
     Signals
@@ -58,12 +60,18 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, QGraphicsView):
         The graph of the last :meth:`set_model` is shown.
     layoutFailed(str)
         The layout job failed; the message says why.
+    edgeSelected(str)
+        An edge was clicked: its quantized tensor ("" when it carries none, or the edge selection cleared).
+    colorsChanged()
+        The colour mode or the coloured values changed (the legend follows).
     """
 
     selectionChangedNames = Signal(list)
     nodeActivated = Signal(str)
     layoutReady = Signal()
     layoutFailed = Signal(str)
+    edgeSelected = Signal(str)
+    colorsChanged = Signal()
 
     def __init__(self, parent=None, *, layout_cache_dir: str | Path | None = None, groups: bool = True):
         super().__init__(parent)
@@ -97,6 +105,9 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, QGraphicsView):
         self._band = QRubberBand(QRubberBand.Shape.Rectangle, self.viewport())
         self._band_origin: QPoint | None = None
         self._pan_last: QPoint | None = None
+        self._value_label = "SQNR (dB)"
+        self._quant_init()
+        self.legend_overlay = LegendOverlay(self)
 
     # ----------------------------------------------------------------- model and layout
     def set_model(self, proto: onnx.ModelProto, positions: dict[str, tuple[float, float]] | None = None,
@@ -172,6 +183,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, QGraphicsView):
     def _show(self, data: SceneData) -> None:
         self._build_scene(data)
         self.fit()
+        self.colorsChanged.emit()
         if self._pending_selection:
             self.select_nodes(self._pending_selection)
             self._pending_selection = []
@@ -188,6 +200,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, QGraphicsView):
             scene.addItem(self._groups_item)
         self._edges = EdgesItem(data, self._edge_color)
         scene.addItem(self._edges)
+        self._install_quant_items()
         self._overview = OverviewItem(self._state)
         scene.addItem(self._overview)
         scene.setSceneRect(data.bounds.adjusted(-400, -400, 400, 400))  # may scroll: no container yet
@@ -275,6 +288,11 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, QGraphicsView):
             return
         changed = indices ^ state.selected
         state.selected = set(indices)
+        if indices and self._selected_edge is not None:  # a node selection replaces an edge selection
+            self._selected_edge = None
+            for item in (self._dtype_edges, self._error_edges):
+                if item is not None:
+                    item.set_selected_edge(None)
         for i in changed:
             if i in self._items:
                 self._items[i].update()
@@ -402,13 +420,21 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, QGraphicsView):
         if mode not in COLOR_MODES:
             raise ValueError(f"color mode must be one of {COLOR_MODES}, got {mode!r}")
         self._mode = mode
+        self._sync_quant_mode()
         self._refresh_fills()
 
     def color_mode(self) -> str:
         return self._mode
 
-    def set_node_values(self, dtypes: dict[str, str] | None = None, errors: dict[str, float] | None = None) -> None:
-        """Per-node activation dtype names and SQNR (dB). None keeps the current values, {} clears them."""
+    def set_node_values(self, dtypes: dict[str, str] | None = None, errors: dict[str, float] | None = None,
+                        *, error_label: str | None = None) -> None:
+        """Per-node activation dtype names and SQNR (dB). None keeps the current values, {} clears them.
+
+        ``error_label`` names the figure the "error" mode shows (legend title; "SQNR (dB)" by default,
+        a sensitivity figure such as "only quantized (dB)" when the sweep colours the canvas).
+        """
+        if error_label is not None:
+            self._value_label = error_label
         if dtypes is not None:
             self._dtypes = dict(dtypes)
         if errors is not None:
@@ -441,7 +467,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, QGraphicsView):
         if self._mode == "error":
             return [(f"{db:g} dB", QColor(c)) for db, c in colors.ERROR_STOPS] + [("no value", colors.NO_VALUE)]
         if self._mode == "dtype":
-            names = sorted({colors.normalize_dtype(v) for v in self._dtypes.values()})
+            names = sorted({colors.normalize_dtype(v) for v in self._dtypes.values()} | set(self.edge_colour_keys()))
             return [(n, colors.dtype_color(n)) for n in names] + [("not assigned", colors.NO_VALUE)]
         ops = sorted(set(self._state.data.structure.op_types)) if self._state else []
         return [(o, colors.op_color(o)) for o in ops]
@@ -467,7 +493,12 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, QGraphicsView):
         if d.plan is not None:
             self._state.group_fills, self._state.group_texts = group_figures(d.hierarchy, d.group_ids, self._mode, keys)
 
+    def error_label(self) -> str:
+        """What the "error" colour mode shows (the legend's title)."""
+        return self._value_label
+
     def _refresh_fills(self) -> None:
+        self.colorsChanged.emit()
         if self._state is None:
             return
         self._compute_fills()

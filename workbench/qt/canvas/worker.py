@@ -13,7 +13,9 @@ from PySide6.QtCore import QObject, QRunnable, Signal
 from workbench.core.api import (
     auto_depth,
     build_hierarchy,
+    edge_quantization,
     expanded_to_depth,
+    find_quantized,
     graph_structure,
     layout_graph,
     plan_group_layout,
@@ -94,7 +96,11 @@ def prepare(proto, positions, *, collapse_qdq=False, cache_dir=None, cancel=None
         hierarchy = build_hierarchy(structure.names, structure.op_types)
         plan = plan_group_layout(hierarchy, len(structure.names), structure.edges, cancel=cancel)
         open_depth = auto_depth(hierarchy) if depth is None else depth
-        return build_scene_data(structure, plan=plan, expanded=frozenset(expanded_to_depth(hierarchy, open_depth)))
-    if positions is None:
-        positions = layout_graph(structure, cache_dir=cache_dir, cancel=cancel)
-    return build_scene_data(structure, positions)
+        data = build_scene_data(structure, plan=plan, expanded=frozenset(expanded_to_depth(hierarchy, open_depth)))
+    else:
+        if positions is None:
+            positions = layout_graph(structure, cache_dir=cache_dir, cancel=cancel)
+        data = build_scene_data(structure, positions)
+    if find_quantized(proto):  # the dtypes and quantized tensors the file's edges carry
+        data.edge_quant = edge_quantization(proto, structure)
+    return data
