@@ -256,7 +256,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
              e2e_candidates: int = 12, rank_samples: int | None = None, max_trials: int = 32,
              int4_weights: bool = False,
              executor: Executor | None = None, progress: ProgressFn | None = None,
-             cancel: CancelToken | None = None) -> AutotuneResult:
+             cancel: CancelToken | None = None,
+             on_point: Callable[[CurvePoint, Recipe, float], None] | None = None) -> AutotuneResult:
     """Promote the most sensitive units until ``score >= min_score`` (or ``>= float - max_drop``).
 
     ``promote_to`` is the ladder of levels each unit may climb, cheapest first (``"int16,float"``:
@@ -271,7 +272,10 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     weight (Conv, MatMul, Gemm) that were not promoted get int4 weights, least sensitive first, while the
     target still holds (:func:`workbench.core.tuning.walk.demote`, up to ``max_trials`` more runs);
     onnxruntime runs such a unit as DequantizeLinear + a float kernel, which BOPs do not see.
-    A SmoothQuant recipe is smoothed once per trial from ranges measured once
+    ``on_point(point, recipe, metric_float)`` is called with each :class:`CurvePoint` as soon as it is
+    measured (in the order tried, the recipe as given first), the recipe that gave it and the float
+    model's metric, so a front end can draw the curve and the target as they grow and apply any point
+    (``accepted`` / ``pareto`` are final only in the result). A SmoothQuant recipe is smoothed once per trial from ranges measured once
     (:mod:`workbench.core.tuning.smoothing`).
 
     Raises
@@ -316,6 +320,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     m0 = score(q_base, ev.float_outputs, ev.labels)
     curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan))]
     res_m = measure_resolution(score, q_base, ev.float_outputs, ev.labels, len(ev.feeds))
+    if on_point is not None:
+        on_point(curve[0], recipe, m_float)
 
     def done(levels: dict[str, str], met: bool, notes: list[str]) -> AutotuneResult:
         _mark_front(curve)
@@ -350,6 +356,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
             return m, 0.0
         curve.append(CurvePoint(k, m, 1.0 - k / max(n_units, 1), *plan_cost(float_cost, res.plan),
                                 levels=dict(levels), accepted=False, trial=len(curve)))
+        if on_point is not None:
+            on_point(curve[-1], apply_levels(recipe, levels), m_float)
         progress(len(curve) - 1, 0, f"{k} units promoted ({_describe(levels)}): metric {m:.4f}")
         return m, tie_break(outs, ev.float_outputs, ev.labels)
 
