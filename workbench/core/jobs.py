@@ -193,7 +193,7 @@ def job_autotune(payload: dict, progress, cancel: CancelToken) -> dict:
 
     Payload: ``model_path``, ``recipe``, ``data``, ``samples`` (calibration), ``eval_data``,
     ``eval_samples``, ``metric`` (built-in name or ``.py`` file), ``allow_code``, ``max_drop`` or
-    ``min_score`` (the target), ``promote_to`` ("float", "int16", "uint16").
+    ``min_score`` (the target), ``promote_to`` ("float", "int16", "uint16", or a ladder "int16,float").
     Each measured point is sent at once through :func:`partial_sender` as ``{"point": CurvePoint
     JSON, "recipe": recipe JSON, "metric_float": float}``. Result: ``curve`` (those dicts, by
     units promoted), ``recipe`` (the tuned recipe JSON), ``metric_float``, ``metric_before``,

@@ -36,7 +36,7 @@ FAIL_COLOR = "#d0342c"
 APPLIED_COLOR = "#1f4fd1"
 TARGET_COLOR = "#888888"
 FLOAT_COLOR = "#3b78c2"
-PROMOTE_TO = ("float", "int16", "uint16")
+PROMOTE_TO = ("float", "int16", "uint16", "int16,float")
 
 
 class AutotunePanel(QWidget):
@@ -69,7 +69,8 @@ class AutotunePanel(QWidget):
         self.target.setToolTip("Allowed drop of the metric below the float model's (or the lowest score accepted)")
         self.promote_to = QComboBox()
         self.promote_to.addItems(list(PROMOTE_TO))
-        self.promote_to.setToolTip("What a promoted unit becomes: float (excluded) or wider activations")
+        self.promote_to.setToolTip("What a promoted unit becomes: float (excluded), wider activations, or "
+                                   "int16,float: int16 tried first, float where int16 does not hold")
         self.x_axis = QComboBox()
         for key, (title, unit, _f, _d) in X_AXES.items():
             self.x_axis.addItem(f"{title} ({unit})", key)
