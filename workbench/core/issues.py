@@ -45,6 +45,10 @@ class IssueCode(StrEnum):
     FLOAT_ISLAND = "float-island"                      # element-wise units reaching no integer kernel
     SENTINEL_RANGE = "sentinel-range"                  # a tensor reaching a mask / sentinel value
     DISPARATE_CONCAT = "disparate-concat"              # a Concat joining very different ranges
+    # latency (onnxruntime CPU, 1 thread; workbench.core.pipeline.latency_check)
+    LATENCY = "latency"                                # measured quantized / float latency
+    SLOWER_THAN_FLOAT = "slower-than-float"            # the quantized model measured slower than float
+    LATENCY_NOT_MEASURED = "latency-not-measured"      # no feed or no session to measure with
     # model preparation, projects
     PREPARATION_NOTE = "preparation-note"              # a remark of model preparation (renames, folds, ...)
     PLAN_ERROR = "plan-error"                          # the recipe could not be resolved at all

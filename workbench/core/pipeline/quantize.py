@@ -14,6 +14,7 @@ interface of :mod:`workbench.core.pipeline.passes`:
 9. ``write``                the writer registered for the plan's mode
 10. ``bias-correction``     recipe ``bias_correction``: Conv biases absorb the weight-rounding shift
 11. ``constant-input-bias`` Convs on a constant input absorb their exact shift
+12. ``latency-check``       with ``latency_check``: quantized vs float latency, a warning when slower
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from workbench.core.formats.qparams import QParams
 from workbench.core.issues import PlanIssue
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.calibrate_pass import Calibrate, calibrate
+from workbench.core.pipeline.latency_check import LatencyCheck
 from workbench.core.pipeline.model_passes import RefuseQuantized, SmoothQuant
 from workbench.core.pipeline.passes import Job, Pass, run_passes
 from workbench.core.pipeline.plan_passes import (
@@ -43,13 +45,14 @@ from workbench.core.pipeline.write_passes import BiasCorrection, ConstantInputBi
 from workbench.core.planning.plan import QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
+from workbench.core.runtime.latency import LatencyComparison
 
 __all__ = ["QUANTIZE_PASSES", "QuantizeResult", "calibrate", "plan", "quantize"]
 
 #: The quantize pipeline, in order (see the module docstring). A new pass is a class plus a line here.
 QUANTIZE_PASSES: list[Pass] = [
     RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), IslandGuard(), Calibrate(), SentinelGuard(),
-    RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(),
+    RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(), LatencyCheck(),
 ]
 
 
@@ -78,6 +81,8 @@ class QuantizeResult:
         SmoothQuant-rewritten copy); errors are measured against it.
     passes : list of (str, bool)
         The passes that ran, in order, and whether each changed the job.
+    latency : LatencyComparison or None
+        Quantized vs float latency (onnxruntime CPU, 1 thread) when ``latency_check`` was asked.
     """
 
     proto: onnx.ModelProto
@@ -89,6 +94,7 @@ class QuantizeResult:
     recipe: Recipe | None = None
     float_model: PreparedModel | None = None
     passes: list[tuple[str, bool]] = field(default_factory=list)
+    latency: LatencyComparison | None = None
 
 
 def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False) -> QuantPlan:
@@ -110,7 +116,7 @@ def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False) -> QuantP
 def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples: int | None = None,
              calibration: CalibrationResult | None = None, progress: ProgressFn | None = None,
              cancel: CancelToken | None = None, guard: bool = True,
-             bias_correction: bool = False) -> QuantizeResult:
+             bias_correction: bool = False, latency_check: bool = False) -> QuantizeResult:
     """Run :data:`QUANTIZE_PASSES`: plan, calibrate (static recipes) and write the quantized model in memory.
 
     Parameters
@@ -127,15 +133,21 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
         compute unit (:mod:`workbench.core.planning.island_guard`). False quantizes exactly what the recipe says.
     bias_correction : bool
         Also apply general bias correction (the same as the recipe's ``bias_correction``).
+    latency_check : bool
+        Measure the written model against ``model`` in onnxruntime (CPU, 1 thread, the first
+        calibration sample; cached per pair of models, about 2 s otherwise) and report the ratio
+        (``IssueCode.LATENCY``) and a warning when it is slower than float
+        (``IssueCode.SLOWER_THAN_FLOAT``); see :mod:`workbench.core.pipeline.latency_check`.
 
     Raises
     ------
     AlreadyQuantizedError, DataError, RecipeError, CalibrationError, Cancelled
     """
     job = Job(model, recipe, recipe, data=data, samples=samples, progress=progress, cancel=cancel,
-              previous=calibration, guard=guard, bias_correction=bias_correction or recipe.bias_correction)
+              previous=calibration, guard=guard, bias_correction=bias_correction or recipe.bias_correction,
+              latency_check=latency_check, input_model=model)
     run_passes(job, QUANTIZE_PASSES)
     written = job.written
     return QuantizeResult(written.proto, job.plan, job.calibration, job.qparams, dict(written.tensor_map),
                           list(job.plan.issues) + job.issues + list(written.issues), job.user_recipe, job.smoothed,
-                          list(job.history))
+                          list(job.history), job.latency)
