@@ -43,6 +43,7 @@ class IssueCode(StrEnum):
     UNMATCHED_RECIPE_ENTRY = "unmatched-recipe-entry"  # a rule / override / op_types entry matching no node
     # guards (plan passes that keep units float)
     FLOAT_ISLAND = "float-island"                      # element-wise units reaching no integer kernel
+    WEIGHT_DQ_ONLY = "weight-dq-only"                  # a static unit that would quantize only its weight
     SENTINEL_RANGE = "sentinel-range"                  # a tensor reaching a mask / sentinel value
     DISPARATE_CONCAT = "disparate-concat"              # a Concat joining very different ranges
     # latency (onnxruntime CPU, 1 thread; workbench.core.pipeline.latency_check)
