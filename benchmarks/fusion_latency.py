@@ -122,7 +122,7 @@ def corpus_ratios(only: str | None, rounds: int) -> None:
             continue
         model = api.open_model(str(CORPUS / folder / file))
         calib = str(CORPUS / folder / "calib.npz")
-        result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=calib)
+        result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=calib, latency_check=True)  # the CLI default
         feed = latency_feed(model, calib)
         fb, qb = model.proto.SerializeToString(), result.proto.SerializeToString()
         lats = [measure(fb, qb, feed, budget_s=2.0) for _ in range(rounds)]

@@ -50,6 +50,7 @@ class IssueCode(StrEnum):
     LATENCY = "latency"                                # measured quantized / float latency
     SLOWER_THAN_FLOAT = "slower-than-float"            # the quantized model measured slower than float
     LATENCY_NOT_MEASURED = "latency-not-measured"      # no feed or no session to measure with
+    LATENCY_KEPT_FLOAT = "latency-kept-float"          # a unit whose integer kernel measured slower than float
     # model preparation, projects
     PREPARATION_NOTE = "preparation-note"              # a remark of model preparation (renames, folds, ...)
     PLAN_ERROR = "plan-error"                          # the recipe could not be resolved at all

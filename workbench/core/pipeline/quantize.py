@@ -8,6 +8,7 @@ interface of :mod:`workbench.core.pipeline.passes`:
 3. ``plan``                 the recipe resolved into a QuantPlan, opset fit included (plan pass)
 4. ``refuse-float16-only``  nothing quantizable because the model is float16 (plan pass)
 5. ``island-guard``         element-wise islands kept float (plan pass, ``guard``)
+   ``latency-placement``    with ``latency_check``: depthwise Convs whose QLinearConv measured slower kept float
 6. ``calibrate``            activations observed on the calibration data (static plans)
 7. ``sentinel-guard``       mask / sentinel tensors and disparate Concats kept float (``guard``)
 8. ``require-ranges``       every planned activation has a range
@@ -30,6 +31,7 @@ from workbench.core.issues import PlanIssue
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.calibrate_pass import Calibrate, calibrate
 from workbench.core.pipeline.latency_check import LatencyCheck
+from workbench.core.pipeline.latency_placement import LatencyPlacement
 from workbench.core.pipeline.model_passes import RefuseQuantized, SmoothQuant
 from workbench.core.pipeline.passes import Job, Pass, run_passes
 from workbench.core.pipeline.plan_passes import (
@@ -51,8 +53,8 @@ __all__ = ["QUANTIZE_PASSES", "QuantizeResult", "calibrate", "plan", "quantize"]
 
 #: The quantize pipeline, in order (see the module docstring). A new pass is a class plus a line here.
 QUANTIZE_PASSES: list[Pass] = [
-    RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), IslandGuard(), Calibrate(), SentinelGuard(),
-    RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(), LatencyCheck(),
+    RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), IslandGuard(), LatencyPlacement(), Calibrate(),
+    SentinelGuard(), RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(), LatencyCheck(),
 ]
 
 

@@ -78,9 +78,12 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "latency"
 
 
-def single_thread_session(model: bytes) -> ort.InferenceSession:
-    """A CPU session of a serialized model: 1 intra-op and 1 inter-op thread, default optimizations."""
+def single_thread_session(model: bytes, config: dict[str, str] | None = None) -> ort.InferenceSession:
+    """A CPU session of a serialized model: 1 intra-op and 1 inter-op thread, default optimizations,
+    plus the session ``config`` entries (e.g. ``{"session.disable_quant_qdq": "1"}``)."""
     so = ort.SessionOptions()
+    for k, v in (config or {}).items():
+        so.add_session_config_entry(k, v)
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.log_severity_level = 3
@@ -97,20 +100,20 @@ def _time_runs(sess: ort.InferenceSession, feed: dict[str, np.ndarray], n: int) 
 
 
 def measure(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray], *, budget_s: float = 2.0,
-            min_runs: int = 7, max_runs: int = 301) -> LatencyComparison:
+            min_runs: int = 7, max_runs: int = 301, float_config: dict[str, str] | None = None) -> LatencyComparison:
     """Measure both serialized models on ``feed`` (no cache; see :func:`compare`).
 
     The models run alternately, one run each at a time (float, quantized, float, ...), so that
     load from other processes falls on both alike. The number of timed runs per model is what
     fits ``budget_s`` seconds of running (estimated from warm runs of each), clamped to
-    [``min_runs``, ``max_runs``].
+    [``min_runs``, ``max_runs``]. ``float_config``: session config entries of the float model's session.
 
     Raises
     ------
     onnxruntime's exceptions when a model cannot be loaded or run on ``feed``.
     """
     t0 = time.perf_counter()
-    sessions = [single_thread_session(float_model), single_thread_session(quant_model)]
+    sessions = [single_thread_session(float_model, float_config), single_thread_session(quant_model)]
     warm = []
     for s in sessions:
         s.run(None, feed)  # the first run allocates; not timed
@@ -124,9 +127,12 @@ def measure(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray],
                              float(np.median(times[1])), cost_s=time.perf_counter() - t0)
 
 
-def cache_key(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray]) -> str:
+def cache_key(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray],
+              float_config: dict[str, str] | None = None) -> str:
     """SHA-256 hex of both models, the feed's names / shapes / dtypes, onnxruntime and the CPU."""
     h = hashlib.sha256()
+    if float_config:
+        h.update(json.dumps(sorted(float_config.items())).encode())
     for part in (float_model, quant_model):
         h.update(hashlib.sha256(part).digest())
     h.update(json.dumps([[k, list(v.shape), str(v.dtype)] for k, v in sorted(feed.items())]).encode())
@@ -156,14 +162,15 @@ def _write(path: Path, result: LatencyComparison) -> None:
 
 
 def compare(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray], *,
-            cache_dir: Path | None = None, use_cache: bool = True, budget_s: float = 2.0) -> LatencyComparison:
+            cache_dir: Path | None = None, use_cache: bool = True, budget_s: float = 2.0,
+            float_config: dict[str, str] | None = None) -> LatencyComparison:
     """:func:`measure`, read from / written to the on-disk cache (``cache_dir`` or :func:`default_cache_dir`)."""
-    path = (cache_dir or default_cache_dir()) / f"{cache_key(float_model, quant_model, feed)}.json"
+    path = (cache_dir or default_cache_dir()) / f"{cache_key(float_model, quant_model, feed, float_config)}.json"
     if use_cache:
         hit = _read(path)
         if hit is not None:
             return hit
-    result = measure(float_model, quant_model, feed, budget_s=budget_s)
+    result = measure(float_model, quant_model, feed, budget_s=budget_s, float_config=float_config)
     if use_cache:
         _write(path, result)
     return result
