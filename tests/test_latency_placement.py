@@ -61,6 +61,10 @@ def test_depthwise_conv_kept_float_only_when_its_int8_kernel_measured_slower(tmp
     if kept_float:
         assert f"{ratio:.2f}x" in notes[0].message and str(X_SHAPE) in notes[0].message
     assert res.plan.units["dw"].excluded == kept_float
+    # the measured decision is part of the result's recipe: replayed without measuring, same bytes
+    assert ("dw" in res.recipe.overrides) == kept_float
+    replay = api.quantize(model, res.recipe, data=data)
+    assert replay.proto.SerializeToString() == res.proto.SerializeToString()
     assert not res.plan.units["conv1"].excluded and not res.plan.units["conv2"].excluded
     # without the latency check the plan is the recipe's, whatever the cache holds
     plain = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)

@@ -7,7 +7,9 @@ the same Q/DQ pairs, at the unit's input shape on the latency feed (the first ca
 with :func:`workbench.core.runtime.unit_latency.conv_unit_latency` (about 0.3 s per distinct shape,
 cached on disk, so a second quantize of the same model measures nothing). A unit whose ratio
 int8 / float is above :data:`KEEP_FLOAT_ABOVE` is kept float and reported
-(``IssueCode.LATENCY_KEPT_FLOAT``, with the ratio and the shape).
+(``IssueCode.LATENCY_KEPT_FLOAT``, with the ratio and the shape). The exclusion is added to the
+result's recipe (``QuantizeResult.recipe``), so a project saved from it replays the same model on
+any machine without measuring again.
 
 A Conv kept float keeps its output float too (the planner's rule: onnxruntime would otherwise
 re-quantize it between Q/DQ pairs), so the Conv after it reads a float input; the probe does not
@@ -98,6 +100,8 @@ class LatencyPlacement:
         if not slow:
             return PassResult(False)
         recipe = (job.guard_recipe or job.recipe).with_excluded(list(slow))
+        # a measured decision: the result's recipe records it, so a saved project replays the same model
+        job.user_recipe = job.user_recipe.with_excluded(list(slow))
         # a float Conv can leave element-wise neighbours reaching no integer kernel: the island guard again
         job.plan, job.guard_recipe, islands = guard_islands(job.model, recipe, resolve_plan(job.model, recipe))
         issues = [PlanIssue(n, "info", m, code=IssueCode.LATENCY_KEPT_FLOAT) for n, m in slow.items()]

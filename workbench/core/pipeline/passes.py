@@ -29,7 +29,8 @@ class Job:
 
     ``model`` and ``recipe`` are what later passes plan and write with: model passes may replace
     the model (``smoothed`` keeps the rewritten copy) and add exclusions to the recipe;
-    ``user_recipe`` is the recipe as given. ``guard_recipe`` is ``recipe`` plus the exclusions
+    ``user_recipe`` is the recipe as given (plus the exclusions measured by the latency
+    placement, which a saved project must replay). ``guard_recipe`` is ``recipe`` plus the exclusions
     of the guards that ran before calibration. ``input_model`` is the model as given (latency is
     measured against it); ``latency`` is what the latency check measured.
     """
