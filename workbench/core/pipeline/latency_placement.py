@@ -86,6 +86,8 @@ class LatencyPlacement:
         opset = next((o.version for o in job.model.proto.opset_import if o.domain in ("", "ai.onnx")), 17)
         slow: dict[str, str] = {}
         for name, (node, w_shape) in units.items():
+            if job.cancel is not None:
+                job.cancel.check()  # raises Cancelled between probes
             x_shape = shapes[node.input[0]]
             try:
                 lat = conv_unit_latency(node, w_shape, x_shape, opset)
