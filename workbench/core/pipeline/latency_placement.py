@@ -30,7 +30,7 @@ import onnx
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.pipeline.latency_check import latency_feed
 from workbench.core.pipeline.passes import Job, PassResult
-from workbench.core.pipeline.plan_passes import guard_islands, resolve_plan
+from workbench.core.pipeline.plan_passes import guard_islands, job_facts, resolve_plan
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.runtime.session import add_outputs, make_session
 from workbench.core.runtime.unit_latency import conv_unit_latency
@@ -105,6 +105,8 @@ class LatencyPlacement:
         # a measured decision: the result's recipe records it, so a saved project replays the same model
         job.user_recipe = job.user_recipe.with_excluded(list(slow))
         # a float Conv can leave element-wise neighbours reaching no integer kernel: the island guard again
-        job.plan, job.guard_recipe, islands = guard_islands(job.model, recipe, resolve_plan(job.model, recipe))
+        facts = job_facts(job)
+        job.plan, job.guard_recipe, islands = guard_islands(job.model, recipe, resolve_plan(job.model, recipe, facts),
+                                                            facts)
         issues = [PlanIssue(n, "info", m, code=IssueCode.LATENCY_KEPT_FLOAT) for n, m in slow.items()]
         return PassResult(True, issues + islands)

@@ -7,15 +7,17 @@ interface of :mod:`workbench.core.pipeline.passes`:
 2. ``smoothquant``          SmoothQuant scale migration, when the recipe asks (model pass)
 3. ``plan``                 the recipe resolved into a QuantPlan, opset fit included (plan pass)
 4. ``refuse-float16-only``  nothing quantizable because the model is float16 (plan pass)
-5. ``island-guard``         element-wise islands kept float (plan pass, ``guard``)
-   ``latency-placement``    with ``latency_check``: depthwise Convs whose QLinearConv measured slower kept float
-6. ``calibrate``            activations observed on the calibration data (static plans)
-7. ``sentinel-guard``       mask / sentinel tensors and disparate Concats kept float (``guard``)
-8. ``require-ranges``       every planned activation has a range
-9. ``write``                the writer registered for the plan's mode
-10. ``bias-correction``     recipe ``bias_correction``: Conv biases absorb the weight-rounding shift
-11. ``constant-input-bias`` Convs on a constant input absorb their exact shift
-12. ``latency-check``       with ``latency_check``: quantized vs float latency, a warning when slower
+5. ``non-finite-guard``     units on tensors holding +-inf by construction kept float (``guard``)
+6. ``island-guard``         element-wise islands kept float (plan pass, ``guard``)
+7. ``latency-placement``    with ``latency_check``: depthwise Convs whose QLinearConv measured slower kept float
+8. ``calibrate``            activations observed on the calibration data (static plans)
+9. ``sentinel-guard``       mask / sentinel tensors, tensors the model makes non-finite and disparate
+                            Concats kept float (``guard``)
+10. ``require-ranges``      every planned activation has a range
+11. ``write``               the writer registered for the plan's mode
+12. ``bias-correction``     recipe ``bias_correction``: Conv biases absorb the weight-rounding shift
+13. ``constant-input-bias`` Convs on a constant input absorb their exact shift
+14. ``latency-check``       with ``latency_check``: quantized vs float latency, a warning when slower
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from workbench.core.pipeline.model_passes import RefuseQuantized, SmoothQuant
 from workbench.core.pipeline.passes import Job, Pass, run_passes
 from workbench.core.pipeline.plan_passes import (
     IslandGuard,
+    NonFiniteGuard,
     Plan,
     RefuseFloat16Only,
     RequireRanges,
@@ -44,7 +47,7 @@ from workbench.core.pipeline.plan_passes import (
     resolve_plan,
 )
 from workbench.core.pipeline.write_passes import BiasCorrection, ConstantInputBias, Write
-from workbench.core.planning.plan import QuantPlan
+from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.runtime.latency import LatencyComparison
@@ -53,8 +56,8 @@ __all__ = ["QUANTIZE_PASSES", "QuantizeResult", "calibrate", "plan", "quantize"]
 
 #: The quantize pipeline, in order (see the module docstring). A new pass is a class plus a line here.
 QUANTIZE_PASSES: list[Pass] = [
-    RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), IslandGuard(), LatencyPlacement(), Calibrate(),
-    SentinelGuard(), RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(), LatencyCheck(),
+    RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), NonFiniteGuard(), IslandGuard(), LatencyPlacement(),
+    Calibrate(), SentinelGuard(), RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(), LatencyCheck(),
 ]
 
 
@@ -108,9 +111,10 @@ def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False) -> QuantP
     (:mod:`workbench.core.planning.island_guard`; its notes are added to ``issues``), so an app shows
     before calibration the units that will really be quantized.
     """
-    the_plan = resolve_plan(model, recipe)
+    facts = GraphFacts(model.proto)
+    the_plan = resolve_plan(model, recipe, facts)
     if guard:
-        the_plan, _, notes = guard_islands(model, recipe, the_plan)
+        the_plan, _, notes = guard_islands(model, recipe, the_plan, facts)
         the_plan.issues = list(the_plan.issues) + notes
     return the_plan
 
