@@ -58,7 +58,9 @@ def test_quantize_reports_the_measured_ratio(tmp_path):
     assert len(notes) == 1 and notes[0].severity == Severity.INFO
     assert f"= {checked.latency.ratio:.2f} " in notes[0].message and "X [2, 4, 6, 6]" in notes[0].message
     slower = [i for i in checked.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]
-    assert bool(slower) == (checked.latency.ratio > 1.0)
+    lat = checked.latency
+    assert bool(slower) == (lat.ratio > 1.0 and lat.quant_s - lat.float_s >= 50e-6)
+    assert ("slower than float by" in notes[0].message) == (lat.ratio > 1.0 and not slower)
 
 
 def test_slower_than_float_is_a_warning_with_the_ratio(tmp_path):
@@ -75,6 +77,21 @@ def test_slower_than_float_is_a_warning_with_the_ratio(tmp_path):
     assert checked.latency.cached and checked.latency.ratio == pytest.approx(1.5)
     warn = [i for i in checked.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]
     assert len(warn) == 1 and warn[0].severity == Severity.WARNING and "1.50x" in warn[0].message
+
+
+def test_a_slowdown_of_microseconds_is_a_note_not_a_warning(tmp_path):
+    model, data = _quantized(tmp_path)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    feed = {"X": np.load(data)["X"][:2]}
+    key = latency.cache_key(model.proto.SerializeToString(), result.proto.SerializeToString(), feed)
+    root = latency.default_cache_dir()
+    root.mkdir(parents=True)
+    (root / f"{key}.json").write_text(json.dumps({"float_s": 20e-6, "quant_s": 30e-6, "runs": 9,
+                                                  "float_median_s": 20e-6, "quant_median_s": 30e-6}))
+    checked = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
+    assert not [i for i in checked.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]
+    note = next(i for i in checked.issues if i.code == IssueCode.LATENCY)
+    assert "= 1.50 " in note.message and "slower than float by 10 us per run" in note.message
 
 
 def test_cli_prints_the_ratio_and_can_skip_it(tmp_path, capsys):
