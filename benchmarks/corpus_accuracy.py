@@ -89,7 +89,8 @@ def quant_side(model: CorpusModel, corpus: Path, row: Row, samples: int | None, 
     t0 = time.perf_counter()
     prepared = api.open_model(model.path(corpus))
     recipe = api.make_recipe(PRESET)
-    result = api.quantize(prepared, recipe, data=str(folder / "calib.npz"), samples=samples)
+    result = api.quantize(prepared, recipe, data=str(folder / "calib.npz"), samples=samples,
+                          latency_check=True)  # as workbench-cli quantize does by default
     row.seconds_quantize = time.perf_counter() - t0
     units = list(result.plan.units.values())
     row.units = f"{sum(not u.excluded for u in units)}/{len(units)}"

@@ -4,13 +4,17 @@ per-channel weights, the same reduce_range) and against the float model.
 
 For digits_cnn (batch 450) and minilm_l6_v2 (batch 8 x 32 tokens): integer-kernel counts after
 optimization, median latency of each model, and the ratios ours / quantize_static (target
-<= 1.0) and ours / float, all measured in one run, one intra-op thread. Prints only; never asserts.
+<= 1.0) and ours / float, all measured in one run, one intra-op thread. Then, for every corpus model, quantized / float
+latency of what ``workbench-cli quantize MODEL --data calib.npz`` writes, on the first calibration
+sample: the median over ``--rounds`` measurements of :func:`workbench.core.runtime.latency.measure`
+(each the fastest of alternating float / quantized runs, 1 thread). Prints only; never asserts.
 
-Run: ``.venv/bin/python benchmarks/fusion_latency.py``
+Run: ``.venv/bin/python benchmarks/fusion_latency.py [--corpus-only] [--only NAME] [--rounds 5]``
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
 import contextlib
 import io
@@ -32,6 +36,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from workbench.cli import main as cli_main  # noqa: E402
 from workbench.core import api  # noqa: E402
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS  # noqa: E402
+from workbench.core.pipeline.latency_check import latency_feed  # noqa: E402
+from workbench.core.runtime.latency import measure  # noqa: E402
 from workbench.core.runtime.session import describe_runtime  # noqa: E402
 
 CORPUS = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")) / "corpus" / "models"
@@ -103,7 +109,53 @@ def bench(name: str, path: Path, calib: Path, samples: int, feeds: list[dict], f
           f"ours / float = {med['ours'] / med['float']:.3f}")
 
 
+#: Every float corpus model (ddddocr_common_old_int8 is already quantized: quantize refuses it).
+CORPUS_FILES = [
+    ("digits_cnn", "model_opset17.onnx"), ("digits_cnn", "model_opset13.onnx"),
+    ("digits_mlp", "model_opset17.onnx"), ("digits_mlp", "model_opset13.onnx"),
+    ("digits_transformer", "model_opset17.onnx"), ("digits_transformer", "model_opset14.onnx"),
+    ("ppocr_mobile_v2_cls", "model.onnx"), ("ppocrv4_rec", "model.onnx"), ("nudenet_320n", "model.onnx"),
+    ("minilm_l6_v2", "model.onnx"), ("silero_vad", "silero_vad.onnx"), ("silero_vad", "silero_vad_op18_ifless.onnx"),
+    ("silero_vad", "silero_vad_16k_op15.onnx"),
+]
+
+
+def corpus_ratios(only: str | None, rounds: int) -> None:
+    """quantized / float latency of the CLI's default quantize of every corpus model (see the module docstring)."""
+    print(f"quantized / float latency, 1 thread, first calibration sample, median of {rounds} measurements "
+          "(rough: the machine is shared)")
+    for folder, file in CORPUS_FILES:
+        if only and only not in f"{folder}/{file}":
+            continue
+        model = api.open_model(str(CORPUS / folder / file))
+        calib = str(CORPUS / folder / "calib.npz")
+        with tempfile.TemporaryDirectory() as d:  # the file the CLI writes with its defaults
+            out = os.path.join(d, "ours.onnx")
+            with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+                rc = cli_main(["quantize", str(CORPUS / folder / file), "--data", calib, "-o", out])
+            if rc != 0:
+                raise SystemExit(f"{folder}/{file}: workbench-cli quantize exited {rc}")
+            qb = Path(out).read_bytes()
+        feed = latency_feed(model, calib)
+        fb = model.proto.SerializeToString()
+        lats = [measure(fb, qb, feed, budget_s=2.0) for _ in range(rounds)]
+        ratios = sorted(x.ratio for x in lats)
+        print(f"  {folder}/{file}: {float(np.median(ratios)):.3f} (range {ratios[0]:.3f}-{ratios[-1]:.3f}; float "
+              f"{np.median([x.float_s for x in lats]) * 1e3:.3f} ms, {lats[0].runs} runs each)", flush=True)
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus-only", action="store_true", help="only the per-model quantized / float table")
+    ap.add_argument("--only", help="corpus models whose folder/file contains this")
+    ap.add_argument("--rounds", type=int, default=5, help="measurements per model (median printed)")
+    args = ap.parse_args()
+    if not args.corpus_only:
+        versus_quantize_static()
+    corpus_ratios(args.only, args.rounds)
+
+
+def versus_quantize_static() -> None:
     print(f"measured with {describe_runtime(True)}, 1 intra-op thread; {platform.machine()}, "
           f"{os.cpu_count()} cores")
     d = CORPUS / "digits_cnn"

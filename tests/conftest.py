@@ -32,6 +32,12 @@ def _missing(what: str, path: Path):
     pytest.skip(f"{what} not found at {path}")
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own on-disk cache root (latency measurements), never the user's."""
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture
 def corpus():
     """Folder of the real-model corpus; skips the test where it is absent (fails when required)."""

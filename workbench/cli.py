@@ -141,7 +141,8 @@ def cmd_quantize(args) -> int:
                                                     samples=args.samples, executor=api.make_executor(args.executor),
                                                     progress=progress)
             result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
-                                  calibration=calibration, progress=progress)
+                                  calibration=calibration, progress=progress,
+                                  latency_check=not args.no_latency_check)
     finally:
         progress.close()
     for issue in result.issues:
@@ -651,6 +652,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--executor", help="calibrate in row shards there: processes[:N], ray or ray:ADDRESS "
                    "(default: one pass in this process)")
     s.add_argument("--shards", type=_positive_int, default=4, help="calibration shards with --executor")
+    s.add_argument("--no-latency-check", action="store_true",
+                   help="do not measure the quantized model against float (onnxruntime CPU, 1 thread, the first "
+                        "calibration sample; about 2 s, cached per model pair); by default a slower-than-float "
+                        "result is reported as a warning")
     s.set_defaults(func=cmd_quantize)
 
     s = sub.add_parser("evaluate", help="run float and quantized models on eval data; per-output SQNR")

@@ -44,9 +44,15 @@ class IssueCode(StrEnum):
     UNMATCHED_RECIPE_ENTRY = "unmatched-recipe-entry"  # a rule / override / op_types entry matching no node
     # guards (plan passes that keep units float)
     FLOAT_ISLAND = "float-island"                      # element-wise units reaching no integer kernel
+    WEIGHT_DQ_ONLY = "weight-dq-only"                  # a static unit that would quantize only its weight
     SENTINEL_RANGE = "sentinel-range"                  # a tensor reaching a mask / sentinel value
     DISPARATE_CONCAT = "disparate-concat"              # a Concat joining very different ranges
     NONFINITE_TENSOR = "nonfinite-tensor"              # a tensor holding +-inf by construction (a -inf mask)
+    # latency (onnxruntime CPU, 1 thread; workbench.core.pipeline.latency_check)
+    LATENCY = "latency"                                # measured quantized / float latency
+    SLOWER_THAN_FLOAT = "slower-than-float"            # the quantized model measured slower than float
+    LATENCY_NOT_MEASURED = "latency-not-measured"      # no feed or no session to measure with
+    LATENCY_KEPT_FLOAT = "latency-kept-float"          # a unit whose integer kernel measured slower than float
     # model preparation, projects
     PREPARATION_NOTE = "preparation-note"              # a remark of model preparation (renames, folds, ...)
     PLAN_ERROR = "plan-error"                          # the recipe could not be resolved at all

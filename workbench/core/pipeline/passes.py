@@ -19,6 +19,7 @@ from workbench.core.model.load import PreparedModel
 from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
+from workbench.core.runtime.latency import LatencyComparison
 from workbench.core.writers.qdq import QdqResult
 
 
@@ -28,8 +29,10 @@ class Job:
 
     ``model`` and ``recipe`` are what later passes plan and write with: model passes may replace
     the model (``smoothed`` keeps the rewritten copy) and add exclusions to the recipe;
-    ``user_recipe`` is the recipe as given. ``guard_recipe`` is ``recipe`` plus the exclusions
-    of the guards that ran before calibration.
+    ``user_recipe`` is the recipe as given (plus the exclusions measured by the latency
+    placement, which a saved project must replay). ``guard_recipe`` is ``recipe`` plus the exclusions
+    of the guards that ran before calibration. ``input_model`` is the model as given (latency is
+    measured against it); ``latency`` is what the latency check measured.
     """
 
     model: PreparedModel
@@ -42,12 +45,15 @@ class Job:
     previous: CalibrationResult | None = None
     guard: bool = True
     bias_correction: bool = False
+    latency_check: bool = False
+    input_model: PreparedModel | None = None
     plan: QuantPlan | None = None
     guard_recipe: Recipe | None = None
     calibration: CalibrationResult | None = None
     qparams: dict[str, QParams] = field(default_factory=dict)
     written: QdqResult | None = None
     smoothed: PreparedModel | None = None
+    latency: LatencyComparison | None = None
     issues: list[PlanIssue] = field(default_factory=list)
     history: list[tuple[str, bool]] = field(default_factory=list)
     #: graph analyses shared by the job's plans (:func:`workbench.core.pipeline.plan_passes.job_facts`)

@@ -20,6 +20,7 @@ from workbench.core.planning.opset_fit import fit_opset
 from workbench.core.planning.plan import GraphFacts, QuantPlan, build_plan
 from workbench.core.planning.range_guard import disparate_concats, sentinel_units
 from workbench.core.planning.stats_guard import infinite_tensors
+from workbench.core.planning.weight_dq_guard import weight_only_units
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import PlanMode
 
@@ -103,14 +104,23 @@ def island_issues(found: dict[str, list[str]]) -> list[PlanIssue]:
             for node, others in found.items()]
 
 
+def weight_only_issues(nodes: list[str]) -> list[PlanIssue]:
+    return [PlanIssue(node, "info", "kept in float: no activation of it is quantized, so onnxruntime would run "
+                      "its weight DequantizeLinear in float on every inference (slower than float, no integer "
+                      "kernel); name the node in an override to store its weight as int8 anyway",
+                      code=IssueCode.WEIGHT_DQ_ONLY) for node in nodes]
+
+
 def guard_islands(model: PreparedModel, recipe: Recipe, the_plan: QuantPlan, facts: GraphFacts | None = None):
     """``(plan, recipe, issues)`` with element-wise units that reach no quantized Conv / MatMul /
-    Gemm kept float (:mod:`workbench.core.planning.island_guard`)."""
+    Gemm kept float (:mod:`workbench.core.planning.island_guard`), and compute units that would
+    quantize only their weight (:mod:`workbench.core.planning.weight_dq_guard`)."""
     found = float_islands(the_plan)
-    if not found:
+    weight_only = [n for n in weight_only_units(the_plan) if n not in found]
+    if not found and not weight_only:
         return the_plan, recipe, []
-    guarded = recipe.with_excluded(found)
-    return resolve_plan(model, guarded, facts), guarded, island_issues(found)
+    guarded = recipe.with_excluded(list(found) + weight_only)
+    return resolve_plan(model, guarded, facts), guarded, island_issues(found) + weight_only_issues(weight_only)
 
 
 def infinite_units(the_plan: QuantPlan, infinite: set[str]) -> dict[str, str]:

@@ -9,13 +9,15 @@ interface of :mod:`workbench.core.pipeline.passes`:
 4. ``refuse-float16-only``  nothing quantizable because the model is float16 (plan pass)
 5. ``non-finite-guard``     units on tensors holding +-inf by construction kept float (``guard``)
 6. ``island-guard``         element-wise islands kept float (plan pass, ``guard``)
-7. ``calibrate``            activations observed on the calibration data (static plans)
-8. ``sentinel-guard``       mask / sentinel tensors, tensors the model makes non-finite and disparate
+7. ``latency-placement``    with ``latency_check``: depthwise Convs whose QLinearConv measured slower kept float
+8. ``calibrate``            activations observed on the calibration data (static plans)
+9. ``sentinel-guard``       mask / sentinel tensors, tensors the model makes non-finite and disparate
                             Concats kept float (``guard``)
-9. ``require-ranges``       every planned activation has a range
-10. ``write``               the writer registered for the plan's mode
-11. ``bias-correction``     recipe ``bias_correction``: Conv biases absorb the weight-rounding shift
-12. ``constant-input-bias`` Convs on a constant input absorb their exact shift
+10. ``require-ranges``      every planned activation has a range
+11. ``write``               the writer registered for the plan's mode
+12. ``bias-correction``     recipe ``bias_correction``: Conv biases absorb the weight-rounding shift
+13. ``constant-input-bias`` Convs on a constant input absorb their exact shift
+14. ``latency-check``       with ``latency_check``: quantized vs float latency, a warning when slower
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from workbench.core.formats.qparams import QParams
 from workbench.core.issues import PlanIssue
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.calibrate_pass import Calibrate, calibrate
+from workbench.core.pipeline.latency_check import LatencyCheck
+from workbench.core.pipeline.latency_placement import LatencyPlacement
 from workbench.core.pipeline.model_passes import RefuseQuantized, SmoothQuant
 from workbench.core.pipeline.passes import Job, Pass, run_passes
 from workbench.core.pipeline.plan_passes import (
@@ -46,13 +50,14 @@ from workbench.core.pipeline.write_passes import BiasCorrection, ConstantInputBi
 from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
+from workbench.core.runtime.latency import LatencyComparison
 
 __all__ = ["QUANTIZE_PASSES", "QuantizeResult", "calibrate", "plan", "quantize"]
 
 #: The quantize pipeline, in order (see the module docstring). A new pass is a class plus a line here.
 QUANTIZE_PASSES: list[Pass] = [
-    RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), NonFiniteGuard(), IslandGuard(), Calibrate(), SentinelGuard(),
-    RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(),
+    RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), NonFiniteGuard(), IslandGuard(), LatencyPlacement(),
+    Calibrate(), SentinelGuard(), RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(), LatencyCheck(),
 ]
 
 
@@ -81,6 +86,8 @@ class QuantizeResult:
         SmoothQuant-rewritten copy); errors are measured against it.
     passes : list of (str, bool)
         The passes that ran, in order, and whether each changed the job.
+    latency : LatencyComparison or None
+        Quantized vs float latency (onnxruntime CPU, 1 thread) when ``latency_check`` was asked.
     """
 
     proto: onnx.ModelProto
@@ -92,6 +99,7 @@ class QuantizeResult:
     recipe: Recipe | None = None
     float_model: PreparedModel | None = None
     passes: list[tuple[str, bool]] = field(default_factory=list)
+    latency: LatencyComparison | None = None
 
 
 def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False) -> QuantPlan:
@@ -114,7 +122,7 @@ def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False) -> QuantP
 def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples: int | None = None,
              calibration: CalibrationResult | None = None, progress: ProgressFn | None = None,
              cancel: CancelToken | None = None, guard: bool = True,
-             bias_correction: bool = False) -> QuantizeResult:
+             bias_correction: bool = False, latency_check: bool = False) -> QuantizeResult:
     """Run :data:`QUANTIZE_PASSES`: plan, calibrate (static recipes) and write the quantized model in memory.
 
     Parameters
@@ -131,15 +139,21 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
         compute unit (:mod:`workbench.core.planning.island_guard`). False quantizes exactly what the recipe says.
     bias_correction : bool
         Also apply general bias correction (the same as the recipe's ``bias_correction``).
+    latency_check : bool
+        Measure the written model against ``model`` in onnxruntime (CPU, 1 thread, the first
+        calibration sample; cached per pair of models, about 2 s otherwise) and report the ratio
+        (``IssueCode.LATENCY``) and a warning when it is slower than float
+        (``IssueCode.SLOWER_THAN_FLOAT``); see :mod:`workbench.core.pipeline.latency_check`.
 
     Raises
     ------
     AlreadyQuantizedError, DataError, RecipeError, CalibrationError, Cancelled
     """
     job = Job(model, recipe, recipe, data=data, samples=samples, progress=progress, cancel=cancel,
-              previous=calibration, guard=guard, bias_correction=bias_correction or recipe.bias_correction)
+              previous=calibration, guard=guard, bias_correction=bias_correction or recipe.bias_correction,
+              latency_check=latency_check, input_model=model)
     run_passes(job, QUANTIZE_PASSES)
     written = job.written
     return QuantizeResult(written.proto, job.plan, job.calibration, job.qparams, dict(written.tensor_map),
                           list(job.plan.issues) + job.issues + list(written.issues), job.user_recipe, job.smoothed,
-                          list(job.history))
+                          list(job.history), job.latency)

@@ -82,11 +82,11 @@ def float_islands(plan) -> dict[str, list[str]]:
         if any(plan.units[n].op_type in U.WEIGHT_OPS for n in group):
             continue
         for n in group:
-            if not _named_by_recipe(plan.recipe, n, plan.units[n].op_type):
+            if not named_by_recipe(plan.recipe, n, plan.units[n].op_type):
                 found[n] = [m for m in group if m != n]
     return found
 
 
-def _named_by_recipe(recipe, node: str, op_type: str) -> bool:
+def named_by_recipe(recipe, node: str, op_type: str) -> bool:
     """True if an override or a name rule of ``recipe`` matches ``node`` (op-type rules do not count)."""
     return node in recipe.overrides or any(r.name and r.matches(node, op_type) for r in recipe.rules)

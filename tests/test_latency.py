@@ -1,0 +1,114 @@
+"""Latency of quantized vs float models (workbench.core.runtime.latency) and the quantize pipeline's
+latency check: cache keyed by both models and the feed, the ratio reported as an issue, a warning
+when the quantized model measured slower, and the CLI's --no-latency-check."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from qdq_helpers import save_matmul_model, tiny_model
+
+from workbench.cli import main
+from workbench.core import api
+from workbench.core.issues import IssueCode, Severity
+from workbench.core.runtime import latency
+
+
+def _quantized(tmp_path):
+    proto, feed = tiny_model("conv", opset=17)
+    src = tmp_path / "conv.onnx"
+    onnx.save(proto, src)
+    np.savez(tmp_path / "calib.npz", X=np.concatenate([feed["X"]] * 4))
+    model = api.open_model(str(src))
+    return model, str(tmp_path / "calib.npz")
+
+
+def test_measure_alternates_and_caches_by_models_and_feed(tmp_path):
+    model, data = _quantized(tmp_path)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    fb, qb = model.proto.SerializeToString(), result.proto.SerializeToString()
+    feed = {"X": np.ones((2, 4, 6, 6), np.float32)}
+    cache = tmp_path / "c"
+    first = latency.compare(fb, qb, feed, cache_dir=cache, budget_s=0.05)
+    assert not first.cached and first.runs >= 7
+    assert first.float_s <= first.float_median_s and first.quant_s <= first.quant_median_s
+    assert first.ratio == pytest.approx(first.quant_s / first.float_s)
+    files = list(cache.glob("*.json"))
+    assert len(files) == 1 and json.loads(files[0].read_text())["runs"] == first.runs
+    again = latency.compare(fb, qb, feed, cache_dir=cache, budget_s=0.05)
+    assert again.cached and (again.float_s, again.quant_s, again.runs) == (first.float_s, first.quant_s, first.runs)
+    # another feed dtype, or another quantized model, is another measurement
+    other = {"X": np.ones((2, 4, 6, 6), np.float64)}
+    assert latency.cache_key(fb, qb, other) != latency.cache_key(fb, qb, feed)
+    assert latency.cache_key(fb, fb, feed) != latency.cache_key(fb, qb, feed)
+    assert not latency.compare(fb, fb, feed, cache_dir=cache, budget_s=0.05).cached
+    assert len(list(cache.glob("*.json"))) == 2
+
+
+def test_quantize_reports_the_measured_ratio(tmp_path):
+    model, data = _quantized(tmp_path)
+    plain = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    assert plain.latency is None and not [i for i in plain.issues if i.code == IssueCode.LATENCY]
+    checked = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
+    assert checked.proto.SerializeToString() == plain.proto.SerializeToString()  # the check never changes the model
+    notes = [i for i in checked.issues if i.code == IssueCode.LATENCY]
+    assert len(notes) == 1 and notes[0].severity == Severity.INFO
+    assert f"= {checked.latency.ratio:.2f} " in notes[0].message and "X [2, 4, 6, 6]" in notes[0].message
+    slower = [i for i in checked.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]
+    lat = checked.latency
+    assert bool(slower) == (lat.ratio > 1.0 and lat.quant_s - lat.float_s >= 50e-6)
+    assert ("slower than float by" in notes[0].message) == (lat.ratio > 1.0 and not slower)
+
+
+def test_slower_than_float_is_a_warning_with_the_ratio(tmp_path):
+    """A cached measurement that says 'slower' (written for exactly this pair and feed) must warn."""
+    model, data = _quantized(tmp_path)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    feed = {"X": np.load(data)["X"][:2]}  # the model's batch is fixed at 2: the first sample is 2 rows
+    key = latency.cache_key(model.proto.SerializeToString(), result.proto.SerializeToString(), feed)
+    root = latency.default_cache_dir()
+    root.mkdir(parents=True)
+    (root / f"{key}.json").write_text(json.dumps({"float_s": 0.002, "quant_s": 0.003, "runs": 9,
+                                                  "float_median_s": 0.002, "quant_median_s": 0.003}))
+    checked = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
+    assert checked.latency.cached and checked.latency.ratio == pytest.approx(1.5)
+    warn = [i for i in checked.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]
+    assert len(warn) == 1 and warn[0].severity == Severity.WARNING and "1.50x" in warn[0].message
+
+
+def test_a_slowdown_of_microseconds_is_a_note_not_a_warning(tmp_path):
+    model, data = _quantized(tmp_path)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    feed = {"X": np.load(data)["X"][:2]}
+    key = latency.cache_key(model.proto.SerializeToString(), result.proto.SerializeToString(), feed)
+    root = latency.default_cache_dir()
+    root.mkdir(parents=True)
+    (root / f"{key}.json").write_text(json.dumps({"float_s": 20e-6, "quant_s": 30e-6, "runs": 9,
+                                                  "float_median_s": 20e-6, "quant_median_s": 30e-6}))
+    checked = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
+    assert not [i for i in checked.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]
+    note = next(i for i in checked.issues if i.code == IssueCode.LATENCY)
+    assert "= 1.50 " in note.message and "slower than float by 10 us per run" in note.message
+
+
+def test_cli_prints_the_ratio_and_can_skip_it(tmp_path, capsys):
+    src = save_matmul_model(tmp_path / "mm.onnx", np.random.default_rng(0))
+    np.savez(tmp_path / "calib.npz", X=np.random.default_rng(1).standard_normal((8, 4)).astype(np.float32))
+    assert main(["quantize", str(src), "--data", str(tmp_path / "calib.npz"), "-o", str(tmp_path / "a.onnx")]) == 0
+    err = capsys.readouterr().err
+    assert "note: latency quantized / float = " in err and "1 thread" in err and "X [1, 4]" in err
+    assert main(["quantize", str(src), "--data", str(tmp_path / "calib.npz"), "-o", str(tmp_path / "b.onnx"),
+                 "--no-latency-check"]) == 0
+    assert "latency" not in capsys.readouterr().err
+    assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
+
+
+def test_no_data_measures_on_a_random_sample(tmp_path):
+    src = save_matmul_model(tmp_path / "mm.onnx", np.random.default_rng(0))
+    model = api.open_model(str(src))
+    result = api.quantize(model, api.make_recipe("dynamic-u8"), latency_check=True)
+    notes = [i for i in result.issues if i.code in (IssueCode.LATENCY, IssueCode.LATENCY_NOT_MEASURED)]
+    assert [i.code for i in notes] == [IssueCode.LATENCY] and result.latency.runs >= 7

@@ -1,0 +1,100 @@
+"""Latency placement: depthwise Conv units whose QLinearConv measured slower than a float Conv
+between the same Q/DQ pairs are kept float (the decision read from a seeded cache, so the test
+is deterministic), and the probe models compute what the unit computes."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.core import api
+from workbench.core.issues import IssueCode
+from workbench.core.runtime import latency
+from workbench.core.runtime.unit_latency import conv_probe_models
+
+X_SHAPE = [1, 4, 8, 8]
+DW = {"group": 4, "kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+
+
+def _model(tmp_path):
+    """conv1 (dense 4->4) -> dw (depthwise 3x3, group 4) -> conv2 (dense 4->4), with calibration data."""
+    rng = np.random.default_rng(0)
+    w = lambda n, s: numpy_helper.from_array((rng.standard_normal(s) * 0.3).astype(np.float32), n)  # noqa: E731
+    nodes = [helper.make_node("Conv", ["X", "W1", "B1"], ["a"], name="conv1", kernel_shape=[1, 1]),
+             helper.make_node("Conv", ["a", "Wd", "Bd"], ["b"], name="dw", **DW),
+             helper.make_node("Conv", ["b", "W2", "B2"], ["Y"], name="conv2", kernel_shape=[1, 1])]
+    inits = [w("W1", [4, 4, 1, 1]), w("B1", [4]), w("Wd", [4, 1, 3, 3]), w("Bd", [4]), w("W2", [4, 4, 1, 1]),
+             w("B2", [4])]
+    vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 4, 8, 8])  # noqa: E731
+    m = helper.make_model(helper.make_graph(nodes, "g", [vi("X")], [vi("Y")], inits),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, tmp_path / "m.onnx")
+    np.savez(tmp_path / "calib.npz", X=rng.standard_normal((4, 4, 8, 8)).astype(np.float32))
+    return api.open_model(str(tmp_path / "m.onnx")), str(tmp_path / "calib.npz")
+
+
+def _seed_probe(ratio: float) -> None:
+    f, q = conv_probe_models(DW, [4, 1, 3, 3], X_SHAPE, True, 17)
+    feed = {"x": np.random.default_rng(1).integers(0, 256, size=X_SHAPE, dtype=np.uint8)}
+    key = latency.cache_key(f, q, feed, {"session.disable_quant_qdq": "1"})
+    root = latency.default_cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    (root / f"{key}.json").write_text(json.dumps({"float_s": 1e-4, "quant_s": 1e-4 * ratio, "runs": 9,
+                                                  "float_median_s": 1e-4, "quant_median_s": 1e-4 * ratio}))
+
+
+@pytest.mark.parametrize("ratio,kept_float", [(1.4, True), (0.7, False)])
+def test_depthwise_conv_kept_float_only_when_its_int8_kernel_measured_slower(tmp_path, ratio, kept_float):
+    model, data = _model(tmp_path)
+    _seed_probe(ratio)
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
+    notes = [i for i in res.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
+    assert [i.node for i in notes] == (["dw"] if kept_float else [])
+    if kept_float:
+        assert f"{ratio:.2f}x" in notes[0].message and str(X_SHAPE) in notes[0].message
+    assert res.plan.units["dw"].excluded == kept_float
+    # the measured decision is part of the result's recipe: replayed without measuring, same bytes
+    assert ("dw" in res.recipe.overrides) == kept_float
+    replay = api.quantize(model, res.recipe, data=data)
+    assert replay.proto.SerializeToString() == res.proto.SerializeToString()
+    assert not res.plan.units["conv1"].excluded and not res.plan.units["conv2"].excluded
+    # without the latency check the plan is the recipe's, whatever the cache holds
+    plain = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    assert not plain.plan.units["dw"].excluded
+    # the written model really runs dw as a float Conv when kept float; its output stays float (the
+    # planner's rule for excluded Convs), so conv2 reads a float input too and only conv1 stays QLinearConv
+    with tempfile.TemporaryDirectory() as d:
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = os.path.join(d, "opt.onnx")
+        ort.InferenceSession(res.proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        ops = [n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node]
+    assert ops.count("QLinearConv") == (1 if kept_float else 3)
+
+
+def test_probe_models_compute_the_conv_and_fuse_as_described():
+    f, q = conv_probe_models(DW, [4, 1, 3, 3], X_SHAPE, True, 17)
+    x = np.random.default_rng(3).integers(0, 256, size=X_SHAPE, dtype=np.uint8)
+    opts = ort.SessionOptions()
+    opts.add_session_config_entry("session.disable_quant_qdq", "1")
+    ref = ort.InferenceSession(f, opts, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = ort.InferenceSession(q, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert ref.dtype == got.dtype == np.uint8 and ref.shape == got.shape == tuple(X_SHAPE)
+    # int8 weights (127 levels per channel) move an output by at most a few steps of its grid
+    assert np.max(np.abs(ref.astype(int) - got.astype(int))) <= 3 and np.mean(ref != got) < 0.5
+    with tempfile.TemporaryDirectory() as d:
+        for model, config, want in ((q, None, "QLinearConv"), (f, "1", "Conv")):
+            so = ort.SessionOptions()
+            if config:
+                so.add_session_config_entry("session.disable_quant_qdq", config)
+            so.optimized_model_filepath = os.path.join(d, "o.onnx")
+            ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+            ops = [n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node]
+            assert want in ops and ({"QLinearConv"} & set(ops)) == ({"QLinearConv"} if want == "QLinearConv" else set())

@@ -1,0 +1,95 @@
+"""The latency check: measure the written model against its float model, warn when slower.
+
+Runs last in :data:`workbench.core.pipeline.quantize.QUANTIZE_PASSES` when the job asks for it
+(``quantize(..., latency_check=True)``; the CLI's ``quantize`` does unless ``--no-latency-check``).
+Both models run on the first calibration sample (a random sample when the job has no data) in
+onnxruntime's CPU provider at 1 thread (:mod:`workbench.core.runtime.latency`, cached on disk per
+pair of models). The pass never changes the model: it reports the ratio as an INFO issue
+(``IssueCode.LATENCY``) and, when the quantized model measured slower than float by at least
+:data:`MIN_SLOWDOWN_S` per run, a WARNING (``IssueCode.SLOWER_THAN_FLOAT``) with the ratio; a smaller
+slowdown is stated in the INFO note. Nothing slower than float is written silently.
+Cost: 2 s of running plus two session creations (3.7-4.8 s on ppocrv4_rec and ppocr_mobile_v2_cls
+on this loaded 2-core machine; milliseconds for tiny models), once per pair of models.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.core.data.loader import open_data, open_data_source
+from workbench.core.errors import WorkbenchError
+from workbench.core.io.external import has_lazy
+from workbench.core.issues import IssueCode, PlanIssue, Severity
+from workbench.core.model.load import PreparedModel
+from workbench.core.pipeline.passes import Job, PassResult
+from workbench.core.runtime.latency import LatencyComparison, compare
+
+#: Above this quantized / float ratio the check warns (1.0: any measured slowdown) ...
+SLOWER_THAN = 1.0
+#: ... when the slowdown is at least this many seconds per run; a smaller one (a model that runs in
+#: microseconds, where the input Q and output DQ alone outweigh int8) is stated in the INFO note.
+MIN_SLOWDOWN_S = 50e-6
+
+
+def latency_feed(model: PreparedModel, data) -> dict[str, np.ndarray]:
+    """The feed latency is measured on: the first sample of ``data`` (path, spec or DataSource),
+    or one random sample (symbolic dimensions at the data loader's defaults) when ``data`` is None.
+
+    Raises
+    ------
+    DataError
+        The data does not fit the model, or holds no sample.
+    """
+    source = open_data_source(data, model) if data is not None else open_data({"kind": "random", "count": 1}, model)
+    for feed in source.samples(1):
+        return feed
+    raise WorkbenchError(f"{source.describe()}: no sample to measure latency on.",
+                         hint="Pass calibration data with at least one sample, or --no-latency-check.")
+
+
+def describe(lat: LatencyComparison, feed: dict[str, np.ndarray]) -> str:
+    """One line: the ratio, both latencies in ms, the runs and the feed's shapes."""
+    shapes = ", ".join(f"{k} {list(v.shape)}" for k, v in feed.items())
+    how = "cached" if lat.cached else f"measured in {lat.cost_s:.1f} s"
+    return (f"latency quantized / float = {lat.ratio:.2f} ({lat.quant_s * 1e3:.3f} ms vs {lat.float_s * 1e3:.3f} ms, "
+            f"fastest of {lat.runs} alternating runs, onnxruntime CPU, 1 thread, {shapes}; {how})")
+
+
+class LatencyCheck:
+    """Measure the written model against the float model it came from (see the module docstring)."""
+
+    name = "latency-check"
+
+    def applies(self, job: Job) -> bool:
+        return job.latency_check and job.written is not None
+
+    def run(self, job: Job) -> PassResult:
+        float_model = job.input_model or job.model
+        if has_lazy(float_model.proto) or has_lazy(job.written.proto):
+            return PassResult(False, [_skipped("its weights stay in the external data file (too big to copy)")])
+        try:
+            feed = latency_feed(float_model, job.data)
+            lat = compare(float_model.proto.SerializeToString(), job.written.proto.SerializeToString(), feed)
+        except WorkbenchError as exc:
+            return PassResult(False, [_skipped(str(exc))])
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
+            return PassResult(False, [_skipped(f"onnxruntime could not run it: {str(exc).splitlines()[0]}")])
+        job.latency = lat
+        slower = lat.ratio > SLOWER_THAN
+        warn = slower and lat.quant_s - lat.float_s >= MIN_SLOWDOWN_S
+        note = describe(lat, feed)
+        if slower and not warn:
+            note += (f"; slower than float by {(lat.quant_s - lat.float_s) * 1e6:.0f} us per run (below the "
+                     f"{MIN_SLOWDOWN_S * 1e6:.0f} us of a warning)")
+        issues = [PlanIssue("", Severity.INFO, note, code=IssueCode.LATENCY)]
+        if warn:
+            issues.append(PlanIssue(
+                "", Severity.WARNING,
+                f"the quantized model measured {lat.ratio:.2f}x the float model's latency (slower than float) at "
+                f"these shapes; keep more of it float (--exclude, or a recipe with fewer op_types), or keep the "
+                f"float model for speed", code=IssueCode.SLOWER_THAN_FLOAT))
+        return PassResult(False, issues)
+
+
+def _skipped(why: str) -> PlanIssue:
+    return PlanIssue("", Severity.INFO, f"latency not measured: {why}", code=IssueCode.LATENCY_NOT_MEASURED)

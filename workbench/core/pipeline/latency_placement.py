@@ -1,0 +1,112 @@
+"""Latency placement: keep float the depthwise Conv units whose integer kernel measured slower.
+
+Runs before calibration when the job asks for the latency check (``quantize(...,
+latency_check=True)``; the CLI's default). For every quantized depthwise Conv unit of the main
+graph (``group`` equal to its input channels) it measures QLinearConv against a float Conv between
+the same Q/DQ pairs, at the unit's input shape on the latency feed (the first calibration sample),
+with :func:`workbench.core.runtime.unit_latency.conv_unit_latency` (about 0.3 s per distinct shape,
+cached on disk, so a second quantize of the same model measures nothing). A unit whose ratio
+int8 / float is above :data:`KEEP_FLOAT_ABOVE` is kept float and reported
+(``IssueCode.LATENCY_KEPT_FLOAT``, with the ratio and the shape). The exclusion is added to the
+result's recipe (``QuantizeResult.recipe``), so a project saved from it replays the same model on
+any machine without measuring again.
+
+A Conv kept float keeps its output float too (the planner's rule: onnxruntime would otherwise
+re-quantize it between Q/DQ pairs), so the Conv after it reads a float input; the probe does not
+price that, which is why the whole model is measured again by the latency check afterwards
+(ppocr_mobile_v2_cls: 1.6x -> about 1.25x float with its 11 depthwise Convs float).
+
+Depthwise Convs are the family measured here because onnxruntime's CPU kernels make them the one
+compute op whose integer form can lose at small spatial sizes; dense Convs, MatMul and Gemm won
+in every probe on this machine (pointwise 32->64 at 24x96: 0.56).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import onnx
+
+from workbench.core.issues import IssueCode, PlanIssue
+from workbench.core.pipeline.latency_check import latency_feed
+from workbench.core.pipeline.passes import Job, PassResult
+from workbench.core.pipeline.plan_passes import guard_islands, job_facts, resolve_plan
+from workbench.core.recipe.spec import PlanMode
+from workbench.core.runtime.session import add_outputs, make_session
+from workbench.core.runtime.unit_latency import conv_unit_latency
+
+log = logging.getLogger(__name__)
+
+#: int8 / float latency of a unit above which it is kept float (a margin over 1.0 for noise).
+KEEP_FLOAT_ABOVE = 1.05
+
+
+def depthwise_units(job: Job) -> dict[str, tuple[onnx.NodeProto, list[int]]]:
+    """Quantized main-graph depthwise Conv units of ``job.plan``: node name -> (node, weight shape)."""
+    graph = job.model.proto.graph
+    nodes = {n.name: n for n in graph.node}
+    inits = {i.name: list(i.dims) for i in graph.initializer}
+    found = {}
+    for name, unit in job.plan.units.items():
+        node = nodes.get(name)
+        if unit.excluded or unit.graph or unit.op_type != "Conv" or node is None or unit.weight is None:
+            continue
+        shape = inits.get(node.input[1])
+        group = next((a.i for a in node.attribute if a.name == "group"), 1)
+        if shape and len(shape) >= 3 and group > 1 and shape[1] == 1 and shape[0] % group == 0:
+            found[name] = (node, shape)
+    return found
+
+
+def _input_shapes(job: Job, names: list[str]) -> dict[str, list[int]]:
+    proto = add_outputs(job.model.proto, names)
+    sess = make_session(proto, threads=1)
+    feed = latency_feed(job.model, job.data)
+    outs = sess.run(names, feed)
+    return {n: list(v.shape) for n, v in zip(names, outs, strict=True)}
+
+
+class LatencyPlacement:
+    """Keep float the depthwise Conv units whose QLinearConv measured slower (see the module docstring)."""
+
+    name = "latency-placement"
+
+    def applies(self, job: Job) -> bool:
+        return job.latency_check and job.guard and job.plan.mode == PlanMode.STATIC
+
+    def run(self, job: Job) -> PassResult:
+        units = depthwise_units(job)
+        if not units:
+            return PassResult(False)
+        try:
+            shapes = _input_shapes(job, sorted({n.input[0] for n, _ in units.values()}))
+        except Exception as exc:  # noqa: BLE001 - no decision without shapes; the latency check still reports
+            log.info("latency placement skipped: %s", exc)
+            return PassResult(False)
+        opset = next((o.version for o in job.model.proto.opset_import if o.domain in ("", "ai.onnx")), 17)
+        slow: dict[str, str] = {}
+        for name, (node, w_shape) in units.items():
+            if job.cancel is not None:
+                job.cancel.check()  # raises Cancelled between probes
+            x_shape = shapes[node.input[0]]
+            try:
+                lat = conv_unit_latency(node, w_shape, x_shape, opset)
+            except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types; keep the unit as planned
+                log.info("latency probe of %s failed: %s", name, exc)
+                continue
+            if lat.ratio > KEEP_FLOAT_ABOVE:
+                slow[name] = (f"kept in float: as QLinearConv it measured {lat.ratio:.2f}x its float latency at "
+                              f"input {x_shape} (onnxruntime CPU, 1 thread); name the node in an override to "
+                              "quantize it anyway")
+        slow = {n: m for n, m in slow.items() if n not in job.recipe.overrides}
+        if not slow:
+            return PassResult(False)
+        recipe = (job.guard_recipe or job.recipe).with_excluded(list(slow))
+        # a measured decision: the result's recipe records it, so a saved project replays the same model
+        job.user_recipe = job.user_recipe.with_excluded(list(slow))
+        # a float Conv can leave element-wise neighbours reaching no integer kernel: the island guard again
+        facts = job_facts(job)
+        job.plan, job.guard_recipe, islands = guard_islands(job.model, recipe, resolve_plan(job.model, recipe, facts),
+                                                            facts)
+        issues = [PlanIssue(n, "info", m, code=IssueCode.LATENCY_KEPT_FLOAT) for n, m in slow.items()]
+        return PassResult(True, issues + islands)

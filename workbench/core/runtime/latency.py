@@ -1,0 +1,176 @@
+"""Latency of a quantized model against its float model in onnxruntime, cached on disk.
+
+Both models run in onnxruntime's CPU execution provider with one intra-op and one inter-op
+thread and the default graph optimizations (so QDQ pairs fuse into integer kernels as they would
+for a user), on one fixed feed (the first calibration sample). Runs alternate
+(float, quantized, float, ...) so that load from other processes falls on both models alike;
+each model's figure is its fastest timed run (seconds, wall clock, ``time.perf_counter``; see
+:class:`LatencyComparison` for why the fastest and not the median). The ratio quantized / float is what decides whether quantization paid.
+
+A measurement is cached as JSON under ``<user cache dir>/workbench/latency`` (platformdirs; the
+``WORKBENCH_CACHE_DIR`` environment variable moves the root), keyed by the SHA-256 of both
+serialized models, the feed's shapes and dtypes, the onnxruntime version and the CPU model, so
+the same pair on the same machine is measured once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import platform
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import platformdirs
+
+log = logging.getLogger(__name__)
+
+#: Bumped when the way latency is measured changes (old cache entries are then ignored).
+LATENCY_VERSION = 2
+
+
+@dataclass(frozen=True)
+class LatencyComparison:
+    """Median latency of a float model and its quantized model on the same feed.
+
+    Attributes
+    ----------
+    float_s, quant_s : float
+        Fastest wall-clock seconds of one ``InferenceSession.run`` (1 thread) over ``runs`` runs:
+        on a loaded machine other processes only ever add time, so the fastest run is the
+        steadiest estimate of a model's own cost (on this machine the median of two sessions of
+        the same model differed by up to 2x, the fastest runs by under 10 %).
+    float_median_s, quant_median_s : float
+        Median seconds of the same runs (shown, not used for the ratio).
+    runs : int
+        Timed runs of each model.
+    cost_s : float
+        Seconds the measurement took (session creation included); 0.0 when read from the cache.
+    cached : bool
+        True when the figures came from the on-disk cache.
+    """
+
+    float_s: float
+    quant_s: float
+    runs: int
+    float_median_s: float = 0.0
+    quant_median_s: float = 0.0
+    cost_s: float = 0.0
+    cached: bool = False
+
+    @property
+    def ratio(self) -> float:
+        """quantized / float latency, fastest runs (below 1.0: the quantized model is faster)."""
+        return self.quant_s / self.float_s if self.float_s > 0 else float("inf")
+
+
+def default_cache_dir() -> Path:
+    """``$WORKBENCH_CACHE_DIR/latency`` when set, else ``<platformdirs user cache>/workbench/latency``."""
+    root = os.environ.get("WORKBENCH_CACHE_DIR")
+    if root:
+        return Path(root) / "latency"
+    return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "latency"
+
+
+def single_thread_session(model: bytes, config: dict[str, str] | None = None) -> ort.InferenceSession:
+    """A CPU session of a serialized model: 1 intra-op and 1 inter-op thread, default optimizations,
+    plus the session ``config`` entries (e.g. ``{"session.disable_quant_qdq": "1"}``)."""
+    so = ort.SessionOptions()
+    for k, v in (config or {}).items():
+        so.add_session_config_entry(k, v)
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+
+
+def _time_runs(sess: ort.InferenceSession, feed: dict[str, np.ndarray], n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        sess.run(None, feed)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def measure(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray], *, budget_s: float = 2.0,
+            min_runs: int = 7, max_runs: int = 301, float_config: dict[str, str] | None = None) -> LatencyComparison:
+    """Measure both serialized models on ``feed`` (no cache; see :func:`compare`).
+
+    The models run alternately, one run each at a time (float, quantized, float, ...), so that
+    load from other processes falls on both alike. The number of timed runs per model is what
+    fits ``budget_s`` seconds of running (estimated from warm runs of each), clamped to
+    [``min_runs``, ``max_runs``]. ``float_config``: session config entries of the float model's session.
+
+    Raises
+    ------
+    onnxruntime's exceptions when a model cannot be loaded or run on ``feed``.
+    """
+    t0 = time.perf_counter()
+    sessions = [single_thread_session(float_model, float_config), single_thread_session(quant_model)]
+    warm = []
+    for s in sessions:
+        s.run(None, feed)  # the first run allocates; not timed
+        warm.append(min(_time_runs(s, feed, 2)))
+    runs = int(np.clip(budget_s / max(sum(warm), 1e-6), min_runs, max_runs))
+    times: list[list[float]] = [[], []]
+    for _ in range(runs):
+        for i, s in enumerate(sessions):
+            times[i].extend(_time_runs(s, feed, 1))
+    return LatencyComparison(min(times[0]), min(times[1]), runs, float(np.median(times[0])),
+                             float(np.median(times[1])), cost_s=time.perf_counter() - t0)
+
+
+def cache_key(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray],
+              float_config: dict[str, str] | None = None) -> str:
+    """SHA-256 hex of both models, the feed's names / shapes / dtypes, onnxruntime and the CPU."""
+    h = hashlib.sha256()
+    if float_config:
+        h.update(json.dumps(sorted(float_config.items())).encode())
+    for part in (float_model, quant_model):
+        h.update(hashlib.sha256(part).digest())
+    h.update(json.dumps([[k, list(v.shape), str(v.dtype)] for k, v in sorted(feed.items())]).encode())
+    h.update(f"{LATENCY_VERSION}|{ort.__version__}|{platform.machine()}|{platform.processor()}|{os.cpu_count()}"
+             .encode())
+    return h.hexdigest()
+
+
+def _read(path: Path) -> LatencyComparison | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return LatencyComparison(float(data["float_s"]), float(data["quant_s"]), int(data["runs"]),
+                                 float(data["float_median_s"]), float(data["quant_median_s"]), cached=True)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write(path: Path, result: LatencyComparison) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump({k: v for k, v in asdict(result).items() if k != "cached"}, f)
+        os.replace(tmp, path)
+    except OSError as exc:  # a read-only cache only means measuring again next time
+        log.info("latency cache not written (%s): %s", path, exc)
+
+
+def compare(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray], *,
+            cache_dir: Path | None = None, use_cache: bool = True, budget_s: float = 2.0,
+            float_config: dict[str, str] | None = None) -> LatencyComparison:
+    """:func:`measure`, read from / written to the on-disk cache (``cache_dir`` or :func:`default_cache_dir`)."""
+    path = (cache_dir or default_cache_dir()) / f"{cache_key(float_model, quant_model, feed, float_config)}.json"
+    if use_cache:
+        hit = _read(path)
+        if hit is not None:
+            return hit
+    result = measure(float_model, quant_model, feed, budget_s=budget_s, float_config=float_config)
+    if use_cache:
+        _write(path, result)
+    return result

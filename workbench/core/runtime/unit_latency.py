@@ -1,0 +1,83 @@
+"""Does one Conv unit's Q/DQ pay? Two one-op models measured in onnxruntime, cached.
+
+Inside a quantized chain a Conv unit runs either as onnxruntime's integer kernel
+(``DQ(x) -> Conv(DQ(int8 w), int32 bias) -> Q``, fused into QLinearConv) or, kept float, as
+``DQ(x) -> Conv(float w) -> Q`` (its neighbours stay quantized; the float probe's session has
+``session.disable_quant_qdq`` so that onnxruntime does not re-quantize it). :func:`conv_unit_latency` builds
+both as tiny models with the unit's attributes and weight shape (weights drawn from a fixed seed,
+so the bytes and the cache key depend only on the shapes) and measures them on one uint8 input of
+the unit's real input shape (:func:`workbench.core.runtime.latency.compare`: 1 thread, fastest of
+alternating runs, cached on disk). ``ratio`` > 1 means the integer kernel is the slower one.
+
+Measured here (onnxruntime 1.32, x86_64 AVX512-VNNI, 2 shared cores, rough): the 11 depthwise
+Convs of ppocr_mobile_v2_cls (input 1x3x48x192) run slower as QLinearConv than in float; keeping
+them float took the whole model from 1.6x to about 1.25x float latency.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.core.runtime.latency import LatencyComparison, compare
+
+#: Seconds of running per probe (both variants together).
+PROBE_BUDGET_S = 0.3
+
+
+def _model(nodes, inits, x_shape, opset: int) -> bytes:
+    g = helper.make_graph(nodes, "probe", [helper.make_tensor_value_info("x", TensorProto.UINT8, x_shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", max(opset, 13))])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def conv_probe_models(attrs: dict, weight_shape: list[int], x_shape: list[int], has_bias: bool,
+                      opset: int = 17) -> tuple[bytes, bytes]:
+    """(float-Conv model, QDQ-Conv model) bytes for one Conv unit (see the module docstring).
+
+    ``attrs``: the Conv's attributes (``group``, ``strides``, ``pads``, ``dilations``, ...);
+    ``weight_shape``: ``[M, C/group, k...]``; ``x_shape``: the input's static shape ``[N, C, ...]``.
+    """
+    rng = np.random.default_rng(0)
+    m = weight_shape[0]
+    w = (rng.standard_normal(weight_shape) * 0.1).astype(np.float32)
+    scale = np.float32(0.02)
+    common = [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(np.uint8(128), "z")]
+    dq_x = helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"])
+    q_y = helper.make_node("QuantizeLinear", ["yf", "s", "z"], ["y"])
+    bias_f = [numpy_helper.from_array(np.zeros(m, np.float32), "b")] if has_bias else []
+    conv_f = helper.make_node("Conv", ["xf", "w"] + (["b"] if has_bias else []), ["yf"], **attrs)
+    float_model = _model([dq_x, conv_f, q_y], common + [numpy_helper.from_array(w, "w")] + bias_f, x_shape, opset)
+    w_scale = (np.abs(w).reshape(m, -1).max(axis=1) / 127).astype(np.float32)
+    w_q = np.clip(np.round(w / w_scale.reshape([m] + [1] * (w.ndim - 1))), -127, 127).astype(np.int8)
+    inits = common + [numpy_helper.from_array(w_q, "wq"), numpy_helper.from_array(w_scale, "ws"),
+                      numpy_helper.from_array(np.zeros(m, np.int8), "wz")]
+    nodes = [dq_x, helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wf"], axis=0)]
+    ins = ["xf", "wf"]
+    if has_bias:
+        inits += [numpy_helper.from_array(np.zeros(m, np.int32), "bq"),
+                  numpy_helper.from_array((w_scale * scale).astype(np.float32), "bs")]
+        nodes.append(helper.make_node("DequantizeLinear", ["bq", "bs"], ["bf"], axis=0))
+        ins.append("bf")
+    nodes += [helper.make_node("Conv", ins, ["yf"], **attrs), q_y]
+    return float_model, _model(nodes, inits, x_shape, opset)
+
+
+def conv_unit_latency(node: onnx.NodeProto, weight_shape: list[int], x_shape: list[int],
+                      opset: int = 17) -> LatencyComparison:
+    """QLinearConv vs float Conv latency of ``node`` at input shape ``x_shape`` (ratio = int8 / float).
+
+    Raises
+    ------
+    onnxruntime's exceptions when a probe cannot run (callers treat that as "no decision").
+    """
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in attrs.items()}
+    has_bias = len(node.input) > 2 and bool(node.input[2])
+    f, q = conv_probe_models(attrs, weight_shape, x_shape, has_bias, opset)
+    feed = {"x": np.random.default_rng(1).integers(0, 256, size=x_shape, dtype=np.uint8)}
+    # the float probe runs as written: onnxruntime would otherwise quantize DQ -> float Conv -> Q itself
+    return compare(f, q, feed, budget_s=PROBE_BUDGET_S, float_config={"session.disable_quant_qdq": "1"})
