@@ -130,12 +130,19 @@ def cmd_quantize(args) -> int:
             recipe = _recipe_from_args(args)
             _qonnx_input_shapes(args, model.proto, args.model)  # refuse a bad --input-shape before calibrating
             calibration = None
+            search = None
+            if not args.no_search and args.data:  # the automatic recipe search (static presets)
+                search = api.search_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples,
+                                           progress=progress)
+                recipe = search.recipe
             if args.executor and args.data:  # calibration shards through the executor, merged
                 calibration = api.calibrate_sharded(model, recipe, _data_arg(args, args.data), shards=args.shards,
                                                     samples=args.samples, executor=api.make_executor(args.executor),
                                                     progress=progress)
             result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                                   calibration=calibration, progress=progress)
+            if search is not None:
+                _print_search(search, result)
     finally:
         progress.close()
     for issue in result.issues:
@@ -170,6 +177,21 @@ def cmd_quantize(args) -> int:
     if args.save_project:
         print(f"wrote {args.save_project}")
     return 0
+
+
+def _print_search(search, result) -> None:
+    """What the recipe search chose (written into the recipe and a saved project) and what it cost."""
+    print(search.summary(), file=sys.stderr)
+    ranked = sorted(search.changed, key=lambda c: -c.gain_db)
+    if len(ranked) > 10:
+        print(f"  (the 10 largest gains of {len(ranked)}; the rest are in the recipe's overrides)", file=sys.stderr)
+    for c in ranked[:10]:
+        print(f"  {c.node}: activation observer {c.observer} ({c.gain_db:.1f} dB less local error than minmax; "
+              f"{', '.join(c.tensors)})", file=sys.stderr)
+    cal = result.calibration.seconds if result.calibration is not None else 0.0
+    if cal > 0 and not search.skipped:
+        print(f"recipe search cost: {search.seconds:.1f} s = {search.seconds / cal:.1f}x the calibration pass "
+              f"({cal:.1f} s); --no-search turns it off", file=sys.stderr)
 
 
 def _retarget(args, progress):
@@ -505,6 +527,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--executor", help="calibrate in row shards there: processes[:N], ray or ray:ADDRESS "
                    "(default: one pass in this process)")
     s.add_argument("--shards", type=_positive_int, default=4, help="calibration shards with --executor")
+    s.add_argument("--no-search", action="store_true",
+                   help="quantize exactly what the recipe says: no automatic per-tensor observer search "
+                        "(the search runs by default for static presets with --data)")
     s.set_defaults(func=cmd_quantize)
 
     s = sub.add_parser("evaluate", help="run float and quantized models on eval data; per-output SQNR")
