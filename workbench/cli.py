@@ -186,8 +186,9 @@ def _print_search(search, result) -> None:
     if len(ranked) > 10:
         print(f"  (the 10 largest gains of {len(ranked)}; the rest are in the recipe's overrides)", file=sys.stderr)
     for c in ranked[:10]:
-        print(f"  {c.node}: activation observer {c.observer} ({c.gain_db:.1f} dB less local error than minmax; "
-              f"{', '.join(c.tensors)})", file=sys.stderr)
+        wide = f", {c.dtype}" if c.dtype else ""
+        print(f"  {c.node}: activation observer {c.observer}{wide} ({c.gain_db:.1f} dB less local error than "
+              f"minmax; {', '.join(c.tensors[:3])}{' ...' if len(c.tensors) > 3 else ''})", file=sys.stderr)
     cal = result.calibration.seconds if result.calibration is not None else 0.0
     if cal > 0 and not search.skipped:
         print(f"recipe search cost: {search.seconds:.1f} s = {search.seconds / cal:.1f}x the calibration pass "

@@ -99,13 +99,17 @@ class LocalError:
             return
         refs = [r.run(values) for r in self.readers] if self.readers else [x]
         self.sig += sum(_sq(y) for y in refs)
+        seen: dict[tuple[float, int, str], float] = {}  # candidates with the same qparams are run once
         for name, qp in self.candidates.items():
-            xq = fake_quantize_per_tensor(x, qp)
-            if self.readers:
-                outs: Iterable[np.ndarray] = (r.run({**values, self.tensor: xq}) for r in self.readers)
-            else:
-                outs = [xq]
-            self.err[name] += sum(_sq(y - ref) for y, ref in zip(outs, refs, strict=True))
+            key = (float(qp.scale.reshape(())), int(qp.zero_point.reshape(())), str(qp.zero_point.dtype))
+            if key not in seen:
+                xq = fake_quantize_per_tensor(x, qp)
+                if self.readers:
+                    outs: Iterable[np.ndarray] = (r.run({**values, self.tensor: xq}) for r in self.readers)
+                else:
+                    outs = [xq]
+                seen[key] = sum(_sq(y - ref) for y, ref in zip(outs, refs, strict=True))
+            self.err[name] += seen[key]
 
     def relative(self) -> dict[str, float]:
         """Candidate -> relative squared error (0 when the tensor was all zeros)."""
