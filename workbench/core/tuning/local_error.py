@@ -7,7 +7,8 @@ only ``x`` is fake-quantized and every other input stays float::
     e(qp) = sum_n || node_n(x, ...) - node_n(DQ(Q(x; qp)), ...) ||^2 / sum_n || node_n(x, ...) ||^2
 
 summed over the readers ``n`` and over all elements of all held-out samples. A tensor that no
-compute node reads is measured on itself: ``||x - DQ(Q(x))||^2 / ||x||^2``. Each reader runs as a
+compute node reads is measured on itself: ``||x - DQ(Q(x))||^2 / ||x||^2`` over an evenly strided
+subset of at most ``OWN_ELEMENTS`` elements per batch. Each reader runs as a
 one-node onnxruntime model (its initializers copied in, its other inputs fed from the float model's
 values), so the figure is the unit's own noise, not the noise accumulated upstream.
 """
@@ -23,6 +24,8 @@ from onnx import helper
 from workbench.core.formats.qparams import QParams
 from workbench.core.runtime.session import make_session
 
+#: A tensor measured on itself uses at most about this many of its elements per batch (evenly strided).
+OWN_ELEMENTS = 1 << 16
 #: Op types whose output error is the local figure of their activation inputs.
 COMPUTE_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
 
@@ -97,6 +100,8 @@ class LocalError:
         x = values[self.tensor]
         if x.size == 0:
             return
+        if not self.readers and x.size > OWN_ELEMENTS:  # an evenly strided subset estimates its own error
+            x = np.ravel(x)[::-(-x.size // OWN_ELEMENTS)]
         refs = [r.run(values) for r in self.readers] if self.readers else [x]
         self.sig += sum(_sq(y) for y in refs)
         seen: dict[tuple[float, int, str], float] = {}  # candidates with the same qparams are run once
