@@ -15,8 +15,9 @@ recipe: a saved project replays it without searching again.
    the first reading unit); a group leaves MinMax only when another observer's summed local error
    is below ``MARGIN`` times MinMax's, so models where MinMax is already best are not changed.
 5. An element-wise group (not Conv / MatMul / Gemm) whose chosen 8-bit local error is still above
-   ``INT16_ABOVE`` (a local SQNR below 35 dB) gets int16 activations: 8 more bits cut the
-   quantization noise by about 48 dB, and the compute units around it stay 8-bit.
+   ``INT16_ABOVE`` (a local SQNR below 35 dB) and none of whose tensors a compute node reads gets
+   int16 activations: 8 more bits cut the quantization noise by about 48 dB, and every Conv /
+   MatMul / Gemm keeps 8-bit inputs.
 
 Tensors whose observer the recipe sets explicitly (a rule or an override on the deciding node),
 non-per-tensor or float-typed specs are not searched. Its cost (seconds, and the ratio to the
@@ -50,7 +51,7 @@ CANDIDATES = ("minmax", "percentile", "mse", "entropy")
 #: Another observer replaces MinMax only when its local error is below this share of MinMax's.
 MARGIN = 0.8
 #: An element-wise group whose best 8-bit local error is above this (local SQNR below 35 dB) gets int16
-#: activations (with that observer); compute units (Conv, MatMul, Gemm) stay 8-bit.
+#: activations (with that observer) unless a compute unit (Conv, MatMul, Gemm) reads one of its tensors.
 INT16_ABOVE = 10 ** -3.5
 #: Held-out rows: a quarter of the calibration rows, at least ``MIN_HELD_OUT`` and at most ``MAX_HELD_OUT``.
 MIN_HELD_OUT, MAX_HELD_OUT = 2, 8
@@ -166,7 +167,9 @@ def search_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         errors = {c: sum(measures[t].relative()[c] for t in ts if t in measures) for c in CANDIDATES}
         best = min(CANDIDATES, key=lambda c: errors[c])
         pick = best if errors[best] < MARGIN * errors["minmax"] else "minmax"
-        wide = "int16" if errors[pick] > INT16_ABOVE and ops.get(node) not in COMPUTE_OPS else None
+        feeds_compute = any(measures[t].readers for t in ts if t in measures)
+        wide = "int16" if errors[pick] > INT16_ABOVE and ops.get(node) not in COMPUTE_OPS and not feeds_compute \
+            else None
         choices.append(SearchChoice(node, ts, pick, errors, wide))
     out = recipe
     changed = [c for c in choices if c.observer != "minmax" or c.dtype]
