@@ -118,3 +118,43 @@ def test_cli_searches_by_default_and_the_project_replays_without_searching(tmp_p
     direct = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(data))
     api.export(direct, tmp_path / "direct.onnx")
     assert (tmp_path / "direct.onnx").read_bytes() == plain.read_bytes()
+
+
+def test_int16_for_an_element_wise_tensor_that_stays_noisy_at_8_bits(tmp_path):
+    """x -> MatMul -> y -> Mul(y, y) -> y2 -> Mul(y2, y2) -> z: z = y^4 is so heavy-tailed that no 8-bit
+    range keeps it above 35 dB local SQNR, and no compute node reads it, so it gets int16; y feeds
+    the Mul only but is decided by the MatMul (a compute unit), so it stays 8-bit."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((FEAT, OUT)).astype(np.float32) / 8
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"),
+         helper.make_node("Mul", ["y", "y"], ["y2"], name="sq"),
+         helper.make_node("Mul", ["y2", "y2"], ["z"], name="quad")], "tails",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", FEAT])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", OUT])],
+        [numpy_helper.from_array(w, "w")])
+    path = tmp_path / "tails.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
+    x = rng.standard_normal((ROWS, FEAT)).astype(np.float32)
+    np.savez(tmp_path / "calib.npz", x=x)
+    model = api.open_model(path)
+    report = search_recipe(model, api.make_recipe("cpu-u8s8"), str(tmp_path / "calib.npz"))
+    by_node = {c.node: c for c in report.choices}
+    quad = by_node["quad"]
+    assert quad.tensors == ["z"]
+    # independent check of z's own error at 8 bits, ranges from the non-held-out rows
+    z = (x.astype(np.float64) @ w) ** 4
+    spec = api.plan(model, api.make_recipe("cpu-u8s8")).activations["z"]
+    obs = make_observer(spec.model_copy(update={"observer": quad.observer}), name="z")
+    obs.update(z[:-report.held_out].astype(np.float32))
+    qp = obs.qparams()
+    info = np.iinfo(qp.zero_point.dtype)
+    held = z[-report.held_out:].astype(np.float32)
+    err = float(np.sum((_fq(held, float(qp.scale), int(qp.zero_point), info.min, info.max) - held) ** 2)
+                / np.sum(held.astype(np.float64) ** 2))
+    assert quad.errors[quad.observer] == pytest.approx(err, rel=2e-3)
+    assert err > recipe_search.INT16_ABOVE and quad.dtype == "int16"
+    assert by_node["mm"].dtype is None
+    searched = api.plan(model, report.recipe)
+    assert searched.activations["z"].dtype == "int16"
+    assert searched.activations["y"].dtype == "uint8"
