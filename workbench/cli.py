@@ -181,6 +181,8 @@ def cmd_quantize(args) -> int:
 
 def _print_search(search, result) -> None:
     """What the recipe search chose (written into the recipe and a saved project) and what it cost."""
+    if search.skipped == api.SEARCH_NOT_STATIC:
+        return  # dynamic and weight-only presets have nothing to search
     print(search.summary(), file=sys.stderr)
     ranked = sorted(search.changed, key=lambda c: -c.gain_db)
     if len(ranked) > 10:

@@ -101,6 +101,7 @@ _LAZY: dict[str, str] = {
     "search_recipe": "workbench.core.tuning.recipe_search",
     "SearchReport": "workbench.core.tuning.recipe_search",
     "SearchChoice": "workbench.core.tuning.recipe_search",
+    "SEARCH_NOT_STATIC": "workbench.core.tuning.recipe_search",
     # inspection and conversion
     "inspect_model": "workbench.core.inspection.report",
     "format_report": "workbench.core.inspection.report",

@@ -57,6 +57,8 @@ INT16_ABOVE = 10 ** -3.5
 MIN_HELD_OUT, MAX_HELD_OUT = 2, 8
 #: Fewer calibration rows than this: no search (nothing left to hold out).
 MIN_ROWS = 6
+#: ``SearchReport.skipped`` of a dynamic or weight-only recipe.
+SEARCH_NOT_STATIC = "not a static recipe"
 #: Held-out samples per float-model run.
 BATCH = 4
 
@@ -139,7 +141,7 @@ def search_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     """
     t0 = time.perf_counter()
     if recipe.preset_obj().mode != PlanMode.STATIC:
-        return SearchReport(recipe, skipped="not a static recipe")
+        return SearchReport(recipe, skipped=SEARCH_NOT_STATIC)
     if recipe.smoothquant is not None:
         return SearchReport(recipe, skipped="the recipe uses SmoothQuant (ranges depend on the rewritten model)")
     if data is None:
