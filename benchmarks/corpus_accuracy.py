@@ -164,10 +164,12 @@ def table(rows: list[Row], models: dict[str, CorpusModel]) -> str:
 
 def header(samples: int | None) -> str:
     from workbench.core.recipe.hardware import cpu_needs_reduce_range
+    from workbench.core.runtime.session import describe_runtime
 
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (f"# Corpus accuracy, preset `{PRESET}`\n\n{stamp}; onnxruntime {ort.__version__}, numpy "
-            f"{np.__version__}, {platform.machine()} (reduce_range={cpu_needs_reduce_range()}); calibration "
+            f"{np.__version__}, {platform.machine()} (reduce_range={cpu_needs_reduce_range()}); measured with "
+            f"{describe_runtime(True)}; calibration "
             f"samples: {samples or 'all of calib.npz'}. Float metrics are checked against meta.json.\n")
 
 

@@ -12,7 +12,10 @@ Run: ``.venv/bin/python benchmarks/fusion_latency.py``
 from __future__ import annotations
 
 import collections
+import contextlib
+import io
 import os
+import platform
 import sys
 import tempfile
 import time
@@ -26,9 +29,10 @@ from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantTy
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from workbench.cli import main as cli_main  # noqa: E402
 from workbench.core import api  # noqa: E402
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS  # noqa: E402
-from workbench.core.model.load import load_model  # noqa: E402
+from workbench.core.runtime.session import describe_runtime  # noqa: E402
 
 CORPUS = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")) / "corpus" / "models"
 
@@ -69,14 +73,17 @@ def _latency(sess: ort.InferenceSession, feed: dict, repeats: int) -> float:
 
 
 def bench(name: str, path: Path, calib: Path, samples: int, feeds: list[dict], feed: dict, repeats: int) -> None:
-    """``ours`` is exactly what ``workbench-cli quantize MODEL --data CALIB --samples N`` writes (the
-    default preset with its guards); ``feeds`` are the same rows for onnxruntime's quantize_static."""
-    model = load_model(path)
-    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(calib), samples=samples)
-    plan = result.plan
-    ours = result.proto.SerializeToString()
-    rr = next(q.spec.reduce_range for u in plan.units.values() for q in u.quant_inputs if q.role == "weight")
+    """``ours`` is the file ``workbench-cli quantize MODEL --data CALIB --samples N -o OUT`` writes (run
+    here through the CLI's own entry point: the default preset, its guards and the export's static
+    shapes); ``feeds`` are the same rows for onnxruntime's quantize_static."""
+    rr = api.make_recipe("cpu-u8s8").reduce_range  # what the CLI's default recipe picks on this CPU
     with tempfile.TemporaryDirectory() as d:
+        mine = os.path.join(d, "ours.onnx")
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            rc = cli_main(["quantize", str(path), "--data", str(calib), "--samples", str(samples), "-o", mine])
+        if rc != 0:
+            raise SystemExit(f"{name}: workbench-cli quantize exited {rc}")
+        ours = Path(mine).read_bytes()
         out = os.path.join(d, "ort.onnx")
         quantize_static(str(path), out, _Reader(feeds), quant_format=QuantFormat.QDQ,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
@@ -97,6 +104,8 @@ def bench(name: str, path: Path, calib: Path, samples: int, feeds: list[dict], f
 
 
 def main() -> None:
+    print(f"measured with {describe_runtime(True)}, 1 intra-op thread; {platform.machine()}, "
+          f"{os.cpu_count()} cores")
     d = CORPUS / "digits_cnn"
     calib = np.load(d / "calib.npz")["input"]
     x = np.load(d / "eval.npz")["input"]

@@ -197,3 +197,28 @@ def alarm(seconds: int, error: type[Exception] = TimeoutError):
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+
+
+def attention_model(mask_fill: float | None = None, t: int = 8, d: int = 16, seed: int = 0) -> onnx.ModelProto:
+    """One attention block, ``Y = softmax(Q Kᵀ [+ mask]) V Wo`` with ``Q, K, V = X Wq, X Wk, X Wv``
+    (X: float32 ``[N, t, d]``); ``mask_fill`` fills the upper triangle of an additive causal mask
+    initializer (``-inf`` or ``finfo(float32).min``), None leaves the mask out."""
+    rng = np.random.default_rng(seed)
+    inits = [numpy_helper.from_array((rng.standard_normal((d, d)) * 0.3).astype(np.float32), n)
+             for n in ("Wq", "Wk", "Wv", "Wo")]
+    nodes = [helper.make_node("MatMul", ["X", w], [o], name=f"{o.lower()}_proj")
+             for w, o in (("Wq", "Q"), ("Wk", "K"), ("Wv", "V"))]
+    nodes += [helper.make_node("Transpose", ["K"], ["Kt"], perm=[0, 2, 1], name="k_t"),
+              helper.make_node("MatMul", ["Q", "Kt"], ["S"], name="qk")]
+    scores = "S"
+    if mask_fill is not None:
+        m = np.zeros((t, t), np.float32)
+        m[np.triu_indices(t, 1)] = mask_fill
+        inits.append(numpy_helper.from_array(m, "mask"))
+        nodes.append(helper.make_node("Add", ["S", "mask"], ["Sm"], name="add_mask"))
+        scores = "Sm"
+    nodes += [helper.make_node("Softmax", [scores], ["P"], axis=-1, name="softmax"),
+              helper.make_node("MatMul", ["P", "V"], ["O"], name="pv"),
+              helper.make_node("MatMul", ["O", "Wo"], ["Y"], name="o_proj")]
+    g = helper.make_graph(nodes, "attention", [_vi("X", ["N", t, d])], [_vi("Y", ["N", t, d])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])

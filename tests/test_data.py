@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
+import zipfile
 
 import numpy as np
 import pytest
@@ -374,3 +376,44 @@ def test_corrupted_npz_opens_or_raises_data_error_only(tmp_path):
                 assert "bad.npz" in str(exc)
                 refused += 1
     assert refused > 0
+
+
+# -- lazy rows ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,save,layout", [
+    ("c.npz", np.savez_compressed, "batch"),   # deflated member: streamed
+    ("c.npz", np.savez, "batch"),              # stored member: streamed
+    ("c.npy", np.save, "batch"),               # memory-mapped
+    ("c.npz", np.savez_compressed, "stacked"),
+])
+def test_only_the_rows_asked_for_are_read(tmp_path, name, save, layout):
+    """8 of 4096 rows (4 MiB): the reads allocate about a batch, never the file (tracemalloc counts
+    numpy's buffers); the rows are exactly the file's first 8."""
+    shape = ["N", 256] if layout == "batch" else [1, 256]
+    model = _model([("x", TensorProto.FLOAT, shape)])
+    rows = RNG.standard_normal((4096, 256) if layout == "batch" else (4096, 1, 256)).astype(np.float32)
+    path = tmp_path / name
+    save(path, **{"x": rows}) if name.endswith(".npz") else save(path, rows)
+    src = open_data(path, model)
+    assert src.layout == layout and src.num_samples() == 4096
+    tracemalloc.start()
+    try:
+        got = [f["x"].copy() for f in src.batches(4, limit=8)]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(np.concatenate(got), rows[:8].reshape(8, 256))
+    assert peak < rows.nbytes // 32, f"peak {peak} bytes for 8 rows of a {rows.nbytes}-byte array"
+
+
+def test_a_truncated_member_is_one_data_error(tmp_path, cnn):
+    a = RNG.standard_normal((6, 3, 4, 4)).astype(np.float32)
+    header = (tmp_path / "h.npy")
+    np.save(header, a)
+    with zipfile.ZipFile(tmp_path / "t.npz", "w") as zf:  # the member's header says 6 rows; 2 are there
+        zf.writestr("x.npy", header.read_bytes()[:-4 * 48 * 4])
+    src = open_data(tmp_path / "t.npz", cnn)
+    assert src.num_samples() == 6
+    assert len(list(src.samples(2))) == 2  # rows that exist are read
+    with pytest.raises(DataError, match=r"t\.npz: .*'x'.*truncated"):
+        list(src.samples())

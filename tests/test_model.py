@@ -14,8 +14,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from workbench.core import api
 from workbench.core.errors import AlreadyQuantizedError, ModelError
 from workbench.core.inspection.report import format_report, inspect_model
+from workbench.core.inspection.units import planned_units
 from workbench.core.model.load import ensure_float_model, load_model, prepare_proto, upgrade_opset
 
 RNG = np.random.default_rng(0)
@@ -355,10 +357,13 @@ def test_inspect_counts_and_report_text():
     assert rep["inputs"] == [{"name": "X", "dtype": "float32", "shape": ["N", 8]}]
     text = format_report(rep)
     assert "MatMul 2" in text and "X: float32 [N, 8]" in text
+    assert rep["units"] is None and "units:" not in text  # the planner's view only when asked
     # two MatMul units (the Relu folds into the first); the report says so
+    rep = api.inspect_model(model, units=True)
     assert rep["units"]["count"] == 2 and rep["units"]["by_op"] == {"MatMul": 2}
-    assert "2 quantizable node units with cpu-u8s8: MatMul 2" in text
-    assert inspect_model(prepare_proto(_qdq_model()))["units"] is None  # already quantized: nothing to plan
+    assert rep["units"]["nodes"] == [n.name for n in model.graph.node if n.op_type == "MatMul"]
+    assert "2 quantizable node units with cpu-u8s8: MatMul 2" in format_report(rep)
+    assert planned_units(prepare_proto(_qdq_model())) is None  # already quantized: nothing to plan
 
 
 def test_new_name_avoids_every_existing_name():

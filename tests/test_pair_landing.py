@@ -70,3 +70,28 @@ def test_sigkill_while_the_project_is_staged_leaves_neither_and_the_next_run_cle
     assert main(job) == 0
     assert _temps(tmp_path) == []
     assert (tmp_path / "out.onnx").is_file() and (tmp_path / "job.wbproj").is_file()
+
+
+def test_sigkill_between_the_model_rename_and_the_project_rename_is_repaired_by_the_next_run(job, tmp_path):
+    """The one window two renames cannot close: the model is in place, the project still in its
+    complete temp file. The next run removes that temp file and lands both, matching."""
+    script = ("import os, signal\n"
+              "from workbench.core.io import atomic\n"
+              "from workbench import cli\n"
+              "atomic.StagedWrite.commit = lambda self: os.kill(os.getpid(), signal.SIGKILL)\n"
+              f"cli.main({job!r})\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == -signal.SIGKILL
+    onnx.checker.check_model(onnx.load(str(tmp_path / "out.onnx")))
+    assert not (tmp_path / "job.wbproj").exists()
+    staged = [name for name in _temps(tmp_path) if name.startswith(".job.wbproj.")]
+    assert len(staged) == 1 and json.loads((tmp_path / staged[0]).read_text())["model"]["path"] == "m.onnx"
+    assert main(job) == 0
+    assert _temps(tmp_path) == []
+    project = json.loads((tmp_path / "job.wbproj").read_text())
+    stamped = json.loads({p.key: p.value for p in onnx.load(str(tmp_path / "out.onnx")).metadata_props}
+                         ["workbench.recipe"])
+    assert project["model"]["path"] == "m.onnx"
+    assert {k: v for k, v in stamped.items() if k != "preset"} == \
+        {k: v for k, v in project["recipe"].items() if k != "preset"}

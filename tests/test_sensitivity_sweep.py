@@ -8,6 +8,7 @@ excluded; only this unit float = this unit excluded), quantized with the same ca
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import onnx
@@ -15,7 +16,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
-from workbench.core.analysis.executors import InlineExecutor, ProcessExecutor
+from workbench.core.analysis.executors import InlineExecutor, ProcessExecutor, default_executor, make_executor
 from workbench.core.analysis.sensitivity import SweepResult, sensitivity_sweep
 from workbench.core.errors import Cancelled
 from workbench.core.progress import CancelToken
@@ -125,6 +126,23 @@ def test_top_limits_end_to_end_units_and_executors_agree(setup):
         assert a.node == b.node == c.node
         assert a.only_quant_db == b.only_quant_db == pytest.approx(c.only_quant_db, abs=1e-9)
         assert a.only_float_db == b.only_float_db == pytest.approx(c.only_float_db, abs=1e-9)
+
+
+def test_default_executor_uses_every_core_and_gives_the_inline_table(setup):
+    """The sweep's default is one local process per core (inline on a one-core machine); the table
+    is the inline one, figure for figure."""
+    model, _recipe, result, data, _x = setup
+    default = default_executor()
+    cores = os.cpu_count() or 1
+    if cores > 1:
+        assert isinstance(default, ProcessExecutor) and default.workers == cores
+    else:
+        assert isinstance(default, InlineExecutor)
+    assert make_executor("processes").workers == max(2, cores)
+    by_default = sensitivity_sweep(model, result, data, samples=16)
+    inline = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
+    assert by_default.tasks == inline.tasks == 8
+    assert by_default.to_json() == inline.to_json()
 
 
 def test_json_round_trip_suggestion_and_cancel(setup):

@@ -4,10 +4,12 @@
     workbench-cli quantize MODEL --preset cpu-u8s8 --data calib.npz -o model.int8.onnx
     workbench-cli quantize PROJECT.wbproj -o model.int8.onnx
     workbench-cli evaluate MODEL QUANTIZED --data eval.npz
+    workbench-cli compare MODEL QUANTIZED --data calib.npz --json diff.json
     workbench-cli analyze MODEL --data calib.npz --eval eval.npz --json errors.json
     workbench-cli convert MODEL.qdq.onnx MODEL.qonnx.onnx --to qonnx
     workbench-cli cost MODEL --preset cpu-u8s8
     workbench-cli report MODEL --data calib.npz --eval eval.npz -o report.html
+    workbench-cli render MODEL -o graph.png [--colour op|dtype|sqnr] [--data calib.npz] [--expand DEPTH]
 
 Errors print one line naming the file, node or tensor and what to do, and exit with status 2.
 """
@@ -15,10 +17,14 @@ Errors print one line naming the file, node or tensor and what to do, and exit w
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import logging
+import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -72,7 +78,7 @@ def _recipe_from_args(args):
 
 def cmd_inspect(args) -> int:
     model = api.open_model(args.model)
-    report = api.inspect_model(model)
+    report = api.inspect_model(model, units=args.units)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
     else:
@@ -221,6 +227,24 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+def cmd_compare(args) -> int:
+    model = api.open_model(args.model)
+    if model.quantized:
+        raise WorkbenchError(f"{args.model} is already quantized; compare needs the float model first.",
+                             hint="workbench-cli compare FLOAT.onnx QUANTIZED.onnx")
+    quant = api.open_model(args.quantized)
+    progress = TerminalProgress()
+    try:
+        diff = api.compare_models(model, quant.proto, args.data, samples=args.samples, progress=progress)
+    finally:
+        progress.close()
+    print(api.format_diff(diff, worst=args.worst))
+    if args.json:
+        api.atomic_write_bytes(Path(args.json), (api.dumps_strict(diff.to_json(), indent=2) + "\n").encode())
+        print(f"wrote {args.json}")
+    return 0
+
+
 def cmd_analyze(args) -> int:
     model = api.open_model(args.model)
     _recheck_outputs(args)
@@ -231,6 +255,8 @@ def cmd_analyze(args) -> int:
                               progress=progress)
         rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.eval_samples,
                            progress=progress, executor=api.make_executor(args.executor) if args.executor else None)
+        e2e = api.analyze_end_to_end(model, result, _data_arg(args, args.eval or args.data),
+                                     samples=args.eval_samples)
     finally:
         progress.close()
     doc = [r.to_json() for r in rows]
@@ -241,6 +267,11 @@ def cmd_analyze(args) -> int:
     if not rows:
         print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
+    print(f"end to end ({e2e.samples} samples, as `evaluate` measures it): measured with {e2e.runtime}")
+    for o in e2e.outputs:
+        print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")
+    print(f"per node unit (fake-quantized outputs, read from the unfused graph): measured with "
+          f"{api.describe_runtime(False)}")
     print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
         print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
@@ -274,7 +305,8 @@ def cmd_sweep(args) -> int:
     if not sweep.rows:
         print("note: no unit of the main graph to sweep (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
-    print(f"all units quantized: {sweep.all_quant_db:.2f} dB output SQNR ({sweep.samples} samples)")
+    print(f"all units quantized: {sweep.all_quant_db:.2f} dB output SQNR ({sweep.samples} samples; fake-quantized, "
+          f"measured with {api.describe_runtime(False)})")
     print(f"{'node':40s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
     for r in sweep.rows[: args.top]:
         print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.only_quant_db:10.2f} {r.only_float_db:10.2f} "
@@ -305,6 +337,7 @@ def cmd_autotune(args) -> int:
                        executor=api.make_executor(args.executor) if args.executor else None, progress=progress)
     finally:
         progress.close()
+    print(f"measured with {api.describe_runtime(True)}")
     print(f"metric {args.metric}: float {api.fmt_metric(res.metric_float)}, all quantized {api.fmt_metric(res.metric_before)}, "
           f"after autotune {api.fmt_metric(res.metric_after)} ({len(res.promoted)} units promoted to {args.promote_to}; "
           f"target {'met' if res.met else 'NOT met'})")
@@ -442,12 +475,96 @@ def cmd_convert(args) -> int:
     for node, reason in report:
         print(f"cannot convert {node}: {reason}")
     if report and not args.partial:
-        print(f"error: {len(report)} node(s) cannot be converted to {args.to}; nothing written "
-              "(use --partial to leave them unchanged).", file=sys.stderr)
+        node, reason = report[0]
+        more = f" (and {len(report) - 1} more, listed above)" if len(report) > 1 else ""
+        print(f"error: node {node!r} cannot be converted to {args.to}: {reason.rstrip('.')}{more}; nothing "
+              "written (use --partial to leave such nodes unchanged).", file=sys.stderr)
         return 2
     out = api.convert_file(args.input, args.output, args.to, partial=args.partial,
                            input_shapes=_qonnx_input_shapes(args, proto, args.input, note=True), static_shapes=True)
     print(f"wrote {args.output} ({args.to}, {len(out.graph.node)} nodes, {len(report)} left unconverted)")
+    return 0
+
+
+#: SQNR drawn for a bit-exact unit (+inf dB), as the app's error view does.
+_INF_SQNR_DB = 100.0
+
+
+def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | None]:
+    """Canvas colour mode, per-node dtypes / SQNR (dB) and per-tensor SQNR of edges for ``render``."""
+    recipe = _recipe_from_args(args)
+    if args.compare:  # the quantized file, coloured by the SQNR of each tensor against this float model
+        if not args.data:
+            raise WorkbenchError("render --compare: the SQNR is measured on data; give --data CALIB.npz.")
+        progress = TerminalProgress()
+        try:
+            diff = api.compare_models(model, api.open_model(args.compare).proto, _data_arg(args, args.data),
+                                      samples=args.samples, progress=progress)
+        finally:
+            progress.close()
+        finite = {t: (_INF_SQNR_DB if db == math.inf else db) for t, db in diff.sqnr.items() if db > -math.inf}
+        errors = {n: (_INF_SQNR_DB if db == math.inf else db) for n, db in diff.node_sqnr().items() if db > -math.inf}
+        return "error", None, errors, {diff.tensors[t]: db for t, db in finite.items()}
+    if args.colour == "dtype" and model.quantized:  # an already-quantized file: the dtypes it holds
+        return "dtype", api.summarize_quantization(model.proto).node_dtypes, None, None
+    if args.colour == "dtype":
+        dtypes = {}
+        for name, unit in api.plan(model, recipe, guard=True).units.items():
+            spec = None if unit.excluded else (unit.config.activation or unit.config.weight)
+            for n in unit.nodes or [name]:
+                dtypes[n] = spec.dtype if spec is not None else "float"
+        return "dtype", dtypes, None, None
+    if args.colour == "sqnr":
+        if not args.data:
+            raise WorkbenchError("render --colour sqnr: the SQNR is measured on data; give --data CALIB.npz.")
+        progress = TerminalProgress()
+        try:
+            result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
+                                  progress=progress)
+            rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.samples,
+                               progress=progress)
+        finally:
+            progress.close()
+        errors = {r.node: (_INF_SQNR_DB if r.sqnr_db == math.inf else r.sqnr_db)
+                  for r in rows if math.isfinite(r.sqnr_db) or r.sqnr_db == math.inf}
+        return "error", None, errors, None
+    return "op", None, None, None
+
+
+def cmd_render(args) -> int:
+    """Draw the model's graph as the app's canvas shows it at "Fit graph", into a PNG or SVG.
+
+    The core work (open, plan, quantize + analyze for ``--colour sqnr``) runs here; the drawing
+    runs in a child process, ``python -m workbench.qt.render SPEC.json`` (offscreen Qt), because
+    this module may import only the core facade (an import-linter contract) and a verb that does
+    not draw should not load Qt. The spec (a temporary JSON file) carries the model path, the
+    output, the colour mode, the per-node values and the open depth.
+    """
+    suffix = Path(args.output).suffix.lower()
+    if suffix not in (".png", ".svg"):
+        raise ExportError(f"{args.output}: render writes .png or .svg pictures.", hint="Name the output OUT.png or OUT.svg.")
+    if importlib.util.find_spec("PySide6") is None:
+        raise WorkbenchError("render draws with Qt, which is not installed.",
+                             hint="pip install 'onnx-quant-workbench[app]'.")
+    model = api.open_model(args.model)
+    _recheck_outputs(args)
+    mode, dtypes, errors, edge_errors = _render_values(args, model)
+    drawn = args.compare or args.model  # --compare draws the quantized file
+    spec = {"model": str(Path(drawn).resolve()), "output": str(Path(args.output).resolve()), "mode": mode,
+            "dtypes": dtypes, "errors": errors, "edge_errors": edge_errors, "depth": args.expand,
+            "max_side": args.max_side}
+    env = dict(os.environ)
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    with tempfile.TemporaryDirectory() as tmp:
+        spec_path = Path(tmp) / "render.json"
+        spec_path.write_text(json.dumps(spec), encoding="utf-8")
+        child = subprocess.run([sys.executable, "-m", "workbench.qt.render", str(spec_path)], env=env,
+                               capture_output=True, text=True)
+    if child.returncode != 0:
+        lines = [ln for ln in child.stderr.strip().splitlines() if ln.strip()]
+        last = lines[-1] if lines else f"exit status {child.returncode}"
+        raise WorkbenchError(f"render {args.model}: {last.removeprefix('error: ')}")
+    print(child.stdout.strip())
     return 0
 
 
@@ -501,9 +618,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
     sub = p.add_subparsers(dest="command")
 
-    s = sub.add_parser("inspect", help="ops, quantizable units, opset, subgraphs, weights, already quantized?")
+    s = sub.add_parser("inspect", help="ops, opset, subgraphs, weights, already quantized? (--units: quantizable units)")
     s.add_argument("model")
     s.add_argument("--json", action="store_true", help="print JSON")
+    s.add_argument("--units", action="store_true",
+                   help="also list the node units the default preset (cpu-u8s8) would quantize")
     s.set_defaults(func=cmd_inspect)
 
     def recipe_args(s):
@@ -544,6 +663,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "detection_scores, or a .py file defining metric(outputs, batch) (needs --allow-code)")
     s.add_argument("--allow-code", action="store_true", help="allow loading a Python metric file")
     s.set_defaults(func=cmd_evaluate)
+
+    s = sub.add_parser("compare", help="float vs quantized file: matched nodes, inserted Q/DQ, folded ops, "
+                       "per-tensor SQNR on the data")
+    s.add_argument("model", help="the float model")
+    s.add_argument("quantized", help="its quantized file (ours or another tool's)")
+    s.add_argument("--data", help="samples (.npz, image folder) for the per-tensor SQNR; without it, structure only")
+    s.add_argument("--samples", type=_positive_int)
+    s.add_argument("--worst", type=_positive_int, default=10, help="how many of the worst tensors to print")
+    s.add_argument("--json", help="write the whole diff as JSON")
+    s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("analyze", help="per-node-unit error of the quantized model, worst first")
     s.add_argument("model")
@@ -630,6 +759,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-code", action="store_true", help="allow a Python data reader or metric file")
     s.add_argument("-o", "--output", required=True, help="the HTML file to write")
     s.set_defaults(func=cmd_report)
+    s = sub.add_parser("render", help="draw the graph as the app shows it (offscreen Qt) into a PNG or SVG")
+    s.add_argument("model")
+    s.add_argument("-o", "--output", required=True, help="OUT.png or OUT.svg")
+    s.add_argument("--colour", "--color", choices=["op", "dtype", "sqnr"], default="op",
+                   help="op type (default), dtype the recipe assigns, or per-unit SQNR measured on --data")
+    recipe_args(s)
+    s.add_argument("--eval", help="data for the SQNR (default: --data)")
+    s.add_argument("--expand", type=int, metavar="DEPTH",
+                   help="open groups down to DEPTH (0: all collapsed; default: the app's automatic depth)")
+    s.add_argument("--max-side", type=_positive_int, default=2400, help="longest picture side in pixels")
+    s.add_argument("--compare", metavar="QUANTIZED",
+                   help="draw this quantized file of MODEL instead, nodes and edges coloured by the SQNR of each "
+                        "tensor against MODEL on --data (float vs quantized)")
+    s.set_defaults(func=cmd_render)
 
     s = sub.add_parser("presets", help="list presets")
     s.set_defaults(func=cmd_presets)
@@ -654,7 +797,7 @@ _OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out", "n
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
-    for name in ("model", "input", "float_model", "quantized", "data", "eval", "recipe", "metric", "retarget_model",
+    for name in ("model", "input", "float_model", "quantized", "compare", "data", "eval", "recipe", "metric", "retarget_model",
                  "curve_in", "sweep_in"):
         value = getattr(args, name, None)
         if isinstance(value, str) and os.path.exists(value):

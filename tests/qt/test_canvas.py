@@ -52,13 +52,13 @@ def center_of(view, name) -> QPoint:
 
 def test_layout_runs_off_the_gui_thread(qtbot, canvas, monkeypatch):
     threads = []
-    real = canvas_worker.layout_graph
+    real = canvas_worker.plan_group_layout  # the grouped layout (the default); flat: layout_graph
 
     def spy(*args, **kwargs):
         threads.append(threading.get_ident())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(canvas_worker, "layout_graph", spy)
+    monkeypatch.setattr(canvas_worker, "plan_group_layout", spy)
     with qtbot.waitSignal(canvas.layoutReady, timeout=20_000):
         canvas.set_model(onnx.load(EXAMPLE))
         assert canvas.node_names() == []  # set_model returned before the layout was done

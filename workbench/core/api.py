@@ -17,7 +17,8 @@ Typical use::
 
 Verbs: open_model, inspect_model, make_recipe, load_recipe, resolve, plan, calibrate, quantize,
 export, evaluate, analyze, sensitivity_sweep, autotune, search_recipe, convert_file, model_cost, replay_project,
-new_project / save_project / load_project, layout_graph, read_quant_params, write_report.
+new_project / save_project / load_project, layout_graph, read_quant_params, write_report,
+summarize_quantization, edge_quantization, diff_models / compare_models (float vs quantized).
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ _LAZY: dict[str, str] = {
     "EvalReport": "workbench.core.analysis.evaluate",
     "fmt_metric": "workbench.core.analysis.evaluate",
     "load_metric": "workbench.core.analysis.metrics",
+    "METRICS": "workbench.core.analysis.metrics",
     "CostReport": "workbench.core.analysis.cost",
     "NodeCost": "workbench.core.analysis.cost",
     "FLOAT_BITS": "workbench.core.analysis.cost",
@@ -103,13 +105,24 @@ _LAZY: dict[str, str] = {
     "SearchChoice": "workbench.core.tuning.recipe_search",
     "SEARCH_NOT_STATIC": "workbench.core.tuning.recipe_search",
     # inspection and conversion
-    "inspect_model": "workbench.core.inspection.report",
+    "planned_units": "workbench.core.inspection.units",
     "format_report": "workbench.core.inspection.report",
     "QuantTensor": "workbench.core.inspection.quant_reader",
     "read_quant_params": "workbench.core.inspection.quant_reader",
     "params_by_node": "workbench.core.inspection.quant_reader",
     "format_param": "workbench.core.inspection.quant_reader",
     "find_quantized": "workbench.core.graph.quantized_ops",
+    "QuantSummary": "workbench.core.inspection.quant_summary",
+    "summarize_quantization": "workbench.core.inspection.quant_summary",
+    "EdgeQuant": "workbench.core.inspection.quant_summary",
+    "edge_quantization": "workbench.core.inspection.quant_summary",
+    "params_around_nodes": "workbench.core.inspection.quant_summary",
+    "tensor_dtypes": "workbench.core.inspection.tensor_dtypes",
+    "ModelDiff": "workbench.core.inspection.model_diff",
+    "diff_models": "workbench.core.inspection.model_diff",
+    "format_diff": "workbench.core.inspection.model_diff",
+    "compare_models": "workbench.core.inspection.diff_error",
+    "measure_diff": "workbench.core.inspection.diff_error",
     "convert_file": "workbench.core.qonnx.convert",
     "conversion_report": "workbench.core.qonnx.convert",
     "read_qonnx": "workbench.core.qonnx.reader",
@@ -133,9 +146,20 @@ _LAZY: dict[str, str] = {
     "GraphStructure": "workbench.core.graph.layout",
     "graph_structure": "workbench.core.graph.layout",
     "layout_graph": "workbench.core.graph.layout",
+    "Hierarchy": "workbench.core.graph.hierarchy",
+    "build_hierarchy": "workbench.core.graph.hierarchy",
+    "aggregate": "workbench.core.graph.hierarchy",
+    "auto_depth": "workbench.core.graph.hierarchy",
+    "expanded_to_depth": "workbench.core.graph.hierarchy",
+    "GroupLayoutPlan": "workbench.core.graph.group_layout",
+    "Placement": "workbench.core.graph.group_layout",
+    "plan_group_layout": "workbench.core.graph.group_layout",
+    "place": "workbench.core.graph.group_layout",
     # running a model (the histogram job of workbench.core.jobs)
     "add_outputs": "workbench.core.runtime.session",
     "make_session": "workbench.core.runtime.session",
+    "describe_runtime": "workbench.core.runtime.session",
+    "analyze_end_to_end": "workbench.core.pipeline.analyze",
     # files
     "atomic_write_bytes": "workbench.core.io.atomic",
     "dumps_strict": "workbench.core.io.jsonsafe",
@@ -143,7 +167,8 @@ _LAZY: dict[str, str] = {
     "protect_input": "workbench.core.io.atomic",
 }
 
-__all__ = sorted([*_LAZY, "open_model", "make_recipe", "load_recipe", "node_op_type", "resolve", "evaluate"])
+__all__ = sorted([*_LAZY, "open_model", "inspect_model", "make_recipe", "load_recipe", "node_op_type", "resolve",
+                  "evaluate"])
 
 
 def __getattr__(name: str) -> Any:
@@ -163,6 +188,16 @@ def __dir__() -> list[str]:
 def open_model(path: str | Path) -> PreparedModel:
     """Load and prepare a model (see :func:`workbench.core.model.load.load_model`)."""
     return __getattr__("load_model")(path)
+
+
+def inspect_model(model: PreparedModel, *, units: bool = False) -> dict:
+    """What is in ``model`` (see :func:`workbench.core.inspection.report.inspect_model`); with
+    ``units``, also the node units the default preset would quantize
+    (:func:`workbench.core.inspection.units.planned_units`), which loads the recipe and planner."""
+    report = importlib.import_module("workbench.core.inspection.report").inspect_model(model)
+    if units:
+        report["units"] = __getattr__("planned_units")(model)
+    return report
 
 
 def make_recipe(preset: str = "cpu-u8s8", **fields: Any) -> Recipe:

@@ -40,11 +40,13 @@ class IssueCode(StrEnum):
     NEEDS_NEWER_OPSET = "needs-newer-opset"            # the dtype needs an opset the model cannot reach
     MX_ACTIVATION_FLOAT = "mx-activation-float"        # MX activations left in float
     MX_BLOCK_SIZE = "mx-block-size"                    # MX block size other than 32
+    NON_NEGATIVE_GRID = "non-negative-grid"            # a non-negative tensor on [0, max] instead of symmetric
     UNMATCHED_RECIPE_ENTRY = "unmatched-recipe-entry"  # a rule / override / op_types entry matching no node
     # guards (plan passes that keep units float)
     FLOAT_ISLAND = "float-island"                      # element-wise units reaching no integer kernel
     SENTINEL_RANGE = "sentinel-range"                  # a tensor reaching a mask / sentinel value
     DISPARATE_CONCAT = "disparate-concat"              # a Concat joining very different ranges
+    NONFINITE_TENSOR = "nonfinite-tensor"              # a tensor holding +-inf by construction (a -inf mask)
     # model preparation, projects
     PREPARATION_NOTE = "preparation-note"              # a remark of model preparation (renames, folds, ...)
     PLAN_ERROR = "plan-error"                          # the recipe could not be resolved at all
@@ -57,7 +59,10 @@ class IssueCode(StrEnum):
     GEMM_TRANS_A = "gemm-trans-a"                      # dynamic Gemm with transA: weight-only DQ
     ONE_ZERO_POINT = "one-zero-point"                  # ConvInteger takes one weight zero point
     NO_MATMULNBITS = "no-matmulnbits"                  # an int4 weight onnxruntime will not fuse
+    MATMULNBITS_ACCURACY = "matmulnbits-accuracy"      # the accuracy level onnxruntime fuses int4 MatMuls with
     MX_ELEMENT_STORAGE = "mx-element-storage"          # MX 6-bit elements stored in 8 bits
+    SHARED_TABLE = "shared-table"                      # a weight also read by a float node, stored once
+    LARGER_THAN_FLOAT = "larger-than-float"            # the quantized tensors take more bytes than the float
     ORT_CANNOT_RUN = "ort-cannot-run"                  # valid ONNX that onnxruntime cannot run here
 
 

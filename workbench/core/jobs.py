@@ -4,6 +4,10 @@ Each job takes a JSON-safe payload (model path, recipe JSON, data spec, cached c
 returns a picklable dict; :mod:`workbench.qt.engine` runs them in a child process and
 :mod:`workbench.qt.workers` carries progress, cancel and the result over pipes. The jobs use the
 core only through its facade (:mod:`workbench.core.api`), so they run just as well headless.
+
+A job that has results before it ends (the autotune curve) sends each one with
+``progress.partial(data)`` when the runner gives ``progress`` that attribute (:func:`partial_sender`);
+headless callers without it simply get everything in the final result.
 """
 
 from __future__ import annotations
@@ -66,6 +70,21 @@ def _quantize_with_cache(model, recipe, payload, progress, cancel):
                           cancel=cancel)
     done()
     return result, calib
+
+
+def partial_sender(progress):
+    """``progress.partial`` (send one intermediate result to the front end), or a no-op without it."""
+    return getattr(progress, "partial", None) or (lambda _data: None)
+
+
+def _metric(payload: dict):
+    """The payload's metric: None, a built-in name, or a loaded ``.py`` file (needs ``allow_code``)."""
+    metric = payload.get("metric") or None
+    if metric is not None and metric.endswith(".py"):
+        return api.load_metric(metric, allow_code=bool(payload.get("allow_code")))
+    if metric is not None:
+        api.load_metric(metric)  # an unknown name fails here, before any calibration
+    return metric
 
 
 def _qparams_json(result) -> dict[str, dict]:
@@ -146,6 +165,62 @@ def job_report(payload: dict, progress, cancel: CancelToken) -> dict:
     return {"path": str(out), "calibration": calib.to_json() if calib is not None else None}
 
 
+def job_evaluate(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Quantize (cached ranges reused) and run float and quantized on eval data
+    (:func:`workbench.core.analysis.evaluate.evaluate`).
+
+    Payload: as :func:`job_calibrate`, plus ``eval_data`` (an .npz path), ``eval_samples`` (None:
+    all), ``metric`` (None, a built-in name of :data:`workbench.core.analysis.metrics.METRICS`, or a
+    ``.py`` file defining ``metric(outputs, batch)``), ``allow_code`` (True is needed to load a file).
+    Result: ``report`` (the :class:`~workbench.core.analysis.evaluate.EvalReport`), ``metric``,
+    ``eval_data``, ``calibration`` (JSON, reused by later runs), ``recipe`` (the JSON evaluated).
+
+    Raises DataError for an unknown metric, a metric file without ``allow_code`` (before any
+    calibration) and bad eval data.
+    """
+    metric = _metric(payload)
+    model = _open(payload, progress)
+    recipe = _recipe(payload)
+    result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
+    report = api.evaluate(model, result.proto, payload["eval_data"], samples=payload.get("eval_samples"),
+                          metric=metric, progress=in_phase(progress, "Evaluating"), cancel=cancel)
+    return {"report": report, "metric": payload.get("metric"), "eval_data": payload["eval_data"],
+            "calibration": calib.to_json() if calib is not None else None, "recipe": payload["recipe"]}
+
+
+def job_autotune(payload: dict, progress, cancel: CancelToken) -> dict:
+    """Promote the most sensitive units until the metric target holds (:func:`workbench.core.tuning.autotune.autotune`).
+
+    Payload: ``model_path``, ``recipe``, ``data``, ``samples`` (calibration), ``eval_data``,
+    ``eval_samples``, ``metric`` (built-in name or ``.py`` file), ``allow_code``, ``max_drop`` or
+    ``min_score`` (the target), ``promote_to`` ("float", "int16", "uint16").
+    Each measured point is sent at once through :func:`partial_sender` as ``{"point": CurvePoint
+    JSON, "recipe": recipe JSON, "metric_float": float}``. Result: ``curve`` (those dicts, by
+    units promoted), ``recipe`` (the tuned recipe JSON), ``metric_float``, ``metric_before``,
+    ``metric_after``, ``promoted`` (node names), ``met`` (target reached), ``metric``.
+    """
+    metric = payload.get("metric") or "top1"
+    _metric(payload)  # refuse an unknown metric or a file without allow_code before calibrating
+    model = _open(payload, progress)
+    send = partial_sender(progress)
+    points: list[dict] = []
+
+    def on_point(point, recipe, metric_float) -> None:
+        entry = {"point": point.to_json(), "recipe": recipe.to_json(), "metric_float": metric_float}
+        points.append(entry)
+        send(entry)
+
+    res = api.autotune(model, _recipe(payload), data=payload["data"], eval_data=payload["eval_data"],
+                       metric=metric, max_drop=payload.get("max_drop"), min_score=payload.get("min_score"),
+                       samples=payload.get("samples"), eval_samples=payload.get("eval_samples"),
+                       promote_to=payload.get("promote_to", "float"), allow_code=bool(payload.get("allow_code")),
+                       progress=in_phase(progress, "Autotune"), cancel=cancel, on_point=on_point)
+    points.sort(key=lambda e: e["point"]["promoted"])
+    return {"curve": points, "recipe": res.recipe.to_json(), "metric_float": res.metric_float,
+            "metric_before": res.metric_before, "metric_after": res.metric_after,
+            "promoted": list(res.promoted), "met": res.met, "metric": metric}
+
+
 def _sweep_executor(spec: str | None):
     """The executor the app chose; local process pools cannot start in the job's daemon process."""
     if not spec or spec == "inline" or spec.startswith("processes"):
@@ -210,4 +285,5 @@ def _typed(issues) -> list[PlanIssue]:
 
 #: job name -> job function (the names :class:`workbench.qt.workers.ProcessJob` is given)
 JOBS = {"calibrate": job_calibrate, "export": job_export, "sensitivity": job_sensitivity,
-        "histogram": job_histogram, "sleep": job_sleep, "report": job_report}
+        "histogram": job_histogram, "sleep": job_sleep, "report": job_report, "evaluate": job_evaluate,
+        "autotune": job_autotune}

@@ -26,6 +26,8 @@ K = QKeySequence.StandardKey
 ENABLED_WHEN: dict[str, Callable[[dict[str, bool]], bool]] = {
     "always": lambda s: True,
     "model": lambda s: s["has_model"] and not s["busy"],  # a model is open and no job runs
+    # a float model is open and no job runs (an already-quantized model is not calibrated again)
+    "float_model": lambda s: s["has_model"] and not s["busy"] and not s.get("quantized", False),
     "busy": lambda s: s["busy"],  # a job runs (Cancel)
     "suggestion": lambda s: s["suggestion"],  # a sweep suggestion not yet applied
     "undo": lambda s: True,  # undo / redo: the undo stack enables them itself
@@ -54,9 +56,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("save", "&Save Project", "save_project", (K.Save,), group="model"),
     ActionSpec("save_as", "Save Project &As...", "save_project_as", (K.SaveAs,), group="model"),
     ActionSpec("export", "&Export QDQ...", "export_dialog", ("Ctrl+E",), "Write the quantized model (QDQ ONNX)",
-               group="model"),
+               group="float_model"),
     ActionSpec("export_qonnx", "Export &QONNX...", "export_dialog", (),
-               "Write the quantized model as QONNX (Quant / FloatQuant nodes)", group="model", args=("qonnx",)),
+               "Write the quantized model as QONNX (Quant / FloatQuant nodes)", group="float_model", args=("qonnx",)),
     ActionSpec("apply_project", "Appl&y Project to Model...", "apply_project_dialog", ("Ctrl+Shift+A",),
                "Re-apply a project's recipe, rules and overrides to the open model (a retrained version)",
                group="model"),
@@ -65,32 +67,59 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("export_report", "Export &Report...", "export_report_dialog", ("Ctrl+Shift+R",),
                "Write a self-contained HTML report (recipe, issues, SQNR, histograms, metric, graph)",
                group="model"),
+    ActionSpec("export_picture", "Export &Picture...", "export_picture_dialog", ("Ctrl+Shift+P",),
+               "Write the current view of the graph as PNG or SVG", group="model"),
     ActionSpec("quit", "&Quit", "close", (K.Quit,)),
     # Edit
     ActionSpec("undo", "&Undo", "", ("Ctrl+Z",), group="undo"),
     ActionSpec("redo", "&Redo", "", ("Ctrl+Y", "Ctrl+Shift+Z"), group="undo"),
     ActionSpec("find", "&Find nodes", "focus_search", (K.Find,)),
+    ActionSpec("find_next", "Find Ne&xt", "step_search", (K.FindNext,), "Show the next search hit", args=(1,)),
+    ActionSpec("find_previous", "Find Pre&vious", "step_search", (K.FindPrevious,), "Show the previous search hit",
+               args=(-1,)),
     ActionSpec("same_type", "Select all of this &type", "select_same_type", ("Ctrl+T",),
                "Select every node with the op type of the selected node"),
     # View
     ActionSpec("fit", "&Fit graph", "canvas.fit", ("Ctrl+0",)),
     ActionSpec("zoom_in", "Zoom &in", "canvas.zoom_in", (K.ZoomIn,)),
     ActionSpec("zoom_out", "Zoom &out", "canvas.zoom_out", (K.ZoomOut,)),
+    ActionSpec("expand_all", "E&xpand All Groups", "canvas.expand_all", ("Ctrl+]",),
+               "Open every group: all nodes drawn"),
+    ActionSpec("collapse_all", "&Collapse All Groups", "canvas.collapse_all", ("Ctrl+[",),
+               "Draw every top-level group as one box"),
+    ActionSpec("depth_1", "Open Groups to Depth &1", "canvas.expand_to_depth", ("Alt+1",),
+               "Open the top-level groups; their inner groups show as boxes", args=(1,)),
+    ActionSpec("depth_2", "Open Groups to Depth &2", "canvas.expand_to_depth", ("Alt+2",), args=(2,)),
+    ActionSpec("depth_3", "Open Groups to Depth &3", "canvas.expand_to_depth", ("Alt+3",), args=(3,)),
     ActionSpec("color_sqnr", "Colour by &SQNR", "color_by_sqnr", ("Ctrl+Shift+E",)),
     ActionSpec("color_sensitivity", "Colour by Se&nsitivity", "color_by_sensitivity", ("Ctrl+Shift+G",),
                "Colour the canvas by the sweep's chosen figure"),
+    ActionSpec("show_qdq", "Show Q/DQ as &Nodes", "toggle_qdq_nodes", ("Ctrl+Shift+Q",),
+               "Draw QuantizeLinear / DequantizeLinear as nodes instead of badges on the edges", group="model"),
+    ActionSpec("legend", "&Legend", "toggle_legend", ("Ctrl+L",), "Show or hide the colour legend on the graph"),
+    ActionSpec("open_export", "Open E&xported Model", "open_exported", ("Ctrl+Shift+X",),
+               "Show the last exported model as it is (dtypes, Q/DQ badges, scales) in a tab", group="model"),
+    ActionSpec("diff", "Compare &Float vs Quantized...", "diff_dialog", ("Ctrl+Shift+D",),
+               "Match a quantized file to the open float model; per-edge SQNR on the calibration data",
+               group="model"),
     ActionSpec("netron", "Open in &Netron", "open_in_netron", ("Ctrl+Shift+N",),
                "Show the exported model (or the open one) in Netron, served on 127.0.0.1"),
     # Run
     ActionSpec("calibrate", "&Calibrate", "start_calibration", ("F5",),
-               "Calibrate all tensors, quantize and measure per-node error", group="model"),
+               "Calibrate all tensors, quantize and measure per-node error", group="float_model"),
     ActionSpec("analyze", "&Analyze", "start_analysis", ("F6",),
-               "Re-quantize with cached ranges and measure per-node error", group="model"),
+               "Re-quantize with cached ranges and measure per-node error", group="float_model"),
     ActionSpec("sensitivity", "&Sensitivity Sweep", "start_sensitivity", ("F7",),
-               "Measure each unit alone quantized and alone float, end to end", group="model"),
+               "Measure each unit alone quantized and alone float, end to end", group="float_model"),
     ActionSpec("apply_suggestion", "Apply Sensitivity Su&ggestion", "apply_suggestion", ("F8",),
                "Keep the units the sweep suggests in float (undoable)", group="suggestion"),
-    ActionSpec("cancel", "Ca&ncel", "runs.cancel", ("Esc",), "Cancel the running job", group="busy"),
+    ActionSpec("evaluate", "E&valuate", "evaluation.start_evaluate", ("F9",),
+               "Run the float and the quantized model on eval data: task metric and output SQNR side by side",
+               group="float_model"),
+    ActionSpec("autotune", "Au&totune", "evaluation.start_autotune", ("Shift+F9",),
+               "Keep the most sensitive units out of 8 bits until the metric target holds; plots the curve",
+               group="float_model"),
+    ActionSpec("cancel", "Ca&ncel", "cancel_running", ("Esc",), "Cancel the running job", group="busy"),
     ActionSpec("sweep_executor", "Sweep &Executor...", "choose_executor", (),
                "Run the sensitivity sweep's tasks in the app or on a Ray cluster"),
     # Help
@@ -100,11 +129,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
 #: menu title -> entries: action names, "-" (separator), "@recent", "@docks", "@theme"
 MENUS: dict[str, tuple[str, ...]] = {
     "&File": ("new_project", "open", "@recent", "-", "save", "save_as", "apply_project", "-", "export", "export_qonnx",
-              "export_report", "export_node_data", "-", "quit"),
-    "&Edit": ("undo", "redo", "-", "find", "same_type"),
-    "&View": ("fit", "zoom_in", "zoom_out", "color_sqnr", "color_sensitivity", "netron", "-", "@docks", "-",
+              "export_report", "export_node_data", "-", "export_picture", "-", "quit"),
+    "&Edit": ("undo", "redo", "-", "find", "find_next", "find_previous", "same_type"),
+    "&View": ("fit", "zoom_in", "zoom_out", "-", "expand_all", "collapse_all", "depth_1", "depth_2", "depth_3", "-",
+              "color_sqnr", "color_sensitivity", "show_qdq", "legend", "-", "open_export", "diff", "netron", "-",
+              "@docks", "-",
               "@theme"),
-    "&Run": ("calibrate", "analyze", "sensitivity", "apply_suggestion", "cancel", "-", "sweep_executor"),
+    "&Run": ("calibrate", "analyze", "sensitivity", "apply_suggestion", "-", "evaluate", "autotune", "-", "cancel",
+             "-", "sweep_executor"),
     "&Help": ("about",),
 }
 
@@ -178,7 +210,7 @@ def build_toolbar(window: Any, actions: dict[str, QAction]) -> None:
             tb.addSeparator()
         elif entry == "@search":
             window.search = QLineEdit()
-            window.search.setPlaceholderText("Search nodes: name, op type or glob (Enter)")
+            window.search.setPlaceholderText("Search nodes: name, op type, glob or re:regex (Enter; F3 next)")
             window.search.setClearButtonEnabled(True)
             window.search.setMinimumWidth(280)
             tb.addWidget(window.search)
@@ -192,7 +224,7 @@ def build_toolbar(window: Any, actions: dict[str, QAction]) -> None:
 
 
 def update_enabled(actions: dict[str, QAction], **state: bool) -> None:
-    """Enable each action by its group (``state``: has_model, busy, suggestion)."""
+    """Enable each action by its group (``state``: has_model, busy, suggestion, quantized)."""
     for name, act in actions.items():
         group = _GROUPS[name]
         if group != "undo":

@@ -1,7 +1,8 @@
 """The main window: graph tabs in the centre (:mod:`workbench.qt.tabs`), docks around it.
 
 The actions, menus and toolbar are declared in :mod:`workbench.qt.actions`, the docks (inspector,
-recipe, calibration, errors, problems, sensitivity, cost) in :mod:`workbench.qt.docks`; this class
+recipe, calibration, errors, problems, sensitivity, cost, evaluate, autotune) in :mod:`workbench.qt.docks`
+(Evaluate and Autotune are driven by :mod:`workbench.qt.evaluation`); this class
 holds the slots they call and the reactions to the document and the jobs. Unsaved edits are never
 lost silently: quitting or opening another model asks to save, discard or cancel. Drop an .onnx or
 .wbproj file on the window to open it.
@@ -13,6 +14,7 @@ import logging
 import math
 from pathlib import Path
 
+import onnx
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -23,6 +25,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QProgressBar,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -34,9 +37,14 @@ from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.commands import push_edit, set_exclude
 from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
-from workbench.qt.document import Document
+from workbench.qt.diff_view import DiffTab
+from workbench.qt.document import Document, describe_quantization
 from workbench.qt.error_view import INF_SQNR_DB
+from workbench.qt.evaluation import KINDS as EVALUATION_KINDS
+from workbench.qt.evaluation import EvaluationController
 from workbench.qt.netron_view import NetronView
+from workbench.qt.quant_banner import QuantBanner
+from workbench.qt.quant_tab import QuantModelTab, quant_info
 from workbench.qt.runs import RunController
 from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme, colors_for, notifier, shown_theme, style_plot
@@ -63,6 +71,7 @@ class MainWindow(QMainWindow):
 
     modelOpened = Signal(str)
     projectSaved = Signal(str)
+    diffReady = Signal(object)  # the DiffTab of a finished comparison
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -75,15 +84,26 @@ class MainWindow(QMainWindow):
         self._autosaves_mentioned = False  # autosaves of other models named once per session
         self.canvas = GraphCanvas(self)
         self.tabs = ModelTabs(self.canvas, self)
-        self.setCentralWidget(self.tabs)
+        self.banner = QuantBanner(self)  # "already quantized - QDQ: ..." above the graph
+        central = QWidget(self)
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(2)
+        column.addWidget(self.banner)
+        column.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
         self._last_export: Path | None = None
         self.docks = docks.build_docks(self, self.doc)  # inspector, recipe_panel, calibration, errors, ...
+        self.evaluation = EvaluationController(self)  # Run > Evaluate / Autotune
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
         self._actions = actions.build_actions(self, self.doc.undo_stack)  # also self.act_<name>
         actions.build_menus(self, self._actions, self.docks, settings.theme())
         actions.build_toolbar(self, self._actions)  # also self.search, self.color_mode
         self._build_status()
         self._connect()
+        self.act_show_qdq.setCheckable(True)
+        self.act_legend.setCheckable(True)
+        self.act_legend.setChecked(True)
         self._update_actions()
         self._restore_layout()
         self.autosaver = autosave.Autosaver(self)
@@ -106,6 +126,7 @@ class MainWindow(QMainWindow):
         self.search.returnPressed.connect(self.run_search)
         self.color_mode.currentTextChanged.connect(self._on_color_mode)
         self.canvas.selectionChangedNames.connect(self._on_selection)
+        self.canvas.edgeSelected.connect(self._on_edge_selected)
         self.canvas.nodeActivated.connect(self.open_subgraphs)
         self.canvas.layoutFailed.connect(lambda msg: self.set_status(f"Layout failed: {msg}"))
         self.errors.nodeClicked.connect(self.focus_node)
@@ -114,6 +135,7 @@ class MainWindow(QMainWindow):
         self.sensitivity.nodeClicked.connect(self.focus_node)
         self.cost.nodeClicked.connect(self.focus_node)
         self.problems.nodeClicked.connect(self.focus_node)
+        self.search_hits.nodeClicked.connect(self.focus_node)
         self.problems.countChanged.connect(self._on_problem_count)
         self.problems_link.linkActivated.connect(lambda _href: self.show_problems())
         self.sensitivity.figureChanged.connect(lambda _f: self.color_by_sensitivity())
@@ -181,7 +203,8 @@ class MainWindow(QMainWindow):
         self._need_model()
         if not self.keep_or_drop_changes("starting a new project"):
             return
-        self._on_model_loaded(self.doc.model, self.doc.model_path)
+        quantization = (self.doc.quant_summary, list(self.doc.quant_params.values()))
+        self._on_model_loaded(self.doc.model, quantization, self.doc.model_path)
 
     def open_model(self, path: str | Path, *, on_loaded=None) -> None:
         """Load the model in a worker thread; the document and canvas switch when it is ready."""
@@ -192,9 +215,13 @@ class MainWindow(QMainWindow):
         if self.runs.busy:
             raise WorkbenchError(f"{self.runs.job.title} is running; {path.name} was not opened.",
                                  hint="Cancel the job first (Run > Cancel).")
-        job = ThreadJob(lambda: api.open_model(path), title=f"Opening {path.name}", plain=True, parent=self)
+        def load():
+            model = api.open_model(path)
+            return model, describe_quantization(model)  # quantized files: read here, not on the GUI thread
+
+        job = ThreadJob(load, title=f"Opening {path.name}", plain=True, parent=self)
         self._open_job = job
-        job.succeeded.connect(lambda model: self._on_model_loaded(model, path, on_loaded))
+        job.succeeded.connect(lambda loaded: self._on_model_loaded(*loaded, path, on_loaded))
         job.failed.connect(lambda err: show_error(self, f"Cannot open {path.name}", err))
         job.finished.connect(self._on_open_finished)
         self.set_status(f"Opening {path}...")
@@ -207,21 +234,24 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     @guarded
-    def _on_model_loaded(self, model, path: Path, on_loaded=None) -> None:
+    def _on_model_loaded(self, model, quantization, path: Path, on_loaded=None) -> None:
         self.doc.project_path = None
-        self.doc.set_model(model, path)
+        self.doc.set_model(model, path, quantization=quantization)
         data = default_data_for(path)
         self.calibration.set_data_spec({"kind": "npz", "path": str(data)} if data else None, None)
         self._on_spec_changed()
         extra = on_loaded(model) if on_loaded is not None else None  # a note for the status line
         self._reset_views()
-        self.canvas.set_model(model.proto)
+        self._show_quantization()
+        self.canvas.set_model(model.proto, collapse_qdq=self._collapse_qdq())
         settings.add_recent_file(self.doc.project_path or path)
         settings.set_last_dir(path)
         self._update_title()
         self._update_actions()
         notes = f" ({len(model.notes)} preparation notes, see Problems)" if model.notes else ""
-        self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}." + (f" {extra}" if extra else ""))
+        quantized = " Already quantized: Calibrate, Analyze and Export are off." if self.doc.quant_summary else ""
+        self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}.{quantized}"
+                        + (f" {extra}" if extra else ""))
         self._offer_autosave()
         self.modelOpened.emit(str(path))
 
@@ -283,8 +313,119 @@ class MainWindow(QMainWindow):
         self.inspector.set_nodes([])
         self.errors.clear_histogram()
         self.search.clear()
+        self.search_hits.set_hits([])
         if self.color_mode.currentText() == "error" and not self.doc.errors:
             self.color_mode.setCurrentText("op")
+
+    def _collapse_qdq(self) -> bool:
+        """Q/DQ pairs are edge badges unless View > Show Q/DQ as Nodes is checked."""
+        return not self.act_show_qdq.isChecked()
+
+    def _show_quantization(self) -> None:
+        """Banner, canvas marks and tooltips, dtype colours and the Calibrate reason of the open model."""
+        doc = self.doc
+        self.banner.show_summary(doc.quant_summary, doc.model_path.name if doc.model_path else "")
+        if doc.quant_summary is None:
+            self.canvas.set_quant_info({}, {})
+        else:
+            self.canvas.set_quant_info(*quant_info(doc.quant_summary, list(doc.quant_params.values()), doc.model.proto))
+            self.color_mode.setCurrentText("dtype")
+        reason = doc.quantized_reason
+        for act in (self.act_calibrate, self.act_analyze, self.act_sensitivity, self.act_export, self.act_export_qonnx):
+            act.setToolTip(f"Disabled: {reason}" if reason else act.statusTip())
+        self.calibration.start.setToolTip(f"Disabled: {reason}" if reason else "Calibrate (F5)")
+
+    @guarded
+    def toggle_qdq_nodes(self) -> None:
+        """Redraw the open model with Q/DQ pairs as nodes or as edge badges (View > Show Q/DQ as Nodes)."""
+        self._need_model()
+        self.canvas.set_model(self.doc.model.proto, collapse_qdq=self._collapse_qdq())
+        self.set_status("Q/DQ drawn as nodes." if self.act_show_qdq.isChecked() else "Q/DQ pairs folded into edge badges.")
+
+    def toggle_legend(self) -> None:
+        """View > Legend: show or hide the colour legend of every graph (main, exported, diff tabs)."""
+        for canvas in self.findChildren(GraphCanvas):
+            canvas.legend_overlay.setVisible(self.act_legend.isChecked())
+
+    @guarded
+    def _on_edge_selected(self, tensor: str) -> None:
+        if tensor or self.canvas.selected_edge() is not None:
+            self.inspector.set_edge(tensor or "")
+
+    @guarded
+    def open_exported(self) -> QuantModelTab | None:
+        """Show the last exported model as it is (banner, dtype colours, Q/DQ badges) in a tab."""
+        path = self._last_export
+        if path is None or not path.exists():
+            self.set_status("Nothing exported yet: File > Export QDQ (Ctrl+E) first.")
+            return None
+        tab = QuantModelTab(path, self.tabs)
+        self.tabs.setCurrentIndex(self.tabs.addTab(tab, f"Exported: {path.name}"))
+        self.set_status(f"Showing {path.name} as exported: {tab.summary.text()}.")
+        return tab
+
+    @guarded
+    def diff_dialog(self) -> None:
+        """Pick the quantized file of the open float model and compare them (Ctrl+Shift+D)."""
+        self._need_model()
+        start = str(self._last_export or self.doc.model_path.parent)
+        path, _ = QFileDialog.getOpenFileName(self, "Quantized model to compare with", start, "ONNX models (*.onnx)")
+        if path:
+            self.compare_with(path)
+
+    def compare_with(self, path: str | Path) -> None:
+        """Match ``path`` (a quantized file) to the open float model and measure per-edge SQNR on the
+        calibration data (when chosen) in a worker; the diff opens in a tab (:attr:`diffReady`)."""
+        self._need_model()
+        path = Path(path)
+        if self.doc.quant_summary is not None:
+            raise WorkbenchError(f"{self.doc.model_path.name} is already quantized; the comparison needs its "
+                                 "float model.", hint="Open the float model first, then compare.")
+        if self._open_job is not None or self.runs.busy:
+            raise WorkbenchError(f"Another job is running; {path.name} was not compared.",
+                                 hint="Wait until it ends or cancel it (Run > Cancel).")
+        try:
+            proto = onnx.load(str(path))
+        except Exception as exc:  # noqa: BLE001 - protobuf raises its own types
+            raise WorkbenchError(f"{path}: cannot read it as ONNX ({exc}).", hint="Pick a quantized .onnx file.") \
+                from None
+        model, data, samples = self.doc.model, self.doc.data, self.calibration.sample_count()
+
+        def work(progress, cancel):
+            return api.compare_models(model, proto, data, samples=samples, progress=progress, cancel=cancel)
+
+        job = ThreadJob(work, title=f"Comparing with {path.name}", parent=self)
+        self._open_job = job
+        job.cancelled.connect(lambda: self.set_status(f"Comparison with {path.name} cancelled."))
+        job.progress.connect(self._on_compare_progress)
+        job.succeeded.connect(lambda diff: self._show_diff(diff, proto, path))
+        job.finished.connect(lambda: self.status_bar_progress.setVisible(False))
+        job.failed.connect(lambda err: show_error(self, f"Cannot compare with {path.name}", err))
+        job.finished.connect(self._on_open_finished)
+        self.set_status(f"Comparing {self.doc.model_path.name} with {path.name}... (Esc cancels)")
+        job.start()
+        self._update_actions()
+
+    def cancel_running(self) -> None:
+        """Run > Cancel (Esc): the running calibration / analysis / sweep / export / report / evaluate /
+        autotune, or the comparison."""
+        if self.runs.busy:
+            self.runs.cancel()
+        elif self._open_job is not None:
+            self._open_job.cancel()
+
+    def _on_compare_progress(self, done: int, total: int, message: str) -> None:
+        self.status_bar_progress.setVisible(True)
+        self.status_bar_progress.setRange(0, max(total, 0))
+        self.status_bar_progress.setValue(min(done, total) if total else 0)
+        self.set_status(f"{message}: {done}/{total or '?'} samples (Esc cancels)")
+
+    @guarded
+    def _show_diff(self, diff, proto, path: Path) -> None:
+        tab = DiffTab(diff, proto, path, self.doc.model_path.name, self.tabs)
+        self.tabs.setCurrentIndex(self.tabs.addTab(tab, f"Diff: {path.name}"))
+        self.set_status(f"Diff with {path.name}: {diff.summary()}.")
+        self.diffReady.emit(tab)
 
     def open_project(self, path: str | Path) -> None:
         path = Path(path).resolve()
@@ -510,7 +651,7 @@ class MainWindow(QMainWindow):
         if not values:
             self.set_status("No sensitivity yet: run the sweep first (F7).")
             return
-        self.canvas.set_node_values(errors=values)
+        self.canvas.set_node_values(errors=values, error_label=f"Sensitivity: {self.sensitivity.figure.currentText()}")
         self.color_mode.setCurrentText("error")
 
     @guarded
@@ -540,11 +681,14 @@ class MainWindow(QMainWindow):
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
             self._last_export = Path(result["path"])
-            self._on_run_ended(f"Done: exported {result['path']}.")
+            self._on_run_ended(f"Done: exported {result['path']} (View > Open Exported Model, Ctrl+Shift+X, "
+                               "shows it as written).")
         elif kind == "report":
             self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
         elif kind == "sensitivity":
             self._on_run_ended(f"Done: sensitivity of {len(self.doc.sensitivity.rows)} node units.")
+        elif kind in EVALUATION_KINDS:
+            self._on_run_ended(self.evaluation.done_message(kind, result))
         else:
             self._on_run_ended(f"Done: {len(self.doc.errors)} node units analysed.")
 
@@ -563,9 +707,51 @@ class MainWindow(QMainWindow):
         text = self.search.text().strip()
         if not text or self.doc.model is None:
             return []
-        found = self.canvas.search(text)
-        self.set_status(f"{len(found)} nodes match {text!r}." if found else f"No node matches {text!r}.")
+        try:
+            found = self.canvas.search(text)
+        except ValueError as exc:  # re: with a bad pattern
+            self.set_status(f"{exc}. Fix the pattern after 're:'.")
+            return []
+        ops = dict(zip(self.canvas.node_names(), self.canvas.node_op_types(), strict=True))
+        self.search_hits.set_hits([(n, ops[n]) for n in found])
+        if found:
+            docks.bring_forward(self, self.docks, "Search Hits", beside="Inspector")
+        self.set_status(f"{len(found)} nodes match {text!r}; F3 / Shift+F3 step through them." if found
+                        else f"No node matches {text!r}.")
         return found
+
+    @guarded
+    def step_search(self, step: int = 1) -> None:
+        """Show the next (``step=1``) or previous (``-1``) hit of the last search."""
+        hit = self.canvas.next_hit(step)
+        if hit is None:
+            self.set_status("No search hits: type in the search box and press Enter first.")
+            return
+        name, position, total = hit
+        self.search_hits.set_current(position - 1)
+        self.set_status(f"Hit {position} of {total}: {name}")
+
+    @guarded
+    def export_picture_dialog(self) -> None:
+        """File > Export Picture: the current view of the graph as PNG or SVG."""
+        self._need_model()
+        start = str(self.doc.model_path.with_name(f"{self.doc.model_path.stem}.png"))
+        path, chosen = QFileDialog.getSaveFileName(self, "Export picture of the view", start,
+                                                   "PNG picture (*.png);;SVG picture (*.svg)")
+        if path:
+            if not path.lower().endswith((".png", ".svg")):
+                path += ".svg" if "svg" in chosen.lower() else ".png"
+            self.export_picture_to(path)
+
+    def export_picture_to(self, path: str | Path) -> tuple[int, int]:
+        """Write what the canvas shows now to ``path`` (.png / .svg); never onto an input of the job."""
+        api.check_not_input(str(path))
+        try:
+            size = self.canvas.export_picture(path)
+        except (OSError, ValueError) as exc:
+            raise WorkbenchError(f"{path}: {exc}", hint="Choose a writable folder and a .png or .svg name.") from exc
+        self.set_status(f"Wrote {path} ({size[0]}x{size[1]} px).")
+        return size
 
     @guarded
     def select_same_type(self) -> list[str]:
@@ -593,7 +779,7 @@ class MainWindow(QMainWindow):
         if not errors:
             self.set_status("No SQNR yet: calibrate first (F5).")
             return
-        self.canvas.set_node_values(errors=errors)
+        self.canvas.set_node_values(errors=errors, error_label="SQNR (dB)")
         self.color_mode.setCurrentText("error")
 
     def _canvas_errors(self) -> dict[str, float]:
@@ -633,6 +819,10 @@ class MainWindow(QMainWindow):
     def _color_errors(self) -> None:
         if self.doc.errors:
             self.canvas.set_node_values(errors=self._canvas_errors())
+
+    def sync_data_spec(self) -> None:
+        """Take the Calibration panel's data and sample count into the document (before a job)."""
+        self._on_spec_changed()
 
     @guarded
     def _on_spec_changed(self) -> None:
@@ -676,10 +866,14 @@ class MainWindow(QMainWindow):
         self.status_label.setText(text)
 
     def _update_actions(self, *_args) -> None:
-        has_model, busy = self.doc.model is not None, self.runs.busy
+        has_model, busy = self.doc.model is not None, self.runs.busy or self._open_job is not None
+        quantized = self.doc.quant_summary is not None
         actions.update_enabled(self._actions, has_model=has_model, busy=busy,
-                               suggestion=bool(self.sensitivity.pending()))
-        self.sensitivity.run_button.setEnabled(has_model and not busy)
+                               suggestion=bool(self.sensitivity.pending()), quantized=quantized)
+        for panel in (self.sensitivity, self.evaluate_panel, self.autotune_panel):
+            panel.run_button.setEnabled(has_model and not busy and not quantized)
+        if quantized and not busy:
+            self.calibration.start.setEnabled(False)
 
     def _update_title(self, *_args) -> None:
         name = self.doc.project_path or self.doc.model_path

@@ -3,7 +3,7 @@
 :data:`DOCKS` is the table (title, window attribute, panel class, area, initial state); the
 window gets each panel as that attribute (``window.inspector``) and each dock in
 ``window.docks[title]``. :func:`bring_forward` shows a dock in front, tabbed beside another the
-first time.
+first time; :func:`show_beside` shows it side by side with another.
 """
 
 from __future__ import annotations
@@ -11,15 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
+from workbench.qt.autotune_panel import AutotunePanel
 from workbench.qt.calibration_panel import CalibrationPanel
 from workbench.qt.cost_panel import CostPanel
 from workbench.qt.error_view import ErrorView
+from workbench.qt.evaluate_panel import EvaluatePanel
 from workbench.qt.inspector import Inspector
 from workbench.qt.problems_panel import ProblemsPanel
 from workbench.qt.recipe_panel import RecipePanel
+from workbench.qt.search_hits import SearchHitsPanel
 from workbench.qt.sensitivity_panel import SensitivityPanel
 
 Area = Qt.DockWidgetArea
@@ -47,7 +50,15 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Sensitivity", "sensitivity", SensitivityPanel, Area.BottomDockWidgetArea, hidden=True),
     # View > Cost; computed only while shown
     DockSpec("Cost", "cost", CostPanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
+    # shown (beside the Inspector) by a search that finds nodes
+    DockSpec("Search Hits", "search_hits", SearchHitsPanel, Area.RightDockWidgetArea, hidden=True),
+    # Run > Evaluate shows it beside Errors (the SQNR bars); Run > Autotune as a tab beside Evaluate
+    DockSpec("Evaluate", "evaluate_panel", EvaluatePanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
+    DockSpec("Autotune", "autotune_panel", AutotunePanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
 )
+
+#: fraction of the window's height a row of side-by-side docks gets when first shown
+SIDE_BY_SIDE_HEIGHT = 0.42
 
 #: the docks in front of their tab groups at start
 FRONT = ("Inspector",)
@@ -81,3 +92,22 @@ def bring_forward(window: QMainWindow, docks: dict[str, QDockWidget], title: str
         window.tabifyDockWidget(docks[beside], dock)
     dock.show()
     dock.raise_()
+
+
+def show_beside(window: QMainWindow, docks: dict[str, QDockWidget], title: str, beside: str) -> None:
+    """Show dock ``title`` in front, to the right of ``beside`` (split, not tabbed) the first time,
+    the row at least :data:`SIDE_BY_SIDE_HEIGHT` of the window's height (both panels hold plots)."""
+    dock = docks[title]
+    first = not dock.isVisible() and docks[beside].isVisible() and not window.tabifiedDockWidgets(dock)
+    if first:
+        window.splitDockWidget(docks[beside], dock, Qt.Orientation.Horizontal)
+    dock.show()
+    dock.raise_()
+    if first:  # once the split is laid out (resizeDocks is ignored before)
+        QTimer.singleShot(0, lambda: _grow_row(window, dock))
+
+
+def _grow_row(window: QMainWindow, dock: QDockWidget) -> None:
+    want = int(SIDE_BY_SIDE_HEIGHT * window.height())
+    if dock.isVisible() and dock.height() < want:
+        window.resizeDocks([dock], [want], Qt.Orientation.Vertical)

@@ -16,7 +16,16 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from workbench.core import api
-from workbench.core.api import PreparedModel, Recipe, ResolvedNode, SweepResult, UnitError, resolve_node
+from workbench.core.api import (
+    PreparedModel,
+    QuantSummary,
+    QuantTensor,
+    Recipe,
+    ResolvedNode,
+    SweepResult,
+    UnitError,
+    resolve_node,
+)
 from workbench.core.errors import WorkbenchError
 from workbench.core.issues import PlanIssue
 
@@ -25,6 +34,15 @@ log = logging.getLogger(__name__)
 
 #: One node unit's error as shown in the error view.
 ErrorRow = UnitError
+
+
+def describe_quantization(model: PreparedModel) -> tuple[QuantSummary | None, list[QuantTensor]]:
+    """(summary, parameters) of an already-quantized model, (None, []) for a float one; run it in
+    the job that opens the model (it reads every quantized tensor)."""
+    if not model.quantized:
+        return None, []
+    params = api.read_quant_params(model.proto)
+    return api.summarize_quantization(model.proto, params), params
 
 
 class Document(QObject):
@@ -59,12 +77,23 @@ class Document(QObject):
         self.suggestion: list[str] = []
         self.sensitivity_recipe: str | None = None
         self._op_types: dict[str, str] = {}
+        #: how the open model is quantized (None for a float model): banner, dtype colours, kernels
+        self.quant_summary: QuantSummary | None = None
+        #: quantized tensor -> its parameters as read from the file (already-quantized models)
+        self.quant_params: dict[str, QuantTensor] = {}
 
     # ------------------------------------------------------------------ model
-    def set_model(self, model: PreparedModel, path: Path, *, recipe: Recipe | None = None) -> None:
+    def set_model(self, model: PreparedModel, path: Path, *, recipe: Recipe | None = None,
+                  quantization: tuple | None = None) -> None:
+        """Adopt ``model`` (read from ``path``); ``quantization`` is :func:`describe_quantization` of it
+        when the caller computed it off the GUI thread (else it is computed here)."""
         self.model = model
         self.model_path = Path(path).resolve()
         self._op_types = {n.name: n.op_type for n in model.graph.node}
+        if quantization is None:
+            quantization = describe_quantization(model)
+        self.quant_summary, params = quantization
+        self.quant_params = {p.tensor: p for p in params}
         self.undo_stack.clear()
         self.calibration = None
         self.qparams = {}
@@ -123,8 +152,20 @@ class Document(QObject):
             out += [f"{i.severity}: {i.node}: {i.message}" for i in self.plan.issues if i.node in wanted]
         return out
 
+    @property
+    def quantized_reason(self) -> str:
+        """Why calibration is disabled ("" for a float model): the model is quantized already."""
+        if self.quant_summary is None or self.model_path is None:
+            return ""
+        return (f"{self.model_path.name} is already quantized ({self.quant_summary.text()}); "
+                "open the float model to calibrate, analyse or export.")
+
     def node_dtypes(self) -> dict[str, str]:
-        """Node -> dtype shown by the canvas's dtype colouring (activation dtype, else weight, else float)."""
+        """Node -> dtype shown by the canvas's dtype colouring: for an already-quantized model the
+        dtype each node computes in as the file says; otherwise the planned activation dtype, else
+        the weight's, else float."""
+        if self.quant_summary is not None:
+            return dict(self.quant_summary.node_dtypes)
         out: dict[str, str] = {}
         if self.plan is None:
             return out

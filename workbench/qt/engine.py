@@ -54,7 +54,8 @@ def _lower_priority() -> None:
 def child_main(job: str, payload: dict, out_conn, ctl_conn) -> None:
     """Entry point of the child process: run ``JOBS[job]`` and send one final message.
 
-    Messages on ``out_conn``: ``("progress", done, total, text)`` (throttled), then one of
+    Messages on ``out_conn``: ``("progress", done, total, text)`` (throttled) and ``("partial",
+    data)`` (an intermediate result, sent as the job makes it), then one of
     ``("ok", result)``, ``("error", class_name, message, hint, traceback_text)``.
     """
     _lower_priority()
@@ -67,6 +68,9 @@ def child_main(job: str, payload: dict, out_conn, ctl_conn) -> None:
         if now - last[0] >= PROGRESS_INTERVAL or phase != last[1] or (total and done >= total):
             last[0], last[1] = now, phase
             out_conn.send(("progress", int(done), int(total or 0), str(message)))
+
+    # intermediate results (the autotune curve's points), never throttled: see workbench.core.jobs
+    progress.partial = lambda data: out_conn.send(("partial", data))
 
     try:
         result = JOBS[job](payload, progress, token)

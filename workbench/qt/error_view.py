@@ -64,6 +64,7 @@ class ErrorView(QWidget):
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.summary = QLabel("No results yet: calibrate (Run > Calibrate).")
+        self.summary.setWordWrap(True)  # the dock may share its row with the Evaluate dock
         self.color_button = QPushButton("Colour canvas by SQNR")
         self.color_button.setEnabled(False)
         self.node_data_button = QPushButton("Export for Model Explorer...")

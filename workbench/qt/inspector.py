@@ -9,6 +9,7 @@ activations, reduce_range on 16 bits, ...) are shown in red under the fields, ne
 
 from __future__ import annotations
 
+import html
 import logging
 from typing import Any
 
@@ -139,6 +140,7 @@ class Inspector(QWidget):
         super().__init__(parent)
         self.doc = document
         self.nodes: list[str] = []
+        self.edge_tensor = ""
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
@@ -151,6 +153,15 @@ class Inspector(QWidget):
         self.header.setWordWrap(True)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.header)
+        # read-only, for already-quantized models: first, above the recipe controls
+        self.quant_params = QuantParamsBox()
+        lay.addWidget(self.quant_params)
+        self.recipe_note = QLabel("Recipe controls are hidden: this model is already quantized "
+                                  "(open its float model to change how it is quantized).")
+        self.recipe_note.setWordWrap(True)
+        self.recipe_note.setStyleSheet("color: #555;")
+        self.recipe_note.setVisible(False)
+        lay.addWidget(self.recipe_note)
         row = QHBoxLayout()
         self.exclude = QCheckBox("exclude (keep in float)")
         self.exclude_source = QLabel()
@@ -167,8 +178,6 @@ class Inspector(QWidget):
         self.reset = QPushButton("Reset node overrides")
         self.reset.setToolTip("Remove the per-node settings of the selection (rules and preset apply again)")
         lay.addWidget(self.reset)
-        self.quant_params = QuantParamsBox()  # read-only, for already-quantized models
-        lay.addWidget(self.quant_params)
         self.problems = QLabel()
         self.problems.setWordWrap(True)
         self.problems.setStyleSheet("color: #c62828;")
@@ -185,13 +194,35 @@ class Inspector(QWidget):
     @guarded
     def set_nodes(self, names: list[str]) -> None:
         self.nodes = [n for n in names if n]
+        if self.nodes:
+            self.edge_tensor = ""
         self.refresh()
+
+    @guarded
+    def set_edge(self, tensor: str) -> None:
+        """Show the quantization parameters of the selected edge's tensor ("" clears)."""
+        self.edge_tensor = tensor
+        if tensor:
+            self.nodes = []
+        self.refresh()
+
+    def _show_recipe_controls(self, show: bool) -> None:
+        for w in (self.exclude, self.exclude_source, self.reset, *self.roles.values()):
+            w.setVisible(show)
+        self.recipe_note.setVisible(not show)
 
     @guarded
     def refresh(self) -> None:
         nodes = self.nodes
         enabled = bool(nodes) and self.doc.model is not None
-        self.quant_params.show_nodes(self.doc.model, nodes)
+        quantized = self.doc.quant_summary is not None
+        self._show_recipe_controls(not quantized)
+        if self.edge_tensor and quantized:
+            self.quant_params.show_tensor(self.doc.quant_params.get(self.edge_tensor), self.edge_tensor)
+            self.header.setText(f"<b>Edge</b> carrying {html.escape(self.edge_tensor)}")
+            self.problems.setText("")
+            return
+        self.quant_params.show_nodes(self.doc.model, nodes, list(self.doc.quant_params.values()))
         for w in (self.exclude, self.reset, *self.roles.values()):
             w.setEnabled(enabled)
         if not enabled:

@@ -12,7 +12,7 @@ import logging
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
 
-from workbench.core.api import QuantTensor, format_param, params_by_node, read_quant_params
+from workbench.core.api import QuantTensor, format_param, params_around_nodes
 
 log = logging.getLogger(__name__)
 
@@ -46,13 +46,20 @@ class QuantParamsBox(QGroupBox):
         self._by_node: dict[str, list[QuantTensor]] = {}
         self.setVisible(False)
 
-    def show_nodes(self, model, nodes: list[str]) -> None:
-        """Show the recovered parameters of ``nodes`` of ``model`` (a PreparedModel or None)."""
+    def show_tensor(self, param: QuantTensor | None, tensor: str) -> None:
+        """Show the parameters of one quantized tensor (a selected edge); None: "not quantized"."""
+        self.label.setText(f"{param.node}:\n  {format_param(param)}" if param is not None
+                           else f"{tensor or 'this edge'}: not quantized (float)")
+        self.setVisible(True)
+
+    def show_nodes(self, model, nodes: list[str], params: list[QuantTensor] | None = None) -> None:
+        """Show the recovered parameters of ``nodes`` of ``model`` (a PreparedModel or None);
+        ``params``: its :func:`read_quant_params` when the caller has them (read once per model)."""
         if model is None or not getattr(model, "quantized", None):
             self._model, self._by_node = None, {}
         elif model is not self._model:
             self._model = model
-            self._by_node = params_by_node(read_quant_params(model.proto))
+            self._by_node = params_around_nodes(model.proto, params)  # Q/DQ looked through
         text = quant_params_text(self._by_node, nodes)
         self.label.setText(text)
         self.setVisible(bool(text))

@@ -1,6 +1,7 @@
-"""Runs the document's background work: calibrate, analyse, sensitivity sweep, export, report, histograms.
+"""Runs the document's background work: calibrate, analyse, sensitivity sweep, export, report,
+evaluate, autotune, histograms.
 
-One main job at a time (calibrate / analyse / sensitivity / export / report); a histogram job may run beside it and is
+One main job at a time (calibrate / analyse / sensitivity / export / report / evaluate / autotune); a histogram job may run beside it and is
 replaced when the selection changes. Results are adopted by the document only when a job
 succeeds, so cancelling or a failure leaves the previous calibration and errors intact.
 """
@@ -34,6 +35,7 @@ class RunController(QObject):
     succeeded = Signal(str, object)  # kind, result dict
     failed = Signal(str, object)  # kind, WorkbenchError
     cancelled = Signal(str)
+    partial = Signal(str, object)  # kind, an intermediate result (one autotune point)
     finished = Signal(str)  # kind, after one of the three above
     histogramReady = Signal(object)
 
@@ -106,6 +108,25 @@ class RunController(QObject):
         return self._start("sensitivity", ProcessJob("sensitivity", payload, title="Sensitivity sweep",
                                                      parent=self))
 
+    def evaluate(self, evaluation: dict) -> Job:
+        """Quantize with the cached ranges and run float and quantized on the eval data.
+
+        ``evaluation``: ``eval_data`` (.npz path), ``eval_samples``, ``metric``, ``allow_code``
+        (see :func:`workbench.core.jobs.job_evaluate`)."""
+        self._need_model()
+        if self.doc.calibration is None and self._static():
+            self._need_data()
+        payload = self.doc.payload(reuse=True, **evaluation)
+        return self._start("evaluate", ProcessJob("evaluate", payload, title="Evaluation", parent=self))
+
+    def autotune(self, evaluation: dict, target: dict) -> Job:
+        """Autotune: ``evaluation`` as :meth:`evaluate`, ``target`` holds ``max_drop`` or ``min_score``
+        and ``promote_to`` (see :func:`workbench.core.jobs.job_autotune`); points arrive on :attr:`partial`."""
+        self._need_model()
+        self._need_data()
+        payload = self.doc.payload(**evaluation, **target)
+        return self._start("autotune", ProcessJob("autotune", payload, title="Autotune", parent=self))
+
     def cancel(self) -> None:
         if self.job is not None:
             self.job.cancel()
@@ -117,6 +138,7 @@ class RunController(QObject):
     def _start(self, kind: str, job: Job) -> Job:
         self.job, self.kind = job, kind
         job.progress.connect(self.progress)
+        job.partial.connect(lambda data: self.partial.emit(kind, data))
         job.succeeded.connect(lambda res: self._on_success(kind, res))
         job.failed.connect(lambda err: self.failed.emit(kind, err))
         job.cancelled.connect(lambda: self.cancelled.emit(kind))
@@ -130,7 +152,7 @@ class RunController(QObject):
             self.doc.set_results(result)
         elif kind == "sensitivity":
             self.doc.set_sensitivity(result)
-        elif kind in ("export", "report") and result.get("calibration") is not None:
+        elif kind in ("export", "report", "evaluate") and result.get("calibration") is not None:
             self.doc.calibration = result["calibration"]
         self.succeeded.emit(kind, result)
 

@@ -41,7 +41,7 @@ class ModelTabs(QTabWidget):
         if widget is self.netron:
             self.netron.stop()
             self.netron = None
-        elif isinstance(widget, GraphCanvas):
+        elif callable(getattr(widget, "shutdown", None)):  # a graph, quantized-model or diff tab
             widget.shutdown()
         widget.deleteLater()
 
@@ -91,5 +91,5 @@ class ModelTabs(QTabWidget):
         if self.netron is not None:
             self.netron.stop()
         for i in range(1, self.count()):
-            if isinstance(self.widget(i), GraphCanvas):
+            if self.widget(i) is not self.netron and callable(getattr(self.widget(i), "shutdown", None)):
                 self.widget(i).shutdown()

@@ -64,6 +64,7 @@ def rebuild_error(class_name: str, message: str, hint: str | None, details: str)
 
 class _Signals(QObject):
     progress = Signal(int, int, str)
+    partial = Signal(object)  # an intermediate result (ProcessJob: the job's progress.partial)
     done = Signal(str, object)  # kind ("ok" | "error" | "cancelled"), payload
 
 
@@ -90,6 +91,7 @@ class Job(QObject):
     """A background job. Connect to the signals, then call :meth:`start`."""
 
     progress = Signal(int, int, str)
+    partial = Signal(object)  # an intermediate result before the job ends (e.g. one autotune point)
     succeeded = Signal(object)
     failed = Signal(object)  # a WorkbenchError (InternalError for bugs)
     cancelled = Signal()
@@ -115,6 +117,7 @@ class Job(QObject):
         self._runner = _Runner(self._work)
         self._runner.moveToThread(self._thread)
         self._runner.signals.progress.connect(self.progress)
+        self._runner.signals.partial.connect(self.partial)
         self._runner.signals.done.connect(self._on_done)
         self._thread.started.connect(self._runner.run)
         _LIVE.add(self)
@@ -213,6 +216,8 @@ class ProcessJob(Job):
                 break
             if msg[0] == "progress":
                 signals.progress.emit(msg[1], msg[2], msg[3])
+            elif msg[0] == "partial":
+                signals.partial.emit(msg[1])
             elif msg[0] == "ok":
                 return ("cancelled", None) if self._cancel_requested else ("ok", msg[1])
             elif msg[0] == "error":

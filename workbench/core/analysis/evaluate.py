@@ -25,6 +25,7 @@ from workbench.core.errors import Cancelled, DataError, ModelError
 from workbench.core.io.external import has_lazy, lazy_session
 from workbench.core.model.load import PreparedModel, load_model, prepare_proto
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.runtime.session import session_runtime
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,11 @@ class EvalReport:
     """Result of :func:`evaluate`.
 
     ``float_metric`` / ``quant_metric`` are the task metric on each model (None without a metric);
-    ``seconds`` is wall time of the whole evaluation.
+    ``seconds`` is wall time of the whole evaluation; ``runtime`` says what both models ran with
+    (onnxruntime version, execution provider, graph optimisation level: onnxruntime's default,
+    so the quantized model runs its fused integer kernels as deployed).
+    ``optimization_level`` is the onnxruntime graph optimisation level both sessions ran with
+    (``GraphOptimizationLevel`` name, e.g. ``ORT_ENABLE_ALL``).
     """
 
     outputs: list[OutputError]
@@ -78,6 +83,8 @@ class EvalReport:
     metric: str | None = None
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    runtime: str = ""
+    optimization_level: str = ""
 
     def output(self, name: str) -> OutputError:
         for o in self.outputs:
@@ -88,7 +95,7 @@ class EvalReport:
     def format(self) -> str:
         """Plain-text table for the terminal: one row per output, then the metric if any."""
         width = max([6] + [len(o.name) for o in self.outputs])
-        lines = [f"{self.samples} samples in {self.seconds:.2f} s",
+        lines = [f"{self.samples} samples in {self.seconds:.2f} s" + (f"; measured with {self.runtime}" if self.runtime else ""),
                  f"{'output':{width}s} {'SQNR dB':>9s} {'cosine':>9s} {'max abs err':>12s} {'MSE':>10s}"]
         for o in self.outputs:
             lines.append(f"{o.name:{width}s} {o.sqnr_db:9.2f} {o.cosine:9.5f} {o.max_abs_error:12.4g} "
@@ -103,7 +110,8 @@ class EvalReport:
         def clean(v):
             return v if not isinstance(v, float) or math.isfinite(v) else str(v)
         return {"samples": self.samples, "metric": self.metric, "float_metric": clean(self.float_metric),
-                "quant_metric": clean(self.quant_metric), "seconds": self.seconds, "notes": self.notes,
+                "quant_metric": clean(self.quant_metric), "seconds": self.seconds, "notes": self.notes, "runtime": self.runtime,
+                "optimization_level": self.optimization_level,
                 "outputs": [{k: clean(v) for k, v in asdict(o).items()} for o in self.outputs]}
 
 
@@ -204,6 +212,11 @@ def _open_source(data: Any, float_model: ModelLike):
     return open_data(data, prepared)
 
 
+def _batch_fixed_to_one(sess: ort.InferenceSession) -> bool:
+    """True when an input of ``sess`` has a leading dimension fixed to 1 (it takes one sample per run)."""
+    return any(len(i.shape) > 0 and i.shape[0] == 1 for i in sess.get_inputs())
+
+
 def _match_outputs(fsess: ort.InferenceSession, qsess: ort.InferenceSession) -> list[tuple[str, str]]:
     fnames = [o.name for o in fsess.get_outputs()]
     qnames = [o.name for o in qsess.get_outputs()]
@@ -244,7 +257,8 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     samples : int, optional
         Use only the first ``samples`` samples.
     batch_size : int
-        Samples per onnxruntime call when the model's batch axis is dynamic (else 1).
+        Samples per onnxruntime call when both models' batch axes are dynamic (else 1: one of
+        them fixes the batch to 1, as a QONNX export for qonnx/FINN does).
     metric : str or callable, optional
         A built-in metric name (:data:`workbench.core.analysis.metrics.METRICS`) or ``metric(outputs,
         batch) -> float`` (see :mod:`workbench.core.analysis.metrics`), computed on each model over the
@@ -272,6 +286,8 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     pairs = _match_outputs(fsess, qsess)
     source = _open_source(data, float_model)
     where = str(getattr(source, "path", None) or "the evaluation data")
+    if _batch_fixed_to_one(qsess) or _batch_fixed_to_one(fsess):
+        batch_size = 1  # e.g. a QONNX export made for batch 1, compared with its dynamic-batch original
     total = source.num_samples() or 0
     total = min(total, samples) if samples is not None and total else (samples or total)
     n_all = source.num_samples()
@@ -295,12 +311,19 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
                   stacked=not source.can_batch)
         done += len(idx)
         progress(done, max(total, done), f"Evaluating: {done}/{max(total, done)} samples")
-    report = EvalReport([a.result() for a in accs], done, notes=list(source.notes))
+    report = EvalReport([a.result() for a in accs], done, notes=list(source.notes), runtime=session_runtime(qsess),
+                        optimization_level=_optimization_level(qsess))
     if metric_fn is not None and done:
         report.metric = metric if isinstance(metric, str) else getattr(metric_fn, "__name__", "metric")
         report.float_metric, report.quant_metric = _score(metric_fn, kept, pairs)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _optimization_level(sess: ort.InferenceSession) -> str:
+    """The graph optimisation level ``sess`` was created with (e.g. ``ORT_ENABLE_ALL``)."""
+    level = sess.get_session_options().graph_optimization_level
+    return getattr(level, "name", str(level))
 
 
 def _keep(kept, feeds, rest, pairs, fout, qout, stacked) -> None:

@@ -7,7 +7,7 @@ iterating to cancel). ``fn`` is a module-level function and each task a picklabl
 bytes and numpy arrays, so any engine that can ship a function and its argument can run them;
 the results do not depend on where they ran. :func:`make_executor` turns the CLI's
 ``--executor inline|processes|ray[:ADDRESS]`` into one; :func:`default_executor` gives local
-processes (one per two cores, spawn start method), or this process when that is 1.
+processes (one per core, spawn start method), or this process on a one-core machine.
 """
 
 from __future__ import annotations
@@ -63,9 +63,10 @@ class ProcessExecutor:
 
 
 def default_executor() -> Executor:
-    """Local processes, one per two CPU cores (onnxruntime already uses threads inside a task);
-    :class:`InlineExecutor` when that makes one process."""
-    workers = (os.cpu_count() or 1) // 2
+    """Local processes, one per CPU core (``os.cpu_count()``; the fanned-out tasks run
+    onnxruntime with one intra-op thread each, so the processes are what uses the cores);
+    :class:`InlineExecutor` on a one-core machine."""
+    workers = os.cpu_count() or 1
     return ProcessExecutor(workers) if workers > 1 else InlineExecutor()
 
 
@@ -188,7 +189,7 @@ def make_executor(spec: str | None) -> Executor:
         if arg and (not arg.isdigit() or int(arg) < 1):
             raise WorkbenchError(f"--executor {spec!r}: the process count must be a whole number of 1 or more.",
                                  hint="Use e.g. --executor processes:2.")
-        return ProcessExecutor(int(arg) if arg else max(2, (os.cpu_count() or 1) // 2))
+        return ProcessExecutor(int(arg) if arg else max(2, os.cpu_count() or 1))
     if name == "ray":
         _import_ray(local=not arg)
         if arg and arg != "auto":

@@ -84,6 +84,10 @@ class CalibrationResult:
     dropped : list of (str, str)
         ``(tensor, reason)`` of cache entries :meth:`from_json` left out because their range is
         not valid (NaN, min > max, a bad histogram); those tensors need recalibrating (not saved).
+    data_nonfinite : list of (str, int, int)
+        ``(model input, sample index, count)`` of NaN / +-Inf values in the calibration data
+        itself; a tensor with non-finite values in samples where the data had none was made
+        non-finite by the model (:meth:`computed_nonfinite`).
     """
 
     observers: dict[str, Observer]
@@ -94,6 +98,13 @@ class CalibrationResult:
     reused: list[str] = field(default_factory=list)
     batch_size: int = 0
     dropped: list[tuple[str, str]] = field(default_factory=list)
+    data_nonfinite: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def computed_nonfinite(self) -> set[str]:
+        """Tensors with NaN / Inf in some sample whose calibration data was finite: the model
+        computes them (a ``Log`` of a 0/1 mask, a division by zero), the data is not at fault."""
+        bad_samples = {s for _, s, _ in self.data_nonfinite}
+        return {t for t, s, _ in self.nonfinite if s not in bad_samples}
 
     @property
     def warnings(self) -> list[str]:
@@ -102,9 +113,20 @@ class CalibrationResult:
         by_tensor: dict[str, list[tuple[int, int]]] = {}
         for t, s, c in self.nonfinite:
             by_tensor.setdefault(t, []).append((s, c))
+        computed = self.computed_nonfinite()
         for t, rows in by_tensor.items():
             where = ", ".join(f"sample {s} ({c})" for s, c in rows[:8]) + (" ..." if len(rows) > 8 else "")
-            out.append(f"{t}: NaN/Inf values left out of the range: {where}. Check the calibration data.")
+            if t in computed:
+                out.append(f"{t}: NaN/Inf computed by the model from finite calibration data: {where}; "
+                           "left out of the range.")
+            else:
+                out.append(f"{t}: NaN/Inf values left out of the range: {where}. Check the calibration data.")
+        by_input: dict[str, list[tuple[int, int]]] = {}
+        for t, s, c in self.data_nonfinite:
+            by_input.setdefault(t, []).append((s, c))
+        for t, rows in by_input.items():
+            where = ", ".join(f"sample {s} ({c})" for s, c in rows[:8]) + (" ..." if len(rows) > 8 else "")
+            out.append(f"input {t!r} of the calibration data holds NaN/Inf: {where}.")
         for t in self.empty:
             out.append(f"{t}: empty in every sample; quantized with scale 1.")
         return out
@@ -134,7 +156,8 @@ class CalibrationResult:
         """JSON-safe dict (observer states); the project file's calibration cache."""
         return {"version": RESULT_VERSION, "samples_seen": self.samples_seen, "seconds": self.seconds,
                 "observers": {t: o.state() for t, o in self.observers.items()},
-                "nonfinite": [list(r) for r in self.nonfinite], "empty": list(self.empty)}
+                "nonfinite": [list(r) for r in self.nonfinite], "empty": list(self.empty),
+                "data_nonfinite": [list(r) for r in self.data_nonfinite]}
 
     @classmethod
     def from_json(cls, d: dict) -> CalibrationResult:
@@ -163,7 +186,8 @@ class CalibrationResult:
         try:
             nonfinite = [(str(t), int(s), int(c)) for t, s, c in d.get("nonfinite", [])]
             result = cls(obs, int(d.get("samples_seen", 0)), float(d.get("seconds", 0.0)), nonfinite,
-                         [str(t) for t in d.get("empty", [])])
+                         [str(t) for t in d.get("empty", [])],
+                         data_nonfinite=[(str(t), int(s), int(c)) for t, s, c in d.get("data_nonfinite", [])])
         except (TypeError, ValueError, OverflowError) as exc:
             raise CalibrationError(f"Calibration cache is malformed ({exc}).",
                                    hint="Delete the cache (recalibrate).") from None
@@ -283,7 +307,8 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
     kept_empty = [t for t in previous.empty if t in observers] if previous is not None else []
     if not missing:
         seen = previous.samples_seen if previous is not None else 0
-        return CalibrationResult(observers, seen, 0.0, kept_nonfinite, kept_empty, reused)
+        data_rows = list(previous.data_nonfinite) if previous is not None else []
+        return CalibrationResult(observers, seen, 0.0, kept_nonfinite, kept_empty, reused, data_nonfinite=data_rows)
     for t in missing:
         observers[t] = make_observer(specs[t], name=t)
     source = _open(data, model)
@@ -296,7 +321,7 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
         run.close()
     empty = kept_empty + [t for t in missing if observers[t].count == 0 and observers[t].nonfinite == 0]
     result = CalibrationResult(observers, run.done, time.perf_counter() - start, kept_nonfinite + run.nonfinite,
-                               empty, reused, run.batch_size)
+                               empty, reused, run.batch_size, data_nonfinite=run.data_nonfinite)
     if finish:  # a shard's derived observers are empty until merge_shards builds them
         for w in result.warnings:
             log.warning("Calibration: %s", w)
@@ -385,7 +410,8 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]]) -> Ca
     _finish(deriver, merges, observers, rows)
     empty = [t for t, o in observers.items() if o.count == 0 and o.nonfinite == 0]
     result = CalibrationResult(observers, sum(p.samples_seen for _, p in shards), sum(p.seconds for _, p in shards),
-                               rows, empty)
+                               rows, empty, data_nonfinite=[(t, s + start, c) for start, part in shards
+                                                            for t, s, c in part.data_nonfinite])
     for w in result.warnings:
         log.warning("Calibration: %s", w)
     return result
@@ -401,12 +427,14 @@ class _Run:
         self.done = 0
         self.batch_size = 0
         self.nonfinite: list[tuple[str, int, int]] = []
+        self.data_nonfinite: list[tuple[str, int, int]] = []
         self._seconds = 0.0
         inputs, inits, produced = main_graph_tensors(model.proto)
         floats = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16}
         #: float model inputs with values but no finite one yet (all-NaN data is an error, not a range)
         self._all_nonfinite = {vi.name for vi in model.proto.graph.input if vi.name in inputs
                                and vi.type.tensor_type.elem_type in floats}
+        self._float_inputs = sorted(self._all_nonfinite)
         self._nonempty: set[str] = set()
         self.deriver, self.merges = _derivations(model, observers, inputs, produced)
         self.derived = self.deriver.derivations
@@ -544,6 +572,12 @@ class _Run:
 
     # -- observing -----------------------------------------------------------------------------
     def _observe(self, idx: list[int], feed: dict, outs: list[np.ndarray]) -> None:
+        for t in self._float_inputs:
+            x = feed.get(t)
+            if x is not None and np.size(x) and not np.isfinite(x).all():
+                x = np.asarray(x)
+                self.data_nonfinite.extend((t, s, c) for s, c in
+                                           _per_sample(x, idx, int(np.size(x) - np.isfinite(x).sum())))
         for t in [t for t in self._all_nonfinite if t in feed and np.size(feed[t])]:
             self._nonempty.add(t)
             if np.isfinite(feed[t]).any():

@@ -9,7 +9,9 @@ Layouts of an array (``shared/corpus/README.md``):
 - ragged keys ``<input>::<i>`` are single samples, fed as stored (``shared/cases/_kit.py``).
 
 Keys starting with ``gt_`` are labels, not inputs. Only array headers are read when the file
-is opened (shape and dtype are checked then); the data is read on first iteration and kept.
+is opened (shape and dtype are checked then); rows are read as samples are iterated, and only as
+many as are asked for (:mod:`workbench.core.data.npy_rows`: ``.npy`` memory-mapped, ``.npz``
+members streamed), so memory holds one batch, not the file. Each pass over the data reads again.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.core.data.base import DataSource
+from workbench.core.data.npy_rows import RowReader, read_member
 from workbench.core.data.validate import (
     cast,
     check_dtype,
@@ -91,7 +94,6 @@ class ArrayFileSource(DataSource):
         self._keys, self._ragged, self._labels = self._split_keys(headers)
         self.layout = self._detect_layout(headers)
         self._count, self._unit = self._check(headers)
-        self._arrays: dict[str, np.ndarray] | None = None
 
     # -- opening ------------------------------------------------------------------------------
     def _npy_key(self, headers):
@@ -214,41 +216,50 @@ class ArrayFileSource(DataSource):
         return next(i for i in self.inputs if i.name == name)
 
     # -- reading ------------------------------------------------------------------------------
-    def _load(self) -> dict[str, np.ndarray]:
-        if self._arrays is None:
-            try:
-                if self.kind == "npy":
-                    self._arrays = {self.inputs[0].name: np.load(self.path, allow_pickle=False)}
-                else:
-                    with np.load(self.path, allow_pickle=False) as z:
-                        wanted = list(self._keys.values()) + [k for d in self._ragged.values() for k in d.values()]
-                        self._arrays = {k: z[k] for k in wanted + self._labels}
-            except _READ_ERRORS as exc:
-                raise DataError(f"{self.path}: cannot read the arrays ({one_line(exc)}).",
-                                hint="Re-save the data with numpy.savez.") from None
-        return self._arrays
+    def _readers(self) -> dict[str, RowReader]:
+        """One :class:`RowReader` per input array (caller closes them)."""
+        readers: dict[str, RowReader] = {}
+        try:
+            for name, key in self._keys.items():
+                readers[name] = RowReader(self.path, None if self.kind == "npy" else key)
+        except _READ_ERRORS as exc:
+            for r in readers.values():
+                r.close()
+            raise DataError(f"{self.path}: cannot read the arrays ({one_line(exc)}).",
+                            hint="Re-save the data with numpy.savez.") from None
+        return readers
+
+    def _member(self, key: str) -> np.ndarray:
+        try:
+            return read_member(self.path, key)
+        except _READ_ERRORS as exc:
+            raise DataError(f"{self.path}: cannot read array '{key}' ({one_line(exc)}).",
+                            hint="Re-save the data with numpy.savez.") from None
 
     def num_samples(self) -> int:
         return self._count
 
     def labels(self) -> dict[str, np.ndarray]:
-        arrays = self._load()
-        return {k: arrays[k] for k in self._labels}
+        return {k: self._member(k) for k in self._labels}
 
     def _iter_samples(self) -> Iterator[dict[str, np.ndarray]]:
-        arrays = self._load()
-        for i in range(self._count):
-            feed = {}
-            for name, key in self._keys.items():
-                a = arrays[key]
-                if self.layout == "stacked":
-                    feed[name] = a[i]
-                else:
-                    k = self._unit[name]
-                    feed[name] = a[i * k:(i + 1) * k]
-            for name, items in self._ragged.items():
-                feed[name] = arrays[items[i]]
-            yield self._cast(feed)
+        """Samples in order; each array is read only as far as the caller iterates (see npy_rows)."""
+        readers = self._readers()
+        try:
+            for i in range(self._count):
+                feed = {}
+                for name, reader in readers.items():
+                    try:
+                        feed[name] = reader.take(1)[0] if self.layout == "stacked" else reader.take(self._unit[name])
+                    except _READ_ERRORS as exc:
+                        raise DataError(f"{self.path}: cannot read sample {i} of '{self._keys[name]}' "
+                                        f"({one_line(exc)}).", hint="Re-save the data with numpy.savez.") from None
+                for name, items in self._ragged.items():
+                    feed[name] = self._member(items[i])
+                yield self._cast(feed)
+        finally:
+            for r in readers.values():
+                r.close()
 
     def _cast(self, feed):
         return {inp.name: cast(np.asarray(feed[inp.name]), inp, str(self.path)) for inp in self.inputs}
@@ -290,7 +301,6 @@ class ArrayFolderSource(DataSource):
     def _iter_samples(self) -> Iterator[dict[str, np.ndarray]]:
         for f in self.files:
             yield from f._iter_samples()
-            f._arrays = None  # keep one file in memory at a time
 
     def to_json(self) -> dict:
         spec = {"kind": "folder", "path": str(self.path)}

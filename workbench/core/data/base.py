@@ -8,6 +8,7 @@ groups consecutive samples along axis 0 when the model's batch axis allows it.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import numpy as np
@@ -57,11 +58,8 @@ class DataSource:
 
     # -- shared -------------------------------------------------------------------------------
     def samples(self, limit: int | None = None) -> Iterator[dict[str, np.ndarray]]:
-        """Yield validated single-sample feeds, at most ``limit`` of them."""
-        for i, feed in enumerate(self._iter_samples()):
-            if limit is not None and i >= limit:
-                return
-            yield feed
+        """Yield validated single-sample feeds, at most ``limit`` of them (no row past the last is read)."""
+        yield from itertools.islice(self._iter_samples(), limit)
 
     def describe(self) -> str:
         """One line for a status bar or log: kind, where, how many samples."""

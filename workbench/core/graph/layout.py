@@ -65,6 +65,9 @@ class GraphStructure:
         True for If / Loop / Scan nodes (nodes carrying graph attributes).
     hidden : list of str
         Names of the nodes collapsed away (only with ``collapse_qdq``).
+    out_shapes : list of str
+        Shape of each visible node's first output as the model's value_info states it, e.g.
+        ``"1x64x80x80"`` (symbolic dims by name, unknown dims and dim expressions ``?``); ``""`` when not recorded.
     """
 
     names: list[str] = field(default_factory=list)
@@ -75,6 +78,7 @@ class GraphStructure:
     node_tags: dict[int, str] = field(default_factory=dict)
     has_subgraph: list[bool] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
+    out_shapes: list[str] = field(default_factory=list)
 
     def digest(self) -> str:
         """sha256 (hex) of everything the layout depends on: node names, op types and edges."""
@@ -146,6 +150,25 @@ def _add_tag(tags: dict[int, str], node: int, tag: str) -> None:
         tags[node] = f"{old} {tag}"
 
 
+def _shape_text(vi: onnx.ValueInfoProto) -> str | None:
+    t = vi.type.tensor_type
+    if not vi.type.HasField("tensor_type") or not t.HasField("shape"):
+        return None
+    # a symbolic dim is shown by name ("batch"); an inferred expression ("floor((h - 1)/2) + 1") as "?"
+    return "x".join(str(d.dim_value) if d.HasField("dim_value") else
+                    (d.dim_param if d.dim_param.isidentifier() else "?") for d in t.shape.dim) or "scalar"
+
+
+def _tensor_shapes(graph: onnx.GraphProto) -> dict[str, str]:
+    """Tensor name -> shape text, from value_info, graph outputs and inputs."""
+    out: dict[str, str] = {}
+    for vi in (*graph.input, *graph.value_info, *graph.output):
+        text = _shape_text(vi)
+        if text is not None:
+            out[vi.name] = text
+    return out
+
+
 def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> GraphStructure:
     """Read the drawable graph of ``proto`` (the main graph; subgraphs stay inside their If/Loop node).
 
@@ -182,11 +205,13 @@ def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> Gr
                                    {o.name for o in proto.graph.output}) if collapse_qdq else (set(), {}))
     index = {}
     s = GraphStructure()
+    shapes = _tensor_shapes(proto.graph)
     for i, n in enumerate(nodes):
         if i not in hidden:
             index[i] = len(s.names)
             s.names.append(keys[i])
             s.op_types.append(ops[i])
+            s.out_shapes.append(shapes.get(outs[i][0], "") if outs[i] else "")
             s.has_subgraph.append(ops[i] in _SUBGRAPH_OPS or (len(n.attribute) > 0 and any(
                 a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in n.attribute)))
     s.hidden = [keys[i] for i in sorted(hidden)]

@@ -382,8 +382,12 @@ def _values(d: dict, key: str, n: int = 4) -> str:
     size = int(np.prod(shape)) if shape else 1
     if vals is not None and size == 1:
         return f"{float(np.asarray(vals).reshape(-1)[0]):.6g}"
-    head = "" if vals is None else ", ".join(f"{v:.6g}" for v in np.asarray(vals).reshape(-1)[:n])
-    return (f"[{head}{', ...' if size > n else ''}] (shape {list(shape)}, "
+    if vals is None:  # values left out of the JSON (too many): the shape and range say enough
+        listed = "[...]"
+    else:
+        head = ", ".join(f"{v:.6g}" for v in np.asarray(vals).reshape(-1)[:n])
+        listed = f"[{head}{', ...' if size > n else ''}]"
+    return (f"{listed} (shape {list(shape)}, "
             f"{d.get(f'{key}_min', 0):.4g}..{d.get(f'{key}_max', 0):.4g})")
 
 

@@ -9,9 +9,8 @@ import onnx
 from onnx import helper
 
 from workbench.core.inspection.quant_reader import format_param_json, read_quant_params
+from workbench.core.inspection.quant_summary import summarize_quantization
 from workbench.core.model.load import PreparedModel
-from workbench.core.planning.plan import build_plan
-from workbench.core.recipe.recipe import Recipe
 
 
 def inspect_model(model: PreparedModel) -> dict:
@@ -27,13 +26,17 @@ def inspect_model(model: PreparedModel) -> dict:
         ``by_dtype`` {dtype: bytes}, ``location`` "initializers" or "external data",
         ``external_data_files``, ``lifted_from_constant_nodes``), ``inputs`` / ``outputs`` ([{name, dtype, shape}]),
         ``subgraphs`` ([{path, nodes}]), ``quantized`` ({``nodes``, ``kinds`` {kind: count},
-        ``op_types`` {op: count}}), ``quantization_parameters`` (per quantized tensor, see
-        :meth:`workbench.core.inspection.quant_reader.QuantTensor.to_json`), ``units`` (quantizable node units
-        under the default preset: ``preset``, ``count``, ``by_op`` {op: count}, ``nodes``; None for
-        an already-quantized model), ``renames`` ([{kind, old, new, graph}]),
+        ``op_types`` {op: count}}), ``quantization_summary`` (one line, see
+        :func:`workbench.core.inspection.quant_summary.summarize_quantization`; None for a float model),
+        ``quantization_parameters`` (per quantized tensor, see
+        :meth:`workbench.core.inspection.quant_reader.QuantTensor.to_json`), ``units`` (None here: the
+        planner's view, :func:`workbench.core.inspection.units.planned_units`, is added by
+        :func:`workbench.core.api.inspect_model` when asked, since it costs the recipe and planner
+        imports), ``renames`` ([{kind, old, new, graph}]),
         ``ambiguous_names`` and ``notes``.
     """
     proto = model.proto
+    params = read_quant_params(proto) if model.quantized else []
     hist: Counter = Counter()
     for _, node in model.iter_nodes():
         hist[node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"] += 1
@@ -58,23 +61,13 @@ def inspect_model(model: PreparedModel) -> dict:
             "kinds": dict(Counter(q.kind for q in model.quantized)),
             "op_types": dict(Counter(q.op_type for q in model.quantized).most_common()),
         },
-        "quantization_parameters": [q.to_json() for q in read_quant_params(proto)] if model.quantized else [],
-        "units": _units(model),
+        "quantization_summary": summarize_quantization(proto, params).text() if model.quantized else None,
+        "quantization_parameters": [q.to_json() for q in params],
+        "units": None,
         "renames": [{"kind": r.kind, "old": r.old, "new": r.new, "graph": r.graph} for r in model.renames],
         "ambiguous_names": dict(model.ambiguous_names),
         "notes": list(model.notes),
     }
-
-
-def _units(model: PreparedModel, preset: str = "cpu-u8s8") -> dict | None:
-    """Node units the planner would quantize with ``preset`` (main node of each unit)."""
-    if model.quantized:
-        return None
-
-    units = [u for u in build_plan(model, Recipe(preset=preset)).units.values() if not u.excluded]
-    return {"preset": preset, "count": len(units),
-            "by_op": dict(Counter(u.op_type for u in units).most_common()),
-            "nodes": [u.node for u in units]}
 
 
 def _weights(model: PreparedModel, graphs) -> dict:
@@ -143,6 +136,8 @@ def format_report(report: dict) -> str:
         kinds = ", ".join(f"{k} {n}" for k, n in q["kinds"].items())
         ops = ", ".join(f"{k} {n}" for k, n in q["op_types"].items())
         lines.append(f"quantized:   {q['nodes']} nodes ({kinds}): {ops}")
+        if report.get("quantization_summary"):
+            lines.append(f"summary:     {report['quantization_summary']}")
     lines += _quant_param_lines(report.get("quantization_parameters", []))
     for s in report["subgraphs"]:
         lines.append(f"subgraph:    {s['path']} ({s['nodes']} nodes)")

@@ -8,6 +8,7 @@ from typing import Any
 
 import onnx
 
+from workbench.core.analysis.evaluate import EvalReport, evaluate
 from workbench.core.analysis.executors import Executor, InlineExecutor
 from workbench.core.analysis.unit_error import accumulate, add_sums, unit_outputs, unit_rows, unit_segments
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data, open_data_source, sample_batches
@@ -16,6 +17,20 @@ from workbench.core.errors import DataError
 from workbench.core.model.load import PreparedModel, prepare_proto
 from workbench.core.pipeline.quantize import QuantizeResult
 from workbench.core.progress import CancelToken, ProgressFn
+from workbench.core.runtime.session import describe_runtime
+
+#: What the per-unit taps run with: the quantized graph unfused, so every DequantizeLinear output
+#: (a unit's fake-quantized output) can be read; the float graph at onnxruntime's default level.
+UNIT_TAPS_RUNTIME = describe_runtime(False)
+
+
+def analyze_end_to_end(model: PreparedModel, result: QuantizeResult, data: Any, *, samples: int | None = None,
+                       progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> EvalReport:
+    """The model outputs of ``result`` against the float model on ``data``, measured exactly as
+    :func:`workbench.core.analysis.evaluate.evaluate` measures a written file (onnxruntime's default
+    optimisations: fused integer kernels), so ``analyze``'s headline figure equals ``evaluate``'s."""
+    return evaluate(result.float_model or model, result.proto, data, samples=samples, progress=progress,
+                    cancel=cancel)
 
 
 def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples: int | None = None,

@@ -16,7 +16,7 @@ from workbench.core.calibration.calibrate import CalibrationResult
 from workbench.core.formats.qparams import QParams
 from workbench.core.issues import PlanIssue
 from workbench.core.model.load import PreparedModel
-from workbench.core.planning.plan import QuantPlan
+from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.writers.qdq import QdqResult
@@ -50,6 +50,8 @@ class Job:
     smoothed: PreparedModel | None = None
     issues: list[PlanIssue] = field(default_factory=list)
     history: list[tuple[str, bool]] = field(default_factory=list)
+    #: graph analyses shared by the job's plans (:func:`workbench.core.pipeline.plan_passes.job_facts`)
+    graph_facts: GraphFacts | None = None
 
 
 @dataclass

@@ -7,23 +7,36 @@ reported with the guard's :class:`~workbench.core.issues.IssueCode`.
 
 from __future__ import annotations
 
-from workbench.core.errors import ModelError, WorkbenchError
+import numpy as np
+
+from workbench.core.errors import ModelError, RecipeError, WorkbenchError
+from workbench.core.graph.index import GraphIndex
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.calibrate_pass import calibrate
 from workbench.core.pipeline.passes import Job, PassResult
 from workbench.core.planning.island_guard import float_islands
 from workbench.core.planning.opset_fit import fit_opset
-from workbench.core.planning.plan import QuantPlan, build_plan
+from workbench.core.planning.plan import GraphFacts, QuantPlan, build_plan
 from workbench.core.planning.range_guard import disparate_concats, sentinel_units
+from workbench.core.planning.stats_guard import infinite_tensors
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import PlanMode
 
 
-def resolve_plan(model: PreparedModel, recipe: Recipe) -> QuantPlan:
+def resolve_plan(model: PreparedModel, recipe: Recipe, facts: GraphFacts | None = None) -> QuantPlan:
     """``recipe`` resolved against ``model``, with units whose dtypes need an opset the model
-    cannot reach excluded and reported (:mod:`workbench.core.planning.opset_fit`)."""
-    return fit_opset(model, recipe, build_plan(model, recipe), build_plan)
+    cannot reach excluded and reported (:mod:`workbench.core.planning.opset_fit`). ``facts``: the
+    graph analyses of an earlier plan of ``model`` (see :class:`~workbench.core.planning.plan.GraphFacts`)."""
+    facts = facts if facts is not None and facts.proto is model.proto else GraphFacts(model.proto)
+    return fit_opset(model, recipe, build_plan(model, recipe, facts), lambda m, r: build_plan(m, r, facts))
+
+
+def job_facts(job: Job) -> GraphFacts:
+    """The job's :class:`~workbench.core.planning.plan.GraphFacts`, made once per (unchanged) model."""
+    if job.graph_facts is None or job.graph_facts.proto is not job.model.proto:
+        job.graph_facts = GraphFacts(job.model.proto)
+    return job.graph_facts
 
 
 class Plan:
@@ -35,9 +48,32 @@ class Plan:
         return True
 
     def run(self, job: Job) -> PassResult:
-        job.plan = resolve_plan(job.model, job.recipe)
+        job.plan = resolve_plan(job.model, job.recipe, job_facts(job))
         job.guard_recipe = job.recipe
+        refuse_nonfinite_weights(job.model, job.plan)
         return PassResult(True)
+
+
+def refuse_nonfinite_weights(model: PreparedModel, the_plan: QuantPlan) -> None:
+    """Refuse, before any calibration, a planned weight holding NaN / Inf (no scale holds it).
+
+    Raises
+    ------
+    RecipeError
+        Naming the weight and how many values are not finite.
+    """
+    for unit in the_plan.units.values():
+        if unit.excluded:
+            continue
+        for q in unit.quant_inputs:
+            if q.role != "weight":
+                continue
+            w = np.asarray(model.initializer(q.tensor))
+            # min / max: NaN and +-Inf both show there, and no temporary array the size of the weight
+            if w.dtype.kind == "f" and w.size and not (np.isfinite(w.min()) and np.isfinite(w.max())):
+                raise RecipeError(f"weight {q.tensor!r} holds {int(w.size - np.isfinite(w).sum())} NaN/Inf value(s); "
+                                  "it cannot be quantized.", hint=f"Fix the weight in the model, or keep its node "
+                                                                  f"float with --exclude {unit.node}.")
 
 
 class RefuseFloat16Only:
@@ -67,14 +103,52 @@ def island_issues(found: dict[str, list[str]]) -> list[PlanIssue]:
             for node, others in found.items()]
 
 
-def guard_islands(model: PreparedModel, recipe: Recipe, the_plan: QuantPlan):
+def guard_islands(model: PreparedModel, recipe: Recipe, the_plan: QuantPlan, facts: GraphFacts | None = None):
     """``(plan, recipe, issues)`` with element-wise units that reach no quantized Conv / MatMul /
     Gemm kept float (:mod:`workbench.core.planning.island_guard`)."""
     found = float_islands(the_plan)
     if not found:
         return the_plan, recipe, []
     guarded = recipe.with_excluded(found)
-    return resolve_plan(model, guarded), guarded, island_issues(found)
+    return resolve_plan(model, guarded, facts), guarded, island_issues(found)
+
+
+def infinite_units(the_plan: QuantPlan, infinite: set[str]) -> dict[str, str]:
+    """Units with an activation or constant input / output in ``infinite``: node -> that tensor
+    (weights are not looked at: a non-finite weight is refused by the writer, naming it)."""
+    found = {}
+    for name, unit in the_plan.units.items():
+        if unit.excluded:
+            continue
+        touched = [q.tensor for q in unit.quant_inputs if q.role in ("activation", "const")] + list(unit.outputs)
+        hit = next((t for t in touched if t in infinite), None)
+        if hit is not None:
+            found[name] = hit
+    return found
+
+
+class NonFiniteGuard:
+    """Keep units float whose tensors hold +-inf by construction (a ``-inf`` causal mask added to
+    attention scores): no scale holds them, so they keep their unit float, reported by name, and
+    the rest of the model is quantized (before calibration; ``finfo.min`` fills, which are finite,
+    are found from their calibrated range by :class:`SentinelGuard`)."""
+
+    name = "non-finite-guard"
+
+    def applies(self, job: Job) -> bool:
+        return job.guard and job.plan.mode == PlanMode.STATIC
+
+    def run(self, job: Job) -> PassResult:
+        infinite = infinite_tensors(GraphIndex(job.model.proto.graph))
+        found = infinite_units(job.plan, infinite) if infinite else {}
+        if not found:
+            return PassResult(False)
+        job.guard_recipe = job.guard_recipe.with_excluded(found)
+        job.plan = resolve_plan(job.model, job.guard_recipe, job_facts(job))
+        return PassResult(True, [PlanIssue(node, "warning", f"kept in float: tensor {t!r} holds +-inf by "
+                                           "construction (e.g. a -inf attention mask); no integer grid holds "
+                                           "infinity, so this unit computes in float", code=IssueCode.NONFINITE_TENSOR)
+                                 for node, t in found.items()])
 
 
 class IslandGuard:
@@ -86,14 +160,15 @@ class IslandGuard:
         return job.guard
 
     def run(self, job: Job) -> PassResult:
-        job.plan, job.guard_recipe, issues = guard_islands(job.model, job.recipe, job.plan)
+        job.plan, job.guard_recipe, issues = guard_islands(job.model, job.guard_recipe, job.plan, job_facts(job))
         return PassResult(bool(issues), issues)
 
 
 class SentinelGuard:
-    """Keep units float whose tensors reach a mask / sentinel value, and Concats joining ranges
-    32x apart (:mod:`workbench.core.planning.range_guard`); needs the calibrated ranges, and
-    calibrates the tensors the new plan adds."""
+    """Keep units float whose tensors reach a mask / sentinel value, whose tensors the model makes
+    NaN / Inf from finite data, and Concats joining ranges 32x apart
+    (:mod:`workbench.core.planning.range_guard`); needs the calibrated ranges, and calibrates the
+    tensors the new plan adds."""
 
     name = "sentinel-guard"
 
@@ -102,11 +177,14 @@ class SentinelGuard:
 
     def run(self, job: Job) -> PassResult:
         found = sentinel_units(job.plan, job.qparams)
-        concats = {n: v for n, v in disparate_concats(job.plan, job.qparams).items() if n not in found}
-        if not found and not concats:
+        computed = {n: t for n, t in infinite_units(job.plan, job.calibration.computed_nonfinite()).items()
+                    if n not in found}
+        concats = {n: v for n, v in disparate_concats(job.plan, job.qparams).items()
+                   if n not in found and n not in computed}
+        if not found and not concats and not computed:
             return PassResult(False)
-        guarded = job.guard_recipe.with_excluded(list(found) + list(concats))
-        job.plan = resolve_plan(job.model, guarded)
+        guarded = job.guard_recipe.with_excluded(list(found) + list(computed) + list(concats))
+        job.plan = resolve_plan(job.model, guarded, job_facts(job))
         if any(t not in job.qparams for t in job.plan.activations) and job.data is not None:
             job.calibration = calibrate(job.model, job.plan, job.data, samples=job.samples, progress=job.progress,
                                         cancel=job.cancel, previous=job.calibration)
@@ -115,6 +193,9 @@ class SentinelGuard:
                             f"sentinel value); an integer grid over that range would erase the real values",
                             code=IssueCode.SENTINEL_RANGE)
                   for node, (t, v) in found.items()]
+        issues += [PlanIssue(node, "warning", f"kept in float: tensor {t!r} is NaN/Inf in some calibration samples "
+                             "although the data is finite (the model computes it, e.g. Log of a 0/1 mask); no "
+                             "integer grid holds it", code=IssueCode.NONFINITE_TENSOR) for node, t in computed.items()]
         issues += [PlanIssue(node, "warning", f"kept in float: its inputs' ranges differ {r:.0f}x (smallest: "
                              f"{t!r}); one shared 8-bit grid would erase the small-range input",
                              code=IssueCode.DISPARATE_CONCAT) for node, (t, r) in concats.items()]

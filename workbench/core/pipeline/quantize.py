@@ -7,13 +7,15 @@ interface of :mod:`workbench.core.pipeline.passes`:
 2. ``smoothquant``          SmoothQuant scale migration, when the recipe asks (model pass)
 3. ``plan``                 the recipe resolved into a QuantPlan, opset fit included (plan pass)
 4. ``refuse-float16-only``  nothing quantizable because the model is float16 (plan pass)
-5. ``island-guard``         element-wise islands kept float (plan pass, ``guard``)
-6. ``calibrate``            activations observed on the calibration data (static plans)
-7. ``sentinel-guard``       mask / sentinel tensors and disparate Concats kept float (``guard``)
-8. ``require-ranges``       every planned activation has a range
-9. ``write``                the writer registered for the plan's mode
-10. ``bias-correction``     recipe ``bias_correction``: Conv biases absorb the weight-rounding shift
-11. ``constant-input-bias`` Convs on a constant input absorb their exact shift
+5. ``non-finite-guard``     units on tensors holding +-inf by construction kept float (``guard``)
+6. ``island-guard``         element-wise islands kept float (plan pass, ``guard``)
+7. ``calibrate``            activations observed on the calibration data (static plans)
+8. ``sentinel-guard``       mask / sentinel tensors, tensors the model makes non-finite and disparate
+                            Concats kept float (``guard``)
+9. ``require-ranges``       every planned activation has a range
+10. ``write``               the writer registered for the plan's mode
+11. ``bias-correction``     recipe ``bias_correction``: Conv biases absorb the weight-rounding shift
+12. ``constant-input-bias`` Convs on a constant input absorb their exact shift
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from workbench.core.pipeline.model_passes import RefuseQuantized, SmoothQuant
 from workbench.core.pipeline.passes import Job, Pass, run_passes
 from workbench.core.pipeline.plan_passes import (
     IslandGuard,
+    NonFiniteGuard,
     Plan,
     RefuseFloat16Only,
     RequireRanges,
@@ -40,7 +43,7 @@ from workbench.core.pipeline.plan_passes import (
     resolve_plan,
 )
 from workbench.core.pipeline.write_passes import BiasCorrection, ConstantInputBias, Write
-from workbench.core.planning.plan import QuantPlan
+from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
 
@@ -48,7 +51,7 @@ __all__ = ["QUANTIZE_PASSES", "QuantizeResult", "calibrate", "plan", "quantize"]
 
 #: The quantize pipeline, in order (see the module docstring). A new pass is a class plus a line here.
 QUANTIZE_PASSES: list[Pass] = [
-    RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), IslandGuard(), Calibrate(), SentinelGuard(),
+    RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), NonFiniteGuard(), IslandGuard(), Calibrate(), SentinelGuard(),
     RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(),
 ]
 
@@ -100,9 +103,10 @@ def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False) -> QuantP
     (:mod:`workbench.core.planning.island_guard`; its notes are added to ``issues``), so an app shows
     before calibration the units that will really be quantized.
     """
-    the_plan = resolve_plan(model, recipe)
+    facts = GraphFacts(model.proto)
+    the_plan = resolve_plan(model, recipe, facts)
     if guard:
-        the_plan, _, notes = guard_islands(model, recipe, the_plan)
+        the_plan, _, notes = guard_islands(model, recipe, the_plan, facts)
         the_plan.issues = list(the_plan.issues) + notes
     return the_plan
 

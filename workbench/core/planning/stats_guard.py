@@ -58,6 +58,31 @@ _CARRY = frozenset({"Add", "Sub", "Mul", "Div", "Where", "Cast", "Expand", "Unsq
                     "Concat", "Slice", "Gather", "Tile", "Transpose", "Min", "Max", "Neg", "Identity"})
 
 
+def _is_huge(a: np.ndarray) -> bool:
+    return bool(a.size) and float(np.maximum(a.max(), -a.min())) >= HUGE  # NaN compares False
+
+
+def _has_inf(a: np.ndarray) -> bool:
+    return bool(a.size) and bool(np.isinf(a.max()) or np.isinf(a.min()))  # +-inf, NaN left to the writer
+
+
+def _carried(ix: GraphIndex, test) -> set[str]:
+    """Float constants (initializers, ConstantOfShape values) for which ``test(array)`` holds, and
+    the tensors computed from them by :data:`_CARRY` ops."""
+    found: set[str] = set()
+    for name, init in ix.initializers.items():
+        if init.data_type == onnx.TensorProto.FLOAT and test(tensor_array(init)):  # memory-mapped: max/min only
+            found.add(name)
+    for node in ix.graph.node:
+        if node.op_type == "ConstantOfShape":
+            val = [a.t for a in node.attribute if a.name == "value"]
+            if val and test(numpy_helper.to_array(val[0]).astype(np.float32, copy=False)):
+                found.update(node.output)
+        elif node.op_type in _CARRY and any(i in found for i in node.input):
+            found.update(o for o in node.output if o)
+    return found
+
+
 def masking_tensors(ix: GraphIndex) -> set[str]:
     """Tensors that carry a huge constant (an additive attention mask built from float32 min).
 
@@ -65,17 +90,11 @@ def masking_tensors(ix: GraphIndex) -> set[str]:
     so the scores the mask is added to are lost; this is why onnxruntime's default int8 recipe
     breaks BERT-style models (minilm: cosine to float 0.33).
     """
-    huge: set[str] = set()
-    for name, init in ix.initializers.items():
-        if init.data_type == onnx.TensorProto.FLOAT:
-            a = tensor_array(init)  # memory-mapped for weights kept on disk: max/min, no |a| copy
-            if a.size and float(np.maximum(a.max(), -a.min())) >= HUGE:
-                huge.add(name)
-    for node in ix.graph.node:
-        if node.op_type == "ConstantOfShape":
-            val = [a.t for a in node.attribute if a.name == "value"]
-            if val and numpy_helper.to_array(val[0]).size and float(np.max(np.abs(numpy_helper.to_array(val[0])))) >= HUGE:
-                huge.update(node.output)
-        elif node.op_type in _CARRY and any(i in huge for i in node.input):
-            huge.update(o for o in node.output if o)
-    return huge
+    return _carried(ix, _is_huge)
+
+
+def infinite_tensors(ix: GraphIndex) -> set[str]:
+    """Tensors that hold +-inf by construction: float constants with an infinite value (a causal
+    mask of ``-inf``) and what :data:`_CARRY` ops compute from them. No integer grid holds them,
+    so the units on them stay float (:class:`~workbench.core.pipeline.plan_passes.NonFiniteGuard`)."""
+    return _carried(ix, _has_inf)

@@ -125,8 +125,13 @@ class _ToQonnx:
         if n.input[1] not in consts or (len(n.input) > 2 and n.input[2] and n.input[2] not in consts):
             plan.reasons.append((n.name, "scale or zero point is not a constant."))
             return
-        scale = consts[n.input[1]].astype(np.float32)
         q_node = producer.get(x)
+        if consts[n.input[1]].dtype != np.float32:  # float16 / bfloat16 / double models
+            where = q_node if q_node is not None and q_node.op_type == "QuantizeLinear" else n
+            plan.reasons.append((where.name, f"it computes in {consts[n.input[1]].dtype} (scale {n.input[1]!r}); "
+                                 "QONNX quantizers compute in float32: convert the model to fp32 first."))
+            return
+        scale = consts[n.input[1]].astype(np.float32)
         if x in consts:
             etype = types.get(x)
         elif q_node is not None and q_node.op_type == "QuantizeLinear":

@@ -34,6 +34,7 @@ from onnx import numpy_helper
 from workbench.core.errors import ModelError
 from workbench.core.graph.index import attrs_of
 from workbench.core.io.external import tensor_array
+from workbench.core.model.tensor_check import check_tensors
 
 DOMAIN = "qonnx.custom_op.general"
 #: Domains qonnx reads as its general custom-op domain (Brevitas exports used "onnx.brevitas").
@@ -262,13 +263,16 @@ def read_qonnx(path: str | Path) -> onnx.ModelProto:
     Raises
     ------
     ModelError
-        The file is missing or not an ONNX model.
+        The file is missing or not an ONNX model, or a stored tensor's data does not match its
+        dims and data type (names the file and the tensor).
     """
     path = Path(path)
     try:
-        return onnx.load(str(path))
+        proto = onnx.load(str(path))
     except FileNotFoundError:
         raise ModelError(f"{path}: no such file.", hint="Check the path.") from None
     except Exception as exc:  # noqa: BLE001 - protobuf raises several types
         raise ModelError(f"{path}: not a readable ONNX model ({exc.__class__.__name__}).",
                          hint="Pass an .onnx file written by an ONNX exporter or by Workbench.") from None
+    check_tensors(proto, path, loaded=True)  # a 4-bit weight with short raw_data, negative dims, ...
+    return proto

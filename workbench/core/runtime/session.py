@@ -32,6 +32,23 @@ def add_outputs(proto: onnx.ModelProto, names: list[str]) -> onnx.ModelProto:
     return copy
 
 
+def describe_runtime(optimize: bool = True, provider: str = "CPUExecutionProvider") -> str:
+    """What a figure was measured with: onnxruntime version, execution provider and graph
+    optimisation level (``optimize=True`` is onnxruntime's default, ``ORT_ENABLE_ALL``: QDQ pairs
+    fused into integer kernels, int4 DQ + MatMul into MatMulNBits; False is ``ORT_DISABLE_ALL``:
+    the graph runs as written, every DequantizeLinear output readable)."""
+    level = "ORT_ENABLE_ALL (onnxruntime's default)" if optimize else "ORT_DISABLE_ALL (graph as written)"
+    return f"onnxruntime {ort.__version__}, {provider}, graph optimisation level {level}"
+
+
+def session_runtime(sess: ort.InferenceSession) -> str:
+    """:func:`describe_runtime` of an existing session, read from its own options and providers."""
+    level = sess.get_session_options().graph_optimization_level
+    return describe_runtime(level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL, sess.get_providers()[0]) \
+        if level in (ort.GraphOptimizationLevel.ORT_ENABLE_ALL, ort.GraphOptimizationLevel.ORT_DISABLE_ALL) \
+        else f"onnxruntime {ort.__version__}, {sess.get_providers()[0]}, graph optimisation level {level.name}"
+
+
 def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int = 0) -> ort.InferenceSession:
     """A CPU InferenceSession from an in-memory model.
 

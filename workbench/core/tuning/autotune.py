@@ -185,7 +185,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
              eval_samples: int | None = None, promote_to: str = "float", allow_code: bool = False,
              guard: bool = True, bias_correction: bool = False, rank: str = "local", e2e_candidates: int = 12,
              executor: Executor | None = None, progress: ProgressFn | None = None,
-             cancel: CancelToken | None = None) -> AutotuneResult:
+             cancel: CancelToken | None = None,
+             on_point: Callable[[CurvePoint, Recipe, float], None] | None = None) -> AutotuneResult:
     """Promote the most sensitive units until ``score >= min_score`` (or ``>= float - max_drop``).
 
     ``bias_correction`` is passed to every :func:`workbench.core.pipeline.quantize.quantize` run. ``rank`` is
@@ -193,6 +194,10 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     ``executor`` (default: this process) runs the independent trials of the e2e ranking, one task per
     candidate (the model by path, the cached ranges as JSON); the result does not depend on it. The
     geometric search and the bisection stay in order: each step depends on the one before.
+    ``on_point(point, recipe, metric_float)`` is called with each :class:`CurvePoint` as soon as it is
+    measured (in the order tried, the all-quantized recipe first), the recipe that gave it and the
+    float model's metric, so a front end can draw the curve and the target as they grow and apply
+    any point.
 
     Raises
     ------
@@ -233,6 +238,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     m0 = score(q_base, ev.float_outputs, ev.labels)
     curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan))]
     res_m = measure_resolution(score, q_base, ev.float_outputs, ev.labels, len(ev.feeds))
+    if on_point is not None:
+        on_point(curve[0], recipe, m_float)
     if m0 >= min_score:
         return AutotuneResult(recipe, m_float, m0, m0, [], True, curve, base, res_m)
     if max_drop is not None and res_m.step is not None and 0 < max_drop < res_m.step:
@@ -261,6 +268,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
             cache[k] = measure(promote(recipe, ranked[:k], promote_to))
             curve.append(CurvePoint(k, cache[k][1], 1.0 - k / max(n_units, 1),
                                     *plan_cost(float_cost, cache[k][0].plan)))
+            if on_point is not None:
+                on_point(curve[-1], promote(recipe, ranked[:k], promote_to), m_float)
             progress(len(cache), 0, f"{k} units promoted: metric {cache[k][1]:.4f}")
         return cache[k]
 

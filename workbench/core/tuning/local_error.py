@@ -31,9 +31,14 @@ COMPUTE_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
 
 
 def _sq(a: np.ndarray) -> float:
-    """Sum of squares (float64 result of a float32 dot product)."""
+    """Sum of squares: a float32 dot product, redone in float64 where float32 overflows (huge values)."""
     flat = np.ravel(a)
-    return float(np.dot(flat, flat))
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.dot(flat, flat))
+    if not np.isfinite(total):
+        wide = flat.astype(np.float64)
+        total = float(np.dot(wide, wide))
+    return total
 
 
 def fake_quantize_per_tensor(x: np.ndarray, qp: QParams) -> np.ndarray:

@@ -40,6 +40,7 @@ class _DynamicWriter(QdqWriter):
     def __init__(self, model, plan: QuantPlan):
         super().__init__(model, plan, {})
         self._dql: dict[str, tuple[str, str, str]] = {}
+        self._weight_cache: dict[tuple, tuple[str, str, str]] = {}
 
     def emit_unit(self, node: onnx.NodeProto, unit: NodeUnit, main: bool):
         if not main:
@@ -101,10 +102,21 @@ class _DynamicWriter(QdqWriter):
             nodes.append(last)
             last = helper.make_node("Add", [mul_out, bias], [y], name=self.alloc.new(f"{node.name}_BiasAdd"))
         self.tensor_map.setdefault(unit.weight or "", qname)
+        if unit.weight and node.op_type != "Conv" and alpha == 1.0:  # the stored scale is the weight's own
+            self.record_table(unit.weight, [qname, sname, zname], {"axis": int(wq.axis)} if np.ndim(wq.scale) else {},
+                              node.name, transposed=node.op_type == "Gemm" and bool(a.get("transB", 0)))
         return nodes, last
 
     def _weight_inits(self, base: str, w: np.ndarray, wq: QParams, op: str,
                       alpha: float = 1.0) -> tuple[str, str, str]:
+        """Integer weight, scale and zero point initializers; one set per distinct (weight, layout,
+        qparams, alpha), so a weight read by two units with the same parameters is stored once."""
+        key = (base, op, w.shape, wq.qtype, np.asarray(wq.scale).tobytes(), np.asarray(wq.zero_point).tobytes(), alpha)
+        if key not in self._weight_cache:
+            self._weight_cache[key] = self._new_weight_inits(base, w, wq, op, alpha)
+        return self._weight_cache[key]
+
+    def _new_weight_inits(self, base: str, w: np.ndarray, wq: QParams, op: str, alpha: float) -> tuple[str, str, str]:
         q = quantize(w, wq)
         names = (self.alloc.new(f"{base}_quantized"), self.alloc.new(f"{base}_scale"),
                  self.alloc.new(f"{base}_zero_point"))

@@ -37,6 +37,7 @@ from workbench.core.writers import common as C
 from workbench.core.writers import mx as mx_writer
 from workbench.core.writers.int32_bias import quantize_bias
 from workbench.core.writers.ort_rewrites import guard
+from workbench.core.writers.shared_tables import TableCopy, share_tables, size_issue
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,9 @@ class QdqWriter:
         self._int_cache: dict[tuple, tuple[str, str, str]] = {}
         self._graph_key = 0
         self._act_qparams = act_qparams
+        self._float_proto = model.proto
+        #: float weight -> its first integer copy in the main graph (:mod:`~workbench.core.writers.shared_tables`)
+        self.table_copies: dict[str, TableCopy] = {}
 
     # -- opset fallback ----------------------------------------------------------------------
     def _spec_ok(self, spec) -> bool:
@@ -140,12 +144,14 @@ class QdqWriter:
     def write(self) -> QdqResult:
         self._make_pairs()
         self._rewrite(self.proto.graph, main=True)
+        self.issues += share_tables(self.proto, self.table_copies, self.alloc, set(self.plan.units))
         self.proto.graph.initializer.extend(self.new_inits)
         restore_held(self.proto, self._held)
         drop_unused_initializers(self.proto)
         C.stamp_metadata(self.proto, self.plan)
         self._check()
         self.issues += mx_writer.runtime_issues(self.proto)
+        self.issues += size_issue(self.proto, self._float_proto)
         return QdqResult(self.proto, self.tensor_map, self.issues)
 
     def _check(self) -> None:
@@ -342,7 +348,14 @@ class QdqWriter:
                               name=self.alloc.new(f"{ui.tensor}_DequantizeLinear"), **kw)
         node.input[ui.index] = out
         self.tensor_map.setdefault(ui.tensor, out)
+        self.record_table(ui.tensor, [qname, sname, zname or ""], kw, node.name)
         return dq
+
+    def record_table(self, name: str, inputs: list[str], attrs: dict, unit: str, transposed: bool = False) -> None:
+        """Remember the first integer copy of main-graph weight ``name`` (DequantizeLinear inputs and
+        attributes) so float nodes still reading it read the copy instead (tied embeddings)."""
+        if self._graph_key == 0:
+            self.table_copies.setdefault(name, TableCopy(list(inputs), dict(attrs), transposed, unit))
 
     def _int_init(self, base: str, x: np.ndarray, qp: QParams) -> tuple[str, str, str]:
         key = (self._graph_key, base, qp.qtype, qp.axis, qp.block_size, qp.scale.tobytes(), np.asarray(qp.zero_point).tobytes())

@@ -1,10 +1,12 @@
 """Graph canvas of the app.
 
 ``GraphCanvas`` (view.py) is the public widget. Its pieces: ``worker.LayoutJob`` reads the graph,
-lays it out (``workbench.core.graph.layout``) and builds the geometry (``scene_data``) in a thread-pool
-thread; ``overview.OverviewItem`` draws all nodes as batched paths when zoomed out;
+groups its nodes and lays them out (``workbench.core.graph.hierarchy`` / ``group_layout``; flat:
+``layout``) and builds the geometry (``scene_data``) in a thread-pool thread;
+``overview.OverviewItem`` draws all nodes as batched paths when zoomed out; ``groups_item.GroupsItem``
+draws group boxes and frames (``group_figures`` gives their aggregate text and fill);
 ``items.NodeItem`` (created lazily for the visible area) and ``items.EdgesItem`` draw the details;
-``colors`` holds the op / dtype / SQNR palettes.
+``minimap.Minimap`` is the thumbnail in the corner; ``colors`` holds the op / dtype / SQNR palettes.
 """
 
 from workbench.qt.canvas.view import GraphCanvas

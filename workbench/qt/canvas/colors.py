@@ -32,7 +32,10 @@ _DTYPE_COLORS = {
 }
 _DTYPE_ALIASES = {"float32": "float", "fp32": "float", "f32": "float", "fp16": "float16", "half": "float16",
                   "bf16": "bfloat16", "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16",
-                  "i4": "int4", "u4": "uint4", "fp8": "float8e4m3fn", "float8e4m3": "float8e4m3fn"}
+                  "i4": "int4", "u4": "uint4", "fp8": "float8e4m3fn", "float8e4m3": "float8e4m3fn",
+                  "f8e4m3": "float8e4m3fn", "f8e5m2": "float8e5m2", "i32": "int32"}
+#: fill of the "INT" mark on integer kernels
+KERNEL_MARK = QColor("#a5d6a7")
 
 #: SQNR (dB) -> colour stops of the error colour map, red (bad) to green (good).
 ERROR_STOPS: list[tuple[float, QColor]] = [
@@ -66,6 +69,12 @@ def dtype_color(name: str | None) -> QColor:
         return QColor(_DTYPE_COLORS[key])
     digest = hashlib.md5(key.encode("utf-8")).digest()
     return QColor.fromHsv(digest[0] * 360 // 256, 120, 220)
+
+
+def badge_color(text: str) -> QColor:
+    """Fill of a collapsed Q/DQ badge (``"u8"``, ``"i8 u8"``): the colour of its last dtype."""
+    last = text.split()[-1] if text.split() else ""
+    return dtype_color(last.split(":")[-1]) if last else QColor("#ffcc80")
 
 
 def error_color(sqnr_db: float | None) -> QColor:

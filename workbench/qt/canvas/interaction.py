@@ -2,7 +2,9 @@
 
 Click selects, Shift+click adds, Ctrl+click toggles, a drag on empty space draws a rubber band
 (Shift/Ctrl add to the selection), middle-drag or Alt+drag pans, the wheel zooms under the mouse,
-double-click activates a node, Ctrl+A selects all, Esc clears, +/- zoom.
+double-click activates a node, Ctrl+A selects all, Esc clears, +/- zoom. On a group: a click on
+the chevron (or a double-click on a box or an open group's title bar) opens / collapses it; a
+click on a collapsed box selects its nodes.
 """
 
 from __future__ import annotations
@@ -13,12 +15,31 @@ from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QGraphicsView, QToolTip
 
+from workbench.qt.canvas.groups_item import TITLE_BAR, chevron_rect
+
 
 class CanvasInteraction:
     """Event handlers; expects the attributes and helpers of ``GraphCanvas``."""
 
     def _node_at(self, pos: QPoint) -> int | None:
         return self._state.data.at(self.mapToScene(pos)) if self._state else None
+
+    def _group_hit(self, pos: QPoint) -> tuple[int, str] | None:
+        """(group, part) under ``pos``: part is ``"chevron"``, ``"box"`` (collapsed), ``"title"``
+        (an open group's title bar) or ``"frame"`` (inside an open group)."""
+        if self._state is None or self._state.data.plan is None:
+            return None
+        point = self.mapToScene(pos)
+        d = self._state.data
+        g = d.group_at(point)
+        if g is None:
+            return None
+        box = d.group_rect(g)
+        if chevron_rect(box).contains(point):
+            return g, "chevron"
+        if g in d.placement.collapsed:
+            return g, "box"
+        return g, "title" if point.y() <= box.top() + TITLE_BAR else "frame"
 
     def mousePressEvent(self, event) -> None:
         pos = event.position().toPoint()
@@ -31,7 +52,20 @@ class CanvasInteraction:
             return super().mousePressEvent(event)
         i = self._node_at(pos)
         mods = event.modifiers()
+        hit = self._group_hit(pos) if i is None else None
+        if hit is not None and hit[1] == "chevron":
+            self.toggle_group(self._state.data.hierarchy.paths[hit[0]])
+            return
+        if hit is not None and hit[1] == "box":
+            members = set(self._state.data.hierarchy.members(hit[0]).tolist())
+            additive = mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier)
+            self._set_selection(self._state.selected | members if additive else members)
+            return
         if i is None:
+            e = self._edge_at(pos)
+            if e is not None:  # a click on an edge (its midpoint, where a Q/DQ badge sits)
+                self.select_edge(e)
+                return
             self._band_origin = pos
             self._band.setGeometry(QRect(pos, QSize()))
             self._band.show()
@@ -71,16 +105,23 @@ class CanvasInteraction:
         additive = bool(mods & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier))
         hits = set()
         if rect.width() > 2 or rect.height() > 2:
-            hits = set(self._state.data.in_rect(self.mapToScene(rect).boundingRect()).tolist())
+            scene_rect = self.mapToScene(rect).boundingRect()
+            hits = set(self._state.data.in_rect(scene_rect).tolist())
+            hits |= set(self._state.data.hidden_in_rect(scene_rect).tolist())  # nodes of collapsed boxes
         self._set_selection(self._state.selected | hits if additive else hits)
 
     def wheelEvent(self, event) -> None:
         self._zoom(1.0015 ** event.angleDelta().y(), QGraphicsView.ViewportAnchor.AnchorUnderMouse)
 
     def mouseDoubleClickEvent(self, event) -> None:
-        i = self._node_at(event.position().toPoint())
+        pos = event.position().toPoint()
+        i = self._node_at(pos)
         if i is not None:
             self.nodeActivated.emit(self._state.data.names[i])
+            return
+        hit = self._group_hit(pos)
+        if hit is not None and hit[1] in ("box", "title"):
+            self.toggle_group(self._state.data.hierarchy.paths[hit[0]])
 
     def keyPressEvent(self, event) -> None:
         if self._state is not None and event.matches(QKeySequence.StandardKey.SelectAll):
@@ -97,23 +138,41 @@ class CanvasInteraction:
     def viewportEvent(self, event) -> bool:
         if event.type() == QEvent.Type.ToolTip and self._state is not None:
             i = self._node_at(event.pos())
-            if i is None:
-                QToolTip.hideText()
-            else:
+            hit = self._group_hit(event.pos()) if i is None else None
+            e = self._edge_at(event.pos()) if i is None and (hit is None or hit[1] == "frame") else None
+            if i is not None:
                 QToolTip.showText(event.globalPos(), self._tooltip(i), self.viewport())
+            elif hit is not None and hit[1] != "frame":
+                QToolTip.showText(event.globalPos(), self._group_tooltip(hit[0]), self.viewport())
+            elif e is not None:
+                QToolTip.showText(event.globalPos(), self.edge_tooltip(e), self.viewport())
+            else:
+                QToolTip.hideText()
             return True
         return super().viewportEvent(event)
+
+    def _group_tooltip(self, g: int) -> str:
+        s = self._state
+        h = s.data.hierarchy
+        lines = [f"<b>{html.escape(h.paths[g])}</b>", f"{len(h.members(g))} nodes"]
+        if g in s.group_texts:
+            lines.append(html.escape(s.group_texts[g]))
+        lines.append("double-click or click \u25b8 to " + ("open" if g in s.data.placement.collapsed else "collapse"))
+        return "<br>".join(lines)
 
     def _tooltip(self, i: int) -> str:
         st = self._state.data.structure
         name = st.names[i]
         lines = [f"<b>{html.escape(st.op_types[i])}</b> {html.escape(name)}"]
+        if i < len(st.out_shapes) and st.out_shapes[i]:
+            lines.append(f"output shape: {html.escape(st.out_shapes[i])}")
         if name in self._dtypes:
             lines.append(f"activation dtype: {html.escape(self._dtypes[name])}")
         if name in self._errors:
             lines.append(f"SQNR: {self._errors[name]:.1f} dB")
         if i in st.node_tags:
             lines.append(f"collapsed Q/DQ: {html.escape(st.node_tags[i])}")
+        lines += self._node_quant_lines(name)
         if st.has_subgraph[i]:
             lines.append("has a body graph (double-click to open)")
         return "<br>".join(lines)

@@ -9,8 +9,8 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
-from workbench.qt.canvas.colors import NO_VALUE, SELECTION
-from workbench.qt.canvas.scene_data import NODE_H, NODE_W, SceneData
+from workbench.qt.canvas.colors import KERNEL_MARK, NO_VALUE, SELECTION, badge_color
+from workbench.qt.canvas.scene_data import BOW, NODE_H, NODE_W, SceneData
 
 #: Below this view scale, node items are hidden and the overview item draws the graph.
 DETAIL_SCALE = 0.3
@@ -29,6 +29,22 @@ class CanvasState:
     texts: list[QColor] = field(default_factory=list)
     selected: set[int] = field(default_factory=set)
     badges: dict[int, str] = field(default_factory=dict)
+    kernels: dict[int, str] = field(default_factory=dict)  # node -> integer kernel (an "INT" mark)
+    group_fills: dict[int, QColor] = field(default_factory=dict)  # collapsed group -> fill (aggregate)
+    group_texts: dict[int, str] = field(default_factory=dict)  # group -> aggregate text ("worst 12.0 dB")
+    group_selected: set[int] = field(default_factory=set)  # collapsed groups holding a selected node
+
+
+def short_name(name: str, group_path: str | None = None) -> str:
+    """A node's name without the scope its group frame already shows: ``"/model.9/m/MaxPool"``
+    in group ``"model.9"`` -> ``"m/MaxPool"``; outside any group (or for another scope) the last
+    ``/`` part."""
+    if group_path:
+        prefix = f"/{group_path}/"
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix):]
+    tail = name.rstrip("/").rsplit("/", 1)[-1]
+    return tail or name
 
 
 class _Fonts:
@@ -62,7 +78,8 @@ def _pill(painter: QPainter, x: float, y: float, text: str, fill: QColor, right:
 
 
 class NodeItem(QGraphicsItem):
-    """A node drawn as a rounded box: op type, name, user badge, weight tag, subgraph marker."""
+    """A node drawn as a rounded box: op type, short name, output shape, user badge, weight tag,
+    subgraph marker. Below ``TEXT_SCALE`` only the op type is drawn."""
 
     def __init__(self, state: CanvasState, index: int, parent: QGraphicsItem | None = None):
         super().__init__(parent)
@@ -95,14 +112,24 @@ class NodeItem(QGraphicsItem):
         if lod < TEXT_SCALE:
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, st.op_types[i])
             return
-        painter.drawText(box.adjusted(4, 3, -4, -NODE_H / 2), Qt.AlignmentFlag.AlignCenter, st.op_types[i])
+        third = NODE_H / 3
+        painter.drawText(box.adjusted(4, 2, -4, -2 * third + 2), Qt.AlignmentFlag.AlignCenter, st.op_types[i])
         painter.setFont(_Fonts.name)
-        name = QFontMetricsF(_Fonts.name).elidedText(st.names[i], Qt.TextElideMode.ElideMiddle, NODE_W - 10)
-        painter.drawText(box.adjusted(5, NODE_H / 2, -5, -3), Qt.AlignmentFlag.AlignCenter, name)
+        metrics = QFontMetricsF(_Fonts.name)
+        h = s.data.hierarchy
+        group = h.paths[h.node_group[i]] if h is not None and h.node_group[i] >= 0 else None
+        name = metrics.elidedText(short_name(st.names[i], group), Qt.TextElideMode.ElideMiddle, NODE_W - 10)
+        painter.drawText(box.adjusted(5, third, -5, -third), Qt.AlignmentFlag.AlignCenter, name)
+        shape = st.out_shapes[i] if i < len(st.out_shapes) else ""
+        if shape:
+            shape = metrics.elidedText(shape, Qt.TextElideMode.ElideMiddle, NODE_W - 10)
+            painter.drawText(box.adjusted(5, 2 * third - 2, -5, -2), Qt.AlignmentFlag.AlignCenter, shape)
         if i in s.badges:
             _pill(painter, box.right() + 2, box.top() - 8, s.badges[i], QColor("#fff59d"), right=True)
         if i in st.node_tags:
             _pill(painter, box.left() - 2, box.top() - 8, st.node_tags[i], QColor("#ffe0b2"))
+        if i in s.kernels:  # an integer kernel (or a QDQ unit onnxruntime fuses into one)
+            _pill(painter, box.right() + 2, box.bottom() - 5, "INT", KERNEL_MARK, right=True)
 
 
 class EdgesItem(QGraphicsItem):
@@ -117,7 +144,7 @@ class EdgesItem(QGraphicsItem):
         self.color = QColor(color)  # the theme's edge colour (GraphCanvas.set_theme_colors)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
         self.setZValue(-1)
-        self._bounds = data.bounds.adjusted(-20, -20, 20, 20)
+        self._bounds = data.bounds.adjusted(-20, -20, 20 + BOW, 20)  # long edges bow right
         self._highlight = QPainterPath()
 
     def boundingRect(self) -> QRectF:
@@ -148,4 +175,4 @@ class EdgesItem(QGraphicsItem):
             _Fonts.ensure()
             for point, text in self.data.badge_points:
                 if exposed.contains(point):
-                    _pill(painter, point.x() - 12, point.y() - 6, text, QColor("#ffcc80"))
+                    _pill(painter, point.x() - 12, point.y() - 6, text, badge_color(text))

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from workbench.qt.canvas.colors import SELECTION
 from workbench.qt.canvas.items import CanvasState
+from workbench.qt.canvas.scene_data import NODE_H, NODE_W
 
 
 class OverviewItem(QGraphicsItem):
@@ -34,9 +35,11 @@ class OverviewItem(QGraphicsItem):
         d = self.state.data
         paths: dict[object, tuple[QColor, QPainterPath]] = {}
         x0, y0 = d.x0.tolist(), d.y0.tolist()
-        w, h = float(d.x1[0] - d.x0[0]) if len(d) else 0.0, float(d.y1[0] - d.y0[0]) if len(d) else 0.0
+        w, h = float(NODE_W), float(NODE_H)
         fills = self.state.fills
         for i, key in enumerate(self.state.fill_keys):
+            if x0[i] != x0[i]:  # NaN: hidden in a collapsed group
+                continue
             entry = paths.get(key)
             if entry is None:
                 entry = paths[key] = (fills[i], QPainterPath())
@@ -48,7 +51,8 @@ class OverviewItem(QGraphicsItem):
         d = self.state.data
         path = QPainterPath()
         for i in sorted(self.state.selected):
-            path.addRect(d.rect(i))
+            if d.shown(i):
+                path.addRect(d.rect(i))
         self._selected = path
         self.update()
 

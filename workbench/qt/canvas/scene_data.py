@@ -13,12 +13,20 @@ import numpy as np
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QPainterPath
 
-from workbench.core.api import GraphStructure
+from workbench.core.api import GraphStructure, GroupLayoutPlan, Hierarchy, Placement, place
 
-NODE_W = 150.0
-NODE_H = 46.0
+NODE_W = 150.0  # the same as workbench.core.graph.group_layout.NODE_W / NODE_H (the layout spaces by them)
+NODE_H = 54.0
 TILE = 2400.0  # side of the square scene tiles that group edge paths
 ARROW = 6.0
+LONG_EDGE, BOW = 100.0, 320.0  # edges spanning a row (> LONG_EDGE) bow right by up to 0.75 * BOW
+
+
+def bow_of(span: float) -> float:
+    """Sideways control-point offset of an edge spanning ``span`` pixels down: 0 for an edge into
+    the next row, else enough that the curve (which reaches 0.75 of it) clears a box of the rows
+    it skips (half a group box is 120 px), growing with the span up to ``BOW``."""
+    return min(BOW, 0.3 * span + 120.0) if span > LONG_EDGE else 0.0
 
 
 @dataclass
@@ -55,17 +63,62 @@ class SceneData:
     edge_tiles: list[EdgeTile] = field(default_factory=list)
     straight_edges: QPainterPath = field(default_factory=QPainterPath)
     badge_points: list[tuple[QPointF, str]] = field(default_factory=list)
+    #: per-edge dtype and quantized tensor of an already-quantized model (``api.EdgeQuant``), else None
+    edge_quant: object | None = None
+    #: hierarchy (None for a flat picture): the plan, the open groups and their placement
+    plan: GroupLayoutPlan | None = None
+    expanded: frozenset[int] = frozenset()
+    placement: Placement | None = None
+    #: shown groups: ids and boxes (float64, shape (k,)), drawn by GroupsItem
+    group_ids: list[int] = field(default_factory=list)
+    gx0: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    gy0: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    gx1: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    gy1: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    #: per node: x, top and bottom of what its edges attach to (itself, or its collapsed group's box)
+    anchors: tuple[list[float], list[float], list[float]] = ((), (), ())
+
+    @property
+    def hierarchy(self) -> Hierarchy | None:
+        return self.plan.hierarchy if self.plan is not None else None
+
+    def shown(self, i: int) -> bool:
+        """False for a node hidden inside a collapsed group."""
+        return not np.isnan(self.x0[i])
+
+    def group_at(self, point: QPointF) -> int | None:
+        """Innermost shown group whose box contains ``point`` (a collapsed box or an open frame), or None."""
+        x, y = point.x(), point.y()
+        hits = np.flatnonzero((self.gx0 <= x) & (self.gx1 >= x) & (self.gy0 <= y) & (self.gy1 >= y))
+        if not len(hits):
+            return None
+        h = self.hierarchy
+        return max((self.group_ids[k] for k in hits.tolist()), key=lambda g: h.depth[g])
+
+    def hidden_in_rect(self, rect: QRectF) -> np.ndarray:
+        """Indices (int64) of hidden nodes whose collapsed box intersects ``rect``."""
+        if self.placement is None or not self.placement.collapsed:
+            return np.zeros(0, dtype=np.int64)
+        mask = ((self.gx1 >= rect.left()) & (self.gx0 <= rect.right())
+                & (self.gy1 >= rect.top()) & (self.gy0 <= rect.bottom()))
+        hit = [g for g in (self.group_ids[k] for k in np.flatnonzero(mask).tolist()) if g in self.placement.collapsed]
+        h = self.hierarchy
+        return np.concatenate([h.members(g) for g in hit]) if hit else np.zeros(0, dtype=np.int64)
+
+    def group_rect(self, g: int) -> QRectF:
+        x0, y0, x1, y1 = self.placement.boxes[g]
+        return QRectF(x0, y0, x1 - x0, y1 - y0)
 
     def edge_path(self, nodes: set[int], limit: int = 2000) -> QPainterPath:
         """Curves of the edges touching ``nodes`` (at most ``limit`` edges), for highlighting."""
         path = QPainterPath()
         if not nodes or len(nodes) > limit:
             return path
-        xs = (self.x0 + self.x1) / 2
+        xs, top, bottom = self.anchors
         count = 0
         for a, b in self.structure.edges:
-            if a in nodes or b in nodes:
-                _edge_path(path, float(xs[a]), float(self.y1[a]), float(xs[b]), float(self.y0[b]))
+            if (a in nodes or b in nodes) and (xs[a], bottom[a]) != (xs[b], bottom[b]):
+                _edge_path(path, xs[a], bottom[a], xs[b], top[b])
                 count += 1
                 if count >= limit:
                     break
@@ -110,43 +163,98 @@ def _fill_missing(names: list[str], positions: dict[str, tuple[float, float]]) -
     return xy
 
 
+def edge_curve(path: QPainterPath, xa: float, ya: float, xb: float, yb: float) -> None:
+    """Add the curve of one edge to ``path`` (the one the canvas draws; see :func:`_edge_path`)."""
+    _edge_path(path, xa, ya, xb, yb)
+
+
 def _edge_path(path: QPainterPath, xa: float, ya: float, xb: float, yb: float) -> None:
-    """Cubic from the producer's bottom centre to the consumer's top centre, with an arrow head."""
-    dy = max(yb - ya, NODE_H) * 0.5
+    """Cubic from the producer's bottom centre to the consumer's top centre, with an arrow head.
+
+    An edge spanning more than ``LONG_EDGE`` pixels bows to the right (by up to ``0.75 * BOW``),
+    so skip connections do not run hidden through the boxes of the column between their ends.
+    """
+    span = yb - ya
+    dy = max(span, NODE_H) * 0.5
+    bow = bow_of(span)
     path.moveTo(xa, ya)
-    path.cubicTo(xa, ya + dy, xb, yb - dy, xb, yb)
+    path.cubicTo(xa + bow, ya + dy, xb + bow, yb - dy, xb, yb)
     path.moveTo(xb - ARROW, yb - ARROW * 1.4)
     path.lineTo(xb, yb)
     path.lineTo(xb + ARROW, yb - ARROW * 1.4)
 
 
-def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float, float]]) -> SceneData:
-    """Node rectangles, tiled edge paths and the straight-edge overview path of a laid-out graph."""
-    xy = _fill_missing(structure.names, positions)
+def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float, float]] | None = None, *,
+                     plan: GroupLayoutPlan | None = None, expanded: frozenset[int] = frozenset()) -> SceneData:
+    """Node rectangles, tiled edge paths and the straight-edge overview path of a laid-out graph.
+
+    Either ``positions`` (node name -> centre, a flat picture) or ``plan`` (hierarchical: nodes
+    and group boxes placed by ``workbench.core.api.place(plan, expanded)``). Nodes hidden in a
+    collapsed group get NaN rectangles (never hit, never drawn); their edges attach to the box,
+    and edges inside one box are dropped.
+    """
+    placement = place(plan, expanded) if plan is not None else None
+    xy = placement.centres if placement is not None else _fill_missing(structure.names, positions or {})
     cx, cy = xy[:, 0], xy[:, 1]
     data = SceneData(structure, cx - NODE_W / 2, cy - NODE_H / 2, cx + NODE_W / 2, cy + NODE_H / 2,
-                     {n: i for i, n in enumerate(structure.names)}, QRectF())
-    if len(cx):
-        data.bounds = QRectF(float(data.x0.min()), float(data.y0.min()),
-                             float(data.x1.max() - data.x0.min()), float(data.y1.max() - data.y0.min()))
+                     {n: i for i, n in enumerate(structure.names)}, QRectF(), plan=plan,
+                     expanded=frozenset(expanded), placement=placement)
     # plain lists: numpy scalars are slow to convert one by one in a 20,000-node loop
     xs, top, bottom = cx.tolist(), data.y0.tolist(), data.y1.tolist()
+    if placement is not None:
+        _add_groups(data, placement, xs, top, bottom)
+    if len(cx) and not np.isnan(cx).all():
+        x_lo = float(min(np.nanmin(data.x0), data.gx0.min(initial=np.inf)))
+        y_lo = float(min(np.nanmin(data.y0), data.gy0.min(initial=np.inf)))
+        x_hi = float(max(np.nanmax(data.x1), data.gx1.max(initial=-np.inf)))
+        y_hi = float(max(np.nanmax(data.y1), data.gy1.max(initial=-np.inf)))
+        data.bounds = QRectF(x_lo, y_lo, x_hi - x_lo, y_hi - y_lo)
+    elif len(data.gx0):
+        data.bounds = QRectF(float(data.gx0.min()), float(data.gy0.min()),
+                             float(data.gx1.max() - data.gx0.min()), float(data.gy1.max() - data.gy0.min()))
+    data.anchors = (xs, top, bottom)
+    bowed = -np.inf  # right-most point reached by a bowed long edge
     tiles: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
     straight = data.straight_edges
+    rep = placement.rep.tolist() if placement is not None else None
+    drawn: set[tuple[int, int]] = set()
     for e, (a, b) in enumerate(structure.edges):
         xa, ya, xb, yb = xs[a], bottom[a], xs[b], top[b]
+        if rep is not None and (rep[a] >= 0 or rep[b] >= 0):
+            key = (a if rep[a] < 0 else -1 - rep[a], b if rep[b] < 0 else -1 - rep[b])
+            if key[0] == key[1] or key in drawn:
+                continue
+            drawn.add(key)
         tiles.setdefault((int((xa + xb) // (2 * TILE)), int((ya + yb) // (2 * TILE))), []).append((xa, ya, xb, yb))
         straight.moveTo(xa, ya)
+        if yb - ya > LONG_EDGE:  # zoomed out too: a long edge bends right, past the column it skips
+            bend = 0.75 * bow_of(yb - ya)
+            straight.lineTo((xa + xb) / 2 + bend, (ya + yb) / 2)
+            bowed = max(bowed, max(xa, xb) + bend)
         straight.lineTo(xb, yb)
-        if e in structure.edge_badges:
+        if e in structure.edge_badges and (rep is None or (rep[a] < 0 and rep[b] < 0)):
             data.badge_points.append((QPointF((xa + xb) / 2, (ya + yb) / 2), structure.edge_badges[e]))
     for segments in tiles.values():
         x_lo = min(min(seg[0], seg[2]) for seg in segments)
         x_hi = max(max(seg[0], seg[2]) for seg in segments)
         y_lo = min(min(seg[1], seg[3]) for seg in segments)
         y_hi = max(max(seg[1], seg[3]) for seg in segments)
-        # the curve's control points share the end points' x and lie at most NODE_H / 2 beyond
-        # their y: the end points' box grown by NODE_H bounds the tile (arrow heads included)
+        # the curve's control points lie at most NODE_H / 2 beyond the end points' y and at most
+        # BOW right of their x: that box grown by NODE_H bounds the tile (arrow heads included)
         data.edge_tiles.append(EdgeTile(QRectF(x_lo - NODE_H, y_lo - NODE_H,
-                                               x_hi - x_lo + 2 * NODE_H, y_hi - y_lo + 2 * NODE_H), segments))
+                                               x_hi - x_lo + 2 * NODE_H + BOW, y_hi - y_lo + 2 * NODE_H), segments))
+    if bowed > data.bounds.right() and not data.bounds.isNull():  # "Fit graph" and pictures show the bows
+        data.bounds.setRight(bowed + 10)
     return data
+
+
+def _add_groups(data: SceneData, placement: Placement, xs: list[float], top: list[float], bottom: list[float]) -> None:
+    """Group boxes into ``data``; hidden nodes' edge anchors move to their collapsed box."""
+    ids = sorted(placement.boxes)
+    data.group_ids = ids
+    boxes = np.array([placement.boxes[g] for g in ids], dtype=np.float64).reshape(-1, 4)
+    data.gx0, data.gy0, data.gx1, data.gy1 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
+    for i, g in enumerate(placement.rep.tolist()):
+        if g >= 0:
+            x0, y0, x1, y1 = placement.boxes[g]
+            xs[i], top[i], bottom[i] = (x0 + x1) / 2, y0, y1

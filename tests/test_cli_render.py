@@ -1,0 +1,48 @@
+"""`workbench-cli render`: the canvas drawn headless (a child process, offscreen Qt) into PNG / SVG."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from workbench.cli import main
+
+pytest.importorskip("PySide6")
+
+UINT8_FILL = 'fill="#ffd54f"'  # colors._DTYPE_COLORS["uint8"]: cpu-u8s8 activations
+
+
+def _png_size(path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+@pytest.mark.slow
+def test_render_png_and_dtype_svg(corpus, tmp_path, capsys):
+    model = corpus / "digits_cnn" / "model_opset17.onnx"
+    png = tmp_path / "graph.png"
+    assert main(["render", str(model), "-o", str(png), "--max-side", "900"]) == 0
+    w, h = _png_size(png)
+    assert max(w, h) <= 900 and min(w, h) > 100 and f"({w}x{h} px)" in capsys.readouterr().out
+    svg_op, svg_dtype = tmp_path / "op.svg", tmp_path / "dtype.svg"
+    assert main(["render", str(model), "-o", str(svg_op)]) == 0
+    assert main(["render", str(model), "-o", str(svg_dtype), "--colour", "dtype", "--expand", "0"]) == 0
+    op_text, dtype_text = svg_op.read_text(encoding="utf-8"), svg_dtype.read_text(encoding="utf-8")
+    assert "Conv" in op_text and UINT8_FILL not in op_text  # op colours: no dtype fill
+    assert UINT8_FILL in dtype_text  # the collapsed group is mostly uint8: drawn in the uint8 colour
+    assert "quantized" in dtype_text  # its aggregate text ("NN% quantized")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dtype.svg", "graph.png", "op.svg"]
+
+
+def test_render_refuses_bad_requests_in_one_line(corpus, tmp_path, capsys):
+    model = corpus / "digits_cnn" / "model_opset17.onnx"
+    assert main(["render", str(model), "-o", str(tmp_path / "g.jpg")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and ".png or .svg" in err
+    assert main(["render", str(model), "-o", str(tmp_path / "g.png"), "--colour", "sqnr"]) == 2
+    assert "give --data" in capsys.readouterr().err
+    assert main(["render", str(tmp_path / "missing.onnx"), "-o", str(tmp_path / "g.png")]) == 2
+    assert "missing.onnx" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing written

@@ -1,0 +1,365 @@
+"""How a quantized file is quantized, read from the file alone (summary line, node and edge dtypes,
+integer kernels), and the float-vs-quantized diff (Q/DQ inserted, folded ops, per-tensor SQNR),
+on our QDQ / QONNX exports of digits_cnn, onnxruntime's quantize_static (QDQ, QOperator) and
+quantize_dynamic output, ddddocr (dynamic), and small MatMulNBits / int4 / fp8 models."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_dynamic, quantize_static
+from PIL import Image
+
+import workbench
+from workbench.cli import main
+from workbench.core import api
+from workbench.core.graph.layout import graph_structure
+from workbench.core.inspection.diff_error import compare_models
+from workbench.core.inspection.model_diff import diff_models
+from workbench.core.inspection.quant_summary import (
+    edge_quantization,
+    params_around_nodes,
+    summarize_quantization,
+)
+from workbench.core.inspection.report import format_report, inspect_model
+from workbench.core.inspection.tensor_dtypes import tensor_dtypes
+from workbench.qt.canvas.colors import error_color
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+FLOAT, CALIB = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz"
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    """digits_cnn quantized by us (QDQ, QONNX) and by onnxruntime (QDQ, QOperator, dynamic)."""
+    out = tmp_path_factory.mktemp("qv")
+    model = api.open_model(FLOAT)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(CALIB), samples=32)
+    paths = {"ours": api.export(result, out / "ours.qdq.onnx"),
+             "qonnx": api.export(result, out / "ours.qonnx.onnx", format="qonnx", model=model)}
+    x = np.load(CALIB)["input"]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"input": x[i:i + 1]} for i in range(16)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    for fmt in (QuantFormat.QDQ, QuantFormat.QOperator):
+        paths[f"ort_{fmt.name}"] = out / f"ort_{fmt.name}.onnx"
+        quantize_static(str(FLOAT), str(paths[f"ort_{fmt.name}"]), Reader(), quant_format=fmt)
+    paths["ort_dynamic"] = out / "ort_dynamic.onnx"
+    quantize_dynamic(str(FLOAT), str(paths["ort_dynamic"]))
+    return paths
+
+
+def _ops(proto) -> Counter:
+    return Counter(n.op_type for n in proto.graph.node)
+
+
+def _zp_type(proto, q: onnx.NodeProto) -> str:
+    init = {i.name: i for i in proto.graph.initializer}[q.input[2]]
+    return TensorProto.DataType.Name(init.data_type).lower()
+
+
+def test_summary_of_our_qdq_export(exports):
+    proto = onnx.load(str(exports["ours"]))
+    ops = _ops(proto)
+    s = summarize_quantization(proto)
+    assert s.kinds == {"QDQ": ops["QuantizeLinear"] + ops["DequantizeLinear"]} == {"QDQ": 24}
+    assert s.text() == f"QDQ: {ops['Conv']} Conv uint8/int8, {ops['Gemm']} Gemm uint8/int8"
+    assert s.kernels == {"/f/f.0/Conv": "QDQ -> QLinearConv", "/f/f.3/Conv": "QDQ -> QLinearConv",
+                         "/f/f.7/Conv": "QDQ -> QLinearConv", "/head/head.2/Gemm": "QDQ -> QGemm"}
+    for n in proto.graph.node:  # Q nodes compute in their zero point's type, DQ in their input's
+        if n.op_type == "QuantizeLinear":
+            assert s.node_dtypes[n.name] == _zp_type(proto, n) == "uint8"
+        elif n.op_type == "Conv":
+            assert s.node_dtypes[n.name] == "uint8"
+    assert s.node_dtypes["/f/f.2/Relu"] == "float"  # reads the Conv's float output
+    # a float Conv of the QDQ file gets the parameters of the DQ nodes feeding it (activation, weight, bias)
+    around = params_around_nodes(proto)["/f/f.3/Conv"]
+    conv = next(n for n in proto.graph.node if n.name == "/f/f.3/Conv")
+    producer = {o: n for n in proto.graph.node for o in n.output}
+    assert [(p.tensor, p.role) for p in around] == [
+        (producer[conv.input[0]].input[0], "activation"), (producer[conv.input[1]].input[0], "weight"),
+        (producer[conv.input[2]].input[0], "bias")]
+    relu = params_around_nodes(proto)["/f/f.2/Relu"]  # its output's QuantizeLinear
+    assert [p.tensor for p in relu] == ["/f/f.2/Relu_output_0_quantized"]
+    report = inspect_model(api.open_model(exports["ours"]))
+    assert report["quantization_summary"] == s.text()
+    assert f"summary:     {s.text()}" in format_report(report)
+
+
+@pytest.mark.parametrize("collapse", [True, False])
+def test_edge_dtypes_equal_the_file(exports, collapse):
+    proto = onnx.load(str(exports["ours"]))
+    st = graph_structure(proto, collapse_qdq=collapse)
+    eq = edge_quantization(proto, st)
+    inferred = onnx.shape_inference.infer_shapes(proto)
+    types = {vi.name: vi.type.tensor_type.elem_type for vi in list(inferred.graph.value_info)
+             + list(inferred.graph.input) + list(inferred.graph.output)}
+    types.update({i.name: i.data_type for i in proto.graph.initializer})
+    producer = {o: n for n in proto.graph.node for o in n.output}
+    for e, t in enumerate(st.edge_tensors):
+        p = producer[t]
+        if collapse and p.op_type == "DequantizeLinear" and producer.get(p.input[0]) is not None:
+            want, tensor = _zp_type(proto, producer[p.input[0]]), p.input[0]
+        else:
+            want = TensorProto.DataType.Name(types[t]).lower()
+            tensor = p.input[0] if p.op_type == "DequantizeLinear" else (t if want != "float" else "")
+        assert eq.dtypes[e] == want, t
+        assert eq.tensors[e] == tensor, t
+    n_q = _ops(proto)["QuantizeLinear"]
+    if collapse:  # every Q/DQ pair but the graph input's (a tag) and the output's (no consumer) is one edge
+        assert sum(d == "uint8" for d in eq.dtypes) == n_q - 2 == 6
+    else:  # Q -> DQ edges carry uint8, the rest float
+        assert sum(d == "uint8" for d in eq.dtypes) == n_q
+        assert set(eq.dtypes) == {"uint8", "float"}
+
+
+def test_summaries_of_onnxruntime_and_qonnx_files(exports):
+    qdq = onnx.load(str(exports["ort_QDQ"]))
+    assert summarize_quantization(qdq).text() == "QDQ: 3 Conv int8/int8, 1 Gemm int8/int8"
+    qop = onnx.load(str(exports["ort_QOperator"]))
+    s = summarize_quantization(qop)
+    ops = _ops(qop)
+    assert s.text() == f"QOperator + QDQ: {ops['QLinearConv']} Conv int8/int8, 1 Gemm int8/int8"
+    assert Counter(s.kernels.values()) == {"QLinearConv": 3, "QGemm": 1, "QLinearAveragePool": 1}
+    dyn = onnx.load(str(exports["ort_dynamic"]))
+    s = summarize_quantization(dyn)
+    assert s.kinds == {"dynamic": _ops(dyn)["ConvInteger"] + _ops(dyn)["MatMulInteger"]
+                       + _ops(dyn)["DynamicQuantizeLinear"]}
+    assert s.text() == "dynamic: 3 Conv uint8/int8, 1 MatMul uint8/int8"
+    qonnx = onnx.load(str(exports["qonnx"]))
+    s = summarize_quantization(qonnx)
+    assert list(s.kinds) == ["QONNX"] and s.text().startswith("QONNX: 3 Conv ")
+    # the edges leaving a Quant node carry its integer grid: (u)int<bit width> from the node's inputs
+    inits = {i.name: numpy_helper.to_array(i) for i in qonnx.graph.initializer}
+    st = graph_structure(qonnx)
+    eq = edge_quantization(qonnx, st)
+    nodes = {n.name: n for n in qonnx.graph.node}
+    seen = 0
+    for e, (a, _b) in enumerate(st.edges):
+        n = nodes[st.names[a]]
+        if n.op_type != "Quant":
+            assert eq.dtypes[e] in ("float", "int64"), st.edge_tensors[e]
+            continue
+        signed = next(at.i for at in n.attribute if at.name == "signed")
+        assert eq.dtypes[e] == f"{'int' if signed else 'uint'}{int(inits[n.input[3]])}"
+        assert eq.tensors[e] == n.input[0]
+        seen += 1
+    outputs = {o.name for o in qonnx.graph.output}
+    # every Quant node has an edge but the one writing the graph output
+    assert seen == sum(n.op_type == "Quant" and n.output[0] not in outputs for n in qonnx.graph.node) == 15
+    assert summarize_quantization(onnx.load(str(FLOAT))).text() == "float model"
+
+
+def test_weight_only_int4_and_fp8():
+    k, n, block = 16, 4, 8
+    rng = np.random.default_rng(0)
+    packed = rng.integers(0, 255, size=(n, k // block, block // 2), dtype=np.uint8)
+    nbits = helper.make_node("MatMulNBits", ["x", "w", "s"], ["y"], name="mm4", domain="com.microsoft",
+                             K=k, N=n, bits=4, block_size=block)
+    g = helper.make_graph([nbits], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])],
+                          [numpy_helper.from_array(packed, "w"),
+                           numpy_helper.from_array(np.ones(n * k // block, np.float32), "s")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    s = summarize_quantization(m)
+    assert s.text() == "weight-only: 1 MatMul float/uint4" and s.kernels == {"mm4": "MatMulNBits"}
+    # int4 blocked DequantizeLinear weight on a MatMul, an fp8 Q/DQ pair on its output (opset 21)
+    w4 = helper.make_tensor("w4", TensorProto.INT4, [k, n], rng.integers(-8, 8, size=k * n).tolist())
+    nodes = [helper.make_node("DequantizeLinear", ["w4", "ws"], ["wf"], name="dq4", axis=0, block_size=block),
+             helper.make_node("MatMul", ["x", "wf"], ["y0"], name="mm"),
+             helper.make_node("QuantizeLinear", ["y0", "ys", "yz"], ["yq"], name="q8"),
+             helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["yd"], name="dq8"),
+             helper.make_node("Relu", ["yd"], ["y"], name="relu")]
+    inits = [w4, numpy_helper.from_array(np.ones((k // block, n), np.float32), "ws"),
+             numpy_helper.from_array(np.array(0.1, np.float32), "ys"),
+             helper.make_tensor("yz", TensorProto.FLOAT8E4M3FN, [], [0.0])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, n])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    onnx.checker.check_model(m)
+    s = summarize_quantization(m)
+    assert s.text() == "QDQ: 1 MatMul float/int4" and s.kernels == {"mm": "QDQ -> MatMulNBits"}
+    assert s.node_dtypes == {"dq4": "int4", "mm": "int4", "q8": "float8e4m3fn", "dq8": "float8e4m3fn",
+                             "relu": "float8e4m3fn"}
+    assert tensor_dtypes(m)["yq"] == "float8e4m3fn" and tensor_dtypes(m)["wf"] == "float"
+    st = graph_structure(m, collapse_qdq=True)
+    assert st.names == ["mm", "relu"] and edge_quantization(m, st).dtypes == ["float8e4m3fn"]
+
+
+def test_diff_of_our_export_lists_exactly_its_qdq(exports):
+    fp, qp = onnx.load(str(FLOAT)), onnx.load(str(exports["ours"]))
+    d = diff_models(fp, qp)
+    qs = {n.name: n for n in qp.graph.node if n.op_type == "QuantizeLinear"}
+    dqs = {n.name for n in qp.graph.node if n.op_type == "DequantizeLinear"}
+    pairs = [p for p in d.qdq if p.quantize]
+    assert sorted(p.quantize for p in pairs) == sorted(qs) and len(pairs) == 8
+    assert sorted(dq for p in d.qdq for dq in p.dequantize) == sorted(dqs) and len(dqs) == 16
+    for p in pairs:
+        assert p.tensor == qs[p.quantize].input[0] and p.dtype == _zp_type(qp, qs[p.quantize])
+    lone = Counter(p.role for p in d.qdq if not p.quantize)
+    assert lone == {"weight": 4, "bias": 4}  # 3 Conv + 1 Gemm, each a weight and an int32 bias
+    assert [(m.float_node, m.how) for m in d.matches] == [(n.name, "name") for n in fp.graph.node]
+    assert d.folded == [] and d.removed == [] and d.added == []
+    assert {m.float_node for m in d.matches if m.status == "quantized"} >= {"/f/f.0/Conv", "/head/head.2/Gemm"}
+
+
+def test_diff_of_onnxruntime_files(exports):
+    fp = onnx.load(str(FLOAT))
+    relus = [(n.name, "Relu") for n in fp.graph.node if n.op_type == "Relu"]
+    for key in ("ort_QDQ", "ort_QOperator"):
+        qp = onnx.load(str(exports[key]))
+        d = diff_models(fp, qp)
+        assert d.folded == relus and d.removed == []  # onnxruntime fuses each Relu into its Q
+        assert sorted(p.quantize for p in d.qdq if p.quantize) == sorted(
+            n.name for n in qp.graph.node if n.op_type == "QuantizeLinear")
+        assert len(d.matches) == len(fp.graph.node) - len(relus)
+    d = diff_models(fp, onnx.load(str(exports["ort_QOperator"])))
+    assert {m.float_node: m.quant_op for m in d.matches if m.float_op == "Conv"} == {
+        "/f/f.0/Conv": "QLinearConv", "/f/f.3/Conv": "QLinearConv", "/f/f.7/Conv": "QLinearConv"}
+    d = diff_models(fp, onnx.load(str(exports["ort_dynamic"])))
+    conv = {m.float_node: m.quant_op for m in d.matches if m.float_op in ("Conv", "Gemm")}
+    assert conv == {"/f/f.0/Conv": "ConvInteger", "/f/f.3/Conv": "ConvInteger", "/f/f.7/Conv": "ConvInteger",
+                    "/head/head.2/Gemm": "MatMulInteger"}
+
+
+def _sqnr(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(10 * np.log10(np.sum(a * a) / np.sum((a - b) ** 2)))
+
+
+def test_per_tensor_sqnr_equals_an_independent_run(exports):
+    model = api.open_model(FLOAT)
+    x = np.load(CALIB)["input"][:24]
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    for key in ("ours", "ort_QOperator"):
+        qp = onnx.load(str(exports[key]))
+        by_name = {n.name: n for n in qp.graph.node}
+        # ours: the DQ of the Relu's Q/DQ pair; onnxruntime's QOperator: the QLinearConv (Relu fused) output
+        tap = (by_name["/f/f.5/Relu_output_0_DequantizeLinear"] if key == "ours" else by_name["/f/f.3/Conv_quant"]).output[0]
+        d = compare_models(model, qp, str(CALIB), samples=24)
+        assert d.tensors["/f/f.5/Relu_output_0"] == tap
+        f = ort.InferenceSession(api.add_outputs(model.proto, ["/f/f.5/Relu_output_0"]).SerializeToString())
+        q = ort.InferenceSession(api.add_outputs(qp, [tap]).SerializeToString(), so)
+        fv = f.run(["/f/f.5/Relu_output_0"], {"input": x})[0]
+        qv = q.run([tap], {"input": x})[0]
+        if qv.dtype != np.float32:  # QLinearConv output: dequantize with the file's scale and zero point
+            inits = {i.name: numpy_helper.to_array(i) for i in qp.graph.initializer}
+            node = next(n for n in qp.graph.node if n.output[0] == tap)
+            qv = (qv.astype(np.float64) - inits[node.input[7]]) * inits[node.input[6]]
+        assert d.sqnr["/f/f.5/Relu_output_0"] == pytest.approx(_sqnr(fv, qv), abs=1e-6)
+        assert 25.0 < d.sqnr["/f/f.5/Relu_output_0"] < 60.0
+
+
+@pytest.mark.slow
+def test_ddddocr_summary(corpus):
+    path = corpus / "ddddocr_common_old_int8" / "model.onnx"
+    if not path.is_file():
+        pytest.skip(f"corpus model not found at {path}")
+    proto = onnx.load(str(path))
+    ops = _ops(proto)
+    s = summarize_quantization(proto)
+    assert s.text() == (f"dynamic: {ops['ConvInteger']} Conv uint8/uint8, 1 LSTM uint8/int8, "
+                        f"{ops['MatMulInteger']} MatMul uint8/uint8")
+    assert Counter(s.kernels.values()) == {"ConvInteger": ops["ConvInteger"], "MatMulInteger": ops["MatMulInteger"]}
+
+
+def test_unnamed_nodes_match_by_structure(tmp_path):
+    """Nodes without names (common in exported files) match by op type and topology, one to one."""
+    rng = np.random.default_rng(1)
+    w1, w2 = rng.normal(size=(4, 2, 3, 3)).astype(np.float32), rng.normal(size=(4, 4, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]), helper.make_node("Sigmoid", ["a"], ["b"]),
+             helper.make_node("Conv", ["b", "w2"], ["c"]), helper.make_node("Add", ["a", "c"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])],
+                          [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")])
+    fp = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    src, out = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(fp, str(src))
+    feeds = [{"x": rng.normal(size=(1, 2, 6, 6)).astype(np.float32)} for _ in range(4)]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter(feeds)
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(str(src), str(out), Reader(), quant_format=QuantFormat.QDQ)
+    qp = onnx.load(str(out))
+    d = diff_models(fp, qp)
+    # keys as the canvas names unnamed nodes: "<op_type>#<index in the file>"
+    assert [m.float_node for m in d.matches] == ["Conv#0", "Sigmoid#1", "Conv#2", "Add#3"]
+    by_key = {f"{n.op_type}#{i}" if not n.name else n.name: n for i, n in enumerate(qp.graph.node)}
+    for m in d.matches:
+        assert by_key[m.quant_node].op_type == m.float_op and m.how == "structure"
+    assert d.removed == [] and d.folded == [] and d.added == []
+    # the two Conv are told apart by what feeds them: the second reads the Sigmoid's output
+    second = by_key[d.matches[2].quant_node]
+    producer = {o: n for n in qp.graph.node for o in n.output}
+    dq = producer[second.input[0]]
+    assert producer[producer[dq.input[0]].input[0]].op_type == "Sigmoid"
+
+
+def test_cli_compare_prints_and_writes_the_diff(exports, tmp_path, capsys):
+    out = tmp_path / "diff.json"
+    assert main(["compare", str(FLOAT), str(exports["ort_QOperator"]), "--data", str(CALIB), "--samples", "16",
+                 "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    qp = onnx.load(str(exports["ort_QOperator"]))
+    n_q = _ops(qp)["QuantizeLinear"]
+    assert f"; {n_q} Q/DQ pairs inserted, 1 DequantizeLinear without a Q (0 weight/bias);" in text
+    assert "folded or fused: 3\n  Relu /f/f.2/Relu\n" in text
+    doc = json.loads(out.read_text())
+    assert doc["counts"]["qdq_pairs"] == n_q and doc["counts"]["folded"] == 3
+    gemm = next(m for m in doc["matches"] if m["float_node"] == "/head/head.2/Gemm")
+    assert gemm["quant_op"] == "QGemm" and 25.0 < gemm["sqnr_db"] < 60.0
+    # a quantized file as the float side is refused in one line
+    assert main(["compare", str(exports["ours"]), str(exports["ort_QDQ"])]) == 2
+    assert "is already quantized; compare needs the float model first" in capsys.readouterr().err
+
+
+def test_sqnr_of_a_file_with_batch_fixed_to_one(exports, tmp_path):
+    """A quantized file taking one row at a time runs row by row: the same SQNR as with a free batch."""
+    model = api.open_model(FLOAT)
+    qp = onnx.load(str(exports["ours"]))
+    free = compare_models(model, qp, str(CALIB), samples=32).sqnr
+    qp.graph.input[0].type.tensor_type.shape.dim[0].ClearField("dim_param")
+    qp.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
+    fixed = compare_models(model, qp, str(CALIB), samples=32).sqnr
+    assert fixed.keys() == free.keys() and len(free) == 10
+    for t, db in free.items():
+        assert fixed[t] == pytest.approx(db, abs=1e-6), t
+
+
+@pytest.mark.slow
+def test_render_draws_the_file_dtypes_and_the_diff(exports, tmp_path):
+    """``render --colour dtype`` of a quantized file fills its nodes with the dtype colour of the file
+    (uint8 here); ``render MODEL --compare QUANTIZED`` draws the quantized file in SQNR colours."""
+    uint8_fill = (0xFF, 0xD5, 0x4F)  # colors.dtype_color("uint8")
+    pictures = {}
+    for name, args in (("file", [str(exports["ours"]), "--colour", "dtype"]),
+                       ("float", [str(FLOAT), "--colour", "op"]),
+                       ("diff", [str(FLOAT), "--compare", str(exports["ours"]), "--data", str(CALIB), "--samples", "16"])):
+        out = tmp_path / f"{name}.png"
+        assert main(["render", *args, "-o", str(out), "--expand", "9"]) == 0
+        pictures[name] = np.asarray(Image.open(out).convert("RGB")).reshape(-1, 3)
+    count = {k: int(np.all(v == uint8_fill, axis=1).sum()) for k, v in pictures.items()}
+    assert count["file"] > 1000 and count["float"] == 0
+    assert count["diff"] < count["file"] / 10  # only the u8 badges of the folded Q/DQ pairs
+    # the diff picture fills the Conv with the SQNR colour of its output, measured on the same samples
+    db = compare_models(api.open_model(FLOAT), onnx.load(str(exports["ours"])), str(CALIB), samples=16).node_sqnr()
+    c = error_color(round(db["/f/f.3/Conv"] * 4) / 4)
+    assert int(np.all(pictures["diff"] == (c.red(), c.green(), c.blue()), axis=1).sum()) > 1000

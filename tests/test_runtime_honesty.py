@@ -1,0 +1,81 @@
+"""Every figure from onnxruntime says what it was measured with; ``evaluate`` and ``analyze``'s end-to-end
+figure agree for the same model and data; the int4 export records MatMulNBits' accuracy level."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import attention_model, optimized_op_counts
+
+from workbench.cli import main
+from workbench.core import api
+from workbench.core.analysis.evaluate import evaluate
+from workbench.core.issues import IssueCode
+from workbench.core.model.load import prepare_proto
+from workbench.core.writers.weight_only import ACCURACY_KEY, ACCURACY_OPTION, ORT_ACCURACY_LEVEL
+
+
+def _cli(argv, capsys) -> tuple[int, str]:
+    code = main([str(a) for a in argv])
+    return code, capsys.readouterr().out
+
+
+def test_evaluate_and_analyze_report_the_same_runtime_and_agree(tmp_path, capsys):
+    onnx.save(attention_model(float(np.finfo(np.float32).min)), str(tmp_path / "m.onnx"))
+    np.savez(tmp_path / "d.npz", X=np.random.default_rng(5).standard_normal((12, 8, 16)).astype(np.float32))
+    m, d, q = tmp_path / "m.onnx", tmp_path / "d.npz", tmp_path / "q.onnx"
+    assert _cli(["quantize", m, "--data", d, "-o", q], capsys)[0] == 0
+    code, ev = _cli(["evaluate", m, q, "--data", d], capsys)
+    assert code == 0
+    code, an = _cli(["analyze", m, "--data", d], capsys)
+    assert code == 0
+    ev_rt = re.search(r"measured with (.*)$", ev.splitlines()[0]).group(1)
+    an_rt = re.search(r"end to end .*measured with (.*)$", an, re.M).group(1)
+    assert ev_rt == an_rt and "CPUExecutionProvider" in ev_rt and "ORT_ENABLE_ALL" in ev_rt
+    assert re.search(r"per node unit .*measured with .*ORT_DISABLE_ALL", an)
+    ev_db = float(re.search(r"^Y\s+(\S+)", ev, re.M).group(1))
+    an_db = float(re.search(r"output Y: SQNR (\S+) dB", an).group(1))
+    assert abs(ev_db - an_db) < 0.01 and 10 < ev_db < 60
+    # the same figure straight from the API, and the report names the level it ran at
+    rep = evaluate(str(m), str(q), str(d))
+    assert abs(rep.output("Y").sqnr_db - ev_db) < 0.01 and rep.to_json()["runtime"] == ev_rt
+
+
+def _mlp(k: int = 256) -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array((rng.standard_normal((k, k)) / np.sqrt(k)).astype(np.float32), f"W{i}")
+             for i in range(3)]
+    nodes = [helper.make_node("MatMul", ["X", "W0"], ["a"], name="mm0"),
+             helper.make_node("MatMul", ["a", "W1"], ["b"], name="mm1"),
+             helper.make_node("MatMul", ["b", "W2"], ["Y"], name="mm2")]
+    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", k])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", k])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_int4_export_records_the_matmulnbits_accuracy_level_onnxruntime_uses():
+    res = api.quantize(prepare_proto(_mlp()), api.make_recipe("w4-block"))
+    meta = {p.key: p.value for p in res.proto.metadata_props}
+    assert meta[ACCURACY_KEY].startswith(f"{ORT_ACCURACY_LEVEL} ") and ACCURACY_OPTION in meta[ACCURACY_KEY]
+    notes = [i for i in res.issues if i.code == IssueCode.MATMULNBITS_ACCURACY]
+    assert len(notes) == 1 and "3 int4 DequantizeLinear + MatMul" in notes[0].message
+    assert optimized_op_counts(res.proto)["MatMulNBits"] == 3
+    x = np.random.default_rng(1).standard_normal((64, 256)).astype(np.float32)
+
+    def out(level, accuracy=None):
+        so = ort.SessionOptions()
+        so.graph_optimization_level = level
+        if accuracy is not None:
+            so.add_session_config_entry(ACCURACY_OPTION, str(accuracy))
+        sess = ort.InferenceSession(res.proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        return sess.run(None, {"X": x})[0]
+
+    written = out(ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    rel = [float(np.linalg.norm(out(ort.GraphOptimizationLevel.ORT_ENABLE_ALL, a) - written) / np.linalg.norm(written))
+           for a in (None, ORT_ACCURACY_LEVEL, 1)]
+    # what the note says: the default is level 4 (int8 activations inside the kernel), level 1 is float32
+    assert rel[0] == rel[1] and 1e-4 < rel[0] < 0.02 and rel[2] < 1e-5

@@ -1,0 +1,120 @@
+"""Rows of one array of an ``.npy`` file or ``.npz`` member, read in order and only as far as asked.
+
+Calibration asks for a few rows (``--samples``) of files that may hold many more; reading the
+whole array first costs its full size in memory. Here:
+
+- an ``.npy`` file is memory-mapped (``numpy.load(mmap_mode="r")``): a row's pages are read when
+  the row is used;
+- an ``.npz`` member is a zip entry, usually deflate-compressed (``numpy.savez_compressed``), which
+  cannot be mapped: it is streamed from the start, ``take(n)`` decompressing exactly the next
+  ``n`` rows into a fresh array (stored members, ``numpy.savez``, stream the same way);
+- a Fortran-ordered member (rows are not contiguous) is read whole, the only exception.
+
+Format: NumPy's ``.npy`` format (``numpy.lib.format``: magic, header dict, C-order data).
+"""
+
+from __future__ import annotations
+
+import math
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from workbench.core.errors import DataError
+
+
+class RowReader:
+    """Sequential rows of one array: :meth:`take` returns the next ``n`` rows along axis 0.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        Shape of the whole array (rows on axis 0).
+    dtype : numpy.dtype
+        Its dtype.
+    """
+
+    def __init__(self, path: Path, member: str | None = None) -> None:
+        self.path, self.member = Path(path), member
+        self._zip: zipfile.ZipFile | None = None
+        self._stream = None
+        self._array: np.ndarray | None = None
+        self.pos = 0
+        if member is None:
+            self._array = np.load(self.path, mmap_mode="r", allow_pickle=False)
+            self.shape, self.dtype = tuple(self._array.shape), self._array.dtype
+            return
+        self._zip = zipfile.ZipFile(self.path)
+        f = self._zip.open(member + ".npy")
+        version = np.lib.format.read_magic(f)
+        reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = reader(f)
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        if self.dtype.hasobject:
+            raise DataError(f"{self.path}: array '{member}' holds Python objects, which are not read (no pickles).",
+                            hint="Save numeric arrays with numpy.savez.")
+        if fortran and len(self.shape) > 1:
+            self._array = np.asfortranarray(np.lib.format.read_array(self._zip.open(member + ".npy"),
+                                                                     allow_pickle=False))
+            f.close()
+        else:
+            self._stream = f
+        self._row_bytes = math.prod(self.shape[1:]) * self.dtype.itemsize
+
+    @property
+    def rows(self) -> int:
+        """Rows on axis 0 (1 for a scalar)."""
+        return self.shape[0] if self.shape else 1
+
+    def take(self, n: int) -> np.ndarray:
+        """The next ``n`` rows, shape ``(n, *shape[1:])``, this reader's dtype.
+
+        Raises
+        ------
+        DataError
+            Fewer than ``n`` rows are left, or the file ends early (truncated).
+        """
+        if not self.shape:  # a scalar: the whole array, every time
+            return self._scalar()
+        if self.pos + n > self.shape[0]:
+            raise DataError(f"{self.path}: asked for rows {self.pos}..{self.pos + n} of "
+                            f"'{self.member or self.path.stem}', which has {self.shape[0]}.",
+                            hint="Ask for fewer samples.")
+        start, self.pos = self.pos, self.pos + n
+        if self._array is not None:
+            return self._array[start:start + n]
+        out = np.empty((n, *self.shape[1:]), self.dtype)
+        view, got = memoryview(out.reshape(-1).view(np.uint8)), 0
+        while got < n * self._row_bytes:
+            k = self._stream.readinto(view[got:])
+            if not k:
+                raise DataError(f"{self.path}: array '{self.member}' ends after {got // max(self._row_bytes, 1)} "
+                                f"of {self.shape[0]} rows (truncated file).", hint="Re-save the data with numpy.savez.")
+            got += k
+        return out
+
+    def _scalar(self) -> np.ndarray:
+        if self._array is None:
+            self._array = np.frombuffer(self._stream.read(self.dtype.itemsize), self.dtype).reshape(())
+        return self._array
+
+    def close(self) -> None:
+        """Close the zip member and file (an ``.npy`` map closes when its arrays are freed)."""
+        if self._stream is not None:
+            self._stream.close()
+        if self._zip is not None:
+            self._zip.close()
+        self._stream = self._zip = None
+
+    def __enter__(self) -> RowReader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def read_member(path: Path, member: str) -> np.ndarray:
+    """One whole array of an ``.npz`` (labels, ragged samples), without reading the others."""
+    with zipfile.ZipFile(path) as zf, zf.open(member + ".npy") as f:
+        return np.lib.format.read_array(f, allow_pickle=False)

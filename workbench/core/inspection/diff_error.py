@@ -1,0 +1,166 @@
+"""Per-edge error of a quantized file against its float model, measured on the user's data.
+
+Both models run in onnxruntime on the same batches with the matched tensors of a
+:class:`~workbench.core.inspection.model_diff.ModelDiff` added as outputs (``diff.tensors``: float
+tensor -> the quantized file's tensor with the same value). Integer taps (a QLinearConv output
+read by the next QLinear op) are dequantized with the scale and zero point the file holds,
+``r = (q - zero_point) * scale`` (ONNX DequantizeLinear). For each tensor
+``SQNR = 10 log10(sum(f^2) / sum((f - q)^2))`` in dB over all samples (float64 sums; +inf when
+bit-exact). A model whose batch is fixed to 1 runs row by row. Tensors whose shapes differ between the two models, or integer taps without a
+constant scale (ConvInteger's int32 accumulators), are left out. The quantized file runs with
+onnxruntime's graph optimizations off, so each tap is the value its ONNX operators define (tapping a
+tensor would stop some fusions anyway; fused integer kernels can differ from it by a rounding step).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from workbench.core.data.loader import open_data_source, sample_batches
+from workbench.core.errors import ModelError
+from workbench.core.inspection.model_diff import ModelDiff, diff_models
+from workbench.core.inspection.quant_reader import QuantTensor, read_quant_params
+from workbench.core.inspection.tensor_dtypes import tensor_dtypes
+from workbench.core.model.load import PreparedModel
+from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.runtime.session import add_outputs, make_session
+
+
+def _dequantizer(tap: str, dtype: str, params: dict[str, QuantTensor]):
+    """A function int array -> float array for an integer tap, identity for float, None when unknown."""
+    if dtype in ("float", "float16", "bfloat16", "?"):
+        return lambda a: a
+    p = params.get(tap)
+    if p is None or p.scale is None:
+        return None
+    scale = np.asarray(p.scale, np.float64)
+    zp = np.asarray(p.zero_point, np.float64) if p.zero_point is not None else 0.0
+    if scale.size > 1:
+        return None  # per-channel activation taps do not occur in the formats read here
+    return lambda a: (np.asarray(a, np.float64) - zp) * scale
+
+
+def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff: ModelDiff, data,
+                 *, samples: int | None = None, progress: ProgressFn | None = None,
+                 cancel: CancelToken | None = None) -> dict[str, float]:
+    """SQNR (dB) per matched float tensor, stored in ``diff.sqnr`` and returned.
+
+    Parameters
+    ----------
+    float_model : PreparedModel
+        The float model; its file (:func:`float_reference`) runs, as ``diff`` was made from it.
+    quant_proto : onnx.ModelProto
+        The quantized file.
+    data : str, Path, dict or DataSource
+        Samples for the float model's inputs (npz, image folder, spec; see ``open_data_source``).
+    samples : int, optional
+        At most this many samples (all by default).
+
+    Raises
+    ------
+    ModelError
+        onnxruntime refuses one of the models.
+    DataError
+        ``data`` does not fit the model's inputs.
+    Cancelled
+        ``cancel`` was set (checked between batches).
+    """
+    progress = progress or no_progress
+    params = {p.tensor: p for p in read_quant_params(quant_proto)}
+    qtypes = tensor_dtypes(quant_proto, list(params.values()))
+    deq = {f: _dequantizer(q, qtypes.get(q, "?"), params) for f, q in diff.tensors.items()}
+    pairs = {f: q for f, q in diff.tensors.items() if deq[f] is not None}
+    if not pairs:
+        return {}
+    f_names, q_names = list(pairs), list(dict.fromkeys(pairs.values()))
+    f_sess = make_session(add_outputs(float_reference(float_model), f_names))
+    q_sess = make_session(add_outputs(quant_proto, q_names), optimize=False)
+    q_inputs = {i.name for i in q_sess.get_inputs()}
+    sig = dict.fromkeys(f_names, 0.0)
+    err = dict.fromkeys(f_names, 0.0)
+    bad: set[str] = set()
+    source = open_data_source(data, float_model)
+    n = source.num_samples()
+    total = min(n, samples) if (n and samples) else (samples or n or 0)
+    done = 0
+    for batch in sample_batches(float_model, source, samples):
+        if cancel is not None:
+            cancel.check()
+        f_out = dict(zip(f_names, _run(f_sess, f_names, batch, "the float model"), strict=True))
+        q_out = dict(zip(q_names, _run(q_sess, q_names, {k: v for k, v in batch.items() if k in q_inputs},
+                                       "the quantized model"), strict=True))
+        for f in f_names:
+            a = np.asarray(f_out[f], np.float64)
+            b = deq[f](q_out[pairs[f]])
+            if a.shape != np.shape(b):
+                bad.add(f)
+                continue
+            sig[f] += float(np.sum(a * a))
+            err[f] += float(np.sum((a - b) ** 2))
+        done += len(next(iter(batch.values())))
+        progress(done, total, "Comparing float and quantized")
+    diff.sqnr = {f: _db(sig[f], err[f]) for f in f_names if f not in bad}
+    return diff.sqnr
+
+
+def _run(sess, names: list[str], feed: dict, which: str) -> list:
+    """``sess.run``; a model that takes one row at a time (batch fixed to 1) runs row by row and its
+    outputs are stacked on axis 0."""
+    try:
+        return sess.run(names, feed)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
+        rows = {len(v) for v in feed.values() if np.ndim(v)}
+        if len(rows) == 1 and rows != {1}:
+            try:
+                parts = [sess.run(names, {k: v[i:i + 1] for k, v in feed.items()}) for i in range(rows.pop())]
+                return [np.concatenate([p[j] for p in parts], axis=0) for j in range(len(names))]
+            except Exception:  # noqa: BLE001 - report the first failure below
+                pass
+        shapes = ", ".join(f"{k} {list(v.shape)}" for k, v in feed.items())
+        raise ModelError(f"onnxruntime cannot run {which} on the data ({shapes}): {' '.join(str(exc).split())[:300]}",
+                         hint="Pick data made for both models (a file quantized with a fixed batch needs batch-1 "
+                              "samples).") from None
+
+
+def _db(sig: float, err: float) -> float:
+    if err == 0.0:
+        return math.inf
+    if sig == 0.0:
+        return -math.inf
+    return 10.0 * math.log10(sig / err)
+
+
+def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, data=None, *,
+                   samples: int | None = None, progress: ProgressFn | None = None,
+                   cancel: CancelToken | None = None) -> ModelDiff:
+    """:func:`diff_models` of the two, then :func:`measure_diff` on ``data`` when given.
+
+    Raises
+    ------
+    ModelError
+        ``quant_proto`` is not a model, or onnxruntime refuses a model.
+    """
+    if not isinstance(quant_proto, onnx.ModelProto):
+        raise ModelError("compare: the quantized model must be an onnx.ModelProto.", hint="Load it with onnx.load.")
+    diff = diff_models(float_reference(float_model), quant_proto)
+    if data is not None:
+        measure_diff(float_model, quant_proto, diff, data, samples=samples, progress=progress, cancel=cancel)
+    return diff
+
+
+def float_reference(float_model: PreparedModel) -> onnx.ModelProto:
+    """The float graph as its file holds it (what another tool quantized), else the prepared one.
+
+    Preparation may rewrite the graph (BatchNormalization folded, Constant weights lifted); a quantized
+    file made by another tool from the same file still has the original structure and names.
+    """
+    if float_model.path is None or not Path(float_model.path).is_file():
+        return float_model.proto
+    try:
+        return onnx.load(str(float_model.path))
+    except Exception:  # noqa: BLE001 - the prepared graph is a good second choice
+        return float_model.proto

@@ -1,0 +1,406 @@
+"""Float model vs its quantized file: which node became which, what was inserted, folded, left float.
+
+Matching is by graph structure, so it works on our exports and on other tools' files
+(onnxruntime ``quantize_static`` QDQ or QOperator, ``quantize_dynamic``):
+
+1. Q/DQ are stripped from the quantized graph: a tensor read through DequantizeLinear <-
+   QuantizeLinear (or DynamicQuantizeLinear, or a QONNX Quant node) stands for the float tensor
+   the QuantizeLinear read.
+2. Nodes are matched by name where the name (or the name without onnxruntime's ``_quant`` suffix)
+   exists in both with a compatible op type (``Conv`` ~ ``QLinearConv`` ~ ``ConvInteger``, see
+   :data:`workbench.core.inspection.quant_summary.FLOAT_OP`).
+3. The rest are matched by op type + topology, repeated until nothing changes: a float node and a
+   quantized node of compatible op types match when the nodes producing their data inputs match.
+   Float nodes the quantized file dropped (BatchNormalization folded into a Conv, Relu fused into
+   its producer's QuantizeLinear) are looked through when comparing producers.
+
+Every Q and DQ node of the quantized file is listed once in :attr:`ModelDiff.qdq`: a
+QuantizeLinear with its DequantizeLinear consumers (an activation pair), or a DequantizeLinear
+alone (a weight or bias stored as integers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import onnx
+
+from workbench.core.graph.quantized_ops import INTEGER_KERNELS, quantized_kind
+from workbench.core.inspection.quant_summary import COMPUTE_OPS, FLOAT_OP
+from workbench.core.inspection.tensor_dtypes import tensor_dtypes
+
+#: float ops a quantizer may drop: folded into the producer (BatchNormalization into Conv) or fused
+#: into the following QuantizeLinear (Relu, Clip), or removed as no-ops
+FOLDABLE = frozenset({"BatchNormalization", "Relu", "Clip", "Identity", "Dropout"})
+_STRIP = ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear")
+_INT_DATA = frozenset({"int8", "uint8", "int16", "uint16", "int4", "uint4", "float8e4m3fn", "float8e5m2"})
+
+
+@dataclass
+class QdqPair:
+    """Q/DQ nodes of the quantized file around one tensor.
+
+    Attributes
+    ----------
+    tensor : str
+        The float tensor the QuantizeLinear reads, or the integer initializer a lone DQ reads.
+    quantize : str
+        Name of the QuantizeLinear ("" for a weight / bias DequantizeLinear without one).
+    dequantize : list of str
+        Names of the DequantizeLinear nodes reading the quantized tensor.
+    dtype : str
+        The quantized dtype (``uint8``, ``int8``, ``int32`` for biases, ``int4`` ...).
+    role : str
+        ``"activation"`` (a Q/DQ pair), ``"weight"`` or ``"bias"`` (an int32 DQ).
+    """
+
+    tensor: str
+    quantize: str
+    dequantize: list[str]
+    dtype: str
+    role: str
+
+
+@dataclass
+class NodeMatch:
+    """A float node and the node of the quantized file computing it.
+
+    ``how`` is ``"name"`` or ``"structure"``; ``status`` is ``"quantized"`` (an integer kernel, or a
+    float op reading DequantizeLinear outputs), ``"float"`` (left float) or ``"same"`` (a node that
+    has nothing to quantize: Shape, Reshape of float data not touched by Q/DQ ...).
+    """
+
+    float_node: str
+    quant_node: str
+    float_op: str
+    quant_op: str
+    how: str
+    status: str
+
+
+@dataclass
+class ModelDiff:
+    """What changed from the float model to the quantized file (see the module docstring).
+
+    Attributes
+    ----------
+    matches : list of NodeMatch
+        In float-graph order.
+    qdq : list of QdqPair
+        Every Q / DQ node of the quantized file, grouped by tensor.
+    folded : list of (str, str)
+        (name, op type) of float nodes without a counterpart whose op a quantizer folds or fuses.
+    removed : list of (str, str)
+        Other float nodes without a counterpart.
+    added : list of (str, str)
+        Nodes of the quantized file (not Q / DQ) without a float counterpart (e.g. the Cast / Mul
+        of a dynamic ConvInteger unit).
+    tensors : dict of str to str
+        Float tensor -> quantized-file tensor carrying the same value (outputs of matched nodes,
+        same position; the DequantizeLinear output where a Q/DQ pair follows), for per-edge error.
+    """
+
+    matches: list[NodeMatch] = field(default_factory=list)
+    qdq: list[QdqPair] = field(default_factory=list)
+    folded: list[tuple[str, str]] = field(default_factory=list)
+    removed: list[tuple[str, str]] = field(default_factory=list)
+    added: list[tuple[str, str]] = field(default_factory=list)
+    tensors: dict[str, str] = field(default_factory=dict)
+    #: float tensor -> the quantized-file node whose output ``tensors`` taps (for colouring that node)
+    producers: dict[str, str] = field(default_factory=dict)
+    #: float tensor -> SQNR (dB) of the quantized file's value, filled by :func:`measure_diff`
+    sqnr: dict[str, float] = field(default_factory=dict)
+
+    def node_sqnr(self) -> dict[str, float]:
+        """Quantized-file node -> SQNR (dB) of its (matched) output, the worst where it has several."""
+        out: dict[str, float] = {}
+        for t, db in self.sqnr.items():
+            node = self.producers.get(t)
+            if node is not None:
+                out[node] = min(db, out.get(node, db))
+        return out
+
+    def to_json(self) -> dict:
+        """JSON-safe dict (SQNR may be +-inf: write it with a strict encoder such as ``api.dumps_strict``)."""
+        return {
+            "summary": self.summary(), "counts": self.counts(),
+            "matches": [{**vars(m), "sqnr_db": self.sqnr.get(_first_output(self, m.quant_node))}
+                        for m in self.matches],
+            "qdq": [vars(p) for p in self.qdq],
+            "folded": [{"node": n, "op_type": o} for n, o in self.folded],
+            "removed": [{"node": n, "op_type": o} for n, o in self.removed],
+            "added": [{"node": n, "op_type": o} for n, o in self.added],
+            "tensors": [{"float": f, "quantized": q, "sqnr_db": self.sqnr.get(f)} for f, q in self.tensors.items()],
+        }
+
+    def counts(self) -> dict[str, int]:
+        """Numbers for the summary: matches by status (``matched_quantized`` ...), ``qdq_pairs`` (of which
+        ``qdq_pairs_on_weights``), ``dq_without_q`` (of which ``dq_without_q_weight_bias``), ``folded``,
+        ``removed``, ``added``."""
+        out: dict[str, int] = {}
+        for m in self.matches:
+            out[f"matched_{m.status}"] = out.get(f"matched_{m.status}", 0) + 1
+        pairs = [p for p in self.qdq if p.quantize]
+        lone = [p for p in self.qdq if not p.quantize]
+        out.update(qdq_pairs=len(pairs), qdq_pairs_on_weights=sum(p.role == "weight" for p in pairs),
+                   dq_without_q=len(lone), dq_without_q_weight_bias=sum(p.role != "activation" for p in lone),
+                   folded=len(self.folded), removed=len(self.removed), added=len(self.added))
+        return out
+
+    def summary(self) -> str:
+        """One line, e.g. "10 nodes matched (7 quantized, 0 compute ops left float); 8 Q/DQ pairs inserted,
+        8 DequantizeLinear without a Q (8 weight/bias); 0 folded or fused, 0 removed, 0 added"."""
+        c = self.counts()
+        held = f" ({c['qdq_pairs_on_weights']} on weights)" if c["qdq_pairs_on_weights"] else ""
+        return (f"{len(self.matches)} nodes matched ({c.get('matched_quantized', 0)} quantized, "
+                f"{c.get('matched_float', 0)} compute ops left float); {c['qdq_pairs']} Q/DQ pairs inserted{held}, "
+                f"{c['dq_without_q']} DequantizeLinear without a Q ({c['dq_without_q_weight_bias']} weight/bias); "
+                f"{c['folded']} folded or fused, {c['removed']} removed, {c['added']} added")
+
+
+def node_keys(nodes) -> list[str]:
+    """Unique node keys: the name, or ``"<op_type>#<index>"`` for an empty or repeated name (the
+    names :func:`workbench.core.graph.layout.graph_structure` gives the canvas's nodes)."""
+    keys, seen = [], set()
+    for i, node in enumerate(nodes):
+        key = node.name if node.name and node.name not in seen else f"{node.op_type}#{i}"
+        seen.add(key)
+        keys.append(key)
+    return keys
+
+
+def _base(op: str) -> str:
+    return FLOAT_OP.get(op, op)
+
+
+def _compatible(float_op: str, quant_op: str) -> bool:
+    """True when ``quant_op`` can compute ``float_op`` (a Gemm becomes MatMulInteger + Add in dynamic files)."""
+    base = _base(quant_op)
+    return base == float_op or (float_op == "Gemm" and base == "MatMul")
+
+
+class _Side:
+    """One model's main graph: producers, consumers, the float identity of tensors."""
+
+    def __init__(self, proto: onnx.ModelProto):
+        self.nodes = list(proto.graph.node)
+        self.keys = node_keys(self.nodes)
+        self._key = {id(n): k for n, k in zip(self.nodes, self.keys, strict=True)}
+        self.by_name = {k: n for n, k in zip(self.nodes, self.keys, strict=True)}
+        self.producer = {o: n for n in self.nodes for o in n.output if o}
+        self.consumers: dict[str, list[onnx.NodeProto]] = {}
+        for n in self.nodes:
+            for t in n.input:
+                if t:
+                    self.consumers.setdefault(t, []).append(n)
+        self.inits = {t.name for t in proto.graph.initializer}
+        self.inits |= {n.output[0] for n in self.nodes if n.op_type == "Constant" and n.output}
+        self.inputs = {i.name for i in proto.graph.input} - self.inits
+
+    def k(self, node: onnx.NodeProto) -> str:
+        """The node's key: its name, or ``"<op_type>#<index>"`` when empty or repeated (as the canvas names it)."""
+        return self._key[id(node)]
+
+    def strip(self, t: str) -> str:
+        """The tensor ``t`` stands for once Q / DQ / QONNX Quant nodes are removed."""
+        for _ in range(8):
+            p = self.producer.get(t)
+            if p is None or not (p.op_type in _STRIP or quantized_kind(p.op_type, p.domain) == "QONNX"):
+                return t
+            t = p.input[0]
+        return t
+
+
+def _data_inputs(side: _Side, node: onnx.NodeProto, stripped: bool) -> list[str]:
+    """The node's non-constant input tensors (stripped of Q/DQ when ``stripped``)."""
+    out = []
+    for t in node.input:
+        if not t:
+            continue
+        s = side.strip(t) if stripped else t
+        if s not in side.inits and (side.producer.get(s) is not None or s in side.inputs):
+            out.append(s)
+    return out
+
+
+def _qdq_pairs(q: _Side, dtypes: dict[str, str]) -> list[QdqPair]:
+    pairs, seen = [], set()
+    for n in q.nodes:
+        if n.op_type == "QuantizeLinear":
+            dqs = [q.k(c) for c in q.consumers.get(n.output[0], []) if c.op_type == "DequantizeLinear"]
+            seen.update(dqs)
+            role = "weight" if n.input[0] in q.inits else "activation"  # a weight held in a Constant node
+            pairs.append(QdqPair(n.input[0], q.k(n), dqs, dtypes.get(n.output[0], "?"), role))
+    for n in q.nodes:
+        if n.op_type == "DequantizeLinear" and q.k(n) not in seen:
+            dtype = dtypes.get(n.input[0], "?")
+            role = "bias" if dtype == "int32" else ("weight" if n.input[0] in q.inits else "activation")
+            pairs.append(QdqPair(n.input[0], "", [q.k(n)], dtype, role))
+    return pairs
+
+
+class _Matcher:
+    def __init__(self, f: _Side, q: _Side):
+        self.f, self.q = f, q
+        self.f2q: dict[str, str] = {}
+        self.q2f: dict[str, str] = {}
+        self.how: dict[str, str] = {}
+
+    def add(self, fn: onnx.NodeProto, qn: onnx.NodeProto, how: str) -> None:
+        fk, qk = self.f.k(fn), self.q.k(qn)
+        self.f2q[fk], self.q2f[qk], self.how[fk] = qk, fk, how
+
+    def by_name(self) -> None:
+        for fn in self.f.nodes:
+            if not fn.name:
+                continue
+            for cand in (fn.name, fn.name + "_quant", fn.name + "_MatMul_quant"):
+                qn = self.q.by_name.get(cand)
+                if qn is not None and qn.name == cand and cand not in self.q2f and _compatible(fn.op_type, qn.op_type):
+                    self.add(fn, qn, "name")
+                    break
+
+    def _float_key(self, t: str) -> str:
+        """Identity of a float tensor: its matched producer (looking through dropped foldable ops)."""
+        for _ in range(8):
+            p = self.f.producer.get(t)
+            if p is None:
+                return "input:" + t
+            if self.f.k(p) in self.f2q:
+                return "node:" + self.f2q[self.f.k(p)] + f":{list(p.output).index(t)}"
+            if p.op_type not in FOLDABLE or not p.input:
+                return "unmatched:" + self.f.k(p)
+            t = p.input[0]
+        return "unmatched:" + t
+
+    def _quant_key(self, t: str) -> str:
+        t = self.q.strip(t)
+        for _ in range(8):
+            p = self.q.producer.get(t)
+            if p is None:
+                return "input:" + t
+            if self.q.k(p) in self.q2f:
+                return "node:" + self.q.k(p) + f":{list(p.output).index(t)}"
+            # unmatched quantized-side helpers of dynamic units (Cast, Mul, Add after ConvInteger)
+            if p.op_type in ("Cast", "Mul", "Add") and p.input:
+                t = self.q.strip(p.input[0])
+                continue
+            return "unmatched:" + self.q.k(p)
+        return "unmatched:" + t
+
+    def by_structure(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            open_q: dict[tuple, list[onnx.NodeProto]] = {}
+            for qn in self.q.nodes:
+                if self.q.k(qn) in self.q2f or qn.op_type in _STRIP or qn.op_type == "Constant":
+                    continue
+                keys = tuple(sorted(self._quant_key(t) for t in _data_inputs(self.q, qn, True)))
+                open_q.setdefault((_base(qn.op_type), keys), []).append(qn)
+            for fn in self.f.nodes:
+                if self.f.k(fn) in self.f2q or fn.op_type == "Constant":
+                    continue
+                keys = tuple(sorted(self._float_key(t) for t in _data_inputs(self.f, fn, False)))
+                if any(k.startswith("unmatched:") for k in keys):
+                    continue
+                cands = open_q.get((fn.op_type, keys)) or (open_q.get(("MatMul", keys)) if fn.op_type == "Gemm" else None)
+                if cands:
+                    self.add(fn, cands.pop(0), "structure")
+                    changed = True
+
+
+def _status(q: _Side, qn: onnx.NodeProto, fop: str, dtypes: dict[str, str]) -> str:
+    if qn.op_type in INTEGER_KERNELS or quantized_kind(qn.op_type, qn.domain):
+        return "quantized"
+    if qn.input and qn.input[0] and dtypes.get(qn.input[0], "float") in _INT_DATA:  # MaxPool on uint8 ...
+        return "quantized"
+    reads_dq = any(q.producer.get(t) is not None and (q.producer[t].op_type == "DequantizeLinear"
+                                                      or quantized_kind(q.producer[t].op_type,
+                                                                        q.producer[t].domain) == "QONNX")
+                   for t in qn.input if t)
+    if reads_dq:
+        return "quantized"
+    return "float" if fop in COMPUTE_OPS else "same"
+
+
+def _tap(q: _Side, t: str) -> str:
+    """The quantized-file tensor the consumers of ``t`` read: the DQ output of a Q -> DQ pair on ``t``."""
+    users = q.consumers.get(t, [])
+    if users and all(u.op_type == "QuantizeLinear" for u in users):
+        dqs = [c for c in q.consumers.get(users[0].output[0], []) if c.op_type == "DequantizeLinear"]
+        if dqs:
+            return dqs[0].output[0]
+    return t
+
+
+def diff_models(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto) -> ModelDiff:
+    """Match ``quant_proto`` (a quantized file) to ``float_proto`` (the model it was made from).
+
+    Both models are read only (main graphs). See the module docstring for the rules.
+
+    Returns
+    -------
+    ModelDiff
+    """
+    f, q = _Side(float_proto), _Side(quant_proto)
+    m = _Matcher(f, q)
+    m.by_name()
+    m.by_structure()
+    dtypes = tensor_dtypes(quant_proto)
+    diff = ModelDiff(qdq=_qdq_pairs(q, dtypes))
+    for fn in f.nodes:
+        fk = f.k(fn)
+        qname = m.f2q.get(fk)
+        if qname is None:
+            if fn.op_type != "Constant":  # weights in Constant nodes are compared as weights, not nodes
+                (diff.folded if fn.op_type in FOLDABLE else diff.removed).append((fk, fn.op_type))
+            continue
+        qn = q.by_name[qname]
+        diff.matches.append(NodeMatch(fk, qname, fn.op_type, qn.op_type, m.how[fk],
+                                      _status(q, qn, fn.op_type, dtypes)))
+        for ft, qt in zip(fn.output, qn.output, strict=False):
+            if ft and qt:
+                diff.tensors[ft] = _tap(q, qt)
+                diff.producers[ft] = qname
+    _follow_folded(f, diff)
+    diff.added = [(q.k(n), n.op_type) for n in q.nodes
+                  if q.k(n) not in m.q2f and n.op_type not in ("QuantizeLinear", "DequantizeLinear", "Constant")]
+    return diff
+
+
+def _follow_folded(f: _Side, diff: ModelDiff) -> None:
+    """A float tensor read only by folded ops (Conv -> Relu dropped into the Q) is compared after them:
+    the quantized file's value stands for the folded op's output, not its input."""
+    dropped = {name for name, _op in diff.folded}
+    for fn in f.nodes:
+        if f.k(fn) not in dropped or not fn.input or fn.input[0] not in diff.tensors:
+            continue
+        src = fn.input[0]
+        if all(f.k(c) in dropped for c in f.consumers.get(src, [])):
+            diff.tensors[fn.output[0]] = diff.tensors.pop(src)
+            diff.producers[fn.output[0]] = diff.producers.pop(src)
+
+
+def _first_output(diff: ModelDiff, quant_node: str) -> str | None:
+    """The (first) float tensor whose tap the quantized node ``quant_node`` produces."""
+    return next((t for t, n in diff.producers.items() if n == quant_node), None)
+
+
+def format_diff(diff: ModelDiff, worst: int = 10, limit: int = 20) -> str:
+    """Plain text for the terminal: the summary, the ``worst`` tensors by SQNR, then the folded,
+    removed and added nodes and the float compute ops left float (at most ``limit`` of each)."""
+    lines = [diff.summary()]
+    if diff.sqnr:
+        ranked = sorted(diff.sqnr.items(), key=lambda kv: kv[1])[:worst]
+        lines.append(f"worst SQNR ({len(diff.sqnr)} tensors measured):")
+        lines += [f"  {db:8.2f} dB  {t} (quantized: {diff.tensors[t]})" for t, db in ranked]
+    left = [(m.float_node, m.float_op) for m in diff.matches if m.status == "float"]
+    for title, rows in (("left float", left), ("folded or fused", diff.folded), ("removed", diff.removed),
+                        ("added", diff.added)):
+        if rows:
+            lines.append(f"{title}: {len(rows)}")
+            lines += [f"  {op} {name}" for name, op in rows[:limit]]
+            if len(rows) > limit:
+                lines.append(f"  ... {len(rows) - limit} more (use --json)")
+    return "\n".join(lines)

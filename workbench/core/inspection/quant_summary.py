@@ -1,0 +1,297 @@
+"""What an already-quantized model is, in one line, and the dtype of each node and drawn edge.
+
+``summarize_quantization(proto).text()`` gives e.g. ``"QDQ: 3 Conv uint8/int8, 1 Gemm uint8/int8"``
+or ``"dynamic: 20 Conv uint8/uint8, 2 MatMul uint8/uint8, 1 LSTM uint8/int8, 3 MatMul float"``:
+the formats found (:mod:`workbench.core.graph.quantized_ops`), then per compute op type (Conv,
+ConvTranspose, MatMul, Gemm, LSTM, GRU, Attention and their integer forms) how many run with which
+``activation/weight`` dtypes, and how many stay float. A compute node counts as quantized when it is
+an integer kernel (QLinearConv, ConvInteger, MatMulNBits ...) or, in QDQ and QONNX models, when an
+input comes from a DequantizeLinear / Quant node; the dtypes are those of the integer tensors.
+
+Everything here reads the file only (no onnxruntime); the canvas of the app and ``inspect`` show it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import onnx
+
+from workbench.core.graph.index import attrs_of
+from workbench.core.graph.layout import GraphStructure
+from workbench.core.graph.op_families import WEIGHT_OPS
+from workbench.core.graph.quantized_ops import INTEGER_KERNELS, find_quantized, quantized_kind
+from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
+from workbench.core.inspection.tensor_dtypes import tensor_dtypes
+
+#: integer / quantized op -> the float op it computes
+FLOAT_OP: dict[str, str] = {
+    "QLinearConv": "Conv", "ConvInteger": "Conv", "QLinearConvTranspose": "ConvTranspose",
+    "QLinearMatMul": "MatMul", "MatMulInteger": "MatMul", "MatMulNBits": "MatMul", "MatMulBnb4": "MatMul",
+    "DynamicQuantizeMatMul": "MatMul", "MatMulIntegerToFloat": "MatMul", "QGemm": "Gemm",
+    "DynamicQuantizeLSTM": "LSTM", "QAttention": "Attention", "QLinearAdd": "Add", "QLinearMul": "Mul",
+    "QLinearConcat": "Concat", "QLinearAveragePool": "AveragePool",
+    "QLinearGlobalAveragePool": "GlobalAveragePool", "QLinearSigmoid": "Sigmoid",
+    "QLinearLeakyRelu": "LeakyRelu", "QLinearSoftmax": "Softmax", "QLinearWhere": "Where",
+    "GatherBlockQuantized": "Gather",
+}
+#: float ops counted in the summary (the ones quantization is about)
+COMPUTE_OPS = frozenset(WEIGHT_OPS) | {"LSTM", "GRU", "RNN", "Attention"}
+#: (activation input, weight input) positions of integer kernels (None: not a tensor input)
+_KERNEL_INPUTS: dict[str, tuple[int | None, int | None]] = {
+    "QLinearConv": (0, 3), "QLinearMatMul": (0, 3), "QGemm": (0, 3), "ConvInteger": (0, 1),
+    "MatMulInteger": (0, 1), "MatMulIntegerToFloat": (0, 1), "DynamicQuantizeMatMul": (None, 1),
+    "DynamicQuantizeLSTM": (None, 1), "MatMulNBits": (None, 1), "QAttention": (0, 1),
+    "QLinearConvTranspose": (0, 3),
+}
+_KIND_TEXT = {"weight_only": "weight-only"}
+_Q_OPS = ("QuantizeLinear", "DequantizeLinear")
+
+
+@dataclass
+class QuantSummary:
+    """How a model is quantized.
+
+    Attributes
+    ----------
+    kinds : dict of str to int
+        Format (``"QDQ"``, ``"QOperator"``, ``"dynamic"``, ``"weight_only"``, ``"QONNX"``) -> number of
+        quantized operators of that format, most first; empty for a float model.
+    ops : list of (str, str, int)
+        (float op type, ``"activation/weight"`` dtypes or ``"float"``, node count), quantized rows
+        first, each group by count.
+    node_dtypes : dict of str to str
+        Node name -> the dtype it computes in (see :func:`node_dtypes`).
+    kernels : dict of str to str
+        Node name -> integer kernel it is (``"QLinearConv"``) or that onnxruntime fuses its QDQ unit
+        into (``"QDQ -> QLinearConv"``).
+    """
+
+    kinds: dict[str, int] = field(default_factory=dict)
+    ops: list[tuple[str, str, int]] = field(default_factory=list)
+    node_dtypes: dict[str, str] = field(default_factory=dict)
+    kernels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def quantized(self) -> bool:
+        return bool(self.kinds)
+
+    def text(self) -> str:
+        """One line: ``"QDQ: 3 Conv uint8/int8, 1 Gemm uint8/int8"`` ("float model" when not quantized)."""
+        if not self.kinds:
+            return "float model"
+        kinds = " + ".join(_KIND_TEXT.get(k, k) for k in self.kinds)
+        rows = ", ".join(f"{n} {op} {dt}" for op, dt, n in self.ops)
+        return f"{kinds}: {rows}" if rows else kinds
+
+
+class _Graph:
+    """Producers and dtypes of the main graph."""
+
+    def __init__(self, proto: onnx.ModelProto, params: list[QuantTensor]):
+        self.nodes = list(proto.graph.node)
+        self.producer = {o: n for n in self.nodes for o in n.output if o}
+        self.consumers: dict[str, list[onnx.NodeProto]] = {}
+        for n in self.nodes:
+            for i in n.input:
+                self.consumers.setdefault(i, []).append(n)
+        self.dtypes = tensor_dtypes(proto, params)
+        self.qonnx_dtype = {}
+        by_tensor = {p.tensor: p for p in params}
+        for n in self.nodes:
+            if quantized_kind(n.op_type, n.domain) == "QONNX" and n.input and n.input[0] in by_tensor:
+                self.qonnx_dtype[n.output[0]] = by_tensor[n.input[0]].dtype
+
+    def source_dtype(self, tensor: str) -> str | None:
+        """The integer dtype a float input was dequantized from (DQ / QONNX producer), else None."""
+        prod = self.producer.get(tensor)
+        if prod is None:
+            return None
+        if prod.op_type == "DequantizeLinear":
+            return self.dtypes.get(prod.input[0], "?")
+        return self.qonnx_dtype.get(tensor)
+
+    def dtype(self, tensor: str) -> str:
+        return self.dtypes.get(tensor, "?")
+
+
+def _input(node: onnx.NodeProto, i: int | None) -> str:
+    return node.input[i] if i is not None and len(node.input) > i else ""
+
+
+def _compute_dtypes(g: _Graph, node: onnx.NodeProto) -> str:
+    """``"act/weight"`` dtypes of a compute node, or ``"float"``."""
+    op = node.op_type
+    if op in _KERNEL_INPUTS:
+        ai, wi = _KERNEL_INPUTS[op]
+        if op == "MatMulNBits":
+            w = f"uint{int(attrs_of(node).get('bits', 4))}"
+        else:
+            w = g.dtype(_input(node, wi))
+        a = g.dtype(_input(node, ai)) if ai is not None else ("float" if op == "MatMulNBits" else "uint8")
+        return f"{a}/{w}"
+    a = g.source_dtype(_input(node, 0))
+    w = g.source_dtype(_input(node, 1))
+    if a is None and w is None:
+        return "float"
+    return f"{a or 'float'}/{w or 'float'}"
+
+
+def node_dtype(g: _Graph, node: onnx.NodeProto) -> str:
+    """The dtype ``node`` computes in: a Q node its output's, a DQ node its input's, an integer
+    kernel its activation input's, a float node fed by DQ / QONNX nodes the integer dtype of its
+    first such input; otherwise the dtype of its first output."""
+    op = node.op_type
+    if op == "QuantizeLinear" or op == "DynamicQuantizeLinear":
+        return g.dtype(node.output[0])
+    if op == "DequantizeLinear":
+        return g.dtype(node.input[0])
+    if op in _KERNEL_INPUTS:
+        a, w = _compute_dtypes(g, node).split("/")
+        return a if a != "float" else w
+    if op.startswith("QLinear"):
+        return g.dtype(node.input[0])
+    if quantized_kind(op, node.domain) == "QONNX":
+        return g.qonnx_dtype.get(node.output[0], "?")
+    for t in node.input:
+        src = g.source_dtype(t) if t else None
+        if src is not None:
+            return src
+    return g.dtype(node.output[0]) if node.output else "?"
+
+
+def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
+    """The integer kernel onnxruntime makes of a QDQ unit around ``node`` (QDQ fusion rules:
+    activation and weight from DequantizeLinear; the output to a QuantizeLinear, directly or
+    through Relu / Clip)."""
+    op = node.op_type
+    if op not in ("Conv", "ConvTranspose", "MatMul", "Gemm"):
+        return None
+    a_dq = g.producer.get(_input(node, 0))
+    w_dq = g.producer.get(_input(node, 1))
+    if w_dq is None or w_dq.op_type != "DequantizeLinear":
+        return None
+    if a_dq is None or a_dq.op_type != "DequantizeLinear":
+        return "MatMulNBits" if op == "MatMul" and attrs_of(w_dq).get("block_size") else None
+    users = g.consumers.get(node.output[0], [])
+    if len(users) == 1 and users[0].op_type in ("Relu", "Clip"):
+        users = g.consumers.get(users[0].output[0], [])
+    to_q = bool(users) and all(u.op_type == "QuantizeLinear" for u in users)
+    if op == "Gemm":
+        return "QGemm"
+    if op == "MatMul":
+        return "QLinearMatMul" if to_q else "MatMulIntegerToFloat"
+    return f"QLinear{op}" if to_q else None
+
+
+def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | None = None) -> QuantSummary:
+    """How ``proto`` (main graph) is quantized; see the module docstring.
+
+    Parameters
+    ----------
+    proto : onnx.ModelProto
+        Any model (not modified); a float model gives empty ``kinds`` and ``ops`` of float rows.
+    params : list of QuantTensor, optional
+        :func:`read_quant_params` of ``proto`` when the caller has it already.
+    """
+    params = read_quant_params(proto) if params is None else params
+    g = _Graph(proto, params)
+    summary = QuantSummary(kinds=dict(Counter(q.kind for q in find_quantized(proto)).most_common()))
+    rows: Counter = Counter()
+    for node in g.nodes:
+        summary.node_dtypes[node.name] = node_dtype(g, node)
+        op = node.op_type
+        if op in INTEGER_KERNELS:
+            summary.kernels[node.name] = op
+        else:
+            fused = _fused_kernel(g, node)
+            if fused:
+                summary.kernels[node.name] = f"QDQ -> {fused}"
+        base = FLOAT_OP.get(op, op)
+        if base in COMPUTE_OPS:
+            rows[(base, _compute_dtypes(g, node))] += 1
+    quant = sorted(((op, dt, n) for (op, dt), n in rows.items() if dt != "float"), key=lambda r: (-r[2], r[0]))
+    flt = sorted(((op, dt, n) for (op, dt), n in rows.items() if dt == "float"), key=lambda r: (-r[2], r[0]))
+    summary.ops = quant + flt
+    return summary
+
+
+@dataclass
+class EdgeQuant:
+    """Per drawn edge of a :class:`GraphStructure` (same index as ``structure.edges``).
+
+    Attributes
+    ----------
+    dtypes : list of str
+        The dtype the edge carries: for an edge with collapsed Q/DQ pairs the quantized dtype of the
+        (last) pair, for the output of a QONNX Quant node its integer type (``int8``: float values on
+        that grid), otherwise the dtype of ``structure.edge_tensors[e]``.
+    tensors : list of str
+        The quantized tensor of the edge ("" for none): the QuantizeLinear output of a collapsed
+        pair, the edge tensor itself when it is integer, or the integer input of the DequantizeLinear
+        producing it. Key into :func:`read_quant_params` (``QuantTensor.tensor``).
+    """
+
+    dtypes: list[str] = field(default_factory=list)
+    tensors: list[str] = field(default_factory=list)
+
+
+def edge_quantization(proto: onnx.ModelProto, structure: GraphStructure,
+                      params: list[QuantTensor] | None = None) -> EdgeQuant:
+    """The dtype and quantized tensor of every edge of ``structure`` (built from ``proto``'s main graph)."""
+    params = read_quant_params(proto) if params is None else params
+    g = _Graph(proto, params)
+    quantized = {p.tensor for p in params}
+    hidden = set(structure.hidden)
+    out = EdgeQuant()
+    for tensor in structure.edge_tensors:
+        prod = g.producer.get(tensor)
+        if prod is not None and prod.op_type == "DequantizeLinear" and prod.input[0] in quantized:
+            q = prod.input[0]
+            folded = g.producer.get(q) is not None and g.producer[q].op_type == "QuantizeLinear"
+            out.dtypes.append(g.dtype(q) if folded and prod.name in hidden else g.dtype(tensor))
+            out.tensors.append(q)
+        elif tensor in g.qonnx_dtype:  # a QONNX Quant output: float values on the node's integer grid
+            out.dtypes.append(g.qonnx_dtype[tensor])
+            out.tensors.append(prod.input[0])
+        else:
+            out.dtypes.append(g.dtype(tensor))
+            out.tensors.append(tensor if tensor in quantized else "")
+    return out
+
+
+
+def params_around_nodes(proto: onnx.ModelProto, params: list[QuantTensor] | None = None) -> dict[str, list[QuantTensor]]:
+    """Node name -> the quantized tensors it reads or writes, Q/DQ looked through (main graph).
+
+    Besides the tensors a quantized op reads itself (:func:`params_by_node`), a float node of a QDQ
+    file gets the tensors its DequantizeLinear inputs dequantize (activation, weight, bias) and the
+    ones the QuantizeLinear nodes reading its output produce, so selecting a Conv shows its unit's
+    scales and zero points.
+    """
+    params = read_quant_params(proto) if params is None else params
+    by_tensor = {p.tensor: p for p in params}
+    out = {n: list(ps) for n, ps in params_by_node(params).items()}
+    nodes = list(proto.graph.node)
+    producer = {o: n for n in nodes for o in n.output if o}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for n in nodes:
+        for t in n.input:
+            consumers.setdefault(t, []).append(n)
+    for n in nodes:
+        if n.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            continue
+        found = []
+        for t in n.input:
+            p = producer.get(t)
+            if p is not None and p.op_type == "DequantizeLinear" and p.input[0] in by_tensor:
+                found.append(by_tensor[p.input[0]])
+        for t in n.output:
+            for c in consumers.get(t, []):
+                if c.op_type == "QuantizeLinear" and c.output[0] in by_tensor:
+                    found.append(by_tensor[c.output[0]])
+        if found:
+            have = out.setdefault(n.name, [])
+            have += [p for p in found if all(p is not h for h in have)]
+    return out

@@ -1,0 +1,271 @@
+"""Autotune panel: the target, Run / Cancel, and the curve of metric against size as it grows.
+
+Autotune (:func:`workbench.core.tuning.autotune.autotune`) keeps the most sensitive units out of
+8 bits until the task metric reaches the target (``float metric - max drop``, or a minimum score).
+Every recipe it tries is one point: x is its weight size (Conv/MatMul/Gemm weights at the plan's
+bits, biases at 32, in KiB) or its bit operations (``sum MACs * b_w * b_a``, GBOPs; see
+:mod:`workbench.core.analysis.cost`), y the metric on the eval data of the Evaluate panel. Points
+arrive while the job runs (:meth:`add_point`); clicking one emits :attr:`pointClicked` with its
+index and the window applies that recipe as one undoable edit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.core.api import Recipe, fmt_metric
+
+#: x axis key -> (axis title, units shown, CurvePoint field, divisor)
+X_AXES = {"weight": ("weight size", "KiB", "weight_bytes", 1024.0),
+          "bops": ("bit operations", "GBOPs", "bops", 1e9)}
+PASS_COLOR = "#2e9e44"
+FAIL_COLOR = "#d0342c"
+APPLIED_COLOR = "#1f4fd1"
+TARGET_COLOR = "#888888"
+FLOAT_COLOR = "#3b78c2"
+PROMOTE_TO = ("float", "int16", "uint16")
+
+
+class AutotunePanel(QWidget):
+    """Emits ``runRequested``, ``cancelRequested`` and ``pointClicked(index)`` (into :attr:`points`)."""
+
+    runRequested = Signal()
+    cancelRequested = Signal()
+    pointClicked = Signal(int)
+
+    def __init__(self, document, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.doc = document
+        self.points: list[dict] = []  # {"point": CurvePoint JSON, "recipe": JSON, "metric_float": float}
+        self.metric_float: float | None = None
+        self.target_value: float | None = None
+        self.final: dict | None = None
+        self.metric_name = ""
+        self._target: dict = {}
+        self._promoted_to = "float"
+        lay = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.target_kind = QComboBox()
+        self.target_kind.addItem("Max drop from float", "max_drop")
+        self.target_kind.addItem("Min score", "min_score")
+        self.target = QDoubleSpinBox()
+        self.target.setDecimals(4)
+        self.target.setRange(-1e6, 1e6)
+        self.target.setSingleStep(0.001)
+        self.target.setValue(0.01)
+        self.target.setToolTip("Allowed drop of the metric below the float model's (or the lowest score accepted)")
+        self.promote_to = QComboBox()
+        self.promote_to.addItems(list(PROMOTE_TO))
+        self.promote_to.setToolTip("What a promoted unit becomes: float (excluded) or wider activations")
+        self.x_axis = QComboBox()
+        for key, (title, unit, _f, _d) in X_AXES.items():
+            self.x_axis.addItem(f"{title} ({unit})", key)
+        self.run_button = QPushButton("Autotune")
+        self.run_button.setToolTip("Promote the most sensitive units until the target holds (Shift+F9)")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        for label, w in (("Target:", self.target_kind), ("", self.target), ("Promote to:", self.promote_to)):
+            if label:
+                top.addWidget(QLabel(label))
+            top.addWidget(w)
+        top.addStretch(1)
+        top.addWidget(self.run_button)
+        top.addWidget(self.cancel_button)
+        lay.addLayout(top)
+        second = QHBoxLayout()
+        second.addWidget(QLabel("Plot against:"))
+        second.addWidget(self.x_axis)
+        second.addStretch(1)
+        self.uses = QLabel()
+        self.uses.setWordWrap(True)
+        second.addWidget(self.uses, 3)
+        lay.addLayout(second)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        lay.addWidget(self.progress)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        lay.addWidget(self.summary)
+        # the plot and, right of it (never over the points), its legend
+        self.plot = pg.GraphicsLayoutWidget()
+        self.plot_item = self.plot.addPlot(row=0, col=0)
+        self.plot_item.showGrid(x=True, y=True, alpha=0.3)
+        self.plot_item.setMenuEnabled(False)
+        self.legend = pg.LegendItem()
+        self.plot.addItem(self.legend, row=0, col=1)
+        lay.addWidget(self.plot, 1)
+        self.scatter = pg.ScatterPlotItem(size=11, hoverable=True, tip=self._tip)
+        self.scatter.sigClicked.connect(self._on_clicked)
+        self.applied: int | None = None
+        self.run_button.clicked.connect(self.runRequested)
+        self.cancel_button.clicked.connect(self.cancelRequested)
+        self.x_axis.currentIndexChanged.connect(lambda _i: self._redraw())
+        document.modelChanged.connect(self.clear)
+        document.recipeChanged.connect(self._on_recipe)
+        self.clear()
+
+    # ------------------------------------------------------------------ inputs
+    def target_fields(self) -> dict:
+        """``max_drop`` or ``min_score``, and ``promote_to``, as :func:`workbench.core.jobs.job_autotune` takes them."""
+        return {self.target_kind.currentData(): self.target.value(), "promote_to": self.promote_to.currentText()}
+
+    def set_uses(self, text: str) -> None:
+        self.uses.setText(f"Metric and eval data from the Evaluate panel: {text}.")
+
+    # ------------------------------------------------------------------ run state
+    def clear(self) -> None:
+        """No curve (a new model, or a new run starting)."""
+        self.points, self.final, self.applied = [], None, None
+        self.metric_float = self.target_value = None
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self._redraw()
+        self.summary.setText("No autotune yet: set a target, then Run > Autotune (Shift+F9).")
+
+    def start(self, metric_name: str, target: dict) -> None:
+        self.clear()
+        self.metric_name = metric_name
+        self._target = dict(target)
+        self._promoted_to = target.get("promote_to", "float")
+        self.set_running(True, "Autotune: calibrating...")
+
+    def set_running(self, running: bool, message: str = "") -> None:
+        """Cancel enabled while this panel's job runs (the window enables the run button)."""
+        self.cancel_button.setEnabled(running)
+        if running:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 1)
+            self.progress.setValue(1 if self.final is not None else 0)
+        if message:
+            self.summary.setText(message)
+
+    def show_progress(self, _done: int, _total: int, message: str) -> None:
+        """Autotune cannot know how many recipes it will try: the bar stays busy, the text says what it does."""
+        self.summary.setText(message)
+
+    def add_point(self, entry: dict) -> None:
+        """One measured recipe (``{"point", "recipe", "metric_float"}``), drawn at once."""
+        self.metric_float = entry.get("metric_float", self.metric_float)
+        target = self._target
+        if "min_score" in target:
+            self.target_value = target["min_score"]
+        elif self.metric_float is not None and "max_drop" in target:
+            self.target_value = self.metric_float - target["max_drop"]
+        self.points.append(entry)
+        self._redraw()
+        self.summary.setText(f"{len(self.points)} recipe(s) tried; last: {entry['point']['promoted']} unit(s) "
+                             f"promoted, {self.metric_name} {fmt_metric(entry['point']['metric'])}.")
+
+    def set_result(self, result: dict) -> None:
+        """The finished job: the sorted curve and the chosen recipe."""
+        self.final = result
+        self.points = list(result["curve"])
+        self.metric_float = result["metric_float"]
+        self.set_running(False)
+        self._redraw()
+        self.summary.setText(self._final_text())
+
+    def recipe_at(self, index: int) -> Recipe:
+        return Recipe.model_validate_json(self.points[index]["recipe"])
+
+    def mark_applied(self, index: int | None) -> None:
+        self.applied = index
+        self._redraw()
+
+    def _on_recipe(self) -> None:
+        """Keep the "applied" mark only while the recipe is that point's."""
+        if self.applied is not None and self.applied < len(self.points):
+            if self.points[self.applied]["recipe"] != self.doc.recipe.to_json():
+                self.mark_applied(self._matching_point())
+        elif self.points:
+            match = self._matching_point()
+            if match is not None:
+                self.mark_applied(match)
+
+    def _matching_point(self) -> int | None:
+        current = self.doc.recipe.to_json()
+        for i, e in enumerate(self.points):
+            if e["recipe"] == current:
+                return i
+        return None
+
+    # ------------------------------------------------------------------ drawing
+    def _x(self, point: dict) -> float:
+        _t, _u, field, div = X_AXES[self.x_axis.currentData()]
+        value = point.get(field)
+        return math.nan if value is None else value / div
+
+    def _passes(self, metric: float) -> bool:
+        return self.target_value is None or metric >= self.target_value
+
+    def _redraw(self) -> None:
+        plot = self.plot_item
+        plot.clear()
+        self.legend.clear()
+        title, unit, _f, _d = X_AXES[self.x_axis.currentData()]
+        plot.setLabel("bottom", f"{title} ({unit})")
+        plot.setLabel("left", self.metric_name or "metric")
+        if not self.points:
+            self.scatter.clear()  # no stale points (they would still answer clicks)
+            return
+        spots = []
+        for i, e in enumerate(self.points):
+            p = e["point"]
+            color = APPLIED_COLOR if i == self.applied else (PASS_COLOR if self._passes(p["metric"]) else FAIL_COLOR)
+            spots.append({"pos": (self._x(p), p["metric"]), "data": i, "brush": pg.mkBrush(color),
+                          "symbol": "star" if i == self.applied else "o", "size": 16 if i == self.applied else 11})
+        self.scatter.setData(spots)
+        plot.addItem(self.scatter)
+        # the legend: one sample item per colour
+        for color, symbol, label in ((PASS_COLOR, "o", "meets the target"), (FAIL_COLOR, "o", "below the target"),
+                                     (APPLIED_COLOR, "star", "applied (click a point to apply it)")):
+            self.legend.addItem(pg.ScatterPlotItem(brush=pg.mkBrush(color), symbol=symbol, size=10), label)
+        if self.target_value is not None and math.isfinite(self.target_value):
+            line = pg.InfiniteLine(pos=self.target_value, angle=0,
+                                   pen=pg.mkPen(TARGET_COLOR, width=1.5, style=pg.QtCore.Qt.PenStyle.DashLine))
+            plot.addItem(line)
+            self.legend.addItem(pg.PlotDataItem(pen=line.pen), f"target {fmt_metric(self.target_value)}")
+        if self.metric_float is not None and math.isfinite(self.metric_float):
+            line = pg.InfiniteLine(pos=self.metric_float, angle=0, pen=pg.mkPen(FLOAT_COLOR, width=1.5))
+            plot.addItem(line)
+            self.legend.addItem(pg.PlotDataItem(pen=line.pen), f"float model {fmt_metric(self.metric_float)}")
+
+    def _tip(self, x, y, data) -> str:
+        p = self.points[int(data)]["point"]
+        return (f"{p['promoted']} unit(s) promoted, {self.metric_name} {fmt_metric(p['metric'])}, "
+                f"{p['fraction_int8']:.0%} of units in 8 bits\nclick: apply this recipe")
+
+    def _on_clicked(self, _item, spots, *_args) -> None:
+        if len(spots):
+            self.pointClicked.emit(int(spots[0].data()))
+
+    def point_position(self, index: int) -> QPointF:
+        """Where point ``index`` is drawn, in the plot widget's viewport coordinates (for tests and scripts)."""
+        p = self.points[index]["point"]
+        scene = self.plot_item.vb.mapViewToScene(QPointF(self._x(p), p["metric"]))
+        return QPointF(self.plot.mapFromScene(scene))
+
+    def _final_text(self) -> str:
+        res = self.final
+        if res is None:
+            return ""
+        met = "target met" if res["met"] else "target NOT met"
+        return (f"{self.metric_name}: float {fmt_metric(res['metric_float'])}, all quantized "
+                f"{fmt_metric(res['metric_before'])}, tuned {fmt_metric(res['metric_after'])} with "
+                f"{len(res['promoted'])} unit(s) promoted to {self._promoted_to} ({met}); "
+                f"{len(self.points)} recipes tried. Click a point to apply its recipe (Ctrl+Z undoes).")

@@ -1,0 +1,56 @@
+"""What a group box shows of the active colour figure: worst SQNR, fraction quantized, main op.
+
+The canvas hands over the per-node keys it coloured the nodes by (``CanvasState.fill_keys``: op
+type, normalized dtype, or SQNR in dB) and gets back a fill and a short text per shown group.
+The reduction over a group's members is ``workbench.core.api.aggregate``; colours come from
+``colors``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from PySide6.QtGui import QColor
+
+from workbench.core.api import Hierarchy, aggregate
+from workbench.qt.canvas import colors
+
+
+def is_quantized_dtype(key: str | None) -> bool:
+    """True for an integer / fp8 dtype name, False for float types and for no value."""
+    return key is not None and not key.startswith(("float", "bfloat", "double"))
+
+
+def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list) -> tuple[dict[int, QColor], dict[int, str]]:
+    """Fill and text of each group in ``groups`` for colour ``mode`` (``"op"``, ``"dtype"``, ``"error"``).
+
+    ``keys`` has one entry per node (None: no value). ``"error"``: the worst (lowest) SQNR inside,
+    coloured like a node of that SQNR; ``"dtype"``: the fraction of members with a quantized dtype,
+    coloured by the most common quantized dtype when it is at least half, else as float;
+    ``"op"``: the two most common op types with their counts (default box fill). Groups without
+    any value get no entry.
+    """
+    fills: dict[int, QColor] = {}
+    texts: dict[int, str] = {}
+    if not groups:
+        return fills, texts
+    if mode == "error":
+        values = np.array([np.nan if k is None else float(k) for k in keys])
+        for g, v in zip(groups, aggregate(h, values, "min", groups).tolist(), strict=True):
+            if v == v:
+                fills[g], texts[g] = colors.error_color(v), f"worst {v:.1f} dB"
+        return fills, texts
+    if mode == "dtype":
+        values = np.array([np.nan if k is None else float(is_quantized_dtype(k)) for k in keys])
+        for g, f in zip(groups, aggregate(h, values, "mean", groups).tolist(), strict=True):
+            if f != f:
+                continue
+            texts[g] = f"{f:.0%} quantized"
+            quant = Counter(keys[i] for i in h.members(g).tolist() if is_quantized_dtype(keys[i]))
+            fills[g] = colors.dtype_color(quant.most_common(1)[0][0] if f >= 0.5 and quant else "float")
+        return fills, texts
+    for g in groups:
+        top = Counter(keys[i] for i in h.members(g).tolist()).most_common(2)
+        texts[g] = ", ".join(f"{count} {op}" for op, count in top)
+    return fills, texts

@@ -1,0 +1,201 @@
+"""Groups and pictures of the graph canvas (a mixin of ``GraphCanvas``).
+
+Groups are addressed by their scope path (``"model.22/cv3.2"``, ``Hierarchy.paths``). Opening or
+closing one rebuilds the scene geometry from the layout plan made by the worker
+(``workbench.core.api.place``) and keeps the view's centre; see
+``workbench.core.graph.group_layout`` for what moves. ``export_picture`` writes the current view as
+PNG or SVG (File > Export Picture and ``workbench-cli render``).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QRect, QRectF
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
+
+from workbench.core.api import expanded_to_depth
+from workbench.qt.canvas.scene_data import build_scene_data
+
+
+class CanvasGroups:
+    """Group and picture methods; expects the attributes and helpers of ``GraphCanvas``."""
+
+    # ----------------------------------------------------------------- pictures
+    def export_picture(self, path: str | Path) -> tuple[int, int]:
+        """Write what the view shows now as PNG or SVG (by the suffix of ``path``), atomically
+        (a temporary file in the same folder, then renamed). Returns the picture size in pixels.
+
+        Raises
+        ------
+        ValueError
+            The suffix is neither ``.png`` nor ``.svg``.
+        OSError
+            The folder cannot be written.
+        """
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".png", ".svg"):
+            raise ValueError(f"{path}: a picture must end in .png or .svg")
+        self._sync_items()
+        size = self.viewport().size()
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=suffix)
+        os.close(fd)
+        try:
+            if suffix == ".png":
+                if not self.viewport().grab().save(tmp, "PNG"):
+                    raise OSError(f"{path}: could not write the PNG")
+            else:
+                generator = QSvgGenerator()
+                generator.setFileName(tmp)
+                generator.setSize(size)
+                generator.setViewBox(QRect(0, 0, size.width(), size.height()))
+                generator.setTitle(path.stem)
+                painter = QPainter(generator)
+                self.render(painter, QRectF(0, 0, size.width(), size.height()), self.viewport().rect())
+                painter.end()
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a picture gets the usual file mode
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return size.width(), size.height()
+
+    # ----------------------------------------------------------------- groups
+    def groups(self) -> list[str]:
+        """Scope paths of all groups (``"model.22/cv3.2"``), parents first; [] for a flat picture."""
+        h = self._state.data.hierarchy if self._state else None
+        return list(h.paths) if h is not None else []
+
+    def shown_groups(self) -> dict[str, bool]:
+        """Shown group path -> True when drawn collapsed (a box), False when open (a frame)."""
+        if self._state is None or self._state.data.plan is None:
+            return {}
+        d = self._state.data
+        return {d.hierarchy.paths[g]: g in d.placement.collapsed for g in d.group_ids}
+
+    def expanded_groups(self) -> list[str]:
+        """Paths of the open groups, parents first."""
+        if self._state is None or self._state.data.plan is None:
+            return []
+        h = self._state.data.hierarchy
+        return [h.paths[g] for g in sorted(self._state.data.expanded)]
+
+    def group_of(self, name: str) -> str | None:
+        """Path of the innermost group holding node ``name`` (None: top level or flat picture)."""
+        d = self._state.data if self._state else None
+        if d is None or d.plan is None or name not in d.index:
+            return None
+        g = d.hierarchy.node_group[d.index[name]]
+        return d.hierarchy.paths[g] if g >= 0 else None
+
+    def group_members(self, path: str) -> list[str]:
+        """Names of all nodes inside group ``path``. Raises KeyError for an unknown path."""
+        d = self._state.data if self._state else None
+        if d is None or d.plan is None:
+            raise KeyError(path)
+        g = d.hierarchy.paths.index(path) if path in d.hierarchy.paths else None
+        if g is None:
+            raise KeyError(path)
+        return [d.names[i] for i in d.hierarchy.members(g).tolist()]
+
+    def group_scene_rect(self, path: str) -> QRectF:
+        """Box or frame of a shown group. Raises KeyError when ``path`` is unknown or not shown."""
+        d = self._state.data if self._state else None
+        if d is None or d.plan is None or path not in d.hierarchy.paths:
+            raise KeyError(path)
+        g = d.hierarchy.paths.index(path)
+        if g not in d.placement.boxes:
+            raise KeyError(path)
+        return d.group_rect(g)
+
+    def node_shown(self, name: str) -> bool:
+        """False when node ``name`` is hidden inside a collapsed group. Raises KeyError for an unknown name."""
+        if self._state is None:
+            raise KeyError(name)
+        return self._state.data.shown(self._state.data.index[name])
+
+    def _group_id(self, path: str) -> int:
+        d = self._state.data if self._state else None
+        if d is None or d.plan is None or path not in d.hierarchy.paths:
+            raise KeyError(f"no group {path!r}")
+        return d.hierarchy.paths.index(path)
+
+    def set_expanded(self, paths) -> None:
+        """Open exactly the groups ``paths`` (others collapse). Raises KeyError for an unknown path."""
+        self._apply_expanded({self._group_id(p) for p in paths})
+
+    def expand_group(self, path: str) -> None:
+        """Open group ``path`` and its ancestors; nodes outside it keep their x, and nothing
+        above it moves (see ``workbench.core.graph.group_layout``)."""
+        g = self._group_id(path)
+        h = self._state.data.hierarchy
+        opened = set(self._state.data.expanded)
+        while g >= 0:
+            opened.add(g)
+            g = h.parent[g]
+        self._apply_expanded(opened)
+
+    def collapse_group(self, path: str) -> None:
+        """Draw group ``path`` as one box again."""
+        self._apply_expanded(set(self._state.data.expanded) - {self._group_id(path)})
+
+    def toggle_group(self, path: str) -> None:
+        if self._group_id(path) in self._state.data.expanded:
+            self.collapse_group(path)
+        else:
+            self.expand_group(path)
+
+    def expand_all(self) -> None:
+        if self._state is not None and self._state.data.plan is not None:
+            self._apply_expanded(set(range(len(self._state.data.hierarchy))))
+
+    def collapse_all(self) -> None:
+        if self._state is not None and self._state.data.plan is not None:
+            self._apply_expanded(set())
+
+    def expand_to_depth(self, depth: int) -> None:
+        """Open every group of depth <= ``depth`` (0: all collapsed); deeper groups show as boxes."""
+        if self._state is not None and self._state.data.plan is not None:
+            self._apply_expanded(expanded_to_depth(self._state.data.hierarchy, depth))
+
+    def _apply_expanded(self, expanded: set[int]) -> None:
+        d = self._state.data if self._state else None
+        if d is None or d.plan is None or frozenset(expanded) == d.expanded:
+            return
+        center = self.mapToScene(self.viewport().rect().center())
+        selected = set(self._state.selected)
+        data = build_scene_data(d.structure, plan=d.plan, expanded=frozenset(expanded))
+        data.edge_quant = d.edge_quant  # the file's per-edge dtypes do not depend on what is open
+        self.scene().clear()  # deletes the items: drop every reference before anything can paint or scroll
+        self._overview, self._container, self._edges, self._groups_item = None, None, None, None
+        self._items.clear()
+        self._build_scene(data, selected)
+        self.centerOn(center)
+        self._sync_items()
+
+    def _refresh_group_selection(self) -> None:
+        d = self._state.data
+        if d.placement is None:
+            return
+        rep = d.placement.rep
+        self._state.group_selected = {int(rep[i]) for i in self._state.selected if rep[i] >= 0}
+        if self._groups_item is not None:
+            self._groups_item.update()
+
+    def scene_bounds(self) -> QRectF:
+        """Scene rectangle of everything drawn (nodes and group boxes); empty before :attr:`layoutReady`."""
+        return QRectF(self._state.data.bounds) if self._state else QRectF()
+
+    def node_op_types(self) -> list[str]:
+        """Op types of the shown nodes, aligned with :meth:`node_names`."""
+        return list(self._state.data.structure.op_types) if self._state else []
+
+    def node_names(self) -> list[str]:
+        """Names of the shown nodes in model order ([] until :attr:`layoutReady`)."""
+        return list(self._state.data.names) if self._state else []

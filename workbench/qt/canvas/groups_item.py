@@ -1,0 +1,119 @@
+"""One item that draws the shown node groups: frames of open groups and boxes of collapsed ones.
+
+A collapsed box shows a chevron (click it, or double-click the box, to open), the group's title,
+its node count and the aggregate of the active colour figure (worst SQNR inside, fraction
+quantized, or the most common op); an open group is a tinted frame with the same title bar.
+Titles use pixel-sized fonts scaled with the scene, so they stay readable at "Fit graph" where
+node text is too small.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
+
+from workbench.qt.canvas.colors import SELECTION, text_color
+from workbench.qt.canvas.items import CanvasState
+
+#: Height of an open group's title bar and width of the chevron hit area (scene pixels).
+TITLE_BAR, CHEVRON_W = 30.0, 30.0
+_FRAME_TINTS = (QColor("#eef3fb"), QColor("#f6f1e7"), QColor("#eef6ee"), QColor("#f4eef6"))
+_BOX_FILL = QColor("#dfe7f3")
+
+
+def chevron_rect(box: QRectF) -> QRectF:
+    """Where a click toggles the group: the left end of the title line."""
+    return QRectF(box.left(), box.top(), CHEVRON_W, TITLE_BAR)
+
+
+class _Fonts:
+    title: QFont | None = None
+    info: QFont | None = None
+    frame: QFont | None = None
+
+    @classmethod
+    def ensure(cls) -> None:
+        if cls.title is None:
+            cls.title = QFont()
+            cls.title.setPixelSize(20)
+            cls.title.setBold(True)
+            cls.info = QFont()
+            cls.info.setPixelSize(17)
+            cls.frame = QFont()
+            cls.frame.setPixelSize(17)
+            cls.frame.setBold(True)
+
+
+class GroupsItem(QGraphicsItem):
+    """Draws ``state.data``'s shown groups; the view refreshes it when colours or selection change."""
+
+    def __init__(self, state: CanvasState):
+        super().__init__()
+        self.state = state
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
+        self.setZValue(-2)
+        d = state.data
+        self._bounds = d.bounds.adjusted(-4, -4, 4, 4)
+        h = d.hierarchy
+        # open frames outermost first, then the boxes on top
+        self._order = sorted(range(len(d.group_ids)), key=lambda k: (d.group_ids[k] in d.placement.collapsed,
+                                                                      h.depth[d.group_ids[k]]))
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        _Fonts.ensure()
+        d, s = self.state.data, self.state
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        exposed = option.exposedRect
+        h = d.hierarchy
+        for k in self._order:
+            g = d.group_ids[k]
+            box = QRectF(d.gx0[k], d.gy0[k], d.gx1[k] - d.gx0[k], d.gy1[k] - d.gy0[k])
+            if not box.intersects(exposed):
+                continue
+            collapsed = g in d.placement.collapsed
+            selected = g in s.group_selected
+            fill = s.group_fills.get(g, _BOX_FILL) if collapsed else _FRAME_TINTS[(h.depth[g] - 1) % 4]
+            pen = QPen(SELECTION, 3.0) if selected else QPen(QColor("#5a6b85" if collapsed else "#9aa8bd"),
+                                                               1.6 if collapsed else 1.0)
+            painter.setPen(pen)
+            painter.setBrush(fill)
+            painter.drawRoundedRect(box, 10.0, 10.0)
+            if lod * 17 < 3.5:  # text would be under ~3.5 px: boxes only
+                continue
+            if collapsed:
+                self._paint_box_text(painter, box, g, fill)
+            else:
+                self._paint_frame_title(painter, box, g)
+
+    def _paint_box_text(self, painter: QPainter, box: QRectF, g: int, fill: QColor) -> None:
+        s = self.state
+        h = s.data.hierarchy
+        painter.setPen(text_color(fill))
+        painter.setFont(_Fonts.title)
+        painter.drawText(chevron_rect(box).adjusted(4, 4, 0, 0), Qt.AlignmentFlag.AlignCenter, "\u25b8")
+        title = QFontMetricsF(_Fonts.title).elidedText(h.titles[g], Qt.TextElideMode.ElideMiddle,
+                                                        box.width() - CHEVRON_W - 10)
+        painter.drawText(box.adjusted(CHEVRON_W, 6, -8, -box.height() / 2),
+                         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, title)
+        painter.setFont(_Fonts.info)
+        info = f"{len(h.members(g))} nodes"
+        if g in s.group_texts:
+            info += f" \u00b7 {s.group_texts[g]}"
+        info = QFontMetricsF(_Fonts.info).elidedText(info, Qt.TextElideMode.ElideRight, box.width() - 16)
+        painter.drawText(box.adjusted(10, box.height() / 2, -8, -6),
+                         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, info)
+
+    def _paint_frame_title(self, painter: QPainter, box: QRectF, g: int) -> None:
+        s = self.state
+        h = s.data.hierarchy
+        painter.setPen(QColor("#2b3a52"))
+        painter.setFont(_Fonts.frame)
+        text = f"\u25be  {h.titles[g]}  ({len(h.members(g))} nodes"
+        text += f" \u00b7 {s.group_texts[g]})" if g in s.group_texts else ")"
+        text = QFontMetricsF(_Fonts.frame).elidedText(text, Qt.TextElideMode.ElideRight, box.width() - 16)
+        painter.drawText(QRectF(box.left() + 8, box.top() + 2, box.width() - 16, TITLE_BAR),
+                         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)

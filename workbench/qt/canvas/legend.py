@@ -1,0 +1,109 @@
+"""The legend overlay of the graph canvas: what each colour of the current mode means.
+
+A small frame in the canvas's top-left corner that follows the colour mode (``colorsChanged``):
+
+* op: the op types present, most frequent first (colour per op type, stable between runs);
+* dtype: node fills per dtype, the coloured edges (dtype carried; grey = float), the collapsed Q/DQ
+  badge and the "INT" mark of integer kernels;
+* error / sensitivity: the colour stops of the map with their thresholds in dB
+  (:data:`workbench.qt.canvas.colors.ERROR_STOPS`, linear in between) and "no value".
+
+View > Legend (Ctrl+L) hides or shows it.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+
+from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
+
+from workbench.qt.canvas import colors
+
+MAX_OPS = 14
+MAX_WIDTH = 300  # px; longer notes wrap
+
+
+def _swatch(color: QColor, label: str, edge: bool = False) -> str:
+    box = "&#9472;&#9472;" if edge else "&nbsp;&nbsp;&nbsp;&nbsp;"
+    style = f"color:{color.name()};" if edge else f"background-color:{color.name()};"
+    return f'<span style="{style}">{box}</span>&nbsp;{html.escape(label)}'
+
+
+def legend_entries(canvas) -> tuple[str, list[tuple[str, QColor]], list[str]]:
+    """(title, [(label, colour)], notes) for ``canvas``'s current colour mode."""
+    mode = canvas.color_mode()
+    state = canvas._state
+    if mode == "error":
+        stops = colors.ERROR_STOPS
+        rows = [(f"<= {stops[0][0]:g} dB", stops[0][1])]
+        rows += [(f"{db:g} dB", c) for db, c in stops[1:-1]]
+        rows += [(f">= {stops[-1][0]:g} dB", stops[-1][1]), ("no value", colors.NO_VALUE)]
+        notes = ["linear between the stops; bit-exact shown as 100 dB"]
+        if canvas._error_edges is not None:
+            notes.append("edges: SQNR of the tensor they carry; nodes: of their output")
+        return canvas.error_label(), rows, notes
+    if mode == "dtype":
+        rows = [(label, c) for label, c in canvas.legend()]
+        notes = []
+        edges = canvas.edge_colour_keys()
+        if edges:
+            notes.append("edges coloured by the dtype they carry; grey: float")
+        if state is not None and state.data.structure.edge_badges:
+            notes.append("edge badge (u8, i8): a folded Q/DQ pair")
+        if state is not None and state.kernels:
+            notes.append("INT: integer kernel (or a QDQ unit fused into one)")
+        title = "dtype in the file" if canvas.edge_colour_keys() or (state and state.kernels) else "dtype (recipe)"
+        return title, rows, notes
+    counts = Counter(state.data.structure.op_types) if state is not None else Counter()
+    rows = [(f"{op} ({n})", colors.op_color(op)) for op, n in counts.most_common(MAX_OPS)]
+    notes = [f"... {len(counts) - MAX_OPS} more op types"] if len(counts) > MAX_OPS else []
+    return "op type", rows, notes
+
+
+class LegendOverlay(QFrame):
+    """The legend; :meth:`refresh` re-reads the canvas (connected to ``colorsChanged``)."""
+
+    def __init__(self, canvas, parent: QWidget | None = None):
+        # a child of the view, not of its viewport: the viewport scrolls its children with the scene
+        super().__init__(parent or canvas)
+        self.canvas = canvas
+        self.setObjectName("canvasLegend")
+        self.setStyleSheet("QFrame#canvasLegend { background: rgba(255,255,255,225); border: 1px solid #b0b0b0;"
+                           " border-radius: 4px; } QFrame#canvasLegend QLabel { color: #111; }")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        self.label = QLabel()
+        self.label.setTextFormat(Qt.TextFormat.RichText)
+        self.label.setWordWrap(True)
+        self.label.setMaximumWidth(MAX_WIDTH)
+        lay.addWidget(self.label)
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
+        canvas.viewport().installEventFilter(self)
+        canvas.colorsChanged.connect(self.refresh)
+        self.refresh()
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() in (QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.Move):
+            self.place()
+        return False
+
+    def place(self) -> None:
+        """Top-left corner of the canvas's viewport, above it."""
+        self.move(self.canvas.viewport().geometry().topLeft() + QPoint(8, 8))
+        self.raise_()
+
+    def refresh(self) -> None:
+        title, rows, notes = legend_entries(self.canvas)
+        parts = [f"<b>Colour: {html.escape(title)}</b>"] + [_swatch(c, label) for label, c in rows]
+        parts += [f'<span style="color:#555">{html.escape(n)}</span>' for n in notes]
+        self.label.setText("<br>".join(parts))
+        self.adjustSize()
+        self.place()
+
+    def text(self) -> str:
+        """The legend as plain lines (title, one line per entry, notes)."""
+        title, rows, notes = legend_entries(self.canvas)
+        return "\n".join([title] + [label for label, _c in rows] + notes)

@@ -1,0 +1,48 @@
+"""The banner above the graph that says an open model is already quantized, and how.
+
+Text from :meth:`workbench.core.api.QuantSummary.text` (formats, then per op type how many nodes
+run with which activation/weight dtypes and how many stay float), e.g. "Already quantized - QDQ:
+64 Conv uint8/int8, 3 MatMul float". Hidden for float models.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
+
+STYLE = ("QFrame#quantBanner { background: #fff4e0; border: 1px solid #f0b35a; border-radius: 4px; }"
+         " QFrame#quantBanner QLabel { color: #5a3b00; }")
+
+
+class QuantBanner(QFrame):
+    """One line of text; :meth:`show_summary` fills it (None hides it)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("quantBanner")
+        self.setStyleSheet(STYLE)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(8, 3, 8, 3)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.label, 1)
+        self.setVisible(False)
+
+    def show_summary(self, summary, name: str = "") -> None:
+        """Show ``summary`` (a QuantSummary, or None for a float model: the banner hides)."""
+        if summary is None or not summary.quantized:
+            self.label.setText("")
+            self.setVisible(False)
+            return
+        who = f"{html.escape(name)} is " if name else ""
+        self.label.setText(f"<b>{who}already quantized</b> - {html.escape(summary.text())}. "
+                           "Calibrate, Analyze and Export are off; colours show the dtypes the file holds "
+                           "(dtypes are activation/weight).")
+        self.setToolTip("Integer kernels: " + (", ".join(sorted(set(summary.kernels.values()))) or "none"))
+        self.setVisible(True)
+
+    def text(self) -> str:
+        return self.label.text()

@@ -1,0 +1,127 @@
+"""Headless pictures of a model's graph: the app's canvas drawn offscreen to PNG or SVG.
+
+``workbench-cli render`` (``workbench/cli.py``) may import only the core facade, never
+``workbench.qt`` (an import-linter contract), and must not pay for Qt unless it draws. So the CLI
+does the core work (open the model, plan the recipe for ``--colour dtype``, quantize and measure
+for ``--colour sqnr``), writes a JSON *spec* (model path, output path, colour mode, per-node
+dtypes or SQNR, open depth) to a temporary file and runs this module in a child process::
+
+    python -m workbench.qt.render SPEC.json
+
+The child sets ``QT_QPA_PLATFORM=offscreen`` unless the caller set a platform, opens the model
+in a :class:`~workbench.qt.canvas.GraphCanvas` exactly as the app does (groups opened to the
+spec's depth, else the app's automatic depth), sizes the view to the graph so that "Fit graph"
+shows it at up to 100 % (longest side at most ``max_side`` pixels), and writes what the view
+shows with :meth:`GraphCanvas.export_picture` — the same code as the app's File > Export Picture.
+Exit status 0 on success, 2 with a one-line ``error: ...`` on stderr for bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QFrame
+
+from workbench.core.api import open_model
+from workbench.core.errors import WorkbenchError
+from workbench.qt.canvas import GraphCanvas
+from workbench.qt.document import describe_quantization
+from workbench.qt.quant_tab import quant_info
+
+#: Colour modes of the spec (the canvas's names) and the CLI's names for them.
+CLI_MODES = {"op": "op", "dtype": "dtype", "sqnr": "error"}
+MARGIN = 40
+
+
+def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[str, str] | None = None,
+                   errors: dict[str, float] | None = None, edge_errors: dict[str, float] | None = None,
+                   depth: int | None = None,
+                   max_side: int = 2400, timeout_s: float = 300.0) -> tuple[int, int]:
+    """Draw ``model_path``'s graph into ``out`` (.png or .svg); returns the picture size (pixels).
+
+    Parameters
+    ----------
+    mode : str
+        Canvas colour mode: ``"op"``, ``"dtype"`` (needs ``dtypes``, node -> dtype name) or
+        ``"error"`` (needs ``errors``, node -> SQNR in dB).
+    depth : int, optional
+        Open groups down to this depth (0: all collapsed); default: the app's automatic depth.
+    max_side : int
+        Longest side of the picture in pixels; the graph is drawn at 100 % when it fits.
+
+    Raises
+    ------
+    WorkbenchError
+        The model cannot be opened, or the layout failed.
+    ValueError
+        ``out`` does not end in .png / .svg.
+    """
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")  # read when the QApplication is made
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    model = open_model(model_path)
+    canvas = GraphCanvas(groups=True)
+    canvas.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    canvas.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    canvas.setFrameShape(QFrame.Shape.NoFrame)
+    outcome: list[str | None] = []
+    canvas.layoutReady.connect(lambda: outcome.append(None))
+    canvas.layoutFailed.connect(outcome.append)
+    canvas.resize(max_side, max_side)
+    canvas.show()
+    if model.quantized:  # an already-quantized file as it is: Q/DQ folded into edge badges, INT marks
+        summary, params = describe_quantization(model)
+        canvas.set_quant_info(*quant_info(summary, params, model.proto))
+    canvas.set_model(model.proto, collapse_qdq=bool(model.quantized), depth=depth)
+    deadline = time.monotonic() + timeout_s
+    while not outcome:
+        app.processEvents()
+        time.sleep(0.005)
+        if time.monotonic() > deadline:
+            canvas.shutdown()
+            raise WorkbenchError(f"{model_path}: the layout took longer than {timeout_s:.0f} s.",
+                                 hint="Render with a smaller --expand depth.")
+    if outcome[0] is not None:
+        canvas.shutdown()
+        raise WorkbenchError(f"{model_path}: {outcome[0]}")
+    canvas.set_node_values(dtypes=dtypes or {}, errors=errors or {},
+                           error_label="SQNR vs float (dB)" if edge_errors else None)
+    canvas.set_edge_values(edge_errors or {})
+    canvas.set_color_mode(mode)
+    bounds = canvas.scene_bounds()
+    scale = min(1.0, (max_side - 2 * MARGIN) / max(bounds.width(), bounds.height(), 1.0))
+    canvas.resize(int(bounds.width() * scale) + 2 * MARGIN, int(bounds.height() * scale) + 2 * MARGIN)
+    app.processEvents()
+    canvas.fit()
+    try:
+        return canvas.export_picture(out)
+    finally:
+        canvas.shutdown()
+        canvas.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry of ``python -m workbench.qt.render SPEC.json`` (see the module docstring)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m workbench.qt.render SPEC.json", file=sys.stderr)
+        return 2
+    try:
+        spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+        w, h = render_to_file(spec["model"], spec["output"], mode=spec.get("mode", "op"),
+                              dtypes=spec.get("dtypes"), errors=spec.get("errors"),
+                              edge_errors=spec.get("edge_errors"), depth=spec.get("depth"),
+                              max_side=int(spec.get("max_side", 2400)))
+    except (WorkbenchError, ValueError, OSError, KeyError) as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    print(f"wrote {spec['output']} ({w}x{h} px)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
