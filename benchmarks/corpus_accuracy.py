@@ -2,14 +2,15 @@
 
 For each ONNX file of ``../shared/corpus/models`` this script measures the float task metric
 (checked against meta.json), quantizes through the public API (``open_model``,
-``make_recipe("cpu-u8s8")``, ``quantize(model, recipe, data=calib.npz, samples=N)``), runs
+``make_recipe("cpu-u8s8")``, the automatic recipe search ``search_recipe`` unless ``--no-search``,
+``quantize(model, recipe, data=calib.npz, samples=N)``), runs
 ``result.proto`` in onnxruntime for the same task metric, and compares the first output of both
 models with :func:`workbench.core.analysis.evaluate.evaluate`. It prints a Markdown table and writes it to
 ``benchmarks/results/corpus_accuracy.md``. Timings are informative only.
 
 Usage::
 
-    .venv/bin/python benchmarks/corpus_accuracy.py [--only digits] [--samples 64] [--float-only]
+    .venv/bin/python benchmarks/corpus_accuracy.py [--only digits] [--samples 64] [--float-only] [--no-search]
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class Row:
     seconds_float: float = 0.0
     seconds_quantize: float = 0.0
     seconds_quant_eval: float = 0.0
+    search: str = "off"
     errors: list[str] = field(default_factory=list)
 
 
@@ -84,13 +86,20 @@ def float_side(model: CorpusModel, corpus: Path, row: Row):
     return ref
 
 
-def quant_side(model: CorpusModel, corpus: Path, row: Row, samples: int | None, reference) -> None:
+def quant_side(model: CorpusModel, corpus: Path, row: Row, samples: int | None, reference, search: bool) -> None:
     folder = corpus / model.folder
     t0 = time.perf_counter()
     prepared = api.open_model(model.path(corpus))
     recipe = api.make_recipe(PRESET)
-    result = api.quantize(prepared, recipe, data=str(folder / "calib.npz"), samples=samples,
+    found = api.search_recipe(prepared, recipe, str(folder / "calib.npz"), samples=samples) if search else None
+    result = api.quantize(prepared, found.recipe if found else recipe, data=str(folder / "calib.npz"),
+                          samples=samples,
                           latency_check=True)  # as workbench-cli quantize does by default
+    if found is not None:
+        cal = result.calibration.seconds if result.calibration is not None else 0.0
+        row.search = (f"skipped ({found.skipped})" if found.skipped else
+                      f"{len(found.changed)}/{len(found.choices)} changed, {found.seconds:.1f} s"
+                      + (f" = {found.seconds / cal:.1f}x calibration" if cal > 0 else ""))
     row.seconds_quantize = time.perf_counter() - t0
     units = list(result.plan.units.values())
     row.units = f"{sum(not u.excluded for u in units)}/{len(units)}"
@@ -107,7 +116,7 @@ def quant_side(model: CorpusModel, corpus: Path, row: Row, samples: int | None, 
     row.seconds_quant_eval = time.perf_counter() - t1
 
 
-def run_model(model: CorpusModel, corpus: Path, samples: int | None, float_only: bool) -> Row:
+def run_model(model: CorpusModel, corpus: Path, samples: int | None, float_only: bool, search: bool = True) -> Row:
     row = Row(model.name)
     if model.refuse:
         try:
@@ -129,7 +138,7 @@ def run_model(model: CorpusModel, corpus: Path, samples: int | None, float_only:
     if float_only:
         return row
     try:
-        quant_side(model, corpus, row, samples, reference)
+        quant_side(model, corpus, row, samples, reference, search)
     except Exception as exc:  # noqa: BLE001
         row.quant_note = f"failed ({exc.__class__.__name__})"
         row.errors.append(f"quantize/eval: {exc.__class__.__name__}: {exc}")
@@ -139,8 +148,8 @@ def run_model(model: CorpusModel, corpus: Path, samples: int | None, float_only:
 
 
 def table(rows: list[Row], models: dict[str, CorpusModel]) -> str:
-    lines = ["| model | float metric | quantized metric | int8 units | output SQNR dB | time |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| model | float metric | quantized metric | int8 units | output SQNR dB | recipe search | time |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         m = models[r.name]
         if m.refuse:
@@ -150,7 +159,7 @@ def table(rows: list[Row], models: dict[str, CorpusModel]) -> str:
         t = (f"float {r.seconds_float:.1f} s, quantize {r.seconds_quantize:.1f} s, "
              f"eval {r.seconds_quant_eval:.1f} s")
         q = r.quant_note.replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {r.name} | {fl} | {q} | {r.units} | {r.sqnr} | {t} |")
+        lines.append(f"| {r.name} | {fl} | {q} | {r.units} | {r.sqnr} | {r.search} | {t} |")
     return "\n".join(lines)
 
 
@@ -171,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", help="run models whose name contains this text")
     p.add_argument("--samples", type=int, default=None, help="calibration samples (default: all)")
     p.add_argument("--float-only", action="store_true")
+    p.add_argument("--no-search", action="store_true", help="quantize the preset as it is (no recipe search)")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "corpus_accuracy.md")
     args = p.parse_args(argv)
     if not args.corpus.is_dir():
@@ -180,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for m in models:
         print(f"... {m.name}", file=sys.stderr, flush=True)
-        rows.append(run_model(m, args.corpus, args.samples, args.float_only))
+        rows.append(run_model(m, args.corpus, args.samples, args.float_only, not args.no_search))
     text = header(args.samples) + "\n" + table(rows, {m.name: m for m in models}) + "\n"
     failures = [f"- {r.name}: {e}" for r in rows for e in r.errors]
     if failures:

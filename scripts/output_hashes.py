@@ -3,7 +3,7 @@
 For each ONNX file of ``../shared/corpus`` (or ``--corpus DIR``) this runs, with the default preset
 and all calibration rows::
 
-    workbench-cli quantize MODEL --data calib.npz -o OUT/NAME.qdq.onnx --save-project OUT/NAME.wbproj
+    workbench-cli quantize MODEL --data calib.npz -o OUT/NAME.qdq.onnx --save-project OUT/NAME.wbproj --no-search
     workbench-cli quantize OUT/NAME.wbproj --format qonnx -o OUT/NAME.qonnx.onnx
 
 and records the sha256 of both model files (or the refusal's exit status for models the CLI refuses,
@@ -60,11 +60,20 @@ def cli(*args: str) -> int:
                           stderr=subprocess.DEVNULL).returncode
 
 
+def no_search_flag() -> list[str]:
+    """``--no-search`` where the CLI has it: the hashes pin the recipe as given, not the searched one
+    (a tree from before the recipe search has no such flag and never searches)."""
+    helptext = subprocess.run([sys.executable, "-m", "workbench.cli", "quantize", "--help"],
+                              capture_output=True, text=True).stdout
+    return ["--no-search"] if "--no-search" in helptext else []
+
+
 def run(corpus: Path, out: Path, replay: Path | None) -> dict[str, str]:
     table: dict[str, str] = {}
+    flag = no_search_flag()
     for name, model, calib in corpus_models(corpus):
         qdq, proj, qonnx = out / f"{name}.qdq.onnx", out / f"{name}.wbproj", out / f"{name}.qonnx.onnx"
-        rc = cli("quantize", str(model), "--data", str(calib), "-o", str(qdq), "--save-project", str(proj))
+        rc = cli("quantize", str(model), "--data", str(calib), "-o", str(qdq), "--save-project", str(proj), *flag)
         table[f"{name}.qdq"] = sha256(qdq) if rc == 0 else f"exit {rc}"
         source = (replay / proj.name) if replay else proj
         rc = cli("quantize", str(source), "--format", "qonnx", "-o", str(qonnx)) if source.exists() else -1

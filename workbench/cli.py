@@ -136,6 +136,11 @@ def cmd_quantize(args) -> int:
             recipe = _recipe_from_args(args)
             _qonnx_input_shapes(args, model.proto, args.model)  # refuse a bad --input-shape before calibrating
             calibration = None
+            search = None
+            if args.search and args.data:  # the automatic recipe search (static presets)
+                search = api.search_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples,
+                                           progress=progress)
+                recipe = search.recipe
             if args.executor and args.data:  # calibration shards through the executor, merged
                 calibration = api.calibrate_sharded(model, recipe, _data_arg(args, args.data), shards=args.shards,
                                                     samples=args.samples, executor=api.make_executor(args.executor),
@@ -143,6 +148,8 @@ def cmd_quantize(args) -> int:
             result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                                   calibration=calibration, progress=progress,
                                   latency_check=not args.no_latency_check)
+            if search is not None:
+                _print_search(search, result)
     finally:
         progress.close()
     for issue in result.issues:
@@ -177,6 +184,24 @@ def cmd_quantize(args) -> int:
     if args.save_project:
         print(f"wrote {args.save_project}")
     return 0
+
+
+def _print_search(search, result) -> None:
+    """What the recipe search chose (written into the recipe and a saved project) and what it cost."""
+    if search.skipped == api.SEARCH_NOT_STATIC:
+        return  # dynamic and weight-only presets have nothing to search
+    print(search.summary(), file=sys.stderr)
+    ranked = sorted(search.changed, key=lambda c: -c.gain_db)
+    if len(ranked) > 10:
+        print(f"  (the 10 largest gains of {len(ranked)}; the rest are in the recipe's overrides)", file=sys.stderr)
+    for c in ranked[:10]:
+        wide = f", {c.dtype}" if c.dtype else ""
+        print(f"  {c.node}: activation observer {c.observer}{wide} ({c.gain_db:.1f} dB less local error than "
+              f"minmax; {', '.join(c.tensors[:3])}{' ...' if len(c.tensors) > 3 else ''})", file=sys.stderr)
+    cal = result.calibration.seconds if result.calibration is not None else 0.0
+    if cal > 0 and not search.skipped:
+        print(f"recipe search cost: {search.seconds:.1f} s = {search.seconds / cal:.1f}x the calibration pass "
+              f"({cal:.1f} s); --no-search turns it off", file=sys.stderr)
 
 
 def _retarget(args, progress):
@@ -656,6 +681,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not measure the quantized model against float (onnxruntime CPU, 1 thread, the first "
                         "calibration sample; about 2 s, cached per model pair); by default a slower-than-float "
                         "result is reported as a warning")
+    s.add_argument("--search", action=argparse.BooleanOptionalAction, default=False,
+                   help="automatic per-tensor observer search on held-out calibration rows (static presets "
+                        "with --data; opt-in for now: it costs 3-5x one calibration pass); --no-search (the "
+                        "default) quantizes exactly what the recipe says")
     s.set_defaults(func=cmd_quantize)
 
     s = sub.add_parser("evaluate", help="run float and quantized models on eval data; per-output SQNR")

@@ -16,7 +16,7 @@ Typical use::
     report = api.evaluate(model, result.proto, "eval.npz")
 
 Verbs: open_model, inspect_model, make_recipe, load_recipe, resolve, plan, calibrate, quantize,
-export, evaluate, analyze, sensitivity_sweep, autotune, convert_file, model_cost, replay_project,
+export, evaluate, analyze, sensitivity_sweep, autotune, search_recipe, convert_file, model_cost, replay_project,
 new_project / save_project / load_project, layout_graph, read_quant_params, write_report,
 summarize_quantization, edge_quantization, diff_models / compare_models (float vs quantized).
 """
@@ -100,6 +100,10 @@ _LAZY: dict[str, str] = {
     "calibrate_sharded": "workbench.core.pipeline.sharded",
     "RayExecutor": "workbench.core.analysis.executors",
     "autotune": "workbench.core.tuning.autotune",
+    "search_recipe": "workbench.core.tuning.recipe_search",
+    "SearchReport": "workbench.core.tuning.recipe_search",
+    "SearchChoice": "workbench.core.tuning.recipe_search",
+    "SEARCH_NOT_STATIC": "workbench.core.tuning.recipe_search",
     # inspection and conversion
     "planned_units": "workbench.core.inspection.units",
     "format_report": "workbench.core.inspection.report",
