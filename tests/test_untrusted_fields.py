@@ -116,6 +116,16 @@ def test_project_with_a_100000_digit_integer_is_one_line_naming_the_field(projec
     assert code == 2 and len(err) == 1 and "job.wbproj" in err[0] and "field samples" in err[0]
 
 
+@pytest.mark.parametrize("samples", [-1, 0])
+def test_project_with_a_non_positive_sample_count_is_one_line_naming_the_field(project, capsys, samples):
+    doc = json.loads(project.read_text())
+    doc["samples"] = samples
+    project.write_text(json.dumps(doc))
+    code, err = _run(["quantize", project, "-o", project.parent / "o.onnx"], capsys)
+    assert code == 2 and len(err) == 1 and "job.wbproj" in err[0] and "field samples" in err[0]
+    assert not (project.parent / "o.onnx").exists()
+
+
 def _poison(project, tensor_update, data=True):
     doc = json.loads(project.read_text())
     tensor = next(iter(doc["calibration"]["observers"]))

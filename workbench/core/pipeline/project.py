@@ -52,7 +52,7 @@ class Project(BaseModel):
     model: ModelRef
     recipe: Recipe = Field(default_factory=Recipe)
     data: dict[str, Any] | None = None
-    samples: int | None = None
+    samples: int | None = Field(default=None, ge=1)
     calibration: dict[str, Any] | None = None
     results: dict[str, Any] | None = None
     allow_code: bool = False
