@@ -48,7 +48,7 @@ def test_figures_do_not_depend_on_rows_per_run(quantized, monkeypatch):
     seen = _runs_seen(monkeypatch)
     monkeypatch.setattr(unit_error, "TAP_BUDGET", 1)  # below one row: every run is a single row
     split = api.analyze(model, res, EVAL, samples=40)
-    assert seen == [1] * 40
+    assert seen == [1] + [1] * 40  # the sizing row, then every row alone
     assert [r.node for r in split] == [r.node for r in whole] and len(whole) > 3
     for a, b in zip(whole, split, strict=True):
         assert a.sqnr_db == pytest.approx(b.sqnr_db, rel=1e-9) and a.max_abs == b.max_abs
@@ -67,4 +67,4 @@ def test_rows_per_run_follow_the_first_row(quantized, monkeypatch):
     seen = _runs_seen(monkeypatch)
     monkeypatch.setattr(unit_error, "TAP_BUDGET", 5 * per_row + per_row // 2)
     api.analyze(model, res, EVAL, samples=32)  # two batches of 16 rows
-    assert seen == [1, 5, 5, 5, 5, 5, 5, 1]  # one row measured, then 5 per run within each batch
+    assert seen == [1, 5, 5, 5, 1, 5, 5, 5, 1]  # one sizing row, then 5 per run within each batch of 16

@@ -192,10 +192,12 @@ def accumulate(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, pairs
     for feed in batches:
         if cancel is not None:
             cancel.check()
+        if budget.per_row is None:  # one row run alone to size the runs (its outputs are not kept)
+            probe = budget.first_row(feed)
+            budget.measured(f_sess.run(f_names, probe), q_sess.run(q_names, probe), probe)
         for part in budget.runs(feed):
             f_out = f_sess.run(f_names, part)
             q_out = q_sess.run(q_names, part)
-            budget.measured(f_out, q_out, part)
             for t, r, q in zip(f_names, f_out, q_out, strict=True):
                 accs[t].update(r, q)
                 if t in segs:
@@ -220,28 +222,32 @@ def _leading_rows(feed: dict) -> int | None:
 
 
 class _RowBudget:
-    """Splits feeds along their rows into runs whose tapped outputs fit :data:`TAP_BUDGET`; the
-    bytes per row are measured on the first run, which takes a single row."""
+    """Splits feeds along their rows into runs whose tapped outputs fit :data:`TAP_BUDGET`. The bytes
+    per row are measured once, on a first row run alone; the runs of a batch then do not depend on
+    where the batch starts, so row-range shards split like one pass (onnxruntime's float32 results
+    can differ in the last bits between batch sizes)."""
 
     def __init__(self) -> None:
         self.per_row: int | None = None
+
+    @staticmethod
+    def first_row(feed: dict) -> dict:
+        n = _leading_rows(feed)
+        return {k: v[:1] for k, v in feed.items()} if n and n > 1 else feed
 
     def runs(self, feed: dict):
         n = _leading_rows(feed)
         if not n or n <= 1:
             yield feed
             return
-        start = 0
-        while start < n:
-            step = 1 if self.per_row is None else max(1, min(n - start, TAP_BUDGET // max(self.per_row, 1)))
+        step = max(1, TAP_BUDGET // max(self.per_row or 1, 1))
+        for start in range(0, n, step):
             yield {k: v[start:start + step] for k, v in feed.items()}
-            start += step
 
     def measured(self, f_out: list, q_out: list, feed: dict) -> None:
-        if self.per_row is None:
-            rows = _leading_rows(feed) or 1
-            total = sum(np.asarray(a).nbytes for a in f_out) + sum(np.asarray(a).nbytes for a in q_out)
-            self.per_row = total // rows
+        rows = _leading_rows(feed) or 1
+        total = sum(np.asarray(a).nbytes for a in f_out) + sum(np.asarray(a).nbytes for a in q_out)
+        self.per_row = max(1, total // rows)
 
 
 def add_sums(parts: list[dict]) -> dict:

@@ -40,7 +40,10 @@ def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples:
 
     With ``executor`` (not inline) the rows are split into ``shards`` consecutive ranges (default:
     4), each measured as a task; the error sums of the shards add, so the figures equal a single
-    pass up to float64 summation order (about 1e-12 relative).
+    pass up to float64 summation order (about 1e-12 relative) when both run the same batch sizes;
+    where the tapped outputs of a batch exceed the memory budget
+    (:data:`workbench.core.analysis.unit_error.TAP_BUDGET`) the runs are split, and onnxruntime's
+    float32 results of different batch sizes may differ in their last bits (about 1e-8 relative).
 
     Returns
     -------
