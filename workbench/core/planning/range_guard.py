@@ -34,9 +34,17 @@ def range_absmax(qp: QParams) -> float:
     return float(np.max(np.maximum(np.abs((qmin - zp) * scale), np.abs((qmax - zp) * scale))))
 
 
-def sentinel_units(plan, qparams: dict[str, QParams], threshold: float = SENTINEL_ABS) -> dict[str, tuple[str, float]]:
-    """Units touching a tensor whose range reaches ``threshold``: node -> (tensor, absmax)."""
+def sentinel_units(plan, qparams: dict[str, QParams], threshold: float = SENTINEL_ABS,
+                   masks: dict[str, float] | None = None) -> dict[str, tuple[str, float]]:
+    """Units touching a tensor whose range reaches ``threshold``: node -> (tensor, absmax).
+
+    ``masks`` (tensor -> |value|, from :func:`~workbench.core.planning.stats_guard.masking_values`)
+    adds the tensors the graph computes from a huge constant, whatever their calibrated range:
+    calibration data without padding never reaches the mask value, but other inputs will.
+    """
     huge = {t: range_absmax(qp) for t, qp in qparams.items()}
+    for t, v in (masks or {}).items():
+        huge[t] = max(huge.get(t, 0.0), v)
     huge = {t: v for t, v in huge.items() if v >= threshold}
     found: dict[str, tuple[str, float]] = {}
     for name, unit in plan.units.items():

@@ -83,6 +83,30 @@ def _carried(ix: GraphIndex, test) -> set[str]:
     return found
 
 
+def masking_values(ix: GraphIndex) -> dict[str, float]:
+    """Tensors that carry a huge constant (see :func:`masking_tensors`) -> the largest |value| of
+    the huge constants they are computed from (3.4e38 for a float32-min mask). Read from the graph
+    alone, so a mask is found even when the calibration data never pads (an all-ones
+    ``attention_mask`` leaves the calibrated range at 0)."""
+    values: dict[str, float] = {}
+    for name, init in ix.initializers.items():
+        if init.data_type == onnx.TensorProto.FLOAT:
+            a = tensor_array(init)
+            if _is_huge(a):
+                values[name] = float(np.maximum(a.max(), -a.min()))
+    for node in ix.graph.node:
+        if node.op_type == "ConstantOfShape":
+            val = [a.t for a in node.attribute if a.name == "value"]
+            a = numpy_helper.to_array(val[0]).astype(np.float32, copy=False) if val else np.zeros(0)
+            if _is_huge(a):
+                values.update({o: float(np.maximum(a.max(), -a.min())) for o in node.output if o})
+        elif node.op_type in _CARRY:
+            carried = [values[i] for i in node.input if i in values]
+            if carried:
+                values.update({o: max(carried) for o in node.output if o})
+    return values
+
+
 def masking_tensors(ix: GraphIndex) -> set[str]:
     """Tensors that carry a huge constant (an additive attention mask built from float32 min).
 

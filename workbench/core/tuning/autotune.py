@@ -281,7 +281,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     Raises
     ------
     RecipeError
-        Neither ``max_drop`` nor ``min_score`` given, an unknown metric, ladder or ``rank``.
+        Neither ``max_drop`` nor ``min_score`` given, an unknown metric, ladder or ``rank``, or a
+        ``min_score`` above the float model's score on a metric it tops (:func:`check_target`).
     """
     if rank not in ("local", "e2e"):
         raise RecipeError(f"Unknown autotune ranking {rank!r}.", hint="Use rank 'local' or 'e2e'.")
@@ -296,6 +297,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         if max_drop is None:
             raise RecipeError("autotune needs a target.", hint="Pass --max-drop X or --min-score Y.")
         min_score = m_float - max_drop
+    target_notes = check_target(metric, min_score, m_float)
     progress(0, 0, "Calibrating")
     smooth = SmoothedTrials(model, recipe, data, samples, cancel)
     cached: dict[str, Any] = {"calib": None}
@@ -332,7 +334,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
             res = quantize(model, tuned, data=data, samples=samples, calibration=cached["calib"], cancel=cancel,
                            guard=guard, bias_correction=bias_correction)
         ranked_levels = [n for n in ranked_nodes if n in levels] + [n for n in levels if n not in ranked_nodes]
-        return AutotuneResult(tuned, m_float, m0, final.metric, ranked_levels, met, curve, res, res_m, notes,
+        return AutotuneResult(tuned, m_float, m0, final.metric, ranked_levels, met, curve, res, res_m,
+                              target_notes + notes,
                               dict(levels))
 
     ranked_nodes: list[str] = []
@@ -395,6 +398,34 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     path = [p for p in curve if p.accepted]
     best = max(path, key=lambda p: (p.metric if p.metric == p.metric else -np.inf, -p.promoted))
     return done(best.levels, False, notes)
+
+
+#: Built-in metrics that compare with the float model's outputs, so the float model scores the most.
+FLOAT_CEILING = frozenset({"cosine", "output_sqnr", "sqnr", "detection_scores"})
+
+
+def check_target(metric: str | Score, min_score: float, m_float: float) -> list[str]:
+    """Refuse a ``min_score`` no quantized model can reach; notes for one that is merely unlikely.
+
+    On a metric of :data:`FLOAT_CEILING` (cosine 1.0, SQNR inf, detection_scores 0.0 for the float
+    model itself) a target above the float model's score cannot be met, so autotune stops before
+    calibrating. On others (top1, a metric file) a quantized model can beat float by chance, so a
+    target above float's score only gets a note.
+
+    Raises
+    ------
+    RecipeError
+        ``min_score`` above the float model's score on a :data:`FLOAT_CEILING` metric.
+    """
+    if not min_score > m_float:  # NaN float score: nothing to compare
+        return []
+    name = metric if isinstance(metric, str) else "the given metric"
+    if isinstance(metric, str) and metric in FLOAT_CEILING:
+        raise RecipeError(f"--min-score {min_score:g} is above the float model's {name} ({m_float:.4f}), the "
+                          "most any quantized model can score on it.",
+                          hint=f"Pass --min-score {m_float:.4f} or lower, or --max-drop X.")
+    return [f"warning: --min-score {min_score:g} is above the float model's {name} ({m_float:.4f}); "
+            "the target is likely out of reach"]
 
 
 def _cheapest_on_target(walked: list[CurvePoint], w, min_score: float) -> None:
