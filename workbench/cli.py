@@ -367,7 +367,7 @@ def cmd_autotune(args) -> int:
         print(res.resolution.describe())
     for note in res.notes:
         print(note)
-    if not res.met and not res.notes:
+    if not res.met and len(res.curve) > 1:  # promotions were tried (a target below one row's step tries none)
         print("no tried recipe met the target; kept the one with the best metric and, on a tie, the fewest "
               "units promoted")
     print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s} "
