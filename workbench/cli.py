@@ -107,7 +107,7 @@ def _export_settings(args) -> None:
     """``--format`` / ``--input-shape`` left out of a project replay come from the project (what the
     job that saved it wrote); a plain quantize defaults to QDQ."""
     if str(args.model).endswith(".wbproj") and (args.format is None or not args.input_shape):
-        saved = api.load_project(args.model).export or {}
+        saved = api.load_project(args.model, check_model=False).export or {}
         if args.format is None:
             args.format = saved.get("format", "qdq")
         if not args.input_shape and args.format == "qonnx":
@@ -126,7 +126,12 @@ def cmd_quantize(args) -> int:
     _export_settings(args)
     progress = TerminalProgress()
     try:
-        if args.retarget_model:
+        if args.retarget_model and str(args.model).endswith(".wbproj") and api.is_project_model(
+                args.model, args.retarget_model):  # the same model file elsewhere: the project moved
+            model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code,
+                                               model_path=args.retarget_model)
+            args.retarget_model = None
+        elif args.retarget_model:
             model, result = _retarget(args, progress)
         elif str(args.model).endswith(".wbproj"):
             model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
@@ -671,7 +676,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_shape_arg(s)
     s.add_argument("--model", dest="retarget_model", metavar="NEW.onnx",
                    help="with a project: apply its recipe (overrides matched by name, then by structure) "
-                        "to a new version of its model, e.g. a retrained one")
+                        "to a new version of its model, e.g. a retrained one; a file with the recorded "
+                        "sha256 (a moved project) is simply used in place of the recorded path")
     s.add_argument("--allow-code", action="store_true",
                    help="allow running a Python data reader (--data READER.py, or one named by a replayed project)")
     s.add_argument("--executor", help="calibrate in row shards there: processes[:N], ray or ray:ADDRESS "

@@ -71,6 +71,7 @@ _LAZY: dict[str, str] = {
     "save_project": "workbench.core.pipeline.project",
     "stage_project": "workbench.core.pipeline.project",
     "load_project": "workbench.core.pipeline.project",
+    "is_project_model": "workbench.core.pipeline.project",
     # analysis
     "UnitError": "workbench.core.analysis.unit_error",
     "build_node_data": "workbench.core.analysis.node_data",
