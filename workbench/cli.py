@@ -241,7 +241,8 @@ def cmd_compare(args) -> int:
     quant = api.open_model(args.quantized)
     progress = TerminalProgress()
     try:
-        diff = api.compare_models(model, quant.proto, args.data, samples=args.samples, progress=progress)
+        diff = api.compare_models(model, quant.proto, args.data, samples=args.samples, progress=progress,
+                                  quant_label=str(args.quantized))
     finally:
         progress.close()
     print(api.format_diff(diff, worst=args.worst))
@@ -532,7 +533,7 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
         progress = TerminalProgress()
         try:
             diff = api.compare_models(model, api.open_model(args.compare).proto, _data_arg(args, args.data),
-                                      samples=args.samples, progress=progress)
+                                      samples=args.samples, progress=progress, quant_label=str(args.compare))
         finally:
             progress.close()
         finite = {t: (_INF_SQNR_DB if db == math.inf else db) for t, db in diff.sqnr.items() if db > -math.inf}
