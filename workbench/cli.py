@@ -422,6 +422,8 @@ def cmd_report(args) -> int:
             eval_data = _data_arg(args, args.eval or args.data)
         curve = api.load_curve(args.curve_in) if args.curve_in else None
         sweep = api.read_sweep(args.sweep_in) if args.sweep_in else _project_sweep(args.model, result)
+        api.check_report_inputs(model, result, curve=curve, curve_source=str(args.curve_in or ""),
+                                sweep=sweep, sweep_source=str(args.sweep_in or f"{args.model}: results.sensitivity.sweep"))
         metric = args.metric
         if metric is not None and metric.endswith(".py"):
             metric = api.load_metric(metric, allow_code=args.allow_code)
