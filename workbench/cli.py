@@ -228,6 +228,8 @@ def cmd_evaluate(args) -> int:
     if metric is not None and metric.endswith(".py"):
         metric = api.load_metric(metric, allow_code=args.allow_code)
     report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric=metric)
+    for note in getattr(report, "notes", []):
+        print(f"note: {note}", file=sys.stderr)
     text = report.format() if hasattr(report, "format") else str(report)
     print(text)
     return 0
