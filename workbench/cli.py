@@ -107,7 +107,7 @@ def _export_settings(args) -> None:
     """``--format`` / ``--input-shape`` left out of a project replay come from the project (what the
     job that saved it wrote); a plain quantize defaults to QDQ."""
     if str(args.model).endswith(".wbproj") and (args.format is None or not args.input_shape):
-        saved = api.load_project(args.model).export or {}
+        saved = api.load_project(args.model, check_model=False).export or {}
         if args.format is None:
             args.format = saved.get("format", "qdq")
         if not args.input_shape and args.format == "qonnx":
@@ -126,7 +126,12 @@ def cmd_quantize(args) -> int:
     _export_settings(args)
     progress = TerminalProgress()
     try:
-        if args.retarget_model:
+        if args.retarget_model and str(args.model).endswith(".wbproj") and api.is_project_model(
+                args.model, args.retarget_model):  # the same model file elsewhere: the project moved
+            model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code,
+                                               model_path=args.retarget_model)
+            args.retarget_model = None
+        elif args.retarget_model:
             model, result = _retarget(args, progress)
         elif str(args.model).endswith(".wbproj"):
             model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
@@ -223,6 +228,8 @@ def cmd_evaluate(args) -> int:
     if metric is not None and metric.endswith(".py"):
         metric = api.load_metric(metric, allow_code=args.allow_code)
     report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric=metric)
+    for note in getattr(report, "notes", []):
+        print(f"note: {note}", file=sys.stderr)
     text = report.format() if hasattr(report, "format") else str(report)
     print(text)
     return 0
@@ -236,7 +243,8 @@ def cmd_compare(args) -> int:
     quant = api.open_model(args.quantized)
     progress = TerminalProgress()
     try:
-        diff = api.compare_models(model, quant.proto, args.data, samples=args.samples, progress=progress)
+        diff = api.compare_models(model, quant.proto, args.data, samples=args.samples, progress=progress,
+                                  quant_label=str(args.quantized))
     finally:
         progress.close()
     print(api.format_diff(diff, worst=args.worst))
@@ -416,6 +424,8 @@ def cmd_report(args) -> int:
             eval_data = _data_arg(args, args.eval or args.data)
         curve = api.load_curve(args.curve_in) if args.curve_in else None
         sweep = api.read_sweep(args.sweep_in) if args.sweep_in else _project_sweep(args.model, result)
+        api.check_report_inputs(model, result, curve=curve, curve_source=str(args.curve_in or ""),
+                                sweep=sweep, sweep_source=str(args.sweep_in or f"{args.model}: results.sensitivity.sweep"))
         metric = args.metric
         if metric is not None and metric.endswith(".py"):
             metric = api.load_metric(metric, allow_code=args.allow_code)
@@ -527,7 +537,7 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
         progress = TerminalProgress()
         try:
             diff = api.compare_models(model, api.open_model(args.compare).proto, _data_arg(args, args.data),
-                                      samples=args.samples, progress=progress)
+                                      samples=args.samples, progress=progress, quant_label=str(args.compare))
         finally:
             progress.close()
         finite = {t: (_INF_SQNR_DB if db == math.inf else db) for t, db in diff.sqnr.items() if db > -math.inf}
@@ -671,7 +681,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_shape_arg(s)
     s.add_argument("--model", dest="retarget_model", metavar="NEW.onnx",
                    help="with a project: apply its recipe (overrides matched by name, then by structure) "
-                        "to a new version of its model, e.g. a retrained one")
+                        "to a new version of its model, e.g. a retrained one; a file with the recorded "
+                        "sha256 (a moved project) is simply used in place of the recorded path")
     s.add_argument("--allow-code", action="store_true",
                    help="allow running a Python data reader (--data READER.py, or one named by a replayed project)")
     s.add_argument("--executor", help="calibrate in row shards there: processes[:N], ray or ray:ADDRESS "

@@ -71,6 +71,8 @@ _LAZY: dict[str, str] = {
     "save_project": "workbench.core.pipeline.project",
     "stage_project": "workbench.core.pipeline.project",
     "load_project": "workbench.core.pipeline.project",
+    "is_project_model": "workbench.core.pipeline.project",
+    "check_report_inputs": "workbench.core.report.node_check",
     # analysis
     "UnitError": "workbench.core.analysis.unit_error",
     "build_node_data": "workbench.core.analysis.node_data",

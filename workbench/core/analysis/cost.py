@@ -35,7 +35,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from workbench.core.data.loader import open_data_source
-from workbench.core.errors import DataError, ModelError
+from workbench.core.errors import AlreadyQuantizedError, DataError, ModelError
 from workbench.core.graph.index import attrs_of, iter_graphs
 from workbench.core.graph.quantized_ops import QONNX_DOMAINS
 from workbench.core.graph.static_shapes import fold_fixed_nodes, inline_fixed_ifs
@@ -205,7 +205,15 @@ def plan_cost(model, plan, data: Any = None, *, batch: int = 1) -> CostReport:
     """:func:`model_cost` of ``model`` (a PreparedModel) with the bit widths of ``plan``, at the
     shapes of one sample of ``data`` (calibration data; any spec ``open_data`` takes) when given.
 
-    Raises DataError (the data does not fit the model) and what :func:`model_cost` raises."""
+    Raises AlreadyQuantizedError (``model`` already has quantized nodes: its BOPs under a recipe
+    mean nothing), DataError (the data does not fit the model) and what :func:`model_cost` raises."""
+    if getattr(model, "quantized", None):
+        kinds = sorted({q.op_type for q in model.quantized})
+        raise AlreadyQuantizedError(
+            f"{model.name} is already quantized: {len(model.quantized)} quantized node(s) ({', '.join(kinds)}); "
+            "cost counts the BOPs and weight memory of a float model under a recipe.",
+            hint=f"Run cost on the float model, or `workbench-cli inspect {model.path or model.name}` to see how "
+                 "this one is quantized.")
     sample = data_sample(model, data) if data is not None else None
     return model_cost(model.proto, plan_bits(plan), batch=batch, input_values=sample)
 

@@ -7,7 +7,6 @@ needs the whole set.
 
 from __future__ import annotations
 
-import logging
 import math
 import tempfile
 import time
@@ -25,9 +24,8 @@ from workbench.core.errors import Cancelled, DataError, ModelError
 from workbench.core.io.external import has_lazy, lazy_session
 from workbench.core.model.load import PreparedModel, load_model, prepare_proto
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.qonnx.reader import is_qonnx_node
 from workbench.core.runtime.session import session_runtime
-
-log = logging.getLogger(__name__)
 
 ModelLike = Any  # PreparedModel | onnx.ModelProto | str | Path
 _EXTERNAL_LIMIT = 1_800_000_000  # bytes; protobuf cannot serialise a model >= 2 GiB in one piece
@@ -194,6 +192,11 @@ def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> 
                 return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         return ort.InferenceSession(str(proto), opts, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises several types
+        if _is_qonnx(proto):
+            raise ModelError(f"{label}: the {what} is a QONNX file (Quant nodes of qonnx.custom_op.general), "
+                             "which onnxruntime cannot run.",
+                             hint=f"Evaluate its QDQ export, or convert it: workbench-cli convert {label} OUT.onnx "
+                                  "--to qdq.") from None
         raise ModelError(f"{label}: onnxruntime cannot load the {what} ({exc.__class__.__name__}: "
                          f"{str(exc).strip()[:500]}).",
                          hint="Check that the model is valid (onnx.checker) and its ops are supported.") from None
@@ -212,18 +215,45 @@ def _open_source(data: Any, float_model: ModelLike):
     return open_data(data, prepared)
 
 
+def _is_qonnx(proto) -> bool:
+    """True when ``proto`` (a ModelProto or a file path) has a QONNX node in its main graph."""
+    if not isinstance(proto, onnx.ModelProto):
+        try:
+            proto = onnx.load(str(proto), load_external_data=False)
+        except Exception:  # noqa: BLE001 - not readable as ONNX: the caller's error says so
+            return False
+    return any(is_qonnx_node(n) for n in proto.graph.node)
+
+
+def _label(model: ModelLike, default: str) -> str:
+    path = model.path if isinstance(model, PreparedModel) else (model if isinstance(model, str | Path) else None)
+    return str(path) if path else default
+
+
+def _check_inputs(fsess: ort.InferenceSession, qsess: ort.InferenceSession, float_model, quant_model) -> None:
+    """Refuse two models whose graph inputs differ by name (they are not float + quantized of one model)."""
+    fnames = [i.name for i in fsess.get_inputs()]
+    qnames = [i.name for i in qsess.get_inputs()]
+    if sorted(fnames) != sorted(qnames):
+        raise ModelError(f"{_label(float_model, 'the float model')} and {_label(quant_model, 'the quantized model')} "
+                         f"do not correspond: inputs {fnames} vs {qnames}.",
+                         hint="Evaluate a model with its own quantized version (same graph inputs).")
+
+
 def _batch_fixed_to_one(sess: ort.InferenceSession) -> bool:
     """True when an input of ``sess`` has a leading dimension fixed to 1 (it takes one sample per run)."""
     return any(len(i.shape) > 0 and i.shape[0] == 1 for i in sess.get_inputs())
 
 
-def _match_outputs(fsess: ort.InferenceSession, qsess: ort.InferenceSession) -> list[tuple[str, str]]:
+def _match_outputs(fsess: ort.InferenceSession, qsess: ort.InferenceSession,
+                   notes: list[str]) -> list[tuple[str, str]]:
+    """(float output, quantized output) pairs; by name, else by position (a note is added to ``notes``)."""
     fnames = [o.name for o in fsess.get_outputs()]
     qnames = [o.name for o in qsess.get_outputs()]
     if set(fnames) <= set(qnames):
         return [(n, n) for n in fnames]
     if len(fnames) == len(qnames):
-        log.warning("Output names differ (%s vs %s); matching by position.", fnames, qnames)
+        notes.append(f"output names differ ({fnames} vs {qnames}); matched by position")
         return list(zip(fnames, qnames, strict=True))
     raise ModelError(f"The quantized model's outputs {qnames} do not match the float model's {fnames}.",
                      hint="Compare a model with its own quantized version.")
@@ -283,7 +313,9 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     metric_fn = load_metric(metric) if isinstance(metric, str) else metric
     fsess = make_session(float_model, what="float model")
     qsess = make_session(quant_model, what="quantized model")
-    pairs = _match_outputs(fsess, qsess)
+    _check_inputs(fsess, qsess, float_model, quant_model)
+    model_notes: list[str] = []
+    pairs = _match_outputs(fsess, qsess, model_notes)
     source = _open_source(data, float_model)
     where = str(getattr(source, "path", None) or "the evaluation data")
     if _batch_fixed_to_one(qsess) or _batch_fixed_to_one(fsess):
@@ -311,7 +343,8 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
                   stacked=not source.can_batch)
         done += len(idx)
         progress(done, max(total, done), f"Evaluating: {done}/{max(total, done)} samples")
-    report = EvalReport([a.result() for a in accs], done, notes=list(source.notes), runtime=session_runtime(qsess),
+    report = EvalReport([a.result() for a in accs], done, notes=model_notes + list(source.notes),
+                        runtime=session_runtime(qsess),
                         optimization_level=_optimization_level(qsess))
     if metric_fn is not None and done:
         report.metric = metric if isinstance(metric, str) else getattr(metric_fn, "__name__", "metric")

@@ -22,6 +22,7 @@ import onnx
 
 from workbench.core.data.loader import open_data_source, sample_batches
 from workbench.core.errors import ModelError
+from workbench.core.inspection.correspond import check_models_correspond
 from workbench.core.inspection.model_diff import ModelDiff, diff_models
 from workbench.core.inspection.quant_reader import QuantTensor, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
@@ -136,17 +137,27 @@ def _db(sig: float, err: float) -> float:
 
 def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, data=None, *,
                    samples: int | None = None, progress: ProgressFn | None = None,
-                   cancel: CancelToken | None = None) -> ModelDiff:
+                   cancel: CancelToken | None = None, quant_label: str = "the quantized model") -> ModelDiff:
     """:func:`diff_models` of the two, then :func:`measure_diff` on ``data`` when given.
+
+    ``quant_label`` names the quantized file in errors.
 
     Raises
     ------
     ModelError
-        ``quant_proto`` is not a model, or onnxruntime refuses a model.
+        ``quant_proto`` is not a model, the two models' graph inputs/outputs differ (names, count,
+        ranks) or no node matched (unrelated models), or onnxruntime refuses a model.
     """
     if not isinstance(quant_proto, onnx.ModelProto):
         raise ModelError("compare: the quantized model must be an onnx.ModelProto.", hint="Load it with onnx.load.")
-    diff = diff_models(float_reference(float_model), quant_proto)
+    reference = float_reference(float_model)
+    float_label = str(float_model.path or "the float model")
+    hint = "Compare a quantized file with the float model it was made from."
+    check_models_correspond(reference, quant_proto, float_label, quant_label, hint=hint)
+    diff = diff_models(reference, quant_proto)
+    if not diff.matches and len(reference.graph.node):
+        raise ModelError(f"{float_label} and {quant_label} do not correspond: none of the "
+                         f"{len(reference.graph.node)} float nodes matches a node of the quantized file.", hint=hint)
     if data is not None:
         measure_diff(float_model, quant_proto, diff, data, samples=samples, progress=progress, cancel=cancel)
     return diff

@@ -61,9 +61,9 @@ class Project(BaseModel):
     export: dict[str, Any] | None = None
 
     def model_path(self, project_path: str | Path) -> Path:
-        """Absolute path of the model, resolved against the project file's folder."""
+        """Absolute, normalised path of the model (``..`` folded), resolved against the project file's folder."""
         p = Path(self.model.path)
-        return p if p.is_absolute() else (Path(project_path).resolve().parent / p)
+        return Path(os.path.normpath(p if p.is_absolute() else (Path(project_path).resolve().parent / p)))
 
     def data_spec(self, project_path: str | Path, *, allow_code: bool = False) -> dict[str, Any] | None:
         """The data spec with a relative ``path`` resolved against the project folder.
@@ -200,12 +200,29 @@ def load_project(path: str | Path, *, check_model: bool = True) -> Project:
     return project
 
 
-def check_project_model(project: Project, path: str | Path) -> Path:
-    """The project's model path, after checking it exists and has the recorded sha256."""
-    model_path = project.model_path(path)
+def is_project_model(project_path: str | Path, model_path: str | Path) -> bool:
+    """Whether the file ``model_path`` has the sha256 the project recorded (a copy of its model).
+
+    Raises
+    ------
+    ProjectError
+        The project is unreadable (its own model file is not checked).
+    """
+    project = load_project(project_path, check_model=False)
+    return Path(model_path).is_file() and sha256_file(model_path) == project.model.sha256
+
+
+def check_project_model(project: Project, path: str | Path, model_path: str | Path | None = None) -> Path:
+    """The project's model path, after checking it exists and has the recorded sha256.
+
+    ``model_path``: a copy of the model elsewhere (the project was moved); it must have the recorded
+    sha256 and is then used instead of the project's own path.
+    """
+    model_path = project.model_path(path) if model_path is None else Path(os.path.normpath(Path(model_path).resolve()))
     if not model_path.is_file():
         raise ProjectError(f"{path}: the model {model_path} was not found (moved or deleted).",
-                           hint="Put the model back or re-point the project to it (File > Open model).")
+                           hint=f"Put the model back, or point the project at it: workbench-cli quantize {path} "
+                                "--model PATH -o OUT.onnx (File > Open model in the app).")
     digest = sha256_file(model_path)
     if digest != project.model.sha256:
         raise ProjectError(f"{path}: the model {model_path} changed since the project was saved "

@@ -16,19 +16,21 @@ from workbench.core.progress import CancelToken, ProgressFn
 
 def replay_project(project_path: str | Path, *, progress: ProgressFn | None = None,
                    cancel: CancelToken | None = None, use_cache: bool = True,
-                   allow_code: bool = False) -> tuple[PreparedModel, QuantizeResult]:
+                   allow_code: bool = False, model_path: str | Path | None = None,
+                   ) -> tuple[PreparedModel, QuantizeResult]:
     """Re-run a saved project headless: same model, recipe, data and calibration cache.
 
     ``allow_code`` lets a Python data reader named by the project run even when the project does
-    not say ``"allow_code": true`` itself (the CLI's ``--allow-code``).
+    not say ``"allow_code": true`` itself (the CLI's ``--allow-code``). ``model_path``: a copy of the
+    project's model elsewhere (same sha256; a moved project), used instead of the recorded path.
 
     Raises
     ------
     ProjectError
         The project or its model is missing or changed.
     """
-    project = load_project(project_path)
-    model = open_model(check_project_model(project, project_path))
+    project = load_project(project_path, check_model=model_path is None)
+    model = open_model(check_project_model(project, project_path, model_path))
     calib = None
     if use_cache and project.calibration:
         try:

@@ -1,0 +1,53 @@
+"""``compare`` / ``render --compare`` refuse two models that are not float + quantized versions of one model."""
+
+from __future__ import annotations
+
+import onnx
+from onnx import TensorProto, helper
+
+from workbench import cli
+
+
+def _one_op(path, op: str, in_name: str = "x", rank: int = 2):
+    shape = [1, 4][:rank] if rank <= 2 else [1, 4] + [1] * (rank - 2)
+    g = helper.make_graph([helper.make_node(op, [in_name], ["y"], name=f"n_{op}")], "g",
+                          [helper.make_tensor_value_info(in_name, TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return str(path)
+
+
+def test_compare_refuses_models_with_other_inputs(corpus, tmp_path, capsys):
+    d = corpus / "digits_mlp"
+    quant = tmp_path / "mlp.int8.onnx"
+    assert cli.main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--samples", "8",
+                     "--no-search", "-o", str(quant)]) == 0
+    capsys.readouterr()
+    cnn = corpus / "digits_cnn" / "model_opset17.onnx"  # same input name, rank 4 (the MLP's is rank 2)
+    assert cli.main(["compare", str(cnn), str(quant)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err]
+    assert "do not correspond: graph input 'input' has rank 4 vs 2" in err and str(quant) in err
+    png = tmp_path / "r.png"
+    assert cli.main(["render", str(cnn), "--compare", str(quant), "--data",
+                     str(corpus / "digits_cnn" / "calib.npz"), "-o", str(png)]) == 2
+    assert "do not correspond" in capsys.readouterr().err and not png.exists()
+
+
+def test_compare_refuses_other_input_names(tmp_path, capsys):
+    a, b = _one_op(tmp_path / "a.onnx", "Relu", "x"), _one_op(tmp_path / "b.onnx", "Relu", "z")
+    assert cli.main(["compare", a, b]) == 2
+    assert "graph inputs ['x'] vs ['z']" in capsys.readouterr().err
+
+
+def test_compare_refuses_when_no_node_matches(tmp_path, capsys):
+    a, b = _one_op(tmp_path / "a.onnx", "Relu"), _one_op(tmp_path / "b.onnx", "Sigmoid")
+    assert cli.main(["compare", a, b]) == 2
+    err = capsys.readouterr().err
+    assert "none of the 1 float nodes matches" in err
+
+
+def test_compare_same_model_still_matches_every_node(tmp_path, capsys):
+    a, b = _one_op(tmp_path / "a.onnx", "Relu"), _one_op(tmp_path / "b.onnx", "Relu")
+    assert cli.main(["compare", a, b]) == 0
+    assert capsys.readouterr().out.startswith("1 nodes matched")

@@ -1,0 +1,32 @@
+"""``cost`` refuses an already-quantized model (its BOPs under a recipe would be zeros and "BOPs / 0.0")."""
+
+from __future__ import annotations
+
+import onnx
+
+from workbench.cli import main
+
+
+def test_cost_refuses_quantized_model_and_points_at_inspect(corpus, tmp_path, capsys):
+    path = corpus / "ddddocr_common_old_int8" / "model.onnx"
+    integer_ops = {"ConvInteger", "MatMulInteger", "DynamicQuantizeLinear", "DynamicQuantizeLSTM"}
+    count = sum(n.op_type in integer_ops for n in onnx.load(path, load_external_data=False).graph.node)
+    assert main(["cost", str(path)]) == 2
+    out = capsys.readouterr()
+    err = out.err.strip()
+    assert err.splitlines() == [err] and "BOPs /" not in out.out
+    assert f"is already quantized: {count} quantized node(s)" in err
+    assert f"workbench-cli inspect {path}" in err
+
+
+def test_cost_refuses_qdq_file_written_by_quantize(corpus, tmp_path, capsys):
+    d = corpus / "digits_cnn"
+    q = tmp_path / "q.onnx"
+    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--samples", "8",
+                 "--no-search", "-o", str(q)]) == 0
+    capsys.readouterr()
+    nodes = onnx.load(q).graph.node
+    count = sum(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in nodes)
+    assert main(["cost", str(q), "--json"]) == 2
+    assert f"is already quantized: {count} quantized node(s) (DequantizeLinear, QuantizeLinear)" in \
+        capsys.readouterr().err

@@ -1,0 +1,39 @@
+"""``report --sweep-json`` / ``--curve-json`` refuse a file made for another model."""
+
+from __future__ import annotations
+
+import json
+
+import onnx
+
+from workbench.cli import main
+
+
+def test_report_refuses_sweep_of_another_model(corpus, tmp_path, capsys):
+    mlp, cnn = corpus / "digits_mlp", corpus / "digits_cnn"
+    sweep = tmp_path / "mlp_sweep.json"
+    assert main(["sweep", str(mlp / "model_opset17.onnx"), "--data", str(mlp / "calib.npz"), "--eval",
+                 str(mlp / "eval.npz"), "--eval-samples", "4", "--executor", "inline", "--json", str(sweep)]) == 0
+    capsys.readouterr()
+    cnn_nodes = {n.name for n in onnx.load(cnn / "model_opset17.onnx").graph.node}
+    first = next(r["node"] for r in json.loads(sweep.read_text())["rows"] if r["node"] not in cnn_nodes)
+    out = tmp_path / "r.html"
+    assert main(["report", str(cnn / "model_opset17.onnx"), "--data", str(cnn / "calib.npz"), "--eval-samples", "4",
+                 "--sweep-json", str(sweep), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err]
+    assert err.startswith(f"error: {sweep}: names node {first!r}, which ") and not out.exists()
+
+
+def test_report_refuses_curve_naming_missing_node(corpus, tmp_path, capsys):
+    cnn = corpus / "digits_cnn"
+    names = [n.name for n in onnx.load(cnn / "model_opset17.onnx").graph.node if n.op_type in ("Conv", "Gemm")]
+    curve = tmp_path / "curve.json"
+    curve.write_text(json.dumps({"metric": "top1", "metric_float": 0.99, "curve": [
+        {"promoted": 0, "metric": 0.9, "levels": {}},
+        {"promoted": 2, "metric": 0.95, "levels": {"float": [names[0], "/fc9/Gemm"]}}]}))
+    out = tmp_path / "r.html"
+    assert main(["report", str(cnn / "model_opset17.onnx"), "--data", str(cnn / "calib.npz"), "--eval-samples", "4",
+                 "--curve-json", str(curve), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{curve}: names node '/fc9/Gemm'" in err and not out.exists()
