@@ -165,6 +165,8 @@ _LAZY: dict[str, str] = {
     # files
     "atomic_write_bytes": "workbench.core.io.atomic",
     "dumps_strict": "workbench.core.io.jsonsafe",
+    "clip_range": "workbench.core.report.histograms",
+    "grid_levels": "workbench.core.report.histograms",
     "check_not_input": "workbench.core.io.atomic",
     "protect_input": "workbench.core.io.atomic",
 }

@@ -4,7 +4,8 @@ Clicking a bar emits :attr:`ErrorView.nodeClicked` (the window selects and centr
 the canvas). The histogram shows a float tensor's values with the clip range of its quantization
 parameters (``rmin = (qmin - zero_point) * scale``, ``rmax = (qmax - zero_point) * scale``, ONNX
 QuantizeLinear saturation bounds) and, when there are at most :data:`MAX_GRID_LINES` levels in
-view, the quantization grid ``(q - zero_point) * scale``.
+view, the quantization grid ``(q - zero_point) * scale`` (both from
+:mod:`workbench.core.report.histograms`, the same the HTML report draws).
 """
 
 from __future__ import annotations
@@ -17,40 +18,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
-from workbench.core.api import QParams
+from workbench.core.api import QParams, clip_range, grid_levels
 from workbench.qt.dialogs import guarded
 from workbench.qt.theme import colors_for, shown_theme
 
-MAX_GRID_LINES = 256
 #: Bars for units with SQNR +inf (bit-exact) are drawn at this many dB.
 INF_SQNR_DB = 100.0
-
-
-def clip_range(qp: QParams) -> tuple[float, float] | None:
-    """Float clip range ``(rmin, rmax)`` of per-tensor ``qp`` (None for per-channel / per-block)."""
-    scale = np.asarray(qp.scale, dtype=np.float64)
-    if scale.size != 1:
-        return None
-    zp = float(np.asarray(qp.zero_point, dtype=np.float64).ravel()[0])
-    s = float(scale.ravel()[0])
-    qt = qp.qt
-    return (qt.qmin - zp) * s, (qt.qmax - zp) * s
-
-
-def grid_levels(qp: QParams, lo: float, hi: float) -> np.ndarray:
-    """Float values of the integer levels inside ``[lo, hi]`` (empty if too many or float8)."""
-    scale = np.asarray(qp.scale, dtype=np.float64)
-    if scale.size != 1 or qp.qt.is_float:
-        return np.zeros(0)
-    s = float(scale.ravel()[0])
-    zp = float(np.asarray(qp.zero_point, dtype=np.float64).ravel()[0])
-    if s <= 0:
-        return np.zeros(0)
-    qlo = max(qp.qt.qmin, math.ceil(lo / s + zp))
-    qhi = min(qp.qt.qmax, math.floor(hi / s + zp))
-    if qhi < qlo or qhi - qlo + 1 > MAX_GRID_LINES:
-        return np.zeros(0)
-    return (np.arange(qlo, qhi + 1) - zp) * s
 
 
 class ErrorView(QWidget):
