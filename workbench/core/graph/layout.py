@@ -91,7 +91,9 @@ class GraphStructure:
         return h.hexdigest()
 
 
-def _node_keys(nodes) -> list[str]:
+def node_keys(nodes) -> list[str]:
+    """Unique node keys: the name, or ``"<op_type>#<index>"`` for an empty or repeated name (the
+    names :func:`graph_structure` gives the canvas's nodes)."""
     keys, seen = [], set()
     for i, node in enumerate(nodes):
         key = node.name if node.name and node.name not in seen else f"{node.op_type}#{i}"
@@ -191,7 +193,7 @@ def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> Gr
         raise ModelError(f"layout: expected an onnx.ModelProto, got {type(proto).__name__}.",
                          hint="Pass PreparedModel.proto.")
     nodes = list(proto.graph.node)
-    keys = _node_keys(nodes)
+    keys = node_keys(nodes)
     ops = [n.op_type for n in nodes]
     ins = [n.input[:] for n in nodes]  # protobuf field access is slow: read each field once
     outs = [n.output[:] for n in nodes]  # (slicing a repeated field is ~2x faster than list())

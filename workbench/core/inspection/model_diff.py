@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from workbench.core.graph.layout import node_keys
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS, quantized_kind
 from workbench.core.inspection.quant_summary import COMPUTE_OPS, FLOAT_OP
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
@@ -156,17 +157,6 @@ class ModelDiff:
                 f"{c.get('matched_float', 0)} compute ops left float); {c['qdq_pairs']} Q/DQ pairs inserted{held}, "
                 f"{c['dq_without_q']} DequantizeLinear without a Q ({c['dq_without_q_weight_bias']} weight/bias); "
                 f"{c['folded']} folded or fused, {c['removed']} removed, {c['added']} added")
-
-
-def node_keys(nodes) -> list[str]:
-    """Unique node keys: the name, or ``"<op_type>#<index>"`` for an empty or repeated name (the
-    names :func:`workbench.core.graph.layout.graph_structure` gives the canvas's nodes)."""
-    keys, seen = [], set()
-    for i, node in enumerate(nodes):
-        key = node.name if node.name and node.name not in seen else f"{node.op_type}#{i}"
-        seen.add(key)
-        keys.append(key)
-    return keys
 
 
 def _base(op: str) -> str:

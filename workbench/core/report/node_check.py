@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from workbench.core.analysis.sensitivity import SweepResult
 from workbench.core.errors import DataError
-from workbench.core.inspection.model_diff import node_keys
+from workbench.core.graph.layout import node_keys
 from workbench.core.pipeline.quantize import QuantizeResult
 
 
