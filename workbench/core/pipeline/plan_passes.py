@@ -19,7 +19,7 @@ from workbench.core.planning.island_guard import float_islands
 from workbench.core.planning.opset_fit import fit_opset
 from workbench.core.planning.plan import GraphFacts, QuantPlan, build_plan
 from workbench.core.planning.range_guard import disparate_concats, sentinel_units
-from workbench.core.planning.stats_guard import infinite_tensors, masking_values
+from workbench.core.planning.stats_guard import infinite_tensors
 from workbench.core.planning.weight_dq_guard import weight_only_units
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import PlanMode
@@ -187,7 +187,7 @@ class SentinelGuard:
         return job.guard and job.calibration is not None
 
     def run(self, job: Job) -> PassResult:
-        found = sentinel_units(job.plan, job.qparams, masks=masking_values(job_facts(job).ix))
+        found = sentinel_units(job.plan, job.qparams, masks=job_facts(job).mask_values)
         computed = {n: t for n, t in infinite_units(job.plan, job.calibration.computed_nonfinite()).items()
                     if n not in found}
         concats = {n: v for n, v in disparate_concats(job.plan, job.qparams).items()

@@ -133,7 +133,7 @@ class GraphFacts:
         self.types = elem_types(proto.graph)
         self.ix = GraphIndex(proto.graph, self.types)
         self._stats: set[str] | None = None
-        self._masks: set[str] | None = None
+        self._mask_values: dict[str, float] | None = None
 
     @property
     def stats(self) -> set[str]:
@@ -142,10 +142,16 @@ class GraphFacts:
         return self._stats
 
     @property
+    def mask_values(self) -> dict[str, float]:
+        """:func:`~workbench.core.planning.stats_guard.masking_values` of the graph, computed once
+        (it reads every float weight)."""
+        if self._mask_values is None:
+            self._mask_values = stats_guard.masking_values(self.ix)
+        return self._mask_values
+
+    @property
     def masks(self) -> set[str]:
-        if self._masks is None:
-            self._masks = stats_guard.masking_tensors(self.ix)
-        return self._masks
+        return set(self.mask_values)
 
 
 def build_plan(model, recipe: Recipe, facts: GraphFacts | None = None) -> QuantPlan:

@@ -114,7 +114,7 @@ def masking_tensors(ix: GraphIndex) -> set[str]:
     so the scores the mask is added to are lost; this is why onnxruntime's default int8 recipe
     breaks BERT-style models (minilm: cosine to float 0.33).
     """
-    return _carried(ix, _is_huge)
+    return set(masking_values(ix))
 
 
 def infinite_tensors(ix: GraphIndex) -> set[str]:
