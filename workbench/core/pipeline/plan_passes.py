@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.core.errors import ModelError, RecipeError, WorkbenchError
-from workbench.core.graph.index import GraphIndex
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.calibrate_pass import calibrate
@@ -149,7 +148,7 @@ class NonFiniteGuard:
         return job.guard and job.plan.mode == PlanMode.STATIC
 
     def run(self, job: Job) -> PassResult:
-        infinite = infinite_tensors(GraphIndex(job.model.proto.graph))
+        infinite = infinite_tensors(job_facts(job).ix)
         found = infinite_units(job.plan, infinite) if infinite else {}
         if not found:
             return PassResult(False)
