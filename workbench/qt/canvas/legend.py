@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 from collections import Counter
 
-from PySide6.QtCore import QEvent, QPoint, Qt
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
@@ -94,6 +94,27 @@ class LegendOverlay(QFrame):
         """Top-left corner of the canvas's viewport, above it."""
         self.move(self.canvas.viewport().geometry().topLeft() + QPoint(8, 8))
         self.raise_()
+
+    def free_area(self, view: QRectF, bounds: QRectF) -> QRectF:
+        """The part of ``view`` (viewport coordinates, px) a fit of ``bounds`` (scene) may use.
+
+        ``view`` itself when the legend is hidden; else the strip right of the legend or the strip
+        below it, whichever shows ``bounds`` larger (keep-aspect scale).
+        """
+        if self.isHidden():
+            return view
+        box = QRectF(self.geometry()).translated(-QPointF(self.canvas.viewport().pos()))
+        gap = 8.0
+        right = QRectF(box.right() + gap, view.top(), view.right() - box.right() - gap, view.height())
+        below = QRectF(view.left(), box.bottom() + gap, view.width(), view.bottom() - box.bottom() - gap)
+
+        def scale(area: QRectF) -> float:
+            if area.width() <= 0 or area.height() <= 0:
+                return 0.0
+            return min(area.width() / max(bounds.width(), 1e-9), area.height() / max(bounds.height(), 1e-9))
+
+        best = max((right, below), key=scale)
+        return best if scale(best) > 0 else view
 
     def refresh(self) -> None:
         title, rows, notes = legend_entries(self.canvas)

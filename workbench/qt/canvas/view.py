@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from PySide6.QtCore import QPoint, QRectF, Qt, QThreadPool, Signal
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtGui import QColor, QPainter, QTransform
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsRectItem,
@@ -107,6 +107,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._pan_last: QPoint | None = None
         self._value_label = "SQNR (dB)"
         self._quant_init()
+        self._fitted_view: tuple | None = None  # transform and scroll position the last fit set
+        self._fitting = False
         self.legend_overlay = LegendOverlay(self)
 
     # ----------------------------------------------------------------- model and layout
@@ -244,8 +246,19 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._sync_items()
         self._minimap.update()
 
+    def _view_key(self) -> tuple:
+        return (self.transform(), self.horizontalScrollBar().value(), self.verticalScrollBar().value())
+
     def resizeEvent(self, event) -> None:
+        # still as the last fit left it (no zoom or pan since): fit again to the new size
+        refit = self._state is not None and not self._fitting and self._fitted_view == self._view_key()
         super().resizeEvent(event)
+        if refit:
+            self._fitting = True  # a scroll bar the fit shows or hides resizes the viewport again
+            try:
+                self.fit()
+            finally:
+                self._fitting = False
         self._sync_items()
         if self._state is not None:  # the minimap's size follows the viewport's
             self._minimap.refresh(self._state.data.bounds.adjusted(-30, -30, 30, 30))
@@ -255,14 +268,25 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         return self._minimap
 
     def fit(self) -> None:
-        """Show the whole graph (never magnified beyond 100 %)."""
+        """Show the whole graph (never magnified beyond 100 %), beside or below the legend, never under it."""
         if self._state is None:
             return
         bounds = self._state.data.bounds.adjusted(-30, -30, 30, 30)
-        self.fitInView(bounds, Qt.AspectRatioMode.KeepAspectRatio)
-        if self._scale() > 1.0:
-            self.resetTransform()
-            self.centerOn(bounds.center())
+        self.legend_overlay.refresh()  # its size for this graph, before the fit leaves room for it
+        view = QRectF(self.viewport().rect())
+        area = self.legend_overlay.free_area(view, bounds)
+        scale = min(area.width() / max(bounds.width(), 1e-9), area.height() / max(bounds.height(), 1e-9), 1.0)
+        # the scene point at the viewport's centre that puts the graph's centre at the free area's
+        centre = bounds.center() - (area.center() - view.center()) / scale
+        visible = QRectF(centre.x() - view.width() / (2 * scale), centre.y() - view.height() / (2 * scale),
+                         view.width() / scale, view.height() / scale)
+        # the scene rect is what the viewport shows (1 px less: no scroll bars, which would resize the
+        # viewport): the alignment then centres it, and zooming in can pan over all of it
+        pad = 1.0 / scale
+        self.scene().setSceneRect(visible.adjusted(pad, pad, -pad, -pad))
+        self.setTransform(QTransform.fromScale(scale, scale))
+        self.centerOn(centre)
+        self._fitted_view = self._view_key()
         self._sync_items()
         self._minimap.update()
 
