@@ -111,6 +111,18 @@ class ModelDiff:
     producers: dict[str, str] = field(default_factory=dict)
     #: float tensor -> SQNR (dB) of the quantized file's value, filled by :func:`measure_diff`
     sqnr: dict[str, float] = field(default_factory=dict)
+    #: folded or fused float node -> the quantized-file node that computes it now (a BatchNormalization
+    #: -> the Conv it was folded into, a Relu -> the Conv whose output quantization absorbs it)
+    folded_into: dict[str, str] = field(default_factory=dict)
+    #: the float graph the diff was made from (read only; for the side-by-side panes), None when not kept
+    float_proto: onnx.ModelProto | None = field(default=None, repr=False, compare=False)
+
+    def partner(self, float_node: str) -> str | None:
+        """The quantized-file node computing ``float_node``: its match, or the node a folded op went into."""
+        for m in self.matches:
+            if m.float_node == float_node:
+                return m.quant_node
+        return self.folded_into.get(float_node)
 
     def node_sqnr(self) -> dict[str, float]:
         """Quantized-file node -> SQNR (dB) of its (matched) output, the worst where it has several."""
@@ -128,7 +140,7 @@ class ModelDiff:
             "matches": [{**vars(m), "sqnr_db": self.sqnr.get(_first_output(self, m.quant_node))}
                         for m in self.matches],
             "qdq": [vars(p) for p in self.qdq],
-            "folded": [{"node": n, "op_type": o} for n, o in self.folded],
+            "folded": [{"node": n, "op_type": o, "into": self.folded_into.get(n)} for n, o in self.folded],
             "removed": [{"node": n, "op_type": o} for n, o in self.removed],
             "added": [{"node": n, "op_type": o} for n, o in self.added],
             "tensors": [{"float": f, "quantized": q, "sqnr_db": self.sqnr.get(f)} for f, q in self.tensors.items()],
@@ -338,7 +350,7 @@ def diff_models(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto) -> M
     m.by_name()
     m.by_structure()
     dtypes = tensor_dtypes(quant_proto)
-    diff = ModelDiff(qdq=_qdq_pairs(q, dtypes))
+    diff = ModelDiff(qdq=_qdq_pairs(q, dtypes), float_proto=float_proto)
     for fn in f.nodes:
         fk = f.k(fn)
         qname = m.f2q.get(fk)
@@ -354,6 +366,7 @@ def diff_models(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto) -> M
                 diff.tensors[ft] = _tap(q, qt)
                 diff.producers[ft] = qname
     _follow_folded(f, diff)
+    diff.folded_into = _folded_into(f, m, diff)
     diff.added = [(q.k(n), n.op_type) for n in q.nodes
                   if q.k(n) not in m.q2f and n.op_type not in ("QuantizeLinear", "DequantizeLinear", "Constant")]
     return diff
@@ -370,6 +383,26 @@ def _follow_folded(f: _Side, diff: ModelDiff) -> None:
         if all(f.k(c) in dropped for c in f.consumers.get(src, [])):
             diff.tensors[fn.output[0]] = diff.tensors.pop(src)
             diff.producers[fn.output[0]] = diff.producers.pop(src)
+
+
+def _folded_into(f: _Side, m: _Matcher, diff: ModelDiff) -> dict[str, str]:
+    """Folded node -> the quantized node its nearest matched producer became (through other folded
+    ops: Conv -> BatchNormalization -> Relu both go into the Conv); folded ops without one are left out."""
+    dropped = {name for name, _op in diff.folded}
+    out: dict[str, str] = {}
+    for name in dropped:
+        node = f.by_name[name]
+        for _ in range(16):
+            p = f.producer.get(node.input[0]) if node.input and node.input[0] else None
+            if p is None:
+                break
+            if f.k(p) in m.f2q:
+                out[name] = m.f2q[f.k(p)]
+                break
+            if f.k(p) not in dropped:
+                break
+            node = p
+    return out
 
 
 def _first_output(diff: ModelDiff, quant_node: str) -> str | None:
