@@ -198,6 +198,8 @@ class DiffPanes(QWidget):
             return
         self._syncing = True
         try:
+            # the other's scene rect (its own fit) must not stop it at the source's centre
+            other.setSceneRect(other.sceneRect().united(source.sceneRect()))
             other.setTransform(source.transform())
             other.centerOn(source.mapToScene(source.viewport().rect().center()))
             other._sync_items()
@@ -239,6 +241,7 @@ class DiffPanes(QWidget):
         self._syncing = True
         try:
             for canvas in (self.float_canvas, self.quant_canvas):
+                canvas.setSceneRect(self.float_canvas.sceneRect().united(self.quant_canvas.sceneRect()))
                 canvas.setTransform(source.transform())
                 canvas.centerOn(rect.center())
                 canvas._sync_items()
