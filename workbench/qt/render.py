@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import onnx
-from PySide6.QtCore import QRect, QRectF, Qt
+from PySide6.QtCore import QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QFrame, QWidget
@@ -150,8 +150,10 @@ def save_widget(widget: QWidget, out: str | Path) -> tuple[int, int]:
             generator.setViewBox(QRect(0, 0, size.width(), size.height()))
             generator.setTitle(path.stem)
             painter = QPainter(generator)
-            widget.render(painter)
-            painter.end()
+            try:
+                widget.render(painter, QPoint(0, 0))
+            finally:
+                painter.end()
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
