@@ -101,10 +101,15 @@ def test_panes_of_digits_cnn_vs_our_export(qtbot, window, open_file, cnn_export)
     tab.tree.itemClicked.emit(row, 0)
     assert fc.selected_nodes() == qc.selected_nodes() == ["/head/head.2/Gemm"]
     assert _visible(fc, "/head/head.2/Gemm") and _visible(qc, "/head/head.2/Gemm")
+    # a Q/DQ row selects the two nodes its edge badge sits between, and their float partners
+    pair = next(tab.groups["Q/DQ pairs"].child(i) for i in range(tab.groups["Q/DQ pairs"].childCount())
+                if tab.groups["Q/DQ pairs"].child(i).text(2) == "/f/f.6/MaxPool_output_0_QuantizeLinear")
+    tab.tree.itemClicked.emit(pair, 0)
+    assert qc.selected_nodes() == fc.selected_nodes() == ["/f/f.6/MaxPool", "/f/f.7/Conv"]
     # zoom and scroll stay in step: both views show the same scene point at the same scale
     qc.zoom_in()
-    qc.horizontalScrollBar().setValue(qc.horizontalScrollBar().value() + 30)
     assert fc.transform().m11() == pytest.approx(qc.transform().m11())
+    qc.horizontalScrollBar().setValue(qc.horizontalScrollBar().value() + 30)
     centre = qc.mapToScene(qc.viewport().rect().center())
     other = fc.mapToScene(fc.viewport().rect().center())
     assert abs(centre.x() - other.x()) <= 2 and abs(centre.y() - other.y()) <= 2
@@ -134,9 +139,15 @@ def test_folded_batchnorm_is_struck_in_the_float_pane(qtbot, tmp_path):
     _bn_model(float_path)
     np.savez(calib, x=np.random.default_rng(4).normal(size=(8, 3, 8, 8)).astype(np.float32))
     model = api.open_model(float_path)
-    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(calib), samples=8), out)
+    recipe = api.make_recipe("cpu-u8s8", exclude=["conv2"])  # the last Conv stays float
+    api.export(api.quantize(model, recipe, data=str(calib), samples=8), out)
     qproto = onnx.load(str(out))
     assert "BatchNormalization" not in {n.op_type for n in qproto.graph.node}  # folded by our export
+    producers = {o: n.op_type for n in qproto.graph.node for o in n.output}
+    conv2 = next(n for n in qproto.graph.node if n.name == "conv2")
+    inits = {i.name: i.data_type for i in qproto.graph.initializer}
+    # it reads the quantized Relu output but its weight is the float initializer: a Conv left float
+    assert producers[conv2.input[0]] == "DequantizeLinear" and inits[conv2.input[1]] == TensorProto.FLOAT
     diff = api.compare_models(model, qproto)
     tab = DiffTab(diff, qproto, out, float_path.name)
     qtbot.addWidget(tab)
@@ -155,6 +166,10 @@ def test_folded_batchnorm_is_struck_in_the_float_pane(qtbot, tmp_path):
     y = {n: fc.node_scene_rect(n).center().y() for n in ("conv", "bn", "relu")}
     assert y["conv"] < y["bn"] < y["relu"]
     assert all(qc.node_scene_rect(n).center().y() != y["bn"] for n in _drawn(qc))
+    # the Conv left float is framed orange with a "float" badge
+    assert tab.panes.marks["quant"] == [(qc.node_scene_rect("conv2"), "float", "left float")]
+    assert qc._state.badges[qc._state.data.index["conv2"]] == "float"
+    assert [r["Float node"] for r in tab.rows("left float")] == ["conv2"]
     # selecting it selects the Conv it went into; that Conv selects both back
     fc.select_nodes(["bn"])
     assert qc.selected_nodes() == ["conv"]

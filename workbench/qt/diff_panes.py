@@ -52,6 +52,14 @@ class PaneCanvas(GraphCanvas):
         super().fit()
         self.viewChanged.emit()
 
+    def zoom_in(self) -> None:
+        super().zoom_in()
+        self.viewChanged.emit()
+
+    def zoom_out(self) -> None:
+        super().zoom_out()
+        self.viewChanged.emit()
+
 
 def legend_html() -> str:
     """The marks' legend strip (rich text)."""

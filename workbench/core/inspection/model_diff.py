@@ -66,9 +66,12 @@ class QdqPair:
 class NodeMatch:
     """A float node and the node of the quantized file computing it.
 
-    ``how`` is ``"name"`` or ``"structure"``; ``status`` is ``"quantized"`` (an integer kernel, or a
-    float op reading DequantizeLinear outputs), ``"float"`` (left float) or ``"same"`` (a node that
-    has nothing to quantize: Shape, Reshape of float data not touched by Q/DQ ...).
+    ``how`` is ``"name"`` or ``"structure"``; ``status`` is ``"quantized"`` (an integer kernel, a
+    compute op (Conv, MatMul, Gemm ...) whose data and weight inputs both come from DequantizeLinear,
+    or another op reading a DequantizeLinear output), ``"float"`` (a compute op left float: one of
+    those two inputs is float, e.g. a Conv excluded from the recipe reading a quantized activation
+    with its float weight) or ``"same"`` (a node that has nothing to quantize: Shape, Reshape of float
+    data not touched by Q/DQ ...).
     """
 
     float_node: str
@@ -317,13 +320,13 @@ def _status(q: _Side, qn: onnx.NodeProto, fop: str, dtypes: dict[str, str]) -> s
         return "quantized"
     if qn.input and qn.input[0] and dtypes.get(qn.input[0], "float") in _INT_DATA:  # MaxPool on uint8 ...
         return "quantized"
-    reads_dq = any(q.producer.get(t) is not None and (q.producer[t].op_type == "DequantizeLinear"
-                                                      or quantized_kind(q.producer[t].op_type,
-                                                                        q.producer[t].domain) == "QONNX")
-                   for t in qn.input if t)
-    if reads_dq:
-        return "quantized"
-    return "float" if fop in COMPUTE_OPS else "same"
+    def dequantized(t: str) -> bool:
+        p = q.producer.get(t) if t else None
+        return p is not None and (p.op_type == "DequantizeLinear" or quantized_kind(p.op_type, p.domain) == "QONNX")
+
+    if fop in COMPUTE_OPS:  # a Conv / MatMul / Gemm computes in integers only when data and weight are both quantized
+        return "quantized" if len(qn.input) > 1 and dequantized(qn.input[0]) and dequantized(qn.input[1]) else "float"
+    return "quantized" if any(dequantized(t) for t in qn.input) else "same"
 
 
 def _tap(q: _Side, t: str) -> str:
