@@ -14,6 +14,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from PySide6.QtCore import Qt
 
 import workbench
 from workbench.core import api
@@ -113,6 +114,11 @@ def test_panes_of_digits_cnn_vs_our_export(qtbot, window, open_file, cnn_export)
     centre = qc.mapToScene(qc.viewport().rect().center())
     other = fc.mapToScene(fc.viewport().rect().center())
     assert abs(centre.x() - other.x()) <= 2 and abs(centre.y() - other.y()) <= 2
+    # Home fits the graph in the pane with the focus; the other follows
+    qtbot.keyClick(fc, Qt.Key.Key_Home)
+    assert qc.transform().m11() == pytest.approx(fc.transform().m11()) and fc.transform().m11() <= 1.0
+    for name in _drawn(qc):
+        assert _visible(qc, name)
 
 
 def _bn_model(path: Path) -> None:
@@ -157,9 +163,11 @@ def test_folded_batchnorm_is_struck_in_the_float_pane(qtbot, tmp_path):
         pass
     fc, qc = tab.float_canvas, tab.canvas
     assert diff.folded == [("bn", "BatchNormalization")] and diff.folded_into == {"bn": "conv"}
+    assert "BatchNormalization bn (into conv)" in api.format_diff(diff)  # the CLI's text too
     # struck through, with a note naming the Conv it went into; the "folded or fused" row says so too
     assert tab.panes.marks["float"] == [(fc.node_scene_rect("bn"), "folded", "into conv")]
     assert fc._state.badges[fc._state.data.index["bn"]] == "folded"
+    assert "folded or fused into conv" in fc.tooltip_text("bn")
     assert tab.rows("folded or fused") == [{"Float node": "bn", "SQNR (dB)": "", "Quantized node": "conv",
                                             "Op": "BatchNormalization", "How": "folded into"}]
     # it has a row of its own between the Conv and the Relu: a gap at that place in the right pane

@@ -36,9 +36,19 @@ _SHORT = {"uint8": "u8", "int8": "i8", "int16": "i16", "uint16": "u16", "int32":
 
 
 class PaneCanvas(GraphCanvas):
-    """A canvas that says when its view moved (scroll, zoom or fit), for the partner pane to follow."""
+    """A canvas that says when its view moved (scroll, zoom or fit), for the partner pane to follow.
+
+    Keys: the canvas's (+ / - zoom, Esc clears the selection, Ctrl+A selects all) and Home or 0 to
+    fit the graph (both panes follow).
+    """
 
     viewChanged = Signal()
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() in (Qt.Key.Key_Home, Qt.Key.Key_0):
+            self.fit()
+        else:
+            super().keyPressEvent(event)
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:
         super().scrollContentsBy(dx, dy)

@@ -414,8 +414,9 @@ def _first_output(diff: ModelDiff, quant_node: str) -> str | None:
 
 
 def format_diff(diff: ModelDiff, worst: int = 10, limit: int = 20) -> str:
-    """Plain text for the terminal: the summary, the ``worst`` tensors by SQNR, then the folded,
-    removed and added nodes and the float compute ops left float (at most ``limit`` of each)."""
+    """Plain text for the terminal: the summary, the ``worst`` tensors by SQNR, then the folded
+    (with the quantized node each went into), removed and added nodes and the float compute ops
+    left float (at most ``limit`` of each)."""
     lines = [diff.summary()]
     if diff.sqnr:
         ranked = sorted(diff.sqnr.items(), key=lambda kv: kv[1])[:worst]
@@ -426,7 +427,8 @@ def format_diff(diff: ModelDiff, worst: int = 10, limit: int = 20) -> str:
                         ("added", diff.added)):
         if rows:
             lines.append(f"{title}: {len(rows)}")
-            lines += [f"  {op} {name}" for name, op in rows[:limit]]
+            lines += [f"  {op} {name}" + (f" (into {diff.folded_into[name]})" if name in diff.folded_into else "")
+                      for name, op in rows[:limit]]
             if len(rows) > limit:
                 lines.append(f"  ... {len(rows) - limit} more (use --json)")
     return "\n".join(lines)
