@@ -91,11 +91,16 @@ class DiffTab(QWidget):
         self._job: ThreadJob | None = ThreadJob(
             lambda progress, cancel: pane_layout(float_proto, proto, diff, cancel=cancel),
             title=f"Laying out the panes of {self.path.name}", parent=self)
-        self._job.succeeded.connect(lambda layout: self.panes.show_layout(layout, self._quant_info))
+        self._closed = False
+        self._job.succeeded.connect(self._show_panes)
         self._job.failed.connect(lambda err: self.header.setText(
             f"{self.header.text()} The panes could not be laid out: {err}"))
         self._job.finished.connect(self._job_done)
         self._job.start()
+
+    def _show_panes(self, layout) -> None:
+        if not self._closed:  # a tab closed while its layout ran draws nothing
+            self.panes.show_layout(layout, self._quant_info)
 
     def _job_done(self) -> None:
         self._job = None
@@ -152,6 +157,7 @@ class DiffTab(QWidget):
             self.panes.select_pair(fname, qname)
 
     def shutdown(self) -> None:
+        self._closed = True
         if self._job is not None:
             self._job.cancel()
         self.panes.shutdown()
