@@ -576,7 +576,8 @@ def cmd_render(args) -> int:
     runs in a child process, ``python -m workbench.qt.render SPEC.json`` (offscreen Qt), because
     this module may import only the core facade (an import-linter contract) and a verb that does
     not draw should not load Qt. The spec (a temporary JSON file) carries the model path, the
-    output, the colour mode, the per-node values and the open depth.
+    output, the colour mode, the per-node values and the open depth; with ``--compare`` also the float
+    model, and the child draws the two aligned panes of the app's compare tab.
     """
     suffix = Path(args.output).suffix.lower()
     if suffix not in (".png", ".svg"):
