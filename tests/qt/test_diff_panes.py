@@ -159,9 +159,11 @@ def test_folded_batchnorm_is_struck_in_the_float_pane(qtbot, tmp_path):
     qtbot.addWidget(tab)
     tab.resize(1400, 800)
     tab.show()
+    assert not tab.panes.status.isHidden()
     with qtbot.waitSignal(tab.panesReady, timeout=60000):
         pass
     fc, qc = tab.float_canvas, tab.canvas
+    assert tab.panes.status.isHidden()  # "Laying out both panes..." gone once they are drawn
     assert diff.folded == [("bn", "BatchNormalization")] and diff.folded_into == {"bn": "conv"}
     assert "BatchNormalization bn (into conv)" in api.format_diff(diff)  # the CLI's text too
     # struck through, with a note naming the Conv it went into; the "folded or fused" row says so too

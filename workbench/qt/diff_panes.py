@@ -114,6 +114,8 @@ class DiffPanes(QWidget):
         self.legend = QLabel(legend_html())
         self.legend.setWordWrap(True)
         lay.addWidget(self.legend)
+        self.status = QLabel("Laying out both panes together (closing the tab cancels)...")
+        lay.addWidget(self.status)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         lay.addWidget(split, 1)
         self.float_canvas = PaneCanvas(groups=False)
@@ -183,6 +185,7 @@ class DiffPanes(QWidget):
             return
         self._add_marks()
         self._sync_view(self.quant_canvas, self.float_canvas)
+        self.status.hide()
         self.ready.emit()
 
     def _add_marks(self) -> None:

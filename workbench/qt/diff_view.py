@@ -93,8 +93,8 @@ class DiffTab(QWidget):
             title=f"Laying out the panes of {self.path.name}", parent=self)
         self._closed = False
         self._job.succeeded.connect(self._show_panes)
-        self._job.failed.connect(lambda err: self.header.setText(
-            f"{self.header.text()} The panes could not be laid out: {err}"))
+        self._job.failed.connect(lambda err: self.panes.status.setText(
+            f"The panes could not be laid out: {err}"))
         self._job.finished.connect(self._job_done)
         self._job.start()
 
