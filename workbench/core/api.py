@@ -18,7 +18,7 @@ Typical use::
 Verbs: open_model, inspect_model, make_recipe, load_recipe, resolve, plan, calibrate, quantize,
 export, evaluate, analyze, sensitivity_sweep, autotune, search_recipe, convert_file, model_cost, replay_project,
 new_project / save_project / load_project, layout_graph, read_quant_params, write_report,
-summarize_quantization, edge_quantization, diff_models / compare_models (float vs quantized).
+summarize_quantization, edge_quantization, diff_models / compare_models / pane_layout (float vs quantized, side by side).
 """
 
 from __future__ import annotations
@@ -125,6 +125,10 @@ _LAZY: dict[str, str] = {
     "format_diff": "workbench.core.inspection.model_diff",
     "compare_models": "workbench.core.inspection.diff_error",
     "measure_diff": "workbench.core.inspection.diff_error",
+    "float_reference": "workbench.core.inspection.diff_error",
+    "PaneLayout": "workbench.core.inspection.diff_layout",
+    "pane_layout": "workbench.core.inspection.diff_layout",
+    "qdq_marks": "workbench.core.inspection.diff_layout",
     "convert_file": "workbench.core.qonnx.convert",
     "conversion_report": "workbench.core.qonnx.convert",
     "read_qonnx": "workbench.core.qonnx.reader",
