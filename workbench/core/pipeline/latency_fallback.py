@@ -102,7 +102,11 @@ class LatencyFallback:
             # with no island left quantized it is the float model's own graph, with no transition to pay for:
             # kept whatever the noise of its measurement (which is still reported)
             all_float = len(islands) == len(every)
-            trial, tried = self._trial(job, kept + rest), tried + 1
+            # units the first plan left float by a rule tied to their neighbours (a Conv whose output stays
+            # float for its consumers) would be quantized again once those neighbours are float: named too
+            held = [n for n, u in job.plan.units.items()
+                    if u.excluded and not named_by_recipe(job.user_recipe, n, u.op_type)]
+            trial, tried = self._trial(job, kept + rest + [held]), tried + 1
             if trial is not None and (all_float or trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY)):
                 best, kept = trial, kept + rest
         if best is job:
