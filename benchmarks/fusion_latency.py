@@ -147,11 +147,15 @@ def corpus_ratios(only: str | None, rounds: int) -> None:
         calib = str(CORPUS / folder / "calib.npz")
         with tempfile.TemporaryDirectory() as d:  # the file the CLI writes with its defaults
             out = os.path.join(d, "ours.onnx")
-            with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
                 rc = cli_main(["quantize", str(CORPUS / folder / file), "--data", calib, "-o", out])
             if rc != 0:
                 raise SystemExit(f"{folder}/{file}: workbench-cli quantize exited {rc}")
             qb = Path(out).read_bytes()
+        islands = err.getvalue().count("kept float with its island")
+        units = onnx.load_from_string(qb).graph.node
+        dq = sum(n.op_type == "DequantizeLinear" for n in units)
         feed = latency_feed(model, calib)
         fb = model.proto.SerializeToString()
         lats = [measure(fb, qb, feed, budget_s=2.0) for _ in range(rounds)]
@@ -159,7 +163,8 @@ def corpus_ratios(only: str | None, rounds: int) -> None:
         best = min(x.quant_s for x in lats) / min(x.float_s for x in lats)
         print(f"  {folder}/{file}: min {best:.3f}, median {float(np.median(ratios)):.3f} (range {ratios[0]:.3f}-"
               f"{ratios[-1]:.3f}; float {min(x.float_s for x in lats) * 1e3:.3f} ms fastest, {lats[0].runs} runs "
-              f"each; load average {os.getloadavg()[0]:.1f})", flush=True)
+              f"each; load average {os.getloadavg()[0]:.1f}; {dq} DequantizeLinear, {islands} island(s) left float "
+              "by the latency fallback)", flush=True)
 
 
 def main() -> None:

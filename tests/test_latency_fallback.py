@@ -63,9 +63,12 @@ def test_the_island_that_does_not_pay_is_left_float_and_the_one_that_pays_stays(
     model, data = _two_islands(tmp_path)
     both, one, two = frozenset({"mm1", "mm2"}), frozenset({"mm1"}), frozenset({"mm2"})
     seen = _fake_latency(monkeypatch, {both: 1.3, one: 0.9, two: 1.5, frozenset(): 1.0})
-    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
+    steps = []
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True,
+                       progress=lambda done, total, msg: steps.append((done, total, msg)))
     # as planned (1.3), mm1's island float (1.5: worse, dropped), mm2's island float (0.9: kept, done)
     assert seen == [both, two, one]
+    assert [(d, t) for d, t, m in steps if m.startswith("Latency fallback")] == [(0, 3), (1, 3), (3, 3)]
     assert _quantized_matmuls(res.proto) == one and res.latency.ratio == pytest.approx(0.9)
     # mm1 runs on DQ(x), DQ(W1) with its output re-quantized for the float Sin; mm2 reads float b and W2
     assert _ops(res.proto) == {"QuantizeLinear": 2, "DequantizeLinear": 3, "MatMul": 2, "Sin": 1}

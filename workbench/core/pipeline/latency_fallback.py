@@ -91,10 +91,12 @@ class LatencyFallback:
             return PassResult(False)
         start = job.latency.ratio
         best, kept, tried = job, [], 0
-        for group in (islands[:MAX_SINGLE_TRIALS] if len(islands) > 1 else []):
+        singles = islands[:MAX_SINGLE_TRIALS] if len(islands) > 1 else []
+        total = len(singles) + 1
+        for group in singles:
             if not does_not_pay(best.latency):
                 break
-            trial, tried = self._trial(job, kept + [group]), tried + 1
+            trial, tried = self._trial(job, kept + [group], tried, total), tried + 1
             if trial is not None and trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY):
                 best, kept = trial, kept + [group]
         rest = [g for g in islands if g not in kept]
@@ -106,9 +108,11 @@ class LatencyFallback:
             # float for its consumers) would be quantized again once those neighbours are float: named too
             held = [n for n, u in job.plan.units.items()
                     if u.excluded and not named_by_recipe(job.user_recipe, n, u.op_type)]
-            trial, tried = self._trial(job, kept + rest + [held]), tried + 1
+            trial, tried = self._trial(job, kept + rest + [held], tried, total), tried + 1
             if trial is not None and (all_float or trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY)):
                 best, kept = trial, kept + rest
+        if job.progress is not None:
+            job.progress(total, total, "Latency fallback: done")
         if best is job:
             return PassResult(False, [PlanIssue(
                 "", Severity.INFO, f"latency fallback: {tried} cheaper placement(s) with islands left float measured "
@@ -118,10 +122,12 @@ class LatencyFallback:
         job.issues = list(best.issues)  # the kept trial's own plan, guard and latency notes replace the first run's
         return PassResult(True, [_kept_issue(g, start, best.latency.ratio, len(kept)) for g in kept])
 
-    def _trial(self, job: Job, groups: list[list[str]]) -> Job | None:
+    def _trial(self, job: Job, groups: list[list[str]], done: int, total: int) -> Job | None:
         """The job written again with ``groups`` float (calibration reused), measured; None when unmeasured."""
         if job.cancel is not None:
             job.cancel.check()  # raises Cancelled between trials
+        if job.progress is not None:
+            job.progress(done, total, f"Latency fallback: measuring with {len(groups)} island(s) float")
         recipe = job.user_recipe.with_excluded([n for g in groups for n in g])
         trial = Job(job.input_model or job.model, recipe, recipe, data=job.data, samples=job.samples,
                     cancel=job.cancel, previous=job.calibration, guard=job.guard,
