@@ -8,8 +8,9 @@ optimization, median latency of each model, and the ratios ours / quantize_stati
 latency of what ``workbench-cli quantize MODEL --data calib.npz`` writes, on the first calibration
 sample, from ``--rounds`` measurements of :func:`workbench.core.runtime.latency.measure` (each the
 fastest of alternating float / quantized runs, 1 thread): the ratio of the fastest runs over all
-measurements, the median and range of the per-measurement ratios, and the load average (the CPU
-flags and core count head the table). Prints only; never asserts.
+measurements, the median and range of the per-measurement ratios, the same ratio of the fastest
+thread CPU times (steadier under load), and the load average (the CPU flags and core count head the
+table). Prints only; never asserts.
 
 Run: ``.venv/bin/python benchmarks/fusion_latency.py [--corpus-only] [--only NAME] [--rounds 5]``
 """
@@ -161,8 +162,10 @@ def corpus_ratios(only: str | None, rounds: int) -> None:
         lats = [measure(fb, qb, feed, budget_s=2.0) for _ in range(rounds)]
         ratios = sorted(x.ratio for x in lats)
         best = min(x.quant_s for x in lats) / min(x.float_s for x in lats)
+        cpu = min(x.quant_cpu_s for x in lats) / min(x.float_cpu_s for x in lats)
         print(f"  {folder}/{file}: min {best:.3f}, median {float(np.median(ratios)):.3f} (range {ratios[0]:.3f}-"
-              f"{ratios[-1]:.3f}; float {min(x.float_s for x in lats) * 1e3:.3f} ms fastest, {lats[0].runs} runs "
+              f"{ratios[-1]:.3f}); thread CPU time {cpu:.3f}; float "
+              f"{min(x.float_s for x in lats) * 1e3:.3f} ms fastest, {lats[0].runs} runs "
               f"each; load average {os.getloadavg()[0]:.1f}; {dq} DequantizeLinear, {islands} island(s) left float "
               "by the latency fallback)", flush=True)
 

@@ -40,6 +40,10 @@ def test_measure_alternates_and_caches_by_models_and_feed(tmp_path):
     assert len(files) == 1 and json.loads(files[0].read_text())["runs"] == first.runs
     again = latency.compare(fb, qb, feed, cache_dir=cache, budget_s=0.05)
     assert again.cached and (again.float_s, again.quant_s, again.runs) == (first.float_s, first.quant_s, first.runs)
+    # the thread CPU times are recorded and read back too
+    assert first.float_cpu_s > 0 and first.quant_cpu_s > 0
+    assert (again.float_cpu_s, again.quant_cpu_s) == (first.float_cpu_s, first.quant_cpu_s)
+    assert again.cpu_ratio == pytest.approx(first.quant_cpu_s / first.float_cpu_s)
     # another feed dtype, or another quantized model, is another measurement
     other = {"X": np.ones((2, 4, 6, 6), np.float64)}
     assert latency.cache_key(fb, qb, other) != latency.cache_key(fb, qb, feed)
