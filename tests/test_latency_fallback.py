@@ -10,8 +10,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
+from workbench.core.errors import Cancelled
 from workbench.core.issues import IssueCode, Severity
 from workbench.core.pipeline import latency_check
+from workbench.core.planning.island_guard import quantized_islands
+from workbench.core.progress import CancelToken
 from workbench.core.recipe.recipe import NodeSettings
 from workbench.core.runtime.latency import LatencyComparison
 
@@ -125,3 +128,27 @@ def test_an_island_the_recipe_names_is_never_tried(tmp_path, monkeypatch):
     warn = [i for i in res.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]  # still said: slower than float
     assert len(warn) == 1 and warn[0].severity == Severity.WARNING and "1.30x" in warn[0].message
     assert "mm1" not in res.recipe.overrides
+
+
+def test_cancel_between_measured_placements_stops_the_job(tmp_path, monkeypatch):
+    model, data = _two_islands(tmp_path)
+    token = CancelToken()
+    seen = _fake_latency(monkeypatch, {frozenset({"mm1", "mm2"}): 1.3})
+    real = latency_check.compare
+
+    def cancel_after_first(*a, **k):
+        out = real(*a, **k)
+        token.cancel()  # the user presses Cancel while the first measurement runs
+        return out
+
+    monkeypatch.setattr(latency_check, "compare", cancel_after_first)
+    with pytest.raises(Cancelled):
+        api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True, cancel=token)
+    assert len(seen) == 1  # no placement was written or measured after the cancel
+
+
+def test_islands_are_the_groups_of_units_sharing_a_quantized_tensor(tmp_path):
+    model, data = _two_islands(tmp_path)
+    plan = api.plan(model, api.make_recipe("cpu-u8s8"))
+    assert quantized_islands(plan) == [["mm1"], ["mm2"]]
+    assert quantized_islands(api.plan(model, api.make_recipe("cpu-u8s8").with_excluded(["mm1"]))) == [["mm2"]]
