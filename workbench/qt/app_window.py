@@ -48,6 +48,7 @@ from workbench.qt.quant_tab import QuantModelTab, quant_info
 from workbench.qt.runs import RunController
 from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme, colors_for, notifier, shown_theme, style_plot
+from workbench.qt.wording import count
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
@@ -248,9 +249,9 @@ class MainWindow(QMainWindow):
         settings.set_last_dir(path)
         self._update_title()
         self._update_actions()
-        notes = f" ({len(model.notes)} preparation notes, see Problems)" if model.notes else ""
+        notes = f" ({count(len(model.notes), 'preparation note')}, see Problems)" if model.notes else ""
         quantized = " Already quantized: Calibrate, Analyze and Export are off." if self.doc.quant_summary else ""
-        self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}.{quantized}"
+        self.set_status(f"Opened {path.name}: {count(len(model.graph.node), 'node')}{notes}.{quantized}"
                         + (f" {extra}" if extra else ""))
         self._offer_autosave()
         self.modelOpened.emit(str(path))
@@ -542,8 +543,8 @@ class MainWindow(QMainWindow):
             plan = api.plan(self.doc.model, api.Recipe.from_json(self.doc.result_recipe))  # the rows' own plan
         data = api.build_node_data(self.doc.model, plan, self.doc.errors)
         paths = api.write_node_data(data, path)
-        missing = f"; {len(data.unmatched)} unit(s) not found in the file" if data.unmatched else ""
-        self.set_status(f"Model Explorer node data for {len(data.node_ids())} nodes: "
+        missing = f"; {count(len(data.unmatched), 'unit')} not found in the file" if data.unmatched else ""
+        self.set_status(f"Model Explorer node data for {count(len(data.node_ids()), 'node')}: "
                         f"{', '.join(p.name for p in paths.values())}{missing}. In Model Explorer: Load node data.")
         return paths
 
@@ -622,9 +623,9 @@ class MainWindow(QMainWindow):
         """Show the Problems dock in front."""
         docks.bring_forward(self, self.docks, "Problems", beside="Errors")
 
-    def _on_problem_count(self, count: int, errors: int) -> None:
-        text = f"{count} problem(s)" + (f", {errors} error(s)" if errors else "")
-        self.problems_link.setText(f'<a href="#problems">{text}</a>' if count else "")
+    def _on_problem_count(self, total: int, errors: int) -> None:
+        text = count(total, "problem") + (f", {count(errors, 'error')}" if errors else "")
+        self.problems_link.setText(f'<a href="#problems">{text}</a>' if total else "")
 
     def show_sensitivity_dock(self) -> None:
         """Show the Sensitivity dock in front, as a tab beside Errors the first time."""
@@ -641,8 +642,8 @@ class MainWindow(QMainWindow):
             self.set_status("The suggestion is already applied.")
             return []
         if push_edit(self.doc, set_exclude(self.doc.recipe, nodes, True),
-                     f"Keep {len(nodes)} sensitive unit(s) in float"):
-            self.set_status(f"Kept {len(nodes)} unit(s) in float: {', '.join(nodes)} (Ctrl+Z undoes).")
+                     f"Keep {count(len(nodes), 'sensitive unit')} in float"):
+            self.set_status(f"Kept {count(len(nodes), 'unit')} in float: {', '.join(nodes)} (Ctrl+Z undoes).")
         return nodes
 
     @guarded
@@ -686,11 +687,11 @@ class MainWindow(QMainWindow):
         elif kind == "report":
             self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
         elif kind == "sensitivity":
-            self._on_run_ended(f"Done: sensitivity of {len(self.doc.sensitivity.rows)} node units.")
+            self._on_run_ended(f"Done: sensitivity of {count(len(self.doc.sensitivity.rows), 'node unit')}.")
         elif kind in EVALUATION_KINDS:
             self._on_run_ended(self.evaluation.done_message(kind, result))
         else:
-            self._on_run_ended(f"Done: {len(self.doc.errors)} node units analysed.")
+            self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed.")
 
     def _on_run_failed(self, kind: str, err) -> None:
         self._on_run_ended(f"{kind.capitalize()} failed: {getattr(err, 'message', err)}")
@@ -716,7 +717,7 @@ class MainWindow(QMainWindow):
         self.search_hits.set_hits([(n, ops[n]) for n in found])
         if found:
             docks.bring_forward(self, self.docks, "Search Hits", beside="Inspector")
-        self.set_status(f"{len(found)} nodes match {text!r}; F3 / Shift+F3 step through them." if found
+        self.set_status(f"{count(len(found), 'node matches', 'nodes match')} {text!r}; F3 / Shift+F3 step through them." if found
                         else f"No node matches {text!r}.")
         return found
 
@@ -761,7 +762,7 @@ class MainWindow(QMainWindow):
             return []
         op = self.doc.op_type(selected[0])
         found = self.canvas.select_op_type(op)
-        self.set_status(f"Selected {len(found)} {op} nodes.")
+        self.set_status(f"Selected {count(len(found), f'{op} node')}.")
         return found
 
     @guarded
@@ -942,7 +943,7 @@ class MainWindow(QMainWindow):
         self._need_model()
         titles = self.tabs.open_bodies(self.doc.model, name)
         if titles:
-            self.set_status(f"Opened {len(titles)} subgraph(s) of {name}.")
+            self.set_status(f"Opened {count(len(titles), 'subgraph')} of {name}.")
         return titles
 
     @guarded

@@ -30,6 +30,7 @@ from workbench.core import api
 from workbench.core.api import FLOAT_BITS, CostReport, NodeCost
 from workbench.core.errors import WorkbenchError
 from workbench.qt.tables import node_at, node_item, node_table
+from workbench.qt.wording import count
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
@@ -198,7 +199,7 @@ class CostPanel(QWidget):
         if rep is None:
             return ""
         ratio = f" ({rep.bops_float / rep.bops:.1f}x fewer)" if rep.bops else ""
-        text = (f"Total over {len(rep.rows)} compute nodes: {rep.macs:,} MACs; BOPs {rep.bops_float:,} float -> "
+        text = (f"Total over {count(len(rep.rows), 'compute node')}: {rep.macs:,} MACs; BOPs {rep.bops_float:,} float -> "
                 f"{rep.bops:,} quantized{ratio}; weights {rep.memory_float_bits / 8:,.0f} -> "
                 f"{rep.memory_bits / 8:,.0f} bytes. Quantized widths from the current recipe's plan.")
         if rep.notes:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBox
 from workbench.core.api import QParams, clip_range, grid_levels
 from workbench.qt.dialogs import guarded
 from workbench.qt.theme import colors_for, shown_theme
+from workbench.qt.wording import count
 
 #: Bars for units with SQNR +inf (bit-exact) are drawn at this many dB.
 INF_SQNR_DB = 100.0
@@ -93,7 +94,7 @@ class ErrorView(QWidget):
         self.bars_plot.setYRange(-0.5, min(len(values), 25) - 0.5)
         finite = [r.sqnr_db for r in self.rows if math.isfinite(r.sqnr_db)]
         worst = self.rows[0]
-        self.summary.setText(f"{len(self.rows)} node units; worst {worst.node} at {worst.sqnr_db:.1f} dB; "
+        self.summary.setText(f"{count(len(self.rows), 'node unit')}; worst {worst.node} at {worst.sqnr_db:.1f} dB; "
                              f"median {statistics.median(finite) if finite else float('nan'):.1f} dB. Click a bar to "
                              "select the node.")
 

@@ -32,6 +32,7 @@ from workbench.core.api import OBSERVERS, RECIPE_DTYPES, ROLES, Granularity, Res
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 from workbench.qt.quant_params_view import QuantParamsBox
+from workbench.qt.wording import count
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ class RoleEditor(QGroupBox):
         try:
             specs = [getattr(r.config, self.role) for r in resolved]
             sources = sorted({r.sources.get(self.role, "") for r in resolved})
-            self.source.setText(", ".join(sources) if len(sources) <= 3 else f"{len(sources)} sources")
+            self.source.setText(", ".join(sources) if len(sources) <= 3 else count(len(sources), "source"))
             on = [s is not None for s in specs]
             self._set_check(self.enabled, on)
             live = [s for s in specs if s is not None]
