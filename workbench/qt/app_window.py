@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
         self.doc = Document(self)
         self.runs = RunController(self.doc, self)
         self._open_job: ThreadJob | None = None
+        self._compare_after_open: tuple[Path, Path] | None = None  # (float model, quantized file)
         self._autosaves_mentioned = False  # autosaves of other models named once per session
         self.canvas = GraphCanvas(self)
         self.tabs = ModelTabs(self.canvas, self)
@@ -133,6 +134,7 @@ class MainWindow(QMainWindow):
         self.errors.nodeClicked.connect(self.focus_node)
         self.errors.colorBySqnr.connect(self.color_by_sqnr)
         self.errors.exportNodeData.connect(self.export_node_data_dialog)
+        self.errors.compareRequested.connect(self.compare_with_float_dialog)
         self.sensitivity.nodeClicked.connect(self.focus_node)
         self.cost.nodeClicked.connect(self.focus_node)
         self.problems.nodeClicked.connect(self.focus_node)
@@ -233,6 +235,13 @@ class MainWindow(QMainWindow):
         if job is not None:
             job.deleteLater()
         self._update_actions()
+        then, self._compare_after_open = self._compare_after_open, None
+        if then is not None and self.doc.model_path == then[0]:  # the float model opened
+            self._compare_opened_with(then[1])
+
+    @guarded
+    def _compare_opened_with(self, quantized: Path) -> None:
+        self.compare_with(quantized)
 
     @guarded
     def _on_model_loaded(self, model, quantization, path: Path, on_loaded=None) -> None:
@@ -331,6 +340,7 @@ class MainWindow(QMainWindow):
         else:
             self.canvas.set_quant_info(*quant_info(doc.quant_summary, list(doc.quant_params.values()), doc.model.proto))
             self.color_mode.setCurrentText("dtype")
+        self.errors.set_quantized(doc.model_path.name if doc.quant_summary is not None else "")
         reason = doc.quantized_reason
         for act in (self.act_calibrate, self.act_analyze, self.act_sensitivity, self.act_export, self.act_export_qonnx):
             act.setToolTip(f"Disabled: {reason}" if reason else act.statusTip())
@@ -373,6 +383,33 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Quantized model to compare with", start, "ONNX models (*.onnx)")
         if path:
             self.compare_with(path)
+
+    @guarded
+    def compare_with_float_dialog(self) -> None:
+        """Errors dock, "Compare with its float model..." (an already-quantized file is open): pick
+        the float model it was made from; it opens and the quantized file is compared with it."""
+        self._need_model()
+        path, _ = QFileDialog.getOpenFileName(self, f"Float model of {self.doc.model_path.name}",
+                                              str(self.doc.model_path.parent), "ONNX models (*.onnx)")
+        if path:
+            self.compare_quantized_with_float(path)
+
+    def compare_quantized_with_float(self, float_path: str | Path) -> None:
+        """Open ``float_path`` and compare the open, already-quantized file with it (a diff tab,
+        :attr:`diffReady`). Raises WorkbenchError when the open model is a float model or is
+        ``float_path`` itself; with unsaved edits the user is asked first."""
+        self._need_model()
+        quantized, float_path = self.doc.model_path, Path(float_path).resolve()
+        if self.doc.quant_summary is None:
+            raise WorkbenchError(f"{quantized.name} is a float model; there is no float model to compare it with.",
+                                 hint="Use View > Compare Float vs Quantized (Ctrl+Shift+D) to pick its quantized file.")
+        if float_path == quantized:
+            raise WorkbenchError(f"{float_path.name} is the open quantized file, not its float model.",
+                                 hint="Pick the float .onnx file it was quantized from.")
+        if not self.keep_or_drop_changes(f"opening {float_path.name}"):
+            return
+        self.open_model(float_path)
+        self._compare_after_open = (float_path, quantized)
 
     def compare_with(self, path: str | Path) -> None:
         """Match ``path`` (a quantized file) to the open float model and measure per-edge SQNR on the
@@ -875,6 +912,7 @@ class MainWindow(QMainWindow):
             panel.run_button.setEnabled(has_model and not busy and not quantized)
         if quantized and not busy:
             self.calibration.start.setEnabled(False)
+        self.errors.compare_button.setEnabled(has_model and quantized and not busy)
 
     def _update_title(self, *_args) -> None:
         name = self.doc.project_path or self.doc.model_path

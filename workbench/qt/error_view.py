@@ -1,7 +1,9 @@
 """Error view (pyqtgraph): per-node-unit SQNR bars worst first, and a tensor histogram.
 
 Clicking a bar emits :attr:`ErrorView.nodeClicked` (the window selects and centres the node on
-the canvas). The histogram shows a float tensor's values with the clip range of its quantization
+the canvas). For an already-quantized file there is nothing to calibrate: the view says so and
+offers "Compare with its float model..." (:attr:`ErrorView.compareRequested`), whose per-edge SQNR
+is what errors mean for such a file. The histogram shows a float tensor's values with the clip range of its quantization
 parameters (``rmin = (qmin - zero_point) * scale``, ``rmax = (qmax - zero_point) * scale``, ONNX
 QuantizeLinear saturation bounds) and, when there are at most :data:`MAX_GRID_LINES` levels in
 view, the quantization grid ``(q - zero_point) * scale`` (both from
@@ -23,6 +25,9 @@ from workbench.qt.dialogs import guarded
 from workbench.qt.theme import colors_for, shown_theme
 from workbench.qt.wording import count
 
+#: The summary of a float model before its first calibration.
+NO_RESULTS = "No results yet: calibrate (Run > Calibrate, F5)."
+
 #: Bars for units with SQNR +inf (bit-exact) are drawn at this many dB.
 INF_SQNR_DB = 100.0
 
@@ -31,13 +36,15 @@ class ErrorView(QWidget):
     nodeClicked = Signal(str)
     colorBySqnr = Signal()
     exportNodeData = Signal()  # "Export for Model Explorer..." (the window asks for the file)
+    compareRequested = Signal()  # "Compare with its float model..." (an already-quantized file is open)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.rows: list = []
+        self.quantized_name = ""  # the open file when it is already quantized ("" for a float model)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
-        self.summary = QLabel("No results yet: calibrate (Run > Calibrate).")
+        self.summary = QLabel(NO_RESULTS)
         self.summary.setWordWrap(True)  # the dock may share its row with the Evaluate dock
         self.color_button = QPushButton("Colour canvas by SQNR")
         self.color_button.setEnabled(False)
@@ -45,7 +52,13 @@ class ErrorView(QWidget):
         self.node_data_button.setToolTip("Write these figures as Model Explorer node data (File > Export Model "
                                          "Explorer Data...)")
         self.node_data_button.setEnabled(False)
+        self.compare_button = QPushButton("Compare with its float model...")
+        self.compare_button.setToolTip("Pick the float model this file was quantized from: it opens, and the "
+                                       "per-edge SQNR of this file against it shows (View > Compare Float vs "
+                                       "Quantized, Ctrl+Shift+D)")
+        self.compare_button.setVisible(False)
         top.addWidget(self.summary, 1)
+        top.addWidget(self.compare_button)
         top.addWidget(self.color_button)
         top.addWidget(self.node_data_button)
         lay.addLayout(top)
@@ -67,6 +80,22 @@ class ErrorView(QWidget):
         self.bars_plot.scene().sigMouseClicked.connect(self._on_click)
         self.color_button.clicked.connect(self.colorBySqnr)
         self.node_data_button.clicked.connect(self.exportNodeData)
+        self.compare_button.clicked.connect(self.compareRequested)
+
+    def set_quantized(self, name: str) -> None:
+        """``name`` (the open file) is already quantized ("" for a float model): the empty view says
+        what it shows instead of asking to calibrate, and offers the comparison with the float model."""
+        self.quantized_name = name
+        self.compare_button.setVisible(bool(name))
+        if not self.rows:
+            self.summary.setText(self._empty_text())
+
+    def _empty_text(self) -> str:
+        if self.quantized_name:
+            return (f"{self.quantized_name} is already quantized: per-node errors need the float model it was "
+                    "made from. Click Compare with its float model... (or open the float model and use View > "
+                    "Compare Float vs Quantized, Ctrl+Shift+D) for the per-edge SQNR.")
+        return NO_RESULTS
 
     # ------------------------------------------------------------------ bars
     def set_rows(self, rows: list) -> None:
@@ -78,7 +107,7 @@ class ErrorView(QWidget):
             if self._bars is not None:
                 self._bars.setVisible(False)
             self.bars_plot.getAxis("left").setTicks([[]])
-            self.summary.setText("No results yet: calibrate (Run > Calibrate).")
+            self.summary.setText(self._empty_text())
             return
         values = self.bar_values()
         y = np.arange(len(values), dtype=float)
