@@ -1000,6 +1000,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if state:
             self.restoreState(state)
+            docks.settle_restored(self, self.docks)  # no empty hit list in front of the Inspector
 
     def set_theme(self, mode: str) -> None:
         """Switch theme (system | light | dark) and remember the choice."""
