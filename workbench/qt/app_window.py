@@ -1014,7 +1014,7 @@ class MainWindow(QMainWindow):
         colors = colors_for(shown)
         for canvas in self.findChildren(GraphCanvas):
             canvas.set_theme_colors(colors.canvas_background, colors.canvas_edge)
-        for plot in self.findChildren(pg.PlotWidget):
+        for plot in self.findChildren(pg.GraphicsView):  # PlotWidgets and the autotune's GraphicsLayoutWidget
             style_plot(plot, colors)
 
     def closeEvent(self, event) -> None:

@@ -3,7 +3,7 @@
 Qt 6.5+ reports the platform's scheme through ``QStyleHints.colorScheme()`` and emits
 ``colorSchemeChanged``; the Fusion style with an explicit palette gives the same look everywhere.
 The palette does not reach what paints its own colours: the graph canvas (background, edges) and
-the pyqtgraph plots (background, axes, text). :func:`apply_theme` therefore also sets pyqtgraph's
+the pyqtgraph plots (background, axes, text, legends). :func:`apply_theme` therefore also sets pyqtgraph's
 defaults for new plots and emits :func:`notifier`'s ``changed(theme)``; the window restyles the
 canvas and every existing plot from :func:`colors_for` (:func:`style_plot`).
 """
@@ -64,18 +64,33 @@ def shown_theme(app: QApplication | None = None) -> str:
     return effective_theme(app, mode if mode in THEMES else "system") if app is not None else "light"
 
 
-def style_plot(plot: pg.PlotWidget, colors: ThemeColors) -> None:
-    """Background, axis lines, tick labels and title of ``plot`` in ``colors``."""
-    fg = QColor(colors.plot_foreground)
+def style_plot(plot: pg.GraphicsView, colors: ThemeColors) -> None:
+    """Background of ``plot`` (a PlotWidget or a GraphicsLayoutWidget), and the axis lines, tick
+    labels, axis titles and title of every plot in it, and the text of every legend, in ``colors``."""
     plot.setBackground(colors.plot_background)
-    item = plot.getPlotItem()
+    for item in plot.scene().items():
+        if isinstance(item, pg.PlotItem):
+            _style_plot_item(item, colors)
+        elif isinstance(item, pg.LegendItem):
+            _style_legend(item, colors)
+
+
+def _style_plot_item(item: pg.PlotItem, colors: ThemeColors) -> None:
+    fg = QColor(colors.plot_foreground)
     for name in ("left", "bottom", "right", "top"):
         axis = item.getAxis(name)
         axis.setPen(fg)
-        axis.setTextPen(fg)
+        axis.setTextPen(fg)  # tick labels and the axis title
     title = item.titleLabel
     title.opts["color"] = colors.plot_foreground
     title.setText(title.text)
+
+
+def _style_legend(legend: pg.LegendItem, colors: ThemeColors) -> None:
+    """Entry texts in the foreground colour (also those added later: ``labelTextColor``)."""
+    legend.setLabelTextColor(colors.plot_foreground)
+    for _sample, label in legend.items:
+        label.setText(label.text, color=colors.plot_foreground)  # setLabelTextColor alone does not redraw
 
 
 def _dark_palette() -> QPalette:
