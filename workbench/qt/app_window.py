@@ -47,7 +47,7 @@ from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
 from workbench.qt.runs import RunController
 from workbench.qt.tabs import ModelTabs
-from workbench.qt.theme import apply_theme, colors_for, notifier, shown_theme, style_plot
+from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
 from workbench.qt.wording import count
 from workbench.qt.workers import ThreadJob
 
@@ -910,8 +910,10 @@ class MainWindow(QMainWindow):
                                suggestion=bool(self.sensitivity.pending()), quantized=quantized)
         for panel in (self.sensitivity, self.evaluate_panel, self.autotune_panel):
             panel.run_button.setEnabled(has_model and not busy and not quantized)
-        if quantized and not busy:
-            self.calibration.start.setEnabled(False)
+        # the panel's button works only where Run > Calibrate does (a float model open, no job)
+        self.calibration.start.setEnabled(has_model and not busy and not quantized)
+        if not has_model:
+            self.calibration.start.setToolTip("Disabled: open a model first (File > Open, Ctrl+O).")
         self.errors.compare_button.setEnabled(has_model and quantized and not busy)
 
     def _update_title(self, *_args) -> None:
@@ -1016,6 +1018,7 @@ class MainWindow(QMainWindow):
             canvas.set_theme_colors(colors.canvas_background, colors.canvas_edge)
         for plot in self.findChildren(pg.GraphicsView):  # PlotWidgets and the autotune's GraphicsLayoutWidget
             style_plot(plot, colors)
+        restyle_muted(self, colors)
 
     def closeEvent(self, event) -> None:
         if not self.keep_or_drop_changes("quitting"):

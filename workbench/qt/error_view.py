@@ -12,6 +12,7 @@ view, the quantization grid ``(q - zero_point) * scale`` (both from
 
 from __future__ import annotations
 
+import html
 import math
 import statistics
 
@@ -71,7 +72,15 @@ class ErrorView(QWidget):
         self.hist_plot = pg.PlotWidget()
         self.hist_plot.setLabel("bottom", "value")
         self.hist_plot.setLabel("left", "count")
-        split.addWidget(self.bars_plot)
+        bars = QWidget()
+        column = QVBoxLayout(bars)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.bars_plot, 1)
+        self.bar_legend = QLabel(bar_legend_html())  # what the bar colours mean
+        self.bar_legend.setToolTip("Bar colour by SQNR: red at or below 10 dB, yellow around 25 dB, green at or "
+                                   f"above 40 dB; bit-exact units (+inf) are drawn at {INF_SQNR_DB:.0f} dB")
+        column.addWidget(self.bar_legend)
+        split.addWidget(bars)
         split.addWidget(self.hist_plot)
         lay.addWidget(split, 1)
         self.hist_title = QLabel("")
@@ -189,6 +198,18 @@ def _sqnr_color(db: float) -> tuple[int, int, int]:
 
 
 _STEPS = 16
+
+#: the SQNR values the bar legend shows a colour swatch for (dB)
+LEGEND_STOPS = (10.0, 25.0, 40.0)
+
+
+def bar_legend_html() -> str:
+    """The bars' colour legend: a swatch of the bar colour at each of :data:`LEGEND_STOPS`."""
+    marks = ("<= ", "", ">= ")
+    parts = [f"<span style='color: rgb{tuple(_BRUSHES[_bucket(db)].color().getRgb()[:3])}'>&#9632;</span> "
+             f"{html.escape(mark)}{db:.0f} dB"
+             for mark, db in zip(marks, LEGEND_STOPS, strict=True)]
+    return "Bar colour: " + " &nbsp; ".join(parts) + f" &nbsp; (bit-exact drawn at {INF_SQNR_DB:.0f} dB)"
 
 
 def _bucket(db: float) -> int:

@@ -34,6 +34,7 @@ from workbench.core.api import OBSERVERS, RECIPE_DTYPES, ROLES, Granularity, Res
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 from workbench.qt.quant_params_view import QuantParamsBox
+from workbench.qt.theme import mute
 from workbench.qt.wording import count
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ class RoleEditor(QGroupBox):
         self._updating = False
         form = QFormLayout(self)
         self.source = QLabel()
-        self.source.setStyleSheet("color: #555;")
+        mute(self.source)
         self.enabled = QCheckBox("quantize")
         self.dtype = QComboBox()
         self.dtype.addItems(list(RECIPE_DTYPES) + (["int32"] if role == "bias" else []))
@@ -163,19 +164,19 @@ class Inspector(QWidget):
         self.recipe_note = QLabel("Recipe controls are hidden: this model is already quantized "
                                   "(open its float model to change how it is quantized).")
         self.recipe_note.setWordWrap(True)
-        self.recipe_note.setStyleSheet("color: #555;")
+        mute(self.recipe_note)
         self.recipe_note.setVisible(False)
         lay.addWidget(self.recipe_note)
         row = QHBoxLayout()
         self.exclude = QCheckBox("exclude (keep in float)")
         self.exclude_source = QLabel()
-        self.exclude_source.setStyleSheet("color: #555;")
+        mute(self.exclude_source)
         row.addWidget(self.exclude)
         row.addWidget(self.exclude_source, 1)
         lay.addLayout(row)
         self.roles_note = QLabel()  # why a role's settings are not shown for the selection
         self.roles_note.setWordWrap(True)
-        self.roles_note.setStyleSheet("color: #555;")
+        mute(self.roles_note)
         self.roles_note.setVisible(False)
         lay.addWidget(self.roles_note)
         self.roles: dict[str, RoleEditor] = {}

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from workbench.core.api import PRESETS, RECIPE_DTYPES, Rule
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
+from workbench.qt.theme import mute
 from workbench.qt.wording import count
 
 INHERIT = "(inherit)"
@@ -58,7 +59,7 @@ class RecipePanel(QWidget):
         lay.addLayout(row)
         self.description = QLabel()
         self.description.setWordWrap(True)
-        self.description.setStyleSheet("color: #555;")
+        mute(self.description)
         lay.addWidget(self.description)
         lay.addWidget(QLabel("Rules (later rules win; name rules beat op-type rules; node overrides beat both):"))
         self.rules = QListWidget()

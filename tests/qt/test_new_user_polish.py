@@ -1,0 +1,65 @@
+"""What a new user met first: the Calibration panel's button live with no model open, secondary
+labels unreadable in the dark theme, and SQNR bar colours without a legend."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QApplication
+
+import workbench
+from workbench.qt.error_view import ErrorView
+from workbench.qt.theme import apply_theme
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
+
+
+def test_controls_that_need_a_model_are_off_until_one_is_open(window, open_file):
+    win = window
+    assert not win.calibration.start.isEnabled() and not win.act_calibrate.isEnabled()
+    assert "open a model first" in win.calibration.start.toolTip()
+    assert not win.act_same_type.isEnabled()
+    open_file(win, EXAMPLE)
+    assert win.calibration.start.isEnabled() and win.act_calibrate.isEnabled() and win.act_same_type.isEnabled()
+    assert win.calibration.start.toolTip() == "Calibrate (F5)"
+
+
+def _text_color(label) -> QColor:
+    label.ensurePolished()
+    return label.palette().color(label.foregroundRole())
+
+
+def test_secondary_labels_are_readable_in_both_themes(window, open_file):
+    app = QApplication.instance()
+    win = window
+    open_file(win, EXAMPLE)
+    win.focus_node(win.canvas.node_names()[0])
+    labels = [win.inspector.roles["activation"].source, win.inspector.exclude_source, win.recipe_panel.description]
+    assert win.inspector.roles["activation"].source.text().startswith("preset ")
+    try:
+        win.set_theme("dark")
+        window_colour = app.palette().color(app.palette().ColorRole.Window)
+        for label in labels:
+            assert _text_color(label).lightness() - window_colour.lightness() > 80, label.text()
+        win.set_theme("light")
+        window_colour = app.palette().color(app.palette().ColorRole.Window)
+        for label in labels:
+            assert window_colour.lightness() - _text_color(label).lightness() > 80, label.text()
+    finally:
+        apply_theme(app, "system")
+
+
+def test_sqnr_bar_colours_have_a_legend_matching_the_bars(qtbot):
+    view = ErrorView()
+    qtbot.addWidget(view)
+    swatches = [QColor(int(r), int(g), int(b)) for r, g, b in
+                re.findall(r"rgb\((\d+), (\d+), (\d+)\)", view.bar_legend.text())]
+    stops = [float(v) for v in re.findall(r"(\d+) dB", view.bar_legend.text())][:3]
+    assert stops == [10.0, 25.0, 40.0] and len(swatches) == 3
+    rows = [SimpleNamespace(node=f"n{db}", op_type="Conv", sqnr_db=db, tensor="") for db in (3.0, 25.0, 60.0)]
+    view.set_rows(rows)
+    drawn = [b.color() for b in view._bars.opts["brushes"]]  # worst first: 3, 25, 60 dB
+    assert [c.getRgb()[:3] for c in drawn] == [c.getRgb()[:3] for c in swatches]
