@@ -1,5 +1,6 @@
 """What a new user met first: the Calibration panel's button live with no model open, secondary
-labels unreadable in the dark theme, and SQNR bar colours without a legend."""
+labels unreadable in the dark theme, SQNR bar colours without a legend, a Cost panel of zeros for
+an already-quantized file, and "Computing the histogram..." left standing when the histogram failed."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
 import workbench
+from workbench.core import api
 from workbench.qt.error_view import ErrorView
 from workbench.qt.theme import apply_theme
 
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
+CALIB = EXAMPLE.with_name("digits_cnn_calib.npz")
 
 
 def test_controls_that_need_a_model_are_off_until_one_is_open(window, open_file):
@@ -63,3 +66,27 @@ def test_sqnr_bar_colours_have_a_legend_matching_the_bars(qtbot):
     view.set_rows(rows)
     drawn = [b.color() for b in view._bars.opts["brushes"]]  # worst first: 3, 25, 60 dB
     assert [c.getRgb()[:3] for c in drawn] == [c.getRgb()[:3] for c in swatches]
+
+
+def test_cost_panel_of_a_quantized_file_says_so_instead_of_zeros(qtbot, window, open_file, tmp_path):
+    model = api.open_model(EXAMPLE)
+    out = tmp_path / "digits_cnn.qdq.onnx"
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(CALIB), samples=8), out)
+    win = window
+    open_file(win, out)
+    win.docks["Cost"].show()
+    assert win.cost.job is None and win.cost.table.rowCount() == 0
+    assert win.cost.summary.text().startswith(f"{out.name} is already quantized")
+    assert "0 MACs" not in win.cost.summary.text()
+
+
+def test_failed_histogram_replaces_the_computing_text(qtbot, window, open_file):
+    win = window
+    open_file(win, EXAMPLE)
+    assert win.doc.data  # the example's calibration file beside it
+    win.errors.clear_histogram("Computing the histogram of no_such_tensor...")
+    with qtbot.waitSignal(win.runs.histogramFailed, timeout=60_000):
+        win.runs.histogram("no_such_tensor")
+    text = win.errors.hist_title.text()
+    assert text.startswith("No histogram of no_such_tensor: ") and "Computing" not in text
+    qtbot.waitUntil(lambda: win.runs.hist_job is None, timeout=30_000)

@@ -160,6 +160,8 @@ class MainWindow(QMainWindow):
                                                                     "previous results kept."))
         self.runs.finished.connect(self._update_actions)
         self.runs.histogramReady.connect(self._on_histogram)
+        self.runs.histogramFailed.connect(
+            lambda tensor, why: self.errors.clear_histogram(f"No histogram of {tensor}: {why}"))
         self._hist_timer.timeout.connect(self._request_histogram)
 
     # ------------------------------------------------------------------ opening

@@ -121,6 +121,9 @@ class CostPanel(QWidget):
         key = self._key()
         if key is None or (self._float_rows is not None and self._rows_key == key):
             return None
+        if self.doc.quant_summary is not None:  # no float cost, no plan: say so instead of zeros
+            self.summary.setText(self.quantized_text())
+            return None
         if self.job is not None:  # for another model or data: _on_finished starts the new count
             return None
         model, data = self.doc.model, self.doc.data
@@ -193,6 +196,12 @@ class CostPanel(QWidget):
             self.summary.setText(self.summary_text())
         elif self.doc.model is None:
             self.summary.setText("Open a model to see its cost.")
+
+    def quantized_text(self) -> str:
+        """The panel's text for an already-quantized file (it has no float cost or plan to count)."""
+        return (f"{self.doc.model_path.name} is already quantized: the cost panel counts a float model's MACs, "
+                "bit operations and weights against its recipe. Open the float model to see them; the banner "
+                "above the graph says how this file is quantized.")
 
     def summary_text(self) -> str:
         rep = self.report
