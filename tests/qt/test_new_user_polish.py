@@ -58,14 +58,15 @@ def test_secondary_labels_are_readable_in_both_themes(window, open_file):
 def test_sqnr_bar_colours_have_a_legend_matching_the_bars(qtbot):
     view = ErrorView()
     qtbot.addWidget(view)
-    swatches = [QColor(int(r), int(g), int(b)) for r, g, b in
-                re.findall(r"rgb\((\d+), (\d+), (\d+)\)", view.bar_legend.text())]
-    stops = [float(v) for v in re.findall(r"(\d+) dB", view.bar_legend.text())][:3]
-    assert stops == [10.0, 25.0, 40.0] and len(swatches) == 3
-    rows = [SimpleNamespace(node=f"n{db}", op_type="Conv", sqnr_db=db, tensor="") for db in (3.0, 25.0, 60.0)]
+    text = view.bar_legend.text()
+    swatches = [QColor(c) for c in re.findall(r"color: (#[0-9a-f]{6})", text)]
+    stops = [float(v) for v in re.findall(r"(\d+) dB", text)][:5]
+    assert stops == [5.0, 15.0, 25.0, 35.0, 45.0] and len(swatches) == 5
+    rows = [SimpleNamespace(node=f"n{db}", op_type="Conv", sqnr_db=db, tensor="") for db in (1.0, 15.0, 25.0, 35.0, 70.0)]
     view.set_rows(rows)
-    drawn = [b.color() for b in view._bars.opts["brushes"]]  # worst first: 3, 25, 60 dB
+    drawn = [b.color() for b in view._bars.opts["brushes"]]  # worst first: 1 ... 70 dB
     assert [c.getRgb()[:3] for c in drawn] == [c.getRgb()[:3] for c in swatches]
+    assert len({c.getRgb() for c in swatches}) == 5
 
 
 def test_cost_panel_of_a_quantized_file_says_so_instead_of_zeros(qtbot, window, open_file, tmp_path):

@@ -22,6 +22,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.api import QParams, clip_range, grid_levels
+from workbench.qt.canvas.colors import ERROR_STOPS, error_color
 from workbench.qt.dialogs import guarded
 from workbench.qt.theme import colors_for, shown_theme
 from workbench.qt.wording import count
@@ -77,8 +78,9 @@ class ErrorView(QWidget):
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.bars_plot, 1)
         self.bar_legend = QLabel(bar_legend_html())  # what the bar colours mean
-        self.bar_legend.setToolTip("Bar colour by SQNR: red at or below 10 dB, yellow around 25 dB, green at or "
-                                   f"above 40 dB; bit-exact units (+inf) are drawn at {INF_SQNR_DB:.0f} dB")
+        self.bar_legend.setToolTip("Bar colour by SQNR, the canvas's colour map: red at or below 5 dB, yellow at "
+                                   f"25 dB, green at or above 45 dB; bit-exact units (+inf) are drawn at "
+                                   f"{INF_SQNR_DB:.0f} dB")
         column.addWidget(self.bar_legend)
         split.addWidget(bars)
         split.addWidget(self.hist_plot)
@@ -120,7 +122,7 @@ class ErrorView(QWidget):
             return
         values = self.bar_values()
         y = np.arange(len(values), dtype=float)
-        brushes = [_BRUSHES[_bucket(v)] for v in values]
+        brushes = [pg.mkBrush(error_color(v)) for v in values]  # the canvas's SQNR colours
         if self._bars is None:
             self._bars = pg.BarGraphItem(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
             self.bars_plot.addItem(self._bars)
@@ -189,31 +191,12 @@ class ErrorView(QWidget):
         self.hist_title.setText(text)
 
 
-def _sqnr_color(db: float) -> tuple[int, int, int]:
-    """Red below 10 dB, yellow around 25 dB, green above 40 dB."""
-    t = min(max((db - 10.0) / 30.0, 0.0), 1.0)
-    if t < 0.5:
-        return (220, int(60 + 340 * t), 60)
-    return (int(220 - 340 * (t - 0.5)), 200, 60)
-
-
-_STEPS = 16
-
-#: the SQNR values the bar legend shows a colour swatch for (dB)
-LEGEND_STOPS = (10.0, 25.0, 40.0)
-
-
 def bar_legend_html() -> str:
-    """The bars' colour legend: a swatch of the bar colour at each of :data:`LEGEND_STOPS`."""
-    marks = ("<= ", "", ">= ")
-    parts = [f"<span style='color: rgb{tuple(_BRUSHES[_bucket(db)].color().getRgb()[:3])}'>&#9632;</span> "
-             f"{html.escape(mark)}{db:.0f} dB"
-             for mark, db in zip(marks, LEGEND_STOPS, strict=True)]
-    return "Bar colour: " + " &nbsp; ".join(parts) + f" &nbsp; (bit-exact drawn at {INF_SQNR_DB:.0f} dB)"
-
-
-def _bucket(db: float) -> int:
-    return int(min(max((db - 10.0) / 30.0, 0.0), 1.0) * (_STEPS - 1) + 0.5)
-
-
-_BRUSHES = [pg.mkBrush(_sqnr_color(10.0 + 30.0 * i / (_STEPS - 1))) for i in range(_STEPS)]
+    """The bars' colour legend: a swatch at each stop of the canvas's SQNR colour map
+    (:data:`workbench.qt.canvas.colors.ERROR_STOPS`), the same colours the nodes take."""
+    parts = []
+    for i, (db, color) in enumerate(ERROR_STOPS):
+        mark = "<= " if i == 0 else (">= " if i == len(ERROR_STOPS) - 1 else "")
+        parts.append(f"<span style='color: {color.name()}'>&#9632;</span> {html.escape(mark)}{db:.0f} dB")
+    return ("Bar colour (as on the canvas): " + " &nbsp; ".join(parts)
+            + f" &nbsp; (linear between; bit-exact drawn at {INF_SQNR_DB:.0f} dB)")
