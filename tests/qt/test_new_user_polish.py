@@ -91,3 +91,26 @@ def test_failed_histogram_replaces_the_computing_text(qtbot, window, open_file):
     text = win.errors.hist_title.text()
     assert text.startswith("No histogram of no_such_tensor: ") and "Computing" not in text
     qtbot.waitUntil(lambda: win.runs.hist_job is None, timeout=30_000)
+
+
+def _view_range(view) -> list:
+    view.hist_plot.getPlotItem().vb.updateAutoRange()  # what the next paint would show
+    return view.hist_plot.viewRange()
+
+
+def test_histogram_axes_do_not_outlive_their_histogram(qtbot):
+    view = ErrorView()
+    qtbot.addWidget(view)
+    counts = [5, 40, 80, 20]
+    edges = [-3.0, -1.0, 1.0, 3.0, 5.0]
+    view.set_histogram({"tensor": "t", "counts": counts, "edges": edges, "rmin": -3.0, "rmax": 5.0, "values": 145},
+                       None)
+    (x0, x1), (_y0, y1) = _view_range(view)
+    assert x0 <= -3.0 and x1 >= 5.0 and y1 >= 80
+    view.clear_histogram("Computing the histogram of u...")
+    assert _view_range(view) == [[0.0, 1.0], [0.0, 1.0]]
+    view.set_histogram({"tensor": "u", "counts": [3, 9], "edges": [10.0, 20.0, 30.0], "rmin": 10.0, "rmax": 30.0,
+                        "values": 12}, None)
+    (x0, x1), (_y0, y1) = _view_range(view)
+    assert 5.0 <= x0 <= 10.0 and 30.0 <= x1 <= 35.0 and 9 <= y1 < 80
+    assert view.hist_title.text().startswith("u: 12 values in [10, 30]")

@@ -160,7 +160,10 @@ class ErrorView(QWidget):
 
     # ------------------------------------------------------------------ histogram
     def clear_histogram(self, message: str = "") -> None:
+        """Empty the histogram, its axes back to [0, 1] (no old ranges while the next one computes)."""
         self.hist_plot.clear()
+        self.hist_plot.setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0.0)
+        self.hist_plot.enableAutoRange()  # the next histogram sets the axes again
         self.hist_title.setText(message)
 
     def set_histogram(self, hist: dict, qp: QParams | None) -> None:
