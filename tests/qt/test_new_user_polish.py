@@ -8,12 +8,14 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
 import workbench
 from workbench.core import api
 from workbench.qt.error_view import ErrorView
+from workbench.qt.tables import node_at, node_item, node_table
 from workbench.qt.theme import apply_theme
 
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
@@ -114,3 +116,15 @@ def test_histogram_axes_do_not_outlive_their_histogram(qtbot):
     (x0, x1), (_y0, y1) = _view_range(view)
     assert 5.0 <= x0 <= 10.0 and 30.0 <= x1 <= 35.0 and 9 <= y1 < 80
     assert view.hist_title.text().startswith("u: 12 values in [10, 30]")
+
+
+def test_node_tables_keep_the_end_of_long_names_on_one_line(qtbot):
+    table = node_table(["Node", "Op"])
+    qtbot.addWidget(table)
+    name = "/model.22/cv3.2/cv3.2.0/conv/Conv"
+    table.setRowCount(1)
+    table.setItem(0, 0, node_item(name, "kept in float"))
+    assert table.textElideMode() == Qt.TextElideMode.ElideMiddle and not table.wordWrap()
+    assert table.item(0, 0).toolTip() == f"{name}\nkept in float" and node_at(table, 0) == name
+    plain = node_item(name)
+    assert plain.toolTip() == name
