@@ -128,3 +128,24 @@ def test_node_tables_keep_the_end_of_long_names_on_one_line(qtbot):
     assert table.item(0, 0).toolTip() == f"{name}\nkept in float" and node_at(table, 0) == name
     plain = node_item(name)
     assert plain.toolTip() == name
+
+
+def _link_color(label) -> QColor:
+    return QColor(re.search(r'style="color: (#[0-9a-f]{6})"', label.text()).group(1))
+
+
+def test_problems_link_takes_the_link_colour_of_the_theme_shown(qtbot, window, open_file, corpus):
+    app = QApplication.instance()
+    win = window
+    open_file(win, corpus / "digits_transformer" / "model_opset17.onnx")  # one preparation note
+    assert win.problems_link.text().endswith(">1 problem</a>")
+    try:
+        win.set_theme("light")
+        light = _link_color(win.problems_link)
+        win.set_theme("dark")
+        dark = _link_color(win.problems_link)
+        assert dark == app.palette().color(app.palette().ColorRole.Link) and dark.lightness() > light.lightness()
+        assert dark.lightness() - app.palette().color(app.palette().ColorRole.Window).lightness() > 60
+        assert win.problems_link.text().endswith(">1 problem</a>")
+    finally:
+        apply_theme(app, "system")

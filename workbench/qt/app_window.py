@@ -17,6 +17,7 @@ from pathlib import Path
 import onnx
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -120,6 +121,7 @@ class MainWindow(QMainWindow):
         self.status_bar_progress.setVisible(False)
         self.problems_link = QLabel("")
         self.problems_link.setToolTip("Show the Problems dock")
+        self._problem_counts = (0, 0)  # (problems, errors) the link shows
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.problems_link)
         self.statusBar().addPermanentWidget(self.status_bar_progress)
@@ -663,8 +665,11 @@ class MainWindow(QMainWindow):
         docks.bring_forward(self, self.docks, "Problems", beside="Errors")
 
     def _on_problem_count(self, total: int, errors: int) -> None:
+        self._problem_counts = (total, errors)
         text = count(total, "problem") + (f", {count(errors, 'error')}" if errors else "")
-        self.problems_link.setText(f'<a href="#problems">{text}</a>' if total else "")
+        # the link colour is fixed when the text is set: take the palette's now (and again on a theme switch)
+        link = QApplication.palette().color(QPalette.ColorRole.Link).name()
+        self.problems_link.setText(f'<a href="#problems" style="color: {link}">{text}</a>' if total else "")
 
     def show_sensitivity_dock(self) -> None:
         """Show the Sensitivity dock in front, as a tab beside Errors the first time."""
@@ -1021,6 +1026,7 @@ class MainWindow(QMainWindow):
         for plot in self.findChildren(pg.GraphicsView):  # PlotWidgets and the autotune's GraphicsLayoutWidget
             style_plot(plot, colors)
         restyle_muted(self, colors)
+        self._on_problem_count(*self._problem_counts)  # the link in the new palette's link colour
 
     def closeEvent(self, event) -> None:
         if not self.keep_or_drop_changes("quitting"):
