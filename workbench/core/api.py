@@ -54,6 +54,8 @@ _LAZY: dict[str, str] = {
     "PRESETS": "workbench.core.recipe.presets",
     "get_preset": "workbench.core.recipe.presets",
     "cpu_needs_reduce_range": "workbench.core.recipe.hardware",
+    "NodeRoles": "workbench.core.planning.roles",
+    "node_roles": "workbench.core.planning.roles",
     "RECIPE_DTYPES": "workbench.core.formats.qtypes",
     "QParams": "workbench.core.formats.qparams",
     # pipeline
