@@ -10,7 +10,7 @@ How: :class:`LayoutJob` (a ``QRunnable`` in the canvas's one-thread pool, so the
 off the GUI thread) starts a child from multiprocessing's *forkserver*, whose server process
 imports this module and igraph once (:func:`warm_up`, called when a canvas is made), so a job
 starts in tens of milliseconds instead of paying those imports each time; where forkserver is not
-available (Windows) the child is spawned. The model travels as :func:`proto_pieces` (serialized in
+available (Windows, frozen bundles) the child is spawned. The model travels as :func:`proto_pieces` (serialized in
 pieces by the GUI between events; initializers above :data:`BIG_TENSOR` bytes without their
 values, which the layout never reads); the result comes back as ``transfer.split`` pieces, which
 the GUI unpickles a few at a time. Cancel kills the child. The one step that reads tensor values,
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
+import sys
 import traceback
 from collections.abc import Iterator
 from multiprocessing import forkserver
@@ -65,10 +66,11 @@ _context: mp.context.BaseContext | None = None
 
 def layout_context() -> mp.context.BaseContext:
     """The multiprocessing context of layout children: forkserver (preloading :data:`PRELOAD`)
-    where the platform has it, else spawn."""
+    where the platform has it, else spawn (also in a frozen bundle, where ``freeze_support``
+    handles spawn's children)."""
     global _context
     if _context is None:
-        if "forkserver" in mp.get_all_start_methods():
+        if "forkserver" in mp.get_all_start_methods() and not getattr(sys, "frozen", False):
             ctx = mp.get_context("forkserver")
             ctx.set_forkserver_preload(PRELOAD)
         else:
