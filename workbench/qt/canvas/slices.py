@@ -83,10 +83,11 @@ class SliceRunner(QObject):
         self._timer.start()
 
     def stop(self) -> None:
-        """Drop the current generator without running it further."""
+        """Drop the current generator without running it further (also from inside one of its
+        steps, e.g. a signal handler that opens another model)."""
         gen, self._gen, self._waiting = self._gen, None, False
         self._timer.stop()
-        if gen is not None:
+        if gen is not None and not gen.gi_running:
             gen.close()
 
     def running(self) -> bool:
@@ -105,18 +106,23 @@ class SliceRunner(QObject):
         deadline = time.perf_counter() + BUDGET_S
         try:
             while time.perf_counter() < deadline:
-                if next(gen) is WAIT:
+                waits = next(gen) is WAIT
+                if self._gen is not gen:  # a step stopped it or started another
+                    gen.close()
+                    return
+                if waits:
                     self._waiting = True
                     return
         except StopIteration:
             if self._gen is gen:
                 self._gen = None
+                self._waiting = False
             return
         except Exception as exc:  # noqa: BLE001 - a failed step is reported, never lost in the event loop
             log.error("canvas step failed", exc_info=True)
-            if self._gen is gen:
+            if self._gen is gen:  # (a replaced generator's failure concerns no one)
                 self._gen = None
-            self._on_error(exc)
+                self._on_error(exc)
             return
         self._timer.start()
 

@@ -10,9 +10,9 @@ How: :class:`LayoutJob` (a ``QRunnable`` in the canvas's one-thread pool, so the
 off the GUI thread) starts a child from multiprocessing's *forkserver*, whose server process
 imports this module and igraph once (:func:`warm_up`, called when a canvas is made), so a job
 starts in tens of milliseconds instead of paying those imports each time; where forkserver is not
-available (Windows, frozen bundles) the child is spawned. The model travels as :func:`proto_pieces` (serialized in
-pieces by the GUI between events; initializers above :data:`BIG_TENSOR` bytes without their
-values, which the layout never reads); the result comes back as ``transfer.split`` pieces, which
+available (Windows, frozen bundles) the child is spawned. The model travels as :func:`proto_pieces`
+(serialized in pieces by the GUI between events; initializers without their values, which the
+layout never reads); the result comes back as ``transfer.split`` pieces, which
 the GUI unpickles a few at a time. Cancel kills the child. The one step that reads tensor values,
 ``edge_quantization`` of an already-quantized model, runs in the GUI process
 (:class:`EdgeQuantJob`) on the full model.
@@ -48,9 +48,6 @@ from workbench.qt.canvas.transfer import split
 
 log = logging.getLogger(__name__)
 
-#: Initializers whose serialized size exceeds this (bytes) reach the layout process as name, dtype
-#: and dims only: the layout reads initializer names and dtypes, never values.
-BIG_TENSOR = 64 * 1024
 #: Nodes, value infos or initializers serialized per piece of :func:`proto_pieces`.
 PROTO_PIECE = 500
 #: Modules the forkserver imports once, so each layout child starts without importing them.
@@ -83,14 +80,19 @@ def warm_up() -> None:
     """Start the forkserver now (it imports :data:`PRELOAD` in its own process, in the background),
     so the first layout does not wait for those imports. Does nothing with spawn."""
     if layout_context().get_start_method() == "forkserver":
-        forkserver.ensure_running()
+        try:
+            forkserver.ensure_running()
+        except OSError as exc:  # the first layout tries again and reports a failure as one line
+            log.warning("could not start the layout process server: %s", exc)
 
 
 def proto_pieces(proto: onnx.ModelProto) -> Iterator[bytes]:
     """Serialized pieces of ``proto`` whose concatenation (``ModelProto.MergeFromString`` of each)
     is the model the layout needs: ir_version, opsets and the main graph's inputs, outputs, value
-    infos, nodes (subgraphs inside) and initializers, those above :data:`BIG_TENSOR` bytes without
-    values. Each piece is one short C call (a generator: the GUI serializes between events)."""
+    infos, nodes (subgraphs inside) and initializers as name, dtype and dims only (the layout never
+    reads their values; ``ByteSize`` or copying them would cost as much as serializing the weights,
+    0.4 s for minilm_l6_v2's 86 MB). Each piece is a few short C calls (a generator: the GUI
+    serializes between events)."""
     head = onnx.ModelProto()
     head.ir_version = proto.ir_version
     head.opset_import.extend(proto.opset_import)
@@ -106,12 +108,9 @@ def proto_pieces(proto: onnx.ModelProto) -> Iterator[bytes]:
     for i in range(0, len(g.initializer), PROTO_PIECE):
         part = onnx.ModelProto()
         for t in g.initializer[i:i + PROTO_PIECE]:
-            if t.ByteSize() > BIG_TENSOR:
-                light = part.graph.initializer.add()
-                light.name, light.data_type = t.name, t.data_type
-                light.dims.extend(t.dims)
-            else:
-                part.graph.initializer.append(t)
+            light = part.graph.initializer.add()
+            light.name, light.data_type = t.name, t.data_type
+            light.dims.extend(t.dims)
         yield part.SerializeToString()
 
 
