@@ -25,7 +25,7 @@ from PySide6.QtCore import QObject, QTimer
 log = logging.getLogger(__name__)
 
 #: Longest run of one slice (seconds, wall clock); a step itself may take longer.
-BUDGET_S = 0.008
+BUDGET_S = 0.012
 #: Yielded by a step that waits for :meth:`SliceRunner.resume`.
 WAIT = object()
 #: Elements of a list or dict freed per step of :func:`dismantle`.

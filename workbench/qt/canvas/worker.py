@@ -20,6 +20,7 @@ the GUI unpickles a few at a time. Cancel kills the child. The one step that rea
 
 from __future__ import annotations
 
+import gc
 import logging
 import multiprocessing as mp
 import sys
@@ -210,6 +211,9 @@ class EdgeQuantJob(QRunnable):
 def child_main(conn) -> None:
     """Entry point of a layout child: read ``(pieces, positions, options)`` from ``conn``, send
     back ``("ok", transfer.split(scene data), quantized)`` or ``("error", one-line message)``."""
+    # the job allocates ~10 objects per node and frees almost nothing before the process ends:
+    # the cyclic collector would only rescan them (a third of the job's time at 20,000 nodes)
+    gc.disable()
     try:
         pieces, positions, options = conn.recv()
         proto = onnx.ModelProto()
