@@ -16,9 +16,11 @@ import logging
 import multiprocessing as mp
 import os
 import socket
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 from workbench.core.errors import WorkbenchError
@@ -40,13 +42,38 @@ class InlineExecutor:
 
 class ProcessExecutor:
     """Runs tasks in ``workers`` local processes (spawn), at most ``2 * workers`` in flight so
-    task data does not pile up in memory; closing the iterator early cancels queued tasks."""
+    task data does not pile up in memory; closing the iterator early cancels queued tasks and
+    waits for the running ones.
+
+    The processes start on the first :meth:`map` and serve every later one (a job that fans out
+    in several rounds, like the sensitivity sweep, pays the interpreter start-up once); they end
+    with :meth:`close`, the ``with`` block, or when the executor is garbage-collected.
+    ``shares_files`` is True: the workers see this machine's files, so a caller may pass large
+    arrays as paths of ``.npy`` files instead of pickling them (see
+    :mod:`workbench.core.analysis.spill`).
+    """
+
+    shares_files = True
 
     def __init__(self, workers: int = 2):
         self.workers = max(1, int(workers))
+        self._pool: ProcessPoolExecutor | None = None
+        self._finalizer = None
+
+    def _get_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context("spawn"))
+            self._finalizer = weakref.finalize(self, self._pool.shutdown, wait=True, cancel_futures=True)
+        return self._pool
+
+    def start(self) -> None:
+        """Start the worker processes now (they import their modules while the caller works)."""
+        pool = self._get_pool()
+        for _ in range(self.workers):
+            pool.submit(int)
 
     def map(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
-        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context("spawn"))
+        pool = self._get_pool()
         pending: deque = deque()
         it = iter(tasks)
         try:
@@ -56,10 +83,25 @@ class ProcessExecutor:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
+        except BrokenProcessPool:
+            self.close()  # a worker died: the next map starts fresh processes
+            raise
         finally:
             for f in pending:
                 f.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
+            wait(pending)
+
+    def close(self) -> None:
+        """End the worker processes (a later :meth:`map` starts new ones)."""
+        if self._finalizer is not None:
+            self._finalizer()
+        self._pool = self._finalizer = None
+
+    def __enter__(self) -> ProcessExecutor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def default_executor() -> Executor:
