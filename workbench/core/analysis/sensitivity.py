@@ -22,7 +22,7 @@ import onnx
 
 from workbench.core.analysis.executors import Executor, InlineExecutor, default_executor
 from workbench.core.analysis.spill import SpillDir, resolve
-from workbench.core.analysis.sweep_graph import only_float, only_quantized, with_fragments
+from workbench.core.analysis.sweep_graph import only_float, only_quantized, pair_index, with_fragments
 from workbench.core.analysis.sweep_tasks import (
     CacheTask,
     FragmentTask,
@@ -168,15 +168,15 @@ def own_tensors(units_all, unit) -> set[str]:
     return {t for t in list(unit.inputs) + list(unit.outputs) if t not in shared}
 
 
-def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names, f_avail, q_avail):
+def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names, f_avail, q_avail, index=None):
     """Generate the suffix tasks, two per unit, built lazily (one model in memory at a time)."""
     for unit in units:
         for kind in ("quant", "float"):
             try:
                 if kind == "quant":
-                    sfx = only_quantized(fp, qp, unit, tensor_map, f_avail)
+                    sfx = only_quantized(fp, qp, unit, tensor_map, f_avail, index=index)
                 else:
-                    sfx = only_float(fp, qp, unit, tensor_map, q_avail, own_tensors(units_all, unit))
+                    sfx = only_float(fp, qp, unit, tensor_map, q_avail, own_tensors(units_all, unit), index=index)
             except KeyError as exc:
                 log.warning("sensitivity sweep skips %s (%s): %s", unit.node, kind, exc)
                 continue
@@ -253,17 +253,17 @@ def _caches(fp, qp, feeds, f_names, q_names, executor, spill, cancel):
     return f_cache, q_cache
 
 
-def _needed(units_all, fp, qp, chosen, tensor_map, f_types, q_types) -> tuple[set[str], set[str]]:
+def _needed(units_all, fp, qp, chosen, tensor_map, f_types, q_types, index=None) -> tuple[set[str], set[str]]:
     """Tensors the suffix models of ``chosen`` read from the float and from the QDQ run."""
     f_need, q_need = set(), set()
     for unit in chosen:
         try:
-            f_need.update(only_quantized(fp, qp, unit, tensor_map, f_types, build=False).inputs)
+            f_need.update(only_quantized(fp, qp, unit, tensor_map, f_types, build=False, index=index).inputs)
         except KeyError:
             pass
         try:
             q_need.update(only_float(fp, qp, unit, tensor_map, q_types, own_tensors(units_all, unit),
-                                     build=False).inputs)
+                                     build=False, index=index).inputs)
         except KeyError:
             pass
     return f_need, q_need
@@ -365,7 +365,8 @@ def _sweep(result, fp, qp, feeds, units, top, executor, spill, progress, cancel)
         chosen = sorted(units, key=lambda u: (local.get(u.node, math.inf), u.node))[:top]
     units_all = list(result.plan.units.values())
     out_names = [o.name for o in fp.graph.output]
-    f_need, q_need = _needed(units_all, fp, qp, chosen, result.tensor_map, f_types, q_types)
+    index = pair_index(fp, qp)  # node lists and reads shared by every suffix
+    f_need, q_need = _needed(units_all, fp, qp, chosen, result.tensor_map, f_types, q_types, index)
     progress(1, 2, "Preparing: caching float and quantized activations")
     f_cache, q_cache = _caches(fp, qp, feeds, sorted(f_need | set(out_names)), sorted(q_need | set(out_names)),
                                executor, spill, cancel)
@@ -374,7 +375,8 @@ def _sweep(result, fp, qp, feeds, units, top, executor, spill, progress, cancel)
         for o in out_names:
             all_q.update(resolve(fc[o]), resolve(qc[o]))
     all_quant_db = all_q.figures()[0]
-    tasks = _tasks(units_all, fp, qp, chosen, result.tensor_map, f_cache, q_cache, out_names, f_types, q_types)
+    tasks = _tasks(units_all, fp, qp, chosen, result.tensor_map, f_cache, q_cache, out_names, f_types, q_types,
+                   index)
     figures: dict[str, dict[str, float]] = {u.node: {} for u in units}
     total, done = 2 * len(chosen), 0
     progress(2, 2, "Preparing: activations cached")
