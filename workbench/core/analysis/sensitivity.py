@@ -14,6 +14,7 @@ one run per unit.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from dataclasses import asdict, dataclass
@@ -293,8 +294,14 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     The float and the QDQ model run once over ``samples`` samples with every activation kept;
     then each variant runs only the unit and what is downstream of it, reading the rest from
     those caches (:mod:`workbench.core.analysis.sweep_graph`). Its outputs are those of the whole
-    variant model. Tasks (two per unit) run through ``executor`` (:mod:`workbench.core.analysis.executors`;
-    default :func:`~workbench.core.analysis.executors.default_executor`).
+    variant model. All three rounds (fragments pass in runs of batches, the two caches, two suffix
+    models per unit) are tasks of :mod:`workbench.core.analysis.sweep_tasks` on ``executor``
+    (:mod:`workbench.core.analysis.executors`; default
+    :func:`~workbench.core.analysis.executors.default_executor`), inside one ``with`` block of it
+    when it has one (workers start once). Executors whose workers share this machine's files
+    (``shares_files``) get the activations as memory-mapped ``.npy`` files
+    (:mod:`workbench.core.analysis.spill`), others as arrays in the task. Figures are added in
+    batch order, so the table does not depend on the executor.
 
     Parameters
     ----------
@@ -318,7 +325,6 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     """
 
     progress = progress or no_progress
-    owned = executor is None
     executor = executor or default_executor()
     if result.plan.mode != PlanMode.STATIC:
         raise RecipeError(f"The sensitivity sweep compares static QDQ units; the recipe's preset "
@@ -331,18 +337,15 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     bs = batch_size if source.can_batch else 1
     feeds = list(source.batches(bs, limit=n))
     units = sweepable_units(result.plan, fp)
-    start = getattr(executor, "start", None)
-    if start is not None:
-        start()  # the workers start up while this process measures the types
-    spill = SpillDir() if getattr(executor, "shares_files", False) else None
-    try:
+    # one session of the executor for the three rounds (fragments, caches, suffixes): local
+    # processes or a private Ray instance start once
+    session = executor if hasattr(executor, "__enter__") else contextlib.nullcontext()
+    with session, (SpillDir() if getattr(executor, "shares_files", False) else contextlib.nullcontext()) as spill:
+        start = getattr(executor, "start", None)
+        if start is not None:
+            start()  # the workers start up while this process measures the types
         figures, local, all_quant_db, done = _sweep(result, fp, qp, feeds, units, top, executor,
                                                     spill.path if spill else None, progress, cancel)
-    finally:
-        if spill is not None:
-            spill.close()
-        if owned and hasattr(executor, "close"):
-            executor.close()
     rows = []
     for u in units:
         f = figures[u.node]
