@@ -276,12 +276,12 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     """For every node unit: end-to-end SQNR with only it quantized and with only it left float.
 
     Cost: one pass of the float model with every unit's QDQ fragment beside it (each unit's own
-    error, ``local_db``), then for the ``top`` units with the worst own error (all with None) two
-    suffix models each; the suffix models run on ``executor`` (default: one process per core), the
-    passes before them in this process on one thread (spinning onnxruntime threads cost more than
-    they gain on a busy machine). ppocrv4_rec (264 units, 8 samples, top 16; x86_64 AVX512-VNNI,
-    2 cores, load average about 5): 4.7x one 32-sample calibration pass in wall time, 6.5x in CPU
-    time (inline: 7.1x wall, 4.8x CPU; ``benchmarks/sensitivity_sweep.py``).
+    error, ``local_db``), one pass of the float and of the QDQ model keeping activations, then for
+    the ``top`` units with the worst own error (all with None) two suffix models each; everything
+    runs on ``executor`` (default: one process per core, each onnxruntime session on one thread).
+    ppocrv4_rec (264 units, 8 samples, top 16; x86_64 AVX512-VNNI, 2 cores, load average 11-14):
+    6.5x one 32-sample calibration pass in wall time, 6.2-6.4x in CPU time
+    (``benchmarks/sensitivity_sweep.py``).
 
     Fidelity: a suffix keeps or drops a Q -> DQ pair as the writer would for the edited recipe
     when the pair belongs to the unit or to a neighbouring unit (every unit of digits_cnn and the
