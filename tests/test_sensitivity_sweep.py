@@ -179,3 +179,20 @@ def test_dynamic_recipe_is_refused_with_a_hint(setup):
     with pytest.raises(RecipeError, match="static") as info:
         sensitivity_sweep(model, dynamic, data, executor=InlineExecutor())
     assert "cpu-u8s8" in info.value.hint
+
+
+def _worker_pid(_task) -> int:
+    return os.getpid()
+
+
+def test_process_executor_keeps_its_workers_for_a_with_block():
+    """Inside ``with``: every map runs on the same worker processes, which end with the block;
+    outside one, each map has processes of its own (none left running after it)."""
+    ex = ProcessExecutor(2)
+    with ex:
+        first = set(ex.map(_worker_pid, range(6)))
+        second = set(ex.map(_worker_pid, range(6)))
+        assert second <= first and os.getpid() not in first and 1 <= len(first) <= 2  # no new processes
+    assert ex._pool is None  # the block ended the processes
+    alone = set(ex.map(_worker_pid, range(4)))
+    assert alone.isdisjoint(first) and ex._pool is None
