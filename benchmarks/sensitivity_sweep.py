@@ -1,12 +1,15 @@
 """Cost of the sensitivity sweep relative to one calibration pass (prints only; no pass/fail).
 
-The sweep (:func:`workbench.core.analysis.sensitivity.sensitivity_sweep`) caches the float and the QDQ
-model's activations once, measures every unit's own error in one pass of all unit fragments, then
-runs, for the ``--top`` units with the worst own error (all units with ``--top 0``), two suffix
-models per unit (only it quantized / only it float) from the cached activations, on the executor
-users get by default (:func:`~workbench.core.analysis.executors.default_executor`: one local
-process per core; ``--executor inline`` for one process). Reported: wall seconds and CPU seconds
-(this process's threads plus the worker processes), each as sweep / one calibration pass.
+The sweep (:func:`workbench.core.analysis.sensitivity.sensitivity_sweep`) measures every unit's own
+error in one pass of all unit fragments, caches the float and the QDQ model's activations once,
+then runs, for the ``--top`` units with the worst own error (all units with ``--top 0``), two
+suffix models per unit (only it quantized / only it float) from the cached activations. All three
+steps run on the executor users get by default
+(:func:`~workbench.core.analysis.executors.default_executor`: one local process per core, started
+once; ``--executor inline`` for one process). Reported: wall seconds and CPU seconds (this
+process's threads plus the worker processes, which end before the clock is read), each as
+sweep / one calibration pass. State the load average next to any figure: on a shared machine the
+wall-time ratio follows how many runnable threads each step has.
 
     .venv/bin/python benchmarks/sensitivity_sweep.py [--corpus DIR] [--calib-samples 32]
         [--samples 8] [--top 16] [--models digits_transformer ppocrv4_rec] [--executor inline]
@@ -46,7 +49,7 @@ def measure(folder: Path, file: str, args) -> tuple[int, tuple[float, float], tu
     result = api.quantize(model, recipe, calibration=calib)
     w2, c2 = _clocks()
     sweep = sensitivity_sweep(model, result, data, samples=args.samples, top=args.top or None,
-                              executor=make_executor(args.executor))
+                              executor=make_executor(args.executor))  # its workers end before it returns
     w3, c3 = _clocks()
     return len(sweep.rows), (w1 - w0, c1 - c0), (w3 - w2, c3 - c2), sweep
 

@@ -1,4 +1,5 @@
-"""The CLI imports only what the verb needs: ``--help`` and ``inspect`` never load the heavy libraries.
+"""The CLI imports only what the verb needs: ``--help`` and ``inspect`` never load the heavy libraries
+(and ``inspect`` of a model preparation would not change loads neither onnx nor numpy).
 
 Each case runs the CLI in a fresh interpreter and lists ``sys.modules`` afterwards (no timing:
 which modules are loaded is what makes a verb start slowly, and that is exact).
@@ -12,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from qdq_helpers import save_matmul_model
 
@@ -30,12 +32,16 @@ print(json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
 """
 
 
-def _modules_after(*argv: str) -> set[str]:
+def _all_modules_after(*argv: str) -> set[str]:
     out = subprocess.run([sys.executable, "-c", _PROBE, *argv], cwd=ROOT, capture_output=True, text=True,
                          check=True)
     last = json.loads(out.stdout.strip().splitlines()[-1])
     assert last["rc"] == 0, out.stderr
-    return {m.split(".")[0] for m in last["modules"]}
+    return set(last["modules"])
+
+
+def _modules_after(*argv: str) -> set[str]:
+    return {m.split(".")[0] for m in _all_modules_after(*argv)}
 
 
 @pytest.mark.parametrize("verb", ["quantize", "sweep", "analyze", "autotune"])
@@ -44,10 +50,25 @@ def test_help_loads_no_model_library(verb):
     assert loaded.isdisjoint(HEAVY + ("onnx", "numpy", "pydantic")), sorted(loaded & {*HEAVY, "onnx", "numpy"})
 
 
-def test_inspect_loads_onnx_but_not_the_runtime_or_the_planner(tmp_path):
+def test_inspect_of_a_plain_model_loads_neither_onnx_nor_numpy(tmp_path):
+    """A model preparation leaves as it is: read with onnx's protobuf classes and its shape
+    inference extension only (the onnx package, numpy and everything heavy stay unloaded)."""
     model = save_matmul_model(tmp_path / "m.onnx", np.random.default_rng(0))
+    loaded = _all_modules_after("inspect", str(model))
+    assert "onnx.onnx_cpp2py_export" in loaded  # the probe really ran shape inference
+    tops = {m.split(".")[0] for m in loaded}
+    assert "onnx" not in loaded and "numpy" not in tops, sorted(m for m in loaded if m.startswith(("onnx", "numpy")))
+    assert tops.isdisjoint(HEAVY + ("pydantic", "google.protobuf.json_format")), sorted(tops & {*HEAVY, "pydantic"})
+
+
+def test_inspect_loads_onnx_but_not_the_runtime_or_the_planner(tmp_path):
+    # an unnamed node: preparation renames it, so inspect takes the full path (onnx loaded)
+    model = save_matmul_model(tmp_path / "m.onnx", np.random.default_rng(0))
+    proto = onnx.load(str(model))
+    proto.graph.node[0].name = ""
+    onnx.save(proto, str(model))
     loaded = _modules_after("inspect", str(model))
-    assert "onnx" in loaded  # the probe really ran the verb
+    assert "onnx" in loaded and "numpy" in loaded  # the full path really ran
     assert loaded.isdisjoint(HEAVY + ("pydantic",)), sorted(loaded & {*HEAVY, "pydantic"})
     # --units asks for the planner's view: the recipe (pydantic) loads, inference still does not
     loaded = _modules_after("inspect", str(model), "--units")

@@ -112,16 +112,20 @@ def test_top_limits_end_to_end_units_and_executors_agree(setup):
     assert [r.node for r in top.rows[:2]] == [r.node for r in measured]  # measured rows first
 
     class Recording(InlineExecutor):
-        calls = 0
+        calls: list[str] = []
 
         def map(self, fn, tasks):
             for t in tasks:
-                Recording.calls += 1
+                Recording.calls.append(fn.__name__)
                 yield fn(t)
 
     rec = sensitivity_sweep(model, result, data, samples=16, executor=Recording())
-    procs = sensitivity_sweep(model, result, data, samples=16, executor=ProcessExecutor(2))
-    assert Recording.calls == full.tasks == 8
+    with ProcessExecutor(2) as pool:
+        procs = sensitivity_sweep(model, result, data, samples=16, executor=pool)
+    # every pass goes through the executor: the fragments pass (one worker: one task), the float
+    # and the QDQ activation caches, then two suffix models per unit
+    assert Recording.calls == ["run_fragments", "run_cache", "run_cache"] + ["run_suffix"] * 8
+    assert full.tasks == 8
     for a, b, c in zip(full.rows, rec.rows, procs.rows, strict=True):
         assert a.node == b.node == c.node
         assert a.only_quant_db == b.only_quant_db == pytest.approx(c.only_quant_db, abs=1e-9)
@@ -175,3 +179,20 @@ def test_dynamic_recipe_is_refused_with_a_hint(setup):
     with pytest.raises(RecipeError, match="static") as info:
         sensitivity_sweep(model, dynamic, data, executor=InlineExecutor())
     assert "cpu-u8s8" in info.value.hint
+
+
+def _worker_pid(_task) -> int:
+    return os.getpid()
+
+
+def test_process_executor_keeps_its_workers_for_a_with_block():
+    """Inside ``with``: every map runs on the same worker processes, which end with the block;
+    outside one, each map has processes of its own (none left running after it)."""
+    ex = ProcessExecutor(2)
+    with ex:
+        first = set(ex.map(_worker_pid, range(6)))
+        second = set(ex.map(_worker_pid, range(6)))
+        assert second <= first and os.getpid() not in first and 1 <= len(first) <= 2  # no new processes
+    assert ex._pool is None  # the block ended the processes
+    alone = set(ex.map(_worker_pid, range(4)))
+    assert alone.isdisjoint(first) and ex._pool is None

@@ -77,8 +77,10 @@ def _recipe_from_args(args):
 
 
 def cmd_inspect(args) -> int:
-    model = api.open_model(args.model)
-    report = api.inspect_model(model, units=args.units)
+    # a model preparation would not change is described straight from the file (no onnx import)
+    report = None if args.units else api.quick_report(args.model)
+    if report is None:
+        report = api.inspect_model(api.open_model(args.model), units=args.units)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
     else:

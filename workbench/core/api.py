@@ -110,7 +110,8 @@ _LAZY: dict[str, str] = {
     "SEARCH_NOT_STATIC": "workbench.core.tuning.recipe_search",
     # inspection and conversion
     "planned_units": "workbench.core.inspection.units",
-    "format_report": "workbench.core.inspection.report",
+    "format_report": "workbench.core.inspection.report_text",
+    "quick_report": "workbench.core.inspection.quick",
     "QuantTensor": "workbench.core.inspection.quant_reader",
     "read_quant_params": "workbench.core.inspection.quant_reader",
     "params_by_node": "workbench.core.inspection.quant_reader",

@@ -16,9 +16,11 @@ import logging
 import multiprocessing as mp
 import os
 import socket
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 from workbench.core.errors import WorkbenchError
@@ -40,13 +42,42 @@ class InlineExecutor:
 
 class ProcessExecutor:
     """Runs tasks in ``workers`` local processes (spawn), at most ``2 * workers`` in flight so
-    task data does not pile up in memory; closing the iterator early cancels queued tasks."""
+    task data does not pile up in memory; closing the iterator early cancels queued tasks and
+    waits for the running ones.
+
+    Each :meth:`map` starts its processes and ends them when it finishes, except inside a ``with``
+    block: there the processes start once (on :meth:`start` or the first map) and serve every map
+    until the block ends (a job that fans out in several rounds, like the sensitivity sweep, pays
+    the interpreter start-up once). ``shares_files`` is True: the workers see this machine's files, so a caller may pass large
+    arrays as paths of ``.npy`` files instead of pickling them (see
+    :mod:`workbench.core.analysis.spill`).
+    """
+
+    shares_files = True
 
     def __init__(self, workers: int = 2):
         self.workers = max(1, int(workers))
+        self._pool: ProcessPoolExecutor | None = None
+        self._finalizer = None
+        self._depth = 0  # nesting of ``with`` blocks
+
+    def _get_pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context("spawn"))
+            self._finalizer = weakref.finalize(self, self._pool.shutdown, wait=True, cancel_futures=True)
+        return self._pool
+
+    def start(self) -> None:
+        """Inside a ``with`` block: start the worker processes now (they import their modules while
+        the caller works). Outside one it does nothing (each map starts its own)."""
+        if not self._depth:
+            return
+        pool = self._get_pool()
+        for _ in range(self.workers):
+            pool.submit(int)
 
     def map(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
-        pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context("spawn"))
+        pool = self._get_pool()
         pending: deque = deque()
         it = iter(tasks)
         try:
@@ -56,10 +87,30 @@ class ProcessExecutor:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
+        except BrokenProcessPool:
+            self.close()  # a worker died: the next map starts fresh processes
+            raise
         finally:
             for f in pending:
                 f.cancel()
-            pool.shutdown(wait=True, cancel_futures=True)
+            wait(pending)
+            if not self._depth:
+                self.close()
+
+    def close(self) -> None:
+        """End the worker processes (a later :meth:`map` starts new ones)."""
+        if self._finalizer is not None:
+            self._finalizer()
+        self._pool = self._finalizer = None
+
+    def __enter__(self) -> ProcessExecutor:
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._depth -= 1
+        if not self._depth:
+            self.close()
 
 
 def default_executor() -> Executor:
@@ -74,7 +125,7 @@ class RayExecutor:
     """Runs tasks as Ray tasks (Ray 2.x, the optional ``[ray]`` extra).
 
     ``address`` None starts a local Ray instance on 127.0.0.1 with ``workers`` CPUs for the
-    duration of one :meth:`map` (and shuts it down after); "auto" or "HOST:PORT" joins an existing
+    duration of one :meth:`map` (and shuts it down after), or of a ``with`` block; "auto" or "HOST:PORT" joins an existing
     cluster, whose workers need the same Workbench, onnxruntime and numpy installed. Each task is
     put in the object store once and referenced (no model pickled per retry); at most
     ``2 * workers`` are in flight. A task whose worker process dies is retried once by Ray; a
@@ -85,6 +136,18 @@ class RayExecutor:
     def __init__(self, address: str | None = None, workers: int = 2):
         self.address = address or None
         self.workers = max(1, int(workers))
+        self._depth = 0  # nesting of ``with`` blocks: a Ray instance started inside one lives until it ends
+        self._started = False
+
+    def __enter__(self) -> RayExecutor:
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._depth -= 1
+        if not self._depth and self._started:
+            self._started = False
+            _import_ray(local=self.address is None).shutdown()
 
     def map(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
         ray = _import_ray(local=self.address is None)
@@ -116,7 +179,9 @@ class RayExecutor:
         finally:
             for _, ref in pending:
                 ray.cancel(ref, force=True)
-            if started:
+            if started and self._depth:
+                self._started = True  # shut down when the ``with`` block ends
+            elif started:
                 ray.shutdown()
 
     @staticmethod

@@ -14,15 +14,26 @@ one run per unit.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from dataclasses import asdict, dataclass
 
-import numpy as np
 import onnx
 
-from workbench.core.analysis.executors import Executor, default_executor
-from workbench.core.analysis.sweep_graph import only_float, only_quantized, with_fragments
+from workbench.core.analysis.executors import Executor, InlineExecutor, default_executor
+from workbench.core.analysis.spill import SpillDir, resolve
+from workbench.core.analysis.sweep_graph import only_float, only_quantized, pair_index, with_fragments
+from workbench.core.analysis.sweep_tasks import (
+    CacheTask,
+    FragmentTask,
+    Sqnr,
+    SuffixTask,
+    energy,
+    run_cache,
+    run_fragments,
+    run_suffix,
+)
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import RecipeError
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
@@ -137,56 +148,6 @@ def _json_num(v: float):
     return v if math.isfinite(v) else repr(v)
 
 
-@dataclass
-class SuffixTask:
-    """One variant of one unit, self-contained for an executor (see :mod:`workbench.core.analysis.executors`)."""
-
-    node: str
-    kind: str  # "quant" (only this unit quantized) or "float" (only this unit float)
-    model: onnx.ModelProto  # pickles as its serialized bytes
-    feeds: list[dict[str, np.ndarray]]
-    outputs: list[str]  # suffix output per float model output ("" where the suffix does not compute it)
-    refs: list[list[np.ndarray]]  # per batch: the float model's outputs
-    unchanged: list[float]  # signal energy of outputs the suffix does not compute (error 0 there)
-
-
-class _Sqnr:
-    """Running SQNR: sums of ref^2 and (ref - q)^2 (float32 BLAS dot products, float64 totals)."""
-
-    def __init__(self) -> None:
-        self.sig = self.err = 0.0
-        self.n = 0
-
-    def update(self, ref, q) -> None:
-        r = np.asarray(ref, dtype=np.float32).ravel()
-        d = np.asarray(q, dtype=np.float32).ravel()
-        if r.shape != d.shape or r.size == 0:
-            return
-        e = r - d
-        self.sig += float(np.dot(r, r))
-        self.err += float(np.dot(e, e))
-        self.n += r.size
-
-    def figures(self) -> tuple[float]:
-        if self.err == 0.0:
-            return (math.inf,)
-        return (-math.inf if self.sig == 0.0 else 10.0 * math.log10(self.sig / self.err),)
-
-
-def run_suffix(task: SuffixTask) -> tuple[str, str, float]:
-    """Run a suffix model; ``(node, kind, end-to-end SQNR dB)``."""
-    sess = make_session(task.model, optimize=False, threads=1)
-    names = [o.name for o in sess.get_outputs()]
-    e2e = _Sqnr()
-    for feed, refs in zip(task.feeds, task.refs, strict=True):
-        got = dict(zip(names, sess.run(names, feed), strict=True))
-        for name, ref in zip(task.outputs, refs, strict=True):
-            if name in got:
-                e2e.update(ref, got[name])
-    e2e.sig += sum(task.unchanged)
-    return task.node, task.kind, e2e.figures()[0]
-
-
 #: onnxruntime type strings -> ONNX elem types (tensors the sweep may cache).
 _ORT_TYPES = {f"tensor({k})": v for k, v in {
     "float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7, "string": 8, "bool": 9,
@@ -201,27 +162,6 @@ def _types(proto: onnx.ModelProto, optimize: bool) -> dict[str, int]:
     return {k: v for k, v in out.items() if v}
 
 
-def _cache(proto: onnx.ModelProto, feeds: list[dict], names: list[str], optimize: bool,
-           cancel) -> list[dict[str, np.ndarray]]:
-    """The tensors ``names`` of ``proto`` (graph inputs included) for each feed."""
-    inputs = {i.name for i in proto.graph.input}
-    wanted = [x for x in names if x not in inputs]
-    sess = make_session(add_outputs(proto, wanted), optimize=optimize, threads=1)
-    cache = []
-    for feed in feeds:
-        if cancel is not None:
-            cancel.check()
-        values = dict(zip(wanted, sess.run(wanted, feed), strict=True)) if wanted else {}
-        values.update({k: v for k, v in feed.items() if k in names})
-        cache.append(values)
-    return cache
-
-
-def _energy(a: np.ndarray) -> float:
-    r = np.asarray(a, dtype=np.float32).ravel()
-    return float(np.dot(r, r))
-
-
 def own_tensors(units_all, unit) -> set[str]:
     """Inputs and outputs of ``unit`` that no other quantized unit reads or writes: their Q -> DQ
     pair exists only for this unit (the writer gives every reader of a kept pair the DQ value)."""
@@ -229,15 +169,15 @@ def own_tensors(units_all, unit) -> set[str]:
     return {t for t in list(unit.inputs) + list(unit.outputs) if t not in shared}
 
 
-def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names, f_avail, q_avail):
+def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names, f_avail, q_avail, index=None):
     """Generate the suffix tasks, two per unit, built lazily (one model in memory at a time)."""
     for unit in units:
         for kind in ("quant", "float"):
             try:
                 if kind == "quant":
-                    sfx = only_quantized(fp, qp, unit, tensor_map, f_avail)
+                    sfx = only_quantized(fp, qp, unit, tensor_map, f_avail, index=index)
                 else:
-                    sfx = only_float(fp, qp, unit, tensor_map, q_avail, own_tensors(units_all, unit))
+                    sfx = only_float(fp, qp, unit, tensor_map, q_avail, own_tensors(units_all, unit), index=index)
             except KeyError as exc:
                 log.warning("sensitivity sweep skips %s (%s): %s", unit.node, kind, exc)
                 continue
@@ -246,7 +186,7 @@ def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names, f_
             refs, unchanged = [], []
             for fc in f_cache:
                 refs.append([fc[o] for o in out_names])
-                unchanged.append(sum(_energy(fc[o]) for o, s in zip(out_names, sfx.outputs, strict=True)
+                unchanged.append(sum(energy(resolve(fc[o])) for o, s in zip(out_names, sfx.outputs, strict=True)
                                      if s not in computed))
             feeds = [{x: c[x] for x in sfx.inputs} for c in cache]
             yield SuffixTask(unit.node, kind, sfx.proto, feeds,
@@ -260,23 +200,25 @@ def sweepable_units(plan, proto: onnx.ModelProto) -> list:
             if not u.excluded and u.node in names and all(n in names for n in u.nodes)]
 
 
-def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None) -> dict[str, float]:
+def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None,
+                  executor: Executor | None = None) -> dict[str, float]:
     """Unit -> SQNR (dB) of its own output with only it quantized (float inputs): the float model
-    and every unit's fragment run side by side in one session, one pass over ``feeds``."""
+    and every unit's fragment run side by side in one session, one pass over ``feeds`` (split in
+    contiguous runs of batches over ``executor``'s workers; the sums are added in batch order)."""
     sfx, probes = with_fragments(fp, qp, units, tensor_map, f_types)
     if not sfx.outputs:
         return {}
-    sess = make_session(sfx.proto, optimize=False, threads=1)
-    names = [o.name for o in sess.get_outputs()]
-    sums = dict.fromkeys(names, 0.0)
-    for feed in feeds:
-        if cancel is not None:
-            cancel.check()
-        for name, v in zip(names, sess.run(names, feed), strict=True):
-            sums[name] += float(v)
+    sums: dict[str, float] = {}
+    tasks = [FragmentTask(sfx.proto, part) for part in _split(feeds, _workers(executor))]
+    for part in (executor or InlineExecutor()).map(run_fragments, tasks):
+        for batch in part:
+            if cancel is not None:
+                cancel.check()
+            for name, v in batch:
+                sums[name] = sums.get(name, 0.0) + v
     out = {}
     for u, pairs in probes.items():
-        acc = _Sqnr()
+        acc = Sqnr()
         for p, _t in pairs:
             acc.sig += sums.get(f"{p}#sig", 0.0)
             acc.err += sums.get(f"{p}#err", 0.0)
@@ -286,17 +228,43 @@ def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None) -> dic
     return out
 
 
-def _needed(units_all, fp, qp, chosen, tensor_map, f_types, q_types) -> tuple[set[str], set[str]]:
+def _workers(executor) -> int:
+    return max(1, int(getattr(executor, "workers", 1) or 1))
+
+
+def _split(items: list, parts: int) -> list[list]:
+    """``items`` in at most ``parts`` contiguous, non-empty runs of near-equal length."""
+    parts = max(1, min(parts, len(items)))
+    size, extra = divmod(len(items), parts)
+    out, start = [], 0
+    for k in range(parts):
+        end = start + size + (1 if k < extra else 0)
+        out.append(items[start:end])
+        start = end
+    return [p for p in out if p]
+
+
+def _caches(fp, qp, feeds, f_names, q_names, executor, spill, cancel):
+    """Float (optimized) and QDQ (as written) activations per batch: two tasks, run side by side
+    on ``executor``; arrays come back as files of ``spill`` when it is given."""
+    if cancel is not None:
+        cancel.check()
+    tasks = [CacheTask(fp, True, feeds, f_names, spill, "f"), CacheTask(qp, False, feeds, q_names, spill, "q")]
+    f_cache, q_cache = list((executor or InlineExecutor()).map(run_cache, tasks))
+    return f_cache, q_cache
+
+
+def _needed(units_all, fp, qp, chosen, tensor_map, f_types, q_types, index=None) -> tuple[set[str], set[str]]:
     """Tensors the suffix models of ``chosen`` read from the float and from the QDQ run."""
     f_need, q_need = set(), set()
     for unit in chosen:
         try:
-            f_need.update(only_quantized(fp, qp, unit, tensor_map, f_types, build=False).inputs)
+            f_need.update(only_quantized(fp, qp, unit, tensor_map, f_types, build=False, index=index).inputs)
         except KeyError:
             pass
         try:
             q_need.update(only_float(fp, qp, unit, tensor_map, q_types, own_tensors(units_all, unit),
-                                     build=False).inputs)
+                                     build=False, index=index).inputs)
         except KeyError:
             pass
     return f_need, q_need
@@ -308,12 +276,12 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     """For every node unit: end-to-end SQNR with only it quantized and with only it left float.
 
     Cost: one pass of the float model with every unit's QDQ fragment beside it (each unit's own
-    error, ``local_db``), then for the ``top`` units with the worst own error (all with None) two
-    suffix models each; the suffix models run on ``executor`` (default: one process per core), the
-    passes before them in this process on one thread (spinning onnxruntime threads cost more than
-    they gain on a busy machine). ppocrv4_rec (264 units, 8 samples, top 16; x86_64 AVX512-VNNI,
-    2 cores, load average about 5): 4.7x one 32-sample calibration pass in wall time, 6.5x in CPU
-    time (inline: 7.1x wall, 4.8x CPU; ``benchmarks/sensitivity_sweep.py``).
+    error, ``local_db``), one pass of the float and of the QDQ model keeping activations, then for
+    the ``top`` units with the worst own error (all with None) two suffix models each; everything
+    runs on ``executor`` (default: one process per core, each onnxruntime session on one thread).
+    ppocrv4_rec (264 units, 8 samples, top 16; x86_64 AVX512-VNNI, 2 cores, load average 11-14):
+    6.5x one 32-sample calibration pass in wall time, 6.2-6.4x in CPU time
+    (``benchmarks/sensitivity_sweep.py``).
 
     Fidelity: a suffix keeps or drops a Q -> DQ pair as the writer would for the edited recipe
     when the pair belongs to the unit or to a neighbouring unit (every unit of digits_cnn and the
@@ -326,8 +294,14 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     The float and the QDQ model run once over ``samples`` samples with every activation kept;
     then each variant runs only the unit and what is downstream of it, reading the rest from
     those caches (:mod:`workbench.core.analysis.sweep_graph`). Its outputs are those of the whole
-    variant model. Tasks (two per unit) run through ``executor`` (:mod:`workbench.core.analysis.executors`;
-    default :func:`~workbench.core.analysis.executors.default_executor`).
+    variant model. All three rounds (fragments pass in runs of batches, the two caches, two suffix
+    models per unit) are tasks of :mod:`workbench.core.analysis.sweep_tasks` on ``executor``
+    (:mod:`workbench.core.analysis.executors`; default
+    :func:`~workbench.core.analysis.executors.default_executor`), inside one ``with`` block of it
+    when it has one (workers start once). Executors whose workers share this machine's files
+    (``shares_files``) get the activations as memory-mapped ``.npy`` files
+    (:mod:`workbench.core.analysis.spill`), others as arrays in the task. Figures are added in
+    batch order, so the table does not depend on the executor.
 
     Parameters
     ----------
@@ -362,25 +336,50 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     n = min(n, samples) if (n is not None and samples) else (samples or n)
     bs = batch_size if source.can_batch else 1
     feeds = list(source.batches(bs, limit=n))
-    f_types, q_types = _types(fp, True), _types(qp, False)
     units = sweepable_units(result.plan, fp)
+    # one session of the executor for the three rounds (fragments, caches, suffixes): local
+    # processes or a private Ray instance start once
+    session = executor if hasattr(executor, "__enter__") else contextlib.nullcontext()
+    with session, (SpillDir() if getattr(executor, "shares_files", False) else contextlib.nullcontext()) as spill:
+        start = getattr(executor, "start", None)
+        if start is not None:
+            start()  # the workers start up while this process measures the types
+        figures, local, all_quant_db, done = _sweep(result, fp, qp, feeds, units, top, executor,
+                                                    spill.path if spill else None, progress, cancel)
+    rows = []
+    for u in units:
+        f = figures[u.node]
+        oq, of = f.get("quant", math.nan), f.get("float", math.nan)
+        rows.append(UnitSensitivity(u.node, u.op_type, oq, of, local.get(u.node, math.nan), of - all_quant_db
+                                    if math.isfinite(of) and math.isfinite(all_quant_db) else math.nan))
+    rows.sort(key=lambda r: (math.isnan(r.only_quant_db), r.only_quant_db if not math.isnan(r.only_quant_db)
+                             else r.local_db, r.node))
+    return SweepResult(rows, all_quant_db, sum(len(next(iter(f.values()))) for f in feeds), done)
+
+
+def _sweep(result, fp, qp, feeds, units, top, executor, spill, progress, cancel):
+    """The measuring part of :func:`sensitivity_sweep`: (figures per unit and kind, local figures,
+    all-quantized SQNR dB, tasks done)."""
+    f_types, q_types = _types(fp, True), _types(qp, False)
     progress(0, 2, "Preparing: measuring each unit's own error")
-    local = local_figures(fp, qp, units, result.tensor_map, f_types, feeds, cancel)
+    local = local_figures(fp, qp, units, result.tensor_map, f_types, feeds, cancel, executor)
     chosen = units
     if top is not None and top < len(units):
         chosen = sorted(units, key=lambda u: (local.get(u.node, math.inf), u.node))[:top]
     units_all = list(result.plan.units.values())
     out_names = [o.name for o in fp.graph.output]
-    f_need, q_need = _needed(units_all, fp, qp, chosen, result.tensor_map, f_types, q_types)
+    index = pair_index(fp, qp)  # node lists and reads shared by every suffix
+    f_need, q_need = _needed(units_all, fp, qp, chosen, result.tensor_map, f_types, q_types, index)
     progress(1, 2, "Preparing: caching float and quantized activations")
-    f_cache = _cache(fp, feeds, sorted(f_need | set(out_names)), True, cancel)
-    q_cache = _cache(qp, feeds, sorted(q_need | set(out_names)), False, cancel)
-    all_q = _Sqnr()
+    f_cache, q_cache = _caches(fp, qp, feeds, sorted(f_need | set(out_names)), sorted(q_need | set(out_names)),
+                               executor, spill, cancel)
+    all_q = Sqnr()
     for fc, qc in zip(f_cache, q_cache, strict=True):
         for o in out_names:
-            all_q.update(fc[o], qc[o])
+            all_q.update(resolve(fc[o]), resolve(qc[o]))
     all_quant_db = all_q.figures()[0]
-    tasks = _tasks(units_all, fp, qp, chosen, result.tensor_map, f_cache, q_cache, out_names, f_types, q_types)
+    tasks = _tasks(units_all, fp, qp, chosen, result.tensor_map, f_cache, q_cache, out_names, f_types, q_types,
+                   index)
     figures: dict[str, dict[str, float]] = {u.node: {} for u in units}
     total, done = 2 * len(chosen), 0
     progress(2, 2, "Preparing: activations cached")
@@ -397,15 +396,7 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
         close = getattr(results, "close", None)
         if close is not None:
             close()
-    rows = []
-    for u in units:
-        f = figures[u.node]
-        oq, of = f.get("quant", math.nan), f.get("float", math.nan)
-        rows.append(UnitSensitivity(u.node, u.op_type, oq, of, local.get(u.node, math.nan), of - all_quant_db
-                                    if math.isfinite(of) and math.isfinite(all_quant_db) else math.nan))
-    rows.sort(key=lambda r: (math.isnan(r.only_quant_db), r.only_quant_db if not math.isnan(r.only_quant_db)
-                             else r.local_db, r.node))
-    return SweepResult(rows, all_quant_db, sum(len(next(iter(f.values()))) for f in feeds), done)
+    return figures, local, all_quant_db, done
 
 
 def _same_opset(fp: onnx.ModelProto, qp: onnx.ModelProto) -> tuple[onnx.ModelProto, onnx.ModelProto]:

@@ -59,17 +59,19 @@ def node_reads(node: onnx.NodeProto) -> set[str]:
     return out
 
 
-def downstream(nodes: list[onnx.NodeProto], start: set[str], skip: set[str]) -> list[onnx.NodeProto]:
+def downstream(nodes: list[onnx.NodeProto], start: set[str], skip: set[str],
+               reads: list[set[str]] | None = None) -> list[onnx.NodeProto]:
     """Nodes (in the given topological order) that read ``start`` tensors, directly or transitively.
 
-    Nodes whose name is in ``skip`` are left out (and do not propagate).
+    Nodes whose name is in ``skip`` are left out (and do not propagate). ``reads`` (the
+    :func:`node_reads` of each node) may be passed when calling many times.
     """
     live = set(start)
     out = []
-    for n in nodes:
+    for n, r in zip(nodes, reads if reads is not None else map(node_reads, nodes), strict=True):
         if n.name in skip:
             continue
-        if node_reads(n) & live:
+        if not live.isdisjoint(r):
             out.append(n)
             live.update(n.output)
     return out
@@ -131,46 +133,71 @@ def assemble(nodes: list[onnx.NodeProto], inits: dict[str, onnx.TensorProto], ou
     return Suffix(proto, inputs, outputs, probes)
 
 
+@dataclass
+class PairIndex:
+    """What every suffix of one float / QDQ model pair reads from the two graphs, worked out once
+    (node lists, each node's reads, initializers by name) instead of once per unit."""
+
+    f_nodes: list[onnx.NodeProto]
+    q_nodes: list[onnx.NodeProto]
+    f_reads: list[set[str]]
+    q_reads: list[set[str]]
+    inits: dict[str, onnx.TensorProto]
+    weights: set[str]
+    q_sources: set[str]
+
+
+def pair_index(fp: onnx.ModelProto, qp: onnx.ModelProto) -> PairIndex:
+    """The :class:`PairIndex` of ``fp`` (float) and ``qp`` (QDQ)."""
+    f_nodes, q_nodes = list(fp.graph.node), list(qp.graph.node)
+    inits = {i.name: i for i in fp.graph.initializer}
+    inits.update({i.name: i for i in qp.graph.initializer})
+    return PairIndex(f_nodes, q_nodes, [node_reads(n) for n in f_nodes], [node_reads(n) for n in q_nodes], inits,
+                     {i.name for i in fp.graph.initializer},
+                     {i.name for i in qp.graph.initializer} | {i.name for i in qp.graph.input})
+
+
 def only_quantized(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[str, str],
-                   available: dict[str, int], build: bool = True) -> Suffix:
+                   available: dict[str, int], build: bool = True, index: PairIndex | None = None) -> Suffix:
     """Suffix of the float model ``fp`` where only ``unit`` runs as in the QDQ model ``qp``.
 
     ``probes`` are the unit's fake-quantized outputs (``tensor_map`` names, renamed into the
     float namespace as ``outputs``' consumers read them).
     """
+    ix = index or pair_index(fp, qp)
     unit_nodes = set(unit.nodes) | {unit.node}
-    f_nodes = list(fp.graph.node)
+    f_nodes = ix.f_nodes
     internal = {o for n in f_nodes if n.name in unit_nodes for o in n.output}
-    stop = ({x for x in available if x not in internal}
-            | {i.name for i in qp.graph.initializer} | {i.name for i in qp.graph.input})
+    stop = {x for x in available if x not in internal} | ix.q_sources
     targets = [tensor_map.get(t, t) for t in unit.outputs]
-    fragment = backward_closure(list(qp.graph.node), targets, stop)
+    fragment = backward_closure(ix.q_nodes, targets, stop)
     fragment_outs = {o for n in fragment for o in n.output}
     # the writer gives every reader of a quantized tensor the DQ value: other readers of the
     # unit's activation inputs see them quantized too
-    weights = {i.name for i in fp.graph.initializer}
+    weights = ix.weights
     acts = [x for x in unit.inputs if x in tensor_map and x not in weights]
     renames = {t: tensor_map[t] for t in list(unit.outputs) + acts if tensor_map.get(t) in fragment_outs}
-    after = [_renamed(n, renames) for n in downstream(f_nodes, set(unit.outputs) | set(acts), unit_nodes)]
-    inits = {i.name: i for i in fp.graph.initializer}
-    inits.update({i.name: i for i in qp.graph.initializer})
+    after = [_renamed(n, renames) for n in downstream(f_nodes, set(unit.outputs) | set(acts), unit_nodes,
+                                                        ix.f_reads)]
+    inits = ix.inits
     outputs = [renames.get(o.name, o.name) for o in fp.graph.output]
     return assemble(fragment + after, inits, outputs, targets, available, qp.opset_import, build)
 
 
 def only_float(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[str, str], available: dict[str, int],
-               own: set[str], build: bool = True) -> Suffix:
+               own: set[str], build: bool = True, index: PairIndex | None = None) -> Suffix:
     """Suffix of the QDQ model ``qp`` where ``unit``'s node(s) read float inputs and float weights.
 
     ``own`` are the unit's input and output tensors whose Q -> DQ pair only this unit asked for:
     with the unit in float they are not quantized, so their readers take the float value. Other
     activation inputs keep their pair (as the writer rewires every reader of a kept pair).
     """
+    ix = index or pair_index(fp, qp)
     unit_nodes = set(unit.nodes) | {unit.node}
-    f_by_name = {n.name: n for n in fp.graph.node if n.name in unit_nodes}
+    f_by_name = {n.name: n for n in ix.f_nodes if n.name in unit_nodes}
     internal = {o for m in f_by_name.values() for o in m.output}
-    weights = {i.name for i in fp.graph.initializer}
-    q_nodes = list(qp.graph.node)
+    weights = ix.weights
+    q_nodes = ix.q_nodes
     swapped, src = [], {}
     for n in q_nodes:
         if n.name not in unit_nodes or n.name not in f_by_name:
@@ -186,9 +213,8 @@ def only_float(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[
         src.update(zip(f.output, n.output, strict=False))
     renames = {tensor_map[t]: src[t] for t in own if t in tensor_map and t in src}
     outs = {o for n in swapped for o in n.output}
-    after = [_renamed(n, renames) for n in downstream(q_nodes, outs, unit_nodes)]
-    inits = {i.name: i for i in fp.graph.initializer}
-    inits.update({i.name: i for i in qp.graph.initializer})
+    after = [_renamed(n, renames) for n in downstream(q_nodes, outs, unit_nodes, ix.q_reads)]
+    inits = ix.inits
     outputs = [renames.get(o.name, o.name) for o in qp.graph.output]
     return assemble(swapped + after, inits, outputs, [], available, qp.opset_import, build)
 

@@ -26,6 +26,7 @@ import onnx
 
 from workbench.core.graph.index import attrs_of, iter_graphs
 from workbench.core.graph.quantized_ops import quantized_kind
+from workbench.core.inspection.report_text import format_param_json
 from workbench.core.io.external import tensor_array
 from workbench.core.qonnx.reader import parse_node
 
@@ -373,31 +374,6 @@ def params_by_node(params: list[QuantTensor]) -> dict[str, list[QuantTensor]]:
         for n in p.consumers or [p.node]:
             out.setdefault(n, []).append(p)
     return out
-
-
-def _values(d: dict, key: str, n: int = 4) -> str:
-    vals, shape = d.get(key), d.get(f"{key}_shape")
-    if shape is None:
-        return "-"
-    size = int(np.prod(shape)) if shape else 1
-    if vals is not None and size == 1:
-        return f"{float(np.asarray(vals).reshape(-1)[0]):.6g}"
-    if vals is None:  # values left out of the JSON (too many): the shape and range say enough
-        listed = "[...]"
-    else:
-        head = ", ".join(f"{v:.6g}" for v in np.asarray(vals).reshape(-1)[:n])
-        listed = f"[{head}{', ...' if size > n else ''}]"
-    return (f"{listed} (shape {list(shape)}, "
-            f"{d.get(f'{key}_min', 0):.4g}..{d.get(f'{key}_max', 0):.4g})")
-
-
-def format_param_json(d: dict) -> str:
-    """One line of text for :meth:`QuantTensor.to_json` output (CLI report, app inspector)."""
-    where = "" if d["granularity"] == "per_tensor" else (
-        f", axis {d['axis']}" + (f", block_size {d['block_size']}" if d["block_size"] else ""))
-    text = (f"{d['role']} {d['tensor']}: {d['dtype']} {d['granularity']}{where}; scale {_values(d, 'scale')}; "
-            f"zero_point {_values(d, 'zero_point')}")
-    return text + (f" ({d['note']})" if d["note"] else "")
 
 
 def format_param(p: QuantTensor) -> str:

@@ -1,4 +1,5 @@
-"""What is in a model: a JSON-safe report for the CLI ``inspect`` verb and the app's info panel."""
+"""What is in a model: a JSON-safe report for the CLI ``inspect`` verb and the app's info panel
+(its text form: :func:`workbench.core.inspection.report_text.format_report`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from workbench.core.inspection.quant_reader import format_param_json, read_quant_params
+from workbench.core.inspection.quant_reader import read_quant_params
 from workbench.core.inspection.quant_summary import summarize_quantization
+from workbench.core.inspection.report_text import format_report
 from workbench.core.model.load import PreparedModel
+
+__all__ = ["format_report", "inspect_model"]
 
 
 def inspect_model(model: PreparedModel) -> dict:
@@ -106,64 +110,3 @@ def _value_info(vi: onnx.ValueInfoProto) -> dict:
     tt = vi.type.tensor_type
     shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]
     return {"name": vi.name, "dtype": _dtype_name(tt.elem_type) if tt.elem_type else "unknown", "shape": shape}
-
-
-def format_report(report: dict) -> str:
-    """Plain-text rendering of :func:`inspect_model`'s dict for the terminal."""
-    w = report["weights"]
-    opsets = ", ".join(f"{d} {v}" for d, v in report["opsets"].items())
-    lines = [
-        f"file:        {report['file'] or '<in memory>'}",
-        f"producer:    {report['producer'] or '-'}  (IR {report['ir_version']}; opsets {opsets}"
-        + (f"; upgraded from opset {report['original_opset']}" if _upgraded(report) else "") + ")",
-        f"nodes:       {report['nodes']} ({report['nodes_main_graph']} in the main graph, "
-        f"{len(report['subgraphs'])} subgraphs)",
-        f"weights:     {w['count']} initializers, {w['elements']:,} values, {w['bytes'] / 1e6:.2f} MB "
-        f"in {w['location']}" + (f" ({', '.join(w['external_data_files'])})" if w["external_data_files"] else "")
-        + (f", {w['lifted_from_constant_nodes']} lifted from Constant nodes" if w["lifted_from_constant_nodes"] else ""),
-        "inputs:",
-        *[f"  {i['name']}: {i['dtype']} {_shape(i['shape'])}" for i in report["inputs"]],
-        "outputs:",
-        *[f"  {o['name']}: {o['dtype']} {_shape(o['shape'])}" for o in report["outputs"]],
-        "ops:         " + ", ".join(f"{op} {n}" for op, n in report["op_histogram"].items()),
-    ]
-    u = report.get("units")
-    if u:
-        lines.append(f"units:       {u['count']} quantizable node units with {u['preset']}: "
-                     + ", ".join(f"{op} {n}" for op, n in u["by_op"].items()))
-    q = report["quantized"]
-    if q["nodes"]:
-        kinds = ", ".join(f"{k} {n}" for k, n in q["kinds"].items())
-        ops = ", ".join(f"{k} {n}" for k, n in q["op_types"].items())
-        lines.append(f"quantized:   {q['nodes']} nodes ({kinds}): {ops}")
-        if report.get("quantization_summary"):
-            lines.append(f"summary:     {report['quantization_summary']}")
-    lines += _quant_param_lines(report.get("quantization_parameters", []))
-    for s in report["subgraphs"]:
-        lines.append(f"subgraph:    {s['path']} ({s['nodes']} nodes)")
-    if report["renames"]:
-        lines.append(f"renames:     {len(report['renames'])}")
-        lines.extend(f"  {r['kind']} '{r['old']}' -> '{r['new']}'" for r in report["renames"][:20])
-        if len(report["renames"]) > 20:
-            lines.append(f"  ... {len(report['renames']) - 20} more")
-    lines.extend(f"note:        {n}" for n in report["notes"])
-    return "\n".join(lines)
-
-
-def _quant_param_lines(params: list[dict], limit: int = 200) -> list[str]:
-    """The "quantization parameters" section: one line per quantized tensor (see quant_reader)."""
-    if not params:
-        return []
-    lines = [f"quantization parameters: {len(params)} quantized tensors"]
-    lines += [f"  {p['node']}: {format_param_json(p)}" for p in params[:limit]]
-    if len(params) > limit:
-        lines.append(f"  ... {len(params) - limit} more (use --json)")
-    return lines
-
-
-def _shape(shape) -> str:
-    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
-
-
-def _upgraded(report: dict) -> bool:
-    return report["original_opset"] not in (0, report["opsets"].get("ai.onnx", 0))

@@ -1,0 +1,127 @@
+"""The sensitivity sweep's fanned-out work: self-contained tasks and the module-level functions
+that run them on an executor (:mod:`workbench.core.analysis.executors`).
+
+Three kinds, each run once per batch or per unit variant:
+
+* :class:`FragmentTask` -- one batch through the float model with every unit's QDQ fragment
+  beside it; returns the in-graph error sums (float32 scalars, as Python floats);
+* :class:`CacheTask` -- one batch through the float or the QDQ model, keeping the activations the
+  suffix models read (written to ``.npy`` files when ``spill`` names a folder, see
+  :mod:`workbench.core.analysis.spill`);
+* :class:`SuffixTask` -- one variant of one unit over every batch; returns its end-to-end SQNR.
+
+Every function returns exactly what the same computation gives in the caller's process: the
+caller adds the per-batch figures in batch order, as a single process would.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+
+from workbench.core.analysis.spill import ArrayFile, resolve, save_array
+from workbench.core.runtime.session import add_outputs, make_session
+
+
+class Sqnr:
+    """Running SQNR: sums of ref^2 and (ref - q)^2 (float32 BLAS dot products, float64 totals)."""
+
+    def __init__(self) -> None:
+        self.sig = self.err = 0.0
+        self.n = 0
+
+    def update(self, ref, q) -> None:
+        r = np.asarray(ref, dtype=np.float32).ravel()
+        d = np.asarray(q, dtype=np.float32).ravel()
+        if r.shape != d.shape or r.size == 0:
+            return
+        e = r - d
+        self.sig += float(np.dot(r, r))
+        self.err += float(np.dot(e, e))
+        self.n += r.size
+
+    def figures(self) -> tuple[float]:
+        """``(SQNR dB,)``: 10 log10(sig / err); +inf without error, -inf without signal."""
+        if self.err == 0.0:
+            return (math.inf,)
+        return (-math.inf if self.sig == 0.0 else 10.0 * math.log10(self.sig / self.err),)
+
+
+def energy(a) -> float:
+    """sum(a^2) as float32 dot product (the signal of an output a suffix does not change)."""
+    r = np.asarray(a, dtype=np.float32).ravel()
+    return float(np.dot(r, r))
+
+
+@dataclass
+class FragmentTask:
+    """Some batches through the fragments model (:func:`workbench.core.analysis.sweep_graph.with_fragments`)."""
+
+    model: onnx.ModelProto  # pickles as its serialized bytes
+    feeds: list[dict[str, np.ndarray]]
+
+
+def run_fragments(task: FragmentTask) -> list[list[tuple[str, float]]]:
+    """Per batch: ``[(output name, value), ...]`` of the fragments model, in session order."""
+    sess = make_session(task.model, optimize=False, threads=1)
+    names = [o.name for o in sess.get_outputs()]
+    return [[(name, float(v)) for name, v in zip(names, sess.run(names, feed), strict=True)] for feed in task.feeds]
+
+
+@dataclass
+class CacheTask:
+    """Batches through ``model`` keeping the tensors ``names`` (graph inputs are taken from the
+    feed); with ``spill`` (a folder every worker can read) the arrays are written there as
+    ``<tag>-<batch>-<i>.npy`` and returned as :class:`~workbench.core.analysis.spill.ArrayFile`."""
+
+    model: onnx.ModelProto
+    optimize: bool
+    feeds: list[dict[str, np.ndarray]]
+    names: list[str]
+    spill: str | None = None
+    tag: str = "cache"
+
+
+def run_cache(task: CacheTask) -> list[dict[str, np.ndarray | ArrayFile]]:
+    """Per batch: tensor name -> value (or its file)."""
+    inputs = {i.name for i in task.model.graph.input}
+    wanted = [x for x in task.names if x not in inputs]
+    sess = make_session(add_outputs(task.model, wanted), optimize=task.optimize, threads=1) if wanted else None
+    out = []
+    for b, feed in enumerate(task.feeds):
+        values = dict(zip(wanted, sess.run(wanted, feed), strict=True)) if sess is not None else {}
+        values.update({k: v for k, v in feed.items() if k in task.names})
+        if task.spill is not None:
+            values = {k: save_array(task.spill, f"{task.tag}-{b}-{i}", v) for i, (k, v) in enumerate(values.items())}
+        out.append(values)
+    return out
+
+
+@dataclass
+class SuffixTask:
+    """One variant of one unit, self-contained for an executor."""
+
+    node: str
+    kind: str  # "quant" (only this unit quantized) or "float" (only this unit float)
+    model: onnx.ModelProto  # pickles as its serialized bytes
+    feeds: list[dict[str, np.ndarray | ArrayFile]]
+    outputs: list[str]  # suffix output per float model output ("" where the suffix does not compute it)
+    refs: list[list[np.ndarray | ArrayFile]]  # per batch: the float model's outputs
+    unchanged: list[float]  # signal energy of outputs the suffix does not compute (error 0 there)
+
+
+def run_suffix(task: SuffixTask) -> tuple[str, str, float]:
+    """Run a suffix model; ``(node, kind, end-to-end SQNR dB)``."""
+    sess = make_session(task.model, optimize=False, threads=1)
+    names = [o.name for o in sess.get_outputs()]
+    e2e = Sqnr()
+    for feed, refs in zip(task.feeds, task.refs, strict=True):
+        got = dict(zip(names, sess.run(names, {k: resolve(v) for k, v in feed.items()}), strict=True))
+        for name, ref in zip(task.outputs, refs, strict=True):
+            if name in got:
+                e2e.update(resolve(ref), got[name])
+    e2e.sig += sum(task.unchanged)
+    return task.node, task.kind, e2e.figures()[0]
