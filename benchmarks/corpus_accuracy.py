@@ -2,7 +2,7 @@
 
 For each ONNX file of ``../shared/corpus/models`` this script measures the float task metric
 (checked against meta.json), quantizes through the public API (``open_model``,
-``make_recipe("cpu-u8s8")``, the automatic recipe search ``search_recipe`` unless ``--no-search``,
+``make_recipe("cpu-u8s8")``, the recipe search ``search_recipe`` with ``--search`` (off by default, as in the CLI),
 ``quantize(model, recipe, data=calib.npz, samples=N)``), runs
 ``result.proto`` in onnxruntime for the same task metric, and compares the first output of both
 models with :func:`workbench.core.analysis.evaluate.evaluate`. It prints a Markdown table and writes it to
@@ -10,7 +10,7 @@ models with :func:`workbench.core.analysis.evaluate.evaluate`. It prints a Markd
 
 Usage::
 
-    .venv/bin/python benchmarks/corpus_accuracy.py [--only digits] [--samples 64] [--float-only] [--no-search]
+    .venv/bin/python benchmarks/corpus_accuracy.py [--only digits] [--samples 64] [--float-only] [--search]
 """
 
 from __future__ import annotations
@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", help="run models whose name contains this text")
     p.add_argument("--samples", type=int, default=None, help="calibration samples (default: all)")
     p.add_argument("--float-only", action="store_true")
-    p.add_argument("--no-search", action="store_true", help="quantize the preset as it is (no recipe search)")
+    p.add_argument("--search", action=argparse.BooleanOptionalAction, default=False,
+                   help="run the recipe search first (workbench-cli quantize --search); off by default, as in the CLI")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "corpus_accuracy.md")
     args = p.parse_args(argv)
     if not args.corpus.is_dir():
@@ -190,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for m in models:
         print(f"... {m.name}", file=sys.stderr, flush=True)
-        rows.append(run_model(m, args.corpus, args.samples, args.float_only, not args.no_search))
+        rows.append(run_model(m, args.corpus, args.samples, args.float_only, args.search))
     text = header(args.samples) + "\n" + table(rows, {m.name: m for m in models}) + "\n"
     failures = [f"- {r.name}: {e}" for r in rows for e in r.errors]
     if failures:
