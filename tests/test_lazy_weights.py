@@ -220,5 +220,5 @@ def test_a_spawned_worker_reads_the_weights_of_a_model_proto_it_is_sent(tmp_path
     model = api.open_model(src)
     x = np.random.default_rng(4).standard_normal((2, 64)).astype(np.float32)
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        got = pool.submit(_worker_output, model.proto.SerializeToString(), x).result(timeout=120)
+        got = pool.submit(_worker_output, model.proto.SerializeToString(), x).result(timeout=400)
     np.testing.assert_allclose(got, _run(src, x), rtol=1e-5, atol=1e-6)  # no prepacking there: rounding only

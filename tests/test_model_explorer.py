@@ -31,7 +31,7 @@ def _get(url: str, timeout: float = 120.0):
         return resp.read().decode()
 
 
-def _wait_healthy(base: str, proc: subprocess.Popen, seconds: float = 120.0) -> None:
+def _wait_healthy(base: str, proc: subprocess.Popen, seconds: float = 400.0) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:

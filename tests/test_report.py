@@ -206,7 +206,7 @@ def test_cli_help_does_not_load_matplotlib():
             "for argv in (['--help'], ['report', '--help']):\n"
             "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
             "print('matplotlib' in sys.modules, 'onnxruntime' in sys.modules)")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                           cwd=Path(__file__).resolve().parents[1])
     assert proc.stdout.strip().splitlines()[-1] == "False False", proc.stderr
 

@@ -25,7 +25,7 @@ def browse(page: Path) -> dict:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
     env["QTWEBENGINE_CHROMIUM_FLAGS"] = (env.get("QTWEBENGINE_CHROMIUM_FLAGS", "") + " --no-sandbox").strip()
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "report_browser.py"), str(page), "--json"],
-                          capture_output=True, text=True, timeout=180, env=env, cwd=ROOT)
+                          capture_output=True, text=True, timeout=500, env=env, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -192,7 +192,7 @@ def stop_leftovers():
 def open_file(qtbot):
     """``open_file(win, path)``: open a model or project and wait until it is shown and laid out."""
 
-    def _open(win, path, timeout: int = 60_000) -> None:
+    def _open(win, path, timeout: int = 300_000) -> None:
         with qtbot.waitSignals([win.modelOpened, win.canvas.layoutReady], timeout=timeout):
             win.open_path(path)
 

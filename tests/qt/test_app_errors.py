@@ -17,7 +17,7 @@ from workbench.qt.workers import ProcessJob
 DIGITS = "digits_cnn/model_opset17.onnx"
 
 
-def wait_dialog(qtbot, dialogs, timeout=60_000) -> str:
+def wait_dialog(qtbot, dialogs, timeout=540_000) -> str:
     qtbot.waitUntil(lambda: len(dialogs) > 0, timeout=timeout)
     text = dialogs.texts()
     dialogs.clear()
@@ -104,7 +104,7 @@ def test_npz_not_matching_the_model(qtbot, window, open_file, dialogs, corpus, t
     window.calibration.set_data_spec({"kind": "npz", "path": str(bad)}, None)
     failed: list = []
     window.runs.failed.connect(lambda kind, err: failed.append(err))
-    with qtbot.waitSignal(window.runs.finished, timeout=120_000):
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.start_calibration()
     assert failed and type(failed[0]).__name__ == "DataError"
     text = wait_dialog(qtbot, dialogs, timeout=5000)
@@ -129,7 +129,7 @@ def test_python_reader_needs_allow_code(qtbot, window, open_file, dialogs, corpu
     reader = tmp_path / "reader.py"
     reader.write_text("import numpy as np\ndef samples():\n    yield {'input': np.zeros((1, 1, 8, 8), np.float32)}\n")
     window.calibration.set_data_spec({"kind": "python", "path": str(reader), "allow_code": False}, None)
-    with qtbot.waitSignal(window.runs.finished, timeout=120_000):
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.start_calibration()
     text = wait_dialog(qtbot, dialogs, timeout=5000)
     assert "reader.py" in text and "allow" in text.lower()

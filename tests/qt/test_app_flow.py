@@ -42,7 +42,7 @@ def search(qtbot, win, text: str) -> list[str]:
     return sorted(blocker.args[0])
 
 
-def run_job(qtbot, win, start, timeout=300_000) -> tuple[str, object]:
+def run_job(qtbot, win, start, timeout=540_000) -> tuple[str, object]:
     """Start a RunController job with ``start()``; returns ("succeeded"|"failed"|"cancelled", payload)."""
     seen: list = []
     win.runs.succeeded.connect(lambda kind, res: seen.append(("succeeded", res)))
@@ -133,7 +133,7 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name, *, extras: bool = Tru
         click_bar(qtbot, win, 0)
     assert win.canvas.selected_nodes() == [worst]
     if extras:  # histogram of the selected unit's output, with its clip range
-        with qtbot.waitSignal(win.runs.histogramReady, timeout=60_000) as hist:
+        with qtbot.waitSignal(win.runs.histogramReady, timeout=540_000) as hist:
             pass
         assert hist.args[0]["tensor"] == win.errors.rows[0].tensor
         assert hist.args[0]["counts"] and sum(hist.args[0]["counts"]) == hist.args[0]["values"]
@@ -261,7 +261,7 @@ def test_drop_onnx_file_opens_it(qtbot, window, corpus):
     mime.setUrls([QUrl.fromLocalFile(str(corpus / "digits_cnn/model_opset17.onnx"))])
     event = QDropEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                        Qt.KeyboardModifier.NoModifier)
-    with qtbot.waitSignals([window.modelOpened, window.canvas.layoutReady], timeout=60_000):
+    with qtbot.waitSignals([window.modelOpened, window.canvas.layoutReady], timeout=540_000):
         window.dropEvent(event)
     assert window.doc.model_path.name == "model_opset17.onnx"
     from workbench.qt import settings

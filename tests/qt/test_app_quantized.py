@@ -153,7 +153,7 @@ def test_diff_lists_the_qdq_pairs_of_the_export(qtbot, window, open_file, cnn_ex
     open_file(win, float_path)
     win.calibration.set_data_spec({"kind": "npz", "path": str(calib)}, 32)
     win._on_spec_changed()
-    with qtbot.waitSignal(win.diffReady, timeout=60000) as sig:
+    with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
         win.compare_with(export)
     tab = sig.args[0]
     with qtbot.waitSignal(tab.canvas.layoutReady, timeout=30000):
@@ -202,7 +202,7 @@ def test_export_then_open_exported_model(qtbot, window, open_file, tmp_path):
     win.calibration.set_data_spec({"kind": "npz", "path": str(EXAMPLE / "digits_cnn_calib.npz")}, 32)
     win._on_spec_changed()
     out = tmp_path / "digits.qdq.onnx"
-    with qtbot.waitSignal(win.runs.finished, timeout=120_000):
+    with qtbot.waitSignal(win.runs.finished, timeout=540_000):
         win.export_to(out)
     assert out.is_file()
     tab = win.open_exported()

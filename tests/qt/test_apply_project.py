@@ -60,10 +60,10 @@ def test_apply_project_to_opset13_lands_overrides_and_exports_fresh_quantize_byt
     window.act_redo.trigger()
     assert window.doc.recipe.model_dump() == stored.model_dump()
 
-    with qtbot.waitSignal(window.runs.finished, timeout=120_000):
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.start_calibration()
     out = tmp_path / "app13.onnx"
-    with qtbot.waitSignal(window.runs.finished, timeout=120_000):
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.export_to(out)
     recipe_file = tmp_path / "stored.json"
     recipe_file.write_text(stored.to_json())

@@ -81,7 +81,7 @@ def test_gui_thread_keeps_running_while_20000_nodes_open(qtbot, canvas, monkeypa
     canvas.layoutReady.connect(lambda: ready.append((time.perf_counter(), len(ticks))))
     timer.start()
     canvas.set_model(residual_model(20_000))
-    qtbot.waitUntil(lambda: bool(ready), timeout=120_000)
+    qtbot.waitUntil(lambda: bool(ready), timeout=540_000)
     timer.stop()
     ready_at, ticks_before = ready[0]
     assert ticks_before > 0  # the timer ran while the graph was being laid out
@@ -96,10 +96,10 @@ def test_second_model_during_layout_shows_only_the_second(qtbot, canvas):
     canvas.layoutReady.connect(lambda: ready.append(canvas.node_names()))
     canvas.layoutFailed.connect(failed.append)
     canvas.set_model(residual_model(20_000))
-    qtbot.waitUntil(lambda: bool(layout_children()), timeout=60_000)  # the first layout is running
+    qtbot.waitUntil(lambda: bool(layout_children()), timeout=540_000)  # the first layout is running
     first = layout_children()[0].pid
     canvas.set_model(onnx.load(EXAMPLE))
-    qtbot.waitUntil(lambda: bool(ready), timeout=60_000)
+    qtbot.waitUntil(lambda: bool(ready), timeout=540_000)
     qtbot.waitUntil(lambda: not pid_alive(first), timeout=10_000)  # cancelling killed it
     qtbot.wait(200)
     assert failed == [] and len(ready) == 1

@@ -48,10 +48,10 @@ def test_panes_of_digits_cnn_vs_our_export(qtbot, window, open_file, cnn_export)
     open_file(win, float_path)
     win.calibration.set_data_spec({"kind": "npz", "path": str(calib)}, 16)
     win._on_spec_changed()
-    with qtbot.waitSignal(win.diffReady, timeout=60000) as sig:
+    with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
         win.compare_with(export)
     tab = sig.args[0]
-    with qtbot.waitSignal(tab.panesReady, timeout=60000):
+    with qtbot.waitSignal(tab.panesReady, timeout=540_000):
         pass
     fproto, qproto = onnx.load(str(float_path)), onnx.load(str(export))
     fc, qc = tab.float_canvas, tab.canvas
@@ -160,7 +160,7 @@ def test_folded_batchnorm_is_struck_in_the_float_pane(qtbot, tmp_path):
     tab.resize(1400, 800)
     tab.show()
     assert not tab.panes.status.isHidden()
-    with qtbot.waitSignal(tab.panesReady, timeout=60000):
+    with qtbot.waitSignal(tab.panesReady, timeout=540_000):
         pass
     fc, qc = tab.float_canvas, tab.canvas
     assert tab.panes.status.isHidden()  # "Laying out both panes..." gone once they are drawn

@@ -32,7 +32,7 @@ def _run_menu(window):
 @pytest.mark.slow
 def test_evaluate_minilm_retrieval_float_and_quantized(qtbot, window, open_file, corpus, dialogs):
     folder = corpus / "minilm_l6_v2"
-    open_file(window, folder / "model.onnx", timeout=120_000)
+    open_file(window, folder / "model.onnx", timeout=540_000)
     assert window.act_evaluate.shortcut() == QKeySequence("F9")
     assert window.act_evaluate in _run_menu(window).actions()
     panel = window.evaluate_panel
@@ -51,7 +51,7 @@ def test_evaluate_minilm_retrieval_float_and_quantized(qtbot, window, open_file,
 
     settings.allow_code.setChecked(True)
     assert not window.docks["Evaluate"].isHidden()  # the first Evaluate brought the panel forward
-    with qtbot.waitSignal(window.runs.finished, timeout=240_000):
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.act_evaluate.trigger()
     assert panel.result is not None, window.status_label.text()
     rep = panel.result["report"]
@@ -105,10 +105,10 @@ def test_autotune_digits_transformer_apply_point_and_undo(qtbot, window, open_fi
     before = window.doc.recipe.model_copy(deep=True)
 
     # cancel once the first point is drawn: the job stops, the point stays, the recipe is untouched
-    with qtbot.waitSignal(window.runs.partial, timeout=240_000):
+    with qtbot.waitSignal(window.runs.partial, timeout=540_000):
         window.act_autotune.trigger()
     assert not panel.run_button.isEnabled() and panel.cancel_button.isEnabled()
-    with qtbot.waitSignal(window.runs.cancelled, timeout=60_000):
+    with qtbot.waitSignal(window.runs.cancelled, timeout=540_000):
         panel.cancel_button.click()
     qtbot.waitUntil(lambda: not window.runs.busy, timeout=30_000)
     assert panel.final is None and len(panel.points) >= 1 and "stopped" in panel.summary.text()
@@ -117,7 +117,7 @@ def test_autotune_digits_transformer_apply_point_and_undo(qtbot, window, open_fi
 
     arrived: list[int] = []
     window.runs.partial.connect(lambda kind, data: arrived.append(len(panel.points)))
-    with qtbot.waitSignal(window.runs.finished, timeout=240_000):
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.act_autotune.trigger()
     final = panel.final
     assert final is not None, window.status_label.text()

@@ -26,7 +26,7 @@ def _shown_file(qtbot, view, wanted: str = "") -> str:
         view._web.page().runJavaScript(script, 0, got.append)
         return bool(got and got[-1] and (not wanted or got[-1] == wanted))
 
-    qtbot.waitUntil(probe, timeout=60_000)
+    qtbot.waitUntil(probe, timeout=540_000)
     return got[-1]
 
 

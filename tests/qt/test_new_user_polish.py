@@ -88,7 +88,7 @@ def test_failed_histogram_replaces_the_computing_text(qtbot, window, open_file):
     open_file(win, EXAMPLE)
     assert win.doc.data  # the example's calibration file beside it
     win.errors.clear_histogram("Computing the histogram of no_such_tensor...")
-    with qtbot.waitSignal(win.runs.histogramFailed, timeout=60_000):
+    with qtbot.waitSignal(win.runs.histogramFailed, timeout=540_000):
         win.runs.histogram("no_such_tensor")
     text = win.errors.hist_title.text()
     assert text.startswith("No histogram of no_such_tensor: ") and "Computing" not in text

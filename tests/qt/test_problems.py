@@ -40,7 +40,7 @@ def test_problems_of_a_calibration_are_typed_and_not_repeated(qtbot, window, ope
     open_file(win, corpus / "digits_cnn" / "model_opset17.onnx")
     win.calibration.samples.setValue(8)
     win.calibration.analysis_samples.setValue(2)
-    with qtbot.waitSignal(win.runs.finished, timeout=120_000):
+    with qtbot.waitSignal(win.runs.finished, timeout=540_000):
         win.start_calibration()
     assert all(isinstance(i, PlanIssue) for i in win.doc.result_issues)
     keys = [(i.node, i.message) for _s, i in win.problems.problems]

@@ -39,7 +39,7 @@ def test_quantized_file_errors_panel_offers_the_compare(qtbot, window, open_file
     assert not button.isHidden() and button.isEnabled()
     assert not win.errors.color_button.isEnabled()
 
-    with qtbot.waitSignal(win.diffReady, timeout=120_000) as sig:
+    with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
         win.compare_quantized_with_float(float_path)
     tab = sig.args[0]
     assert win.doc.model_path == float_path.resolve() and win.doc.quant_summary is None

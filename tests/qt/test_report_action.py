@@ -20,7 +20,7 @@ def _run(qtbot, win, start) -> tuple[list, list]:
     win.runs.failed.connect(lambda kind, err: ends.append(("failed", kind, err)))
     win.runs.cancelled.connect(lambda kind: ends.append(("cancelled", kind, None)))
     win.runs.progress.connect(lambda d, t, m: steps.append(m))
-    with qtbot.waitSignal(win.runs.finished, timeout=180_000):
+    with qtbot.waitSignal(win.runs.finished, timeout=540_000):
         start()
     return ends, steps
 

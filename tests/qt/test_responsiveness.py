@@ -109,12 +109,12 @@ def _calibrate_watched(qtbot, win, monkeypatch, label: str) -> None:
     meter = GapMeter()
     meter.start()
     started = time.perf_counter()
-    with qtbot.waitSignal(win.runs.finished, timeout=300_000):
+    with qtbot.waitSignal(win.runs.finished, timeout=540_000):
         win.act_calibrate.trigger()
         # the trigger returned: the job is started and the GUI thread is free again
         assert win.runs.busy and not win.act_calibrate.isEnabled() and win.act_cancel.isEnabled()
         assert watch.calls == []
-    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=60_000)  # shown a turn later
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=540_000)  # shown a turn later
     qtbot.wait(200)  # and the canvas recoloured
     meter.stop()
     elapsed = time.perf_counter() - started
@@ -133,7 +133,7 @@ def _calibrate_watched(qtbot, win, monkeypatch, label: str) -> None:
 
 @pytest.mark.slow
 def test_gui_process_does_no_work_while_minilm_calibrates(qtbot, window, open_file, corpus, monkeypatch):
-    open_file(window, corpus / "minilm_l6_v2" / "model.onnx", timeout=120_000)
+    open_file(window, corpus / "minilm_l6_v2" / "model.onnx", timeout=540_000)
     window.calibration.samples.setValue(32)
     window.calibration.analysis_samples.setValue(4)  # analysis of this model costs ~2 s a sample on 2 cores
     _calibrate_watched(qtbot, window, monkeypatch, "minilm")
@@ -164,14 +164,14 @@ def test_cancel_keeps_previous_results(qtbot, window, open_file, corpus):
     """A finished calibration, then a second one cancelled: the first results stay."""
     win = window
     open_file(win, corpus / "digits_cnn" / "model_opset17.onnx")
-    with qtbot.waitSignal(win.runs.finished, timeout=120_000):
+    with qtbot.waitSignal(win.runs.finished, timeout=540_000):
         win.start_calibration()
     before_errors = [(r.node, r.sqnr_db) for r in win.doc.errors]
     before_cal = win.doc.calibration
     assert before_errors and before_cal
     cancelled: list = []
     win.runs.cancelled.connect(cancelled.append)
-    with qtbot.waitSignal(win.runs.finished, timeout=60_000):
+    with qtbot.waitSignal(win.runs.finished, timeout=540_000):
         win.start_calibration()
         win.act_cancel.trigger()
     assert cancelled == ["calibrate"]
@@ -205,7 +205,7 @@ def test_a_leaked_job_is_stopped_by_the_teardown_helper(qtbot, stop_leftovers):
     """What the leak check does after reporting a leak: this test's jobs and processes are gone,
     so the next test's own leak check is not failed by them."""
     job = ProcessJob("sleep", {"steps": 10_000, "delay": 0.05}, title="left running")
-    with qtbot.waitSignal(job.progress, timeout=60_000):
+    with qtbot.waitSignal(job.progress, timeout=540_000):
         job.start()
     assert job in live_jobs() and multiprocessing.active_children()
     stop_leftovers()

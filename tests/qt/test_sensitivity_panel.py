@@ -42,7 +42,7 @@ def test_sweep_click_colour_apply_undo(qtbot, window, open_file, corpus, tmp_pat
     assert not window.act_apply_suggestion.isEnabled()
     assert not window.docks["Sensitivity"].isVisible()  # appears with the first sweep
     original = window.doc.recipe.model_dump()
-    with qtbot.waitSignal(window.runs.finished, timeout=120_000):
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.act_sensitivity.trigger()
     assert window.doc.sensitivity is not None, window.status_label.text()
     assert window.docks["Sensitivity"].isVisible()
@@ -72,7 +72,7 @@ def test_sweep_click_colour_apply_undo(qtbot, window, open_file, corpus, tmp_pat
 
     # a real click on the worst row selects the node on the canvas and in the inspector
     rect = table.visualItemRect(table.item(0, 0))
-    with qtbot.waitSignals([window.canvas.selectionChangedNames, window.runs.histogramReady], timeout=60_000):
+    with qtbot.waitSignals([window.canvas.selectionChangedNames, window.runs.histogramReady], timeout=540_000):
         qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.canvas.selected_nodes() == [worst.node]
     assert window.inspector.nodes == [worst.node]
@@ -133,7 +133,7 @@ def test_sweep_cancel_keeps_previous_state(qtbot, window, open_file, corpus):
     open_file(window, corpus / DIGITS)
     cancelled: list = []
     window.runs.cancelled.connect(cancelled.append)
-    with qtbot.waitSignal(window.runs.finished, timeout=120_000):
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.start_sensitivity()
         window.act_cancel.trigger()
     assert cancelled == ["sensitivity"]
@@ -158,7 +158,7 @@ def test_sweep_executor_setting_runs_the_sweep_on_ray(qtbot, window, open_file, 
     assert window.act_sweep_executor in window.menuBar().actions()[-2].menu().actions()  # Run menu
     assert window.choose_executor() == "ray" and settings.executor() == "ray"
     open_file(window, corpus / DIGITS)
-    with qtbot.waitSignal(window.runs.finished, timeout=180_000):
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.act_sensitivity.trigger()
     assert window.doc.sensitivity is not None, window.status_label.text()
     ref = headless(window)

@@ -82,7 +82,7 @@ def _rss() -> int:
     return psutil.Process().memory_info().rss
 
 
-def _run_job(qtbot, win, start, timeout=120_000):
+def _run_job(qtbot, win, start, timeout=540_000):
     """Start a job with ``start()`` and wait for it; ("succeeded"|"failed"|"cancelled", payload)."""
     seen: list = []
     slots = {win.runs.succeeded: lambda kind, res: seen.append(("succeeded", res)),

@@ -19,9 +19,9 @@ def window(qtbot):
 
 
 def _open(qtbot, win, path):
-    with qtbot.waitSignal(win.modelOpened, timeout=60000):
+    with qtbot.waitSignal(win.modelOpened, timeout=540_000):
         win.open_path(path)
-    qtbot.waitUntil(lambda: bool(win.canvas.node_names()), timeout=60000)
+    qtbot.waitUntil(lambda: bool(win.canvas.node_names()), timeout=540_000)
 
 
 def test_if_branches_open_in_tabs(qtbot, window, cases):
