@@ -183,9 +183,9 @@ def test_given_positions_are_used_without_layout(qtbot, canvas, tmp_path, monkey
     del positions[RELUS[2]]  # a node without a position still gets a place
 
     def no_layout(*args, **kwargs):
-        raise AssertionError("layout_graph must not run when positions are given")
+        raise AssertionError("layout_routed must not run when positions are given")
 
-    monkeypatch.setattr(canvas_worker, "layout_graph", no_layout)
+    monkeypatch.setattr(canvas_worker, "layout_routed", no_layout)
     open_model(qtbot, canvas, proto, positions=positions)
     assert canvas.node_scene_rect(CONVS[0]).center().toTuple() == pytest.approx((-500.0, -300.0))
     assert canvas.node_scene_rect(RELUS[2]).center().y() > max(p[1] for p in positions.values())

@@ -148,6 +148,8 @@ _LAZY: dict[str, str] = {
     "GraphStructure": "workbench.core.graph.layout",
     "graph_structure": "workbench.core.graph.layout",
     "layout_graph": "workbench.core.graph.layout",
+    "layout_routed": "workbench.core.graph.layout",
+    "GraphLayout": "workbench.core.graph.layout",
     "Hierarchy": "workbench.core.graph.hierarchy",
     "build_hierarchy": "workbench.core.graph.hierarchy",
     "aggregate": "workbench.core.graph.hierarchy",

@@ -19,6 +19,13 @@ collapsing a group ``G``:
   per container;
 * is undone exactly by the opposite action (positions are a function of the open set only).
 
+**Edge routes.** An edge between items of a container that skips rows gets one *passage* per
+skipped row: a vertical run through the row at the x of the edge's Sugiyama dummy vertex. Each
+dummy has its own ``CHANNEL_W`` wide slot in its row, packed left to right with the items (at least
+``GAP_X`` from any of them), so a passage never crosses a node or box of the row it passes, and
+the curve joining two passages stays in the empty ``GAP_Y`` band between rows. A graph edge
+uses the route of the container edge it belongs to (through collapsed boxes and open frames alike).
+
 Pure Python / numpy; never imports Qt.
 """
 
@@ -29,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workbench.core.graph.hierarchy import Hierarchy
-from workbench.core.graph.layout import assign_layers
+from workbench.core.graph.layout import assign_layers, sugiyama
 from workbench.core.progress import CancelToken
 
 #: Node box (scene pixels); matches the canvas's node items.
@@ -39,6 +46,8 @@ BOX_W, BOX_H = 240.0, 90.0
 #: Column pitch of the Sugiyama x coordinate, gaps between items and rows, frame paddings.
 COL_W, GAP_X, GAP_Y = 190.0, 40.0, 40.0
 PAD, TITLE_H = 14.0, 34.0
+#: Width of the slot a long edge's dummy vertex takes in a row it passes (scene pixels).
+CHANNEL_W = 12.0
 
 
 @dataclass
@@ -48,6 +57,8 @@ class Container:
     ``items`` encode a node ``i`` as ``i`` and a group ``g`` as ``-(g + 1)``; ``rows[k]`` lists
     item positions (indices into ``items``) of layer ``k`` left to right; ``left[k]`` is the item's
     slot left edge relative to the container's content origin; ``width`` the content width.
+    ``routes`` maps an (item, item) edge skipping rows to its passages: (row index, x of the
+    passage relative to the content origin), one per skipped row, top to bottom.
     """
 
     group: int
@@ -56,6 +67,7 @@ class Container:
     left: list[float] = field(default_factory=list)
     slot_w: list[float] = field(default_factory=list)
     width: float = 0.0
+    routes: dict[tuple[int, int], list[tuple[int, float]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -65,6 +77,9 @@ class GroupLayoutPlan:
     hierarchy: Hierarchy
     containers: dict[int, Container]
     n_nodes: int
+    #: per graph edge (index into the ``edges`` given to :func:`plan_group_layout`): the container
+    #: and (item, item) edge it belongs to, or None when both ends are the same item
+    edge_owner: list[tuple[int, tuple[int, int]] | None] = field(default_factory=list)
 
 
 @dataclass
@@ -81,17 +96,25 @@ class Placement:
         Shown group -> (x0, y0, x1, y1): the box of a collapsed group or the frame of an expanded one.
     collapsed : set of int
         The shown groups drawn as boxes (their members are hidden).
+    routes : dict of int to list of (float, float, float)
+        Graph edge index -> passages (x, y_top, y_bottom), scene pixels, top to bottom: one
+        vertical run per row the edge skips in its container (see the module docstring); only
+        for shown edges that skip rows.
     """
 
     centres: np.ndarray
     rep: np.ndarray
     boxes: dict[int, tuple[float, float, float, float]]
     collapsed: set[int]
+    routes: dict[int, list[tuple[float, float, float]]] = field(default_factory=dict)
 
 
-def _container_edges(h: Hierarchy, edges: list[tuple[int, int]]) -> dict[int, set[tuple[int, int]]]:
-    """Per container, the (item, item) edges between its items (items encoded as in Container)."""
+def _container_edges(h: Hierarchy, edges: list[tuple[int, int]]
+                     ) -> tuple[dict[int, set[tuple[int, int]]], list[tuple[int, tuple[int, int]] | None]]:
+    """Per container, the (item, item) edges between its items (items encoded as in Container),
+    and per graph edge its (container, item edge) or None."""
     out: dict[int, set[tuple[int, int]]] = {g: set() for g in h.children}
+    owner: list[tuple[int, tuple[int, int]] | None] = []
     node_group, parent = h.node_group, h.parent
     chains: dict[int, list[int]] = {}  # group -> [group, its parent, ..., -1]
 
@@ -104,6 +127,7 @@ def _container_edges(h: Hierarchy, edges: list[tuple[int, int]]) -> dict[int, se
         ga, gb = node_group[a], node_group[b]
         if ga == gb:  # most edges: both ends directly in one container
             out[ga].add((a, b))
+            owner.append((ga, (a, b)) if a != b else None)
             continue
         ca, cb = chain(ga), chain(gb)
         sb = set(cb)
@@ -114,31 +138,68 @@ def _container_edges(h: Hierarchy, edges: list[tuple[int, int]]) -> dict[int, se
         ib = b if kb == 0 else -(cb[kb - 1] + 1)
         if ia != ib:
             out[c].add((ia, ib))
-    return out
+        owner.append((c, (ia, ib)) if ia != ib else None)
+    return out, owner
 
 
-def _order(items: list[int], edges: set[tuple[int, int]], maxiter: int) -> tuple[list[list[int]], list[float]]:
-    """Layers (item positions left to right) and Sugiyama x (column units) of one container;
-    ``maxiter`` crossing-reduction sweeps."""
+def _order(items: list[int], edges: set[tuple[int, int]], maxiter: int
+           ) -> tuple[list[int], list[float], dict[tuple[int, int], list[tuple[float, int]]]]:
+    """Layer of each item position, Sugiyama x (column units) and, per (item, item) edge skipping
+    layers, its dummy vertices (x in column units, layer); ``maxiter`` crossing-reduction sweeps."""
     pos = {item: k for k, item in enumerate(items)}
     local = sorted((pos[a], pos[b]) for a, b in edges)
     m = len(items)
     layers = assign_layers(m, local) if local else [0] * m
-    if m >= 4 and local and len(set(layers)) < m:  # some layer holds two items: order them
-        import igraph  # imported lazily, as in layout.py: only the layout needs it
-
-        graph = igraph.Graph(n=m, edges=local, directed=True)
-        xs = [float(x) for x, _y in graph.layout_sugiyama(layers=layers, hgap=1, vgap=1, maxiter=maxiter).coords[:m]]
+    dummies: dict[tuple[int, int], list[tuple[float, int]]] = {}
+    # igraph orders a layer holding two items and routes edges skipping layers; a plain column needs neither
+    if local and (len(set(layers)) < m or any(layers[b] - layers[a] > 1 for a, b in local)):
+        xs, routing = sugiyama(m, local, layers, maxiter)
+        dummies = {(items[a], items[b]): pts for (a, b), pts in zip(local, routing, strict=True) if pts}
     else:
         seen: dict[int, int] = {}
         xs = []
         for lay in layers:
             xs.append(float(seen.get(lay, 0)))
             seen[lay] = seen.get(lay, 0) + 1
-    rows: list[list[int]] = [[] for _ in range(max(layers, default=-1) + 1)]
-    for k in sorted(range(m), key=lambda k: (layers[k], xs[k], k)):
-        rows[layers[k]].append(k)
-    return [r for r in rows if r], xs
+    return layers, xs, dummies
+
+
+def _pack(c: Container, layers: list[int], xs: list[float],
+          dummies: dict[tuple[int, int], list[tuple[float, int]]]) -> None:
+    """Rows of ``c`` and the slots of its items and dummy channels, left to right per row at
+    least ``GAP_X`` apart (x from the Sugiyama column, pushed right where the row is full)."""
+    m = len(c.items)
+    row_of_layer: dict[int, int] = {}
+    for lay in sorted(set(layers)):
+        row_of_layer[lay] = len(row_of_layer)
+    c.rows = [[] for _ in row_of_layer]
+    slots: list[list[tuple[float, int, object]]] = [[] for _ in row_of_layer]  # (column, kind, what)
+    for k in range(m):
+        slots[row_of_layer[layers[k]]].append((xs[k], 0, k))
+    for key, pts in dummies.items():
+        for x, lay in pts:
+            if lay in row_of_layer:  # a layer holding only dummies has no row: the edge crosses the gap
+                slots[row_of_layer[lay]].append((x, 1, key))
+    c.left = [0.0] * m
+    routes: dict[tuple[int, int], list[tuple[int, float]]] = {}
+    lo, hi = np.inf, -np.inf
+    for r, row in enumerate(slots):
+        right = -np.inf
+        for x, kind, what in sorted(row, key=lambda t: (t[0], t[1], t[2] if t[1] == 0 else t[2][0])):
+            if kind == 0:
+                c.rows[r].append(what)
+                left = c.left[what] = max(x * COL_W, right + GAP_X)
+                right = left + c.slot_w[what]
+            else:  # centred under the column's node centre when there is room
+                left = max(x * COL_W + NODE_W / 2 - CHANNEL_W / 2, right + GAP_X)
+                right = left + CHANNEL_W
+                routes.setdefault(what, []).append((r, left + CHANNEL_W / 2))
+            lo = min(lo, left)
+            hi = max(hi, right)
+    if m:
+        c.left = [x - lo for x in c.left]
+        c.width = hi - lo
+        c.routes = {key: [(r, x - lo) for r, x in pts] for key, pts in routes.items()}
 
 
 def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], *,
@@ -154,7 +215,7 @@ def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], 
     cancel : CancelToken, optional
         Checked between containers; raises ``Cancelled``.
     """
-    per = _container_edges(h, edges)
+    per, owner = _container_edges(h, edges)
     # sweeps per container as layout.py gives the flat graph: 100 on small models, 10 from 20,000 nodes
     maxiter = max(10, min(100, 200_000 // max(n_nodes, 1)))
     containers: dict[int, Container] = {}
@@ -163,20 +224,11 @@ def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], 
         if cancel:
             cancel.check()
         c = Container(g, [*h.direct[g], *(-(k + 1) for k in h.children[g])])
-        c.rows, xs = _order(c.items, per[g], maxiter)
+        layers, xs, dummies = _order(c.items, per[g], maxiter)
         c.slot_w = [NODE_W if it >= 0 else max(BOX_W, containers[-(it + 1)].width + 2 * PAD) for it in c.items]
-        c.left = [0.0] * len(c.items)
-        for row in c.rows:
-            right = -np.inf
-            for k in row:
-                c.left[k] = max(xs[k] * COL_W, right + GAP_X)
-                right = c.left[k] + c.slot_w[k]
-        if c.items:
-            lo = min(c.left)
-            c.left = [x - lo for x in c.left]
-            c.width = max(x + w for x, w in zip(c.left, c.slot_w, strict=True))
+        _pack(c, layers, xs, dummies)
         containers[g] = c
-    return GroupLayoutPlan(h, containers, n_nodes)
+    return GroupLayoutPlan(h, containers, n_nodes, owner)
 
 
 def place(plan: GroupLayoutPlan, expanded: set[int] | frozenset[int]) -> Placement:
@@ -207,9 +259,13 @@ def place(plan: GroupLayoutPlan, expanded: set[int] | frozenset[int]) -> Placeme
         g = -(item + 1)
         return TITLE_H + height(g) + PAD if g in expanded else BOX_H
 
+    spans: dict[int, tuple[float, list[tuple[float, float]]]] = {}  # laid-out container -> x0, row spans
+
     def lay(g: int, x0: float, y0: float) -> None:
         c = plan.containers[g]
         y = y0
+        rows: list[tuple[float, float]] = []
+        spans[g] = (x0, rows)
         for row in c.rows:
             row_h = 0.0
             for k in row:
@@ -229,7 +285,26 @@ def place(plan: GroupLayoutPlan, expanded: set[int] | frozenset[int]) -> Placeme
                     out.collapsed.add(child)
                     rep[h.members(child)] = child
                 row_h = max(row_h, hh)
+            rows.append((y, y + row_h))
             y += row_h + GAP_Y
 
     lay(-1, 0.0, 0.0)
+    _route(plan, out, spans)
     return out
+
+
+def _route(plan: GroupLayoutPlan, out: Placement, spans: dict[int, tuple[float, list[tuple[float, float]]]]) -> None:
+    """Passages of the shown edges that skip rows, from the laid-out containers' rows (``spans``:
+    container -> (content x0, [(row top, row bottom)]))."""
+    cache: dict[tuple[int, tuple[int, int]], list[tuple[float, float, float]]] = {}
+    for e, own in enumerate(plan.edge_owner):
+        if own is None or own[0] not in spans:
+            continue
+        route = cache.get(own)
+        if route is None:
+            passages = plan.containers[own[0]].routes.get(own[1])
+            if not passages:
+                continue
+            x0, rows = spans[own[0]]
+            route = cache[own] = [(x0 + x, *rows[r]) for r, x in passages]
+        out.routes[e] = route

@@ -17,7 +17,7 @@ from workbench.core.api import (
     expanded_to_depth,
     find_quantized,
     graph_structure,
-    layout_graph,
+    layout_routed,
     plan_group_layout,
 )
 from workbench.core.errors import Cancelled, WorkbenchError
@@ -35,7 +35,7 @@ class JobSignals(QObject):
 
 
 class LayoutJob(QRunnable):
-    """Runs :func:`graph_structure`, :func:`layout_graph` (when no positions) and
+    """Runs :func:`graph_structure`, :func:`layout_routed` (when no positions) and
     :func:`build_scene_data` in a thread-pool thread."""
 
     def __init__(self, generation: int, proto: onnx.ModelProto, positions: dict | None, *,
@@ -89,7 +89,8 @@ def prepare(proto, positions, *, collapse_qdq=False, cache_dir=None, cancel=None
     With ``positions`` (node name -> centre) the picture is flat and uses them. Otherwise, with
     ``groups``, nodes are grouped by name scope (``build_hierarchy``), laid out hierarchically
     (``plan_group_layout``) and opened to ``depth`` (default ``auto_depth``: the deepest level
-    that draws at most 80 boxes and nodes); without ``groups``, the flat cached ``layout_graph``.
+    that draws at most 80 boxes and nodes); without ``groups``, the flat cached ``layout_routed``
+    (long edges routed through the layers they skip).
     """
     structure = graph_structure(proto, collapse_qdq=collapse_qdq)
     if positions is None and groups:
@@ -98,9 +99,11 @@ def prepare(proto, positions, *, collapse_qdq=False, cache_dir=None, cancel=None
         open_depth = auto_depth(hierarchy) if depth is None else depth
         data = build_scene_data(structure, plan=plan, expanded=frozenset(expanded_to_depth(hierarchy, open_depth)))
     else:
+        routes = None
         if positions is None:
-            positions = layout_graph(structure, cache_dir=cache_dir, cancel=cancel)
-        data = build_scene_data(structure, positions)
+            layout = layout_routed(structure, cache_dir=cache_dir, cancel=cancel)
+            positions, routes = layout.positions, layout.routes
+        data = build_scene_data(structure, positions, routes=routes)
     if find_quantized(proto):  # the dtypes and quantized tensors the file's edges carry
         data.edge_quant = edge_quantization(proto, structure)
     return data
