@@ -24,7 +24,11 @@ skipped row: a vertical run through the row at the x of the edge's Sugiyama dumm
 dummy has its own ``CHANNEL_W`` wide slot in its row, packed left to right with the items (at least
 ``GAP_X`` from any of them), so a passage never crosses a node or box of the row it passes, and
 the curve joining two passages stays in the empty ``GAP_Y`` band between rows. A graph edge
-uses the route of the container edge it belongs to (through collapsed boxes and open frames alike).
+between different groups is split into segments: out of each open group holding the producer
+(through that group's rows below it, to a sink under its last row), across the innermost
+container holding both ends, and into each open group holding the consumer (from a source above
+its first row); its route is the passages of all its segments, top to bottom. Segments inside a
+collapsed box are left out, as the edge then ends at the box.
 
 Pure Python / numpy; never imports Qt.
 """
@@ -48,6 +52,10 @@ COL_W, GAP_X, GAP_Y = 190.0, 40.0, 40.0
 PAD, TITLE_H = 14.0, 34.0
 #: Width of the slot a long edge's dummy vertex takes in a row it passes (scene pixels).
 CHANNEL_W = 12.0
+#: Pseudo-items of a container's edges: where an edge enters it from above / leaves it below.
+ENTER, LEAVE = -(1 << 40), -(1 << 40) - 1
+
+Segment = tuple[int, tuple[int, int]]  # (container, (item, item)) with items as in Container
 
 
 @dataclass
@@ -77,9 +85,9 @@ class GroupLayoutPlan:
     hierarchy: Hierarchy
     containers: dict[int, Container]
     n_nodes: int
-    #: per graph edge (index into the ``edges`` given to :func:`plan_group_layout`): the container
-    #: and (item, item) edge it belongs to, or None when both ends are the same item
-    edge_owner: list[tuple[int, tuple[int, int]] | None] = field(default_factory=list)
+    #: per graph edge (index into the ``edges`` given to :func:`plan_group_layout`): its segments
+    #: (container, (item, item)) top to bottom, see ``_container_edges``
+    edge_owner: list[list[Segment]] = field(default_factory=list)
 
 
 @dataclass
@@ -98,8 +106,8 @@ class Placement:
         The shown groups drawn as boxes (their members are hidden).
     routes : dict of int to list of (float, float, float)
         Graph edge index -> passages (x, y_top, y_bottom), scene pixels, top to bottom: one
-        vertical run per row the edge skips in its container (see the module docstring); only
-        for shown edges that skip rows.
+        vertical run per row the edge skips in each laid-out container it crosses (see the
+        module docstring); only for shown edges that skip rows.
     """
 
     centres: np.ndarray
@@ -110,11 +118,13 @@ class Placement:
 
 
 def _container_edges(h: Hierarchy, edges: list[tuple[int, int]]
-                     ) -> tuple[dict[int, set[tuple[int, int]]], list[tuple[int, tuple[int, int]] | None]]:
-    """Per container, the (item, item) edges between its items (items encoded as in Container),
-    and per graph edge its (container, item edge) or None."""
+                     ) -> tuple[dict[int, set[tuple[int, int]]], list[list[Segment]]]:
+    """Per container, the (item, item) edges of its items (items encoded as in Container; ``ENTER``
+    / ``LEAVE`` for an edge coming into the container from outside / going out of it), and per graph
+    edge its segments top to bottom: out of each group holding the producer, across the innermost
+    container holding both ends, into each group holding the consumer ([] for a self-loop)."""
     out: dict[int, set[tuple[int, int]]] = {g: set() for g in h.children}
-    owner: list[tuple[int, tuple[int, int]] | None] = []
+    owner: list[list[Segment]] = []
     node_group, parent = h.node_group, h.parent
     chains: dict[int, list[int]] = {}  # group -> [group, its parent, ..., -1]
 
@@ -127,41 +137,70 @@ def _container_edges(h: Hierarchy, edges: list[tuple[int, int]]
         ga, gb = node_group[a], node_group[b]
         if ga == gb:  # most edges: both ends directly in one container
             out[ga].add((a, b))
-            owner.append((ga, (a, b)) if a != b else None)
+            owner.append([(ga, (a, b))] if a != b else [])
             continue
         ca, cb = chain(ga), chain(gb)
         sb = set(cb)
         k = next(k for k, g in enumerate(ca) if g in sb)
         c = ca[k]
         kb = cb.index(c)
-        ia = a if k == 0 else -(ca[k - 1] + 1)
-        ib = b if kb == 0 else -(cb[kb - 1] + 1)
-        if ia != ib:
-            out[c].add((ia, ib))
-        owner.append((c, (ia, ib)) if ia != ib else None)
+        segs: list[Segment] = [(ca[0], (a, LEAVE))] if k else []
+        for j in range(1, k):  # out of the producer's groups, innermost first
+            segs.append((ca[j], (-(ca[j - 1] + 1), LEAVE)))
+        segs.append((c, (a if k == 0 else -(ca[k - 1] + 1), b if kb == 0 else -(cb[kb - 1] + 1))))
+        for j in range(kb - 1, 0, -1):  # into the consumer's groups, outermost first
+            segs.append((cb[j], (ENTER, -(cb[j - 1] + 1))))
+        if kb:
+            segs.append((cb[0], (ENTER, b)))
+        for g, key in segs:
+            out[g].add(key)
+        owner.append(segs)
     return out, owner
 
 
 def _order(items: list[int], edges: set[tuple[int, int]], maxiter: int
            ) -> tuple[list[int], list[float], dict[tuple[int, int], list[tuple[float, int]]]]:
     """Layer of each item position, Sugiyama x (column units) and, per (item, item) edge skipping
-    layers, its dummy vertices (x in column units, layer); ``maxiter`` crossing-reduction sweeps."""
+    layers, its dummy vertices (x in column units, layer); ``maxiter`` crossing-reduction sweeps.
+
+    Items are layered by longest path over the edges between them; edges from ``ENTER`` / to
+    ``LEAVE`` are then drawn from one source vertex above the first layer / to one sink below the
+    last, so they get dummies in the rows above / below their item (and take part in the
+    crossing reduction)."""
     pos = {item: k for k, item in enumerate(items)}
-    local = sorted((pos[a], pos[b]) for a, b in edges)
     m = len(items)
-    layers = assign_layers(m, local) if local else [0] * m
-    dummies: dict[tuple[int, int], list[tuple[float, int]]] = {}
-    # igraph orders a layer holding two items and routes edges skipping layers; a plain column needs neither
-    if local and (len(set(layers)) < m or any(layers[b] - layers[a] > 1 for a, b in local)):
-        xs, routing = sugiyama(m, local, layers, maxiter)
-        dummies = {(items[a], items[b]): pts for (a, b), pts in zip(local, routing, strict=True) if pts}
-    else:
-        seen: dict[int, int] = {}
-        xs = []
-        for lay in layers:
-            xs.append(float(seen.get(lay, 0)))
-            seen[lay] = seen.get(lay, 0) + 1
-    return layers, xs, dummies
+    pos[ENTER], pos[LEAVE] = m, m + 1
+    real = sorted((pos[a], pos[b]) for a, b in edges if a != ENTER and b != LEAVE)
+    layers = assign_layers(m, real) if real else [0] * m
+    local = real
+    if len(real) < len(edges):  # the source at layer 0, the items from 1, the sink below them
+        layers = [lay + 1 for lay in layers] + [0, max(layers, default=0) + 2]
+        local = sorted((pos[a], pos[b]) for a, b in edges)
+    code = [*items, ENTER, LEAVE]
+    if len(set(layers[:m])) < m:  # some layer holds two items: igraph orders them and routes the long edges
+        xs, routing = sugiyama(len(layers), local, layers, maxiter)
+        dummies = {(code[a], code[b]): pts for (a, b), pts in zip(local, routing, strict=True) if pts}
+        return layers[:m], xs[:m], dummies
+    return layers[:m], [0.0] * m, _column_dummies(local, layers, code)
+
+
+def _column_dummies(local: list[tuple[int, int]], layers: list[int], code: list[int]
+                    ) -> dict[tuple[int, int], list[tuple[float, int]]]:
+    """Dummies of the long edges of a single column of items (one item per layer, at x = 0): each
+    edge takes the first column right of the items that is free over all the layers it skips
+    (interval colouring, longest edges outside)."""
+    long = sorted(((layers[a], layers[b], a, b) for a, b in local if layers[b] - layers[a] > 1),
+                  key=lambda t: (t[0] - t[1], t[0], t[2], t[3]))
+    free_from: dict[int, set[int]] = {}  # column -> layers taken
+    out: dict[tuple[int, int], list[tuple[float, int]]] = {}
+    for la, lb, a, b in long:
+        span = set(range(la + 1, lb))
+        col = 1
+        while span & free_from.setdefault(col, set()):
+            col += 1
+        free_from[col] |= span
+        out[(code[a], code[b])] = [(float(col), lay) for lay in range(la + 1, lb)]
+    return out
 
 
 def _pack(c: Container, layers: list[int], xs: list[float],
@@ -169,37 +208,40 @@ def _pack(c: Container, layers: list[int], xs: list[float],
     """Rows of ``c`` and the slots of its items and dummy channels, left to right per row at
     least ``GAP_X`` apart (x from the Sugiyama column, pushed right where the row is full)."""
     m = len(c.items)
-    row_of_layer: dict[int, int] = {}
-    for lay in sorted(set(layers)):
-        row_of_layer[lay] = len(row_of_layer)
+    row_of_layer = {lay: r for r, lay in enumerate(sorted(set(layers)))}
     c.rows = [[] for _ in row_of_layer]
-    slots: list[list[tuple[float, int, object]]] = [[] for _ in row_of_layer]  # (column, kind, what)
+    slots: list[list[tuple[float, int, int]]] = [[] for _ in row_of_layer]  # (column, kind, index)
     for k in range(m):
         slots[row_of_layer[layers[k]]].append((xs[k], 0, k))
-    for key, pts in dummies.items():
-        for x, lay in pts:
-            if lay in row_of_layer:  # a layer holding only dummies has no row: the edge crosses the gap
-                slots[row_of_layer[lay]].append((x, 1, key))
+    keys = sorted(dummies)
+    for d, key in enumerate(keys):
+        for x, lay in dummies[key]:
+            r = row_of_layer.get(lay)
+            if r is not None:  # a layer holding only dummies has no row: the edge crosses the gap
+                slots[r].append((x, 1, d))
     c.left = [0.0] * m
-    routes: dict[tuple[int, int], list[tuple[int, float]]] = {}
+    routes: dict[int, list[tuple[int, float]]] = {}
+    slot_w, left_of, rows = c.slot_w, c.left, c.rows
     lo, hi = np.inf, -np.inf
     for r, row in enumerate(slots):
         right = -np.inf
-        for x, kind, what in sorted(row, key=lambda t: (t[0], t[1], t[2] if t[1] == 0 else t[2][0])):
+        row.sort()
+        for n, (x, kind, idx) in enumerate(row):
             if kind == 0:
-                c.rows[r].append(what)
-                left = c.left[what] = max(x * COL_W, right + GAP_X)
-                right = left + c.slot_w[what]
+                rows[r].append(idx)
+                left = left_of[idx] = max(x * COL_W, right + GAP_X)
+                right = left + slot_w[idx]
             else:  # centred under the column's node centre when there is room
-                left = max(x * COL_W + NODE_W / 2 - CHANNEL_W / 2, right + GAP_X)
+                left = max(x * COL_W + (NODE_W - CHANNEL_W) / 2, right + GAP_X)
                 right = left + CHANNEL_W
-                routes.setdefault(what, []).append((r, left + CHANNEL_W / 2))
-            lo = min(lo, left)
-            hi = max(hi, right)
+                routes.setdefault(idx, []).append((r, left + CHANNEL_W / 2))
+            if n == 0:  # the left-most slot of the row
+                lo = min(lo, left)
+        hi = max(hi, right)
     if m:
-        c.left = [x - lo for x in c.left]
+        c.left = [x - lo for x in left_of]
         c.width = hi - lo
-        c.routes = {key: [(r, x - lo) for r, x in pts] for key, pts in routes.items()}
+        c.routes = {keys[d]: [(r, x - lo) for r, x in pts] for d, pts in routes.items()}
 
 
 def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], *,
@@ -295,16 +337,18 @@ def place(plan: GroupLayoutPlan, expanded: set[int] | frozenset[int]) -> Placeme
 
 def _route(plan: GroupLayoutPlan, out: Placement, spans: dict[int, tuple[float, list[tuple[float, float]]]]) -> None:
     """Passages of the shown edges that skip rows, from the laid-out containers' rows (``spans``:
-    container -> (content x0, [(row top, row bottom)]))."""
-    cache: dict[tuple[int, tuple[int, int]], list[tuple[float, float, float]]] = {}
-    for e, own in enumerate(plan.edge_owner):
-        if own is None or own[0] not in spans:
-            continue
-        route = cache.get(own)
-        if route is None:
-            passages = plan.containers[own[0]].routes.get(own[1])
-            if not passages:
+    container -> (content x0, [(row top, row bottom)])); segments in containers not laid out
+    (inside a collapsed box) are left out."""
+    cache: dict[Segment, list[tuple[float, float, float]]] = {}
+    for e, segs in enumerate(plan.edge_owner):
+        route: list[tuple[float, float, float]] = []
+        for seg in segs:
+            if seg[0] not in spans:
                 continue
-            x0, rows = spans[own[0]]
-            route = cache[own] = [(x0 + x, *rows[r]) for r, x in passages]
-        out.routes[e] = route
+            part = cache.get(seg)
+            if part is None:
+                x0, rows = spans[seg[0]]
+                part = cache[seg] = [(x0 + x, *rows[r]) for r, x in plan.containers[seg[0]].routes.get(seg[1], ())]
+            route += part
+        if route:
+            out.routes[e] = route

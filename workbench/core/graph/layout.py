@@ -332,22 +332,64 @@ class GraphLayout:
 
 def sugiyama(n: int, edges: list[tuple[int, int]], layers: list[int], maxiter: int
              ) -> tuple[list[float], list[list[tuple[float, int]]]]:
-    """igraph's Sugiyama ordering of ``n`` vertices on fixed ``layers``.
+    """igraph's Sugiyama ordering of ``n`` vertices on fixed ``layers``, with long-edge routing.
+
+    Each weakly connected component is laid out on its own and the components are placed side by
+    side, left to right in the order of their first vertex, one column apart (igraph 1.0 returns
+    the edge routing of a disconnected graph misaligned with its edges).
 
     Returns
     -------
     xs : list of float
-        x of each vertex in column units (neighbours in a layer at least 1 apart).
+        x of each vertex in column units (neighbours in a layer, dummies included, at least 1 apart).
     routing : list of list of (float, int)
         Per edge (in the order of ``edges``): its dummy vertices as (x in column units, layer),
-        one per layer strictly between the ends' layers; [] for an edge into the next layer.
+        one per layer strictly between the ends' layers, top to bottom; [] for an edge into the
+        next layer (or one that does not point down).
     """
     import igraph  # imported lazily: only the layout needs it (igraph >= 1.0 returns the routing)
 
     graph = igraph.Graph(n=n, edges=edges, directed=True)
-    lay = graph.layout_sugiyama(layers=layers, hgap=1, vgap=1, maxiter=maxiter)
-    xs = [float(x) for x, _y in lay.coords[:n]]
-    routing = [[(float(x), round(y)) for x, y in pts] for pts in getattr(lay, "edge_routing", [[]] * len(edges))]
+    membership = graph.connected_components(mode="weak").membership if n else []
+    if n and max(membership) == 0:  # connected (most calls): no split
+        lay = graph.layout_sugiyama(layers=layers, hgap=1, vgap=1, maxiter=maxiter)
+        routing = [[(float(x), round(y)) for x, y in pts] for pts in lay.edge_routing]
+        for e, (a, b) in enumerate(edges):
+            if len(routing[e]) != max(layers[b] - layers[a] - 1, 0):
+                routing[e] = []
+        return [float(x) for x, _y in lay.coords[:n]], routing
+    members: dict[int, list[int]] = {}
+    for v, c in enumerate(membership):
+        members.setdefault(c, []).append(v)
+    comp_edges: dict[int, list[int]] = {}
+    for e, (a, _b) in enumerate(edges):
+        comp_edges.setdefault(membership[a], []).append(e)
+    xs = [0.0] * n
+    routing: list[list[tuple[float, int]]] = [[] for _ in edges]
+    offset = 0.0
+    for c, verts in members.items():  # components in the order of their first vertex
+        if len(verts) == 1:
+            xs[verts[0]] = offset
+            offset += 1.0
+            continue
+        local = {v: k for k, v in enumerate(verts)}
+        ids = comp_edges.get(c, [])
+        sub = igraph.Graph(n=len(verts), edges=[(local[edges[e][0]], local[edges[e][1]]) for e in ids], directed=True)
+        lay = sub.layout_sugiyama(layers=[layers[v] for v in verts], hgap=1, vgap=1, maxiter=maxiter)
+        sub_x = [float(x) for x, _y in lay.coords[:len(verts)]]
+        sub_routes = getattr(lay, "edge_routing", None) or [[] for _ in ids]
+        lo = min([*sub_x, *(float(x) for pts in sub_routes for x, _y in pts)])
+        hi = offset
+        for v, x in zip(verts, sub_x, strict=True):
+            xs[v] = x - lo + offset
+            hi = max(hi, xs[v])
+        for e, pts in zip(ids, sub_routes, strict=True):
+            a, b = edges[e]
+            route = [(float(x) - lo + offset, round(y)) for x, y in pts]
+            if [lay_ for _x, lay_ in route] == list(range(layers[a] + 1, layers[b])):  # as documented, or none
+                routing[e] = route
+                hi = max([hi, *(x for x, _l in route)])
+        offset = hi + 1.0
     return xs, routing
 
 
