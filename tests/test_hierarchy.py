@@ -185,7 +185,7 @@ def test_grouped_skip_edge_has_one_passage_per_skipped_row():
     assert len(row_y) == 5  # a0 | a1 b1 | a2 b2 | a3 b3 | a4
     route = p.routes[edges.index((0, 7))]
     assert len(route) == 3
-    for (x, top, bottom), y in zip(route, row_y[1:4], strict=True):
+    for (_x, top, bottom), y in zip(route, row_y[1:4], strict=True):
         assert top < y < bottom  # one run per skipped row, through that row
     assert _passage_hits(route, _rects(p)) == []
     assert set(p.routes) == {edges.index((0, 7))}  # the other edges skip no row
