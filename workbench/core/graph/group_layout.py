@@ -85,9 +85,10 @@ class GroupLayoutPlan:
     hierarchy: Hierarchy
     containers: dict[int, Container]
     n_nodes: int
-    #: per graph edge (index into the ``edges`` given to :func:`plan_group_layout`): its segments
-    #: (container, (item, item)) top to bottom, see ``_container_edges``
-    edge_owner: list[list[Segment]] = field(default_factory=list)
+    #: graph edge (index into the ``edges`` given to :func:`plan_group_layout`) -> its segments
+    #: (container, (item, item)) top to bottom (see ``_container_edges``); only edges that have
+    #: passages in some container
+    edge_owner: dict[int, list[Segment]] = field(default_factory=dict)
 
 
 @dataclass
@@ -125,7 +126,7 @@ def _container_edges(h: Hierarchy, edges: list[tuple[int, int]]
     container holding both ends, into each group holding the consumer ([] for a self-loop)."""
     out: dict[int, set[tuple[int, int]]] = {g: set() for g in h.children}
     owner: list[list[Segment]] = []
-    node_group, parent = h.node_group, h.parent
+    node_group, parent = np.asarray(h.node_group).tolist(), list(h.parent)  # plain ints: faster keys
     chains: dict[int, list[int]] = {}  # group -> [group, its parent, ..., -1]
 
     def chain(g: int) -> list[int]:
@@ -133,27 +134,38 @@ def _container_edges(h: Hierarchy, edges: list[tuple[int, int]]
             chains[g] = [-1] if g < 0 else [g, *chain(parent[g])]
         return chains[g]
 
+    # per (producer group, consumer group): the common container, the child groups of it holding
+    # each end (None: the end is directly in it) and the segments through the groups in between
+    pairs: dict[tuple[int, int], tuple[int, int | None, int | None, list[Segment], list[Segment]]] = {}
     for a, b in edges:
         ga, gb = node_group[a], node_group[b]
         if ga == gb:  # most edges: both ends directly in one container
             out[ga].add((a, b))
             owner.append([(ga, (a, b))] if a != b else [])
             continue
-        ca, cb = chain(ga), chain(gb)
-        sb = set(cb)
-        k = next(k for k, g in enumerate(ca) if g in sb)
-        c = ca[k]
-        kb = cb.index(c)
-        segs: list[Segment] = [(ca[0], (a, LEAVE))] if k else []
-        for j in range(1, k):  # out of the producer's groups, innermost first
-            segs.append((ca[j], (-(ca[j - 1] + 1), LEAVE)))
-        segs.append((c, (a if k == 0 else -(ca[k - 1] + 1), b if kb == 0 else -(cb[kb - 1] + 1))))
-        for j in range(kb - 1, 0, -1):  # into the consumer's groups, outermost first
-            segs.append((cb[j], (ENTER, -(cb[j - 1] + 1))))
-        if kb:
-            segs.append((cb[0], (ENTER, b)))
-        for g, key in segs:
-            out[g].add(key)
+        pair = pairs.get((ga, gb))
+        if pair is None:
+            ca, cb = chain(ga), chain(gb)
+            sb = set(cb)
+            k = next(k for k, g in enumerate(ca) if g in sb)
+            kb = cb.index(ca[k])
+            ups = [(ca[j], (-(ca[j - 1] + 1), LEAVE)) for j in range(1, k)]  # out of the producer's groups
+            downs = [(cb[j], (ENTER, -(cb[j - 1] + 1))) for j in range(kb - 1, 0, -1)]  # into the consumer's
+            for g, key in ups + downs:
+                out[g].add(key)
+            pair = pairs[(ga, gb)] = (ca[k], -(ca[k - 1] + 1) if k else None, -(cb[kb - 1] + 1) if kb else None,
+                                      ups, downs)
+        c, ia, ib, ups, downs = pair
+        middle = (c, (a if ia is None else ia, b if ib is None else ib))
+        out[c].add(middle[1])
+        segs = [(ga, (a, LEAVE)), *ups] if ia is not None else []
+        segs.append(middle)
+        if ib is not None:
+            segs += downs
+            segs.append((gb, (ENTER, b)))
+            out[gb].add((ENTER, b))
+        if ia is not None:
+            out[ga].add((a, LEAVE))
         owner.append(segs)
     return out, owner
 
@@ -208,6 +220,9 @@ def _pack(c: Container, layers: list[int], xs: list[float],
     """Rows of ``c`` and the slots of its items and dummy channels, left to right per row at
     least ``GAP_X`` apart (x from the Sugiyama column, pushed right where the row is full)."""
     m = len(c.items)
+    if not dummies:
+        _pack_items(c, layers, xs)
+        return
     row_of_layer = {lay: r for r, lay in enumerate(sorted(set(layers)))}
     c.rows = [[] for _ in row_of_layer]
     slots: list[list[tuple[float, int, int]]] = [[] for _ in row_of_layer]  # (column, kind, index)
@@ -244,6 +259,27 @@ def _pack(c: Container, layers: list[int], xs: list[float],
         c.routes = {keys[d]: [(r, x - lo) for r, x in pts] for d, pts in routes.items()}
 
 
+def _pack_items(c: Container, layers: list[int], xs: list[float]) -> None:
+    """:func:`_pack` of a container without long edges (most): items only."""
+    m = len(c.items)
+    rows: dict[int, list[int]] = {}
+    for k in sorted(range(m), key=lambda k: (layers[k], xs[k])):
+        rows.setdefault(layers[k], []).append(k)
+    c.rows = [rows[lay] for lay in sorted(rows)]
+    left, slot_w = [0.0] * m, c.slot_w
+    hi = -np.inf
+    for row in c.rows:
+        right = -np.inf
+        for k in row:
+            left[k] = max(xs[k] * COL_W, right + GAP_X)
+            right = left[k] + slot_w[k]
+        hi = max(hi, right)
+    if m:
+        lo = min(left)
+        c.left = [x - lo for x in left]
+        c.width = hi - lo
+
+
 def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], *,
                       cancel: CancelToken | None = None) -> GroupLayoutPlan:
     """Order every container's items and fix their horizontal slots (see the module docstring).
@@ -270,7 +306,8 @@ def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], 
         c.slot_w = [NODE_W if it >= 0 else max(BOX_W, containers[-(it + 1)].width + 2 * PAD) for it in c.items]
         _pack(c, layers, xs, dummies)
         containers[g] = c
-    return GroupLayoutPlan(h, containers, n_nodes, owner)
+    routed = {e: segs for e, segs in enumerate(owner) if any(key in containers[g].routes for g, key in segs)}
+    return GroupLayoutPlan(h, containers, n_nodes, routed)
 
 
 def place(plan: GroupLayoutPlan, expanded: set[int] | frozenset[int]) -> Placement:
@@ -340,7 +377,7 @@ def _route(plan: GroupLayoutPlan, out: Placement, spans: dict[int, tuple[float, 
     container -> (content x0, [(row top, row bottom)])); segments in containers not laid out
     (inside a collapsed box) are left out."""
     cache: dict[Segment, list[tuple[float, float, float]]] = {}
-    for e, segs in enumerate(plan.edge_owner):
+    for e, segs in plan.edge_owner.items():
         route: list[tuple[float, float, float]] = []
         for seg in segs:
             if seg[0] not in spans:
