@@ -253,10 +253,40 @@ def _pack(c: Container, layers: list[int], xs: list[float],
             if n == 0:  # the left-most slot of the row
                 lo = min(lo, left)
         hi = max(hi, right)
+    _straighten(routes, [[(left_of[idx], left_of[idx] + slot_w[idx]) for _x, kind, idx in row if kind == 0]
+                         for row in slots])
     if m:
         c.left = [x - lo for x in left_of]
         c.width = hi - lo
         c.routes = {keys[d]: [(r, x - lo) for r, x in pts] for d, pts in routes.items()}
+
+
+def _straighten(routes: dict[int, list[tuple[int, float]]], items: list[list[tuple[float, float]]]) -> None:
+    """Give each route one x through all the rows it passes where that is free, so it runs as one
+    straight line instead of stepping sideways between rows: the first of its own passages' x
+    (nearest to all of them first) that keeps ``GAP_X`` from every item and ``CHANNEL_W`` from
+    every other passage of those rows. Longest routes first; a route without such an x keeps its x."""
+    half = CHANNEL_W / 2
+    channels: list[dict[int, float]] = [{} for _ in items]  # row -> route -> passage x
+    for d, pts in routes.items():
+        for r, x in pts:
+            channels[r][d] = x
+
+    def free(r: int, x: float, d: int) -> bool:
+        if any(a - GAP_X < x + half and x - half < b + GAP_X for a, b in items[r]):
+            return False
+        return all(abs(x - other) >= 2 * CHANNEL_W for k, other in channels[r].items() if k != d)
+
+    for d in sorted(routes, key=lambda d: (-len(routes[d]), d)):
+        pts = routes[d]
+        if len(pts) < 2 or len({x for _r, x in pts}) == 1:
+            continue
+        for cand in sorted({x for _r, x in pts}, key=lambda cx: (sum(abs(cx - x) for _r, x in pts), cx)):
+            if all(free(r, cand, d) for r, _x in pts):
+                routes[d] = [(r, cand) for r, _x in pts]
+                for r, _x in pts:
+                    channels[r][d] = cand
+                break
 
 
 def _pack_items(c: Container, layers: list[int], xs: list[float]) -> None:
