@@ -253,8 +253,9 @@ def _pack(c: Container, layers: list[int], xs: list[float],
             if n == 0:  # the left-most slot of the row
                 lo = min(lo, left)
         hi = max(hi, right)
-    _straighten(routes, [[(left_of[idx], left_of[idx] + slot_w[idx]) for _x, kind, idx in row if kind == 0]
-                         for row in slots])
+    if any(pts[0][1] != x for pts in routes.values() for _r, x in pts):  # some route steps sideways
+        _straighten(routes, [[(left_of[idx], left_of[idx] + slot_w[idx]) for _x, kind, idx in row if kind == 0]
+                             for row in slots])
     if m:
         c.left = [x - lo for x in left_of]
         c.width = hi - lo
