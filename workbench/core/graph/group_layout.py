@@ -185,9 +185,13 @@ def _order(items: list[int], edges: set[tuple[int, int]], maxiter: int
     real = sorted((pos[a], pos[b]) for a, b in edges if a != ENTER and b != LEAVE)
     layers = assign_layers(m, real) if real else [0] * m
     local = real
-    if len(real) < len(edges):  # the source at layer 0, the items from 1, the sink below them
-        layers = [lay + 1 for lay in layers] + [0, max(layers, default=0) + 2]
-        local = sorted((pos[a], pos[b]) for a, b in edges)
+    top, bottom = 0, max(layers, default=0)
+    # edges in from above an item of the first row, or out below one of the last, skip no row: left out
+    virtual = [(pos[a], pos[b]) for a, b in edges
+               if (a == ENTER and layers[pos[b]] > top) or (b == LEAVE and layers[pos[a]] < bottom)]
+    if virtual:  # the source at layer 0, the items from 1, the sink below them
+        layers = [lay + 1 for lay in layers] + [0, bottom + 2]
+        local = sorted(real + virtual)
     code = [*items, ENTER, LEAVE]
     if len(set(layers[:m])) < m:  # some layer holds two items: igraph orders them and routes the long edges
         xs, routing = sugiyama(len(layers), local, layers, maxiter)
