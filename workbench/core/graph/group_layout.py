@@ -76,6 +76,8 @@ class Container:
     slot_w: list[float] = field(default_factory=list)
     width: float = 0.0
     routes: dict[tuple[int, int], list[tuple[int, float]]] = field(default_factory=dict)
+    #: item -> its row, for the items of rows that hold a group (rows that can be taller than a node)
+    tall_row_of: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -108,7 +110,8 @@ class Placement:
     routes : dict of int to list of (float, float, float)
         Graph edge index -> passages (x, y_top, y_bottom), scene pixels, top to bottom: one
         vertical run per row the edge skips in each laid-out container it crosses (see the
-        module docstring); only for shown edges that skip rows.
+        module docstring), after a first drop to the bottom of the producer's row when the
+        producer is shorter than that row; only for shown edges that have any.
     """
 
     centres: np.ndarray
@@ -341,7 +344,12 @@ def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], 
         c.slot_w = [NODE_W if it >= 0 else max(BOX_W, containers[-(it + 1)].width + 2 * PAD) for it in c.items]
         _pack(c, layers, xs, dummies)
         containers[g] = c
-    routed = {e: segs for e, segs in enumerate(owner) if any(key in containers[g].routes for g, key in segs)}
+    for c in containers.values():
+        for r, row in enumerate(c.rows):
+            if any(c.items[k] < 0 for k in row):
+                c.tall_row_of.update((c.items[k], r) for k in row)
+    routed = {e: segs for e, segs in enumerate(owner)
+              if any(key in containers[g].routes or key[0] in containers[g].tall_row_of for g, key in segs)}
     return GroupLayoutPlan(h, containers, n_nodes, routed)
 
 
@@ -410,13 +418,17 @@ def place(plan: GroupLayoutPlan, expanded: set[int] | frozenset[int]) -> Placeme
 def _route(plan: GroupLayoutPlan, out: Placement, spans: dict[int, tuple[float, list[tuple[float, float]]]]) -> None:
     """Passages of the shown edges that skip rows, from the laid-out containers' rows (``spans``:
     container -> (content x0, [(row top, row bottom)])); segments in containers not laid out
-    (inside a collapsed box) are left out."""
+    (inside a collapsed box) are left out. An edge whose producer (a node or a collapsed box) is
+    shorter than its row first drops straight down to the row's bottom (items are top-aligned,
+    so the space below it is free), not across the taller boxes beside it."""
     cache: dict[Segment, list[tuple[float, float, float]]] = {}
     for e, segs in plan.edge_owner.items():
         route: list[tuple[float, float, float]] = []
         for seg in segs:
             if seg[0] not in spans:
                 continue
+            if not route:
+                route += _lead(plan, out, spans, seg)
             part = cache.get(seg)
             if part is None:
                 x0, rows = spans[seg[0]]
@@ -424,3 +436,21 @@ def _route(plan: GroupLayoutPlan, out: Placement, spans: dict[int, tuple[float, 
             route += part
         if route:
             out.routes[e] = route
+
+
+def _lead(plan: GroupLayoutPlan, out: Placement, spans: dict[int, tuple[float, list[tuple[float, float]]]],
+          seg: Segment) -> list[tuple[float, float, float]]:
+    """The drop from the producer item of ``seg`` to the bottom of its row, or [] when it fills the row."""
+    g, (item, _b) = seg
+    r = plan.containers[g].tall_row_of.get(item)
+    if r is None:
+        return []
+    if item >= 0:
+        x, bottom = float(out.centres[item, 0]), float(out.centres[item, 1]) + NODE_H / 2
+    elif -(item + 1) in out.collapsed:
+        x0, _y0, x1, bottom = out.boxes[-(item + 1)]
+        x = (x0 + x1) / 2
+    else:  # an open group: the edge leaves from inside it
+        return []
+    row_bottom = spans[g][1][r][1]
+    return [(x, bottom, row_bottom)] if row_bottom > bottom + 1.0 else []
