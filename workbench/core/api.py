@@ -17,7 +17,8 @@ Typical use::
 
 Verbs: open_model, inspect_model, make_recipe, load_recipe, resolve, plan, calibrate, quantize,
 export, evaluate, analyze, sensitivity_sweep, autotune, search_recipe, convert_file, model_cost, replay_project,
-new_project / save_project / load_project, layout_graph, read_quant_params, write_report,
+new_project / save_project / load_project, layout_graph / layout_routed (positions + long-edge routes),
+read_quant_params, write_report,
 summarize_quantization, edge_quantization, diff_models / compare_models (float vs quantized).
 """
 
