@@ -6,8 +6,11 @@ For digits_cnn (batch 450) and minilm_l6_v2 (batch 8 x 32 tokens): integer-kerne
 optimization, median latency of each model, and the ratios ours / quantize_static (target
 <= 1.0) and ours / float, all measured in one run, one intra-op thread. Then, for every corpus model, quantized / float
 latency of what ``workbench-cli quantize MODEL --data calib.npz`` writes, on the first calibration
-sample: the median over ``--rounds`` measurements of :func:`workbench.core.runtime.latency.measure`
-(each the fastest of alternating float / quantized runs, 1 thread). Prints only; never asserts.
+sample, from ``--rounds`` measurements of :func:`workbench.core.runtime.latency.measure` (each the
+fastest of alternating float / quantized runs, 1 thread): the ratio of the fastest runs over all
+measurements, the median and range of the per-measurement ratios, the same ratio of the fastest
+thread CPU times (steadier under load), and the load average (the CPU flags and core count head the
+table). Prints only; never asserts.
 
 Run: ``.venv/bin/python benchmarks/fusion_latency.py [--corpus-only] [--only NAME] [--rounds 5]``
 """
@@ -120,10 +123,24 @@ CORPUS_FILES = [
 ]
 
 
+def cpu_flags() -> str:
+    """The machine, its core count and whether the CPU has AVX512-VNNI / AVX-VNNI (from /proc/cpuinfo)."""
+    try:
+        flags = next((ln.split(":", 1)[1].split() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                      if ln.startswith("flags")), [])
+    except OSError:
+        flags = []
+    vnni = [f for f in ("avx512_vnni", "avx_vnni") if f in flags]
+    return f"{platform.machine()}, {os.cpu_count()} cores, {'/'.join(vnni) or 'no VNNI'}"
+
+
 def corpus_ratios(only: str | None, rounds: int) -> None:
     """quantized / float latency of the CLI's default quantize of every corpus model (see the module docstring)."""
-    print(f"quantized / float latency, 1 thread, first calibration sample, median of {rounds} measurements "
+    print(f"quantized / float latency, 1 thread, first calibration sample, {rounds} measurements of alternating "
+          f"runs; {cpu_flags()}; onnxruntime {ort.__version__}; load average {os.getloadavg()[0]:.1f} "
           "(rough: the machine is shared)")
+    print("  min = fastest quantized run / fastest float run over all measurements; median = of the per-measurement "
+          "ratios")
     for folder, file in CORPUS_FILES:
         if only and only not in f"{folder}/{file}":
             continue
@@ -131,17 +148,26 @@ def corpus_ratios(only: str | None, rounds: int) -> None:
         calib = str(CORPUS / folder / "calib.npz")
         with tempfile.TemporaryDirectory() as d:  # the file the CLI writes with its defaults
             out = os.path.join(d, "ours.onnx")
-            with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
                 rc = cli_main(["quantize", str(CORPUS / folder / file), "--data", calib, "-o", out])
             if rc != 0:
                 raise SystemExit(f"{folder}/{file}: workbench-cli quantize exited {rc}")
             qb = Path(out).read_bytes()
+        islands = err.getvalue().count("kept float with its island")
+        units = onnx.load_from_string(qb).graph.node
+        dq = sum(n.op_type == "DequantizeLinear" for n in units)
         feed = latency_feed(model, calib)
         fb = model.proto.SerializeToString()
         lats = [measure(fb, qb, feed, budget_s=2.0) for _ in range(rounds)]
         ratios = sorted(x.ratio for x in lats)
-        print(f"  {folder}/{file}: {float(np.median(ratios)):.3f} (range {ratios[0]:.3f}-{ratios[-1]:.3f}; float "
-              f"{np.median([x.float_s for x in lats]) * 1e3:.3f} ms, {lats[0].runs} runs each)", flush=True)
+        best = min(x.quant_s for x in lats) / min(x.float_s for x in lats)
+        cpu = min(x.quant_cpu_s for x in lats) / min(x.float_cpu_s for x in lats)
+        print(f"  {folder}/{file}: min {best:.3f}, median {float(np.median(ratios)):.3f} (range {ratios[0]:.3f}-"
+              f"{ratios[-1]:.3f}); thread CPU time {cpu:.3f}; float "
+              f"{min(x.float_s for x in lats) * 1e3:.3f} ms fastest, {lats[0].runs} runs "
+              f"each; load average {os.getloadavg()[0]:.1f}; {dq} DequantizeLinear, {islands} island(s) left float "
+              "by the latency fallback)", flush=True)
 
 
 def main() -> None:

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import re
 import struct
+from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 from PIL import Image
 
+import workbench
 from workbench.cli import main
+from workbench.core import api
 
 pytest.importorskip("PySide6")
+
+from workbench.qt.canvas import colors  # noqa: E402
 
 UINT8_FILL = 'fill="#ffd54f"'  # colors._DTYPE_COLORS["uint8"]: cpu-u8s8 activations
 UINT8_RGB, NO_VALUE_RGB = (0xFF, 0xD5, 0x4F), (0xD9, 0xD9, 0xD9)  # the legend's swatches: uint8, not assigned
@@ -69,3 +75,29 @@ def test_render_draws_the_colour_legend_into_png_and_svg(corpus, tmp_path):
     texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text(encoding="utf-8"))]
     for label in ("Colour: dtype (recipe)", "uint8", "not assigned"):
         assert label in texts, label
+
+
+@pytest.mark.slow
+def test_render_compare_draws_both_panes(tmp_path, capsys):
+    """``render FLOAT --compare QUANTIZED``: the float graph and our export of it side by side."""
+    example = Path(workbench.__file__).resolve().parent / "resources" / "example"
+    float_path, calib, export = example / "digits_cnn.onnx", example / "digits_cnn_calib.npz", tmp_path / "q.onnx"
+    model = api.open_model(float_path)
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(calib), samples=8), export)
+    svg = tmp_path / "panes.svg"
+    assert main(["render", str(float_path), "--compare", str(export), "--data", str(calib), "--samples", "8",
+                 "-o", str(svg)]) == 0
+    text = svg.read_text(encoding="utf-8")
+    assert ">Float: digits_cnn.onnx<" in text and ">Quantized: q.onnx<" in text
+    convs = sum(n.op_type == "Conv" for n in onnx.load(str(float_path)).graph.node)
+    assert text.count(">Conv<") == 2 * 2 * convs  # op type and short name, in each pane
+    assert f'fill="{colors.op_color("Conv").name()}"' in text  # the float pane in op colours
+    # one u8 edge badge per Q/DQ pair between two drawn nodes (read from the export with onnx)
+    q = onnx.load(str(export))
+    producer = {o: n for n in q.graph.node for o in n.output}
+    outputs = {o.name for o in q.graph.output}
+    between = [n for n in q.graph.node if n.op_type == "QuantizeLinear" and n.input[0] in producer
+               and not any(d.output[0] in outputs for d in q.graph.node
+                           if d.op_type == "DequantizeLinear" and d.input[0] == n.output[0])]
+    assert text.count(">u8<") == len(between) == 6
+    assert ">out:u8<" in text and sorted(p.name for p in tmp_path.iterdir()) == ["panes.svg", "q.onnx"]

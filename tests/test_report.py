@@ -113,6 +113,21 @@ def test_histogram_clip_range_is_the_quantizelinear_of_the_written_model(corpus)
         assert int(h.counts.sum()) == h.values == n
 
 
+def test_histograms_use_no_more_samples_than_eval_samples(corpus):
+    d = corpus / "digits_cnn"
+    model = api.open_model(d / "model_opset17.onnx")
+    result = api.quantize(model, api.make_recipe(), data=str(d / "calib.npz"))
+    data = api.collect_report(model, result, str(d / "eval.npz"), eval_samples=3, hist_samples=8, worst=1)
+    assert [h.samples for h in data.histograms] == [3]
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model.proto)
+    h = data.histograms[0]
+    probe.graph.output.append(onnx.ValueInfoProto(name=h.tensor))
+    sess = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.load(d / "eval.npz")["input"][:3]
+    assert h.values == sum(sess.run([h.tensor], {"input": x[i:i + 1]})[0].size for i in range(3))
+
+
 def test_cancelled_report_writes_nothing(corpus, tmp_path):
     d = corpus / "digits_cnn"
     model = api.open_model(d / "model_opset17.onnx")

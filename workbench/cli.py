@@ -576,7 +576,8 @@ def cmd_render(args) -> int:
     runs in a child process, ``python -m workbench.qt.render SPEC.json`` (offscreen Qt), because
     this module may import only the core facade (an import-linter contract) and a verb that does
     not draw should not load Qt. The spec (a temporary JSON file) carries the model path, the
-    output, the colour mode, the per-node values and the open depth.
+    output, the colour mode, the per-node values and the open depth; with ``--compare`` also the float
+    model, and the child draws the two aligned panes of the app's compare tab.
     """
     suffix = Path(args.output).suffix.lower()
     if suffix not in (".png", ".svg"):
@@ -591,6 +592,8 @@ def cmd_render(args) -> int:
     spec = {"model": str(Path(drawn).resolve()), "output": str(Path(args.output).resolve()), "mode": mode,
             "dtypes": dtypes, "errors": errors, "edge_errors": edge_errors, "depth": args.expand,
             "max_side": args.max_side}
+    if args.compare:  # the float model left, the quantized file right (two aligned panes)
+        spec["float_model"] = str(Path(args.model).resolve())
     env = dict(os.environ)
     env.setdefault("QT_QPA_PLATFORM", "offscreen")
     with tempfile.TemporaryDirectory() as tmp:
@@ -824,8 +827,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="open groups down to DEPTH (0: all collapsed; default: the app's automatic depth)")
     s.add_argument("--max-side", type=_positive_int, default=2400, help="longest picture side in pixels")
     s.add_argument("--compare", metavar="QUANTIZED",
-                   help="draw this quantized file of MODEL instead, nodes and edges coloured by the SQNR of each "
-                        "tensor against MODEL on --data (float vs quantized)")
+                   help="draw MODEL and this quantized file of it side by side (two aligned panes, as the app's "
+                        "compare tab), the quantized one coloured by the SQNR of each tensor against MODEL on --data")
     s.set_defaults(func=cmd_render)
 
     s = sub.add_parser("presets", help="list presets")

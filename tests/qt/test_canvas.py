@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -50,19 +49,15 @@ def center_of(view, name) -> QPoint:
     return view.mapFromScene(view.node_scene_rect(name).center())
 
 
-def test_layout_runs_off_the_gui_thread(qtbot, canvas, monkeypatch):
-    threads = []
-    real = canvas_worker.plan_group_layout  # the grouped layout (the default); flat: layout_graph
+def test_layout_runs_in_a_child_process(qtbot, canvas, monkeypatch):
+    def not_here(*args, **kwargs):
+        raise AssertionError("the layout must not run in the GUI process")
 
-    def spy(*args, **kwargs):
-        threads.append(threading.get_ident())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(canvas_worker, "plan_group_layout", spy)
+    for name in ("prepare", "plan_group_layout", "graph_structure"):
+        monkeypatch.setattr(canvas_worker, name, not_here)
     with qtbot.waitSignal(canvas.layoutReady, timeout=20_000):
         canvas.set_model(onnx.load(EXAMPLE))
         assert canvas.node_names() == []  # set_model returned before the layout was done
-    assert len(threads) == 1 and threads[0] != threading.get_ident()
     assert len(canvas.node_names()) == 10
 
 
@@ -176,19 +171,16 @@ def test_level_of_detail_and_lazy_items(qtbot, canvas):
     assert not canvas.viewport().grab().isNull()
 
 
-def test_given_positions_are_used_without_layout(qtbot, canvas, tmp_path, monkeypatch):
+def test_given_positions_are_used_without_layout(qtbot, canvas, tmp_path):
     proto = onnx.load(EXAMPLE)
     positions = layout_graph(proto, cache_dir=tmp_path)
     positions[CONVS[0]] = (-500.0, -300.0)
     del positions[RELUS[2]]  # a node without a position still gets a place
-
-    def no_layout(*args, **kwargs):
-        raise AssertionError("layout_routed must not run when positions are given")
-
-    monkeypatch.setattr(canvas_worker, "layout_routed", no_layout)
     open_model(qtbot, canvas, proto, positions=positions)
     assert canvas.node_scene_rect(CONVS[0]).center().toTuple() == pytest.approx((-500.0, -300.0))
     assert canvas.node_scene_rect(RELUS[2]).center().y() > max(p[1] for p in positions.values())
+    layout_cache = tmp_path / "layout"  # the canvas's layout cache: no layout ran, none was written
+    assert not layout_cache.exists() or not any(layout_cache.iterdir())
 
 
 def test_second_model_replaces_a_pending_layout(qtbot, canvas):

@@ -18,8 +18,8 @@ Typical use::
 Verbs: open_model, inspect_model, make_recipe, load_recipe, resolve, plan, calibrate, quantize,
 export, evaluate, analyze, sensitivity_sweep, autotune, search_recipe, convert_file, model_cost, replay_project,
 new_project / save_project / load_project, layout_graph / layout_routed (positions + long-edge routes),
-read_quant_params, write_report,
-summarize_quantization, edge_quantization, diff_models / compare_models (float vs quantized).
+read_quant_params, write_report, summarize_quantization, edge_quantization,
+diff_models / compare_models / pane_layout (float vs quantized, side by side).
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ _LAZY: dict[str, str] = {
     "PRESETS": "workbench.core.recipe.presets",
     "get_preset": "workbench.core.recipe.presets",
     "cpu_needs_reduce_range": "workbench.core.recipe.hardware",
+    "NodeRoles": "workbench.core.planning.roles",
+    "node_roles": "workbench.core.planning.roles",
     "RECIPE_DTYPES": "workbench.core.formats.qtypes",
     "QParams": "workbench.core.formats.qparams",
     # pipeline
@@ -126,6 +128,10 @@ _LAZY: dict[str, str] = {
     "format_diff": "workbench.core.inspection.model_diff",
     "compare_models": "workbench.core.inspection.diff_error",
     "measure_diff": "workbench.core.inspection.diff_error",
+    "float_reference": "workbench.core.inspection.diff_error",
+    "PaneLayout": "workbench.core.inspection.diff_layout",
+    "pane_layout": "workbench.core.inspection.diff_layout",
+    "qdq_marks": "workbench.core.inspection.diff_layout",
     "convert_file": "workbench.core.qonnx.convert",
     "conversion_report": "workbench.core.qonnx.convert",
     "read_qonnx": "workbench.core.qonnx.reader",

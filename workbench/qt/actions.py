@@ -78,7 +78,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("find_previous", "Find Pre&vious", "step_search", (K.FindPrevious,), "Show the previous search hit",
                args=(-1,)),
     ActionSpec("same_type", "Select all of this &type", "select_same_type", ("Ctrl+T",),
-               "Select every node with the op type of the selected node"),
+               "Select every node with the op type of the selected node", group="model"),
     # View
     ActionSpec("fit", "&Fit graph", "canvas.fit", ("Ctrl+0",)),
     ActionSpec("zoom_in", "Zoom &in", "canvas.zoom_in", (K.ZoomIn,)),

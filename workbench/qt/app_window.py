@@ -17,6 +17,7 @@ from pathlib import Path
 import onnx
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -47,7 +48,8 @@ from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
 from workbench.qt.runs import RunController
 from workbench.qt.tabs import ModelTabs
-from workbench.qt.theme import apply_theme, colors_for, notifier, shown_theme, style_plot
+from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
+from workbench.qt.wording import count
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
@@ -81,6 +83,7 @@ class MainWindow(QMainWindow):
         self.doc = Document(self)
         self.runs = RunController(self.doc, self)
         self._open_job: ThreadJob | None = None
+        self._compare_after_open: tuple[Path, Path] | None = None  # (float model, quantized file)
         self._autosaves_mentioned = False  # autosaves of other models named once per session
         self.canvas = GraphCanvas(self)
         self.tabs = ModelTabs(self.canvas, self)
@@ -118,6 +121,7 @@ class MainWindow(QMainWindow):
         self.status_bar_progress.setVisible(False)
         self.problems_link = QLabel("")
         self.problems_link.setToolTip("Show the Problems dock")
+        self._problem_counts = (0, 0)  # (problems, errors) the link shows
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.problems_link)
         self.statusBar().addPermanentWidget(self.status_bar_progress)
@@ -132,6 +136,7 @@ class MainWindow(QMainWindow):
         self.errors.nodeClicked.connect(self.focus_node)
         self.errors.colorBySqnr.connect(self.color_by_sqnr)
         self.errors.exportNodeData.connect(self.export_node_data_dialog)
+        self.errors.compareRequested.connect(self.compare_with_float_dialog)
         self.sensitivity.nodeClicked.connect(self.focus_node)
         self.cost.nodeClicked.connect(self.focus_node)
         self.problems.nodeClicked.connect(self.focus_node)
@@ -157,6 +162,8 @@ class MainWindow(QMainWindow):
                                                                     "previous results kept."))
         self.runs.finished.connect(self._update_actions)
         self.runs.histogramReady.connect(self._on_histogram)
+        self.runs.histogramFailed.connect(
+            lambda tensor, why: self.errors.clear_histogram(f"No histogram of {tensor}: {why}"))
         self._hist_timer.timeout.connect(self._request_histogram)
 
     # ------------------------------------------------------------------ opening
@@ -232,6 +239,13 @@ class MainWindow(QMainWindow):
         if job is not None:
             job.deleteLater()
         self._update_actions()
+        then, self._compare_after_open = self._compare_after_open, None
+        if then is not None and self.doc.model_path == then[0]:  # the float model opened
+            self._compare_opened_with(then[1])
+
+    @guarded
+    def _compare_opened_with(self, quantized: Path) -> None:
+        self.compare_with(quantized)
 
     @guarded
     def _on_model_loaded(self, model, quantization, path: Path, on_loaded=None) -> None:
@@ -248,9 +262,9 @@ class MainWindow(QMainWindow):
         settings.set_last_dir(path)
         self._update_title()
         self._update_actions()
-        notes = f" ({len(model.notes)} preparation notes, see Problems)" if model.notes else ""
+        notes = f" ({count(len(model.notes), 'preparation note')}, see Problems)" if model.notes else ""
         quantized = " Already quantized: Calibrate, Analyze and Export are off." if self.doc.quant_summary else ""
-        self.set_status(f"Opened {path.name}: {len(model.graph.node)} nodes{notes}.{quantized}"
+        self.set_status(f"Opened {path.name}: {count(len(model.graph.node), 'node')}{notes}.{quantized}"
                         + (f" {extra}" if extra else ""))
         self._offer_autosave()
         self.modelOpened.emit(str(path))
@@ -330,6 +344,7 @@ class MainWindow(QMainWindow):
         else:
             self.canvas.set_quant_info(*quant_info(doc.quant_summary, list(doc.quant_params.values()), doc.model.proto))
             self.color_mode.setCurrentText("dtype")
+        self.errors.set_quantized(doc.model_path.name if doc.quant_summary is not None else "")
         reason = doc.quantized_reason
         for act in (self.act_calibrate, self.act_analyze, self.act_sensitivity, self.act_export, self.act_export_qonnx):
             act.setToolTip(f"Disabled: {reason}" if reason else act.statusTip())
@@ -372,6 +387,33 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Quantized model to compare with", start, "ONNX models (*.onnx)")
         if path:
             self.compare_with(path)
+
+    @guarded
+    def compare_with_float_dialog(self) -> None:
+        """Errors dock, "Compare with its float model..." (an already-quantized file is open): pick
+        the float model it was made from; it opens and the quantized file is compared with it."""
+        self._need_model()
+        path, _ = QFileDialog.getOpenFileName(self, f"Float model of {self.doc.model_path.name}",
+                                              str(self.doc.model_path.parent), "ONNX models (*.onnx)")
+        if path:
+            self.compare_quantized_with_float(path)
+
+    def compare_quantized_with_float(self, float_path: str | Path) -> None:
+        """Open ``float_path`` and compare the open, already-quantized file with it (a diff tab,
+        :attr:`diffReady`). Raises WorkbenchError when the open model is a float model or is
+        ``float_path`` itself; with unsaved edits the user is asked first."""
+        self._need_model()
+        quantized, float_path = self.doc.model_path, Path(float_path).resolve()
+        if self.doc.quant_summary is None:
+            raise WorkbenchError(f"{quantized.name} is a float model; there is no float model to compare it with.",
+                                 hint="Use View > Compare Float vs Quantized (Ctrl+Shift+D) to pick its quantized file.")
+        if float_path == quantized:
+            raise WorkbenchError(f"{float_path.name} is the open quantized file, not its float model.",
+                                 hint="Pick the float .onnx file it was quantized from.")
+        if not self.keep_or_drop_changes(f"opening {float_path.name}"):
+            return
+        self.open_model(float_path)
+        self._compare_after_open = (float_path, quantized)
 
     def compare_with(self, path: str | Path) -> None:
         """Match ``path`` (a quantized file) to the open float model and measure per-edge SQNR on the
@@ -542,8 +584,8 @@ class MainWindow(QMainWindow):
             plan = api.plan(self.doc.model, api.Recipe.from_json(self.doc.result_recipe))  # the rows' own plan
         data = api.build_node_data(self.doc.model, plan, self.doc.errors)
         paths = api.write_node_data(data, path)
-        missing = f"; {len(data.unmatched)} unit(s) not found in the file" if data.unmatched else ""
-        self.set_status(f"Model Explorer node data for {len(data.node_ids())} nodes: "
+        missing = f"; {count(len(data.unmatched), 'unit')} not found in the file" if data.unmatched else ""
+        self.set_status(f"Model Explorer node data for {count(len(data.node_ids()), 'node')}: "
                         f"{', '.join(p.name for p in paths.values())}{missing}. In Model Explorer: Load node data.")
         return paths
 
@@ -622,9 +664,12 @@ class MainWindow(QMainWindow):
         """Show the Problems dock in front."""
         docks.bring_forward(self, self.docks, "Problems", beside="Errors")
 
-    def _on_problem_count(self, count: int, errors: int) -> None:
-        text = f"{count} problem(s)" + (f", {errors} error(s)" if errors else "")
-        self.problems_link.setText(f'<a href="#problems">{text}</a>' if count else "")
+    def _on_problem_count(self, total: int, errors: int) -> None:
+        self._problem_counts = (total, errors)
+        text = count(total, "problem") + (f", {count(errors, 'error')}" if errors else "")
+        # the link colour is fixed when the text is set: take the palette's now (and again on a theme switch)
+        link = QApplication.palette().color(QPalette.ColorRole.Link).name()
+        self.problems_link.setText(f'<a href="#problems" style="color: {link}">{text}</a>' if total else "")
 
     def show_sensitivity_dock(self) -> None:
         """Show the Sensitivity dock in front, as a tab beside Errors the first time."""
@@ -641,8 +686,8 @@ class MainWindow(QMainWindow):
             self.set_status("The suggestion is already applied.")
             return []
         if push_edit(self.doc, set_exclude(self.doc.recipe, nodes, True),
-                     f"Keep {len(nodes)} sensitive unit(s) in float"):
-            self.set_status(f"Kept {len(nodes)} unit(s) in float: {', '.join(nodes)} (Ctrl+Z undoes).")
+                     f"Keep {count(len(nodes), 'sensitive unit')} in float"):
+            self.set_status(f"Kept {count(len(nodes), 'unit')} in float: {', '.join(nodes)} (Ctrl+Z undoes).")
         return nodes
 
     @guarded
@@ -686,11 +731,11 @@ class MainWindow(QMainWindow):
         elif kind == "report":
             self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
         elif kind == "sensitivity":
-            self._on_run_ended(f"Done: sensitivity of {len(self.doc.sensitivity.rows)} node units.")
+            self._on_run_ended(f"Done: sensitivity of {count(len(self.doc.sensitivity.rows), 'node unit')}.")
         elif kind in EVALUATION_KINDS:
             self._on_run_ended(self.evaluation.done_message(kind, result))
         else:
-            self._on_run_ended(f"Done: {len(self.doc.errors)} node units analysed.")
+            self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed.")
 
     def _on_run_failed(self, kind: str, err) -> None:
         self._on_run_ended(f"{kind.capitalize()} failed: {getattr(err, 'message', err)}")
@@ -716,7 +761,7 @@ class MainWindow(QMainWindow):
         self.search_hits.set_hits([(n, ops[n]) for n in found])
         if found:
             docks.bring_forward(self, self.docks, "Search Hits", beside="Inspector")
-        self.set_status(f"{len(found)} nodes match {text!r}; F3 / Shift+F3 step through them." if found
+        self.set_status(f"{count(len(found), 'node matches', 'nodes match')} {text!r}; F3 / Shift+F3 step through them." if found
                         else f"No node matches {text!r}.")
         return found
 
@@ -761,7 +806,7 @@ class MainWindow(QMainWindow):
             return []
         op = self.doc.op_type(selected[0])
         found = self.canvas.select_op_type(op)
-        self.set_status(f"Selected {len(found)} {op} nodes.")
+        self.set_status(f"Selected {count(len(found), f'{op} node')}.")
         return found
 
     @guarded
@@ -872,8 +917,11 @@ class MainWindow(QMainWindow):
                                suggestion=bool(self.sensitivity.pending()), quantized=quantized)
         for panel in (self.sensitivity, self.evaluate_panel, self.autotune_panel):
             panel.run_button.setEnabled(has_model and not busy and not quantized)
-        if quantized and not busy:
-            self.calibration.start.setEnabled(False)
+        # the panel's button works only where Run > Calibrate does (a float model open, no job)
+        self.calibration.start.setEnabled(has_model and not busy and not quantized)
+        if not has_model:
+            self.calibration.start.setToolTip("Disabled: open a model first (File > Open, Ctrl+O).")
+        self.errors.compare_button.setEnabled(has_model and quantized and not busy)
 
     def _update_title(self, *_args) -> None:
         name = self.doc.project_path or self.doc.model_path
@@ -942,7 +990,7 @@ class MainWindow(QMainWindow):
         self._need_model()
         titles = self.tabs.open_bodies(self.doc.model, name)
         if titles:
-            self.set_status(f"Opened {len(titles)} subgraph(s) of {name}.")
+            self.set_status(f"Opened {count(len(titles), 'subgraph')} of {name}.")
         return titles
 
     @guarded
@@ -961,6 +1009,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if state:
             self.restoreState(state)
+            docks.settle_restored(self, self.docks)  # no empty hit list in front of the Inspector
 
     def set_theme(self, mode: str) -> None:
         """Switch theme (system | light | dark) and remember the choice."""
@@ -974,8 +1023,10 @@ class MainWindow(QMainWindow):
         colors = colors_for(shown)
         for canvas in self.findChildren(GraphCanvas):
             canvas.set_theme_colors(colors.canvas_background, colors.canvas_edge)
-        for plot in self.findChildren(pg.PlotWidget):
+        for plot in self.findChildren(pg.GraphicsView):  # PlotWidgets and the autotune's GraphicsLayoutWidget
             style_plot(plot, colors)
+        restyle_muted(self, colors)
+        self._on_problem_count(*self._problem_counts)  # the link in the new palette's link colour
 
     def closeEvent(self, event) -> None:
         if not self.keep_or_drop_changes("quitting"):

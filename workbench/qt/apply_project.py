@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTableWidgetItem, QVBoxLayout, QWidget
 
 from workbench.qt.tables import node_item, node_table
+from workbench.qt.wording import count, plural
 
 #: how an entry matched -> the words of the "Matched by" column
 MATCHED_BY = {"name": "name", "structure": "structure (moved)", "missing": "no longer exists", "glob": "name glob"}
@@ -27,9 +28,9 @@ def summary_text(rt) -> str:
     moved = [r for r in overrides if r.how == "structure"]
     dead_globs = [r for r in rt.rows if r.kind != "override" and r.how == "missing"]
     lines = [f"Overrides: {len(overrides) - len(gone)} of {len(overrides)} apply "
-             f"({len(moved)} moved to a new name, {len(gone)} no longer exist)."]
+             f"({len(moved)} moved to a new name, {len(gone)} no longer {plural(len(gone), 'exists', 'exist')})."]
     if dead_globs:
-        lines.append(f"{len(dead_globs)} name glob(s) match no node of this model any more.")
+        lines.append(f"{count(len(dead_globs), 'name glob matches', 'name globs match')} no node of this model any more.")
     if overrides and len(gone) == len(overrides):
         lines.append("None of the project's overrides matches this model: is it a version of the project's model?")
     if not rt.structure:

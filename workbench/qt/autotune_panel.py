@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.api import Recipe, fmt_metric
+from workbench.qt.wording import count
 
 #: x axis key -> (axis title, units shown, CurvePoint field, divisor)
 X_AXES = {"weight": ("weight size", "KiB", "weight_bytes", 1024.0),
@@ -169,8 +170,8 @@ class AutotunePanel(QWidget):
             self.target_value = self.metric_float - target["max_drop"]
         self.points.append(entry)
         self._redraw()
-        self.summary.setText(f"{len(self.points)} recipe(s) tried; last: {entry['point']['promoted']} unit(s) "
-                             f"promoted, {self.metric_name} {fmt_metric(entry['point']['metric'])}.")
+        self.summary.setText(f"{count(len(self.points), 'recipe')} tried; last: "
+                             f"{count(entry['point']['promoted'], 'unit')} promoted, {self.metric_name} {fmt_metric(entry['point']['metric'])}.")
 
     def set_result(self, result: dict) -> None:
         """The finished job: the sorted curve and the chosen recipe."""
@@ -248,7 +249,7 @@ class AutotunePanel(QWidget):
 
     def _tip(self, x, y, data) -> str:
         p = self.points[int(data)]["point"]
-        return (f"{p['promoted']} unit(s) promoted, {self.metric_name} {fmt_metric(p['metric'])}, "
+        return (f"{count(p['promoted'], 'unit')} promoted, {self.metric_name} {fmt_metric(p['metric'])}, "
                 f"{p['fraction_int8']:.0%} of units in 8 bits\nclick: apply this recipe")
 
     def _on_clicked(self, _item, spots, *_args) -> None:
@@ -268,5 +269,5 @@ class AutotunePanel(QWidget):
         met = "target met" if res["met"] else "target NOT met"
         return (f"{self.metric_name}: float {fmt_metric(res['metric_float'])}, all quantized "
                 f"{fmt_metric(res['metric_before'])}, tuned {fmt_metric(res['metric_after'])} with "
-                f"{len(res['promoted'])} unit(s) promoted to {self._promoted_to} ({met}); "
-                f"{len(self.points)} recipes tried. Click a point to apply its recipe (Ctrl+Z undoes).")
+                f"{count(len(res['promoted']), 'unit')} promoted to {self._promoted_to} ({met}); "
+                f"{count(len(self.points), 'recipe')} tried. Click a point to apply its recipe (Ctrl+Z undoes).")

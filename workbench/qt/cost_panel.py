@@ -30,6 +30,7 @@ from workbench.core import api
 from workbench.core.api import FLOAT_BITS, CostReport, NodeCost
 from workbench.core.errors import WorkbenchError
 from workbench.qt.tables import node_at, node_item, node_table
+from workbench.qt.wording import count
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,9 @@ class CostPanel(QWidget):
         key = self._key()
         if key is None or (self._float_rows is not None and self._rows_key == key):
             return None
+        if self.doc.quant_summary is not None:  # no float cost, no plan: say so instead of zeros
+            self.summary.setText(self.quantized_text())
+            return None
         if self.job is not None:  # for another model or data: _on_finished starts the new count
             return None
         model, data = self.doc.model, self.doc.data
@@ -193,12 +197,18 @@ class CostPanel(QWidget):
         elif self.doc.model is None:
             self.summary.setText("Open a model to see its cost.")
 
+    def quantized_text(self) -> str:
+        """The panel's text for an already-quantized file (it has no float cost or plan to count)."""
+        return (f"{self.doc.model_path.name} is already quantized: the cost panel counts a float model's MACs, "
+                "bit operations and weights against its recipe. Open the float model to see them; the banner "
+                "above the graph says how this file is quantized.")
+
     def summary_text(self) -> str:
         rep = self.report
         if rep is None:
             return ""
         ratio = f" ({rep.bops_float / rep.bops:.1f}x fewer)" if rep.bops else ""
-        text = (f"Total over {len(rep.rows)} compute nodes: {rep.macs:,} MACs; BOPs {rep.bops_float:,} float -> "
+        text = (f"Total over {count(len(rep.rows), 'compute node')}: {rep.macs:,} MACs; BOPs {rep.bops_float:,} float -> "
                 f"{rep.bops:,} quantized{ratio}; weights {rep.memory_float_bits / 8:,.0f} -> "
                 f"{rep.memory_bits / 8:,.0f} bytes. Quantized widths from the current recipe's plan.")
         if rep.notes:

@@ -2,10 +2,13 @@
 
 Left, a tree of what :func:`workbench.core.api.diff_models` found: matched nodes (with how they
 were matched and the SQNR of their output on the user's data), nodes left float, Q/DQ pairs
-inserted, weight / bias DequantizeLinear, float nodes folded or fused, removed, and nodes the
-quantized file added. Right, the quantized file's graph (Q/DQ folded into edge badges) coloured by
-the measured SQNR: each edge by the SQNR of the tensor it carries, each node by that of its output
-(legend: the SQNR colour map); hovering an edge shows its SQNR. Clicking a row selects its node in the graph.
+inserted, weight / bias DequantizeLinear, float nodes folded or fused (and the node they went
+into), removed, and nodes the quantized file added. Right of it, two aligned panes
+(:class:`~workbench.qt.diff_panes.DiffPanes`): the float graph and the quantized file's graph (Q/DQ
+folded into edge badges), matched nodes at the same place in both, zoom, scroll and selection in
+step; the quantized pane is coloured by the measured SQNR of each edge and node (legend: the SQNR
+colour map and its thresholds), or by the dtype each edge carries when no data was given.
+Clicking a row selects the pair in both panes. The panes' layout runs in a background job.
 """
 
 from __future__ import annotations
@@ -14,19 +17,19 @@ import math
 from pathlib import Path
 
 import onnx
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from workbench.core.api import ModelDiff, read_quant_params, summarize_quantization
-from workbench.qt.canvas.view import GraphCanvas
+from workbench.core.api import ModelDiff, pane_layout, read_quant_params, summarize_quantization
+from workbench.qt.diff_panes import DiffPanes
 from workbench.qt.quant_tab import quant_info
+from workbench.qt.workers import ThreadJob
 
 COLUMNS = ["Float node", "SQNR (dB)", "Quantized node", "Op", "How"]
 QUANT_COL = COLUMNS.index("Quantized node")
+FLOAT_COL = COLUMNS.index("Float node")
 #: the top-level groups of the tree, in order
 GROUPS = ("matched", "left float", "Q/DQ pairs", "DQ without Q", "folded or fused", "removed", "added")
-#: colour-map value shown for a bit-exact tensor (+inf dB)
-INF_DB = 100.0
 
 
 def _row(parent: QTreeWidgetItem, float_node: str, quant_node: str, op: str, db: str, how: str) -> QTreeWidgetItem:
@@ -41,7 +44,14 @@ def _db_text(db: float | None) -> str:
 
 
 class DiffTab(QWidget):
-    """The diff of ``float_name`` vs the quantized file ``path`` (``proto``)."""
+    """The diff of ``float_name`` vs the quantized file ``path`` (``proto``).
+
+    ``canvas`` is the quantized pane, ``float_canvas`` the float pane; :attr:`panesReady` is emitted
+    when both are drawn (their layout, :func:`~workbench.core.api.pane_layout`, runs in a job).
+    The float graph is ``diff.float_proto`` (kept by :func:`~workbench.core.api.diff_models`).
+    """
+
+    panesReady = Signal()
 
     def __init__(self, diff: ModelDiff, proto: onnx.ModelProto, path: str | Path, float_name: str,
                  parent: QWidget | None = None):
@@ -60,28 +70,40 @@ class DiffTab(QWidget):
         self.tree.setHeaderLabels(COLUMNS)
         self.tree.setSortingEnabled(False)
         split.addWidget(self.tree)
-        self.canvas = GraphCanvas(self)
-        split.addWidget(self.canvas)
+        float_proto = diff.float_proto if diff.float_proto is not None else proto
+        self.panes = DiffPanes(diff, float_proto, proto, f"Float: {float_name}", f"Quantized: {self.path.name}")
+        self.canvas, self.float_canvas = self.panes.quant_canvas, self.panes.float_canvas
+        split.addWidget(self.panes)
         self.groups: dict[str, QTreeWidgetItem] = {}
         self._fill()
         for col in range(len(COLUMNS)):
             self.tree.resizeColumnToContents(col)
-        split.setSizes([560, 640])
+        split.setSizes([420, 1180])
         params = read_quant_params(proto)
         tensor_info, kernels, node_info = quant_info(summarize_quantization(proto, params), params, proto)
         for f, q in diff.tensors.items():
             if f in diff.sqnr:
                 tensor_info[q] = f"SQNR {_db_text(diff.sqnr[f])} dB vs float {f}" + (
                     f"; {tensor_info[q]}" if q in tensor_info else "")
-        self.canvas.set_quant_info(tensor_info, kernels, node_info)
-        values = {n: (INF_DB if db == math.inf else db) for n, db in diff.node_sqnr().items() if db > -math.inf}
-        self.canvas.set_node_values(errors=values, error_label="SQNR vs float (dB)")
-        # each edge carries a tapped tensor of the quantized file: its measured SQNR colours it
-        self.canvas.set_edge_values({diff.tensors[f]: (INF_DB if db == math.inf else db)
-                                     for f, db in diff.sqnr.items() if db > -math.inf and f in diff.tensors})
-        self.canvas.set_color_mode("error")
-        self.canvas.set_model(proto, collapse_qdq=True)
+        self._quant_info = (tensor_info, kernels, node_info)
         self.tree.itemClicked.connect(self._on_item)
+        self.panes.ready.connect(self.panesReady)
+        self._job: ThreadJob | None = ThreadJob(
+            lambda progress, cancel: pane_layout(float_proto, proto, diff, cancel=cancel),
+            title=f"Laying out the panes of {self.path.name}", parent=self)
+        self._closed = False
+        self._job.succeeded.connect(self._show_panes)
+        self._job.failed.connect(lambda err: self.panes.status.setText(
+            f"The panes could not be laid out: {err}"))
+        self._job.finished.connect(self._job_done)
+        self._job.start()
+
+    def _show_panes(self, layout) -> None:
+        if not self._closed:  # a tab closed while its layout ran draws nothing
+            self.panes.show_layout(layout, self._quant_info)
+
+    def _job_done(self) -> None:
+        self._job = None
 
     def _group(self, key: str, count: int) -> QTreeWidgetItem:
         item = QTreeWidgetItem([f"{key} ({count})"])
@@ -115,6 +137,8 @@ class DiffTab(QWidget):
             for name, op in rows:
                 if key == "added":
                     _row(g, "", name, op, "", "")
+                elif name in d.folded_into:
+                    _row(g, name, d.folded_into[name], op, "", "folded into")
                 else:
                     _row(g, name, "", op, "", "")
         for key in ("matched", "left float", "folded or fused"):
@@ -126,9 +150,14 @@ class DiffTab(QWidget):
         return [{t: g.child(i).text(c) for c, t in enumerate(COLUMNS)} for i in range(g.childCount())]
 
     def _on_item(self, item: QTreeWidgetItem, _column: int) -> None:
-        name = item.text(QUANT_COL)
-        if name:
-            self.canvas.select_nodes([name], center=True)
+        fname, qname = item.text(FLOAT_COL), item.text(QUANT_COL)
+        if item.parent() in (self.groups.get("Q/DQ pairs"), self.groups.get("DQ without Q")):
+            fname = ""  # the column holds the tensor the Q/DQ read, not a node
+        if fname or qname:
+            self.panes.select_pair(fname, qname)
 
     def shutdown(self) -> None:
-        self.canvas.shutdown()
+        self._closed = True
+        if self._job is not None:
+            self._job.cancel()
+        self.panes.shutdown()

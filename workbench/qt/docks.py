@@ -63,6 +63,10 @@ SIDE_BY_SIDE_HEIGHT = 0.42
 #: the docks in front of their tab groups at start
 FRONT = ("Inspector",)
 
+#: docks that have nothing to show when the app starts: hidden at every launch, even when the saved
+#: layout had them open (a search brings the hits forward again)
+EMPTY_AT_START = ("Search Hits",)
+
 
 def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
     """Create every panel of :data:`DOCKS` and its dock on ``window``; returns title -> dock."""
@@ -83,6 +87,15 @@ def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
     for title in FRONT:
         docks[title].raise_()
     return docks
+
+
+def settle_restored(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
+    """After ``window.restoreState``: hide :data:`EMPTY_AT_START` and put :data:`FRONT` in front."""
+    for title in EMPTY_AT_START:
+        docks[title].hide()
+    for title in FRONT:
+        if docks[title].isVisibleTo(window) or window.tabifiedDockWidgets(docks[title]):
+            docks[title].raise_()
 
 
 def bring_forward(window: QMainWindow, docks: dict[str, QDockWidget], title: str, beside: str) -> None:

@@ -1,7 +1,9 @@
 """Error view (pyqtgraph): per-node-unit SQNR bars worst first, and a tensor histogram.
 
 Clicking a bar emits :attr:`ErrorView.nodeClicked` (the window selects and centres the node on
-the canvas). The histogram shows a float tensor's values with the clip range of its quantization
+the canvas). For an already-quantized file there is nothing to calibrate: the view says so and
+offers "Compare with its float model..." (:attr:`ErrorView.compareRequested`), whose per-edge SQNR
+is what errors mean for such a file. The histogram shows a float tensor's values with the clip range of its quantization
 parameters (``rmin = (qmin - zero_point) * scale``, ``rmax = (qmax - zero_point) * scale``, ONNX
 QuantizeLinear saturation bounds) and, when there are at most :data:`MAX_GRID_LINES` levels in
 view, the quantization grid ``(q - zero_point) * scale`` (both from
@@ -10,6 +12,7 @@ view, the quantization grid ``(q - zero_point) * scale`` (both from
 
 from __future__ import annotations
 
+import html
 import math
 import statistics
 
@@ -19,8 +22,13 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.api import QParams, clip_range, grid_levels
+from workbench.qt.canvas.colors import ERROR_STOPS, error_color
 from workbench.qt.dialogs import guarded
 from workbench.qt.theme import colors_for, shown_theme
+from workbench.qt.wording import count
+
+#: The summary of a float model before its first calibration.
+NO_RESULTS = "No results yet: calibrate (Run > Calibrate, F5)."
 
 #: Bars for units with SQNR +inf (bit-exact) are drawn at this many dB.
 INF_SQNR_DB = 100.0
@@ -30,13 +38,15 @@ class ErrorView(QWidget):
     nodeClicked = Signal(str)
     colorBySqnr = Signal()
     exportNodeData = Signal()  # "Export for Model Explorer..." (the window asks for the file)
+    compareRequested = Signal()  # "Compare with its float model..." (an already-quantized file is open)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.rows: list = []
+        self.quantized_name = ""  # the open file when it is already quantized ("" for a float model)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
-        self.summary = QLabel("No results yet: calibrate (Run > Calibrate).")
+        self.summary = QLabel(NO_RESULTS)
         self.summary.setWordWrap(True)  # the dock may share its row with the Evaluate dock
         self.color_button = QPushButton("Colour canvas by SQNR")
         self.color_button.setEnabled(False)
@@ -44,7 +54,13 @@ class ErrorView(QWidget):
         self.node_data_button.setToolTip("Write these figures as Model Explorer node data (File > Export Model "
                                          "Explorer Data...)")
         self.node_data_button.setEnabled(False)
+        self.compare_button = QPushButton("Compare with its float model...")
+        self.compare_button.setToolTip("Pick the float model this file was quantized from: it opens, and the "
+                                       "per-edge SQNR of this file against it shows (View > Compare Float vs "
+                                       "Quantized, Ctrl+Shift+D)")
+        self.compare_button.setVisible(False)
         top.addWidget(self.summary, 1)
+        top.addWidget(self.compare_button)
         top.addWidget(self.color_button)
         top.addWidget(self.node_data_button)
         lay.addLayout(top)
@@ -57,7 +73,16 @@ class ErrorView(QWidget):
         self.hist_plot = pg.PlotWidget()
         self.hist_plot.setLabel("bottom", "value")
         self.hist_plot.setLabel("left", "count")
-        split.addWidget(self.bars_plot)
+        bars = QWidget()
+        column = QVBoxLayout(bars)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.bars_plot, 1)
+        self.bar_legend = QLabel(bar_legend_html())  # what the bar colours mean
+        self.bar_legend.setToolTip("Bar colour by SQNR, the canvas's colour map: red at or below 5 dB, yellow at "
+                                   f"25 dB, green at or above 45 dB; bit-exact units (+inf) are drawn at "
+                                   f"{INF_SQNR_DB:.0f} dB")
+        column.addWidget(self.bar_legend)
+        split.addWidget(bars)
         split.addWidget(self.hist_plot)
         lay.addWidget(split, 1)
         self.hist_title = QLabel("")
@@ -66,6 +91,22 @@ class ErrorView(QWidget):
         self.bars_plot.scene().sigMouseClicked.connect(self._on_click)
         self.color_button.clicked.connect(self.colorBySqnr)
         self.node_data_button.clicked.connect(self.exportNodeData)
+        self.compare_button.clicked.connect(self.compareRequested)
+
+    def set_quantized(self, name: str) -> None:
+        """``name`` (the open file) is already quantized ("" for a float model): the empty view says
+        what it shows instead of asking to calibrate, and offers the comparison with the float model."""
+        self.quantized_name = name
+        self.compare_button.setVisible(bool(name))
+        if not self.rows:
+            self.summary.setText(self._empty_text())
+
+    def _empty_text(self) -> str:
+        if self.quantized_name:
+            return (f"{self.quantized_name} is already quantized: per-node errors need the float model it was "
+                    "made from. Click Compare with its float model... (or open the float model and use View > "
+                    "Compare Float vs Quantized, Ctrl+Shift+D) for the per-edge SQNR.")
+        return NO_RESULTS
 
     # ------------------------------------------------------------------ bars
     def set_rows(self, rows: list) -> None:
@@ -77,11 +118,11 @@ class ErrorView(QWidget):
             if self._bars is not None:
                 self._bars.setVisible(False)
             self.bars_plot.getAxis("left").setTicks([[]])
-            self.summary.setText("No results yet: calibrate (Run > Calibrate).")
+            self.summary.setText(self._empty_text())
             return
         values = self.bar_values()
         y = np.arange(len(values), dtype=float)
-        brushes = [_BRUSHES[_bucket(v)] for v in values]
+        brushes = [pg.mkBrush(error_color(v)) for v in values]  # the canvas's SQNR colours
         if self._bars is None:
             self._bars = pg.BarGraphItem(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
             self.bars_plot.addItem(self._bars)
@@ -93,7 +134,7 @@ class ErrorView(QWidget):
         self.bars_plot.setYRange(-0.5, min(len(values), 25) - 0.5)
         finite = [r.sqnr_db for r in self.rows if math.isfinite(r.sqnr_db)]
         worst = self.rows[0]
-        self.summary.setText(f"{len(self.rows)} node units; worst {worst.node} at {worst.sqnr_db:.1f} dB; "
+        self.summary.setText(f"{count(len(self.rows), 'node unit')}; worst {worst.node} at {worst.sqnr_db:.1f} dB; "
                              f"median {statistics.median(finite) if finite else float('nan'):.1f} dB. Click a bar to "
                              "select the node.")
 
@@ -119,7 +160,10 @@ class ErrorView(QWidget):
 
     # ------------------------------------------------------------------ histogram
     def clear_histogram(self, message: str = "") -> None:
+        """Empty the histogram, its axes back to [0, 1] (no old ranges while the next one computes)."""
         self.hist_plot.clear()
+        self.hist_plot.setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0.0)
+        self.hist_plot.enableAutoRange()  # the next histogram sets the axes again
         self.hist_title.setText(message)
 
     def set_histogram(self, hist: dict, qp: QParams | None) -> None:
@@ -150,19 +194,12 @@ class ErrorView(QWidget):
         self.hist_title.setText(text)
 
 
-def _sqnr_color(db: float) -> tuple[int, int, int]:
-    """Red below 10 dB, yellow around 25 dB, green above 40 dB."""
-    t = min(max((db - 10.0) / 30.0, 0.0), 1.0)
-    if t < 0.5:
-        return (220, int(60 + 340 * t), 60)
-    return (int(220 - 340 * (t - 0.5)), 200, 60)
-
-
-_STEPS = 16
-
-
-def _bucket(db: float) -> int:
-    return int(min(max((db - 10.0) / 30.0, 0.0), 1.0) * (_STEPS - 1) + 0.5)
-
-
-_BRUSHES = [pg.mkBrush(_sqnr_color(10.0 + 30.0 * i / (_STEPS - 1))) for i in range(_STEPS)]
+def bar_legend_html() -> str:
+    """The bars' colour legend: a swatch at each stop of the canvas's SQNR colour map
+    (:data:`workbench.qt.canvas.colors.ERROR_STOPS`), the same colours the nodes take."""
+    parts = []
+    for i, (db, color) in enumerate(ERROR_STOPS):
+        mark = "<= " if i == 0 else (">= " if i == len(ERROR_STOPS) - 1 else "")
+        parts.append(f"<span style='color: {color.name()}'>&#9632;</span> {html.escape(mark)}{db:.0f} dB")
+    return ("Bar colour (as on the canvas): " + " &nbsp; ".join(parts)
+            + f" &nbsp; (linear between; bit-exact drawn at {INF_SQNR_DB:.0f} dB)")

@@ -15,6 +15,7 @@ from workbench.core.api import fmt_metric
 from workbench.qt import docks
 from workbench.qt.commands import push_edit
 from workbench.qt.dialogs import guarded
+from workbench.qt.wording import count
 
 KINDS = ("evaluate", "autotune")
 
@@ -75,10 +76,10 @@ class EvaluationController(QObject):
             return False
         point = panel.points[index]["point"]
         changed = push_edit(self.doc, panel.recipe_at(index),
-                            f"Apply autotune recipe ({point['promoted']} unit(s) promoted)")
+                            f"Apply autotune recipe ({count(point['promoted'], 'unit')} promoted)")
         panel.mark_applied(index)
         self.win.set_status(
-            f"Applied the autotune recipe with {point['promoted']} unit(s) promoted ({panel.metric_name} "
+            f"Applied the autotune recipe with {count(point['promoted'], 'unit')} promoted ({panel.metric_name} "
             f"{fmt_metric(point['metric'])}); Ctrl+Z restores the previous recipe." if changed else
             "That recipe is the current one already.")
         return changed
@@ -98,12 +99,12 @@ class EvaluationController(QObject):
         if kind == "evaluate":
             rep = result["report"]
             if rep.metric is None:
-                return f"Done: evaluated {rep.samples} samples."
+                return f"Done: evaluated {count(rep.samples, 'sample')}."
             label = self.evaluate_panel.metric_label()
             return (f"Done: {label} float {fmt_metric(rep.float_metric)}, quantized "
-                    f"{fmt_metric(rep.quant_metric)} ({rep.samples} samples).")
-        return (f"Done: autotune tried {len(result['curve'])} recipes; {len(result['promoted'])} unit(s) "
-                f"promoted ({'target met' if result['met'] else 'target NOT met'}). Click a point to apply it.")
+                    f"{fmt_metric(rep.quant_metric)} ({count(rep.samples, 'sample')}).")
+        return (f"Done: autotune tried {count(len(result['curve']), 'recipe')}; "
+                f"{count(len(result['promoted']), 'unit')} promoted ({'target met' if result['met'] else 'target NOT met'}). Click a point to apply it.")
 
     # ------------------------------------------------------------------ job reactions
     def _describe(self) -> None:
@@ -147,5 +148,5 @@ class EvaluationController(QObject):
             self.autotune_panel.set_running(False)
             if stopped:
                 self.autotune_panel.summary.setText(
-                    f"Autotune stopped after {len(self.autotune_panel.points)} recipe(s); the points stay "
+                    f"Autotune stopped after {count(len(self.autotune_panel.points), 'recipe')}; the points stay "
                     "clickable.")

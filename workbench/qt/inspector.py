@@ -1,6 +1,8 @@
 """Node inspector: the resolved weight / activation / bias spec of the selection, editable.
 
-For one or many selected nodes it shows each role's effective spec and where it came from
+For one or many selected nodes it shows the roles that can take effect on them (the core's
+:func:`~workbench.core.planning.roles.node_roles`: no weight settings on a Concat, Add or Relu,
+none at all on a Reshape, which reuses its input's scale), each role's effective spec and where it came from
 (``preset cpu-u8s8``, ``rule op_type=Conv``, ``override``). A field whose value differs across the
 selection shows blank (combo) or partially checked (check box). Editing a field sets it in the
 overrides of every selected node as one undoable command. Invalid combinations (per_block
@@ -28,10 +30,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.api import OBSERVERS, RECIPE_DTYPES, ROLES, Granularity, ResolvedNode
+from workbench.core.api import OBSERVERS, RECIPE_DTYPES, ROLES, Granularity, ResolvedNode, node_roles
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 from workbench.qt.quant_params_view import QuantParamsBox
+from workbench.qt.theme import mute
+from workbench.qt.wording import count
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +61,7 @@ class RoleEditor(QGroupBox):
         self._updating = False
         form = QFormLayout(self)
         self.source = QLabel()
-        self.source.setStyleSheet("color: #555;")
+        mute(self.source)
         self.enabled = QCheckBox("quantize")
         self.dtype = QComboBox()
         self.dtype.addItems(list(RECIPE_DTYPES) + (["int32"] if role == "bias" else []))
@@ -98,7 +102,7 @@ class RoleEditor(QGroupBox):
         try:
             specs = [getattr(r.config, self.role) for r in resolved]
             sources = sorted({r.sources.get(self.role, "") for r in resolved})
-            self.source.setText(", ".join(sources) if len(sources) <= 3 else f"{len(sources)} sources")
+            self.source.setText(", ".join(sources) if len(sources) <= 3 else count(len(sources), "source"))
             on = [s is not None for s in specs]
             self._set_check(self.enabled, on)
             live = [s for s in specs if s is not None]
@@ -140,6 +144,7 @@ class Inspector(QWidget):
         super().__init__(parent)
         self.doc = document
         self.nodes: list[str] = []
+        self.node_roles: dict[str, tuple[str, ...]] = {}  # selected node -> the roles that apply to it
         self.edge_tensor = ""
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -159,16 +164,21 @@ class Inspector(QWidget):
         self.recipe_note = QLabel("Recipe controls are hidden: this model is already quantized "
                                   "(open its float model to change how it is quantized).")
         self.recipe_note.setWordWrap(True)
-        self.recipe_note.setStyleSheet("color: #555;")
+        mute(self.recipe_note)
         self.recipe_note.setVisible(False)
         lay.addWidget(self.recipe_note)
         row = QHBoxLayout()
         self.exclude = QCheckBox("exclude (keep in float)")
         self.exclude_source = QLabel()
-        self.exclude_source.setStyleSheet("color: #555;")
+        mute(self.exclude_source)
         row.addWidget(self.exclude)
         row.addWidget(self.exclude_source, 1)
         lay.addLayout(row)
+        self.roles_note = QLabel()  # why a role's settings are not shown for the selection
+        self.roles_note.setWordWrap(True)
+        mute(self.roles_note)
+        self.roles_note.setVisible(False)
+        lay.addWidget(self.roles_note)
         self.roles: dict[str, RoleEditor] = {}
         for role in ROLES:
             editor = RoleEditor(role)
@@ -210,6 +220,7 @@ class Inspector(QWidget):
         for w in (self.exclude, self.exclude_source, self.reset, *self.roles.values()):
             w.setVisible(show)
         self.recipe_note.setVisible(not show)
+        self.roles_note.setVisible(False)
 
     @guarded
     def refresh(self) -> None:
@@ -244,8 +255,27 @@ class Inspector(QWidget):
             RoleEditor._set_check(self.exclude, [r.excluded for r in resolved])
             srcs = sorted({r.sources.get("exclude", "") for r in resolved} - {""})
             self.exclude_source.setText(", ".join(srcs[:3]))
-        for editor in self.roles.values():
-            editor.show_resolved(resolved)
+        if not quantized:
+            self._show_applicable_roles(resolved)
+
+    def _show_applicable_roles(self, resolved: list[ResolvedNode]) -> None:
+        """Show a role's editor when it applies to at least one selected node, filled from those nodes."""
+        self.node_roles, notes = {}, []
+        for r in resolved:
+            roles = node_roles(self.doc.model, self.doc.recipe, r.node)
+            self.node_roles[r.node] = roles.roles
+            if roles.note:
+                notes.append(roles.note)
+        shown = {role for roles in self.node_roles.values() for role in roles}
+        for role, editor in self.roles.items():
+            editor.setVisible(role in shown)
+            editor.show_resolved([r for r in resolved if role in self.node_roles[r.node]])
+        notes = list(dict.fromkeys(notes))
+        if len(self.node_roles) > 1 and notes:
+            notes = [f"{len(notes)} kinds of node in the selection have fewer settings; an edit changes only the "
+                     "nodes it applies to."] if len(notes) > 2 else notes
+        self.roles_note.setText("\n".join(notes))
+        self.roles_note.setVisible(bool(notes))
 
     def _header_text(self, nodes: list[str]) -> str:
         ops: dict[str, int] = {}
@@ -261,10 +291,12 @@ class Inspector(QWidget):
     # ------------------------------------------------------------------ edits
     @guarded
     def _on_edited(self, role: str, field: str, value: Any) -> None:
-        if not self.nodes:
+        nodes = [n for n in self.nodes if role in self.node_roles.get(n, ROLES)]
+        if not nodes:
             return
-        after = commands.set_role_field(self.doc.recipe, self.nodes, role, field, value)
-        commands.push_edit(self.doc, after, f"Set {role} {field} = {value} on {self._count()}")
+        after = commands.set_role_field(self.doc.recipe, nodes, role, field, value)
+        where = nodes[0] if len(nodes) == 1 else f"{len(nodes)} nodes"
+        commands.push_edit(self.doc, after, f"Set {role} {field} = {value} on {where}")
 
     @guarded
     def _on_exclude(self, *_args) -> None:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
+from workbench.qt.wording import count
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 _COLOURS = {Severity.ERROR: "#c62828", Severity.WARNING: "#ef6c00", Severity.INFO: ""}
@@ -82,9 +83,11 @@ class ProblemsPanel(QWidget):
         errors = sum(1 for _s, i in self.problems if i.severity == Severity.ERROR)
         if self.doc.model is None:
             self.summary.setText("No model open.")
+        elif not self.problems:
+            self.summary.setText("No problems: no preparation notes, plan issues or writer notes.")
         else:
-            self.summary.setText(f"{len(self.problems)} problem(s), {errors} error(s)."
-                                 + (" Click a row to select its node." if self.problems else ""))
+            self.summary.setText(f"{count(len(self.problems), 'problem')}, {count(errors, 'error')}. "
+                                 "Click a row to select its node.")
         self.countChanged.emit(len(self.problems), errors)
 
     def row_of(self, text: str) -> int:

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.api import QuantTensor, format_param, params_around_nodes
+from workbench.qt.wording import count
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ def quant_params_text(by_node: dict[str, list[QuantTensor]], nodes: list[str]) -
         lines.append(f"{n}:")
         lines += [f"  {format_param(p)}" for p in by_node[n]]
     if len(shown) > MAX_NODES:
-        lines.append(f"... {len(shown) - MAX_NODES} more nodes")
+        lines.append(f"... {count(len(shown) - MAX_NODES, 'more node')}")
     return "\n".join(lines)
 
 

@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 from workbench.core.api import PRESETS, RECIPE_DTYPES, Rule
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
+from workbench.qt.theme import mute
+from workbench.qt.wording import count
 
 INHERIT = "(inherit)"
 
@@ -57,7 +59,7 @@ class RecipePanel(QWidget):
         lay.addLayout(row)
         self.description = QLabel()
         self.description.setWordWrap(True)
-        self.description.setStyleSheet("color: #555;")
+        mute(self.description)
         lay.addWidget(self.description)
         lay.addWidget(QLabel("Rules (later rules win; name rules beat op-type rules; node overrides beat both):"))
         self.rules = QListWidget()
@@ -115,8 +117,9 @@ class RecipePanel(QWidget):
         if plan is not None:
             active = sum(1 for u in plan.units.values() if not u.excluded)
             errors = sum(1 for i in plan.issues if i.severity == "error")
-            self.summary.setText(f"{active} node units quantized, {len(plan.activations)} activation tensors to "
-                                 f"calibrate, {len(plan.issues)} issues ({errors} errors), mode {plan.mode}.")
+            self.summary.setText(f"{count(active, 'node unit')} quantized, "
+                                 f"{count(len(plan.activations), 'activation tensor')} to calibrate, "
+                                 f"{count(len(plan.issues), 'issue')} ({count(errors, 'error')}), mode {plan.mode}.")
         elif self.doc.plan_error:
             self.summary.setText(f"<span style='color:#c62828'>{self.doc.plan_error}</span>")
         else:

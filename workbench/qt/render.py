@@ -14,6 +14,10 @@ spec's depth, else the app's automatic depth), sizes the view to the graph so th
 shows it at up to 100 % (longest side at most ``max_side`` pixels), and writes what the view
 shows with :meth:`GraphCanvas.export_picture` — the same code as the app's File > Export Picture.
 Exit status 0 on success, 2 with a one-line ``error: ...`` on stderr for bad input.
+
+With ``float_model`` in the spec (``render FLOAT --compare QUANTIZED``) the picture is the app's
+two aligned panes (:class:`~workbench.qt.diff_panes.DiffPanes`): the float graph left, the quantized
+file right coloured by the spec's per-tensor SQNR (``edge_errors``), both at "Fit graph".
 """
 
 from __future__ import annotations
@@ -21,21 +25,34 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QFrame
+import onnx
+from PySide6.QtCore import QPoint, QRect, QRectF, Qt
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QApplication, QFrame, QWidget
 
-from workbench.core.api import open_model
+from workbench.core.api import (
+    diff_models,
+    float_reference,
+    open_model,
+    pane_layout,
+    read_quant_params,
+    summarize_quantization,
+)
 from workbench.core.errors import WorkbenchError
 from workbench.qt.canvas import GraphCanvas
+from workbench.qt.diff_panes import DiffPanes
 from workbench.qt.document import describe_quantization
 from workbench.qt.quant_tab import quant_info
 
 #: Colour modes of the spec (the canvas's names) and the CLI's names for them.
 CLI_MODES = {"op": "op", "dtype": "dtype", "sqnr": "error"}
 MARGIN = 40
+MIN_PANE_W = 440  # px: a pane is at least as wide as its colour legend
 
 
 def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[str, str] | None = None,
@@ -104,6 +121,111 @@ def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[
         canvas.close()
 
 
+def _wait(app, done, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        app.processEvents()
+        time.sleep(0.005)
+        if time.monotonic() > deadline:
+            raise WorkbenchError(f"{what}: the layout took longer than {seconds:.0f} s.")
+
+
+def save_widget(widget: QWidget, out: str | Path) -> tuple[int, int]:
+    """Write ``widget`` as drawn now to ``out`` (.png or .svg), atomically; returns its size (pixels)."""
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if suffix not in (".png", ".svg"):
+        raise ValueError(f"{path}: a picture must end in .png or .svg")
+    size = widget.size()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=suffix)
+    os.close(fd)
+    try:
+        if suffix == ".png":
+            if not widget.grab().save(tmp, "PNG"):
+                raise OSError(f"{path}: could not write the PNG")
+        else:
+            generator = QSvgGenerator()
+            generator.setFileName(tmp)
+            generator.setSize(size)
+            generator.setViewBox(QRect(0, 0, size.width(), size.height()))
+            generator.setTitle(path.stem)
+            painter = QPainter(generator)
+            try:
+                widget.render(painter, QPoint(0, 0))
+            finally:
+                painter.end()
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return size.width(), size.height()
+
+
+def render_panes_to_file(float_path: str, quant_path: str, out: str, *, edge_errors: dict[str, float] | None = None,
+                         max_side: int = 2400, timeout_s: float = 300.0) -> tuple[int, int]:
+    """Draw the float and quantized graphs as the app's two aligned panes into ``out`` (.png or .svg).
+
+    ``edge_errors`` is the quantized file's tensor -> SQNR (dB) (what ``render --compare`` measured);
+    the right pane is coloured by it, else by the dtype each edge carries. The picture is at most
+    ``max_side`` pixels wide and high. Returns its size in pixels.
+
+    Raises
+    ------
+    WorkbenchError
+        A model cannot be opened, or the layout failed or took longer than ``timeout_s``.
+    ValueError
+        ``out`` does not end in .png / .svg.
+    """
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    model = open_model(float_path)
+    try:
+        qproto = onnx.load(quant_path)
+    except Exception as exc:  # noqa: BLE001 - protobuf raises its own types
+        raise WorkbenchError(f"{quant_path}: cannot read it as ONNX ({exc}).") from None
+    fproto = float_reference(model)
+    diff = diff_models(fproto, qproto)
+    back = {q: f for f, q in diff.tensors.items()}
+    diff.sqnr = {back[t]: db for t, db in (edge_errors or {}).items() if t in back}
+    layout = pane_layout(fproto, qproto, diff)
+    panes = DiffPanes(diff, fproto, qproto, f"Float: {Path(float_path).name}", f"Quantized: {Path(quant_path).name}")
+    ready: list[bool] = []
+    panes.ready.connect(lambda: ready.append(True))
+    failed: list[str] = []
+    for canvas in (panes.float_canvas, panes.quant_canvas):
+        canvas.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        canvas.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        canvas.setFrameShape(QFrame.Shape.NoFrame)
+        canvas.layoutFailed.connect(failed.append)
+    panes.resize(max_side, max_side)
+    panes.show()
+    params = read_quant_params(qproto)
+    panes.show_layout(layout, quant_info(summarize_quantization(qproto, params), params, qproto))
+    try:
+        _wait(app, lambda: ready or failed, timeout_s, quant_path)
+        if failed:
+            raise WorkbenchError(f"{quant_path}: {failed[0]}")
+        bounds = QRectF()
+        for canvas in (panes.float_canvas, panes.quant_canvas):
+            bounds = bounds.united(canvas.scene_bounds())
+        extra = panes.height() - panes.float_canvas.height()  # the legend strip and the titles
+        scale = min(1.0, (max_side / 2 - 2 * MARGIN) / max(bounds.width(), 1.0),
+                    (max_side - extra - 2 * MARGIN) / max(bounds.height(), 1.0))
+        pane_w = max(int(bounds.width() * scale) + 2 * MARGIN, MIN_PANE_W)  # room for the canvas legend
+        panes.resize(2 * pane_w, int(bounds.height() * scale) + 2 * MARGIN + extra)
+        app.processEvents()
+        panes.float_canvas.fit()
+        panes.quant_canvas.fit()
+        app.processEvents()
+        return save_widget(panes, out)
+    finally:
+        panes.shutdown()
+        panes.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry of ``python -m workbench.qt.render SPEC.json`` (see the module docstring)."""
     argv = sys.argv[1:] if argv is None else argv
@@ -112,6 +234,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+        if spec.get("float_model"):  # render FLOAT --compare QUANTIZED: the two aligned panes
+            w, h = render_panes_to_file(spec["float_model"], spec["model"], spec["output"],
+                                        edge_errors=spec.get("edge_errors"), max_side=int(spec.get("max_side", 2400)))
+            print(f"wrote {spec['output']} ({w}x{h} px)")
+            return 0
         w, h = render_to_file(spec["model"], spec["output"], mode=spec.get("mode", "op"),
                               dtypes=spec.get("dtypes"), errors=spec.get("errors"),
                               edge_errors=spec.get("edge_errors"), depth=spec.get("depth"),

@@ -38,6 +38,7 @@ class RunController(QObject):
     partial = Signal(str, object)  # kind, an intermediate result (one autotune point)
     finished = Signal(str)  # kind, after one of the three above
     histogramReady = Signal(object)
+    histogramFailed = Signal(str, str)  # tensor, one-line reason
 
     def __init__(self, document, parent: QObject | None = None):
         super().__init__(parent)
@@ -173,10 +174,15 @@ class RunController(QObject):
         job = ProcessJob("histogram", payload, title=f"Histogram of {tensor}", grace=0.5, parent=self)
         self.hist_job = job
         job.succeeded.connect(self.histogramReady)
-        job.failed.connect(lambda err: log.warning("histogram of %s failed: %s", tensor, err))
+        job.failed.connect(lambda err: self._hist_failed(job, tensor, err))
         job.finished.connect(lambda: self._hist_finished(job))
         job.start()
         return job
+
+    def _hist_failed(self, job: Job, tensor: str, err) -> None:
+        log.warning("histogram of %s failed: %s", tensor, err)
+        if self.hist_job is job:  # not one replaced by a newer request
+            self.histogramFailed.emit(tensor, (str(getattr(err, "message", err)).splitlines() or ["unknown error"])[0])
 
     def _hist_finished(self, job: Job) -> None:
         if self.hist_job is job:

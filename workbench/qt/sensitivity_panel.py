@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.api import FIGURES, SweepResult
 from workbench.qt.tables import node_at, node_item, node_table
+from workbench.qt.wording import count
 
 #: Figure key -> (column title, True when a higher value means a more sensitive unit).
 FIGURE_TITLES = {
@@ -146,7 +147,7 @@ class SensitivityPanel(QWidget):
         if res is None:
             return "No sweep yet: Run > Sensitivity Sweep (F7)."
         measured = sum(1 for r in res.rows if not math.isnan(r.only_quant_db))
-        text = (f"{len(res.rows)} units ({measured} measured end to end, the rest by own output); all "
+        text = (f"{count(len(res.rows), 'unit')} ({measured} measured end to end, the rest by own output); all "
                 f"quantized: {res.all_quant_db:.2f} dB over {res.samples} samples.")
         if self.suggestion:
             text += f" Suggestion: keep {len(self.suggestion)} in float ({', '.join(self.suggestion[:3])}" + \

@@ -8,13 +8,17 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTab
 
 def node_table(titles: list[str]) -> QTableWidget:
     """A table with ``titles`` as columns: whole-row single selection, no editing, no row numbers,
-    columns sized to their contents and the first (the node name) stretched."""
+    columns sized to their contents and the first (the node name) stretched. A name too long for a
+    narrow dock loses its middle ("/model.22/.../conv/Conv"), never its end, and stays on one line
+    (the full name is the cell's tooltip)."""
     table = QTableWidget(0, len(titles))
     table.setHorizontalHeaderLabels(titles)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.verticalHeader().setVisible(False)
+    table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    table.setWordWrap(False)
     header = table.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -25,8 +29,7 @@ def node_item(node: str, tooltip: str = "") -> QTableWidgetItem:
     """The first cell of a row: shows ``node`` and keeps it for :func:`node_at` (survives sorting)."""
     item = QTableWidgetItem(node)
     item.setData(Qt.ItemDataRole.UserRole, node)
-    if tooltip:
-        item.setToolTip(tooltip)
+    item.setToolTip(f"{node}\n{tooltip}" if tooltip else node)
     return item
 
 

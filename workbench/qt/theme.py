@@ -3,7 +3,7 @@
 Qt 6.5+ reports the platform's scheme through ``QStyleHints.colorScheme()`` and emits
 ``colorSchemeChanged``; the Fusion style with an explicit palette gives the same look everywhere.
 The palette does not reach what paints its own colours: the graph canvas (background, edges) and
-the pyqtgraph plots (background, axes, text). :func:`apply_theme` therefore also sets pyqtgraph's
+the pyqtgraph plots (background, axes, text, legends). :func:`apply_theme` therefore also sets pyqtgraph's
 defaults for new plots and emits :func:`notifier`'s ``changed(theme)``; the window restyles the
 canvas and every existing plot from :func:`colors_for` (:func:`style_plot`).
 """
@@ -15,9 +15,10 @@ from dataclasses import dataclass
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
 
 THEMES = ("system", "light", "dark")
+MUTED = "workbench_muted"  # QLabel property set by mute()
 
 
 @dataclass(frozen=True)
@@ -29,12 +30,13 @@ class ThemeColors:
     plot_background: str
     plot_foreground: str  # axes, tick labels, titles
     histogram_fill: tuple[int, int, int, int]  # RGBA of the histogram's area
+    muted_text: str  # secondary labels (where a value comes from, notes): readable on the window colour
 
 
 LIGHT = ThemeColors(canvas_background="#fbfbfb", canvas_edge="#7a7a7a", plot_background="#ffffff",
-                    plot_foreground="#303030", histogram_fill=(80, 120, 200, 120))
+                    plot_foreground="#303030", histogram_fill=(80, 120, 200, 120), muted_text="#555555")
 DARK = ThemeColors(canvas_background="#1e1e20", canvas_edge="#9a9a9a", plot_background="#1e1e20",
-                   plot_foreground="#d0d0d0", histogram_fill=(110, 170, 255, 150))
+                   plot_foreground="#d0d0d0", histogram_fill=(110, 170, 255, 150), muted_text="#a8a8a8")
 
 
 def colors_for(shown: str) -> ThemeColors:
@@ -64,18 +66,48 @@ def shown_theme(app: QApplication | None = None) -> str:
     return effective_theme(app, mode if mode in THEMES else "system") if app is not None else "light"
 
 
-def style_plot(plot: pg.PlotWidget, colors: ThemeColors) -> None:
-    """Background, axis lines, tick labels and title of ``plot`` in ``colors``."""
-    fg = QColor(colors.plot_foreground)
+def style_plot(plot: pg.GraphicsView, colors: ThemeColors) -> None:
+    """Background of ``plot`` (a PlotWidget or a GraphicsLayoutWidget), and the axis lines, tick
+    labels, axis titles and title of every plot in it, and the text of every legend, in ``colors``."""
     plot.setBackground(colors.plot_background)
-    item = plot.getPlotItem()
+    for item in plot.scene().items():
+        if isinstance(item, pg.PlotItem):
+            _style_plot_item(item, colors)
+        elif isinstance(item, pg.LegendItem):
+            _style_legend(item, colors)
+
+
+def _style_plot_item(item: pg.PlotItem, colors: ThemeColors) -> None:
+    fg = QColor(colors.plot_foreground)
     for name in ("left", "bottom", "right", "top"):
         axis = item.getAxis(name)
         axis.setPen(fg)
-        axis.setTextPen(fg)
+        axis.setTextPen(fg)  # tick labels and the axis title
     title = item.titleLabel
     title.opts["color"] = colors.plot_foreground
     title.setText(title.text)
+
+
+def _style_legend(legend: pg.LegendItem, colors: ThemeColors) -> None:
+    """Entry texts in the foreground colour (also those added later: ``labelTextColor``)."""
+    legend.setLabelTextColor(colors.plot_foreground)
+    for _sample, label in legend.items:
+        label.setText(label.text, color=colors.plot_foreground)  # setLabelTextColor alone does not redraw
+
+
+def mute(label: QLabel) -> QLabel:
+    """Draw ``label`` as secondary text in the shown theme's :attr:`ThemeColors.muted_text`; the
+    window re-colours it on a theme switch (:func:`restyle_muted`). Returns ``label``."""
+    label.setProperty(MUTED, True)
+    label.setStyleSheet(f"color: {colors_for(shown_theme()).muted_text};")
+    return label
+
+
+def restyle_muted(root: QWidget, colors: ThemeColors) -> None:
+    """Every label under ``root`` made secondary by :func:`mute`, in ``colors``."""
+    for label in root.findChildren(QLabel):
+        if label.property(MUTED):
+            label.setStyleSheet(f"color: {colors.muted_text};")
 
 
 def _dark_palette() -> QPalette:

@@ -66,9 +66,12 @@ class QdqPair:
 class NodeMatch:
     """A float node and the node of the quantized file computing it.
 
-    ``how`` is ``"name"`` or ``"structure"``; ``status`` is ``"quantized"`` (an integer kernel, or a
-    float op reading DequantizeLinear outputs), ``"float"`` (left float) or ``"same"`` (a node that
-    has nothing to quantize: Shape, Reshape of float data not touched by Q/DQ ...).
+    ``how`` is ``"name"`` or ``"structure"``; ``status`` is ``"quantized"`` (an integer kernel, a
+    compute op (Conv, MatMul, Gemm ...) whose data and weight inputs both come from DequantizeLinear,
+    or another op reading a DequantizeLinear output), ``"float"`` (a compute op left float: one of
+    those two inputs is float, e.g. a Conv excluded from the recipe reading a quantized activation
+    with its float weight) or ``"same"`` (a node that has nothing to quantize: Shape, Reshape of float
+    data not touched by Q/DQ ...).
     """
 
     float_node: str
@@ -111,6 +114,18 @@ class ModelDiff:
     producers: dict[str, str] = field(default_factory=dict)
     #: float tensor -> SQNR (dB) of the quantized file's value, filled by :func:`measure_diff`
     sqnr: dict[str, float] = field(default_factory=dict)
+    #: folded or fused float node -> the quantized-file node that computes it now (a BatchNormalization
+    #: -> the Conv it was folded into, a Relu -> the Conv whose output quantization absorbs it)
+    folded_into: dict[str, str] = field(default_factory=dict)
+    #: the float graph the diff was made from (read only; for the side-by-side panes), None when not kept
+    float_proto: onnx.ModelProto | None = field(default=None, repr=False, compare=False)
+
+    def partner(self, float_node: str) -> str | None:
+        """The quantized-file node computing ``float_node``: its match, or the node a folded op went into."""
+        for m in self.matches:
+            if m.float_node == float_node:
+                return m.quant_node
+        return self.folded_into.get(float_node)
 
     def node_sqnr(self) -> dict[str, float]:
         """Quantized-file node -> SQNR (dB) of its (matched) output, the worst where it has several."""
@@ -128,7 +143,7 @@ class ModelDiff:
             "matches": [{**vars(m), "sqnr_db": self.sqnr.get(_first_output(self, m.quant_node))}
                         for m in self.matches],
             "qdq": [vars(p) for p in self.qdq],
-            "folded": [{"node": n, "op_type": o} for n, o in self.folded],
+            "folded": [{"node": n, "op_type": o, "into": self.folded_into.get(n)} for n, o in self.folded],
             "removed": [{"node": n, "op_type": o} for n, o in self.removed],
             "added": [{"node": n, "op_type": o} for n, o in self.added],
             "tensors": [{"float": f, "quantized": q, "sqnr_db": self.sqnr.get(f)} for f, q in self.tensors.items()],
@@ -305,13 +320,13 @@ def _status(q: _Side, qn: onnx.NodeProto, fop: str, dtypes: dict[str, str]) -> s
         return "quantized"
     if qn.input and qn.input[0] and dtypes.get(qn.input[0], "float") in _INT_DATA:  # MaxPool on uint8 ...
         return "quantized"
-    reads_dq = any(q.producer.get(t) is not None and (q.producer[t].op_type == "DequantizeLinear"
-                                                      or quantized_kind(q.producer[t].op_type,
-                                                                        q.producer[t].domain) == "QONNX")
-                   for t in qn.input if t)
-    if reads_dq:
-        return "quantized"
-    return "float" if fop in COMPUTE_OPS else "same"
+    def dequantized(t: str) -> bool:
+        p = q.producer.get(t) if t else None
+        return p is not None and (p.op_type == "DequantizeLinear" or quantized_kind(p.op_type, p.domain) == "QONNX")
+
+    if fop in COMPUTE_OPS:  # a Conv / MatMul / Gemm computes in integers only when data and weight are both quantized
+        return "quantized" if len(qn.input) > 1 and dequantized(qn.input[0]) and dequantized(qn.input[1]) else "float"
+    return "quantized" if any(dequantized(t) for t in qn.input) else "same"
 
 
 def _tap(q: _Side, t: str) -> str:
@@ -338,7 +353,7 @@ def diff_models(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto) -> M
     m.by_name()
     m.by_structure()
     dtypes = tensor_dtypes(quant_proto)
-    diff = ModelDiff(qdq=_qdq_pairs(q, dtypes))
+    diff = ModelDiff(qdq=_qdq_pairs(q, dtypes), float_proto=float_proto)
     for fn in f.nodes:
         fk = f.k(fn)
         qname = m.f2q.get(fk)
@@ -354,6 +369,7 @@ def diff_models(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto) -> M
                 diff.tensors[ft] = _tap(q, qt)
                 diff.producers[ft] = qname
     _follow_folded(f, diff)
+    diff.folded_into = _folded_into(f, m, diff)
     diff.added = [(q.k(n), n.op_type) for n in q.nodes
                   if q.k(n) not in m.q2f and n.op_type not in ("QuantizeLinear", "DequantizeLinear", "Constant")]
     return diff
@@ -372,14 +388,35 @@ def _follow_folded(f: _Side, diff: ModelDiff) -> None:
             diff.producers[fn.output[0]] = diff.producers.pop(src)
 
 
+def _folded_into(f: _Side, m: _Matcher, diff: ModelDiff) -> dict[str, str]:
+    """Folded node -> the quantized node its nearest matched producer became (through other folded
+    ops: Conv -> BatchNormalization -> Relu both go into the Conv); folded ops without one are left out."""
+    dropped = {name for name, _op in diff.folded}
+    out: dict[str, str] = {}
+    for name in dropped:
+        node = f.by_name[name]
+        for _ in range(16):
+            p = f.producer.get(node.input[0]) if node.input and node.input[0] else None
+            if p is None:
+                break
+            if f.k(p) in m.f2q:
+                out[name] = m.f2q[f.k(p)]
+                break
+            if f.k(p) not in dropped:
+                break
+            node = p
+    return out
+
+
 def _first_output(diff: ModelDiff, quant_node: str) -> str | None:
     """The (first) float tensor whose tap the quantized node ``quant_node`` produces."""
     return next((t for t, n in diff.producers.items() if n == quant_node), None)
 
 
 def format_diff(diff: ModelDiff, worst: int = 10, limit: int = 20) -> str:
-    """Plain text for the terminal: the summary, the ``worst`` tensors by SQNR, then the folded,
-    removed and added nodes and the float compute ops left float (at most ``limit`` of each)."""
+    """Plain text for the terminal: the summary, the ``worst`` tensors by SQNR, then the folded
+    (with the quantized node each went into), removed and added nodes and the float compute ops
+    left float (at most ``limit`` of each)."""
     lines = [diff.summary()]
     if diff.sqnr:
         ranked = sorted(diff.sqnr.items(), key=lambda kv: kv[1])[:worst]
@@ -390,7 +427,8 @@ def format_diff(diff: ModelDiff, worst: int = 10, limit: int = 20) -> str:
                         ("added", diff.added)):
         if rows:
             lines.append(f"{title}: {len(rows)}")
-            lines += [f"  {op} {name}" for name, op in rows[:limit]]
+            lines += [f"  {op} {name}" + (f" (into {diff.folded_into[name]})" if name in diff.folded_into else "")
+                      for name, op in rows[:limit]]
             if len(rows) > limit:
                 lines.append(f"  ... {len(rows) - limit} more (use --json)")
     return "\n".join(lines)

@@ -11,7 +11,9 @@ calibrator and writers. The user's file is never modified. Preparation, in order
    every subgraph (case 24), each rename reported;
 4. already-quantized operators recorded;
 5. inference-mode ``Conv -> BatchNormalization`` pairs folded into the Conv (float models only;
-   :mod:`workbench.core.model.batchnorm`), each reported;
+   :mod:`workbench.core.model.batchnorm`), then ``Mul`` / ``Add`` by per-channel constants after a
+   Conv folded into it (:mod:`workbench.core.model.affine`; files only, see :func:`prepare_proto`),
+   each reported;
 6. shape inference (``onnx.shape_inference``, symbolic dims kept).
 """
 
@@ -35,6 +37,7 @@ from workbench.core.graph.quantized_ops import QuantizedNode, find_quantized, qu
 from workbench.core.io.atomic import protect_input
 from workbench.core.io.external import lazy_tensors, tensor_array
 from workbench.core.io.tensor_bytes import tensor_nbytes
+from workbench.core.model.affine import fold_conv_affines
 from workbench.core.model.batchnorm import fold_batchnorms
 from workbench.core.model.naming import fix_node_names, fix_tensor_names
 from workbench.core.model.opset import default_opset
@@ -249,7 +252,7 @@ def load_model(path: str | Path) -> PreparedModel:
     proto, digest, external = read_model_file(path)
     for f in [path, *(path.parent / e for e in external)]:
         protect_input(f)  # exports and saves refuse to write onto the files this model came from
-    model = _prepare(proto, path=path, sha256=digest)
+    model = _prepare(proto, path=path, sha256=digest, fold_affines=True)
     model.external_data_files = external
     if external:
         model.notes.append(f"Weights read from external data: {', '.join(external)}.")
@@ -260,8 +263,13 @@ def load_model(path: str | Path) -> PreparedModel:
     return model
 
 
-def prepare_proto(proto: onnx.ModelProto, *, path: Path | None = None, sha256: str = "") -> PreparedModel:
+def prepare_proto(proto: onnx.ModelProto, *, path: Path | None = None, sha256: str = "",
+                  fold_affines: bool = False) -> PreparedModel:
     """Prepare an in-memory model (a copy is made; ``proto`` is not modified).
+
+    ``fold_affines`` (step 5's Mul / Add folding) is off by default: in-memory models are mostly
+    derived from a prepared one (SmoothQuant's ``Mul(X, 1/s)`` after a Conv must stay where the
+    plan expects it); :func:`load_model` turns it on for the user's file.
 
     Raises
     ------
@@ -270,10 +278,10 @@ def prepare_proto(proto: onnx.ModelProto, *, path: Path | None = None, sha256: s
     """
     copy = onnx.ModelProto()
     copy.CopyFrom(proto)
-    return _prepare(copy, path=path, sha256=sha256)
+    return _prepare(copy, path=path, sha256=sha256, fold_affines=fold_affines)
 
 
-def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str) -> PreparedModel:
+def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str, fold_affines: bool) -> PreparedModel:
     source = str(path) if path else "<in-memory model>"
     if not proto.HasField("graph"):
         raise ModelError(f"{source}: the model has no graph.", hint="Re-export the model.")
@@ -301,6 +309,10 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str) -> Prepa
         if folded:
             notes.append(f"Folded {len(folded)} BatchNormalization node(s) into the Conv before each "
                          f"({', '.join(folded[:5])}{' ...' if len(folded) > 5 else ''}).")
+        affine = fold_conv_affines(proto) if fold_affines else []
+        if affine:
+            notes.append(f"Folded {len(affine)} Mul/Add node(s) by per-channel constants into the Conv before each "
+                         f"({', '.join(affine[:5])}{' ...' if len(affine) > 5 else ''}).")
     if quantized:
         kinds = Counter(q.op_type for q in quantized)
         notes.append(f"Already quantized: {len(quantized)} node(s) ({_fmt_counts(kinds)}).")

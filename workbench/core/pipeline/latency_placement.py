@@ -14,7 +14,9 @@ any machine without measuring again.
 A Conv kept float keeps its output float too (the planner's rule: onnxruntime would otherwise
 re-quantize it between Q/DQ pairs), so the Conv after it reads a float input; the probe does not
 price that, which is why the whole model is measured again by the latency check afterwards
-(ppocr_mobile_v2_cls: 1.6x -> about 1.25x float with its 11 depthwise Convs float).
+(ppocr_mobile_v2_cls: 1.6x -> about 1.25x float with its 11 depthwise Convs float), and the latency
+fallback (:mod:`workbench.core.pipeline.latency_fallback`) leaves whole islands float when the
+model is still slower (ppocr_mobile_v2_cls: every island, 0.95-0.98x).
 
 Depthwise Convs are the family measured here because onnxruntime's CPU kernels make them the one
 compute op whose integer form can lose at small spatial sizes; dense Convs, MatMul and Gemm won

@@ -18,6 +18,8 @@ interface of :mod:`workbench.core.pipeline.passes`:
 12. ``bias-correction``     recipe ``bias_correction``: Conv biases absorb the weight-rounding shift
 13. ``constant-input-bias`` Convs on a constant input absorb their exact shift
 14. ``latency-check``       with ``latency_check``: quantized vs float latency, a warning when slower
+15. ``latency-fallback``    with ``latency_check``, when slower than float: islands whose Q/DQ did not pay
+                            left float, the model written and measured again
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from workbench.core.issues import PlanIssue
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.calibrate_pass import Calibrate, calibrate
 from workbench.core.pipeline.latency_check import LatencyCheck
+from workbench.core.pipeline.latency_fallback import LatencyFallback
 from workbench.core.pipeline.latency_placement import LatencyPlacement
 from workbench.core.pipeline.model_passes import RefuseQuantized, SmoothQuant
 from workbench.core.pipeline.passes import Job, Pass, run_passes
@@ -58,6 +61,7 @@ __all__ = ["QUANTIZE_PASSES", "QuantizeResult", "calibrate", "plan", "quantize"]
 QUANTIZE_PASSES: list[Pass] = [
     RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), NonFiniteGuard(), IslandGuard(), LatencyPlacement(),
     Calibrate(), SentinelGuard(), RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(), LatencyCheck(),
+    LatencyFallback(lambda: QUANTIZE_PASSES[:-1]),
 ]
 
 
@@ -143,7 +147,11 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
         Measure the written model against ``model`` in onnxruntime (CPU, 1 thread, the first
         calibration sample; cached per pair of models, about 2 s otherwise) and report the ratio
         (``IssueCode.LATENCY``) and a warning when it is slower than float
-        (``IssueCode.SLOWER_THAN_FLOAT``); see :mod:`workbench.core.pipeline.latency_check`.
+        (``IssueCode.SLOWER_THAN_FLOAT``); see :mod:`workbench.core.pipeline.latency_check`. Depthwise
+        Convs whose integer kernel measured slower are kept float before calibration
+        (:mod:`~workbench.core.pipeline.latency_placement`), and when the written model measured slower
+        than float the islands whose Q/DQ did not pay are left float and the model written again
+        (:mod:`~workbench.core.pipeline.latency_fallback`); both decisions are added to ``recipe``.
 
     Raises
     ------

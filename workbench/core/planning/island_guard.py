@@ -90,3 +90,21 @@ def float_islands(plan) -> dict[str, list[str]]:
 def named_by_recipe(recipe, node: str, op_type: str) -> bool:
     """True if an override or a name rule of ``recipe`` matches ``node`` (op-type rules do not count)."""
     return node in recipe.overrides or any(r.name and r.matches(node, op_type) for r in recipe.rules)
+
+
+def quantized_islands(plan) -> list[list[str]]:
+    """Connected groups of the quantized main-graph units of ``plan`` (units sharing an activation
+    tensor, pass-through aliases followed), smallest first (ties by their first node name).
+
+    Each group is what onnxruntime runs between one set of Q and DQ transitions: keeping a whole
+    group float removes its transitions and its integer kernels together. Empty for non-static plans.
+
+    Returns
+    -------
+    list[list[str]]
+        Unit keys (node names) of each group, in plan order.
+    """
+    if plan.mode != "static":
+        return []
+    live = [n for n, u in plan.units.items() if not u.excluded and not u.graph and (u.inputs or u.outputs)]
+    return sorted(_components(plan, live), key=lambda g: (len(g), g[0]))

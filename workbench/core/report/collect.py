@@ -145,7 +145,7 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
     worst : int
         Units whose histograms are drawn (lowest SQNR first).
     hist_samples : int
-        Samples of those histograms.
+        Samples of those histograms, at most ``eval_samples``.
 
     Raises
     ------
@@ -159,6 +159,8 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
                    cancel=cancel)
     finite = [r for r in rows if math.isfinite(r.sqnr_db)] or rows
     written = {t: qp for t, qp in result.qparams.items() if result.tensor_map.get(t, t) != t}  # has a Q/DQ pair
+    if eval_samples:
+        hist_samples = min(hist_samples, eval_samples)
     hists = unit_histograms(result.float_model or model, finite[:worst], written, eval_data,
                             samples=hist_samples, progress=_phase(progress, "Histograms"), cancel=cancel)
     metric = metric if metric is not None else default_metric(model, eval_data)

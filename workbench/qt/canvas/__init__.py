@@ -2,7 +2,8 @@
 
 ``GraphCanvas`` (view.py) is the public widget. Its pieces: ``worker.LayoutJob`` reads the graph,
 groups its nodes and lays them out (``workbench.core.graph.hierarchy`` / ``group_layout``; flat:
-``layout``) and builds the geometry (``scene_data``) in a thread-pool thread;
+``layout``) and builds the geometry (``scene_data``) in a child process, whose result
+``transfer`` carries back in pieces that ``slices`` unpickles between GUI events;
 ``overview.OverviewItem`` draws all nodes as batched paths when zoomed out; ``groups_item.GroupsItem``
 draws group boxes and frames (``group_figures`` gives their aggregate text and fill);
 ``items.NodeItem`` (created lazily for the visible area) and ``items.EdgesItem`` draw the details;

@@ -1,8 +1,10 @@
 """GraphCanvas: the zoomable, selectable graph view of a model.
 
-Layout and geometry are computed in a thread-pool worker (``worker.LayoutJob``); the GUI thread
-only adds four items (group boxes, edges, overview, an empty container) and then creates detailed node items
-lazily for the visible part of the scene once the zoom is at least ``DETAIL_SCALE``. Selection is
+Layout and geometry are computed in a child process (``worker.LayoutJob``, waited for by a
+thread-pool thread); the GUI thread serializes the model, unpickles the result and adds four items
+(group boxes, edges, overview, an empty container), in slices of a few milliseconds between events
+(``slices.SliceRunner``), then creates detailed node items lazily for the visible part of the
+scene once the zoom is at least ``DETAIL_SCALE``. Selection is
 kept as a set of node indices and hit-tested with numpy, so it works at every zoom level whether
 or not detailed items exist. Opening or closing a group re-places the graph in the GUI thread
 (``workbench.core.api.place`` + geometry: about 0.1 s at 20,000 nodes) and keeps the view's centre.
@@ -27,7 +29,6 @@ from PySide6.QtWidgets import (
     QRubberBand,
 )
 
-from workbench.core.progress import CancelToken
 from workbench.qt.canvas import colors
 from workbench.qt.canvas.group_figures import group_figures
 from workbench.qt.canvas.group_view import CanvasGroups
@@ -39,7 +40,9 @@ from workbench.qt.canvas.minimap import Minimap
 from workbench.qt.canvas.overview import OverviewItem
 from workbench.qt.canvas.quant_layer import CanvasQuant
 from workbench.qt.canvas.scene_data import SceneData
-from workbench.qt.canvas.worker import LayoutJob
+from workbench.qt.canvas.slices import WAIT, SliceRunner, dismantle, pause_gc, resume_gc
+from workbench.qt.canvas.transfer import Assembler
+from workbench.qt.canvas.worker import EdgeQuantJob, LayoutJob, proto_pieces, warm_up
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +93,12 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._minimap = Minimap(self)
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
-        self._jobs: list[LayoutJob] = []
+        self._jobs: list[LayoutJob | EdgeQuantJob] = []
         self._generation = 0
+        self._slices = SliceRunner(self, self._on_step_failed)
+        self._job_result = None
+        self._gc_paused = False
+        warm_up()
         self._state: CanvasState | None = None
         self._items: dict[int, NodeItem] = {}
         self._overview: OverviewItem | None = None
@@ -117,38 +124,106 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         """Show the main graph of ``proto``.
 
         Reading the graph, the layout (skipped when ``positions``, node name -> scene centre as
-        returned by ``layout_graph``, are given) and the scene geometry run in a worker thread; the
-        graph appears when :attr:`layoutReady` is emitted. Do not modify ``proto`` meanwhile. ``collapse_qdq`` hides QuantizeLinear -> DequantizeLinear
-        pairs (an edge badge shows the dtype) and weight DequantizeLinear nodes (a tag on the consumer).
+        returned by ``layout_graph``, are given) and the scene geometry run in a child process
+        (``worker.LayoutJob``); the GUI thread only serializes the model and builds the items, in
+        slices of a few milliseconds between events (``slices.SliceRunner``). The graph appears
+        when :attr:`layoutReady` is emitted; a failure emits :attr:`layoutFailed` with one line.
+        Calling it again before then drops the pending open. Do not modify ``proto`` meanwhile.
+        ``collapse_qdq`` hides QuantizeLinear -> DequantizeLinear pairs (an edge badge shows the
+        dtype) and weight DequantizeLinear nodes (a tag on the consumer).
 
         Unless the canvas was made with ``groups=False`` (or ``positions`` are given), nodes are
         grouped by name scope into collapsible boxes, opened to ``depth`` (default: the deepest
         level drawing at most 80 boxes and nodes, ``workbench.core.api.auto_depth``).
         """
-        self._cancel_jobs()
+        self._stop_open()
         self._generation += 1
+        old = self._state  # emptied a slice at a time below instead of freed at once here
         self._clear()
         self._hits, self._hit_pos = [], -1
-        job = LayoutJob(self._generation, proto, positions, collapse_qdq=collapse_qdq,
-                        cache_dir=self._cache_dir, cancel=CancelToken(), groups=self._use_groups, depth=depth)
+        options = {"collapse_qdq": collapse_qdq, "cache_dir": self._cache_dir, "groups": self._use_groups,
+                   "depth": depth}
+        pause_gc()
+        self._gc_paused = True
+        self._slices.start(self._open_steps(self._generation, proto, positions, options, old))
+
+    def opening(self) -> bool:
+        """True from :meth:`set_model` until :attr:`layoutReady` or :attr:`layoutFailed`."""
+        return self._gc_paused
+
+    def _open_steps(self, generation: int, proto, positions, options: dict, old: CanvasState | None):
+        """The GUI thread's part of :meth:`set_model`, as steps for the slice runner."""
+        if old is not None:
+            yield from dismantle(old.data)
+            del old
+        pieces = []
+        for piece in proto_pieces(proto):
+            pieces.append(piece)
+            yield
+        job = LayoutJob(generation, pieces, positions, options)
+        del pieces
+        self._start_job(job)
+        yield WAIT  # _on_job_finished resumes with the result in self._job_result
+        parts, quantized = self._job_result
+        self._job_result = None
+        assembler = Assembler()
+        for part in parts:
+            assembler.feed(part)
+            yield
+        del parts
+        data = assembler.result()
+        if quantized:  # reads scale / zero point values: on the full model, in a pool thread
+            self._start_job(EdgeQuantJob(generation, proto, data.structure))
+            yield WAIT
+            data.edge_quant, self._job_result = self._job_result, None
+        yield from self._build_scene_steps(data)
+        self.fit()
+        yield
+        self.colorsChanged.emit()  # the legend
+        yield
+        if self._pending_selection:
+            self.select_nodes(self._pending_selection)
+            self._pending_selection = []
+        self._end_open()
+        self.layoutReady.emit()
+
+    def _start_job(self, job) -> None:
         job.signals.finished.connect(self._on_job_finished)
         job.signals.failed.connect(self._on_job_failed)
         self._jobs.append(job)
         self._pool.start(job)
 
+    def _stop_open(self) -> None:
+        """Drop a pending open: cancel its jobs, stop its slices."""
+        self._cancel_jobs()
+        self._slices.stop()
+        self._job_result = None
+        self._end_open()
+
+    def _end_open(self) -> None:
+        if self._gc_paused:
+            self._gc_paused = False
+            resume_gc()
+
     def _cancel_jobs(self) -> None:
         for job in self._jobs:
             job.cancel.cancel()
 
-    def _on_job_finished(self, generation: int, data: SceneData) -> None:
+    def _on_job_finished(self, generation: int, result) -> None:
         self._forget_finished_jobs()
-        if generation == self._generation:
-            self._show(data)
+        if generation == self._generation and self._slices.running():
+            self._job_result = result
+            self._slices.resume()
 
     def _on_job_failed(self, generation: int, message: str) -> None:
         self._forget_finished_jobs()
-        if generation == self._generation:
+        if generation == self._generation and self._slices.running():
+            self._stop_open()
             self.layoutFailed.emit(message)
+
+    def _on_step_failed(self, exc: BaseException) -> None:
+        self._stop_open()
+        self.layoutFailed.emit(f"Showing the graph failed: {exc.__class__.__name__}: {exc}")
 
     def _forget_finished_jobs(self) -> None:
         if self._pool.activeThreadCount() == 0:
@@ -163,8 +238,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             self._edges.update()
 
     def shutdown(self) -> None:
-        """Cancel and wait for the layout worker (called on close)."""
-        self._cancel_jobs()
+        """Drop a pending open and wait for the layout worker (called on close)."""
+        self._stop_open()
         self._pool.waitForDone()
         self._jobs.clear()
 
@@ -182,20 +257,17 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         if had_selection:
             self.selectionChangedNames.emit([])
 
-    def _show(self, data: SceneData) -> None:
-        self._build_scene(data)
-        self.fit()
-        self.colorsChanged.emit()
-        if self._pending_selection:
-            self.select_nodes(self._pending_selection)
-            self._pending_selection = []
-        self.layoutReady.emit()
-
     def _build_scene(self, data: SceneData, selected: set[int] | None = None) -> None:
+        for _ in self._build_scene_steps(data, selected):
+            pass
+
+    def _build_scene_steps(self, data: SceneData, selected: set[int] | None = None):
+        """Items of ``data``'s picture, as steps of a few milliseconds each (20,000 nodes)."""
         self._state = CanvasState(data)
         self._state.selected = set(selected or ())
         self._state.badges = {data.index[n]: t for n, t in self._badges.items() if n in data.index}
-        self._compute_fills()
+        yield
+        yield from self._fill_steps()
         scene = self.scene()
         if data.plan is not None:
             self._groups_item = GroupsItem(self._state)
@@ -203,8 +275,10 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._edges = EdgesItem(data, self._edge_color)
         scene.addItem(self._edges)
         self._install_quant_items()
+        yield
         self._overview = OverviewItem(self._state)
         scene.addItem(self._overview)
+        yield
         scene.setSceneRect(data.bounds.adjusted(-400, -400, 400, 400))  # may scroll: no container yet
         self._container = QGraphicsRectItem()
         self._container.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
@@ -214,6 +288,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             self._edges.set_highlight(self._state.selected)
             self._refresh_group_selection()
         self._minimap.refresh(data.bounds.adjusted(-30, -30, 30, 30))
+        yield
 
     # ----------------------------------------------------------------- level of detail
     def _scale(self) -> float:
@@ -497,7 +572,12 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         return [(o, colors.op_color(o)) for o in ops]
 
     def _compute_fills(self) -> None:
-        """Fill and text colour of every node; nodes with the same key share one QColor object."""
+        for _ in self._fill_steps():
+            pass
+
+    def _fill_steps(self):
+        """Fill and text colour of every node (nodes with the same key share one QColor object),
+        then the group boxes' aggregates: two steps."""
         st = self._state.data.structure
         if self._mode == "op":
             keys: list = st.op_types
@@ -513,9 +593,11 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._state.fill_keys = keys
         self._state.fills = [palette[k] for k in keys]
         self._state.texts = [texts[k] for k in keys]
+        yield
         d = self._state.data
         if d.plan is not None:
             self._state.group_fills, self._state.group_texts = group_figures(d.hierarchy, d.group_ids, self._mode, keys)
+            yield
 
     def error_label(self) -> str:
         """What the "error" colour mode shows (the legend's title)."""

@@ -1,0 +1,62 @@
+"""The Errors dock of an already-quantized file: it says what errors need (the float model) instead
+of asking to calibrate, and its "Compare with its float model..." opens the float model and shows
+the per-edge SQNR diff of the file against it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+
+import workbench
+from workbench.core import api
+from workbench.core.errors import WorkbenchError
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+
+
+@pytest.fixture(scope="module")
+def cnn_export(tmp_path_factory):
+    """Our QDQ export (cpu-u8s8) of digits_cnn (the bundled example) and its float model."""
+    float_path = EXAMPLE / "digits_cnn.onnx"
+    out = tmp_path_factory.mktemp("qerrors") / "digits_cnn.qdq.onnx"
+    model = api.open_model(float_path)
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(EXAMPLE / "digits_cnn_calib.npz"),
+                            samples=16), out)
+    return float_path, out
+
+
+def test_quantized_file_errors_panel_offers_the_compare(qtbot, window, open_file, cnn_export):
+    float_path, export = cnn_export
+    win = window
+    open_file(win, export)
+    qtbot.waitUntil(lambda: "already quantized" in win.errors.summary.text(), timeout=5000)
+    text = win.errors.summary.text()
+    assert text.startswith(f"{export.name} is already quantized: per-node errors need the float model")
+    assert "calibrate" not in text.lower()
+    button = win.errors.compare_button
+    assert not button.isHidden() and button.isEnabled()
+    assert not win.errors.color_button.isEnabled()
+
+    with qtbot.waitSignal(win.diffReady, timeout=120_000) as sig:
+        win.compare_quantized_with_float(float_path)
+    tab = sig.args[0]
+    assert win.doc.model_path == float_path.resolve() and win.doc.quant_summary is None
+    assert win.tabs.currentWidget() is tab
+    proto = onnx.load(str(export))
+    qs = sorted(n.name for n in proto.graph.node if n.op_type == "QuantizeLinear")
+    assert sorted(r["Quantized node"] for r in tab.rows("Q/DQ pairs")) == qs and qs
+    # back on a float model: the usual empty text, no compare button
+    assert win.errors.compare_button.isHidden()
+    assert win.errors.summary.text().startswith("No results yet: calibrate")
+    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=30_000, raising=False):
+        pass
+
+
+def test_float_model_is_not_compared_with_a_float_model(window, open_file, dialogs):
+    win = window
+    open_file(win, EXAMPLE / "digits_cnn.onnx")
+    assert win.errors.compare_button.isHidden()
+    with pytest.raises(WorkbenchError, match="is a float model"):
+        win.compare_quantized_with_float(EXAMPLE / "digits_cnn.onnx")

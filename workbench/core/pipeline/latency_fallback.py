@@ -1,0 +1,148 @@
+"""Latency fallback: leave float the quantized islands whose Q/DQ measured not to pay.
+
+Runs right after the latency check (:mod:`workbench.core.pipeline.latency_check`) when the job asks
+for it (``quantize(..., latency_check=True)``; the CLI's default) and the written model measured
+slower than its float model by a real margin (see :func:`does_not_pay`). The quantized units are
+grouped into islands (:func:`workbench.core.planning.island_guard.quantized_islands`: units that
+share an activation tensor, so one island is what runs between one set of Q and DQ transitions).
+The pass then tries cheaper placements, each written by the pipeline again with the job's
+calibration reused (no new calibration pass) and measured against float the same way:
+
+1. with more than one island, each of the :data:`MAX_SINGLE_TRIALS` smallest islands left float in
+   turn (greedy: an island stays float when the whole model's ratio fell by at least
+   :data:`IMPROVES_BY`), stopping once the model is no longer slower than float;
+2. if it is still slower, every remaining island float. With no island left quantized the whole
+   model runs as the float model does, so this placement is kept once measured (its ratio, 1.0 up to
+   the noise of a loaded machine, is reported); with islands the recipe names still quantized it is
+   kept only when it measured faster, like the single trials.
+
+The best placement measured is the one written; each island left float is reported as a warning
+(``IssueCode.LATENCY_KEPT_FLOAT``, with the ratio before and after) and its nodes are added to the
+result's recipe (``QuantizeResult.recipe``), so a saved project replays the same model on any
+machine without measuring again. Islands holding a node the recipe names itself are never tried.
+
+Why the whole model is measured and not each unit: the cost of a placement is mostly its
+transitions and the layout changes onnxruntime inserts around integer kernels (Transposes to NHWC
+for QLinearConv, Q at inputs, DQ at outputs), which no one-op probe prices. Measured on
+ppocr_mobile_v2_cls (onnxruntime 1.32, x86_64 AVX512-VNNI, 2 shared cores under heavy load):
+1.31x float as planned, 1.12x with only its first Conv quantized, so no placement short of float
+pays at 1x3x48x192.
+
+Cost: one re-write and one latency measurement (about 2 s plus two session creations) per trial,
+at most ``MAX_SINGLE_TRIALS + 1`` trials, only for models that measured slower than float; cached
+on disk like the latency check, so a second run of the same job measures nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from workbench.core.issues import IssueCode, PlanIssue, Severity
+from workbench.core.pipeline.latency_check import MIN_SLOWDOWN_S, SLOWER_THAN
+from workbench.core.pipeline.passes import Job, Pass, PassResult, run_passes
+from workbench.core.planning.island_guard import named_by_recipe, quantized_islands
+from workbench.core.recipe.spec import PlanMode
+from workbench.core.runtime.latency import LatencyComparison
+
+log = logging.getLogger(__name__)
+
+#: Islands tried one at a time (smallest first) before every island is tried float together.
+MAX_SINGLE_TRIALS = 3
+#: A trial is kept only when the whole model's ratio fell by at least this fraction (measurement noise).
+IMPROVES_BY = 0.03
+
+#: Fields of a :class:`Job` that a kept trial replaces (what was planned, calibrated, written, measured).
+_ADOPTED = ("model", "recipe", "user_recipe", "plan", "guard_recipe", "calibration", "qparams", "written",
+            "smoothed", "latency", "graph_facts")
+
+
+def does_not_pay(lat: LatencyComparison | None) -> bool:
+    """True when ``lat`` says the quantized model is slower than float (ratio above
+    :data:`~workbench.core.pipeline.latency_check.SLOWER_THAN`) by at least
+    :data:`~workbench.core.pipeline.latency_check.MIN_SLOWDOWN_S` seconds per run; a smaller
+    slowdown (a model that runs in microseconds) is reported by the latency check, not rewritten."""
+    return lat is not None and lat.ratio > SLOWER_THAN and lat.quant_s - lat.float_s >= MIN_SLOWDOWN_S
+
+
+class LatencyFallback:
+    """Leave float the islands whose Q/DQ measured not to pay (see the module docstring).
+
+    Parameters
+    ----------
+    passes : callable returning the passes that write and measure one trial (the quantize pipeline
+        without this pass; a callable so that the pipeline's list can name this pass itself).
+    """
+
+    name = "latency-fallback"
+
+    def __init__(self, passes: Callable[[], Sequence[Pass]]):
+        self._passes = passes
+
+    def applies(self, job: Job) -> bool:
+        return (job.latency_check and job.guard and job.written is not None and job.plan.mode == PlanMode.STATIC
+                and does_not_pay(job.latency))
+
+    def run(self, job: Job) -> PassResult:
+        every = quantized_islands(job.plan)
+        islands = [g for g in every
+                   if not any(named_by_recipe(job.user_recipe, n, job.plan.units[n].op_type) for n in g)]
+        if not islands:
+            return PassResult(False)
+        start = job.latency.ratio
+        best, kept, tried = job, [], 0
+        singles = islands[:MAX_SINGLE_TRIALS] if len(islands) > 1 else []
+        total = len(singles) + 1
+        for group in singles:
+            if not does_not_pay(best.latency):
+                break
+            trial, tried = self._trial(job, kept + [group], tried, total), tried + 1
+            if trial is not None and trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY):
+                best, kept = trial, kept + [group]
+        rest = [g for g in islands if g not in kept]
+        if rest and does_not_pay(best.latency):
+            # with no island left quantized it is the float model's own graph, with no transition to pay for:
+            # kept whatever the noise of its measurement (which is still reported)
+            all_float = len(islands) == len(every)
+            # units the first plan left float by a rule tied to their neighbours (a Conv whose output stays
+            # float for its consumers) would be quantized again once those neighbours are float: named too
+            held = [n for n, u in job.plan.units.items()
+                    if u.excluded and not named_by_recipe(job.user_recipe, n, u.op_type)]
+            trial, tried = self._trial(job, kept + rest + [held], tried, total), tried + 1
+            if trial is not None and (all_float or trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY)):
+                best, kept = trial, kept + rest
+        if job.progress is not None:
+            job.progress(total, total, "Latency fallback: done")
+        if best is job:
+            return PassResult(False, [PlanIssue(
+                "", Severity.INFO, f"latency fallback: {tried} cheaper placement(s) with islands left float measured "
+                f"no faster than {start:.2f}x float; kept as planned", code=IssueCode.LATENCY_KEPT_FLOAT)])
+        for name in _ADOPTED:
+            setattr(job, name, getattr(best, name))
+        job.issues = list(best.issues)  # the kept trial's own plan, guard and latency notes replace the first run's
+        return PassResult(True, [_kept_issue(g, start, best.latency.ratio, len(kept)) for g in kept])
+
+    def _trial(self, job: Job, groups: list[list[str]], done: int, total: int) -> Job | None:
+        """The job written again with ``groups`` float (calibration reused), measured; None when unmeasured."""
+        if job.cancel is not None:
+            job.cancel.check()  # raises Cancelled between trials
+        if job.progress is not None:
+            job.progress(done, total, f"Latency fallback: measuring with {len(groups)} island(s) float")
+        recipe = job.user_recipe.with_excluded([n for g in groups for n in g])
+        trial = Job(job.input_model or job.model, recipe, recipe, data=job.data, samples=job.samples,
+                    cancel=job.cancel, previous=job.calibration, guard=job.guard,
+                    bias_correction=job.bias_correction, latency_check=True, input_model=job.input_model)
+        run_passes(trial, self._passes())
+        if trial.latency is None:
+            log.info("latency fallback: a trial was not measured")
+            return None
+        return trial
+
+
+def _kept_issue(group: list[str], before: float, after: float, islands: int) -> PlanIssue:
+    shown = ", ".join(group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
+    return PlanIssue(group[0], Severity.WARNING,
+                     f"kept float with its island of {len(group)} quantized unit(s) ({shown}): as quantized the "
+                     f"model measured {before:.2f}x its float latency, with {islands} island(s) left float "
+                     f"{after:.2f}x (onnxruntime CPU, 1 thread); name a node in an override, or pass "
+                     "--no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT)

@@ -1,0 +1,274 @@
+"""Float vs quantized side by side: two aligned canvases (float left, quantized file right).
+
+Both panes are :class:`~workbench.qt.canvas.GraphCanvas` views placed by
+:func:`workbench.core.api.pane_layout`: a matched node sits at the same scene position as its
+partner, a folded float op has a row of its own (a gap on the right, like a removed line in a
+text diff). The views stay in step: zooming or panning one moves the other to the same scene
+point and scale; selecting nodes in one selects and centres their partners in the other (a
+folded BatchNormalization selects the Conv it went into; that Conv selects it back with its
+float Conv).
+
+Marks (legend strip above the panes, :data:`workbench.qt.diff_marks.MARK_COLORS`): folded or
+fused float ops greyed and struck through with a note naming the quantized node they went into;
+compute ops left float framed orange with a "float" badge; added nodes framed green; Q/DQ pairs
+are the canvas's dtype badges on the edges they sit on (weights: a ``w:`` tag on the consumer;
+a pair before a graph output: an ``out:`` badge on its producer). With data the right pane is
+coloured by the SQNR measured on every edge and node (the canvas's legend gives the thresholds),
+else by the dtype each edge carries.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import onnx
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+
+from workbench.core.api import ModelDiff, PaneLayout
+from workbench.qt.canvas.view import GraphCanvas
+from workbench.qt.diff_marks import MARK_COLORS, DiffMarksItem
+
+#: colour-map value shown for a bit-exact tensor (+inf dB)
+INF_DB = 100.0
+_SHORT = {"uint8": "u8", "int8": "i8", "int16": "i16", "uint16": "u16", "int32": "i32", "int4": "i4", "uint4": "u4"}
+
+
+class PaneCanvas(GraphCanvas):
+    """A canvas that says when its view moved (scroll, zoom or fit), for the partner pane to follow.
+
+    Keys: the canvas's (+ / - zoom, Esc clears the selection, Ctrl+A selects all) and Home or 0 to
+    fit the graph (both panes follow).
+    """
+
+    viewChanged = Signal()
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() in (Qt.Key.Key_Home, Qt.Key.Key_0):
+            self.fit()
+        else:
+            super().keyPressEvent(event)
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        super().scrollContentsBy(dx, dy)
+        self.viewChanged.emit()
+
+    def wheelEvent(self, event) -> None:
+        super().wheelEvent(event)
+        self.viewChanged.emit()
+
+    def fit(self) -> None:
+        super().fit()
+        self.viewChanged.emit()
+
+    def zoom_in(self) -> None:
+        super().zoom_in()
+        self.viewChanged.emit()
+
+    def zoom_out(self) -> None:
+        super().zoom_out()
+        self.viewChanged.emit()
+
+
+def legend_html() -> str:
+    """The marks' legend strip (rich text)."""
+    def sw(kind: str, label: str) -> str:
+        c = MARK_COLORS[kind].name()
+        return f'<span style="color:{c}; font-weight:bold;">&#9632;</span>&nbsp;{html.escape(label)}'
+    return " &nbsp; ".join([
+        sw("folded", "struck grey: float op folded / fused (note: the node it went into)"),
+        sw("removed", "struck red: removed"),
+        sw("float", "orange frame: left float"),
+        sw("added", "green frame: added by the quantizer"),
+        "edge pills (u8, i8): Q/DQ pair inserted; w: weight DQ; out: pair before a graph output",
+    ])
+
+
+class DiffPanes(QWidget):
+    """The two aligned panes of ``diff`` (float ``float_proto`` left, ``quant_proto`` right).
+
+    Call :meth:`show_layout` with the :class:`~workbench.core.api.PaneLayout` once computed (it
+    runs off the GUI thread); :attr:`ready` is emitted when both panes are drawn.
+    """
+
+    ready = Signal()
+
+    def __init__(self, diff: ModelDiff, float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto,
+                 float_title: str, quant_title: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.diff, self.float_proto, self.quant_proto = diff, float_proto, quant_proto
+        self.layout_: PaneLayout | None = None
+        self._syncing = False
+        self._pending = 2
+        self.f2q: dict[str, list[str]] = {}
+        self.q2f: dict[str, list[str]] = {}
+        for m in diff.matches:
+            self.f2q[m.float_node] = [m.quant_node]
+            self.q2f.setdefault(m.quant_node, []).append(m.float_node)
+        for fnode, qnode in diff.folded_into.items():
+            self.f2q[fnode] = [qnode]
+            self.q2f.setdefault(qnode, []).append(fnode)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.legend = QLabel(legend_html())
+        self.legend.setWordWrap(True)
+        lay.addWidget(self.legend)
+        self.status = QLabel("Laying out both panes together (closing the tab cancels)...")
+        lay.addWidget(self.status)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        lay.addWidget(split, 1)
+        self.float_canvas = PaneCanvas(groups=False)
+        self.quant_canvas = PaneCanvas(groups=False)
+        for canvas, title in ((self.float_canvas, float_title), (self.quant_canvas, quant_title)):
+            box = QWidget()
+            col = QVBoxLayout(box)
+            col.setContentsMargins(0, 0, 0, 0)
+            head = QHBoxLayout()
+            head.addWidget(QLabel(f"<b>{html.escape(title)}</b>"))
+            head.addStretch(1)
+            col.addLayout(head)
+            col.addWidget(canvas, 1)
+            split.addWidget(box)
+            canvas.layoutReady.connect(self._on_pane_ready)
+        split.setSizes([1000, 1000])  # equal widths: the same scene point sits at the same place in both
+        self.float_canvas.selectionChangedNames.connect(
+            lambda names: self._follow(names, self.f2q, self.quant_canvas))
+        self.quant_canvas.selectionChangedNames.connect(
+            lambda names: self._follow(names, self.q2f, self.float_canvas))
+        self.float_canvas.viewChanged.connect(lambda: self._sync_view(self.float_canvas, self.quant_canvas))
+        self.quant_canvas.viewChanged.connect(lambda: self._sync_view(self.quant_canvas, self.float_canvas))
+
+    # ----------------------------------------------------------------- showing
+    def show_layout(self, layout: PaneLayout, quant_info: tuple | None = None) -> None:
+        """Draw both panes at ``layout``'s positions; ``quant_info`` is the right canvas's
+        :meth:`GraphCanvas.set_quant_info` arguments (tooltips, integer-kernel marks)."""
+        self.layout_ = layout
+        for fnode, qnode in layout.pairs.items():  # Constant weights at the same place: select them together
+            self.f2q[fnode] = [qnode]
+            self.q2f.setdefault(qnode, []).append(fnode)
+        d = self.diff
+        self._pending = 2
+        fc, qc = self.float_canvas, self.quant_canvas
+        fc.set_quant_info({}, {}, {n: [f"folded or fused into {q} (quantized file)"] for n, q in d.folded_into.items()})
+        fc.set_badges({n: "folded" for n, _op in d.folded} | {n: "removed" for n, _op in d.removed})
+        if quant_info is not None:
+            qc.set_quant_info(*quant_info)
+        qc.set_badges(self._quant_badges())
+        if d.sqnr:
+            values = {n: (INF_DB if db == math.inf else db) for n, db in d.node_sqnr().items() if db > -math.inf}
+            qc.set_node_values(errors=values, error_label="SQNR vs float (dB)")
+            qc.set_edge_values({d.tensors[f]: (INF_DB if db == math.inf else db)
+                                for f, db in d.sqnr.items() if db > -math.inf and f in d.tensors})
+            qc.set_color_mode("error")
+        else:
+            qc.set_color_mode("dtype")
+        fc.set_color_mode("op")
+        fc.set_model(self.float_proto, positions=layout.float_positions)
+        qc.set_model(self.quant_proto, positions=layout.quant_positions, collapse_qdq=True)
+
+    def _quant_badges(self) -> dict[str, str]:
+        """Right-pane badges: "float" on compute ops left float, "+" on added nodes, "out:u8" on the
+        producer of a Q/DQ pair before a graph output."""
+        badges = {m.quant_node: "float" for m in self.diff.matches if m.status == "float"}
+        badges.update({n: "+" for n, _op in self.diff.added})
+        dtype = {p.quantize: p.dtype for p in self.diff.qdq if p.quantize}
+        for node, marks in (self.layout_.qdq_marks if self.layout_ else {}).items():
+            for kind, where, _ in marks:
+                if kind == "output" and node in dtype:
+                    badges[where] = "out:" + _SHORT.get(dtype[node], dtype[node])
+        return badges
+
+    def _on_pane_ready(self) -> None:
+        self._pending -= 1
+        if self._pending:
+            return
+        self._add_marks()
+        self._sync_view(self.quant_canvas, self.float_canvas)
+        self.status.hide()
+        self.ready.emit()
+
+    def _add_marks(self) -> None:
+        d = self.diff
+        fmarks = [(self.float_canvas.node_scene_rect(n), "folded",
+                   f"into {d.folded_into[n]}" if n in d.folded_into else "folded") for n, _op in d.folded]
+        fmarks += [(self.float_canvas.node_scene_rect(n), "removed", "removed") for n, _op in d.removed]
+        qmarks = [(self.quant_canvas.node_scene_rect(m.quant_node), "float", "left float")
+                  for m in d.matches if m.status == "float"]
+        qmarks += [(self.quant_canvas.node_scene_rect(n), "added", "added") for n, _op in d.added
+                   if n in self.layout_.quant_positions]
+        self.marks: dict[str, list[tuple[QRectF, str, str]]] = {"float": fmarks, "quant": qmarks}
+        for canvas, marks in ((self.float_canvas, fmarks), (self.quant_canvas, qmarks)):
+            if marks:
+                canvas.scene().addItem(DiffMarksItem(marks))
+
+    # ----------------------------------------------------------------- keeping the panes in step
+    def _follow(self, names: list[str], mapping: dict[str, list[str]], other: GraphCanvas) -> None:
+        if self._syncing:
+            return
+        self._syncing = True
+        try:
+            partners = sorted({p for n in names for p in mapping.get(n, [])})
+            other.select_nodes(partners, center=bool(partners))
+        finally:
+            self._syncing = False
+
+    def _sync_view(self, source: GraphCanvas, other: GraphCanvas) -> None:
+        """Give ``other`` the scale and centre (scene point) of ``source``."""
+        if self._syncing or source._state is None or other._state is None:
+            return
+        self._syncing = True
+        try:
+            # the other's scene rect (its own fit) must not stop it at the source's centre
+            other.setSceneRect(other.sceneRect().united(source.sceneRect()))
+            other.setTransform(source.transform())
+            other.centerOn(source.mapToScene(source.viewport().rect().center()))
+            other._sync_items()
+        finally:
+            self._syncing = False
+
+    def select_pair(self, float_node: str = "", quant_node: str = "") -> None:
+        """Select ``float_node`` left and ``quant_node`` right (either may be "": its partner is
+        used), centring both. A quantized name that is a collapsed Q/DQ node selects the drawn
+        nodes its badge sits between."""
+        qnames = [quant_node] if quant_node else []
+        if qnames and self.layout_ is not None and quant_node in self.layout_.qdq_marks:
+            qnames = sorted({n for _k, a, b in self.layout_.qdq_marks[quant_node] for n in (a, b) if n})
+        fnames = [float_node] if float_node else sorted({p for q in qnames for p in self.q2f.get(q, [])})
+        if not qnames:
+            qnames = self.f2q.get(float_node, [])
+        self._syncing = True
+        try:
+            self.float_canvas.select_nodes(fnames, center=bool(fnames))
+            self.quant_canvas.select_nodes(qnames, center=bool(qnames))
+        finally:
+            self._syncing = False
+        self._centre_pair(fnames, qnames)
+
+    def _centre_pair(self, fnames: list[str], qnames: list[str]) -> None:
+        """Both panes at the scale the selection left the quantized one (else the float one),
+        centred on the box around the pair (the same scene point: a folded op and the node it went
+        into are shown together)."""
+        rect = QRectF()
+        for canvas, names in ((self.float_canvas, fnames), (self.quant_canvas, qnames)):
+            for n in names:
+                try:
+                    rect = rect.united(canvas.node_scene_rect(n))
+                except KeyError:
+                    continue
+        if rect.isNull():
+            return
+        source = self.quant_canvas if qnames else self.float_canvas
+        self._syncing = True
+        try:
+            for canvas in (self.float_canvas, self.quant_canvas):
+                canvas.setSceneRect(self.float_canvas.sceneRect().united(self.quant_canvas.sceneRect()))
+                canvas.setTransform(source.transform())
+                canvas.centerOn(rect.center())
+                canvas._sync_items()
+        finally:
+            self._syncing = False
+
+    def shutdown(self) -> None:
+        self.float_canvas.shutdown()
+        self.quant_canvas.shutdown()
