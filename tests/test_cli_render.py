@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import struct
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
+from PIL import Image
 
 import workbench
 from workbench.cli import main
@@ -17,6 +20,7 @@ pytest.importorskip("PySide6")
 from workbench.qt.canvas import colors  # noqa: E402
 
 UINT8_FILL = 'fill="#ffd54f"'  # colors._DTYPE_COLORS["uint8"]: cpu-u8s8 activations
+UINT8_RGB, NO_VALUE_RGB = (0xFF, 0xD5, 0x4F), (0xD9, 0xD9, 0xD9)  # the legend's swatches: uint8, not assigned
 
 
 def _png_size(path) -> tuple[int, int]:
@@ -52,6 +56,25 @@ def test_render_refuses_bad_requests_in_one_line(corpus, tmp_path, capsys):
     assert main(["render", str(tmp_path / "missing.onnx"), "-o", str(tmp_path / "g.png")]) == 2
     assert "missing.onnx" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+@pytest.mark.slow
+def test_render_draws_the_colour_legend_into_png_and_svg(corpus, tmp_path):
+    model = corpus / "digits_cnn" / "model_opset17.onnx"
+    png, svg = tmp_path / "dtype.png", tmp_path / "dtype.svg"
+    assert main(["render", str(model), "-o", str(png), "--colour", "dtype"]) == 0
+    assert main(["render", str(model), "-o", str(svg), "--colour", "dtype"]) == 0
+    pixels = np.asarray(Image.open(png).convert("RGB"))
+    # the legend sits in the top-left corner (8 px in); "Fit graph" keeps the graph out of it
+    legend = pixels[:90, :320].reshape(-1, 3)
+    rest = pixels[90:].reshape(-1, 3)
+    for rgb in (UINT8_RGB, NO_VALUE_RGB):
+        swatch = (legend == rgb).all(axis=1).sum()
+        assert swatch >= 150, (rgb, swatch)  # a filled swatch of about 30 x 14 px per entry
+    assert (rest == UINT8_RGB).all(axis=1).sum() > 10 * 150  # the uint8 nodes below it
+    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text(encoding="utf-8"))]
+    for label in ("Colour: dtype (recipe)", "uint8", "not assigned"):
+        assert label in texts, label
 
 
 @pytest.mark.slow

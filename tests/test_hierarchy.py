@@ -162,3 +162,45 @@ def test_shapes_in_structure():
         [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", 3])],
         [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["N", 3])])
     assert graph_structure(onnx.helper.make_model(graph)).out_shapes == ["Nx3"]
+
+
+def _passage_hits(route, rects):
+    """Rectangles (rows of x0, y0, x1, y1) that a route's vertical passages run through."""
+    hits = []
+    for x, top, bottom in route:
+        inside = (rects[:, 0] < x) & (x < rects[:, 2]) & (rects[:, 1] < bottom) & (top < rects[:, 3])
+        hits += np.flatnonzero(inside).tolist()
+    return hits
+
+
+def test_grouped_skip_edge_has_one_passage_per_skipped_row():
+    """/blk/a0 -> a1 -> a2 -> a3 -> a4 with a skip a0 -> a4 and a side chain b1..b3, all in group blk."""
+    names = ["/blk/a0", "/blk/a1", "/blk/a2", "/blk/a3", "/blk/b1", "/blk/b2", "/blk/b3", "/blk/a4", "/out"]
+    edges = [(0, 1), (1, 2), (2, 3), (3, 7), (0, 7), (0, 4), (4, 5), (5, 6), (6, 7), (7, 8)]
+    h = build_hierarchy(names, ["Relu"] * len(names))
+    assert h.paths == ["blk"]
+    plan = plan_group_layout(h, len(names), edges)
+    p = place(plan, {0})
+    row_y = sorted({float(y) for y in p.centres[:8, 1]})
+    assert len(row_y) == 5  # a0 | a1 b1 | a2 b2 | a3 b3 | a4
+    route = p.routes[edges.index((0, 7))]
+    assert len(route) == 3
+    for (_x, top, bottom), y in zip(route, row_y[1:4], strict=True):
+        assert top < y < bottom  # one run per skipped row, through that row
+    assert _passage_hits(route, _rects(p)) == []
+    assert set(p.routes) == {edges.index((0, 7))}  # the other edges skip no row
+    # collapsed, the group is one box and the edge inside it is not drawn: no route
+    assert place(plan, set()).routes == {}
+
+
+@pytest.mark.slow
+def test_nudenet_routes_pass_no_box(nudenet_plan):
+    s, h, plan = nudenet_plan
+    for depth in (0, 1, 2, h.max_depth()):
+        p = place(plan, expanded_to_depth(h, depth))
+        rects = _rects(p)
+        assert p.routes or depth == 0
+        for e, route in p.routes.items():
+            assert _passage_hits(route, rects) == [], (depth, s.names[s.edges[e][0]], s.names[s.edges[e][1]])
+            ys = [y for _x, top, bottom in route for y in (top, bottom)]
+            assert ys == sorted(ys)  # top to bottom

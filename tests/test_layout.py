@@ -10,7 +10,15 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.errors import ModelError
-from workbench.core.graph.layout import X_SPACING, Y_SPACING, assign_layers, graph_structure, layout_graph
+from workbench.core.graph.layout import (
+    X_SPACING,
+    Y_SPACING,
+    assign_layers,
+    graph_structure,
+    layout_graph,
+    layout_routed,
+    sugiyama,
+)
 
 
 def _model(nodes, inputs=("x",), outputs=("y",), initializers=()):
@@ -183,3 +191,51 @@ def test_not_a_model_raises_model_error():
 def test_assign_layers_survives_a_cycle():
     layers = assign_layers(3, [(0, 1), (1, 2), (2, 1)])
     assert layers[1] == layers[2] == layers[0] + 1  # the cycle shares one layer below its producer
+
+
+def skip_model() -> onnx.ModelProto:
+    """a0 -> a1 -> a2 -> a3 -> a4 plus a skip a0 -> a4 (over layers 1, 2, 3), and a side chain
+    b1 -> b2 -> b3 beside the skipped layers (fed by a0, read by a4)."""
+    nodes = [helper.make_node("Relu", ["x"], ["t0"], name="a0")]
+    nodes += [helper.make_node("Relu", [f"t{i - 1}"], [f"t{i}"], name=f"a{i}") for i in range(1, 4)]
+    nodes += [helper.make_node("Sigmoid", ["t0" if i == 1 else f"s{i - 1}"], [f"s{i}"], name=f"b{i}") for i in (1, 2, 3)]
+    nodes.append(helper.make_node("Sum", ["t3", "t0", "s3"], ["y"], name="a4"))
+    return _model(nodes)
+
+
+def _inside_a_box(x, y, pos, w=150.0, h=54.0):
+    """Names of nodes whose box (w x h around the centre) contains (x, y)."""
+    return [n for n, (cx, cy) in pos.items() if abs(x - cx) < w / 2 and abs(y - cy) < h / 2]
+
+
+def test_long_edge_gets_one_waypoint_per_skipped_layer_outside_every_box(tmp_path):
+    proto = skip_model()
+    s = graph_structure(proto)
+    layout = layout_routed(proto, cache_dir=tmp_path)
+    pos = layout.positions
+    skip = s.edges.index((s.names.index("a0"), s.names.index("a4")))
+    assert pos["a0"][1] == 0.0 and pos["a4"][1] == 4 * Y_SPACING
+    route = layout.routes[skip]
+    assert [y for _x, y in route] == [1 * Y_SPACING, 2 * Y_SPACING, 3 * Y_SPACING]
+    for x, y in route:
+        assert _inside_a_box(x, y, pos) == []
+        # the whole vertical run through the layer (the node height) stays clear of the boxes there
+        assert all(abs(x - cx) >= 75.0 for cx, cy in pos.values() if cy == y)
+    # edges into the next layer have no waypoints; a0 -> b1 skips nothing
+    assert (s.names.index("a0"), s.names.index("b1")) in s.edges
+    assert set(layout.routes) == {e for e, (a, b) in enumerate(s.edges) if pos[s.names[b]][1] - pos[s.names[a]][1] > Y_SPACING}
+    # the cache (layout version 3) gives the same positions and routes back
+    cached = layout_routed(proto, cache_dir=tmp_path)
+    assert cached.positions == pos and cached.routes == layout.routes
+    assert layout_graph(proto, cache_dir=tmp_path) == pos
+
+
+def test_routing_of_disconnected_graph_stays_with_its_edges():
+    """Two copies of the skip model side by side (igraph lays components out separately)."""
+    edges = [(0, 1), (1, 2), (2, 3), (0, 3), (4, 5), (5, 6), (6, 7), (7, 8), (4, 8)]
+    layers = [0, 1, 2, 3, 0, 1, 2, 3, 4, 0]
+    xs, routing = sugiyama(10, edges, layers, 50)  # vertex 9: isolated
+    assert [[lay for _x, lay in pts] for pts in routing] == [[], [], [], [1, 2], [], [], [], [], [1, 2, 3]]
+    for pts in routing:
+        for x, lay in pts:
+            assert all(abs(x - xs[v]) >= 1.0 for v in range(10) if layers[v] == lay)

@@ -12,10 +12,11 @@ from onnx import TensorProto, helper
 pytest.importorskip("PySide6")
 
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
-from PySide6.QtGui import QImage  # noqa: E402
+from PySide6.QtGui import QFont, QFontMetricsF, QImage  # noqa: E402
 
 from workbench.core.api import open_model  # noqa: E402
 from workbench.qt.canvas import GraphCanvas  # noqa: E402
+from workbench.qt.canvas.groups_item import frame_title  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "resources" / "example" / "digits_cnn.onnx"
 
@@ -176,3 +177,20 @@ def test_minimap_outlines_the_viewport_and_moves_the_view(qtbot, canvas):
     assert seen.contains(target) and not seen.contains(centre)  # the click moved the view there
     canvas.resize(300, 250)  # a small canvas: a minimap would cover the graph
     qtbot.waitUntil(lambda: not mini.isVisible(), timeout=5_000)
+
+
+def test_frame_title_fits_and_keeps_the_node_count(qtbot):
+    font = QFont()
+    font.setPixelSize(17)
+    metrics = QFontMetricsF(font)
+    title = "model.22/cv3.2/very_long_scope_name/conv"
+    full = frame_title(metrics, title, 12, "worst 3.5 dB", 10_000)
+    assert full == f"\u25be  {title}  (12 nodes \u00b7 worst 3.5 dB)"
+    short = frame_title(metrics, title, 12, "worst 3.5 dB", metrics.horizontalAdvance(f"\u25be  {title}  (12 nodes)") + 1)
+    assert short == f"\u25be  {title}  (12 nodes)"  # the aggregate goes first
+    width = 220.0
+    narrow = frame_title(metrics, title, 12, "worst 3.5 dB", width)
+    assert metrics.horizontalAdvance(narrow) <= width
+    assert narrow.endswith("  (12 nodes)") and "\u2026" in narrow  # elided in the middle, count kept
+    head, tail = narrow[3:-len("  (12 nodes)")].split("\u2026")
+    assert title.startswith(head) and title.endswith(tail) and head and tail

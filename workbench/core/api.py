@@ -17,8 +17,9 @@ Typical use::
 
 Verbs: open_model, inspect_model, make_recipe, load_recipe, resolve, plan, calibrate, quantize,
 export, evaluate, analyze, sensitivity_sweep, autotune, search_recipe, convert_file, model_cost, replay_project,
-new_project / save_project / load_project, layout_graph, read_quant_params, write_report,
-summarize_quantization, edge_quantization, diff_models / compare_models / pane_layout (float vs quantized, side by side).
+new_project / save_project / load_project, layout_graph / layout_routed (positions + long-edge routes),
+read_quant_params, write_report, summarize_quantization, edge_quantization,
+diff_models / compare_models / pane_layout (float vs quantized, side by side).
 """
 
 from __future__ import annotations
@@ -155,6 +156,8 @@ _LAZY: dict[str, str] = {
     "GraphStructure": "workbench.core.graph.layout",
     "graph_structure": "workbench.core.graph.layout",
     "layout_graph": "workbench.core.graph.layout",
+    "layout_routed": "workbench.core.graph.layout",
+    "GraphLayout": "workbench.core.graph.layout",
     "Hierarchy": "workbench.core.graph.hierarchy",
     "build_hierarchy": "workbench.core.graph.hierarchy",
     "aggregate": "workbench.core.graph.hierarchy",

@@ -4,7 +4,11 @@ The graph of a model is read into a :class:`GraphStructure` (one vertex per node
 producer -> consumer pair, optionally with QuantizeLinear -> DequantizeLinear pairs collapsed into
 edge badges), layered by longest path (so every edge points to a later layer) and ordered within
 layers by igraph's ``Graph.layout_sugiyama`` (barycenter crossing reduction; Sugiyama, Tagawa &
-Toda 1981). Positions are cached as JSON per graph digest in the user cache directory.
+Toda 1981). An edge spanning several layers gets one dummy vertex per layer it skips; igraph
+places the dummies like nodes (at least one column from any node of their layer) and returns them
+as the edge's routing, so the canvas draws a long edge through its dummies, between the boxes of
+the layers it skips, instead of through them. Positions and routes are cached as JSON per graph
+digest in the user cache directory.
 
 This module never imports Qt.
 """
@@ -31,8 +35,8 @@ log = logging.getLogger(__name__)
 X_SPACING = 190.0
 #: Vertical distance between layers (scene pixels).
 Y_SPACING = 90.0
-#: Bumped whenever the layout algorithm changes, so stale cache entries are not reused.
-LAYOUT_VERSION = 2
+#: Bumped whenever the layout algorithm or the cache format changes, so stale cache entries are not reused.
+LAYOUT_VERSION = 3
 
 _SUBGRAPH_OPS = {"If", "Loop", "Scan"}
 _SHORT_DTYPE = {
@@ -306,16 +310,98 @@ def assign_layers(n: int, edges: list[tuple[int, int]]) -> list[int]:
     return layer
 
 
-def _sugiyama(structure: GraphStructure) -> list[tuple[float, float]]:
-    import igraph  # imported lazily: only the layout needs it
+@dataclass
+class GraphLayout:
+    """A layered layout: node centres and the routes of edges that skip layers.
 
+    Attributes
+    ----------
+    positions : dict of str to (float, float)
+        Node name -> (x, y) centre in scene pixels (see :func:`layout_graph`).
+    routes : dict of int to list of (float, float)
+        Edge index (into ``GraphStructure.edges``) -> waypoints (x, y) in scene pixels, top to
+        bottom, one per layer the edge skips (an edge from layer 2 to layer 6 has 3), at the
+        layer's centre line ``y = layer * Y_SPACING``. Each waypoint is a dummy vertex of the
+        Sugiyama layout, so it lies at least ``X_SPACING`` from the centre of any node of its
+        layer. Edges into the next layer have no entry.
+    """
+
+    positions: dict[str, tuple[float, float]] = field(default_factory=dict)
+    routes: dict[int, list[tuple[float, float]]] = field(default_factory=dict)
+
+
+def sugiyama(n: int, edges: list[tuple[int, int]], layers: list[int], maxiter: int
+             ) -> tuple[list[float], list[list[tuple[float, int]]]]:
+    """igraph's Sugiyama ordering of ``n`` vertices on fixed ``layers``, with long-edge routing.
+
+    Each weakly connected component is laid out on its own and the components are placed side by
+    side, left to right in the order of their first vertex, one column apart (igraph 1.0 returns
+    the edge routing of a disconnected graph misaligned with its edges).
+
+    Returns
+    -------
+    xs : list of float
+        x of each vertex in column units (neighbours in a layer, dummies included, at least 1 apart).
+    routing : list of list of (float, int)
+        Per edge (in the order of ``edges``): its dummy vertices as (x in column units, layer),
+        one per layer strictly between the ends' layers, top to bottom; [] for an edge into the
+        next layer (or one that does not point down).
+    """
+    import igraph  # imported lazily: only the layout needs it (igraph >= 1.0 returns the routing)
+
+    graph = igraph.Graph(n=n, edges=edges, directed=True)
+    membership = graph.connected_components(mode="weak").membership if n else []
+    if n and max(membership) == 0:  # connected (most calls): no split
+        lay = graph.layout_sugiyama(layers=layers, hgap=1, vgap=1, maxiter=maxiter)
+        routing = [[(float(x), round(y)) for x, y in pts] for pts in lay.edge_routing]
+        for e, (a, b) in enumerate(edges):
+            if len(routing[e]) != max(layers[b] - layers[a] - 1, 0):
+                routing[e] = []
+        return [float(x) for x, _y in lay.coords[:n]], routing
+    members: dict[int, list[int]] = {}
+    for v, c in enumerate(membership):
+        members.setdefault(c, []).append(v)
+    comp_edges: dict[int, list[int]] = {}
+    for e, (a, _b) in enumerate(edges):
+        comp_edges.setdefault(membership[a], []).append(e)
+    xs = [0.0] * n
+    routing: list[list[tuple[float, int]]] = [[] for _ in edges]
+    offset = 0.0
+    for c, verts in members.items():  # components in the order of their first vertex
+        if len(verts) == 1:
+            xs[verts[0]] = offset
+            offset += 1.0
+            continue
+        local = {v: k for k, v in enumerate(verts)}
+        ids = comp_edges.get(c, [])
+        sub = igraph.Graph(n=len(verts), edges=[(local[edges[e][0]], local[edges[e][1]]) for e in ids], directed=True)
+        lay = sub.layout_sugiyama(layers=[layers[v] for v in verts], hgap=1, vgap=1, maxiter=maxiter)
+        sub_x = [float(x) for x, _y in lay.coords[:len(verts)]]
+        sub_routes = getattr(lay, "edge_routing", None) or [[] for _ in ids]
+        lo = min([*sub_x, *(float(x) for pts in sub_routes for x, _y in pts)])
+        hi = offset
+        for v, x in zip(verts, sub_x, strict=True):
+            xs[v] = x - lo + offset
+            hi = max(hi, xs[v])
+        for e, pts in zip(ids, sub_routes, strict=True):
+            a, b = edges[e]
+            route = [(float(x) - lo + offset, round(y)) for x, y in pts]
+            if [lay_ for _x, lay_ in route] == list(range(layers[a] + 1, layers[b])):  # as documented, or none
+                routing[e] = route
+                hi = max([hi, *(x for x, _l in route)])
+        offset = hi + 1.0
+    return xs, routing
+
+
+def _sugiyama(structure: GraphStructure) -> tuple[list[tuple[float, float]], dict[int, list[tuple[float, float]]]]:
     n = len(structure.names)
     layers = assign_layers(n, structure.edges)
-    graph = igraph.Graph(n=n, edges=structure.edges, directed=True)
     # crossing-reduction sweeps: 100 on small graphs, fewer on huge ones (each sweep is O(edges))
     maxiter = max(10, min(100, 200_000 // max(n, 1)))
-    coords = graph.layout_sugiyama(layers=layers, hgap=1, vgap=1, maxiter=maxiter).coords
-    return [(float(x) * X_SPACING, float(layers[i]) * Y_SPACING) for i, (x, _y) in enumerate(coords[:n])]
+    xs, routing = sugiyama(n, structure.edges, layers, maxiter)
+    pos = [(x * X_SPACING, float(layers[i]) * Y_SPACING) for i, x in enumerate(xs)]
+    routes = {e: [(x * X_SPACING, float(y) * Y_SPACING) for x, y in pts] for e, pts in enumerate(routing) if pts}
+    return pos, routes
 
 
 def default_cache_dir() -> Path:
@@ -325,21 +411,26 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "layout"
 
 
-def _read_cache(path: Path, names: list[str]) -> dict[str, tuple[float, float]] | None:
+def _read_cache(path: Path, names: list[str]) -> GraphLayout | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        if data.get("version") != LAYOUT_VERSION or data.get("names") != names:
+            return None
+        positions = {name: (float(x), float(y)) for name, x, y in zip(names, data["x"], data["y"], strict=True)}
+        routes = {int(e): [(float(pts[k]), float(pts[k + 1])) for k in range(0, len(pts) - 1, 2)]
+                  for e, pts in data["routes"]}
+    except (OSError, ValueError, KeyError, TypeError):  # unreadable or foreign: lay out again
         return None
-    if data.get("version") != LAYOUT_VERSION or data.get("names") != names:
-        return None
-    return {name: (float(x), float(y)) for name, x, y in zip(names, data["x"], data["y"], strict=True)}
+    return GraphLayout(positions, routes)
 
 
-def _write_cache(path: Path, names: list[str], pos: list[tuple[float, float]]) -> None:
+def _write_cache(path: Path, names: list[str], pos: list[tuple[float, float]],
+                 routes: dict[int, list[tuple[float, float]]]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         payload = {"version": LAYOUT_VERSION, "names": names,
-                   "x": [p[0] for p in pos], "y": [p[1] for p in pos]}
+                   "x": [p[0] for p in pos], "y": [p[1] for p in pos],
+                   "routes": [[e, [c for pt in pts for c in pt]] for e, pts in sorted(routes.items())]}
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(payload, f)
@@ -357,7 +448,30 @@ def layout_graph(
     progress: ProgressFn | None = None,
     cancel: CancelToken | None = None,
 ) -> dict[str, tuple[float, float]]:
-    """Node centre positions of a layered layout of the model's main graph.
+    """Node centre positions of a layered layout of the model's main graph
+    (:attr:`GraphLayout.positions` of :func:`layout_routed`; same parameters and errors).
+
+    Returns
+    -------
+    dict of str to (float, float)
+        Node name -> (x, y) centre in scene pixels. ``y`` grows with the layer (layer * ``Y_SPACING``),
+        so for every edge the consumer's y is greater than the producer's; neighbours in a layer are
+        at least ``X_SPACING`` apart. Deterministic for a given graph.
+    """
+    return layout_routed(proto, collapse_qdq=collapse_qdq, cache_dir=cache_dir, use_cache=use_cache,
+                         progress=progress, cancel=cancel).positions
+
+
+def layout_routed(
+    proto: onnx.ModelProto | GraphStructure,
+    *,
+    collapse_qdq: bool = False,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    progress: ProgressFn | None = None,
+    cancel: CancelToken | None = None,
+) -> GraphLayout:
+    """Layered layout of the model's main graph: node centres and long-edge routes.
 
     Parameters
     ----------
@@ -376,10 +490,9 @@ def layout_graph(
 
     Returns
     -------
-    dict of str to (float, float)
-        Node name -> (x, y) centre in scene pixels. ``y`` grows with the layer (layer * ``Y_SPACING``),
-        so for every edge the consumer's y is greater than the producer's; neighbours in a layer are
-        at least ``X_SPACING`` apart. Deterministic for a given graph.
+    GraphLayout
+        Positions (``y = layer * Y_SPACING``, neighbours in a layer at least ``X_SPACING`` apart)
+        and, per edge skipping layers, one waypoint per skipped layer. Deterministic for a given graph.
 
     Raises
     ------
@@ -398,11 +511,11 @@ def layout_graph(
         progress(3, 3, "Layout read from cache")
         return cached
     progress(1, 3, f"Laying out {len(structure.names)} nodes")
-    pos = _sugiyama(structure) if structure.names else []
+    pos, routes = _sugiyama(structure) if structure.names else ([], {})
     if cancel:
         cancel.check()
     if use_cache:
         progress(2, 3, "Caching layout")
-        _write_cache(path, structure.names, pos)
+        _write_cache(path, structure.names, pos, routes)
     progress(3, 3, "Layout done")
-    return dict(zip(structure.names, pos, strict=True))
+    return GraphLayout(dict(zip(structure.names, pos, strict=True)), routes)

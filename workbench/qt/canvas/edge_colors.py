@@ -12,7 +12,7 @@ from PySide6.QtGui import QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from workbench.qt.canvas import colors
-from workbench.qt.canvas.scene_data import LONG_EDGE, SceneData, bow_of, edge_curve
+from workbench.qt.canvas.scene_data import SceneData, edge_curve, edge_midpoint_of, edge_polyline
 
 #: dtypes whose edges keep the neutral grey
 NEUTRAL = frozenset({"float", "?", ""})
@@ -29,12 +29,11 @@ def edge_ends(data: SceneData, e: int) -> tuple[float, float, float, float] | No
 
 
 def edge_midpoint(data: SceneData, e: int) -> tuple[float, float] | None:
-    """The point at t = 1/2 of edge ``e``'s curve: x shifted right by 3/4 of its bow (see ``bow_of``)."""
+    """A point half way along edge ``e`` as drawn (``scene_data.edge_midpoint_of``); None when not drawn."""
     ends = edge_ends(data, e)
     if ends is None:
         return None
-    xa, ya, xb, yb = ends
-    return (xa + xb) / 2 + 0.75 * bow_of(yb - ya), (ya + yb) / 2
+    return edge_midpoint_of(*ends, data.routes.get(e), not data.routed)
 
 
 class ColouredEdgesItem(QGraphicsItem):
@@ -56,12 +55,9 @@ class ColouredEdgesItem(QGraphicsItem):
             if key not in self._curves:
                 self._curves[key] = (colour_of(key), QPainterPath(), QPainterPath())
             _c, curve, straight = self._curves[key]
-            xa, ya, xb, yb = ends
-            edge_curve(curve, xa, ya, xb, yb)
-            straight.moveTo(xa, ya)
-            if yb - ya > LONG_EDGE:  # as the grey overview edges: a long edge bends right
-                straight.lineTo((xa + xb) / 2 + 0.75 * bow_of(yb - ya), (ya + yb) / 2)
-            straight.lineTo(xb, yb)
+            route, bow = data.routes.get(e), not data.routed
+            edge_curve(curve, *ends, route, bow)
+            edge_polyline(straight, *ends, route, bow)  # as the grey overview edges
         self._selected = QPainterPath()
 
     def keys_drawn(self) -> list:
@@ -72,7 +68,7 @@ class ColouredEdgesItem(QGraphicsItem):
         self._selected = QPainterPath()
         ends = edge_ends(self.data, e) if e is not None else None
         if ends is not None:
-            edge_curve(self._selected, *ends)
+            edge_curve(self._selected, *ends, self.data.routes.get(e), not self.data.routed)
         self.update()
 
     def boundingRect(self) -> QRectF:

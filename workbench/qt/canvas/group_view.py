@@ -4,7 +4,8 @@ Groups are addressed by their scope path (``"model.22/cv3.2"``, ``Hierarchy.path
 closing one rebuilds the scene geometry from the layout plan made by the worker
 (``workbench.core.api.place``) and keeps the view's centre; see
 ``workbench.core.graph.group_layout`` for what moves. ``export_picture`` writes the current view as
-PNG or SVG (File > Export Picture and ``workbench-cli render``).
+PNG or SVG (File > Export Picture and ``workbench-cli render``), with the colour legend drawn into it
+where the canvas shows it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from PySide6.QtCore import QRect, QRectF
+from PySide6.QtCore import QPoint, QRect, QRectF
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 
@@ -27,7 +28,9 @@ class CanvasGroups:
     # ----------------------------------------------------------------- pictures
     def export_picture(self, path: str | Path) -> tuple[int, int]:
         """Write what the view shows now as PNG or SVG (by the suffix of ``path``), atomically
-        (a temporary file in the same folder, then renamed). Returns the picture size in pixels.
+        (a temporary file in the same folder, then renamed), the colour legend included (drawn
+        where the canvas shows it, as text in an SVG) unless View > Legend hides it. Returns the
+        picture size in pixels.
 
         Raises
         ------
@@ -46,7 +49,11 @@ class CanvasGroups:
         os.close(fd)
         try:
             if suffix == ".png":
-                if not self.viewport().grab().save(tmp, "PNG"):
+                picture = self.viewport().grab()
+                painter = QPainter(picture)
+                self._paint_legend(painter)
+                painter.end()
+                if not picture.save(tmp, "PNG"):
                     raise OSError(f"{path}: could not write the PNG")
             else:
                 generator = QSvgGenerator()
@@ -56,6 +63,7 @@ class CanvasGroups:
                 generator.setTitle(path.stem)
                 painter = QPainter(generator)
                 self.render(painter, QRectF(0, 0, size.width(), size.height()), self.viewport().rect())
+                self._paint_legend(painter)
                 painter.end()
             umask = os.umask(0)
             os.umask(umask)
@@ -65,6 +73,19 @@ class CanvasGroups:
             if os.path.exists(tmp):
                 os.unlink(tmp)
         return size.width(), size.height()
+
+    def legend_rect(self) -> QRect:
+        """Where the colour legend sits in the viewport (and in exported pictures), pixels; empty when hidden."""
+        legend = self.legend_overlay
+        if legend.isHidden():
+            return QRect()
+        return QRect(legend.pos() - self.viewport().pos(), legend.size())
+
+    def _paint_legend(self, painter: QPainter) -> None:
+        """Draw the legend overlay (a child of the view, not of the viewport) into a picture of the viewport."""
+        rect = self.legend_rect()
+        if not rect.isEmpty():
+            self.legend_overlay.render(painter, QPoint(rect.topLeft()))
 
     # ----------------------------------------------------------------- groups
     def groups(self) -> list[str]:

@@ -112,8 +112,23 @@ class GroupsItem(QGraphicsItem):
         h = s.data.hierarchy
         painter.setPen(QColor("#2b3a52"))
         painter.setFont(_Fonts.frame)
-        text = f"\u25be  {h.titles[g]}  ({len(h.members(g))} nodes"
-        text += f" \u00b7 {s.group_texts[g]})" if g in s.group_texts else ")"
-        text = QFontMetricsF(_Fonts.frame).elidedText(text, Qt.TextElideMode.ElideRight, box.width() - 16)
+        text = frame_title(QFontMetricsF(_Fonts.frame), h.titles[g], len(h.members(g)), s.group_texts.get(g),
+                           box.width() - 16)
         painter.drawText(QRectF(box.left() + 8, box.top() + 2, box.width() - 16, TITLE_BAR),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+
+
+def frame_title(metrics: QFontMetricsF, title: str, count: int, aggregate: str | None, width: float) -> str:
+    """The title line of an open group that fits ``width`` pixels: ``"▾  title  (n nodes · aggregate)"``;
+    when too long, the aggregate goes first (the tooltip has it), then the title is elided in the
+    middle (its start and its last scope part stay readable), keeping the node count."""
+    full = f"\u25be  {title}  ({count} nodes" + (f" \u00b7 {aggregate})" if aggregate else ")")
+    if metrics.horizontalAdvance(full) <= width:
+        return full
+    head, tail = "\u25be  ", f"  ({count} nodes)"
+    room = width - metrics.horizontalAdvance(head) - metrics.horizontalAdvance(tail)
+    if metrics.horizontalAdvance(title) <= room:
+        return head + title + tail
+    if room >= metrics.horizontalAdvance("m\u2026m"):
+        return head + metrics.elidedText(title, Qt.TextElideMode.ElideMiddle, room) + tail
+    return metrics.elidedText(head + title, Qt.TextElideMode.ElideMiddle, width)

@@ -51,6 +51,16 @@ class _Fonts:
     op: QFont | None = None
     name: QFont | None = None
     badge: QFont | None = None
+    _op_text: dict[str, str] = {}
+
+    @classmethod
+    def op_text(cls, op_type: str) -> str:
+        """``op_type`` elided in the middle to the node box ("DynamicQu…Linear"), cached per op type."""
+        text = cls._op_text.get(op_type)
+        if text is None:
+            text = cls._op_text[op_type] = QFontMetricsF(cls.op).elidedText(
+                op_type, Qt.TextElideMode.ElideMiddle, NODE_W - 10)
+        return text
 
     @classmethod
     def ensure(cls) -> None:
@@ -109,11 +119,12 @@ class NodeItem(QGraphicsItem):
             painter.drawText(QRectF(box.left() + 6, box.top() + 2, 20, 14), Qt.AlignmentFlag.AlignLeft, "\u25a4")
         painter.setPen(s.texts[i] if i < len(s.texts) else QColor("#111111"))
         painter.setFont(_Fonts.op)
+        op = _Fonts.op_text(st.op_types[i])
         if lod < TEXT_SCALE:
-            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, st.op_types[i])
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, op)
             return
         third = NODE_H / 3
-        painter.drawText(box.adjusted(4, 2, -4, -2 * third + 2), Qt.AlignmentFlag.AlignCenter, st.op_types[i])
+        painter.drawText(box.adjusted(4, 2, -4, -2 * third + 2), Qt.AlignmentFlag.AlignCenter, op)
         painter.setFont(_Fonts.name)
         metrics = QFontMetricsF(_Fonts.name)
         h = s.data.hierarchy

@@ -19,7 +19,12 @@ NODE_W = 150.0  # the same as workbench.core.graph.group_layout.NODE_W / NODE_H 
 NODE_H = 54.0
 TILE = 2400.0  # side of the square scene tiles that group edge paths
 ARROW = 6.0
-LONG_EDGE, BOW = 100.0, 320.0  # edges spanning a row (> LONG_EDGE) bow right by up to 0.75 * BOW
+# unrouted layouts only (positions given without routes): edges spanning a row (> LONG_EDGE) bow
+# right by up to 0.75 * BOW
+LONG_EDGE, BOW = 100.0, 320.0
+
+#: A routed edge's passages: (x, y_top, y_bottom) vertical runs, top to bottom (``Placement.routes``).
+Route = tuple[tuple[float, float, float], ...]
 
 
 def bow_of(span: float) -> float:
@@ -34,14 +39,16 @@ class EdgeTile:
     """Edges whose midpoint falls in one square of the scene; the curve path is built on first paint."""
 
     rect: QRectF
-    segments: list[tuple[float, float, float, float]]  # (xa, ya, xb, yb): producer bottom, consumer top
+    # (xa, ya, xb, yb, route): producer bottom, consumer top, passages (None: a plain curve)
+    segments: list[tuple[float, float, float, float, Route | None]]
+    bow: bool = True
     _path: QPainterPath | None = None
 
     def path(self) -> QPainterPath:
         if self._path is None:
             self._path = QPainterPath()
-            for xa, ya, xb, yb in self.segments:
-                _edge_path(self._path, xa, ya, xb, yb)
+            for xa, ya, xb, yb, route in self.segments:
+                _edge_path(self._path, xa, ya, xb, yb, route, self.bow)
         return self._path
 
 
@@ -77,6 +84,10 @@ class SceneData:
     gy1: np.ndarray = field(default_factory=lambda: np.zeros(0))
     #: per node: x, top and bottom of what its edges attach to (itself, or its collapsed group's box)
     anchors: tuple[list[float], list[float], list[float]] = ((), (), ())
+    #: edge index -> passages of a routed edge (one per row it skips); see :func:`edge_curve`
+    routes: dict[int, Route] = field(default_factory=dict)
+    #: True when the layout routes long edges (then no edge bows; see ``bow_of``)
+    routed: bool = False
 
     @property
     def hierarchy(self) -> Hierarchy | None:
@@ -116,9 +127,9 @@ class SceneData:
             return path
         xs, top, bottom = self.anchors
         count = 0
-        for a, b in self.structure.edges:
+        for e, (a, b) in enumerate(self.structure.edges):
             if (a in nodes or b in nodes) and (xs[a], bottom[a]) != (xs[b], bottom[b]):
-                _edge_path(path, xs[a], bottom[a], xs[b], top[b])
+                _edge_path(path, xs[a], bottom[a], xs[b], top[b], self.routes.get(e), not self.routed)
                 count += 1
                 if count >= limit:
                     break
@@ -163,33 +174,76 @@ def _fill_missing(names: list[str], positions: dict[str, tuple[float, float]]) -
     return xy
 
 
-def edge_curve(path: QPainterPath, xa: float, ya: float, xb: float, yb: float) -> None:
+def edge_curve(path: QPainterPath, xa: float, ya: float, xb: float, yb: float,
+               route: Route | None = None, bow: bool = True) -> None:
     """Add the curve of one edge to ``path`` (the one the canvas draws; see :func:`_edge_path`)."""
-    _edge_path(path, xa, ya, xb, yb)
+    _edge_path(path, xa, ya, xb, yb, route, bow)
 
 
-def _edge_path(path: QPainterPath, xa: float, ya: float, xb: float, yb: float) -> None:
-    """Cubic from the producer's bottom centre to the consumer's top centre, with an arrow head.
+def edge_midpoint_of(xa: float, ya: float, xb: float, yb: float, route: Route | None, bow: bool = True
+                     ) -> tuple[float, float]:
+    """A point on the drawn edge half way along it: the middle of its middle passage for a routed
+    edge, else the curve at t = 1/2 (x shifted right by 3/4 of its bow, see ``bow_of``)."""
+    if route:
+        x, top, bottom = route[len(route) // 2]
+        return x, (top + bottom) / 2
+    return (xa + xb) / 2 + (0.75 * bow_of(yb - ya) if bow else 0.0), (ya + yb) / 2
 
-    An edge spanning more than ``LONG_EDGE`` pixels bows to the right (by up to ``0.75 * BOW``),
-    so skip connections do not run hidden through the boxes of the column between their ends.
-    """
-    span = yb - ya
-    dy = max(span, NODE_H) * 0.5
-    bow = bow_of(span)
+
+def edge_polyline(path: QPainterPath, xa: float, ya: float, xb: float, yb: float, route: Route | None,
+                  bow: bool = True) -> None:
+    """The zoomed-out (hairline) form of an edge: straight segments through its passages (or through
+    the bow's apex of an unrouted long edge)."""
     path.moveTo(xa, ya)
-    path.cubicTo(xa + bow, ya + dy, xb + bow, yb - dy, xb, yb)
+    if route:
+        for x, top, bottom in route:
+            path.lineTo(x, top)
+            path.lineTo(x, bottom)
+    elif bow and yb - ya > LONG_EDGE:
+        path.lineTo((xa + xb) / 2 + 0.75 * bow_of(yb - ya), (ya + yb) / 2)
+    path.lineTo(xb, yb)
+
+
+def _edge_path(path: QPainterPath, xa: float, ya: float, xb: float, yb: float,
+               route: Route | None = None, bow: bool = True) -> None:
+    """Cubic Beziers from the producer's bottom centre to the consumer's top centre, with an arrow head.
+
+    A routed edge runs straight down through each passage (the rows it skips, between their
+    boxes); consecutive runs are joined by cubics with vertical tangents at both ends (in the
+    empty band between rows), so the curve is smooth (C1) and leaves and enters its ports
+    vertically. Without a route, one cubic; with ``bow`` an edge spanning more than ``LONG_EDGE``
+    pixels bows to the right (by up to ``0.75 * BOW``), so that it does not run hidden through the
+    boxes of the column between its ends.
+    """
+    path.moveTo(xa, ya)
+    if route:
+        px, py = xa, ya
+        for x, top, bottom in route:
+            dy = (top - py) * 0.5
+            path.cubicTo(px, py + dy, x, top - dy, x, top)
+            path.lineTo(x, bottom)
+            px, py = x, bottom
+        dy = (yb - py) * 0.5
+        path.cubicTo(px, py + dy, xb, yb - dy, xb, yb)
+    else:
+        span = yb - ya
+        dy = max(span, NODE_H) * 0.5
+        off = bow_of(span) if bow else 0.0
+        path.cubicTo(xa + off, ya + dy, xb + off, yb - dy, xb, yb)
     path.moveTo(xb - ARROW, yb - ARROW * 1.4)
     path.lineTo(xb, yb)
     path.lineTo(xb + ARROW, yb - ARROW * 1.4)
 
 
 def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float, float]] | None = None, *,
-                     plan: GroupLayoutPlan | None = None, expanded: frozenset[int] = frozenset()) -> SceneData:
+                     plan: GroupLayoutPlan | None = None, expanded: frozenset[int] = frozenset(),
+                     routes: dict[int, list[tuple[float, float]]] | None = None) -> SceneData:
     """Node rectangles, tiled edge paths and the straight-edge overview path of a laid-out graph.
 
-    Either ``positions`` (node name -> centre, a flat picture) or ``plan`` (hierarchical: nodes
-    and group boxes placed by ``workbench.core.api.place(plan, expanded)``). Nodes hidden in a
+    Either ``positions`` (node name -> centre, a flat picture; ``routes``, edge index -> waypoints
+    (x, y) at the centre line of each layer the edge skips, as ``GraphLayout.routes`` gives them,
+    route the long edges through those layers) or ``plan`` (hierarchical: nodes, group boxes and
+    edge routes placed by ``workbench.core.api.place(plan, expanded)``). Nodes hidden in a
     collapsed group get NaN rectangles (never hit, never drawn); their edges attach to the box,
     and edges inside one box are dropped.
     """
@@ -213,8 +267,16 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
         data.bounds = QRectF(float(data.gx0.min()), float(data.gy0.min()),
                              float(data.gx1.max() - data.gx0.min()), float(data.gy1.max() - data.gy0.min()))
     data.anchors = (xs, top, bottom)
-    bowed = -np.inf  # right-most point reached by a bowed long edge
-    tiles: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
+    if placement is not None:
+        data.routes = {e: tuple(r) for e, r in placement.routes.items()}
+        data.routed = True
+    elif routes is not None:
+        half = NODE_H / 2
+        data.routes = {e: tuple((x, y - half, y + half) for x, y in pts) for e, pts in routes.items() if pts}
+        data.routed = True
+    bow = not data.routed
+    bowed = -np.inf  # right-most point reached by a bowed long edge or a route
+    tiles: dict[tuple[int, int], list[tuple[float, float, float, float, Route | None]]] = {}
     straight = data.straight_edges
     rep = placement.rep.tolist() if placement is not None else None
     drawn: set[tuple[int, int]] = set()
@@ -225,24 +287,28 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
             if key[0] == key[1] or key in drawn:
                 continue
             drawn.add(key)
-        tiles.setdefault((int((xa + xb) // (2 * TILE)), int((ya + yb) // (2 * TILE))), []).append((xa, ya, xb, yb))
-        straight.moveTo(xa, ya)
-        if yb - ya > LONG_EDGE:  # zoomed out too: a long edge bends right, past the column it skips
-            bend = 0.75 * bow_of(yb - ya)
-            straight.lineTo((xa + xb) / 2 + bend, (ya + yb) / 2)
-            bowed = max(bowed, max(xa, xb) + bend)
-        straight.lineTo(xb, yb)
+        route = data.routes.get(e)
+        tiles.setdefault((int((xa + xb) // (2 * TILE)), int((ya + yb) // (2 * TILE))), []).append(
+            (xa, ya, xb, yb, route))
+        # zoomed out too: a long edge runs through its passages (or, unrouted, bends right past the column it skips)
+        edge_polyline(straight, xa, ya, xb, yb, route, bow)
+        if route:
+            bowed = max(bowed, max(x for x, _t, _b in route))
+        elif bow and yb - ya > LONG_EDGE:
+            bowed = max(bowed, max(xa, xb) + 0.75 * bow_of(yb - ya))
         if e in structure.edge_badges and (rep is None or (rep[a] < 0 and rep[b] < 0)):
-            data.badge_points.append((QPointF((xa + xb) / 2, (ya + yb) / 2), structure.edge_badges[e]))
+            data.badge_points.append((QPointF(*edge_midpoint_of(xa, ya, xb, yb, route, bow)), structure.edge_badges[e]))
     for segments in tiles.values():
-        x_lo = min(min(seg[0], seg[2]) for seg in segments)
-        x_hi = max(max(seg[0], seg[2]) for seg in segments)
+        x_lo = min(min(seg[0], seg[2], *(p[0] for p in seg[4] or ())) for seg in segments)
+        x_hi = max(max(seg[0], seg[2], *(p[0] for p in seg[4] or ())) for seg in segments)
         y_lo = min(min(seg[1], seg[3]) for seg in segments)
         y_hi = max(max(seg[1], seg[3]) for seg in segments)
-        # the curve's control points lie at most NODE_H / 2 beyond the end points' y and at most
-        # BOW right of their x: that box grown by NODE_H bounds the tile (arrow heads included)
+        # control points lie at most NODE_H / 2 beyond the end points' y (routes: within the end
+        # points' y, at the passages' x) and at most BOW right of their x: that box grown by NODE_H
+        # bounds the tile (arrow heads included)
         data.edge_tiles.append(EdgeTile(QRectF(x_lo - NODE_H, y_lo - NODE_H,
-                                               x_hi - x_lo + 2 * NODE_H + BOW, y_hi - y_lo + 2 * NODE_H), segments))
+                                               x_hi - x_lo + 2 * NODE_H + (BOW if bow else 0.0),
+                                               y_hi - y_lo + 2 * NODE_H), segments, bow))
     if bowed > data.bounds.right() and not data.bounds.isNull():  # "Fit graph" and pictures show the bows
         data.bounds.setRight(bowed + 10)
     return data

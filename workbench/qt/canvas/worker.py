@@ -39,7 +39,7 @@ from workbench.core.api import (
     expanded_to_depth,
     find_quantized,
     graph_structure,
-    layout_graph,
+    layout_routed,
     plan_group_layout,
 )
 from workbench.core.errors import Cancelled, WorkbenchError
@@ -240,7 +240,8 @@ def prepare(proto, positions, *, collapse_qdq=False, cache_dir: Path | str | Non
     With ``positions`` (node name -> centre) the picture is flat and uses them. Otherwise, with
     ``groups``, nodes are grouped by name scope (``build_hierarchy``), laid out hierarchically
     (``plan_group_layout``) and opened to ``depth`` (default ``auto_depth``: the deepest level
-    that draws at most 80 boxes and nodes); without ``groups``, the flat cached ``layout_graph``.
+    that draws at most 80 boxes and nodes); without ``groups``, the flat cached ``layout_routed``
+    (long edges routed through the layers they skip).
     With ``edge_quant`` an already-quantized model also gets the dtype each edge carries
     (``edge_quantization``, which reads scale and zero point values).
     """
@@ -251,9 +252,11 @@ def prepare(proto, positions, *, collapse_qdq=False, cache_dir: Path | str | Non
         open_depth = auto_depth(hierarchy) if depth is None else depth
         data = build_scene_data(structure, plan=plan, expanded=frozenset(expanded_to_depth(hierarchy, open_depth)))
     else:
+        routes = None
         if positions is None:
-            positions = layout_graph(structure, cache_dir=cache_dir, cancel=cancel)
-        data = build_scene_data(structure, positions)
+            layout = layout_routed(structure, cache_dir=cache_dir, cancel=cancel)
+            positions, routes = layout.positions, layout.routes
+        data = build_scene_data(structure, positions, routes=routes)
     if edge_quant and find_quantized(proto):  # the dtypes and quantized tensors the file's edges carry
         data.edge_quant = edge_quantization(proto, structure)
     return data
