@@ -56,6 +56,17 @@ def get() -> ModuleType | None:
     return _impl
 
 
+def loaded() -> ModuleType | None:
+    """The compiled kernels if something already loaded them (:func:`get`), else None; never imports numba.
+
+    MinMax uses this: its numpy path (one ``min`` and one ``max`` reduction, about 0.65 ns per
+    float32 value against the kernel's 0.5 ns on x86_64 AVX512-VNNI, 2 loaded cores) gives the same
+    range, and a job with only MinMax observers then skips importing numba and loading the cached
+    kernels (about 0.6 s of CPU and 120 MiB of resident memory per run).
+    """
+    return _impl if ENABLED and _impl is not None else None
+
+
 #: smaller arrays use numpy: same result, no numba import (~0.3 s) and first-call set-up (~0.4 s)
 #: for small models, and numpy's per-call overhead is no larger than numba's at this size.
 MIN_SIZE = 1 << 15
