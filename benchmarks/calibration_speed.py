@@ -18,8 +18,9 @@ system CPU time (all threads, start-up included, ``os.wait4``; :mod:`job_childre
   int8 per-channel weights), MinMax and ``--ort-hist`` (default Percentile). onnxruntime's histogram
   calibrators hold every activation of every row in memory, so that child runs under an address
   space cap (``--cap-mib``) and a job over it prints as such instead of swamping the shared machine.
-- ``first``: ``ours`` with ``NUMBA_CACHE_DIR`` pointing to a fresh empty folder each time (the first
-  run after install: numba compiles the observer kernels) against ``ours`` with the warm cache.
+- ``first``: ``ours hist`` with ``NUMBA_CACHE_DIR`` pointing to a fresh empty folder each time (the
+  first run after install: numba compiles the observer kernels) against ``ours hist`` with the warm
+  cache. A MinMax-only job does not use numba (it keeps to numpy), so its first run is its second.
 
 Repetitions are interleaved (every job once, then again) and each figure is the minimum CPU time
 over ``--reps`` (load on the machine only ever adds time). Ratios are CPU / float CPU. Targets:
@@ -63,7 +64,7 @@ def jobs(model: Path, npz: Path, n: int, bs: int, folder: Path, recipe: Path, ar
                                           str(folder / "orth.onnx")], env, args.cap_mib),
     }
     if n in args.first_at:
-        out["first"] = (job_children.cli_argv(model, npz, n, folder / "first.onnx", None), None, None)  # env made per run
+        out["first"] = (job_children.cli_argv(model, npz, n, folder / "first.onnx", recipe), None, None)  # env per run
     return out
 
 
@@ -72,6 +73,8 @@ def bench(name: str, n: int, args, folder: Path, recipe: Path, env: dict) -> Non
     npz = job_children.repeated_npz(model.parent, n, folder)
     bs = job_children.batch_size(model, npz, n, folder / "warm.onnx", env)
     todo = jobs(model, npz, n, bs, folder, recipe, args, env)
+    if args.only:
+        todo = {k: v for k, v in todo.items() if k == "float" or k in args.only.split(",")}
     cpu: dict[str, list[float]] = {k: [] for k in todo}
     failed: dict[str, str] = {}
     for _ in range(args.reps):
@@ -95,7 +98,8 @@ def bench(name: str, n: int, args, folder: Path, recipe: Path, env: dict) -> Non
         if key in failed:
             cells.append(f"{key} {failed[key]}")
         elif key == "first":
-            cells.append(f"first run / second {min(cpu[key]) / min(cpu['ours']):.2f} ({min(cpu[key]):.1f} s)")
+            warm = min(cpu[f"ours {args.observer}"])
+            cells.append(f"first run / second ({args.observer}) {min(cpu[key]) / warm:.2f} ({min(cpu[key]):.1f} s)")
         else:
             cells.append(f"{key} {min(cpu[key]) / base:.2f} ({min(cpu[key]):.1f} s)")
     print(f"{name:13s} {n:3d} samples  batch {bs:2d}  float {base:6.1f} s CPU  |  " + "  ".join(cells), flush=True)
@@ -110,6 +114,7 @@ def main() -> None:
     ap.add_argument("--ort-hist", default="Percentile", help="onnxruntime's histogram method (Percentile, Entropy)")
     ap.add_argument("--cap-mib", type=int, default=6144, help="address-space cap of onnxruntime's children")
     ap.add_argument("--first-at", default="256", help="sample counts at which to time the first run")
+    ap.add_argument("--only", help="comma-separated job names to time (float is always timed), e.g. 'ours percentile,first'")
     ap.add_argument("--step", action="store_true", help="also the calibration step alone (calibration_step.py)")
     args = ap.parse_args()
     args.first_at = {int(s) for s in args.first_at.split(",") if s}

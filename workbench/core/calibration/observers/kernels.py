@@ -10,7 +10,7 @@ the observers use their numpy code (logged once).
 Why: numpy needs two passes for min and max and five for a histogram update (subtract, multiply,
 cast, ``bincount``, add), each over memory that onnxruntime has just written; the compiled loops
 read the values once for the range and once for the bins (nudenet_320n: histogram updates 5-6 ns
--> about 1.5-2 ns per element, see benchmarks/results/calibration_speed.md).
+-> about 1.5-2 ns per element, see benchmarks/results/calibration_step.md).
 """
 
 from __future__ import annotations
