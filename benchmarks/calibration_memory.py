@@ -12,8 +12,9 @@ calib.npz repeated to N rows), each job runs in a fresh child process and its pe
   the same rows in the same batches (the batch size the CLI picked, read from its debug log in a
   warm-up run that also fills the numba cache).
 
-Printed per file: both peaks at 64 and 256 samples, ours / onnxruntime's at 256, and each side's
-growth 256 / 64. Targets: ours <= onnxruntime's, growth <= 1.1x. A model the CLI refuses (the
+The parent process stays small (no onnxruntime, calibration files written by a child): Linux
+starts a child's ``ru_maxrss`` at its parent's peak when it execs. Printed per file: both peaks
+at 64 and 256 samples, ours / onnxruntime's at 256, and each side's growth 256 / 64. Targets: ours <= onnxruntime's, growth <= 1.1x. A model the CLI refuses (the
 already-quantized one) prints its one-line refusal. Prints only.
 
     .venv/bin/python benchmarks/calibration_memory.py [--models a,b] [--samples 64,256] [--cap-mib 8192]
@@ -22,13 +23,12 @@ already-quantized one) prints its one-line refusal. Prints only.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import sys
 import tempfile
 from pathlib import Path
-
-import onnxruntime as ort
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -90,7 +90,7 @@ def main() -> None:
     counts = sorted(int(s) for s in args.samples.split(","))
     wanted = set(args.models.split(",")) if args.models else None
     print(f"whole job, MinMax peak RSS in MiB at {' / '.join(map(str, counts))} samples; onnxruntime "
-          f"{ort.__version__}, {os.cpu_count()} CPUs, load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}",
+          f"{importlib.metadata.version('onnxruntime')}, {os.cpu_count()} CPUs, load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}",
           flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "numba"),

@@ -76,13 +76,19 @@ def model_file(folder: Path) -> Path:
 
 
 def repeated_npz(model_dir: Path, n: int, folder: Path) -> Path:
-    """calib.npz (batch layout) with its rows repeated to exactly ``n`` rows."""
-    with np.load(model_dir / "calib.npz") as z:
+    """calib.npz (batch layout) with its rows repeated to exactly ``n`` rows, written by a child
+    process: Linux starts a child's ``ru_maxrss`` at its parent's peak when it execs, so the parent
+    must stay small for the children's peaks to be theirs."""
+    out = folder / f"{model_dir.name}_{n}.npz"
+    subprocess.run([sys.executable, __file__, "npz", str(model_dir), str(n), str(out)], check=True)
+    return out
+
+
+def _write_npz(model_dir: str, n: int, out: str) -> None:
+    with np.load(Path(model_dir) / "calib.npz") as z:
         arrays = {k: z[k] for k in z.files if not k.startswith("gt_")}
     rows = next(iter(arrays.values())).shape[0]
-    out = folder / f"{model_dir.name}_{n}.npz"
     np.savez(out, **{k: np.concatenate([v] * -(-n // rows))[:n] for k, v in arrays.items()})
-    return out
 
 
 def cli_argv(model: Path, npz: Path, n: int, out: Path, recipe: Path | None = None) -> list[str]:
@@ -160,6 +166,8 @@ if __name__ == "__main__":
     kind, *rest = sys.argv[1:]
     if kind == "float":
         float_child(rest[0], rest[1], int(rest[2]), int(rest[3]))
+    elif kind == "npz":
+        _write_npz(rest[0], int(rest[1]), rest[2])
     elif kind == "ort":
         ort_child(rest[0], rest[1], rest[2], int(rest[3]), int(rest[4]), rest[5])
     else:
