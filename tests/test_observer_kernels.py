@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numba  # noqa: F401 - a dev dependency: missing it is an error, not a skip
 import numpy as np
 import pytest
@@ -48,6 +52,8 @@ def _stream(seed: int) -> list[np.ndarray]:
 
 def _run(observer: str, batches, spec_kw=None, axis=None, numpy_path=None, use_numpy=False):
     numpy_path(use_numpy)
+    if not use_numpy:  # loaded up front, as a histogram observer of the job does (MinMax only uses loaded kernels)
+        assert kernels.get() is not None
     obs = make_observer(QuantSpec(observer=observer, **(spec_kw or {})), axis=axis, name="t")
     for b in batches:
         obs.update(b)
@@ -143,3 +149,19 @@ def test_small_arrays_stay_on_numpy():
     assert kernels.usable(np.zeros(kernels.MIN_SIZE, np.float32))
     assert not kernels.usable(np.zeros(kernels.MIN_SIZE, np.float16))
     assert not kernels.usable(np.zeros((2, kernels.MIN_SIZE), np.float32)[:, 0])
+
+
+def test_minmax_alone_never_imports_numba():
+    """A MinMax-only job keeps to numpy (no numba import, no kernel loading) and gets the kernels' range."""
+    x = "(np.arange(1 << 16, dtype=np.float32) - 7.5) * np.float32(0.25)"
+    code = ("import json, sys, numpy as np; from workbench.core.calibration.observers import make_observer; "
+            "from workbench.core.recipe.spec import QuantSpec; o = make_observer(QuantSpec(observer='minmax')); "
+            f"o.update({x}); o.update({x} * np.float32(-2)); lo, hi = o.compute_range(); "
+            "print(json.dumps([float(np.ravel(lo)[0]), float(np.ravel(hi)[0]), 'numba' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lo, hi, imported = json.loads(out.stdout)
+    assert imported is False
+    k = kernels.get()
+    big = (np.arange(1 << 16, dtype=np.float32) - 7.5) * np.float32(0.25)
+    want = [kernels.scan(k, v) for v in (big, big * np.float32(-2))]
+    assert (lo, hi) == (min(w[0] for w in want), max(w[1] for w in want)) == (-32763.75, 16381.875)

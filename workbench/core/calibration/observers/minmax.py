@@ -5,9 +5,11 @@ with ``moving_average=False``). With ``observer_args={"averaging_constant": c}``
 extremes are smoothed as ``m <- m + c * (batch_m - m)`` (the moving-average MinMax of
 onnxruntime / PyTorch's ``MovingAverageMinMaxObserver``; c = 0.01 there).
 
-Cost per update: one compiled pass giving min, max and the NaN / Inf count
-(:mod:`~workbench.core.calibration.observers.kernels`; without numba one ``min`` and one ``max`` reduction),
-no copies; the NaN-aware path runs only when there are non-finite values.
+Cost per update: one ``min`` and one ``max`` reduction (numpy), no copies; when a histogram observer
+of the same job has loaded the compiled kernels (:mod:`~workbench.core.calibration.observers.kernels`),
+one compiled pass giving min, max and the NaN / Inf count instead (same range). A MinMax-only job
+never imports numba (:func:`~workbench.core.calibration.observers.kernels.loaded`). The NaN-aware
+path runs only when there are non-finite values.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class MinMaxObserver(Observer):
 
     def _tensor_range(self, x: np.ndarray) -> tuple[float, float] | tuple[None, None]:
         """Finite min / max of the batch (counted), or ``(None, None)`` if no value is finite."""
-        k = kernels.get() if x.flags.c_contiguous and kernels.usable(x.reshape(-1)) else None
+        k = kernels.loaded() if x.flags.c_contiguous and kernels.usable(x.reshape(-1)) else None
         if k is not None:
             mn, mx, bad = kernels.scan(k, x.reshape(-1))
             self.nonfinite += bad
