@@ -81,7 +81,7 @@ def no_leaked_threads(request):
 
     yield
     # a loaded machine may need a while to join a finished job's thread: wait generously
-    _pump(lambda: not leaks(), seconds=30.0)
+    _pump(lambda: not leaks(), seconds=120.0)
     found = leaks()
     if found:
         _stop_leftovers(jobs_before, procs_before)

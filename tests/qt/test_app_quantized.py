@@ -90,7 +90,7 @@ def test_qdq_export_opens_as_it_is(qtbot, window, open_file, cnn_export):
     q = next(n for n in proto.graph.node if n.op_type == "QuantizeLinear" and n.input[0] == "/f/f.2/Relu_output_0")
     scale, zp = float(inits[q.input[1]]), int(inits[q.input[2]])
     e = canvas.edge_index("/f/f.2/Relu", "/f/f.3/Conv")
-    with qtbot.waitSignal(canvas.edgeSelected, timeout=5000) as sig:
+    with qtbot.waitSignal(canvas.edgeSelected, timeout=300_000) as sig:
         _click_edge(qtbot, canvas, e)
     assert sig.args == [q.output[0]] and canvas.selected_edge() == e
     text = win.inspector.quant_params.label.text()
@@ -99,7 +99,7 @@ def test_qdq_export_opens_as_it_is(qtbot, window, open_file, cnn_export):
     assert win.inspector.roles["weight"].isHidden()
     assert f"scale {scale:.6g}" in canvas.edge_tooltip(e)
     # selecting the Conv that reads it shows its unit's parameters: that activation and its int8 weight
-    with qtbot.waitSignal(canvas.selectionChangedNames, timeout=5000):
+    with qtbot.waitSignal(canvas.selectionChangedNames, timeout=300_000):
         canvas.select_nodes(["/f/f.3/Conv"])
     text = win.inspector.quant_params.label.text()
     conv = next(n for n in proto.graph.node if n.name == "/f/f.3/Conv")
@@ -114,7 +114,7 @@ def test_qdq_export_opens_as_it_is(qtbot, window, open_file, cnn_export):
     assert kernels == {"/f/f.0/Conv": "QDQ -> QLinearConv", "/f/f.3/Conv": "QDQ -> QLinearConv",
                        "/f/f.7/Conv": "QDQ -> QLinearConv", "/head/head.2/Gemm": "QDQ -> QGemm"}
     # the toggle draws Q/DQ as nodes: one node per Q and DQ of the file
-    with qtbot.waitSignal(canvas.layoutReady, timeout=30000):
+    with qtbot.waitSignal(canvas.layoutReady, timeout=300_000):
         win.act_show_qdq.trigger()
     assert len(canvas.node_names()) == len(proto.graph.node)
 
@@ -156,7 +156,7 @@ def test_diff_lists_the_qdq_pairs_of_the_export(qtbot, window, open_file, cnn_ex
     with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
         win.compare_with(export)
     tab = sig.args[0]
-    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=30000):
+    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=300_000):
         pass
     proto = onnx.load(str(export))
     qs = sorted(n.name for n in proto.graph.node if n.op_type == "QuantizeLinear")
@@ -206,7 +206,7 @@ def test_export_then_open_exported_model(qtbot, window, open_file, tmp_path):
         win.export_to(out)
     assert out.is_file()
     tab = win.open_exported()
-    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=30000):
+    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=300_000):
         pass
     assert win.tabs.currentWidget() is tab and win.tabs.tabText(win.tabs.currentIndex()) == f"Exported: {out.name}"
     proto = onnx.load(str(out))

@@ -46,7 +46,7 @@ def test_autosave_is_written_while_dirty_and_removed_by_a_clean_save(qtbot, wind
     assert window.autosaver.save_now() is None and not files.exists()  # clean: nothing written
     node = _edit(window)
     window.autosaver.timer.setInterval(20)  # the timer, not a direct call, writes it
-    qtbot.waitUntil(files.exists, timeout=10_000)
+    qtbot.waitUntil(files.exists, timeout=300_000)
     assert files.project.parent == autosave_folder
     assert [p.name for p in autosave_folder.iterdir() if p.name.startswith(".")] == []  # no temp file left
     saved = api.load_project(files.project)

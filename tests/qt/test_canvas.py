@@ -33,7 +33,7 @@ def canvas(qtbot, tmp_path):
 
 
 def open_model(qtbot, view, proto, **kwargs):
-    with qtbot.waitSignal(view.layoutReady, timeout=20_000):
+    with qtbot.waitSignal(view.layoutReady, timeout=300_000):
         view.set_model(proto, **kwargs)
 
 
@@ -55,7 +55,7 @@ def test_layout_runs_in_a_child_process(qtbot, canvas, monkeypatch):
 
     for name in ("prepare", "plan_group_layout", "graph_structure"):
         monkeypatch.setattr(canvas_worker, name, not_here)
-    with qtbot.waitSignal(canvas.layoutReady, timeout=20_000):
+    with qtbot.waitSignal(canvas.layoutReady, timeout=300_000):
         canvas.set_model(onnx.load(EXAMPLE))
         assert canvas.node_names() == []  # set_model returned before the layout was done
     assert len(canvas.node_names()) == 10
@@ -188,7 +188,7 @@ def test_second_model_replaces_a_pending_layout(qtbot, canvas):
     canvas.layoutReady.connect(lambda: ready.append(canvas.node_names()))
     canvas.set_model(chain_model(4000))
     canvas.set_model(onnx.load(EXAMPLE))
-    qtbot.waitUntil(lambda: len(ready) >= 1, timeout=20_000)
+    qtbot.waitUntil(lambda: len(ready) >= 1, timeout=300_000)
     qtbot.wait(300)
     canvas.shutdown()
     assert len(ready) == 1 and len(ready[0]) == 10  # the first job's result was dropped

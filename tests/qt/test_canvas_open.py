@@ -100,7 +100,7 @@ def test_second_model_during_layout_shows_only_the_second(qtbot, canvas):
     first = layout_children()[0].pid
     canvas.set_model(onnx.load(EXAMPLE))
     qtbot.waitUntil(lambda: bool(ready), timeout=540_000)
-    qtbot.waitUntil(lambda: not pid_alive(first), timeout=10_000)  # cancelling killed it
+    qtbot.waitUntil(lambda: not pid_alive(first), timeout=300_000)  # cancelling killed it
     qtbot.wait(200)
     assert failed == [] and len(ready) == 1
     assert len(ready[0]) == 10 and ready[0][0] == "/f/f.0/Conv"
@@ -109,12 +109,12 @@ def test_second_model_during_layout_shows_only_the_second(qtbot, canvas):
 
 def test_a_layout_failure_is_one_line(qtbot, canvas):
     proto = onnx.load(EXAMPLE)
-    with qtbot.waitSignal(canvas.layoutFailed, timeout=20_000) as blocker:
+    with qtbot.waitSignal(canvas.layoutFailed, timeout=300_000) as blocker:
         canvas.set_model(proto, positions={"/f/f.0/Conv": ("left", "top")})  # not numbers
     message = blocker.args[0]
     assert message.startswith("Graph layout failed: ValueError") and "\n" not in message
     assert "Traceback" not in message and canvas.node_names() == [] and not canvas.opening()
-    with qtbot.waitSignal(canvas.layoutReady, timeout=20_000):  # the canvas still opens the next model
+    with qtbot.waitSignal(canvas.layoutReady, timeout=300_000):  # the canvas still opens the next model
         canvas.set_model(proto)
     assert len(canvas.node_names()) == 10
 
@@ -129,13 +129,13 @@ def test_a_layout_ready_handler_may_open_another_model(qtbot, canvas):
 
     canvas.layoutReady.connect(again)
     canvas.set_model(onnx.load(EXAMPLE))
-    qtbot.waitUntil(lambda: len(shown) == 2, timeout=30_000)
+    qtbot.waitUntil(lambda: len(shown) == 2, timeout=300_000)
     assert [len(names) for names in shown] == [10, 30] and not canvas.opening()
 
 
 def test_child_geometry_equals_the_in_process_one(qtbot, canvas):
     proto = onnx.load(EXAMPLE)
-    with qtbot.waitSignal(canvas.layoutReady, timeout=20_000):
+    with qtbot.waitSignal(canvas.layoutReady, timeout=300_000):
         canvas.set_model(proto)
     local = prepare(proto, None)
     assert canvas.node_names() == local.names

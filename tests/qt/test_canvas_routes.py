@@ -50,7 +50,7 @@ def skip_model(prefix: str = "") -> onnx.ModelProto:
 
 
 def _open(qtbot, view, proto, **kwargs):
-    with qtbot.waitSignal(view.layoutReady, timeout=30_000):
+    with qtbot.waitSignal(view.layoutReady, timeout=300_000):
         view.set_model(proto, **kwargs)
 
 

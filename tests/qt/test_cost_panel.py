@@ -77,7 +77,7 @@ def test_cost_totals_exclude_undo_click(qtbot, window, open_file):
     # a click on the Conv's row selects it on the canvas
     table = panel.table
     rect = table.visualItemRect(table.item(panel.row_of(conv.node), 0))
-    with qtbot.waitSignal(window.canvas.selectionChangedNames, timeout=10_000):
+    with qtbot.waitSignal(window.canvas.selectionChangedNames, timeout=300_000):
         qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert window.canvas.selected_nodes() == [conv.node]
 

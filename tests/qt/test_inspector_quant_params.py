@@ -21,7 +21,7 @@ def test_ddddocr_convinteger_scale_in_the_inspector(qtbot, window, open_file, co
     scale = float(numpy_helper.to_array(inits["394_scale"]))
     zp = int(numpy_helper.to_array(inits["394_zero_point"]))
     assert win.doc.op_type("Conv_3_quant") == "ConvInteger"
-    with qtbot.waitSignal(win.canvas.selectionChangedNames, timeout=5000):  # as a click on the node
+    with qtbot.waitSignal(win.canvas.selectionChangedNames, timeout=300_000):  # as a click on the node
         win.canvas.select_nodes(["Conv_3_quant"], center=True)
     assert win.inspector.nodes == ["Conv_3_quant"]
     text = box.label.text()

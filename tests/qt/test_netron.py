@@ -24,7 +24,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "resources" / "example" / "digit
 
 
 def get(url: str) -> tuple[int, bytes]:
-    with urllib.request.urlopen(url, timeout=5) as resp:
+    with urllib.request.urlopen(url, timeout=60) as resp:
         return resp.status, resp.read()
 
 

@@ -13,7 +13,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "exa
 
 
 def _page(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=10) as resp:
+    with urllib.request.urlopen(url, timeout=60) as resp:
         return resp.read().decode("utf-8", "replace")
 
 
@@ -41,7 +41,7 @@ def test_embedded_netron_follows_the_open_model_and_keeps_the_browser_fallback(q
     assert '<meta name="file" content="/data/digits_cnn.onnx">' in _page(url)
 
     other = corpus / "digits_mlp" / "model_opset17.onnx"
-    with qtbot.waitSignal(view.served, timeout=30_000) as served:
+    with qtbot.waitSignal(view.served, timeout=300_000) as served:
         open_file(window, other)
     new_url = served.args[0]
     assert view._web.url().toString() == new_url == view.url()

@@ -92,7 +92,7 @@ def test_failed_histogram_replaces_the_computing_text(qtbot, window, open_file):
         win.runs.histogram("no_such_tensor")
     text = win.errors.hist_title.text()
     assert text.startswith("No histogram of no_such_tensor: ") and "Computing" not in text
-    qtbot.waitUntil(lambda: win.runs.hist_job is None, timeout=30_000)
+    qtbot.waitUntil(lambda: win.runs.hist_job is None, timeout=300_000)
 
 
 def _view_range(view) -> list:

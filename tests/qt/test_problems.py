@@ -27,7 +27,7 @@ def test_tutorial_int16_edit_lists_the_spec_conflict_and_click_selects(qtbot, wi
 
     win.problems_link.linkActivated.emit("#problems")  # the status bar link shows the dock
     assert win.docks["Problems"].isVisible()
-    with qtbot.waitSignal(win.canvas.selectionChangedNames, timeout=10_000):
+    with qtbot.waitSignal(win.canvas.selectionChangedNames, timeout=300_000):
         panel.table.cellClicked.emit(row, 2)
     assert win.canvas.selected_nodes() == [issue.node]
 

@@ -31,7 +31,7 @@ def test_quantized_file_errors_panel_offers_the_compare(qtbot, window, open_file
     float_path, export = cnn_export
     win = window
     open_file(win, export)
-    qtbot.waitUntil(lambda: "already quantized" in win.errors.summary.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "already quantized" in win.errors.summary.text(), timeout=300_000)
     text = win.errors.summary.text()
     assert text.startswith(f"{export.name} is already quantized: per-node errors need the float model")
     assert "calibrate" not in text.lower()
@@ -50,7 +50,7 @@ def test_quantized_file_errors_panel_offers_the_compare(qtbot, window, open_file
     # back on a float model: the usual empty text, no compare button
     assert win.errors.compare_button.isHidden()
     assert win.errors.summary.text().startswith("No results yet: calibrate")
-    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=30_000, raising=False):
+    with qtbot.waitSignal(tab.canvas.layoutReady, timeout=300_000, raising=False):
         pass
 
 

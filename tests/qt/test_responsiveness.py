@@ -185,9 +185,9 @@ def test_process_job_progress_and_cancel(qtbot):
     job = ProcessJob("sleep", {"steps": 200, "delay": 0.02}, title="sleep")
     seen: list = []
     job.progress.connect(lambda d, t, m: seen.append(d))
-    with qtbot.waitSignal(job.progress, timeout=30_000):
+    with qtbot.waitSignal(job.progress, timeout=300_000):
         job.start()
-    with qtbot.waitSignal(job.cancelled, timeout=10_000):
+    with qtbot.waitSignal(job.cancelled, timeout=300_000):
         job.cancel()
     assert seen and seen[-1] < 200
     assert not job.running
@@ -195,7 +195,7 @@ def test_process_job_progress_and_cancel(qtbot):
 
 def test_process_job_result(qtbot):
     job = ProcessJob("sleep", {"steps": 3, "delay": 0.01}, title="sleep")
-    with qtbot.waitSignal(job.succeeded, timeout=30_000) as blocker:
+    with qtbot.waitSignal(job.succeeded, timeout=300_000) as blocker:
         job.start()
     assert blocker.args[0] == {"steps": 3}
     qtbot.waitUntil(lambda: not job.running)

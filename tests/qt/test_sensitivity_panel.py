@@ -119,7 +119,7 @@ def test_sweep_click_colour_apply_undo(qtbot, window, open_file, corpus, tmp_pat
     qtbot.addWidget(win2)
     try:
         open_file(win2, proj)
-        qtbot.waitUntil(lambda: win2.sensitivity.table.rowCount() == panel.table.rowCount(), timeout=10_000)
+        qtbot.waitUntil(lambda: win2.sensitivity.table.rowCount() == panel.table.rowCount(), timeout=300_000)
         rows = lambda p: [(p.node_at(r), p.table.item(r, 2).text()) for r in range(p.table.rowCount())]  # noqa: E731
         assert rows(win2.sensitivity) == rows(panel)
         assert win2.doc.suggestion == suggestion and win2.sensitivity.pending() == []

@@ -36,7 +36,7 @@ def test_if_branches_open_in_tabs(qtbot, window, cases):
     for i in (1, 2):
         body = window.tabs.widget(i)
         branch = next(a.g for a in node.attribute if window.tabs.tabText(i).endswith(a.name))
-        qtbot.waitUntil(lambda b=body: bool(b.node_names()), timeout=30000)
+        qtbot.waitUntil(lambda b=body: bool(b.node_names()), timeout=300_000)
         assert sorted(body.node_names()) == sorted(n.name for n in branch.node)
         assert "MatMul" in {n.op_type for n in branch.node}
     window._close_tab(2)
@@ -52,7 +52,7 @@ def test_netron_tab_serves_the_open_model_on_loopback(qtbot, window, corpus):
     url = window.open_in_netron()
     assert urlparse(url).hostname == "127.0.0.1"
     assert window.tabs.currentWidget() is window.netron
-    with urllib.request.urlopen(url, timeout=10) as resp:
+    with urllib.request.urlopen(url, timeout=60) as resp:
         assert resp.status == 200
     server = window.netron.server
     window.close()
