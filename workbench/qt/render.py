@@ -25,14 +25,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import onnx
-from PySide6.QtCore import QPoint, QRect, QRectF, Qt
-from PySide6.QtGui import QPainter
-from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtCore import QPoint, QRectF, Qt
 from PySide6.QtWidgets import QApplication, QFrame, QWidget
 
 from workbench.core.api import (
@@ -45,6 +42,7 @@ from workbench.core.api import (
 )
 from workbench.core.errors import WorkbenchError
 from workbench.qt.canvas import GraphCanvas
+from workbench.qt.canvas.picture import write_picture
 from workbench.qt.diff_panes import DiffPanes
 from workbench.qt.document import describe_quantization
 from workbench.qt.quant_tab import quant_info
@@ -132,36 +130,7 @@ def _wait(app, done, seconds: float, what: str) -> None:
 
 def save_widget(widget: QWidget, out: str | Path) -> tuple[int, int]:
     """Write ``widget`` as drawn now to ``out`` (.png or .svg), atomically; returns its size (pixels)."""
-    path = Path(out)
-    suffix = path.suffix.lower()
-    if suffix not in (".png", ".svg"):
-        raise ValueError(f"{path}: a picture must end in .png or .svg")
-    size = widget.size()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=suffix)
-    os.close(fd)
-    try:
-        if suffix == ".png":
-            if not widget.grab().save(tmp, "PNG"):
-                raise OSError(f"{path}: could not write the PNG")
-        else:
-            generator = QSvgGenerator()
-            generator.setFileName(tmp)
-            generator.setSize(size)
-            generator.setViewBox(QRect(0, 0, size.width(), size.height()))
-            generator.setTitle(path.stem)
-            painter = QPainter(generator)
-            try:
-                widget.render(painter, QPoint(0, 0))
-            finally:
-                painter.end()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return size.width(), size.height()
+    return write_picture(out, widget.size(), widget.grab, lambda painter: widget.render(painter, QPoint(0, 0)))
 
 
 def render_panes_to_file(float_path: str, quant_path: str, out: str, *, edge_errors: dict[str, float] | None = None,

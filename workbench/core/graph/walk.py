@@ -40,6 +40,28 @@ def iter_nodes(graph: onnx.GraphProto) -> Iterator[tuple[str, onnx.NodeProto]]:
             yield path, node
 
 
+def use_counts(graph: onnx.GraphProto) -> dict[str, int]:
+    """How many node inputs read each tensor name, in ``graph`` and every subgraph."""
+    counts: dict[str, int] = {}
+    for _, g in iter_graphs(graph):
+        for node in g.node:
+            for name in node.input:
+                counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def fold_each_graph(proto: onnx.ModelProto, fold_graph) -> list[str]:
+    """Run ``fold_graph(graph, uses, names)`` on the main graph and every subgraph of ``proto`` with
+    one :func:`use_counts` table and one :class:`NameAllocator` shared by all; the removed node
+    names it returns, concatenated."""
+    uses = use_counts(proto.graph)
+    names = NameAllocator(all_names(proto.graph))
+    folded: list[str] = []
+    for _, graph in iter_graphs(proto.graph):
+        folded += fold_graph(graph, uses, names)
+    return folded
+
+
 def all_names(graph: onnx.GraphProto) -> set[str]:
     """Every node and tensor name used anywhere in ``graph`` (subgraphs included), minus ``""``."""
     names: set[str] = set()

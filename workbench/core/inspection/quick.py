@@ -28,6 +28,8 @@ from collections import Counter
 from pathlib import Path
 from types import ModuleType
 
+from workbench.core.graph.shell import model_shell
+
 #: ONNX TensorProto.DataType -> (numpy dtype name, itemsize) for the plain numeric types
 #: (onnx.helper.tensor_dtype_to_np_dtype; anything else takes the full path)
 _NUMERIC = {1: ("float32", 4), 2: ("uint8", 1), 3: ("int8", 1), 4: ("uint16", 2), 5: ("int16", 2),
@@ -206,19 +208,8 @@ def _checked_outputs(proto, pb2, c):
     propagation on) of the weight-less skeleton, as :func:`workbench.core.model.reader.check_structure`
     and :func:`workbench.core.model.shapes.infer_shapes` run them; None if either fails (the full
     path refuses the model or notes why)."""
-    sk = pb2.ModelProto(ir_version=proto.ir_version, producer_name=proto.producer_name,
-                        producer_version=proto.producer_version, domain=proto.domain,
-                        model_version=proto.model_version, doc_string=proto.doc_string)
-    sk.opset_import.extend(proto.opset_import)
-    sk.metadata_props.extend(proto.metadata_props)
-    sk.functions.extend(proto.functions)
+    sk = model_shell(proto, pb2.ModelProto)
     g, src = sk.graph, proto.graph
-    g.name = src.name
-    g.doc_string = src.doc_string
-    g.node.extend(src.node)
-    g.input.extend(src.input)
-    g.output.extend(src.output)
-    g.value_info.extend(src.value_info)
     for t in src.initializer:
         if math.prod(t.dims) * _NUMERIC[t.data_type][1] > _SKELETON_BYTES:
             vi = g.input.add()

@@ -30,7 +30,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from workbench.core.graph.walk import NameAllocator, all_names, iter_graphs
+from workbench.core.graph.walk import NameAllocator, fold_each_graph
 from workbench.core.io.external import tensor_array
 
 _FLOAT = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE}
@@ -48,21 +48,7 @@ def fold_conv_affines(proto: onnx.ModelProto) -> list[str]:
     list of str
         Names of the removed Mul / Add nodes, in folding order.
     """
-    uses = _uses(proto.graph)
-    names = NameAllocator(all_names(proto.graph))
-    folded: list[str] = []
-    for _, graph in iter_graphs(proto.graph):
-        folded += _fold_graph(graph, uses, names)
-    return folded
-
-
-def _uses(graph: onnx.GraphProto) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for _, g in iter_graphs(graph):
-        for node in g.node:
-            for name in node.input:
-                counts[name] = counts.get(name, 0) + 1
-    return counts
+    return fold_each_graph(proto, _fold_graph)
 
 
 def _fold_graph(graph: onnx.GraphProto, uses: dict[str, int], names: NameAllocator) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
+from workbench.core.graph.shell import model_shell
 from workbench.core.graph.walk import iter_graphs
 from workbench.core.io.tensor_bytes import tensor_nbytes
 
@@ -42,19 +43,8 @@ def skeleton(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.TensorP
     stripped : list of onnx.TensorProto
         The original large initializers (references into ``proto``, not copies).
     """
-    sk = onnx.ModelProto(ir_version=proto.ir_version, producer_name=proto.producer_name,
-                         producer_version=proto.producer_version, domain=proto.domain,
-                         model_version=proto.model_version, doc_string=proto.doc_string)
-    sk.opset_import.extend(proto.opset_import)
-    sk.metadata_props.extend(proto.metadata_props)
-    sk.functions.extend(proto.functions)
+    sk = model_shell(proto, onnx.ModelProto)
     g, src = sk.graph, proto.graph
-    g.name = src.name
-    g.doc_string = src.doc_string
-    g.node.extend(src.node)
-    g.input.extend(src.input)
-    g.output.extend(src.output)
-    g.value_info.extend(src.value_info)
     g.sparse_initializer.extend(src.sparse_initializer)
     listed = {vi.name for vi in src.input}
     stripped = []

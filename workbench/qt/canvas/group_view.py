@@ -10,15 +10,13 @@ where the canvas shows it.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, QRect, QRectF
 from PySide6.QtGui import QPainter
-from PySide6.QtSvg import QSvgGenerator
 
 from workbench.core.api import expanded_to_depth
+from workbench.qt.canvas.picture import write_picture
 from workbench.qt.canvas.scene_data import build_scene_data
 
 
@@ -39,40 +37,21 @@ class CanvasGroups:
         OSError
             The folder cannot be written.
         """
-        path = Path(path)
-        suffix = path.suffix.lower()
-        if suffix not in (".png", ".svg"):
-            raise ValueError(f"{path}: a picture must end in .png or .svg")
         self._sync_items()
         size = self.viewport().size()
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=suffix)
-        os.close(fd)
-        try:
-            if suffix == ".png":
-                picture = self.viewport().grab()
-                painter = QPainter(picture)
-                self._paint_legend(painter)
-                painter.end()
-                if not picture.save(tmp, "PNG"):
-                    raise OSError(f"{path}: could not write the PNG")
-            else:
-                generator = QSvgGenerator()
-                generator.setFileName(tmp)
-                generator.setSize(size)
-                generator.setViewBox(QRect(0, 0, size.width(), size.height()))
-                generator.setTitle(path.stem)
-                painter = QPainter(generator)
-                self.render(painter, QRectF(0, 0, size.width(), size.height()), self.viewport().rect())
-                self._paint_legend(painter)
-                painter.end()
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a picture gets the usual file mode
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        return size.width(), size.height()
+
+        def pixmap():
+            picture = self.viewport().grab()
+            painter = QPainter(picture)
+            self._paint_legend(painter)
+            painter.end()
+            return picture
+
+        def paint(painter: QPainter) -> None:
+            self.render(painter, QRectF(0, 0, size.width(), size.height()), self.viewport().rect())
+            self._paint_legend(painter)
+
+        return write_picture(path, size, pixmap, paint)
 
     def legend_rect(self) -> QRect:
         """Where the colour legend sits in the viewport (and in exported pictures), pixels; empty when hidden."""
