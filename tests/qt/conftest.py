@@ -25,6 +25,27 @@ from workbench.qt.workers import live_jobs  # noqa: E402
 EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
+@pytest.fixture
+def make_canvas(qtbot, tmp_path):
+    """``make_canvas(width, height)``: a shown GraphCanvas with its layout cache in this test's
+    folder; every canvas made is shut down (its layout process stopped) at teardown."""
+    from workbench.qt.canvas import GraphCanvas
+
+    made = []
+
+    def make(width: int = 900, height: int = 700):
+        view = GraphCanvas(layout_cache_dir=tmp_path / "layout")
+        qtbot.addWidget(view)
+        view.resize(width, height)
+        view.show()
+        made.append(view)
+        return view
+
+    yield make
+    for view in made:
+        view.shutdown()
+
+
 @pytest.fixture(autouse=True)
 def isolated_settings(tmp_path_factory):
     """QSettings (recent files) go to a temporary folder, not the user's config."""

@@ -14,7 +14,7 @@ pytest.importorskip("PySide6")
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
 from workbench.core.graph.layout import layout_graph  # noqa: E402
-from workbench.qt.canvas import GraphCanvas, colors  # noqa: E402
+from workbench.qt.canvas import colors  # noqa: E402
 from workbench.qt.canvas import worker as canvas_worker  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "resources" / "example" / "digits_cnn.onnx"
@@ -23,13 +23,8 @@ RELUS = ["/f/f.2/Relu", "/f/f.5/Relu", "/f/f.8/Relu"]
 
 
 @pytest.fixture
-def canvas(qtbot, tmp_path):
-    view = GraphCanvas(layout_cache_dir=tmp_path / "layout")
-    qtbot.addWidget(view)
-    view.resize(900, 700)
-    view.show()
-    yield view
-    view.shutdown()
+def canvas(make_canvas):
+    return make_canvas(900, 700)
 
 
 def open_model(qtbot, view, proto, **kwargs):

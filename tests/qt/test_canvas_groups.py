@@ -15,20 +15,14 @@ from PySide6.QtCore import QPoint, Qt  # noqa: E402
 from PySide6.QtGui import QFont, QFontMetricsF, QImage  # noqa: E402
 
 from workbench.core.api import open_model  # noqa: E402
-from workbench.qt.canvas import GraphCanvas  # noqa: E402
 from workbench.qt.canvas.groups_item import frame_title  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "resources" / "example" / "digits_cnn.onnx"
 
 
 @pytest.fixture
-def canvas(qtbot, tmp_path):
-    view = GraphCanvas(layout_cache_dir=tmp_path / "layout")
-    qtbot.addWidget(view)
-    view.resize(1200, 800)
-    view.show()
-    yield view
-    view.shutdown()
+def canvas(make_canvas):
+    return make_canvas(1200, 800)
 
 
 def open_model_in(qtbot, view, proto, **kwargs):

@@ -17,7 +17,6 @@ pytest.importorskip("PySide6")
 
 from PySide6.QtCore import QTimer  # noqa: E402
 
-from workbench.qt.canvas import GraphCanvas  # noqa: E402
 from workbench.qt.canvas import transfer as canvas_transfer  # noqa: E402
 from workbench.qt.canvas.slices import dismantle  # noqa: E402
 from workbench.qt.canvas.transfer import Assembler, split  # noqa: E402
@@ -28,13 +27,8 @@ LAYOUT_PROCESS = "workbench-canvas-layout"
 
 
 @pytest.fixture
-def canvas(qtbot, tmp_path):
-    view = GraphCanvas(layout_cache_dir=tmp_path / "layout")
-    qtbot.addWidget(view)
-    view.resize(900, 700)
-    view.show()
-    yield view
-    view.shutdown()
+def canvas(make_canvas):
+    return make_canvas(900, 700)
 
 
 def residual_model(n: int) -> onnx.ModelProto:

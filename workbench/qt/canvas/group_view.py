@@ -28,14 +28,8 @@ class CanvasGroups:
         """Write what the view shows now as PNG or SVG (by the suffix of ``path``), atomically
         (a temporary file in the same folder, then renamed), the colour legend included (drawn
         where the canvas shows it, as text in an SVG) unless View > Legend hides it. Returns the
-        picture size in pixels.
-
-        Raises
-        ------
-        ValueError
-            The suffix is neither ``.png`` nor ``.svg``.
-        OSError
-            The folder cannot be written.
+        picture size in pixels. Raises what :func:`write_picture` raises (a bad suffix, a folder
+        that cannot be written).
         """
         self._sync_items()
         size = self.viewport().size()
