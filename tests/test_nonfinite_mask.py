@@ -32,7 +32,7 @@ def _write(tmp_path, fill):
 def test_inf_mask_add_stays_float_and_the_matmuls_are_quantized(tmp_path, capsys, preset):
     proto, x = _write(tmp_path, -np.inf)
     code = main(["quantize", str(tmp_path / "attn.onnx"), "--preset", preset, "--data", str(tmp_path / "calib.npz"),
-                 "-o", str(tmp_path / "q.onnx")])
+                 "-o", str(tmp_path / "q.onnx"), "--no-latency-check"])  # its warning depends on this machine's timing
     err = capsys.readouterr().err
     assert code == 0, err
     warned = [line for line in err.splitlines() if line.startswith("warning:")]
@@ -99,7 +99,7 @@ def test_nonfinite_made_by_the_model_from_finite_data_keeps_its_unit_float(tmp_p
     m[:, :, 6:] = 0.0  # two padded positions
     np.savez(tmp_path / "calib.npz", X=x, m=m)
     code = main(["quantize", str(tmp_path / "attn.onnx"), "--data", str(tmp_path / "calib.npz"),
-                 "-o", str(tmp_path / "q.onnx")])
+                 "-o", str(tmp_path / "q.onnx"), "--no-latency-check"])  # its warning depends on the timing
     err = capsys.readouterr().err
     assert code == 0, err
     log = caplog.text
