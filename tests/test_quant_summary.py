@@ -321,7 +321,7 @@ def test_cli_compare_prints_and_writes_the_diff(exports, tmp_path, capsys):
     qp = onnx.load(str(exports["ort_QOperator"]))
     n_q = _ops(qp)["QuantizeLinear"]
     assert f"; {n_q} Q/DQ pairs inserted, 1 DequantizeLinear without a Q (0 weight/bias);" in text
-    assert "folded or fused: 3\n  Relu /f/f.2/Relu\n" in text
+    assert "folded or fused: 3\n  Relu /f/f.2/Relu (into /f/f.0/Conv_quant)\n" in text  # and the node it went into
     doc = json.loads(out.read_text())
     assert doc["counts"]["qdq_pairs"] == n_q and doc["counts"]["folded"] == 3
     gemm = next(m for m in doc["matches"] if m["float_node"] == "/head/head.2/Gemm")
