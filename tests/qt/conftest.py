@@ -27,14 +27,15 @@ EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "workbench" / "resources" / 
 
 @pytest.fixture
 def make_canvas(qtbot, tmp_path):
-    """``make_canvas(width, height)``: a shown GraphCanvas with its layout cache in this test's
-    folder; every canvas made is shut down (its layout process stopped) at teardown."""
+    """``make_canvas(width, height, **options)``: a shown GraphCanvas (``options`` such as ``groups``
+    go to its constructor) with its layout cache in this test's folder; every canvas made is shut
+    down (its layout process stopped) at teardown."""
     from workbench.qt.canvas import GraphCanvas
 
     made = []
 
-    def make(width: int = 900, height: int = 700):
-        view = GraphCanvas(layout_cache_dir=tmp_path / "layout")
+    def make(width: int = 900, height: int = 700, **options):
+        view = GraphCanvas(layout_cache_dir=tmp_path / "layout", **options)
         qtbot.addWidget(view)
         view.resize(width, height)
         view.show()

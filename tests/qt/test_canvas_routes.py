@@ -13,26 +13,8 @@ pytest.importorskip("PySide6")
 from PySide6.QtGui import QPainterPath  # noqa: E402
 
 from workbench.core.api import layout_routed, open_model  # noqa: E402
-from workbench.qt.canvas import GraphCanvas  # noqa: E402
 from workbench.qt.canvas.edge_colors import edge_ends  # noqa: E402
 from workbench.qt.canvas.scene_data import edge_curve  # noqa: E402
-
-
-@pytest.fixture
-def make_canvas(qtbot, tmp_path):
-    made = []
-
-    def make(groups: bool) -> GraphCanvas:
-        view = GraphCanvas(layout_cache_dir=tmp_path / "layout", groups=groups)
-        qtbot.addWidget(view)
-        view.resize(900, 700)
-        view.show()
-        made.append(view)
-        return view
-
-    yield make
-    for view in made:
-        view.shutdown()
 
 
 def skip_model(prefix: str = "") -> onnx.ModelProto:
