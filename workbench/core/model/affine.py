@@ -52,30 +52,33 @@ def fold_conv_affines(proto: onnx.ModelProto) -> list[str]:
 
 
 def _fold_graph(graph: onnx.GraphProto, uses: dict[str, int], names: NameAllocator) -> list[str]:
+    """One pass over the Convs of ``graph``, each folding its chain of eligible nodes; the removed
+    nodes leave the graph together at the end (node names are unique after preparation step 3)."""
     inits = {t.name: t for t in graph.initializer}
     outputs = {o.name for o in graph.output}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for n in graph.node:
+        for i in n.input:
+            consumers.setdefault(i, []).append(n)
     done: list[str] = []
-    changed = True
-    while changed:
-        changed = False
-        consumers: dict[str, list[onnx.NodeProto]] = {}
-        for n in graph.node:
-            for i in n.input:
-                consumers.setdefault(i, []).append(n)
-        for conv in list(graph.node):
-            if conv.op_type != "Conv" or conv.domain not in ("", "ai.onnx") or len(conv.output) != 1:
-                continue
+    for conv in list(graph.node):
+        if conv.op_type != "Conv" or conv.domain not in ("", "ai.onnx") or len(conv.output) != 1:
+            continue
+        while True:  # the Conv takes over the folded node's output, whose readers are already known
             readers = consumers.get(conv.output[0], [])
             if len(readers) != 1 or uses.get(conv.output[0], 0) != 1 or conv.output[0] in outputs:
-                continue
+                break
             node = readers[0]
             vec = _channel_constant(conv, node, inits, uses)
             if vec is None:
-                continue
+                break
             _fold(graph, conv, node, vec, inits, uses, names)
             done.append(node.name)
-            changed = True
-            break
+    if done:
+        removed = set(done)
+        kept = [n for n in graph.node if n.name not in removed]
+        del graph.node[:]
+        graph.node.extend(kept)
     return done
 
 
@@ -127,7 +130,6 @@ def _fold(graph, conv, node, vec, inits, uses, names) -> None:
     stale = conv.output[0]
     conv.output[0] = node.output[0]
     uses[stale] = 0
-    graph.node.remove(node)
     for vi in [v for v in graph.value_info if v.name == stale]:
         graph.value_info.remove(vi)
     constant = next(i for i in node.input if i != stale)
