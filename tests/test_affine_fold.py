@@ -96,5 +96,5 @@ def test_open_model_folds_and_says_so(tmp_path):
     before = path.read_bytes()
     model = api.open_model(path)
     assert [n.op_type for n in model.proto.graph.node] == ["Conv", "Relu"]
-    assert any(n.startswith("Folded 2 Mul/Add node(s) by per-channel constants into the Conv") for n in model.notes)
+    assert any(n.startswith("Folded 2 Mul/Add nodes by per-channel constants into the Conv") for n in model.notes)
     assert path.read_bytes() == before  # the user's file is never written

@@ -15,7 +15,7 @@ def test_cost_refuses_quantized_model_and_points_at_inspect(corpus, tmp_path, ca
     out = capsys.readouterr()
     err = out.err.strip()
     assert err.splitlines() == [err] and "BOPs /" not in out.out
-    assert f"is already quantized: {count} quantized node(s)" in err
+    assert f"is already quantized: {count} quantized nodes" in err
     assert f"workbench-cli inspect {path}" in err
 
 
@@ -28,5 +28,5 @@ def test_cost_refuses_qdq_file_written_by_quantize(corpus, tmp_path, capsys):
     nodes = onnx.load(q).graph.node
     count = sum(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in nodes)
     assert main(["cost", str(q), "--json"]) == 2
-    assert f"is already quantized: {count} quantized node(s) (DequantizeLinear, QuantizeLinear)" in \
+    assert f"is already quantized: {count} quantized nodes (DequantizeLinear, QuantizeLinear)" in \
         capsys.readouterr().err

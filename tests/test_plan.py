@@ -184,7 +184,7 @@ def test_full_range_8_bit_weights_warn_on_cpus_without_vnni(monkeypatch, no_vnni
     warned = [i for i in plan.issues if "saturate" in i.message]
     assert len(warned) == (1 if no_vnni else 0)
     if no_vnni:
-        assert warned[0].node == "conv1" and warned[0].message.startswith("2 unit(s)")
+        assert warned[0].node == "conv1" and warned[0].message.startswith("2 units use full-range")
     rules = [Rule(op_type="Conv", weight=PartialSpec(reduce_range=True))]
     assert not [i for i in _plan(proto, preset="s8s8", rules=rules).issues if "saturate" in i.message]
 

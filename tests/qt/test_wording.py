@@ -1,4 +1,4 @@
-"""Counts the app shows agree with their number: "1 issue", "2 issues", never "1 issues" or "(s)"."""
+"""Counts the app, the CLI and the core show agree with their number: "1 issue", "2 issues", never "1 issues" or "(s)"."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from PySide6.QtCore import Qt
 
 import workbench
 from workbench.core import api
-from workbench.qt.wording import count, plural
+from workbench.core.wording import count, plural
 
-QT_DIR = Path(workbench.__file__).resolve().parent / "qt"
+PACKAGE = Path(workbench.__file__).resolve().parent
 
 
 def test_count_is_singular_only_for_one():
@@ -30,8 +30,9 @@ def _strings(path: Path) -> list[str]:
             and id(n) not in docs]
 
 
-def test_no_qt_text_counts_with_s_in_brackets():
-    found = [(p.name, s) for p in sorted(QT_DIR.rglob("*.py")) for s in _strings(p) if re.search(r"\w\(s\)", s)]
+def test_no_text_counts_with_s_in_brackets():
+    found = [(str(p.relative_to(PACKAGE)), s) for p in sorted(PACKAGE.rglob("*.py")) for s in _strings(p)
+             if re.search(r"\w\(s\)", s)]
     assert found == []
 
 

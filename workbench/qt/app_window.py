@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from workbench.core import api
 from workbench.core.api import PROJECT_SUFFIX, QParams, load_project, new_project, save_project
 from workbench.core.errors import WorkbenchError
+from workbench.core.wording import count
 from workbench.qt import actions, autosave, docks, settings
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.canvas.view import GraphCanvas
@@ -49,7 +50,6 @@ from workbench.qt.quant_tab import QuantModelTab, quant_info
 from workbench.qt.runs import RunController
 from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
-from workbench.qt.wording import count
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)

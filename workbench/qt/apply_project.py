@@ -12,8 +12,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTableWidgetItem, QVBoxLayout, QWidget
 
+from workbench.core.wording import count, plural
 from workbench.qt.tables import node_item, node_table
-from workbench.qt.wording import count, plural
 
 #: how an entry matched -> the words of the "Matched by" column
 MATCHED_BY = {"name": "name", "structure": "structure (moved)", "missing": "no longer exists", "glob": "name glob"}

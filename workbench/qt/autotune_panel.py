@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.api import Recipe, fmt_metric
-from workbench.qt.wording import count
+from workbench.core.wording import count
 
 #: x axis key -> (axis title, units shown, CurvePoint field, divisor)
 X_AXES = {"weight": ("weight size", "KiB", "weight_bytes", 1024.0),

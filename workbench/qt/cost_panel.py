@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 from workbench.core import api
 from workbench.core.api import FLOAT_BITS, CostReport, NodeCost
 from workbench.core.errors import WorkbenchError
+from workbench.core.wording import count
 from workbench.qt.tables import node_at, node_item, node_table
-from workbench.qt.wording import count
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)

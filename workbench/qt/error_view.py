@@ -22,10 +22,10 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.api import QParams, clip_range, grid_levels
+from workbench.core.wording import count
 from workbench.qt.canvas.colors import ERROR_STOPS, error_color
 from workbench.qt.dialogs import guarded
 from workbench.qt.theme import colors_for, shown_theme
-from workbench.qt.wording import count
 
 #: The summary of a float model before its first calibration.
 NO_RESULTS = "No results yet: calibrate (Run > Calibrate, F5)."

@@ -12,10 +12,10 @@ from __future__ import annotations
 from PySide6.QtCore import QObject
 
 from workbench.core.api import fmt_metric
+from workbench.core.wording import count
 from workbench.qt import docks
 from workbench.qt.commands import push_edit
 from workbench.qt.dialogs import guarded
-from workbench.qt.wording import count
 
 KINDS = ("evaluate", "autotune")
 

@@ -31,11 +31,11 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.api import OBSERVERS, RECIPE_DTYPES, ROLES, Granularity, ResolvedNode, node_roles
+from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 from workbench.qt.quant_params_view import QuantParamsBox
 from workbench.qt.theme import mute
-from workbench.qt.wording import count
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
-from workbench.qt.wording import count
+from workbench.core.wording import count
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 _COLOURS = {Severity.ERROR: "#c62828", Severity.WARNING: "#ef6c00", Severity.INFO: ""}

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.api import QuantTensor, format_param, params_around_nodes
-from workbench.qt.wording import count
+from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
 

@@ -22,10 +22,10 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.api import PRESETS, RECIPE_DTYPES, Rule
+from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 from workbench.qt.theme import mute
-from workbench.qt.wording import count
 
 INHERIT = "(inherit)"
 

@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.api import FIGURES, SweepResult
+from workbench.core.wording import count
 from workbench.qt.tables import node_at, node_item, node_table
-from workbench.qt.wording import count
 
 #: Figure key -> (column title, True when a higher value means a more sensitive unit).
 FIGURE_TITLES = {

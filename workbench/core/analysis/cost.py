@@ -39,6 +39,7 @@ from workbench.core.errors import AlreadyQuantizedError, DataError, ModelError
 from workbench.core.graph.index import attrs_of, iter_graphs
 from workbench.core.graph.quantized_ops import QONNX_DOMAINS
 from workbench.core.graph.static_shapes import fold_fixed_nodes, inline_fixed_ifs
+from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +211,7 @@ def plan_cost(model, plan, data: Any = None, *, batch: int = 1) -> CostReport:
     if getattr(model, "quantized", None):
         kinds = sorted({q.op_type for q in model.quantized})
         raise AlreadyQuantizedError(
-            f"{model.name} is already quantized: {len(model.quantized)} quantized node(s) ({', '.join(kinds)}); "
+            f"{model.name} is already quantized: {count(len(model.quantized), 'quantized node')} ({', '.join(kinds)}); "
             "cost counts the BOPs and weight memory of a float model under a recipe.",
             hint=f"Run cost on the float model, or `workbench-cli inspect {model.path or model.name}` to see how "
                  "this one is quantized.")

@@ -31,6 +31,7 @@ from workbench.core.data.pyreader import PythonReaderSource
 from workbench.core.data.randomdata import RandomSource
 from workbench.core.errors import DataError
 from workbench.core.model.load import PreparedModel
+from workbench.core.wording import plural
 
 __all__ = ["DataSource", "open_data", "KINDS"]
 
@@ -79,7 +80,7 @@ def open_data(spec: str | Path | dict, model: PreparedModel) -> DataSource:
         raise DataError(f"data spec has unknown kind {kind!r}.", hint=f"Use one of: {', '.join(KINDS)}.")
     unknown = sorted(set(spec) - set(_ARGS[kind]) - {"kind"})
     if unknown:
-        raise DataError(f"data spec of kind '{kind}' has unknown option(s) {', '.join(unknown)}.",
+        raise DataError(f"data spec of kind '{kind}' has unknown {plural(len(unknown), 'option')} {', '.join(unknown)}.",
                         hint=f"Options of '{kind}': {', '.join(_ARGS[kind])}.")
     if kind != "random" and not spec.get("path"):
         raise DataError(f"data spec of kind '{kind}' needs a 'path'.", hint="Add \"path\": \"...\".")

@@ -45,6 +45,7 @@ from workbench.core.model.opset import upgrade_opset as _upgrade_opset
 from workbench.core.model.reader import read_model_file
 from workbench.core.model.shapes import infer_shapes
 from workbench.core.model.weights import count_constants, lift_weights
+from workbench.core.wording import count, plural
 
 log = logging.getLogger(__name__)
 
@@ -258,8 +259,8 @@ def load_model(path: str | Path) -> PreparedModel:
         model.notes.append(f"Weights read from external data: {', '.join(external)}.")
     lazy = lazy_tensors(model.proto)
     if lazy:
-        model.notes.append(f"{len(lazy)} large weight(s) ({sum(tensor_nbytes(t) for t in lazy) / 2**30:.2f} GiB) "
-                           "stay in the external data file (memory-mapped when read).")
+        model.notes.append(f"{count(len(lazy), 'large weight')} ({sum(tensor_nbytes(t) for t in lazy) / 2**30:.2f} GiB) "
+                           f"{plural(len(lazy), 'stays', 'stay')} in the external data file (memory-mapped when read).")
     return model
 
 
@@ -291,12 +292,12 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str, fold_aff
     proto = _upgrade_on_load(proto, original, already_quantized, source, notes)
     proto, lifted, dropped = lift_weights(proto)
     if lifted:
-        notes.append(f"Lifted {lifted} Constant node(s) to initializers.")
+        notes.append(f"Lifted {count(lifted, 'Constant node')} to initializers.")
     kept = count_constants(proto)
     if kept:
-        notes.append(f"{kept} Constant node(s) kept as nodes (graph outputs or not liftable).")
+        notes.append(f"{count(kept, 'Constant node')} kept as nodes (graph outputs or not liftable).")
     if dropped:
-        notes.append(f"{len(dropped)} initializer(s) were also listed as graph inputs and are treated as weights "
+        notes.append(f"{count(len(dropped), 'initializer')} {plural(len(dropped), 'was', 'were')} also listed as graph inputs and {plural(len(dropped), 'is', 'are')} treated as weights "
                      f"(removed from the inputs): {', '.join(dropped[:10])}{' ...' if len(dropped) > 10 else ''}.")
     names = _graphs.NameAllocator(_graphs.all_names(proto.graph))
     tensor_changes = fix_tensor_names(proto.graph, names)
@@ -307,15 +308,15 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str, fold_aff
     if not quantized:
         folded = fold_batchnorms(proto)
         if folded:
-            notes.append(f"Folded {len(folded)} BatchNormalization node(s) into the Conv before each "
+            notes.append(f"Folded {count(len(folded), 'BatchNormalization node')} into the Conv before each "
                          f"({', '.join(folded[:5])}{' ...' if len(folded) > 5 else ''}).")
         affine = fold_conv_affines(proto) if fold_affines else []
         if affine:
-            notes.append(f"Folded {len(affine)} Mul/Add node(s) by per-channel constants into the Conv before each "
+            notes.append(f"Folded {count(len(affine), 'Mul/Add node')} by per-channel constants into the Conv before each "
                          f"({', '.join(affine[:5])}{' ...' if len(affine) > 5 else ''}).")
     if quantized:
         kinds = Counter(q.op_type for q in quantized)
-        notes.append(f"Already quantized: {len(quantized)} node(s) ({_fmt_counts(kinds)}).")
+        notes.append(f"Already quantized: {count(len(quantized), 'node')} ({_fmt_counts(kinds)}).")
     proto = infer_shapes(proto, notes)
     return PreparedModel(proto, path, sha256, renames, notes, [q.name for q in quantized], quantized,
                          ambiguous, original, [], lifted)
@@ -341,12 +342,12 @@ def _upgrade_on_load(proto: onnx.ModelProto, original: int, quantized: bool, sou
 def _note_renames(renames: list[Rename], ambiguous: dict[str, list[str]], notes: list[str]) -> None:
     unnamed = sum(1 for r in renames if r.kind == "node" and not r.old)
     if unnamed:
-        notes.append(f"Named {unnamed} unnamed node(s).")
+        notes.append(f"Named {count(unnamed, 'unnamed node')}.")
     for old, new in ambiguous.items():
         notes.append(f"Node name '{old}' was shared by {len(new)} nodes, renamed {', '.join(new)}.")
     tensors = [r for r in renames if r.kind == "tensor"]
     if tensors:
-        notes.append(f"Renamed {len(tensors)} tensor(s) defined more than once: "
+        notes.append(f"Renamed {count(len(tensors), 'tensor')} defined more than once: "
                      + ", ".join(f"{r.old} -> {r.new}" for r in tensors[:5]) + (" ..." if len(tensors) > 5 else ""))
 
 
@@ -381,6 +382,6 @@ def ensure_float_model(model: PreparedModel) -> None:
                     for q in model.quantized)
     fmt = sorted({q.kind for q in model.quantized})
     raise AlreadyQuantizedError(
-        f"{model.name} is already quantized ({'/'.join(fmt)}): {len(model.quantized)} quantized node(s) "
+        f"{model.name} is already quantized ({'/'.join(fmt)}): {count(len(model.quantized), 'quantized node')} "
         f"({_fmt_counts(kinds)}); quantizing it again would stack a second rounding on the first.",
         hint="Quantize the float model instead (the one this model was made from).")

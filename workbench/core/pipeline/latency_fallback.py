@@ -44,6 +44,7 @@ from workbench.core.pipeline.passes import Job, Pass, PassResult, run_passes
 from workbench.core.planning.island_guard import named_by_recipe, quantized_islands
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.runtime.latency import LatencyComparison
+from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ class LatencyFallback:
             job.progress(total, total, "Latency fallback: done")
         if best is job:
             return PassResult(False, [PlanIssue(
-                "", Severity.INFO, f"latency fallback: {tried} cheaper placement(s) with islands left float measured "
+                "", Severity.INFO, f"latency fallback: {count(tried, 'cheaper placement')} with islands left float measured "
                 f"no faster than {start:.2f}x float; kept as planned", code=IssueCode.LATENCY_KEPT_FLOAT)])
         for name in _ADOPTED:
             setattr(job, name, getattr(best, name))
@@ -127,7 +128,7 @@ class LatencyFallback:
         if job.cancel is not None:
             job.cancel.check()  # raises Cancelled between trials
         if job.progress is not None:
-            job.progress(done, total, f"Latency fallback: measuring with {len(groups)} island(s) float")
+            job.progress(done, total, f"Latency fallback: measuring with {count(len(groups), 'island')} float")
         recipe = job.user_recipe.with_excluded([n for g in groups for n in g])
         trial = Job(job.input_model or job.model, recipe, recipe, data=job.data, samples=job.samples,
                     cancel=job.cancel, previous=job.calibration, guard=job.guard,
@@ -142,7 +143,7 @@ class LatencyFallback:
 def _kept_issue(group: list[str], before: float, after: float, islands: int) -> PlanIssue:
     shown = ", ".join(group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
     return PlanIssue(group[0], Severity.WARNING,
-                     f"kept float with its island of {len(group)} quantized unit(s) ({shown}): as quantized the "
-                     f"model measured {before:.2f}x its float latency, with {islands} island(s) left float "
+                     f"kept float with its island of {count(len(group), 'quantized unit')} ({shown}): as quantized the "
+                     f"model measured {before:.2f}x its float latency, with {count(islands, 'island')} left float "
                      f"{after:.2f}x (onnxruntime CPU, 1 thread); name a node in an override, or pass "
                      "--no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT)

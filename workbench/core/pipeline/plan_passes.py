@@ -22,6 +22,7 @@ from workbench.core.planning.stats_guard import infinite_tensors
 from workbench.core.planning.weight_dq_guard import weight_only_units
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import PlanMode
+from workbench.core.wording import count
 
 
 def resolve_plan(model: PreparedModel, recipe: Recipe, facts: GraphFacts | None = None) -> QuantPlan:
@@ -71,7 +72,7 @@ def refuse_nonfinite_weights(model: PreparedModel, the_plan: QuantPlan) -> None:
             w = np.asarray(model.initializer(q.tensor))
             # min / max: NaN and +-Inf both show there, and no temporary array the size of the weight
             if w.dtype.kind == "f" and w.size and not (np.isfinite(w.min()) and np.isfinite(w.max())):
-                raise RecipeError(f"weight {q.tensor!r} holds {int(w.size - np.isfinite(w).sum())} NaN/Inf value(s); "
+                raise RecipeError(f"weight {q.tensor!r} holds {count(int(w.size - np.isfinite(w).sum()), 'NaN/Inf value')}; "
                                   "it cannot be quantized.", hint=f"Fix the weight in the model, or keep its node "
                                                                   f"float with --exclude {unit.node}.")
 

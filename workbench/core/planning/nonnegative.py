@@ -16,6 +16,7 @@ from __future__ import annotations
 from workbench.core.graph.index import GraphIndex
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.recipe.spec import QuantSpec
+from workbench.core.wording import count, plural
 
 #: Ops whose output is >= 0 for every input (Softmax / Sigmoid in [0, 1], Relu in [0, inf)).
 NON_NEGATIVE_OPS = frozenset({"Softmax", "Sigmoid", "Relu"})
@@ -41,6 +42,6 @@ def widen(activations: dict[str, QuantSpec], ix: GraphIndex) -> list[PlanIssue]:
         return []
     first = ix.producer[changed[0]]
     names = ", ".join(f"{t!r} ({ix.producer[t].op_type})" for t in changed[:5]) + (" ..." if len(changed) > 5 else "")
-    return [PlanIssue(first.name, "info", f"{len(changed)} non-negative tensor(s) use the whole {activations[changed[0]].dtype} "
+    return [PlanIssue(first.name, "info", f"{count(len(changed), 'non-negative tensor')} {plural(len(changed), 'uses', 'use')} the whole {activations[changed[0]].dtype} "
                       f"grid over [0, max] (zero point at its bottom) instead of the symmetric one, which would leave "
                       f"half of it unused: {names}", code=IssueCode.NON_NEGATIVE_GRID)]

@@ -16,6 +16,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.model.load import upgrade_opset
 from workbench.core.recipe.spec import Granularity
+from workbench.core.wording import count, plural
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ def fit_opset(model, recipe, plan, replan):
     fitted.min_opset = reached
     fitted.issues.insert(0, PlanIssue("", "warning", f"The plan needs opset {plan.min_opset} but the model "
                                       f"(opset {current}) converts only to opset {reached}: {error} "
-                                      f"{len(beyond)} unit(s) stay float (listed per node).", code=IssueCode.NEEDS_NEWER_OPSET))
+                                      f"{count(len(beyond), 'unit')} {plural(len(beyond), 'stays', 'stay')} float (listed per node).", code=IssueCode.NEEDS_NEWER_OPSET))
     for n, need in beyond.items():
         fitted.issues.append(PlanIssue(n, "warning", f"left in float: its quantization needs opset {need}, "
                                        f"the model reaches {reached}. Re-export the model at opset {need} or "

@@ -39,6 +39,7 @@ from workbench.core.planning import mx_rules, nonnegative, stats_guard
 from workbench.core.recipe import hardware
 from workbench.core.recipe.recipe import Recipe, resolve_node
 from workbench.core.recipe.spec import Granularity, NodeConfig, PlanMode, QuantSpec
+from workbench.core.wording import count, plural
 
 
 class Role(StrEnum):
@@ -251,7 +252,7 @@ def _warn_saturation(units: dict[str, NodeUnit], issues: list[PlanIssue], mode: 
     hit = [u.node for u in units.values() if not u.excluded and u.graph == "" and act_8bit(u)
            and any(full_range(q) for q in u.quant_inputs) and (u.inputs or mode == "dynamic")]
     if hit:
-        issues.append(PlanIssue(hit[0], "warning", f"{len(hit)} unit(s) use full-range 8-bit weights: on this "
+        issues.append(PlanIssue(hit[0], "warning", f"{count(len(hit), 'unit')} {plural(len(hit), 'uses', 'use')} full-range 8-bit weights: on this "
                                 "CPU (no VNNI) onnxruntime's integer kernels saturate, so the fused model can be "
                                 "far less accurate than the fake-quantized one. Set reduce_range on the weights "
                                 "(as cpu-u8s8 does here) if the model will run on such CPUs.", code=IssueCode.WEIGHT_SATURATION))

@@ -50,6 +50,7 @@ from workbench.core.qonnx.reader import (
 )
 from workbench.core.qonnx.shapes import resolve_input_shapes
 from workbench.core.qonnx.writer import FLOAT_FORMATS, QonnxBuilder, with_static_shapes
+from workbench.core.wording import count
 from workbench.core.writers import common as C
 
 log = logging.getLogger(__name__)
@@ -244,10 +245,10 @@ def _raise_or_log(reasons: list[tuple[str, str]], partial: bool, target: str) ->
     lines = "; ".join(f"{node}: {why}" for node, why in reasons[:5])
     if not partial:
         more = f" (+{len(reasons) - 5} more)" if len(reasons) > 5 else ""
-        raise ExportError(f"{len(reasons)} node(s) cannot be converted to {target}: {lines}{more}",
+        raise ExportError(f"{count(len(reasons), 'node')} cannot be converted to {target}: {lines}{more}",
                           hint="See `workbench-cli convert --to " + target + "` for the full report, or "
                                "convert partially (partial=True / --partial) to leave them unchanged.")
-    log.warning("left %d node(s) unconverted: %s", len(reasons), lines)
+    log.warning("left %s unconverted: %s", count(len(reasons), "node"), lines)
 
 
 def qdq_to_qonnx(proto: onnx.ModelProto, *, dtype_hints: dict[str, str] | None = None,

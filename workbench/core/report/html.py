@@ -15,6 +15,7 @@ from workbench.core.analysis.evaluate import fmt_metric
 from workbench.core.report.collect import ReportData
 from workbench.core.report.figures import autotune_curve, data_uri, histogram, sqnr_bars, svg_bytes
 from workbench.core.report.graph_figure import graph_picture
+from workbench.core.wording import count
 
 #: Section ids, in page order, with their headings.
 REPORT_SECTIONS: tuple[tuple[str, str], ...] = (
@@ -72,7 +73,7 @@ def _issues(d: ReportData) -> str:
         return '<p class="note">The plan raised no issue.</p>'
     rows = [[escape(str(getattr(i, "severity", ""))), escape(str(getattr(getattr(i, "code", ""), "value", ""))),
              escape(getattr(i, "node", "") or ""), escape(getattr(i, "message", str(i)))] for i in issues]
-    return f"<p>{len(issues)} issue(s).</p>" + _table(["severity", "code", "node", "message"], rows)
+    return f"<p>{count(len(issues), 'issue')}.</p>" + _table(["severity", "code", "node", "message"], rows)
 
 
 def _analysis_note(d: ReportData) -> str:

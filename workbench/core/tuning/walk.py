@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from workbench.core.wording import count
+
 Levels = dict[str, str]
 
 
@@ -102,7 +104,7 @@ def walk(ranked: list[str], ladder: tuple[str, ...], measure: Callable[[Levels],
                 return w
             group = queue[:step]
             before, m_before = current, best
-            m = trial({**current, **dict.fromkeys(group, level)}, f"{len(group)} unit(s) to {level}")
+            m = trial({**current, **dict.fromkeys(group, level)}, f"{count(len(group), 'unit')} to {level}")
             if m is not None and _better(m, best):
                 w.steps[-1].accepted = True
                 current, best, queue, step = w.steps[-1].levels, m, queue[step:], step * 2
@@ -126,7 +128,7 @@ def _trim(w: Walk, before: Levels, m_before: Score, group: list[str], level: str
     while hi - lo > 1 and budget > 0:
         mid = (lo + hi) // 2
         budget -= 1
-        m = trial({**before, **dict.fromkeys(group[:mid], level)}, f"trim: {mid} of {len(group)} unit(s) to {level}")
+        m = trial({**before, **dict.fromkeys(group[:mid], level)}, f"trim: {mid} of {count(len(group), 'unit')} to {level}")
         if m is not None and m[0] >= min_score and _better(m, m_before):
             hi, found = mid, w.steps[-1]
         else:
@@ -153,7 +155,7 @@ def demote(w: Walk, candidates: list[str], level: str, measure: Callable[[Levels
         else:
             trials += 1
             m = measure(levels)
-            w.steps.append(Step(levels, m[0], False, f"{len(group)} unit(s) to {level}", m[1]))
+            w.steps.append(Step(levels, m[0], False, f"{count(len(group), 'unit')} to {level}", m[1]))
         if m is not None and m[0] == m[0] and m[0] >= min_score:
             current = w.steps[-1]
             current.accepted = True

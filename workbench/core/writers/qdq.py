@@ -33,6 +33,7 @@ from workbench.core.io.external import checkable, tensor_array
 from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes, restore_held
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
+from workbench.core.wording import count
 from workbench.core.writers import common as C
 from workbench.core.writers import mx as mx_writer
 from workbench.core.writers.int32_bias import quantize_bias
@@ -329,7 +330,7 @@ class QdqWriter:
     def const(self, name: str) -> np.ndarray:
         x = tensor_array(self.consts[name]).astype(np.float32, copy=False)  # memory-mapped if kept on disk
         if not np.isfinite(x).all():  # no scale can hold NaN/Inf: refuse naming the weight (issue 16)
-            raise RecipeError(f"weight {name!r} holds {int(np.size(x) - np.isfinite(x).sum())} NaN/Inf value(s); "
+            raise RecipeError(f"weight {name!r} holds {count(int(np.size(x) - np.isfinite(x).sum()), 'NaN/Inf value')}; "
                               "it cannot be quantized.", hint="Fix the weight in the model, or keep its node "
                                                               "float with --exclude NODE.")
         return x

@@ -23,6 +23,7 @@ from onnx import helper
 from workbench.core.graph.index import NameAllocator
 from workbench.core.io.tensor_bytes import model_tensor_bytes
 from workbench.core.issues import IssueCode, PlanIssue
+from workbench.core.wording import plural
 
 
 @dataclass
@@ -81,7 +82,7 @@ def share_tables(proto: onnx.ModelProto, copies: dict[str, TableCopy], alloc: Na
                     node.input[k] = out
         who = ", ".join(sorted({n.name for n in nodes}))
         issues.append(PlanIssue(c.unit, "info", f"table {name!r} is read by this quantized unit and by float "
-                                f"node(s) {who}: stored once, quantized; they read its DequantizeLinear "
+                                f"{plural(len(nodes), 'node')} {who}: stored once, quantized; they read its DequantizeLinear "
                                 "(the same scale)", code=IssueCode.SHARED_TABLE))
     if new:
         nodes = list(graph.node)

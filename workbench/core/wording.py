@@ -1,4 +1,4 @@
-"""Counted nouns for the texts the app shows: ``count(1, "issue")`` is "1 issue", ``count(3, "issue")``
+"""Counted nouns for every text the app, the CLI and the core show: ``count(1, "issue")`` is "1 issue", ``count(3, "issue")``
 "3 issues" (never "1 issues" or "3 issue(s)")."""
 
 from __future__ import annotations
