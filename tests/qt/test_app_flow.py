@@ -141,10 +141,13 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name, *, extras: bool = Tru
     else:
         win.runs.shutdown()  # the histogram job started by the selection is not needed
 
-    # export, run it
+    # export, run it; the calibration panel keeps the calibration's result
+    calibrated = win.calibration.status.text()
+    assert calibrated.startswith("Done: ") and "analysed" in calibrated
     out = tmp_path / "gui.onnx"
     status, res = run_job(qtbot, win, lambda: win.export_to(out))
     assert status == "succeeded", res
+    assert win.calibration.status.text() == calibrated and "exported" in win.status_label.text()
     exported = onnx.load(str(out))
     q_convs = [n for n in exported.graph.node if n.op_type == "QuantizeLinear"]
     assert q_convs

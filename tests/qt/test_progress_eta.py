@@ -27,7 +27,8 @@ def test_panel_shows_the_phase_and_an_eta_after_the_first_step(qtbot):
     assert panel.progress.maximum() == 0 and panel.status.text().startswith("Reading: samples.py (3/?)")
 
 
-def test_status_bar_repeats_the_panel_text(qtbot, window):
+def test_status_bar_repeats_the_panel_text(qtbot, window, monkeypatch):
+    monkeypatch.setattr(window.runs, "kind", "calibrate")  # as RunController._start sets it
     window._on_run_started("Calibration")
     window._on_run_progress(0, 8, "Calibrating: Calibrating 6 tensors")
     window._on_run_progress(1, 8, "Calibrating: Calibrating 6 tensors")
@@ -35,3 +36,23 @@ def test_status_bar_repeats_the_panel_text(qtbot, window):
     assert window.status_label.text() == window.calibration.status.text()
     assert window.status_bar_progress.maximum() == 8 and window.status_bar_progress.value() == 1
     window._on_run_ended("Calibration cancelled; previous results kept.")
+
+
+def test_other_jobs_leave_the_calibration_result_in_the_panel(qtbot, window, monkeypatch):
+    """An export's progress and its end show in the status bar; the panel keeps the calibration's."""
+    monkeypatch.setattr(window.runs, "kind", "calibrate")
+    window._on_run_started("Calibration")
+    window._on_run_ended("Done: 3 node units analysed.")
+    assert window.calibration.progress.value() == 1
+    monkeypatch.setattr(window.runs, "kind", "export")
+    window._on_run_started("Export to m.onnx")
+    assert window.calibration.status.text().startswith("Done: 3 node units analysed. (Export to m.onnx is running")
+    assert not window.calibration.start.isEnabled() and window.calibration.cancel.isEnabled()
+    window._on_run_progress(0, 4, "Exporting: writing")
+    window._on_run_progress(1, 4, "Exporting: writing")
+    assert window.status_label.text().startswith("Exporting: writing (1/4), ETA ")
+    assert window.calibration.progress.value() == 1 and window.calibration.progress.maximum() == 1
+    window._on_run_ended("Done: exported m.onnx")
+    assert window.calibration.status.text() == "Done: 3 node units analysed."
+    assert window.calibration.start.isEnabled() and not window.calibration.cancel.isEnabled()
+    assert window.status_label.text() == "Done: exported m.onnx"

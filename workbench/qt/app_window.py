@@ -42,6 +42,7 @@ from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, gu
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, describe_quantization
 from workbench.qt.error_view import INF_SQNR_DB
+from workbench.qt.eta import ProgressClock
 from workbench.qt.evaluation import KINDS as EVALUATION_KINDS
 from workbench.qt.evaluation import EvaluationController
 from workbench.qt.netron_view import NetronView
@@ -82,6 +83,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.doc = Document(self)
         self.runs = RunController(self.doc, self)
+        self._job_clock = ProgressClock()  # the status bar's ETA for jobs other than calibration
         self._open_job: ThreadJob | None = None
         self._compare_after_open: tuple[Path, Path] | None = None  # (float model, quantized file)
         self._autosaves_mentioned = False  # autosaves of other models named once per session
@@ -708,20 +710,27 @@ class MainWindow(QMainWindow):
             self.color_by_sensitivity()
 
     def _on_run_started(self, title: str) -> None:
-        self.calibration.set_running(True, f"{title}...")
+        if self.runs.kind == "calibrate":
+            self.calibration.set_running(True, f"{title}...")
+        else:  # the panel keeps its calibration's result; the status bar follows this job
+            self.calibration.hold(title)
+        self._job_clock.start()
         self.status_bar_progress.setVisible(True)
         self.status_bar_progress.setRange(0, 0)
         self.set_status(f"{title} running... (Esc cancels)")
         self._update_actions()
 
     def _on_run_progress(self, done: int, total: int, message: str) -> None:
-        self.calibration.show_progress(done, total, message)
         if total > 0:
             self.status_bar_progress.setRange(0, total)
             self.status_bar_progress.setValue(min(done, total))
         else:
             self.status_bar_progress.setRange(0, 0)
-        self.set_status(self.calibration.status.text())  # with the phase's ETA
+        if self.runs.kind == "calibrate":
+            self.calibration.show_progress(done, total, message)
+            self.set_status(self.calibration.status.text())  # with the phase's ETA
+        else:
+            self.set_status(self._job_clock.text(done, total, message))
 
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
@@ -742,7 +751,10 @@ class MainWindow(QMainWindow):
         show_error(self, f"{kind.capitalize()} failed", err)
 
     def _on_run_ended(self, message: str) -> None:
-        self.calibration.set_running(False, message)
+        if self.runs.kind == "calibrate":
+            self.calibration.set_running(False, message)
+        else:
+            self.calibration.release()
         self.status_bar_progress.setVisible(False)
         self.set_status(message)
 

@@ -6,8 +6,6 @@ the window to start or cancel; the window runs the job (:mod:`workbench.qt.worke
 
 from __future__ import annotations
 
-import time
-
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -25,16 +23,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.progress import phase_of
 from workbench.qt.dialogs import guarded
+from workbench.qt.eta import ProgressClock
 
 KINDS = {"file": "Array file (.npz / .npy)", "folder": "Folder of .npz / .npy", "images": "Image folder",
          "python": "Python reader (.py)"}
-
-
-def format_eta(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    return f"{seconds // 60}:{seconds % 60:02d}"
 
 
 def _floats(text: str) -> list[float] | None:
@@ -51,8 +44,8 @@ class CalibrationPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self._started = self._phase_started = 0.0
-        self._phase = ""
+        self._clock = ProgressClock()
+        self._held: tuple[str, int, int, int] | None = None  # status, bar min, max, value while another job runs
         lay = QVBoxLayout(self)
         form = QFormLayout()
         self.kind = QComboBox()
@@ -196,11 +189,11 @@ class CalibrationPanel(QWidget):
 
     # ------------------------------------------------------------------ progress
     def set_running(self, running: bool, message: str = "") -> None:
+        self._held = None
         self.start.setEnabled(not running)
         self.cancel.setEnabled(running)
         if running:
-            self._started = self._phase_started = time.monotonic()
-            self._phase = ""
+            self._clock.start()
             self.progress.setRange(0, 0)
         else:
             self.progress.setRange(0, 1)
@@ -208,19 +201,31 @@ class CalibrationPanel(QWidget):
         if message:
             self.status.setText(message)
 
+    def hold(self, title: str) -> None:
+        """Another job (export, report, sweep, evaluation) runs: Start waits, Cancel stops that job, and
+        the panel keeps showing the last calibration's result; :meth:`release` restores it."""
+        if self._held is None:
+            self._held = (self.status.text(), self.progress.minimum(), self.progress.maximum(), self.progress.value())
+        self.start.setEnabled(False)
+        self.cancel.setEnabled(True)
+        self.status.setText(f"{self._held[0]} ({title} is running; Cancel or Esc stops it.)")
+
+    def release(self) -> None:
+        """The other job ended: the panel shows the calibration's own state again."""
+        self.start.setEnabled(True)
+        self.cancel.setEnabled(False)
+        if self._held is not None:
+            text, lo, hi, value = self._held
+            self._held = None
+            self.progress.setRange(lo, hi)
+            self.progress.setValue(value)
+            self.status.setText(text)
+
     def show_progress(self, done: int, total: int, message: str) -> None:
-        """Update the bar; the ETA assumes the current phase runs at its average rate so far."""
+        """Update the bar and the text (:class:`workbench.qt.eta.ProgressClock`)."""
         if total > 0:
             self.progress.setRange(0, total)
             self.progress.setValue(min(done, total))
         else:  # a length the job cannot know: a busy bar, and the message says what it does
             self.progress.setRange(0, 0)
-        now = time.monotonic()
-        phase = (phase_of(message), total)
-        if phase != self._phase:
-            self._phase, self._phase_started = phase, now
-        elapsed = now - self._started
-        eta = ""
-        if total > 0 and 0 < done < total:
-            eta = f", ETA {format_eta((now - self._phase_started) / done * (total - done))}"
-        self.status.setText(f"{message} ({done}/{total or '?'}){eta}, {format_eta(elapsed)} elapsed")
+        self.status.setText(self._clock.text(done, total, message))
