@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
+from workbench.cli import main
 from workbench.core import api
 from workbench.core.analysis.metrics import ctc_greedy_decode
 from workbench.core.runtime.session import make_session
@@ -61,3 +63,19 @@ def test_ppocrv4_rec_shipped_recipe_reaches_exact_match_target(corpus, samples):
     q8, total = _eight_bit_compute_inputs(res.proto)
     assert total == 51 and q8 / total >= 0.85, (q8, total)
     assert _exact(res.proto, folder) >= TARGET[samples]
+
+
+@pytest.mark.slow
+def test_ppocrv4_rec_cli_default_reaches_the_exact_match_target(corpus, tmp_path, capsys):
+    """No recipe: the recipe choice keeps element-wise ops float with MSE ranges (issue #14: >= 0.93 exact,
+    >= 85 % of Conv/MatMul on 8 bits). Without the latency check, whose measured timings may leave
+    islands float differently from one run to the next."""
+    folder = corpus / "ppocrv4_rec"
+    out = tmp_path / "q.onnx"
+    assert main(["quantize", str(folder / "model.onnx"), "--data", str(folder / "calib.npz"), "-o", str(out),
+                 "--no-latency-check"]) == 0
+    assert "recipe choice: compute+mse" in capsys.readouterr().err
+    proto = onnx.load(str(out))
+    q8, total = _eight_bit_compute_inputs(proto)
+    assert total == 51 and q8 / total >= 0.85, (q8, total)
+    assert _exact(proto, folder) >= 0.93

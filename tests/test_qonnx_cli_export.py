@@ -115,7 +115,7 @@ def test_cli_qonnx_runs_in_qonnx_as_written(corpus, tmp_path, capsys, name, file
     d = corpus / name
     qx, qdq, proj = tmp_path / "m.qonnx.onnx", tmp_path / "m.qdq.onnx", tmp_path / "job.wbproj"
     assert cli.main(["quantize", str(d / file), "--data", str(d / "calib.npz"), "--samples", "8", "--format",
-                     "qonnx", *flags, "-o", str(qx), "--save-project", str(proj), "--no-search"]) == 0
+                     "qonnx", *flags, "-o", str(qx), "--save-project", str(proj), "--no-search", "--no-auto"]) == 0
     # the same job as QDQ (cached ranges; the project would replay as the QONNX it was saved with)
     assert cli.main(["quantize", str(proj), "--format", "qdq", "-o", str(qdq)]) == 0
     capsys.readouterr()

@@ -76,6 +76,17 @@ def _recipe_from_args(args):
     return recipe
 
 
+def _auto_recipe(args, model, recipe, progress):
+    """``--auto`` (quantize, analyze, report): the recipe choice among the preset, MSE ranges and
+    compute-only quantization (:func:`workbench.core.api.choose_recipe`). Returns the recipe to
+    quantize (unchanged without ``--auto``, data or a bare preset) and the line to print on stderr
+    once the command succeeded ("" when there was no choice)."""
+    if not (getattr(args, "auto", False) and args.data and api.why_not_choose(recipe) is None):
+        return recipe, ""
+    choice = api.choose_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples, progress=progress)
+    return choice.recipe, choice.summary()
+
+
 def cmd_inspect(args) -> int:
     # a model preparation would not change is described straight from the file (no onnx import)
     report = None if args.units else api.quick_report(args.model)
@@ -144,6 +155,7 @@ def cmd_quantize(args) -> int:
             _qonnx_input_shapes(args, model.proto, args.model)  # refuse a bad --input-shape before calibrating
             calibration = None
             search = None
+            recipe, chose = _auto_recipe(args, model, recipe, progress)
             if args.search and args.data:  # the automatic recipe search (static presets)
                 search = api.search_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples,
                                            progress=progress)
@@ -155,6 +167,8 @@ def cmd_quantize(args) -> int:
             result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                                   calibration=calibration, progress=progress,
                                   latency_check=not args.no_latency_check)
+            if chose:
+                print(chose, file=sys.stderr)
             if search is not None:
                 _print_search(search, result)
     finally:
@@ -262,6 +276,7 @@ def cmd_analyze(args) -> int:
     recipe = _recipe_from_args(args)
     progress = TerminalProgress()
     try:
+        recipe, chose = _auto_recipe(args, model, recipe, progress)
         result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                               progress=progress)
         rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.eval_samples,
@@ -275,6 +290,8 @@ def cmd_analyze(args) -> int:
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
     if args.node_data:
         _write_node_data(model, result, rows, args.node_data)
+    if chose:
+        print(chose, file=sys.stderr)
     if not rows:
         print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
@@ -408,6 +425,7 @@ def cmd_autotune(args) -> int:
 
 def cmd_report(args) -> int:
     progress = TerminalProgress()
+    chose = ""
     try:
         if str(args.model).endswith(".wbproj"):
             if args.recipe or args.preset or args.exclude:
@@ -421,8 +439,9 @@ def cmd_report(args) -> int:
                 raise ExportError("report: no data given.", hint="Add --data CALIB.npz (and --eval EVAL.npz).")
             model = api.open_model(args.model)
             _recheck_outputs(args)
-            result = api.quantize(model, _recipe_from_args(args), data=_data_arg(args, args.data),
-                                  samples=args.samples, progress=progress)
+            recipe, chose = _auto_recipe(args, model, _recipe_from_args(args), progress)
+            result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
+                                  progress=progress)
             eval_data = _data_arg(args, args.eval or args.data)
         curve = api.load_curve(args.curve_in) if args.curve_in else None
         sweep = api.read_sweep(args.sweep_in) if args.sweep_in else _project_sweep(args.model, result)
@@ -436,6 +455,8 @@ def cmd_report(args) -> int:
                                progress=progress)
     finally:
         progress.close()
+    if chose:
+        print(chose, file=sys.stderr)
     print(f"wrote {out} (open it in a browser; it loads nothing from the network)")
     return 0
 
@@ -497,6 +518,14 @@ def _input_shape_type(text: str) -> tuple[str, list[int]]:
         return api.parse_input_shape(text)
     except WorkbenchError as exc:
         raise argparse.ArgumentTypeError(exc.message.removeprefix("--input-shape ")) from None
+
+
+def _add_auto_arg(s) -> None:
+    s.add_argument("--auto", action=argparse.BooleanOptionalAction, default=True,
+                   help="with --data and a bare preset (no --recipe): keep the preset, or switch to MSE activation "
+                        "ranges, or to MSE ranges with only Conv/MatMul/Gemm quantized, whichever gives the highest "
+                        "output SQNR on held-out calibration rows (0.5 dB margin; written into the recipe and a saved "
+                        "project); --no-auto quantizes the preset as it is")
 
 
 def _add_input_shape_arg(s) -> None:
@@ -697,6 +726,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not measure the quantized model against float (onnxruntime CPU, 1 thread, the first "
                         "calibration sample; about 2 s, cached per model pair); by default a slower-than-float "
                         "result is reported as a warning")
+    _add_auto_arg(s)
     s.add_argument("--search", action=argparse.BooleanOptionalAction, default=False,
                    help="automatic per-tensor observer search on held-out calibration rows (static presets "
                         "with --data; opt-in for now: it costs 3-5x one calibration pass); --no-search (the "
@@ -726,6 +756,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("analyze", help="per-node-unit error of the quantized model, worst first")
     s.add_argument("model")
     recipe_args(s)
+    _add_auto_arg(s)
     s.add_argument("--eval", help="held-out data for the error figures (default: --data)")
     s.add_argument("--eval-samples", type=_positive_int, default=32)
     s.add_argument("--json", help="write the rows as JSON")
@@ -806,6 +837,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "sensitivity, autotune curve, task metric, graph")
     s.add_argument("model", help="MODEL.onnx or PROJECT.wbproj")
     recipe_args(s)
+    _add_auto_arg(s)
     s.add_argument("--eval", help="held-out data for every figure (default: --data, or the project's data)")
     s.add_argument("--eval-samples", type=_positive_int, default=32, help="samples of the analysis and the metric")
     s.add_argument("--metric", help="task metric: top1 (default with gt_label), cosine (default otherwise), "

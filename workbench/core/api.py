@@ -16,7 +16,7 @@ Typical use::
     report = api.evaluate(model, result.proto, "eval.npz")
 
 Verbs: open_model, inspect_model, make_recipe, load_recipe, resolve, plan, calibrate, quantize,
-export, evaluate, analyze, sensitivity_sweep, autotune, search_recipe, convert_file, model_cost, replay_project,
+export, evaluate, analyze, sensitivity_sweep, autotune, choose_recipe, search_recipe, convert_file, model_cost, replay_project,
 new_project / save_project / load_project, layout_graph / layout_routed (positions + long-edge routes),
 read_quant_params, write_report, summarize_quantization, edge_quantization,
 diff_models / compare_models / pane_layout (float vs quantized, side by side).
@@ -109,6 +109,10 @@ _LAZY: dict[str, str] = {
     "SearchReport": "workbench.core.tuning.recipe_search",
     "SearchChoice": "workbench.core.tuning.recipe_search",
     "SEARCH_NOT_STATIC": "workbench.core.tuning.recipe_search",
+    "choose_recipe": "workbench.core.tuning.recipe_choice",
+    "ChoiceReport": "workbench.core.tuning.recipe_choice",
+    "CHOICE_NOT_STATIC": "workbench.core.tuning.recipe_choice",
+    "why_not_choose": "workbench.core.tuning.recipe_choice",
     # inspection and conversion
     "planned_units": "workbench.core.inspection.units",
     "format_report": "workbench.core.inspection.report_text",

@@ -1,0 +1,153 @@
+"""The recipe choice (``--auto``): preset, MSE ranges or compute-only, by output SQNR on held-out rows."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.cli import main
+from workbench.core import api
+from workbench.core.tuning import recipe_choice
+from workbench.core.tuning.recipe_choice import CANDIDATES, MARGIN_DB, choose_recipe, variant
+
+ROWS, FEAT = 40, 32
+
+
+def _affine_chain(tmp_path):
+    """x [N, 32] -> MatMul(W1) -> + 20 -> * 0.5 -> + -10 -> * 2 -> MatMul(W2) -> y [N, 16]: element-wise
+    ops by constants between the two MatMuls that cancel out in float. Quantized, ``+ 20`` moves the
+    tensor to about [16, 24], whose uint8 grid must include 0: a step about 4x coarser than the
+    MatMul output's (the HardSwish ``x + 3`` and learnable affine blocks of ppocrv4_rec do this)."""
+    rng = np.random.default_rng(3)
+    w1 = (rng.standard_normal((FEAT, FEAT)) / np.sqrt(FEAT)).astype(np.float32)
+    w2 = (rng.standard_normal((FEAT, 16)) / np.sqrt(FEAT)).astype(np.float32)
+    consts = {"c0": 20.0, "c1": 0.5, "c2": -10.0, "c3": 2.0}
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["a"], name="mm1"),
+             helper.make_node("Add", ["a", "c0"], ["b"], name="add0"),
+             helper.make_node("Mul", ["b", "c1"], ["c"], name="mul0"),
+             helper.make_node("Add", ["c", "c2"], ["d"], name="add1"),
+             helper.make_node("Mul", ["d", "c3"], ["e"], name="mul1"),
+             helper.make_node("MatMul", ["e", "w2"], ["y"], name="mm2")]
+    inits = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")]
+    inits += [numpy_helper.from_array(np.array(v, np.float32), k) for k, v in consts.items()]
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", FEAT])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16])], inits)
+    path = tmp_path / "chain.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
+    x = rng.standard_normal((ROWS, FEAT)).astype(np.float32)
+    data = tmp_path / "calib.npz"
+    np.savez(data, x=x)
+    return path, data, x
+
+
+def _sqnr(path_or_proto, x: np.ndarray, ref: np.ndarray) -> float:
+    src = path_or_proto.SerializeToString() if isinstance(path_or_proto, onnx.ModelProto) else str(path_or_proto)
+    sess = ort.InferenceSession(src, providers=["CPUExecutionProvider"])
+    got = np.concatenate([sess.run(None, {"x": x[i:i + 1]})[0] for i in range(len(x))]).astype(np.float64)
+    return float(10 * np.log10(np.sum(ref ** 2) / np.sum((ref - got) ** 2)))
+
+
+def test_the_variant_with_the_best_held_out_sqnr_is_chosen_and_scores_are_measured(tmp_path):
+    path, data, x = _affine_chain(tmp_path)
+    model = api.open_model(path)
+    recipe = api.make_recipe("cpu-u8s8")
+    rep = choose_recipe(model, recipe, data)
+    held = ROWS // 4  # a quarter of the rows
+    assert rep.skipped is None and rep.held_out == held
+    # each variant quantized on the first rows only, run in onnxruntime on the held-out rows (this test's own SQNR)
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    ref = np.concatenate([sess.run(None, {"x": x[i:i + 1]})[0] for i in range(ROWS - held, ROWS)]).astype(np.float64)
+    want = {}
+    for name in CANDIDATES:
+        res = api.quantize(model, variant(recipe, name), data=data, samples=ROWS - held)
+        want[name] = _sqnr(res.proto, x[ROWS - held:], ref)
+    assert rep.scores == pytest.approx(want, abs=1e-6)
+    # the element-wise roundings cost: only the MatMuls quantized is clearly better here
+    assert want["compute+mse"] > want["preset"] + MARGIN_DB
+    assert rep.chosen == max(want, key=want.get) == "compute+mse"
+    assert rep.recipe.op_types == ["Conv", "ConvTranspose", "MatMul", "Gemm"]
+    assert [(r.name, r.activation.observer) for r in rep.recipe.rules] == [("*", "mse")]
+    # the chosen recipe leaves the element-wise ops float: 2 quantized units
+    res = api.quantize(model, rep.recipe, data=data)
+    assert sorted(n for n, u in res.plan.units.items() if not u.excluded) == ["mm1", "mm2"]
+    assert sum(n.op_type == "MatMul" for n in res.proto.graph.node) == 2
+    assert {n.op_type for n in res.proto.graph.node if n.name in ("mul0", "add0", "mul1", "add1")} == {"Mul", "Add"}
+
+
+def test_minmax_ranges_taken_from_the_histograms_write_the_same_model_as_a_minmax_calibration(tmp_path):
+    """The ``preset`` variant reuses the MSE pass: the exact min / max its histograms track."""
+    path, data, _ = _affine_chain(tmp_path)
+    model = api.open_model(path)
+    recipe = api.make_recipe("cpu-u8s8")
+    mse = api.quantize(model, variant(recipe, "mse"), data=data, samples=30)
+    derived = recipe_choice._as_minmax(mse.calibration)
+    reused = api.quantize(model, recipe, data=data, samples=30, calibration=derived)
+    fresh = api.quantize(model, recipe, data=data, samples=30)
+    assert sorted(reused.calibration.reused) == sorted(fresh.calibration.observers)  # nothing calibrated again
+    assert reused.proto.SerializeToString() == fresh.proto.SerializeToString()
+
+
+def test_the_preset_stays_when_no_variant_beats_it_by_the_margin(tmp_path, monkeypatch):
+    path, data, _ = _affine_chain(tmp_path)
+    model = api.open_model(path)
+    recipe = api.make_recipe("cpu-u8s8")
+    calls = []
+
+    def scored(reference, got):  # run in the order mse, compute+mse, preset: both variants 0.4 dB better
+        calls.append(len(got))
+        return 30.0 + 0.4 * (len(calls) != 3)
+    monkeypatch.setattr(recipe_choice, "_score", scored)
+    rep = choose_recipe(model, recipe, data)
+    assert rep.scores == {"preset": 30.0, "mse": 30.4, "compute+mse": 30.4}
+    assert rep.chosen == "preset" and rep.recipe is recipe
+
+
+@pytest.mark.parametrize("recipe,why", [
+    ({"rules": [{"op_type": "MatMul", "activation": {"observer": "percentile"}}]}, "rules, overrides or op types"),
+    ({"op_types": ["MatMul"]}, "rules, overrides or op types"),
+    ({"smoothquant": {"alpha": 0.5}}, "SmoothQuant"),
+    ({"preset": "dynamic-u8"}, recipe_choice.CHOICE_NOT_STATIC),
+    ({"preset": "fp8-e4m3"}, "not per-tensor integer MinMax"),
+])
+def test_only_a_bare_static_preset_is_changed(tmp_path, recipe, why):
+    path, data, _ = _affine_chain(tmp_path)
+    given = api.Recipe.model_validate(recipe)
+    rep = choose_recipe(api.open_model(path), given, data)
+    assert why in rep.skipped and rep.recipe is given
+
+
+def test_too_few_rows_are_not_split(tmp_path):
+    path, data, _ = _affine_chain(tmp_path)
+    rep = choose_recipe(api.open_model(path), api.make_recipe("cpu-u8s8"), data, samples=5)
+    assert rep.skipped == "fewer than 6 calibration rows"
+
+
+def test_cli_default_chooses_and_the_project_replays_the_choice_without_choosing(tmp_path, capsys, monkeypatch):
+    path, data, _ = _affine_chain(tmp_path)
+    out, proj = tmp_path / "q.onnx", tmp_path / "job.wbproj"
+    assert main(["quantize", str(path), "--data", str(data), "-o", str(out), "--save-project", str(proj),
+                 "--no-latency-check"]) == 0
+    err = capsys.readouterr().err
+    assert "recipe choice: compute+mse (output SQNR on 10 held-out rows" in err
+    saved = json.loads(proj.read_text())["recipe"]
+    assert saved["op_types"] == ["Conv", "ConvTranspose", "MatMul", "Gemm"]
+    assert [(r["name"], r["activation"]["observer"]) for r in saved["rules"]] == [("*", "mse")]
+
+    def refuse(*_a, **_k):
+        raise AssertionError("a replay must not choose again")
+    monkeypatch.setattr(recipe_choice, "choose_recipe", refuse)
+    again = tmp_path / "again.onnx"
+    assert main(["quantize", str(proj), "-o", str(again)]) == 0
+    assert again.read_bytes() == out.read_bytes()
+    # --no-auto quantizes the preset as it is: the element-wise ops quantized too
+    plain = tmp_path / "plain.onnx"
+    assert main(["quantize", str(path), "--data", str(data), "-o", str(plain), "--no-auto", "--no-latency-check"]) == 0
+    assert "recipe choice" not in capsys.readouterr().err
+    q = onnx.load(str(plain))
+    assert sum(n.op_type == "QuantizeLinear" for n in q.graph.node) > \
+        sum(n.op_type == "QuantizeLinear" for n in onnx.load(str(out)).graph.node)

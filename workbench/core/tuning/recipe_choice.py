@@ -1,0 +1,237 @@
+"""Recipe choice: the whole-model settings whose quantized outputs stay closest to float on held-out rows.
+
+A bare static preset (no rules, overrides, op types or SmoothQuant of the user's; exclusions are kept) is
+tried in the :data:`CANDIDATES` variants, and the one with the highest output SQNR on calibration
+rows the calibration did not see is kept, written into the recipe so a saved project replays it
+without choosing again:
+
+- ``preset``: the preset as it is (MinMax activation ranges, every op type of the preset).
+- ``mse``: every activation range by the MSE observer: the clip range minimising the expected
+  quantization error over the tensor's histogram (Banner et al. 2019, "Post training 4-bit
+  quantization of convolutional networks for rapid-deployment", section 3). The full min / max is
+  one of the ranges it tries, so on the calibration rows it is never worse per tensor; a MinMax
+  variant of the other op set is therefore not tried.
+- ``compute+mse``: MSE ranges, and only Conv / ConvTranspose / MatMul / Gemm quantized: element-wise
+  ops stay float. Their own rounding is what costs accuracy when chains of them sit between compute
+  ops (HardSwish and the learnable affine blocks of ppocrv4_rec: 0.78 exact match with them
+  quantized, 0.97 without); onnxruntime still runs every compute op on integer kernels.
+
+1. The last ``k`` calibration rows (a quarter, 2..16) are held out.
+2. One calibration pass over the other rows with MSE observers (histograms) gives both ranges of
+   every tensor: the MSE clip range, and the exact min / max each histogram also tracks (what the
+   MinMax observer gives on the same rows). Each variant is written from them.
+3. Each variant and the float model run the held-out rows; the score is the mean over the float
+   outputs of ``10 log10(sum f^2 / sum (f - q)^2)`` over those rows (dB).
+4. A variant replaces ``preset`` only when it scores at least :data:`MARGIN_DB` higher, so models
+   where the preset is as good keep it exactly.
+
+The quantize that follows calibrates the chosen recipe on every row, as it would without the choice.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.core.calibration.calibrate import CalibrationResult
+from workbench.core.calibration.observers import HistogramObserver, Observer
+from workbench.core.data.loader import open_data_source
+from workbench.core.model.load import PreparedModel
+from workbench.core.pipeline.quantize import quantize
+from workbench.core.progress import CancelToken, ProgressFn
+from workbench.core.recipe.recipe import Recipe
+from workbench.core.recipe.spec import Granularity, PartialSpec, PlanMode, Rule
+from workbench.core.runtime.session import make_session
+from workbench.core.tuning.local_error import COMPUTE_OPS
+
+#: Variant name -> (observer of every activation, op types quantized; None = the preset's).
+CANDIDATES: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "preset": ("minmax", None),
+    "mse": ("mse", None),
+    "compute+mse": ("mse", COMPUTE_OPS),
+}
+#: A variant replaces the preset only with an output SQNR this much higher (dB).
+MARGIN_DB = 0.5
+#: Held-out rows: a quarter of the calibration rows, at least 2 and at most 16.
+MIN_HELD_OUT, MAX_HELD_OUT = 2, 16
+#: Fewer calibration rows than this: no choice (nothing left to hold out).
+MIN_ROWS = 6
+#: Output SQNR of a bit-exact output (dB), instead of +inf, so means stay finite.
+EXACT_DB = 200.0
+#: ``ChoiceReport.skipped`` of a dynamic or weight-only recipe.
+CHOICE_NOT_STATIC = "not a static recipe"
+
+
+@dataclass
+class ChoiceReport:
+    """What :func:`choose_recipe` did.
+
+    ``recipe``: the chosen variant written into the input recipe (the input itself when ``preset``
+    stays); ``chosen``: its name; ``scores``: variant -> mean output SQNR on the held-out rows (dB);
+    ``seconds``: wall time of the whole choice; ``calibration_seconds``: of its calibration pass;
+    ``held_out``: rows measured on; ``skipped``: why no choice was made, else None.
+    """
+
+    recipe: Recipe
+    chosen: str = "preset"
+    scores: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    calibration_seconds: float = 0.0
+    held_out: int = 0
+    skipped: str | None = None
+
+    def summary(self) -> str:
+        """One line for the CLI: the scores, the choice and its cost."""
+        if self.skipped:
+            return f"recipe choice skipped: {self.skipped}"
+        scores = ", ".join(f"{k} {v:.1f}" for k, v in self.scores.items())
+        return (f"recipe choice: {self.chosen} (output SQNR on {self.held_out} held-out rows, dB: {scores}); "
+                f"{self.seconds:.1f} s")
+
+
+def variant(recipe: Recipe, name: str) -> Recipe:
+    """``recipe`` with the settings of variant ``name`` written in (a ``name="*"`` rule for the
+    observer, ``op_types`` for the op types); ``preset`` returns ``recipe`` itself.
+
+    Raises
+    ------
+    KeyError
+        ``name`` is not one of :data:`CANDIDATES`.
+    """
+    observer, ops = CANDIDATES[name]
+    update: dict[str, Any] = {}
+    if observer != "minmax":
+        update["rules"] = [*recipe.rules, Rule(name="*", activation=PartialSpec(observer=observer))]
+    if ops is not None:
+        update["op_types"] = list(ops)
+    return recipe.model_copy(update=update) if update else recipe
+
+
+def why_not_choose(recipe: Recipe) -> str | None:
+    """Why ``recipe`` is not a bare static preset the choice may change (None when it is)."""
+    preset = recipe.preset_obj()
+    act = preset.config.activation
+    if preset.mode != PlanMode.STATIC or act is None:
+        return CHOICE_NOT_STATIC
+    if recipe.rules or recipe.overrides or recipe.op_types is not None:
+        return "the recipe sets rules, overrides or op types (it is used as written)"
+    if recipe.smoothquant is not None:
+        return "the recipe uses SmoothQuant"
+    if act.granularity != Granularity.per_tensor or act.qtype.is_float or act.observer != "minmax":
+        return "the preset's activations are not per-tensor integer MinMax"
+    return None
+
+
+def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: int | None = None,
+                  progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ChoiceReport:
+    """Choose among :data:`CANDIDATES` by output SQNR on held-out calibration rows (module docstring).
+
+    Parameters
+    ----------
+    model : PreparedModel
+        The float model (not modified).
+    recipe : Recipe
+        The recipe; anything but a bare static preset is returned unchanged (``skipped`` says why).
+    data : path, dict or DataSource
+        The calibration data (the rows quantize calibrates on).
+    samples : int, optional
+        Use at most this many rows (as quantize does).
+
+    Raises
+    ------
+    DataError, CalibrationError, RecipeError, Cancelled
+    """
+    t0 = time.perf_counter()
+    reason = why_not_choose(recipe) or (None if data is not None else "no calibration data")
+    if reason:
+        return ChoiceReport(recipe, skipped=reason)
+    source = open_data_source(data, model)
+    n = source.num_samples()
+    n = min(n, samples) if n is not None and samples else (samples or n)
+    if n is None or n < MIN_ROWS:
+        return ChoiceReport(recipe, skipped=f"fewer than {MIN_ROWS} calibration rows")
+    held = int(min(MAX_HELD_OUT, max(MIN_HELD_OUT, n // 4)))
+    rows = _held_rows(source, n - held, n)
+    reference = _run(model.proto, rows)
+    scores: dict[str, float] = {}
+    ranges: dict[str, CalibrationResult] = {}
+    cal_seconds = 0.0
+    for i, name in enumerate(("mse", "compute+mse", "preset")):  # the MSE ranges first: the others reuse them
+        if cancel is not None:
+            cancel.check()
+        if progress is not None:
+            progress(i, len(CANDIDATES), f"Choosing the recipe: {name}")
+        observer = CANDIDATES[name][0]
+        previous = ranges.get(observer) or (_as_minmax(ranges["mse"]) if "mse" in ranges else None)
+        res = quantize(model, variant(recipe, name), data=source, samples=n - held, calibration=previous,
+                       cancel=cancel)
+        if res.calibration is not None:
+            cal_seconds += res.calibration.seconds if observer not in ranges else 0.0
+            ranges.setdefault(observer, res.calibration)
+        scores[name] = _score(reference, _run(res.proto, rows))
+    if progress is not None:
+        progress(len(CANDIDATES), len(CANDIDATES), "Choosing the recipe")
+    scores = {k: scores[k] for k in CANDIDATES}
+    best = max(scores, key=lambda k: scores[k])
+    chosen = best if scores[best] >= scores["preset"] + MARGIN_DB else "preset"
+    return ChoiceReport(variant(recipe, chosen), chosen, scores, time.perf_counter() - t0, cal_seconds, held)
+
+
+def _held_rows(source, first: int, end: int) -> list[dict[str, np.ndarray]]:
+    """Feeds of rows ``first .. end - 1``, one row each."""
+    out = []
+    for idx, feed in source.indexed_batches(1, end):
+        if idx[0] >= first:
+            out.append(feed)
+    return out
+
+
+def _run(proto, rows: list[dict[str, np.ndarray]]) -> list[list[np.ndarray]]:
+    """Every float output of ``proto`` for each row (onnxruntime CPU)."""
+    session = make_session(proto)
+    names = [o.name for o in session.get_outputs()]
+    return [[np.asarray(v) for v in session.run(names, feed)] for feed in rows]
+
+
+def _score(reference: list[list[np.ndarray]], got: list[list[np.ndarray]]) -> float:
+    """Mean over float outputs of the output SQNR over all rows, dB (:data:`EXACT_DB` when bit-exact)."""
+    out = []
+    for k in range(len(reference[0]) if reference else 0):
+        f = [r[k] for r in reference]
+        if f[0].dtype.kind != "f":
+            continue
+        signal = sum(float(np.square(x, dtype=np.float64).sum()) for x in f)
+        noise = sum(float(np.square(x.astype(np.float64) - g[k].astype(np.float64)).sum())
+                    for x, g in zip(f, got, strict=True))
+        if not (math.isfinite(signal) and math.isfinite(noise)):
+            out.append(-EXACT_DB)
+        elif noise == 0:
+            out.append(EXACT_DB)
+        else:
+            out.append(min(EXACT_DB, 10 * math.log10(max(signal, 1e-30) / noise)))
+    return float(np.mean(out)) if out else 0.0
+
+
+def _as_minmax(cal: CalibrationResult) -> CalibrationResult:
+    """MinMax observers from the exact min / max every per-tensor histogram of ``cal`` tracks (what a
+    MinMax calibration of the same rows gives); tensors without one are left to calibrate again."""
+    observers = {}
+    for t, obs in cal.observers.items():
+        if not isinstance(obs, HistogramObserver) or obs.granularity != Granularity.per_tensor:
+            continue
+        h = obs.hists[0]
+        if h.lo is None or not (math.isfinite(h.vmin) and math.isfinite(h.vmax)):
+            continue
+        spec = obs.spec.model_copy(update={"observer": "minmax", "observer_args": {}})
+        observers[t] = Observer.from_state({
+            "observer": "minmax", "tensor": t, "spec": spec.model_dump(mode="json"), "axis": obs.axis,
+            "count": obs.count, "nonfinite": obs.nonfinite, "batches": obs.batches,
+            "data": {"min": float(h.vmin), "max": float(h.vmax), "shape": []}})
+    return CalibrationResult(observers, cal.samples_seen, 0.0, list(cal.nonfinite),
+                             [t for t in cal.empty if t in observers], [], cal.batch_size, [],
+                             list(cal.data_nonfinite))
+
