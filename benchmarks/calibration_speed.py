@@ -5,7 +5,8 @@ calib.npz repeated to N rows), every job runs in its own child process and is ch
 system CPU time (all threads, start-up included, ``os.wait4``; :mod:`job_children`):
 
 - ``ours``: ``python -m workbench.cli quantize MODEL --data calib_N.npz --samples N -o OUT
-  --no-latency-check``, the CLI's defaults otherwise (preset cpu-u8s8, MinMax). ``--no-latency-check``
+  --no-latency-check --no-auto``, the CLI's defaults otherwise (preset cpu-u8s8, MinMax; ``--no-auto``
+  so the preset's MinMax job is what is timed, not the recipe choice, which corpus_accuracy.py prices). ``--no-latency-check``
   because the latency check is a separate measurement, not quantization: it runs both models for a
   fixed 2 s budget at 1 thread (a wall-clock budget, so its CPU cost is about the same for 64 or 256
   samples) and is cached per model pair, so a user's second run of the job skips it anyway.

@@ -2,7 +2,8 @@
 
 For each ONNX file of ``../shared/corpus/models`` this script measures the float task metric
 (checked against meta.json), quantizes through the public API (``open_model``,
-``make_recipe("cpu-u8s8")``, the recipe search ``search_recipe`` with ``--search`` (off by default, as in the CLI),
+``make_recipe("cpu-u8s8")``, the recipe choice ``choose_recipe`` (on by default, as in the CLI; ``--no-auto``
+skips it), the per-tensor observer search ``search_recipe`` with ``--search`` (off by default, as in the CLI),
 ``quantize(model, recipe, data=calib.npz, samples=N)``), runs
 ``result.proto`` in onnxruntime for the same task metric, and compares the first output of both
 models with :func:`workbench.core.analysis.evaluate.evaluate`. It prints a Markdown table and writes it to
@@ -10,7 +11,7 @@ models with :func:`workbench.core.analysis.evaluate.evaluate`. It prints a Markd
 
 Usage::
 
-    .venv/bin/python benchmarks/corpus_accuracy.py [--only digits] [--samples 64] [--float-only] [--search]
+    .venv/bin/python benchmarks/corpus_accuracy.py [--only digits] [--samples 64] [--float-only] [--no-auto] [--search]
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class Row:
     seconds_quantize: float = 0.0
     seconds_quant_eval: float = 0.0
     search: str = "off"
+    choice: str = "off"
     errors: list[str] = field(default_factory=list)
 
 
@@ -86,17 +88,24 @@ def float_side(model: CorpusModel, corpus: Path, row: Row):
     return ref
 
 
-def quant_side(model: CorpusModel, corpus: Path, row: Row, samples: int | None, reference, search: bool) -> None:
+def quant_side(model: CorpusModel, corpus: Path, row: Row, samples: int | None, reference, search: bool,
+               auto: bool = True) -> None:
     folder = corpus / model.folder
     t0 = time.perf_counter()
     prepared = api.open_model(model.path(corpus))
     recipe = api.make_recipe(PRESET)
+    chosen = api.choose_recipe(prepared, recipe, str(folder / "calib.npz"), samples=samples) if auto else None
+    recipe = chosen.recipe if chosen is not None else recipe
     found = api.search_recipe(prepared, recipe, str(folder / "calib.npz"), samples=samples) if search else None
     result = api.quantize(prepared, found.recipe if found else recipe, data=str(folder / "calib.npz"),
                           samples=samples,
                           latency_check=True)  # as workbench-cli quantize does by default
+    cal = result.calibration.seconds if result.calibration is not None else 0.0
+    if chosen is not None:
+        row.choice = (f"skipped ({chosen.skipped})" if chosen.skipped else
+                      f"{chosen.chosen}, {chosen.seconds:.1f} s" + (f" = {chosen.seconds / cal:.1f}x calibration"
+                                                                    if cal > 0 else ""))
     if found is not None:
-        cal = result.calibration.seconds if result.calibration is not None else 0.0
         row.search = (f"skipped ({found.skipped})" if found.skipped else
                       f"{len(found.changed)}/{len(found.choices)} changed, {found.seconds:.1f} s"
                       + (f" = {found.seconds / cal:.1f}x calibration" if cal > 0 else ""))
@@ -116,7 +125,8 @@ def quant_side(model: CorpusModel, corpus: Path, row: Row, samples: int | None, 
     row.seconds_quant_eval = time.perf_counter() - t1
 
 
-def run_model(model: CorpusModel, corpus: Path, samples: int | None, float_only: bool, search: bool = True) -> Row:
+def run_model(model: CorpusModel, corpus: Path, samples: int | None, float_only: bool, search: bool = True,
+              auto: bool = True) -> Row:
     row = Row(model.name)
     if model.refuse:
         try:
@@ -138,7 +148,7 @@ def run_model(model: CorpusModel, corpus: Path, samples: int | None, float_only:
     if float_only:
         return row
     try:
-        quant_side(model, corpus, row, samples, reference, search)
+        quant_side(model, corpus, row, samples, reference, search, auto)
     except Exception as exc:  # noqa: BLE001
         row.quant_note = f"failed ({exc.__class__.__name__})"
         row.errors.append(f"quantize/eval: {exc.__class__.__name__}: {exc}")
@@ -148,8 +158,8 @@ def run_model(model: CorpusModel, corpus: Path, samples: int | None, float_only:
 
 
 def table(rows: list[Row], models: dict[str, CorpusModel]) -> str:
-    lines = ["| model | float metric | quantized metric | int8 units | output SQNR dB | recipe search | time |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| model | float metric | quantized metric | int8 units | output SQNR dB | recipe choice | recipe search "
+             "| time |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m = models[r.name]
         if m.refuse:
@@ -159,7 +169,7 @@ def table(rows: list[Row], models: dict[str, CorpusModel]) -> str:
         t = (f"float {r.seconds_float:.1f} s, quantize {r.seconds_quantize:.1f} s, "
              f"eval {r.seconds_quant_eval:.1f} s")
         q = r.quant_note.replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {r.name} | {fl} | {q} | {r.units} | {r.sqnr} | {r.search} | {t} |")
+        lines.append(f"| {r.name} | {fl} | {q} | {r.units} | {r.sqnr} | {r.choice} | {r.search} | {t} |")
     return "\n".join(lines)
 
 
@@ -182,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--float-only", action="store_true")
     p.add_argument("--search", action=argparse.BooleanOptionalAction, default=False,
                    help="run the recipe search first (workbench-cli quantize --search); off by default, as in the CLI")
+    p.add_argument("--auto", action=argparse.BooleanOptionalAction, default=True,
+                   help="run the recipe choice first (workbench-cli quantize's default; --no-auto as in the CLI)")
     p.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "corpus_accuracy.md")
     args = p.parse_args(argv)
     if not args.corpus.is_dir():
@@ -191,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for m in models:
         print(f"... {m.name}", file=sys.stderr, flush=True)
-        rows.append(run_model(m, args.corpus, args.samples, args.float_only, args.search))
+        rows.append(run_model(m, args.corpus, args.samples, args.float_only, args.search, args.auto))
     text = header(args.samples) + "\n" + table(rows, {m.name: m for m in models}) + "\n"
     failures = [f"- {r.name}: {e}" for r in rows for e in r.errors]
     if failures:

@@ -94,7 +94,7 @@ def _write_npz(model_dir: str, n: int, out: str) -> None:
 def cli_argv(model: Path, npz: Path, n: int, out: Path, recipe: Path | None = None) -> list[str]:
     extra = ["--recipe", str(recipe)] if recipe else []
     return [sys.executable, "-m", "workbench.cli", "quantize", str(model), "--data", str(npz), "--samples", str(n),
-            "-o", str(out), "--no-latency-check", *extra]
+            "-o", str(out), "--no-latency-check", "--no-auto", *extra]
 
 
 def batch_size(model: Path, npz: Path, n: int, out: Path, env: dict) -> int:

@@ -17,9 +17,10 @@ without choosing again:
   quantized, 0.97 without); onnxruntime still runs every compute op on integer kernels.
 
 1. The last ``k`` calibration rows (a quarter, 2..16) are held out.
-2. One calibration pass over the other rows with MSE observers (histograms) gives both ranges of
-   every tensor: the MSE clip range, and the exact min / max each histogram also tracks (what the
-   MinMax observer gives on the same rows). Each variant is written from them.
+2. One calibration pass over the other rows with MSE observers (histograms), over the tensors of
+   every variant, gives both ranges of each: the MSE clip range, and the exact min / max each
+   histogram also tracks (what the MinMax observer gives on the same rows). Each variant is written
+   from them without calibrating again.
 3. Each variant and the float model run the held-out rows; the score is the mean over the float
    outputs of ``10 log10(sum f^2 / sum (f - q)^2)`` over those rows (dB).
 4. A variant replaces ``preset`` only when it scores at least :data:`MARGIN_DB` higher, so models
@@ -32,15 +33,16 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from workbench.core.calibration.calibrate import CalibrationResult
+from workbench.core.calibration.calibrate import CalibrationResult, calibrate
 from workbench.core.calibration.observers import HistogramObserver, Observer
 from workbench.core.data.loader import open_data_source
 from workbench.core.model.load import PreparedModel
+from workbench.core.pipeline.quantize import plan as make_plan
 from workbench.core.pipeline.quantize import quantize
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
@@ -157,28 +159,24 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     held = int(min(MAX_HELD_OUT, max(MIN_HELD_OUT, n // 4)))
     rows = _held_rows(source, n - held, n)
     reference = _run(model.proto, rows)
+    plans = [make_plan(model, variant(recipe, name), guard=True) for name in ("compute+mse", "mse")]
+    union = replace(plans[1], activations={**plans[0].activations, **plans[1].activations})
+    mse = calibrate(model, union, source, samples=n - held, progress=progress, cancel=cancel)
+    ranges = {"mse": mse, "minmax": _as_minmax(mse)}
     scores: dict[str, float] = {}
-    ranges: dict[str, CalibrationResult] = {}
-    cal_seconds = 0.0
-    for i, name in enumerate(("mse", "compute+mse", "preset")):  # the MSE ranges first: the others reuse them
+    for i, name in enumerate(CANDIDATES):
         if cancel is not None:
             cancel.check()
         if progress is not None:
             progress(i, len(CANDIDATES), f"Choosing the recipe: {name}")
-        observer = CANDIDATES[name][0]
-        previous = ranges.get(observer) or (_as_minmax(ranges["mse"]) if "mse" in ranges else None)
-        res = quantize(model, variant(recipe, name), data=source, samples=n - held, calibration=previous,
-                       cancel=cancel)
-        if res.calibration is not None:
-            cal_seconds += res.calibration.seconds if observer not in ranges else 0.0
-            ranges.setdefault(observer, res.calibration)
+        res = quantize(model, variant(recipe, name), data=source, samples=n - held,
+                       calibration=ranges[CANDIDATES[name][0]], cancel=cancel)
         scores[name] = _score(reference, _run(res.proto, rows))
     if progress is not None:
         progress(len(CANDIDATES), len(CANDIDATES), "Choosing the recipe")
-    scores = {k: scores[k] for k in CANDIDATES}
     best = max(scores, key=lambda k: scores[k])
     chosen = best if scores[best] >= scores["preset"] + MARGIN_DB else "preset"
-    return ChoiceReport(variant(recipe, chosen), chosen, scores, time.perf_counter() - t0, cal_seconds, held)
+    return ChoiceReport(variant(recipe, chosen), chosen, scores, time.perf_counter() - t0, mse.seconds, held)
 
 
 def _held_rows(source, first: int, end: int) -> list[dict[str, np.ndarray]]:
