@@ -221,6 +221,21 @@ def job_autotune(payload: dict, progress, cancel: CancelToken) -> dict:
             "promoted": list(res.promoted), "met": res.met, "metric": metric}
 
 
+def job_choose(payload: dict, progress, cancel: CancelToken) -> dict:
+    """The recipe choice among the preset, MSE ranges and compute-only quantization
+    (:func:`workbench.core.api.choose_recipe`) on the calibration data.
+
+    Payload: ``model_path``, ``recipe``, ``data``, ``samples``. Result: ``recipe`` (the chosen recipe
+    JSON; the given one when the preset stays or the choice was skipped), ``chosen``, ``scores``
+    (variant -> held-out output SQNR, dB), ``held_out``, ``skipped`` (None or why) and ``summary``.
+    """
+    model = _open(payload, progress)
+    rep = api.choose_recipe(model, _recipe(payload), payload["data"], samples=payload.get("samples"),
+                            progress=in_phase(progress, "Choosing"), cancel=cancel)
+    return {"recipe": rep.recipe.to_json(), "chosen": rep.chosen, "scores": rep.scores, "held_out": rep.held_out,
+            "skipped": rep.skipped, "summary": rep.summary()}
+
+
 def _sweep_executor(spec: str | None):
     """The executor the app chose; local process pools cannot start in the job's daemon process."""
     if not spec or spec == "inline" or spec.startswith("processes"):
@@ -286,4 +301,4 @@ def _typed(issues) -> list[PlanIssue]:
 #: job name -> job function (the names :class:`workbench.qt.workers.ProcessJob` is given)
 JOBS = {"calibrate": job_calibrate, "export": job_export, "sensitivity": job_sensitivity,
         "histogram": job_histogram, "sleep": job_sleep, "report": job_report, "evaluate": job_evaluate,
-        "autotune": job_autotune}
+        "autotune": job_autotune, "choose": job_choose}

@@ -113,6 +113,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Measure each unit alone quantized and alone float, end to end", group="float_model"),
     ActionSpec("apply_suggestion", "Apply Sensitivity Su&ggestion", "apply_suggestion", ("F8",),
                "Keep the units the sweep suggests in float (undoable)", group="suggestion"),
+    ActionSpec("choose", "C&hoose Recipe", "start_choice", ("Ctrl+F5",),
+               "Keep the preset, or switch to MSE ranges or to compute-only quantization, whichever keeps the "
+               "outputs closest to float on held-out calibration rows (undoable; what the CLI does by default)",
+               group="float_model"),
     ActionSpec("evaluate", "E&valuate", "evaluation.start_evaluate", ("F9",),
                "Run the float and the quantized model on eval data: task metric and output SQNR side by side",
                group="float_model"),
@@ -135,7 +139,8 @@ MENUS: dict[str, tuple[str, ...]] = {
               "color_sqnr", "color_sensitivity", "show_qdq", "legend", "-", "open_export", "diff", "netron", "-",
               "@docks", "-",
               "@theme"),
-    "&Run": ("calibrate", "analyze", "sensitivity", "apply_suggestion", "-", "evaluate", "autotune", "-", "cancel",
+    "&Run": ("calibrate", "analyze", "choose", "sensitivity", "apply_suggestion", "-", "evaluate", "autotune", "-",
+             "cancel",
              "-", "sweep_executor"),
     "&Help": ("about",),
 }

@@ -657,6 +657,21 @@ class MainWindow(QMainWindow):
             self.runs.analyze()
 
     @guarded
+    def start_choice(self) -> None:
+        self._on_spec_changed()
+        self.runs.choose()
+
+    def _apply_choice(self, result: dict) -> str:
+        """Make the chosen recipe the document's (one undoable edit); the status line to show."""
+        if result.get("skipped"):
+            return f"Recipe choice skipped: {result['skipped']}."
+        scores = ", ".join(f"{k} {v:.1f}" for k, v in result["scores"].items())
+        measured = f"output SQNR on {count(result['held_out'], 'held-out row')}, dB: {scores}"
+        if result["chosen"] == "preset":
+            return f"Recipe choice: the preset stays ({measured})."
+        push_edit(self.doc, api.Recipe.model_validate_json(result["recipe"]), f"Choose recipe: {result['chosen']}")
+        return f"Recipe choice: {result['chosen']} ({measured}); Ctrl+Z restores the previous recipe."
+
     def start_sensitivity(self) -> None:
         self._on_spec_changed()
         self.runs.sensitivity()
@@ -741,6 +756,8 @@ class MainWindow(QMainWindow):
             self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
         elif kind == "sensitivity":
             self._on_run_ended(f"Done: sensitivity of {count(len(self.doc.sensitivity.rows), 'node unit')}.")
+        elif kind == "choose":
+            self._on_run_ended(self._apply_choice(result))
         elif kind in EVALUATION_KINDS:
             self._on_run_ended(self.evaluation.done_message(kind, result))
         else:

@@ -109,6 +109,13 @@ class RunController(QObject):
         return self._start("sensitivity", ProcessJob("sensitivity", payload, title="Sensitivity sweep",
                                                      parent=self))
 
+    def choose(self) -> Job:
+        """The recipe choice (preset, MSE ranges or compute-only, by held-out output SQNR) on the
+        calibration data; the window applies its recipe as one undoable edit."""
+        self._need_model()
+        self._need_data()
+        return self._start("choose", ProcessJob("choose", self.doc.payload(), title="Recipe choice", parent=self))
+
     def evaluate(self, evaluation: dict) -> Job:
         """Quantize with the cached ranges and run float and quantized on the eval data.
 

@@ -1,0 +1,32 @@
+"""Run > Choose Recipe (Ctrl+F5): the CLI's default recipe choice in the app, applied as one undoable edit."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QKeySequence
+
+from workbench.core import api
+
+
+def _run_menu(window):
+    return next(a.menu() for a in window.menuBar().actions() if a.text() == "&Run")
+
+
+def test_choose_recipe_on_digits_transformer_applies_compute_only_mse_and_undo_restores(qtbot, window, open_file,
+                                                                                        corpus):
+    folder = corpus / "digits_transformer"
+    open_file(window, folder / "model_opset17.onnx")
+    assert window.act_choose.shortcut() == QKeySequence("Ctrl+F5") and window.act_choose in _run_menu(window).actions()
+    before = window.doc.recipe.model_copy(deep=True)
+    assert window.doc.data == {"kind": "npz", "path": str(folder / "calib.npz")}  # picked beside the model
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
+        window.act_choose.trigger()
+    # the same choice headless, on the same model, recipe and rows
+    want = api.choose_recipe(api.open_model(folder / "model_opset17.onnx"), before, str(folder / "calib.npz"))
+    assert want.chosen == "compute+mse" and want.scores["compute+mse"] > want.scores["preset"] + 1.0
+    assert window.doc.recipe == want.recipe
+    assert window.doc.recipe.op_types == ["Conv", "ConvTranspose", "MatMul", "Gemm"]
+    text = window.status_label.text()
+    assert text.startswith("Recipe choice: compute+mse (output SQNR on 16 held-out rows, dB: preset ")
+    assert "Ctrl+Z restores" in text and window.calibration.status.text() == "Idle."
+    window.doc.undo_stack.undo()
+    assert window.doc.recipe == before
