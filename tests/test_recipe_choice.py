@@ -151,3 +151,16 @@ def test_cli_default_chooses_and_the_project_replays_the_choice_without_choosing
     q = onnx.load(str(plain))
     assert sum(n.op_type == "QuantizeLinear" for n in q.graph.node) > \
         sum(n.op_type == "QuantizeLinear" for n in onnx.load(str(out)).graph.node)
+
+
+def test_a_variant_that_cannot_be_written_is_left_out_and_the_others_still_compete(tmp_path, monkeypatch):
+    path, data, _ = _affine_chain(tmp_path)
+    real = recipe_choice.quantize
+
+    def refuse_compute_only(model, recipe, **kw):
+        if recipe.op_types is not None:
+            raise api.RecipeError("no unit left to quantize", hint="-")
+        return real(model, recipe, **kw)
+    monkeypatch.setattr(recipe_choice, "quantize", refuse_compute_only)
+    rep = choose_recipe(api.open_model(path), api.make_recipe("cpu-u8s8"), data)
+    assert list(rep.scores) == ["preset", "mse"] and rep.chosen in ("preset", "mse")

@@ -31,6 +31,7 @@ The quantize that follows calibrates the chosen recipe on every row, as it would
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass, field, replace
@@ -41,6 +42,7 @@ import numpy as np
 from workbench.core.calibration.calibrate import CalibrationResult, calibrate
 from workbench.core.calibration.observers import HistogramObserver, Observer
 from workbench.core.data.loader import open_data_source
+from workbench.core.errors import WorkbenchError
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.quantize import plan as make_plan
 from workbench.core.pipeline.quantize import quantize
@@ -49,6 +51,8 @@ from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import Granularity, PartialSpec, PlanMode, Rule
 from workbench.core.runtime.session import make_session
 from workbench.core.tuning.local_error import COMPUTE_OPS
+
+log = logging.getLogger(__name__)
 
 #: Variant name -> (observer of every activation, op types quantized; None = the preset's).
 CANDIDATES: dict[str, tuple[str, tuple[str, ...] | None]] = {
@@ -73,7 +77,8 @@ class ChoiceReport:
     """What :func:`choose_recipe` did.
 
     ``recipe``: the chosen variant written into the input recipe (the input itself when ``preset``
-    stays); ``chosen``: its name; ``scores``: variant -> mean output SQNR on the held-out rows (dB);
+    stays); ``chosen``: its name; ``scores``: variant -> mean output SQNR on the held-out rows (dB;
+    a variant that cannot be written for this model is left out);
     ``seconds``: wall time of the whole choice; ``calibration_seconds``: of its calibration pass;
     ``held_out``: rows measured on; ``skipped``: why no choice was made, else None.
     """
@@ -169,8 +174,14 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
             cancel.check()
         if progress is not None:
             progress(i, len(CANDIDATES), f"Choosing the recipe: {name}")
-        res = quantize(model, variant(recipe, name), data=source, samples=n - held,
-                       calibration=ranges[CANDIDATES[name][0]], cancel=cancel)
+        try:
+            res = quantize(model, variant(recipe, name), data=source, samples=n - held,
+                           calibration=ranges[CANDIDATES[name][0]], cancel=cancel)
+        except WorkbenchError:
+            if name == "preset":
+                raise  # the preset itself cannot be quantized: the quantize after the choice says why
+            log.info("recipe choice: variant %s cannot be written, not scored", name, exc_info=True)
+            continue
         scores[name] = _score(reference, _run(res.proto, rows))
     if progress is not None:
         progress(len(CANDIDATES), len(CANDIDATES), "Choosing the recipe")
