@@ -9,8 +9,8 @@ without choosing again:
 - ``mse``: every activation range by the MSE observer: the clip range minimising the expected
   quantization error over the tensor's histogram (Banner et al. 2019, "Post training 4-bit
   quantization of convolutional networks for rapid-deployment", section 3). The full min / max is
-  one of the ranges it tries, so on the calibration rows it is never worse per tensor; a MinMax
-  variant of the other op set is therefore not tried.
+  one of the ranges it tries, so by its own error estimate on the calibration histogram it never
+  does worse than MinMax on a tensor; a MinMax variant of the other op set is therefore not tried.
 - ``compute+mse``: MSE ranges, and only Conv / ConvTranspose / MatMul / Gemm quantized: element-wise
   ops stay float. Their own rounding is what costs accuracy when chains of them sit between compute
   ops (HardSwish and the learnable affine blocks of ppocrv4_rec: 0.78 exact match with them
