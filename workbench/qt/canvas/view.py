@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from PySide6.QtCore import QPoint, QRectF, Qt, QThreadPool, Signal
+from PySide6.QtCore import QPoint, QPointF, QRectF, QSizeF, Qt, QThreadPool, Signal
 from PySide6.QtGui import QColor, QPainter, QTransform
 from PySide6.QtWidgets import (
     QGraphicsItem,
@@ -348,7 +348,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             return
         bounds = self._state.data.bounds.adjusted(-30, -30, 30, 30)
         self.legend_overlay.refresh()  # its size for this graph, before the fit leaves room for it
-        view = QRectF(self.viewport().rect())
+        # the viewport as it will be once the fit hides the scroll bars a zoomed-in view had
+        view = QRectF(QPointF(0, 0), QSizeF(self.maximumViewportSize()))
         area = self.legend_overlay.free_area(view, bounds)
         scale = min(area.width() / max(bounds.width(), 1e-9), area.height() / max(bounds.height(), 1e-9), 1.0)
         # the scene point at the viewport's centre that puts the graph's centre at the free area's
