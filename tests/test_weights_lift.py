@@ -45,7 +45,8 @@ def test_small_model_same_bytes_as_onnx_ir(monkeypatch):
 
 
 @pytest.mark.parametrize("rel", ["digits_transformer/model_opset14.onnx", "digits_transformer/model_opset17.onnx",
-                                 "ppocr_mobile_v2_cls/model.onnx", "ppocrv4_rec/model.onnx"])
+                                 "ppocr_mobile_v2_cls/model.onnx", "ppocrv4_rec/model.onnx",
+                                 "silero_vad/silero_vad.onnx", "silero_vad/silero_vad_16k_op15.onnx"])
 def test_corpus_models_same_bytes_as_onnx_ir(corpus, rel, monkeypatch):
     proto = onnx.load(corpus / rel)
     assert weights._lift_plain(proto) is not None  # the fast path really ran
@@ -54,16 +55,48 @@ def test_corpus_models_same_bytes_as_onnx_ir(corpus, rel, monkeypatch):
     assert out.SerializeToString() == _by_onnx_ir(proto, monkeypatch).SerializeToString()
 
 
-def test_subgraphs_go_to_onnx_ir(corpus):
-    proto = onnx.load(corpus / "silero_vad" / "silero_vad.onnx")
+def test_subgraph_constants_become_their_own_initializers(corpus):
+    proto = onnx.load(corpus / "silero_vad" / "silero_vad_16k_op15.onnx")
+    out, lifted, _ = weights.lift_weights(proto)
+    assert (lifted, weights.count_constants(out)) == (160, 0)
+    def then_branch(p):
+        return next(a.g for n in p.graph.node if n.name == "/model/If" for a in n.attribute if a.name == "then_branch")
+
+    before, after = then_branch(proto), then_branch(out)
+    assert [n.op_type for n in before.node] == ["Constant", "Squeeze"]
+    assert [t.name for t in after.initializer] == ["/model/Constant_2_output_0"]
+    assert after.node[0] == before.node[1]
+    np.testing.assert_array_equal(numpy_helper.to_array(after.initializer[0]),
+                                  numpy_helper.to_array(before.node[0].attribute[0].t))
+
+
+def test_value_info_beside_a_constant_goes_to_onnx_ir(monkeypatch):
+    proto = _small()
+    proto.graph.value_info.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 2]))
     assert weights._lift_plain(proto) is None
     out, lifted, _ = weights.lift_weights(proto)
-    assert lifted == weights.count_constants(proto) - weights.count_constants(out) > 0
+    assert (lifted, weights.count_constants(out)) == (2, 0)
+    assert "y" in {vi.name for vi in out.graph.value_info}
+
+
+def test_empty_fields_dropped_as_onnx_ir_drops_them(monkeypatch):
+    proto = _small()
+    proto.doc_string = ""
+    proto.graph.node[2].domain = ""
+    proto.graph.node[2].doc_string = ""
+    proto.graph.output[0].type.Clear()
+    proto.graph.output[0].ClearField("type")
+    proto.graph.output[0].type.SetInParent()
+    out = weights._lift_plain(proto)
+    assert not out.HasField("doc_string") and not out.graph.node[0].HasField("domain")
+    assert not out.graph.output[0].HasField("type")
+    assert out.SerializeToString() == _by_onnx_ir(proto, monkeypatch).SerializeToString()
 
 
 def test_loading_a_constant_weight_model_skips_onnx_ir(corpus):
     code = ("import json, sys; from workbench.core.model.load import load_model; "
             f"m = load_model({str(corpus / 'digits_transformer' / 'model_opset17.onnx')!r}); "
+            f"load_model({str(corpus / 'silero_vad' / 'silero_vad.onnx')!r}); "
             "print(json.dumps([len(m.proto.graph.initializer), 'onnx_ir' in sys.modules, 'sympy' in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     n_init, ir_loaded, sympy_loaded = json.loads(out.stdout.strip().splitlines()[-1])
