@@ -6,7 +6,7 @@ with the most cumulative time, then the most own time. Prints only; never assert
 
     .venv/bin/python benchmarks/profile_quantize.py                    # minilm_l6_v2, 64 samples
     .venv/bin/python benchmarks/profile_quantize.py --model nudenet_320n --samples 32 --save q.prof
-    .venv/bin/python benchmarks/profile_quantize.py --cpu --no-latency-check   # CPU clock, as calibration_speed.py runs it
+    .venv/bin/python benchmarks/profile_quantize.py --cpu --no-latency-check --no-auto   # as calibration_speed.py runs it
 
 ``--cpu`` times with the process CPU clock (``time.process_time``, all threads) instead of wall
 time: on a loaded machine wall time mostly measures the other processes.
@@ -43,12 +43,13 @@ def main() -> int:
     ap.add_argument("--save", help="also write the raw profile here (for snakeviz / pstats)")
     ap.add_argument("--cpu", action="store_true", help="process CPU time instead of wall time")
     ap.add_argument("--no-latency-check", action="store_true", help="pass --no-latency-check to quantize")
+    ap.add_argument("--no-auto", action="store_true", help="pass --no-auto to quantize (no recipe choice)")
     args = ap.parse_args()
     model = _model_file(args.model)
     with tempfile.TemporaryDirectory() as d:
         argv = ["quantize", str(model), "--data", str(model.parent / "calib.npz"), "--samples",
                 str(args.samples), "-o", os.path.join(d, "q.onnx")]
-        argv[2:2] = ["--no-latency-check"] if args.no_latency_check else []
+        argv[2:2] = (["--no-latency-check"] if args.no_latency_check else []) + (["--no-auto"] if args.no_auto else [])
         prof = cProfile.Profile(time.process_time) if args.cpu else cProfile.Profile()
         rc = prof.runcall(cli_main, argv)
     if args.save:

@@ -283,3 +283,40 @@ def test_tensor_outside_main_graph_is_a_clear_error(tmp_path):
     path, _ = _data(tmp_path)
     with pytest.raises(CalibrationError, match="then_inner"):
         calibrate(model, Plan({"then_inner": QuantSpec()}), open_data(path, model))
+
+
+def test_pipeline_holds_at_most_two_batches(tmp_path, monkeypatch):
+    """One batch is observed while the next runs: when run k + 1 starts (batch k still being
+    observed), no output of run k - 1 is alive. The loop used to keep batch k - 1 until batch k
+    arrived, three batches at once. Each observation waits until the next run has started, so
+    the count does not depend on thread timing."""
+    import threading
+    import weakref
+
+    model = prepare_proto(_model())
+    path, _ = _data(tmp_path, n=12)
+    monkeypatch.setattr(calib_mod, "MIN_OVERLAP_SECONDS", 0.0)
+    runs: list[list[weakref.ref]] = []
+    alive_at_start: list[int] = []
+    started = [threading.Event() for _ in range(8)]
+    real_run, real_observe = instr_mod.InstrumentedSession.run, calib_mod._Run._observe
+
+    def run(self, feed, run_options=None):
+        alive_at_start.append(sum(any(r() is not None for r in refs) for refs in runs))
+        started[len(alive_at_start) - 1].set()
+        outs = real_run(self, feed, run_options)
+        runs.append([weakref.ref(a) for a in outs])
+        return outs
+
+    def observe(self, idx, feed, outs):
+        k = idx[0] // 2  # batch k (0-based); run k + 1 is started before batch k is handed over
+        if 1 <= k < 5:  # batch 0 ran on this thread, run 1 starts after it
+            assert started[k + 1].wait(10)
+        real_observe(self, idx, feed, outs)
+
+    monkeypatch.setattr(instr_mod.InstrumentedSession, "run", run)
+    monkeypatch.setattr(calib_mod._Run, "_observe", observe)
+    res = calibrate(model, _plan(), open_data(path, model), batch_size=2)
+    assert res.samples_seen == 12 and len(runs) == 6
+    # run 0 and 1 run in turn (the first is timed on this thread); from run 2 on, batch k - 1 is observed
+    assert alive_at_start == [0, 0, 1, 1, 1, 1]

@@ -48,8 +48,10 @@ RESULT_VERSION = 1
 #: Largest default batch (samples per onnxruntime run) when the model's batch axis is dynamic.
 MAX_BATCH = 32
 #: Default batches are sized so that the observed tensors of one batch take about this many bytes
-#: (cache-friendly reductions, bounded memory with one batch in flight and one being observed).
-BATCH_BYTES = 96 << 20
+#: (cache-friendly reductions). One batch is observed while the next runs, so two are in memory:
+#: at 96 MiB, ppocr_mobile_v2_cls peaked at 274-282 MiB with 64 rows and 343-351 with 256 (the
+#: two overlap fully only over many batches); at 48 MiB, 227-234 and 239-250, same CPU time.
+BATCH_BYTES = 48 << 20
 #: Overlap the onnxruntime run of batch k+1 with the observer updates of batch k ...
 PIPELINE = True
 #: ... when one run takes at least this long (wall seconds, timed on the first batch).
@@ -274,7 +276,7 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
         Use at most this many samples.
     batch_size : int, optional
         Samples per onnxruntime run. Default: up to 32 when the model's batch axis is dynamic,
-        fewer when one sample's observed tensors are large (about 96 MiB per batch); 1 otherwise.
+        fewer when one sample's observed tensors are large (about 48 MiB per batch); 1 otherwise.
     progress : callable, optional
         ``progress(done_samples, total_samples, message)`` after each batch (total 0 if unknown).
     cancel : CancelToken, optional
@@ -473,6 +475,9 @@ class _Run:
         try:
             for idx, feed, outs in steps:
                 self._observe(idx, feed, outs)
+                # freed before the pipeline resumes: it starts the run after next at once, and this
+                # batch's activations would otherwise still be held beside two more
+                del feed, outs
                 self.done += len(idx)
                 if progress is not None:
                     # an unknown length stays 0 (a busy bar, the message says what runs), not done/done = 100 %
