@@ -48,10 +48,10 @@ RESULT_VERSION = 1
 #: Largest default batch (samples per onnxruntime run) when the model's batch axis is dynamic.
 MAX_BATCH = 32
 #: Default batches are sized so that the observed tensors of one batch take about this many bytes
-#: (cache-friendly reductions). One batch is observed while the next runs, so two are in memory:
-#: at 96 MiB, ppocr_mobile_v2_cls peaked at 274-282 MiB with 64 rows and 343-351 with 256 (the
-#: two overlap fully only over many batches); at 48 MiB, 227-234 and 239-250, same CPU time.
-BATCH_BYTES = 48 << 20
+#: (cache-friendly reductions). One batch is observed while the next runs, so two are in memory.
+#: Histogram observers depend a little on where batches start (ppocrv4_rec's SmoothQuant recipe
+#: with 8 rows read one eval row more right at 48 MiB than at 96), so a change here changes models.
+BATCH_BYTES = 96 << 20
 #: Overlap the onnxruntime run of batch k+1 with the observer updates of batch k ...
 PIPELINE = True
 #: ... when one run takes at least this long (wall seconds, timed on the first batch).
@@ -276,7 +276,7 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
         Use at most this many samples.
     batch_size : int, optional
         Samples per onnxruntime run. Default: up to 32 when the model's batch axis is dynamic,
-        fewer when one sample's observed tensors are large (about 48 MiB per batch); 1 otherwise.
+        fewer when one sample's observed tensors are large (about 96 MiB per batch); 1 otherwise.
     progress : callable, optional
         ``progress(done_samples, total_samples, message)`` after each batch (total 0 if unknown).
     cancel : CancelToken, optional
