@@ -4,7 +4,9 @@ For each ONNX file of ``../shared/corpus/models`` this script measures the float
 (checked against meta.json), quantizes through the public API (``open_model``,
 ``make_recipe("cpu-u8s8")``, the recipe choice ``choose_recipe`` (on by default, as in the CLI; ``--no-auto``
 skips it), the per-tensor observer search ``search_recipe`` with ``--search`` (off by default, as in the CLI),
-``quantize(model, recipe, data=calib.npz, samples=N)``), runs
+``quantize(model, recipe, data=calib.npz, samples=N, calibration=<the choice's>)``: the choice's
+calibration covers every row, so quantize calibrates nothing again; the "recipe choice" column gives
+the choice's seconds and their ratio to that calibration pass, which the choice includes), runs
 ``result.proto`` in onnxruntime for the same task metric, and compares the first output of both
 models with :func:`workbench.core.analysis.evaluate.evaluate`. It prints a Markdown table and writes it to
 ``benchmarks/results/corpus_accuracy.md``. Timings are informative only.
@@ -98,7 +100,7 @@ def quant_side(model: CorpusModel, corpus: Path, row: Row, samples: int | None, 
     recipe = chosen.recipe if chosen is not None else recipe
     found = api.search_recipe(prepared, recipe, str(folder / "calib.npz"), samples=samples) if search else None
     result = api.quantize(prepared, found.recipe if found else recipe, data=str(folder / "calib.npz"),
-                          samples=samples,
+                          samples=samples, calibration=chosen.calibration if chosen is not None else None,
                           latency_check=True)  # as workbench-cli quantize does by default
     cal = result.calibration.seconds if result.calibration is not None else 0.0
     if chosen is not None:

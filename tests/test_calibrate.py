@@ -320,3 +320,50 @@ def test_pipeline_holds_at_most_two_batches(tmp_path, monkeypatch):
     assert res.samples_seen == 12 and len(runs) == 6
     # run 0 and 1 run in turn (the first is timed on this thread); from run 2 on, batch k - 1 is observed
     assert alive_at_start == [0, 0, 1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("observer", ["minmax", "percentile", "mse"])
+@pytest.mark.parametrize("batch_size", [3, None])
+def test_split_calibration_keeps_the_first_rows_and_equals_one_pass(tmp_path, observer, batch_size, monkeypatch):
+    """calibrate_split(at=7) over 10 rows: the full result is one pass over the 10 rows (same
+    qparams as calibrate), the first is a calibration of rows 0..6 (finished by merge_shards, it
+    equals calibrate(samples=7)); a batch straddling row 7 is run as two."""
+    from workbench.core.calibration.calibrate import calibrate_split, merge_shards
+
+    proto = _model()
+    model = prepare_proto(proto)
+    path, x = _data(tmp_path, n=10)
+    source = open_data(path, model)
+    plan = _plan(observer)
+    if batch_size is not None:
+        monkeypatch.setattr(calib_mod, "MAX_BATCH", batch_size)  # batches 0 | 1-3 | 4-6 | 7-9 by default
+    runs = []
+    real_run = instr_mod.InstrumentedSession.run
+    monkeypatch.setattr(instr_mod.InstrumentedSession, "run",
+                        lambda self, feed, opts=None: runs.append(len(feed["X"])) or real_run(self, feed, opts))
+    first, full = calibrate_split(model, plan, source, at=7)
+    assert sum(runs) == 10 and full.samples_seen == 10 and first.samples_seen == 7
+    assert 7 in [sum(runs[:i]) for i in range(len(runs) + 1)]  # a batch boundary at row 7
+    monkeypatch.setattr(instr_mod.InstrumentedSession, "run", real_run)
+    one = calibrate(model, plan, source)
+    seven = calibrate(model, plan, source, samples=7)
+    done = merge_shards(model, plan, [(0, first)])
+    for t in TENSORS:
+        for a, b in ((one, full), (seven, done)):
+            assert b.observers[t].count == a.observers[t].count, t
+            qa, qb = a.observers[t].qparams(), b.observers[t].qparams()
+            if observer == "minmax":
+                assert float(qb.scale) == float(qa.scale) and int(qb.zero_point) == int(qa.zero_point), t
+            else:  # histogram observers: batch boundaries differ from one pass (rows 4-9 were 4-6 | 7-9)
+                assert float(qb.scale) == pytest.approx(float(qa.scale), rel=0.02), t
+    lo, hi = _reference_ranges(proto, x[:7])
+    assert float(done.observers["Y"].compute_range()[1]) == pytest.approx(hi["Y"], rel=1e-5) or observer != "minmax"
+
+
+def test_split_past_the_data_is_a_clear_error(tmp_path):
+    from workbench.core.calibration.calibrate import calibrate_split
+
+    model = prepare_proto(_model())
+    path, _ = _data(tmp_path, n=10)
+    with pytest.raises(CalibrationError, match="ended after 10 rows, before row 12"):
+        calibrate_split(model, _plan(), open_data(path, model), at=12)

@@ -164,3 +164,46 @@ def test_a_variant_that_cannot_be_written_is_left_out_and_the_others_still_compe
     monkeypatch.setattr(recipe_choice, "quantize", refuse_compute_only)
     rep = choose_recipe(api.open_model(path), api.make_recipe("cpu-u8s8"), data)
     assert list(rep.scores) == ["preset", "mse"] and rep.chosen in ("preset", "mse")
+
+
+def test_the_choice_calibrates_every_row_so_quantize_calibrates_nothing_again(tmp_path, monkeypatch):
+    """The choice's calibration pass covers the held-out rows too: with the preset kept, its MinMax
+    ranges are those of one pass over all rows, byte for byte in the written model."""
+    path, data, _ = _affine_chain(tmp_path)
+    model = api.open_model(path)
+    recipe = api.make_recipe("cpu-u8s8")
+    monkeypatch.setattr(recipe_choice, "_score", lambda reference, got: 30.0)  # the preset stays
+    rep = choose_recipe(model, recipe, data)
+    assert rep.chosen == "preset" and rep.calibration.samples_seen == ROWS
+    reused = api.quantize(model, rep.recipe, data=data, calibration=rep.calibration)
+    fresh = api.quantize(model, recipe, data=data)
+    assert sorted(reused.calibration.reused) == sorted(fresh.calibration.observers)  # nothing calibrated again
+    assert reused.proto.SerializeToString() == fresh.proto.SerializeToString()
+
+
+def test_a_chosen_mse_variant_brings_ranges_over_every_row(tmp_path):
+    path, data, x = _affine_chain(tmp_path)
+    model = api.open_model(path)
+    rep = choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
+    assert rep.chosen == "compute+mse" and rep.calibration.samples_seen == ROWS
+    reused = api.quantize(model, rep.recipe, data=data, calibration=rep.calibration)
+    fresh = api.quantize(model, rep.recipe, data=data)
+    assert sorted(reused.calibration.reused) == sorted(fresh.calibration.observers)
+    # one pass over all rows, its batches split at the first held-out row: MSE ranges as good as
+    # those of a pass with other batch boundaries
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    ref = np.concatenate([sess.run(None, {"x": x[i:i + 1]})[0] for i in range(ROWS)]).astype(np.float64)
+    assert _sqnr(reused.proto, x, ref) == pytest.approx(_sqnr(fresh.proto, x, ref), abs=0.5)
+    # the held-out rows are in the ranges: the input's min / max over all 40 rows
+    lo, hi = rep.calibration.observers["x"].hists[0].vmin, rep.calibration.observers["x"].hists[0].vmax
+    assert (lo, hi) == (pytest.approx(float(x.min())), pytest.approx(float(x.max())))
+
+
+def test_cli_quantize_writes_the_choice_calibration(tmp_path, capsys):
+    path, data, _ = _affine_chain(tmp_path)
+    out = tmp_path / "q.onnx"
+    assert main(["quantize", str(path), "--data", str(data), "-o", str(out), "--no-latency-check"]) == 0
+    model = api.open_model(path)
+    rep = choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
+    want = api.quantize(model, rep.recipe, data=data, calibration=rep.calibration)
+    assert out.read_bytes() == want.proto.SerializeToString()

@@ -79,12 +79,13 @@ def _recipe_from_args(args):
 def _auto_recipe(args, model, recipe, progress):
     """``--auto`` (quantize, analyze, report): the recipe choice among the preset, MSE ranges and
     compute-only quantization (:func:`workbench.core.api.choose_recipe`). Returns the recipe to
-    quantize (unchanged without ``--auto``, data or a bare preset) and the line to print on stderr
-    once the command succeeded ("" when there was no choice)."""
+    quantize (unchanged without ``--auto``, data or a bare preset), its calibration over every row
+    (None without a choice) and the line to print on stderr once the command succeeded ("" when
+    there was no choice)."""
     if not (getattr(args, "auto", False) and args.data and api.why_not_choose(recipe) is None):
-        return recipe, ""
+        return recipe, None, ""
     choice = api.choose_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples, progress=progress)
-    return choice.recipe, choice.summary()
+    return choice.recipe, choice.calibration, choice.summary()
 
 
 def cmd_inspect(args) -> int:
@@ -153,9 +154,8 @@ def cmd_quantize(args) -> int:
             _recheck_outputs(args)
             recipe = _recipe_from_args(args)
             _qonnx_input_shapes(args, model.proto, args.model)  # refuse a bad --input-shape before calibrating
-            calibration = None
             search = None
-            recipe, chose = _auto_recipe(args, model, recipe, progress)
+            recipe, calibration, chose = _auto_recipe(args, model, recipe, progress)
             if args.search and args.data:  # the automatic recipe search (static presets)
                 search = api.search_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples,
                                            progress=progress)
@@ -276,9 +276,9 @@ def cmd_analyze(args) -> int:
     recipe = _recipe_from_args(args)
     progress = TerminalProgress()
     try:
-        recipe, chose = _auto_recipe(args, model, recipe, progress)
+        recipe, calibration, chose = _auto_recipe(args, model, recipe, progress)
         result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
-                              progress=progress)
+                              calibration=calibration, progress=progress)
         rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.eval_samples,
                            progress=progress, executor=api.make_executor(args.executor) if args.executor else None)
         e2e = api.analyze_end_to_end(model, result, _data_arg(args, args.eval or args.data),
@@ -439,9 +439,9 @@ def cmd_report(args) -> int:
                 raise ExportError("report: no data given.", hint="Add --data CALIB.npz (and --eval EVAL.npz).")
             model = api.open_model(args.model)
             _recheck_outputs(args)
-            recipe, chose = _auto_recipe(args, model, _recipe_from_args(args), progress)
+            recipe, calibration, chose = _auto_recipe(args, model, _recipe_from_args(args), progress)
             result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
-                                  progress=progress)
+                                  calibration=calibration, progress=progress)
             eval_data = _data_arg(args, args.eval or args.data)
         curve = api.load_curve(args.curve_in) if args.curve_in else None
         sweep = api.read_sweep(args.sweep_in) if args.sweep_in else _project_sweep(args.model, result)

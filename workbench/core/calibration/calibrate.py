@@ -330,6 +330,41 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
     return result
 
 
+def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, progress: ProgressFn | None = None,
+                    cancel: CancelToken | None = None) -> tuple[CalibrationResult, CalibrationResult]:
+    """One pass over ``data`` (as :func:`calibrate`) that also keeps the observers as they stood after
+    rows ``0 .. at - 1``: ``(first rows, unfinished as calibrate(..., finish=False) leaves them;
+    every row, finished)``. A batch that straddles row ``at`` is run as two. Finish the first with
+    :func:`merge_shards` (``[(0, first)]``). It saves a second session and pass where a job needs
+    ranges over the first rows and then over all of them (the recipe choice scores on the rows past
+    ``at``).
+
+    Raises
+    ------
+    CalibrationError, Cancelled, DataError
+        As :func:`calibrate`; also when the data ends before row ``at``.
+    """
+    start = time.perf_counter()
+    specs = dict(plan.activations)
+    observers = {t: make_observer(spec, name=t) for t, spec in specs.items()}
+    run = _Run(model, _open(data, model), observers, cancel)
+    run.split_at = at
+    try:
+        run.execute(samples, None, progress)
+        run.finish()
+    finally:
+        run.close()
+    if run.snapshot is None:
+        raise CalibrationError(f"The calibration data ended after {run.done} rows, before row {at}.",
+                               hint="Give more rows, or fewer held out.")
+    empty = [t for t, o in observers.items() if o.count == 0 and o.nonfinite == 0]
+    full = CalibrationResult(observers, run.done, time.perf_counter() - start, run.nonfinite, empty, [],
+                             run.batch_size, data_nonfinite=run.data_nonfinite)
+    for w in full.warnings:
+        log.warning("Calibration: %s", w)
+    return run.snapshot, full
+
+
 def _reuse(specs: dict, previous: CalibrationResult | None) -> tuple[dict[str, Observer], list[str]]:
     """Copies of ``previous``'s observers whose spec equals the current one."""
     if previous is None:
@@ -431,6 +466,9 @@ class _Run:
         self.nonfinite: list[tuple[str, int, int]] = []
         self.data_nonfinite: list[tuple[str, int, int]] = []
         self._seconds = 0.0
+        #: :func:`calibrate_split`: the row count after which :attr:`snapshot` copies the observers
+        self.split_at: int | None = None
+        self.snapshot: CalibrationResult | None = None
         inputs, inits, produced = main_graph_tensors(model.proto)
         floats = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE, onnx.TensorProto.BFLOAT16}
         #: float model inputs with values but no finite one yet (all-NaN data is an error, not a range)
@@ -479,6 +517,8 @@ class _Run:
                 # batch's activations would otherwise still be held beside two more
                 del feed, outs
                 self.done += len(idx)
+                if self.split_at is not None and self.done == self.split_at:
+                    self._take_snapshot()
                 if progress is not None:
                     # an unknown length stays 0 (a busy bar, the message says what runs), not done/done = 100 %
                     progress(self.done, max(total, self.done) if total else 0, msg)
@@ -492,6 +532,12 @@ class _Run:
             raise DataError(f"The calibration data has no finite value for input {bad[0]!r} in {self.done} "
                             "samples (all NaN/Inf): no range can be calibrated from it.",
                             hint="Check how the data file was made (a failed preprocessing step?).")
+
+    def _take_snapshot(self) -> None:
+        observers = {t: Observer.from_state(o.state()) for t, o in self.observers.items()}
+        empty = [t for t, o in observers.items() if o.count == 0 and o.nonfinite == 0]
+        self.snapshot = CalibrationResult(observers, self.done, 0.0, list(self.nonfinite), empty, [], self.batch_size,
+                                          data_nonfinite=list(self.data_nonfinite))
 
     def _check(self) -> None:
         if self.cancel is not None:
@@ -521,6 +567,11 @@ class _Run:
                 idx, feed = idx[1:], {k: v[1:] for k, v in feed.items()}
                 if not idx:
                     continue
+            at = self.split_at
+            if at is not None and idx[0] < at <= idx[-1]:  # run as two batches, split at row ``at``
+                k = at - idx[0]
+                yield idx[:k], {name: v[:k] for name, v in feed.items()}, None
+                idx, feed = idx[k:], {name: v[k:] for name, v in feed.items()}
             yield idx, feed, None
 
     def _pipeline(self, batches) -> Iterator[tuple[list[int], dict, list[np.ndarray]]]:

@@ -17,16 +17,19 @@ without choosing again:
   quantized, 0.97 without); onnxruntime still runs every compute op on integer kernels.
 
 1. The last ``k`` calibration rows (a quarter, 2..16) are held out.
-2. One calibration pass over the other rows with MSE observers (histograms), over the tensors of
-   every variant, gives both ranges of each: the MSE clip range, and the exact min / max each
-   histogram also tracks (what the MinMax observer gives on the same rows). Each variant is written
-   from them without calibrating again.
+2. One calibration pass over all rows with MSE observers (histograms), over the tensors of every
+   variant, keeps the observers as they stood before the held-out rows
+   (:func:`~workbench.core.calibration.calibrate.calibrate_split`). Those give both ranges of each
+   tensor on the other rows: the MSE clip range, and the exact min / max each histogram also tracks
+   (what the MinMax observer gives on the same rows). Each variant is written from them without
+   calibrating again.
 3. Each variant and the float model run the held-out rows; the score is the mean over the float
    outputs of ``10 log10(sum f^2 / sum (f - q)^2)`` over those rows (dB).
 4. A variant replaces ``preset`` only when it scores at least :data:`MARGIN_DB` higher, so models
    where the preset is as good keep it exactly.
-
-The quantize that follows calibrates the chosen recipe on every row, as it would without the choice.
+5. ``ChoiceReport.calibration`` holds the chosen variant's ranges from the same pass over every row,
+   so the quantize that follows calibrates nothing again: what it writes is what it would write
+   after its own calibration of those rows (MinMax exactly; MSE up to batch boundaries).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.core.calibration.calibrate import CalibrationResult, calibrate
+from workbench.core.calibration.calibrate import CalibrationResult, calibrate_split, merge_shards
 from workbench.core.calibration.observers import HistogramObserver, Observer
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import WorkbenchError
@@ -80,7 +83,10 @@ class ChoiceReport:
     stays); ``chosen``: its name; ``scores``: variant -> mean output SQNR on the held-out rows (dB;
     a variant that cannot be written for this model is left out);
     ``seconds``: wall time of the whole choice; ``calibration_seconds``: of its calibration pass;
-    ``held_out``: rows measured on; ``skipped``: why no choice was made, else None.
+    ``held_out``: rows measured on; ``skipped``: why no choice was made, else None;
+    ``calibration``: the chosen variant's ranges over every row (the held-out ones included; pass it
+    as ``calibration=`` to :func:`~workbench.core.pipeline.quantize.quantize`, which then
+    calibrates nothing again), None when skipped.
     """
 
     recipe: Recipe
@@ -90,6 +96,7 @@ class ChoiceReport:
     calibration_seconds: float = 0.0
     held_out: int = 0
     skipped: str | None = None
+    calibration: CalibrationResult | None = field(default=None, repr=False)
 
     def summary(self) -> str:
         """One line for the CLI: the scores, the choice and its cost."""
@@ -166,7 +173,8 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     reference = _run(model.proto, rows)
     plans = [make_plan(model, variant(recipe, name), guard=True) for name in ("compute+mse", "mse")]
     union = replace(plans[1], activations={**plans[0].activations, **plans[1].activations})
-    mse = calibrate(model, union, source, samples=n - held, progress=progress, cancel=cancel)
+    part, full = calibrate_split(model, union, source, at=n - held, samples=n, progress=progress, cancel=cancel)
+    mse = merge_shards(model, union, [(0, part)])  # the ranges of the first rows only: the variants scored
     ranges = {"mse": mse, "minmax": _as_minmax(mse)}
     scores: dict[str, float] = {}
     for i, name in enumerate(CANDIDATES):
@@ -187,7 +195,9 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         progress(len(CANDIDATES), len(CANDIDATES), "Choosing the recipe")
     best = max(scores, key=lambda k: scores[k])
     chosen = best if scores[best] >= scores["preset"] + MARGIN_DB else "preset"
-    return ChoiceReport(variant(recipe, chosen), chosen, scores, time.perf_counter() - t0, mse.seconds, held)
+    calibration = full if CANDIDATES[chosen][0] == "mse" else _as_minmax(full)  # over every row
+    return ChoiceReport(variant(recipe, chosen), chosen, scores, time.perf_counter() - t0, full.seconds, held,
+                        calibration=calibration)
 
 
 def _held_rows(source, first: int, end: int) -> list[dict[str, np.ndarray]]:
