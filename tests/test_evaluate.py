@@ -183,3 +183,22 @@ def test_missing_quantized_model_file_says_so(tmp_path, data):
     onnx.save(tiny_model(1.0, B), f)
     with pytest.raises(ModelError, match=r"nope.onnx: no such model file \(the quantized model\)"):
         evaluate(str(f), str(tmp_path / "nope.onnx"), data)
+
+
+def test_outputs_larger_than_a_chunk_give_the_whole_batch_figures(data, arrays, monkeypatch):
+    """The float64 sums run in chunks of _CHUNK elements (bounded memory); with chunks of 6 elements
+    (a batch of 7 rows is 28 per output) the figures equal the one-chunk run and numpy's."""
+    from workbench.core.analysis import evaluate as ev
+
+    eps, d = 0.01, np.array([0.0, 0.1, 0.0, -0.2])
+    float_m, quant_m = tiny_model(1.5, B), tiny_model(1.5 * (1 + eps), B + d)
+    whole = evaluate(float_m, quant_m, data, batch_size=7)
+    monkeypatch.setattr(ev, "_CHUNK", 6)
+    chunked = evaluate(float_m, quant_m, data, batch_size=7)
+    x = arrays["x"].astype(np.float64)
+    zf, zq = x + B, x + B + d
+    for a, b in zip(whole.outputs, chunked.outputs, strict=True):
+        assert b.sqnr_db == pytest.approx(a.sqnr_db, rel=1e-12) and b.max_abs_error == a.max_abs_error
+        assert b.cosine == pytest.approx(a.cosine, rel=1e-12) and b.mse == pytest.approx(a.mse, rel=1e-12)
+    assert chunked.output("z").sqnr_db == pytest.approx(
+        10 * math.log10((zf ** 2).sum() / ((zf - zq) ** 2).sum()), abs=1e-4)

@@ -28,9 +28,12 @@ def analyze_end_to_end(model: PreparedModel, result: QuantizeResult, data: Any, 
                        progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> EvalReport:
     """The model outputs of ``result`` against the float model on ``data``, measured exactly as
     :func:`workbench.core.analysis.evaluate.evaluate` measures a written file (onnxruntime's default
-    optimisations: fused integer kernels), so ``analyze``'s headline figure equals ``evaluate``'s."""
+    optimisations: fused integer kernels), so ``analyze``'s headline figure equals ``evaluate``'s, up to
+    onnxruntime's float32 results at another batch size (about 1e-8 relative): batches of
+    :data:`~workbench.core.data.loader.ANALYSIS_BATCH` rows, as the per-unit pass runs, so memory
+    stays flat in the number of rows."""
     return evaluate(result.float_model or model, result.proto, data, samples=samples, progress=progress,
-                    cancel=cancel)
+                    cancel=cancel, batch_size=ANALYSIS_BATCH)
 
 
 def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples: int | None = None,
