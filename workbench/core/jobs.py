@@ -227,13 +227,16 @@ def job_choose(payload: dict, progress, cancel: CancelToken) -> dict:
 
     Payload: ``model_path``, ``recipe``, ``data``, ``samples``. Result: ``recipe`` (the chosen recipe
     JSON; the given one when the preset stays or the choice was skipped), ``chosen``, ``scores``
-    (variant -> held-out output SQNR, dB), ``held_out``, ``skipped`` (None or why) and ``summary``.
+    (variant -> held-out output SQNR, dB), ``held_out``, ``skipped`` (None or why), ``summary`` and
+    ``calibration`` (the chosen recipe's ranges over every row as cache JSON, None when skipped: the
+    document keeps it, so the calibration or export that follows runs no calibration pass).
     """
     model = _open(payload, progress)
     rep = api.choose_recipe(model, _recipe(payload), payload["data"], samples=payload.get("samples"),
                             progress=in_phase(progress, "Choosing"), cancel=cancel)
     return {"recipe": rep.recipe.to_json(), "chosen": rep.chosen, "scores": rep.scores, "held_out": rep.held_out,
-            "skipped": rep.skipped, "summary": rep.summary()}
+            "skipped": rep.skipped, "summary": rep.summary(),
+            "calibration": rep.calibration.to_json() if rep.calibration is not None else None}
 
 
 def _sweep_executor(spec: str | None):

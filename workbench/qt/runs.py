@@ -160,7 +160,7 @@ class RunController(QObject):
             self.doc.set_results(result)
         elif kind == "sensitivity":
             self.doc.set_sensitivity(result)
-        elif kind in ("export", "report", "evaluate") and result.get("calibration") is not None:
+        elif kind in ("export", "report", "evaluate", "choose") and result.get("calibration") is not None:
             self.doc.calibration = result["calibration"]
         self.succeeded.emit(kind, result)
 
