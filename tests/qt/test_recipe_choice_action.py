@@ -28,12 +28,7 @@ def test_choose_recipe_on_digits_transformer_applies_compute_only_mse_and_undo_r
     text = window.status_label.text()
     assert text.startswith("Recipe choice: compute+mse (output SQNR on 16 held-out rows, dB: preset ")
     assert "Ctrl+Z restores" in text and window.calibration.status.text() == "Idle."
-    # the choice's calibration pass covered every row: the document caches it, and quantizing the
-    # chosen recipe with that cache calibrates nothing again
-    cache = api.CalibrationResult.from_json(window.doc.calibration)
-    assert cache.samples_seen == want.calibration.samples_seen == 100  # every row of calib.npz
-    again = api.quantize(api.open_model(folder / "model_opset17.onnx"), window.doc.recipe,
-                         data=str(folder / "calib.npz"), calibration=cache)
-    assert sorted(again.calibration.reused) == sorted(again.plan.activations)
+    # an MSE variant hands no ranges on (they depend on where batches start): the cache stays as it was
+    assert window.doc.calibration is None
     window.doc.undo_stack.undo()
     assert window.doc.recipe == before

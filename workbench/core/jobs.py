@@ -228,8 +228,8 @@ def job_choose(payload: dict, progress, cancel: CancelToken) -> dict:
     Payload: ``model_path``, ``recipe``, ``data``, ``samples``. Result: ``recipe`` (the chosen recipe
     JSON; the given one when the preset stays or the choice was skipped), ``chosen``, ``scores``
     (variant -> held-out output SQNR, dB), ``held_out``, ``skipped`` (None or why), ``summary`` and
-    ``calibration`` (the chosen recipe's ranges over every row as cache JSON, None when skipped: the
-    document keeps it, so the calibration or export that follows runs no calibration pass).
+    ``calibration`` (with the preset kept, its ranges over every row as cache JSON, which the document
+    keeps, so the calibration or export that follows runs no calibration pass; else None).
     """
     model = _open(payload, progress)
     rep = api.choose_recipe(model, _recipe(payload), payload["data"], samples=payload.get("samples"),

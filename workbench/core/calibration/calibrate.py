@@ -23,6 +23,7 @@ batches (case 11).
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -37,7 +38,9 @@ from workbench.core.calibration.instrument import InstrumentedSession, instrumen
 from workbench.core.calibration.observers import Observer, make_observer
 from workbench.core.calibration.observers.derived import Deriver, find_derivations
 from workbench.core.calibration.observers.merged import apply_merges, find_merges
+from workbench.core.data.base import DataSource
 from workbench.core.data.loader import open_data
+from workbench.core.data.rows import RowRange
 from workbench.core.errors import CalibrationError, Cancelled, DataError, RecipeError
 from workbench.core.formats.qparams import QParams
 from workbench.core.progress import CancelToken, ProgressFn
@@ -334,7 +337,7 @@ def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, p
                     cancel: CancelToken | None = None) -> tuple[CalibrationResult, CalibrationResult]:
     """One pass over ``data`` (as :func:`calibrate`) that also keeps the observers as they stood after
     rows ``0 .. at - 1``: ``(first rows, unfinished as calibrate(..., finish=False) leaves them;
-    every row, finished)``. A batch that straddles row ``at`` is run as two. Finish the first with
+    every row, finished)``. No batch holds samples on both sides of ``at``. Finish the first with
     :func:`merge_shards` (``[(0, first)]``). It saves a second session and pass where a job needs
     ranges over the first rows and then over all of them (the recipe choice scores on the rows past
     ``at``).
@@ -557,22 +560,30 @@ class _Run:
             per_sample = max(sum(a.nbytes for a in outs), 1)
             batch_size = int(min(MAX_BATCH, max(1, BATCH_BYTES // per_sample)))
             log.debug("Calibration batch size %d (%d bytes observed per sample).", batch_size, per_sample)
-            skip = 1
+            skip = {k: len(v) for k, v in first.items()}  # sample 0's rows (a sample may hold several)
         else:
             batch_size = batch_size or (MAX_BATCH if can_batch else 1)
-            skip = 0
+            skip = None
         self.batch_size = batch_size
-        for idx, feed in _indexed(src, batch_size, samples):
-            if skip and idx[0] == 0:
-                idx, feed = idx[1:], {k: v[1:] for k, v in feed.items()}
+        for idx, feed in self._parts(batch_size, samples):
+            if skip is not None and idx[0] == 0:
+                idx, feed = idx[1:], {k: v[skip[k]:] for k, v in feed.items()}
                 if not idx:
                     continue
-            at = self.split_at
-            if at is not None and idx[0] < at <= idx[-1]:  # run as two batches, split at row ``at``
-                k = at - idx[0]
-                yield idx[:k], {name: v[:k] for name, v in feed.items()}, None
-                idx, feed = idx[k:], {name: v[k:] for name, v in feed.items()}
             yield idx, feed, None
+
+    def _parts(self, batch_size: int, samples: int | None) -> Iterator[tuple[list[int], dict]]:
+        """The batches of the data; with :attr:`split_at`, none holds samples on both sides of it
+        (samples are grouped, never sliced: one may hold several rows)."""
+        at, src = self.split_at, self.source
+        if at is None:
+            yield from _indexed(src, batch_size, samples)
+        elif isinstance(src, DataSource):
+            yield from src.indexed_batches(batch_size, samples, break_at=at)
+        else:
+            for part, first in ((RowRange(src, 0, at), 0), (RowRange(src, at, samples or sys.maxsize), at)):
+                for idx, feed in _indexed(part, batch_size, None):
+                    yield [i + first for i in idx], feed
 
     def _pipeline(self, batches) -> Iterator[tuple[list[int], dict, list[np.ndarray]]]:
         """Run batch k+1 in onnxruntime on a helper thread while batch k is observed.

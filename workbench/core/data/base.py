@@ -78,9 +78,10 @@ class DataSource:
         """True when several samples can be concatenated into one feed (dynamic batch axis 0)."""
         return batchable(self.inputs)
 
-    def indexed_batches(self, batch_size: int = 1, limit: int | None = None
+    def indexed_batches(self, batch_size: int = 1, limit: int | None = None, *, break_at: int | None = None
                         ) -> Iterator[tuple[list[int], dict[str, np.ndarray]]]:
-        """Yield ``(sample indices, feed)``; see :meth:`batches`."""
+        """Yield ``(sample indices, feed)``; see :meth:`batches`. With ``break_at``, sample
+        ``break_at`` starts a new batch (none holds samples on both sides of it)."""
         if not isinstance(batch_size, int) or batch_size < 1:
             raise DataError(f"batch size must be a positive integer, got {batch_size!r}.",
                             hint="Use a batch size of 1 or more.")
@@ -88,7 +89,7 @@ class DataSource:
         group: list[dict[str, np.ndarray]] = []
         idx: list[int] = []
         for i, feed in enumerate(self.samples(limit)):
-            if group and (len(group) >= size or not _same_tail(group[0], feed)):
+            if group and (len(group) >= size or i == break_at or not _same_tail(group[0], feed)):
                 yield idx, _concat(group)
                 group, idx = [], []
             group.append(feed)
