@@ -84,6 +84,10 @@ def test_empty_fields_dropped_as_onnx_ir_drops_them(monkeypatch):
     proto.doc_string = ""
     proto.graph.node[2].domain = ""
     proto.graph.node[2].doc_string = ""
+    proto.graph.node[3].name = ""
+    proto.graph.input[0].doc_string = ""
+    proto.graph.node[2].attribute.append(helper.make_attribute("unused_attr", 1))
+    proto.graph.node[2].attribute[0].doc_string = ""
     proto.graph.output[0].type.Clear()
     proto.graph.output[0].ClearField("type")
     proto.graph.output[0].type.SetInParent()

@@ -97,7 +97,8 @@ def _lift_plain(proto: onnx.ModelProto) -> onnx.ModelProto | None:
     with its domain set explicitly, the nodes other than Constant unchanged, the initializers then
     the lifted tensors (named by the Constant's output, in node order), and one value_info
     (element type and dims) per initializer, in initializer order. Fields set but empty are
-    dropped: strings of the model, graphs and nodes, and the type of an input or output. A subgraph (If / Loop / Scan body) is written the same way: its
+    dropped: strings of the model, graphs, nodes and attributes, and the type and doc_string of an
+    input or output. A subgraph (If / Loop / Scan body) is written the same way: its
     Constants become its own initializers.
     """
     if len(proto.functions) or not all(_plain(g) for _, g in iter_graphs(proto.graph)):
@@ -128,9 +129,11 @@ def _lift_graph(g: onnx.GraphProto, out: onnx.GraphProto) -> None:
     for field, value in g.ListFields():
         if field.name not in ("node", "initializer", "value_info"):
             _copy_field(out, field.name, value)
-    for vi in list(out.input) + list(out.output):
+    for vi in list(out.input) + list(out.output):  # fields set but empty are dropped, as onnx_ir drops them
         if vi.HasField("type") and not vi.type.ByteSize():
-            vi.ClearField("type")  # an empty type is dropped, as onnx_ir drops it
+            vi.ClearField("type")
+        if vi.HasField("doc_string") and not vi.doc_string:
+            vi.ClearField("doc_string")
     consts = [n for n in g.node if n.op_type == "Constant"]
     out.node.extend(_lift_node(n) for n in g.node if n.op_type != "Constant")
     out.initializer.extend(g.initializer)
@@ -144,15 +147,19 @@ def _lift_graph(g: onnx.GraphProto, out: onnx.GraphProto) -> None:
 
 def _lift_node(n: onnx.NodeProto) -> onnx.NodeProto:
     """``n`` itself, or a copy whose subgraph attributes are lifted (:func:`_lift_graph`) and whose
-    explicitly empty domain or doc_string is dropped (onnx_ir writes them only when not empty)."""
-    empty = [f for f in ("domain", "doc_string") if n.HasField(f) and not getattr(n, f)]
+    explicitly empty name, domain or doc_string (its own or an attribute's) is dropped (onnx_ir writes
+    them only when not empty)."""
+    empty = [f for f in ("name", "domain", "doc_string") if n.HasField(f) and not getattr(n, f)]
     if not empty and not any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                                    for a in n.attribute):
+                             or (a.HasField("doc_string") and not a.doc_string) for a in n.attribute):
         return n
     copy = onnx.NodeProto()
     copy.CopyFrom(n)
     for f in empty:
         copy.ClearField(f)
+    for a in copy.attribute:
+        if a.HasField("doc_string") and not a.doc_string:
+            a.ClearField("doc_string")
     for a in copy.attribute:
         if a.type == onnx.AttributeProto.GRAPH:
             lifted = onnx.GraphProto()
