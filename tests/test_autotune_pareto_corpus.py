@@ -108,3 +108,40 @@ def test_digits_transformer_front_uses_int16_before_float(corpus, tmp_path, caps
     sqnr = 10 * np.log10(np.sum(f ** 2) / np.sum((f - q) ** 2))
     final = [p for p in curve if p["accepted"]][-1]["metric"]
     assert sqnr == pytest.approx(final, abs=1e-3) and sqnr >= 45
+
+
+@pytest.mark.slow
+def test_digits_transformer_front_on_measured_latency(corpus, tmp_path, capsys):
+    """--latency: every point is timed against the float model and the front is the points no other
+    beats on metric, weight bytes and that latency (checked here by brute force)."""
+    folder = corpus / "digits_transformer"
+    out = tmp_path / "curve.json"
+    code = main(["autotune", str(folder / "model_opset17.onnx"), "--preset", "cpu-u8s8", "--data",
+                 str(folder / "calib.npz"), "--samples", "32", "--eval", str(folder / "eval.npz"), "--eval-samples",
+                 "32", "--metric", "sqnr", "--min-score", "45", "-o", str(tmp_path / "q.onnx"),
+                 "--curve-json", str(out), "--latency", "--max-trials", "8"])
+    text = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    curve = doc["curve"]
+    assert code in (0, 1) and doc["cost_proxy"].startswith("latency")
+    assert all(p["latency"] is not None and 0 < p["latency"] < 100 for p in curve)
+
+    def key(p):
+        return (-p["metric"], p["weight_bytes"], p["latency"])
+
+    def beaten(p):
+        return any(all(x <= y for x, y in zip(key(q), key(p), strict=True)) and key(q) != key(p) for q in curve)
+
+    want, seen = [], set()
+    for p in curve:
+        if not beaten(p) and key(p) not in seen:
+            want.append(p["trial"])
+            seen.add(key(p))
+    assert sorted(p["trial"] for p in curve if p["pareto"]) == sorted(want)
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("Pareto front"))
+    assert "measured latency" in lines[at] and "latency" in lines[at + 1].split()
+    rows = [line.split() for line in lines[at + 2: at + 2 + len(doc["front"])]]
+    front = [curve[t] for t in doc["front"]]
+    for cells, p in zip(rows, front, strict=True):
+        assert cells[5] == f"{p['latency']:.2f}x"

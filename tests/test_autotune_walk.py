@@ -81,3 +81,15 @@ def test_ladder_is_parsed_cheapest_first_and_bad_levels_name_the_option():
         with pytest.raises(RecipeError, match="promote_to") as err:
             parse_ladder(bad)
         assert "--promote-to int16,float" in err.value.hint
+
+
+def test_a_measured_latency_replaces_bops_on_the_front():
+    """With a measured latency the front weighs it, not BOPs: a point with more BOPs but a lower
+    latency (e.g. one Q/DQ transition fewer) is the better one."""
+    from types import SimpleNamespace
+
+    a = SimpleNamespace(metric=0.9, weight_bytes=100, bops=50, latency=0.8)
+    b = SimpleNamespace(metric=0.9, weight_bytes=100, bops=10, latency=1.1)
+    assert dominates(a, b) and not dominates(b, a) and pareto_indices([a, b]) == [0]
+    a.latency = b.latency = None  # not measured: BOPs decide
+    assert dominates(b, a) and pareto_indices([a, b]) == [1]

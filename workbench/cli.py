@@ -359,12 +359,14 @@ def _promoted_summary(levels: dict[str, str]) -> str:
     return f"{len(levels)} units promoted: " + ", ".join(counts)
 
 
-def _curve_row(pt, *, marks: bool = True) -> str:
-    """One autotune curve point as a table row (weight MiB, GBOPs; "?" where the cost is unknown)."""
+def _curve_row(pt, *, marks: bool = True, latency: bool = False) -> str:
+    """One autotune curve point as a table row (weight MiB, GBOPs, with ``latency`` the measured
+    latency / float; "?" where a figure is unknown)."""
     mib = "?" if pt.weight_bytes is None else f"{pt.weight_bytes / 2**20:.4f}"
     gbops = "?" if pt.bops is None else f"{pt.bops / 1e9:.4f}"
     wide = pt.count("int16") + pt.count("uint16")
-    row = (f"{pt.promoted:8d} {api.fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s} "
+    lat = "" if not latency else " " + ("?" if pt.latency is None else f"{pt.latency:.2f}x").rjust(9)
+    row = (f"{pt.promoted:8d} {api.fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}{lat} "
            f"{wide:5d} {pt.count('float'):5d} {pt.count('int4-weights'):5d}")
     if marks:
         row += f"  {'*' if pt.accepted else '-':>4s} {'*' if pt.pareto else '-':>5s}"
@@ -382,7 +384,7 @@ def cmd_autotune(args) -> int:
                        eval_samples=args.eval_samples, promote_to=args.promote_to,
                        allow_code=args.allow_code, rank=args.rank, e2e_candidates=args.e2e_candidates,
                        rank_samples=args.rank_samples, max_trials=args.max_trials,
-                       int4_weights=args.int4_weights,
+                       int4_weights=args.int4_weights, latency=args.latency,
                        executor=api.make_executor(args.executor) if args.executor else None, progress=progress)
     finally:
         progress.close()
@@ -397,20 +399,23 @@ def cmd_autotune(args) -> int:
     if not res.met and len(res.curve) > 1:  # promotions were tried (a target below one row's step tries none)
         print("no tried recipe met the target; kept the one with the best metric and, on a tie, the fewest "
               "units promoted")
-    print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s} "
-          f"{'int16':>5s} {'float':>5s} {'int4w':>5s}  path front")
+    lat = f" {'latency':>9s}" if args.latency else ""
+    head = f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s}{lat} " \
+           f"{'int16':>5s} {'float':>5s} {'int4w':>5s}"
+    print(head + "  path front")
     for pt in res.curve:
-        print(_curve_row(pt))
-    print(f"Pareto front ({len(res.front)} of {len(res.curve)} points; metric against weight MiB and GBOPs, "
-          "the latency proxy):")
-    print(f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s} "
-          f"{'int16':>5s} {'float':>5s} {'int4w':>5s}")
+        print(_curve_row(pt, latency=args.latency))
+    against = ("weight MiB and measured latency (quantized / float, 1 thread, the first eval row)" if args.latency
+               else "weight MiB and GBOPs, the latency proxy (--latency measures it)")
+    print(f"Pareto front ({len(res.front)} of {len(res.curve)} points; metric against {against}):")
+    print(head)
     for pt in res.front:
-        print(_curve_row(pt, marks=False))
+        print(_curve_row(pt, marks=False, latency=args.latency))
     if args.curve_json:
         doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
                "eval": str(args.eval), "eval_samples": args.eval_samples,  # what the curve was measured on
-               "cost_proxy": "bops (no latency figure of a plan in the core)",
+               "cost_proxy": ("latency (quantized / float, measured)" if args.latency
+                              else "bops (latency not measured: --latency)"),
                "curve": [pt.to_json() for pt in res.curve], "front": [pt.trial for pt in res.front]}
         api.atomic_write_bytes(Path(args.curve_json), (api.dumps_strict(doc, indent=2) + "\n").encode())
     api.export(res.result, args.output)
@@ -799,6 +804,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "sensitive first, while it still holds (up to --max-trials more runs)")
     s.add_argument("--rank-samples", type=_positive_int,
                    help="eval rows of the sensitivity ranking (default --eval-samples or 32)")
+    s.add_argument("--latency", action="store_true",
+                   help="time every measured recipe against the float model (onnxruntime, 1 thread, about 1 s "
+                        "each, cached) and put the Pareto front on metric, weight MiB and that latency")
     s.add_argument("--allow-code", action="store_true", help="allow running a metric FILE.py")
     s.add_argument("--rank", default="local", choices=["local", "e2e"],
                    help="order of promotion: local SQNR, or the metric with each of the first 12 promoted alone")
@@ -808,7 +816,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "ray or ray:ADDRESS")
     s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
     s.add_argument("--curve-json", metavar="FILE",
-                   help="write every measured point (promoted, metric, fraction_int8, weight_bytes, bops, levels, on "
+                   help="write every measured point (promoted, metric, fraction_int8, weight_bytes, bops, latency, levels, on "
                         "the path / the Pareto front; the eval data and samples) as JSON")
     s.add_argument("-o", "--output", required=True)
     s.set_defaults(func=cmd_autotune)

@@ -42,6 +42,7 @@ from workbench.core.pipeline.quantize import quantize
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import NodeSettings, PartialSpec
+from workbench.core.runtime.latency import compare
 from workbench.core.runtime.session import make_session
 from workbench.core.tuning.front import pareto_indices
 from workbench.core.tuning.resolution import MetricResolution, Score, measure_resolution
@@ -130,14 +131,20 @@ class CurvePoint:
         float nodes at 32. None when the cost could not be computed.
     bops : int | None
         Bit operations ``sum(MACs * b_weight * b_activation)`` of the same nodes (Baskin et al. 2018;
-        see :mod:`workbench.core.analysis.cost`), nodes with unknown shapes left out. The latency proxy:
-        the core has no latency figure of a plan.
+        see :mod:`workbench.core.analysis.cost`), nodes with unknown shapes left out. The latency proxy
+        when ``latency`` is not measured.
+    latency : float | None
+        With ``autotune(latency=True)``: this recipe's model / the float model, fastest of alternating
+        runs in onnxruntime at 1 thread on the first eval row (:func:`workbench.core.runtime.latency.compare`,
+        onnxruntime's default optimisations, so QDQ pairs run as integer kernels; below 1.0 it is
+        faster). None when not measured.
     levels : dict[str, str]
         Each promoted unit (node name) and its level ("int16" / "uint16" activations, or "float").
     accepted : bool
         On the walk's path (:mod:`workbench.core.tuning.walk`): its metric is not below any earlier path point.
     pareto : bool
-        On the Pareto front of metric against weight bytes and BOPs (:mod:`workbench.core.tuning.front`).
+        On the Pareto front of metric against weight bytes and latency (BOPs when not measured;
+        :mod:`workbench.core.tuning.front`).
     trial : int
         Order of measurement, 0 for the recipe as given.
     """
@@ -151,6 +158,7 @@ class CurvePoint:
     accepted: bool = True
     pareto: bool = False
     trial: int = 0
+    latency: float | None = None
 
     def __iter__(self):
         return iter((self.promoted, self.metric, self.fraction_int8))
@@ -165,7 +173,7 @@ class CurvePoint:
     def to_json(self) -> dict:
         return {"trial": self.trial, "promoted": self.promoted, "metric": self.metric,
                 "fraction_int8": self.fraction_int8, "weight_bytes": self.weight_bytes, "bops": self.bops,
-                "accepted": self.accepted, "pareto": self.pareto,
+                "latency": self.latency, "accepted": self.accepted, "pareto": self.pareto,
                 "levels": {lv: sorted(n for n, v in self.levels.items() if v == lv)
                            for lv in dict.fromkeys(self.levels.values())}}
 
@@ -206,7 +214,8 @@ class AutotuneResult:
     @property
     def front(self) -> list[CurvePoint]:
         pts = [p for p in self.curve if p.pareto]
-        return sorted(pts, key=lambda p: (p.weight_bytes or 0, p.bops or 0, -p.metric))
+        return sorted(pts, key=lambda p: (p.weight_bytes or 0, p.latency if p.latency is not None else (p.bops or 0),
+                                          -p.metric))
 
 
 def promote(recipe: Recipe, nodes: list[str], promote_to: str) -> Recipe:
@@ -249,12 +258,29 @@ LEVELS = ("int16", "uint16", "float")
 INT4 = "int4-weights"
 
 
+#: Seconds of alternating float / quantized runs per measured point (``autotune(latency=True)``).
+LATENCY_BUDGET_S = 1.0
+
+
+def _latency_timer(model, feeds: list[dict]) -> Callable[[Any], float]:
+    """A function of a quantize result -> its model's latency / the float model's (1 thread, the
+    first eval row; :func:`workbench.core.runtime.latency.compare`, cached per pair of models)."""
+    float_bytes = model.proto.SerializeToString()
+    first = feeds[0]
+    feed = {k: np.asarray(v)[:1] for k, v in first.items()} if all(np.ndim(v) for v in first.values()) else first
+
+    def timed(res) -> float:
+        return compare(float_bytes, res.proto.SerializeToString(), feed, budget_s=LATENCY_BUDGET_S).ratio
+
+    return timed
+
+
 def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | Score = "top1",
              max_drop: float | None = None, min_score: float | None = None, samples: int | None = None,
              eval_samples: int | None = None, promote_to: str | tuple[str, ...] = "int16,float",
              allow_code: bool = False, guard: bool = True, bias_correction: bool = False, rank: str = "local",
              e2e_candidates: int = 12, rank_samples: int | None = None, max_trials: int = 32,
-             int4_weights: bool = False,
+             int4_weights: bool = False, latency: bool = False,
              executor: Executor | None = None, progress: ProgressFn | None = None,
              cancel: CancelToken | None = None,
              on_point: Callable[[CurvePoint, Recipe, float], None] | None = None) -> AutotuneResult:
@@ -271,7 +297,10 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     does not depend on it. With ``int4_weights``, once the target holds, units with an 8-bit constant
     weight (Conv, MatMul, Gemm) that were not promoted get int4 weights, least sensitive first, while the
     target still holds (:func:`workbench.core.tuning.walk.demote`, up to ``max_trials`` more runs);
-    onnxruntime runs such a unit as DequantizeLinear + a float kernel, which BOPs do not see.
+    onnxruntime runs such a unit as DequantizeLinear + a float kernel, which BOPs do not see; with
+    ``latency`` every point's model is timed against the float model (``CurvePoint.latency``, about
+    :data:`LATENCY_BUDGET_S` seconds per point, cached per pair of models) and the Pareto front is
+    metric against weight bytes and that latency instead of BOPs.
     ``on_point(point, recipe, metric_float)`` is called with each :class:`CurvePoint` as soon as it is
     measured (in the order tried, the recipe as given first), the recipe that gave it and the float
     model's metric, so a front end can draw the curve and the target as they grow and apply any point
@@ -318,9 +347,10 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     except ModelError as exc:  # the curve then lacks sizes; the tuning itself does not need them
         log.warning("autotune curve without weight size / BOPs: %s", exc)
         float_cost = None
+    timer = _latency_timer(model, ev.feeds) if latency else None
     q_base = run_outputs(base.proto, ev.feeds)
     m0 = score(q_base, ev.float_outputs, ev.labels)
-    curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan))]
+    curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan), latency=timer(base) if timer else None)]
     res_m = measure_resolution(score, q_base, ev.float_outputs, ev.labels, len(ev.feeds))
     if on_point is not None:
         on_point(curve[0], recipe, m_float)
@@ -358,7 +388,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         if not record:
             return m, 0.0
         curve.append(CurvePoint(k, m, 1.0 - k / max(n_units, 1), *plan_cost(float_cost, res.plan),
-                                levels=dict(levels), accepted=False, trial=len(curve)))
+                                levels=dict(levels), accepted=False, trial=len(curve),
+                                latency=timer(res) if timer else None))
         if on_point is not None:
             on_point(curve[-1], apply_levels(recipe, levels), m_float)
         progress(len(curve) - 1, 0, f"{k} units promoted ({_describe(levels)}): metric {m:.4f}")

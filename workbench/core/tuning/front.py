@@ -1,9 +1,10 @@
 """The Pareto front of autotune's measured points: task metric (higher is better) against weight bytes and
-bit operations (lower is better).
+latency (lower is better).
 
-BOPs (``sum(MACs * b_weight * b_activation)``, :mod:`workbench.core.analysis.cost`) stand in for latency:
-the core has no latency figure of a plan yet, and BOPs at least rank 8-bit, 16-bit and float units
-the way integer kernels cost them.
+The latency is the point's measured one (``latency``: its model / the float model in onnxruntime,
+``autotune(latency=True)``). Points without it use BOPs (``sum(MACs * b_weight * b_activation)``,
+:mod:`workbench.core.analysis.cost`) instead, which rank 8-bit, 16-bit and float units the way integer
+kernels cost them but miss what onnxruntime adds around them (Q/DQ transitions, layout changes).
 """
 
 from __future__ import annotations
@@ -21,18 +22,21 @@ class Costed(Protocol):
 def _key(p: Costed) -> tuple[float, float, float]:
     m = p.metric if p.metric == p.metric else float("-inf")
     inf = float("inf")
-    return (-m, inf if p.weight_bytes is None else p.weight_bytes, inf if p.bops is None else p.bops)
+    latency = getattr(p, "latency", None)
+    cost = latency if latency is not None else p.bops
+    return (-m, inf if p.weight_bytes is None else p.weight_bytes, inf if cost is None else cost)
 
 
 def dominates(a: Costed, b: Costed) -> bool:
-    """``a`` is at least as good as ``b`` on metric, weight bytes and BOPs, and better on one."""
+    """``a`` is at least as good as ``b`` on metric, weight bytes and latency (BOPs without a measured
+    latency), and better on one."""
     ka, kb = _key(a), _key(b)
     return all(x <= y for x, y in zip(ka, kb, strict=True)) and ka != kb
 
 
 def pareto_indices(points: Sequence[Costed]) -> list[int]:
     """Indices of the points no other point dominates (the first of equal points only), in
-    order of weight bytes, then BOPs, then metric (best first)."""
+    order of weight bytes, then latency (or BOPs), then metric (best first)."""
     keep = []
     for i, p in enumerate(points):
         if any(dominates(q, p) for q in points):
