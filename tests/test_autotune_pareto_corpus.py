@@ -1,8 +1,8 @@
 """Autotune's walk and Pareto front on corpus models (../shared/corpus).
 
 ppocrv4_rec with its shipped SmoothQuant recipe (examples/recipes/ppocrv4_rec.json): with 8 calibration
-samples the recipe loses rows 19, 20, 40 and 58 of eval.npz that float reads right; on those four and
-rows 0-3 the walk must never get worse as it promotes, and the model of the tuned recipe (quantized
+samples the recipe loses rows 19 and 58 of eval.npz that float reads right (rows 20 and 40 too before
+histograms kept one bin lattice); on rows 19, 20, 40, 58 and 0-3 the walk must never get worse as it promotes, and the model of the tuned recipe (quantized
 again by the pipeline's own SmoothQuant pass) must score what the walk measured.
 digits_transformer: output SQNR >= 45 dB needs float units; int16 activations are tried first.
 """
@@ -47,9 +47,9 @@ def test_ppocrv4_rec_smoothquant_recipe_never_gets_worse_as_it_promotes(corpus, 
                    rank_samples=2, max_trials=3)
     charset = (folder / "charset.txt").read_text(encoding="utf-8").split("\n")
     assert res.metric_float == _exact(model.proto, x, gts, charset) == 1.0
-    assert res.metric_before == 0.625  # the three rows the recipe loses (8 calibration rows)
+    assert res.metric_before == 0.75  # the two rows the recipe loses (8 calibration rows)
     path = [p.metric for p in res.curve if p.accepted]
-    assert path[0] == 0.625 and all(b >= a for a, b in zip(path, path[1:], strict=False)), path
+    assert path[0] == 0.75 and all(b >= a for a, b in zip(path, path[1:], strict=False)), path
     assert len(res.curve) == 4  # the recipe + max_trials
     for p in res.curve[1:]:  # a refused point is below the path point before it (or ties with a lower SQNR)
         before = max(q.metric for q in res.curve[:p.trial] if q.accepted)

@@ -52,8 +52,8 @@ RESULT_VERSION = 1
 MAX_BATCH = 32
 #: Default batches are sized so that the observed tensors of one batch take about this many bytes
 #: (cache-friendly reductions). One batch is observed while the next runs, so two are in memory.
-#: Histogram observers depend a little on where batches start (ppocrv4_rec's SmoothQuant recipe
-#: with 8 rows read one eval row more right at 48 MiB than at 96), so a change here changes models.
+#: Histograms keep one bin lattice (:class:`~workbench.core.calibration.observers.histogram.StreamingHistogram`),
+#: so where later batches start moves only values at bin edges (float32 rounding).
 BATCH_BYTES = 96 << 20
 #: Overlap the onnxruntime run of batch k+1 with the observer updates of batch k ...
 PIPELINE = True

@@ -60,7 +60,13 @@ def _f32_floor(v: float) -> np.float32:
 
 
 class StreamingHistogram:
-    """Equal-width histogram over a range that grows by integer re-binning.
+    """Equal-width histogram over a range that grows by power-of-two re-binning.
+
+    Bin edges always lie on one lattice, ``origin + n * width`` (``origin``: the first value's
+    minimum), and the width only ever doubles (a growth by ``2**j`` merges aligned groups of bins), so
+    a value's bin and the final grid depend only on the first batch and the overall min / max, not on
+    how the later rows were batched (calibration batch sizes, shards and the recipe choice's split
+    pass give the same histogram). The price: bins up to twice as wide as an integer factor would give.
 
     Parameters
     ----------
@@ -84,6 +90,9 @@ class StreamingHistogram:
         self.counts = np.zeros(self.bins, np.int64)
         self.lo: float | None = None
         self.width = 1.0
+        #: the lattice: ``lo == origin + first * width`` (``first`` an int, exact)
+        self.origin = 0.0
+        self.first = 0
         self.vmin = math.inf
         self.vmax = -math.inf
         self._top = math.inf
@@ -104,30 +113,43 @@ class StreamingHistogram:
         span = mx - mn
         if span <= 0.0 or not math.isfinite(span):
             span = max(abs(mn), 1e-6) * 2.0**-10  # constant so far: any small positive width
+        self.origin, self.first = float(mn), 0
         self.lo = mn
         self.width = span / (self.bins - 1)  # the maximum sits inside the last bin, with margin
         self._layout_changed()
 
     def _grow(self, mn: float, mx: float) -> None:
-        """Widen the bins by an integer factor so ``[mn, mx]`` is covered; counts move exactly."""
-        lo, w, b = self.lo, self.width, self.bins
-        s = max(0, math.ceil((lo - mn) / w)) if mn < lo else 0
-        while lo - s * w > mn:
-            s += 1
-        new_lo = lo - s * w
-        top = max(mx, lo + b * w)
-        k = max(1, math.ceil((top - new_lo) / ((b - 1) * w)), (s + b - 1) // b + 1)
-        while new_lo + (b - 1) * k * w < top:
-            k += 1
-        if k == 1 and s == 0:
+        """Double the bin width as often as needed so the values seen so far and ``[mn, mx]`` fit:
+        bins merge in aligned groups of ``2**j`` and bin 0 moves to the coarser lattice point at or
+        below the smallest value (bins outside that are empty and drop off); counts move exactly."""
+        w, b, first = self.width, self.bins, self.first
+        low, top = min(mn, self.vmin), max(mx, self.vmax)
+        k = 1
+        while True:
+            start = self._floor_index(low, w * k)  # lattice index of the new bin 0, in units of w * k
+            if self.origin + (start + b - 1) * (w * k) >= top:
+                target = np.array([(first + j) // k - start for j in range(b)], dtype=object) \
+                    if abs(first) + b >= 2**62 else (first + np.arange(b, dtype=np.int64)) // k - start
+                target = np.asarray(target, dtype=np.int64)
+                inside = (target >= 0) & (target < b)
+                if not self.counts[~inside].any():
+                    break
+            k *= 2
+        if k == 1 and start == first:
             return
-        if s + b < 2**62 and k < 2**62:
-            target = (s + np.arange(b, dtype=np.int64)) // k
-        else:  # astronomically large factors: exact Python integers
-            target = np.array([(s + j) // k for j in range(b)], dtype=np.int64)
-        self.counts = np.bincount(target, weights=self.counts, minlength=b).astype(np.int64)
-        self.lo, self.width = new_lo, w * k
+        self.counts = np.bincount(target[inside], weights=self.counts[inside], minlength=b).astype(np.int64)
+        self.first, self.width = start, w * k
+        self.lo = self.origin + start * self.width
         self._layout_changed()
+
+    def _floor_index(self, x: float, width: float) -> int:
+        """The largest ``n`` with ``origin + n * width <= x`` (exact in float64 at the edges)."""
+        n = math.floor((x - self.origin) / width)
+        while self.origin + n * width > x:
+            n -= 1
+        while self.origin + (n + 1) * width <= x:
+            n += 1
+        return n
 
     # -- update -------------------------------------------------------------------------------
     def add(self, values: np.ndarray, mn: float, mx: float) -> None:
@@ -201,7 +223,7 @@ class StreamingHistogram:
         if other.lo is None:
             return
         if self.lo is None and other.bins == self.bins:
-            self.lo, self.width = other.lo, other.width
+            self.lo, self.width, self.origin, self.first = other.lo, other.width, other.origin, other.first
             self.counts = other.counts.copy()
             self.vmin, self.vmax = other.vmin, other.vmax
             self._layout_changed()
@@ -220,7 +242,7 @@ class StreamingHistogram:
 
     def state(self) -> dict:
         """JSON-safe dict (ints and floats only)."""
-        return {"bins": self.bins, "lo": self.lo, "width": self.width,
+        return {"bins": self.bins, "lo": self.lo, "width": self.width, "origin": self.origin, "first": self.first,
                 "vmin": None if self.lo is None else self.vmin,
                 "vmax": None if self.lo is None else self.vmax,
                 "counts": self.counts.tolist()}
@@ -230,6 +252,9 @@ class StreamingHistogram:
         h = cls(int(d["bins"]))
         h.lo = None if d["lo"] is None else float(d["lo"])
         h.width = float(d["width"])
+        # states written before the lattice was kept: the lattice starts at their bin 0
+        h.origin = float(d.get("origin", h.lo if h.lo is not None else 0.0))
+        h.first = int(d.get("first", 0))
         h.vmin = math.inf if d["vmin"] is None else float(d["vmin"])
         h.vmax = -math.inf if d["vmax"] is None else float(d["vmax"])
         h.counts = np.asarray(d["counts"], dtype=np.int64).reshape(h.bins)
