@@ -51,10 +51,13 @@ RESULT_VERSION = 1
 #: Largest default batch (samples per onnxruntime run) when the model's batch axis is dynamic.
 MAX_BATCH = 32
 #: Default batches are sized so that the observed tensors of one batch take about this many bytes
-#: (cache-friendly reductions). One batch is observed while the next runs, so two are in memory.
-#: Histograms keep one bin lattice (:class:`~workbench.core.calibration.observers.histogram.StreamingHistogram`),
-#: so where later batches start moves only values at bin edges (float32 rounding).
-BATCH_BYTES = 96 << 20
+#: (cache-friendly reductions). One batch is observed while the next runs, so two are in memory:
+#: ppocr_mobile_v2_cls (about 3.3 MiB per row) peaked at 269-278 MiB with 64 rows and 330-343 with 256
+#: at 96 MiB (its onnxruntime arena kept growing over the first runs), 228-234 and 236-271 at 48 MiB,
+#: for the same CPU time. Histograms keep one bin lattice
+#: (:class:`~workbench.core.calibration.observers.histogram.StreamingHistogram`), so where later batches
+#: start moves only values at bin edges (float32 rounding).
+BATCH_BYTES = 48 << 20
 #: Overlap the onnxruntime run of batch k+1 with the observer updates of batch k ...
 PIPELINE = True
 #: ... when one run takes at least this long (wall seconds, timed on the first batch).
@@ -279,7 +282,7 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
         Use at most this many samples.
     batch_size : int, optional
         Samples per onnxruntime run. Default: up to 32 when the model's batch axis is dynamic,
-        fewer when one sample's observed tensors are large (about 96 MiB per batch); 1 otherwise.
+        fewer when one sample's observed tensors are large (about 48 MiB per batch); 1 otherwise.
     progress : callable, optional
         ``progress(done_samples, total_samples, message)`` after each batch (total 0 if unknown).
     cancel : CancelToken, optional
