@@ -104,3 +104,15 @@ def test_guarded_plan_shows_what_quantize_keeps_float():
     assert guarded.units["concat"].excluded and guarded.units["add"].excluded and not guarded.units["conv"].excluded
     assert set(guarded.activations) == {"X", "Y"}
     assert {i.node for i in guarded.issues if i.message.startswith("kept in float")} == {"concat", "add"}
+
+
+def test_a_rule_for_every_node_names_none():
+    """A ``"*"`` rule sets how every node quantizes (the recipe choice's MSE observer); it does not
+    name nodes the guards and the latency fallback must leave alone, as a named rule does."""
+    from workbench.core.planning.island_guard import named_by_recipe
+    from workbench.core.recipe.recipe import Recipe
+
+    every = Recipe.model_validate({"rules": [{"name": "*", "activation": {"observer": "mse"}}]})
+    some = Recipe.model_validate({"rules": [{"name": "/model.[012]/*", "activation": {"dtype": "uint16"}}]})
+    assert not named_by_recipe(every, "/model.1/Add", "Add")
+    assert named_by_recipe(some, "/model.1/Add", "Add") and not named_by_recipe(some, "/model.5/Add", "Add")

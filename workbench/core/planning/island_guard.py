@@ -88,8 +88,11 @@ def float_islands(plan) -> dict[str, list[str]]:
 
 
 def named_by_recipe(recipe, node: str, op_type: str) -> bool:
-    """True if an override or a name rule of ``recipe`` matches ``node`` (op-type rules do not count)."""
-    return node in recipe.overrides or any(r.name and r.matches(node, op_type) for r in recipe.rules)
+    """True if an override or a name rule of ``recipe`` matches ``node``. Op-type rules do not count,
+    nor do rules for every node (a name of only ``*``, e.g. the recipe choice's ``{"name": "*",
+    "activation": {"observer": "mse"}}``): they set how nodes quantize, not which ones must."""
+    return node in recipe.overrides or any(r.name and r.name.strip("*") and r.matches(node, op_type)
+                                           for r in recipe.rules)
 
 
 def quantized_islands(plan) -> list[list[str]]:
