@@ -23,7 +23,6 @@ batches (case 11).
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -40,7 +39,6 @@ from workbench.core.calibration.observers.derived import Deriver, find_derivatio
 from workbench.core.calibration.observers.merged import apply_merges, find_merges
 from workbench.core.data.base import DataSource
 from workbench.core.data.loader import open_data
-from workbench.core.data.rows import RowRange
 from workbench.core.errors import CalibrationError, Cancelled, DataError, RecipeError
 from workbench.core.formats.qparams import QParams
 from workbench.core.progress import CancelToken, ProgressFn
@@ -345,6 +343,9 @@ def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, p
     ranges over the first rows and then over all of them (the recipe choice scores on the rows past
     ``at``).
 
+    ``data`` is anything :func:`workbench.core.data.loader.open_data` opens, or one of its
+    DataSources (the split groups its samples).
+
     Raises
     ------
     CalibrationError, Cancelled, DataError
@@ -353,7 +354,7 @@ def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, p
     start = time.perf_counter()
     specs = dict(plan.activations)
     observers = {t: make_observer(spec, name=t) for t, spec in specs.items()}
-    run = _Run(model, _open(data, model), observers, cancel)
+    run = _Run(model, data if isinstance(data, DataSource) else open_data(data, model), observers, cancel)
     run.split_at = at
     try:
         run.execute(samples, None, progress)
@@ -363,12 +364,17 @@ def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, p
     if run.snapshot is None:
         raise CalibrationError(f"The calibration data ended after {run.done} rows, before row {at}.",
                                hint="Give more rows, or fewer held out.")
-    empty = [t for t, o in observers.items() if o.count == 0 and o.nonfinite == 0]
+    empty = _unobserved(observers)
     full = CalibrationResult(observers, run.done, time.perf_counter() - start, run.nonfinite, empty, [],
                              run.batch_size, data_nonfinite=run.data_nonfinite)
     for w in full.warnings:
         log.warning("Calibration: %s", w)
     return run.snapshot, full
+
+
+def _unobserved(observers: dict[str, Observer]) -> list[str]:
+    """Tensors whose observer saw no value at all (neither finite nor non-finite)."""
+    return [t for t, o in observers.items() if o.count == 0 and o.nonfinite == 0]
 
 
 def _reuse(specs: dict, previous: CalibrationResult | None) -> tuple[dict[str, Observer], list[str]]:
@@ -451,7 +457,7 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]]) -> Ca
     specs = dict(plan.activations)
     deriver, merges = _derivations(model, {t: observers[t] for t in specs if t in observers}, inputs, produced)
     _finish(deriver, merges, observers, rows)
-    empty = [t for t, o in observers.items() if o.count == 0 and o.nonfinite == 0]
+    empty = _unobserved(observers)
     result = CalibrationResult(observers, sum(p.samples_seen for _, p in shards), sum(p.seconds for _, p in shards),
                                rows, empty, data_nonfinite=[(t, s + start, c) for start, part in shards
                                                             for t, s, c in part.data_nonfinite])
@@ -541,7 +547,7 @@ class _Run:
 
     def _take_snapshot(self) -> None:
         observers = {t: Observer.from_state(o.state()) for t, o in self.observers.items()}
-        empty = [t for t, o in observers.items() if o.count == 0 and o.nonfinite == 0]
+        empty = _unobserved(observers)
         self.snapshot = CalibrationResult(observers, self.done, 0.0, list(self.nonfinite), empty, [], self.batch_size,
                                           data_nonfinite=list(self.data_nonfinite))
 
@@ -576,17 +582,12 @@ class _Run:
             yield idx, feed, None
 
     def _parts(self, batch_size: int, samples: int | None) -> Iterator[tuple[list[int], dict]]:
-        """The batches of the data; with :attr:`split_at`, none holds samples on both sides of it
-        (samples are grouped, never sliced: one may hold several rows)."""
-        at, src = self.split_at, self.source
-        if at is None:
-            yield from _indexed(src, batch_size, samples)
-        elif isinstance(src, DataSource):
-            yield from src.indexed_batches(batch_size, samples, break_at=at)
-        else:
-            for part, first in ((RowRange(src, 0, at), 0), (RowRange(src, at, samples or sys.maxsize), at)):
-                for idx, feed in _indexed(part, batch_size, None):
-                    yield [i + first for i in idx], feed
+        """The batches of the data; with :attr:`split_at` (a DataSource: :func:`calibrate_split`),
+        none holds samples on both sides of it (samples are grouped, never sliced: one may hold
+        several rows)."""
+        if self.split_at is None:
+            return _indexed(self.source, batch_size, samples)
+        return self.source.indexed_batches(batch_size, samples, break_at=self.split_at)
 
     def _pipeline(self, batches) -> Iterator[tuple[list[int], dict, list[np.ndarray]]]:
         """Run batch k+1 in onnxruntime on a helper thread while batch k is observed.
