@@ -354,7 +354,8 @@ def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, p
     start = time.perf_counter()
     specs = dict(plan.activations)
     observers = {t: make_observer(spec, name=t) for t, spec in specs.items()}
-    run = _Run(model, data if isinstance(data, DataSource) else open_data(data, model), observers, cancel)
+    source = data if isinstance(data, DataSource) else open_data(data, model)
+    run = _Run(model, source, observers, cancel)
     run.split_at = at
     try:
         run.execute(samples, None, progress)
@@ -362,8 +363,8 @@ def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, p
     finally:
         run.close()
     if run.snapshot is None:
-        raise CalibrationError(f"The calibration data ended after {run.done} rows, before row {at}.",
-                               hint="Give more rows, or fewer held out.")
+        raise CalibrationError(f"{source.describe()}: the calibration data ended after {run.done} rows, "
+                               f"before row {at}.", hint="Give more rows, or fewer held out.")
     empty = _unobserved(observers)
     full = CalibrationResult(observers, run.done, time.perf_counter() - start, run.nonfinite, empty, [],
                              run.batch_size, data_nonfinite=run.data_nonfinite)
