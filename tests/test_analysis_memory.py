@@ -50,9 +50,11 @@ def test_figures_do_not_depend_on_rows_per_run(quantized, monkeypatch):
     split = api.analyze(model, res, EVAL, samples=40)
     assert seen == [1] + [1] * 40  # the sizing row, then every row alone
     assert [r.node for r in split] == [r.node for r in whole] and len(whole) > 3
+    # the same up to float32 accumulation order: the Gemm writes its logits float (no output rounding
+    # to hide it), and onnxruntime's Gemm sums in another order for 1 row than for 16
     for a, b in zip(whole, split, strict=True):
-        assert a.sqnr_db == pytest.approx(b.sqnr_db, rel=1e-9) and a.max_abs == b.max_abs
-        assert a.mse == pytest.approx(b.mse, rel=1e-9) and a.cosine == pytest.approx(b.cosine, rel=1e-12)
+        assert a.sqnr_db == pytest.approx(b.sqnr_db, rel=1e-6) and a.max_abs == pytest.approx(b.max_abs, rel=1e-5)
+        assert a.mse == pytest.approx(b.mse, rel=1e-5) and a.cosine == pytest.approx(b.cosine, rel=1e-9)
 
 
 def test_rows_per_run_follow_the_first_row(quantized, monkeypatch):

@@ -38,9 +38,10 @@ def test_case13_autotune_e2e_meets_target(cases, tmp_path):
         autotune(model, api.make_recipe("cpu-u8s8"), data=data, eval_data=data, metric=str(metric),
                  allow_code=True, min_score=-0.02, rank="sqnr")
     tuned = autotune(model, api.make_recipe("cpu-u8s8"), data=data, eval_data=data, metric=str(metric),
-                     allow_code=True, min_score=-0.02, rank="e2e", e2e_candidates=4)
-    assert tuned.met and tuned.metric_before < -0.02 <= tuned.metric_after
-    assert len(tuned.promoted) == 1, tuned.promoted
+                     allow_code=True, min_score=-0.01, rank="e2e", e2e_candidates=4)
+    # the default already scores -0.0148 (the score MatMul writes float); -0.01 needs a promotion
+    assert tuned.met and tuned.metric_before < -0.01 <= tuned.metric_after
+    assert 1 <= len(tuned.promoted) <= 2, tuned.promoted
     with np.load(data) as z:
         keys = [k for k in z.files if not k.startswith("gt_")]
         feeds = [{k: z[k][i] for k in keys} for i in range(len(z[keys[0]]))]
@@ -48,4 +49,4 @@ def test_case13_autotune_e2e_meets_target(cases, tmp_path):
             for p in (model.proto, tuned.result.proto)]
     err = max(float(np.max(np.abs(runs[0].run(None, f)[0][..., 4:] - runs[1].run(None, f)[0][..., 4:])))
               for f in feeds)
-    assert err < 0.02
+    assert err < 0.01

@@ -69,7 +69,8 @@ def test_digits_transformer_front_uses_int16_before_float(corpus, tmp_path, caps
     out = tmp_path / "curve.json"
     code = main(["autotune", str(folder / "model_opset17.onnx"), "--preset", "cpu-u8s8", "--data",
                  str(folder / "calib.npz"), "--samples", "32", "--eval", str(folder / "eval.npz"), "--eval-samples",
-                 "32", "--metric", "sqnr", "--min-score", "45", "-o", str(tmp_path / "q.onnx"),
+                 # 48 trials: the walk spends 30 on the int16 level, where most units gain under 0.1 dB
+                 "32", "--metric", "sqnr", "--min-score", "45", "--max-trials", "48", "-o", str(tmp_path / "q.onnx"),
                  "--curve-json", str(out)])
     text = capsys.readouterr().out
     assert code == 0 and "target met" in text
@@ -81,8 +82,9 @@ def test_digits_transformer_front_uses_int16_before_float(corpus, tmp_path, caps
     curve = doc["curve"]
     first_float = next(i for i, p in enumerate(curve) if "float" in p["levels"])
     assert first_float > 1 and all(set(p["levels"]) <= {"int16"} for p in curve[:first_float])
-    units = sum(map(len, curve[first_float]["levels"].values()))  # every unit got int16 (or was refused it) before any float
-    assert curve[first_float]["promoted"] == units == max(p["promoted"] for p in curve)
+    # every unit was tried at int16 (accepted or refused) before any float: the 36 units of the plan
+    tried16 = {n for p in curve[:first_float] for n in p["levels"].get("int16", [])}
+    assert len(tried16) == max(p["promoted"] for p in curve) == 36
     path = [p["metric"] for p in curve if p["accepted"]]
     assert all(b >= a for a, b in zip(path, path[1:], strict=False)) and path[-1] >= 45 > path[0]
     assert [p for p in curve if p["accepted"]][-1]["pareto"]  # the chosen recipe is on the front
@@ -105,9 +107,12 @@ def test_digits_transformer_front_uses_int16_before_float(corpus, tmp_path, caps
             for p in (folder / "model_opset17.onnx", tmp_path / "q.onnx")]
     f, q = (np.concatenate([s.run(None, {"input": xs[i:i + 1]})[0] for i in range(32)]).astype(np.float64)
             for s in runs)
-    sqnr = 10 * np.log10(np.sum(f ** 2) / np.sum((f - q) ** 2))
+    err = np.sum((f - q) ** 2)
+    sqnr = 10 * np.log10(np.sum(f ** 2) / err) if err > 0 else np.inf
     final = [p for p in curve if p["accepted"]][-1]["metric"]
-    assert sqnr == pytest.approx(final, abs=1e-3) and sqnr >= 45
+    assert sqnr >= 45
+    if final < 100:  # an all-float end measures 137 dB in the tuner's session and identical rows here
+        assert sqnr == pytest.approx(final, abs=1e-3)
 
 
 @pytest.mark.slow

@@ -93,3 +93,18 @@ def test_a_measured_latency_replaces_bops_on_the_front():
     assert dominates(a, b) and not dominates(b, a) and pareto_indices([a, b]) == [0]
     a.latency = b.latency = None  # not measured: BOPs decide
     assert dominates(b, a) and pareto_indices([a, b]) == [1]
+
+
+def test_the_last_level_tries_a_refused_unit_again_once_others_moved():
+    """Float c alone: -0.1; with a and b in float it adds 0.3 (units interact). The first pass refuses
+    c; a second pass over the last level takes it and reaches the target."""
+    def metric(lv):
+        s = 0.5 + 0.1 * len({"a", "b"} & set(lv))
+        if "c" in lv:
+            s += 0.3 if {"a", "b"} <= set(lv) else -0.1
+        return round(s, 6)
+
+    measure, seen = _recorder(metric)
+    w = walk(["c", "a", "b"], ("float",), measure, (0.5, 0.0), 0.95, 32)
+    assert seen == [{"c": "float"}, {"a": "float"}, dict.fromkeys("ab", "float"), dict.fromkeys("abc", "float")]
+    assert [s.metric for s in w.path] == [0.5, 0.6, 0.7, 1.0] and w.final.metric >= 0.95

@@ -49,17 +49,19 @@ def test_case13_default_and_autotune_keep_scores(cases, tmp_path):
     def score_err(proto):
         return max(float(np.max(np.abs(a[..., 4:] - b[..., 4:]))) for a, b in zip(f, _run(proto, feeds), strict=True))
 
-    assert score_err(default.proto) < 0.05  # the score branch's MatMul still rounds; autotune fixes that
+    # the score branch's MatMul still rounds its input (its float output no longer rounds: 0.0148);
+    # autotune fixes that
+    assert score_err(default.proto) < 0.02
     metric = tmp_path / "neg_score_err.py"
     metric.write_text("import numpy as np\n"
                       "def metric(outputs, batch):\n"
                       "    q = outputs['Y'][..., 4:]; r = batch['ref:Y'][..., 4:]\n"
                       "    return -float(np.max(np.abs(q - r)))\n")
     tuned = autotune(model, api.make_recipe("cpu-u8s8"), data=data, eval_data=data, metric=str(metric),
-                     allow_code=True, min_score=-0.02)
-    assert tuned.met and tuned.metric_before < -0.02 <= tuned.metric_after
+                     allow_code=True, min_score=-0.01)
+    assert tuned.met and tuned.metric_before < -0.01 <= tuned.metric_after
     assert 1 <= len(tuned.promoted) <= 2, tuned.promoted
-    assert score_err(tuned.result.proto) < 0.02
+    assert score_err(tuned.result.proto) < 0.01
 
 
 @pytest.mark.parametrize("ops,limit", [(None, 0.05), (["ReduceMean", "Sub", "Pow", "Add", "Sqrt", "Div", "Mul",

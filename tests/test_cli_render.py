@@ -100,4 +100,5 @@ def test_render_compare_draws_both_panes(tmp_path, capsys):
                and not any(d.output[0] in outputs for d in q.graph.node
                            if d.op_type == "DequantizeLinear" and d.input[0] == n.output[0])]
     assert text.count(">u8<") == len(between) == 6
-    assert ">out:u8<" in text and sorted(p.name for p in tmp_path.iterdir()) == ["panes.svg", "q.onnx"]
+    # the logits (the Gemm's graph output) stay float: no output badge
+    assert ">out:u8<" not in text and sorted(p.name for p in tmp_path.iterdir()) == ["panes.svg", "q.onnx"]

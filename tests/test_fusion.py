@@ -20,7 +20,7 @@ from workbench.core.writers.registry import write_model
 # kind -> integer kernels expected after onnxruntime's optimizations
 TINY = {
     "conv": {"QLinearConv": 1},
-    "matmul": {"QLinearMatMul": 1},
+    "matmul": {"MatMulIntegerToFloat": 1},  # its output is a graph output: kept float
     "gemm": {"QGemm": 1},
     "add": {"QLinearAdd": 1},
     "concat": {"QLinearConcat": 1},
@@ -162,8 +162,14 @@ def test_nd_matmul_weight_fuses_only_per_tensor():
     proto = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     feeds = {"X": rng.standard_normal((2, 3, 6)).astype(np.float32)}
     _, plan, res = quantize_tiny(proto, feeds)
+    # the output keeps its Q/DQ pair: with a float output onnxruntime would fuse the N-D per-channel
+    # weight into MatMulIntegerToFloat, which then fails at run time ("b zero point is not valid")
+    assert plan.units["mm"].outputs == ["Y"] and plan.units["mm"].float_outputs == []
     assert _kernels(optimized_op_counts(res.proto)) == {}
+    assert run(res.proto, feeds, optimize=True)["Y"].shape == (2, 3, 5)
     assert any(i.node == "mm" and "per_tensor for an integer kernel" in i.message for i in plan.issues)
     rules = [Rule(op_type="MatMul", weight=PartialSpec(granularity="per_tensor"))]
     _, plan, res = quantize_tiny(proto, feeds, rules=rules)
-    assert _kernels(optimized_op_counts(res.proto)) == {"QLinearMatMul": 1} and not plan.issues
+    assert _kernels(optimized_op_counts(res.proto)) == {"MatMulIntegerToFloat": 1} and not plan.issues
+    fused, unfused = run(res.proto, feeds, optimize=True)["Y"], run(res.proto, feeds)["Y"]
+    np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-5 * float(np.abs(unfused).max()))

@@ -63,9 +63,10 @@ def test_promoted_uint16_unit_is_excluded_in_the_plan_and_float_in_the_model(set
     issues = [i for i in res.issues if i.node == "mm2"]
     assert len(issues) == 1 and "needs opset 21, the model reaches 13" in issues[0].message
     assert any(i.node == "" and "converts only to opset 13" in i.message for i in res.issues)
-    # plan: mm1 quantized (X, H with uint8 Q/DQ; W1 one DQ); mm2 float -> exactly that is written
-    assert set(res.plan.activations) == {"X", "H"}
-    assert _counts(res) == (2, 3)
+    # plan: mm1 quantized (X with a uint8 Q/DQ; W1 one DQ; its output H, read only by the float mm2,
+    # stays float: MatMulIntegerToFloat); mm2 float -> exactly that is written
+    assert set(res.plan.activations) == {"X"} and res.plan.units["mm1"].float_outputs == ["H"]
+    assert _counts(res) == (1, 2)
     assert not any("upgrade failed" in i.message for i in res.issues)  # the writer had nothing to skip
     mm2 = next(n for n in res.proto.graph.node if n.name == "mm2")
     assert mm2.input[1] == "W2"  # float weight, as the plan says
@@ -108,7 +109,7 @@ def test_writer_upgrades_with_weights_held_out_of_its_lean_copy(tmp_path):
     np.savez(tmp_path / "c.npz", X=xs)
     res = api.quantize(model, api.make_recipe("a16w8"), data=str(tmp_path / "c.npz"))
     assert not res.plan.units["mm"].excluded and not any("upgrade failed" in i.message for i in res.issues)
-    assert _counts(res) == (2, 3)  # X and Y uint16 Q/DQ, the int8 weight's DQ
+    assert _counts(res) == (1, 2)  # X uint16 Q/DQ, the int8 weight's DQ; Y, a graph output, stays float
     assert next(o.version for o in res.proto.opset_import if o.domain == "") == 21
     assert [i.name for i in res.proto.graph.input] == ["X"]  # no stand-in input left behind
     x = {"X": xs[0]}  # a calibrated sample: no clipping, only rounding

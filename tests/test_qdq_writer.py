@@ -21,8 +21,8 @@ from workbench.core.writers.registry import write_model
 # kind -> (QuantizeLinear count, DequantizeLinear count)
 COUNTS = {
     "conv": (2, 4),      # X, Relu out | X, Relu out, W, B  (Relu folded into the Conv unit)
-    "matmul": (2, 3),    # X, Y | X, Y, W
-    "gemm": (2, 4),      # X, Y | X, Y, W, B
+    "matmul": (1, 2),    # X | X, W  (Y is read by no quantized unit: float, MatMulIntegerToFloat)
+    "gemm": (1, 3),      # X | X, W, B  (Y float: QGemm with a float output)
     "add": (3, 3),       # X, Z, Y
     "concat": (3, 3),
     "maxpool": (4, 8),   # X, c1, pool (alias), Y | + W1, B1, W2, B2

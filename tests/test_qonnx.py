@@ -141,7 +141,8 @@ def test_annotations_and_float_weights_kept():
     ann = {a.tensor_name: {e.key: e.value for e in a.quant_parameter_tensor_names}
            for a in qx.graph.quantization_annotation}
     grids = sorted(v["QUANT_DATATYPE"] for v in ann.values())
-    assert grids == ["INT32", "INT8", "INT8"] + ["UINT8"] * 4  # bias, 2 weights; x, relu out, flatten out, y
+    # bias, 2 weights; x, relu out, flatten out (y, the Gemm's graph output, stays float)
+    assert grids == ["INT32", "INT8", "INT8"] + ["UINT8"] * 3
     assert all(v["finn_datatype"].startswith("SCALEDINT<") for v in ann.values())
     inits = {i.name: numpy_helper.to_array(i) for i in qx.graph.initializer}
     quant_inputs = [inits[n.input[0]] for n in qx.graph.node if n.op_type == "Quant" and n.input[0] in inits]
@@ -299,7 +300,8 @@ def test_cli_convert_prints_report_and_refuses(tmp_path, capsys):
     model, plan, qp = quantized(tiny_conv(), api.make_recipe("cpu-u8s8"))
     onnx.save(write_model(model, plan, qp).proto, qdq)
     assert main(["convert", str(qdq), str(tmp_path / "q.onnx"), "--to", "qonnx"]) == 0
-    assert "wrote" in capsys.readouterr().out and op_counts(onnx.load(tmp_path / "q.onnx"))["Quant"] == 7
+    # x, relu out, flatten out, 2 weights, bias (y stays float)
+    assert "wrote" in capsys.readouterr().out and op_counts(onnx.load(tmp_path / "q.onnx"))["Quant"] == 6
 
 
 def test_api_export_formats(tmp_path):

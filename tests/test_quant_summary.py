@@ -74,7 +74,8 @@ def test_summary_of_our_qdq_export(exports):
     proto = onnx.load(str(exports["ours"]))
     ops = _ops(proto)
     s = summarize_quantization(proto)
-    assert s.kinds == {"QDQ": ops["QuantizeLinear"] + ops["DequantizeLinear"]} == {"QDQ": 24}
+    # 7 activation pairs (the Gemm's logits stay float: QGemm writes float) + 4 weight and 4 bias DQs
+    assert s.kinds == {"QDQ": ops["QuantizeLinear"] + ops["DequantizeLinear"]} == {"QDQ": 22}
     assert s.text() == f"QDQ: {ops['Conv']} Conv uint8/int8, {ops['Gemm']} Gemm uint8/int8"
     assert s.kernels == {"/f/f.0/Conv": "QDQ -> QLinearConv", "/f/f.3/Conv": "QDQ -> QLinearConv",
                          "/f/f.7/Conv": "QDQ -> QLinearConv", "/head/head.2/Gemm": "QDQ -> QGemm"}
@@ -118,8 +119,8 @@ def test_edge_dtypes_equal_the_file(exports, collapse):
         assert eq.dtypes[e] == want, t
         assert eq.tensors[e] == tensor, t
     n_q = _ops(proto)["QuantizeLinear"]
-    if collapse:  # every Q/DQ pair but the graph input's (a tag) and the output's (no consumer) is one edge
-        assert sum(d == "uint8" for d in eq.dtypes) == n_q - 2 == 6
+    if collapse:  # every Q/DQ pair but the graph input's (a tag) is one edge; the float logits have none
+        assert sum(d == "uint8" for d in eq.dtypes) == n_q - 1 == 6
     else:  # Q -> DQ edges carry uint8, the rest float
         assert sum(d == "uint8" for d in eq.dtypes) == n_q
         assert set(eq.dtypes) == {"uint8", "float"}
@@ -204,8 +205,8 @@ def test_diff_of_our_export_lists_exactly_its_qdq(exports):
     qs = {n.name: n for n in qp.graph.node if n.op_type == "QuantizeLinear"}
     dqs = {n.name for n in qp.graph.node if n.op_type == "DequantizeLinear"}
     pairs = [p for p in d.qdq if p.quantize]
-    assert sorted(p.quantize for p in pairs) == sorted(qs) and len(pairs) == 8
-    assert sorted(dq for p in d.qdq for dq in p.dequantize) == sorted(dqs) and len(dqs) == 16
+    assert sorted(p.quantize for p in pairs) == sorted(qs) and len(pairs) == 7  # no pair on the float logits
+    assert sorted(dq for p in d.qdq for dq in p.dequantize) == sorted(dqs) and len(dqs) == 15
     for p in pairs:
         assert p.tensor == qs[p.quantize].input[0] and p.dtype == _zp_type(qp, qs[p.quantize])
     lone = Counter(p.role for p in d.qdq if not p.quantize)
@@ -340,8 +341,8 @@ def test_sqnr_of_a_file_with_batch_fixed_to_one(exports, tmp_path):
     qp.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1
     fixed = compare_models(model, qp, str(CALIB), samples=32).sqnr
     assert fixed.keys() == free.keys() and len(free) == 10
-    for t, db in free.items():
-        assert fixed[t] == pytest.approx(db, abs=1e-6), t
+    for t, db in free.items():  # the float logits (QGemm's float output) move in the last bits with the batch
+        assert fixed[t] == pytest.approx(db, abs=1e-4), t
 
 
 @pytest.mark.slow

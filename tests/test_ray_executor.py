@@ -93,7 +93,8 @@ def test_autotune_e2e_is_the_same_inline_in_processes_and_on_ray(corpus, tmp_pat
     runs = {}
     for name, executor in (("inline", None), ("processes", ProcessExecutor(2)), ("ray", RayExecutor(workers=2))):
         res = api.autotune(model, recipe, data=str(folder / "calib.npz"), eval_data=str(folder / "eval.npz"),
-                           metric="top1", max_drop=0.0, samples=64, eval_samples=96, rank="e2e", e2e_candidates=6,
+                           # top1 with max_drop 0 is met as quantized (0.948 vs 0.938 float): a cosine target
+                           metric="cosine", max_drop=0.0003, samples=64, eval_samples=96, rank="e2e", e2e_candidates=6,
                            executor=executor)
         runs[name] = (res.promoted, [(p.promoted, p.metric) for p in res.curve], res.metric_after,
                       res.result.proto.SerializeToString())

@@ -37,7 +37,8 @@ def test_softmax_output_uses_the_whole_int8_grid_and_s8s8_is_close_to_the_defaul
     assert (p.qtype, int(p.zero_point)) == ("int8", -128)
     notes = [i for i in s8.issues if i.code == IssueCode.NON_NEGATIVE_GRID]
     assert [i.node for i in notes] == ["softmax"]
-    assert int(s8.qparams["S"].zero_point) == 0  # signed tensors stay symmetric, as the preset says
+    assert int(s8.qparams["Q"].zero_point) == 0  # signed tensors stay symmetric, as the preset says
+    assert "S" not in s8.qparams  # the scores go to the float Softmax only: qk writes them float
     # P itself, fake-quantized with the planned grid vs a symmetric [-max, max] grid of the same dtype
     sess = ort.InferenceSession(add_outputs(proto, ["P"]).SerializeToString(), providers=["CPUExecutionProvider"])
     pf = sess.run(["P"], {"X": x})[0]

@@ -64,6 +64,41 @@ def excluded(recipe, nodes):
     return recipe.model_copy(update={"overrides": {n: NodeSettings(exclude=True) for n in nodes}})
 
 
+def with_pair(proto, tensor: str, qp) -> tuple[onnx.ModelProto, str]:
+    """A copy of ``proto`` with a QuantizeLinear -> DequantizeLinear pair (``qp``, per tensor) on
+    ``tensor``, every reader reading the DequantizeLinear output (returned too)."""
+    out = onnx.ModelProto()
+    out.CopyFrom(proto)
+    dq = f"{tensor}_pair_dq"
+    zp = np.asarray(qp.zero_point).reshape(())
+    out.graph.initializer.extend([numpy_helper.from_array(np.asarray(qp.scale, np.float32).reshape(()), f"{tensor}_ps"),
+                                  numpy_helper.from_array(zp, f"{tensor}_pz")])
+    pair = [helper.make_node("QuantizeLinear", [tensor, f"{tensor}_ps", f"{tensor}_pz"], [f"{tensor}_pq"]),
+            helper.make_node("DequantizeLinear", [f"{tensor}_pq", f"{tensor}_ps", f"{tensor}_pz"], [dq])]
+    nodes = []
+    for n in out.graph.node:
+        n.input[:] = [dq if i == tensor else i for i in n.input]
+        nodes += [n] + (pair if tensor in n.output else [])
+    del out.graph.node[:]
+    out.graph.node.extend(nodes)
+    assert tensor not in {o.name for o in out.graph.output}
+    onnx.checker.check_model(out)
+    return out, dq
+
+
+def only_quantized(model, recipe, result, data, node):
+    """The model with only ``node`` quantized as the full plan quantizes it: alone, a MatMul's output
+    that only float nodes read would stay float (``float_outputs``), so the full plan's output pair
+    is put back (the local figure measures the unit as the full plan writes it)."""
+    others = [u.node for u in result.plan.units.values() if not u.excluded and u.node != node]
+    only = api.quantize(model, excluded(recipe, others), data=data, calibration=result.calibration, guard=False)
+    proto, names = only.proto, dict(only.tensor_map)
+    for t in result.plan.units[node].outputs:
+        if t in only.plan.units[node].float_outputs:
+            proto, names[t] = with_pair(proto, t, result.qparams[t])
+    return proto, names
+
+
 def test_figures_equal_whole_variant_models(setup):
     model, recipe, result, data, x = setup
     sweep = sensitivity_sweep(model, result, data, samples=None, executor=InlineExecutor())
@@ -71,11 +106,14 @@ def test_figures_equal_whole_variant_models(setup):
     assert sorted(r.node for r in sweep.rows) == sorted(u.node for u in units) and len(units) == 4
     assert sweep.samples == 24 and sweep.tasks == 2 * len(units)
     assert sweep.all_quant_db == pytest.approx(e2e_sqnr(model, result.proto, x), abs=1e-3)
+    kept_float = set()
     for r in sweep.rows:
         others = [u.node for u in units if u.node != r.node]
         only = api.quantize(model, excluded(recipe, others), data=data, calibration=result.calibration, guard=False)
         allbut = api.quantize(model, excluded(recipe, [r.node]), data=data, calibration=result.calibration,
                               guard=False)
+        # what a variant keeps float that the full plan quantizes: the sweep must price it the same
+        kept_float |= {t for v in (only, allbut) for u in v.plan.units.values() for t in u.float_outputs} - {"y"}
         assert r.only_quant_db == pytest.approx(e2e_sqnr(model, only.proto, x), abs=1e-3), r.node
         assert r.only_float_db == pytest.approx(e2e_sqnr(model, allbut.proto, x), abs=1e-3), r.node
         assert r.gain_db == pytest.approx(r.only_float_db - sweep.all_quant_db)
@@ -83,6 +121,8 @@ def test_figures_equal_whole_variant_models(setup):
     # worst first; the units differ by several dB, so the ranking is meaningful
     values = [r.only_quant_db for r in sweep.rows]
     assert values == sorted(values) and values[-1] - values[0] > 3.0
+    # r0 (mm0 alone), h1 (mm1 alone, or add float); both quantized in the full plan
+    assert kept_float == {"r0", "h1"} and set(result.plan.activations) >= {"r0", "h1"}
 
 
 def test_local_figure_is_the_units_own_output(setup):
@@ -90,13 +130,12 @@ def test_local_figure_is_the_units_own_output(setup):
     model, recipe, result, data, x = setup
     sweep = sensitivity_sweep(model, result, data, samples=None, executor=InlineExecutor())
     row = next(r for r in sweep.rows if r.node == "mm0")
-    only = api.quantize(model, excluded(recipe, ["mm1", "add", "mm2"]), data=data,
-                        calibration=result.calibration, guard=False)
+    only, names = only_quantized(model, recipe, result, data, "mm0")
     from workbench.core.runtime.session import add_outputs
 
     ref = make_session(add_outputs(model.proto, ["r0"])).run(["r0"], {"x": x})[0].astype(np.float64)
-    q_name = only.tensor_map["r0"]
-    got = make_session(add_outputs(only.proto, [q_name]), optimize=False).run([q_name], {"x": x})[0]
+    q_name = names["r0"]
+    got = make_session(add_outputs(only, [q_name]), optimize=False).run([q_name], {"x": x})[0]
     expect = 10 * math.log10((ref ** 2).sum() / ((ref - got) ** 2).sum())
     assert row.local_db == pytest.approx(expect, abs=1e-3)
 

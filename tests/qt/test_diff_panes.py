@@ -64,7 +64,7 @@ def test_panes_of_digits_cnn_vs_our_export(qtbot, window, open_file, cnn_export)
         assert fc.node_scene_rect(m.float_node) == qc.node_scene_rect(m.quant_node)
     # the Q/DQ marked in the right pane are exactly the file's Q/DQ nodes, each on something drawn
     qdq = Counter(n.op_type for n in qproto.graph.node if n.op_type in QDQ)
-    assert qdq == {"QuantizeLinear": 8, "DequantizeLinear": 16}
+    assert qdq == {"QuantizeLinear": 7, "DequantizeLinear": 15}  # 7 activation pairs (float logits), 8 weight/bias DQs
     marks = tab.panes.layout_.qdq_marks
     assert set(marks) == {n.name for n in qproto.graph.node if n.op_type in QDQ}
     st = qc._state.data.structure
@@ -79,10 +79,10 @@ def test_panes_of_digits_cnn_vs_our_export(qtbot, window, open_file, cnn_export)
                 assert a in tagged, (node, a)
             else:
                 assert kind == "output" and qc._state.badges[qc._state.data.index[a]] == "out:u8", (node, a)
-    # 8 pairs: 6 drawn as edge badges between nodes, one on the graph input (a tag), one before the output
+    # 7 pairs: 6 drawn as edge badges between nodes, one on the graph input (a tag); the logits stay float
     pairs = [n for n in qproto.graph.node if n.op_type == "QuantizeLinear"]
     kinds = Counter(marks[q.name][0][0] for q in pairs)
-    assert kinds == {"edge": 6, "tag": 1, "output": 1} and len(badged_edges) == 6
+    assert kinds == {"edge": 6, "tag": 1} and len(badged_edges) == 6
     # the right pane is coloured by the measured SQNR (the legend gives the thresholds)
     assert qc.color_mode() == "error" and "SQNR" in qc.error_label()
     assert fc.color_mode() == "op"

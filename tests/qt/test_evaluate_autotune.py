@@ -152,3 +152,25 @@ def test_autotune_digits_transformer_apply_point_and_undo(qtbot, window, open_fi
     open_file(window, corpus / "digits_cnn" / "model_opset17.onnx")
     assert panel.points == [] and panel.final is None and not panel.scatter.points().size
     assert Path(settings.data.text()) == corpus / "digits_cnn" / "eval.npz" and settings.metric_spec() == "top1"
+
+
+class _Spot:
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def data(self) -> int:
+        return self.index
+
+
+def test_a_click_on_points_drawn_on_top_of_each_other_applies_the_fewest_promoted(qtbot, window):
+    """Two recipes with the same metric and size sit on one spot: the click applies the one with fewer
+    units promoted (the earliest tried on a tie), whichever pyqtgraph lists first."""
+    panel = window.autotune_panel
+    panel.points = [{"point": {"promoted": n}} for n in (3, 1, 2, 1)]
+    picked: list[int] = []
+    panel.pointClicked.disconnect()  # the window's handler would apply these recipe-less points
+    panel.pointClicked.connect(picked.append)
+    panel._on_clicked(None, [_Spot(0), _Spot(3), _Spot(1), _Spot(2)])
+    panel._on_clicked(None, [_Spot(2), _Spot(0)])
+    panel._on_clicked(None, [])
+    assert picked == [1, 2]

@@ -919,8 +919,8 @@ class MainWindow(QMainWindow):
                 return row.tensor
         plan = self.doc.plan
         unit = plan.units.get(node) if plan is not None else None
-        if unit is not None and unit.outputs:
-            return unit.outputs[0]
+        if unit is not None and unit.results:
+            return unit.results[0]
         for n in self.doc.model.graph.node:
             if n.name == node and n.output:
                 return n.output[0]

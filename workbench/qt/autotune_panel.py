@@ -253,8 +253,11 @@ class AutotunePanel(QWidget):
                 f"{p['fraction_int8']:.0%} of units in 8 bits\nclick: apply this recipe")
 
     def _on_clicked(self, _item, spots, *_args) -> None:
+        """Apply the clicked point; where points are drawn on top of each other (the same metric and
+        size), the one with the fewest units promoted, then the earliest tried."""
         if len(spots):
-            self.pointClicked.emit(int(spots[0].data()))
+            indices = [int(s.data()) for s in spots]
+            self.pointClicked.emit(min(indices, key=lambda i: (self.points[i]["point"]["promoted"], i)))
 
     def point_position(self, index: int) -> QPointF:
         """Where point ``index`` is drawn, in the plot widget's viewport coordinates (for tests and scripts)."""

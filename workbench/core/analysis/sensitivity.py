@@ -72,7 +72,7 @@ def local_sensitivity(plan, rows) -> list[Sensitivity]:
     out_db = {r.tensor: r.sqnr_db for r in rows}
     producer_db: dict[str, float] = {}
     for unit in plan.units.values():
-        for t in unit.outputs:
+        for t in unit.results:
             if t in out_db:
                 producer_db[t] = out_db[t]
     result = []
@@ -164,8 +164,11 @@ def _types(proto: onnx.ModelProto, optimize: bool) -> dict[str, int]:
 
 def own_tensors(units_all, unit) -> set[str]:
     """Inputs and outputs of ``unit`` that no other quantized unit reads or writes: their Q -> DQ
-    pair exists only for this unit (the writer gives every reader of a kept pair the DQ value)."""
-    shared = {t for u in units_all if u is not unit and not u.excluded for t in list(u.inputs) + list(u.outputs)}
+    pair exists only for this unit (the writer gives every reader of a kept pair the DQ value). The
+    output of a unit that writes float (``writes_float``: MatMul / Gemm) counts as written only
+    when read: with its reader float, the planner keeps it float."""
+    others = [u for u in units_all if u is not unit and not u.excluded]
+    shared = {t for u in others for t in u.inputs} | {t for u in others if not u.writes_float for t in u.outputs}
     return {t for t in list(unit.inputs) + list(unit.outputs) if t not in shared}
 
 

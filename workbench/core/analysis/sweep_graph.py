@@ -162,22 +162,24 @@ def only_quantized(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: d
     """Suffix of the float model ``fp`` where only ``unit`` runs as in the QDQ model ``qp``.
 
     ``probes`` are the unit's fake-quantized outputs (``tensor_map`` names, renamed into the
-    float namespace as ``outputs``' consumers read them).
+    float namespace as ``outputs``' consumers read them). A unit that writes float
+    (``unit.writes_float``, MatMul / Gemm) alone has no quantized reader, so its output is taken
+    before its Q -> DQ pair, as the model with only this unit quantized writes it.
     """
     ix = index or pair_index(fp, qp)
     unit_nodes = set(unit.nodes) | {unit.node}
     f_nodes = ix.f_nodes
     internal = {o for n in f_nodes if n.name in unit_nodes for o in n.output}
     stop = {x for x in available if x not in internal} | ix.q_sources
-    targets = [tensor_map.get(t, t) for t in unit.outputs]
+    targets = [t if unit.writes_float else tensor_map.get(t, t) for t in unit.results]
     fragment = backward_closure(ix.q_nodes, targets, stop)
     fragment_outs = {o for n in fragment for o in n.output}
     # the writer gives every reader of a quantized tensor the DQ value: other readers of the
     # unit's activation inputs see them quantized too
     weights = ix.weights
     acts = [x for x in unit.inputs if x in tensor_map and x not in weights]
-    renames = {t: tensor_map[t] for t in list(unit.outputs) + acts if tensor_map.get(t) in fragment_outs}
-    after = [_renamed(n, renames) for n in downstream(f_nodes, set(unit.outputs) | set(acts), unit_nodes,
+    renames = {t: tensor_map[t] for t in unit.results + acts if tensor_map.get(t) in fragment_outs}
+    after = [_renamed(n, renames) for n in downstream(f_nodes, set(unit.results) | set(acts), unit_nodes,
                                                         ix.f_reads)]
     inits = ix.inits
     outputs = [renames.get(o.name, o.name) for o in fp.graph.output]
@@ -238,7 +240,7 @@ def with_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: 
         unit_nodes = set(unit.nodes) | {unit.node}
         internal = {o for n in f_nodes if n.name in unit_nodes for o in n.output}
         stop = {x for x in available if x not in internal} | q_inits
-        targets = [tensor_map.get(t, t) for t in unit.outputs]
+        targets = [tensor_map.get(t, t) for t in unit.results]
         frag = backward_closure(q_nodes, targets, stop, producer)
         # the unit's own node(s) and what reads their outputs are copied per unit (their tensor
         # names are the float model's); Q -> DQ of float tensors and weight DQs are shared
@@ -260,7 +262,7 @@ def with_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: 
             for k, x in enumerate(copy.output):
                 copy.output[k] = mine.get(x, x)
             nodes.append(copy)
-        probes[unit.node] = [(mine[q], t) for q, t in zip(targets, unit.outputs, strict=True) if q in mine]
+        probes[unit.node] = [(mine[q], t) for q, t in zip(targets, unit.results, strict=True) if q in mine]
     inits = {i.name: i for i in fp.graph.initializer}
     inits.update({i.name: i for i in qp.graph.initializer})
     # the error sums are computed in the graph: two scalars per unit leave the session, not two

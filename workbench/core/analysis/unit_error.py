@@ -108,7 +108,7 @@ def unit_outputs(plan, tensor_map: dict[str, str]) -> dict[str, tuple[str, str, 
     for name, unit in plan.units.items():
         if unit.excluded:
             continue
-        for t in unit.outputs:
+        for t in unit.results:
             if t in tensor_map and t not in pairs:
                 pairs[t] = (name, unit.op_type, tensor_map[t])
     return pairs

@@ -55,6 +55,11 @@ SHAPE_ONLY_OPS = frozenset({"Shape", "Size"})
 #: int8, when their input comes from a DequantizeLinear and their output goes to a QuantizeLinear.
 REQUANTIZED_WHEN_EXCLUDED = frozenset({"Conv", "ConvTranspose", "Gemm"})
 
+#: Ops whose onnxruntime integer kernel can also write float: DQ inputs and a float output fuse into
+#: MatMulIntegerToFloat (MatMul) or QGemm without ``y_scale`` (Gemm); Conv has no such kernel (its
+#: DQ inputs without a Q after it run as a float Conv).
+FLOAT_OUTPUT_OPS = frozenset({"MatMul", "Gemm"})
+
 #: Activations that onnxruntime removes before a QuantizeLinear with zero_point == qmin.
 FOLD_OPS = frozenset({"Relu", "Clip"})
 

@@ -122,6 +122,11 @@ class PreparedModel:
         External data files the weights were read from (relative to the model's folder).
     lifted_constants : int
         Number of Constant nodes turned into initializers.
+    declared_value_info : frozenset of str or None
+        Main-graph tensors whose ``value_info`` the model declared itself (after its Constants were
+        lifted), before preparation's shape inference added the rest; None when not recorded (every
+        ``value_info`` then counts as declared). The writers keep only these
+        (:func:`workbench.core.writers.common.keep_declared_value_info`).
     """
 
     proto: onnx.ModelProto
@@ -135,6 +140,7 @@ class PreparedModel:
     original_opset: int = 0
     external_data_files: list[str] = field(default_factory=list)
     lifted_constants: int = 0
+    declared_value_info: frozenset[str] | None = None
 
     @property
     def graph(self) -> onnx.GraphProto:
@@ -317,9 +323,10 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str, fold_aff
     if quantized:
         kinds = Counter(q.op_type for q in quantized)
         notes.append(f"Already quantized: {count(len(quantized), 'node')} ({_fmt_counts(kinds)}).")
+    declared = frozenset(vi.name for vi in proto.graph.value_info)
     proto = infer_shapes(proto, notes)
     return PreparedModel(proto, path, sha256, renames, notes, [q.name for q in quantized], quantized,
-                         ambiguous, original, [], lifted)
+                         ambiguous, original, [], lifted, declared)
 
 
 def _upgrade_on_load(proto: onnx.ModelProto, original: int, quantized: bool, source: str,

@@ -19,7 +19,13 @@ Placement is tensor-centric like onnxruntime's QDQ format, but explicit:
   are otherwise clipped there, capping every score at sigmoid(max);
 * the output of an excluded Conv / ConvTranspose / Gemm stays float for its consumers: with a Q/DQ
   pair on both sides, onnxruntime's WeightBiasQuantization re-quantizes the float node's weight
-  (per-tensor int8) and runs it as QLinearConv, so the exclusion would not hold.
+  (per-tensor int8) and runs it as QLinearConv, so the exclusion would not hold;
+* the output of a MatMul / Gemm unit that no quantized unit reads (directly or through
+  pass-through ops), a graph output among them, stays float (``NodeUnit.float_outputs``):
+  onnxruntime fuses the unit into MatMulIntegerToFloat / QGemm with a float output, so the
+  output's Q/DQ pair would only add a rounding and a requantize + dequantize at run time. On
+  minilm_l6_v2 with only MatMuls quantized: 42 of 48 QLinearMatMul + DequantizeLinear become
+  MatMulIntegerToFloat, 96 Q/DQ nodes fewer.
 
 Nothing unsupported is silent: each case becomes a :class:`PlanIssue` naming the node.
 """
@@ -76,7 +82,11 @@ class NodeUnit:
     ``inputs`` / ``outputs`` are the float activation tensors with a Q/DQ pair at the unit's
     boundary; ``weight`` / ``bias`` the initializer names (None when absent or kept float);
     ``quant_inputs`` the per-input details; ``graph`` is "" for the main graph, otherwise the
-    name of the node holding the subgraph.
+    name of the node holding the subgraph; ``float_outputs`` the unit's outputs that stay float
+    because no quantized unit reads them (MatMul / Gemm only, see the module docstring): not
+    calibrated, no Q/DQ pair, still the unit's result for per-unit error analysis;
+    ``writes_float`` is True when onnxruntime would fuse the unit with a float output (so an output
+    that only this unit's readers quantize would stay float without them).
     """
 
     node: str
@@ -90,6 +100,13 @@ class NodeUnit:
     excluded: bool
     quant_inputs: list[UnitInput] = field(default_factory=list)
     graph: str = ""
+    float_outputs: list[str] = field(default_factory=list)
+    writes_float: bool = False
+
+    @property
+    def results(self) -> list[str]:
+        """Every output tensor of the unit, quantized (``outputs``) or kept float (``float_outputs``)."""
+        return list(self.outputs) + list(self.float_outputs)
 
 
 @dataclass
@@ -312,6 +329,7 @@ class _Builder:
             for sub in subgraphs(node):
                 self._subgraph(node, sub, top=True)
         if self.mode == "static":
+            self._keep_unread_outputs_float()
             self._follow_pass_through()
             self._share_concat_grids()
             self._resolve_requests()
@@ -552,6 +570,56 @@ class _Builder:
         self.requests.setdefault(proxy, []).append((node.name, act, True))
         self.proxies[y] = proxy
         return True
+
+    # -- static: outputs no quantized unit reads --------------------------------------------------
+    def _keep_unread_outputs_float(self) -> None:
+        """Move the outputs of MatMul / Gemm units that no quantized unit reads to ``float_outputs``
+        (module docstring). Only units whose two data inputs (A and B) are quantized: only those fuse."""
+        read = {t for t, reqs in self.requests.items() if any(not r[2] for r in reqs)}
+        for unit in self.units.values():
+            if unit.excluded or unit.graph or unit.op_type not in U.FLOAT_OUTPUT_OPS or not unit.outputs:
+                continue
+            if not self._fuses_with_float_output(unit):
+                continue
+            unit.writes_float = True
+            unread = [t for t in unit.outputs if not self._read_quantized(t, read)]
+            for t in unread:
+                unit.outputs.remove(t)
+                unit.float_outputs.append(t)
+                self.requests[t] = [r for r in self.requests[t] if r[0] != unit.node]
+                if not self.requests[t]:
+                    del self.requests[t]
+
+    def _fuses_with_float_output(self, unit: NodeUnit) -> bool:
+        """True if onnxruntime fuses ``unit`` with a float output: A and B both quantized to 8-bit
+        integers, B per tensor or a 2-D weight per channel. onnxruntime also fuses an N-D weight
+        quantized per channel into MatMulIntegerToFloat, whose kernel then fails at run time
+        ("b zero point is not valid"), so such a unit keeps its output pair (and runs as DQ + MatMul)."""
+        q = {i.index: i for i in unit.quant_inputs if i.role in (Role.ACTIVATION, Role.WEIGHT)}
+        if set(q) != {0, 1} or not all(i.spec.qtype.bits in (8, 16) and not i.spec.qtype.is_float for i in q.values()):
+            return False
+        b = q[1]
+        if b.role != Role.WEIGHT or b.spec.granularity == Granularity.per_tensor:
+            return True
+        init = self.ix.initializers.get(b.tensor)
+        return b.spec.granularity == Granularity.per_channel and init is not None and len(init.dims) == 2
+
+    def _read_quantized(self, t: str, read: set[str]) -> bool:
+        """True if a quantized unit reads ``t``, or a tensor that a chain of pass-through ops makes of it."""
+        todo, seen = [t], {t}
+        while todo:
+            x = todo.pop()
+            if x in read:
+                return True
+            for c in self.ix.consumers.get(x, []):
+                if c.op_type not in U.PASS_THROUGH_OPS or not c.input or c.input[0] != x:
+                    continue
+                if resolve_node(self.recipe, c.name, c.op_type).excluded:
+                    continue
+                fresh = [o for o in c.output if o and o not in seen]
+                seen.update(fresh)
+                todo += fresh
+        return False
 
     # -- static: pass-through aliases and spec resolution ------------------------------------------
     def _follow_pass_through(self) -> None:

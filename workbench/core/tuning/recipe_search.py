@@ -263,7 +263,7 @@ def _held_out_pass(model: PreparedModel, source, measures: dict[str, LocalError]
             feed = {k: v[keep[0]:] for k, v in feed.items()}
         if cancel is not None:
             cancel.check()
-        outs = session.run(fetch, feed)
+        outs = session.run(fetch, feed) if fetch else []  # run([]) returns every graph output
         values = {**{k: v for k, v in feed.items() if k in inputs}, **dict(zip(fetch, outs, strict=True))}
         for m in measures.values():
             m.update(values)

@@ -8,7 +8,10 @@ eval rows does not fall below it, so the accepted points form a path whose metri
 * per level of the ladder (``("int16", "float")`` by default: wider activations are tried before float
   for every unit), the units not yet at that level are taken in ranking order, in groups that double
   after each accepted group and halve after each rejected one; a single unit that is rejected stays
-  where it is (a later level may still take it);
+  where it is for the rest of that pass, and a later level may still take it; on the last level,
+  when a pass promoted anything, the units it left are tried again in a new pass (the model around
+  them changed: on digits_cnn, the most sensitive Conv alone in float lowered the output SQNR from
+  45.49 to 45.41 dB, and with three other units in float it completed the all-float model);
 * when a group of more than one unit reaches the target, the shortest prefix of it that still
   reaches it is found by bisection (the target is met on both ends, so the path stays monotone);
 * a promotion that leaves the task metric where it is (a fraction of rows often does not move) is
@@ -96,24 +99,28 @@ def walk(ranked: list[str], ladder: tuple[str, ...], measure: Callable[[Levels],
         return m
 
     for level in ladder:
-        queue = [n for n in ranked if order.get(current.get(n, ""), -1) < order[level]]
-        step = 1
-        while queue and best[0] < min_score:
-            if trials >= max_trials:
-                w.budget_spent = True
-                return w
-            group = queue[:step]
-            before, m_before = current, best
-            m = trial({**current, **dict.fromkeys(group, level)}, f"{count(len(group), 'unit')} to {level}")
-            if m is not None and _better(m, best):
-                w.steps[-1].accepted = True
-                current, best, queue, step = w.steps[-1].levels, m, queue[step:], step * 2
-                if best[0] >= min_score and len(group) > 1:
-                    _trim(w, before, m_before, group, level, min_score, trial, max_trials - trials)
+        moved = True
+        while moved and best[0] < min_score:  # a pass over the units below this level; the last level again
+            moved = False                     # while its passes promote
+            queue = [n for n in ranked if order.get(current.get(n, ""), -1) < order[level]]
+            step = 1
+            while queue and best[0] < min_score:
+                if trials >= max_trials:
+                    w.budget_spent = True
                     return w
-            else:
-                queue = queue[1:] if step == 1 else queue
-                step = max(1, step // 2)
+                group = queue[:step]
+                before, m_before = current, best
+                m = trial({**current, **dict.fromkeys(group, level)}, f"{count(len(group), 'unit')} to {level}")
+                if m is not None and _better(m, best):
+                    w.steps[-1].accepted = True
+                    current, best, queue, step = w.steps[-1].levels, m, queue[step:], step * 2
+                    moved = level == ladder[-1]
+                    if best[0] >= min_score and len(group) > 1:
+                        _trim(w, before, m_before, group, level, min_score, trial, max_trials - trials)
+                        return w
+                else:
+                    queue = queue[1:] if step == 1 else queue
+                    step = max(1, step // 2)
         if best[0] >= min_score:
             break
     return w

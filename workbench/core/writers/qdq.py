@@ -117,6 +117,7 @@ class QdqWriter:
         self._graph_key = 0
         self._act_qparams = act_qparams
         self._float_proto = model.proto
+        self._declared = getattr(model, "declared_value_info", None)
         #: float weight -> its first integer copy in the main graph (:mod:`~workbench.core.writers.shared_tables`)
         self.table_copies: dict[str, TableCopy] = {}
 
@@ -144,11 +145,14 @@ class QdqWriter:
     # -- driver ------------------------------------------------------------------------------
     def write(self) -> QdqResult:
         self._make_pairs()
+        for unit in self.plan.units.values():  # kept float: the same tensor in both models
+            self.tensor_map.update((t, t) for t in unit.float_outputs if t not in self.tensor_map)
         self._rewrite(self.proto.graph, main=True)
         self.issues += share_tables(self.proto, self.table_copies, self.alloc, set(self.plan.units))
         self.proto.graph.initializer.extend(self.new_inits)
         restore_held(self.proto, self._held)
         drop_unused_initializers(self.proto)
+        C.keep_declared_value_info(self.proto, self._declared)
         C.stamp_metadata(self.proto, self.plan)
         self._check()
         self.issues += mx_writer.runtime_issues(self.proto)
