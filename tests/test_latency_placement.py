@@ -17,7 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 from workbench.core import api
 from workbench.core.issues import IssueCode
 from workbench.core.runtime import latency
-from workbench.core.runtime.unit_latency import conv_probe_models
+from workbench.core.runtime.unit_latency import conv_probe_models, matmul_probe_models
 
 X_SHAPE = [1, 4, 8, 8]
 DW = {"group": 4, "kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
@@ -98,3 +98,61 @@ def test_probe_models_compute_the_conv_and_fuse_as_described():
             ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
             ops = [n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node]
             assert want in ops and ({"QLinearConv"} & set(ops)) == ({"QLinearConv"} if want == "QLinearConv" else set())
+
+
+def _attention(tmp_path):
+    from qdq_helpers import attention_model
+
+    onnx.save(attention_model(None), tmp_path / "attn.onnx")
+    np.savez(tmp_path / "calib.npz", X=np.random.default_rng(2).standard_normal((4, 8, 16)).astype(np.float32))
+    return api.open_model(str(tmp_path / "attn.onnx")), str(tmp_path / "calib.npz")
+
+
+def _seed_matmul(a_shape, b_shape, quantized_output: bool, ratio: float) -> None:
+    f, q = matmul_probe_models(a_shape, b_shape, quantized_output, 17)
+    rng = np.random.default_rng(1)
+    feed = {"a": rng.standard_normal(a_shape).astype(np.float32), "b": rng.standard_normal(b_shape).astype(np.float32)}
+    root = latency.default_cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    (root / f"{latency.cache_key(f, q, feed)}.json").write_text(json.dumps(
+        {"float_s": 1e-4, "quant_s": 1e-4 * ratio, "runs": 9, "float_median_s": 1e-4, "quant_median_s": 1e-4 * ratio}))
+
+
+def test_activation_matmul_kept_float_only_when_its_quantized_form_measured_slower(tmp_path):
+    """Q Kᵀ measured slower quantized (1.3x) is kept float; P V (0.8x) stays quantized; the MatMuls
+    with weights are never probed. Shapes from the first calibration sample (batch 1)."""
+    model, data = _attention(tmp_path)
+    recipe = api.make_recipe("cpu-u8s8")
+    plan = api.plan(model, recipe)
+    _seed_matmul([1, 8, 16], [1, 16, 8], bool(plan.units["qk"].outputs), 1.3)
+    _seed_matmul([1, 8, 8], [1, 8, 16], bool(plan.units["pv"].outputs), 0.8)
+    res = api.quantize(model, recipe, data=data, latency_check=True)
+    notes = [i for i in res.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
+    assert [i.node for i in notes] == ["qk"]
+    assert "1.30x" in notes[0].message and "[1, 8, 16] x [1, 16, 8]" in notes[0].message
+    assert res.plan.units["qk"].excluded and not res.plan.units["pv"].excluded
+    assert not any(res.plan.units[n].excluded for n in ("q_proj", "k_proj", "v_proj", "o_proj"))
+    # Q and Kt, read only by the float qk, lose their pairs (q_proj writes float)
+    assert {"Q", "Kt", "K"}.isdisjoint(res.plan.activations) and res.plan.units["q_proj"].float_outputs == ["Q"]
+    assert ("qk" in res.recipe.overrides) and api.quantize(model, res.recipe, data=data).proto == res.proto
+
+
+@pytest.mark.parametrize("quantized_output,kernel", [(False, "MatMulIntegerToFloat"), (True, "QLinearMatMul")])
+def test_matmul_probe_models_compute_the_matmul_and_fuse_as_described(quantized_output, kernel):
+    a_shape, b_shape = [1, 4, 8, 16], [1, 4, 16, 8]
+    f, q = matmul_probe_models(a_shape, b_shape, quantized_output, 17)
+    rng = np.random.default_rng(5)
+    feed = {"a": rng.uniform(-2, 2, a_shape).astype(np.float32), "b": rng.uniform(-2, 2, b_shape).astype(np.float32)}
+    ref = ort.InferenceSession(f, providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    got = ort.InferenceSession(q, providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    np.testing.assert_allclose(ref, feed["a"] @ feed["b"], rtol=1e-5, atol=1e-4)
+    # inputs on a 0.02 grid: each product term moves by at most 0.01 * (|a| + |b|) <= 0.04, 16 terms;
+    # a quantized output (same 0.02 step, clipped at 2.54) is clipped, so only the error inside the grid is bounded
+    inside = np.abs(ref) < 2.5
+    assert np.max(np.abs(got - ref)[inside]) <= 16 * 0.04 + 0.01 and got.shape == ref.shape == (1, 4, 8, 8)
+    with tempfile.TemporaryDirectory() as d:
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = os.path.join(d, "o.onnx")
+        ort.InferenceSession(q, so, providers=["CPUExecutionProvider"])
+        ops = [n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node]
+    assert kernel in ops and "MatMul" not in ops

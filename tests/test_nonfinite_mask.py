@@ -123,7 +123,7 @@ def test_nonfinite_calibration_data_is_reported_with_the_input_and_sample(tmp_pa
     x[5, 2, 3] = np.nan
     np.savez(tmp_path / "calib.npz", X=x)
     code = main(["quantize", str(tmp_path / "attn.onnx"), "--data", str(tmp_path / "calib.npz"),
-                 "-o", str(tmp_path / "q.onnx")])
+                 "-o", str(tmp_path / "q.onnx"), "--no-latency-check"])  # its probes may keep qk / pv float here
     err = capsys.readouterr().err
     assert code == 0, err
     assert "input 'X' of the calibration data holds NaN/Inf: sample 5 (1)" in caplog.text

@@ -1,4 +1,5 @@
-"""Latency placement: keep float the depthwise Conv units whose integer kernel measured slower.
+"""Latency placement: keep float the depthwise Conv units and the MatMuls of two activations whose
+quantized form measured slower.
 
 Runs before calibration when the job asks for the latency check (``quantize(...,
 latency_check=True)``; the CLI's default). For every quantized depthwise Conv unit of the main
@@ -18,9 +19,12 @@ price that, which is why the whole model is measured again by the latency check 
 fallback (:mod:`workbench.core.pipeline.latency_fallback`) leaves whole islands float when the
 model is still slower (ppocr_mobile_v2_cls: every island, 0.95-0.98x).
 
-Depthwise Convs are the family measured here because onnxruntime's CPU kernels make them the one
-compute op whose integer form can lose at small spatial sizes; dense Convs, MatMul and Gemm won
-in every probe on this machine (pointwise 32->64 at 24x96: 0.56).
+Depthwise Convs are measured because onnxruntime's CPU kernels make them the one weighted compute
+op whose integer form can lose at small spatial sizes; dense Convs, MatMul and Gemm with a weight
+won in every probe on this machine (pointwise 32->64 at 24x96: 0.56). A MatMul of two activations
+(attention's Q Kᵀ and P V) has no weight: quantized, each input pays a QuantizeLinear on every run,
+and the product is small (12 heads x 32 x 32 x 32 in minilm_l6_v2), so it is probed too
+(:func:`workbench.core.runtime.unit_latency.matmul_unit_latency`, the unit's real input shapes).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from workbench.core.pipeline.passes import Job, PassResult
 from workbench.core.pipeline.plan_passes import guard_islands, job_facts, resolve_plan
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.runtime.session import add_outputs, make_session
-from workbench.core.runtime.unit_latency import conv_unit_latency
+from workbench.core.runtime.unit_latency import conv_unit_latency, matmul_unit_latency
 
 log = logging.getLogger(__name__)
 
@@ -60,16 +64,53 @@ def depthwise_units(job: Job) -> dict[str, tuple[onnx.NodeProto, list[int]]]:
     return found
 
 
+def activation_matmul_units(job: Job) -> dict[str, onnx.NodeProto]:
+    """Quantized main-graph MatMul units of ``job.plan`` whose two inputs are activations: node name -> node."""
+    nodes = {n.name: n for n in job.model.proto.graph.node}
+    found = {}
+    for name, unit in job.plan.units.items():
+        node = nodes.get(name)
+        if unit.excluded or unit.graph or unit.op_type != "MatMul" or node is None or unit.weight is not None:
+            continue
+        if {q.index for q in unit.quant_inputs if q.role == "activation"} == {0, 1}:
+            found[name] = node
+    return found
+
+
 def _input_shapes(job: Job, names: list[str]) -> dict[str, list[int]]:
-    proto = add_outputs(job.model.proto, names)
-    sess = make_session(proto, threads=1)
     feed = latency_feed(job.model, job.data)
-    outs = sess.run(names, feed)
-    return {n: list(v.shape) for n, v in zip(names, outs, strict=True)}
+    inner = [n for n in names if n not in feed]
+    sess = make_session(add_outputs(job.model.proto, inner), threads=1)
+    outs = sess.run(inner, feed) if inner else []
+    shapes = {n: list(v.shape) for n, v in zip(inner, outs, strict=True)}
+    shapes.update((n, list(feed[n].shape)) for n in names if n in feed)
+    return shapes
+
+
+def _probe(job: Job, name: str, node: onnx.NodeProto, shapes: dict, opset: int,
+           w_shape: list[int] | None) -> str | None:
+    """The note for a unit kept float, or None when its quantized form measured fast enough (or the
+    probe could not run)."""
+    try:
+        if w_shape is not None:
+            x = shapes[node.input[0]]
+            lat, kernel, where = conv_unit_latency(node, w_shape, x, opset), "QLinearConv", f"input {x}"
+        else:
+            a, b = shapes[node.input[0]], shapes[node.input[1]]
+            lat = matmul_unit_latency(a, b, bool(job.plan.units[name].outputs), opset)
+            kernel, where = "a quantized MatMul (a Q on each input)", f"inputs {a} x {b}"
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types; keep the unit as planned
+        log.info("latency probe of %s failed: %s", name, exc)
+        return None
+    if lat.ratio <= KEEP_FLOAT_ABOVE:
+        return None
+    return (f"kept in float: as {kernel} it measured {lat.ratio:.2f}x its float latency at {where} "
+            "(onnxruntime CPU, 1 thread); name the node in an override to quantize it anyway")
 
 
 class LatencyPlacement:
-    """Keep float the depthwise Conv units whose QLinearConv measured slower (see the module docstring)."""
+    """Keep float the depthwise Conv units and activation x activation MatMuls whose quantized form
+    measured slower (see the module docstring)."""
 
     name = "latency-placement"
 
@@ -77,11 +118,13 @@ class LatencyPlacement:
         return job.latency_check and job.guard and job.plan.mode == PlanMode.STATIC
 
     def run(self, job: Job) -> PassResult:
-        units = depthwise_units(job)
+        units: dict[str, tuple[onnx.NodeProto, list[int] | None]] = dict(depthwise_units(job))
+        units.update((n, (node, None)) for n, node in activation_matmul_units(job).items())
         if not units:
             return PassResult(False)
+        tensors = sorted({t for node, w in units.values() for t in node.input[:1 if w is not None else 2]})
         try:
-            shapes = _input_shapes(job, sorted({n.input[0] for n, _ in units.values()}))
+            shapes = _input_shapes(job, tensors)
         except Exception as exc:  # noqa: BLE001 - no decision without shapes; the latency check still reports
             log.info("latency placement skipped: %s", exc)
             return PassResult(False)
@@ -90,16 +133,9 @@ class LatencyPlacement:
         for name, (node, w_shape) in units.items():
             if job.cancel is not None:
                 job.cancel.check()  # raises Cancelled between probes
-            x_shape = shapes[node.input[0]]
-            try:
-                lat = conv_unit_latency(node, w_shape, x_shape, opset)
-            except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types; keep the unit as planned
-                log.info("latency probe of %s failed: %s", name, exc)
-                continue
-            if lat.ratio > KEEP_FLOAT_ABOVE:
-                slow[name] = (f"kept in float: as QLinearConv it measured {lat.ratio:.2f}x its float latency at "
-                              f"input {x_shape} (onnxruntime CPU, 1 thread); name the node in an override to "
-                              "quantize it anyway")
+            note = _probe(job, name, node, shapes, opset, w_shape)
+            if note is not None:
+                slow[name] = note
         slow = {n: m for n, m in slow.items() if n not in job.recipe.overrides}
         if not slow:
             return PassResult(False)

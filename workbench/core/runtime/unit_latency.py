@@ -1,4 +1,5 @@
-"""Does one Conv unit's Q/DQ pay? Two one-op models measured in onnxruntime, cached.
+"""Does one Conv or activation x activation MatMul unit's Q/DQ pay? Two tiny models measured in
+onnxruntime, cached.
 
 Inside a quantized chain a Conv unit runs either as onnxruntime's integer kernel
 (``DQ(x) -> Conv(DQ(int8 w), int32 bias) -> Q``, fused into QLinearConv) or, kept float, as
@@ -12,6 +13,11 @@ alternating runs, cached on disk). ``ratio`` > 1 means the integer kernel is the
 Measured here (onnxruntime 1.32, x86_64 AVX512-VNNI, 2 shared cores, rough): the 11 depthwise
 Convs of ppocr_mobile_v2_cls (input 1x3x48x192) run slower as QLinearConv than in float; keeping
 them float took the whole model from 1.6x to about 1.25x float latency.
+
+A MatMul of two activations (attention's Q Kᵀ and P V) has no weight to pack: quantized, it pays a
+QuantizeLinear on each input on every run. :func:`matmul_unit_latency` measures
+``Q(a), Q(b) -> DQ, DQ -> MatMul`` (with the unit's output Q/DQ when the plan quantizes it) against
+the float MatMul, on float inputs of the unit's real shapes.
 """
 
 from __future__ import annotations
@@ -64,6 +70,54 @@ def conv_probe_models(attrs: dict, weight_shape: list[int], x_shape: list[int], 
         ins.append("bf")
     nodes += [helper.make_node("Conv", ins, ["yf"], **attrs), q_y]
     return float_model, _model(nodes, inits, x_shape, opset)
+
+
+def matmul_probe_models(a_shape: list[int], b_shape: list[int], quantized_output: bool,
+                        opset: int = 17) -> tuple[bytes, bytes]:
+    """(float-MatMul model, QDQ-MatMul model) bytes for one MatMul of two activations (module docstring).
+
+    Inputs ``a``, ``b`` are float32 of ``a_shape`` / ``b_shape``; the QDQ model quantizes both to uint8
+    (onnxruntime fuses it into MatMulIntegerToFloat, or QLinearMatMul when ``quantized_output`` adds
+    the output pair); the output ``y`` is float32 in both.
+    """
+    vi = helper.make_tensor_value_info
+    inputs = [vi("a", TensorProto.FLOAT, a_shape), vi("b", TensorProto.FLOAT, b_shape)]
+    outputs = [vi("y", TensorProto.FLOAT, None)]
+
+    def build(nodes, inits) -> bytes:
+        m = helper.make_model(helper.make_graph(nodes, "probe", inputs, outputs, inits),
+                              opset_imports=[helper.make_opsetid("", max(opset, 13))])
+        m.ir_version = 8
+        return m.SerializeToString()
+
+    float_model = build([helper.make_node("MatMul", ["a", "b"], ["y"])], [])
+    inits = [numpy_helper.from_array(np.float32(0.02), "s"), numpy_helper.from_array(np.uint8(128), "z")]
+    nodes = []
+    for x in ("a", "b"):
+        nodes += [helper.make_node("QuantizeLinear", [x, "s", "z"], [f"{x}q"]),
+                  helper.make_node("DequantizeLinear", [f"{x}q", "s", "z"], [f"{x}f"])]
+    if quantized_output:
+        nodes += [helper.make_node("MatMul", ["af", "bf"], ["yf"]),
+                  helper.make_node("QuantizeLinear", ["yf", "s", "z"], ["yq"]),
+                  helper.make_node("DequantizeLinear", ["yq", "s", "z"], ["y"])]
+    else:
+        nodes.append(helper.make_node("MatMul", ["af", "bf"], ["y"]))
+    return float_model, build(nodes, inits)
+
+
+def matmul_unit_latency(a_shape: list[int], b_shape: list[int], quantized_output: bool,
+                        opset: int = 17) -> LatencyComparison:
+    """Quantized vs float latency of a MatMul of two activations of shapes ``a_shape`` and ``b_shape``
+    (ratio = quantized / float; :func:`matmul_probe_models`).
+
+    Raises
+    ------
+    onnxruntime's exceptions when a probe cannot run (callers treat that as "no decision").
+    """
+    f, q = matmul_probe_models(a_shape, b_shape, quantized_output, opset)
+    rng = np.random.default_rng(1)
+    feed = {"a": rng.standard_normal(a_shape).astype(np.float32), "b": rng.standard_normal(b_shape).astype(np.float32)}
+    return compare(f, q, feed, budget_s=PROBE_BUDGET_S)
 
 
 def conv_unit_latency(node: onnx.NodeProto, weight_shape: list[int], x_shape: list[int],
