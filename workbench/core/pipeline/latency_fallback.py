@@ -39,7 +39,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
-from workbench.core.pipeline.latency_check import MIN_SLOWDOWN_S, SLOWER_THAN
+from workbench.core.pipeline.latency_check import worth_rewriting
 from workbench.core.pipeline.passes import Job, Pass, PassResult, run_passes
 from workbench.core.planning.island_guard import named_by_recipe, quantized_islands
 from workbench.core.recipe.spec import PlanMode
@@ -59,11 +59,10 @@ _ADOPTED = ("model", "recipe", "user_recipe", "plan", "guard_recipe", "calibrati
 
 
 def does_not_pay(lat: LatencyComparison | None) -> bool:
-    """True when ``lat`` says the quantized model is slower than float (ratio above
-    :data:`~workbench.core.pipeline.latency_check.SLOWER_THAN`) by at least
-    :data:`~workbench.core.pipeline.latency_check.MIN_SLOWDOWN_S` seconds per run; a smaller
-    slowdown (a model that runs in microseconds) is reported by the latency check, not rewritten."""
-    return lat is not None and lat.ratio > SLOWER_THAN and lat.quant_s - lat.float_s >= MIN_SLOWDOWN_S
+    """True when ``lat`` says the quantized model is slower than float by a margin worth a rewrite
+    (:func:`~workbench.core.pipeline.latency_check.worth_rewriting`); a smaller slowdown (a model that
+    runs in microseconds) is reported by the latency check, not rewritten."""
+    return lat is not None and worth_rewriting(lat)
 
 
 class LatencyFallback:
