@@ -69,16 +69,22 @@ def test_quantize_reports_the_measured_ratio(tmp_path):
     assert ("slower than float by" in notes[0].message) == (lat.ratio > 1.0 and not worth_rewriting(lat))
 
 
+def _seed(model, data, result, float_s: float, quant_s: float) -> None:
+    """A cached measurement of this float / quantized pair on its latency feed (the model's batch is
+    fixed at 2: the first sample is 2 rows)."""
+    feed = {"X": np.load(data)["X"][:2]}
+    key = latency.cache_key(model.proto.SerializeToString(), result.proto.SerializeToString(), feed)
+    root = latency.default_cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    (root / f"{key}.json").write_text(json.dumps({"float_s": float_s, "quant_s": quant_s, "runs": 9,
+                                                  "float_median_s": float_s, "quant_median_s": quant_s}))
+
+
 def test_slower_than_float_is_a_warning_with_the_ratio(tmp_path):
     """A cached measurement that says 'slower' (written for exactly this pair and feed) must warn."""
     model, data = _quantized(tmp_path)
     result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
-    feed = {"X": np.load(data)["X"][:2]}  # the model's batch is fixed at 2: the first sample is 2 rows
-    key = latency.cache_key(model.proto.SerializeToString(), result.proto.SerializeToString(), feed)
-    root = latency.default_cache_dir()
-    root.mkdir(parents=True)
-    (root / f"{key}.json").write_text(json.dumps({"float_s": 0.002, "quant_s": 0.003, "runs": 9,
-                                                  "float_median_s": 0.002, "quant_median_s": 0.003}))
+    _seed(model, data, result, 0.002, 0.003)
     checked = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
     # slower by 1 ms a run: the latency fallback leaves the model's only island (conv, relu) float and says so
     warn = [i for i in checked.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
@@ -92,12 +98,7 @@ def test_a_model_of_a_millisecond_is_rewritten_for_a_few_percent(tmp_path):
     ppocr_mobile_v2_cls measured): above the noise of a model that long, so the fallback runs."""
     model, data = _quantized(tmp_path)
     result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
-    feed = {"X": np.load(data)["X"][:2]}
-    key = latency.cache_key(model.proto.SerializeToString(), result.proto.SerializeToString(), feed)
-    root = latency.default_cache_dir()
-    root.mkdir(parents=True)
-    (root / f"{key}.json").write_text(json.dumps({"float_s": 0.84e-3, "quant_s": 0.8862e-3, "runs": 9,
-                                                  "float_median_s": 0.84e-3, "quant_median_s": 0.8862e-3}))
+    _seed(model, data, result, 0.84e-3, 0.8862e-3)
     checked = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
     warn = [i for i in checked.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
     assert [(i.node, i.severity) for i in warn] == [("conv", Severity.WARNING)] and "1.05x" in warn[0].message
@@ -110,12 +111,7 @@ def test_a_model_of_a_millisecond_is_rewritten_for_a_few_percent(tmp_path):
 def test_a_slowdown_of_microseconds_is_stated_and_warned_but_not_rewritten(tmp_path):
     model, data = _quantized(tmp_path)
     result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
-    feed = {"X": np.load(data)["X"][:2]}
-    key = latency.cache_key(model.proto.SerializeToString(), result.proto.SerializeToString(), feed)
-    root = latency.default_cache_dir()
-    root.mkdir(parents=True)
-    (root / f"{key}.json").write_text(json.dumps({"float_s": 20e-6, "quant_s": 30e-6, "runs": 9,
-                                                  "float_median_s": 20e-6, "quant_median_s": 30e-6}))
+    _seed(model, data, result, 20e-6, 30e-6)
     checked = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
     assert checked.proto.SerializeToString() == result.proto.SerializeToString()  # no float fallback under 50 us
     warn = [i for i in checked.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]
