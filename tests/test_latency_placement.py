@@ -156,3 +156,30 @@ def test_matmul_probe_models_compute_the_matmul_and_fuse_as_described(quantized_
         ort.InferenceSession(q, so, providers=["CPUExecutionProvider"])
         ops = [n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node]
     assert kernel in ops and "MatMul" not in ops
+
+
+def test_a_placement_that_costs_output_sqnr_is_undone(tmp_path, monkeypatch):
+    """The probe keeps dw float; the guard then measures both models (here: the placed one 10 dB, the one
+    without the placement 20 dB) and keeps the recipe's placement, reported, with no exclusion recorded."""
+    from workbench.core.pipeline import placement_guard
+
+    model, data = _model(tmp_path)
+    _seed_probe(1.4)
+    measured = []
+
+    def sqnr(float_model, quant_model, feeds):
+        dw = next(n for n in quant_model.graph.node if n.name == "dw")
+        placed = dw.input[1] == "Wd"  # the float weight: dw kept float
+        measured.append((placed, len(feeds)))
+        return 10.0 if placed else 20.0
+
+    monkeypatch.setattr(placement_guard, "output_sqnr", sqnr)
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
+    assert sorted(measured) == [(False, 4), (True, 4)]  # the 4 calibration samples, both models
+    undone = [i for i in res.issues if i.code == IssueCode.PLACEMENT_UNDONE]
+    assert [i.node for i in undone] == ["dw"] and "from 20.0 to 10.0 dB" in undone[0].message
+    assert not [i for i in res.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
+    assert not res.plan.units["dw"].excluded and "dw" not in res.recipe.overrides
+    plain = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    assert res.proto.SerializeToString() == plain.proto.SerializeToString()
+    assert ("placement-guard", True) in res.passes

@@ -50,7 +50,7 @@ def test_static_run_goes_through_every_pass_in_order(calib):
     assert [p.name for p in QUANTIZE_PASSES] == [
         "refuse-quantized", "smoothquant", "plan", "refuse-float16-only", "non-finite-guard", "island-guard",
         "latency-placement", "calibrate", "sentinel-guard", "require-ranges", "write", "bias-correction",
-        "constant-input-bias", "latency-check", "latency-fallback"]
+        "constant-input-bias", "placement-guard", "latency-check", "latency-fallback"]
     assert res.plan.mode == PlanMode.STATIC and res.plan.mode == "static"
     roles = {q.role for u in res.plan.units.values() for q in u.quant_inputs}
     assert roles == {Role.ACTIVATION, Role.WEIGHT, Role.BIAS}

@@ -53,6 +53,7 @@ class IssueCode(StrEnum):
     SLOWER_THAN_FLOAT = "slower-than-float"            # the quantized model measured slower than float
     LATENCY_NOT_MEASURED = "latency-not-measured"      # no feed or no session to measure with
     LATENCY_KEPT_FLOAT = "latency-kept-float"          # a unit whose integer kernel measured slower than float
+    PLACEMENT_UNDONE = "placement-undone"              # latency placement undone: it cost output SQNR
     # model preparation, projects
     PREPARATION_NOTE = "preparation-note"              # a remark of model preparation (renames, folds, ...)
     PLAN_ERROR = "plan-error"                          # the recipe could not be resolved at all

@@ -140,6 +140,7 @@ class LatencyPlacement:
         if not slow:
             return PassResult(False)
         recipe = (job.guard_recipe or job.recipe).with_excluded(list(slow))
+        job.placed_float, job.placement_recipe = list(slow), job.user_recipe
         # a measured decision: the result's recipe records it, so a saved project replays the same model
         job.user_recipe = job.user_recipe.with_excluded(list(slow))
         # a float Conv can leave element-wise neighbours reaching no integer kernel: the island guard again

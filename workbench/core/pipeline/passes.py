@@ -58,6 +58,9 @@ class Job:
     history: list[tuple[str, bool]] = field(default_factory=list)
     #: graph analyses shared by the job's plans (:func:`workbench.core.pipeline.plan_passes.job_facts`)
     graph_facts: GraphFacts | None = None
+    #: units the latency placement kept float, and ``user_recipe`` as it was before
+    placed_float: list[str] = field(default_factory=list)
+    placement_recipe: Recipe | None = None
 
 
 @dataclass

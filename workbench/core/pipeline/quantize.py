@@ -17,8 +17,10 @@ interface of :mod:`workbench.core.pipeline.passes`:
 11. ``write``               the writer registered for the plan's mode
 12. ``bias-correction``     recipe ``bias_correction``: Conv biases absorb the weight-rounding shift
 13. ``constant-input-bias`` Convs on a constant input absorb their exact shift
-14. ``latency-check``       with ``latency_check``: quantized vs float latency, a warning when slower
-15. ``latency-fallback``    with ``latency_check``, when slower than float: islands whose Q/DQ did not pay
+14. ``placement-guard``     with ``latency_check``, when the placement kept units float: undone if that
+                            cost more than 1 dB of output SQNR on calibration samples
+15. ``latency-check``       with ``latency_check``: quantized vs float latency, a warning when slower
+16. ``latency-fallback``    with ``latency_check``, when slower than float: islands whose Q/DQ did not pay
                             left float, the model written and measured again
 """
 
@@ -39,6 +41,7 @@ from workbench.core.pipeline.latency_fallback import LatencyFallback
 from workbench.core.pipeline.latency_placement import LatencyPlacement
 from workbench.core.pipeline.model_passes import RefuseQuantized, SmoothQuant
 from workbench.core.pipeline.passes import Job, Pass, run_passes
+from workbench.core.pipeline.placement_guard import PlacementGuard
 from workbench.core.pipeline.plan_passes import (
     IslandGuard,
     NonFiniteGuard,
@@ -60,8 +63,8 @@ __all__ = ["QUANTIZE_PASSES", "QuantizeResult", "calibrate", "plan", "quantize"]
 #: The quantize pipeline, in order (see the module docstring). A new pass is a class plus a line here.
 QUANTIZE_PASSES: list[Pass] = [
     RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), NonFiniteGuard(), IslandGuard(), LatencyPlacement(),
-    Calibrate(), SentinelGuard(), RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(), LatencyCheck(),
-    LatencyFallback(lambda: QUANTIZE_PASSES[:-1]),
+    Calibrate(), SentinelGuard(), RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(),
+    PlacementGuard(lambda: QUANTIZE_PASSES), LatencyCheck(), LatencyFallback(lambda: QUANTIZE_PASSES[:-1]),
 ]
 
 

@@ -1,0 +1,90 @@
+"""Placement guard: undo the latency placement when the units it kept float cost output SQNR.
+
+Keeping a unit float usually makes the model closer to float, but not always. A changed plan is
+calibrated in other batch sizes, histogram ranges move by a few percent with them, and some models
+are that sensitive: ppocrv4_rec (its recipe choice, Conv/MatMul only) scores 0.97 exact match with
+all 51 units quantized and 0.88 with the same plan whose MSE ranges moved by up to 3 % (calibration
+reused from another plan); with the 8 depthwise Convs its probes kept float (1.06-1.47x) it scored
+0.80, output SQNR 8.1 dB against 13.4 on calibration samples.
+
+Runs after the model is written when the latency placement kept any unit float. The job is written
+again with the recipe as it was before the placement (calibrated as that job would be on its own),
+both models and the float model run on the first
+:data:`ROWS` calibration samples, and when the placement's output SQNR is more than
+:data:`MARGIN_DB` below the other's, the other is kept, reported as ``IssueCode.PLACEMENT_UNDONE``.
+Output SQNR: ``10 log10(sum f^2 / sum (f - q)^2)`` over every graph output and row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from workbench.core.data.loader import open_data_source
+from workbench.core.issues import IssueCode, PlanIssue, Severity
+from workbench.core.pipeline.passes import Job, Pass, PassResult, run_passes
+from workbench.core.runtime.session import make_session
+from workbench.core.wording import count
+
+#: Calibration samples both placements are compared on.
+ROWS = 8
+#: dB of output SQNR the placement may cost before it is undone.
+MARGIN_DB = 1.0
+#: Fields of a :class:`Job` that the placement-free run replaces.
+_ADOPTED = ("model", "recipe", "user_recipe", "plan", "guard_recipe", "calibration", "qparams", "written",
+            "smoothed", "graph_facts")
+
+
+def output_sqnr(float_model, quant_model, feeds: list[dict[str, np.ndarray]]) -> float:
+    """SQNR in dB of ``quant_model``'s outputs against ``float_model``'s (``onnx.ModelProto``) over
+    ``feeds`` (every output, every feed; inf when they are equal)."""
+    f, q = make_session(float_model), make_session(quant_model)
+    sig = err = 0.0
+    for feed in feeds:
+        for a, b in zip(f.run(None, feed), q.run(None, feed), strict=True):
+            a64 = np.asarray(a, np.float64)
+            sig += float(np.sum(a64 * a64))
+            err += float(np.sum((a64 - np.asarray(b, np.float64)) ** 2))
+    return math.inf if err == 0.0 else 10.0 * math.log10(sig / err) if sig > 0 else -math.inf
+
+
+class PlacementGuard:
+    """Undo the latency placement when it cost output SQNR (see the module docstring)."""
+
+    name = "placement-guard"
+
+    def __init__(self, passes: Callable[[], Sequence[Pass]]):
+        self._passes = passes
+
+    def applies(self, job: Job) -> bool:
+        return (job.latency_check and bool(job.placed_float) and job.placement_recipe is not None
+                and job.written is not None and job.data is not None)
+
+    def run(self, job: Job) -> PassResult:
+        base = job.input_model or job.model
+        # calibrated afresh, as a job without the latency check would be: reused ranges differ (the
+        # batch sizes follow the plan, and histogram ranges move a little with them)
+        trial = Job(base, job.placement_recipe, job.placement_recipe, data=job.data, samples=job.samples,
+                    cancel=job.cancel, previous=job.previous, guard=job.guard,
+                    bias_correction=job.bias_correction, input_model=job.input_model)
+        run_passes(trial, self._passes())  # no latency check: the placement does not run again
+        if trial.written is None:
+            return PassResult(False)
+        feeds = list(open_data_source(job.data, base).samples(ROWS))
+        placed = output_sqnr(base.proto, job.written.proto, feeds)
+        free = output_sqnr(base.proto, trial.written.proto, feeds)
+        if not placed < free - MARGIN_DB:
+            return PassResult(False)
+        undone = list(job.placed_float)
+        for name in _ADOPTED:
+            setattr(job, name, getattr(trial, name))
+        job.issues = list(trial.issues)
+        job.placed_float = []
+        shown = ", ".join(undone[:4]) + (f" and {len(undone) - 4} more" if len(undone) > 4 else "")
+        return PassResult(True, [PlanIssue(undone[0], Severity.WARNING, (
+            f"latency placement undone: keeping {count(len(undone), 'unit')} float ({shown}) lowered the output "
+            f"SQNR from {free:.1f} to {placed:.1f} dB on {count(len(feeds), 'calibration sample')}; the units stay "
+            "quantized as the recipe asks (exclude them in the recipe to keep them float anyway)"),
+            code=IssueCode.PLACEMENT_UNDONE)])
