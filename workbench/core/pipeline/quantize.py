@@ -18,7 +18,7 @@ interface of :mod:`workbench.core.pipeline.passes`:
 12. ``bias-correction``     recipe ``bias_correction``: Conv biases absorb the weight-rounding shift
 13. ``constant-input-bias`` Convs on a constant input absorb their exact shift
 14. ``placement-guard``     with ``latency_check``, when the placement kept units float: undone if that
-                            cost more than 1 dB of output SQNR on calibration samples
+                            cost more than 3 dB of output SQNR on calibration samples
 15. ``latency-check``       with ``latency_check``: quantized vs float latency, a warning when slower
 16. ``latency-fallback``    with ``latency_check``, when slower than float: islands whose Q/DQ did not pay
                             left float, the model written and measured again
