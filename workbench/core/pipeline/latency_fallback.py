@@ -53,10 +53,6 @@ MAX_SINGLE_TRIALS = 3
 #: A trial is kept only when the whole model's ratio fell by at least this fraction (measurement noise).
 IMPROVES_BY = 0.03
 
-#: Fields of a :class:`Job` that a kept trial replaces (what was planned, calibrated, written, measured).
-_ADOPTED = ("model", "recipe", "user_recipe", "plan", "guard_recipe", "calibration", "qparams", "written",
-            "smoothed", "latency", "graph_facts")
-
 
 def does_not_pay(lat: LatencyComparison | None) -> bool:
     """True when ``lat`` says the quantized model is slower than float by a margin worth a rewrite
@@ -117,8 +113,7 @@ class LatencyFallback:
             return PassResult(False, [PlanIssue(
                 "", Severity.INFO, f"latency fallback: {count(tried, 'cheaper placement')} with islands left float measured "
                 f"no faster than {start:.2f}x float; kept as planned", code=IssueCode.LATENCY_KEPT_FLOAT)])
-        for name in _ADOPTED:
-            setattr(job, name, getattr(best, name))
+        job.adopt(best)
         job.issues = list(best.issues)  # the kept trial's own plan, guard and latency notes replace the first run's
         return PassResult(True, [_kept_issue(g, start, best.latency.ratio, len(kept)) for g in kept])
 

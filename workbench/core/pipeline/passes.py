@@ -63,6 +63,19 @@ class Job:
     placement_recipe: Recipe | None = None
 
 
+    def adopt(self, other: Job) -> None:
+        """Take over what ``other`` (the same job run again with another recipe) planned, calibrated,
+        wrote and measured (:data:`ADOPTED`)."""
+        for name in ADOPTED:
+            setattr(self, name, getattr(other, name))
+
+
+#: Fields of a :class:`Job` that a re-run of it (the latency fallback's trials, the placement guard's
+#: placement-free run) replaces when it is kept.
+ADOPTED = ("model", "recipe", "user_recipe", "plan", "guard_recipe", "calibration", "qparams", "written",
+           "smoothed", "latency", "graph_facts")
+
+
 @dataclass
 class PassResult:
     """What a pass did: whether it changed the job's model, plan or output, and the issues it raised."""

@@ -34,9 +34,6 @@ ROWS = 8
 #: batch sizes differ by about 1 dB from their ranges alone (minilm_l6_v2 with its 12 attention
 #: MatMuls float: 12.9 against 13.9 dB), ppocrv4_rec's harmful placement cost 5.3 dB.
 MARGIN_DB = 3.0
-#: Fields of a :class:`Job` that the placement-free run replaces.
-_ADOPTED = ("model", "recipe", "user_recipe", "plan", "guard_recipe", "calibration", "qparams", "written",
-            "smoothed", "graph_facts")
 
 
 def output_sqnr(float_model, quant_model, feeds: list[dict[str, np.ndarray]]) -> float:
@@ -80,8 +77,7 @@ class PlacementGuard:
         if not placed < free - MARGIN_DB:
             return PassResult(False)
         undone = list(job.placed_float)
-        for name in _ADOPTED:
-            setattr(job, name, getattr(trial, name))
+        job.adopt(trial)  # its latency is None too: the check runs after this pass
         job.issues = list(trial.issues)
         job.placed_float = []
         shown = ", ".join(undone[:4]) + (f" and {len(undone) - 4} more" if len(undone) > 4 else "")
