@@ -19,9 +19,8 @@ def drop_unused_initializers(proto: onnx.ModelProto) -> None:
         used.update(o.name for o in g.output)
     inputs = {i.name for i in proto.graph.input}
     for g in iter_graphs(proto.graph):
-        keep = [i for i in g.initializer if i.name in used or i.name in inputs]
-        if len(keep) != len(g.initializer):
-            del g.initializer[:]
-            g.initializer.extend(keep)
+        # deleted in place, last first: rebuilding the list would copy every kept tensor's bytes
+        for k in reversed([k for k, i in enumerate(g.initializer) if i.name not in used and i.name not in inputs]):
+            del g.initializer[k]
 
 

@@ -46,6 +46,8 @@ class Job:
     guard: bool = True
     bias_correction: bool = False
     latency_check: bool = False
+    #: run onnx.checker on the written model (False: only scored in onnxruntime, which validates it)
+    check: bool = True
     input_model: PreparedModel | None = None
     plan: QuantPlan | None = None
     guard_recipe: Recipe | None = None

@@ -109,16 +109,17 @@ class QuantizeResult:
     latency: LatencyComparison | None = None
 
 
-def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False) -> QuantPlan:
+def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False, facts: GraphFacts | None = None) -> QuantPlan:
     """Resolve ``recipe`` against ``model`` -> QuantPlan (units, activations, issues).
 
     Units whose dtypes need an opset the model cannot be converted to are excluded and reported
     (:mod:`workbench.core.planning.opset_fit`), so the plan says what the written model will hold.
     ``guard=True`` also keeps element-wise islands float as :func:`quantize` does by default
     (:mod:`workbench.core.planning.island_guard`; its notes are added to ``issues``), so an app shows
-    before calibration the units that will really be quantized.
+    before calibration the units that will really be quantized. ``facts``: the graph analyses of an
+    earlier plan of the same ``model`` (reused when its proto is ``model.proto``).
     """
-    facts = GraphFacts(model.proto)
+    facts = facts if facts is not None and facts.proto is model.proto else GraphFacts(model.proto)
     the_plan = resolve_plan(model, recipe, facts)
     if guard:
         the_plan, _, notes = guard_islands(model, recipe, the_plan, facts)
@@ -129,7 +130,8 @@ def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False) -> QuantP
 def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples: int | None = None,
              calibration: CalibrationResult | None = None, progress: ProgressFn | None = None,
              cancel: CancelToken | None = None, guard: bool = True,
-             bias_correction: bool = False, latency_check: bool = False) -> QuantizeResult:
+             bias_correction: bool = False, latency_check: bool = False, check: bool = True,
+             facts: GraphFacts | None = None) -> QuantizeResult:
     """Run :data:`QUANTIZE_PASSES`: plan, calibrate (static recipes) and write the quantized model in memory.
 
     Parameters
@@ -155,6 +157,12 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
         (:mod:`~workbench.core.pipeline.latency_placement`), and when the written model measured slower
         than float the islands whose Q/DQ did not pay are left float and the model written again
         (:mod:`~workbench.core.pipeline.latency_fallback`); both decisions are added to ``recipe``.
+    check : bool
+        Run onnx.checker on the written model. False is for callers that only load the model into
+        onnxruntime to score it (the recipe choice), which validates the graph on load.
+    facts : GraphFacts, optional
+        The graph analyses of an earlier plan of ``model`` (:func:`plan` or another quantize of it),
+        so several quantizes of one model analyse its graph once.
 
     Raises
     ------
@@ -162,7 +170,7 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
     """
     job = Job(model, recipe, recipe, data=data, samples=samples, progress=progress, cancel=cancel,
               previous=calibration, guard=guard, bias_correction=bias_correction or recipe.bias_correction,
-              latency_check=latency_check, input_model=model)
+              latency_check=latency_check, check=check, input_model=model, graph_facts=facts)
     run_passes(job, QUANTIZE_PASSES)
     written = job.written
     return QuantizeResult(written.proto, job.plan, job.calibration, job.qparams, dict(written.tensor_map),

@@ -20,7 +20,7 @@ class Write:
         return True
 
     def run(self, job: Job) -> PassResult:
-        job.written = write_model(job.model, job.plan, job.qparams)
+        job.written = write_model(job.model, job.plan, job.qparams, check=job.check)
         return PassResult(True)
 
 
@@ -30,7 +30,7 @@ def _rewrite(job: Job, shifts: dict) -> PassResult:
         return PassResult(False)
     model = job.model
     fixed = prepare_proto(corrected_proto(model.proto, shifts), path=model.path, sha256=model.sha256)
-    job.written = write_model(fixed, job.plan, job.qparams)
+    job.written = write_model(fixed, job.plan, job.qparams, check=job.check)
     return PassResult(True)
 
 

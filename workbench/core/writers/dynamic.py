@@ -25,7 +25,7 @@ from workbench.core.writers import common as C
 from workbench.core.writers.qdq import QdqResult, QdqWriter
 
 
-def write_dynamic(model, plan: QuantPlan, act_qparams: dict | None = None) -> QdqResult:
+def write_dynamic(model, plan: QuantPlan, act_qparams: dict | None = None, *, check: bool = True) -> QdqResult:
     """Write the dynamic-quantization model of ``plan``.
 
     Raises
@@ -33,12 +33,12 @@ def write_dynamic(model, plan: QuantPlan, act_qparams: dict | None = None) -> Qd
     ExportError
         If the opset upgrade fails or the result fails onnx.checker.
     """
-    return _DynamicWriter(model, plan).write()
+    return _DynamicWriter(model, plan, check=check).write()
 
 
 class _DynamicWriter(QdqWriter):
-    def __init__(self, model, plan: QuantPlan):
-        super().__init__(model, plan, {})
+    def __init__(self, model, plan: QuantPlan, *, check: bool = True):
+        super().__init__(model, plan, {}, check=check)
         self._dql: dict[str, tuple[str, str, str]] = {}
         self._weight_cache: dict[tuple, tuple[str, str, str]] = {}
 

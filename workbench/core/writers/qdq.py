@@ -64,7 +64,7 @@ class _Pair:
     q_out: str = ""   # the QuantizeLinear output (read by DQs inside If branches too)
 
 
-def write_qdq(model, plan: QuantPlan, act_qparams: dict[str, QParams]) -> QdqResult:
+def write_qdq(model, plan: QuantPlan, act_qparams: dict[str, QParams], *, check: bool = True) -> QdqResult:
     """Write the static QDQ model of ``plan``.
 
     Parameters
@@ -75,6 +75,9 @@ def write_qdq(model, plan: QuantPlan, act_qparams: dict[str, QParams]) -> QdqRes
         From :func:`workbench.core.planning.plan.build_plan`.
     act_qparams : dict of str to QParams
         Per-tensor qparams of every tensor in ``plan.activations`` (from calibration).
+    check : bool
+        Run onnx.checker on the result (False: a caller that only loads it into onnxruntime, which
+        validates the graph itself).
 
     Raises
     ------
@@ -82,7 +85,7 @@ def write_qdq(model, plan: QuantPlan, act_qparams: dict[str, QParams]) -> QdqRes
         A planned activation has no qparams or a non-finite / non-positive scale, or the opset
         upgrade the plan needs fails.
     """
-    return QdqWriter(model, plan, act_qparams).write()
+    return QdqWriter(model, plan, act_qparams, check=check).write()
 
 
 
@@ -90,7 +93,8 @@ def write_qdq(model, plan: QuantPlan, act_qparams: dict[str, QParams]) -> QdqRes
 class QdqWriter:
     """Rewrites a copy of the model; subclasses change how a unit is emitted."""
 
-    def __init__(self, model, plan: QuantPlan, act_qparams: dict[str, QParams]):
+    def __init__(self, model, plan: QuantPlan, act_qparams: dict[str, QParams], *, check: bool = True):
+        self.check = check
         # large float weights are not copied: read from model.proto, put back only if still used
         proto, self._held = lean_copy(model.proto)
         self.issues: list[PlanIssue] = []
@@ -154,7 +158,8 @@ class QdqWriter:
         drop_unused_initializers(self.proto)
         C.keep_declared_value_info(self.proto, self._declared)
         C.stamp_metadata(self.proto, self.plan)
-        self._check()
+        if self.check:
+            self._check()
         self.issues += mx_writer.runtime_issues(self.proto)
         self.issues += size_issue(self.proto, self._float_proto)
         return QdqResult(self.proto, self.tensor_map, self.issues)

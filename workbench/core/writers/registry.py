@@ -24,14 +24,15 @@ WRITERS: dict[str, Writer] = {
 }
 
 
-def write_model(model, plan: QuantPlan, act_qparams: dict[str, QParams] | None = None) -> QdqResult:
+def write_model(model, plan: QuantPlan, act_qparams: dict[str, QParams] | None = None, *,
+                check: bool = True) -> QdqResult:
     """Write ``plan`` with the writer of its mode (see :data:`WRITERS`).
 
-    ``act_qparams`` is required for static plans only.
+    ``act_qparams`` is required for static plans only; ``check=False`` skips onnx.checker on the result.
 
     Raises
     ------
     ExportError
         From the writer (see :func:`workbench.core.writers.qdq.write_qdq`).
     """
-    return WRITERS[str(plan.mode)](model, plan, act_qparams or {})
+    return WRITERS[str(plan.mode)](model, plan, act_qparams or {}, check=check)

@@ -49,7 +49,7 @@ def _fusion_blocker(unit, dims: list[int]) -> str | None:
     return None
 
 
-def write_weight_only(model, plan: QuantPlan, act_qparams: dict | None = None) -> QdqResult:
+def write_weight_only(model, plan: QuantPlan, act_qparams: dict | None = None, *, check: bool = True) -> QdqResult:
     """Write a weight-only model of ``plan`` (no calibration needed).
 
     Raises
@@ -57,7 +57,7 @@ def write_weight_only(model, plan: QuantPlan, act_qparams: dict | None = None) -
     ExportError
         If the opset upgrade the plan needs (21 for int4) fails.
     """
-    writer = _WeightOnlyWriter(model, plan, {})
+    writer = _WeightOnlyWriter(model, plan, {}, check=check)
     inits = {i.name: list(i.dims) for i in model.proto.graph.initializer}
     fused: list[str] = []
     for unit in plan.units.values():
