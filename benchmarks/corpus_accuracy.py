@@ -103,6 +103,8 @@ def quant_side(model: CorpusModel, corpus: Path, row: Row, samples: int | None, 
                           samples=samples, calibration=chosen.calibration if chosen is not None else None,
                           latency_check=True)  # as workbench-cli quantize does by default
     cal = result.calibration.seconds if result.calibration is not None else 0.0
+    if chosen is not None and not chosen.skipped and cal == 0.0:
+        cal = chosen.calibration_seconds  # the quantize reused the choice's pass: it is the job's calibration
     if chosen is not None:
         row.choice = (f"skipped ({chosen.skipped})" if chosen.skipped else
                       f"{chosen.chosen}, {chosen.seconds:.1f} s" + (f" = {chosen.seconds / cal:.1f}x calibration"

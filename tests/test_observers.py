@@ -461,7 +461,30 @@ def test_small_batches_are_buffered_in_order_with_bounded_memory():
     h = obs.hists[0]
     assert obs._pending_n == 0 and h.total == allx.size == obs.count
     direct, _ = np.histogram(allx.astype(np.float64), bins=h.edges)
-    assert np.abs(direct - h.counts).sum() <= 1e-4 * allx.size
+    # float32 binning puts a value within 1e-3 bin widths of an edge of the layout of its time in the
+    # neighbour bin (the float32 offset may sit that far below ``lo``): 12 of 111,209 values here
+    assert np.abs(direct - h.counts).sum() <= 2e-4 * allx.size
+
+
+@pytest.mark.parametrize("name", HIST)
+def test_small_tensors_give_one_histogram_whatever_the_batch_size(name):
+    """Calibration feeds sample 0 alone, then batches whose size follows the plan. A tensor of a few
+    hundred values per sample used to be buffered across batches, so the values that set the bin
+    lattice were those of the first flush, which moved with the batch size (ppocrv4_rec's
+    GlobalAveragePool output: MSE max 5.149 at batch 2 against 5.315 at batch 1)."""
+    rng = np.random.default_rng(5)
+    rows = [rng.standard_normal(480).astype(np.float32) * (1 + 0.3 * i) + 0.05 * i for i in range(40)]
+    ranges, lattices = [], []
+    for batch in (1, 2, 3, 7):
+        obs = make_observer(_spec(name, dtype="uint8", symmetric=False))
+        obs.update(rows[0])
+        for i in range(1, len(rows), batch):
+            obs.update(np.concatenate(rows[i:i + batch]))
+        h = obs.hists[0]
+        lattices.append((h.lo, h.width, h.counts.tolist()))
+        ranges.append(tuple(float(v) for v in obs.compute_range()))
+    assert all(lat == lattices[0] for lat in lattices[1:])
+    assert all(r == ranges[0] for r in ranges[1:])
 
 
 @pytest.mark.parametrize("name", HIST)

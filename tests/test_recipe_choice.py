@@ -107,6 +107,25 @@ def test_the_preset_stays_when_no_variant_beats_it_by_the_margin(tmp_path, monke
     assert rep.chosen == "preset" and rep.recipe is recipe
 
 
+def test_a_variant_within_the_margin_of_the_best_gives_way_to_the_one_with_fewer_roundings(tmp_path, monkeypatch):
+    path, data, _ = _affine_chain(tmp_path)
+    model = api.open_model(path)
+    calls = []
+
+    def scored(reference, got):  # preset, mse, compute+mse: mse best by 0.3 dB, both 2 dB above the preset
+        calls.append(len(got))
+        return (30.0, 32.3, 32.0)[len(calls) - 1]
+    monkeypatch.setattr(recipe_choice, "_score", scored)
+    rep = choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
+    assert rep.chosen == "compute+mse"
+    assert rep.recipe.op_types == list(CANDIDATES["compute+mse"][1])
+
+    calls.clear()  # mse ahead by the margin: chosen
+    monkeypatch.setattr(recipe_choice, "_score", lambda reference, got: (calls.append(1), (30.0, 32.6, 32.0))[1][
+        len(calls) - 1])
+    assert choose_recipe(model, api.make_recipe("cpu-u8s8"), data).chosen == "mse"
+
+
 @pytest.mark.parametrize("recipe,why", [
     ({"rules": [{"op_type": "MatMul", "activation": {"observer": "percentile"}}]}, "rules, overrides or op types"),
     ({"op_types": ["MatMul"]}, "rules, overrides or op types"),
@@ -181,11 +200,19 @@ def test_the_choice_calibrates_every_row_so_quantize_calibrates_nothing_again(tm
     assert reused.proto.SerializeToString() == fresh.proto.SerializeToString()
 
 
-def test_a_chosen_mse_variant_hands_no_ranges_on(tmp_path):
-    """MSE ranges depend on where batches start: the quantize calibrates the chosen recipe itself."""
+def test_a_chosen_mse_variant_hands_its_ranges_over_every_row_on(tmp_path):
+    """Histogram ranges do not depend on batch sizes, so the choice's pass over every row (the tensors
+    of both MSE variants, its own batch size, a batch boundary at the held-out rows) gives the
+    chosen variant the ranges its own calibration would: the quantize calibrates nothing again and
+    writes the same bytes."""
     path, data, _ = _affine_chain(tmp_path)
-    rep = choose_recipe(api.open_model(path), api.make_recipe("cpu-u8s8"), data)
-    assert rep.chosen == "compute+mse" and rep.calibration is None
+    model = api.open_model(path)
+    rep = choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
+    assert rep.chosen == "compute+mse" and rep.calibration.samples_seen == ROWS
+    reused = api.quantize(model, rep.recipe, data=data, calibration=rep.calibration)
+    fresh = api.quantize(model, rep.recipe, data=data)
+    assert sorted(reused.calibration.reused) == sorted(fresh.calibration.observers)  # nothing calibrated again
+    assert reused.proto.SerializeToString() == fresh.proto.SerializeToString()
 
 
 def test_cli_quantize_writes_the_choice_calibration(tmp_path, capsys):

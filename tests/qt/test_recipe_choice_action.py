@@ -28,7 +28,9 @@ def test_choose_recipe_on_digits_transformer_applies_compute_only_mse_and_undo_r
     text = window.status_label.text()
     assert text.startswith("Recipe choice: compute+mse (output SQNR on 16 held-out rows, dB: preset ")
     assert "Ctrl+Z restores" in text and window.calibration.status.text() == "Idle."
-    # an MSE variant hands no ranges on (they depend on where batches start): the cache stays as it was
-    assert window.doc.calibration is None
+    # the choice's pass over every row becomes the calibration cache: the export calibrates nothing again
+    cache = window.doc.calibration
+    assert cache is not None and cache["samples_seen"] == want.calibration.samples_seen
+    assert set(api.plan(api.open_model(folder / "model_opset17.onnx"), want.recipe).activations) <= set(cache["observers"])
     window.doc.undo_stack.undo()
     assert window.doc.recipe == before

@@ -366,6 +366,9 @@ class HistogramObserver(Observer):
         self._pending: list[np.ndarray] = []
         self._pending_n = 0
         self._pending_range = (math.inf, -math.inf)
+        #: ``compute_range``'s last result (an MSE / Entropy range is a search over the bins; a job asks
+        #: for it several times); dropped by every change of the histograms.
+        self._range: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def hists(self) -> list[StreamingHistogram]:
@@ -377,8 +380,10 @@ class HistogramObserver(Observer):
     def hists(self, value: list[StreamingHistogram]) -> None:
         self._flush()
         self._hists = value
+        self._range = None
 
     def _observe(self, x: np.ndarray) -> None:
+        self._range = None
         if self.granularity == Granularity.per_tensor:
             self._add_per_tensor(x)
             return
@@ -400,14 +405,17 @@ class HistogramObserver(Observer):
 
         Binning costs a dozen numpy calls whatever the size, so tiny tensors of small models
         would pay mostly call overhead; buffering keeps the order of the data (a large batch
-        flushes the buffer first) and the memory bound.
+        flushes the buffer first) and the memory bound. The first batch is never buffered: it sets
+        the bin lattice, so the histogram's grid follows the first batch alone (calibration's first
+        batch is sample 0 alone, its batch-size probe), not where buffering happened to stop,
+        which moved with the batch size.
         """
         got = self._finite_flat(x)
         if got is None:
             return
         flat, mn, mx = got
         flat = _as_float(flat)
-        if flat.size >= _DEFER_MAX:
+        if flat.size >= _DEFER_MAX or self._hists[0].lo is None:
             self._flush()
             self._hists[0].add(flat, mn, mx)
             return
@@ -429,17 +437,20 @@ class HistogramObserver(Observer):
     def compute_range(self) -> tuple[np.ndarray, np.ndarray]:
         if not self.hists:
             return np.zeros((), np.float32), np.zeros((), np.float32)
-        pairs = [(0.0, 0.0) if h.lo is None else self._range_from(h) for h in self.hists]
-        rmin = as_f32([p[0] for p in pairs])
-        rmax = as_f32([p[1] for p in pairs])
-        if self.granularity == Granularity.per_tensor:
-            rmin, rmax = rmin.reshape(()), rmax.reshape(())
-        return rmin, rmax
+        if self._range is None:
+            pairs = [(0.0, 0.0) if h.lo is None else self._range_from(h) for h in self.hists]
+            rmin = as_f32([p[0] for p in pairs])
+            rmax = as_f32([p[1] for p in pairs])
+            if self.granularity == Granularity.per_tensor:
+                rmin, rmax = rmin.reshape(()), rmax.reshape(())
+            self._range = (rmin, rmax)
+        return self._range[0].copy(), self._range[1].copy()
 
     def _range_from(self, h: StreamingHistogram) -> tuple[float, float]:
         raise NotImplementedError
 
     def _merge(self, other: HistogramObserver) -> None:
+        self._range = None
         if not other.hists:
             return
         if not self.hists:
