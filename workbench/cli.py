@@ -529,8 +529,9 @@ def _add_auto_arg(s) -> None:
     s.add_argument("--auto", action=argparse.BooleanOptionalAction, default=True,
                    help="with --data and a bare preset (no --recipe): keep the preset, or switch to MSE activation "
                         "ranges, or to MSE ranges with only Conv/MatMul/Gemm quantized, whichever gives the highest "
-                        "output SQNR on held-out calibration rows (0.5 dB margin; written into the recipe and a saved "
-                        "project); --no-auto quantizes the preset as it is")
+                        "output SQNR on held-out calibration rows (within 0.5 dB of the best, the preset, then "
+                        "the compute-only variant, wins; written into the recipe and a saved project); --no-auto "
+                        "quantizes the preset as it is")
 
 
 def _add_input_shape_arg(s) -> None:
