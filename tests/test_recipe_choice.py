@@ -70,7 +70,7 @@ def test_the_variant_with_the_best_held_out_sqnr_is_chosen_and_scores_are_measur
     # the element-wise roundings cost: only the MatMuls quantized is clearly better here
     assert want["compute+mse"] > want["preset"] + MARGIN_DB
     assert rep.chosen == max(want, key=want.get) == "compute+mse"
-    assert rep.recipe.op_types == ["Conv", "ConvTranspose", "MatMul", "Gemm"]
+    assert rep.recipe.op_types == ["MatMul"]  # of Conv / ConvTranspose / MatMul / Gemm, what the model has
     assert [(r.name, r.activation.observer) for r in rep.recipe.rules] == [("*", "mse")]
     # the chosen recipe leaves the element-wise ops float: 2 quantized units
     res = api.quantize(model, rep.recipe, data=data)
@@ -118,7 +118,7 @@ def test_a_variant_within_the_margin_of_the_best_gives_way_to_the_one_with_fewer
     monkeypatch.setattr(recipe_choice, "_score", scored)
     rep = choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
     assert rep.chosen == "compute+mse"
-    assert rep.recipe.op_types == list(CANDIDATES["compute+mse"][1])
+    assert rep.recipe.op_types == ["MatMul"]  # the compute op types the model has: no warning for the others
 
     calls.clear()  # mse ahead by the margin: chosen
     monkeypatch.setattr(recipe_choice, "_score", lambda reference, got: (calls.append(1), (30.0, 32.6, 32.0))[1][
@@ -154,7 +154,7 @@ def test_cli_default_chooses_and_the_project_replays_the_choice_without_choosing
     err = capsys.readouterr().err
     assert "recipe choice: compute+mse (output SQNR on 10 held-out rows" in err
     saved = json.loads(proj.read_text())["recipe"]
-    assert saved["op_types"] == ["Conv", "ConvTranspose", "MatMul", "Gemm"]
+    assert saved["op_types"] == ["MatMul"] and "not an op type of the model" not in err
     assert [(r["name"], r["activation"]["observer"]) for r in saved["rules"]] == [("*", "mse")]
 
     def refuse(*_a, **_k):

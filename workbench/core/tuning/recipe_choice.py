@@ -56,6 +56,7 @@ from workbench.core.calibration.calibrate import CalibrationResult, calibrate_sp
 from workbench.core.calibration.observers import HistogramObserver, Observer
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import WorkbenchError
+from workbench.core.graph.index import iter_graphs
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.quantize import plan as make_plan
 from workbench.core.pipeline.quantize import quantize
@@ -121,9 +122,11 @@ class ChoiceReport:
                 f"{self.seconds:.1f} s")
 
 
-def variant(recipe: Recipe, name: str) -> Recipe:
+def variant(recipe: Recipe, name: str, present: set[str] | None = None) -> Recipe:
     """``recipe`` with the settings of variant ``name`` written in (a ``name="*"`` rule for the
-    observer, ``op_types`` for the op types); ``preset`` returns ``recipe`` itself.
+    observer, ``op_types`` for the op types); ``preset`` returns ``recipe`` itself. ``present``: the
+    op types of the model; the variant's ``op_types`` then lists only those (the others would each
+    draw a "not an op type of the model" warning, and change nothing).
 
     Raises
     ------
@@ -135,7 +138,7 @@ def variant(recipe: Recipe, name: str) -> Recipe:
     if observer != "minmax":
         update["rules"] = [*recipe.rules, Rule(name="*", activation=PartialSpec(observer=observer))]
     if ops is not None:
-        update["op_types"] = list(ops)
+        update["op_types"] = [op for op in ops if present is None or op in present] or list(ops)
     return recipe.model_copy(update=update) if update else recipe
 
 
@@ -188,7 +191,9 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         return ChoiceReport(recipe, skipped=f"the data ended before the {n} rows it announced")
     reference = _run(model.proto, rows)
     facts = GraphFacts(model.proto)  # one graph analysis for every plan and quantize below
-    plans = [make_plan(model, variant(recipe, name), guard=True, facts=facts) for name in ("compute+mse", "mse")]
+    present = {node.op_type for g in iter_graphs(model.proto.graph) for node in g.node}
+    plans = [make_plan(model, variant(recipe, name, present), guard=True, facts=facts)
+             for name in ("compute+mse", "mse")]
     union = replace(plans[1], activations={**plans[0].activations, **plans[1].activations})
     # every row the quantize would read (a reader may yield more than it announced), held ones last
     part, full = calibrate_split(model, union, source, at=n - held, samples=samples, progress=progress,
@@ -202,7 +207,7 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         if progress is not None:
             progress(i, len(CANDIDATES), f"Choosing the recipe: {name}")
         try:
-            res = quantize(model, variant(recipe, name), data=source, samples=n - held,
+            res = quantize(model, variant(recipe, name, present), data=source, samples=n - held,
                            calibration=ranges[CANDIDATES[name][0]], cancel=cancel, check=False, facts=facts)
         except WorkbenchError:
             if name == "preset":
@@ -216,7 +221,7 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     chosen = next(k for k in PREFERENCE if k in scores and scores[k] > top - MARGIN_DB)
     # the ranges of the pass over every row are those of a calibration of the chosen variant (step 5)
     calibration = _as_minmax(full) if CANDIDATES[chosen][0] == "minmax" else full
-    return ChoiceReport(variant(recipe, chosen), chosen, scores, time.perf_counter() - t0, full.seconds, held,
+    return ChoiceReport(variant(recipe, chosen, present), chosen, scores, time.perf_counter() - t0, full.seconds, held,
                         calibration=calibration)
 
 
