@@ -42,6 +42,17 @@ def test_leftover_temp_files_of_a_killed_run_are_removed_by_the_next_run(job, tm
     assert json.loads((tmp_path / "job.wbproj").read_text())["model"]["path"] == "m.onnx"
 
 
+def test_a_project_named_after_the_model_file_lands_beside_it(job, tmp_path):
+    """``-o out.onnx --save-project out.onnx.wbproj``: the model's write used to take the staged
+    project's temporary file (".out.onnx.wbproj.XXXX.tmp") for a leftover of its own and delete it,
+    and the project then failed with "cannot write (No such file or directory)"."""
+    argv = job[:-1] + [str(tmp_path / "out.onnx.wbproj")]
+    assert main(argv) == 0
+    assert json.loads((tmp_path / "out.onnx.wbproj").read_text())["model"]["path"] == "m.onnx"
+    onnx.checker.check_model(onnx.load(str(tmp_path / "out.onnx")))
+    assert _temps(tmp_path) == []
+
+
 def test_export_failure_writes_neither_file_nor_leaves_a_temp(job, tmp_path, monkeypatch, capsys):
     from workbench.core import api
     from workbench.core.errors import ExportError

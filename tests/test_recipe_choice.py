@@ -107,6 +107,29 @@ def test_the_preset_stays_when_no_variant_beats_it_by_the_margin(tmp_path, monke
     assert rep.chosen == "preset" and rep.recipe is recipe
 
 
+def test_a_model_without_compute_ops_is_not_offered_the_compute_only_variant(tmp_path, capsys):
+    """Mul / Add / Sigmoid only: the compute-only variant would quantize nothing, score bit-exact
+    (200 dB) and win, and its recipe would list four op types the model lacks (four warnings)."""
+    rng = np.random.default_rng(8)
+    nodes = [helper.make_node("Mul", ["x", "k"], ["a"], name="mul"),
+             helper.make_node("Sigmoid", ["a"], ["s"], name="sig"),
+             helper.make_node("Add", ["s", "x"], ["y"], name="add")]
+    graph = helper.make_graph(nodes, "eltwise", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])],
+                              [numpy_helper.from_array(np.full((8,), 1.5, np.float32), "k")])
+    path = tmp_path / "eltwise.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
+    np.savez(tmp_path / "calib.npz", x=rng.standard_normal((ROWS, 8)).astype(np.float32))
+    rep = choose_recipe(api.open_model(path), api.make_recipe("cpu-u8s8"), tmp_path / "calib.npz")
+    assert list(rep.scores) == ["preset", "mse"] and rep.chosen in ("preset", "mse")
+    assert rep.recipe.op_types is None
+    out = tmp_path / "q.onnx"
+    assert main(["quantize", str(path), "--data", str(tmp_path / "calib.npz"), "-o", str(out), "--no-latency-check"]) == 0
+    err = capsys.readouterr().err
+    assert "not an op type of the model" not in err and "compute+mse" not in err
+    assert sum(n.op_type == "QuantizeLinear" for n in onnx.load(str(out)).graph.node) > 0
+
+
 def test_a_variant_within_the_margin_of_the_best_gives_way_to_the_one_with_fewer_roundings(tmp_path, monkeypatch):
     path, data, _ = _affine_chain(tmp_path)
     model = api.open_model(path)
@@ -203,8 +226,8 @@ def test_the_choice_calibrates_every_row_so_quantize_calibrates_nothing_again(tm
 def test_a_chosen_mse_variant_hands_its_ranges_over_every_row_on(tmp_path):
     """Histogram ranges do not depend on batch sizes, so the choice's pass over every row (the tensors
     of both MSE variants, its own batch size, a batch boundary at the held-out rows) gives the
-    chosen variant the ranges its own calibration would: the quantize calibrates nothing again and
-    writes the same bytes."""
+    chosen variant the ranges its own calibration would (this model has no GELU / SiLU output that one
+    pass derives and the other fetches): the quantize calibrates nothing again and writes the same bytes."""
     path, data, _ = _affine_chain(tmp_path)
     model = api.open_model(path)
     rep = choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
@@ -262,5 +285,9 @@ def test_a_reader_that_ends_early_skips_the_choice(tmp_path):
     model = api.open_model(path)
     rep = choose_recipe(model, api.make_recipe("cpu-u8s8"), _reader(model, x[:20], 40))
     assert rep.skipped == "the data ended before the 40 rows it announced" and rep.calibration is None
+    rep = choose_recipe(model, api.make_recipe("cpu-u8s8"), _reader(model, x[:20], None))
+    assert rep.skipped == recipe_choice.CHOICE_UNCOUNTED  # not "fewer than 6 calibration rows"
+    rep = choose_recipe(model, api.make_recipe("cpu-u8s8"), _reader(model, x[:20], None), samples=30)
+    assert rep.skipped == "the data ended before the 30 rows the sample count asks for"
     res = api.quantize(model, rep.recipe, data=_reader(model, x[:20], 40))  # the quantize still runs
     assert res.calibration.samples_seen == 20

@@ -10,6 +10,7 @@ import contextlib
 import errno
 import glob
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,6 +60,13 @@ def _file_mode(path: Path) -> int:
         return 0o666 & ~mask
 
 
+def stale_temps(path: Path) -> list[Path]:
+    """The temporary files :func:`atomic_path` makes for ``path``, ``.NAME.XXXXXXXX.tmp`` exactly:
+    the temporary file of ``NAME.wbproj``, staged beside ``NAME`` and not yet renamed, is not one."""
+    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]+\.tmp")
+    return [p for p in path.parent.glob(f".{glob.escape(path.name)}.*.tmp") if own.fullmatch(p.name)]
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it is renamed onto ``path``.
@@ -72,7 +80,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     check_not_input(path)
     if not path.parent.is_dir():
         raise ExportError(f"{path}: the folder {path.parent} does not exist.", hint="Create it or pick another.")
-    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):  # left by a killed earlier write
+    for stale in stale_temps(path):  # left by a killed earlier write
         with contextlib.suppress(OSError):
             stale.unlink()
     try:

@@ -33,7 +33,7 @@ from pathlib import Path
 import onnx
 
 from workbench.core.errors import ExportError
-from workbench.core.io.atomic import _explain, check_not_input
+from workbench.core.io.atomic import _explain, check_not_input, stale_temps
 from workbench.core.io.external import inline_copy, is_source, lazy_file, tensor_chunks
 from workbench.core.io.tensor_bytes import _copy_fields, model_tensor_bytes, tensor_nbytes
 
@@ -65,7 +65,7 @@ def _references(model_file: Path, name: str) -> bool:
 def _remove_leftovers(path: Path) -> None:
     """Delete hidden temporaries of earlier interrupted saves to ``path`` (best effort), except a
     hidden data file the current model still reads (a save killed between steps 2 and 4)."""
-    for p in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):  # an atomic_path temp of ours
+    for p in stale_temps(path):  # an atomic_path temp of ours
         if p.is_file() and not p.is_symlink():
             with contextlib.suppress(OSError):
                 p.unlink()

@@ -34,12 +34,15 @@ without choosing again:
 5. ``ChoiceReport.calibration`` holds the ranges of the same pass over every row, so the quantize
    that follows calibrates nothing again: MinMax ranges when the preset stays (exactly a MinMax
    calibration's), else the MSE observers. A histogram's bin lattice is set by the first batch
-   alone, which is sample 0 (calibration's batch-size probe), so these are the chosen variant's
-   own calibration ranges whatever the batch sizes: equal on most tensors (68 of 90 on ppocrv4_rec
-   before the first batch was kept out of the small-tensor buffer, 70 after; the rest within
-   float32 rounding at bin edges, except a SiLU output the pass over both variants derives from
-   its input's histogram where the compute-only plan fetches it: 1.7 % apart). ppocrv4_rec scores
-   0.97 exact either way.
+   alone, which is sample 0 (calibration's batch-size probe), so batch sizes do not move them. They
+   are not all what a calibration of the chosen variant by itself gives: the pass covers both MSE
+   variants, so an element-wise function's output (GELU, SiLU) whose input ``mse`` quantizes is
+   derived from that input's histogram, where the compute-only plan alone fetches it. Such ranges
+   differ by 1.3-7.4 % (minilm_l6_v2's six GELU outputs; ppocrv4_rec's SiLU outputs up to 1.6 %;
+   the rest of the tensors within float32 rounding at bin edges). Both are estimates of the same
+   range (the derived ones are no worse: minilm_l6_v2 token_embeddings 10.48 dB against 10.28
+   calibrated alone; ppocrv4_rec 0.97 exact either way). A saved project keeps these ranges and
+   replays byte for byte; quantizing the saved recipe with ``--recipe`` calibrates it afresh.
 """
 
 from __future__ import annotations
@@ -87,6 +90,9 @@ MIN_ROWS = 6
 EXACT_DB = 200.0
 #: ``ChoiceReport.skipped`` of a dynamic or weight-only recipe.
 CHOICE_NOT_STATIC = "not a static recipe"
+#: ``ChoiceReport.skipped`` of data that does not say how many rows it holds (the last ones are held out).
+CHOICE_UNCOUNTED = ("the data does not say how many rows it holds (a Python reader without NUM_SAMPLES); "
+                    "give the sample count (--samples N) to choose")
 
 
 @dataclass
@@ -126,7 +132,8 @@ def variant(recipe: Recipe, name: str, present: set[str] | None = None) -> Recip
     """``recipe`` with the settings of variant ``name`` written in (a ``name="*"`` rule for the
     observer, ``op_types`` for the op types); ``preset`` returns ``recipe`` itself. ``present``: the
     op types of the model; the variant's ``op_types`` then lists only those (the others would each
-    draw a "not an op type of the model" warning, and change nothing).
+    draw a "not an op type of the model" warning, and change nothing). :func:`choose_recipe` does not
+    try a variant none of whose op types the model has, nor score one that quantizes no unit.
 
     Raises
     ------
@@ -138,7 +145,7 @@ def variant(recipe: Recipe, name: str, present: set[str] | None = None) -> Recip
     if observer != "minmax":
         update["rules"] = [*recipe.rules, Rule(name="*", activation=PartialSpec(observer=observer))]
     if ops is not None:
-        update["op_types"] = [op for op in ops if present is None or op in present] or list(ops)
+        update["op_types"] = [op for op in ops if present is None or op in present]
     return recipe.model_copy(update=update) if update else recipe
 
 
@@ -181,31 +188,35 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     if reason:
         return ChoiceReport(recipe, skipped=reason)
     source = open_data_source(data, model)
-    n = source.num_samples()
-    n = min(n, samples) if n is not None and samples else (samples or n)
-    if n is None or n < MIN_ROWS:
+    count = source.num_samples()
+    if count is None and not samples:
+        return ChoiceReport(recipe, skipped=CHOICE_UNCOUNTED)
+    n = min(count, samples) if count is not None and samples else (samples or count)
+    if n < MIN_ROWS:
         return ChoiceReport(recipe, skipped=f"fewer than {MIN_ROWS} calibration rows")
     held = int(min(MAX_HELD_OUT, max(MIN_HELD_OUT, n // 4)))
     rows = _held_rows(source, n - held, n)
     if len(rows) < held:  # a reader's announced count is a hint: it ended earlier
-        return ChoiceReport(recipe, skipped=f"the data ended before the {n} rows it announced")
+        asked = "it announced" if count is not None and count == n else "the sample count asks for"
+        return ChoiceReport(recipe, skipped=f"the data ended before the {n} rows {asked}")
     reference = _run(model.proto, rows)
     facts = GraphFacts(model.proto)  # one graph analysis for every plan and quantize below
     present = {node.op_type for g in iter_graphs(model.proto.graph) for node in g.node}
-    plans = [make_plan(model, variant(recipe, name, present), guard=True, facts=facts)
-             for name in ("compute+mse", "mse")]
-    union = replace(plans[1], activations={**plans[0].activations, **plans[1].activations})
+    names = [k for k in CANDIDATES if CANDIDATES[k][1] is None or present & set(CANDIDATES[k][1])]
+    plans = {name: make_plan(model, variant(recipe, name, present), guard=True, facts=facts)
+             for name in ("compute+mse", "mse") if name in names}
+    union = replace(plans["mse"], activations={k: v for p in plans.values() for k, v in p.activations.items()})
     # every row the quantize would read (a reader may yield more than it announced), held ones last
     part, full = calibrate_split(model, union, source, at=n - held, samples=samples, progress=progress,
                                  cancel=cancel)
     mse = merge_shards(model, union, [(0, part)])  # the ranges of the first rows only: the variants scored
     ranges = {"mse": mse, "minmax": _as_minmax(mse)}
     scores: dict[str, float] = {}
-    for i, name in enumerate(CANDIDATES):
+    for i, name in enumerate(names):
         if cancel is not None:
             cancel.check()
         if progress is not None:
-            progress(i, len(CANDIDATES), f"Choosing the recipe: {name}")
+            progress(i, len(names), f"Choosing the recipe: {name}")
         try:
             res = quantize(model, variant(recipe, name, present), data=source, samples=n - held,
                            calibration=ranges[CANDIDATES[name][0]], cancel=cancel, check=False, facts=facts)
@@ -214,9 +225,11 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
                 raise  # the preset itself cannot be quantized: the quantize after the choice says why
             log.info("recipe choice: variant %s cannot be written, not scored", name, exc_info=True)
             continue
+        if name != "preset" and not any(not u.excluded for u in res.plan.units.values()):
+            continue  # quantizes nothing: exact, so it would win every time
         scores[name] = _score(reference, _run(res.proto, rows))
     if progress is not None:
-        progress(len(CANDIDATES), len(CANDIDATES), "Choosing the recipe")
+        progress(len(names), len(names), "Choosing the recipe")
     top = max(scores.values())
     chosen = next(k for k in PREFERENCE if k in scores and scores[k] > top - MARGIN_DB)
     # the ranges of the pass over every row are those of a calibration of the chosen variant (step 5)
