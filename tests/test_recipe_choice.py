@@ -238,6 +238,39 @@ def test_a_chosen_mse_variant_hands_its_ranges_over_every_row_on(tmp_path):
     assert reused.proto.SerializeToString() == fresh.proto.SerializeToString()
 
 
+def test_a_silu_output_the_mse_variant_would_derive_is_fetched_for_the_compute_only_ranges(tmp_path, monkeypatch):
+    """x -> MatMul -> SiLU -> MatMul. The ``mse`` variant quantizes the SiLU input, so one pass over both
+    variants would derive the SiLU output's histogram from it, while the compute-only recipe
+    calibrated alone fetches that output (minilm_l6_v2's GELU outputs: ranges 1.3-7.4 % apart). The
+    pass fetches it too, so the ranges handed on are the compute-only recipe's own: same bytes."""
+    rng = np.random.default_rng(12)
+    w1 = (rng.standard_normal((FEAT, FEAT)) / np.sqrt(FEAT)).astype(np.float32)
+    w2 = (rng.standard_normal((FEAT, 8)) / np.sqrt(FEAT)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["a"], name="mm1"),
+             helper.make_node("Sigmoid", ["a"], ["s"], name="sig"),
+             helper.make_node("Mul", ["a", "s"], ["h"], name="silu"),
+             helper.make_node("MatMul", ["h", "w2"], ["y"], name="mm2")]
+    graph = helper.make_graph(nodes, "silu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", FEAT])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])],
+                              [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")])
+    path = tmp_path / "silu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
+    data = tmp_path / "calib.npz"
+    np.savez(data, x=(3 * rng.standard_normal((ROWS, FEAT))).astype(np.float32))
+    model = api.open_model(path)
+    union = api.plan(model, variant(api.make_recipe("cpu-u8s8"), "mse"))
+    assert "h" in union.activations and "a" in union.activations  # mse quantizes the SiLU's input too
+    calls = []
+    monkeypatch.setattr(recipe_choice, "_score", lambda reference, got: (calls.append(1), (30.0, 30.0, 35.0))[1][
+        len(calls) - 1])  # preset, mse, compute+mse: compute-only chosen
+    rep = choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
+    assert rep.chosen == "compute+mse" and "h" in rep.calibration.observers
+    reused = api.quantize(model, rep.recipe, data=data, calibration=rep.calibration)
+    fresh = api.quantize(model, rep.recipe, data=data)
+    assert "h" in reused.calibration.reused  # nothing calibrated again
+    assert reused.proto.SerializeToString() == fresh.proto.SerializeToString()
+
+
 def test_cli_quantize_writes_the_choice_calibration(tmp_path, capsys):
     path, data, _ = _affine_chain(tmp_path)
     out = tmp_path / "q.onnx"

@@ -335,13 +335,15 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
 
 
 def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, progress: ProgressFn | None = None,
-                    cancel: CancelToken | None = None) -> tuple[CalibrationResult, CalibrationResult]:
+                    cancel: CancelToken | None = None,
+                    fetched=frozenset()) -> tuple[CalibrationResult, CalibrationResult]:
     """One pass over ``data`` (as :func:`calibrate`) that also keeps the observers as they stood after
     rows ``0 .. at - 1``: ``(first rows, unfinished as calibrate(..., finish=False) leaves them;
     every row, finished)``. No batch holds samples on both sides of ``at``. Finish the first with
     :func:`merge_shards` (``[(0, first)]``). It saves a second session and pass where a job needs
     ranges over the first rows and then over all of them (the recipe choice scores on the rows past
-    ``at``).
+    ``at``). ``fetched``: tensors observed from their values even where they could be derived or
+    merged from other observers (finish the first result with ``merge_shards(..., fetched=...)`` too).
 
     ``data`` is anything :func:`workbench.core.data.loader.open_data` opens, or one of its
     DataSources (the split groups its samples).
@@ -355,7 +357,7 @@ def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, p
     specs = dict(plan.activations)
     observers = {t: make_observer(spec, name=t) for t, spec in specs.items()}
     source = data if isinstance(data, DataSource) else open_data(data, model)
-    run = _Run(model, source, observers, cancel)
+    run = _Run(model, source, observers, cancel, fetched)
     run.split_at = at
     try:
         run.execute(samples, None, progress)
@@ -397,15 +399,34 @@ def _open(data, model):
     return open_data(data, model)
 
 
-def _derivations(model, observers: dict[str, Observer], inputs, produced) -> tuple[Deriver, dict]:
+def _find_computed(model, specs: dict, inputs, produced, fetched=frozenset()) -> tuple[dict, dict]:
+    """``(derivations, merges)`` of a calibration of ``specs``, leaving out the tensors in ``fetched``."""
+    if not DERIVE:
+        return {}, {}
+    direct = {t for t in specs if t in inputs or t in produced}
+    derivations = {y: d for y, d in find_derivations(model.proto, specs, direct).items() if y not in fetched}
+    roots = {d.source for d in derivations.values()}
+    merges = {y: m for y, m in find_merges(model.proto, specs, direct | set(derivations), roots).items()
+              if y not in fetched}
+    return derivations, merges
+
+
+def computed_tensors(model, specs: dict) -> set[str]:
+    """The tensors of ``specs`` (tensor -> QuantSpec) whose observers a calibration builds from other
+    observers (element-wise functions of an observed tensor, Concat outputs) instead of fetching them."""
+    inputs, _, produced = main_graph_tensors(model.proto)
+    derivations, merges = _find_computed(model, specs, inputs, produced)
+    return set(derivations) | set(merges)
+
+
+def _derivations(model, observers: dict[str, Observer], inputs, produced,
+                 fetched=frozenset()) -> tuple[Deriver, dict]:
     """The derived observers (element-wise functions of an observed tensor) and merged ones (Concat
-    outputs) among ``observers``: they are computed from their sources, not fetched."""
-    direct = {t for t in observers if t in inputs or t in produced}
+    outputs) among ``observers``: they are computed from their sources, not fetched (except those in
+    ``fetched``)."""
     specs = {t: o.spec for t, o in observers.items()}
-    deriver = Deriver(model.proto, find_derivations(model.proto, specs, direct) if DERIVE else {}, observers)
-    roots = {d.source for d in deriver.derivations.values()}
-    merges = find_merges(model.proto, specs, direct | set(deriver.derivations), roots) if DERIVE else {}
-    return deriver, merges
+    derivations, merges = _find_computed(model, specs, inputs, produced, fetched)
+    return Deriver(model.proto, derivations, observers), merges
 
 
 def _finish(deriver: Deriver, merges: dict, observers: dict[str, Observer], rows: list[tuple[str, int, int]]) -> None:
@@ -425,7 +446,8 @@ def _finish(deriver: Deriver, merges: dict, observers: dict[str, Observer], rows
         rows += [(m.tensor, s, c) for s, c in per_sample.items()]
 
 
-def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]]) -> CalibrationResult:
+def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]], *,
+                 fetched=frozenset()) -> CalibrationResult:
     """One result from the unfinished results of calibration shards (``calibrate(..., finish=False)``
     on consecutive row ranges; ``(first row, result)`` each, in row order).
 
@@ -456,7 +478,8 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]]) -> Ca
             obs.merge(other)
     rows = [(t, s + start, c) for start, part in shards for t, s, c in part.nonfinite]
     specs = dict(plan.activations)
-    deriver, merges = _derivations(model, {t: observers[t] for t in specs if t in observers}, inputs, produced)
+    deriver, merges = _derivations(model, {t: observers[t] for t in specs if t in observers}, inputs, produced,
+                                   fetched)
     _finish(deriver, merges, observers, rows)
     empty = _unobserved(observers)
     result = CalibrationResult(observers, sum(p.samples_seen for _, p in shards), sum(p.seconds for _, p in shards),
@@ -470,7 +493,8 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]]) -> Ca
 class _Run:
     """One calibration pass over the data for the observers in ``observers``."""
 
-    def __init__(self, model, source, observers: dict[str, Observer], cancel: CancelToken | None):
+    def __init__(self, model, source, observers: dict[str, Observer], cancel: CancelToken | None,
+                 fetched=frozenset()):
         self.source = source
         self.observers = observers
         self.cancel = cancel
@@ -489,7 +513,7 @@ class _Run:
                                and vi.type.tensor_type.elem_type in floats}
         self._float_inputs = sorted(self._all_nonfinite)
         self._nonempty: set[str] = set()
-        self.deriver, self.merges = _derivations(model, observers, inputs, produced)
+        self.deriver, self.merges = _derivations(model, observers, inputs, produced, fetched)
         self.derived = self.deriver.derivations
         self.from_feed = [t for t in observers if t in inputs and t not in self.derived]
         consts = [t for t in observers if t in inits and t not in inputs]

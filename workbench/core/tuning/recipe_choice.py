@@ -34,15 +34,16 @@ without choosing again:
 5. ``ChoiceReport.calibration`` holds the ranges of the same pass over every row, so the quantize
    that follows calibrates nothing again: MinMax ranges when the preset stays (exactly a MinMax
    calibration's), else the MSE observers. A histogram's bin lattice is set by the first batch
-   alone, which is sample 0 (calibration's batch-size probe), so batch sizes do not move them. They
-   are not all what a calibration of the chosen variant by itself gives: the pass covers both MSE
-   variants, so an element-wise function's output (GELU, SiLU) whose input ``mse`` quantizes is
-   derived from that input's histogram, where the compute-only plan alone fetches it. Such ranges
-   differ by 1.3-7.4 % (minilm_l6_v2's six GELU outputs; ppocrv4_rec's SiLU outputs up to 1.6 %;
-   the rest of the tensors within float32 rounding at bin edges). Both are estimates of the same
-   range (the derived ones are no worse: minilm_l6_v2 token_embeddings 10.48 dB against 10.28
-   calibrated alone; ppocrv4_rec 0.97 exact either way). A saved project keeps these ranges and
-   replays byte for byte; quantizing the saved recipe with ``--recipe`` calibrates it afresh.
+   alone, which is sample 0 (calibration's batch-size probe), so batch sizes do not move them. An
+   element-wise function's output (GELU, SiLU) that the compute-only plan fetches but whose input
+   ``mse`` quantizes is fetched by the pass too, not derived from that input's histogram
+   (:func:`_fetched_as_alone`; derived, minilm_l6_v2's GELU outputs were 1.3-7.4 % from the
+   compute-only recipe's own ranges). What remains: onnxruntime fuses the instrumented model
+   differently when other tensors are fetched beside one, which moves values by an ulp; that moves a
+   histogram whose grid the first batch's exact extremes set, and three of minilm_l6_v2's GELU
+   output ranges stay 1.6-9 % apart (ppocrv4_rec and digits_transformer: within float32 rounding).
+   A saved project keeps the ranges and replays byte for byte; ``--recipe`` with the saved recipe
+   calibrates it afresh.
 """
 
 from __future__ import annotations
@@ -55,7 +56,12 @@ from typing import Any
 
 import numpy as np
 
-from workbench.core.calibration.calibrate import CalibrationResult, calibrate_split, merge_shards
+from workbench.core.calibration.calibrate import (
+    CalibrationResult,
+    calibrate_split,
+    computed_tensors,
+    merge_shards,
+)
 from workbench.core.calibration.observers import HistogramObserver, Observer
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import WorkbenchError
@@ -206,10 +212,11 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     plans = {name: make_plan(model, variant(recipe, name, present), guard=True, facts=facts)
              for name in ("compute+mse", "mse") if name in names}
     union = replace(plans["mse"], activations={k: v for p in plans.values() for k, v in p.activations.items()})
+    fetched = _fetched_as_alone(model, union, plans.get("compute+mse"))
     # every row the quantize would read (a reader may yield more than it announced), held ones last
     part, full = calibrate_split(model, union, source, at=n - held, samples=samples, progress=progress,
-                                 cancel=cancel)
-    mse = merge_shards(model, union, [(0, part)])  # the ranges of the first rows only: the variants scored
+                                 cancel=cancel, fetched=fetched)
+    mse = merge_shards(model, union, [(0, part)], fetched=fetched)  # the first rows only: the variants scored
     ranges = {"mse": mse, "minmax": _as_minmax(mse)}
     scores: dict[str, float] = {}
     for i, name in enumerate(names):
@@ -236,6 +243,16 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     calibration = _as_minmax(full) if CANDIDATES[chosen][0] == "minmax" else full
     return ChoiceReport(variant(recipe, chosen, present), chosen, scores, time.perf_counter() - t0, full.seconds, held,
                         calibration=calibration)
+
+
+def _fetched_as_alone(model: PreparedModel, union, compute_only) -> set[str]:
+    """Tensors of the compute-only plan that its own calibration fetches but the pass over both
+    variants would derive or merge (a GELU output whose input only ``mse`` quantizes): fetched there
+    too, so that the ranges handed on for ``compute+mse`` are its own calibration's (step 5)."""
+    if compute_only is None:
+        return set()
+    return (computed_tensors(model, union.activations) - computed_tensors(model, compute_only.activations)) \
+        & set(compute_only.activations)
 
 
 def _held_rows(source, first: int, end: int) -> list[dict[str, np.ndarray]]:
