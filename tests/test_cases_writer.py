@@ -203,3 +203,36 @@ def test_14_decomposed_layernorm_statistics_stay_float(cases):
     plan = build_plan(model, Recipe(preset="cpu-u8s8", op_types=every_op))
     warned = {i.node for i in plan.issues if i.severity == "warning" and "reduction statistic" in i.message}
     assert {"ln_var", "ln_add_eps", "ln_sqrt", "ln_pow"} <= warned
+
+
+@pytest.mark.parametrize("tiny,severity", [(1e-20, "info"), (1e-7, "warning")])
+def test_bias_overflow_on_a_dead_channel_is_a_note(tmp_path, tiny, severity):
+    """A Conv channel whose weights are ~0 (ppocrv4_rec: 1e-15 .. 1e-21 on a few channels) outputs its
+    bias alone; raising its weight scale x1e26 so the bias fits is harmless and said so, as a note.
+    A live channel that needs the raise keeps the warning."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from workbench.core import api
+    from workbench.core.issues import IssueCode
+
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal((2, 3, 3, 3)).astype(np.float32)
+    w[1] *= tiny
+    b = np.array([0.1, 5.0], np.float32)
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w", "b"], ["y"], name="conv")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2, 6, 6])],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    path = tmp_path / "conv.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
+    np.savez(tmp_path / "calib.npz", x=rng.standard_normal((8, 3, 8, 8)).astype(np.float32))
+    res = api.quantize(api.open_model(path), api.make_recipe("cpu-u8s8"), data=tmp_path / "calib.npz")
+    found = [i for i in res.issues if i.code == IssueCode.BIAS_OVERFLOW]
+    assert len(found) == 1 and found[0].node == "conv" and found[0].severity == severity
+    assert ("dead channels [1]" in found[0].message) == (severity == "info")
+    inits = {i.name: numpy_helper.to_array(i) for i in res.proto.graph.initializer}
+    bq = next(v for k, v in inits.items() if k.startswith("b_quantized"))
+    bs = next(v for k, v in inits.items() if k.startswith("b_scale"))
+    got = bq.astype(np.float64) * bs
+    assert np.all(np.abs(got - b) <= 0.5 * bs * (1 + 1e-6))  # rounded to its int32 grid, not clipped
+    assert abs(got[1] - 5.0) <= 1e-6 * 5.0  # the raised channel's bias

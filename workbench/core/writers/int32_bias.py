@@ -48,6 +48,21 @@ def output_channel_scale(wq: QParams, n_out: int, op_type: str, group: int) -> n
     return s if s.size == n_out else None
 
 
+#: A channel whose weight scale is at most this share of the layer's largest is dead: its output is its
+#: bias alone (ppocrv4_rec: max |w| 1e-15 .. 1e-21 on a few channels of four Convs).
+DEAD_CHANNEL = 1e-9
+
+
+def all_dead(wq: QParams, channels: list[int], n: int, op_type: str, group: int = 1) -> bool:
+    """True when every one of ``channels`` has a per-channel weight scale of at most
+    :data:`DEAD_CHANNEL` times the layer's largest (False for per-tensor weights)."""
+    s_w = output_channel_scale(wq, n, op_type, group)
+    if s_w is None or np.ndim(s_w) != 1 or not channels:
+        return False
+    s_w = np.asarray(s_w, np.float64)
+    return bool(np.all(s_w[channels] <= DEAD_CHANNEL * s_w.max()))
+
+
 def quantize_bias(b: np.ndarray, input_scale: np.ndarray, wq: QParams, op_type: str,
                   w: np.ndarray, group: int = 1) -> BiasResult | None:
     """Quantize bias ``b`` (float32 ``(N,)``; ``(1, N)`` is flattened) to int32.

@@ -36,7 +36,7 @@ from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.wording import count
 from workbench.core.writers import common as C
 from workbench.core.writers import mx as mx_writer
-from workbench.core.writers.int32_bias import quantize_bias
+from workbench.core.writers.int32_bias import DEAD_CHANNEL, all_dead, quantize_bias
 from workbench.core.writers.ort_rewrites import guard
 from workbench.core.writers.shared_tables import TableCopy, share_tables, size_issue
 
@@ -413,7 +413,13 @@ class QdqWriter:
                                          f"{coarse:.3g}, more than half the output LSB; {node.op_type} will "
                                          "not fuse into an integer kernel.", code=IssueCode.BIAS_FLOAT))
             return [], wq
-        if res.raised:
+        if res.raised and all_dead(wq, res.raised, b.size, node.op_type, int(attrs_of(node).get("group", 1))):
+            self.issues.append(PlanIssue(node.name, "info", f"int32 bias {bi.tensor!r} would overflow on dead "
+                                         f"channels {res.raised[:16]} (weights at most {DEAD_CHANNEL:g} of the "
+                                         "layer's largest: their output is their bias alone); their weight scale "
+                                         f"was raised x{res.factor:.3g} so the bias fits (not clipped).",
+                                         code=IssueCode.BIAS_OVERFLOW))
+        elif res.raised:
             self.issues.append(PlanIssue(node.name, "warning", f"int32 bias {bi.tensor!r} would overflow: "
                                          f"weight scale raised x{res.factor:.3g} on channels "
                                          f"{res.raised[:16]} so the bias fits (not clipped).", code=IssueCode.BIAS_OVERFLOW))
