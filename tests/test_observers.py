@@ -320,6 +320,26 @@ def test_entropy_and_mse_clip_heavy_tails_and_mse_beats_minmax(dtype, symmetric)
     assert qmse(obs["mse"]) < qmse(obs["minmax"])
 
 
+@pytest.mark.parametrize("dtype,symmetric,reduce_range", [("uint8", False, False), ("int8", True, False),
+                                                         ("uint8", False, True), ("uint16", False, False),
+                                                         ("int16", True, False), ("int4", True, False)])
+def test_mse_errors_of_integer_types_equal_fake_quantize(dtype, symmetric, reduce_range):
+    """The MSE search's integer fast path gives the same errors, bit for bit, as fake-quantizing the
+    sample points with :func:`fake_quantize` (ONNX QuantizeLinear / DequantizeLinear numerics)."""
+    from workbench.core.calibration.observers.base import as_f32
+    from workbench.core.calibration.observers.mse import _sample_points
+
+    obs = make_observer(_spec("mse", dtype=dtype, symmetric=symmetric, reduce_range=reduce_range))
+    obs.update((np.random.default_rng(31).standard_t(3, size=100_000) * 3 + 1).astype(np.float32))
+    pts, wts = _sample_points(obs.hists[0])
+    rmin, rmax = np.linspace(-20.0, -0.5, 64), np.linspace(0.5, 30.0, 64)
+    got = obs.errors(pts, wts, rmin, rmax)
+    qp = compute_qparams(as_f32(rmin), as_f32(rmax), dtype, symmetric=symmetric, reduce_range=reduce_range,
+                         axis=0)
+    d = fake_quantize(np.broadcast_to(pts, (64, pts.size)), qp).astype(np.float64) - pts
+    np.testing.assert_array_equal(got, (d * d) @ wts)
+
+
 def test_mse_is_near_a_brute_force_optimum():
     rng = np.random.default_rng(22)
     x = rng.laplace(size=20000).astype(np.float32)

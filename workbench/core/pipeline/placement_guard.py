@@ -1,8 +1,9 @@
 """Placement guard: undo the latency placement when the units it kept float cost output SQNR.
 
-Keeping a unit float usually makes the model closer to float, but not always. A changed plan is
-calibrated in other batch sizes, histogram ranges move by a few percent with them, and some models
-are that sensitive: ppocrv4_rec (its recipe choice, Conv/MatMul only) scores 0.97 exact match with
+Keeping a unit float usually makes the model closer to float, but not always. A changed plan can
+move calibrated ranges by a few percent (it was calibrated in other batch sizes before histograms
+took their grid from the first batch alone; it still fetches other tensors beside each one, which
+changes onnxruntime's fusions and some values by an ulp), and some models are that sensitive: ppocrv4_rec (its recipe choice, Conv/MatMul only) scores 0.97 exact match with
 all 51 units quantized and 0.88 with the same plan whose MSE ranges moved by up to 3 % (calibration
 reused from another plan); with the 8 depthwise Convs its probes kept float (1.06-1.47x) it scored
 0.80, output SQNR 8.1 dB against 13.4 on calibration samples.
@@ -30,8 +31,8 @@ from workbench.core.wording import count
 
 #: Calibration samples both placements are compared on.
 ROWS = 8
-#: dB of output SQNR the placement may cost before it is undone: two plans calibrated in different
-#: batch sizes differ by about 1 dB from their ranges alone (minilm_l6_v2 with its 12 attention
+#: dB of output SQNR the placement may cost before it is undone: two plans calibrated apart (then in
+#: different batch sizes) differed by about 1 dB from their ranges alone (minilm_l6_v2 with its 12 attention
 #: MatMuls float: 12.9 against 13.9 dB), ppocrv4_rec's harmful placement cost 5.3 dB.
 MARGIN_DB = 3.0
 
@@ -63,8 +64,8 @@ class PlacementGuard:
 
     def run(self, job: Job) -> PassResult:
         base = job.input_model or job.model
-        # calibrated afresh, as a job without the latency check would be: reused ranges differ (the
-        # batch sizes follow the plan, and histogram ranges move a little with them)
+        # calibrated as a job without the latency check would be (from ``previous`` where it covers
+        # the plan), not from the placed plan's ranges: those can differ a little (module docstring)
         trial = Job(base, job.placement_recipe, job.placement_recipe, data=job.data, samples=job.samples,
                     cancel=job.cancel, previous=job.previous, guard=job.guard,
                     bias_correction=job.bias_correction, input_model=job.input_model)
