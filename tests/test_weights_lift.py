@@ -16,7 +16,7 @@ from workbench.core.model import weights
 
 def _by_onnx_ir(proto: onnx.ModelProto, monkeypatch) -> onnx.ModelProto:
     with monkeypatch.context() as m:
-        m.setattr(weights, "_lift_plain", lambda p: None)
+        m.setattr(weights, "_lift_plain", lambda p, **_: None)
         return weights.lift_weights(proto)[0]
 
 
@@ -106,3 +106,27 @@ def test_loading_a_constant_weight_model_skips_onnx_ir(corpus):
     n_init, ir_loaded, sympy_loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert (ir_loaded, sympy_loaded) == (False, False)
     assert n_init == len(onnx.load(corpus / "digits_transformer" / "model_opset17.onnx").graph.initializer) + 111
+
+
+@pytest.mark.parametrize("rel", ["ppocrv4_rec/model.onnx", "silero_vad/silero_vad_16k_op15.onnx",
+                                 "minilm_l6_v2/model.onnx"])
+def test_in_place_lift_writes_the_same_bytes_without_a_copy(corpus, rel):
+    proto = onnx.load(corpus / rel)
+    copied, lifted, _ = weights.lift_weights(proto)
+    assert len(proto.graph.value_info) == 0 and lifted > 0  # the copying path left its argument alone
+    first = proto.graph.initializer[0] if len(proto.graph.initializer) else None
+    out, lifted_in_place, _ = weights.lift_weights(proto, in_place=True)
+    assert out is proto and lifted_in_place == lifted
+    if first is not None:
+        assert proto.graph.initializer[0] is first  # the weights were not rebuilt
+    assert out.SerializeToString() == copied.SerializeToString()
+
+
+def test_in_place_lift_small_model_same_bytes_as_onnx_ir(monkeypatch):
+    proto = _small()
+    proto.graph.node[2].domain = ""  # set but empty: dropped, as onnx_ir drops it
+    expected = _by_onnx_ir(proto, monkeypatch).SerializeToString()
+    out, lifted, _ = weights.lift_weights(proto, in_place=True)
+    assert out is proto and lifted == 2
+    assert [n.op_type for n in proto.graph.node] == ["MatMul", "Mul"]
+    assert out.SerializeToString() == expected

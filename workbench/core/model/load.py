@@ -296,7 +296,7 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str, fold_aff
     original = default_opset(proto)
     already_quantized = bool(find_quantized(proto))
     proto = _upgrade_on_load(proto, original, already_quantized, source, notes)
-    proto, lifted, dropped = lift_weights(proto)
+    proto, lifted, dropped = lift_weights(proto, in_place=True)  # ours: read or copied above
     if lifted:
         notes.append(f"Lifted {count(lifted, 'Constant node')} to initializers.")
     kept = count_constants(proto)

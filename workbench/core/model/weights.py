@@ -43,13 +43,18 @@ def initializers_listed_as_inputs(proto: onnx.ModelProto) -> list[str]:
     return [vi.name for vi in proto.graph.input if vi.name in inits]
 
 
-def lift_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, int, list[str]]:
+def lift_weights(proto: onnx.ModelProto, *, in_place: bool = False) -> tuple[onnx.ModelProto, int, list[str]]:
     """Lift Constant nodes to initializers and drop initializers from the graph inputs.
+
+    ``in_place=True`` lets the common case (:func:`_lift_plain`) rewrite ``proto`` itself instead of
+    writing a copy: same bytes, without copying every initializer (0.12 s of CPU on the 90 MB
+    minilm_l6_v2). The caller must own ``proto``; the onnx_ir path still returns a new model.
 
     Returns
     -------
     proto : onnx.ModelProto
-        A new model (the argument is not modified).
+        A new model (the argument is not modified), or ``proto`` itself when ``in_place`` and the
+        common case applied.
     lifted : int
         Number of Constant nodes turned into initializers.
     dropped_inputs : list of str
@@ -59,7 +64,7 @@ def lift_weights(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, int, list[str
     dropped = initializers_listed_as_inputs(proto)
     if not before and not dropped:
         return proto, 0, []
-    plain = None if dropped else _lift_plain(proto)
+    plain = None if dropped else _lift_plain(proto, in_place=in_place)
     if plain is not None:
         return plain, before, []
     import onnx_ir as ir  # 0.4 s (it loads sympy): only for models that hold Constant weights
@@ -89,7 +94,7 @@ def _copy_field(dst, name: str, value) -> None:
         setattr(dst, name, value)
 
 
-def _lift_plain(proto: onnx.ModelProto) -> onnx.ModelProto | None:
+def _lift_plain(proto: onnx.ModelProto, *, in_place: bool = False) -> onnx.ModelProto | None:
     """Constants lifted as onnx_ir's round trip lifts them, or None when the model is outside the
     common case (see the module docstring) and onnx_ir must do it.
 
@@ -99,10 +104,16 @@ def _lift_plain(proto: onnx.ModelProto) -> onnx.ModelProto | None:
     (element type and dims) per initializer, in initializer order. Fields set but empty are
     dropped: strings of the model, graphs, nodes and attributes, and the type and doc_string of an
     input or output. A subgraph (If / Loop / Scan body) is written the same way: its
-    Constants become its own initializers.
+    Constants become its own initializers. ``in_place``: ``proto`` itself is rewritten and returned.
     """
     if len(proto.functions) or not all(_plain(g) for _, g in iter_graphs(proto.graph)):
         return None
+    if in_place:
+        _drop_empty_strings(proto)
+        for op in proto.opset_import:
+            op.domain = op.domain
+        _lift_graph_in_place(proto.graph)
+        return proto
     out = onnx.ModelProto()
     for field, value in proto.ListFields():
         if field.name != "graph":
@@ -145,13 +156,43 @@ def _lift_graph(g: onnx.GraphProto, out: onnx.GraphProto) -> None:
                           for t in out.initializer)
 
 
-def _lift_node(n: onnx.NodeProto) -> onnx.NodeProto:
+def _drop_empty_strings(msg) -> None:
+    """Clear the string fields of ``msg`` that are set but empty (what :func:`_copy_field` skips)."""
+    for field, value in msg.ListFields():
+        if isinstance(value, str) and not value:
+            msg.ClearField(field.name)
+
+
+def _lift_graph_in_place(g: onnx.GraphProto) -> None:
+    """:func:`_lift_graph` on ``g`` itself: the initializers stay where they are (not copied), the
+    lifted tensors are appended to them and the nodes other than Constant are written back."""
+    _drop_empty_strings(g)
+    for vi in list(g.input) + list(g.output):
+        if vi.HasField("type") and not vi.type.ByteSize():
+            vi.ClearField("type")
+        if vi.HasField("doc_string") and not vi.doc_string:
+            vi.ClearField("doc_string")
+    nodes = []
+    for n in g.node:
+        if n.op_type == "Constant":
+            t = g.initializer.add()
+            t.CopyFrom(n.attribute[0].t)
+            t.name = n.output[0]
+        else:
+            nodes.append(_lift_node(n, always_copy=True))
+    del g.node[:]
+    g.node.extend(nodes)
+    g.value_info.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                        for t in g.initializer)
+
+
+def _lift_node(n: onnx.NodeProto, *, always_copy: bool = False) -> onnx.NodeProto:
     """``n`` itself, or a copy whose subgraph attributes are lifted (:func:`_lift_graph`) and whose
     explicitly empty name, domain or doc_string (its own or an attribute's) is dropped (onnx_ir writes
-    them only when not empty)."""
+    them only when not empty). ``always_copy``: a copy even when nothing changes."""
     empty = [f for f in ("name", "domain", "doc_string") if n.HasField(f) and not getattr(n, f)]
-    if not empty and not any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                             or (a.HasField("doc_string") and not a.doc_string) for a in n.attribute):
+    if not always_copy and not empty and not any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                                          or (a.HasField("doc_string") and not a.doc_string) for a in n.attribute):
         return n
     copy = onnx.NodeProto()
     copy.CopyFrom(n)
