@@ -21,7 +21,8 @@ import onnxruntime as ort
 from workbench.core.analysis.metrics import REF_PREFIX, MetricFn, load_metric
 from workbench.core.data.loader import DataSource, open_data
 from workbench.core.errors import Cancelled, DataError, ModelError
-from workbench.core.io.external import has_lazy, lazy_session
+from workbench.core.io.external import has_lazy
+from workbench.core.io.ort_session import proto_session
 from workbench.core.model.load import PreparedModel, load_model, prepare_proto
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.qonnx.reader import is_qonnx_node
@@ -195,10 +196,9 @@ def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> 
         raise ModelError(f"{proto}: no such model file (the {what}).", hint="Check the path.")
     try:
         if isinstance(proto, onnx.ModelProto):
-            if has_lazy(proto):  # weights kept in the user's data file (workbench.core.io.external)
-                return lazy_session(proto, opts)
-            if proto.ByteSize() < _EXTERNAL_LIMIT:
-                return ort.InferenceSession(proto.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+            # weights in the user's data file (lazy) or large in memory: handed over in place, not serialised
+            if has_lazy(proto) or proto.ByteSize() < _EXTERNAL_LIMIT:
+                return proto_session(proto, opts)
             with tempfile.TemporaryDirectory() as tmp:
                 path = Path(tmp) / "model.onnx"
                 onnx.save_model(proto, str(path), save_as_external_data=True, location="model.onnx.data")

@@ -29,7 +29,8 @@ from onnx import helper, numpy_helper
 
 from workbench.core.errors import CalibrationError
 from workbench.core.graph.index import elem_types
-from workbench.core.io.external import has_lazy, lazy_session
+from workbench.core.io.external import has_lazy
+from workbench.core.io.ort_session import proto_session
 from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes
 
 log = logging.getLogger(__name__)
@@ -146,15 +147,13 @@ def instrument(proto: onnx.ModelProto, tensors: list[str], *,
     opts = options or session_options(spinning=SPIN)
     tmpdir = None
     try:
-        if has_lazy(proto):  # weights still in the user's data file: onnxruntime maps them, no copy
-            session = lazy_session(proto, opts, extra.SerializeToString())
+        # weights in the user's data file (lazy) or large in memory: handed over in place, not serialised
+        if has_lazy(proto) or _fits(proto, MAX_PROTO_BYTES - extra.ByteSize()):
+            session = proto_session(proto, opts, extra.SerializeToString())
         else:
-            if _fits(proto, MAX_PROTO_BYTES - extra.ByteSize()):
-                src: bytes | str = proto.SerializeToString() + extra.SerializeToString()
-            else:
-                tmpdir = Path(tempfile.mkdtemp(prefix="workbench-calib-"))
-                src = _save_external(proto, extra, tmpdir)
-            session = ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
+            tmpdir = Path(tempfile.mkdtemp(prefix="workbench-calib-"))
+            session = ort.InferenceSession(_save_external(proto, extra, tmpdir), opts,
+                                           providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
         if tmpdir is not None:
             shutil.rmtree(tmpdir, ignore_errors=True)

@@ -10,10 +10,8 @@ enough) and recorded here as trusted. Such a tensor is called *lazy*:
   file (pages are read on use and given back with ``madvise(MADV_DONTNEED)`` when the array is
   dropped, so reading the weights one by one never holds more than the ones in use), any other
   tensor through ``onnx.numpy_helper.to_array``;
-- :func:`lazy_session` gives onnxruntime the data files as memory buffers
-  (``SessionOptions.add_external_initializers_from_files_in_memory`` with
-  ``session.use_external_initializer_file_buffers_directly``: no copy of the weights, nothing
-  written anywhere);
+- :func:`workbench.core.io.ort_session.proto_session` gives onnxruntime the data files as memory
+  buffers (no copy of the weights, nothing written anywhere);
 - :func:`tensor_chunks` streams a tensor's bytes for :mod:`workbench.core.io.save`.
 
 An absolute location is refused by ``onnx.checker``, ``onnx.numpy_helper`` and onnxruntime, so
@@ -31,7 +29,6 @@ import mmap
 import os
 import weakref
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
@@ -39,9 +36,6 @@ from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.errors import ModelError
 from workbench.core.io.tensor_bytes import _copy_fields
-
-if TYPE_CHECKING:
-    import onnxruntime as ort
 
 #: A model keeps its weights on disk when its external data holds at least this many bytes.
 LAZY_MODEL_BYTES = 512 << 20
@@ -117,7 +111,8 @@ def is_source(path: str | os.PathLike) -> bool:
     return os.path.realpath(path) in _TRUSTED
 
 
-def _unchanged(path: str, t: TensorProto) -> None:
+def check_unchanged(path: str, t: TensorProto) -> None:
+    """Raise ModelError when the data file at ``path`` changed size or time since the reader checked it."""
     try:
         st = os.stat(path)
         same = (st.st_size, st.st_mtime_ns) == _TRUSTED[path]
@@ -128,7 +123,8 @@ def _unchanged(path: str, t: TensorProto) -> None:
                          f"tensor '{t.name}' cannot be read from it.", hint="Open the model again.")
 
 
-def _map(path: str) -> mmap.mmap:
+def map_file(path: str) -> mmap.mmap:
+    """The read-only memory map of a trusted data file, opened once per process."""
     mm = _MAPS.get(path)
     if mm is None:
         with open(path, "rb") as f:
@@ -136,7 +132,7 @@ def _map(path: str) -> mmap.mmap:
     return mm
 
 
-def _release(mm: mmap.mmap, start: int, stop: int) -> None:
+def release_pages(mm: mmap.mmap, start: int, stop: int) -> None:
     """Give the resident pages of ``mm[start:stop]`` back to the OS (clean file pages: a later
     read faults them in again from the file, so this never changes a value)."""
     if mm.closed or not hasattr(mm, "madvise"):
@@ -180,16 +176,16 @@ def tensor_array(t: TensorProto) -> np.ndarray:
                              f"({_entries(t).get('location', '')!r}).",
                              hint="Open the model with workbench.core.model.load.load_model.")
         return numpy_helper.to_array(t)
-    _unchanged(path, t)
+    check_unchanged(path, t)
     dtype, offset = _np_dtype(t), _offset(t)
     count = int(np.prod(t.dims, dtype=np.int64))
     try:
-        mm = _map(path)
+        mm = map_file(path)
         flat = np.frombuffer(mm, dtype=dtype, count=count, offset=offset)
     except (OSError, ValueError) as exc:
         raise ModelError(f"{path}: cannot map the data of tensor '{t.name}' ({exc}); the file changed "
                          "after the model was opened.", hint="Open the model again.") from None
-    weakref.finalize(flat, _release, mm, offset, offset + count * dtype.itemsize)  # when every view is gone
+    weakref.finalize(flat, release_pages, mm, offset, offset + count * dtype.itemsize)  # when every view is gone
     return flat.reshape(tuple(t.dims))
 
 
@@ -203,7 +199,7 @@ def tensor_chunks(t: TensorProto, chunk: int = _CHUNK) -> Iterator[bytes]:
         else:
             yield onnx.numpy_helper.from_array(tensor_array(t)).raw_data
         return
-    _unchanged(path, t)
+    check_unchanged(path, t)
     left = int(_entries(t)["length"])
     with open(path, "rb") as f:
         f.seek(_offset(t))
@@ -225,7 +221,7 @@ def materialize(t: TensorProto) -> TensorProto:
     return out
 
 
-def _copy_with(proto: onnx.ModelProto, replace) -> onnx.ModelProto:
+def copy_with(proto: onnx.ModelProto, replace) -> onnx.ModelProto:
     """Copy of ``proto`` whose main-graph initializers pass through ``replace(t) -> TensorProto``."""
     out = onnx.ModelProto()
     _copy_fields(proto, out, "graph")
@@ -237,7 +233,7 @@ def _copy_with(proto: onnx.ModelProto, replace) -> onnx.ModelProto:
 
 def inline_copy(proto: onnx.ModelProto) -> onnx.ModelProto:
     """``proto`` itself when it has no lazy tensor, else a copy with their data read in."""
-    return _copy_with(proto, materialize) if has_lazy(proto) else proto
+    return copy_with(proto, materialize) if has_lazy(proto) else proto
 
 
 def checkable(proto: onnx.ModelProto) -> onnx.ModelProto:
@@ -245,7 +241,7 @@ def checkable(proto: onnx.ModelProto) -> onnx.ModelProto:
     copy in which they are typed graph inputs (the checker refuses absolute locations)."""
     if not has_lazy(proto):
         return proto
-    out = _copy_with(proto, lambda t: t)
+    out = copy_with(proto, lambda t: t)
     keep = [t for t in out.graph.initializer if not lazy_file(t)]
     lazy = [t for t in out.graph.initializer if lazy_file(t)]
     del out.graph.initializer[:]
@@ -254,55 +250,3 @@ def checkable(proto: onnx.ModelProto) -> onnx.ModelProto:
     out.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
                            for t in lazy if t.name not in listed)
     return out
-
-
-def _session_proto(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, str]]:
-    """Copy of ``proto`` whose lazy tensors name their file by an alias; returns alias -> path."""
-    aliases: dict[str, str] = {}
-
-    def alias(t: TensorProto) -> TensorProto:
-        path = lazy_file(t)
-        if path is None:
-            return t
-        name = next((a for a, p in aliases.items() if p == path), None) or f"workbench_{len(aliases)}.data"
-        aliases[name] = path
-        ref = TensorProto()
-        ref.CopyFrom(t)
-        for e in ref.external_data:
-            if e.key == "location":
-                e.value = name
-        return ref
-
-    return _copy_with(proto, alias), aliases
-
-
-def lazy_session(proto: onnx.ModelProto, options: ort.SessionOptions, extra: bytes = b"",
-                 providers: list[str] | None = None) -> ort.InferenceSession:
-    """An onnxruntime session of a model with lazy tensors, reading them in place.
-
-    The data files are memory-mapped read-only and handed to onnxruntime as in-memory external
-    data files (used directly, not copied; the maps stay open for the process).
-    ``extra`` is appended to the serialised model (protobuf merges concatenated messages; used
-    by :mod:`workbench.core.calibration.instrument` for extra outputs). Prepacking is off unless
-    :data:`PREPACK` (see there).
-
-    Raises
-    ------
-    Exception
-        Whatever onnxruntime raises for a model it refuses (callers wrap it).
-    """
-    import onnxruntime as ort
-
-    copy, aliases = _session_proto(proto)
-    for t in lazy_tensors(proto):
-        _unchanged(lazy_file(t), t)
-    maps = [_map(path) for path in aliases.values()]
-    options.add_session_config_entry("session.use_external_initializer_file_buffers_directly", "1")
-    if not PREPACK:
-        options.add_session_config_entry("session.disable_prepacking", "1")
-    options.add_external_initializers_from_files_in_memory(list(aliases), maps, [len(m) for m in maps])
-    session = ort.InferenceSession(copy.SerializeToString() + extra, options,
-                                   providers=providers or ["CPUExecutionProvider"])
-    for mm in maps:  # pages onnxruntime touched are given back when the session is dropped
-        weakref.finalize(session, _release, mm, 0, len(mm))
-    return session

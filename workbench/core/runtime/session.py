@@ -7,7 +7,7 @@ import onnxruntime as ort
 from onnx import helper
 
 from workbench.core.errors import ModelError
-from workbench.core.io.external import has_lazy, lazy_session
+from workbench.core.io.ort_session import proto_session
 from workbench.core.runtime.mx_simulation import simulation_proto
 
 
@@ -69,9 +69,7 @@ def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int 
     if threads:
         so.intra_op_num_threads = threads
     try:
-        if has_lazy(proto):  # weights kept in the user's data file (workbench.core.io.external)
-            return lazy_session(proto, so)
-        return ort.InferenceSession(proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        return proto_session(proto, so)  # large weights handed over in place, not serialised
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
         raise ModelError(f"onnxruntime cannot load the model: {exc}",
                          hint="Check the model with `workbench-cli inspect`.") from None

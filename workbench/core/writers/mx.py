@@ -25,7 +25,7 @@ from onnx import numpy_helper
 from workbench.core.formats.mx import e8m0_bits, mx_format
 from workbench.core.formats.numerics import mx_quantize
 from workbench.core.formats.qparams import QParams
-from workbench.core.io.external import has_lazy, lazy_session
+from workbench.core.io.ort_session import proto_session
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.runtime.mx_simulation import has_mx
 
@@ -67,10 +67,7 @@ def ort_can_run(proto: onnx.ModelProto) -> tuple[bool, str]:
 
         so = ort.SessionOptions()
         so.log_severity_level = 3
-        if has_lazy(proto):  # weights kept in the user's data file (workbench.core.io.external)
-            lazy_session(proto, so)
-        else:
-            ort.InferenceSession(proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        proto_session(proto, so)  # large weights handed over in place, not serialised
         return True, ""
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
         return False, f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
