@@ -164,9 +164,10 @@ def cmd_quantize(args) -> int:
                 calibration = api.calibrate_sharded(model, recipe, _data_arg(args, args.data), shards=args.shards,
                                                     samples=args.samples, executor=api.make_executor(args.executor),
                                                     progress=progress)
+            # check=False: the export below runs onnx.checker on the file it writes, before it lands
             result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                                   calibration=calibration, progress=progress,
-                                  latency_check=not args.no_latency_check)
+                                  latency_check=not args.no_latency_check, check=False)
             if chose:
                 print(chose, file=sys.stderr)
             if search is not None:

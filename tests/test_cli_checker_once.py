@@ -1,0 +1,33 @@
+"""The CLI's quantize runs onnx.checker once, on the file it writes, before the file lands."""
+
+from __future__ import annotations
+
+import onnx.checker
+
+from workbench.cli import main
+
+
+def test_quantize_checks_the_written_file_once_and_a_failure_writes_nothing(corpus, tmp_path, monkeypatch, capsys):
+    folder = corpus / "digits_cnn"
+    real = onnx.checker.check_model
+    calls: list[object] = []
+
+    def checker(model, *a, **k):
+        calls.append(model)
+        if isinstance(model, str):  # only the written file is checked by path
+            raise onnx.checker.ValidationError("made to fail by the test")
+        return real(model, *a, **k)
+
+    monkeypatch.setattr(onnx.checker, "check_model", checker)
+    out = tmp_path / "quantized.onnx"
+    args = ["quantize", str(folder / "model_opset17.onnx"), "--data", str(folder / "calib.npz"), "-o", str(out),
+            "--no-latency-check", "--no-auto"]
+    rc = main(args)
+    err = capsys.readouterr().err
+    assert rc != 0
+    assert "fails onnx.checker: made to fail by the test" in err
+    assert not out.exists() and list(tmp_path.iterdir()) == []  # nothing half-written is left
+    written = [c for c in calls if not isinstance(c, str | bytes) and len(c.graph.node) and any(
+        n.op_type == "QuantizeLinear" for n in c.graph.node)]
+    assert written == []  # the in-memory quantized model was not checked a second time
+    assert sum(isinstance(c, str) for c in calls) == 1
