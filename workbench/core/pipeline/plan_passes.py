@@ -7,6 +7,8 @@ reported with the guard's :class:`~workbench.core.issues.IssueCode`.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from workbench.core.errors import ModelError, RecipeError, WorkbenchError
@@ -51,12 +53,15 @@ class Plan:
     def run(self, job: Job) -> PassResult:
         job.plan = resolve_plan(job.model, job.recipe, job_facts(job))
         job.guard_recipe = job.recipe
-        refuse_nonfinite_weights(job.model, job.plan)
+        refuse_nonfinite_weights(job.model, job.plan, job_facts(job).extremes)
         return PassResult(True)
 
 
-def refuse_nonfinite_weights(model: PreparedModel, the_plan: QuantPlan) -> None:
+def refuse_nonfinite_weights(model: PreparedModel, the_plan: QuantPlan,
+                             extremes: dict[str, tuple[float, float]] | None = None) -> None:
     """Refuse, before any calibration, a planned weight holding NaN / Inf (no scale holds it).
+    ``extremes``: (min, max) of main-graph float weights already read (a weight found there
+    with finite extremes is not read again).
 
     Raises
     ------
@@ -68,6 +73,9 @@ def refuse_nonfinite_weights(model: PreparedModel, the_plan: QuantPlan) -> None:
             continue
         for q in unit.quant_inputs:
             if q.role != "weight":
+                continue
+            known = (extremes or {}).get(q.tensor)
+            if known is not None and math.isfinite(known[0]) and math.isfinite(known[1]):
                 continue
             w = np.asarray(model.initializer(q.tensor))
             # min / max: NaN and +-Inf both show there, and no temporary array the size of the weight
@@ -149,7 +157,8 @@ class NonFiniteGuard:
         return job.guard and job.plan.mode == PlanMode.STATIC
 
     def run(self, job: Job) -> PassResult:
-        infinite = infinite_tensors(job_facts(job).ix)
+        facts = job_facts(job)
+        infinite = infinite_tensors(facts.ix, facts.extremes)
         found = infinite_units(job.plan, infinite) if infinite else {}
         if not found:
             return PassResult(False)

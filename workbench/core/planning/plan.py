@@ -152,6 +152,7 @@ class GraphFacts:
         self.ix = GraphIndex(proto.graph, self.types)
         self._stats: set[str] | None = None
         self._mask_values: dict[str, float] | None = None
+        self._extremes: dict[str, tuple[float, float]] | None = None
 
     @property
     def stats(self) -> set[str]:
@@ -160,11 +161,18 @@ class GraphFacts:
         return self._stats
 
     @property
+    def extremes(self) -> dict[str, tuple[float, float]]:
+        """:func:`~workbench.core.planning.stats_guard.float_extremes` of the graph: every float
+        weight read once, for the masking, infinity and non-finite weight checks."""
+        if self._extremes is None:
+            self._extremes = stats_guard.float_extremes(self.ix)
+        return self._extremes
+
+    @property
     def mask_values(self) -> dict[str, float]:
-        """:func:`~workbench.core.planning.stats_guard.masking_values` of the graph, computed once
-        (it reads every float weight)."""
+        """:func:`~workbench.core.planning.stats_guard.masking_values` of the graph, computed once."""
         if self._mask_values is None:
-            self._mask_values = stats_guard.masking_values(self.ix)
+            self._mask_values = stats_guard.masking_values(self.ix, self.extremes)
         return self._mask_values
 
     @property

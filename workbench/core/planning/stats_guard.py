@@ -10,6 +10,8 @@ preset's op types, and warns when the recipe asks for them explicitly.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 from onnx import numpy_helper
@@ -66,34 +68,48 @@ def _has_inf(a: np.ndarray) -> bool:
     return bool(a.size) and bool(np.isinf(a.max()) or np.isinf(a.min()))  # +-inf, NaN left to the writer
 
 
-def _carried(ix: GraphIndex, test) -> set[str]:
-    """Float constants (initializers, ConstantOfShape values) for which ``test(array)`` holds, and
-    the tensors computed from them by :data:`_CARRY` ops."""
-    found: set[str] = set()
+def float_extremes(ix: GraphIndex) -> dict[str, tuple[float, float]]:
+    """Main-graph float initializer -> (min, max) of its values (NaN when it holds a NaN), empty
+    ones left out: each weight read once (memory-mapped when kept on disk) for the guards below."""
+    out = {}
     for name, init in ix.initializers.items():
-        if init.data_type == onnx.TensorProto.FLOAT and test(tensor_array(init)):  # memory-mapped: max/min only
-            found.add(name)
+        if init.data_type == onnx.TensorProto.FLOAT:
+            a = tensor_array(init)
+            if a.size:
+                out[name] = (float(a.min()), float(a.max()))
+    return out
+
+
+def _huge(lo: float, hi: float) -> bool:
+    return max(hi, -lo) >= HUGE  # NaN compares False
+
+
+def _infinite(lo: float, hi: float) -> bool:
+    return math.isinf(lo) or math.isinf(hi)
+
+
+def _carried(ix: GraphIndex, extremes: dict[str, tuple[float, float]], test, test_array) -> set[str]:
+    """Float constants (initializers by their ``extremes``, ConstantOfShape values by
+    ``test_array``) for which the test holds, and the tensors computed from them by :data:`_CARRY` ops."""
+    found = {name for name, (lo, hi) in extremes.items() if test(lo, hi)}
     for node in ix.graph.node:
         if node.op_type == "ConstantOfShape":
             val = [a.t for a in node.attribute if a.name == "value"]
-            if val and test(numpy_helper.to_array(val[0]).astype(np.float32, copy=False)):
+            if val and test_array(numpy_helper.to_array(val[0]).astype(np.float32, copy=False)):
                 found.update(node.output)
         elif node.op_type in _CARRY and any(i in found for i in node.input):
             found.update(o for o in node.output if o)
     return found
 
 
-def masking_values(ix: GraphIndex) -> dict[str, float]:
+def masking_values(ix: GraphIndex, extremes: dict[str, tuple[float, float]] | None = None) -> dict[str, float]:
     """Tensors that carry a huge constant (see :func:`masking_tensors`) -> the largest |value| of
     the huge constants they are computed from (3.4e38 for a float32-min mask). Read from the graph
     alone, so a mask is found even when the calibration data never pads (an all-ones
-    ``attention_mask`` leaves the calibrated range at 0)."""
-    values: dict[str, float] = {}
-    for name, init in ix.initializers.items():
-        if init.data_type == onnx.TensorProto.FLOAT:
-            a = tensor_array(init)
-            if _is_huge(a):
-                values[name] = float(np.maximum(a.max(), -a.min()))
+    ``attention_mask`` leaves the calibrated range at 0). ``extremes``: :func:`float_extremes` of
+    ``ix`` when already computed."""
+    extremes = float_extremes(ix) if extremes is None else extremes
+    values: dict[str, float] = {name: max(hi, -lo) for name, (lo, hi) in extremes.items() if _huge(lo, hi)}
     for node in ix.graph.node:
         if node.op_type == "ConstantOfShape":
             val = [a.t for a in node.attribute if a.name == "value"]
@@ -117,8 +133,9 @@ def masking_tensors(ix: GraphIndex) -> set[str]:
     return set(masking_values(ix))
 
 
-def infinite_tensors(ix: GraphIndex) -> set[str]:
+def infinite_tensors(ix: GraphIndex, extremes: dict[str, tuple[float, float]] | None = None) -> set[str]:
     """Tensors that hold +-inf by construction: float constants with an infinite value (a causal
     mask of ``-inf``) and what :data:`_CARRY` ops compute from them. No integer grid holds them,
-    so the units on them stay float (:class:`~workbench.core.pipeline.plan_passes.NonFiniteGuard`)."""
-    return _carried(ix, _has_inf)
+    so the units on them stay float (:class:`~workbench.core.pipeline.plan_passes.NonFiniteGuard`).
+    ``extremes``: :func:`float_extremes` of ``ix`` when already computed."""
+    return _carried(ix, float_extremes(ix) if extremes is None else extremes, _infinite, _has_inf)
