@@ -121,6 +121,23 @@ def test_a_slowdown_of_microseconds_is_stated_and_warned_but_not_rewritten(tmp_p
     assert "= 1.50 " in note.message and "slower than float by 10 us per run" in note.message
 
 
+def test_a_ratio_within_measurement_noise_is_said_so_without_a_warning(tmp_path):
+    """ppocr_mobile_v2_cls measured 0.881 ms against 0.881 ms (1.00x): the CLI had warned that
+    quantization does not pay, "0 us slower per run"."""
+    model, data = _quantized(tmp_path)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    _seed(model, data, result, 0.881e-3, 0.8812e-3)
+    checked = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
+    assert checked.proto.SerializeToString() == result.proto.SerializeToString()
+    assert not [i for i in checked.issues if i.code in (IssueCode.SLOWER_THAN_FLOAT, IssueCode.LATENCY_KEPT_FLOAT)]
+    note = next(i for i in checked.issues if i.code == IssueCode.LATENCY)
+    assert "= 1.00 " in note.message and "as fast as float within measurement noise" in note.message
+    assert "slower" not in note.message
+    # 1 % of a 10 ms model is 100 us, over the 50 us floor, but still noise: not rewritten
+    assert not worth_rewriting(latency.LatencyComparison(10e-3, 10.1e-3, 9, 10e-3, 10.1e-3))
+    assert worth_rewriting(latency.LatencyComparison(10e-3, 10.3e-3, 9, 10e-3, 10.3e-3))
+
+
 def test_cli_prints_the_ratio_and_can_skip_it(tmp_path, capsys):
     src = save_matmul_model(tmp_path / "mm.onnx", np.random.default_rng(0))
     np.savez(tmp_path / "calib.npz", X=np.random.default_rng(1).standard_normal((8, 4)).astype(np.float32))

@@ -80,12 +80,12 @@ def _auto_recipe(args, model, recipe, progress):
     """``--auto`` (quantize, analyze, report): the recipe choice among the preset, MSE ranges and
     compute-only quantization (:func:`workbench.core.api.choose_recipe`). Returns the recipe to
     quantize (unchanged without ``--auto``, data or a bare preset), its calibration over every row
-    (None without a choice) and the line to print on stderr once the command succeeded ("" when
-    there was no choice)."""
+    (None without a choice), the line to print on stderr once the command succeeded ("" when
+    there was no choice) and the chosen variant's name ("" when there was no choice)."""
     if not (getattr(args, "auto", False) and args.data and api.why_not_choose(recipe) is None):
-        return recipe, None, ""
+        return recipe, None, "", ""
     choice = api.choose_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples, progress=progress)
-    return choice.recipe, choice.calibration, choice.summary()
+    return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.chosen
 
 
 def cmd_inspect(args) -> int:
@@ -139,6 +139,7 @@ def _export_record(args) -> dict | None:
 def cmd_quantize(args) -> int:
     _export_settings(args)
     progress = TerminalProgress()
+    variant = ""  # the recipe choice's pick, named in the last line
     try:
         if args.retarget_model and str(args.model).endswith(".wbproj") and api.is_project_model(
                 args.model, args.retarget_model):  # the same model file elsewhere: the project moved
@@ -155,7 +156,7 @@ def cmd_quantize(args) -> int:
             recipe = _recipe_from_args(args)
             _qonnx_input_shapes(args, model.proto, args.model)  # refuse a bad --input-shape before calibrating
             search = None
-            recipe, calibration, chose = _auto_recipe(args, model, recipe, progress)
+            recipe, calibration, chose, variant = _auto_recipe(args, model, recipe, progress)
             if args.search and args.data:  # the automatic recipe search (static presets)
                 search = api.search_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples,
                                            progress=progress)
@@ -202,7 +203,8 @@ def cmd_quantize(args) -> int:
         if staged is not None:
             staged.discard()
     units = [u for u in result.plan.units.values() if not u.excluded]
-    print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset})")
+    chosen = f", recipe choice: {variant}" if variant else ""
+    print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset}{chosen})")
     if args.save_project:
         print(f"wrote {args.save_project}")
     return 0
@@ -277,7 +279,7 @@ def cmd_analyze(args) -> int:
     recipe = _recipe_from_args(args)
     progress = TerminalProgress()
     try:
-        recipe, calibration, chose = _auto_recipe(args, model, recipe, progress)
+        recipe, calibration, chose, _ = _auto_recipe(args, model, recipe, progress)
         result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                               calibration=calibration, progress=progress)
         rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.eval_samples,
@@ -445,7 +447,7 @@ def cmd_report(args) -> int:
                 raise ExportError("report: no data given.", hint="Add --data CALIB.npz (and --eval EVAL.npz).")
             model = api.open_model(args.model)
             _recheck_outputs(args)
-            recipe, calibration, chose = _auto_recipe(args, model, _recipe_from_args(args), progress)
+            recipe, calibration, chose, _ = _auto_recipe(args, model, _recipe_from_args(args), progress)
             result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                                   calibration=calibration, progress=progress)
             eval_data = _data_arg(args, args.eval or args.data)

@@ -1,4 +1,4 @@
-"""The CLI's quantize runs onnx.checker once, on the file it writes, before the file lands."""
+"""The CLI quantize: onnx.checker once, on the file it writes, before the file lands; its last line."""
 
 from __future__ import annotations
 
@@ -31,3 +31,16 @@ def test_quantize_checks_the_written_file_once_and_a_failure_writes_nothing(corp
         n.op_type == "QuantizeLinear" for n in c.graph.node)]
     assert written == []  # the in-memory quantized model was not checked a second time
     assert sum(isinstance(c, str) for c in calls) == 1
+
+
+def test_the_last_line_names_the_recipe_choice(corpus, tmp_path, capsys):
+    folder = corpus / "digits_cnn"
+    base = ["quantize", str(folder / "model_opset17.onnx"), "--data", str(folder / "calib.npz"), "--no-latency-check"]
+    assert main([*base, "-o", str(tmp_path / "a.onnx")]) == 0
+    out = capsys.readouterr()
+    chosen = next(line for line in out.err.splitlines() if line.startswith("recipe choice: ")).split()[2]
+    assert chosen in ("preset", "mse", "compute+mse")
+    assert out.out.strip().splitlines()[-1].endswith(f"preset cpu-u8s8, recipe choice: {chosen})")
+    assert main([*base, "-o", str(tmp_path / "b.onnx"), "--no-auto"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("wrote ") and last.endswith("preset cpu-u8s8)")
