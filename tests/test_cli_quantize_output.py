@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import onnx.checker
 
 from workbench.cli import main
@@ -44,3 +45,17 @@ def test_the_last_line_names_the_recipe_choice(corpus, tmp_path, capsys):
     assert main([*base, "-o", str(tmp_path / "b.onnx"), "--no-auto"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("wrote ") and last.endswith("preset cpu-u8s8)")
+
+
+def test_samples_beyond_the_data_are_noted(corpus, tmp_path, capsys):
+    folder = corpus / "digits_cnn"
+    calib = folder / "calib.npz"
+    with np.load(calib) as z:
+        rows = z["input"].shape[0]  # 100
+    args = ["quantize", str(folder / "model_opset17.onnx"), "--data", str(calib), "--no-latency-check", "--no-auto"]
+    assert main([*args, "-o", str(tmp_path / "a.onnx"), "--samples", "5000"]) == 0
+    assert f"note: --samples 5000 asks for more rows than {calib} holds ({rows}); calibrating on all {rows}" \
+        in capsys.readouterr().err
+    assert main([*args, "-o", str(tmp_path / "b.onnx"), "--samples", str(rows)]) == 0
+    assert "asks for more rows" not in capsys.readouterr().err
+    assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()

@@ -108,6 +108,19 @@ def _data_arg(args, value):
     return value
 
 
+def _note_short_data(args, model) -> None:
+    """A note when ``--samples`` asks for more rows than the ``--data`` file holds (the job then uses
+    them all). Python readers are not opened here: that would run the user's code twice."""
+    asked, data = getattr(args, "samples", None), getattr(args, "data", None)
+    if not (asked and isinstance(data, str) and not data.lower().endswith(".py")):
+        return
+    source = api.open_data_source(data, model)
+    held = source.num_samples()
+    if held is not None and held < asked:
+        print(f"note: --samples {asked} asks for more rows than {data} holds ({held}); calibrating on all {held}",
+              file=sys.stderr)
+
+
 def _recheck_outputs(args) -> None:
     """After a model is opened (its external data files are now known inputs), refuse again any
     output onto one of them, before the long work starts."""
@@ -153,6 +166,7 @@ def cmd_quantize(args) -> int:
         else:
             model = api.open_model(args.model)
             _recheck_outputs(args)
+            _note_short_data(args, model)
             recipe = _recipe_from_args(args)
             _qonnx_input_shapes(args, model.proto, args.model)  # refuse a bad --input-shape before calibrating
             search = None
@@ -276,6 +290,7 @@ def cmd_compare(args) -> int:
 def cmd_analyze(args) -> int:
     model = api.open_model(args.model)
     _recheck_outputs(args)
+    _note_short_data(args, model)
     recipe = _recipe_from_args(args)
     progress = TerminalProgress()
     try:
@@ -447,6 +462,7 @@ def cmd_report(args) -> int:
                 raise ExportError("report: no data given.", hint="Add --data CALIB.npz (and --eval EVAL.npz).")
             model = api.open_model(args.model)
             _recheck_outputs(args)
+            _note_short_data(args, model)
             recipe, calibration, chose, _ = _auto_recipe(args, model, _recipe_from_args(args), progress)
             result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                                   calibration=calibration, progress=progress)
