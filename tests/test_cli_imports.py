@@ -8,6 +8,7 @@ which modules are loaded is what makes a verb start slowly, and that is exact).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,15 @@ def test_inspect_loads_onnx_but_not_the_runtime_or_the_planner(tmp_path):
     # --units asks for the planner's view: the recipe (pydantic) loads, inference still does not
     loaded = _modules_after("inspect", str(model), "--units")
     assert "pydantic" in loaded and loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+@pytest.mark.parametrize(("preset", "numpy_first", "want"), [(None, False, "1"), ("3", False, "3"), (None, True, None)])
+def test_the_cli_asks_for_one_openblas_thread_unless_told_otherwise(preset, numpy_first, want):
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    code = ("import os, sys\n" + ("import numpy\n" if numpy_first else "")
+            + "from workbench.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+            + "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip().splitlines()[-1] == str(want)

@@ -955,7 +955,17 @@ def _preflight_outputs(args) -> None:
                                   hint="Give each output its own path.")
 
 
+def _quiet_blas() -> None:
+    """One OpenBLAS thread for numpy, unless the user set it or numpy is already loaded: the CLI's
+    numpy work is reductions and element-wise maths (onnxruntime runs the models on its own
+    threads), and OpenBLAS's idle threads spin at start-up, 0.13 s of CPU per run (minilm_l6_v2's
+    64-row quantize: 2.46 -> 2.32 s, x86_64 AVX512-VNNI, 2 cores)."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _quiet_blas()
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
