@@ -26,6 +26,7 @@ import logging
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ import onnx
 import onnxruntime as ort
 
 from workbench.core.calibration.instrument import InstrumentedSession, instrument, main_graph_tensors
-from workbench.core.calibration.observers import Observer, make_observer
+from workbench.core.calibration.observers import MinMaxObserver, Observer, kernels, make_observer
 from workbench.core.calibration.observers.derived import Deriver, find_derivations
 from workbench.core.calibration.observers.merged import apply_merges, find_merges
 from workbench.core.data.base import DataSource
@@ -547,8 +548,11 @@ class _Run:
         if progress is not None:
             progress(0, total, msg)  # the phase shows at once (the first batch also builds the session)
         steps = self._pipeline(self._batches(samples, batch_size))
+        gate = ExitStack()  # numba stays unloaded for a job too small to win its loading back
         try:
             for idx, feed, outs in steps:
+                if self.done == 0 and not self._compiled_pays(idx, feed, outs, total):
+                    gate.enter_context(kernels.without_loading())
                 self._observe(idx, feed, outs)
                 # freed before the pipeline resumes: it starts the run after next at once, and this
                 # batch's activations would otherwise still be held beside two more
@@ -561,6 +565,7 @@ class _Run:
                     progress(self.done, max(total, self.done) if total else 0, msg)
                 self._check()
         finally:
+            gate.close()
             steps.close()
         if self.done == 0:
             raise DataError("The calibration data yielded no samples.", hint="Check the data source.")
@@ -569,6 +574,19 @@ class _Run:
             raise DataError(f"The calibration data has no finite value for input {bad[0]!r} in {self.done} "
                             "samples (all NaN/Inf): no range can be calibrated from it.",
                             hint="Check how the data file was made (a failed preprocessing step?).")
+
+    def _compiled_pays(self, idx: list[int], feed: dict, outs: list[np.ndarray], total: int) -> bool:
+        """Whether the job bins enough values for the compiled kernels to pay for their loading
+        (:data:`~workbench.core.calibration.observers.kernels.MIN_JOB_VALUES`), estimated from the
+        first batch: the values of the tensors whose observers bin them (not MinMax), per sample,
+        times the samples the job will read (unknown: assume it pays)."""
+        if not total:
+            return True
+        seen = [(t, feed[t]) for t in self.from_feed]
+        if self.session is not None:
+            seen += list(zip(self.session.fetch, outs, strict=True))
+        binned = sum(np.size(x) for t, x in seen if not isinstance(self.observers[t], MinMaxObserver))
+        return binned / max(len(idx), 1) * total >= kernels.MIN_JOB_VALUES
 
     def _take_snapshot(self) -> None:
         observers = {t: Observer.from_state(o.state()) for t, o in self.observers.items()}
