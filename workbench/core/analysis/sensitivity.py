@@ -282,8 +282,8 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     error, ``local_db``), one pass of the float and of the QDQ model keeping activations, then for
     the ``top`` units with the worst own error (all with None) two suffix models each; everything
     runs on ``executor`` (default: one process per core, each onnxruntime session on one thread).
-    ppocrv4_rec (264 units, 8 samples, top 16; x86_64 AVX512-VNNI, 2 cores, load average 11-14):
-    6.5x one 32-sample calibration pass in wall time, 6.2-6.4x in CPU time
+    ppocrv4_rec (208 units, 8 samples, top 16; x86_64 AVX512-VNNI, 2 cores, load average 0.7):
+    6.7x one 32-sample calibration pass in wall time, 8.0x in CPU time
     (``benchmarks/sensitivity_sweep.py``).
 
     Fidelity: a suffix keeps or drops a Q -> DQ pair as the writer would for the edited recipe
