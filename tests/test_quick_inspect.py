@@ -44,7 +44,7 @@ def test_quick_report_equals_the_full_report(tmp_path, dtype):
     full = _full(path)
     assert quick == full
     # the undeclared output dim comes from shape inference: [N, 16], as the full path infers it
-    assert quick["outputs"] == [{"name": "y", "dtype": "float" if dtype == TensorProto.FLOAT else "float16",
+    assert quick["outputs"] == [{"name": "y", "dtype": "float32" if dtype == TensorProto.FLOAT else "float16",
                                  "shape": ["N", 16]}]
     assert format_report(quick) == format_report(full)
 
@@ -115,3 +115,17 @@ def test_plain_matmul_model(tmp_path):
     path = save_matmul_model(tmp_path / "m.onnx", np.random.default_rng(0))
     quick = quick_report(path)
     assert quick == _full(path) and quick["op_histogram"] == {"MatMul": 1} and quick["weights"]["elements"] == 12
+
+
+def test_text_names_dtypes_alike_and_says_a_float_model_is_not_quantized(corpus):
+    """A new user read "input: float32" beside "logits: float", and no line said the model was float."""
+    path = corpus / "digits_cnn" / "model_opset17.onnx"
+    text = format_report(quick_report(path)).splitlines()
+    assert "  input: float32 [N, 1, 8, 8]" in text and "  logits: float32 [N, 10]" in text
+    assert "quantized:   no (a float model: no Q/DQ pairs or integer kernels)" in text
+    full = _full(corpus / "digits_transformer" / "model_opset17.onnx")
+    assert {o["dtype"] for o in full["outputs"]} == {"float32"} and set(full["weights"]["by_dtype"]) <= {
+        "float32", "int64"}
+    quantized = format_report(_full(corpus / "ddddocr_common_old_int8" / "model.onnx")).splitlines()
+    assert any(line.startswith("quantized:   45 nodes") for line in quantized)
+    assert not any(line.startswith("quantized:   no") for line in quantized)

@@ -32,6 +32,8 @@ from workbench.core.graph.shell import model_shell
 
 #: ONNX TensorProto.DataType -> (numpy dtype name, itemsize) for the plain numeric types
 #: (onnx.helper.tensor_dtype_to_np_dtype; anything else takes the full path)
+#: ONNX element type -> (numpy's name, bytes per value); reports name every type this way (numpy's name
+#: where numpy has the type, else ONNX's in lower case: :func:`dtype_label`)
 _NUMERIC = {1: ("float32", 4), 2: ("uint8", 1), 3: ("int8", 1), 4: ("uint16", 2), 5: ("int16", 2),
             6: ("int32", 4), 7: ("int64", 8), 9: ("bool", 1), 10: ("float16", 2), 11: ("float64", 8),
             12: ("uint32", 4), 13: ("uint64", 8)}
@@ -231,13 +233,21 @@ def _checked_outputs(proto, pb2, c):
     return list(out.graph.output)
 
 
+def dtype_label(elem_type: int, onnx_name: str) -> str:
+    """How a report names an element type: numpy's name (``float32``, ``float16``, ``int8`` ...) where
+    numpy has the type, else ``onnx_name`` (the TensorProto.DataType name) in lower case (``bfloat16``,
+    ``float8e4m3fn``, ``int4`` ...). Inputs, outputs and weights then read alike."""
+    known = _NUMERIC.get(elem_type)
+    return known[0] if known else onnx_name.lower()
+
+
 def _weights(g, pb2) -> dict:
     by_dtype: Counter = Counter()
     elements = 0
     for t in g.initializer:
         n = math.prod(t.dims) if t.dims else 1
         elements += n
-        by_dtype[pb2.TensorProto.DataType.Name(t.data_type).lower()] += (
+        by_dtype[dtype_label(t.data_type, pb2.TensorProto.DataType.Name(t.data_type))] += (
             len(t.raw_data) if t.raw_data else n * _NUMERIC[t.data_type][1])
     return {
         "count": len(g.initializer),
@@ -260,5 +270,5 @@ def _input(vi) -> dict:
 def _value_info(vi, pb2) -> dict:
     tt = vi.type.tensor_type
     shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim]
-    dtype = pb2.TensorProto.DataType.Name(tt.elem_type).lower() if tt.elem_type else "unknown"
+    dtype = dtype_label(tt.elem_type, pb2.TensorProto.DataType.Name(tt.elem_type)) if tt.elem_type else "unknown"
     return {"name": vi.name, "dtype": dtype, "shape": shape}

@@ -11,6 +11,7 @@ from onnx import helper
 
 from workbench.core.inspection.quant_reader import read_quant_params
 from workbench.core.inspection.quant_summary import summarize_quantization
+from workbench.core.inspection.quick import dtype_label
 from workbench.core.inspection.report_text import format_report
 from workbench.core.model.load import PreparedModel
 
@@ -94,7 +95,7 @@ def _weights(model: PreparedModel, graphs) -> dict:
 
 
 def _dtype_name(data_type: int) -> str:
-    return onnx.TensorProto.DataType.Name(data_type).lower()
+    return dtype_label(data_type, onnx.TensorProto.DataType.Name(data_type))
 
 
 def _nbytes(t: onnx.TensorProto, n: int) -> int:

@@ -37,6 +37,8 @@ def format_report(report: dict) -> str:
         lines.append(f"quantized:   {q['nodes']} nodes ({kinds}): {ops}")
         if report.get("quantization_summary"):
             lines.append(f"summary:     {report['quantization_summary']}")
+    else:
+        lines.append("quantized:   no (a float model: no Q/DQ pairs or integer kernels)")
     lines += _quant_param_lines(report.get("quantization_parameters", []))
     for s in report["subgraphs"]:
         lines.append(f"subgraph:    {s['path']} ({s['nodes']} nodes)")
