@@ -54,8 +54,18 @@ def test_samples_beyond_the_data_are_noted(corpus, tmp_path, capsys):
         rows = z["input"].shape[0]  # 100
     args = ["quantize", str(folder / "model_opset17.onnx"), "--data", str(calib), "--no-latency-check", "--no-auto"]
     assert main([*args, "-o", str(tmp_path / "a.onnx"), "--samples", "5000"]) == 0
-    assert f"note: --samples 5000 asks for more rows than {calib} holds ({rows}); calibrating on all {rows}" \
+    assert f"note: --samples 5000 asks for more samples than {calib} holds ({rows}); using all {rows}" \
         in capsys.readouterr().err
     assert main([*args, "-o", str(tmp_path / "b.onnx"), "--samples", str(rows)]) == 0
-    assert "asks for more rows" not in capsys.readouterr().err
+    assert "asks for more samples" not in capsys.readouterr().err
     assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
+
+
+def test_the_samples_note_never_fails_a_job_that_does_not_read_the_data(corpus, tmp_path, capsys):
+    """dynamic-u8 never reads --data: data that does not fit the model was fine before the note."""
+    wrong = tmp_path / "wrong.npz"
+    np.savez(wrong, foo=np.zeros((4, 3), np.float32))
+    rc = main(["quantize", str(corpus / "digits_cnn" / "model_opset13.onnx"), "--preset", "dynamic-u8", "--data",
+               str(wrong), "--samples", "5", "--no-latency-check", "-o", str(tmp_path / "w.onnx")])
+    assert rc == 0 and (tmp_path / "w.onnx").is_file()
+    assert "asks for more samples" not in capsys.readouterr().err

@@ -136,6 +136,9 @@ def test_a_ratio_within_measurement_noise_is_said_so_without_a_warning(tmp_path)
     # 1 % of a 10 ms model is 100 us, over the 50 us floor, but still noise: not rewritten
     assert not worth_rewriting(latency.LatencyComparison(10e-3, 10.1e-3, 9, 10e-3, 10.1e-3))
     assert worth_rewriting(latency.LatencyComparison(10e-3, 10.3e-3, 9, 10e-3, 10.3e-3))
+    # 1.024 prints as 1.02: noise, as the note says, not also a slowdown to rewrite
+    assert not worth_rewriting(latency.LatencyComparison(1e-3, 1.024e-3, 9, 1e-3, 1.024e-3))
+    assert worth_rewriting(latency.LatencyComparison(1e-3, 1.026e-3, 9, 1e-3, 1.026e-3))
 
 
 def test_cli_prints_the_ratio_and_can_skip_it(tmp_path, capsys):

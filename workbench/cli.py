@@ -109,15 +109,19 @@ def _data_arg(args, value):
 
 
 def _note_short_data(args, model) -> None:
-    """A note when ``--samples`` asks for more rows than the ``--data`` file holds (the job then uses
-    them all). Python readers are not opened here: that would run the user's code twice."""
+    """A note when ``--samples`` asks for more samples than the ``--data`` file holds (the job then
+    uses them all). Never fails the command: data the job cannot read is reported by the job, if it
+    reads it at all (dynamic and weight-only presets do not). Python readers are not opened here:
+    that would run the user's code twice."""
     asked, data = getattr(args, "samples", None), getattr(args, "data", None)
     if not (asked and isinstance(data, str) and not data.lower().endswith(".py")):
         return
-    source = api.open_data_source(data, model)
-    held = source.num_samples()
+    try:
+        held = api.open_data_source(data, model).num_samples()
+    except WorkbenchError:
+        return
     if held is not None and held < asked:
-        print(f"note: --samples {asked} asks for more rows than {data} holds ({held}); calibrating on all {held}",
+        print(f"note: --samples {asked} asks for more samples than {data} holds ({held}); using all {held}",
               file=sys.stderr)
 
 

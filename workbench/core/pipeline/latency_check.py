@@ -42,11 +42,17 @@ MIN_FLOAT_S = 0.5e-3
 NOISE = 1.02
 
 
+def shown_ratio(lat: LatencyComparison) -> float:
+    """The ratio as the messages print it (2 decimals): the noise decisions compare this, so a ratio
+    printed as 1.02 is never called both noise and a slowdown."""
+    return round(lat.ratio, 2)
+
+
 def worth_rewriting(lat: LatencyComparison) -> bool:
     """True when ``lat`` (quantized vs float) is slower than float by a margin a rewrite can win back:
     above :data:`NOISE` (below it the two models cannot be told apart), and at least
     :data:`MIN_SLOWDOWN_S` per run or a float run of at least :data:`MIN_FLOAT_S`."""
-    if lat.ratio <= NOISE:
+    if shown_ratio(lat) <= NOISE:
         return False
     return lat.quant_s - lat.float_s >= MIN_SLOWDOWN_S or lat.float_s >= MIN_FLOAT_S
 
@@ -95,7 +101,7 @@ class LatencyCheck:
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
             return PassResult(False, [_skipped(f"onnxruntime could not run it: {str(exc).splitlines()[0]}")])
         job.latency = lat
-        noise = SLOWER_THAN < lat.ratio <= NOISE  # two runs of one pair differ by this much
+        noise = SLOWER_THAN < lat.ratio and shown_ratio(lat) <= NOISE  # two runs of one pair differ by this much
         slower = lat.ratio > SLOWER_THAN and not noise
         warn = worth_rewriting(lat)
         note = describe(lat, feed)
