@@ -9,6 +9,7 @@ import json
 import numpy as np
 import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 from qdq_helpers import save_matmul_model, tiny_model
 
 from workbench.cli import main
@@ -159,3 +160,28 @@ def test_no_data_measures_on_a_random_sample(tmp_path):
     result = api.quantize(model, api.make_recipe("dynamic-u8"), latency_check=True)
     notes = [i for i in result.issues if i.code in (IssueCode.LATENCY, IssueCode.LATENCY_NOT_MEASURED)]
     assert [i.code for i in notes] == [IssueCode.LATENCY] and result.latency.runs >= 7
+
+
+def _weighted(rows: int, seed: int = 0) -> onnx.ModelProto:
+    w = np.random.default_rng(seed).standard_normal((rows, 64)).astype(np.float32)
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, rows])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64])],
+                              [numpy_helper.from_array(w, "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_in_memory_models_are_timed_and_keyed_by_content(tmp_path):
+    """The latency check hands ModelProtos over (weights as buffers, no serialised copy): equal
+    content gives equal cache keys, other weights another key, and a model without large weights
+    keys as its bytes do."""
+    feed = {"x": np.ones((1, 8192), np.float32)}
+    big, same, other = _weighted(8192), _weighted(8192), _weighted(8192, seed=1)  # 2 MiB weights
+    assert latency.cache_key(big, big, feed) == latency.cache_key(same, same, feed)
+    assert latency.cache_key(big, other, feed) != latency.cache_key(big, same, feed)
+    small = _weighted(16)
+    assert latency.cache_key(small, small, feed) == latency.cache_key(small.SerializeToString(),
+                                                                     small.SerializeToString(), feed)
+    lat = latency.compare(big, other, feed, cache_dir=tmp_path, budget_s=0.01)
+    assert lat.runs >= 7 and lat.float_s > 0 and lat.quant_s > 0 and not lat.cached
+    assert latency.compare(same, other, feed, cache_dir=tmp_path).cached  # same content: the cache answers

@@ -20,6 +20,7 @@ lazy tensors (:data:`workbench.core.io.external.PREPACK`).
 
 from __future__ import annotations
 
+import hashlib
 import weakref
 from typing import TYPE_CHECKING
 
@@ -81,12 +82,25 @@ def session_sources(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, 
     return copy_with(proto, replace), sources
 
 
+def sources_digest(lean: onnx.ModelProto, sources: dict[str, str | bytes]) -> bytes:
+    """SHA-256 of a model as :func:`session_sources` splits it: the lean model's bytes, then each
+    alias and its bytes (a lazy tensor's data file by its path). Equal models give equal digests
+    without serialising their weights into one buffer."""
+    h = hashlib.sha256(lean.SerializeToString())
+    for name, src in sources.items():
+        h.update(name.encode())
+        h.update(src if isinstance(src, bytes) else f"file:{src}".encode())
+    return h.digest()
+
+
 def proto_session(proto: onnx.ModelProto, options: ort.SessionOptions, extra: bytes = b"",
-                  providers: list[str] | None = None) -> ort.InferenceSession:
+                  providers: list[str] | None = None,
+                  split: tuple[onnx.ModelProto, dict[str, str | bytes]] | None = None) -> ort.InferenceSession:
     """An onnxruntime session of ``proto`` whose large weights are handed over in place (see the
     module docstring). ``extra`` is appended to the serialised model (protobuf merges
     concatenated messages; :mod:`workbench.core.calibration.instrument` adds outputs with it).
-    ``options`` gains the session config entries this needs.
+    ``options`` gains the session config entries this needs. ``split``: :func:`session_sources` of
+    ``proto`` when the caller already made it (its buffers are then not copied again).
 
     Raises
     ------
@@ -97,7 +111,7 @@ def proto_session(proto: onnx.ModelProto, options: ort.SessionOptions, extra: by
     """
     import onnxruntime as ort
 
-    lean, sources = session_sources(proto)
+    lean, sources = split if split is not None else session_sources(proto)
     providers = providers or ["CPUExecutionProvider"]
     if not sources:
         return ort.InferenceSession(proto.SerializeToString() + extra, options, providers=providers)

@@ -95,7 +95,7 @@ class LatencyCheck:
             return PassResult(False, [_skipped("its weights stay in the external data file (too big to copy)")])
         try:
             feed = latency_feed(float_model, job.data)
-            lat = compare(float_model.proto.SerializeToString(), job.written.proto.SerializeToString(), feed)
+            lat = compare(float_model.proto, job.written.proto, feed)  # weights as buffers, not serialised
         except WorkbenchError as exc:
             return PassResult(False, [_skipped(str(exc))])
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types

@@ -26,8 +26,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import platformdirs
+
+from workbench.core.io.ort_session import proto_session, session_sources, sources_digest
 
 log = logging.getLogger(__name__)
 
@@ -91,15 +94,42 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "latency"
 
 
-def single_thread_session(model: bytes, config: dict[str, str] | None = None) -> ort.InferenceSession:
-    """A CPU session of a serialized model: 1 intra-op and 1 inter-op thread, default optimizations,
-    plus the session ``config`` entries (e.g. ``{"session.disable_quant_qdq": "1"}``)."""
+#: A model to time: serialized, or in memory (its large weights then reach onnxruntime as buffers,
+#: :mod:`workbench.core.io.ort_session`, and are never serialised into one more copy).
+Model = bytes | onnx.ModelProto
+
+
+class _Timed:
+    """One model of a comparison: its digest (for the cache key) and how to open a session of it;
+    an in-memory model is split into its lean graph and weight buffers once, for both."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        if isinstance(model, bytes):
+            self.split = None
+            self.digest = hashlib.sha256(model).digest()
+        else:
+            self.split = session_sources(model)
+            self.digest = sources_digest(*self.split) if self.split[1] else \
+                hashlib.sha256(model.SerializeToString()).digest()  # as the bytes would give
+
+    def session(self, config: dict[str, str] | None = None) -> ort.InferenceSession:
+        return single_thread_session(self.model, config, split=self.split)
+
+
+def single_thread_session(model: Model, config: dict[str, str] | None = None,
+                          split=None) -> ort.InferenceSession:
+    """A CPU session of a model (serialized or in memory): 1 intra-op and 1 inter-op thread, default
+    optimizations, plus the session ``config`` entries (e.g. ``{"session.disable_quant_qdq": "1"}``).
+    ``split``: :func:`~workbench.core.io.ort_session.session_sources` of an in-memory model."""
     so = ort.SessionOptions()
     for k, v in (config or {}).items():
         so.add_session_config_entry(k, v)
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
     so.log_severity_level = 3
+    if isinstance(model, onnx.ModelProto):
+        return proto_session(model, so, split=split)
     return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
 
 
@@ -116,9 +146,10 @@ def _time_runs(sess: ort.InferenceSession, feed: dict[str, np.ndarray], n: int,
     return out
 
 
-def measure(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray], *, budget_s: float = 2.0,
-            min_runs: int = 7, max_runs: int = 301, float_config: dict[str, str] | None = None) -> LatencyComparison:
-    """Measure both serialized models on ``feed`` (no cache; see :func:`compare`).
+def measure(float_model: Model | _Timed, quant_model: Model | _Timed, feed: dict[str, np.ndarray], *,
+            budget_s: float = 2.0, min_runs: int = 7, max_runs: int = 301,
+            float_config: dict[str, str] | None = None) -> LatencyComparison:
+    """Measure both models (serialized or in memory, :data:`Model`) on ``feed`` (no cache; see :func:`compare`).
 
     The models run alternately, one run each at a time (float, quantized, float, ...), so that
     load from other processes falls on both alike. The number of timed runs per model is what
@@ -130,7 +161,8 @@ def measure(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray],
     onnxruntime's exceptions when a model cannot be loaded or run on ``feed``.
     """
     t0 = time.perf_counter()
-    sessions = [single_thread_session(float_model, float_config), single_thread_session(quant_model)]
+    f, q = (m if isinstance(m, _Timed) else _Timed(m) for m in (float_model, quant_model))
+    sessions = [f.session(float_config), q.session()]
     warm = []
     for s in sessions:
         s.run(None, feed)  # the first run allocates; not timed
@@ -146,14 +178,16 @@ def measure(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray],
                              float_cpu_s=min(cpu[0]), quant_cpu_s=min(cpu[1]))
 
 
-def cache_key(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray],
+def cache_key(float_model: Model | _Timed, quant_model: Model | _Timed, feed: dict[str, np.ndarray],
               float_config: dict[str, str] | None = None) -> str:
-    """SHA-256 hex of both models, the feed's names / shapes / dtypes, onnxruntime and the CPU."""
+    """SHA-256 hex of both models, the feed's names / shapes / dtypes, onnxruntime and the CPU. A model
+    counts by its bytes' SHA-256; an in-memory one with large weights by
+    :func:`~workbench.core.io.ort_session.sources_digest`."""
     h = hashlib.sha256()
     if float_config:
         h.update(json.dumps(sorted(float_config.items())).encode())
     for part in (float_model, quant_model):
-        h.update(hashlib.sha256(part).digest())
+        h.update((part if isinstance(part, _Timed) else _Timed(part)).digest)
     h.update(json.dumps([[k, list(v.shape), str(v.dtype)] for k, v in sorted(feed.items())]).encode())
     h.update(f"{LATENCY_VERSION}|{ort.__version__}|{platform.machine()}|{platform.processor()}|{os.cpu_count()}"
              .encode())
@@ -182,10 +216,12 @@ def _write(path: Path, result: LatencyComparison) -> None:
         log.info("latency cache not written (%s): %s", path, exc)
 
 
-def compare(float_model: bytes, quant_model: bytes, feed: dict[str, np.ndarray], *,
+def compare(float_model: Model, quant_model: Model, feed: dict[str, np.ndarray], *,
             cache_dir: Path | None = None, use_cache: bool = True, budget_s: float = 2.0,
             float_config: dict[str, str] | None = None) -> LatencyComparison:
-    """:func:`measure`, read from / written to the on-disk cache (``cache_dir`` or :func:`default_cache_dir`)."""
+    """:func:`measure`, read from / written to the on-disk cache (``cache_dir`` or :func:`default_cache_dir`).
+    Models are serialized bytes or ModelProtos (:data:`Model`)."""
+    float_model, quant_model = _Timed(float_model), _Timed(quant_model)
     path = (cache_dir or default_cache_dir()) / f"{cache_key(float_model, quant_model, feed, float_config)}.json"
     if use_cache:
         hit = _read(path)
