@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import onnx.checker
 
-from workbench.cli import main
+from workbench.cli import _print_issues, main
+from workbench.core.issues import IssueCode, PlanIssue
 
 
 def test_quantize_checks_the_written_file_once_and_a_failure_writes_nothing(corpus, tmp_path, monkeypatch, capsys):
@@ -69,3 +70,26 @@ def test_the_samples_note_never_fails_a_job_that_does_not_read_the_data(corpus, 
                str(wrong), "--samples", "5", "--no-latency-check", "-o", str(tmp_path / "w.onnx")])
     assert rc == 0 and (tmp_path / "w.onnx").is_file()
     assert "asks for more samples" not in capsys.readouterr().err
+
+
+def test_float_islands_share_one_line(corpus, tmp_path, capsys):
+    """minilm_l6_v2's embedding Adds and its output Mul reach no quantized MatMul: one note, not three."""
+    folder = corpus / "minilm_l6_v2"
+    assert main(["quantize", str(folder / "model.onnx"), "--data", str(folder / "calib.npz"), "--no-latency-check",
+                 "--no-auto", "-o", str(tmp_path / "q.onnx")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert "note: 3 element-wise nodes kept in float (/bert/embeddings/Add, /bert/embeddings/Add_1, /Mul): they " \
+           "reach no quantized Conv/MatMul/Gemm, so onnxruntime gains no integer kernel and quantizing them " \
+           "would only add rounding; name a node in an override to quantize it anyway" in err
+    assert not [line for line in err if "kept in float: it reaches no quantized" in line]
+
+
+def test_two_float_islands_keep_their_own_lines(capsys):
+    _print_issues([PlanIssue("a", "info", "kept in float: it reaches no quantized Conv/MatMul/Gemm",
+                             code=IssueCode.FLOAT_ISLAND),
+                   PlanIssue("b", "info", "kept in float: it reaches no quantized Conv/MatMul/Gemm",
+                             code=IssueCode.FLOAT_ISLAND),
+                   PlanIssue("c", "warning", "something else", code=IssueCode.SENTINEL_RANGE)])
+    assert capsys.readouterr().err.splitlines() == [
+        "note: a: kept in float: it reaches no quantized Conv/MatMul/Gemm",
+        "note: b: kept in float: it reaches no quantized Conv/MatMul/Gemm", "warning: c: something else"]

@@ -31,6 +31,8 @@ from pathlib import Path
 from workbench import __version__
 from workbench.core import api
 from workbench.core.errors import ExportError, WorkbenchError
+from workbench.core.issues import IssueCode
+from workbench.core.wording import count
 
 
 class TerminalProgress:
@@ -193,10 +195,7 @@ def cmd_quantize(args) -> int:
                 _print_search(search, result)
     finally:
         progress.close()
-    for issue in result.issues:
-        kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
-        where = f"{issue.node}: " if getattr(issue, "node", "") else ""
-        print(f"{kind}: {where}{getattr(issue, 'message', issue)}", file=sys.stderr)
+    _print_issues(result.issues)
     staged = None
     if args.save_project:
         if args.retarget_model:
@@ -226,6 +225,31 @@ def cmd_quantize(args) -> int:
     if args.save_project:
         print(f"wrote {args.save_project}")
     return 0
+
+
+#: Float islands are listed on one line from this many on (one note per node said the same thing,
+#: each naming its partner: 16 lines for ppocr_mobile_v2_cls).
+GROUP_ISLANDS = 3
+
+
+def _print_issues(issues) -> None:
+    """The job's issues on stderr, one line each ("warning:" / "note:"), except float islands (an
+    element-wise node that reaches no quantized Conv/MatMul/Gemm), which share one line when there
+    are :data:`GROUP_ISLANDS` or more. The result keeps one issue per node (the app and JSON)."""
+    islands = [i for i in issues if getattr(i, "code", None) == IssueCode.FLOAT_ISLAND]
+    grouped = len(islands) >= GROUP_ISLANDS
+    if grouped:
+        names = [i.node for i in islands]
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        print(f"note: {count(len(names), 'element-wise node')} kept in float ({shown}): they reach no quantized "
+              "Conv/MatMul/Gemm, so onnxruntime gains no integer kernel and quantizing them would only add "
+              "rounding; name a node in an override to quantize it anyway", file=sys.stderr)
+    for issue in issues:
+        if grouped and getattr(issue, "code", None) == IssueCode.FLOAT_ISLAND:
+            continue
+        kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
+        where = f"{issue.node}: " if getattr(issue, "node", "") else ""
+        print(f"{kind}: {where}{getattr(issue, 'message', issue)}", file=sys.stderr)
 
 
 def _print_search(search, result) -> None:
