@@ -7,6 +7,7 @@ import onnx.checker
 
 from workbench.cli import _print_issues, main
 from workbench.core.issues import IssueCode, PlanIssue
+from workbench.core.tuning import recipe_choice
 
 
 def test_quantize_checks_the_written_file_once_and_a_failure_writes_nothing(corpus, tmp_path, monkeypatch, capsys):
@@ -93,3 +94,17 @@ def test_two_float_islands_keep_their_own_lines(capsys):
     assert capsys.readouterr().err.splitlines() == [
         "note: a: kept in float: it reaches no quantized Conv/MatMul/Gemm",
         "note: b: kept in float: it reaches no quantized Conv/MatMul/Gemm", "warning: c: something else"]
+
+
+def test_an_already_quantized_model_is_refused_before_any_calibration(corpus, tmp_path, capsys, monkeypatch):
+    def no_calibration(*a, **k):
+        raise AssertionError("calibrated an already-quantized model")
+
+    monkeypatch.setattr(recipe_choice, "calibrate_split", no_calibration)
+    folder = corpus / "ddddocr_common_old_int8"
+    data = tmp_path / "x.npz"
+    np.savez(data, input1=np.zeros((8, 1, 64, 256), np.float32))
+    rc = main(["quantize", str(folder / "model.onnx"), "--data", str(data), "-o", str(tmp_path / "q.onnx")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "is already quantized (dynamic)" in err and "Quantize the float model instead" in err
+    assert not (tmp_path / "q.onnx").exists()

@@ -66,7 +66,7 @@ from workbench.core.calibration.observers import HistogramObserver, Observer
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import WorkbenchError
 from workbench.core.graph.index import iter_graphs
-from workbench.core.model.load import PreparedModel
+from workbench.core.model.load import PreparedModel, ensure_float_model
 from workbench.core.pipeline.quantize import plan as make_plan
 from workbench.core.pipeline.quantize import quantize
 from workbench.core.planning.plan import GraphFacts
@@ -187,9 +187,12 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
 
     Raises
     ------
+    AlreadyQuantizedError
+        The model is already quantized (before any calibration).
     DataError, CalibrationError, RecipeError, Cancelled
     """
     t0 = time.perf_counter()
+    ensure_float_model(model)  # refused before any calibration, as quantize would refuse it after
     reason = why_not_choose(recipe) or (None if data is not None else "no calibration data")
     if reason:
         return ChoiceReport(recipe, skipped=reason)
