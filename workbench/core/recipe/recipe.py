@@ -60,6 +60,14 @@ class Recipe(BaseModel):
             raise ValueError(f"unknown preset {name!r}; use one of {', '.join(PRESETS)}")
         return name
 
+    @field_validator("overrides")
+    @classmethod
+    def _sorted_overrides(cls, overrides: dict[str, NodeSettings]) -> dict[str, NodeSettings]:
+        """Overrides by node name, sorted: one per node, so their order means nothing, and a recipe
+        then writes the same JSON whether it was built in memory or read back from a project file
+        (which sorts its keys); a replay's model metadata is the same bytes."""
+        return dict(sorted(overrides.items()))
+
     @model_validator(mode="after")
     def _qonnx_only_dtypes(self) -> Recipe:
         if self.target == "qonnx":
@@ -76,7 +84,7 @@ class Recipe(BaseModel):
         overrides = dict(self.overrides)
         for n in nodes:
             overrides[n] = settings
-        return self.model_copy(update={"overrides": overrides})
+        return self.model_copy(update={"overrides": dict(sorted(overrides.items()))})  # as validated
 
     def with_excluded(self, nodes) -> Recipe:
         """A copy with ``nodes`` kept in float (their overrides become ``exclude=True``)."""

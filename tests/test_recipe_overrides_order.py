@@ -1,0 +1,24 @@
+"""Overrides are kept in node-name order, so a recipe writes the same JSON built in memory and read
+back from a project file (which sorts its keys): a replay's model metadata is the same bytes (a new
+user's ppocr_mobile_v2_cls replay differed only there, at byte 343064)."""
+
+from __future__ import annotations
+
+import json
+
+from workbench.core.recipe.recipe import Recipe
+from workbench.core.recipe.spec import NodeSettings
+
+
+def test_overrides_sort_whatever_order_they_come_in():
+    built = Recipe().with_excluded(["Conv@7", "Conv@10", "Conv@2"]).with_overrides(
+        ["Add@1"], NodeSettings.model_validate({"activation": {"dtype": "int16"}}))
+    assert list(built.overrides) == ["Add@1", "Conv@10", "Conv@2", "Conv@7"]
+    read = Recipe.from_json(json.dumps({"overrides": {"b": {"exclude": True}, "a": {"exclude": True}}}))
+    assert list(read.overrides) == ["a", "b"]
+
+
+def test_a_recipe_round_trips_through_sorted_json_byte_for_byte():
+    built = Recipe(preset="cpu-u8s8", reduce_range=False).with_excluded(["z", "m", "a"])
+    as_project_stores_it = json.dumps(json.loads(built.to_json()), indent=2, sort_keys=True)
+    assert Recipe.from_json(as_project_stores_it).to_json() == built.to_json()
