@@ -108,3 +108,16 @@ def test_an_already_quantized_model_is_refused_before_any_calibration(corpus, tm
     err = capsys.readouterr().err
     assert rc == 2 and "is already quantized (dynamic)" in err and "Quantize the float model instead" in err
     assert not (tmp_path / "q.onnx").exists()
+
+
+def test_a_model_with_nothing_quantized_is_said_so(corpus, tmp_path, capsys):
+    """A new user's wrong --data left every island float after the latency fallback: the CLI said only
+    "wrote ... (0 quantized node units ...)"."""
+    folder = corpus / "digits_cnn"
+    rc = main(["quantize", str(folder / "model_opset17.onnx"), "--data", str(folder / "calib.npz"), "--exclude", "*",
+               "--no-latency-check", "--no-auto", "-o", str(tmp_path / "q.onnx")])
+    out = capsys.readouterr()
+    assert rc == 0
+    assert "warning: no node unit is quantized: all 5 were kept float (the reasons are above), so the written " \
+           "model computes in float like the input" in out.err
+    assert out.out.strip().splitlines()[-1] == f"wrote {tmp_path / 'q.onnx'} (0 of 5 node units quantized, preset cpu-u8s8)"

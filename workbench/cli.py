@@ -221,7 +221,11 @@ def cmd_quantize(args) -> int:
             staged.discard()
     units = [u for u in result.plan.units.values() if not u.excluded]
     chosen = f", recipe choice: {variant}" if variant else ""
-    print(f"wrote {out} ({len(units)} quantized node units, preset {result.recipe.preset}{chosen})")
+    if not units and result.plan.units:
+        print(f"warning: no node unit is quantized: all {len(result.plan.units)} were kept float (the reasons are "
+              "above), so the written model computes in float like the input", file=sys.stderr)
+    print(f"wrote {out} ({len(units)} of {len(result.plan.units)} node units quantized, preset "
+          f"{result.recipe.preset}{chosen})")
     if args.save_project:
         print(f"wrote {args.save_project}")
     return 0
