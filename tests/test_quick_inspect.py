@@ -9,6 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from qdq_helpers import save_matmul_model
 
+from workbench.cli import main
 from workbench.core.inspection.quick import quick_report
 from workbench.core.inspection.report import format_report, inspect_model
 from workbench.core.model.load import load_model
@@ -129,3 +130,14 @@ def test_text_names_dtypes_alike_and_says_a_float_model_is_not_quantized(corpus)
     quantized = format_report(_full(corpus / "ddddocr_common_old_int8" / "model.onnx")).splitlines()
     assert any(line.startswith("quantized:   45 nodes") for line in quantized)
     assert not any(line.startswith("quantized:   no") for line in quantized)
+
+
+def test_inspect_units_lists_the_unit_names_in_text(corpus, capsys):
+    """A warning says to use a name `inspect` shows; with --units the text listed counts only."""
+    path = corpus / "digits_cnn" / "model_opset17.onnx"
+    assert main(["inspect", str(path), "--units"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("units:"))
+    model = onnx.load(str(path))
+    wanted = [n.name for n in model.graph.node if n.op_type in ("Conv", "AveragePool", "Gemm")]
+    assert lines[at + 1:at + 1 + len(wanted)] == [f"  {n}" for n in wanted]

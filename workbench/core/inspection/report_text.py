@@ -30,6 +30,7 @@ def format_report(report: dict) -> str:
     if u:
         lines.append(f"units:       {u['count']} quantizable node units with {u['preset']}: "
                      + ", ".join(f"{op} {n}" for op, n in u["by_op"].items()))
+        lines.extend(f"  {name}" for name in u.get("nodes", []))  # the names recipes and overrides use
     q = report["quantized"]
     if q["nodes"]:
         kinds = ", ".join(f"{k} {n}" for k, n in q["kinds"].items())
