@@ -12,6 +12,7 @@ field came from, which the app's inspector shows.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 from typing import Literal
 
@@ -30,6 +31,7 @@ from workbench.core.recipe.spec import (
     Rule,
     SmoothQuantSpec,
 )
+from workbench.core.wording import count
 
 
 class Recipe(BaseModel):
@@ -102,10 +104,21 @@ class Recipe(BaseModel):
         try:
             return cls.model_validate_json(text)
         except ValidationError as exc:
-            first = exc.errors()[0]
+            errors = exc.errors()
+            first = errors[0]
+            more = f" (and {count(len(errors) - 1, 'more problem')})" if len(errors) > 1 else ""
+            if first["type"] == "json_invalid":
+                raise RecipeError(f"{source}: not valid JSON: {first['msg'].removeprefix('Invalid JSON: ')}.",
+                                  hint="Fix the JSON syntax there (a trailing comma, a missing quote or brace).") from None
             where = ".".join(str(p) for p in first["loc"])
+            if first["type"] == "extra_forbidden" and first["loc"]:
+                field = str(first["loc"][-1])
+                close = difflib.get_close_matches(field, _FIELD_NAMES, n=1)
+                guess = f" (did you mean {close[0]!r}?)" if close else ""
+                raise RecipeError(f"{source}: invalid recipe at {where}: unknown field {field!r}{guess}{more}.",
+                                  hint="Fix the field name (see README, 'Recipes').") from None
             msg = first["msg"].removeprefix("Value error, ")
-            raise RecipeError(f"{source}: invalid recipe at {where or 'top level'}: {msg}.",
+            raise RecipeError(f"{source}: invalid recipe at {where or 'top level'}: {msg}{more}.",
                               hint="Fix that field (see README, 'Recipes').") from None
 
     def to_json(self) -> str:
@@ -116,6 +129,11 @@ class Recipe(BaseModel):
 
     def quantized_op_types(self) -> tuple[str, ...]:
         return tuple(self.op_types) if self.op_types is not None else self.preset_obj().op_types
+
+
+#: Every field name a recipe may hold, at any level (for "did you mean" on a typo).
+_FIELD_NAMES = sorted({f for m in (Recipe, Rule, NodeSettings, PartialSpec, QuantSpec, SmoothQuantSpec)
+                       for f in m.model_fields})
 
 
 class ResolvedNode(BaseModel):

@@ -1,4 +1,4 @@
-"""Overrides are kept in node-name order, so a recipe writes the same JSON built in memory and read
+"""Recipe JSON: typos named with a guess; overrides kept in node-name order, so a recipe writes the same JSON built in memory and read
 back from a project file (which sorts its keys): a replay's model metadata is the same bytes (a new
 user's ppocr_mobile_v2_cls replay differed only there, at byte 343064)."""
 
@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from workbench.core.errors import RecipeError
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import NodeSettings
 
@@ -22,3 +25,18 @@ def test_a_recipe_round_trips_through_sorted_json_byte_for_byte():
     built = Recipe(preset="cpu-u8s8", reduce_range=False).with_excluded(["z", "m", "a"])
     as_project_stores_it = json.dumps(json.loads(built.to_json()), indent=2, sort_keys=True)
     assert Recipe.from_json(as_project_stores_it).to_json() == built.to_json()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"rules": [{"name": "*", "activation": {"dtpye": "uint16"}}]}',
+     "r.json: invalid recipe at rules.0.activation.dtpye: unknown field 'dtpye' (did you mean 'dtype'?)."),
+    ('{"exlude": ["a"]}', "r.json: invalid recipe at exlude: unknown field 'exlude' (did you mean 'exclude'?)."),
+    ('{"exlude": [], "rules": [{"nmae": "*"}]}',
+     "r.json: invalid recipe at rules.0.nmae: unknown field 'nmae' (did you mean 'name'?) (and 1 more problem)."),
+    ('{"preset": "cpu-u8s8",}', "r.json: not valid JSON: trailing comma at line 1 column 23."),
+])
+def test_recipe_typos_are_named_with_a_guess(text, message):
+    """A new user's typo read "Extra inputs are not permitted", and a syntax error "Fix that field"."""
+    with pytest.raises(RecipeError) as info:
+        Recipe.from_json(text, source="r.json")
+    assert info.value.message == message
