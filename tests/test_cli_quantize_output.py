@@ -121,3 +121,13 @@ def test_a_model_with_nothing_quantized_is_said_so(corpus, tmp_path, capsys):
     assert "warning: no node unit is quantized: all 5 were kept float (the reasons are above), so the written " \
            "model computes in float like the input" in out.err
     assert out.out.strip().splitlines()[-1] == f"wrote {tmp_path / 'q.onnx'} (0 of 5 node units quantized, preset cpu-u8s8)"
+
+
+def test_three_issues_of_one_kind_print_the_first_and_name_the_rest(capsys):
+    warn = [PlanIssue(n, "warning", f"kept in float: tensor 't{n}' reaches |3.4e+38|", code=IssueCode.SENTINEL_RANGE)
+            for n in ("a", "b", "c")]
+    _print_issues([PlanIssue("", "info", "latency quantized / float = 0.40", code=IssueCode.LATENCY), *warn])
+    assert capsys.readouterr().err.splitlines() == [
+        "note: latency quantized / float = 0.40",
+        "warning: a: kept in float: tensor 'ta' reaches |3.4e+38|",
+        "warning: 2 more nodes likewise (sentinel-range): b, c"]

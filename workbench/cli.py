@@ -231,29 +231,40 @@ def cmd_quantize(args) -> int:
     return 0
 
 
-#: Float islands are listed on one line from this many on (one note per node said the same thing,
-#: each naming its partner: 16 lines for ppocr_mobile_v2_cls).
-GROUP_ISLANDS = 3
+#: Issues of one kind about several nodes share lines from this many on (ppocr_mobile_v2_cls printed
+#: 16 float-island notes, each naming its partner; minilm_l6_v2 12 notes on its attention MatMuls).
+GROUP_ISSUES = 3
+
+
+def _names(nodes: list[str]) -> str:
+    return ", ".join(nodes[:8]) + (f" and {len(nodes) - 8} more" if len(nodes) > 8 else "")
 
 
 def _print_issues(issues) -> None:
-    """The job's issues on stderr, one line each ("warning:" / "note:"), except float islands (an
-    element-wise node that reaches no quantized Conv/MatMul/Gemm), which share one line when there
-    are :data:`GROUP_ISLANDS` or more. The result keeps one issue per node (the app and JSON)."""
-    islands = [i for i in issues if getattr(i, "code", None) == IssueCode.FLOAT_ISLAND]
-    grouped = len(islands) >= GROUP_ISLANDS
-    if grouped:
-        names = [i.node for i in islands]
-        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-        print(f"note: {count(len(names), 'element-wise node')} kept in float ({shown}): they reach no quantized "
-              "Conv/MatMul/Gemm, so onnxruntime gains no integer kernel and quantizing them would only add "
-              "rounding; name a node in an override to quantize it anyway", file=sys.stderr)
+    """The job's issues on stderr ("warning:" / "note:"), one line each, except when
+    :data:`GROUP_ISSUES` or more name different nodes for one reason (the same code and severity):
+    float islands then share one line, and for any other reason the first is printed in full and
+    the rest on one line by name. The result keeps one issue per node (the app and JSON)."""
+    groups: dict[tuple, list] = {}
     for issue in issues:
-        if grouped and getattr(issue, "code", None) == IssueCode.FLOAT_ISLAND:
-            continue
+        if getattr(issue, "node", "") and getattr(issue, "code", None) is not None:
+            groups.setdefault((issue.code, issue.severity), []).append(issue)
+    grouped = {key: members for key, members in groups.items() if len(members) >= GROUP_ISSUES}
+    for issue in issues:
         kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
+        members = grouped.get((getattr(issue, "code", None), getattr(issue, "severity", None)))
+        if members is not None and issue is not members[0]:
+            continue
+        if members is not None and issue.code == IssueCode.FLOAT_ISLAND:
+            print(f"note: {count(len(members), 'element-wise node')} kept in float ({_names([i.node for i in members])}): "
+                  "they reach no quantized Conv/MatMul/Gemm, so onnxruntime gains no integer kernel and quantizing "
+                  "them would only add rounding; name a node in an override to quantize it anyway", file=sys.stderr)
+            continue
         where = f"{issue.node}: " if getattr(issue, "node", "") else ""
         print(f"{kind}: {where}{getattr(issue, 'message', issue)}", file=sys.stderr)
+        if members is not None:
+            print(f"{kind}: {count(len(members) - 1, 'more node')} likewise ({issue.code}): "
+                  f"{_names([i.node for i in members[1:]])}", file=sys.stderr)
 
 
 def _print_search(search, result) -> None:
