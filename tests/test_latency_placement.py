@@ -16,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
 from workbench.core.issues import IssueCode
+from workbench.core.pipeline import latency_check
 from workbench.core.runtime import latency
 from workbench.core.runtime.unit_latency import conv_probe_models, matmul_probe_models
 
@@ -183,3 +184,24 @@ def test_a_placement_that_costs_output_sqnr_is_undone(tmp_path, monkeypatch):
     plain = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
     assert res.proto.SerializeToString() == plain.proto.SerializeToString()
     assert ("placement-guard", True) in res.passes
+
+
+def test_the_placement_note_survives_a_latency_fallback(tmp_path, monkeypatch):
+    """A new user saw ppocr_mobile_v2_cls's depthwise Convs kept float without a word: the fallback
+    replaced the first run's issues by its trial's, whose recipe already kept them float."""
+    model, data = _model(tmp_path)
+    _seed_probe(1.4)  # dw measured slower as int8: the placement keeps it float
+
+    def compare(float_model, quant_model, feed, **_):
+        dq = {o for n in quant_model.graph.node if n.op_type == "DequantizeLinear" for o in n.output}
+        quantized = [n.name for n in quant_model.graph.node if n.op_type == "Conv" and n.input[1] in dq]
+        ratio = 1.5 if len(quantized) == 2 else 0.9  # as planned: slower; with an island float: faster
+        return latency.LatencyComparison(1e-3, 1e-3 * ratio, 9, 1e-3, 1e-3 * ratio)
+
+    monkeypatch.setattr(latency_check, "compare", compare)
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
+    kept = [i for i in res.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
+    assert ("latency-fallback", True) in res.passes
+    assert [i.node for i in kept if "as QLinearConv it measured 1.40x" in i.message] == ["dw"]
+    assert [i.node for i in kept if i.severity == "warning"] == ["conv1"]  # the fallback's own island
+    assert res.plan.units["dw"].excluded

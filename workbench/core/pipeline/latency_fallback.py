@@ -104,7 +104,7 @@ class LatencyFallback:
             # float for its consumers) would be quantized again once those neighbours are float: named too
             held = [n for n, u in job.plan.units.items()
                     if u.excluded and not named_by_recipe(job.user_recipe, n, u.op_type)]
-            trial, tried = self._trial(job, kept + rest + [held], tried, total), tried + 1
+            trial, tried = self._trial(job, kept + rest + [held], tried, total, islands=len(kept + rest)), tried + 1
             if trial is not None and (all_float or trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY)):
                 best, kept = trial, kept + rest
         if job.progress is not None:
@@ -113,16 +113,22 @@ class LatencyFallback:
             return PassResult(False, [PlanIssue(
                 "", Severity.INFO, f"latency fallback: {count(tried, 'cheaper placement')} with islands left float measured "
                 f"no faster than {start:.2f}x float; kept as planned", code=IssueCode.LATENCY_KEPT_FLOAT)])
+        placed = [i for i in job.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node in job.placed_float]
         job.adopt(best)
-        job.issues = list(best.issues)  # the kept trial's own plan, guard and latency notes replace the first run's
+        # the kept trial's own plan, guard and latency notes replace the first run's, except the latency
+        # placement's: the trial's recipe keeps those units float, so it does not note them again
+        job.issues = placed + list(best.issues)
         return PassResult(True, [_kept_issue(g, start, best.latency.ratio, len(kept)) for g in kept])
 
-    def _trial(self, job: Job, groups: list[list[str]], done: int, total: int) -> Job | None:
-        """The job written again with ``groups`` float (calibration reused), measured; None when unmeasured."""
+    def _trial(self, job: Job, groups: list[list[str]], done: int, total: int,
+               islands: int | None = None) -> Job | None:
+        """The job written again with ``groups`` float (calibration reused), measured; None when unmeasured.
+        ``islands``: how many of ``groups`` are islands (the progress says so; the default: all)."""
         if job.cancel is not None:
             job.cancel.check()  # raises Cancelled between trials
         if job.progress is not None:
-            job.progress(done, total, f"Latency fallback: measuring with {count(len(groups), 'island')} float")
+            shown = len(groups) if islands is None else islands
+            job.progress(done, total, f"Latency fallback: measuring with {count(shown, 'island')} float")
         recipe = job.user_recipe.with_excluded([n for g in groups for n in g])
         trial = Job(job.input_model or job.model, recipe, recipe, data=job.data, samples=job.samples,
                     cancel=job.cancel, previous=job.calibration, guard=job.guard,
