@@ -40,3 +40,11 @@ def test_recipe_typos_are_named_with_a_guess(text, message):
     with pytest.raises(RecipeError) as info:
         Recipe.from_json(text, source="r.json")
     assert info.value.message == message
+
+
+def test_a_preset_typo_gets_a_guess():
+    from workbench.core.recipe.presets import get_preset
+
+    with pytest.raises(RecipeError) as info:
+        get_preset("cpu-u8s9")
+    assert info.value.message == "unknown preset 'cpu-u8s9' (did you mean 'cpu-u8s8'?)."

@@ -826,12 +826,12 @@ def build_parser() -> argparse.ArgumentParser:
     recipe_args(s)
     _add_auto_arg(s)
     s.add_argument("--eval", help="held-out data for the error figures (default: --data)")
-    s.add_argument("--eval-samples", type=_positive_int, default=32)
+    s.add_argument("--eval-samples", type=_positive_int, default=32, help="eval samples measured (default 32)")
     s.add_argument("--json", help="write the rows as JSON")
     s.add_argument("--node-data", metavar="OUT.json", help="write Model Explorer node data: OUT.sqnr.json (unit "
                    "SQNR, dB) and OUT.sensitivity.json (SQNR each unit adds itself, dB), node ids as Model "
                    "Explorer's ONNX adapter names them")
-    s.add_argument("--top", type=int, default=20, help="rows to print")
+    s.add_argument("--top", type=int, default=20, help="rows to print (default 20, worst first)")
     s.add_argument("--allow-code", action="store_true", help="allow running a Python data reader (--data READER.py)")
     s.add_argument("--executor", help="measure the eval data in shards: inline (default), processes[:N], ray or "
                    "ray:ADDRESS")
@@ -841,19 +841,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model")
     recipe_args(s)
     s.add_argument("--eval", help="data the sweep runs on (default: --data)")
-    s.add_argument("--eval-samples", type=_positive_int, default=8)
+    s.add_argument("--eval-samples", type=_positive_int, default=8, help="eval samples each model runs (default 8)")
     s.add_argument("--top-units", type=_positive_int, help="sweep only the N units with the worst own error")
     s.add_argument("--executor", help="where the tasks run: inline, processes[:N], ray or ray:ADDRESS "
                    "(default: local processes)")
     s.add_argument("--json", help="write the ranked table as JSON")
-    s.add_argument("--top", type=int, default=20, help="rows to print")
+    s.add_argument("--top", type=int, default=20, help="rows to print (default 20, worst first)")
     s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("autotune", help="promote the most sensitive units until a metric target holds")
     s.add_argument("model")
     recipe_args(s)
     s.add_argument("--eval", required=True, help="eval .npz (with gt_label for top1)")
-    s.add_argument("--eval-samples", type=_positive_int)
+    s.add_argument("--eval-samples", type=_positive_int, help="eval samples the metric reads (default: all)")
     s.add_argument("--metric", default="top1", help="top1 | cosine | output_sqnr | detection_scores | FILE.py defining metric(outputs, batch)")
     s.add_argument("--max-drop", type=float, help="allowed metric drop from the float model")
     s.add_argument("--min-score", type=float, help="absolute target instead (e.g. SQNR dB)")
