@@ -141,3 +141,13 @@ def test_inspect_units_lists_the_unit_names_in_text(corpus, capsys):
     model = onnx.load(str(path))
     wanted = [n.name for n in model.graph.node if n.op_type in ("Conv", "AveragePool", "Gemm")]
     assert lines[at + 1:at + 1 + len(wanted)] == [f"  {n}" for n in wanted]
+
+
+def test_unknown_and_computed_dims_print_as_a_question_mark(corpus):
+    """nudenet_320n's output0 printed about 400 characters of floor(...) and ppocr_mobile_v2_cls's
+    output [-1, 2] beside its input's [?, 3, ?, ?]."""
+    nudenet = format_report(_full(corpus / "nudenet_320n" / "model.onnx")).splitlines()
+    assert "  output0: float32 [batch, 22, ?]" in nudenet and "  images: float32 [batch, 3, height, width]" in nudenet
+    cls = format_report(_full(corpus / "ppocr_mobile_v2_cls" / "model.onnx")).splitlines()
+    assert "  save_infer_model/scale_0.tmp_1: float32 [?, 2]" in cls and "  x: float32 [?, 3, ?, ?]" in cls
+    assert any(line.startswith("weights:") and line.endswith("(after lifting 308 Constant nodes)") for line in cls)

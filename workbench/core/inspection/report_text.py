@@ -19,7 +19,7 @@ def format_report(report: dict) -> str:
         f"{len(report['subgraphs'])} subgraphs)",
         f"weights:     {w['count']} initializers, {w['elements']:,} values, {w['bytes'] / 1e6:.2f} MB "
         f"in {w['location']}" + (f" ({', '.join(w['external_data_files'])})" if w["external_data_files"] else "")
-        + (f", {w['lifted_from_constant_nodes']} lifted from Constant nodes" if w["lifted_from_constant_nodes"] else ""),
+        + (f" (after lifting {w['lifted_from_constant_nodes']} Constant nodes)" if w["lifted_from_constant_nodes"] else ""),
         "inputs:",
         *[f"  {i['name']}: {i['dtype']} {_shape(i['shape'])}" for i in report["inputs"]],
         "outputs:",
@@ -63,8 +63,19 @@ def _quant_param_lines(params: list[dict], limit: int = 200) -> list[str]:
     return lines
 
 
+#: Symbolic dims longer than this are expressions shape inference computed (nudenet_320n's output0:
+#: about 400 characters of floor(...)); they print as "?" like an unknown dim.
+MAX_DIM_TEXT = 24
+
+
+def _dim(d) -> str:
+    if d is None or (isinstance(d, int) and d < 0) or (isinstance(d, str) and len(d) > MAX_DIM_TEXT):
+        return "?"  # unknown: None, a negative dim_value (some exporters write -1) or a long expression
+    return str(d)
+
+
 def _shape(shape) -> str:
-    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+    return "[" + ", ".join(_dim(d) for d in shape) + "]"
 
 
 def _upgraded(report: dict) -> bool:
