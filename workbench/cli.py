@@ -364,6 +364,8 @@ def cmd_analyze(args) -> int:
     print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
         print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
+    if len(rows) > args.top:
+        print(f"({args.top} of {len(rows)} units shown, worst first; --top N for more, --json for all)")
     return 0
 
 
@@ -400,6 +402,8 @@ def cmd_sweep(args) -> int:
     for r in sweep.rows[: args.top]:
         print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.only_quant_db:10.2f} {r.only_float_db:10.2f} "
               f"{r.local_db:8.2f} {r.gain_db:8.2f}")
+    if len(sweep.rows) > args.top:
+        print(f"({args.top} of {len(sweep.rows)} units shown, worst first; --top N for more, --json for all)")
     return 0
 
 
