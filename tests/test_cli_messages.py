@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from workbench.cli import main
+import io
+
+from workbench.cli import TerminalProgress, main
 
 
 def test_analyze_of_a_model_whose_units_all_sit_in_subgraphs_says_why_the_table_is_empty(corpus, tmp_path, capsys):
@@ -26,3 +28,15 @@ def test_analyze_says_how_many_rows_it_left_out(corpus, capsys):
     header = next(i for i, line in enumerate(out) if line.split()[:2] == ["node", "op"])
     assert len(out[header + 1:header + 3]) == 2
     assert out[header + 3] == "(2 of 5 units shown, worst first; --top N for more, --json for all)"
+
+
+def test_progress_shows_an_eta_only_once_there_is_one():
+    out = io.StringIO()
+    p = TerminalProgress(stream=out)
+    p(0, 4, "Calibrating")
+    p(2, 4, "Calibrating")  # same message: not a new line when not a terminal
+    p(4, 4, "Calibrating")
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("[") and lines[0].endswith("] 0/4 Calibrating (0s)")  # elapsed, no "ETA 0s"
+    assert lines[-1].endswith("] 4/4 Calibrating (0s)")
+    assert "ETA" not in out.getvalue()

@@ -51,8 +51,9 @@ class TerminalProgress:
         if total:
             frac = min(done / total, 1.0)
             bar = "#" * int(frac * self.width)
-            eta = elapsed / frac - elapsed if frac > 0 else 0.0
-            line = f"[{bar:<{self.width}}] {done}/{total} {message} (ETA {eta:.0f}s)"
+            # no estimate before the first step is done (it read "ETA 0s" at 0/N)
+            eta = f"ETA {elapsed / frac - elapsed:.0f}s" if 0 < frac < 1 else f"{elapsed:.0f}s"
+            line = f"[{bar:<{self.width}}] {done}/{total} {message} ({eta})"
         else:  # no total: a step index would only confuse ("1 1 units promoted")
             line = f"{message} ({elapsed:.0f}s)"
         if self.tty:

@@ -76,7 +76,7 @@ def latency_feed(model: PreparedModel, data) -> dict[str, np.ndarray]:
 def describe(lat: LatencyComparison, feed: dict[str, np.ndarray]) -> str:
     """One line: the ratio, both latencies in ms, the runs and the feed's shapes."""
     shapes = ", ".join(f"{k} {list(v.shape)}" for k, v in feed.items())
-    how = "cached" if lat.cached else f"measured in {lat.cost_s:.1f} s"
+    how = "reused from an earlier measurement of the same pair" if lat.cached else f"measured in {lat.cost_s:.1f} s"
     return (f"latency quantized / float = {lat.ratio:.2f} ({lat.quant_s * 1e3:.3f} ms vs {lat.float_s * 1e3:.3f} ms, "
             f"fastest of {lat.runs} alternating runs, onnxruntime CPU, 1 thread, {shapes}; {how})")
 
