@@ -48,6 +48,11 @@ def _keep(*_buffers) -> None:
     """Finalizer whose arguments (the buffers a session reads) live as long as the session."""
 
 
+def _buffered(t: TensorProto) -> bool:
+    """An in-memory initializer handed over as a buffer: raw bytes, at least :data:`BUFFER_TENSOR_BYTES`."""
+    return t.data_location != TensorProto.EXTERNAL and t.HasField("raw_data") and tensor_nbytes(t) >= BUFFER_TENSOR_BYTES
+
+
 def session_sources(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, str | bytes]]:
     """``(lean copy, alias -> source)``: the copy's lazy and large in-memory initializers are
     external references to an alias; a source is the absolute path of a lazy tensor's data file
@@ -66,8 +71,7 @@ def session_sources(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, 
                 if e.key == "location":
                     e.value = name
             return ref
-        if t.data_location == TensorProto.EXTERNAL or not t.HasField("raw_data") \
-                or tensor_nbytes(t) < BUFFER_TENSOR_BYTES:
+        if not _buffered(t):
             return t
         name = f"workbench_{len(sources)}.data"
         raw = sources[name] = t.raw_data  # one copy of the bytes, used in place by onnxruntime
@@ -76,8 +80,7 @@ def session_sources(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, 
             ref.external_data.add(key=k, value=v)
         return ref
 
-    if not any(lazy_file(t) or (t.HasField("raw_data") and tensor_nbytes(t) >= BUFFER_TENSOR_BYTES)
-               for t in proto.graph.initializer):
+    if not any(lazy_file(t) or _buffered(t) for t in proto.graph.initializer):
         return proto, {}
     return copy_with(proto, replace), sources
 

@@ -200,7 +200,7 @@ def retarget_recipe(old: PreparedModel | None, new: PreparedModel, recipe: Recip
             detail = f"{now} nodes" + (f" (was {was})" if was is not None else "")
             rows.append(MatchRow(kind, pattern, pattern if now else None, "glob" if now or not was else "missing",
                                  detail))
-    new_recipe = recipe.model_copy(update={"overrides": dict(sorted(overrides.items()))})  # as Recipe validates them
+    new_recipe = recipe.with_override_map(overrides)
     calib, kept, dropped = _retarget_cache(old, new, calibration)
     return Retarget(new_recipe, calib, rows, kept, dropped, old is not None)
 

@@ -86,7 +86,11 @@ class Recipe(BaseModel):
         overrides = dict(self.overrides)
         for n in nodes:
             overrides[n] = settings
-        return self.model_copy(update={"overrides": dict(sorted(overrides.items()))})  # as validated
+        return self.with_override_map(overrides)
+
+    def with_override_map(self, overrides: dict[str, NodeSettings]) -> Recipe:
+        """A copy whose overrides are ``overrides``, in node-name order as validation keeps them."""
+        return self.model_copy(update={"overrides": dict(sorted(overrides.items()))})
 
     def with_excluded(self, nodes) -> Recipe:
         """A copy with ``nodes`` kept in float (their overrides become ``exclude=True``)."""

@@ -180,7 +180,7 @@ def search_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         for c in changed:
             part = PartialSpec(observer=c.observer, dtype=c.dtype) if c.dtype else PartialSpec(observer=c.observer)
             overrides[c.node] = NodeSettings(activation=part)
-        out = recipe.model_copy(update={"overrides": dict(sorted(overrides.items()))})  # as Recipe validates them
+        out = recipe.with_override_map(overrides)
     return SearchReport(out, choices, time.perf_counter() - t0, cal.seconds, held)
 
 
