@@ -140,20 +140,31 @@ def _lift_graph(g: onnx.GraphProto, out: onnx.GraphProto) -> None:
     for field, value in g.ListFields():
         if field.name not in ("node", "initializer", "value_info"):
             _copy_field(out, field.name, value)
-    for vi in list(out.input) + list(out.output):  # fields set but empty are dropped, as onnx_ir drops them
+    _drop_empty_io_fields(out)
+    consts = [n for n in g.node if n.op_type == "Constant"]
+    out.node.extend(_lift_node(n) for n in g.node if n.op_type != "Constant")
+    out.initializer.extend(g.initializer)
+    _append_lifted(out, consts)
+
+
+def _drop_empty_io_fields(g: onnx.GraphProto) -> None:
+    """Clear the type and doc_string of ``g``'s inputs and outputs that are set but empty, as onnx_ir drops them."""
+    for vi in list(g.input) + list(g.output):
         if vi.HasField("type") and not vi.type.ByteSize():
             vi.ClearField("type")
         if vi.HasField("doc_string") and not vi.doc_string:
             vi.ClearField("doc_string")
-    consts = [n for n in g.node if n.op_type == "Constant"]
-    out.node.extend(_lift_node(n) for n in g.node if n.op_type != "Constant")
-    out.initializer.extend(g.initializer)
+
+
+def _append_lifted(g: onnx.GraphProto, consts: list[onnx.NodeProto]) -> None:
+    """Append each Constant's tensor to ``g``'s initializers (named by its output), then one value_info
+    per initializer (``g`` has none before)."""
     for n in consts:
-        t = out.initializer.add()
+        t = g.initializer.add()
         t.CopyFrom(n.attribute[0].t)
         t.name = n.output[0]
-    out.value_info.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-                          for t in out.initializer)
+    g.value_info.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                        for t in g.initializer)
 
 
 def _drop_empty_strings(msg) -> None:
@@ -167,23 +178,12 @@ def _lift_graph_in_place(g: onnx.GraphProto) -> None:
     """:func:`_lift_graph` on ``g`` itself: the initializers stay where they are (not copied), the
     lifted tensors are appended to them and the nodes other than Constant are written back."""
     _drop_empty_strings(g)
-    for vi in list(g.input) + list(g.output):
-        if vi.HasField("type") and not vi.type.ByteSize():
-            vi.ClearField("type")
-        if vi.HasField("doc_string") and not vi.doc_string:
-            vi.ClearField("doc_string")
-    nodes = []
-    for n in g.node:
-        if n.op_type == "Constant":
-            t = g.initializer.add()
-            t.CopyFrom(n.attribute[0].t)
-            t.name = n.output[0]
-        else:
-            nodes.append(_lift_node(n, always_copy=True))
+    _drop_empty_io_fields(g)
+    consts = [n for n in g.node if n.op_type == "Constant"]
+    _append_lifted(g, consts)  # copies the tensors before the Constant nodes go
+    nodes = [_lift_node(n, always_copy=True) for n in g.node if n.op_type != "Constant"]
     del g.node[:]
     g.node.extend(nodes)
-    g.value_info.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-                        for t in g.initializer)
 
 
 def _lift_node(n: onnx.NodeProto, *, always_copy: bool = False) -> onnx.NodeProto:
