@@ -81,14 +81,16 @@ def _recipe_from_args(args):
 
 def _auto_recipe(args, model, recipe, progress):
     """``--auto`` (quantize, analyze, report): the recipe choice among the preset, MSE ranges and
-    compute-only quantization (:func:`workbench.core.api.choose_recipe`). Returns the recipe to
+    compute-only quantization, with 16-bit activations where a few units hold most of the output noise
+    (:func:`workbench.core.api.choose_recipe`). Returns the recipe to
     quantize (unchanged without ``--auto``, data or a bare preset), its calibration over every row
     (None without a choice), the line to print on stderr once the command succeeded ("" when
-    there was no choice) and the chosen variant's name ("" when there was no choice)."""
+    there was no choice) and the chosen variant's label (its name, and its 16-bit unit count when it
+    has any; "" when there was no choice)."""
     if not (getattr(args, "auto", False) and args.data and api.why_not_choose(recipe) is None):
         return recipe, None, "", ""
     choice = api.choose_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples, progress=progress)
-    return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.chosen
+    return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.label
 
 
 def cmd_inspect(args) -> int:
@@ -597,8 +599,9 @@ def _add_auto_arg(s) -> None:
                    help="with --data and a bare preset (no --recipe): keep the preset, or switch to MSE activation "
                         "ranges, or to MSE ranges with only Conv/MatMul/Gemm quantized, whichever gives the highest "
                         "output SQNR on held-out calibration rows (within 0.5 dB of the best, the preset, then "
-                        "the compute-only variant, wins; written into the recipe and a saved project); --no-auto "
-                        "quantizes the preset as it is")
+                        "the compute-only variant, wins); then 16-bit activations on the run of units that holds "
+                        "most of the output noise, if one raises that SQNR by 3 dB or more; written into the recipe "
+                        "and a saved project; --no-auto quantizes the preset as it is")
 
 
 def _add_input_shape_arg(s) -> None:

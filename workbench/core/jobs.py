@@ -226,15 +226,17 @@ def job_choose(payload: dict, progress, cancel: CancelToken) -> dict:
     (:func:`workbench.core.api.choose_recipe`) on the calibration data.
 
     Payload: ``model_path``, ``recipe``, ``data``, ``samples``. Result: ``recipe`` (the chosen recipe
-    JSON; the given one when the preset stays or the choice was skipped), ``chosen``, ``scores``
-    (variant -> held-out output SQNR, dB), ``held_out``, ``skipped`` (None or why), ``summary`` and
+    JSON; the given one when the preset stays and no unit was promoted, or the choice was skipped),
+    ``chosen``, ``label`` (the variant and its 16-bit unit count), ``scores`` (variant -> held-out output
+    SQNR, dB), ``held_out``, ``promoted`` (nodes given 16-bit activations), ``skipped`` (None or why), ``summary`` and
     ``calibration`` (with the preset kept, its ranges over every row as cache JSON, which the document
     keeps, so the calibration or export that follows runs no calibration pass; else None).
     """
     model = _open(payload, progress)
     rep = api.choose_recipe(model, _recipe(payload), payload["data"], samples=payload.get("samples"),
                             progress=in_phase(progress, "Choosing"), cancel=cancel)
-    return {"recipe": rep.recipe.to_json(), "chosen": rep.chosen, "scores": rep.scores, "held_out": rep.held_out,
+    return {"recipe": rep.recipe.to_json(), "chosen": rep.chosen, "label": rep.label, "scores": rep.scores,
+            "held_out": rep.held_out, "promoted": list(rep.promotion.units) if rep.promotion is not None else [],
             "skipped": rep.skipped, "summary": rep.summary(),
             "calibration": rep.calibration.to_json() if rep.calibration is not None else None}
 

@@ -667,10 +667,11 @@ class MainWindow(QMainWindow):
             return f"Recipe choice skipped: {result['skipped']}."
         scores = ", ".join(f"{k} {v:.1f}" for k, v in result["scores"].items())
         measured = f"output SQNR on {count(result['held_out'], 'held-out row')}, dB: {scores}"
-        if result["chosen"] == "preset":
+        if result["chosen"] == "preset" and not result.get("promoted"):
             return f"Recipe choice: the preset stays ({measured})."
-        push_edit(self.doc, api.Recipe.model_validate_json(result["recipe"]), f"Choose recipe: {result['chosen']}")
-        return f"Recipe choice: {result['chosen']} ({measured}); Ctrl+Z restores the previous recipe."
+        label = result.get("label") or result["chosen"]
+        push_edit(self.doc, api.Recipe.model_validate_json(result["recipe"]), f"Choose recipe: {label}")
+        return f"Recipe choice: {label} ({measured}); Ctrl+Z restores the previous recipe."
 
     def start_sensitivity(self) -> None:
         self._on_spec_changed()

@@ -85,7 +85,8 @@ class CalibrationResult:
     empty : list of str
         Tensors that were empty in every sample (range 0, scale 1).
     reused : list of str
-        Tensors whose observer came from ``previous`` unchanged.
+        Tensors whose observer came from ``previous`` (its statistics unchanged; its spec may differ
+        in the fields that only set scale and zero point, :data:`QPARAMS_ONLY`).
     batch_size : int
         Samples per onnxruntime run used (0 when nothing was run; not saved).
     dropped : list of (str, str)
@@ -287,8 +288,9 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
     cancel : CancelToken, optional
         Checked between batches; cancelling also terminates the onnxruntime run in progress.
     previous : CalibrationResult, optional
-        Observers of tensors whose spec is unchanged are reused (copied) and those tensors are
-        not run again; with nothing missing the model is not run at all. Never modified.
+        Observers of tensors whose spec is unchanged, or changed only in :data:`QPARAMS_ONLY`
+        fields, are reused (copied, with the current spec) and those tensors are not run again;
+        with nothing missing the model is not run at all. Never modified.
     finish : bool
         False leaves the derived and merged observers (outputs computed from another observer)
         empty: a shard of a sharded calibration, finished by :func:`merge_shards`.
@@ -381,16 +383,35 @@ def _unobserved(observers: dict[str, Observer]) -> list[str]:
     return [t for t, o in observers.items() if o.count == 0 and o.nonfinite == 0]
 
 
+#: QuantSpec fields that only turn a range into scale / zero point: an observer's statistics (min / max,
+#: histogram) do not depend on them, so an observer made for one value serves another.
+QPARAMS_ONLY = ("dtype", "symmetric", "reduce_range", "power_of_two")
+
+
 def _reuse(specs: dict, previous: CalibrationResult | None) -> tuple[dict[str, Observer], list[str]]:
-    """Copies of ``previous``'s observers whose spec equals the current one."""
+    """Copies of ``previous``'s observers whose spec equals the current one, or differs only in
+    :data:`QPARAMS_ONLY` fields (then the copy takes the current spec: the same statistics give the
+    new dtype's scale and zero point, as a fresh calibration on the same rows would)."""
     if previous is None:
         return {}, []
     out = {}
     for t, spec in specs.items():
         obs = previous.observers.get(t)
-        if obs is not None and obs.spec == spec:
-            out[t] = Observer.from_state(obs.state())
+        if obs is None:
+            continue
+        state = obs.state()
+        if obs.spec != spec and _same_statistics(obs.spec, spec):
+            state["spec"] = spec.model_dump(mode="json")
+        elif obs.spec != spec:
+            continue
+        out[t] = Observer.from_state(state)
     return out, list(out)
+
+
+def _same_statistics(a, b) -> bool:
+    """True when specs ``a`` and ``b`` differ at most in :data:`QPARAMS_ONLY` fields."""
+    neutral = dict.fromkeys(QPARAMS_ONLY)
+    return a.model_copy(update=neutral) == b.model_copy(update=neutral)
 
 
 def _open(data, model):

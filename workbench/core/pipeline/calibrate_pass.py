@@ -19,7 +19,8 @@ def calibrate(model: PreparedModel, the_plan: QuantPlan, data: Any, *, samples: 
               progress: ProgressFn | None = None, cancel: CancelToken | None = None,
               previous: CalibrationResult | None = None) -> CalibrationResult:
     """Run calibration of ``the_plan``'s activation tensors over ``data`` (a path, a JSON spec
-    dict or a DataSource); observers of ``previous`` whose spec is unchanged are reused."""
+    dict or a DataSource); observers of ``previous`` whose statistics still serve are reused
+    (:func:`~workbench.core.calibration.calibrate.calibrate`)."""
     source = open_data_source(data, model)
     return run_calibration(model, the_plan, source, samples=samples, progress=progress, cancel=cancel,
                            previous=previous)

@@ -44,6 +44,11 @@ without choosing again:
    output ranges stay 1.6-9 % apart (ppocrv4_rec and digits_transformer: within float32 rounding).
    A saved project keeps the ranges and replays byte for byte; ``--recipe`` with the saved recipe
    calibrates it afresh.
+6. With an 8-bit integer preset, the chosen variant's units may get 16-bit activations where a few of
+   them hold most of the output noise (:mod:`workbench.core.tuning.mixed_precision`: a group test,
+   each group scored as in step 3 with the same ranges on a 16-bit grid). The promoted nodes become
+   overrides of the recipe (``activation.dtype`` uint16 / int16), so a saved project or recipe replays
+   them without searching. nudenet_320n: its first 9 units, 28.9 -> 36.3 dB.
 """
 
 from __future__ import annotations
@@ -69,12 +74,13 @@ from workbench.core.graph.index import iter_graphs
 from workbench.core.model.load import PreparedModel, ensure_float_model
 from workbench.core.pipeline.quantize import plan as make_plan
 from workbench.core.pipeline.quantize import quantize
-from workbench.core.planning.plan import GraphFacts
+from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
-from workbench.core.recipe.spec import Granularity, PartialSpec, PlanMode, Rule
+from workbench.core.recipe.spec import Granularity, NodeSettings, PartialSpec, PlanMode, Rule
 from workbench.core.runtime.session import make_session
 from workbench.core.tuning.local_error import COMPUTE_OPS
+from workbench.core.tuning.mixed_precision import MIN_GAIN_DB, WIDER, Promotion, find_promotion, searches
 
 log = logging.getLogger(__name__)
 
@@ -105,15 +111,17 @@ CHOICE_UNCOUNTED = ("the data does not say how many rows it holds (a Python read
 class ChoiceReport:
     """What :func:`choose_recipe` did.
 
-    ``recipe``: the chosen variant written into the input recipe (the input itself when ``preset``
-    stays); ``chosen``: its name; ``scores``: variant -> mean output SQNR on the held-out rows (dB;
+    ``recipe``: the chosen variant written into the input recipe, with the 16-bit units of step 6 as
+    overrides (the input itself when ``preset`` stays and no unit is promoted); ``chosen``: the variant's name; ``scores``: variant -> mean output SQNR on the held-out rows (dB;
     a variant that cannot be written for this model is left out);
     ``seconds``: wall time of the whole choice; ``calibration_seconds``: of its calibration pass;
     ``held_out``: rows measured on; ``skipped``: why no choice was made, else None;
     ``calibration``: the chosen variant's ranges over every row (the held-out ones included; MinMax
     for the preset, the MSE observers otherwise; pass it as ``calibration=`` to
-    :func:`~workbench.core.pipeline.quantize.quantize`, which then calibrates nothing again); None
-    when skipped (step 5).
+    :func:`~workbench.core.pipeline.quantize.quantize`, which then calibrates nothing again except a
+    tensor that step 6's boundaries quantize on its own grid); None when skipped (step 5);
+    ``promotion``: step 6's search (None when skipped or the preset is not 8-bit integer);
+    ``wide_dtype``: the 16-bit activation dtype it tried ("" when none).
     """
 
     recipe: Recipe
@@ -124,14 +132,35 @@ class ChoiceReport:
     held_out: int = 0
     skipped: str | None = None
     calibration: CalibrationResult | None = field(default=None, repr=False)
+    promotion: Promotion | None = None
+    wide_dtype: str = ""
+
+    @property
+    def label(self) -> str:
+        """The chosen variant, and its 16-bit units when step 6 promoted any (``preset + 16-bit activations
+        on 9 units``)."""
+        units = self.promotion.units if self.promotion is not None else []
+        return f"{self.chosen} + 16-bit activations on {len(units)} unit{'s' * (len(units) != 1)}" if units \
+            else self.chosen
 
     def summary(self) -> str:
-        """One line for the CLI: the scores, the choice and its cost."""
+        """One line for the CLI: the scores, the choice, its 16-bit units and its cost."""
         if self.skipped:
             return f"recipe choice skipped: {self.skipped}"
         scores = ", ".join(f"{k} {v:.1f}" for k, v in self.scores.items())
-        return (f"recipe choice: {self.chosen} (output SQNR on {self.held_out} held-out rows, dB: {scores}); "
-                f"{self.seconds:.1f} s")
+        return (f"recipe choice: {self.chosen} (output SQNR on {self.held_out} held-out rows, dB: {scores})"
+                f"{self._promotion_text()}; {self.seconds:.1f} s")
+
+    def _promotion_text(self) -> str:
+        p = self.promotion
+        if p is None or not p.tried:
+            return ""
+        if not p.units:
+            return (f"; 16-bit activations: no run of units gains {MIN_GAIN_DB:g} dB "
+                    f"(best {p.best_tried_db:+.1f} dB), all stay 8-bit")
+        span = p.units[0] if len(p.units) == 1 else f"{p.units[0]} .. {p.units[-1]}"
+        return (f"; {self.wide_dtype} activations on {len(p.units)} unit{'s' * (len(p.units) != 1)} ({span}): "
+                f"{p.gain_db:+.1f} dB")
 
 
 def variant(recipe: Recipe, name: str, present: set[str] | None = None) -> Recipe:
@@ -172,7 +201,8 @@ def why_not_choose(recipe: Recipe) -> str | None:
 
 def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: int | None = None,
                   progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ChoiceReport:
-    """Choose among :data:`CANDIDATES` by output SQNR on held-out calibration rows (module docstring).
+    """Choose among :data:`CANDIDATES` by output SQNR on held-out calibration rows, then 16-bit units
+    (module docstring, steps 1-6).
 
     Parameters
     ----------
@@ -221,31 +251,114 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
                                  cancel=cancel, fetched=fetched)
     mse = merge_shards(model, union, [(0, part)], fetched=fetched)  # the first rows only: the variants scored
     ranges = {"mse": mse, "minmax": _as_minmax(mse)}
+    scoring = _Scoring(model, source, n - held, facts, reference, rows, cancel)
     scores: dict[str, float] = {}
+    plans_scored: dict[str, QuantPlan] = {}
     for i, name in enumerate(names):
-        if cancel is not None:
-            cancel.check()
         if progress is not None:
             progress(i, len(names), f"Choosing the recipe: {name}")
         try:
-            res = quantize(model, variant(recipe, name, present), data=source, samples=n - held,
-                           calibration=ranges[CANDIDATES[name][0]], cancel=cancel, check=False, facts=facts)
+            scores[name], plans_scored[name] = scoring.score(variant(recipe, name, present),
+                                                             ranges[CANDIDATES[name][0]])
         except WorkbenchError:
             if name == "preset":
                 raise  # the preset itself cannot be quantized: the quantize after the choice says why
             log.info("recipe choice: variant %s cannot be written, not scored", name, exc_info=True)
             continue
-        if name != "preset" and not any(not u.excluded for u in res.plan.units.values()):
-            continue  # quantizes nothing: exact, so it would win every time
-        scores[name] = _score(reference, _run(res.proto, rows))
+        if name != "preset" and not any(not u.excluded for u in plans_scored[name].units.values()):
+            del scores[name]  # quantizes nothing: exact, so it would win every time
     if progress is not None:
         progress(len(names), len(names), "Choosing the recipe")
     top = max(scores.values())
     chosen = next(k for k in PREFERENCE if k in scores and scores[k] > top - MARGIN_DB)
+    wide = WIDER.get(recipe.preset_obj().config.activation.dtype, "")
+    chosen_recipe, promotion = variant(recipe, chosen, present), None
+    if wide:  # step 6
+        promotion = _promote(scoring, chosen_recipe, ranges[CANDIDATES[chosen][0]], plans_scored[chosen], wide,
+                             scores[chosen], progress)
+        chosen_recipe = widened(chosen_recipe, promotion.units, wide)
     # the ranges of the pass over every row are those of a calibration of the chosen variant (step 5)
     calibration = _as_minmax(full) if CANDIDATES[chosen][0] == "minmax" else full
-    return ChoiceReport(variant(recipe, chosen, present), chosen, scores, time.perf_counter() - t0, full.seconds, held,
-                        calibration=calibration)
+    return ChoiceReport(chosen_recipe, chosen, scores, time.perf_counter() - t0, full.seconds, held,
+                        calibration=calibration, promotion=promotion, wide_dtype=wide)
+
+
+def widened(recipe: Recipe, nodes: list[str], wide: str) -> Recipe:
+    """``recipe`` with ``wide`` (16-bit) activations on ``nodes`` (overrides; ``recipe`` itself when none)."""
+    if not nodes:
+        return recipe
+    return recipe.with_override_map({**recipe.overrides,
+                                     **{n: NodeSettings(activation=PartialSpec(dtype=wide)) for n in nodes}})
+
+
+def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chosen_plan: QuantPlan, wide: str,
+             base: float, progress: ProgressFn | None) -> Promotion:
+    """Step 6: :func:`~workbench.core.tuning.mixed_precision.find_promotion` over the chosen variant's
+    main-graph units, each group scored with its activations at ``wide``: a 16-bit grid over the statistics
+    the 8-bit one used, so no group runs a calibration pass. A tensor that shares another's grid in the
+    chosen plan (a Split output) and gets its own at a group's boundary is scored with its source's range
+    (a superset of its values); the quantize that follows calibrates it."""
+    units = _graph_units(scoring.model, chosen_plan)
+    ranges = _with_aliases(ranges, chosen_plan)
+    total, done = searches(len(units)), [0]
+
+    def gain(group: list[str]) -> float:
+        if progress is not None:
+            progress(done[0], max(total, done[0] + 1), f"Choosing 16-bit units: {len(group)} from {group[0]}")
+        done[0] += 1
+        try:
+            return scoring.score(widened(recipe, group, wide), ranges)[0] - base
+        except WorkbenchError:
+            log.info("recipe choice: 16-bit activations on %d units cannot be written", len(group), exc_info=True)
+            return -math.inf
+
+    found = find_promotion(units, gain)
+    if progress is not None:
+        progress(done[0], done[0], "Choosing 16-bit units")
+    return found
+
+
+@dataclass
+class _Scoring:
+    """Writes a recipe with given ranges and scores it on the held-out rows (steps 3 and 6)."""
+
+    model: PreparedModel
+    source: Any
+    samples: int
+    facts: GraphFacts
+    reference: list[list[np.ndarray]]
+    rows: list[dict[str, np.ndarray]]
+    cancel: CancelToken | None
+
+    def score(self, recipe: Recipe, ranges: CalibrationResult) -> tuple[float, QuantPlan]:
+        """``(held-out output SQNR in dB, the plan written)`` of ``recipe`` quantized with ``ranges``.
+
+        Raises
+        ------
+        WorkbenchError
+            ``recipe`` cannot be written for the model; Cancelled.
+        """
+        if self.cancel is not None:
+            self.cancel.check()
+        res = quantize(self.model, recipe, data=self.source, samples=self.samples, calibration=ranges,
+                       cancel=self.cancel, check=False, facts=self.facts)
+        return _score(self.reference, _run(res.proto, self.rows)), res.plan
+
+
+def _graph_units(model: PreparedModel, plan: QuantPlan) -> list[str]:
+    """The quantized units of the main graph, in graph (topological) order."""
+    order = {node.name: i for i, node in enumerate(model.proto.graph.node)}
+    return sorted((u.node for u in plan.units.values() if not u.excluded and u.graph == "" and u.node in order),
+                  key=order.__getitem__)
+
+
+def _with_aliases(ranges: CalibrationResult, plan: QuantPlan) -> CalibrationResult:
+    """``ranges`` plus, for each tensor ``plan`` aliases to another, a copy of the other's observer."""
+    observers = dict(ranges.observers)
+    for t, source in plan.aliases.items():
+        if t not in observers and source in ranges.observers:
+            observers[t] = Observer.from_state({**ranges.observers[source].state(), "tensor": t})
+    return replace(ranges, observers=observers)
 
 
 def _fetched_as_alone(model: PreparedModel, union, compute_only) -> set[str]:

@@ -1,0 +1,167 @@
+"""The recipe choice's 16-bit step: a group test for units that hold most of the output noise."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.cli import main
+from workbench.core import api
+from workbench.core.tuning import recipe_choice
+from workbench.core.tuning.mixed_precision import GROUPS, KEEP_DB, MIN_GAIN_DB, find_promotion, runs, searches
+from workbench.core.tuning.recipe_choice import choose_recipe, widened
+
+ROWS, FEAT, DEPTH = 40, 16, 8
+
+
+def _noise_gain(power: dict[str, float]):
+    """Gain (dB) of removing the noise of a group when unit ``u`` contributes ``power[u]`` of it
+    (independent noises add up): ``10 log10(total / (total - sum over the group))``."""
+    total = sum(power.values())
+    return lambda group: 10 * math.log10(total / (total - sum(power[u] for u in group)))
+
+
+def test_runs_cut_in_order_without_empty_runs():
+    assert runs(list("abcdefghij"), 4) == [["a", "b"], ["c", "d", "e"], ["f", "g"], ["h", "i", "j"]]
+    assert runs(["a", "b"], 4) == [["a"], ["b"]]
+    assert runs([], 4) == [[]] and find_promotion([], lambda g: 99.0).units == []
+
+
+def test_concentrated_noise_is_narrowed_to_the_units_that_hold_it():
+    """16 units; u0 and u1 hold 16 of 17.4 noise units. Their run of 4 gains 11.6 dB, the half
+    [u0, u1] 10.9 dB (kept: within KEEP_DB), then u0 alone 2.7 dB (not kept): [u0, u1] is promoted."""
+    names = [f"u{i}" for i in range(16)]
+    power = {u: (8.0 if u in ("u0", "u1") else 0.1) for u in names}
+    found = find_promotion(names, _noise_gain(power))
+    assert found.units == ["u0", "u1"]
+    assert math.isclose(found.gain_db, 10 * math.log10(17.4 / 1.4), rel_tol=1e-12)
+    assert [(t[0], t[2]) for t in found.tried] == [("u0", 4), ("u4", 4), ("u8", 4), ("u12", 4),
+                                                     ("u0", 2), ("u2", 2), ("u0", 1), ("u1", 1)]
+    assert len(found.tried) <= searches(len(names))
+    assert 10 * math.log10(17.4 / 1.4) > 10 * math.log10(17.4 / 1.2) - KEEP_DB
+
+
+def test_spread_noise_promotes_nothing_after_one_score_per_run():
+    """Equal noise in 16 units: each quarter removes a quarter of it, 1.25 dB < MIN_GAIN_DB."""
+    names = [f"u{i}" for i in range(16)]
+    found = find_promotion(names, _noise_gain(dict.fromkeys(names, 1.0)))
+    assert found.units == [] and len(found.tried) == GROUPS
+    assert found.best_tried_db == 10 * math.log10(4 / 3) < MIN_GAIN_DB
+
+
+def test_a_group_that_cannot_be_written_is_never_promoted():
+    names = [f"u{i}" for i in range(8)]
+    found = find_promotion(names, lambda group: -math.inf)
+    assert found.units == [] and len(found.tried) == GROUPS
+
+
+def _outlier_chain(tmp_path):
+    """x [N, 16] -> MatMul -> Clip(-4, 4) -> 7 more MatMuls -> y. Calibration row 0 holds one value
+    of 400 in x; every other value is standard normal. The 8-bit grid of x (MatMul ``mm0``'s input)
+    then steps by about 1.6 and rounds the other rows' x to a few levels, while the Clip keeps the
+    outlier away from every later tensor: the model's output noise sits in mm0's activations."""
+    rng = np.random.default_rng(5)
+    nodes, inits, prev = [], [], "x"
+    for i in range(DEPTH):
+        w = np.linalg.qr(rng.standard_normal((FEAT, FEAT)))[0].astype(np.float32)  # orthogonal: scale kept
+        inits.append(numpy_helper.from_array(w, f"w{i}"))
+        nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"], name=f"mm{i}"))
+        prev = f"m{i}"
+        if i == 0:
+            inits += [numpy_helper.from_array(np.array(-4, np.float32), "lo"),
+                      numpy_helper.from_array(np.array(4, np.float32), "hi")]
+            nodes.append(helper.make_node("Clip", ["m0", "lo", "hi"], ["c0"], name="clip"))
+            prev = "c0"
+    nodes[-1].output[0] = "y"
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", FEAT])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", FEAT])], inits)
+    path = tmp_path / "chain.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
+    x = rng.standard_normal((ROWS, FEAT)).astype(np.float32)
+    x[0, 3] = 400.0
+    data = tmp_path / "calib.npz"
+    np.savez(data, x=x)
+    return path, data, x
+
+
+def _held_out_sqnr(proto: onnx.ModelProto, float_path, x: np.ndarray) -> float:
+    """Output SQNR (dB) over the choice's held-out rows (the last quarter), one row per run."""
+    rows = x[ROWS - ROWS // 4:]
+    ref = ort.InferenceSession(str(float_path), providers=["CPUExecutionProvider"])
+    got = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    f = np.concatenate([ref.run(None, {"x": r[None]})[0] for r in rows]).astype(np.float64)
+    q = np.concatenate([got.run(None, {"x": r[None]})[0] for r in rows]).astype(np.float64)
+    return 10 * math.log10(np.sum(f ** 2) / np.sum((f - q) ** 2))
+
+
+def _first_rows(data, tmp_path):
+    """The calibration rows the choice scores with (all but the held-out quarter), as their own file."""
+    first = tmp_path / "first.npz"
+    np.savez(first, x=np.load(data)["x"][:ROWS - ROWS // 4])
+    return first
+
+
+def _recipe():
+    """cpu-u8s8 with 7-bit weights on every CPU: onnxruntime's integer kernels give the same results
+    with and without VNNI (8-bit weights saturate without it), so the scores do not depend on the CPU."""
+    return api.make_recipe("cpu-u8s8", reduce_range=True)
+
+
+def test_the_choice_gives_16_bit_activations_to_the_units_holding_the_noise(tmp_path):
+    """mm0 reads the outlier's grid. The run [mm0, mm1] gains about 21 dB; mm0 alone about 1.5 dB less
+    (mm1 then reads mm0's 16-bit output on its own 8-bit grid), more than KEEP_DB: the pair is promoted."""
+    path, data, x = _outlier_chain(tmp_path)
+    model = api.open_model(path)
+    rep = choose_recipe(model, _recipe(), data)
+    assert rep.promotion.units == ["mm0", "mm1"] and rep.wide_dtype == "uint16"
+    first_alone = next(t[3] for t in rep.promotion.tried if t[:3] == ("mm0", "mm0", 1))
+    assert rep.promotion.gain_db - KEEP_DB > first_alone > MIN_GAIN_DB
+    assert list(rep.recipe.overrides) == ["mm0", "mm1"]
+    assert {o.activation.dtype for o in rep.recipe.overrides.values()} == {"uint16"}
+    # the gain it reports is the held-out SQNR of the two recipes, as onnxruntime measures them on the
+    # rows the choice scored with (ranges from the other rows)
+    first = _first_rows(data, tmp_path)
+    chosen = recipe_choice.variant(_recipe(), rep.chosen)
+    before = _held_out_sqnr(api.quantize(model, chosen, data=first).proto, path, x)
+    after = _held_out_sqnr(api.quantize(model, rep.recipe, data=first).proto, path, x)
+    assert after - before >= MIN_GAIN_DB
+    assert math.isclose(rep.promotion.gain_db, after - before, abs_tol=1e-6)
+    assert math.isclose(rep.scores[rep.chosen], before, abs_tol=1e-6)
+    # the written model: x reaches mm0 on a uint16 grid, the MatMuls after mm1 read uint8
+    q = api.quantize(model, rep.recipe, data=data, calibration=rep.calibration).proto
+    zero_points = {i.name: numpy_helper.to_array(i).dtype for i in q.graph.initializer}
+    dtype_of = {n.input[0]: zero_points[n.input[2]] for n in q.graph.node if n.op_type == "QuantizeLinear"}
+    assert dtype_of["x"] == np.uint16
+    assert [dtype_of[f"m{i}"] for i in range(2, DEPTH - 1)] == [np.uint8] * (DEPTH - 3)
+
+
+def test_widening_reuses_the_ranges_and_matches_a_fresh_calibration(tmp_path):
+    """A dtype change keeps an observer's statistics: the widened recipe quantized with the 8-bit
+    calibration runs no pass and writes the bytes a fresh calibration of it writes."""
+    path, data, _ = _outlier_chain(tmp_path)
+    model = api.open_model(path)
+    base = api.quantize(model, _recipe(), data=data)
+    wide = widened(_recipe(), ["mm0", "mm3"], "uint16")
+    reused = api.quantize(model, wide, data=data, calibration=base.calibration)
+    fresh = api.quantize(model, wide, data=data)
+    assert reused.calibration.seconds == 0.0 and set(reused.calibration.reused) == set(reused.plan.activations)
+    assert reused.proto.SerializeToString() == fresh.proto.SerializeToString()
+    assert reused.calibration.observers["x"].spec.dtype == "uint16"
+
+
+def test_the_cli_names_the_16_bit_units(tmp_path, capsys, monkeypatch):
+    from workbench.core.recipe import hardware, presets
+    for module in (hardware, presets):  # the CLI's preset with 7-bit weights, as _recipe() (any CPU)
+        monkeypatch.setattr(module, "cpu_needs_reduce_range", lambda: True)
+    path, data, _ = _outlier_chain(tmp_path)
+    out = tmp_path / "q.onnx"
+    assert main(["quantize", str(path), "--data", str(data), "-o", str(out), "--no-latency-check"]) == 0
+    err = capsys.readouterr()
+    line = next(s for s in err.err.splitlines() if s.startswith("recipe choice: "))
+    assert "; uint16 activations on 2 units (mm0 .. mm1): +21." in line
+    assert err.out.strip().splitlines()[-1].endswith(
+        "(8 of 8 node units quantized, preset cpu-u8s8, recipe choice: preset + 16-bit activations on 2 units)")

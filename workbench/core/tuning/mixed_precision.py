@@ -1,0 +1,114 @@
+"""16-bit activations where a few units hold most of a model's output noise (the recipe choice's last step).
+
+A model's quantization noise is often concentrated: in nudenet_320n (a YOLOv8n detector) the
+activations of its first nine units (the stem: few channels at full resolution, heavy-tailed SiLU
+outputs) hold about four fifths of the output noise, and keeping them at 16 bits raises the
+held-out output SQNR from 28.9 to 36.3 dB while every other unit stays 8-bit. The search, a group
+test over the quantized units in graph order, measured by the recipe choice's score (output SQNR on
+held-out calibration rows, :func:`~workbench.core.tuning.recipe_choice.choose_recipe`):
+
+1. Split the units into :data:`GROUPS` runs of consecutive units; score the model with each run's
+   activations at 16 bits (the others as chosen). The gain of a run is its score minus the chosen
+   recipe's score (dB).
+2. If no run gains :data:`MIN_GAIN_DB` (3 dB: the run's units hold at least half of the output noise
+   power), nothing changes: the noise is spread out, and 16 bits on a quarter of the model would buy
+   little and cost latency (onnxruntime runs 16-bit units on float kernels).
+3. Else halve the best run while the better half keeps its parent's gain within :data:`KEEP_DB`
+   (smaller groups cost less latency); the last group kept is promoted.
+
+Gains do not add up unit by unit (a promoted unit changes the grids at its boundaries: in nudenet_320n
+the first nine units gain 7.4 dB, their first four 3.0 dB and the other five nothing), which is why
+groups are scored whole and a split is taken only when a half keeps the gain. The cost is
+:data:`GROUPS` scored variants, plus two per halving when a run qualifies.
+
+This is the "sensitivity by group" flavour of automatic mixed precision (AIMET's AMP scores one
+candidate per layer and builds a Pareto curve; with 16 bits as the only wider candidate and the
+held-out SQNR as the measure, a group test needs logarithmically many scores instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Runs of consecutive units scored first.
+GROUPS = 4
+#: A run must raise the held-out output SQNR by this much to be promoted at all (dB) ...
+MIN_GAIN_DB = 3.0
+#: ... and a half replaces its parent while its gain is within this of the parent's (dB).
+KEEP_DB = 1.0
+#: The 16-bit activation dtype of each 8-bit one.
+WIDER = {"uint8": "uint16", "int8": "int16"}
+
+
+@dataclass
+class Promotion:
+    """What :func:`find_promotion` found.
+
+    ``units``: node names to give 16-bit activations, in graph order (empty: none); ``gain_db``:
+    their held-out output SQNR gain (dB); ``tried``: ``(first node, last node, unit count, gain dB)``
+    of every group scored, in order.
+    """
+
+    units: list[str] = field(default_factory=list)
+    gain_db: float = 0.0
+    tried: list[tuple[str, str, int, float]] = field(default_factory=list)
+
+    @property
+    def best_tried_db(self) -> float:
+        """The largest gain of any group scored (dB; 0.0 when none was)."""
+        return max((t[3] for t in self.tried), default=0.0)
+
+
+def runs(units: Sequence[str], count: int) -> list[list[str]]:
+    """``units`` cut into ``count`` runs of consecutive items whose sizes differ by at most one (no empty run)."""
+    n = len(units)
+    count = max(1, min(count, n))
+    return [list(units[i * n // count:(i + 1) * n // count]) for i in range(count)]
+
+
+def find_promotion(units: Sequence[str], gain: Callable[[list[str]], float]) -> Promotion:
+    """Group test of the module docstring over ``units`` (node names in graph order).
+
+    ``gain(group)`` is the held-out output SQNR with ``group`` at 16 bits minus that of the chosen
+    recipe (dB); ``-inf`` for a group that cannot be written. Raises whatever ``gain`` raises
+    (``Cancelled``).
+    """
+    found = Promotion()
+
+    def measure(group: list[str]) -> float:
+        g = float(gain(group))
+        found.tried.append((group[0], group[-1], len(group), g))
+        return g
+
+    if not units:
+        return found
+    parts = runs(units, GROUPS)
+    gains = [measure(p) for p in parts]
+    best = int(np.argmax(gains))
+    if not gains[best] >= MIN_GAIN_DB:
+        return found
+    group, kept = parts[best], gains[best]
+    while len(group) > 1:
+        halves = runs(group, 2)
+        half_gains = [measure(h) for h in halves]
+        i = int(np.argmax(half_gains))
+        if not half_gains[i] >= kept - KEEP_DB:
+            break
+        group, kept = halves[i], half_gains[i]
+    found.units, found.gain_db = group, kept
+    return found
+
+
+def searches(budget_units: int) -> int:
+    """Upper bound of the scores :func:`find_promotion` takes over ``budget_units`` units (for progress totals)."""
+    if budget_units <= 0:
+        return 0
+    steps = 0
+    size = -(-budget_units // GROUPS)
+    while size > 1:
+        size = -(-size // 2)
+        steps += 1
+    return min(GROUPS, budget_units) + 2 * steps
