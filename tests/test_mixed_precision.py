@@ -165,3 +165,66 @@ def test_the_cli_names_the_16_bit_units(tmp_path, capsys, monkeypatch):
     assert "; uint16 activations on 2 units (mm0 .. mm1): +21." in line
     assert err.out.strip().splitlines()[-1].endswith(
         "(8 of 8 node units quantized, preset cpu-u8s8, recipe choice: preset + 16-bit activations on 2 units)")
+
+
+def test_halvings_never_promote_a_group_below_the_threshold():
+    """A run gains 3.5 dB, its better half 2.6, that half's better half 1.7: each within KEEP_DB of its
+    parent, but below MIN_GAIN_DB, so the run itself is promoted (the losses must not add up)."""
+    names = [f"u{i}" for i in range(16)]
+    gains = {("u0", 4): 3.5, ("u0", 2): 2.6, ("u0", 1): 1.7}
+    found = find_promotion(names, lambda group: gains.get((group[0], len(group)), 0.0))
+    assert found.units == ["u0", "u1", "u2", "u3"] and found.gain_db == 3.5
+
+
+def test_a_model_of_fewer_units_than_runs_is_not_searched():
+    found = find_promotion(["a", "b", "c"], lambda group: 50.0)
+    assert found.units == [] and found.tried == [] and searches(3) == 0
+
+
+def test_cancelling_during_the_16_bit_step_raises_cancelled(tmp_path):
+    from workbench.core.errors import Cancelled
+    from workbench.core.progress import CancelToken
+    path, data, _ = _outlier_chain(tmp_path)
+    model = api.open_model(path)
+    for phase in ("Choosing the recipe: mse", "Choosing 16-bit units"):
+        token = CancelToken()
+
+        def progress(done, total, message, phase=phase, token=token):
+            if message.startswith(phase):
+                token.cancel()
+        try:
+            choose_recipe(model, _recipe(), data, progress=progress, cancel=token)
+        except Cancelled:
+            continue
+        raise AssertionError(f"cancelled at {phase!r}, yet the choice returned")
+
+
+def test_a_model_that_cannot_reach_the_16_bit_opset_promotes_nothing(tmp_path):
+    """A model-local function keeps the model at opset 17 (16-bit Q/DQ needs 21): the widened units are
+    left float by the opset check, so no group is scored as a 16-bit one."""
+    path, data, _ = _outlier_chain(tmp_path)
+    m = onnx.load(str(path))
+    m.functions.append(helper.make_function("local", "Ident", ["a"], ["b"], [helper.make_node("Identity", ["a"], ["b"])],
+                                            [helper.make_opsetid("", 17)]))
+    m.opset_import.append(helper.make_opsetid("local", 1))
+    m.graph.node[-1].output[0] = "y_pre"
+    m.graph.node.append(helper.make_node("Ident", ["y_pre"], ["y"], domain="local", name="ident"))
+    fn_path = tmp_path / "with_function.onnx"
+    onnx.save(m, fn_path)
+    rep = choose_recipe(api.open_model(fn_path), _recipe(), data)
+    assert rep.promotion.units == [] and rep.recipe.overrides == {}
+    assert all(t[3] == -math.inf for t in rep.promotion.tried) and len(rep.promotion.tried) == GROUPS
+    assert "none of the runs of units could be written at 16 bits, all stay 8-bit" in rep.summary()
+
+
+def test_a_symmetric_change_calibrates_afresh(tmp_path):
+    """``symmetric`` changes which activations fold into a unit, and so which histograms a fresh
+    calibration derives: an observer is not carried over a symmetric change."""
+    from workbench.core.recipe.spec import NodeSettings, PartialSpec
+    path, data, _ = _outlier_chain(tmp_path)
+    model = api.open_model(path)
+    base = api.quantize(model, _recipe(), data=data)
+    changed = _recipe().with_override_map({"mm3": NodeSettings(activation=PartialSpec(symmetric=True))})
+    again = api.quantize(model, changed, data=data, calibration=base.calibration)
+    assert "m3" not in again.calibration.reused and again.calibration.seconds > 0  # mm3's output: observed again
+    assert again.proto.SerializeToString() == api.quantize(model, changed, data=data).proto.SerializeToString()

@@ -50,3 +50,30 @@ def test_softmax_output_uses_the_whole_int8_grid_and_s8s8_is_close_to_the_defaul
     assert sqnr_db(pf, full) > sqnr_db(pf, half) + 5.0  # one more bit: about 6 dB
     ref = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
     assert _rel(s8.proto, ref, x) <= _rel(u8.proto, ref, x) + 0.005
+
+
+def test_the_non_negative_note_names_each_dtype_it_widened(tmp_path):
+    """Mixed precision under s8s8: X -> MatMul -> Relu -> MatMul -> Relu -> MatMul, the second MatMul at
+    int16, so the first Relu output is int16 and the second int8. The one note names both grids; it had
+    named the first tensor's dtype for all of them."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from workbench.core.recipe.spec import NodeSettings, PartialSpec
+    rng = np.random.default_rng(4)
+    nodes, inits, prev = [], [], "X"
+    for i in range(3):
+        inits.append(numpy_helper.from_array(rng.standard_normal((16, 16)).astype(np.float32), f"W{i}"))
+        nodes.append(helper.make_node("MatMul", [prev, f"W{i}"], [f"M{i}"], name=f"mm{i}"))
+        prev = f"M{i}"
+        if i < 2:
+            nodes.append(helper.make_node("Relu", [prev], [f"R{i}"], name=f"relu{i}"))
+            prev = f"R{i}"
+    graph = helper.make_graph(nodes, "relus", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 16])],
+                              [helper.make_tensor_value_info("M2", TensorProto.FLOAT, ["N", 16])], inits)
+    model = prepare_proto(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9))
+    np.savez(tmp_path / "x.npz", X=rng.standard_normal((8, 16)).astype(np.float32))
+    recipe = api.make_recipe("s8s8").with_override_map({"mm1": NodeSettings(activation=PartialSpec(dtype="int16"))})
+    res = api.quantize(model, recipe, data=str(tmp_path / "x.npz"))
+    assert {t: res.plan.activations[t].dtype for t in ("R0", "R1")} == {"R0": "int16", "R1": "int8"}
+    notes = [i.message for i in res.issues if i.code == IssueCode.NON_NEGATIVE_GRID]
+    assert len(notes) == 1 and "2 non-negative tensors use the whole grid of their dtype (int16 / int8)" in notes[0]

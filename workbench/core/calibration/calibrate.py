@@ -384,14 +384,16 @@ def _unobserved(observers: dict[str, Observer]) -> list[str]:
 
 
 #: QuantSpec fields that only turn a range into scale / zero point: an observer's statistics (min / max,
-#: histogram) do not depend on them, so an observer made for one value serves another.
-QPARAMS_ONLY = ("dtype", "symmetric", "reduce_range", "power_of_two")
+#: histogram) do not depend on them, nor does which tensors a plan derives from others, so an observer
+#: made for one value serves another. (``symmetric`` is not one: it changes which activations fold into
+#: a Conv, so a fresh calibration would derive some histograms from other tensors instead.)
+QPARAMS_ONLY = ("dtype", "reduce_range", "power_of_two")
 
 
 def _reuse(specs: dict, previous: CalibrationResult | None) -> tuple[dict[str, Observer], list[str]]:
     """Copies of ``previous``'s observers whose spec equals the current one, or differs only in
     :data:`QPARAMS_ONLY` fields (then the copy takes the current spec: the same statistics give the
-    new dtype's scale and zero point, as a fresh calibration on the same rows would)."""
+    new dtype's scale and zero point)."""
     if previous is None:
         return {}, []
     out = {}

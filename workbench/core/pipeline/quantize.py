@@ -142,7 +142,7 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
         Use at most this many calibration samples.
     calibration : CalibrationResult, optional
         A previous result; observers whose statistics still serve are reused (the spec unchanged,
-        or changed only in dtype, symmetric, reduce_range or power_of_two).
+        or changed only in dtype, reduce_range or power_of_two).
     guard : bool
         Keep units on sentinel-valued tensors and disparate Concats in float (reported; see
         :mod:`workbench.core.planning.range_guard`), and element-wise units that reach no quantized

@@ -42,6 +42,8 @@ def widen(activations: dict[str, QuantSpec], ix: GraphIndex) -> list[PlanIssue]:
         return []
     first = ix.producer[changed[0]]
     names = ", ".join(f"{t!r} ({ix.producer[t].op_type})" for t in changed[:5]) + (" ..." if len(changed) > 5 else "")
-    return [PlanIssue(first.name, "info", f"{count(len(changed), 'non-negative tensor')} {plural(len(changed), 'uses', 'use')} the whole {activations[changed[0]].dtype} "
-                      f"grid over [0, max] (zero point at its bottom) instead of the symmetric one, which would leave "
+    dtypes = sorted({activations[t].dtype for t in changed})
+    grid = f"{dtypes[0]} grid" if len(dtypes) == 1 else f"grid of their dtype ({' / '.join(dtypes)})"
+    return [PlanIssue(first.name, "info", f"{count(len(changed), 'non-negative tensor')} {plural(len(changed), 'uses', 'use')} the whole {grid} "
+                      f"over [0, max] (zero point at its bottom) instead of the symmetric one, which would leave "
                       f"half of it unused: {names}", code=IssueCode.NON_NEGATIVE_GRID)]

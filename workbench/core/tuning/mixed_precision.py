@@ -13,8 +13,12 @@ held-out calibration rows, :func:`~workbench.core.tuning.recipe_choice.choose_re
 2. If no run gains :data:`MIN_GAIN_DB` (3 dB: the run's units hold at least half of the output noise
    power), nothing changes: the noise is spread out, and 16 bits on a quarter of the model would buy
    little and cost latency (onnxruntime runs 16-bit units on float kernels).
-3. Else halve the best run while the better half keeps its parent's gain within :data:`KEEP_DB`
-   (smaller groups cost less latency); the last group kept is promoted.
+3. Else halve the best run while the better half keeps the best gain seen so far within
+   :data:`KEEP_DB`, and at least :data:`MIN_GAIN_DB` (smaller groups cost less latency, and the losses
+   of successive halvings cannot add up); the last group kept is promoted.
+
+A model with fewer than :data:`MIN_UNITS` quantized units is left as it is: a run would be one unit,
+a quarter of the model or more, not a few units among many.
 
 Gains do not add up unit by unit (a promoted unit changes the grids at its boundaries: in nudenet_320n
 the first nine units gain 7.4 dB, their first four 3.0 dB and the other five nothing), which is why
@@ -39,6 +43,8 @@ GROUPS = 4
 MIN_GAIN_DB = 3.0
 #: ... and a half replaces its parent while its gain is within this of the parent's (dB).
 KEEP_DB = 1.0
+#: Fewer quantized units than this: no search.
+MIN_UNITS = GROUPS
 #: The 16-bit activation dtype of each 8-bit one.
 WIDER = {"uint8": "uint16", "int8": "int16"}
 
@@ -73,8 +79,8 @@ def find_promotion(units: Sequence[str], gain: Callable[[list[str]], float]) -> 
     """Group test of the module docstring over ``units`` (node names in graph order).
 
     ``gain(group)`` is the held-out output SQNR with ``group`` at 16 bits minus that of the chosen
-    recipe (dB); ``-inf`` for a group that cannot be written. Raises whatever ``gain`` raises
-    (``Cancelled``).
+    recipe (dB); ``-inf`` for a group that cannot be written at 16 bits. Raises whatever ``gain``
+    raises (``Cancelled``). Fewer than :data:`MIN_UNITS` units: nothing is scored.
     """
     found = Promotion()
 
@@ -83,7 +89,7 @@ def find_promotion(units: Sequence[str], gain: Callable[[list[str]], float]) -> 
         found.tried.append((group[0], group[-1], len(group), g))
         return g
 
-    if not units:
+    if len(units) < MIN_UNITS:
         return found
     parts = runs(units, GROUPS)
     gains = [measure(p) for p in parts]
@@ -91,20 +97,22 @@ def find_promotion(units: Sequence[str], gain: Callable[[list[str]], float]) -> 
     if not gains[best] >= MIN_GAIN_DB:
         return found
     group, kept = parts[best], gains[best]
+    top = kept
     while len(group) > 1:
         halves = runs(group, 2)
         half_gains = [measure(h) for h in halves]
         i = int(np.argmax(half_gains))
-        if not half_gains[i] >= kept - KEEP_DB:
+        if not half_gains[i] >= max(top - KEEP_DB, MIN_GAIN_DB):
             break
         group, kept = halves[i], half_gains[i]
+        top = max(top, kept)
     found.units, found.gain_db = group, kept
     return found
 
 
 def searches(budget_units: int) -> int:
     """Upper bound of the scores :func:`find_promotion` takes over ``budget_units`` units (for progress totals)."""
-    if budget_units <= 0:
+    if budget_units < MIN_UNITS:
         return 0
     steps = 0
     size = -(-budget_units // GROUPS)

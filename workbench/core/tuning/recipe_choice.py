@@ -69,7 +69,7 @@ from workbench.core.calibration.calibrate import (
 )
 from workbench.core.calibration.observers import HistogramObserver, Observer
 from workbench.core.data.loader import open_data_source
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import Cancelled, WorkbenchError
 from workbench.core.graph.index import iter_graphs
 from workbench.core.model.load import PreparedModel, ensure_float_model
 from workbench.core.pipeline.quantize import plan as make_plan
@@ -155,6 +155,8 @@ class ChoiceReport:
         p = self.promotion
         if p is None or not p.tried:
             return ""
+        if not p.units and not math.isfinite(p.best_tried_db):
+            return "; 16-bit activations: none of the runs of units could be written at 16 bits, all stay 8-bit"
         if not p.units:
             return (f"; 16-bit activations: no run of units gains {MIN_GAIN_DB:g} dB "
                     f"(best {p.best_tried_db:+.1f} dB), all stay 8-bit")
@@ -260,6 +262,8 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         try:
             scores[name], plans_scored[name] = scoring.score(variant(recipe, name, present),
                                                              ranges[CANDIDATES[name][0]])
+        except Cancelled:
+            raise
         except WorkbenchError:
             if name == "preset":
                 raise  # the preset itself cannot be quantized: the quantize after the choice says why
@@ -307,15 +311,35 @@ def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chose
             progress(done[0], max(total, done[0] + 1), f"Choosing 16-bit units: {len(group)} from {group[0]}")
         done[0] += 1
         try:
-            return scoring.score(widened(recipe, group, wide), ranges)[0] - base
+            score, written = scoring.score(widened(recipe, group, wide), ranges)
+        except Cancelled:
+            raise
         except WorkbenchError:
             log.info("recipe choice: 16-bit activations on %d units cannot be written", len(group), exc_info=True)
             return -math.inf
+        if not _all_wide(written, group, wide):
+            return -math.inf  # some unit left float or 8-bit (an opset the model cannot reach): not a 16-bit score
+        return score - base
 
     found = find_promotion(units, gain)
-    if progress is not None:
+    if progress is not None and done[0]:
         progress(done[0], done[0], "Choosing 16-bit units")
     return found
+
+
+def _all_wide(plan: QuantPlan, nodes: list[str], wide: str) -> bool:
+    """True when every unit of ``nodes`` is quantized in ``plan`` with ``wide`` activations on one of its
+    tensors at least (an input produced outside the group may keep its producer's 8-bit grid); False when a
+    unit was left float (e.g. the opset ``wide`` needs is out of the model's reach)."""
+    by_node = {u.node: u for u in plan.units.values()}
+    for n in nodes:
+        unit = by_node.get(n)
+        if unit is None or unit.excluded:
+            return False
+        tensors = [t for t in [*unit.inputs, *unit.outputs] if t in plan.activations]
+        if tensors and not any(plan.activations[t].dtype == wide for t in tensors):
+            return False
+    return True
 
 
 @dataclass
