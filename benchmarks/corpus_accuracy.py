@@ -5,8 +5,9 @@ For each ONNX file of ``../shared/corpus/models`` this script measures the float
 ``make_recipe("cpu-u8s8")``, the recipe choice ``choose_recipe`` (on by default, as in the CLI; ``--no-auto``
 skips it), the per-tensor observer search ``search_recipe`` with ``--search`` (off by default, as in the CLI),
 ``quantize(model, recipe, data=calib.npz, samples=N, calibration=<the choice's>)``: the choice's
-calibration covers every row, so quantize calibrates nothing again; the "recipe choice" column gives
-the choice's seconds and their ratio to that calibration pass, which the choice includes), runs
+calibration covers every row, so quantize calibrates at most the few tensors a latency placement or a
+16-bit boundary adds; the "recipe choice" column gives the choice's seconds and their ratio to its
+calibration pass, which the choice includes), runs
 ``result.proto`` in onnxruntime for the same task metric, and compares the first output of both
 models with :func:`workbench.core.analysis.evaluate.evaluate`. It prints a Markdown table and writes it to
 ``benchmarks/results/corpus_accuracy.md``. Timings are informative only.
@@ -103,8 +104,10 @@ def quant_side(model: CorpusModel, corpus: Path, row: Row, samples: int | None, 
                           samples=samples, calibration=chosen.calibration if chosen is not None else None,
                           latency_check=True)  # as workbench-cli quantize does by default
     cal = result.calibration.seconds if result.calibration is not None else 0.0
-    if chosen is not None and not chosen.skipped and cal == 0.0:
-        cal = chosen.calibration_seconds  # the quantize reused the choice's pass: it is the job's calibration
+    if chosen is not None and not chosen.skipped:
+        # the choice's pass over every row is the job's calibration pass; the quantize after it reuses it and
+        # at most observes a few tensors a latency placement or a 16-bit boundary adds (a shorter pass)
+        cal = chosen.calibration_seconds
     if chosen is not None:
         row.choice = (f"skipped ({chosen.skipped})" if chosen.skipped else
                       f"{chosen.chosen}, {chosen.seconds:.1f} s" + (f" = {chosen.seconds / cal:.1f}x calibration"

@@ -529,3 +529,21 @@ def test_minmax_float64_beyond_float32_range():
     rmin, rmax = obs.compute_range()
     assert rmin == -np.finfo(np.float32).max and rmax == 1.0
     assert np.isfinite(obs.qparams().scale)
+
+
+def test_a_copy_keeps_its_range_search_only_for_the_same_spec():
+    """``Observer.copy``: the same spec keeps the MSE range already searched (and equals a search of
+    its own); a 16-bit spec searches again over the same histogram and clips less."""
+    rng = np.random.default_rng(2)
+    spec = QuantSpec(dtype="uint8", symmetric=False, observer="mse")
+    obs = make_observer(spec, name="t")
+    obs.update(np.concatenate([rng.standard_normal(20000), [40.0]]).astype(np.float32))
+    lo, hi = obs.compute_range()
+    same = obs.copy(spec)
+    assert same._range is not None and same.spec == spec
+    assert np.array_equal(same.compute_range()[1], hi)
+    same._range = None
+    assert np.array_equal(same.compute_range()[1], hi)  # searched again: the same range
+    wide = obs.copy(spec.model_copy(update={"dtype": "uint16"}))
+    assert wide._range is None and wide.spec.dtype == "uint16"
+    assert float(wide.compute_range()[1]) > float(hi)  # 16 bits: less clipping of the 40.0 outlier

@@ -399,14 +399,8 @@ def _reuse(specs: dict, previous: CalibrationResult | None) -> tuple[dict[str, O
     out = {}
     for t, spec in specs.items():
         obs = previous.observers.get(t)
-        if obs is None:
-            continue
-        state = obs.state()
-        if obs.spec != spec and _same_statistics(obs.spec, spec):
-            state["spec"] = spec.model_dump(mode="json")
-        elif obs.spec != spec:
-            continue
-        out[t] = Observer.from_state(state)
+        if obs is not None and (obs.spec == spec or _same_statistics(obs.spec, spec)):
+            out[t] = obs.copy(spec)
     return out, list(out)
 
 

@@ -253,6 +253,8 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
                                  cancel=cancel, fetched=fetched)
     mse = merge_shards(model, union, [(0, part)], fetched=fetched)  # the first rows only: the variants scored
     ranges = {"mse": mse, "minmax": _as_minmax(mse)}
+    for r in ranges.values():
+        r.qparams()  # each MSE range search once: every quantize below copies the observers with their result
     scoring = _Scoring(model, source, n - held, facts, reference, rows, cancel)
     scores: dict[str, float] = {}
     plans_scored: dict[str, QuantPlan] = {}

@@ -148,6 +148,21 @@ class Observer:
     def _state(self) -> dict:
         raise NotImplementedError
 
+    def copy(self, spec: QuantSpec | None = None) -> Observer:
+        """An independent copy (through :meth:`state`), with ``spec`` instead of this one's when given
+        (the caller vouches that the statistics serve it). A copy with the same spec keeps what this
+        observer already derived from its statistics (a histogram observer's range search)."""
+        state = self.state()
+        if spec is not None and spec != self.spec:
+            state["spec"] = spec.model_dump(mode="json")
+            return Observer.from_state(state)
+        twin = Observer.from_state(state)
+        twin._keep_derived(self)
+        return twin
+
+    def _keep_derived(self, source: Observer) -> None:
+        """Take over what ``source`` (same class, spec and statistics) derived from its statistics; nothing here."""
+
     def _load(self, data: dict) -> None:
         raise NotImplementedError
 

@@ -464,6 +464,9 @@ class HistogramObserver(Observer):
     def _state(self) -> dict:
         return {"hists": [h.state() for h in self.hists]}
 
+    def _keep_derived(self, source: Observer) -> None:
+        self._range = source._range  # compute_range hands out copies, so the arrays can be shared
+
     def _load(self, data: dict) -> None:
         self.hists = [StreamingHistogram.from_state(d) for d in data["hists"]]
 
