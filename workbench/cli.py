@@ -349,7 +349,8 @@ def cmd_analyze(args) -> int:
                                      samples=args.eval_samples)
     finally:
         progress.close()
-    doc = [r.to_json() for r in rows]
+    local = {s.node: s.local_sqnr_db for s in api.local_sensitivity(result.plan, rows)}
+    doc = [{**r.to_json(), "local_sqnr_db": local.get(r.node, math.nan)} for r in rows]
     if args.json:
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
     if args.node_data:
@@ -364,11 +365,16 @@ def cmd_analyze(args) -> int:
         print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")
     print(f"per node unit (fake-quantized outputs, read from the unfused graph): measured with "
           f"{api.describe_runtime(False)}")
-    print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'MSE':>10s} {'cosine':>8s}")
+    print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'local dB':>8s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
-        print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {r.mse:10.3g} {r.cosine:8.5f}")
+        print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {local.get(r.node, math.nan):8.2f} "
+              f"{r.mse:10.3g} {r.cosine:8.5f}")
     if len(rows) > args.top:
         print(f"({args.top} of {len(rows)} units shown, worst first; --top N for more, --json for all)")
+    if rows:
+        print("SQNR: the unit's output against float, with every error upstream; local: the noise the unit adds "
+              "itself (1/local = 1/SQNR - 1/SQNR of its worst input, noise-to-signal ratios adding; inf: its "
+              "output is no noisier than that input)")
     return 0
 
 

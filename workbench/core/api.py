@@ -95,6 +95,7 @@ _LAZY: dict[str, str] = {
     "plan_cost": "workbench.core.analysis.cost",
     "data_sample": "workbench.core.analysis.cost",
     "data_input_shapes": "workbench.core.analysis.cost",
+    "local_sensitivity": "workbench.core.analysis.sensitivity",
     "sensitivity_sweep": "workbench.core.analysis.sensitivity",
     "SweepResult": "workbench.core.analysis.sensitivity",
     "FIGURES": "workbench.core.analysis.sensitivity",

@@ -7,7 +7,8 @@ Treating quantization noise as additive and uncorrelated (the usual model, e.g. 
     1 / SQNR_out = 1 / SQNR_in + 1 / SQNR_local        (linear ratios, not dB)
 
 so ``SQNR_local = 1 / (1/SQNR_out - 1/SQNR_in)``, where SQNR_in is the worst SQNR among the
-unit's quantized inputs (infinite for graph inputs). A unit with a low local SQNR is the one to
+unit's quantized inputs (infinite for graph inputs; an input that a MaxPool / Flatten / Reshape passes
+on with its producer's grid counts with its producer's SQNR). A unit with a low local SQNR is the one to
 promote to a wider dtype or keep in float. This needs one float and one quantized run, instead of
 one run per unit.
 """
@@ -59,7 +60,7 @@ def _lin(db: float) -> float:
     return 10.0 ** (db / 10.0)
 
 
-def local_sensitivity(plan, rows) -> list[Sensitivity]:
+def local_sensitivity(plan, rows, *, through_aliases: bool = True) -> list[Sensitivity]:
     """Rank units by the noise they add themselves, most harmful (lowest local SQNR) first.
 
     Parameters
@@ -68,6 +69,10 @@ def local_sensitivity(plan, rows) -> list[Sensitivity]:
         Gives each unit's input tensors and which unit produces each tensor.
     rows : list of UnitError
         Output of :func:`workbench.core.analysis.unit_error.analyze_units` for the fully quantized model.
+    through_aliases : bool
+        Follow an input that a MaxPool / Flatten / Reshape passes on with its producer's grid back to
+        that producer (True: what ``analyze``, the report and Model Explorer's node data show). False
+        counts such an input as a graph input (no noise in): autotune's ranking, kept as it was tuned.
     """
     out_db = {r.tensor: r.sqnr_db for r in rows}
     producer_db: dict[str, float] = {}
@@ -78,7 +83,8 @@ def local_sensitivity(plan, rows) -> list[Sensitivity]:
     result = []
     for r in rows:
         unit = plan.units.get(r.node)
-        ins = [producer_db[t] for t in (unit.inputs if unit else []) if t in producer_db]
+        inputs = unit.inputs if unit else []
+        ins = [producer_db[t] for t in (_source(plan, t) if through_aliases else t for t in inputs) if t in producer_db]
         r_in = min((_lin(d) for d in ins), default=math.inf)
         r_out = _lin(r.sqnr_db)
         inv = (1.0 / r_out if r_out > 0 else math.inf) - (1.0 / r_in if r_in > 0 else 0.0)
@@ -86,6 +92,16 @@ def local_sensitivity(plan, rows) -> list[Sensitivity]:
         result.append(Sensitivity(r.node, r.op_type, local, r.sqnr_db))
     result.sort(key=lambda s: (s.local_sqnr_db, s.node))
     return result
+
+
+def _source(plan, tensor: str) -> str:
+    """The tensor whose grid ``tensor`` shares (through MaxPool, Flatten, Reshape ... outputs the plan
+    aliases to their input; ``tensor`` itself otherwise): its producing unit is the one upstream."""
+    seen = set()
+    while tensor in plan.aliases and tensor not in seen:
+        seen.add(tensor)
+        tensor = plan.aliases[tensor]
+    return tensor
 
 
 # ----------------------------------------------------------------------------- end-to-end sweep
