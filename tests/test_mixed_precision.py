@@ -163,6 +163,9 @@ def test_the_cli_names_the_16_bit_units(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr()
     line = next(s for s in err.err.splitlines() if s.startswith("recipe choice: "))
     assert "; uint16 activations on 2 units (mm0 .. mm1): +21." in line
+    assert line.endswith("dB; 16-bit Q/DQ needs opset 21, so the model is written at 21 (it was 17); "
+                         "--no-auto keeps every unit 8-bit; " + line.rsplit("; ", 1)[1])
+    assert [o.version for o in onnx.load(str(out)).opset_import if o.domain == ""] == [21]
     assert err.out.strip().splitlines()[-1].endswith(
         "(8 of 8 node units quantized, preset cpu-u8s8, recipe choice: preset + 16-bit activations on 2 units)")
 

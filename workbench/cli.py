@@ -45,14 +45,21 @@ class TerminalProgress:
         self.start = time.monotonic()
         self._last = ""
         self._message: str | None = None
+        self._phase = ("", 0.0)  # (the message before its first ':', when it began)
 
     def __call__(self, done: int, total: int, message: str) -> None:
-        elapsed = time.monotonic() - self.start
+        now = time.monotonic()
+        elapsed = now - self.start
+        phase = message.split(":", 1)[0]
+        if phase != self._phase[0]:
+            self._phase = (phase, now)
         if total:
             frac = min(done / total, 1.0)
             bar = "#" * int(frac * self.width)
-            # no estimate before the first step is done (it read "ETA 0s" at 0/N)
-            eta = f"ETA {elapsed / frac - elapsed:.0f}s" if 0 < frac < 1 else f"{elapsed:.0f}s"
+            # no estimate before the first step is done (it read "ETA 0s" at 0/N); the estimate is the phase's
+            # own pace (from the job's start it had charged the earlier phases to this one)
+            in_phase = now - self._phase[1]
+            eta = f"ETA {in_phase / frac - in_phase:.0f}s" if 0 < frac < 1 else f"{elapsed:.0f}s"
             line = f"[{bar:<{self.width}}] {done}/{total} {message} ({eta})"
         else:  # no total: a step index would only confuse ("1 1 units promoted")
             line = f"{message} ({elapsed:.0f}s)"
@@ -349,7 +356,8 @@ def cmd_analyze(args) -> int:
                                      samples=args.eval_samples)
     finally:
         progress.close()
-    local = {s.node: s.local_sqnr_db for s in api.local_sensitivity(result.plan, rows)}
+    measured = (result.float_model or model).proto.graph
+    local = {s.node: s.local_sqnr_db for s in api.local_sensitivity(result.plan, rows, graph=measured)}
     doc = [{**r.to_json(), "local_sqnr_db": local.get(r.node, math.nan)} for r in rows]
     if args.json:
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
@@ -360,21 +368,27 @@ def cmd_analyze(args) -> int:
     if not rows:
         print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
+    else:
+        print("note: every unit is measured as the recipe quantizes it; `quantize` also times the model and may "
+              "keep units float that run slower quantized (it names them), so its file can hold fewer quantized "
+              "units than this table", file=sys.stderr)
     print(f"end to end ({e2e.samples} samples, as `evaluate` measures it): measured with {e2e.runtime}")
     for o in e2e.outputs:
         print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")
     print(f"per node unit (fake-quantized outputs, read from the unfused graph): measured with "
           f"{api.describe_runtime(False)}")
-    print(f"{'node':40s} {'op':14s} {'SQNR dB':>8s} {'local dB':>8s} {'MSE':>10s} {'cosine':>8s}")
+    w = _name_width(r.node for r in rows[: args.top])
+    print(f"{'node':{w}s} {'op':14s} {'SQNR dB':>8s} {'local dB':>8s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
-        print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {local.get(r.node, math.nan):8.2f} "
+        print(f"{_middle(r.node, w):{w}s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {local.get(r.node, math.nan):8.2f} "
               f"{r.mse:10.3g} {r.cosine:8.5f}")
     if len(rows) > args.top:
         print(f"({args.top} of {len(rows)} units shown, worst first; --top N for more, --json for all)")
     if rows:
         print("SQNR: the unit's output against float, with every error upstream; local: the noise the unit adds "
               "itself (1/local = 1/SQNR - 1/SQNR of its worst input, noise-to-signal ratios adding; inf: its "
-              "output is no noisier than that input)")
+              "output is no noisier than that input; nan: an input comes from float nodes, whose noise is not "
+              "measured)")
     return 0
 
 
@@ -407,13 +421,20 @@ def cmd_sweep(args) -> int:
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
     print(f"all units quantized: {sweep.all_quant_db:.2f} dB output SQNR ({sweep.samples} samples; fake-quantized, "
           f"measured with {api.describe_runtime(False)})")
-    print(f"{'node':40s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
+    w = _name_width(r.node for r in sweep.rows[: args.top])
+    print(f"{'node':{w}s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
     for r in sweep.rows[: args.top]:
-        print(f"{_middle(r.node, 40):40s} {r.op_type[:14]:14s} {r.only_quant_db:10.2f} {r.only_float_db:10.2f} "
+        print(f"{_middle(r.node, w):{w}s} {r.op_type[:14]:14s} {r.only_quant_db:10.2f} {r.only_float_db:10.2f} "
               f"{r.local_db:8.2f} {r.gain_db:8.2f}")
     if len(sweep.rows) > args.top:
         print(f"({args.top} of {len(sweep.rows)} units shown, worst first; --top N for more, --json for all)")
     return 0
+
+
+def _name_width(names, least: int = 40, most: int = 64) -> int:
+    """Width of a table's node column: its longest name, within ``least`` .. ``most`` characters (a longer
+    name is cut from the middle, :func:`_middle`)."""
+    return max(least, min(most, max((len(n) for n in names), default=least)))
 
 
 def _middle(name: str, width: int) -> str:

@@ -94,7 +94,7 @@ def build_node_data(model, plan, rows, *, measured=None, ids: ExplorerIds | None
             raise ModelError("Model Explorer node data: a model built in memory has no file for Model Explorer "
                              "to open.", hint="Save the model to a file first.")
         ids = explorer_ids(model.path)
-    local = {s.node: s.local_sqnr_db for s in local_sensitivity(plan, rows)}
+    local = {s.node: s.local_sqnr_db for s in local_sensitivity(plan, rows, graph=(measured or model).proto.graph)}
     sqnr: dict[str, dict] = {}
     sens: dict[str, dict] = {}
     unmatched = []

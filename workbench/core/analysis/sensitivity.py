@@ -60,7 +60,7 @@ def _lin(db: float) -> float:
     return 10.0 ** (db / 10.0)
 
 
-def local_sensitivity(plan, rows, *, through_aliases: bool = True) -> list[Sensitivity]:
+def local_sensitivity(plan, rows, *, through_aliases: bool = True, graph=None) -> list[Sensitivity]:
     """Rank units by the noise they add themselves, most harmful (lowest local SQNR) first.
 
     Parameters
@@ -73,6 +73,11 @@ def local_sensitivity(plan, rows, *, through_aliases: bool = True) -> list[Sensi
         Follow an input that a MaxPool / Flatten / Reshape passes on with its producer's grid back to
         that producer (True: what ``analyze``, the report and Model Explorer's node data show). False
         counts such an input as a graph input (no noise in): autotune's ranking, kept as it was tuned.
+    graph : onnx.GraphProto, optional
+        The main graph the rows were measured on. A unit with an input that neither a unit nor the graph
+        (an input, an initializer) produces (a float LayerNorm's or Add's output, where only Conv / MatMul
+        are quantized) then gets NaN: that input's noise is not measured. Without ``graph`` such an
+        input counts as a graph input (no noise in), and the unit is charged with the noise upstream.
     """
     out_db = {r.tensor: r.sqnr_db for r in rows}
     producer_db: dict[str, float] = {}
@@ -80,17 +85,22 @@ def local_sensitivity(plan, rows, *, through_aliases: bool = True) -> list[Sensi
         for t in unit.results:
             if t in out_db:
                 producer_db[t] = out_db[t]
+    clean = None if graph is None else {i.name for i in graph.input} | {t.name for t in graph.initializer}
     result = []
     for r in rows:
         unit = plan.units.get(r.node)
-        inputs = unit.inputs if unit else []
-        ins = [producer_db[t] for t in (_source(plan, t) if through_aliases else t for t in inputs) if t in producer_db]
+        inputs = [_source(plan, t) if through_aliases else t for t in (unit.inputs if unit else [])]
+        if clean is not None and any(t not in producer_db and t not in clean for t in inputs):
+            result.append(Sensitivity(r.node, r.op_type, math.nan, r.sqnr_db))  # an input's noise is not measured
+            continue
+        ins = [producer_db[t] for t in inputs if t in producer_db]
         r_in = min((_lin(d) for d in ins), default=math.inf)
         r_out = _lin(r.sqnr_db)
         inv = (1.0 / r_out if r_out > 0 else math.inf) - (1.0 / r_in if r_in > 0 else 0.0)
         local = math.inf if inv <= 0 else 10.0 * math.log10(1.0 / inv)
         result.append(Sensitivity(r.node, r.op_type, local, r.sqnr_db))
-    result.sort(key=lambda s: (s.local_sqnr_db, s.node))
+    result.sort(key=lambda s: (math.isnan(s.local_sqnr_db), 0.0 if math.isnan(s.local_sqnr_db) else s.local_sqnr_db,
+                               s.node))
     return result
 
 

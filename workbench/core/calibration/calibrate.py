@@ -43,6 +43,7 @@ from workbench.core.data.loader import open_data
 from workbench.core.errors import CalibrationError, Cancelled, DataError, RecipeError
 from workbench.core.formats.qparams import QParams
 from workbench.core.progress import CancelToken, ProgressFn
+from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
 
@@ -561,7 +562,7 @@ class _Run:
     def execute(self, samples: int | None, batch_size: int | None, progress: ProgressFn | None) -> None:
         n = self.source.num_samples()
         total = min(n, samples) if n is not None and samples is not None else (n or samples or 0)
-        msg = f"Calibrating {len(self.observers)} tensors"
+        msg = f"Calibrating {count(len(self.observers), 'tensor')}"
         if progress is not None:
             progress(0, total, msg)  # the phase shows at once (the first batch also builds the session)
         steps = self._pipeline(self._batches(samples, batch_size))

@@ -170,7 +170,7 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
     structure = graph_structure(model.proto)
     positions = node_positions(structure)
     calib = result.calibration
-    return ReportData(str(model.path or ""), result, rows, local_sensitivity(result.plan, rows), hists, evaluation,
+    return ReportData(str(model.path or ""), result, rows, local_sensitivity(result.plan, rows, graph=(result.float_model or model).proto.graph), hists, evaluation,
                       curve, structure, positions, getattr(calib, "samples_seen", None),
                       _count(model, eval_data, eval_samples), open_data_source(eval_data, model).describe(), sweep)
 

@@ -81,6 +81,7 @@ from workbench.core.recipe.spec import Granularity, NodeSettings, PartialSpec, P
 from workbench.core.runtime.session import make_session
 from workbench.core.tuning.local_error import COMPUTE_OPS
 from workbench.core.tuning.mixed_precision import MIN_GAIN_DB, WIDER, Promotion, find_promotion, searches
+from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,8 @@ CANDIDATES: dict[str, tuple[str, tuple[str, ...] | None]] = {
 MARGIN_DB = 0.5
 #: ... and the first of them in this order is chosen (step 4).
 PREFERENCE = ("preset", "compute+mse", "mse")
+#: The ONNX opset whose QuantizeLinear / DequantizeLinear take 16-bit integers.
+WIDE_OPSET = 21
 #: Held-out rows: a quarter of the calibration rows, at least 2 and at most 16.
 MIN_HELD_OUT, MAX_HELD_OUT = 2, 16
 #: Fewer calibration rows than this: no choice (nothing left to hold out).
@@ -121,7 +124,8 @@ class ChoiceReport:
     :func:`~workbench.core.pipeline.quantize.quantize`, which then calibrates nothing again except a
     tensor that step 6's boundaries quantize on its own grid); None when skipped (step 5);
     ``promotion``: step 6's search (None when skipped or the preset is not 8-bit integer);
-    ``wide_dtype``: the 16-bit activation dtype it tried ("" when none).
+    ``wide_dtype``: the 16-bit activation dtype it tried ("" when none); ``opset``: the model's ai.onnx
+    opset (16-bit Q/DQ needs :data:`WIDE_OPSET`; the writer raises it).
     """
 
     recipe: Recipe
@@ -134,6 +138,7 @@ class ChoiceReport:
     calibration: CalibrationResult | None = field(default=None, repr=False)
     promotion: Promotion | None = None
     wide_dtype: str = ""
+    opset: int = 0
 
     @property
     def label(self) -> str:
@@ -161,8 +166,10 @@ class ChoiceReport:
             return (f"; 16-bit activations: no run of units gains {MIN_GAIN_DB:g} dB "
                     f"(best {p.best_tried_db:+.1f} dB), all stay 8-bit")
         span = p.units[0] if len(p.units) == 1 else f"{p.units[0]} .. {p.units[-1]}"
+        opset = (f"; 16-bit Q/DQ needs opset {WIDE_OPSET}, so the model is written at {WIDE_OPSET} (it was "
+                 f"{self.opset})") if 0 < self.opset < WIDE_OPSET else ""
         return (f"; {self.wide_dtype} activations on {len(p.units)} unit{'s' * (len(p.units) != 1)} ({span}): "
-                f"{p.gain_db:+.1f} dB")
+                f"{p.gain_db:+.1f} dB{opset}; --no-auto keeps every unit 8-bit")
 
 
 def variant(recipe: Recipe, name: str, present: set[str] | None = None) -> Recipe:
@@ -285,8 +292,9 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         chosen_recipe = widened(chosen_recipe, promotion.units, wide)
     # the ranges of the pass over every row are those of a calibration of the chosen variant (step 5)
     calibration = _as_minmax(full) if CANDIDATES[chosen][0] == "minmax" else full
+    opset = next((o.version for o in model.proto.opset_import if o.domain in ("", "ai.onnx")), 0)
     return ChoiceReport(chosen_recipe, chosen, scores, time.perf_counter() - t0, full.seconds, held,
-                        calibration=calibration, promotion=promotion, wide_dtype=wide)
+                        calibration=calibration, promotion=promotion, wide_dtype=wide, opset=opset)
 
 
 def widened(recipe: Recipe, nodes: list[str], wide: str) -> Recipe:
@@ -310,7 +318,7 @@ def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chose
 
     def gain(group: list[str]) -> float:
         if progress is not None:
-            progress(done[0], max(total, done[0] + 1), f"Choosing 16-bit units: {len(group)} from {group[0]}")
+            progress(done[0], max(total, done[0] + 1), f"Choosing 16-bit units: {count(len(group), 'unit')} from {group[0]}")
         done[0] += 1
         try:
             score, written = scoring.score(widened(recipe, group, wide), ranges)
