@@ -231,3 +231,25 @@ def test_a_symmetric_change_calibrates_afresh(tmp_path):
     again = api.quantize(model, changed, data=data, calibration=base.calibration)
     assert "m3" not in again.calibration.reused and again.calibration.seconds > 0  # mm3's output: observed again
     assert again.proto.SerializeToString() == api.quantize(model, changed, data=data).proto.SerializeToString()
+
+
+def test_a_split_between_16_and_8_bit_readers_gets_its_own_grid_and_says_so(tmp_path):
+    rng = np.random.default_rng(6)
+    inits = [numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), f"w{i}") for i in range(3)]
+    nodes = [helper.make_node("MatMul", ["x", "w0"], ["a"], name="mm0"),
+             helper.make_node("Split", ["a"], ["s0", "s1"], name="split", axis=1, num_outputs=2),
+             helper.make_node("MatMul", ["s0", "w1"], ["y0"], name="mm1"),
+             helper.make_node("MatMul", ["s1", "w2"], ["y1"], name="mm2")]
+    inits[1] = numpy_helper.from_array(rng.standard_normal((4, 8)).astype(np.float32), "w1")
+    inits[2] = numpy_helper.from_array(rng.standard_normal((4, 8)).astype(np.float32), "w2")
+    graph = helper.make_graph(nodes, "split", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+                              [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["N", 8]) for y in ("y0", "y1")],
+                              inits)
+    path = tmp_path / "split.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9), path)
+    plan = api.plan(api.open_model(path), widened(_recipe(), ["mm0", "mm1"], "uint16"))
+    assert plan.aliases["s0"] == "a" and plan.activations["a"].dtype == "uint16"  # s0 shares its input's grid
+    assert plan.activations["s1"].dtype == "uint8" and "s1" not in plan.aliases
+    notes = [i.message for i in plan.issues if i.node == "split"]
+    assert notes == ["'s1': its readers ask for uint8, its input is uint16: it gets a grid of its own instead of "
+                     "sharing its input's."]

@@ -115,7 +115,7 @@ def test_conflicting_specs_pick_producer_and_report():
     assert plan.activations["Y"].dtype == "int8"
     assert [(i.node, i.severity) for i in plan.issues] == [("conv", "info")]  # resolved: a note, not a warning
     assert plan.issues[0].message.startswith("tensor 'c' uses the activation spec of 'conv' (uint8, symmetric=False)")
-    assert "asked for (int8, symmetric=False)." in plan.issues[0].message
+    assert "asked for (int8, symmetric=False) and reads it on this grid" in plan.issues[0].message
 
 
 def test_uint8_full_range_weights_do_not_warn_about_saturation(monkeypatch):

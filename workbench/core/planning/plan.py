@@ -658,8 +658,10 @@ class _Builder:
                 continue
             wanted = {s.dtype for _, s, _ in self.requests.get(o, [])}
             if wanted - {root_spec.dtype}:
-                self.issues.append(PlanIssue(node.name, "info", f"{o!r}: consumers want {sorted(wanted)}, "
-                                             f"input is {root_spec.dtype}; quantized separately.", code=IssueCode.SPEC_CONFLICT))
+                self.issues.append(PlanIssue(node.name, "info", f"{o!r}: its readers ask for "
+                                             f"{' and '.join(sorted(wanted))}, its input is {root_spec.dtype}: it gets "
+                                             "a grid of its own instead of sharing its input's.",
+                                             code=IssueCode.SPEC_CONFLICT))
                 continue
             self.requests.pop(o, None)
             self.aliases[o] = root
@@ -712,7 +714,9 @@ class _Builder:
                                - {f"({spec.dtype}, symmetric={spec.symmetric})"})
                 self.issues.append(PlanIssue(unit, "info", f"tensor {t!r} uses the activation spec of {unit!r} "
                                              f"({spec.dtype}, symmetric={spec.symmetric}); another unit reading "
-                                             f"it asked for {', '.join(asked) or 'other observer settings'}. "
-                                             "Give both the same activation rule to change it.", code=IssueCode.SPEC_SHARED))
+                                             f"it asked for {', '.join(asked) or 'other observer settings'} and "
+                                             "reads it on this grid (where 16-bit units meet 8-bit ones, e.g. those "
+                                             "of the recipe choice, this is expected). Give both the same activation "
+                                             "settings to change it.", code=IssueCode.SPEC_SHARED))
             self.activations[t] = spec
         self.issues += nonnegative.widen(self.activations, self.ix)

@@ -154,7 +154,7 @@ class ChoiceReport:
             return f"recipe choice skipped: {self.skipped}"
         scores = ", ".join(f"{k} {v:.1f}" for k, v in self.scores.items())
         return (f"recipe choice: {self.chosen} (output SQNR on {self.held_out} held-out rows, dB: {scores})"
-                f"{self._promotion_text()}; {self.seconds:.1f} s")
+                f"{self._promotion_text()}; took {self.seconds:.1f} s")
 
     def _promotion_text(self) -> str:
         p = self.promotion
