@@ -115,8 +115,9 @@ class ChoiceReport:
     """What :func:`choose_recipe` did.
 
     ``recipe``: the chosen variant written into the input recipe, with the 16-bit units of step 6 as
-    overrides (the input itself when ``preset`` stays and no unit is promoted); ``chosen``: the variant's name; ``scores``: variant -> mean output SQNR on the held-out rows (dB;
-    a variant that cannot be written for this model is left out);
+    overrides (the input itself when ``preset`` stays and no unit is promoted); ``chosen``: the
+    variant's name; ``scores``: variant -> mean output SQNR on the held-out rows (dB; a variant that
+    cannot be written for this model is left out);
     ``seconds``: wall time of the whole choice; ``calibration_seconds``: of its calibration pass;
     ``held_out``: rows measured on; ``skipped``: why no choice was made, else None;
     ``calibration``: the chosen variant's ranges over every row (the held-out ones included; MinMax
@@ -318,7 +319,8 @@ def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chose
 
     def gain(group: list[str]) -> float:
         if progress is not None:
-            progress(done[0], max(total, done[0] + 1), f"Choosing 16-bit units: {count(len(group), 'unit')} from {group[0]}")
+            progress(done[0], max(total, done[0] + 1),
+                     f"Choosing 16-bit units: {count(len(group), 'unit')} from {group[0]}")
         done[0] += 1
         try:
             score, written = scoring.score(widened(recipe, group, wide), ranges)
