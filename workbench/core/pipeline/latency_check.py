@@ -108,18 +108,20 @@ class LatencyCheck:
         if noise:
             note += (f"; as fast as float within measurement noise (ratios up to {NOISE:.2f} vary from one "
                      "measurement to the next)")
-        if slower and not warn:
-            note += (f"; slower than float by {(lat.quant_s - lat.float_s) * 1e6:.0f} us per run (below the "
-                     f"{MIN_SLOWDOWN_S * 1e6:.0f} us, or the {(NOISE - 1) * 100:.0f} % of a model over "
-                     f"{MIN_FLOAT_S * 1e3:.1f} ms, of a float fallback)")
+        small = slower and not warn
+        slowdown = (f"{(lat.quant_s - lat.float_s) * 1e6:.0f} us slower per run, below the "
+                    f"{MIN_SLOWDOWN_S * 1e6:.0f} us, or the {(NOISE - 1) * 100:.0f} % of a model over "
+                    f"{MIN_FLOAT_S * 1e3:.1f} ms, that a float fallback needs")
+        quantized = any(not u.excluded for u in job.plan.units.values())
+        if small and not quantized:  # the warning below says it otherwise
+            note += f"; {slowdown}"
         issues = [PlanIssue("", Severity.INFO, note, code=IssueCode.LATENCY)]
-        if slower and not warn and any(not u.excluded for u in job.plan.units.values()):
+        if small and quantized:
             issues.append(PlanIssue(
                 "", Severity.WARNING,
                 f"quantization does not pay at this size: the quantized model measured {lat.ratio:.2f}x the float "
-                f"model's latency ({(lat.quant_s - lat.float_s) * 1e6:.0f} us slower per run; the Q/DQ "
-                "transitions cost more than the integer kernels save); written as the recipe asks, keep the "
-                "float model for speed", code=IssueCode.SLOWER_THAN_FLOAT))
+                f"model's latency ({slowdown}; the Q/DQ transitions cost more than the integer kernels save); "
+                "written as the recipe asks, keep the float model for speed", code=IssueCode.SLOWER_THAN_FLOAT))
         if warn:
             issues.append(PlanIssue(
                 "", Severity.WARNING,
