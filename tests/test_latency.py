@@ -189,3 +189,20 @@ def test_in_memory_models_are_timed_and_keyed_by_content(tmp_path):
     lat = latency.compare(big, other, feed, cache_dir=tmp_path, budget_s=0.01)
     assert lat.runs >= 7 and lat.float_s > 0 and lat.quant_s > 0 and not lat.cached
     assert latency.compare(same, other, feed, cache_dir=tmp_path).cached  # same content: the cache answers
+
+
+def test_analyze_measures_the_model_quantize_writes(tmp_path, capsys):
+    """A cached measurement says the quantized conv is 5 % slower (a float fallback): `analyze` keeps it float
+    as `quantize` does and says so; `--no-latency-check` measures it."""
+    from workbench.cli import main
+    model, data = _quantized(tmp_path)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    _seed(model, data, result, 0.84e-3, 0.8862e-3)
+    src = str(tmp_path / "conv.onnx")
+    assert main(["analyze", src, "--data", data, "--no-auto"]) == 0
+    err = capsys.readouterr().err
+    assert "note: 1 node measured slower quantized is float here, as `quantize` writes them" in err
+    assert "no unit of the main graph to measure" in err
+    assert main(["analyze", src, "--data", data, "--no-auto", "--no-latency-check", "--json",
+                 str(tmp_path / "rows.json")]) == 0
+    assert [r["node"] for r in json.loads((tmp_path / "rows.json").read_text())] == ["conv"]

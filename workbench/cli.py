@@ -32,7 +32,7 @@ from workbench import __version__
 from workbench.core import api
 from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.issues import IssueCode
-from workbench.core.wording import count
+from workbench.core.wording import count, plural
 
 
 class TerminalProgress:
@@ -348,8 +348,10 @@ def cmd_analyze(args) -> int:
     progress = TerminalProgress()
     try:
         recipe, calibration, chose, _ = _auto_recipe(args, model, recipe, progress)
+        # the latency check as quantize runs it: the units it keeps float are float here too
         result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
-                              calibration=calibration, progress=progress)
+                              calibration=calibration, progress=progress,
+                              latency_check=not args.no_latency_check and args.data is not None)
         rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.eval_samples,
                            progress=progress, executor=api.make_executor(args.executor) if args.executor else None)
         e2e = api.analyze_end_to_end(model, result, _data_arg(args, args.eval or args.data),
@@ -368,10 +370,11 @@ def cmd_analyze(args) -> int:
     if not rows:
         print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
-    else:
-        print("note: every unit is measured as the recipe quantizes it; `quantize` also times the model and may "
-              "keep units float that run slower quantized (it names them), so its file can hold fewer quantized "
-              "units than this table", file=sys.stderr)
+    kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
+    if kept:
+        print(f"note: {count(len(kept), 'node')} measured slower quantized {plural(len(kept), 'is', 'are')} float "
+              "here, as `quantize` writes them (--no-latency-check measures every unit the recipe quantizes)",
+              file=sys.stderr)
     print(f"end to end ({e2e.samples} samples, as `evaluate` measures it): measured with {e2e.runtime}")
     for o in e2e.outputs:
         print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")
@@ -860,6 +863,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model")
     recipe_args(s)
     _add_auto_arg(s)
+    s.add_argument("--no-latency-check", action="store_true",
+                   help="measure every unit the recipe quantizes; by default the model is timed as `quantize` "
+                        "times it, and the units it would keep float (slower quantized) are float here too")
     s.add_argument("--eval", help="held-out data for the error figures (default: --data)")
     s.add_argument("--eval-samples", type=_positive_int, default=32, help="eval samples measured (default 32)")
     s.add_argument("--json", help="write the rows as JSON")
