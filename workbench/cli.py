@@ -367,10 +367,10 @@ def cmd_analyze(args) -> int:
         _write_node_data(model, result, rows, args.node_data)
     if chose:
         print(chose, file=sys.stderr)
-    if not rows:
+    kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
+    if not rows and not kept:
         print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
-    kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
     if kept:
         print(f"note: {count(len(kept), 'node')} measured slower quantized {plural(len(kept), 'is', 'are')} float "
               "here, as `quantize` writes them (--no-latency-check measures every unit the recipe quantizes)",
