@@ -220,3 +220,7 @@ def test_analyze_measures_the_model_quantize_writes(tmp_path, capsys):
     assert main(["analyze", str(src), "--data", str(data), "--no-auto", "--no-latency-check", "--json",
                  str(tmp_path / "rows.json")]) == 0
     assert [r["node"] for r in json.loads((tmp_path / "rows.json").read_text())] == ["mm"]
+    # the report too: the node quantize keeps float is float in it, and its issue is listed
+    assert main(["report", str(src), "--data", str(data), "--no-auto", "-o", str(tmp_path / "r.html")]) == 0
+    html = (tmp_path / "r.html").read_text()
+    assert "latency-kept-float" in html or "kept float" in html

@@ -544,8 +544,10 @@ def cmd_report(args) -> int:
             _recheck_outputs(args)
             _note_short_data(args, model)
             recipe, calibration, chose, _ = _auto_recipe(args, model, _recipe_from_args(args), progress)
+            # as quantize writes it: the latency check keeps the units float that run slower quantized
             result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
-                                  calibration=calibration, progress=progress)
+                                  calibration=calibration, progress=progress,
+                                  latency_check=not args.no_latency_check and args.data is not None)
             eval_data = _data_arg(args, args.eval or args.data)
         curve = api.load_curve(args.curve_in) if args.curve_in else None
         sweep = api.read_sweep(args.sweep_in) if args.sweep_in else _project_sweep(args.model, result)
@@ -950,6 +952,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model", help="MODEL.onnx or PROJECT.wbproj")
     recipe_args(s)
     _add_auto_arg(s)
+    s.add_argument("--no-latency-check", action="store_true",
+                   help="report on every unit the recipe quantizes; by default the model is timed as `quantize` "
+                        "times it, and the units it would keep float (slower quantized) are float here too")
     s.add_argument("--eval", help="held-out data for every figure (default: --data, or the project's data)")
     s.add_argument("--eval-samples", type=_positive_int, default=32, help="samples of the analysis and the metric")
     s.add_argument("--metric", help="task metric: top1 (default with gt_label), cosine (default otherwise), "
