@@ -35,17 +35,22 @@ def test_local_column_follows_the_chain_through_maxpool_and_flatten(corpus, tmp_
 
 
 def test_an_input_from_float_nodes_has_no_local_figure(tmp_path, capsys):
-    """MatMul -> Add (float: only MatMul is quantized) -> MatMul: the second MatMul's input noise is not
-    measured, so its local figure is NaN ("nan" in the JSON) instead of charging it with mm1's noise."""
+    """Two MatMuls -> Add (float: only MatMul is quantized) of both -> MatMul: the Add mixes two noisy
+    tensors, whose noise the pass does not measure, so the last MatMul's local figure is NaN ("nan" in
+    the JSON) instead of charging it with the noise upstream. A bias Add with one noisy input is followed
+    through to the MatMul before it."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(9)
-    inits = [numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), n) for n in ("w1", "w2")]
+    inits = [numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), n) for n in ("w0", "w1", "w2", "w3")]
     inits.append(numpy_helper.from_array(np.full((8,), 0.5, np.float32), "b"))
-    nodes = [helper.make_node("MatMul", ["x", "w1"], ["a"], name="mm1"),
-             helper.make_node("Add", ["a", "b"], ["c"], name="add"),
-             helper.make_node("MatMul", ["c", "w2"], ["y"], name="mm2")]
+    nodes = [helper.make_node("MatMul", ["x", "w0"], ["a0"], name="mm0"),
+             helper.make_node("MatMul", ["x", "w1"], ["a1"], name="mm1"),
+             helper.make_node("Add", ["a0", "a1"], ["c"], name="add"),
+             helper.make_node("MatMul", ["c", "w2"], ["d"], name="mm2"),
+             helper.make_node("Add", ["d", "b"], ["e"], name="bias"),
+             helper.make_node("MatMul", ["e", "w3"], ["y"], name="mm3")]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])], inits)
     path = tmp_path / "m.onnx"
@@ -55,8 +60,61 @@ def test_an_input_from_float_nodes_has_no_local_figure(tmp_path, capsys):
     recipe.write_text('{"preset": "cpu-u8s8", "op_types": ["MatMul"]}')
     out = tmp_path / "rows.json"
     assert main(["analyze", str(path), "--recipe", str(recipe), "--data", str(tmp_path / "d.npz"),
-                 "--json", str(out)]) == 0
+                 "--no-latency-check", "--json", str(out)]) == 0
     rows = {r["node"]: r for r in json.loads(out.read_text())}
     assert rows["mm2"]["local_sqnr_db"] == "nan"
-    assert rows["mm1"]["local_sqnr_db"] == rows["mm1"]["sqnr_db"]  # reads the graph input
+    assert rows["mm0"]["local_sqnr_db"] == rows["mm0"]["sqnr_db"]  # reads the graph input
+    sqnr = {n: r["sqnr_db"] for n, r in rows.items()}
+    want = _local(sqnr["mm3"], sqnr["mm2"])  # through the bias Add
+    got = rows["mm3"]["local_sqnr_db"]
+    assert got == "inf" if want == math.inf else math.isclose(got, want, rel_tol=1e-12)
     assert "nan: an input comes from float nodes" in capsys.readouterr().out
+
+
+def test_a_concat_is_measured_against_its_inputs_and_a_constant_input_is_noiseless(tmp_path):
+    """MatMul a, MatMul b -> Concat -> + Reshape(initializer) -> MatMul. The Concat's inputs share its
+    grid (the plan aliases them to its output): its local figure is against the worst of a and b, not
+    against its own output (which read inf). The Add's second input is a constant computed from an
+    initializer (the same in both models): noiseless, not "nan"."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from workbench.core import api
+    rng = np.random.default_rng(4)
+    inits = [numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), n) for n in ("w0", "w1")]
+    inits += [numpy_helper.from_array(rng.standard_normal((16, 4)).astype(np.float32), "w2"),
+              numpy_helper.from_array(np.linspace(-1, 1, 16).astype(np.float32), "bias_flat"),
+              numpy_helper.from_array(np.array([1, 16], np.int64), "shape")]
+    nodes = [helper.make_node("MatMul", ["x", "w0"], ["a"], name="mm0"),
+             helper.make_node("MatMul", ["x", "w1"], ["b"], name="mm1"),
+             helper.make_node("Concat", ["a", "b"], ["c"], name="cat", axis=1),
+             helper.make_node("Reshape", ["bias_flat", "shape"], ["bias"], name="rs"),
+             helper.make_node("Add", ["c", "bias"], ["d"], name="add"),
+             helper.make_node("MatMul", ["d", "w2"], ["y"], name="mm2")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])], inits)
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
+    np.savez(tmp_path / "d.npz", x=rng.standard_normal((16, 8)).astype(np.float32))
+    out = tmp_path / "rows.json"
+    assert main(["analyze", str(path), "--data", str(tmp_path / "d.npz"), "--no-auto", "--no-latency-check",
+                 "--json", str(out)]) == 0
+    rows = {r["node"]: r for r in json.loads(out.read_text())}
+    model = api.open_model(path)
+    assert api.plan(model, api.make_recipe("cpu-u8s8")).aliases.get("a") == "c"  # the grid sharing traced
+    sqnr = {n: r["sqnr_db"] for n, r in rows.items()}
+    got = {n: (math.inf if r["local_sqnr_db"] == "inf" else r["local_sqnr_db"]) for n, r in rows.items()}
+    want_cat = _local(sqnr["cat"], min(sqnr["mm0"], sqnr["mm1"]))
+    assert got["cat"] == want_cat or math.isclose(got["cat"], want_cat, rel_tol=1e-12)
+    up = "add" if "add" in rows else "cat"  # the bias Add is a unit, or float and followed through
+    assert got["mm2"] != "nan" and (got["mm2"] == _local(sqnr["mm2"], sqnr[up])
+                                    or math.isclose(got["mm2"], _local(sqnr["mm2"], sqnr[up]), rel_tol=1e-12))
+
+
+def test_analyze_with_every_unit_excluded_says_so(corpus, capsys):
+    folder = corpus / "digits_cnn"
+    assert main(["analyze", str(folder / "model_opset17.onnx"), "--data", str(folder / "calib.npz"),
+                 "--exclude", "*", "--no-latency-check"]) == 0
+    err = capsys.readouterr().err
+    assert "note: no unit to measure: every unit is float" in err and "If/Loop" not in err

@@ -215,7 +215,7 @@ def test_analyze_measures_the_model_quantize_writes(tmp_path, capsys):
         {"float_s": 0.84e-3, "quant_s": 0.8862e-3, "runs": 9, "float_median_s": 0.84e-3, "quant_median_s": 0.8862e-3}))
     assert main(["analyze", str(src), "--data", str(data), "--no-auto"]) == 0
     err = capsys.readouterr().err
-    assert "note: 1 node measured slower quantized is float here, as `quantize` writes them" in err
+    assert "note: 1 unit or island measured slower quantized is float here, as `quantize` writes them" in err
     assert "no unit of the main graph to measure" not in err  # none left, not none in the main graph
     assert main(["analyze", str(src), "--data", str(data), "--no-auto", "--no-latency-check", "--json",
                  str(tmp_path / "rows.json")]) == 0
@@ -224,3 +224,4 @@ def test_analyze_measures_the_model_quantize_writes(tmp_path, capsys):
     assert main(["report", str(src), "--data", str(data), "--no-auto", "-o", str(tmp_path / "r.html")]) == 0
     html = (tmp_path / "r.html").read_text()
     assert "latency-kept-float" in html or "kept float" in html
+    assert "No unit was measured: the latency check kept every unit float" in html  # not "If/Loop bodies"

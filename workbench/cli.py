@@ -367,14 +367,18 @@ def cmd_analyze(args) -> int:
         _write_node_data(model, result, rows, args.node_data)
     if chose:
         print(chose, file=sys.stderr)
-    kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
-    if not rows and not kept:
+    kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
+    main_units = [u for u in result.plan.units.values() if not u.graph]
+    if not rows and main_units and all(u.excluded for u in main_units) and not kept:
+        print("note: no unit to measure: every unit is float (the recipe, its exclusions or a guard keep them so)",
+              file=sys.stderr)
+    elif not rows and not kept:
         print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
     if kept:
-        print(f"note: {count(len(kept), 'node')} measured slower quantized {plural(len(kept), 'is', 'are')} float "
-              "here, as `quantize` writes them (--no-latency-check measures every unit the recipe quantizes)",
-              file=sys.stderr)
+        print(f"note: {count(len(kept), 'unit or island', 'units or islands')} measured slower quantized "
+              f"{plural(len(kept), 'is', 'are')} float here, as `quantize` writes them (--no-latency-check measures "
+              "every unit the recipe quantizes)", file=sys.stderr)
     print(f"end to end ({e2e.samples} samples, as `evaluate` measures it): measured with {e2e.runtime}")
     for o in e2e.outputs:
         print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")

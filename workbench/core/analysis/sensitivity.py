@@ -37,6 +37,7 @@ from workbench.core.analysis.sweep_tasks import (
 )
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import RecipeError
+from workbench.core.graph.op_families import PASS_THROUGH_OPS
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.runtime.session import add_outputs, make_session
@@ -74,10 +75,12 @@ def local_sensitivity(plan, rows, *, through_aliases: bool = True, graph=None) -
         that producer (True: what ``analyze``, the report and Model Explorer's node data show). False
         counts such an input as a graph input (no noise in): autotune's ranking, kept as it was tuned.
     graph : onnx.GraphProto, optional
-        The main graph the rows were measured on. A unit with an input that neither a unit nor the graph
-        (an input, an initializer) produces (a float LayerNorm's or Add's output, where only Conv / MatMul
-        are quantized) then gets NaN: that input's noise is not measured. Without ``graph`` such an
-        input counts as a graph input (no noise in), and the unit is charged with the noise upstream.
+        The main graph the rows were measured on. Inputs are then traced (:class:`_Tracer`): through
+        aliases and pass-through ops to the unit upstream, noiseless when computed from the graph's
+        inputs and initializers alone, and NaN for the unit when an input comes from a float node (a
+        LayerNorm's or Add's output, where only Conv / MatMul are quantized), whose noise is not
+        measured. Without ``graph`` an input no unit produces counts as noiseless, and the unit is
+        charged with the noise upstream (``through_aliases`` applies then).
     """
     out_db = {r.tensor: r.sqnr_db for r in rows}
     producer_db: dict[str, float] = {}
@@ -85,15 +88,19 @@ def local_sensitivity(plan, rows, *, through_aliases: bool = True, graph=None) -
         for t in unit.results:
             if t in out_db:
                 producer_db[t] = out_db[t]
-    clean = None if graph is None else {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    tracer = _Tracer(plan, producer_db, graph) if graph is not None else None
     result = []
     for r in rows:
         unit = plan.units.get(r.node)
-        inputs = [_source(plan, t) if through_aliases else t for t in (unit.inputs if unit else [])]
-        if clean is not None and any(t not in producer_db and t not in clean for t in inputs):
+        if tracer is not None:
+            own = set(unit.results) if unit else set()
+            ins = [tracer.sqnr(t, own) for t in (unit.inputs if unit else [])]
+        else:
+            inputs = [_source(plan, t) if through_aliases else t for t in (unit.inputs if unit else [])]
+            ins = [producer_db[t] for t in inputs if t in producer_db]
+        if any(math.isnan(d) for d in ins):
             result.append(Sensitivity(r.node, r.op_type, math.nan, r.sqnr_db))  # an input's noise is not measured
             continue
-        ins = [producer_db[t] for t in inputs if t in producer_db]
         r_in = min((_lin(d) for d in ins), default=math.inf)
         r_out = _lin(r.sqnr_db)
         inv = (1.0 / r_out if r_out > 0 else math.inf) - (1.0 / r_in if r_in > 0 else 0.0)
@@ -102,6 +109,45 @@ def local_sensitivity(plan, rows, *, through_aliases: bool = True, graph=None) -
     result.sort(key=lambda s: (math.isnan(s.local_sqnr_db), 0.0 if math.isnan(s.local_sqnr_db) else s.local_sqnr_db,
                                s.node))
     return result
+
+
+class _Tracer:
+    """The measured SQNR upstream of a unit's input: its own row when a unit produces it; else through
+    the plan's aliases, and through nodes with one noisy input (Split, Reshape, MaxPool, a float Sigmoid
+    or bias Add, a LayerNorm: they keep the noise ratio, roughly) to a unit; inf when float nodes compute
+    it from the graph's inputs and initializers alone (the same in both models: a Range, a Reshape of a
+    weight); NaN otherwise (a float node that mixes noisy tensors, e.g. a residual Add, whose noise is
+    not measured)."""
+
+    def __init__(self, plan, producer_db: dict[str, float], graph) -> None:
+        self.plan, self.db = plan, producer_db
+        self.producer = {o: node for node in graph.node for o in node.output if o}
+        self.quantized = quantized = {n for u in plan.units.values() if not u.excluded for n in u.nodes}
+        self.clean = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+        for node in graph.node:  # graph order is topological; a quantized unit's node adds noise
+            if node.name not in quantized and all(not i or i in self.clean for i in node.input):
+                self.clean.update(o for o in node.output if o)
+
+    def sqnr(self, tensor: str, own: set[str]) -> float:
+        seen: set[str] = set()
+        while tensor not in seen:
+            seen.add(tensor)
+            if tensor in self.db and tensor not in own:
+                return self.db[tensor]
+            if tensor in self.clean:
+                return math.inf
+            alias = self.plan.aliases.get(tensor)
+            if alias is not None and alias not in own:
+                tensor = alias  # a grid shared with its producer's (not with the reading unit's own output)
+                continue
+            node = self.producer.get(tensor)
+            noisy = [i for i in (node.input if node is not None else []) if i and i not in self.clean]
+            if node is not None and len(noisy) == 1 and (node.name not in self.quantized
+                                                         or node.op_type in PASS_THROUGH_OPS):
+                tensor = noisy[0]  # one noisy input: the node keeps its noise ratio, roughly
+                continue
+            break
+        return math.nan
 
 
 def _source(plan, tensor: str) -> str:

@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 
 from workbench.core.analysis.evaluate import fmt_metric
+from workbench.core.issues import IssueCode
 from workbench.core.report.collect import ReportData
 from workbench.core.report.figures import autotune_curve, data_uri, histogram, sqnr_bars, svg_bytes
 from workbench.core.report.graph_figure import graph_picture
@@ -95,6 +96,12 @@ def _why_no_rows(d: ReportData) -> str:
     if mode != "static":
         return (f"No per-unit SQNR: the recipe is {mode}, so unit outputs have no fixed-scale "
                 "QuantizeLinear / DequantizeLinear pair to compare at; the task metric below compares the whole model.")
+    main_units = [u for u in d.result.plan.units.values() if not u.graph]
+    if main_units and all(u.excluded for u in main_units):
+        if any(i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node for i in d.result.issues):
+            return ("No unit was measured: the latency check kept every unit float (slower quantized), as "
+                    "`quantize` writes the model; `--no-latency-check` measures them.")
+        return "No unit was measured: every unit is float (the recipe, its exclusions or a guard keep them so)."
     return ("No unit of the main graph was measured (units inside If/Loop bodies are not; "
             "`workbench-cli inspect` shows where they are).")
 
