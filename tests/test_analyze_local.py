@@ -68,7 +68,7 @@ def test_an_input_from_float_nodes_has_no_local_figure(tmp_path, capsys):
     want = _local(sqnr["mm3"], sqnr["mm2"])  # through the bias Add
     got = rows["mm3"]["local_sqnr_db"]
     assert got == "inf" if want == math.inf else math.isclose(got, want, rel_tol=1e-12)
-    assert "nan: an input comes from float nodes" in capsys.readouterr().out
+    assert "nan: an input comes from a float node that mixes noisy tensors" in capsys.readouterr().out
 
 
 def test_a_concat_is_measured_against_its_inputs_and_a_constant_input_is_noiseless(tmp_path):

@@ -394,8 +394,8 @@ def cmd_analyze(args) -> int:
     if rows:
         print("SQNR: the unit's output against float, with every error upstream; local: the noise the unit adds "
               "itself (1/local = 1/SQNR - 1/SQNR of its worst input, noise-to-signal ratios adding; inf: its "
-              "output is no noisier than that input; nan: an input comes from float nodes, whose noise is not "
-              "measured)")
+              "output is no noisier than that input; nan: an input comes from a float node that mixes noisy tensors, "
+              "e.g. a residual Add, whose noise is not measured)")
     return 0
 
 
