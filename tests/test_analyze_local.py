@@ -6,7 +6,22 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
 from workbench.cli import main
+from workbench.core import api
+
+
+def _model_and_data(tmp_path, nodes, inits, rng, out_width: int):
+    """``nodes`` over input x [N, 8] with output y [N, out_width] saved as m.onnx, 16 rows of x as d.npz."""
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", out_width])], inits)
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
+    np.savez(tmp_path / "d.npz", x=rng.standard_normal((16, 8)).astype(np.float32))
+    return path
 
 
 def _local(out_db: float, in_db: float) -> float:
@@ -39,9 +54,6 @@ def test_an_input_from_float_nodes_has_no_local_figure(tmp_path, capsys):
     tensors, whose noise the pass does not measure, so the last MatMul's local figure is NaN ("nan" in
     the JSON) instead of charging it with the noise upstream. A bias Add with one noisy input is followed
     through to the MatMul before it."""
-    import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(9)
     inits = [numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), n) for n in ("w0", "w1", "w2", "w3")]
     inits.append(numpy_helper.from_array(np.full((8,), 0.5, np.float32), "b"))
@@ -51,11 +63,7 @@ def test_an_input_from_float_nodes_has_no_local_figure(tmp_path, capsys):
              helper.make_node("MatMul", ["c", "w2"], ["d"], name="mm2"),
              helper.make_node("Add", ["d", "b"], ["e"], name="bias"),
              helper.make_node("MatMul", ["e", "w3"], ["y"], name="mm3")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])], inits)
-    path = tmp_path / "m.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
-    np.savez(tmp_path / "d.npz", x=rng.standard_normal((16, 8)).astype(np.float32))
+    path = _model_and_data(tmp_path, nodes, inits, rng, 8)
     recipe = tmp_path / "r.json"
     recipe.write_text('{"preset": "cpu-u8s8", "op_types": ["MatMul"]}')
     out = tmp_path / "rows.json"
@@ -76,11 +84,6 @@ def test_a_concat_is_measured_against_its_inputs_and_a_constant_input_is_noisele
     grid (the plan aliases them to its output): its local figure is against the worst of a and b, not
     against its own output (which read inf). The Add's second input is a constant computed from an
     initializer (the same in both models): noiseless, not "nan"."""
-    import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    from workbench.core import api
     rng = np.random.default_rng(4)
     inits = [numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), n) for n in ("w0", "w1")]
     inits += [numpy_helper.from_array(rng.standard_normal((16, 4)).astype(np.float32), "w2"),
@@ -92,11 +95,7 @@ def test_a_concat_is_measured_against_its_inputs_and_a_constant_input_is_noisele
              helper.make_node("Reshape", ["bias_flat", "shape"], ["bias"], name="rs"),
              helper.make_node("Add", ["c", "bias"], ["d"], name="add"),
              helper.make_node("MatMul", ["d", "w2"], ["y"], name="mm2")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])], inits)
-    path = tmp_path / "m.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), path)
-    np.savez(tmp_path / "d.npz", x=rng.standard_normal((16, 8)).astype(np.float32))
+    path = _model_and_data(tmp_path, nodes, inits, rng, 4)
     out = tmp_path / "rows.json"
     assert main(["analyze", str(path), "--data", str(tmp_path / "d.npz"), "--no-auto", "--no-latency-check",
                  "--json", str(out)]) == 0
