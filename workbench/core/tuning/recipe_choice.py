@@ -70,8 +70,10 @@ from workbench.core.calibration.calibrate import (
 from workbench.core.calibration.observers import HistogramObserver, Observer
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import Cancelled, WorkbenchError
+from workbench.core.formats.qtypes import get_qtype
 from workbench.core.graph.index import iter_graphs
 from workbench.core.model.load import PreparedModel, ensure_float_model
+from workbench.core.model.opset import default_opset
 from workbench.core.pipeline.quantize import plan as make_plan
 from workbench.core.pipeline.quantize import quantize
 from workbench.core.planning.plan import GraphFacts, QuantPlan
@@ -95,8 +97,6 @@ CANDIDATES: dict[str, tuple[str, tuple[str, ...] | None]] = {
 MARGIN_DB = 0.5
 #: ... and the first of them in this order is chosen (step 4).
 PREFERENCE = ("preset", "compute+mse", "mse")
-#: The ONNX opset whose QuantizeLinear / DequantizeLinear take 16-bit integers.
-WIDE_OPSET = 21
 #: Held-out rows: a quarter of the calibration rows, at least 2 and at most 16.
 MIN_HELD_OUT, MAX_HELD_OUT = 2, 16
 #: Fewer calibration rows than this: no choice (nothing left to hold out).
@@ -126,7 +126,7 @@ class ChoiceReport:
     tensor that step 6's boundaries quantize on its own grid); None when skipped (step 5);
     ``promotion``: step 6's search (None when skipped or the preset is not 8-bit integer);
     ``wide_dtype``: the 16-bit activation dtype it tried ("" when none); ``opset``: the model's ai.onnx
-    opset (16-bit Q/DQ needs :data:`WIDE_OPSET`; the writer raises it).
+    opset (16-bit Q/DQ needs the opset its qtype names; the writer raises it).
     """
 
     recipe: Recipe
@@ -167,8 +167,9 @@ class ChoiceReport:
             return (f"; 16-bit activations: no run of units gains {MIN_GAIN_DB:g} dB "
                     f"(best {p.best_tried_db:+.1f} dB), all stay 8-bit")
         span = p.units[0] if len(p.units) == 1 else f"{p.units[0]} .. {p.units[-1]}"
-        opset = (f"; 16-bit Q/DQ needs opset {WIDE_OPSET}, so the model is written at {WIDE_OPSET} (it was "
-                 f"{self.opset})") if 0 < self.opset < WIDE_OPSET else ""
+        need = get_qtype(self.wide_dtype).min_opset
+        opset = (f"; 16-bit Q/DQ needs opset {need}, so the model is written at {need} (it was "
+                 f"{self.opset})") if 0 < self.opset < need else ""
         return (f"; {self.wide_dtype} activations on {len(p.units)} unit{'s' * (len(p.units) != 1)} ({span}): "
                 f"{p.gain_db:+.1f} dB{opset}; --no-auto keeps every unit 8-bit")
 
@@ -293,9 +294,9 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         chosen_recipe = widened(chosen_recipe, promotion.units, wide)
     # the ranges of the pass over every row are those of a calibration of the chosen variant (step 5)
     calibration = _as_minmax(full) if CANDIDATES[chosen][0] == "minmax" else full
-    opset = next((o.version for o in model.proto.opset_import if o.domain in ("", "ai.onnx")), 0)
     return ChoiceReport(chosen_recipe, chosen, scores, time.perf_counter() - t0, full.seconds, held,
-                        calibration=calibration, promotion=promotion, wide_dtype=wide, opset=opset)
+                        calibration=calibration, promotion=promotion, wide_dtype=wide,
+                        opset=default_opset(model.proto))
 
 
 def widened(recipe: Recipe, nodes: list[str], wide: str) -> Recipe:
