@@ -7,8 +7,8 @@ Treating quantization noise as additive and uncorrelated (the usual model, e.g. 
     1 / SQNR_out = 1 / SQNR_in + 1 / SQNR_local        (linear ratios, not dB)
 
 so ``SQNR_local = 1 / (1/SQNR_out - 1/SQNR_in)``, where SQNR_in is the worst SQNR among the
-unit's quantized inputs (infinite for graph inputs; an input that a MaxPool / Flatten / Reshape passes
-on with its producer's grid counts with its producer's SQNR). A unit with a low local SQNR is the one to
+unit's quantized inputs (infinite for graph inputs; with the graph given, inputs are traced through
+shared grids and pass-through nodes to the unit upstream, :class:`_Tracer`). A unit with a low local SQNR is the one to
 promote to a wider dtype or keep in float. This needs one float and one quantized run, instead of
 one run per unit.
 """
@@ -61,7 +61,7 @@ def _lin(db: float) -> float:
     return 10.0 ** (db / 10.0)
 
 
-def local_sensitivity(plan, rows, *, through_aliases: bool = True, graph=None) -> list[Sensitivity]:
+def local_sensitivity(plan, rows, *, graph=None) -> list[Sensitivity]:
     """Rank units by the noise they add themselves, most harmful (lowest local SQNR) first.
 
     Parameters
@@ -70,17 +70,13 @@ def local_sensitivity(plan, rows, *, through_aliases: bool = True, graph=None) -
         Gives each unit's input tensors and which unit produces each tensor.
     rows : list of UnitError
         Output of :func:`workbench.core.analysis.unit_error.analyze_units` for the fully quantized model.
-    through_aliases : bool
-        Follow an input that a MaxPool / Flatten / Reshape passes on with its producer's grid back to
-        that producer (True: what ``analyze``, the report and Model Explorer's node data show). False
-        counts such an input as a graph input (no noise in): autotune's ranking, kept as it was tuned.
     graph : onnx.GraphProto, optional
-        The main graph the rows were measured on. Inputs are then traced (:class:`_Tracer`): through
-        aliases and pass-through ops to the unit upstream, noiseless when computed from the graph's
-        inputs and initializers alone, and NaN for the unit when an input comes from a float node (a
-        LayerNorm's or Add's output, where only Conv / MatMul are quantized), whose noise is not
-        measured. Without ``graph`` an input no unit produces counts as noiseless, and the unit is
-        charged with the noise upstream (``through_aliases`` applies then).
+        The main graph the rows were measured on (what ``analyze``, the report and Model Explorer's
+        node data pass). Inputs are then traced (:class:`_Tracer`): through shared grids and nodes with
+        one noisy input to the unit upstream, noiseless when computed from the graph's inputs and
+        initializers alone, and NaN for the unit when a float node mixes noisy tensors (a residual Add),
+        whose noise is not measured. Without ``graph`` (autotune's ranking, kept as it was tuned) an
+        input no unit produces counts as noiseless, and the unit is charged with the noise upstream.
     """
     out_db = {r.tensor: r.sqnr_db for r in rows}
     producer_db: dict[str, float] = {}
@@ -96,8 +92,7 @@ def local_sensitivity(plan, rows, *, through_aliases: bool = True, graph=None) -
             own = set(unit.results) if unit else set()
             ins = [tracer.sqnr(t, own) for t in (unit.inputs if unit else [])]
         else:
-            inputs = [_source(plan, t) if through_aliases else t for t in (unit.inputs if unit else [])]
-            ins = [producer_db[t] for t in inputs if t in producer_db]
+            ins = [producer_db[t] for t in (unit.inputs if unit else []) if t in producer_db]
         if any(math.isnan(d) for d in ins):
             result.append(Sensitivity(r.node, r.op_type, math.nan, r.sqnr_db))  # an input's noise is not measured
             continue
@@ -148,16 +143,6 @@ class _Tracer:
                 continue
             break
         return math.nan
-
-
-def _source(plan, tensor: str) -> str:
-    """The tensor whose grid ``tensor`` shares (through MaxPool, Flatten, Reshape ... outputs the plan
-    aliases to their input; ``tensor`` itself otherwise): its producing unit is the one upstream."""
-    seen = set()
-    while tensor in plan.aliases and tensor not in seen:
-        seen.add(tensor)
-        tensor = plan.aliases[tensor]
-    return tensor
 
 
 # ----------------------------------------------------------------------------- end-to-end sweep

@@ -397,7 +397,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
 
     progress(0, 0, "Ranking units")
     rows = analyze(model, base, eval_data, samples=rank_samples or eval_samples or 32)
-    ranked_nodes = [s.node for s in local_sensitivity(base.plan, rows, through_aliases=False)]
+    ranked_nodes = [s.node for s in local_sensitivity(base.plan, rows)]
     if rank == "e2e":
         if _can_fan_out(executor, model, data, metric):
             trial = TrialSetup(str(model.path), data if isinstance(data, (str, dict)) else str(data), samples,
