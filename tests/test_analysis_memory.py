@@ -68,5 +68,5 @@ def test_rows_per_run_follow_the_first_row(quantized, monkeypatch):
     per_row = sum(a.nbytes for a in f_out) + sum(a.nbytes for a in q_out)
     seen = _runs_seen(monkeypatch)
     monkeypatch.setattr(unit_error, "TAP_BUDGET", 5 * per_row + per_row // 2)
-    api.analyze(model, res, EVAL, samples=32)  # two batches of 16 rows
-    assert seen == [1, 5, 5, 5, 1, 5, 5, 5, 1]  # one sizing row, then 5 per run within each batch of 16
+    api.analyze(model, res, EVAL, samples=32)  # four batches of ANALYSIS_BATCH = 8 rows
+    assert seen == [1, 5, 3, 5, 3, 5, 3, 5, 3]  # one sizing row, then at most 5 per run within each batch of 8

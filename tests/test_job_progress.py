@@ -57,11 +57,11 @@ def test_calibrate_job_reports_every_phase_with_totals():
     result, events = _run(job_calibrate, _payload(reuse=False, analysis_samples=32))
     started = _check(events)
     _order(started, ["Opening", "Planning", "Calibrating", "Quantizing", "Analysing"])
-    # calibration counts samples up to the number asked for, analysis its batches (16 samples each)
+    # calibration counts samples up to the number asked for, analysis its batches (ANALYSIS_BATCH = 8 samples each)
     calib = [(d, t) for d, t, m in events if phase_of(m) == "Calibrating"]
     assert calib[0] == (0, 64) and calib[-1] == (64, 64)
     analysis = [(d, t) for d, t, m in events if m.startswith("Analysing") and phase_of(m) == "Analysing"]
-    assert analysis[-1] == (2, 2)
+    assert analysis[-1] == (4, 4)
     assert len(result["errors"]) > 0
 
 

@@ -138,8 +138,10 @@ def open_data_source(data: Any, model: PreparedModel):
     return open_data(data, model)
 
 
-#: Samples per onnxruntime run when measuring errors (where the model's batch axis is dynamic).
-ANALYSIS_BATCH = 16
+#: Samples per onnxruntime run when measuring errors (where the model's batch axis is dynamic). 8, not 16:
+#: ppocrv4_rec's end-to-end figure over 64 rows peaked 100 MiB higher at 16 (onnxruntime's arenas of both
+#: models and the glibc heap grow over the first runs of a larger batch), above its ``quantize``'s peak.
+ANALYSIS_BATCH = 8
 
 
 def sample_batches(model: PreparedModel, data: Any, samples: int | None, batch_size: int = ANALYSIS_BATCH):
