@@ -253,3 +253,4 @@ def test_a_split_between_16_and_8_bit_readers_gets_its_own_grid_and_says_so(tmp_
     notes = [i.message for i in plan.issues if i.node == "split"]
     assert notes == ["'s1': its readers ask for uint8, its input is uint16: it gets a grid of its own instead of "
                      "sharing its input's."]
+

@@ -115,3 +115,23 @@ def test_writer_upgrades_with_weights_held_out_of_its_lean_copy(tmp_path):
     x = {"X": xs[0]}  # a calibrated sample: no clipping, only rounding
     ref, got = run(model.proto, x)["Y"], run(res.proto, x)["Y"]
     assert np.abs(got - ref).max() <= 0.02 * np.abs(ref).max()
+
+
+def test_each_opset_conversion_is_tried_once_per_graph_facts(setup, monkeypatch):
+    """The recipe choice plans a model many times with one GraphFacts: the whole-model conversion to an
+    opset (and its failure) is tried once, and every plan still excludes and reports the same units."""
+    from workbench.core.planning import opset_fit
+    from workbench.core.planning.plan import GraphFacts
+
+    model, _, _ = setup
+    calls = []
+    real = opset_fit.upgrade_opset
+    monkeypatch.setattr(opset_fit, "upgrade_opset", lambda proto, target, **kw: (calls.append(target),
+                                                                                 real(proto, target, **kw))[1])
+    facts = GraphFacts(model.proto)
+    plans = [api.plan(model, api.make_recipe("a16w8"), facts=facts) for _ in range(3)]
+    assert calls == [21]
+    assert "cannot convert from opset 13 to opset 21" in facts.opset_conversions[21]
+    for p in plans:
+        assert {n: u.excluded for n, u in p.units.items()} == {"mm1": True, "mm2": True}
+        assert any(i.node == "" and "converts only to opset 13" in i.message for i in p.issues)

@@ -32,7 +32,8 @@ def resolve_plan(model: PreparedModel, recipe: Recipe, facts: GraphFacts | None 
     cannot reach excluded and reported (:mod:`workbench.core.planning.opset_fit`). ``facts``: the
     graph analyses of an earlier plan of ``model`` (see :class:`~workbench.core.planning.plan.GraphFacts`)."""
     facts = facts if facts is not None and facts.proto is model.proto else GraphFacts(model.proto)
-    return fit_opset(model, recipe, build_plan(model, recipe, facts), lambda m, r: build_plan(m, r, facts))
+    return fit_opset(model, recipe, build_plan(model, recipe, facts), lambda m, r: build_plan(m, r, facts),
+                     facts.opset_conversions)
 
 
 def job_facts(job: Job) -> GraphFacts:

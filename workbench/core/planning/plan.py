@@ -153,6 +153,9 @@ class GraphFacts:
         self._stats: set[str] | None = None
         self._mask_values: dict[str, float] | None = None
         self._extremes: dict[str, tuple[float, float]] | None = None
+        #: opset -> "" when the model converts to it, else the conversion's error
+        #: (:func:`~workbench.core.planning.opset_fit.reachable_opset`)
+        self.opset_conversions: dict[int, str] = {}
 
     @property
     def stats(self) -> set[str]:

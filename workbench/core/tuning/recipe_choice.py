@@ -313,9 +313,14 @@ def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chose
     main-graph units, each group scored with its activations at ``wide``: a 16-bit grid over the statistics
     the 8-bit one used, so no group runs a calibration pass. A tensor that shares another's grid in the
     chosen plan (a Split output) and gets its own at a group's boundary is scored with its source's range
-    (a superset of its values); the quantize that follows calibrates it."""
+    (a superset of its values); the quantize that follows calibrates it. The units the chosen plan left
+    float (its guards' decisions included) are excluded in each group's recipe, so the guards find again
+    only what the wider activations change (an element-wise unit that reaches only 16-bit compute units,
+    which onnxruntime runs on float kernels, becomes a float island) and the plan is mostly resolved once
+    per group instead of twice."""
     units = _graph_units(scoring.model, chosen_plan)
     ranges = _with_aliases(ranges, chosen_plan)
+    recipe = recipe.with_excluded([u.node for u in chosen_plan.units.values() if u.excluded])
     total, done = searches(len(units)), [0]
 
     def gain(group: list[str]) -> float:
