@@ -84,6 +84,7 @@ def main() -> None:
     ap.add_argument("--samples", default="64,256", help="comma-separated sample counts (lowest first)")
     ap.add_argument("--cap-mib", type=int, default=8192, help="address-space cap of onnxruntime's children")
     args = ap.parse_args()
+    job_children.compile_package()
     if not (SHARED / "manifest.json").is_file():
         print(f"corpus not found at {SHARED}")
         return

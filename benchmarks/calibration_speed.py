@@ -118,6 +118,7 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated job names to time (float is always timed), e.g. 'ours percentile,first'")
     ap.add_argument("--step", action="store_true", help="also the calibration step alone (calibration_step.py)")
     args = ap.parse_args()
+    job_children.compile_package()
     args.first_at = {int(s) for s in args.first_at.split(",") if s}
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}")
