@@ -35,6 +35,9 @@ def _runs_seen(monkeypatch) -> list[int]:
                 def run(self, names, feed):
                     seen.append(next(iter(feed.values())).shape[0])
                     return sess.run(names, feed)
+
+                def get_inputs(self):
+                    return sess.get_inputs()
             return Spy()
         return sess
 
@@ -44,7 +47,7 @@ def _runs_seen(monkeypatch) -> list[int]:
 
 def test_figures_do_not_depend_on_rows_per_run(quantized, monkeypatch):
     model, res = quantized
-    whole = api.analyze(model, res, EVAL, samples=40)  # 16-row batches, one run each
+    whole = api.analyze(model, res, EVAL, samples=40)  # 8-row batches, one run each
     seen = _runs_seen(monkeypatch)
     monkeypatch.setattr(unit_error, "TAP_BUDGET", 1)  # below one row: every run is a single row
     split = api.analyze(model, res, EVAL, samples=40)

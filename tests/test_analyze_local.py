@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.cli import main
@@ -117,3 +118,14 @@ def test_analyze_with_every_unit_excluded_says_so(corpus, capsys):
                  "--exclude", "*", "--no-latency-check"]) == 0
     err = capsys.readouterr().err
     assert "note: no unit to measure: every unit is float" in err and "If/Loop" not in err
+
+
+def test_local_db_limits():
+    from workbench.core.analysis.sensitivity import _local_db
+
+    assert _local_db(20.0, []) == pytest.approx(20.0)  # graph input: all the output's noise is its own
+    assert _local_db(20.0, [20.0]) == math.inf  # no noisier than its input
+    assert _local_db(-math.inf, [30.0]) == -math.inf  # all noise (was: math domain error)
+    assert math.isnan(_local_db(math.nan, [30.0]))
+    # 1/local = 1/100 - 1/1000 -> 10 log10(1000/9)
+    assert _local_db(20.0, [30.0]) == pytest.approx(10 * math.log10(1000 / 9))

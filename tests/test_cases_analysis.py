@@ -77,3 +77,88 @@ def test_case14_layernorm_error_bounded(cases, ops, limit):
     if rel >= limit:
         assert any("statistic" in i.message or "range" in i.message for i in res.issues), rel
     assert rel < limit or ops is not None
+
+
+def _sqnr_db(f: list[np.ndarray], q: list[np.ndarray]) -> float:
+    """10 log10(sum f^2 / sum (f - q)^2) over the values finite in both, float64."""
+    a = np.concatenate([x.ravel() for x in f]).astype(np.float64)
+    b = np.concatenate([x.ravel() for x in q]).astype(np.float64)
+    ok = np.isfinite(a) & np.isfinite(b)
+    a, b = a[ok], b[ok]
+    return 10 * np.log10(float(a @ a) / float((a - b) @ (a - b)))
+
+
+def _unfused(proto, feeds):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return [sess.run(None, f)[0] for f in feeds]
+
+
+def test_case24_fixed_batch_of_two_is_analysed_whole(cases):
+    """The model takes X [2, 16] (a fixed batch of 2) and the data holds 8 such feeds: the per-unit pass
+    runs each feed whole (it sliced a one-row probe off the first and onnxruntime refused it:
+    'Got: 1 Expected: 2'). The last unit's row is the graph output Y, as a plain run measures it."""
+    model = api.open_model(cases / "24_empty_and_duplicate_node_names.onnx")
+    data = str(cases / "24_empty_and_duplicate_node_names.npz")
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    rows = api.analyze(model, res, data)
+    assert sorted(r.node for r in rows) == ["MatMul_0", "MatMul_1", "dup_0", "dup_1"]
+    feeds = _feeds(data)
+    last = next(r for r in rows if r.tensor == "Y")
+    assert last.sqnr_db == pytest.approx(_sqnr_db(_run(model.proto, feeds), _unfused(res.proto, feeds)), abs=1e-6)
+    assert all(np.isfinite(s.local_sqnr_db) for s in api.local_sensitivity(res.plan, rows, graph=model.proto.graph))
+
+
+def test_case05_non_finite_rows_are_left_out_of_the_unit_figures(cases):
+    """Calibration rows 2 and 4 hold NaN / Inf: the unit's SQNR is over the values finite in both models
+    (it was NaN, and the local figure then raised 'math domain error' in the CLI), and the recipe
+    choice's held-out scores are finite too (they were -200 dB for every variant)."""
+    model = api.open_model(cases / "05_nan_inf_calibration.onnx")
+    data = str(cases / "05_nan_inf_calibration.npz")
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    rows = api.analyze(model, res, data)
+    feeds = _feeds(data)
+    assert [r.node for r in rows] == ["conv"]
+    assert rows[0].sqnr_db == pytest.approx(_sqnr_db(_run(model.proto, feeds), _unfused(res.proto, feeds)), abs=1e-6)
+    (local,) = api.local_sensitivity(res.plan, rows, graph=model.proto.graph)
+    assert local.local_sqnr_db == pytest.approx(rows[0].sqnr_db)  # graph input X is exact: all its own noise
+    chosen = api.choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
+    assert chosen.scores and all(5.0 < v < 100.0 for v in chosen.scores.values()), chosen.scores
+
+
+def test_case11_rows_of_different_lengths_name_the_output_instead_of_a_traceback(cases, tmp_path):
+    """Case 11's rows are sequences of 5 and 7 steps: a task metric over the whole set cannot join them.
+    autotune refuses with one line naming the output and both shapes; the report (whose metric is its
+    default, not the user's) keeps the per-output SQNR and says why the metric is missing. Both raised
+    numpy's ValueError before."""
+    from workbench.cli import main
+    from workbench.core.data.loader import open_data_source
+    from workbench.core.errors import DataError
+    from workbench.core.tuning.autotune import run_outputs
+
+    model = api.open_model(cases / "11_histogram_calib_variable_seq.onnx")
+    data = str(cases / "11_histogram_calib_variable_seq.npz")
+    feeds = list(open_data_source(data, model).batches(1))
+    with pytest.raises(DataError, match=r"output 'Y': the rows have different shapes \(\[N, 5, 8\] and \[N, 7, 8\]\)"):
+        run_outputs(model.proto, feeds)
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    report = api.collect_report(model, res, data)
+    assert report.evaluation.metric is None and report.evaluation.samples == len(feeds) == 4
+    assert any(n.startswith("default metric cosine not computed:") for n in report.evaluation.notes)
+    out = tmp_path / "r.html"
+    assert main(["report", str(cases / "11_histogram_calib_variable_seq.onnx"), "--data", data, "-o", str(out)]) == 0
+    assert "default metric cosine not computed" in out.read_text(encoding="utf-8")
+
+
+def test_case20_sweep_counts_stacked_rows_with_a_scalar_input(cases):
+    """Case 20 feeds a scalar ``cond`` per row (stacked layout): the sweep reports the 8 rows it ran
+    (it took len() of the 0-d array and raised TypeError)."""
+    from workbench.core.analysis.executors import InlineExecutor
+    from workbench.core.analysis.sensitivity import sensitivity_sweep
+
+    model = api.open_model(cases / "20_if_subgraph_matmul.onnx")
+    data = str(cases / "20_if_subgraph_matmul.npz")
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    sweep = sensitivity_sweep(model, res, data, samples=8, executor=InlineExecutor())
+    assert sweep.samples == 8 and [r.node for r in sweep.rows] == ["relu"]

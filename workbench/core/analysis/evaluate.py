@@ -383,8 +383,30 @@ def _keep(kept, feeds, rest, pairs, fout, qout, stacked) -> None:
         kept.setdefault("quant:" + q, []).append(b)
 
 
+def concat_rows(name: str, parts: list[np.ndarray]) -> np.ndarray:
+    """``parts`` (one array per batch) joined along axis 0, as a metric gets them (0-d parts stacked).
+
+    Raises
+    ------
+    DataError
+        The parts differ beyond axis 0 (rows of different lengths, e.g. variable-length sequences): a
+        metric over the whole set cannot get them as one array. Names ``name`` and two shapes.
+    """
+    if not parts or not parts[0].ndim:
+        return np.stack(parts) if parts else np.zeros(0)
+    tails = {p.shape[1:] for p in parts}
+    if len(tails) > 1:
+        a, b = sorted(tails)[:2]
+        raise DataError(f"{name}: the rows have different shapes ([N, {', '.join(map(str, a))}] and "
+                        f"[N, {', '.join(map(str, b))}]), so a task metric cannot get the whole set as one array.",
+                        hint="Give rows of one shape (pad the sequences), or measure without a metric: the "
+                             "per-output SQNR and the per-unit figures take rows of any shape.")
+    return np.concatenate(parts, axis=0)
+
+
 def _score(fn: MetricFn, kept: dict[str, list[np.ndarray]], pairs) -> tuple[float, float]:
-    cat = {k: np.concatenate(v, axis=0) for k, v in kept.items()}
+    cat = {k: concat_rows(f"output {k.removeprefix(REF_PREFIX).removeprefix('quant:')!r}"
+                          if k.startswith((REF_PREFIX, "quant:")) else f"input {k!r}", v) for k, v in kept.items()}
     batch = {k: v for k, v in cat.items() if not k.startswith("quant:")}
     fouts = {f: cat[REF_PREFIX + f] for f, _ in pairs}
     qouts = {f: cat["quant:" + q] for f, q in pairs}

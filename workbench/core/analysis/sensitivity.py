@@ -96,14 +96,24 @@ def local_sensitivity(plan, rows, *, graph=None) -> list[Sensitivity]:
         if any(math.isnan(d) for d in ins):
             result.append(Sensitivity(r.node, r.op_type, math.nan, r.sqnr_db))  # an input's noise is not measured
             continue
-        r_in = min((_lin(d) for d in ins), default=math.inf)
-        r_out = _lin(r.sqnr_db)
-        inv = (1.0 / r_out if r_out > 0 else math.inf) - (1.0 / r_in if r_in > 0 else 0.0)
-        local = math.inf if inv <= 0 else 10.0 * math.log10(1.0 / inv)
-        result.append(Sensitivity(r.node, r.op_type, local, r.sqnr_db))
+        result.append(Sensitivity(r.node, r.op_type, _local_db(r.sqnr_db, ins), r.sqnr_db))
     result.sort(key=lambda s: (math.isnan(s.local_sqnr_db), 0.0 if math.isnan(s.local_sqnr_db) else s.local_sqnr_db,
                                s.node))
     return result
+
+
+def _local_db(out_db: float, ins_db: list[float]) -> float:
+    """The unit's own SQNR (dB) from its output's and its inputs' (module docstring): inf when the output
+    is no noisier than the worst input, -inf when the output is all noise (SQNR -inf), NaN when the
+    output's figure is NaN."""
+    if math.isnan(out_db):
+        return math.nan
+    r_in = min((_lin(d) for d in ins_db), default=math.inf)
+    r_out = _lin(out_db)
+    inv = (1.0 / r_out if r_out > 0 else math.inf) - (1.0 / r_in if r_in > 0 else 0.0)
+    if inv <= 0:
+        return math.inf
+    return -math.inf if math.isinf(inv) else 10.0 * math.log10(1.0 / inv)
 
 
 class _Tracer:
@@ -414,7 +424,9 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
                                     if math.isfinite(of) and math.isfinite(all_quant_db) else math.nan))
     rows.sort(key=lambda r: (math.isnan(r.only_quant_db), r.only_quant_db if not math.isnan(r.only_quant_db)
                              else r.local_db, r.node))
-    return SweepResult(rows, all_quant_db, sum(len(next(iter(f.values()))) for f in feeds), done)
+    # a batched source's feeds hold rows along axis 0; a stacked one's (one sample per feed) may be 0-d
+    seen = sum(len(next(iter(f.values()))) for f in feeds) if source.can_batch else len(feeds)
+    return SweepResult(rows, all_quant_db, seen, done)
 
 
 def _sweep(result, fp, qp, feeds, units, top, executor, spill, progress, cancel):

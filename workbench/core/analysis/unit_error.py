@@ -72,6 +72,11 @@ class _Acc:
         d = np.asarray(q, dtype=np.float64).ravel()
         if r.size == 0 or r.shape != d.shape:
             return
+        ok = np.isfinite(r) & np.isfinite(d)
+        if not ok.all():  # NaN / Inf in either model (non-finite data): left out, as evaluate does
+            r, d = r[ok], d[ok]
+            if r.size == 0:
+                return
         e = r - d
         self.sig += float(r @ r)
         self.err += float(e @ e)
@@ -188,7 +193,7 @@ def accumulate(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, pairs
     q_sess = make_session(add_outputs(quant_proto, q_names), optimize=False)
     accs = {t: _Acc() for t in f_names}
     seg_accs = {(t, i): _Acc() for t, s in segs.items() for i, _ in s[1]}
-    done, budget = 0, _RowBudget()
+    done, budget = 0, _RowBudget(splittable=_dynamic_batch(f_sess) and _dynamic_batch(q_sess))
     for feed in batches:
         if cancel is not None:
             cancel.check()
@@ -222,22 +227,29 @@ def _leading_rows(feed: dict) -> int | None:
     return dims.pop() if len(dims) == 1 else None
 
 
+def _dynamic_batch(sess) -> bool:
+    """True when every input of ``sess`` has a leading dimension that is not a fixed number (its feeds
+    may be split along their rows); a model made for batch 2 takes exactly 2 rows per run."""
+    return all(not inp.shape or not isinstance(inp.shape[0], int) for inp in sess.get_inputs())
+
+
 class _RowBudget:
     """Splits feeds along their rows into runs whose tapped outputs fit :data:`TAP_BUDGET`. The bytes
     per row are measured once, on a first row run alone; the runs of a batch then do not depend on
     where the batch starts, so row-range shards split like one pass (onnxruntime's float32 results
-    can differ in the last bits between batch sizes)."""
+    can differ in the last bits between batch sizes). ``splittable=False`` (an input's batch dimension
+    is fixed): every feed runs whole."""
 
-    def __init__(self) -> None:
+    def __init__(self, splittable: bool = True) -> None:
         self.per_row: int | None = None
+        self.splittable = splittable
 
-    @staticmethod
-    def first_row(feed: dict) -> dict:
-        n = _leading_rows(feed)
+    def first_row(self, feed: dict) -> dict:
+        n = _leading_rows(feed) if self.splittable else None
         return {k: v[:1] for k, v in feed.items()} if n and n > 1 else feed
 
     def runs(self, feed: dict):
-        n = _leading_rows(feed)
+        n = _leading_rows(feed) if self.splittable else None
         if not n or n <= 1:
             yield feed
             return

@@ -163,9 +163,16 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
         hist_samples = min(hist_samples, eval_samples)
     hists = unit_histograms(result.float_model or model, finite[:worst], written, eval_data,
                             samples=hist_samples, progress=_phase(progress, "Histograms"), cancel=cancel)
-    metric = metric if metric is not None else default_metric(model, eval_data)
-    evaluation = evaluate(model, result.proto, eval_data, samples=eval_samples, metric=metric,
-                          progress=_phase(progress, "Task metric"), cancel=cancel)
+    chosen = metric if metric is not None else default_metric(model, eval_data)
+    try:
+        evaluation = evaluate(model, result.proto, eval_data, samples=eval_samples, metric=chosen,
+                              progress=_phase(progress, "Task metric"), cancel=cancel)
+    except DataError as exc:
+        if metric is not None or "rows have different shapes" not in exc.message:
+            raise  # the user's metric, or data the models cannot run
+        evaluation = evaluate(model, result.proto, eval_data, samples=eval_samples,
+                              progress=_phase(progress, "Model outputs"), cancel=cancel)
+        evaluation.notes.append(f"default metric {chosen} not computed: {exc.message}")
     progress(0, 0, "Laying out the graph")
     structure = graph_structure(model.proto)
     positions = node_positions(structure)

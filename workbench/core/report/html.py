@@ -156,7 +156,8 @@ def _metrics(d: ReportData) -> str:
     e = d.evaluation
     if e is None:
         return '<p class="note">Not evaluated.</p>'
-    head = f'<p>{e.samples} samples of {escape(d.eval_source)}; {escape(d.eval_runtime)}.</p>'
+    head = f'<p>{e.samples} samples of {escape(d.eval_source)}; {escape(d.eval_runtime)}.</p>' \
+        + "".join(f'<p class="note">{escape(n)}</p>' for n in e.notes)
     table = ""
     if e.metric is not None:
         drop = e.float_metric - e.quant_metric

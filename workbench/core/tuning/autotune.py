@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from workbench.core.analysis.cost import CostReport, bits_from_configs, model_cost
+from workbench.core.analysis.evaluate import concat_rows
 from workbench.core.analysis.executors import Executor, InlineExecutor
 from workbench.core.analysis.metrics import REF_PREFIX, load_metric
 from workbench.core.analysis.sensitivity import local_sensitivity
@@ -90,7 +91,7 @@ def run_outputs(proto, feeds: list[dict[str, np.ndarray]]) -> dict[str, np.ndarr
     for feed in feeds:
         for n, v in zip(names, sess.run(names, feed), strict=True):
             parts[n].append(np.asarray(v))
-    return {n: np.concatenate(v, axis=0) if v and v[0].ndim else np.stack(v) for n, v in parts.items()}
+    return {n: concat_rows(f"output {n!r}", v) for n, v in parts.items()}
 
 
 def make_eval_set(model, data: Any, samples: int | None = None) -> EvalSet:

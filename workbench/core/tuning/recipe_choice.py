@@ -430,16 +430,26 @@ def _run(proto, rows: list[dict[str, np.ndarray]]) -> list[list[np.ndarray]]:
 
 
 def _score(reference: list[list[np.ndarray]], got: list[list[np.ndarray]]) -> float:
-    """Mean over float outputs of the output SQNR over all rows, dB (:data:`EXACT_DB` when bit-exact)."""
+    """Mean over float outputs of the output SQNR over all rows, dB (:data:`EXACT_DB` when bit-exact).
+    Values that are NaN / Inf in either model (non-finite input rows) are left out, as
+    :func:`~workbench.core.analysis.evaluate.evaluate` leaves them out; an output with none left scores
+    ``-EXACT_DB``."""
     out = []
     for k in range(len(reference[0]) if reference else 0):
         f = [r[k] for r in reference]
         if f[0].dtype.kind != "f":
             continue
-        signal = sum(float(np.square(x, dtype=np.float64).sum()) for x in f)
-        noise = sum(float(np.square(x.astype(np.float64) - g[k].astype(np.float64)).sum())
-                    for x, g in zip(f, got, strict=True))
-        if not (math.isfinite(signal) and math.isfinite(noise)):
+        signal = noise = 0.0
+        kept = 0
+        for x, g in zip(f, got, strict=True):
+            q = g[k]
+            ok = np.isfinite(x) & np.isfinite(q)
+            if not ok.all():
+                x, q = x[ok], q[ok]
+            kept += x.size
+            signal += float(np.square(x, dtype=np.float64).sum())
+            noise += float(np.square(x.astype(np.float64) - q.astype(np.float64)).sum())
+        if not kept or not (math.isfinite(signal) and math.isfinite(noise)):
             out.append(-EXACT_DB)
         elif noise == 0:
             out.append(EXACT_DB)
