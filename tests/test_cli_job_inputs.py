@@ -123,3 +123,20 @@ def test_project_whose_data_spec_says_allow_code_replays_with_allow_code(reader,
     api.save_project(proj, tmp_path / "p.wbproj")
     assert main(["quantize", str(tmp_path / "p.wbproj"), "-o", str(tmp_path / "p.onnx"), "--allow-code"]) == 0
     assert marker.exists() and (tmp_path / "p.onnx").is_file()
+
+
+def test_analyze_replays_a_project_as_report_does(job, capsys):
+    """``analyze PROJECT.wbproj`` measures the project's job (its recipe, calibration and data) and prints
+    the same per-unit table as ``analyze`` on the model with the same recipe and data; it said 'not a
+    readable ONNX model'. A recipe flag beside a project is refused in one line."""
+    assert main(["analyze", str(job["model"]), "--data", str(job["data"]), "--recipe", str(job["recipe"])]) == 0
+    direct = capsys.readouterr().out
+    before = {k: _digest(p) for k, p in job.items()}
+    assert main(["analyze", str(job["project"])]) == 0
+    replayed = capsys.readouterr().out
+    table = [line for line in direct.splitlines() if line.startswith(("node ", "mm"))]
+    assert table and table == [line for line in replayed.splitlines() if line.startswith(("node ", "mm"))]
+    assert {k: _digest(p) for k, p in job.items()} == before
+    assert main(["analyze", str(job["project"]), "--preset", "s8s8"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a project brings its own recipe" in err[0] and "analyze the .onnx model" in err[0]

@@ -340,22 +340,42 @@ def cmd_compare(args) -> int:
     return 0
 
 
-def cmd_analyze(args) -> int:
+def _job_model(args, progress) -> tuple:
+    """``(model, result, eval data, recipe-choice line)`` of ``analyze`` / ``report``: a project replayed
+    (its recipe, calibration and data; ``--eval`` / ``--data`` measure on other rows), or the model
+    quantized as ``quantize`` writes it (recipe choice, and the latency check keeping float the units
+    that run slower quantized).
+
+    Raises
+    ------
+    ExportError
+        A project with ``--recipe`` / ``--preset`` / ``--exclude`` (it brings its own recipe).
+    """
+    if str(args.model).endswith(".wbproj"):
+        if args.recipe or args.preset or args.exclude:
+            raise ExportError(f"{args.model}: a project brings its own recipe.",
+                              hint=f"Drop --recipe / --preset / --exclude, or {args.command} the .onnx model.")
+        model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
+        eval_data = args.eval or args.data or api.load_project(args.model).data_spec(args.model,
+                                                                                     allow_code=args.allow_code)
+        return model, result, eval_data, ""
     model = api.open_model(args.model)
     _recheck_outputs(args)
     _note_short_data(args, model)
-    recipe = _recipe_from_args(args)
+    recipe, calibration, chose, _ = _auto_recipe(args, model, _recipe_from_args(args), progress)
+    result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
+                          calibration=calibration, progress=progress,
+                          latency_check=not args.no_latency_check and args.data is not None)
+    return model, result, _data_arg(args, args.eval or args.data), chose
+
+
+def cmd_analyze(args) -> int:
     progress = TerminalProgress()
     try:
-        recipe, calibration, chose, _ = _auto_recipe(args, model, recipe, progress)
-        # the latency check as quantize runs it: the units it keeps float are float here too
-        result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
-                              calibration=calibration, progress=progress,
-                              latency_check=not args.no_latency_check and args.data is not None)
-        rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.eval_samples,
+        model, result, eval_data, chose = _job_model(args, progress)
+        rows = api.analyze(model, result, eval_data, samples=args.eval_samples,
                            progress=progress, executor=api.make_executor(args.executor) if args.executor else None)
-        e2e = api.analyze_end_to_end(model, result, _data_arg(args, args.eval or args.data),
-                                     samples=args.eval_samples)
+        e2e = api.analyze_end_to_end(model, result, eval_data, samples=args.eval_samples)
     finally:
         progress.close()
     measured = (result.float_model or model).proto.graph
@@ -532,27 +552,10 @@ def cmd_autotune(args) -> int:
 
 def cmd_report(args) -> int:
     progress = TerminalProgress()
-    chose = ""
     try:
-        if str(args.model).endswith(".wbproj"):
-            if args.recipe or args.preset or args.exclude:
-                raise ExportError(f"{args.model}: a project brings its own recipe.",
-                                  hint="Drop --recipe / --preset / --exclude, or report on the .onnx model.")
-            model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
-            eval_data = args.eval or args.data or api.load_project(args.model).data_spec(args.model,
-                                                                                         allow_code=args.allow_code)
-        else:
-            if not args.data and not args.eval:
-                raise ExportError("report: no data given.", hint="Add --data CALIB.npz (and --eval EVAL.npz).")
-            model = api.open_model(args.model)
-            _recheck_outputs(args)
-            _note_short_data(args, model)
-            recipe, calibration, chose, _ = _auto_recipe(args, model, _recipe_from_args(args), progress)
-            # as quantize writes it: the latency check keeps the units float that run slower quantized
-            result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
-                                  calibration=calibration, progress=progress,
-                                  latency_check=not args.no_latency_check and args.data is not None)
-            eval_data = _data_arg(args, args.eval or args.data)
+        if not str(args.model).endswith(".wbproj") and not args.data and not args.eval:
+            raise ExportError("report: no data given.", hint="Add --data CALIB.npz (and --eval EVAL.npz).")
+        model, result, eval_data, chose = _job_model(args, progress)
         curve = api.load_curve(args.curve_in) if args.curve_in else None
         sweep = api.read_sweep(args.sweep_in) if args.sweep_in else _project_sweep(args.model, result)
         api.check_report_inputs(model, result, curve=curve, curve_source=str(args.curve_in or ""),
@@ -866,7 +869,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("analyze", help="per-node-unit error of the quantized model, worst first")
-    s.add_argument("model")
+    s.add_argument("model", help="MODEL.onnx, or PROJECT.wbproj (its job replayed; --eval / --data measure on other rows)")
     recipe_args(s)
     _add_auto_arg(s)
     s.add_argument("--no-latency-check", action="store_true",
