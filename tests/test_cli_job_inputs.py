@@ -140,3 +140,14 @@ def test_analyze_replays_a_project_as_report_does(job, capsys):
     assert main(["analyze", str(job["project"]), "--preset", "s8s8"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "a project brings its own recipe" in err[0] and "analyze the .onnx model" in err[0]
+
+
+def test_sweep_replays_a_project_and_states_what_it_swept(job, capsys):
+    """``sweep PROJECT.wbproj`` sweeps the project's job (the one MatMul unit, its data), and its header
+    names the quantized model it measured; a recipe flag beside a project is refused in one line."""
+    assert main(["sweep", str(job["project"]), "--executor", "inline", "--eval-samples", "4"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("the quantized model (1 unit quantized): ") and "(4 samples;" in out[0]
+    assert [line.split()[0] for line in out[2:]] == ["mm"]
+    assert main(["sweep", str(job["project"]), "--recipe", str(job["recipe"])]) == 2
+    assert "a project brings its own recipe" in capsys.readouterr().err

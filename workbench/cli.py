@@ -341,7 +341,7 @@ def cmd_compare(args) -> int:
 
 
 def _job_model(args, progress) -> tuple:
-    """``(model, result, eval data, recipe-choice line)`` of ``analyze`` / ``report``: a project replayed
+    """``(model, result, eval data, recipe-choice line)`` of ``analyze`` / ``report`` / ``sweep``: a project replayed
     (its recipe, calibration and data; ``--eval`` / ``--data`` measure on other rows), or the model
     quantized as ``quantize`` writes it (recipe choice, and the latency check keeping float the units
     that run slower quantized).
@@ -431,23 +431,29 @@ def _write_node_data(model, result, rows, out: str) -> None:
 
 
 def cmd_sweep(args) -> int:
-    model = api.open_model(args.model)
-    recipe = _recipe_from_args(args)
     executor = api.make_executor(args.executor)
     progress = TerminalProgress()
     try:
-        result = api.quantize(model, recipe, data=args.data, samples=args.samples, progress=progress)
-        sweep = api.sensitivity_sweep(model, result, args.eval or args.data, samples=args.eval_samples,
+        model, result, eval_data, chose = _job_model(args, progress)
+        sweep = api.sensitivity_sweep(model, result, eval_data, samples=args.eval_samples,
                                       top=args.top_units, executor=executor, progress=progress)
     finally:
         progress.close()
     if args.json:
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(sweep.to_json(), indent=2) + "\n").encode())
+    if chose:
+        print(chose, file=sys.stderr)
+    kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
+    if kept:
+        print(f"note: {count(len(kept), 'unit or island', 'units or islands')} measured slower quantized "
+              f"{plural(len(kept), 'is', 'are')} float here, as `quantize` writes them (--no-latency-check sweeps "
+              "every unit the recipe quantizes)", file=sys.stderr)
     if not sweep.rows:
         print("note: no unit of the main graph to sweep (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
-    print(f"all units quantized: {sweep.all_quant_db:.2f} dB output SQNR ({sweep.samples} samples; fake-quantized, "
-          f"measured with {api.describe_runtime(False)})")
+    units = sum(not u.excluded for u in result.plan.units.values())
+    print(f"the quantized model ({count(units, 'unit')} quantized): {sweep.all_quant_db:.2f} dB output SQNR "
+          f"({sweep.samples} samples; fake-quantized, measured with {api.describe_runtime(False)})")
     w = _name_width(r.node for r in sweep.rows[: args.top])
     print(f"{'node':{w}s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
     for r in sweep.rows[: args.top]:
@@ -888,8 +894,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_analyze)
 
     s = sub.add_parser("sweep", help="sensitivity sweep: output SQNR with only each unit quantized / left float")
-    s.add_argument("model")
+    s.add_argument("model", help="MODEL.onnx, or PROJECT.wbproj (its job replayed; --eval / --data sweep other rows)")
     recipe_args(s)
+    _add_auto_arg(s)
+    s.add_argument("--no-latency-check", action="store_true",
+                   help="sweep every unit the recipe quantizes; by default the model is timed as `quantize` "
+                        "times it, and the units it would keep float (slower quantized) are float here too")
+    s.add_argument("--allow-code", action="store_true", help="allow running a Python data reader (--data READER.py)")
     s.add_argument("--eval", help="data the sweep runs on (default: --data)")
     s.add_argument("--eval-samples", type=_positive_int, default=8, help="eval samples each model runs (default 8)")
     s.add_argument("--top-units", type=_positive_int, help="sweep only the N units with the worst own error")
