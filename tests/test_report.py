@@ -4,6 +4,7 @@ and figures that agree with an independent reading of the quantized model and of
 from __future__ import annotations
 
 import base64
+import html
 import json
 import subprocess
 import sys
@@ -218,3 +219,21 @@ def test_graph_positions_without_igraph_keep_every_edge_pointing_forward(corpus,
     assert set(pos) == set(structure.names) and len(set(pos.values())) == len(pos)
     names = structure.names
     assert all(pos[names[b]][1] > pos[names[a]][1] for a, b in structure.edges)
+
+
+def test_report_states_the_recipe_choice_and_the_16_bit_units(corpus, tmp_path, capsys):
+    """The recipe section names what the recipe choice did (the line the CLI prints) and which units run
+    16-bit activations (here one Conv given uint16 by an override)."""
+    d = corpus / "digits_cnn"
+    common = ["--data", str(d / "calib.npz"), "--eval", str(d / "eval.npz"), "--eval-samples", "4"]
+    out = tmp_path / "auto.html"
+    assert main(["report", str(d / "model_opset17.onnx"), *common, "-o", str(out)]) == 0
+    chose = next(line for line in capsys.readouterr().err.splitlines() if line.startswith("recipe choice: "))
+    assert f"<td>recipe choice</td><td>{html.escape(chose)}</td>" in out.read_text(encoding="utf-8")
+    recipe = tmp_path / "r.json"
+    recipe.write_text(json.dumps({"preset": "cpu-u8s8",
+                                  "overrides": {"/f/f.3/Conv": {"activation": {"dtype": "uint16"}}}}))
+    wide = tmp_path / "wide.html"
+    assert main(["report", str(d / "model_opset17.onnx"), *common, "--recipe", str(recipe), "-o", str(wide)]) == 0
+    text = wide.read_text(encoding="utf-8")
+    assert "<td>16-bit activations</td><td>1 unit (/f/f.3/Conv)</td>" in text and "<td>recipe choice</td>" not in text

@@ -571,7 +571,7 @@ def cmd_report(args) -> int:
             metric = api.load_metric(metric, allow_code=args.allow_code)
         out = api.write_report(args.output, model, result, eval_data, eval_samples=args.eval_samples,
                                metric=metric, curve=curve, sweep=sweep, worst=args.worst,
-                               progress=progress)
+                               progress=progress, choice=chose)
     finally:
         progress.close()
     if chose:

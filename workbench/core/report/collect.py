@@ -46,6 +46,7 @@ class ReportData:
     analysis_samples: int
     eval_source: str
     sweep: SweepResult | None = None
+    choice: str = ""
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
     version: str = __version__
     ort_version: str = ort.__version__
@@ -123,7 +124,8 @@ def _count(model, data, limit: int | None) -> int:
 
 def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_samples: int | None = 32,
                    metric: Any = None, curve: dict | None = None, sweep: SweepResult | None = None,
-                   worst: int = 4, hist_samples: int = 8, progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ReportData:
+                   worst: int = 4, hist_samples: int = 8, progress: ProgressFn | None = None, cancel: CancelToken | None = None,
+                   choice: str = "") -> ReportData:
     """Measure ``result`` against ``model`` on ``eval_data`` for the report.
 
     Parameters
@@ -146,6 +148,9 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
         Units whose histograms are drawn (lowest SQNR first).
     hist_samples : int
         Samples of those histograms, at most ``eval_samples``.
+    choice : str
+        What the recipe choice did (:meth:`~workbench.core.tuning.recipe_choice.ChoiceReport.summary`), shown
+        with the recipe; "" when there was none.
 
     Raises
     ------
@@ -179,7 +184,8 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
     calib = result.calibration
     return ReportData(str(model.path or ""), result, rows, local_sensitivity(result.plan, rows, graph=(result.float_model or model).proto.graph), hists, evaluation,
                       curve, structure, positions, getattr(calib, "samples_seen", None),
-                      _count(model, eval_data, eval_samples), open_data_source(eval_data, model).describe(), sweep)
+                      _count(model, eval_data, eval_samples), open_data_source(eval_data, model).describe(), sweep,
+                      choice)
 
 
 def _phase(progress: ProgressFn, name: str) -> ProgressFn:

@@ -65,7 +65,20 @@ def _recipe(d: ReportData) -> str:
              ["quantized node units", str(len(units))],
              ["kept in float", str(len(d.result.plan.units) - len(units))],
              ["calibration samples", str(d.calib_samples) if d.calib_samples is not None else "none (no calibration)"]]
+    wide = _wide_units(d)
+    if wide:
+        span = wide[0] if len(wide) == 1 else f"{wide[0]} .. {wide[-1]}"
+        facts.append(["16-bit activations", escape(f"{count(len(wide), 'unit')} ({span})")])
+    if d.choice:
+        facts.append(["recipe choice", escape(d.choice)])
     return _table(["field", "value"], facts) + f"<pre>{escape(r.to_json())}</pre>"
+
+
+def _wide_units(d: ReportData) -> list[str]:
+    """Quantized units with a 16-bit integer activation among their outputs, in plan order."""
+    acts = d.result.plan.activations
+    return [u.node for u in d.result.plan.units.values() if not u.excluded
+            and any(t in acts and acts[t].qtype.bits == 16 and not acts[t].qtype.is_float for t in u.outputs)]
 
 
 def _issues(d: ReportData) -> str:

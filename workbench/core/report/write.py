@@ -15,12 +15,13 @@ from workbench.core.report.html import render_html
 def write_report(path: str | Path, model, result: QuantizeResult, eval_data: Any, *,
                  eval_samples: int | None = 32, metric: Any = None, curve: dict | None = None, sweep=None, worst: int = 4,
                  hist_samples: int = 8, progress: ProgressFn | None = None,
-                 cancel: CancelToken | None = None) -> Path:
+                 cancel: CancelToken | None = None, choice: str = "") -> Path:
     """Write the HTML report of ``result`` to ``path`` (temp file + rename; nothing is left on failure).
 
     Measures as :func:`workbench.core.report.collect.collect_report` (one analysis pass over
     ``eval_samples`` samples, the histograms of the ``worst`` units over ``hist_samples``, one
     evaluation of both models, the graph layout), then renders :func:`workbench.core.report.html.render_html`.
+    ``choice``: the recipe choice's summary line, shown with the recipe.
 
     Raises
     ------
@@ -35,7 +36,8 @@ def write_report(path: str | Path, model, result: QuantizeResult, eval_data: Any
     check_not_input(path)
     progress = progress or no_progress
     data = collect_report(model, result, eval_data, eval_samples=eval_samples, metric=metric, curve=curve,
-                          sweep=sweep, worst=worst, hist_samples=hist_samples, progress=progress, cancel=cancel)
+                          sweep=sweep, worst=worst, hist_samples=hist_samples, progress=progress, cancel=cancel,
+                          choice=choice)
     progress(0, 0, "Drawing the report")
     page = render_html(data)
     if cancel is not None:
