@@ -193,6 +193,8 @@ def test_20_subgraph_weights_live_in_the_branch(cases, preset, limit):
 
 
 def test_14_decomposed_layernorm_statistics_stay_float(cases):
+    from workbench.core.issues import IssueCode
+
     name = "14_layernorm_decomposed_outlier"
     model, plan, res, feeds, _ = _quantize(cases, name)
     assert "ln_add_eps" not in plan.units and "var" not in plan.activations
@@ -201,8 +203,11 @@ def test_14_decomposed_layernorm_statistics_stay_float(cases):
         assert _rel_err(run(model.proto, f)["Y"], run(res.proto, f)["Y"]) < 0.05
     every_op = ["ReduceMean", "Sub", "Pow", "Add", "Sqrt", "Div", "Mul", "MatMul"]
     plan = build_plan(model, Recipe(preset="cpu-u8s8", op_types=every_op))
-    warned = {i.node for i in plan.issues if i.severity == "warning" and "reduction statistic" in i.message}
-    assert {"ln_var", "ln_add_eps", "ln_sqrt", "ln_pow"} <= warned
+    warned = {i.node: i.message for i in plan.issues if i.severity == "warning"
+              and i.code == IssueCode.REDUCTION_STATISTIC}
+    assert {"ln_var", "ln_add_eps", "ln_sqrt", "ln_pow"} <= set(warned)
+    assert "'var' is a reduction statistic (mean / variance / norm)" in warned["ln_add_eps"]
+    assert "is a square (an energy or variance term)" in warned["ln_pow"]  # (x - mu)^2, before the ReduceMean
 
 
 @pytest.mark.parametrize("tiny,severity", [(1e-20, "info"), (1e-7, "warning")])

@@ -390,15 +390,15 @@ class _Builder:
         touched = [t for t in list(node.input) + list(node.output) if t in self.stats]
         if not touched:
             return False
+        what = stats_guard.describe(touched[0], self.ix, self.stats)
         if stats_guard.explicit(self.recipe, rn.sources, node.op_type):
-            self.issues.append(PlanIssue(node.name, "warning", f"{touched[0]!r} is a reduction statistic "
-                                         "(mean / variance / norm): its per-tensor range is set by outlier rows, "
-                                         "so small rows round to 0 (onnxruntime #16219). Consider excluding "
-                                         f"{node.name!r}.", code=IssueCode.REDUCTION_STATISTIC))
+            self.issues.append(PlanIssue(node.name, "warning", f"{touched[0]!r} is {what}: its per-tensor range "
+                                         "is set by outlier rows, so small rows round to 0 (onnxruntime #16219). "
+                                         f"Consider excluding {node.name!r}.", code=IssueCode.REDUCTION_STATISTIC))
             return False
-        self.issues.append(PlanIssue(node.name, "info", f"left in float: {touched[0]!r} is a reduction "
-                                     "statistic (mean / variance / norm) whose per-tensor range is set by "
-                                     "outlier rows; quantize it with an explicit rule if wanted.", code=IssueCode.REDUCTION_STATISTIC))
+        self.issues.append(PlanIssue(node.name, "info", f"left in float: {touched[0]!r} is {what} whose per-tensor "
+                                     "range is set by outlier rows; quantize it with an explicit rule if wanted.",
+                                     code=IssueCode.REDUCTION_STATISTIC))
         return True
 
     def _weight_input(self, node, cfg, ix: GraphIndex) -> UnitInput | None:

@@ -46,6 +46,32 @@ def statistics_tensors(ix: GraphIndex) -> set[str]:
     return stats
 
 
+def describe(tensor: str, ix: GraphIndex, stats: set[str]) -> str:
+    """What statistic ``tensor`` (one of :func:`statistics_tensors`) is, for a plan message: "a reduction
+    statistic (mean / variance / norm)", "a square (an energy or variance term)", or, for an element-wise
+    function of them, what its inputs are."""
+    seen: set[str] = set()
+    todo = [tensor]
+    kinds = set()
+    while todo:
+        t = todo.pop()
+        node = ix.producer.get(t)
+        if t in seen or node is None:
+            continue
+        seen.add(t)
+        if node.op_type in REDUCTIONS:
+            kinds.add("reduction")
+        elif _is_square(node, ix):
+            kinds.add("square")
+        else:
+            todo.extend(i for i in node.input if i in stats)
+    if kinds == {"square"}:
+        return "a square (an energy or variance term)"
+    if kinds == {"reduction"}:
+        return "a reduction statistic (mean / variance / norm)"
+    return "a reduction statistic or square (mean / variance / norm / energy)"
+
+
 def explicit(recipe, sources: dict[str, str], op_type: str) -> bool:
     """True if the recipe asks for this node's activations itself (not just the preset's op types)."""
     src = sources.get("activation", "")
