@@ -162,3 +162,26 @@ def test_case20_sweep_counts_stacked_rows_with_a_scalar_input(cases):
     res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
     sweep = sensitivity_sweep(model, res, data, samples=8, executor=InlineExecutor())
     assert sweep.samples == 8 and [r.node for r in sweep.rows] == ["relu"]
+
+
+def test_case20_compare_counts_stacked_rows_with_a_scalar_input(cases):
+    """compare (and render --compare) ran len() on the scalar ``cond`` row (TypeError); its output's SQNR
+    equals the per-unit figure analyze gives for the same tensor."""
+    model = api.open_model(cases / "20_if_subgraph_matmul.onnx")
+    data = str(cases / "20_if_subgraph_matmul.npz")
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    diff = api.compare_models(model, res.proto, data)
+    rows = api.analyze(model, res, data)
+    assert diff.sqnr["Y"] == pytest.approx(next(r.sqnr_db for r in rows if r.tensor == "Y"), abs=1e-6)
+
+
+def test_autotune_metric_that_raises_is_one_data_error(corpus, tmp_path):
+    from workbench.core.errors import DataError
+    from workbench.core.tuning.autotune import autotune
+
+    d = corpus / "digits_cnn"
+    metric = tmp_path / "m.py"
+    metric.write_text("def metric(outputs, batch):\n    return 1 / 0\n")
+    with pytest.raises(DataError, match=r"The metric failed \(ZeroDivisionError: division by zero\)"):
+        autotune(api.open_model(d / "model_opset13.onnx"), api.make_recipe("cpu-u8s8"), data=str(d / "calib.npz"),
+                 eval_data=str(d / "eval.npz"), metric=str(metric), allow_code=True, max_drop=0.01)

@@ -151,3 +151,24 @@ def test_sweep_replays_a_project_and_states_what_it_swept(job, capsys):
     assert [line.split()[0] for line in out[2:]] == ["mm"]
     assert main(["sweep", str(job["project"]), "--recipe", str(job["recipe"])]) == 2
     assert "a project brings its own recipe" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", [["--preset", "s8s8"], ["--exclude", "mm"], ["--samples", "3"], ["--data", "DATA"],
+                                    ["--recipe", "RECIPE"]])
+def test_replay_refuses_options_it_would_ignore(job, capsys, option):
+    """A replay writes the project's job; a recipe / data / sample option beside it was silently ignored
+    (the written bytes equalled the plain replay's). Now one line names the option; nothing is written."""
+    value = {"DATA": str(job["data"]), "RECIPE": str(job["recipe"])}.get(option[1], option[1])
+    out = job["project"].parent / "again.onnx"
+    assert main(["quantize", str(job["project"]), option[0], value, "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{option[0]} does not apply to a replayed project" in err[0]
+    assert not out.exists()
+
+
+def test_a_python_reader_without_allow_code_names_the_flag(job, tmp_path, capsys):
+    reader = tmp_path / "reader.py"
+    reader.write_text("def samples():\n    return []\n")
+    assert main(["quantize", str(job["model"]), "--data", str(reader), "-o", str(tmp_path / "o.onnx")]) == 2
+    err = capsys.readouterr().err
+    assert "a Python reader must be opened explicitly" in err and "add --allow-code" in err

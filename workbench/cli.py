@@ -178,6 +178,7 @@ def cmd_quantize(args) -> int:
         elif args.retarget_model:
             model, result = _retarget(args, progress)
         elif str(args.model).endswith(".wbproj"):
+            _refuse_replay_options(args)
             model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
         else:
             model = api.open_model(args.model)
@@ -338,6 +339,24 @@ def cmd_compare(args) -> int:
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(diff.to_json(), indent=2) + "\n").encode())
         print(f"wrote {args.json}")
     return 0
+
+
+def _refuse_replay_options(args) -> None:
+    """A replayed project brings its own recipe, data and sample count: ``quantize PROJECT.wbproj`` with one
+    of those options would silently write the project's job, so it is refused.
+
+    Raises
+    ------
+    ExportError
+        Naming the first such option.
+    """
+    given = [flag for flag, value in (("--preset", args.preset), ("--recipe", args.recipe), ("--exclude", args.exclude),
+                                      ("--data", args.data), ("--samples", args.samples)) if value]
+    if given:
+        raise ExportError(f"{args.model}: {given[0]} does not apply to a replayed project (it brings its own recipe, "
+                          "data and sample count).",
+                          hint="Drop it to replay the project as saved, or quantize the .onnx model with the options "
+                               "(--model NEW.onnx with --data applies the project's recipe to a new model).")
 
 
 def _job_model(args, progress) -> tuple:

@@ -383,8 +383,9 @@ def _keep(kept, feeds, rest, pairs, fout, qout, stacked) -> None:
         kept.setdefault("quant:" + q, []).append(b)
 
 
-def concat_rows(name: str, parts: list[np.ndarray]) -> np.ndarray:
+def concat_rows(name: str, parts: list[np.ndarray], hint: str | None = None) -> np.ndarray:
     """``parts`` (one array per batch) joined along axis 0, as a metric gets them (0-d parts stacked).
+    ``hint``: what to do, when the caller's verb cannot run without a metric (autotune).
 
     Raises
     ------
@@ -399,8 +400,8 @@ def concat_rows(name: str, parts: list[np.ndarray]) -> np.ndarray:
         a, b = sorted(tails)[:2]
         raise DataError(f"{name}: the rows have different shapes ([N, {', '.join(map(str, a))}] and "
                         f"[N, {', '.join(map(str, b))}]), so a task metric cannot get the whole set as one array.",
-                        hint="Give rows of one shape (pad the sequences), or measure without a metric: the "
-                             "per-output SQNR and the per-unit figures take rows of any shape.")
+                        hint=hint or "Give rows of one shape (pad the sequences), or measure without a metric: "
+                                     "the per-output SQNR and the per-unit figures take rows of any shape.")
     return np.concatenate(parts, axis=0)
 
 

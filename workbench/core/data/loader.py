@@ -112,7 +112,8 @@ def _open_path(path: Path, model: PreparedModel) -> DataSource:
         return ArrayFileSource(model, path)
     if suffix == ".py":
         raise DataError(f"{path}: a Python reader must be opened explicitly because it runs code.",
-                        hint=f"Use {{\"kind\": \"python\", \"path\": \"{path}\", \"allow_code\": true}}.")
+                        hint=f"On the command line add --allow-code (in the app: tick Allow code); from Python "
+                             f"pass {{\"kind\": \"python\", \"path\": \"{path}\", \"allow_code\": True}}.")
     if not path.exists():
         raise DataError(f"{path}: no such data file or folder.", hint="Check the path.")
     raise DataError(f"{path}: unsupported data file type '{suffix}'.",

@@ -102,7 +102,8 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
                 continue
             sig[f] += float(np.sum(a * a))
             err[f] += float(np.sum((a - b) ** 2))
-        done += len(next(iter(batch.values())))
+        first = next(iter(batch.values()))
+        done += len(first) if source.can_batch and np.ndim(first) else 1  # a stacked row may be a scalar
         progress(done, total, "Comparing float and quantized")
     diff.sqnr = {f: _db(sig[f], err[f]) for f in f_names if f not in bad}
     return diff.sqnr

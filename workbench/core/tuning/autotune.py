@@ -36,7 +36,7 @@ from workbench.core.analysis.metrics import REF_PREFIX, load_metric
 from workbench.core.analysis.sensitivity import local_sensitivity
 from workbench.core.calibration.calibrate import CalibrationResult
 from workbench.core.data.loader import open_data_source
-from workbench.core.errors import ModelError, RecipeError
+from workbench.core.errors import DataError, ModelError, RecipeError
 from workbench.core.model.load import load_model
 from workbench.core.pipeline.analyze import analyze
 from workbench.core.pipeline.quantize import quantize
@@ -69,7 +69,14 @@ def load_score(metric: str, *, allow_code: bool = False) -> Score:
     def score(q: dict, f: dict, labels: dict) -> float:
         batch = dict(labels)
         batch.update({REF_PREFIX + k: v for k, v in f.items()})
-        return float(fn(q, batch))
+        try:
+            return float(fn(q, batch))
+        except DataError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - user metric code
+            raise DataError(f"The metric failed ({exc.__class__.__name__}: {exc}).",
+                            hint="Fix the metric function; it gets (outputs dict, batch dict) and returns a "
+                                 "number.") from None
 
     return score
 
@@ -91,7 +98,9 @@ def run_outputs(proto, feeds: list[dict[str, np.ndarray]]) -> dict[str, np.ndarr
     for feed in feeds:
         for n, v in zip(names, sess.run(names, feed), strict=True):
             parts[n].append(np.asarray(v))
-    return {n: concat_rows(f"output {n!r}", v) for n, v in parts.items()}
+    hint = ("autotune scores a task metric over the whole eval set: give eval rows of one shape (pad the "
+            "sequences); `analyze` and `sweep` rank the units on rows of any shape.")
+    return {n: concat_rows(f"output {n!r}", v, hint) for n, v in parts.items()}
 
 
 def make_eval_set(model, data: Any, samples: int | None = None) -> EvalSet:
