@@ -175,7 +175,7 @@ def test_cli_evaluate_prints_the_task_metric_of_both_models(tmp_path, data, arra
     assert main(["evaluate", str(f), str(q), "--data", str(data), "--metric", str(user)]) == 2  # needs --allow-code
     assert "allow-code" in capsys.readouterr().err
     assert main(["evaluate", str(f), str(q), "--data", str(data), "--metric", str(user), "--allow-code"]) == 0
-    assert "metric metric: float 0.0000  quantized 0.0000" in capsys.readouterr().out  # never -0.0000
+    assert "metric m.py: float 0.0000  quantized 0.0000" in capsys.readouterr().out  # never -0.0000; named by file
 
 
 def test_missing_quantized_model_file_says_so(tmp_path, data):
