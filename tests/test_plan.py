@@ -253,11 +253,12 @@ def test_recipe_entries_that_match_nothing_are_warned_by_name():
     recipe = Recipe(preset="cpu-u8s8", rules=[Rule(op_type="Cnv", activation=PartialSpec(dtype="uint16")),
                                               Rule(op_type="Conv", activation=PartialSpec(dtype="uint16"))],
                     overrides={"/no/such/Conv": {"exclude": True}, convs[0]: {"exclude": True}},
-                    op_types=["Conv", "Matmul"])
+                    op_types=["Conv", "Matmul"], exclude=["conv", convs[-1][:2] + "*"])
     plan = build_plan(prepare_proto(proto), recipe)
     got = [i.message for i in plan.issues if i.code == IssueCode.UNMATCHED_RECIPE_ENTRY]
-    assert len(got) == 3
-    assert "rules[0] (rule op_type=Cnv)" in got[0] and "'/no/such/Conv'" in got[1] and "'Matmul'" in got[2]
+    assert len(got) == 4  # the glob matching the last Conv is not warned
+    assert "rules[0] (rule op_type=Cnv)" in got[0] and "'/no/such/Conv'" in got[1] and "'Matmul'" in got[3]
+    assert got[2].startswith("exclude 'conv' matches no node name of the model, so it keeps nothing float")
     assert all(i.severity == "warning" for i in plan.issues if i.code == IssueCode.UNMATCHED_RECIPE_ENTRY)
 
 

@@ -32,6 +32,7 @@ Nothing unsupported is silent: each case becomes a :class:`PlanIssue` naming the
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -225,6 +226,11 @@ def unmatched_entries(proto: onnx.ModelProto, recipe: Recipe) -> list[PlanIssue]
         if name not in names:
             out.append(PlanIssue("", "warning", f"recipe override {name!r} names no node of the model; "
                                  "use a name shown by `workbench-cli inspect`", code=IssueCode.UNMATCHED_RECIPE_ENTRY))
+    for pattern in recipe.exclude:
+        if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
+            out.append(PlanIssue("", "warning", f"exclude {pattern!r} matches no node name of the model, so it keeps "
+                                 "nothing float; use a name shown by `workbench-cli inspect` (case-sensitive; * "
+                                 "matches any run of characters, e.g. '/f/f.0/*')", code=IssueCode.UNMATCHED_RECIPE_ENTRY))
     for op in recipe.op_types or ():
         if op not in ops:
             out.append(PlanIssue("", "warning", f"recipe op_types entry {op!r} is not an op type of the model",
