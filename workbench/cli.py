@@ -863,9 +863,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: one pass in this process)")
     s.add_argument("--shards", type=_positive_int, default=4, help="calibration shards with --executor")
     s.add_argument("--no-latency-check", action="store_true",
-                   help="do not measure the quantized model against float (onnxruntime CPU, 1 thread, the first "
-                        "calibration sample; about 2 s, cached per model pair); by default a slower-than-float "
-                        "result is reported as a warning")
+                   help="do not measure latency: write every unit the recipe quantizes. By default depthwise Convs and "
+                        "activation MatMuls whose integer kernel measures slower are kept float, the model is timed "
+                        "against float (onnxruntime CPU, 1 thread, the first calibration sample; about 2 s, cached "
+                        "per model pair) and, when it measures slower, the islands that do not pay are left float; "
+                        "measurements on a loaded machine can change which units those are")
     _add_auto_arg(s)
     s.add_argument("--search", action=argparse.BooleanOptionalAction, default=False,
                    help="automatic per-tensor observer search on held-out calibration rows (static presets "
