@@ -107,13 +107,16 @@ class _ToQonnx:
                 consumers.setdefault(i, []).append(n)
         outputs = {o.name for o in graph.output}
         index = {id(n): k for k, n in enumerate(graph.node)}
+        self.inner_reads = _read_in_subgraphs(graph)
         for k, n in enumerate(graph.node):
             if n.op_type == "DequantizeLinear" and n.domain in ("", "ai.onnx"):
                 self._dq(n, k, graph, consts, types, producer, consumers, outputs, index, plan)
             elif n.op_type == "QuantizeLinear" and n.domain in ("", "ai.onnx"):
                 bad = [c.op_type for c in consumers.get(n.output[0], []) if c.op_type != "DequantizeLinear"]
-                if bad or n.output[0] in outputs:
-                    what = f"feeds {', '.join(sorted(set(bad)))}" if bad else "is a graph output"
+                inner = n.output[0] in self.inner_reads
+                if bad or n.output[0] in outputs or inner:
+                    what = (f"feeds {', '.join(sorted(set(bad)))}" if bad else "is a graph output" if not inner
+                            else "is read inside an If / Loop body")
                     plan.reasons.append((n.name, f"its integer output {n.output[0]!r} {what}; QONNX has no "
                                          "integer tensors."))
             elif quantized_kind(n.op_type, n.domain) in _INTEGER_KINDS or n.domain == "com.microsoft" and n.op_type.startswith("Q"):
@@ -138,7 +141,8 @@ class _ToQonnx:
         elif q_node is not None and q_node.op_type == "QuantizeLinear":
             etype = self._q_type(q_node, consts)
         else:
-            src = f"produced by {q_node.op_type}" if q_node is not None else "a graph input"
+            src = (f"produced by {q_node.op_type}" if q_node is not None else "that is a graph input"
+                   if x in {i.name for i in graph.input} else "of the enclosing graph (this is an If / Loop body)")
             plan.reasons.append((n.name, f"its input {x!r} is an integer tensor {src}; QONNX has no "
                                  "integer tensors."))
             return
@@ -205,7 +209,8 @@ class _ToQonnx:
             plan.reasons.append((q_node.name, "float8 QuantizeLinear with saturate=0 (overflow to NaN/Inf) "
                                  "is not converted; FloatQuant here saturates."))
             return
-        if any(c.op_type != "DequantizeLinear" for c in consumers.get(q_node.output[0], [])):
+        if any(c.op_type != "DequantizeLinear" for c in consumers.get(q_node.output[0], [])) \
+                or q_node.output[0] in self.inner_reads:
             return  # reported on the QuantizeLinear
         shape = self.shapes.get(q_node.input[0])
         if qp.axis is not None and np.ndim(qp.scale) and (shape is None or (qp.block_size and None in shape)):
@@ -217,6 +222,17 @@ class _ToQonnx:
         plan.replace[k] = [self.builder.quant(q_node.input[0], n.output[0], s, z, qt, q_node.input[0])]
         plan.drop.add(index[id(q_node)])
         plan.converted_outputs.add(n.output[0])
+
+
+def _read_in_subgraphs(graph: onnx.GraphProto) -> set[str]:
+    """Tensor names read by the nodes of ``graph``'s subgraphs, at any depth (outer-scope reads included)."""
+    names: set[str] = set()
+    for n in graph.node:
+        for sub in subgraphs(n):
+            for g in iter_graphs(sub):
+                for m in g.node:
+                    names.update(i for i in m.input if i)
+    return names
 
 
 def _apply(graph: onnx.GraphProto, plan: _Plan) -> None:
