@@ -1098,10 +1098,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
+        parser.print_help(sys.stderr)
+        return 2  # a command is needed: scripts see the failure
     try:
         _preflight_outputs(args)
+        if getattr(args, "executor", None):
+            api.check_executor_spec(args.executor)  # before the calibration, not after it
         return args.func(args)
     except WorkbenchError as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # always one line

@@ -103,6 +103,7 @@ _LAZY: dict[str, str] = {
     "ProcessExecutor": "workbench.core.analysis.executors",
     "default_executor": "workbench.core.analysis.executors",
     "make_executor": "workbench.core.analysis.executors",
+    "check_executor_spec": "workbench.core.analysis.executors",
     "calibrate_sharded": "workbench.core.pipeline.sharded",
     "RayExecutor": "workbench.core.analysis.executors",
     "autotune": "workbench.core.tuning.autotune",

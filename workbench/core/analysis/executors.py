@@ -237,6 +237,23 @@ def _import_ray(local: bool = False):
 EXECUTORS = ("inline", "processes", "ray")
 
 
+def check_executor_spec(spec: str) -> None:
+    """Refuse an ``--executor`` value :func:`make_executor` would refuse by its form (unknown name, bad worker
+    count), without starting or importing anything, so a command can say so before its long work.
+
+    Raises
+    ------
+    WorkbenchError
+        As :func:`make_executor` for the same value.
+    """
+    name, _, arg = spec.partition(":")
+    if name == "processes" and arg and (not arg.isdigit() or int(arg) < 1):
+        raise WorkbenchError(f"--executor {spec!r}: the process count must be a whole number of 1 or more.",
+                             hint="Use e.g. --executor processes:2.")
+    if not (name == "inline" and not arg or name in ("processes", "ray")):
+        raise WorkbenchError(f"Unknown executor {spec!r}.", hint="Use inline, processes[:N], ray or ray:ADDRESS.")
+
+
 def make_executor(spec: str | None) -> Executor:
     """An executor from ``inline``, ``processes[:N]``, ``ray`` or ``ray:ADDRESS`` (None: the default).
 
