@@ -100,7 +100,26 @@ def _auto_recipe(args, model, recipe, progress):
     return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.label
 
 
+def _refuse_project(args) -> None:
+    """``inspect`` / ``cost`` read a model: a project given instead is refused, naming the model it records.
+
+    Raises
+    ------
+    WorkbenchError
+        ``args.model`` is a ``.wbproj`` file.
+    """
+    if not str(args.model).endswith(".wbproj"):
+        return
+    try:
+        model = str(api.load_project(args.model, check_model=False).model_path(args.model))
+    except WorkbenchError:
+        model = "MODEL.onnx"
+    raise WorkbenchError(f"{args.model} is a project, not a model; {args.command} reads a model.",
+                         hint=f"Run workbench-cli {args.command} {model} (the model the project records).")
+
+
 def cmd_inspect(args) -> int:
+    _refuse_project(args)
     # a model preparation would not change is described straight from the file (no onnx import)
     report = None if args.units else api.quick_report(args.model)
     if report is None:
@@ -781,6 +800,7 @@ def cmd_render(args) -> int:
 
 
 def cmd_cost(args) -> int:
+    _refuse_project(args)
     model = api.open_model(args.model)
     plan = api.plan(model, _recipe_from_args(args))
     rep = api.plan_cost(model, plan, args.data, batch=args.batch)
