@@ -360,22 +360,27 @@ def cmd_compare(args) -> int:
     return 0
 
 
-def _refuse_replay_options(args) -> None:
-    """A replayed project brings its own recipe, data and sample count: ``quantize PROJECT.wbproj`` with one
-    of those options would silently write the project's job, so it is refused.
+def _refuse_replay_options(args, with_data: bool = True) -> None:
+    """A replayed project brings its own recipe (and, for ``quantize``, its data and sample count): one of
+    those options beside it would be silently ignored, so it is refused. ``with_data=False``: ``analyze`` /
+    ``report`` / ``sweep``, whose ``--data`` / ``--eval`` choose the rows measured.
 
     Raises
     ------
     ExportError
         Naming the first such option.
     """
-    given = [flag for flag, value in (("--preset", args.preset), ("--recipe", args.recipe), ("--exclude", args.exclude),
-                                      ("--data", args.data), ("--samples", args.samples)) if value]
+    options = [("--preset", args.preset), ("--recipe", args.recipe), ("--exclude", args.exclude)]
+    if with_data:
+        options += [("--data", args.data), ("--samples", args.samples)]
+    given = [flag for flag, value in options if value]
     if given:
-        raise ExportError(f"{args.model}: {given[0]} does not apply to a replayed project (it brings its own recipe, "
-                          "data and sample count).",
-                          hint="Drop it to replay the project as saved, or quantize the .onnx model with the options "
-                               "(--model NEW.onnx with --data applies the project's recipe to a new model).")
+        brings = "recipe, data and sample count" if with_data else "recipe"
+        retarget = " (--model NEW.onnx with --data applies the project's recipe to a new model)" if with_data else ""
+        raise ExportError(f"{args.model}: {given[0]} does not apply to a replayed project: a project brings its own "
+                          f"{brings}.",
+                          hint=f"Drop it to replay the project as saved, or {args.command} the .onnx model with it"
+                               f"{retarget}.")
 
 
 def _job_model(args, progress) -> tuple:
@@ -390,9 +395,7 @@ def _job_model(args, progress) -> tuple:
         A project with ``--recipe`` / ``--preset`` / ``--exclude`` (it brings its own recipe).
     """
     if str(args.model).endswith(".wbproj"):
-        if args.recipe or args.preset or args.exclude:
-            raise ExportError(f"{args.model}: a project brings its own recipe.",
-                              hint=f"Drop --recipe / --preset / --exclude, or {args.command} the .onnx model.")
+        _refuse_replay_options(args, with_data=False)
         model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
         eval_data = args.eval or args.data or api.load_project(args.model).data_spec(args.model,
                                                                                      allow_code=args.allow_code)
@@ -405,6 +408,14 @@ def _job_model(args, progress) -> tuple:
                           calibration=calibration, progress=progress,
                           latency_check=not args.no_latency_check and args.data is not None)
     return model, result, _data_arg(args, args.eval or args.data), chose
+
+
+def _note_latency_kept(kept: list, verb: str) -> None:
+    """The stderr note of ``analyze`` / ``sweep`` on the units the latency check keeps float (``kept``: those
+    issues); ``verb``: what ``--no-latency-check`` does instead ("measures", "sweeps")."""
+    print(f"note: {count(len(kept), 'unit or island', 'units or islands')} measured slower quantized "
+          f"{plural(len(kept), 'is', 'are')} float here, as `quantize` writes them (--no-latency-check {verb} "
+          "every unit the recipe quantizes)", file=sys.stderr)
 
 
 def cmd_analyze(args) -> int:
@@ -434,9 +445,7 @@ def cmd_analyze(args) -> int:
         print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
     if kept:
-        print(f"note: {count(len(kept), 'unit or island', 'units or islands')} measured slower quantized "
-              f"{plural(len(kept), 'is', 'are')} float here, as `quantize` writes them (--no-latency-check measures "
-              "every unit the recipe quantizes)", file=sys.stderr)
+        _note_latency_kept(kept, "measures")
     print(f"end to end ({e2e.samples} samples, as `evaluate` measures it): measured with {e2e.runtime}")
     for o in e2e.outputs:
         print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")
@@ -483,9 +492,7 @@ def cmd_sweep(args) -> int:
         print(chose, file=sys.stderr)
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
     if kept:
-        print(f"note: {count(len(kept), 'unit or island', 'units or islands')} measured slower quantized "
-              f"{plural(len(kept), 'is', 'are')} float here, as `quantize` writes them (--no-latency-check sweeps "
-              "every unit the recipe quantizes)", file=sys.stderr)
+        _note_latency_kept(kept, "sweeps")
     if not sweep.rows:
         print("note: no unit of the main graph to sweep (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)

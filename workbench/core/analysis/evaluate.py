@@ -383,13 +383,17 @@ def _keep(kept, feeds, rest, pairs, fout, qout, stacked) -> None:
         kept.setdefault("quant:" + q, []).append(b)
 
 
+class RaggedRowsError(DataError):
+    """Rows whose shapes differ beyond axis 0, which a metric over the whole set cannot take (:func:`concat_rows`)."""
+
+
 def concat_rows(name: str, parts: list[np.ndarray], hint: str | None = None) -> np.ndarray:
     """``parts`` (one array per batch) joined along axis 0, as a metric gets them (0-d parts stacked).
     ``hint``: what to do, when the caller's verb cannot run without a metric (autotune).
 
     Raises
     ------
-    DataError
+    RaggedRowsError
         The parts differ beyond axis 0 (rows of different lengths, e.g. variable-length sequences): a
         metric over the whole set cannot get them as one array. Names ``name`` and two shapes.
     """
@@ -398,7 +402,7 @@ def concat_rows(name: str, parts: list[np.ndarray], hint: str | None = None) -> 
     tails = {p.shape[1:] for p in parts}
     if len(tails) > 1:
         a, b = sorted(tails)[:2]
-        raise DataError(f"{name}: the rows have different shapes ([N, {', '.join(map(str, a))}] and "
+        raise RaggedRowsError(f"{name}: the rows have different shapes ([N, {', '.join(map(str, a))}] and "
                         f"[N, {', '.join(map(str, b))}]), so a task metric cannot get the whole set as one array.",
                         hint=hint or "Give rows of one shape (pad the sequences), or measure without a metric: "
                                      "the per-output SQNR and the per-unit figures take rows of any shape.")

@@ -13,7 +13,7 @@ from typing import Any
 import onnxruntime as ort
 
 from workbench import __version__
-from workbench.core.analysis.evaluate import EvalReport, evaluate
+from workbench.core.analysis.evaluate import EvalReport, RaggedRowsError, evaluate
 from workbench.core.analysis.sensitivity import Sensitivity, SweepResult, local_sensitivity
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
 from workbench.core.errors import DataError
@@ -172,9 +172,9 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
     try:
         evaluation = evaluate(model, result.proto, eval_data, samples=eval_samples, metric=chosen,
                               progress=_phase(progress, "Task metric"), cancel=cancel)
-    except DataError as exc:
-        if metric is not None or "rows have different shapes" not in exc.message:
-            raise  # the user's metric, or data the models cannot run
+    except RaggedRowsError as exc:
+        if metric is not None:
+            raise  # the user's metric
         evaluation = evaluate(model, result.proto, eval_data, samples=eval_samples,
                               progress=_phase(progress, "Model outputs"), cancel=cancel)
         evaluation.notes.append(f"default metric {chosen} not computed: {exc.message}")
