@@ -141,6 +141,26 @@ def test_07_int32_bias_overflow_raises_weight_scale(cases):
             assert np.max(np.abs(ref - run(res.proto, f, optimize=optimize)["Y"])) <= 1.01 * lsb
 
 
+@pytest.mark.parametrize("rule", [
+    Rule(op_type="Conv", weight=PartialSpec(dtype="float8e4m3fn"), activation=PartialSpec(dtype="float8e4m3fn")),
+    Rule(op_type="Conv", bias=PartialSpec(enabled=False)),
+], ids=["float8", "int8-float-bias"])
+def test_07_float_bias_fits_the_int32_bias_onnxruntime_makes(cases, rule):
+    """A bias we leave float is quantized by onnxruntime at load (BiasQuantization, scale
+    input_scale * weight_scale, no clipping): before the weight scale was raised for it, every
+    float8 output of case 07 was -0.067 instead of 5.0 / -4.5 under the default optimisations."""
+    recipe = Recipe(preset="fp8-e4m3" if "float8" in str(rule.weight) else "cpu-u8s8", rules=[rule])
+    model, plan, res, feeds, qp = _quantize(cases, "07_bias_int32_overflow", recipe)
+    assert [i.node for i in res.issues if "would overflow the int32 bias onnxruntime" in i.message] == ["conv_tiny_w"]
+    assert not [k for k in _inits(res.proto) if k.startswith("B_quantized")]  # the bias stays float in the file
+    for f in feeds:
+        ref = run(model.proto, f)["Y"]
+        plain = run(res.proto, f)["Y"]
+        fused = run(res.proto, f, optimize=True)["Y"]
+        assert _rel_err(ref, plain) < 0.05
+        np.testing.assert_allclose(fused, plain, atol=1e-3 * float(np.max(np.abs(ref))))
+
+
 def test_20_if_subgraph_matmuls(cases):
     model, plan, res, feeds, _ = _quantize(cases, "20_if_subgraph_matmul")
     assert {u.node for u in plan.units.values() if u.graph == "branch"} == {"then_mm", "else_mm"}

@@ -312,6 +312,8 @@ class QdqWriter:
         if by_role["bias"] and wq is not None:
             pre_b, wq = self._bias(node, unit, by_role["bias"][0], wq)
             pre += pre_b
+        elif wq is not None:
+            wq = self._fit_float_bias(node, wq)
         if wq is not None:
             wi = by_role["weight"][0]
             pre.append(self._dq_const(node, wi, self.const(wi.tensor), wq))
@@ -393,6 +395,32 @@ class QdqWriter:
         scale = np.broadcast_to(res.qparams.scale, res.q.shape).astype(np.float64)
         err = float(np.max(np.abs(b.reshape(-1).astype(np.float64) - res.q * scale), initial=0.0))
         return err if err > 0.5 * float(out.qp.scale) else None
+
+    def _fit_float_bias(self, node, wq: QParams) -> QParams:
+        """Weight qparams under which a float bias still fits int32 when onnxruntime quantizes it.
+
+        onnxruntime's ``BiasQuantization`` transformer (basic optimisation level) gives a Conv / Gemm
+        whose input and weight are DequantizeLinear outputs and whose bias is a float 1-D initializer
+        an int32 bias at ``input_scale * weight_scale``, by a cast that does not clip: with tiny weights
+        and an O(1) bias (case 07 under float8) every output became the int32 minimum. The weight scale
+        is raised as for a bias we quantize ourselves (:func:`quantize_bias`).
+        """
+        x = self.pairs.get(node.input[0]) if node.input else None
+        if (node.op_type not in ("Conv", "Gemm") or len(node.input) < 3 or node.input[2] not in self.consts
+                or x is None or np.size(x.qp.scale) != 1):
+            return wq
+        b = self.const(node.input[2])
+        if b.ndim != 1:
+            return wq
+        res = quantize_bias(b, x.qp.scale, wq, node.op_type, self.const(node.input[1]),
+                            int(attrs_of(node).get("group", 1)))
+        if res is None or not res.raised:
+            return wq
+        self.issues.append(PlanIssue(node.name, "warning", f"float bias {node.input[2]!r} would overflow the "
+                                     "int32 bias onnxruntime makes of it at load (scale input_scale * "
+                                     f"weight_scale): weight scale raised x{res.factor:.3g} on channels "
+                                     f"{res.raised[:16]} so it fits.", code=IssueCode.BIAS_OVERFLOW))
+        return res.weight_qparams
 
     def _bias(self, node, unit: NodeUnit, bi: UnitInput, wq: QParams):
         x_name = self.pairs.get(node.input[0])
