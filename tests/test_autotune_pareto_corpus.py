@@ -69,8 +69,7 @@ def test_digits_transformer_front_uses_int16_before_float(corpus, tmp_path, caps
     out = tmp_path / "curve.json"
     code = main(["autotune", str(folder / "model_opset17.onnx"), "--preset", "cpu-u8s8", "--data",
                  str(folder / "calib.npz"), "--samples", "32", "--eval", str(folder / "eval.npz"), "--eval-samples",
-                 # 48 trials: the walk spends 30 on the int16 level, where most units gain under 0.1 dB
-                 "32", "--metric", "sqnr", "--min-score", "45", "--max-trials", "48", "-o", str(tmp_path / "q.onnx"),
+                 "32", "--metric", "sqnr", "--min-score", "45", "-o", str(tmp_path / "q.onnx"),
                  "--curve-json", str(out)])
     text = capsys.readouterr().out
     assert code == 0 and "target met" in text
@@ -86,7 +85,14 @@ def test_digits_transformer_front_uses_int16_before_float(corpus, tmp_path, caps
     tried16 = {n for p in curve[:first_float] for n in p["levels"].get("int16", [])}
     assert len(tried16) == max(p["promoted"] for p in curve) == 36
     path = [p["metric"] for p in curve if p["accepted"]]
-    assert all(b >= a for a, b in zip(path, path[1:], strict=False)) and path[-1] >= 45 > path[0]
+    met = next(i for i, m in enumerate(path) if m >= 45)  # never worse while it promotes; then settling
+    assert all(b >= a for a, b in zip(path[:met + 1], path[1:met + 1], strict=False)) and path[0] < 45
+    assert min(path[met:]) >= 45
+    # int16 on every unit reaches 31.5 dB (eval row 28 leaves the calibrated range of /embed/Add: 50.7 dB
+    # into it, 26.9 out, at 8 or 16 bits), so float is needed;
+    # settling then returns units it does not need: the chosen recipe keeps int16 and 8-bit units
+    chosen = [p for p in curve if p["accepted"]][-1]
+    assert 0 < len(chosen["levels"].get("float", [])) < 36 and chosen["levels"].get("int16") and chosen["promoted"] < 36
     assert [p for p in curve if p["accepted"]][-1]["pareto"]  # the chosen recipe is on the front
     # the front table lists the points marked pareto, smallest model first, with the same numbers
     lines = text.splitlines()

@@ -40,13 +40,36 @@ def test_int16_is_tried_for_every_unit_before_float_and_the_last_group_is_trimme
     units = list("abcdefgh")
     measure, seen = _recorder(lambda lv: float(sum(1 if v == "int16" else 2 for v in lv.values())))
     w = walk(units, ("int16", "float"), measure, (0.0, 0.0), 12.0, 32)
-    first_float = next(i for i, lv in enumerate(seen) if "float" in lv.values())
-    assert seen[first_float - 1] == dict.fromkeys(units, "int16")  # int16 for every unit first
-    assert all(set(lv.values()) == {"int16"} for lv in seen[:first_float])
-    # int16 groups 1, 2, 4, 1; float groups 1, 2, 4 (15 >= 12), then bisection of the last group: 2 -> 13, 1 -> 12
-    assert [s.metric for s in w.steps] == [0, 1, 3, 7, 8, 9, 11, 15, 13, 12]
-    assert [s.metric for s in w.path] == [0, 1, 3, 7, 8, 9, 11, 12]  # the 15 and 13 were trimmed away
+    assert seen[0] == dict.fromkeys(units, "int16")  # int16 for every unit first: the level's ceiling, 8
+    # float groups 1, 2, 4 on top of it (15 >= 12), bisection of the last group: 2 -> 13, 1 -> 12; then,
+    # least sensitive first, each float unit back to int16 (d: measured already, as the float group a, b,
+    # c) and each int16 unit back to 8 bits: 11 each time, below the target
+    assert [s.metric for s in w.steps] == [0, 8, 9, 11, 15, 13, 12] + [11] * 7
+    assert [s.metric for s in w.path] == [0, 8, 9, 11, 12]  # the 15 and 13 were trimmed away
     assert w.final.levels == {**dict.fromkeys("abcd", "float"), **dict.fromkeys("efgh", "int16")}
+    assert [lv[u] for lv, u in zip(seen[-7:-4], "cba", strict=True)] == ["int16"] * 3
+    assert [sorted(lv) for lv in seen[-4:]] == [sorted(set(units) - {u}) for u in "hgfe"]
+
+
+def test_units_the_target_does_not_need_at_int16_go_back_to_8_bits():
+    """int16 helps a and b only (+1 each), float gives 3: the ceiling (2) is below the target 6, so
+    float comes on top of it; once a and b in float meet the target, the other six int16 units return
+    to the recipe in groups of 1, 2, 3 (the metric stays 6)."""
+    gain16 = {"a": 1.0, "b": 1.0}
+    measure, seen = _recorder(lambda lv: sum(3.0 if v == "float" else gain16.get(n, 0.0) for n, v in lv.items()))
+    w = walk(list("abcdefgh"), ("int16", "float"), measure, (0.0, 0.0), 6.0, 32)
+    assert [s.metric for s in w.path] == [0, 2, 4, 6, 6, 6, 6]
+    assert w.final.levels == {"a": "float", "b": "float"}
+    assert [sorted(set("abcdefgh") - set(lv)) for lv in seen[-3:]] == [["h"], ["f", "g", "h"], list("cdefgh")]
+
+
+def test_a_ceiling_on_target_is_cut_to_the_shortest_ranked_prefix():
+    """All four at int16 meet the target; bisection finds that the first two suffice (one does not),
+    and float is never tried."""
+    measure, seen = _recorder(lambda lv: float(len(lv)))
+    w = walk(list("abcd"), ("int16", "float"), measure, (0.0, 0.0), 2.0, 32)
+    assert seen == [dict.fromkeys("abcd", "int16"), dict.fromkeys("ab", "int16"), {"a": "int16"}]
+    assert w.final.levels == dict.fromkeys("ab", "int16") and [s.metric for s in w.path] == [0, 2]
 
 
 def test_ties_need_the_tie_break_and_the_budget_stops_the_walk():

@@ -9,7 +9,9 @@ Procedure (one calibration, then only quantize + evaluate runs, each reusing the
    does not say which rounding the task metric notices;
 3. walk the ladder of levels (``promote_to``, default int16 activations, then float) over that order,
    accepting a promotion only when the metric does not fall below the best point so far
-   (:mod:`workbench.core.tuning.walk`), so the accepted path never gets worse as it promotes;
+   (:mod:`workbench.core.tuning.walk`), so the accepted path never gets worse as it promotes (a
+   level below the last is first measured on every unit at once, and once the target holds the
+   promotions it does not need are undone while it still holds);
    a SmoothQuant recipe is re-smoothed per trial from ranges measured once, units in float unsmoothed
    (:mod:`workbench.core.tuning.smoothing`);
 4. return the recipe edit (overrides, exclusions), the metric before/after, and every measured point
@@ -298,7 +300,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
 
     ``promote_to`` is the ladder of levels each unit may climb, cheapest first (``"int16,float"``:
     int16 activations are tried before float; see :mod:`workbench.core.tuning.walk`, which also
-    says why the metric of the accepted points never decreases). ``max_trials`` bounds the quantize +
+    says why the metric of the accepted points never decreases while it promotes). ``max_trials`` bounds the quantize +
     evaluate runs of the walk. ``bias_correction`` is passed to every
     :func:`workbench.core.pipeline.quantize.quantize` run. ``rank`` is "local" (order of local SQNR
     over ``rank_samples`` eval rows, default ``eval_samples`` or 32) or "e2e" (see the module
