@@ -170,8 +170,8 @@ def load_metric(spec: str | Path, *, allow_code: bool = False) -> MetricFn:
     Parameters
     ----------
     spec : str or Path
-        ``"top1"``, ``"cosine"``, ``"output_sqnr"``, or the path of a ``.py`` file that defines
-        ``metric(outputs, batch) -> float``.
+        ``"top1"``, ``"cosine"``, ``"output_sqnr"`` (``"sqnr"`` is the same), or the path of a ``.py``
+        file that defines ``metric(outputs, batch) -> float``.
     allow_code : bool
         Must be True to load a file: loading executes the file's code.
 
@@ -183,6 +183,8 @@ def load_metric(spec: str | Path, *, allow_code: bool = False) -> MetricFn:
     """
     if isinstance(spec, str) and spec in METRICS:
         return METRICS[spec]
+    if spec == "sqnr":  # autotune's spelling; every verb takes both
+        return METRICS["output_sqnr"]
     path = Path(spec)
     if path.suffix != ".py":
         raise DataError(f"Unknown metric {str(spec)!r}.",

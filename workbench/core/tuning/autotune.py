@@ -66,7 +66,7 @@ def load_score(metric: str, *, allow_code: bool = False) -> Score:
     DataError
         Unknown metric, missing file, or a file without ``allow_code``.
     """
-    fn = load_metric("output_sqnr" if metric == "sqnr" else metric, allow_code=allow_code)
+    fn = load_metric(metric, allow_code=allow_code)
 
     def score(q: dict, f: dict, labels: dict) -> float:
         batch = dict(labels)
