@@ -40,3 +40,23 @@ def test_progress_shows_an_eta_only_once_there_is_one():
     assert lines[0].startswith("[") and lines[0].endswith("] 0/4 Calibrating (0s)")  # elapsed, no "ETA 0s"
     assert lines[-1].endswith("] 4/4 Calibrating (0s)")
     assert "ETA" not in out.getvalue()
+
+
+def test_a_model_whose_units_all_stay_float_is_counted_alike_by_quantize_inspect_and_cost(corpus, tmp_path, capsys):
+    """silero_vad.onnx keeps its 12 Convs inside If branches, where quantize keeps them float (only
+    their weight would be quantized). quantize said '0 of 0 node units', inspect --units listed 12
+    without saying so and cost claimed BOPs / 16 and 0.18 MB of weights."""
+    folder = corpus / "silero_vad"
+    model = str(folder / "silero_vad.onnx")
+    assert main(["quantize", model, "--data", str(folder / "calib.npz"), "--samples", "4", "--no-latency-check",
+                 "--no-auto", "-o", str(tmp_path / "q.onnx")]) == 0
+    out = capsys.readouterr()
+    assert "(0 of 12 node units quantized" in out.out
+    assert "no node unit is quantized: all 12 were kept float" in out.err
+    assert main(["inspect", model, "--units"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("units:"))
+    assert line.endswith("Conv 12 (12 of them kept float by quantize's default guards: 12 weight-only)")
+    assert main(["cost", model, "--data", str(folder / "calib.npz")]) == 0
+    out = capsys.readouterr().out
+    assert "recipe cpu-u8s8: BOPs / 1.0, weight memory 0.710 MB -> 0.710 MB" in out
+    assert "note: 12 units of the recipe counted float, as `quantize` keeps them by default (12 weight-dq-only" in out

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from workbench import __version__
@@ -809,7 +810,7 @@ def cmd_render(args) -> int:
 def cmd_cost(args) -> int:
     _refuse_project(args)
     model = api.open_model(args.model)
-    plan = api.plan(model, _recipe_from_args(args))
+    plan = api.plan(model, _recipe_from_args(args), guard=True)  # the units quantize keeps float count as float
     rep = api.plan_cost(model, plan, args.data, batch=args.batch)
     if args.json:
         print(json.dumps({"recipe": plan.recipe.preset, **rep.to_json()}, indent=2))
@@ -829,6 +830,10 @@ def cmd_cost(args) -> int:
           f"({f'at the shapes of {args.data}' if args.data else f'batch {args.batch}'})")
     for note in rep.notes:
         print(f"note: {note}")
+    guarded = Counter(i.code.value for i in plan.issues if i.code in (IssueCode.FLOAT_ISLAND, IssueCode.WEIGHT_DQ_ONLY))
+    if guarded:
+        print(f"note: {count(sum(guarded.values()), 'unit')} of the recipe counted float, as `quantize` keeps "
+              f"them by default ({', '.join(f'{n} {code}' for code, n in guarded.items())}; `quantize` says why)")
     mx_rows = [r for r in rep.rows if r.node in plan.units and not plan.units[r.node].excluded
                and plan.units[r.node].config.weight is not None
                and plan.units[r.node].config.weight.dtype.startswith("mx")]

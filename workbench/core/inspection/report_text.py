@@ -28,8 +28,11 @@ def format_report(report: dict) -> str:
     ]
     u = report.get("units")
     if u:
+        kept = u.get("kept_float") or {}
         lines.append(f"units:       {u['count']} quantizable node units with {u['preset']}: "
-                     + ", ".join(f"{op} {n}" for op, n in u["by_op"].items()))
+                     + ", ".join(f"{op} {n}" for op, n in u["by_op"].items())
+                     + (f" ({sum(kept.values())} of them kept float by quantize's default guards: "
+                        + ", ".join(f"{n} {k}" for k, n in kept.items()) + ")" if kept else ""))
         lines.extend(f"  {name}" for name in u.get("nodes", []))  # the names recipes and overrides use
     q = report["quantized"]
     if q["nodes"]:

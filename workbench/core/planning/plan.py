@@ -549,6 +549,11 @@ class _Builder:
             for sub in subgraphs(node):
                 self._subgraph(node, sub)
             rn = resolve_node(self.recipe, node.name, node.op_type)
+            if rn.excluded and node.op_type in U.WEIGHT_OPS and node.op_type in self.recipe.quantized_op_types():
+                # counted as the main graph's excluded units are: '0 of 12 quantized', not '0 of 0'
+                self.units[node.name] = NodeUnit(node.name, node.op_type, [node.name], [], [], None, None,
+                                                 rn.config, True, graph=parent.name)
+                continue
             if rn.excluded or (rn.config.weight is None and rn.config.activation is None):
                 continue
             unit = self._weight_unit(node, rn.config, parent.name, ix) if node.op_type in U.WEIGHT_OPS else None
