@@ -131,3 +131,14 @@ def test_the_last_level_tries_a_refused_unit_again_once_others_moved():
     w = walk(["c", "a", "b"], ("float",), measure, (0.5, 0.0), 0.95, 32)
     assert seen == [{"c": "float"}, {"a": "float"}, dict.fromkeys("ab", "float"), dict.fromkeys("abc", "float")]
     assert [s.metric for s in w.path] == [0.5, 0.6, 0.7, 1.0] and w.final.metric >= 0.95
+
+
+def test_a_ceiling_no_better_than_the_recipe_is_walked_unit_by_unit():
+    """int16 on c costs 0.3, on a it gains 0.2: all at int16 (0.4) is worse than the recipe (0.5), yet a
+    alone at int16 meets the target 0.7 -- as on ppocrv4_rec's recipe (0.92 all at int16 against 0.93,
+    0.94 with one unit at int16), where float must not be the first answer."""
+    gain = {"a": 0.2, "c": -0.3}
+    measure, seen = _recorder(lambda lv: round(0.5 + sum(gain.get(n, 0.0) for n in lv), 6))
+    w = walk(list("acbd"), ("int16", "float"), measure, (0.5, 0.0), 0.7, 32)
+    assert seen == [dict.fromkeys("acbd", "int16"), {"a": "int16"}]
+    assert [s.metric for s in w.steps] == [0.5, 0.4, 0.7] and w.final.levels == {"a": "int16"}

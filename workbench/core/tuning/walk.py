@@ -109,7 +109,33 @@ def walk(ranked: list[str], ladder: tuple[str, ...], measure: Callable[[Levels],
         w.steps.append(Step(levels, m[0], False, note, m[1]))
         return m
 
-    last = ladder[-1]
+    def promote_pass(level: str, again: bool) -> bool:
+        """Promote the units below ``level`` in ranking order, in doubling / halving groups; with
+        ``again``, new passes while a pass promotes. False when the budget ran out."""
+        nonlocal current, best
+        moved = True
+        while moved and best[0] < min_score:
+            moved = False
+            queue = [n for n in ranked if order.get(current.get(n, ""), -1) < order[level]]
+            step = 1
+            while queue and best[0] < min_score:
+                if trials >= max_trials:
+                    w.budget_spent = True
+                    return False
+                group = queue[:step]
+                before, m_before = current, best
+                m = trial({**current, **dict.fromkeys(group, level)}, f"{count(len(group), 'unit')} to {level}")
+                if m is not None and _better(m, best):
+                    w.steps[-1].accepted = True
+                    current, best, queue, step = w.steps[-1].levels, m, queue[step:], step * 2
+                    moved = again
+                    if best[0] >= min_score and len(group) > 1:
+                        _trim(w, before, m_before, group, level, min_score, trial, max_trials - trials)
+                else:
+                    queue = queue[1:] if step == 1 else queue
+                    step = max(1, step // 2)
+        return True
+
     lifted: list[str] = []  # levels whose ceiling is on the path
     lifted_to: Levels = {}  # each unit a ceiling on the path promoted, and to which level
     for level in ladder[:-1]:
@@ -121,39 +147,23 @@ def walk(ranked: list[str], ladder: tuple[str, ...], measure: Callable[[Levels],
             return w
         before, m_before = current, best
         m = trial({**current, **dict.fromkeys(queue, level)}, f"ceiling: {count(len(queue), 'unit')} to {level}")
-        if m is not None and _better(m, best):
-            w.steps[-1].accepted = True
-            current, best = w.steps[-1].levels, m
-            if best[0] >= min_score:
-                if len(queue) > 1:
-                    _trim(w, before, m_before, queue, level, min_score, trial, max_trials - trials)
+        if m is None or not _better(m, best):  # some units may still gain alone
+            if not promote_pass(level, again=False):
                 return w
-            lifted.append(level)
-            lifted_to.update(dict.fromkeys(queue, level))
-    moved = True
-    while moved and best[0] < min_score:  # a pass over the units below the last level, again while it promotes
-        moved = False
-        queue = [n for n in ranked if current.get(n) != last]
-        step = 1
-        while queue and best[0] < min_score:
-            if trials >= max_trials:
-                w.budget_spent = True
-                return w
-            group = queue[:step]
-            before, m_before = current, best
-            m = trial({**current, **dict.fromkeys(group, last)}, f"{count(len(group), 'unit')} to {last}")
-            if m is not None and _better(m, best):
-                w.steps[-1].accepted = True
-                current, best, queue, step = w.steps[-1].levels, m, queue[step:], step * 2
-                moved = True
-                if best[0] >= min_score and len(group) > 1:
-                    _trim(w, before, m_before, group, last, min_score, trial, max_trials - trials)
-            else:
-                queue = queue[1:] if step == 1 else queue
-                step = max(1, step // 2)
+            continue
+        w.steps[-1].accepted = True
+        current, best = w.steps[-1].levels, m
+        if best[0] >= min_score:
+            if len(queue) > 1:
+                _trim(w, before, m_before, queue, level, min_score, trial, max_trials - trials)
+            return w
+        lifted.append(level)
+        lifted_to.update(dict.fromkeys(queue, level))
+    if best[0] < min_score and not promote_pass(ladder[-1], again=True):
+        return w
     if best[0] >= min_score and lifted:
         least_first = list(reversed(ranked))
-        lower = [(n, lifted_to.get(n)) for n in least_first if w.final.levels.get(n) == last]
+        lower = [(n, lifted_to.get(n)) for n in least_first if w.final.levels.get(n) == ladder[-1]]
         _settle(w, lower, min_score, trial, max_trials - trials)
         _settle(w, [(n, None) for n in least_first if w.final.levels.get(n) in lifted], min_score, trial,
                 max_trials - trials)
