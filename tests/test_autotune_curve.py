@@ -132,7 +132,12 @@ def test_cli_recipe_out_replaces_the_printed_recipe(tmp_path, capsys):
 
     saved = out_recipe.read_text()
     assert Recipe.from_json(saved) == api.make_recipe("cpu-u8s8")  # min score 0: nothing promoted
-    assert saved.strip() not in text  # the recipe JSON goes to the file only
+    assert saved.strip() not in text and "tuned recipe (" not in text  # the recipe JSON goes to the file only
+    assert main(["autotune", MODEL, "--data", CALIB, "--samples", "16", "--eval", EVAL, "--eval-samples", "8",
+                 "--metric", "sqnr", "--min-score", "0", "-o", str(tmp_path / "q.onnx")]) == 0
+    text = capsys.readouterr().out
+    head = "tuned recipe (--recipe-out FILE writes it to a file; quantize --recipe FILE replays it):\n"
+    assert Recipe.from_json(text.split(head)[1]) == api.make_recipe("cpu-u8s8")  # labelled, then the JSON alone
 
 
 def test_metric_never_prints_negative_zero():

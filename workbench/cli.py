@@ -598,6 +598,7 @@ def cmd_autotune(args) -> int:
         api.atomic_write_bytes(Path(args.recipe_out), res.recipe.to_json().encode())
         print(f"wrote the tuned recipe to {args.recipe_out}")
     else:
+        print("tuned recipe (--recipe-out FILE writes it to a file; quantize --recipe FILE replays it):")
         print(res.recipe.to_json())
     return 0 if res.met else 1
 
