@@ -111,14 +111,15 @@ def test_case24_fixed_batch_of_two_is_analysed_whole(cases):
 
 
 def test_case05_non_finite_rows_are_left_out_of_the_unit_figures(cases):
-    """Calibration rows 2 and 4 hold NaN / Inf: the unit's SQNR is over the values finite in both models
-    (it was NaN, and the local figure then raised 'math domain error' in the CLI), and the recipe
-    choice's held-out scores are finite too (they were -200 dB for every variant)."""
+    """Calibration rows 2 and 4 hold NaN / Inf: the unit's SQNR is over the other rows (it was NaN, and
+    the local figure then raised 'math domain error' in the CLI; then 19 dB over the values finite in
+    both models, while the finite rows measure 40.7 dB), and the recipe choice's held-out scores are
+    finite too (they were -200 dB for every variant)."""
     model = api.open_model(cases / "05_nan_inf_calibration.onnx")
     data = str(cases / "05_nan_inf_calibration.npz")
     res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
     rows = api.analyze(model, res, data)
-    feeds = _feeds(data)
+    feeds = [f for i, f in enumerate(_feeds(data)) if i not in (2, 4)]  # the rows with finite inputs
     assert [r.node for r in rows] == ["conv"]
     assert rows[0].sqnr_db == pytest.approx(_sqnr_db(_run(model.proto, feeds), _unfused(res.proto, feeds)), abs=1e-6)
     (local,) = api.local_sensitivity(res.plan, rows, graph=model.proto.graph)
@@ -208,3 +209,42 @@ def test_case20_qonnx_conversion_keeps_pairs_read_inside_if_bodies(cases):
     feeds = [{k: np.asarray(v) for k, v in f.items()} for f in _feeds(data)]  # cond: a 0-d bool per row
     for a, b in zip(_run(res.proto, feeds), _run(back, feeds), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_case05_every_figure_leaves_out_the_rows_with_nan_or_inf_inputs(cases, tmp_path, capsys):
+    """Rows 2 (one NaN pixel) and 4 (one +Inf pixel) give the float model outputs that cannot be
+    compared: evaluate printed 19.01 dB and 'metric cosine: float nan quantized nan', sweep NaN
+    everywhere with a numpy RuntimeWarning, compare 'nan dB'. Each now measures exactly what the four
+    finite rows alone give, and says which rows it left out."""
+    from workbench.cli import main
+
+    data = str(cases / "05_nan_inf_calibration.npz")
+    finite = tmp_path / "finite.npz"
+    with np.load(data) as z:
+        np.savez(finite, **{k: z[k][[0, 1, 3, 5]] for k in z.files})
+    model = api.open_model(cases / "05_nan_inf_calibration.onnx")
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(finite))
+    q = tmp_path / "q.onnx"
+    api.export(res, q)
+    feeds = _feeds(finite)
+    want = _sqnr_db(_run(model.proto, feeds), _run(res.proto, feeds))
+    assert 35 < want < 50  # 40.71 dB here
+    for metric in ("cosine", "sqnr"):
+        rep = api.evaluate(model, q, data, metric=metric)
+        assert rep.samples == 4 and rep.outputs[0].sqnr_db == pytest.approx(want, abs=1e-6)
+        assert rep.float_metric == (1.0 if metric == "cosine" else float("inf"))
+        assert rep.quant_metric == pytest.approx(0.99996, abs=1e-5) if metric == "cosine" else \
+            rep.quant_metric == pytest.approx(want, abs=1e-6)
+        assert any("2 samples left out of the figures (2, 4): NaN/Inf in input 'X'" in n for n in rep.notes)
+    (row,) = api.analyze(model, res, data)
+    assert row.sqnr_db == pytest.approx(_sqnr_db(_run(model.proto, feeds), _unfused(res.proto, feeds)), abs=1e-6)
+    sweep = api.sensitivity_sweep(model, res, data, samples=None)
+    assert sweep.samples == 4 and sweep.all_quant_db == pytest.approx(row.sqnr_db, abs=1e-4)
+    assert main(["compare", str(cases / "05_nan_inf_calibration.onnx"), str(q), "--data", data]) == 0
+    out = capsys.readouterr()
+    assert f"{want:.2f} dB  Y" in out.out and "nan" not in out.out
+    assert "warning: " in out.err and "2 samples left out of the figures (2, 4)" in out.err
+    from workbench.core.tuning.autotune import make_eval_set
+
+    ev = make_eval_set(model, data)  # autotune's eval set
+    assert len(ev.feeds) == 4 and all(np.isfinite(v).all() for f in ev.feeds for v in f.values())

@@ -37,3 +37,22 @@ def test_report_refuses_curve_naming_missing_node(corpus, tmp_path, capsys):
                  "--curve-json", str(curve), "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert f"{curve}: names node '/fc9/Gemm'" in err and not out.exists()
+
+
+def test_report_refuses_sweep_of_another_recipe(corpus, tmp_path, capsys):
+    """sweep --json records the recipe it measured; a table of a16w8 was embedded under a cpu-u8s8
+    report without a word."""
+    cnn = corpus / "digits_cnn"
+    common = [str(cnn / "model_opset17.onnx"), "--data", str(cnn / "calib.npz"), "--samples", "8"]
+    a16, same = tmp_path / "a16w8.json", tmp_path / "same.json"
+    assert main(["sweep", *common, "--preset", "a16w8", "--no-auto", "--json", str(a16)]) == 0
+    assert main(["sweep", *common, "--json", str(same)]) == 0
+    assert json.loads(a16.read_text())["recipe"] != json.loads(same.read_text())["recipe"]
+    capsys.readouterr()
+    out = tmp_path / "r.html"
+    assert main(["report", *common, "--eval-samples", "4", "--sweep-json", str(a16), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {a16}: the sweep measured another recipe (preset a16w8) than this report's (preset cpu-u8s8" in err
+    assert not out.exists()
+    assert main(["report", *common, "--eval-samples", "4", "--sweep-json", str(same), "-o", str(out)]) == 0
+    assert out.exists()

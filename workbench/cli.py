@@ -419,6 +419,25 @@ def _note_latency_kept(kept: list, verb: str) -> None:
           "every unit the recipe quantizes)", file=sys.stderr)
 
 
+def _note_unmeasured(plan, rows, kept) -> None:
+    """Say why ``analyze``'s per-unit table is empty or lacks units (dynamic / weight-only recipes,
+    units inside If / Loop bodies, units all float)."""
+    branch = [u.node for u in plan.units.values() if u.graph and not u.excluded]
+    main_units = [u for u in plan.units.values() if not u.graph]
+    if not rows and plan.mode != "static":
+        print(f"note: no per-unit figures: the recipe is {str(plan.mode).replace('_', '-')} (activations are not calibrated, so no "
+              "unit has a quantized output to read); the end-to-end figure measures it", file=sys.stderr)
+    elif not rows and main_units and all(u.excluded for u in main_units) and not kept and not branch:
+        print("note: no unit to measure: every unit is float (the recipe, its exclusions or a guard keep them so)",
+              file=sys.stderr)
+    elif branch:
+        print(f"note: {count(len(branch), 'unit')} inside If/Loop bodies not measured per unit ({_names(branch)}); "
+              "the end-to-end figure includes them", file=sys.stderr)
+    elif not rows and not kept:
+        print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
+              "`workbench-cli inspect` shows where they are)", file=sys.stderr)
+
+
 def cmd_analyze(args) -> int:
     progress = TerminalProgress()
     try:
@@ -438,13 +457,7 @@ def cmd_analyze(args) -> int:
     if chose:
         print(chose, file=sys.stderr)
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
-    main_units = [u for u in result.plan.units.values() if not u.graph]
-    if not rows and main_units and all(u.excluded for u in main_units) and not kept:
-        print("note: no unit to measure: every unit is float (the recipe, its exclusions or a guard keep them so)",
-              file=sys.stderr)
-    elif not rows and not kept:
-        print("note: no unit of the main graph to measure (units inside If/Loop bodies are not measured; "
-              "`workbench-cli inspect` shows where they are)", file=sys.stderr)
+    _note_unmeasured(result.plan, rows, kept)
     if kept:
         _note_latency_kept(kept, "measures")
     print(f"end to end ({e2e.samples} samples, as `evaluate` measures it): measured with {e2e.runtime}")
@@ -487,14 +500,19 @@ def cmd_sweep(args) -> int:
                                       top=args.top_units, executor=executor, progress=progress)
     finally:
         progress.close()
-    if args.json:
+    if args.json:  # with the recipe it measured: report --sweep-json refuses a table of another one
+        sweep.recipe = result.recipe.to_json() if result.recipe is not None else None
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(sweep.to_json(), indent=2) + "\n").encode())
     if chose:
         print(chose, file=sys.stderr)
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
     if kept:
         _note_latency_kept(kept, "sweeps")
-    if not sweep.rows:
+    branch = [u.node for u in result.plan.units.values() if u.graph and not u.excluded]
+    if branch:
+        print(f"note: {count(len(branch), 'unit')} inside If/Loop bodies not swept ({_names(branch)}); "
+              "the quantized model's figure includes them", file=sys.stderr)
+    elif not sweep.rows:
         print("note: no unit of the main graph to sweep (units inside If/Loop bodies are not measured; "
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
     units = sum(not u.excluded for u in result.plan.units.values())
@@ -1125,14 +1143,48 @@ def _quiet_blas() -> None:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
+class _CliLogFormat(logging.Formatter):
+    """Log records as the CLI's own lines: 'warning: ...', 'info: ...'."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname.lower()}: {record.getMessage()}"
+
+
+class _Once(logging.Filter):
+    """Each text once per command (the recipe choice's calibration pass and the quantize after it
+    warn about the same NaN rows)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[tuple[int, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.levelno, record.getMessage())
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+
+def _log_handler(level: int) -> logging.Handler:
+    """A handler on the root logger writing to this command's stderr; remove it when the command ends."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_CliLogFormat())
+    handler.addFilter(_Once())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level)
+    return handler
+
+
 def main(argv: list[str] | None = None) -> int:
     _quiet_blas()
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2  # a command is needed: scripts see the failure
+    handler = _log_handler(logging.INFO if args.verbose else logging.WARNING)
     try:
         _preflight_outputs(args)
         if getattr(args, "executor", None):
@@ -1144,6 +1196,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted.", file=sys.stderr)
         return 130
+    finally:
+        logging.getLogger().removeHandler(handler)
 
 
 if __name__ == "__main__":

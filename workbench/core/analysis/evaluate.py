@@ -19,6 +19,7 @@ import onnx
 import onnxruntime as ort
 
 from workbench.core.analysis.metrics import REF_PREFIX, MetricFn, load_metric
+from workbench.core.data.finite import FiniteRows, finite_rows
 from workbench.core.data.loader import DataSource, open_data
 from workbench.core.errors import Cancelled, DataError, ModelError
 from workbench.core.io.external import has_lazy
@@ -215,17 +216,18 @@ def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> 
                          hint="Check that the model is valid (onnx.checker) and its ops are supported.") from None
 
 
-def _open_source(data: Any, float_model: ModelLike):
-    """A DataSource for ``data`` validated against the float model's inputs."""
+def _open_source(data: Any, float_model: ModelLike) -> FiniteRows:
+    """A DataSource for ``data`` validated against the float model's inputs, without the samples
+    whose inputs hold NaN / Inf (:mod:`workbench.core.data.finite`)."""
     if isinstance(data, DataSource):
-        return data
+        return finite_rows(data)
     if isinstance(float_model, PreparedModel):
         prepared = float_model
     elif isinstance(float_model, onnx.ModelProto):
         prepared = prepare_proto(float_model)
     else:
         prepared = load_model(float_model)
-    return open_data(data, prepared)
+    return finite_rows(open_data(data, prepared))
 
 
 def _is_qonnx(proto) -> bool:
@@ -357,7 +359,8 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
         del fout, qout  # before the next batch runs (with a metric, _keep holds what it needs)
         done += len(idx)
         progress(done, max(total, done), f"Evaluating: {done}/{max(total, done)} samples")
-    report = EvalReport([a.result() for a in accs], done, notes=model_notes + list(source.notes),
+    left_out = [source.note()] if source.note() else []
+    report = EvalReport([a.result() for a in accs], done, notes=model_notes + list(source.notes) + left_out,
                         runtime=session_runtime(qsess),
                         optimization_level=_optimization_level(qsess))
     if metric_fn is not None and done:

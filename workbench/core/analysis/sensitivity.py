@@ -35,6 +35,7 @@ from workbench.core.analysis.sweep_tasks import (
     run_fragments,
     run_suffix,
 )
+from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import RecipeError
 from workbench.core.graph.op_families import PASS_THROUGH_OPS
@@ -186,29 +187,34 @@ FIGURES = ("only_quant_db", "only_float_db", "local_db", "gain_db")
 
 @dataclass
 class SweepResult:
-    """Outcome of :func:`sensitivity_sweep`: ``rows`` worst first (lowest ``only_quant_db``)."""
+    """Outcome of :func:`sensitivity_sweep`: ``rows`` worst first (lowest ``only_quant_db``);
+    ``recipe``: the JSON of the recipe the sweep measured, when the caller records it (the CLI's
+    ``sweep --json`` does, so ``report --sweep-json`` can refuse a table of another recipe)."""
 
     rows: list[UnitSensitivity]
     all_quant_db: float
     samples: int
     tasks: int
+    recipe: str | None = None
 
     def suggestion(self, min_gain_db: float = 0.5, max_fraction: float = 0.1) -> list[str]:
         """Units to keep in float: those whose exclusion raises the end-to-end SQNR by at least
         ``min_gain_db``, best gain first, at most ``max_fraction`` of the units (at least one)."""
-        good = sorted((r for r in self.rows if r.gain_db >= min_gain_db and math.isfinite(r.gain_db)),
+        good = sorted((r for r in self.rows if r.gain_db >= min_gain_db and not math.isnan(r.gain_db)),
                       key=lambda r: (-r.gain_db, r.node))
         cap = max(1, int(max_fraction * len(self.rows)))
         return [r.node for r in good[:cap]]
 
     def to_json(self) -> dict:
-        return {"rows": [r.to_json() for r in self.rows], "all_quant_db": _json_num(self.all_quant_db),
-                "samples": self.samples, "tasks": self.tasks}
+        doc = {"rows": [r.to_json() for r in self.rows], "all_quant_db": _json_num(self.all_quant_db),
+               "samples": self.samples, "tasks": self.tasks}
+        return doc | ({"recipe": self.recipe} if self.recipe is not None else {})
 
     @classmethod
     def from_json(cls, d: dict) -> SweepResult:
+        recipe = d.get("recipe")
         return cls([UnitSensitivity.from_json(r) for r in d.get("rows", [])], float(d.get("all_quant_db", "nan")),
-                   int(d.get("samples", 0)), int(d.get("tasks", 0)))
+                   int(d.get("samples", 0)), int(d.get("tasks", 0)), recipe if isinstance(recipe, str) else None)
 
 
 def _json_num(v: float):
@@ -401,11 +407,13 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
                           f"{result.recipe.preset if result.recipe else ''!r} is {result.plan.mode}.",
                           hint="Pick a static preset (e.g. cpu-u8s8) to sweep, then switch back.")
     fp, qp = _same_opset(model.proto, result.proto)
-    source = open_data_source(data, model)
+    source = finite_rows(open_data_source(data, model))  # samples with NaN / Inf inputs are left out
     n = source.num_samples()
     n = min(n, samples) if (n is not None and samples) else (samples or n)
     bs = batch_size if source.can_batch else 1
     feeds = list(source.batches(bs, limit=n))
+    if source.note():
+        log.warning("%s", source.note())
     units = sweepable_units(result.plan, fp)
     # one session of the executor for the three rounds (fragments, caches, suffixes): local
     # processes or a private Ray instance start once
@@ -420,13 +428,22 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     for u in units:
         f = figures[u.node]
         oq, of = f.get("quant", math.nan), f.get("float", math.nan)
-        rows.append(UnitSensitivity(u.node, u.op_type, oq, of, local.get(u.node, math.nan), of - all_quant_db
-                                    if math.isfinite(of) and math.isfinite(all_quant_db) else math.nan))
+        rows.append(UnitSensitivity(u.node, u.op_type, oq, of, local.get(u.node, math.nan), _gain(of, all_quant_db)))
     rows.sort(key=lambda r: (math.isnan(r.only_quant_db), r.only_quant_db if not math.isnan(r.only_quant_db)
                              else r.local_db, r.node))
     # a batched source's feeds hold rows along axis 0; a stacked one's (one sample per feed) may be 0-d
     seen = sum(len(next(iter(f.values()))) for f in feeds) if source.can_batch else len(feeds)
     return SweepResult(rows, all_quant_db, seen, done)
+
+
+def _gain(only_float_db: float, all_quant_db: float) -> float:
+    """dB the output gains when the unit alone is float: +inf when that makes it exact (the unit was
+    the only noise), NaN when either figure is not a number."""
+    if math.isfinite(all_quant_db) and only_float_db == math.inf:
+        return math.inf
+    if math.isfinite(only_float_db) and math.isfinite(all_quant_db):
+        return only_float_db - all_quant_db
+    return math.nan
 
 
 def _sweep(result, fp, qp, feeds, units, top, executor, spill, progress, cancel):

@@ -61,6 +61,10 @@ class DataSource:
         """Yield validated single-sample feeds, at most ``limit`` of them (no row past the last is read)."""
         yield from itertools.islice(self._iter_samples(), limit)
 
+    def numbered_samples(self, limit: int | None = None) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+        """``(sample index, feed)`` of :meth:`samples`; a view that leaves samples out keeps their indices."""
+        yield from enumerate(self.samples(limit))
+
     def describe(self) -> str:
         """One line for a status bar or log: kind, where, how many samples."""
         n = self.num_samples()
@@ -88,7 +92,7 @@ class DataSource:
         size = batch_size if self.can_batch else 1
         group: list[dict[str, np.ndarray]] = []
         idx: list[int] = []
-        for i, feed in enumerate(self.samples(limit)):
+        for i, feed in self.numbered_samples(limit):
             if group and (len(group) >= size or i == break_at or not _same_tail(group[0], feed)):
                 yield idx, _concat(group)
                 group, idx = [], []

@@ -14,12 +14,14 @@ tensor would stop some fusions anyway; fused integer kernels can differ from it 
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 
 import numpy as np
 import onnx
 
+from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import open_data_source, sample_batches
 from workbench.core.errors import ModelError
 from workbench.core.inspection.correspond import check_models_correspond
@@ -29,6 +31,8 @@ from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 from workbench.core.model.load import PreparedModel
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.runtime.session import add_outputs, make_session
+
+log = logging.getLogger(__name__)
 
 
 def _dequantizer(tap: str, dtype: str, params: dict[str, QuantTensor]):
@@ -84,7 +88,7 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
     sig = dict.fromkeys(f_names, 0.0)
     err = dict.fromkeys(f_names, 0.0)
     bad: set[str] = set()
-    source = open_data_source(data, float_model)
+    source = finite_rows(open_data_source(data, float_model))  # samples with NaN / Inf inputs are left out
     n = source.num_samples()
     total = min(n, samples) if (n and samples) else (samples or n or 0)
     done = 0
@@ -105,6 +109,8 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
         first = next(iter(batch.values()))
         done += len(first) if source.can_batch and np.ndim(first) else 1  # a stacked row may be a scalar
         progress(done, total, "Comparing float and quantized")
+    if source.note():
+        log.warning("%s", source.note())
     diff.sqnr = {f: _db(sig[f], err[f]) for f in f_names if f not in bad}
     return diff.sqnr
 

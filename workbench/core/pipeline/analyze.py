@@ -11,6 +11,7 @@ import onnx
 from workbench.core.analysis.evaluate import EvalReport, evaluate
 from workbench.core.analysis.executors import Executor, InlineExecutor
 from workbench.core.analysis.unit_error import accumulate, add_sums, unit_outputs, unit_rows, unit_segments
+from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data, open_data_source, sample_batches
 from workbench.core.data.rows import RowRange, split_rows
 from workbench.core.errors import DataError
@@ -52,7 +53,7 @@ def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples:
     -------
     list of :class:`workbench.core.analysis.unit_error.UnitError`
     """
-    source = open_data_source(data, model)
+    source = finite_rows(open_data_source(data, model))  # samples with NaN / Inf inputs are left out
     model = result.float_model or model
     if executor is not None and not isinstance(executor, InlineExecutor):
         return _sharded(model, result, source, samples, executor, shards or 4, progress, cancel)
@@ -87,7 +88,7 @@ def analyze_shard(task: AnalysisShard) -> dict:
     """Run in a worker: the error sums of one shard (:func:`workbench.core.analysis.unit_error.accumulate`)."""
     fp = onnx.load_from_string(task.float_model)
     model = prepare_proto(fp)
-    rows = RowRange(open_data(task.data_spec, model), task.start, task.stop)
+    rows = finite_rows(RowRange(open_data(task.data_spec, model), task.start, task.stop))
     batches = rows.batches(ANALYSIS_BATCH)
     return accumulate(fp, onnx.load_from_string(task.quant_model), task.pairs, task.segs, batches)
 

@@ -6,6 +6,8 @@ written for another model names nodes this one does not have and would draw mean
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Iterable
 
 from workbench.core.analysis.sensitivity import SweepResult
@@ -28,14 +30,23 @@ def curve_nodes(curve: dict) -> list[str]:
     return out
 
 
+def _preset_of(recipe_json: str) -> str:
+    try:
+        return str(json.loads(recipe_json).get("preset", "?"))
+    except (ValueError, AttributeError):
+        return "?"
+
+
 def check_report_inputs(model, result: QuantizeResult, *, curve: dict | None = None, curve_source: str = "",
                         sweep: SweepResult | None = None, sweep_source: str = "") -> None:
-    """Refuse a curve or sweep naming a node ``model`` (a PreparedModel) does not have.
+    """Refuse a curve or sweep naming a node ``model`` (a PreparedModel) does not have, and a sweep
+    that records another recipe than ``result``'s.
 
     Raises
     ------
     DataError
-        One line naming the JSON file and its first node missing from the model.
+        One line naming the JSON file and its first node missing from the model, or the presets of
+        the two recipes.
     """
     known = set(result.plan.units) | set(node_keys(model.proto.graph.node))
     checks = [(sweep_source, [r.node for r in sweep.rows] if sweep is not None else [], "sweep --json"),
@@ -46,3 +57,9 @@ def check_report_inputs(model, result: QuantizeResult, *, curve: dict | None = N
             raise DataError(f"{source}: names node {missing!r}, which {model.path or 'the model'} does not have "
                             "(the file was made for another model).",
                             hint=f"Give the file `workbench-cli {verb} FILE` wrote for this model.")
+    if sweep is not None and sweep.recipe is not None and result.recipe is not None \
+            and sweep.recipe != result.recipe.to_json():
+        raise DataError(f"{sweep_source}: the sweep measured another recipe (preset "
+                        f"{_preset_of(sweep.recipe)}) than this report's (preset {result.recipe.preset}, "
+                        "as the recipe choice and the options make it).",
+                        hint="Run `workbench-cli sweep --json FILE` with the report's model, data and recipe options.")

@@ -37,6 +37,7 @@ from workbench.core.analysis.executors import Executor, InlineExecutor
 from workbench.core.analysis.metrics import REF_PREFIX, load_metric
 from workbench.core.analysis.sensitivity import local_sensitivity
 from workbench.core.calibration.calibrate import CalibrationResult
+from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import DataError, ModelError, RecipeError
 from workbench.core.model.load import load_model
@@ -107,17 +108,16 @@ def run_outputs(proto, feeds: list[dict[str, np.ndarray]]) -> dict[str, np.ndarr
 
 def make_eval_set(model, data: Any, samples: int | None = None) -> EvalSet:
 
-    source = open_data_source(data, model)
-    feeds = []
-    for feed in source.batches(1):
-        if samples and len(feeds) >= samples:
-            break
+    source = finite_rows(open_data_source(data, model))  # samples with NaN / Inf inputs are left out
+    feeds, kept = [], []
+    for idx, feed in source.indexed_batches(1, samples):
         feeds.append(feed)
-    labels: dict[str, np.ndarray] = {}
-    path = data if isinstance(data, (str, Path)) else (data.get("path") if isinstance(data, dict) else None)
-    if path and str(path).endswith(".npz"):
-        with np.load(path) as z:
-            labels = {k: z[k][: len(feeds)] for k in z.files if k.startswith("gt_")}
+        kept += idx
+    if source.note():
+        log.warning("%s", source.note())
+    n_all = source.num_samples()
+    labels = {k: np.asarray(v)[kept] if len(v) == n_all else np.asarray(v)[:len(feeds)]
+              for k, v in source.labels().items() if k.startswith("gt_")}
     return EvalSet(feeds, labels, run_outputs(model.proto, feeds))
 
 

@@ -68,6 +68,7 @@ from workbench.core.calibration.calibrate import (
     merge_shards,
 )
 from workbench.core.calibration.observers import HistogramObserver, Observer
+from workbench.core.data.finite import nonfinite_input
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import Cancelled, WorkbenchError
 from workbench.core.formats.qtypes import get_qtype
@@ -119,7 +120,7 @@ class ChoiceReport:
     variant's name; ``scores``: variant -> mean output SQNR on the held-out rows (dB; a variant that
     cannot be written for this model is left out);
     ``seconds``: wall time of the whole choice; ``calibration_seconds``: of its calibration pass;
-    ``held_out``: rows measured on; ``skipped``: why no choice was made, else None;
+    ``held_out``: rows measured on (held-out rows with NaN / Inf inputs are not); ``skipped``: why no choice was made, else None;
     ``calibration``: the chosen variant's ranges over every row (the held-out ones included; MinMax
     for the preset, the MSE observers otherwise; pass it as ``calibration=`` to
     :func:`~workbench.core.pipeline.quantize.quantize`, which then calibrates nothing again except a
@@ -154,7 +155,7 @@ class ChoiceReport:
         if self.skipped:
             return f"recipe choice skipped: {self.skipped}"
         scores = ", ".join(f"{k} {v:.1f}" for k, v in self.scores.items())
-        return (f"recipe choice: {self.chosen} (output SQNR on {self.held_out} held-out rows, dB: {scores})"
+        return (f"recipe choice: {self.chosen} (output SQNR on {count(self.held_out, 'held-out row')}, dB: {scores})"
                 f"{self._promotion_text()}; took {self.seconds:.1f} s")
 
     def _promotion_text(self) -> str:
@@ -249,6 +250,9 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     if len(rows) < held:  # a reader's announced count is a hint: it ended earlier
         asked = "it announced" if count is not None and count == n else "the sample count asks for"
         return ChoiceReport(recipe, skipped=f"the data ended before the {n} rows {asked}")
+    rows = [r for r in rows if nonfinite_input(r) is None]  # NaN / Inf inputs: nothing to compare there
+    if not rows:
+        return ChoiceReport(recipe, skipped="every held-out calibration row holds NaN/Inf")
     reference = _run(model.proto, rows)
     facts = GraphFacts(model.proto)  # one graph analysis for every plan and quantize below
     present = {node.op_type for g in iter_graphs(model.proto.graph) for node in g.node}
@@ -294,7 +298,7 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         chosen_recipe = widened(chosen_recipe, promotion.units, wide)
     # the ranges of the pass over every row are those of a calibration of the chosen variant (step 5)
     calibration = _as_minmax(full) if CANDIDATES[chosen][0] == "minmax" else full
-    return ChoiceReport(chosen_recipe, chosen, scores, time.perf_counter() - t0, full.seconds, held,
+    return ChoiceReport(chosen_recipe, chosen, scores, time.perf_counter() - t0, full.seconds, len(rows),
                         calibration=calibration, promotion=promotion, wide_dtype=wide,
                         opset=default_opset(model.proto))
 
