@@ -7,7 +7,6 @@ written for another model names nodes this one does not have and would draw mean
 from __future__ import annotations
 
 import json
-
 from collections.abc import Iterable
 
 from workbench.core.analysis.sensitivity import SweepResult
