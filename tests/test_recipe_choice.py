@@ -193,6 +193,14 @@ def test_cli_default_chooses_and_the_project_replays_the_choice_without_choosing
     q = onnx.load(str(plain))
     assert sum(n.op_type == "QuantizeLinear" for n in q.graph.node) > \
         sum(n.op_type == "QuantizeLinear" for n in onnx.load(str(out)).graph.node)
+    # a --recipe file is used as written, even one holding only a preset (it ran the choice)
+    bare = tmp_path / "bare.json"
+    bare.write_text('{"preset": "cpu-u8s8"}')
+    from_file = tmp_path / "from_file.onnx"
+    assert main(["quantize", str(path), "--data", str(data), "--recipe", str(bare), "-o", str(from_file),
+                 "--no-latency-check"]) == 0
+    assert "recipe choice" not in capsys.readouterr().err
+    assert onnx.load(str(from_file)).graph == onnx.load(str(plain)).graph  # the metadata's recipe text differs
 
 
 def test_a_variant_that_cannot_be_written_is_left_out_and_the_others_still_compete(tmp_path, monkeypatch):

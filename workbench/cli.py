@@ -95,7 +95,8 @@ def _auto_recipe(args, model, recipe, progress):
     (None without a choice), the line to print on stderr once the command succeeded ("" when
     there was no choice) and the chosen variant's label (its name, and its 16-bit unit count when it
     has any; "" when there was no choice)."""
-    if not (getattr(args, "auto", False) and args.data and api.why_not_choose(recipe) is None):
+    from_file = bool(getattr(args, "recipe", None))  # a --recipe file is used as written, even a bare preset
+    if not (getattr(args, "auto", False) and args.data and not from_file and api.why_not_choose(recipe) is None):
         return recipe, None, "", ""
     choice = api.choose_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples, progress=progress)
     return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.label
