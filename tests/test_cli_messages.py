@@ -60,3 +60,27 @@ def test_a_model_whose_units_all_stay_float_is_counted_alike_by_quantize_inspect
     out = capsys.readouterr().out
     assert "recipe cpu-u8s8: BOPs / 1.0, weight memory 0.710 MB -> 0.710 MB" in out
     assert "note: 12 units of the recipe counted float, as `quantize` keeps them by default (12 weight-dq-only" in out
+
+
+def test_a_moved_model_is_found_again_as_the_error_says_and_analyze_takes_the_new_project(corpus, tmp_path, capsys):
+    """The hint named `quantize ... --model PATH`, which analyze, sweep and report do not take; it now
+    says to save a new project, and that project works for them (the written model is the same)."""
+    import shutil
+
+    folder = corpus / "digits_cnn"
+    model = tmp_path / "m.onnx"
+    shutil.copy(folder / "model_opset17.onnx", model)
+    common = ["--no-latency-check"]
+    assert main(["quantize", str(model), "--data", str(folder / "calib.npz"), "--samples", "8", "-o",
+                 str(tmp_path / "q.onnx"), "--save-project", str(tmp_path / "job.wbproj"), *common]) == 0
+    (tmp_path / "moved").mkdir()
+    model.rename(tmp_path / "moved" / "m.onnx")
+    capsys.readouterr()
+    eval_args = ["--eval", str(folder / "eval.npz"), "--eval-samples", "4"]
+    assert main(["analyze", str(tmp_path / "job.wbproj"), *eval_args]) == 2
+    err = capsys.readouterr().err
+    assert "--model PATH -o OUT.onnx --save-project NEW.wbproj (analyze, sweep and report then take NEW.wbproj" in err
+    assert main(["quantize", str(tmp_path / "job.wbproj"), "--model", str(tmp_path / "moved" / "m.onnx"), "-o",
+                 str(tmp_path / "q2.onnx"), "--save-project", str(tmp_path / "new.wbproj")]) == 0
+    assert (tmp_path / "q2.onnx").read_bytes() == (tmp_path / "q.onnx").read_bytes()
+    assert main(["analyze", str(tmp_path / "new.wbproj"), *eval_args]) == 0

@@ -222,7 +222,8 @@ def check_project_model(project: Project, path: str | Path, model_path: str | Pa
     if not model_path.is_file():
         raise ProjectError(f"{path}: the model {model_path} was not found (moved or deleted).",
                            hint=f"Put the model back, or point the project at it: workbench-cli quantize {path} "
-                                "--model PATH -o OUT.onnx (File > Open model in the app).")
+                                "--model PATH -o OUT.onnx --save-project NEW.wbproj (analyze, sweep and report "
+                                "then take NEW.wbproj; File > Open model in the app).")
     digest = sha256_file(model_path)
     if digest != project.model.sha256:
         raise ProjectError(f"{path}: the model {model_path} changed since the project was saved "
