@@ -45,3 +45,21 @@ def test_top1_target_above_float_only_warns():
     assert res.metric_float == float_top1
     assert res.notes[0] == (f"warning: --min-score {float_top1 + 0.01:g} is above the float model's top1 "
                             f"({float_top1:.4f}); the target is likely out of reach")
+
+
+def test_a_negative_drop_or_two_targets_are_usage_errors(tmp_path, capsys):
+    """--max-drop -0.5 became --min-score float + 0.5 and ran trials; with both options --max-drop was
+    dropped without a word. Both are refused before anything runs (exit 2), and so is analyze --top -3
+    (it printed '(-3 of 5 units shown')."""
+    base = ["autotune", MODEL, "--data", CALIB, "--eval", EVAL, "-o", str(tmp_path / "q.onnx")]
+    for argv, said in (([*base, "--max-drop", "-0.5"], "argument --max-drop: -0.5: give 0 or more"),
+                       ([*base, "--max-drop", "0.1", "--min-score", "3"],
+                        "argument --min-score: not allowed with argument --max-drop"),
+                       (["analyze", MODEL, "--data", CALIB, "--top", "-3"], "argument --top: -3: give 0 or more")):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2 and said in capsys.readouterr().err
+    assert not (tmp_path / "q.onnx").exists()
+    model = api.open_model(MODEL)
+    with pytest.raises(RecipeError, match="max_drop -0.5: a drop from the float model's metric is 0 or more"):
+        autotune(model, api.make_recipe("cpu-u8s8"), data=CALIB, eval_data=EVAL, max_drop=-0.5)

@@ -960,7 +960,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--node-data", metavar="OUT.json", help="write Model Explorer node data: OUT.sqnr.json (unit "
                    "SQNR, dB) and OUT.sensitivity.json (SQNR each unit adds itself, dB), node ids as Model "
                    "Explorer's ONNX adapter names them")
-    s.add_argument("--top", type=int, default=20, help="rows to print (default 20, worst first)")
+    s.add_argument("--top", type=_count_arg, default=20, help="rows to print (default 20, worst first; 0: none)")
     s.add_argument("--allow-code", action="store_true", help="allow running a Python data reader (--data READER.py)")
     s.add_argument("--executor", help="measure the eval data in shards: inline (default), processes[:N], ray or "
                    "ray:ADDRESS")
@@ -980,7 +980,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--executor", help="where the tasks run: inline, processes[:N], ray or ray:ADDRESS "
                    "(default: local processes)")
     s.add_argument("--json", help="write the ranked table as JSON")
-    s.add_argument("--top", type=int, default=20, help="rows to print (default 20, worst first)")
+    s.add_argument("--top", type=_count_arg, default=20, help="rows to print (default 20, worst first; 0: none)")
     s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("autotune", help="promote the most sensitive units until a metric target holds")
@@ -989,8 +989,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--eval", required=True, help="eval .npz (with gt_label for top1)")
     s.add_argument("--eval-samples", type=_positive_int, help="eval samples the metric reads (default: all)")
     s.add_argument("--metric", default="top1", help="top1 | cosine | output_sqnr | detection_scores | FILE.py defining metric(outputs, batch)")
-    s.add_argument("--max-drop", type=float, help="allowed metric drop from the float model")
-    s.add_argument("--min-score", type=float, help="absolute target instead (e.g. SQNR dB)")
+    target = s.add_mutually_exclusive_group()
+    target.add_argument("--max-drop", type=_non_negative_float, help="allowed metric drop from the float model")
+    target.add_argument("--min-score", type=float, help="absolute target instead (e.g. SQNR dB)")
     s.add_argument("--promote-to", default="int16,float",
                    help="levels a unit may climb, cheapest first: int16 / uint16 activations (a16w8) and/or float "
                         "(excluded); default int16,float")
@@ -1086,6 +1087,28 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value}: give 1 or more")
+    return value
+
+
+def _count_arg(text: str) -> int:
+    """argparse type: an integer >= 0 (rows to print)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value}: give 0 or more")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    """argparse type: a number >= 0 (a metric drop)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"{text}: give 0 or more (the drop from the float model's metric)")
     return value
 
 

@@ -322,9 +322,12 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     Raises
     ------
     RecipeError
-        Neither ``max_drop`` nor ``min_score`` given, an unknown metric, ladder or ``rank``, or a
+        Neither ``max_drop`` nor ``min_score`` given, a negative ``max_drop``, an unknown metric, ladder or ``rank``, or a
         ``min_score`` above the float model's score on a metric it tops (:func:`check_target`).
     """
+    if max_drop is not None and not max_drop >= 0:
+        raise RecipeError(f"max_drop {max_drop}: a drop from the float model's metric is 0 or more.",
+                          hint="Pass --max-drop 0 (no drop) or more, or --min-score for an absolute target.")
     if rank not in ("local", "e2e"):
         raise RecipeError(f"Unknown autotune ranking {rank!r}.", hint="Use rank 'local' or 'e2e'.")
     ladder = parse_ladder(promote_to)
