@@ -248,3 +248,24 @@ def test_case05_every_figure_leaves_out_the_rows_with_nan_or_inf_inputs(cases, t
 
     ev = make_eval_set(model, data)  # autotune's eval set
     assert len(ev.feeds) == 4 and all(np.isfinite(v).all() for f in ev.feeds for v in f.values())
+
+
+def test_case20_units_inside_if_bodies_are_named_where_they_are_not_measured(cases, tmp_path, capsys):
+    """then_mm and else_mm sit in the If branches: quantize counts 3 units, while analyze, sweep and
+    the report measure relu alone. Each now says which units it did not measure per unit; analyze
+    of a weight-only recipe says why its table is empty (it blamed If/Loop bodies)."""
+    from workbench.cli import main
+
+    model, data = str(cases / "20_if_subgraph_matmul.onnx"), str(cases / "20_if_subgraph_matmul.npz")
+    assert main(["analyze", model, "--data", data, "--no-latency-check"]) == 0
+    out = capsys.readouterr()
+    assert "note: 2 units inside If/Loop bodies not measured per unit (else_mm, then_mm)" in out.err
+    assert [line.split()[0] for line in out.out.splitlines()[-2:-1]] == ["relu"]
+    assert main(["sweep", model, "--data", data, "--no-latency-check", "--executor", "inline"]) == 0
+    assert "note: 2 units inside If/Loop bodies not swept (else_mm, then_mm)" in capsys.readouterr().err
+    page = tmp_path / "r.html"
+    assert main(["report", model, "--data", data, "--no-latency-check", "-o", str(page)]) == 0
+    html = page.read_text()
+    assert "0 of 1 measured unit below 20 dB. 2 units inside If/Loop bodies (else_mm, then_mm) are not measured" in html
+    assert main(["analyze", model, "--data", data, "--preset", "w4-block"]) == 0
+    assert "note: no per-unit figures: the recipe is weight-only" in capsys.readouterr().err

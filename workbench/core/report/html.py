@@ -98,8 +98,13 @@ def _sqnr(d: ReportData) -> str:
     if not d.rows:
         return f'<p class="note">{escape(_why_no_rows(d))}</p>'
     worst = d.rows[0]
+    branch = [u.node for u in d.result.plan.units.values() if u.graph and not u.excluded]
+    unmeasured = (f" {count(len(branch), 'unit')} inside If/Loop bodies ({', '.join(branch[:4])}"
+                  f"{' ...' if len(branch) > 4 else ''}) are not measured per unit; the end-to-end figures "
+                  "include them." if branch else "")
     return (f"<p>Worst unit: <b>{escape(worst.node)}</b> ({escape(worst.op_type)}) at {_db(worst.sqnr_db)} dB; "
-            f"{sum(1 for r in d.rows if r.sqnr_db < 20)} of {len(d.rows)} units below 20 dB.</p>"
+            f"{sum(1 for r in d.rows if r.sqnr_db < 20)} of {count(len(d.rows), 'measured unit')} below 20 dB."
+            f"{escape(unmeasured)}</p>"
             + _img(sqnr_bars(d.rows, top=TOP_BARS, note=_analysis_note(d)), f"per-unit SQNR bars; {_analysis_note(d)}"))
 
 
