@@ -84,3 +84,18 @@ def test_a_moved_model_is_found_again_as_the_error_says_and_analyze_takes_the_ne
                  str(tmp_path / "q2.onnx"), "--save-project", str(tmp_path / "new.wbproj")]) == 0
     assert (tmp_path / "q2.onnx").read_bytes() == (tmp_path / "q.onnx").read_bytes()
     assert main(["analyze", str(tmp_path / "new.wbproj"), *eval_args]) == 0
+
+
+def test_nan_rows_in_calibration_data_are_reported_once_as_cli_warnings(cases, tmp_path, capsys):
+    """Case 05: the recipe choice's first-rows result repeated the full pass's warnings (a subset:
+    'sample 2' after 'sample 2, sample 4'), and log records printed as 'WARNING ...'."""
+    assert main(["quantize", str(cases / "05_nan_inf_calibration.onnx"), "--data",
+                 str(cases / "05_nan_inf_calibration.npz"), "-o", str(tmp_path / "q.onnx"), "--no-latency-check"]) == 0
+    err = capsys.readouterr().err
+    calib = [line for line in err.splitlines() if "Calibration:" in line]
+    assert calib == [
+        "warning: Calibration: X: NaN/Inf values left out of the range: sample 2 (1), sample 4 (1). Check the "
+        "calibration data.",
+        "warning: Calibration: Y: NaN/Inf values left out of the range: sample 2 (36), sample 4 (13). Check the "
+        "calibration data.",
+        "warning: Calibration: input 'X' of the calibration data holds NaN/Inf: sample 2 (1), sample 4 (1)."]

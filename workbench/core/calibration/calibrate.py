@@ -466,7 +466,7 @@ def _finish(deriver: Deriver, merges: dict, observers: dict[str, Observer], rows
 
 
 def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]], *,
-                 fetched=frozenset()) -> CalibrationResult:
+                 fetched=frozenset(), warn: bool = True) -> CalibrationResult:
     """One result from the unfinished results of calibration shards (``calibrate(..., finish=False)``
     on consecutive row ranges; ``(first row, result)`` each, in row order).
 
@@ -474,7 +474,8 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]], *,
     the min / max of the shards' ranges; histogram observers re-binned onto the wider grid, within
     one bin of a single pass); constant tensors are taken from the first shard (every shard saw the
     same values); then the derived and merged observers are built from the merged sources, exactly as
-    one pass would build them. Non-finite rows keep their sample index in the whole data.
+    one pass would build them. Non-finite rows keep their sample index in the whole data. ``warn``:
+    log the result's warnings (the recipe choice's first rows, a subset of a pass that warns, do not).
 
     Raises
     ------
@@ -504,7 +505,7 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]], *,
     result = CalibrationResult(observers, sum(p.samples_seen for _, p in shards), sum(p.seconds for _, p in shards),
                                rows, empty, data_nonfinite=[(t, s + start, c) for start, part in shards
                                                             for t, s, c in part.data_nonfinite])
-    for w in result.warnings:
+    for w in result.warnings if warn else ():
         log.warning("Calibration: %s", w)
     return result
 

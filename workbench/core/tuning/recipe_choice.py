@@ -264,7 +264,8 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     # every row the quantize would read (a reader may yield more than it announced), held ones last
     part, full = calibrate_split(model, union, source, at=n - held, samples=samples, progress=progress,
                                  cancel=cancel, fetched=fetched)
-    mse = merge_shards(model, union, [(0, part)], fetched=fetched)  # the first rows only: the variants scored
+    # the first rows only: the variants scored (their warnings are the full pass's, already logged)
+    mse = merge_shards(model, union, [(0, part)], fetched=fetched, warn=False)
     ranges = {"mse": mse, "minmax": _as_minmax(mse)}
     for r in ranges.values():
         r.qparams()  # each MSE range search once: every quantize below copies the observers with their result
