@@ -95,7 +95,7 @@ class FiniteRows(DataSource):
         shown = ", ".join(str(i) for i, _ in self.left_out[:8]) + (" ..." if len(self.left_out) > 8 else "")
         where = getattr(self, "path", None) or "the data"
         return (f"{where}: {count(len(self.left_out), 'sample')} left out of the figures ({shown}): NaN/Inf in "
-                f"input {self.left_out[0][1]!r}, where the float model's outputs mean nothing to compare")
+                f"input {self.left_out[0][1]!r}: the two models' outputs there cannot be compared")
 
 
 def finite_rows(source: DataSource) -> FiniteRows:
