@@ -269,3 +269,15 @@ def test_case20_units_inside_if_bodies_are_named_where_they_are_not_measured(cas
     assert "0 of 1 measured unit below 20 dB. 2 units inside If/Loop bodies (else_mm, then_mm) are not measured" in html
     assert main(["analyze", model, "--data", data, "--preset", "w4-block"]) == 0
     assert "note: no per-unit figures: the recipe is weight-only" in capsys.readouterr().err
+
+
+def test_case05_report_lists_the_calibration_warnings_among_its_issues(cases, tmp_path):
+    """The page's issues left out the NaN/Inf calibration warnings the CLI prints."""
+    from workbench.cli import main
+
+    page = tmp_path / "r.html"
+    assert main(["report", str(cases / "05_nan_inf_calibration.onnx"), "--data", str(cases / "05_nan_inf_calibration.npz"),
+                 "--no-latency-check", "-o", str(page)]) == 0
+    html = page.read_text()
+    assert "X: NaN/Inf values left out of the range: sample 2 (1), sample 4 (1). Check the calibration data." in html
+    assert "input &#x27;X&#x27; of the calibration data holds NaN/Inf: sample 2 (1), sample 4 (1)." in html

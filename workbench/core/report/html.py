@@ -83,11 +83,13 @@ def _wide_units(d: ReportData) -> list[str]:
 
 def _issues(d: ReportData) -> str:
     issues = d.result.issues
-    if not issues:
+    calibration = d.result.calibration.warnings if d.result.calibration is not None else []
+    if not issues and not calibration:
         return '<p class="note">The plan raised no issue.</p>'
     rows = [[escape(str(getattr(i, "severity", ""))), escape(str(getattr(getattr(i, "code", ""), "value", ""))),
              escape(getattr(i, "node", "") or ""), escape(getattr(i, "message", str(i)))] for i in issues]
-    return f"<p>{count(len(issues), 'issue')}.</p>" + _table(["severity", "code", "node", "message"], rows)
+    rows += [["warning", "calibration", "", escape(w)] for w in calibration]  # NaN / Inf or empty tensors in the data
+    return f"<p>{count(len(rows), 'issue')}.</p>" + _table(["severity", "code", "node", "message"], rows)
 
 
 def _analysis_note(d: ReportData) -> str:
