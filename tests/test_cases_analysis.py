@@ -4,6 +4,7 @@ meets the case's threshold (issue 'Find and fix the error', show 4)."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 
@@ -281,3 +282,25 @@ def test_case05_report_lists_the_calibration_warnings_among_its_issues(cases, tm
     html = page.read_text()
     assert "X: NaN/Inf values left out of the range: sample 2 (1), sample 4 (1). Check the calibration data." in html
     assert "input &#x27;X&#x27; of the calibration data holds NaN/Inf: sample 2 (1), sample 4 (1)." in html
+
+
+def test_case24_evaluate_and_compare_run_a_float_file_with_repeated_node_names(cases, tmp_path, capsys):
+    """onnxruntime refuses the case's own file (two nodes named 'dup'): evaluate and compare stopped
+    with 'onnxruntime cannot load the model' (compare without naming the file). Node names do not change
+    the outputs, so both now run it with the names made unique, and measure what numpy measures."""
+    from workbench.cli import main
+    from workbench.core.graph.walk import NameAllocator, all_names
+    from workbench.core.model.naming import fix_node_names
+
+    src, data = cases / "24_empty_and_duplicate_node_names.onnx", cases / "24_empty_and_duplicate_node_names.npz"
+    q = tmp_path / "q.onnx"
+    assert main(["quantize", str(src), "--data", str(data), "-o", str(q), "--no-latency-check"]) == 0
+    named = onnx.load(str(src))
+    fix_node_names(named.graph, NameAllocator(all_names(named.graph)))
+    feeds = _feeds(data)
+    want = _sqnr_db(_run(named, feeds), _run(onnx.load(str(q)), feeds))
+    capsys.readouterr()
+    rep = api.evaluate(src, q, str(data))
+    assert rep.outputs[0].sqnr_db == pytest.approx(want, abs=1e-6)
+    assert main(["compare", str(src), str(q), "--data", str(data)]) == 0
+    assert f"{want:.2f} dB  Y (quantized: Y)" in capsys.readouterr().out

@@ -22,9 +22,11 @@ from workbench.core.analysis.metrics import REF_PREFIX, MetricFn, load_metric
 from workbench.core.data.finite import FiniteRows, finite_rows
 from workbench.core.data.loader import DataSource, open_data
 from workbench.core.errors import Cancelled, DataError, ModelError
+from workbench.core.graph.walk import NameAllocator, all_names
 from workbench.core.io.external import has_lazy
 from workbench.core.io.ort_session import proto_session
 from workbench.core.model.load import PreparedModel, load_model, prepare_proto
+from workbench.core.model.naming import fix_node_names
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.qonnx.reader import is_qonnx_node
 from workbench.core.runtime.session import session_runtime
@@ -206,6 +208,8 @@ def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> 
                 return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         return ort.InferenceSession(str(proto), opts, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises several types
+        if isinstance(proto, str | Path) and "same node name" in str(exc):
+            return make_session(_named_apart(proto), what=what, threads=threads)
         if _is_qonnx(proto):
             raise ModelError(f"{label}: the {what} is a QONNX file (Quant nodes of qonnx.custom_op.general), "
                              "which onnxruntime cannot run.",
@@ -214,6 +218,14 @@ def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> 
         raise ModelError(f"{label}: onnxruntime cannot load the {what} ({exc.__class__.__name__}: "
                          f"{str(exc).strip()[:500]}).",
                          hint="Check that the model is valid (onnx.checker) and its ops are supported.") from None
+
+
+def _named_apart(path: str | Path) -> onnx.ModelProto:
+    """The model of ``path`` with every node named, and uniquely: onnxruntime refuses a file where two
+    nodes share a name (case 24), which node names do not change the outputs of."""
+    proto = onnx.load(str(path))
+    fix_node_names(proto.graph, NameAllocator(all_names(proto.graph)))
+    return proto
 
 
 def _open_source(data: Any, float_model: ModelLike) -> FiniteRows:

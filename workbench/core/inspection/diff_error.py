@@ -174,11 +174,17 @@ def float_reference(float_model: PreparedModel) -> onnx.ModelProto:
     """The float graph as its file holds it (what another tool quantized), else the prepared one.
 
     Preparation may rewrite the graph (BatchNormalization folded, Constant weights lifted); a quantized
-    file made by another tool from the same file still has the original structure and names.
+    file made by another tool from the same file still has the original structure and names. A file
+    with unnamed or repeated node names (which onnxruntime refuses) gives the prepared graph, whose
+    names the quantized files Workbench writes carry.
     """
     if float_model.path is None or not Path(float_model.path).is_file():
         return float_model.proto
     try:
-        return onnx.load(str(float_model.path))
+        proto = onnx.load(str(float_model.path))
     except Exception:  # noqa: BLE001 - the prepared graph is a good second choice
         return float_model.proto
+    names = [n.name for n in proto.graph.node]
+    if not all(names) or len(set(names)) != len(names):  # onnxruntime refuses repeated names; ours are unique
+        return float_model.proto
+    return proto
