@@ -101,3 +101,6 @@ def test_cli_quantize_with_calibration_shards_writes_the_same_bytes(corpus, tmp_
     assert (tmp_path / "one.onnx").read_bytes() == (tmp_path / "shards.onnx").read_bytes()
     assert main(["quantize", model, "--data", calib, "-o", str(tmp_path / "x.onnx"), "--executor", "threads"]) == 2
     assert not (tmp_path / "x.onnx").exists()
+    # --shards without an executor calibrated in one pass without a word
+    assert main(["quantize", model, "--data", calib, "-o", str(tmp_path / "x.onnx"), "--shards", "3"]) == 2
+    assert not (tmp_path / "x.onnx").exists()

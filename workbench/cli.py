@@ -202,6 +202,9 @@ def cmd_quantize(args) -> int:
             _refuse_replay_options(args)
             model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
         else:
+            if args.shards and not args.executor:
+                raise ExportError(f"--shards {args.shards}: calibration shards run through an executor.",
+                                  hint="Add --executor processes (or ray), or drop --shards.")
             model = api.open_model(args.model)
             _recheck_outputs(args)
             _note_short_data(args, model)
@@ -214,7 +217,7 @@ def cmd_quantize(args) -> int:
                                            progress=progress)
                 recipe = search.recipe
             if args.executor and args.data:  # calibration shards through the executor, merged
-                calibration = api.calibrate_sharded(model, recipe, _data_arg(args, args.data), shards=args.shards,
+                calibration = api.calibrate_sharded(model, recipe, _data_arg(args, args.data), shards=args.shards or 4,
                                                     samples=args.samples, executor=api.make_executor(args.executor),
                                                     progress=progress)
             # check=False: the export below runs onnx.checker on the file it writes, before it lands
@@ -913,7 +916,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow running a Python data reader (--data READER.py, or one named by a replayed project)")
     s.add_argument("--executor", help="calibrate in row shards there: processes[:N], ray or ray:ADDRESS "
                    "(default: one pass in this process)")
-    s.add_argument("--shards", type=_positive_int, default=4, help="calibration shards with --executor")
+    s.add_argument("--shards", type=_positive_int, help="calibration shards with --executor (default 4)")
     s.add_argument("--no-latency-check", action="store_true",
                    help="do not measure latency: write every unit the recipe quantizes. By default depthwise Convs and "
                         "activation MatMuls whose integer kernel measures slower are kept float, the model is timed "
