@@ -60,3 +60,23 @@ def test_evaluate_renamed_output_is_a_note_and_matches_by_position(corpus, tmp_p
     row = [line.split()[1:] for line in same.out.splitlines() if line.startswith(old)]
     assert row and row == [line.split()[1:] for line in plain if line.startswith(old)]
     assert np.isfinite(float(row[0][0]))
+
+
+def test_swapped_arguments_are_said_and_the_figures_keep_their_order(corpus, tmp_path, capsys):
+    """evaluate QUANTIZED FLOAT ran without a word; it now warns, and measures the models as given
+    (the second is the reference: the SQNR differs from the right order's)."""
+    d = corpus / "digits_cnn"
+    q = tmp_path / "q.onnx"
+    _quantize(d, q, "--no-latency-check")
+    capsys.readouterr()
+    common = ["--data", str(d / "eval.npz"), "--samples", "8"]
+    assert main(["evaluate", str(q), str(d / "model_opset17.onnx"), *common]) == 0
+    swapped = capsys.readouterr()
+    assert swapped.err.startswith(f"warning: {q} is quantized and {d / 'model_opset17.onnx'} is not: the float "
+                                  "model goes first")
+    assert main(["evaluate", str(d / "model_opset17.onnx"), str(q), *common]) == 0
+    right = capsys.readouterr()
+    assert "warning" not in right.err
+    db = [float(next(line for line in o.out.splitlines() if line.startswith("logits")).split()[1])
+          for o in (swapped, right)]
+    assert db[0] != db[1] and abs(db[0] - db[1]) < 1.0  # the reference changed, the error barely

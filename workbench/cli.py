@@ -335,6 +335,10 @@ def _retarget(args, progress):
 
 def cmd_evaluate(args) -> int:
     model = api.open_model(args.model)
+    if model.quantized and not api.open_model(args.quantized).quantized:
+        print(f"warning: {args.model} is quantized and {args.quantized} is not: the float model goes first "
+              f"(workbench-cli evaluate FLOAT.onnx QUANTIZED.onnx); the figures below take {args.quantized} "
+              "as the reference", file=sys.stderr)
     metric = args.metric
     if metric is not None and metric.endswith(".py"):
         metric = api.load_metric(metric, allow_code=args.allow_code)
