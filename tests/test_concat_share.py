@@ -134,3 +134,12 @@ def test_detection_scores_metric():
     q[1, 6, 0] = 0.24
     assert detection_scores({"output0": q}, {"ref:output0": ref}) == pytest.approx(-0.03, abs=1e-6)
     assert detection_scores({"output0": ref * 0}, {"ref:output0": ref * 0}) == 0.0
+
+
+def test_detection_scores_line_says_what_its_negative_number_means():
+    from workbench.core.analysis.evaluate import EvalReport
+
+    rep = EvalReport([], 8, metric="detection_scores", float_metric=0.0, quant_metric=-0.0504)
+    assert rep.format().splitlines()[-1] == (
+        "metric detection_scores: float 0.0000  quantized -0.0504  (minus the largest change of a detected "
+        "class's score against the float model: 0 is the same, -0.05 a change of 0.05)")
