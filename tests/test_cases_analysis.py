@@ -304,3 +304,16 @@ def test_case24_evaluate_and_compare_run_a_float_file_with_repeated_node_names(c
     assert rep.outputs[0].sqnr_db == pytest.approx(want, abs=1e-6)
     assert main(["compare", str(src), str(q), "--data", str(data)]) == 0
     assert f"{want:.2f} dB  Y (quantized: Y)" in capsys.readouterr().out
+
+
+def test_case20_autotune_can_promote_the_units_inside_if_bodies(cases, tmp_path):
+    """The ranking comes from the per-unit analysis, which does not measure units inside If bodies, so
+    autotune tried relu alone and stopped at 40.0 dB, target not met, without a word about then_mm and
+    else_mm. Unranked units now come last in the ranking and the walk reaches the target."""
+    from workbench.core.tuning.autotune import autotune
+
+    model = api.open_model(cases / "20_if_subgraph_matmul.onnx")
+    data = str(cases / "20_if_subgraph_matmul.npz")
+    res = autotune(model, api.make_recipe("cpu-u8s8"), data=data, eval_data=data, metric="sqnr", min_score=60)
+    assert res.met and res.metric_after >= 60 > res.metric_before
+    assert {"then_mm", "else_mm"} <= {n for p in res.curve for n in p.levels}

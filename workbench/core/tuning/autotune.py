@@ -413,6 +413,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     progress(0, 0, "Ranking units")
     rows = analyze(model, base, eval_data, samples=rank_samples or eval_samples or 32)
     ranked_nodes = [s.node for s in local_sensitivity(base.plan, rows)]
+    # units the analysis cannot rank (inside If / Loop bodies: case 20's two MatMuls) come last, in plan order
+    ranked_nodes += [u.node for u in base.plan.units.values() if not u.excluded and u.node not in ranked_nodes]
     if rank == "e2e":
         if _can_fan_out(executor, model, data, metric):
             trial = TrialSetup(str(model.path), data if isinstance(data, (str, dict)) else str(data), samples,
