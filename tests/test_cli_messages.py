@@ -99,3 +99,16 @@ def test_nan_rows_in_calibration_data_are_reported_once_as_cli_warnings(cases, t
         "warning: Calibration: Y: NaN/Inf values left out of the range: sample 2 (36), sample 4 (13). Check the "
         "calibration data.",
         "warning: Calibration: input 'X' of the calibration data holds NaN/Inf: sample 2 (1), sample 4 (1)."]
+
+
+def test_quantize_names_an_array_of_the_data_that_is_not_a_model_input(corpus, tmp_path, capsys):
+    """A misspelt input name in the calibration file went unseen (evaluate said it, quantize did not)."""
+    import numpy as np
+
+    folder = corpus / "digits_cnn"
+    with np.load(folder / "calib.npz") as z:
+        np.savez(tmp_path / "calib.npz", junk=np.zeros(3), **{k: z[k][:8] for k in z.files})
+    assert main(["quantize", str(folder / "model_opset17.onnx"), "--data", str(tmp_path / "calib.npz"), "-o",
+                 str(tmp_path / "q.onnx"), "--no-latency-check", "--no-auto"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {tmp_path / 'calib.npz'}: array 'junk' is not a model input; ignored." in err

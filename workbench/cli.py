@@ -143,17 +143,21 @@ def _data_arg(args, value):
 
 def _note_short_data(args, model) -> None:
     """A note when ``--samples`` asks for more samples than the ``--data`` file holds (the job then
-    uses them all). Never fails the command: data the job cannot read is reported by the job, if it
+    uses them all), and one per array of the file that is not a model input (ignored). Never fails the command: data the job cannot read is reported by the job, if it
     reads it at all (dynamic and weight-only presets do not). Python readers are not opened here:
     that would run the user's code twice."""
     asked, data = getattr(args, "samples", None), getattr(args, "data", None)
-    if not (asked and isinstance(data, str) and not data.lower().endswith(".py")):
+    if not (isinstance(data, str) and not data.lower().endswith(".py")):
         return
     try:
-        held = api.open_data_source(data, model).num_samples()
+        source = api.open_data_source(data, model)
+        held = source.num_samples()
     except WorkbenchError:
         return
-    if held is not None and held < asked:
+    for note in source.notes:
+        if "is not a model input" in note:  # a misspelt input name would otherwise go unseen
+            print(f"note: {note}", file=sys.stderr)
+    if asked and held is not None and held < asked:
         print(f"note: --samples {asked} asks for more samples than {data} holds ({held}); using all {held}",
               file=sys.stderr)
 
