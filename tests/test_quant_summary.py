@@ -6,6 +6,8 @@ quantize_dynamic output, ddddocr (dynamic), and small MatMulNBits / int4 / fp8 m
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -192,8 +194,9 @@ def test_weight_only_int4_and_fp8():
     onnx.checker.check_model(m)
     s = summarize_quantization(m)
     assert s.text() == "QDQ: 1 MatMul float/int4" and s.kernels == {"mm": "QDQ -> MatMulNBits"}
+    # relu reads a DequantizeLinear but writes the graph output, no QuantizeLinear: onnxruntime runs it in float
     assert s.node_dtypes == {"dq4": "int4", "mm": "int4", "q8": "float8e4m3fn", "dq8": "float8e4m3fn",
-                             "relu": "float8e4m3fn"}
+                             "relu": "float"}
     assert tensor_dtypes(m)["yq"] == "float8e4m3fn" and tensor_dtypes(m)["wf"] == "float"
     st = graph_structure(m, collapse_qdq=True)
     assert st.names == ["mm", "relu"] and edge_quantization(m, st).dtypes == ["float8e4m3fn"]
@@ -364,3 +367,52 @@ def test_render_draws_the_file_dtypes_and_the_diff(exports, tmp_path):
     db = compare_models(api.open_model(FLOAT), onnx.load(str(exports["ours"])), str(CALIB), samples=16).node_sqnr()
     c = error_color(round(db["/f/f.3/Conv"] * 4) / 4)
     assert int(np.all(pictures["diff"] == (c.red(), c.green(), c.blue()), axis=1).sum()) > 1000
+
+
+def _silu_qdq(sigmoid_output_quantized: bool) -> onnx.ModelProto:
+    """DQ(x) -> Conv (DQ weight) -> Q/DQ -> y; SiLU z = y * Sigmoid(y) -> Q/DQ. With
+    ``sigmoid_output_quantized`` the Sigmoid's output gets its own Q/DQ pair before the Mul."""
+    u8 = TensorProto.UINT8
+    inits = [numpy_helper.from_array(np.ones((2, 2, 1, 1), np.int8), "wq"),
+             numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+             helper.make_tensor("z8", u8, [], [128]), helper.make_tensor("zw", TensorProto.INT8, [], [0])]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z8"], ["xq"], name="qx"),
+             helper.make_node("DequantizeLinear", ["xq", "s", "z8"], ["xd"], name="dqx"),
+             helper.make_node("DequantizeLinear", ["wq", "s", "zw"], ["w"], name="dqw"),
+             helper.make_node("Conv", ["xd", "w"], ["c"], name="conv"),
+             helper.make_node("QuantizeLinear", ["c", "s", "z8"], ["cq"], name="qc"),
+             helper.make_node("DequantizeLinear", ["cq", "s", "z8"], ["y"], name="dqc")]
+    if sigmoid_output_quantized:
+        nodes += [helper.make_node("Sigmoid", ["y"], ["g"], name="sigmoid"),
+                  helper.make_node("QuantizeLinear", ["g", "s", "z8"], ["gq"], name="qg"),
+                  helper.make_node("DequantizeLinear", ["gq", "s", "z8"], ["gd"], name="dqg"),
+                  helper.make_node("Mul", ["y", "gd"], ["m"], name="mul")]
+    else:
+        nodes += [helper.make_node("Sigmoid", ["y"], ["gd"], name="sigmoid"),
+                  helper.make_node("Mul", ["y", "gd"], ["m"], name="mul")]
+    nodes += [helper.make_node("QuantizeLinear", ["m", "s", "z8"], ["mq"], name="qm"),
+              helper.make_node("DequantizeLinear", ["mq", "s", "z8"], ["out"], name="dqm")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 2, 4, 4])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(m)
+    return m
+
+
+def test_a_silu_fed_by_dequantize_linear_is_float_unless_its_sigmoid_is_quantized_too():
+    """nudenet_320n quantized Conv-only keeps every SiLU's Sigmoid and Mul float (the Sigmoid's output
+    has no Q/DQ pair, so onnxruntime fuses neither), yet the canvas painted all 57 pairs uint8 because
+    each reads a DequantizeLinear. A node is integer only when every float input comes from a
+    DequantizeLinear and every reader of its output is a QuantizeLinear."""
+    plain = summarize_quantization(_silu_qdq(False)).node_dtypes
+    assert (plain["conv"], plain["sigmoid"], plain["mul"]) == ("uint8", "float", "float")
+    fused = summarize_quantization(_silu_qdq(True)).node_dtypes
+    assert (fused["conv"], fused["sigmoid"], fused["mul"]) == ("uint8", "uint8", "uint8")
+    with tempfile.TemporaryDirectory() as d:  # onnxruntime agrees: QLinearSigmoid / QLinearMul only in the second
+        ops = []
+        for model in (_silu_qdq(False), _silu_qdq(True)):
+            so = ort.SessionOptions()
+            so.optimized_model_filepath = os.path.join(d, "opt.onnx")
+            ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+            ops.append({n.op_type for n in onnx.load(os.path.join(d, "opt.onnx")).graph.node})
+    assert not {"QLinearSigmoid", "QLinearMul"} & ops[0] and {"QLinearSigmoid", "QLinearMul"} <= ops[1]

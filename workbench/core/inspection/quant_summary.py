@@ -140,8 +140,10 @@ def _compute_dtypes(g: _Graph, node: onnx.NodeProto) -> str:
 
 def node_dtype(g: _Graph, node: onnx.NodeProto) -> str:
     """The dtype ``node`` computes in: a Q node its output's, a DQ node its input's, an integer
-    kernel its activation input's, a float node fed by DQ / QONNX nodes the integer dtype of its
-    first such input; otherwise the dtype of its first output."""
+    kernel its activation input's; a compute node fed by a DequantizeLinear, a node fed by QONNX
+    nodes, or another node onnxruntime runs on integers (:func:`_runs_integer`) the integer dtype of
+    its first such input; otherwise the dtype of its first output (a Sigmoid that reads a
+    DequantizeLinear but whose output has no QuantizeLinear runs in float)."""
     op = node.op_type
     if op == "QuantizeLinear" or op == "DynamicQuantizeLinear":
         return g.dtype(node.output[0])
@@ -157,8 +159,22 @@ def node_dtype(g: _Graph, node: onnx.NodeProto) -> str:
     for t in node.input:
         src = g.source_dtype(t) if t else None
         if src is not None:
-            return src
+            if op in COMPUTE_OPS or t in g.qonnx_dtype or _runs_integer(g, node):
+                return src
+            break  # a DQ-fed element-wise node whose result stays float (a SiLU's Sigmoid and Mul)
     return g.dtype(node.output[0]) if node.output else "?"
+
+
+def _runs_integer(g: _Graph, node: onnx.NodeProto) -> bool:
+    """True when onnxruntime runs a non-compute node of a QDQ graph on integers (QLinearSigmoid,
+    QLinearAdd, a Reshape / MaxPool between Q/DQ pairs): every float input comes from a
+    DequantizeLinear and every reader of its outputs is a QuantizeLinear (its QDQ selectors)."""
+    float_in = [t for t in node.input if t and g.dtype(t) in ("float", "float16", "bfloat16", "double", "?")]
+    if not float_in or not all((p := g.producer.get(t)) is not None and p.op_type == "DequantizeLinear"
+                               for t in float_in):
+        return False
+    users = [u for o in node.output if o for u in g.consumers.get(o, [])]
+    return bool(users) and all(u.op_type == "QuantizeLinear" for u in users)
 
 
 def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
