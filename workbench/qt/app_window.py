@@ -854,7 +854,7 @@ class MainWindow(QMainWindow):
         if not errors:
             self.set_status("No SQNR yet: calibrate first (F5).")
             return
-        self.canvas.set_node_values(errors=errors, error_label="SQNR (dB)")
+        self.canvas.set_node_values(errors=errors, error_label=self._sqnr_label())
         self.color_mode.setCurrentText("error")
 
     def _canvas_errors(self) -> dict[str, float]:
@@ -878,7 +878,21 @@ class MainWindow(QMainWindow):
         self._update_actions()
         self.canvas.set_node_values(dtypes=self.doc.node_dtypes())
         self.canvas.set_badges(self.doc.issue_badges())
+        self._mark_stale_results()
         self._update_title()
+
+    def _results_stale(self) -> bool:
+        """True when the per-unit figures shown were measured with another recipe than the current one."""
+        return bool(self.doc.errors) and bool(self.doc.result_recipe) and not self.doc.results_current
+
+    def _sqnr_label(self) -> str:
+        return "SQNR (dB), out of date: an earlier recipe (F5 measures this one)" if self._results_stale() \
+            else "SQNR (dB)"
+
+    def _mark_stale_results(self) -> None:
+        self.errors.set_stale(self._results_stale())
+        if self.canvas.error_label().startswith("SQNR"):
+            self.canvas.set_node_values(error_label=self._sqnr_label())
 
     def _on_results(self) -> None:
         # the plots and the canvas update on later event-loop turns (each with its own paint), so
@@ -888,12 +902,14 @@ class MainWindow(QMainWindow):
     @guarded
     def _show_error_rows(self) -> None:
         self.errors.set_rows(self.doc.errors)
+        self.errors.set_stale(self._results_stale())
         QTimer.singleShot(20, self._color_errors)
 
     @guarded
     def _color_errors(self) -> None:
         if self.doc.errors:
-            self.canvas.set_node_values(errors=self._canvas_errors())
+            label = self._sqnr_label() if self.canvas.error_label().startswith("SQNR") else None
+            self.canvas.set_node_values(errors=self._canvas_errors(), error_label=label)
 
     def sync_data_spec(self) -> None:
         """Take the Calibration panel's data and sample count into the document (before a job)."""

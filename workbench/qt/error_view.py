@@ -29,6 +29,8 @@ from workbench.qt.theme import colors_for, shown_theme
 
 #: The summary of a float model before its first calibration.
 NO_RESULTS = "No results yet: calibrate (Run > Calibrate, F5)."
+#: Said before the figures while they were measured with an earlier recipe than the one shown.
+STALE = "Out of date: measured with an earlier recipe; calibrate again (F5) to measure this one. "
 
 #: Bars for units with SQNR +inf (bit-exact) are drawn at this many dB.
 INF_SQNR_DB = 100.0
@@ -43,6 +45,7 @@ class ErrorView(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.rows: list = []
+        self.stale = False  # the rows were measured with another recipe than the document's
         self.quantized_name = ""  # the open file when it is already quantized ("" for a float model)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
@@ -132,11 +135,23 @@ class ErrorView(QWidget):
         ticks = [(float(i), f"{r.node} ({r.op_type})") for i, r in enumerate(self.rows)]
         self.bars_plot.getAxis("left").setTicks([ticks])
         self.bars_plot.setYRange(-0.5, min(len(values), 25) - 0.5)
+        self._write_summary()
+
+    def set_stale(self, stale: bool) -> None:
+        """Mark the rows as measured with another recipe than the current one: the summary says so
+        first and the bars fade, until figures of the current recipe arrive (:meth:`set_rows`)."""
+        self.stale = bool(stale) and bool(self.rows)
+        if self._bars is not None:
+            self._bars.setOpacity(0.35 if self.stale else 1.0)
+        if self.rows:
+            self._write_summary()
+
+    def _write_summary(self) -> None:
         finite = [r.sqnr_db for r in self.rows if math.isfinite(r.sqnr_db)]
         worst = self.rows[0]
-        self.summary.setText(f"{count(len(self.rows), 'node unit')}; worst {worst.node} at {worst.sqnr_db:.1f} dB; "
-                             f"median {statistics.median(finite) if finite else float('nan'):.1f} dB. Click a bar to "
-                             "select the node.")
+        self.summary.setText(f"{STALE if self.stale else ''}{count(len(self.rows), 'node unit')}; worst {worst.node} "
+                             f"at {worst.sqnr_db:.1f} dB; median {statistics.median(finite) if finite else float('nan'):.1f}"
+                             " dB. Click a bar to select the node.")
 
     def bar_values(self) -> list[float]:
         """Bar lengths in dB, worst first (+inf drawn as INF_SQNR_DB, NaN as 0)."""

@@ -1,0 +1,42 @@
+"""The app says when its per-unit figures are out of date, and shows the calibration data's warnings.
+
+Found by a user pass: after an int16 edit, the Errors bars, their "worst ... at 38.4 dB" header and the
+canvas coloured by SQNR still showed the uint8 run as current (the Evaluate panel alone said the recipe
+had changed)."""
+
+from __future__ import annotations
+
+from test_app_flow import run_job, search
+
+from workbench.qt.error_view import STALE
+
+
+def test_figures_of_an_earlier_recipe_are_marked_until_calibrated_again(qtbot, window, open_file, corpus):
+    win = window
+    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
+    win.calibration.samples.setValue(8)
+    win.calibration.analysis_samples.setValue(8)
+    status, res = run_job(qtbot, win, win.act_calibrate.trigger)
+    assert status == "succeeded", res
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    win.errors.color_button.click()
+    assert not win.errors.stale and not win.errors.summary.text().startswith(STALE)
+    assert win.canvas.error_label() == "SQNR (dB)"
+    before = [r.sqnr_db for r in win.errors.rows]
+
+    convs = search(qtbot, win, "Conv")
+    win.inspector.roles["activation"].dtype.setCurrentText("int16")
+    assert win.errors.stale and win.errors.summary.text().startswith(STALE)
+    assert win.errors._bars.opacity() < 1.0
+    assert "out of date" in win.canvas.error_label()
+    assert [r.sqnr_db for r in win.errors.rows] == before  # still shown, marked
+
+    win.act_undo.trigger()  # back to the recipe the figures were measured with: current again
+    assert not win.errors.stale and win.canvas.error_label() == "SQNR (dB)"
+    win.act_redo.trigger()
+    assert win.errors.stale
+    status, res = run_job(qtbot, win, win.act_calibrate.trigger)
+    assert status == "succeeded", res
+    qtbot.waitUntil(lambda: not win.errors.stale and win.canvas.error_label() == "SQNR (dB)", timeout=300_000)
+    assert not win.errors.summary.text().startswith(STALE)
+    assert {win.doc.plan.units[n].config.activation.dtype for n in convs} == {"int16"}
