@@ -40,3 +40,20 @@ def test_figures_of_an_earlier_recipe_are_marked_until_calibrated_again(qtbot, w
     qtbot.waitUntil(lambda: not win.errors.stale and win.canvas.error_label() == "SQNR (dB)", timeout=300_000)
     assert not win.errors.summary.text().startswith(STALE)
     assert {win.doc.plan.units[n].config.activation.dtype for n in convs} == {"int16"}
+
+
+def test_nan_and_inf_in_the_calibration_data_reach_the_problems_dock(qtbot, window, open_file, cases):
+    """Case 05: the CLI warns about samples 2 and 4; the app said 'Done: 1 node unit analysed.' and
+    counted no problem (the warnings stayed in the calibration child's log)."""
+    from workbench.qt.problems_panel import collect_problems
+
+    win = window
+    open_file(win, cases / "05_nan_inf_calibration.onnx")
+    win.calibration.set_data_spec({"kind": "npz", "path": str(cases / "05_nan_inf_calibration.npz")}, None)
+    status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=120_000)
+    assert status == "succeeded", res
+    texts = [i.message for _, i in collect_problems(win.doc)]
+    assert "Calibration: input 'X' of the calibration data holds NaN/Inf: sample 2 (1), sample 4 (1)." in texts
+    assert any(t.startswith("Calibration: X: NaN/Inf values left out of the range: sample 2 (1), sample 4 (1)")
+               for t in texts)
+    assert "3 calibration data warnings (NaN/Inf or empty tensors): see View > Problems." in win.status_label.text()

@@ -58,6 +58,7 @@ class IssueCode(StrEnum):
     PREPARATION_NOTE = "preparation-note"              # a remark of model preparation (renames, folds, ...)
     PLAN_ERROR = "plan-error"                          # the recipe could not be resolved at all
     CACHE_DROPPED = "cache-dropped"                    # an invalid cached range dropped and recalibrated
+    CALIBRATION_DATA = "calibration-data"              # NaN / Inf or empty tensors met while calibrating
     # writers
     OPSET_UPGRADE_FAILED = "opset-upgrade-failed"
     WEIGHT_OBSERVER = "weight-observer"                # an observer that does not apply to weights

@@ -28,7 +28,7 @@ from workbench.core.api import (
     sensitivity_sweep,
 )
 from workbench.core.errors import DataError
-from workbench.core.issues import PlanIssue
+from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.progress import CancelToken, in_phase, one_step
 
 
@@ -106,12 +106,21 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
     rows = api.analyze(model, result, payload["data"], samples=payload.get("analysis_samples"),
                        progress=in_phase(progress, "Analysing"), cancel=cancel)
+    issues = list(result.issues) + _calibration_issues(calib)
     return {"calibration": calib.to_json() if calib is not None else None,
             "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf
             "qparams": _qparams_json(result),
-            "issues": [_issue_text(i) for i in result.issues],
-            "problems": _typed(result.issues),
+            "issues": [_issue_text(i) for i in issues],
+            "problems": _typed(issues),
             "recipe": payload["recipe"]}
+
+
+def _calibration_issues(calib) -> list[PlanIssue]:
+    """The calibration's warnings (NaN / Inf in the data or computed by the model, empty tensors) as
+    issues, so the app lists them with the plan's (the CLI prints them from the log)."""
+    if calib is None:
+        return []
+    return [PlanIssue("", "warning", f"Calibration: {w}", IssueCode.CALIBRATION_DATA) for w in calib.warnings]
 
 
 def job_export(payload: dict, progress, cancel: CancelToken) -> dict:

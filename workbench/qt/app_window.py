@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from workbench.core import api
 from workbench.core.api import PROJECT_SUFFIX, QParams, load_project, new_project, save_project
 from workbench.core.errors import WorkbenchError
+from workbench.core.issues import IssueCode
 from workbench.core.wording import count
 from workbench.qt import actions, autosave, docks, settings
 from workbench.qt.apply_project import ApplyProjectDialog
@@ -762,7 +763,10 @@ class MainWindow(QMainWindow):
         elif kind in EVALUATION_KINDS:
             self._on_run_ended(self.evaluation.done_message(kind, result))
         else:
-            self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed.")
+            data = [i for i in self.doc.result_issues if i.code == IssueCode.CALIBRATION_DATA]
+            warned = f" {count(len(data), 'calibration data warning')} (NaN/Inf or empty tensors): see " \
+                     "View > Problems." if data else ""
+            self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed.{warned}")
 
     def _on_run_failed(self, kind: str, err) -> None:
         self._on_run_ended(f"{kind.capitalize()} failed: {getattr(err, 'message', err)}")
