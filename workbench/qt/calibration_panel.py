@@ -68,7 +68,8 @@ class CalibrationPanel(QWidget):
         self.analysis_samples.setRange(1, 100_000)
         self.analysis_samples.setValue(32)
         self.analysis_samples.setToolTip("Samples used to measure each node unit's error after calibration "
-                                         "(the float and the fake-quantized model both run on each)")
+                                         "(the first N rows of the data, whatever the calibration count; the float and "
+                                         "the fake-quantized model both run on each)")
         form.addRow("Analysis samples", self.analysis_samples)
         lay.addLayout(form)
         self.images = self._image_fields()

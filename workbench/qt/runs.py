@@ -69,9 +69,7 @@ class RunController(QObject):
         """Calibrate (all tensors, or only changed ones with ``reuse``), quantize and analyse."""
         self._need_model()
         self._need_data()
-        n = self.doc.samples
-        payload = self.doc.payload(reuse=reuse, analysis_samples=min(n, self.analysis_samples) if n
-                                   else self.analysis_samples)
+        payload = self.doc.payload(reuse=reuse, analysis_samples=self.analysis_samples)
         title = "Analysis" if reuse else "Calibration"
         return self._start("calibrate", ProcessJob("calibrate", payload, title=title, parent=self))
 
