@@ -7,6 +7,7 @@ title and text of every box instead of blocking.
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -38,7 +39,12 @@ def test_corrupt_onnx(qtbot, window, open_file, dialogs, corpus, tmp_path):
     assert "broken.onnx" in text and "not a readable ONNX model" in text
     assert "Re-export the model" in text  # what to do
     assert window.doc.model is None
+    assert window.status_label.text() == "Could not open broken.onnx."  # was left at "Opening ...broken.onnx..."
     still_works(qtbot, window, open_file, corpus)
+    window.open_path(bad)  # the model opened before stays open
+    wait_dialog(qtbot, dialogs)
+    assert window.status_label.text() == f"Could not open broken.onnx. {Path(DIGITS).name} is still open."
+    assert window.doc.model is not None
 
 
 def test_missing_model_file(qtbot, window, dialogs, tmp_path):

@@ -232,10 +232,15 @@ class MainWindow(QMainWindow):
         job = ThreadJob(load, title=f"Opening {path.name}", plain=True, parent=self)
         self._open_job = job
         job.succeeded.connect(lambda loaded: self._on_model_loaded(*loaded, path, on_loaded))
-        job.failed.connect(lambda err: show_error(self, f"Cannot open {path.name}", err))
+        job.failed.connect(lambda err: self._on_open_failed(path, err))
         job.finished.connect(self._on_open_finished)
         self.set_status(f"Opening {path}...")
         job.start()
+
+    def _on_open_failed(self, path: Path, err) -> None:
+        still = f" {self.doc.model_path.name} is still open." if self.doc.model_path is not None else ""
+        self.set_status(f"Could not open {path.name}.{still}")
+        show_error(self, f"Cannot open {path.name}", err)
 
     def _on_open_finished(self) -> None:
         job, self._open_job = self._open_job, None
@@ -445,7 +450,8 @@ class MainWindow(QMainWindow):
         job.progress.connect(self._on_compare_progress)
         job.succeeded.connect(lambda diff: self._show_diff(diff, proto, path))
         job.finished.connect(lambda: self.status_bar_progress.setVisible(False))
-        job.failed.connect(lambda err: show_error(self, f"Cannot compare with {path.name}", err))
+        job.failed.connect(lambda err: (self.set_status(f"Could not compare with {path.name}."),
+                                        show_error(self, f"Cannot compare with {path.name}", err)))
         job.finished.connect(self._on_open_finished)
         self.set_status(f"Comparing {self.doc.model_path.name} with {path.name}... (Esc cancels)")
         job.start()
