@@ -211,3 +211,23 @@ def test_a_leaked_job_is_stopped_by_the_teardown_helper(qtbot, stop_leftovers):
     stop_leftovers()
     assert job not in live_jobs()
     assert not [p for p in multiprocessing.active_children() if p.name == "workbench-sleep"]
+
+
+def test_cancel_says_cancelling_until_the_job_stops(qtbot, window):
+    """Esc: the status says "Cancelling ..." at once and stays (the job's later progress is dropped)
+    until the job has stopped; it showed nothing for seconds before."""
+    win = window
+    job = win.runs._start("sleep", ProcessJob("sleep", {"steps": 400, "delay": 0.02}, title="Sleep"))
+    with qtbot.waitSignal(win.runs.progress, timeout=300_000):
+        pass
+    after: list = []
+    with qtbot.waitSignal(win.runs.cancelling, timeout=10_000) as asked:
+        win.act_cancel.trigger()
+    assert asked.args == ["Sleep"]
+    win.runs.progress.connect(lambda *a: after.append(a))
+    assert win.status_label.text() == "Cancelling Sleep..."
+    assert not win.calibration.cancel.isEnabled()
+    with qtbot.waitSignal(win.runs.finished, timeout=300_000):
+        win.act_cancel.trigger()  # a second press asks nothing more
+    assert after == [] and not job.running
+    assert win.status_label.text() == "Sleep cancelled; previous results kept."

@@ -163,6 +163,7 @@ class MainWindow(QMainWindow):
         self.runs.failed.connect(self._on_run_failed)
         self.runs.cancelled.connect(lambda kind: self._on_run_ended(f"{kind.capitalize()} cancelled; "
                                                                     "previous results kept."))
+        self.runs.cancelling.connect(self._on_cancelling)
         self.runs.finished.connect(self._update_actions)
         self.runs.histogramReady.connect(self._on_histogram)
         self.runs.histogramFailed.connect(
@@ -464,6 +465,15 @@ class MainWindow(QMainWindow):
             self.runs.cancel()
         elif self._open_job is not None:
             self._open_job.cancel()
+
+    def _on_cancelling(self, title: str) -> None:
+        """Cancel was asked: say so at once (the job stops at its next check, within seconds)."""
+        message = f"Cancelling {title}..."
+        for button in (self.calibration.cancel, self.evaluate_panel.cancel_button, self.autotune_panel.cancel_button):
+            button.setEnabled(False)
+        if self.runs.kind == "calibrate":
+            self.calibration.status.setText(message)
+        self.set_status(message)
 
     def _on_compare_progress(self, done: int, total: int, message: str) -> None:
         self.status_bar_progress.setVisible(True)

@@ -35,6 +35,7 @@ class RunController(QObject):
     succeeded = Signal(str, object)  # kind, result dict
     failed = Signal(str, object)  # kind, WorkbenchError
     cancelled = Signal(str)
+    cancelling = Signal(str)  # title: cancel was asked; ``cancelled`` (or the result) follows
     partial = Signal(str, object)  # kind, an intermediate result (one autotune point)
     finished = Signal(str)  # kind, after one of the three above
     histogramReady = Signal(object)
@@ -46,7 +47,8 @@ class RunController(QObject):
         self.job: Job | None = None
         self.kind = ""
         self.hist_job: Job | None = None
-        #: samples of the per-unit analysis after calibration (at most the calibration's count)
+        self._cancelling: Job | None = None  # the job asked to stop (its later progress is dropped)
+        #: samples of the per-unit analysis after calibration (the first N rows of the data)
         self.analysis_samples = ANALYSIS_SAMPLES
 
     @property
@@ -134,8 +136,18 @@ class RunController(QObject):
         return self._start("autotune", ProcessJob("autotune", payload, title="Autotune", parent=self))
 
     def cancel(self) -> None:
-        if self.job is not None:
-            self.job.cancel()
+        """Ask the main job to stop; emits ``cancelling`` once, and drops the job's later progress so
+        the "Cancelling ..." status stays until ``cancelled`` arrives."""
+        job = self.job
+        if job is None or job is self._cancelling:
+            return
+        self._cancelling = job
+        job.cancel()
+        self.cancelling.emit(job.title)
+
+    def _forward_progress(self, job: Job, done: int, total: int, message: str) -> None:
+        if job is not self._cancelling:
+            self.progress.emit(done, total, message)
 
     def _static(self) -> bool:
         plan = self.doc.plan
@@ -143,7 +155,7 @@ class RunController(QObject):
 
     def _start(self, kind: str, job: Job) -> Job:
         self.job, self.kind = job, kind
-        job.progress.connect(self.progress)
+        job.progress.connect(lambda d, t, m: self._forward_progress(job, d, t, m))
         job.partial.connect(lambda data: self.partial.emit(kind, data))
         job.succeeded.connect(lambda res: self._on_success(kind, res))
         job.failed.connect(lambda err: self.failed.emit(kind, err))
@@ -164,6 +176,7 @@ class RunController(QObject):
 
     def _on_finished(self, kind: str) -> None:
         job, self.job, self.kind = self.job, None, ""
+        self._cancelling = None
         if job is not None:
             job.deleteLater()
         self.finished.emit(kind)
