@@ -20,6 +20,7 @@ from workbench.core import api
 from workbench.qt.canvas import colors
 from workbench.qt.canvas.edge_colors import edge_midpoint
 from workbench.qt.canvas.items import EDGE_COLOR
+from workbench.qt.problems_panel import collect_problems
 
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
@@ -72,6 +73,17 @@ def test_qdq_export_opens_as_it_is(qtbot, window, open_file, cnn_export):
     assert not win.act_calibrate.isEnabled() and not win.calibration.start.isEnabled()
     assert "already quantized" in win.act_calibrate.toolTip()
     assert "Already quantized: Calibrate, Analyze and Export are off." in win.status_label.text()
+    # Problems: the file's preparation notes and one line saying recipe advice is left out; the
+    # plan's advice for a float model was listed ("kept in float: it reaches no quantized Conv...",
+    # 83 rows on a nudenet export)
+    problems = [(src, i.severity, i.message) for src, i in collect_problems(win.doc)]
+    assert [src for src, _sev, _m in problems] == ["preparation"] * len(win.doc.model.notes) + ["model"]
+    assert {sev for _s, sev, _m in problems} == {"info"}
+    assert problems[-1][2] == (f"{export.name} is already quantized ({win.doc.quant_summary.text()}); open the "
+                               "float model to calibrate, analyse or export. Recipe advice is not listed: it "
+                               "applies to float models.")
+    assert win.doc.issue_badges() == {}  # no "?" on the canvas for that advice either
+    assert win.doc.node_issues([n.name for n in win.doc.model.graph.node]) == []
     assert win.color_mode.currentText() == "dtype"
     canvas = win.canvas
     structure = canvas._state.data.structure

@@ -154,3 +154,44 @@ def test_closing_the_window_drops_a_pending_histogram_request(qtbot, window, ope
     assert window.close()
     qtbot.wait(window._hist_timer.interval() + 200)
     assert not live_jobs()
+
+
+def test_a_new_sample_count_or_data_file_is_an_unsaved_edit(qtbot, window, open_file, save_prompts, tmp_path):
+    """Both are saved in the project, so changing them must ask before quitting (they were dropped
+    silently: the undo stack alone decided)."""
+    open_file(window, EXAMPLE)
+    assert not window.doc.modified and "*" not in window.windowTitle()
+    window.calibration.samples.setValue(5)
+    assert window.doc.modified and "*" in window.windowTitle()
+    window.calibration.samples.setValue(0)  # back to what was opened: nothing to save
+    assert not window.doc.modified and "*" not in window.windowTitle()
+    window.calibration.set_data_spec({"kind": "npz", "path": str(tmp_path / "other.npz")}, None)
+    window.sync_data_spec()
+    assert window.doc.modified
+    save_prompts.answer = "cancel"
+    assert not window.close()
+    assert save_prompts == [("digits_cnn.onnx", "quitting")]
+    window.save_project_to(tmp_path / "job.wbproj")
+    assert not window.doc.modified and "*" not in window.windowTitle()
+    save_prompts.answer = "discard"
+    assert window.close() and len(save_prompts) == 1
+
+
+def test_open_while_a_job_runs_is_refused_before_asking_to_save(qtbot, window, open_file, save_prompts, dialogs,
+                                                                 corpus):
+    """It asked Save / Discard first, then refused; Discard had already deleted the autosave."""
+    from workbench.qt.workers import ProcessJob
+
+    open_file(window, EXAMPLE)
+    _edit(window)
+    assert window.autosaver.save_now() is not None
+    files = window.autosaver.files()
+    window.runs._start("sleep", ProcessJob("sleep", {"steps": 400, "delay": 0.02}, title="Sleep"))
+    save_prompts.answer = "discard"
+    window.open_path(next((corpus / "digits_mlp").glob("*.onnx")))
+    assert save_prompts == []
+    assert any(text.startswith("Sleep is running; model_opset17.onnx was not opened.") for _kind, _title, text in dialogs)
+    dialogs.clear()
+    assert files.exists() and window.doc.modified
+    with qtbot.waitSignal(window.runs.finished, timeout=300_000):
+        window.runs.cancel()

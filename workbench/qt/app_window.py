@@ -155,8 +155,8 @@ class MainWindow(QMainWindow):
         self.calibration.specChanged.connect(self._on_spec_changed)
         self.doc.recipeChanged.connect(self._on_recipe_changed)
         self.doc.resultsChanged.connect(self._on_results)
-        self.doc.undo_stack.cleanChanged.connect(self._update_title)
-        self.doc.undo_stack.cleanChanged.connect(lambda clean: clean and self.autosaver.discard())
+        self.doc.modifiedChanged.connect(self._update_title)
+        self.doc.modifiedChanged.connect(lambda: self.doc.modified or self.autosaver.discard())
         self.runs.started.connect(self._on_run_started)
         self.runs.progress.connect(self._on_run_progress)
         self.runs.succeeded.connect(self._on_run_succeeded)
@@ -173,6 +173,7 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ opening
     @guarded
     def open_dialog(self) -> None:
+        self._need_idle("another model")
         if not self.keep_or_drop_changes("opening another model"):
             return
         path, _ = QFileDialog.getOpenFileName(self, "Open model or project", settings.last_dir(), MODEL_FILTER)
@@ -186,6 +187,7 @@ class MainWindow(QMainWindow):
         With unsaved edits the user is first asked to save, discard or cancel (``ask=False``: the
         caller has asked already)."""
         path = Path(path)
+        self._need_idle(path.name)  # before asking to save or discard: a refused open drops nothing
         if ask and not self.keep_or_drop_changes(f"opening {path.name}"):
             return
         if path.suffix.lower() == PROJECT_SUFFIX:
@@ -196,7 +198,7 @@ class MainWindow(QMainWindow):
     def keep_or_drop_changes(self, doing: str) -> bool:
         """True when the caller may replace the open work: nothing unsaved, or the user saved it
         (and the save succeeded) or chose to discard it. False when the user cancelled."""
-        if self.doc.model is None or self.doc.undo_stack.isClean():
+        if not self.doc.modified:
             return True
         name = Path(self.doc.project_path or self.doc.model_path).name
         answer = ask_save_changes(self, name, doing)
@@ -220,12 +222,8 @@ class MainWindow(QMainWindow):
     def open_model(self, path: str | Path, *, on_loaded=None) -> None:
         """Load the model in a worker thread; the document and canvas switch when it is ready."""
         path = Path(path)
-        if self._open_job is not None:
-            raise WorkbenchError(f"Still opening another model; {path.name} was not opened.",
-                                 hint="Wait until the current model is open.")
-        if self.runs.busy:
-            raise WorkbenchError(f"{self.runs.job.title} is running; {path.name} was not opened.",
-                                 hint="Cancel the job first (Run > Cancel).")
+        self._need_idle(path.name)
+
         def load():
             model = api.open_model(path)
             return model, describe_quantization(model)  # quantized files: read here, not on the GUI thread
@@ -237,6 +235,15 @@ class MainWindow(QMainWindow):
         job.finished.connect(self._on_open_finished)
         self.set_status(f"Opening {path}...")
         job.start()
+
+    def _need_idle(self, name: str) -> None:
+        """Raise when a model is being opened or compared, or a job runs: ``name`` cannot open now."""
+        if self._open_job is not None:
+            raise WorkbenchError(f"{self._open_job.title} is still running; {name} was not opened.",
+                                 hint="Wait until it ends or cancel it (Esc).")
+        if self.runs.busy:
+            raise WorkbenchError(f"{self.runs.job.title} is running; {name} was not opened.",
+                                 hint="Cancel the job first (Run > Cancel).")
 
     def _on_open_failed(self, path: Path, err) -> None:
         still = f" {self.doc.model_path.name} is still open." if self.doc.model_path is not None else ""
@@ -263,6 +270,7 @@ class MainWindow(QMainWindow):
         data = default_data_for(path)
         self.calibration.set_data_spec({"kind": "npz", "path": str(data)} if data else None, None)
         self._on_spec_changed()
+        self.doc.mark_saved()  # a model just opened, with the data beside it, has no unsaved edits
         extra = on_loaded(model) if on_loaded is not None else None  # a note for the status line
         self._reset_views()
         self._show_quantization()
@@ -510,7 +518,7 @@ class MainWindow(QMainWindow):
                 results["calibration"] = project.calibration
                 self.doc.set_results(results)
             note = self._restore_sensitivity(sweep) if sweep else None
-            self.doc.undo_stack.setClean()
+            self.doc.mark_saved()
             return note
 
         self.open_model(model_path, on_loaded=restore)
@@ -550,7 +558,7 @@ class MainWindow(QMainWindow):
         path = Path(path).resolve()
         save_project(self.current_project(), path)
         self.doc.project_path = path
-        self.doc.undo_stack.setClean()
+        self.doc.mark_saved()
         self.autosaver.discard()
         settings.add_recent_file(path)
         self._update_title()
@@ -991,7 +999,7 @@ class MainWindow(QMainWindow):
 
     def _update_title(self, *_args) -> None:
         name = self.doc.project_path or self.doc.model_path
-        dirty = "" if self.doc.undo_stack.isClean() else " *"
+        dirty = " *" if self.doc.modified else ""
         self.setWindowTitle(f"{Path(name).name}{dirty} - Workbench" if name else "Workbench")
 
     def fill_recent(self) -> None:

@@ -142,7 +142,7 @@ class Autosaver(QObject):
 
         A failure is logged and kept in :attr:`last_error` (the app goes on; the next tick retries)."""
         doc = self._window.doc
-        if doc.model is None or doc.undo_stack.isClean():
+        if not doc.modified:
             return None
         try:
             files = write_autosave(self._window.current_project(), doc.model_path, doc.project_path)

@@ -53,10 +53,15 @@ class Document(QObject):
     resultsChanged = Signal()
     dataChanged = Signal()
     sensitivityChanged = Signal()
+    #: emitted when :attr:`modified` may have changed (a recipe edit, undo, a data change, a save)
+    modifiedChanged = Signal()
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(self._on_clean_changed)
+        #: (data, samples) at the last save or open: a change of either is an unsaved edit
+        self._saved_data: tuple = (None, None)
         self.model: PreparedModel | None = None
         self.model_path: Path | None = None
         self.project_path: Path | None = None
@@ -142,7 +147,10 @@ class Document(QObject):
             return str(exc)
 
     def node_issues(self, nodes: list[str]) -> list[str]:
-        """Plan issues about any node in ``nodes`` (and the plan error, if planning failed)."""
+        """Plan issues about any node in ``nodes`` (and the plan error, if planning failed); none for
+        an already-quantized model (the recipe's advice is for float models)."""
+        if self.quant_summary is not None:
+            return []
         out = [self.plan_error] if self.plan_error else []
         if self.plan is not None:
             wanted = set(nodes)
@@ -177,7 +185,10 @@ class Document(QObject):
         return out
 
     def issue_badges(self) -> dict[str, str]:
-        """Node -> badge: "!" for errors (and nodes whose settings are invalid), "?" for warnings."""
+        """Node -> badge: "!" for errors (and nodes whose settings are invalid), "?" for warnings; none
+        for an already-quantized model."""
+        if self.quant_summary is not None:
+            return {}
         if self.plan is None:
             if self.plan_error is None:
                 return {}
@@ -194,6 +205,24 @@ class Document(QObject):
         self.data, self.samples = data, samples
         if changed:
             self.dataChanged.emit()
+            self.modifiedChanged.emit()
+
+    @property
+    def modified(self) -> bool:
+        """Unsaved edits: a recipe edit since the last save / open, or other calibration data or
+        sample count (both are saved in the project)."""
+        if self.model is None:
+            return False
+        return not self.undo_stack.isClean() or (self.data, self.samples) != self._saved_data
+
+    def _on_clean_changed(self, _clean: bool) -> None:
+        self.modifiedChanged.emit()
+
+    def mark_saved(self) -> None:
+        """The document as it is now is saved (or freshly opened): nothing is modified."""
+        self._saved_data = (self.data, self.samples)
+        self.undo_stack.setClean()
+        self.modifiedChanged.emit()
 
     def set_results(self, result: dict) -> None:
         """Adopt a calibrate job's result (see :func:`workbench.qt.engine.job_calibrate`)."""

@@ -29,10 +29,14 @@ _COLOURS = {Severity.ERROR: "#c62828", Severity.WARNING: "#ef6c00", Severity.INF
 
 def collect_problems(doc) -> list[tuple[str, PlanIssue]]:
     """(source, issue) for the open model: preparation notes, plan issues (or the plan's error),
-    then the last job's issues that the plan does not already list; sorted by severity."""
+    then the last job's issues that the plan does not already list; sorted by severity. For an
+    already-quantized model: its preparation notes and one note that recipe advice is left out."""
     if doc.model is None:
         return []
     out: list[tuple[str, PlanIssue]] = [("preparation", PlanIssue("", Severity.INFO, note, IssueCode.PREPARATION_NOTE)) for note in doc.model.notes]
+    if doc.quant_summary is not None:  # a recipe's advice (which ops to keep float, ...) is for float models
+        note = f"{doc.quantized_reason} Recipe advice is not listed: it applies to float models."
+        return out + [("model", PlanIssue("", Severity.INFO, note, IssueCode.PREPARATION_NOTE))]
     if doc.plan_error:
         out.append(("plan", PlanIssue("", Severity.ERROR, doc.plan_error, IssueCode.PLAN_ERROR)))
     plan_issues = list(doc.plan.issues) if doc.plan is not None else []
