@@ -70,6 +70,15 @@ def default_data_for(model_path: Path) -> Path | None:
     return None
 
 
+def _absolute_data_spec(project, project_file: Path) -> dict | None:
+    """The project's data source with an absolute, normalised path (a project stores it relative to
+    itself; an autosave's folder made it read ``../../../..`` in the Calibration panel)."""
+    spec = project.data_spec(project_file)
+    if spec and spec.get("path"):
+        spec["path"] = str(Path(spec["path"]).resolve())
+    return spec
+
+
 class MainWindow(QMainWindow):
     """Signals for scripting and tests: ``modelOpened(path)``, ``projectSaved(path)``."""
 
@@ -324,7 +333,7 @@ class MainWindow(QMainWindow):
         origin = note.get("project_path")
         if origin and Path(origin).is_file():
             self.doc.project_path = Path(origin)
-        self.calibration.set_data_spec(project.data_spec(project_file), project.samples)
+        self.calibration.set_data_spec(_absolute_data_spec(project, project_file), project.samples)
         self._on_spec_changed()
         if project.calibration is not None:
             self.doc.calibration = project.calibration
@@ -506,10 +515,7 @@ class MainWindow(QMainWindow):
             self.doc.allow_code = project.allow_code
             self.doc.undo_stack.clear()
             self.doc.set_recipe(project.recipe)
-            spec = project.data_spec(path)
-            if spec and spec.get("path"):
-                spec["path"] = str(Path(spec["path"]).resolve())
-            self.calibration.set_data_spec(spec, project.samples)
+            self.calibration.set_data_spec(_absolute_data_spec(project, path), project.samples)
             self._on_spec_changed()
             self.doc.calibration = project.calibration
             results = dict(project.results or {})
