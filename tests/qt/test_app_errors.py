@@ -6,6 +6,7 @@ title and text of every box instead of blocking.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -70,6 +71,7 @@ def test_project_whose_model_moved(qtbot, window, open_file, dialogs, corpus, tm
     text = wait_dialog(qtbot, dialogs, timeout=300_000)
     assert "job.wbproj" in text and "was not found (moved or deleted)" in text
     assert "Put the model back" in text
+    assert window.status_label.text() == "Could not open job.wbproj. model.onnx is still open."  # was "Saved ..."
     model.with_name("elsewhere.onnx").rename(model)
     open_file(window, proj)  # and it opens once the model is back
     assert window.doc.project_path == proj
@@ -96,6 +98,25 @@ def test_bad_project_file(qtbot, window, dialogs, tmp_path, content, expected):
     window.open_path(proj)
     text = wait_dialog(qtbot, dialogs, timeout=300_000)
     assert "bad.wbproj" in text and expected in text
+    assert window.status_label.text() == "Could not open bad.wbproj."
+
+
+def test_project_with_damaged_results_opens_without_them(qtbot, window, open_file, dialogs, corpus, tmp_path):
+    """A malformed row of saved per-unit results raised KeyError from the restore: "Internal error"
+    dialog, the title named the project while the canvas kept the model open before, and the status
+    stayed at "Opening ..."."""
+    model, proj = _project(qtbot, window, open_file, corpus, tmp_path)
+    data = json.loads(proj.read_text())
+    data["results"] = {"errors": [{"bogus": 1}], "qparams": {}}
+    proj.write_text(json.dumps(data))
+    open_file(window, corpus / "digits_mlp" / "model_opset17.onnx")
+    open_file(window, proj)
+    assert window.doc.project_path == proj and window.doc.errors == [] and window.doc.qparams == {}
+    assert sorted(window.canvas.node_names()) == sorted(n.name for n in window.doc.model.graph.node)
+    assert window.doc.model_path == model.resolve()
+    assert window.status_label.text().endswith("The project's saved per-unit results are unreadable (KeyError); "
+                                               "calibrate again (F5).")
+    assert not window.doc.modified
 
 
 @pytest.mark.parametrize("arrays, expected", [

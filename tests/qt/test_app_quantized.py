@@ -154,6 +154,8 @@ def test_ddddocr_opens_with_the_quantized_banner(qtbot, window, open_file, corpu
     tip = win.canvas.tooltip_text("Conv_3_quant")
     assert "integer kernel: ConvInteger" in tip
     assert f"scale {float(inits['394_scale']):.6g}; zero_point {int(inits['394_zero_point'])}" in tip
+    win.calibration.samples.setValue(4)  # no project to save for a file that cannot be calibrated
+    assert not win.doc.modified and "*" not in win.windowTitle()
     # a float model opened next: banner gone, Calibrate back
     open_file(win, EXAMPLE / "digits_cnn.onnx")
     assert win.banner.isHidden() and win.act_calibrate.isEnabled()

@@ -85,6 +85,47 @@ def test_autosave_after_an_abnormal_exit_is_restored_as_one_undoable_edit(qtbot,
     assert window.doc.recipe.overrides[node].exclude is True
 
 
+def test_autosave_of_a_sample_count_alone_is_restored_as_one_undoable_edit(qtbot, window, open_file,
+                                                                           restore_prompts):
+    """Data and samples were applied outside the undo stack: Ctrl+Z did nothing although the status
+    said it undoes the restore."""
+    crashed = MainWindow()
+    qtbot.addWidget(crashed)
+    open_file(crashed, EXAMPLE)
+    crashed.calibration.samples.setValue(8)
+    assert crashed.autosaver.save_now() is not None
+    crashed.autosaver.stop()
+    crashed.autosaver.owned.clear()
+    crashed.doc.mark_saved()
+    crashed.close()
+    restore_prompts.answer = "restore"
+    open_file(window, EXAMPLE)
+    assert window.doc.samples == 8 and window.calibration.samples.value() == 8 and window.doc.modified
+    assert "Ctrl+Z undoes" in window.status_label.text()
+    window.act_undo.trigger()
+    assert window.doc.samples is None and window.calibration.samples.value() == 0
+    assert not window.doc.modified and "*" not in window.windowTitle()
+    window.act_redo.trigger()
+    assert window.doc.samples == 8 and window.doc.modified
+
+
+def test_discard_then_a_failed_open_keeps_the_autosave(qtbot, window, open_file, save_prompts, dialogs, tmp_path):
+    """Discard deleted the autosave at once; the open then failed and the edits stayed on screen with
+    no autosave behind them."""
+    open_file(window, EXAMPLE)
+    _edit(window)
+    files = autosave.AutosaveFiles.for_model(EXAMPLE)
+    window.autosaver.save_now()
+    assert files.exists()
+    save_prompts.answer = "discard"
+    window.open_path(tmp_path / "missing.onnx")
+    qtbot.waitUntil(lambda: bool(dialogs), timeout=300_000)
+    dialogs.clear()
+    assert files.exists() and window.doc.modified
+    open_file(window, EXAMPLE.with_name("digits_cnn.onnx"))  # an open that succeeds drops them
+    assert not files.exists() and not window.doc.modified
+
+
 def test_autosave_discarded_at_the_prompt_is_gone(qtbot, window, open_file, restore_prompts):
     _crashed_session(qtbot, open_file)
     files = autosave.AutosaveFiles.for_model(EXAMPLE)

@@ -195,3 +195,35 @@ def test_open_while_a_job_runs_is_refused_before_asking_to_save(qtbot, window, o
     assert files.exists() and window.doc.modified
     with qtbot.waitSignal(window.runs.finished, timeout=300_000):
         window.runs.cancel()
+
+
+def test_image_options_and_a_typed_path_are_unsaved_edits(qtbot, window, open_file, save_prompts, tmp_path):
+    """Layout / channels / scale changed nothing in the document, and a path typed without Enter was
+    not what Ctrl+S saved."""
+    from PySide6.QtTest import QTest
+
+    from workbench.core.api import load_project
+
+    open_file(window, EXAMPLE)
+    panel = window.calibration
+    panel.kind.setCurrentIndex(panel.kind.findData("images"))
+    panel.set_data_spec({"kind": "images", "path": str(tmp_path)}, None)
+    window.sync_data_spec()
+    proj = window.save_project_to(tmp_path / "job.wbproj")
+    assert not window.doc.modified
+    panel.layout_combo.setCurrentText("NHWC")
+    assert window.doc.modified and "*" in window.windowTitle()
+    panel.channel_order.setCurrentText("BGR")
+    panel.scale.setValue(0.5)
+    window.save_project_to(proj)
+    spec = load_project(proj).data_spec(proj)
+    assert (spec["layout"], spec["channel_order"], spec["scale"]) == ("NHWC", "BGR", 0.5)
+    other = tmp_path / "other"
+    other.mkdir()
+    panel.path.clear()
+    QTest.keyClicks(panel.path, str(other))  # no Enter, focus stays
+    save_prompts.answer = "cancel"
+    assert not window.close()
+    assert save_prompts == [("job.wbproj", "quitting")]
+    window.save_project_to(proj)
+    assert load_project(proj).data_spec(proj)["path"] == str(other)

@@ -38,7 +38,7 @@ from workbench.core.wording import count
 from workbench.qt import actions, autosave, docks, settings
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.canvas.view import GraphCanvas
-from workbench.qt.commands import push_edit, set_exclude
+from workbench.qt.commands import RestoreCommand, push_edit, set_exclude
 from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, describe_quantization
@@ -207,14 +207,14 @@ class MainWindow(QMainWindow):
     def keep_or_drop_changes(self, doing: str) -> bool:
         """True when the caller may replace the open work: nothing unsaved, or the user saved it
         (and the save succeeded) or chose to discard it. False when the user cancelled."""
+        self.sync_data_spec()  # a path typed without Enter counts
         if not self.doc.modified:
             return True
         name = Path(self.doc.project_path or self.doc.model_path).name
         answer = ask_save_changes(self, name, doing)
         if answer == SAVE:
             return self.save_project() is not None
-        if answer == DISCARD:
-            self.autosaver.discard()  # the user dropped these edits: nothing to offer back
+        if answer == DISCARD:  # the autosave goes when the edits do (a new model shown, or the quit)
             return True
         return False
 
@@ -255,9 +255,12 @@ class MainWindow(QMainWindow):
                                  hint="Cancel the job first (Run > Cancel).")
 
     def _on_open_failed(self, path: Path, err) -> None:
+        self._say_not_opened(path)
+        show_error(self, f"Cannot open {path.name}", err)
+
+    def _say_not_opened(self, path: Path) -> None:
         still = f" {self.doc.model_path.name} is still open." if self.doc.model_path is not None else ""
         self.set_status(f"Could not open {path.name}.{still}")
-        show_error(self, f"Cannot open {path.name}", err)
 
     def _on_open_finished(self) -> None:
         job, self._open_job = self._open_job, None
@@ -274,6 +277,7 @@ class MainWindow(QMainWindow):
 
     @guarded
     def _on_model_loaded(self, model, quantization, path: Path, on_loaded=None) -> None:
+        self.autosaver.discard()  # the edits shown until now were saved or dropped at the prompt
         self.doc.project_path = None
         self.doc.set_model(model, path, quantization=quantization)
         data = default_data_for(path)
@@ -333,12 +337,15 @@ class MainWindow(QMainWindow):
         origin = note.get("project_path")
         if origin and Path(origin).is_file():
             self.doc.project_path = Path(origin)
-        self.calibration.set_data_spec(_absolute_data_spec(project, project_file), project.samples)
-        self._on_spec_changed()
-        if project.calibration is not None:
-            self.doc.calibration = project.calibration
-        push_edit(self.doc, project.recipe, "Restore autosaved edits")
+        calibration = project.calibration if project.calibration is not None else self.doc.calibration
+        after = (project.recipe, _absolute_data_spec(project, project_file), project.samples, calibration)
+        self.doc.undo_stack.push(RestoreCommand(self.doc, self._show_data, after))
         self._update_title()
+
+    def _show_data(self, spec: dict | None, samples: int | None) -> None:
+        """Put a data source and sample count in the Calibration panel and the document."""
+        self.calibration.set_data_spec(spec, samples)
+        self._on_spec_changed()
 
     def _reset_views(self) -> None:
         """Forget every view of the previous model: subgraph tabs, Netron's target, the panels'
@@ -507,8 +514,12 @@ class MainWindow(QMainWindow):
 
     def open_project(self, path: str | Path) -> None:
         path = Path(path).resolve()
-        project = load_project(path)
-        model_path = project.model_path(path)
+        try:
+            project = load_project(path)
+            model_path = project.model_path(path)
+        except WorkbenchError:
+            self._say_not_opened(path)
+            raise
 
         def restore(_model) -> str | None:
             self.doc.project_path = path
@@ -520,14 +531,23 @@ class MainWindow(QMainWindow):
             self.doc.calibration = project.calibration
             results = dict(project.results or {})
             sweep = results.pop("sensitivity", None)
-            if results:
-                results["calibration"] = project.calibration
-                self.doc.set_results(results)
-            note = self._restore_sensitivity(sweep) if sweep else None
+            notes = [self._restore_results(results, project.calibration) if results else None,
+                     self._restore_sensitivity(sweep) if sweep else None]
             self.doc.mark_saved()
-            return note
+            return " ".join(n for n in notes if n) or None
 
         self.open_model(model_path, on_loaded=restore)
+
+    def _restore_results(self, results: dict, calibration) -> str | None:
+        """Show the per-unit results saved in the project; damaged ones are skipped and described in
+        the returned note (the project still opens)."""
+        try:
+            self.doc.set_results({**results, "calibration": calibration})
+        except Exception as exc:  # noqa: BLE001 - a damaged project section must not stop the project opening
+            log.warning("Saved results not restored: %s", exc)
+            return (f"The project's saved per-unit results are unreadable ({type(exc).__name__}); "
+                    "calibrate again (F5).")
+        return None
 
     def _restore_sensitivity(self, sweep: dict) -> str | None:
         """Show a sweep saved in the project; a damaged one is skipped and described in the returned note."""
@@ -562,6 +582,7 @@ class MainWindow(QMainWindow):
         """Write the project (model ref, recipe, data, calibration cache, results) to ``path``."""
         self._need_model()
         path = Path(path).resolve()
+        self.sync_data_spec()  # what the Calibration panel shows is what is saved
         save_project(self.current_project(), path)
         self.doc.project_path = path
         self.doc.mark_saved()

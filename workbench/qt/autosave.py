@@ -142,6 +142,7 @@ class Autosaver(QObject):
 
         A failure is logged and kept in :attr:`last_error` (the app goes on; the next tick retries)."""
         doc = self._window.doc
+        self._window.sync_data_spec()  # the Calibration panel as shown, a path typed without Enter too
         if not doc.modified:
             return None
         try:

@@ -98,6 +98,10 @@ class CalibrationPanel(QWidget):
         for w in (self.path, self.size, self.mean, self.std):
             w.editingFinished.connect(self.specChanged)
         self.samples.valueChanged.connect(self.specChanged)
+        for combo in (self.layout_combo, self.channel_order):
+            combo.currentIndexChanged.connect(self.specChanged)
+        self.scale.valueChanged.connect(self.specChanged)
+        self.allow_code.toggled.connect(self.specChanged)
         self._on_kind()
 
     def _image_fields(self) -> QWidget:

@@ -211,7 +211,7 @@ class Document(QObject):
     def modified(self) -> bool:
         """Unsaved edits: a recipe edit since the last save / open, or other calibration data or
         sample count (both are saved in the project)."""
-        if self.model is None:
+        if self.model is None or self.quant_summary is not None:  # a quantized file has no project to save
             return False
         return not self.undo_stack.isClean() or (self.data, self.samples) != self._saved_data
 
@@ -226,9 +226,10 @@ class Document(QObject):
 
     def set_results(self, result: dict) -> None:
         """Adopt a calibrate job's result (see :func:`workbench.qt.engine.job_calibrate`)."""
+        errors = [ErrorRow.from_json(r) for r in result.get("errors", [])]  # raises before any change
         self.calibration = result.get("calibration")
         self.qparams = result.get("qparams", {})
-        self.errors = [ErrorRow.from_json(r) for r in result.get("errors", [])]
+        self.errors = errors
         self.issues = list(result.get("issues", []))
         self.result_issues = [i for i in result.get("problems", []) if isinstance(i, PlanIssue)]
         self.result_recipe = result.get("recipe")
