@@ -214,9 +214,13 @@ def test_analyze_measures_the_model_quantize_writes(tmp_path, capsys):
     (latency.default_cache_dir() / f"{key}.json").write_text(json.dumps(
         {"float_s": 0.84e-3, "quant_s": 0.8862e-3, "runs": 9, "float_median_s": 0.84e-3, "quant_median_s": 0.8862e-3}))
     assert main(["analyze", str(src), "--data", str(data), "--no-auto"]) == 0
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "note: 1 unit or island measured slower quantized is float here, as `quantize` writes them" in err
     assert "no unit of the main graph to measure" not in err  # none left, not none in the main graph
+    # and says why the table is empty (it printed a bare header)
+    assert "note: no unit to measure: the latency check keeps every quantized unit float (next note)" in err
+    assert out.rstrip().endswith("per node unit (fake-quantized outputs, read from the unfused graph): measured "
+                                 f"with {api.describe_runtime(False)}\n  none measured (see the note on stderr)")
     assert main(["analyze", str(src), "--data", str(data), "--no-auto", "--no-latency-check", "--json",
                  str(tmp_path / "rows.json")]) == 0
     assert [r["node"] for r in json.loads((tmp_path / "rows.json").read_text())] == ["mm"]

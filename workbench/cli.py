@@ -442,6 +442,9 @@ def _note_unmeasured(plan, rows, kept) -> None:
     elif not rows and main_units and all(u.excluded for u in main_units) and not kept and not branch:
         print("note: no unit to measure: every unit is float (the recipe, its exclusions or a guard keep them so)",
               file=sys.stderr)
+    elif not rows and kept and not branch:
+        print("note: no unit to measure: the latency check keeps every quantized unit float (next note)",
+              file=sys.stderr)
     elif branch:
         print(f"note: {count(len(branch), 'unit')} inside If/Loop bodies not measured per unit ({_names(branch)}); "
               "the end-to-end figure includes them", file=sys.stderr)
@@ -477,6 +480,9 @@ def cmd_analyze(args) -> int:
         print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")
     print(f"per node unit (fake-quantized outputs, read from the unfused graph): measured with "
           f"{api.describe_runtime(False)}")
+    if not rows:
+        print("  none measured (see the note on stderr)")
+        return 0
     w = _name_width(r.node for r in rows[: args.top])
     print(f"{'node':{w}s} {'op':14s} {'SQNR dB':>8s} {'local dB':>8s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
