@@ -51,3 +51,21 @@ def test_fit_keeps_digits_cnn_clear_of_the_legend(qtbot, window, open_file):
 def test_fit_keeps_nudenet_clear_of_the_legend(qtbot, window, open_file, corpus):
     open_file(window, corpus / "nudenet_320n" / "model.onnx", timeout=540_000)
     check_fit(window)
+
+
+def test_a_fitted_view_stays_clear_when_the_legend_grows(qtbot, window, open_file):
+    """Fitted beside the small dtype legend, then coloured by SQNR: the taller, wider SQNR legend
+    covered the top nodes (seen at 1400x900 on nudenet); a view the user zoomed is not refitted."""
+    open_file(window, EXAMPLE / "digits_cnn.onnx")
+    canvas = window.canvas
+    window.color_mode.setCurrentText("dtype")
+    canvas.fit()
+    small = canvas.legend_overlay.size()
+    canvas.set_node_values(errors={n: 10.0 * i for i, n in enumerate(canvas.node_names())}, error_label="SQNR (dB)")
+    window.color_mode.setCurrentText("error")
+    assert canvas.legend_overlay.height() > small.height()
+    check_fit(window)
+    canvas.zoom_in()
+    zoomed = canvas.transform()
+    window.color_mode.setCurrentText("op type")
+    assert canvas.transform() == zoomed

@@ -121,8 +121,17 @@ class LegendOverlay(QFrame):
         parts = [f"<b>Colour: {html.escape(title)}</b>"] + [_swatch(c, label) for label, c in rows]
         parts += [f'<span style="color:#555">{html.escape(n)}</span>' for n in notes]
         self.label.setText("<br>".join(parts))
+        before = self.size()
         self.adjustSize()
         self.place()
+        if self.size() != before:
+            self.canvas.legend_resized()
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802 - Qt override
+        changed = visible != self.isVisible()
+        super().setVisible(visible)
+        if changed:
+            self.canvas.legend_resized()
 
     def text(self) -> str:
         """The legend as plain lines (title, one line per entry, notes)."""

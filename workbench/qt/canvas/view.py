@@ -342,6 +342,17 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         """The thumbnail of the graph in the bottom-right corner (visible once a graph is shown)."""
         return self._minimap
 
+    def legend_resized(self) -> None:
+        """The legend grew, shrank, showed or hid (a new colour mode): a fitted view is fitted again,
+        so the graph stays clear of it; a view the user zoomed or panned is left as it is."""
+        if getattr(self, "_state", None) is None or self._fitting or self._fitted_view != self._view_key():
+            return
+        self._fitting = True
+        try:
+            self.fit()
+        finally:
+            self._fitting = False
+
     def fit(self) -> None:
         """Show the whole graph (never magnified beyond 100 %), beside or below the legend, never under it."""
         if self._state is None:
