@@ -24,19 +24,29 @@ def _edit(win) -> str:
     return node
 
 
-def _crashed_session(qtbot, open_file) -> str:
-    """A window that edits, autosaves and then dies without its close handler (as after a kill):
-    its autosave is left in the folder. Returns the edited node."""
+def _crashed_session(qtbot, open_file, edit=_edit):
+    """A window that edits (``edit(win)``), autosaves and then dies without its close handler (as
+    after a kill): its autosave is left in the folder. Returns what ``edit`` returned."""
     win = MainWindow()
     qtbot.addWidget(win)
     open_file(win, EXAMPLE)
-    node = _edit(win)
+    edited = edit(win)
     assert win.autosaver.save_now() is not None
     win.autosaver.stop()
     win.autosaver.owned.clear()  # what the killed process forgets: its close never removes the file
-    win.doc.undo_stack.setClean()  # (no save prompt: the dead process shows none)
+    win.doc.mark_saved()  # (no save prompt: the dead process shows none)
     win.close()
-    return node
+    return edited
+
+
+def _edited_and_autosaved(window, open_file):
+    """The example open in ``window`` with one recipe edit, autosaved; returns its AutosaveFiles."""
+    open_file(window, EXAMPLE)
+    _edit(window)
+    files = autosave.AutosaveFiles.for_model(EXAMPLE)
+    window.autosaver.save_now()
+    assert files.exists()
+    return files
 
 
 def test_autosave_is_written_while_dirty_and_removed_by_a_clean_save(qtbot, window, open_file, autosave_folder,
@@ -58,11 +68,7 @@ def test_autosave_is_written_while_dirty_and_removed_by_a_clean_save(qtbot, wind
 
 
 def test_clean_quit_removes_the_autosave(qtbot, window, open_file, save_prompts):
-    open_file(window, EXAMPLE)
-    _edit(window)
-    files = autosave.AutosaveFiles.for_model(EXAMPLE)
-    window.autosaver.save_now()
-    assert files.exists()
+    files = _edited_and_autosaved(window, open_file)
     save_prompts.answer = "discard"
     assert window.close()
     assert save_prompts == [("digits_cnn.onnx", "quitting")]
@@ -89,15 +95,7 @@ def test_autosave_of_a_sample_count_alone_is_restored_as_one_undoable_edit(qtbot
                                                                            restore_prompts):
     """Data and samples were applied outside the undo stack: Ctrl+Z did nothing although the status
     said it undoes the restore."""
-    crashed = MainWindow()
-    qtbot.addWidget(crashed)
-    open_file(crashed, EXAMPLE)
-    crashed.calibration.samples.setValue(8)
-    assert crashed.autosaver.save_now() is not None
-    crashed.autosaver.stop()
-    crashed.autosaver.owned.clear()
-    crashed.doc.mark_saved()
-    crashed.close()
+    _crashed_session(qtbot, open_file, edit=lambda win: win.calibration.samples.setValue(8))
     restore_prompts.answer = "restore"
     open_file(window, EXAMPLE)
     assert window.doc.samples == 8 and window.calibration.samples.value() == 8 and window.doc.modified
@@ -112,11 +110,7 @@ def test_autosave_of_a_sample_count_alone_is_restored_as_one_undoable_edit(qtbot
 def test_discard_then_a_failed_open_keeps_the_autosave(qtbot, window, open_file, save_prompts, dialogs, tmp_path):
     """Discard deleted the autosave at once; the open then failed and the edits stayed on screen with
     no autosave behind them."""
-    open_file(window, EXAMPLE)
-    _edit(window)
-    files = autosave.AutosaveFiles.for_model(EXAMPLE)
-    window.autosaver.save_now()
-    assert files.exists()
+    files = _edited_and_autosaved(window, open_file)
     save_prompts.answer = "discard"
     window.open_path(tmp_path / "missing.onnx")
     qtbot.waitUntil(lambda: bool(dialogs), timeout=300_000)
