@@ -227,6 +227,7 @@ def test_cancel_says_cancelling_until_the_job_stops(qtbot, window):
     win.runs.progress.connect(lambda *a: after.append(a))
     assert win.status_label.text() == "Cancelling Sleep..."
     assert not win.calibration.cancel.isEnabled()
+    assert win.calibration.status.text() == "Idle. (Cancelling Sleep...)"  # was "... Cancel or Esc stops it."
     with qtbot.waitSignal(win.runs.finished, timeout=300_000):
         win.act_cancel.trigger()  # a second press asks nothing more
     assert after == [] and not job.running

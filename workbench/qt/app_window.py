@@ -492,12 +492,10 @@ class MainWindow(QMainWindow):
 
     def _on_cancelling(self, title: str) -> None:
         """Cancel was asked: say so at once (the job stops at its next check, within seconds)."""
-        message = f"Cancelling {title}..."
-        for button in (self.calibration.cancel, self.evaluate_panel.cancel_button, self.autotune_panel.cancel_button):
+        for button in (self.evaluate_panel.cancel_button, self.autotune_panel.cancel_button):
             button.setEnabled(False)
-        if self.runs.kind == "calibrate":
-            self.calibration.status.setText(message)
-        self.set_status(message)
+        self.calibration.show_cancelling(title)
+        self.set_status(f"Cancelling {title}...")
 
     def _on_compare_progress(self, done: int, total: int, message: str) -> None:
         self.status_bar_progress.setVisible(True)

@@ -215,6 +215,12 @@ class CalibrationPanel(QWidget):
         self.cancel.setEnabled(True)
         self.status.setText(f"{self._held[0]} ({title} is running; Cancel or Esc stops it.)")
 
+    def show_cancelling(self, title: str) -> None:
+        """Cancel was asked for the running job ``title``: say so, and grey Cancel until it stops."""
+        self.cancel.setEnabled(False)
+        message = f"Cancelling {title}..."
+        self.status.setText(f"{self._held[0]} ({message})" if self._held is not None else message)
+
     def release(self) -> None:
         """The other job ended: the panel shows the calibration's own state again."""
         self.start.setEnabled(True)
