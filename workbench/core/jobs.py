@@ -59,11 +59,12 @@ def _quantize_with_cache(model, recipe, payload, progress, cancel):
     the_plan = api.plan(model, recipe, guard=True)  # what quantize() below calibrates
     done()
     calib = previous
-    if the_plan.mode == "static" and the_plan.activations:
-        have = previous.qparams() if previous is not None else {}
-        if previous is None or any(t not in have for t in the_plan.activations):
-            calib = api.calibrate(model, the_plan, payload["data"], samples=payload.get("samples"),
-                                  progress=in_phase(progress, "Calibrating"), cancel=cancel, previous=previous)
+    if the_plan.mode == "static" and the_plan.activations and (previous is None or payload.get("data")):
+        # reuses every cached observer whose statistics serve the current spec (copied with it; the
+        # model is not run when all do) and calibrates the rest: a cache made under an earlier
+        # recipe (an undone int16 or symmetric edit) never lends its old spec to the written model
+        calib = api.calibrate(model, the_plan, payload["data"], samples=payload.get("samples"),
+                              progress=in_phase(progress, "Calibrating"), cancel=cancel, previous=previous)
     cancel.check()
     done = one_step(progress, "Quantizing: planning and writing the quantized model")
     result = api.quantize(model, recipe, calibration=calib, progress=in_phase(progress, "Quantizing"),

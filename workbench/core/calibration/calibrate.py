@@ -316,9 +316,7 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
     kept_nonfinite = [r for r in previous.nonfinite if r[0] in observers] if previous is not None else []
     kept_empty = [t for t in previous.empty if t in observers] if previous is not None else []
     if not missing:
-        seen = previous.samples_seen if previous is not None else 0
-        data_rows = list(previous.data_nonfinite) if previous is not None else []
-        return CalibrationResult(observers, seen, 0.0, kept_nonfinite, kept_empty, reused, data_nonfinite=data_rows)
+        return _reused_result(observers, reused, previous)
     for t in missing:
         observers[t] = make_observer(specs[t], name=t)
     source = _open(data, model)
@@ -389,6 +387,41 @@ def _unobserved(observers: dict[str, Observer]) -> list[str]:
 #: made for one value serves another. (``symmetric`` is not one: it changes which activations fold into
 #: a Conv, so a fresh calibration would derive some histograms from other tensors instead.)
 QPARAMS_ONLY = ("dtype", "reduce_range", "power_of_two")
+
+
+def respec(plan, previous: CalibrationResult) -> CalibrationResult:
+    """``previous`` re-read for ``plan.activations`` without data: each observer copied with the
+    plan's current spec (as :func:`calibrate` reuses them), so a cache made under another recipe
+    never gives its old dtype, symmetry or observer to the written model.
+
+    Raises
+    ------
+    CalibrationError
+        A tensor of the plan has no observer in ``previous`` whose statistics serve its spec (it is
+        new, or its observer / symmetry / granularity changed); names the tensors.
+    """
+    specs = dict(plan.activations)
+    observers, reused = _reuse(specs, previous)
+    missing = [t for t in specs if t not in observers]
+    if missing:
+        changed = [t for t in missing if t in previous.observers]
+        why = f"{count(len(changed), 'tensor')} whose observer settings changed" if changed else ""
+        new = len(missing) - len(changed)
+        why += (" and " if why and new else "") + (f"{count(new, 'tensor')} not in it" if new else "")
+        raise CalibrationError(f"The calibration cache has no usable ranges for {why} "
+                               f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}).",
+                               hint="Give calibration data (--data) to calibrate them, or calibrate again.")
+    return _reused_result(observers, reused, previous)
+
+
+def _reused_result(observers: dict, reused: list[str], previous: CalibrationResult | None) -> CalibrationResult:
+    """A result made of reused observers only (the model was not run)."""
+    if previous is None:
+        return CalibrationResult(observers, 0, 0.0, [], [], reused)
+    return CalibrationResult(observers, previous.samples_seen, 0.0,
+                             [r for r in previous.nonfinite if r[0] in observers],
+                             [t for t in previous.empty if t in observers], reused,
+                             data_nonfinite=list(previous.data_nonfinite))
 
 
 def _reuse(specs: dict, previous: CalibrationResult | None) -> tuple[dict[str, Observer], list[str]]:

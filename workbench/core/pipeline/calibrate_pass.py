@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.core.calibration.calibrate import CalibrationResult
+from workbench.core.calibration.calibrate import CalibrationResult, respec
 from workbench.core.calibration.calibrate import calibrate as run_calibration
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import WorkbenchError
@@ -28,7 +28,7 @@ def calibrate(model: PreparedModel, the_plan: QuantPlan, data: Any, *, samples: 
 
 class Calibrate:
     """Calibrate the plan's activations (static plans), or take them from a previous result
-    when no data is given."""
+    when no data is given (re-specced for the current plan; CalibrationError when it lacks some)."""
 
     name = "calibrate"
 
@@ -39,8 +39,8 @@ class Calibrate:
         if job.data is None and job.previous is None:
             raise WorkbenchError(f"Recipe preset {job.recipe.preset!r} needs calibration data.",
                                  hint="Pass --data FILE.npz (or a folder of images), or use --preset dynamic-u8.")
-        if job.data is None:
-            job.calibration = job.previous
+        if job.data is None:  # the cache, with the current recipe's specs (it may come from another recipe)
+            job.calibration = respec(job.plan, job.previous)
         else:
             job.calibration = calibrate(job.model, job.plan, job.data, samples=job.samples, progress=job.progress,
                                         cancel=job.cancel, previous=job.previous)
