@@ -57,3 +57,21 @@ def test_nan_and_inf_in_the_calibration_data_reach_the_problems_dock(qtbot, wind
     assert any(t.startswith("Calibration: X: NaN/Inf values left out of the range: sample 2 (1), sample 4 (1)")
                for t in texts)
     assert "3 calibration data warnings (NaN/Inf or empty tensors): see View > Problems." in win.status_label.text()
+
+
+def test_other_calibration_rows_drop_the_cached_ranges_and_mark_the_figures(qtbot, window, open_file, corpus):
+    """A new sample count or data file kept the cached ranges: Export wrote the old rows' model, F6
+    re-analysed it, and the Errors dock showed the figures as current."""
+    win = window
+    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
+    win.calibration.samples.setValue(8)
+    win.calibration.analysis_samples.setValue(8)
+    status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
+    assert status == "succeeded", res
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    assert win.doc.calibration is not None and not win.errors.stale
+    win.calibration.samples.setValue(5)
+    assert win.doc.calibration is None  # the next job calibrates on the 5 rows
+    assert win.errors.stale and win.errors.summary.text().startswith(STALE)
+    win.calibration.samples.setValue(8)  # the rows the figures were measured on
+    assert not win.errors.stale

@@ -164,3 +164,18 @@ def test_sweep_executor_setting_runs_the_sweep_on_ray(qtbot, window, open_file, 
     ref = headless(window)
     assert [(r.node, r.only_quant_db, r.only_float_db) for r in window.doc.sensitivity.rows] == \
         [(r.node, r.only_quant_db, r.only_float_db) for r in ref.rows]
+
+
+def test_sqnr_colours_after_a_sweep_get_the_sqnr_title(qtbot, window, open_file, corpus):
+    """After a sweep, F5 coloured the nodes by SQNR under the title "Sensitivity: Only quantized (dB)",
+    and the next model kept that title while its Sensitivity dock said "No sweep yet"."""
+    open_file(window, corpus / DIGITS)
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
+        window.act_sensitivity.trigger()
+    assert window.canvas.error_label().startswith("Sensitivity: ")
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
+        window.act_calibrate.trigger()
+    qtbot.waitUntil(lambda: window.canvas.error_label() == "SQNR (dB)", timeout=300_000)
+    window.color_by_sensitivity()
+    open_file(window, corpus / "digits_mlp" / "model_opset17.onnx")
+    assert window.canvas.error_label() == "SQNR (dB)"

@@ -164,6 +164,7 @@ class MainWindow(QMainWindow):
         self.calibration.specChanged.connect(self._on_spec_changed)
         self.doc.recipeChanged.connect(self._on_recipe_changed)
         self.doc.resultsChanged.connect(self._on_results)
+        self.doc.dataChanged.connect(self._mark_stale_results)
         self.doc.modifiedChanged.connect(self._update_title)
         self.doc.modifiedChanged.connect(lambda: self.doc.modified or self.autosaver.discard())
         self.runs.started.connect(self._on_run_started)
@@ -361,6 +362,7 @@ class MainWindow(QMainWindow):
         self.errors.clear_histogram()
         self.search.clear()
         self.search_hits.set_hits([])
+        self.canvas.set_node_values(errors={}, error_label="SQNR (dB)")  # no sweep title from the last model
         if self.color_mode.currentText() == "error" and not self.doc.errors:
             self.color_mode.setCurrentText("op")
 
@@ -935,11 +937,11 @@ class MainWindow(QMainWindow):
         self._update_title()
 
     def _results_stale(self) -> bool:
-        """True when the per-unit figures shown were measured with another recipe than the current one."""
+        """True when the per-unit figures shown were measured with another recipe, data or sample count."""
         return bool(self.doc.errors) and bool(self.doc.result_recipe) and not self.doc.results_current
 
     def _sqnr_label(self) -> str:
-        return "SQNR (dB), out of date: an earlier recipe (F5 measures this one)" if self._results_stale() \
+        return "SQNR (dB), out of date: an earlier recipe or data (F5 measures again)" if self._results_stale() \
             else "SQNR (dB)"
 
     def _mark_stale_results(self) -> None:
@@ -960,9 +962,8 @@ class MainWindow(QMainWindow):
 
     @guarded
     def _color_errors(self) -> None:
-        if self.doc.errors:
-            label = self._sqnr_label() if self.canvas.error_label().startswith("SQNR") else None
-            self.canvas.set_node_values(errors=self._canvas_errors(), error_label=label)
+        if self.doc.errors:  # SQNR values with their own title (a sweep's title stayed over them)
+            self.canvas.set_node_values(errors=self._canvas_errors(), error_label=self._sqnr_label())
 
     def sync_data_spec(self) -> None:
         """Take the Calibration panel's data and sample count into the document (before a job)."""

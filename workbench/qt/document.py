@@ -75,6 +75,8 @@ class Document(QObject):
         self.qparams: dict[str, dict] = {}
         self.errors: list[ErrorRow] = []
         self.result_recipe: str | None = None
+        #: (data, samples) the shown results were measured on
+        self.result_data: tuple = (None, None)
         self.issues: list[str] = []
         #: the last calibrate job's issues, typed (plan, guard and writer issues; for the Problems dock)
         self.result_issues: list[PlanIssue] = []
@@ -204,6 +206,7 @@ class Document(QObject):
         changed = (data, samples) != (self.data, self.samples)
         self.data, self.samples = data, samples
         if changed:
+            self.calibration = None  # ranges of other rows: the next job calibrates again
             self.dataChanged.emit()
             self.modifiedChanged.emit()
 
@@ -233,6 +236,7 @@ class Document(QObject):
         self.issues = list(result.get("issues", []))
         self.result_issues = [i for i in result.get("problems", []) if isinstance(i, PlanIssue)]
         self.result_recipe = result.get("recipe")
+        self.result_data = (self.data, self.samples)
         self.resultsChanged.emit()
 
     def set_sensitivity(self, result: dict) -> None:
@@ -246,8 +250,9 @@ class Document(QObject):
 
     @property
     def results_current(self) -> bool:
-        """True when the shown errors were computed with the current recipe."""
-        return self.result_recipe is not None and self.result_recipe == self.recipe.to_json()
+        """True when the shown errors were computed with the current recipe, data and sample count."""
+        return (self.result_recipe is not None and self.result_recipe == self.recipe.to_json()
+                and self.result_data == (self.data, self.samples))
 
     def results_json(self) -> dict | None:
         if not self.errors and not self.qparams:

@@ -29,8 +29,8 @@ from workbench.qt.theme import colors_for, shown_theme
 
 #: The summary of a float model before its first calibration.
 NO_RESULTS = "No results yet: calibrate (Run > Calibrate, F5)."
-#: Said before the figures while they were measured with an earlier recipe than the one shown.
-STALE = "Out of date: measured with an earlier recipe; calibrate again (F5) to measure this one. "
+#: Said before the figures while they were measured with an earlier recipe or other calibration data.
+STALE = "Out of date: measured with an earlier recipe or other calibration data; calibrate again (F5). "
 
 #: Bars for units with SQNR +inf (bit-exact) are drawn at this many dB.
 INF_SQNR_DB = 100.0
