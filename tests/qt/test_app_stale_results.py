@@ -75,3 +75,21 @@ def test_other_calibration_rows_drop_the_cached_ranges_and_mark_the_figures(qtbo
     assert win.errors.stale and win.errors.summary.text().startswith(STALE)
     win.calibration.samples.setValue(8)  # the rows the figures were measured on
     assert not win.errors.stale
+
+
+def test_the_histogram_of_the_selected_unit_follows_new_results(qtbot, window, open_file, corpus):
+    """After an int16 edit and Analyze, the histogram title kept the uint8 clip range and scale."""
+    win = window
+    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
+    win.calibration.samples.setValue(8)
+    win.calibration.analysis_samples.setValue(8)
+    status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
+    assert status == "succeeded", res
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    with qtbot.waitSignal(win.runs.histogramReady, timeout=300_000):
+        win.focus_node("/f/f.3/Conv")
+    assert "(uint8, scale" in win.errors.hist_title.text()
+    win.inspector.roles["activation"].dtype.setCurrentText("int16")
+    status, res = run_job(qtbot, win, win.act_analyze.trigger, timeout=300_000)
+    assert status == "succeeded", res
+    qtbot.waitUntil(lambda: "(int16, scale" in win.errors.hist_title.text(), timeout=60_000)

@@ -958,6 +958,8 @@ class MainWindow(QMainWindow):
     def _show_error_rows(self) -> None:
         self.errors.set_rows(self.doc.errors)
         self.errors.set_stale(self._results_stale())
+        if len(self.canvas.selected_nodes()) == 1:  # its clip range and dtype come from these results
+            self._hist_timer.start()
         QTimer.singleShot(20, self._color_errors)
 
     @guarded
