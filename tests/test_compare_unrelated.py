@@ -51,3 +51,18 @@ def test_compare_same_model_still_matches_every_node(tmp_path, capsys):
     a, b = _one_op(tmp_path / "a.onnx", "Relu"), _one_op(tmp_path / "b.onnx", "Relu")
     assert cli.main(["compare", a, b]) == 0
     assert capsys.readouterr().out.startswith("1 nodes matched")
+
+
+def test_compare_with_a_qonnx_file_says_to_convert_it(corpus, tmp_path, capsys):
+    """It failed with "onnxruntime cannot load the model ... Quant(-1) is not a registered function/op"
+    and told the user to check the model with inspect."""
+    d = corpus / "digits_mlp"
+    quant = tmp_path / "mlp.qonnx.onnx"
+    assert cli.main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--samples", "8",
+                     "--no-auto", "--format", "qonnx", "-o", str(quant)]) == 0
+    capsys.readouterr()
+    assert cli.main(["compare", str(d / "model_opset17.onnx"), str(quant), "--data", str(d / "calib.npz")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [err]
+    assert "is a QONNX file (Quant nodes of qonnx.custom_op.general)" in err
+    assert "workbench-cli convert FILE OUT.onnx --to qdq" in err

@@ -30,6 +30,7 @@ from workbench.core.inspection.quant_reader import QuantTensor, read_quant_param
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 from workbench.core.model.load import PreparedModel
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.qonnx.reader import is_qonnx_node
 from workbench.core.runtime.session import add_outputs, make_session
 
 log = logging.getLogger(__name__)
@@ -152,11 +153,16 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
     Raises
     ------
     ModelError
-        ``quant_proto`` is not a model, the two models' graph inputs/outputs differ (names, count,
+        ``quant_proto`` is not a model or is a QONNX file, the two models' graph inputs/outputs differ (names, count,
         ranks) or no node matched (unrelated models), or onnxruntime refuses a model.
     """
     if not isinstance(quant_proto, onnx.ModelProto):
         raise ModelError("compare: the quantized model must be an onnx.ModelProto.", hint="Load it with onnx.load.")
+    if any(is_qonnx_node(n) for n in quant_proto.graph.node):
+        raise ModelError(f"{quant_label} is a QONNX file (Quant nodes of qonnx.custom_op.general), which "
+                         "onnxruntime cannot run, so it cannot be compared on data.",
+                         hint="Compare its QDQ export, or convert it first: workbench-cli convert FILE OUT.onnx "
+                              "--to qdq.")
     reference = float_reference(float_model)
     float_label = str(float_model.path or "the float model")
     hint = "Compare a quantized file with the float model it was made from."
