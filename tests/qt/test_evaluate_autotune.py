@@ -174,3 +174,9 @@ def test_a_click_on_points_drawn_on_top_of_each_other_applies_the_fewest_promote
     panel._on_clicked(None, [_Spot(2), _Spot(0)])
     panel._on_clicked(None, [])
     assert picked == [1, 2]
+
+
+def test_autotune_target_keeps_a_fine_cosine_drop(qtbot, window):
+    """A max drop of 5e-05 (cosine) became 1e-04 in a 4-decimal spin box."""
+    window.autotune_panel.target.setValue(0.00005)
+    assert window.autotune_panel.target_fields()["max_drop"] == 0.00005

@@ -63,7 +63,7 @@ class AutotunePanel(QWidget):
         self.target_kind.addItem("Max drop from float", "max_drop")
         self.target_kind.addItem("Min score", "min_score")
         self.target = QDoubleSpinBox()
-        self.target.setDecimals(4)
+        self.target.setDecimals(6)  # a cosine max-drop of 5e-05 was rounded to 1e-04
         self.target.setRange(-1e6, 1e6)
         self.target.setSingleStep(0.001)
         self.target.setValue(0.01)
