@@ -179,3 +179,27 @@ def test_sqnr_colours_after_a_sweep_get_the_sqnr_title(qtbot, window, open_file,
     window.color_by_sensitivity()
     open_file(window, corpus / "digits_mlp" / "model_opset17.onnx")
     assert window.canvas.error_label() == "SQNR (dB)"
+
+
+def test_a_sweep_of_an_earlier_recipe_is_marked_and_its_suggestion_withheld(qtbot, window, open_file, corpus):
+    """A recipe edit (or other calibration rows) after the sweep left its figures, colours and
+    "Apply suggestion" as if current; applying its own suggestion keeps it current."""
+    from workbench.qt.commands import push_edit, set_exclude
+    from workbench.qt.sensitivity_panel import STALE
+
+    open_file(window, corpus / DIGITS)
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
+        window.act_sensitivity.trigger()
+    panel = window.sensitivity
+    assert window.doc.suggestion and not panel.stale and window.act_apply_suggestion.isEnabled()
+    other = next(r.node for r in window.doc.sensitivity.rows if r.node not in window.doc.suggestion)
+    push_edit(window.doc, set_exclude(window.doc.recipe, [other], True), "Keep one unit in float")
+    assert panel.stale and panel.summary.text().startswith(STALE)
+    assert not window.act_apply_suggestion.isEnabled() and not panel.apply_button.isEnabled()
+    window.act_undo.trigger()
+    assert not panel.stale and window.act_apply_suggestion.isEnabled()
+    window.act_apply_suggestion.trigger()  # the sweep's own suggestion: still the sweep's recipe
+    assert not panel.stale and "applied" in panel.summary.text()
+    window.act_undo.trigger()
+    window.calibration.samples.setValue(7)  # other rows than the sweep's
+    assert panel.stale and not window.act_apply_suggestion.isEnabled()

@@ -165,6 +165,8 @@ class MainWindow(QMainWindow):
         self.doc.recipeChanged.connect(self._on_recipe_changed)
         self.doc.resultsChanged.connect(self._on_results)
         self.doc.dataChanged.connect(self._mark_stale_results)
+        self.doc.dataChanged.connect(lambda: self.sensitivity.set_stale(not self.doc.sensitivity_current))
+        self.doc.dataChanged.connect(self._update_actions)
         self.doc.modifiedChanged.connect(self._update_title)
         self.doc.modifiedChanged.connect(lambda: self.doc.modified or self.autosaver.discard())
         self.runs.started.connect(self._on_run_started)
@@ -755,6 +757,9 @@ class MainWindow(QMainWindow):
         if not self.sensitivity.pending():
             self.set_status("The suggestion is already applied.")
             return []
+        if self.sensitivity.stale:
+            self.set_status("The sweep is out of date (an earlier recipe or other data): sweep again (F7) first.")
+            return []
         if push_edit(self.doc, set_exclude(self.doc.recipe, nodes, True),
                      f"Keep {count(len(nodes), 'sensitive unit')} in float"):
             self.set_status(f"Kept {count(len(nodes), 'unit')} in float: {', '.join(nodes)} (Ctrl+Z undoes).")
@@ -771,6 +776,7 @@ class MainWindow(QMainWindow):
 
     @guarded
     def _on_sensitivity(self) -> None:
+        self.sensitivity.stale = not self.doc.sensitivity_current
         self.sensitivity.set_result(self.doc.sensitivity, self.doc.suggestion)
         self._update_actions()
         if self.doc.sensitivity is not None:
@@ -929,6 +935,7 @@ class MainWindow(QMainWindow):
     @guarded
     def _on_recipe_changed(self) -> None:
         units = self.doc.plan.units if self.doc.plan is not None else {}
+        self.sensitivity.stale = not self.doc.sensitivity_current
         self.sensitivity.set_float({n for n, u in units.items() if u.excluded})
         self._update_actions()
         self.canvas.set_node_values(dtypes=self.doc.node_dtypes())
@@ -1016,7 +1023,7 @@ class MainWindow(QMainWindow):
         has_model, busy = self.doc.model is not None, self.runs.busy or self._open_job is not None
         quantized = self.doc.quant_summary is not None
         actions.update_enabled(self._actions, has_model=has_model, busy=busy,
-                               suggestion=bool(self.sensitivity.pending()), quantized=quantized)
+                               suggestion=self.sensitivity.can_apply(), quantized=quantized)
         for panel in (self.sensitivity, self.evaluate_panel, self.autotune_panel):
             panel.run_button.setEnabled(has_model and not busy and not quantized)
         # the panel's button works only where Run > Calibrate does (a float model open, no job)

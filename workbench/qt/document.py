@@ -28,6 +28,7 @@ from workbench.core.api import (
 )
 from workbench.core.errors import WorkbenchError
 from workbench.core.issues import PlanIssue
+from workbench.qt.commands import set_exclude
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,8 @@ class Document(QObject):
         self.sensitivity: SweepResult | None = None
         self.suggestion: list[str] = []
         self.sensitivity_recipe: str | None = None
+        #: (data, samples) the sweep was measured on
+        self.sensitivity_data: tuple = (None, None)
         self._op_types: dict[str, str] = {}
         #: how the open model is quantized (None for a float model): banner, dtype colours, kernels
         self.quant_summary: QuantSummary | None = None
@@ -244,9 +247,22 @@ class Document(QObject):
         self.sensitivity = SweepResult.from_json(result["sweep"])
         self.suggestion = list(result.get("suggestion", []))
         self.sensitivity_recipe = result.get("recipe")
+        self.sensitivity_data = (self.data, self.samples)
         if result.get("calibration") is not None:
             self.calibration = result["calibration"]
         self.sensitivityChanged.emit()
+
+    @property
+    def sensitivity_current(self) -> bool:
+        """True when the shown sweep was measured on the current data and sample count with the
+        current recipe, or with it before its own suggestion was applied (no sweep: True)."""
+        if self.sensitivity is None or self.sensitivity_recipe is None:
+            return True
+        if self.sensitivity_data != (self.data, self.samples):
+            return False
+        swept = Recipe.from_json(self.sensitivity_recipe)
+        applied = set_exclude(swept, self.suggestion, True) if self.suggestion else swept
+        return self.recipe.to_json() in (swept.to_json(), applied.to_json())
 
     @property
     def results_current(self) -> bool:

@@ -39,6 +39,9 @@ FIGURE_TITLES = {
 WORST_DB, BEST_DB = 5.0, 45.0
 
 
+#: Said before the summary while the sweep was measured with an earlier recipe or other data.
+STALE = "Out of date: swept with an earlier recipe or other calibration data; sweep again (F7). "
+
 class _Num(QTableWidgetItem):
     """A numeric cell that sorts by value (NaN last) and shows "-" for NaN, "exact" for +inf."""
 
@@ -66,6 +69,7 @@ class SensitivityPanel(QWidget):
         self.result: SweepResult | None = None
         self.suggestion: list[str] = []
         self.float_nodes: set[str] = set()
+        self.stale = False  # measured with an earlier recipe or other data (set_stale)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.run_button = QPushButton("Run sweep")
@@ -130,13 +134,25 @@ class SensitivityPanel(QWidget):
                 ["Kept in float by the current recipe"] if is_float else [])
             item.setToolTip("; ".join(tips))
         pending = self.pending()
-        self.apply_button.setEnabled(bool(pending))
-        if pending:
+        self.apply_button.setEnabled(self.can_apply())
+        if self.stale and pending:
+            self.apply_button.setToolTip("Out of date: sweep again (F7) before applying its suggestion")
+        elif pending:
             self.apply_button.setToolTip(f"Keep in float: {', '.join(pending)}")
         else:
             self.apply_button.setToolTip("The suggestion is applied" if self.suggestion else
                                          "No unit gains enough end to end from staying in float")
         self.summary.setText(self._summary())
+
+    def set_stale(self, stale: bool) -> None:
+        """Mark the sweep as measured with an earlier recipe or other data: said first in the summary,
+        and its suggestion is not offered until it is swept again."""
+        self.stale = stale
+        self.set_float(self.float_nodes)
+
+    def can_apply(self) -> bool:
+        """Part of the suggestion is not applied yet, and the sweep is current."""
+        return bool(self.pending()) and not self.stale
 
     def pending(self) -> list[str]:
         """Suggested units the current recipe still quantizes."""
@@ -153,7 +169,8 @@ class SensitivityPanel(QWidget):
             text += f" Suggestion: keep {len(self.suggestion)} in float ({', '.join(self.suggestion[:3])}" + \
                     (" ...)" if len(self.suggestion) > 3 else ")")
             text += " - applied." if not self.pending() else ""
-        return text + " Click a row to select the node."
+        text += " Click a row to select the node."
+        return STALE + text if self.stale else text
 
     def node_at(self, row: int) -> str:
         """Node name shown in table row ``row`` (after sorting)."""
