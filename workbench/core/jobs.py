@@ -52,9 +52,18 @@ def _open(payload: dict, progress):
     return model
 
 
-def _quantize_with_cache(model, recipe, payload, progress, cancel):
-    """Calibrate (reusing the payload's cache when ``reuse``) and write the model in memory."""
+def _quantize_with_cache(model, recipe, payload, progress, cancel, *, latency_check: bool = False):
+    """Calibrate (reusing the payload's cache when ``reuse``) and write the model in memory; with
+    ``latency_check`` and data, as ``workbench-cli quantize`` writes it (units measured slower
+    quantized kept float, the latency fallback)."""
     previous = _calibration(payload) if payload.get("reuse", True) else None
+    if latency_check and payload.get("data"):  # the CLI's steps (calibrating only what the cache lacks)
+        done = one_step(progress, "Quantizing: calibrating, writing and measuring the latency")
+        result = api.quantize(model, recipe, data=payload["data"], samples=payload.get("samples"),
+                              calibration=previous, latency_check=True, progress=in_phase(progress, "Quantizing"),
+                              cancel=cancel)
+        done()
+        return result, result.calibration or previous
     done = one_step(progress, "Planning: resolving the recipe")
     the_plan = api.plan(model, recipe, guard=True)  # what quantize() below calibrates
     done()
@@ -125,10 +134,13 @@ def _calibration_issues(calib) -> list[PlanIssue]:
 
 
 def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
-    """Quantize with the cached calibration (calibrating only what is missing) and write ``path``."""
+    """Quantize with the cached calibration (calibrating only what is missing) and write ``path``,
+    with the CLI's latency check when the payload has data (``latency_check`` False skips it): the
+    file equals ``workbench-cli quantize MODEL --recipe R --data D --samples N``."""
     model = _open(payload, progress)
     recipe = _recipe(payload)
-    result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
+    result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel,
+                                         latency_check=payload.get("latency_check", True))
     fmt = payload.get("format", "qdq")
     done = one_step(progress, f"Writing: {Path(payload['path']).name}")
     out = api.export(result, payload["path"], format=fmt, **({"model": model} if fmt == "qonnx" else {}))

@@ -809,8 +809,13 @@ class MainWindow(QMainWindow):
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
             self._last_export = Path(result["path"])
+            kept = [i for i in result.get("problems", []) if getattr(i, "code", "") == IssueCode.LATENCY_KEPT_FLOAT
+                    and i.node]
+            note = (f" {count(len(kept), 'unit')} kept in float: measured slower quantized on this machine, as "
+                    "`workbench-cli quantize` does (name them in an override to quantize them anyway)."
+                    if kept else "")
             self._on_run_ended(f"Done: exported {result['path']} (View > Open Exported Model, Ctrl+Shift+X, "
-                               "shows it as written).")
+                               f"shows it as written).{note}")
         elif kind == "report":
             self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
         elif kind == "sensitivity":
