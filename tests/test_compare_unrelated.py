@@ -65,4 +65,4 @@ def test_compare_with_a_qonnx_file_says_to_convert_it(corpus, tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.splitlines() == [err]
     assert "is a QONNX file (Quant nodes of qonnx.custom_op.general)" in err
-    assert "workbench-cli convert FILE OUT.onnx --to qdq" in err
+    assert f"workbench-cli convert {quant} OUT.onnx --to qdq" in err  # the file named, as evaluate does

@@ -159,9 +159,10 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
     if not isinstance(quant_proto, onnx.ModelProto):
         raise ModelError("compare: the quantized model must be an onnx.ModelProto.", hint="Load it with onnx.load.")
     if any(is_qonnx_node(n) for n in quant_proto.graph.node):
+        name = "FILE" if quant_label.startswith("the ") else quant_label
         raise ModelError(f"{quant_label} is a QONNX file (Quant nodes of qonnx.custom_op.general), which "
-                         "onnxruntime cannot run, so it cannot be compared on data.",
-                         hint="Compare its QDQ export, or convert it first: workbench-cli convert FILE OUT.onnx "
+                         "onnxruntime cannot run; it is compared as QDQ.",
+                         hint=f"Compare its QDQ export, or convert it first: workbench-cli convert {name} OUT.onnx "
                               "--to qdq.")
     reference = float_reference(float_model)
     float_label = str(float_model.path or "the float model")
