@@ -258,6 +258,12 @@ def cmd_quantize(args) -> int:
     finally:
         if staged is not None:
             staged.discard()
+    if args.format == "qonnx" and any(i.code in (IssueCode.LATENCY, IssueCode.SLOWER_THAN_FLOAT,
+                                                     IssueCode.LATENCY_KEPT_FLOAT)
+                                      for i in result.issues):
+        print("note: the latency figures above are of the QDQ form of this model (onnxruntime cannot run "
+              "QONNX's Quant nodes; a QONNX file is for checking and further tools, not for timing)",
+              file=sys.stderr)
     units = [u for u in result.plan.units.values() if not u.excluded]
     chosen = f", recipe choice: {variant}" if variant else ""
     if not units and result.plan.units:
