@@ -254,3 +254,16 @@ def test_a_split_between_16_and_8_bit_readers_gets_its_own_grid_and_says_so(tmp_
     assert notes == ["'s1': its readers ask for uint8, its input is uint16: it gets a grid of its own instead of "
                      "sharing its input's."]
 
+
+
+def test_the_16_bit_step_keeps_its_progress_total(tmp_path):
+    """An early stop showed 3/6 then 4/4: the bar's total now holds and the step ends at it."""
+    path, data, _ = _outlier_chain(tmp_path)
+    seen: list = []
+    choose_recipe(api.open_model(path), _recipe(), data,
+                  progress=lambda d, t, m: seen.append((d, t, m)) if m.startswith("Choosing 16-bit") else None)
+    assert seen
+    totals = {t for _d, t, _m in seen}
+    assert len(totals) == 1
+    done, total, message = seen[-1]
+    assert done == total and message.startswith("Choosing 16-bit units: done after ")

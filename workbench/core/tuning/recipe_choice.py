@@ -346,7 +346,8 @@ def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chose
 
     found = find_promotion(units, gain)
     if progress is not None and done[0]:
-        progress(done[0], done[0], "Choosing 16-bit units")
+        end = max(total, done[0])  # the bar keeps its total (it jumped from 3/6 to 4/4 on an early stop)
+        progress(end, end, f"Choosing 16-bit units: done after {done[0]} of up to {end} scores")
     return found
 
 
