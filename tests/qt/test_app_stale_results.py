@@ -11,14 +11,19 @@ from test_app_flow import run_job, search
 from workbench.qt.error_view import STALE
 
 
-def test_figures_of_an_earlier_recipe_are_marked_until_calibrated_again(qtbot, window, open_file, corpus):
-    win = window
+def calibrated_digits(qtbot, win, open_file, corpus):
+    """digits_cnn open in ``win``, calibrated and analysed on 8 rows, its Errors bars shown."""
     open_file(win, corpus / "digits_cnn/model_opset17.onnx")
     win.calibration.samples.setValue(8)
     win.calibration.analysis_samples.setValue(8)
-    status, res = run_job(qtbot, win, win.act_calibrate.trigger)
+    status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
     assert status == "succeeded", res
     qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    return win
+
+
+def test_figures_of_an_earlier_recipe_are_marked_until_calibrated_again(qtbot, window, open_file, corpus):
+    win = calibrated_digits(qtbot, window, open_file, corpus)
     win.errors.color_button.click()
     assert not win.errors.stale and not win.errors.summary.text().startswith(STALE)
     assert win.canvas.error_label() == "SQNR (dB)"
@@ -62,13 +67,7 @@ def test_nan_and_inf_in_the_calibration_data_reach_the_problems_dock(qtbot, wind
 def test_other_calibration_rows_drop_the_cached_ranges_and_mark_the_figures(qtbot, window, open_file, corpus):
     """A new sample count or data file kept the cached ranges: Export wrote the old rows' model, F6
     re-analysed it, and the Errors dock showed the figures as current."""
-    win = window
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.analysis_samples.setValue(8)
-    status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
-    assert status == "succeeded", res
-    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    win = calibrated_digits(qtbot, window, open_file, corpus)
     assert win.doc.calibration is not None and not win.errors.stale
     win.calibration.samples.setValue(5)
     assert win.doc.calibration is None  # the next job calibrates on the 5 rows
@@ -79,13 +78,7 @@ def test_other_calibration_rows_drop_the_cached_ranges_and_mark_the_figures(qtbo
 
 def test_the_histogram_of_the_selected_unit_follows_new_results(qtbot, window, open_file, corpus):
     """After an int16 edit and Analyze, the histogram title kept the uint8 clip range and scale."""
-    win = window
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.analysis_samples.setValue(8)
-    status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
-    assert status == "succeeded", res
-    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    win = calibrated_digits(qtbot, window, open_file, corpus)
     with qtbot.waitSignal(win.runs.histogramReady, timeout=300_000):
         win.focus_node("/f/f.3/Conv")
     assert "(uint8, scale" in win.errors.hist_title.text()
