@@ -102,3 +102,21 @@ def test_the_apps_export_is_the_file_the_cli_writes(corpus, tmp_path, capsys):
     for init in got.graph.initializer:
         if init.name in scales:
             np.testing.assert_allclose(numpy_helper.to_array(init), scales[init.name], rtol=1e-6)
+
+
+def test_a_project_whose_observer_changed_after_calibrating_replays_from_its_data(tmp_path, capsys):
+    """Calibrated with minmax, then one Conv's activation observer set to percentile and saved: the
+    replay dropped the data because every tensor name was cached, and the cache was refused."""
+    from workbench.cli import main
+
+    model = api.open_model(MODEL)
+    cache = api.calibrate(model, api.plan(model, api.make_recipe("cpu-u8s8")), DATA, samples=16)
+    recipe = _recipe_with(model, observer="percentile")
+    project = api.new_project(MODEL, recipe, data={"kind": "npz", "path": DATA}, samples=16)
+    project.calibration = cache.to_json()
+    proj = tmp_path / "job.wbproj"
+    api.save_project(project, proj)
+    out = tmp_path / "replay.onnx"
+    assert main(["quantize", str(proj), "-o", str(out)]) == 0, capsys.readouterr().err
+    expected = api.quantize(model, recipe, data=DATA, samples=16, calibration=cache)
+    assert out.read_bytes() == expected.proto.SerializeToString()
