@@ -86,3 +86,21 @@ def test_the_histogram_of_the_selected_unit_follows_new_results(qtbot, window, o
     status, res = run_job(qtbot, win, win.act_analyze.trigger, timeout=300_000)
     assert status == "succeeded", res
     qtbot.waitUntil(lambda: "(int16, scale" in win.errors.hist_title.text(), timeout=60_000)
+
+
+def test_rows_changed_while_calibrating_leave_the_results_stale(qtbot, window, open_file, corpus):
+    """Samples changed while F5 ran: the results arrived marked current, with the 8-row cache."""
+    win = window
+    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
+    win.calibration.samples.setValue(8)
+    win.calibration.analysis_samples.setValue(8)
+
+    def start_then_change():
+        win.act_calibrate.trigger()
+        win.calibration.samples.setValue(5)  # the field stays editable while the job runs
+
+    status, res = run_job(qtbot, win, start_then_change, timeout=300_000)
+    assert status == "succeeded", res
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    assert win.doc.samples == 5 and win.doc.calibration is None  # not the 8-row cache
+    assert not win.doc.results_current and win.errors.stale

@@ -157,3 +157,28 @@ def test_autosave_of_another_model_is_named_once_at_the_next_open(qtbot, window,
     assert autosave.AutosaveFiles.for_model(EXAMPLE).exists()  # kept until that model is opened
     open_file(window, corpus / "digits_mlp" / "model_opset13.onnx")
     assert "autosaved" not in window.status_label.text()  # said once
+
+
+def test_restored_autosave_of_other_rows_does_not_bring_back_the_projects_cache(qtbot, window, open_file,
+                                                                                restore_prompts, tmp_path):
+    """A project calibrated on 8 rows, then samples set to 5 and autosaved: Restore put back 5 samples
+    with the project's 8-row cache, so Export wrote the 8-row model."""
+    proj = tmp_path / "job.wbproj"
+    crashed = MainWindow()
+    qtbot.addWidget(crashed)
+    open_file(crashed, EXAMPLE)
+    crashed.calibration.samples.setValue(8)
+    crashed.doc.calibration = {"observers": {}}  # stands for an 8-row cache saved in the project
+    crashed.save_project_to(proj)
+    assert api.load_project(proj).calibration is not None
+    crashed.calibration.samples.setValue(5)  # drops the cache
+    assert crashed.autosaver.save_now() is not None
+    crashed.autosaver.stop()
+    crashed.autosaver.owned.clear()
+    crashed.doc.mark_saved()
+    crashed.close()
+    restore_prompts.answer = "restore"
+    open_file(window, proj)
+    assert window.doc.samples == 5 and window.doc.calibration is None
+    window.act_undo.trigger()  # back to the project as saved: its cache too
+    assert window.doc.samples == 8 and window.doc.calibration is not None

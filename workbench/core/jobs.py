@@ -13,7 +13,7 @@ headless callers without it simply get everything in the final result.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +63,7 @@ def _quantize_with_cache(model, recipe, payload, progress, cancel, *, latency_ch
                               calibration=previous, latency_check=True, progress=in_phase(progress, "Quantizing"),
                               cancel=cancel)
         done()
-        return result, result.calibration or previous
+        return result, _with_cache(result.calibration, previous)
     done = one_step(progress, "Planning: resolving the recipe")
     the_plan = api.plan(model, recipe, guard=True)  # what quantize() below calibrates
     done()
@@ -80,6 +80,14 @@ def _quantize_with_cache(model, recipe, payload, progress, cancel, *, latency_ch
                           cancel=cancel)
     done()
     return result, calib
+
+
+def _with_cache(new, previous):
+    """``new`` (the calibration a job used) plus the observers of ``previous`` it did not need (the
+    latency check's plan leaves some tensors out), so the next job finds the whole cache."""
+    if new is None or previous is None:
+        return new or previous
+    return replace(new, observers={**previous.observers, **new.observers})
 
 
 def partial_sender(progress):

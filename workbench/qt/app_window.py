@@ -340,8 +340,8 @@ class MainWindow(QMainWindow):
         origin = note.get("project_path")
         if origin and Path(origin).is_file():
             self.doc.project_path = Path(origin)
-        calibration = project.calibration if project.calibration is not None else self.doc.calibration
-        after = (project.recipe, _absolute_data_spec(project, project_file), project.samples, calibration)
+        # the autosave's own cache (None after a data change): the opened project's may be of other rows
+        after = (project.recipe, _absolute_data_spec(project, project_file), project.samples, project.calibration)
         self.doc.undo_stack.push(RestoreCommand(self.doc, self._show_data, after))
         self._update_title()
 

@@ -230,7 +230,7 @@ class Document(QObject):
         self.undo_stack.setClean()
         self.modifiedChanged.emit()
 
-    def set_results(self, result: dict) -> None:
+    def set_results(self, result: dict, *, data: tuple | None = None) -> None:
         """Adopt a calibrate job's result (see :func:`workbench.qt.engine.job_calibrate`)."""
         errors = [ErrorRow.from_json(r) for r in result.get("errors", [])]  # raises before any change
         self.calibration = result.get("calibration")
@@ -239,15 +239,15 @@ class Document(QObject):
         self.issues = list(result.get("issues", []))
         self.result_issues = [i for i in result.get("problems", []) if isinstance(i, PlanIssue)]
         self.result_recipe = result.get("recipe")
-        self.result_data = (self.data, self.samples)
+        self.result_data = data if data is not None else (self.data, self.samples)
         self.resultsChanged.emit()
 
-    def set_sensitivity(self, result: dict) -> None:
+    def set_sensitivity(self, result: dict, *, data: tuple | None = None) -> None:
         """Adopt a sensitivity job's result (see :func:`workbench.qt.engine.job_sensitivity`)."""
         self.sensitivity = SweepResult.from_json(result["sweep"])
         self.suggestion = list(result.get("suggestion", []))
         self.sensitivity_recipe = result.get("recipe")
-        self.sensitivity_data = (self.data, self.samples)
+        self.sensitivity_data = data if data is not None else (self.data, self.samples)
         if result.get("calibration") is not None:
             self.calibration = result["calibration"]
         self.sensitivityChanged.emit()

@@ -157,7 +157,8 @@ class RunController(QObject):
         self.job, self.kind = job, kind
         job.progress.connect(lambda d, t, m: self._forward_progress(job, d, t, m))
         job.partial.connect(lambda data: self.partial.emit(kind, data))
-        job.succeeded.connect(lambda res: self._on_success(kind, res))
+        data = (self.doc.data, self.doc.samples)  # what the job's payload holds
+        job.succeeded.connect(lambda res: self._on_success(kind, res, data))
         job.failed.connect(lambda err: self.failed.emit(kind, err))
         job.cancelled.connect(lambda: self.cancelled.emit(kind))
         job.finished.connect(lambda: self._on_finished(kind))
@@ -165,11 +166,16 @@ class RunController(QObject):
         job.start()
         return job
 
-    def _on_success(self, kind: str, result: dict) -> None:
+    def _on_success(self, kind: str, result: dict, data: tuple) -> None:
+        """Adopt a job's result; ``data``: the (data, samples) it ran on. Its calibration cache is taken
+        only while the document still has those rows (they may change while a job runs)."""
+        same_rows = data == (self.doc.data, self.doc.samples)
+        if not same_rows:
+            result = {**result, "calibration": None}
         if kind == "calibrate":
-            self.doc.set_results(result)
+            self.doc.set_results(result, data=data)
         elif kind == "sensitivity":
-            self.doc.set_sensitivity(result)
+            self.doc.set_sensitivity(result, data=data)
         elif kind in ("export", "report", "evaluate", "choose") and result.get("calibration") is not None:
             self.doc.calibration = result["calibration"]
         self.succeeded.emit(kind, result)
