@@ -104,3 +104,25 @@ def test_rows_changed_while_calibrating_leave_the_results_stale(qtbot, window, o
     qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
     assert win.doc.samples == 5 and win.doc.calibration is None  # not the 8-row cache
     assert not win.doc.results_current and win.errors.stale
+
+
+def test_a_project_saved_after_an_export_replays_to_the_exported_bytes(qtbot, window, open_file, corpus, tmp_path):
+    """The export's latency check kept 4 attention MatMuls float but the document's recipe did not say so:
+    the saved project replayed to a file with all 36 units quantized."""
+    from workbench.cli import main
+
+    win = window
+    open_file(win, corpus / "digits_transformer/model_opset17.onnx")
+    win.calibration.samples.setValue(16)
+    out = tmp_path / "app.onnx"
+    status, res = run_job(qtbot, win, lambda: win.export_to(out), timeout=300_000)
+    assert status == "succeeded", res
+    kept = sorted(n for n, o in win.doc.recipe.overrides.items() if o.exclude)
+    assert len(kept) == 4 and all("self_attn/MatMul" in n for n in kept)
+    assert res["units"] == [32, 36] and "The latency check kept 4 units float" in win.status_label.text()
+    proj = win.save_project_to(tmp_path / "job.wbproj")
+    replay = tmp_path / "replay.onnx"
+    assert main(["quantize", str(proj), "-o", str(replay)]) == 0
+    assert replay.read_bytes() == out.read_bytes()
+    win.act_undo.trigger()  # the user may quantize them anyway
+    assert not any(o.exclude for o in win.doc.recipe.overrides.values())

@@ -144,7 +144,9 @@ def _calibration_issues(calib) -> list[PlanIssue]:
 def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     """Quantize with the cached calibration (calibrating only what is missing) and write ``path``,
     with the CLI's latency check when the payload has data (``latency_check`` False skips it): the
-    file equals ``workbench-cli quantize MODEL --recipe R --data D --samples N``."""
+    file equals ``workbench-cli quantize MODEL --recipe R --data D --samples N``. Result: ``path``,
+    ``calibration``, ``issues``, ``problems``, ``recipe`` (as written: with the units the latency check
+    kept float) and ``units`` ([quantized, total])."""
     model = _open(payload, progress)
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel,
@@ -153,8 +155,12 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     done = one_step(progress, f"Writing: {Path(payload['path']).name}")
     out = api.export(result, payload["path"], format=fmt, **({"model": model} if fmt == "qonnx" else {}))
     done()
+    units = result.plan.units.values()
     return {"path": str(out), "calibration": calib.to_json() if calib is not None else None,
-            "issues": [_issue_text(i) for i in result.issues], "problems": _typed(result.issues)}
+            "issues": [_issue_text(i) for i in result.issues], "problems": _typed(result.issues),
+            # the recipe as written (the latency check's exclusions added), which a saved project replays
+            "recipe": result.recipe.to_json(),
+            "units": [sum(not u.excluded for u in units), len(units)]}
 
 
 def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:

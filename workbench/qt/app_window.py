@@ -809,13 +809,7 @@ class MainWindow(QMainWindow):
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
             self._last_export = Path(result["path"])
-            kept = [i for i in result.get("problems", []) if getattr(i, "code", "") == IssueCode.LATENCY_KEPT_FLOAT
-                    and i.node]
-            note = (f" {count(len(kept), 'unit')} kept in float: measured slower quantized on this machine, as "
-                    "`workbench-cli quantize` does (name them in an override to quantize them anyway)."
-                    if kept else "")
-            self._on_run_ended(f"Done: exported {result['path']} (View > Open Exported Model, Ctrl+Shift+X, "
-                               f"shows it as written).{note}")
+            self._on_run_ended(self._exported(result))
         elif kind == "report":
             self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
         elif kind == "sensitivity":
@@ -829,6 +823,22 @@ class MainWindow(QMainWindow):
             warned = f" {count(len(data), 'calibration data warning')} (NaN/Inf or empty tensors): see " \
                      "View > Problems." if data else ""
             self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed.{warned}")
+
+    def _exported(self, result: dict) -> str:
+        """Adopt the export's recipe when the latency check kept units float (one undoable edit, so a
+        saved project replays to the exported bytes); the status line for it."""
+        quantized, total = result.get("units", (None, None))
+        written = api.Recipe.model_validate_json(result["recipe"]) if result.get("recipe") else None
+        note = ""
+        if written is not None and written.to_json() != self.doc.recipe.to_json():
+            kept = len([n for n, o in written.overrides.items() if o.exclude and n not in self.doc.recipe.overrides])
+            if push_edit(self.doc, written, f"Keep {count(kept, 'unit')} float (latency check at export)"):
+                note = (f" The latency check kept {count(kept, 'unit')} float (slower quantized on this machine), "
+                        "as `workbench-cli quantize` does; the recipe now says so (Ctrl+Z undoes).")
+        units = f": {quantized} of {total} node units quantized" if total is not None else ""
+        none = " No node unit is quantized: the file computes in float." if total and not quantized else ""
+        return (f"Done: exported {result['path']}{units} (View > Open Exported Model, Ctrl+Shift+X, shows it "
+                f"as written).{note}{none}")
 
     def _on_run_failed(self, kind: str, err) -> None:
         self._on_run_ended(f"{kind.capitalize()} failed: {getattr(err, 'message', err)}")
