@@ -16,6 +16,7 @@ import pytest
 from onnx import numpy_helper
 
 import workbench
+from workbench import cli
 from workbench.core import api
 from workbench.core.errors import CalibrationError
 from workbench.core.jobs import job_export
@@ -77,12 +78,10 @@ def test_without_data_a_dtype_change_is_respecced_and_a_symmetry_change_refused(
 def test_the_apps_export_is_the_file_the_cli_writes(corpus, tmp_path, capsys):
     """digits_transformer: the CLI's latency check keeps 4 attention MatMuls float (32 of 36 units);
     the app's export wrote all 36 quantized although the README says the two files are equal."""
-    from workbench.cli import main
-
     folder = corpus / "digits_transformer"
     model_path, data = folder / "model_opset17.onnx", str(folder / "calib.npz")
     cli_out = tmp_path / "cli.onnx"
-    assert main(["quantize", str(model_path), "--data", data, "--samples", "16", "--preset", "cpu-u8s8",
+    assert cli.main(["quantize", str(model_path), "--data", data, "--samples", "16", "--preset", "cpu-u8s8",
                  "--no-auto", "-o", str(cli_out)]) == 0
     assert "kept in float" in capsys.readouterr().err  # the latency check changed something here
     payload = {"model_path": str(model_path), "recipe": api.make_recipe("cpu-u8s8").to_json(), "data": data,
@@ -110,8 +109,6 @@ def test_the_apps_export_is_the_file_the_cli_writes(corpus, tmp_path, capsys):
 def test_a_project_whose_observer_changed_after_calibrating_replays_from_its_data(tmp_path, capsys):
     """Calibrated with minmax, then one Conv's activation observer set to percentile and saved: the
     replay dropped the data because every tensor name was cached, and the cache was refused."""
-    from workbench.cli import main
-
     model = api.open_model(MODEL)
     cache = api.calibrate(model, api.plan(model, api.make_recipe("cpu-u8s8")), DATA, samples=16)
     recipe = _recipe_with(model, observer="percentile")
@@ -120,6 +117,6 @@ def test_a_project_whose_observer_changed_after_calibrating_replays_from_its_dat
     proj = tmp_path / "job.wbproj"
     api.save_project(project, proj)
     out = tmp_path / "replay.onnx"
-    assert main(["quantize", str(proj), "-o", str(out)]) == 0, capsys.readouterr().err
+    assert cli.main(["quantize", str(proj), "-o", str(out)]) == 0, capsys.readouterr().err
     expected = api.quantize(model, recipe, data=DATA, samples=16, calibration=cache)
     assert out.read_bytes() == expected.proto.SerializeToString()

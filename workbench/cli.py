@@ -39,10 +39,10 @@ from workbench.core.wording import count, plural
 class TerminalProgress:
     """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
 
-    def __init__(self, stream=None, width: int = 30) -> None:
-        self.stream = stream if stream is not None else sys.stderr  # the stream of now, not of import time
+    def __init__(self, stream=sys.stderr, width: int = 30) -> None:
+        self.stream = stream
         self.width = width
-        self.tty = self.stream.isatty()
+        self.tty = stream.isatty()
         self.start = time.monotonic()
         self._last = ""
         self._message: str | None = None

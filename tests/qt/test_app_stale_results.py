@@ -126,3 +126,15 @@ def test_a_project_saved_after_an_export_replays_to_the_exported_bytes(qtbot, wi
     assert replay.read_bytes() == out.read_bytes()
     win.act_undo.trigger()  # the user may quantize them anyway
     assert not any(o.exclude for o in win.doc.recipe.overrides.values())
+
+
+def test_the_out_of_date_mark_survives_save_and_reopen(qtbot, window, open_file, corpus, tmp_path):
+    """Figures of 8 rows saved with samples 5 came back marked current."""
+    win = calibrated_digits(qtbot, window, open_file, corpus)
+    win.calibration.samples.setValue(5)
+    assert win.errors.stale
+    proj = win.save_project_to(tmp_path / "job.wbproj")
+    open_file(win, corpus / "digits_mlp" / "model_opset17.onnx")
+    open_file(win, proj)
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    assert win.doc.samples == 5 and not win.doc.results_current and win.errors.stale

@@ -544,7 +544,7 @@ class MainWindow(QMainWindow):
         """Show the per-unit results saved in the project; damaged ones are skipped and described in
         the returned note (the project still opens)."""
         try:
-            self.doc.set_results({**results, "calibration": calibration})
+            self.doc.set_results({**results, "calibration": calibration}, data=self.doc.saved_rows(results))
         except Exception as exc:  # noqa: BLE001 - a damaged project section must not stop the project opening
             log.warning("Saved results not restored: %s", exc)
             return (f"The project's saved per-unit results are unreadable ({type(exc).__name__}); "
@@ -554,7 +554,8 @@ class MainWindow(QMainWindow):
     def _restore_sensitivity(self, sweep: dict) -> str | None:
         """Show a sweep saved in the project; a damaged one is skipped and described in the returned note."""
         try:
-            self.doc.set_sensitivity({k: v for k, v in sweep.items() if k != "calibration"})
+            self.doc.set_sensitivity({k: v for k, v in sweep.items() if k != "calibration"},
+                                     data=self.doc.saved_rows(sweep))
         except Exception as exc:  # noqa: BLE001 - a damaged project section must not stop the project opening
             log.warning("Saved sensitivity sweep not restored: %s", exc)
             self.doc.sensitivity, self.doc.suggestion = None, []

@@ -274,14 +274,21 @@ class Document(QObject):
         if not self.errors and not self.qparams:
             return None
         return {"errors": [r.to_json() for r in self.errors], "qparams": self.qparams,
-                "issues": self.issues, "recipe": self.result_recipe}
+                "issues": self.issues, "recipe": self.result_recipe,
+                "on_current_data": self.result_data == (self.data, self.samples)}
 
     def sensitivity_json(self) -> dict | None:
         """The sweep as :meth:`set_sensitivity` takes it back (saved in the project's results)."""
         if self.sensitivity is None:
             return None
         return {"sweep": self.sensitivity.to_json(), "suggestion": list(self.suggestion),
-                "recipe": self.sensitivity_recipe}
+                "recipe": self.sensitivity_recipe,
+                "on_current_data": self.sensitivity_data == (self.data, self.samples)}
+
+    def saved_rows(self, section: dict) -> tuple:
+        """The (data, samples) stamp of a results / sweep section read from a project: the current ones,
+        or a stamp that matches no data when the section says it was measured on other rows."""
+        return (self.data, self.samples) if section.get("on_current_data", True) else ("other rows", None)
 
     def payload(self, **extra: Any) -> dict:
         """JSON-safe payload for an engine job on this document."""
