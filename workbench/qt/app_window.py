@@ -832,7 +832,8 @@ class MainWindow(QMainWindow):
         written = api.Recipe.model_validate_json(result["recipe"]) if result.get("recipe") else None
         note = ""
         if written is not None and written.to_json() != self.doc.recipe.to_json():
-            kept = len([n for n, o in written.overrides.items() if o.exclude and n not in self.doc.recipe.overrides])
+            before = self.doc.recipe.overrides
+            kept = sum(1 for n, o in written.overrides.items() if o.exclude and not (n in before and before[n].exclude))
             if push_edit(self.doc, written, f"Keep {count(kept, 'unit')} float (latency check at export)"):
                 note = (f" The latency check kept {count(kept, 'unit')} float (slower quantized on this machine), "
                         "as `workbench-cli quantize` does; the recipe now says so (Ctrl+Z undoes).")
