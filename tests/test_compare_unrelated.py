@@ -67,3 +67,12 @@ def test_compare_with_a_qonnx_file_says_to_convert_it(corpus, tmp_path, capsys):
     assert err.splitlines() == [err]
     assert "is a QONNX file (Quant nodes of qonnx.custom_op.general)" in err
     assert f"workbench-cli convert {quant} OUT.onnx --to qdq" in err  # the file named, as evaluate does
+
+
+def test_compare_with_a_float_file_says_it_holds_no_quantization(corpus, capsys):
+    """Two float files gave "0 quantized, 4 compute ops left float" and nothing more."""
+    d = corpus / "digits_cnn"
+    assert cli.main(["compare", str(d / "model_opset17.onnx"), str(d / "model_opset13.onnx")]) == 0
+    out = capsys.readouterr().out
+    assert "0 Q/DQ pairs inserted" in out
+    assert "; the second file holds no quantization (no Q/DQ, no integer op): both compute in float" in out

@@ -165,13 +165,16 @@ class ModelDiff:
 
     def summary(self) -> str:
         """One line, e.g. "10 nodes matched (7 quantized, 0 compute ops left float); 8 Q/DQ pairs inserted,
-        8 DequantizeLinear without a Q (8 weight/bias); 0 folded or fused, 0 removed, 0 added"."""
+        8 DequantizeLinear without a Q (8 weight/bias); 0 folded or fused, 0 removed, 0 added"; a note
+        follows when the second file holds no quantization at all (two float models compared)."""
         c = self.counts()
         held = f" ({c['qdq_pairs_on_weights']} on weights)" if c["qdq_pairs_on_weights"] else ""
         return (f"{len(self.matches)} nodes matched ({c.get('matched_quantized', 0)} quantized, "
                 f"{c.get('matched_float', 0)} compute ops left float); {c['qdq_pairs']} Q/DQ pairs inserted{held}, "
                 f"{c['dq_without_q']} DequantizeLinear without a Q ({c['dq_without_q_weight_bias']} weight/bias); "
-                f"{c['folded']} folded or fused, {c['removed']} removed, {c['added']} added")
+                f"{c['folded']} folded or fused, {c['removed']} removed, {c['added']} added"
+                + ("; the second file holds no quantization (no Q/DQ, no integer op): both compute in float"
+                   if not (c.get("matched_quantized") or c["qdq_pairs"] or c["dq_without_q"]) else ""))
 
 
 def _base(op: str) -> str:
