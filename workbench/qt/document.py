@@ -205,8 +205,14 @@ class Document(QObject):
         return badges
 
     # ------------------------------------------------------------------ data and results
+    @property
+    def rows(self) -> tuple:
+        """``(data, samples)``: the calibration rows jobs run on; results, sweeps and saves are stamped
+        with it."""
+        return self.data, self.samples
+
     def set_data(self, data: dict | None, samples: int | None) -> None:
-        changed = (data, samples) != (self.data, self.samples)
+        changed = (data, samples) != self.rows
         self.data, self.samples = data, samples
         if changed:
             self.calibration = None  # ranges of other rows: the next job calibrates again
@@ -219,14 +225,14 @@ class Document(QObject):
         sample count (both are saved in the project)."""
         if self.model is None or self.quant_summary is not None:  # a quantized file has no project to save
             return False
-        return not self.undo_stack.isClean() or (self.data, self.samples) != self._saved_data
+        return not self.undo_stack.isClean() or self.rows != self._saved_data
 
     def _on_clean_changed(self, _clean: bool) -> None:
         self.modifiedChanged.emit()
 
     def mark_saved(self) -> None:
         """The document as it is now is saved (or freshly opened): nothing is modified."""
-        self._saved_data = (self.data, self.samples)
+        self._saved_data = self.rows
         self.undo_stack.setClean()
         self.modifiedChanged.emit()
 
@@ -239,7 +245,7 @@ class Document(QObject):
         self.issues = list(result.get("issues", []))
         self.result_issues = [i for i in result.get("problems", []) if isinstance(i, PlanIssue)]
         self.result_recipe = result.get("recipe")
-        self.result_data = data if data is not None else (self.data, self.samples)
+        self.result_data = data if data is not None else self.rows
         self.resultsChanged.emit()
 
     def set_sensitivity(self, result: dict, *, data: tuple | None = None) -> None:
@@ -247,7 +253,7 @@ class Document(QObject):
         self.sensitivity = SweepResult.from_json(result["sweep"])
         self.suggestion = list(result.get("suggestion", []))
         self.sensitivity_recipe = result.get("recipe")
-        self.sensitivity_data = data if data is not None else (self.data, self.samples)
+        self.sensitivity_data = data if data is not None else self.rows
         if result.get("calibration") is not None:
             self.calibration = result["calibration"]
         self.sensitivityChanged.emit()
@@ -258,7 +264,7 @@ class Document(QObject):
         current recipe, or with it before its own suggestion was applied (no sweep: True)."""
         if self.sensitivity is None or self.sensitivity_recipe is None:
             return True
-        if self.sensitivity_data != (self.data, self.samples):
+        if self.sensitivity_data != self.rows:
             return False
         swept = Recipe.from_json(self.sensitivity_recipe)
         applied = set_exclude(swept, self.suggestion, True) if self.suggestion else swept
@@ -268,14 +274,14 @@ class Document(QObject):
     def results_current(self) -> bool:
         """True when the shown errors were computed with the current recipe, data and sample count."""
         return (self.result_recipe is not None and self.result_recipe == self.recipe.to_json()
-                and self.result_data == (self.data, self.samples))
+                and self.result_data == self.rows)
 
     def results_json(self) -> dict | None:
         if not self.errors and not self.qparams:
             return None
         return {"errors": [r.to_json() for r in self.errors], "qparams": self.qparams,
                 "issues": self.issues, "recipe": self.result_recipe,
-                "on_current_data": self.result_data == (self.data, self.samples)}
+                "on_current_data": self.result_data == self.rows}
 
     def sensitivity_json(self) -> dict | None:
         """The sweep as :meth:`set_sensitivity` takes it back (saved in the project's results)."""
@@ -283,12 +289,12 @@ class Document(QObject):
             return None
         return {"sweep": self.sensitivity.to_json(), "suggestion": list(self.suggestion),
                 "recipe": self.sensitivity_recipe,
-                "on_current_data": self.sensitivity_data == (self.data, self.samples)}
+                "on_current_data": self.sensitivity_data == self.rows}
 
     def saved_rows(self, section: dict) -> tuple:
         """The (data, samples) stamp of a results / sweep section read from a project: the current ones,
         or a stamp that matches no data when the section says it was measured on other rows."""
-        return (self.data, self.samples) if section.get("on_current_data", True) else ("other rows", None)
+        return self.rows if section.get("on_current_data", True) else ("other rows", None)
 
     def payload(self, **extra: Any) -> dict:
         """JSON-safe payload for an engine job on this document."""

@@ -157,7 +157,7 @@ class RunController(QObject):
         self.job, self.kind = job, kind
         job.progress.connect(lambda d, t, m: self._forward_progress(job, d, t, m))
         job.partial.connect(lambda data: self.partial.emit(kind, data))
-        data = (self.doc.data, self.doc.samples)  # what the job's payload holds
+        data = self.doc.rows  # what the job's payload holds
         job.succeeded.connect(lambda res: self._on_success(kind, res, data))
         job.failed.connect(lambda err: self.failed.emit(kind, err))
         job.cancelled.connect(lambda: self.cancelled.emit(kind))
@@ -169,7 +169,7 @@ class RunController(QObject):
     def _on_success(self, kind: str, result: dict, data: tuple) -> None:
         """Adopt a job's result; ``data``: the (data, samples) it ran on. Its calibration cache is taken
         only while the document still has those rows (they may change while a job runs)."""
-        same_rows = data == (self.doc.data, self.doc.samples)
+        same_rows = data == self.doc.rows
         if not same_rows:
             result = {**result, "calibration": None}
         if kind == "calibrate":

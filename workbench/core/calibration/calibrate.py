@@ -401,8 +401,7 @@ def respec(plan, previous: CalibrationResult) -> CalibrationResult:
         new, or its observer / symmetry / granularity changed); names the tensors.
     """
     specs = dict(plan.activations)
-    observers, reused = _reuse(specs, previous)
-    missing = [t for t in specs if t not in observers]
+    missing = unserved(plan, previous)
     if missing:
         changed = [t for t in missing if t in previous.observers]
         why = f"{count(len(changed), 'tensor')} whose observer settings changed" if changed else ""
@@ -411,7 +410,14 @@ def respec(plan, previous: CalibrationResult) -> CalibrationResult:
         raise CalibrationError(f"The calibration cache has no usable ranges for {why} "
                                f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}).",
                                hint="Give calibration data (--data) to calibrate them, or calibrate again.")
+    observers, reused = _reuse(specs, previous)
     return _reused_result(observers, reused, previous)
+
+
+def unserved(plan, previous: CalibrationResult) -> list[str]:
+    """The activations of ``plan`` that ``previous`` has no serving observer for (see :func:`_serves`):
+    what a calibration with ``previous`` would run the model for. Copies nothing."""
+    return [t for t, spec in plan.activations.items() if not _serves(previous.observers.get(t), spec)]
 
 
 def _reused_result(observers: dict, reused: list[str], previous: CalibrationResult | None) -> CalibrationResult:
@@ -433,9 +439,15 @@ def _reuse(specs: dict, previous: CalibrationResult | None) -> tuple[dict[str, O
     out = {}
     for t, spec in specs.items():
         obs = previous.observers.get(t)
-        if obs is not None and (obs.spec == spec or _same_statistics(obs.spec, spec)):
+        if _serves(obs, spec):
             out[t] = obs.copy(spec)
     return out, list(out)
+
+
+def _serves(obs: Observer | None, spec) -> bool:
+    """True when observer ``obs`` (None: none cached) holds the statistics ``spec`` needs: the same
+    spec, or one differing only in :data:`QPARAMS_ONLY` fields."""
+    return obs is not None and (obs.spec == spec or _same_statistics(obs.spec, spec))
 
 
 def _same_statistics(a, b) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.core.calibration.calibrate import CalibrationResult, respec
+from workbench.core.calibration.calibrate import CalibrationResult, unserved
 from workbench.core.errors import CalibrationError, Cancelled, ProjectError, WorkbenchError
 from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.model.load import PreparedModel
@@ -52,16 +52,6 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
         raise
 
 
-def _cache_serves(the_plan, calib: CalibrationResult) -> bool:
-    """True when ``calib`` covers every activation of ``the_plan`` without a calibration pass (a tensor
-    whose observer settings changed since, e.g. an edited observer, needs the data)."""
-    try:
-        respec(the_plan, calib)
-    except CalibrationError:
-        return False
-    return True
-
-
 def _replay(project, project_path, model, calib, data, progress, cancel) -> tuple[PreparedModel, QuantizeResult]:
     dropped = list(calib.dropped) if calib is not None else []
     if dropped and data is None:
@@ -72,7 +62,7 @@ def _replay(project, project_path, model, calib, data, progress, cancel) -> tupl
                                 "Workbench).")
     if calib is not None and data is not None and project.recipe.smoothquant is None:
         # every tensor cached with statistics that serve its spec: no need to touch the data
-        if _cache_serves(plan(model, project.recipe), calib):
+        if not unserved(plan(model, project.recipe), calib):
             data = None
     result = quantize(model, project.recipe, data=data, samples=project.samples, calibration=calib,
                       progress=progress, cancel=cancel)
