@@ -235,3 +235,64 @@ def test_process_executor_keeps_its_workers_for_a_with_block():
     assert ex._pool is None  # the block ended the processes
     alone = set(ex.map(_worker_pid, range(4)))
     assert alone.isdisjoint(first) and ex._pool is None
+
+
+def chain_model(path, c2: np.ndarray) -> None:
+    """x[N,8] -> Add(+1) -> Mul(*c2) -> Add(-0.25) -> MatMul -> y[N,4]: the Mul and the second Add
+    read and write tensors whose pairs their quantized neighbours share."""
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array(np.asarray(v, np.float32), n) for n, v in (("c1", 1.0), ("c2", c2), ("c3", -0.25))]
+    inits.append(numpy_helper.from_array(rng.normal(0, 0.4, (8, 4)).astype(np.float32), "w"))
+    nodes = [helper.make_node("Add", ["x", "c1"], ["a"], name="add1"),
+             helper.make_node("Mul", ["a", "c2"], ["b"], name="mul"),
+             helper.make_node("Add", ["b", "c3"], ["c"], name="add2"),
+             helper.make_node("MatMul", ["c", "w"], ["y"], name="mm")]
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])], initializer=inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+def dequantizes_to_itself(proto: onnx.ModelProto, weight: str, value: np.ndarray) -> bool:
+    """Whether the DequantizeLinear that replaced ``weight`` in ``proto`` gives ``value`` bit for bit
+    (evaluated by onnx.reference on the written initializers)."""
+    from onnx.reference import ReferenceEvaluator
+
+    inits = {i.name: i for i in proto.graph.initializer}
+    node = next(n for n in proto.graph.node if n.op_type == "DequantizeLinear" and n.input[0].startswith(weight)
+                and n.input[0] in inits)
+    graph = helper.make_graph([node], "dq", [], [helper.make_empty_tensor_value_info(node.output[0])],
+                              initializer=[inits[x] for x in node.input if x])
+    got = ReferenceEvaluator(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])).run(None, {})[0]
+    return bool(np.array_equal(got, np.asarray(value, np.float32)))
+
+
+@pytest.mark.parametrize("c2", [np.float32(0.5), np.linspace(0.3, 1.7, 8, dtype=np.float32)])
+def test_only_float_that_changes_nothing_is_not_run(tmp_path, monkeypatch, c2):
+    """A unit whose pairs its neighbours keep and whose weight dequantizes to itself bit for bit has
+    an "only float" model equal to the QDQ model: its figure is the all-quantized one, with no run;
+    any other unit's variant still runs (the Mul by a vector, whose int8 grid rounds it). Every
+    figure agrees with the whole variant model in onnxruntime."""
+    from workbench.core.analysis import sensitivity
+
+    path, data = tmp_path / "chain.onnx", tmp_path / "calib.npz"
+    chain_model(path, c2)
+    x = np.random.default_rng(4).normal(0, 1, (16, 8)).astype(np.float32)
+    np.savez(data, x=x)
+    model, recipe = api.open_model(path), api.make_recipe("cpu-u8s8")
+    result = api.quantize(model, recipe, data=str(data))
+    exact = {c: dequantizes_to_itself(result.proto, c, v) for c, v in (("c2", c2), ("c3", -0.25))}
+    assert exact == {"c2": np.ndim(c2) == 0, "c3": True}
+    ran = []
+    real = sensitivity.run_suffix
+    monkeypatch.setattr(sensitivity, "run_suffix", lambda task: ran.append((task.node, task.kind)) or real(task))
+    sweep = sensitivity_sweep(model, result, str(data), samples=None, executor=InlineExecutor())
+    units = [u.node for u in result.plan.units.values() if not u.excluded]
+    assert sorted(units) == ["add1", "add2", "mm", "mul"] and sweep.tasks == 8
+    skipped = {("add2", "float")} | ({("mul", "float")} if exact["c2"] else set())
+    assert sorted(ran) == sorted({(u, k) for u in units for k in ("quant", "float")} - skipped)
+    for r in sweep.rows:
+        allbut = api.quantize(model, excluded(recipe, [r.node]), data=str(data), calibration=result.calibration,
+                              guard=False)
+        assert r.only_float_db == pytest.approx(e2e_sqnr(model, allbut.proto, x), abs=1e-3), r.node
+        if (r.node, "float") in skipped:
+            assert r.only_float_db == sweep.all_quant_db and r.gain_db == 0.0

@@ -245,10 +245,14 @@ def own_tensors(units_all, unit) -> set[str]:
     return {t for t in list(unit.inputs) + list(unit.outputs) if t not in shared}
 
 
-def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names, f_avail, q_avail, index=None):
-    """Generate the suffix tasks, two per unit, built lazily (one model in memory at a time)."""
+def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names, f_avail, q_avail, index=None,
+           same: frozenset[str] = frozenset()):
+    """Generate the suffix tasks, two per unit (one for a unit in ``same``, whose "only float"
+    variant is the QDQ model), built lazily (one model in memory at a time)."""
     for unit in units:
         for kind in ("quant", "float"):
+            if kind == "float" and unit.node in same:
+                continue
             try:
                 if kind == "quant":
                     sfx = only_quantized(fp, qp, unit, tensor_map, f_avail, index=index)
@@ -330,20 +334,25 @@ def _caches(fp, qp, feeds, f_names, q_names, executor, spill, cancel):
     return f_cache, q_cache
 
 
-def _needed(units_all, fp, qp, chosen, tensor_map, f_types, q_types, index=None) -> tuple[set[str], set[str]]:
-    """Tensors the suffix models of ``chosen`` read from the float and from the QDQ run."""
-    f_need, q_need = set(), set()
+def _needed(units_all, fp, qp, chosen, tensor_map, f_types, q_types,
+            index=None) -> tuple[set[str], set[str], set[str]]:
+    """Tensors the suffix models of ``chosen`` read from the float and from the QDQ run, and the
+    units whose "only float" variant is the QDQ model itself (``same_as_base``: nothing to run)."""
+    f_need, q_need, same = set(), set(), set()
     for unit in chosen:
         try:
             f_need.update(only_quantized(fp, qp, unit, tensor_map, f_types, build=False, index=index).inputs)
         except KeyError:
             pass
         try:
-            q_need.update(only_float(fp, qp, unit, tensor_map, q_types, own_tensors(units_all, unit),
-                                     build=False, index=index).inputs)
+            sfx = only_float(fp, qp, unit, tensor_map, q_types, own_tensors(units_all, unit), build=False,
+                             index=index)
         except KeyError:
-            pass
-    return f_need, q_need
+            continue
+        q_need.update(sfx.inputs)
+        if sfx.same_as_base:
+            same.add(unit.node)
+    return f_need, q_need, same
 
 
 def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_size: int = 4,
@@ -353,7 +362,9 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
 
     Cost: one pass of the float model with every unit's QDQ fragment beside it (each unit's own
     error, ``local_db``), one pass of the float and of the QDQ model keeping activations, then for
-    the ``top`` units with the worst own error (all with None) two suffix models each; everything
+    the ``top`` units with the worst own error (all with None) two suffix models each (one when the
+    unit's "only float" model is the QDQ model itself: its pairs are shared and its weights dequantize
+    exactly, so its figure is the all-quantized one); everything
     runs on ``executor`` (default: one process per core, each onnxruntime session on one thread).
     ppocrv4_rec (208 units, 8 samples, top 16; x86_64 AVX512-VNNI, 2 cores, load average 0.7):
     6.7x one 32-sample calibration pass in wall time, 8.0x in CPU time
@@ -458,7 +469,7 @@ def _sweep(result, fp, qp, feeds, units, top, executor, spill, progress, cancel)
     units_all = list(result.plan.units.values())
     out_names = [o.name for o in fp.graph.output]
     index = pair_index(fp, qp)  # node lists and reads shared by every suffix
-    f_need, q_need = _needed(units_all, fp, qp, chosen, result.tensor_map, f_types, q_types, index)
+    f_need, q_need, same = _needed(units_all, fp, qp, chosen, result.tensor_map, f_types, q_types, index)
     progress(1, 2, "Preparing: caching float and quantized activations")
     f_cache, q_cache = _caches(fp, qp, feeds, sorted(f_need | set(out_names)), sorted(q_need | set(out_names)),
                                executor, spill, cancel)
@@ -468,9 +479,11 @@ def _sweep(result, fp, qp, feeds, units, top, executor, spill, progress, cancel)
             all_q.update(resolve(fc[o]), resolve(qc[o]))
     all_quant_db = all_q.figures()[0]
     tasks = _tasks(units_all, fp, qp, chosen, result.tensor_map, f_cache, q_cache, out_names, f_types, q_types,
-                   index)
+                   index, frozenset(same))
     figures: dict[str, dict[str, float]] = {u.node: {} for u in units}
-    total, done = 2 * len(chosen), 0
+    for node in same:  # its "only float" model is the QDQ model: the all-quantized figure, exactly
+        figures[node]["float"] = all_quant_db
+    total, done = 2 * len(chosen), len(same)
     progress(2, 2, "Preparing: activations cached")
     progress(0, total, "Sweeping units")
     results = executor.map(run_suffix, tasks)

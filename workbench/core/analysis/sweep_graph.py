@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from workbench.core.graph.index import subgraphs
 
@@ -27,12 +28,15 @@ from workbench.core.graph.index import subgraphs
 class Suffix:
     """A suffix model: ``proto`` reads ``inputs`` (cached tensors of the base run) and writes
     ``outputs`` (the base model's outputs, in order, renamed where the variant renames them) and
-    ``probes`` (extra tensors, e.g. the unit's fake-quantized output)."""
+    ``probes`` (extra tensors, e.g. the unit's fake-quantized output). ``same_as_base``: the
+    variant computes exactly what the base model does (nothing of it changes), so its outputs are
+    the base run's and nothing needs to run."""
 
     proto: onnx.ModelProto
     inputs: list[str]
     outputs: list[str]
     probes: list[str]
+    same_as_base: bool = False
 
 
 def _implicit_inputs(node: onnx.NodeProto) -> set[str]:
@@ -145,6 +149,7 @@ class PairIndex:
     inits: dict[str, onnx.TensorProto]
     weights: set[str]
     q_sources: set[str]
+    q_producer: dict[str, onnx.NodeProto]
 
 
 def pair_index(fp: onnx.ModelProto, qp: onnx.ModelProto) -> PairIndex:
@@ -154,7 +159,42 @@ def pair_index(fp: onnx.ModelProto, qp: onnx.ModelProto) -> PairIndex:
     inits.update({i.name: i for i in qp.graph.initializer})
     return PairIndex(f_nodes, q_nodes, [node_reads(n) for n in f_nodes], [node_reads(n) for n in q_nodes], inits,
                      {i.name for i in fp.graph.initializer},
-                     {i.name for i in qp.graph.initializer} | {i.name for i in qp.graph.input})
+                     {i.name for i in qp.graph.initializer} | {i.name for i in qp.graph.input},
+                     {o: n for n in q_nodes for o in n.output if o})
+
+
+#: integer element types whose DequantizeLinear :func:`exact_weight` evaluates
+_INT_TYPES = {onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT16, onnx.TensorProto.UINT16,
+              onnx.TensorProto.INT32}
+
+
+def exact_weight(ix: PairIndex, weight: str, dequantized: str) -> bool:
+    """True when ``dequantized`` is a DequantizeLinear of initializers (integer data, per-tensor or
+    per-axis scale, no blocks) whose value equals the float initializer ``weight`` bit for bit:
+    ``(float32)(q - zero_point) * scale`` (the ONNX operator's formula, in float32 as onnxruntime
+    computes it). False whenever that cannot be shown."""
+    node = ix.q_producer.get(dequantized)
+    if (node is None or node.op_type != "DequantizeLinear" or weight not in ix.inits
+            or any(x and x not in ix.inits for x in node.input)):
+        return False
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    data = ix.inits[node.input[0]]
+    if attrs.get("block_size") or data.data_type not in _INT_TYPES:
+        return False
+    q = numpy_helper.to_array(data).astype(np.int64)
+    scale = numpy_helper.to_array(ix.inits[node.input[1]]).astype(np.float32)
+    zp = (numpy_helper.to_array(ix.inits[node.input[2]]).astype(np.int64) if len(node.input) > 2 and node.input[2]
+          else np.zeros_like(scale, dtype=np.int64))
+    if scale.ndim == 1 and scale.size > 1:
+        axis = attrs.get("axis", 1) % max(q.ndim, 1)
+        shape = [1] * q.ndim
+        shape[axis] = scale.size
+        scale, zp = scale.reshape(shape), zp.reshape(shape)
+    elif scale.size != 1:
+        return False
+    value = (q - zp).astype(np.float32) * scale
+    want = numpy_helper.to_array(ix.inits[weight])
+    return want.dtype == np.float32 and value.shape == want.shape and bool(np.array_equal(value, want))
 
 
 def only_quantized(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[str, str],
@@ -192,7 +232,10 @@ def only_float(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[
 
     ``own`` are the unit's input and output tensors whose Q -> DQ pair only this unit asked for:
     with the unit in float they are not quantized, so their readers take the float value. Other
-    activation inputs keep their pair (as the writer rewires every reader of a kept pair).
+    activation inputs keep their pair (as the writer rewires every reader of a kept pair). When that
+    changes nothing (no own tensor, and every weight dequantizes to its float value exactly: an
+    element-wise unit between quantized units computes DQ -> op -> Q either way), the result is
+    ``same_as_base`` and has no model.
     """
     ix = index or pair_index(fp, qp)
     unit_nodes = set(unit.nodes) | {unit.node}
@@ -200,7 +243,7 @@ def only_float(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[
     internal = {o for m in f_by_name.values() for o in m.output}
     weights = ix.weights
     q_nodes = ix.q_nodes
-    swapped, src = [], {}
+    swapped, src, changed = [], {}, False
     for n in q_nodes:
         if n.name not in unit_nodes or n.name not in f_by_name:
             continue
@@ -212,8 +255,15 @@ def only_float(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[
                                                             or x in own):
                 copy.input[i] = x
         swapped.append(copy)
+        changed = changed or any(a != b and not (a in weights and exact_weight(ix, a, b))
+                                 for a, b in zip(copy.input, n.input, strict=True))
         src.update(zip(f.output, n.output, strict=False))
     renames = {tensor_map[t]: src[t] for t in own if t in tensor_map and t in src}
+    if swapped and not renames and not changed:
+        # every activation the unit reads keeps its pair (other units share it) and its weights
+        # dequantize to their float values exactly (a scalar HardSwish constant): the variant is
+        # the QDQ model itself
+        return Suffix(None, [], [o.name for o in qp.graph.output], [], same_as_base=True)
     outs = {o for n in swapped for o in n.output}
     after = [_renamed(n, renames) for n in downstream(q_nodes, outs, unit_nodes, ix.q_reads)]
     inits = ix.inits
