@@ -332,3 +332,25 @@ def test_a_reader_that_ends_early_skips_the_choice(tmp_path):
     assert rep.skipped == "the data ended before the 30 rows the sample count asks for"
     res = api.quantize(model, rep.recipe, data=_reader(model, x[:20], 40))  # the quantize still runs
     assert res.calibration.samples_seen == 20
+
+
+@pytest.mark.parametrize(("extra", "why"), [
+    (["--recipe", "RECIPE"], "a --recipe file is used as written"),
+    (["--preset", "dynamic-u8"], "not a static recipe"),
+    (["--no-data", "--preset", "w4-block"], "no --data"),
+])
+def test_explicit_auto_where_there_is_no_choice_says_why(tmp_path, capsys, extra, why):
+    """``--auto`` typed where the choice cannot run (a recipe file, a dynamic preset, no data) is a
+    note naming the reason, not silence; the default (not typed) stays quiet."""
+    path, data, _ = _affine_chain(tmp_path)
+    recipe = tmp_path / "bare.json"
+    recipe.write_text('{"preset": "cpu-u8s8"}')
+    args = [str(recipe) if a == "RECIPE" else a for a in extra if a != "--no-data"]
+    feed = [] if "--no-data" in extra else ["--data", str(data)]
+    for typed in (True, False):
+        out = tmp_path / f"q{typed}.onnx"
+        assert main(["quantize", str(path), *feed, *args, "-o", str(out), "--no-latency-check",
+                     *(["--auto"] if typed else [])]) == 0
+        err = capsys.readouterr().err
+        note = f"note: --auto chooses among variants of a bare static preset; {why}, so there is no choice."
+        assert (note in err) is typed and "recipe choice" not in err

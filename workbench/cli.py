@@ -96,7 +96,13 @@ def _auto_recipe(args, model, recipe, progress):
     there was no choice) and the chosen variant's label (its name, and its 16-bit unit count when it
     has any; "" when there was no choice)."""
     from_file = bool(getattr(args, "recipe", None))  # a --recipe file is used as written, even a bare preset
-    if not (getattr(args, "auto", False) and args.data and not from_file and api.why_not_choose(recipe) is None):
+    auto = getattr(args, "auto", None)  # None: not given (on by default); True: --auto typed
+    why = ("no --data" if not args.data else "a --recipe file is used as written" if from_file
+           else api.why_not_choose(recipe))
+    if auto is False or why is not None:
+        if auto is True and why is not None:
+            print(f"note: --auto chooses among variants of a bare static preset; {why}, so there is no choice.",
+                  file=sys.stderr)
         return recipe, None, "", ""
     choice = api.choose_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples, progress=progress)
     return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.label
@@ -729,13 +735,14 @@ def _input_shape_type(text: str) -> tuple[str, list[int]]:
 
 
 def _add_auto_arg(s) -> None:
-    s.add_argument("--auto", action=argparse.BooleanOptionalAction, default=True,
+    s.add_argument("--auto", action=argparse.BooleanOptionalAction, default=None,
                    help="with --data and a bare preset (no --recipe): keep the preset, or switch to MSE activation "
                         "ranges, or to MSE ranges with only Conv/MatMul/Gemm quantized, whichever gives the highest "
                         "output SQNR on held-out calibration rows (within 0.5 dB of the best, the preset, then "
                         "the compute-only variant, wins); then 16-bit activations on the run of units that holds "
                         "most of the output noise, if one raises that SQNR by 3 dB or more; written into the recipe "
-                        "and a saved project; --no-auto quantizes the preset as it is")
+                        "and a saved project (the default; --auto given where there is no choice says why); "
+                        "--no-auto quantizes the preset as it is")
 
 
 def _add_input_shape_arg(s) -> None:
