@@ -207,3 +207,29 @@ def test_report_figure_draws_measured_points_path_and_front():
     assert data["search path (never worse)"] == ([1.0, 2.0], [0.90, 0.95])
     assert data["Pareto front (metric, weight, BOPs)"] == ([1.0, 2.0], [0.90, 0.95])
     assert data["float model"][1] == [0.97, 0.97] and ax.get_xlabel() == "weight MiB"
+
+
+def test_curve_counts_at_the_calibration_datas_shapes(tmp_path):
+    """A Conv model with symbolic height and width (x[N,3,H,W]): the curve's BOPs are those of the
+    calibration rows' 16x16 images (hand count), not of a 1x1 image."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.normal(0, 0.3, (4, 3, 3, 3)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.normal(0, 0.3, (2, 4, 3, 3)).astype(np.float32), "w2")
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["h"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["h"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "hw", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2, "H", "W"])],
+                              initializer=[w1, w2])
+    path, data = tmp_path / "hw.onnx", tmp_path / "calib.npz"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    np.savez(data, x=rng.normal(0, 1, (12, 3, 16, 16)).astype(np.float32))
+    model = api.open_model(path)
+    res = autotune(model, api.make_recipe("cpu-u8s8"), data=str(data), eval_data=str(data), metric="sqnr",
+                   min_score=0.0, samples=8, eval_samples=4, max_trials=2)
+    macs = 16 * 16 * (4 * 3 * 9 + 2 * 4 * 9)  # output pixels x (C_out x C_in x kernel), pads keep 16x16
+    assert res.curve[0].bops == macs * 8 * 8

@@ -74,3 +74,33 @@ def test_qonnx_export_has_no_unknown_cost(tmp_path):
 
 def _example(name: str) -> Path:
     return Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example" / name
+
+
+@pytest.mark.slow
+def test_cli_input_shape_counts_at_that_shape_and_refuses_what_does_not_fit(corpus, capsys):
+    """``cost --input-shape images:1x3x384x640`` on nudenet_320n (symbolic height / width): every Conv's
+    MACs equal the count from the output shapes onnxruntime produces at that size; it wins over the
+    data's shape; a wrong name, rank or fixed dimension, or the input twice, is a one-line error."""
+    import json
+
+    from workbench.cli import main
+
+    folder = corpus / "nudenet_320n"
+    model = api.open_model(folder / "model.onnx")
+    expected = _ort_conv_macs(model, {"images": np.zeros((1, 3, 384, 640), np.float32)})
+    for extra in ([], ["--data", str(folder / "calib.npz")]):
+        assert main(["cost", str(folder / "model.onnx"), "--input-shape", "images:1x3x384x640", "--json", *extra]) == 0
+        rows = {r["node"]: r["macs"] for r in json.loads(capsys.readouterr().out)["rows"]}
+        assert {n: rows[n] for n in expected} == expected and len(expected) == 64
+    assert main(["cost", str(folder / "model.onnx")]) == 0
+    out = capsys.readouterr().out
+    assert "dimension height set to 1 (not a batch axis: give --data or --input-shape images:DIMS" in out
+    for arg, message in (("imgs:1x3x64x64", "--input-shape imgs: "),
+                         ("images:1x3x384", "input images: the shape [1, 3, 384] of --input-shape does not fit"),
+                         ("images:1x4x64x64", "input images: the shape [1, 4, 64, 64] of --input-shape")):
+        assert main(["cost", str(folder / "model.onnx"), "--input-shape", arg]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert main(["cost", str(folder / "model.onnx"), "--input-shape", "images:1x3x64x64",
+                 "--input-shape", "images:1x3x32x32"]) == 2
+    assert "given twice" in capsys.readouterr().err

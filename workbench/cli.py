@@ -861,7 +861,12 @@ def cmd_cost(args) -> int:
     _refuse_project(args)
     model = api.open_model(args.model)
     plan = api.plan(model, _recipe_from_args(args), guard=True)  # the units quantize keeps float count as float
-    rep = api.plan_cost(model, plan, args.data, batch=args.batch)
+    given: dict[str, list[int]] = {}
+    for name, dims in args.input_shape or []:
+        if name in given:
+            raise WorkbenchError(f"--input-shape {name}: given twice.", hint="Give each input once.")
+        given[name] = dims
+    rep = api.plan_cost(model, plan, args.data, batch=args.batch, input_shapes=given)
     if args.json:
         print(json.dumps({"recipe": plan.recipe.preset, **rep.to_json()}, indent=2))
         return 0
@@ -877,7 +882,7 @@ def cmd_cost(args) -> int:
     ratio = rep.bops_float / rep.bops if rep.bops else 0.0
     print(f"recipe {plan.recipe.preset}: BOPs / {ratio:.1f}, weight memory "
           f"{rep.memory_float_bits / 8e6:.3f} MB -> {rep.memory_bits / 8e6:.3f} MB "
-          f"({f'at the shapes of {args.data}' if args.data else f'batch {args.batch}'})")
+          f"({_cost_shapes(args, given)})")
     for note in rep.notes:
         print(f"note: {note}")
     guarded = Counter(i.code.value for i in plan.issues if i.code in (IssueCode.FLOAT_ISLAND, IssueCode.WEIGHT_DQ_ONLY))
@@ -891,6 +896,14 @@ def cmd_cost(args) -> int:
         print(f"note: MX weights also store one E8M0 scale byte per 32 elements "
               f"(about +{sum(-(-r.weight_params // 32) for r in mx_rows):,} B)")
     return 0
+
+
+def _cost_shapes(args, given: dict[str, list[int]]) -> str:
+    """Where the cost's input shapes came from, for its summary line."""
+    parts = [f"{name} {'x'.join(map(str, dims))}" for name, dims in given.items()]
+    if args.data:
+        parts.append(f"{'other inputs at ' if parts else ''}the shapes of {args.data}")
+    return "at " + ", ".join(parts) if parts else f"batch {args.batch}"
 
 
 def cmd_presets(args) -> int:
@@ -1063,9 +1076,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--preset", help="preset whose bits to count (default cpu-u8s8)")
     g.add_argument("--recipe", help="recipe JSON file")
     s.add_argument("--exclude", action="append", metavar="GLOB", help="count matching nodes as float")
-    s.add_argument("--batch", type=int, default=1, help="value of symbolic dimensions (default 1)")
+    s.add_argument("--batch", type=int, default=1, help="value of symbolic dimensions of inputs neither --data "
+                                                           "nor --input-shape gives (default 1)")
     s.add_argument("--data", help="count at the input shapes of this data's first sample (e.g. calib.npz); "
                                   "--batch then applies to inputs the data does not feed")
+    s.add_argument("--input-shape", action="append", type=_input_shape_type, metavar="NAME:DIMS",
+                   help="count at this shape of input NAME, e.g. images:1x3x384x640 (repeatable; wins over "
+                        "--data and --batch for that input; fixed dimensions of the model must agree)")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=cmd_cost)
 

@@ -166,8 +166,9 @@ def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None =
     bits = bits or {}
     values = dict(input_values or {})
     shapes_given = {**(input_shapes or {}), **{k: list(np.shape(v)) for k, v in values.items()}}
+    sources = {k: "--input-shape" if k not in values else "the data" for k in shapes_given}
     work = _skeleton(proto)
-    notes = _fix_symbolic_dims(work, batch, shapes_given)
+    notes = _fix_symbolic_dims(work, batch, shapes_given, sources)
     _fix_input_values(work, values)
     try:  # shape arithmetic folded first: data propagation alone leaves e.g. attention MatMuls unknown
         for _ in range(INLINE_ROUNDS):
@@ -202,12 +203,15 @@ def plan_bits(plan) -> dict[str, tuple[int, int]]:
     return bits_from_configs({u.node: u.config for u in plan.units.values() if not u.excluded})
 
 
-def plan_cost(model, plan, data: Any = None, *, batch: int = 1) -> CostReport:
+def plan_cost(model, plan, data: Any = None, *, batch: int = 1,
+              input_shapes: dict[str, list[int]] | None = None) -> CostReport:
     """:func:`model_cost` of ``model`` (a PreparedModel) with the bit widths of ``plan``, at the
-    shapes of one sample of ``data`` (calibration data; any spec ``open_data`` takes) when given.
+    shapes of one sample of ``data`` (calibration data; any spec ``open_data`` takes) when given;
+    ``input_shapes`` (input name -> dims, e.g. ``--input-shape``) win over the data's for their inputs.
 
     Raises AlreadyQuantizedError (``model`` already has quantized nodes: its BOPs under a recipe
-    mean nothing), DataError (the data does not fit the model) and what :func:`model_cost` raises."""
+    mean nothing), DataError (the data does not fit the model), ModelError (an ``input_shapes`` name
+    that is not an input of the model, or dims that do not fit it) and what :func:`model_cost` raises."""
     if getattr(model, "quantized", None):
         kinds = sorted({q.op_type for q in model.quantized})
         raise AlreadyQuantizedError(
@@ -215,8 +219,17 @@ def plan_cost(model, plan, data: Any = None, *, batch: int = 1) -> CostReport:
             "cost counts the BOPs and weight memory of a float model under a recipe.",
             hint=f"Run cost on the float model, or `workbench-cli inspect {model.path or model.name}` to see how "
                  "this one is quantized.")
-    sample = data_sample(model, data) if data is not None else None
-    return model_cost(model.proto, plan_bits(plan), batch=batch, input_values=sample)
+    given = dict(input_shapes or {})
+    weights = {t.name for t in model.proto.graph.initializer}
+    inputs = [i.name for i in model.proto.graph.input if i.name not in weights]
+    unknown = [name for name in given if name not in inputs]
+    if unknown:
+        raise ModelError(f"--input-shape {unknown[0]}: {model.name} has no input of that name "
+                         f"(its inputs: {', '.join(inputs) or 'none'}).",
+                         hint="Give NAME:DIMS with one of the model's input names.")
+    sample = data_sample(model, data) if data is not None else {}
+    sample = {k: v for k, v in sample.items() if k not in given}
+    return model_cost(model.proto, plan_bits(plan), batch=batch, input_shapes=given, input_values=sample)
 
 
 def data_input_shapes(model, data: Any) -> dict[str, list[int]]:
@@ -293,41 +306,45 @@ def _skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
     return out
 
 
-def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int, given: dict[str, list[int]]) -> list[str]:
+def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int, given: dict[str, list[int]],
+                       sources: dict[str, str]) -> list[str]:
     notes = []
     for vi in proto.graph.input:
         if not vi.type.HasField("tensor_type"):
             continue
         if vi.name in given:
-            notes += _set_input_shape(vi, given[vi.name])
+            notes += _set_input_shape(vi, given[vi.name], sources.get(vi.name, "the data"))
             continue
-        for d in vi.type.tensor_type.shape.dim:
+        for k, d in enumerate(vi.type.tensor_type.shape.dim):
             if not d.HasField("dim_value") or d.dim_value < 0:  # -1: dynamic in some exporters
                 label = d.dim_param or "?"
                 d.Clear()
                 d.dim_value = batch
-                notes.append(f"input {vi.name}: dimension {label} set to {batch}")
+                notes.append(f"input {vi.name}: dimension {label} set to {batch}" + (
+                    "" if k == 0 else f" (not a batch axis: give --data or --input-shape {vi.name}:DIMS "
+                                      "to count at a real size)"))
     return notes
 
 
-def _set_input_shape(vi: onnx.ValueInfoProto, dims: list[int]) -> list[str]:
-    """Give input ``vi`` the shape ``dims`` (rank and static dims must agree); a note when it had
-    symbolic dims."""
+def _set_input_shape(vi: onnx.ValueInfoProto, dims: list[int], source: str = "the data") -> list[str]:
+    """Give input ``vi`` the shape ``dims`` (rank and static dims must agree; ``source`` names where
+    the shape came from in messages); a note when it had symbolic dims."""
     t = vi.type.tensor_type
     if t.HasField("shape"):
         model_dims = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None for d in t.shape.dim]
         if len(model_dims) != len(dims) or any(m is not None and m != v for m, v in zip(model_dims, dims,
                                                                                        strict=False)):
-            raise ModelError(f"input {vi.name}: the data's shape {list(dims)} does not fit the model's "
+            raise ModelError(f"input {vi.name}: the shape {list(dims)} of {source} does not fit the model's "
                              f"{['?' if m is None else m for m in model_dims]}.",
-                             hint="Count the cost at shapes the model accepts (other data, or no data).")
+                             hint="Count the cost at shapes the model accepts (other data or --input-shape, "
+                                  "or neither).")
         symbolic = None in model_dims
     else:
         symbolic = True
     t.ClearField("shape")
     for v in dims:
         t.shape.dim.add().dim_value = int(v)
-    return [f"input {vi.name}: shape {'x'.join(str(v) for v in dims)} from the data"] if symbolic else []
+    return [f"input {vi.name}: shape {'x'.join(str(v) for v in dims)} from {source}"] if symbolic else []
 
 
 def _shapes_and_consts(proto: onnx.ModelProto) -> tuple[dict[str, list[int | None]], dict[str, list[int]]]:

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.core.analysis.cost import CostReport, bits_from_configs, model_cost
+from workbench.core.analysis.cost import CostReport, bits_from_configs, data_sample, model_cost
 from workbench.core.analysis.evaluate import concat_rows
 from workbench.core.analysis.executors import Executor, InlineExecutor
 from workbench.core.analysis.metrics import REF_PREFIX, load_metric
@@ -39,7 +39,7 @@ from workbench.core.analysis.sensitivity import local_sensitivity
 from workbench.core.calibration.calibrate import CalibrationResult
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import open_data_source
-from workbench.core.errors import DataError, ModelError, RecipeError
+from workbench.core.errors import DataError, ModelError, RecipeError, WorkbenchError
 from workbench.core.model.load import load_model
 from workbench.core.pipeline.analyze import analyze
 from workbench.core.pipeline.quantize import quantize
@@ -188,6 +188,22 @@ class CurvePoint:
                 "latency": self.latency, "accepted": self.accepted, "pareto": self.pareto,
                 "levels": {lv: sorted(n for n, v in self.levels.items() if v == lv)
                            for lv in dict.fromkeys(self.levels.values())}}
+
+
+def _float_cost(model, data: Any) -> CostReport | None:
+    """The float model's cost rows at the shapes of the first calibration sample (symbolic height and
+    width at 1 would price a detector's convolutions at one pixel); at the model's own shapes when the
+    data gives none; None (a curve without sizes) when shape inference fails."""
+    try:
+        sample = data_sample(model, data)
+    except WorkbenchError as exc:
+        log.warning("autotune curve at the model's declared shapes: %s", exc)
+        sample = None
+    try:
+        return model_cost(model.proto, input_values=sample)
+    except ModelError as exc:  # the curve then lacks sizes; the tuning itself does not need them
+        log.warning("autotune curve without weight size / BOPs: %s", exc)
+        return None
 
 
 def plan_cost(base: CostReport | None, plan) -> tuple[int | None, int | None]:
@@ -357,11 +373,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
 
     base = run({})
     n_units = sum(1 for u in base.plan.units.values() if not u.excluded)
-    try:
-        float_cost: CostReport | None = model_cost(model.proto)
-    except ModelError as exc:  # the curve then lacks sizes; the tuning itself does not need them
-        log.warning("autotune curve without weight size / BOPs: %s", exc)
-        float_cost = None
+    float_cost = _float_cost(model, data)
     timer = _latency_timer(model, ev.feeds) if latency else None
     q_base = run_outputs(base.proto, ev.feeds)
     m0 = score(q_base, ev.float_outputs, ev.labels)
