@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import onnx
 import pytest
@@ -99,3 +101,40 @@ def test_bits_from_configs():
     cfg = {"a": NodeConfig(weight=QuantSpec(dtype="int4"), activation=QuantSpec(dtype="uint8")),
            "b": NodeConfig(weight=QuantSpec(dtype="int8"))}
     assert bits_from_configs(cfg) == {"a": (4, 8), "b": (8, 32)}
+
+
+@pytest.mark.parametrize("preset", ["cpu-u8s8", "a16w8", "fp8-e4m3", "w4-block", "dynamic-u8"])
+def test_kernel_bits_match_the_kernels_onnxruntime_runs(corpus, tmp_path, preset):
+    """For each preset on digits_transformer, the units cost counts on integer kernels are as many as
+    onnxruntime's optimized graph has integer kernels, its MatMulNBits ones as many as MatMulNBits
+    (a16w8's MatMuls: int8 weights beside 16-bit activations), the rest float (32 x 32 "as run")."""
+    import onnx
+    import onnxruntime as ort
+
+    from workbench.core import api
+    from workbench.core.analysis.cost import plan_kernel_bits
+    from workbench.core.planning.kernels import kernel_kind
+
+    folder = corpus / "digits_transformer"
+    model = api.open_model(folder / "model_opset17.onnx")
+    recipe = api.make_recipe(preset)
+    data = str(folder / "calib.npz")
+    result = api.quantize(model, recipe, data=None if preset == "w4-block" else data, samples=8, guard=False)
+    kinds = Counter(kernel_kind(u.op_type, next((q.spec for q in u.quant_inputs if q.role == "weight"), None),
+                                u.config.activation) for u in result.plan.units.values()
+                    if not u.excluded and u.op_type in ("Conv", "ConvTranspose", "MatMul", "Gemm"))
+    src, opt = tmp_path / "q.onnx", tmp_path / "opt.onnx"
+    onnx.save(result.proto, str(src))
+    so = ort.SessionOptions()
+    so.optimized_model_filepath = str(opt)
+    so.log_severity_level = 3
+    ort.InferenceSession(str(src), so, providers=["CPUExecutionProvider"])
+    ops = Counter(n.op_type for n in onnx.load(str(opt)).graph.node)
+    integer = ops["QLinearConv"] + ops["QLinearMatMul"] + ops["MatMulIntegerToFloat"] + ops["QGemm"] \
+        + ops["MatMulInteger"] + ops["DynamicQuantizeMatMul"] + ops["ConvInteger"]
+    assert (integer, ops["MatMulNBits"]) == (kinds["integer"], kinds["nbits"]), (preset, ops, kinds)
+    assert ops["MatMul"] + ops["Gemm"] + ops["Conv"] >= kinds["float"] and sum(kinds.values()) > 0
+    macs = {u.node for u in result.plan.units.values() if u.op_type in ("Conv", "ConvTranspose", "MatMul", "Gemm")}
+    assert Counter(v for k, v in plan_kernel_bits(result.plan).items() if k in macs) == Counter(
+        {"integer": (8, 8), "nbits": (4 if preset == "w4-block" else 8, 8), "float": (32, 32)}[k]
+        for k in kinds.elements())

@@ -871,20 +871,28 @@ def cmd_cost(args) -> int:
         print(json.dumps({"recipe": plan.recipe.preset, **rep.to_json()}, indent=2))
         return 0
     print(f"{'node':36s} {'op':8s} {'MACs':>12s} {'w/a bits':>8s} {'BOPs float':>14s} {'BOPs quant':>14s} "
-          f"{'weights float':>13s} {'weights quant':>13s}")
+          f"{'BOPs as run':>14s} {'weights float':>13s} {'weights quant':>13s}")
     for r in rep.rows:
         macs = "?" if r.macs is None else f"{r.macs:,}"
-        print(f"{r.node[-36:]:36s} {r.op_type[:8]:8s} {macs:>12s} {f'{r.weight_bits}/{r.activation_bits}':>8s} "
-              f"{r.bops_float or 0:>14,} {r.bops or 0:>14,} {r.memory_float_bits // 8:>11,} B "
+        print(f"{_middle(r.node, 36):36s} {r.op_type[:8]:8s} {macs:>12s} {f'{r.weight_bits}/{r.activation_bits}':>8s} "
+              f"{r.bops_float or 0:>14,} {r.bops or 0:>14,} {r.bops_kernel or 0:>14,} {r.memory_float_bits // 8:>11,} B "
               f"{r.memory_bits // 8:>11,} B")
-    print(f"{'total':36s} {'':8s} {rep.macs:>12,} {'':>8s} {rep.bops_float:>14,} {rep.bops:>14,} "
+    print(f"{'total':36s} {'':8s} {rep.macs:>12,} {'':>8s} {rep.bops_float:>14,} {rep.bops:>14,} {rep.bops_kernel:>14,} "
           f"{rep.memory_float_bits // 8:>11,} B {rep.memory_bits // 8:>11,} B")
     ratio = rep.bops_float / rep.bops if rep.bops else 0.0
-    print(f"recipe {plan.recipe.preset}: BOPs / {ratio:.1f}, weight memory "
+    as_run = rep.bops_float / rep.bops_kernel if rep.bops_kernel else 0.0
+    print(f"recipe {plan.recipe.preset}: BOPs / {ratio:.1f} (as onnxruntime runs them: / {as_run:.1f}), weight memory "
           f"{rep.memory_float_bits / 8e6:.3f} MB -> {rep.memory_bits / 8e6:.3f} MB "
           f"({_cost_shapes(args, given)})")
     for note in rep.notes:
         print(f"note: {note}")
+    on_float = [r for r in rep.rows if (r.weight_bits, r.activation_bits) != (api.FLOAT_BITS, api.FLOAT_BITS)
+                and (r.kernel_weight_bits, r.kernel_activation_bits) == (api.FLOAT_BITS, api.FLOAT_BITS)]
+    if on_float:
+        kinds = Counter(r.op_type for r in on_float)
+        print(f"note: {count(len(on_float), 'quantized node')} run DequantizeLinear and a float kernel in onnxruntime "
+              f"({', '.join(f'{op} x{n}' for op, n in kinds.items())}: ConvTranspose, 16-bit activations, float8 or "
+              "weight-only int8), so 'BOPs as run' counts them 32 x 32")
     guarded = Counter(i.code.value for i in plan.issues if i.code in (IssueCode.FLOAT_ISLAND, IssueCode.WEIGHT_DQ_ONLY))
     if guarded:
         print(f"note: {count(sum(guarded.values()), 'unit')} of the recipe counted float, as `quantize` keeps "

@@ -92,6 +92,8 @@ _LAZY: dict[str, str] = {
     "model_cost": "workbench.core.analysis.cost",
     "bits_from_configs": "workbench.core.analysis.cost",
     "plan_bits": "workbench.core.analysis.cost",
+    "plan_kernel_bits": "workbench.core.analysis.cost",
+    "with_bits": "workbench.core.analysis.cost",
     "plan_cost": "workbench.core.analysis.cost",
     "data_sample": "workbench.core.analysis.cost",
     "data_input_shapes": "workbench.core.analysis.cost",

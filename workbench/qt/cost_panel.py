@@ -8,7 +8,9 @@ shapes on a weight-less skeleton: 0.1-0.6 s for the corpus models), once per mod
 and only while the panel is visible. The quantized figures come from the document's plan of the
 current recipe: each planned, non-excluded unit gets its (weight, activation) bit widths
 (:func:`workbench.core.analysis.cost.plan_bits`); excluded and unplanned nodes stay float32
-(32 x 32). They are recomputed on every recipe change, without a job. Formulas: :mod:`workbench.core.analysis.cost` (BOPs = MACs x activation bits x weight bits).
+(32 x 32); "BOPs as run" counts them at the widths onnxruntime computes at
+(:func:`workbench.core.analysis.cost.kernel_bits`). They are recomputed on every recipe change, without a job.
+Formulas: :mod:`workbench.core.analysis.cost` (BOPs = MACs x activation bits x weight bits).
 Clicking a row emits :attr:`nodeClicked`.
 """
 
@@ -16,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -27,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core import api
-from workbench.core.api import FLOAT_BITS, CostReport, NodeCost
+from workbench.core.api import CostReport, NodeCost
 from workbench.core.errors import WorkbenchError
 from workbench.core.wording import count
 from workbench.qt.tables import node_at, node_item, node_table
@@ -35,8 +36,12 @@ from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
 
-COLUMNS = ["Node", "Op", "MACs", "Bits (w/a)", "BOPs float", "BOPs quantized", "Weights float (bits)",
+COLUMNS = ["Node", "Op", "MACs", "Bits (w/a)", "BOPs float", "BOPs quantized", "BOPs as run", "Weights float (bits)",
            "Weights quantized (bits)"]
+#: tooltip of the "BOPs as run" header
+AS_RUN_TIP = ("Bit operations at the widths onnxruntime's CPU provider computes at: integer kernels for 8-bit "
+              "Conv / MatMul / Gemm, MatMulNBits for int4 block weights; a ConvTranspose, 16-bit activations or "
+              "float8 run DequantizeLinear and a float kernel (32 x 32). This is the figure that tracks latency.")
 
 
 class _Num(QTableWidgetItem):
@@ -85,6 +90,7 @@ class CostPanel(QWidget):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.summary)
         self.table = node_table(COLUMNS)
+        self.table.horizontalHeaderItem(COLUMNS.index("BOPs as run")).setToolTip(AS_RUN_TIP)
         lay.addWidget(self.table, 1)
         self.table.cellClicked.connect(lambda row, _col: self.nodeClicked.emit(self.node_at(row)))
         document.modelChanged.connect(self._on_model)
@@ -172,10 +178,10 @@ class CostPanel(QWidget):
         """Recompute the quantized figures from the current plan and show them."""
         if self._float_rows is None:
             return
-        bits = self.planned_bits()
-        rows = [replace(r, weight_bits=bits.get(r.node, (FLOAT_BITS, FLOAT_BITS))[0],
-                        activation_bits=bits.get(r.node, (FLOAT_BITS, FLOAT_BITS))[1]) for r in self._float_rows]
-        self.report = CostReport(rows=rows, notes=list(self._notes))
+        plan = self.doc.plan
+        kernel = api.plan_kernel_bits(plan) if plan is not None else {}
+        self.report = CostReport(rows=api.with_bits(self._float_rows, self.planned_bits(), kernel),
+                                 notes=list(self._notes))
         self._show()
         self.updated.emit()
 
@@ -189,7 +195,8 @@ class CostPanel(QWidget):
             self.table.setItem(i, 1, QTableWidgetItem(r.op_type))
             self.table.setItem(i, 2, _Num(r.macs))
             self.table.setItem(i, 3, QTableWidgetItem(f"{r.weight_bits}/{r.activation_bits}"))
-            for c, value in enumerate((r.bops_float, r.bops, r.memory_float_bits, r.memory_bits), start=4):
+            for c, value in enumerate((r.bops_float, r.bops, r.bops_kernel, r.memory_float_bits, r.memory_bits),
+                                      start=4):
                 self.table.setItem(i, c, _Num(value))
         self.table.setSortingEnabled(True)
         if rep is not None:
@@ -208,8 +215,10 @@ class CostPanel(QWidget):
         if rep is None:
             return ""
         ratio = f" ({rep.bops_float / rep.bops:.1f}x fewer)" if rep.bops else ""
+        run = f" ({rep.bops_float / rep.bops_kernel:.1f}x fewer)" if rep.bops_kernel else ""
         text = (f"Total over {count(len(rep.rows), 'compute node')}: {rep.macs:,} MACs; BOPs {rep.bops_float:,} float -> "
-                f"{rep.bops:,} quantized{ratio}; weights {rep.memory_float_bits / 8:,.0f} -> "
+                f"{rep.bops:,} quantized{ratio}, {rep.bops_kernel:,} as onnxruntime runs them{run}; "
+                f"weights {rep.memory_float_bits / 8:,.0f} -> "
                 f"{rep.memory_bits / 8:,.0f} bytes. Quantized widths from the current recipe's plan.")
         if rep.notes:
             text += " " + "; ".join(rep.notes) + "."

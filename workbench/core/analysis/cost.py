@@ -12,7 +12,11 @@ not MACs and are not counted):
 * ``Gemm``:           ``M * N * K`` = ``numel(Y) * K``, ``K = A.shape[0 if transA else 1]``.
 
 Bit operations follow Baskin et al. 2018 ("UNIQ") and van Baalen et al. 2020 ("Bayesian Bits"):
-``BOPs = MACs * b_activation * b_weight``; float32 counts as 32 x 32. Memory is the size of the
+``BOPs = MACs * b_activation * b_weight``; float32 counts as 32 x 32. ``bops_kernel`` counts the same at
+the widths onnxruntime's CPU provider computes at (:func:`workbench.core.planning.kernels.kernel_bits`:
+integer kernels only for 8-bit integer Conv / MatMul / Gemm, MatMulNBits for integer MatMul weights
+beside a float or 16-bit activation; a ConvTranspose, 16-bit activations or float8 run
+DequantizeLinear and a float kernel, 32 x 32), the figure that tracks latency. Memory is the size of the
 node's constant weights and bias in bits: float32 before quantization; ``weight bits`` for the
 weight and 32 bits (int32) for the bias after.
 
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -39,6 +43,7 @@ from workbench.core.errors import AlreadyQuantizedError, DataError, ModelError
 from workbench.core.graph.index import attrs_of, iter_graphs
 from workbench.core.graph.quantized_ops import QONNX_DOMAINS
 from workbench.core.graph.static_shapes import fold_fixed_nodes, inline_fixed_ifs
+from workbench.core.planning.kernels import kernel_bits
 from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
@@ -67,6 +72,9 @@ class NodeCost:
     weight_bits: int = FLOAT_BITS
     activation_bits: int = FLOAT_BITS
     note: str = ""
+    #: (weight, activation) bits at which onnxruntime's CPU provider computes the node (:func:`kernel_bits`)
+    kernel_weight_bits: int = FLOAT_BITS
+    kernel_activation_bits: int = FLOAT_BITS
 
     @property
     def bops_float(self) -> int | None:
@@ -76,6 +84,11 @@ class NodeCost:
     def bops(self) -> int | None:
         """Bit operations with this node's (weight, activation) bits."""
         return None if self.macs is None else self.macs * self.weight_bits * self.activation_bits
+
+    @property
+    def bops_kernel(self) -> int | None:
+        """Bit operations at the precision onnxruntime computes the node (float kernels: 32 x 32)."""
+        return None if self.macs is None else self.macs * self.kernel_weight_bits * self.kernel_activation_bits
 
     @property
     def memory_float_bits(self) -> int:
@@ -110,6 +123,10 @@ class CostReport:
         return self._sum("bops")
 
     @property
+    def bops_kernel(self) -> int:
+        return self._sum("bops_kernel")
+
+    @property
     def memory_float_bits(self) -> int:
         return self._sum("memory_float_bits")
 
@@ -122,15 +139,18 @@ class CostReport:
             "rows": [{"node": r.node, "op_type": r.op_type, "macs": r.macs, "weight_params": r.weight_params,
                       "bias_params": r.bias_params, "weight_bits": r.weight_bits,
                       "activation_bits": r.activation_bits, "bops": r.bops, "bops_float": r.bops_float,
+                      "kernel_bits": [r.kernel_weight_bits, r.kernel_activation_bits], "bops_kernel": r.bops_kernel,
                       "memory_bits": r.memory_bits, "memory_float_bits": r.memory_float_bits,
                       "note": r.note} for r in self.rows],
             "totals": {"macs": self.macs, "bops": self.bops, "bops_float": self.bops_float,
+                       "bops_kernel": self.bops_kernel,
                        "memory_bits": self.memory_bits, "memory_float_bits": self.memory_float_bits},
             "notes": list(self.notes),
         }
 
 
 def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None = None, *,
+               kernel: dict[str, tuple[int, int]] | None = None,
                batch: int = 1, input_shapes: dict[str, list[int]] | None = None,
                input_values: dict[str, np.ndarray] | None = None) -> CostReport:
     """Cost of every Conv / ConvTranspose / MatMul / Gemm node of ``proto``.
@@ -141,6 +161,8 @@ def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None =
         The float model (not modified; a copy gets the batch size and inferred shapes).
     bits : dict node name -> (weight bits, activation bits), optional
         Quantized widths per node; nodes not listed stay float32 (32, 32).
+    kernel : dict node name -> (weight bits, activation bits), optional
+        Widths onnxruntime computes each node at (:func:`plan_kernel_bits`); default ``bits``.
     batch : int
         Value for symbolic input dimensions (batch, sequence length ...) of inputs not in
         ``input_shapes``, default 1.
@@ -187,20 +209,39 @@ def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None =
     big = _big_initializers(proto)
     consts.update(big)
     shapes.update(big)
-    report = CostReport(notes=notes)
-    for graph in iter_graphs(work.graph):
-        for node in graph.node:
-            if node.op_type in MAC_OPS:
-                row = _node_cost(node, shapes, consts)
-                row.weight_bits, row.activation_bits = bits.get(node.name, (FLOAT_BITS, FLOAT_BITS))
-                report.rows.append(row)
-    return report
+    rows = [_node_cost(node, shapes, consts) for graph in iter_graphs(work.graph) for node in graph.node
+            if node.op_type in MAC_OPS]
+    return CostReport(rows=with_bits(rows, bits, kernel), notes=notes)
+
+
+def with_bits(rows: list[NodeCost], bits: dict[str, tuple[int, int]],
+              kernel: dict[str, tuple[int, int]] | None = None) -> list[NodeCost]:
+    """Copies of ``rows`` with their (weight, activation) widths from ``bits`` and the widths
+    onnxruntime computes them at from ``kernel`` (default ``bits``); nodes not listed are float32."""
+    kernel = bits if kernel is None else kernel
+    out = []
+    for r in rows:
+        w, a = bits.get(r.node, (FLOAT_BITS, FLOAT_BITS))
+        kw, ka = kernel.get(r.node, (FLOAT_BITS, FLOAT_BITS))
+        out.append(replace(r, weight_bits=w, activation_bits=a, kernel_weight_bits=kw, kernel_activation_bits=ka))
+    return out
 
 
 def plan_bits(plan) -> dict[str, tuple[int, int]]:
     """``{node: (weight bits, activation bits)}`` of the planned, non-excluded units of a
     :class:`~workbench.core.planning.plan.QuantPlan`; other nodes count as float32."""
     return bits_from_configs({u.node: u.config for u in plan.units.values() if not u.excluded})
+
+
+def plan_kernel_bits(plan) -> dict[str, tuple[int, int]]:
+    """``{node: (weight bits, activation bits)}`` at which onnxruntime computes the planned,
+    non-excluded units (:func:`kernel_bits`)."""
+    out = {}
+    for u in plan.units.values():
+        if not u.excluded:
+            weight = next((q.spec for q in u.quant_inputs if q.role == "weight"), u.config.weight)  # axis resolved
+            out[u.node] = kernel_bits(u.op_type, weight, u.config.activation)
+    return out
 
 
 def plan_cost(model, plan, data: Any = None, *, batch: int = 1,
@@ -229,7 +270,8 @@ def plan_cost(model, plan, data: Any = None, *, batch: int = 1,
                          hint="Give NAME:DIMS with one of the model's input names.")
     sample = data_sample(model, data) if data is not None else {}
     sample = {k: v for k, v in sample.items() if k not in given}
-    return model_cost(model.proto, plan_bits(plan), batch=batch, input_shapes=given, input_values=sample)
+    return model_cost(model.proto, plan_bits(plan), kernel=plan_kernel_bits(plan), batch=batch, input_shapes=given,
+                      input_values=sample)
 
 
 def data_input_shapes(model, data: Any) -> dict[str, list[int]]:

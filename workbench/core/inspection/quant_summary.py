@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 
 import onnx
 
+from workbench.core.formats.qtypes import qtype_of_onnx
 from workbench.core.graph.index import attrs_of
 from workbench.core.graph.layout import GraphStructure
 from workbench.core.graph.op_families import WEIGHT_OPS
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS, find_quantized, quantized_kind
 from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
+from workbench.core.planning.kernels import integer_kernel, is_int8, nbits_kernel, nbits_layout
 
 #: integer / quantized op -> the float op it computes
 FLOAT_OP: dict[str, str] = {
@@ -97,6 +99,7 @@ class _Graph:
             for i in n.input:
                 self.consumers.setdefault(i, []).append(n)
         self.dtypes = tensor_dtypes(proto, params)
+        self.inits = {i.name: i for i in proto.graph.initializer}
         self.qonnx_dtype = {}
         by_tensor = {p.tensor: p for p in params}
         for n in self.nodes:
@@ -177,10 +180,32 @@ def _runs_integer(g: _Graph, node: onnx.NodeProto) -> bool:
     return bool(users) and all(u.op_type == "QuantizeLinear" for u in users)
 
 
+def _qtype(dtype: str):
+    """The QType of a dtype name of :func:`tensor_dtypes` ("uint8", "float8e4m3fn", "int4"), None for float."""
+    try:
+        return qtype_of_onnx(onnx.TensorProto.DataType.Value(dtype.upper()))
+    except ValueError:  # "float", "?": not an element type name of a quantized tensor
+        return None
+
+
+def _dq_layout(g: _Graph, dq: onnx.NodeProto) -> bool:
+    """Whether a weight's DequantizeLinear has a layout MatMulNBits takes (:func:`nbits_layout`)."""
+    a = attrs_of(dq)
+    if a.get("block_size"):
+        return nbits_layout("per_block", a.get("axis", 1), int(a["block_size"]))
+    scale = g.inits.get(_input(dq, 1))
+    per_tensor = scale is not None and len(scale.dims) == 0 or (scale is not None and list(scale.dims) == [1])
+    return nbits_layout("per_tensor" if per_tensor else "per_channel", a.get("axis", 1), None)
+
+
 def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
-    """The integer kernel onnxruntime makes of a QDQ unit around ``node`` (QDQ fusion rules:
-    activation and weight from DequantizeLinear; the output to a QuantizeLinear, directly or
-    through Relu / Clip)."""
+    """The kernel onnxruntime makes of a QDQ unit around ``node`` (its QDQ fusion rules, for the
+    element types that have kernels: :mod:`workbench.core.planning.kernels`): activation and weight
+    from 8-bit integer DequantizeLinear and the output to an 8-bit QuantizeLinear (directly or through
+    Relu / Clip) give QLinearConv / QLinearMatMul / QGemm, a MatMul or Gemm with a float output
+    MatMulIntegerToFloat / QGemm (a 16-bit output pair keeps the op float);
+    a MatMul whose integer weight sits beside a float or 16-bit activation MatMulNBits; None where
+    onnxruntime runs DequantizeLinear and the float op (ConvTranspose, 16-bit activations, float8)."""
     op = node.op_type
     if op not in ("Conv", "ConvTranspose", "MatMul", "Gemm"):
         return None
@@ -188,12 +213,19 @@ def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
     w_dq = g.producer.get(_input(node, 1))
     if w_dq is None or w_dq.op_type != "DequantizeLinear":
         return None
-    if a_dq is None or a_dq.op_type != "DequantizeLinear":
-        return "MatMulNBits" if op == "MatMul" and attrs_of(w_dq).get("block_size") else None
+    w_type = _qtype(g.dtype(w_dq.input[0]))
+    a_type = _qtype(g.dtype(a_dq.input[0])) if a_dq is not None and a_dq.op_type == "DequantizeLinear" else None
     users = g.consumers.get(node.output[0], [])
     if len(users) == 1 and users[0].op_type in ("Relu", "Clip"):
         users = g.consumers.get(users[0].output[0], [])
     to_q = bool(users) and all(u.op_type == "QuantizeLinear" for u in users)
+    out_types = [_qtype(g.dtype(u.output[0])) for u in users] if to_q else []
+    if not integer_kernel(op, w_type, a_type):
+        # an 8-bit output pair (int8, float8) keeps onnxruntime from fusing MatMulNBits; a 16-bit one does not
+        fusable = w_dq.input[0] in g.inits and not any(t is not None and t.bits == 8 for t in out_types)
+        return "MatMulNBits" if fusable and nbits_kernel(op, w_type, a_type, _dq_layout(g, w_dq)) else None
+    if to_q and not all(is_int8(t) for t in out_types):
+        return None  # a 16-bit output pair (the next unit's activation): DequantizeLinear + float op
     if op == "Gemm":
         return "QGemm"
     if op == "MatMul":

@@ -25,13 +25,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from workbench.core.analysis.cost import CostReport, bits_from_configs, data_sample, model_cost
+from workbench.core.analysis.cost import (
+    CostReport,
+    data_sample,
+    model_cost,
+    plan_bits,
+    plan_kernel_bits,
+    with_bits,
+)
 from workbench.core.analysis.evaluate import concat_rows
 from workbench.core.analysis.executors import Executor, InlineExecutor
 from workbench.core.analysis.metrics import REF_PREFIX, load_metric
@@ -209,16 +216,15 @@ def _float_cost(model, data: Any) -> CostReport | None:
 def plan_cost(base: CostReport | None, plan) -> tuple[int | None, int | None]:
     """``(weight bytes, BOPs)`` of ``plan``'s bit widths applied to the float rows of ``base``.
 
-    ``base`` is ``model_cost(model.proto)`` (all 32-bit), computed once; only the widths change per
+    BOPs are counted at the widths onnxruntime computes at (``bops_kernel``: the latency proxy). ``base``
+    is ``model_cost(model.proto)`` (all 32-bit), computed once; only the widths change per
     plan, so no shape inference is repeated. Excluded units count as float (32/32). SmoothQuant's
     renamed weights count under their node, so a smoothed plan costs what the unsmoothed one does.
     """
     if base is None:
         return None, None
-    bits = bits_from_configs({u.node: u.config for u in plan.units.values() if not u.excluded})
-    rep = CostReport(rows=[replace(r, weight_bits=bits.get(r.node, (32, 32))[0],
-                                   activation_bits=bits.get(r.node, (32, 32))[1]) for r in base.rows])
-    return -(-rep.memory_bits // 8), rep.bops
+    rep = CostReport(rows=with_bits(base.rows, plan_bits(plan), plan_kernel_bits(plan)))
+    return -(-rep.memory_bits // 8), rep.bops_kernel
 
 
 @dataclass

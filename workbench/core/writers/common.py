@@ -19,7 +19,9 @@ from workbench.core.errors import ExportError
 from workbench.core.formats.numerics import compute_qparams
 from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import QType
+from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.model import load as model_mod
+from workbench.core.planning.kernels import ACCURACY_OPTION, ORT_ACCURACY_LEVEL
 from workbench.core.recipe.spec import Granularity, QuantSpec
 
 log = logging.getLogger(__name__)
@@ -173,3 +175,20 @@ def stamp_metadata(proto: onnx.ModelProto, plan) -> None:
     proto.metadata_props.extend(keep)
     for k, v in props.items():
         proto.metadata_props.add(key=k, value=v)
+
+
+#: metadata_props key recording the accuracy level onnxruntime fuses MatMulNBits with
+ACCURACY_KEY = "workbench.matmulnbits_accuracy_level"
+
+
+def record_nbits_accuracy(result, fused: list[str], what: str, effect: str) -> None:
+    """Stamp what onnxruntime does with units it fuses into MatMulNBits (``fused``, node names) into
+    ``result``'s model (``metadata_props`` :data:`ACCURACY_KEY`) and its notes (one
+    ``matmulnbits-accuracy`` issue: ``what`` names the units, ``effect`` what accuracy level 4 does)."""
+    text = (f"{what}: those onnxruntime fuses into MatMulNBits at load run with accuracy_level {ORT_ACCURACY_LEVEL} "
+            f"(its default; session option {ACCURACY_OPTION}): {effect}; set {ACCURACY_OPTION}=1 in the deploying "
+            "session for float32 compute")
+    meta = {p.key: p for p in result.proto.metadata_props}
+    entry = meta.get(ACCURACY_KEY) or result.proto.metadata_props.add()
+    entry.key, entry.value = ACCURACY_KEY, f"{ORT_ACCURACY_LEVEL} (onnxruntime default; {ACCURACY_OPTION})"
+    result.issues.append(PlanIssue(fused[0], "info", text, code=IssueCode.MATMULNBITS_ACCURACY))

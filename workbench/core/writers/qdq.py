@@ -32,6 +32,7 @@ from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.io.external import checkable, tensor_array
 from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes, restore_held
 from workbench.core.issues import IssueCode, PlanIssue
+from workbench.core.planning.kernels import kernel_kind
 from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.wording import count
 from workbench.core.writers import common as C
@@ -85,7 +86,24 @@ def write_qdq(model, plan: QuantPlan, act_qparams: dict[str, QParams], *, check:
         A planned activation has no qparams or a non-finite / non-positive scale, or the opset
         upgrade the plan needs fails.
     """
-    return QdqWriter(model, plan, act_qparams, check=check).write()
+    result = QdqWriter(model, plan, act_qparams, check=check).write()
+    _note_nbits(plan, result)
+    return result
+
+
+def _note_nbits(plan: QuantPlan, result: QdqResult) -> None:
+    """MatMul units whose integer weight sits beside a wider activation (a16w8): onnxruntime fuses the
+    weight's DequantizeLinear and the MatMul into MatMulNBits (:mod:`workbench.core.planning.kernels`),
+    whose default accuracy level computes the activation at int8."""
+    fused = [u.node for u in plan.units.values() if not u.excluded and u.config.activation is not None
+             and kernel_kind(u.op_type, next((q.spec for q in u.quant_inputs if q.role == "weight"), None),
+                             u.config.activation) == "nbits"]
+    if fused:
+        bits = sorted({plan.units[n].config.activation.qtype.bits for n in fused})
+        C.record_nbits_accuracy(result, fused, f"{len(fused)} MatMul units with integer weights beside "
+                                f"{'/'.join(map(str, bits))}-bit activations",
+                                "the activation is quantized to int8 per block inside the kernel, so its "
+                                f"{'/'.join(map(str, bits))} bits are computed at 8 there")
 
 
 

@@ -26,13 +26,6 @@ from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.writers import common as C
 from workbench.core.writers.qdq import QdqResult, QdqWriter
 
-#: onnxruntime's default accuracy level for DequantizeLinear + MatMul fused into MatMulNBits.
-ORT_ACCURACY_LEVEL = 4
-#: The session option that changes it.
-ACCURACY_OPTION = "session.qdq_matmulnbits_accuracy_level"
-#: metadata_props key recording what the runtime will do.
-ACCURACY_KEY = "workbench.matmulnbits_accuracy_level"
-
 
 def _fusion_blocker(unit, dims: list[int]) -> str | None:
     spec = unit.quant_inputs[0].spec
@@ -74,20 +67,10 @@ def write_weight_only(model, plan: QuantPlan, act_qparams: dict | None = None, *
             fused.append(unit.node)
     result = writer.write()
     if fused:
-        _record_accuracy(result, fused)
+        C.record_nbits_accuracy(result, fused, f"{len(fused)} int4 DequantizeLinear + MatMul units",
+                                "activations are quantized to int8 per block inside the kernel, so outputs differ "
+                                "from the graph as written by about 0.5-1 %")
     return result
-
-
-def _record_accuracy(result: QdqResult, fused: list[str]) -> None:
-    """Stamp what onnxruntime will do with the fused units into the model and the notes."""
-    text = (f"{len(fused)} int4 DequantizeLinear + MatMul units: those onnxruntime fuses into MatMulNBits at load run "
-            f"with accuracy_level {ORT_ACCURACY_LEVEL} (its default; session option {ACCURACY_OPTION}): activations "
-            "are quantized to int8 per block inside the kernel, so outputs differ from the graph as written by "
-            f"about 0.5-1 %; set {ACCURACY_OPTION}=1 in the deploying session for float32 compute")
-    meta = {p.key: p for p in result.proto.metadata_props}
-    entry = meta.get(ACCURACY_KEY) or result.proto.metadata_props.add()
-    entry.key, entry.value = ACCURACY_KEY, f"{ORT_ACCURACY_LEVEL} (onnxruntime default; {ACCURACY_OPTION})"
-    result.issues.append(PlanIssue(fused[0], "info", text, code=IssueCode.MATMULNBITS_ACCURACY))
 
 
 def _gemm_as_matmul(unit: NodeUnit) -> UnitInput | None:

@@ -1,0 +1,89 @@
+"""Which kernel onnxruntime's CPU provider runs for a quantized compute node.
+
+onnxruntime (1.32, default graph optimizations) rewrites a QDQ unit into an integer kernel only for
+some element types; everything else runs as written, DequantizeLinear then a float kernel. Measured
+on this version's optimized graphs (``SessionOptions.optimized_model_filepath``; the tests rebuild
+each case):
+
+* Conv, MatMul and Gemm whose activation and weight (or second activation) are 8-bit integers:
+  QLinearConv, QLinearMatMul / MatMulIntegerToFloat, QGemm (DynamicQuantizeMatMul / ConvInteger for
+  dynamic recipes). ConvTranspose is not fused (it stays DequantizeLinear + float ConvTranspose).
+* MatMul whose constant weight is a 4- or 8-bit integer per tensor, per output channel (axis 1) or in
+  blocks along axis 0, and whose activation is float or a 16-bit integer: the weight's
+  DequantizeLinear and the MatMul become MatMulNBits. At onnxruntime's default accuracy level 4
+  (session option ``session.qdq_matmulnbits_accuracy_level``) that kernel quantizes the activation to
+  int8 per block, so a 16-bit activation is computed at 8 bits there.
+* 16-bit activations, float8 and MX formats: DequantizeLinear + float kernel.
+"""
+
+from __future__ import annotations
+
+from workbench.core.formats.qtypes import QType
+
+#: ops with integer kernels for 8-bit integer inputs
+INTEGER_KERNEL_OPS = ("Conv", "MatMul", "Gemm")
+#: onnxruntime's default accuracy level for MatMulNBits fused from DequantizeLinear + MatMul
+ORT_ACCURACY_LEVEL = 4
+#: the session option that changes it
+ACCURACY_OPTION = "session.qdq_matmulnbits_accuracy_level"
+FLOAT_BITS = 32
+
+
+def is_int8(qtype: QType | None) -> bool:
+    """An 8-bit integer element type (int8 / uint8): what onnxruntime's integer kernels take."""
+    return qtype is not None and qtype.bits == 8 and not qtype.is_float and not qtype.qonnx_only
+
+
+def integer_kernel(op_type: str, weight: QType | None, activation: QType | None) -> bool:
+    """Whether onnxruntime runs the node on an integer kernel: ``op_type`` in :data:`INTEGER_KERNEL_OPS`
+    with an 8-bit integer activation and an 8-bit integer weight (``weight`` None: a MatMul of two
+    activations, both at ``activation``)."""
+    return op_type in INTEGER_KERNEL_OPS and is_int8(activation) and (weight is None or is_int8(weight))
+
+
+def nbits_layout(granularity: str, axis: int | None, block_size: int | None) -> bool:
+    """A weight layout MatMulNBits takes: per tensor, per output channel of a 2-D weight (axis 1), or
+    power-of-two blocks of at least 16 along axis 0."""
+    if granularity == "per_tensor":
+        return True
+    if granularity == "per_channel":
+        return axis == 1
+    bs = block_size or 0
+    return granularity == "per_block" and axis in (0, None) and bs >= 16 and not bs & (bs - 1)
+
+
+def nbits_kernel(op_type: str, weight: QType | None, activation: QType | None, layout_ok: bool) -> bool:
+    """Whether onnxruntime fuses the weight's DequantizeLinear and the MatMul into MatMulNBits: a
+    MatMul with a 4- or 8-bit integer constant weight in a layout :func:`nbits_layout` accepts, whose
+    activation is float or a 16-bit integer (8-bit takes the integer kernel; a 4-bit activation pair
+    keeps the MatMul float)."""
+    wide = activation is None or (activation.bits == 16 and not activation.is_float)
+    return (op_type == "MatMul" and weight is not None and not weight.is_float and not weight.qonnx_only
+            and weight.bits in (4, 8) and layout_ok and wide)
+
+
+def kernel_kind(op_type: str, weight, activation) -> str:
+    """The kernel onnxruntime runs for a node of ``op_type`` whose weight and activation are quantized
+    as ``weight`` / ``activation`` (QuantSpec with the weight's axis resolved; None for float):
+    ``"integer"``, ``"nbits"`` (MatMulNBits) or ``"float"`` (DequantizeLinear + float kernel)."""
+    wq = weight.qtype if weight is not None else None
+    aq = activation.qtype if activation is not None else None
+    if integer_kernel(op_type, wq, aq):
+        return "integer"
+    if weight is None:
+        return "float"
+    axis = weight.axis
+    if op_type == "Gemm" and aq is None and wq.bits == 4:
+        op_type, axis = "MatMul", 0  # the weight-only writer writes it as MatMul (+ Add), blocks on axis 0
+    layout = nbits_layout(weight.granularity, axis, weight.block_size)
+    return "nbits" if nbits_kernel(op_type, wq, aq, layout) else "float"
+
+
+def kernel_bits(op_type: str, weight, activation) -> tuple[int, int]:
+    """(weight bits, activation bits) at which onnxruntime computes the node (:func:`kernel_kind`):
+    (8, 8) on integer kernels, (weight bits, 8) in MatMulNBits (accuracy level 4 quantizes the
+    activation to int8 per block), (32, 32) on float kernels."""
+    kind = kernel_kind(op_type, weight, activation)
+    if kind == "integer":
+        return 8, 8
+    return (weight.qtype.bits, 8) if kind == "nbits" else (FLOAT_BITS, FLOAT_BITS)
