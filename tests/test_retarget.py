@@ -190,3 +190,34 @@ def test_changed_model_error_points_at_retargeting(corpus, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "changed since the project was saved" in err
     assert f"workbench-cli quantize {proj} --model NEW.onnx" in err
+
+
+def test_rule_that_no_longer_matches_recalibrates_its_tensor(corpus, tmp_path, capsys):
+    """A rule giving one tensor a percentile observer matches nothing in a renamed model: that tensor's
+    cached range no longer serves (MinMax now), so the project's data recalibrates it, and the result is
+    the fresh quantize of the new model with the same recipe; without data it is refused naming the
+    count. (It failed with "no usable ranges", with or without --data: the cache only looked complete.)"""
+    d = corpus / "digits_cnn"
+    recipe = {"preset": "cpu-u8s8", "rules": [{"name": "/f/f.7/*", "activation": {"observer": "percentile"}}]}
+    (tmp_path / "rec.json").write_text(json.dumps(recipe))
+    proj = tmp_path / "job.wbproj"
+    assert cli.main(["quantize", str(d / "model_opset17.onnx"), "--recipe", str(tmp_path / "rec.json"),
+                     "--data", str(d / "calib.npz"), "--samples", "32", "-o", str(tmp_path / "a.onnx"),
+                     "--save-project", str(proj), "--no-search", "--no-latency-check"]) == 0
+    m = onnx.load(d / "model_opset17.onnx")
+    for n in m.graph.node:
+        n.name = n.name.replace("/f/", "/features/")
+    onnx.save(m, tmp_path / "renamed.onnx")
+    capsys.readouterr()
+    out = tmp_path / "r.onnx"
+    assert cli.main(["quantize", str(proj), "--model", str(tmp_path / "renamed.onnx"), "-o", str(out),
+                     "--no-latency-check"]) == 0
+    fresh = _fresh(tmp_path / "renamed.onnx", recipe, d / "calib.npz", tmp_path / "fresh.onnx", tmp_path)
+    assert onnx.load(str(out)).graph == onnx.load_from_string(fresh).graph
+    doc = json.loads(proj.read_text())
+    doc["data"] = None
+    proj.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert cli.main(["quantize", str(proj), "--model", str(tmp_path / "renamed.onnx"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the ranges of 1 tensor must be calibrated again" in err[0]

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import onnx
 
-from workbench.core.calibration.calibrate import CalibrationResult
+from workbench.core.calibration.calibrate import CalibrationResult, unserved
 from workbench.core.errors import WorkbenchError
 from workbench.core.model.load import PreparedModel, sha256_file
 from workbench.core.model.load import load_model as open_model
@@ -38,6 +38,7 @@ from workbench.core.pipeline.project import Project, load_project, new_project
 from workbench.core.pipeline.quantize import QuantizeResult, plan, quantize
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
+from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
 
@@ -311,14 +312,13 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
     samples = samples if samples is not None else project.samples
     use = data_spec
     if rt.calibration is not None and rt.recipe.smoothquant is None:
+        if not unserved(plan(new, rt.recipe), rt.calibration):
+            use = None  # every range still serves its spec: no need to touch the data
+    if use is None and data_spec is None:
         the_plan = plan(new, rt.recipe)
-        if all(t in rt.calibration.observers for t in the_plan.activations):
-            use = None  # every range still valid: no need to touch the data
-    if use is None and data_spec is None and (rt.calibration is None or rt.dropped_ranges):
-        the_plan = plan(new, rt.recipe)
-        if the_plan.mode == "static" and any(t not in (rt.calibration.observers if rt.calibration else {})
-                                             for t in the_plan.activations):
-            raise WorkbenchError(f"{project_path}: the ranges of {len(rt.dropped_ranges) or 'all'} tensors must "
+        missing = unserved(the_plan, rt.calibration) if rt.calibration is not None else None
+        if the_plan.mode == "static" and (missing is None or missing):
+            raise WorkbenchError(f"{project_path}: the ranges of {count(len(missing), 'tensor') if missing else 'all tensors'} must "
                                  f"be calibrated again for {model_path}, and the project has no calibration data.",
                                  hint="Pass --data FILE.npz (or a folder of images).")
     result = quantize(new, rt.recipe, data=use, samples=samples, calibration=rt.calibration,
