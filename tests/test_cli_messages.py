@@ -112,3 +112,29 @@ def test_quantize_names_an_array_of_the_data_that_is_not_a_model_input(corpus, t
                  str(tmp_path / "q.onnx"), "--no-latency-check", "--no-auto"]) == 0
     err = capsys.readouterr().err
     assert f"note: {tmp_path / 'calib.npz'}: array 'junk' is not a model input; ignored." in err
+
+
+def test_recipe_that_is_not_utf8_json_or_is_a_project_is_one_line(tmp_path, capsys):
+    """--recipe given a model file, a Latin-1 JSON file or a project: one line naming the file and what to
+    give (a model file printed a UnicodeDecodeError traceback; a project 'unknown field allow_code')."""
+    import shutil
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
+    model, data = tmp_path / "m.onnx", tmp_path / "calib.npz"
+    shutil.copy(example / "digits_cnn.onnx", model)
+    shutil.copy(example / "digits_cnn_calib.npz", data)
+    latin = tmp_path / "lat.json"
+    latin.write_bytes(b'{"exclude": ["\xe9"]}')
+    proj = tmp_path / "job.wbproj"
+    assert main(["quantize", str(model), "--data", str(data), "--samples", "8", "-o", str(tmp_path / "q.onnx"),
+                 "--save-project", str(proj), "--no-latency-check"]) == 0
+    capsys.readouterr()
+    for recipe, says in ((model, "not a recipe (not UTF-8 JSON text"), (latin, "not a recipe (not UTF-8 JSON text"),
+                         (proj, "is a project, not a recipe")):
+        for verb in ("quantize", "analyze"):
+            out = ["-o", str(tmp_path / "x.onnx")] if verb == "quantize" else []
+            assert main([verb, str(model), "--recipe", str(recipe), "--data", str(data), *out]) == 2
+            err = capsys.readouterr().err.strip().splitlines()
+            assert len(err) == 1 and err[0].startswith(f"error: {recipe}") and says in err[0], err
+    assert not (tmp_path / "x.onnx").exists()

@@ -239,12 +239,20 @@ def make_recipe(preset: str = "cpu-u8s8", **fields: Any) -> Recipe:
 
 
 def load_recipe(path: str | Path) -> Recipe:
-    """Read a recipe JSON file (RecipeError naming the file on bad content)."""
+    """Read a recipe JSON file (RecipeError naming the file on bad content: unreadable, not UTF-8, a
+    project file, invalid JSON or fields)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise RecipeError(f"{path}: cannot read recipe ({exc.strerror}).", hint="Check the path.") from None
+    except UnicodeDecodeError as exc:
+        raise RecipeError(f"{path}: not a recipe (not UTF-8 JSON text: {exc.reason} at byte {exc.start}).",
+                          hint="Give a recipe .json file, e.g. examples/recipes/ppocrv4_rec.json.") from None
+    if path.suffix == ".wbproj" or '"schema_version"' in text[:4096]:
+        raise RecipeError(f"{path} is a project, not a recipe.",
+                          hint=f"Replay it with `workbench-cli quantize {path}` (add --model NEW.onnx to apply it to "
+                               "another model).")
     return __getattr__("Recipe").from_json(text, source=str(path))
 
 
