@@ -138,3 +138,22 @@ def test_recipe_that_is_not_utf8_json_or_is_a_project_is_one_line(tmp_path, caps
             err = capsys.readouterr().err.strip().splitlines()
             assert len(err) == 1 and err[0].startswith(f"error: {recipe}") and says in err[0], err
     assert not (tmp_path / "x.onnx").exists()
+
+
+def test_progress_items_in_parentheses_stay_one_phase(monkeypatch):
+    """"Sweeping units (NODE)" names a new node each step; the ETA is the phase's pace, not restarted per
+    node (the sweep read "ETA 0s" from 3/90 to 87/90)."""
+    from workbench import cli
+
+    clock = iter([0.0, 0.0, 2.0, 4.0, 5.0])
+    monkeypatch.setattr(cli.time, "monotonic", lambda: next(clock))
+    out = io.StringIO()
+    p = TerminalProgress(stream=out)
+    p(0, 4, "Sweeping units")
+    p(1, 4, "Sweeping units (p2o.Conv.2)")
+    p(2, 4, "Sweeping units (p2o.Add.9)")  # 4 s for half the phase: 4 s to go
+    p(3, 4, "Calibrating (x)")  # another phase starts its own clock: 0 s in, 3/4 done
+    lines = out.getvalue().splitlines()
+    assert lines[1].endswith("1/4 Sweeping units (p2o.Conv.2) (ETA 6s)")
+    assert lines[2].endswith("2/4 Sweeping units (p2o.Add.9) (ETA 4s)")
+    assert lines[3].endswith("3/4 Calibrating (x) (ETA 0s)")

@@ -36,6 +36,13 @@ from workbench.core.issues import IssueCode
 from workbench.core.wording import count, plural
 
 
+def _phase_key(message: str) -> str:
+    """The phase a progress message belongs to: its text before the first ':', without a trailing
+    "(item)" ("Sweeping units (p2o.Conv.2)" and "Sweeping units (p2o.Add.9)" are one phase)."""
+    head = message.split(":", 1)[0]
+    return head.rsplit(" (", 1)[0] if head.endswith(")") else head
+
+
 class TerminalProgress:
     """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
 
@@ -46,12 +53,12 @@ class TerminalProgress:
         self.start = time.monotonic()
         self._last = ""
         self._message: str | None = None
-        self._phase = ("", 0.0)  # (the message before its first ':', when it began)
+        self._phase = ("", 0.0)  # (:func:`_phase_key` of the message, when it began)
 
     def __call__(self, done: int, total: int, message: str) -> None:
         now = time.monotonic()
         elapsed = now - self.start
-        phase = message.split(":", 1)[0]
+        phase = _phase_key(message)
         if phase != self._phase[0]:
             self._phase = (phase, now)
         if total:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import multiprocessing as mp
 import os
+import signal
 import socket
 import weakref
 from collections import deque
@@ -40,6 +41,13 @@ class InlineExecutor:
             yield fn(task)
 
 
+def ignore_interrupts() -> None:
+    """Worker start-up: ignore SIGINT. A Ctrl-C in a terminal reaches the whole process group; the
+    caller cancels its queued tasks and ends the workers, which otherwise each printed a
+    KeyboardInterrupt traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 class ProcessExecutor:
     """Runs tasks in ``workers`` local processes (spawn), at most ``2 * workers`` in flight so
     task data does not pile up in memory; closing the iterator early cancels queued tasks and
@@ -63,7 +71,8 @@ class ProcessExecutor:
 
     def _get_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=mp.get_context("spawn"),
+                                             initializer=ignore_interrupts)
             self._finalizer = weakref.finalize(self, self._pool.shutdown, wait=True, cancel_futures=True)
         return self._pool
 
