@@ -8,7 +8,8 @@ Matching is by graph structure, so it works on our exports and on other tools' f
    the QuantizeLinear read.
 2. Nodes are matched by name where the name (or the name without onnxruntime's ``_quant`` suffix)
    exists in both with a compatible op type (``Conv`` ~ ``QLinearConv`` ~ ``ConvInteger``, see
-   :data:`workbench.core.inspection.quant_summary.FLOAT_OP`).
+   :data:`workbench.core.inspection.quant_summary.FLOAT_OP`; ``Max(x, 0)`` ~ ``Relu``, as our float8
+   exports write a ReLU under its own name).
 3. The rest are matched by op type + topology, repeated until nothing changes: a float node and a
    quantized node of compatible op types match when the nodes producing their data inputs match.
    Float nodes the quantized file dropped (BatchNormalization folded into a Conv, Relu fused into
@@ -23,7 +24,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import onnx
+from onnx import numpy_helper
 
 from workbench.core.graph.layout import node_keys
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS, quantized_kind
@@ -201,13 +204,28 @@ class _Side:
             for t in n.input:
                 if t:
                     self.consumers.setdefault(t, []).append(n)
-        self.inits = {t.name for t in proto.graph.initializer}
+        self.values = {t.name: t for t in proto.graph.initializer}
+        self.values.update({n.output[0]: a.t for n in self.nodes if n.op_type == "Constant" and n.output
+                            for a in n.attribute if a.name == "value"})
+        self.inits = set(self.values)
         self.inits |= {n.output[0] for n in self.nodes if n.op_type == "Constant" and n.output}
         self.inputs = {i.name for i in proto.graph.input} - self.inits
 
     def k(self, node: onnx.NodeProto) -> str:
         """The node's key: its name, or ``"<op_type>#<index>"`` when empty or repeated (as the canvas names it)."""
         return self._key[id(node)]
+
+    def is_zero(self, t: str) -> bool:
+        """True when ``t`` is a constant whose every element is 0."""
+        value = self.values.get(t)
+        return value is not None and not np.any(numpy_helper.to_array(value))
+
+    def op(self, node: onnx.NodeProto) -> str:
+        """The float op ``node`` computes: ``Relu`` for ``Max(x, 0)`` (how our float8 exports write a ReLU,
+        keeping its name), else the op type."""
+        if node.op_type == "Max" and len(node.input) == 2 and sum(self.is_zero(t) for t in node.input) == 1:
+            return "Relu"
+        return node.op_type
 
     def strip(self, t: str) -> str:
         """The tensor ``t`` stands for once Q / DQ / QONNX Quant nodes are removed."""
@@ -264,7 +282,7 @@ class _Matcher:
                 continue
             for cand in (fn.name, fn.name + "_quant", fn.name + "_MatMul_quant"):
                 qn = self.q.by_name.get(cand)
-                if qn is not None and qn.name == cand and cand not in self.q2f and _compatible(fn.op_type, qn.op_type):
+                if qn is not None and qn.name == cand and cand not in self.q2f and _compatible(fn.op_type, self.q.op(qn)):
                     self.add(fn, qn, "name")
                     break
 
@@ -305,7 +323,7 @@ class _Matcher:
                 if self.q.k(qn) in self.q2f or qn.op_type in _STRIP or qn.op_type == "Constant":
                     continue
                 keys = tuple(sorted(self._quant_key(t) for t in _data_inputs(self.q, qn, True)))
-                open_q.setdefault((_base(qn.op_type), keys), []).append(qn)
+                open_q.setdefault((_base(self.q.op(qn)), keys), []).append(qn)
             for fn in self.f.nodes:
                 if self.f.k(fn) in self.f2q or fn.op_type == "Constant":
                     continue
