@@ -358,7 +358,8 @@ def _retarget(args, progress):
 
 def cmd_evaluate(args) -> int:
     model = api.open_model(args.model)
-    if model.quantized and not api.open_model(args.quantized).quantized:
+    quant = api.open_model(args.quantized)  # the loader's one-line refusals (a folder, a project, an empty file)
+    if model.quantized and not quant.quantized:
         print(f"warning: {args.model} is quantized and {args.quantized} is not: the float model goes first "
               f"(workbench-cli evaluate FLOAT.onnx QUANTIZED.onnx); the figures below take {args.quantized} "
               "as the reference", file=sys.stderr)

@@ -263,12 +263,18 @@ def _label(model: ModelLike, default: str) -> str:
 
 
 def _check_inputs(fsess: ort.InferenceSession, qsess: ort.InferenceSession, float_model, quant_model) -> None:
-    """Refuse two models whose graph inputs differ by name (they are not float + quantized of one model)."""
+    """Refuse two models whose graph inputs differ by name or rank (they are not float + quantized of one
+    model: onnxruntime would fail on the first batch with "Invalid rank")."""
     fnames = [i.name for i in fsess.get_inputs()]
     qnames = [i.name for i in qsess.get_inputs()]
-    if sorted(fnames) != sorted(qnames):
+    why = f"inputs {fnames} vs {qnames}" if sorted(fnames) != sorted(qnames) else None
+    ranks = {i.name: len(i.shape) for i in qsess.get_inputs()}
+    for i in fsess.get_inputs():
+        if why is None and len(i.shape) != ranks[i.name]:
+            why = f"input {i.name!r} has rank {len(i.shape)} vs {ranks[i.name]}"
+    if why is not None:
         raise ModelError(f"{_label(float_model, 'the float model')} and {_label(quant_model, 'the quantized model')} "
-                         f"do not correspond: inputs {fnames} vs {qnames}.",
+                         f"do not correspond: {why}.",
                          hint="Evaluate a model with its own quantized version (same graph inputs).")
 
 

@@ -10,6 +10,7 @@ layout of the Hugging Face cache).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -64,16 +65,16 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
                          hint="Check the file permissions.") from None
     if not data:
         raise ModelError(f"{path}: the file is empty (0 bytes).",
-                         hint="The download or export was interrupted; " + _REEXPORT)
+                         hint="The download or export was interrupted. " + _REEXPORT)
     proto = onnx.ModelProto()
     try:
         proto.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as exc:
-        _refuse_other_format(path, data)
+        refuse_other_format(path, data)
         raise ModelError(f"{path}: not a readable ONNX model: the file is truncated or not ONNX ({one_line(exc)}).",
                          hint=_REEXPORT) from None
     if not proto.HasField("graph") or not proto.opset_import or proto.ir_version <= 0:
-        _refuse_other_format(path, data)
+        refuse_other_format(path, data)
         missing = [what for what, ok in (("graph", proto.HasField("graph")), ("opset_import", proto.opset_import),
                                          ("ir_version", proto.ir_version > 0)) if not ok]
         raise ModelError(f"{path}: not an ONNX model or truncated ({', '.join(missing)} missing).",
@@ -151,11 +152,31 @@ _MAGIC = (
 )
 
 
-def _refuse_other_format(path: Path, data: bytes) -> None:
+def refuse_other_format(path: Path, data: bytes) -> None:
+    """Raise ModelError naming what ``data`` is when it is a known other format (a Workbench project, a zip
+    archive, a TensorFlow Lite file, ...); return when it is none of them."""
+    _refuse_project(path, data)
     other = sniff_format(data)
     if other:
         raise ModelError(f"{path}: this is {other}, not an ONNX model.",
                          hint="Export it to ONNX first (e.g. torch.onnx.export, tf2onnx), then open the .onnx file.")
+
+
+def _refuse_project(path: Path, data: bytes) -> None:
+    """A Workbench project (.wbproj JSON) given where a model belongs: say so and name the model it records."""
+    if not data.lstrip()[:1] == b"{":
+        return
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return
+    if not isinstance(doc, dict) or "schema_version" not in doc:
+        return
+    recorded = doc.get("model", {}).get("path") if isinstance(doc.get("model"), dict) else None
+    model = os.path.normpath(Path(path).resolve().parent / recorded) if isinstance(recorded, str) else "MODEL.onnx"
+    raise ModelError(f"{path} is a Workbench project, not a model.",
+                     hint=f"Give the model it records ({model}); quantize, analyze, report and sweep also take the "
+                          "project itself.")
 
 
 def sniff_format(data: bytes) -> str | None:

@@ -34,6 +34,7 @@ from onnx import numpy_helper
 from workbench.core.errors import ModelError
 from workbench.core.graph.index import attrs_of
 from workbench.core.io.external import tensor_array
+from workbench.core.model.reader import refuse_other_format
 from workbench.core.model.tensor_check import check_tensors
 
 DOMAIN = "qonnx.custom_op.general"
@@ -271,7 +272,11 @@ def read_qonnx(path: str | Path) -> onnx.ModelProto:
         proto = onnx.load(str(path))
     except FileNotFoundError:
         raise ModelError(f"{path}: no such file.", hint="Check the path.") from None
+    except IsADirectoryError:
+        raise ModelError(f"{path}: is a folder, not a model file.", hint="Pass the path of an .onnx file.") from None
     except Exception as exc:  # noqa: BLE001 - protobuf raises several types
+        if path.is_file() and path.stat().st_size < 1 << 28:
+            refuse_other_format(path, path.read_bytes())  # a project, a zip archive: say what it is
         raise ModelError(f"{path}: not a readable ONNX model ({exc.__class__.__name__}).",
                          hint="Pass an .onnx file written by an ONNX exporter or by Workbench.") from None
     check_tensors(proto, path, loaded=True)  # a 4-bit weight with short raw_data, negative dims, ...
