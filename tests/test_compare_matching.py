@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from onnxruntime.quantization import quantize_dynamic
 
 import workbench
 from workbench.core import api
@@ -17,6 +18,7 @@ from workbench.core.inspection.diff_error import compare_models
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 FLOAT, CALIB = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz"
 SAMPLES = 24
+BATCH = 8  # compare runs batches of 8 (ANALYSIS_BATCH); DynamicQuantizeLinear picks its scale per run
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +30,8 @@ def exports(tmp_path_factory):
     for preset in ("fp8-e4m3", "dynamic-u8", "w4-block"):
         result = api.quantize(model, api.make_recipe(preset), data=str(CALIB), samples=32)
         paths[preset] = api.export(result, out / f"{preset}.onnx")
+    paths["ort_dynamic"] = out / "ort_dynamic.onnx"
+    quantize_dynamic(str(FLOAT), str(paths["ort_dynamic"]))
     return paths
 
 
@@ -38,13 +42,15 @@ def _sqnr(a, b) -> float:
 
 def _independent_sqnr(quant_path, float_tensor: str, quant_tensor: str) -> float:
     """SQNR of ``quant_tensor`` of the quantized file against ``float_tensor`` of the float model, both run
-    by onnxruntime on the first SAMPLES calibration rows (the quantized file unoptimized)."""
+    by onnxruntime on the first SAMPLES calibration rows in batches of BATCH (the quantized file unoptimized)."""
     x = np.load(CALIB)["input"][:SAMPLES]
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     f = ort.InferenceSession(api.add_outputs(onnx.load(str(FLOAT)), [float_tensor]).SerializeToString())
     q = ort.InferenceSession(api.add_outputs(onnx.load(str(quant_path)), [quant_tensor]).SerializeToString(), so)
-    return _sqnr(f.run([float_tensor], {"input": x})[0], q.run([quant_tensor], {"input": x})[0])
+    batches = [{"input": x[i:i + BATCH]} for i in range(0, SAMPLES, BATCH)]
+    return _sqnr(np.concatenate([f.run([float_tensor], b)[0] for b in batches]),
+                 np.concatenate([q.run([quant_tensor], b)[0] for b in batches]))
 
 
 def test_float8_relu_written_as_max_is_matched_to_its_max(exports):
@@ -61,3 +67,38 @@ def test_float8_relu_written_as_max_is_matched_to_its_max(exports):
     assert d.sqnr["/f/f.2/Relu_output_0"] == pytest.approx(want, abs=1e-6)
     assert 20.0 < want < 35.0
     assert len(d.sqnr) == 10 and min(d.sqnr.values()) > 15.0
+
+
+@pytest.mark.parametrize("key", ["dynamic-u8", "ort_dynamic"])
+def test_dynamic_files_match_their_integer_units_and_float_tensors(exports, key):
+    """Our dynamic export renames each unit (``/f/f.0/Conv_ConvInteger``): 6 of 10 nodes matched, 4 removed,
+    "the second file holds no quantization". onnxruntime's paired the float logits and Conv outputs with
+    the int32 outputs of its MatMulInteger / ConvInteger (no SQNR), though the file holds both by name."""
+    qp = onnx.load(str(exports[key]))
+    d = compare_models(api.open_model(FLOAT), qp, str(CALIB), samples=SAMPLES)
+    units = {m.float_node: m.quant_op for m in d.matches if m.status == "quantized"}
+    assert units == {"/f/f.0/Conv": "ConvInteger", "/f/f.3/Conv": "ConvInteger", "/f/f.7/Conv": "ConvInteger",
+                     "/head/head.2/Gemm": "MatMulInteger"}
+    assert len(d.matches) == 10 and d.removed == [] and d.folded == []
+    assert "holds no quantization" not in d.summary()
+    # every float tensor is paired with the float tensor of the same name (the unit's Add writes it)
+    floats = [o for n in onnx.load(str(FLOAT)).graph.node for o in n.output]
+    assert d.tensors == {t: t for t in floats} and set(d.sqnr) == set(floats)
+    for t in ("logits", "/f/f.0/Conv_output_0"):
+        assert d.sqnr[t] == pytest.approx(_independent_sqnr(exports[key], t, t), abs=1e-6)
+    assert 35.0 < d.sqnr["logits"] < 50.0
+
+
+def test_weight_only_logits_are_the_graph_output_after_the_bias(exports):
+    """w4-block writes the Gemm as MatMul (int4 weight) + Add (bias): the float logits were compared with the
+    MatMul output before the bias (30.23 dB on 32 rows)."""
+    d = compare_models(api.open_model(FLOAT), onnx.load(str(exports["w4-block"])), str(CALIB), samples=SAMPLES)
+    assert d.tensors["logits"] == "logits" and d.producers["logits"] == "/head/head.2/Gemm"
+    assert d.sqnr["logits"] == pytest.approx(_independent_sqnr(exports["w4-block"], "logits", "logits"), abs=1e-6)
+
+
+def test_two_float_files_still_say_no_quantization(exports):
+    d = compare_models(api.open_model(FLOAT), onnx.load(str(FLOAT)))
+    assert d.quantized_ops == 0 and d.summary().endswith("the second file holds no quantization (no Q/DQ, "
+                                                         "no integer op): both compute in float")
+    assert api.diff_models(onnx.load(str(FLOAT)), onnx.load(str(exports["dynamic-u8"]))).quantized_ops == 8

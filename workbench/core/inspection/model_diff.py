@@ -103,8 +103,10 @@ class ModelDiff:
         Nodes of the quantized file (not Q / DQ) without a float counterpart (e.g. the Cast / Mul
         of a dynamic ConvInteger unit).
     tensors : dict of str to str
-        Float tensor -> quantized-file tensor carrying the same value (outputs of matched nodes,
-        same position; the DequantizeLinear output where a Q/DQ pair follows), for per-edge error.
+        Float tensor -> quantized-file tensor carrying the same value, for per-edge error: for outputs of
+        matched nodes the tensor of the same name where the file has one, else the output at the same
+        position, never an integer tensor no scale turns back into float (a ConvInteger's int32); the
+        DequantizeLinear output where a Q/DQ pair follows. Graph outputs are paired with graph outputs.
     """
 
     matches: list[NodeMatch] = field(default_factory=list)
@@ -120,6 +122,9 @@ class ModelDiff:
     #: folded or fused float node -> the quantized-file node that computes it now (a BatchNormalization
     #: -> the Conv it was folded into, a Relu -> the Conv whose output quantization absorbs it)
     folded_into: dict[str, str] = field(default_factory=dict)
+    #: nodes of the quantized file that quantize or compute on quantized values (Q / DQ, DynamicQuantizeLinear,
+    #: integer kernels, QONNX Quant ...): 0 when it holds no quantization at all
+    quantized_ops: int = 0
     #: the float graph the diff was made from (read only; for the side-by-side panes), None when not kept
     float_proto: onnx.ModelProto | None = field(default=None, repr=False, compare=False)
 
@@ -177,7 +182,7 @@ class ModelDiff:
                 f"{c['dq_without_q']} DequantizeLinear without a Q ({c['dq_without_q_weight_bias']} weight/bias); "
                 f"{c['folded']} folded or fused, {c['removed']} removed, {c['added']} added"
                 + ("; the second file holds no quantization (no Q/DQ, no integer op): both compute in float"
-                   if not (c.get("matched_quantized") or c["qdq_pairs"] or c["dq_without_q"]) else ""))
+                   if not self.quantized_ops else ""))
 
 
 def _base(op: str) -> str:
@@ -210,6 +215,7 @@ class _Side:
         self.inits = set(self.values)
         self.inits |= {n.output[0] for n in self.nodes if n.op_type == "Constant" and n.output}
         self.inputs = {i.name for i in proto.graph.input} - self.inits
+        self.outputs = list(proto.graph.output)
 
     def k(self, node: onnx.NodeProto) -> str:
         """The node's key: its name, or ``"<op_type>#<index>"`` when empty or repeated (as the canvas names it)."""
@@ -246,7 +252,7 @@ def _data_inputs(side: _Side, node: onnx.NodeProto, stripped: bool) -> list[str]
         s = side.strip(t) if stripped else t
         if s not in side.inits and (side.producer.get(s) is not None or s in side.inputs):
             out.append(s)
-    return out
+    return list(dict.fromkeys(out))  # ConvInteger reads x and x's zero point, both DynamicQuantizeLinear(x)
 
 
 def _qdq_pairs(q: _Side, dtypes: dict[str, str]) -> list[QdqPair]:
@@ -280,11 +286,15 @@ class _Matcher:
         for fn in self.f.nodes:
             if not fn.name:
                 continue
-            for cand in (fn.name, fn.name + "_quant", fn.name + "_MatMul_quant"):
+            for cand in (fn.name, fn.name + "_quant", fn.name + "_MatMul_quant", *self._renamed(fn.name)):
                 qn = self.q.by_name.get(cand)
                 if qn is not None and qn.name == cand and cand not in self.q2f and _compatible(fn.op_type, self.q.op(qn)):
                     self.add(fn, qn, "name")
                     break
+
+    def _renamed(self, name: str) -> list[str]:
+        """Names our dynamic export gives the node computing float node ``name``: ``<name>_ConvInteger`` ..."""
+        return [name + "_" + op for op in ("ConvInteger", "MatMulInteger")]
 
     def _float_key(self, t: str) -> str:
         """Identity of a float tensor: its matched producer (looking through dropped foldable ops)."""
@@ -373,8 +383,10 @@ def diff_models(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto) -> M
     m = _Matcher(f, q)
     m.by_name()
     m.by_structure()
-    dtypes = tensor_dtypes(quant_proto)
-    diff = ModelDiff(qdq=_qdq_pairs(q, dtypes), float_proto=float_proto)
+    dtypes, fdtypes = tensor_dtypes(quant_proto), tensor_dtypes(float_proto)
+    diff = ModelDiff(qdq=_qdq_pairs(q, dtypes), float_proto=float_proto,
+                     quantized_ops=sum(bool(quantized_kind(n.op_type, n.domain)) or n.op_type in INTEGER_KERNELS
+                                       for n in q.nodes))
     for fn in f.nodes:
         fk = f.k(fn)
         qname = m.f2q.get(fk)
@@ -386,14 +398,45 @@ def diff_models(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto) -> M
         diff.matches.append(NodeMatch(fk, qname, fn.op_type, qn.op_type, m.how[fk],
                                       _status(q, qn, fn.op_type, dtypes)))
         for ft, qt in zip(fn.output, qn.output, strict=False):
-            if ft and qt:
-                diff.tensors[ft] = _tap(q, qt)
+            tap = _pair(q, ft, qt, fdtypes.get(ft, "?"), dtypes) if ft and qt else None
+            if tap is not None:
+                diff.tensors[ft] = tap
                 diff.producers[ft] = qname
     _follow_folded(f, diff)
+    _pair_graph_outputs(float_proto, q, diff)
     diff.folded_into = _folded_into(f, m, diff)
     diff.added = [(q.k(n), n.op_type) for n in q.nodes
                   if q.k(n) not in m.q2f and n.op_type not in ("QuantizeLinear", "DequantizeLinear", "Constant")]
     return diff
+
+
+def _pair(q: _Side, ft: str, qt: str, float_dtype: str, dtypes: dict[str, str]) -> str | None:
+    """The quantized-file tensor holding float tensor ``ft`` (output of a node matched to the one writing
+    ``qt``): the tensor of the same name where the file has one (a dynamic unit's ConvInteger writes int32,
+    its Cast / Mul / Add write ``ft``), else ``qt``; read through a Q/DQ pair; None when that tensor is of
+    another type that no scale turns back into ``float_dtype`` (an int32 accumulator)."""
+    for t in (ft, qt):
+        if t not in q.producer:
+            continue
+        tap = _tap(q, t)
+        dtype = dtypes.get(tap, "?")
+        if dtype in (float_dtype, "?") or dtype in _INT_DATA:
+            return tap
+    return None
+
+
+def _pair_graph_outputs(float_proto: onnx.ModelProto, q: _Side, diff: ModelDiff) -> None:
+    """Each float graph output is compared with the quantized file's output of the same name (by position
+    when the names differ): the value the user gets, whichever node computes it."""
+    fouts = [o.name for o in float_proto.graph.output]
+    qouts = [o.name for o in q.outputs]
+    pairs = [(n, n) for n in fouts if n in qouts] if set(fouts) <= set(qouts) else list(zip(fouts, qouts, strict=False))
+    for ft, qt in pairs:
+        producer = q.producer.get(qt)
+        if producer is None:
+            continue
+        diff.tensors[ft] = qt
+        diff.producers.setdefault(ft, q.k(producer))
 
 
 def _follow_folded(f: _Side, diff: ModelDiff) -> None:
