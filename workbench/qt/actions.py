@@ -66,7 +66,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Write the per-unit SQNR and sensitivity as node data for Google's Model Explorer", group="model"),
     ActionSpec("export_report", "Export &Report...", "export_report_dialog", ("Ctrl+Shift+R",),
                "Write a self-contained HTML report (recipe, issues, SQNR, histograms, metric, graph)",
-               group="model"),
+               group="float_model"),
     ActionSpec("export_picture", "Export &Picture...", "export_picture_dialog", ("Ctrl+Shift+P",),
                "Write the current view of the graph as PNG or SVG", group="model"),
     ActionSpec("quit", "&Quit", "close", (K.Quit,)),

@@ -383,8 +383,11 @@ class MainWindow(QMainWindow):
             self.color_mode.setCurrentText("dtype")
         self.errors.set_quantized(doc.model_path.name if doc.quant_summary is not None else "")
         reason = doc.quantized_reason
-        for act in (self.act_calibrate, self.act_analyze, self.act_sensitivity, self.act_export, self.act_export_qonnx):
+        for act in (self.act_calibrate, self.act_analyze, self.act_sensitivity, self.act_export, self.act_export_qonnx,
+                    self.act_export_report):
             act.setToolTip(f"Disabled: {reason}" if reason else act.statusTip())
+        self.act_diff.setToolTip(f"{self.doc.model_path.name} is already quantized: pick the float model it was made "
+                                 "from; it opens and is compared with this file" if reason else self.act_diff.statusTip())
         self.calibration.start.setToolTip(f"Disabled: {reason}" if reason else "Calibrate (F5)")
 
     @guarded
@@ -418,8 +421,12 @@ class MainWindow(QMainWindow):
 
     @guarded
     def diff_dialog(self) -> None:
-        """Pick the quantized file of the open float model and compare them (Ctrl+Shift+D)."""
+        """Pick the quantized file of the open float model and compare them (Ctrl+Shift+D); with an
+        already-quantized file open, pick its float model instead (the Errors dock's button)."""
         self._need_model()
+        if self.doc.quant_summary is not None:
+            self.compare_with_float_dialog()
+            return
         start = str(self._last_export or self.doc.model_path.parent)
         path, _ = QFileDialog.getOpenFileName(self, "Quantized model to compare with", start, "ONNX models (*.onnx)")
         if path:

@@ -1,0 +1,40 @@
+"""With an already-quantized file open, the commands that need a float model are off with the
+reason, and the ones that have a quantized-file meaning do that instead of starting and failing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QFileDialog
+
+import workbench
+from workbench.core import api
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+
+
+@pytest.fixture(scope="module")
+def qdq_file(tmp_path_factory):
+    """Our QDQ export (cpu-u8s8) of the bundled digits_cnn example."""
+    out = tmp_path_factory.mktemp("qactions") / "digits_cnn.qdq.onnx"
+    model = api.open_model(EXAMPLE / "digits_cnn.onnx")
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(EXAMPLE / "digits_cnn_calib.npz"),
+                            samples=16), out)
+    return out
+
+
+def test_report_is_off_and_compare_asks_for_the_float_model(window, open_file, qdq_file, monkeypatch, dialogs):
+    win = window
+    open_file(win, qdq_file)
+    # the report quantizes the open model: it was enabled, started and failed "already quantized"
+    assert not win.act_export_report.isEnabled()
+    assert win.act_export_report.toolTip().startswith(f"Disabled: {qdq_file.name} is already quantized")
+    assert win.act_diff.isEnabled() and "pick the float model it was made from" in win.act_diff.toolTip()
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        staticmethod(lambda parent, title, *a, **k: asked.append(title) or ("", "")))
+    win.act_diff.trigger()  # Ctrl+Shift+D: the Errors dock's "Compare with its float model..."
+    assert asked == [f"Float model of {qdq_file.name}"]
+    assert dialogs == []
+
