@@ -38,3 +38,23 @@ def test_report_is_off_and_compare_asks_for_the_float_model(window, open_file, q
     assert asked == [f"Float model of {qdq_file.name}"]
     assert dialogs == []
 
+
+def test_recipe_panel_is_off_with_the_inspector_note(window, open_file, qdq_file):
+    win = window
+    open_file(win, qdq_file)
+    panel = win.recipe_panel
+    # it stayed editable: a preset change and an exclude rule were undo entries, and its summary
+    # ("4 node units quantized, 8 activation tensors to calibrate") described a float model's plan
+    assert not panel.note.isHidden() and panel.note.text() == win.inspector.recipe_note.text()
+    assert panel.note.text().startswith("Recipe controls are hidden: this model is already quantized")
+    assert panel.controls.isHidden() and not panel.controls.isEnabled()
+    panel.preset.setCurrentText("s8s8")
+    panel.kind.setCurrentText("op_type")
+    panel.key.setText("Conv")
+    panel.rule_exclude.setChecked(True)
+    panel.add.click()
+    assert win.doc.undo_stack.count() == 0
+    assert win.doc.recipe.preset == "cpu-u8s8" and win.doc.recipe.rules == []
+    open_file(win, EXAMPLE / "digits_cnn.onnx")  # a float model: the controls come back
+    assert panel.note.isHidden() and not panel.controls.isHidden() and panel.controls.isEnabled()
+

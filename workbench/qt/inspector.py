@@ -34,6 +34,7 @@ from workbench.core.api import OBSERVERS, RECIPE_DTYPES, ROLES, Granularity, Res
 from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
+from workbench.qt.quant_banner import RECIPE_OFF_NOTE
 from workbench.qt.quant_params_view import QuantParamsBox
 from workbench.qt.theme import mute
 
@@ -161,8 +162,7 @@ class Inspector(QWidget):
         # read-only, for already-quantized models: first, above the recipe controls
         self.quant_params = QuantParamsBox()
         lay.addWidget(self.quant_params)
-        self.recipe_note = QLabel("Recipe controls are hidden: this model is already quantized "
-                                  "(open its float model to change how it is quantized).")
+        self.recipe_note = QLabel(RECIPE_OFF_NOTE)
         self.recipe_note.setWordWrap(True)
         mute(self.recipe_note)
         self.recipe_note.setVisible(False)

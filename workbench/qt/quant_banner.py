@@ -12,6 +12,10 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 
+#: shown where recipe controls would be (Inspector, Recipe panel) while an already-quantized model is open
+RECIPE_OFF_NOTE = ("Recipe controls are hidden: this model is already quantized "
+                   "(open its float model to change how it is quantized).")
+
 STYLE = ("QFrame#quantBanner { background: #fff4e0; border: 1px solid #f0b35a; border-radius: 4px; }"
          " QFrame#quantBanner QLabel { color: #5a3b00; }")
 

@@ -25,6 +25,7 @@ from workbench.core.api import PRESETS, RECIPE_DTYPES, Rule
 from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
+from workbench.qt.quant_banner import RECIPE_OFF_NOTE
 from workbench.qt.theme import mute
 
 INHERIT = "(inherit)"
@@ -48,7 +49,16 @@ class RecipePanel(QWidget):
         super().__init__(parent)
         self.doc = document
         self._updating = False
-        lay = QVBoxLayout(self)
+        outer = QVBoxLayout(self)
+        self.note = QLabel(RECIPE_OFF_NOTE)  # shown instead of the controls for an already-quantized model
+        self.note.setWordWrap(True)
+        mute(self.note)
+        self.note.setVisible(False)
+        outer.addWidget(self.note)
+        self.controls = QWidget()
+        outer.addWidget(self.controls, 1)
+        lay = QVBoxLayout(self.controls)
+        lay.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
         row.addWidget(QLabel("Preset"))
         self.preset = QComboBox()
@@ -100,8 +110,16 @@ class RecipePanel(QWidget):
         self.key.returnPressed.connect(self._on_add)
         return box
 
+    def _quantized(self) -> bool:
+        """An already-quantized model is open: its recipe cannot be edited (nothing re-quantizes it)."""
+        return self.doc.quant_summary is not None
+
     @guarded
     def refresh(self) -> None:
+        quantized = self._quantized()
+        self.note.setVisible(quantized)
+        self.controls.setVisible(not quantized)
+        self.controls.setEnabled(not quantized)
         recipe = self.doc.recipe
         self._updating = True
         try:
@@ -127,13 +145,15 @@ class RecipePanel(QWidget):
 
     @guarded
     def _on_preset(self, name: str) -> None:
-        if self._updating or not name or name == self.doc.recipe.preset:
+        if self._updating or not name or name == self.doc.recipe.preset or self._quantized():
             return
         commands.push_edit(self.doc, commands.set_preset(self.doc.recipe, name), f"Preset {name}")
 
     @guarded
     def _on_add(self, *_args) -> None:
         key = self.key.text().strip()
+        if self._quantized():
+            return
         if not key:
             self.summary.setText("<span style='color:#c62828'>Type an op type (e.g. Conv) or a name glob "
                                  "(e.g. blk.*) first.</span>")
@@ -150,7 +170,7 @@ class RecipePanel(QWidget):
     @guarded
     def _on_remove(self, *_args) -> None:
         row = self.rules.currentRow()
-        if row < 0 or row >= len(self.doc.recipe.rules):
+        if self._quantized() or row < 0 or row >= len(self.doc.recipe.rules):
             return
         label = self.doc.recipe.rules[row].label
         commands.push_edit(self.doc, commands.remove_rule(self.doc.recipe, row), f"Remove {label}")
