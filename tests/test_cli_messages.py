@@ -157,3 +157,31 @@ def test_progress_items_in_parentheses_stay_one_phase(monkeypatch):
     assert lines[1].endswith("1/4 Sweeping units (p2o.Conv.2) (ETA 6s)")
     assert lines[2].endswith("2/4 Sweeping units (p2o.Add.9) (ETA 4s)")
     assert lines[3].endswith("3/4 Calibrating (x) (ETA 0s)")
+
+
+def test_quantize_and_analyze_say_which_names_they_changed(tmp_path, capsys):
+    """Two unnamed MatMuls and two nodes both named 'dup' (case 24): the written model names them
+    MatMul_0, MatMul_1, dup_0, dup_1; quantize and analyze say so (only inspect did)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    w = [numpy_helper.from_array(rng.normal(0, 0.3, (16, 16)).astype(np.float32), f"w{i}") for i in range(2)]
+    nodes = [helper.make_node("MatMul", ["x", "w0"], ["a"]), helper.make_node("Relu", ["a"], ["b"], name="dup"),
+             helper.make_node("MatMul", ["b", "w1"], ["c"]), helper.make_node("Relu", ["c"], ["y"], name="dup")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16])], w)
+    model, data, out = tmp_path / "m.onnx", tmp_path / "d.npz", tmp_path / "q.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), model)
+    np.savez(data, x=rng.normal(0, 1, (8, 16)).astype(np.float32))
+    want = [f"note: {model}: Named 2 unnamed nodes. The output uses the new names (inspect lists them).",
+            f"note: {model}: Node name 'dup' was shared by 2 nodes, renamed dup_0, dup_1. The output uses the new "
+            "names (inspect lists them)."]
+    assert main(["quantize", str(model), "--data", str(data), "-o", str(out), "--no-latency-check"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert all(line in err for line in want), err
+    assert {"MatMul_0", "MatMul_1", "dup_0", "dup_1"} <= {n.name for n in onnx.load(out).graph.node}
+    assert main(["analyze", str(model), "--data", str(data), "--no-latency-check"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert all(line in err for line in want), err

@@ -115,6 +115,13 @@ def _auto_recipe(args, model, recipe, progress):
     return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.label
 
 
+def _note_renames(model) -> None:
+    """Names preparation changed (unnamed or shared node names, tensors defined twice): the written model
+    and every table use the new names, so say so once on stderr (``inspect`` lists each rename)."""
+    for note in api.rename_notes(model.renames, model.ambiguous_names):
+        print(f"note: {model.name}: {note} The output uses the new names (inspect lists them).", file=sys.stderr)
+
+
 def _refuse_project(args) -> None:
     """``inspect`` / ``cost`` read a model: a project given instead is refused, naming the model it records.
 
@@ -223,6 +230,7 @@ def cmd_quantize(args) -> int:
                 raise ExportError(f"--shards {args.shards}: calibration shards run through an executor.",
                                   hint="Add --executor processes (or ray), or drop --shards.")
             model = api.open_model(args.model)
+            _note_renames(model)
             _recheck_outputs(args)
             _note_short_data(args, model)
             recipe = _recipe_from_args(args)
@@ -434,6 +442,7 @@ def _job_model(args, progress) -> tuple:
                                                                                      allow_code=args.allow_code)
         return model, result, eval_data, ""
     model = api.open_model(args.model)
+    _note_renames(model)
     _recheck_outputs(args)
     _note_short_data(args, model)
     recipe, calibration, chose, _ = _auto_recipe(args, model, _recipe_from_args(args), progress)

@@ -40,6 +40,7 @@ _LAZY: dict[str, str] = {
     # model
     "PreparedModel": "workbench.core.model.load",
     "load_model": "workbench.core.model.load",
+    "rename_notes": "workbench.core.model.load",
     # recipe
     "Recipe": "workbench.core.recipe.recipe",
     "ResolvedNode": "workbench.core.recipe.recipe",

@@ -309,7 +309,7 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str, fold_aff
     tensor_changes = fix_tensor_names(proto.graph, names)
     node_changes, ambiguous = fix_node_names(proto.graph, names)
     renames = [Rename(c.kind, c.old, c.new, c.graph) for c in tensor_changes + node_changes]
-    _note_renames(renames, ambiguous, notes)
+    notes += rename_notes(renames, ambiguous)
     quantized = find_quantized(proto)
     if not quantized:
         folded = fold_batchnorms(proto)
@@ -346,7 +346,10 @@ def _upgrade_on_load(proto: onnx.ModelProto, original: int, quantized: bool, sou
     return out
 
 
-def _note_renames(renames: list[Rename], ambiguous: dict[str, list[str]], notes: list[str]) -> None:
+def rename_notes(renames: list[Rename], ambiguous: dict[str, list[str]]) -> list[str]:
+    """One sentence per kind of name preparation changed: unnamed nodes named, shared node names made
+    unique, tensors defined more than once renamed (the written model carries the new names)."""
+    notes = []
     unnamed = sum(1 for r in renames if r.kind == "node" and not r.old)
     if unnamed:
         notes.append(f"Named {count(unnamed, 'unnamed node')}.")
@@ -356,6 +359,7 @@ def _note_renames(renames: list[Rename], ambiguous: dict[str, list[str]], notes:
     if tensors:
         notes.append(f"Renamed {count(len(tensors), 'tensor')} defined more than once: "
                      + ", ".join(f"{r.old} -> {r.new}" for r in tensors[:5]) + (" ..." if len(tensors) > 5 else ""))
+    return notes
 
 
 def _fmt_counts(counts: Counter) -> str:
