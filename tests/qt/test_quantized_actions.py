@@ -58,3 +58,19 @@ def test_recipe_panel_is_off_with_the_inspector_note(window, open_file, qdq_file
     open_file(win, EXAMPLE / "digits_cnn.onnx")  # a float model: the controls come back
     assert panel.note.isHidden() and not panel.controls.isHidden() and panel.controls.isEnabled()
 
+
+def test_hints_name_what_works_on_a_quantized_file(window, open_file, qdq_file, dialogs):
+    win = window
+    open_file(win, qdq_file)
+    assert not win.act_calibrate.isEnabled()
+    # both pointed to F5, which is off for this file
+    win.act_color_sqnr.trigger()
+    assert win.status_label.text() == ("No SQNR for an already-quantized file: compare it with its float model "
+                                       "(View > Compare Float vs Quantized, Ctrl+Shift+D) for per-edge SQNR.")
+    win.act_color_sensitivity.trigger()
+    assert "F7" not in win.status_label.text() and "Ctrl+Shift+D" in win.status_label.text()
+    win.act_export_node_data.trigger()
+    assert len(dialogs) == 1 and "F5" not in dialogs.texts()
+    assert f"No per-unit figures: {qdq_file.name} is already quantized" in dialogs.texts()
+    assert "compare it with its float model (View > Compare Float vs Quantized, Ctrl+Shift+D)" in dialogs.texts()
+    dialogs.clear()

@@ -57,6 +57,9 @@ from workbench.qt.workers import ThreadJob
 log = logging.getLogger(__name__)
 
 MODEL_FILTER = "ONNX models and Workbench projects (*.onnx *.wbproj);;ONNX models (*.onnx);;Projects (*.wbproj)"
+#: what gives figures for an already-quantized file (F5 / F7 are off for it)
+QUANTIZED_FIGURES_HINT = ("compare it with its float model (View > Compare Float vs Quantized, Ctrl+Shift+D) "
+                          "for per-edge SQNR.")
 
 __all__ = ["MainWindow", "about_text", "default_data_for"]
 
@@ -654,8 +657,12 @@ class MainWindow(QMainWindow):
         return paths
 
     def _need_rows(self) -> None:
-        if not self.doc.errors:
-            raise WorkbenchError("No per-unit figures yet.", hint="Calibrate first (F5), then export them.")
+        if self.doc.errors:
+            return
+        if self.doc.quant_summary is not None:
+            raise WorkbenchError(f"No per-unit figures: {self.doc.model_path.name} is already quantized and they are "
+                                 "measured while quantizing a float model.", hint=QUANTIZED_FIGURES_HINT)
+        raise WorkbenchError("No per-unit figures yet.", hint="Calibrate first (F5), then export them.")
 
     @guarded
     def apply_project_dialog(self) -> None:
@@ -777,7 +784,8 @@ class MainWindow(QMainWindow):
     def color_by_sensitivity(self) -> None:
         values = self.sensitivity.canvas_values()
         if not values:
-            self.set_status("No sensitivity yet: run the sweep first (F7).")
+            self.set_status(f"No sensitivity for an already-quantized file: {QUANTIZED_FIGURES_HINT}"
+                            if self.doc.quant_summary is not None else "No sensitivity yet: run the sweep first (F7).")
             return
         self.canvas.set_node_values(errors=values, error_label=f"Sensitivity: {self.sensitivity.figure.currentText()}")
         self.color_mode.setCurrentText("error")
@@ -937,7 +945,8 @@ class MainWindow(QMainWindow):
     def color_by_sqnr(self) -> None:
         errors = self._canvas_errors()
         if not errors:
-            self.set_status("No SQNR yet: calibrate first (F5).")
+            self.set_status(f"No SQNR for an already-quantized file: {QUANTIZED_FIGURES_HINT}"
+                            if self.doc.quant_summary is not None else "No SQNR yet: calibrate first (F5).")
             return
         self.canvas.set_node_values(errors=errors, error_label=self._sqnr_label())
         self.color_mode.setCurrentText("error")
