@@ -182,8 +182,29 @@ class EdgesItem(QGraphicsItem):
         if not self._highlight.isEmpty():
             painter.setPen(QPen(SELECTION, 2.2))
             painter.drawPath(self._highlight)
-        if lod >= TEXT_SCALE and self.data.badge_points:
-            _Fonts.ensure()
-            for point, text in self.data.badge_points:
-                if exposed.contains(point):
-                    _pill(painter, point.x() - 12, point.y() - 6, text, badge_color(text))
+
+
+class EdgeBadgesItem(QGraphicsItem):
+    """The Q/DQ badges of folded pairs ("u8", "i8") when zoomed in: above every edge, grey or
+    coloured by dtype / SQNR (z -0.5), so no edge strikes through them; below the nodes."""
+
+    def __init__(self, data: SceneData):
+        super().__init__()
+        self.data = data
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
+        self.setZValue(-0.25)
+        self._bounds = data.bounds.adjusted(-20, -20, 20 + BOW, 20)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+        if lod < TEXT_SCALE or not self.data.badge_points:
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        _Fonts.ensure()
+        exposed = option.exposedRect
+        for point, text in self.data.badge_points:
+            if exposed.contains(point):
+                _pill(painter, point.x() - 12, point.y() - 6, text, badge_color(text))

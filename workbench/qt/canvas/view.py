@@ -34,7 +34,14 @@ from workbench.qt.canvas.group_figures import group_figures
 from workbench.qt.canvas.group_view import CanvasGroups
 from workbench.qt.canvas.groups_item import GroupsItem
 from workbench.qt.canvas.interaction import CanvasInteraction
-from workbench.qt.canvas.items import DETAIL_SCALE, EDGE_COLOR, CanvasState, EdgesItem, NodeItem
+from workbench.qt.canvas.items import (
+    DETAIL_SCALE,
+    EDGE_COLOR,
+    CanvasState,
+    EdgeBadgesItem,
+    EdgesItem,
+    NodeItem,
+)
 from workbench.qt.canvas.legend import LegendOverlay
 from workbench.qt.canvas.minimap import Minimap
 from workbench.qt.canvas.overview import OverviewItem
@@ -274,6 +281,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             scene.addItem(self._groups_item)
         self._edges = EdgesItem(data, self._edge_color)
         scene.addItem(self._edges)
+        scene.addItem(EdgeBadgesItem(data))
         self._install_quant_items()
         yield
         self._overview = OverviewItem(self._state)
