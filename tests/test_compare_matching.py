@@ -10,6 +10,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnxruntime.quantization import quantize_dynamic
+from qdq_helpers import optimized_op_counts
 
 import workbench
 from workbench.core import api
@@ -102,3 +103,32 @@ def test_two_float_files_still_say_no_quantization(exports):
     assert d.quantized_ops == 0 and d.summary().endswith("the second file holds no quantization (no Q/DQ, "
                                                          "no integer op): both compute in float")
     assert api.diff_models(onnx.load(str(FLOAT)), onnx.load(str(exports["dynamic-u8"]))).quantized_ops == 8
+
+
+def _weight_only_counts(float_path, quant_path) -> tuple[dict[str, int], str]:
+    d = api.diff_models(onnx.load(str(float_path)), onnx.load(str(quant_path)))
+    return {s: sum(m.status == s for m in d.matches) for s in ("quantized", "weight_only", "float")}, d.summary()
+
+
+def test_weight_only_matmuls_are_counted_as_such(exports):
+    """The int4 MatMul of w4-block (float activation, int4 weight: onnxruntime's MatMulNBits) was counted
+    "left float": "10 nodes matched (0 quantized, 4 compute ops left float)"."""
+    counts, summary = _weight_only_counts(FLOAT, exports["w4-block"])
+    assert counts == {"quantized": 0, "weight_only": 1, "float": 3}  # the 3 Conv stay float in w4-block
+    assert counts["weight_only"] == optimized_op_counts(str(exports["w4-block"]))["MatMulNBits"]
+    assert summary.startswith("10 nodes matched (0 quantized, 1 weight-only, 3 compute ops left float);")
+    text = api.format_diff(api.diff_models(onnx.load(str(FLOAT)), onnx.load(str(exports["w4-block"]))))
+    left = text.split("left float: 3\n")[1].split("\nadded:")[0].splitlines()
+    assert left == ["  Conv /f/f.0/Conv", "  Conv /f/f.3/Conv", "  Conv /f/f.7/Conv"]
+
+
+def test_weight_only_transformer_matmuls(corpus, tmp_path):
+    """digits_transformer w4-block: "0 quantized, 14 compute ops left float" with 10 int4 MatMuls."""
+    d = corpus / "digits_transformer"
+    out = tmp_path / "w4.onnx"
+    result = api.quantize(api.open_model(d / "model_opset17.onnx"), api.make_recipe("w4-block"),
+                          data=str(d / "calib.npz"), samples=8)
+    api.export(result, out)
+    counts, summary = _weight_only_counts(d / "model_opset17.onnx", out)
+    assert counts == {"quantized": 0, "weight_only": 10, "float": 4}  # 4 activation x activation attention MatMuls
+    assert counts["weight_only"] == optimized_op_counts(str(out))["MatMulNBits"]

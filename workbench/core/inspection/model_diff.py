@@ -71,9 +71,10 @@ class NodeMatch:
 
     ``how`` is ``"name"`` or ``"structure"``; ``status`` is ``"quantized"`` (an integer kernel, a
     compute op (Conv, MatMul, Gemm ...) whose data and weight inputs both come from DequantizeLinear,
-    or another op reading a DequantizeLinear output), ``"float"`` (a compute op left float: one of
-    those two inputs is float, e.g. a Conv excluded from the recipe reading a quantized activation
-    with its float weight) or ``"same"`` (a node that has nothing to quantize: Shape, Reshape of float
+    or another op reading a DequantizeLinear output), ``"weight_only"`` (a compute op whose weight
+    comes from DequantizeLinear and whose data is float: w4-block's int4 MatMul, which onnxruntime runs
+    as MatMulNBits), ``"float"`` (a compute op left float: its weight is float, e.g. a Conv excluded
+    from the recipe reading a quantized activation with its float weight) or ``"same"`` (a node that has nothing to quantize: Shape, Reshape of float
     data not touched by Q/DQ ...).
     """
 
@@ -177,7 +178,8 @@ class ModelDiff:
         follows when the second file holds no quantization at all (two float models compared)."""
         c = self.counts()
         held = f" ({c['qdq_pairs_on_weights']} on weights)" if c["qdq_pairs_on_weights"] else ""
-        return (f"{len(self.matches)} nodes matched ({c.get('matched_quantized', 0)} quantized, "
+        weight_only = f"{c['matched_weight_only']} weight-only, " if c.get("matched_weight_only") else ""
+        return (f"{len(self.matches)} nodes matched ({c.get('matched_quantized', 0)} quantized, {weight_only}"
                 f"{c.get('matched_float', 0)} compute ops left float); {c['qdq_pairs']} Q/DQ pairs inserted{held}, "
                 f"{c['dq_without_q']} DequantizeLinear without a Q ({c['dq_without_q_weight_bias']} weight/bias); "
                 f"{c['folded']} folded or fused, {c['removed']} removed, {c['added']} added"
@@ -356,7 +358,9 @@ def _status(q: _Side, qn: onnx.NodeProto, fop: str, dtypes: dict[str, str]) -> s
         return p is not None and (p.op_type == "DequantizeLinear" or quantized_kind(p.op_type, p.domain) == "QONNX")
 
     if fop in COMPUTE_OPS:  # a Conv / MatMul / Gemm computes in integers only when data and weight are both quantized
-        return "quantized" if len(qn.input) > 1 and dequantized(qn.input[0]) and dequantized(qn.input[1]) else "float"
+        if len(qn.input) < 2 or not dequantized(qn.input[1]):
+            return "float"
+        return "quantized" if dequantized(qn.input[0]) else "weight_only"  # w4-block: MatMulNBits in onnxruntime
     return "quantized" if any(dequantized(t) for t in qn.input) else "same"
 
 
