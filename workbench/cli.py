@@ -163,7 +163,8 @@ def _data_arg(args, value):
 
 def _note_short_data(args, model) -> None:
     """A note when ``--samples`` asks for more samples than the ``--data`` file holds (the job then
-    uses them all), and one per array of the file that is not a model input (ignored). Never fails the command: data the job cannot read is reported by the job, if it
+    uses them all), one per array of the file that is not a model input (ignored), and one naming the
+    files of a folder when it holds several. Never fails the command: data the job cannot read is reported by the job, if it
     reads it at all (dynamic and weight-only presets do not). Python readers are not opened here:
     that would run the user's code twice."""
     asked, data = getattr(args, "samples", None), getattr(args, "data", None)
@@ -175,7 +176,8 @@ def _note_short_data(args, model) -> None:
     except WorkbenchError:
         return
     for note in source.notes:
-        if "is not a model input" in note:  # a misspelt input name would otherwise go unseen
+        # a misspelt input name, or a folder whose eval split would be read too, would otherwise go unseen
+        if "is not a model input" in note or "files in name order" in note:
             print(f"note: {note}", file=sys.stderr)
     if asked and held is not None and held < asked:
         print(f"note: --samples {asked} asks for more samples than {data} holds ({held}); using all {held}",

@@ -36,6 +36,7 @@ from workbench.core.data.validate import (
 )
 from workbench.core.errors import DataError
 from workbench.core.model.load import PreparedModel
+from workbench.core.wording import count
 
 LAYOUTS = ("auto", "batch", "stacked")
 #: What numpy / zipfile raise on damaged files (zlib.error for corrupt deflate streams,
@@ -289,6 +290,11 @@ class ArrayFolderSource(DataSource):
         self.files = [ArrayFileSource(model, f, layout) for f in files]
         for f in self.files:
             self.notes.extend(n for n in f.notes if "layout" not in n)
+        if len(self.files) > 1:  # a calib.npz beside an eval.npz: every row of both is read
+            shown = ", ".join(f"{f.path.name} ({count(f.num_samples() or 0, 'row')})" for f in self.files[:6])
+            more = f" and {len(self.files) - 6} more" if len(self.files) > 6 else ""
+            self.notes.append(f"{self.path}: reading {len(self.files)} files in name order: {shown}{more}; give one "
+                              "file instead of the folder to use only its rows.")
 
     def num_samples(self) -> int:
         return sum(f.num_samples() for f in self.files)
