@@ -3,6 +3,7 @@ which node became which, and per-tensor SQNR equal to an independent onnxruntime
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,9 @@ from onnxruntime.quantization import quantize_dynamic
 from qdq_helpers import optimized_op_counts
 
 import workbench
+from workbench.cli import main
 from workbench.core import api
+from workbench.core.inspection.correspond import interface_mismatch
 from workbench.core.inspection.diff_error import compare_models
 
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
@@ -132,3 +135,40 @@ def test_weight_only_transformer_matmuls(corpus, tmp_path):
     counts, summary = _weight_only_counts(d / "model_opset17.onnx", out)
     assert counts == {"quantized": 0, "weight_only": 10, "float": 4}  # 4 activation x activation attention MatMuls
     assert counts["weight_only"] == optimized_op_counts(str(out))["MatMulNBits"]
+
+
+def _rename_output(src, dst, new: str):
+    m = onnx.load(str(src))
+    old = m.graph.output[0].name
+    for n in m.graph.node:
+        n.output[:] = [new if o == old else o for o in n.output]
+    m.graph.output[0].name = new
+    onnx.save(m, str(dst))
+    return str(dst)
+
+
+def test_compare_matches_renamed_outputs_by_position_with_evaluates_note(exports, tmp_path, capsys):
+    """compare refused it: "do not correspond: graph outputs ['logits'] vs ['out_renamed']", while evaluate
+    matches outputs by position with a note."""
+    renamed = _rename_output(exports["fp8-e4m3"], tmp_path / "renamed.onnx", "out_renamed")
+    note = "output names differ (['logits'] vs ['out_renamed']); matched by position"
+    assert main(["evaluate", str(FLOAT), renamed, "--data", str(CALIB), "--samples", "8"]) == 0
+    assert f"note: {note}" in capsys.readouterr().err  # evaluate's wording, which compare reuses
+    out = tmp_path / "diff.json"
+    assert main(["compare", str(FLOAT), renamed, "--data", str(CALIB), "--samples", str(SAMPLES),
+                 "--json", str(out)]) == 0
+    assert f"\nnote: {note}\n" in capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["notes"] == [note]
+    logits = next(t for t in doc["tensors"] if t["float"] == "logits")
+    assert logits["quantized"] == "out_renamed"
+    assert logits["sqnr_db"] == pytest.approx(_independent_sqnr(renamed, "logits", "out_renamed"), abs=1e-6)
+    # a renamed output of another rank, or outputs of another count, still do not correspond
+    other = onnx.load(renamed)
+    del other.graph.output[0].type.tensor_type.shape.dim[1:]
+    assert interface_mismatch(onnx.load(str(FLOAT)), other, outputs_by_position=True) == \
+        "output 'logits' has rank 2 vs 1"
+    other.graph.output.add().CopyFrom(onnx.load(renamed).graph.output[0])
+    other.graph.output[1].name = "/f/f.0/Conv_output_0"
+    assert interface_mismatch(onnx.load(str(FLOAT)), other, outputs_by_position=True) == \
+        "outputs ['logits'] vs ['/f/f.0/Conv_output_0', 'out_renamed']"

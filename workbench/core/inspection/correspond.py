@@ -2,7 +2,8 @@
 
 A float model and a file quantized from it keep the graph's input and output names, their count
 and their ranks (quantizers insert Q/DQ inside the graph, not at its interface). Comparing or
-evaluating two unrelated models would otherwise report "0 nodes matched" or blame the data.
+evaluating two unrelated models would otherwise report "0 nodes matched" or blame the data. Outputs
+renamed by another tool (same count, other names) may be matched by position, with a note.
 """
 
 from __future__ import annotations
@@ -23,8 +24,28 @@ def _interface(values, skip: set[str]) -> dict[str, int | None]:
     return out
 
 
-def interface_mismatch(a: onnx.ModelProto, b: onnx.ModelProto) -> str | None:
+def output_names(a: onnx.ModelProto, b: onnx.ModelProto) -> list[tuple[str, str]]:
+    """(output of ``a``, output of ``b``) pairs: by name when every output of ``a`` is one of ``b``'s, else by
+    position when both have as many (outputs renamed by another tool), else none."""
+    na, nb = [o.name for o in a.graph.output], [o.name for o in b.graph.output]
+    if set(na) <= set(nb):
+        return [(n, n) for n in na]
+    return list(zip(na, nb, strict=True)) if len(na) == len(nb) else []
+
+
+def renamed_outputs_note(a: onnx.ModelProto, b: onnx.ModelProto) -> str | None:
+    """The note ``evaluate`` gives when the outputs are matched by position, None when names match."""
+    na, nb = [o.name for o in a.graph.output], [o.name for o in b.graph.output]
+    if set(na) <= set(nb) or len(na) != len(nb):
+        return None
+    return f"output names differ ({na} vs {nb}); matched by position"
+
+
+def interface_mismatch(a: onnx.ModelProto, b: onnx.ModelProto, *, outputs_by_position: bool = False) -> str | None:
     """How the graph inputs/outputs of ``a`` and ``b`` differ (names, count or ranks), None when they agree.
+
+    ``outputs_by_position``: outputs of other names but the same count are compared by position
+    (:func:`output_names`), as ``evaluate`` matches them.
 
     Returns
     -------
@@ -34,16 +55,19 @@ def interface_mismatch(a: onnx.ModelProto, b: onnx.ModelProto) -> str | None:
     for kind in ("input", "output"):
         sa = _interface(getattr(a.graph, kind), {i.name for i in a.graph.initializer})
         sb = _interface(getattr(b.graph, kind), {i.name for i in b.graph.initializer})
-        if sorted(sa) != sorted(sb):
+        pairs = [(n, n) for n in sa] if sorted(sa) == sorted(sb) else []
+        if not pairs and kind == "output" and outputs_by_position:
+            pairs = output_names(a, b)
+        if not pairs and (sa or sb):
             return f"{kind}s {sorted(sa)} vs {sorted(sb)}"
-        for name, rank in sa.items():
-            if rank is not None and sb[name] is not None and rank != sb[name]:
-                return f"{kind} {name!r} has rank {rank} vs {sb[name]}"
+        for na, nb in pairs:
+            if sa[na] is not None and sb[nb] is not None and sa[na] != sb[nb]:
+                return f"{kind} {na!r} has rank {sa[na]} vs {sb[nb]}"
     return None
 
 
 def check_models_correspond(a: onnx.ModelProto, b: onnx.ModelProto, label_a: str, label_b: str,
-                            *, hint: str) -> None:
+                            *, hint: str, outputs_by_position: bool = False) -> None:
     """Refuse two models whose graph inputs/outputs differ (:func:`interface_mismatch`).
 
     Raises
@@ -51,6 +75,6 @@ def check_models_correspond(a: onnx.ModelProto, b: onnx.ModelProto, label_a: str
     ModelError
         One line naming both models and the first difference.
     """
-    why = interface_mismatch(a, b)
+    why = interface_mismatch(a, b, outputs_by_position=outputs_by_position)
     if why is not None:
         raise ModelError(f"{label_a} and {label_b} do not correspond: graph {why}.", hint=hint)

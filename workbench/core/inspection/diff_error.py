@@ -24,7 +24,7 @@ import onnx
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import open_data_source, sample_batches
 from workbench.core.errors import ModelError
-from workbench.core.inspection.correspond import check_models_correspond
+from workbench.core.inspection.correspond import check_models_correspond, renamed_outputs_note
 from workbench.core.inspection.model_diff import ModelDiff, diff_models
 from workbench.core.inspection.quant_reader import QuantTensor, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
@@ -154,7 +154,8 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
     ------
     ModelError
         ``quant_proto`` is not a model or is a QONNX file, the two models' graph inputs/outputs differ (names, count,
-        ranks) or no node matched (unrelated models), or onnxruntime refuses a model.
+        ranks; outputs of other names but the same count are matched by position, with a note in
+        ``ModelDiff.notes``) or no node matched (unrelated models), or onnxruntime refuses a model.
     """
     if not isinstance(quant_proto, onnx.ModelProto):
         raise ModelError("compare: the quantized model must be an onnx.ModelProto.", hint="Load it with onnx.load.")
@@ -167,8 +168,9 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
     reference = float_reference(float_model)
     float_label = str(float_model.path or "the float model")
     hint = "Compare a quantized file with the float model it was made from."
-    check_models_correspond(reference, quant_proto, float_label, quant_label, hint=hint)
+    check_models_correspond(reference, quant_proto, float_label, quant_label, hint=hint, outputs_by_position=True)
     diff = diff_models(reference, quant_proto)
+    diff.notes += [n for n in [renamed_outputs_note(reference, quant_proto)] if n]
     if not diff.matches and len(reference.graph.node):
         raise ModelError(f"{float_label} and {quant_label} do not correspond: none of the "
                          f"{len(reference.graph.node)} float nodes matches a node of the quantized file.", hint=hint)

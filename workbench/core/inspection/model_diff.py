@@ -30,6 +30,7 @@ from onnx import numpy_helper
 
 from workbench.core.graph.layout import node_keys
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS, quantized_kind
+from workbench.core.inspection.correspond import output_names
 from workbench.core.inspection.quant_summary import COMPUTE_OPS, FLOAT_OP
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 
@@ -126,6 +127,8 @@ class ModelDiff:
     #: nodes of the quantized file that quantize or compute on quantized values (Q / DQ, DynamicQuantizeLinear,
     #: integer kernels, QONNX Quant ...): 0 when it holds no quantization at all
     quantized_ops: int = 0
+    #: remarks on how the two were paired, e.g. "output names differ (['logits'] vs ['out']); matched by position"
+    notes: list[str] = field(default_factory=list)
     #: the float graph the diff was made from (read only; for the side-by-side panes), None when not kept
     float_proto: onnx.ModelProto | None = field(default=None, repr=False, compare=False)
 
@@ -148,7 +151,7 @@ class ModelDiff:
     def to_json(self) -> dict:
         """JSON-safe dict (SQNR may be +-inf: write it with a strict encoder such as ``api.dumps_strict``)."""
         return {
-            "summary": self.summary(), "counts": self.counts(),
+            "summary": self.summary(), "counts": self.counts(), "notes": list(self.notes),
             "matches": [{**vars(m), "sqnr_db": self.sqnr.get(_first_output(self, m.quant_node))}
                         for m in self.matches],
             "qdq": [vars(p) for p in self.qdq],
@@ -217,7 +220,6 @@ class _Side:
         self.inits = set(self.values)
         self.inits |= {n.output[0] for n in self.nodes if n.op_type == "Constant" and n.output}
         self.inputs = {i.name for i in proto.graph.input} - self.inits
-        self.outputs = list(proto.graph.output)
 
     def k(self, node: onnx.NodeProto) -> str:
         """The node's key: its name, or ``"<op_type>#<index>"`` when empty or repeated (as the canvas names it)."""
@@ -407,7 +409,7 @@ def diff_models(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto) -> M
                 diff.tensors[ft] = tap
                 diff.producers[ft] = qname
     _follow_folded(f, diff)
-    _pair_graph_outputs(float_proto, q, diff)
+    _pair_graph_outputs(float_proto, quant_proto, q, diff)
     diff.folded_into = _folded_into(f, m, diff)
     diff.added = [(q.k(n), n.op_type) for n in q.nodes
                   if q.k(n) not in m.q2f and n.op_type not in ("QuantizeLinear", "DequantizeLinear", "Constant")]
@@ -429,13 +431,11 @@ def _pair(q: _Side, ft: str, qt: str, float_dtype: str, dtypes: dict[str, str]) 
     return None
 
 
-def _pair_graph_outputs(float_proto: onnx.ModelProto, q: _Side, diff: ModelDiff) -> None:
+def _pair_graph_outputs(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, q: _Side,
+                        diff: ModelDiff) -> None:
     """Each float graph output is compared with the quantized file's output of the same name (by position
     when the names differ): the value the user gets, whichever node computes it."""
-    fouts = [o.name for o in float_proto.graph.output]
-    qouts = [o.name for o in q.outputs]
-    pairs = [(n, n) for n in fouts if n in qouts] if set(fouts) <= set(qouts) else list(zip(fouts, qouts, strict=False))
-    for ft, qt in pairs:
+    for ft, qt in output_names(float_proto, quant_proto):
         producer = q.producer.get(qt)
         if producer is None:
             continue
@@ -484,7 +484,7 @@ def _first_output(diff: ModelDiff, quant_node: str) -> str | None:
 def format_diff(diff: ModelDiff, worst: int = 10, limit: int = 20) -> str:
     """Plain text for the terminal: the summary, the ``worst`` tensors by SQNR, then the folded
     (with the quantized node each went into), removed and added nodes and the float compute ops
-    left float (at most ``limit`` of each)."""
+    left float (at most ``limit`` of each); then a ``note:`` line per note."""
     lines = [diff.summary()]
     if diff.sqnr:
         ranked = sorted(diff.sqnr.items(), key=lambda kv: kv[1])[:worst]
@@ -499,4 +499,5 @@ def format_diff(diff: ModelDiff, worst: int = 10, limit: int = 20) -> str:
                       for name, op in rows[:limit]]
             if len(rows) > limit:
                 lines.append(f"  ... {len(rows) - limit} more (use --json)")
+    lines += [f"note: {note}" for note in diff.notes]
     return "\n".join(lines)
