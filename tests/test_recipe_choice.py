@@ -354,3 +354,26 @@ def test_explicit_auto_where_there_is_no_choice_says_why(tmp_path, capsys, extra
         err = capsys.readouterr().err
         note = f"note: --auto chooses among variants of a bare static preset; {why}, so there is no choice."
         assert (note in err) is typed and "recipe choice" not in err
+
+
+def test_render_sqnr_colours_the_model_quantize_writes(tmp_path, capsys):
+    """render --colour sqnr measured the bare preset while quantize and analyze use the recipe choice
+    (compute+mse on this chain): its per-node SQNR now equals analyze's, and --no-auto gives the preset's."""
+    import argparse
+
+    from workbench import cli
+
+    path, data, _ = _affine_chain(tmp_path)
+    model = api.open_model(path)
+    for extra in ([], ["--no-auto"]):
+        out = tmp_path / "rows.json"
+        assert main(["analyze", str(path), "--data", str(data), "--no-latency-check", "--json", str(out),
+                     "--eval-samples", str(ROWS), *extra]) == 0
+        want = {r["node"]: r["sqnr_db"] for r in json.loads(out.read_text())}
+        args = cli.build_parser().parse_args(["render", str(path), "-o", str(tmp_path / "g.png"), "--colour", "sqnr",
+                                              "--data", str(data), "--no-latency-check", *extra])
+        assert isinstance(args, argparse.Namespace)
+        mode, _, errors, _ = cli._render_values(args, model)
+        assert mode == "error" and errors == pytest.approx(want, abs=1e-9), extra
+    capsys.readouterr()
+    assert set(want) > {"mm1", "mm2"} and len(want) > 2  # the preset quantizes the element-wise ops too

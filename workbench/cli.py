@@ -823,13 +823,13 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
         if not args.data:
             raise WorkbenchError("render --colour sqnr: the SQNR is measured on data; give --data CALIB.npz.")
         progress = TerminalProgress()
-        try:
-            result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
-                                  progress=progress)
-            rows = api.analyze(model, result, _data_arg(args, args.eval or args.data), samples=args.samples,
-                               progress=progress)
+        try:  # the model quantize writes (recipe choice, latency check), as analyze measures it
+            model, result, eval_data, chose = _job_model(args, progress)
+            rows = api.analyze(model, result, _data_arg(args, eval_data), samples=args.samples, progress=progress)
         finally:
             progress.close()
+        if chose:
+            print(chose, file=sys.stderr)
         errors = {r.node: (_INF_SQNR_DB if r.sqnr_db == math.inf else r.sqnr_db)
                   for r in rows if math.isfinite(r.sqnr_db) or r.sqnr_db == math.inf}
         return "error", None, errors, None
@@ -1137,9 +1137,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model")
     s.add_argument("-o", "--output", required=True, help="OUT.png or OUT.svg")
     s.add_argument("--colour", "--color", choices=["op", "dtype", "sqnr"], default="op",
-                   help="op type (default), dtype the recipe assigns, or per-unit SQNR measured on --data")
+                   help="op type (default), dtype the recipe assigns, or per-unit SQNR measured on --data (of the "
+                        "model quantize writes, as analyze measures it)")
     recipe_args(s)
     s.add_argument("--eval", help="data for the SQNR (default: --data)")
+    _add_auto_arg(s)
+    s.add_argument("--no-latency-check", action="store_true",
+                   help="--colour sqnr: measure every unit the recipe quantizes (default: the model quantize "
+                        "writes, with the units its latency check keeps float)")
     s.add_argument("--expand", type=int, metavar="DEPTH",
                    help="open groups down to DEPTH (0: all collapsed; default: the app's automatic depth)")
     s.add_argument("--max-side", type=_positive_int, default=2400, help="longest picture side in pixels")
