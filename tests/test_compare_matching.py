@@ -172,3 +172,19 @@ def test_compare_matches_renamed_outputs_by_position_with_evaluates_note(exports
     other.graph.output[1].name = "/f/f.0/Conv_output_0"
     assert interface_mismatch(onnx.load(str(FLOAT)), other, outputs_by_position=True) == \
         "outputs ['logits'] vs ['/f/f.0/Conv_output_0', 'out_renamed']"
+
+
+def test_raw_and_opened_quantized_files_give_the_same_names(exports):
+    """The app diffed the raw file (unnamed nodes as "Reshape#0"), the CLI the opened one ("Reshape_0",
+    as the canvas names them)."""
+    raw = onnx.load(str(exports["ort_dynamic"]))
+    assert sum(not n.name for n in raw.graph.node) == 3  # quantize_dynamic's bias Reshapes
+    opened = api.open_model(exports["ort_dynamic"]).proto
+    model = api.open_model(FLOAT)
+    from_raw, from_opened = compare_models(model, raw), compare_models(model, opened)
+    assert from_raw.to_json() == from_opened.to_json()
+    names = [n.name for n in opened.graph.node]
+    assert [n.name for n in from_raw.quant_proto.graph.node] == names
+    reshapes = sorted(n for n, op in from_raw.added if op == "Reshape")
+    assert reshapes == sorted(n for n in names if n.startswith("Reshape")) and len(reshapes) == 3
+    assert not any("#" in n for n, _op in from_raw.added)

@@ -28,7 +28,7 @@ from workbench.core.inspection.correspond import check_models_correspond, rename
 from workbench.core.inspection.model_diff import ModelDiff, diff_models
 from workbench.core.inspection.quant_reader import QuantTensor, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
-from workbench.core.model.load import PreparedModel
+from workbench.core.model.load import PreparedModel, prepare_proto
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.qonnx.reader import is_qonnx_node
 from workbench.core.runtime.session import add_outputs, make_session
@@ -148,6 +148,9 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
                    cancel: CancelToken | None = None, quant_label: str = "the quantized model") -> ModelDiff:
     """:func:`diff_models` of the two, then :func:`measure_diff` on ``data`` when given.
 
+    ``quant_proto`` is prepared first (a copy; unnamed and repeated node names named as ``open_model`` names
+    them: ``Reshape_0``), so a raw ``onnx.load`` and an opened model give the same diff; that prepared graph
+    is kept in ``ModelDiff.quant_proto`` (draw it, not the raw file, beside the diff).
     ``quant_label`` names the quantized file in errors.
 
     Raises
@@ -165,11 +168,13 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
                          "onnxruntime cannot run; it is compared as QDQ.",
                          hint=f"Compare its QDQ export, or convert it first: workbench-cli convert {name} OUT.onnx "
                               "--to qdq.")
+    quant_proto = prepare_proto(quant_proto).proto  # the node names the canvas and `compare` show (case 24)
     reference = float_reference(float_model)
     float_label = str(float_model.path or "the float model")
     hint = "Compare a quantized file with the float model it was made from."
     check_models_correspond(reference, quant_proto, float_label, quant_label, hint=hint, outputs_by_position=True)
     diff = diff_models(reference, quant_proto)
+    diff.quant_proto = quant_proto
     diff.notes += [n for n in [renamed_outputs_note(reference, quant_proto)] if n]
     if not diff.matches and len(reference.graph.node):
         raise ModelError(f"{float_label} and {quant_label} do not correspond: none of the "

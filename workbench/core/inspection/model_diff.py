@@ -131,6 +131,9 @@ class ModelDiff:
     notes: list[str] = field(default_factory=list)
     #: the float graph the diff was made from (read only; for the side-by-side panes), None when not kept
     float_proto: onnx.ModelProto | None = field(default=None, repr=False, compare=False)
+    #: the quantized graph the diff was made from (prepared by :func:`compare_models`: its node names are the
+    #: diff's), None when not kept
+    quant_proto: onnx.ModelProto | None = field(default=None, repr=False, compare=False)
 
     def partner(self, float_node: str) -> str | None:
         """The quantized-file node computing ``float_node``: its match, or the node a folded op went into."""
