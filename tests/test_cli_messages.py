@@ -208,3 +208,23 @@ def test_a_data_folder_of_several_files_is_named_file_by_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert (f"note: {folder}: reading 2 files in name order: calib.npz ({rows[0]} rows), eval.npz ({rows[1]} rows); "
             "give one file instead of the folder to use only its rows.") in err
+
+
+def test_json_outputs_say_where_they_were_written(tmp_path, capsys):
+    """analyze --json and sweep --json name the file on stderr (stdout is the table), autotune names its
+    curve beside the model; they wrote silently, while compare and render said 'wrote'."""
+    import json
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
+    model, data = str(example / "digits_cnn.onnx"), str(example / "digits_cnn_calib.npz")
+    rows, sweep, curve, out = (tmp_path / n for n in ("rows.json", "sweep.json", "curve.json", "t.onnx"))
+    assert main(["analyze", model, "--data", data, "--samples", "16", "--json", str(rows), "--no-latency-check"]) == 0
+    assert f"wrote {rows}" in capsys.readouterr().err.splitlines() and json.loads(rows.read_text())
+    assert main(["sweep", model, "--data", data, "--samples", "8", "--top", "1", "--json", str(sweep),
+                 "--executor", "inline", "--no-latency-check"]) == 0
+    assert f"wrote {sweep}" in capsys.readouterr().err.splitlines() and json.loads(sweep.read_text())["rows"]
+    assert main(["autotune", model, "--data", data, "--samples", "16", "--eval", data, "--eval-samples", "8",
+                 "--metric", "sqnr", "--min-score", "10", "--max-trials", "2", "-o", str(out),
+                 "--curve-json", str(curve)]) in (0, 1)
+    assert f"wrote {out} and {curve}" in capsys.readouterr().out.splitlines() and json.loads(curve.read_text())

@@ -498,6 +498,7 @@ def cmd_analyze(args) -> int:
     doc = [{**r.to_json(), "local_sqnr_db": local.get(r.node, math.nan)} for r in rows]
     if args.json:
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
+        print(f"wrote {args.json}", file=sys.stderr)  # stdout holds the table
     if args.node_data:
         _write_node_data(model, result, rows, args.node_data)
     if chose:
@@ -552,6 +553,7 @@ def cmd_sweep(args) -> int:
     if args.json:  # with the recipe it measured: report --sweep-json refuses a table of another one
         sweep.recipe = result.recipe.to_json() if result.recipe is not None else None
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(sweep.to_json(), indent=2) + "\n").encode())
+        print(f"wrote {args.json}", file=sys.stderr)  # stdout holds the table
     if chose:
         print(chose, file=sys.stderr)
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
@@ -660,7 +662,7 @@ def cmd_autotune(args) -> int:
                "curve": [pt.to_json() for pt in res.curve], "front": [pt.trial for pt in res.front]}
         api.atomic_write_bytes(Path(args.curve_json), (api.dumps_strict(doc, indent=2) + "\n").encode())
     api.export(res.result, args.output)
-    print(f"wrote {args.output}")
+    print(f"wrote {args.output}" + (f" and {args.curve_json}" if args.curve_json else ""))
     if args.recipe_out:
         api.atomic_write_bytes(Path(args.recipe_out), res.recipe.to_json().encode())
         print(f"wrote the tuned recipe to {args.recipe_out}")
