@@ -163,6 +163,12 @@ def test_compare_matches_renamed_outputs_by_position_with_evaluates_note(exports
     logits = next(t for t in doc["tensors"] if t["float"] == "logits")
     assert logits["quantized"] == "out_renamed"
     assert logits["sqnr_db"] == pytest.approx(_independent_sqnr(renamed, "logits", "out_renamed"), abs=1e-6)
+    # render --compare measures the same pair and says so too (it printed nothing)
+    from workbench import cli
+    args = cli.build_parser().parse_args(["render", str(FLOAT), "--compare", renamed, "--data", str(CALIB),
+                                          "--samples", str(SAMPLES), "-o", str(tmp_path / "g.png")])
+    mode, _, errors, _ = cli._render_values(args, api.open_model(FLOAT))
+    assert mode == "error" and errors and f"note: {note}" in capsys.readouterr().err.splitlines()
     # a renamed output of another rank, or outputs of another count, still do not correspond
     other = onnx.load(renamed)
     del other.graph.output[0].type.tensor_type.shape.dim[1:]

@@ -809,6 +809,8 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
                                       samples=args.samples, progress=progress, quant_label=str(args.compare))
         finally:
             progress.close()
+        for note in getattr(diff, "notes", []):  # e.g. renamed graph outputs matched by position
+            print(f"note: {note}", file=sys.stderr)
         finite = {t: (_INF_SQNR_DB if db == math.inf else db) for t, db in diff.sqnr.items() if db > -math.inf}
         errors = {n: (_INF_SQNR_DB if db == math.inf else db) for n, db in diff.node_sqnr().items() if db > -math.inf}
         return "error", None, errors, {diff.tensors[t]: db for t, db in finite.items()}
