@@ -158,7 +158,11 @@ def test_match_summary_counts_overrides_only():
             MatchRow("glob", "/x/*", None, "missing", "")]
     table = api.format_match_table(Retarget(api.make_recipe("cpu-u8s8"), None, rows))
     assert "overrides: 2/2 applied (1 moved to a new name, 0 no longer exist)" in table
-    assert "warning" not in table
+    assert "warning" not in table and table.startswith("recipe entry ")
+    # a bare preset names no node: one line says so instead of a header over no rows
+    bare = api.format_match_table(Retarget(api.make_recipe("cpu-u8s8"), None, []))
+    assert bare.splitlines()[0] == "recipe: no overrides or name rules to match (it applies to any model as it is)"
+    assert "recipe entry" not in bare
 
 
 def test_retarget_without_data_refused_when_ranges_changed(corpus, tmp_path, capsys):

@@ -232,7 +232,10 @@ def _retarget_cache(old, new, calibration):
 
 def format_match_table(rt: Retarget) -> str:
     """The match table as text: one line per override and glob, then the calibration cache."""
-    lines = [f"{'recipe entry':10s} {'in the project':40s} {'in the new model':40s} {'matched by':10s} detail"]
+    if rt.rows:
+        lines = [f"{'recipe entry':10s} {'in the project':40s} {'in the new model':40s} {'matched by':10s} detail"]
+    else:  # a bare preset: nothing names a node
+        lines = ["recipe: no overrides or name rules to match (it applies to any model as it is)"]
     for r in rt.rows:
         how = {"structure": "structure", "name": "name", "missing": "-", "glob": "glob"}[r.how]
         new = r.new if r.new is not None else "(no longer exists)"
