@@ -216,6 +216,8 @@ def test_rule_that_no_longer_matches_recalibrates_its_tensor(corpus, tmp_path, c
     out = tmp_path / "r.onnx"
     assert cli.main(["quantize", str(proj), "--model", str(tmp_path / "renamed.onnx"), "-o", str(out),
                      "--no-latency-check"]) == 0
+    assert ("calibration cache: 5 ranges kept (same tensor), 0 dropped (changed or gone; recalibrated), 1 of the "
+            "kept recalibrated (their settings changed: /f/f.8/Relu_output_0)") in capsys.readouterr().out
     fresh = _fresh(tmp_path / "renamed.onnx", recipe, d / "calib.npz", tmp_path / "fresh.onnx", tmp_path)
     assert onnx.load(str(out)).graph == onnx.load_from_string(fresh).graph
     doc = json.loads(proj.read_text())

@@ -84,6 +84,9 @@ class Retarget:
         Cached tensors kept (new names) and dropped (old names: changed or gone).
     structure : bool
         Whether the old model was available for structural matching and range checks.
+    respecced : list of str
+        Kept tensors whose statistics no longer serve the retargeted recipe's settings (a rule that no
+        longer matches changed their observer): calibrated again (:func:`retarget_project` fills it).
     """
 
     recipe: Recipe
@@ -92,6 +95,7 @@ class Retarget:
     kept_ranges: list[str] = field(default_factory=list)
     dropped_ranges: list[str] = field(default_factory=list)
     structure: bool = True
+    respecced: list[str] = field(default_factory=list)
 
     @property
     def moved(self) -> list[MatchRow]:
@@ -249,7 +253,9 @@ def format_match_table(rt: Retarget) -> str:
         lines.append("warning: none of the project's overrides matches this model; check that it is a version of "
                      "the project's model")
     lines.append(f"calibration cache: {len(rt.kept_ranges)} ranges kept (same tensor), "
-                 f"{len(rt.dropped_ranges)} dropped (changed or gone; recalibrated)")
+                 f"{len(rt.dropped_ranges)} dropped (changed or gone; recalibrated)"
+                 + (f", {len(rt.respecced)} of the kept recalibrated (their settings changed: "
+                    f"{', '.join(rt.respecced[:3])}{' ...' if len(rt.respecced) > 3 else ''})" if rt.respecced else ""))
     if not rt.structure:
         lines.append("note: the project's model file changed or is missing, so overrides were matched by name "
                      "only and every cached range was dropped")
@@ -314,8 +320,10 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
     data_spec = project.data_spec(project_path) if data is None else data
     samples = samples if samples is not None else project.samples
     use = data_spec
-    if rt.calibration is not None and rt.recipe.smoothquant is None:
-        if not unserved(plan(new, rt.recipe), rt.calibration):
+    if rt.calibration is not None:
+        missing = unserved(plan(new, rt.recipe), rt.calibration)
+        rt.respecced = [t for t in missing if t in rt.calibration.observers]
+        if not missing and rt.recipe.smoothquant is None:
             use = None  # every range still serves its spec: no need to touch the data
     if use is None and data_spec is None:
         the_plan = plan(new, rt.recipe)
