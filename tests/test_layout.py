@@ -183,6 +183,27 @@ def test_collapse_qdq_pairs_into_edge_badges():
     assert pos["conv"][1] < pos["relu"][1] < pos["add"][1]
 
 
+def test_pair_before_a_graph_output_tags_its_producer():
+    """conv -> Q -> DQ -> y (a graph output) and, on a branch, conv -> Q -> DQ -> relu -> z: the
+    pair before y has no drawn edge; it was hidden without a trace (the diff tab said "out:u8")."""
+    inits = [numpy_helper.from_array(np.ones((2, 1, 1, 1), np.float32), "w"),
+             numpy_helper.from_array(np.array(0.1, np.float32), "s"),
+             numpy_helper.from_array(np.array(0, np.uint8), "zp_u8"),
+             numpy_helper.from_array(np.array(0, np.int8), "zp_i8")]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             helper.make_node("QuantizeLinear", ["c", "s", "zp_u8"], ["c_q"], name="q_out"),
+             helper.make_node("DequantizeLinear", ["c_q", "s", "zp_u8"], ["y"], name="dq_out"),
+             helper.make_node("QuantizeLinear", ["c", "s", "zp_i8"], ["b_q"], name="q_b"),
+             helper.make_node("DequantizeLinear", ["b_q", "s", "zp_i8"], ["b"], name="dq_b"),
+             helper.make_node("Relu", ["b"], ["z"], name="relu")]
+    proto = _model(nodes, outputs=("y", "z"), initializers=inits)
+    s = graph_structure(proto, collapse_qdq=True)
+    assert s.names == ["conv", "relu"] and sorted(s.hidden) == ["dq_b", "dq_out", "q_b", "q_out"]
+    assert s.node_tags == {0: "out:u8"}
+    assert s.edge_badges == {0: "i8"}  # the branch's pair stays an edge badge
+    assert graph_structure(proto).node_tags == {}  # nothing collapsed, nothing tagged
+
+
 def test_not_a_model_raises_model_error():
     with pytest.raises(ModelError, match="ModelProto"):
         graph_structure("model.onnx")

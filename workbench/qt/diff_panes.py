@@ -12,7 +12,7 @@ Marks (legend strip above the panes, :data:`workbench.qt.diff_marks.MARK_COLORS`
 fused float ops greyed and struck through with a note naming the quantized node they went into;
 compute ops left float framed orange with a "float" badge; added nodes framed green; Q/DQ pairs
 are the canvas's dtype badges on the edges they sit on (weights: a ``w:`` tag on the consumer;
-a pair before a graph output: an ``out:`` badge on its producer). With data the right pane is
+a pair before a graph output: an ``out:`` tag on its producer). With data the right pane is
 coloured by the SQNR measured on every edge and node (the canvas's legend gives the thresholds),
 else by the dtype each edge carries.
 """
@@ -32,7 +32,6 @@ from workbench.qt.diff_marks import MARK_COLORS, DiffMarksItem
 
 #: colour-map value shown for a bit-exact tensor (+inf dB)
 INF_DB = 100.0
-_SHORT = {"uint8": "u8", "int8": "i8", "int16": "i16", "uint16": "u16", "int32": "i32", "int4": "i4", "uint4": "u4"}
 
 
 class PaneCanvas(GraphCanvas):
@@ -168,15 +167,10 @@ class DiffPanes(QWidget):
         qc.set_model(self.quant_proto, positions=layout.quant_positions, collapse_qdq=True)
 
     def _quant_badges(self) -> dict[str, str]:
-        """Right-pane badges: "float" on compute ops left float, "+" on added nodes, "out:u8" on the
-        producer of a Q/DQ pair before a graph output."""
+        """Right-pane badges: "float" on compute ops left float, "+" on added nodes (a Q/DQ pair
+        before a graph output is the canvas's own "out:u8" tag on its producer)."""
         badges = {m.quant_node: "float" for m in self.diff.matches if m.status == "float"}
         badges.update({n: "+" for n, _op in self.diff.added})
-        dtype = {p.quantize: p.dtype for p in self.diff.qdq if p.quantize}
-        for node, marks in (self.layout_.qdq_marks if self.layout_ else {}).items():
-            for kind, where, _ in marks:
-                if kind == "output" and node in dtype:
-                    badges[where] = "out:" + _SHORT.get(dtype[node], dtype[node])
         return badges
 
     def _on_pane_ready(self) -> None:

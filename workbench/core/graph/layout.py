@@ -64,7 +64,9 @@ class GraphStructure:
     edge_badges : dict of int to str
         Edge index -> text of collapsed Q/DQ pairs on it, e.g. ``"u8"``.
     node_tags : dict of int to str
-        Node index -> text of collapsed weight DequantizeLinear nodes feeding it, e.g. ``"w:i8"``.
+        Node index -> text of collapsed Q/DQ nodes next to it: weight DequantizeLinear nodes
+        feeding it (``"w:i8"``), a pair on a graph input it reads (``"in:u8"``) or before a graph
+        output it writes (``"out:u8"``).
     has_subgraph : list of bool
         True for If / Loop / Scan nodes (nodes carrying graph attributes).
     hidden : list of str
@@ -185,8 +187,9 @@ def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> Gr
     collapse_qdq : bool
         Hide each QuantizeLinear -> DequantizeLinear pair: the edge from the producer to the DQ's
         consumers gets a badge with the quantized dtype (``"u8"``); a pair on a graph input becomes
-        a tag (``"in:u8"``) on its consumers. DequantizeLinear nodes of weights (fed by an
-        initializer) are hidden too and become a tag (``"w:i8"``) on their consumer.
+        a tag (``"in:u8"``) on its consumers, a pair before a graph output a tag (``"out:u8"``)
+        on its producer. DequantizeLinear nodes of weights (fed by an initializer) are hidden too
+        and become a tag (``"w:i8"``) on their consumer.
 
     Raises
     ------
@@ -207,8 +210,9 @@ def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> Gr
         for t in inputs:
             consumers.setdefault(t, []).append(i)
     init_types = {t.name: t.data_type for t in proto.graph.initializer}
-    hidden, badges = (_find_hidden(nodes, ops, ins, outs, producer, consumers, init_types,
-                                   {o.name for o in proto.graph.output}) if collapse_qdq else (set(), {}))
+    outputs = {o.name for o in proto.graph.output}
+    hidden, badges = (_find_hidden(nodes, ops, ins, outs, producer, consumers, init_types, outputs)
+                      if collapse_qdq else (set(), {}))
     index = {}
     s = GraphStructure()
     shapes = _tensor_shapes(proto.graph)
@@ -269,6 +273,11 @@ def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> Gr
                 s.edge_tensors.append(t)
             if trail:
                 s.edge_badges[seen[pair]] = " ".join(trail)
+    for q, badge in badges.items():  # a pair before a graph output: no edge to badge, tag its producer
+        if ops[q] == "QuantizeLinear" and any(outs[d][0] in outputs for d in consumers.get(outs[q][0], [])):
+            src, _trail = resolve(ins[q][0])
+            if src is not None:
+                _add_tag(s.node_tags, index[src], "out:" + badge)
     return s
 
 
