@@ -461,3 +461,21 @@ def test_integer_kernel_marks_are_the_kernels_onnxruntime_runs(corpus, preset, n
     assert marks == ran, (preset, name)
     if preset in ("fp8-e4m3",) or (preset == "a16w8" and name == "digits_cnn"):
         assert not marks
+
+
+def test_qonnx_biases_are_read_as_biases_like_their_qdq_source(tmp_path):
+    """The int32 bias Quants of a QONNX conversion were listed as weights (inspect said "weight
+    onnx::Conv_33: int32"); the QDQ file they came from lists them as biases. Both now agree, tensor by tensor."""
+    from workbench.core.inspection.quant_reader import read_quant_params
+
+    example = Path(workbench.__file__).parent / "resources" / "example"
+    model = api.open_model(example / "digits_cnn.onnx")
+    qdq = tmp_path / "q.onnx"
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(example / "digits_cnn_calib.npz"),
+                            samples=16), qdq)
+    qonnx = tmp_path / "q.qonnx.onnx"
+    assert main(["convert", str(qdq), str(qonnx), "--to", "qonnx"]) == 0
+    roles = {}
+    for path in (qdq, qonnx):
+        roles[path] = sorted((p.role, p.dtype) for p in read_quant_params(onnx.load(str(path))) if p.role != "activation")
+    assert roles[qdq] == roles[qonnx] and roles[qdq].count(("bias", "int32")) == 4

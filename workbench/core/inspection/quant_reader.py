@@ -327,7 +327,7 @@ class _Reader:
             dtype = f"float e{fp.get('exponent_bits')}m{fp.get('mantissa_bits')}"
         else:
             dtype = q.kind
-        role = "weight" if q.x in self.c.protos else "activation"
+        role = ("bias" if dtype == "int32" else "weight") if q.x in self.c.protos else "activation"  # as for QDQ
         scale = None if q.scale is None else np.asarray(q.scale, np.float32)
         big = [i for i, d in enumerate(scale.shape) if d > 1] if scale is not None else []
         axis = big[0] if len(big) == 1 else None  # QONNX broadcasts: a (C, 1, ...) scale is per channel
