@@ -186,3 +186,34 @@ def test_folded_batchnorm_is_struck_in_the_float_pane(qtbot, tmp_path):
     tab.panes.select_pair("", "conv")
     assert sorted(fc.selected_nodes()) == ["bn", "conv"]
     tab.shutdown()
+
+
+def test_panes_draw_the_names_the_diff_lists_and_a_project_is_refused(qtbot, window, open_file, tmp_path):
+    """onnxruntime's quantize_dynamic leaves nodes unnamed: the diff names them as the canvas does
+    (Reshape_0) and the quantized pane must draw those same names (it drew the raw file: every
+    matched name also drawn). A project picked as the quantized file is one line naming the model it records."""
+    from onnxruntime.quantization import quantize_dynamic
+
+    float_path, calib = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz"
+    dyn = tmp_path / "dyn.onnx"
+    quantize_dynamic(str(float_path), str(dyn))
+    assert any(not n.name for n in onnx.load(str(dyn)).graph.node)  # the case: unnamed nodes in the file
+    win = window
+    open_file(win, float_path)
+    win.calibration.set_data_spec({"kind": "npz", "path": str(calib)}, 8)
+    win._on_spec_changed()
+    with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
+        win.compare_with(dyn)
+    tab = sig.args[0]
+    with qtbot.waitSignal(tab.panesReady, timeout=540_000):
+        pass
+    drawn = set(_drawn(tab.canvas))
+    listed = {m.quant_node for m in tab.diff.matches} | set(getattr(tab.diff, "added", []) or [])
+    assert {m.quant_node for m in tab.diff.matches} <= drawn
+    assert "Reshape_0" in drawn and not any("#" in n for n in drawn), sorted(drawn)
+    assert listed
+    proj = tmp_path / "job.wbproj"
+    proj.write_text('{"schema_version": 1, "model": {"path": "digits_cnn.onnx"}}')
+    from workbench.core.errors import WorkbenchError
+    with pytest.raises(WorkbenchError, match=r"job.wbproj is a Workbench project, not a model"):
+        win.compare_with(proj)

@@ -14,7 +14,6 @@ import logging
 import math
 from pathlib import Path
 
-import onnx
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QPalette
@@ -473,11 +472,7 @@ class MainWindow(QMainWindow):
         if self._open_job is not None or self.runs.busy:
             raise WorkbenchError(f"Another job is running; {path.name} was not compared.",
                                  hint="Wait until it ends or cancel it (Run > Cancel).")
-        try:
-            proto = onnx.load(str(path))
-        except Exception as exc:  # noqa: BLE001 - protobuf raises its own types
-            raise WorkbenchError(f"{path}: cannot read it as ONNX ({exc}).", hint="Pick a quantized .onnx file.") \
-                from None
+        proto = api.open_model(path).proto  # the loader's one-line refusals (a project, an .npz, an empty file)
         model, data, samples = self.doc.model, self.doc.data, self.calibration.sample_count()
 
         def work(progress, cancel):
@@ -487,7 +482,8 @@ class MainWindow(QMainWindow):
         self._open_job = job
         job.cancelled.connect(lambda: self.set_status(f"Comparison with {path.name} cancelled."))
         job.progress.connect(self._on_compare_progress)
-        job.succeeded.connect(lambda diff: self._show_diff(diff, proto, path))
+        # the panes draw the graph the diff names (unnamed nodes named as the canvas names them)
+        job.succeeded.connect(lambda diff: self._show_diff(diff, diff.quant_proto or proto, path))
         job.finished.connect(lambda: self.status_bar_progress.setVisible(False))
         job.failed.connect(lambda err: (self.set_status(f"Could not compare with {path.name}."),
                                         show_error(self, f"Cannot compare with {path.name}", err)))
