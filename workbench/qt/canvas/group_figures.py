@@ -16,10 +16,18 @@ from PySide6.QtGui import QColor
 from workbench.core.api import Hierarchy, aggregate
 from workbench.qt.canvas import colors
 
+#: dtypes a quantized tensor or kernel computes in (normalized names; float8 types too); int32 /
+#: int64 are shape and index math (Shape, Gather, Concat) or accumulators, not quantization
+QUANTIZED_DTYPES = frozenset({"int8", "uint8", "int16", "uint16", "int4", "uint4", "int2", "uint2"})
+
 
 def is_quantized_dtype(key: str | None) -> bool:
-    """True for an integer / fp8 dtype name, False for float types and for no value."""
-    return key is not None and not key.startswith(("float", "bfloat", "double"))
+    """True for a quantized dtype name (8 / 16 / 4-bit integer, float8), False for float types,
+    int32 / int64 / bool and for no value."""
+    if key is None:
+        return False
+    key = colors.normalize_dtype(key)
+    return key in QUANTIZED_DTYPES or key.startswith("float8")
 
 
 def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list) -> tuple[dict[int, QColor], dict[int, str]]:
