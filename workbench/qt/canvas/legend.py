@@ -3,8 +3,8 @@
 A small frame in the canvas's top-left corner that follows the colour mode (``colorsChanged``):
 
 * op: the op types present, most frequent first (colour per op type, stable between runs);
-* dtype: node fills per dtype, the coloured edges (dtype carried; grey = float), the collapsed Q/DQ
-  badge and the "INT" mark of integer kernels;
+* dtype: node fills per dtype drawn, the coloured edges (dtype carried; grey = float), the collapsed
+  Q/DQ badge, the node tags of folded Q/DQ ("in:u8 w:i8 out:u8") and the "INT" mark of integer kernels;
 * error / sensitivity: the colour stops of the map with their thresholds in dB
   (:data:`workbench.qt.canvas.colors.ERROR_STOPS`, linear in between) and "no value".
 
@@ -32,6 +32,15 @@ def _swatch(color: QColor, label: str, edge: bool = False) -> str:
     return f'<span style="{style}">{box}</span>&nbsp;{html.escape(label)}'
 
 
+def _tags_note(tags) -> str:
+    """The note on the node tag pills ("in:u8 w:i8 w:i32"): the kinds present, e.g. "node tag:
+    folded Q/DQ of its graph input (in:), weight / bias (w:)"."""
+    kinds = {t.split(":")[0] for text in tags for t in text.split()}
+    parts = [f"{what} ({kind}:)" for kind, what in (("in", "graph input"), ("w", "weight / bias"),
+                                                    ("out", "graph output")) if kind in kinds]
+    return "node tag: folded Q/DQ of its " + ", ".join(parts)
+
+
 def legend_entries(canvas) -> tuple[str, list[tuple[str, QColor]], list[str]]:
     """(title, [(label, colour)], notes) for ``canvas``'s current colour mode."""
     mode = canvas.color_mode()
@@ -53,6 +62,8 @@ def legend_entries(canvas) -> tuple[str, list[tuple[str, QColor]], list[str]]:
             notes.append("edges coloured by the dtype they carry; grey: float")
         if state is not None and state.data.structure.edge_badges:
             notes.append("edge badge (u8, i8): a folded Q/DQ pair")
+        if state is not None and state.data.structure.node_tags:
+            notes.append(_tags_note(state.data.structure.node_tags.values()))
         if state is not None and state.kernels:
             notes.append("INT: integer kernel (or a QDQ unit fused into one)")
         title = "dtype in the file" if canvas.edge_colour_keys() or (state and state.kernels) else "dtype (recipe)"

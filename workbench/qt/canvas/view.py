@@ -585,9 +585,11 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         """(label, colour) pairs explaining the current colour mode."""
         if self._mode == "error":
             return [(f"{db:g} dB", QColor(c)) for db, c in colors.ERROR_STOPS] + [("no value", colors.NO_VALUE)]
-        if self._mode == "dtype":
-            names = sorted({colors.normalize_dtype(v) for v in self._dtypes.values()} | set(self.edge_colour_keys()))
-            return [(n, colors.dtype_color(n)) for n in names] + [("not assigned", colors.NO_VALUE)]
+        if self._mode == "dtype":  # the colours drawn: nodes on the canvas (not folded Q/DQ) and edges
+            drawn = [self._dtypes.get(n) for n in self._state.data.structure.names] if self._state else []
+            names = sorted({colors.normalize_dtype(v) for v in drawn if v} | set(self.edge_colour_keys()))
+            rows = [(n, colors.dtype_color(n)) for n in names]
+            return rows + ([("not assigned", colors.NO_VALUE)] if None in drawn else [])
         ops = sorted(set(self._state.data.structure.op_types)) if self._state else []
         return [(o, colors.op_color(o)) for o in ops]
 
