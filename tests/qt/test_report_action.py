@@ -53,3 +53,30 @@ def test_cancelled_report_leaves_nothing(qtbot, window, open_file, tmp_path):
     ends, _ = _run(qtbot, window, start_and_cancel)
     assert [e[:2] for e in ends] == [("cancelled", "report")], ends
     assert list(tmp_path.iterdir()) == []
+
+
+def test_report_uses_the_evaluate_settings_and_the_autotune_curve(qtbot, window, open_file, tmp_path):
+    """The report was measured on the calibration data with its default metric and never held the app's
+    autotune curve: it now takes the Evaluate panel's eval data, samples and metric (top1 on the eval
+    split), and the Autotune panel's finished curve."""
+    eval_npz = EXAMPLE.with_name("digits_cnn_eval.npz")
+    open_file(window, EXAMPLE)
+    settings = window.evaluate_panel.settings
+    settings.data.setText(str(eval_npz))
+    settings.set_metric("top1")
+    settings.samples.setValue(40)
+    point = {"trial": 0, "promoted": 0, "metric": 0.95, "fraction_int8": 1.0, "weight_bytes": 26232, "bops": 1,
+             "latency": None, "accepted": True, "pareto": True, "levels": {}}
+    panel = window.autotune_panel
+    panel.start("top1", {"max_drop": 0.01, "promote_to": "int16,float"}, settings.evaluation())
+    panel.set_result({"curve": [{"point": point, "recipe": window.doc.recipe.to_json(), "metric_float": 0.96}],
+                      "metric_float": 0.96, "recipe": window.doc.recipe.to_json(), "met": True, "promoted": [],
+                      "levels": {}, "metric_before": 0.95, "metric_after": 0.95})
+    target = tmp_path / "r.html"
+    ends, _ = _run(qtbot, window, lambda: window.export_report_to(target))
+    assert [e[:2] for e in ends] == [("succeeded", "report")], ends
+    text = target.read_text(encoding="utf-8")
+    metrics = text.split('<section id="metrics"', 1)[1].split("</section>", 1)[0]
+    assert "40 samples of" in metrics and eval_npz.name in metrics and ">top1<" in metrics
+    tune = text.split('<section id="autotune"', 1)[1].split("</section>", 1)[0]
+    assert "No autotune curve" not in tune and "<img" in tune and "40 samples of" in tune

@@ -185,16 +185,18 @@ def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
 def job_report(payload: dict, progress, cancel: CancelToken) -> dict:
     """Write the HTML report (:func:`workbench.core.report.write.write_report`) to ``path``.
 
-    Payload: as :func:`job_export`, plus ``eval`` (data spec; default ``data``), ``eval_samples`` and
-    ``sweep`` (SweepResult JSON of the same recipe, or None).
+    Payload: as :func:`job_export`, plus ``eval`` (data spec; default ``data``), ``eval_samples``,
+    ``metric`` and ``allow_code`` (as :func:`job_evaluate`; None: the report's default metric), ``sweep``
+    (SweepResult JSON of the same recipe, or None) and ``curve`` (an autotune curve document, or None).
     Quantizes with the cached calibration (calibrating only what is missing); the file is written
     atomically, so a cancelled or failed job leaves nothing. Result: ``path``, ``calibration``.
     """
+    metric = _metric(payload)  # an unknown metric or a file without allow_code fails before calibrating
     model = _open(payload, progress)
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
     out = api.write_report(payload["path"], model, result, payload.get("eval") or payload["data"],
-                           eval_samples=payload.get("eval_samples"),
+                           eval_samples=payload.get("eval_samples"), metric=metric, curve=payload.get("curve"),
                            sweep=api.load_sweep(payload["sweep"], "the sweep") if payload.get("sweep") else None,
                            progress=in_phase(progress, "Report"),
                            cancel=cancel)

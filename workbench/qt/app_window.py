@@ -700,8 +700,12 @@ class MainWindow(QMainWindow):
             self.export_report_to(path)
 
     def export_report_to(self, path: str | Path):
-        """Start the report job (measured on the calibration data, written to ``path`` atomically)."""
-        return self.runs.report(path)
+        """Start the report job (written to ``path`` atomically): measured on the Evaluate panel's eval data
+        and task metric when it names eval data (else on the calibration data), with the Autotune panel's
+        finished curve."""
+        settings = self.evaluate_panel.settings
+        evaluation = settings.evaluation() if settings.data.text().strip() else None
+        return self.runs.report(path, evaluation=evaluation, curve=self.autotune_panel.curve_doc())
 
     def _need_model(self) -> None:
         if self.doc.model is None:

@@ -57,6 +57,7 @@ class AutotunePanel(QWidget):
         self.metric_name = ""
         self._target: dict = {}
         self._promoted_to = "float"
+        self._evaluation: dict = {}  # the eval settings of the last run (for the report)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.target_kind = QComboBox()
@@ -138,9 +139,10 @@ class AutotunePanel(QWidget):
         self._redraw()
         self.summary.setText("No autotune yet: set a target, then Run > Autotune (Shift+F9).")
 
-    def start(self, metric_name: str, target: dict) -> None:
+    def start(self, metric_name: str, target: dict, evaluation: dict | None = None) -> None:
         self.clear()
         self.metric_name = metric_name
+        self._evaluation = dict(evaluation or {})  # eval data and samples the curve is measured on
         self._target = dict(target)
         self._promoted_to = target.get("promote_to", "float")
         self.set_running(True, "Autotune: calibrating...")
@@ -181,6 +183,16 @@ class AutotunePanel(QWidget):
         self.set_running(False)
         self._redraw()
         self.summary.setText(self._final_text())
+
+    def curve_doc(self) -> dict | None:
+        """The finished curve as ``autotune --curve-json`` writes it (for the report), None before a run ends."""
+        if self.final is None or not self.points:
+            return None
+        ev = self._evaluation
+        return {"metric": self.metric_name, "metric_float": self.metric_float, "promote_to": self._promoted_to,
+                "eval": ev.get("eval_data"), "eval_samples": ev.get("eval_samples"),
+                "curve": [e["point"] for e in self.points],
+                "front": [e["point"]["trial"] for e in self.points if e["point"].get("pareto")]}
 
     def recipe_at(self, index: int) -> Recipe:
         return Recipe.model_validate_json(self.points[index]["recipe"])

@@ -66,7 +66,7 @@ class EvaluationController(QObject):
             evaluation["metric"] = "cosine"
             metric.set_metric("cosine")
         self.runs.autotune(evaluation, target)
-        self.autotune_panel.start(metric.metric_label(), target)
+        self.autotune_panel.start(metric.metric_label(), target, evaluation)
 
     @guarded
     def apply_point(self, index: int) -> bool:

@@ -87,16 +87,22 @@ class RunController(QObject):
         return self._start("export", ProcessJob("export", payload, title=f"Export to {Path(path).name}",
                                                 parent=self))
 
-    def report(self, path: str | Path) -> Job:
-        """Write the HTML report (recipe, issues, SQNR, histograms, sensitivity, metric, graph) to ``path``,
-        measured on the calibration data with the cached ranges; with the last sensitivity sweep when it
-        was made with the current recipe."""
+    def report(self, path: str | Path, evaluation: dict | None = None, curve: dict | None = None) -> Job:
+        """Write the HTML report (recipe, issues, SQNR, histograms, sensitivity, metric, graph) to ``path``
+        with the cached ranges: measured on ``evaluation``'s eval data, samples and task metric (the
+        Evaluate panel's, as :meth:`evaluate` takes them) or on the calibration data; with the last
+        sensitivity sweep when it was made with the current recipe, and the autotune ``curve`` (the
+        Autotune panel's) when given."""
         self._need_model()
         self._need_data()
         sweep = self.doc.sensitivity_json()
         current = sweep is not None and sweep.get("recipe") == self.doc.recipe.to_json()
-        payload = self.doc.payload(path=str(path), reuse=True, eval_samples=self.analysis_samples,
-                                   sweep=sweep["sweep"] if current else None)
+        measure = {"eval_samples": self.analysis_samples}
+        if evaluation is not None:
+            measure = {"eval": evaluation["eval_data"], "eval_samples": evaluation["eval_samples"],
+                       "metric": evaluation["metric"], "allow_code": evaluation["allow_code"]}
+        payload = self.doc.payload(path=str(path), reuse=True, sweep=sweep["sweep"] if current else None,
+                                   curve=curve, **measure)
         return self._start("report", ProcessJob("report", payload, title=f"Report to {Path(path).name}",
                                                 parent=self))
 

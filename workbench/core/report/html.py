@@ -163,8 +163,9 @@ def _sweep(d: ReportData) -> str:
 
 def _autotune(d: ReportData) -> str:
     if not d.curve:
-        return ('<p class="note">No autotune curve in this report: run <code>workbench-cli autotune ... '
-                '--curve-json curve.json</code> and pass <code>--curve-json curve.json</code> to report.</p>')
+        return ('<p class="note">No autotune curve in this report: in the app, run Run &gt; Autotune before '
+                'exporting the report; on the command line, run <code>workbench-cli autotune ... --curve-json '
+                'curve.json</code> and pass <code>--curve-json curve.json</code> to report.</p>')
     n, data = d.curve.get("eval_samples"), d.curve.get("eval")
     used = f"{n} samples" if n else "all samples"
     note = (f"autotune --curve-json: {used} of {data or 'its eval data (not recorded in the file)'}; "
