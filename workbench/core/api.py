@@ -63,6 +63,7 @@ _LAZY: dict[str, str] = {
     # pipeline
     "QuantizeResult": "workbench.core.pipeline.quantize",
     "plan": "workbench.core.pipeline.quantize",
+    "GraphFacts": "workbench.core.planning.plan",
     "calibrate": "workbench.core.pipeline.quantize",
     "quantize": "workbench.core.pipeline.quantize",
     "export": "workbench.core.pipeline.export",

@@ -65,7 +65,8 @@ def _quantize_with_cache(model, recipe, payload, progress, cancel, *, latency_ch
         done()
         return result, _with_cache(result.calibration, previous)
     done = one_step(progress, "Planning: resolving the recipe")
-    the_plan = api.plan(model, recipe, guard=True)  # what quantize() below calibrates
+    facts = api.GraphFacts(model.proto)  # one graph analysis for this plan and quantize()'s own
+    the_plan = api.plan(model, recipe, guard=True, facts=facts)  # what quantize() below calibrates
     done()
     calib = previous
     if the_plan.mode == "static" and the_plan.activations and (previous is None or payload.get("data")):
@@ -77,7 +78,7 @@ def _quantize_with_cache(model, recipe, payload, progress, cancel, *, latency_ch
     cancel.check()
     done = one_step(progress, "Quantizing: planning and writing the quantized model")
     result = api.quantize(model, recipe, calibration=calib, progress=in_phase(progress, "Quantizing"),
-                          cancel=cancel)
+                          cancel=cancel, facts=facts)
     done()
     return result, calib
 
