@@ -43,7 +43,7 @@ from workbench.core.errors import AlreadyQuantizedError, DataError, ModelError
 from workbench.core.graph.index import attrs_of, iter_graphs
 from workbench.core.graph.quantized_ops import QONNX_DOMAINS
 from workbench.core.graph.static_shapes import fold_fixed_nodes, inline_fixed_ifs
-from workbench.core.planning.kernels import kernel_bits
+from workbench.core.planning.kernels import kernel_bits, output_pair
 from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
@@ -240,7 +240,7 @@ def plan_kernel_bits(plan) -> dict[str, tuple[int, int]]:
     for u in plan.units.values():
         if not u.excluded:
             weight = next((q.spec for q in u.quant_inputs if q.role == "weight"), u.config.weight)  # axis resolved
-            out[u.node] = kernel_bits(u.op_type, weight, u.config.activation)
+            out[u.node] = kernel_bits(u.op_type, weight, u.config.activation, output_pair(plan, u))
     return out
 
 

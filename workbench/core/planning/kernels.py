@@ -14,6 +14,10 @@ each case):
   (session option ``session.qdq_matmulnbits_accuracy_level``) that kernel quantizes the activation to
   int8 per block, so a 16-bit activation is computed at 8 bits there.
 * 16-bit activations, float8 and MX formats: DequantizeLinear + float kernel.
+
+Not modelled: with signed int8 activations (the s8s8 preset) onnxruntime keeps some MatMul / Gemm units
+float that these rules count as integer (digits_transformer: 6 of 14 units; the rule behind it is not
+known here).
 """
 
 from __future__ import annotations
@@ -62,15 +66,18 @@ def nbits_kernel(op_type: str, weight: QType | None, activation: QType | None, l
             and weight.bits in (4, 8) and layout_ok and wide)
 
 
-def kernel_kind(op_type: str, weight, activation) -> str:
+def kernel_kind(op_type: str, weight, activation, output=None) -> str:
     """The kernel onnxruntime runs for a node of ``op_type`` whose weight and activation are quantized
-    as ``weight`` / ``activation`` (QuantSpec with the weight's axis resolved; None for float):
-    ``"integer"``, ``"nbits"`` (MatMulNBits) or ``"float"`` (DequantizeLinear + float kernel)."""
+    as ``weight`` / ``activation`` (QuantSpec with the weight's axis resolved; None for float) and whose
+    output pair is ``output`` (QuantSpec; None: a float output): ``"integer"``, ``"nbits"``
+    (MatMulNBits) or ``"float"`` (DequantizeLinear + float kernel). A 16-bit output pair keeps an
+    8-bit unit off its integer kernel; an 8-bit one keeps a MatMul from MatMulNBits."""
     wq = weight.qtype if weight is not None else None
     aq = activation.qtype if activation is not None else None
+    oq = output.qtype if output is not None else None
     if integer_kernel(op_type, wq, aq):
-        return "integer"
-    if weight is None:
+        return "integer" if oq is None or is_int8(oq) else "float"
+    if weight is None or (oq is not None and oq.bits == 8):
         return "float"
     axis = weight.axis
     if op_type == "Gemm" and aq is None and wq.bits == 4:
@@ -79,11 +86,18 @@ def kernel_kind(op_type: str, weight, activation) -> str:
     return "nbits" if nbits_kernel(op_type, wq, aq, layout) else "float"
 
 
-def kernel_bits(op_type: str, weight, activation) -> tuple[int, int]:
+def kernel_bits(op_type: str, weight, activation, output=None) -> tuple[int, int]:
     """(weight bits, activation bits) at which onnxruntime computes the node (:func:`kernel_kind`):
     (8, 8) on integer kernels, (weight bits, 8) in MatMulNBits (accuracy level 4 quantizes the
     activation to int8 per block), (32, 32) on float kernels."""
-    kind = kernel_kind(op_type, weight, activation)
+    kind = kernel_kind(op_type, weight, activation, output)
     if kind == "integer":
         return 8, 8
     return (weight.qtype.bits, 8) if kind == "nbits" else (FLOAT_BITS, FLOAT_BITS)
+
+
+def output_pair(plan, unit):
+    """The QuantSpec of ``unit``'s output pair in ``plan`` (the widest when it has several outputs), None
+    when its outputs stay float (a MatMul / Gemm whose reader is float writes float)."""
+    specs = [plan.activations[t] for t in unit.outputs if t in plan.activations]  # float_outputs have no pair
+    return max(specs, key=lambda s: s.qtype.bits, default=None)
