@@ -32,7 +32,7 @@ from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.io.external import checkable, tensor_array
 from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes, restore_held
 from workbench.core.issues import IssueCode, PlanIssue
-from workbench.core.planning.kernels import kernel_kind
+from workbench.core.planning.kernels import kernel_kind, output_pair
 from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.wording import count
 from workbench.core.writers import common as C
@@ -97,7 +97,7 @@ def _note_nbits(plan: QuantPlan, result: QdqResult) -> None:
     whose default accuracy level computes the activation at int8."""
     fused = [u.node for u in plan.units.values() if not u.excluded and u.config.activation is not None
              and kernel_kind(u.op_type, next((q.spec for q in u.quant_inputs if q.role == "weight"), None),
-                             u.config.activation) == "nbits"]
+                             u.config.activation, output_pair(plan, u)) == "nbits"]
     if fused:
         bits = sorted({plan.units[n].config.activation.qtype.bits for n in fused})
         C.record_nbits_accuracy(result, fused, f"{len(fused)} MatMul units with integer weights beside "
