@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import onnx
 import pytest
 from PySide6.QtWidgets import QFileDialog
 
@@ -74,3 +75,24 @@ def test_hints_name_what_works_on_a_quantized_file(window, open_file, qdq_file, 
     assert f"No per-unit figures: {qdq_file.name} is already quantized" in dialogs.texts()
     assert "compare it with its float model (View > Compare Float vs Quantized, Ctrl+Shift+D)" in dialogs.texts()
     dialogs.clear()
+
+
+def test_search_for_folded_qdq_names_the_shortcut(qtbot, window, open_file, qdq_file):
+    win = window
+    open_file(win, qdq_file)
+    proto = onnx.load(str(qdq_file))
+    dq = sum(n.op_type == "DequantizeLinear" for n in proto.graph.node)
+    assert dq == 15  # 7 activation pairs and 8 weight / bias DQs, all folded by default
+    win.search.setText("DequantizeLinear")
+    assert win.run_search() == []
+    # it said "No node matches 'DequantizeLinear'." although the file has 15
+    assert win.status_label.text() == (
+        "No drawn node matches 'DequantizeLinear', but 15 Q/DQ nodes folded into the edge badges and node tags "
+        "do; View > Show Q/DQ as Nodes (Ctrl+Shift+Q) draws them, then search again.")
+    win.search.setText("NoSuchOp")
+    win.run_search()
+    assert win.status_label.text() == "No node matches 'NoSuchOp'."
+    with qtbot.waitSignal(win.canvas.layoutReady, timeout=300_000):
+        win.act_show_qdq.trigger()  # Ctrl+Shift+Q
+    win.search.setText("DequantizeLinear")
+    assert len(win.run_search()) == dq

@@ -885,8 +885,16 @@ class MainWindow(QMainWindow):
         if found:
             docks.bring_forward(self, self.docks, "Search Hits", beside="Inspector")
         self.set_status(f"{count(len(found), 'node matches', 'nodes match')} {text!r}; F3 / Shift+F3 step through them." if found
-                        else f"No node matches {text!r}.")
+                        else self._no_search_hits(text))
         return found
+
+    def _no_search_hits(self, text: str) -> str:
+        """The status line of a search without hits: it may match Q/DQ nodes folded into badges."""
+        folded = self.canvas.folded_matches(text, {n.name: n.op_type for n in self.doc.model.graph.node})
+        if not folded:
+            return f"No node matches {text!r}."
+        return (f"No drawn node matches {text!r}, but {count(len(folded), 'Q/DQ node')} folded into the edge badges "
+                "and node tags do; View > Show Q/DQ as Nodes (Ctrl+Shift+Q) draws them, then search again.")
 
     @guarded
     def step_search(self, step: int = 1) -> None:

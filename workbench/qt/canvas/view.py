@@ -53,6 +53,27 @@ from workbench.qt.canvas.worker import EdgeQuantJob, LayoutJob, proto_pieces, wa
 
 log = logging.getLogger(__name__)
 
+
+def search_matcher(text: str):
+    """The predicate of a search box text (case-insensitive): ``re:PATTERN`` searched with
+    ``re.search``, a glob (``*``, ``?``, ``[``) matched whole, else a substring.
+
+    Raises
+    ------
+    ValueError
+        ``re:`` followed by an invalid regular expression (the message says where).
+    """
+    pattern = text.strip().lower()
+    if pattern.startswith("re:"):
+        try:
+            regex = re.compile(text.strip()[3:], re.IGNORECASE)
+        except re.error as exc:
+            raise ValueError(f"search: invalid regular expression {text.strip()[3:]!r}: {exc}") from None
+        return lambda s: regex.search(s) is not None
+    if any(c in pattern for c in "*?["):
+        return lambda s: fnmatch.fnmatchcase(s.lower(), pattern)
+    return lambda s: pattern in s.lower()
+
 MIN_SCALE, MAX_SCALE = 0.002, 4.0
 COLOR_MODES = ("op", "dtype", "error")
 
@@ -484,30 +505,26 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         """
         if self._state is None:
             return []
-        pattern = text.strip().lower()
         self._hits, self._hit_pos = [], -1
-        if not pattern:
+        if not text.strip():
             self._set_selection(set())
             return []
-        if pattern.startswith("re:"):
-            try:
-                regex = re.compile(text.strip()[3:], re.IGNORECASE)
-            except re.error as exc:
-                raise ValueError(f"search: invalid regular expression {text.strip()[3:]!r}: {exc}") from None
-
-            def match(s: str) -> bool:
-                return regex.search(s) is not None
-        elif any(c in pattern for c in "*?["):
-            def match(s: str) -> bool:
-                return fnmatch.fnmatchcase(s.lower(), pattern)
-        else:
-            def match(s: str) -> bool:
-                return pattern in s.lower()
+        match = search_matcher(text)
         st = self._state.data.structure
         hits = {i for i, (n, o) in enumerate(zip(st.names, st.op_types, strict=True)) if match(n) or match(o)}
         self._set_selection(hits)
         self._hits = self.selected_nodes()
         return list(self._hits)
+
+    def folded_matches(self, text: str, op_types: dict[str, str]) -> list[str]:
+        """The Q/DQ nodes folded into badges and tags (not drawn, so :meth:`search` cannot find
+        them) whose name or op type matches ``text`` as :meth:`search` matches; ``op_types`` maps
+        node names to op types (an unnamed node's key is ``"<op_type>#<index>"``)."""
+        if self._state is None or not text.strip():
+            return []
+        match = search_matcher(text)
+        return [n for n in self._state.data.structure.hidden
+                if match(n) or match(op_types.get(n) or n.split("#")[0])]
 
     def search_hits(self) -> list[str]:
         """Names found by the last :meth:`search`, in model order."""
