@@ -15,6 +15,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 import workbench
 from workbench.core import api
@@ -217,3 +218,32 @@ def test_panes_draw_the_names_the_diff_lists_and_a_project_is_refused(qtbot, win
     from workbench.core.errors import WorkbenchError
     with pytest.raises(WorkbenchError, match=r"job.wbproj is a Workbench project, not a model"):
         win.compare_with(proj)
+
+
+
+def test_panes_fit_again_when_they_grow_and_the_legend_fits_a_small_pane(qtbot, window, open_file, cnn_export):
+    float_path, export, calib = cnn_export
+    win = window
+    win.resize(1600, 1000)
+    open_file(win, float_path)
+    win.calibration.set_data_spec({"kind": "npz", "path": str(calib)}, 16)
+    win._on_spec_changed()
+    with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
+        win.compare_with(export)
+    tab = sig.args[0]
+    with qtbot.waitSignal(tab.panesReady, timeout=540_000):
+        pass
+    for _ in range(20):  # the panes' scroll bars settle (layout requests posted by the first fits)
+        QApplication.processEvents()
+    fc, qc = tab.float_canvas, tab.canvas
+    for canvas in (fc, qc):  # small panes beside the docks: the 300 px legend was clipped
+        assert canvas.legend_overlay.geometry().right() < canvas.viewport().width(), canvas.viewport().width()
+    small, width = qc.transform().m11(), qc.viewport().width()
+    assert fc.transform().m11() == small
+    for dock in win.docks.values():
+        dock.hide()
+    qtbot.waitUntil(lambda: qc.viewport().width() > width, timeout=10_000)
+    qtbot.waitUntil(lambda: qc.transform().m11() > small, timeout=10_000)  # stayed at the small fit
+    grown = qc.transform().m11()
+    qc.fit()  # what a fit at the grown size gives
+    assert qc.transform().m11() == grown and fc.transform().m11() == grown

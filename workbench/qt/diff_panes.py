@@ -208,9 +208,11 @@ class DiffPanes(QWidget):
             self._syncing = False
 
     def _sync_view(self, source: GraphCanvas, other: GraphCanvas) -> None:
-        """Give ``other`` the scale and centre (scene point) of ``source``."""
+        """Give ``other`` the scale and centre (scene point) of ``source``; a fitted ``source``
+        leaves ``other`` fitted too, so a resize of either pane fits both again (as the main canvas)."""
         if self._syncing or source._state is None or other._state is None:
             return
+        fitted = source._fitted_view == source._view_key()
         self._syncing = True
         try:
             # the other's scene rect (its own fit) must not stop it at the source's centre
@@ -218,6 +220,7 @@ class DiffPanes(QWidget):
             other.setTransform(source.transform())
             other.centerOn(source.mapToScene(source.viewport().rect().center()))
             other._sync_items()
+            other._fitted_view = other._view_key() if fitted else None
         finally:
             self._syncing = False
 

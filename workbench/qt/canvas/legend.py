@@ -24,6 +24,7 @@ from workbench.qt.canvas import colors
 
 MAX_OPS = 14
 MAX_WIDTH = 300  # px; longer notes wrap
+MIN_WIDTH = 120  # px; a narrower viewport clips the legend
 
 
 def _swatch(color: QColor, label: str, edge: bool = False) -> str:
@@ -98,11 +99,19 @@ class LegendOverlay(QFrame):
 
     def eventFilter(self, watched, event) -> bool:
         if event.type() in (QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.Move):
+            before = self.size()
             self.place()
+            if self.size() != before:  # re-wrapped to a new viewport width
+                self.canvas.legend_resized()
         return False
 
     def place(self) -> None:
-        """Top-left corner of the canvas's viewport, above it."""
+        """Top-left corner of the canvas's viewport, above it, no wider than the viewport (its
+        lines wrap): a 256 px wide diff pane clipped the 300 px legend."""
+        width = min(MAX_WIDTH, max(MIN_WIDTH, self.canvas.viewport().width() - 32))  # 8 px each side, frame
+        if width != self.label.maximumWidth():
+            self.label.setMaximumWidth(width)
+            self.adjustSize()
         self.move(self.canvas.viewport().geometry().topLeft() + QPoint(8, 8))
         self.raise_()
 
