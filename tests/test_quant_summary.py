@@ -129,6 +129,28 @@ def test_edge_dtypes_equal_the_file(exports, collapse):
         assert set(eq.dtypes) == {"uint8", "float"}
 
 
+
+def test_roles_of_qoperator_tensors_are_seen_from_the_selected_node(exports):
+    """A QLinearConv's quantized input is its producer's "output": for the node reading it, it is
+    an input (the inspector said "output /f/f.0/Conv_output_0_quantized" for /f/f.3/Conv_quant)."""
+    qop = onnx.load(str(exports["ort_QOperator"]))
+    around = params_around_nodes(qop)
+    nodes = {n.name: n for n in qop.graph.node}
+    checked = 0
+    for name, params in around.items():
+        for p in params:
+            if p.tensor in nodes[name].output:
+                assert p.role != "input", (name, p.tensor, p.role)
+            elif p.tensor in nodes[name].input:
+                assert p.role != "output", (name, p.tensor, p.role)
+                checked += 1
+    assert checked >= 5
+    pool = next(n for n in qop.graph.node if n.op_type == "QLinearAveragePool")
+    assert [(p.tensor, p.role) for p in around[pool.name]] == [(pool.input[0], "input"), (pool.output[0], "output")]
+    conv = next(n for n in qop.graph.node if n.op_type == "QLinearConv" and n.input[0] in
+                {o for m in qop.graph.node if m.op_type == "QLinearConv" for o in m.output})
+    assert [p.role for p in around[conv.name]][:1] == ["input"]
+
 def test_summaries_of_onnxruntime_and_qonnx_files(exports):
     qdq = onnx.load(str(exports["ort_QDQ"]))
     assert summarize_quantization(qdq).text() == "QDQ: 3 Conv int8/int8, 1 Gemm int8/int8"

@@ -14,7 +14,7 @@ Everything here reads the file only (no onnxruntime); the canvas of the app and 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import onnx
 
@@ -342,4 +342,17 @@ def params_around_nodes(proto: onnx.ModelProto, params: list[QuantTensor] | None
         if found:
             have = out.setdefault(n.name, [])
             have += [p for p in found if all(p is not h for h in have)]
+    for n in nodes:
+        if n.name in out:
+            out[n.name] = [_seen_from(n, p) for p in out[n.name]]
     return out
+
+
+def _seen_from(node: onnx.NodeProto, p: QuantTensor) -> QuantTensor:
+    """``p`` with the role it plays for ``node``: a QOperator output (role "output", as read at its
+    producer) is an "input" of the node reading it, and the other way round; other roles as read."""
+    if p.role == "output" and p.tensor in node.input and p.tensor not in node.output:
+        return replace(p, role="input")
+    if p.role == "input" and p.tensor in node.output and p.tensor not in node.input:
+        return replace(p, role="output")
+    return p
