@@ -198,6 +198,27 @@ def _dq_layout(g: _Graph, dq: onnx.NodeProto) -> bool:
     return nbits_layout("per_tensor" if per_tensor else "per_channel", a.get("axis", 1), None)
 
 
+def _only(g: _Graph, tensor: str) -> onnx.NodeProto | None:
+    """The one node reading ``tensor``, None when it has none or several."""
+    users = g.consumers.get(tensor, [])
+    return users[0] if len(users) == 1 else None
+
+
+def _u8_pair(g: _Graph, dq: onnx.NodeProto | None) -> bool:
+    """Whether an activation DequantizeLinear's pair reaches x86 onnxruntime's integer kernels: uint8
+    already, or int8 that its QDQS8ToU8Transformer turns uint8, which it does only for a QuantizeLinear
+    whose one output edge is this DequantizeLinear (it first gives every reader of a shared pair its own
+    DequantizeLinear, so a tensor read by two nodes stays int8 and its units float)."""
+    if dq is None or dq.op_type != "DequantizeLinear":
+        return False
+    qtype = _qtype(g.dtype(dq.input[0]))
+    if qtype is None or qtype.name != "int8":
+        return True
+    q = g.producer.get(dq.input[0])
+    return q is not None and q.op_type == "QuantizeLinear" and _only(g, q.output[0]) is dq \
+        and len(g.consumers.get(dq.output[0], [])) <= 1
+
+
 def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
     """The kernel onnxruntime makes of a QDQ unit around ``node`` (its QDQ fusion rules, for the
     element types that have kernels: :mod:`workbench.core.planning.kernels`): activation and weight
@@ -226,6 +247,9 @@ def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
         return "MatMulNBits" if fusable and nbits_kernel(op, w_type, a_type, _dq_layout(g, w_dq)) else None
     if to_q and not all(is_int8(t) for t in out_types):
         return None  # a 16-bit output pair (the next unit's activation): DequantizeLinear + float op
+    acts = [d for d in (a_dq, w_dq) if d is not None and d.input[0] not in g.inits]
+    if not all(_u8_pair(g, dq) for dq in acts) or not all(_u8_pair(g, _only(g, q.output[0])) for q in users if to_q):
+        return None  # a signed pair x86 onnxruntime cannot turn uint8: DequantizeLinear + float op
     if op == "Gemm":
         return "QGemm"
     if op == "MatMul":
