@@ -235,3 +235,18 @@ def test_curve_counts_at_the_calibration_datas_shapes(tmp_path):
                    min_score=0.0, samples=8, eval_samples=4, max_trials=2)
     macs = 16 * 16 * (4 * 3 * 9 + 2 * 4 * 9)  # output pixels x (C_out x C_in x kernel), pads keep 16x16
     assert res.curve[0].bops == macs * 8 * 8
+
+
+def test_int4_candidates_have_a_weight(corpus):
+    """digits_transformer's attention MatMuls multiply two activations: they carry the recipe's weight
+    setting but no weight, so --int4-weights must not spend trials on them (it 'promoted' them, changing
+    nothing but the curve's BOPs)."""
+    from workbench.core.tuning.autotune import _int4_candidates
+
+    model = api.open_model(corpus / "digits_transformer" / "model_opset17.onnx")
+    plan = api.plan(model, api.make_recipe("cpu-u8s8"))
+    units = [u for u in plan.units.values() if not u.excluded]
+    picked = _int4_candidates(plan, [u.node for u in units])
+    weighted = {u.node for u in units if u.weight is not None and u.op_type in ("Conv", "MatMul", "Gemm")}
+    assert set(picked) == weighted and len(weighted) == 10
+    assert not any(n.endswith(("self_attn/MatMul_1", "self_attn/MatMul_2")) for n in picked)

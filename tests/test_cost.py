@@ -103,26 +103,31 @@ def test_bits_from_configs():
     assert bits_from_configs(cfg) == {"a": (4, 8), "b": (8, 32)}
 
 
-@pytest.mark.parametrize("preset", ["cpu-u8s8", "s8s8", "a16w8", "fp8-e4m3", "w4-block", "dynamic-u8"])
-def test_kernel_bits_match_the_kernels_onnxruntime_runs(corpus, tmp_path, preset):
-    """For each preset on digits_transformer, the units cost counts on integer kernels are as many as
-    onnxruntime's optimized graph has integer kernels, its MatMulNBits ones as many as MatMulNBits
-    (a16w8's MatMuls: int8 weights beside 16-bit activations), the rest float (32 x 32 "as run")."""
+MIXED = {"matmul-int16": {"preset": "cpu-u8s8", "rules": [{"op_type": "MatMul", "activation": {"dtype": "int16"}}]},
+         "matmul-int4w": {"preset": "cpu-u8s8", "rules": [{"op_type": "MatMul", "weight": {
+             "dtype": "int4", "granularity": "per_block", "block_size": 32}}]}}
+
+
+@pytest.mark.parametrize("preset", ["cpu-u8s8", "s8s8", "a16w8", "fp8-e4m3", "w4-block", "dynamic-u8", *MIXED])
+@pytest.mark.parametrize("name", ["digits_cnn", "digits_mlp", "digits_transformer"])
+def test_kernel_bits_match_the_kernels_onnxruntime_runs(corpus, tmp_path, preset, name):
+    """For each preset (and two mixed recipes), the Conv / MatMul / Gemm units cost counts below 32 x 32
+    "as run" are as many as onnxruntime's optimized graph has integer kernels and MatMulNBits (a16w8's
+    MatMuls; s8s8's int8 pairs read by one node; not a weight-only MatMul before a bias and a Relu,
+    which becomes a float FusedGemm); the integer ones at (8, 8)."""
     import onnx
     import onnxruntime as ort
 
     from workbench.core import api
     from workbench.core.analysis.cost import plan_kernel_bits
-    from workbench.core.planning.kernels import kernel_kind, output_pair
 
-    folder = corpus / "digits_transformer"
+    folder = corpus / name
     model = api.open_model(folder / "model_opset17.onnx")
-    recipe = api.make_recipe(preset)
-    data = str(folder / "calib.npz")
-    result = api.quantize(model, recipe, data=None if preset == "w4-block" else data, samples=8, guard=False)
-    kinds = Counter(kernel_kind(u.op_type, next((q.spec for q in u.quant_inputs if q.role == "weight"), None),
-                                u.config.activation, output_pair(result.plan, u)) for u in result.plan.units.values()
-                    if not u.excluded and u.op_type in ("Conv", "ConvTranspose", "MatMul", "Gemm"))
+    recipe = api.Recipe.model_validate(MIXED[preset]) if preset in MIXED else api.make_recipe(preset)
+    data = None if preset == "w4-block" else str(folder / "calib.npz")
+    result = api.quantize(model, recipe, data=data, samples=8, guard=False)
+    macs = {u.node for u in result.plan.units.values() if u.op_type in ("Conv", "ConvTranspose", "MatMul", "Gemm")}
+    bits = {k: v for k, v in plan_kernel_bits(result.plan, model.proto.graph).items() if k in macs}
     src, opt = tmp_path / "q.onnx", tmp_path / "opt.onnx"
     onnx.save(result.proto, str(src))
     so = ort.SessionOptions()
@@ -130,14 +135,10 @@ def test_kernel_bits_match_the_kernels_onnxruntime_runs(corpus, tmp_path, preset
     so.log_severity_level = 3
     ort.InferenceSession(str(src), so, providers=["CPUExecutionProvider"])
     ops = Counter(n.op_type for n in onnx.load(str(opt)).graph.node)
-    integer = ops["QLinearConv"] + ops["QLinearMatMul"] + ops["MatMulIntegerToFloat"] + ops["QGemm"] \
-        + ops["MatMulInteger"] + ops["DynamicQuantizeMatMul"] + ops["ConvInteger"]
-    if preset == "s8s8":  # not modelled (kernels.py): with int8 activations onnxruntime leaves 6 of 14 float
-        assert (kinds["integer"] - integer, ops["MatMulNBits"], kinds["nbits"]) == (6, 0, 0), (ops, kinds)
-        return
-    assert (integer, ops["MatMulNBits"]) == (kinds["integer"], kinds["nbits"]), (preset, ops, kinds)
-    assert ops["MatMul"] + ops["Gemm"] + ops["Conv"] >= kinds["float"] and sum(kinds.values()) > 0
-    macs = {u.node for u in result.plan.units.values() if u.op_type in ("Conv", "ConvTranspose", "MatMul", "Gemm")}
-    assert Counter(v for k, v in plan_kernel_bits(result.plan).items() if k in macs) == Counter(
-        {"integer": (8, 8), "nbits": (4 if preset == "w4-block" else 8, 8), "float": (32, 32)}[k]
-        for k in kinds.elements())
+    fused = sum(ops[k] for k in ("QLinearConv", "QLinearMatMul", "MatMulIntegerToFloat", "QGemm", "MatMulInteger",
+                                  "DynamicQuantizeMatMul", "ConvInteger", "MatMulNBits"))
+    # not modelled before writing (kernels.py): a signed pair behind a Transpose (the 2 attention input MatMuls)
+    gap = 2 if (name, preset) == ("digits_transformer", "s8s8") else 0
+    assert sum(v != (32, 32) for v in bits.values()) - gap == fused, (preset, name, ops, bits)
+    assert sum(v == (32, 32) for v in bits.values()) <= sum(ops[k] for k in ("Conv", "MatMul", "Gemm", "FusedConv",
+                                                                           "FusedGemm", "ConvTranspose"))

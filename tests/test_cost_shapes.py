@@ -104,3 +104,25 @@ def test_cli_input_shape_counts_at_that_shape_and_refuses_what_does_not_fit(corp
     assert main(["cost", str(folder / "model.onnx"), "--input-shape", "images:1x3x64x64",
                  "--input-shape", "images:1x3x32x32"]) == 2
     assert "given twice" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_input_shapes_agree_on_shared_dimension_names(corpus, capsys):
+    """minilm_l6_v2's three inputs share 'batch' and 'sequence': --input-shape input_ids:1x128 alone now
+    sets the other inputs' 'sequence' to 128 (it set them to --batch 1), and 64 on attention_mask beside
+    128 on input_ids is refused (it printed 62,914,560 MACs; onnxruntime cannot run those shapes)."""
+    import json
+
+    from workbench.cli import main
+
+    model = str(corpus / "minilm_l6_v2" / "model.onnx")
+    full = ["--input-shape", "input_ids:1x128", "--input-shape", "attention_mask:1x128",
+            "--input-shape", "token_type_ids:1x128"]
+    totals = []
+    for args in (full, ["--input-shape", "input_ids:1x128"]):
+        assert main(["cost", model, "--json", *args]) == 0
+        totals.append(json.loads(capsys.readouterr().out)["totals"]["macs"])
+    assert totals[0] == totals[1] > 0  # one given shape fixes the shared names for all three inputs
+    assert main(["cost", model, "--input-shape", "input_ids:1x128", "--input-shape", "attention_mask:1x64"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "input attention_mask: dimension 'sequence' is 64" in err[0] and "128 in input input_ids" in err[0]

@@ -457,7 +457,7 @@ def test_a_silu_fed_by_dequantize_linear_is_float_unless_its_sigmoid_is_quantize
 
 
 @pytest.mark.parametrize("preset", ["cpu-u8s8", "s8s8", "a16w8", "fp8-e4m3", "w4-block"])
-@pytest.mark.parametrize("name", ["digits_cnn", "digits_transformer", "nudenet_320n"])
+@pytest.mark.parametrize("name", ["digits_cnn", "digits_mlp", "digits_transformer", "nudenet_320n"])
 def test_integer_kernel_marks_are_the_kernels_onnxruntime_runs(corpus, preset, name):
     """The summary's "QDQ -> kernel" marks (the canvas' INT tags) count exactly the fused kernels of
     onnxruntime's optimized graph: none for float8 and 16-bit units (DequantizeLinear + float op),

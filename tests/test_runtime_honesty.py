@@ -121,3 +121,26 @@ def test_a16w8_matmuls_fused_into_matmulnbits_are_noted_and_run_at_int8(tmp_path
     plain = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
     assert not [i for i in plain.issues if i.code == IssueCode.MATMULNBITS_ACCURACY]
     assert optimized_op_counts(plain.proto)["MatMulNBits"] == 0
+
+
+def test_weight_only_gemm_before_a_relu_is_not_claimed_as_matmulnbits(corpus):
+    """digits_mlp w4-block: two of its three Gemms are followed by a Relu; written as MatMul + bias Add,
+    onnxruntime fuses those into a float FusedGemm first. The export claimed 3 MatMulNBits units; it runs 1."""
+    res = api.quantize(api.open_model(corpus / "digits_mlp" / "model_opset17.onnx"), api.make_recipe("w4-block"))
+    ran = optimized_op_counts(res.proto)
+    notes = [i for i in res.issues if i.code == IssueCode.MATMULNBITS_ACCURACY]
+    kept = [i for i in res.issues if i.code == IssueCode.NO_MATMULNBITS and "FusedGemm" in i.message]
+    assert ran["MatMulNBits"] == 1 and ran["FusedGemm"] == 2
+    assert len(notes) == 1 and notes[0].message.startswith("1 int4 DequantizeLinear + MatMul units") and len(kept) == 2
+
+
+def test_dynamic_units_inside_if_bodies_cost_float_kernels(corpus):
+    """silero_vad_op18_ifless under dynamic-u8: units inside If bodies are written weight-only (float
+    activations), so cost counts them 32 x 32 as run, not at the integer kernels' 8 x 8."""
+    from workbench.core.analysis.cost import plan_kernel_bits
+
+    model = api.open_model(corpus / "silero_vad" / "silero_vad_op18_ifless.onnx")
+    plan = api.plan(model, api.make_recipe("dynamic-u8"))
+    inside = [u.node for u in plan.units.values() if not u.excluded and u.graph]
+    bits = plan_kernel_bits(plan, model.proto.graph)
+    assert inside and all(bits[n] == (32, 32) for n in inside)

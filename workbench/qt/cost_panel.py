@@ -179,7 +179,7 @@ class CostPanel(QWidget):
         if self._float_rows is None:
             return
         plan = self.doc.plan
-        kernel = api.plan_kernel_bits(plan) if plan is not None else {}
+        kernel = api.plan_kernel_bits(plan, self.doc.model.proto.graph) if plan is not None else {}
         self.report = CostReport(rows=api.with_bits(self._float_rows, self.planned_bits(), kernel),
                                  notes=list(self._notes))
         self._show()

@@ -43,7 +43,7 @@ from workbench.core.errors import AlreadyQuantizedError, DataError, ModelError
 from workbench.core.graph.index import attrs_of, iter_graphs
 from workbench.core.graph.quantized_ops import QONNX_DOMAINS
 from workbench.core.graph.static_shapes import fold_fixed_nodes, inline_fixed_ifs
-from workbench.core.planning.kernels import kernel_bits, output_pair
+from workbench.core.planning.kernels import readers, relu_after_bias, unit_kernel_bits
 from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
@@ -233,15 +233,15 @@ def plan_bits(plan) -> dict[str, tuple[int, int]]:
     return bits_from_configs({u.node: u.config for u in plan.units.values() if not u.excluded})
 
 
-def plan_kernel_bits(plan) -> dict[str, tuple[int, int]]:
+def plan_kernel_bits(plan, graph: onnx.GraphProto | None = None) -> dict[str, tuple[int, int]]:
     """``{node: (weight bits, activation bits)}`` at which onnxruntime computes the planned,
-    non-excluded units (:func:`kernel_bits`)."""
-    out = {}
-    for u in plan.units.values():
-        if not u.excluded:
-            weight = next((q.spec for q in u.quant_inputs if q.role == "weight"), u.config.weight)  # axis resolved
-            out[u.node] = kernel_bits(u.op_type, weight, u.config.activation, output_pair(plan, u))
-    return out
+    non-excluded units (:func:`workbench.core.planning.kernels.unit_kernel_bits`), with the pairs the
+    writer gives each unit's inputs and outputs; ``graph`` (the float model's main graph) adds what
+    depends on the neighbours: a signed int8 pair read by several nodes, a bias and Relu after a
+    weight-only MatMul (without it those count as fusable)."""
+    count = readers(graph) if graph is not None else {}
+    relu = relu_after_bias(graph) if graph is not None else set()
+    return {u.node: unit_kernel_bits(plan, u, count, relu) for u in plan.units.values() if not u.excluded}
 
 
 def plan_cost(model, plan, data: Any = None, *, batch: int = 1,
@@ -270,7 +270,8 @@ def plan_cost(model, plan, data: Any = None, *, batch: int = 1,
                          hint="Give NAME:DIMS with one of the model's input names.")
     sample = data_sample(model, data) if data is not None else {}
     sample = {k: v for k, v in sample.items() if k not in given}
-    return model_cost(model.proto, plan_bits(plan), kernel=plan_kernel_bits(plan), batch=batch, input_shapes=given,
+    return model_cost(model.proto, plan_bits(plan), kernel=plan_kernel_bits(plan, model.proto.graph), batch=batch,
+                      input_shapes=given,
                       input_values=sample)
 
 
@@ -351,6 +352,7 @@ def _skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
 def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int, given: dict[str, list[int]],
                        sources: dict[str, str]) -> list[str]:
     notes = []
+    named = _named_dims(proto, given, sources)  # a dimension name the given shapes fix, for every input
     for vi in proto.graph.input:
         if not vi.type.HasField("tensor_type"):
             continue
@@ -360,12 +362,43 @@ def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int, given: dict[str, list
         for k, d in enumerate(vi.type.tensor_type.shape.dim):
             if not d.HasField("dim_value") or d.dim_value < 0:  # -1: dynamic in some exporters
                 label = d.dim_param or "?"
+                value, source = named.get(d.dim_param, (batch, None)) if d.dim_param else (batch, None)
                 d.Clear()
-                d.dim_value = batch
+                d.dim_value = value
+                if source is not None:
+                    notes.append(f"input {vi.name}: dimension {label} set to {value} (as in {source})")
+                    continue
                 notes.append(f"input {vi.name}: dimension {label} set to {batch}" + (
                     "" if k == 0 else f" (not a batch axis: give --data or --input-shape {vi.name}:DIMS "
                                       "to count at a real size)"))
     return notes
+
+
+def _named_dims(proto: onnx.ModelProto, given: dict[str, list[int]],
+                sources: dict[str, str]) -> dict[str, tuple[int, str]]:
+    """Symbolic dimension name -> (value, "input NAME") fixed by the shapes in ``given``.
+
+    Raises
+    ------
+    ModelError
+        Two given shapes put different values on one dimension name (``sequence`` 128 and 64): the
+        model could not run them together.
+    """
+    named: dict[str, tuple[int, str]] = {}
+    for vi in proto.graph.input:
+        dims = given.get(vi.name)
+        if dims is None or not vi.type.HasField("tensor_type"):
+            continue
+        for d, v in zip(vi.type.tensor_type.shape.dim, dims, strict=False):
+            if not d.dim_param:
+                continue
+            seen = named.setdefault(d.dim_param, (int(v), f"input {vi.name}"))
+            if seen[0] != int(v):
+                raise ModelError(f"input {vi.name}: dimension '{d.dim_param}' is {v} in the shape of "
+                                 f"{sources.get(vi.name, 'the data')} but {seen[0]} in {seen[1]}; the model names "
+                                 "both the same, so they must agree.",
+                                 hint="Give every input the same value for that dimension.")
+    return named
 
 
 def _set_input_shape(vi: onnx.ValueInfoProto, dims: list[int], source: str = "the data") -> list[str]:

@@ -198,6 +198,16 @@ def _dq_layout(g: _Graph, dq: onnx.NodeProto) -> bool:
     return nbits_layout("per_tensor" if per_tensor else "per_channel", a.get("axis", 1), None)
 
 
+def _bias_then_relu(g: _Graph, node: onnx.NodeProto) -> bool:
+    """A MatMul whose one reader adds a constant bias read only by a Relu: onnxruntime fuses the three into
+    a float FusedGemm before its MatMulNBits fusion can take the MatMul (digits_mlp w4-block: 2 of 3)."""
+    add = _only(g, node.output[0])
+    if add is None or add.op_type != "Add" or not any(i in g.inits for i in add.input):
+        return False
+    act = _only(g, add.output[0])
+    return act is not None and act.op_type == "Relu"
+
+
 def _only(g: _Graph, tensor: str) -> onnx.NodeProto | None:
     """The one node reading ``tensor``, None when it has none or several."""
     users = g.consumers.get(tensor, [])
@@ -243,7 +253,8 @@ def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
     out_types = [_qtype(g.dtype(u.output[0])) for u in users] if to_q else []
     if not integer_kernel(op, w_type, a_type):
         # an 8-bit output pair (int8, float8) keeps onnxruntime from fusing MatMulNBits; a 16-bit one does not
-        fusable = w_dq.input[0] in g.inits and not any(t is not None and t.bits == 8 for t in out_types)
+        fusable = (w_dq.input[0] in g.inits and not any(t is not None and t.bits == 8 for t in out_types)
+                   and not _bias_then_relu(g, node))
         return "MatMulNBits" if fusable and nbits_kernel(op, w_type, a_type, _dq_layout(g, w_dq)) else None
     if to_q and not all(is_int8(t) for t in out_types):
         return None  # a 16-bit output pair (the next unit's activation): DequantizeLinear + float op

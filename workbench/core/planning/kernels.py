@@ -15,12 +15,16 @@ each case):
   int8 per block, so a 16-bit activation is computed at 8 bits there.
 * 16-bit activations, float8 and MX formats: DequantizeLinear + float kernel.
 
-Not modelled: with signed int8 activations (the s8s8 preset) onnxruntime keeps some MatMul / Gemm units
-float that these rules count as integer (digits_transformer: 6 of 14 units; the rule behind it is not
-known here).
+Signed int8 activations (the s8s8 preset): onnxruntime on x86 turns an int8 Q/DQ pair uint8 (its
+QDQS8ToU8Transformer) only when the QuantizeLinear's one output edge is the DequantizeLinear and one node
+reads that; a unit with a shared int8 pair stays float. Not modelled before a model is written: a signed
+pair that reaches the unit through a Transpose (digits_transformer's attention input MatMuls: counted
+integer, run float); the marks of a written file (:mod:`workbench.core.inspection.quant_summary`) see it.
 """
 
 from __future__ import annotations
+
+import onnx
 
 from workbench.core.formats.qtypes import QType
 
@@ -101,3 +105,72 @@ def output_pair(plan, unit):
     when its outputs stay float (a MatMul / Gemm whose reader is float writes float)."""
     specs = [plan.activations[t] for t in unit.outputs if t in plan.activations]  # float_outputs have no pair
     return max(specs, key=lambda s: s.qtype.bits, default=None)
+
+
+def relu_after_bias(graph: onnx.GraphProto) -> set[str]:
+    """MatMul / Gemm nodes of ``graph`` whose output, after a constant bias (a Gemm's own ``C`` or an Add
+    of an initializer), is read only by a Relu: onnxruntime fuses those into FusedGemm (float)."""
+    consts = {i.name for i in graph.initializer}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for n in graph.node:
+        for i in n.input:
+            readers.setdefault(i, []).append(n)
+
+    def only(tensor: str) -> onnx.NodeProto | None:
+        users = readers.get(tensor, [])
+        return users[0] if len(users) == 1 else None
+
+    out = set()
+    for n in graph.node:
+        if n.op_type == "Gemm" and len(n.input) > 2 and n.input[2]:
+            after = only(n.output[0])
+        elif n.op_type in ("MatMul", "Gemm"):
+            add = only(n.output[0])
+            after = only(add.output[0]) if add is not None and add.op_type == "Add" and consts & set(add.input) else None
+        else:
+            continue
+        if after is not None and after.op_type == "Relu":
+            out.add(n.name)
+    return out
+
+
+def readers(graph: onnx.GraphProto) -> dict[str, int]:
+    """Tensor name -> number of nodes of ``graph`` (main graph) that read it."""
+    out: dict[str, int] = {}
+    for n in graph.node:
+        for i in set(n.input):
+            if i:
+                out[i] = out.get(i, 0) + 1
+    return out
+
+
+def unit_kernel_kind(plan, unit, count: dict[str, int], relu: set[str]) -> str:
+    """:func:`kernel_kind` of a planned ``unit`` with the pairs the writer gives it: its input pairs
+    (a shared grid may differ from the unit's own activation setting), its weight's spec (None for a
+    MatMul of two activations, whose second input then plays the weight), its output pair. ``count``
+    (:func:`readers`) and ``relu`` (:func:`relu_after_bias`) of the float graph add: a signed int8 pair
+    read by more than one node stays int8 on x86 (float kernel); a weight-only MatMul followed by a bias
+    and a Relu becomes a float FusedGemm. A unit inside a subgraph of a dynamic plan is written
+    weight-only (float kernel)."""
+    if str(plan.mode) == "dynamic" and unit.graph:
+        return "float"
+    acts = [plan.activations[t] for t in unit.inputs if t in plan.activations]
+    weight = next((q.spec for q in unit.quant_inputs if q.role == "weight"), None)
+    activation = acts[0] if acts else unit.config.activation  # a pair upstream of a MaxPool / Flatten
+    if weight is None and len(acts) > 1:
+        weight = acts[1]
+    if unit.node in relu and activation is None:
+        return "float"
+    if any(t in plan.activations and plan.activations[t].qtype.name == "int8" and count.get(t, 1) > 1
+           for t in list(unit.inputs) + list(unit.outputs)):
+        return "float"
+    return kernel_kind(unit.op_type, weight, activation, output_pair(plan, unit))
+
+
+def unit_kernel_bits(plan, unit, count: dict[str, int], relu: set[str]) -> tuple[int, int]:
+    """(weight bits, activation bits) onnxruntime computes ``unit`` at (:func:`unit_kernel_kind`)."""
+    kind = unit_kernel_kind(plan, unit, count, relu)
+    if kind == "integer":
+        return 8, 8
+    weight = next((q.spec for q in unit.quant_inputs if q.role == "weight"), None)
+    return (weight.qtype.bits, 8) if kind == "nbits" and weight is not None else (FLOAT_BITS, FLOAT_BITS)

@@ -213,7 +213,7 @@ def _float_cost(model, data: Any) -> CostReport | None:
         return None
 
 
-def plan_cost(base: CostReport | None, plan) -> tuple[int | None, int | None]:
+def plan_cost(base: CostReport | None, plan, graph=None) -> tuple[int | None, int | None]:
     """``(weight bytes, BOPs)`` of ``plan``'s bit widths applied to the float rows of ``base``.
 
     BOPs are counted at the widths onnxruntime computes at (``bops_kernel``: the latency proxy). ``base``
@@ -223,7 +223,7 @@ def plan_cost(base: CostReport | None, plan) -> tuple[int | None, int | None]:
     """
     if base is None:
         return None, None
-    rep = CostReport(rows=with_bits(base.rows, plan_bits(plan), plan_kernel_bits(plan)))
+    rep = CostReport(rows=with_bits(base.rows, plan_bits(plan), plan_kernel_bits(plan, graph)))
     return -(-rep.memory_bits // 8), rep.bops_kernel
 
 
@@ -383,7 +383,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     timer = _latency_timer(model, ev.feeds) if latency else None
     q_base = run_outputs(base.proto, ev.feeds)
     m0 = score(q_base, ev.float_outputs, ev.labels)
-    curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan), latency=timer(base) if timer else None)]
+    curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan, model.proto.graph), latency=timer(base) if timer else None)]
     res_m = measure_resolution(score, q_base, ev.float_outputs, ev.labels, len(ev.feeds))
     if on_point is not None:
         on_point(curve[0], recipe, m_float)
@@ -420,7 +420,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         k = len(levels)
         if not record:
             return m, 0.0
-        curve.append(CurvePoint(k, m, 1.0 - k / max(n_units, 1), *plan_cost(float_cost, res.plan),
+        curve.append(CurvePoint(k, m, 1.0 - k / max(n_units, 1), *plan_cost(float_cost, res.plan, model.proto.graph),
                                 levels=dict(levels), accepted=False, trial=len(curve),
                                 latency=timer(res) if timer else None))
         if on_point is not None:
@@ -511,10 +511,11 @@ def _cheapest_on_target(walked: list[CurvePoint], w, min_score: float) -> None:
 
 
 def _int4_candidates(plan, ranked: list[str]) -> list[str]:
-    """Units of ``ranked`` with an 8-bit constant weight, least sensitive first."""
+    """Units of ``ranked`` with an 8-bit constant weight, least sensitive first (a MatMul of two
+    activations has a weight setting but no weight: int4 would change nothing there)."""
     def eight_bit(u) -> bool:
-        return (not u.excluded and u.config.weight is not None and u.config.weight.dtype in ("int8", "uint8")
-                and u.op_type in ("Conv", "MatMul", "Gemm"))
+        return (not u.excluded and u.weight is not None and u.config.weight is not None
+                and u.config.weight.dtype in ("int8", "uint8") and u.op_type in ("Conv", "MatMul", "Gemm"))
     return [n for n in reversed(ranked) if n in plan.units and eight_bit(plan.units[n])]
 
 

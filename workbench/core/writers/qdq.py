@@ -32,7 +32,7 @@ from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.io.external import checkable, tensor_array
 from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes, restore_held
 from workbench.core.issues import IssueCode, PlanIssue
-from workbench.core.planning.kernels import kernel_kind, output_pair
+from workbench.core.planning.kernels import readers, unit_kernel_kind
 from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.wording import count
 from workbench.core.writers import common as C
@@ -87,17 +87,17 @@ def write_qdq(model, plan: QuantPlan, act_qparams: dict[str, QParams], *, check:
         upgrade the plan needs fails.
     """
     result = QdqWriter(model, plan, act_qparams, check=check).write()
-    _note_nbits(plan, result)
+    _note_nbits(plan, result, model.proto.graph)
     return result
 
 
-def _note_nbits(plan: QuantPlan, result: QdqResult) -> None:
+def _note_nbits(plan: QuantPlan, result: QdqResult, graph: onnx.GraphProto) -> None:
     """MatMul units whose integer weight sits beside a wider activation (a16w8): onnxruntime fuses the
     weight's DequantizeLinear and the MatMul into MatMulNBits (:mod:`workbench.core.planning.kernels`),
     whose default accuracy level computes the activation at int8."""
+    count = readers(graph)
     fused = [u.node for u in plan.units.values() if not u.excluded and u.config.activation is not None
-             and kernel_kind(u.op_type, next((q.spec for q in u.quant_inputs if q.role == "weight"), None),
-                             u.config.activation, output_pair(plan, u)) == "nbits"]
+             and unit_kernel_kind(plan, u, count, set()) == "nbits"]
     if fused:
         bits = sorted({plan.units[n].config.activation.qtype.bits for n in fused})
         C.record_nbits_accuracy(result, fused, f"{len(fused)} MatMul units with integer weights beside "

@@ -22,6 +22,7 @@ from onnx import helper
 
 from workbench.core.graph.index import attrs_of
 from workbench.core.issues import IssueCode, PlanIssue
+from workbench.core.planning.kernels import relu_after_bias
 from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.writers import common as C
 from workbench.core.writers.qdq import QdqResult, QdqWriter
@@ -52,14 +53,16 @@ def write_weight_only(model, plan: QuantPlan, act_qparams: dict | None = None, *
     """
     writer = _WeightOnlyWriter(model, plan, {}, check=check)
     inits = {i.name: list(i.dims) for i in model.proto.graph.initializer}
+    relu_after = relu_after_bias(model.proto.graph)
     fused: list[str] = []
     for unit in plan.units.values():
         if unit.excluded or not unit.quant_inputs:
             continue
-        if unit.op_type == "Gemm" and _gemm_as_matmul(unit) is not None:
-            fused.append(unit.node)
-            continue
-        why = _fusion_blocker(unit, inits.get(unit.weight or "", []))
+        gemm = unit.op_type == "Gemm" and _gemm_as_matmul(unit) is not None  # written as MatMul (+ Add)
+        why = None if gemm else _fusion_blocker(unit, inits.get(unit.weight or "", []))
+        if why is None and unit.node in relu_after:
+            why = ("its bias Add and the Relu after it make onnxruntime fuse a float FusedGemm before "
+                   "MatMulNBits can take the MatMul")
         if why:
             writer.issues.append(PlanIssue(unit.node, "info", f"{why}; runs as DequantizeLinear + "
                                            f"float {unit.op_type}.", code=IssueCode.NO_MATMULNBITS))
