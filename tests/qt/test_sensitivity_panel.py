@@ -203,3 +203,26 @@ def test_a_sweep_of_an_earlier_recipe_is_marked_and_its_suggestion_withheld(qtbo
     window.act_undo.trigger()
     window.calibration.samples.setValue(7)  # other rows than the sweep's
     assert panel.stale and not window.act_apply_suggestion.isEnabled()
+
+
+def test_theme_switch_recolours_the_rows(qtbot):
+    """Filled in the light theme, the table kept near-black text when the dark theme came (rows carried a
+    fixed foreground): normal rows now take the palette's text colour, greyed (float) rows are re-faded."""
+    from PySide6.QtGui import QColor, QPalette
+
+    from workbench.core.analysis.sensitivity import SweepResult, UnitSensitivity
+    from workbench.qt.sensitivity_panel import SensitivityPanel
+
+    panel = SensitivityPanel()
+    qtbot.addWidget(panel)
+    rows = [UnitSensitivity("a", "Conv", 30.0, 40.0, 31.0, 1.0), UnitSensitivity("b", "Conv", 35.0, 39.5, 36.0, 0.5)]
+    panel.set_result(SweepResult(rows, 39.0, 8, 4))
+    panel.set_float({"b"})
+    dark = QPalette()
+    dark.setColor(QPalette.ColorRole.WindowText, QColor("#eeeeee"))
+    dark.setColor(QPalette.ColorRole.Text, QColor("#eeeeee"))
+    panel.setPalette(dark)
+    row = {panel.node_at(r): r for r in range(panel.table.rowCount())}
+    assert panel.table.item(row["a"], 2).data(Qt.ItemDataRole.ForegroundRole) is None  # follows the theme
+    faded = panel.table.item(row["b"], 2).foreground().color()
+    assert (faded.red(), faded.green(), faded.blue(), faded.alpha()) == (0xee, 0xee, 0xee, 110)

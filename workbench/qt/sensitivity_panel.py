@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -122,14 +122,14 @@ class SensitivityPanel(QWidget):
         """Mark the rows of units the current recipe keeps in float (greyed, tooltip) and enable
         "Apply suggestion" only while part of the suggestion is not applied yet."""
         self.float_nodes = set(nodes)
-        normal = self.palette().color(self.foregroundRole())
-        grey = self.palette().color(self.foregroundRole())
+        grey = self.palette().color(self.foregroundRole())  # the theme's text colour, faded
         grey.setAlpha(110)
         for row in range(self.table.rowCount()):
             item, node = self.table.item(row, 0), self.node_at(row)
             is_float = node in self.float_nodes
             for col in range(self.table.columnCount()):
-                self.table.item(row, col).setForeground(grey if is_float else normal)
+                # other rows keep no colour of their own: they follow the theme when it changes
+                self.table.item(row, col).setData(Qt.ItemDataRole.ForegroundRole, grey if is_float else None)
             tips = (["Suggested: keep in float"] if node in self.suggestion else []) + (
                 ["Kept in float by the current recipe"] if is_float else [])
             item.setToolTip("; ".join(tips))
@@ -143,6 +143,12 @@ class SensitivityPanel(QWidget):
             self.apply_button.setToolTip("The suggestion is applied" if self.suggestion else
                                          "No unit gains enough end to end from staying in float")
         self.summary.setText(self._summary())
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """A theme switch (palette change) recolours the greyed rows in the new text colour."""
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self.set_float(self.float_nodes)
 
     def set_stale(self, stale: bool) -> None:
         """Mark the sweep as measured with an earlier recipe or other data: said first in the summary,
