@@ -80,3 +80,26 @@ def test_report_uses_the_evaluate_settings_and_the_autotune_curve(qtbot, window,
     assert "40 samples of" in metrics and eval_npz.name in metrics and ">top1<" in metrics
     tune = text.split('<section id="autotune"', 1)[1].split("</section>", 1)[0]
     assert "No autotune curve" not in tune and "<img" in tune and "40 samples of" in tune
+
+
+def test_export_takes_the_calibration_path_as_shown_and_errors_reach_the_status_line(qtbot, window, open_file,
+                                                                                      tmp_path, dialogs):
+    """A path typed in the Calibration panel without Enter was ignored by Export and Export Report (they
+    used the last accepted one; Calibrate and Evaluate took the typed one); and an error from a menu
+    action left the status line showing an older, unrelated message."""
+    import shutil
+
+    data = tmp_path / "typed.npz"
+    shutil.copy(EXAMPLE.with_name("digits_cnn_calib.npz"), data)
+    open_file(window, EXAMPLE)
+    window.calibration.path.setText(str(data))  # typed, no Enter
+    assert window.doc.data["path"] != str(data)
+    ends, _ = _run(qtbot, window, lambda: window.export_to(tmp_path / "q.onnx"))
+    assert [e[:2] for e in ends] == [("succeeded", "export")], ends
+    assert window.doc.data["path"] == str(data)
+    window.set_status("Opened something earlier.")
+    window.export_node_data_dialog()  # guarded, refused at once: no per-unit figures yet
+    shown = dialogs.texts()
+    assert shown and window.status_label.text() != "Opened something earlier."
+    assert window.status_label.text().split(".")[0] in shown
+    dialogs.clear()

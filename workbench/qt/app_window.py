@@ -626,6 +626,7 @@ class MainWindow(QMainWindow):
 
     def export_to(self, path: str | Path, fmt: str = "qdq"):
         """Start the export job (quantize with the cached calibration, write ``path`` atomically)."""
+        self.sync_data_spec()  # the Calibration panel's path as shown, typed without Enter too
         return self.runs.export(path, fmt)
 
     @guarded
@@ -703,6 +704,7 @@ class MainWindow(QMainWindow):
         """Start the report job (written to ``path`` atomically): measured on the Evaluate panel's eval data
         and task metric when it names eval data (else on the calibration data), with the Autotune panel's
         finished curve."""
+        self.sync_data_spec()
         settings = self.evaluate_panel.settings
         evaluation = settings.evaluation() if settings.data.text().strip() else None
         return self.runs.report(path, evaluation=evaluation, curve=self.autotune_panel.curve_doc())
@@ -1058,7 +1060,9 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ misc
     def set_status(self, text: str) -> None:
+        """Show ``text`` in the status line; its tooltip holds the whole text where the bar cuts it off."""
         self.status_label.setText(text)
+        self.status_label.setToolTip(text)
 
     def _update_actions(self, *_args) -> None:
         has_model, busy = self.doc.model is not None, self.runs.busy or self._open_job is not None

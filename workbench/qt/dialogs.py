@@ -50,17 +50,28 @@ def _dialog_parent(args: tuple) -> QWidget | None:
     return QApplication.activeWindow()
 
 
+def _status_of(window: QWidget | None) -> str | None:
+    """The text of ``window``'s status line (None for a window without one)."""
+    label = getattr(window, "status_label", None)
+    return label.text() if label is not None and hasattr(window, "set_status") else None
+
+
 def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorate a slot so no exception escapes it: errors go to a dialog and the log."""
+    """Decorate a slot so no exception escapes it: errors go to a dialog and the log, and to the
+    window's status line (an earlier message there would otherwise stay, describing something else)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        status = _status_of(_dialog_parent(args))
         try:
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - this is the last line of defence of a slot
             if not isinstance(exc, WorkbenchError):
                 log.exception("unhandled error in %s", fn.__qualname__)
-            show_error(_dialog_parent(args), "Workbench", exc)
+            parent = _dialog_parent(args)
+            show_error(parent, "Workbench", exc)
+            if status is not None and _status_of(parent) == status:  # the slot set no status of its own
+                parent.set_status(error_text(exc)[0])
             return None
 
     return wrapper
