@@ -44,3 +44,21 @@ def test_inspector_shows_the_roles_of_the_selected_op(qtbot, window, open_file, 
     assert win.doc.plan.units[conv.name].config.weight.granularity.value == "per_tensor"
     win.act_undo.trigger()
     assert conv.name not in win.doc.recipe.overrides
+
+
+def test_exclude_is_offered_only_for_node_units(qtbot, window, open_file, corpus):
+    """A Relu folded into the Conv's unit had its exclude box enabled: ticking it recorded an override
+    (title '*', a save prompt later) that changed nothing in the plan. Now the box is off there with a
+    tooltip, and a mixed selection's exclude reaches the unit only."""
+    win = window
+    open_file(win, corpus / "digits_cnn" / "model_opset17.onnx")
+    conv, relu = "/f/f.0/Conv", "/f/f.2/Relu"
+    assert relu in win.doc.plan.units[conv].nodes and relu not in win.doc.plan.units  # folded
+    win.focus_node(relu)
+    box = win.inspector.exclude
+    assert not box.isEnabled() and "Not a node unit of its own" in box.toolTip()
+    win.canvas.select_nodes([conv, relu])
+    assert box.isEnabled()
+    box.click()
+    assert win.doc.plan.units[conv].excluded
+    assert set(win.doc.recipe.overrides) == {conv}  # nothing recorded for the folded Relu

@@ -255,8 +255,18 @@ class Inspector(QWidget):
             RoleEditor._set_check(self.exclude, [r.excluded for r in resolved])
             srcs = sorted({r.sources.get("exclude", "") for r in resolved} - {""})
             self.exclude_source.setText(", ".join(srcs[:3]))
+        units = self._unit_nodes()
+        self.exclude.setEnabled(bool(units))
+        self.exclude.setToolTip("" if units else "Not a node unit of its own (folded into the unit before it, or "
+                                "never quantized): select that unit to keep it in float")
         if not quantized:
             self._show_applicable_roles(resolved)
+
+    def _unit_nodes(self) -> list[str]:
+        """The selected nodes that are node units of the plan (an exclude on a folded Relu or a Reshape would
+        record an override that changes nothing); all of them while there is no plan."""
+        plan = self.doc.plan
+        return [n for n in self.nodes if plan is None or n in plan.units]
 
     def _show_applicable_roles(self, resolved: list[ResolvedNode]) -> None:
         """Show a role's editor when it applies to at least one selected node, filled from those nodes."""
@@ -303,7 +313,10 @@ class Inspector(QWidget):
         if not self.nodes:
             return
         checked = self.exclude.checkState() != Qt.CheckState.Unchecked
-        after = commands.set_exclude(self.doc.recipe, self.nodes, bool(checked))
+        units = self._unit_nodes()
+        if not units:
+            return
+        after = commands.set_exclude(self.doc.recipe, units, bool(checked))
         commands.push_edit(self.doc, after, f"{'Exclude' if checked else 'Include'} {self._count()}")
 
     @guarded
