@@ -143,6 +143,7 @@ def _sensitivity(d: ReportData) -> str:
     return _sweep(d) + ("<p>Units ranked by the noise they add themselves (lowest local SQNR first): "
             "1/SQNR<sub>local</sub> = 1/SQNR<sub>out</sub> &minus; 1/SQNR<sub>in</sub> (linear ratios; additive "
             "uncorrelated quantization noise, Widrow &amp; Koll&aacute;r 2008). "
+            "inf: the unit's output is no noisier than its input (it adds no noise the pass can measure). "
             f"From the same analysis pass: {escape(_analysis_note(d))}</p>"
             + _table(["node", "op", "local SQNR dB", "output SQNR dB"], rows, {2, 3}))
 
@@ -157,7 +158,7 @@ def _sweep(d: ReportData) -> str:
     return (f"<p>End to end, from a sensitivity sweep ({sw.samples} samples, {sw.tasks} tasks; onnxruntime, "
             "CPUExecutionProvider, suffix models ORT_DISABLE_ALL): model-output SQNR with only the unit quantized, "
             f"with only it kept float, and what keeping it float gains over all quantized ({_db(sw.all_quant_db)} dB)."
-            "</p>" + _table(["node", "op", "only quantized dB", "only float dB", "own dB", "gain dB"], rows,
+            "</p>" + _table(["node", "op", "only quantized dB", "only float dB", "own output dB", "gain if float dB"], rows,
                             {2, 3, 4, 5}))
 
 
