@@ -219,3 +219,32 @@ def open_file(qtbot):
             win.open_path(path)
 
     return _open
+
+
+@pytest.fixture
+def compare_in_app(qtbot, open_file):
+    """``compare_in_app(win, float_path, calib, quantized, samples)``: open the float model with that
+    calibration data, run View > Compare against ``quantized`` and return the diff tab once shown."""
+
+    def _compare(win, float_path, calib, quantized, samples: int):
+        open_file(win, float_path)
+        win.calibration.set_data_spec({"kind": "npz", "path": str(calib)}, samples)
+        win._on_spec_changed()
+        with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
+            win.compare_with(quantized)
+        return sig.args[0]
+
+    return _compare
+
+
+@pytest.fixture(scope="session")
+def example_qdq_file(tmp_path_factory):
+    """Our QDQ export (cpu-u8s8, 16 calibration rows) of the bundled digits_cnn example."""
+    from workbench.core import api
+
+    example = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+    out = tmp_path_factory.mktemp("example_qdq") / "digits_cnn.qdq.onnx"
+    model = api.open_model(example / "digits_cnn.onnx")
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(example / "digits_cnn_calib.npz"),
+                            samples=16), out)
+    return out

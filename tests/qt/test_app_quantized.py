@@ -161,15 +161,10 @@ def test_ddddocr_opens_with_the_quantized_banner(qtbot, window, open_file, corpu
     assert win.banner.isHidden() and win.act_calibrate.isEnabled()
 
 
-def test_diff_lists_the_qdq_pairs_of_the_export(qtbot, window, open_file, cnn_export):
+def test_diff_lists_the_qdq_pairs_of_the_export(qtbot, window, compare_in_app, cnn_export):
     float_path, export, calib = cnn_export
     win = window
-    open_file(win, float_path)
-    win.calibration.set_data_spec({"kind": "npz", "path": str(calib)}, 32)
-    win._on_spec_changed()
-    with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
-        win.compare_with(export)
-    tab = sig.args[0]
+    tab = compare_in_app(win, float_path, calib, export, 32)
     with qtbot.waitSignal(tab.canvas.layoutReady, timeout=300_000):
         pass
     proto = onnx.load(str(export))

@@ -43,15 +43,10 @@ def _visible(canvas, name: str) -> bool:
     return canvas.mapToScene(canvas.viewport().rect()).boundingRect().contains(canvas.node_scene_rect(name).center())
 
 
-def test_panes_of_digits_cnn_vs_our_export(qtbot, window, open_file, cnn_export):
+def test_panes_of_digits_cnn_vs_our_export(qtbot, window, compare_in_app, cnn_export):
     float_path, export, calib = cnn_export
     win = window
-    open_file(win, float_path)
-    win.calibration.set_data_spec({"kind": "npz", "path": str(calib)}, 16)
-    win._on_spec_changed()
-    with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
-        win.compare_with(export)
-    tab = sig.args[0]
+    tab = compare_in_app(win, float_path, calib, export, 16)
     with qtbot.waitSignal(tab.panesReady, timeout=540_000):
         pass
     fproto, qproto = onnx.load(str(float_path)), onnx.load(str(export))
@@ -189,7 +184,7 @@ def test_folded_batchnorm_is_struck_in_the_float_pane(qtbot, tmp_path):
     tab.shutdown()
 
 
-def test_panes_draw_the_names_the_diff_lists_and_a_project_is_refused(qtbot, window, open_file, tmp_path):
+def test_panes_draw_the_names_the_diff_lists_and_a_project_is_refused(qtbot, window, compare_in_app, tmp_path):
     """onnxruntime's quantize_dynamic leaves nodes unnamed: the diff names them as the canvas does
     (Reshape_0) and the quantized pane must draw those same names (it drew the raw file: every
     matched name also drawn). A project picked as the quantized file is one line naming the model it records."""
@@ -200,12 +195,7 @@ def test_panes_draw_the_names_the_diff_lists_and_a_project_is_refused(qtbot, win
     quantize_dynamic(str(float_path), str(dyn))
     assert any(not n.name for n in onnx.load(str(dyn)).graph.node)  # the case: unnamed nodes in the file
     win = window
-    open_file(win, float_path)
-    win.calibration.set_data_spec({"kind": "npz", "path": str(calib)}, 8)
-    win._on_spec_changed()
-    with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
-        win.compare_with(dyn)
-    tab = sig.args[0]
+    tab = compare_in_app(win, float_path, calib, dyn, 8)
     with qtbot.waitSignal(tab.panesReady, timeout=540_000):
         pass
     drawn = set(_drawn(tab.canvas))

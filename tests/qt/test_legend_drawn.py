@@ -8,20 +8,15 @@ from pathlib import Path
 import pytest
 
 import workbench
-from workbench.core import api
 from workbench.qt.canvas.items import EDGE_COLOR
 
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
-@pytest.fixture(scope="module")
-def qdq_file(tmp_path_factory):
+@pytest.fixture
+def qdq_file(example_qdq_file):
     """Our QDQ export (cpu-u8s8) of the bundled digits_cnn example."""
-    out = tmp_path_factory.mktemp("legend") / "digits_cnn.qdq.onnx"
-    model = api.open_model(EXAMPLE / "digits_cnn.onnx")
-    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(EXAMPLE / "digits_cnn_calib.npz"),
-                            samples=16), out)
-    return out
+    return example_qdq_file
 
 
 def test_dtype_legend_lists_what_is_drawn(window, open_file, qdq_file):

@@ -10,19 +10,14 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 import workbench
-from workbench.core import api
 
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
-@pytest.fixture(scope="module")
-def qdq_file(tmp_path_factory):
+@pytest.fixture
+def qdq_file(example_qdq_file):
     """Our QDQ export (cpu-u8s8) of the bundled digits_cnn example."""
-    out = tmp_path_factory.mktemp("qactions") / "digits_cnn.qdq.onnx"
-    model = api.open_model(EXAMPLE / "digits_cnn.onnx")
-    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(EXAMPLE / "digits_cnn_calib.npz"),
-                            samples=16), out)
-    return out
+    return example_qdq_file
 
 
 def test_report_is_off_and_compare_asks_for_the_float_model(window, open_file, qdq_file, monkeypatch, dialogs):
