@@ -146,19 +146,24 @@ class CanvasGroups:
             self.expand_group(path)
 
     def expand_all(self) -> None:
+        """Open every group, then fit the whole graph (the selection is part of it)."""
         if self._state is not None and self._state.data.plan is not None:
-            self._apply_expanded(set(range(len(self._state.data.hierarchy))))
+            self._apply_expanded(set(range(len(self._state.data.hierarchy))), refit=True)
 
     def collapse_all(self) -> None:
+        """Draw every top-level group as one box, then fit the whole graph."""
         if self._state is not None and self._state.data.plan is not None:
-            self._apply_expanded(set())
+            self._apply_expanded(set(), refit=True)
 
     def expand_to_depth(self, depth: int) -> None:
-        """Open every group of depth <= ``depth`` (0: all collapsed); deeper groups show as boxes."""
+        """Open every group of depth <= ``depth`` (0: all collapsed); deeper groups show as boxes.
+        The whole graph is fitted after."""
         if self._state is not None and self._state.data.plan is not None:
-            self._apply_expanded(expanded_to_depth(self._state.data.hierarchy, depth))
+            self._apply_expanded(expanded_to_depth(self._state.data.hierarchy, depth), refit=True)
 
-    def _apply_expanded(self, expanded: set[int]) -> None:
+    def _apply_expanded(self, expanded: set[int], *, refit: bool = False) -> None:
+        """Re-place the graph with ``expanded`` open; ``refit`` fits the new picture, else the view's
+        centre is kept (one group opened or closed where the user looks)."""
         d = self._state.data if self._state else None
         if d is None or d.plan is None or frozenset(expanded) == d.expanded:
             return
@@ -170,6 +175,9 @@ class CanvasGroups:
         self._overview, self._container, self._edges, self._groups_item = None, None, None, None
         self._items.clear()
         self._build_scene(data, selected)
+        if refit:  # the old centre may lie far outside a picture that grew or shrank this much
+            self.fit()
+            return
         self.centerOn(center)
         self._sync_items()
 

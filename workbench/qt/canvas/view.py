@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSizeF, Qt, QThreadPool, Signal
-from PySide6.QtGui import QColor, QPainter, QTransform
+from PySide6.QtGui import QColor, QCursor, QPainter, QTransform
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsRectItem,
@@ -416,10 +416,53 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._minimap.update()
 
     def zoom_in(self) -> None:
-        self._zoom(1.25, QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        """Zoom in toward the selection, else the point under the cursor, else the view's centre."""
+        self._zoom_toward(1.25)
 
     def zoom_out(self) -> None:
-        self._zoom(0.8, QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        """Zoom out around the selection, else the point under the cursor, else the view's centre."""
+        self._zoom_toward(0.8)
+
+    def _zoom_toward(self, factor: float) -> None:
+        focus = self._zoom_focus()
+        if focus is None:
+            self._zoom(factor, QGraphicsView.ViewportAnchor.AnchorViewCenter)
+            return
+        viewport = self.viewport().rect()
+        at = self.mapFromScene(focus)
+        if not viewport.contains(at):  # a selection out of view comes to the centre
+            at = viewport.center()
+        self._zoom(factor, QGraphicsView.ViewportAnchor.NoAnchor)
+        offset = QPointF(at - viewport.center()) / self._scale()
+        self.centerOn(focus - offset)  # the focus stays where it was shown
+        self._sync_items()
+        self._minimap.update()
+
+    def _zoom_focus(self) -> QPointF | None:
+        """Scene point the zoom actions keep in place: the selection's centre, else the point under
+        the cursor when it is over the canvas; None: the view's centre."""
+        selection = self.selection_scene_rect()
+        if not selection.isNull():
+            return selection.center()
+        pos = self.viewport().mapFromGlobal(QCursor.pos())
+        return self.mapToScene(pos) if self.viewport().rect().contains(pos) else None
+
+    def selection_scene_rect(self) -> QRectF:
+        """Scene rectangle around the selected nodes as drawn (a node hidden in a collapsed group: its
+        box); a null rectangle without a selection or before :attr:`layoutReady`."""
+        if self._state is None or not self._state.selected:
+            return QRectF()
+        d = self._state.data
+        idx = np.fromiter(self._state.selected, dtype=np.int64)
+        shown = idx[~np.isnan(d.x0[idx])]
+        rect = QRectF()
+        if len(shown):
+            rect = QRectF(QPointF(float(d.x0[shown].min()), float(d.y0[shown].min())),
+                          QPointF(float(d.x1[shown].max()), float(d.y1[shown].max())))
+        if d.placement is not None:
+            for g in {int(d.placement.rep[i]) for i in idx.tolist()} - {-1}:
+                rect = rect.united(d.group_rect(g)) if not rect.isNull() else d.group_rect(g)
+        return rect
 
     # ----------------------------------------------------------------- selection
     def _set_selection(self, indices: set[int]) -> None:
