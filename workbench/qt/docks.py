@@ -3,7 +3,8 @@
 :data:`DOCKS` is the table (title, window attribute, panel class, area, initial state); the
 window gets each panel as that attribute (``window.inspector``) and each dock in
 ``window.docks[title]``. :func:`bring_forward` shows a dock in front, tabbed beside another the
-first time; :func:`show_beside` shows it side by side with another.
+first time; :func:`show_beside` shows it side by side with another (tabbed when both would not fit: a dock
+never widens the window).
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ DOCKS: tuple[DockSpec, ...] = (
 #: fraction of the window's height a row of side-by-side docks gets when first shown
 SIDE_BY_SIDE_HEIGHT = 0.42
 
+#: room for the separator between two side-by-side docks, pixels
+SPLITTER_WIDTH = 8
+
 #: the docks in front of their tab groups at start
 FRONT = ("Inspector",)
 
@@ -112,12 +116,21 @@ def show_beside(window: QMainWindow, docks: dict[str, QDockWidget], title: str, 
     the row at least :data:`SIDE_BY_SIDE_HEIGHT` of the window's height (both panels hold plots)."""
     dock = docks[title]
     first = not dock.isVisible() and docks[beside].isVisible() and not window.tabifiedDockWidgets(dock)
+    if first and not _fits_beside(dock, docks[beside]):  # split, both would widen the window
+        bring_forward(window, docks, title, beside)
+        return
     if first:
         window.splitDockWidget(docks[beside], dock, Qt.Orientation.Horizontal)
     dock.show()
     dock.raise_()
     if first:  # once the split is laid out (resizeDocks is ignored before)
         QTimer.singleShot(0, lambda: _grow_row(window, dock))
+
+
+def _fits_beside(dock: QDockWidget, beside: QDockWidget) -> bool:
+    """True when ``beside`` is wide enough to share its width with ``dock`` at both minimum widths."""
+    need = dock.minimumSizeHint().width() + beside.minimumSizeHint().width() + SPLITTER_WIDTH
+    return beside.width() >= need
 
 
 def _grow_row(window: QMainWindow, dock: QDockWidget) -> None:

@@ -84,11 +84,13 @@ class ErrorView(QWidget):
         self.bar_legend.setToolTip("Bar colour by SQNR, the canvas's colour map: red at or below 5 dB, yellow at "
                                    f"25 dB, green at or above 45 dB; bit-exact units (+inf) are drawn at "
                                    f"{INF_SQNR_DB:.0f} dB")
+        self.bar_legend.setWordWrap(True)  # its one line was the dock's minimum width (885 px)
         column.addWidget(self.bar_legend)
         split.addWidget(bars)
         split.addWidget(self.hist_plot)
         lay.addWidget(split, 1)
         self.hist_title = QLabel("")
+        self.hist_title.setWordWrap(True)  # a long tensor name must not widen the dock (and the window)
         lay.addWidget(self.hist_title)
         self._bars: pg.BarGraphItem | None = None
         self.bars_plot.scene().sigMouseClicked.connect(self._on_click)
