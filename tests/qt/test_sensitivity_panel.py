@@ -173,9 +173,19 @@ def test_sqnr_colours_after_a_sweep_get_the_sqnr_title(qtbot, window, open_file,
     with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.act_sensitivity.trigger()
     assert window.canvas.error_label().startswith("Sensitivity: ")
+    # the colours rank the units; the legend labels them with the sweep's real values (it read
+    # "<= 5 dB red ... >= 45 dB green" while every unit was above 45 dB and the worst was drawn red)
+    from workbench.qt.canvas.legend import legend_entries
+    values = [r.only_quant_db for r in window.doc.sensitivity.rows if math.isfinite(r.only_quant_db)]
+    _title, rows, _notes = legend_entries(window.canvas)
+    assert rows[0][0] == f"{min(values):.1f} dB (most sensitive)"
+    assert rows[-2][0] == f"{max(values):.1f} dB (least sensitive)" and rows[-1][0] == "no value"
+    assert window.canvas.node_color(min(window.doc.sensitivity.rows, key=lambda r: r.only_quant_db).node) \
+        == error_color(WORST_DB)
     with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.act_calibrate.trigger()
     qtbot.waitUntil(lambda: window.canvas.error_label() == "SQNR (dB)", timeout=300_000)
+    assert legend_entries(window.canvas)[1][0][0] == "<= 5 dB"  # SQNR colours: the dB stops again
     window.color_by_sensitivity()
     open_file(window, corpus / "digits_mlp" / "model_opset17.onnx")
     assert window.canvas.error_label() == "SQNR (dB)"

@@ -789,7 +789,8 @@ class MainWindow(QMainWindow):
             self.set_status(f"No sensitivity for an already-quantized file: {QUANTIZED_FIGURES_HINT}"
                             if self.doc.quant_summary is not None else "No sensitivity yet: run the sweep first (F7).")
             return
-        self.canvas.set_node_values(errors=values, error_label=f"Sensitivity: {self.sensitivity.figure.currentText()}")
+        self.canvas.set_node_values(errors=values, error_label=f"Sensitivity: {self.sensitivity.figure.currentText()}",
+                                    error_scale=self.sensitivity.canvas_scale())  # the legend names real values
         self.color_mode.setCurrentText("error")
 
     @guarded

@@ -194,6 +194,15 @@ class SensitivityPanel(QWidget):
     def current_figure(self) -> str:
         return self.figure.currentData()
 
+    def canvas_scale(self, figure: str | None = None) -> tuple[float, float, bool] | None:
+        """(lowest, highest, higher_is_worse) of the finite values of ``figure`` (default: the chosen
+        one), which :meth:`canvas_values` stretches over the colour stops; None without values."""
+        if self.result is None:
+            return None
+        key = figure or self.current_figure()
+        finite = [v for v in (getattr(r, key) for r in self.result.rows) if math.isfinite(v)]
+        return (min(finite), max(finite), FIGURE_TITLES[key][1]) if finite else None
+
     def canvas_values(self, figure: str | None = None) -> dict[str, float]:
         """Node -> value on the canvas's SQNR colour scale for ``figure`` (default: the chosen one):
         the most sensitive unit at :data:`WORST_DB`, the least at :data:`BEST_DB`."""

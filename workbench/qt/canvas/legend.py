@@ -42,12 +42,30 @@ def _tags_note(tags) -> str:
     return "node tag: folded Q/DQ of its " + ", ".join(parts)
 
 
+def _ranked_rows(scale: tuple[float, float, bool]) -> list[tuple[str, QColor]]:
+    """Legend rows of a ranked figure drawn on the SQNR colour stops: each stop labelled with the real
+    value it stands for (``scale``: lowest, highest, True when a higher value is worse)."""
+    lo, hi, higher_is_worse = scale
+    stops = colors.ERROR_STOPS
+    first, last = stops[0][0], stops[-1][0]
+    rows = []
+    for k, (db, colour) in enumerate(stops):
+        t = (db - first) / (last - first)
+        value = hi - t * (hi - lo) if higher_is_worse else lo + t * (hi - lo)
+        tag = " (most sensitive)" if k == 0 else (" (least sensitive)" if k == len(stops) - 1 else "")
+        rows.append((f"{value:.1f} dB{tag}", colour))
+    return rows + [("no value", colors.NO_VALUE)]
+
+
 def legend_entries(canvas) -> tuple[str, list[tuple[str, QColor]], list[str]]:
     """(title, [(label, colour)], notes) for ``canvas``'s current colour mode."""
     mode = canvas.color_mode()
     state = canvas._state
     if mode == "error":
         stops = colors.ERROR_STOPS
+        if canvas.error_scale is not None:
+            return canvas.error_label(), _ranked_rows(canvas.error_scale), [
+                "colour by rank: red the most sensitive unit, green the least, linear in the value between"]
         rows = [(f"<= {stops[0][0]:g} dB", stops[0][1])]
         rows += [(f"{db:g} dB", c) for db, c in stops[1:-1]]
         rows += [(f">= {stops[-1][0]:g} dB", stops[-1][1]), ("no value", colors.NO_VALUE)]

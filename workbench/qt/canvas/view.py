@@ -141,6 +141,9 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._band_origin: QPoint | None = None
         self._pan_last: QPoint | None = None
         self._value_label = "SQNR (dB)"
+        #: (lowest, highest, higher_is_worse) of a ranked figure drawn on the SQNR scale (the sensitivity
+        #: sweep's), so the legend names real values; None: the values are SQNR dB themselves
+        self.error_scale: tuple[float, float, bool] | None = None
         self._quant_init()
         self._fitted_view: tuple | None = None  # transform and scroll position the last fit set
         self._fitting = False
@@ -606,14 +609,18 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         return self._mode
 
     def set_node_values(self, dtypes: dict[str, str] | None = None, errors: dict[str, float] | None = None,
-                        *, error_label: str | None = None) -> None:
+                        *, error_label: str | None = None,
+                        error_scale: tuple[float, float, bool] | None = None) -> None:
         """Per-node activation dtype names and SQNR (dB). None keeps the current values, {} clears them.
 
         ``error_label`` names the figure the "error" mode shows (legend title; "SQNR (dB)" by default,
-        a sensitivity figure such as "only quantized (dB)" when the sweep colours the canvas).
+        a sensitivity figure such as "only quantized (dB)" when the sweep colours the canvas);
+        ``error_scale`` (lowest, highest, higher_is_worse) says the values are a ranking of that figure
+        stretched over the SQNR colours, so the legend labels each colour with the real value.
         """
         if error_label is not None:
             self._value_label = error_label
+            self.error_scale = error_scale
         if dtypes is not None:
             self._dtypes = dict(dtypes)
         if errors is not None:
