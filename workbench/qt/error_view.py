@@ -18,7 +18,8 @@ import statistics
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.api import QParams, clip_range, grid_levels
@@ -34,6 +35,11 @@ STALE = "Out of date: measured with an earlier recipe or other calibration data;
 
 #: Bars for units with SQNR +inf (bit-exact) are drawn at this many dB.
 INF_SQNR_DB = 100.0
+#: Width of the bar labels' axis, pixels: longer labels are elided in the middle (the full one is
+#: the bar's tooltip); at most MAX_ROWS_SHOWN bars show at once, fewer when the plot is too low
+#: for their labels not to overlap (the wheel scrolls the rest).
+LABEL_AXIS_WIDTH = 190
+MAX_ROWS_SHOWN = 25
 
 
 class ErrorView(QWidget):
@@ -73,6 +79,8 @@ class ErrorView(QWidget):
         self.bars_plot.invertY(True)
         self.bars_plot.setMouseEnabled(x=False, y=True)
         self.bars_plot.showGrid(x=True, y=False, alpha=0.3)
+        self.bars_plot.getAxis("left").setWidth(LABEL_AXIS_WIDTH)
+        self.bars_plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._show_rows())
         self.hist_plot = pg.PlotWidget()
         self.hist_plot.setLabel("bottom", "value")
         self.hist_plot.setLabel("left", "count")
@@ -94,6 +102,7 @@ class ErrorView(QWidget):
         lay.addWidget(self.hist_title)
         self._bars: pg.BarGraphItem | None = None
         self.bars_plot.scene().sigMouseClicked.connect(self._on_click)
+        self.bars_plot.scene().sigMouseMoved.connect(self._on_hover)
         self.color_button.clicked.connect(self.colorBySqnr)
         self.node_data_button.clicked.connect(self.exportNodeData)
         self.compare_button.clicked.connect(self.compareRequested)
@@ -134,10 +143,29 @@ class ErrorView(QWidget):
         else:
             self._bars.setOpts(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
             self._bars.setVisible(True)
-        ticks = [(float(i), f"{r.node} ({r.op_type})") for i, r in enumerate(self.rows)]
-        self.bars_plot.getAxis("left").setTicks([ticks])
-        self.bars_plot.setYRange(-0.5, min(len(values), 25) - 0.5)
+        axis = self.bars_plot.getAxis("left")
+        metrics = QFontMetrics(axis.style.get("tickFont") or self.bars_plot.font())
+        room = LABEL_AXIS_WIDTH - 12  # the tick and its gap
+        ticks = [(float(i), metrics.elidedText(self.bar_label(i), Qt.TextElideMode.ElideMiddle, room))
+                 for i in range(len(self.rows))]
+        axis.setTicks([ticks])
+        self._show_rows()
         self._write_summary()
+
+    def bar_label(self, index: int) -> str:
+        """The full label of bar ``index``: node name and op type (the axis may show it elided)."""
+        row = self.rows[index]
+        return f"{row.node} ({row.op_type})"
+
+    def rows_shown(self) -> int:
+        """How many bars fit the plot's height with labels that do not overlap (1 to MAX_ROWS_SHOWN)."""
+        line = QFontMetrics(self.bars_plot.font()).height() + 2
+        height = self.bars_plot.getPlotItem().vb.height()
+        return max(1, min(MAX_ROWS_SHOWN, len(self.rows), int(height // line)))
+
+    def _show_rows(self) -> None:
+        if self.rows:
+            self.bars_plot.setYRange(-0.5, self.rows_shown() - 0.5, padding=0.0)
 
     def set_stale(self, stale: bool) -> None:
         """Mark the rows as measured with another recipe than the current one: the summary says so
@@ -169,6 +197,17 @@ class ErrorView(QWidget):
             return
         pos = self.bars_plot.getPlotItem().vb.mapSceneToView(event.scenePos())
         self.click_row(int(round(pos.y())))
+
+    @guarded
+    def _on_hover(self, scene_pos) -> None:
+        row = self._row_at(scene_pos)
+        self.bars_plot.setToolTip(self.bar_label(row) if row is not None else "")
+
+    def _row_at(self, scene_pos) -> int | None:
+        if not self.rows or self._bars is None:
+            return None
+        index = int(round(self.bars_plot.getPlotItem().vb.mapSceneToView(scene_pos).y()))
+        return index if 0 <= index < len(self.rows) else None
 
     def click_row(self, index: int) -> None:
         """Act as if the bar at ``index`` (0 = worst) was clicked."""
