@@ -19,24 +19,29 @@ def shown_part(view, scene_rect: QRectF) -> float:
     return visible.width() * visible.height() / max(drawn.width() * drawn.height(), 1)
 
 
+def all_shown(view, scene_rect: QRectF) -> bool:
+    """The viewport shows ``scene_rect`` but for the rounding of its edges to whole pixels."""
+    return shown_part(view, scene_rect) >= 0.99
+
+
 @pytest.mark.slow
 def test_expand_collapse_all_fit_and_zoom_keeps_the_selection(qtbot, make_canvas, corpus):
     canvas = make_canvas(1200, 800)
     with qtbot.waitSignal(canvas.layoutReady, timeout=300_000):
         canvas.set_model(open_model(corpus / "nudenet_320n" / "model.onnx").proto)
     canvas.expand_all()
-    assert shown_part(canvas, canvas.scene_bounds()) == pytest.approx(1.0)  # the whole graph, not its left edge
+    assert all_shown(canvas, canvas.scene_bounds()), shown_part(canvas, canvas.scene_bounds())  # the whole graph, not its left edge
     names = canvas.node_names()
     canvas.select_nodes([names[40]])
     before = canvas.transform().m11()
     for _ in range(4):
         canvas.zoom_in()
     assert canvas.transform().m11() == pytest.approx(before * 1.25 ** 4)
-    assert shown_part(canvas, canvas.node_scene_rect(names[40])) == pytest.approx(1.0)  # zoomed toward it
+    assert all_shown(canvas, canvas.node_scene_rect(names[40]))  # zoomed toward it
     canvas.select_nodes([names[-5]], center=True)  # a node deep in model.22, shown at 100 %
     canvas.collapse_all()
     assert len(canvas.shown_groups()) == 17
-    assert shown_part(canvas, canvas.scene_bounds()) == pytest.approx(1.0)  # not an empty canvas
-    assert canvas.viewport().rect().contains(canvas.mapFromScene(canvas.selection_scene_rect()).boundingRect())
+    assert all_shown(canvas, canvas.scene_bounds()), shown_part(canvas, canvas.scene_bounds())  # not an empty canvas
+    assert all_shown(canvas, canvas.selection_scene_rect())
     canvas.expand_to_depth(1)
-    assert shown_part(canvas, canvas.scene_bounds()) == pytest.approx(1.0)
+    assert all_shown(canvas, canvas.scene_bounds()), shown_part(canvas, canvas.scene_bounds())
