@@ -103,3 +103,14 @@ def test_export_takes_the_calibration_path_as_shown_and_errors_reach_the_status_
     assert shown and window.status_label.text() != "Opened something earlier."
     assert window.status_label.text().split(".")[0] in shown
     dialogs.clear()
+
+
+def test_reopening_a_project_says_what_it_restored(qtbot, window, open_file, tmp_path):
+    """Reopening a project said only "Opened model.onnx: 10 nodes." though its results came back."""
+    open_file(window, EXAMPLE)
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
+        window.act_calibrate.trigger()
+    proj = window.save_project_to(tmp_path / "job.wbproj")
+    open_file(window, proj)
+    assert "Project job.wbproj: per-unit results, calibration cache restored." in window.status_label.text()
+    assert window.doc.errors and window.doc.project_path == proj

@@ -542,7 +542,13 @@ class MainWindow(QMainWindow):
             notes = [self._restore_results(results, project.calibration) if results else None,
                      self._restore_sensitivity(sweep) if sweep else None]
             self.doc.mark_saved()
-            return " ".join(n for n in notes if n) or None
+            restored = [what for what, ok in (("per-unit results", bool(results) and bool(self.doc.errors)),
+                                              ("sensitivity sweep", sweep is not None and self.doc.sensitivity
+                                               is not None),
+                                              ("calibration cache", project.calibration is not None)) if ok]
+            said = f"Project {path.name}: " + (f"{', '.join(restored)} restored." if restored
+                                                 else "recipe and data restored (no saved results).")
+            return " ".join([said, *(n for n in notes if n)])
 
         self.open_model(model_path, on_loaded=restore)
 
