@@ -180,3 +180,20 @@ def test_autotune_target_keeps_a_fine_cosine_drop(qtbot, window):
     """A max drop of 5e-05 (cosine) became 1e-04 in a 4-decimal spin box."""
     window.autotune_panel.target.setValue(0.00005)
     assert window.autotune_panel.target_fields()["max_drop"] == 0.00005
+
+
+def test_autotune_cancelled_before_any_recipe_says_so_and_its_axes_have_no_multiplier(qtbot, window, open_file):
+    """Cancelled while calibrating, the panel read "Autotune stopped after 0 recipes; the points stay
+    clickable." (there were none); a top1 axis of 0.986-0.996 read "top1 (x0.001)" with ticks 986-996."""
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+    open_file(window, example / "digits_cnn.onnx")
+    window.evaluate_panel.settings.data.setText(str(example / "digits_cnn_eval.npz"))
+    with qtbot.waitSignal(window.runs.finished, timeout=540_000):
+        window.evaluation.start_autotune()
+        window.runs.cancel()
+    panel = window.autotune_panel
+    assert not panel.points
+    assert panel.summary.text() == "Autotune stopped before any recipe was measured: nothing to apply."
+    assert not any(panel.plot_item.getAxis(side).autoSIPrefix for side in ("left", "bottom"))

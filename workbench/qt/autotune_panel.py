@@ -110,6 +110,8 @@ class AutotunePanel(QWidget):
         self.plot_item = self.plot.addPlot(row=0, col=0)
         self.plot_item.showGrid(x=True, y=True, alpha=0.3)
         self.plot_item.setMenuEnabled(False)
+        for side in ("left", "bottom"):  # top1 0.986-0.996 read "top1 (x0.001)" with ticks 986-996
+            self.plot_item.getAxis(side).enableAutoSIPrefix(False)
         self.legend = pg.LegendItem()
         self.plot.addItem(self.legend, row=0, col=1)
         lay.addWidget(self.plot, 1)

@@ -147,6 +147,7 @@ class EvaluationController(QObject):
         elif kind == "autotune":
             self.autotune_panel.set_running(False)
             if stopped:
+                tried = len(self.autotune_panel.points)
                 self.autotune_panel.summary.setText(
-                    f"Autotune stopped after {count(len(self.autotune_panel.points), 'recipe')}; the points stay "
-                    "clickable.")
+                    f"Autotune stopped after {count(tried, 'recipe')}; the points stay clickable." if tried else
+                    "Autotune stopped before any recipe was measured: nothing to apply.")
