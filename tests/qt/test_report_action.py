@@ -114,3 +114,12 @@ def test_reopening_a_project_says_what_it_restored(qtbot, window, open_file, tmp
     open_file(window, proj)
     assert "Project job.wbproj: per-unit results, calibration cache restored." in window.status_label.text()
     assert window.doc.errors and window.doc.project_path == proj
+
+
+def test_the_histogram_says_why_it_is_empty(qtbot, window, open_file):
+    """With several nodes selected (or none) the histogram was a blank 0-1 plot with no word."""
+    open_file(window, EXAMPLE)
+    assert window.errors.hist_title.text() == "Select one node to see the histogram of its output."
+    window.canvas.select_nodes(["/f/f.0/Conv", "/f/f.3/Conv", "/f/f.7/Conv"])
+    qtbot.waitUntil(lambda: window.errors.hist_title.text().startswith("3 nodes selected"), timeout=10_000)
+    assert window.errors.hist_title.text() == "3 nodes selected: select one node to see the histogram of its output."

@@ -112,7 +112,7 @@ def test_opening_another_model_resets_every_view(qtbot, window, open_file, corpu
     assert window.calibration.status.text() == "Idle."
     assert window.calibration.progress.value() == 0
     assert window.inspector.nodes == []
-    assert window.errors.hist_title.text() == ""
+    assert window.errors.hist_title.text() == "Select one node to see the histogram of its output."  # no old title
     assert window.errors.rows == [] and window.sensitivity.pending() == []
 
 

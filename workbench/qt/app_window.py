@@ -1036,7 +1036,12 @@ class MainWindow(QMainWindow):
     @guarded
     def _request_histogram(self) -> None:
         names = self.canvas.selected_nodes()
-        if len(names) != 1 or self.doc.model is None or not self.doc.data:
+        if self.doc.model is None:
+            return
+        if len(names) != 1 or not self.doc.data:  # say why the plot is empty instead of leaving it blank
+            self.errors.clear_histogram("Choose calibration data to see histograms." if not self.doc.data else
+                                        f"{count(len(names), 'node')} selected: select one node to see the "
+                                        "histogram of its output.")
             return
         tensor = self._unit_tensor(names[0])
         if tensor:

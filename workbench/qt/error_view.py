@@ -42,6 +42,9 @@ LABEL_AXIS_WIDTH = 190
 MAX_ROWS_SHOWN = 25
 
 
+#: the histogram caption while no histogram is drawn
+NO_HISTOGRAM = "Select one node to see the histogram of its output."
+
 class ErrorView(QWidget):
     nodeClicked = Signal(str)
     colorBySqnr = Signal()
@@ -97,7 +100,7 @@ class ErrorView(QWidget):
         split.addWidget(bars)
         split.addWidget(self.hist_plot)
         lay.addWidget(split, 1)
-        self.hist_title = QLabel("")
+        self.hist_title = QLabel(NO_HISTOGRAM)
         self.hist_title.setWordWrap(True)  # a long tensor name must not widen the dock (and the window)
         lay.addWidget(self.hist_title)
         self._bars: pg.BarGraphItem | None = None
@@ -220,7 +223,7 @@ class ErrorView(QWidget):
         self.hist_plot.clear()
         self.hist_plot.setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0.0)
         self.hist_plot.enableAutoRange()  # the next histogram sets the axes again
-        self.hist_title.setText(message)
+        self.hist_title.setText(message or NO_HISTOGRAM)
 
     def set_histogram(self, hist: dict, qp: QParams | None) -> None:
         """Draw ``hist`` (``counts``, ``edges``, ``tensor``) with ``qp``'s clip range and grid."""
