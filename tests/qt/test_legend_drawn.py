@@ -33,3 +33,26 @@ def test_dtype_legend_lists_what_is_drawn(window, open_file, qdq_file):
     assert sorted(set(tags.values())) == ["in:u8 w:i8 w:i32", "w:i8 w:i32"]
     text = canvas.legend_overlay.text().splitlines()
     assert "node tag: folded Q/DQ of its graph input (in:), weight / bias (w:)" in text
+
+
+def test_ops_that_share_a_colour_share_a_legend_row(qtbot, window, open_file, tmp_path):
+    """Add, Mul and Div are drawn in one colour (element-wise): the op legend listed three identical
+    swatches; it now lists one row naming the three, and every row's colour is distinct."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from workbench.qt.canvas import colors
+
+    c = numpy_helper.from_array(np.float32(2.0).reshape(()), "c")
+    nodes = [helper.make_node("Add", ["x", "c"], ["a"], name="add"), helper.make_node("Mul", ["a", "c"], ["m"], name="mul"),
+             helper.make_node("Div", ["m", "c"], ["d"], name="div"), helper.make_node("Relu", ["d"], ["y"], name="relu")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [c])
+    path = tmp_path / "ew.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    open_file(window, path)
+    rows = window.canvas.legend()
+    assert colors.op_color("Add") == colors.op_color("Mul") == colors.op_color("Div")
+    assert ("Add, Div, Mul", colors.op_color("Add")) in rows
+    assert len({col.name() for _, col in rows}) == len(rows)

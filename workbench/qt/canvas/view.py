@@ -658,7 +658,10 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             rows = [(n, colors.dtype_color(n)) for n in names]
             return rows + ([("not assigned", colors.NO_VALUE)] if None in drawn else [])
         ops = sorted(set(self._state.data.structure.op_types)) if self._state else []
-        return [(o, colors.op_color(o)) for o in ops]
+        by_colour: dict[str, list[str]] = {}  # ops that share a colour share one row (Add, Div, Mul)
+        for o in ops:
+            by_colour.setdefault(colors.op_color(o).name(), []).append(o)
+        return [(", ".join(names), colors.op_color(names[0])) for names in by_colour.values()]
 
     def _compute_fills(self) -> None:
         for _ in self._fill_steps():
