@@ -9,7 +9,7 @@ and only while the panel is visible. The quantized figures come from the documen
 current recipe: each planned, non-excluded unit gets its (weight, activation) bit widths
 (:func:`workbench.core.analysis.cost.plan_bits`); excluded and unplanned nodes stay float32
 (32 x 32); "BOPs as run" counts them at the widths onnxruntime computes at
-(:func:`workbench.core.analysis.cost.kernel_bits`). They are recomputed on every recipe change, without a job.
+(:func:`workbench.core.analysis.cost.plan_kernel_bits`). They are recomputed on every recipe change, without a job.
 Formulas: :mod:`workbench.core.analysis.cost` (BOPs = MACs x activation bits x weight bits).
 Clicking a row emits :attr:`nodeClicked`.
 """

@@ -13,7 +13,7 @@ not MACs and are not counted):
 
 Bit operations follow Baskin et al. 2018 ("UNIQ") and van Baalen et al. 2020 ("Bayesian Bits"):
 ``BOPs = MACs * b_activation * b_weight``; float32 counts as 32 x 32. ``bops_kernel`` counts the same at
-the widths onnxruntime's CPU provider computes at (:func:`workbench.core.planning.kernels.kernel_bits`:
+the widths onnxruntime's CPU provider computes at (:func:`workbench.core.planning.kernels.unit_kernel_bits`:
 integer kernels only for 8-bit integer Conv / MatMul / Gemm, MatMulNBits for integer MatMul weights
 beside a float or 16-bit activation; a ConvTranspose, 16-bit activations or float8 run
 DequantizeLinear and a float kernel, 32 x 32), the figure that tracks latency. Memory is the size of the
@@ -72,7 +72,7 @@ class NodeCost:
     weight_bits: int = FLOAT_BITS
     activation_bits: int = FLOAT_BITS
     note: str = ""
-    #: (weight, activation) bits at which onnxruntime's CPU provider computes the node (:func:`kernel_bits`)
+    #: (weight, activation) bits at which onnxruntime's CPU provider computes the node (:func:`plan_kernel_bits`)
     kernel_weight_bits: int = FLOAT_BITS
     kernel_activation_bits: int = FLOAT_BITS
 

@@ -25,7 +25,13 @@ from workbench.core.graph.op_families import WEIGHT_OPS
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS, find_quantized, quantized_kind
 from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
-from workbench.core.planning.kernels import integer_kernel, is_int8, nbits_kernel, nbits_layout
+from workbench.core.planning.kernels import (
+    integer_kernel,
+    is_int8,
+    nbits_kernel,
+    nbits_layout,
+    relu_after_bias,
+)
 
 #: integer / quantized op -> the float op it computes
 FLOAT_OP: dict[str, str] = {
@@ -100,6 +106,7 @@ class _Graph:
                 self.consumers.setdefault(i, []).append(n)
         self.dtypes = tensor_dtypes(proto, params)
         self.inits = {i.name: i for i in proto.graph.initializer}
+        self.relu_after = relu_after_bias(proto.graph)  # MatMuls onnxruntime fuses with bias + Relu
         self.qonnx_dtype = {}
         by_tensor = {p.tensor: p for p in params}
         for n in self.nodes:
@@ -198,16 +205,6 @@ def _dq_layout(g: _Graph, dq: onnx.NodeProto) -> bool:
     return nbits_layout("per_tensor" if per_tensor else "per_channel", a.get("axis", 1), None)
 
 
-def _bias_then_relu(g: _Graph, node: onnx.NodeProto) -> bool:
-    """A MatMul whose one reader adds a constant bias read only by a Relu: onnxruntime fuses the three into
-    a float FusedGemm before its MatMulNBits fusion can take the MatMul (digits_mlp w4-block: 2 of 3)."""
-    add = _only(g, node.output[0])
-    if add is None or add.op_type != "Add" or not any(i in g.inits for i in add.input):
-        return False
-    act = _only(g, add.output[0])
-    return act is not None and act.op_type == "Relu"
-
-
 def _only(g: _Graph, tensor: str) -> onnx.NodeProto | None:
     """The one node reading ``tensor``, None when it has none or several."""
     users = g.consumers.get(tensor, [])
@@ -254,7 +251,7 @@ def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
     if not integer_kernel(op, w_type, a_type):
         # an 8-bit output pair (int8, float8) keeps onnxruntime from fusing MatMulNBits; a 16-bit one does not
         fusable = (w_dq.input[0] in g.inits and not any(t is not None and t.bits == 8 for t in out_types)
-                   and not _bias_then_relu(g, node))
+                   and node.name not in g.relu_after)  # a float FusedGemm (digits_mlp w4-block: 2 of 3)
         return "MatMulNBits" if fusable and nbits_kernel(op, w_type, a_type, _dq_layout(g, w_dq)) else None
     if to_q and not all(is_int8(t) for t in out_types):
         return None  # a 16-bit output pair (the next unit's activation): DequantizeLinear + float op

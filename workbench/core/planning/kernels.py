@@ -90,16 +90,6 @@ def kernel_kind(op_type: str, weight, activation, output=None) -> str:
     return "nbits" if nbits_kernel(op_type, wq, aq, layout) else "float"
 
 
-def kernel_bits(op_type: str, weight, activation, output=None) -> tuple[int, int]:
-    """(weight bits, activation bits) at which onnxruntime computes the node (:func:`kernel_kind`):
-    (8, 8) on integer kernels, (weight bits, 8) in MatMulNBits (accuracy level 4 quantizes the
-    activation to int8 per block), (32, 32) on float kernels."""
-    kind = kernel_kind(op_type, weight, activation, output)
-    if kind == "integer":
-        return 8, 8
-    return (weight.qtype.bits, 8) if kind == "nbits" else (FLOAT_BITS, FLOAT_BITS)
-
-
 def output_pair(plan, unit):
     """The QuantSpec of ``unit``'s output pair in ``plan`` (the widest when it has several outputs), None
     when its outputs stay float (a MatMul / Gemm whose reader is float writes float)."""
@@ -111,14 +101,14 @@ def relu_after_bias(graph: onnx.GraphProto) -> set[str]:
     """MatMul / Gemm nodes of ``graph`` whose output, after a constant bias (a Gemm's own ``C`` or an Add
     of an initializer), is read only by a Relu: onnxruntime fuses those into FusedGemm (float)."""
     consts = {i.name for i in graph.initializer}
-    readers: dict[str, list[onnx.NodeProto]] = {}
+    users: dict[str, list[onnx.NodeProto]] = {}
     for n in graph.node:
         for i in n.input:
-            readers.setdefault(i, []).append(n)
+            users.setdefault(i, []).append(n)
 
     def only(tensor: str) -> onnx.NodeProto | None:
-        users = readers.get(tensor, [])
-        return users[0] if len(users) == 1 else None
+        found = users.get(tensor, [])
+        return found[0] if len(found) == 1 else None
 
     out = set()
     for n in graph.node:
@@ -155,7 +145,7 @@ def unit_kernel_kind(plan, unit, count: dict[str, int], relu: set[str]) -> str:
     if str(plan.mode) == "dynamic" and unit.graph:
         return "float"
     acts = [plan.activations[t] for t in unit.inputs if t in plan.activations]
-    weight = next((q.spec for q in unit.quant_inputs if q.role == "weight"), None)
+    weight = _weight_spec(unit)
     activation = acts[0] if acts else unit.config.activation  # a pair upstream of a MaxPool / Flatten
     if weight is None and len(acts) > 1:
         weight = acts[1]
@@ -168,9 +158,16 @@ def unit_kernel_kind(plan, unit, count: dict[str, int], relu: set[str]) -> str:
 
 
 def unit_kernel_bits(plan, unit, count: dict[str, int], relu: set[str]) -> tuple[int, int]:
-    """(weight bits, activation bits) onnxruntime computes ``unit`` at (:func:`unit_kernel_kind`)."""
+    """(weight bits, activation bits) onnxruntime computes ``unit`` at (:func:`unit_kernel_kind`): (8, 8)
+    on integer kernels, (weight bits, 8) in MatMulNBits (accuracy level 4 quantizes the activation to
+    int8 per block), (32, 32) on float kernels."""
     kind = unit_kernel_kind(plan, unit, count, relu)
     if kind == "integer":
         return 8, 8
-    weight = next((q.spec for q in unit.quant_inputs if q.role == "weight"), None)
+    weight = _weight_spec(unit)
     return (weight.qtype.bits, 8) if kind == "nbits" and weight is not None else (FLOAT_BITS, FLOAT_BITS)
+
+
+def _weight_spec(unit):
+    """The QuantSpec of ``unit``'s constant weight (its axis resolved), None when it has none."""
+    return next((q.spec for q in unit.quant_inputs if q.role == "weight"), None)
