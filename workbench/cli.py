@@ -727,15 +727,22 @@ def _not_convertible(path: str, proto, to: str) -> str | None:
             f"first (workbench-cli quantize {path} --data calib.npz --format {to} -o OUT.onnx).")
 
 
+def _given_input_shapes(args, error=WorkbenchError) -> dict[str, list[int]]:
+    """``--input-shape NAME:DIMS`` values as {name: dims}; ``error`` (a WorkbenchError type) for an input
+    given twice."""
+    given: dict[str, list[int]] = {}
+    for name, dims in getattr(args, "input_shape", None) or []:
+        if name in given:
+            raise error(f"--input-shape {name}: given twice.", hint="Give each input once.")
+        given[name] = dims
+    return given
+
+
 def _qonnx_input_shapes(args, proto, source, *, note: bool = False) -> dict[str, list[int]] | None:
     """``--input-shape NAME:DIMS`` values as {name: dims}, checked against ``proto``'s inputs (one-line
     ExportError for a bad name, rank or fixed dimension); with ``note``, prints why a QONNX file stays
     symbolic (inputs with symbolic dimensions besides the batch and no --input-shape)."""
-    given: dict[str, list[int]] = {}
-    for name, dims in getattr(args, "input_shape", None) or []:
-        if name in given:
-            raise ExportError(f"--input-shape {name}: given twice.", hint="Give each input once.")
-        given[name] = dims
+    given = _given_input_shapes(args, ExportError)
     fmt = getattr(args, "format", None) or getattr(args, "to", None)
     if given and fmt != "qonnx":
         flag = "--to qonnx" if hasattr(args, "to") else "--format qonnx"
@@ -884,11 +891,7 @@ def cmd_cost(args) -> int:
     _refuse_project(args)
     model = api.open_model(args.model)
     plan = api.plan(model, _recipe_from_args(args), guard=True)  # the units quantize keeps float count as float
-    given: dict[str, list[int]] = {}
-    for name, dims in args.input_shape or []:
-        if name in given:
-            raise WorkbenchError(f"--input-shape {name}: given twice.", hint="Give each input once.")
-        given[name] = dims
+    given = _given_input_shapes(args)
     rep = api.plan_cost(model, plan, args.data, batch=args.batch, input_shapes=given)
     if args.json:
         print(json.dumps({"recipe": plan.recipe.preset, **rep.to_json()}, indent=2))
