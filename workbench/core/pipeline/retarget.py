@@ -319,19 +319,17 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
     rt, project = retarget_to_model(project_path, new)
     data_spec = project.data_spec(project_path) if data is None else data
     samples = samples if samples is not None else project.samples
-    use = data_spec
-    if rt.calibration is not None:
-        missing = unserved(plan(new, rt.recipe), rt.calibration)
-        rt.respecced = [t for t in missing if t in rt.calibration.observers]
-        if not missing and rt.recipe.smoothquant is None:
-            use = None  # every range still serves its spec: no need to touch the data
-    if use is None and data_spec is None:
+    the_plan, missing = None, None  # missing: the cached ranges that no longer serve (None: no cache)
+    if rt.calibration is not None or data_spec is None:
         the_plan = plan(new, rt.recipe)
         missing = unserved(the_plan, rt.calibration) if rt.calibration is not None else None
-        if the_plan.mode == "static" and (missing is None or missing):
-            raise WorkbenchError(f"{project_path}: the ranges of {count(len(missing), 'tensor') if missing else 'all tensors'} must "
-                                 f"be calibrated again for {model_path}, and the project has no calibration data.",
-                                 hint="Pass --data FILE.npz (or a folder of images).")
+    rt.respecced = [t for t in missing or [] if t in rt.calibration.observers]
+    # every range still serves its spec: no need to touch the data
+    use = None if missing == [] and rt.recipe.smoothquant is None else data_spec
+    if use is None and the_plan.mode == "static" and missing != []:
+        raise WorkbenchError(f"{project_path}: the ranges of {count(len(missing), 'tensor') if missing else 'all tensors'} "
+                             f"must be calibrated again for {model_path}, and the project has no calibration data.",
+                             hint="Pass --data FILE.npz (or a folder of images).")
     result = quantize(new, rt.recipe, data=use, samples=samples, calibration=rt.calibration,
                       progress=progress, cancel=cancel)
     spec = data if isinstance(data, dict) else ({"path": str(Path(data).resolve())} if data is not None
