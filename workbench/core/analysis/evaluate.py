@@ -22,6 +22,7 @@ from workbench.core.analysis.metrics import REF_PREFIX, MetricFn, load_metric
 from workbench.core.data.finite import FiniteRows, finite_rows
 from workbench.core.data.loader import DataSource, open_data
 from workbench.core.errors import Cancelled, DataError, ModelError
+from workbench.core.graph.outputs import pair_outputs, renamed_note
 from workbench.core.graph.walk import NameAllocator, all_names
 from workbench.core.io.external import has_lazy
 from workbench.core.io.ort_session import proto_session
@@ -288,13 +289,12 @@ def _match_outputs(fsess: ort.InferenceSession, qsess: ort.InferenceSession,
     """(float output, quantized output) pairs; by name, else by position (a note is added to ``notes``)."""
     fnames = [o.name for o in fsess.get_outputs()]
     qnames = [o.name for o in qsess.get_outputs()]
-    if set(fnames) <= set(qnames):
-        return [(n, n) for n in fnames]
-    if len(fnames) == len(qnames):
-        notes.append(f"output names differ ({fnames} vs {qnames}); matched by position")
-        return list(zip(fnames, qnames, strict=True))
-    raise ModelError(f"The quantized model's outputs {qnames} do not match the float model's {fnames}.",
-                     hint="Compare a model with its own quantized version.")
+    pairs = pair_outputs(fnames, qnames)
+    if not pairs and fnames:
+        raise ModelError(f"The quantized model's outputs {qnames} do not match the float model's {fnames}.",
+                         hint="Compare a model with its own quantized version.")
+    notes.extend(n for n in [renamed_note(fnames, qnames)] if n)
+    return pairs
 
 
 def _run(sess: ort.InferenceSession, names: list[str], feeds: dict, opts: ort.RunOptions,

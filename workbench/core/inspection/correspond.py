@@ -11,6 +11,7 @@ from __future__ import annotations
 import onnx
 
 from workbench.core.errors import ModelError
+from workbench.core.graph.outputs import pair_outputs, renamed_note
 
 
 def _interface(values, skip: set[str]) -> dict[str, int | None]:
@@ -25,20 +26,14 @@ def _interface(values, skip: set[str]) -> dict[str, int | None]:
 
 
 def output_names(a: onnx.ModelProto, b: onnx.ModelProto) -> list[tuple[str, str]]:
-    """(output of ``a``, output of ``b``) pairs: by name when every output of ``a`` is one of ``b``'s, else by
-    position when both have as many (outputs renamed by another tool), else none."""
-    na, nb = [o.name for o in a.graph.output], [o.name for o in b.graph.output]
-    if set(na) <= set(nb):
-        return [(n, n) for n in na]
-    return list(zip(na, nb, strict=True)) if len(na) == len(nb) else []
+    """(output of ``a``, output of ``b``) pairs (:func:`workbench.core.graph.outputs.pair_outputs`):
+    by name, else by position when both have as many (outputs renamed by another tool), else none."""
+    return pair_outputs([o.name for o in a.graph.output], [o.name for o in b.graph.output])
 
 
 def renamed_outputs_note(a: onnx.ModelProto, b: onnx.ModelProto) -> str | None:
     """The note ``evaluate`` gives when the outputs are matched by position, None when names match."""
-    na, nb = [o.name for o in a.graph.output], [o.name for o in b.graph.output]
-    if set(na) <= set(nb) or len(na) != len(nb):
-        return None
-    return f"output names differ ({na} vs {nb}); matched by position"
+    return renamed_note([o.name for o in a.graph.output], [o.name for o in b.graph.output])
 
 
 def interface_mismatch(a: onnx.ModelProto, b: onnx.ModelProto, *, outputs_by_position: bool = False) -> str | None:
