@@ -138,3 +138,28 @@ def test_the_out_of_date_mark_survives_save_and_reopen(qtbot, window, open_file,
     open_file(win, proj)
     qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
     assert win.doc.samples == 5 and not win.doc.results_current and win.errors.stale
+
+
+def test_figures_current_before_an_export_that_keeps_units_float_are_measured_again(qtbot, window, open_file,
+                                                                                     corpus, tmp_path):
+    """The export's latency check kept 4 MatMuls float (one undoable edit), and every figure the user had
+    just measured turned 'out of date' until F5 was pressed again; now they are measured again at once."""
+    win = window
+    open_file(win, corpus / "digits_transformer/model_opset17.onnx")
+    win.calibration.samples.setValue(16)
+    win.calibration.analysis_samples.setValue(8)
+    status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
+    assert status == "succeeded", res
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    assert win.doc.results_current
+    measured = {r.node for r in win.errors.rows}
+    status, res = run_job(qtbot, win, lambda: win.export_to(tmp_path / "app.onnx"), timeout=300_000)
+    assert status == "succeeded", res
+    assert "Measuring the figures again with them float." in win.status_label.text()
+    kept = {n for n, o in win.doc.recipe.overrides.items() if o.exclude}
+    assert len(kept) == 4
+    qtbot.waitUntil(lambda: not win.runs.busy and win.doc.results_current, timeout=300_000)
+    qtbot.waitUntil(lambda: win.canvas.error_label() == "SQNR (dB)", timeout=60_000)  # set on a later turn
+    assert not win.errors.stale
+    assert "analysed (measured again: kept 4 units float at export)." in win.status_label.text()
+    assert {r.node for r in win.errors.rows} == measured - kept  # the kept units are float now: no figure

@@ -110,6 +110,7 @@ class MainWindow(QMainWindow):
         column.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self._last_export: Path | None = None
+        self._remeasure_after = ""  # why the figures are measured again (an export kept units float)
         self.docks = docks.build_docks(self, self.doc)  # inspector, recipe_panel, calibration, errors, ...
         self.evaluation = EvaluationController(self)  # Run > Evaluate / Autotune
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
@@ -175,8 +176,7 @@ class MainWindow(QMainWindow):
         self.runs.progress.connect(self._on_run_progress)
         self.runs.succeeded.connect(self._on_run_succeeded)
         self.runs.failed.connect(self._on_run_failed)
-        self.runs.cancelled.connect(lambda kind: self._on_run_ended(f"{kind.capitalize()} cancelled; "
-                                                                    "previous results kept."))
+        self.runs.cancelled.connect(self._on_run_cancelled)
         self.runs.cancelling.connect(self._on_cancelling)
         self.runs.finished.connect(self._update_actions)
         self.runs.histogramReady.connect(self._on_histogram)
@@ -847,7 +847,9 @@ class MainWindow(QMainWindow):
             data = [i for i in self.doc.result_issues if i.code == IssueCode.CALIBRATION_DATA]
             warned = f" {count(len(data), 'calibration data warning')} (NaN/Inf or empty tensors): see " \
                      "View > Problems." if data else ""
-            self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed.{warned}")
+            again, self._remeasure_after = self._remeasure_after, ""
+            again = f" (measured again: {again})" if again else ""
+            self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed{again}.{warned}")
 
     def _exported(self, result: dict) -> str:
         """Adopt the export's recipe when the latency check kept units float (one undoable edit, so a
@@ -858,15 +860,36 @@ class MainWindow(QMainWindow):
         if written is not None and written.to_json() != self.doc.recipe.to_json():
             before = self.doc.recipe.overrides
             kept = sum(1 for n, o in written.overrides.items() if o.exclude and not (n in before and before[n].exclude))
+            current = self.doc.results_current and self.doc.calibration is not None
             if push_edit(self.doc, written, f"Keep {count(kept, 'unit')} float (latency check at export)"):
                 note = (f" The latency check kept {count(kept, 'unit')} float (slower quantized on this machine), "
                         "as `workbench-cli quantize` does; the recipe now says so (Ctrl+Z undoes).")
+                if current:  # the figures shown were of the recipe before: measure the exported one
+                    note += " Measuring the figures again with them float."
+                    self._remeasure_after = f"kept {count(kept, 'unit')} float at export"
+                    QTimer.singleShot(0, self._remeasure)
         units = f": {quantized} of {total} node units quantized" if total is not None else ""
         none = " No node unit is quantized: the file computes in float." if total and not quantized else ""
         return (f"Done: exported {result['path']}{units} (View > Open Exported Model, Ctrl+Shift+X, shows it "
                 f"as written).{note}{none}")
 
+    @guarded
+    def _remeasure(self) -> None:
+        """Analyse again with the cached ranges after an export changed the recipe (its figures were
+        current before); the export's own status line stays until the analysis reports."""
+        if self.runs.busy or self.doc.model is None or not self._remeasure_after:
+            self._remeasure_after = ""
+            return
+        status = self.status_label.text()
+        self.runs.analyze()
+        self.set_status(status)
+
+    def _on_run_cancelled(self, kind: str) -> None:
+        self._remeasure_after = ""
+        self._on_run_ended(f"{kind.capitalize()} cancelled; previous results kept.")
+
     def _on_run_failed(self, kind: str, err) -> None:
+        self._remeasure_after = ""
         self._on_run_ended(f"{kind.capitalize()} failed: {getattr(err, 'message', err)}")
         show_error(self, f"{kind.capitalize()} failed", err)
 
