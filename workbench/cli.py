@@ -491,6 +491,8 @@ def cmd_analyze(args) -> int:
         rows = api.analyze(model, result, eval_data, samples=args.eval_samples,
                            progress=progress, executor=api.make_executor(args.executor) if args.executor else None)
         e2e = api.analyze_end_to_end(model, result, eval_data, samples=args.eval_samples)
+        split = api.noise_split(result.float_model or model, result.proto, eval_data, samples=args.eval_samples) \
+            if result.plan.mode == "static" else None  # a StrEnum
     finally:
         progress.close()
     measured = (result.float_model or model).proto.graph
@@ -510,6 +512,9 @@ def cmd_analyze(args) -> int:
     print(f"end to end ({e2e.samples} samples, as `evaluate` measures it): measured with {e2e.runtime}")
     for o in e2e.outputs:
         print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")
+    if split is not None:
+        print(f"weights vs activations ({split.samples} samples, output SQNR, graph as written): "
+              f"{split.describe()}")
     print(f"per node unit (fake-quantized outputs, read from the unfused graph): measured with "
           f"{api.describe_runtime(False)}")
     if not rows:

@@ -182,6 +182,8 @@ _LAZY: dict[str, str] = {
     "make_session": "workbench.core.runtime.session",
     "describe_runtime": "workbench.core.runtime.session",
     "analyze_end_to_end": "workbench.core.pipeline.analyze",
+    "noise_split": "workbench.core.analysis.noise_split",
+    "NoiseSplit": "workbench.core.analysis.noise_split",
     # files
     "atomic_write_bytes": "workbench.core.io.atomic",
     "dumps_strict": "workbench.core.io.jsonsafe",

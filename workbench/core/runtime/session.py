@@ -49,7 +49,8 @@ def session_runtime(sess: ort.InferenceSession) -> str:
         else f"onnxruntime {ort.__version__}, {sess.get_providers()[0]}, graph optimisation level {level.name}"
 
 
-def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int = 0) -> ort.InferenceSession:
+def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int = 0,
+                 arena: bool = True) -> ort.InferenceSession:
     """A CPU InferenceSession from an in-memory model.
 
     ``optimize=False`` disables graph optimizations so QDQ pairs are executed as written
@@ -68,6 +69,8 @@ def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int 
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     if threads:
         so.intra_op_num_threads = threads
+    if not arena:  # each run's buffers go back to the heap instead of an arena kept at its peak
+        so.enable_cpu_mem_arena = False
     try:
         return proto_session(proto, so)  # large weights handed over in place, not serialised
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types

@@ -1,0 +1,148 @@
+"""Weights vs activations: the QDQ model with only its weights / only its activations quantized."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from workbench.core import api
+from workbench.core.analysis.noise_split import activations_only, noise_split, weights_only
+
+B1 = np.array([0.25, -0.5, 0.125, 0.0], np.float32)
+
+
+def conv_mlp(w1: np.ndarray, w2: np.ndarray, b1: np.ndarray = B1) -> onnx.ModelProto:
+    """x [N,3,8,8] -> Conv(w1, b1) -> Relu -> GlobalAveragePool -> Flatten -> MatMul(w2) -> y [N,5]."""
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1", "b1"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["r"], name="relu"),
+         helper.make_node("GlobalAveragePool", ["r"], ["p"], name="pool"),
+         helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
+         helper.make_node("MatMul", ["f", "w2"], ["y"], name="matmul")],
+        "conv_mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])],
+        [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"), numpy_helper.from_array(w2, "w2")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def quantized(tmp_path, w1, w2, b1=B1):
+    path = tmp_path / "m.onnx"
+    onnx.save(conv_mlp(w1, w2, b1), path)
+    x = np.random.default_rng(1).normal(size=(24, 3, 8, 8)).astype(np.float32)
+    np.savez(tmp_path / "calib.npz", x=x)
+    model = api.open_model(path)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(tmp_path / "calib.npz"))
+    return model, result, tmp_path / "calib.npz", x
+
+
+def ops(proto):
+    return [n.op_type for n in proto.graph.node]
+
+
+def run(proto, x, optimize=False):
+    so = ort.SessionOptions()
+    if not optimize:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(proto.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+@pytest.fixture
+def general(tmp_path):
+    rng = np.random.default_rng(0)
+    return quantized(tmp_path, rng.normal(size=(4, 3, 3, 3)).astype(np.float32),
+                     rng.normal(size=(4, 5)).astype(np.float32))
+
+
+def test_weights_only_equals_the_float_model_with_dequantized_weights(general):
+    model, result, _, x = general
+    qp = result.proto
+    w_model = weights_only(qp)
+    assert "QuantizeLinear" not in ops(w_model)
+    const_dq = [n for n in qp.graph.node if n.op_type == "DequantizeLinear"
+                and n.input[0] in {t.name for t in qp.graph.initializer}]
+    assert ops(w_model).count("DequantizeLinear") == len(const_dq) == 3  # w1, b1 (int32), w2
+    # expected, independently: the float model whose w1, b1, w2 hold onnx.reference's DequantizeLinear values
+    inits = {t.name: t for t in qp.graph.initializer}
+    readers = {x: (n.name, i) for n in qp.graph.node for i, x in enumerate(n.input)}
+    f_nodes = {n.name: n for n in model.proto.graph.node}
+    expected = onnx.ModelProto()
+    expected.CopyFrom(model.proto)
+    for dq in const_dq:
+        one = helper.make_model(helper.make_graph(
+            [dq], "dq", [], [helper.make_empty_tensor_value_info(dq.output[0])],
+            [inits[x] for x in dq.input if x]), opset_imports=[helper.make_opsetid("", 21)])
+        value = ReferenceEvaluator(one).run(None, {})[0]
+        node, i = readers[dq.output[0]]
+        name = f_nodes[node].input[i]
+        t = next(t for t in expected.graph.initializer if t.name == name)
+        t.CopyFrom(numpy_helper.from_array(value.astype(np.float32), name))
+    np.testing.assert_allclose(run(w_model, x), run(expected, x), rtol=1e-5, atol=1e-6)
+
+
+def test_activations_only_reads_the_float_weights_and_keeps_every_activation_pair(general):
+    model, result, _, x = general
+    qp = result.proto
+    a_model, unmatched = activations_only(qp, model.proto)
+    assert unmatched == []
+    consts = {t.name for t in a_model.graph.initializer}
+    assert not [n for n in a_model.graph.node if n.op_type == "DequantizeLinear" and n.input[0] in consts]
+    assert ops(a_model).count("QuantizeLinear") == ops(qp).count("QuantizeLinear") > 0
+    floats = {t.name: numpy_helper.to_array(t) for t in model.proto.graph.initializer}
+    read = {n.input[0]: numpy_helper.to_array(next(t for t in a_model.graph.initializer if t.name == n.input[0]))
+            for n in a_model.graph.node if n.op_type == "Identity" and n.input[0] in consts}
+    assert len(read) == 3 and all(np.array_equal(v, floats[k.removesuffix("#float")]) for k, v in read.items())
+
+
+def test_weights_on_the_int8_grid_add_no_noise(tmp_path):
+    """Symmetric per-channel int8 weights that are multiples of 2^-7 with a full-scale entry per
+    channel, and a zero bias, dequantize exactly: weights-only SQNR is +inf and activations-only
+    equals as written. (With the bias above, its int32 grid of input scale x weight scale alone
+    gives 94.6 dB.)"""
+    rng = np.random.default_rng(3)
+    w1 = rng.integers(-127, 128, size=(4, 3, 3, 3)).astype(np.float32)
+    w1[:, 0, 0, 0] = 127
+    w2 = rng.integers(-127, 128, size=(4, 5)).astype(np.float32)
+    w2[0, :] = 127
+    model, result, calib, _ = quantized(tmp_path, w1 / 128, w2 / 128, np.zeros(4, np.float32))
+    split = noise_split(result.float_model or model, result.proto, str(calib))
+    assert split.samples == 24
+    assert split.weights_db == math.inf and split.weights_share == 0.0
+    assert split.activations_db == split.all_db and 20 < split.all_db < 80
+
+
+def test_noise_split_on_the_corpus_matches_its_own_parts(corpus):
+    """digits_transformer: the as-written figure equals evaluate's on the unfused graph, and the two
+    parts' noise powers add up to the whole within 1 dB (independent sources)."""
+    folder = corpus / "digits_transformer"
+    model = api.open_model(folder / "model_opset17.onnx")
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(folder / "calib.npz"), samples=16)
+    split = noise_split(result.float_model or model, result.proto, str(folder / "eval.npz"), samples=16)
+    assert split.samples == 16 and split.unmatched == []
+    summed = -10 * math.log10(10 ** (-split.weights_db / 10) + 10 ** (-split.activations_db / 10))
+    assert abs(summed - split.all_db) < 1.0
+    assert split.weights_db > split.all_db and split.activations_db > split.all_db - 1.0
+
+
+def test_analyze_prints_the_split(corpus, capsys):
+    from workbench.cli import main
+
+    folder = corpus / "digits_cnn"
+    args = ["analyze", str(folder / "model_opset17.onnx"), "--data", str(folder / "calib.npz"), "--samples", "16",
+            "--eval", str(folder / "eval.npz"), "--eval-samples", "16", "--no-auto", "--top", "0"]
+    assert main(args) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("weights vs activations"))
+    model = api.open_model(folder / "model_opset17.onnx")
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(folder / "calib.npz"), samples=16,
+                          latency_check=True)
+    split = noise_split(result.float_model or model, result.proto, str(folder / "eval.npz"), samples=16)
+    assert line == f"weights vs activations (16 samples, output SQNR, graph as written): {split.describe()}"
+    assert "% of the output noise comes from the weights" in line
