@@ -237,3 +237,13 @@ def test_report_states_the_recipe_choice_and_the_16_bit_units(corpus, tmp_path, 
     assert main(["report", str(d / "model_opset17.onnx"), *common, "--recipe", str(recipe), "-o", str(wide)]) == 0
     text = wide.read_text(encoding="utf-8")
     assert "<td>16-bit activations</td><td>1 unit (/f/f.3/Conv)</td>" in text and "<td>recipe choice</td>" not in text
+
+
+def test_report_says_whether_weights_or_activations_hold_the_noise(digits):
+    """The split in the page is the one api.noise_split measures on the same 40 eval samples."""
+    d, text = digits
+    model = api.open_model(d / "model_opset17.onnx")
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(d / "calib.npz"), latency_check=True)
+    split = api.noise_split(result.float_model or model, result.proto, str(d / "eval.npz"), samples=40)
+    assert split.samples == 40
+    assert f"Weights or activations? Model-output SQNR {html.escape(split.describe())}. Measured on 40 samples" in text

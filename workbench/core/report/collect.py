@@ -14,6 +14,7 @@ import onnxruntime as ort
 
 from workbench import __version__
 from workbench.core.analysis.evaluate import EvalReport, RaggedRowsError, evaluate
+from workbench.core.analysis.noise_split import NoiseSplit, noise_split
 from workbench.core.analysis.sensitivity import Sensitivity, SweepResult, local_sensitivity
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
 from workbench.core.errors import DataError
@@ -47,6 +48,7 @@ class ReportData:
     eval_source: str
     sweep: SweepResult | None = None
     choice: str = ""
+    split: NoiseSplit | None = None  # weights vs activations (static recipes)
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
     version: str = __version__
     ort_version: str = ort.__version__
@@ -178,6 +180,10 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
         evaluation = evaluate(model, result.proto, eval_data, samples=eval_samples,
                               progress=_phase(progress, "Model outputs"), cancel=cancel)
         evaluation.notes.append(f"default metric {chosen} not computed: {exc.message}")
+    split = None
+    if str(result.plan.mode) == "static" and rows:
+        progress(0, 0, "Weights vs activations")
+        split = noise_split(result.float_model or model, result.proto, eval_data, samples=eval_samples, cancel=cancel)
     progress(0, 0, "Laying out the graph")
     structure = graph_structure(model.proto)
     positions = node_positions(structure)
@@ -185,7 +191,7 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
     return ReportData(str(model.path or ""), result, rows, local_sensitivity(result.plan, rows, graph=(result.float_model or model).proto.graph), hists, evaluation,
                       curve, structure, positions, getattr(calib, "samples_seen", None),
                       _count(model, eval_data, eval_samples), open_data_source(eval_data, model).describe(), sweep,
-                      choice)
+                      choice, split)
 
 
 def _phase(progress: ProgressFn, name: str) -> ProgressFn:

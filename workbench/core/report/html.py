@@ -104,10 +104,20 @@ def _sqnr(d: ReportData) -> str:
     unmeasured = (f" {count(len(branch), 'unit')} inside If/Loop bodies ({', '.join(branch[:4])}"
                   f"{' ...' if len(branch) > 4 else ''}) are not measured per unit; the end-to-end figures "
                   "include them." if branch else "")
-    return (f"<p>Worst unit: <b>{escape(worst.node)}</b> ({escape(worst.op_type)}) at {_db(worst.sqnr_db)} dB; "
+    return (_split(d) + f"<p>Worst unit: <b>{escape(worst.node)}</b> ({escape(worst.op_type)}) at {_db(worst.sqnr_db)} dB; "
             f"{sum(1 for r in d.rows if r.sqnr_db < 20)} of {count(len(d.rows), 'measured unit')} below 20 dB."
             f"{escape(unmeasured)}</p>"
             + _img(sqnr_bars(d.rows, top=TOP_BARS, note=_analysis_note(d)), f"per-unit SQNR bars; {_analysis_note(d)}"))
+
+
+def _split(d: ReportData) -> str:
+    """Weights vs activations: the model output's SQNR with only one of them quantized."""
+    sp = d.split
+    if sp is None:
+        return ""
+    return (f"<p>Weights or activations? Model-output SQNR {escape(sp.describe())}. Measured on {sp.samples} samples "
+            f"of {escape(d.eval_source)}, float and quantized models ORT_DISABLE_ALL; noise powers of independent "
+            "sources add.</p>")
 
 
 def _why_no_rows(d: ReportData) -> str:
