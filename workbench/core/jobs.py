@@ -118,16 +118,25 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     (cache JSON or None), ``reuse`` (False recalibrates every tensor), ``analysis_samples``.
     Result: ``calibration`` (JSON), ``errors`` (UnitError.to_json rows, worst first),
     ``qparams`` (tensor -> QParams JSON), ``issues`` (strings, as projects store them), ``problems``
-    (the same issues as PlanIssue objects), ``recipe`` (the JSON used).
+    (the same issues as PlanIssue objects), ``recipe`` (the JSON used), ``split`` (weights vs
+    activations, :meth:`workbench.core.analysis.noise_split.NoiseSplit.to_json`, on the same rows;
+    None for a recipe without activation pairs).
     """
     model = _open(payload, progress)
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
     rows = api.analyze(model, result, payload["data"], samples=payload.get("analysis_samples"),
                        progress=in_phase(progress, "Analysing"), cancel=cancel)
+    split = None
+    if rows and result.plan.mode == "static":  # a StrEnum
+        done = one_step(progress, "Weights vs activations")
+        split = api.noise_split(result.float_model or model, result.proto, payload["data"],
+                                samples=payload.get("analysis_samples"), cancel=cancel)
+        done()
     issues = list(result.issues) + _calibration_issues(calib)
     return {"calibration": calib.to_json() if calib is not None else None,
             "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf
+            "split": split.to_json() if split is not None else None,
             "qparams": _qparams_json(result),
             "issues": [_issue_text(i) for i in issues],
             "problems": _typed(issues),

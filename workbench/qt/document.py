@@ -75,6 +75,8 @@ class Document(QObject):
         self.calibration: dict | None = None
         self.qparams: dict[str, dict] = {}
         self.errors: list[ErrorRow] = []
+        #: weights vs activations of the shown results (NoiseSplit JSON), None when not measured
+        self.split: dict | None = None
         self.result_recipe: str | None = None
         #: (data, samples) the shown results were measured on
         self.result_data: tuple = (None, None)
@@ -108,6 +110,7 @@ class Document(QObject):
         self.calibration = None
         self.qparams = {}
         self.errors = []
+        self.split = None
         self.issues = []
         self.result_issues = []
         self.result_recipe = None
@@ -242,6 +245,7 @@ class Document(QObject):
         self.calibration = result.get("calibration")
         self.qparams = result.get("qparams", {})
         self.errors = errors
+        self.split = result.get("split")  # weights vs activations (NoiseSplit JSON) or None
         self.issues = list(result.get("issues", []))
         self.result_issues = [i for i in result.get("problems", []) if isinstance(i, PlanIssue)]
         self.result_recipe = result.get("recipe")
@@ -280,7 +284,7 @@ class Document(QObject):
         if not self.errors and not self.qparams:
             return None
         return {"errors": [r.to_json() for r in self.errors], "qparams": self.qparams,
-                "issues": self.issues, "recipe": self.result_recipe,
+                "issues": self.issues, "recipe": self.result_recipe, "split": self.split,
                 "on_current_data": self.result_data == self.rows}
 
     def sensitivity_json(self) -> dict | None:

@@ -54,6 +54,7 @@ class ErrorView(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.rows: list = []
+        self.split: dict | None = None  # weights vs activations of the rows (NoiseSplit JSON)
         self.stale = False  # the rows were measured with another recipe than the document's
         self.quantized_name = ""  # the open file when it is already quantized ("" for a float model)
         lay = QVBoxLayout(self)
@@ -179,12 +180,35 @@ class ErrorView(QWidget):
         if self.rows:
             self._write_summary()
 
+    def set_split(self, split: dict | None) -> None:
+        """Weights vs activations of the rows about to be shown (NoiseSplit JSON, or None): the
+        summary adds which of them holds most of the model-output noise."""
+        self.split = split
+        if self.rows:
+            self._write_summary()
+
+    def split_text(self) -> str:
+        """" Output noise: 37 % from the weights, 63 % from the activations." ("" without a split)."""
+        sp = self.split
+        if not sp or sp.get("weights_share") is None:
+            return ""
+        share = float(sp["weights_share"])
+        return f" Output noise: {share:.0%} from the weights, {1 - share:.0%} from the activations."
+
     def _write_summary(self) -> None:
         finite = [r.sqnr_db for r in self.rows if math.isfinite(r.sqnr_db)]
         worst = self.rows[0]
         self.summary.setText(f"{STALE if self.stale else ''}{count(len(self.rows), 'node unit')}; worst {worst.node} "
                              f"at {worst.sqnr_db:.1f} dB; median {statistics.median(finite) if finite else float('nan'):.1f}"
-                             " dB. Click a bar to select the node.")
+                             f" dB.{self.split_text()} Click a bar to select the node.")
+        sp = self.split
+        self.summary.setToolTip(
+            "Output noise: the model-output SQNR with only the weights quantized "
+            f"({_db_text(sp.get('weights_db'))}) and with only the activations quantized "
+            f"({_db_text(sp.get('activations_db'))}), against {_db_text(sp.get('all_db'))} with both, on "
+            f"{sp.get('samples')} samples (graph as written). Independent noise powers add: mostly weights, try "
+            "per-channel or wider weights; mostly activations, try other observers or int16 activations."
+            if sp and sp.get("weights_share") is not None else "")
 
     def bar_values(self) -> list[float]:
         """Bar lengths in dB, worst first (+inf drawn as INF_SQNR_DB, NaN as 0)."""
@@ -251,6 +275,11 @@ class ErrorView(QWidget):
                      f"{float(np.ravel(qp.scale)[0]):.3g}); {clipped / counts.sum():.2%} of values outside"
                      + ("" if levels.size else "; grid too fine to draw"))
         self.hist_title.setText(text)
+
+
+def _db_text(v) -> str:
+    """A NoiseSplit JSON figure in dB (None is +inf: no noise at all)."""
+    return "no noise" if v is None else f"{float(v):.1f} dB"
 
 
 def bar_legend_html() -> str:
