@@ -497,7 +497,9 @@ def cmd_analyze(args) -> int:
         progress.close()
     measured = (result.float_model or model).proto.graph
     local = {s.node: s.local_sqnr_db for s in api.local_sensitivity(result.plan, rows, graph=measured)}
-    doc = [{**r.to_json(), "local_sqnr_db": local.get(r.node, math.nan)} for r in rows]
+    weights = {e.node: e for e in api.weight_errors(result.plan, (result.float_model or model).proto, result.proto)}
+    doc = [{**r.to_json(), "local_sqnr_db": local.get(r.node, math.nan),
+            **({"weight": weights[r.node].to_json()} if r.node in weights else {})} for r in rows]
     if args.json:
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
         print(f"wrote {args.json}", file=sys.stderr)  # stdout holds the table
@@ -521,17 +523,19 @@ def cmd_analyze(args) -> int:
         print("  none measured (see the note on stderr)")
         return 0
     w = _name_width(r.node for r in rows[: args.top])
-    print(f"{'node':{w}s} {'op':14s} {'SQNR dB':>8s} {'local dB':>8s} {'MSE':>10s} {'cosine':>8s}")
+    print(f"{'node':{w}s} {'op':14s} {'SQNR dB':>8s} {'local dB':>8s} {'weight dB':>9s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
+        wdb = f"{weights[r.node].sqnr_db:9.2f}" if r.node in weights else f"{'-':>9s}"
         print(f"{_middle(r.node, w):{w}s} {r.op_type[:14]:14s} {r.sqnr_db:8.2f} {local.get(r.node, math.nan):8.2f} "
-              f"{r.mse:10.3g} {r.cosine:8.5f}")
+              f"{wdb} {r.mse:10.3g} {r.cosine:8.5f}")
     if len(rows) > args.top:
         print(f"({args.top} of {len(rows)} units shown, worst first; --top N for more, --json for all)")
     if rows:
         print("SQNR: the unit's output against float, with every error upstream; local: the noise the unit adds "
               "itself (1/local = 1/SQNR - 1/SQNR of its worst input, noise-to-signal ratios adding; inf: its "
               "output is no noisier than that input; nan: an input comes from a float node that mixes noisy tensors, "
-              "e.g. a residual Add, whose noise is not measured)")
+              "e.g. a residual Add, whose noise is not measured); weight: the unit's weight against its dequantized "
+              "value (no data; --json also gives its worst output channel)")
     return 0
 
 
