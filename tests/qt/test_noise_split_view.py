@@ -41,3 +41,19 @@ def test_results_without_a_split_show_no_noise_line(qtbot, window, open_file, co
     win.doc.set_results({k: v for k, v in res.items() if k != "split"})
     qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=60_000)
     qtbot.waitUntil(lambda: "Output noise" not in win.errors.summary.text(), timeout=60_000)
+
+
+def test_a_bar_tooltip_gives_the_units_weight_error(qtbot, window, open_file, corpus):
+    win = calibrated_digits(qtbot, window, open_file, corpus)
+    folder = corpus / "digits_cnn"
+    model = api.open_model(folder / "model_opset17.onnx")
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(folder / "calib.npz"), samples=8)
+    expected = {e.node: e for e in api.weight_errors(result.plan, model.proto, result.proto)}
+    index = next(i for i, r in enumerate(win.errors.rows) if r.node in expected)
+    e = expected[win.errors.rows[index].node]
+    tip = win.errors.bar_tooltip(index)
+    assert f"; weight {e.sqnr_db:.1f} dB (worst of {e.channels} output channels: #{e.worst_channel}, " \
+           f"{e.worst_channel_db:.1f} dB)" in tip
+    pool = next(i for i, r in enumerate(win.errors.rows) if r.node == "/f/f.9/AveragePool")  # no weight
+    assert win.errors.bar_tooltip(pool).startswith("/f/f.9/AveragePool (AveragePool): output SQNR ")
+    assert "weight" not in win.errors.bar_tooltip(pool)

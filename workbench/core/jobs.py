@@ -120,7 +120,8 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     ``qparams`` (tensor -> QParams JSON), ``issues`` (strings, as projects store them), ``problems``
     (the same issues as PlanIssue objects), ``recipe`` (the JSON used), ``split`` (weights vs
     activations, :meth:`workbench.core.analysis.noise_split.NoiseSplit.to_json`, on the same rows;
-    None for a recipe without activation pairs).
+    None for a recipe without activation pairs), ``weights`` (each unit's weight error,
+    :meth:`workbench.core.analysis.weight_error.WeightError.to_json`).
     """
     model = _open(payload, progress)
     recipe = _recipe(payload)
@@ -137,6 +138,8 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     return {"calibration": calib.to_json() if calib is not None else None,
             "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf
             "split": split.to_json() if split is not None else None,
+            "weights": [e.to_json() for e in api.weight_errors(result.plan, (result.float_model or model).proto,
+                                                                result.proto)] if rows else [],
             "qparams": _qparams_json(result),
             "issues": [_issue_text(i) for i in issues],
             "problems": _typed(issues),

@@ -1037,6 +1037,7 @@ class MainWindow(QMainWindow):
     @guarded
     def _show_error_rows(self) -> None:
         self.errors.set_split(self.doc.split)
+        self.errors.set_weights(self.doc.weights)
         self.errors.set_rows(self.doc.errors)
         self.errors.set_stale(self._results_stale())
         if len(self.canvas.selected_nodes()) == 1:  # its clip range and dtype come from these results

@@ -77,6 +77,8 @@ class Document(QObject):
         self.errors: list[ErrorRow] = []
         #: weights vs activations of the shown results (NoiseSplit JSON), None when not measured
         self.split: dict | None = None
+        #: unit -> its weight's quantization error (WeightError JSON) of the shown results
+        self.weights: dict[str, dict] = {}
         self.result_recipe: str | None = None
         #: (data, samples) the shown results were measured on
         self.result_data: tuple = (None, None)
@@ -111,6 +113,7 @@ class Document(QObject):
         self.qparams = {}
         self.errors = []
         self.split = None
+        self.weights = {}
         self.issues = []
         self.result_issues = []
         self.result_recipe = None
@@ -246,6 +249,7 @@ class Document(QObject):
         self.qparams = result.get("qparams", {})
         self.errors = errors
         self.split = result.get("split")  # weights vs activations (NoiseSplit JSON) or None
+        self.weights = {w["node"]: w for w in result.get("weights") or []}
         self.issues = list(result.get("issues", []))
         self.result_issues = [i for i in result.get("problems", []) if isinstance(i, PlanIssue)]
         self.result_recipe = result.get("recipe")
@@ -285,6 +289,7 @@ class Document(QObject):
             return None
         return {"errors": [r.to_json() for r in self.errors], "qparams": self.qparams,
                 "issues": self.issues, "recipe": self.result_recipe, "split": self.split,
+                "weights": list(self.weights.values()),
                 "on_current_data": self.result_data == self.rows}
 
     def sensitivity_json(self) -> dict | None:

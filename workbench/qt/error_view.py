@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import statistics
 
 import numpy as np
@@ -44,6 +45,41 @@ MAX_ROWS_SHOWN = 25
 
 #: the histogram caption while no histogram is drawn
 NO_HISTOGRAM = "Select one node to see the histogram of its output."
+#: a caption word (tensor name) longer than this many characters may break after its "/" (and "." ,
+#: "_" or ":" before a letter), or every this many characters where it has none
+LONG_WORD = 24
+_ZWSP = "\u200b"  # zero-width space: a line may break there, nothing is drawn
+
+
+def breakable(text: str) -> str:
+    """``text`` with zero-width spaces where its long words may break: after the separators of a
+    tensor name ("/bert/encoder/layer.0/..."), else every :data:`LONG_WORD` characters. A word-wrapped
+    label then is as wide as its longest piece, not as its longest name (a 76-character MiniLM
+    tensor set the Errors dock's minimum width to 530 px)."""
+    def soften(word: str) -> str:
+        if len(word) <= LONG_WORD:
+            return word
+        word = re.sub(r"(/|[._:](?=\D))(?=.)", "\\1" + _ZWSP, word)  # not inside "layer.0", "output_1"
+        return re.sub(f"([^{_ZWSP}]{{{LONG_WORD}}})(?=[^{_ZWSP}])", "\\1" + _ZWSP, word)
+    return " ".join(soften(w) for w in text.split(" "))
+
+
+class Caption(QLabel):
+    """A word-wrapped label whose long words (tensor names) wrap too (:func:`breakable`);
+    :meth:`text` is the text as set, without the break marks."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWordWrap(True)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        self._text = text
+        super().setText(breakable(text))
+
+    def text(self) -> str:
+        return self._text
+
 
 class ErrorView(QWidget):
     nodeClicked = Signal(str)
@@ -55,6 +91,7 @@ class ErrorView(QWidget):
         super().__init__(parent)
         self.rows: list = []
         self.split: dict | None = None  # weights vs activations of the rows (NoiseSplit JSON)
+        self.weights: dict[str, dict] = {}  # unit -> its weight's error (WeightError JSON)
         self.stale = False  # the rows were measured with another recipe than the document's
         self.quantized_name = ""  # the open file when it is already quantized ("" for a float model)
         lay = QVBoxLayout(self)
@@ -101,8 +138,7 @@ class ErrorView(QWidget):
         split.addWidget(bars)
         split.addWidget(self.hist_plot)
         lay.addWidget(split, 1)
-        self.hist_title = QLabel(NO_HISTOGRAM)
-        self.hist_title.setWordWrap(True)  # a long tensor name must not widen the dock (and the window)
+        self.hist_title = Caption(NO_HISTOGRAM)  # a long tensor name must not widen the dock (and the window)
         lay.addWidget(self.hist_title)
         self._bars: pg.BarGraphItem | None = None
         self.bars_plot.scene().sigMouseClicked.connect(self._on_click)
@@ -225,10 +261,27 @@ class ErrorView(QWidget):
         pos = self.bars_plot.getPlotItem().vb.mapSceneToView(event.scenePos())
         self.click_row(int(round(pos.y())))
 
+    def set_weights(self, weights: dict[str, dict]) -> None:
+        """Unit -> its weight's quantization error (WeightError JSON), for the bars' tooltips."""
+        self.weights = dict(weights)
+
+    def bar_tooltip(self, index: int) -> str:
+        """Bar ``index``'s tooltip: the label, its SQNR and, for a unit with a weight, the weight's own
+        SQNR and its worst output channel."""
+        row = self.rows[index]
+        text = f"{self.bar_label(index)}: output SQNR {_db_text(row.sqnr_db if row.sqnr_db != math.inf else None)}"
+        w = self.weights.get(row.node)
+        if w:
+            text += f"; weight {_db_text(w.get('sqnr_db'))}"
+            if w.get("worst_channel") is not None and w.get("channels", 1) > 1:
+                text += f" (worst of {w['channels']} output channels: #{w['worst_channel']}, " \
+                        f"{_db_text(w.get('worst_channel_db'))})"
+        return text
+
     @guarded
     def _on_hover(self, scene_pos) -> None:
         row = self._row_at(scene_pos)
-        self.bars_plot.setToolTip(self.bar_label(row) if row is not None else "")
+        self.bars_plot.setToolTip(self.bar_tooltip(row) if row is not None else "")
 
     def _row_at(self, scene_pos) -> int | None:
         if not self.rows or self._bars is None:
