@@ -46,10 +46,10 @@ def _phase_key(message: str) -> str:
 class TerminalProgress:
     """A one-line progress bar on stderr (plain lines when stderr is not a terminal)."""
 
-    def __init__(self, stream=sys.stderr, width: int = 30) -> None:
-        self.stream = stream
+    def __init__(self, stream=None, width: int = 30) -> None:
+        self.stream = stream if stream is not None else sys.stderr  # the stderr of now, not of import time
         self.width = width
-        self.tty = stream.isatty()
+        self.tty = self.stream.isatty()
         self.start = time.monotonic()
         self._last = ""
         self._message: str | None = None
