@@ -146,3 +146,20 @@ def test_analyze_prints_the_split(corpus, capsys):
     split = noise_split(result.float_model or model, result.proto, str(folder / "eval.npz"), samples=16)
     assert line == f"weights vs activations (16 samples, output SQNR, graph as written): {split.describe()}"
     assert "% of the output noise comes from the weights" in line
+
+
+def test_a_float_weight_that_is_not_the_dequantized_ones_source_is_not_substituted(general):
+    """A QDQ file made from a differently prepared float model (here w2 scaled 3x, as a BatchNorm
+    folded on one side only would) keeps that weight quantized and names it."""
+    model, result, _, _ = general
+    fp = onnx.ModelProto()
+    fp.CopyFrom(model.proto)
+    w2 = next(t for t in fp.graph.initializer if t.name == "w2")
+    w2.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(w2) * 3, "w2"))
+    a_model, unmatched = activations_only(result.proto, fp)
+    producer = {o: n for n in result.proto.graph.node for o in n.output}
+    matmul = next(n for n in result.proto.graph.node if n.name == "matmul")
+    assert unmatched == [matmul.input[1]] and producer[matmul.input[1]].op_type == "DequantizeLinear"
+    kept = [n for n in a_model.graph.node if n.op_type == "DequantizeLinear"
+            and n.input[0] in {t.name for t in a_model.graph.initializer}]
+    assert [n.output[0] for n in kept] == [matmul.input[1]]

@@ -113,8 +113,8 @@ def weight_errors(plan, fp: onnx.ModelProto, qp: onnx.ModelProto) -> list[Weight
             continue
         todo.append((unit.node, f, dq, unit.weight))
     out = []
-    for chunk in _chunks(todo, f_inits):
-        values = _dequantize([dq for _, _, dq, _ in chunk], q_consts, qp)
+    for chunk in _chunks(todo, f_inits, key=lambda item: item[3]):
+        values = dequantize_constants([dq for _, _, dq, _ in chunk], q_consts, qp)
         for (node, f, _dq, weight), value in zip(chunk, values, strict=True):
             w = numpy_helper.to_array(f_inits[weight])
             if value.shape != w.shape:
@@ -124,11 +124,12 @@ def weight_errors(plan, fp: onnx.ModelProto, qp: onnx.ModelProto) -> list[Weight
     return sorted(out, key=lambda e: (e.sqnr_db, e.node))
 
 
-def _chunks(todo: list, f_inits: dict) -> list[list]:
-    """``todo`` in runs whose float weights total at most :data:`CHUNK_BYTES` (one item at least)."""
+def _chunks(todo: list, f_inits: dict, key) -> list[list]:
+    """``todo`` in runs whose float weights (``f_inits[key(item)]``) total at most :data:`CHUNK_BYTES`
+    (one item at least)."""
     out, run, size = [], [], 0
     for item in todo:
-        t = f_inits[item[3]]
+        t = f_inits[key(item)]
         n = int(np.prod(t.dims, dtype=np.int64)) * 4
         if run and size + n > CHUNK_BYTES:
             out.append(run)
@@ -138,9 +139,22 @@ def _chunks(todo: list, f_inits: dict) -> list[list]:
     return out + ([run] if run else [])
 
 
-def _dequantize(dqs: list[onnx.NodeProto], consts: dict[str, onnx.TensorProto],
-                qp: onnx.ModelProto) -> list[np.ndarray]:
-    """The outputs of the DequantizeLinear nodes ``dqs`` (their inputs all constants), in one run."""
+def chunked(todo: list, f_inits: dict, key) -> list[list]:
+    """:func:`_chunks` for other modules of the analysis: runs of at most :data:`CHUNK_BYTES` of float
+    weights, so dequantizing them one run at a time keeps memory bounded."""
+    return _chunks(todo, f_inits, key)
+
+
+def dequantize_constants(dqs: list[onnx.NodeProto], consts: dict[str, onnx.TensorProto],
+                         qp: onnx.ModelProto) -> list[np.ndarray]:
+    """The outputs of the DequantizeLinear nodes ``dqs`` of ``qp`` (their inputs all in ``consts``),
+    computed by onnxruntime in one run, in order.
+
+    Raises
+    ------
+    ModelError
+        onnxruntime refuses the nodes.
+    """
     names = sorted({x for n in dqs for x in n.input if x})
     outputs = [helper.make_empty_tensor_value_info(n.output[0]) for n in dqs]
     graph = helper.make_graph(list(dqs), "dequantize", [], outputs, [consts[x] for x in names])
