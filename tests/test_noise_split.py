@@ -163,3 +163,39 @@ def test_a_float_weight_that_is_not_the_dequantized_ones_source_is_not_substitut
     kept = [n for n in a_model.graph.node if n.op_type == "DequantizeLinear"
             and n.input[0] in {t.name for t in a_model.graph.initializer}]
     assert [n.output[0] for n in kept] == [matmul.input[1]]
+
+
+class _Reader:
+    """onnxruntime's CalibrationDataReader protocol over rows of one input."""
+
+    def __init__(self, name: str, x: np.ndarray):
+        self.it = iter([{name: x[i:i + 1]} for i in range(len(x))])
+
+    def get_next(self):
+        return next(self.it, None)
+
+
+def test_compare_splits_onnxruntimes_qdq_file_and_says_why_not_for_qoperator(corpus, tmp_path, capsys):
+    """A file quantized by another tool (onnxruntime's quantize_static): every constant is matched to
+    its float weight, and the printed split is the one noise_split gives on the same rows."""
+    from onnxruntime.quantization import QuantFormat, quantize_static
+
+    from workbench.cli import main
+
+    folder = corpus / "digits_cnn"
+    src = folder / "model_opset17.onnx"
+    with np.load(folder / "calib.npz") as npz:
+        x = npz["input"][:8]
+    qdq, qop = tmp_path / "ort_qdq.onnx", tmp_path / "ort_qop.onnx"
+    quantize_static(str(src), str(qdq), _Reader("input", x), quant_format=QuantFormat.QDQ, per_channel=True)
+    quantize_static(str(src), str(qop), _Reader("input", x), quant_format=QuantFormat.QOperator)
+    data = str(folder / "eval.npz")
+    split = noise_split(api.open_model(src), api.open_model(qdq).proto, data, samples=8)
+    assert split.unmatched == [] and split.samples == 8 and math.isfinite(split.weights_db)
+    capsys.readouterr()
+    assert main(["compare", str(src), str(qdq), "--data", data, "--samples", "8"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"weights vs activations (8 samples, output SQNR, graph as written): {split.describe()}" in out
+    assert main(["compare", str(src), str(qop), "--data", data, "--samples", "8"]) == 0
+    assert ("weights vs activations: not measured (the quantized file has no QuantizeLinear -> DequantizeLinear "
+            "pairs: QOperator or dynamic)") in capsys.readouterr().out.splitlines()

@@ -394,11 +394,23 @@ def cmd_compare(args) -> int:
     try:
         diff = api.compare_models(model, quant.proto, args.data, samples=args.samples, progress=progress,
                                   quant_label=str(args.quantized))
+        split = api.noise_split(model, quant.proto, args.data, samples=args.samples) \
+            if args.data and api.has_qdq_pairs(quant.proto) else None
     finally:
         progress.close()
     print(api.format_diff(diff, worst=args.worst))
+    if split is not None:
+        print(f"weights vs activations ({split.samples} samples, output SQNR, graph as written): {split.describe()}")
+        if split.unmatched:
+            print(f"  ({count(len(split.unmatched), 'constant')} of the quantized file not matched to a float weight of "
+                  f"{Path(args.model).name} stay quantized in the activations-only figure: {', '.join(split.unmatched[:3])}"
+                  f"{' ...' if len(split.unmatched) > 3 else ''})")
+    elif args.data:
+        print("weights vs activations: not measured (the quantized file has no QuantizeLinear -> DequantizeLinear "
+              "pairs: QOperator or dynamic)")
     if args.json:
-        api.atomic_write_bytes(Path(args.json), (api.dumps_strict(diff.to_json(), indent=2) + "\n").encode())
+        doc = {**diff.to_json(), "split": split.to_json() if split is not None else None}
+        api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
         print(f"wrote {args.json}")
     return 0
 

@@ -183,6 +183,7 @@ _LAZY: dict[str, str] = {
     "describe_runtime": "workbench.core.runtime.session",
     "analyze_end_to_end": "workbench.core.pipeline.analyze",
     "noise_split": "workbench.core.analysis.noise_split",
+    "has_qdq_pairs": "workbench.core.analysis.noise_split",
     "weight_errors": "workbench.core.analysis.weight_error",
     "WeightError": "workbench.core.analysis.weight_error",
     "NoiseSplit": "workbench.core.analysis.noise_split",

@@ -84,6 +84,16 @@ def _noise(db: float) -> float:
     return 0.0 if db == math.inf else 10.0 ** (-db / 10.0)
 
 
+def has_qdq_pairs(qp: onnx.ModelProto) -> bool:
+    """True when the main graph has an activation Q -> DQ pair and a constant's DequantizeLinear (a QDQ
+    model the split applies to; QOperator and dynamic files have neither)."""
+    producer = {o: n for n in qp.graph.node for o in n.output if o}
+    consts = {t.name for t in qp.graph.initializer}
+    dqs = [n for n in qp.graph.node if n.op_type == "DequantizeLinear" and n.input]
+    pair = any(producer.get(n.input[0]) is not None and producer[n.input[0]].op_type == "QuantizeLinear" for n in dqs)
+    return pair and any(n.input[0] in consts for n in dqs)
+
+
 def weights_only(qp: onnx.ModelProto) -> onnx.ModelProto:
     """A copy of the QDQ model ``qp`` whose activation Q -> DQ pairs pass their float input through."""
     producer = {o: n for n in qp.graph.node for o in n.output if o}
