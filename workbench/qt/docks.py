@@ -5,6 +5,15 @@ window gets each panel as that attribute (``window.inspector``) and each dock in
 ``window.docks[title]``. :func:`bring_forward` shows a dock in front, tabbed beside another the
 first time; :func:`show_beside` shows it side by side with another (tabbed when both would not fit: a dock
 never widens the window).
+
+The graph gets the bulk of the window while the result docks have nothing to show: at a first
+launch the panels that edit (Calibration above the Inspector / Recipe tabs) share one column on the
+right, :data:`SIDE_WIDTH` of the window wide and the window's full height, and the result docks
+under the graph are hidden. The first result of a session brings the Errors dock forward
+(:data:`SHOWN_BY_RESULTS`); a dock that opens an empty row under the graph gets
+:data:`SIDE_BY_SIDE_HEIGHT` of the window (Qt gave it its size hint, two thirds of the window). A saved
+layout is restored as the user left it (docks, places, sizes); only the empty Errors dock waits, hidden,
+for its first result and then comes back where and as large as it was.
 """
 
 from __future__ import annotations
@@ -12,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QMainWindow
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QScrollArea
 
 from workbench.qt.autotune_panel import AutotunePanel
 from workbench.qt.calibration_panel import CalibrationPanel
@@ -37,14 +46,19 @@ class DockSpec:
     area: Area
     needs_doc: bool = False  # the panel's constructor takes the document
     tab_with: str = ""  # tabified with this dock at start
+    above: str = ""  # split above this dock (same area) at start
     hidden: bool = False  # hidden at start (shown by the View menu or by the job that fills it)
+    scroll: bool = False  # in a scroll area: its minimum width does not set the column's
 
 
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Inspector", "inspector", Inspector, Area.RightDockWidgetArea, needs_doc=True),
-    DockSpec("Recipe", "recipe_panel", RecipePanel, Area.RightDockWidgetArea, needs_doc=True, tab_with="Inspector"),
-    DockSpec("Calibration", "calibration", CalibrationPanel, Area.LeftDockWidgetArea),
-    DockSpec("Errors", "errors", ErrorView, Area.BottomDockWidgetArea),
+    # its rules caption is one 500 px line: it scrolls sideways in a narrower column
+    DockSpec("Recipe", "recipe_panel", RecipePanel, Area.RightDockWidgetArea, needs_doc=True, tab_with="Inspector",
+             scroll=True),
+    DockSpec("Calibration", "calibration", CalibrationPanel, Area.RightDockWidgetArea, above="Inspector"),
+    # shown by the first result of a session (or an already-quantized file): empty, it took the graph's room
+    DockSpec("Errors", "errors", ErrorView, Area.BottomDockWidgetArea, hidden=True),
     # preparation notes, plan issues, writer notes; shown (beside Errors) by the status bar's link
     DockSpec("Problems", "problems", ProblemsPanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
     # shown (as a tab beside Errors) by the first sweep
@@ -58,8 +72,11 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Autotune", "autotune_panel", AutotunePanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
 )
 
-#: fraction of the window's height a row of side-by-side docks gets when first shown
+#: fraction of the window's height a row of result docks gets when first shown
 SIDE_BY_SIDE_HEIGHT = 0.42
+
+#: fraction of the window's width the right column (Calibration, Inspector, Recipe) gets at a first launch
+SIDE_WIDTH = 0.24
 
 #: room for the separator between two side-by-side docks, pixels
 SPLITTER_WIDTH = 8
@@ -68,8 +85,20 @@ SPLITTER_WIDTH = 8
 FRONT = ("Inspector",)
 
 #: docks that have nothing to show when the app starts: hidden at every launch, even when the saved
-#: layout had them open (a search brings the hits forward again)
-EMPTY_AT_START = ("Search Hits",)
+#: layout had them open (a search brings the hits forward again, a result the Errors)
+EMPTY_AT_START = ("Search Hits", "Errors")
+
+#: docks shown by the first result of a session that fills them, unless the user showed or hid them
+#: first (View menu)
+SHOWN_BY_RESULTS = ("Errors",)
+
+#: dock property: True while the dock waits for its first result to come forward
+WAITING = "waitingForResult"
+#: dock property: True once the dock has a size of its own in the layout (it was shown, or the
+#: restored layout had it open): shown again, it gets that size back
+SIZED = "hasOwnSize"
+
+ROWS = (Area.BottomDockWidgetArea, Area.TopDockWidgetArea)
 
 
 def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
@@ -80,9 +109,12 @@ def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
         setattr(window, spec.attr, panel)
         dock = QDockWidget(spec.title, window)
         dock.setObjectName(f"dock-{spec.title}")
-        dock.setWidget(panel)
+        dock.setWidget(_scrolling(panel) if spec.scroll else panel)
         window.addDockWidget(spec.area, dock)
         docks[spec.title] = dock
+    for spec in DOCKS:
+        if spec.above:  # split first: the tabs join the dock below
+            window.splitDockWidget(docks[spec.title], docks[spec.above], Qt.Orientation.Vertical)
     for spec in DOCKS:
         if spec.tab_with:
             window.tabifyDockWidget(docks[spec.tab_with], docks[spec.title])
@@ -90,11 +122,72 @@ def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
             docks[spec.title].hide()
     for title in FRONT:
         docks[title].raise_()
+    # the right column runs the window's full height: result docks open under the graph only
+    window.setCorner(Qt.Corner.BottomRightCorner, Area.RightDockWidgetArea)
+    window.setCorner(Qt.Corner.TopRightCorner, Area.RightDockWidgetArea)
+    for title in SHOWN_BY_RESULTS:
+        docks[title].setProperty(WAITING, True)
+    for dock in docks.values():
+        dock.toggleViewAction().triggered.connect(
+            lambda checked, dock=dock: _on_view_toggle(window, docks, dock, checked))
+    doc.resultsChanged.connect(lambda: doc.errors and reveal(window, docks, "Errors"))
+    # an already-quantized file: the Errors dock says what its errors need and offers the comparison
+    doc.modelChanged.connect(lambda: doc.quant_summary is not None and reveal(window, docks, "Errors"))
+    _FirstLayout(window, docks)
     return docks
 
 
+def _scrolling(panel) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidget(panel)
+    return area
+
+
+class _FirstLayout(QObject):
+    """Sizes the right column once the window is first shown, unless a saved layout was restored."""
+
+    def __init__(self, window: QMainWindow, docks: dict[str, QDockWidget]):
+        super().__init__(window)
+        self.setObjectName("firstDockLayout")
+        self.window, self.docks = window, docks
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt's name)
+        if obj is self.window and event.type() == QEvent.Type.Show:
+            self.cancel()
+            QTimer.singleShot(0, lambda: size_side_column(self.window, self.docks))
+        return False
+
+    def cancel(self) -> None:
+        self.window.removeEventFilter(self)
+
+
+def size_side_column(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
+    """The right column :data:`SIDE_WIDTH` of the window wide (at least its docks' minimum width),
+    the Calibration panel at its natural height above the Inspector."""
+    column = [d for d in docks.values() if window.dockWidgetArea(d) == Area.RightDockWidgetArea
+              and d.isVisibleTo(window) and not d.isFloating()]
+    if not column:
+        return
+    width = max([round(SIDE_WIDTH * window.width())] + [d.minimumSizeHint().width() for d in column])
+    window.resizeDocks(column[:1], [width], Qt.Orientation.Horizontal)
+    calibration = docks["Calibration"]
+    if calibration in column:
+        window.resizeDocks([calibration], [calibration.sizeHint().height()], Qt.Orientation.Vertical)
+
+
 def settle_restored(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
-    """After ``window.restoreState``: hide :data:`EMPTY_AT_START` and put :data:`FRONT` in front."""
+    """After ``window.restoreState``: the user's layout stays (no first-launch sizes); hide
+    :data:`EMPTY_AT_START` (shown again, a dock comes back where it was, at its size) and put
+    :data:`FRONT` in front."""
+    first = window.findChild(_FirstLayout, "firstDockLayout")
+    if first is not None:
+        first.cancel()
+    for dock in docks.values():
+        if not dock.isHidden():
+            dock.setProperty(SIZED, True)
     for title in EMPTY_AT_START:
         docks[title].hide()
     for title in FRONT:
@@ -102,27 +195,44 @@ def settle_restored(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
             docks[title].raise_()
 
 
-def bring_forward(window: QMainWindow, docks: dict[str, QDockWidget], title: str, beside: str) -> None:
-    """Show dock ``title`` in front, as a tab beside ``beside`` the first time it is shown."""
+def reveal(window: QMainWindow, docks: dict[str, QDockWidget], title: str) -> bool:
+    """Show dock ``title`` in front if it waits for its first result (:data:`SHOWN_BY_RESULTS`);
+    True when it was shown."""
     dock = docks[title]
-    if not dock.isVisible() and docks[beside].isVisible() and not window.tabifiedDockWidgets(dock):
-        window.tabifyDockWidget(docks[beside], dock)
-    dock.show()
-    dock.raise_()
+    if not dock.property(WAITING):
+        return False
+    dock.setProperty(WAITING, False)
+    if dock.isVisibleTo(window):
+        return False
+    _show(window, docks, dock)
+    return True
+
+
+def bring_forward(window: QMainWindow, docks: dict[str, QDockWidget], title: str, beside: str) -> None:
+    """Show dock ``title`` in front, as a tab beside ``beside`` the first time it is shown (``beside``
+    comes forward with it when it waits for its first result)."""
+    dock = docks[title]
+    if not dock.isVisible():
+        reveal(window, docks, beside)
+        if docks[beside].isVisible() and not window.tabifiedDockWidgets(dock):
+            window.tabifyDockWidget(docks[beside], dock)
+    _show(window, docks, dock)
 
 
 def show_beside(window: QMainWindow, docks: dict[str, QDockWidget], title: str, beside: str) -> None:
     """Show dock ``title`` in front, to the right of ``beside`` (split, not tabbed) the first time,
-    the row at least :data:`SIDE_BY_SIDE_HEIGHT` of the window's height (both panels hold plots)."""
+    the row at least :data:`SIDE_BY_SIDE_HEIGHT` of the window's height (both panels hold plots);
+    ``beside`` comes forward with it when it waits for its first result."""
     dock = docks[title]
+    if not dock.isVisible() and reveal(window, docks, beside):
+        window.layout().activate()  # its width, to see whether both fit
     first = not dock.isVisible() and docks[beside].isVisible() and not window.tabifiedDockWidgets(dock)
     if first and not _fits_beside(dock, docks[beside]):  # split, both would widen the window
         bring_forward(window, docks, title, beside)
         return
     if first:
         window.splitDockWidget(docks[beside], dock, Qt.Orientation.Horizontal)
-    dock.show()
-    dock.raise_()
+    _show(window, docks, dock)
     if first:  # once the split is laid out (resizeDocks is ignored before)
         QTimer.singleShot(0, lambda: _grow_row(window, dock))
 
@@ -133,7 +243,42 @@ def _fits_beside(dock: QDockWidget, beside: QDockWidget) -> bool:
     return beside.width() >= need
 
 
-def _grow_row(window: QMainWindow, dock: QDockWidget) -> None:
+def _opens_row(window: QMainWindow, docks: dict[str, QDockWidget], dock: QDockWidget) -> bool:
+    """True when ``dock`` has no size of its own yet and no other dock is shown in its row (under
+    or over the graph): Qt would give it its size hint (Errors: 596 of 900 px)."""
+    area = window.dockWidgetArea(dock)
+    if dock.property(SIZED) or dock.isFloating() or area not in ROWS:
+        return False
+    return not any(d is not dock and d.isVisibleTo(window) and not d.isFloating() and window.dockWidgetArea(d) == area
+                   for d in docks.values())
+
+
+def _show(window: QMainWindow, docks: dict[str, QDockWidget], dock: QDockWidget) -> None:
+    """Show ``dock`` in front; a row it opens gets :data:`SIDE_BY_SIDE_HEIGHT` of the window."""
+    opens = _opens_row(window, docks, dock)
+    dock.show()
+    dock.raise_()
+    dock.setProperty(SIZED, True)
+    if opens:
+        QTimer.singleShot(0, lambda: _grow_row(window, dock, exactly=True))
+
+
+def _on_view_toggle(window: QMainWindow, docks: dict[str, QDockWidget], dock: QDockWidget, shown: bool) -> None:
+    """The user showed or hid ``dock`` (View menu): a result no longer moves it, and a row it opens
+    gets :data:`SIDE_BY_SIDE_HEIGHT` of the window."""
+    dock.setProperty(WAITING, False)
+    if shown:
+        opens = _opens_row(window, docks, dock)
+        dock.setProperty(SIZED, True)
+        if opens:
+            QTimer.singleShot(0, lambda: _grow_row(window, dock, exactly=True))
+
+
+def _grow_row(window: QMainWindow, dock: QDockWidget, exactly: bool = False) -> None:
+    """A shown dock under (or over) the graph at least (``exactly``) :data:`SIDE_BY_SIDE_HEIGHT`
+    of the window high."""
+    if window.dockWidgetArea(dock) not in ROWS or dock.isFloating() or not dock.isVisible():
+        return
     want = int(SIDE_BY_SIDE_HEIGHT * window.height())
-    if dock.isVisible() and dock.height() < want:
+    if dock.height() < want or exactly and dock.height() != want:
         window.resizeDocks([dock], [want], Qt.Orientation.Vertical)

@@ -1,0 +1,163 @@
+"""At a first open the graph gets the bulk of the window: the editing panels share one column on
+the right and the empty result docks stay hidden until a result arrives, which brings the Errors
+dock forward at a useful height; a saved layout comes back as the user left it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from PySide6.QtCore import Qt  # noqa: E402
+
+import workbench  # noqa: E402
+from workbench.qt import docks as dock_layout  # noqa: E402
+from workbench.qt import settings  # noqa: E402
+from workbench.qt.app_window import MainWindow  # noqa: E402
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
+RESULT_DOCKS = ("Errors", "Problems", "Sensitivity", "Cost", "Evaluate", "Autotune")
+Area = Qt.DockWidgetArea
+
+
+def canvas_share(win) -> float:
+    return win.canvas.width() * win.canvas.height() / (win.width() * win.height())
+
+
+def in_front(win, title: str) -> bool:
+    dock = win.docks[title]
+    return dock.isVisible() and not dock.visibleRegion().isEmpty()
+
+
+def calibrate(qtbot, win) -> None:
+    with qtbot.waitSignal(win.runs.finished, timeout=540_000):
+        win.start_calibration()
+    assert win.doc.errors, win.status_label.text()
+
+
+def new_window(qtbot, width: int = 1400, height: int = 900) -> MainWindow:
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.resize(width, height)  # a restored geometry is clamped to the small offscreen screen
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+def test_first_open_gives_the_graph_the_bulk_of_the_window(qtbot, window, open_file):
+    assert settings.window_state() == (None, None)  # a first launch
+    assert (window.width(), window.height()) == (1400, 900)
+    open_file(window, EXAMPLE)
+    # was 16 %: Calibration left (339 px), Inspector + Recipe right (502 px), an empty Errors row (419 px)
+    assert canvas_share(window) >= 0.65, canvas_share(window)
+    assert not any(window.docks[t].isVisible() for t in RESULT_DOCKS)
+    column = ("Calibration", "Inspector")
+    assert all(window.dockWidgetArea(window.docks[t]) == Area.RightDockWidgetArea for t in column)
+    assert in_front(window, "Calibration") and in_front(window, "Inspector")  # both shown, one above the other
+    calibration, inspector = window.docks["Calibration"], window.docks["Inspector"]
+    assert calibration.geometry().bottom() < inspector.geometry().top()
+    assert calibration.width() == inspector.width() == round(dock_layout.SIDE_WIDTH * 1400)  # 336 px
+    assert inspector.height() > 2 * calibration.height()
+    assert window.tabifiedDockWidgets(inspector) == [window.docks["Recipe"]]
+    # the Recipe panel (one 500 px caption) scrolls sideways instead of widening the column
+    assert window.docks["Recipe"].minimumSizeHint().width() < inspector.width()
+
+
+def test_the_first_result_brings_errors_forward_at_a_useful_height(qtbot, window, open_file):
+    open_file(window, EXAMPLE)
+    column_height = window.docks["Inspector"].height()
+    calibrate(qtbot, window)
+    errors = window.docks["Errors"]
+    want = int(dock_layout.SIDE_BY_SIDE_HEIGHT * window.height())  # 378 px
+    qtbot.waitUntil(lambda: errors.height() == want, timeout=10_000)  # resized on the next event-loop turn
+    assert in_front(window, "Errors") and window.dockWidgetArea(errors) == Area.BottomDockWidgetArea
+    # under the graph only: the right column keeps the window's full height
+    assert errors.geometry().right() < window.docks["Inspector"].geometry().left()
+    assert window.docks["Inspector"].height() == column_height
+    assert errors.geometry().top() > window.canvas.mapTo(window, window.canvas.rect().bottomLeft()).y()
+
+    errors.close()  # the user closes it: later results leave it closed
+    window.doc.resultsChanged.emit()
+    qtbot.wait(20)
+    assert not errors.isVisible()
+
+
+def test_errors_first_shown_beside_evaluate_share_the_row(qtbot, window):
+    window.evaluation.show_evaluate()  # Run > Evaluate before any result
+    errors, evaluate = window.docks["Errors"], window.docks["Evaluate"]
+    want = int(dock_layout.SIDE_BY_SIDE_HEIGHT * window.height())
+    qtbot.waitUntil(lambda: errors.height() == want, timeout=10_000)
+    assert errors.isVisible() and evaluate.isVisible()
+    assert errors.geometry().right() < evaluate.geometry().left()  # side by side, not tabbed
+    assert window.width() == 1400
+
+
+def test_a_saved_layout_is_kept_and_the_empty_errors_dock_waits_for_results(qtbot, open_file, save_prompts):
+    first = new_window(qtbot)
+    open_file(first, EXAMPLE)
+    calibrate(qtbot, first)
+    errors = first.docks["Errors"]
+    qtbot.waitUntil(lambda: errors.height() == int(dock_layout.SIDE_BY_SIDE_HEIGHT * 900), timeout=10_000)
+    first.resizeDocks([errors], [250], Qt.Orientation.Vertical)  # the user's sizes
+    first.resizeDocks([first.docks["Inspector"]], [420], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: errors.height() == 250 and first.docks["Inspector"].width() == 420, timeout=10_000)
+    first.close()
+
+    again = new_window(qtbot)
+    open_file(again, EXAMPLE)
+    assert again.docks["Inspector"].width() == 420  # the first-launch column width is not forced
+    assert not again.docks["Errors"].isVisible()  # empty: hidden at launch
+    share = canvas_share(again)
+    calibrate(qtbot, again)
+    errors = again.docks["Errors"]
+    qtbot.waitUntil(lambda: errors.isVisible() and errors.height() == 250, timeout=10_000)  # back at the user's size
+    qtbot.wait(20)
+    assert errors.height() == 250 and again.docks["Inspector"].width() == 420
+    assert canvas_share(again) < share
+    again.close()
+
+
+def test_a_moved_errors_dock_comes_back_where_the_user_put_it(qtbot, open_file):
+    first = new_window(qtbot)
+    first.docks["Errors"].toggleViewAction().trigger()  # View > Errors
+    first.addDockWidget(Area.LeftDockWidgetArea, first.docks["Errors"])  # dragged to the left
+    qtbot.waitUntil(lambda: first.docks["Errors"].isVisible(), timeout=10_000)
+    first.close()
+
+    again = new_window(qtbot)
+    open_file(again, EXAMPLE)
+    errors = again.docks["Errors"]
+    assert not errors.isVisible()
+    calibrate(qtbot, again)
+    qtbot.waitUntil(errors.isVisible, timeout=10_000)
+    qtbot.wait(20)
+    assert again.dockWidgetArea(errors) == Area.LeftDockWidgetArea
+    assert errors.height() > 0.8 * again.canvas.height()  # a column beside the graph, not a row under it
+    again.close()
+
+
+def test_view_menu_opens_an_empty_row_at_a_useful_height_not_at_its_size_hint(qtbot, window, open_file):
+    open_file(window, EXAMPLE)
+    errors = window.docks["Errors"]
+    assert not errors.isVisible()
+    errors.toggleViewAction().trigger()  # View > Errors
+    want = int(dock_layout.SIDE_BY_SIDE_HEIGHT * window.height())
+    qtbot.waitUntil(lambda: errors.height() == want, timeout=10_000)  # Qt's own choice: its 596 px size hint
+    assert errors.isVisible() and window.canvas.height() > want
+    calibrate(qtbot, window)  # shown by the user already: the result leaves its size alone
+    window.resizeDocks([errors], [300], Qt.Orientation.Vertical)
+    qtbot.waitUntil(lambda: errors.height() == 300, timeout=10_000)
+    window.doc.resultsChanged.emit()
+    qtbot.wait(20)
+    assert errors.height() == 300
+
+
+def test_an_already_quantized_file_shows_the_errors_dock_with_its_compare_button(qtbot, window, open_file,
+                                                                                example_qdq_file):
+    open_file(window, example_qdq_file)
+    errors = window.docks["Errors"]
+    want = int(dock_layout.SIDE_BY_SIDE_HEIGHT * window.height())
+    qtbot.waitUntil(lambda: errors.isVisible() and errors.height() == want, timeout=10_000)
+    assert in_front(window, "Errors") and window.errors.compare_button.isVisible()
