@@ -11,16 +11,21 @@ which onnxruntime graph optimisation level, and whether the recipe changed since
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
+    QApplication,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
     QSplitter,
+    QStyle,
+    QStyledItemDelegate,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -45,6 +50,65 @@ def _num(value: float | None, text: str | None = None) -> QTableWidgetItem:
     item = QTableWidgetItem(text)
     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
     return item
+
+
+ELLIPSIS = "\u2026"
+SEPARATORS = "/._:"
+#: item data role of an output name's :func:`distinct_starts` value
+START_ROLE = Qt.ItemDataRole.UserRole + 1
+#: a shared start shorter than this many characters is not dropped first (middle elision as usual)
+MIN_SHARED = 4
+
+
+def distinct_starts(names: list[str]) -> list[int]:
+    """For each name, where the part that tells it from its most alike sibling starts: the first
+    character it does not share with that sibling, cut back to just after the "/" (else ".", "_",
+    ":") before it ("/bert/encoder/" of "/bert/encoder/layer.0/..." beside "/bert/encoder/layer.5/...");
+    0 for a name alone."""
+    starts = []
+    for i, name in enumerate(names):
+        shared = max((len(os.path.commonprefix([name, other])) for j, other in enumerate(names) if j != i),
+                     default=0)
+        head = name[:min(shared, len(name) - 1)]
+        cut = head.rfind("/")
+        if cut < 0:
+            cut = max(head.rfind(c) for c in SEPARATORS)
+        starts.append(cut + 1)
+    return starts
+
+
+def distinct_elide(name: str, start: int, metrics: QFontMetrics, width: int) -> str:
+    """``name`` shortened to ``width`` pixels so that it still reads apart from names sharing its
+    first ``start`` characters (:func:`distinct_starts`): that start goes first ("...layer.0/output/...",
+    as much of its end kept as fits), then, if still too wide, the middle of the rest; the end stays."""
+    if metrics.horizontalAdvance(name) <= width:
+        return name
+    if start < MIN_SHARED:  # dropping "/" saves nothing
+        return metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, width)
+    if metrics.horizontalAdvance(ELLIPSIS + name[start:]) > width:
+        rest = metrics.elidedText(name[start:], Qt.TextElideMode.ElideMiddle,
+                                  width - metrics.horizontalAdvance(ELLIPSIS))
+        return ELLIPSIS + rest
+    keep = start  # give back as much of the shared start as fits, from its end
+    while keep > 1 and metrics.horizontalAdvance(ELLIPSIS + name[keep - 1:]) <= width:
+        keep -= 1
+    return ELLIPSIS + name[keep:]
+
+
+class OutputNameDelegate(QStyledItemDelegate):
+    """Draws the output names of a column with :func:`distinct_elide`: two long ONNX output names
+    that differ only in their middle ("/bert/encoder/layer.0/.../output_0", "layer.5") no longer
+    read alike once the column is too narrow for them (a middle ellipsis hid the difference)."""
+
+    def initStyleOption(self, option, index) -> None:  # noqa: N802 (Qt's name)
+        super().initStyleOption(option, index)
+        widget = option.widget
+        style = widget.style() if widget is not None else QApplication.style()
+        # the room the style draws the text in (it elides what is wider, in the middle), less 2 px
+        # for its text layout's rounding
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1
+        room = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, widget).width() - 2 * margin - 2
+        option.text = distinct_elide(option.text, index.data(START_ROLE) or 0, option.fontMetrics, room)
 
 
 class EvaluatePanel(QWidget):
@@ -82,6 +146,8 @@ class EvaluatePanel(QWidget):
         self.metric_table = node_table(["Task metric", "Float", "Quantized", "Change"])
         self.output_table = node_table(["Output", "SQNR (dB)", "Cosine", "Max abs error"])
         self.output_table.setToolTip("Each output of the quantized model against the float model's")
+        self.output_names = OutputNameDelegate(self.output_table)
+        self.output_table.setItemDelegateForColumn(0, self.output_names)
         self.metric_table.setMaximumHeight(self.metric_table.horizontalHeader().sizeHint().height() * 3)
         tlay.addWidget(self.metric_table)
         tlay.addWidget(QLabel("Quantized vs float, per model output:"))
@@ -151,8 +217,10 @@ class EvaluatePanel(QWidget):
         if rep.metric is not None:
             self._metric_row(self.metric_label(), rep.float_metric, rep.quant_metric)
         self.output_table.setRowCount(len(rep.outputs))
+        starts = distinct_starts([o.name for o in rep.outputs])
         for i, o in enumerate(rep.outputs):
             name = QTableWidgetItem(o.name)
+            name.setData(START_ROLE, starts[i])
             name.setToolTip(f"{o.name}: shape {o.shape} (first batch), MSE {o.mse:.4g}"
                             + (f", {o.nonfinite} non-finite values left out" if o.nonfinite else ""))
             self.output_table.setItem(i, 0, name)
