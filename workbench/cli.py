@@ -438,7 +438,7 @@ def _refuse_replay_options(args, with_data: bool = True) -> None:
                                f"{retarget}.")
 
 
-def _job_model(args, progress) -> tuple:
+def _job_model(args, progress, check=None) -> tuple:
     """``(model, result, eval data, recipe-choice line)`` of ``analyze`` / ``report`` / ``sweep``: a project replayed
     (its recipe, calibration and data; ``--eval`` / ``--data`` measure on other rows), or the model
     quantized as ``quantize`` writes it (recipe choice, and the latency check keeping float the units
@@ -448,6 +448,9 @@ def _job_model(args, progress) -> tuple:
     ------
     ExportError
         A project with ``--recipe`` / ``--preset`` / ``--exclude`` (it brings its own recipe).
+
+    ``check(model)``, when given, runs on the opened model before it is quantized (refusing bad
+    inputs beside it before the long part of the job).
     """
     if str(args.model).endswith(".wbproj"):
         _refuse_replay_options(args, with_data=False)
@@ -456,6 +459,8 @@ def _job_model(args, progress) -> tuple:
                                                                                      allow_code=args.allow_code)
         return model, result, eval_data, ""
     model = api.open_model(args.model)
+    if check is not None:
+        check(model)
     _note_renames(model)
     _recheck_outputs(args)
     _note_short_data(args, model)
@@ -698,14 +703,20 @@ def cmd_report(args) -> int:
     try:
         if not str(args.model).endswith(".wbproj") and not args.data and not args.eval:
             raise ExportError("report: no data given.", hint="Add --data CALIB.npz (and --eval EVAL.npz).")
-        model, result, eval_data, chose = _job_model(args, progress)
+        # the files given beside the model are read before the job: a bad one is refused at once
         curve = api.load_curve(args.curve_in) if args.curve_in else None
-        sweep = api.read_sweep(args.sweep_in) if args.sweep_in else _project_sweep(args.model, result)
-        api.check_report_inputs(model, result, curve=curve, curve_source=str(args.curve_in or ""),
-                                sweep=sweep, sweep_source=str(args.sweep_in or f"{args.model}: results.sensitivity.sweep"))
+        sweep = api.read_sweep(args.sweep_in) if args.sweep_in else None
         metric = args.metric
         if metric is not None and metric.endswith(".py"):
             metric = api.load_metric(metric, allow_code=args.allow_code)
+        def names_known(model) -> None:  # the node names only need the model: refused before quantizing
+            api.check_report_names(model, curve=curve, curve_source=str(args.curve_in or ""), sweep=sweep,
+                                   sweep_source=str(args.sweep_in or ""))
+
+        model, result, eval_data, chose = _job_model(args, progress, check=names_known)
+        sweep = sweep or _project_sweep(args.model, result)
+        api.check_report_inputs(model, result, curve=curve, curve_source=str(args.curve_in or ""),
+                                sweep=sweep, sweep_source=str(args.sweep_in or f"{args.model}: results.sensitivity.sweep"))
         out = api.write_report(args.output, model, result, eval_data, eval_samples=args.eval_samples,
                                metric=metric, curve=curve, sweep=sweep, worst=args.worst,
                                progress=progress, choice=chose)

@@ -36,4 +36,4 @@ def test_bar_labels_fit_the_plot_and_the_axis(qtbot):
     assert "\u2026" in ticks[0][1] and ticks[0][1].endswith("(Conv)")  # elided in the middle
     scene_pos = vb.mapViewToScene(QPointF(1.0, 3.0))
     view.bars_plot.scene().sigMouseMoved.emit(scene_pos)
-    assert view.bars_plot.toolTip() == f"{ROWS[3].node} (Conv)"
+    assert view.bars_plot.toolTip() == f"{ROWS[3].node} (Conv): output SQNR 8.0 dB"  # the full label, its figure

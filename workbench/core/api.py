@@ -78,6 +78,7 @@ _LAZY: dict[str, str] = {
     "load_project": "workbench.core.pipeline.project",
     "is_project_model": "workbench.core.pipeline.project",
     "check_report_inputs": "workbench.core.report.node_check",
+    "check_report_names": "workbench.core.report.node_check",
     # analysis
     "UnitError": "workbench.core.analysis.unit_error",
     "build_node_data": "workbench.core.analysis.node_data",

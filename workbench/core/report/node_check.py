@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from workbench.core.analysis.sensitivity import SweepResult
 from workbench.core.errors import DataError
+from workbench.core.graph.index import iter_graphs
 from workbench.core.graph.layout import node_keys
 from workbench.core.pipeline.quantize import QuantizeResult
 
@@ -36,6 +37,28 @@ def _preset_of(recipe_json: str) -> str:
         return "?"
 
 
+def check_report_names(model, *, curve: dict | None = None, curve_source: str = "", sweep: SweepResult | None = None,
+                       sweep_source: str = "", units: set[str] = frozenset()) -> None:
+    """Refuse a curve or sweep naming a node that neither ``model`` (a PreparedModel) nor ``units`` (the
+    plan's unit names, when known) has; needs no quantize result, so a CLI can check before its job.
+
+    Raises
+    ------
+    DataError
+        One line naming the JSON file and its first node missing from the model.
+    """
+    known = set(units) | set(node_keys(model.proto.graph.node))
+    known |= {n.name for g in iter_graphs(model.proto.graph) for n in g.node}  # units inside If / Loop bodies
+    checks = [(sweep_source, [r.node for r in sweep.rows] if sweep is not None else [], "sweep --json"),
+              (curve_source, curve_nodes(curve) if curve is not None else [], "autotune --curve-json")]
+    for source, names, verb in checks:
+        missing = _first_missing(names, known)
+        if missing is not None:
+            raise DataError(f"{source}: names node {missing!r}, which {model.path or 'the model'} does not have "
+                            "(the file was made for another model).",
+                            hint=f"Give the file `workbench-cli {verb} FILE` wrote for this model.")
+
+
 def check_report_inputs(model, result: QuantizeResult, *, curve: dict | None = None, curve_source: str = "",
                         sweep: SweepResult | None = None, sweep_source: str = "") -> None:
     """Refuse a curve or sweep naming a node ``model`` (a PreparedModel) does not have, and a sweep
@@ -47,15 +70,8 @@ def check_report_inputs(model, result: QuantizeResult, *, curve: dict | None = N
         One line naming the JSON file and its first node missing from the model, or the presets of
         the two recipes.
     """
-    known = set(result.plan.units) | set(node_keys(model.proto.graph.node))
-    checks = [(sweep_source, [r.node for r in sweep.rows] if sweep is not None else [], "sweep --json"),
-              (curve_source, curve_nodes(curve) if curve is not None else [], "autotune --curve-json")]
-    for source, names, verb in checks:
-        missing = _first_missing(names, known)
-        if missing is not None:
-            raise DataError(f"{source}: names node {missing!r}, which {model.path or 'the model'} does not have "
-                            "(the file was made for another model).",
-                            hint=f"Give the file `workbench-cli {verb} FILE` wrote for this model.")
+    check_report_names(model, curve=curve, curve_source=curve_source, sweep=sweep, sweep_source=sweep_source,
+                       units=set(result.plan.units))
     if sweep is not None and sweep.recipe is not None and result.recipe is not None \
             and sweep.recipe != result.recipe.to_json():
         raise DataError(f"{sweep_source}: the sweep measured another recipe (preset "
