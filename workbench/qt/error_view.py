@@ -96,7 +96,7 @@ class ErrorView(QWidget):
         self.quantized_name = ""  # the open file when it is already quantized ("" for a float model)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
-        self.summary = QLabel(NO_RESULTS)
+        self.summary = Caption(NO_RESULTS)  # long node or file names wrap too
         self.summary.setWordWrap(True)  # the dock may share its row with the Evaluate dock
         self.color_button = QPushButton("Colour canvas by SQNR")
         self.color_button.setEnabled(False)
@@ -109,7 +109,10 @@ class ErrorView(QWidget):
                                        "per-edge SQNR of this file against it shows (View > Compare Float vs "
                                        "Quantized, Ctrl+Shift+D)")
         self.compare_button.setVisible(False)
-        top.addWidget(self.summary, 1)
+        # the summary on a row of its own, the buttons under it: a long summary wraps instead of
+        # setting the dock's minimum width beside three buttons (423 px, about 600 with Compare)
+        lay.addWidget(self.summary)
+        top.addStretch(1)
         top.addWidget(self.compare_button)
         top.addWidget(self.color_button)
         top.addWidget(self.node_data_button)
@@ -152,6 +155,8 @@ class ErrorView(QWidget):
         what it shows instead of asking to calibrate, and offers the comparison with the float model."""
         self.quantized_name = name
         self.compare_button.setVisible(bool(name))
+        for button in (self.color_button, self.node_data_button):  # they act on figures a quantized file has none of
+            button.setVisible(not name)
         if not self.rows:
             self.summary.setText(self._empty_text())
 
