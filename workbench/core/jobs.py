@@ -12,6 +12,7 @@ headless callers without it simply get everything in the final result.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -27,7 +28,7 @@ from workbench.core.api import (
     make_session,
     sensitivity_sweep,
 )
-from workbench.core.errors import DataError
+from workbench.core.errors import DataError, ExportError
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.progress import CancelToken, in_phase, one_step
 
@@ -154,12 +155,42 @@ def _calibration_issues(calib) -> list[PlanIssue]:
     return [PlanIssue("", "warning", f"Calibration: {w}", IssueCode.CALIBRATION_DATA) for w in calib.warnings]
 
 
+def _spec_path(spec) -> str | None:
+    """The file or folder a data spec names (a spec dict or a plain path), or None."""
+    if isinstance(spec, dict):
+        return spec.get("path")
+    return str(spec) if isinstance(spec, (str, Path)) else None
+
+
+def _refuse_inputs(payload: dict) -> None:
+    """Refuse before any work an output ``path`` that is one of the job's inputs: the model, the
+    calibration data, the eval data, a metric file, or a path in ``inputs`` (path -> what it is; the app
+    sends its open project there); the CLI refuses the same (``this is an input file``).
+
+    Raises
+    ------
+    ExportError
+        ``path`` resolves to one of those files.
+    """
+    named = [(payload.get("model_path"), "the model"), (_spec_path(payload.get("data")), "the calibration data"),
+             (_spec_path(payload.get("eval") or payload.get("eval_data")), "the eval data"),
+             (payload["metric"] if str(payload.get("metric") or "").endswith(".py") else None, "the metric file"),
+             *(payload.get("inputs") or {}).items()]
+    out = os.path.realpath(Path(payload["path"]).expanduser())
+    for path, what in named:
+        if path and os.path.realpath(Path(path).expanduser()) == out:
+            raise ExportError(f"{payload['path']} is {what}; writing there would replace it.",
+                              hint="Choose another file name for the output (Workbench never modifies its inputs).")
+
+
 def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     """Quantize with the cached calibration (calibrating only what is missing) and write ``path``,
     with the CLI's latency check when the payload has data (``latency_check`` False skips it): the
     file equals ``workbench-cli quantize MODEL --recipe R --data D --samples N``. Result: ``path``,
     ``calibration``, ``issues``, ``problems``, ``recipe`` (as written: with the units the latency check
-    kept float) and ``units`` ([quantized, total])."""
+    kept float) and ``units`` ([quantized, total]). An output ``path`` that is one of the inputs (the
+    model, the data, a path in ``inputs``) is refused before any work (:func:`_refuse_inputs`)."""
+    _refuse_inputs(payload)
     model = _open(payload, progress)
     recipe = _recipe(payload)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel,
@@ -202,8 +233,10 @@ def job_report(payload: dict, progress, cancel: CancelToken) -> dict:
     ``metric`` and ``allow_code`` (as :func:`job_evaluate`; None: the report's default metric), ``sweep``
     (SweepResult JSON of the same recipe, or None) and ``curve`` (an autotune curve document, or None).
     Quantizes with the cached calibration (calibrating only what is missing); the file is written
-    atomically, so a cancelled or failed job leaves nothing. Result: ``path``, ``calibration``.
+    atomically, so a cancelled or failed job leaves nothing. Result: ``path``, ``calibration``. An output
+    ``path`` that is one of the inputs is refused before any work, as by :func:`job_export`.
     """
+    _refuse_inputs(payload)
     metric = _metric(payload)  # an unknown metric or a file without allow_code fails before calibrating
     model = _open(payload, progress)
     recipe = _recipe(payload)

@@ -204,10 +204,33 @@ class MainWindow(QMainWindow):
         self._need_idle(path.name)  # before asking to save or discard: a refused open drops nothing
         if ask and not self.keep_or_drop_changes(f"opening {path.name}"):
             return
+        baseline = self._edit_state()  # the work as the user saved or dropped it (it may be edited while loading)
         if path.suffix.lower() == PROJECT_SUFFIX:
             self.open_project(path)
         else:
             self.open_model(path)
+        if self._open_job is not None:
+            self._open_job.edit_baseline = baseline
+
+    def _edit_state(self) -> tuple:
+        """What an edit changes (recipe, data, samples): compared before a loaded model replaces the work."""
+        return self.doc.recipe.to_json(), self.doc.rows
+
+    def _edited_while_loading(self, path: Path) -> bool:
+        """Whether the work was edited while ``path`` loaded (after open_path's prompt) and the user now
+        keeps it: asks Save / Discard / Cancel again; True when the load must not replace it (Cancel, or a
+        save that did not happen)."""
+        baseline = getattr(self._open_job, "edit_baseline", None)
+        if baseline is None:
+            return False
+        self.sync_data_spec()
+        if not self.doc.modified or self._edit_state() == baseline:
+            return False
+        if self.keep_or_drop_changes(f"opening {path.name} (it finished loading after these edits)"):
+            return False
+        name = Path(self.doc.project_path or self.doc.model_path).name
+        self.set_status(f"{path.name} was not opened: {name} was edited while it loaded, and those edits are kept.")
+        return True
 
     def keep_or_drop_changes(self, doing: str) -> bool:
         """True when the caller may replace the open work: nothing unsaved, or the user saved it
@@ -282,6 +305,8 @@ class MainWindow(QMainWindow):
 
     @guarded
     def _on_model_loaded(self, model, quantization, path: Path, on_loaded=None) -> None:
+        if self._edited_while_loading(path):  # asked again: the edits made meanwhile were never offered to save
+            return
         self.autosaver.discard()  # the edits shown until now were saved or dropped at the prompt
         self.doc.project_path = None
         self.doc.set_model(model, path, quantization=quantization)
@@ -318,13 +343,39 @@ class MainWindow(QMainWindow):
             return
         try:
             project = load_project(files.project)
-        except WorkbenchError as exc:
-            files.remove()
-            show_error(self, "Autosave not restored", exc)
+        except WorkbenchError:  # the model changed since the autosave (or the file is damaged): never deleted
+            self._restore_autosave_onto_changed_model(files, note, name)
             return
         self._adopt_autosave(project, files.project, note)
         self.autosaver.adopt(files)
         self.set_status(f"Restored the autosaved edits of {name} (Ctrl+Z undoes; save them with Ctrl+S).")
+
+    def _restore_autosave_onto_changed_model(self, files, note: dict, name: str) -> None:
+        """Restore an autosave whose model file changed since it was written: its recipe matched to the
+        open model (File > Apply Project's matching; cached ranges of the old file dropped). Overrides of
+        nodes the model no longer has are dropped from the restored recipe, so the autosave as written is
+        kept aside first; an autosave that cannot be read at all is kept aside and named in the error."""
+        try:
+            rt, project = api.retarget_to_model(files.project, self.doc.model)
+        except WorkbenchError as exc:
+            kept = autosave.keep_aside(files, move=True)
+            show_error(self, "Autosave not restored", WorkbenchError(
+                f"The autosaved edits of {name} cannot be read: {exc.message}",
+                hint=f"They are kept in {kept}; nothing was deleted. Once fixed, File > Apply Project to Model "
+                     "applies it to this model."))
+            self.set_status(f"Autosaved edits of {name} not restored; kept in {kept}.")
+            return
+        kept = autosave.keep_aside(files, move=False) if rt.missing else None
+        project.recipe = rt.recipe
+        project.calibration = rt.calibration.to_json() if rt.calibration is not None else None
+        self._adopt_autosave(project, files.project, note)
+        self.autosaver.adopt(files)
+        dropped = (f"; {count(len(rt.missing), 'override')} of nodes it no longer has dropped "
+                   f"({', '.join(r.old for r in rt.missing[:3])}{' ...' if len(rt.missing) > 3 else ''}), the "
+                   f"autosave as written is kept in {kept}") if kept is not None else ""
+        self.set_status(f"Restored the autosaved edits of {name} onto {self.doc.model_path.name}, which changed since "
+                        f"they were autosaved: the recipe matched to it by node name{dropped}; calibrate again (F5). "
+                        "Ctrl+Z undoes; save them with Ctrl+S.")
 
     def _mention_other_autosaves(self) -> None:
         """Once per session: autosaves of other models left by a session that did not exit cleanly."""
@@ -338,13 +389,17 @@ class MainWindow(QMainWindow):
                             "that did not exit cleanly: open that model to restore them.")
 
     def _adopt_autosave(self, project, project_file: Path, note: dict) -> None:
-        """Recipe (one undoable edit), data source, samples and calibration cache of an autosave."""
+        """Recipe, data source, samples, calibration cache and project file (where Ctrl+S saves) of an
+        autosave, as one undoable edit."""
         origin = note.get("project_path")
-        if origin and Path(origin).is_file():
-            self.doc.project_path = Path(origin)
         # the autosave's own cache (None after a data change): the opened project's may be of other rows
         after = (project.recipe, _absolute_data_spec(project, project_file), project.samples, project.calibration)
-        self.doc.undo_stack.push(RestoreCommand(self.doc, self._show_data, after))
+        stack = self.doc.undo_stack
+        stack.beginMacro("Restore autosaved edits")  # one edit: undo also points Ctrl+S back at what was open
+        if origin and Path(origin).is_file() and Path(origin) != self.doc.project_path:
+            stack.push(autosave.ProjectPathCommand(self.doc, Path(origin), self._update_title))
+        stack.push(RestoreCommand(self.doc, self._show_data, after))
+        stack.endMacro()
         self._update_title()
 
     def _show_data(self, spec: dict | None, samples: int | None) -> None:
@@ -631,9 +686,26 @@ class MainWindow(QMainWindow):
             self.export_to(path, fmt)
 
     def export_to(self, path: str | Path, fmt: str = "qdq"):
-        """Start the export job (quantize with the cached calibration, write ``path`` atomically)."""
+        """Start the export job (quantize with the cached calibration, write ``path`` atomically); refused
+        when ``path`` is an input: the model, the open project, the calibration or eval data."""
         self.sync_data_spec()  # the Calibration panel's path as shown, typed without Enter too
-        return self.runs.export(path, fmt)
+        return self.runs.export(path, fmt, inputs=self._panel_inputs())
+
+    def _panel_inputs(self) -> dict[str, str]:
+        """The Evaluate panel's files (path -> what it is): outputs never replace them, as they never
+        replace the model, the open project or the calibration data (:meth:`RunController.input_files`)."""
+        settings = self.evaluate_panel.settings
+        out = {}
+        if settings.data.text().strip():
+            out[settings.data.text().strip()] = "the eval data"
+        metric = settings.metric_spec()
+        if metric and metric.endswith(".py"):
+            out[metric] = "the metric file"
+        return out
+
+    def _refuse_input(self, path: str | Path) -> None:
+        """Raise when ``path`` is an input of the open work (the model, project, calibration or eval data)."""
+        self.runs.refuse_input(path, self._panel_inputs())
 
     @guarded
     def export_node_data_dialog(self) -> None:
@@ -649,6 +721,8 @@ class MainWindow(QMainWindow):
         ``NAME.sensitivity.json`` for ``path`` = ``NAME.json``; returns figure -> path written."""
         self._need_model()
         self._need_rows()
+        for written in api.node_data_paths(path).values():
+            self._refuse_input(written)
         plan = self.doc.plan
         if self.doc.result_recipe and not self.doc.results_current:
             plan = api.plan(self.doc.model, api.Recipe.from_json(self.doc.result_recipe))  # the rows' own plan
@@ -712,8 +786,10 @@ class MainWindow(QMainWindow):
         finished curve."""
         self.sync_data_spec()
         settings = self.evaluate_panel.settings
+        self._refuse_input(path)  # before the eval settings are checked: the path is the first thing wrong
         evaluation = settings.evaluation() if settings.data.text().strip() else None
-        return self.runs.report(path, evaluation=evaluation, curve=self.autotune_panel.curve_doc())
+        return self.runs.report(path, evaluation=evaluation, curve=self.autotune_panel.curve_doc(),
+                                inputs=self._panel_inputs())
 
     def _need_model(self) -> None:
         if self.doc.model is None:
@@ -747,8 +823,16 @@ class MainWindow(QMainWindow):
         if result["chosen"] == "preset" and not result.get("promoted"):
             return f"Recipe choice: the preset stays ({measured})."
         label = result.get("label") or result["chosen"]
+        if self._edited_since(result):  # the choice is a whole recipe made from the one the job started with
+            return (f"Recipe choice: {label} ({measured}) not applied: the recipe was edited while the choice ran, "
+                    "and that edit is kept. Choose Recipe again to choose for the edited recipe.")
         push_edit(self.doc, api.Recipe.model_validate_json(result["recipe"]), f"Choose recipe: {label}")
         return f"Recipe choice: {label} ({measured}); Ctrl+Z restores the previous recipe."
+
+    def _edited_since(self, result: dict) -> bool:
+        """Whether the document's recipe changed since the job of ``result`` started (an edit made while it ran)."""
+        started = result.get("started_recipe")
+        return started is not None and started != self.doc.recipe.to_json()
 
     def start_sensitivity(self) -> None:
         self._on_spec_changed()
@@ -852,26 +936,58 @@ class MainWindow(QMainWindow):
             self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed{again}.{warned}")
 
     def _exported(self, result: dict) -> str:
-        """Adopt the export's recipe when the latency check kept units float (one undoable edit, so a
-        saved project replays to the exported bytes); the status line for it."""
+        """Adopt the units the export's latency check kept float (one undoable edit, so a saved project
+        replays to the exported bytes); the status line for it. When the recipe was edited while the
+        export ran, that edit stays: only the latency check's exclusions are added to it, for the units
+        the edit left alone."""
         quantized, total = result.get("units", (None, None))
         written = api.Recipe.model_validate_json(result["recipe"]) if result.get("recipe") else None
+        edited = self._edited_since(result)
+        started = api.Recipe.model_validate_json(result["started_recipe"]) if result.get("started_recipe") \
+            else self.doc.recipe
         note = ""
-        if written is not None and written.to_json() != self.doc.recipe.to_json():
-            before = self.doc.recipe.overrides
-            kept = sum(1 for n, o in written.overrides.items() if o.exclude and not (n in before and before[n].exclude))
+        if written is not None:
+            kept = sorted(n for n, o in written.overrides.items()
+                          if o.exclude and not (n in started.overrides and started.overrides[n].exclude))
             current = self.doc.results_current and self.doc.calibration is not None
-            if push_edit(self.doc, written, f"Keep {count(kept, 'unit')} float (latency check at export)"):
-                note = (f" The latency check kept {count(kept, 'unit')} float (slower quantized on this machine), "
+            if edited:
+                note = self._keep_float_after_edit(started, kept)
+            elif kept and push_edit(self.doc, written, f"Keep {count(len(kept), 'unit')} float (latency check at export)"):
+                note = (f" The latency check kept {count(len(kept), 'unit')} float (slower quantized on this machine), "
                         "as `workbench-cli quantize` does; the recipe now says so (Ctrl+Z undoes).")
                 if current:  # the figures shown were of the recipe before: measure the exported one
                     note += " Measuring the figures again with them float."
-                    self._remeasure_after = f"kept {count(kept, 'unit')} float at export"
+                    self._remeasure_after = f"kept {count(len(kept), 'unit')} float at export"
                     QTimer.singleShot(0, self._remeasure)
+        if edited:
+            note += (" The file has the recipe as it was when the export started: your edits made since are not in "
+                     "it (export again to include them).")
         units = f": {quantized} of {total} node units quantized" if total is not None else ""
         none = " No node unit is quantized: the file computes in float." if total and not quantized else ""
         return (f"Done: exported {result['path']}{units} (View > Open Exported Model, Ctrl+Shift+X, shows it "
                 f"as written).{note}{none}")
+
+    def _keep_float_after_edit(self, started, kept: list[str]) -> str:
+        """Add the latency check's exclusions ``kept`` to a recipe edited while the export ran (``started``:
+        the recipe it ran with): only for units whose settings the edit left as they were; the status note."""
+        if not kept:
+            return ""
+
+        def settings(recipe, node):
+            o = recipe.overrides.get(node)
+            return o.model_dump() if o is not None else None
+
+        untouched = [n for n in kept if settings(self.doc.recipe, n) == settings(started, n)]
+        touched = [n for n in kept if n not in untouched and not (settings(self.doc.recipe, n) or {}).get("exclude")]
+        note = ""
+        if untouched and push_edit(self.doc, set_exclude(self.doc.recipe, untouched, True),
+                                   f"Keep {count(len(untouched), 'unit')} float (latency check at export)"):
+            note = (f" The latency check kept {count(len(untouched), 'unit')} float (slower quantized on this machine), "
+                    "as `workbench-cli quantize` does; added to your edited recipe (Ctrl+Z undoes).")
+        if touched:
+            note += (f" Not added for {', '.join(touched)}: you changed {'it' if len(touched) == 1 else 'them'} while "
+                     "the export ran.")
+        return note
 
     @guarded
     def _remeasure(self) -> None:
@@ -954,6 +1070,8 @@ class MainWindow(QMainWindow):
     def export_picture_to(self, path: str | Path) -> tuple[int, int]:
         """Write what the canvas shows now to ``path`` (.png / .svg); never onto an input of the job."""
         api.check_not_input(str(path))
+        if self.doc.model is not None:
+            self._refuse_input(path)
         try:
             size = self.canvas.export_picture(path)
         except (OSError, ValueError) as exc:

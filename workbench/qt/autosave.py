@@ -9,7 +9,12 @@ sha1 of the model's absolute path, so each model has at most one autosave.
 
 A clean save, a discard, or a quit that did not keep the edits removes the autosave. One that is
 still there when the model is opened again means the app did not exit cleanly: the window asks
-Restore / Discard (:func:`ask_restore`).
+Restore / Discard (:func:`ask_restore`). An autosave that cannot be restored as it is (unreadable, or
+restored only in part) is never deleted: :func:`keep_aside` gives it a name of its own in the same folder.
+
+A failed autosave (a folder that cannot be written) is said once in the window's status line and stays
+shown as an "Autosave failed" mark in the status bar, its tooltip saying where and what to do, until an
+autosave succeeds again.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
 from PySide6.QtCore import QObject, QTimer
-from PySide6.QtWidgets import QMessageBox, QWidget
+from PySide6.QtGui import QUndoCommand
+from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
 from workbench.core import api
 from workbench.core.errors import WorkbenchError
@@ -85,6 +92,51 @@ def write_autosave(project, model_path: Path, project_path: Path | None) -> Auto
     return files
 
 
+def keep_aside(files: AutosaveFiles, *, move: bool) -> Path:
+    """Keep the autosaved project of ``files`` under a name no later autosave writes to, in the same
+    folder (its model and data paths are relative to it): ``<key>.kept-YYYYmmdd-HHMMSS.wbproj``.
+    ``move``: rename it (and remove its note, so it is offered no more); else copy it. Returns where it is
+    now (its own path when it could not be renamed or copied)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = files.project.with_name(f"{files.project.stem}.kept-{stamp}{api.PROJECT_SUFFIX}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = files.project.with_name(f"{files.project.stem}.kept-{stamp}-{n}{api.PROJECT_SUFFIX}")
+    try:
+        if move:
+            os.replace(files.project, target)
+            files.note.unlink(missing_ok=True)
+        else:
+            target.write_bytes(files.project.read_bytes())
+    except OSError as exc:
+        log.warning("could not keep the autosave %s aside: %s", files.project, exc)
+        return files.project
+    return target
+
+
+class ProjectPathCommand(QUndoCommand):
+    """Point the document at another project file (``doc.project_path``, where Ctrl+S saves) as part of
+    an undoable edit: a restored autosave names the project its edits belong to, and undoing the
+    restore must point the window back at what was open. ``on_change()`` runs after each switch (the
+    window title)."""
+
+    def __init__(self, document, path: Path | None, on_change, text: str = "Project file of the autosave"):
+        super().__init__(text)
+        self._doc, self._on_change = document, on_change
+        self._before, self._after = document.project_path, path
+
+    def _set(self, path: Path | None) -> None:
+        self._doc.project_path = path
+        self._on_change()
+
+    def redo(self) -> None:
+        self._set(self._after)
+
+    def undo(self) -> None:
+        self._set(self._before)
+
+
 def left_behind(exclude: set[AutosaveFiles] = frozenset()) -> list[dict]:
     """Notes of the autosaves in the folder (``exclude``: this session's own), oldest first; each
     note as :meth:`AutosaveFiles.read_note` gives it, for models that still exist."""
@@ -128,10 +180,17 @@ class Autosaver(QObject):
         self.timer = QTimer(self, interval=int(interval_s * 1000))
         self.timer.timeout.connect(self.save_now)
         self.timer.start()
+        #: why the last autosave failed (one line: where, and what to do), None after a success
         self.last_error: str | None = None
         #: autosaves this session wrote or restored (only these are removed by :meth:`discard`, so a
         #: crash's autosave of a model is never removed before it has been offered)
         self.owned: set[AutosaveFiles] = set()
+        #: the status bar's "Autosave failed" mark (its tooltip: where and what to do), shown while failing
+        self.failed_mark = QLabel("Autosave failed")
+        self.failed_mark.setVisible(False)
+        status_bar = getattr(window, "statusBar", None)
+        if status_bar is not None:
+            status_bar().addPermanentWidget(self.failed_mark)
 
     def files(self) -> AutosaveFiles | None:
         path = self._window.doc.model_path
@@ -140,7 +199,9 @@ class Autosaver(QObject):
     def save_now(self) -> Path | None:
         """Write the autosave if the document has unsaved edits; returns its path (None: nothing to save).
 
-        A failure is logged and kept in :attr:`last_error` (the app goes on; the next tick retries)."""
+        A failure is logged and kept in :attr:`last_error`; the first of a run of failures is said in
+        the window's status line, and the status bar's :attr:`failed_mark` stays until an autosave
+        succeeds (the app goes on; the next tick retries)."""
         doc = self._window.doc
         self._window.sync_data_spec()  # the Calibration panel as shown, a path typed without Enter too
         if not doc.modified:
@@ -148,19 +209,39 @@ class Autosaver(QObject):
         try:
             files = write_autosave(self._window.current_project(), doc.model_path, doc.project_path)
         except (WorkbenchError, OSError) as exc:
-            self.last_error = str(exc)
             log.warning("autosave failed: %s", exc)
+            self._failed(exc)
             return None
         self.last_error = None
+        self.failed_mark.setVisible(False)
         self.owned.add(files)
         return files.project
+
+    def _failed(self, exc: Exception) -> None:
+        """Tell the user once per run of failures where autosave failed and what to do; keep the mark."""
+        folder = autosave_dir()
+        if isinstance(exc, WorkbenchError):
+            why = exc.message.rstrip(".")
+        else:
+            why = f"{getattr(exc, 'filename', None) or folder}: {exc.strerror or exc}"
+        text = (f"Autosave failed ({why}): your unsaved edits are not protected against a crash. Save the project "
+                f"(Ctrl+S), or make {folder} a folder you can write to.")
+        first = self.last_error is None
+        self.last_error = text
+        self.failed_mark.setToolTip(text)
+        self.failed_mark.setVisible(True)
+        if first:
+            self._window.set_status(text)
 
     def adopt(self, files: AutosaveFiles) -> None:
         """Take over an autosave restored from an earlier session (removed like one written now)."""
         self.owned.add(files)
 
     def discard(self) -> None:
-        """Remove the autosave of the open model (after a clean save, a discard or a quit)."""
+        """Remove the autosave of the open model (after a clean save, a discard or a quit); with no
+        unsaved edits left, a failed autosave is no longer worth a mark."""
+        self.last_error = None
+        self.failed_mark.setVisible(False)
         files = self.files()
         if files is not None and files in self.owned:
             files.remove()

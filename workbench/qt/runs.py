@@ -9,11 +9,12 @@ succeeds, so cancelling or a failure leaves the previous calibration and errors 
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import ExportError, WorkbenchError
 from workbench.qt import settings
 from workbench.qt.workers import Job, ProcessJob
 
@@ -79,21 +80,51 @@ class RunController(QObject):
         """Re-quantize with the cached ranges (calibrating only new tensors) and re-analyse."""
         return self.calibrate(reuse=True)
 
-    def export(self, path: str | Path, fmt: str = "qdq") -> Job:
+    def input_files(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """The files the open work reads, by real path -> what each is: the model, the open project,
+        the calibration data, plus ``extra`` (path -> what: the eval data, a metric file)."""
+        named: list[tuple[object, str]] = [(self.doc.model_path, "the open model"),
+                                           (self.doc.project_path, "the open project"),
+                                           ((self.doc.data or {}).get("path"), "the calibration data"),
+                                           *(extra or {}).items()]
+        out: dict[str, str] = {}
+        for path, what in named:
+            if path:
+                out.setdefault(os.path.realpath(Path(path).expanduser()), what)
+        return out
+
+    def refuse_input(self, path: str | Path, extra: dict[str, str] | None = None) -> None:
+        """Raise ExportError when ``path`` is one of :meth:`input_files` (an output never replaces an input)."""
+        what = self.input_files(extra).get(os.path.realpath(Path(path).expanduser()))
+        if what is not None:
+            raise ExportError(f"{path} is {what}; writing there would replace it.",
+                              hint="Choose another file name for the output (Workbench never modifies its inputs).")
+
+    def export(self, path: str | Path, fmt: str = "qdq", *, inputs: dict[str, str] | None = None) -> Job:
+        """Write the quantized model to ``path``; refused when ``path`` is an input file (:meth:`input_files`,
+        ``inputs`` adds the window's others: the eval data, a metric file)."""
         self._need_model()
+        self.refuse_input(path, inputs)
         if self.doc.calibration is None and not self.doc.data and self._static():
             self._need_data()
-        payload = self.doc.payload(path=str(path), format=fmt, reuse=True)
+        payload = self.doc.payload(path=str(path), format=fmt, reuse=True, inputs=self.input_files(inputs))
         return self._start("export", ProcessJob("export", payload, title=f"Export to {Path(path).name}",
                                                 parent=self))
 
-    def report(self, path: str | Path, evaluation: dict | None = None, curve: dict | None = None) -> Job:
+    def report(self, path: str | Path, evaluation: dict | None = None, curve: dict | None = None, *,
+               inputs: dict[str, str] | None = None) -> Job:
         """Write the HTML report (recipe, issues, SQNR, histograms, sensitivity, metric, graph) to ``path``
         with the cached ranges: measured on ``evaluation``'s eval data, samples and task metric (the
         Evaluate panel's, as :meth:`evaluate` takes them) or on the calibration data; with the last
         sensitivity sweep when it was made with the current recipe, and the autotune ``curve`` (the
-        Autotune panel's) when given."""
+        Autotune panel's) when given. Refused when ``path`` is an input file (as :meth:`export`)."""
         self._need_model()
+        extra = dict(inputs or {})
+        if evaluation is not None:
+            extra.setdefault(evaluation["eval_data"], "the eval data")
+            if str(evaluation.get("metric") or "").endswith(".py"):
+                extra.setdefault(evaluation["metric"], "the metric file")
+        self.refuse_input(path, extra)
         self._need_data()
         sweep = self.doc.sensitivity_json()
         current = sweep is not None and sweep.get("recipe") == self.doc.recipe.to_json()
@@ -102,7 +133,7 @@ class RunController(QObject):
             measure = {"eval": evaluation["eval_data"], "eval_samples": evaluation["eval_samples"],
                        "metric": evaluation["metric"], "allow_code": evaluation["allow_code"]}
         payload = self.doc.payload(path=str(path), reuse=True, sweep=sweep["sweep"] if current else None,
-                                   curve=curve, **measure)
+                                   curve=curve, inputs=self.input_files(extra), **measure)
         return self._start("report", ProcessJob("report", payload, title=f"Report to {Path(path).name}",
                                                 parent=self))
 
@@ -164,7 +195,8 @@ class RunController(QObject):
         job.progress.connect(lambda d, t, m: self._forward_progress(job, d, t, m))
         job.partial.connect(lambda data: self.partial.emit(kind, data))
         data = self.doc.rows  # what the job's payload holds
-        job.succeeded.connect(lambda res: self._on_success(kind, res, data))
+        recipe = self.doc.recipe.to_json()  # the recipe it runs with (the user may edit while it runs)
+        job.succeeded.connect(lambda res: self._on_success(kind, {**res, "started_recipe": recipe}, data))
         job.failed.connect(lambda err: self.failed.emit(kind, err))
         job.cancelled.connect(lambda: self.cancelled.emit(kind))
         job.finished.connect(lambda: self._on_finished(kind))
@@ -174,7 +206,9 @@ class RunController(QObject):
 
     def _on_success(self, kind: str, result: dict, data: tuple) -> None:
         """Adopt a job's result; ``data``: the (data, samples) it ran on. Its calibration cache is taken
-        only while the document still has those rows (they may change while a job runs)."""
+        only while the document still has those rows (they may change while a job runs). ``result``
+        carries ``started_recipe``: the recipe JSON the job ran with (compare it with the document's
+        to see an edit made while the job ran)."""
         same_rows = data == self.doc.rows
         if not same_rows:
             result = {**result, "calibration": None}
