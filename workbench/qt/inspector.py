@@ -7,12 +7,18 @@ none at all on a Reshape, which reuses its input's scale), each role's effective
 selection shows blank (combo) or partially checked (check box). Editing a field sets it in the
 overrides of every selected node as one undoable command. Invalid combinations (per_block
 activations, reduce_range on 16 bits, ...) are shown in red under the fields, never raised.
+
+A file shown in a tab of its own (View > Open Exported Model) is not the recipe: while such a tab
+is shown, :meth:`Inspector.show_file` puts the inspector in a read-only mode for that file's
+selection (the quantization parameters the file holds, a note saying where to edit instead, no
+recipe controls) until :meth:`Inspector.release_file` or a selection in the main graph.
 """
 
 from __future__ import annotations
 
 import html
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -30,7 +36,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.api import OBSERVERS, RECIPE_DTYPES, ROLES, Granularity, ResolvedNode, node_roles
+from workbench.core.api import (
+    OBSERVERS,
+    RECIPE_DTYPES,
+    ROLES,
+    Granularity,
+    QuantTensor,
+    ResolvedNode,
+    node_roles,
+)
 from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
@@ -42,6 +56,23 @@ log = logging.getLogger(__name__)
 
 AXIS_AUTO = -9  # spin box value shown as "auto" (axis None: the op's natural channel axis)
 MAX_LISTED = 6
+
+#: the note shown instead of the recipe controls while a file's tab is shown ({name}: the file)
+FILE_NOTE = ("Read-only: {name} is the exported file on disk, not the recipe. To change how a node is "
+             "quantized, select it in the Graph tab, edit it there and export again (File > Export QDQ..., Ctrl+E).")
+
+
+@dataclass
+class FileSelection:
+    """What :meth:`Inspector.show_file` shows: the selection of a file shown in a tab of its own."""
+
+    owner: object  # the tab; only it may release the inspector
+    name: str  # the file's name, for the header and the note
+    proto: Any  # its onnx.ModelProto
+    params: list[QuantTensor]  # read_quant_params(proto)
+    op_types: dict[str, str]  # node name -> op type
+    nodes: list[str] = field(default_factory=list)
+    edge: str | None = None  # the clicked edge's quantized tensor ("" for a float edge); None: no edge
 
 
 def _common(values: list[Any]) -> tuple[bool, Any]:
@@ -147,6 +178,7 @@ class Inspector(QWidget):
         self.nodes: list[str] = []
         self.node_roles: dict[str, tuple[str, ...]] = {}  # selected node -> the roles that apply to it
         self.edge_tensor = ""
+        self.file: FileSelection | None = None  # a file's tab is shown: read-only (show_file)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
@@ -203,6 +235,8 @@ class Inspector(QWidget):
     # ------------------------------------------------------------------ selection
     @guarded
     def set_nodes(self, names: list[str]) -> None:
+        """Show the main graph's selection ``names`` (leaves a file's read-only view)."""
+        self.file = None
         self.nodes = [n for n in names if n]
         if self.nodes:
             self.edge_tensor = ""
@@ -211,19 +245,63 @@ class Inspector(QWidget):
     @guarded
     def set_edge(self, tensor: str) -> None:
         """Show the quantization parameters of the selected edge's tensor ("" clears)."""
+        self.file = None
         self.edge_tensor = tensor
         if tensor:
             self.nodes = []
         self.refresh()
 
-    def _show_recipe_controls(self, show: bool) -> None:
+    @guarded
+    def show_file(self, selection: FileSelection) -> None:
+        """Show, read-only, the selection of a file shown in a tab of its own (not the recipe)."""
+        self.file = selection
+        self.refresh()
+
+    @guarded
+    def release_file(self, owner: object) -> None:
+        """``owner``'s tab is no longer shown: back to the main graph's selection (editable)."""
+        if self.file is not None and self.file.owner is owner:
+            self.file = None
+            self.refresh()
+
+    def _show_recipe_controls(self, show: bool, note: str = RECIPE_OFF_NOTE) -> None:
         for w in (self.exclude, self.exclude_source, self.reset, *self.roles.values()):
             w.setVisible(show)
+        self.recipe_note.setText(note)
         self.recipe_note.setVisible(not show)
         self.roles_note.setVisible(False)
 
+    def _show_file_selection(self, f: FileSelection) -> None:
+        """The read-only view of a file's selection: header, its parameters, the note; no recipe control."""
+        self._show_recipe_controls(False, FILE_NOTE.format(name=f.name))
+        for w in (self.exclude, self.reset, *self.roles.values()):
+            w.setEnabled(False)
+        self.problems.setText("")
+        self.exclude_source.setText("")
+        name = html.escape(f.name)
+        if f.edge is not None:
+            tensor = f.edge
+            self.header.setText(f"<b>Edge</b> carrying {html.escape(tensor)} in {name}" if tensor
+                                else f"<b>Edge</b> in {name}: it carries float (no Q/DQ pair on it).")
+            param = next((p for p in f.params if p.tensor == tensor), None) if tensor else None
+            if tensor:
+                self.quant_params.show_tensor(param, tensor)
+            else:
+                self.quant_params.setVisible(False)
+            return
+        self.quant_params.show_file_nodes(f.proto, f.nodes, f.params)
+        if not f.nodes:
+            self.header.setText(f"No node selected in {name}. Click a node or an edge of its graph to see "
+                                "the quantization parameters the file holds.")
+        else:
+            self.header.setText(self._header_text(f.nodes, f.op_types.get) + f" in {name}"
+                                + ("" if self.quant_params.label.text() else ": runs in float (no Q/DQ around it)"))
+
     @guarded
     def refresh(self) -> None:
+        if self.file is not None:
+            self._show_file_selection(self.file)
+            return
         nodes = self.nodes
         enabled = bool(nodes) and self.doc.model is not None
         quantized = self.doc.quant_summary is not None
@@ -287,10 +365,13 @@ class Inspector(QWidget):
         self.roles_note.setText("\n".join(notes))
         self.roles_note.setVisible(bool(notes))
 
-    def _header_text(self, nodes: list[str]) -> str:
+    def _header_text(self, nodes: list[str], op_type=None) -> str:
+        """"<b>name</b> (1 Conv)" or "<b>3 nodes</b> (2 Conv, 1 Relu): a, b, c"; ``op_type``: name -> op
+        type (default: the open model's)."""
+        op_type = op_type or self.doc.op_type
         ops: dict[str, int] = {}
         for n in nodes:
-            op = self.doc.op_type(n)
+            op = op_type(n) or "?"
             ops[op] = ops.get(op, 0) + 1
         kinds = ", ".join(f"{c} {op}" for op, c in sorted(ops.items(), key=lambda kv: -kv[1]))
         if len(nodes) == 1:

@@ -16,6 +16,13 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 RECIPE_OFF_NOTE = ("Recipe controls are hidden: this model is already quantized "
                    "(open its float model to change how it is quantized).")
 
+#: what the banner adds for the open model: the app's actions on it
+OPEN_FILE_NOTE = ("Calibrate, Analyze and Export are off; colours show the dtypes the file holds "
+                  "(dtypes are activation/weight).")
+#: what it adds in the exported-model tab: the model open in the window keeps its actions
+EXPORTED_FILE_NOTE = ("The file as written, read-only: to change it, edit the recipe in the Graph tab "
+                      "and export again (dtypes are activation/weight).")
+
 STYLE = ("QFrame#quantBanner { background: #fff4e0; border: 1px solid #f0b35a; border-radius: 4px; }"
          " QFrame#quantBanner QLabel { color: #5a3b00; }")
 
@@ -35,16 +42,16 @@ class QuantBanner(QFrame):
         lay.addWidget(self.label, 1)
         self.setVisible(False)
 
-    def show_summary(self, summary, name: str = "") -> None:
-        """Show ``summary`` (a QuantSummary, or None for a float model: the banner hides)."""
+    def show_summary(self, summary, name: str = "", note: str = OPEN_FILE_NOTE) -> None:
+        """Show ``summary`` (a QuantSummary, or None for a float model: the banner hides); ``note``
+        follows the summary (what the window does with the file: :data:`OPEN_FILE_NOTE` for the
+        open model, :data:`EXPORTED_FILE_NOTE` for the exported-model tab)."""
         if summary is None or not summary.quantized:
             self.label.setText("")
             self.setVisible(False)
             return
         who = f"{html.escape(name)} is " if name else ""
-        self.label.setText(f"<b>{who}already quantized</b> - {html.escape(summary.text())}. "
-                           "Calibrate, Analyze and Export are off; colours show the dtypes the file holds "
-                           "(dtypes are activation/weight).")
+        self.label.setText(f"<b>{who}already quantized</b> - {html.escape(summary.text())}. {html.escape(note)}")
         self.setToolTip("Integer kernels: " + (", ".join(sorted(set(summary.kernels.values()))) or "none"))
         self.setVisible(True)
 

@@ -53,6 +53,16 @@ class QuantParamsBox(QGroupBox):
                            else f"{tensor or 'this edge'}: not quantized (float)")
         self.setVisible(True)
 
+    def show_file_nodes(self, proto, nodes: list[str], params: list[QuantTensor]) -> None:
+        """Show the parameters of ``nodes`` of the ONNX model ``proto`` (a file shown in a tab of its
+        own, not the open model); ``params``: its :func:`read_quant_params`."""
+        if proto is not self._model:
+            self._model = proto
+            self._by_node = params_around_nodes(proto, params)
+        text = quant_params_text(self._by_node, nodes)
+        self.label.setText(text)
+        self.setVisible(bool(text))
+
     def show_nodes(self, model, nodes: list[str], params: list[QuantTensor] | None = None) -> None:
         """Show the recovered parameters of ``nodes`` of ``model`` (a PreparedModel or None);
         ``params``: its :func:`read_quant_params` when the caller has them (read once per model)."""
