@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -37,18 +38,25 @@ from workbench.core.wording import count
 from workbench.qt import actions, autosave, docks, settings
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.canvas.view import GraphCanvas
-from workbench.qt.commands import RestoreCommand, push_edit, set_exclude
+from workbench.qt.commands import (
+    RestoreCommand,
+    SettingsCommand,
+    describe_settings_edit,
+    push_edit,
+    set_exclude,
+)
 from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
 from workbench.qt.diff_view import DiffTab
-from workbench.qt.document import Document, describe_quantization
+from workbench.qt.document import Document, Settings, describe_quantization
 from workbench.qt.error_view import INF_SQNR_DB
 from workbench.qt.eta import ProgressClock
+from workbench.qt.eval_settings import NO_METRIC
 from workbench.qt.evaluation import KINDS as EVALUATION_KINDS
 from workbench.qt.evaluation import EvaluationController
 from workbench.qt.netron_view import NetronView
 from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
-from workbench.qt.runs import RunController
+from workbench.qt.runs import ANALYSIS_SAMPLES, RunController
 from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
 from workbench.qt.workers import ThreadJob
@@ -73,11 +81,17 @@ def default_data_for(model_path: Path) -> Path | None:
 
 
 def _absolute_data_spec(project, project_file: Path) -> dict | None:
-    """The project's data source with an absolute, normalised path (a project stores it relative to
-    itself; an autosave's folder made it read ``../../../..`` in the Calibration panel)."""
+    """The project's data source as the project has it, with an absolute, normalised path (a project stores
+    it relative to itself; an autosave's folder made it read ``../../../..`` in the Calibration panel; symbolic
+    links are kept, so the path saved back is the one read). A Python reader runs only if the project allows
+    code, whatever its data spec says (:meth:`Project.data_spec`); a spec that does not say is left so."""
     spec = project.data_spec(project_file)
-    if spec and spec.get("path"):
-        spec["path"] = str(Path(spec["path"]).resolve())
+    if spec is None:
+        return None
+    if "allow_code" in spec and "allow_code" not in project.data and not spec["allow_code"]:
+        del spec["allow_code"]  # not said = not allowed: the project's spec stays as written
+    if isinstance(spec.get("path"), str) and spec["path"]:
+        spec["path"] = os.path.normpath(spec["path"])
     return spec
 
 
@@ -99,6 +113,12 @@ class MainWindow(QMainWindow):
         self._open_job: ThreadJob | None = None
         self._compare_after_open: tuple[Path, Path] | None = None  # (float model, quantized file)
         self._autosaves_mentioned = False  # autosaves of other models named once per session
+        #: the Evaluate panel's settings as last shown (opened or undone to) and the document's value then:
+        #: unedited, they stay that value (None: the panel's defaults for the model); and as last seen
+        self._eval_shown: dict = {}
+        self._eval_original: dict | None = None
+        self._eval_last: dict = {}
+        self._showing_eval = False
         self.canvas = GraphCanvas(self)
         self.tabs = ModelTabs(self.canvas, self)
         self.banner = QuantBanner(self)  # "already quantized - QDQ: ..." above the graph
@@ -165,6 +185,8 @@ class MainWindow(QMainWindow):
         self.calibration.startRequested.connect(self.start_calibration)
         self.calibration.cancelRequested.connect(self.runs.cancel)
         self.calibration.specChanged.connect(self._on_spec_changed)
+        self.doc.modelChanged.connect(self._reset_settings)
+        self.evaluate_panel.settings.changed.connect(self._on_eval_changed)
         self.doc.recipeChanged.connect(self._on_recipe_changed)
         self.doc.resultsChanged.connect(self._on_results)
         self.doc.dataChanged.connect(self._mark_stale_results)
@@ -403,9 +425,9 @@ class MainWindow(QMainWindow):
         self._update_title()
 
     def _show_data(self, spec: dict | None, samples: int | None) -> None:
-        """Put a data source and sample count in the Calibration panel and the document."""
-        self.calibration.set_data_spec(spec, samples)
-        self._on_spec_changed()
+        """Put a data source and sample count in the Calibration panel and the document (not an edit of
+        its own: :class:`RestoreCommand` calls it)."""
+        self._show_settings(self.doc.settings._replace(data=spec, samples=samples))
 
     def _reset_views(self) -> None:
         """Forget every view of the previous model: subgraph tabs, Netron's target, the panels'
@@ -580,6 +602,7 @@ class MainWindow(QMainWindow):
         try:
             project = load_project(path)
             model_path = project.model_path(path)
+            evaluation = project.evaluation_spec(path)
         except WorkbenchError:
             self._say_not_opened(path)
             raise
@@ -587,10 +610,11 @@ class MainWindow(QMainWindow):
         def restore(_model) -> str | None:
             self.doc.project_path = path
             self.doc.allow_code = project.allow_code
+            self.doc.export = project.export
             self.doc.undo_stack.clear()
             self.doc.set_recipe(project.recipe)
-            self.calibration.set_data_spec(_absolute_data_spec(project, path), project.samples)
-            self._on_spec_changed()
+            self._show_settings(Settings(_absolute_data_spec(project, path), project.samples,
+                                         project.analysis_samples, evaluation))
             self.doc.calibration = project.calibration
             results = dict(project.results or {})
             sweep = results.pop("sensitivity", None)
@@ -664,7 +688,8 @@ class MainWindow(QMainWindow):
         return path
 
     def current_project(self):
-        """The open work as a project (model ref, recipe, data, calibration cache, results), unsaved."""
+        """The open work as a project (model ref, recipe, data, sample counts, evaluation settings, calibration
+        cache, results and the opened project's export settings), unsaved."""
         self._need_model()
         project = new_project(self.doc.model_path, self.doc.recipe, data=self.doc.data, samples=self.doc.samples,
                               sha256=self.doc.model.sha256 or None)  # hashed when opened: no re-read of the file
@@ -673,7 +698,12 @@ class MainWindow(QMainWindow):
         if self.doc.sensitivity is not None:
             results["sensitivity"] = self.doc.sensitivity_json()
         project.results = results or None
-        project.allow_code = bool(self.doc.data and self.doc.data.get("allow_code"))
+        data = self.doc.data
+        # a Python reader's own tick decides; with other data the opened project's value stays
+        project.allow_code = bool(data.get("allow_code")) if data and api.data_runs_code(data) else self.doc.allow_code
+        project.export = self.doc.export
+        project.analysis_samples = self.doc.analysis_samples
+        project.evaluation = self.doc.evaluation
         return project
 
     @guarded
@@ -1168,13 +1198,84 @@ class MainWindow(QMainWindow):
             self.canvas.set_node_values(errors=self._canvas_errors(), error_label=self._sqnr_label())
 
     def sync_data_spec(self) -> None:
-        """Take the Calibration panel's data and sample count into the document (before a job)."""
+        """Take the Calibration and Evaluate panels' settings into the document (before a job or a save: a
+        path typed without Enter counts)."""
         self._on_spec_changed()
+        self._on_eval_changed()
 
     @guarded
     def _on_spec_changed(self) -> None:
-        self.doc.set_data(self.calibration.data_spec(), self.calibration.sample_count())
-        self.runs.analysis_samples = self.calibration.analysis_samples.value()
+        """The Calibration panel changed: one undoable edit of the document's settings (while a model
+        opens, the state it opens with)."""
+        panel = self.calibration
+        after = Settings(panel.data_spec(), panel.sample_count(), panel.analysis_count())
+        before = self.doc.settings
+        if after == before:
+            return
+        if self.doc.model is None or self.doc.opening:
+            self._show_settings(after, panels=False)
+            return
+        text, merge = describe_settings_edit(before, after)
+        self.doc.undo_stack.push(SettingsCommand(self._show_settings, before, after, text, merge))
+
+    def _show_settings(self, settings: Settings, panels: bool = True) -> None:
+        """Put ``settings`` in the document, and in the Calibration panel when ``panels`` (opening a project,
+        undo and redo; not when the panel made the change)."""
+        if panels:
+            self.calibration.set_data_spec(settings.data, settings.samples)
+            self.calibration.set_analysis_samples(settings.analysis_samples)
+            if settings.evaluation != self.doc.evaluation:
+                self._show_evaluation(settings.evaluation)
+        self.doc.set_settings(settings)
+        self.runs.analysis_samples = settings.analysis_samples or ANALYSIS_SAMPLES
+
+    def _eval_state(self) -> dict:
+        """The Evaluate panel's eval data, metric and samples as a project holds them."""
+        panel = self.evaluate_panel.settings
+        return {"data": panel.data.text().strip(), "metric": panel.metric_spec(), "samples": panel.samples.value() or None}
+
+    @guarded
+    def _on_eval_changed(self) -> None:
+        """The Evaluate panel's settings changed: an undoable edit (while a model opens, its defaults for it).
+        Unedited, the document keeps the value they were shown from; consecutive steps of Samples merge."""
+        if self._showing_eval:
+            return
+        state = self._eval_state()
+        if self.doc.model is None or self.doc.opening:
+            self._eval_shown = self._eval_last = state
+            self._eval_original = self.doc.evaluation
+            return
+        evaluation = self._eval_original if state == self._eval_shown else state
+        only_samples = {k for k in state if state[k] != self._eval_last.get(k)} == {"samples"}
+        self._eval_last = state
+        before = self.doc.settings
+        after = before._replace(evaluation=evaluation)
+        if after == before:
+            return
+        text, merge = ("Change eval samples", "evaluation.samples") if only_samples else ("Change evaluation settings", "")
+        self.doc.undo_stack.push(SettingsCommand(self._show_settings, before, after, text, merge))
+
+    def _show_evaluation(self, evaluation: dict | None) -> None:
+        """Show ``evaluation`` in the Evaluate panel (None: its defaults for the model); not an edit."""
+        panel = self.evaluate_panel.settings
+        self._showing_eval = True
+        try:
+            if evaluation is None:
+                panel.reset(self.doc.model_path)
+            else:
+                panel.data.setText(evaluation.get("data") or "")
+                panel.set_metric(evaluation.get("metric") or NO_METRIC)
+                panel.samples.setValue(int(evaluation.get("samples") or 0))
+        finally:
+            self._showing_eval = False
+        self._eval_shown = self._eval_last = self._eval_state()
+        self._eval_original = evaluation
+
+    def _reset_settings(self) -> None:
+        """A new model: the analysis sample count is the default until a project says otherwise."""
+        self.calibration.set_analysis_samples(None)
+        self.doc.analysis_samples = None
+        self.runs.analysis_samples = ANALYSIS_SAMPLES
 
     @guarded
     def _request_histogram(self) -> None:

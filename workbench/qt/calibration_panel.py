@@ -1,12 +1,23 @@
-"""Calibration panel: the data source, the sample count, Start / Cancel and progress with ETA.
+"""Calibration panel: the data source, the sample counts, Start / Cancel and progress with ETA.
 
 The panel only edits the data spec (the dict :func:`workbench.core.data.loader.open_data` takes) and asks
-the window to start or cancel; the window runs the job (:mod:`workbench.qt.workers`).
+the window to start or cancel; the window runs the job (:mod:`workbench.qt.workers`) and makes each
+change of the panel an undoable edit.
+
+A spec given to :meth:`CalibrationPanel.set_data_spec` (a project's) comes back from
+:meth:`CalibrationPanel.data_spec` exactly as given until the user edits a field: fields the panel has
+no widget for (an .npz ``layout``, an image folder's ``resize``, ``pad_value`` and ``input``, a random
+source's ``count`` and ``seed``) are kept, a field the project leaves out stays out (the loader's
+default applies), and a value is never rounded by its widget (a scale of 1/255 stays 1/255, not the
+spin box's 0.00392157). An edited field takes the widget's value; changing the source kind starts a
+new spec of that kind.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+import copy
+
+from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -23,20 +34,55 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.core import api
+from workbench.core.errors import DataError
 from workbench.qt.dialogs import guarded
 from workbench.qt.eta import ProgressClock
+from workbench.qt.runs import ANALYSIS_SAMPLES
 
 KINDS = {"file": "Array file (.npz / .npy)", "folder": "Folder of .npz / .npy", "images": "Image folder",
-         "python": "Python reader (.py)"}
+         "python": "Python reader (.py)", "random": "Random (smoke test)"}
+#: the loader's image scale when a spec names none (shown in the Scale box)
+DEFAULT_SCALE = 1 / 255
+#: image fields the panel edits (each widget shows "left out" as an empty text, "auto" or the loader's default)
+IMAGE_FIELDS = ("size", "layout", "channel_order", "scale", "mean", "std")
 
 
-def _floats(text: str) -> list[float] | None:
+def _floats(text: str, what: str) -> list[float] | None:
+    """Numbers typed in the ``what`` box (spaces or commas between them); None for an empty box."""
     parts = [p for p in text.replace(",", " ").split() if p]
-    return [float(p) for p in parts] if parts else None
+    try:
+        return [float(p) for p in parts] if parts else None
+    except ValueError:
+        raise DataError(f"Calibration panel: {what} {text!r} is not a list of numbers.",
+                        hint="Type numbers separated by spaces (e.g. 0.485 0.456 0.406), or clear the box.") from None
+
+
+def _joined(values) -> str:
+    """A spec's list value as the panel's text box shows it."""
+    if values is None:
+        return ""
+    if isinstance(values, (list, tuple)):
+        return " ".join(str(v) for v in values)
+    return str(values)
+
+
+def panel_kind(spec: dict) -> str:
+    """The Source entry that shows ``spec``: its ``kind`` (npz and npy are one entry), or for a spec with
+    only a ``path`` (``workbench-cli quantize --data PATH --save-project``) the kind the loader opens that
+    path as (:func:`workbench.core.data.loader.data_kind`)."""
+    kind = spec.get("kind")
+    if kind is None and isinstance(spec.get("path"), str) and spec["path"]:
+        try:
+            kind = api.data_kind(spec["path"])
+        except OSError:  # an unreadable folder: the job will say so
+            kind = "folder"
+    return {"npz": "file", "npy": "file", None: "file"}.get(kind, kind)
 
 
 class CalibrationPanel(QWidget):
-    """Emits ``startRequested`` / ``cancelRequested``; :meth:`data_spec` gives the source."""
+    """Emits ``startRequested`` / ``cancelRequested``, and ``specChanged`` when the user changes a field;
+    :meth:`data_spec`, :meth:`sample_count` and :meth:`analysis_count` give what it shows."""
 
     startRequested = Signal()
     cancelRequested = Signal()
@@ -46,6 +92,12 @@ class CalibrationPanel(QWidget):
         super().__init__(parent)
         self._clock = ProgressClock()
         self._held: tuple[str, int, int, int] | None = None  # status, bar min, max, value while another job runs
+        #: the spec last set (set_data_spec) and the widgets' state right after: data_spec() keeps what
+        #: the user did not edit as the spec has it
+        self._spec: dict | None = None
+        self._samples: int | None = None
+        self._analysis: int | None = None
+        self._shown: dict = {}
         lay = QVBoxLayout(self)
         form = QFormLayout()
         self.kind = QComboBox()
@@ -66,7 +118,7 @@ class CalibrationPanel(QWidget):
         form.addRow("Samples", self.samples)
         self.analysis_samples = QSpinBox()
         self.analysis_samples.setRange(1, 100_000)
-        self.analysis_samples.setValue(32)
+        self.analysis_samples.setValue(ANALYSIS_SAMPLES)
         self.analysis_samples.setToolTip("Samples used to measure each node unit's error after calibration "
                                          "(the first N rows of the data, whatever the calibration count; the float and "
                                          "the fake-quantized model both run on each)")
@@ -97,28 +149,37 @@ class CalibrationPanel(QWidget):
         self.cancel.clicked.connect(self.cancelRequested)
         for w in (self.path, self.size, self.mean, self.std):
             w.editingFinished.connect(self.specChanged)
-        self.samples.valueChanged.connect(self.specChanged)
+        for spin in (self.samples, self.analysis_samples):
+            spin.valueChanged.connect(self.specChanged)
         for combo in (self.layout_combo, self.channel_order):
             combo.currentIndexChanged.connect(self.specChanged)
         self.scale.valueChanged.connect(self.specChanged)
         self.allow_code.toggled.connect(self.specChanged)
         self._on_kind()
+        self._shown = self._state()
 
     def _image_fields(self) -> QWidget:
         box = QWidget()
         form = QFormLayout(box)
         form.setContentsMargins(0, 0, 0, 0)
-        self.size = QLineEdit("224 224")
+        self.size = QLineEdit()
+        self.size.setPlaceholderText("from the model's input (H W)")
         self.layout_combo = QComboBox()
-        self.layout_combo.addItems(["NCHW", "NHWC"])
+        self.layout_combo.addItem("auto", "")
+        self.layout_combo.setToolTip("auto: NHWC when the model's input has its channels last, else NCHW")
+        for layout in ("NCHW", "NHWC"):
+            self.layout_combo.addItem(layout, layout)
         self.channel_order = QComboBox()
         self.channel_order.addItems(["RGB", "BGR"])
         self.scale = QDoubleSpinBox()
         self.scale.setDecimals(8)
         self.scale.setRange(0.0, 1000.0)
-        self.scale.setValue(1 / 255)
-        self.mean = QLineEdit("0 0 0")
-        self.std = QLineEdit("1 1 1")
+        self.scale.setValue(DEFAULT_SCALE)
+        self.scale.setToolTip("pixel x scale, before mean and std (a project's exact value is kept until you edit it)")
+        self.mean = QLineEdit()
+        self.mean.setPlaceholderText("0 per channel")
+        self.std = QLineEdit()
+        self.std.setPlaceholderText("1 per channel")
         form.addRow("Size (H W)", self.size)
         form.addRow("Layout", self.layout_combo)
         form.addRow("Channels", self.channel_order)
@@ -131,6 +192,8 @@ class CalibrationPanel(QWidget):
         kind = self.kind.currentData()
         self.images.setVisible(kind == "images")
         self.allow_code.setVisible(kind == "python")
+        for w in (self.path, self.browse):
+            w.setEnabled(kind != "random")
         self.specChanged.emit()
 
     @guarded
@@ -146,51 +209,110 @@ class CalibrationPanel(QWidget):
             self.specChanged.emit()
 
     # ------------------------------------------------------------------ spec
+    def _state(self) -> dict:
+        """What each widget shows (compared with the state right after :meth:`set_data_spec`)."""
+        return {"kind": self.kind.currentData(), "path": self.path.text().strip(), "size": self.size.text().strip(),
+                "layout": self.layout_combo.currentData(), "channel_order": self.channel_order.currentText(),
+                "scale": self.scale.value(), "mean": self.mean.text().strip(), "std": self.std.text().strip(),
+                "allow_code": self.allow_code.isChecked(), "samples": self.samples.value(),
+                "analysis_samples": self.analysis_samples.value()}
+
+    def _edited(self) -> set[str]:
+        state = self._state()
+        return {key for key, value in state.items() if value != self._shown.get(key)}
+
+    def _image_value(self, field: str):
+        """The edited image field ``field`` as the spec holds it (None: left out, the loader decides)."""
+        if field == "size":
+            size = _floats(self.size.text(), "Size")
+            return [int(v) for v in size] if size else None
+        if field == "layout":
+            return self.layout_combo.currentData() or None
+        if field == "channel_order":
+            return self.channel_order.currentText()
+        if field == "scale":
+            return self.scale.value()
+        return _floats((self.mean if field == "mean" else self.std).text(), field.capitalize())
+
     def data_spec(self) -> dict | None:
-        """The data source as a JSON-safe spec dict (None when no path is set)."""
-        path = self.path.text().strip()
-        if not path:
+        """The data source as a JSON-safe spec dict (None when no path is set): the spec last set, with the
+        fields the user edited since (see the module docstring)."""
+        edited = self._edited() - {"samples", "analysis_samples"}
+        if not edited:
+            return copy.deepcopy(self._spec)
+        kind, path = self.kind.currentData(), self.path.text().strip()
+        if kind != "random" and not path:
             return None
-        kind = self.kind.currentData()
-        if kind == "file":
-            return {"kind": "npy" if path.lower().endswith(".npy") else "npz", "path": path}
-        if kind == "folder":
-            return {"kind": "folder", "path": path}
-        if kind == "python":
-            return {"kind": "python", "path": path, "allow_code": self.allow_code.isChecked()}
-        spec: dict = {"kind": "images", "path": path, "layout": self.layout_combo.currentText(),
-                      "channel_order": self.channel_order.currentText(), "scale": self.scale.value()}
-        size = _floats(self.size.text())
-        if size:
-            spec["size"] = [int(v) for v in size]
-        for key, w in (("mean", self.mean), ("std", self.std)):
-            values = _floats(w.text())
-            if values:
-                spec[key] = values
+        same = "kind" not in edited and self._spec is not None
+        spec = copy.deepcopy(self._spec) if same else {}
+        if kind == "random":
+            spec.pop("path", None)
+        elif not same or "path" in edited:
+            spec["path"] = path
+        if not same:
+            spec["kind"] = ("npy" if path.lower().endswith(".npy") else "npz") if kind == "file" else kind
+        elif kind == "file" and "path" in edited and spec.get("kind") in ("npz", "npy"):
+            spec["kind"] = "npy" if path.lower().endswith(".npy") else "npz"
+        if kind == "images":
+            for field in IMAGE_FIELDS:
+                if field in edited:
+                    value = self._image_value(field)
+                    if value is None:
+                        spec.pop(field, None)
+                    else:
+                        spec[field] = value
+        if kind == "python" and (not same or "allow_code" in edited):
+            spec["allow_code"] = self.allow_code.isChecked()
         return spec
 
     def sample_count(self) -> int | None:
+        """Calibration samples (None: all)."""
+        if "samples" not in self._edited():
+            return self._samples
         return self.samples.value() or None
 
+    def analysis_count(self) -> int | None:
+        """Samples of the per-unit analysis (None: the project names none, :data:`ANALYSIS_SAMPLES` are used)."""
+        if "analysis_samples" not in self._edited():
+            return self._analysis
+        return self.analysis_samples.value()
+
     def set_data_spec(self, spec: dict | None, samples: int | None) -> None:
-        spec = dict(spec or {})
-        kind = spec.get("kind", "npz")
-        key = {"npz": "file", "npy": "file"}.get(kind, kind)
-        index = self.kind.findData(key)
-        self.kind.setCurrentIndex(max(index, 0))
-        self.path.setText(str(spec.get("path", "")))
-        if kind == "images":
-            if spec.get("size"):
-                self.size.setText(" ".join(str(v) for v in spec["size"]))
-            self.layout_combo.setCurrentText(spec.get("layout", "NCHW"))
-            self.channel_order.setCurrentText(spec.get("channel_order", "RGB"))
-            if spec.get("scale") is not None:
-                self.scale.setValue(float(spec["scale"]))
-            for key_, w in (("mean", self.mean), ("std", self.std)):
-                if spec.get(key_):
-                    w.setText(" ".join(str(v) for v in spec[key_]))
-        self.allow_code.setChecked(bool(spec.get("allow_code")))
-        self.samples.setValue(int(samples or 0))
+        """Show ``spec`` and ``samples`` (emits nothing: the caller puts them in the document). Fields the spec
+        leaves out show their default, never the previous spec's value."""
+        spec = copy.deepcopy(spec) if spec else None
+        shown = spec or {}
+        images = spec is not None and panel_kind(spec) == "images"
+        with QSignalBlocker(self):
+            self._spec = spec
+            self._samples = samples
+            self.kind.setCurrentIndex(max(self.kind.findData(panel_kind(shown)), 0))
+            path = shown.get("path")
+            self.path.setText("" if path is None else str(path))
+            image = shown if images else {}
+            self.size.setText(_joined(image.get("size")))
+            self.layout_combo.setCurrentIndex(max(self.layout_combo.findData(str(image.get("layout") or "").upper()), 0))
+            self.channel_order.setCurrentIndex(max(self.channel_order.findText(str(image.get("channel_order", "RGB"))
+                                                                               .upper()), 0))
+            try:
+                scale = float(image.get("scale", DEFAULT_SCALE))
+            except (TypeError, ValueError):
+                scale = DEFAULT_SCALE  # the loader reports it
+            self.scale.setValue(scale)
+            self.mean.setText(_joined(image.get("mean")))
+            self.std.setText(_joined(image.get("std")))
+            self.allow_code.setChecked(bool(shown.get("allow_code")))
+            self.samples.setValue(int(samples or 0))
+            self._on_kind()
+            # the analysis count is not part of the spec: an edit of it stays an edit
+            self._shown = dict(self._state(), analysis_samples=self._shown.get("analysis_samples"))
+
+    def set_analysis_samples(self, samples: int | None) -> None:
+        """Show the analysis sample count (None: :data:`ANALYSIS_SAMPLES`); emits nothing."""
+        with QSignalBlocker(self):
+            self._analysis = samples
+            self.analysis_samples.setValue(int(samples or ANALYSIS_SAMPLES))
+            self._shown = dict(self._shown, analysis_samples=self.analysis_samples.value())
 
     # ------------------------------------------------------------------ progress
     def set_running(self, running: bool, message: str = "") -> None:

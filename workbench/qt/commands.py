@@ -1,13 +1,16 @@
-"""Undoable recipe edits.
+"""Undoable edits: the recipe, and the calibration and evaluation settings.
 
-Every edit builds a new :class:`~workbench.core.recipe.recipe.Recipe` from the current one (pure
+Every recipe edit builds a new :class:`~workbench.core.recipe.recipe.Recipe` from the current one (pure
 functions below, testable without Qt) and pushes a :class:`RecipeCommand` holding the recipe
 before and after; undo and redo swap them on the document. Recipes are small, so snapshots are
-simpler and safer than inverse operations.
+simpler and safer than inverse operations. A change of the Calibration panel (data source, sample
+counts) or of the Evaluate panel's settings is a :class:`SettingsCommand`, likewise holding the
+settings before and after.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from PySide6.QtGui import QUndoCommand
@@ -32,6 +35,62 @@ class RecipeCommand(QUndoCommand):
 
     def undo(self) -> None:
         self._doc.set_recipe(self._before.model_copy(deep=True))
+
+
+class SettingsCommand(QUndoCommand):
+    """Change the document's :class:`~workbench.qt.document.Settings` from ``before`` to ``after``
+    (a change of the Calibration or the Evaluate panel);
+    ``show(settings, panels)`` puts them in the document, and in the panels when ``panels`` is True.
+
+    ``merge`` names the field a spin box changes ("" for none): consecutive changes of it are one edit,
+    as typing is in a text editor (the undo stack never merges into the saved state), and a run of
+    changes that ends where it began is no edit at all.
+    """
+
+    MERGE_ID = 0x5E7
+
+    def __init__(self, show, before: tuple, after: tuple, text: str, merge: str = ""):
+        super().__init__(text)
+        self._show = show
+        self._before, self._after = copy.deepcopy(before), copy.deepcopy(after)
+        self._merge = merge
+        self._done = False  # the first redo is the push: the panels show the user's change already
+
+    def id(self) -> int:
+        return self.MERGE_ID if self._merge else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 (Qt's name)
+        if not isinstance(other, SettingsCommand) or other._merge != self._merge:
+            return False
+        self._after = other._after
+        self.setObsolete(self._after == self._before)
+        return True
+
+    def redo(self) -> None:
+        self._show(copy.deepcopy(self._after), self._done)
+        self._done = True
+
+    def undo(self) -> None:
+        self._show(copy.deepcopy(self._before), True)
+
+
+def describe_settings_edit(before: tuple, after: tuple) -> tuple[str, str]:
+    """(undo text, merge key) of a change of the settings ``before`` -> ``after`` (both
+    :class:`~workbench.qt.document.Settings`): the spin boxes (sample counts, an image scale) merge."""
+    changed = [f for f in before._fields if getattr(before, f) != getattr(after, f)]
+    if changed == ["samples"]:
+        return "Change calibration samples", "samples"
+    if changed == ["analysis_samples"]:
+        return "Change analysis samples", "analysis_samples"
+    if changed == ["evaluation"]:
+        return "Change evaluation settings", ""
+    if changed == ["data"]:
+        old, new = before.data or {}, after.data or {}
+        keys = {k for k in set(old) | set(new) if old.get(k) != new.get(k)}
+        if keys == {"scale"} and "scale" in new:
+            return "Change image scale", "data.scale"
+        return "Change calibration data", ""
+    return "Change calibration settings", ""
 
 
 class RestoreCommand(QUndoCommand):

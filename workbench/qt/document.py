@@ -1,7 +1,8 @@
 """The open document: model, recipe, data source, calibration cache and results.
 
-One :class:`Document` per window. Views listen to its signals; edits of the recipe go through
-:mod:`workbench.qt.commands` on :attr:`Document.undo_stack`. The plan is re-resolved on every
+One :class:`Document` per window. Views listen to its signals; edits of the recipe and of the
+:class:`Settings` (data source, sample counts, evaluation settings) go through :mod:`workbench.qt.commands` on
+:attr:`Document.undo_stack`. The plan is re-resolved on every
 recipe change (cheap next to calibration) so the canvas and inspector show the effective specs
 and the planner's issues at once.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
@@ -37,6 +38,20 @@ log = logging.getLogger(__name__)
 ErrorRow = UnitError
 
 
+class Settings(NamedTuple):
+    """What the Calibration and Evaluate panels set, saved in the project; a change is an undoable edit
+    (:class:`workbench.qt.commands.SettingsCommand`)."""
+
+    #: the calibration data spec (as the project holds it, its path absolute), None: no data
+    data: dict | None = None
+    #: calibration samples, None: all
+    samples: int | None = None
+    #: samples of the per-unit analysis, None: the app's default
+    analysis_samples: int | None = None
+    #: the Evaluate panel's ``data``, ``metric`` and ``samples``, None: its defaults for the model
+    evaluation: dict | None = None
+
+
 def describe_quantization(model: PreparedModel) -> tuple[QuantSummary | None, list[QuantTensor]]:
     """(summary, parameters) of an already-quantized model, (None, []) for a float one; run it in
     the job that opens the model (it reads every quantized tensor)."""
@@ -61,8 +76,11 @@ class Document(QObject):
         super().__init__(parent)
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
-        #: (data, samples) at the last save or open: a change of either is an unsaved edit
-        self._saved_data: tuple = (None, None)
+        #: the settings at the last save or open: a change is an unsaved edit
+        self._saved_settings = Settings()
+        #: True from a new model until the document is first marked saved: the window's settings
+        #: changes are then the opened state, not edits to undo
+        self.opening = False
         self.model: PreparedModel | None = None
         self.model_path: Path | None = None
         self.project_path: Path | None = None
@@ -71,7 +89,12 @@ class Document(QObject):
         self.plan_error: str | None = None
         self.data: dict | None = None
         self.samples: int | None = None
+        self.analysis_samples: int | None = None
+        self.evaluation: dict | None = None
+        #: the opened project's ``allow_code`` (kept when saved with data that runs no code)
         self.allow_code = False
+        #: the opened project's ``export`` section (how its CLI replay writes the model), saved back as is
+        self.export: dict | None = None
         self.calibration: dict | None = None
         self.qparams: dict[str, dict] = {}
         self.errors: list[ErrorRow] = []
@@ -109,6 +132,8 @@ class Document(QObject):
         self.quant_summary, params = quantization
         self.quant_params = {p.tensor: p for p in params}
         self.undo_stack.clear()
+        self.opening = True
+        self.allow_code, self.export, self.analysis_samples, self.evaluation = False, None, None, None
         self.calibration = None
         self.qparams = {}
         self.errors = []
@@ -226,19 +251,32 @@ class Document(QObject):
             self.modifiedChanged.emit()
 
     @property
+    def settings(self) -> Settings:
+        return Settings(self.data, self.samples, self.analysis_samples, self.evaluation)
+
+    def set_settings(self, settings: Settings) -> None:
+        """Adopt ``settings`` (opening, undo and redo; a user's change goes through a command)."""
+        changed = settings != self.settings
+        self.analysis_samples, self.evaluation = settings.analysis_samples, settings.evaluation
+        self.set_data(settings.data, settings.samples)
+        if changed:
+            self.modifiedChanged.emit()
+
+    @property
     def modified(self) -> bool:
-        """Unsaved edits: a recipe edit since the last save / open, or other calibration data or
-        sample count (both are saved in the project)."""
+        """Unsaved edits: an edit since the last save / open (the undo stack is not at the saved
+        state), or other settings than saved (data, sample counts, evaluation: all are saved in the project)."""
         if self.model is None or self.quant_summary is not None:  # a quantized file has no project to save
             return False
-        return not self.undo_stack.isClean() or self.rows != self._saved_data
+        return not self.undo_stack.isClean() or self.settings != self._saved_settings
 
     def _on_clean_changed(self, _clean: bool) -> None:
         self.modifiedChanged.emit()
 
     def mark_saved(self) -> None:
         """The document as it is now is saved (or freshly opened): nothing is modified."""
-        self._saved_data = self.rows
+        self._saved_settings = self.settings
+        self.opening = False
         self.undo_stack.setClean()
         self.modifiedChanged.emit()
 

@@ -33,7 +33,7 @@ from workbench.core.errors import DataError
 from workbench.core.model.load import PreparedModel
 from workbench.core.wording import plural
 
-__all__ = ["DataSource", "open_data", "KINDS"]
+__all__ = ["DataSource", "open_data", "data_kind", "KINDS"]
 
 _ARGS = {
     "npz": ("path", "layout"),
@@ -74,7 +74,7 @@ def open_data(spec: str | Path | dict, model: PreparedModel) -> DataSource:
                         hint="E.g. \"calib.npz\" or {\"kind\": \"random\", \"count\": 8}.")
     kind = spec.get("kind")
     if kind is None and spec.get("path"):
-        spec = dict(spec, kind=_kind_of(Path(spec["path"])))
+        spec = dict(spec, kind=data_kind(spec["path"]))
         kind = spec["kind"]
     if kind not in _ARGS:
         raise DataError(f"data spec has unknown kind {kind!r}.", hint=f"Use one of: {', '.join(KINDS)}.")
@@ -120,8 +120,10 @@ def _open_path(path: Path, model: PreparedModel) -> DataSource:
                     hint="Use .npz (one array per input), .npy, a folder of them, or a folder of images.")
 
 
-def _kind_of(path: Path) -> str:
-    """Kind of a spec given only a ``path``: by suffix, or by a folder's content."""
+def data_kind(path: str | Path) -> str:
+    """Kind of a spec given only a ``path`` (what ``--data PATH`` and a project's ``{"path": ...}`` open
+    as): by suffix, or by a folder's content (only images: "images"; else "folder")."""
+    path = Path(path)
     suffix = path.suffix.lower()
     if suffix in (".npz", ".npy"):
         return suffix[1:]

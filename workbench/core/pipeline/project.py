@@ -6,11 +6,16 @@ Schema (``schema_version`` 1)::
      "model": {"path": "model.onnx" (relative to the project file), "sha256": "..."},
      "recipe": {...Recipe...}, "data": {...data source spec...} | null, "samples": 128 | null,
      "calibration": {...CalibrationResult.to_json()...} | null, "results": {...} | null,
-     "allow_code": false}
+     "allow_code": false, "export": {"format": "qonnx", "input_shapes": {...}} | null,
+     "analysis_samples": 32 | null,
+     "evaluation": {"data": "eval.npz", "metric": "top1" | "metric.py" | null, "samples": 100 | null} | null}
 
 ``results`` is what the app last showed: per-unit errors, qparams, issues and the recipe they were
 computed with, and under ``"sensitivity"`` the last sweep (``SweepResult.to_json()``, suggestion,
-recipe). Headless replays ignore it.
+recipe). Headless replays ignore it, ``analysis_samples`` (the app's per-unit analysis sample
+count; null: the app's default) and ``evaluation`` (the app's Evaluate settings, its files relative to
+the project like the model and data; null: the app's defaults). Projects without the optional fields
+open as before.
 
 Never pickle; code (Python readers / metrics) runs only if ``allow_code`` is true in the file.
 Older schemas are migrated by :data:`MIGRATIONS`; newer ones are refused.
@@ -59,6 +64,13 @@ class Project(BaseModel):
     #: how the replay writes the model when the command line does not say: ``format`` ("qdq" or
     #: "qonnx") and ``input_shapes`` (input name -> dims, QONNX); None = QDQ, shapes as in the model
     export: dict[str, Any] | None = None
+    #: samples of the app's per-unit analysis after calibration (its Calibration panel); None = the app's
+    #: default. The CLI does not read it (``analyze --eval-samples`` says how many rows it measures)
+    analysis_samples: int | None = Field(default=None, ge=1)
+    #: the app's Evaluate settings: ``data`` (eval .npz), ``metric`` (a built-in name, a metric .py file or
+    #: None) and ``samples`` (None: all); None = the app's defaults (eval data found beside the model). A
+    #: metric file runs only when the user ticks Allow code again. The CLI does not read it
+    evaluation: dict[str, Any] | None = None
 
     def model_path(self, project_path: str | Path) -> Path:
         """Absolute, normalised path of the model (``..`` folded), resolved against the project file's folder."""
@@ -80,11 +92,35 @@ class Project(BaseModel):
                                hint="Fix data.path or choose the calibration data again and re-save.")
         if "path" in spec and not Path(spec["path"]).is_absolute():
             spec["path"] = str(Path(project_path).resolve().parent / spec["path"])
-        is_code = (spec.get("kind") == "python" or "allow_code" in spec
-                   or str(spec.get("path", "")).lower().endswith(".py"))
-        if is_code:
+        if data_runs_code(spec):
             # code runs only when the project itself or the user allows it, whatever the data spec says
             spec["allow_code"] = bool(self.allow_code or allow_code)
+        return spec
+
+    def evaluation_spec(self, project_path: str | Path) -> dict[str, Any] | None:
+        """``evaluation`` with its eval data and metric file paths absolute (resolved against the project's
+        folder), normalised.
+
+        Raises
+        ------
+        ProjectError
+            A field of the wrong type.
+        """
+        if self.evaluation is None:
+            return None
+        spec = dict(self.evaluation)
+        for key in ("data", "metric"):
+            value = spec.get(key)
+            if value is not None and not isinstance(value, str):
+                raise ProjectError(f"{project_path}: the project field evaluation.{key} must be a string, not {value!r}.",
+                                   hint="Fix it or choose it again in the app's Evaluate panel and re-save.")
+        samples = spec.get("samples")
+        if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
+            raise ProjectError(f"{project_path}: the project field evaluation.samples must be a positive integer "
+                               f"or null, not {samples!r}.", hint="Fix it or set it again in the app and re-save.")
+        for key in _evaluation_files(spec):
+            if not Path(spec[key]).is_absolute():
+                spec[key] = os.path.normpath(Path(project_path).resolve().parent / spec[key])
         return spec
 
     def input_paths(self, project_path: str | Path) -> list[Path]:
@@ -97,6 +133,13 @@ class Project(BaseModel):
         return paths
 
 
+def data_runs_code(spec: dict) -> bool:
+    """Whether the data spec ``spec`` names code to run (a Python reader): only then does a project's
+    ``allow_code`` matter for it."""
+    return (spec.get("kind") == "python" or "allow_code" in spec
+            or str(spec.get("path", "")).lower().endswith(".py"))
+
+
 def new_project(model_path: str | Path, recipe: Recipe, *, data: dict | str | None = None,
                 samples: int | None = None, sha256: str | None = None) -> Project:
     """A project for the model at ``model_path`` (absolute until saved). ``sha256``: the model
@@ -106,6 +149,14 @@ def new_project(model_path: str | Path, recipe: Recipe, *, data: dict | str | No
         data = {"path": str(Path(data).resolve())}
     return Project(model=ModelRef(path=str(model_path), sha256=sha256 or sha256_file(model_path)),
                    recipe=recipe, data=data, samples=samples)
+
+
+def _evaluation_files(spec: dict) -> list[str]:
+    """The keys of an ``evaluation`` entry that hold file paths: its data, and its metric when a .py file."""
+    keys = ["data"] if isinstance(spec.get("data"), str) and spec["data"] else []
+    if isinstance(spec.get("metric"), str) and spec["metric"].lower().endswith(".py"):
+        keys.append("metric")
+    return keys
 
 
 def _relative(target: str, base: Path) -> str:
@@ -151,6 +202,9 @@ def project_bytes(project: Project, path: str | Path) -> bytes:
     doc["model"]["path"] = _relative(project.model.path, base)
     if doc.get("data") and "path" in doc["data"]:
         doc["data"]["path"] = _relative(doc["data"]["path"], base)
+    if isinstance(doc.get("evaluation"), dict):
+        for key in _evaluation_files(doc["evaluation"]):
+            doc["evaluation"][key] = _relative(doc["evaluation"][key], base)
     doc["recipe"] = json.loads(project.recipe.model_dump_json(exclude_defaults=True))
     return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8")
 

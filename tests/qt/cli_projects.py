@@ -1,0 +1,77 @@
+"""Projects as ``workbench-cli quantize --save-project`` writes them, the data they name, and the app
+steps the round-trip tests take (open, save, export)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+MODEL = "model_opset17.onnx"
+
+
+def digits_folder(corpus: Path, tmp_path: Path) -> Path:
+    """A copy of digits_cnn's model, calib.npz and eval.npz, with an array folder ``calibdir`` (calib.npz
+    in 4 files), an image folder ``imgs`` (8x8 grey PNGs of eval rows) and ``calib.npy`` beside them."""
+    folder = tmp_path / "m"
+    folder.mkdir()
+    for name in (MODEL, "calib.npz", "eval.npz"):
+        shutil.copy(corpus / "digits_cnn" / name, folder / name)
+    x = np.load(folder / "calib.npz")["input"]
+    (folder / "calibdir").mkdir()
+    for i, part in enumerate(np.array_split(x[:40], 4)):
+        np.savez(folder / "calibdir" / f"part{i}.npz", input=part)
+    np.save(folder / "calib.npy", x[:24])
+    (folder / "imgs").mkdir()
+    rows = np.load(folder / "eval.npz")["input"][:12]
+    for i, row in enumerate(rows):
+        Image.fromarray(np.round(row[0] * 255).astype(np.uint8), mode="L").save(folder / "imgs" / f"{i:02d}.png")
+    return folder
+
+
+def cli_quantize(*args) -> None:
+    """``workbench-cli quantize ARGS`` in a process of its own (the CLI records the files it reads as inputs
+    never to be written, for the rest of its process); exit status 0 asserted."""
+    run = subprocess.run([sys.executable, "-m", "workbench.cli", "quantize", *(str(a) for a in args)],
+                         capture_output=True, text=True, timeout=540)
+    assert run.returncode == 0, run.stderr
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def write_variant(base: Path, target: Path, **fields) -> Path:
+    """``base``'s project JSON with ``fields`` replaced, written to ``target`` (same folder)."""
+    doc = read_json(base)
+    doc.update(fields)
+    target.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return target
+
+
+def run_job(qtbot, win, start, timeout: int = 540_000) -> tuple[str, object]:
+    """Start a job with ``start()`` and wait for it: ("succeeded", result) or ("failed", error)."""
+    seen: list = []
+    win.runs.succeeded.connect(lambda kind, res: seen.append(("succeeded", res)))
+    win.runs.failed.connect(lambda kind, err: seen.append(("failed", err)))
+    with qtbot.waitSignal(win.runs.finished, timeout=timeout):
+        start()
+    return seen[-1]
+
+
+def app_export(qtbot, win, out: Path) -> bytes:
+    """The app's Export (QDQ) of the open work to ``out``: its bytes."""
+    state, res = run_job(qtbot, win, lambda: win.export_to(out))
+    assert state == "succeeded", res
+    return out.read_bytes()
+
+
+def cli_replay(project: Path, out: Path) -> bytes:
+    """``workbench-cli quantize PROJECT -o OUT``: its bytes."""
+    cli_quantize(project, "-o", out)
+    return out.read_bytes()
