@@ -199,3 +199,50 @@ def test_compare_splits_onnxruntimes_qdq_file_and_says_why_not_for_qoperator(cor
     assert main(["compare", str(src), str(qop), "--data", data, "--samples", "8"]) == 0
     assert ("weights vs activations: not measured (the quantized file has no QuantizeLinear -> DequantizeLinear "
             "pairs: QOperator or dynamic)") in capsys.readouterr().out.splitlines()
+
+
+def test_weights_left_on_disk_are_read_memory_mapped(tmp_path, monkeypatch):
+    """A model whose weights stay in its external data file (>= 512 MiB in real use): the split and
+    the weight figures read them memory-mapped (numpy_helper refused their absolute paths: a traceback
+    from analyze, compare, report and the app's Calibrate)."""
+    from workbench.core.analysis.weight_error import weight_errors
+    from workbench.core.io import external
+    from workbench.core.model import shapes
+
+    rng = np.random.default_rng(5)
+    proto = conv_mlp(rng.normal(size=(64, 3, 3, 3)).astype(np.float32), rng.normal(size=(64, 5)).astype(np.float32),
+                     np.zeros(64, np.float32))
+    onnx.save(proto, tmp_path / "m.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+              location="m.data", size_threshold=0)
+    x = rng.normal(size=(8, 3, 8, 8)).astype(np.float32)
+    np.savez(tmp_path / "calib.npz", x=x)
+    monkeypatch.setattr(external, "LAZY_MODEL_BYTES", 0)
+    monkeypatch.setattr(external, "LAZY_TENSOR_BYTES", 1024)  # w1 (6912 B) and w2 (1280 B) stay on disk
+    monkeypatch.setattr(shapes, "_SKELETON_BYTES", 1024)  # and are left out of the checker, as large ones are
+    model = api.open_model(tmp_path / "m.onnx")
+    assert external.has_lazy(model.proto)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(tmp_path / "calib.npz"))
+    split = noise_split(result.float_model or model, result.proto, str(tmp_path / "calib.npz"))
+    assert split.unmatched == [] and math.isfinite(split.weights_db) and math.isfinite(split.activations_db)
+    assert {e.node for e in weight_errors(result.plan, model.proto, result.proto)} == {"conv", "matmul"}
+
+
+def test_non_finite_model_outputs_are_left_out(tmp_path):
+    """A float output holding -inf (Log of zeros) made every figure nan; they are left out, as evaluate does."""
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="matmul"),
+         helper.make_node("Relu", ["y"], ["r"], name="relu"),
+         helper.make_node("Log", ["r"], ["l"], name="log")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3]),
+         helper.make_tensor_value_info("l", TensorProto.FLOAT, ["N", 3])],
+        [numpy_helper.from_array(np.random.default_rng(6).normal(size=(4, 3)).astype(np.float32), "w")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, tmp_path / "m.onnx")
+    np.savez(tmp_path / "d.npz", x=np.random.default_rng(7).normal(size=(16, 4)).astype(np.float32))
+    model = api.open_model(tmp_path / "m.onnx")
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(tmp_path / "d.npz"))
+    split = noise_split(result.float_model or model, result.proto, str(tmp_path / "d.npz"))
+    assert all(math.isfinite(v) or v == math.inf for v in (split.all_db, split.weights_db, split.activations_db))
+    assert not math.isnan(split.weights_share)

@@ -27,12 +27,13 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
 from workbench.core.analysis.sweep_tasks import Sqnr
 from workbench.core.analysis.weight_error import chunked, dequantize_constants
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
+from workbench.core.io.external import tensor_array
 from workbench.core.model.load import PreparedModel
 from workbench.core.progress import CancelToken
 from workbench.core.runtime.session import describe_runtime, make_session
@@ -142,7 +143,7 @@ def activations_only(qp: onnx.ModelProto, fp: onnx.ModelProto) -> tuple[onnx.Mod
     for chunk in chunked(candidates, f_inits, key=lambda item: item[1]):
         values = dequantize_constants([n for n, _ in chunk], q_consts, qp)
         for (n, source), value in zip(chunk, values, strict=True):
-            w = numpy_helper.to_array(f_inits[source])
+            w = tensor_array(f_inits[source])  # lazy (external) weights memory-mapped
             if value.shape == w.shape and _close(w, value):
                 floats[n.output[0]] = source
             else:
@@ -274,7 +275,9 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
                 if k == 0 and refs is not None:
                     refs = refs + [ref] if held <= REF_BUDGET else None
             for r, q in zip(ref, sess.run(names, feed), strict=True):
-                acc.update(r, q)
+                r, q = np.asarray(r), np.asarray(q)
+                ok = np.isfinite(r) & np.isfinite(q)
+                acc.update(r, q) if ok.all() else acc.update(r[ok], q[ok])  # NaN / Inf left out, as evaluate does
             done += len(idx)
         del sess
         if k == 0 and refs is not None:

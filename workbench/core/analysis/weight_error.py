@@ -21,8 +21,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
+from workbench.core.io.external import tensor_array
 from workbench.core.runtime.session import make_session
 
 #: Channels whose energy is below this fraction of the largest channel's are not ranked as the worst
@@ -116,7 +117,7 @@ def weight_errors(plan, fp: onnx.ModelProto, qp: onnx.ModelProto) -> list[Weight
     for chunk in _chunks(todo, f_inits, key=lambda item: item[3]):
         values = dequantize_constants([dq for _, _, dq, _ in chunk], q_consts, qp)
         for (node, f, _dq, weight), value in zip(chunk, values, strict=True):
-            w = numpy_helper.to_array(f_inits[weight])
+            w = tensor_array(f_inits[weight])  # lazy (external) weights memory-mapped
             if value.shape != w.shape:
                 continue
             total, worst, worst_db, channels = _figures(w, value, channel_axis(f, w.ndim))

@@ -115,7 +115,7 @@ def _split(d: ReportData) -> str:
     sp = d.split
     if sp is None:
         return ""
-    return (f"<p>Weights or activations? Model-output SQNR {escape(sp.describe())}. Measured on {sp.samples} samples "
+    return (f"<p>Weights or activations? Model-output SQNR: {escape(sp.describe())}. Measured on {sp.samples} samples "
             f"of {escape(d.eval_source)}, float and quantized models ORT_DISABLE_ALL; noise powers of independent "
             "sources add.</p>")
 
