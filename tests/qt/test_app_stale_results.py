@@ -11,14 +11,21 @@ from test_app_flow import run_job, search
 from workbench.qt.error_view import STALE
 
 
-def calibrated_digits(qtbot, win, open_file, corpus):
-    """digits_cnn open in ``win``, calibrated and analysed on 8 rows, its Errors bars shown."""
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
+def calibrated(qtbot, win, open_file, path, samples: int = 8) -> dict:
+    """``path`` open in ``win``, calibrated on ``samples`` rows and analysed on 8, its Errors bars
+    shown; returns the calibrate job's result."""
+    open_file(win, path)
+    win.calibration.samples.setValue(samples)
     win.calibration.analysis_samples.setValue(8)
     status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
     assert status == "succeeded", res
     qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    return res
+
+
+def calibrated_digits(qtbot, win, open_file, corpus):
+    """digits_cnn open in ``win``, calibrated and analysed on 8 rows, its Errors bars shown."""
+    calibrated(qtbot, win, open_file, corpus / "digits_cnn/model_opset17.onnx")
     return win
 
 
@@ -145,12 +152,7 @@ def test_figures_current_before_an_export_that_keeps_units_float_are_measured_ag
     """The export's latency check kept 4 MatMuls float (one undoable edit), and every figure the user had
     just measured turned 'out of date' until F5 was pressed again; now they are measured again at once."""
     win = window
-    open_file(win, corpus / "digits_transformer/model_opset17.onnx")
-    win.calibration.samples.setValue(16)
-    win.calibration.analysis_samples.setValue(8)
-    status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
-    assert status == "succeeded", res
-    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    calibrated(qtbot, win, open_file, corpus / "digits_transformer/model_opset17.onnx", samples=16)
     assert win.doc.results_current
     measured = {r.node for r in win.errors.rows}
     status, res = run_job(qtbot, win, lambda: win.export_to(tmp_path / "app.onnx"), timeout=300_000)

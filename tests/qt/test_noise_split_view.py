@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from test_app_flow import run_job
-from test_app_stale_results import calibrated_digits
+from test_app_stale_results import calibrated, calibrated_digits
 
 from workbench.core import api
 
@@ -32,11 +31,7 @@ def test_errors_summary_names_the_share_of_the_weights_and_survives_reopening(qt
 def test_results_without_a_split_show_no_noise_line(qtbot, window, open_file, corpus):
     """Results of a project saved before the split existed have no "split" key."""
     win = window
-    open_file(win, corpus / "digits_cnn/model_opset17.onnx")
-    win.calibration.samples.setValue(8)
-    win.calibration.analysis_samples.setValue(8)
-    status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
-    assert status == "succeeded", res
+    res = calibrated(qtbot, win, open_file, corpus / "digits_cnn/model_opset17.onnx")
     assert res["split"] is not None
     win.doc.set_results({k: v for k, v in res.items() if k != "split"})
     qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=60_000)
