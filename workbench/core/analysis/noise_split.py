@@ -30,9 +30,11 @@ import onnx
 from onnx import helper
 
 from workbench.core.analysis.sweep_tasks import Sqnr
-from workbench.core.analysis.weight_error import chunked, dequantize_constants
+from workbench.core.analysis.weight_error import chunked, dequantize_constants, tensor_sqnr
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
+from workbench.core.graph.prune import drop_unused_initializers
+from workbench.core.graph.walk import iter_graphs, subgraphs
 from workbench.core.io.external import tensor_array
 from workbench.core.model.load import PreparedModel
 from workbench.core.progress import CancelToken
@@ -175,10 +177,7 @@ MATCH_DB = 10.0
 
 
 def _close(w: np.ndarray, dq: np.ndarray) -> bool:
-    w64 = w.astype(np.float64)
-    err = float(np.sum((w64 - dq.astype(np.float64)) ** 2))
-    sig = float(np.sum(w64 * w64))
-    return err == 0.0 or (sig > 0.0 and 10.0 * math.log10(sig / err) >= MATCH_DB)
+    return tensor_sqnr(w, dq) >= MATCH_DB  # +inf when equal (an all-zero weight too); -inf: no signal
 
 
 _FLOATS = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE}
@@ -192,7 +191,8 @@ def _copy_without_nodes(qp: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def _drop_unread(proto: onnx.ModelProto) -> onnx.ModelProto:
-    """Remove nodes (and initializers) nothing reads any more, the graph's outputs excepted."""
+    """Remove nodes nothing reads any more (the graph's outputs excepted), then the initializers no
+    node reads (:func:`workbench.core.graph.prune.drop_unused_initializers`)."""
     g = proto.graph
     needed = {o.name for o in g.output}
     keep = []
@@ -200,28 +200,13 @@ def _drop_unread(proto: onnx.ModelProto) -> onnx.ModelProto:
         if any(o in needed for o in n.output) or n.op_type in ("If", "Loop", "Scan"):
             keep.append(n)
             needed.update(n.input)
-            needed.update(x for sub in _subgraph_reads(n) for x in sub)
+            needed.update(x for _, body in subgraphs(n) for _, sg in iter_graphs(body) for m in sg.node for x in m.input)
     if len(keep) != len(g.node):
         kept = list(reversed(keep))
         del g.node[:]
         g.node.extend(kept)
-    unread = [t for t in g.initializer if t.name not in needed]
-    if unread:
-        names = {t.name for t in unread}
-        kept_inits = [t for t in g.initializer if t.name not in names]
-        del g.initializer[:]
-        g.initializer.extend(kept_inits)
+    drop_unused_initializers(proto)
     return proto
-
-
-def _subgraph_reads(node: onnx.NodeProto) -> list[set[str]]:
-    """Names the node's bodies read from the enclosing graph (every input name of their nodes)."""
-    reads = []
-    for a in node.attribute:
-        for g in ([a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs)):
-            reads.append({x for n in g.node for x in n.input} | {x for sub in
-                         (s for n in g.node for s in _subgraph_reads(n)) for x in sub})
-    return reads
 
 
 def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples: int | None = None,
@@ -277,7 +262,9 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
             for r, q in zip(ref, sess.run(names, feed), strict=True):
                 r, q = np.asarray(r), np.asarray(q)
                 ok = np.isfinite(r) & np.isfinite(q)
-                acc.update(r, q) if ok.all() else acc.update(r[ok], q[ok])  # NaN / Inf left out, as evaluate does
+                if not ok.all():  # NaN / Inf left out, as evaluate does
+                    r, q = r[ok], q[ok]
+                acc.update(r, q)
             done += len(idx)
         del sess
         if k == 0 and refs is not None:

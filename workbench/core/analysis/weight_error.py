@@ -71,11 +71,17 @@ def _sqnr(sig: float, err: float) -> float:
     return -math.inf if sig == 0.0 else 10.0 * math.log10(sig / err)
 
 
-def _figures(w: np.ndarray, dq: np.ndarray, axis: int | None) -> tuple[float, int | None, float, int]:
+def tensor_sqnr(w: np.ndarray, dq: np.ndarray) -> float:
+    """SQNR (dB) of ``dq`` against ``w`` over the whole tensor, in float64 (+inf when equal)."""
     w64, d = w.astype(np.float64), w.astype(np.float64) - dq.astype(np.float64)
-    total = _sqnr(float(np.sum(w64 * w64)), float(np.sum(d * d)))
+    return _sqnr(float(np.sum(w64 * w64)), float(np.sum(d * d)))
+
+
+def _figures(w: np.ndarray, dq: np.ndarray, axis: int | None) -> tuple[float, int | None, float, int]:
+    total = tensor_sqnr(w, dq)
     if axis is None or w.ndim < 2:
         return total, None, total, 1
+    w64, d = w.astype(np.float64), w.astype(np.float64) - dq.astype(np.float64)
     red = tuple(i for i in range(w.ndim) if i != axis)
     sig, err = np.sum(w64 * w64, axis=red), np.sum(d * d, axis=red)
     per = np.array([_sqnr(float(s), float(e)) for s, e in zip(sig, err, strict=True)])
