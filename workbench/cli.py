@@ -400,7 +400,7 @@ def cmd_compare(args) -> int:
         progress.close()
     print(api.format_diff(diff, worst=args.worst))
     if split is not None:
-        print(f"weights vs activations ({split.samples} samples, output SQNR, graph as written): {split.describe()}")
+        _print_split(split)
         if split.unmatched:
             print(f"  ({count(len(split.unmatched), 'constant')} of the quantized file not matched to a float weight of "
                   f"{Path(args.model).name} stay quantized in the activations-only figure: {', '.join(split.unmatched[:3])}"
@@ -436,6 +436,11 @@ def _refuse_replay_options(args, with_data: bool = True) -> None:
                           f"{brings}.",
                           hint=f"Drop it to replay the project as saved, or {args.command} the .onnx model with it"
                                f"{retarget}.")
+
+
+def _print_split(split) -> None:
+    """The weights vs activations line of ``analyze`` and ``compare``."""
+    print(f"weights vs activations ({split.samples} samples, output SQNR, graph as written): {split.describe()}")
 
 
 def _job_model(args, progress, check=None) -> tuple:
@@ -532,8 +537,7 @@ def cmd_analyze(args) -> int:
     for o in e2e.outputs:
         print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")
     if split is not None:
-        print(f"weights vs activations ({split.samples} samples, output SQNR, graph as written): "
-              f"{split.describe()}")
+        _print_split(split)
     print(f"per node unit (fake-quantized outputs, read from the unfused graph): measured with "
           f"{api.describe_runtime(False)}")
     if not rows:
