@@ -176,10 +176,22 @@ def _refuse_inputs(payload: dict) -> None:
              (_spec_path(payload.get("eval") or payload.get("eval_data")), "the eval data"),
              (payload["metric"] if str(payload.get("metric") or "").endswith(".py") else None, "the metric file"),
              *(payload.get("inputs") or {}).items()]
-    out = os.path.realpath(Path(payload["path"]).expanduser())
-    for path, what in named:
-        if path and os.path.realpath(Path(path).expanduser()) == out:
-            raise ExportError(f"{payload['path']} is {what}; writing there would replace it.",
+    refuse_output_onto_inputs(payload["path"], named)
+
+
+def refuse_output_onto_inputs(path: str | Path, inputs) -> None:
+    """Raise ExportError when the output ``path`` is one of ``inputs`` (``(path, what it is)`` pairs or
+    a dict path -> what; paths compared after ``~`` and symbolic links are resolved).
+
+    Raises
+    ------
+    ExportError
+        Naming ``path`` and the input it is, the first one in ``inputs`` order.
+    """
+    out = os.path.realpath(Path(path).expanduser())
+    for name, what in (inputs.items() if isinstance(inputs, dict) else inputs):
+        if name and os.path.realpath(Path(name).expanduser()) == out:
+            raise ExportError(f"{path} is {what}; writing there would replace it.",
                               hint="Choose another file name for the output (Workbench never modifies its inputs).")
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from workbench.core.errors import ExportError, WorkbenchError
+from workbench.core.errors import WorkbenchError
+from workbench.core.jobs import refuse_output_onto_inputs
 from workbench.qt import settings
 from workbench.qt.workers import Job, ProcessJob
 
@@ -95,10 +96,7 @@ class RunController(QObject):
 
     def refuse_input(self, path: str | Path, extra: dict[str, str] | None = None) -> None:
         """Raise ExportError when ``path`` is one of :meth:`input_files` (an output never replaces an input)."""
-        what = self.input_files(extra).get(os.path.realpath(Path(path).expanduser()))
-        if what is not None:
-            raise ExportError(f"{path} is {what}; writing there would replace it.",
-                              hint="Choose another file name for the output (Workbench never modifies its inputs).")
+        refuse_output_onto_inputs(path, self.input_files(extra))
 
     def export(self, path: str | Path, fmt: str = "qdq", *, inputs: dict[str, str] | None = None) -> Job:
         """Write the quantized model to ``path``; refused when ``path`` is an input file (:meth:`input_files`,
