@@ -81,6 +81,7 @@ _LAZY: dict[str, str] = {
     "is_project_model": "workbench.core.pipeline.project",
     "check_report_inputs": "workbench.core.report.node_check",
     "check_report_names": "workbench.core.report.node_check",
+    "lift_weights": "workbench.core.model.weights",
     # analysis
     "UnitError": "workbench.core.analysis.unit_error",
     "build_node_data": "workbench.core.analysis.node_data",

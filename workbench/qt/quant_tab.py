@@ -13,7 +13,7 @@ edge badges, and a line under it with the quantization parameters of the clicked
   not the recipe (:meth:`workbench.qt.inspector.Inspector.show_file`).
 
 Like the main graph for a quantized file, Constant nodes are drawn as the weights they are
-(:func:`lift_constants`): onnxruntime's QDQ output of ppocrv4_rec keeps 420 unnamed Constant
+(:func:`workbench.core.api.lift_weights`): onnxruntime's QDQ output of ppocrv4_rec keeps 420 unnamed Constant
 nodes; laid out on one row they made the whole-graph fit 0.0093 where the main graph, showing the
 same file, fits at 0.061.
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import onnx
-from onnx import helper
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
@@ -34,6 +33,7 @@ from workbench.core.api import (
     QuantSummary,
     QuantTensor,
     format_param,
+    lift_weights,
     params_around_nodes,
     read_quant_params,
     summarize_quantization,
@@ -61,40 +61,6 @@ def quant_info(summary: QuantSummary, params: list[QuantTensor], proto) -> tuple
     tensor_info = {p.tensor: format_param(p) for p in params}
     node_info = {n: [format_param(p) for p in ps] for n, ps in params_around_nodes(proto, params).items()}
     return tensor_info, dict(summary.kernels), node_info
-
-
-_CONSTANT_VALUES = {  # Constant attribute -> its value as a TensorProto (named later)
-    "value": lambda a: a.t,
-    "value_float": lambda a: helper.make_tensor("", onnx.TensorProto.FLOAT, [], [a.f]),
-    "value_floats": lambda a: helper.make_tensor("", onnx.TensorProto.FLOAT, [len(a.floats)], list(a.floats)),
-    "value_int": lambda a: helper.make_tensor("", onnx.TensorProto.INT64, [], [a.i]),
-    "value_ints": lambda a: helper.make_tensor("", onnx.TensorProto.INT64, [len(a.ints)], list(a.ints)),
-}
-
-
-def lift_constants(proto: onnx.ModelProto) -> int:
-    """Turn the main graph's Constant nodes into initializers of the same name, in place, as the
-    model preparation does for the main graph; returns how many. Constants of other kinds (strings,
-    sparse) and those whose output is already an initializer stay nodes."""
-    graph = proto.graph
-    taken = {i.name for i in graph.initializer}
-    kept, lifted = [], []
-    for node in graph.node:
-        attr = node.attribute[0] if node.op_type == "Constant" and node.domain in ("", "ai.onnx") \
-            and len(node.attribute) == 1 and len(node.output) == 1 else None
-        if attr is None or attr.name not in _CONSTANT_VALUES or node.output[0] in taken:
-            kept.append(node)
-            continue
-        tensor = onnx.TensorProto()
-        tensor.CopyFrom(_CONSTANT_VALUES[attr.name](attr))
-        tensor.name = node.output[0]
-        lifted.append(tensor)
-        taken.add(tensor.name)
-    if lifted:
-        del graph.node[:]
-        graph.node.extend(kept)
-        graph.initializer.extend(lifted)
-    return len(lifted)
 
 
 class ExportedCanvas(GraphCanvas):
@@ -186,7 +152,8 @@ class QuantModelTab(QWidget):
             self.proto = onnx.load(str(self.path))
         except Exception as exc:  # noqa: BLE001 - protobuf raises its own types
             raise ModelError(f"{self.path}: cannot read the model ({exc}).", hint="Export it again.") from None
-        self.lifted_constants = lift_constants(self.proto)
+        # Constant weights drawn as the weights they are, by the model preparation's own lifting
+        self.proto, self.lifted_constants, _ = lift_weights(self.proto, in_place=True)
         params = read_quant_params(self.proto)
         self.params = {p.tensor: p for p in params}
         self._by_node = params_around_nodes(self.proto, params)
