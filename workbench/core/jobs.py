@@ -200,7 +200,9 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     with the CLI's latency check when the payload has data (``latency_check`` False skips it): the
     file equals ``workbench-cli quantize MODEL --recipe R --data D --samples N``. Result: ``path``,
     ``calibration``, ``issues``, ``problems``, ``recipe`` (as written: with the units the latency check
-    kept float) and ``units`` ([quantized, total]). An output ``path`` that is one of the inputs (the
+    kept float) and ``units`` ([quantized, total]). ``format`` "qonnx" writes static input shapes as
+    ``workbench-cli quantize --format qonnx`` does: ``input_shapes`` ({input: [dims]}) where given, else
+    batch 1 for a symbolic batch. An output ``path`` that is one of the inputs (the
     model, the data, a path in ``inputs``) is refused before any work (:func:`_refuse_inputs`)."""
     _refuse_inputs(payload)
     model = _open(payload, progress)
@@ -209,7 +211,9 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
                                          latency_check=payload.get("latency_check", True))
     fmt = payload.get("format", "qdq")
     done = one_step(progress, f"Writing: {Path(payload['path']).name}")
-    out = api.export(result, payload["path"], format=fmt, **({"model": model} if fmt == "qonnx" else {}))
+    # QONNX as the CLI writes it (and replays a project's export section): static input shapes
+    qonnx = {"model": model, "input_shapes": payload.get("input_shapes") or None, "static_shapes": True}
+    out = api.export(result, payload["path"], format=fmt, **(qonnx if fmt == "qonnx" else {}))
     done()
     units = result.plan.units.values()
     return {"path": str(out), "calibration": calib.to_json() if calib is not None else None,

@@ -55,8 +55,9 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("open", "&Open...", "open_dialog", (K.Open,), "Open an ONNX model or a project"),
     ActionSpec("save", "&Save Project", "save_project", (K.Save,), group="model"),
     ActionSpec("save_as", "Save Project &As...", "save_project_as", (K.SaveAs,), group="model"),
-    ActionSpec("export", "&Export QDQ...", "export_dialog", ("Ctrl+E",), "Write the quantized model (QDQ ONNX)",
-               group="float_model"),
+    ActionSpec("export", "&Export...", "export_dialog", ("Ctrl+E",),
+               "Write the quantized model in the project's format (QDQ unless the project says QONNX; the file "
+               "type in the dialog picks the other)", group="float_model"),
     ActionSpec("export_qonnx", "Export &QONNX...", "export_dialog", (),
                "Write the quantized model as QONNX (Quant / FloatQuant nodes)", group="float_model", args=("qonnx",)),
     ActionSpec("apply_project", "Appl&y Project to Model...", "apply_project_dialog", ("Ctrl+Shift+A",),

@@ -56,7 +56,7 @@ from workbench.qt.evaluation import EvaluationController
 from workbench.qt.netron_view import NetronView
 from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
-from workbench.qt.runs import ANALYSIS_SAMPLES, RunController
+from workbench.qt.runs import ANALYSIS_SAMPLES, ExportSectionCommand, RunController, project_format
 from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
 from workbench.qt.workers import ThreadJob
@@ -67,6 +67,9 @@ MODEL_FILTER = "ONNX models and Workbench projects (*.onnx *.wbproj);;ONNX model
 #: what gives figures for an already-quantized file (F5 / F7 are off for it)
 QUANTIZED_FIGURES_HINT = ("compare it with its float model (View > Compare Float vs Quantized, Ctrl+Shift+D) "
                           "for per-edge SQNR.")
+
+#: export format -> the file type of the Export dialog that picks it
+EXPORT_FILTERS = {"qdq": "QDQ ONNX (*.onnx)", "qonnx": "QONNX (*.onnx)"}
 
 __all__ = ["MainWindow", "about_text", "default_data_for"]
 
@@ -491,7 +494,7 @@ class MainWindow(QMainWindow):
         """Show the last exported model as it is (banner, dtype colours, Q/DQ badges) in a tab."""
         path = self._last_export
         if path is None or not path.exists():
-            self.set_status("Nothing exported yet: File > Export QDQ (Ctrl+E) first.")
+            self.set_status("Nothing exported yet: File > Export (Ctrl+E) first.")
             return None
         tab = QuantModelTab(path, self.tabs)
         self.tabs.setCurrentIndex(self.tabs.addTab(tab, f"Exported: {path.name}"))
@@ -707,19 +710,26 @@ class MainWindow(QMainWindow):
         return project
 
     @guarded
-    def export_dialog(self, fmt: str = "qdq") -> None:
+    def export_dialog(self, fmt: str | None = None) -> None:
+        """File > Export (Ctrl+E): pick the file and its format; ``fmt`` ("qdq" / "qonnx") is the format offered
+        first (None: the open project's export format, QDQ unless its ``export`` section says QONNX)."""
         self._need_model()
+        fmt = fmt or project_format(self.doc.export)
         start = str(self.doc.model_path.with_name(f"{self.doc.model_path.stem}.{fmt}.onnx"))
-        title = "Export quantized model (QONNX)" if fmt == "qonnx" else "Export quantized model (QDQ)"
-        path, _ = QFileDialog.getSaveFileName(self, title, start, "ONNX (*.onnx)")
+        path, chosen = QFileDialog.getSaveFileName(self, "Export quantized model", start, ";;".join(
+            EXPORT_FILTERS.values()), EXPORT_FILTERS[fmt])
         if path:
-            self.export_to(path, fmt)
+            fmt = next((f for f, text in EXPORT_FILTERS.items() if text == chosen), fmt)
+            self.export_to(path if path.lower().endswith(".onnx") else path + ".onnx", fmt)
 
-    def export_to(self, path: str | Path, fmt: str = "qdq"):
-        """Start the export job (quantize with the cached calibration, write ``path`` atomically); refused
-        when ``path`` is an input: the model, the open project, the calibration or eval data."""
+    def export_to(self, path: str | Path, fmt: str | None = None):
+        """Start the export job (quantize with the cached calibration, write ``path`` atomically) as ``fmt``
+        ("qdq" / "qonnx"; None: the open project's export format); refused when ``path`` is an input: the
+        model, the open project, the calibration or eval data. When it succeeds, the project's ``export``
+        section records the format (an undoable edit when it changes), as ``workbench-cli quantize
+        --save-project`` records it."""
         self.sync_data_spec()  # the Calibration panel's path as shown, typed without Enter too
-        return self.runs.export(path, fmt, inputs=self._panel_inputs())
+        return self.runs.export(path, fmt or project_format(self.doc.export), inputs=self._panel_inputs())
 
     def _panel_inputs(self) -> dict[str, str]:
         """The Evaluate panel's files (path -> what it is): outputs never replace them, as they never
@@ -948,6 +958,7 @@ class MainWindow(QMainWindow):
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
             self._last_export = Path(result["path"])
+            self._record_export_section(result.get("export_section"))
             self._on_run_ended(self._exported(result))
         elif kind == "report":
             self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
@@ -996,6 +1007,12 @@ class MainWindow(QMainWindow):
         none = " No node unit is quantized: the file computes in float." if total and not quantized else ""
         return (f"Done: exported {result['path']}{units} (View > Open Exported Model, Ctrl+Shift+X, shows it "
                 f"as written).{note}{none}")
+
+    def _record_export_section(self, section: dict | None) -> None:
+        """The export's format becomes the project's (a saved project replays to the same format and input
+        shapes); an undoable edit when it changes."""
+        if section != self.doc.export:
+            self.doc.undo_stack.push(ExportSectionCommand(self.doc, self.doc.export, section))
 
     def _keep_float_after_edit(self, started, kept: list[str]) -> str:
         """Add the latency check's exclusions ``kept`` to a recipe edited while the export ran (``started``:

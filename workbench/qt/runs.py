@@ -8,11 +8,13 @@ succeeds, so cancelling or a failure leaves the previous calibration and errors 
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoCommand
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.jobs import refuse_output_onto_inputs
@@ -27,6 +29,43 @@ HISTOGRAM_SAMPLES = 8
 #: Samples of the sensitivity sweep, and units measured end to end (the rest: own error only).
 SWEEP_SAMPLES = 8
 SWEEP_TOP = 32
+
+
+#: the export formats: QDQ (QuantizeLinear / DequantizeLinear) and QONNX (Quant / FloatQuant nodes)
+EXPORT_FORMATS = ("qdq", "qonnx")
+
+
+def project_format(section: dict | None) -> str:
+    """The export format a project's ``export`` section names ("qdq" when it names none)."""
+    fmt = (section or {}).get("format") or "qdq"
+    return fmt if fmt in EXPORT_FORMATS else "qdq"
+
+
+def export_section(fmt: str, saved: dict | None) -> dict | None:
+    """The project's ``export`` entry after an export as ``fmt``, as ``workbench-cli quantize --save-project``
+    records it: None for QDQ (the replay's default), else ``{"format": "qonnx", "input_shapes": {input:
+    [dims]}}`` keeping the input shapes of ``saved`` (the open project's section) when it is QONNX too."""
+    if fmt == "qdq":
+        return None
+    shapes = (saved or {}).get("input_shapes") if project_format(saved) == fmt else None
+    return {"format": fmt, "input_shapes": {k: list(v) for k, v in (shapes or {}).items()}}
+
+
+class ExportSectionCommand(QUndoCommand):
+    """Set the document's ``export`` section (how a saved project's replay writes the model) from ``before``
+    to ``after``: the app exported in another format than the project said, so a save records it."""
+
+    def __init__(self, document, before: dict | None, after: dict | None):
+        fmt = project_format(after).upper()
+        super().__init__(f"Export as {fmt} (the project's replay writes {fmt})")
+        self._doc = document
+        self._before, self._after = copy.deepcopy(before), copy.deepcopy(after)
+
+    def redo(self) -> None:
+        self._doc.export = copy.deepcopy(self._after)
+
+    def undo(self) -> None:
+        self._doc.export = copy.deepcopy(self._before)
 
 
 class RunController(QObject):
@@ -99,15 +138,24 @@ class RunController(QObject):
         refuse_output_onto_inputs(path, self.input_files(extra))
 
     def export(self, path: str | Path, fmt: str = "qdq", *, inputs: dict[str, str] | None = None) -> Job:
-        """Write the quantized model to ``path``; refused when ``path`` is an input file (:meth:`input_files`,
-        ``inputs`` adds the window's others: the eval data, a metric file)."""
+        """Write the quantized model to ``path`` as ``fmt`` ("qdq" or "qonnx"); refused when ``path`` is an
+        input file (:meth:`input_files`, ``inputs`` adds the window's others: the eval data, a metric file).
+
+        A QONNX file is written as ``workbench-cli quantize --format qonnx`` writes it (static input shapes:
+        the open project's ``export.input_shapes``, else batch 1 for a symbolic batch). The result carries
+        ``export_section``: the project's ``export`` entry for this export, as the CLI records it
+        (:func:`export_section`)."""
         self._need_model()
+        if fmt not in EXPORT_FORMATS:
+            raise WorkbenchError(f"Unknown export format {fmt!r}.", hint="Export as QDQ or as QONNX.")
         self.refuse_input(path, inputs)
         if self.doc.calibration is None and not self.doc.data and self._static():
             self._need_data()
-        payload = self.doc.payload(path=str(path), format=fmt, reuse=True, inputs=self.input_files(inputs))
+        section = export_section(fmt, self.doc.export)
+        shapes = {"input_shapes": section["input_shapes"]} if section else {}
+        payload = self.doc.payload(path=str(path), format=fmt, reuse=True, inputs=self.input_files(inputs), **shapes)
         return self._start("export", ProcessJob("export", payload, title=f"Export to {Path(path).name}",
-                                                parent=self))
+                                                parent=self), extra={"export_section": section})
 
     def report(self, path: str | Path, evaluation: dict | None = None, curve: dict | None = None, *,
                inputs: dict[str, str] | None = None) -> Job:
@@ -188,13 +236,15 @@ class RunController(QObject):
         plan = self.doc.plan
         return plan is None or (plan.mode == "static" and bool(plan.activations))
 
-    def _start(self, kind: str, job: Job) -> Job:
+    def _start(self, kind: str, job: Job, extra: dict | None = None) -> Job:
+        """Run ``job`` as the main job of ``kind``; ``extra`` is added to its result when it succeeds."""
         self.job, self.kind = job, kind
         job.progress.connect(lambda d, t, m: self._forward_progress(job, d, t, m))
         job.partial.connect(lambda data: self.partial.emit(kind, data))
         data = self.doc.rows  # what the job's payload holds
         recipe = self.doc.recipe.to_json()  # the recipe it runs with (the user may edit while it runs)
-        job.succeeded.connect(lambda res: self._on_success(kind, {**res, "started_recipe": recipe}, data))
+        job.succeeded.connect(lambda res: self._on_success(kind, {**res, **(extra or {}), "started_recipe": recipe},
+                                                           data))
         job.failed.connect(lambda err: self.failed.emit(kind, err))
         job.cancelled.connect(lambda: self.cancelled.emit(kind))
         job.finished.connect(lambda: self._on_finished(kind))

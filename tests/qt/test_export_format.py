@@ -1,0 +1,106 @@
+"""The app exports QONNX as the CLI does, and Ctrl+E exports in the open project's format.
+
+The CLI (``quantize --format qonnx``, and the replay of a project whose ``export`` section says QONNX)
+writes static input shapes (qonnx's executor needs every shape static; its cleanup turns a symbolic
+batch into 0) and records ``{"format": "qonnx", "input_shapes": ...}`` in the project. The app's QONNX
+export wrote the symbolic batch and recorded nothing; Ctrl+E on a QONNX project wrote QDQ.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import onnx
+from cli_projects import cli_quantize, read_json, run_job
+from PySide6.QtWidgets import QFileDialog
+
+import workbench
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+
+
+def _example(tmp_path: Path) -> Path:
+    """A copy of the bundled example (model and its calibration data beside it) in ``tmp_path``."""
+    folder = tmp_path / "example"
+    folder.mkdir()
+    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
+        shutil.copy(EXAMPLE / name, folder / name)
+    return folder / "digits_cnn.onnx"
+
+
+def _input_shapes(path: Path) -> dict[str, list]:
+    return {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]
+            for i in onnx.load(str(path)).graph.input}
+
+
+def _ops(path: Path) -> set[str]:
+    return {n.op_type for n in onnx.load(str(path)).graph.node}
+
+
+def test_app_qonnx_export_has_the_cli_static_shapes_and_section(qtbot, window, open_file, tmp_path):
+    model = _example(tmp_path)
+    calib = model.with_name("digits_cnn_calib.npz")
+    cli_quantize(model, "--data", calib, "--samples", "32", "--format", "qonnx", "-o", tmp_path / "cli.onnx",
+                 "--save-project", tmp_path / "cli.wbproj")
+    cli_shapes = _input_shapes(tmp_path / "cli.onnx")
+    assert cli_shapes == {"input": [1, 1, 8, 8]}  # the symbolic batch N fixed to 1
+
+    open_file(window, model)
+    window.calibration.set_data_spec({"kind": "npz", "path": str(calib)}, 32)
+    window._on_spec_changed()
+    state, res = run_job(qtbot, window, lambda: window.export_to(tmp_path / "app.onnx", "qonnx"))
+    assert state == "succeeded", res
+    assert "Quant" in _ops(tmp_path / "app.onnx")
+    assert _input_shapes(tmp_path / "app.onnx") == cli_shapes
+    # every tensor's shape static, as qonnx's executor needs
+    proto = onnx.load(str(tmp_path / "app.onnx"))
+    dims = [d for vi in proto.graph.value_info for d in vi.type.tensor_type.shape.dim]
+    assert dims and all(d.HasField("dim_value") and d.dim_value > 0 for d in dims)
+
+    # the project records the export as the CLI's --save-project does; undoable
+    assert window.doc.export == read_json(tmp_path / "cli.wbproj")["export"] == {"format": "qonnx", "input_shapes": {}}
+    assert window.doc.modified
+    saved = window.save_project_to(tmp_path / "app.wbproj")
+    assert read_json(saved)["export"] == read_json(tmp_path / "cli.wbproj")["export"]
+    # its replay writes QONNX with the same shapes
+    cli_quantize(saved, "-o", tmp_path / "replay.onnx")
+    assert "Quant" in _ops(tmp_path / "replay.onnx") and _input_shapes(tmp_path / "replay.onnx") == cli_shapes
+    # exporting QDQ afterwards records the default again (no section), as the CLI does for QDQ
+    state, res = run_job(qtbot, window, lambda: window.export_to(tmp_path / "app.qdq.onnx", "qdq"))
+    assert state == "succeeded", res
+    assert window.doc.export is None and "QuantizeLinear" in _ops(tmp_path / "app.qdq.onnx")
+    window.doc.undo_stack.undo()
+    assert window.doc.export == {"format": "qonnx", "input_shapes": {}}
+
+
+def test_ctrl_e_exports_in_the_project_format_with_its_input_shapes(qtbot, window, open_file, tmp_path,
+                                                                   monkeypatch):
+    model = _example(tmp_path)
+    calib = model.with_name("digits_cnn_calib.npz")
+    proj = tmp_path / "q.wbproj"
+    cli_quantize(model, "--data", calib, "--samples", "32", "--format", "qonnx", "--input-shape", "input:4,1,8,8",
+                 "-o", tmp_path / "cli.onnx", "--save-project", proj)
+    assert read_json(proj)["export"] == {"format": "qonnx", "input_shapes": {"input": [4, 1, 8, 8]}}
+    cli_quantize(proj, "-o", tmp_path / "replay.onnx")
+    replay_shapes = _input_shapes(tmp_path / "replay.onnx")
+    assert replay_shapes == {"input": [4, 1, 8, 8]}
+
+    open_file(window, proj)
+    target = tmp_path / "ctrl_e"  # no suffix typed: .onnx added
+    asked = []
+
+    def fake(parent, title, start, filters, selected="", *a, **k):
+        asked.append((start, filters, selected))
+        return str(target), selected  # the user accepts the file type offered first
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(fake))
+    assert window.act_export.shortcut().toString() == "Ctrl+E"
+    state, res = run_job(qtbot, window, window.act_export.trigger)
+    assert state == "succeeded", res
+    assert asked[0][2] == "QONNX (*.onnx)" and asked[0][0].endswith("digits_cnn.qonnx.onnx")
+    written = target.with_suffix(".onnx")
+    assert "Quant" in _ops(written) and "QuantizeLinear" not in _ops(written)
+    assert _input_shapes(written) == replay_shapes
+    assert window.doc.export == read_json(proj)["export"]  # unchanged: no edit
+    assert not window.doc.modified
