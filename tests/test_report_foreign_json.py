@@ -56,3 +56,22 @@ def test_report_refuses_sweep_of_another_recipe(corpus, tmp_path, capsys):
     assert not out.exists()
     assert main(["report", *common, "--eval-samples", "4", "--sweep-json", str(same), "-o", str(out)]) == 0
     assert out.exists()
+
+
+def test_report_names_the_default_preset_of_a_sweep(corpus, tmp_path, capsys):
+    """A sweep of the default preset records its recipe without a preset key (exclude_defaults): the
+    refusal said "(preset ?)"; it names cpu-u8s8 and the fields the two recipes differ in."""
+    cnn = corpus / "digits_cnn"
+    common = [str(cnn / "model_opset17.onnx"), "--data", str(cnn / "calib.npz"), "--samples", "8", "--no-auto"]
+    sweep = tmp_path / "default.json"
+    assert main(["sweep", *common, "--eval-samples", "4", "--executor", "inline", "--json", str(sweep)]) == 0
+    assert "preset" not in json.loads(json.loads(sweep.read_text())["recipe"])
+    capsys.readouterr()
+    out = tmp_path / "r.html"
+    assert main(["report", *common, "--preset", "s8s8", "--eval-samples", "4", "--sweep-json", str(sweep),
+                 "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"error: {sweep}: the sweep measured another recipe (preset cpu-u8s8) than this report's "
+                   "(preset s8s8, as the recipe choice and the options make it); they differ in preset. Run "
+                   "`workbench-cli sweep --json FILE` with the report's model, data and recipe options.")
+    assert not out.exists()

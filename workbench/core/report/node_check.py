@@ -10,10 +10,11 @@ import json
 from collections.abc import Iterable
 
 from workbench.core.analysis.sensitivity import SweepResult
-from workbench.core.errors import DataError
+from workbench.core.errors import DataError, WorkbenchError
 from workbench.core.graph.index import iter_graphs
 from workbench.core.graph.layout import node_keys
 from workbench.core.pipeline.quantize import QuantizeResult
+from workbench.core.recipe.recipe import Recipe
 
 
 def _first_missing(names: Iterable[str], known: set[str]) -> str | None:
@@ -30,11 +31,27 @@ def curve_nodes(curve: dict) -> list[str]:
     return out
 
 
-def _preset_of(recipe_json: str) -> str:
+def _recipe_fields(recipe_json: str) -> dict:
+    """The fields of a recipe's JSON with the defaults filled in (``sweep --json`` writes the recipe
+    with ``exclude_defaults``, so a recipe of the default preset has no ``preset`` key); a recipe
+    this version cannot read gives its raw keys, with the default preset when it names none."""
     try:
-        return str(json.loads(recipe_json).get("preset", "?"))
-    except (ValueError, AttributeError):
-        return "?"
+        return Recipe.from_json(recipe_json, source="the sweep's recipe").model_dump(mode="json")
+    except WorkbenchError:
+        pass
+    try:
+        doc = json.loads(recipe_json)
+    except ValueError:
+        doc = None
+    doc = doc if isinstance(doc, dict) else {}
+    return {"preset": Recipe.model_fields["preset"].default, **doc}
+
+
+def _recipe_difference(sweep_json: str, report_json: str) -> tuple[str, str, list[str]]:
+    """``(the sweep's preset, the report's preset, the recipe fields that differ, in field order)``."""
+    a, b = _recipe_fields(sweep_json), _recipe_fields(report_json)
+    fields = [k for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
+    return str(a.get("preset")), str(b.get("preset")), fields
 
 
 def check_report_names(model, *, curve: dict | None = None, curve_source: str = "", sweep: SweepResult | None = None,
@@ -74,7 +91,8 @@ def check_report_inputs(model, result: QuantizeResult, *, curve: dict | None = N
                        units=set(result.plan.units))
     if sweep is not None and sweep.recipe is not None and result.recipe is not None \
             and sweep.recipe != result.recipe.to_json():
-        raise DataError(f"{sweep_source}: the sweep measured another recipe (preset "
-                        f"{_preset_of(sweep.recipe)}) than this report's (preset {result.recipe.preset}, "
-                        "as the recipe choice and the options make it).",
+        theirs, ours, fields = _recipe_difference(sweep.recipe, result.recipe.to_json())
+        raise DataError(f"{sweep_source}: the sweep measured another recipe (preset {theirs}) than this "
+                        f"report's (preset {ours}, as the recipe choice and the options make it); they differ "
+                        f"in {', '.join(fields) or 'their JSON'}.",
                         hint="Run `workbench-cli sweep --json FILE` with the report's model, data and recipe options.")
