@@ -39,7 +39,6 @@ from workbench.qt import actions, autosave, docks, settings
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.commands import (
-    RestoreCommand,
     SettingsCommand,
     describe_settings_edit,
     push_edit,
@@ -56,7 +55,13 @@ from workbench.qt.evaluation import EvaluationController
 from workbench.qt.netron_view import NetronView
 from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
-from workbench.qt.runs import ANALYSIS_SAMPLES, ExportSectionCommand, RunController, project_format
+from workbench.qt.runs import (
+    ANALYSIS_SAMPLES,
+    ExportSectionCommand,
+    RunController,
+    check_output_path,
+    project_format,
+)
 from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
 from workbench.qt.workers import ThreadJob
@@ -371,9 +376,10 @@ class MainWindow(QMainWindow):
         except WorkbenchError:  # the model changed since the autosave (or the file is damaged): never deleted
             self._restore_autosave_onto_changed_model(files, note, name)
             return
-        self._adopt_autosave(project, files.project, note)
+        notes = self._adopt_autosave(project, files.project, note)
         self.autosaver.adopt(files)
-        self.set_status(f"Restored the autosaved edits of {name} (Ctrl+Z undoes; save them with Ctrl+S).")
+        self.set_status(" ".join([f"Restored the autosaved edits of {name} (Ctrl+Z undoes; save them with Ctrl+S).",
+                                  *notes]))
 
     def _restore_autosave_onto_changed_model(self, files, note: dict, name: str) -> None:
         """Restore an autosave whose model file changed since it was written: its recipe matched to the
@@ -393,6 +399,7 @@ class MainWindow(QMainWindow):
         kept = autosave.keep_aside(files, move=False) if rt.missing else None
         project.recipe = rt.recipe
         project.calibration = rt.calibration.to_json() if rt.calibration is not None else None
+        project.results = None  # measured on the model file as it was
         self._adopt_autosave(project, files.project, note)
         self.autosaver.adopt(files)
         dropped = (f"; {count(len(rt.missing), 'override')} of nodes it no longer has dropped "
@@ -413,24 +420,22 @@ class MainWindow(QMainWindow):
             self.set_status(f"{self.status_label.text()} Unsaved edits of {names} were autosaved by a session "
                             "that did not exit cleanly: open that model to restore them.")
 
-    def _adopt_autosave(self, project, project_file: Path, note: dict) -> None:
-        """Recipe, data source, samples, calibration cache and project file (where Ctrl+S saves) of an
-        autosave, as one undoable edit."""
+    def _adopt_autosave(self, project, project_file: Path, note: dict) -> list[str]:
+        """Every field of an autosave (:class:`autosave.RestoreCommand`) and its project file (where Ctrl+S
+        saves), as one undoable edit; returns notes on saved parts that were unreadable and skipped."""
         origin = note.get("project_path")
         # the autosave's own cache (None after a data change): the opened project's may be of other rows
-        after = (project.recipe, _absolute_data_spec(project, project_file), project.samples, project.calibration)
+        after = Settings(_absolute_data_spec(project, project_file), project.samples, project.analysis_samples,
+                         project.evaluation_spec(project_file))
         stack = self.doc.undo_stack
         stack.beginMacro("Restore autosaved edits")  # one edit: undo also points Ctrl+S back at what was open
         if origin and Path(origin).is_file() and Path(origin) != self.doc.project_path:
             stack.push(autosave.ProjectPathCommand(self.doc, Path(origin), self._update_title))
-        stack.push(RestoreCommand(self.doc, self._show_data, after))
+        restore = autosave.RestoreCommand(self.doc, self._show_settings, project, after)
+        stack.push(restore)
         stack.endMacro()
         self._update_title()
-
-    def _show_data(self, spec: dict | None, samples: int | None) -> None:
-        """Put a data source and sample count in the Calibration panel and the document (not an edit of
-        its own: :class:`RestoreCommand` calls it)."""
-        self._show_settings(self.doc.settings._replace(data=spec, samples=samples))
+        return restore.notes
 
     def _reset_views(self) -> None:
         """Forget every view of the previous model: subgraph tabs, Netron's target, the panels'
@@ -763,6 +768,7 @@ class MainWindow(QMainWindow):
         self._need_rows()
         for written in api.node_data_paths(path).values():
             self._refuse_input(written)
+            check_output_path(written)
         plan = self.doc.plan
         if self.doc.result_recipe and not self.doc.results_current:
             plan = api.plan(self.doc.model, api.Recipe.from_json(self.doc.result_recipe))  # the rows' own plan
@@ -813,6 +819,8 @@ class MainWindow(QMainWindow):
             self.set_status(f"Applied the recipe of {project.name} (Ctrl+Z undoes); calibrate (F5) to measure it.")
         else:
             self.set_status(f"The recipe of {project.name} is already the open model's recipe.")
+
+    @guarded
     def export_report_dialog(self) -> None:
         self._need_model()
         start = str(self.doc.model_path.with_name(f"{self.doc.model_path.stem}.report.html"))
@@ -1119,10 +1127,13 @@ class MainWindow(QMainWindow):
         api.check_not_input(str(path))
         if self.doc.model is not None:
             self._refuse_input(path)
+        check_output_path(path)
         try:
             size = self.canvas.export_picture(path)
         except (OSError, ValueError) as exc:
-            raise WorkbenchError(f"{path}: {exc}", hint="Choose a writable folder and a .png or .svg name.") from exc
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).removeprefix(f"{path}: ")
+            raise WorkbenchError(f"{path}: cannot write the picture ({why}).",
+                                 hint="Choose a writable folder and a .png or .svg name.") from None
         self.set_status(f"Wrote {path} ({size[0]}x{size[1]} px).")
         return size
 
@@ -1225,8 +1236,9 @@ class MainWindow(QMainWindow):
         """The Calibration panel changed: one undoable edit of the document's settings (while a model
         opens, the state it opens with)."""
         panel = self.calibration
-        after = Settings(panel.data_spec(), panel.sample_count(), panel.analysis_count())
-        before = self.doc.settings
+        before = self.doc.settings  # the Evaluate panel's settings are not this panel's: they stay
+        after = before._replace(data=panel.data_spec(), samples=panel.sample_count(),
+                                analysis_samples=panel.analysis_count())
         if after == before:
             return
         if self.doc.model is None or self.doc.opening:

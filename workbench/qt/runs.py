@@ -16,7 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.jobs import refuse_output_onto_inputs
 from workbench.qt import settings
 from workbench.qt.workers import Job, ProcessJob
@@ -49,6 +49,26 @@ def export_section(fmt: str, saved: dict | None) -> dict | None:
         return None
     shapes = (saved or {}).get("input_shapes") if project_format(saved) == fmt else None
     return {"format": fmt, "input_shapes": {k: list(v) for k, v in (shapes or {}).items()}}
+
+
+def check_output_path(path: str | Path) -> None:
+    """Refuse, before any work, an output ``path`` that cannot be written: its folder is missing, is a file,
+    or is not writable, or ``path`` is a folder (the job would compute for minutes, then fail to write).
+
+    Raises
+    ------
+    ExportError
+        Naming ``path`` and what is wrong with it.
+    """
+    path = Path(path).expanduser()
+    folder = path.parent
+    if not folder.is_dir():
+        what = "is a file, not a folder" if folder.exists() else "does not exist"
+        raise ExportError(f"{path}: {folder} {what}.", hint="Choose an existing folder for the output.")
+    if path.is_dir():
+        raise ExportError(f"{path} is a folder.", hint="Choose a file name inside it.")
+    if not os.access(folder, os.W_OK):
+        raise ExportError(f"{path}: the folder {folder} is not writable.", hint="Choose a folder you can write to.")
 
 
 class ExportSectionCommand(QUndoCommand):
@@ -139,7 +159,8 @@ class RunController(QObject):
 
     def export(self, path: str | Path, fmt: str = "qdq", *, inputs: dict[str, str] | None = None) -> Job:
         """Write the quantized model to ``path`` as ``fmt`` ("qdq" or "qonnx"); refused when ``path`` is an
-        input file (:meth:`input_files`, ``inputs`` adds the window's others: the eval data, a metric file).
+        input file (:meth:`input_files`, ``inputs`` adds the window's others: the eval data, a metric file)
+        or cannot be written (:func:`check_output_path`).
 
         A QONNX file is written as ``workbench-cli quantize --format qonnx`` writes it (static input shapes:
         the open project's ``export.input_shapes``, else batch 1 for a symbolic batch). The result carries
@@ -149,6 +170,7 @@ class RunController(QObject):
         if fmt not in EXPORT_FORMATS:
             raise WorkbenchError(f"Unknown export format {fmt!r}.", hint="Export as QDQ or as QONNX.")
         self.refuse_input(path, inputs)
+        check_output_path(path)
         if self.doc.calibration is None and not self.doc.data and self._static():
             self._need_data()
         section = export_section(fmt, self.doc.export)
@@ -163,7 +185,8 @@ class RunController(QObject):
         with the cached ranges: measured on ``evaluation``'s eval data, samples and task metric (the
         Evaluate panel's, as :meth:`evaluate` takes them) or on the calibration data; with the last
         sensitivity sweep when it was made with the current recipe, and the autotune ``curve`` (the
-        Autotune panel's) when given. Refused when ``path`` is an input file (as :meth:`export`)."""
+        Autotune panel's) when given. Refused when ``path`` is an input file or cannot be written (as
+        :meth:`export`)."""
         self._need_model()
         extra = dict(inputs or {})
         if evaluation is not None:
@@ -171,6 +194,7 @@ class RunController(QObject):
             if str(evaluation.get("metric") or "").endswith(".py"):
                 extra.setdefault(evaluation["metric"], "the metric file")
         self.refuse_input(path, extra)
+        check_output_path(path)
         self._need_data()
         sweep = self.doc.sensitivity_json()
         current = sweep is not None and sweep.get("recipe") == self.doc.recipe.to_json()
