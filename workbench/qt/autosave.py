@@ -137,6 +137,48 @@ class ProjectPathCommand(QUndoCommand):
         self._set(self._before)
 
 
+class RestoreCommand(QUndoCommand):
+    """Adopt an autosaved project as one edit: every field a project saves (recipe; data source, sample
+    counts and evaluation settings; allow_code and export section; calibration cache; results and sweep).
+    Undo puts back what the model opened with.
+
+    ``show_settings(settings)`` shows :class:`~workbench.qt.document.Settings` in the window's panels and
+    the document; ``settings`` are the project's, its paths absolute. :attr:`notes` say which saved parts
+    were unreadable and skipped."""
+
+    def __init__(self, document, show_settings, project, settings, text: str = "Restore autosaved edits"):
+        super().__init__(text)
+        self._doc, self._show_settings = document, show_settings
+        self._project, self._settings = project, settings
+        self._before = self._state()
+        self._after: tuple | None = None  # the restored state once shown (a redo puts back the same)
+        self.notes: list[str] = []
+
+    def _state(self) -> tuple:
+        doc = self._doc
+        return doc.recipe.model_copy(deep=True), doc.settings, doc.saved_state()
+
+    def _set(self, state: tuple) -> None:
+        recipe, settings, saved = state
+        self._doc.set_recipe(recipe.model_copy(deep=True))
+        self._show_settings(settings)  # before the saved state: other data drops the calibration cache
+        self._doc.set_saved_state(saved)
+
+    def redo(self) -> None:
+        if self._after is not None:
+            self._set(self._after)
+            return
+        doc, project = self._doc, self._project
+        doc.set_recipe(project.recipe.model_copy(deep=True))
+        self._show_settings(self._settings)
+        doc.allow_code, doc.export = project.allow_code, project.export
+        self.notes = doc.restore_results(project.results, project.calibration)
+        self._after = self._state()
+
+    def undo(self) -> None:
+        self._set(self._before)
+
+
 def left_behind(exclude: set[AutosaveFiles] = frozenset()) -> list[dict]:
     """Notes of the autosaves in the folder (``exclude``: this session's own), oldest first; each
     note as :meth:`AutosaveFiles.read_note` gives it, for models that still exist."""

@@ -9,6 +9,7 @@ and the planner's issues at once.
 
 from __future__ import annotations
 
+import copy
 import logging
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -50,6 +51,13 @@ class Settings(NamedTuple):
     analysis_samples: int | None = None
     #: the Evaluate panel's ``data``, ``metric`` and ``samples``, None: its defaults for the model
     evaluation: dict | None = None
+
+
+#: the document's fields a project saves besides the recipe and the :class:`Settings`: its ``allow_code``,
+#: ``export`` section, calibration cache, and the shown results and sweep with the rows they were measured on
+SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "weights", "issues",
+               "result_issues", "result_recipe", "result_data", "sensitivity", "suggestion", "sensitivity_recipe",
+               "sensitivity_data")
 
 
 def describe_quantization(model: PreparedModel) -> tuple[QuantSummary | None, list[QuantTensor]]:
@@ -293,6 +301,54 @@ class Document(QObject):
         self.result_recipe = result.get("recipe")
         self.result_data = data if data is not None else self.rows
         self.resultsChanged.emit()
+
+    def saved_state(self) -> dict[str, Any]:
+        """The :data:`SAVED_STATE` fields as they are now (containers copied): what :meth:`set_saved_state`
+        puts back, for the undo of an edit that replaces them (a restored autosave)."""
+        return {name: copy.copy(getattr(self, name)) for name in SAVED_STATE}
+
+    def set_saved_state(self, state: dict[str, Any]) -> None:
+        """Put back fields taken by :meth:`saved_state` (emits resultsChanged and sensitivityChanged)."""
+        for name, value in state.items():
+            setattr(self, name, copy.copy(value))
+        self.resultsChanged.emit()
+        self.sensitivityChanged.emit()
+
+    def clear_results(self) -> None:
+        """Forget the shown per-unit results and sweep (the calibration cache stays)."""
+        self.qparams, self.errors, self.split, self.weights = {}, [], None, {}
+        self.issues, self.result_issues, self.result_recipe, self.result_data = [], [], None, (None, None)
+        self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
+        self.sensitivity_data = (None, None)
+        self.resultsChanged.emit()
+        self.sensitivityChanged.emit()
+
+    def restore_results(self, results: dict | None, calibration: dict | None) -> list[str]:
+        """Show a project's ``results`` section (per-unit results and, under ``"sensitivity"``, the sweep)
+        and its calibration cache, after the data and sample count are set (the sections say whether they
+        were measured on them). A damaged part is skipped; returns one note per skipped part."""
+        self.clear_results()
+        self.calibration = calibration
+        results = dict(results or {})
+        sweep = results.pop("sensitivity", None)
+        notes = []
+        if results:
+            try:
+                self.set_results({**results, "calibration": calibration}, data=self.saved_rows(results))
+            except Exception as exc:  # noqa: BLE001 - a damaged section must not stop the rest
+                log.warning("Saved results not restored: %s", exc)
+                self.clear_results()
+                notes.append(f"The saved per-unit results are unreadable ({type(exc).__name__}); calibrate again (F5).")
+        if sweep:
+            try:
+                self.set_sensitivity({k: v for k, v in sweep.items() if k != "calibration"},
+                                     data=self.saved_rows(sweep))
+            except Exception as exc:  # noqa: BLE001 - a damaged section must not stop the rest
+                log.warning("Saved sensitivity sweep not restored: %s", exc)
+                self.sensitivity, self.suggestion = None, []
+                notes.append(f"The saved sensitivity sweep is unreadable ({type(exc).__name__}); run the sweep "
+                             "again (F7).")
+        return notes
 
     def set_sensitivity(self, result: dict, *, data: tuple | None = None) -> None:
         """Adopt a sensitivity job's result (see :func:`workbench.qt.engine.job_sensitivity`)."""
