@@ -226,21 +226,22 @@ def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> Gr
                 a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in n.attribute)))
     s.hidden = [keys[i] for i in sorted(hidden)]
 
-    def resolve(tensor: str) -> tuple[int | None, list[str]]:
-        """Visible producer of ``tensor`` through collapsed Q/DQ nodes, and the badges passed."""
+    def resolve(tensor: str) -> tuple[int | None, list[str], str]:
+        """Visible producer of ``tensor`` through collapsed Q/DQ nodes, the badges passed and the tensor
+        the walk stopped at (a graph input or an initializer when there is no producer)."""
         trail: list[str] = []
         for _ in range(len(nodes) + 1):
             p = producer.get(tensor)
             if p is None or p not in hidden:
-                return p, trail
+                return p, trail, tensor
             if p in badges:  # weight DQ: no source node
-                return None, trail
+                return None, trail, tensor
             q = producer.get(ins[p][0])
             if q is None or q not in badges:
-                return None, trail
+                return None, trail, tensor
             trail.insert(0, badges[q])
             tensor = ins[q][0]
-        return None, trail
+        return None, trail, tensor
 
     seen: dict[tuple[int, int], int] = {}
     for i, n in enumerate(nodes):
@@ -261,9 +262,9 @@ def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> Gr
                     and ins[p][0] in init_types:
                 _add_tag(s.node_tags, index[i], badges[p])
                 continue
-            src, trail = resolve(t)
-            if src is None and trail:  # Q/DQ of a graph input: no source node, tag the consumer
-                _add_tag(s.node_tags, index[i], "in:" + trail[-1])
+            src, trail, origin = resolve(t)
+            if src is None and trail:  # Q/DQ of a graph input, or of a weight quantized at run time: tag the consumer
+                _add_tag(s.node_tags, index[i], ("w:" if origin in init_types else "in:") + trail[-1])
             if src is None or src == i:
                 continue
             pair = (index[src], index[i])
@@ -275,7 +276,7 @@ def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> Gr
                 s.edge_badges[seen[pair]] = " ".join(trail)
     for q, badge in badges.items():  # a pair before a graph output: no edge to badge, tag its producer
         if ops[q] == "QuantizeLinear" and any(outs[d][0] in outputs for d in consumers.get(outs[q][0], [])):
-            src, _trail = resolve(ins[q][0])
+            src, _trail, _origin = resolve(ins[q][0])
             if src is not None:
                 _add_tag(s.node_tags, index[src], "out:" + badge)
     return s

@@ -206,16 +206,25 @@ class _Reader:
         if node.op_type == "QuantizeLinear":
             tensor = node.output[0]
             etype = self.c.elem_type(z) or int(a.get("output_dtype", 0)) or onnx.TensorProto.UINT8
-            role = "activation"
         else:
             tensor = node.input[0]
             etype = self.c.elem_type(tensor) or self.c.elem_type(z)
-            const = tensor in self.c.protos
-            role = ("bias" if etype == onnx.TensorProto.INT32 else "weight") if const else "activation"
+        role = ("bias" if etype == onnx.TensorProto.INT32 else "weight") if self.constant_source(node) else "activation"
         note = "" if scale is not None else f"scale {s!r} is computed at run time"
         rank = self.c.rank(node.input[0])
         self.add(QuantTensor(tensor, node.name, node.op_type, role, "QDQ", dtype_name(etype) if etype else "?",
                              scale, zp, _axis(int(a.get("axis", 1)), scale, rank, bool(block)), block, s, z, note))
+
+    def constant_source(self, node: onnx.NodeProto) -> bool:
+        """Whether a QuantizeLinear / DequantizeLinear quantizes a constant (an initializer or a Constant
+        node's output): a DequantizeLinear of one, or a QuantizeLinear of a float one that onnxruntime
+        quantizes at run time (its ``quantize_static`` does so for weights held in Constant nodes), and the
+        DequantizeLinear after that QuantizeLinear."""
+        x = _input(node, 0)
+        if node.op_type == "DequantizeLinear" and x not in self.c.protos:
+            prod = self.c.producer.get(x)
+            x = _input(prod, 0) if prod is not None and prod.op_type == "QuantizeLinear" else ""
+        return bool(x) and x in self.c.protos
 
     # -- QOperator ---------------------------------------------------------------------------
     def qoperator(self, node: onnx.NodeProto) -> None:
