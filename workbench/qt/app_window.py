@@ -496,14 +496,15 @@ class MainWindow(QMainWindow):
 
     @guarded
     def open_exported(self) -> QuantModelTab | None:
-        """Show the last exported model as it is (banner, dtype colours, Q/DQ badges) in a tab."""
+        """Show the last exported model as it is (banner, dtype colours, Q/DQ badges) in a tab; the tab of
+        that file when one is open (read again when the file was written since)."""
         path = self._last_export
         if path is None or not path.exists():
             self.set_status("Nothing exported yet: File > Export (Ctrl+E) first.")
             return None
-        tab = QuantModelTab(path, self.tabs)
-        self.tabs.setCurrentIndex(self.tabs.addTab(tab, f"Exported: {path.name}"))
-        self.set_status(f"Showing {path.name} as exported: {tab.summary.text()}.")
+        tab, done = self.tabs.show_exported(path)
+        again = {"shown": " (already open)", "reloaded": " (read again: it was written since)"}.get(done, "")
+        self.set_status(f"Showing {path.name} as exported{again}: {tab.summary.text()}.")
         return tab
 
     @guarded

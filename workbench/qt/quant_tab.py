@@ -148,6 +148,7 @@ class QuantModelTab(QWidget):
                  inspector: Inspector | None = None):
         super().__init__(parent)
         self.path = Path(path)
+        self.stamp = file_stamp(self.path)  # the file as read: a later export over it is seen
         try:
             self.proto = onnx.load(str(self.path))
         except Exception as exc:  # noqa: BLE001 - protobuf raises its own types
@@ -260,6 +261,10 @@ class QuantModelTab(QWidget):
         if not event.spontaneous() and self.inspector is not None:  # another tab is shown, or this one closed
             self.inspector.release_file(self)
 
+    def changed_on_disk(self) -> bool:
+        """True when the file was written again (or removed) since this tab read it."""
+        return file_stamp(self.path) != self.stamp
+
     def shutdown(self) -> None:
         if self.inspector is not None:
             self.inspector.release_file(self)
@@ -270,6 +275,15 @@ class QuantModelTab(QWidget):
                 pass
             self.colour = None
         self.canvas.shutdown()
+
+
+def file_stamp(path: Path) -> tuple[int, int] | None:
+    """(modification time in ns, size in bytes) of ``path``; None when it cannot be read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 def _window_part(window: QWidget | None, name: str, kind: type):

@@ -1,7 +1,8 @@
 """The window's central tabs: the model's graph (never closed), subgraph bodies and Netron.
 
 :class:`ModelTabs` owns the tabs after the first: an If/Loop/Scan body opens in a tab of its own
-(:meth:`ModelTabs.open_bodies`), the Netron view is created on first use (:meth:`show_in_netron`),
+(:meth:`ModelTabs.open_bodies`), an exported file in one tab however often it is shown
+(:meth:`show_exported`), the Netron view is created on first use (:meth:`show_in_netron`),
 and :meth:`follow_model` forgets the previous model's tabs when another model opens.
 """
 
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 from workbench.core.errors import WorkbenchError
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.netron_view import NetronView
+from workbench.qt.quant_tab import QuantModelTab
 from workbench.qt.theme import colors_for, shown_theme
 
 
@@ -62,6 +64,40 @@ class ModelTabs(QTabWidget):
             self.setCurrentIndex(self.addTab(view, title))
             titles.append(title)
         return titles
+
+    def exported_tab(self, path: Path) -> QuantModelTab | None:
+        """The open tab showing the exported file ``path`` (View > Open Exported Model), if any."""
+        target = Path(path).resolve()
+        for index in range(1, self.count()):
+            widget = self.widget(index)
+            if isinstance(widget, QuantModelTab) and widget.path.resolve() == target:
+                return widget
+        return None
+
+    def show_exported(self, path: Path) -> tuple[QuantModelTab, str]:
+        """Bring forward the tab of the exported file ``path``: the open one when the file is unchanged since
+        it was read, a new one in its place when it was written again, else a new tab. Returns the tab and
+        what was done ("shown", "reloaded" or "opened").
+
+        Raises
+        ------
+        ModelError
+            ``path`` cannot be read as ONNX (an open tab of it is left as it was).
+        """
+        old = self.exported_tab(path)
+        if old is not None and not old.changed_on_disk():
+            self.setCurrentWidget(old)
+            return old, "shown"
+        tab = QuantModelTab(path, self)
+        title = f"Exported: {Path(path).name}"
+        if old is None:
+            self.setCurrentIndex(self.addTab(tab, title))
+            return tab, "opened"
+        index = self.indexOf(old)
+        self.insertTab(index, tab, title)
+        self.setCurrentIndex(index)
+        self.close_tab(index + 1)
+        return tab, "reloaded"
 
     def show_in_netron(self, target: Path) -> str:
         """Show ``target`` in the Netron tab (created when missing) and bring it forward; the URL."""
