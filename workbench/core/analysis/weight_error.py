@@ -7,11 +7,16 @@ float weight:
 
     SQNR = 10 log10( sum(w^2) / sum((w - dq(w))^2) )   [dB]
 
-over the whole tensor and per output channel (Conv: axis 0, ConvTranspose: axis 1, Gemm: axis 0
-with ``transB`` else 1, MatMul: the last axis); the worst channel is reported, among the channels
+over the whole tensor and per output channel (Conv: axis 0, Gemm: axis 0 with ``transB`` else 1,
+MatMul: the last axis; ConvTranspose ``[C, M/group, k...]``: output channel ``g * M/group + j`` reads
+rows ``g * C/group ...`` of column ``j``); the worst channel is reported, among the channels
 holding at least :data:`DEAD_CHANNEL` of the largest channel's energy. A per-tensor grid
 shared by channels of very different ranges shows up as a worst channel far below the tensor's
-figure; per-channel grids keep them close.
+figure; per-channel grids keep them close. A ``Gemm(transB=1)`` the weight-only writer wrote as
+``MatMul`` of the transposed weight ``[K, N]`` is compared with the float weight transposed back.
+
+The sums run in float64 over slices of at most :data:`SLICE_ELEMENTS` elements, so no whole-tensor
+float64 copy is made (memory stays near the weight's own size).
 """
 
 from __future__ import annotations
@@ -50,7 +55,8 @@ class WeightError:
 
 
 def channel_axis(node: onnx.NodeProto, rank: int) -> int | None:
-    """Output-channel axis of ``node``'s weight (its input 1), None for other ops or ranks below 2."""
+    """Output-channel axis of ``node``'s weight (its input 1), None for other ops or ranks below 2
+    (ConvTranspose: axis 1, whose index is the channel within its group, see :func:`channel_groups`)."""
     if rank < 2:
         return None
     if node.op_type == "Conv":
@@ -65,25 +71,82 @@ def channel_axis(node: onnx.NodeProto, rank: int) -> int | None:
     return None
 
 
+def channel_groups(node: onnx.NodeProto, shape: tuple[int, ...]) -> int:
+    """Groups of a ConvTranspose weight ``[C, M/group, k...]`` (its ``group`` attribute when it
+    divides ``C``), else 1: output channel ``g * M/group + j`` is column ``j`` of group ``g``'s rows."""
+    if node.op_type != "ConvTranspose" or not shape:
+        return 1
+    group = next((a.i for a in node.attribute if a.name == "group"), 1)
+    return group if group > 1 and shape[0] % group == 0 else 1
+
+
+#: Elements of one float64 slice of the error sums (8 MiB).
+SLICE_ELEMENTS = 1 << 20
+
+
 def _sqnr(sig: float, err: float) -> float:
     if err == 0.0:
         return math.inf
     return -math.inf if sig == 0.0 else 10.0 * math.log10(sig / err)
 
 
+def _slices(w: np.ndarray):
+    """``(start, stop)`` runs of axis 0 of ``w`` of at most :data:`SLICE_ELEMENTS` elements (one row at least)."""
+    row = max(1, int(np.prod(w.shape[1:], dtype=np.int64)))
+    step = max(1, SLICE_ELEMENTS // row)
+    return ((i, min(i + step, w.shape[0])) for i in range(0, w.shape[0], step))
+
+
+def channel_energy(w: np.ndarray, dq: np.ndarray, axis: int | None, groups: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Per output channel, ``(sum w^2, sum (w - dq)^2)``: float64 arrays of ``groups * w.shape[axis]``
+    channels (one entry for the whole tensor when ``axis`` is None).
+
+    ``w``, ``dq``: same shape, any float dtype (``w`` may be memory-mapped); ``groups`` > 1 only with
+    ``axis`` 1 (ConvTranspose: the rows of axis 0 split in ``groups`` runs, channel ``g * w.shape[1] + j``).
+    Summed over slices of axis 0 in float64, :data:`SLICE_ELEMENTS` at a time.
+    """
+    if w.ndim == 0:
+        w, dq = w.reshape(1), dq.reshape(1)
+    width = 1 if axis is None else w.shape[axis]
+    groups = groups if axis == 1 else 1
+    sig = np.zeros(w.shape[0] if axis == 0 else (groups, width), np.float64)
+    err = np.zeros_like(sig)
+    for i, j in _slices(w):
+        wc = w[i:j].astype(np.float64)
+        dc = wc - dq[i:j]
+        wc *= wc
+        dc *= dc
+        if axis is None:
+            sig += wc.sum()
+            err += dc.sum()
+            continue
+        red = tuple(k for k in range(1, w.ndim) if k != axis)
+        s, e = wc.sum(axis=red), dc.sum(axis=red)  # axis 0: (rows,); else (rows, width)
+        if axis == 0:
+            sig[i:j], err[i:j] = s, e
+        elif groups == 1:
+            sig[0] += s.sum(axis=0)
+            err[0] += e.sum(axis=0)
+        else:  # ConvTranspose: row r belongs to group r // (C / group)
+            g = np.arange(i, j) // (w.shape[0] // groups)
+            np.add.at(sig, g, s)
+            np.add.at(err, g, e)
+    return sig.reshape(-1), err.reshape(-1)
+
+
 def tensor_sqnr(w: np.ndarray, dq: np.ndarray) -> float:
-    """SQNR (dB) of ``dq`` against ``w`` over the whole tensor, in float64 (+inf when equal)."""
-    w64, d = w.astype(np.float64), w.astype(np.float64) - dq.astype(np.float64)
-    return _sqnr(float(np.sum(w64 * w64)), float(np.sum(d * d)))
+    """SQNR (dB) of ``dq`` against ``w`` (same shape) over the whole tensor, summed in float64 slices
+    (+inf when equal, -inf when ``w`` is all zeros and ``dq`` is not)."""
+    sig, err = channel_energy(w, dq, None)
+    return _sqnr(float(sig.sum()), float(err.sum()))
 
 
-def _figures(w: np.ndarray, dq: np.ndarray, axis: int | None) -> tuple[float, int | None, float, int]:
-    total = tensor_sqnr(w, dq)
+def _figures(w: np.ndarray, dq: np.ndarray, axis: int | None, groups: int = 1) -> tuple[float, int | None, float, int]:
     if axis is None or w.ndim < 2:
+        total = tensor_sqnr(w, dq)
         return total, None, total, 1
-    w64, d = w.astype(np.float64), w.astype(np.float64) - dq.astype(np.float64)
-    red = tuple(i for i in range(w.ndim) if i != axis)
-    sig, err = np.sum(w64 * w64, axis=red), np.sum(d * d, axis=red)
+    sig, err = channel_energy(w, dq, axis, groups)
+    total = _sqnr(float(sig.sum()), float(err.sum()))
     per = np.array([_sqnr(float(s), float(e)) for s, e in zip(sig, err, strict=True)])
     live = sig >= DEAD_CHANNEL * float(sig.max()) if sig.size else sig
     if not live.any():
@@ -124,11 +187,21 @@ def weight_errors(plan, fp: onnx.ModelProto, qp: onnx.ModelProto) -> list[Weight
         values = dequantize_constants([dq for _, _, dq, _ in chunk], q_consts, qp)
         for (node, f, _dq, weight), value in zip(chunk, values, strict=True):
             w = tensor_array(f_inits[weight])  # lazy (external) weights memory-mapped
-            if value.shape != w.shape:
+            value = _as_float_layout(f, q_nodes[node], w, value)
+            if value is None:
                 continue
-            total, worst, worst_db, channels = _figures(w, value, channel_axis(f, w.ndim))
+            total, worst, worst_db, channels = _figures(w, value, channel_axis(f, w.ndim), channel_groups(f, w.shape))
             out.append(WeightError(node, weight, total, worst, worst_db, channels))
     return sorted(out, key=lambda e: (e.sqnr_db, e.node))
+
+
+def _as_float_layout(f: onnx.NodeProto, q: onnx.NodeProto, w: np.ndarray, value: np.ndarray) -> np.ndarray | None:
+    """``value`` (the written weight, dequantized) in the float weight ``w``'s layout, None when it has
+    none: a ``Gemm(transB=1)`` written as ``MatMul`` reads ``w`` transposed (``[K, N]``)."""
+    gemm_t = f.op_type == "Gemm" and q.op_type == "MatMul" and any(a.name == "transB" and a.i for a in f.attribute)
+    if gemm_t and value.ndim == 2 and value.T.shape == w.shape:
+        return value.T
+    return value if value.shape == w.shape and not gemm_t else None
 
 
 def _chunks(todo: list, f_inits: dict, key) -> list[list]:
