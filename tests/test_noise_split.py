@@ -144,7 +144,7 @@ def test_analyze_prints_the_split(corpus, capsys):
     result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(folder / "calib.npz"), samples=16,
                           latency_check=True)
     split = noise_split(result.float_model or model, result.proto, str(folder / "eval.npz"), samples=16)
-    assert line == f"weights vs activations (16 samples, output SQNR, graph as written): {split.describe()}"
+    assert line == f"weights vs activations (on 16 samples; output SQNR, graph as written): {split.describe()}"
     assert "% of the output noise comes from the weights" in line
 
 
@@ -195,10 +195,11 @@ def test_compare_splits_onnxruntimes_qdq_file_and_says_why_not_for_qoperator(cor
     capsys.readouterr()
     assert main(["compare", str(src), str(qdq), "--data", data, "--samples", "8"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert f"weights vs activations (8 samples, output SQNR, graph as written): {split.describe()}" in out
+    assert f"weights vs activations (on 8 samples; output SQNR, graph as written): {split.describe()}" in out
     assert main(["compare", str(src), str(qop), "--data", data, "--samples", "8"]) == 0
-    assert ("weights vs activations: not measured (the quantized file has no QuantizeLinear -> DequantizeLinear "
-            "pairs: QOperator or dynamic)") in capsys.readouterr().out.splitlines()
+    assert ("weights vs activations: not measured (the quantized file is QOperator: integer kernels such as "
+            "QLinearConv hold both weights and activations, so neither can be taken out)") \
+        in capsys.readouterr().out.splitlines()
 
 
 def test_weights_left_on_disk_are_read_memory_mapped(tmp_path, monkeypatch):

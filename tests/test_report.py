@@ -247,4 +247,5 @@ def test_report_says_whether_weights_or_activations_hold_the_noise(digits):
     result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(d / "calib.npz"), latency_check=True)
     split = api.noise_split(result.float_model or model, result.proto, str(d / "eval.npz"), samples=40)
     assert split.samples == 16
-    assert f"Weights or activations? Model-output SQNR: {html.escape(split.describe())}. Measured on 16 samples" in text
+    assert (f"Weights or activations? Model-output SQNR: {html.escape(split.describe())}. Measured on 16 of the 40 "
+            "samples (the split's cap; report --split-samples N measures more)") in text

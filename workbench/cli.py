@@ -390,29 +390,69 @@ def cmd_compare(args) -> int:
         raise WorkbenchError(f"{args.model} is already quantized; compare needs the float model first.",
                              hint="workbench-cli compare FLOAT.onnx QUANTIZED.onnx")
     quant = api.open_model(args.quantized)
+    form = _split_form(quant.proto) if args.data and args.split_samples != 0 else None
     progress = TerminalProgress()
     try:
         diff = api.compare_models(model, quant.proto, args.data, samples=args.samples, progress=progress,
                                   quant_label=str(args.quantized))
-        split = api.noise_split(model, quant.proto, args.data, samples=args.samples) \
-            if args.data and api.has_qdq_pairs(quant.proto) else None
+        split = api.noise_split(model, quant.proto, args.data, samples=args.samples, **_split_cap(args)) \
+            if form in ("static", "weight-only") else None
     finally:
         progress.close()
     print(api.format_diff(diff, worst=args.worst))
-    if split is not None:
-        _print_split(split)
+    if form == "weight-only":  # float activations: the file as written is its weights-only variant
+        split = api.NoiseSplit(split.all_db, split.all_db, math.inf, split.samples, runtime=split.runtime)
+        _print_split(split, diff.samples, f"{Path(args.quantized).name} is weight-only (float activations): 100% of "
+                                          f"the output noise comes from the weights (only the weights quantized "
+                                          f"{split.weights_db:.2f} dB)")
+    elif split is not None:
+        _print_split(split, diff.samples)
         if split.unmatched:
             print(f"  ({count(len(split.unmatched), 'constant')} of the quantized file not matched to a float weight of "
                   f"{Path(args.model).name} stay quantized in the activations-only figure: {', '.join(split.unmatched[:3])}"
                   f"{' ...' if len(split.unmatched) > 3 else ''})")
-    elif args.data:
-        print("weights vs activations: not measured (the quantized file has no QuantizeLinear -> DequantizeLinear "
-              "pairs: QOperator or dynamic)")
+    elif form is not None:
+        print(f"weights vs activations: not measured ({form})")
     if args.json:
         doc = {**diff.to_json(), "split": split.to_json() if split is not None else None}
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
         print(f"wrote {args.json}")
     return 0
+
+
+def _split_form(proto) -> str:
+    """How the weights vs activations split applies to a quantized file (main graph): "static" (activation
+    Q -> DQ pairs and weights stored as integers with their DequantizeLinear: measured as written),
+    "weight-only" (quantized weights, float activations: all the noise is the weights'), or why it does
+    not apply, as the text of a parenthesis."""
+    if api.has_qdq_pairs(proto):
+        return "static"
+    kinds = {q.kind for q in api.find_quantized(proto)}
+    roles = {p.role for p in api.read_quant_params(proto)}
+    weights = bool(roles & {"weight", "bias"})
+    if kinds and kinds <= {"QDQ", "weight_only"} and weights and not roles - {"weight", "bias"}:
+        return "weight-only"
+    if not kinds:
+        return "the quantized file has no quantization nodes"
+    if "dynamic" in kinds:
+        return ("the quantized file is dynamic: its activation scales are computed at run time by "
+                "DynamicQuantizeLinear, so there is no fixed activation quantization to take out")
+    if "QOperator" in kinds:
+        return ("the quantized file is QOperator: integer kernels such as QLinearConv hold both weights and "
+                "activations, so neither can be taken out")
+    if kinds == {"QDQ"} and weights:
+        return ("the weights of the quantized file are quantized in the graph by QuantizeLinear -> "
+                "DequantizeLinear pairs, as its activations are, not stored as integers with their own "
+                "DequantizeLinear; the split cannot set the two apart")
+    if kinds == {"QDQ"}:
+        return "only the activations of the quantized file are quantized: all of its output noise comes from them"
+    return f"the quantized file mixes {', '.join(sorted(kinds))} quantization"
+
+
+def _split_cap(args) -> dict:
+    """``noise_split`` keyword for ``--split-samples N`` (none when not given: the split's own cap)."""
+    n = getattr(args, "split_samples", None)
+    return {} if n is None else {"max_samples": n}
 
 
 def _refuse_replay_options(args, with_data: bool = True) -> None:
@@ -438,9 +478,13 @@ def _refuse_replay_options(args, with_data: bool = True) -> None:
                                f"{retarget}.")
 
 
-def _print_split(split) -> None:
-    """The weights vs activations line of ``analyze`` and ``compare``."""
-    print(f"weights vs activations ({split.samples} samples, output SQNR, graph as written): {split.describe()}")
+def _print_split(split, total: int, text: str = "") -> None:
+    """The weights vs activations line of ``analyze`` and ``compare``: measured on ``split.samples`` of the
+    ``total`` samples the figures above read (the split's cap, ``--split-samples``); ``text`` in place of
+    ``split.describe()``."""
+    on = f"on {split.samples} of {total} samples, --split-samples N for more" if 0 < split.samples < total \
+        else f"on {count(split.samples, 'sample')}"
+    print(f"weights vs activations ({on}; output SQNR, graph as written): {text or split.describe()}")
 
 
 def _job_model(args, progress, check=None) -> tuple:
@@ -513,8 +557,9 @@ def cmd_analyze(args) -> int:
         rows = api.analyze(model, result, eval_data, samples=args.eval_samples,
                            progress=progress, executor=api.make_executor(args.executor) if args.executor else None)
         e2e = api.analyze_end_to_end(model, result, eval_data, samples=args.eval_samples)
-        split = api.noise_split(result.float_model or model, result.proto, eval_data, samples=args.eval_samples) \
-            if result.plan.mode == "static" else None  # a StrEnum
+        split = api.noise_split(result.float_model or model, result.proto, eval_data, samples=args.eval_samples,
+                                **_split_cap(args)) \
+            if result.plan.mode == "static" and args.split_samples != 0 else None  # a StrEnum
     finally:
         progress.close()
     measured = (result.float_model or model).proto.graph
@@ -537,7 +582,10 @@ def cmd_analyze(args) -> int:
     for o in e2e.outputs:
         print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")
     if split is not None:
-        _print_split(split)
+        _print_split(split, e2e.samples)
+    elif result.plan.mode == "weight_only" and args.split_samples != 0:
+        print("weights vs activations: the recipe is weight-only (float activations), so all of the output noise "
+              "comes from the weights (the end-to-end figures above)")
     print(f"per node unit (fake-quantized outputs, read from the unfused graph): measured with "
           f"{api.describe_runtime(False)}")
     if not rows:
@@ -723,7 +771,8 @@ def cmd_report(args) -> int:
                                 sweep=sweep, sweep_source=str(args.sweep_in or f"{args.model}: results.sensitivity.sweep"))
         out = api.write_report(args.output, model, result, eval_data, eval_samples=args.eval_samples,
                                metric=metric, curve=curve, sweep=sweep, worst=args.worst,
-                               progress=progress, choice=chose)
+                               progress=progress, choice=chose,
+                               **({} if args.split_samples is None else {"split_samples": args.split_samples}))
     finally:
         progress.close()
     if chose:
@@ -807,6 +856,14 @@ def _add_auto_arg(s) -> None:
                         "most of the output noise, if one raises that SQNR by 3 dB or more; written into the recipe "
                         "and a saved project (the default; --auto given where there is no choice says why); "
                         "--no-auto quantizes the preset as it is")
+
+
+def _add_split_arg(s) -> None:
+    s.add_argument("--split-samples", type=_count_arg, metavar="N",
+                   help="measure the weights vs activations split (the output SQNR with only the weights, and "
+                        "with only the activations, quantized: four unfused passes) on at most N of the samples; "
+                        "default: the split's own cap, which its line names when it reads fewer samples than the "
+                        "figures above; 0: no split")
 
 
 def _add_input_shape_arg(s) -> None:
@@ -1057,6 +1114,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--data", help="samples (.npz, image folder) for the per-tensor SQNR; without it, structure only")
     s.add_argument("--samples", type=_positive_int)
     s.add_argument("--worst", type=_positive_int, default=10, help="how many of the worst tensors to print")
+    _add_split_arg(s)
     s.add_argument("--json", help="write the whole diff as JSON")
     s.set_defaults(func=cmd_compare)
 
@@ -1069,6 +1127,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "times it, and the units it would keep float (slower quantized) are float here too")
     s.add_argument("--eval", help="held-out data for the error figures (default: --data)")
     s.add_argument("--eval-samples", type=_positive_int, default=32, help="eval samples measured (default 32)")
+    _add_split_arg(s)
     s.add_argument("--json", help="write the rows as JSON")
     s.add_argument("--node-data", metavar="OUT.json", help="write Model Explorer node data: OUT.sqnr.json (unit "
                    "SQNR, dB) and OUT.sensitivity.json (SQNR each unit adds itself, dB), node ids as Model "
@@ -1166,6 +1225,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "times it, and the units it would keep float (slower quantized) are float here too")
     s.add_argument("--eval", help="held-out data for every figure (default: --data, or the project's data)")
     s.add_argument("--eval-samples", type=_positive_int, default=32, help="samples of the analysis and the metric")
+    _add_split_arg(s)
     s.add_argument("--metric", help="task metric: top1 (default with gt_label), cosine (default otherwise), "
                    "output_sqnr, detection_scores, or a .py file defining metric(outputs, batch) (--allow-code)")
     s.add_argument("--curve-json", dest="curve_in", metavar="FILE",

@@ -113,6 +113,7 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
     if source.note():
         log.warning("%s", source.note())
     diff.sqnr = {f: _db(sig[f], err[f]) for f in f_names if f not in bad}
+    diff.samples = done
     return diff.sqnr
 
 

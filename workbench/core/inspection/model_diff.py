@@ -127,6 +127,8 @@ class ModelDiff:
     #: nodes of the quantized file that quantize or compute on quantized values (Q / DQ, DynamicQuantizeLinear,
     #: integer kernels, QONNX Quant ...): 0 when it holds no quantization at all
     quantized_ops: int = 0
+    #: samples :func:`workbench.core.inspection.diff_error.measure_diff` read (0: not measured)
+    samples: int = 0
     #: remarks on how the two were paired, e.g. "output names differ (['logits'] vs ['out']); matched by position"
     notes: list[str] = field(default_factory=list)
     #: the float graph the diff was made from (read only; for the side-by-side panes), None when not kept

@@ -14,7 +14,7 @@ import onnxruntime as ort
 
 from workbench import __version__
 from workbench.core.analysis.evaluate import EvalReport, RaggedRowsError, evaluate
-from workbench.core.analysis.noise_split import NoiseSplit, noise_split
+from workbench.core.analysis.noise_split import SPLIT_SAMPLES, NoiseSplit, noise_split
 from workbench.core.analysis.sensitivity import Sensitivity, SweepResult, local_sensitivity
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
 from workbench.core.errors import DataError
@@ -127,7 +127,7 @@ def _count(model, data, limit: int | None) -> int:
 def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_samples: int | None = 32,
                    metric: Any = None, curve: dict | None = None, sweep: SweepResult | None = None,
                    worst: int = 4, hist_samples: int = 8, progress: ProgressFn | None = None, cancel: CancelToken | None = None,
-                   choice: str = "") -> ReportData:
+                   choice: str = "", split_samples: int | None = SPLIT_SAMPLES) -> ReportData:
     """Measure ``result`` against ``model`` on ``eval_data`` for the report.
 
     Parameters
@@ -153,6 +153,9 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
     choice : str
         What the recipe choice did (:meth:`~workbench.core.tuning.recipe_choice.ChoiceReport.summary`), shown
         with the recipe; "" when there was none.
+    split_samples : int, optional
+        At most this many of the ``eval_samples`` measure the weights vs activations split (static
+        recipes; None: all of them, 0: no split).
 
     Raises
     ------
@@ -181,9 +184,10 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
                               progress=_phase(progress, "Model outputs"), cancel=cancel)
         evaluation.notes.append(f"default metric {chosen} not computed: {exc.message}")
     split = None
-    if str(result.plan.mode) == "static" and rows:
+    if str(result.plan.mode) == "static" and rows and split_samples != 0:
         progress(0, 0, "Weights vs activations")
-        split = noise_split(result.float_model or model, result.proto, eval_data, samples=eval_samples, cancel=cancel)
+        split = noise_split(result.float_model or model, result.proto, eval_data, samples=eval_samples,
+                            max_samples=split_samples, cancel=cancel)
     progress(0, 0, "Laying out the graph")
     structure = graph_structure(model.proto)
     positions = node_positions(structure)

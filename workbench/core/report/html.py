@@ -115,7 +115,9 @@ def _split(d: ReportData) -> str:
     sp = d.split
     if sp is None:
         return ""
-    return (f"<p>Weights or activations? Model-output SQNR: {escape(sp.describe())}. Measured on {sp.samples} samples "
+    on = (f"{sp.samples} of the {d.analysis_samples} samples (the split's cap; report --split-samples N measures more)"
+          if 0 < sp.samples < d.analysis_samples else f"{sp.samples} samples")
+    return (f"<p>Weights or activations? Model-output SQNR: {escape(sp.describe())}. Measured on {on} "
             f"of {escape(d.eval_source)}, float and quantized models ORT_DISABLE_ALL; noise powers of independent "
             "sources add.</p>")
 
