@@ -34,6 +34,7 @@ from workbench.core import api
 from workbench.core.api import PROJECT_SUFFIX, QParams, load_project, new_project, save_project
 from workbench.core.errors import WorkbenchError
 from workbench.core.issues import IssueCode
+from workbench.core.jobs import refuse_output_onto_inputs
 from workbench.core.wording import count
 from workbench.qt import actions, autosave, docks, settings
 from workbench.qt.apply_project import ApplyProjectDialog
@@ -682,11 +683,13 @@ class MainWindow(QMainWindow):
         return self.save_project_to(path)
 
     def save_project_to(self, path: str | Path) -> Path:
-        """Write the project (model ref, recipe, data, calibration cache, results) to ``path``."""
+        """Write the project (model ref, recipe, data, calibration cache, results) to ``path``; ExportError (one
+        line naming it) when ``path`` is the model, the calibration data or the eval data / metric file."""
         self._need_model()
         path = Path(path).resolve()
         self.sync_data_spec()  # what the Calibration panel shows is what is saved
-        save_project(self.current_project(), path)
+        refuse_output_onto_inputs(path, self._panel_inputs())  # the Evaluate panel's files, its defaults too
+        save_project(self.current_project(), path)  # refused onto the model, data and eval files it names
         self.doc.project_path = path
         self.doc.mark_saved()
         self.autosaver.discard()

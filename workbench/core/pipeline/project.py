@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from workbench import __version__
-from workbench.core.errors import ProjectError
+from workbench.core.errors import ExportError, ProjectError
 from workbench.core.io.atomic import StagedWrite, atomic_write_bytes
 from workbench.core.io.jsonsafe import UntrustedJSONError, loads_untrusted
 from workbench.core.model.load import sha256_file
@@ -169,15 +169,47 @@ def _relative(target: str, base: Path) -> str:
         return str(t)
 
 
+def named_files(project: Project, path: str | Path) -> list[tuple[Path, str]]:
+    """The files ``project`` saved at ``path`` names, each with what it is: its model, its calibration data
+    (or Python reader), its eval data and metric file; relative paths resolved against ``path``'s folder."""
+    out = [(p, "the project's model" if i == 0 else "the project's calibration data")
+           for i, p in enumerate(project.input_paths(path)[1:])]
+    if isinstance(project.evaluation, dict):
+        spec = {k: v for k, v in project.evaluation.items() if k in ("data", "metric")}
+        base = Path(path).resolve().parent
+        for key in _evaluation_files(spec):
+            what = "the project's eval data" if key == "data" else "the project's metric file"
+            out.append((Path(spec[key]) if Path(spec[key]).is_absolute() else base / spec[key], what))
+    return out
+
+
+def refuse_onto_named_files(project: Project, path: str | Path) -> None:
+    """Refuse to write the project file ``path`` onto a file the project names (:func:`named_files`).
+
+    Raises
+    ------
+    ExportError
+        ``path`` is (after ``~`` and symbolic links are resolved) the model, the calibration data, the eval
+        data or the metric file of ``project``; the message names the file and what it is.
+    """
+    out = os.path.realpath(Path(path).expanduser())
+    for named, what in named_files(project, path):
+        if os.path.realpath(Path(named).expanduser()) == out:
+            raise ExportError(f"{path} is {what}; saving the project there would replace it.",
+                              hint=f"Choose another file name for the project (e.g. ending in {PROJECT_SUFFIX}).")
+
+
 def save_project(project: Project, path: str | Path) -> Path:
     """Write ``project`` to ``path`` atomically; model and data paths become relative to it.
 
     Raises
     ------
     ExportError
-        When the target cannot be written.
+        When the target cannot be written, or is a file the project names (its model, calibration data, eval
+        data or metric file: :func:`refuse_onto_named_files`).
     """
     path = Path(path)
+    refuse_onto_named_files(project, path)
     atomic_write_bytes(path, project_bytes(project, path))
     return path
 
@@ -189,8 +221,9 @@ def stage_project(project: Project, path: str | Path) -> StagedWrite:
     Raises
     ------
     ExportError
-        When the target cannot be written.
+        When the target cannot be written, or is a file the project names (:func:`refuse_onto_named_files`).
     """
+    refuse_onto_named_files(project, path)
     return StagedWrite(path, project_bytes(project, path))
 
 
