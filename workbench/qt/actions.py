@@ -31,6 +31,13 @@ ENABLED_WHEN: dict[str, Callable[[dict[str, bool]], bool]] = {
     "busy": lambda s: s["busy"],  # a job runs (Cancel)
     "suggestion": lambda s: s["suggestion"],  # a sweep suggestion not yet applied
     "undo": lambda s: True,  # undo / redo: the undo stack enables them itself
+    # the shown tab has a graph the View / Edit actions act on (not a diff tab, not Netron)
+    "graph": lambda s: s.get("graph", True),
+    "model_graph": lambda s: s["has_model"] and not s["busy"] and s.get("graph", True),
+    # the shown tab is the open model's graph (its SQNR and sensitivity colours)
+    "main_graph": lambda s: s.get("main_graph", True),
+    # the shown tab draws Q/DQ pairs (the model's graph or an exported file's), no job runs
+    "qdq_graph": lambda s: s["has_model"] and not s["busy"] and s.get("qdq_graph", True),
 }
 
 
@@ -69,34 +76,40 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Write a self-contained HTML report (recipe, issues, SQNR, histograms, metric, graph)",
                group="float_model"),
     ActionSpec("export_picture", "Export &Picture...", "export_picture_dialog", ("Ctrl+Shift+P",),
-               "Write the current view of the graph as PNG or SVG", group="model"),
+               "Write the current view of the shown graph as PNG or SVG", group="model_graph"),
     ActionSpec("quit", "&Quit", "close", (K.Quit,)),
     # Edit
     ActionSpec("undo", "&Undo", "", ("Ctrl+Z",), group="undo"),
     ActionSpec("redo", "&Redo", "", ("Ctrl+Y", "Ctrl+Shift+Z"), group="undo"),
-    ActionSpec("find", "&Find nodes", "focus_search", (K.Find,)),
-    ActionSpec("find_next", "Find Ne&xt", "step_search", (K.FindNext,), "Show the next search hit", args=(1,)),
+    ActionSpec("find", "&Find nodes", "focus_search", (K.Find,), group="graph"),
+    ActionSpec("find_next", "Find Ne&xt", "step_search", (K.FindNext,), "Show the next search hit", args=(1,),
+               group="graph"),
     ActionSpec("find_previous", "Find Pre&vious", "step_search", (K.FindPrevious,), "Show the previous search hit",
-               args=(-1,)),
+               args=(-1,), group="graph"),
     ActionSpec("same_type", "Select all of this &type", "select_same_type", ("Ctrl+T",),
-               "Select every node with the op type of the selected node", group="model"),
+               "Select every node with the op type of the selected node (in the shown graph)", group="model_graph"),
     # View
-    ActionSpec("fit", "&Fit graph", "canvas.fit", ("Ctrl+0",)),
-    ActionSpec("zoom_in", "Zoom &in", "canvas.zoom_in", (K.ZoomIn,)),
-    ActionSpec("zoom_out", "Zoom &out", "canvas.zoom_out", (K.ZoomOut,)),
-    ActionSpec("expand_all", "E&xpand All Groups", "canvas.expand_all", ("Ctrl+]",),
-               "Open every group: all nodes drawn"),
-    ActionSpec("collapse_all", "&Collapse All Groups", "canvas.collapse_all", ("Ctrl+[",),
-               "Draw every top-level group as one box"),
-    ActionSpec("depth_1", "Open Groups to Depth &1", "canvas.expand_to_depth", ("Alt+1",),
-               "Open the top-level groups; their inner groups show as boxes", args=(1,)),
-    ActionSpec("depth_2", "Open Groups to Depth &2", "canvas.expand_to_depth", ("Alt+2",), args=(2,)),
-    ActionSpec("depth_3", "Open Groups to Depth &3", "canvas.expand_to_depth", ("Alt+3",), args=(3,)),
-    ActionSpec("color_sqnr", "Colour by &SQNR", "color_by_sqnr", ("Ctrl+Shift+E",)),
+    ActionSpec("fit", "&Fit graph", "on_shown_canvas", ("Ctrl+0",), group="graph", args=("fit",)),
+    ActionSpec("zoom_in", "Zoom &in", "on_shown_canvas", (K.ZoomIn,), group="graph", args=("zoom_in",)),
+    ActionSpec("zoom_out", "Zoom &out", "on_shown_canvas", (K.ZoomOut,), group="graph", args=("zoom_out",)),
+    ActionSpec("expand_all", "E&xpand All Groups", "on_shown_canvas", ("Ctrl+]",),
+               "Open every group: all nodes drawn", group="graph", args=("expand_all",)),
+    ActionSpec("collapse_all", "&Collapse All Groups", "on_shown_canvas", ("Ctrl+[",),
+               "Draw every top-level group as one box", group="graph", args=("collapse_all",)),
+    ActionSpec("depth_1", "Open Groups to Depth &1", "on_shown_canvas", ("Alt+1",),
+               "Open the top-level groups; their inner groups show as boxes", group="graph",
+               args=("expand_to_depth", 1)),
+    ActionSpec("depth_2", "Open Groups to Depth &2", "on_shown_canvas", ("Alt+2",), group="graph",
+               args=("expand_to_depth", 2)),
+    ActionSpec("depth_3", "Open Groups to Depth &3", "on_shown_canvas", ("Alt+3",), group="graph",
+               args=("expand_to_depth", 3)),
+    ActionSpec("color_sqnr", "Colour by &SQNR", "color_by_sqnr", ("Ctrl+Shift+E",),
+               "Colour the model's graph by the per-unit SQNR (the Graph tab)", group="main_graph"),
     ActionSpec("color_sensitivity", "Colour by Se&nsitivity", "color_by_sensitivity", ("Ctrl+Shift+G",),
-               "Colour the canvas by the sweep's chosen figure"),
+               "Colour the model's graph by the sweep's chosen figure (the Graph tab)", group="main_graph"),
     ActionSpec("show_qdq", "Show Q/DQ as &Nodes", "toggle_qdq_nodes", ("Ctrl+Shift+Q",),
-               "Draw QuantizeLinear / DequantizeLinear as nodes instead of badges on the edges", group="model"),
+               "Draw QuantizeLinear / DequantizeLinear of the shown graph as nodes instead of badges on the edges",
+               group="qdq_graph"),
     ActionSpec("legend", "&Legend", "toggle_legend", ("Ctrl+L",), "Show or hide the colour legend on the graph"),
     ActionSpec("open_export", "Open E&xported Model", "open_exported", ("Ctrl+Shift+X",),
                "Show the last exported model as it is (dtypes, Q/DQ badges, scales) in a tab", group="model"),
@@ -230,7 +243,8 @@ def build_toolbar(window: Any, actions: dict[str, QAction]) -> None:
 
 
 def update_enabled(actions: dict[str, QAction], **state: bool) -> None:
-    """Enable each action by its group (``state``: has_model, busy, suggestion, quantized)."""
+    """Enable each action by its group (``state``: has_model, busy, suggestion, quantized; graph, main_graph
+    and qdq_graph say what the shown tab is, each True when not given)."""
     for name, act in actions.items():
         group = _GROUPS[name]
         if group != "undo":

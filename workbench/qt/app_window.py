@@ -139,6 +139,8 @@ class MainWindow(QMainWindow):
         column.addWidget(self.tabs, 1)
         self.setCentralWidget(central)
         self._last_export: Path | None = None
+        self._qdq_nodes = False  # the model's graph draws Q/DQ as nodes (View > Show Q/DQ as Nodes on its tab)
+        self._search_canvas: GraphCanvas | None = None  # the graph the Search Hits dock lists nodes of
         self._remeasure_after = ""  # why the figures are measured again (an export kept units float)
         self.docks = docks.build_docks(self, self.doc)  # inspector, recipe_panel, calibration, errors, ...
         self.evaluation = EvaluationController(self)  # Run > Evaluate / Autotune
@@ -177,6 +179,7 @@ class MainWindow(QMainWindow):
         self.canvas.edgeSelected.connect(self._on_edge_selected)
         self.canvas.nodeActivated.connect(self.open_subgraphs)
         self.canvas.layoutFailed.connect(lambda msg: self.set_status(f"Layout failed: {msg}"))
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         self.errors.nodeClicked.connect(self.focus_node)
         self.errors.colorBySqnr.connect(self.color_by_sqnr)
         self.errors.exportNodeData.connect(self.export_node_data_dialog)
@@ -184,7 +187,7 @@ class MainWindow(QMainWindow):
         self.sensitivity.nodeClicked.connect(self.focus_node)
         self.cost.nodeClicked.connect(self.focus_node)
         self.problems.nodeClicked.connect(self.focus_node)
-        self.search_hits.nodeClicked.connect(self.focus_node)
+        self.search_hits.nodeClicked.connect(self.focus_hit)
         self.problems.countChanged.connect(self._on_problem_count)
         self.problems_link.linkActivated.connect(lambda _href: self.show_problems())
         self.sensitivity.figureChanged.connect(lambda _f: self.color_by_sensitivity())
@@ -458,7 +461,7 @@ class MainWindow(QMainWindow):
 
     def _collapse_qdq(self) -> bool:
         """Q/DQ pairs are edge badges unless View > Show Q/DQ as Nodes is checked."""
-        return not self.act_show_qdq.isChecked()
+        return not self._qdq_nodes
 
     def _show_quantization(self) -> None:
         """Banner, canvas marks and tooltips, dtype colours and the Calibrate reason of the open model."""
@@ -480,10 +483,59 @@ class MainWindow(QMainWindow):
 
     @guarded
     def toggle_qdq_nodes(self) -> None:
-        """Redraw the open model with Q/DQ pairs as nodes or as edge badges (View > Show Q/DQ as Nodes)."""
+        """Redraw the shown graph (the open model's, or an exported file's tab) with Q/DQ pairs as nodes or as
+        edge badges (View > Show Q/DQ as Nodes); each tab keeps its own choice."""
         self._need_model()
-        self.canvas.set_model(self.doc.model.proto, collapse_qdq=self._collapse_qdq())
-        self.set_status("Q/DQ drawn as nodes." if self.act_show_qdq.isChecked() else "Q/DQ pairs folded into edge badges.")
+        nodes, shown = self.act_show_qdq.isChecked(), self.tabs.currentWidget()
+        if isinstance(shown, QuantModelTab):
+            shown.show_qdq_nodes(nodes)
+        elif shown is self.canvas:
+            self._qdq_nodes = nodes
+            self.canvas.set_model(self.doc.model.proto, collapse_qdq=self._collapse_qdq())
+        else:
+            self._sync_qdq_check()
+            raise WorkbenchError(f"The {self._tab_name()} tab has no Q/DQ drawing to change.",
+                                 hint="Switch to the Graph tab or an Exported tab first.")
+        self.set_status("Q/DQ drawn as nodes." if nodes else "Q/DQ pairs folded into edge badges.")
+
+    def _sync_qdq_check(self) -> None:
+        """View > Show Q/DQ as Nodes shows the choice of the shown tab."""
+        shown = self.tabs.currentWidget()
+        self.act_show_qdq.setChecked(shown.qdq_nodes if isinstance(shown, QuantModelTab) else self._qdq_nodes)
+
+    def _tab_name(self) -> str:
+        return self.tabs.tabText(self.tabs.currentIndex()).replace("&", "")
+
+    @guarded
+    def _on_tab_changed(self, _index: int) -> None:
+        """Another tab is shown: the View / Edit actions follow its graph (off where it has none), its legend
+        follows View > Legend."""
+        shown = self.tabs.currentWidget()
+        if shown is not None:
+            canvases = [shown] if isinstance(shown, GraphCanvas) else shown.findChildren(GraphCanvas)
+            for canvas in canvases:
+                canvas.legend_overlay.setVisible(self.act_legend.isChecked())
+        self._sync_qdq_check()
+        self._update_actions()
+
+    def shown_canvas(self) -> GraphCanvas:
+        """The graph of the shown tab (:meth:`ModelTabs.shown_canvas`). Raises WorkbenchError when the tab
+        has none (a diff or the Netron tab)."""
+        canvas = self.tabs.shown_canvas()
+        if canvas is None:
+            raise WorkbenchError(f"The {self._tab_name()} tab shows no single graph.",
+                                 hint="Switch to the Graph tab, a subgraph or an Exported tab first.")
+        return canvas
+
+    @guarded
+    def on_shown_canvas(self, method: str, *args) -> None:
+        """View > Fit / Zoom / Expand / Collapse / Open Groups to Depth: call ``method`` of the shown graph."""
+        getattr(self.shown_canvas(), method)(*args)
+
+    def _show_main_graph(self) -> None:
+        """Bring the open model's graph forward (a dock names its nodes: they are shown there)."""
+        if self.tabs.currentWidget() is not self.canvas:
+            self.tabs.setCurrentWidget(self.canvas)
 
     def toggle_legend(self) -> None:
         """View > Legend: show or hide the colour legend of every graph (main, exported, diff tabs)."""
@@ -1082,22 +1134,28 @@ class MainWindow(QMainWindow):
         text = self.search.text().strip()
         if not text or self.doc.model is None:
             return []
+        canvas = self.shown_canvas()  # the search box searches the shown graph
         try:
-            found = self.canvas.search(text)
+            found = canvas.search(text)
         except ValueError as exc:  # re: with a bad pattern
             self.set_status(f"{exc}. Fix the pattern after 're:'.")
             return []
-        ops = dict(zip(self.canvas.node_names(), self.canvas.node_op_types(), strict=True))
+        self._search_canvas = canvas
+        ops = dict(zip(canvas.node_names(), canvas.node_op_types(), strict=True))
         self.search_hits.set_hits([(n, ops[n]) for n in found])
         if found:
             docks.bring_forward(self, self.docks, "Search Hits", beside="Inspector")
-        self.set_status(f"{count(len(found), 'node matches', 'nodes match')} {text!r}; F3 / Shift+F3 step through them." if found
-                        else self._no_search_hits(text))
+        where = "" if canvas is self.canvas else f" in the {self._tab_name()} tab"
+        self.set_status(f"{count(len(found), 'node matches', 'nodes match')} {text!r}{where}; F3 / Shift+F3 step "
+                        "through them." if found else self._no_search_hits(text, canvas))
         return found
 
-    def _no_search_hits(self, text: str) -> str:
-        """The status line of a search without hits: it may match Q/DQ nodes folded into badges."""
-        folded = self.canvas.folded_matches(text, {n.name: n.op_type for n in self.doc.model.graph.node})
+    def _no_search_hits(self, text: str, canvas: GraphCanvas) -> str:
+        """The status line of a search of ``canvas`` without hits: it may match Q/DQ nodes folded into badges."""
+        shown = self.tabs.currentWidget()
+        ops = ({n.name: n.op_type for n in self.doc.model.graph.node} if canvas is self.canvas
+               else shown.op_types if isinstance(shown, QuantModelTab) else {})
+        folded = canvas.folded_matches(text, ops)
         if not folded:
             return f"No node matches {text!r}."
         return (f"No drawn node matches {text!r}, but {count(len(folded), 'Q/DQ node')} folded into the edge badges "
@@ -1106,19 +1164,25 @@ class MainWindow(QMainWindow):
     @guarded
     def step_search(self, step: int = 1) -> None:
         """Show the next (``step=1``) or previous (``-1``) hit of the last search."""
-        hit = self.canvas.next_hit(step)
+        canvas = self.shown_canvas()
+        hit = canvas.next_hit(step)
         if hit is None:
             self.set_status("No search hits: type in the search box and press Enter first.")
             return
         name, position, total = hit
-        self.search_hits.set_current(position - 1)
+        if canvas is self._search_canvas:
+            self.search_hits.set_current(position - 1)
         self.set_status(f"Hit {position} of {total}: {name}")
 
     @guarded
     def export_picture_dialog(self) -> None:
-        """File > Export Picture: the current view of the graph as PNG or SVG."""
+        """File > Export Picture: the current view of the shown graph as PNG or SVG."""
         self._need_model()
-        start = str(self.doc.model_path.with_name(f"{self.doc.model_path.stem}.png"))
+        shown = self.tabs.currentWidget()
+        self.shown_canvas()  # a tab without a graph is refused before the dialog
+        stem = (shown.path.stem if isinstance(shown, QuantModelTab) else self.doc.model_path.stem if shown is self.canvas
+                else f"{self.doc.model_path.stem}_{''.join(c if c.isalnum() else '_' for c in self._tab_name())}")
+        start = str(self.doc.model_path.with_name(f"{stem}.png"))
         path, chosen = QFileDialog.getSaveFileName(self, "Export picture of the view", start,
                                                    "PNG picture (*.png);;SVG picture (*.svg)")
         if path:
@@ -1127,13 +1191,16 @@ class MainWindow(QMainWindow):
             self.export_picture_to(path)
 
     def export_picture_to(self, path: str | Path) -> tuple[int, int]:
-        """Write what the canvas shows now to ``path`` (.png / .svg); never onto an input of the job."""
+        """Write what the shown graph shows now to ``path`` (.png / .svg); never onto an input of the job.
+        Returns its (width, height) in pixels. Raises WorkbenchError (one line naming ``path``) when the shown
+        tab has no graph, or ``path`` is an input, has another suffix or cannot be written."""
+        canvas = self.shown_canvas()
         api.check_not_input(str(path))
         if self.doc.model is not None:
             self._refuse_input(path)
         check_output_path(path)
         try:
-            size = self.canvas.export_picture(path)
+            size = canvas.export_picture(path)
         except (OSError, ValueError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).removeprefix(f"{path}: ")
             raise WorkbenchError(f"{path}: cannot write the picture ({why}).",
@@ -1143,12 +1210,14 @@ class MainWindow(QMainWindow):
 
     @guarded
     def select_same_type(self) -> list[str]:
-        selected = self.canvas.selected_nodes()
+        """Edit > Select all of this type: in the shown graph, every node of the selected node's op type."""
+        canvas = self.shown_canvas()
+        selected = canvas.selected_nodes()
         if not selected:
             self.set_status("Select a node first; then all nodes of its op type are selected.")
             return []
-        op = self.doc.op_type(selected[0])
-        found = self.canvas.select_op_type(op)
+        op = dict(zip(canvas.node_names(), canvas.node_op_types(), strict=True))[selected[0]]
+        found = canvas.select_op_type(op)
         self.set_status(f"Selected {count(len(found), f'{op} node')}.")
         return found
 
@@ -1159,15 +1228,30 @@ class MainWindow(QMainWindow):
 
     @guarded
     def focus_node(self, name: str) -> None:
+        """Select and centre node ``name`` of the open model (a dock's row): on its graph, brought forward."""
+        self._show_main_graph()
         self.canvas.select_nodes([name], center=True)
 
     @guarded
+    def focus_hit(self, name: str) -> None:
+        """A row of the Search Hits dock: select and centre ``name`` on the graph that search ran on."""
+        index = self.tabs.index_of_canvas(self._search_canvas)
+        if index < 0:
+            self.set_status(f"The tab that search ran on is closed; search again to find {name}.")
+            return
+        self.tabs.setCurrentIndex(index)
+        self._search_canvas.select_nodes([name], center=True)
+
+    @guarded
     def color_by_sqnr(self) -> None:
+        """View > Colour by SQNR (the Graph tab), or the Errors dock's button: the model's graph, brought
+        forward, coloured by the per-unit SQNR."""
         errors = self._canvas_errors()
         if not errors:
             self.set_status(f"No SQNR for an already-quantized file: {QUANTIZED_FIGURES_HINT}"
                             if self.doc.quant_summary is not None else "No SQNR yet: calibrate first (F5).")
             return
+        self._show_main_graph()  # the figures are of the model's graph
         self.canvas.set_node_values(errors=errors, error_label=self._sqnr_label())
         self.color_mode.setCurrentText("error")
 
@@ -1356,8 +1440,11 @@ class MainWindow(QMainWindow):
     def _update_actions(self, *_args) -> None:
         has_model, busy = self.doc.model is not None, self.runs.busy or self._open_job is not None
         quantized = self.doc.quant_summary is not None
+        shown = self.tabs.currentWidget()
         actions.update_enabled(self._actions, has_model=has_model, busy=busy,
-                               suggestion=self.sensitivity.can_apply(), quantized=quantized)
+                               suggestion=self.sensitivity.can_apply(), quantized=quantized,
+                               graph=self.tabs.shown_canvas() is not None, main_graph=shown is self.canvas,
+                               qdq_graph=shown is self.canvas or isinstance(shown, QuantModelTab))
         for panel in (self.sensitivity, self.evaluate_panel, self.autotune_panel):
             panel.run_button.setEnabled(has_model and not busy and not quantized)
         # the panel's button works only where Run > Calibrate does (a float model open, no job)

@@ -197,6 +197,7 @@ class QuantModelTab(QWidget):
         if self.colour is not None:
             self.colour.currentTextChanged.connect(self._follow_colour)
             self.colour.setCurrentText("dtype")  # the window's choice is this tab's (the main graph follows)
+        self.qdq_nodes = False  # Q/DQ pairs folded into edge badges
         self.canvas.set_model(self.proto, collapse_qdq=True)
 
     # ------------------------------------------------------------------ colours
@@ -260,6 +261,13 @@ class QuantModelTab(QWidget):
         super().hideEvent(event)
         if not event.spontaneous() and self.inspector is not None:  # another tab is shown, or this one closed
             self.inspector.release_file(self)
+
+    def show_qdq_nodes(self, nodes: bool) -> None:
+        """Draw the file again with QuantizeLinear / DequantizeLinear as nodes (``nodes``) or folded into
+        edge badges (the default), as View > Show Q/DQ as Nodes does for the main graph."""
+        if nodes != self.qdq_nodes:
+            self.qdq_nodes = nodes
+            self.canvas.set_model(self.proto, collapse_qdq=not nodes)
 
     def changed_on_disk(self) -> bool:
         """True when the file was written again (or removed) since this tab read it."""

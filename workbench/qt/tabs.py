@@ -65,6 +65,22 @@ class ModelTabs(QTabWidget):
             titles.append(title)
         return titles
 
+    def shown_canvas(self) -> GraphCanvas | None:
+        """The graph of the shown tab the View and Edit actions act on: the model's graph, a subgraph body
+        or an exported file's graph; None for a diff tab (two panes) or the Netron tab."""
+        widget = self.currentWidget()
+        if isinstance(widget, QuantModelTab):
+            return widget.canvas
+        return widget if isinstance(widget, GraphCanvas) else None
+
+    def index_of_canvas(self, canvas: GraphCanvas | None) -> int:
+        """The index of the tab showing ``canvas`` (as :meth:`shown_canvas` gives it), -1 when its tab is closed."""
+        for index in range(self.count()):
+            widget = self.widget(index)
+            if canvas is not None and (widget is canvas or getattr(widget, "canvas", None) is canvas):
+                return index
+        return -1
+
     def exported_tab(self, path: Path) -> QuantModelTab | None:
         """The open tab showing the exported file ``path`` (View > Open Exported Model), if any."""
         target = Path(path).resolve()
