@@ -75,3 +75,22 @@ def test_report_names_the_default_preset_of_a_sweep(corpus, tmp_path, capsys):
                    "(preset s8s8, as the recipe choice and the options make it); they differ in preset. Run "
                    "`workbench-cli sweep --json FILE` with the report's model, data and recipe options.")
     assert not out.exists()
+
+
+def test_report_refuses_an_unreadable_sweep_recipe_before_quantizing(corpus, tmp_path, capsys, monkeypatch):
+    """A sweep whose recording of the recipe is no recipe (hand-edited, another version's preset) was
+    compared field by field as if it were one; it is refused when read, before any quantization."""
+    from workbench.core import api
+
+    mlp = corpus / "digits_mlp"
+    sweep = tmp_path / "s.json"
+    sweep.write_text(json.dumps({"rows": [], "recipe": json.dumps({"preset": "int3-magic"})}))
+    monkeypatch.setattr(api, "quantize", lambda *a, **k: (_ for _ in ()).throw(AssertionError("quantized")))
+    out = tmp_path / "r.html"
+    assert main(["report", str(mlp / "model_opset17.onnx"), "--data", str(mlp / "calib.npz"), "--no-auto",
+                 "--sweep-json", str(sweep), "-o", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {sweep}: field recipe: invalid recipe at preset: unknown preset 'int3-magic'; use one of cpu-u8s8, "
+        "s8s8, a16w8, w4-block, fp8-e4m3, dynamic-u8; the sweep's recipe cannot be read. Run `workbench-cli sweep "
+        "--json FILE` again with the report's model, data and recipe options.")
+    assert not out.exists()

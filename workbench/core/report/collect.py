@@ -17,11 +17,12 @@ from workbench.core.analysis.evaluate import EvalReport, RaggedRowsError, evalua
 from workbench.core.analysis.noise_split import SPLIT_SAMPLES, NoiseSplit, noise_split
 from workbench.core.analysis.sensitivity import Sensitivity, SweepResult, local_sensitivity
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
-from workbench.core.errors import DataError
+from workbench.core.errors import DataError, RecipeError
 from workbench.core.graph.layout import GraphStructure, graph_structure
 from workbench.core.pipeline.analyze import analyze
 from workbench.core.pipeline.quantize import QuantizeResult
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.recipe.recipe import Recipe
 from workbench.core.report.histograms import TensorHistogram, unit_histograms
 from workbench.core.report.layout import node_positions
 
@@ -100,10 +101,18 @@ def load_sweep(doc: Any, source: str) -> SweepResult:
     try:
         if not isinstance(rows, list):
             raise TypeError("no rows list")
-        return SweepResult.from_json(doc)
+        sweep = SweepResult.from_json(doc)
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{source}: field rows: not a sensitivity sweep ({exc}).",
                         hint="Give the file `workbench-cli sweep --json FILE` wrote.") from None
+    if sweep.recipe is not None:  # compared with the report's recipe once it is known: refused now if unreadable
+        try:
+            Recipe.from_json(sweep.recipe, source="field recipe")
+        except RecipeError as exc:
+            raise DataError(f"{source}: {exc.message.rstrip('.')}; the sweep's recipe cannot be read.",
+                            hint="Run `workbench-cli sweep --json FILE` again with the report's model, data and "
+                                 "recipe options.") from None
+    return sweep
 
 
 def read_sweep(path: str | Path) -> SweepResult:

@@ -6,11 +6,10 @@ written for another model names nodes this one does not have and would draw mean
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from workbench.core.analysis.sensitivity import SweepResult
-from workbench.core.errors import DataError, WorkbenchError
+from workbench.core.errors import DataError
 from workbench.core.graph.index import iter_graphs
 from workbench.core.graph.layout import node_keys
 from workbench.core.pipeline.quantize import QuantizeResult
@@ -31,27 +30,14 @@ def curve_nodes(curve: dict) -> list[str]:
     return out
 
 
-def _recipe_fields(recipe_json: str) -> dict:
-    """The fields of a recipe's JSON with the defaults filled in (``sweep --json`` writes the recipe
-    with ``exclude_defaults``, so a recipe of the default preset has no ``preset`` key); a recipe
-    this version cannot read gives its raw keys, with the default preset when it names none."""
-    try:
-        return Recipe.from_json(recipe_json, source="the sweep's recipe").model_dump(mode="json")
-    except WorkbenchError:
-        pass
-    try:
-        doc = json.loads(recipe_json)
-    except ValueError:
-        doc = None
-    doc = doc if isinstance(doc, dict) else {}
-    return {"preset": Recipe.model_fields["preset"].default, **doc}
-
-
 def _recipe_difference(sweep_json: str, report_json: str) -> tuple[str, str, list[str]]:
-    """``(the sweep's preset, the report's preset, the recipe fields that differ, in field order)``."""
-    a, b = _recipe_fields(sweep_json), _recipe_fields(report_json)
-    fields = [k for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
-    return str(a.get("preset")), str(b.get("preset")), fields
+    """``(the sweep's preset, the report's preset, the recipe fields that differ, in field order)``, the
+    defaults filled in (``sweep --json`` writes the recipe without them: a recipe of the default preset
+    has no ``preset`` key; :func:`workbench.core.report.collect.load_sweep` refused a recipe it cannot read)."""
+    theirs = Recipe.from_json(sweep_json, source="the sweep's recipe").model_dump(mode="json")
+    ours = Recipe.from_json(report_json).model_dump(mode="json")
+    fields = [k for k in dict.fromkeys([*theirs, *ours]) if theirs.get(k) != ours.get(k)]
+    return str(theirs["preset"]), str(ours["preset"]), fields
 
 
 def check_report_names(model, *, curve: dict | None = None, curve_source: str = "", sweep: SweepResult | None = None,
