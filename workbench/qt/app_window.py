@@ -414,15 +414,14 @@ class MainWindow(QMainWindow):
                         "Ctrl+Z undoes; save them with Ctrl+S.")
 
     def _mention_other_autosaves(self) -> None:
-        """Once per session: autosaves of other models left by a session that did not exit cleanly."""
+        """Once per session: autosaves of other models left by a session that did not exit cleanly, and where
+        the kept-aside ones are (:func:`autosave.others_text`)."""
         if self._autosaves_mentioned:
             return
         self._autosaves_mentioned = True
-        others = [n["model_path"] for n in autosave.left_behind(self.autosaver.owned)]
-        if others:
-            names = ", ".join(Path(p).name for p in others[:3]) + (" ..." if len(others) > 3 else "")
-            self.set_status(f"{self.status_label.text()} Unsaved edits of {names} were autosaved by a session "
-                            "that did not exit cleanly: open that model to restore them.")
+        said = autosave.others_text(self.autosaver.owned)
+        if said:
+            self.set_status(f"{self.status_label.text()} {said}")
 
     def _adopt_autosave(self, project, project_file: Path, note: dict) -> list[str]:
         """Every field of an autosave (:class:`autosave.RestoreCommand`) and its project file (where Ctrl+S

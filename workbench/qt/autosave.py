@@ -41,6 +41,10 @@ log = logging.getLogger(__name__)
 INTERVAL_S = 30
 #: answers of :func:`ask_restore`
 RESTORE, DISCARD = "restore", "discard"
+#: autosaves kept aside (:func:`keep_aside`): at most this many per model, newest kept ...
+KEPT_PER_MODEL = 5
+#: ... and none older than this many days (:func:`prune_kept`; the one just kept always stays)
+KEPT_DAYS = 30
 
 
 def autosave_dir() -> Path:
@@ -112,7 +116,59 @@ def keep_aside(files: AutosaveFiles, *, move: bool) -> Path:
     except OSError as exc:
         log.warning("could not keep the autosave %s aside: %s", files.project, exc)
         return files.project
+    prune_kept(spare=target)
     return target
+
+
+def kept_files() -> list[Path]:
+    """The autosaves kept aside in :func:`autosave_dir` (``<key>.kept-<stamp>.wbproj``), by name."""
+    folder = autosave_dir()
+    return sorted(folder.glob(f"*.kept-*{api.PROJECT_SUFFIX}")) if folder.is_dir() else []
+
+
+def _kept_at(path: Path) -> float:
+    """When ``path`` was kept aside (Unix seconds): the stamp of its name, else its modification time."""
+    stamp = path.name.split(".kept-", 1)[-1][:15]
+    try:
+        return time.mktime(time.strptime(stamp, "%Y%m%d-%H%M%S"))
+    except ValueError:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return time.time()
+
+
+def prune_kept(spare: Path | None = None, now: float | None = None) -> list[Path]:
+    """Delete kept-aside autosaves older than :data:`KEPT_DAYS` days and, per model, all but the newest
+    :data:`KEPT_PER_MODEL`; never ``spare`` (the one just kept). Returns the files deleted (a file that cannot
+    be deleted is logged and left)."""
+    now = time.time() if now is None else now
+    by_model: dict[str, list[tuple[float, Path]]] = {}
+    for path in kept_files():
+        by_model.setdefault(path.name.split(".kept-", 1)[0], []).append((_kept_at(path), path))
+    gone = []
+    for kept in by_model.values():
+        kept.sort(key=lambda item: (item[0], item[1].name), reverse=True)  # newest first
+        for rank, (at, path) in enumerate(kept):
+            if path == spare or (rank < KEPT_PER_MODEL and now - at <= KEPT_DAYS * 86400):
+                continue
+            try:
+                path.unlink()
+            except OSError as exc:
+                log.warning("could not delete the old kept-aside autosave %s: %s", path, exc)
+                continue
+            gone.append(path)
+    return gone
+
+
+def kept_text() -> str:
+    """One sentence saying where the kept-aside autosaves are ("" when there are none)."""
+    kept = kept_files()
+    if not kept:
+        return ""
+    return (f"{len(kept)} earlier autosave{'s' if len(kept) != 1 else ''} that could not be restored as written "
+            f"{'are' if len(kept) != 1 else 'is'} kept in {autosave_dir()} (File > Apply Project to Model applies one; "
+            f"kept {KEPT_DAYS} days, at most {KEPT_PER_MODEL} per model).")
 
 
 class ProjectPathCommand(QUndoCommand):
@@ -192,6 +248,20 @@ def left_behind(exclude: set[AutosaveFiles] = frozenset()) -> list[dict]:
         if files not in exclude and note.get("model_path") and Path(note["model_path"]).is_file():
             notes.append(note)
     return sorted(notes, key=lambda n: n.get("saved_at") or 0)
+
+
+def others_text(exclude: set[AutosaveFiles] = frozenset()) -> str:
+    """The window's once-per-session note on the autosave folder ("" when there is nothing to say): the
+    autosaves of other models left by a session that did not exit cleanly (:func:`left_behind`), and where the
+    kept-aside ones are, after old ones are deleted (:func:`prune_kept`)."""
+    prune_kept()
+    others = [Path(n["model_path"]).name for n in left_behind(exclude)]
+    said = []
+    if others:
+        names = ", ".join(others[:3]) + (" ..." if len(others) > 3 else "")
+        said.append(f"Unsaved edits of {names} were autosaved by a session that did not exit cleanly: open that "
+                    "model to restore them.")
+    return " ".join([*said, kept_text()]).strip()
 
 
 def ask_restore(parent: QWidget | None, name: str, saved_at: float | None) -> str:
