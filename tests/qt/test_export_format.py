@@ -8,11 +8,14 @@ export wrote the symbolic batch and recorded nothing; Ctrl+E on a QONNX project 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import onnx
 from cli_projects import cli_quantize, read_json, run_job
+from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtWidgets import QFileDialog
 
 import workbench
@@ -104,3 +107,43 @@ def test_ctrl_e_exports_in_the_project_format_with_its_input_shapes(qtbot, windo
     assert _input_shapes(written) == replay_shapes
     assert window.doc.export == read_json(proj)["export"]  # unchanged: no edit
     assert not window.doc.modified
+
+
+def test_project_input_shapes_that_do_not_fit_are_refused_before_any_work(qtbot, window, open_file, dialogs,
+                                                                         tmp_path, monkeypatch):
+    model = _example(tmp_path)
+    open_file(window, model)
+    proj = window.save_project_to(tmp_path / "p.wbproj")
+    doc = read_json(proj)
+    doc["export"] = {"format": "qonnx", "input_shapes": {"input": [2, 3, 8, 8]}}  # the model has 1 channel
+    proj.write_text(json.dumps(doc), encoding="utf-8")
+    open_file(window, proj)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda parent, title, start, filters, selected, *a: (str(tmp_path / "out.onnx"),
+                                                                                          selected)))
+    window.act_export.trigger()  # Ctrl+E: the project's format, QONNX
+    assert not window.runs.busy
+    [(kind, _title, text)] = dialogs
+    dialogs.clear()
+    assert kind == "critical"
+    assert text.splitlines()[0] == ("p.wbproj: field export.input_shapes: input:2,3,8,8: dimension 1 of input "
+                                    "'input' is fixed to 1 in digits_cnn.onnx (Nx1x8x8).")
+    assert not (tmp_path / "out.onnx").exists()
+
+
+def test_qonnx_of_a_model_with_symbolic_image_size_says_why_it_stays_symbolic(qtbot, window, open_file, tmp_path):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, "H", "W"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2, "H", "W"])
+    w = numpy_helper.from_array(np.random.default_rng(0).normal(size=(2, 2, 3, 3)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+                               helper.make_node("Relu", ["c"], ["y"], name="relu")], "g", [x], [y], [w])
+    path = tmp_path / "hw.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    np.savez(tmp_path / "calib.npz", x=np.random.default_rng(1).normal(size=(8, 2, 6, 6)).astype(np.float32))
+    open_file(window, path)
+    assert window.doc.data["path"] == str(tmp_path / "calib.npz")
+    state, res = run_job(qtbot, window, lambda: window.export_to(tmp_path / "out.onnx", "qonnx"))
+    assert state == "succeeded", res
+    assert _input_shapes(tmp_path / "out.onnx") == {"x": ["N", 2, "H", "W"]}  # as the CLI writes it
+    status = window.status_label.text()
+    assert "Note: hw.onnx: QONNX written with symbolic input shapes" in status and "x [N, 2, H, W]" in status

@@ -112,3 +112,15 @@ def test_graph_actions_are_off_in_a_tab_without_a_graph(qtbot, window, open_file
     dialogs.clear()
     win.tabs.setCurrentIndex(0)
     assert all(getattr(win, f"act_{n}").isEnabled() for n in ("fit", "same_type", "show_qdq", "export_picture"))
+
+
+def test_a_tab_opened_with_the_legend_off_shows_none(qtbot, window, open_file, example_qdq_file, tmp_path):
+    win = window
+    open_file(win, EXAMPLE / "digits_cnn.onnx")
+    win.act_legend.trigger()  # View > Legend off
+    assert not win.act_legend.isChecked() and win.canvas.legend_overlay.isHidden()
+    tab = _exported_tab(qtbot, win, example_qdq_file, tmp_path)
+    assert tab.canvas.legend_overlay.isHidden()
+    win.act_legend.trigger()
+    assert not tab.canvas.legend_overlay.isHidden()
+    win.tabs.close_tab(win.tabs.indexOf(tab))

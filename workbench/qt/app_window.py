@@ -1066,6 +1066,8 @@ class MainWindow(QMainWindow):
         if edited:
             note += (" The file has the recipe as it was when the export started: your edits made since are not in "
                      "it (export again to include them).")
+        if result.get("shapes_note"):
+            note += f" Note: {result['shapes_note']}"
         units = f": {quantized} of {total} node units quantized" if total is not None else ""
         none = " No node unit is quantized: the file computes in float." if total and not quantized else ""
         return (f"Done: exported {result['path']}{units} (View > Open Exported Model, Ctrl+Shift+X, shows it "

@@ -16,6 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand
 
+from workbench.core import api
 from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.jobs import refuse_output_onto_inputs
 from workbench.qt import settings
@@ -174,10 +175,32 @@ class RunController(QObject):
         if self.doc.calibration is None and not self.doc.data and self._static():
             self._need_data()
         section = export_section(fmt, self.doc.export)
+        note = self._qonnx_shapes_note(section["input_shapes"]) if section else None
         shapes = {"input_shapes": section["input_shapes"]} if section else {}
         payload = self.doc.payload(path=str(path), format=fmt, reuse=True, inputs=self.input_files(inputs), **shapes)
         return self._start("export", ProcessJob("export", payload, title=f"Export to {Path(path).name}",
-                                                parent=self), extra={"export_section": section})
+                                                parent=self), extra={"export_section": section, "shapes_note": note})
+
+    def _qonnx_shapes_note(self, given: dict[str, list[int]]) -> str | None:
+        """Check the project's ``export.input_shapes`` against the model's inputs before any work; the note
+        saying why a QONNX file stays symbolic (inputs with symbolic dimensions besides the batch), or None.
+
+        Raises
+        ------
+        ExportError
+            An input shape names no input of the model, has another rank or changes a fixed dimension; the
+            message names the project and the field.
+        """
+        try:
+            choice = api.resolve_input_shapes(self.doc.model.proto, given, source=self.doc.model_path.name)
+        except ExportError as exc:
+            where = self.doc.project_path.name if self.doc.project_path is not None else "The project"
+            raise ExportError(f"{where}: field export.input_shapes: {exc.message.removeprefix('--input-shape ')}",
+                              hint=f"{exc.hint} Edit the project's \"export\" section, or export as QDQ.") from None
+        if choice.note is None:
+            return None
+        return (f"{choice.note} In a project: \"export\": {{\"format\": \"qonnx\", \"input_shapes\": "
+                "{\"NAME\": [dims]}}.")
 
     def report(self, path: str | Path, evaluation: dict | None = None, curve: dict | None = None, *,
                inputs: dict[str, str] | None = None) -> Job:
