@@ -147,7 +147,7 @@ def cmd_inspect(args) -> int:
     if report is None:
         report = api.inspect_model(api.open_model(args.model), units=args.units)
     if args.json:
-        print(json.dumps(report, indent=2, default=str))
+        print(api.dumps_strict(report, indent=2, default=str))  # strict JSON: a NaN / inf scale as "nan" / "inf"
     else:
         print(api.format_report(report))
     return 0
