@@ -124,3 +124,12 @@ def test_a_tab_opened_with_the_legend_off_shows_none(qtbot, window, open_file, e
     win.act_legend.trigger()
     assert not tab.canvas.legend_overlay.isHidden()
     win.tabs.close_tab(win.tabs.indexOf(tab))
+
+
+def test_search_in_a_tab_without_a_graph_says_so(qtbot, window, open_file):
+    win = window
+    open_file(win, EXAMPLE / "digits_cnn.onnx")
+    win.tabs.setCurrentIndex(win.tabs.addTab(QLabel("no graph"), "Other"))
+    win.search.setText("Conv")
+    assert win.run_search() == [] and win.canvas.selected_nodes() == []
+    assert win.status_label.text().startswith("The Other tab has no graph to search")

@@ -1135,7 +1135,11 @@ class MainWindow(QMainWindow):
         text = self.search.text().strip()
         if not text or self.doc.model is None:
             return []
-        canvas = self.shown_canvas()  # the search box searches the shown graph
+        canvas = self.tabs.shown_canvas()  # the search box searches the shown graph
+        if canvas is None:
+            self.set_status(f"The {self._tab_name()} tab has no graph to search: switch to the Graph tab, a "
+                            "subgraph or an Exported tab.")
+            return []
         try:
             found = canvas.search(text)
         except ValueError as exc:  # re: with a bad pattern
@@ -1571,6 +1575,7 @@ class MainWindow(QMainWindow):
         self.runs.shutdown()
         self.cost.shutdown()
         if self._open_job is not None:
+            pass  # XXTMP loaded after the close: not shown, its autosave not offered
             self._open_job.wait()
         self.canvas.shutdown()
         super().closeEvent(event)
