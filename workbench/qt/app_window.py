@@ -1575,7 +1575,6 @@ class MainWindow(QMainWindow):
         self.runs.shutdown()
         self.cost.shutdown()
         if self._open_job is not None:
-            pass  # XXTMP loaded after the close: not shown, its autosave not offered
             self._open_job.wait()
         self.canvas.shutdown()
         super().closeEvent(event)
