@@ -166,9 +166,9 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
     if any(is_qonnx_node(n) for n in quant_proto.graph.node):
         name = "FILE" if quant_label.startswith("the ") else quant_label
         raise ModelError(f"{quant_label} is a QONNX file (Quant nodes of qonnx.custom_op.general), which "
-                         "onnxruntime cannot run; it is compared as QDQ.",
-                         hint=f"Compare its QDQ export, or convert it first: workbench-cli convert {name} OUT.onnx "
-                              "--to qdq.")
+                         "onnxruntime cannot run, so it cannot be compared as it is.",
+                         hint=f"Convert it to QDQ first (workbench-cli convert {name} OUT.onnx --to qdq) and compare "
+                              "OUT.onnx, or compare the QDQ file it was exported from.")
     quant_proto = prepare_proto(quant_proto).proto  # the node names the canvas and `compare` show (case 24)
     reference = float_reference(float_model)
     float_label = str(float_model.path or "the float model")

@@ -1,0 +1,44 @@
+"""``compare``'s refusals say what to do, and doing it works."""
+
+from __future__ import annotations
+
+import onnx
+
+from workbench.cli import main
+from workbench.core import api
+
+
+def test_compare_of_a_qonnx_file_says_to_convert_it_and_that_works(corpus, tmp_path, capsys):
+    """The refusal said "it is compared as QDQ" while refusing to compare it."""
+    mlp = corpus / "digits_mlp"
+    model, data = str(mlp / "model_opset17.onnx"), str(mlp / "calib.npz")
+    qdq, qonnx, back = tmp_path / "m.qdq.onnx", tmp_path / "m.qonnx.onnx", tmp_path / "OUT.onnx"
+    assert main(["quantize", model, "--data", data, "--samples", "8", "--no-auto", "-o", str(qdq)]) == 0
+    assert main(["convert", str(qdq), str(qonnx), "--to", "qonnx"]) == 0
+    capsys.readouterr()
+    assert main(["compare", model, str(qonnx), "--data", data, "--samples", "4"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: {qonnx} is a QONNX file (Quant nodes of qonnx.custom_op.general), which onnxruntime cannot run, so "
+        f"it cannot be compared as it is. Convert it to QDQ first (workbench-cli convert {qonnx} OUT.onnx --to qdq) "
+        "and compare OUT.onnx, or compare the QDQ file it was exported from.")
+    assert main(["convert", str(qonnx), str(back), "--to", "qdq"]) == 0
+    assert main(["compare", model, str(back), "--data", data, "--samples", "4"]) == 0
+
+
+def test_compare_splits_a_batch_one_file_row_by_row(corpus, tmp_path, capsys):
+    """A QDQ file whose input batch is fixed at 1 (a QONNX round trip fixes it) beside a float model of any
+    batch: the weights vs activations split ran it on batches of rows and onnxruntime's InvalidArgument
+    came out as a traceback."""
+    mlp = corpus / "digits_mlp"
+    model, data = str(mlp / "model_opset17.onnx"), str(mlp / "calib.npz")
+    qdq, qonnx, back = tmp_path / "m.qdq.onnx", tmp_path / "m.qonnx.onnx", tmp_path / "back.onnx"
+    assert main(["quantize", model, "--data", data, "--samples", "8", "--no-auto", "-o", str(qdq)]) == 0
+    assert main(["convert", str(qdq), str(qonnx), "--to", "qonnx"]) == 0
+    assert main(["convert", str(qonnx), str(back), "--to", "qdq"]) == 0
+    assert onnx.load(str(back)).graph.input[0].type.tensor_type.shape.dim[0].dim_value == 1
+    capsys.readouterr()
+    assert main(["compare", model, str(back), "--data", data, "--samples", "6"]) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    split = api.noise_split(api.open_model(model), api.open_model(back).proto, data, samples=6, batch_size=1)
+    assert split.samples == 6
+    assert line == f"weights vs activations (on 6 samples; output SQNR, graph as written): {split.describe()}"
