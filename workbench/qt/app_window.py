@@ -366,6 +366,8 @@ class MainWindow(QMainWindow):
     def _offer_autosave(self) -> None:
         """An autosave left for this model by a session that did not exit cleanly: ask Restore / Discard."""
         files = autosave.AutosaveFiles.for_model(self.doc.model_path)
+        if not files.exists():  # an autosave of this file made before it moved
+            files = autosave.adopt_moved(self.doc.model_path, self.doc.model.sha256) or files
         if not files.exists():
             self._mention_other_autosaves()
             return
@@ -1575,6 +1577,7 @@ class MainWindow(QMainWindow):
         self.runs.shutdown()
         self.cost.shutdown()
         if self._open_job is not None:
+            self._open_job.blockSignals(True)  # loaded after the close: not shown, its autosave not offered
             self._open_job.wait()
         self.canvas.shutdown()
         super().closeEvent(event)

@@ -171,6 +171,65 @@ def kept_text() -> str:
             f"kept {KEPT_DAYS} days, at most {KEPT_PER_MODEL} per model).")
 
 
+def _follow_files(project, old_dir: Path, new_dir: Path) -> None:
+    """Point the data and eval files of ``project`` (an autosave, its paths relative to :func:`autosave_dir`)
+    that were inside ``old_dir`` and are now missing at the same place inside ``new_dir`` (the model's folder
+    moved with them), where they exist."""
+    def follow(value):
+        if not isinstance(value, str) or not value:
+            return value
+        path = Path(os.path.normpath(autosave_dir().resolve() / value))
+        if path.exists() or not path.is_relative_to(old_dir):
+            return value
+        moved = new_dir / path.relative_to(old_dir)
+        return str(moved) if moved.exists() else value
+
+    if isinstance(project.data, dict) and "path" in project.data:
+        project.data["path"] = follow(project.data["path"])
+    if isinstance(project.evaluation, dict):
+        for key in ("data", "metric"):  # a built-in metric's name is no file: left as it is
+            if key in project.evaluation:
+                project.evaluation[key] = follow(project.evaluation[key])
+
+
+def adopt_moved(model_path: str | Path, sha256: str) -> AutosaveFiles | None:
+    """The autosave of a model that moved: one whose model is no longer at the path its note names and had
+    the sha256 ``sha256`` of the model now at ``model_path`` (the newest, when several), renamed to
+    ``model_path``'s own autosave with its model path rewritten (written first, the old files removed after:
+    a crash in between leaves two copies, never none). None when there is none, or ``model_path`` has an
+    autosave of its own, or the renamed one cannot be written (logged; the old one is then left as it was)."""
+    target = AutosaveFiles.for_model(model_path)
+    if not sha256 or target.exists() or not autosave_dir().is_dir():
+        return None
+    found = []
+    for path in autosave_dir().glob(f"*{api.PROJECT_SUFFIX}"):
+        files = AutosaveFiles(path, path.with_suffix(".json"))
+        note = files.read_note()
+        if ".kept-" in path.name or not note.get("model_path") or Path(note["model_path"]).exists():
+            continue
+        try:
+            project = api.load_project(path, check_model=False)
+        except WorkbenchError:
+            continue
+        if project.model.sha256 == sha256:
+            found.append((note.get("saved_at") or 0, path.name, files, note, project))
+    if not found:
+        return None
+    _at, _name, files, note, project = max(found, key=lambda f: (f[0], f[1]))
+    project.model.path = str(Path(model_path).resolve())
+    _follow_files(project, Path(note["model_path"]).parent, Path(project.model.path).parent)
+    try:
+        api.save_project(project, target.project)  # data and eval paths: relative to the same folder, unchanged
+        api.atomic_write_bytes(target.note, json.dumps({**note, "model_path": project.model.path, "moved_from":
+                                                        note["model_path"]}, indent=1).encode("utf-8"))
+    except (WorkbenchError, OSError) as exc:
+        log.warning("could not move the autosave %s to %s: %s", files.project, target.project, exc)
+        target.remove()
+        return None
+    files.remove()
+    return target
+
+
 class ProjectPathCommand(QUndoCommand):
     """Point the document at another project file (``doc.project_path``, where Ctrl+S saves) as part of
     an undoable edit: a restored autosave names the project its edits belong to, and undoing the
