@@ -150,6 +150,10 @@ def cmd_inspect(args) -> int:
         print(api.dumps_strict(report, indent=2, default=str))  # strict JSON: a NaN / inf scale as "nan" / "inf"
     else:
         print(api.format_report(report))
+    if args.units and report.get("units") is None:  # planned_units has nothing to plan in a quantized file
+        print(f"note: --units lists the node units a preset would quantize in a float model; {args.model} is already "
+              "quantized, so there are none (its quantized nodes are listed above); inspect the float model it "
+              "was made from for its units", file=sys.stderr)
     return 0
 
 
