@@ -83,3 +83,11 @@ def test_report_split_samples(corpus, tmp_path, capsys):
     assert main(["report", str(mlp / "model_opset17.onnx"), "--data", str(mlp / "calib.npz"), "--no-auto",
                  "--no-latency-check", "--eval-samples", "8", "--split-samples", "0", "-o", str(out)]) == 0
     assert "Weights or activations?" not in out.read_text()
+
+
+def test_analyze_weight_only_recipe_says_the_noise_is_the_weights(corpus, capsys):
+    mlp = corpus / "digits_mlp"
+    assert main(["analyze", str(mlp / "model_opset17.onnx"), "--preset", "w4-block", "--data", str(mlp / "calib.npz"),
+                 "--eval-samples", "8", "--top", "0"]) == 0
+    assert _split_line(capsys) == ("weights vs activations: the recipe is weight-only (float activations), so all of "
+                                   "the output noise comes from the weights (the end-to-end figures above)")
