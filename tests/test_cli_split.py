@@ -8,6 +8,7 @@ import json
 import math
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 
 from workbench.cli import main
@@ -91,3 +92,31 @@ def test_analyze_weight_only_recipe_says_the_noise_is_the_weights(corpus, capsys
                  "--eval-samples", "8", "--top", "0"]) == 0
     assert _split_line(capsys) == ("weights vs activations: the recipe is weight-only (float activations), so all of "
                                    "the output noise comes from the weights (the end-to-end figures above)")
+
+
+def test_split_line_of_a_model_with_integer_outputs_only(tmp_path, capsys):
+    """No float output (an ArgMax label): the split reads no sample, and its line said "(on 0 samples; output
+    SQNR, graph as written)" before saying it was not measured."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from workbench.core import api
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.normal(size=(8, 16)).astype(np.float32), "w"),
+             numpy_helper.from_array(rng.normal(size=(16, 4)).astype(np.float32), "w2")]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"), helper.make_node("Relu", ["h"], ["r"], name="relu"),
+             helper.make_node("MatMul", ["r", "w2"], ["logits"], name="mm2"),
+             helper.make_node("ArgMax", ["logits"], ["label"], name="argmax", axis=1, keepdims=0)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+                              [helper.make_tensor_value_info("label", TensorProto.INT64, ["N"])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path, data, quant = tmp_path / "argmax.onnx", tmp_path / "x.npz", tmp_path / "argmax.q.onnx"
+    onnx.save(model, str(path))
+    np.savez(data, x=rng.normal(size=(20, 8)).astype(np.float32))
+    assert main(["quantize", str(path), "--data", str(data), "--no-auto", "-o", str(quant)]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(path), str(quant), "--data", str(data)]) == 0
+    split = api.noise_split(api.open_model(path), api.open_model(quant).proto, str(data))
+    assert split.samples == 0
+    assert _split_line(capsys) == f"weights vs activations: {split.describe()}"

@@ -495,7 +495,10 @@ def _print_split(split, total: int, text: str = "") -> None:
     """The weights vs activations line of ``analyze`` and ``compare``: measured on ``split.samples`` of the
     ``total`` samples the figures above read (the split's cap, ``--split-samples``); ``text`` in place of
     ``split.describe()``."""
-    on = f"on {split.samples} of {total} samples, --split-samples N for more" if 0 < split.samples < total \
+    if not split.samples:  # nothing to measure (integer outputs only): its describe() says why
+        print(f"weights vs activations: {split.describe()}")
+        return
+    on = f"on {split.samples} of {total} samples, --split-samples N for more" if split.samples < total \
         else f"on {count(split.samples, 'sample')}"
     print(f"weights vs activations ({on}; output SQNR, graph as written): {text or split.describe()}")
 

@@ -115,6 +115,8 @@ def _split(d: ReportData) -> str:
     sp = d.split
     if sp is None:
         return ""
+    if not sp.samples:  # nothing to measure (integer outputs only): its describe() says why
+        return f"<p>Weights or activations? {escape(sp.describe())}.</p>"
     on = (f"{sp.samples} of the {d.analysis_samples} samples (the split's cap; report --split-samples N measures more)"
           if 0 < sp.samples < d.analysis_samples else f"{sp.samples} samples")
     return (f"<p>Weights or activations? Model-output SQNR: {escape(sp.describe())}. Measured on {on} "
