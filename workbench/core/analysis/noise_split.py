@@ -3,20 +3,30 @@
 The QDQ model is run three ways on the same rows, next to the float model:
 
 * **as written** -- every Q -> DQ pair and every weight DequantizeLinear;
-* **weights only** -- each activation pair (a DequantizeLinear reading a QuantizeLinear) replaced
-  by an Identity of the pair's float input; the constants' DequantizeLinear (weights, biases,
-  quantized scalars) stay;
-* **activations only** -- each constant's DequantizeLinear replaced by an Identity of the float
-  initializer its reader reads in the float model (matched by node name and input position);
-  the activation pairs stay.
+* **weights only** -- each activation pair (a DequantizeLinear reading a QuantizeLinear of a
+  computed tensor) replaced by an Identity of the pair's float input (neither rounded nor clipped
+  to the calibrated range: that saturation is activation noise, and the activations-only model has
+  it), except where the quantizer removed a Relu / Clip of the float model and lets the pair's
+  range clip the negatives (onnxruntime's quantize_static): there the input is clipped as the
+  removed node did; the constants' DequantizeLinear (weights, biases, quantized scalars) and the
+  Q -> DQ pairs of constants stay;
+* **activations only** -- each Q -> DQ pair of a constant (a float weight carried through
+  QuantizeLinear, QAT / onnxruntime style) replaced by an Identity of that float constant, and each
+  DequantizeLinear of an integer constant by the float initializer its reader reads in the float
+  model (matched by node name and input position, and accepted when it is that constant's float
+  source: :func:`is_float_source`); the activation pairs stay.
+
+A tensor is *constant* when it is an initializer, a Constant node's output, or a Cast / Identity of
+one (:func:`constant_names`).
 
 All three and the float model run with graph optimisations off (the Q/DQ values exactly as the
 ONNX operators define them, :func:`workbench.core.runtime.session.make_session`; the float model on
-the same kernels, so a weight that dequantizes exactly adds no noise at all). Each gives one output SQNR over every float output of every row,
-``10 log10(sum ref^2 / sum (ref - q)^2)`` (dB). Noise powers add when the two sources are
-independent, so ``share = N_w / (N_w + N_a)`` with ``N = 10^(-SQNR / 10)`` tells which source holds
-most of it (AIMET's QuantAnalyzer makes the same split with weight-only and activation-only
-quantization of the whole model).
+the same kernels, so a weight that dequantizes exactly adds no noise at all). Each gives one output
+SQNR over every float output (float32, float16, double; integer outputs such as argmax labels are
+left out) of every row, ``10 log10(sum ref^2 / sum (ref - q)^2)`` (dB). Noise powers add when the
+two sources are independent, so ``share = N_w / (N_w + N_a)`` with ``N = 10^(-SQNR / 10)`` tells
+which source holds most of it (AIMET's QuantAnalyzer makes the same split with weight-only and
+activation-only quantization of the whole model).
 """
 
 from __future__ import annotations
@@ -27,10 +37,10 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper
+from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.analysis.sweep_tasks import Sqnr
-from workbench.core.analysis.weight_error import chunked, dequantize_constants, tensor_sqnr
+from workbench.core.analysis.weight_error import chunked, dequantize_constants, row_slices
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
 from workbench.core.graph.prune import drop_unused_initializers
@@ -63,6 +73,8 @@ class NoiseSplit:
 
     def describe(self) -> str:
         """One line for a terminal or a status bar."""
+        if all(math.isnan(v) for v in (self.all_db, self.weights_db, self.activations_db)):
+            return "not measured: the model has no float output to compare (integer outputs are left out)"
         share = self.weights_share
         figures = (f"only the weights quantized {self.weights_db:.2f} dB, only the activations "
                    f"{self.activations_db:.2f} dB (both {self.all_db:.2f} dB)")
@@ -92,38 +104,125 @@ def _noise(db: float) -> float:
     return 0.0 if db == math.inf else 10.0 ** (-db / 10.0)
 
 
+def constant_names(g: onnx.GraphProto) -> set[str]:
+    """Names of ``g``'s tensors with a fixed value: its initializers, Constant outputs, and the outputs
+    of Cast / Identity nodes reading one (nodes in graph order)."""
+    consts = {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
+    for n in g.node:
+        if n.op_type == "Constant" or (n.op_type in ("Cast", "Identity") and n.input and n.input[0] in consts):
+            consts.update(o for o in n.output if o)
+    return consts
+
+
+def qdq_pairs(qp: onnx.ModelProto) -> tuple[dict[str, onnx.NodeProto], dict[str, onnx.NodeProto]]:
+    """``(activation pairs, weight pairs)`` of ``qp``'s main graph: DequantizeLinear output -> the
+    QuantizeLinear it reads, split by whether that QuantizeLinear's input is constant
+    (:func:`constant_names`: a weight quantization) or computed (an activation)."""
+    consts = constant_names(qp.graph)
+    producer = {o: n for n in qp.graph.node for o in n.output if o}
+    act: dict[str, onnx.NodeProto] = {}
+    weight: dict[str, onnx.NodeProto] = {}
+    for n in qp.graph.node:
+        src = producer.get(n.input[0]) if n.op_type == "DequantizeLinear" and n.input and n.output else None
+        if src is not None and src.op_type == "QuantizeLinear" and src.input:
+            (weight if src.input[0] in consts else act)[n.output[0]] = src
+    return act, weight
+
+
 def has_qdq_pairs(qp: onnx.ModelProto) -> bool:
-    """True when the main graph has an activation Q -> DQ pair and a constant's DequantizeLinear (a QDQ
-    model the split applies to; QOperator and dynamic files have neither)."""
-    producer = {o: n for n in qp.graph.node for o in n.output if o}
-    consts = {t.name for t in qp.graph.initializer}
-    dqs = [n for n in qp.graph.node if n.op_type == "DequantizeLinear" and n.input]
-    pair = any(producer.get(n.input[0]) is not None and producer[n.input[0]].op_type == "QuantizeLinear" for n in dqs)
-    return pair and any(n.input[0] in consts for n in dqs)
+    """True when the main graph has an activation Q -> DQ pair and a weight quantization (a
+    DequantizeLinear of a constant, or a Q -> DQ pair of one): a QDQ model the split applies to
+    (QOperator and dynamic files have neither)."""
+    act, weight = qdq_pairs(qp)
+    if not act:
+        return False
+    consts = constant_names(qp.graph)
+    return bool(weight) or any(n.op_type == "DequantizeLinear" and n.input and n.input[0] in consts
+                               for n in qp.graph.node)
 
 
-def weights_only(qp: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of the QDQ model ``qp`` whose activation Q -> DQ pairs pass their float input through."""
-    producer = {o: n for n in qp.graph.node for o in n.output if o}
+def weights_only(qp: onnx.ModelProto, fp: onnx.ModelProto | None = None) -> onnx.ModelProto:
+    """A copy of the QDQ model ``qp`` whose activation Q -> DQ pairs pass their float input through,
+    not rounded and not clipped to the calibrated range (that saturation is activation noise), except
+    where the quantizer removed a Relu / Clip of the float model ``fp`` and left the pair's range to
+    do its work (onnxruntime's quantize_static): there the float input is clipped as that node did
+    (:func:`removed_activations`)."""
+    act, _ = qdq_pairs(qp)
+    removed = removed_activations(qp, fp) if fp is not None else {}
+    taken = {t.name for t in qp.graph.initializer} | {o for n in qp.graph.node for o in n.output}
     out = _copy_without_nodes(qp)
     for n in qp.graph.node:
-        src = producer.get(n.input[0]) if n.op_type == "DequantizeLinear" and n.input else None
-        if src is not None and src.op_type == "QuantizeLinear":
-            out.graph.node.append(helper.make_node("Identity", [src.input[0]], [n.output[0]], name=n.name))
-        else:
+        q = act.get(n.output[0]) if n.op_type == "DequantizeLinear" and n.output else None
+        if q is None:
             out.graph.node.add().CopyFrom(n)
+            continue
+        nodes, inits = _clipped(q.input[0], n, removed.get(q.input[0], (None, None)), qp, taken)
+        out.graph.node.extend(nodes)
+        out.graph.initializer.extend(inits)
     return _drop_unread(out)
 
 
+def removed_activations(qp: onnx.ModelProto, fp: onnx.ModelProto) -> dict[str, tuple[float | None, float | None]]:
+    """Tensors of ``qp`` that ``fp`` computes with a Relu or Clip node ``qp`` no longer has (a
+    quantizer rewired the node before it to write that output, and lets the next QuantizeLinear's
+    range clip): ``{tensor: (lower, upper)}`` the node clipped to (None: unbounded). A Clip whose
+    bounds are not constants of ``fp`` is left out."""
+    q_names = {n.name for n in qp.graph.node if n.name}
+    q_outputs = {o for n in qp.graph.node for o in n.output if o}
+    tensors = _tensor_protos(fp.graph)
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for n in fp.graph.node:
+        if n.op_type not in ("Relu", "Clip") or not n.output or n.name in q_names or n.output[0] not in q_outputs:
+            continue
+        if n.op_type == "Relu":
+            out[n.output[0]] = (0.0, None)
+            continue
+        attrs = {a.name: a.f for a in n.attribute}
+        bounds = []
+        for k, key in ((1, "min"), (2, "max")):
+            name = n.input[k] if len(n.input) > k else ""
+            if name and name not in tensors:
+                break
+            bounds.append(float(_value(tensors[name]).reshape(-1)[0]) if name else attrs.get(key))
+        else:
+            out[n.output[0]] = (bounds[0], bounds[1])
+    return out
+
+
+def _clipped(x: str, dq: onnx.NodeProto, bounds: tuple[float | None, float | None], qp: onnx.ModelProto,
+             taken: set[str]) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
+    """``(nodes, initializers)`` writing ``dq``'s output as ``x`` clipped to ``bounds`` (Max, Min;
+    in the dtype of ``dq``'s scale), or an Identity of ``x`` without bounds."""
+    y = dq.output[0]
+    steps = [(op, b) for op, b in (("Max", bounds[0]), ("Min", bounds[1])) if b is not None]
+    scale = next((t for t in qp.graph.initializer if len(dq.input) > 1 and t.name == dq.input[1]), None)
+    if not steps or scale is None:
+        return [helper.make_node("Identity", [x], [y], name=dq.name)], []
+    dtype = helper.tensor_dtype_to_np_dtype(scale.data_type)
+    nodes, inits, cur = [], [], x
+    for k, (op, bound) in enumerate(steps):
+        c = _fresh(f"{y}#{op.lower()}", taken)
+        inits.append(numpy_helper.from_array(np.array(bound, dtype), c))
+        last = k == len(steps) - 1
+        out = y if last else _fresh(f"{y}#{op.lower()}_out", taken)
+        nodes.append(helper.make_node(op, [cur, c], [out], name=dq.name if last else _fresh(f"{dq.name}#{op}", taken)))
+        cur = out
+    return nodes, inits
+
+
 def activations_only(qp: onnx.ModelProto, fp: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
-    """A copy of ``qp`` whose constants' DequantizeLinear output the float initializer their
-    readers read in ``fp`` (same node name, same input position, same shape, and within
-    :data:`MATCH_DB` of the dequantized value: a model quantized by another tool from a differently
-    prepared float model, e.g. BatchNorm folded on one side only, is not given foreign weights);
-    ``(model, constants left quantized because no such float initializer was found)``."""
+    """A copy of ``qp`` whose weights are float: a Q -> DQ pair of a constant outputs that constant
+    (the file's own float weight); a DequantizeLinear of an integer initializer outputs the float
+    initializer its readers read in ``fp`` (same node name, same input position, same shape, and
+    :func:`is_float_source` of it: a model quantized by another tool from a differently prepared
+    float model, e.g. BatchNorm folded or SmoothQuant scales applied on one side only, is not given
+    foreign weights); ``(model, constants left quantized because no such float initializer was
+    found)``."""
     f_inits = {t.name: t for t in fp.graph.initializer}
     f_nodes = {n.name: n for n in fp.graph.node if n.name}
     q_consts = {t.name: t for t in qp.graph.initializer}
+    consts = constant_names(qp.graph)
+    _, weight_pairs = qdq_pairs(qp)
     readers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
     for n in qp.graph.node:
         for i, x in enumerate(n.input):
@@ -131,7 +230,7 @@ def activations_only(qp: onnx.ModelProto, fp: onnx.ModelProto) -> tuple[onnx.Mod
     candidates: list[tuple[onnx.NodeProto, str]] = []
     unmatched = []
     for n in qp.graph.node:
-        if n.op_type != "DequantizeLinear" or not n.input or n.input[0] not in q_consts:
+        if n.op_type != "DequantizeLinear" or not n.input or n.input[0] not in consts:
             continue
         names = {f_nodes[r.name].input[i] for r, i in readers.get(n.output[0], [])
                  if r.name in f_nodes and i < len(f_nodes[r.name].input)}
@@ -146,41 +245,155 @@ def activations_only(qp: onnx.ModelProto, fp: onnx.ModelProto) -> tuple[onnx.Mod
         values = dequantize_constants([n for n, _ in chunk], q_consts, qp)
         for (n, source), value in zip(chunk, values, strict=True):
             w = tensor_array(f_inits[source])  # lazy (external) weights memory-mapped
-            if value.shape == w.shape and _close(w, value):
+            if value.shape == w.shape and is_float_source(w, value, n, q_consts):
                 floats[n.output[0]] = source
             else:
                 unmatched.append(n.output[0])
+        del values
     taken = set(q_consts) | {o for n in qp.graph.node for o in n.output}
     out = _copy_without_nodes(qp)
     added: dict[str, str] = {}
     for n in qp.graph.node:
-        source = floats.get(n.output[0]) if n.op_type == "DequantizeLinear" and n.output else None
+        out_name = n.output[0] if n.op_type == "DequantizeLinear" and n.output else None
+        if out_name in weight_pairs:
+            out.graph.node.append(helper.make_node("Identity", [weight_pairs[out_name].input[0]], [out_name], name=n.name))
+            continue
+        source = floats.get(out_name) if out_name else None
         if source is None:
             out.graph.node.add().CopyFrom(n)
             continue
         if source not in added:
-            name = source if source not in taken else f"{source}#float"
-            while name in taken and name != source:
-                name += "_"
+            name = _fresh(source if source not in taken else f"{source}#float", taken)
             t = out.graph.initializer.add()
             t.CopyFrom(f_inits[source])
             t.name = name
             added[source] = name
-            taken.add(name)
-        out.graph.node.append(helper.make_node("Identity", [added[source]], [n.output[0]], name=n.name))
+        out.graph.node.append(helper.make_node("Identity", [added[source]], [out_name], name=n.name))
     return _drop_unread(out), unmatched
 
 
-#: A float initializer stands in for a dequantized constant only when the constant is within this
-#: SQNR of it (dB): quantization error itself stays far above (8-bit ~40 dB, 4-bit ~20 dB).
-MATCH_DB = 10.0
+#: A float initializer is a dequantized constant's source when at least this fraction of its elements
+#: lie within one quantization step of the dequantized value (or beyond the grid's end it was clipped to).
+MATCH_FRACTION = 0.99
 
 
-def _close(w: np.ndarray, dq: np.ndarray) -> bool:
-    return tensor_sqnr(w, dq) >= MATCH_DB  # +inf when equal (an all-zero weight too); -inf: no signal
+def is_float_source(w: np.ndarray, dq: np.ndarray, node: onnx.NodeProto, consts: dict[str, TensorProto]) -> bool:
+    """True when the float weight ``w`` is the value the DequantizeLinear ``node`` (inputs in
+    ``consts``, output ``dq``, same shape as ``w``) was quantized from: at least
+    :data:`MATCH_FRACTION` of the elements within one step of the node's grid (``scale`` broadcast
+    per tensor, per axis or per block; for float8 the step of the value's binade), or clipped at the
+    grid's end. Rounding to nearest stays within half a step, adaptive rounding (AdaRound) within
+    one; a BatchNorm folded or a SmoothQuant scale applied on one side moves most elements by many
+    steps. Computed in float64 slices of axis 0 (no whole-tensor copy)."""
+    grid = _grid(node, consts)
+    if grid is None:
+        return False
+    if w.ndim == 0:
+        w, dq = w.reshape(1), dq.reshape(1)
+    good = 0
+    for i, j in row_slices(w):
+        s, zp = grid.rows(grid.scale, i, j, w.shape), grid.rows(grid.zero_point, i, j, w.shape)
+        wc, dc = w[i:j].astype(np.float64), dq[i:j].astype(np.float64)
+        step = np.abs(dc) * 2.0 ** -grid.mantissa + s * 2.0 ** -9 if grid.mantissa else s
+        step = step * (1 + 1e-3) + np.abs(dc) * 2.0 ** -22  # float32 rounding of large int32 values
+        lo, hi = (grid.qmin - zp) * s, (grid.qmax - zp) * s
+        ok = np.abs(wc - dc) <= step
+        ok |= (wc >= dc) & (dc >= hi - 1.5 * step)  # clipped at the top of the grid
+        ok |= (wc <= dc) & (dc <= lo + 1.5 * step)
+        good += int(np.count_nonzero(ok))
+    return good >= MATCH_FRACTION * w.size
+
+
+@dataclass
+class _Grid:
+    """A Q / DQ node's grid: scale and zero_point (float64), axis, block_size, the dtype's range
+    ``[qmin, qmax]`` and, for float8 / float4, its mantissa bits (0 for integers)."""
+
+    scale: np.ndarray
+    zero_point: np.ndarray
+    axis: int
+    block_size: int
+    qmin: float
+    qmax: float
+    mantissa: int
+
+    def rows(self, p: np.ndarray, i: int, j: int, shape: tuple[int, ...]) -> np.ndarray:
+        """``p`` (scale or zero_point) broadcastable against rows ``i:j`` of a tensor of ``shape``."""
+        if p.size == 1:
+            return p.reshape(())
+        axis = self.axis % len(shape)
+        if self.block_size:
+            if axis == 0:
+                return p[np.arange(i, j) // self.block_size]
+            return np.take(p[i:j], np.arange(shape[axis]) // self.block_size, axis=axis)
+        p = p.reshape([-1 if k == axis else 1 for k in range(len(shape))])
+        return p[i:j] if axis == 0 else p
+
+
+_INT_RANGE = {TensorProto.UINT8: (0, 255), TensorProto.INT8: (-128, 127), TensorProto.UINT16: (0, 65535),
+              TensorProto.INT16: (-32768, 32767), TensorProto.INT32: (-2 ** 31, 2 ** 31 - 1),
+              TensorProto.UINT4: (0, 15), TensorProto.INT4: (-8, 7)}
+#: float8 / float4 dtypes: (largest finite value, mantissa bits).
+_FLOAT_Q = {TensorProto.FLOAT8E4M3FN: (448.0, 3), TensorProto.FLOAT8E4M3FNUZ: (240.0, 3),
+            TensorProto.FLOAT8E5M2: (57344.0, 2), TensorProto.FLOAT8E5M2FNUZ: (57344.0, 2)}
+if hasattr(TensorProto, "FLOAT4E2M1"):
+    _FLOAT_Q[TensorProto.FLOAT4E2M1] = (6.0, 1)
+
+
+def _grid(node: onnx.NodeProto, tensors: dict[str, TensorProto]) -> _Grid | None:
+    """The grid of a QuantizeLinear / DequantizeLinear ``node`` whose scale (and zero_point) are in
+    ``tensors``; None when they are not, or the dtype is not one the split knows."""
+    if len(node.input) < 2 or node.input[1] not in tensors:
+        return None
+    zp_name = node.input[2] if len(node.input) > 2 and node.input[2] else ""
+    if zp_name and zp_name not in tensors:
+        return None
+    attrs = {a.name: a for a in node.attribute}
+    if zp_name:
+        dtype = tensors[zp_name].data_type
+    elif node.op_type == "DequantizeLinear":
+        dtype = tensors[node.input[0]].data_type if node.input[0] in tensors else None
+    else:
+        dtype = attrs["output_dtype"].i if "output_dtype" in attrs and attrs["output_dtype"].i else TensorProto.UINT8
+    if dtype in _INT_RANGE:
+        (qmin, qmax), mantissa = _INT_RANGE[dtype], 0
+    elif dtype in _FLOAT_Q:
+        (fmax, mantissa) = _FLOAT_Q[dtype]
+        qmin, qmax = -fmax, fmax
+    else:
+        return None
+    scale = _value(tensors[node.input[1]]).astype(np.float64)
+    zp = _value(tensors[zp_name]).astype(np.float64) if zp_name else np.zeros(1)
+    axis = attrs["axis"].i if "axis" in attrs else 1
+    block = attrs["block_size"].i if "block_size" in attrs else 0
+    return _Grid(scale, zp, axis, block, float(qmin), float(qmax), mantissa)
+
+
+def _value(t: TensorProto) -> np.ndarray:
+    return tensor_array(t)
+
+
+def _tensor_protos(g: onnx.GraphProto) -> dict[str, TensorProto]:
+    """Initializers and Constant node values (``value`` attribute) of ``g`` by name."""
+    out = {t.name: t for t in g.initializer}
+    for n in g.node:
+        if n.op_type == "Constant" and n.output:
+            t = next((a.t for a in n.attribute if a.name == "value"), None)
+            if t is not None:
+                out[n.output[0]] = t
+    return out
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
 
 
 _FLOATS = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE}
+#: onnxruntime output types the split compares (integer and bool outputs are left out).
+_FLOAT_OUTPUTS = ("tensor(float)", "tensor(float16)", "tensor(double)")
 
 
 def _copy_without_nodes(qp: onnx.ModelProto) -> onnx.ModelProto:
@@ -239,10 +452,12 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
         unmatched.extend(missing)
         return proto
 
-    variants = [lambda: qp, lambda: weights_only(qp), only_activations]  # built when run: one copy at a time
+    variants = [lambda: qp, lambda: weights_only(qp, fp), only_activations]  # built when run: one copy at a time
     float_sess = make_session(fp, optimize=False, arena=False)  # the same kernels as the variants: only quantization differs
     q_outputs = {o.name for o in qp.graph.output}
-    names = [o.name for o in float_sess.get_outputs() if o.type == "tensor(float)" and o.name in q_outputs]
+    names = [o.name for o in float_sess.get_outputs() if o.type in _FLOAT_OUTPUTS and o.name in q_outputs]
+    if not names:  # integer outputs only (argmax labels): nothing to compare; run([]) would read them all
+        return NoiseSplit(math.nan, math.nan, math.nan, samples=0, runtime=describe_runtime(False))
     refs: list | None = []  # the float outputs per batch, while they fit in REF_BUDGET bytes
     held = 0
     figures, done = [], 0

@@ -80,8 +80,8 @@ def channel_groups(node: onnx.NodeProto, shape: tuple[int, ...]) -> int:
     return group if group > 1 and shape[0] % group == 0 else 1
 
 
-#: Elements of one float64 slice of the error sums (8 MiB).
-SLICE_ELEMENTS = 1 << 20
+#: Elements of one float64 slice of the error sums (2 MiB; a few such temporaries at a time).
+SLICE_ELEMENTS = 1 << 18
 
 
 def _sqnr(sig: float, err: float) -> float:
@@ -90,7 +90,7 @@ def _sqnr(sig: float, err: float) -> float:
     return -math.inf if sig == 0.0 else 10.0 * math.log10(sig / err)
 
 
-def _slices(w: np.ndarray):
+def row_slices(w: np.ndarray):
     """``(start, stop)`` runs of axis 0 of ``w`` of at most :data:`SLICE_ELEMENTS` elements (one row at least)."""
     row = max(1, int(np.prod(w.shape[1:], dtype=np.int64)))
     step = max(1, SLICE_ELEMENTS // row)
@@ -111,7 +111,7 @@ def channel_energy(w: np.ndarray, dq: np.ndarray, axis: int | None, groups: int 
     groups = groups if axis == 1 else 1
     sig = np.zeros(w.shape[0] if axis == 0 else (groups, width), np.float64)
     err = np.zeros_like(sig)
-    for i, j in _slices(w):
+    for i, j in row_slices(w):
         wc = w[i:j].astype(np.float64)
         dc = wc - dq[i:j]
         wc *= wc
