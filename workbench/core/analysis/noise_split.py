@@ -149,6 +149,7 @@ def weights_only(qp: onnx.ModelProto, fp: onnx.ModelProto | None = None) -> onnx
     (:func:`removed_activations`)."""
     act, _ = qdq_pairs(qp)
     removed = removed_activations(qp, fp) if fp is not None else {}
+    tensors = _tensor_protos(qp.graph)
     taken = {t.name for t in qp.graph.initializer} | {o for n in qp.graph.node for o in n.output}
     out = _copy_without_nodes(qp)
     for n in qp.graph.node:
@@ -156,7 +157,7 @@ def weights_only(qp: onnx.ModelProto, fp: onnx.ModelProto | None = None) -> onnx
         if q is None:
             out.graph.node.add().CopyFrom(n)
             continue
-        nodes, inits = _clipped(q.input[0], n, removed.get(q.input[0], (None, None)), qp, taken)
+        nodes, inits = _clipped(q.input[0], n, removed.get(q.input[0], (None, None)), tensors, taken)
         out.graph.node.extend(nodes)
         out.graph.initializer.extend(inits)
     return _drop_unread(out)
@@ -189,13 +190,13 @@ def removed_activations(qp: onnx.ModelProto, fp: onnx.ModelProto) -> dict[str, t
     return out
 
 
-def _clipped(x: str, dq: onnx.NodeProto, bounds: tuple[float | None, float | None], qp: onnx.ModelProto,
-             taken: set[str]) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
+def _clipped(x: str, dq: onnx.NodeProto, bounds: tuple[float | None, float | None],
+             tensors: dict[str, TensorProto], taken: set[str]) -> tuple[list[onnx.NodeProto], list[TensorProto]]:
     """``(nodes, initializers)`` writing ``dq``'s output as ``x`` clipped to ``bounds`` (Max, Min;
     in the dtype of ``dq``'s scale), or an Identity of ``x`` without bounds."""
     y = dq.output[0]
     steps = [(op, b) for op, b in (("Max", bounds[0]), ("Min", bounds[1])) if b is not None]
-    scale = next((t for t in qp.graph.initializer if len(dq.input) > 1 and t.name == dq.input[1]), None)
+    scale = tensors.get(dq.input[1]) if len(dq.input) > 1 else None
     if not steps or scale is None:
         return [helper.make_node("Identity", [x], [y], name=dq.name)], []
     dtype = helper.tensor_dtype_to_np_dtype(scale.data_type)
