@@ -184,7 +184,9 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name, *, extras: bool = Tru
         assert win2.errors.bar_values() == values
         assert win2.doc.data["path"] == str(calib)
         out2 = tmp_path / "reopened.onnx"
-        status, res = run_job(qtbot, win2, lambda: win2.export_to(out2))
+        # the last export (QONNX with extras) is the project's format: Ctrl+E offers it; QDQ asked for here
+        assert win2.doc.export == ({"format": "qonnx", "input_shapes": {}} if extras else None)
+        status, res = run_job(qtbot, win2, lambda: win2.export_to(out2, "qdq"))
         assert status == "succeeded", res
         assert out2.read_bytes() == out.read_bytes()
     finally:
