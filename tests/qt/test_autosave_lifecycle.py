@@ -8,6 +8,7 @@ was never offered again, and never named, though the same file was opened."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -86,3 +87,71 @@ def test_an_autosave_of_another_model_that_moved_is_left_alone(qtbot, window, op
     shutil.rmtree(old)
     open_file(window, corpus / "digits_mlp" / "model_opset17.onnx")  # another model (another sha256)
     assert restore_prompts == [] and sorted(autosave_folder.iterdir()) == kept
+
+
+def _edit(win, node: str) -> None:
+    assert push_edit(win.doc, set_exclude(win.doc.recipe, [node], True), f"Keep {node} in float")
+
+
+def _window(qtbot):
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+def test_two_windows_on_one_model_keep_their_own_autosaves(qtbot, window, open_file, restore_prompts, save_prompts,
+                                                           tmp_path, autosave_folder):
+    """The second window was offered the first's live autosave as a crash's (Discard deleted it), and both
+    wrote the same file: a crash of one left the other's edits, which that one's clean quit then removed."""
+    model = tmp_path / "digits_cnn.onnx"
+    shutil.copy(EXAMPLE / "digits_cnn.onnx", model)
+    open_file(window, model)
+    _edit(window, "/f/f.0/Conv")
+    a_files = autosave.AutosaveFiles.for_model(model)
+    assert window.autosaver.save_now() == a_files.project
+    a_written = a_files.project.read_bytes()
+    other = _window(qtbot)
+    try:
+        open_file(other, model)
+        assert restore_prompts == []  # the first window's autosave is not a crash's
+        _edit(other, THIRD)
+        b_path = other.autosaver.save_now()
+        assert b_path == autosave.AutosaveFiles.for_model(model, 1).project
+        assert a_files.project.read_bytes() == a_written
+        assert autosave.api.load_project(b_path).recipe.overrides[THIRD].exclude is True
+        window.save_project_to(tmp_path / "a.wbproj")  # removes the first window's only
+        assert not a_files.exists() and b_path.is_file()
+        other.autosaver.stop()  # the second window is killed: its autosave is left
+        other.autosaver.owned.clear()
+        other.doc.mark_saved()
+    finally:
+        other.close()
+    restore_prompts.answer = "restore"
+    open_file(window, model)
+    assert len(restore_prompts) == 1 and window.doc.recipe.overrides[THIRD].exclude is True
+
+
+def test_an_autosave_another_running_app_writes_is_not_offered(qtbot, window, open_file, restore_prompts, tmp_path,
+                                                               autosave_folder):
+    import json
+
+    import psutil
+
+    model = tmp_path / "digits_cnn.onnx"
+    shutil.copy(EXAMPLE / "digits_cnn.onnx", model)
+    _crashed_session(qtbot, open_file, model)
+    files = autosave.AutosaveFiles.for_model(model)
+    note = json.loads(files.note.read_text())
+    parent = psutil.Process(os.getppid())  # a process that runs for the whole test: stands for another app
+    files.note.write_text(json.dumps({**note, "pid": parent.pid, "started": parent.create_time()}))
+    written = files.project.read_bytes()
+    open_file(window, model)
+    assert restore_prompts == [] and files.project.read_bytes() == written
+    _edit(window, THIRD)
+    assert window.autosaver.save_now() == autosave.AutosaveFiles.for_model(model, 1).project
+    assert files.project.read_bytes() == written
+    files.note.write_text(json.dumps({**note, "pid": parent.pid, "started": parent.create_time() - 100}))  # pid reused
+    window.save_project_to(tmp_path / "p.wbproj")
+    open_file(window, model)
+    assert len(restore_prompts) == 1  # a session that ended: offered

@@ -365,10 +365,9 @@ class MainWindow(QMainWindow):
 
     def _offer_autosave(self) -> None:
         """An autosave left for this model by a session that did not exit cleanly: ask Restore / Discard."""
-        files = autosave.AutosaveFiles.for_model(self.doc.model_path)
-        if not files.exists():  # an autosave of this file made before it moved
-            files = autosave.adopt_moved(self.doc.model_path, self.doc.model.sha256) or files
-        if not files.exists():
+        files = (autosave.to_offer(self.doc.model_path, self.autosaver)  # never one another open window writes
+                 or autosave.adopt_moved(self.doc.model_path, self.doc.model.sha256))  # made before the file moved
+        if files is None:
             self._mention_other_autosaves()
             return
         note = files.read_note()

@@ -4,13 +4,17 @@ While the document has unsaved edits, :class:`Autosaver` writes the project (rec
 overrides, data source, samples, calibration cache, results: what File > Save writes) every
 :data:`INTERVAL_S` seconds to ``<user data dir>/workbench/autosave/<key>.wbproj``, atomically
 (temporary file + rename, :func:`workbench.core.api.save_project`), with a small
-``<key>.json`` beside it naming the model and the project file the edits belong to. ``<key>`` is the
-sha1 of the model's absolute path, so each model has at most one autosave.
+``<key>.json`` beside it naming the model, the project file the edits belong to and the process that
+wrote it. ``<key>`` is the sha1 of the model's absolute path; a second window (or app) with unsaved edits of
+the same model writes ``<key>-1`` (then ``-2``...), never another session's autosave.
 
 A clean save, a discard, or a quit that did not keep the edits removes the autosave. One that is
-still there when the model is opened again means the app did not exit cleanly: the window asks
-Restore / Discard (:func:`ask_restore`). An autosave that cannot be restored as it is (unreadable, or
-restored only in part) is never deleted: :func:`keep_aside` gives it a name of its own in the same folder.
+still there when the model is opened again, and that no running window or app writes (:func:`in_use`),
+means a session did not exit cleanly: the window asks Restore / Discard (:func:`ask_restore`); Restore puts
+back every field a project saves (:class:`RestoreCommand`). The autosave of a model file that moved is
+offered at its new place (:func:`adopt_moved`). An autosave that cannot be restored as it is (unreadable, or
+restored only in part) is never deleted: :func:`keep_aside` gives it a name of its own in the same folder,
+where at most :data:`KEPT_PER_MODEL` per model are kept, for :data:`KEPT_DAYS` days (:func:`prune_kept`).
 
 A failed autosave (a folder that cannot be written) is said once in the window's status line and stays
 shown as an "Autosave failed" mark in the status bar, its tooltip saying where and what to do, until an
@@ -24,10 +28,12 @@ import json
 import logging
 import os
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
+import psutil
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
@@ -64,9 +70,18 @@ class AutosaveFiles:
     note: Path
 
     @classmethod
-    def for_model(cls, model_path: str | Path) -> AutosaveFiles:
-        folder, key = autosave_dir(), _key(model_path)
+    def for_model(cls, model_path: str | Path, slot: int = 0) -> AutosaveFiles:
+        """The autosave of ``model_path``: ``<key>`` for ``slot`` 0, ``<key>-<slot>`` for the autosave of a
+        second window (or app) with unsaved edits of the same model."""
+        folder, key = autosave_dir(), _key(model_path) + (f"-{slot}" if slot else "")
         return cls(folder / f"{key}{api.PROJECT_SUFFIX}", folder / f"{key}.json")
+
+    @classmethod
+    def of_model(cls, model_path: str | Path) -> list[AutosaveFiles]:
+        """The autosaves of ``model_path`` in the folder (every slot; kept-aside ones are not), by name."""
+        key = _key(model_path)
+        found = [*autosave_dir().glob(f"{key}{api.PROJECT_SUFFIX}"), *autosave_dir().glob(f"{key}-*{api.PROJECT_SUFFIX}")]
+        return [cls(p, p.with_suffix(".json")) for p in sorted(found)]
 
     def exists(self) -> bool:
         return self.project.is_file()
@@ -84,13 +99,21 @@ class AutosaveFiles:
         return note if isinstance(note, dict) else {}
 
 
-def write_autosave(project, model_path: Path, project_path: Path | None) -> AutosaveFiles:
+def _this_process() -> dict:
+    """``pid`` and ``started`` (its creation time, Unix seconds) of this process, as notes record them."""
+    return {"pid": os.getpid(), "started": psutil.Process().create_time()}
+
+
+def write_autosave(project, model_path: Path, project_path: Path | None,
+                   files: AutosaveFiles | None = None) -> AutosaveFiles:
     """Write ``project`` (a :class:`~workbench.core.pipeline.project.Project`) as the autosave of
-    ``model_path``; both files atomically. Raises ExportError when the folder is not writable."""
-    files = AutosaveFiles.for_model(model_path)
+    ``model_path`` (to ``files``, default its slot 0); both files atomically, the note naming this process.
+    Raises ExportError when the folder is not writable."""
+    files = files or AutosaveFiles.for_model(model_path)
     files.project.parent.mkdir(parents=True, exist_ok=True)
     note = {"model_path": str(Path(model_path).resolve()),
-            "project_path": str(project_path) if project_path else None, "saved_at": time.time()}
+            "project_path": str(project_path) if project_path else None, "saved_at": time.time(),
+            **_this_process()}
     api.atomic_write_bytes(files.note, json.dumps(note, indent=1).encode("utf-8"))
     api.save_project(project, files.project)
     return files
@@ -205,7 +228,8 @@ def adopt_moved(model_path: str | Path, sha256: str) -> AutosaveFiles | None:
     for path in autosave_dir().glob(f"*{api.PROJECT_SUFFIX}"):
         files = AutosaveFiles(path, path.with_suffix(".json"))
         note = files.read_note()
-        if ".kept-" in path.name or not note.get("model_path") or Path(note["model_path"]).exists():
+        if (".kept-" in path.name or not note.get("model_path") or Path(note["model_path"]).exists()
+                or in_use(files)):
             continue
         try:
             project = api.load_project(path, check_model=False)
@@ -304,9 +328,35 @@ def left_behind(exclude: set[AutosaveFiles] = frozenset()) -> list[dict]:
     for project in sorted(folder.glob(f"*{api.PROJECT_SUFFIX}")):
         files = AutosaveFiles(project, project.with_suffix(".json"))
         note = files.read_note()
-        if files not in exclude and note.get("model_path") and Path(note["model_path"]).is_file():
+        if (files not in exclude and note.get("model_path") and Path(note["model_path"]).is_file()
+                and not in_use(files)):
             notes.append(note)
     return sorted(notes, key=lambda n: n.get("saved_at") or 0)
+
+
+def in_use(files: AutosaveFiles, me: Autosaver | None = None) -> bool:
+    """Whether ``files`` are the autosave of a session still running (not left by one that ended): another
+    window of this process whose autosaver has it (not ``me``), or another process, still running, that
+    wrote its note (its pid and creation time; a pid reused by another process does not count)."""
+    note = files.read_note()
+    pid, started = note.get("pid"), note.get("started")
+    if not isinstance(pid, int) or not isinstance(started, (int, float)):
+        return False
+    if pid == os.getpid():
+        return any(files in a.owned for a in list(_RUNNING) if a is not me)
+    try:
+        return abs(psutil.Process(pid).create_time() - started) < 1.0
+    except (psutil.Error, OSError, ValueError):
+        return False
+
+
+def to_offer(model_path: str | Path, me: Autosaver) -> AutosaveFiles | None:
+    """The autosave of ``model_path`` to offer back (Restore / Discard): one left by a session that ended
+    (the oldest slot first), never one another running window or app is still writing, nor ``me``'s own."""
+    for files in AutosaveFiles.of_model(model_path):
+        if files not in me.owned and not in_use(files, me):
+            return files
+    return None
 
 
 def others_text(exclude: set[AutosaveFiles] = frozenset()) -> str:
@@ -338,6 +388,10 @@ def ask_restore(parent: QWidget | None, name: str, saved_at: float | None) -> st
     return RESTORE if box.clickedButton() is restore else DISCARD
 
 
+#: the autosavers of this process's windows still running (:func:`in_use`)
+_RUNNING: weakref.WeakSet[Autosaver] = weakref.WeakSet()
+
+
 class Autosaver(QObject):
     """Autosaves the window's document every :data:`INTERVAL_S` s while it is dirty.
 
@@ -356,6 +410,9 @@ class Autosaver(QObject):
         #: autosaves this session wrote or restored (only these are removed by :meth:`discard`, so a
         #: crash's autosave of a model is never removed before it has been offered)
         self.owned: set[AutosaveFiles] = set()
+        #: (model path, the files its autosave goes to): the first slot no other session writes
+        self._chosen: tuple[Path, AutosaveFiles] | None = None
+        _RUNNING.add(self)
         #: the status bar's "Autosave failed" mark (its tooltip: where and what to do), shown while failing
         self.failed_mark = QLabel("Autosave failed")
         self.failed_mark.setVisible(False)
@@ -364,8 +421,20 @@ class Autosaver(QObject):
             status_bar().addPermanentWidget(self.failed_mark)
 
     def files(self) -> AutosaveFiles | None:
+        """Where this window autosaves its model: the first slot that is free or its own (never an autosave
+        another window or app writes, nor one a crash left and not yet offered)."""
         path = self._window.doc.model_path
-        return AutosaveFiles.for_model(path) if path is not None else None
+        if path is None:
+            return None
+        if self._chosen is not None and self._chosen[0] == path:
+            chosen = self._chosen[1]
+            if chosen.project.parent == autosave_dir() and (chosen in self.owned or not chosen.exists()):
+                return chosen
+        slot = 0
+        while (files := AutosaveFiles.for_model(path, slot)).exists() and files not in self.owned:
+            slot += 1
+        self._chosen = (path, files)
+        return files
 
     def save_now(self) -> Path | None:
         """Write the autosave if the document has unsaved edits; returns its path (None: nothing to save).
@@ -378,7 +447,7 @@ class Autosaver(QObject):
         if not doc.modified:
             return None
         try:
-            files = write_autosave(self._window.current_project(), doc.model_path, doc.project_path)
+            files = write_autosave(self._window.current_project(), doc.model_path, doc.project_path, self.files())
         except (WorkbenchError, OSError) as exc:
             log.warning("autosave failed: %s", exc)
             self._failed(exc)
@@ -405,8 +474,11 @@ class Autosaver(QObject):
             self._window.set_status(text)
 
     def adopt(self, files: AutosaveFiles) -> None:
-        """Take over an autosave restored from an earlier session (removed like one written now)."""
+        """Take over an autosave restored from an earlier session (removed like one written now, and where
+        this window's next autosaves go)."""
         self.owned.add(files)
+        if self._window.doc.model_path is not None:
+            self._chosen = (self._window.doc.model_path, files)
 
     def discard(self) -> None:
         """Remove the autosave of the open model (after a clean save, a discard or a quit); with no
@@ -420,3 +492,4 @@ class Autosaver(QObject):
 
     def stop(self) -> None:
         self.timer.stop()
+        _RUNNING.discard(self)
