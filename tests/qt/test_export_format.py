@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from cli_projects import cli_quantize, read_json, run_job
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtWidgets import QFileDialog
@@ -109,13 +110,20 @@ def test_ctrl_e_exports_in_the_project_format_with_its_input_shapes(qtbot, windo
     assert not window.doc.modified
 
 
+@pytest.mark.parametrize(("shapes", "message"), [
+    ({"input": [2, 3, 8, 8]},  # the model has 1 channel
+     "p.wbproj: field export.input_shapes: input:2,3,8,8: dimension 1 of input 'input' is fixed to 1 in "
+     "digits_cnn.onnx (Nx1x8x8)."),
+    ({"input": 4}, "p.wbproj: field export.input_shapes.input: 4 is not a list of whole numbers >= 1."),
+    ([4, 1, 8, 8], "p.wbproj: field export.input_shapes: [4, 1, 8, 8] is not a mapping of input name to dimensions."),
+])
 def test_project_input_shapes_that_do_not_fit_are_refused_before_any_work(qtbot, window, open_file, dialogs,
-                                                                         tmp_path, monkeypatch):
+                                                                         tmp_path, monkeypatch, shapes, message):
     model = _example(tmp_path)
     open_file(window, model)
     proj = window.save_project_to(tmp_path / "p.wbproj")
     doc = read_json(proj)
-    doc["export"] = {"format": "qonnx", "input_shapes": {"input": [2, 3, 8, 8]}}  # the model has 1 channel
+    doc["export"] = {"format": "qonnx", "input_shapes": shapes}
     proj.write_text(json.dumps(doc), encoding="utf-8")
     open_file(window, proj)
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
@@ -126,8 +134,7 @@ def test_project_input_shapes_that_do_not_fit_are_refused_before_any_work(qtbot,
     [(kind, _title, text)] = dialogs
     dialogs.clear()
     assert kind == "critical"
-    assert text.splitlines()[0] == ("p.wbproj: field export.input_shapes: input:2,3,8,8: dimension 1 of input "
-                                    "'input' is fixed to 1 in digits_cnn.onnx (Nx1x8x8).")
+    assert text.splitlines()[0] == message
     assert not (tmp_path / "out.onnx").exists()
 
 

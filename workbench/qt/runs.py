@@ -42,13 +42,27 @@ def project_format(section: dict | None) -> str:
     return fmt if fmt in EXPORT_FORMATS else "qdq"
 
 
-def export_section(fmt: str, saved: dict | None) -> dict | None:
+def export_section(fmt: str, saved: dict | None, where: str = "The project") -> dict | None:
     """The project's ``export`` entry after an export as ``fmt``, as ``workbench-cli quantize --save-project``
     records it: None for QDQ (the replay's default), else ``{"format": "qonnx", "input_shapes": {input:
-    [dims]}}`` keeping the input shapes of ``saved`` (the open project's section) when it is QONNX too."""
+    [dims]}}`` keeping the input shapes of ``saved`` (the open project's section) when it is QONNX too.
+
+    Raises
+    ------
+    ExportError
+        ``saved``'s input shapes are not {input name: [whole numbers >= 1]}; the message names ``where``
+        (the project file) and the field.
+    """
     if fmt == "qdq":
         return None
     shapes = (saved or {}).get("input_shapes") if project_format(saved) == fmt else None
+    if not isinstance(shapes or {}, dict):
+        raise ExportError(f"{where}: field export.input_shapes: {shapes!r} is not a mapping of input name to "
+                          "dimensions.", hint='Write it as {"NAME": [1, 3, 224, 224]}, or delete it.')
+    for name, dims in (shapes or {}).items():
+        if not (isinstance(dims, list) and dims and all(type(d) is int and d >= 1 for d in dims)):
+            raise ExportError(f"{where}: field export.input_shapes.{name}: {dims!r} is not a list of whole numbers "
+                              ">= 1.", hint='Write it as {"NAME": [1, 3, 224, 224]}, or delete it.')
     return {"format": fmt, "input_shapes": {k: list(v) for k, v in (shapes or {}).items()}}
 
 
@@ -174,12 +188,15 @@ class RunController(QObject):
         check_output_path(path)
         if self.doc.calibration is None and not self.doc.data and self._static():
             self._need_data()
-        section = export_section(fmt, self.doc.export)
+        section = export_section(fmt, self.doc.export, self._project_name())
         note = self._qonnx_shapes_note(section["input_shapes"]) if section else None
         shapes = {"input_shapes": section["input_shapes"]} if section else {}
         payload = self.doc.payload(path=str(path), format=fmt, reuse=True, inputs=self.input_files(inputs), **shapes)
         return self._start("export", ProcessJob("export", payload, title=f"Export to {Path(path).name}",
                                                 parent=self), extra={"export_section": section, "shapes_note": note})
+
+    def _project_name(self) -> str:
+        return self.doc.project_path.name if self.doc.project_path is not None else "The project"
 
     def _qonnx_shapes_note(self, given: dict[str, list[int]]) -> str | None:
         """Check the project's ``export.input_shapes`` against the model's inputs before any work; the note
@@ -194,8 +211,7 @@ class RunController(QObject):
         try:
             choice = api.resolve_input_shapes(self.doc.model.proto, given, source=self.doc.model_path.name)
         except ExportError as exc:
-            where = self.doc.project_path.name if self.doc.project_path is not None else "The project"
-            raise ExportError(f"{where}: field export.input_shapes: {exc.message.removeprefix('--input-shape ')}",
+            raise ExportError(f"{self._project_name()}: field export.input_shapes: {exc.message.removeprefix('--input-shape ')}",
                               hint=f"{exc.hint} Edit the project's \"export\" section, or export as QDQ.") from None
         if choice.note is None:
             return None
