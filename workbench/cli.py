@@ -710,9 +710,23 @@ def _curve_row(pt, *, marks: bool = True, latency: bool = False) -> str:
     return row
 
 
+def _check_labels_early(model, metric, data, *, default_top1: bool = False) -> None:
+    """Refuse labels a built-in metric cannot score (missing, a length other than the input rows', not
+    integer class indices) before the job quantizes or analyses anything. ``default_top1``: no metric
+    given means top1 when the data has ``gt_label`` (the report's default). Python readers are not
+    opened here (that would run the user's code twice); the job checks them when it opens them."""
+    if data is None or isinstance(data, dict) or (isinstance(metric, str) and metric.endswith(".py")):
+        return
+    if metric is None and default_top1:
+        metric = "top1" if "gt_label" in api.open_data_source(data, model).labels() else None
+    api.check_metric_data(metric, model, data)
+
+
 def cmd_autotune(args) -> int:
     model = api.open_model(args.model)
     _recheck_outputs(args)
+    if args.metric in api.METRICS or args.metric == "sqnr":
+        _check_labels_early(model, args.metric, _data_arg(args, args.eval))
     recipe = _recipe_from_args(args)
     progress = TerminalProgress()
     try:
@@ -780,6 +794,7 @@ def cmd_report(args) -> int:
         def names_known(model) -> None:  # the node names only need the model: refused before quantizing
             api.check_report_names(model, curve=curve, curve_source=str(args.curve_in or ""), sweep=sweep,
                                    sweep_source=str(args.sweep_in or ""))
+            _check_labels_early(model, metric, _data_arg(args, args.eval or args.data), default_top1=True)
 
         model, result, eval_data, chose = _job_model(args, progress, check=names_known)
         sweep = sweep or _project_sweep(args.model, result)

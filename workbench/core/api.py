@@ -90,6 +90,7 @@ _LAZY: dict[str, str] = {
     "explorer_ids": "workbench.core.analysis.explorer_ids",
     "EvalReport": "workbench.core.analysis.evaluate",
     "fmt_metric": "workbench.core.analysis.evaluate",
+    "check_metric_data": "workbench.core.analysis.evaluate",
     "load_metric": "workbench.core.analysis.metrics",
     "METRICS": "workbench.core.analysis.metrics",
     "CostReport": "workbench.core.analysis.cost",

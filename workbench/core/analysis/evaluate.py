@@ -18,9 +18,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from workbench.core.analysis.metrics import REF_PREFIX, MetricFn, load_metric
+from workbench.core.analysis.metrics import METRICS, REF_PREFIX, MetricFn, check_metric_labels, load_metric
 from workbench.core.data.finite import FiniteRows, finite_rows
-from workbench.core.data.loader import DataSource, open_data
+from workbench.core.data.loader import DataSource, open_data, open_data_source
 from workbench.core.errors import Cancelled, DataError, ModelError
 from workbench.core.graph.outputs import pair_outputs, renamed_note
 from workbench.core.graph.walk import NameAllocator, all_names
@@ -356,6 +356,9 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     pairs = _match_outputs(fsess, qsess, model_notes)
     source = _open_source(data, float_model)
     where = str(getattr(source, "path", None) or "the evaluation data")
+    if metric_fn is not None:
+        check_metric_labels(metric if isinstance(metric, str) else metric_fn, source.labels(),
+                            source.num_samples(), where)
     if _batch_fixed_to_one(qsess) or _batch_fixed_to_one(fsess):
         batch_size = 1  # e.g. a QONNX export made for batch 1, compared with its dynamic-batch original
     total = source.num_samples() or 0
@@ -391,6 +394,30 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
         report.float_metric, report.quant_metric = _score(metric_fn, kept, pairs)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def check_metric_data(metric: str | MetricFn | None, model: ModelLike, data: Any) -> None:
+    """Refuse, before any quantization or model run, evaluation data a built-in metric cannot score:
+    ``top1`` without a ``gt_label`` array, with one whose length differs from the input rows, or with
+    labels that are not integer class indices (:func:`workbench.core.analysis.metrics.check_metric_labels`).
+
+    ``model`` is the float model (PreparedModel, ModelProto or path) the data is opened for; ``data``
+    anything :func:`evaluate` takes. User metric functions and None pass unchecked.
+
+    Raises
+    ------
+    DataError
+        One line naming the data file and the label array; also the data's own refusals (missing
+        file, an array missing for an input).
+    """
+    if metric is None or (not isinstance(metric, str) and metric not in METRICS.values()):
+        return
+    if isinstance(model, PreparedModel) or isinstance(data, DataSource):
+        source = open_data_source(data, model)
+    else:
+        source = _open_source(data, model)
+    where = str(getattr(source, "path", None) or "the evaluation data")
+    check_metric_labels(metric, source.labels(), source.num_samples(), where)
 
 
 def _optimization_level(sess: ort.InferenceSession) -> str:

@@ -88,13 +88,93 @@ def top1(outputs: Outputs, batch: Mapping[str, np.ndarray]) -> float:
     if "gt_label" not in batch:
         raise DataError("top1 needs a 'gt_label' array in the evaluation data.",
                         hint="Add gt_label (int class per sample) to the eval npz, or pick another metric.")
-    labels = np.asarray(batch["gt_label"]).astype(np.int64)
+    labels = np.asarray(batch["gt_label"])
+    bad = label_problem(labels)
+    if bad is not None:
+        raise DataError(f"top1: gt_label {bad}; top1 needs integer class indices (0 .. classes - 1).",
+                        hint=LABEL_HINT)
+    labels = labels.astype(np.int64)
     pred = out.argmax(axis=-1)
     if pred.size != labels.size:
         raise DataError(f"top1: output of shape {list(out.shape)} gives {pred.size} predictions but "
                         f"gt_label has {labels.size} entries.",
                         hint="gt_label needs one class index per sample.")
     return float(np.mean(pred.reshape(-1) == labels.reshape(-1)))
+
+
+#: What to do with labels top1 cannot score.
+LABEL_HINT = ("Save the labels as integers, one class index per row (e.g. np.savez(..., gt_label="
+              "np.asarray(indices, dtype=np.int64))), or pick a metric without labels (cosine, output_sqnr).")
+
+
+def label_problem(labels: np.ndarray) -> str | None:
+    """Why ``labels`` are not class indices (``"holds strings (dtype <U3)"``, ``"holds -1 at row 4"``), or None.
+
+    Integers >= 0 are class indices; so are floats and bools whose values all are (a float 3.0 is
+    class 3; 3.5 is not a class).
+    """
+    a = np.asarray(labels)
+    kind = a.dtype.kind
+    if kind in "USO":
+        return f"holds {'strings' if kind in 'US' else 'Python objects'} (dtype {a.dtype})"
+    if kind not in "iubf":
+        return f"holds {a.dtype} values"
+    if kind == "f":
+        frac = ~np.isfinite(a) | (a != np.floor(a))
+        if frac.any():
+            i = int(np.flatnonzero(frac.reshape(-1))[0])
+            return f"holds {float(a.reshape(-1)[i]):g} at row {np.unravel_index(i, a.shape)[0] if a.ndim else 0}, not a whole number"
+    if kind in "if" and a.size and (a < 0).any():
+        i = int(np.flatnonzero((a < 0).reshape(-1))[0])
+        return f"holds {a.reshape(-1)[i]} at row {np.unravel_index(i, a.shape)[0] if a.ndim else 0}, a negative class"
+    return None
+
+
+#: Label array each built-in metric reads (metrics not listed read none).
+METRIC_LABELS = {"top1": "gt_label"}
+
+
+def check_metric_labels(metric: str | MetricFn | None, labels: Mapping[str, np.ndarray], rows: int | None,
+                        source: str) -> None:
+    """Refuse, before any model runs, labels a built-in metric cannot score.
+
+    Parameters
+    ----------
+    metric : name, metric function or None
+        A name of :data:`METRICS` (or ``"sqnr"``), one of its functions, a user function or None
+        (the last two are not checked: what they read is their own).
+    labels : dict of str to numpy.ndarray
+        The ``gt_*`` arrays of the evaluation data (``DataSource.labels()``).
+    rows : int or None
+        Rows of model inputs in the data (None: unknown, the length is not checked).
+    source : str
+        The data file, named in the error.
+
+    Raises
+    ------
+    DataError
+        The label array is missing, its length differs from ``rows``, or its values are not
+        integer class indices (strings, fractions, negatives); one line naming ``source`` and the array.
+    """
+    name = metric if isinstance(metric, str) else next((k for k, f in METRICS.items() if f is metric), None)
+    key = METRIC_LABELS.get(name)
+    if key is None:
+        return
+    if key not in labels:
+        have = ", ".join(repr(k) for k in labels) or "none"
+        raise DataError(f"{source}: metric {name} needs a {key!r} array (one class index per row); its label "
+                        f"arrays: {have}.", hint=f"Add {key} to the file, or pick a metric without labels "
+                                                 "(cosine, output_sqnr).")
+    arr = np.asarray(labels[key])
+    n = len(arr) if arr.ndim else 1
+    if rows is not None and n != rows:
+        raise DataError(f"{source}: array {key!r} has {n} labels for {rows} rows of inputs.",
+                        hint=f"Give one label per input row, in the same order (metric {name} pairs row i with "
+                             f"{key}[i]).")
+    bad = label_problem(arr)
+    if bad is not None:
+        raise DataError(f"{source}: array {key!r} {bad}; metric {name} needs integer class indices "
+                        "(0 .. classes - 1).", hint=LABEL_HINT)
 
 
 def cosine(outputs: Outputs, batch: Mapping[str, np.ndarray]) -> float:

@@ -13,7 +13,7 @@ from typing import Any
 import onnxruntime as ort
 
 from workbench import __version__
-from workbench.core.analysis.evaluate import EvalReport, RaggedRowsError, evaluate
+from workbench.core.analysis.evaluate import EvalReport, RaggedRowsError, check_metric_data, evaluate
 from workbench.core.analysis.noise_split import SPLIT_SAMPLES, NoiseSplit, noise_split
 from workbench.core.analysis.sensitivity import Sensitivity, SweepResult, local_sensitivity
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
@@ -169,11 +169,14 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
     Raises
     ------
     DataError, ModelError
-        Data that does not fit the model, a model onnxruntime refuses.
+        Data that does not fit the model, a model onnxruntime refuses; labels the metric cannot score
+        (:func:`workbench.core.analysis.evaluate.check_metric_data`), before any analysis.
     Cancelled
         ``cancel`` was set.
     """
     progress = progress or no_progress
+    chosen = metric if metric is not None else default_metric(model, eval_data)
+    check_metric_data(chosen, model, eval_data)  # bad labels refused before the analysis, not after it
     rows = analyze(model, result, eval_data, samples=eval_samples, progress=_phase(progress, "Per-unit SQNR"),
                    cancel=cancel)
     finite = [r for r in rows if math.isfinite(r.sqnr_db)] or rows
@@ -182,7 +185,6 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
         hist_samples = min(hist_samples, eval_samples)
     hists = unit_histograms(result.float_model or model, finite[:worst], written, eval_data,
                             samples=hist_samples, progress=_phase(progress, "Histograms"), cancel=cancel)
-    chosen = metric if metric is not None else default_metric(model, eval_data)
     try:
         evaluation = evaluate(model, result.proto, eval_data, samples=eval_samples, metric=chosen,
                               progress=_phase(progress, "Task metric"), cancel=cancel)
