@@ -50,11 +50,30 @@ def test_local_column_follows_the_chain_through_maxpool_and_flatten(corpus, tmp_
     assert math.isfinite(got["/f/f.3/Conv"]) and got["/f/f.3/Conv"] > sqnr["/f/f.3/Conv"]
 
 
-def test_an_input_from_float_nodes_has_no_local_figure(tmp_path, capsys):
+def _sqnr(ref: np.ndarray, got: np.ndarray) -> float:
+    ref, got = ref.astype(np.float64), got.astype(np.float64)
+    return 10 * math.log10(float(np.sum(ref ** 2)) / float(np.sum((ref - got) ** 2)))
+
+
+def _tensor(path, name: str, feed: dict, *, written: bool) -> np.ndarray:
+    """``name`` of the model at ``path`` on ``feed`` (onnxruntime; ``written``: graph as written, as the
+    analysis runs the quantized model)."""
+    import onnxruntime as ort
+
+    proto = onnx.load(path)
+    proto.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+    opts = ort.SessionOptions()
+    if written:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(proto.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return sess.run([name], feed)[0]
+
+
+def test_a_float_add_of_two_noisy_tensors_is_probed_for_the_local_figure(tmp_path, capsys):
     """Two MatMuls -> Add (float: only MatMul is quantized) of both -> MatMul: the Add mixes two noisy
-    tensors, whose noise the pass does not measure, so the last MatMul's local figure is NaN ("nan" in
-    the JSON) instead of charging it with the noise upstream. A bias Add with one noisy input is followed
-    through to the MatMul before it."""
+    tensors, so the analysis measures its output too (no row of its own): the last MatMul's local figure
+    is against that SQNR, checked against both models run in onnxruntime (it was NaN, "not measured").
+    A bias Add with one noisy input is followed through to the MatMul before it."""
     rng = np.random.default_rng(9)
     inits = [numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), n) for n in ("w0", "w1", "w2", "w3")]
     inits.append(numpy_helper.from_array(np.full((8,), 0.5, np.float32), "b"))
@@ -67,17 +86,47 @@ def test_an_input_from_float_nodes_has_no_local_figure(tmp_path, capsys):
     path = _model_and_data(tmp_path, nodes, inits, rng, 8)
     recipe = tmp_path / "r.json"
     recipe.write_text('{"preset": "cpu-u8s8", "op_types": ["MatMul"]}')
-    out = tmp_path / "rows.json"
-    assert main(["analyze", str(path), "--recipe", str(recipe), "--data", str(tmp_path / "d.npz"),
-                 "--no-latency-check", "--json", str(out)]) == 0
+    out, written = tmp_path / "rows.json", tmp_path / "q.onnx"
+    common = ["--recipe", str(recipe), "--data", str(tmp_path / "d.npz"), "--no-latency-check"]
+    assert main(["analyze", str(path), *common, "--json", str(out)]) == 0
+    assert main(["quantize", str(path), *common, "-o", str(written)]) == 0
     rows = {r["node"]: r for r in json.loads(out.read_text())}
-    assert rows["mm2"]["local_sqnr_db"] == "nan"
-    assert rows["mm0"]["local_sqnr_db"] == rows["mm0"]["sqnr_db"]  # reads the graph input
+    assert set(rows) == {"mm0", "mm1", "mm2", "mm3"}  # the probed Add has no row
+    feed = {"x": np.load(tmp_path / "d.npz")["x"]}
+    c_db = _sqnr(_tensor(path, "c", feed, written=False), _tensor(written, "c", feed, written=True))
     sqnr = {n: r["sqnr_db"] for n, r in rows.items()}
+    want = _local(sqnr["mm2"], c_db)
+    got = rows["mm2"]["local_sqnr_db"]
+    assert got == "inf" if want == math.inf else math.isclose(got, want, rel_tol=1e-4)
+    assert rows["mm0"]["local_sqnr_db"] == rows["mm0"]["sqnr_db"]  # reads the graph input
     want = _local(sqnr["mm3"], sqnr["mm2"])  # through the bias Add
     got = rows["mm3"]["local_sqnr_db"]
     assert got == "inf" if want == math.inf else math.isclose(got, want, rel_tol=1e-12)
     assert "nan: an input comes from a float node that mixes noisy tensors" in capsys.readouterr().out
+
+
+def test_a_scale_read_from_a_shape_is_noiseless(tmp_path):
+    """MatMul -> Mul by Sqrt(Cast(Shape(its output))) (float) -> MatMul: the Shape is exact in both
+    models, so the Mul has one noisy input and the trace passes it to the first MatMul (nothing to probe)."""
+    rng = np.random.default_rng(5)
+    inits = [numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), n) for n in ("w0", "w1")]
+    nodes = [helper.make_node("MatMul", ["x", "w0"], ["a"], name="mm0"),
+             helper.make_node("Shape", ["a"], ["s"], name="shape", start=1),
+             helper.make_node("Cast", ["s"], ["sf"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Sqrt", ["sf"], ["k"], name="sqrt"),
+             helper.make_node("Mul", ["a", "k"], ["m"], name="mul"),
+             helper.make_node("MatMul", ["m", "w1"], ["y"], name="mm1")]
+    path = _model_and_data(tmp_path, nodes, inits, rng, 8)
+    model = api.open_model(path)
+    recipe = api.make_recipe("cpu-u8s8", op_types=["MatMul"])
+    result = api.quantize(model, recipe, calibration=api.calibrate(model, api.plan(model, recipe),
+                                                                   str(tmp_path / "d.npz")))
+    rows = api.analyze(model, result, str(tmp_path / "d.npz"))
+    assert rows.probed == {}
+    local = {s.node: s.local_sqnr_db for s in api.local_sensitivity(result.plan, rows, graph=model.proto.graph)}
+    sqnr = {r.node: r.sqnr_db for r in rows}
+    want = _local(sqnr["mm1"], sqnr["mm0"])
+    assert local["mm1"] == want or math.isclose(local["mm1"], want, rel_tol=1e-12)
 
 
 def test_a_concat_is_measured_against_its_inputs_and_a_constant_input_is_noiseless(tmp_path):

@@ -8,7 +8,8 @@ Treating quantization noise as additive and uncorrelated (the usual model, e.g. 
 
 so ``SQNR_local = 1 / (1/SQNR_out - 1/SQNR_in)``, where SQNR_in is the worst SQNR among the
 unit's quantized inputs (infinite for graph inputs; with the graph given, inputs are traced through
-shared grids and pass-through nodes to the unit upstream, :class:`_Tracer`). A unit with a low local SQNR is the one to
+shared grids and pass-through nodes to the unit upstream, or to a probed residual Add,
+:mod:`~workbench.core.analysis.noise_trace`). A unit with a low local SQNR is the one to
 promote to a wider dtype or keep in float. This needs one float and one quantized run, instead of
 one run per unit.
 """
@@ -23,6 +24,7 @@ from dataclasses import asdict, dataclass
 import onnx
 
 from workbench.core.analysis.executors import Executor, InlineExecutor, default_executor
+from workbench.core.analysis.noise_trace import Tracer
 from workbench.core.analysis.spill import SpillDir, resolve
 from workbench.core.analysis.sweep_graph import only_float, only_quantized, pair_index, with_fragments
 from workbench.core.analysis.sweep_tasks import (
@@ -38,7 +40,6 @@ from workbench.core.analysis.sweep_tasks import (
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import RecipeError
-from workbench.core.graph.op_families import PASS_THROUGH_OPS
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.runtime.session import add_outputs, make_session
@@ -70,13 +71,15 @@ def local_sensitivity(plan, rows, *, graph=None) -> list[Sensitivity]:
     plan : QuantPlan
         Gives each unit's input tensors and which unit produces each tensor.
     rows : list of UnitError
-        Output of :func:`workbench.core.analysis.unit_error.analyze_units` for the fully quantized model.
+        Output of :func:`workbench.core.analysis.unit_error.analyze_units` for the fully quantized model
+        (a :class:`~workbench.core.analysis.unit_error.UnitRows` also carries the SQNR of the probed
+        float-node outputs, ``probed``).
     graph : onnx.GraphProto, optional
         The main graph the rows were measured on (what ``analyze``, the report and Model Explorer's
-        node data pass). Inputs are then traced (:class:`_Tracer`): through shared grids and nodes with
-        one noisy input to the unit upstream, noiseless when computed from the graph's inputs and
-        initializers alone, and NaN for the unit when a float node mixes noisy tensors (a residual Add),
-        whose noise is not measured. Without ``graph`` (autotune's ranking, kept as it was tuned) an
+        node data pass). Inputs are then traced (:class:`~workbench.core.analysis.noise_trace.Tracer`):
+        through shared grids and nodes with one noisy input to the unit upstream, noiseless when computed
+        from the graph's inputs and initializers alone; at a float node that mixes noisy tensors (a
+        residual Add) its probed figure, NaN for the unit when it was not probed. Without ``graph`` (autotune's ranking, kept as it was tuned) an
         input no unit produces counts as noiseless, and the unit is charged with the noise upstream.
     """
     out_db = {r.tensor: r.sqnr_db for r in rows}
@@ -85,7 +88,8 @@ def local_sensitivity(plan, rows, *, graph=None) -> list[Sensitivity]:
         for t in unit.results:
             if t in out_db:
                 producer_db[t] = out_db[t]
-    tracer = _Tracer(plan, producer_db, graph) if graph is not None else None
+    probed = getattr(rows, "probed", None) or {}
+    tracer = Tracer(plan, {**probed, **producer_db}, graph) if graph is not None else None
     result = []
     for r in rows:
         unit = plan.units.get(r.node)
@@ -115,45 +119,6 @@ def _local_db(out_db: float, ins_db: list[float]) -> float:
     if inv <= 0:
         return math.inf
     return -math.inf if math.isinf(inv) else 10.0 * math.log10(1.0 / inv)
-
-
-class _Tracer:
-    """The measured SQNR upstream of a unit's input: its own row when a unit produces it; else through
-    the plan's aliases, and through nodes with one noisy input (Split, Reshape, MaxPool, a float Sigmoid
-    or bias Add, a LayerNorm: they keep the noise ratio, roughly) to a unit; inf when float nodes compute
-    it from the graph's inputs and initializers alone (the same in both models: a Range, a Reshape of a
-    weight); NaN otherwise (a float node that mixes noisy tensors, e.g. a residual Add, whose noise is
-    not measured)."""
-
-    def __init__(self, plan, producer_db: dict[str, float], graph) -> None:
-        self.plan, self.db = plan, producer_db
-        self.producer = {o: node for node in graph.node for o in node.output if o}
-        self.quantized = quantized = {n for u in plan.units.values() if not u.excluded for n in u.nodes}
-        self.clean = {i.name for i in graph.input} | {t.name for t in graph.initializer}
-        for node in graph.node:  # graph order is topological; a quantized unit's node adds noise
-            if node.name not in quantized and all(not i or i in self.clean for i in node.input):
-                self.clean.update(o for o in node.output if o)
-
-    def sqnr(self, tensor: str, own: set[str]) -> float:
-        seen: set[str] = set()
-        while tensor not in seen:
-            seen.add(tensor)
-            if tensor in self.db and tensor not in own:
-                return self.db[tensor]
-            if tensor in self.clean:
-                return math.inf
-            alias = self.plan.aliases.get(tensor)
-            if alias is not None and alias not in own:
-                tensor = alias  # a grid shared with its producer's (not with the reading unit's own output)
-                continue
-            node = self.producer.get(tensor)
-            noisy = [i for i in (node.input if node is not None else []) if i and i not in self.clean]
-            if node is not None and len(noisy) == 1 and (node.name not in self.quantized
-                                                         or node.op_type in PASS_THROUGH_OPS):
-                tensor = noisy[0]  # one noisy input: the node keeps its noise ratio, roughly
-                continue
-            break
-        return math.nan
 
 
 # ----------------------------------------------------------------------------- end-to-end sweep

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import onnx
 
+from workbench.core.analysis.noise_trace import PROBE
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.runtime.session import add_outputs, make_session
 
@@ -273,10 +274,24 @@ def add_sums(parts: list[dict]) -> dict:
     return out
 
 
-def unit_rows(pairs: dict, segs: dict, sums: dict) -> list[UnitError]:
-    """Rows worst (lowest SQNR) first from the error sums of :func:`accumulate`."""
-    rows = []
+class UnitRows(list):
+    """The rows of :func:`unit_rows` (a list of :class:`UnitError`, worst first) and ``probed``: the
+    SQNR (dB) of each probed float-node output (a residual Add; see
+    :func:`workbench.core.analysis.noise_trace.probe_pairs`), which no unit owns, by tensor name."""
+
+    def __init__(self, rows=(), probed: dict[str, float] | None = None) -> None:
+        super().__init__(rows)
+        self.probed = dict(probed or {})
+
+
+def unit_rows(pairs: dict, segs: dict, sums: dict) -> UnitRows:
+    """Rows worst (lowest SQNR) first from the error sums of :func:`accumulate`; pairs whose unit is
+    :data:`~workbench.core.analysis.noise_trace.PROBE` (``""``) go to ``probed`` instead of a row."""
+    rows, probed = [], {}
     for t, (node, op, _q) in pairs.items():
+        if node == PROBE:
+            probed[t] = _Acc.of(sums[t]).figures()[0]
+            continue
         acc = _Acc.of(sums[t])
         if t in segs:
             parts = [_Acc.of(sums[(t, i)]) for i, _ in segs[t][1] if sums[(t, i)][5]]
@@ -284,4 +299,4 @@ def unit_rows(pairs: dict, segs: dict, sums: dict) -> list[UnitError]:
         sqnr, mse, cos, mx = acc.figures()
         rows.append(UnitError(node, op, t, sqnr, mse, cos, mx))
     rows.sort(key=lambda r: (r.sqnr_db, r.node))
-    return rows
+    return UnitRows(rows, probed)

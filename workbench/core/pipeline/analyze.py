@@ -10,6 +10,7 @@ import onnx
 
 from workbench.core.analysis.evaluate import EvalReport, evaluate
 from workbench.core.analysis.executors import Executor, InlineExecutor
+from workbench.core.analysis.noise_trace import probe_pairs
 from workbench.core.analysis.unit_error import accumulate, add_sums, unit_outputs, unit_rows, unit_segments
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data, open_data_source, sample_batches
@@ -51,7 +52,9 @@ def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples:
 
     Returns
     -------
-    list of :class:`workbench.core.analysis.unit_error.UnitError`
+    UnitRows
+        A list of :class:`workbench.core.analysis.unit_error.UnitError`, worst first, whose ``probed``
+        holds the SQNR of the float residual Adds measured for the local SQNR (no rows of their own).
     """
     source = finite_rows(open_data_source(data, model))  # samples with NaN / Inf inputs are left out
     model = result.float_model or model
@@ -62,13 +65,23 @@ def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples:
         total = min(total, samples) if total else samples
     if source.can_batch:
         total = -(-total // ANALYSIS_BATCH)
-    pairs = unit_outputs(result.plan, result.tensor_map)
+    pairs = _with_probes(model, result)
     if not pairs:
         return []
     segs = unit_segments(model.proto, pairs)
     sums = accumulate(model.proto, result.proto, pairs, segs, sample_batches(model, source, samples),
                       progress=progress, cancel=cancel, total=total)
     return unit_rows(pairs, segs, sums)
+
+
+def _with_probes(model: PreparedModel, result: QuantizeResult) -> dict:
+    """The unit outputs to measure, and the float residual Adds (or other float nodes mixing noisy
+    tensors) where a unit's input trace stops, so its local SQNR has an input figure
+    (:func:`workbench.core.analysis.noise_trace.probe_pairs`); none when no unit output is measured."""
+    pairs = unit_outputs(result.plan, result.tensor_map)
+    if not pairs:
+        return {}
+    return {**pairs, **probe_pairs(result.plan, model.proto, result.proto, pairs)}
 
 
 @dataclass(frozen=True)
@@ -99,7 +112,7 @@ def _sharded(model, result, source, samples, executor: Executor, shards: int, pr
         raise DataError(f"{source.describe()}: sharded analysis needs the number of samples.",
                         hint="Use an .npz/.npy file or a folder, or analyze in one pass.")
     n = min(n, samples) if samples else n
-    pairs = unit_outputs(result.plan, result.tensor_map)
+    pairs = _with_probes(model, result)
     if not pairs:
         return []
     segs = unit_segments(model.proto, pairs)
