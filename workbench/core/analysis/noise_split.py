@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,7 @@ from workbench.core.analysis.sweep_tasks import Sqnr
 from workbench.core.analysis.weight_error import chunked, dequantize_constants, row_slices
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
+from workbench.core.errors import ModelError
 from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.graph.walk import iter_graphs, subgraphs
 from workbench.core.io.external import tensor_array
@@ -425,7 +427,7 @@ def _drop_unread(proto: onnx.ModelProto) -> onnx.ModelProto:
 
 def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples: int | None = None,
                 max_samples: int | None = SPLIT_SAMPLES, batch_size: int = ANALYSIS_BATCH,
-                cancel: CancelToken | None = None) -> NoiseSplit:
+                cancel: CancelToken | None = None, quant_label: str = "") -> NoiseSplit:
     """:class:`NoiseSplit` of the QDQ model ``qp`` against its float model ``model`` (prepared; its
     node names are those of ``qp``'s nodes).
 
@@ -433,19 +435,25 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
     are left out, at most ``samples`` and at most ``max_samples`` (None: no cap) are read, streamed in batches of ``batch_size``. The three
     variants run one after the other (one variant session and its arena alive at a time), reading
     the float model's outputs kept from the first while they fit in :data:`REF_BUDGET` bytes (else
-    the float model runs again), so memory stays flat in the number of rows.
+    the float model runs again), so memory stays flat in the number of rows. A model whose inputs
+    have axis 0 fixed (a QDQ file with a batch of 1, e.g. after a QONNX round trip, beside a float
+    model of any batch) is fed that many rows at a time (:func:`run_rows`). ``quant_label`` names
+    ``qp`` in errors (default: "the quantized model of FLOAT.onnx").
 
     Raises
     ------
     DataError
         The data does not fit the model.
     ModelError
-        onnxruntime refuses a model (``make_session``'s message).
+        onnxruntime refuses a model (``make_session``'s message), or cannot run one on the data
+        (the message names the model and the input shapes).
     """
     source = finite_rows(open_data_source(data, model))
     if max_samples is not None:
         samples = min(samples, max_samples) if samples else max_samples
     fp = model.proto
+    float_label = Path(model.path).name if model.path else "(in memory)"
+    quant_label = quant_label or f"the quantized model of {float_label}"
     unmatched: list[str] = []
 
     def only_activations() -> onnx.ModelProto:
@@ -471,11 +479,11 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
             if refs is not None and b < len(refs):
                 ref = refs[b]
             else:
-                ref = float_sess.run(names, feed)
+                ref = run_rows(float_sess, names, feed, f"the float model {float_label}")
                 held += sum(r.nbytes for r in ref)
                 if k == 0 and refs is not None:
                     refs = refs + [ref] if held <= REF_BUDGET else None
-            for r, q in zip(ref, sess.run(names, feed), strict=True):
+            for r, q in zip(ref, run_rows(sess, names, feed, f"{_VARIANTS[k]}{quant_label}"), strict=True):
                 r, q = np.asarray(r), np.asarray(q)
                 ok = np.isfinite(r) & np.isfinite(q)
                 if not ok.all():  # NaN / Inf left out, as evaluate does
@@ -487,3 +495,43 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
             float_sess = None  # every later variant reads the cached outputs
         figures.append(acc.figures()[0])
     return NoiseSplit(*figures, samples=done, unmatched=unmatched, runtime=describe_runtime(False))
+
+
+#: What each pass runs, as the start of an error message (followed by the quantized model's label).
+_VARIANTS = ("", "the weights-only variant of ", "the activations-only variant of ")
+
+
+def fixed_batch(sess) -> int:
+    """Rows an onnxruntime session takes per run: the fixed axis-0 size its inputs share (1 for a
+    model exported with a batch of 1), 0 when that axis is dynamic (or the inputs disagree, or have
+    no axis)."""
+    sizes = {i.shape[0] for i in sess.get_inputs() if i.shape and isinstance(i.shape[0], int) and i.shape[0] > 0}
+    return sizes.pop() if len(sizes) == 1 else 0
+
+
+def run_rows(sess, names: list[str], feed: dict[str, np.ndarray], what: str) -> list[np.ndarray]:
+    """``sess.run(names, feed)`` with the feed cut to the session's inputs; a session whose inputs
+    have axis 0 fixed to ``k`` (:func:`fixed_batch`) is fed ``k`` rows at a time when the feed holds
+    a multiple of ``k`` other than ``k`` (its outputs joined on axis 0). ``what`` names the model.
+
+    Raises
+    ------
+    ModelError
+        onnxruntime cannot run the model on the feed: one line with ``what``, the feed's shapes and
+        onnxruntime's reason.
+    """
+    wanted = {i.name for i in sess.get_inputs()}
+    feed = {k: v for k, v in feed.items() if k in wanted}
+    k = fixed_batch(sess)
+    rows = {len(v) for v in feed.values() if np.ndim(v)}
+    n = rows.pop() if len(rows) == 1 else 0
+    try:
+        if not k or n == k or n % k:
+            return sess.run(names, feed)
+        parts = [sess.run(names, {x: v[i:i + k] if np.ndim(v) else v for x, v in feed.items()}) for i in range(0, n, k)]
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
+        shapes = ", ".join(f"{x} {list(np.shape(v))}" for x, v in feed.items())
+        raise ModelError(f"onnxruntime cannot run {what} on the data ({shapes}): {' '.join(str(exc).split())[:300]}",
+                         hint="Give data the quantized file's inputs accept (check them with `workbench-cli inspect`), "
+                              "or leave the weights vs activations split out (--split-samples 0).") from None
+    return [np.concatenate(p, axis=0) if np.ndim(p[0]) else np.stack(p) for p in zip(*parts, strict=True)]
