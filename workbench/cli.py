@@ -904,7 +904,7 @@ def _add_input_shape_arg(s) -> None:
 
 
 def cmd_convert(args) -> int:
-    proto = api.read_qonnx(args.input)
+    proto = api.read_convert_input(args.input)
     why = _not_convertible(args.input, proto, args.to)
     if why:
         print(f"error: {why} Nothing written.", file=sys.stderr)

@@ -149,6 +149,7 @@ _LAZY: dict[str, str] = {
     "pane_layout": "workbench.core.inspection.diff_layout",
     "qdq_marks": "workbench.core.inspection.diff_layout",
     "convert_file": "workbench.core.qonnx.convert",
+    "read_convert_input": "workbench.core.qonnx.convert",
     "conversion_report": "workbench.core.qonnx.convert",
     "read_qonnx": "workbench.core.qonnx.reader",
     "parse_input_shape": "workbench.core.qonnx.shapes",

@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from workbench.core.errors import ExportError
+from workbench.core.errors import ExportError, ModelError
 from workbench.core.formats.numerics import dequantize, expand_param
 from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import QTYPES, QType, get_qtype, qtype_of_onnx
@@ -35,6 +35,7 @@ from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.graph.quantized_ops import quantized_kind
 from workbench.core.io.atomic import protect_input
 from workbench.core.io.save import save_model
+from workbench.core.model.reader import read_model_file
 from workbench.core.qonnx.reader import (
     DOMAINS,
     EVEN_ROUNDING,
@@ -499,6 +500,31 @@ def convert(proto: onnx.ModelProto, target: str, *, partial: bool = False) -> on
     raise ExportError(f"Unknown conversion target {target!r}.", hint=f"Use one of: {', '.join(TARGETS)}.")
 
 
+def read_convert_input(path: str | Path) -> onnx.ModelProto:
+    """The model file to convert, read as written (:func:`workbench.core.qonnx.reader.read_qonnx`: no
+    preparation, QONNX nodes kept).
+
+    A file that cannot be read as a model (empty, truncated, not ONNX, no graph) is refused with the
+    model loader's message (:func:`workbench.core.model.reader.read_model_file`, what ``inspect`` and
+    ``quantize`` say), which names the file and what is wrong with it.
+
+    Raises
+    ------
+    ModelError
+        The file is missing, unreadable or not an ONNX model; a stored tensor that does not match its
+        dims and data type.
+    """
+    try:
+        proto = read_qonnx(path)
+    except ModelError:
+        read_model_file(Path(path))  # raises the loader's account of the file, if it has one
+        raise
+    if not proto.HasField("graph") or not proto.opset_import:  # an empty file parses as an empty model
+        read_model_file(Path(path))
+        raise ModelError(f"{path}: not an ONNX model (no graph).", hint="Pass an .onnx model file.")
+    return proto
+
+
 def convert_file(src: str | Path, dst: str | Path, target: str, *, partial: bool = False,
                  input_shapes: dict[str, list[int]] | None = None, static_shapes: bool = False) -> onnx.ModelProto:
     """Read ``src``, convert, check with onnx.checker and write ``dst`` atomically; returns the model.
@@ -512,7 +538,7 @@ def convert_file(src: str | Path, dst: str | Path, target: str, *, partial: bool
     protect_input(src)
     if input_shapes and target != "qonnx":
         raise ExportError("--input-shape applies to conversions to QONNX only.", hint="Use --to qonnx, or drop it.")
-    out = convert(read_qonnx(src), target, partial=partial)
+    out = convert(read_convert_input(src), target, partial=partial)
     if target == "qonnx" and (static_shapes or input_shapes):
         choice = resolve_input_shapes(out, input_shapes, source=str(src))
         if choice.shapes is not None:
@@ -526,4 +552,4 @@ def convert_file(src: str | Path, dst: str | Path, target: str, *, partial: bool
     return out
 
 
-__all__ = ["conversion_report", "convert", "convert_file", "qdq_to_qonnx", "qonnx_to_qdq", "TARGETS"]
+__all__ = ["conversion_report", "convert", "convert_file", "read_convert_input", "qdq_to_qonnx", "qonnx_to_qdq", "TARGETS"]
