@@ -618,8 +618,8 @@ def cmd_analyze(args) -> int:
     if rows:
         print("SQNR: the unit's output against float, with every error upstream; local: the noise the unit adds "
               "itself (1/local = 1/SQNR - 1/SQNR of its worst input, noise-to-signal ratios adding; inf: its "
-              "output is no noisier than that input; nan: an input comes from a float node that mixes noisy tensors, "
-              "e.g. a residual Add, whose noise is not measured); weight: the unit's weight against its dequantized "
+              "output is no noisier than that input; a float residual Add before it is measured too; nan: an input's "
+              "noise could not be measured); weight: the unit's weight against its dequantized "
               "value (no data; --json also gives its worst output channel)")
     return 0
 

@@ -5,9 +5,10 @@ the output of another unit (its row of :func:`~workbench.core.analysis.unit_erro
 through the plan's shared grids and through nodes with one noisy input (Split, Reshape, MaxPool, a
 float Sigmoid or bias Add, a LayerNorm: they keep the noise ratio, roughly). A tensor that float
 nodes compute from the graph's inputs, initializers and tensor shapes alone is noiseless (the same
-in both models: a Range, a Reshape of a weight, the Sqrt of a head size read with Shape). A float node that mixes noisy tensors (a residual Add, a Concat of
-two branches) stops the walk: its output is measured too when the analysis probes it
-(:func:`probe_pairs`), and is NaN (not measured) otherwise.
+in both models: a Range, a Reshape of a weight, the Sqrt of a head size read with Shape). A float
+node that mixes noisy tensors (a residual Add, a Concat of two branches) stops the walk: its output
+is measured too when the analysis probes it (:func:`probe_pairs`), and is NaN (not measured)
+otherwise.
 """
 
 from __future__ import annotations
