@@ -23,6 +23,7 @@ from workbench.core.pipeline.analyze import analyze
 from workbench.core.pipeline.quantize import QuantizeResult
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.recipe.recipe import Recipe
+from workbench.core.report.curve_file import read_curve
 from workbench.core.report.histograms import TensorHistogram, unit_histograms
 from workbench.core.report.layout import node_positions
 
@@ -69,24 +70,16 @@ def default_metric(model, data) -> str:
 
 
 def load_curve(path: str | Path) -> dict:
-    """An autotune curve written by ``workbench-cli autotune --curve-json`` ({metric, metric_float, curve}).
+    """An autotune curve written by ``workbench-cli autotune --curve-json`` ({metric, metric_float, curve}),
+    every field the report reads checked (:func:`workbench.core.report.curve_file.read_curve`).
 
     Raises
     ------
     DataError
-        The file is missing, not JSON, or has no ``curve`` list of {promoted, metric} points.
+        The file is missing, not JSON, or a field is missing or holds a wrong value (one line naming
+        the file and the field).
     """
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the autotune curve ({exc.strerror}).", hint="Check the path.") from None
-    except ValueError as exc:
-        raise DataError(f"{path}: not JSON ({exc}).", hint="Give the file autotune --curve-json wrote.") from None
-    curve = doc.get("curve") if isinstance(doc, dict) else None
-    if not isinstance(curve, list) or not all(isinstance(p, dict) and "promoted" in p and "metric" in p for p in curve):
-        raise DataError(f"{path}: field curve: expected a list of {{promoted, metric, ...}} points.",
-                        hint="Give the file `workbench-cli autotune --curve-json FILE` wrote.")
-    return doc
+    return read_curve(path)
 
 
 def load_sweep(doc: Any, source: str) -> SweepResult:
