@@ -41,6 +41,7 @@ than weights-only 38.7 and activations-only 34.3 dB, whose noise added gives 33.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,7 @@ from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
 from workbench.core.errors import ModelError
 from workbench.core.graph.prune import drop_unused_initializers
-from workbench.core.graph.walk import iter_graphs, subgraphs
+from workbench.core.graph.walk import all_names, iter_graphs, iter_nodes, subgraphs
 from workbench.core.io.external import tensor_array
 from workbench.core.model.load import PreparedModel
 from workbench.core.progress import CancelToken
@@ -146,24 +147,30 @@ def _noise(db: float) -> float:
 
 
 def constant_names(g: onnx.GraphProto) -> set[str]:
-    """Names of ``g``'s tensors with a fixed value: its initializers, Constant outputs, and the outputs
-    of Cast / Identity nodes reading one (nodes in graph order)."""
-    consts = {t.name for t in g.initializer} | {t.values.name for t in g.sparse_initializer}
-    for n in g.node:
-        if n.op_type == "Constant" or (n.op_type in ("Cast", "Identity") and n.input and n.input[0] in consts):
-            consts.update(o for o in n.output if o)
+    """Names of the tensors with a fixed value in ``g`` and in its If / Loop / Scan bodies (a body
+    sees its outer scope's names): initializers, Constant outputs, and the outputs of Cast / Identity
+    nodes reading one (nodes in graph order, outer graphs first)."""
+    graphs = [sg for _, sg in iter_graphs(g)]
+    consts = {t.name for sg in graphs for t in sg.initializer}
+    consts |= {t.values.name for sg in graphs for t in sg.sparse_initializer}
+    for sg in graphs:
+        for n in sg.node:
+            if n.op_type == "Constant" or (n.op_type in ("Cast", "Identity") and n.input and n.input[0] in consts):
+                consts.update(o for o in n.output if o)
     return consts
 
 
 def qdq_pairs(qp: onnx.ModelProto) -> tuple[dict[str, onnx.NodeProto], dict[str, onnx.NodeProto]]:
-    """``(activation pairs, weight pairs)`` of ``qp``'s main graph: DequantizeLinear output -> the
+    """``(activation pairs, weight pairs)`` of ``qp``, If / Loop / Scan bodies included (a body's
+    DequantizeLinear may read a QuantizeLinear of the outer graph): DequantizeLinear output -> the
     QuantizeLinear it reads, split by whether that QuantizeLinear's input is constant
     (:func:`constant_names`: a weight quantization) or computed (an activation)."""
     consts = constant_names(qp.graph)
-    producer = {o: n for n in qp.graph.node for o in n.output if o}
+    nodes = [n for _, n in iter_nodes(qp.graph)]
+    producer = {o: n for n in nodes for o in n.output if o}
     act: dict[str, onnx.NodeProto] = {}
     weight: dict[str, onnx.NodeProto] = {}
-    for n in qp.graph.node:
+    for n in nodes:
         src = producer.get(n.input[0]) if n.op_type == "DequantizeLinear" and n.input and n.output else None
         if src is not None and src.op_type == "QuantizeLinear" and src.input:
             (weight if src.input[0] in consts else act)[n.output[0]] = src
@@ -171,49 +178,57 @@ def qdq_pairs(qp: onnx.ModelProto) -> tuple[dict[str, onnx.NodeProto], dict[str,
 
 
 def has_qdq_pairs(qp: onnx.ModelProto) -> bool:
-    """True when the main graph has an activation Q -> DQ pair and a weight quantization (a
-    DequantizeLinear of a constant, or a Q -> DQ pair of one): a QDQ model the split applies to
+    """True when the model (bodies included) has an activation Q -> DQ pair and a weight quantization
+    (a DequantizeLinear of a constant, or a Q -> DQ pair of one): a QDQ model the split applies to
     (QOperator and dynamic files have neither)."""
     act, weight = qdq_pairs(qp)
     if not act:
         return False
     consts = constant_names(qp.graph)
     return bool(weight) or any(n.op_type == "DequantizeLinear" and n.input and n.input[0] in consts
-                               for n in qp.graph.node)
+                               for _, n in iter_nodes(qp.graph))
 
 
 def weights_only(qp: onnx.ModelProto, fp: onnx.ModelProto | None = None) -> onnx.ModelProto:
-    """A copy of the QDQ model ``qp`` whose activation Q -> DQ pairs pass their float input through,
-    not rounded and not clipped to the calibrated range (that saturation is activation noise), except
-    where the quantizer removed a Relu / Clip of the float model ``fp`` and left the pair's range to
-    do its work (onnxruntime's quantize_static): there the float input is clipped as that node did
-    (:func:`removed_activations`)."""
+    """A copy of the QDQ model ``qp`` whose activation Q -> DQ pairs (If / Loop / Scan bodies
+    included) pass their float input through, not rounded and not clipped to the calibrated range
+    (that saturation is activation noise), except where the quantizer removed a Relu / Clip of the
+    float model ``fp`` and left the pair's range to do its work (onnxruntime's quantize_static): there
+    the float input is clipped as that node did (:func:`removed_activations`). Only the initializers
+    the copy reads are copied."""
+    return _assemble(qp, *_weights_only_parts(qp, fp))
+
+
+def _weights_only_parts(qp: onnx.ModelProto, fp: onnx.ModelProto | None) -> tuple[_Replace, dict[str, TensorProto]]:
+    """``(replace, added initializers)`` of :func:`weights_only` for :func:`_assemble`."""
     act, _ = qdq_pairs(qp)
     removed = removed_activations(qp, fp) if fp is not None else {}
     tensors = _tensor_protos(qp.graph)
-    taken = {t.name for t in qp.graph.initializer} | {o for n in qp.graph.node for o in n.output}
-    out = _copy_without_nodes(qp)
-    for n in qp.graph.node:
+    taken = all_names(qp.graph)
+    added: dict[str, TensorProto] = {}
+
+    def replace(n: onnx.NodeProto) -> list[onnx.NodeProto] | None:
         q = act.get(n.output[0]) if n.op_type == "DequantizeLinear" and n.output else None
         if q is None:
-            out.graph.node.add().CopyFrom(n)
-            continue
+            return None
         nodes, inits = _clipped(q.input[0], n, removed.get(q.input[0], (None, None)), tensors, taken)
-        out.graph.node.extend(nodes)
-        out.graph.initializer.extend(inits)
-    return _drop_unread(out)
+        added.update((t.name, t) for t in inits)
+        return nodes
+
+    return replace, added
 
 
 def removed_activations(qp: onnx.ModelProto, fp: onnx.ModelProto) -> dict[str, tuple[float | None, float | None]]:
     """Tensors of ``qp`` that ``fp`` computes with a Relu or Clip node ``qp`` no longer has (a
     quantizer rewired the node before it to write that output, and lets the next QuantizeLinear's
-    range clip): ``{tensor: (lower, upper)}`` the node clipped to (None: unbounded). A Clip whose
-    bounds are not constants of ``fp`` is left out."""
-    q_names = {n.name for n in qp.graph.node if n.name}
-    q_outputs = {o for n in qp.graph.node for o in n.output if o}
+    range clip), If / Loop / Scan bodies included: ``{tensor: (lower, upper)}`` the node clipped to
+    (None: unbounded). A Clip whose bounds are not constants of ``fp`` is left out."""
+    q_nodes = [n for _, n in iter_nodes(qp.graph)]
+    q_names = {n.name for n in q_nodes if n.name}
+    q_outputs = {o for n in q_nodes for o in n.output if o}
     tensors = _tensor_protos(fp.graph)
     out: dict[str, tuple[float | None, float | None]] = {}
-    for n in fp.graph.node:
+    for _, n in iter_nodes(fp.graph):
         if n.op_type not in ("Relu", "Clip") or not n.output or n.name in q_names or n.output[0] not in q_outputs:
             continue
         if n.op_type == "Relu":
@@ -253,25 +268,34 @@ def _clipped(x: str, dq: onnx.NodeProto, bounds: tuple[float | None, float | Non
 
 
 def activations_only(qp: onnx.ModelProto, fp: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
-    """A copy of ``qp`` whose weights are float: a Q -> DQ pair of a constant outputs that constant
-    (the file's own float weight); a DequantizeLinear of an integer initializer outputs the float
-    initializer its readers read in ``fp`` (same node name, same input position, same shape, and
-    :func:`is_float_source` of it: a model quantized by another tool from a differently prepared
-    float model, e.g. BatchNorm folded or SmoothQuant scales applied on one side only, is not given
-    foreign weights); ``(model, constants left quantized because no such float initializer was
-    found)``."""
-    f_inits = {t.name: t for t in fp.graph.initializer}
-    f_nodes = {n.name: n for n in fp.graph.node if n.name}
-    q_consts = {t.name: t for t in qp.graph.initializer}
+    """A copy of ``qp`` whose weights are float (If / Loop / Scan bodies included): a Q -> DQ pair of
+    a constant outputs that constant (the file's own float weight); a DequantizeLinear of an integer
+    initializer outputs the float initializer its readers read in ``fp`` (same node name, same input
+    position, same shape, and :func:`is_float_source` of it: a model quantized by another tool from a
+    differently prepared float model, e.g. BatchNorm folded or SmoothQuant scales applied on one side
+    only, is not given foreign weights), added to the main graph (visible in every body);
+    ``(model, constants left quantized because no such float initializer was found)``. Only the
+    initializers the copy reads are copied."""
+    replace, added, unmatched = _activations_only_parts(qp, fp)
+    return _assemble(qp, replace, added), unmatched
+
+
+def _activations_only_parts(qp: onnx.ModelProto, fp: onnx.ModelProto
+                            ) -> tuple[_Replace, dict[str, TensorProto], list[str]]:
+    """``(replace, added float initializers of fp, unmatched)`` of :func:`activations_only`."""
+    f_inits = {t.name: t for _, g in iter_graphs(fp.graph) for t in g.initializer}
+    f_nodes = {n.name: n for _, n in iter_nodes(fp.graph) if n.name}
+    q_consts = {t.name: t for _, g in iter_graphs(qp.graph) for t in g.initializer}
     consts = constant_names(qp.graph)
     _, weight_pairs = qdq_pairs(qp)
+    q_nodes = [n for _, n in iter_nodes(qp.graph)]
     readers: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
-    for n in qp.graph.node:
+    for n in q_nodes:
         for i, x in enumerate(n.input):
             readers.setdefault(x, []).append((n, i))
     candidates: list[tuple[onnx.NodeProto, str]] = []
     unmatched = []
-    for n in qp.graph.node:
+    for n in q_nodes:
         if n.op_type != "DequantizeLinear" or not n.input or n.input[0] not in consts:
             continue
         names = {f_nodes[r.name].input[i] for r, i in readers.get(n.output[0], [])
@@ -292,26 +316,23 @@ def activations_only(qp: onnx.ModelProto, fp: onnx.ModelProto) -> tuple[onnx.Mod
             else:
                 unmatched.append(n.output[0])
         del values
-    taken = set(q_consts) | {o for n in qp.graph.node for o in n.output}
-    out = _copy_without_nodes(qp)
-    added: dict[str, str] = {}
-    for n in qp.graph.node:
+    taken = all_names(qp.graph)
+    names_of: dict[str, str] = {}  # float initializer of fp -> its name in the variant
+    added: dict[str, TensorProto] = {}
+
+    def replace(n: onnx.NodeProto) -> list[onnx.NodeProto] | None:
         out_name = n.output[0] if n.op_type == "DequantizeLinear" and n.output else None
         if out_name in weight_pairs:
-            out.graph.node.append(helper.make_node("Identity", [weight_pairs[out_name].input[0]], [out_name], name=n.name))
-            continue
+            return [helper.make_node("Identity", [weight_pairs[out_name].input[0]], [out_name], name=n.name)]
         source = floats.get(out_name) if out_name else None
         if source is None:
-            out.graph.node.add().CopyFrom(n)
-            continue
-        if source not in added:
-            name = _fresh(source if source not in taken else f"{source}#float", taken)
-            t = out.graph.initializer.add()
-            t.CopyFrom(f_inits[source])
-            t.name = name
-            added[source] = name
-        out.graph.node.append(helper.make_node("Identity", [added[source]], [out_name], name=n.name))
-    return _drop_unread(out), unmatched
+            return None
+        if source not in names_of:
+            names_of[source] = _fresh(source if source not in taken else f"{source}#float", taken)
+            added[names_of[source]] = f_inits[source]
+        return [helper.make_node("Identity", [names_of[source]], [out_name], name=n.name)]
+
+    return replace, added, unmatched
 
 
 #: A float initializer is a dequantized constant's source when at least this fraction of its elements
@@ -416,9 +437,9 @@ def _value(t: TensorProto) -> np.ndarray:
 
 
 def _tensor_protos(g: onnx.GraphProto) -> dict[str, TensorProto]:
-    """Initializers and Constant node values (``value`` attribute) of ``g`` by name."""
-    out = {t.name: t for t in g.initializer}
-    for n in g.node:
+    """Initializers and Constant node values (``value`` attribute) of ``g`` and its bodies by name."""
+    out = {t.name: t for _, sg in iter_graphs(g) for t in sg.initializer}
+    for _, n in iter_nodes(g):
         if n.op_type == "Constant" and n.output:
             t = next((a.t for a in n.attribute if a.name == "value"), None)
             if t is not None:
@@ -438,17 +459,75 @@ _FLOATS = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BF
 _FLOAT_OUTPUTS = ("tensor(float)", "tensor(float16)", "tensor(double)")
 
 
-def _copy_without_nodes(qp: onnx.ModelProto) -> onnx.ModelProto:
-    out = onnx.ModelProto()
-    out.CopyFrom(qp)
-    del out.graph.node[:]
+#: A node rewriter: the nodes replacing a node of the QDQ model, or None to keep it (bodies rewritten).
+_Replace = Callable[[onnx.NodeProto], "list[onnx.NodeProto] | None"]
+
+
+def _copied(t: TensorProto, name: str) -> TensorProto:
+    """A copy of ``t`` called ``name``."""
+    out = TensorProto()
+    out.CopyFrom(t)
+    out.name = name
     return out
 
 
-def _drop_unread(proto: onnx.ModelProto) -> onnx.ModelProto:
-    """Remove nodes nothing reads any more (the graph's outputs excepted), then the initializers no
-    node reads (:func:`workbench.core.graph.prune.drop_unused_initializers`)."""
-    g = proto.graph
+def _assemble(qp: onnx.ModelProto, replace: _Replace, added: dict[str, TensorProto],
+              tensor: Callable[[TensorProto, str], TensorProto] = _copied) -> onnx.ModelProto:
+    """A variant of ``qp``: its nodes passed through ``replace`` (in If / Loop / Scan bodies too),
+    nodes nothing reads dropped (in bodies too), then the main-graph initializers of ``qp`` and ``added`` (name ->
+    tensor, filled by ``replace``) that a node of the variant reads (or that are graph inputs or
+    outputs), each made by ``tensor(t, name)``: the others are never copied. Body initializers no
+    node reads any more are dropped."""
+    out = onnx.ModelProto()
+    _copy_fields(qp, out, ("graph",))
+    _copy_fields(qp.graph, out.graph, ("node", "initializer"))
+    _rewrite(qp.graph, out.graph, replace)
+    for _, g in reversed(list(iter_graphs(out.graph))):  # innermost bodies first: their reads are then final
+        _drop_unread_nodes(g)
+    read = {i.name for i in out.graph.input}
+    for _, g in iter_graphs(out.graph):
+        read.update(x for n in g.node for x in n.input)
+        read.update(o.name for o in g.output)
+    for t in qp.graph.initializer:
+        if t.name in read:
+            out.graph.initializer.append(tensor(t, t.name))
+    for name, t in added.items():
+        if name in read:
+            out.graph.initializer.append(tensor(t, name))
+    drop_unused_initializers(out)
+    return out
+
+
+def _copy_fields(src, dst, skip: tuple[str, ...]) -> None:
+    """Copy every set field of the protobuf message ``src`` into ``dst`` but those named in ``skip``."""
+    for fd, value in src.ListFields():
+        if fd.name in skip:
+            continue
+        if fd.is_repeated:
+            getattr(dst, fd.name).extend(value)
+        elif fd.type == fd.TYPE_MESSAGE:
+            getattr(dst, fd.name).CopyFrom(value)
+        else:
+            setattr(dst, fd.name, value)
+
+
+def _rewrite(src: onnx.GraphProto, dst: onnx.GraphProto, replace: _Replace) -> None:
+    """Append ``src``'s nodes to ``dst`` through ``replace``; a kept node's bodies are rewritten too."""
+    for n in src.node:
+        new = replace(n)
+        if new is not None:
+            dst.node.extend(new)
+            continue
+        m = dst.node.add()
+        m.CopyFrom(n)
+        for (_, body), (_, body_out) in zip(subgraphs(n), subgraphs(m), strict=True):
+            del body_out.node[:]
+            _rewrite(body, body_out, replace)
+
+
+def _drop_unread_nodes(g: onnx.GraphProto) -> None:
+    """Remove the nodes of ``g`` (a graph or a body) nothing reads any more (the graph's outputs and
+    If / Loop / Scan nodes excepted; a body's reads of the outer graph count)."""
     needed = {o.name for o in g.output}
     keep = []
     for n in reversed(g.node):
@@ -460,8 +539,6 @@ def _drop_unread(proto: onnx.ModelProto) -> onnx.ModelProto:
         kept = list(reversed(keep))
         del g.node[:]
         g.node.extend(kept)
-    drop_unused_initializers(proto)
-    return proto
 
 
 def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples: int | None = None,
