@@ -24,7 +24,11 @@ without choosing again:
    (what the MinMax observer gives on the same rows). Each variant is written from them without
    calibrating again.
 3. Each variant and the float model run the held-out rows; the score is the mean over the float
-   outputs of ``10 log10(sum f^2 / sum (f - q)^2)`` over those rows (dB).
+   outputs of ``10 log10(sum f^2 / sum (f - q)^2)`` over those rows (dB). A model whose outputs are all
+   integers (a classifier ending in ArgMax) is scored on the float tensors those outputs are computed
+   from instead: the float inputs of the nodes that make them (the ArgMax input), found walking back
+   through integer-only nodes (:func:`score_points`), read in the quantized model at the same node's
+   input, so after any Q/DQ in front of it. With none of those either, no choice is made.
 4. Among the variants within :data:`MARGIN_DB` of the best score, the first of :data:`PREFERENCE`
    is chosen: ``preset`` (models where it is as good keep it exactly), then ``compute+mse`` (fewer
    roundings), then ``mse``. Scores within half a dB are not a difference the held-out rows can
@@ -60,6 +64,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import onnx
+from onnx import helper
 
 from workbench.core.calibration.calibrate import (
     CalibrationResult,
@@ -72,7 +78,7 @@ from workbench.core.data.finite import nonfinite_input
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import Cancelled, WorkbenchError
 from workbench.core.formats.qtypes import get_qtype
-from workbench.core.graph.index import iter_graphs
+from workbench.core.graph.index import elem_types, iter_graphs
 from workbench.core.model.load import PreparedModel, ensure_float_model
 from workbench.core.model.opset import default_opset
 from workbench.core.pipeline.quantize import plan as make_plan
@@ -81,7 +87,7 @@ from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import Granularity, NodeSettings, PartialSpec, PlanMode, Rule
-from workbench.core.runtime.session import make_session
+from workbench.core.runtime.session import add_outputs, make_session
 from workbench.core.tuning.local_error import COMPUTE_OPS
 from workbench.core.tuning.mixed_precision import MIN_GAIN_DB, WIDER, Promotion, find_promotion, searches
 from workbench.core.wording import count
@@ -106,6 +112,10 @@ MIN_ROWS = 6
 EXACT_DB = 200.0
 #: ``ChoiceReport.skipped`` of a dynamic or weight-only recipe.
 CHOICE_NOT_STATIC = "not a static recipe"
+#: ``ChoiceReport.skipped`` of a model with integer outputs only, computed from no float tensor (step 3).
+CHOICE_NO_FLOAT = "no float output to compare (every output is an integer computed from no float tensor); the preset is kept"
+#: Element types the score compares (step 3).
+_FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE}
 #: ``ChoiceReport.skipped`` of data that does not say how many rows it holds (the last ones are held out).
 CHOICE_UNCOUNTED = ("the data does not say how many rows it holds (a Python reader without NUM_SAMPLES); "
                     "give the sample count (--samples N) to choose")
@@ -127,7 +137,8 @@ class ChoiceReport:
     tensor that step 6's boundaries quantize on its own grid); None when skipped (step 5);
     ``promotion``: step 6's search (None when skipped or the preset is not 8-bit integer);
     ``wide_dtype``: the 16-bit activation dtype it tried ("" when none); ``opset``: the model's ai.onnx
-    opset (16-bit Q/DQ needs the opset its qtype names; the writer raises it).
+    opset (16-bit Q/DQ needs the opset its qtype names; the writer raises it); ``scored_on``: the float
+    tensors scored instead of the outputs when every output is an integer (step 3; empty: the outputs).
     """
 
     recipe: Recipe
@@ -141,6 +152,7 @@ class ChoiceReport:
     promotion: Promotion | None = None
     wide_dtype: str = ""
     opset: int = 0
+    scored_on: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -155,7 +167,9 @@ class ChoiceReport:
         if self.skipped:
             return f"recipe choice skipped: {self.skipped}"
         scores = ", ".join(f"{k} {v:.1f}" for k, v in self.scores.items())
-        return (f"recipe choice: {self.chosen} (output SQNR on {count(self.held_out, 'held-out row')}, dB: {scores})"
+        shown = ", ".join(self.scored_on[:3]) + (f" and {len(self.scored_on) - 3} more" if len(self.scored_on) > 3 else "")
+        what = f"SQNR of {shown} (the outputs are integers)" if self.scored_on else "output SQNR"
+        return (f"recipe choice: {self.chosen} ({what} on {count(self.held_out, 'held-out row')}, dB: {scores})"
                 f"{self._promotion_text()}; took {self.seconds:.1f} s")
 
     def _promotion_text(self) -> str:
@@ -253,7 +267,10 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     rows = [r for r in rows if nonfinite_input(r) is None]  # NaN / Inf inputs: nothing to compare there
     if not rows:
         return ChoiceReport(recipe, skipped="every held-out calibration row holds NaN/Inf")
-    reference = _run(model.proto, rows)
+    points = score_points(model.proto.graph)
+    if points == []:
+        return ChoiceReport(recipe, skipped=CHOICE_NO_FLOAT)
+    reference = _run(model.proto, rows, points)
     facts = GraphFacts(model.proto)  # one graph analysis for every plan and quantize below
     present = {node.op_type for g in iter_graphs(model.proto.graph) for node in g.node}
     names = [k for k in CANDIDATES if CANDIDATES[k][1] is None or present & set(CANDIDATES[k][1])]
@@ -269,7 +286,7 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     ranges = {"mse": mse, "minmax": _as_minmax(mse)}
     for r in ranges.values():
         r.qparams()  # each MSE range search once: every quantize below copies the observers with their result
-    scoring = _Scoring(model, source, n - held, facts, reference, rows, cancel)
+    scoring = _Scoring(model, source, n - held, facts, reference, rows, cancel, points)
     scores: dict[str, float] = {}
     plans_scored: dict[str, QuantPlan] = {}
     for i, name in enumerate(names):
@@ -301,7 +318,8 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     calibration = _as_minmax(full) if CANDIDATES[chosen][0] == "minmax" else full
     return ChoiceReport(chosen_recipe, chosen, scores, time.perf_counter() - t0, full.seconds, len(rows),
                         calibration=calibration, promotion=promotion, wide_dtype=wide,
-                        opset=default_opset(model.proto))
+                        opset=default_opset(model.proto),
+                        scored_on=[t for t, _ in _point_tensors(model.proto, points)] if points else [])
 
 
 def widened(recipe: Recipe, nodes: list[str], wide: str) -> Recipe:
@@ -377,6 +395,7 @@ class _Scoring:
     reference: list[list[np.ndarray]]
     rows: list[dict[str, np.ndarray]]
     cancel: CancelToken | None
+    points: list[tuple[str, int, int]] | None = None
 
     def score(self, recipe: Recipe, ranges: CalibrationResult) -> tuple[float, QuantPlan]:
         """``(held-out output SQNR in dB, the plan written)`` of ``recipe`` quantized with ``ranges``.
@@ -390,7 +409,7 @@ class _Scoring:
             self.cancel.check()
         res = quantize(self.model, recipe, data=self.source, samples=self.samples, calibration=ranges,
                        cancel=self.cancel, check=False, facts=self.facts)
-        return _score(self.reference, _run(res.proto, self.rows)), res.plan
+        return _score(self.reference, _run(res.proto, self.rows, self.points, in_place=True)), res.plan
 
 
 def _graph_units(model: PreparedModel, plan: QuantPlan) -> list[str]:
@@ -428,10 +447,64 @@ def _held_rows(source, first: int, end: int) -> list[dict[str, np.ndarray]]:
     return out
 
 
-def _run(proto, rows: list[dict[str, np.ndarray]]) -> list[list[np.ndarray]]:
-    """Every float output of ``proto`` for each row (onnxruntime CPU)."""
+def score_points(graph: onnx.GraphProto) -> list[tuple[str, int, int]] | None:
+    """Where the score reads a model none of whose graph outputs is float (step 3).
+
+    Returns None when a graph output is float (the outputs are scored). Otherwise ``(node name, input
+    index, TensorProto elem type)`` of each float input of the nodes that compute the integer outputs
+    (ArgMax's logits, a Cast's float input), walking back through nodes without a float input (an Add
+    of integer indices) and stopping at graph inputs; constants are not read. ``[]``: there is no such
+    tensor.
+    """
+    types = elem_types(graph)
+    if any(types.get(o.name) in _FLOAT_TYPES for o in graph.output):
+        return None
+    producer = {t: n for n in graph.node for t in n.output if t}
+    constant = {i.name for i in graph.initializer} | {n.output[0] for n in graph.node if n.op_type == "Constant"}
+    points: dict[tuple[str, int], int] = {}
+    todo, seen = [o.name for o in graph.output], set()
+    while todo:
+        t = todo.pop()
+        node = producer.get(t)
+        if t in seen or node is None:
+            continue
+        seen.add(t)
+        live = [(i, x) for i, x in enumerate(node.input) if x and x not in constant]
+        floats = [(i, x) for i, x in live if types.get(x) in _FLOAT_TYPES]
+        for i, x in floats:
+            points[(node.name, i)] = types[x]
+        if not floats:
+            todo.extend(x for _, x in live)
+    return [(name, i, elem) for (name, i), elem in points.items()]
+
+
+def _point_tensors(proto: onnx.ModelProto, points: list[tuple[str, int, int]]) -> list[tuple[str, int]]:
+    """``(tensor name, elem type)`` of each score point in ``proto``: the named node's input there (in a
+    quantized model, after the Q/DQ in front of it); the point's own tensor name when the node is gone."""
+    nodes = {n.name: n for n in proto.graph.node}
+    out = []
+    for name, i, elem in points:
+        node = nodes.get(name)
+        out.append((node.input[i] if node is not None and i < len(node.input) else name, elem))
+    return out
+
+
+def _run(proto, rows: list[dict[str, np.ndarray]], points: list[tuple[str, int, int]] | None = None, *,
+         in_place: bool = False) -> list[list[np.ndarray]]:
+    """Every output of ``proto`` for each row (onnxruntime CPU), or with ``points`` (:func:`score_points`)
+    the tensors at those points. ``in_place``: ``proto`` is a scratch model the points are added to as
+    graph outputs (else a copy gets them)."""
+    if points:
+        tensors = _point_tensors(proto, points)
+        if not in_place:
+            proto = add_outputs(proto, [])
+        have = {o.name for o in proto.graph.output}
+        proto.graph.output.extend(helper.make_tensor_value_info(t, elem, None)
+                                  for t, elem in dict(tensors).items() if t not in have)
+        names = [t for t, _ in tensors]
     session = make_session(proto)
-    names = [o.name for o in session.get_outputs()]
+    if not points:
+        names = [o.name for o in session.get_outputs()]
     return [[np.asarray(v) for v in session.run(names, feed)] for feed in rows]
 
 
