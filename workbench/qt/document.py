@@ -86,6 +86,9 @@ class Document(QObject):
         self.undo_stack.cleanChanged.connect(self._on_clean_changed)
         #: the settings at the last save or open: a change is an unsaved edit
         self._saved_settings = Settings()
+        #: new results since the last save or open (a job's calibration cache, per-unit rows, sweep or
+        #: autotune curve): unsaved work, but no undoable edit (undo never "undoes" a calibration)
+        self.results_unsaved = False
         #: True from a new model until the document is first marked saved: the window's settings
         #: changes are then the opened state, not edits to undo
         self.opening = False
@@ -272,11 +275,19 @@ class Document(QObject):
 
     @property
     def modified(self) -> bool:
-        """Unsaved edits: an edit since the last save / open (the undo stack is not at the saved
-        state), or other settings than saved (data, sample counts, evaluation: all are saved in the project)."""
+        """Unsaved work: an edit since the last save / open (the undo stack is not at the saved
+        state), other settings than saved (data, sample counts, evaluation: all are saved in the project),
+        or new results since (:meth:`note_new_results`; undoing edits back to the saved state leaves them)."""
         if self.model is None or self.quant_summary is not None:  # a quantized file has no project to save
             return False
-        return not self.undo_stack.isClean() or self.settings != self._saved_settings
+        return not self.undo_stack.isClean() or self.settings != self._saved_settings or self.results_unsaved
+
+    def note_new_results(self) -> None:
+        """A job brought results a project saves (calibration cache, per-unit rows, sweep, autotune curve):
+        the document has unsaved work until the next save (title "*", the save prompt, the autosave)."""
+        if not self.results_unsaved:
+            self.results_unsaved = True
+            self.modifiedChanged.emit()
 
     def _on_clean_changed(self, _clean: bool) -> None:
         self.modifiedChanged.emit()
@@ -284,6 +295,7 @@ class Document(QObject):
     def mark_saved(self) -> None:
         """The document as it is now is saved (or freshly opened): nothing is modified."""
         self._saved_settings = self.settings
+        self.results_unsaved = False
         self.opening = False
         self.undo_stack.setClean()
         self.modifiedChanged.emit()

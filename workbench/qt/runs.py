@@ -323,12 +323,15 @@ class RunController(QObject):
         same_rows = data == self.doc.rows
         if not same_rows:
             result = {**result, "calibration": None}
+        new_cache = result.get("calibration") is not None and result["calibration"] != self.doc.calibration
         if kind == "calibrate":
             self.doc.set_results(result, data=data)
         elif kind == "sensitivity":
             self.doc.set_sensitivity(result, data=data)
         elif kind in ("export", "report", "evaluate", "choose") and result.get("calibration") is not None:
             self.doc.calibration = result["calibration"]
+        if new_cache or kind in ("calibrate", "sensitivity"):  # saved in the project: unsaved until a save
+            self.doc.note_new_results()
         self.succeeded.emit(kind, result)
 
     def _on_finished(self, kind: str) -> None:

@@ -1,0 +1,83 @@
+"""New results are unsaved work: a calibration (or a sweep) on a saved project marks the document modified
+(title "*", the Save / Discard / Cancel prompt, the autosave), without being an undoable edit; a save clears it.
+
+Found by a user pass: after a long calibration on a saved project, closing the window asked nothing and the
+calibration cache and the per-unit rows were lost."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from test_app_flow import run_job
+
+from workbench.qt.commands import push_edit, set_exclude
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+
+
+def _saved_project(qtbot, win, open_file, tmp_path) -> Path:
+    """The example model (copied to ``tmp_path``) open in ``win`` with its data, saved as a project."""
+    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    open_file(win, tmp_path / "digits_cnn.onnx")
+    win.calibration.samples.setValue(16)
+    win.calibration.analysis_samples.setValue(8)
+    project = win.save_project_to(tmp_path / "job.wbproj")
+    assert not win.doc.modified and "*" not in win.windowTitle()
+    return project
+
+
+def _calibrate(qtbot, win) -> None:
+    state, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
+    assert state == "succeeded", res
+
+
+def test_a_calibration_on_a_saved_project_asks_before_closing_and_a_save_clears_it(
+        qtbot, window, open_file, save_prompts, tmp_path, autosave_folder):
+    project = _saved_project(qtbot, window, open_file, tmp_path)
+    assert json.loads(project.read_text())["calibration"] is None
+    doc = window.doc
+    edits = doc.undo_stack.count()
+    _calibrate(qtbot, window)
+    assert doc.calibration is not None and doc.errors
+    assert doc.modified and window.windowTitle() == "job.wbproj * - Workbench"
+    assert doc.undo_stack.count() == edits and doc.undo_stack.isClean()  # not an undoable edit: Ctrl+Z undoes
+    # no calibration
+    # the autosave protects the results too
+    written = window.autosaver.save_now()
+    assert written is not None and json.loads(written.read_text())["calibration"] is not None
+
+    save_prompts.answer = "cancel"
+    assert not window.close()
+    assert save_prompts == [("job.wbproj", "quitting")]
+    assert window.isVisible() and doc.errors
+
+    window.save_project()
+    saved = json.loads(project.read_text())
+    assert saved["calibration"] == doc.calibration and len(saved["results"]["errors"]) == len(doc.errors)
+    assert not doc.modified and window.windowTitle() == "job.wbproj - Workbench"
+    assert not written.exists()  # a clean save removes the autosave
+    save_prompts.answer = "discard"
+    assert window.close()
+    assert save_prompts == [("job.wbproj", "quitting")]  # no second prompt
+
+
+def test_undoing_an_edit_back_to_the_saved_recipe_keeps_new_results_unsaved(
+        qtbot, window, open_file, save_prompts, tmp_path):
+    _saved_project(qtbot, window, open_file, tmp_path)
+    doc = window.doc
+    node = next(n.name for n in doc.model.graph.node if n.op_type == "Conv")
+    assert push_edit(doc, set_exclude(doc.recipe, [node], True), f"Keep {node} in float")
+    _calibrate(qtbot, window)
+    doc.undo_stack.undo()
+    assert doc.undo_stack.isClean()  # the recipe is the saved one again ...
+    assert doc.modified and "*" in window.windowTitle()  # ... but the calibration cache is not saved
+    doc.undo_stack.redo()
+    doc.undo_stack.undo()
+    assert doc.modified
+    save_prompts.answer = "cancel"
+    window.open_path(EXAMPLE / "digits_cnn.onnx")
+    assert save_prompts == [("job.wbproj", "opening digits_cnn.onnx")]
+    assert doc.model_path == (tmp_path / "digits_cnn.onnx").resolve()
