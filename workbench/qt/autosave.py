@@ -1,7 +1,7 @@
 """Crash-safe autosave of the open project, offered back after an abnormal exit.
 
 While the document has unsaved edits, :class:`Autosaver` writes the project (recipe with its
-overrides, data source, samples, calibration cache, results: what File > Save writes) every
+overrides, data source, samples, calibration cache, results: what File > Save Project writes) every
 :data:`INTERVAL_S` seconds to ``<user data dir>/workbench/autosave/<key>.wbproj``, atomically
 (temporary file + rename, :func:`workbench.core.api.save_project`), with a small
 ``<key>.json`` beside it naming the model, the project file the edits belong to and the process that

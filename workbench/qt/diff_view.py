@@ -1,4 +1,4 @@
-"""Float vs quantized: the diff tab (Run > Compare Float vs Quantized, Ctrl+Shift+D).
+"""Float vs quantized: the diff tab (View > Compare Float vs Quantized, Ctrl+Shift+D).
 
 Left, a tree of what :func:`workbench.core.api.diff_models` found: matched nodes (with how they
 were matched and the SQNR of their output on the user's data), nodes left float, Q/DQ pairs

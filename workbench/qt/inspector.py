@@ -59,7 +59,7 @@ MAX_LISTED = 6
 
 #: the note shown instead of the recipe controls while a file's tab is shown ({name}: the file)
 FILE_NOTE = ("Read-only: {name} is the exported file on disk, not the recipe. To change how a node is "
-             "quantized, select it in the Graph tab, edit it there and export again (File > Export QDQ..., Ctrl+E).")
+             "quantized, select it in the Graph tab, edit it there and export again (File > Export..., Ctrl+E).")
 
 
 @dataclass
