@@ -93,31 +93,6 @@ def describe_settings_edit(before: tuple, after: tuple) -> tuple[str, str]:
     return "Change calibration settings", ""
 
 
-class RestoreCommand(QUndoCommand):
-    """Adopt an autosave as one edit: recipe, data source, sample count and calibration cache;
-    undo puts back what the model opened with. ``apply_data(spec, samples)`` shows a data source in
-    the window (the Calibration panel and the document)."""
-
-    def __init__(self, document, apply_data, after: tuple, text: str = "Restore autosaved edits"):
-        super().__init__(text)
-        self._doc, self._apply_data = document, apply_data
-        self._before = (document.recipe.model_copy(deep=True), document.data, document.samples,
-                        document.calibration)
-        self._after = (after[0].model_copy(deep=True), *after[1:])
-
-    def _set(self, state: tuple) -> None:
-        recipe, data, samples, calibration = state
-        self._doc.set_recipe(recipe.model_copy(deep=True))
-        self._apply_data(data, samples)
-        self._doc.calibration = calibration
-
-    def redo(self) -> None:
-        self._set(self._after)
-
-    def undo(self) -> None:
-        self._set(self._before)
-
-
 def push_edit(document, after: Recipe, text: str) -> bool:
     """Push an edit if it changes the recipe; returns True when something changed."""
     before = document.recipe
