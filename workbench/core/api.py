@@ -67,6 +67,7 @@ _LAZY: dict[str, str] = {
     "calibrate": "workbench.core.pipeline.quantize",
     "quantize": "workbench.core.pipeline.quantize",
     "export": "workbench.core.pipeline.export",
+    "refuse_qdq_only": "workbench.core.pipeline.export",
     "analyze": "workbench.core.pipeline.analyze",
     "replay_project": "workbench.core.pipeline.replay",
     "CalibrationResult": "workbench.core.calibration.calibrate",

@@ -179,6 +179,10 @@ def _refuse_inputs(payload: dict) -> None:
     refuse_output_onto_inputs(payload["path"], named)
 
 
+#: what to do when a QDQ export meets QONNX-only dtypes (:func:`workbench.core.api.refuse_qdq_only`), in the app's words
+QDQ_ONLY_HINT = "Export it as QONNX instead: choose QONNX in the Export dialog's file type (File > Export..., Ctrl+E)."
+
+
 def refuse_output_onto_inputs(path: str | Path, inputs) -> None:
     """Raise ExportError when the output ``path`` is one of ``inputs`` (``(path, what it is)`` pairs or
     a dict path -> what; paths compared after ``~`` and symbolic links are resolved).
@@ -203,13 +207,16 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     kept float) and ``units`` ([quantized, total]). ``format`` "qonnx" writes static input shapes as
     ``workbench-cli quantize --format qonnx`` does: ``input_shapes`` ({input: [dims]}) where given, else
     batch 1 for a symbolic batch. An output ``path`` that is one of the inputs (the
-    model, the data, a path in ``inputs``) is refused before any work (:func:`_refuse_inputs`)."""
+    model, the data, a path in ``inputs``) is refused before any work (:func:`_refuse_inputs`), as is a QDQ
+    export of a recipe with QONNX-only dtypes (ExportError, hint :data:`QDQ_ONLY_HINT`)."""
     _refuse_inputs(payload)
     model = _open(payload, progress)
     recipe = _recipe(payload)
+    fmt = payload.get("format", "qdq")
+    if fmt == "qdq":  # QONNX-only dtypes: refused before calibrating, not after
+        api.refuse_qdq_only(api.plan(model, recipe), hint=QDQ_ONLY_HINT)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel,
                                          latency_check=payload.get("latency_check", True))
-    fmt = payload.get("format", "qdq")
     done = one_step(progress, f"Writing: {Path(payload['path']).name}")
     # QONNX as the CLI writes it (and replays a project's export section): static input shapes
     qonnx = {"model": model, "input_shapes": payload.get("input_shapes") or None, "static_shapes": True}

@@ -18,7 +18,7 @@ from PySide6.QtGui import QUndoCommand
 
 from workbench.core import api
 from workbench.core.errors import ExportError, WorkbenchError
-from workbench.core.jobs import refuse_output_onto_inputs
+from workbench.core.jobs import QDQ_ONLY_HINT, refuse_output_onto_inputs
 from workbench.qt import settings
 from workbench.qt.workers import Job, ProcessJob
 
@@ -175,7 +175,8 @@ class RunController(QObject):
     def export(self, path: str | Path, fmt: str = "qdq", *, inputs: dict[str, str] | None = None) -> Job:
         """Write the quantized model to ``path`` as ``fmt`` ("qdq" or "qonnx"); refused when ``path`` is an
         input file (:meth:`input_files`, ``inputs`` adds the window's others: the eval data, a metric file)
-        or cannot be written (:func:`check_output_path`).
+        or cannot be written (:func:`check_output_path`), and as QDQ when the recipe uses QONNX-only dtypes
+        (:func:`workbench.core.api.refuse_qdq_only`): all before the job starts.
 
         A QONNX file is written as ``workbench-cli quantize --format qonnx`` writes it (static input shapes:
         the open project's ``export.input_shapes``, else batch 1 for a symbolic batch). The result carries
@@ -186,6 +187,8 @@ class RunController(QObject):
             raise WorkbenchError(f"Unknown export format {fmt!r}.", hint="Export as QDQ or as QONNX.")
         self.refuse_input(path, inputs)
         check_output_path(path)
+        if fmt == "qdq" and self.doc.plan is not None:  # QONNX-only dtypes: before the job, not after quantizing
+            api.refuse_qdq_only(self.doc.plan, hint=QDQ_ONLY_HINT)
         if self.doc.calibration is None and not self.doc.data and self._static():
             self._need_data()
         section = export_section(fmt, self.doc.export, self._project_name())

@@ -12,6 +12,36 @@ from workbench.core.qonnx.export import export_qonnx, qdq_only_blockers
 from workbench.core.qonnx.shapes import resolve_input_shapes
 from workbench.core.qonnx.writer import with_static_shapes
 
+#: what :func:`refuse_qdq_only` tells the command line to do
+QDQ_ONLY_CLI_HINT = "Export with --format qonnx."
+
+
+def refuse_qdq_only(plan, *, hint: str = QDQ_ONLY_CLI_HINT) -> None:
+    """Refuse a QDQ export of ``plan`` (a :class:`workbench.core.planning.plan.Plan`) that uses QONNX-only dtypes
+    QDQ cannot hold (QONNX-only activations, bipolar weights; :func:`workbench.core.qonnx.export.qdq_only_blockers`).
+    Cheap: check it before calibrating. ``hint`` says what to do in the caller's words (the CLI's by default).
+
+    Raises
+    ------
+    ExportError
+        Naming the node units (the first five) and their dtypes, e.g. "A QDQ file cannot hold the QONNX-only
+        dtypes of 1 node unit: conv1 (weight bipolar)."
+    """
+    blockers = qdq_only_blockers(plan)
+    if not blockers:
+        return
+    units = {u.node: u for u in plan.units.values()}
+
+    def dtypes(node: str) -> str:
+        cfg = units[node].config
+        parts = [(role, getattr(cfg, role)) for role in ("weight", "activation")]
+        return ", ".join(f"{role} {spec.dtype}" for role, spec in parts
+                         if spec is not None and (spec.qtype.qonnx_only or spec.dtype == "bipolar"))
+
+    named = "; ".join(f"{n} ({dtypes(n)})" for n in blockers[:5]) + (" ..." if len(blockers) > 5 else "")
+    raise ExportError(f"A QDQ file cannot hold the QONNX-only dtypes of {len(blockers)} node "
+                      f"unit{'s' if len(blockers) != 1 else ''}: {named}.", hint=hint)
+
 
 def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", model: PreparedModel | None = None,
            input_shapes: dict[str, list[int]] | None = None, static_shapes: bool = False) -> Path:
@@ -30,7 +60,8 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
     ------
     ExportError
         Target not writable, disk full, an unknown format, or a plan QDQ cannot hold
-        (QONNX-only activation dtypes or bipolar weights exported as "qdq"); ``input_shapes``
+        (QONNX-only activation dtypes or bipolar weights exported as "qdq": :func:`refuse_qdq_only`, which
+        callers run before calibrating); ``input_shapes``
         with "qdq", naming no input or not fitting it.
     """
     if format not in ("qdq", "qonnx"):
@@ -43,9 +74,8 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
         choice = resolve_input_shapes(proto, input_shapes, source=getattr(model, "name", None) or "the model")
         if choice.shapes is not None and (static_shapes or input_shapes):
             proto = with_static_shapes(proto, choice.shapes)
-    elif qdq_only_blockers(result.plan):
-        raise ExportError(f"Nodes {', '.join(qdq_only_blockers(result.plan)[:5])} use QONNX-only dtypes "
-                          "that QDQ cannot hold.", hint="Export with --format qonnx.")
+    else:
+        refuse_qdq_only(result.plan)
     path = Path(path)
     save_model(proto, path)
     return path

@@ -1,0 +1,52 @@
+"""A QDQ export of a recipe with QONNX-only dtypes (bipolar weights, 3-bit activations) is refused before any
+work, naming the nodes and their dtypes, with the wording of who asked.
+
+Found in the app: Export as QDQ calibrated and quantized the model first, then failed with the CLI's hint
+"Export with --format qonnx"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import workbench
+from workbench.core import api
+from workbench.core.errors import ExportError
+from workbench.core.jobs import QDQ_ONLY_HINT, job_export
+from workbench.core.progress import CancelToken
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+MODEL = EXAMPLE / "digits_cnn.onnx"
+CASES = [({"weight": {"dtype": "bipolar"}}, "weight bipolar"), ({"activation": {"dtype": "uint3"}}, "activation uint3")]
+
+
+def qonnx_recipe(settings: dict) -> api.Recipe:
+    """cpu-u8s8 for QONNX with ``settings`` on the first Conv of the example model."""
+    conv = next(n.name for n in api.open_model(MODEL).graph.node if n.op_type == "Conv")
+    return api.Recipe.model_validate({"preset": "cpu-u8s8", "target": "qonnx", "overrides": {conv: settings}})
+
+
+@pytest.mark.parametrize(("settings", "said"), CASES)
+def test_the_export_job_refuses_qdq_before_calibrating(tmp_path, settings, said):
+    steps = []
+    out = tmp_path / "out.onnx"
+    payload = {"model_path": str(MODEL), "recipe": qonnx_recipe(settings).to_json(), "samples": 8,
+               "data": {"kind": "npz", "path": str(EXAMPLE / "digits_cnn_calib.npz")}, "calibration": None,
+               "reuse": True, "path": str(out), "format": "qdq"}
+    with pytest.raises(ExportError) as info:
+        job_export(payload, lambda done, total, message: steps.append(message), CancelToken())
+    assert info.value.message == f"A QDQ file cannot hold the QONNX-only dtypes of 1 node unit: /f/f.0/Conv ({said})."
+    assert info.value.hint == QDQ_ONLY_HINT and "--format" not in info.value.hint
+    assert not [s for s in steps if s.startswith(("Calibrating", "Quantizing"))], steps
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_the_core_export_keeps_the_cli_hint_and_qonnx_still_writes(tmp_path):
+    model = api.open_model(MODEL)
+    result = api.quantize(model, qonnx_recipe(CASES[0][0]), data=str(EXAMPLE / "digits_cnn_calib.npz"), samples=8)
+    with pytest.raises(ExportError) as info:
+        api.export(result, tmp_path / "q.onnx")
+    assert info.value.hint == "Export with --format qonnx." and not (tmp_path / "q.onnx").exists()
+    api.export(result, tmp_path / "q.qonnx.onnx", format="qonnx", model=model)
+    assert "BipolarQuant" in {n.op_type for n in api.open_model(tmp_path / "q.qonnx.onnx").graph.node}
