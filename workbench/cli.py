@@ -22,6 +22,7 @@ import json
 import logging
 import math
 import os
+import stat
 import subprocess
 import sys
 import tempfile
@@ -1356,6 +1357,7 @@ def _preflight_outputs(args) -> None:
         if os.path.isdir(value):
             raise ExportError(f"{value}: is a folder; --{name.replace('_', '-')} names the file to write.",
                               hint=f"Give a file name inside it, e.g. {os.path.join(value, 'out.onnx')}.")
+        _refuse_special_file(value, name)
         folder = os.path.dirname(os.path.abspath(value))
         if os.path.exists(folder) and not os.path.isdir(folder):
             raise ExportError(f"{value}: {folder} is a file, not a folder.", hint="Choose another output path.")
@@ -1366,9 +1368,26 @@ def _preflight_outputs(args) -> None:
     if getattr(args, "node_data", None):
         for path in api.node_data_paths(args.node_data).values():
             api.check_not_input(path)
+            _refuse_special_file(path, "node_data")
             if os.path.realpath(path) in seen:
                 raise ExportError(f"{path}: written by --node-data and given as --{seen[os.path.realpath(path)]}.",
                                   hint="Give each output its own path.")
+
+
+def _refuse_special_file(value: str, name: str) -> None:
+    """Refuse an output path that exists and is not a regular file (a device such as /dev/null, a FIFO, a
+    socket): outputs are written to a temporary file renamed over the path, which would replace the
+    device node itself with a regular file."""
+    try:
+        mode = os.stat(value).st_mode
+    except OSError:
+        return  # missing (it will be created) or unreadable (the write says why)
+    if not stat.S_ISREG(mode):
+        kind = ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        raise ExportError(f"{value}: is {kind}, not a regular file; writing --{name.replace('_', '-')} there "
+                          "would replace it with a file.",
+                          hint="Give the path of a regular file (to discard the output, write it to a temporary folder).")
 
 
 def _quiet_blas() -> None:
