@@ -719,7 +719,7 @@ def _check_labels_early(model, metric, data, *, default_top1: bool = False) -> N
     if data is None or isinstance(data, dict) or (isinstance(metric, str) and metric.endswith(".py")):
         return
     if metric is None and default_top1:
-        metric = "top1" if "gt_label" in api.open_data_source(data, model).labels() else None
+        metric = api.default_metric(model, data)
     api.check_metric_data(metric, model, data)
 
 

@@ -164,6 +164,7 @@ _LAZY: dict[str, str] = {
     "write_report": "workbench.core.report.write",
     "collect_report": "workbench.core.report.collect",
     "load_curve": "workbench.core.report.collect",
+    "default_metric": "workbench.core.report.collect",
     "load_sweep": "workbench.core.report.collect",
     "read_sweep": "workbench.core.report.collect",
     "ReportData": "workbench.core.report.collect",

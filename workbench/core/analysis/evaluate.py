@@ -18,7 +18,14 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from workbench.core.analysis.metrics import METRICS, REF_PREFIX, MetricFn, check_metric_labels, load_metric
+from workbench.core.analysis.metrics import (
+    METRICS,
+    REF_PREFIX,
+    MetricFn,
+    check_metric_labels,
+    check_metric_output,
+    load_metric,
+)
 from workbench.core.data.finite import FiniteRows, finite_rows
 from workbench.core.data.loader import DataSource, open_data, open_data_source
 from workbench.core.errors import Cancelled, DataError, ModelError
@@ -352,6 +359,10 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     fsess = make_session(float_model, what="float model")
     qsess = make_session(quant_model, what="quantized model")
     _check_inputs(fsess, qsess, float_model, quant_model)
+    if metric_fn is not None and fsess.get_outputs():
+        first = fsess.get_outputs()[0]
+        check_metric_output(metric if isinstance(metric, str) else metric_fn, first.name,
+                            [d if isinstance(d, int) else str(d) for d in first.shape], _label(float_model, "the float model"))
     model_notes: list[str] = []
     pairs = _match_outputs(fsess, qsess, model_notes)
     source = _open_source(data, float_model)
@@ -402,22 +413,38 @@ def check_metric_data(metric: str | MetricFn | None, model: ModelLike, data: Any
     labels that are not integer class indices (:func:`workbench.core.analysis.metrics.check_metric_labels`).
 
     ``model`` is the float model (PreparedModel, ModelProto or path) the data is opened for; ``data``
-    anything :func:`evaluate` takes. User metric functions and None pass unchecked.
+    anything :func:`evaluate` takes. User metric functions and None pass unchecked. The metric must
+    also read the model's first output as declared (``top1``: a class axis; ``detection_scores``:
+    ``[N, 4 + classes, anchors]``; :func:`workbench.core.analysis.metrics.check_metric_output`).
 
     Raises
     ------
     DataError
-        One line naming the data file and the label array; also the data's own refusals (missing
-        file, an array missing for an input).
+        One line naming the data file and the label array, or the model and its first output; also
+        the data's own refusals (missing file, an array missing for an input).
     """
     if metric is None or (not isinstance(metric, str) and metric not in METRICS.values()):
         return
+    _check_first_output(metric, model)
     if isinstance(model, PreparedModel) or isinstance(data, DataSource):
         source = open_data_source(data, model)
     else:
         source = _open_source(data, model)
     where = str(getattr(source, "path", None) or "the evaluation data")
     check_metric_labels(metric, source.labels(), source.num_samples(), where)
+
+
+def _check_first_output(metric: str | MetricFn, model: ModelLike) -> None:
+    """:func:`~workbench.core.analysis.metrics.check_metric_output` on the declared shape of ``model``'s
+    first graph output (a model given as a path is not read here: its loader checks it first)."""
+    proto = getattr(model, "proto", model)
+    if not isinstance(proto, onnx.ModelProto) or not proto.graph.output:
+        return
+    out = proto.graph.output[0]
+    t = out.type.tensor_type
+    dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim] \
+        if t.HasField("shape") else None
+    check_metric_output(metric, out.name, dims, _label(model, "the model"))
 
 
 def _optimization_level(sess: ort.InferenceSession) -> str:

@@ -177,6 +177,33 @@ def check_metric_labels(metric: str | MetricFn | None, labels: Mapping[str, np.n
                         "(0 .. classes - 1).", hint=LABEL_HINT)
 
 
+def check_metric_output(metric: str | MetricFn | None, output: str, dims: Sequence[int | str] | None,
+                        model: str) -> None:
+    """Refuse, before any model runs, a built-in metric that cannot read the model's first output.
+
+    ``dims``: the declared shape of the first output ``output`` (ints, or names of symbolic dims; None
+    when unknown, which passes). ``top1`` needs a class axis (rank >= 2); ``detection_scores`` a
+    ``[N, 4 + classes, anchors]`` output (rank 3, more than 4 rows where fixed).
+
+    Raises
+    ------
+    DataError
+        One line naming ``model``, the output and its shape.
+    """
+    name = metric if isinstance(metric, str) else next((k for k, f in METRICS.items() if f is metric), None)
+    if dims is None or name not in ("top1", "detection_scores"):
+        return
+    shown = "[" + ", ".join(str(d) for d in dims) + "]"
+    if name == "top1" and len(dims) < 2:
+        raise DataError(f"{model}: metric top1 takes the argmax over the class axis of the first output, but "
+                        f"{output!r} has shape {shown} (no class axis).",
+                        hint="Pick a metric that reads this output (cosine, output_sqnr), or a .py metric file.")
+    if name == "detection_scores" and (len(dims) != 3 or (isinstance(dims[1], int) and dims[1] <= 4)):
+        raise DataError(f"{model}: metric detection_scores expects a first output [N, 4 + classes, anchors], but "
+                        f"{output!r} has shape {shown}.",
+                        hint="Use it on a YOLO-style detector output without NMS, or pick cosine / output_sqnr.")
+
+
 def cosine(outputs: Outputs, batch: Mapping[str, np.ndarray]) -> float:
     """Cosine similarity of the flattened first output with the float model's (``ref:<name>``).
 

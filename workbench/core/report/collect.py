@@ -65,8 +65,12 @@ class ReportData:
 
 
 def default_metric(model, data) -> str:
-    """``top1`` when the eval data has ``gt_label``, else ``cosine`` (quantized vs float first output)."""
-    return "top1" if "gt_label" in open_data_source(data, model).labels() else "cosine"
+    """``top1`` when the eval data has ``gt_label`` and the model's first output a class axis (rank 2 or
+    more, or unknown), else ``cosine`` (quantized vs float first output)."""
+    outputs = model.proto.graph.output
+    t = outputs[0].type.tensor_type if outputs else None
+    no_class_axis = t is not None and t.HasField("shape") and len(t.shape.dim) < 2
+    return "top1" if "gt_label" in open_data_source(data, model).labels() and not no_class_axis else "cosine"
 
 
 def load_curve(path: str | Path) -> dict:
