@@ -114,8 +114,6 @@ def test_ctrl_e_exports_in_the_project_format_with_its_input_shapes(qtbot, windo
     ({"input": [2, 3, 8, 8]},  # the model has 1 channel
      "p.wbproj: field export.input_shapes: input:2,3,8,8: dimension 1 of input 'input' is fixed to 1 in "
      "digits_cnn.onnx (Nx1x8x8)."),
-    ({"input": 4}, "p.wbproj: field export.input_shapes.input: 4 is not a list of whole numbers >= 1."),
-    ([4, 1, 8, 8], "p.wbproj: field export.input_shapes: [4, 1, 8, 8] is not a mapping of input name to dimensions."),
 ])
 def test_project_input_shapes_that_do_not_fit_are_refused_before_any_work(qtbot, window, open_file, dialogs,
                                                                          tmp_path, monkeypatch, shapes, message):
@@ -154,3 +152,24 @@ def test_qonnx_of_a_model_with_symbolic_image_size_says_why_it_stays_symbolic(qt
     assert _input_shapes(tmp_path / "out.onnx") == {"x": ["N", 2, "H", "W"]}  # as the CLI writes it
     status = window.status_label.text()
     assert "Note: hw.onnx: QONNX written with symbolic input shapes" in status and "x [N, 2, H, W]" in status
+
+
+@pytest.mark.parametrize(("shapes", "field", "why"), [
+    ({"input": 4}, "export.input_shapes.input", "Input should be a valid list"),
+    ([4, 1, 8, 8], "export.input_shapes", "Input should be a valid dictionary"),
+])
+def test_a_project_whose_input_shapes_are_malformed_is_refused_when_opened(qtbot, window, open_file, dialogs,
+                                                                          tmp_path, shapes, field, why):
+    model = _example(tmp_path)
+    open_file(window, model)
+    proj = window.save_project_to(tmp_path / "p.wbproj")
+    doc = read_json(proj)
+    doc["export"] = {"format": "qonnx", "input_shapes": shapes}
+    proj.write_text(json.dumps(doc), encoding="utf-8")
+    window.open_path(proj)
+    assert not window.runs.busy and window._open_job is None
+    [(kind, _title, text)] = dialogs
+    dialogs.clear()
+    assert kind == "critical"
+    assert text.splitlines()[0] == f"{proj}: invalid project field {field}: {why}."
+    assert window.doc.project_path == proj and window.doc.export is None  # the saved project stays open

@@ -26,9 +26,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from typing_extensions import TypedDict
 
 from workbench import __version__
 from workbench.core.errors import ExportError, ProjectError
@@ -49,6 +50,17 @@ class ModelRef(BaseModel):
     sha256: str
 
 
+class ExportSection(TypedDict, total=False):
+    """A project's ``export`` section, checked on load (kept a plain dict): ``format`` "qdq" / "qonnx" (None:
+    QDQ) and ``input_shapes`` {input name: [dims, each a whole number >= 1]} (QONNX static shapes); no other
+    key (a misspelt one would be ignored by the replay)."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+
+    format: Literal["qdq", "qonnx"] | None
+    input_shapes: dict[str, Annotated[list[Annotated[StrictInt, Field(ge=1)]], Field(min_length=1)]] | None
+
+
 class Project(BaseModel):
     """In-memory project. ``model.path`` is relative to the project file once saved."""
 
@@ -63,7 +75,7 @@ class Project(BaseModel):
     allow_code: bool = False
     #: how the replay writes the model when the command line does not say: ``format`` ("qdq" or
     #: "qonnx") and ``input_shapes`` (input name -> dims, QONNX); None = QDQ, shapes as in the model
-    export: dict[str, Any] | None = None
+    export: ExportSection | None = None
     #: samples of the app's per-unit analysis after calibration (its Calibration panel); None = the app's
     #: default. The CLI does not read it (``analyze --eval-samples`` says how many rows it measures)
     analysis_samples: int | None = Field(default=None, ge=1)
