@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -323,10 +324,41 @@ def _import_metric(path: Path) -> MetricFn:
     log.info("Loaded user metric from %s", path)
 
     def from_file(outputs, batch):
-        return fn(outputs, batch)
+        try:
+            value = fn(outputs, batch)
+        except DataError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any error in user code
+            raise DataError(f"{path}: metric(outputs, batch) raised {exc.__class__.__name__}: {exc}.",
+                            hint="Fix the function; it gets (outputs dict, batch dict) and returns one "
+                                 "number, higher is better.") from exc
+        return metric_value(value, str(path))
 
     from_file.__name__ = path.name  # what reports call it: the file, not every file's "metric"
     return from_file
+
+
+def metric_value(value, source: str) -> float:
+    """A user metric's return value as a float: a real number or a 0-d / one-element array; +-inf passes
+    (an identical output's SQNR), NaN does not (no comparison can use it).
+
+    Raises
+    ------
+    DataError
+        ``value`` is not a number (a string, a list, an array of several values, a bool) or is NaN;
+        one line naming ``source`` (the metric file) and the value.
+    """
+    arr = np.asarray(value) if not isinstance(value, (str, bytes, bool, np.bool_)) else None
+    if arr is None or arr.size != 1 or arr.dtype.kind not in "iuf":
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise DataError(f"{source}: metric(outputs, batch) returned {shown}, not one number.",
+                        hint="Return one float, higher is better (e.g. float(accuracy)).")
+    number = float(arr.reshape(()))
+    if math.isnan(number):
+        raise DataError(f"{source}: metric(outputs, batch) returned NaN, which no target can compare.",
+                        hint="Return a number for every input (check for empty selections or 0 / 0).")
+    return number
 
 
 # --- building blocks of task metrics ------------------------------------------------------------
