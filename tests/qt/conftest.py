@@ -9,6 +9,8 @@ so one failing test cannot fail the teardown of the tests after it.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -45,6 +47,34 @@ def make_canvas(qtbot, tmp_path):
     yield make
     for view in made:
         view.shutdown()
+
+
+def _abort_run(signum, frame) -> None:
+    """Ctrl-C during an app test: end the run at once. Inside Qt's event loop Python's
+    KeyboardInterrupt is raised in a slot, which Qt prints and goes on from, so the test used to wait
+    out its signal timeout (minutes) and the run went on; the default action ends the process (its job
+    processes get the terminal's SIGINT too)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def interruptible(qapp):
+    """Ctrl-C ends a run of the app tests within a fraction of a second (:func:`_abort_run`): the
+    handler is installed for the session, and a timer lets Python run its signal handlers while Qt
+    waits in C++."""
+    from PySide6.QtCore import QTimer
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, _abort_run)
+    tick = QTimer()
+    tick.timeout.connect(lambda: None)
+    tick.start(200)
+    yield
+    tick.stop()
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(autouse=True)
