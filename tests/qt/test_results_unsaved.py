@@ -81,3 +81,50 @@ def test_undoing_an_edit_back_to_the_saved_recipe_keeps_new_results_unsaved(
     window.open_path(EXAMPLE / "digits_cnn.onnx")
     assert save_prompts == [("job.wbproj", "opening digits_cnn.onnx")]
     assert doc.model_path == (tmp_path / "digits_cnn.onnx").resolve()
+
+
+def test_an_autotune_curve_is_unsaved_work_saved_in_the_project_and_shown_again(
+        qtbot, window, open_file, save_prompts, tmp_path):
+    project = _saved_project(qtbot, window, open_file, tmp_path)
+    shutil.copy(EXAMPLE / "digits_cnn_eval.npz", tmp_path / "digits_cnn_eval.npz")
+    settings, panel, doc = window.evaluate_panel.settings, window.autotune_panel, window.doc
+    settings.data.setText(str(tmp_path / "digits_cnn_eval.npz"))
+    settings.set_metric("cosine")
+    settings.samples.setValue(16)
+    panel.target.setValue(0.0)  # nothing meets it: every step of the walk is a point
+    window.save_project()
+    assert not doc.modified
+    edits = doc.undo_stack.count()
+    state, res = run_job(qtbot, window, window.act_autotune.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    curve = panel.curve_doc()
+    assert curve is not None and len(curve["curve"]) >= 2
+    assert doc.modified and "*" in window.windowTitle() and doc.undo_stack.count() == edits
+
+    save_prompts.answer = "cancel"
+    assert not window.close() and save_prompts == [("job.wbproj", "quitting")]
+    window.save_project()
+    assert json.loads(project.read_text())["results"]["autotune"] == doc.autotune
+    assert not doc.modified
+
+    open_file(window, tmp_path / "digits_cnn.onnx")  # another document: no curve
+    assert panel.curve_doc() is None and doc.autotune is None
+    open_file(window, project)
+    assert panel.curve_doc() == curve and len(panel.scatter.points()) == len(curve["curve"])
+    assert not doc.modified and "autotune curve" in window.status_label.text()
+    index = next(i for i, e in enumerate(panel.points) if e["recipe"] != doc.recipe.to_json())
+    assert window.evaluation.apply_point(index)  # its points still apply their recipes
+    assert doc.recipe.to_json() == panel.points[index]["recipe"]
+
+
+def test_a_damaged_autotune_section_is_skipped_with_a_note(qtbot):
+    from workbench.qt.document import Document
+
+    doc = Document()
+    good = {"result": {"curve": [{"point": {"promoted": 0, "metric": 0.9}, "recipe": "{}", "metric_float": 1.0}],
+                       "metric_float": 1.0, "metric_before": 0.9, "metric_after": 0.9, "promoted": [], "met": False},
+            "metric": "cosine", "target": {"max_drop": 0.0}, "evaluation": {}}
+    assert doc.restore_autotune(good) is None and doc.autotune == good
+    for bad in ({"result": {"curve": [{"point": {"promoted": "x"}}]}}, [], {**good, "target": None}):
+        assert doc.restore_autotune(bad) == "The saved autotune curve is unreadable; run Autotune again (Shift+F9)."
+        assert doc.autotune == good  # unchanged

@@ -680,12 +680,15 @@ class MainWindow(QMainWindow):
             self.doc.calibration = project.calibration
             results = dict(project.results or {})
             sweep = results.pop("sensitivity", None)
+            run = results.pop("autotune", None)
             notes = [self._restore_results(results, project.calibration) if results else None,
-                     self._restore_sensitivity(sweep) if sweep else None]
+                     self._restore_sensitivity(sweep) if sweep else None,
+                     self.doc.restore_autotune(run) if run else None]
             self.doc.mark_saved()
             restored = [what for what, ok in (("per-unit results", bool(results) and bool(self.doc.errors)),
                                               ("sensitivity sweep", sweep is not None and self.doc.sensitivity
                                                is not None),
+                                              ("autotune curve", self.doc.autotune is not None),
                                               ("calibration cache", project.calibration is not None)) if ok]
             said = f"Project {path.name}: " + (f"{', '.join(restored)} restored." if restored
                                                  else "recipe and data restored (no saved results).")
@@ -761,6 +764,8 @@ class MainWindow(QMainWindow):
         results = self.doc.results_json() or {}
         if self.doc.sensitivity is not None:
             results["sensitivity"] = self.doc.sensitivity_json()
+        if self.doc.autotune is not None:
+            results["autotune"] = self.doc.autotune
         project.results = results or None
         data = self.doc.data
         # a Python reader's own tick decides; with other data the opened project's value stays

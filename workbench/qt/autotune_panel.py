@@ -121,7 +121,8 @@ class AutotunePanel(QWidget):
         self.run_button.clicked.connect(self.runRequested)
         self.cancel_button.clicked.connect(self.cancelRequested)
         self.x_axis.currentIndexChanged.connect(lambda _i: self._redraw())
-        document.modelChanged.connect(self.clear)
+        document.modelChanged.connect(self.clear)  # a cancelled run's points too (no finished run to compare)
+        document.autotuneChanged.connect(lambda: self.show_run(document.autotune))
         document.recipeChanged.connect(self._on_recipe)
         self.clear()
 
@@ -166,14 +167,18 @@ class AutotunePanel(QWidget):
         """Autotune cannot know how many recipes it will try: the bar stays busy, the text says what it does."""
         self.summary.setText(message)
 
-    def add_point(self, entry: dict) -> None:
-        """One measured recipe (``{"point", "recipe", "metric_float"}``), drawn at once."""
-        self.metric_float = entry.get("metric_float", self.metric_float)
+    def _set_target_value(self) -> None:
+        """The target line: the minimum score, or the float model's metric less the allowed drop."""
         target = self._target
         if "min_score" in target:
             self.target_value = target["min_score"]
         elif self.metric_float is not None and "max_drop" in target:
             self.target_value = self.metric_float - target["max_drop"]
+
+    def add_point(self, entry: dict) -> None:
+        """One measured recipe (``{"point", "recipe", "metric_float"}``), drawn at once."""
+        self.metric_float = entry.get("metric_float", self.metric_float)
+        self._set_target_value()
         self.points.append(entry)
         self._redraw()
         self.summary.setText(f"{count(len(self.points), 'recipe')} tried; last: "
@@ -187,6 +192,30 @@ class AutotunePanel(QWidget):
         self.set_running(False)
         self._redraw()
         self.summary.setText(self._final_text())
+
+    def saved_run(self) -> dict | None:
+        """The finished run as a project saves it (:func:`workbench.qt.document.check_autotune_run`): the job's
+        result, the metric's label, the target and the eval settings; None before a run ends."""
+        if self.final is None:
+            return None
+        result = {k: v for k, v in self.final.items() if k != "started_recipe"}
+        return {"result": result, "metric": self.metric_name, "target": dict(self._target),
+                "evaluation": dict(self._evaluation)}
+
+    def show_run(self, run: dict | None) -> None:
+        """Show a finished run (:meth:`saved_run`; a project's, or None: no curve) unless it is the one shown."""
+        if run == self.saved_run():
+            return
+        self.clear()
+        if run is None:
+            return
+        self.metric_name = run["metric"]
+        self._target, self._evaluation = dict(run["target"]), dict(run["evaluation"])
+        self._promoted_to = self._target.get("promote_to", "float")
+        self.metric_float = run["result"]["metric_float"]
+        self._set_target_value()
+        self.set_result(dict(run["result"]))
+        self.mark_applied(self._matching_point())
 
     def curve_doc(self) -> dict | None:
         """The finished curve as ``autotune --curve-json`` writes it (for the report), None before a run ends."""

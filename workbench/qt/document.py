@@ -57,7 +57,38 @@ class Settings(NamedTuple):
 #: ``export`` section, calibration cache, and the shown results and sweep with the rows they were measured on
 SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "weights", "issues",
                "result_issues", "result_recipe", "result_data", "sensitivity", "suggestion", "sensitivity_recipe",
-               "sensitivity_data")
+               "sensitivity_data", "autotune")
+
+
+def check_autotune_run(run: Any) -> None:
+    """Check the shape of a saved autotune run: ``{"result": the autotune job's result (``curve``: entries with a
+    ``point`` dict holding ``promoted`` and ``metric``, and a ``recipe`` JSON string; ``metric_float``,
+    ``metric_before``, ``metric_after``, ``promoted``, ``met``), "metric": the metric's label, "target": the
+    target fields, "evaluation": the eval settings}``.
+
+    Raises
+    ------
+    ValueError
+        Naming the first part that is missing or of the wrong type.
+    """
+    if not isinstance(run, dict) or not isinstance(run.get("result"), dict):
+        raise ValueError("no result")
+    result = run["result"]
+    if not isinstance(result.get("curve"), list) or not result["curve"]:
+        raise ValueError("result.curve is not a list of points")
+    for i, entry in enumerate(result["curve"]):
+        point = entry.get("point") if isinstance(entry, dict) else None
+        if not (isinstance(point, dict) and isinstance(entry.get("recipe"), str)
+                and isinstance(point.get("promoted"), int) and isinstance(point.get("metric"), (int, float))):
+            raise ValueError(f"result.curve.{i} is not a point with its recipe")
+    for key in ("metric_float", "metric_before", "metric_after"):
+        if not isinstance(result.get(key), (int, float)):
+            raise ValueError(f"result.{key} is not a number")
+    if not isinstance(result.get("promoted"), list) or not isinstance(result.get("met"), bool):
+        raise ValueError("result.promoted or result.met missing")
+    for key, kind in (("metric", str), ("target", dict), ("evaluation", dict)):
+        if not isinstance(run.get(key), kind):
+            raise ValueError(f"{key} is not a {kind.__name__}")
 
 
 def describe_quantization(model: PreparedModel) -> tuple[QuantSummary | None, list[QuantTensor]]:
@@ -77,6 +108,8 @@ class Document(QObject):
     resultsChanged = Signal()
     dataChanged = Signal()
     sensitivityChanged = Signal()
+    #: the finished autotune run changed (:attr:`autotune`: a new run, a project opened, a new model)
+    autotuneChanged = Signal()
     #: emitted when :attr:`modified` may have changed (a recipe edit, undo, a data change, a save)
     modifiedChanged = Signal()
 
@@ -124,6 +157,9 @@ class Document(QObject):
         self.sensitivity_recipe: str | None = None
         #: (data, samples) the sweep was measured on
         self.sensitivity_data: tuple = (None, None)
+        #: the last finished autotune run as the Autotune panel shows it (:func:`check_autotune_run`), saved
+        #: in the project's results; None when there is none
+        self.autotune: dict | None = None
         self._op_types: dict[str, str] = {}
         #: how the open model is quantized (None for a float model): banner, dtype colours, kernels
         self.quant_summary: QuantSummary | None = None
@@ -154,12 +190,14 @@ class Document(QObject):
         self.result_issues = []
         self.result_recipe = None
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
+        self.autotune = None
         self.recipe = recipe if recipe is not None else api.make_recipe("cpu-u8s8")
         self._replan()
         self.modelChanged.emit()
         self.recipeChanged.emit()
         self.resultsChanged.emit()
         self.sensitivityChanged.emit()
+        self.autotuneChanged.emit()
 
     def op_type(self, node: str) -> str:
         return self._op_types.get(node, "")
@@ -320,20 +358,24 @@ class Document(QObject):
         return {name: copy.copy(getattr(self, name)) for name in SAVED_STATE}
 
     def set_saved_state(self, state: dict[str, Any]) -> None:
-        """Put back fields taken by :meth:`saved_state` (emits resultsChanged and sensitivityChanged)."""
+        """Put back fields taken by :meth:`saved_state` (emits resultsChanged, sensitivityChanged and
+        autotuneChanged)."""
         for name, value in state.items():
             setattr(self, name, copy.copy(value))
         self.resultsChanged.emit()
         self.sensitivityChanged.emit()
+        self.autotuneChanged.emit()
 
     def clear_results(self) -> None:
-        """Forget the shown per-unit results and sweep (the calibration cache stays)."""
+        """Forget the shown per-unit results, sweep and autotune run (the calibration cache stays)."""
         self.qparams, self.errors, self.split, self.weights = {}, [], None, {}
         self.issues, self.result_issues, self.result_recipe, self.result_data = [], [], None, (None, None)
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
         self.sensitivity_data = (None, None)
+        self.autotune = None
         self.resultsChanged.emit()
         self.sensitivityChanged.emit()
+        self.autotuneChanged.emit()
 
     def restore_results(self, results: dict | None, calibration: dict | None) -> list[str]:
         """Show a project's ``results`` section (per-unit results and, under ``"sensitivity"``, the sweep)
@@ -343,6 +385,7 @@ class Document(QObject):
         self.calibration = calibration
         results = dict(results or {})
         sweep = results.pop("sensitivity", None)
+        run = results.pop("autotune", None)
         notes = []
         if results:
             try:
@@ -360,7 +403,27 @@ class Document(QObject):
                 self.sensitivity, self.suggestion = None, []
                 notes.append(f"The saved sensitivity sweep is unreadable ({type(exc).__name__}); run the sweep "
                              "again (F7).")
+        if run:
+            note = self.restore_autotune(run)
+            notes += [note] if note else []
         return notes
+
+    def set_autotune(self, run: dict | None) -> None:
+        """Adopt a finished autotune run (as :func:`check_autotune_run` takes it; None: none). Raises ValueError
+        (nothing changed) when ``run`` is malformed."""
+        if run is not None:
+            check_autotune_run(run)
+        self.autotune = copy.deepcopy(run)
+        self.autotuneChanged.emit()
+
+    def restore_autotune(self, run) -> str | None:
+        """Show an autotune run read from a project; a damaged one is skipped: returns the note saying so."""
+        try:
+            self.set_autotune(run)
+        except ValueError as exc:
+            log.warning("Saved autotune curve not restored: %s", exc)
+            return "The saved autotune curve is unreadable; run Autotune again (Shift+F9)."
+        return None
 
     def set_sensitivity(self, result: dict, *, data: tuple | None = None) -> None:
         """Adopt a sensitivity job's result (see :func:`workbench.qt.engine.job_sensitivity`)."""

@@ -136,6 +136,8 @@ class EvaluationController(QObject):
             self.show_evaluate()
         elif kind == "autotune":
             self.autotune_panel.set_result(result)
+            self.doc.set_autotune(self.autotune_panel.saved_run())  # saved in the project ...
+            self.doc.note_new_results()  # ... so unsaved work until then (not an undoable edit)
             self.show_autotune()
 
     def _on_finished(self, kind: str) -> None:

@@ -11,8 +11,9 @@ Schema (``schema_version`` 1)::
      "evaluation": {"data": "eval.npz", "metric": "top1" | "metric.py" | null, "samples": 100 | null} | null}
 
 ``results`` is what the app last showed: per-unit errors, qparams, issues and the recipe they were
-computed with, and under ``"sensitivity"`` the last sweep (``SweepResult.to_json()``, suggestion,
-recipe). Headless replays ignore it, ``analysis_samples`` (the app's per-unit analysis sample
+computed with, under ``"sensitivity"`` the last sweep (``SweepResult.to_json()``, suggestion,
+recipe) and under ``"autotune"`` the last finished autotune run (the job's result with its curve, the
+metric, target and eval settings). Headless replays ignore it, ``analysis_samples`` (the app's per-unit analysis sample
 count; null: the app's default) and ``evaluation`` (the app's Evaluate settings, its files relative to
 the project like the model and data; null: the app's defaults). Projects without the optional fields
 open as before.
