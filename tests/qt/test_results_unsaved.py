@@ -128,3 +128,15 @@ def test_a_damaged_autotune_section_is_skipped_with_a_note(qtbot):
     for bad in ({"result": {"curve": [{"point": {"promoted": "x"}}]}}, [], {**good, "target": None}):
         assert doc.restore_autotune(bad) == "The saved autotune curve is unreadable; run Autotune again (Shift+F9)."
         assert doc.autotune == good  # unchanged
+
+
+def test_a_sensitivity_sweep_is_unsaved_work_until_saved(qtbot, window, open_file, save_prompts, tmp_path):
+    project = _saved_project(qtbot, window, open_file, tmp_path)
+    doc = window.doc
+    edits = doc.undo_stack.count()
+    state, res = run_job(qtbot, window, window.act_sensitivity.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    assert doc.sensitivity is not None and doc.modified and doc.undo_stack.count() == edits
+    window.save_project()
+    assert json.loads(project.read_text())["results"]["sensitivity"]["sweep"] == doc.sensitivity.to_json()
+    assert not doc.modified and window.close() and save_prompts == []
