@@ -13,6 +13,7 @@ from pathlib import Path
 from test_app_flow import run_job
 
 from workbench.qt.commands import push_edit, set_exclude
+from workbench.qt.runs import same_cache
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
@@ -133,9 +134,12 @@ def test_a_damaged_autotune_section_is_skipped_with_a_note(qtbot):
 def test_a_sensitivity_sweep_is_unsaved_work_until_saved(qtbot, window, open_file, save_prompts, tmp_path):
     project = _saved_project(qtbot, window, open_file, tmp_path)
     doc = window.doc
-    edits = doc.undo_stack.count()
+    _calibrate(qtbot, window)
+    window.save_project()  # the calibration cache is saved: the sweep reuses it as it is
+    cache, edits = doc.calibration, doc.undo_stack.count()
     state, res = run_job(qtbot, window, window.act_sensitivity.trigger, timeout=300_000)
     assert state == "succeeded", res
+    assert same_cache(doc.calibration, cache)  # no new ranges: only the sweep is new
     assert doc.sensitivity is not None and doc.modified and doc.undo_stack.count() == edits
     window.save_project()
     assert json.loads(project.read_text())["results"]["sensitivity"]["sweep"] == doc.sensitivity.to_json()
