@@ -48,6 +48,7 @@ from workbench.core.api import (
 from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
+from workbench.qt.field_guard import guard_fields
 from workbench.qt.quant_banner import RECIPE_OFF_NOTE
 from workbench.qt.quant_params_view import QuantParamsBox
 from workbench.qt.theme import mute
@@ -230,6 +231,7 @@ class Inspector(QWidget):
         self.reset.clicked.connect(self._on_reset)
         document.recipeChanged.connect(self.refresh)
         document.modelChanged.connect(lambda: self.set_nodes([]))
+        guard_fields(self)  # the wheel scrolls the panel; Ctrl+Z undoes the document, not a field's text
         self.refresh()
 
     # ------------------------------------------------------------------ selection

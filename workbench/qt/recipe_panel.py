@@ -25,6 +25,7 @@ from workbench.core.api import PRESETS, RECIPE_DTYPES, Rule
 from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
+from workbench.qt.field_guard import guard_fields
 from workbench.qt.quant_banner import RECIPE_OFF_NOTE
 from workbench.qt.theme import mute
 
@@ -85,6 +86,7 @@ class RecipePanel(QWidget):
         self.preset.currentTextChanged.connect(self._on_preset)
         self.remove.clicked.connect(self._on_remove)
         document.recipeChanged.connect(self.refresh)
+        guard_fields(self)  # the wheel over a combo box scrolls, never changes the preset
         self.refresh()
 
     def _add_box(self) -> QGroupBox:
