@@ -11,6 +11,7 @@ import errno
 import glob
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,27 @@ def check_not_input(path: str | Path) -> None:
         raise ExportError(f"{path}: this is an input file (a model, its external data, a project, a recipe, or the calibration / eval data); "
                           "writing there would replace it.",
                           hint="Choose another output path (Workbench never modifies its inputs).")
+
+
+def check_regular(path: Path) -> None:
+    """Refuse an output path that exists and is not a regular file or a link to one (a device such as
+    /dev/null, a FIFO, a socket, a folder): the rename onto it would replace the node itself.
+
+    Raises
+    ------
+    ExportError
+        ``path`` exists and is not a regular file.
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # not there (or unreadable: the write says why)
+    if stat.S_ISREG(mode):
+        return
+    kind = ("a folder" if stat.S_ISDIR(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    raise ExportError(f"{path}: is {kind}, not a regular file; writing there would replace it.",
+                      hint="Give the path of a regular file.")
 
 
 def _explain(path: Path, exc: OSError) -> ExportError:
@@ -74,10 +96,12 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     Raises
     ------
     ExportError
-        When the folder is missing or not writable, or the disk is full.
+        When ``path`` is an input of the job or exists and is not a regular file (a device, a FIFO, a
+        folder), the folder is missing or not writable, or the disk is full.
     """
     path = Path(path)
     check_not_input(path)
+    check_regular(path)
     if not path.parent.is_dir():
         raise ExportError(f"{path}: the folder {path.parent} does not exist.", hint="Create it or pick another.")
     for stale in stale_temps(path):  # left by a killed earlier write
