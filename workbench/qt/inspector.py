@@ -55,7 +55,8 @@ from workbench.qt.theme import mute
 
 log = logging.getLogger(__name__)
 
-AXIS_AUTO = -9  # spin box value shown as "auto" (axis None: the op's natural channel axis)
+AXIS_AUTO = -9  # the axis spin box's lowest value, shown as "auto" (axis None: the op's channel axis)
+AXIS_MAX = 8  # the highest axis offered when the selection's weight rank is unknown
 MAX_LISTED = 6
 
 #: the note shown instead of the recipe controls while a file's tab is shown ({name}: the file)
@@ -102,7 +103,7 @@ class RoleEditor(QGroupBox):
         self.granularity = QComboBox()
         self.granularity.addItems([g.value for g in Granularity])
         self.axis = QSpinBox()
-        self.axis.setRange(AXIS_AUTO, 8)
+        self.axis.setRange(AXIS_AUTO, AXIS_MAX)
         self.axis.setSpecialValueText("auto")
         self.block_size = QSpinBox()
         self.block_size.setRange(0, 4096)
@@ -122,15 +123,17 @@ class RoleEditor(QGroupBox):
         self.dtype.currentTextChanged.connect(lambda t: t and self._emit("dtype", t))
         self.granularity.currentTextChanged.connect(lambda t: t and self._emit("granularity", t))
         self.observer.currentTextChanged.connect(lambda t: t and self._emit("observer", t))
-        self.axis.valueChanged.connect(lambda v: self._emit("axis", None if v == AXIS_AUTO else int(v)))
+        self.axis.valueChanged.connect(lambda v: self._emit("axis", None if v == self.axis.minimum() else int(v)))
         self.block_size.valueChanged.connect(lambda v: self._emit("block_size", int(v) or None))
 
     def _emit(self, field: str, value: Any) -> None:
         if not self._updating:
             self.edited.emit(self.role, field, value)
 
-    def show_resolved(self, resolved: list[ResolvedNode]) -> None:
-        """Fill the editors from the resolved settings of the selected nodes."""
+    def show_resolved(self, resolved: list[ResolvedNode], rank: int = 0) -> None:
+        """Fill the editors from the resolved settings of the selected nodes; ``rank`` > 0 limits the
+        axis to ``-rank .. rank - 1`` (the lowest rank of the selection's weights), so an axis the
+        planner would refuse cannot be entered (one it holds already stays shown)."""
         self._updating = True
         try:
             specs = [getattr(r.config, self.role) for r in resolved]
@@ -151,11 +154,18 @@ class RoleEditor(QGroupBox):
             self._set_check(self.reduce_range, [s.reduce_range for s in live])
             self._set_check(self.power_of_two, [s.power_of_two for s in live])
             same, axis = _common([s.axis for s in live])
-            self.axis.setValue(axis if same and axis is not None else AXIS_AUTO)
+            self._set_axis_range(rank, [s.axis for s in live if s.axis is not None])
+            self.axis.setValue(axis if same and axis is not None else self.axis.minimum())
             same, block = _common([s.block_size for s in live])
             self.block_size.setValue(block if same and block else 0)
         finally:
             self._updating = False
+
+    def _set_axis_range(self, rank: int, held: list[int]) -> None:
+        """``-rank .. rank - 1`` plus "auto" below it (``rank`` 0: unknown, up to :data:`AXIS_MAX`),
+        widened to the axes the selection holds already."""
+        low, high = (-max(rank, 1), max(rank, 1) - 1) if rank > 0 else (AXIS_AUTO + 1, AXIS_MAX)
+        self.axis.setRange(min([low, *held]) - 1, max([high, *held]))
 
     @staticmethod
     def _set_combo(combo: QComboBox, values: list[str]) -> None:
@@ -350,16 +360,19 @@ class Inspector(QWidget):
 
     def _show_applicable_roles(self, resolved: list[ResolvedNode]) -> None:
         """Show a role's editor when it applies to at least one selected node, filled from those nodes."""
-        self.node_roles, notes = {}, []
+        self.node_roles, notes, ranks = {}, [], []
         for r in resolved:
             roles = node_roles(self.doc.model, self.doc.recipe, r.node)
             self.node_roles[r.node] = roles.roles
+            if roles.weight_rank:
+                ranks.append(roles.weight_rank)
             if roles.note:
                 notes.append(roles.note)
         shown = {role for roles in self.node_roles.values() for role in roles}
         for role, editor in self.roles.items():
             editor.setVisible(role in shown)
-            editor.show_resolved([r for r in resolved if role in self.node_roles[r.node]])
+            editor.show_resolved([r for r in resolved if role in self.node_roles[r.node]],
+                                 rank=min(ranks, default=0) if role == "weight" else 0)
         notes = list(dict.fromkeys(notes))
         if len(self.node_roles) > 1 and notes:
             notes = [f"{len(notes)} kinds of node in the selection have fewer settings; an edit changes only the "

@@ -27,10 +27,13 @@ from workbench.core.recipe.recipe import Recipe
 @dataclass(frozen=True)
 class NodeRoles:
     """``roles``: the roles that apply, in :data:`workbench.core.recipe.spec.ROLES` order (may be
-    empty); ``note``: why a role does not apply ("" when nothing needs saying)."""
+    empty); ``note``: why a role does not apply ("" when nothing needs saying); ``weight_rank``:
+    the number of dimensions of the float32 weight initializer when ``weight`` applies (a weight
+    ``axis`` must lie in ``-weight_rank .. weight_rank - 1``), else 0."""
 
     roles: tuple[str, ...]
     note: str = ""
+    weight_rank: int = 0
 
 
 def node_roles(model: PreparedModel, recipe: Recipe, name: str) -> NodeRoles:
@@ -49,21 +52,23 @@ def node_roles(model: PreparedModel, recipe: Recipe, name: str) -> NodeRoles:
     if op in U.FOLD_OPS and op not in recipe.quantized_op_types():
         return NodeRoles((), f"{op} is folded into the unit of the node before it (onnxruntime removes it "
                              "before a QuantizeLinear): set that node instead.")
-    weight, bias = _weight_and_bias(model, node)
+    weight, bias, rank = _weight_and_bias(model, node)
     static = recipe.preset_obj().mode == "static" and model.node_graph(name) == ""
     roles = tuple(r for r, on in (("weight", weight), ("activation", static), ("bias", bias and static)) if on)
     if op in U.WEIGHT_OPS and not weight:
         return NodeRoles(roles, f"{op} has no constant float32 weight: weight settings do not apply.")
     if not roles:
         return NodeRoles((), f"{op} has no weight, and this recipe quantizes weights only.")
-    return NodeRoles(roles)
+    return NodeRoles(roles, weight_rank=rank)
 
 
-def _weight_and_bias(model: PreparedModel, node: onnx.NodeProto) -> tuple[bool, bool]:
+def _weight_and_bias(model: PreparedModel, node: onnx.NodeProto) -> tuple[bool, bool, int]:
+    """(weight applies, bias applies, the weight's rank or 0)."""
     fam = U.WEIGHT_OPS.get(node.op_type)
     if fam is None or len(node.input) <= fam.weight_index:
-        return False, False
-    inits = {t.name: t.data_type for _path, g in model.iter_graphs() for t in g.initializer}
-    weight = inits.get(node.input[fam.weight_index]) == onnx.TensorProto.FLOAT
+        return False, False, 0
+    inits = {t.name: t for _path, g in model.iter_graphs() for t in g.initializer}
+    w = inits.get(node.input[fam.weight_index])
+    weight = w is not None and w.data_type == onnx.TensorProto.FLOAT
     b = node.input[fam.bias_index] if fam.bias_index is not None and len(node.input) > fam.bias_index else ""
-    return weight, weight and bool(b) and b in inits
+    return weight, weight and bool(b) and b in inits, len(w.dims) if weight else 0
