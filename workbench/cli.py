@@ -401,7 +401,7 @@ def cmd_compare(args) -> int:
         diff = api.compare_models(model, quant.proto, args.data, samples=args.samples, progress=progress,
                                   quant_label=str(args.quantized))
         split = api.noise_split(model, quant.proto, args.data, samples=args.samples, **_split_cap(args),
-                                **_one_row_batches(quant.proto)) if form in ("static", "weight-only") else None
+                                quant_label=str(args.quantized)) if form in ("static", "weight-only") else None
     finally:
         progress.close()
     print(api.format_diff(diff, worst=args.worst))
@@ -452,15 +452,6 @@ def _split_form(proto) -> str:
     if kinds == {"QDQ"}:
         return "only the activations of the quantized file are quantized: all of its output noise comes from them"
     return f"the quantized file mixes {', '.join(sorted(kinds))} quantization"
-
-
-def _one_row_batches(proto) -> dict:
-    """``noise_split`` keyword for a quantized file whose graph inputs all have a fixed batch of 1 (a
-    QONNX round trip fixes it; the float model may take any batch): it runs one row at a time."""
-    dims = [i.type.tensor_type.shape.dim for i in proto.graph.input
-            if i.name not in {t.name for t in proto.graph.initializer}]
-    fixed = dims and all(len(d) and d[0].HasField("dim_value") and d[0].dim_value == 1 for d in dims)
-    return {"batch_size": 1} if fixed else {}
 
 
 def _split_cap(args) -> dict:

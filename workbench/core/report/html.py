@@ -119,9 +119,10 @@ def _split(d: ReportData) -> str:
         return f"<p>Weights or activations? {escape(sp.describe())}.</p>"
     on = (f"{sp.samples} of the {d.analysis_samples} samples (the split's cap; report --split-samples N measures more)"
           if 0 < sp.samples < d.analysis_samples else f"{sp.samples} samples")
+    rule = ("noise powers of independent sources add" if sp.additive else
+            "noise powers of independent sources add, and these two do not, so the shares are rough")
     return (f"<p>Weights or activations? Model-output SQNR: {escape(sp.describe())}. Measured on {on} "
-            f"of {escape(d.eval_source)}, float and quantized models ORT_DISABLE_ALL; noise powers of independent "
-            "sources add.</p>")
+            f"of {escape(d.eval_source)}, float and quantized models ORT_DISABLE_ALL; {rule}.</p>")
 
 
 def _why_no_rows(d: ReportData) -> str:
