@@ -165,3 +165,24 @@ def test_figures_current_before_an_export_that_keeps_units_float_are_measured_ag
     assert not win.errors.stale
     assert "analysed (measured again: kept 4 units float at export)." in win.status_label.text()
     assert {r.node for r in win.errors.rows} == measured - kept  # the kept units are float now: no figure
+
+
+def test_the_histogram_drops_the_clip_range_of_an_earlier_recipe_or_data(qtbot, window, open_file, corpus):
+    """After an int16 edit (before Analyze) the histogram of the selected unit still drew the uint8 clip range
+    and scale as current; after a new sample count it still showed the values of the old rows."""
+    win = calibrated_digits(qtbot, window, open_file, corpus)
+    with qtbot.waitSignal(win.runs.histogramReady, timeout=300_000):
+        win.focus_node("/f/f.3/Conv")
+    shown = win.errors.hist_title.text()
+    assert "clip [" in shown and "(uint8, scale" in shown
+    win.inspector.roles["activation"].dtype.setCurrentText("int16")
+    text = win.errors.hist_title.text()
+    assert "clip [" not in text and "uint8" not in text
+    assert text.endswith("; clip range not shown: the recipe or the calibration data changed since the last "
+                         "calibration (F5 measures again).")
+    assert len(win.errors.hist_plot.getPlotItem().items) == 1  # the histogram alone, no clip lines
+    win.doc.undo_stack.undo()  # the measured recipe again: its clip range is current
+    assert win.errors.hist_title.text() == shown
+    with qtbot.waitSignal(win.runs.histogramReady, timeout=300_000):  # other rows: computed again
+        win.calibration.samples.setValue(5)
+    assert "clip [" not in win.errors.hist_title.text()

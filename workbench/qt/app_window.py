@@ -74,6 +74,10 @@ MODEL_FILTER = "ONNX models and Workbench projects (*.onnx *.wbproj);;ONNX model
 QUANTIZED_FIGURES_HINT = ("compare it with its float model (View > Compare Float vs Quantized, Ctrl+Shift+D) "
                           "for per-edge SQNR.")
 
+#: ends the histogram's title when the clip range of the shown results is not the current recipe's or data's
+STALE_CLIP_NOTE = ("clip range not shown: the recipe or the calibration data changed since the last calibration "
+                   "(F5 measures again).")
+
 #: export format -> the file type of the Export dialog that picks it
 EXPORT_FILTERS = {"qdq": "QDQ ONNX (*.onnx)", "qonnx": "QONNX (*.onnx)"}
 
@@ -204,6 +208,7 @@ class MainWindow(QMainWindow):
         self.doc.dataChanged.connect(self._mark_stale_results)
         self.doc.dataChanged.connect(lambda: self.sensitivity.set_stale(not self.doc.sensitivity_current))
         self.doc.dataChanged.connect(self._update_actions)
+        self.doc.dataChanged.connect(lambda: self.errors.hist is not None and self._hist_timer.start())  # other rows
         self.doc.modifiedChanged.connect(self._update_title)
         self.doc.modifiedChanged.connect(lambda: self.doc.modified or self.autosaver.discard())
         self.runs.started.connect(self._on_run_started)
@@ -430,7 +435,7 @@ class MainWindow(QMainWindow):
         origin = note.get("project_path")
         # the autosave's own cache (None after a data change): the opened project's may be of other rows
         after = Settings(_absolute_data_spec(project, project_file), project.samples, project.analysis_samples,
-                         project.evaluation_spec(project_file))
+                         project.evaluation_spec(project_file), project.choose_recipe)
         stack = self.doc.undo_stack
         stack.beginMacro("Restore autosaved edits")  # one edit: undo also points Ctrl+S back at what was open
         if origin and Path(origin).is_file() and Path(origin) != self.doc.project_path:
@@ -676,8 +681,10 @@ class MainWindow(QMainWindow):
             self.doc.undo_stack.clear()
             self.doc.set_recipe(project.recipe)
             self._show_settings(Settings(_absolute_data_spec(project, path), project.samples,
-                                         project.analysis_samples, evaluation))
+                                         project.analysis_samples, evaluation, project.choose_recipe))
             self.doc.calibration = project.calibration
+            if project.calibration is not None:  # calibrated before: F5 takes its recipe as it is, as the replay does
+                self.runs.settle(project.recipe)
             results = dict(project.results or {})
             sweep = results.pop("sensitivity", None)
             run = results.pop("autotune", None)
@@ -772,6 +779,7 @@ class MainWindow(QMainWindow):
         project.allow_code = bool(data.get("allow_code")) if data and api.data_runs_code(data) else self.doc.allow_code
         project.export = self.doc.export
         project.analysis_samples = self.doc.analysis_samples
+        project.choose_recipe = self.doc.choose_recipe
         project.evaluation = self.doc.evaluation
         return project
 
@@ -1043,7 +1051,8 @@ class MainWindow(QMainWindow):
                      "View > Problems." if data else ""
             again, self._remeasure_after = self._remeasure_after, ""
             again = f" (measured again: {again})" if again else ""
-            self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed{again}.{warned}")
+            chose = f" {result['choice_text']}" if result.get("choice_text") else ""
+            self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed{again}.{chose}{warned}")
 
     def _exported(self, result: dict) -> str:
         """Adopt the units the export's latency check kept float (one undoable edit, so a saved project
@@ -1289,6 +1298,7 @@ class MainWindow(QMainWindow):
         self.canvas.set_node_values(dtypes=self.doc.node_dtypes())
         self.canvas.set_badges(self.doc.issue_badges())
         self._mark_stale_results()
+        self._redraw_histogram()
         self._update_title()
 
     def _results_stale(self) -> bool:
@@ -1337,7 +1347,7 @@ class MainWindow(QMainWindow):
         panel = self.calibration
         before = self.doc.settings  # the Evaluate panel's settings are not this panel's: they stay
         after = before._replace(data=panel.data_spec(), samples=panel.sample_count(),
-                                analysis_samples=panel.analysis_count())
+                                analysis_samples=panel.analysis_count(), choose_recipe=panel.choose_recipe())
         if after == before:
             return
         if self.doc.model is None or self.doc.opening:
@@ -1352,6 +1362,7 @@ class MainWindow(QMainWindow):
         if panels:
             self.calibration.set_data_spec(settings.data, settings.samples)
             self.calibration.set_analysis_samples(settings.analysis_samples)
+            self.calibration.set_choose_recipe(settings.choose_recipe)
             if settings.evaluation != self.doc.evaluation:
                 self._show_evaluation(settings.evaluation)
         self.doc.set_settings(settings)
@@ -1402,7 +1413,9 @@ class MainWindow(QMainWindow):
     def _reset_settings(self) -> None:
         """A new model: the analysis sample count is the default until a project says otherwise."""
         self.calibration.set_analysis_samples(None)
+        self.calibration.set_choose_recipe(True)
         self.doc.analysis_samples = None
+        self.doc.choose_recipe = True
         self.runs.analysis_samples = ANALYSIS_SAMPLES
 
     @guarded
@@ -1435,8 +1448,18 @@ class MainWindow(QMainWindow):
 
     @guarded
     def _on_histogram(self, hist: dict) -> None:
+        """Draw a histogram with the clip range of the shown results, when they are of the current recipe and
+        calibration data (else without it, saying why)."""
         qp_json = self.doc.qparams.get(hist.get("tensor", ""))
-        self.errors.set_histogram(hist, QParams.from_json(qp_json) if qp_json else None)
+        if qp_json and not self.doc.results_current:
+            self.errors.set_histogram(hist, None, STALE_CLIP_NOTE)
+        else:
+            self.errors.set_histogram(hist, QParams.from_json(qp_json) if qp_json else None)
+
+    def _redraw_histogram(self) -> None:
+        """The recipe changed: the shown histogram again, its clip range drawn only while it is current."""
+        if self.errors.hist is not None:
+            self._on_histogram(self.errors.hist)
 
     def focus_search(self) -> None:
         self.search.setFocus()

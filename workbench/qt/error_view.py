@@ -126,6 +126,7 @@ class ErrorView(QWidget):
         self.bars_plot.getAxis("left").setWidth(LABEL_AXIS_WIDTH)
         self.bars_plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._show_rows())
         self.hist_plot = pg.PlotWidget()
+        self.hist: dict | None = None  #: the histogram drawn (:meth:`set_histogram`), None when cleared
         self.hist_plot.setLabel("bottom", "value")
         self.hist_plot.setLabel("left", "count")
         bars = QWidget()
@@ -302,13 +303,16 @@ class ErrorView(QWidget):
     # ------------------------------------------------------------------ histogram
     def clear_histogram(self, message: str = "") -> None:
         """Empty the histogram, its axes back to [0, 1] (no old ranges while the next one computes)."""
+        self.hist = None
         self.hist_plot.clear()
         self.hist_plot.setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0.0)
         self.hist_plot.enableAutoRange()  # the next histogram sets the axes again
         self.hist_title.setText(message or NO_HISTOGRAM)
 
-    def set_histogram(self, hist: dict, qp: QParams | None) -> None:
-        """Draw ``hist`` (``counts``, ``edges``, ``tensor``) with ``qp``'s clip range and grid."""
+    def set_histogram(self, hist: dict, qp: QParams | None, note: str = "") -> None:
+        """Draw ``hist`` (``counts``, ``edges``, ``tensor``; kept as :attr:`hist`) with ``qp``'s clip range and
+        grid; ``note`` ends the title (why no clip range is drawn)."""
+        self.hist = hist
         self.hist_plot.clear()
         counts = np.asarray(hist.get("counts", []), dtype=float)
         edges = np.asarray(hist.get("edges", []), dtype=float)
@@ -332,7 +336,7 @@ class ErrorView(QWidget):
             text += (f"; clip [{rng[0]:.4g}, {rng[1]:.4g}] ({qp.qtype}, scale "
                      f"{float(np.ravel(qp.scale)[0]):.3g}); {clipped / counts.sum():.2%} of values outside"
                      + ("" if levels.size else "; grid too fine to draw"))
-        self.hist_title.setText(text)
+        self.hist_title.setText(text + (f"; {note}" if note else ""))
 
 
 def _db_text(v) -> str:
