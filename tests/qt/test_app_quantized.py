@@ -107,7 +107,8 @@ def test_qdq_export_opens_as_it_is(qtbot, window, open_file, cnn_export):
     assert sig.args == [q.output[0]] and canvas.selected_edge() == e
     text = win.inspector.quant_params.label.text()
     assert f"scale {scale:.6g}; zero_point {zp}" in text and "uint8 per_tensor" in text
-    assert win.inspector.quant_params.y() < win.inspector.roles["weight"].y()  # above the recipe controls
+    body = win.inspector.quant_params.parentWidget().layout()  # above the recipe controls
+    assert body.indexOf(win.inspector.quant_params) < body.indexOf(win.inspector.roles["weight"])
     assert win.inspector.roles["weight"].isHidden()
     assert f"scale {scale:.6g}" in canvas.edge_tooltip(e)
     # selecting the Conv that reads it shows its unit's parameters: that activation and its int8 weight

@@ -72,3 +72,18 @@ def test_undo_redo_keys_reach_the_document_from_a_focused_field(qtbot, window, o
     qtbot.keyClick(spin, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     qtbot.keyClick(spin, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # and the first edit
     assert not win.doc.recipe.overrides and spin.text() == "auto"
+
+
+def test_nothing_selected_shows_no_values(qtbot, window, open_file, corpus):
+    """With nothing selected the Inspector showed the last node's settings greyed (int8, per_channel,
+    quantize ticked) as if they were someone's; now only the hint is shown, until a node is selected."""
+    win = window
+    open_file(win, corpus / "digits_cnn" / "model_opset17.onnx")
+    inspector = win.inspector
+    fields = [inspector.exclude, inspector.reset, *inspector.roles.values()]
+    assert all(w.isHidden() for w in fields) and inspector.header.text().startswith("No node selected.")
+    win.canvas.select_nodes(CONVS[:1])
+    assert not any(w.isHidden() for w in fields)
+    assert inspector.roles["weight"].dtype.currentText() == "int8"
+    win.canvas.select_nodes([])
+    assert all(w.isHidden() for w in fields) and inspector.header.text().startswith("No node selected.")

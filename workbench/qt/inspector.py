@@ -330,6 +330,8 @@ class Inspector(QWidget):
             self.header.setText("No node selected. Click a node, drag a rectangle or use the search box.")
             self.problems.setText("")
             self.exclude_source.setText("")
+            for w in (self.exclude, self.exclude_source, self.reset, *self.roles.values()):
+                w.setVisible(False)  # no values of an earlier selection left on show, greyed
             return
         self.header.setText(self._header_text(nodes))
         resolved, problems = [], []
