@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import logging
 import multiprocessing
+import os
 import sys
 from pathlib import Path
 
@@ -30,6 +31,19 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+NO_DISPLAY = ("error: no display: run the app in a desktop session, or set QT_QPA_PLATFORM=offscreen for a "
+              "headless check; the CLI (workbench-cli) needs no display")
+
+
+def no_display(environ=None, platform: str | None = None) -> bool:
+    """True on Linux without DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM: Qt would print its
+    multi-line xcb message and abort (exit 134) when the QApplication is created."""
+    env = os.environ if environ is None else environ
+    platform = sys.platform if platform is None else platform
+    return platform.startswith("linux") and not any(env.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY",
+                                                                          "QT_QPA_PLATFORM"))
+
+
 def _excepthook(exc_type, exc, tb) -> None:
     """Last resort for exceptions outside guarded slots: log them and show a dialog, keep running."""
     log.error("unhandled exception", exc_info=(exc_type, exc, tb))
@@ -49,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         from workbench.qt.selftest import run_self_test
 
         return run_self_test(["--self-test"])
+    if no_display():
+        print(NO_DISPLAY, file=sys.stderr)
+        return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # allow-listed: Qt, the window and QtWebEngine load only once argv is parsed (--help stays fast)
     from PySide6.QtWidgets import QApplication
