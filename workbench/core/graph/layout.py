@@ -73,7 +73,8 @@ class GraphStructure:
         Names of the nodes collapsed away (only with ``collapse_qdq``).
     out_shapes : list of str
         Shape of each visible node's first output as the model's value_info states it, e.g.
-        ``"1x64x80x80"`` (symbolic dims by name, unknown dims and dim expressions ``?``); ``""`` when not recorded.
+        ``"1x64x80x80"``: symbolic dims by name (then spaced, ``"batch x 3 x 224 x 224"``), unknown dims,
+        dim expressions and the ``unk__N`` names shape inference generates ``?``; ``""`` when not recorded.
     """
 
     names: list[str] = field(default_factory=list)
@@ -162,9 +163,17 @@ def _shape_text(vi: onnx.ValueInfoProto) -> str | None:
     t = vi.type.tensor_type
     if not vi.type.HasField("tensor_type") or not t.HasField("shape"):
         return None
-    # a symbolic dim is shown by name ("batch"); an inferred expression ("floor((h - 1)/2) + 1") as "?"
-    return "x".join(str(d.dim_value) if d.HasField("dim_value") else
-                    (d.dim_param if d.dim_param.isidentifier() else "?") for d in t.shape.dim) or "scalar"
+    # a symbolic dim is shown by name ("batch"); an inferred expression ("floor((h - 1)/2) + 1") and a
+    # name onnx / onnxruntime shape inference made up ("unk__2") as "?"
+    dims = [str(d.dim_value) if d.HasField("dim_value") else (d.dim_param if _named_dim(d.dim_param) else "?")
+            for d in t.shape.dim]
+    named = any(not (d.isdigit() or d == "?") for d in dims)  # "batch x 3", not "batchx3"
+    return (" x " if named else "x").join(dims) or "scalar"
+
+
+def _named_dim(param: str) -> bool:
+    """True for a dim name a person gave ("batch", "seq_len"), not one inference generated ("unk__3")."""
+    return param.isidentifier() and not (param.startswith("unk__") and param[5:].isdigit())
 
 
 def _tensor_shapes(graph: onnx.GraphProto) -> dict[str, str]:
