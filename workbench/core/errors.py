@@ -30,7 +30,12 @@ class DataError(WorkbenchError):
 
 
 class RecipeError(WorkbenchError):
-    """A recipe or quantization spec is invalid or names nodes that do not exist."""
+    """A recipe or quantization spec is invalid or names nodes that do not exist; ``node``: the
+    node the error is about ("" when not one node's)."""
+
+    def __init__(self, message: str, *, hint: str | None = None, node: str = ""):
+        super().__init__(message, hint=hint)
+        self.node = node
 
 
 class CalibrationError(WorkbenchError):

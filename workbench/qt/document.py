@@ -131,6 +131,7 @@ class Document(QObject):
         self.recipe: Recipe = api.make_recipe("cpu-u8s8")
         self.plan: Any = None
         self.plan_error: str | None = None
+        self.plan_error_node = ""  # the node the plan error is about (RecipeError.node), "" if none
         self.data: dict | None = None
         self.samples: int | None = None
         self.analysis_samples: int | None = None
@@ -213,13 +214,14 @@ class Document(QObject):
         self.recipeChanged.emit()
 
     def _replan(self) -> None:
-        self.plan, self.plan_error = None, None
+        self.plan, self.plan_error, self.plan_error_node = None, None, ""
         if self.model is None:
             return
         try:
             self.plan = api.plan(self.model, self.recipe, guard=True)
         except WorkbenchError as exc:
             self.plan_error = str(exc)
+            self.plan_error_node = getattr(exc, "node", "")
         except Exception as exc:  # noqa: BLE001 - shown in the inspector, never thrown at the user
             log.exception("planning failed")
             self.plan_error = f"{type(exc).__name__}: {exc}"
@@ -277,7 +279,8 @@ class Document(QObject):
         if self.plan is None:
             if self.plan_error is None:
                 return {}
-            return {n: "!" for n in self._op_types if isinstance(self.resolve(n), str)}
+            bad = {n: "!" for n in self._op_types if isinstance(self.resolve(n), str)}
+            return bad | ({self.plan_error_node: "!"} if self.plan_error_node else {})
         badges: dict[str, str] = {}
         for issue in self.plan.issues:
             if issue.node and issue.severity in ("error", "warning"):

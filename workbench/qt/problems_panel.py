@@ -38,7 +38,8 @@ def collect_problems(doc) -> list[tuple[str, PlanIssue]]:
         note = f"{doc.quantized_reason} Recipe advice is not listed: it applies to float models."
         return out + [("model", PlanIssue("", Severity.INFO, note, IssueCode.PREPARATION_NOTE))]
     if doc.plan_error:
-        out.append(("plan", PlanIssue("", Severity.ERROR, doc.plan_error, IssueCode.PLAN_ERROR)))
+        node = getattr(doc, "plan_error_node", "")  # the node a RecipeError names ("" when not one node's)
+        out.append(("plan", PlanIssue(node, Severity.ERROR, doc.plan_error, IssueCode.PLAN_ERROR)))
     plan_issues = list(doc.plan.issues) if doc.plan is not None else []
     out += [("plan", issue) for issue in plan_issues]
     seen = {(i.node, i.message) for i in plan_issues}

@@ -306,11 +306,25 @@ def _activation_spec(spec: QuantSpec | None, node: str, issues: list[PlanIssue])
     return spec
 
 
-def _weight_spec(spec: QuantSpec, op: str, rank: int, attrs: dict, where: str = "weight") -> QuantSpec:
+def _axis_hint(source: str, node: str) -> str:
+    """What to do about a weight axis out of range, by where the recipe set it (``source``: the
+    resolved node's ``sources["weight"]``: "override", "rule op_type=Conv", "preset ...")."""
+    if source == "override":
+        return (f"Fix the axis in the node override of {node!r} (select it; Inspector, weight axis), or set it "
+                "to auto to use the op's channel axis.")
+    if source.startswith("rule"):
+        return f"Fix the axis in the {source} (Recipe panel), or leave it out to use the op's channel axis."
+    return "Fix the axis where the recipe sets it, or leave it out to use the op's channel axis."
+
+
+def _weight_spec(spec: QuantSpec, op: str, rank: int, attrs: dict, where: str = "weight", *, node: str = "",
+                 source: str = "") -> QuantSpec:
+    """The weight spec with its axis resolved. Raises RecipeError (naming ``node``) for an axis out of
+    range; the hint says where to fix it by ``source`` (see :func:`_axis_hint`)."""
     if spec.granularity != Granularity.per_tensor and spec.axis is not None and not -max(rank, 1) <= spec.axis < max(rank, 1):
         raise RecipeError(f"{where}: {spec.granularity.value} axis {spec.axis} is out of range for a {rank}-D weight "
                           f"(valid: {-max(rank, 1)} to {max(rank, 1) - 1}).",
-                          hint="Fix the axis in the rule, or leave it out to use the op's channel axis.")
+                          hint=_axis_hint(source, node), node=node)
     if spec.granularity == Granularity.per_channel:
         axis = spec.axis if spec.axis is not None else U.weight_channel_axis(op, rank, attrs)
         return spec.model_copy(update={"axis": axis % max(rank, 1)})
@@ -385,9 +399,9 @@ class _Builder:
                                          "(an additive mask, |value| >= 1e30): per-tensor quantization will zero every other value of this unit's output. "
                                          f"Exclude {node.name!r} (its output then stays float).", code=IssueCode.MASK_INPUT))
         if self.mode == "static":
-            unit = self._static_unit(node, cfg)
+            unit = self._static_unit(node, cfg, rn.sources.get("weight", ""))
         else:
-            unit = self._weight_unit(node, cfg, "")
+            unit = self._weight_unit(node, cfg, "", source=rn.sources.get("weight", ""))
         if unit is not None:
             self.units[node.name] = unit
 
@@ -397,17 +411,20 @@ class _Builder:
         if not touched:
             return False
         what = stats_guard.describe(touched[0], self.ix, self.stats)
+        # the message is about this node: name the tensor as its input / output (a tensor named after
+        # its producer, 'p2o.ReduceMean.3', read as if the message were about that node)
+        what = f"its {'input' if touched[0] in node.input else 'output'} {touched[0]!r} is {what}"
         if stats_guard.explicit(self.recipe, rn.sources, node.op_type):
-            self.issues.append(PlanIssue(node.name, "warning", f"{touched[0]!r} is {what}: its per-tensor range "
+            self.issues.append(PlanIssue(node.name, "warning", f"{what}: its per-tensor range "
                                          "is set by outlier rows, so small rows round to 0 (onnxruntime #16219). "
                                          f"Consider excluding {node.name!r}.", code=IssueCode.REDUCTION_STATISTIC))
             return False
-        self.issues.append(PlanIssue(node.name, "info", f"left in float: {touched[0]!r} is {what} whose per-tensor "
+        self.issues.append(PlanIssue(node.name, "info", f"left in float: {what} whose per-tensor "
                                      "range is set by outlier rows; quantize it with an explicit rule if wanted.",
                                      code=IssueCode.REDUCTION_STATISTIC))
         return True
 
-    def _weight_input(self, node, cfg, ix: GraphIndex) -> UnitInput | None:
+    def _weight_input(self, node, cfg, ix: GraphIndex, source: str = "") -> UnitInput | None:
         fam = U.WEIGHT_OPS.get(node.op_type)
         if fam is None or cfg.weight is None or len(node.input) <= fam.weight_index:
             return None
@@ -419,7 +436,8 @@ class _Builder:
             return None
         if init is None or init.data_type != onnx.TensorProto.FLOAT:
             return None
-        spec = _weight_spec(cfg.weight, node.op_type, len(init.dims), attrs_of(node), f"node {node.name!r}, weight {w!r}")
+        spec = _weight_spec(cfg.weight, node.op_type, len(init.dims), attrs_of(node), f"node {node.name!r}, weight {w!r}",
+                            node=node.name, source=source)
         self.specs.append(spec)
         if node.op_type == "MatMul" and len(init.dims) > 2 and spec.granularity == Granularity.per_channel \
                 and self.mode == "static":
@@ -429,9 +447,10 @@ class _Builder:
                                          "an integer kernel.", code=IssueCode.MATMUL_ND_WEIGHT))
         return UnitInput(fam.weight_index, w, "weight", spec)
 
-    def _weight_unit(self, node, cfg: NodeConfig, graph: str, ix: GraphIndex | None = None) -> NodeUnit | None:
-        """Dynamic / weight-only / subgraph unit: the weight only."""
-        wi = self._weight_input(node, cfg, ix or self.ix)
+    def _weight_unit(self, node, cfg: NodeConfig, graph: str, ix: GraphIndex | None = None,
+                     source: str = "") -> NodeUnit | None:
+        """Dynamic / weight-only / subgraph unit: the weight only (``source``: where the recipe set it)."""
+        wi = self._weight_input(node, cfg, ix or self.ix, source)
         if wi is None:
             if node.op_type in U.WEIGHT_OPS:
                 self.issues.append(PlanIssue(node.name, "info", f"{node.op_type} has no constant float "
@@ -440,10 +459,10 @@ class _Builder:
         return NodeUnit(node.name, node.op_type, [node.name], [], [], wi.tensor, None, cfg, False,
                         [wi], graph)
 
-    def _static_unit(self, node: onnx.NodeProto, cfg: NodeConfig) -> NodeUnit | None:
+    def _static_unit(self, node: onnx.NodeProto, cfg: NodeConfig, source: str = "") -> NodeUnit | None:
         act = _activation_spec(cfg.activation, node.name, self.issues)
         q_inputs: list[UnitInput] = []
-        wi = self._weight_input(node, cfg, self.ix)
+        wi = self._weight_input(node, cfg, self.ix, source)
         if wi is not None:
             q_inputs.append(wi)
         if act is not None:
@@ -556,7 +575,8 @@ class _Builder:
                 continue
             if rn.excluded or (rn.config.weight is None and rn.config.activation is None):
                 continue
-            unit = self._weight_unit(node, rn.config, parent.name, ix) if node.op_type in U.WEIGHT_OPS else None
+            unit = (self._weight_unit(node, rn.config, parent.name, ix, rn.sources.get("weight", ""))
+                    if node.op_type in U.WEIGHT_OPS else None)
             if unit is None:
                 self.issues.append(PlanIssue(node.name, "warning", f"inside the subgraph of {parent.name!r}: "
                                              "left in float (subgraph tensors are not calibrated).", code=IssueCode.SUBGRAPH))
