@@ -1,6 +1,8 @@
 """A first launch (empty settings) shows the canvas and the Inspector in front, not the Search Hits
-dock; the hits come forward only when a search finds nodes, and a later launch does not bring an
-empty hit list back in front of the Inspector."""
+dock; a search that finds nodes selects them and adds the hit list as a tab beside the Inspector,
+which stays in front (it shows the selected hits: Enter in the search box put the list in its place
+right when the user wanted to edit them), and a later launch does not bring an empty hit list back
+in front of the Inspector."""
 
 from __future__ import annotations
 
@@ -47,8 +49,15 @@ def test_first_launch_shows_canvas_and_inspector_not_search_hits(qtbot, open_fil
 
     win.search.setText("Conv")
     qtbot.keyClick(win.search, Qt.Key.Key_Return)
+    # the hits are selected and the Inspector, in front, shows them; the list is a tab beside it
+    assert _in_front(win, "Inspector") and len(win.search_hits.names()) == 3
+    assert win.inspector.nodes == win.search_hits.names() == ["/f/f.0/Conv", "/f/f.3/Conv", "/f/f.7/Conv"]
+    assert win.docks["Search Hits"] in win.tabifiedDockWidgets(win.docks["Inspector"])
+    assert not _in_front(win, "Search Hits")
+    win.docks["Search Hits"].raise_()  # the user chose the list: a new search leaves it in front
+    win.search.setText("Relu")
+    qtbot.keyClick(win.search, Qt.Key.Key_Return)
     assert _in_front(win, "Search Hits") and len(win.search_hits.names()) == 3
-    assert not _in_front(win, "Inspector")  # a tab beside it
     win.close()
 
     again = _launch(qtbot)  # the saved layout still has the hits dock, but no hits

@@ -1159,11 +1159,16 @@ class MainWindow(QMainWindow):
         self._search_canvas = canvas
         ops = dict(zip(canvas.node_names(), canvas.node_op_types(), strict=True))
         self.search_hits.set_hits([(n, ops[n]) for n in found])
-        if found:
+        if found:  # the hits are selected: the Inspector stays in front to edit them, the list is a tab beside it
+            hits, inspector = self.docks["Search Hits"], self.docks["Inspector"]
+            listed = hits.isVisible() and not hits.visibleRegion().isEmpty()
             docks.bring_forward(self, self.docks, "Search Hits", beside="Inspector")
+            if not listed and inspector.isVisible() and self.tabifiedDockWidgets(inspector):
+                inspector.raise_()
         where = "" if canvas is self.canvas else f" in the {self._tab_name()} tab"
-        self.set_status(f"{count(len(found), 'node matches', 'nodes match')} {text!r}{where}; F3 / Shift+F3 step "
-                        "through them." if found else self._no_search_hits(text, canvas))
+        self.set_status(f"{count(len(found), 'node matches', 'nodes match')} {text!r}{where} (selected; the Search "
+                        "Hits tab lists them); F3 / Shift+F3 step through them." if found
+                        else self._no_search_hits(text, canvas))
         return found
 
     def _no_search_hits(self, text: str, canvas: GraphCanvas) -> str:
