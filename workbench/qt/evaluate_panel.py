@@ -165,6 +165,7 @@ class EvaluatePanel(QWidget):
         self.cancel_button.clicked.connect(self.cancelRequested)
         document.modelChanged.connect(self._on_model)
         document.recipeChanged.connect(self._update_summary)
+        document.dataChanged.connect(self._update_summary)
         self.clear()
 
     # ------------------------------------------------------------------ state
@@ -207,9 +208,10 @@ class EvaluatePanel(QWidget):
         previous = f"The figures below are from the previous run: {self.summary.text()}" if self.result else ""
         self.summary.setText(f"Evaluation stopped (cancelled or failed). {previous}".strip())
 
-    def set_result(self, result: dict) -> None:
-        """Show a :func:`workbench.core.jobs.job_evaluate` result."""
-        self.result = result
+    def set_result(self, result: dict, rows: tuple | None = None) -> None:
+        """Show a :func:`workbench.core.jobs.job_evaluate` result; ``rows``: the calibration (data, samples) the
+        job quantized with (the summary says when the document's rows are other ones since)."""
+        self.result = {**result, "rows": rows} if rows is not None else result
         rep = result["report"]
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
@@ -272,6 +274,8 @@ class EvaluatePanel(QWidget):
         rep = res["report"]
         stale = "" if res.get("recipe") == self.doc.recipe.to_json() else \
             " The recipe changed since: evaluate again (F9)."
+        if not stale and "rows" in res and res["rows"] != self.doc.rows:
+            stale = " The calibration data changed since: evaluate again (F9)."
         self.summary.setText(
             f"{rep.samples} samples of {Path(res['eval_data']).name}; onnxruntime CPU, graph optimisation "
             f"{rep.optimization_level or 'default'}; {rep.seconds:.1f} s.{stale}")

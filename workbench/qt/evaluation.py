@@ -29,6 +29,7 @@ class EvaluationController(QObject):
         self.doc = window.doc
         self.runs = window.runs
         self._succeeded = False
+        self._rows: tuple | None = None  # the calibration (data, samples) of the running evaluation
         self.evaluate_panel = window.evaluate_panel
         self.autotune_panel = window.autotune_panel
         ev, at = self.evaluate_panel, self.autotune_panel
@@ -53,6 +54,7 @@ class EvaluationController(QObject):
         self.show_evaluate()
         evaluation = self.evaluate_panel.settings.evaluation()
         self.runs.evaluate(evaluation)
+        self._rows = self.doc.rows  # the calibration rows the job quantizes with
 
     @guarded
     def start_autotune(self) -> None:
@@ -132,7 +134,7 @@ class EvaluationController(QObject):
     def _on_succeeded(self, kind: str, result: dict) -> None:
         self._succeeded = True
         if kind == "evaluate":
-            self.evaluate_panel.set_result(result)
+            self.evaluate_panel.set_result(result, rows=self._rows)
             self.show_evaluate()
         elif kind == "autotune":
             self.autotune_panel.set_result(result)
