@@ -225,10 +225,10 @@ def test_cancel_says_cancelling_until_the_job_stops(qtbot, window):
         win.act_cancel.trigger()
     assert asked.args == ["Sleep"]
     win.runs.progress.connect(lambda *a: after.append(a))
-    assert win.status_label.text() == "Cancelling Sleep..."
+    assert win.status_label.text() == "Cancelling Sleep (while sleeping)..."  # the phase its progress named
     assert not win.calibration.cancel.isEnabled()
-    assert win.calibration.status.text() == "Idle. (Cancelling Sleep...)"  # was "... Cancel or Esc stops it."
+    assert win.calibration.status.text() == "Idle. (Cancelling Sleep (while sleeping)...)"  # was "... Esc stops it."
     with qtbot.waitSignal(win.runs.finished, timeout=300_000):
         win.act_cancel.trigger()  # a second press asks nothing more
     assert after == [] and not job.running
-    assert win.status_label.text() == "Sleep cancelled; previous results kept."
+    assert win.status_label.text() == "Sleep cancelled while sleeping; nothing changed."  # a sleep keeps no results

@@ -38,6 +38,7 @@ from workbench.core.jobs import refuse_output_onto_inputs
 from workbench.core.wording import count
 from workbench.qt import actions, autosave, docks, settings
 from workbench.qt.apply_project import ApplyProjectDialog
+from workbench.qt.cancel_text import cancelled_text, cancelling_text, phase_of
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.commands import (
     SettingsCommand,
@@ -646,6 +647,7 @@ class MainWindow(QMainWindow):
 
     def _on_cancelling(self, title: str) -> None:
         """Cancel was asked: say so at once (the job stops at its next check, within seconds)."""
+        title = cancelling_text(title, getattr(self, "_run_phase", ""))  # "Calibration (while analysing)"
         for button in (self.evaluate_panel.cancel_button, self.autotune_panel.cancel_button):
             button.setEnabled(False)
         self.calibration.show_cancelling(title)
@@ -1018,6 +1020,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _on_run_progress(self, done: int, total: int, message: str) -> None:
+        self._run_phase = phase_of(message) or getattr(self, "_run_phase", "")  # words a cancel
         if total > 0:
             self.status_bar_progress.setRange(0, total)
             self.status_bar_progress.setValue(min(done, total))
@@ -1125,7 +1128,9 @@ class MainWindow(QMainWindow):
 
     def _on_run_cancelled(self, kind: str) -> None:
         self._remeasure_after = ""
-        self._on_run_ended(f"{kind.capitalize()} cancelled; previous results kept.")
+        held = {"calibrate": bool(self.doc.errors) or self.doc.calibration is not None,
+                "sensitivity": self.doc.sensitivity is not None, "autotune": self.doc.autotune is not None}
+        self._on_run_ended(cancelled_text(kind, getattr(self, "_run_phase", ""), held.get(kind)))
 
     def _on_run_failed(self, kind: str, err) -> None:
         self._remeasure_after = ""
@@ -1133,6 +1138,7 @@ class MainWindow(QMainWindow):
         show_error(self, f"{kind.capitalize()} failed", err)
 
     def _on_run_ended(self, message: str) -> None:
+        self._run_phase = ""
         if self.runs.kind == "calibrate":
             self.calibration.set_running(False, message)
         else:

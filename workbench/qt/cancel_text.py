@@ -1,0 +1,44 @@
+"""The status lines of a cancelled job, worded by the phase it was in and by what it leaves.
+
+A calibration cancelled while analysing said "Cancelling Calibration..." and then "previous results
+kept" when there were none; these say "Cancelling Calibration (while analysing)..." and "Calibrate
+cancelled while analysing; no results yet (F5 starts it again)."
+"""
+
+from __future__ import annotations
+
+#: job kinds that write a file: a cancelled one leaves nothing behind (outputs are written atomically)
+WRITERS = ("export", "report")
+
+
+def phase_of(message: str) -> str:
+    """The phase a progress message names ("Analysing: 3/120 units" -> "Analysing"; "" for none)."""
+    head = message.split(":", 1)[0].strip() if ":" in message else message.strip()
+    return head if head.endswith("ing") and " " not in head else ""
+
+
+def _while(phase: str) -> str:
+    return f"while {phase.lower()}" if phase else ""
+
+
+def cancelling_text(title: str, phase: str) -> str:
+    """What the job ``title`` is cancelled as: "Calibration (while analysing)" (``phase`` "" : ``title``)."""
+    return f"{title} ({_while(phase)})" if phase else title
+
+
+def cancelled_text(kind: str, phase: str, had_results: bool | None) -> str:
+    """The status line once job ``kind`` stopped: by ``phase`` and by whether results of that kind
+    existed before it (``had_results`` None: the kind keeps none, e.g. a recipe choice)."""
+    when = f" {_while(phase)}" if phase else ""
+    if kind in WRITERS:
+        tail = "nothing was written"
+    elif had_results:
+        tail = "the previous results are kept"
+    elif had_results is None:
+        tail = "nothing changed"
+    else:
+        tail = "no results yet (start it again when ready)"
+    return f"{kind.capitalize()} cancelled{when}; {tail}."
+
+
+__all__ = ["cancelled_text", "cancelling_text", "phase_of"]
