@@ -222,3 +222,17 @@ def attention_model(mask_fill: float | None = None, t: int = 8, d: int = 16, see
               helper.make_node("MatMul", ["O", "Wo"], ["Y"], name="o_proj")]
     g = helper.make_graph(nodes, "attention", [_vi("X", ["N", t, d])], [_vi("Y", ["N", t, d])], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def tiny_conv_files(tmp_path) -> tuple:
+    """A one-Conv model (input x [N, 3, 8, 8], 4 output channels, opset 17) saved as ``m.onnx`` and 8 rows
+    of x as ``calib.npz`` in ``tmp_path``: ``(model path, data path)``."""
+    w = numpy_helper.from_array(np.random.default_rng(0).normal(size=(4, 3, 3, 3)).astype(np.float32), "W")
+    g = helper.make_graph([helper.make_node("Conv", ["x", "W"], ["y"], name="conv", pads=[1, 1, 1, 1])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 8, 8])], [w])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    data = tmp_path / "calib.npz"
+    np.savez(data, x=np.random.default_rng(1).random((8, 3, 8, 8)).astype(np.float32))
+    return path, data

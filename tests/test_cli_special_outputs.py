@@ -7,24 +7,14 @@ from __future__ import annotations
 import os
 import stat
 
-import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import tiny_conv_files
 
 from workbench.cli import main
 
 
 def _model(tmp_path):
-    w = numpy_helper.from_array(np.random.default_rng(0).normal(size=(4, 3, 3, 3)).astype(np.float32), "W")
-    g = helper.make_graph([helper.make_node("Conv", ["x", "W"], ["y"], name="conv", pads=[1, 1, 1, 1])], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 8, 8])], [w])
-    path = tmp_path / "m.onnx"
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
-    data = tmp_path / "calib.npz"
-    np.savez(data, x=np.random.default_rng(1).random((8, 3, 8, 8)).astype(np.float32))
-    return path, data
+    return tiny_conv_files(tmp_path)
 
 
 @pytest.mark.parametrize("verb", ["quantize", "analyze-json", "report", "convert"])

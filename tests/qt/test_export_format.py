@@ -110,6 +110,17 @@ def test_ctrl_e_exports_in_the_project_format_with_its_input_shapes(qtbot, windo
     assert not window.doc.modified
 
 
+def _project_exporting_qonnx(window, open_file, tmp_path, shapes):
+    """The example model's project saved from ``window``, with an export section asking for QONNX at
+    ``shapes`` written into the file (as a hand edit would)."""
+    open_file(window, _example(tmp_path))
+    proj = window.save_project_to(tmp_path / "p.wbproj")
+    doc = read_json(proj)
+    doc["export"] = {"format": "qonnx", "input_shapes": shapes}
+    proj.write_text(json.dumps(doc), encoding="utf-8")
+    return proj
+
+
 @pytest.mark.parametrize(("shapes", "message"), [
     ({"input": [2, 3, 8, 8]},  # the model has 1 channel
      "p.wbproj: field export.input_shapes: input:2,3,8,8: dimension 1 of input 'input' is fixed to 1 in "
@@ -117,12 +128,7 @@ def test_ctrl_e_exports_in_the_project_format_with_its_input_shapes(qtbot, windo
 ])
 def test_project_input_shapes_that_do_not_fit_are_refused_before_any_work(qtbot, window, open_file, dialogs,
                                                                          tmp_path, monkeypatch, shapes, message):
-    model = _example(tmp_path)
-    open_file(window, model)
-    proj = window.save_project_to(tmp_path / "p.wbproj")
-    doc = read_json(proj)
-    doc["export"] = {"format": "qonnx", "input_shapes": shapes}
-    proj.write_text(json.dumps(doc), encoding="utf-8")
+    proj = _project_exporting_qonnx(window, open_file, tmp_path, shapes)
     open_file(window, proj)
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         staticmethod(lambda parent, title, start, filters, selected, *a: (str(tmp_path / "out.onnx"),
@@ -160,12 +166,7 @@ def test_qonnx_of_a_model_with_symbolic_image_size_says_why_it_stays_symbolic(qt
 ])
 def test_a_project_whose_input_shapes_are_malformed_is_refused_when_opened(qtbot, window, open_file, dialogs,
                                                                           tmp_path, shapes, field, why):
-    model = _example(tmp_path)
-    open_file(window, model)
-    proj = window.save_project_to(tmp_path / "p.wbproj")
-    doc = read_json(proj)
-    doc["export"] = {"format": "qonnx", "input_shapes": shapes}
-    proj.write_text(json.dumps(doc), encoding="utf-8")
+    proj = _project_exporting_qonnx(window, open_file, tmp_path, shapes)
     window.open_path(proj)
     assert not window.runs.busy and window._open_job is None
     [(kind, _title, text)] = dialogs
