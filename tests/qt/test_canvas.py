@@ -152,6 +152,7 @@ def test_rubber_band_over_whole_scene_selects_all(qtbot, canvas):
 def test_level_of_detail_and_lazy_items(qtbot, canvas):
     proto = chain_model(3000)
     open_model(qtbot, canvas, proto)
+    canvas.fit()  # Fit graph (it opens at a readable zoom, its start in view)
     assert len(canvas.node_names()) == 3000
     assert canvas.overview_visible() and canvas.detailed_item_count() == 0  # zoomed out: one overview item
     canvas.select_nodes(["n1500"], center=True)

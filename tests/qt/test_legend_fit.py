@@ -50,6 +50,7 @@ def test_fit_keeps_digits_cnn_clear_of_the_legend(qtbot, window, open_file):
 @pytest.mark.slow
 def test_fit_keeps_nudenet_clear_of_the_legend(qtbot, window, open_file, corpus):
     open_file(window, corpus / "nudenet_320n" / "model.onnx", timeout=540_000)
+    window.canvas.fit()  # Fit graph (it opens at a readable zoom, its start in view)
     check_fit(window)
 
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QGraphicsScene,
     QGraphicsView,
     QRubberBand,
+    QStyle,
 )
 
 from workbench.qt.canvas import colors
@@ -46,6 +47,7 @@ from workbench.qt.canvas.legend import LegendOverlay
 from workbench.qt.canvas.minimap import Minimap
 from workbench.qt.canvas.overview import OverviewItem
 from workbench.qt.canvas.quant_layer import CanvasQuant
+from workbench.qt.canvas.readable import readable_scale
 from workbench.qt.canvas.scene_data import SceneData
 from workbench.qt.canvas.slices import WAIT, SliceRunner, dismantle, pause_gc, resume_gc
 from workbench.qt.canvas.transfer import Assembler
@@ -75,6 +77,21 @@ def search_matcher(text: str):
     return lambda s: pattern in s.lower()
 
 MIN_SCALE, MAX_SCALE = 0.002, 4.0
+
+
+def _axis_range(lo: float, hi: float, area_lo: float, area_hi: float, view: float,
+                scale: float) -> tuple[float, float, float]:
+    """Along one axis, the scene range a view ``view`` pixels long may scroll over at ``scale`` to show
+    the graph's extent ``lo``..``hi`` (scene) inside its free part ``area_lo``..``area_hi`` (pixels):
+    exactly one view (no scroll bar) centring the graph in the free part when it fits there, else
+    the graph with the margins that let its start and its end reach the free part's edges.
+    Returns (range start, range end, the view's centre), the view at the range's start."""
+    if (hi - lo) * scale <= area_hi - area_lo:
+        start = (lo + hi) / 2 - ((area_lo + area_hi) / 2) / scale
+        pad = 1.0 / scale  # 1 px less than the view: no scroll bar
+        return start + pad, start + view / scale - pad, start + view / (2 * scale)
+    start = lo - area_lo / scale
+    return start, hi + (view - area_hi) / scale, start + view / (2 * scale)
 COLOR_MODES = ("op", "dtype", "error")
 
 
@@ -147,6 +164,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._quant_init()
         self._fitted_view: tuple | None = None  # transform and scroll position the last fit set
         self._fitting = False
+        self._fit_mode = "whole"  # what a resize fits again: "whole" (Fit graph) or "readable" (as opened)
         self.legend_overlay = LegendOverlay(self)
 
     # ----------------------------------------------------------------- model and layout
@@ -208,7 +226,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             yield WAIT
             data.edge_quant, self._job_result = self._job_result, None
         yield from self._build_scene_steps(data)
-        self.fit()
+        self.fit_readable()
         yield
         self.colorsChanged.emit()  # the legend
         yield
@@ -363,7 +381,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         if refit:
             self._fitting = True  # a scroll bar the fit shows or hides resizes the viewport again
             try:
-                self.fit()
+                self._refit()
             finally:
                 self._fitting = False
         self._sync_items()
@@ -381,7 +399,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             return
         self._fitting = True
         try:
-            self.fit()
+            self._refit()
         finally:
             self._fitting = False
 
@@ -389,6 +407,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         """Show the whole graph (never magnified beyond 100 %), beside or below the legend, never under it."""
         if self._state is None:
             return
+        self._fit_mode = "whole"
         bounds = self._state.data.bounds.adjusted(-30, -30, 30, 30)
         self.legend_overlay.refresh()  # its size for this graph, before the fit leaves room for it
         # the viewport as it will be once the fit hides the scroll bars a zoomed-in view had
@@ -408,6 +427,47 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._fitted_view = self._view_key()
         self._sync_items()
         self._minimap.update()
+
+    def fit_readable(self) -> None:
+        """The view a model opens with: the whole graph when it fits at a zoom where its labels are
+        readable (:func:`~workbench.qt.canvas.readable.readable_scale`, group titles and op types at
+        least ``READABLE_PX`` pixels high), else the graph at that zoom from its start (its top, and its
+        left edge when it is wider than the view; centred across when it is not), scroll bars for the
+        rest. Beside or below the legend, never under it."""
+        if self._state is None:
+            return
+        bounds = self._state.data.bounds.adjusted(-30, -30, 30, 30)
+        self.legend_overlay.refresh()
+        full = QSizeF(self.maximumViewportSize())
+        area = self.legend_overlay.free_area(QRectF(QPointF(0, 0), full), bounds)
+        whole = min(area.width() / max(bounds.width(), 1e-9), area.height() / max(bounds.height(), 1e-9), 1.0)
+        scale = min(1.0, readable_scale(self._state.data))
+        if whole >= scale:
+            self.fit()
+            self._fit_mode = "readable"
+            return
+        # the scroll bars the larger picture needs take their room from the viewport
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        wide = bounds.width() * scale > area.width()
+        tall = bounds.height() * scale > area.height()
+        view = QRectF(0, 0, full.width() - (bar if tall else 0), full.height() - (bar if wide else 0))
+        area = self.legend_overlay.free_area(view, bounds)
+        x = _axis_range(bounds.left(), bounds.right(), area.left(), area.right(), view.width(), scale)
+        y = _axis_range(bounds.top(), bounds.bottom(), area.top(), area.bottom(), view.height(), scale)
+        self.scene().setSceneRect(QRectF(QPointF(x[0], y[0]), QPointF(x[1], y[1])))
+        self.setTransform(QTransform.fromScale(scale, scale))
+        self.centerOn(QPointF(x[2], y[2]))
+        self._fit_mode = "readable"
+        self._fitted_view = self._view_key()
+        self._sync_items()
+        self._minimap.update()
+
+    def _refit(self) -> None:
+        """Fit again as the last fit did (the whole graph, or the readable view a model opens with)."""
+        if getattr(self, "_fit_mode", "whole") == "readable":
+            self.fit_readable()
+        else:
+            self.fit()
 
     def _zoom(self, factor: float, anchor: QGraphicsView.ViewportAnchor) -> None:
         target = min(MAX_SCALE, max(MIN_SCALE, self._scale() * factor))
@@ -560,7 +620,21 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         hits = {i for i, (n, o) in enumerate(zip(st.names, st.op_types, strict=True)) if match(n) or match(o)}
         self._set_selection(hits)
         self._hits = self.selected_nodes()
+        if len(hits) == 1:  # opened, centred and readable
+            self._center_on(hits)
+        elif hits:
+            self._scroll_to(min(hits))
         return list(self._hits)
+
+    def _scroll_to(self, i: int) -> None:
+        """Scroll node ``i`` (its collapsed group's box when hidden) into the middle of the view unless
+        the view shows it already; the zoom stays."""
+        d = self._state.data
+        rect = d.rect(i) if d.shown(i) else d.group_rect(int(d.placement.rep[i]))
+        if not self.mapToScene(self.viewport().rect()).boundingRect().contains(rect):
+            self.centerOn(rect.center())
+            self._sync_items()
+            self._minimap.update()
 
     def folded_matches(self, text: str, op_types: dict[str, str]) -> list[str]:
         """The Q/DQ nodes folded into badges and tags (not drawn, so :meth:`search` cannot find
