@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from PySide6.QtCore import QPoint, QPointF, QRectF, QSizeF, Qt, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QPointF, QRectF, QSizeF, Qt, QThreadPool, Signal
 from PySide6.QtGui import QColor, QCursor, QPainter, QTransform
 from PySide6.QtWidgets import (
     QGraphicsItem,
@@ -427,6 +427,10 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._fitted_view = self._view_key()
         self._sync_items()
         self._minimap.update()
+        if self.horizontalScrollBar().isVisible() or self.verticalScrollBar().isVisible():
+            # hide the scroll bars of the view before now (Qt does it from a queued call): the
+            # viewport grows, and its resize fits again
+            QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
 
     def fit_readable(self) -> None:
         """The view a model opens with: the whole graph when it fits at a zoom where its labels are
