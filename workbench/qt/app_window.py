@@ -109,6 +109,11 @@ def _absolute_data_spec(project, project_file: Path) -> dict | None:
     return spec
 
 
+#: what the main canvas shows while no model is open (a first start whose model failed to open)
+EMPTY_HINT = ("No model open. Open an ONNX model or a .wbproj project: File > Open (Ctrl+O), or File > Open "
+              "Recent.")
+
+
 class MainWindow(QMainWindow):
     """Signals for scripting and tests: ``modelOpened(path)``, ``projectSaved(path)``."""
 
@@ -134,6 +139,8 @@ class MainWindow(QMainWindow):
         self._eval_last: dict = {}
         self._showing_eval = False
         self.canvas = GraphCanvas(self)
+        self.canvas.empty_hint = EMPTY_HINT  # in the legend's place while no graph is shown
+        self.canvas.legend_overlay.refresh()
         self.tabs = ModelTabs(self.canvas, self)
         self.banner = QuantBanner(self)  # "already quantized - QDQ: ..." above the graph
         central = QWidget(self)

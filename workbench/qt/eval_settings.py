@@ -172,8 +172,11 @@ class EvalSettings(QWidget):
                 "metric": metric, "allow_code": self.allow_code.isChecked()}
 
     def describe(self) -> str:
-        """One line: metric, data file and samples (for the Autotune panel)."""
-        data = Path(self.data.text().strip()).name or "no eval data"
+        """One line: metric, data file and samples (for the Autotune panel); without eval data, that
+        it is to be chosen (it read "no metric on no eval data")."""
+        data = Path(self.data.text().strip()).name
+        if not data:
+            return "none chosen yet (choose the eval data there)"
         n = self.samples.value()
         return f"{self.metric_label()} on {data}, {n if n else 'all'} samples"
 

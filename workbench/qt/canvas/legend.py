@@ -154,11 +154,21 @@ class LegendOverlay(QFrame):
         best = max((right, below), key=scale)
         return best if scale(best) > 0 else view
 
+    def _empty_hint(self) -> str:
+        """The canvas's ``empty_hint`` while it shows no graph ("" otherwise, or without one)."""
+        return getattr(self.canvas, "empty_hint", "") if self.canvas._state is None else ""
+
     def refresh(self) -> None:
-        title, rows, notes = legend_entries(self.canvas)
-        parts = [f"<b>Colour: {html.escape(title)}</b>"] + [_swatch(c, label) for label, c in rows]
-        parts += [f'<span style="color:#555">{html.escape(n)}</span>' for n in notes]
-        self.label.setText("<br>".join(parts))
+        """Re-read the canvas: its colour key, or its ``empty_hint`` (what to do) while it has no graph
+        (a legend of nothing, "Colour: op type" alone, was shown after a failed first open)."""
+        hint = self._empty_hint()
+        if hint:
+            self.label.setText(html.escape(hint))
+        else:
+            title, rows, notes = legend_entries(self.canvas)
+            parts = [f"<b>Colour: {html.escape(title)}</b>"] + [_swatch(c, label) for label, c in rows]
+            parts += [f'<span style="color:#555">{html.escape(n)}</span>' for n in notes]
+            self.label.setText("<br>".join(parts))
         before = self.size()
         self.adjustSize()
         self.place()
@@ -172,6 +182,8 @@ class LegendOverlay(QFrame):
             self.canvas.legend_resized()
 
     def text(self) -> str:
-        """The legend as plain lines (title, one line per entry, notes)."""
+        """The legend as plain lines (title, one line per entry, notes), or the canvas's empty hint."""
+        if self._empty_hint():
+            return self._empty_hint()
         title, rows, notes = legend_entries(self.canvas)
         return "\n".join([title] + [label for label, _c in rows] + notes)
