@@ -113,6 +113,9 @@ def _absolute_data_spec(project, project_file: Path) -> dict | None:
 EMPTY_HINT = ("No model open. Open an ONNX model or a .wbproj project: File > Open (Ctrl+O), or File > Open "
               "Recent.")
 
+#: added to a failed calibration's line once the recipe changes
+STALE_FAILURE = "(The recipe changed since; F5 calibrates it.)"
+
 
 class MainWindow(QMainWindow):
     """Signals for scripting and tests: ``modelOpened(path)``, ``projectSaved(path)``."""
@@ -1312,8 +1315,16 @@ class MainWindow(QMainWindow):
         self.canvas.set_node_values(dtypes=self.doc.node_dtypes())
         self.canvas.set_badges(self.doc.issue_badges())
         self._mark_stale_results()
+        self._mark_stale_failure()
         self._redraw_histogram()
         self._update_title()
+
+    def _mark_stale_failure(self) -> None:
+        """A failed calibration's line in the Calibration panel was about an earlier recipe: say so
+        (it stayed after the undo that fixed the recipe)."""
+        status = self.calibration.status
+        if not self.runs.busy and status.text().startswith("Calibrate failed:") and STALE_FAILURE not in status.text():
+            status.setText(f"{status.text()} {STALE_FAILURE}")
 
     def _results_stale(self) -> bool:
         """True when the per-unit figures shown were measured with another recipe, data or sample count."""
