@@ -19,7 +19,7 @@ import statistics
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
@@ -27,6 +27,7 @@ from workbench.core.api import QParams, clip_range, grid_levels
 from workbench.core.wording import count
 from workbench.qt.canvas.colors import ERROR_STOPS, error_color
 from workbench.qt.dialogs import guarded
+from workbench.qt.elide import distinct_elide, shared_start
 from workbench.qt.theme import colors_for, shown_theme
 
 #: The summary of a float model before its first calibration.
@@ -41,6 +42,15 @@ INF_SQNR_DB = 100.0
 #: for their labels not to overlap (the wheel scrolls the rest).
 LABEL_AXIS_WIDTH = 190
 MAX_ROWS_SHOWN = 25
+#: SQNR tick steps (dB) the bars' axis may use: the smallest whose labels stay apart
+TICK_STEPS = (1.0, 2.0, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0, 200.0)
+#: room between two tick labels, pixels
+TICK_GAP = 14
+#: the bars' width beside a histogram (pixels; at least): labels, and an SQNR axis to read
+BARS_BESIDE_HISTOGRAM = LABEL_AXIS_WIDTH + 240
+#: a histogram bin more than this many times the 90th percentile of the filled bins is a spike
+#: (the zeros of a ReLU output): the count axis stops at that height and the title gives the spike's count
+SPIKE = 4.0
 
 
 #: the histogram caption while no histogram is drawn
@@ -117,7 +127,7 @@ class ErrorView(QWidget):
         top.addWidget(self.color_button)
         top.addWidget(self.node_data_button)
         lay.addLayout(top)
-        split = QSplitter()
+        split = self.split_view = QSplitter()
         self.bars_plot = pg.PlotWidget()
         self.bars_plot.setLabel("bottom", "SQNR", units="dB")
         self.bars_plot.invertY(True)
@@ -141,6 +151,7 @@ class ErrorView(QWidget):
         column.addWidget(self.bar_legend)
         split.addWidget(bars)
         split.addWidget(self.hist_plot)
+        self.hist_plot.hide()  # until a node is chosen: the bars get the room, the caption says what to do
         lay.addWidget(split, 1)
         self.hist_title = Caption(NO_HISTOGRAM)  # a long tensor name must not widen the dock (and the window)
         lay.addWidget(self.hist_title)
@@ -189,11 +200,13 @@ class ErrorView(QWidget):
         else:
             self._bars.setOpts(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
             self._bars.setVisible(True)
+        self.bars_plot.setXRange(0.0, max(max(values), 1.0), padding=0.03)
         axis = self.bars_plot.getAxis("left")
         metrics = QFontMetrics(axis.style.get("tickFont") or self.bars_plot.font())
         room = LABEL_AXIS_WIDTH - 12  # the tick and its gap
-        ticks = [(float(i), metrics.elidedText(self.bar_label(i), Qt.TextElideMode.ElideMiddle, room))
-                 for i in range(len(self.rows))]
+        # the scope all names share goes first, then the middle of the rest: "...layer.3/att...dense/Add (Add)"
+        start = shared_start([r.node for r in self.rows])
+        ticks = [(float(i), distinct_elide(self.bar_label(i), start, metrics, room)) for i in range(len(self.rows))]
         axis.setTicks([ticks])
         self._show_rows()
         self._write_summary()
@@ -212,6 +225,21 @@ class ErrorView(QWidget):
     def _show_rows(self) -> None:
         if self.rows:
             self.bars_plot.setYRange(-0.5, self.rows_shown() - 0.5, padding=0.0)
+            self._space_ticks()
+
+    def _space_ticks(self) -> None:
+        """SQNR ticks far enough apart for their labels not to run together ("0 2040" in a narrow
+        plot), and the axis title shortened to "dB" where "SQNR (dB)" would not fit under the bars."""
+        axis = self.bars_plot.getAxis("bottom")
+        metrics = QFontMetrics(axis.style.get("tickFont") or self.bars_plot.font())
+        lo, hi = self.bars_plot.getPlotItem().vb.viewRange()[0]
+        width = self.bars_plot.getPlotItem().vb.width()
+        per_db = width / max(hi - lo, 1e-9)
+        need = metrics.horizontalAdvance(f"{hi:.0f}") + TICK_GAP
+        step = next((s for s in TICK_STEPS if s * per_db >= need), TICK_STEPS[-1])
+        axis.setTickSpacing(levels=[(step, 0.0)])
+        fits = QFontMetrics(self.bars_plot.font()).horizontalAdvance("SQNR (dB)") + 8 <= width
+        self.bars_plot.setLabel("bottom", "SQNR" if fits else "", units="dB")
 
     def set_stale(self, stale: bool) -> None:
         """Mark the rows as measured with another recipe than the current one: the summary says so
@@ -302,41 +330,76 @@ class ErrorView(QWidget):
 
     # ------------------------------------------------------------------ histogram
     def clear_histogram(self, message: str = "") -> None:
-        """Empty the histogram, its axes back to [0, 1] (no old ranges while the next one computes)."""
+        """Empty the histogram, its axes back to [0, 1] (no old ranges while the next one computes).
+        Without a ``message`` (no node chosen) the plot hides and the bars take its room; the caption
+        says what to do."""
         self.hist = None
+        if not message:
+            self._show_histogram(False)
         self.hist_plot.clear()
         self.hist_plot.setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0.0)
         self.hist_plot.enableAutoRange()  # the next histogram sets the axes again
         self.hist_title.setText(message or NO_HISTOGRAM)
+
+    def _show_histogram(self, shown: bool) -> None:
+        """Show or hide the histogram plot; shown again, the bars keep :data:`BARS_BESIDE_HISTOGRAM`
+        pixels (or half the width)."""
+        if shown == self.hist_plot.isVisibleTo(self):
+            return
+        self.hist_plot.setVisible(shown)
+        if shown:
+            width = max(self.split_view.width(), 2)
+            bars = min(max(BARS_BESIDE_HISTOGRAM, width // 2), width - width // 3)
+            self.split_view.setSizes([bars, width - bars])
 
     def set_histogram(self, hist: dict, qp: QParams | None, note: str = "") -> None:
         """Draw ``hist`` (``counts``, ``edges``, ``tensor``; kept as :attr:`hist`) with ``qp``'s clip range and
         grid; ``note`` ends the title (why no clip range is drawn)."""
         self.hist = hist
         self.hist_plot.clear()
+        self._show_histogram(True)
         counts = np.asarray(hist.get("counts", []), dtype=float)
         edges = np.asarray(hist.get("edges", []), dtype=float)
         if counts.size == 0:
             self.hist_title.setText(f"{hist.get('tensor', '')}: no finite values")
             return
-        self.hist_plot.plot(edges, counts, stepMode="center", fillLevel=0,
-                            brush=colors_for(shown_theme()).histogram_fill)
+        curve = self.hist_plot.plot(edges, counts, stepMode="center", fillLevel=0,
+                                    brush=colors_for(shown_theme()).histogram_fill)
+        curve.setZValue(1)  # over the quantization grid
+        top = count_axis_top(counts)
+        self.hist_plot.enableAutoRange(x=True, y=False)
+        self.hist_plot.setYRange(0.0, top, padding=0.05)
         text = f"{hist['tensor']}: {hist.get('values', 0)} values in [{hist['rmin']:.4g}, {hist['rmax']:.4g}]"
+        if top < counts.max():
+            spike = int(np.argmax(counts))
+            text += (f"; the bin at {(edges[spike] + edges[spike + 1]) / 2:.4g} holds {int(counts[spike])} values "
+                     f"(drawn cut at {top:.0f})")
         rng = clip_range(qp) if qp is not None else None
         if rng is not None:
             for v in rng:
                 self.hist_plot.addItem(pg.InfiniteLine(pos=v, angle=90, pen=pg.mkPen("#c62828", width=2)))
             levels = grid_levels(qp, float(edges[0]), float(edges[-1]))
-            if levels.size:  # short ticks along the axis, so the histogram stays readable
-                top = 0.06 * float(counts.max())
+            if levels.size:  # short ticks along the axis, behind the histogram, so it stays readable
                 xs = np.repeat(levels, 2)
-                ys = np.tile([0.0, top], levels.size)
-                self.hist_plot.plot(xs, ys, connect="pairs", pen=pg.mkPen((120, 120, 120, 90)))
+                ys = np.tile([0.0, 0.06 * top], levels.size)
+                grid = self.hist_plot.plot(xs, ys, connect="pairs", pen=pg.mkPen((120, 120, 120, 90)))
+                grid.setZValue(-1)
             clipped = float(counts[(edges[:-1] < rng[0]) | (edges[1:] > rng[1])].sum())
             text += (f"; clip [{rng[0]:.4g}, {rng[1]:.4g}] ({qp.qtype}, scale "
                      f"{float(np.ravel(qp.scale)[0]):.3g}); {clipped / counts.sum():.2%} of values outside"
                      + ("" if levels.size else "; grid too fine to draw"))
         self.hist_title.setText(text + (f"; {note}" if note else ""))
+
+
+def count_axis_top(counts: np.ndarray) -> float:
+    """Top of a histogram's count axis: its highest bin, or, when that is a spike (more than
+    :data:`SPIKE` times the 90th percentile of the filled bins), that height, so the rest of the
+    distribution is not flattened to the axis."""
+    filled = counts[counts > 0]
+    if not filled.size:
+        return 1.0
+    limit = SPIKE * float(np.percentile(filled, 90))
+    return float(counts.max()) if counts.max() <= limit else limit
 
 
 def _db_text(v) -> str:

@@ -11,12 +11,10 @@ which onnxruntime graph optimisation level, and whether the recipe changed since
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -32,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.api import fmt_metric
+from workbench.qt.elide import distinct_elide, distinct_starts
 from workbench.qt.eval_settings import EvalSettings
 from workbench.qt.tables import node_table
 
@@ -52,47 +51,8 @@ def _num(value: float | None, text: str | None = None) -> QTableWidgetItem:
     return item
 
 
-ELLIPSIS = "\u2026"
-SEPARATORS = "/._:"
 #: item data role of an output name's :func:`distinct_starts` value
 START_ROLE = Qt.ItemDataRole.UserRole + 1
-#: a shared start shorter than this many characters is not dropped first (middle elision as usual)
-MIN_SHARED = 4
-
-
-def distinct_starts(names: list[str]) -> list[int]:
-    """For each name, where the part that tells it from its most alike sibling starts: the first
-    character it does not share with that sibling, cut back to just after the "/" (else ".", "_",
-    ":") before it ("/bert/encoder/" of "/bert/encoder/layer.0/..." beside "/bert/encoder/layer.5/...");
-    0 for a name alone."""
-    starts = []
-    for i, name in enumerate(names):
-        shared = max((len(os.path.commonprefix([name, other])) for j, other in enumerate(names) if j != i),
-                     default=0)
-        head = name[:min(shared, len(name) - 1)]
-        cut = head.rfind("/")
-        if cut < 0:
-            cut = max(head.rfind(c) for c in SEPARATORS)
-        starts.append(cut + 1)
-    return starts
-
-
-def distinct_elide(name: str, start: int, metrics: QFontMetrics, width: int) -> str:
-    """``name`` shortened to ``width`` pixels so that it still reads apart from names sharing its
-    first ``start`` characters (:func:`distinct_starts`): that start goes first ("...layer.0/output/...",
-    as much of its end kept as fits), then, if still too wide, the middle of the rest; the end stays."""
-    if metrics.horizontalAdvance(name) <= width:
-        return name
-    if start < MIN_SHARED:  # dropping "/" saves nothing
-        return metrics.elidedText(name, Qt.TextElideMode.ElideMiddle, width)
-    if metrics.horizontalAdvance(ELLIPSIS + name[start:]) > width:
-        rest = metrics.elidedText(name[start:], Qt.TextElideMode.ElideMiddle,
-                                  width - metrics.horizontalAdvance(ELLIPSIS))
-        return ELLIPSIS + rest
-    keep = start  # give back as much of the shared start as fits, from its end
-    while keep > 1 and metrics.horizontalAdvance(ELLIPSIS + name[keep - 1:]) <= width:
-        keep -= 1
-    return ELLIPSIS + name[keep:]
 
 
 class OutputNameDelegate(QStyledItemDelegate):
