@@ -116,6 +116,16 @@ def _auto_recipe(args, model, recipe, progress):
     return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.label
 
 
+def _with_data_beside(exc: WorkbenchError, args) -> WorkbenchError:
+    """``exc`` itself, or, when it asks for calibration data, no ``--data`` was given and a calibration
+    file sits beside the model (:func:`workbench.core.api.data_beside`, the file the app opens), the
+    same error naming that file: the CLI stays explicit and says what to add."""
+    found = api.data_beside(args.model) if not args.data and "--data" in (exc.hint or "") else None
+    if found is None:
+        return exc
+    return WorkbenchError(exc.message, hint=f"No --data given; {found} is beside the model: add --data {found}.")
+
+
 def _note_renames(model) -> None:
     """Names preparation changed (unnamed or shared node names, tensors defined twice): the written model
     and every table use the new names, so say so once on stderr (``inspect`` lists each rename)."""
@@ -253,9 +263,12 @@ def cmd_quantize(args) -> int:
                                                     samples=args.samples, executor=api.make_executor(args.executor),
                                                     progress=progress)
             # check=False: the export below runs onnx.checker on the file it writes, before it lands
-            result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
-                                  calibration=calibration, progress=progress,
-                                  latency_check=not args.no_latency_check, check=False)
+            try:
+                result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
+                                      calibration=calibration, progress=progress,
+                                      latency_check=not args.no_latency_check, check=False)
+            except WorkbenchError as exc:
+                raise _with_data_beside(exc, args) from None
             if chose:
                 print(chose, file=sys.stderr)
             if search is not None:

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core import api
 from workbench.core.api import PROJECT_SUFFIX, QParams, load_project, new_project, save_project
+from workbench.core.api import data_beside as default_data_for  # the rule the CLI names in its message
 from workbench.core.errors import WorkbenchError
 from workbench.core.issues import IssueCode
 from workbench.core.jobs import refuse_output_onto_inputs
@@ -83,15 +84,6 @@ STALE_CLIP_NOTE = ("clip range not shown: the recipe or the calibration data cha
 EXPORT_FILTERS = {"qdq": "QDQ ONNX (*.onnx)", "qonnx": "QONNX (*.onnx)"}
 
 __all__ = ["MainWindow", "about_text", "default_data_for"]
-
-
-def default_data_for(model_path: Path) -> Path | None:
-    """A calibration file beside the model: ``<stem>_calib.npz`` or ``calib.npz``."""
-    for name in (f"{model_path.stem}_calib.npz", "calib.npz"):
-        candidate = model_path.parent / name
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def _absolute_data_spec(project, project_file: Path) -> dict | None:
