@@ -1334,6 +1334,22 @@ def _non_negative_float(text: str) -> float:
 _OUTPUT_ARGS = ("output", "save_project", "json", "curve_json", "recipe_out", "node_data")
 
 
+#: Commands whose ``output`` is an ONNX model (QDQ or QONNX: both are .onnx files).
+_ONNX_OUTPUT_COMMANDS = ("quantize", "autotune", "convert")
+
+
+def _warn_suffixes(args) -> None:
+    """One warning line on stderr (not an error: the file is written as named) per output whose name
+    does not say what it holds: an ONNX model not ending in .onnx, a project not ending in .wbproj."""
+    wanted = [("output", ".onnx", "an ONNX model")] if args.command in _ONNX_OUTPUT_COMMANDS else []
+    wanted.append(("save_project", ".wbproj", "a Workbench project"))
+    for name, suffix, what in wanted:
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value and not value.lower().endswith(suffix):
+            print(f"warning: {value} will hold {what} but its name does not end in {suffix} (it is written as "
+                  f"named; other tools may not open it)", file=sys.stderr)
+
+
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
@@ -1447,6 +1463,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = _log_handler(logging.INFO if args.verbose else logging.WARNING)
     try:
         _preflight_outputs(args)
+        _warn_suffixes(args)
         if getattr(args, "executor", None):
             api.check_executor_spec(args.executor)  # before the calibration, not after it
         return args.func(args)
