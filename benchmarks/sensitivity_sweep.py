@@ -12,7 +12,7 @@ sweep / one calibration pass. State the load average next to any figure: on a sh
 wall-time ratio follows how many runnable threads each step has.
 
     .venv/bin/python benchmarks/sensitivity_sweep.py [--corpus DIR] [--calib-samples 32]
-        [--samples 8] [--top 16] [--models digits_transformer ppocrv4_rec] [--executor inline]
+        [--samples 8] [--top N (default: workbench-cli sweep's --top-units, 16)] [--models digits_transformer ppocrv4_rec] [--executor inline]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import resource
 import time
 from pathlib import Path
 
+from workbench.cli import SWEEP_TOP_UNITS
 from workbench.core import api
 from workbench.core.analysis.executors import make_executor
 from workbench.core.analysis.sensitivity import sensitivity_sweep
@@ -59,7 +60,8 @@ def main() -> None:
     ap.add_argument("--corpus", default=str(Path(__file__).resolve().parents[2] / "shared/corpus/models"))
     ap.add_argument("--calib-samples", type=int, default=32)
     ap.add_argument("--samples", type=int, default=8)
-    ap.add_argument("--top", type=int, default=16, help="units measured end to end (0: all)")
+    ap.add_argument("--top", type=int, default=SWEEP_TOP_UNITS,
+                    help=f"units measured end to end (0: all; default {SWEEP_TOP_UNITS}, workbench-cli sweep's)")
     ap.add_argument("--models", nargs="+", default=["digits_transformer", "ppocrv4_rec"])
     ap.add_argument("--executor", help="inline, processes[:N] or ray (default: the sweep's default, one process per core)")
     args = ap.parse_args()

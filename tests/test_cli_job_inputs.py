@@ -148,7 +148,8 @@ def test_sweep_replays_a_project_and_states_what_it_swept(job, capsys):
     assert main(["sweep", str(job["project"]), "--executor", "inline", "--eval-samples", "4"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("the quantized model (1 unit quantized): ") and "(4 samples;" in out[0]
-    assert [line.split()[0] for line in out[2:]] == ["mm"]
+    assert [line.split()[0] for line in out[2:-1]] == ["mm"]
+    assert out[-1] == "(the one unit measured end to end)"
     assert main(["sweep", str(job["project"]), "--recipe", str(job["recipe"])]) == 2
     assert "a project brings its own recipe" in capsys.readouterr().err
 

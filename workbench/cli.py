@@ -36,6 +36,11 @@ from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.issues import IssueCode
 from workbench.core.wording import count, plural
 
+#: ``sweep --top-units`` default: units measured end to end (two suffix models each; the others keep their
+#: own-error figure). ppocrv4_rec has 208 units: all of them take a minute or more, 16 about 7x one
+#: calibration pass (``benchmarks/sensitivity_sweep.py`` uses this default).
+SWEEP_TOP_UNITS = 16
+
 
 def _phase_key(message: str) -> str:
     """The phase a progress message belongs to: its text before the first ':', without a trailing
@@ -646,13 +651,12 @@ def cmd_sweep(args) -> int:
     try:
         model, result, eval_data, chose = _job_model(args, progress)
         sweep = api.sensitivity_sweep(model, result, eval_data, samples=args.eval_samples,
-                                      top=args.top_units, executor=executor, progress=progress)
+                                      top=args.top_units or None, executor=executor, progress=progress)
     finally:
         progress.close()
     if args.json:  # with the recipe it measured: report --sweep-json refuses a table of another one
         sweep.recipe = result.recipe.to_json() if result.recipe is not None else None
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(sweep.to_json(), indent=2) + "\n").encode())
-        print(f"wrote {args.json}", file=sys.stderr)  # stdout holds the table
     if chose:
         print(chose, file=sys.stderr)
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
@@ -675,7 +679,20 @@ def cmd_sweep(args) -> int:
               f"{r.local_db:8.2f} {r.gain_db:8.2f}")
     if len(sweep.rows) > args.top:
         print(f"({args.top} of {len(sweep.rows)} units shown, worst first; --top N for more, --json for all)")
+    if sweep.rows:
+        print(_end_to_end_footer(len(sweep.rows), args.top_units))
+    if args.json:
+        print(f"wrote {args.json}", file=sys.stderr)  # after the table, as analyze does: stdout holds the table
     return 0
+
+
+def _end_to_end_footer(units: int, top_units: int) -> str:
+    """The sweep table's last line: how many of the ``units`` rows were measured end to end
+    (``--top-units``; 0: all)."""
+    if not top_units or top_units >= units:
+        return f"({'the one unit' if units == 1 else f'all {units} units'} measured end to end)"
+    return (f"({top_units} of {units} units measured end to end, those with the worst own error; the others have "
+            "their own-error figure only, listed after them: --top-units N for more, --top-units 0 for all)")
 
 
 def _name_width(names, least: int = 40, most: int = 64) -> int:
@@ -1184,7 +1201,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-code", action="store_true", help="allow running a Python data reader (--data READER.py)")
     s.add_argument("--eval", help="data the sweep runs on (default: --data)")
     s.add_argument("--eval-samples", type=_positive_int, default=8, help="eval samples each model runs (default 8)")
-    s.add_argument("--top-units", type=_positive_int, help="sweep only the N units with the worst own error")
+    s.add_argument("--top-units", type=_count_arg, default=SWEEP_TOP_UNITS,
+                   help=f"measure end to end (two suffix models each) only the N units with the worst own error "
+                        f"(default {SWEEP_TOP_UNITS}; the others keep their own-error figure; 0: every unit)")
     s.add_argument("--executor", help="where the tasks run: inline, processes[:N], ray or ray:ADDRESS "
                    "(default: local processes)")
     s.add_argument("--json", help="write the ranked table as JSON")
