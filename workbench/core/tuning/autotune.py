@@ -39,9 +39,9 @@ from workbench.core.analysis.cost import (
     plan_kernel_bits,
     with_bits,
 )
-from workbench.core.analysis.evaluate import concat_rows
+from workbench.core.analysis.evaluate import check_metric_data, concat_rows
 from workbench.core.analysis.executors import Executor, InlineExecutor
-from workbench.core.analysis.metrics import REF_PREFIX, load_metric
+from workbench.core.analysis.metrics import METRICS, REF_PREFIX, load_metric
 from workbench.core.analysis.sensitivity import local_sensitivity
 from workbench.core.calibration.calibrate import CalibrationResult
 from workbench.core.data.finite import finite_rows
@@ -113,9 +113,24 @@ def run_outputs(proto, feeds: list[dict[str, np.ndarray]]) -> dict[str, np.ndarr
     return {n: concat_rows(f"output {n!r}", v, hint) for n, v in parts.items()}
 
 
-def make_eval_set(model, data: Any, samples: int | None = None) -> EvalSet:
+def make_eval_set(model, data: Any, samples: int | None = None, metric: str | Score | None = None) -> EvalSet:
+    """The eval rows (batches of one row, NaN / Inf rows left out, at most ``samples``), their ``gt_*``
+    labels and the float model's outputs.
 
-    source = finite_rows(open_data_source(data, model))  # samples with NaN / Inf inputs are left out
+    ``metric``: a built-in metric name (top1, cosine, output_sqnr, sqnr) whose labels are checked first
+    (:func:`workbench.core.analysis.evaluate.check_metric_data`: a ``gt_label`` missing, of another
+    length than the input rows, or not class indices); a function or None is not checked.
+
+    Raises
+    ------
+    DataError
+        The data does not fit the model, or its labels cannot be scored by ``metric`` (one line naming
+        the file and the array), before the float model runs.
+    """
+    opened = open_data_source(data, model)
+    if isinstance(metric, str) and (metric in METRICS or metric == "sqnr"):
+        check_metric_data(metric, model, opened)  # a short gt_label was paired with the first rows
+    source = finite_rows(opened)  # samples with NaN / Inf inputs are left out
     feeds, kept = [], []
     for idx, feed in source.indexed_batches(1, samples):
         feeds.append(feed)
@@ -346,6 +361,10 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     RecipeError
         Neither ``max_drop`` nor ``min_score`` given, a negative ``max_drop``, an unknown metric, ladder or ``rank``, or a
         ``min_score`` above the float model's score on a metric it tops (:func:`check_target`).
+    DataError
+        The eval data does not fit the model, or a built-in metric cannot score its labels (``top1``: a
+        ``gt_label`` missing, of another length than the input rows, or not class indices), before any
+        quantization (:func:`make_eval_set`).
     """
     if max_drop is not None and not max_drop >= 0:
         raise RecipeError(f"max_drop {max_drop}: a drop from the float model's metric is 0 or more.",
@@ -357,7 +376,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     progress = progress or no_progress
     score = load_score(metric, allow_code=allow_code) if isinstance(metric, str) else metric
     tie_break = load_score("output_sqnr")  # closer to float's outputs, when the task metric ties
-    ev = make_eval_set(model, eval_data, eval_samples)
+    ev = make_eval_set(model, eval_data, eval_samples, metric)
     m_float = score(ev.float_outputs, ev.float_outputs, ev.labels)
     if min_score is None:
         if max_drop is None:
