@@ -784,22 +784,37 @@ def cmd_autotune(args) -> int:
     print(head)
     for pt in res.front:
         print(_curve_row(pt, marks=False, latency=args.latency))
-    if args.curve_json:
-        doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
-               "eval": str(args.eval), "eval_samples": args.eval_samples,  # what the curve was measured on
-               "cost_proxy": ("latency (quantized / float, measured)" if args.latency
-                              else "bops (latency not measured: --latency)"),
-               "curve": [pt.to_json() for pt in res.curve], "front": [pt.trial for pt in res.front]}
-        api.atomic_write_bytes(Path(args.curve_json), (api.dumps_strict(doc, indent=2) + "\n").encode())
-    api.export(res.result, args.output)
+    _write_autotune(args, res)
     print(f"wrote {args.output}" + (f" and {args.curve_json}" if args.curve_json else ""))
     if args.recipe_out:
-        api.atomic_write_bytes(Path(args.recipe_out), res.recipe.to_json().encode())
         print(f"wrote the tuned recipe to {args.recipe_out}")
     else:
         print("tuned recipe (--recipe-out FILE writes it to a file; quantize --recipe FILE replays it):")
         print(res.recipe.to_json())
     return 0 if res.met else 1
+
+
+def _write_autotune(args, res) -> None:
+    """The files of ``autotune``: the curve (``--curve-json``) and the tuned recipe (``--recipe-out``) wait
+    in temporary files beside their targets while the model is written (atomically, the last write), then
+    are renamed into place: an interrupt or an error before that leaves none of the new files."""
+    staged = []
+    try:
+        if args.curve_json:
+            doc = {"metric": args.metric, "metric_float": res.metric_float, "promote_to": args.promote_to,
+                   "eval": str(args.eval), "eval_samples": args.eval_samples,  # what the curve was measured on
+                   "cost_proxy": ("latency (quantized / float, measured)" if args.latency
+                                  else "bops (latency not measured: --latency)"),
+                   "curve": [pt.to_json() for pt in res.curve], "front": [pt.trial for pt in res.front]}
+            staged.append(api.StagedWrite(args.curve_json, (api.dumps_strict(doc, indent=2) + "\n").encode()))
+        if args.recipe_out:
+            staged.append(api.StagedWrite(args.recipe_out, res.recipe.to_json().encode()))
+        api.export(res.result, args.output)
+        for s in staged:
+            s.commit()
+    finally:
+        for s in staged:
+            s.discard()  # no-op once committed
 
 
 def cmd_report(args) -> int:

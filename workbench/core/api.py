@@ -198,6 +198,7 @@ _LAZY: dict[str, str] = {
     "NoiseSplit": "workbench.core.analysis.noise_split",
     # files
     "atomic_write_bytes": "workbench.core.io.atomic",
+    "StagedWrite": "workbench.core.io.atomic",
     "dumps_strict": "workbench.core.io.jsonsafe",
     "clip_range": "workbench.core.report.histograms",
     "grid_levels": "workbench.core.report.histograms",
