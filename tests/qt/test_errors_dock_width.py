@@ -3,6 +3,8 @@ buttons (the dock could not be made narrower than 423 px, about 600 px for a qua
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 pytest.importorskip("PySide6")
@@ -19,6 +21,7 @@ def test_the_summary_does_not_set_the_width_and_a_quantized_file_shows_only_comp
     view = ErrorView()
     qtbot.addWidget(view)
     view.show()
+    view.set_rows([SimpleNamespace(node="/f/f.0/Conv", op_type="Conv", sqnr_db=30.0)])  # the buttons act on rows
     buttons = view.color_button.sizeHint().width() + view.node_data_button.sizeHint().width()
     assert min_width(view) <= buttons + 40  # the two buttons and the margins, nothing beside
     view.summary.setText("x" * 10 + " word" * 80)  # a long summary wraps
@@ -29,6 +32,8 @@ def test_the_summary_does_not_set_the_width_and_a_quantized_file_shows_only_comp
     assert min_width(view) <= view.compare_button.sizeHint().width() + 40
     view.set_quantized("")
     assert view.color_button.isVisible() and not view.compare_button.isVisible()
+    view.set_rows([])  # a float model before its calibration: the summary line alone
+    assert not view.color_button.isVisible() and not view.bars_plot.isVisible()
 
 
 def test_the_recipe_panels_rules_caption_wraps(window):

@@ -29,6 +29,7 @@ def test_a_long_tensor_name_in_the_histogram_caption_does_not_widen_the_errors_d
     qtbot.addWidget(view)
     view.resize(900, 400)
     view.show()
+    view.set_rows([SimpleNamespace(node="/f/f.0/Conv", op_type="Conv", sqnr_db=30.0)])  # a histogram follows rows
     narrowest = view.minimumSizeHint().width()  # its buttons' row: 427 px
     counts = np.arange(1, 65, dtype=float) * 1000
     view.set_histogram({"tensor": name, "counts": counts.tolist(), "edges": np.linspace(-2, 4, 65).tolist(),

@@ -115,6 +115,7 @@ class AutotunePanel(QWidget):
         self.legend = pg.LegendItem()
         self.plot.addItem(self.legend, row=0, col=1)
         lay.addWidget(self.plot, 1)
+        lay.addStretch(0)  # holds the room of the hidden plot: the controls stay on top
         self.scatter = pg.ScatterPlotItem(size=11, hoverable=True, tip=self._tip)
         self.scatter.sigClicked.connect(self._on_clicked)
         self.applied: int | None = None
@@ -267,6 +268,7 @@ class AutotunePanel(QWidget):
         title, unit, _f, _d = X_AXES[self.x_axis.currentData()]
         plot.setLabel("bottom", f"{title} ({unit})")
         plot.setLabel("left", self.metric_name or "metric")
+        self.plot.setVisible(bool(self.points))  # no empty axes: the summary line says what to do
         if not self.points:
             self.scatter.clear()  # no stale points (they would still answer clicks)
             return

@@ -8,12 +8,15 @@ never widens the window).
 
 The graph gets the bulk of the window while the result docks have nothing to show: at a first
 launch the panels that edit (Calibration above the Inspector / Recipe tabs) share one column on the
-right, :data:`SIDE_WIDTH` of the window wide and the window's full height, and the result docks
-under the graph are hidden. The first result of a session brings the Errors dock forward
-(:data:`SHOWN_BY_RESULTS`); a dock that opens an empty row under the graph gets
-:data:`SIDE_BY_SIDE_HEIGHT` of the window (Qt gave it its size hint, two thirds of the window). A saved
-layout is restored as the user left it (docks, places, sizes); only the empty Errors dock waits, hidden,
-for its first result and then comes back where and as large as it was.
+right, :data:`SIDE_WIDTH` of the window wide and the window's full height, and under the graph the
+Errors dock (the tutorial's main tool) is one line high, saying what fills it; the other result docks
+are hidden. The first result of a session brings the Errors dock forward (:data:`SHOWN_BY_RESULTS`)
+and grows a row lower than :data:`SMALL_ROW` to :data:`SIDE_BY_SIDE_HEIGHT` of the window; a dock that
+opens an empty row under the graph gets that height too (Qt gave it its size hint, two thirds of the
+window). A saved layout is restored as the user left it (docks, places, sizes) with the Errors dock in
+front of its tabs, but the rows above and under the graph never take more than
+:data:`MAX_ROWS_HEIGHT` of the window (an empty Problems dock restored at half the window left the
+graph a strip).
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Recipe", "recipe_panel", RecipePanel, Area.RightDockWidgetArea, needs_doc=True, tab_with="Inspector",
              scroll=True),
     DockSpec("Calibration", "calibration", CalibrationPanel, Area.RightDockWidgetArea, above="Inspector"),
-    # shown by the first result of a session (or an already-quantized file): empty, it took the graph's room
-    DockSpec("Errors", "errors", ErrorView, Area.BottomDockWidgetArea, hidden=True),
+    # a line high until the first result of a session (or an already-quantized file) grows it
+    DockSpec("Errors", "errors", ErrorView, Area.BottomDockWidgetArea),
     # preparation notes, plan issues, writer notes; shown (beside Errors) by the status bar's link
     DockSpec("Problems", "problems", ProblemsPanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
     # shown (as a tab beside Errors) by the first sweep
@@ -72,8 +75,14 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("Autotune", "autotune_panel", AutotunePanel, Area.BottomDockWidgetArea, needs_doc=True, hidden=True),
 )
 
-#: fraction of the window's height a row of result docks gets when first shown
-SIDE_BY_SIDE_HEIGHT = 0.42
+#: fraction of the window's height a row of result docks gets when first shown (the graph first)
+SIDE_BY_SIDE_HEIGHT = 0.36
+
+#: a row of docks lower than this fraction of the window is grown by its first result
+SMALL_ROW = 0.2
+
+#: the most of the window's height the rows above and under the graph take in a restored layout
+MAX_ROWS_HEIGHT = 0.38
 
 #: fraction of the window's width the right column (Calibration, Inspector, Recipe) gets at a first launch
 SIDE_WIDTH = 0.24
@@ -82,11 +91,11 @@ SIDE_WIDTH = 0.24
 SPLITTER_WIDTH = 8
 
 #: the docks in front of their tab groups at start
-FRONT = ("Inspector",)
+FRONT = ("Inspector", "Errors")
 
 #: docks that have nothing to show when the app starts: hidden at every launch, even when the saved
-#: layout had them open (a search brings the hits forward again, a result the Errors)
-EMPTY_AT_START = ("Search Hits", "Errors")
+#: layout had them open (a search brings the hits forward again)
+EMPTY_AT_START = ("Search Hits",)
 
 #: docks shown by the first result of a session that fills them, unless the user showed or hid them
 #: first (View menu)
@@ -133,7 +142,7 @@ def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
     doc.resultsChanged.connect(lambda: doc.errors and reveal(window, docks, "Errors"))
     # an already-quantized file: the Errors dock says what its errors need and offers the comparison
     doc.modelChanged.connect(lambda: doc.quant_summary is not None and reveal(window, docks, "Errors"))
-    _FirstLayout(window, docks)
+    _FirstLayout(window, lambda: first_sizes(window, docks))
     return docks
 
 
@@ -146,22 +155,55 @@ def _scrolling(panel) -> QScrollArea:
 
 
 class _FirstLayout(QObject):
-    """Sizes the right column once the window is first shown, unless a saved layout was restored."""
+    """Runs ``sizes`` once the window is first shown (on the next event-loop turn, once laid out):
+    the first-launch sizes, or the clamp of a restored layout (``name``)."""
 
-    def __init__(self, window: QMainWindow, docks: dict[str, QDockWidget]):
+    def __init__(self, window: QMainWindow, sizes, name: str = "firstDockLayout"):
         super().__init__(window)
-        self.setObjectName("firstDockLayout")
-        self.window, self.docks = window, docks
+        self.setObjectName(name)
+        self.window, self.sizes = window, sizes
         window.installEventFilter(self)
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt's name)
         if obj is self.window and event.type() == QEvent.Type.Show:
             self.cancel()
-            QTimer.singleShot(0, lambda: size_side_column(self.window, self.docks))
+            QTimer.singleShot(0, self.sizes)
         return False
 
     def cancel(self) -> None:
         self.window.removeEventFilter(self)
+
+
+def first_sizes(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
+    """A first launch: the right column (:func:`size_side_column`) and the Errors row one line high."""
+    size_side_column(window, docks)
+    errors = docks["Errors"]
+    if errors.isVisible() and not errors.isFloating() and window.dockWidgetArea(errors) in ROWS:
+        window.resizeDocks([errors], [line_height(errors)], Qt.Orientation.Vertical)
+        errors.setProperty(SIZED, True)
+
+
+def line_height(dock: QDockWidget) -> int:
+    """Height of ``dock`` showing its one-line placeholder (title bar, the line, margins), pixels."""
+    dock.widget().layout().activate()
+    return max(dock.minimumSizeHint().height(), dock.widget().sizeHint().height() + 24)
+
+
+def clamp_rows(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
+    """The rows of docks above and under the graph at most :data:`MAX_ROWS_HEIGHT` of the window
+    together (each its share, by its height)."""
+    rows = {}
+    for area in ROWS:
+        shown = [d for d in docks.values() if d.isVisible() and not d.isFloating() and window.dockWidgetArea(d) == area]
+        if shown:
+            rows[area] = shown
+    heights = {area: max(d.height() for d in shown) for area, shown in rows.items()}
+    total, limit = sum(heights.values()), int(MAX_ROWS_HEIGHT * window.height())
+    if total <= limit:
+        return
+    for area, shown in rows.items():
+        want = int(limit * heights[area] / total)
+        window.resizeDocks(shown, [want] * len(shown), Qt.Orientation.Vertical)
 
 
 def size_side_column(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
@@ -191,8 +233,10 @@ def settle_restored(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
     for title in EMPTY_AT_START:
         docks[title].hide()
     for title in FRONT:
-        if docks[title].isVisibleTo(window) or window.tabifiedDockWidgets(docks[title]):
+        if not docks[title].isHidden():
             docks[title].raise_()
+    if window.findChild(_FirstLayout, "restoredRows") is None:
+        _FirstLayout(window, lambda: clamp_rows(window, docks), "restoredRows")
 
 
 def reveal(window: QMainWindow, docks: dict[str, QDockWidget], title: str) -> bool:
@@ -202,7 +246,11 @@ def reveal(window: QMainWindow, docks: dict[str, QDockWidget], title: str) -> bo
     if not dock.property(WAITING):
         return False
     dock.setProperty(WAITING, False)
-    if dock.isVisibleTo(window):
+    if dock.isVisibleTo(window):  # its one-line placeholder: in front, a row it can be read in
+        dock.raise_()
+        if window.dockWidgetArea(dock) in ROWS and not dock.isFloating() \
+                and dock.height() < SMALL_ROW * window.height():
+            QTimer.singleShot(0, lambda: _grow_row(window, dock))
         return False
     _show(window, docks, dock)
     return True

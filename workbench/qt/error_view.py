@@ -31,7 +31,7 @@ from workbench.qt.elide import distinct_elide, shared_start
 from workbench.qt.theme import colors_for, shown_theme
 
 #: The summary of a float model before its first calibration.
-NO_RESULTS = "No results yet: calibrate (Run > Calibrate, F5)."
+NO_RESULTS = "No results yet: calibrate (Run > Calibrate, F5) to see each node unit's error."
 #: Said before the figures while they were measured with an earlier recipe or other calibration data.
 STALE = "Out of date: measured with an earlier recipe or other calibration data; calibrate again (F5). "
 
@@ -155,6 +155,8 @@ class ErrorView(QWidget):
         lay.addWidget(split, 1)
         self.hist_title = Caption(NO_HISTOGRAM)  # a long tensor name must not widen the dock (and the window)
         lay.addWidget(self.hist_title)
+        lay.addStretch(0)  # holds the room of the hidden plots: the summary stays on top
+        self._show_parts()  # empty: the summary line alone (no empty axes)
         self._bars: pg.BarGraphItem | None = None
         self.bars_plot.scene().sigMouseClicked.connect(self._on_click)
         self.bars_plot.scene().sigMouseMoved.connect(self._on_hover)
@@ -167,10 +169,18 @@ class ErrorView(QWidget):
         what it shows instead of asking to calibrate, and offers the comparison with the float model."""
         self.quantized_name = name
         self.compare_button.setVisible(bool(name))
-        for button in (self.color_button, self.node_data_button):  # they act on figures a quantized file has none of
-            button.setVisible(not name)
+        self._show_parts()
         if not self.rows:
             self.summary.setText(self._empty_text())
+
+    def _show_parts(self) -> None:
+        """With rows: the bars, their legend, the histogram's caption and the buttons that act on
+        the figures; without: the summary line alone (the dock stays a line high, no empty axes)."""
+        has = bool(self.rows)
+        for part in (self.split_view, self.bar_legend, self.hist_title):
+            part.setVisible(has)
+        for button in (self.color_button, self.node_data_button):  # a quantized file has no figures to act on
+            button.setVisible(has and not self.quantized_name)
 
     def _empty_text(self) -> str:
         if self.quantized_name:
@@ -185,6 +195,7 @@ class ErrorView(QWidget):
         self.rows = sorted(rows, key=lambda r: (r.sqnr_db if math.isfinite(r.sqnr_db) else math.inf))
         self.color_button.setEnabled(bool(self.rows))
         self.node_data_button.setEnabled(bool(self.rows))
+        self._show_parts()
         if not self.rows:
             if self._bars is not None:
                 self._bars.setVisible(False)
@@ -344,7 +355,7 @@ class ErrorView(QWidget):
     def _show_histogram(self, shown: bool) -> None:
         """Show or hide the histogram plot; shown again, the bars keep :data:`BARS_BESIDE_HISTOGRAM`
         pixels (or half the width)."""
-        if shown == self.hist_plot.isVisibleTo(self):
+        if shown != self.hist_plot.isHidden():
             return
         self.hist_plot.setVisible(shown)
         if shown:
