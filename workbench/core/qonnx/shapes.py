@@ -17,6 +17,7 @@ default export of those models keeps its bytes.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -25,6 +26,10 @@ import onnx
 from workbench.core.errors import ExportError
 
 _DIMS = re.compile(r"^\s*\d+(\s*[,x]\s*\d+)*\s*$")
+#: Largest dimension and largest element count ``--input-shape`` takes: 2**31 - 1, onnxruntime's int32
+#: limits on a dimension in many kernels; 2**31 elements of float32 are 8 GiB, more than any model input.
+MAX_DIM = 2**31 - 1
+MAX_ELEMENTS = 2**31 - 1
 
 
 def parse_input_shape(text: str) -> tuple[str, list[int]]:
@@ -35,7 +40,8 @@ def parse_input_shape(text: str) -> tuple[str, list[int]]:
     Raises
     ------
     ExportError
-        No ``:``, an empty name, or DIMS that are not positive whole numbers.
+        No ``:``, an empty name, DIMS that are not positive whole numbers, a dimension over
+        :data:`MAX_DIM` or more than :data:`MAX_ELEMENTS` elements in all.
     """
     name, sep, dims = text.rpartition(":")
     if not sep or not name:
@@ -48,7 +54,22 @@ def parse_input_shape(text: str) -> tuple[str, list[int]]:
     if any(v < 1 for v in values):
         raise ExportError(f"--input-shape {text!r}: dimension 0 is not allowed.",
                           hint="Every dimension must be 1 or more.")
+    _refuse_unreal(text, name, values)
     return name, values
+
+
+def _refuse_unreal(text: str, name: str, values: list[int]) -> None:
+    """Refuse dimensions no real tensor has (over :data:`MAX_DIM`, or :data:`MAX_ELEMENTS` in all)."""
+    hint = "Give the shape the model runs at, e.g. input:1,3,224,224."
+    for i, v in enumerate(values):
+        if v > MAX_DIM:
+            raise ExportError(f"--input-shape {text!r}: dimension {i} of input {name!r} is {v}, over {MAX_DIM} "
+                              "(2**31 - 1), larger than any real tensor's.", hint=hint)
+    total = math.prod(values)
+    if total > MAX_ELEMENTS:
+        raise ExportError(f"--input-shape {text!r}: input {name!r} would hold {total:.3g} elements, over "
+                          f"{MAX_ELEMENTS} (2**31 - 1; 8 GiB of float32), more than any real model input.",
+                          hint=hint)
 
 
 def _dims(vi: onnx.ValueInfoProto) -> list[int | str] | None:
@@ -106,13 +127,15 @@ def resolve_input_shapes(proto: onnx.ModelProto, given: dict[str, list[int]] | N
     Raises
     ------
     ExportError
-        A name that is not an input, a wrong number of dimensions, or a dimension that differs from
-        a static one of the model; the message names the input and its shape.
+        A name that is not an input, a wrong number of dimensions, a dimension that differs from
+        a static one of the model, or one no real tensor has (over :data:`MAX_DIM`, or over
+        :data:`MAX_ELEMENTS` elements); the message names the input and its shape.
     """
     given = dict(given or {})
     inputs = graph_inputs(proto)
     by_name = {i.name: i for i in inputs}
     for name, dims in given.items():
+        _refuse_unreal(f"{name}:{','.join(map(str, dims))}", name, list(dims))  # a project's shapes too
         if name not in by_name:
             raise ExportError(f"--input-shape {name}: {source} has no input {name!r} "
                               f"(inputs: {', '.join(by_name) or 'none'}).", hint="Use one of the input names.")
