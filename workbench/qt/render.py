@@ -30,6 +30,7 @@ from pathlib import Path
 
 import onnx
 from PySide6.QtCore import QPoint, QRectF, Qt
+from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QApplication, QFrame, QWidget
 
 from workbench.core.api import (
@@ -51,6 +52,8 @@ from workbench.qt.quant_tab import quant_info
 CLI_MODES = {"op": "op", "dtype": "dtype", "sqnr": "error"}
 MARGIN = 40
 MIN_PANE_W = 440  # px: a pane is at least as wide as its colour legend
+LEGEND_GAP = 12  # px between a colour legend and the graph beside or below it
+GRAPH_PAD = 30  # scene px around the nodes (edge labels, badges), as the canvas's fit keeps
 
 
 def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[str, str] | None = None,
@@ -148,6 +151,18 @@ def render_panes_to_file(float_path: str, quant_path: str, out: str, *, edge_err
     ValueError
         ``out`` does not end in .png / .svg.
     """
+    panes = draw_panes(float_path, quant_path, edge_errors=edge_errors, max_side=max_side, timeout_s=timeout_s)
+    try:
+        return save_widget(panes, out)
+    finally:
+        panes.shutdown()
+        panes.close()
+
+
+def draw_panes(float_path: str, quant_path: str, *, edge_errors: dict[str, float] | None = None,
+               max_side: int = 2400, timeout_s: float = 300.0) -> DiffPanes:
+    """The two aligned panes of :func:`render_panes_to_file`, laid out and fitted, ready to be saved
+    (the caller shuts them down). Raises as :func:`render_panes_to_file` does."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     app = QApplication.instance() or QApplication([sys.argv[0]])
     model = open_model(float_path)
@@ -177,22 +192,61 @@ def render_panes_to_file(float_path: str, quant_path: str, out: str, *, edge_err
         _wait(app, lambda: ready or failed, timeout_s, quant_path)
         if failed:
             raise WorkbenchError(f"{quant_path}: {failed[0]}")
-        bounds = QRectF()
-        for canvas in (panes.float_canvas, panes.quant_canvas):
-            bounds = bounds.united(canvas.scene_bounds())
-        extra = panes.height() - panes.float_canvas.height()  # the legend strip and the titles
-        scale = min(1.0, (max_side / 2 - 2 * MARGIN) / max(bounds.width(), 1.0),
-                    (max_side - extra - 2 * MARGIN) / max(bounds.height(), 1.0))
-        pane_w = max(int(bounds.width() * scale) + 2 * MARGIN, MIN_PANE_W)  # room for the canvas legend
-        panes.resize(2 * pane_w, int(bounds.height() * scale) + 2 * MARGIN + extra)
-        app.processEvents()
-        panes.float_canvas.fit()
-        panes.quant_canvas.fit()
-        app.processEvents()
-        return save_widget(panes, out)
-    finally:
+        _place_clear_of_legends(app, panes, max_side)
+    except BaseException:
         panes.shutdown()
         panes.close()
+        raise
+    return panes
+
+
+def _place_clear_of_legends(app, panes: DiffPanes, max_side: int) -> None:
+    """Size ``panes`` and give both canvases one view (scale and scene point, as the app's synced panes
+    have) that shows the whole graph beside or below the two colour legends, never under either: the
+    panes keep one view, so each canvas's own fit, clear of its own legend only, put the quantized
+    graph's first rows under the taller SQNR legend (ppocrv4_rec)."""
+    canvases = (panes.float_canvas, panes.quant_canvas)
+    bounds = QRectF()
+    for canvas in canvases:
+        bounds = bounds.united(canvas.scene_bounds())
+    bounds = bounds.adjusted(-GRAPH_PAD, -GRAPH_PAD, GRAPH_PAD, GRAPH_PAD)
+    box = QRectF()  # both legends, top-left of their viewports (their size does not follow the pane's)
+    for canvas in canvases:
+        canvas.legend_overlay.refresh()
+        rect = canvas.legend_rect()
+        if not rect.isEmpty():
+            box = box.united(QRectF(rect))
+    extra = panes.height() - panes.float_canvas.viewport().height()  # the marks' strip and the titles
+    side = panes.width() - 2 * panes.float_canvas.viewport().width()  # the splitter's handle
+    bw, bh = max(bounds.width(), 1.0), max(bounds.height(), 1.0)
+    left = box.right() + LEGEND_GAP if not box.isEmpty() else MARGIN
+    top = box.bottom() + LEGEND_GAP if not box.isEmpty() else MARGIN
+    room_w, room_h = (max_side - side) / 2, max_side - extra
+    beside = min(1.0, (room_w - left - MARGIN) / bw, (room_h - 2 * MARGIN) / bh)
+    below = min(1.0, (room_w - 2 * MARGIN) / bw, (room_h - top - MARGIN) / bh)
+    if beside >= below:
+        scale = beside
+        area_w, area_h = bw * scale, bh * scale
+        view_w = max(left + area_w + MARGIN, MIN_PANE_W)
+        view_h = max(2 * MARGIN + area_h, box.bottom() + MARGIN)
+        area = QRectF(left, (view_h - area_h) / 2, view_w - left - MARGIN, area_h)
+    else:
+        scale = below
+        area_w, area_h = bw * scale, bh * scale
+        view_w = max(2 * MARGIN + area_w, MIN_PANE_W, box.right() + MARGIN)
+        view_h = top + area_h + MARGIN
+        area = QRectF(MARGIN, top, view_w - 2 * MARGIN, area_h)
+    panes.resize(int(2 * view_w + side), int(view_h + extra))
+    app.processEvents()
+    view = QRectF(panes.float_canvas.viewport().rect())
+    centre = bounds.center() - (area.center() - view.center()) / scale
+    visible = QRectF(centre.x() - view.width() / (2 * scale), centre.y() - view.height() / (2 * scale),
+                     view.width() / scale, view.height() / scale)
+    for canvas in canvases:
+        canvas.setSceneRect(visible)
+        canvas.setTransform(QTransform.fromScale(scale, scale))
+        canvas.centerOn(centre)
+    app.processEvents()
 
 
 def main(argv: list[str] | None = None) -> int:
