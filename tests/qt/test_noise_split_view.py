@@ -52,3 +52,19 @@ def test_a_bar_tooltip_gives_the_units_weight_error(qtbot, window, open_file, co
     pool = next(i for i, r in enumerate(win.errors.rows) if r.node == "/f/f.9/AveragePool")  # no weight
     assert win.errors.bar_tooltip(pool).startswith("/f/f.9/AveragePool (AveragePool): output SQNR ")
     assert "weight" not in win.errors.bar_tooltip(pool)
+
+
+def test_a_split_whose_parts_do_not_add_is_called_rough(qtbot, window, open_file, corpus):
+    """NoiseSplit JSON with additive False (both quantized 40.7 dB, the parts added 34.3: a saturated output):
+    the summary and its tooltip say the shares are rough, with the parts' sum."""
+    win = window
+    res = calibrated(qtbot, win, open_file, corpus / "digits_cnn/model_opset17.onnx")
+    split = dict(res["split"], weights_share=0.25, weights_db=38.7, activations_db=34.3, all_db=40.7,
+                 parts_db=33.0, additive=False)
+    win.doc.set_results({**res, "split": split})
+    qtbot.waitUntil(lambda: "25% from the weights" in win.errors.summary.text(), timeout=60_000)
+    assert (" Output noise: 25% from the weights, 75% from the activations (the two do not add up on this model: "
+            "rough shares).") in win.errors.summary.text()
+    assert "(here they do not: added they give 33.0 dB, so the shares are rough)" in win.errors.summary.toolTip()
+    win.doc.set_results({**res, "split": dict(split, additive=True)})
+    qtbot.waitUntil(lambda: "rough" not in win.errors.summary.text(), timeout=60_000)

@@ -274,7 +274,8 @@ class ErrorView(QWidget):
         if not sp or sp.get("weights_share") is None:
             return ""
         share = float(sp["weights_share"])
-        return f" Output noise: {share:.0%} from the weights, {1 - share:.0%} from the activations."
+        rough = " (the two do not add up on this model: rough shares)" if sp.get("additive") is False else ""
+        return f" Output noise: {share:.0%} from the weights, {1 - share:.0%} from the activations{rough}."
 
     def _write_summary(self) -> None:
         finite = [r.sqnr_db for r in self.rows if math.isfinite(r.sqnr_db)]
@@ -287,8 +288,11 @@ class ErrorView(QWidget):
             "Output noise: the model-output SQNR with only the weights quantized "
             f"({_db_text(sp.get('weights_db'))}) and with only the activations quantized "
             f"({_db_text(sp.get('activations_db'))}), against {_db_text(sp.get('all_db'))} with both, on "
-            f"{sp.get('samples')} samples (graph as written). Independent noise powers add: mostly weights, try "
-            "per-channel or wider weights; mostly activations, try other observers or int16 activations."
+            f"{sp.get('samples')} samples (graph as written). Independent noise powers add"
+            + (f" (here they do not: added they give {_db_text(sp.get('parts_db'))}, so the shares are rough)"
+               if sp.get("additive") is False else "")
+            + ": mostly weights, try per-channel or wider weights; mostly activations, try other observers or int16 "
+            "activations."
             if sp and sp.get("weights_share") is not None else "")
 
     def bar_values(self) -> list[float]:
