@@ -117,16 +117,30 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
 
     Payload: ``model_path``, ``recipe`` (JSON), ``data`` (spec), ``samples``, ``calibration``
     (cache JSON or None), ``reuse`` (False recalibrates every tensor), ``analysis_samples``.
+    With ``choose`` true, data, and a recipe the recipe choice applies to (a bare static preset,
+    :func:`workbench.core.api.why_not_choose`), the choice runs first (:func:`choose_first`, as
+    ``workbench-cli quantize`` does by default): the chosen recipe is the one calibrated, on the choice's
+    own ranges over every row (no second calibration pass).
     Result: ``calibration`` (JSON), ``errors`` (UnitError.to_json rows, worst first),
     ``qparams`` (tensor -> QParams JSON), ``issues`` (strings, as projects store them), ``problems``
-    (the same issues as PlanIssue objects), ``recipe`` (the JSON used), ``split`` (weights vs
+    (the same issues as PlanIssue objects), ``recipe`` (the JSON used: the chosen one after a choice),
+    ``choice`` (:func:`choice_json` of the choice, None when none ran), ``split`` (weights vs
     activations, :meth:`workbench.core.analysis.noise_split.NoiseSplit.to_json`, on the same rows;
     None for a recipe without activation pairs), ``weights`` (each unit's weight error,
     :meth:`workbench.core.analysis.weight_error.WeightError.to_json`).
     """
     model = _open(payload, progress)
     recipe = _recipe(payload)
+    choice = choose_first(model, recipe, payload, progress, cancel)
+    if choice is not None and choice.skipped is None:  # the chosen recipe, on the choice's ranges
+        recipe = choice.recipe
+        payload = {**payload, "recipe": recipe.to_json(), "reuse": True,
+                   "calibration": choice.calibration.to_json() if choice.calibration is not None else None}
+    seeded = None
+    if not payload.get("reuse", True) or (choice is not None and choice.skipped is None):
+        payload, seeded = _as_the_cli_calibrates(model, recipe, payload, progress, cancel)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
+    calib = _with_cache(calib, seeded)  # the tensors only the CLI's plan fetches stay cached for the Export
     rows = api.analyze(model, result, payload["data"], samples=payload.get("analysis_samples"),
                        progress=in_phase(progress, "Analysing"), cancel=cancel)
     split = None
@@ -144,7 +158,65 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
             "qparams": _qparams_json(result),
             "issues": [_issue_text(i) for i in issues],
             "problems": _typed(issues),
-            "recipe": payload["recipe"]}
+            "recipe": payload["recipe"], "choice": choice_json(choice) if choice is not None else None}
+
+
+def _as_the_cli_calibrates(model, recipe, payload: dict, progress, cancel: CancelToken):
+    """``(payload, cache)``: ``payload`` for a fresh calibration (from the payload's ``calibration`` when ``reuse``, else from
+    nothing), its cache first filled as ``workbench-cli quantize`` fills it: the export's quantize with
+    the latency check (:func:`_quantize_with_cache`), whose latency placement keeps some units float
+    before calibrating, so its calibration pass fetches fewer tensors; onnxruntime fuses that instrumented
+    model otherwise and a range moved by an ulp (digits_transformer, cpu-u8s8: the app's Export differed
+    from ``quantize --no-auto`` in one scale). The calibration that follows adds only the tensors that
+    plan left out (``cache``, the CalibrationResult, keeps the others for the Export); the Export then
+    calibrates nothing and writes the CLI's bytes. A recipe without activation ranges (dynamic,
+    weight-only) or no data: ``(payload, None)``."""
+    if not payload.get("data") or api.plan(model, recipe).mode != "static":
+        return payload, None
+    seed = {**payload, "reuse": True} if payload.get("reuse", True) else {**payload, "reuse": True, "calibration": None}
+    _, calib = _quantize_with_cache(model, recipe, seed, progress, cancel, latency_check=True)
+    return {**seed, "calibration": calib.to_json() if calib is not None else None}, calib
+
+
+#: the phase of the recipe choice's progress messages (those that do not name it already)
+CHOICE_PHASE = "Choosing the recipe"
+
+
+def choose_first(model, recipe, payload: dict, progress, cancel: CancelToken):
+    """The recipe choice before a calibration (:func:`workbench.core.api.choose_recipe`), as
+    ``workbench-cli quantize`` runs it by default: only with the payload's ``choose`` true, data, and a
+    recipe it applies to (a bare static preset: :func:`workbench.core.api.why_not_choose` is None);
+    else None. Progress messages say "Choosing the recipe: ..." (its calibration pass too).
+
+    Returns
+    -------
+    ChoiceReport or None
+        Its ``skipped`` says why no choice was made (e.g. fewer than 6 calibration rows).
+
+    Raises
+    ------
+    DataError, CalibrationError, Cancelled
+        As the choice raises them.
+    """
+    if not payload.get("choose") or not payload.get("data") or api.why_not_choose(recipe) is not None:
+        return None
+
+    def phase(done: int, total: int, message: str) -> None:
+        named = message.startswith(("Choosing the recipe", "Choosing 16-bit"))
+        progress(done, total, message if named else f"{CHOICE_PHASE}: {message}" if message else CHOICE_PHASE)
+
+    return api.choose_recipe(model, recipe, payload["data"], samples=payload.get("samples"), progress=phase,
+                             cancel=cancel)
+
+
+def choice_json(rep) -> dict:
+    """A :class:`~workbench.core.api.ChoiceReport` as the app takes it: ``recipe`` (chosen recipe JSON),
+    ``chosen``, ``label`` (the variant and its 16-bit unit count), ``scores`` (variant -> held-out output
+    SQNR, dB), ``held_out`` (rows), ``promoted`` (nodes given 16-bit activations), ``skipped`` (None or
+    why) and ``summary`` (the CLI's one line)."""
+    return {"recipe": rep.recipe.to_json(), "chosen": rep.chosen, "label": rep.label, "scores": rep.scores,
+            "held_out": rep.held_out, "promoted": list(rep.promotion.units) if rep.promotion is not None else [],
+            "skipped": rep.skipped, "summary": rep.summary()}
 
 
 def _calibration_issues(calib) -> list[PlanIssue]:
@@ -342,10 +414,7 @@ def job_choose(payload: dict, progress, cancel: CancelToken) -> dict:
     model = _open(payload, progress)
     rep = api.choose_recipe(model, _recipe(payload), payload["data"], samples=payload.get("samples"),
                             progress=in_phase(progress, "Choosing"), cancel=cancel)
-    return {"recipe": rep.recipe.to_json(), "chosen": rep.chosen, "label": rep.label, "scores": rep.scores,
-            "held_out": rep.held_out, "promoted": list(rep.promotion.units) if rep.promotion is not None else [],
-            "skipped": rep.skipped, "summary": rep.summary(),
-            "calibration": rep.calibration.to_json() if rep.calibration is not None else None}
+    return {**choice_json(rep), "calibration": rep.calibration.to_json() if rep.calibration is not None else None}
 
 
 def _sweep_executor(spec: str | None):

@@ -438,7 +438,7 @@ class MainWindow(QMainWindow):
         origin = note.get("project_path")
         # the autosave's own cache (None after a data change): the opened project's may be of other rows
         after = Settings(_absolute_data_spec(project, project_file), project.samples, project.analysis_samples,
-                         project.evaluation_spec(project_file))
+                         project.evaluation_spec(project_file), project.choose_recipe)
         stack = self.doc.undo_stack
         stack.beginMacro("Restore autosaved edits")  # one edit: undo also points Ctrl+S back at what was open
         if origin and Path(origin).is_file() and Path(origin) != self.doc.project_path:
@@ -685,8 +685,10 @@ class MainWindow(QMainWindow):
             self.doc.undo_stack.clear()
             self.doc.set_recipe(project.recipe)
             self._show_settings(Settings(_absolute_data_spec(project, path), project.samples,
-                                         project.analysis_samples, evaluation))
+                                         project.analysis_samples, evaluation, project.choose_recipe))
             self.doc.calibration = project.calibration
+            if project.calibration is not None:  # calibrated before: F5 takes its recipe as it is, as the replay does
+                self.runs.settle(project.recipe)
             results = dict(project.results or {})
             sweep = results.pop("sensitivity", None)
             run = results.pop("autotune", None)
@@ -781,6 +783,7 @@ class MainWindow(QMainWindow):
         project.allow_code = bool(data.get("allow_code")) if data and api.data_runs_code(data) else self.doc.allow_code
         project.export = self.doc.export
         project.analysis_samples = self.doc.analysis_samples
+        project.choose_recipe = self.doc.choose_recipe
         project.evaluation = self.doc.evaluation
         return project
 
@@ -1053,7 +1056,8 @@ class MainWindow(QMainWindow):
                      "View > Problems." if data else ""
             again, self._remeasure_after = self._remeasure_after, ""
             again = f" (measured again: {again})" if again else ""
-            self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed{again}.{warned}")
+            chose = f" {result['choice_text']}" if result.get("choice_text") else ""
+            self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed{again}.{chose}{warned}")
 
     def _exported(self, result: dict) -> str:
         """Adopt the units the export's latency check kept float (one undoable edit, so a saved project
@@ -1364,7 +1368,7 @@ class MainWindow(QMainWindow):
         panel = self.calibration
         before = self.doc.settings  # the Evaluate panel's settings are not this panel's: they stay
         after = before._replace(data=panel.data_spec(), samples=panel.sample_count(),
-                                analysis_samples=panel.analysis_count())
+                                analysis_samples=panel.analysis_count(), choose_recipe=panel.choose_recipe())
         if after == before:
             return
         if self.doc.model is None or self.doc.opening:
@@ -1379,6 +1383,7 @@ class MainWindow(QMainWindow):
         if panels:
             self.calibration.set_data_spec(settings.data, settings.samples)
             self.calibration.set_analysis_samples(settings.analysis_samples)
+            self.calibration.set_choose_recipe(settings.choose_recipe)
             if settings.evaluation != self.doc.evaluation:
                 self._show_evaluation(settings.evaluation)
         self.doc.set_settings(settings)
@@ -1429,7 +1434,9 @@ class MainWindow(QMainWindow):
     def _reset_settings(self) -> None:
         """A new model: the analysis sample count is the default until a project says otherwise."""
         self.calibration.set_analysis_samples(None)
+        self.calibration.set_choose_recipe(True)
         self.doc.analysis_samples = None
+        self.doc.choose_recipe = True
         self.runs.analysis_samples = ANALYSIS_SAMPLES
 
     @guarded

@@ -1,4 +1,5 @@
-"""Calibration panel: the data source, the sample counts, Start / Cancel and progress with ETA.
+"""Calibration panel: the data source, the sample counts, "Choose the recipe first" (the CLI's ``--auto``),
+Start / Cancel and progress with ETA.
 
 The panel only edits the data spec (the dict :func:`workbench.core.data.loader.open_data` takes) and asks
 the window to start or cancel; the window runs the job (:mod:`workbench.qt.workers`) and makes each
@@ -124,6 +125,15 @@ class CalibrationPanel(QWidget):
                                          "the fake-quantized model both run on each)")
         form.addRow("Analysis samples", self.analysis_samples)
         lay.addLayout(form)
+        self.choose_first = QCheckBox("Choose the recipe first (as the CLI's --auto)")
+        self.choose_first.setChecked(True)
+        self.choose_first.setToolTip(
+            "On: Start calibration (F5) on a bare preset first chooses among the preset, MSE ranges and compute-only "
+            "quantization (and 16-bit activations on a few units) by the output SQNR on held-out rows, as "
+            "workbench-cli quantize does by default; the chosen recipe is one undoable edit (Ctrl+Z restores the "
+            "preset), calibrated on the choice's own ranges. A recipe you edited or one already chosen is calibrated "
+            "as it is. Off: the preset as it is (workbench-cli quantize --no-auto). Saved in the project.")
+        lay.addWidget(self.choose_first)
         self.images = self._image_fields()
         lay.addWidget(self.images)
         self.allow_code = QCheckBox("Allow code: run this Python file to read samples")
@@ -155,6 +165,7 @@ class CalibrationPanel(QWidget):
             combo.currentIndexChanged.connect(self.specChanged)
         self.scale.valueChanged.connect(self.specChanged)
         self.allow_code.toggled.connect(self.specChanged)
+        self.choose_first.toggled.connect(self.specChanged)
         self._on_kind()
         self._shown = self._state()
 
@@ -313,6 +324,15 @@ class CalibrationPanel(QWidget):
             self._analysis = samples
             self.analysis_samples.setValue(int(samples or ANALYSIS_SAMPLES))
             self._shown = dict(self._shown, analysis_samples=self.analysis_samples.value())
+
+    def choose_recipe(self) -> bool:
+        """Whether "Choose the recipe first" is ticked (:attr:`workbench.qt.document.Settings.choose_recipe`)."""
+        return self.choose_first.isChecked()
+
+    def set_choose_recipe(self, on: bool) -> None:
+        """Show "Choose the recipe first" ticked or not; emits nothing."""
+        with QSignalBlocker(self):
+            self.choose_first.setChecked(bool(on))
 
     # ------------------------------------------------------------------ progress
     def set_running(self, running: bool, message: str = "") -> None:

@@ -51,6 +51,9 @@ class Settings(NamedTuple):
     analysis_samples: int | None = None
     #: the Evaluate panel's ``data``, ``metric`` and ``samples``, None: its defaults for the model
     evaluation: dict | None = None
+    #: the Calibration panel's "Choose the recipe first": a calibration of a bare preset runs the recipe
+    #: choice first, as ``workbench-cli quantize`` does by default (False: the preset as it is, ``--no-auto``)
+    choose_recipe: bool = True
 
 
 #: the document's fields a project saves besides the recipe and the :class:`Settings`: its ``allow_code``,
@@ -136,6 +139,8 @@ class Document(QObject):
         self.samples: int | None = None
         self.analysis_samples: int | None = None
         self.evaluation: dict | None = None
+        #: :attr:`Settings.choose_recipe`
+        self.choose_recipe = True
         #: the opened project's ``allow_code`` (kept when saved with data that runs no code)
         self.allow_code = False
         #: the opened project's ``export`` section (how its CLI replay writes the model), saved back as is
@@ -182,6 +187,7 @@ class Document(QObject):
         self.undo_stack.clear()
         self.opening = True
         self.allow_code, self.export, self.analysis_samples, self.evaluation = False, None, None, None
+        self.choose_recipe = True
         self.calibration = None
         self.qparams = {}
         self.errors = []
@@ -304,12 +310,13 @@ class Document(QObject):
 
     @property
     def settings(self) -> Settings:
-        return Settings(self.data, self.samples, self.analysis_samples, self.evaluation)
+        return Settings(self.data, self.samples, self.analysis_samples, self.evaluation, self.choose_recipe)
 
     def set_settings(self, settings: Settings) -> None:
         """Adopt ``settings`` (opening, undo and redo; a user's change goes through a command)."""
         changed = settings != self.settings
         self.analysis_samples, self.evaluation = settings.analysis_samples, settings.evaluation
+        self.choose_recipe = settings.choose_recipe
         self.set_data(settings.data, settings.samples)
         if changed:
             self.modifiedChanged.emit()

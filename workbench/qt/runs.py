@@ -20,6 +20,7 @@ from workbench.core import api
 from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.jobs import QDQ_ONLY_HINT, refuse_output_onto_inputs
 from workbench.qt import settings
+from workbench.qt.commands import push_edit
 from workbench.qt.workers import Job, ProcessJob
 
 log = logging.getLogger(__name__)
@@ -134,6 +135,11 @@ class RunController(QObject):
         self._cancelling: Job | None = None  # the job asked to stop (its later progress is dropped)
         #: samples of the per-unit analysis after calibration (the first N rows of the data)
         self.analysis_samples = ANALYSIS_SAMPLES
+        #: recipes (JSON) the recipe choice has settled for this model: the ones a choice ran on and the
+        #: ones it chose, and a project's recipe opened with its calibration; a calibration takes them as
+        #: they are (:meth:`will_choose`). A new model starts afresh.
+        self._settled: set[str] = set()
+        document.modelChanged.connect(self._settled.clear)
 
     @property
     def busy(self) -> bool:
@@ -152,12 +158,58 @@ class RunController(QObject):
 
     # ------------------------------------------------------------------ main jobs
     def calibrate(self, *, reuse: bool = False) -> Job:
-        """Calibrate (all tensors, or only changed ones with ``reuse``), quantize and analyse."""
+        """Calibrate (all tensors, or only changed ones with ``reuse``), quantize and analyse. Without
+        ``reuse``, when :meth:`will_choose`, the job first runs the recipe choice as ``workbench-cli
+        quantize`` does by default (:func:`workbench.core.jobs.choose_first`) and calibrates the chosen
+        recipe on the choice's ranges; the chosen recipe becomes the document's as one undoable edit
+        when the job succeeds (the result's ``choice_text`` says what was chosen)."""
         self._need_model()
         self._need_data()
-        payload = self.doc.payload(reuse=reuse, analysis_samples=self.analysis_samples)
-        title = "Analysis" if reuse else "Calibration"
+        choose = not reuse and self.will_choose()
+        payload = self.doc.payload(reuse=reuse, analysis_samples=self.analysis_samples, choose=choose)
+        title = "Analysis" if reuse else "Recipe choice and calibration" if choose else "Calibration"
         return self._start("calibrate", ProcessJob("calibrate", payload, title=title, parent=self))
+
+    def will_choose(self) -> bool:
+        """Whether a calibration runs the recipe choice first: the Calibration panel's "Choose the recipe
+        first" is on (``Document.choose_recipe``), there is data, the recipe is a bare static preset
+        (:func:`workbench.core.api.why_not_choose`) and no choice settled it already (a recipe chosen, the
+        one a choice ran on, or after an undo of the choice, is calibrated as it is)."""
+        recipe = self.doc.recipe
+        return (bool(getattr(self.doc, "choose_recipe", True)) and bool(self.doc.data)
+                and self.doc.quant_summary is None and api.why_not_choose(recipe) is None
+                and recipe.to_json() not in self._settled)
+
+    def settle(self, *recipes) -> None:
+        """Later calibrations take ``recipes`` (Recipe or JSON) as they are (no recipe choice)."""
+        self._settled.update(r if isinstance(r, str) else r.to_json() for r in recipes if r is not None)
+
+    def _adopt_choice(self, result: dict) -> dict:
+        """The choice a calibration ran first (``result["choice"]``): settle it, and make its recipe the
+        document's as one undoable edit, unless the recipe was edited while the job ran (that edit is kept;
+        the figures then show as made with another recipe). Returns ``result`` with ``choice_text``: the
+        choice's one line (:meth:`ChoiceReport.summary`) and what became of it ("" without a choice)."""
+        choice = result.get("choice")
+        if not choice:
+            return {**result, "choice_text": ""}
+        started = result.get("started_recipe")
+        text = choice["summary"]
+        if choice.get("skipped"):
+            return {**result, "choice_text": f"{text[:1].upper()}{text[1:]}."}
+        self.settle(started, choice["recipe"])
+        chosen = api.Recipe.model_validate_json(choice["recipe"])
+        label = choice.get("label") or choice["chosen"]
+        if chosen.to_json() == started:
+            note = " The preset stays as it is."
+        elif started is not None and started != self.doc.recipe.to_json():
+            note = (f" Not applied: the recipe was edited while the job ran, and that edit is kept (the figures are "
+                    f"of {label}).")
+        elif push_edit(self.doc, chosen, f"Choose recipe: {label}"):
+            note = (" The Recipe panel shows it; Ctrl+Z restores the preset (F5 then calibrates it as it is; "
+                    "Choose the recipe first in the Calibration panel turns the choice off).")
+        else:
+            note = ""
+        return {**result, "choice_text": f"{text[:1].upper()}{text[1:]}.{note}"}
 
     def analyze(self) -> Job:
         """Re-quantize with the cached ranges (calibrating only new tensors) and re-analyse."""
@@ -336,10 +388,13 @@ class RunController(QObject):
             result = {**result, "calibration": None}
         new_cache = result.get("calibration") is not None and not same_cache(result["calibration"], self.doc.calibration)
         if kind == "calibrate":
+            result = self._adopt_choice(result)  # before the results: they are of the chosen recipe
             self.doc.set_results(result, data=data)
         elif kind == "sensitivity":
             self.doc.set_sensitivity(result, data=data)
-        elif kind in ("export", "report", "evaluate", "choose") and result.get("calibration") is not None:
+        if kind == "choose" and not result.get("skipped"):  # Ctrl+F5: a later F5 calibrates what it chose
+            self.settle(result.get("started_recipe"), result.get("recipe"))
+        if kind in ("export", "report", "evaluate", "choose") and result.get("calibration") is not None:
             self.doc.calibration = result["calibration"]
         if new_cache or kind in ("calibrate", "sensitivity"):  # saved in the project: unsaved until a save
             self.doc.note_new_results()

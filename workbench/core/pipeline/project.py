@@ -7,14 +7,16 @@ Schema (``schema_version`` 1)::
      "recipe": {...Recipe...}, "data": {...data source spec...} | null, "samples": 128 | null,
      "calibration": {...CalibrationResult.to_json()...} | null, "results": {...} | null,
      "allow_code": false, "export": {"format": "qonnx", "input_shapes": {...}} | null,
-     "analysis_samples": 32 | null,
+     "analysis_samples": 32 | null, "choose_recipe": true,
      "evaluation": {"data": "eval.npz", "metric": "top1" | "metric.py" | null, "samples": 100 | null} | null}
 
 ``results`` is what the app last showed: per-unit errors, qparams, issues and the recipe they were
 computed with, under ``"sensitivity"`` the last sweep (``SweepResult.to_json()``, suggestion,
 recipe) and under ``"autotune"`` the last finished autotune run (the job's result with its curve, the
 metric, target and eval settings). Headless replays ignore it, ``analysis_samples`` (the app's per-unit analysis sample
-count; null: the app's default) and ``evaluation`` (the app's Evaluate settings, its files relative to
+count; null: the app's default), ``choose_recipe`` (the app's "Choose the recipe first": its calibration of a
+bare preset runs the recipe choice first, as ``quantize`` does by default; the replay uses the recipe as
+written) and ``evaluation`` (the app's Evaluate settings, its files relative to
 the project like the model and data; null: the app's defaults). Projects without the optional fields
 open as before.
 
@@ -29,7 +31,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 from typing_extensions import TypedDict
 
 from workbench import __version__
@@ -80,6 +82,10 @@ class Project(BaseModel):
     #: samples of the app's per-unit analysis after calibration (its Calibration panel); None = the app's
     #: default. The CLI does not read it (``analyze --eval-samples`` says how many rows it measures)
     analysis_samples: int | None = Field(default=None, ge=1)
+    #: the app's "Choose the recipe first" (its Calibration panel): a calibration of a bare static preset runs
+    #: the recipe choice first, as ``workbench-cli quantize`` does by default (false: the preset as it is,
+    #: ``--no-auto``). The CLI does not read it: the replay quantizes the recipe as written
+    choose_recipe: StrictBool = True
     #: the app's Evaluate settings: ``data`` (eval .npz), ``metric`` (a built-in name, a metric .py file or
     #: None) and ``samples`` (None: all); None = the app's defaults (eval data found beside the model). A
     #: metric file runs only when the user ticks Allow code again. The CLI does not read it
