@@ -56,7 +56,8 @@ def _open(payload: dict, progress):
 def _quantize_with_cache(model, recipe, payload, progress, cancel, *, latency_check: bool = False):
     """Calibrate (reusing the payload's cache when ``reuse``) and write the model in memory; with
     ``latency_check`` and data, as ``workbench-cli quantize`` writes it (units measured slower
-    quantized kept float, the latency fallback)."""
+    quantized kept float, the latency fallback). Returns ``(result, cache)``: the cache is the
+    calibration used plus the reused cache's observers it did not need (:func:`_with_cache`)."""
     previous = _calibration(payload) if payload.get("reuse", True) else None
     if latency_check and payload.get("data"):  # the CLI's steps (calibrating only what the cache lacks)
         done = one_step(progress, "Quantizing: calibrating, writing and measuring the latency")
@@ -81,7 +82,8 @@ def _quantize_with_cache(model, recipe, payload, progress, cancel, *, latency_ch
     result = api.quantize(model, recipe, calibration=calib, progress=in_phase(progress, "Quantizing"),
                           cancel=cancel, facts=facts)
     done()
-    return result, calib
+    # the cached ranges this plan did not need stay (those only the export's latency-placed plan fetches)
+    return result, _with_cache(calib, previous)
 
 
 def _with_cache(new, previous):
@@ -136,11 +138,10 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
         recipe = choice.recipe
         payload = {**payload, "recipe": recipe.to_json(), "reuse": True,
                    "calibration": choice.calibration.to_json() if choice.calibration is not None else None}
-    seeded = None
     if not payload.get("reuse", True) or (choice is not None and choice.skipped is None):
-        payload, seeded = _as_the_cli_calibrates(model, recipe, payload, progress, cancel)
-    result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
-    calib = _with_cache(calib, seeded)  # the tensors only the CLI's plan fetches stay cached for the Export
+        result, calib = _calibrate_as_the_cli(model, recipe, payload, progress, cancel)
+    else:
+        result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
     rows = api.analyze(model, result, payload["data"], samples=payload.get("analysis_samples"),
                        progress=in_phase(progress, "Analysing"), cancel=cancel)
     split = None
@@ -161,21 +162,37 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
             "recipe": payload["recipe"], "choice": choice_json(choice) if choice is not None else None}
 
 
-def _as_the_cli_calibrates(model, recipe, payload: dict, progress, cancel: CancelToken):
-    """``(payload, cache)``: ``payload`` for a fresh calibration (from the payload's ``calibration`` when ``reuse``, else from
-    nothing), its cache first filled as ``workbench-cli quantize`` fills it: the export's quantize with
-    the latency check (:func:`_quantize_with_cache`), whose latency placement keeps some units float
-    before calibrating, so its calibration pass fetches fewer tensors; onnxruntime fuses that instrumented
-    model otherwise and a range moved by an ulp (digits_transformer, cpu-u8s8: the app's Export differed
-    from ``quantize --no-auto`` in one scale). The calibration that follows adds only the tensors that
-    plan left out (``cache``, the CalibrationResult, keeps the others for the Export); the Export then
-    calibrates nothing and writes the CLI's bytes. A recipe without activation ranges (dynamic,
-    weight-only) or no data: ``(payload, None)``."""
-    if not payload.get("data") or api.plan(model, recipe).mode != "static":
-        return payload, None
-    seed = {**payload, "reuse": True} if payload.get("reuse", True) else {**payload, "reuse": True, "calibration": None}
-    _, calib = _quantize_with_cache(model, recipe, seed, progress, cancel, latency_check=True)
-    return {**seed, "calibration": calib.to_json() if calib is not None else None}, calib
+def _calibrate_as_the_cli(model, recipe, payload: dict, progress, cancel: CancelToken):
+    """A fresh calibration (from the payload's ``calibration`` when ``reuse``, else from nothing) whose
+    cache holds the ranges ``workbench-cli quantize`` calibrates, then the model written in memory:
+    ``(result, cache)`` as :func:`_quantize_with_cache` returns them.
+
+    The ranges are first those of the CLI's quantize (with the latency check): its latency placement keeps
+    some units float before calibrating, so its pass fetches fewer tensors, and onnxruntime fuses that
+    instrumented model otherwise (digits_transformer, cpu-u8s8: a range calibrated beside every tensor
+    was an ulp off, and the app's Export differed from ``quantize --no-auto`` in one scale). Then only the
+    tensors that plan left out are calibrated (phase "Calibrating the rest"); the cache keeps both, so the
+    Export calibrates nothing and writes the CLI's bytes. Phases: Planning, Calibrating, Calibrating the
+    rest, Quantizing."""
+    previous = _calibration(payload) if payload.get("reuse", True) else None
+    done = one_step(progress, "Planning: resolving the recipe")
+    facts = api.GraphFacts(model.proto)
+    the_plan = api.plan(model, recipe, guard=True, facts=facts)
+    done()
+    calib = previous
+    if the_plan.mode == "static" and the_plan.activations and payload.get("data"):
+        cli = api.quantize(model, recipe, data=payload["data"], samples=payload.get("samples"), calibration=previous,
+                           latency_check=True, check=False, progress=in_phase(progress, "Calibrating"), cancel=cancel)
+        seed = _with_cache(cli.calibration, previous)
+        calib = _with_cache(api.calibrate(model, the_plan, payload["data"], samples=payload.get("samples"),
+                                          progress=in_phase(progress, "Calibrating the rest"), cancel=cancel,
+                                          previous=seed), seed)
+    cancel.check()
+    done = one_step(progress, "Quantizing: planning and writing the quantized model")
+    result = api.quantize(model, recipe, calibration=calib, progress=in_phase(progress, "Quantizing"),
+                          cancel=cancel, facts=facts)
+    done()
+    return result, calib
 
 
 #: the phase of the recipe choice's progress messages (those that do not name it already)
