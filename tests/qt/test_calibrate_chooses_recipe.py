@@ -139,3 +139,23 @@ def test_cancel_during_the_choice_leaves_the_recipe(qtbot, window, open_file, co
     assert seen
     assert window.doc.recipe.to_json() == before and window.doc.undo_stack.index() == edits
     assert window.doc.calibration is None and not window.doc.errors
+
+
+def test_export_before_any_calibration_chooses_as_the_cli(qtbot, window, open_file, corpus, tmp_path):
+    """File > Export straight after opening: the CLI's quantize chooses, so the Export does too (one edit for
+    the choice, one for the latency check's units, as the CLI's recipe records both)."""
+    folder = _folder(corpus, tmp_path)
+    _open(window, open_file, folder)
+    preset = window.doc.recipe.model_copy(deep=True)
+    edits = window.doc.undo_stack.index()
+    cli = folder / "cli.onnx"
+    cli_quantize(folder / MODEL, "--data", folder / "calib.npz", "--samples", SAMPLES, "-o", cli,
+                 "--save-project", folder / "cli.wbproj")
+    assert app_export(qtbot, window, folder / "app.onnx") == cli.read_bytes()
+    assert window.doc.recipe == api.load_project(folder / "cli.wbproj").recipe
+    status = window.status_label.text()
+    assert "Recipe choice: compute+mse (output SQNR" in status and "The latency check kept 4 units float" in status
+    assert window.doc.undo_stack.index() == edits + 2
+    window.act_undo.trigger()
+    window.act_undo.trigger()
+    assert window.doc.recipe == preset

@@ -297,13 +297,23 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     ``workbench-cli quantize --format qonnx`` does: ``input_shapes`` ({input: [dims]}) where given, else
     batch 1 for a symbolic batch. An output ``path`` that is one of the inputs (the
     model, the data, a path in ``inputs``) is refused before any work (:func:`_refuse_inputs`), as is a QDQ
-    export of a recipe with QONNX-only dtypes (ExportError, hint :data:`QDQ_ONLY_HINT`)."""
+    export of a recipe with QONNX-only dtypes (ExportError, hint :data:`QDQ_ONLY_HINT`). With ``choose``
+    (as :func:`job_calibrate`) the recipe choice runs first and the chosen recipe is written, on the
+    choice's ranges, as ``workbench-cli quantize MODEL --data D`` writes it; result ``choice``
+    (:func:`choice_json`, None when none ran)."""
     _refuse_inputs(payload)
     model = _open(payload, progress)
     recipe = _recipe(payload)
     fmt = payload.get("format", "qdq")
     if fmt == "qdq":  # QONNX-only dtypes: refused before calibrating, not after
         api.refuse_qdq_only(api.plan(model, recipe), hint=QDQ_ONLY_HINT)
+    choice = choose_first(model, recipe, payload, progress, cancel)
+    if choice is not None and choice.skipped is None:  # the chosen recipe, on the choice's ranges
+        recipe = choice.recipe
+        payload = {**payload, "recipe": recipe.to_json(), "reuse": True,
+                   "calibration": choice.calibration.to_json() if choice.calibration is not None else None}
+        if fmt == "qdq":
+            api.refuse_qdq_only(api.plan(model, recipe), hint=QDQ_ONLY_HINT)
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel,
                                          latency_check=payload.get("latency_check", True))
     done = one_step(progress, f"Writing: {Path(payload['path']).name}")
@@ -315,7 +325,7 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     return {"path": str(out), "calibration": calib.to_json() if calib is not None else None,
             "issues": [_issue_text(i) for i in result.issues], "problems": _typed(result.issues),
             # the recipe as written (the latency check's exclusions added), which a saved project replays
-            "recipe": result.recipe.to_json(),
+            "recipe": result.recipe.to_json(), "choice": choice_json(choice) if choice is not None else None,
             "units": [sum(not u.excluded for u in units), len(units)]}
 
 

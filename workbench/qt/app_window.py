@@ -1090,8 +1090,9 @@ class MainWindow(QMainWindow):
             note += f" Note: {result['shapes_note']}"
         units = f": {quantized} of {total} node units quantized" if total is not None else ""
         none = " No node unit is quantized: the file computes in float." if total and not quantized else ""
+        chose = f" {result['choice_text']}" if result.get("choice_text") else ""
         return (f"Done: exported {result['path']}{units} (View > Open Exported Model, Ctrl+Shift+X, shows it "
-                f"as written).{note}{none}")
+                f"as written).{chose}{note}{none}")
 
     def _record_export_section(self, section: dict | None) -> None:
         """The export's format becomes the project's (a saved project replays to the same format and input

@@ -202,7 +202,7 @@ class RunController(QObject):
         if chosen.to_json() == started:
             note = " The preset stays as it is."
         elif started is not None and started != self.doc.recipe.to_json():
-            note = (f" Not applied: the recipe was edited while the job ran, and that edit is kept (the figures are "
+            note = (f" Not applied: the recipe was edited while the job ran, and that edit is kept (the results are "
                     f"of {label}).")
         elif push_edit(self.doc, chosen, f"Choose recipe: {label}"):
             note = (" The Recipe panel shows it; Ctrl+Z restores the preset (F5 then calibrates it as it is; "
@@ -241,7 +241,9 @@ class RunController(QObject):
         A QONNX file is written as ``workbench-cli quantize --format qonnx`` writes it (static input shapes:
         the open project's ``export.input_shapes``, else batch 1 for a symbolic batch). The result carries
         ``export_section``: the project's ``export`` entry for this export, as the CLI records it
-        (:func:`export_section`)."""
+        (:func:`export_section`). When :meth:`will_choose` (no calibration settled the recipe yet), the
+        job runs the recipe choice first as the CLI's quantize does, and the chosen recipe becomes the
+        document's as one undoable edit (``choice_text`` in the result)."""
         self._need_model()
         if fmt not in EXPORT_FORMATS:
             raise WorkbenchError(f"Unknown export format {fmt!r}.", hint="Export as QDQ or as QONNX.")
@@ -254,9 +256,12 @@ class RunController(QObject):
         section = export_section(fmt, self.doc.export, self._project_name())
         note = self._qonnx_shapes_note(section["input_shapes"]) if section else None
         shapes = {"input_shapes": section["input_shapes"]} if section else {}
-        payload = self.doc.payload(path=str(path), format=fmt, reuse=True, inputs=self.input_files(inputs), **shapes)
-        return self._start("export", ProcessJob("export", payload, title=f"Export to {Path(path).name}",
-                                                parent=self), extra={"export_section": section, "shapes_note": note})
+        choose = self.will_choose()  # the CLI's quantize chooses too: a bare preset no choice settled yet
+        payload = self.doc.payload(path=str(path), format=fmt, reuse=True, inputs=self.input_files(inputs),
+                                   choose=choose, **shapes)
+        title = f"{'Recipe choice and export' if choose else 'Export'} to {Path(path).name}"
+        return self._start("export", ProcessJob("export", payload, title=title, parent=self),
+                           extra={"export_section": section, "shapes_note": note})
 
     def _project_name(self) -> str:
         return self.doc.project_path.name if self.doc.project_path is not None else "The project"
@@ -387,6 +392,11 @@ class RunController(QObject):
         if not same_rows:
             result = {**result, "calibration": None}
         new_cache = result.get("calibration") is not None and not same_cache(result["calibration"], self.doc.calibration)
+        if kind == "export" and result.get("choice"):
+            # the file's recipe is the chosen one: the window adds the latency check's units to it
+            result = self._adopt_choice(result)
+            if self.doc.recipe.to_json() == result["choice"]["recipe"]:
+                result["started_recipe"] = result["choice"]["recipe"]
         if kind == "calibrate":
             result = self._adopt_choice(result)  # before the results: they are of the chosen recipe
             self.doc.set_results(result, data=data)
