@@ -100,6 +100,8 @@ class CalibrationPanel(QWidget):
         self._analysis: int | None = None
         self._shown: dict = {}
         lay = QVBoxLayout(self)
+        margins = lay.contentsMargins()  # the dock's title bar is above: thin top and bottom margins keep the
+        lay.setContentsMargins(margins.left(), 4, margins.right(), 4)  # panel at its height before the checkbox
         form = QFormLayout()
         self.kind = QComboBox()
         for key, label in KINDS.items():
@@ -125,7 +127,8 @@ class CalibrationPanel(QWidget):
                                          "the fake-quantized model both run on each)")
         form.addRow("Analysis samples", self.analysis_samples)
         lay.addLayout(form)
-        self.choose_first = QCheckBox("Choose the recipe first (as the CLI's --auto)")
+        # "(as the CLI's --auto)" made the panel, and so the window, 12 px wider than its other rows
+        self.choose_first = QCheckBox("Choose the recipe first (CLI --auto)")
         self.choose_first.setChecked(True)
         self.choose_first.setToolTip(
             "On: Start calibration (F5) on a bare preset first chooses among the preset, MSE ranges and compute-only "
