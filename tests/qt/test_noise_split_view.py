@@ -68,3 +68,25 @@ def test_a_split_whose_parts_do_not_add_is_called_rough(qtbot, window, open_file
     assert "(here they do not: added they give 33.0 dB, so the shares are rough)" in win.errors.summary.toolTip()
     win.doc.set_results({**res, "split": dict(split, additive=True)})
     qtbot.waitUntil(lambda: "rough" not in win.errors.summary.text(), timeout=60_000)
+
+
+def test_a_bar_tooltip_gives_the_noise_the_unit_adds_itself(qtbot, window, open_file, corpus, tmp_path):
+    """The calibrate job's local SQNR (1/local = 1/SQNR_out - 1/SQNR_in, traced upstream) is each bar's
+    'own noise', equal to what analyze computes on the same model and rows."""
+    win = calibrated_digits(qtbot, window, open_file, corpus)
+    folder = corpus / "digits_cnn"
+    model = api.open_model(folder / "model_opset17.onnx")
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(folder / "calib.npz"), samples=8)
+    rows = api.analyze(model, result, str(folder / "calib.npz"), samples=8)
+    local = {s.node: s.local_sqnr_db for s in api.local_sensitivity(result.plan, rows, graph=model.proto.graph)}
+    conv = next(i for i, r in enumerate(win.errors.rows) if r.node == "/f/f.3/Conv")
+    assert f"; its own noise {local['/f/f.3/Conv']:.1f} dB (local SQNR)" in win.errors.bar_tooltip(conv)
+    first = next(i for i, r in enumerate(win.errors.rows) if r.node == "/f/f.0/Conv")  # reads the graph input
+    assert f"; its own noise {win.errors.rows[first].sqnr_db:.1f} dB" in win.errors.bar_tooltip(first)
+    tip = win.errors.bar_tooltip(conv)
+    proj = win.save_project_to(tmp_path / "local.wbproj")
+    open_file(win, corpus / "digits_mlp" / "model_opset17.onnx")
+    open_file(win, proj)
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+    conv = next(i for i, r in enumerate(win.errors.rows) if r.node == "/f/f.3/Conv")
+    assert win.errors.bar_tooltip(conv) == tip  # saved in the project's results

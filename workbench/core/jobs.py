@@ -129,7 +129,7 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     ``choice`` (:func:`choice_json` of the choice, None when none ran), ``split`` (weights vs
     activations, :meth:`workbench.core.analysis.noise_split.NoiseSplit.to_json`, on the same rows;
     None for a recipe without activation pairs), ``weights`` (each unit's weight error,
-    :meth:`workbench.core.analysis.weight_error.WeightError.to_json`).
+    :meth:`workbench.core.analysis.weight_error.WeightError.to_json`), ``local`` (:func:`_local_json`).
     """
     model = _open(payload, progress)
     recipe = _recipe(payload)
@@ -156,10 +156,23 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
             "split": split.to_json() if split is not None else None,
             "weights": [e.to_json() for e in api.weight_errors(result.plan, (result.float_model or model).proto,
                                                                 result.proto)] if rows else [],
+            "local": _local_json(result, model, rows),
             "qparams": _qparams_json(result),
             "issues": [_issue_text(i) for i in issues],
             "problems": _typed(issues),
             "recipe": payload["recipe"], "choice": choice_json(choice) if choice is not None else None}
+
+
+def _local_json(result, model, rows) -> dict:
+    """Unit -> the noise it adds itself (local SQNR, dB; :func:`workbench.core.api.local_sensitivity` on the
+    measured graph, through probed residual Adds), JSON-safe: "inf" when its output is no noisier than its
+    input, None when an input's noise was not measured."""
+    graph = (result.float_model or model).proto.graph
+    out = {}
+    for s in api.local_sensitivity(result.plan, rows, graph=graph):
+        v = s.local_sqnr_db
+        out[s.node] = None if v != v else ("inf" if v == float("inf") else "-inf" if v == float("-inf") else v)
+    return out
 
 
 def _calibrate_as_the_cli(model, recipe, payload: dict, progress, cancel: CancelToken):

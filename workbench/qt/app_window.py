@@ -1345,6 +1345,7 @@ class MainWindow(QMainWindow):
     def _show_error_rows(self) -> None:
         self.errors.set_split(self.doc.split)
         self.errors.set_weights(self.doc.weights)
+        self.errors.set_local(self.doc.local)
         self.errors.set_rows(self.doc.errors)
         self.errors.set_stale(self._results_stale())
         if len(self.canvas.selected_nodes()) == 1:  # its clip range and dtype come from these results

@@ -58,7 +58,7 @@ class Settings(NamedTuple):
 
 #: the document's fields a project saves besides the recipe and the :class:`Settings`: its ``allow_code``,
 #: ``export`` section, calibration cache, and the shown results and sweep with the rows they were measured on
-SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "weights", "issues",
+SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "weights", "local", "issues",
                "result_issues", "result_recipe", "result_data", "sensitivity", "suggestion", "sensitivity_recipe",
                "sensitivity_data", "autotune")
 
@@ -152,6 +152,8 @@ class Document(QObject):
         self.split: dict | None = None
         #: unit -> its weight's quantization error (WeightError JSON) of the shown results
         self.weights: dict[str, dict] = {}
+        #: unit -> the noise it adds itself (local SQNR, dB; "inf" / None as the calibrate job writes them)
+        self.local: dict[str, float | str | None] = {}
         self.result_recipe: str | None = None
         #: (data, samples) the shown results were measured on
         self.result_data: tuple = (None, None)
@@ -193,6 +195,7 @@ class Document(QObject):
         self.errors = []
         self.split = None
         self.weights = {}
+        self.local = {}
         self.issues = []
         self.result_issues = []
         self.result_recipe = None
@@ -356,6 +359,7 @@ class Document(QObject):
         self.errors = errors
         self.split = result.get("split")  # weights vs activations (NoiseSplit JSON) or None
         self.weights = {w["node"]: w for w in result.get("weights") or []}
+        self.local = dict(result.get("local") or {})
         self.issues = list(result.get("issues", []))
         self.result_issues = [i for i in result.get("problems", []) if isinstance(i, PlanIssue)]
         self.result_recipe = result.get("recipe")
@@ -378,7 +382,7 @@ class Document(QObject):
 
     def clear_results(self) -> None:
         """Forget the shown per-unit results, sweep and autotune run (the calibration cache stays)."""
-        self.qparams, self.errors, self.split, self.weights = {}, [], None, {}
+        self.qparams, self.errors, self.split, self.weights, self.local = {}, [], None, {}, {}
         self.issues, self.result_issues, self.result_recipe, self.result_data = [], [], None, (None, None)
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
         self.sensitivity_data = (None, None)
@@ -468,7 +472,7 @@ class Document(QObject):
             return None
         return {"errors": [r.to_json() for r in self.errors], "qparams": self.qparams,
                 "issues": self.issues, "recipe": self.result_recipe, "split": self.split,
-                "weights": list(self.weights.values()),
+                "weights": list(self.weights.values()), "local": self.local,
                 "on_current_data": self.result_data == self.rows}
 
     def sensitivity_json(self) -> dict | None:

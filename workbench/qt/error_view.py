@@ -102,6 +102,7 @@ class ErrorView(QWidget):
         self.rows: list = []
         self.split: dict | None = None  # weights vs activations of the rows (NoiseSplit JSON)
         self.weights: dict[str, dict] = {}  # unit -> its weight's error (WeightError JSON)
+        self.local: dict = {}  # unit -> the noise it adds itself (local SQNR, as the calibrate job writes it)
         self.stale = False  # the rows were measured with another recipe than the document's
         self.quantized_name = ""  # the open file when it is already quantized ("" for a float model)
         lay = QVBoxLayout(self)
@@ -314,11 +315,19 @@ class ErrorView(QWidget):
         """Unit -> its weight's quantization error (WeightError JSON), for the bars' tooltips."""
         self.weights = dict(weights)
 
+    def set_local(self, local: dict) -> None:
+        """Unit -> the noise it adds itself (local SQNR in dB, "inf", or None when not measured), for the
+        bars' tooltips."""
+        self.local = dict(local)
+
     def bar_tooltip(self, index: int) -> str:
-        """Bar ``index``'s tooltip: the label, its SQNR and, for a unit with a weight, the weight's own
-        SQNR and its worst output channel."""
+        """Bar ``index``'s tooltip: the label, its SQNR, the noise the unit adds itself (local SQNR) and,
+        for a unit with a weight, the weight's own SQNR and its worst output channel."""
         row = self.rows[index]
         text = f"{self.bar_label(index)}: output SQNR {_db_text(row.sqnr_db if row.sqnr_db != math.inf else None)}"
+        local = self.local.get(row.node, "absent")
+        if local != "absent":
+            text += f"; its own noise {_local_text(local)}"
         w = self.weights.get(row.node)
         if w:
             text += f"; weight {_db_text(w.get('sqnr_db'))}"
@@ -415,6 +424,16 @@ def count_axis_top(counts: np.ndarray) -> float:
         return 1.0
     limit = SPIKE * float(np.percentile(filled, 90))
     return float(counts.max()) if counts.max() <= limit else limit
+
+
+def _local_text(v) -> str:
+    """A local SQNR as the calibrate job writes it: dB, "inf" (no noisier than its input) or None."""
+    if v is None:
+        return "not measured (an input's noise is unknown)"
+    v = float(v)
+    if v == math.inf:
+        return "none (no noisier than its input)"
+    return f"{v:.1f} dB (local SQNR)"
 
 
 def _db_text(v) -> str:
