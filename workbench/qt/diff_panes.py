@@ -61,6 +61,11 @@ class PaneCanvas(GraphCanvas):
         super().fit()
         self.viewChanged.emit()
 
+    def fit_readable(self) -> None:
+        """Panes open on the whole graph, both at one zoom (they follow each other), and fit it again
+        as they grow: not the main canvas' readable view from the graph's start."""
+        self.fit()
+
     def zoom_in(self) -> None:
         super().zoom_in()
         self.viewChanged.emit()
