@@ -22,12 +22,17 @@ def _wheel(widget, notches: int = -3) -> bool:
     return event.isAccepted()
 
 
-def test_wheel_over_unfocused_fields_scrolls_instead_of_editing(qtbot, window, open_file, corpus):
-    win = window
+def _convs_selected(qtbot, win, open_file, corpus):
+    """digits_cnn open in the shown, active window with its three Convs selected."""
     open_file(win, corpus / "digits_cnn" / "model_opset17.onnx")
     qtbot.waitExposed(win)
     win.activateWindow()
     win.canvas.select_nodes(CONVS)
+    return win
+
+
+def test_wheel_over_unfocused_fields_scrolls_instead_of_editing(qtbot, window, open_file, corpus):
+    win = _convs_selected(qtbot, window, open_file, corpus)
     weight = win.inspector.roles["weight"]
     before, stack = win.doc.recipe.to_json(), win.doc.undo_stack.count()
     fields = (weight.axis, weight.block_size, weight.dtype, weight.granularity, weight.observer,
@@ -53,11 +58,7 @@ def test_wheel_over_unfocused_fields_scrolls_instead_of_editing(qtbot, window, o
 
 
 def test_undo_redo_keys_reach_the_document_from_a_focused_field(qtbot, window, open_file, corpus):
-    win = window
-    open_file(win, corpus / "digits_cnn" / "model_opset17.onnx")
-    qtbot.waitExposed(win)
-    win.activateWindow()
-    win.canvas.select_nodes(CONVS)
+    win = _convs_selected(qtbot, window, open_file, corpus)
     spin = win.inspector.roles["weight"].axis
     spin.setValue(0)  # one command: axis 0 on the three Convs
     spin.setFocus()

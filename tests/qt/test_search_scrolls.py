@@ -3,19 +3,11 @@ opened), several hits scroll the first into view when it is out of it (offscreen
 
 from __future__ import annotations
 
-import onnx
 import pytest
-from onnx import TensorProto, helper
 
 pytest.importorskip("PySide6")
 
-
-def chain_model(n: int) -> onnx.ModelProto:
-    nodes = [helper.make_node("Relu" if i % 2 else "Conv", ["x" if i == 0 else f"t{i - 1}"], [f"t{i}"],
-                              name=f"n{i}") for i in range(n)]
-    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                              [helper.make_tensor_value_info(f"t{n - 1}", TensorProto.FLOAT, None)])
-    return helper.make_model(graph)
+from test_canvas import chain_model  # noqa: E402
 
 
 def in_view(canvas, name: str) -> bool:
