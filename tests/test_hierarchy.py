@@ -161,7 +161,7 @@ def test_shapes_in_structure():
         [onnx.helper.make_node("Relu", ["x"], ["y"], name="/a/Relu")], "g",
         [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", 3])],
         [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["N", 3])])
-    assert graph_structure(onnx.helper.make_model(graph)).out_shapes == ["Nx3"]
+    assert graph_structure(onnx.helper.make_model(graph)).out_shapes == ["N x 3"]  # a named dim: spaced
 
 
 def _passage_hits(route, rects):
