@@ -236,3 +236,20 @@ def test_theme_switch_recolours_the_rows(qtbot):
     assert panel.table.item(row["a"], 2).data(Qt.ItemDataRole.ForegroundRole) is None  # follows the theme
     faded = panel.table.item(row["b"], 2).foreground().color()
     assert (faded.red(), faded.green(), faded.blue(), faded.alpha()) == (0xee, 0xee, 0xee, 110)
+
+
+def test_no_empty_table_before_a_sweep(qtbot):
+    """Before a sweep the panel showed an empty table (header only) under 'No sweep yet', taking the
+    dock's height; now only the line that says what to do, and the table once rows arrive."""
+    from workbench.core.analysis.sensitivity import SweepResult, UnitSensitivity
+    from workbench.qt.sensitivity_panel import SensitivityPanel
+
+    panel = SensitivityPanel()
+    qtbot.addWidget(panel)
+    panel.resize(700, 400)
+    panel.show()
+    assert not panel.table.isVisible() and panel.summary.text() == "No sweep yet: Run > Sensitivity Sweep (F7)."
+    panel.set_result(SweepResult([UnitSensitivity("a", "Conv", 30.0, 40.0, 31.0, 1.0)], 39.0, 8, 2))
+    assert panel.table.isVisible() and panel.table.rowCount() == 1
+    panel.set_result(None)
+    assert not panel.table.isVisible()

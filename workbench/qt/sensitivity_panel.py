@@ -91,6 +91,8 @@ class SensitivityPanel(QWidget):
         lay.addWidget(self.summary)
         self.table = node_table(["Node", "Op"] + [FIGURE_TITLES[k][0] for k in FIGURES])
         lay.addWidget(self.table, 1)
+        self.table.setVisible(False)  # no empty table before a sweep: the summary line says what to do
+        lay.addStretch(0)
         self.table.cellClicked.connect(self._on_cell)
         self.run_button.clicked.connect(self.runRequested)
         self.apply_button.clicked.connect(self.applyRequested)
@@ -103,6 +105,7 @@ class SensitivityPanel(QWidget):
         self.table.setSortingEnabled(False)
         rows = result.rows if result is not None else []
         self.table.setRowCount(len(rows))
+        self.table.setVisible(bool(rows))
         for i, r in enumerate(rows):
             suggested = r.node in self.suggestion
             name = node_item(r.node, "Suggested: keep in float" if suggested else "")
