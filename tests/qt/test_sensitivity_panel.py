@@ -253,3 +253,4 @@ def test_no_empty_table_before_a_sweep(qtbot):
     assert panel.table.isVisible() and panel.table.rowCount() == 1
     panel.set_result(None)
     assert not panel.table.isVisible()
+

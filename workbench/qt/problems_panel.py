@@ -69,6 +69,8 @@ class ProblemsPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.addWidget(self.summary)
         lay.addWidget(self.table, 1)
+        lay.addStretch(0)
+        self.table.setVisible(False)  # no empty table: the summary line says there is nothing to list
         self.table.cellClicked.connect(lambda row, _col: self.click_row(row))
         for signal in (document.modelChanged, document.recipeChanged, document.resultsChanged):
             signal.connect(self.refresh)
@@ -76,6 +78,7 @@ class ProblemsPanel(QWidget):
     def refresh(self, *_args) -> None:
         self.problems = collect_problems(self.doc)
         self.table.setRowCount(len(self.problems))
+        self.table.setVisible(bool(self.problems))
         for row, (source, issue) in enumerate(self.problems):
             cells = [str(issue.severity), issue.node, issue.message, source]
             for col, text in enumerate(cells):
