@@ -76,20 +76,24 @@ def test_without_data_a_dtype_change_is_respecced_and_a_symmetry_change_refused(
 
 @pytest.mark.slow
 def test_the_apps_export_is_the_file_the_cli_writes(corpus, tmp_path, capsys):
-    """digits_transformer: the CLI's latency check keeps 4 attention MatMuls float (32 of 36 units);
+    """digits_transformer: the CLI's latency check keeps some attention MatMuls float (4 of 36 units on a quiet machine);
     the app's export wrote all 36 quantized although the README says the two files are equal."""
     folder = corpus / "digits_transformer"
     model_path, data = folder / "model_opset17.onnx", str(folder / "calib.npz")
     cli_out = tmp_path / "cli.onnx"
     assert cli.main(["quantize", str(model_path), "--data", data, "--samples", "16", "--preset", "cpu-u8s8",
                  "--no-auto", "-o", str(cli_out)]) == 0
-    assert "kept in float" in capsys.readouterr().err  # the latency check changed something here
+    cli_err = capsys.readouterr().err
+    assert "kept in float" in cli_err  # the latency check changed something here
     payload = {"model_path": str(model_path), "recipe": api.make_recipe("cpu-u8s8").to_json(), "data": data,
                "samples": 16, "calibration": None, "reuse": True, "path": str(tmp_path / "app.onnx")}
     res = job_export(payload, lambda *a: None, CancelToken())
     assert Path(res["path"]).read_bytes() == cli_out.read_bytes()  # no cache yet: the CLI's very steps
     kept = sorted(i.node for i in res["problems"] if i.code == "latency-kept-float")
-    assert len(kept) == 4 and all("self_attn/MatMul" in n for n in kept)
+    # which units the latency check keeps float is a timing (4 or 5 attention MatMuls on a loaded 2-core
+    # machine): the app names the units the CLI named (its notes name each, the first in full)
+    assert kept and all(n in cli_err for n in kept)
+    assert sum(n.name in kept for n in onnx.load(str(cli_out)).graph.node) == len(kept)
     # with the app's cache of an earlier F5: the same units, ranges equal but for onnxruntime's float
     # rounding of a tensor the latency check adds (it is fetched beside other tensors)
     model = api.open_model(model_path)
