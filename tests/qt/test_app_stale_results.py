@@ -114,7 +114,7 @@ def test_rows_changed_while_calibrating_leave_the_results_stale(qtbot, window, o
 
 
 def test_a_project_saved_after_an_export_replays_to_the_exported_bytes(qtbot, window, open_file, corpus, tmp_path):
-    """The export's latency check kept 4 attention MatMuls float but the document's recipe did not say so:
+    """The export's latency check kept attention MatMuls float (4 on a quiet machine) but the recipe did not say so:
     the saved project replayed to a file with all 36 units quantized."""
     from workbench.cli import main
 
@@ -126,8 +126,10 @@ def test_a_project_saved_after_an_export_replays_to_the_exported_bytes(qtbot, wi
     status, res = run_job(qtbot, win, lambda: win.export_to(out), timeout=300_000)
     assert status == "succeeded", res
     kept = sorted(n for n, o in win.doc.recipe.overrides.items() if o.exclude)
-    assert len(kept) == 4 and all("self_attn/MatMul" in n for n in kept)
-    assert res["units"] == [32, 36] and "The latency check kept 4 units float" in win.status_label.text()
+    # how many the latency check keeps float is a timing (4 attention MatMuls on a quiet machine, 5 loaded)
+    assert kept and all("MatMul" in n for n in kept)
+    assert res["units"] == [36 - len(kept), 36]
+    assert f"The latency check kept {len(kept)} units float" in win.status_label.text()
     proj = win.save_project_to(tmp_path / "job.wbproj")
     replay = tmp_path / "replay.onnx"
     assert main(["quantize", str(proj), "-o", str(replay)]) == 0
@@ -160,11 +162,11 @@ def test_figures_current_before_an_export_that_keeps_units_float_are_measured_ag
     assert status == "succeeded", res
     assert "Measuring the figures again with them float." in win.status_label.text()
     kept = {n for n, o in win.doc.recipe.overrides.items() if o.exclude}
-    assert len(kept) == 4
+    assert kept  # how many is a timing (4 on a quiet machine)
     qtbot.waitUntil(lambda: not win.runs.busy and win.doc.results_current, timeout=300_000)
     qtbot.waitUntil(lambda: win.canvas.error_label() == "SQNR (dB)", timeout=60_000)  # set on a later turn
     assert not win.errors.stale
-    assert "analysed (measured again: kept 4 units float at export)." in win.status_label.text()
+    assert f"analysed (measured again: kept {len(kept)} units float at export)." in win.status_label.text()
     assert {r.node for r in win.errors.rows} == measured - kept  # the kept units are float now: no figure
 
 
