@@ -103,11 +103,14 @@ def test_the_apps_export_is_the_file_the_cli_writes(corpus, tmp_path, capsys):
     # next Analyze calibrated again)
     assert set(res["calibration"]["observers"]) >= set(cache.to_json()["observers"])
     got, want = (onnx.load(str(p)) for p in (res["path"], cli_out))
-    assert [(n.name, n.op_type) for n in got.graph.node] == [(n.name, n.op_type) for n in want.graph.node]
     scales = {i.name: numpy_helper.to_array(i) for i in want.graph.initializer if i.name.endswith("_scale")}
-    for init in got.graph.initializer:
-        if init.name in scales:
-            np.testing.assert_allclose(numpy_helper.to_array(init), scales[init.name], rtol=1e-6)
+    again = sorted(i.node for i in res["problems"] if i.code == "latency-kept-float")
+    if again == kept:  # this export timed its own model again: on a loaded machine it may keep other units float
+        assert [(n.name, n.op_type) for n in got.graph.node] == [(n.name, n.op_type) for n in want.graph.node]
+    shared = [i for i in got.graph.initializer if i.name in scales]
+    assert shared
+    for init in shared:
+        np.testing.assert_allclose(numpy_helper.to_array(init), scales[init.name], rtol=1e-6)
 
 
 def test_a_project_whose_observer_changed_after_calibrating_replays_from_its_data(tmp_path, capsys):
