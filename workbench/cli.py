@@ -22,7 +22,6 @@ import json
 import logging
 import math
 import os
-import stat
 import subprocess
 import sys
 import tempfile
@@ -1432,13 +1431,8 @@ def _refuse_special_file(value: str, name: str) -> None:
     """Refuse an output path that exists and is not a regular file (a device such as /dev/null, a FIFO, a
     socket): outputs are written to a temporary file renamed over the path, which would replace the
     device node itself with a regular file."""
-    try:
-        mode = os.stat(value).st_mode
-    except OSError:
-        return  # missing (it will be created) or unreadable (the write says why)
-    if not stat.S_ISREG(mode):
-        kind = ("a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    kind = api.special_file_kind(value)  # None: missing (it will be created) or a regular file
+    if kind is not None:
         raise ExportError(f"{value}: is {kind}, not a regular file; writing --{name.replace('_', '-')} there "
                           "would replace it with a file.",
                           hint="Give the path of a regular file (to discard the output, write it to a temporary folder).")

@@ -203,6 +203,8 @@ _LAZY: dict[str, str] = {
     "clip_range": "workbench.core.report.histograms",
     "grid_levels": "workbench.core.report.histograms",
     "check_not_input": "workbench.core.io.atomic",
+    "same_file": "workbench.core.io.atomic",
+    "special_file_kind": "workbench.core.io.atomic",
     "protect_input": "workbench.core.io.atomic",
 }
 

@@ -12,7 +12,6 @@ headless callers without it simply get everything in the final result.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -294,11 +293,10 @@ def refuse_output_onto_inputs(path: str | Path, inputs) -> None:
     ExportError
         Naming ``path`` and the input it is, the first one in ``inputs`` order.
     """
-    out = os.path.realpath(Path(path).expanduser())
-    for name, what in (inputs.items() if isinstance(inputs, dict) else inputs):
-        if name and os.path.realpath(Path(name).expanduser()) == out:
-            raise ExportError(f"{path} is {what}; writing there would replace it.",
-                              hint="Choose another file name for the output (Workbench never modifies its inputs).")
+    hit = api.same_file(path, inputs)
+    if hit is not None:
+        raise ExportError(f"{path} is {hit[1]}; writing there would replace it.",
+                          hint="Choose another file name for the output (Workbench never modifies its inputs).")
 
 
 def job_export(payload: dict, progress, cancel: CancelToken) -> dict:

@@ -41,6 +41,20 @@ def check_not_input(path: str | Path) -> None:
                           hint="Choose another output path (Workbench never modifies its inputs).")
 
 
+def special_file_kind(path: str | Path) -> str | None:
+    """What ``path`` is when it exists and is not a regular file or a link to one: "a folder", "a device",
+    "a FIFO", "a socket" or "not a regular file"; None for a regular file, or a path that does not exist
+    (or cannot be read: the write says why)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return ("a folder" if stat.S_ISDIR(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+
+
 def check_regular(path: Path) -> None:
     """Refuse an output path that exists and is not a regular file or a link to one (a device such as
     /dev/null, a FIFO, a socket, a folder): the rename onto it would replace the node itself.
@@ -50,16 +64,20 @@ def check_regular(path: Path) -> None:
     ExportError
         ``path`` exists and is not a regular file.
     """
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return  # not there (or unreadable: the write says why)
-    if stat.S_ISREG(mode):
-        return
-    kind = ("a folder" if stat.S_ISDIR(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-            else "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
-    raise ExportError(f"{path}: is {kind}, not a regular file; writing there would replace it.",
-                      hint="Give the path of a regular file.")
+    kind = special_file_kind(path)
+    if kind is not None:
+        raise ExportError(f"{path}: is {kind}, not a regular file; writing there would replace it.",
+                          hint="Give the path of a regular file.")
+
+
+def same_file(path: str | Path, named) -> tuple[str | Path, str] | None:
+    """The first ``(name, what)`` of ``named`` (pairs, or a dict name -> what) that is the file ``path``
+    once ``~`` and symbolic links are resolved; None when none is. Empty names are skipped."""
+    out = os.path.realpath(Path(path).expanduser())
+    for name, what in (named.items() if isinstance(named, dict) else named):
+        if name and os.path.realpath(Path(name).expanduser()) == out:
+            return name, what
+    return None
 
 
 def _explain(path: Path, exc: OSError) -> ExportError:

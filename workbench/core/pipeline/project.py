@@ -36,7 +36,7 @@ from typing_extensions import TypedDict
 
 from workbench import __version__
 from workbench.core.errors import ExportError, ProjectError
-from workbench.core.io.atomic import StagedWrite, atomic_write_bytes
+from workbench.core.io.atomic import StagedWrite, atomic_write_bytes, same_file
 from workbench.core.io.jsonsafe import UntrustedJSONError, loads_untrusted
 from workbench.core.model.load import sha256_file
 from workbench.core.recipe.recipe import Recipe
@@ -211,11 +211,10 @@ def refuse_onto_named_files(project: Project, path: str | Path) -> None:
         ``path`` is (after ``~`` and symbolic links are resolved) the model, the calibration data, the eval
         data or the metric file of ``project``; the message names the file and what it is.
     """
-    out = os.path.realpath(Path(path).expanduser())
-    for named, what in named_files(project, path):
-        if os.path.realpath(Path(named).expanduser()) == out:
-            raise ExportError(f"{path} is {what}; saving the project there would replace it.",
-                              hint=f"Choose another file name for the project (e.g. ending in {PROJECT_SUFFIX}).")
+    hit = same_file(path, named_files(project, path))
+    if hit is not None:
+        raise ExportError(f"{path} is {hit[1]}; saving the project there would replace it.",
+                          hint=f"Choose another file name for the project (e.g. ending in {PROJECT_SUFFIX}).")
 
 
 def save_project(project: Project, path: str | Path) -> Path:
