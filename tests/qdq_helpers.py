@@ -236,3 +236,16 @@ def tiny_conv_files(tmp_path) -> tuple:
     data = tmp_path / "calib.npz"
     np.savez(data, x=np.random.default_rng(1).random((8, 3, 8, 8)).astype(np.float32))
     return path, data
+
+
+def cli_quantized(corpus, folder: str, out, *flags: str, model: str = "model_opset17.onnx", capsys=None):
+    """``workbench-cli quantize`` of the corpus model ``folder/model`` on 8 rows of its calib.npz into ``out``
+    (``flags`` added); asserts it succeeded, drops what it printed when ``capsys`` is given, returns ``out``."""
+    from workbench.cli import main
+
+    d = corpus / folder
+    assert main(["quantize", str(d / model), "--data", str(d / "calib.npz"), "--samples", "8", *flags,
+                 "-o", str(out)]) == 0
+    if capsys is not None:
+        capsys.readouterr()
+    return out

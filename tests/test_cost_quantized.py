@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import onnx
+from qdq_helpers import cli_quantized
 
 from workbench.cli import main
 
@@ -20,11 +21,7 @@ def test_cost_refuses_quantized_model_and_points_at_inspect(corpus, tmp_path, ca
 
 
 def test_cost_refuses_qdq_file_written_by_quantize(corpus, tmp_path, capsys):
-    d = corpus / "digits_cnn"
-    q = tmp_path / "q.onnx"
-    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--samples", "8",
-                 "--no-search", "-o", str(q)]) == 0
-    capsys.readouterr()
+    q = cli_quantized(corpus, "digits_cnn", tmp_path / "q.onnx", "--no-search", capsys=capsys)
     nodes = onnx.load(q).graph.node
     count = sum(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in nodes)
     assert main(["cost", str(q), "--json"]) == 2

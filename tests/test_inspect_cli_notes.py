@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+from qdq_helpers import cli_quantized
+
 from workbench.cli import main
 
 
 def test_inspect_units_of_a_quantized_file_says_why_there_are_none(corpus, tmp_path, capsys):
     mlp = corpus / "digits_mlp"
-    quant = tmp_path / "m.int8.onnx"
-    assert main(["quantize", str(mlp / "model_opset17.onnx"), "--data", str(mlp / "calib.npz"), "--samples", "8",
-                 "--no-auto", "-o", str(quant)]) == 0
-    capsys.readouterr()
+    quant = cli_quantized(corpus, "digits_mlp", tmp_path / "m.int8.onnx", "--no-auto", capsys=capsys)
     assert main(["inspect", str(quant), "--units"]) == 0
     captured = capsys.readouterr()
     assert not any(line.startswith("units:") for line in captured.out.splitlines())
