@@ -224,6 +224,58 @@ def _export_settings(args) -> None:
     args.format = args.format or "qdq"
 
 
+def _qdq_only_fields(recipe, plan) -> list[str]:
+    """The recipe fields that give a unit of ``plan`` a dtype a QDQ file cannot hold (a QONNX-only
+    activation dtype, bipolar weights), as ``rules[0].activation.dtype`` / ``overrides["conv1"].weight.dtype``."""
+    fields: list[str] = []
+    for unit in plan.units.values():
+        if unit.excluded:
+            continue
+        for role in ("activation", "weight"):
+            spec = getattr(unit.config, role)
+            if spec is None or not (spec.dtype == "bipolar" or (role == "activation" and spec.qtype.qonnx_only)):
+                continue
+            setters = [(f"rules[{i}]", r) for i, r in enumerate(recipe.rules) if r.matches(unit.node, unit.op_type)]
+            if unit.node in recipe.overrides:
+                setters.append((f"overrides[{json.dumps(unit.node)}]", recipe.overrides[unit.node]))
+            for where, settings in setters:
+                part = getattr(settings, role)
+                field = f"{where}.{role}.dtype"
+                if part is not None and part.dtype == spec.dtype and field not in fields:
+                    fields.append(field)
+    return fields
+
+
+def _refuse_qdq_only(args, model, recipe, prefix: str = "") -> None:
+    """``quantize --format qdq`` of a recipe with QONNX-only dtypes, refused before any calibration
+    (only a recipe with ``target`` "qonnx" may hold them), naming the units and the recipe fields
+    (``prefix`` before each: "recipe." for a project's recipe).
+
+    Raises
+    ------
+    ExportError
+        From :func:`workbench.core.api.refuse_qdq_only`, its hint naming the fields and what to do.
+    """
+    if args.format != "qdq" or recipe.target != "qonnx":
+        return
+    plan = api.plan(model, recipe)
+    fields = [prefix + f for f in _qdq_only_fields(recipe, plan)]
+    source = getattr(args, "recipe", None) or args.model
+    where = f"{source} sets them in {', '.join(fields[:4])}{' ...' if len(fields) > 4 else ''}: " if fields else ""
+    api.refuse_qdq_only(plan, hint=f"{where}export with --format qonnx, or change {'that' if fields else 'the'} "
+                                   "dtype to one QDQ holds (int8, uint8, int4, uint4, int16, uint16).")
+
+
+def _refuse_project_qdq_only(args) -> None:
+    """:func:`_refuse_qdq_only` for a replayed project (its recipe, on its model), before the replay runs."""
+    if args.format != "qdq":
+        return
+    recipe = api.load_project(args.model, check_model=False).recipe
+    if recipe.target == "qonnx":
+        project = api.load_project(args.model)  # a missing or changed model: the replay's own refusal
+        _refuse_qdq_only(args, api.open_model(project.model_path(args.model)), recipe, prefix="recipe.")
+
+
 def _export_record(args) -> dict | None:
     """The project's ``export`` entry for this job (None for the default QDQ export)."""
     if args.format == "qdq":
@@ -245,16 +297,18 @@ def cmd_quantize(args) -> int:
             model, result = _retarget(args, progress)
         elif str(args.model).endswith(".wbproj"):
             _refuse_replay_options(args)
+            _refuse_project_qdq_only(args)
             model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
         else:
             if args.shards and not args.executor:
                 raise ExportError(f"--shards {args.shards}: calibration shards run through an executor.",
                                   hint="Add --executor processes (or ray), or drop --shards.")
             model = api.open_model(args.model)
-            _note_renames(model)
             _recheck_outputs(args)
-            _note_short_data(args, model)
             recipe = _recipe_from_args(args)
+            _refuse_qdq_only(args, model, recipe)  # before any note, choice or calibration
+            _note_renames(model)
+            _note_short_data(args, model)
             _qonnx_input_shapes(args, model.proto, args.model)  # refuse a bad --input-shape before calibrating
             search = None
             recipe, calibration, chose, variant = _auto_recipe(args, model, recipe, progress)

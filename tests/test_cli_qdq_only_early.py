@@ -1,0 +1,71 @@
+"""``quantize --format qdq`` of a recipe asking for QONNX-only dtypes is refused before any calibration:
+one line naming the units and the recipe field, exit 2, nothing written (plain model and replayed project)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.cli import main
+from workbench.core import api
+
+RECIPE = {"preset": "cpu-u8s8", "target": "qonnx", "rules": [{"op_type": "Conv", "activation": {"dtype": "uint6"}}]}
+
+
+def _model(folder: Path) -> Path:
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.normal(size=(4, 3, 3, 3)).astype(np.float32), "W")
+    node = helper.make_node("Conv", ["x", "W"], ["y"], name="conv", pads=[1, 1, 1, 1])
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 8, 8])], [w])
+    path = folder / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    np.savez(folder / "calib.npz", x=rng.random((8, 1, 3, 8, 8)).astype(np.float32))
+    (folder / "r.json").write_text(json.dumps(RECIPE))
+    return path
+
+
+def _no_calibration(monkeypatch) -> None:
+    def boom(*_a, **_k):
+        raise AssertionError("calibrated or quantized before refusing")
+
+    for name in ("quantize", "calibrate", "replay_project", "choose_recipe"):
+        monkeypatch.setattr(api, name, boom)
+
+
+def _check_refusal(capsys, code: int, field: str) -> None:
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert code == 2
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("error: A QDQ file cannot hold the QONNX-only dtypes of 1 node unit: conv "
+                               "(activation uint6).")
+    assert field in lines[0] and "--format qonnx" in lines[0]
+    assert captured.out == ""
+
+
+def test_quantize_qdq_refused_before_calibrating(tmp_path, capsys, monkeypatch):
+    model = _model(tmp_path)
+    _no_calibration(monkeypatch)
+    out = tmp_path / "q.onnx"
+    code = main(["quantize", str(model), "--data", str(tmp_path / "calib.npz"), "--recipe", str(tmp_path / "r.json"),
+                 "--format", "qdq", "-o", str(out)])
+    _check_refusal(capsys, code, f"{tmp_path / 'r.json'} sets them in rules[0].activation.dtype")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calib.npz", "m.onnx", "r.json"]
+
+
+def test_project_replay_qdq_refused_before_replaying(tmp_path, capsys, monkeypatch):
+    model = _model(tmp_path)
+    project = tmp_path / "p.wbproj"
+    assert main(["quantize", str(model), "--data", str(tmp_path / "calib.npz"), "--recipe", str(tmp_path / "r.json"),
+                 "--format", "qonnx", "-o", str(tmp_path / "q6.onnx"), "--save-project", str(project)]) == 0
+    capsys.readouterr()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    _no_calibration(monkeypatch)
+    code = main(["quantize", str(project), "--format", "qdq", "-o", str(tmp_path / "q.onnx")])
+    _check_refusal(capsys, code, f"{project} sets them in recipe.rules[0].activation.dtype")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
