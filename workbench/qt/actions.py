@@ -38,7 +38,44 @@ ENABLED_WHEN: dict[str, Callable[[dict[str, bool]], bool]] = {
     "main_graph": lambda s: s.get("main_graph", True),
     # the shown tab draws Q/DQ pairs (the model's graph or an exported file's), no job runs
     "qdq_graph": lambda s: s["has_model"] and not s["busy"] and s.get("qdq_graph", True),
+    # the per-unit SQNR of a calibration is shown (on the model's graph: Colour by SQNR)
+    "sqnr_graph": lambda s: s.get("main_graph", True) and s.get("has_errors", False),
+    "sqnr_data": lambda s: s["has_model"] and not s["busy"] and s.get("has_errors", False),
+    # a sensitivity sweep's figures are shown (on the model's graph)
+    "sensitivity_graph": lambda s: s.get("main_graph", True) and s.get("has_sensitivity", False),
+    # a model was exported since this one opened
+    "exported": lambda s: s["has_model"] and not s["busy"] and s.get("has_export", False),
 }
+
+_NEEDS_SQNR = "Calibrate first (Run > Calibrate, F5): the per-unit SQNR is measured there."
+_NEEDS_SWEEP = "Run the sensitivity sweep first (Run > Sensitivity Sweep, F7)."
+_NEEDS_EXPORT = "Export the model first (File > Export, Ctrl+E)."
+_QUANTIZED = ("An already-quantized file has no per-unit figures: compare it with its float model "
+              "(View > Compare Float vs Quantized, Ctrl+Shift+D).")
+_NO_MODEL = "Open a model first (File > Open, Ctrl+O)."
+_BUSY = "Wait for the running job, or cancel it (Esc)."
+_NOT_GRAPH = "Show the Graph tab first: the figures are of the model's graph."
+#: the groups whose actions say, while off, what turns them on (:func:`why_disabled`)
+_SAYS_WHY = {"sqnr_graph": _NEEDS_SQNR, "sqnr_data": _NEEDS_SQNR, "sensitivity_graph": _NEEDS_SWEEP,
+             "exported": _NEEDS_EXPORT}
+
+
+def why_disabled(group: str, state: dict[str, bool]) -> str:
+    """What turns on an action of ``group`` that :data:`ENABLED_WHEN` keeps off in ``state``, one
+    sentence ("Calibrate first (Run > Calibrate, F5): ..."); "" for the groups that do not say."""
+    needs = _SAYS_WHY.get(group)
+    if needs is None:
+        return ""
+    if not state["has_model"]:
+        return _NO_MODEL
+    if state.get("quantized", False) and group != "exported":
+        return _QUANTIZED
+    if state["busy"] and group in ("sqnr_data", "exported"):
+        return _BUSY
+    if group.endswith("_graph") and not state.get("main_graph", True) and \
+            state.get("has_errors" if group == "sqnr_graph" else "has_sensitivity", False):
+        return _NOT_GRAPH
+    return needs
 
 
 @dataclass(frozen=True)
@@ -71,7 +108,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Re-apply a project's recipe, rules and overrides to the open model (a retrained version)",
                group="model"),
     ActionSpec("export_node_data", "Export &Model Explorer Data...", "export_node_data_dialog", ("Ctrl+Shift+M",),
-               "Write the per-unit SQNR and sensitivity as node data for Google's Model Explorer", group="model"),
+               "Write the per-unit SQNR and sensitivity as node data for Google's Model Explorer", group="sqnr_data"),
     ActionSpec("export_report", "Export &Report...", "export_report_dialog", ("Ctrl+Shift+R",),
                "Write a self-contained HTML report (recipe, issues, SQNR, histograms, metric, graph)",
                group="float_model"),
@@ -104,15 +141,15 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("depth_3", "Open Groups to Depth &3", "on_shown_canvas", ("Alt+3",), group="graph",
                args=("expand_to_depth", 3)),
     ActionSpec("color_sqnr", "Colour by &SQNR", "color_by_sqnr", ("Ctrl+Shift+E",),
-               "Colour the model's graph by the per-unit SQNR (the Graph tab)", group="main_graph"),
+               "Colour the model's graph by the per-unit SQNR (the Graph tab)", group="sqnr_graph"),
     ActionSpec("color_sensitivity", "Colour by Se&nsitivity", "color_by_sensitivity", ("Ctrl+Shift+G",),
-               "Colour the model's graph by the sweep's chosen figure (the Graph tab)", group="main_graph"),
+               "Colour the model's graph by the sweep's chosen figure (the Graph tab)", group="sensitivity_graph"),
     ActionSpec("show_qdq", "Show Q/DQ as &Nodes", "toggle_qdq_nodes", ("Ctrl+Shift+Q",),
                "Draw QuantizeLinear / DequantizeLinear of the shown graph as nodes instead of badges on the edges",
                group="qdq_graph"),
     ActionSpec("legend", "&Legend", "toggle_legend", ("Ctrl+L",), "Show or hide the colour legend on the graph"),
     ActionSpec("open_export", "Open E&xported Model", "open_exported", ("Ctrl+Shift+X",),
-               "Show the last exported model as it is (dtypes, Q/DQ badges, scales) in a tab", group="model"),
+               "Show the last exported model as it is (dtypes, Q/DQ badges, scales) in a tab", group="exported"),
     ActionSpec("diff", "Compare &Float vs Quantized...", "diff_dialog", ("Ctrl+Shift+D",),
                "Match a quantized file to the open float model; per-edge SQNR on the calibration data",
                group="model"),
@@ -164,6 +201,7 @@ TOOLBAR: tuple[str, ...] = ("open", "save", "export", "-", "@search", "same_type
                             "calibrate", "cancel", "fit")
 
 _GROUPS = {spec.name: spec.group for spec in ACTIONS}
+_TIPS = {spec.name: spec.tip for spec in ACTIONS}
 THEMES = ("system", "light", "dark")
 COLOR_MODES = ("op", "dtype", "error")
 
@@ -198,6 +236,7 @@ def build_menus(window: Any, actions: dict[str, QAction], docks: dict, current_t
     bar = window.menuBar()
     for title, entries in MENUS.items():
         menu = bar.addMenu(title)
+        menu.setToolTipsVisible(True)  # an action kept off says what turns it on (:func:`update_enabled`)
         for entry in entries:
             if entry == "-":
                 menu.addSeparator()
@@ -244,8 +283,18 @@ def build_toolbar(window: Any, actions: dict[str, QAction]) -> None:
 
 def update_enabled(actions: dict[str, QAction], **state: bool) -> None:
     """Enable each action by its group (``state``: has_model, busy, suggestion, quantized; graph, main_graph
-    and qdq_graph say what the shown tab is, each True when not given)."""
+    and qdq_graph say what the shown tab is, each True when not given; has_errors, has_sensitivity and
+    has_export say which results are shown, each False when not given). An action kept off for want of a
+    result says in its status tip and tooltip what turns it on (:func:`why_disabled`)."""
     for name, act in actions.items():
         group = _GROUPS[name]
-        if group != "undo":
-            act.setEnabled(ENABLED_WHEN[group](state))
+        if group == "undo":
+            continue
+        on = ENABLED_WHEN[group](state)
+        act.setEnabled(on)
+        if group not in _SAYS_WHY:
+            continue  # its tips stay as the window sets them (an already-quantized file's reason)
+        hint = "" if on else why_disabled(group, state)
+        tip = _TIPS[name]
+        act.setStatusTip(f"{tip}. {hint}" if hint and tip else (hint or tip))
+        act.setToolTip(hint)  # "" is the action's text again (a menu shows no tooltip then)

@@ -208,6 +208,7 @@ class MainWindow(QMainWindow):
         self.evaluate_panel.settings.changed.connect(self._on_eval_changed)
         self.doc.recipeChanged.connect(self._on_recipe_changed)
         self.doc.resultsChanged.connect(self._on_results)
+        self.doc.resultsChanged.connect(self._update_actions)  # the actions on the figures follow them
         self.doc.dataChanged.connect(self._mark_stale_results)
         self.doc.dataChanged.connect(lambda: self.sensitivity.set_stale(not self.doc.sensitivity_current))
         self.doc.dataChanged.connect(self._update_actions)
@@ -1501,7 +1502,10 @@ class MainWindow(QMainWindow):
         actions.update_enabled(self._actions, has_model=has_model, busy=busy,
                                suggestion=self.sensitivity.can_apply(), quantized=quantized,
                                graph=self.tabs.shown_canvas() is not None, main_graph=shown is self.canvas,
-                               qdq_graph=shown is self.canvas or isinstance(shown, QuantModelTab))
+                               qdq_graph=shown is self.canvas or isinstance(shown, QuantModelTab),
+                               has_errors=has_model and bool(self.doc.errors),
+                               has_sensitivity=has_model and self.sensitivity.result is not None,
+                               has_export=self._last_export is not None)
         for panel in (self.sensitivity, self.evaluate_panel, self.autotune_panel):
             panel.run_button.setEnabled(has_model and not busy and not quantized)
         # the panel's button works only where Run > Calibrate does (a float model open, no job)
