@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from workbench.core.calibration.instrument import output_infos
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import open_data_source, sample_batches
 from workbench.core.errors import ModelError
@@ -28,10 +29,11 @@ from workbench.core.inspection.correspond import check_models_correspond, rename
 from workbench.core.inspection.model_diff import ModelDiff, diff_models
 from workbench.core.inspection.quant_reader import QuantTensor, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
+from workbench.core.io.ort_session import proto_session
 from workbench.core.model.load import PreparedModel, prepare_proto
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.qonnx.reader import is_qonnx_node
-from workbench.core.runtime.session import add_outputs, make_session
+from workbench.core.runtime.mx_simulation import simulation_proto
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +54,11 @@ def _dequantizer(tap: str, dtype: str, params: dict[str, QuantTensor]):
 
 def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff: ModelDiff, data,
                  *, samples: int | None = None, progress: ProgressFn | None = None,
-                 cancel: CancelToken | None = None) -> dict[str, float]:
+                 cancel: CancelToken | None = None, reference: onnx.ModelProto | None = None) -> dict[str, float]:
     """SQNR (dB) per matched float tensor, stored in ``diff.sqnr`` and returned.
+
+    Memory: neither model is copied to add the tapped outputs (:func:`_tap_session`), and one batch's
+    tapped tensors of both models are held at a time, each dropped once compared.
 
     Parameters
     ----------
@@ -65,6 +70,8 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
         Samples for the float model's inputs (npz, image folder, spec; see ``open_data_source``).
     samples : int, optional
         At most this many samples (all by default).
+    reference : onnx.ModelProto, optional
+        :func:`float_reference` of ``float_model`` when the caller holds it already (not loaded again).
 
     Raises
     ------
@@ -83,11 +90,10 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
     if not pairs:
         return {}
     f_names, q_names = list(pairs), list(dict.fromkeys(pairs.values()))
-    f_sess = make_session(add_outputs(float_reference(float_model), f_names))
-    q_sess = make_session(add_outputs(quant_proto, q_names), optimize=False)
+    f_sess = _tap_session(reference if reference is not None else float_reference(float_model), f_names)
+    q_sess = _tap_session(quant_proto, q_names, optimize=False)
     q_inputs = {i.name for i in q_sess.get_inputs()}
-    sig = dict.fromkeys(f_names, 0.0)
-    err = dict.fromkeys(f_names, 0.0)
+    sums = {f: [0.0, 0.0] for f in f_names}  # float tensor -> [sum(f^2), sum((f - q)^2)]
     bad: set[str] = set()
     source = finite_rows(open_data_source(data, float_model))  # samples with NaN / Inf inputs are left out
     n = source.num_samples()
@@ -99,22 +105,69 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
         f_out = dict(zip(f_names, _run(f_sess, f_names, batch, "the float model"), strict=True))
         q_out = dict(zip(q_names, _run(q_sess, q_names, {k: v for k, v in batch.items() if k in q_inputs},
                                        "the quantized model"), strict=True))
-        for f in f_names:
-            a = np.asarray(f_out[f], np.float64)
-            b = deq[f](q_out[pairs[f]])
-            if a.shape != np.shape(b):
-                bad.add(f)
-                continue
-            sig[f] += float(np.sum(a * a))
-            err[f] += float(np.sum((a - b) ** 2))
+        _accumulate(f_out, q_out, pairs, deq, sums, bad)
         first = next(iter(batch.values()))
         done += len(first) if source.can_batch and np.ndim(first) else 1  # a stacked row may be a scalar
         progress(done, total, "Comparing float and quantized")
     if source.note():
         log.warning("%s", source.note())
-    diff.sqnr = {f: _db(sig[f], err[f]) for f in f_names if f not in bad}
+    diff.sqnr = {f: _db(*sums[f]) for f in f_names if f not in bad}
     diff.samples = done
     return diff.sqnr
+
+
+def _accumulate(f_out: dict, q_out: dict, pairs: dict[str, str], deq: dict, sums: dict[str, list[float]],
+                bad: set[str]) -> None:
+    """Add one batch to ``sums`` (float tensor -> [sum(f^2), sum((f - q)^2)], float64); a tensor whose
+    shapes differ goes to ``bad``. Each tapped array is dropped from ``f_out`` / ``q_out`` once its last
+    reader is done, so the float64 copies never pile up beside every tap of the batch."""
+    readers = {q: 0 for q in q_out}
+    for q in pairs.values():
+        readers[q] += 1
+    for f in list(f_out):
+        q = pairs[f]
+        a = np.asarray(f_out.pop(f), np.float64)
+        b = deq[f](q_out[q])
+        readers[q] -= 1
+        if not readers[q]:
+            del q_out[q]
+        if a.shape != np.shape(b):
+            bad.add(f)
+            continue
+        sums[f][0] += float(np.sum(a * a))
+        sums[f][1] += float(np.sum((a - b) ** 2))
+
+
+def _tap_session(proto: onnx.ModelProto, names: list[str], *, optimize: bool = True):
+    """A CPU onnxruntime session of ``proto`` that also outputs the tensors ``names``.
+
+    ``proto`` is neither modified nor copied: the extra outputs are a small serialised ModelProto
+    appended to its graph's bytes (protobuf merges concatenated messages) and large weights are
+    handed over in place (:func:`workbench.core.io.ort_session.proto_session`). ``optimize=False`` runs
+    the graph as written (ORT_DISABLE_ALL). MX weights are made runnable first
+    (:func:`workbench.core.runtime.mx_simulation.simulation_proto`).
+
+    Raises
+    ------
+    ModelError
+        onnxruntime refuses the model (its reason in the message).
+    """
+    import onnxruntime as ort
+
+    proto = simulation_proto(proto)
+    extra = onnx.ModelProto()
+    extra.graph.output.extend(output_infos(proto, names))
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    if not optimize:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    try:
+        return proto_session(proto, so, extra.SerializeToString())
+    except ModelError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
+        raise ModelError(f"onnxruntime cannot load the model: {exc}",
+                         hint="Check the model with `workbench-cli inspect`.") from None
 
 
 def _run(sess, names: list[str], feed: dict, which: str) -> list:
@@ -181,7 +234,8 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
         raise ModelError(f"{float_label} and {quant_label} do not correspond: none of the "
                          f"{len(reference.graph.node)} float nodes matches a node of the quantized file.", hint=hint)
     if data is not None:
-        measure_diff(float_model, quant_proto, diff, data, samples=samples, progress=progress, cancel=cancel)
+        measure_diff(float_model, quant_proto, diff, data, samples=samples, progress=progress, cancel=cancel,
+                     reference=reference)
     return diff
 
 
