@@ -49,7 +49,7 @@ def test_bar_labels_keep_what_tells_them_apart(qtbot):
         layer = node.split("/")[3]
         assert layer in text and text.endswith(f"({node.rsplit('/', 1)[1].split('_')[0]})"), (node, text)
     metrics = QFontMetrics(view.bars_plot.font())
-    assert all(metrics.horizontalAdvance(t) <= 190 - 12 for t in texts)
+    assert all(metrics.horizontalAdvance(t) <= view.bars_plot.getAxis("left").width() - 12 for t in texts)
 
 
 @pytest.mark.parametrize("width", [560, 420])

@@ -19,7 +19,7 @@ import statistics
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
@@ -27,7 +27,7 @@ from workbench.core.api import QParams, clip_range, grid_levels
 from workbench.core.wording import count
 from workbench.qt.canvas.colors import ERROR_STOPS, error_color
 from workbench.qt.dialogs import guarded
-from workbench.qt.elide import distinct_elide, shared_start
+from workbench.qt.elide import distinct_labels
 from workbench.qt.theme import colors_for, shown_theme
 
 #: The summary of a float model before its first calibration.
@@ -37,10 +37,18 @@ STALE = "Out of date: measured with an earlier recipe or other calibration data;
 
 #: Bars for units with SQNR +inf (bit-exact) are drawn at this many dB.
 INF_SQNR_DB = 100.0
-#: Width of the bar labels' axis, pixels: longer labels are elided in the middle (the full one is
-#: the bar's tooltip); at most MAX_ROWS_SHOWN bars show at once, fewer when the plot is too low
-#: for their labels not to overlap (the wheel scrolls the rest).
+#: Width of the bar labels' axis, pixels, at least: it grows with the labels up to LABEL_AXIS_SHARE of
+#: the bars' plot and LABEL_AXIS_MAX pixels; longer labels are shortened keeping what tells them apart
+#: (:func:`workbench.qt.elide.distinct_labels`; the full one is the bar's tooltip). At most
+#: MAX_ROWS_SHOWN bars show at once, fewer when the plot is too low for their labels not to overlap (the
+#: wheel scrolls the rest).
 LABEL_AXIS_WIDTH = 190
+LABEL_AXIS_MAX = 420
+LABEL_AXIS_SHARE = 0.45
+#: the tick and its gap beside a label, pixels
+LABEL_PAD = 12
+#: the labels are shortened again this many milliseconds after the plot's last resize
+RELABEL_MS = 80
 MAX_ROWS_SHOWN = 25
 #: SQNR tick steps (dB) the bars' axis may use: the smallest whose labels stay apart
 TICK_STEPS = (1.0, 2.0, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0, 200.0)
@@ -136,6 +144,11 @@ class ErrorView(QWidget):
         self.bars_plot.showGrid(x=True, y=False, alpha=0.3)
         self.bars_plot.getAxis("left").setWidth(LABEL_AXIS_WIDTH)
         self.bars_plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._show_rows())
+        self._labelled_at = 0  # the labels' axis width the labels were shortened to
+        # the plot's width sets the labels' (:meth:`label_width`): shortened again once a resize settles
+        self._relabel = QTimer(self, singleShot=True, interval=RELABEL_MS)
+        self._relabel.timeout.connect(self._label_again)
+        self.bars_plot.installEventFilter(self)
         self.hist_plot = pg.PlotWidget()
         self.hist: dict | None = None  #: the histogram drawn (:meth:`set_histogram`), None when cleared
         self.hist_plot.setLabel("bottom", "value")
@@ -213,18 +226,47 @@ class ErrorView(QWidget):
             self._bars.setOpts(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
             self._bars.setVisible(True)
         self.bars_plot.setXRange(0.0, max(max(values), 1.0), padding=0.03)
-        axis = self.bars_plot.getAxis("left")
-        metrics = QFontMetrics(axis.style.get("tickFont") or self.bars_plot.font())
-        room = LABEL_AXIS_WIDTH - 12  # the tick and its gap
-        # the scope all names share goes first, then the middle of the rest: "...layer.3/att...dense/Add (Add)"
-        start = shared_start([r.node for r in self.rows])
-        ticks = [(float(i), distinct_elide(self.bar_label(i), start, metrics, room)) for i in range(len(self.rows))]
-        axis.setTicks([ticks])
+        self._label_bars()
         self._show_rows()
         self._write_summary()
 
+    def _label_metrics(self) -> QFontMetrics:
+        axis = self.bars_plot.getAxis("left")
+        return QFontMetrics(axis.style.get("tickFont") or self.bars_plot.font())
+
+    def label_width(self) -> int:
+        """Width of the bar labels' axis, pixels: the widest full label and its tick, between
+        :data:`LABEL_AXIS_WIDTH` and :data:`LABEL_AXIS_SHARE` of the bars' plot (at most :data:`LABEL_AXIS_MAX`)."""
+        metrics = self._label_metrics()
+        widest = max((metrics.horizontalAdvance(self.bar_label(i)) for i in range(len(self.rows))), default=0)
+        cap = max(LABEL_AXIS_WIDTH, min(LABEL_AXIS_MAX, int(self.bars_plot.width() * LABEL_AXIS_SHARE)))
+        return max(LABEL_AXIS_WIDTH, min(cap, widest + LABEL_PAD))
+
+    def _label_bars(self) -> None:
+        """The labels' axis as wide as :meth:`label_width`, each label shortened to it apart from the
+        others ("…layer.3/attention/…/dense/Add (Add)" beside "…layer.4/...")."""
+        axis = self.bars_plot.getAxis("left")
+        width = self.label_width()
+        axis.setWidth(width)
+        self.bars_plot.getPlotItem().layout.activate()  # the axis and the bars take their widths now
+        texts = distinct_labels([r.node for r in self.rows], [r.op_type for r in self.rows], self._label_metrics(),
+                                width - LABEL_PAD)
+        axis.setTicks([[(float(i), text) for i, text in enumerate(texts)]])
+        self._labelled_at = width
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
+        """The bars' plot resized (the dock, the splitter, the histogram shown): its labels follow."""
+        if watched is self.bars_plot and event.type() == QEvent.Type.Resize and self.rows:
+            self._relabel.start()
+        return super().eventFilter(watched, event)
+
+    @guarded
+    def _label_again(self) -> None:
+        if self.rows and self.label_width() != self._labelled_at:
+            self._label_bars()
+
     def bar_label(self, index: int) -> str:
-        """The full label of bar ``index``: node name and op type (the axis may show it elided)."""
+        """The full label of bar ``index``: node name and op type (the axis may show it shortened)."""
         row = self.rows[index]
         return f"{row.node} ({row.op_type})"
 
