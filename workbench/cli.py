@@ -1286,7 +1286,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--metric", default="top1", help="top1 | cosine | output_sqnr | detection_scores | FILE.py defining metric(outputs, batch)")
     target = s.add_mutually_exclusive_group()
     target.add_argument("--max-drop", type=_non_negative_float, help="allowed metric drop from the float model")
-    target.add_argument("--min-score", type=float, help="absolute target instead (e.g. SQNR dB)")
+    target.add_argument("--min-score", type=_finite_float, help="absolute target instead (e.g. SQNR dB)")
     s.add_argument("--promote-to", default="int16,float",
                    help="levels a unit may climb, cheapest first: int16 / uint16 activations (a16w8) and/or float "
                         "(excluded); default int16,float")
@@ -1328,7 +1328,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--preset", help="preset whose bits to count (default cpu-u8s8)")
     g.add_argument("--recipe", help="recipe JSON file")
     s.add_argument("--exclude", action="append", metavar="GLOB", help="count matching nodes as float")
-    s.add_argument("--batch", type=int, default=1, help="value of symbolic dimensions of inputs neither --data "
+    s.add_argument("--batch", type=_positive_int, default=1, help="value of symbolic dimensions of inputs neither --data "
                                                            "nor --input-shape gives (default 1)")
     s.add_argument("--data", help="count at the input shapes of this data's first sample (e.g. calib.npz); "
                                   "--batch then applies to inputs the data does not feed")
@@ -1371,7 +1371,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-latency-check", action="store_true",
                    help="--colour sqnr: measure every unit the recipe quantizes (default: the model quantize "
                         "writes, with the units its latency check keeps float)")
-    s.add_argument("--expand", type=int, metavar="DEPTH",
+    s.add_argument("--expand", type=_count_arg, metavar="DEPTH",
                    help="open groups down to DEPTH (0: all collapsed; default: the app's automatic depth)")
     s.add_argument("--max-side", type=_positive_int, default=2400, help="longest picture side in pixels")
     s.add_argument("--compare", metavar="QUANTIZED",
@@ -1414,6 +1414,17 @@ def _non_negative_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not value >= 0:  # NaN too
         raise argparse.ArgumentTypeError(f"{text}: give 0 or more (the drop from the float model's metric)")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    """argparse type: a finite number (a metric target; NaN or inf would never be met, or always)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text}: give a finite number (the metric value to reach)")
     return value
 
 
