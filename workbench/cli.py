@@ -266,6 +266,28 @@ def _refuse_qdq_only(args, model, recipe, prefix: str = "") -> None:
                                    "dtype to one QDQ holds (int8, uint8, int4, uint4, int16, uint16).")
 
 
+def _replay(args, progress, **kwargs) -> tuple:
+    """:func:`workbench.core.api.replay_project` of ``args.model``. A project with neither calibration data nor a
+    calibration cache (saved before data was chosen) whose recipe needs calibrating is refused naming the field
+    to add: the calibration step's own error asks for ``--data``, which a replay does not take.
+
+    Raises
+    ------
+    WorkbenchError
+        As the replay raises them; the one above names the project and its missing ``data`` field.
+    """
+    try:
+        return api.replay_project(args.model, progress=progress, allow_code=args.allow_code, **kwargs)
+    except WorkbenchError as exc:
+        project = api.load_project(args.model, check_model=False)
+        if "needs calibration data" not in exc.message or project.data is not None or project.calibration:
+            raise
+    raise WorkbenchError(f"{args.model}: the project names no calibration data and holds no calibration cache, so "
+                         f"its recipe (preset {project.recipe.preset}) cannot be calibrated on replay.",
+                         hint='Add "data": {"path": "calib.npz"} to the project file (a path relative to it), or open '
+                              "it in Workbench, pick the data in the Calibration panel and save it.")
+
+
 def _refuse_project_qdq_only(args) -> None:
     """:func:`_refuse_qdq_only` for a replayed project (its recipe, on its model), before the replay runs."""
     if args.format != "qdq":
@@ -290,15 +312,14 @@ def cmd_quantize(args) -> int:
     try:
         if args.retarget_model and str(args.model).endswith(".wbproj") and api.is_project_model(
                 args.model, args.retarget_model):  # the same model file elsewhere: the project moved
-            model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code,
-                                               model_path=args.retarget_model)
+            model, result = _replay(args, progress, model_path=args.retarget_model)
             args.retarget_model = None
         elif args.retarget_model:
             model, result = _retarget(args, progress)
         elif str(args.model).endswith(".wbproj"):
             _refuse_replay_options(args)
             _refuse_project_qdq_only(args)
-            model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
+            model, result = _replay(args, progress)
         else:
             if args.shards and not args.executor:
                 raise ExportError(f"--shards {args.shards}: calibration shards run through an executor.",
@@ -582,7 +603,7 @@ def _job_model(args, progress, check=None) -> tuple:
     """
     if str(args.model).endswith(".wbproj"):
         _refuse_replay_options(args, with_data=False)
-        model, result = api.replay_project(args.model, progress=progress, allow_code=args.allow_code)
+        model, result = _replay(args, progress)
         eval_data = args.eval or args.data or api.load_project(args.model).data_spec(args.model,
                                                                                      allow_code=args.allow_code)
         return model, result, eval_data, ""
