@@ -1469,6 +1469,31 @@ def _warn_suffixes(args) -> None:
                   f"named; other tools may not open it)", file=sys.stderr)
 
 
+#: ``dest`` of every argument that names a file or folder -> how the command line spells it (positionals
+#: in capitals; ``output`` is positional for ``convert`` only)
+_PATH_ARGS = {"model": "MODEL", "quantized": "QUANTIZED", "input": "INPUT", "output": "--output", "data": "--data",
+              "eval": "--eval", "recipe": "--recipe", "retarget_model": "--model",
+              "compare": "--compare", "curve_in": "--curve-json", "sweep_in": "--sweep-json",
+              "save_project": "--save-project", "json": "--json", "curve_json": "--curve-json",
+              "recipe_out": "--recipe-out", "node_data": "--node-data"}
+
+
+def _refuse_empty_paths(args) -> None:
+    """Refuse a path given as an empty string (``--data "$CALIB"`` with the variable unset): it would be read
+    as the current folder (every .npz in it calibrating) or written as one.
+
+    Raises
+    ------
+    WorkbenchError
+        Naming the argument.
+    """
+    for dest, flag in _PATH_ARGS.items():
+        if getattr(args, dest, None) == "":
+            flag = "OUTPUT" if dest == "output" and args.command == "convert" else flag
+            raise WorkbenchError(f"{flag} is an empty path (an unset shell variable?).",
+                                 hint=f"Give {flag} the path of a file.")
+
+
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
@@ -1576,6 +1601,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2  # a command is needed: scripts see the failure
     handler = _log_handler(logging.INFO if args.verbose else logging.WARNING)
     try:
+        _refuse_empty_paths(args)
         _preflight_outputs(args)
         _warn_suffixes(args)
         if getattr(args, "executor", None):
