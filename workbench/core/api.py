@@ -262,7 +262,7 @@ def load_recipe(path: str | Path) -> Recipe:
     project file, invalid JSON or fields)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte order mark (Windows editors) is not JSON
     except OSError as exc:
         raise RecipeError(f"{path}: cannot read recipe ({exc.strerror}).", hint="Check the path.") from None
     except UnicodeDecodeError as exc:

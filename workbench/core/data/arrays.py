@@ -72,6 +72,8 @@ def read_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
                     shape, _, dtype = reader(f)
                 out[info.filename[:-4]] = (tuple(shape), np.dtype(dtype))
         return out
+    except PermissionError as exc:  # the file is fine: the user may not read it
+        raise DataError(f"{path}: cannot be read ({exc.strerror}).", hint="Check the file permissions.") from None
     except _READ_ERRORS as exc:
         raise DataError(f"{path}: not a readable .npz/.npy file ({one_line(exc)}).",
                         hint="Save the data with numpy.savez / numpy.save (no pickled objects).") from None

@@ -274,6 +274,8 @@ def read_qonnx(path: str | Path) -> onnx.ModelProto:
         raise ModelError(f"{path}: no such file.", hint="Check the path.") from None
     except IsADirectoryError:
         raise ModelError(f"{path}: is a folder, not a model file.", hint="Pass the path of an .onnx file.") from None
+    except PermissionError as exc:
+        raise ModelError(f"{path}: cannot be read ({exc.strerror}).", hint="Check the file permissions.") from None
     except Exception as exc:  # noqa: BLE001 - protobuf raises several types
         if path.is_file() and path.stat().st_size < 1 << 28:
             refuse_other_format(path, path.read_bytes())  # a project, a zip archive: say what it is
