@@ -48,3 +48,30 @@ def test_empty_path_refused(tmp_path, capsys, monkeypatch, argv, flag):
                                          "path of a file."]
     assert captured.out == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == before and list((tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["quantize", "m.onnx", "--data", "calib.npz", "--preset", "", "-o", "out/q.onnx"],
+                                  ["cost", "m.onnx", "--preset", ""]])
+def test_empty_preset_refused(tmp_path, capsys, monkeypatch, argv):
+    """``--preset ""`` quantized (or counted) with the default preset cpu-u8s8 without a word."""
+    _files(tmp_path)
+    (tmp_path / "out").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == ["error: unknown preset ''. Use one of: cpu-u8s8, s8s8, a16w8, w4-block, "
+                                         "fp8-e4m3, dynamic-u8."]
+    assert captured.out == "" and list((tmp_path / "out").iterdir()) == []
+
+
+def test_empty_preset_beside_a_project_refused(tmp_path, capsys, monkeypatch):
+    """A replayed project brings its recipe: ``--preset ""`` beside it was ignored, as any --preset is refused."""
+    _files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["quantize", "m.onnx", "--data", "calib.npz", "--no-auto", "--no-latency-check", "-o", "first.onnx",
+                 "--save-project", "p.wbproj"]) == 0
+    capsys.readouterr()
+    assert main(["quantize", "p.wbproj", "--preset", "", "-o", "second.onnx"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("error: p.wbproj: --preset does not apply to a replayed project")
+    assert not (tmp_path / "second.onnx").exists()

@@ -93,7 +93,7 @@ def _recipe_from_args(args):
     if getattr(args, "recipe", None):
         recipe = api.load_recipe(args.recipe)
     else:
-        recipe = api.make_recipe(args.preset or "cpu-u8s8")
+        recipe = api.make_recipe("cpu-u8s8" if args.preset is None else args.preset)  # "" (an unset variable): refused
     if getattr(args, "exclude", None):
         recipe = recipe.model_copy(update={"exclude": list(recipe.exclude) + list(args.exclude)})
     return recipe
@@ -565,7 +565,7 @@ def _refuse_replay_options(args, with_data: bool = True) -> None:
     options = [("--preset", args.preset), ("--recipe", args.recipe), ("--exclude", args.exclude)]
     if with_data:
         options += [("--data", args.data), ("--samples", args.samples)]
-    given = [flag for flag, value in options if value]
+    given = [flag for flag, value in options if value is not None]  # --preset "" too
     if given:
         brings = "recipe, data and sample count" if with_data else "recipe"
         retarget = " (--model NEW.onnx with --data applies the project's recipe to a new model)" if with_data else ""
