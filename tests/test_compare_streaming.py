@@ -103,3 +103,16 @@ def test_float_file_read_once(digits, monkeypatch):
     monkeypatch.setattr(onnx, "load", counting)
     api.compare_models(float_model, quant_proto, str(data))
     assert reads.count(str(model)) == 1
+
+
+def test_printed_split_equals_noise_split_of_the_file(digits, capsys):
+    """compare measures the weights vs activations split on the quantized graph it prepared (the opened file is
+    dropped once that copy exists): the printed figures are those of the file as loaded."""
+    model, quant, data = digits
+    split = api.noise_split(api.open_model(str(model)), onnx.load(str(quant)), str(data))
+    capsys.readouterr()
+    assert main(["compare", str(model), str(quant), "--data", str(data)]) == 0
+    line = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("weights vs activations")]
+    assert len(line) == 1
+    assert (f"only the weights quantized {split.weights_db:.2f} dB, only the activations {split.activations_db:.2f} dB "
+            f"(both {split.all_db:.2f} dB)") in line[0]

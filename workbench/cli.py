@@ -486,13 +486,15 @@ def cmd_compare(args) -> int:
     if model.quantized:
         raise WorkbenchError(f"{args.model} is already quantized; compare needs the float model first.",
                              hint="workbench-cli compare FLOAT.onnx QUANTIZED.onnx")
-    quant = api.open_model(args.quantized)
-    form = _split_form(quant.proto) if args.data and args.split_samples != 0 else None
     progress = TerminalProgress()
     try:
-        diff = api.compare_models(model, quant.proto, args.data, samples=args.samples, progress=progress,
-                                  quant_label=str(args.quantized))
-        split = api.noise_split(model, quant.proto, args.data, samples=args.samples, **_split_cap(args),
+        # the opened file (the loader's one-line refusals: a folder, a project, ...) is held by compare_models alone,
+        # which drops it for its prepared copy (diff.quant_proto, which the split reads): one copy of the quantized
+        # weights beside the two sessions, not two
+        diff = api.compare_models(model, api.open_model(args.quantized).proto, args.data, samples=args.samples,
+                                  progress=progress, quant_label=str(args.quantized))
+        form = _split_form(diff.quant_proto) if args.data and args.split_samples != 0 else None
+        split = api.noise_split(model, diff.quant_proto, args.data, samples=args.samples, **_split_cap(args),
                                 quant_label=str(args.quantized)) if form in ("static", "weight-only") else None
     finally:
         progress.close()
