@@ -1594,6 +1594,13 @@ def _log_handler(level: int) -> logging.Handler:
     return handler
 
 
+def _user_code(args) -> str:
+    """The Python files of the command (a --data / --eval reader, a --metric file), for an error about them."""
+    files = [v for v in (getattr(args, n, None) for n in ("data", "eval", "metric"))
+             if isinstance(v, str) and v.lower().endswith(".py")]
+    return ", ".join(dict.fromkeys(files)) or "Python code loaded with --allow-code"
+
+
 def main(argv: list[str] | None = None) -> int:
     _quiet_blas()
     parser = build_parser()
@@ -1615,6 +1622,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted.", file=sys.stderr)
         return 130
+    except SystemExit as exc:  # argparse exits before the try: this is the user's code (--allow-code) exiting
+        print(f"error: {_user_code(args)} called sys.exit({exc.code!r}) while Workbench ran it. Return or raise "
+              "there instead of exiting (an argparse call at import time exits too).", file=sys.stderr)
+        return 2
     finally:
         logging.getLogger().removeHandler(handler)
 
