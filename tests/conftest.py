@@ -22,7 +22,7 @@ CASES = SHARED / "cases"
 EXAMPLE = ROOT / "resources" / "example"
 REQUIRE = os.environ.get("WORKBENCH_REQUIRE_CORPUS", "") not in ("", "0")
 #: Skip reasons that stay skips under WORKBENCH_REQUIRE_CORPUS (the machine, not the checkout).
-ALLOWED_SKIPS = ("not enough free disk space", "desktop-file-utils not installed")
+ALLOWED_SKIPS = ("not enough free disk space",)
 
 
 def _missing(what: str, path: Path):

@@ -56,7 +56,7 @@ def test_desktop_entry_has_required_keys():
     assert set(filter(None, mime_types.split(";"))) == set(MIME_GLOBS)
 
 
-@pytest.mark.skipif(shutil.which("desktop-file-validate") is None, reason="desktop-file-utils not installed")
+@pytest.mark.skipif(shutil.which("desktop-file-validate") is None, reason="desktop-file-validate not found: apt-get install desktop-file-utils")
 def test_desktop_entry_validates():
     proc = subprocess.run(["desktop-file-validate", str(RES / "workbench.desktop")],
                           capture_output=True, text=True, check=False)
