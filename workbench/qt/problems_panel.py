@@ -66,6 +66,9 @@ class ProblemsPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
+        # each row as tall as its wrapped message at the Message column's width as it is when shown: rows
+        # measured once, while the tab is hidden (the column still narrow), filled the whole table
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         lay = QVBoxLayout(self)
         lay.addWidget(self.summary)
         lay.addWidget(self.table, 1)
@@ -87,7 +90,6 @@ class ProblemsPanel(QWidget):
                 if col == 0 and _COLOURS.get(issue.severity):
                     item.setForeground(QColor(_COLOURS[issue.severity]))
                 self.table.setItem(row, col, item)
-        self.table.resizeRowsToContents()
         errors = sum(1 for _s, i in self.problems if i.severity == Severity.ERROR)
         if self.doc.model is None:
             self.summary.setText("No model open.")
