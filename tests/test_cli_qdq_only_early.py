@@ -69,3 +69,20 @@ def test_project_replay_qdq_refused_before_replaying(tmp_path, capsys, monkeypat
     code = main(["quantize", str(project), "--format", "qdq", "-o", str(tmp_path / "q.onnx")])
     _check_refusal(capsys, code, f"{project} sets them in recipe.rules[0].activation.dtype")
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_autotune_refused_before_calibrating(tmp_path, capsys, monkeypatch):
+    """autotune writes QDQ only: it ran the whole tuning, then refused with "Export with --format qonnx", an
+    option autotune does not have."""
+    model = _model(tmp_path)
+    rng = np.random.default_rng(1)
+    np.savez(tmp_path / "eval.npz", x=rng.random((8, 1, 3, 8, 8)).astype(np.float32), gt_label=np.zeros((8, 1)))
+    monkeypatch.setattr(api, "autotune", lambda *_a, **_k: (_ for _ in ()).throw(AssertionError("tuned first")))
+    recipe = tmp_path / "r.json"
+    code = main(["autotune", str(model), "--data", str(tmp_path / "calib.npz"), "--eval", str(tmp_path / "eval.npz"),
+                 "--max-drop", "0.01", "--recipe", str(recipe), "-o", str(tmp_path / "a.onnx")])
+    _check_refusal(capsys, code, f"{recipe} sets them in rules[0].activation.dtype: autotune writes QDQ files only: "
+                                 "change that dtype to one QDQ holds (int8, uint8, int4, uint4, int16, uint16), or "
+                                 f"quantize without tuning (workbench-cli quantize {model} --recipe {recipe} "
+                                 "--format qonnx).")
+    assert not (tmp_path / "a.onnx").exists()

@@ -256,14 +256,19 @@ def _refuse_qdq_only(args, model, recipe, prefix: str = "") -> None:
     ExportError
         From :func:`workbench.core.api.refuse_qdq_only`, its hint naming the fields and what to do.
     """
-    if args.format != "qdq" or recipe.target != "qonnx":
+    if getattr(args, "format", "qdq") != "qdq" or recipe.target != "qonnx":  # autotune writes QDQ only
         return
     plan = api.plan(model, recipe)
     fields = [prefix + f for f in _qdq_only_fields(recipe, plan)]
     source = getattr(args, "recipe", None) or args.model
     where = f"{source} sets them in {', '.join(fields[:4])}{' ...' if len(fields) > 4 else ''}: " if fields else ""
-    api.refuse_qdq_only(plan, hint=f"{where}export with --format qonnx, or change {'that' if fields else 'the'} "
-                                   "dtype to one QDQ holds (int8, uint8, int4, uint4, int16, uint16).")
+    dtype = f"change {'that' if fields else 'the'} dtype to one QDQ holds (int8, uint8, int4, uint4, int16, uint16)"
+    if args.command == "autotune":
+        hint = (f"{where}autotune writes QDQ files only: {dtype}, or quantize without tuning "
+                f"(workbench-cli quantize {args.model} --recipe {source} --format qonnx).")
+    else:
+        hint = f"{where}export with --format qonnx, or {dtype}."
+    api.refuse_qdq_only(plan, hint=hint)
 
 
 def _replay(args, progress, **kwargs) -> tuple:
@@ -826,6 +831,7 @@ def cmd_autotune(args) -> int:
     if args.metric in api.METRICS or args.metric == "sqnr":
         _check_labels_early(model, args.metric, _data_arg(args, args.eval))
     recipe = _recipe_from_args(args)
+    _refuse_qdq_only(args, model, recipe)  # the tuned model is written as QDQ: refused before any calibration
     progress = TerminalProgress()
     try:
         res = api.autotune(model, recipe, data=_data_arg(args, args.data), eval_data=_data_arg(args, args.eval), metric=args.metric,
