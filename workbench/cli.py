@@ -1600,6 +1600,23 @@ def _log_handler(level: int) -> logging.Handler:
     return handler
 
 
+def _silence_closed_pipes() -> None:
+    """Point stdout (and stderr, when it is the closed pipe too) at the null device, so that the flush at
+    interpreter exit does not fail again on the pipe whose reader is gone."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            try:
+                os.dup2(devnull, stream.fileno())
+            except (OSError, ValueError):  # not a file descriptor (a captured stream)
+                pass
+        except (OSError, ValueError):
+            pass
+    os.close(devnull)
+
+
 def _user_code(args) -> str:
     """The Python files of the command (a --data / --eval reader, a --metric file), for an error about them."""
     files = [v for v in (getattr(args, n, None) for n in ("data", "eval", "metric"))
@@ -1628,6 +1645,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted.", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # stdout piped into a reader that stopped (`inspect MODEL | head`): end quietly
+        _silence_closed_pipes()
+        return 141  # 128 + SIGPIPE, as a shell tool killed by the signal
     except SystemExit as exc:  # argparse exits before the try: this is the user's code (--allow-code) exiting
         print(f"error: {_user_code(args)} called sys.exit({exc.code!r}) while Workbench ran it. Return or raise "
               "there instead of exiting (an argparse call at import time exits too).", file=sys.stderr)
