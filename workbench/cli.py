@@ -282,7 +282,11 @@ def _replay(args, progress, **kwargs) -> tuple:
         As the replay raises them; the one above names the project and its missing ``data`` field.
     """
     try:
-        return api.replay_project(args.model, progress=progress, allow_code=args.allow_code, **kwargs)
+        replayed = api.replay_project(args.model, progress=progress, allow_code=args.allow_code, **kwargs)
+        notes = api.load_project(args.model, check_model=False).path_notes  # files found at their absolute path
+        for note in notes if not kwargs.get("model_path") else [n for n in notes if "model.path" not in n]:
+            print(f"note: {note}", file=sys.stderr)
+        return replayed
     except WorkbenchError as exc:
         project = api.load_project(args.model, check_model=False)
         if "needs calibration data" not in exc.message or project.data is not None or project.calibration:
@@ -1648,6 +1652,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # stdout piped into a reader that stopped (`inspect MODEL | head`): end quietly
         _silence_closed_pipes()
         return 141  # 128 + SIGPIPE, as a shell tool killed by the signal
+    except OSError as exc:  # a path the system refuses (a name too long, a loop of links): one line, not a traceback
+        print(f"error: {exc.filename or 'a file'}: {exc.strerror or exc}. Check the path.", file=sys.stderr)
+        return 2
     except SystemExit as exc:  # argparse exits before the try: this is the user's code (--allow-code) exiting
         print(f"error: {_user_code(args)} called sys.exit({exc.code!r}) while Workbench ran it. Return or raise "
               "there instead of exiting (an argparse call at import time exits too).", file=sys.stderr)
