@@ -51,7 +51,7 @@ from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, gu
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
 from workbench.qt.error_view import INF_SQNR_DB
-from workbench.qt.eta import ProgressClock
+from workbench.qt.eta import OVERALL_STEPS, ProgressClock
 from workbench.qt.eval_settings import NO_METRIC
 from workbench.qt.evaluation import KINDS as EVALUATION_KINDS
 from workbench.qt.evaluation import EvaluationController
@@ -1027,16 +1027,20 @@ class MainWindow(QMainWindow):
 
     def _on_run_progress(self, done: int, total: int, message: str) -> None:
         self._run_phase = phase_of(message) or getattr(self, "_run_phase", "")  # words a cancel
-        if total > 0:
+        overall = self.runs.overall  # the whole job across its phases (one bar, not one per phase)
+        if overall.known:
+            self.status_bar_progress.setRange(0, OVERALL_STEPS)
+            self.status_bar_progress.setValue(round(overall.fraction * OVERALL_STEPS))
+        elif total > 0:
             self.status_bar_progress.setRange(0, total)
             self.status_bar_progress.setValue(min(done, total))
         else:
             self.status_bar_progress.setRange(0, 0)
         if self.runs.kind == "calibrate":
-            self.calibration.show_progress(done, total, message)
-            self.set_status(self.calibration.status.text())  # with the phase's ETA
+            self.calibration.show_progress(done, total, message, overall)
+            self.set_status(self.calibration.status.text())  # with the job's ETA
         else:
-            self.set_status(self._job_clock.text(done, total, message))
+            self.set_status(self._job_clock.text(done, total, message, overall))
 
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":

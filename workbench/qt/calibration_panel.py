@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 from workbench.core import api
 from workbench.core.errors import DataError
 from workbench.qt.dialogs import guarded
-from workbench.qt.eta import ProgressClock
+from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock
 from workbench.qt.runs import ANALYSIS_SAMPLES
 
 KINDS = {"file": "Array file (.npz / .npy)", "folder": "Folder of .npz / .npy", "images": "Image folder",
@@ -377,11 +377,16 @@ class CalibrationPanel(QWidget):
             self.progress.setValue(value)
             self.status.setText(text)
 
-    def show_progress(self, done: int, total: int, message: str) -> None:
-        """Update the bar and the text (:class:`workbench.qt.eta.ProgressClock`)."""
-        if total > 0:
+    def show_progress(self, done: int, total: int, message: str, overall: OverallProgress | None = None) -> None:
+        """Update the bar and the text (:class:`workbench.qt.eta.ProgressClock`): with ``overall`` (the job's
+        phases, :class:`workbench.qt.eta.OverallProgress`) the bar is the whole job in 1/1000 and the ETA the
+        whole job's; else the bar is this phase's ``done`` of ``total``."""
+        if overall is not None and overall.known:
+            self.progress.setRange(0, OVERALL_STEPS)
+            self.progress.setValue(round(overall.fraction * OVERALL_STEPS))
+        elif total > 0:
             self.progress.setRange(0, total)
             self.progress.setValue(min(done, total))
         else:  # a length the job cannot know: a busy bar, and the message says what it does
             self.progress.setRange(0, 0)
-        self.status.setText(self._clock.text(done, total, message))
+        self.status.setText(self._clock.text(done, total, message, overall))

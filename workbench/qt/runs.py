@@ -21,6 +21,7 @@ from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.jobs import QDQ_ONLY_HINT, refuse_output_onto_inputs
 from workbench.qt import settings
 from workbench.qt.commands import push_edit
+from workbench.qt.eta import OverallProgress, job_phases
 from workbench.qt.workers import Job, ProcessJob
 
 log = logging.getLogger(__name__)
@@ -133,6 +134,9 @@ class RunController(QObject):
         self.kind = ""
         self.hist_job: Job | None = None
         self._cancelling: Job | None = None  # the job asked to stop (its later progress is dropped)
+        #: the main job's progress across its phases (:attr:`OverallProgress.fraction`, 0..1), updated before
+        #: each ``progress`` signal: one bar for the whole job, not one per phase
+        self.overall = OverallProgress([])
         #: samples of the per-unit analysis after calibration (the first N rows of the data)
         self.analysis_samples = ANALYSIS_SAMPLES
         #: recipes (JSON) the recipe choice has settled for this model: the ones a choice ran on and the
@@ -168,7 +172,7 @@ class RunController(QObject):
         choose = not reuse and self.will_choose()
         payload = self.doc.payload(reuse=reuse, analysis_samples=self.analysis_samples, choose=choose)
         title = "Analysis" if reuse else "Recipe choice and calibration" if choose else "Calibration"
-        return self._start("calibrate", ProcessJob("calibrate", payload, title=title, parent=self))
+        return self._start("calibrate", ProcessJob("calibrate", payload, title=title, parent=self), choose=choose)
 
     def will_choose(self) -> bool:
         """Whether a calibration runs the recipe choice first: the Calibration panel's "Choose the recipe
@@ -261,7 +265,7 @@ class RunController(QObject):
                                    choose=choose, **shapes)
         title = f"{'Recipe choice and export' if choose else 'Export'} to {Path(path).name}"
         return self._start("export", ProcessJob("export", payload, title=title, parent=self),
-                           extra={"export_section": section, "shapes_note": note})
+                           extra={"export_section": section, "shapes_note": note}, choose=choose)
 
     def _project_name(self) -> str:
         return self.doc.project_path.name if self.doc.project_path is not None else "The project"
@@ -361,15 +365,18 @@ class RunController(QObject):
 
     def _forward_progress(self, job: Job, done: int, total: int, message: str) -> None:
         if job is not self._cancelling:
+            self.overall.update(done, total, message)
             self.progress.emit(done, total, message)
 
     def _static(self) -> bool:
         plan = self.doc.plan
         return plan is None or (plan.mode == "static" and bool(plan.activations))
 
-    def _start(self, kind: str, job: Job, extra: dict | None = None) -> Job:
-        """Run ``job`` as the main job of ``kind``; ``extra`` is added to its result when it succeeds."""
+    def _start(self, kind: str, job: Job, extra: dict | None = None, *, choose: bool = False) -> Job:
+        """Run ``job`` as the main job of ``kind``; ``extra`` is added to its result when it succeeds;
+        ``choose``: it runs the recipe choice first (a phase of :attr:`overall`)."""
         self.job, self.kind = job, kind
+        self.overall = OverallProgress(job_phases(kind, choose=choose))
         job.progress.connect(lambda d, t, m: self._forward_progress(job, d, t, m))
         job.partial.connect(lambda data: self.partial.emit(kind, data))
         data = self.doc.rows  # what the job's payload holds

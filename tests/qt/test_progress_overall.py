@@ -1,0 +1,91 @@
+"""One progress bar across a job's phases: a calibration's bar never restarts at a phase (it read "Opening:
+model.onnx" at 100 %, then "Planning: resolving the recipe (0/1)" at 0 % with no ETA for minutes on
+minilm_l6_v2), the text names the running phase and, from the second phase on, gives the whole job's ETA."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from test_app_flow import run_job
+
+from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock, job_phases
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+
+#: the progress events of a calibration of minilm_l6_v2 with the recipe choice (64 rows; one of each run of
+#: repeated counts kept)
+MINILM = [(0, 1, "Opening: model.onnx"), (1, 1, "Opening: model.onnx"),
+          (0, 64, "Choosing the recipe: Calibrating 169 tensors"), (32, 64, "Choosing the recipe: Calibrating 169 tensors"),
+          (64, 64, "Choosing the recipe: Calibrating 169 tensors"), (0, 3, "Choosing the recipe: preset"),
+          (1, 3, "Choosing the recipe: mse"), (2, 3, "Choosing the recipe: compute+mse"), (3, 3, "Choosing the recipe"),
+          (0, 12, "Choosing 16-bit units: 12 units from /bert/encoder/layer.0/attention/self/query/MatMul"),
+          (3, 12, "Choosing 16-bit units: 12 units from /bert/encoder/layer.4/attention/self/MatMul_1"),
+          (12, 12, "Choosing 16-bit units: done after 4 of up to 12 scores"),
+          (0, 1, "Planning: resolving the recipe"), (1, 1, "Planning: resolving the recipe"),
+          (0, 64, "Calibrating: Calibrating 6 tensors"), (64, 64, "Calibrating: Calibrating 6 tensors"),
+          (0, 1, "Quantizing: planning and writing the quantized model"),
+          (1, 1, "Quantizing: planning and writing the quantized model"),
+          (0, 4, "Analysing: Measuring per-node error (building the float and quantized sessions)"),
+          (2, 4, "Analysing: Measuring per-node error"), (4, 4, "Analysing: Measuring per-node error"),
+          (0, 1, "Weights vs activations"), (1, 1, "Weights vs activations")]
+
+
+def test_the_fraction_of_a_minilm_calibration_only_grows_and_ends_at_one():
+    overall = OverallProgress(job_phases("calibrate", choose=True))
+    seen = [overall.update(*event) for event in MINILM]
+    assert seen == sorted(seen) and seen[0] == 0.0 and seen[-1] == 1.0
+    planning = seen[MINILM.index((0, 1, "Planning: resolving the recipe"))]
+    assert 0.3 < planning < 0.4  # the choice (a third of the job) is behind it: not 0 %
+    assert seen[MINILM.index((3, 3, "Choosing the recipe"))] > seen[MINILM.index((0, 3, "Choosing the recipe: preset"))]
+    analysing = [f for f, e in zip(seen, MINILM, strict=True) if e[2].startswith("Analysing")]
+    assert analysing[0] < analysing[1] < analysing[2]
+
+
+def test_a_skipped_or_earlier_phase_never_moves_the_bar_back():
+    overall = OverallProgress(job_phases("calibrate"))
+    overall.update(1, 1, "Opening: m.onnx")
+    overall.update(0, 1, "Quantizing: planning and writing the quantized model")  # nothing to calibrate
+    after = overall.fraction
+    assert after == (5 + 3 + 15 + 4) / 72
+    overall.update(0, 8, "Calibrating: Calibrating 6 tensors")  # an earlier phase
+    overall.update(3, 0, "Reading: samples.py")  # a phase the job's list does not name
+    assert overall.fraction == after
+
+
+def test_the_eta_is_of_the_whole_job_from_the_second_phase_on():
+    now = [100.0]
+    clock = ProgressClock(now=lambda: now[0])
+    overall = OverallProgress(job_phases("calibrate"))
+    overall.update(1, 1, "Opening: m.onnx")
+    now[0] = 105.0
+    assert clock.text(1, 1, "Opening: m.onnx", overall) == "Opening: m.onnx (1/1), 0:05 elapsed"
+    overall.update(0, 1, "Planning: resolving the recipe")  # 5 of 72 shares done in 5 s: 67 s left
+    assert clock.text(0, 1, "Planning: resolving the recipe", overall) == \
+        "Planning: resolving the recipe (0/1), ETA 1:07, 0:05 elapsed"
+
+
+def test_f5_on_the_example_fills_one_bar_across_its_phases(qtbot, window, open_file, tmp_path):
+    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    open_file(window, tmp_path / "digits_cnn.onnx")
+    window.calibration.samples.setValue(16)
+    window.calibration.analysis_samples.setValue(8)
+    seen = []  # (message, panel bar, panel max, status bar, status max, panel text) at each event
+
+    def record(done, total, message):
+        panel, bar = window.calibration.progress, window.status_bar_progress
+        seen.append((message, panel.value(), panel.maximum(), bar.value(), bar.maximum(),
+                     window.calibration.status.text()))
+
+    window.runs.progress.connect(record)
+    state, res = run_job(qtbot, window, window.act_calibrate.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    phases = [m.split(":")[0] for m, *_ in seen]
+    assert {"Opening", "Planning", "Analysing", "Weights vs activations"} <= set(phases), phases
+    assert all(s[2] == OVERALL_STEPS and s[4] == OVERALL_STEPS for s in seen)
+    panel_values = [s[1] for s in seen]
+    assert panel_values == sorted(panel_values) and panel_values[-1] == OVERALL_STEPS
+    assert [s[3] for s in seen] == panel_values  # the status bar's bar is the same
+    planning = [s for s in seen if s[0].startswith("Planning")][0]
+    assert planning[1] > 0 and ", ETA " in planning[5] and planning[5].startswith("Planning: resolving the recipe")
