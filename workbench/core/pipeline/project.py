@@ -4,6 +4,7 @@ Schema (``schema_version`` 1)::
 
     {"schema_version": 1, "tool_version": "0.1.0",
      "model": {"path": "model.onnx" (relative to the project file), "sha256": "..."},
+     "absolute_paths": {"model.path": "/abs/model.onnx", "data.path": ..., "evaluation.data": ...} | absent,
      "recipe": {...Recipe...}, "data": {...data source spec...} | null, "samples": 128 | null,
      "calibration": {...CalibrationResult.to_json()...} | null, "results": {...} | null,
      "allow_code": false, "export": {"format": "qonnx", "input_shapes": {...}} | null,
@@ -20,6 +21,13 @@ written) and ``evaluation`` (the app's Evaluate settings, its files relative to
 the project like the model and data; null: the app's defaults). Projects without the optional fields
 open as before.
 
+``absolute_paths`` holds, for each file field (``model.path``, ``data.path``, ``evaluation.data``,
+``evaluation.metric``), the file's absolute path when the project was saved. On load a field is resolved
+relative to the project first; when nothing is there, its absolute path is used (a project copied to another
+folder), and :attr:`Project.path_notes` says so. An entry whose path does not end with the field's own path
+(the field was edited by hand) is ignored. The model's sha256 is checked whichever path is used. Projects
+without the field (older ones) resolve relative to the project only.
+
 Never pickle; code (Python readers / metrics) runs only if ``allow_code`` is true in the file.
 Older schemas are migrated by :data:`MIGRATIONS`; newer ones are refused.
 """
@@ -31,7 +39,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, StrictInt, ValidationError
 from typing_extensions import TypedDict
 
 from workbench import __version__
@@ -90,6 +98,19 @@ class Project(BaseModel):
     #: None) and ``samples`` (None: all); None = the app's defaults (eval data found beside the model). A
     #: metric file runs only when the user ticks Allow code again. The CLI does not read it
     evaluation: dict[str, Any] | None = None
+    #: file field ("model.path", "data.path", "evaluation.data", "evaluation.metric") -> the file's absolute
+    #: path when saved: where a load looks when the path relative to the project finds nothing (a copied
+    #: project). Recomputed on each save; None in projects saved before it existed
+    absolute_paths: dict[str, str] | None = None
+    #: what the load resolved differently from the file (an absolute path used, a model located elsewhere)
+    _notes: list[str] = PrivateAttr(default_factory=list)
+    #: file field -> (the path written in the file, the absolute path the load put in its place)
+    _saved: dict[str, tuple[str, str]] = PrivateAttr(default_factory=dict)
+
+    @property
+    def path_notes(self) -> list[str]:
+        """One sentence per file field the load did not find beside the project: which path it used instead."""
+        return list(self._notes)
 
     def model_path(self, project_path: str | Path) -> Path:
         """Absolute, normalised path of the model (``..`` folded), resolved against the project file's folder."""
@@ -157,6 +178,80 @@ def data_runs_code(spec: dict) -> bool:
     ``allow_code`` matter for it."""
     return (spec.get("kind") == "python" or "allow_code" in spec
             or str(spec.get("path", "")).lower().endswith(".py"))
+
+
+#: the file fields of a project, each "section.key", in the order a load resolves them
+FILE_FIELDS = ("model.path", "data.path", "evaluation.data", "evaluation.metric")
+
+
+def _file_value(sections: dict, key: str) -> str | None:
+    """The path the file field ``key`` holds in ``sections`` (a project's JSON, or :func:`_sections`); None
+    when it names no file (no such section, not a string, a built-in metric's name)."""
+    section, name = key.split(".")
+    part = sections.get(section)
+    value = part.get(name) if isinstance(part, dict) else None
+    if not isinstance(value, str) or not value:
+        return None
+    return None if key == "evaluation.metric" and not value.lower().endswith(".py") else value
+
+
+def _sections(project: Project) -> dict:
+    return {"model": {"path": project.model.path}, "data": project.data, "evaluation": project.evaluation}
+
+
+def _set_file(project: Project, key: str, value: str) -> None:
+    if key == "model.path":
+        project.model.path = value
+    else:
+        section, name = key.split(".")
+        getattr(project, section)[name] = value
+
+
+def _saved_absolute(project: Project, key: str, saved: str) -> Path | None:
+    """The absolute path ``project`` recorded for the file field ``key`` whose path in the file is ``saved``;
+    None when there is none, or it does not end with ``saved``'s own folder and file names (``saved`` was
+    edited by hand since: the entry is about another file)."""
+    value = (project.absolute_paths or {}).get(key)
+    if not isinstance(value, str) or not Path(value).is_absolute() or Path(saved).is_absolute():
+        return None
+    absolute = Path(os.path.normpath(value))
+    tail = [part for part in Path(os.path.normpath(saved)).parts if part not in ("..", ".")]
+    return absolute if not tail or list(absolute.parts[-len(tail):]) == tail else None
+
+
+def file_candidates(project: Project, project_path: str | Path, key: str) -> list[Path]:
+    """Where the file of the field ``key`` (one of :data:`FILE_FIELDS`) of ``project`` (saved at
+    ``project_path``) may be, in the order they are tried: its path resolved against the project's folder,
+    then the absolute path saved in the project (when recorded and different). Absolute, normalised paths;
+    [] when the field names no file."""
+    value = _file_value(_sections(project), key)
+    if value is None:
+        return []
+    if key in project._saved and project._saved[key][1] == value:  # the load put the absolute path in
+        value = project._saved[key][0]
+    first = Path(os.path.normpath(Path(value) if Path(value).is_absolute()
+                                  else Path(project_path).resolve().parent / value))
+    absolute = _saved_absolute(project, key, value)
+    return [first] if absolute is None or absolute == first else [first, absolute]
+
+
+def _use_absolute(project: Project, key: str, tried: list[Path], why: str) -> None:
+    """Put ``tried[-1]`` (the saved absolute path) in the field ``key`` and note it (``why``: what was wrong
+    with ``tried[0]``)."""
+    value = _file_value(_sections(project), key)
+    _set_file(project, key, str(tried[-1]))
+    project._saved[key] = (project._saved.get(key, (value, ""))[0], str(tried[-1]))
+    project._notes.append(f"project field {key}: {tried[0]} (relative to the project) {why}; "
+                          f"used {tried[-1]}, the absolute path saved in the project.")
+
+
+def resolve_files(project: Project, project_path: str | Path) -> None:
+    """Point each file field of ``project`` whose path finds nothing relative to the project at the
+    absolute path saved for it, when that exists (:attr:`Project.path_notes` says which); others stay."""
+    for key in FILE_FIELDS:
+        tried = file_candidates(project, project_path, key)
+        if len(tried) == 2 and not tried[0].exists() and tried[1].exists():
+            _use_absolute(project, key, tried, "is not there")
 
 
 def new_project(model_path: str | Path, recipe: Recipe, *, data: dict | str | None = None,
@@ -246,10 +341,14 @@ def stage_project(project: Project, path: str | Path) -> StagedWrite:
 
 
 def project_bytes(project: Project, path: str | Path) -> bytes:
-    """The file content of ``project`` saved at ``path`` (model and data paths relative to it)."""
+    """The file content of ``project`` saved at ``path``: model, data and eval file paths relative to it, and
+    their absolute paths under ``absolute_paths``."""
     path = Path(path)
     base = path.resolve().parent
     doc = project.model_dump(mode="json")
+    absolute = {key: os.path.normpath(value if Path(value).is_absolute() else base / value)
+                for key in FILE_FIELDS if (value := _file_value(doc, key)) is not None}
+    doc["absolute_paths"] = absolute or None
     doc["model"]["path"] = _relative(project.model.path, base)
     if doc.get("data") and "path" in doc["data"]:
         doc["data"]["path"] = _relative(doc["data"]["path"], base)
@@ -260,14 +359,18 @@ def project_bytes(project: Project, path: str | Path) -> bytes:
     return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
-def load_project(path: str | Path, *, check_model: bool = True) -> Project:
-    """Read a project file, migrate old schemas and check the model file.
+def load_project(path: str | Path, *, check_model: bool = True, model_path: str | Path | None = None) -> Project:
+    """Read a project file, migrate old schemas, resolve its file paths and check the model file.
+
+    A file not found relative to the project is looked for at the absolute path saved with it
+    (:func:`resolve_files`; :attr:`Project.path_notes` says so). ``model_path``: the model chosen by the
+    user instead (it must have the recorded sha256; checked even when ``check_model`` is False).
 
     Raises
     ------
     ProjectError
         Unreadable or malformed JSON, a newer schema, a model file that moved or whose sha256
-        changed (the message names the file and says what to do).
+        changed (the message names the file, the field and the paths tried, and says what to do).
     """
     path = Path(path)
     try:
@@ -300,8 +403,9 @@ def load_project(path: str | Path, *, check_model: bool = True) -> Project:
         where = ".".join(str(p) for p in first["loc"])
         raise ProjectError(f"{path}: invalid project field {where}: {first['msg']}.",
                            hint="Fix the field or re-save the project from Workbench.") from None
-    if check_model:
-        check_project_model(project, path)
+    resolve_files(project, path)
+    if check_model or model_path is not None:
+        check_project_model(project, path, model_path)
     return project
 
 
@@ -320,20 +424,65 @@ def is_project_model(project_path: str | Path, model_path: str | Path) -> bool:
 def check_project_model(project: Project, path: str | Path, model_path: str | Path | None = None) -> Path:
     """The project's model path, after checking it exists and has the recorded sha256.
 
-    ``model_path``: a copy of the model elsewhere (the project was moved); it must have the recorded
-    sha256 and is then used instead of the project's own path.
+    The model is looked for relative to the project, then at the absolute path saved in it
+    (:func:`file_candidates`): the first with the recorded sha256 is used (put in ``project.model.path``,
+    with a note in :attr:`Project.path_notes` when it is not the first). ``model_path``: a copy of the model
+    elsewhere (the project was moved, or the user located it); it must have the recorded sha256 and is then
+    used instead of the project's own path.
+
+    Raises
+    ------
+    ProjectError
+        No model at any path tried (the message names the project, the field and the paths), or the file
+        found has another sha256 (a changed model, or another file of the same name).
     """
-    model_path = project.model_path(path) if model_path is None else Path(os.path.normpath(Path(model_path).resolve()))
-    if not model_path.is_file():
-        raise ProjectError(f"{path}: the model {model_path} was not found (moved or deleted).",
+    if model_path is not None:
+        return _check_chosen_model(project, path, Path(os.path.normpath(Path(model_path).resolve())))
+    tried = file_candidates(project, path, "model.path")
+    found = [p for p in tried if p.is_file()]
+    if not found:
+        where = (f"{tried[0]} was not found (moved or deleted)" if len(tried) == 1 else
+                 f"was not found (moved or deleted): tried {tried[0]} (relative to the project) and {tried[1]} "
+                 "(the absolute path saved in it)")
+        raise ProjectError(f"{path}: project field model.path: the model {where}.",
                            hint=f"Put the model back, or point the project at it: workbench-cli quantize {path} "
                                 "--model PATH -o OUT.onnx --save-project NEW.wbproj (analyze, sweep and report "
                                 "then take NEW.wbproj; File > Open model in the app).")
-    digest = sha256_file(model_path)
-    if digest != project.model.sha256:
-        raise ProjectError(f"{path}: the model {model_path} changed since the project was saved "
-                           f"(sha256 {digest[:12]}... != {project.model.sha256[:12]}...).",
+    digests = []
+    for candidate in found:
+        digests.append(sha256_file(candidate))
+        if digests[-1] == project.model.sha256:
+            if candidate != project.model_path(path):
+                _use_absolute(project, "model.path", tried, f"is another file (sha256 {digests[0][:12]}...)")
+            return candidate
+    if found[0] == tried[0]:
+        raise ProjectError(f"{path}: the model {found[0]} changed since the project was saved "
+                           f"(sha256 {digests[0][:12]}... != {project.model.sha256[:12]}...).",
                            hint="Restore the original model, or apply the project to the new model: "
                                 f"workbench-cli quantize {path} --model NEW.onnx -o OUT.onnx (File > Apply Project "
                                 "to Model... in the app).")
-    return model_path
+    raise ProjectError(f"{path}: project field model.path: nothing at {tried[0]} (relative to the project), and "
+                       f"{found[0]} (the absolute path saved in it) is another file (sha256 {digests[0][:12]}... != "
+                       f"{project.model.sha256[:12]}...).",
+                       hint=f"Put the project's model beside it as model.path says, or point the project at it: "
+                            f"workbench-cli quantize {path} --model PATH -o OUT.onnx --save-project NEW.wbproj "
+                            "(File > Apply Project to Model... in the app for another model).")
+
+
+def _check_chosen_model(project: Project, path: str | Path, chosen: Path) -> Path:
+    """:func:`check_project_model` of a model file given by the user: used when it has the recorded sha256."""
+    if not chosen.is_file():
+        raise ProjectError(f"{path}: the model {chosen} was not found (moved or deleted).",
+                           hint="Check the path of the model given for the project.")
+    digest = sha256_file(chosen)
+    if digest != project.model.sha256:
+        raise ProjectError(f"{path}: {chosen} is not the project's model (sha256 {digest[:12]}... != "
+                           f"{project.model.sha256[:12]}...).",
+                           hint="Choose the model the project was saved with, or apply the project to this model: "
+                                f"workbench-cli quantize {path} --model NEW.onnx -o OUT.onnx (File > Apply Project "
+                                "to Model... in the app).")
+    if chosen != project.model_path(path):
+        project._notes.append(f"project field model.path: used {chosen} (same sha256) instead of "
+                              f"{project.model_path(path)}; save the project to keep it.")
+        project.model.path = str(chosen)
+    return chosen

@@ -1,0 +1,150 @@
+"""A project copied to another folder finds its model and data at the absolute paths saved with it.
+
+The project stored only paths relative to itself: a copy in a folder of another depth looked for
+``../../m/model.onnx`` from there and stopped ("the model ... was not found"). Projects now save each
+file field's absolute path too (``absolute_paths``); a load tries the relative path first, then the
+absolute one (with a note), and checks the model's sha256 whichever it uses.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from workbench import cli
+from workbench.core import api
+from workbench.core.errors import ProjectError
+
+
+@pytest.fixture
+def job(corpus, tmp_path, capsys):
+    """A project saved in A/ naming a model and calib data in B/, its replay's bytes, and a copy in C/d/
+    (so its relative paths "../B/..." miss)."""
+    d = corpus / "digits_cnn"
+    for sub in ("A", "B", "C/d"):
+        (tmp_path / sub).mkdir(parents=True)
+    shutil.copy(d / "model_opset17.onnx", tmp_path / "B" / "model.onnx")
+    shutil.copy(d / "calib.npz", tmp_path / "B" / "calib.npz")
+    proj = tmp_path / "A" / "job.wbproj"
+    assert cli.main(["quantize", str(tmp_path / "B" / "model.onnx"), "--data", str(tmp_path / "B" / "calib.npz"),
+                     "--samples", "16", "--no-search", "-o", str(tmp_path / "first.onnx"),
+                     "--save-project", str(proj)]) == 0
+    assert cli.main(["quantize", str(proj), "-o", str(tmp_path / "replay.onnx")]) == 0
+    copy = tmp_path / "C" / "d" / "job.wbproj"
+    shutil.copy(proj, copy)
+    capsys.readouterr()
+    return proj, copy
+
+
+def test_saved_project_holds_relative_and_absolute_paths(job, tmp_path):
+    doc = json.loads(job[0].read_text())
+    assert doc["model"]["path"] == "../B/model.onnx" and doc["data"]["path"] == "../B/calib.npz"
+    assert doc["absolute_paths"] == {"model.path": str(tmp_path.resolve() / "B" / "model.onnx"),
+                                     "data.path": str(tmp_path.resolve() / "B" / "calib.npz")}
+
+
+def test_copied_project_replays_to_the_same_bytes_and_says_which_path(job, tmp_path, capsys):
+    _, copy = job
+    assert cli.main(["quantize", str(copy), "-o", str(tmp_path / "copy.onnx")]) == 0
+    assert (tmp_path / "copy.onnx").read_bytes() == (tmp_path / "replay.onnx").read_bytes()
+    err = capsys.readouterr().err
+    notes = [line for line in err.splitlines() if "absolute path saved in the project" in line]
+    assert len(notes) == 2, err
+    assert notes[0].startswith("note: project field model.path:") and str(tmp_path.resolve() / "B" / "model.onnx") in notes[0]
+    assert notes[1].startswith("note: project field data.path:") and str(tmp_path.resolve() / "B" / "calib.npz") in notes[1]
+
+
+def test_copied_project_whose_model_is_nowhere_names_field_and_both_paths(job, tmp_path, capsys):
+    _, copy = job
+    (tmp_path / "B" / "model.onnx").rename(tmp_path / "gone.onnx")
+    assert cli.main(["quantize", str(copy), "-o", str(tmp_path / "out.onnx")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    root = tmp_path.resolve()
+    assert err.startswith(f"error: {copy}: project field model.path: the model was not found (moved or deleted): "
+                          f"tried {root / 'C' / 'B' / 'model.onnx'} (relative to the project) and "
+                          f"{root / 'B' / 'model.onnx'} (the absolute path saved in it).")
+    assert "--model PATH" in err and not (tmp_path / "out.onnx").exists()
+
+
+def test_copied_project_whose_absolute_path_is_another_file_of_that_name_is_refused(job, corpus, tmp_path, capsys):
+    _, copy = job
+    shutil.copy(corpus / "digits_cnn" / "model_opset13.onnx", tmp_path / "B" / "model.onnx")
+    assert cli.main(["quantize", str(copy), "-o", str(tmp_path / "out.onnx")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"{tmp_path.resolve() / 'B' / 'model.onnx'} (the absolute path saved in it) is another file (sha256" in err
+    assert not (tmp_path / "out.onnx").exists()
+    with pytest.raises(ProjectError, match="is another file"):
+        api.load_project(copy)
+
+
+def test_relative_path_of_another_file_falls_back_to_the_absolute_model(job, corpus, tmp_path):
+    """A file of the model's name where the copy's relative path points, but not the project's model: the
+    absolute path, with the recorded sha256, is used (and said)."""
+    _, copy = job
+    (tmp_path / "C" / "B").mkdir()
+    shutil.copy(corpus / "digits_cnn" / "model_opset13.onnx", tmp_path / "C" / "B" / "model.onnx")
+    project = api.load_project(copy)
+    assert project.model_path(copy) == tmp_path.resolve() / "B" / "model.onnx"
+    assert len([n for n in project.path_notes if n.startswith("project field model.path:")]) == 1
+
+
+def test_the_relative_path_is_tried_first(job, tmp_path):
+    proj, _ = job
+    moved = tmp_path / "A2"
+    shutil.copytree(tmp_path / "A", moved)
+    shutil.copytree(tmp_path / "B", tmp_path / "B2")
+    doc = json.loads((moved / "job.wbproj").read_text())
+    doc["model"]["path"], doc["data"]["path"] = "../B2/model.onnx", "../B2/calib.npz"
+    doc["absolute_paths"] = {"model.path": str(tmp_path / "B2" / "model.onnx"),
+                             "data.path": str(tmp_path / "B2" / "calib.npz")}
+    (moved / "job.wbproj").write_text(json.dumps(doc))
+    (tmp_path / "B" / "model.onnx").unlink()  # the original: still named by the first project
+    project = api.load_project(moved / "job.wbproj")
+    assert project.model_path(moved / "job.wbproj") == tmp_path.resolve() / "B2" / "model.onnx"
+    assert project.path_notes == []
+
+
+def test_project_without_absolute_paths_still_loads_and_says_the_one_path(job, tmp_path):
+    proj, copy = job
+    for p in (proj, copy):
+        doc = json.loads(p.read_text())
+        del doc["absolute_paths"]
+        p.write_text(json.dumps(doc))
+    project = api.load_project(proj)
+    assert project.model_path(proj) == tmp_path.resolve() / "B" / "model.onnx" and project.path_notes == []
+    with pytest.raises(ProjectError) as err:
+        api.load_project(copy)
+    assert err.value.message == (f"{copy}: project field model.path: the model {tmp_path.resolve() / 'C' / 'B' / 'model.onnx'} "
+                                 "was not found (moved or deleted).")
+
+
+def test_a_hand_edited_path_does_not_take_the_old_absolute_one(job, tmp_path):
+    from workbench.core.pipeline.project import file_candidates
+
+    _, copy = job
+    doc = json.loads(copy.read_text())
+    doc["data"]["path"] = "../B/other.npz"  # edited: the saved absolute path is of calib.npz
+    copy.write_text(json.dumps(doc))
+    project = api.load_project(copy)
+    assert file_candidates(project, copy, "data.path") == [tmp_path.resolve() / "C" / "B" / "other.npz"]
+    assert project.data_spec(copy)["path"] == str(tmp_path.resolve() / "C" / "d" / "../B/other.npz")
+
+
+def test_eval_files_and_metric_fall_back_too(job, tmp_path):
+    proj, copy = job
+    (tmp_path / "B" / "eval.npz").write_bytes(b"")
+    (tmp_path / "B" / "metric.py").write_text("")
+    project = api.load_project(proj)
+    project.model.path = str(tmp_path / "B" / "model.onnx")
+    project.evaluation = {"data": str(tmp_path / "B" / "eval.npz"), "metric": str(tmp_path / "B" / "metric.py"),
+                          "samples": None}
+    saved = api.save_project(project, tmp_path / "A" / "eval.wbproj")  # the CLI's job made job.wbproj an input
+    assert json.loads(saved.read_text())["evaluation"]["data"] == "../B/eval.npz"
+    shutil.copy(saved, copy)
+    spec = api.load_project(copy).evaluation_spec(copy)
+    assert spec["data"] == str(tmp_path.resolve() / "B" / "eval.npz")
+    assert spec["metric"] == str(tmp_path.resolve() / "B" / "metric.py")
