@@ -81,15 +81,16 @@ def test_copied_project_whose_absolute_path_is_another_file_of_that_name_is_refu
         api.load_project(copy)
 
 
-def test_relative_path_of_another_file_falls_back_to_the_absolute_model(job, corpus, tmp_path):
-    """A file of the model's name where the copy's relative path points, but not the project's model: the
-    absolute path, with the recorded sha256, is used (and said)."""
+def test_a_changed_file_at_the_relative_path_is_refused_not_passed_over(job, corpus, tmp_path):
+    """A file where the copy's relative path points that is not the project's model (retrained there): refused
+    as changed, though the absolute path still holds the original (quantizing that would hide the change)."""
     _, copy = job
     (tmp_path / "C" / "B").mkdir()
     shutil.copy(corpus / "digits_cnn" / "model_opset13.onnx", tmp_path / "C" / "B" / "model.onnx")
-    project = api.load_project(copy)
-    assert project.model_path(copy) == tmp_path.resolve() / "B" / "model.onnx"
-    assert len([n for n in project.path_notes if n.startswith("project field model.path:")]) == 1
+    with pytest.raises(ProjectError) as err:
+        api.load_project(copy)
+    assert err.value.message.startswith(f"{copy}: the model {tmp_path.resolve() / 'C' / 'B' / 'model.onnx'} changed "
+                                        "since the project was saved (sha256")
 
 
 def test_the_relative_path_is_tried_first(job, tmp_path):

@@ -23,11 +23,13 @@ def _moved(corpus, tmp_path, capsys):
 
 def test_moved_project_error_names_normalised_path_and_model_flag(corpus, tmp_path, capsys):
     proj = _moved(corpus, tmp_path, capsys)
+    (tmp_path / "m" / "model.onnx").rename(tmp_path / "gone.onnx")  # nor at the absolute path saved in it
     assert cli.main(["quantize", str(proj), "-o", str(tmp_path / "out.onnx")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
-    # the recorded path resolved against mv/ and normalised (no "..")
-    assert f"the model {tmp_path.resolve().parent / 'm' / 'model.onnx'} was not found" in err
+    # the recorded path resolved against mv/ and normalised (no ".."), then the absolute one
+    assert (f"the model was not found (moved or deleted): tried {tmp_path.resolve().parent / 'm' / 'model.onnx'} "
+            f"(relative to the project) and {tmp_path.resolve() / 'm' / 'model.onnx'}") in err
     assert ".." not in err and "--model PATH" in err
     assert not (tmp_path / "out.onnx").exists()
 

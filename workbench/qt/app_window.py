@@ -37,7 +37,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.issues import IssueCode
 from workbench.core.jobs import refuse_output_onto_inputs
 from workbench.core.wording import count
-from workbench.qt import actions, autosave, docks, settings
+from workbench.qt import actions, autosave, dialogs, docks, settings
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.cancel_text import cancelled_text, cancelling_text, phase_of
 from workbench.qt.canvas.view import GraphCanvas
@@ -672,7 +672,9 @@ class MainWindow(QMainWindow):
     def open_project(self, path: str | Path) -> None:
         path = Path(path).resolve()
         try:
-            project = load_project(path)
+            project = dialogs.load_project_locating(self, path)  # a model not found: Locate Model... (its sha256 checked)
+            if project is None:
+                return self._say_not_opened(path)
             model_path = project.model_path(path)
             evaluation = project.evaluation_spec(path)
         except WorkbenchError:
@@ -704,7 +706,7 @@ class MainWindow(QMainWindow):
                                               ("calibration cache", project.calibration is not None)) if ok]
             said = f"Project {path.name}: " + (f"{', '.join(restored)} restored." if restored
                                                  else "recipe and data restored (no saved results).")
-            return " ".join([said, *(n for n in notes if n)])
+            return " ".join([said, *(n for n in notes if n), *project.path_notes])
 
         self.open_model(model_path, on_loaded=restore)
 

@@ -3,6 +3,7 @@
 A :class:`~workbench.core.errors.WorkbenchError` is the user's problem: the dialog shows its
 message (what is wrong, naming the file / node / tensor) and its hint (what to do). Anything
 else is a bug: it is logged with its traceback and shown as an internal error; the app goes on.
+A project whose model is not found offers to locate it (:func:`load_project_locating`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ import functools
 import logging
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 
 from workbench import __version__
-from workbench.core.errors import WorkbenchError
+from workbench.core import api
+from workbench.core.errors import ProjectError, WorkbenchError
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +97,49 @@ def ask_save_changes(parent: QWidget | None, name: str, doing: str) -> str:
     box.setDefaultButton(B.Save)
     answer = box.exec()
     return {B.Save: SAVE, B.Discard: DISCARD}.get(B(answer), CANCEL)
+
+
+#: the button of the missing-model box that opens the file dialog
+LOCATE_MODEL = "&Locate Model..."
+
+
+def ask_locate_model(parent: QWidget | None, project_path: Path, exc: ProjectError) -> Path | None:
+    """The box "model not found" of ``project_path`` (``exc``'s message), with Locate Model... and Cancel; on
+    Locate, a file dialog in the project's folder. The chosen file, or None (cancelled either time)."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle("Model not found")
+    box.setText(exc.message)
+    box.setInformativeText(f"Locate the model of {project_path.name} to open it: it must be the same file "
+                           "(its sha256 is checked). Save the project afterwards to keep the new place.")
+    locate = box.addButton(LOCATE_MODEL, QMessageBox.ButtonRole.AcceptRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(locate)
+    box.exec()
+    if box.clickedButton() is not locate:
+        return None
+    chosen, _ = QFileDialog.getOpenFileName(parent, f"Locate the model of {project_path.name}",
+                                            str(project_path.parent), "ONNX models (*.onnx);;All files (*)")
+    return Path(chosen) if chosen else None
+
+
+def load_project_locating(parent: QWidget | None, path: Path):
+    """``load_project(path)``; when its model is found neither beside the project nor at its saved absolute
+    path, :func:`ask_locate_model` and the project with the chosen model (its sha256 checked). None when the
+    user cancels.
+
+    Raises
+    ------
+    ProjectError
+        The project is unreadable, its model changed, or the chosen file is not its model.
+    """
+    try:
+        return api.load_project(path)
+    except ProjectError as exc:
+        if api.load_project(path, check_model=False).model_path(path).is_file():  # there, but another file
+            raise
+        chosen = ask_locate_model(parent, path, exc)
+        return None if chosen is None else api.load_project(path, model_path=chosen)
 
 
 def about_text() -> str:

@@ -425,8 +425,9 @@ def check_project_model(project: Project, path: str | Path, model_path: str | Pa
     """The project's model path, after checking it exists and has the recorded sha256.
 
     The model is looked for relative to the project, then at the absolute path saved in it
-    (:func:`file_candidates`): the first with the recorded sha256 is used (put in ``project.model.path``,
-    with a note in :attr:`Project.path_notes` when it is not the first). ``model_path``: a copy of the model
+    (:func:`file_candidates`): the first file found must have the recorded sha256 (a changed file is refused,
+    never passed over for the other path); the absolute one is put in ``project.model.path``, with a note in
+    :attr:`Project.path_notes`. ``model_path``: a copy of the model
     elsewhere (the project was moved, or the user located it); it must have the recorded sha256 and is then
     used instead of the project's own path.
 
@@ -448,21 +449,20 @@ def check_project_model(project: Project, path: str | Path, model_path: str | Pa
                            hint=f"Put the model back, or point the project at it: workbench-cli quantize {path} "
                                 "--model PATH -o OUT.onnx --save-project NEW.wbproj (analyze, sweep and report "
                                 "then take NEW.wbproj; File > Open model in the app).")
-    digests = []
-    for candidate in found:
-        digests.append(sha256_file(candidate))
-        if digests[-1] == project.model.sha256:
-            if candidate != project.model_path(path):
-                _use_absolute(project, "model.path", tried, f"is another file (sha256 {digests[0][:12]}...)")
-            return candidate
-    if found[0] == tried[0]:
-        raise ProjectError(f"{path}: the model {found[0]} changed since the project was saved "
-                           f"(sha256 {digests[0][:12]}... != {project.model.sha256[:12]}...).",
+    model_path = found[0]  # a file where the relative path points is the model, changed or not: never skipped
+    digest = sha256_file(model_path)
+    if digest == project.model.sha256:
+        if model_path != project.model_path(path):
+            _use_absolute(project, "model.path", tried, "is not there")
+        return model_path
+    if model_path == tried[0]:
+        raise ProjectError(f"{path}: the model {model_path} changed since the project was saved "
+                           f"(sha256 {digest[:12]}... != {project.model.sha256[:12]}...).",
                            hint="Restore the original model, or apply the project to the new model: "
                                 f"workbench-cli quantize {path} --model NEW.onnx -o OUT.onnx (File > Apply Project "
                                 "to Model... in the app).")
     raise ProjectError(f"{path}: project field model.path: nothing at {tried[0]} (relative to the project), and "
-                       f"{found[0]} (the absolute path saved in it) is another file (sha256 {digests[0][:12]}... != "
+                       f"{model_path} (the absolute path saved in it) is another file (sha256 {digest[:12]}... != "
                        f"{project.model.sha256[:12]}...).",
                        hint=f"Put the project's model beside it as model.path says, or point the project at it: "
                             f"workbench-cli quantize {path} --model PATH -o OUT.onnx --save-project NEW.wbproj "
