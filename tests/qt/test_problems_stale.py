@@ -1,0 +1,80 @@
+"""The Problems dock after an undo past a calibration: the run's issues no longer match the recipe, so they are
+marked out of date and left out of the count (it listed the undone int16 edit's conflict "From: quantize", and
+the status bar said "1 problem", while the Errors dock said "Out of date")."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from test_app_flow import run_job
+
+from workbench.qt.problems_panel import STALE_SOURCE
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+CONFLICT = "another unit reading it asked for"
+
+
+def _example(qtbot, win, open_file, tmp_path) -> None:
+    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    open_file(win, tmp_path / "digits_cnn.onnx")
+    win.calibration.samples.setValue(16)
+    win.calibration.analysis_samples.setValue(8)
+
+
+def test_an_undo_after_f5_marks_the_runs_conflict_out_of_date_and_uncounts_it(qtbot, window, open_file, tmp_path):
+    win, panel = window, window.problems
+    _example(qtbot, win, open_file, tmp_path)
+    win.focus_node("/f/f.3/Conv")
+    win.inspector.roles["activation"].dtype.setCurrentText("int16")  # the user's edit
+    state, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    row = panel.row_of(CONFLICT)
+    assert row >= 0 and {s for s, _i in panel.problems} == {"plan"}  # the run's copies are the plan's: listed once
+    n = len(panel.problems)
+    assert n == len(win.doc.plan.issues) == 2  # the conflict, and the MaxPool reading int16 on a grid of its own
+    assert win.problems_link.text().endswith(">2 problems</a>")
+
+    win.act_undo.trigger()  # back to the preset: the figures are out of date
+    assert not win.doc.results_current and not win.doc.plan.issues
+    assert [s for s, _i in panel.problems] == [STALE_SOURCE] * n and panel.row_of(CONFLICT) >= 0
+    assert panel.table.rowCount() == n and panel.table.item(0, 3).text() == STALE_SOURCE
+    assert "Calibrate (F5)" in panel.table.item(0, 2).toolTip()
+    assert panel.summary.text() == ("No problems: with the current recipe. 2 rows from the last calibration are out "
+                                    "of date (made with another recipe or other data): F5 calibrates again.")
+    assert win.problems_link.text() == ""  # the status bar counts the current recipe's problems: none
+
+    win.act_redo.trigger()  # the recipe the run was made with: current again
+    assert [s for s, _i in panel.problems] == ["plan"] * n
+    assert win.problems_link.text().endswith(">2 problems</a>")
+
+
+def test_other_calibration_rows_mark_the_runs_data_warnings_out_of_date(qtbot, window, open_file, cases):
+    """Case 05's NaN/Inf warnings are of the rows calibrated: another sample count leaves them out of date."""
+    win, panel = window, window.problems
+    open_file(win, cases / "05_nan_inf_calibration.onnx")
+    win.calibration.set_data_spec({"kind": "npz", "path": str(cases / "05_nan_inf_calibration.npz")}, None)
+    state, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=120_000)
+    assert state == "succeeded", res
+    plan_keys = {(i.node, i.message) for i in win.doc.plan.issues}
+    warnings = [i for i in win.doc.result_issues if (i.node, i.message) not in plan_keys]
+    assert len(warnings) == 3 and panel.out_of_date == 0  # sample 2 and 4 hold NaN/Inf
+    counted = len(panel.problems)
+    assert win.problems_link.text().endswith(f">{counted} problems</a>")
+
+    win.calibration.samples.setValue(3)  # other rows: the warnings were of the rows calibrated before
+    assert not win.doc.results_current
+    assert len(panel.problems) == counted and panel.out_of_date == 3
+    assert [s for s, _i in panel.problems[-3:]] == [STALE_SOURCE] * 3
+    assert {i.message for _s, i in panel.problems[-3:]} == {i.message for i in warnings}
+    left = counted - 3
+    assert win.problems_link.text() == (f'<a href="#problems" style="color: {_link(win)}">{left} problem'
+                                        f'{"" if left == 1 else "s"}</a>' if left else "")
+
+
+def _link(win) -> str:
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    return QApplication.palette().color(QPalette.ColorRole.Link).name()
