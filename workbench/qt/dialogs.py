@@ -86,11 +86,12 @@ SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
 
 def ask_save_changes(parent: QWidget | None, name: str, doing: str) -> str:
     """Ask what to do with unsaved edits of ``name`` before ``doing`` (e.g. "quitting"): returns
-    :data:`SAVE`, :data:`DISCARD` or :data:`CANCEL` (also when the box is closed)."""
+    :data:`SAVE`, :data:`DISCARD` or :data:`CANCEL` (also when the box is closed). The box says what would be
+    lost as the window's document words it (``parent.doc.unsaved_text``: edits, results and which)."""
     box = QMessageBox(parent)
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle("Unsaved changes")
-    box.setText(f"{name} has unsaved changes.")
+    box.setText(f"{name} has {getattr(getattr(parent, 'doc', None), 'unsaved_text', '') or 'unsaved changes'}.")
     box.setInformativeText(f"Save them to a project before {doing}?")
     B = QMessageBox.StandardButton
     box.setStandardButtons(B.Save | B.Discard | B.Cancel)

@@ -56,6 +56,10 @@ class Settings(NamedTuple):
     choose_recipe: bool = True
 
 
+#: the results a project saves, as the unsaved-changes prompt names them: (document field, words)
+RESULT_PARTS = (("calibration", "calibration ranges"), ("errors", "per-unit errors"),
+                ("sensitivity", "sensitivity sweep"), ("autotune", "autotune curve"))
+
 #: the document's fields a project saves besides the recipe and the :class:`Settings`: its ``allow_code``,
 #: ``export`` section, calibration cache, and the shown results and sweep with the rows they were measured on
 SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "weights", "local", "issues",
@@ -103,6 +107,16 @@ def describe_quantization(model: PreparedModel) -> tuple[QuantSummary | None, li
     return api.summarize_quantization(model.proto, params), params
 
 
+def _same(field: str, now: Any, saved: Any) -> bool:
+    """Whether a :data:`RESULT_PARTS` field holds what was saved: the same object, or for the calibration cache
+    the same ranges (a job that reused them all returns them with another ``seconds``)."""
+    if now is saved:
+        return True
+    if field == "calibration" and isinstance(now, dict) and isinstance(saved, dict):
+        return {k: v for k, v in now.items() if k != "seconds"} == {k: v for k, v in saved.items() if k != "seconds"}
+    return False
+
+
 class Document(QObject):
     """State of one window; emits a signal for each part that changes."""
 
@@ -125,6 +139,8 @@ class Document(QObject):
         #: new results since the last save or open (a job's calibration cache, per-unit rows, sweep or
         #: autotune curve): unsaved work, but no undoable edit (undo never "undoes" a calibration)
         self.results_unsaved = False
+        #: :data:`RESULT_PARTS`' fields at the last save or open (compared by identity: a job's result replaces them)
+        self._saved_results: dict[str, Any] = dict.fromkeys(f for f, _w in RESULT_PARTS)
         #: True from a new model until the document is first marked saved: the window's settings
         #: changes are then the opened state, not edits to undo
         self.opening = False
@@ -333,6 +349,20 @@ class Document(QObject):
             return False
         return not self.undo_stack.isClean() or self.settings != self._saved_settings or self.results_unsaved
 
+    @property
+    def unsaved_text(self) -> str:
+        """What a close would lose, as the unsaved-changes prompt says it after the file's name: "unsaved
+        edits" (recipe or settings), "unsaved results (calibration ranges, per-unit errors)" (the
+        :data:`RESULT_PARTS` new since the last save or open), "unsaved edits and results (...)"; "" when
+        nothing is :attr:`modified`."""
+        if not self.modified:
+            return ""
+        edits = not self.undo_stack.isClean() or self.settings != self._saved_settings
+        parts = [words for field, words in RESULT_PARTS if getattr(self, field) and not _same(field, getattr(self, field),
+                                                                                        self._saved_results[field])]
+        results = "results" + (f" ({', '.join(parts)})" if parts else "") if self.results_unsaved else ""
+        return "unsaved " + " and ".join(w for w in ("edits" if edits else "", results) if w)
+
     def note_new_results(self) -> None:
         """A job brought results a project saves (calibration cache, per-unit rows, sweep, autotune curve):
         the document has unsaved work until the next save (title "*", the save prompt, the autosave)."""
@@ -346,6 +376,7 @@ class Document(QObject):
     def mark_saved(self) -> None:
         """The document as it is now is saved (or freshly opened): nothing is modified."""
         self._saved_settings = self.settings
+        self._saved_results = {field: getattr(self, field) for field, _w in RESULT_PARTS}
         self.results_unsaved = False
         self.opening = False
         self.undo_stack.setClean()
