@@ -41,7 +41,7 @@ def test_an_undo_after_f5_marks_the_runs_conflict_out_of_date_and_uncounts_it(qt
     assert [s for s, _i in panel.problems] == [STALE_SOURCE] * n and panel.row_of(CONFLICT) >= 0
     assert panel.table.rowCount() == n and panel.table.item(0, 3).text() == STALE_SOURCE
     assert "Calibrate (F5)" in panel.table.item(0, 2).toolTip()
-    assert panel.summary.text() == ("No problems: with the current recipe. 2 rows from the last calibration are out "
+    assert panel.summary.text() == ("No problems with the current recipe. 2 rows from the last calibration are out "
                                     "of date (made with another recipe or other data): F5 calibrates again.")
     assert win.problems_link.text() == ""  # the status bar counts the current recipe's problems: none
 

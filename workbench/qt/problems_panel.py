@@ -113,8 +113,8 @@ class ProblemsPanel(QWidget):
         if self.doc.model is None:
             self.summary.setText("No model open.")
         elif not current:
-            none = "with the current recipe." if stale else "no preparation notes, plan issues or writer notes."
-            self.summary.setText(f"No problems: {none}{stale}")
+            none = " with the current recipe." if stale else ": no preparation notes, plan issues or writer notes."
+            self.summary.setText(f"No problems{none}{stale}")
         else:
             self.summary.setText(f"{count(len(current), 'problem')}, {count(errors, 'error')}. "
                                  f"Click a row to select its node.{stale}")
