@@ -97,10 +97,10 @@ def _candidates(parts: list[str], key: int, tails: tuple[str, ...], rarity: dict
                 advance: Callable[[str], int], width: int) -> list[str]:
     """Shortenings of ``parts`` + one of ``tails`` within ``width`` pixels (``advance``: a text's width)
     that keep segment ``key`` (the one telling the name apart) and the last: segments between them
-    dropped as one gap ("…/"), as many segments before ``key`` kept as then fit
+    dropped as one gap ("…/"), the segments before ``key`` kept where they all fit, else dropped
     ("…layer.3/attention/…/dense/Add"). Best first: the gap whose segments are the most common among
-    the names (``rarity``: segment -> 1 / how many names have it), then the first tail, then the most
-    segments kept before ``key``. Widths are estimated as the sum of the pieces' (:data:`SLACK` spare)."""
+    the names (``rarity``: segment -> 1 / how many names have it), then the first tail, then the
+    segments before ``key`` kept. Widths are estimated as the sum of the pieces' (:data:`SLACK` spare)."""
     n = len(parts)
     upto = [0]  # upto[i]: width of parts[:i]
     for part in parts:
@@ -111,7 +111,8 @@ def _candidates(parts: list[str], key: int, tails: tuple[str, ...], rarity: dict
     for t, tail in enumerate(tails):
         for a, b in gaps:
             need = (upto[a] - upto[key]) + (upto[n] - upto[b]) + (gap_w if b > a else 0) + advance(tail) + SLACK
-            i = next((i for i in range(key + 1) if upto[key] - upto[i] + need + (lead_w if i else 0) <= width), None)
+            # the segments before ``key`` are shared with other names: all kept, or none (one column look)
+            i = 0 if upto[key] + need <= width else key if need + lead_w <= width else None
             if i is None:
                 continue
             text = ((ELLIPSIS if i else "") + "".join(parts[i:a]) + (ELLIPSIS + "/" if b > a else "")
@@ -124,11 +125,13 @@ def _candidates(parts: list[str], key: int, tails: tuple[str, ...], rarity: dict
 def distinct_labels(names: list[str], ops: list[str], metrics: QFontMetrics, width: int) -> list[str]:
     """"name (op)" of each of ``names`` and its ``ops`` within ``width`` pixels, shortened so that the
     labels stay apart where the names are: the "/" segment that tells a name from the others (its
-    layer, :func:`unique_suffix_segments`) and its last segment are kept, with as many segments around
-    them as fit ("…layer.3/…/dense/Add (Add)"); " (op)" goes before a segment does when the last
-    segment names it ("…layer.3/…/self/query/MatMul"). Where two shortenings read the same, both take
-    their next one. A name whose kept segments alone do not fit is elided in the middle
-    (:func:`distinct_elide`)."""
+    layer, :func:`unique_suffix_segments`) and its last segment are kept, with as many segments between
+    them as fit, the most common among the names dropped first ("…layer.3/…/dense/Add (Add)"); " (op)"
+    goes before a segment does when the last segment names it ("…layer.3/…/self/query/MatMul"). Where
+    two shortenings read the same (" (op)" aside), each takes its next one that reads like no other
+    label. A name whose kept segments alone do not fit is elided in the middle (:func:`distinct_elide`).
+
+    Returns one label per name, each at most ``width`` pixels wide in ``metrics``."""
     widths: dict[str, int] = {}
 
     def advance(text: str) -> int:
