@@ -89,3 +89,14 @@ def test_f5_on_the_example_fills_one_bar_across_its_phases(qtbot, window, open_f
     assert [s[3] for s in seen] == panel_values  # the status bar's bar is the same
     planning = [s for s in seen if s[0].startswith("Planning")][0]
     assert planning[1] > 0 and ", ETA " in planning[5] and planning[5].startswith("Planning: resolving the recipe")
+
+
+def test_an_exports_latency_quantize_is_most_of_its_bar():
+    """With data, an export quantizes as the CLI does (calibrating, writing and measuring the latency) in its one
+    Quantizing phase: 40 of the bar's 77 shares go to it (with 5 of 42 the bar sat for most of the export)."""
+    overall = OverallProgress(job_phases("export"))
+    overall.update(1, 1, "Opening: m.onnx")
+    start = overall.update(0, 1, "Quantizing: calibrating, writing and measuring the latency")
+    end = overall.update(1, 1, "Quantizing: calibrating, writing and measuring the latency")
+    assert (start, end) == ((5 + 3 + 15 + 4) / 77, (5 + 3 + 15 + 4 + 40) / 77)
+    assert overall.update(1, 1, "Writing: m.qdq.onnx") == 1.0

@@ -39,7 +39,10 @@ def job_phases(kind: str, *, choose: bool = False) -> list[tuple[str, float]]:
         return opening + [("Choosing", 95.0)]
     if kind not in _LAST:
         return []
-    return opening + (_CHOICE if choose else []) + _QUANTIZE + _LAST[kind]
+    quantize = _QUANTIZE
+    if kind == "export":  # with data, its Quantizing calibrates, writes and measures the latency (one phase)
+        quantize = [(n, 40.0 if n == "Quantizing" else w) for n, w in _QUANTIZE]
+    return opening + (_CHOICE if choose else []) + quantize + _LAST[kind]
 
 
 def _matches(message: str, name: str) -> bool:
