@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import math
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -26,6 +25,7 @@ from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import open_data_source, sample_batches
 from workbench.core.errors import ModelError
 from workbench.core.inspection.correspond import check_models_correspond, renamed_outputs_note
+from workbench.core.inspection.float_graph import float_as_written
 from workbench.core.inspection.model_diff import ModelDiff, diff_models
 from workbench.core.inspection.quant_reader import QuantTensor, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
@@ -222,7 +222,7 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
                          "onnxruntime cannot run, so it cannot be compared as it is.",
                          hint=f"Convert it to QDQ first (workbench-cli convert {name} OUT.onnx --to qdq) and compare "
                               "OUT.onnx, or compare the QDQ file it was exported from.")
-    quant_proto = prepare_proto(quant_proto).proto  # the node names the canvas and `compare` show (case 24)
+    quant_proto = prepare_proto(quant_proto, as_written=True).proto  # the node names the canvas and `compare` show (case 24)
     reference = float_reference(float_model)
     float_label = str(float_model.path or "the float model")
     hint = "Compare a quantized file with the float model it was made from."
@@ -240,20 +240,7 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
 
 
 def float_reference(float_model: PreparedModel) -> onnx.ModelProto:
-    """The float graph as its file holds it (what another tool quantized), else the prepared one.
-
-    Preparation may rewrite the graph (BatchNormalization folded, Constant weights lifted); a quantized
-    file made by another tool from the same file still has the original structure and names. A file
-    with unnamed or repeated node names (which onnxruntime refuses) gives the prepared graph, whose
-    names the quantized files Workbench writes carry.
-    """
-    if float_model.path is None or not Path(float_model.path).is_file():
-        return float_model.proto
-    try:
-        proto = onnx.load(str(float_model.path))
-    except Exception:  # noqa: BLE001 - the prepared graph is a good second choice
-        return float_model.proto
-    names = [n.name for n in proto.graph.node]
-    if not all(names) or len(set(names)) != len(names):  # onnxruntime refuses repeated names; ours are unique
-        return float_model.proto
-    return proto
+    """The float graph as its file holds it (what another tool quantized), named as the prepared one:
+    :func:`workbench.core.inspection.float_graph.float_as_written` (nothing folded, so a BatchNormalization
+    another tool kept is matched, not "added"); the prepared graph when the model has no file."""
+    return float_as_written(float_model)

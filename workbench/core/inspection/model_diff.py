@@ -12,8 +12,13 @@ Matching is by graph structure, so it works on our exports and on other tools' f
    exports write a ReLU under its own name).
 3. The rest are matched by op type + topology, repeated until nothing changes: a float node and a
    quantized node of compatible op types match when the nodes producing their data inputs match.
-   Float nodes the quantized file dropped (BatchNormalization folded into a Conv, Relu fused into
-   its producer's QuantizeLinear) are looked through when comparing producers.
+   Float nodes the quantized file dropped (BatchNormalization or a Mul / Add by a per-channel constant
+   folded into a Conv, Relu fused into its producer's QuantizeLinear) are looked through when comparing
+   producers.
+
+The float model is the user's file as written (:func:`workbench.core.inspection.float_graph.float_as_written`):
+a node that file holds is never "added", whether the quantizer kept it (onnxruntime keeps
+BatchNormalization) or folded it (our exports fold it, as opening the model does).
 
 Every Q and DQ node of the quantized file is listed once in :attr:`ModelDiff.qdq`: a
 QuantizeLinear with its DequantizeLinear consumers (an activation pair), or a DequantizeLinear
@@ -33,10 +38,14 @@ from workbench.core.graph.quantized_ops import INTEGER_KERNELS, quantized_kind
 from workbench.core.inspection.correspond import output_names
 from workbench.core.inspection.quant_summary import COMPUTE_OPS, FLOAT_OP
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
+from workbench.core.model.opset import default_opset
 
 #: float ops a quantizer may drop: folded into the producer (BatchNormalization into Conv) or fused
 #: into the following QuantizeLinear (Relu, Clip), or removed as no-ops
 FOLDABLE = frozenset({"BatchNormalization", "Relu", "Clip", "Identity", "Dropout"})
+#: element-wise ops by a constant that a quantizer may fold into the Conv before them
+#: (:mod:`workbench.core.model.affine`)
+AFFINE = frozenset({"Mul", "Add"})
 _STRIP = ("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear")
 _INT_DATA = frozenset({"int8", "uint8", "int16", "uint16", "int4", "uint4", "float8e4m3fn", "float8e5m2"})
 
@@ -242,6 +251,31 @@ class _Side:
             return "Relu"
         return node.op_type
 
+    def through(self, node: onnx.NodeProto) -> str | None:
+        """The data input a float node passes on when a quantizer drops it, None when it cannot be dropped.
+
+        ``input[0]`` of a :data:`FOLDABLE` op; the other input of a Mul / Add by a per-channel constant
+        (every dimension 1 but at most one) whose data a Conv writes, directly or through such nodes."""
+        if node.op_type in FOLDABLE:
+            return node.input[0] if node.input and node.input[0] else None
+        if node.op_type not in AFFINE or node.domain not in ("", "ai.onnx") or len(node.input) != 2:
+            return None
+        consts = [t for t in node.input if t in self.values]
+        data = [t for t in node.input if t not in self.values]
+        if len(consts) != 1 or len(data) != 1 or sum(d != 1 for d in self.values[consts[0]].dims) > 1:
+            return None
+        p = self.producer.get(data[0])
+        for _ in range(16):
+            if p is None:
+                return None
+            if p.op_type == "Conv":
+                return data[0]
+            nxt = self.through(p) if p.op_type in AFFINE or p.op_type == "BatchNormalization" else None
+            if nxt is None:
+                return None
+            p = self.producer.get(nxt)
+        return None
+
     def strip(self, t: str) -> str:
         """The tensor ``t`` stands for once Q / DQ / QONNX Quant nodes are removed."""
         for _ in range(8):
@@ -313,9 +347,10 @@ class _Matcher:
                 return "input:" + t
             if self.f.k(p) in self.f2q:
                 return "node:" + self.f2q[self.f.k(p)] + f":{list(p.output).index(t)}"
-            if p.op_type not in FOLDABLE or not p.input:
+            nxt = self.f.through(p)
+            if nxt is None:
                 return "unmatched:" + self.f.k(p)
-            t = p.input[0]
+            t = nxt
         return "unmatched:" + t
 
     def _quant_key(self, t: str) -> str:
@@ -403,7 +438,7 @@ def diff_models(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto) -> M
         qname = m.f2q.get(fk)
         if qname is None:
             if fn.op_type != "Constant":  # weights in Constant nodes are compared as weights, not nodes
-                (diff.folded if fn.op_type in FOLDABLE else diff.removed).append((fk, fn.op_type))
+                (diff.folded if f.through(fn) is not None else diff.removed).append((fk, fn.op_type))
             continue
         qn = q.by_name[qname]
         diff.matches.append(NodeMatch(fk, qname, fn.op_type, qn.op_type, m.how[fk],
@@ -418,7 +453,18 @@ def diff_models(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto) -> M
     diff.folded_into = _folded_into(f, m, diff)
     diff.added = [(q.k(n), n.op_type) for n in q.nodes
                   if q.k(n) not in m.q2f and n.op_type not in ("QuantizeLinear", "DequantizeLinear", "Constant")]
+    diff.notes += _opset_note(float_proto, quant_proto, diff)
     return diff
+
+
+def _opset_note(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, diff: ModelDiff) -> list[str]:
+    """A note when nodes were added and the two files' default-domain opsets differ: an opset conversion
+    (ours upgrades below 13) inserts nodes, e.g. Shape / Flatten / Reshape around an opset-12 Softmax."""
+    fo, qo = default_opset(float_proto), default_opset(quant_proto)
+    if not diff.added or not fo or not qo or fo == qo:
+        return []
+    return [f"the float file is opset {fo}, the quantized file opset {qo}: nodes the opset conversion inserted "
+            f"(e.g. Shape / Flatten / Reshape around a Softmax) are among the {len(diff.added)} added"]
 
 
 def _pair(q: _Side, ft: str, qt: str, float_dtype: str, dtypes: dict[str, str]) -> str | None:
@@ -453,9 +499,9 @@ def _follow_folded(f: _Side, diff: ModelDiff) -> None:
     the quantized file's value stands for the folded op's output, not its input."""
     dropped = {name for name, _op in diff.folded}
     for fn in f.nodes:
-        if f.k(fn) not in dropped or not fn.input or fn.input[0] not in diff.tensors:
+        src = f.through(fn) if f.k(fn) in dropped else None
+        if src is None or src not in diff.tensors:
             continue
-        src = fn.input[0]
         if all(f.k(c) in dropped for c in f.consumers.get(src, [])):
             diff.tensors[fn.output[0]] = diff.tensors.pop(src)
             diff.producers[fn.output[0]] = diff.producers.pop(src)
@@ -469,7 +515,8 @@ def _folded_into(f: _Side, m: _Matcher, diff: ModelDiff) -> dict[str, str]:
     for name in dropped:
         node = f.by_name[name]
         for _ in range(16):
-            p = f.producer.get(node.input[0]) if node.input and node.input[0] else None
+            src = f.through(node)
+            p = f.producer.get(src) if src else None
             if p is None:
                 break
             if f.k(p) in m.f2q:

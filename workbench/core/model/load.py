@@ -271,12 +271,14 @@ def load_model(path: str | Path) -> PreparedModel:
 
 
 def prepare_proto(proto: onnx.ModelProto, *, path: Path | None = None, sha256: str = "",
-                  fold_affines: bool = False) -> PreparedModel:
+                  fold_affines: bool = False, as_written: bool = False) -> PreparedModel:
     """Prepare an in-memory model (a copy is made; ``proto`` is not modified).
 
     ``fold_affines`` (step 5's Mul / Add folding) is off by default: in-memory models are mostly
     derived from a prepared one (SmoothQuant's ``Mul(X, 1/s)`` after a Conv must stay where the
-    plan expects it); :func:`load_model` turns it on for the user's file.
+    plan expects it); :func:`load_model` turns it on for the user's file. ``as_written`` skips steps 1
+    and 5 (no opset upgrade, nothing folded): the graph as the file holds it, with the names and lifted
+    Constants of a prepared one (what ``compare`` diffs a quantized file against).
 
     Raises
     ------
@@ -285,17 +287,19 @@ def prepare_proto(proto: onnx.ModelProto, *, path: Path | None = None, sha256: s
     """
     copy = onnx.ModelProto()
     copy.CopyFrom(proto)
-    return _prepare(copy, path=path, sha256=sha256, fold_affines=fold_affines)
+    return _prepare(copy, path=path, sha256=sha256, fold_affines=fold_affines, as_written=as_written)
 
 
-def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str, fold_affines: bool) -> PreparedModel:
+def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str, fold_affines: bool,
+             as_written: bool = False) -> PreparedModel:
     source = str(path) if path else "<in-memory model>"
     if not proto.HasField("graph"):
         raise ModelError(f"{source}: the model has no graph.", hint="Re-export the model.")
     notes: list[str] = []
     original = default_opset(proto)
     already_quantized = bool(find_quantized(proto))
-    proto = _upgrade_on_load(proto, original, already_quantized, source, notes)
+    if not as_written:
+        proto = _upgrade_on_load(proto, original, already_quantized, source, notes)
     proto, lifted, dropped = lift_weights(proto, in_place=True)  # ours: read or copied above
     if lifted:
         notes.append(f"Lifted {count(lifted, 'Constant node')} to initializers.")
@@ -311,7 +315,7 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str, fold_aff
     renames = [Rename(c.kind, c.old, c.new, c.graph) for c in tensor_changes + node_changes]
     notes += rename_notes(renames, ambiguous)
     quantized = find_quantized(proto)
-    if not quantized:
+    if not quantized and not as_written:
         folded = fold_batchnorms(proto)
         if folded:
             notes.append(f"Folded {count(len(folded), 'BatchNormalization node')} into the Conv before each "
