@@ -307,6 +307,17 @@ def _refuse_project_qdq_only(args) -> None:
         _refuse_qdq_only(args, api.open_model(project.model_path(args.model)), recipe, prefix="recipe.")
 
 
+def _refuse_retarget_qdq_only(args) -> None:
+    """:func:`_refuse_qdq_only` for a retarget (``quantize PROJECT.wbproj --model NEW.onnx``): the project's
+    recipe, its overrides matched to the new model, before any calibration."""
+    if args.format != "qdq" or not str(args.model).endswith(".wbproj"):
+        return
+    if api.load_project(args.model, check_model=False).recipe.target == "qonnx":
+        new = api.open_model(args.retarget_model)
+        rt, _ = api.retarget_to_model(args.model, new)
+        _refuse_qdq_only(args, new, rt.recipe, prefix="recipe.")
+
+
 def _export_record(args) -> dict | None:
     """The project's ``export`` entry for this job (None for the default QDQ export)."""
     if args.format == "qdq":
@@ -324,6 +335,7 @@ def cmd_quantize(args) -> int:
             model, result = _replay(args, progress, model_path=args.retarget_model)
             args.retarget_model = None
         elif args.retarget_model:
+            _refuse_retarget_qdq_only(args)
             model, result = _retarget(args, progress)
         elif str(args.model).endswith(".wbproj"):
             _refuse_replay_options(args)
