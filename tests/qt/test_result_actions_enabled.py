@@ -70,6 +70,13 @@ def test_result_actions_follow_the_results(qtbot, window, open_file, corpus, tmp
     win.tabs.setCurrentIndex(0)
     assert acts["color_sqnr"].isEnabled() and acts["color_sensitivity"].isEnabled()
 
+    with qtbot.waitSignal(win.canvas.layoutReady, timeout=300_000):
+        win.start_new_project()  # File > New Project drops the results
+    _assert_all_off(win)
+    state, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    assert acts["color_sqnr"].isEnabled()
+
     open_file(win, corpus / "digits_mlp/model_opset17.onnx")  # another model: its results are none yet
     _assert_all_off(win)
     assert win.act_open_export.toolTip() == "Export the model first (File > Export, Ctrl+E)."
