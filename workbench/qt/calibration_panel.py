@@ -18,18 +18,20 @@ from __future__ import annotations
 
 import copy
 
-from PySide6.QtCore import QSignalBlocker, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -154,8 +156,9 @@ class CalibrationPanel(QWidget):
         lay.addWidget(self.progress)
         self.status = QLabel("Idle.")
         self.status.setWordWrap(True)
-        lay.addWidget(self.status)
-        lay.addStretch(1)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        lay.addWidget(self._status_scroll(), 1)
         self.kind.currentIndexChanged.connect(self._on_kind)
         self.browse.clicked.connect(self._on_browse)
         self.start.clicked.connect(self.startRequested)
@@ -336,6 +339,17 @@ class CalibrationPanel(QWidget):
         """Show "Choose the recipe first" ticked or not; emits nothing."""
         with QSignalBlocker(self):
             self.choose_first.setChecked(bool(on))
+
+    def _status_scroll(self) -> QScrollArea:
+        """The status text in a frameless scroll area that takes the panel's spare height: a long result
+        (the recipe choice's figures) scrolls instead of being cut off at the dock's bottom edge."""
+        scroll = QScrollArea()
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumHeight(3 * self.fontMetrics().lineSpacing())
+        scroll.setWidget(self.status)
+        return scroll
 
     # ------------------------------------------------------------------ progress
     def set_running(self, running: bool, message: str = "") -> None:
