@@ -390,10 +390,12 @@ def test_bad_specs_are_recipe_errors():
         make_observer(_spec("percentile", granularity="per_block", block_size=32, axis=0))
     with pytest.raises(RecipeError, match="axis"):
         make_observer(_spec("minmax", granularity="per_channel"))
+    # out-of-range observer_args are refused by QuantSpec itself (test_recipe_observer_args_range); the
+    # observers check again for a spec built without validation (model_construct / model_copy)
     with pytest.raises(RecipeError, match="bins"):
-        make_observer(_spec("entropy", observer_args={"bins": 4}))
+        make_observer(QuantSpec.model_construct(observer="entropy", observer_args={"bins": 4}))
     with pytest.raises(RecipeError, match="percentile"):
-        make_observer(_spec("percentile", observer_args={"percentile": 20}))
+        make_observer(QuantSpec.model_construct(observer="percentile", observer_args={"percentile": 20}))
     obs = make_observer(_spec("minmax", granularity="per_channel", axis=3), name="t")
     with pytest.raises(CalibrationError, match="axis 3"):
         obs.update(np.ones((2, 2), np.float32))

@@ -4,10 +4,12 @@ the per-node :class:`NodeConfig`, partial settings for rules and overrides, and 
 from __future__ import annotations
 
 import fnmatch
+import math
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from typing_extensions import TypedDict
 
 from workbench.core.formats.qtypes import MX_DTYPES, QONNX_DTYPES, RECIPE_DTYPES, get_qtype
 
@@ -18,6 +20,50 @@ ROLES = ("weight", "activation", "bias")
 #: the ``observer_args`` keys the observers read (histogram observers: bins; percentile: percentile;
 #: minmax: averaging_constant for a moving average)
 OBSERVER_ARGS = ("bins", "percentile", "averaging_constant")
+#: the values each observer argument takes, as the observers of workbench.core.calibration.observers
+#: accept them: bins (percentile / entropy / mse histograms) a whole number in [16, 2**20], percentile in
+#: (50, 100], averaging_constant (minmax's moving average m <- m + c * (batch_m - m)) in (0, 1]
+BINS_RANGE = (16, 1 << 20)
+PERCENTILE_RANGE = (50.0, 100.0)
+AVERAGING_RANGE = (0.0, 1.0)
+
+
+def _out_of_range(value: float, takes: str) -> ValueError:
+    return ValueError(f"{value:g} is out of range: use {takes}")
+
+
+def _check_bins(v: float) -> float:
+    lo, hi = BINS_RANGE
+    if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
+        raise _out_of_range(v, f"a whole number of histogram bins from {lo} to {hi} (default 2048)")
+    return v
+
+
+def _check_percentile(v: float) -> float:
+    lo, hi = PERCENTILE_RANGE
+    if not lo < v <= hi:  # NaN fails too
+        raise _out_of_range(v, f"a percentile above {lo:g} and at most {hi:g} (default 99.999)")
+    return v
+
+
+def _check_averaging(v: float) -> float:
+    lo, hi = AVERAGING_RANGE
+    if not lo < v <= hi:
+        raise _out_of_range(v, f"a moving-average weight above {lo:g} and at most {hi:g} (0.01 is usual)")
+    return v
+
+
+class ObserverArgs(TypedDict, total=False):
+    """``observer_args`` of a spec: a plain dict whose known keys are checked where the recipe is read, so
+    an error names the key (``rules.0.activation.observer_args.percentile``) instead of a tensor during
+    calibration. Keys in alphabetical order: a recipe dumps them so, as a project file (sorted keys) does.
+    Unknown keys pass here and are refused by the spec's own validator (naming the keys it knows)."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    averaging_constant: Annotated[float, AfterValidator(_check_averaging)]
+    bins: Annotated[float, AfterValidator(_check_bins)]
+    percentile: Annotated[float, AfterValidator(_check_percentile)]
 
 
 class Granularity(StrEnum):
@@ -31,7 +77,8 @@ class QuantSpec(BaseModel):
 
     ``axis`` None means the op's natural channel axis (Conv weight: 0 = output channels; MatMul
     weight: the last axis; Gemm B: the output axis given ``transB``). ``observer_args`` are passed
-    to the observer (e.g. ``{"percentile": 99.999}``, ``{"bins": 2048}``).
+    to the observer (e.g. ``{"percentile": 99.999}``, ``{"bins": 2048}``); an unknown key or a value outside
+    the range the observer takes (:class:`ObserverArgs`) raises pydantic's ``ValidationError`` at that key.
     Bias specs use dtype ``int32`` with scale ``input_scale * weight_scale`` (derived, not observed).
     """
 
@@ -43,7 +90,7 @@ class QuantSpec(BaseModel):
     axis: int | None = None
     block_size: int | None = None
     observer: str = "minmax"
-    observer_args: dict[str, float] = Field(default_factory=dict)
+    observer_args: ObserverArgs = Field(default_factory=dict)
     reduce_range: bool = False
     power_of_two: bool = False
 
@@ -117,7 +164,7 @@ class PartialSpec(BaseModel):
     axis: int | None = None
     block_size: int | None = None
     observer: str | None = None
-    observer_args: dict[str, float] | None = None
+    observer_args: ObserverArgs | None = None
     reduce_range: bool | None = None
     power_of_two: bool | None = None
 
