@@ -62,11 +62,23 @@ def test_ddddocr_dynamic_params_equal_the_initializers(ddddocr):
 
 @pytest.mark.slow
 def test_cli_inspect_prints_ddddocr_params(ddddocr, capsys):
+    """By default a summary (dynamic: activation scales at run time); --params lists each tensor."""
     assert cli_main(["inspect", str(ddddocr)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    at = out.index("quantization parameters: 46 quantized tensors (--params lists each)")
+    params = read_quant_params(onnx.load(str(ddddocr)))
+    uint8 = [float(np.min(p.scale)) for p in params if p.role == "weight" and p.dtype == "uint8"]
+    lstm = [p.scale for p in params if p.role == "weight" and p.dtype == "int8"]
+    assert out[at + 1:at + 5] == [
+        "  activation    22  uint8 per-tensor, asymmetric; scale computed at run time",
+        f"  weight        22  uint8 per-tensor, asymmetric; scale {min(uint8):.3g}..{max(uint8):.3g}",
+        f"  weight         2  int8 per-channel axis 0, symmetric; scale {min(map(np.min, lstm)):.3g}.."
+        f"{max(map(np.max, lstm)):.3g}",
+        "note:        Opset 12 kept: the model is already quantized."]
+    assert cli_main(["inspect", str(ddddocr), "--params"]) == 0
     out = capsys.readouterr().out
-    assert "quantization parameters: 46 quantized tensors" in out
     scale = float(_inits(onnx.load(str(ddddocr)))["391_scale"])
-    assert f"Conv_0_quant: weight 391_quantized: uint8 per_tensor; scale {scale:.6g}; zero_point 121" in out
+    assert f"\n  Conv_0_quant: weight 391_quantized: uint8 per_tensor; scale {scale:.6g}; zero_point 121\n" in out
 
 
 class _Reader:

@@ -164,7 +164,7 @@ def cmd_inspect(args) -> int:
     if args.json:
         print(api.dumps_strict(report, indent=2, default=str))  # strict JSON: a NaN / inf scale as "nan" / "inf"
     else:
-        print(api.format_report(report))
+        print(api.format_report(report, params=args.params))
     if args.units and report.get("units") is None:  # planned_units has nothing to plan in a quantized file
         print(f"note: --units lists the node units a preset would quantize in a float model; {args.model} is already "
               "quantized, so there are none (its quantized nodes are listed above); inspect the float model it "
@@ -1223,6 +1223,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print JSON")
     s.add_argument("--units", action="store_true",
                    help="also list the node units the default preset (cpu-u8s8) would quantize")
+    s.add_argument("--params", action="store_true",
+                   help="list every quantized tensor's scale and zero_point (the text summarizes them by default)")
     s.set_defaults(func=cmd_inspect)
 
     def recipe_args(s):

@@ -1,0 +1,159 @@
+"""``inspect`` of a quantized model summarizes its quantization parameters on one screen (counts by role,
+dtype, granularity, symmetric or not, scale ranges, and the entries worth a look); ``--params`` lists every
+tensor, and no line names the node twice. onnxruntime's QDQ ppocrv4_rec printed 200 lines ending
+"... 380 more (use --json)", each "x_QuantizeLinear: activation x_QuantizeLinear_Output: ..."."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from workbench.cli import main
+from workbench.core.inspection.report_text import param_lines
+
+
+def _p(tensor, role, dtype, scale, zero_point=None, granularity="per_tensor", axis=None, block_size=None, node=""):
+    """A QuantTensor.to_json dict."""
+    d = {"tensor": tensor, "node": node or f"{tensor}_dq", "op_type": "DequantizeLinear", "role": role, "kind": "QDQ",
+         "dtype": dtype, "granularity": granularity, "axis": axis, "block_size": block_size, "scale_name": "",
+         "zero_point_name": "", "note": ""}
+    for key, v in (("scale", scale), ("zero_point", zero_point)):
+        if v is None:
+            d[key] = None
+            continue
+        a = np.asarray(v, np.float64)
+        d[key], d[f"{key}_shape"] = a.tolist(), list(a.shape)
+        d[f"{key}_min"], d[f"{key}_max"] = float(a.min()), float(a.max())
+    return d
+
+
+PARAMS = [
+    _p("x_q", "activation", "uint8", 0.02, 128),
+    _p("r_q", "activation", "uint8", 0.01, 0),  # a Relu output: zero_point at the edge
+    _p("m_q", "activation", "uint8", 50.0, 3),  # 255 * 50 > 1e4: huge
+    _p("w1_q", "weight", "int8", 0.5, 0),
+    _p("w2_q", "weight", "int8", [0.1, 1e-8], [0, 0], "per_channel", 0),  # a dead channel: tiny
+    _p("w3_q", "weight", "int4", [[0.5, float("nan")]], None, "per_block", 1, 32),
+    _p("b_q", "bias", "int32", [1e-9, 2e-9], [0, 0], "per_channel", 0),  # derived: never tiny
+] + [_p(f"a{i}_q", "activation", "uint8", 0.03, 7) for i in range(10)]
+
+
+def test_summary_counts_ranges_and_entries_worth_a_look():
+    assert param_lines(PARAMS, "QDQ: 2 Conv uint8/int8, 1 MatMul uint8/int4") == [
+        "quantization parameters: 17 quantized tensors (--params lists each)",
+        "  activation    13  uint8 per-tensor, 1 symmetric, 12 asymmetric; scale 0.01..50",
+        "  weight         1  int4 per-block axis 1 block_size 32, symmetric; scale nan..nan",
+        "  weight         1  int8 per-channel axis 0, symmetric; scale 1e-08..0.1",
+        "  weight         1  int8 per-tensor, symmetric; scale 0.5",
+        "  bias           1  int32 per-channel axis 0, symmetric; scale 1e-09..2e-09",
+        "worth a look:",
+        "  scale not a positive finite number (1 weight): the tensor dequantizes to nan, inf or 0:",
+        "    weight w3_q (w3_q_dq): scale nan..nan",
+        "  tiny scale (1 weight): the values span under 0.0001 (an epsilon, a zero bias, a dead channel):",
+        "    weight w2_q (w2_q_dq): scale 1e-08..0.1",
+        "  huge scale (1 activation): the values span over 10000, so small values round to zero_point "
+        "(an outlier or a -inf mask widened the range):",
+        "    activation m_q (m_q_dq): scale 50",
+        "  zero_point at the dtype's edge (1 activation): one-sided ranges, so values of the other sign clip to 0 "
+        "(usual after a Relu; --params lists them)",
+    ]
+
+
+def test_per_tensor_weights_of_conv_models_are_named_and_a_short_list_is_listed():
+    params = [_p("x_QuantizeLinear_Output", "activation", "int8", 0.5, 0, node="x_QuantizeLinear"),
+              _p("w", "weight", "int8", 0.25, 0, node="dq4")]
+    assert param_lines(params, "QDQ: 1 Conv int8/int8") == [
+        "quantization parameters: 2 quantized tensors",
+        "  activation     1  int8 per-tensor, symmetric; scale 0.5",
+        "  weight         1  int8 per-tensor, symmetric; scale 0.25",
+        "worth a look:",
+        "  every weight is per-tensor (1 weight), though the model's 1 Conv usually take per-channel weights:",
+        "    a scale per output channel keeps small channels' precision; quantize the float model with per_channel "
+        "weights (Workbench's presets do)",
+        "each:",
+        "  activation x_QuantizeLinear_Output: int8 per_tensor; scale 0.5; zero_point 0",
+        "  dq4: weight w: int8 per_tensor; scale 0.25; zero_point 0",
+    ]
+    # per-channel Conv weights: nothing to say; a float Conv is not counted
+    assert param_lines(params[:1], "QDQ: 1 Conv float") == params_lines_plain(params[:1])
+
+
+def params_lines_plain(params):
+    return ["quantization parameters: 1 quantized tensors", "  activation     1  int8 per-tensor, symmetric; scale 0.5",
+            "the tensor:", "  activation x_QuantizeLinear_Output: int8 per_tensor; scale 0.5; zero_point 0"]
+
+
+def _rec_qdq(corpus, folder_out):
+    """onnxruntime's quantize_static QDQ of ppocrv4_rec, calibrated on 4 rows of its calib.npz."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+
+    folder = corpus / "ppocrv4_rec"
+    x = np.load(folder / "calib.npz")["x"][:4]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.rows = iter([{"x": x[i:i + 1]} for i in range(len(x))])
+
+        def get_next(self):
+            return next(self.rows, None)
+
+    out = folder_out / "rec_qdq.onnx"
+    quantize_static(str(folder / "model.onnx"), str(out), Reader(), quant_format=QuantFormat.QDQ)
+    return out
+
+
+def _expected_rows(path):
+    """The summary rows computed from the file's QuantizeLinear nodes (weight: a constant input)."""
+    proto = onnx.load(str(path))
+    consts = {t.name: numpy_helper.to_array(t) for t in proto.graph.initializer}
+    consts.update({n.output[0]: numpy_helper.to_array(n.attribute[0].t) for n in proto.graph.node
+                   if n.op_type == "Constant"})
+    rows = {}
+    for n in proto.graph.node:
+        if n.op_type != "QuantizeLinear":
+            continue
+        role = "weight" if n.input[0] in consts else "activation"
+        scale, zp = float(consts[n.input[1]]), int(consts[n.input[2]])
+        assert consts[n.input[2]].dtype == np.int8
+        rows.setdefault(role, []).append((scale, zp))
+    lines = []
+    for role in ("activation", "weight"):
+        sc = [s for s, _ in rows[role]]
+        sym = sum(z == 0 for _, z in rows[role])
+        lines.append(f"  {role:<11}{len(sc):>5}  int8 per-tensor, {sym} symmetric, {len(sc) - sym} asymmetric; "
+                     f"scale {min(sc):.3g}..{max(sc):.3g}")
+    return lines, rows
+
+
+@pytest.mark.slow
+def test_ort_qdq_ppocrv4_rec_fits_on_a_screen_and_params_lists_each(corpus, tmp_path, capsys):
+    rec_qdq = _rec_qdq(corpus, tmp_path)
+    assert main(["inspect", str(rec_qdq)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows, by_role = _expected_rows(rec_qdq)
+    at = out.index("quantization parameters: 580 quantized tensors (--params lists each)")
+    assert out[at + 1:at + 3] == rows
+    assert len(by_role["activation"]) == 354 and len(by_role["weight"]) == 226
+    edge = sum(z == -128 for _, z in by_role["activation"])
+    tiny = sum(s * 255 < 1e-4 for s, _ in by_role["weight"])
+    assert f"  zero_point at the dtype's edge ({edge} activations): one-sided ranges, so values of the other sign " \
+           "clip to 0 (usual after a Relu; --params lists them)" in out
+    assert f"  tiny scale ({tiny} weights): the values span under 0.0001 (an epsilon, a zero bias, a dead channel):" \
+        in out
+    assert "  every weight is per-tensor (226 weights), though the model's 38 Conv and 13 MatMul usually take " \
+           "per-channel weights:" in out
+    assert len(out) <= 40 and not any("more (use --json)" in line for line in out)
+    assert not any("_QuantizeLinear: " in line for line in out)  # the node named once, inside the tensor's name
+    assert main(["inspect", str(rec_qdq), "--params"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    listed = out[out.index("each:") + 1:]
+    listed = listed[:next(i for i, line in enumerate(listed) if line.startswith("note:"))]
+    assert len(listed) == 580
+    assert listed[0] == "  activation x_QuantizeLinear_Output: int8 per_tensor; scale 0.00784314; zero_point 0"
+    assert main(["inspect", str(rec_qdq), "--json"]) == 0
+    params = json.loads(capsys.readouterr().out)["quantization_parameters"]
+    assert len(params) == 580 and params[0]["node"] == "x_QuantizeLinear" and "consumers" not in params[0]
