@@ -42,10 +42,10 @@ def test_first_launch_shows_canvas_and_inspector_not_search_hits(qtbot, open_fil
     assert settings.window_state() == (None, None)  # empty settings: a first launch
     win = _launch(qtbot)
     assert not win.docks["Search Hits"].isVisible()
-    assert _in_front(win, "Inspector") and win.canvas.isVisible()
+    assert _in_front(win, "Inspector") and win.welcome.isVisible()  # no model yet: the welcome page
     assert not _focus_in(win.docks["Search Hits"])
     open_file(win, EXAMPLE)
-    assert not win.docks["Search Hits"].isVisible() and _in_front(win, "Inspector")
+    assert not win.docks["Search Hits"].isVisible() and _in_front(win, "Inspector") and win.canvas.isVisible()
 
     win.search.setText("Conv")
     qtbot.keyClick(win.search, Qt.Key.Key_Return)

@@ -97,6 +97,10 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Start over on the open model: default recipe, no data or results (asks to save edits first)",
                group="model"),
     ActionSpec("open", "&Open...", "open_dialog", (K.Open,), "Open an ONNX model or a project"),
+    ActionSpec("open_project", "Open Pro&ject...", "open_project_dialog", ("Ctrl+Shift+O",),
+               "Open a saved Workbench project (.wbproj): its model, recipe, data and results"),
+    ActionSpec("open_example", "Open E&xample", "open_example",
+               tip="Open the bundled example: a small digits CNN with its calibration and evaluation data"),
     ActionSpec("save", "&Save Project", "save_project", (K.Save,), group="model"),
     ActionSpec("save_as", "Save Project &As...", "save_project_as", (K.SaveAs,), group="model"),
     ActionSpec("export", "&Export...", "export_dialog", ("Ctrl+E",),
@@ -178,13 +182,18 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("sweep_executor", "Sweep &Executor...", "choose_executor", (),
                "Run the sensitivity sweep's tasks in the app or on a Ray cluster"),
     # Help
+    ActionSpec("documentation", "&Documentation", "open_documentation", ("F1",),
+               "Open the README (how to quantize a model, the recipe fields, the CLI)"),
+    ActionSpec("shortcuts", "&Keyboard Shortcuts", "show_shortcuts", ("Ctrl+/",),
+               "List every command that has a keyboard shortcut"),
     ActionSpec("about", "&About Workbench", "show_about"),
 )
 
 #: menu title -> entries: action names, "-" (separator), "@recent", "@docks", "@theme"
 MENUS: dict[str, tuple[str, ...]] = {
-    "&File": ("new_project", "open", "@recent", "-", "save", "save_as", "apply_project", "-", "export", "export_qonnx",
-              "export_report", "export_node_data", "-", "export_picture", "-", "quit"),
+    "&File": ("new_project", "open", "open_project", "@recent", "open_example", "-", "save", "save_as",
+              "apply_project", "-", "export", "export_qonnx", "export_report", "export_node_data", "-",
+              "export_picture", "-", "quit"),
     "&Edit": ("undo", "redo", "-", "find", "find_next", "find_previous", "same_type"),
     "&View": ("fit", "zoom_in", "zoom_out", "-", "expand_all", "collapse_all", "depth_1", "depth_2", "depth_3", "-",
               "color_sqnr", "color_sensitivity", "show_qdq", "legend", "-", "open_export", "diff", "netron", "-",
@@ -193,7 +202,7 @@ MENUS: dict[str, tuple[str, ...]] = {
     "&Run": ("calibrate", "analyze", "choose", "sensitivity", "apply_suggestion", "-", "evaluate", "autotune", "-",
              "cancel",
              "-", "sweep_executor"),
-    "&Help": ("about",),
+    "&Help": ("documentation", "shortcuts", "-", "about"),
 }
 
 #: toolbar entries: action names, "-", "@search" (the search box), "@colour" (the colour mode)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QDesktopServices, QPalette
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QProgressBar,
+    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -37,7 +38,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.issues import IssueCode
 from workbench.core.jobs import refuse_output_onto_inputs
 from workbench.core.wording import count
-from workbench.qt import actions, autosave, dialogs, docks, settings
+from workbench.qt import actions, autosave, dialogs, docks, help_menu, settings
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.cancel_text import cancelled_text, cancelling_text, phase_of
 from workbench.qt.canvas.view import GraphCanvas
@@ -67,6 +68,7 @@ from workbench.qt.runs import (
 )
 from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
+from workbench.qt.welcome import WelcomePage, example_model
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
@@ -143,7 +145,9 @@ class MainWindow(QMainWindow):
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(2)
         column.addWidget(self.banner)
-        column.addWidget(self.tabs, 1)
+        self.centre = QStackedWidget(central)  # the welcome page while no model is open, then the tabs
+        self.centre.addWidget(self.tabs)
+        column.addWidget(self.centre, 1)
         self.setCentralWidget(central)
         self._last_export: Path | None = None
         self._qdq_nodes = False  # the model's graph draws Q/DQ as nodes (View > Show Q/DQ as Nodes on its tab)
@@ -155,6 +159,10 @@ class MainWindow(QMainWindow):
         self._actions = actions.build_actions(self, self.doc.undo_stack)  # also self.act_<name>
         actions.build_menus(self, self._actions, self.docks, settings.theme())
         actions.build_toolbar(self, self._actions)  # also self.search, self.color_mode
+        self.welcome = WelcomePage(self._actions, self)  # Open Model / Project / Example, recent files
+        self.welcome.recentChosen.connect(self.open_path)
+        self.centre.addWidget(self.welcome)
+        self._show_welcome_or_tabs()
         self._build_status()
         self._connect()
         self.act_show_qdq.setCheckable(True)
@@ -205,6 +213,7 @@ class MainWindow(QMainWindow):
         self.calibration.cancelRequested.connect(self.runs.cancel)
         self.calibration.specChanged.connect(self._on_spec_changed)
         self.doc.modelChanged.connect(self._reset_settings)
+        self.doc.modelChanged.connect(self._show_welcome_or_tabs)
         self.evaluate_panel.settings.changed.connect(self._on_eval_changed)
         self.doc.recipeChanged.connect(self._on_recipe_changed)
         self.doc.resultsChanged.connect(self._on_results)
@@ -233,9 +242,31 @@ class MainWindow(QMainWindow):
         self._need_idle("another model")
         if not self.keep_or_drop_changes("opening another model"):
             return
-        path, _ = QFileDialog.getOpenFileName(self, "Open model or project", settings.last_dir(), MODEL_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, "Open model or project", settings.last_folder("model"), MODEL_FILTER)
         if path:
+            settings.remember_folder("project" if path.lower().endswith(PROJECT_SUFFIX) else "model", path)
             self.open_path(path, ask=False)
+
+    @guarded
+    def open_project_dialog(self) -> None:
+        """File > Open Project... (Ctrl+Shift+O): a .wbproj, the dialog in the folder of the last project."""
+        self._need_idle("a project")
+        if not self.keep_or_drop_changes("opening a project"):
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open project", settings.last_folder("project"),
+                                              "Workbench projects (*.wbproj)")
+        if path:
+            settings.remember_folder("project", path)
+            self.open_path(path, ask=False)
+
+    @guarded
+    def open_example(self) -> None:
+        """File > Open Example: the bundled digits CNN (its calibration data beside it is chosen)."""
+        self.open_path(example_model())
+
+    def _show_welcome_or_tabs(self) -> None:
+        """The welcome page while no model is open, else the graph tabs."""
+        self.centre.setCurrentWidget(self.welcome if self.doc.model is None else self.tabs)
 
     @guarded
     def open_path(self, path: str | Path, *, ask: bool = True) -> None:
@@ -577,7 +608,7 @@ class MainWindow(QMainWindow):
         if self.doc.quant_summary is not None:
             self.compare_with_float_dialog()
             return
-        start = str(self._last_export or self.doc.model_path.parent)
+        start = str(self._last_export or settings.last_folder("export", self.doc.model_path.parent))
         path, _ = QFileDialog.getOpenFileName(self, "Quantized model to compare with", start, "ONNX models (*.onnx)")
         if path:
             self.compare_with(path)
@@ -743,10 +774,12 @@ class MainWindow(QMainWindow):
     @guarded
     def save_project_as(self) -> Path | None:
         self._need_model()
-        start = str(self.doc.model_path.with_suffix(PROJECT_SUFFIX))
+        start = str(self.doc.project_path) if self.doc.project_path else settings.start_path(
+            "project", self.doc.model_path.with_suffix(PROJECT_SUFFIX).name, self.doc.model_path.parent)
         path, _ = QFileDialog.getSaveFileName(self, "Save project", start, "Workbench projects (*.wbproj)")
         if not path:
             return None
+        settings.remember_folder("project", path)
         if not path.endswith(PROJECT_SUFFIX):
             path += PROJECT_SUFFIX
         return self.save_project_to(path)
@@ -796,12 +829,17 @@ class MainWindow(QMainWindow):
         first (None: the open project's export format, QDQ unless its ``export`` section says QONNX)."""
         self._need_model()
         fmt = fmt or project_format(self.doc.export)
-        start = str(self.doc.model_path.with_name(f"{self.doc.model_path.stem}.{fmt}.onnx"))
+        start = self._export_start(f"{self.doc.model_path.stem}.{fmt}.onnx")
         path, chosen = QFileDialog.getSaveFileName(self, "Export quantized model", start, ";;".join(
             EXPORT_FILTERS.values()), EXPORT_FILTERS[fmt])
         if path:
+            settings.remember_folder("export", path)
             fmt = next((f for f, text in EXPORT_FILTERS.items() if text == chosen), fmt)
             self.export_to(path if path.lower().endswith(".onnx") else path + ".onnx", fmt)
+
+    def _export_start(self, name: str) -> str:
+        """Where an export dialog starts: ``name`` in the folder of the last export (the model's folder at first)."""
+        return settings.start_path("export", name, self.doc.model_path.parent)
 
     def export_to(self, path: str | Path, fmt: str | None = None):
         """Start the export job (quantize with the cached calibration, write ``path`` atomically) as ``fmt``
@@ -832,9 +870,10 @@ class MainWindow(QMainWindow):
     def export_node_data_dialog(self) -> None:
         self._need_model()
         self._need_rows()
-        start = str(self.doc.model_path.with_suffix(".json"))
+        start = self._export_start(self.doc.model_path.with_suffix(".json").name)
         path, _ = QFileDialog.getSaveFileName(self, "Export Model Explorer node data", start, "JSON (*.json)")
         if path:
+            settings.remember_folder("export", path)
             self.export_node_data_to(path)
 
     def export_node_data_to(self, path: str | Path) -> dict[str, Path]:
@@ -866,9 +905,11 @@ class MainWindow(QMainWindow):
     @guarded
     def apply_project_dialog(self) -> None:
         self._need_model()
-        path, _ = QFileDialog.getOpenFileName(self, "Apply project to the open model", settings.last_dir(),
+        path, _ = QFileDialog.getOpenFileName(self, "Apply project to the open model",
+                                              settings.last_folder("project", self.doc.model_path.parent),
                                               "Workbench projects (*.wbproj)")
         if path:
+            settings.remember_folder("project", path)
             self.apply_project(path)
 
     @guarded
@@ -899,9 +940,10 @@ class MainWindow(QMainWindow):
     @guarded
     def export_report_dialog(self) -> None:
         self._need_model()
-        start = str(self.doc.model_path.with_name(f"{self.doc.model_path.stem}.report.html"))
+        start = self._export_start(f"{self.doc.model_path.stem}.report.html")
         path, _ = QFileDialog.getSaveFileName(self, "Export report (HTML)", start, "HTML (*.html)")
         if path:
+            settings.remember_folder("export", path)
             self.export_report_to(path)
 
     def export_report_to(self, path: str | Path):
@@ -1223,10 +1265,11 @@ class MainWindow(QMainWindow):
         self.shown_canvas()  # a tab without a graph is refused before the dialog
         stem = (shown.path.stem if isinstance(shown, QuantModelTab) else self.doc.model_path.stem if shown is self.canvas
                 else f"{self.doc.model_path.stem}_{''.join(c if c.isalnum() else '_' for c in self._tab_name())}")
-        start = str(self.doc.model_path.with_name(f"{stem}.png"))
+        start = self._export_start(f"{stem}.png")
         path, chosen = QFileDialog.getSaveFileName(self, "Export picture of the view", start,
                                                    "PNG picture (*.png);;SVG picture (*.svg)")
         if path:
+            settings.remember_folder("export", path)
             if not path.lower().endswith((".png", ".svg")):
                 path += ".svg" if "svg" in chosen.lower() else ".png"
             self.export_picture_to(path)
@@ -1560,6 +1603,27 @@ class MainWindow(QMainWindow):
 
     def show_about(self) -> None:
         QMessageBox.about(self, "About Workbench", about_text())
+
+    @guarded
+    def show_shortcuts(self) -> help_menu.ShortcutsDialog:
+        """Help > Keyboard Shortcuts (Ctrl+/): every action with a shortcut, read from the actions now."""
+        dialog = help_menu.ShortcutsDialog(self)
+        dialog.finished.connect(dialog.deleteLater)
+        self.shortcuts_dialog = dialog
+        dialog.open()
+        return dialog
+
+    @guarded
+    def open_documentation(self) -> None:
+        """Help > Documentation (F1): the README beside the package, else the package's project URL."""
+        url = help_menu.documentation_url()
+        if url is None:
+            raise WorkbenchError(f"No documentation found: {help_menu.readme_path()} does not exist and the installed "
+                                 "package names no project URL.", hint="Read the README of the Workbench sources.")
+        if not QDesktopServices.openUrl(url):
+            raise WorkbenchError(f"Could not open {url.toDisplayString()}: no program opens it.",
+                                 hint="Open that file or address in a browser.")
+        self.set_status(f"Opened {url.toDisplayString()}.")
 
     # ------------------------------------------------------------------ drag and drop, close
     def dragEnterEvent(self, event) -> None:

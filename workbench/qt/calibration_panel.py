@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core import api
 from workbench.core.errors import DataError
+from workbench.qt import settings
 from workbench.qt.dialogs import guarded
 from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock
 from workbench.qt.runs import ANALYSIS_SAMPLES
@@ -216,12 +217,14 @@ class CalibrationPanel(QWidget):
     @guarded
     def _on_browse(self, *_args) -> None:
         kind = self.kind.currentData()
+        start = settings.last_folder("data", self.path.text())  # the folder of the last data chosen
         if kind in ("folder", "images"):
-            path = QFileDialog.getExistingDirectory(self, "Calibration data folder", self.path.text())
+            path = QFileDialog.getExistingDirectory(self, "Calibration data folder", start)
         else:
             filt = "Python reader (*.py)" if kind == "python" else "Arrays (*.npz *.npy)"
-            path, _ = QFileDialog.getOpenFileName(self, "Calibration data", self.path.text(), filt)
+            path, _ = QFileDialog.getOpenFileName(self, "Calibration data", start, filt)
         if path:
+            settings.remember_folder("data", path)
             self.path.setText(path)
             self.specChanged.emit()
 

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.api import METRICS
 from workbench.core.errors import DataError
+from workbench.qt import settings
 
 #: combo entry that switches to a metric file
 FILE_METRIC = "file"
@@ -188,8 +189,10 @@ class EvalSettings(QWidget):
         self.changed.emit()
 
     def _on_browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Eval data", self.data.text(), "NumPy archives (*.npz)")
+        path, _ = QFileDialog.getOpenFileName(self, "Eval data", settings.last_folder("data", self.data.text()),
+                                              "NumPy archives (*.npz)")
         if path:
+            settings.remember_folder("data", path)
             self.data.setText(path)
             if self.metric.currentData() != FILE_METRIC:
                 self.set_metric(default_metric(Path(path)))

@@ -1,4 +1,5 @@
-"""Persistent app settings through QSettings: recent files and the last folder used."""
+"""Persistent app settings through QSettings: recent files, the last folder of each kind of file dialog,
+the theme, the sweep executor and the window layout."""
 
 from __future__ import annotations
 
@@ -35,13 +36,48 @@ def clear_recent_files() -> None:
     _settings().setValue("recent_files", [])
 
 
+#: what a file dialog is for -> the folder it starts in is the last one used for that (:func:`last_folder`)
+FOLDER_PURPOSES = ("model", "project", "export", "data")
+
+
+def last_folder(purpose: str, fallback: str | Path | None = None) -> str:
+    """The folder the last file dialog for ``purpose`` (one of :data:`FOLDER_PURPOSES`) ended in, if it still
+    exists; else ``fallback`` (e.g. the open model's folder), else the home folder. Raises ValueError for an
+    unknown purpose."""
+    if purpose not in FOLDER_PURPOSES:
+        raise ValueError(f"unknown file dialog purpose {purpose!r}; one of {', '.join(FOLDER_PURPOSES)}")
+    keys = (f"last_folder/{purpose}", "last_dir") if purpose == "model" else (f"last_folder/{purpose}",)
+    s = _settings()
+    for key in keys:  # "last_dir": where the open dialog started before the folders were kept per purpose
+        value = s.value(key)
+        if value and Path(str(value)).is_dir():
+            return str(value)
+    return str(fallback) if fallback not in (None, "") else str(Path.home())
+
+
+def remember_folder(purpose: str, path: str | Path) -> None:
+    """Keep the folder of ``path`` (a file, or a folder itself) as where the next ``purpose`` dialog starts;
+    a path whose folder does not exist is ignored. Raises ValueError for an unknown purpose."""
+    if purpose not in FOLDER_PURPOSES:
+        raise ValueError(f"unknown file dialog purpose {purpose!r}; one of {', '.join(FOLDER_PURPOSES)}")
+    p = Path(path).expanduser().absolute()
+    folder = p if p.is_dir() else p.parent
+    if folder.is_dir():
+        _settings().setValue(f"last_folder/{purpose}", str(folder))
+
+
+def start_path(purpose: str, name: str, fallback: str | Path | None = None) -> str:
+    """Where a save dialog for ``purpose`` starts: ``name`` (a file name, no folder) in :func:`last_folder`."""
+    return str(Path(last_folder(purpose, fallback)) / name)
+
+
 def last_dir() -> str:
-    return str(_settings().value("last_dir", str(Path.home())))
+    """The folder the last Open dialog for a model or project ended in (:func:`last_folder` ``("model")``)."""
+    return last_folder("model")
 
 
 def set_last_dir(path: str | Path) -> None:
-    p = Path(path)
-    _settings().setValue("last_dir", str(p if p.is_dir() else p.parent))
+    remember_folder("model", path)
 
 
 def theme() -> str:
