@@ -14,7 +14,11 @@ The QDQ model is run three ways on the same rows, next to the float model:
   QuantizeLinear, QAT / onnxruntime style) replaced by an Identity of that float constant, and each
   DequantizeLinear of an integer constant by the float initializer its reader reads in the float
   model (matched by node name and input position, and accepted when it is that constant's float
-  source: :func:`is_float_source`); the activation pairs stay.
+  source: :func:`is_float_source`); the activation pairs stay. The float model is the prepared one
+  (BatchNormalization and per-channel Mul / Add folded into the Conv before them, as our exports
+  quantize it), and for the constants it has no source of, the float file as written
+  (:func:`float_file_as_written`: onnxruntime's ``quantize_static`` keeps those nodes and quantizes
+  their constants and the unfolded Conv weights).
 
 A tensor is *constant* when it is an initializer, a Constant node's output, or a Cast / Identity of
 one (:func:`constant_names`).
@@ -61,7 +65,8 @@ from workbench.core.graph.walk import all_names, iter_graphs, iter_nodes, subgra
 from workbench.core.io.external import tensor_array
 from workbench.core.io.ort_session import BUFFER_TENSOR_BYTES, proto_session, session_sources
 from workbench.core.io.tensor_bytes import tensor_nbytes
-from workbench.core.model.load import PreparedModel
+from workbench.core.model.load import PreparedModel, prepare_proto
+from workbench.core.model.reader import read_model_file
 from workbench.core.progress import CancelToken
 from workbench.core.runtime.mx_simulation import has_mx, simulation_proto
 from workbench.core.runtime.session import describe_runtime, make_session
@@ -271,24 +276,27 @@ def _clipped(x: str, dq: onnx.NodeProto, bounds: tuple[float | None, float | Non
     return nodes, inits
 
 
-def activations_only(qp: onnx.ModelProto, fp: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
+def activations_only(qp: onnx.ModelProto, fp: onnx.ModelProto, written: onnx.ModelProto | None = None
+                     ) -> tuple[onnx.ModelProto, list[str]]:
     """A copy of ``qp`` whose weights are float (If / Loop / Scan bodies included): a Q -> DQ pair of
     a constant outputs that constant (the file's own float weight); a DequantizeLinear of an integer
     initializer outputs the float initializer its readers read in ``fp`` (same node name, same input
     position, same shape, and :func:`is_float_source` of it: a model quantized by another tool from a
     differently prepared float model, e.g. BatchNorm folded or SmoothQuant scales applied on one side
-    only, is not given foreign weights), added to the main graph (visible in every body);
+    only, is not given foreign weights), or else in ``written`` (the float file as written,
+    :func:`float_file_as_written`: a BatchNormalization or Mul / Add that ``fp`` folded and the
+    quantizer kept), added to the main graph (visible in every body);
     ``(model, constants left quantized because no such float initializer was found)``. Only the
     initializers the copy reads are copied."""
-    replace, added, unmatched = _activations_only_parts(qp, fp)
+    replace, added, unmatched = _activations_only_parts(qp, fp, lambda: written)
     return _assemble(qp, replace, added), unmatched
 
 
-def _activations_only_parts(qp: onnx.ModelProto, fp: onnx.ModelProto
+def _activations_only_parts(qp: onnx.ModelProto, fp: onnx.ModelProto,
+                            written: Callable[[], onnx.ModelProto | None] = lambda: None,
                             ) -> tuple[_Replace, dict[str, TensorProto], list[str]]:
-    """``(replace, added float initializers of fp, unmatched)`` of :func:`activations_only`."""
-    f_inits = {t.name: t for _, g in iter_graphs(fp.graph) for t in g.initializer}
-    f_nodes = {n.name: n for _, n in iter_nodes(fp.graph) if n.name}
+    """``(replace, added float initializers, unmatched)`` of :func:`activations_only`; ``written()``
+    (called only when ``fp`` leaves a constant unmatched) gives the second float model or None."""
     q_consts = {t.name: t for _, g in iter_graphs(qp.graph) for t in g.initializer}
     consts = constant_names(qp.graph)
     _, weight_pairs = qdq_pairs(qp)
@@ -297,31 +305,15 @@ def _activations_only_parts(qp: onnx.ModelProto, fp: onnx.ModelProto
     for n in q_nodes:
         for i, x in enumerate(n.input):
             readers.setdefault(x, []).append((n, i))
-    candidates: list[tuple[onnx.NodeProto, str]] = []
-    unmatched = []
-    for n in q_nodes:
-        if n.op_type != "DequantizeLinear" or not n.input or n.input[0] not in consts:
-            continue
-        names = {f_nodes[r.name].input[i] for r, i in readers.get(n.output[0], [])
-                 if r.name in f_nodes and i < len(f_nodes[r.name].input)}
-        source = names.pop() if len(names) == 1 else None
-        if source is None or source not in f_inits or f_inits[source].data_type not in _FLOATS \
-                or any(x and x not in q_consts for x in n.input):
-            unmatched.append(n.output[0])
-        else:
-            candidates.append((n, source))
-    floats: dict[str, str] = {}  # DQ output -> float initializer verified to be its float value
-    for chunk in chunked(candidates, f_inits, key=lambda item: item[1]):
-        values = dequantize_constants([n for n, _ in chunk], q_consts, qp)
-        for (n, source), value in zip(chunk, values, strict=True):
-            w = tensor_array(f_inits[source])  # lazy (external) weights memory-mapped
-            if value.shape == w.shape and is_float_source(w, value, n, q_consts):
-                floats[n.output[0]] = source
-            else:
-                unmatched.append(n.output[0])
-        del values
+    dqs = [n for n in q_nodes if n.op_type == "DequantizeLinear" and n.input and n.input[0] in consts]
+    floats, unmatched = _float_sources(qp, fp, dqs, readers, q_consts)
+    second = written() if unmatched else None
+    if second is not None:
+        left = set(unmatched)
+        more, unmatched = _float_sources(qp, second, [n for n in dqs if n.output[0] in left], readers, q_consts)
+        floats.update(more)
     taken = all_names(qp.graph)
-    names_of: dict[str, str] = {}  # float initializer of fp -> its name in the variant
+    names_of: dict[int, str] = {}  # id of a float initializer of fp / written -> its name in the variant
     added: dict[str, TensorProto] = {}
 
     def replace(n: onnx.NodeProto) -> list[onnx.NodeProto] | None:
@@ -331,12 +323,62 @@ def _activations_only_parts(qp: onnx.ModelProto, fp: onnx.ModelProto
         source = floats.get(out_name) if out_name else None
         if source is None:
             return None
-        if source not in names_of:
-            names_of[source] = _fresh(source if source not in taken else f"{source}#float", taken)
-            added[names_of[source]] = f_inits[source]
-        return [helper.make_node("Identity", [names_of[source]], [out_name], name=n.name)]
+        if id(source) not in names_of:
+            names_of[id(source)] = _fresh(source.name if source.name not in taken else f"{source.name}#float", taken)
+            added[names_of[id(source)]] = source
+        return [helper.make_node("Identity", [names_of[id(source)]], [out_name], name=n.name)]
 
     return replace, added, unmatched
+
+
+def _float_sources(qp: onnx.ModelProto, fp: onnx.ModelProto, dqs: list[onnx.NodeProto],
+                   readers: dict[str, list[tuple[onnx.NodeProto, int]]], q_consts: dict[str, TensorProto],
+                   ) -> tuple[dict[str, TensorProto], list[str]]:
+    """``({DQ output: float initializer of fp verified to be its float value}, [DQ outputs left])``
+    for the DequantizeLinear nodes ``dqs`` of constants of ``qp`` (``readers``: tensor -> (node, input
+    position) of ``qp``; ``q_consts``: its initializers): the initializer the same-named reader reads
+    at the same position in ``fp``, accepted by :func:`is_float_source`."""
+    f_inits = {t.name: t for _, g in iter_graphs(fp.graph) for t in g.initializer}
+    f_nodes = {n.name: n for _, n in iter_nodes(fp.graph) if n.name}
+    candidates: list[tuple[onnx.NodeProto, str]] = []
+    unmatched = []
+    for n in dqs:
+        names = {f_nodes[r.name].input[i] for r, i in readers.get(n.output[0], [])
+                 if r.name in f_nodes and i < len(f_nodes[r.name].input)}
+        source = names.pop() if len(names) == 1 else None
+        if source is None or source not in f_inits or f_inits[source].data_type not in _FLOATS \
+                or any(x and x not in q_consts for x in n.input):
+            unmatched.append(n.output[0])
+        else:
+            candidates.append((n, source))
+    floats: dict[str, TensorProto] = {}
+    for chunk in chunked(candidates, f_inits, key=lambda item: item[1]):
+        values = dequantize_constants([n for n, _ in chunk], q_consts, qp)
+        for (n, source), value in zip(chunk, values, strict=True):
+            w = tensor_array(f_inits[source])  # lazy (external) weights memory-mapped
+            if value.shape == w.shape and is_float_source(w, value, n, q_consts):
+                floats[n.output[0]] = f_inits[source]
+            else:
+                unmatched.append(n.output[0])
+        del values
+    return floats, unmatched
+
+
+def float_file_as_written(model: PreparedModel) -> onnx.ModelProto | None:
+    """The float model's file read again and prepared without the opset upgrade and without folding
+    BatchNormalization or per-channel Mul / Add into a Conv (``prepare_proto(as_written=True)``: the
+    node names and lifted Constants of ``model``), or None when ``model`` has no file, or the file
+    cannot be read or no longer has the bytes ``model`` was opened from (its sha256 differs). Large
+    external weights stay memory-mapped (:func:`~workbench.core.model.reader.read_model_file`)."""
+    if model.path is None or not Path(model.path).is_file():
+        return None
+    try:
+        raw, digest, _ = read_model_file(Path(model.path))
+        if model.sha256 and digest != model.sha256:
+            return None
+        return prepare_proto(raw, path=Path(model.path), sha256=digest, as_written=True).proto
+    except WorkbenchError:
+        return None
 
 
 #: A float initializer is a dequantized constant's source when at least this fraction of its elements
@@ -549,7 +591,10 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
                 max_samples: int | None = SPLIT_SAMPLES, batch_size: int = ANALYSIS_BATCH,
                 cancel: CancelToken | None = None, quant_label: str = "") -> NoiseSplit:
     """:class:`NoiseSplit` of the QDQ model ``qp`` against its float model ``model`` (prepared; its
-    node names are those of ``qp``'s nodes).
+    node names are those of ``qp``'s nodes). A constant of ``qp`` whose float source the prepared model
+    does not hold (another tool quantized the file as written, keeping a BatchNormalization or
+    Mul / Add the prepared model folded) is looked up in ``model``'s file as written
+    (:func:`float_file_as_written`, read only then).
 
     ``data``: a path, spec or DataSource, validated against ``model``; samples with NaN / Inf inputs
     are left out, at most ``samples`` and at most ``max_samples`` (None: no cap) are read, streamed
@@ -589,7 +634,7 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
         float_sess = None  # every pass reads the kept outputs: one session alive at a time
     figures, done = [], 0
     for k in range(len(_VARIANTS)):  # one at a time: one variant session (and its arena) alive
-        sess = _pass_session(k, qp, fp, unmatched, f"{_VARIANTS[k]}{quant_label}")
+        sess = _pass_session(k, qp, fp, unmatched, f"{_VARIANTS[k]}{quant_label}", lambda: float_file_as_written(model))
         acc, done = Sqnr(), 0
         for b, (idx, feed) in enumerate(source.indexed_batches(batch_size, samples)):
             if cancel is not None:
@@ -625,9 +670,11 @@ def _float_outputs(sess, names: list[str], batches, what: str, cancel: CancelTok
     return refs
 
 
-def _pass_session(k: int, qp: onnx.ModelProto, fp: onnx.ModelProto, unmatched: list[str], what: str):
+def _pass_session(k: int, qp: onnx.ModelProto, fp: onnx.ModelProto, unmatched: list[str], what: str,
+                  written: Callable[[], onnx.ModelProto | None] = lambda: None):
     """The onnxruntime session of pass ``k``: 0 the model as written, 1 its weights-only variant, 2 its
-    activations-only variant (the constants left quantized appended to ``unmatched``). A variant's
+    activations-only variant (float sources found in ``fp``, or else in ``written()``; the constants
+    left quantized appended to ``unmatched``). A variant's
     large weights reach onnxruntime as buffers of their bytes (:class:`_Buffers`), never as a second
     protobuf copy of the model (MX models, whose DequantizeLinear onnxruntime runs as float
     initializers computed from the elements, are copied).
@@ -642,7 +689,7 @@ def _pass_session(k: int, qp: onnx.ModelProto, fp: onnx.ModelProto, unmatched: l
     if k == 1:
         replace, added = _weights_only_parts(qp, fp)
     else:
-        replace, added, missing = _activations_only_parts(qp, fp)
+        replace, added, missing = _activations_only_parts(qp, fp, written)
         unmatched.extend(missing)
     buffers = _Buffers()
     proto = _assemble(qp, replace, added, _copied if has_mx(qp) else buffers)
