@@ -73,6 +73,9 @@ from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
 
+#: the View actions a diff tab takes (both panes), of the actions of the shown graph
+DIFF_VIEW_ACTIONS = ("fit", "zoom_in", "zoom_out")
+
 MODEL_FILTER = "ONNX models and Workbench projects (*.onnx *.wbproj);;ONNX models (*.onnx);;Projects (*.wbproj)"
 #: what gives figures for an already-quantized file (F5 / F7 are off for it)
 QUANTIZED_FIGURES_HINT = ("compare it with its float model (View > Compare Float vs Quantized, Ctrl+Shift+D) "
@@ -210,7 +213,7 @@ class MainWindow(QMainWindow):
         self.sensitivity.applyRequested.connect(self.apply_suggestion)
         self.doc.sensitivityChanged.connect(self._on_sensitivity)
         self.calibration.startRequested.connect(self.start_calibration)
-        self.calibration.cancelRequested.connect(self.runs.cancel)
+        self.calibration.cancelRequested.connect(self.cancel_running)  # a run, or the comparison
         self.calibration.specChanged.connect(self._on_spec_changed)
         self.doc.modelChanged.connect(self._reset_settings)
         self.doc.modelChanged.connect(self._show_welcome_or_tabs)
@@ -569,7 +572,12 @@ class MainWindow(QMainWindow):
 
     @guarded
     def on_shown_canvas(self, method: str, *args) -> None:
-        """View > Fit / Zoom / Expand / Collapse / Open Groups to Depth: call ``method`` of the shown graph."""
+        """View > Fit / Zoom / Expand / Collapse / Open Groups to Depth: call ``method`` of the shown graph
+        (a diff tab fits and zooms both its panes)."""
+        shown = self.tabs.currentWidget()
+        if isinstance(shown, DiffTab) and method in DIFF_VIEW_ACTIONS:
+            getattr(shown, method)(*args)
+            return
         getattr(self.shown_canvas(), method)(*args)
 
     def _show_main_graph(self) -> None:
@@ -652,7 +660,8 @@ class MainWindow(QMainWindow):
             raise WorkbenchError(f"Another job is running; {path.name} was not compared.",
                                  hint="Wait until it ends or cancel it (Run > Cancel).")
         proto = api.open_model(path).proto  # the loader's one-line refusals (a project, an .npz, an empty file)
-        model, data, samples = self.doc.model, self.doc.data, self.calibration.sample_count()
+        # the SQNR is measured on the per-unit analysis's samples (Calibration panel, Analysis samples), not all
+        model, data, samples = self.doc.model, self.doc.data, self.runs.analysis_samples
 
         def work(progress, cancel):
             return api.compare_models(model, proto, data, samples=samples, progress=progress, cancel=cancel)
@@ -663,11 +672,14 @@ class MainWindow(QMainWindow):
         job.progress.connect(self._on_compare_progress)
         # the panes draw the graph the diff names (unnamed nodes named as the canvas names them)
         job.succeeded.connect(lambda diff: self._show_diff(diff, diff.quant_proto or proto, path))
-        job.finished.connect(lambda: self.status_bar_progress.setVisible(False))
+        job.finished.connect(lambda: (self.status_bar_progress.setVisible(False), self.calibration.release()))
         job.failed.connect(lambda err: (self.set_status(f"Could not compare with {path.name}."),
                                         show_error(self, f"Cannot compare with {path.name}", err)))
         job.finished.connect(self._on_open_finished)
-        self.set_status(f"Comparing {self.doc.model_path.name} with {path.name}... (Esc cancels)")
+        on = f" on up to {count(samples, 'sample')} (Analysis samples)" if data is not None else ""
+        self.set_status(f"Comparing {self.doc.model_path.name} with {path.name}{on}... (Esc cancels)")
+        self.calibration.hold(f"Comparing with {path.name}")  # where the other jobs show they run
+        self._job_clock.start()
         job.start()
         self._update_actions()
 
@@ -691,7 +703,7 @@ class MainWindow(QMainWindow):
         self.status_bar_progress.setVisible(True)
         self.status_bar_progress.setRange(0, max(total, 0))
         self.status_bar_progress.setValue(min(done, total) if total else 0)
-        self.set_status(f"{message}: {done}/{total or '?'} samples (Esc cancels)")
+        self.set_status(f"{self._job_clock.text(done, total, message + ', samples')} (Esc cancels)")
 
     @guarded
     def _show_diff(self, diff, proto, path: Path) -> None:
@@ -1555,6 +1567,9 @@ class MainWindow(QMainWindow):
                                has_errors=has_model and bool(self.doc.errors),
                                has_sensitivity=has_model and self.sensitivity.result is not None,
                                has_export=self._last_export is not None)
+        if isinstance(shown, DiffTab):  # Fit graph and the zooms act on both panes
+            for name in DIFF_VIEW_ACTIONS:
+                self._actions[name].setEnabled(True)
         for panel in (self.sensitivity, self.evaluate_panel, self.autotune_panel):
             panel.run_button.setEnabled(has_model and not busy and not quantized)
         # the panel's button works only where Run > Calibrate does (a float model open, no job)

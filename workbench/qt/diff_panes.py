@@ -8,13 +8,19 @@ point and scale; selecting nodes in one selects and centres their partners in th
 folded BatchNormalization selects the Conv it went into; that Conv selects it back with its
 float Conv).
 
-Marks (legend strip above the panes, :data:`workbench.qt.diff_marks.MARK_COLORS`): folded or
+Marks (the shared key above the panes, :data:`workbench.qt.diff_marks.MARK_COLORS`): folded or
 fused float ops greyed and struck through with a note naming the quantized node they went into;
 compute ops left float framed orange with a "float" badge; added nodes framed green; Q/DQ pairs
 are the canvas's dtype badges on the edges they sit on (weights: a ``w:`` tag on the consumer;
 a pair before a graph output: an ``out:`` tag on its producer). With data the right pane is
-coloured by the SQNR measured on every edge and node (the canvas's legend gives the thresholds),
-else by the dtype each edge carries.
+coloured by the SQNR measured on every edge and node (the key gives the thresholds), else by the
+dtype each edge carries.
+
+In the app (``shared_key=True``, the diff tab) one key serves both panes (:attr:`DiffPanes.key`),
+above them and collapsible (View > Legend, Ctrl+L, or the tab's Legend button): the panes' own legend
+overlays stay hidden, so nothing covers the graph or the node a row centres, and :meth:`DiffPanes.fit`
+shows both graphs whole at one zoom. Without it (``render --compare``'s picture) each pane keeps its
+overlay and the key holds the marks' line only.
 """
 
 from __future__ import annotations
@@ -23,25 +29,61 @@ import html
 import math
 
 import onnx
-from PySide6.QtCore import QRectF, Qt, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtCore import QCoreApplication, QEvent, QPointF, QRectF, QSizeF, Qt, Signal
+from PySide6.QtGui import QTransform
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.api import ModelDiff, PaneLayout
+from workbench.qt.canvas.legend import LegendOverlay, legend_entries
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.diff_marks import MARK_COLORS, DiffMarksItem
 
 #: colour-map value shown for a bit-exact tensor (+inf dB)
 INF_DB = 100.0
+#: margin around the graphs a fit of both panes leaves, scene units (the canvas's own fit's)
+FIT_MARGIN = 30.0
+
+
+class PaneLegend(LegendOverlay):
+    """A pane's legend overlay, never shown: the panes share :attr:`DiffPanes.key` above them.
+
+    ``setVisible`` (View > Legend, a tab switch) shows or hides that key instead, through
+    :attr:`on_toggle`; :meth:`text` still reads the pane's colour key.
+    """
+
+    def __init__(self, canvas):
+        self.on_toggle = None  # set before LegendOverlay's own calls
+        super().__init__(canvas)
+        QFrame.setVisible(self, False)
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802 - Qt override
+        if visible and self.on_toggle is None:
+            return  # before its pane is placed; hidden all along
+        if self.on_toggle is not None:
+            self.on_toggle(visible)
+        QFrame.setVisible(self, False)
 
 
 class PaneCanvas(GraphCanvas):
     """A canvas that says when its view moved (scroll, zoom or fit), for the partner pane to follow.
 
     Keys: the canvas's (+ / - zoom, Esc clears the selection, Ctrl+A selects all) and Home or 0 to
-    fit the graph (both panes follow).
+    fit the graph (both panes follow). Its legend overlay stays hidden (:class:`PaneLegend`); a fit
+    is :attr:`pair_fit` (both panes at once) when set.
     """
 
     viewChanged = Signal()
+
+    def __init__(self, *args, shared_key: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pair_fit = None
+        if shared_key:
+            own = self.legend_overlay
+            self.colorsChanged.disconnect(own.refresh)
+            self.viewport().removeEventFilter(own)
+            own.hide()
+            own.deleteLater()
+            self.legend_overlay = PaneLegend(self)
 
     def keyPressEvent(self, event) -> None:
         if event.key() in (Qt.Key.Key_Home, Qt.Key.Key_0):
@@ -58,6 +100,9 @@ class PaneCanvas(GraphCanvas):
         self.viewChanged.emit()
 
     def fit(self) -> None:
+        if self.pair_fit is not None:
+            self.pair_fit()
+            return
         super().fit()
         self.viewChanged.emit()
 
@@ -76,7 +121,7 @@ class PaneCanvas(GraphCanvas):
 
 
 def legend_html() -> str:
-    """The marks' legend strip (rich text)."""
+    """The marks' line of the key (rich text)."""
     def sw(kind: str, label: str) -> str:
         c = MARK_COLORS[kind].name()
         return f'<span style="color:{c}; font-weight:bold;">&#9632;</span>&nbsp;{html.escape(label)}'
@@ -89,18 +134,31 @@ def legend_html() -> str:
     ])
 
 
+def pane_key_html(side: str, canvas: GraphCanvas) -> str:
+    """One line of the key (rich text): ``side`` ("Left", "Right"), the colour mode of ``canvas`` and
+    its swatches inline, its notes after them."""
+    title, rows, notes = legend_entries(canvas)
+    swatches = " &nbsp;".join(
+        f'<span style="color:{c.name()}; font-weight:bold;">&#9632;</span>&nbsp;{html.escape(label)}'
+        for label, c in rows)
+    tail = f' &nbsp; <span style="color:#666">{html.escape("; ".join(notes))}</span>' if notes else ""
+    return f"<b>{side}</b> colour: {html.escape(title)}: {swatches}{tail}"
+
+
 class DiffPanes(QWidget):
     """The two aligned panes of ``diff`` (float ``float_proto`` left, ``quant_proto`` right).
 
     Call :meth:`show_layout` with the :class:`~workbench.core.api.PaneLayout` once computed (it
-    runs off the GUI thread); :attr:`ready` is emitted when both panes are drawn.
+    runs off the GUI thread); :attr:`ready` is emitted when both panes are drawn. ``shared_key``: one
+    key above both panes instead of a legend overlay in each, and fits of both panes at once (the app).
     """
 
     ready = Signal()
 
     def __init__(self, diff: ModelDiff, float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto,
-                 float_title: str, quant_title: str, parent: QWidget | None = None):
+                 float_title: str, quant_title: str, parent: QWidget | None = None, *, shared_key: bool = False):
         super().__init__(parent)
+        self.shared_key = shared_key
         self.diff, self.float_proto, self.quant_proto = diff, float_proto, quant_proto
         self.layout_: PaneLayout | None = None
         self._syncing = False
@@ -115,15 +173,20 @@ class DiffPanes(QWidget):
             self.q2f.setdefault(qnode, []).append(fnode)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.legend = QLabel(legend_html())
-        self.legend.setWordWrap(True)
-        lay.addWidget(self.legend)
+        lay.setSpacing(2)
+        self.key = QLabel()
+        self.key.setObjectName("diffKey")
+        self.key.setTextFormat(Qt.TextFormat.RichText)
+        self.key.setWordWrap(True)
+        self.key.setToolTip("The key of both panes (View > Legend, Ctrl+L, shows or hides it).")
+        lay.addWidget(self.key)
+        self.legend = self.key  # the marks' line is its first line
         self.status = QLabel("Laying out both panes together (closing the tab cancels)...")
         lay.addWidget(self.status)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         lay.addWidget(split, 1)
-        self.float_canvas = PaneCanvas(groups=False)
-        self.quant_canvas = PaneCanvas(groups=False)
+        self.float_canvas = PaneCanvas(groups=False, shared_key=shared_key)
+        self.quant_canvas = PaneCanvas(groups=False, shared_key=shared_key)
         for canvas, title in ((self.float_canvas, float_title), (self.quant_canvas, quant_title)):
             box = QWidget()
             col = QVBoxLayout(box)
@@ -135,13 +198,74 @@ class DiffPanes(QWidget):
             col.addWidget(canvas, 1)
             split.addWidget(box)
             canvas.layoutReady.connect(self._on_pane_ready)
+            if shared_key:
+                canvas.colorsChanged.connect(self._refresh_key)
+                canvas.legend_overlay.on_toggle = self.set_key_visible
+                canvas.pair_fit = self.fit
         split.setSizes([1000, 1000])  # equal widths: the same scene point sits at the same place in both
+        self.split = split
+        self._refresh_key()
         self.float_canvas.selectionChangedNames.connect(
             lambda names: self._follow(names, self.f2q, self.quant_canvas))
         self.quant_canvas.selectionChangedNames.connect(
             lambda names: self._follow(names, self.q2f, self.float_canvas))
         self.float_canvas.viewChanged.connect(lambda: self._sync_view(self.float_canvas, self.quant_canvas))
         self.quant_canvas.viewChanged.connect(lambda: self._sync_view(self.quant_canvas, self.float_canvas))
+
+    # ----------------------------------------------------------------- the key
+    def _refresh_key(self) -> None:
+        lines = [legend_html()]
+        if self.shared_key:
+            lines += [pane_key_html("Left", self.float_canvas), pane_key_html("Right", self.quant_canvas)]
+        self.key.setText("<br>".join(lines))
+
+    def set_key_visible(self, visible: bool) -> None:
+        """Show or hide the key above the panes (View > Legend; the tab's Legend button)."""
+        self.key.setVisible(visible)
+
+    def key_visible(self) -> bool:
+        return not self.key.isHidden()
+
+    # ----------------------------------------------------------------- fitting both
+    def fit(self) -> None:
+        """Both graphs whole, at one zoom (never beyond 100 %), centred on the same scene point: the
+        box around both graphs fits the smaller viewport (Fit graph, Home, a resize of a fitted pane)."""
+        canvases = [c for c in (self.float_canvas, self.quant_canvas) if c._state is not None]
+        if not canvases:
+            return
+        bounds = QRectF()
+        for c in canvases:
+            bounds = bounds.united(c._state.data.bounds)
+        bounds = bounds.adjusted(-FIT_MARGIN, -FIT_MARGIN, FIT_MARGIN, FIT_MARGIN)
+        views = {c: QSizeF(c.maximumViewportSize()) for c in canvases}
+        scale = min([1.0] + [min(v.width() / max(bounds.width(), 1e-9), v.height() / max(bounds.height(), 1e-9))
+                             for v in views.values()])
+        if scale <= 0:
+            return
+        self._syncing = True
+        try:
+            for c in canvases:
+                view = views[c]
+                visible = QRectF(bounds.center() - QPointF(view.width(), view.height()) / (2 * scale),
+                                 QSizeF(view.width() / scale, view.height() / scale))
+                pad = 1.0 / scale  # 1 px less than the viewport: no scroll bars
+                c.scene().setSceneRect(visible.adjusted(pad, pad, -pad, -pad))
+                c.setTransform(QTransform.fromScale(scale, scale))
+                c.centerOn(bounds.center())
+                c._fit_mode = "whole"
+                c._fitted_view = c._view_key()
+                c._sync_items()
+                c.minimap().update()
+                if c.horizontalScrollBar().isVisible() or c.verticalScrollBar().isVisible():
+                    QCoreApplication.sendPostedEvents(c, QEvent.Type.MetaCall)  # as GraphCanvas.fit
+        finally:
+            self._syncing = False
+
+    def zoom_in(self) -> None:
+        self.quant_canvas.zoom_in()  # the float pane follows
+
+    def zoom_out(self) -> None:
+        self.quant_canvas.zoom_out()
 
     # ----------------------------------------------------------------- showing
     def show_layout(self, layout: PaneLayout, quant_info: tuple | None = None) -> None:
@@ -183,7 +307,10 @@ class DiffPanes(QWidget):
         if self._pending:
             return
         self._add_marks()
-        self._sync_view(self.quant_canvas, self.float_canvas)
+        if self.shared_key:
+            self.fit()
+        else:
+            self._sync_view(self.quant_canvas, self.float_canvas)
         self.status.hide()
         self.ready.emit()
 

@@ -8,7 +8,11 @@ into), removed, and nodes the quantized file added. Right of it, two aligned pan
 folded into edge badges), matched nodes at the same place in both, zoom, scroll and selection in
 step; the quantized pane is coloured by the measured SQNR of each edge and node (legend: the SQNR
 colour map and its thresholds), or by the dtype each edge carries when no data was given.
-Clicking a row selects the pair in both panes. The panes' layout runs in a background job.
+Clicking a row selects the pair in both panes, centres it and shows it in the window's Inspector
+(read-only: the quantization parameters the quantized file holds around it). The panes take most of
+the tab (each at least :data:`MIN_PANE_SHARE` of it); the list is :data:`LIST_SHARE` wide and the List
+button hides it. Fit graph (Ctrl+0) and the zoom actions act on both panes. The panes' layout runs in
+a background job.
 """
 
 from __future__ import annotations
@@ -17,11 +21,21 @@ import math
 from pathlib import Path
 
 import onnx
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from workbench.core.api import ModelDiff, pane_layout, read_quant_params, summarize_quantization
 from workbench.qt.diff_panes import DiffPanes
+from workbench.qt.inspector import FileSelection, Inspector
 from workbench.qt.quant_tab import quant_info
 from workbench.qt.workers import ThreadJob
 
@@ -30,6 +44,12 @@ QUANT_COL = COLUMNS.index("Quantized node")
 FLOAT_COL = COLUMNS.index("Float node")
 #: the top-level groups of the tree, in order
 GROUPS = ("matched", "left float", "Q/DQ pairs", "DQ without Q", "folded or fused", "removed", "added")
+#: share of the tab's width the list takes when the tab opens (the panes share the rest)
+LIST_SHARE = 0.16
+#: the least share of the tab's width each pane gets at the window's default size
+MIN_PANE_SHARE = 0.4
+#: widest the list's first column opens, px (longer node names scroll)
+NAME_COLUMN_MAX = 200
 
 
 def _row(parent: QTreeWidgetItem, float_node: str, quant_node: str, op: str, db: str, how: str) -> QTreeWidgetItem:
@@ -49,37 +69,67 @@ class DiffTab(QWidget):
     ``canvas`` is the quantized pane, ``float_canvas`` the float pane; :attr:`panesReady` is emitted
     when both are drawn (their layout, :func:`~workbench.core.api.pane_layout`, runs in a job).
     The float graph is ``diff.float_proto`` (kept by :func:`~workbench.core.api.diff_models`).
+    ``inspector``: where a row's node is shown (default: the ``inspector`` of ``parent``'s window).
     """
 
     panesReady = Signal()
 
     def __init__(self, diff: ModelDiff, proto: onnx.ModelProto, path: str | Path, float_name: str,
-                 parent: QWidget | None = None):
+                 parent: QWidget | None = None, *, inspector: Inspector | None = None):
         super().__init__(parent)
         self.diff, self.proto, self.path = diff, proto, Path(path)
+        self.float_name = float_name
+        window = parent.window() if parent is not None else None
+        found = getattr(window, "inspector", None)
+        self.inspector = inspector if inspector is not None else (found if isinstance(found, Inspector) else None)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        measured = f"; SQNR on the data of {len(diff.sqnr)} tensors" if diff.sqnr else \
+        lay.setSpacing(2)
+        samples = getattr(diff, "samples", 0)
+        on = f" ({samples} samples; Calibration panel, Analysis samples)" if samples else ""
+        measured = f"; SQNR on the data of {len(diff.sqnr)} tensors{on}" if diff.sqnr else \
             "; no data set, so no SQNR (pick calibration data first)"
         self.header = QLabel(f"<b>{float_name}</b> vs <b>{self.path.name}</b>: {diff.summary()}{measured}.")
         self.header.setWordWrap(True)
-        lay.addWidget(self.header)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.header, 1)
+        self.list_button = self._button("List", "Show or hide the list of matched, folded, removed and added nodes")
+        self.legend_button = self._button("Legend", "Show or hide the key of both panes (View > Legend, Ctrl+L)")
+        self.fit_button = QPushButton("Fit both")
+        self.fit_button.setToolTip("Show both graphs whole, at one zoom (Fit graph, Ctrl+0; Home in a pane)")
+        for b in (self.list_button, self.legend_button, self.fit_button):
+            top.addWidget(b, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addLayout(top)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         lay.addWidget(split, 1)
+        self.split = split
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(COLUMNS)
         self.tree.setSortingEnabled(False)
         split.addWidget(self.tree)
         float_proto = diff.float_proto if diff.float_proto is not None else proto
-        self.panes = DiffPanes(diff, float_proto, proto, f"Float: {float_name}", f"Quantized: {self.path.name}")
+        self.float_proto = float_proto
+        self.panes = DiffPanes(diff, float_proto, proto, f"Float: {float_name}", f"Quantized: {self.path.name}",
+                               shared_key=True)
         self.canvas, self.float_canvas = self.panes.quant_canvas, self.panes.float_canvas
         split.addWidget(self.panes)
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
         self.groups: dict[str, QTreeWidgetItem] = {}
         self._fill()
         for col in range(len(COLUMNS)):
             self.tree.resizeColumnToContents(col)
-        split.setSizes([420, 1180])
+        self.tree.setColumnWidth(FLOAT_COL, min(self.tree.columnWidth(FLOAT_COL), NAME_COLUMN_MAX))
+        self._list_share_set = False
+        self.list_button.toggled.connect(self._show_list)
+        self.legend_button.toggled.connect(self.panes.set_key_visible)
+        self.panes.key.installEventFilter(self)  # View > Legend hides the key: the button follows
+        self.fit_button.clicked.connect(self.fit)
         params = read_quant_params(proto)
+        self._params = params
+        self._op_types = {n.name: n.op_type for n in proto.graph.node}
+        self._float_op_types = {n.name: n.op_type for n in float_proto.graph.node}
         tensor_info, kernels, node_info = quant_info(summarize_quantization(proto, params), params, proto)
         for f, q in diff.tensors.items():
             if f in diff.sqnr:
@@ -87,6 +137,9 @@ class DiffTab(QWidget):
                     f"; {tensor_info[q]}" if q in tensor_info else "")
         self._quant_info = (tensor_info, kernels, node_info)
         self.tree.itemClicked.connect(self._on_item)
+        self.tree.currentItemChanged.connect(lambda item, _before: item is not None and self._on_item(item, 0))
+        self.canvas.selectionChangedNames.connect(self._show_in_inspector)
+        self.float_canvas.selectionChangedNames.connect(self._show_in_inspector)
         self.panes.ready.connect(self.panesReady)
         self._job: ThreadJob | None = ThreadJob(
             lambda progress, cancel: pane_layout(float_proto, proto, diff, cancel=cancel),
@@ -97,6 +150,75 @@ class DiffTab(QWidget):
             f"The panes could not be laid out: {err}"))
         self._job.finished.connect(self._job_done)
         self._job.start()
+
+    @staticmethod
+    def _button(text: str, tip: str) -> QPushButton:
+        b = QPushButton(text)
+        b.setCheckable(True)
+        b.setChecked(True)
+        b.setToolTip(tip)
+        return b
+
+    # ------------------------------------------------------------------ room for the panes
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._size_list_once()
+
+    def _size_list_once(self) -> None:
+        """The list :data:`LIST_SHARE` of the splitter's width, once it has one (the tab shown); later
+        the user's splitter position stands."""
+        if self._list_share_set or not self.isVisible() or self.split.width() <= 0:
+            return
+        self._list_share_set = True
+        width = self.split.width() - self.split.handleWidth()
+        self.split.setSizes([int(width * LIST_SHARE), width - int(width * LIST_SHARE)])
+
+    def _show_list(self, shown: bool) -> None:
+        self.tree.setVisible(shown)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
+        if watched is self.panes.key and event.type() in (QEvent.Type.Show, QEvent.Type.Hide):
+            self.legend_button.blockSignals(True)
+            self.legend_button.setChecked(self.panes.key_visible())
+            self.legend_button.blockSignals(False)
+        return False
+
+    # ------------------------------------------------------------------ the window's view actions
+    def fit(self) -> None:
+        """Fit graph: both graphs whole at one zoom (:meth:`DiffPanes.fit`)."""
+        self.panes.fit()
+
+    def zoom_in(self) -> None:
+        self.panes.zoom_in()
+
+    def zoom_out(self) -> None:
+        self.panes.zoom_out()
+
+    # ------------------------------------------------------------------ the Inspector
+    def selection(self) -> FileSelection:
+        """What the Inspector shows for this tab: the quantized pane's selection in the quantized file, else
+        the float pane's in the float model (a removed node has no quantized partner)."""
+        quant, floats = self.canvas.selected_nodes(), self.float_canvas.selected_nodes()
+        if floats and not quant:
+            return FileSelection(owner=self, name=self.float_name, proto=self.float_proto, params=[],
+                                 op_types=self._float_op_types, nodes=floats)
+        return FileSelection(owner=self, name=self.path.name, proto=self.proto, params=list(self._params),
+                             op_types=self._op_types, nodes=quant)
+
+    def _show_in_inspector(self, *_args) -> None:
+        if self.inspector is not None and self.isVisible():
+            self.inspector.show_file(self.selection())
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self._size_list_once()
+        if not event.spontaneous():  # the tab became the current one
+            self._show_in_inspector()
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().hideEvent(event)
+        if not event.spontaneous() and self.inspector is not None:
+            self.inspector.release_file(self)
 
     def _show_panes(self, layout) -> None:
         if not self._closed:  # a tab closed while its layout ran draws nothing
@@ -150,14 +272,19 @@ class DiffTab(QWidget):
         return [{t: g.child(i).text(c) for c, t in enumerate(COLUMNS)} for i in range(g.childCount())]
 
     def _on_item(self, item: QTreeWidgetItem, _column: int) -> None:
+        if item.parent() is None:
+            return  # a group's title row
         fname, qname = item.text(FLOAT_COL), item.text(QUANT_COL)
         if item.parent() in (self.groups.get("Q/DQ pairs"), self.groups.get("DQ without Q")):
             fname = ""  # the column holds the tensor the Q/DQ read, not a node
         if fname or qname:
             self.panes.select_pair(fname, qname)
+        self._show_in_inspector()
 
     def shutdown(self) -> None:
         self._closed = True
+        if self.inspector is not None:
+            self.inspector.release_file(self)
         if self._job is not None:
             self._job.cancel()
         self.panes.shutdown()
