@@ -4,6 +4,7 @@ steps the round-trip tests take (open, save, export)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -50,6 +51,13 @@ def write_variant(base: Path, target: Path, **fields) -> Path:
     """``base``'s project JSON with ``fields`` replaced, written to ``target`` (same folder)."""
     doc = read_json(base)
     doc.update(fields)
+    # the absolute paths of its files as Workbench saves them (the base's are of the base's files)
+    absolute = {k: v for k, v in (doc.get("absolute_paths") or {}).items() if k == "model.path"}
+    for section, key in (("data", "path"), ("evaluation", "data"), ("evaluation", "metric")):
+        value = doc.get(section).get(key) if isinstance(doc.get(section), dict) else None
+        if isinstance(value, str) and value and (key != "metric" or value.lower().endswith(".py")):
+            absolute[f"{section}.{key}"] = os.path.normpath(target.resolve().parent / value)
+    doc["absolute_paths"] = absolute or None
     target.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return target
 
