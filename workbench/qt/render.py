@@ -28,14 +28,12 @@ import sys
 import time
 from pathlib import Path
 
-import onnx
 from PySide6.QtCore import QPoint, QRectF, Qt
 from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QApplication, QFrame, QWidget
 
 from workbench.core.api import (
-    diff_models,
-    float_reference,
+    compare_models,
     open_model,
     pane_layout,
     read_quant_params,
@@ -162,16 +160,16 @@ def render_panes_to_file(float_path: str, quant_path: str, out: str, *, edge_err
 def draw_panes(float_path: str, quant_path: str, *, edge_errors: dict[str, float] | None = None,
                max_side: int = 2400, timeout_s: float = 300.0) -> DiffPanes:
     """The two aligned panes of :func:`render_panes_to_file`, laid out and fitted, ready to be saved
-    (the caller shuts them down). Raises as :func:`render_panes_to_file` does."""
+    (the caller shuts them down). The pair is diffed by ``compare_models`` (structure only), as
+    ``workbench-cli compare`` diffs it: the same matches, counts and node names, and ``edge_errors``
+    keyed by its quantized tensor names. Raises as :func:`render_panes_to_file` does (also a
+    ``ModelError`` when the two files do not correspond)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     app = QApplication.instance() or QApplication([sys.argv[0]])
-    model = open_model(float_path)
-    try:
-        qproto = onnx.load(quant_path)
-    except Exception as exc:  # noqa: BLE001 - protobuf raises its own types
-        raise WorkbenchError(f"{quant_path}: cannot read it as ONNX ({exc}).") from None
-    fproto = float_reference(model)
-    diff = diff_models(fproto, qproto)
+    # diffed as `compare` diffs them (the CLI measured edge_errors on that diff): the quantized file opened and
+    # prepared as written (unnamed and repeated node names named, Constants lifted), the float file as written
+    diff = compare_models(open_model(float_path), open_model(quant_path).proto, quant_label=quant_path)
+    fproto, qproto = diff.float_proto, diff.quant_proto
     back = {q: f for f, q in diff.tensors.items()}
     diff.sqnr = {back[t]: db for t, db in (edge_errors or {}).items() if t in back}
     layout = pane_layout(fproto, qproto, diff)
