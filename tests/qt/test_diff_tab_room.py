@@ -124,6 +124,7 @@ def test_fit_graph_fits_both_panes(qtbot, window, compare_in_app, ort_qdq):
         bounds = canvas._state.data.bounds
         shown = canvas.mapFromScene(bounds).boundingRect()
         assert canvas.viewport().rect().contains(shown), (shown, canvas.viewport().rect())
+        assert not canvas.horizontalScrollBar().isVisible() and not canvas.verticalScrollBar().isVisible()
         scales.add(canvas.transform().m11())
     assert len(scales) == 1  # one zoom: matched nodes side by side
 

@@ -249,7 +249,9 @@ class DiffPanes(QWidget):
                 visible = QRectF(bounds.center() - QPointF(view.width(), view.height()) / (2 * scale),
                                  QSizeF(view.width() / scale, view.height() / scale))
                 pad = 1.0 / scale  # 1 px less than the viewport: no scroll bars
-                c.scene().setSceneRect(visible.adjusted(pad, pad, -pad, -pad))
+                shown = visible.adjusted(pad, pad, -pad, -pad)
+                c.scene().setSceneRect(shown)
+                c.setSceneRect(shown)  # the view's own rect, which the panes' syncing set, wins over the scene's
                 c.setTransform(QTransform.fromScale(scale, scale))
                 c.centerOn(bounds.center())
                 c._fit_mode = "whole"

@@ -48,8 +48,10 @@ GROUPS = ("matched", "left float", "Q/DQ pairs", "DQ without Q", "folded or fuse
 LIST_SHARE = 0.16
 #: the least share of the tab's width each pane gets at the window's default size
 MIN_PANE_SHARE = 0.4
-#: widest the list's first column opens, px (longer node names scroll)
+#: widest the list's first column opens, px (longer node names are elided in their middle)
 NAME_COLUMN_MAX = 200
+#: narrowest the list's first column opens, px
+NAME_COLUMN_MIN = 90
 
 
 def _row(parent: QTreeWidgetItem, float_node: str, quant_node: str, op: str, db: str, how: str) -> QTreeWidgetItem:
@@ -107,6 +109,7 @@ class DiffTab(QWidget):
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(COLUMNS)
         self.tree.setSortingEnabled(False)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "p2o.Batc…ization.0": the end tells them apart
         split.addWidget(self.tree)
         float_proto = diff.float_proto if diff.float_proto is not None else proto
         self.float_proto = float_proto
@@ -171,7 +174,11 @@ class DiffTab(QWidget):
             return
         self._list_share_set = True
         width = self.split.width() - self.split.handleWidth()
-        self.split.setSizes([int(width * LIST_SHARE), width - int(width * LIST_SHARE)])
+        share = int(width * LIST_SHARE)
+        self.split.setSizes([share, width - share])
+        # the node names elided in their middle, so the SQNR column shows beside them
+        sqnr = self.tree.columnWidth(COLUMNS.index("SQNR (dB)"))
+        self.tree.setColumnWidth(FLOAT_COL, min(self.tree.columnWidth(FLOAT_COL), max(NAME_COLUMN_MIN, share - sqnr - 8)))
 
     def _show_list(self, shown: bool) -> None:
         self.tree.setVisible(shown)
