@@ -185,3 +185,17 @@ def test_the_panels_cancel_stops_the_comparison(qtbot, window, open_file, ort_qd
     qtbot.waitUntil(lambda: win._open_job is None, timeout=60_000)
     assert win.status_label.text() == f"Comparison with {ort_qdq.name} cancelled."
     assert win.tabs.count() == 1
+
+
+def test_view_legend_hides_and_shows_the_shared_key(qtbot, window, compare_in_app, ort_qdq):
+    win = window
+    tab = _diff_tab(qtbot, win, compare_in_app, ort_qdq)
+    key = tab.panes.key
+    assert key.isVisible() and tab.legend_button.isChecked()
+    assert "SQNR vs float (dB)" in key.text() and "Conv (3)" in key.text()  # right pane's map, left pane's ops
+    assert not any(c.legend_overlay.isVisible() for c in (tab.float_canvas, tab.canvas))
+    win.act_legend.trigger()  # View > Legend off
+    assert key.isHidden() and not tab.legend_button.isChecked()
+    assert not any(c.legend_overlay.isVisible() for c in (tab.float_canvas, tab.canvas))
+    tab.legend_button.click()
+    assert key.isVisible()
