@@ -51,7 +51,9 @@ MIN_PANE_SHARE = 0.4
 #: widest the list's first column opens, px (longer node names are elided in their middle)
 NAME_COLUMN_MAX = 200
 #: narrowest the list's first column opens, px
-NAME_COLUMN_MIN = 90
+NAME_COLUMN_MIN = 110
+#: the list's indentation per level, px (Qt's default 20 took 40 px of a 150 px list)
+LIST_INDENT = 10
 
 
 def _row(parent: QTreeWidgetItem, float_node: str, quant_node: str, op: str, db: str, how: str) -> QTreeWidgetItem:
@@ -110,6 +112,7 @@ class DiffTab(QWidget):
         self.tree.setHeaderLabels(COLUMNS)
         self.tree.setSortingEnabled(False)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "p2o.Batc…ization.0": the end tells them apart
+        self.tree.setIndentation(LIST_INDENT)  # the narrow list's room goes to the names
         split.addWidget(self.tree)
         float_proto = diff.float_proto if diff.float_proto is not None else proto
         self.float_proto = float_proto
