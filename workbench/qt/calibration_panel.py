@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -350,7 +351,9 @@ class CalibrationPanel(QWidget):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumHeight(3 * self.fontMetrics().lineSpacing())
+        scroll.setMinimumHeight(self.fontMetrics().lineSpacing() + 2)  # one line at least; spare height beyond
+        # its size hint stays out of the dock's: the panel asks for its fields, the text takes what is left
+        scroll.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
         scroll.setWidget(self.status)
         return scroll
 
