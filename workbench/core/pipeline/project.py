@@ -401,7 +401,8 @@ def load_project(path: str | Path, *, check_model: bool = True, model_path: str 
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ProjectError(f"{path}: invalid project field {where}: {first['msg']}.",
+        msg = first["msg"].removeprefix("Value error, ").rstrip(".")  # pydantic's prefix on our validators' text
+        raise ProjectError(f"{path}: invalid project field {where}: {msg}.",
                            hint="Fix the field or re-save the project from Workbench.") from None
     resolve_files(project, path)
     if check_model or model_path is not None:
