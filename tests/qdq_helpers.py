@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -236,6 +237,70 @@ def tiny_conv_files(tmp_path) -> tuple:
     data = tmp_path / "calib.npz"
     np.savez(data, x=np.random.default_rng(1).random((8, 3, 8, 8)).astype(np.float32))
     return path, data
+
+
+_CLI_MODELS = {  # kind: (node kwargs, x shape after N, y shape after N, W shape)
+    "matmul": ({"op_type": "MatMul", "name": "mm"}, [4], [8], (4, 8)),
+    "conv": ({"op_type": "Conv", "name": "conv", "pads": [1, 1, 1, 1]}, [3, 8, 8], [4, 8, 8], (4, 3, 3, 3)),
+}
+
+
+def cli_model_files(folder: Path, kind: str = "matmul", calib: bool = True, row_axis: bool = False,
+                    eval_labels: np.ndarray | None = None) -> Path:
+    """A one-node float model ``m.onnx`` in ``folder`` (opset 17, W drawn by ``default_rng(0)``), returns its path.
+
+    ``kind`` "matmul": x [N, 4] @ W [4, 8] -> y [N, 8] (node mm); "conv": x [N, 3, 8, 8] -> Conv W [4, 3, 3, 3],
+    pads 1 -> y [N, 4, 8, 8] (node conv). The same rng then draws 8 rows of x in [0, 1) for ``calib.npz``
+    (``calib``; float32 [8, *x], or [8, 1, *x] with ``row_axis``) and 8 more for ``eval.npz`` with
+    ``gt_label=eval_labels`` (when given), in that order.
+    """
+    node, x_shape, y_shape, w_shape = _CLI_MODELS[kind]
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.normal(size=w_shape).astype(np.float32), "W")
+    n = helper.make_node(inputs=["x", "W"], outputs=["y"], **node)
+    g = helper.make_graph([n], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", *x_shape])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", *y_shape])], [w])
+    path = folder / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    if calib:
+        rows = (8, 1, *x_shape) if row_axis else (8, *x_shape)
+        np.savez(folder / "calib.npz", x=rng.random(rows).astype(np.float32))
+    if eval_labels is not None:
+        np.savez(folder / "eval.npz", x=rng.random((8, *x_shape)).astype(np.float32), gt_label=eval_labels)
+    return path
+
+
+def conv_bn_mul_add_model(seed: int = 0, flatten: bool = False) -> onnx.ModelProto:
+    """x [1, 3, 8, 8] -> Conv conv1 -> BatchNormalization bn1 -> Relu relu1 -> Conv conv2 -> Mul mul2
+    (per-channel) -> Add add2 (per-channel) -> Relu relu2 -> y [1, 384] (opset 13, every weight an initializer
+    drawn by ``default_rng(seed)``). The last node, flat, is a Reshape whose shape comes from an unnamed
+    Constant, or a Flatten with ``flatten``."""
+    rng = np.random.default_rng(seed)
+
+    def init(name, a):
+        return numpy_helper.from_array(np.asarray(a, np.float32), name)
+
+    inits = [init("w1", rng.normal(size=(4, 3, 3, 3)) * .3), init("b1", rng.normal(size=4) * .1),
+             init("g", rng.uniform(.5, 1.5, 4)), init("be", rng.normal(size=4) * .1),
+             init("mu", rng.normal(size=4) * .1), init("var", rng.uniform(.5, 1.5, 4)),
+             init("w2", rng.normal(size=(6, 4, 3, 3)) * .3), init("b2", rng.normal(size=6) * .1),
+             init("s", rng.uniform(.5, 1.5, (1, 6, 1, 1))), init("t", rng.normal(size=(1, 6, 1, 1)) * .1)]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], "conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c1", "g", "be", "mu", "var"], ["n1"], "bn1"),
+             helper.make_node("Relu", ["n1"], ["r1"], "relu1"),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], "conv2", pads=[1, 1, 1, 1]),
+             helper.make_node("Mul", ["c2", "s"], ["m2"], "mul2"),
+             helper.make_node("Add", ["m2", "t"], ["a2"], "add2"),
+             helper.make_node("Relu", ["a2"], ["r2"], "relu2")]
+    if flatten:
+        nodes.append(helper.make_node("Flatten", ["r2"], ["y"], "flat"))
+    else:
+        shape = numpy_helper.from_array(np.array([1, -1], np.int64))
+        nodes += [helper.make_node("Constant", [], ["shape"], value=shape),
+                  helper.make_node("Reshape", ["r2", "shape"], ["y"], "flat")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 384])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 
 
 def cli_quantized(corpus, folder: str, out, *flags: str, model: str = "model_opset17.onnx", capsys=None):

@@ -8,24 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import cli_model_files
 
 from workbench.cli import main
 
 
 def _model(folder: Path) -> Path:
-    rng = np.random.default_rng(0)
-    w = numpy_helper.from_array(rng.normal(size=(4, 3, 3, 3)).astype(np.float32), "W")
-    node = helper.make_node("Conv", ["x", "W"], ["y"], name="conv", pads=[1, 1, 1, 1])
-    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 8, 8])], [w])
-    path = folder / "m.onnx"
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
-    x = rng.random((8, 3, 8, 8)).astype(np.float32)
-    np.savez(folder / "calib.npz", x=x)
-    np.savez(folder / "eval.npz", x=x, gt_label=np.arange(8) % 4)
+    path = cli_model_files(folder, "conv")
+    np.savez(folder / "eval.npz", x=np.load(folder / "calib.npz")["x"], gt_label=np.arange(8) % 4)
     return path
 
 

@@ -3,26 +3,12 @@ inspect, compare, evaluate, convert, quantize --data and --metric; it is one lin
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import cli_model_files
 
 from workbench.cli import main
 
 LONG = "a" * 300
-
-
-def _files(folder: Path) -> None:
-    rng = np.random.default_rng(0)
-    w = numpy_helper.from_array(rng.normal(size=(4, 8)).astype(np.float32), "W")
-    node = helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")
-    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])], [w])
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(folder / "m.onnx"))
-    np.savez(folder / "calib.npz", x=rng.random((8, 4)).astype(np.float32))
 
 
 @pytest.mark.parametrize(("argv", "bad"), [
@@ -33,7 +19,7 @@ def _files(folder: Path) -> None:
     (["evaluate", "m.onnx", "m.onnx", "--data", "calib.npz", "--metric", "{long}.py", "--allow-code"], "{long}.py"),
 ])
 def test_name_too_long(tmp_path, capsys, monkeypatch, argv, bad):
-    _files(tmp_path)
+    cli_model_files(tmp_path)
     (tmp_path / "out").mkdir()
     monkeypatch.chdir(tmp_path)
     assert main([a.format(long=LONG) for a in argv]) == 2

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import cli_model_files
 
 from workbench.cli import main
 from workbench.core import api
@@ -17,14 +16,7 @@ RECIPE = {"preset": "cpu-u8s8", "target": "qonnx", "rules": [{"op_type": "Conv",
 
 
 def _model(folder: Path) -> Path:
-    rng = np.random.default_rng(0)
-    w = numpy_helper.from_array(rng.normal(size=(4, 3, 3, 3)).astype(np.float32), "W")
-    node = helper.make_node("Conv", ["x", "W"], ["y"], name="conv", pads=[1, 1, 1, 1])
-    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 8, 8])], [w])
-    path = folder / "m.onnx"
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
-    np.savez(folder / "calib.npz", x=rng.random((8, 1, 3, 8, 8)).astype(np.float32))
+    path = cli_model_files(folder, "conv", row_axis=True)
     (folder / "r.json").write_text(json.dumps(RECIPE))
     return path
 

@@ -15,22 +15,10 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import cli_model_files
 
 from workbench.cli import main
 from workbench.core import api
-
-
-def _files(folder: Path) -> None:
-    rng = np.random.default_rng(0)
-    w = numpy_helper.from_array(rng.normal(size=(4, 8)).astype(np.float32), "W")
-    node = helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")
-    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])], [w])
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(folder / "m.onnx"))
-    np.savez(folder / "calib.npz", x=rng.random((8, 4)).astype(np.float32))
 
 
 def _unreadable(path: Path, monkeypatch) -> None:
@@ -60,7 +48,7 @@ def _one_error(capsys) -> str:
 
 
 def test_convert_unreadable_model(tmp_path, capsys, monkeypatch):
-    _files(tmp_path)
+    cli_model_files(tmp_path)
     q = tmp_path / "q.onnx"
     assert main(["quantize", str(tmp_path / "m.onnx"), "--data", str(tmp_path / "calib.npz"), "--no-auto",
                  "--no-latency-check", "-o", str(q)]) == 0
@@ -73,7 +61,7 @@ def test_convert_unreadable_model(tmp_path, capsys, monkeypatch):
 
 
 def test_quantize_unreadable_data(tmp_path, capsys, monkeypatch):
-    _files(tmp_path)
+    cli_model_files(tmp_path)
     data = tmp_path / "calib.npz"
     _unreadable(data, monkeypatch)
     out = tmp_path / "q.onnx"
@@ -83,7 +71,7 @@ def test_quantize_unreadable_data(tmp_path, capsys, monkeypatch):
 
 
 def test_recipe_with_byte_order_mark(tmp_path, capsys):
-    _files(tmp_path)
+    cli_model_files(tmp_path)
     doc = {"preset": "s8s8", "exclude": ["mm"], "reduce_range": False}
     plain, marked = tmp_path / "r.json", tmp_path / "r_bom.json"
     plain.write_text(json.dumps(doc), encoding="utf-8")

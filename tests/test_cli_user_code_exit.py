@@ -7,21 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from qdq_helpers import cli_model_files
 
 from workbench.cli import main
 
 
 def _model(folder: Path) -> Path:
-    rng = np.random.default_rng(0)
-    w = numpy_helper.from_array(rng.normal(size=(4, 8)).astype(np.float32), "W")
-    node = helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")
-    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])], [w])
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(folder / "m.onnx"))
-    np.savez(folder / "eval.npz", x=rng.random((8, 4)).astype(np.float32), gt_label=np.arange(8))
-    return folder / "m.onnx"
+    return cli_model_files(folder, calib=False, eval_labels=np.arange(8))
 
 
 def test_reader_exiting(tmp_path, capsys):

@@ -14,41 +14,13 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+from qdq_helpers import conv_bn_mul_add_model
 
 from workbench.core import api
 from workbench.core.inspection.diff_error import compare_models
 
 ROWS = 8
-
-
-def _float_model() -> onnx.ModelProto:
-    """x -> Conv conv1 -> BatchNormalization bn1 -> Relu relu1 -> Conv conv2 -> Mul mul2 (per-channel) ->
-    Add add2 (per-channel) -> Relu relu2 -> Reshape flat (shape from an unnamed Constant) -> y."""
-    rng = np.random.default_rng(0)
-
-    def init(name, a):
-        return numpy_helper.from_array(np.asarray(a, np.float32), name)
-
-    inits = [init("w1", rng.normal(size=(4, 3, 3, 3)) * .3), init("b1", rng.normal(size=4) * .1),
-             init("g", rng.uniform(.5, 1.5, 4)), init("be", rng.normal(size=4) * .1),
-             init("mu", rng.normal(size=4) * .1), init("var", rng.uniform(.5, 1.5, 4)),
-             init("w2", rng.normal(size=(6, 4, 3, 3)) * .3), init("b2", rng.normal(size=6) * .1),
-             init("s", rng.uniform(.5, 1.5, (1, 6, 1, 1))), init("t", rng.normal(size=(1, 6, 1, 1)) * .1)]
-    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], "conv1", pads=[1, 1, 1, 1]),
-             helper.make_node("BatchNormalization", ["c1", "g", "be", "mu", "var"], ["n1"], "bn1"),
-             helper.make_node("Relu", ["n1"], ["r1"], "relu1"),
-             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], "conv2", pads=[1, 1, 1, 1]),
-             helper.make_node("Mul", ["c2", "s"], ["m2"], "mul2"),
-             helper.make_node("Add", ["m2", "t"], ["a2"], "add2"),
-             helper.make_node("Relu", ["a2"], ["r2"], "relu2"),
-             helper.make_node("Constant", [], ["shape"], value=numpy_helper.from_array(np.array([1, -1], np.int64))),
-             helper.make_node("Reshape", ["r2", "shape"], ["y"], "flat")]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 384])], inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-
 
 class _Rows(CalibrationDataReader):
     def __init__(self, x: np.ndarray):
@@ -64,7 +36,7 @@ def files(tmp_path_factory):
     """The float file, its calibration rows and onnxruntime's default quantize_static QDQ file of it."""
     out = tmp_path_factory.mktemp("as_written")
     fpath, data, qpath = out / "small.onnx", out / "calib.npz", out / "small_ort.onnx"
-    onnx.save(_float_model(), str(fpath))
+    onnx.save(conv_bn_mul_add_model(), str(fpath))
     x = np.random.default_rng(1).normal(size=(ROWS, 3, 8, 8)).astype(np.float32)
     np.savez(data, x=x)
     quantize_static(str(fpath), str(qpath), _Rows(x[:4]), quant_format=QuantFormat.QDQ)
