@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QRect, QRectF
-from PySide6.QtGui import QPainter
+import numpy as np
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF
+from PySide6.QtGui import QPainter, QTransform
 
 from workbench.core.api import expanded_to_depth
 from workbench.qt.canvas.picture import write_picture
+from workbench.qt.canvas.readable import readable_scale
 from workbench.qt.canvas.scene_data import build_scene_data
 
 
@@ -146,9 +148,53 @@ class CanvasGroups:
             self.expand_group(path)
 
     def expand_all(self) -> None:
-        """Open every group, then fit the whole graph (the selection is part of it)."""
-        if self._state is not None and self._state.data.plan is not None:
-            self._apply_expanded(set(range(len(self._state.data.hierarchy))), refit=True)
+        """Open every group and keep looking where the view looked: the selected node (else the node or
+        group box nearest the view's centre) stays where it was drawn, at the current zoom or the
+        readable one when that is closer (a whole-graph fit of every node was unreadable)."""
+        if self._state is None or self._state.data.plan is None:
+            return
+        anchor = self._anchor_node()
+        at = self.mapFromScene(self._drawn_rect(anchor).center()) if anchor is not None else None
+        self._apply_expanded(set(range(len(self._state.data.hierarchy))))
+        d = self._state.data
+        target = max(self._scale(), min(1.0, readable_scale(d)))
+        self.setTransform(QTransform.fromScale(target, target))
+        if anchor is None or not d.shown(anchor):
+            self._sync_items()
+            self._minimap.update()
+            return
+        rect = d.rect(anchor)
+        spot = QPointF(at) if QRectF(self.viewport().rect()).contains(QPointF(at)) else self._clear_spot(rect)
+        self._show_at(rect.center(), spot)
+
+    def _drawn_rect(self, i: int) -> QRectF:
+        """Scene rectangle node ``i`` is drawn as: its box, or its collapsed group's box when hidden."""
+        d = self._state.data
+        return d.rect(i) if d.shown(i) else d.group_rect(int(d.placement.rep[i]))
+
+    def _anchor_node(self) -> int | None:
+        """The node a re-placement keeps in view: the first selected one, else the shown node nearest
+        the view's centre, else the first member of the group box nearest it (None: nothing drawn)."""
+        d = self._state.data
+        if self._state.selected:
+            return min(self._state.selected)
+        centre = self.mapToScene(self.viewport().rect().center())
+        best, best_d = None, None
+        shown = np.flatnonzero(~np.isnan(np.asarray(d.x0, dtype=float)))
+        if len(shown):
+            cx = (np.asarray(d.x0)[shown] + np.asarray(d.x1)[shown]) / 2 - centre.x()
+            cy = (np.asarray(d.y0)[shown] + np.asarray(d.y1)[shown]) / 2 - centre.y()
+            k = int(np.argmin(cx * cx + cy * cy))
+            best, best_d = int(shown[k]), float(cx[k] ** 2 + cy[k] ** 2)
+        if d.placement is not None:
+            for k, g in enumerate(d.group_ids):
+                if g not in d.placement.collapsed:
+                    continue
+                gx = (d.gx0[k] + d.gx1[k]) / 2 - centre.x()
+                gy = (d.gy0[k] + d.gy1[k]) / 2 - centre.y()
+                if best_d is None or gx * gx + gy * gy < best_d:
+                    best, best_d = int(d.hierarchy.members(g)[0]), float(gx * gx + gy * gy)
+        return best
 
     def collapse_all(self) -> None:
         """Draw every top-level group as one box, then fit the whole graph."""

@@ -8,7 +8,8 @@ A small frame in the canvas's top-left corner that follows the colour mode (``co
 * error / sensitivity: the colour stops of the map with their thresholds in dB
   (:data:`workbench.qt.canvas.colors.ERROR_STOPS`, linear in between) and "no value".
 
-View > Legend (Ctrl+L) hides or shows it.
+View > Legend (Ctrl+L) hides or shows it; a click on its title collapses it to that title line (the
+nodes under it show) and a second click opens it again.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import html
 from collections import Counter
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt
+from PySide6.QtCore import QEvent, QPoint, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
@@ -93,8 +94,26 @@ def legend_entries(canvas) -> tuple[str, list[tuple[str, QColor]], list[str]]:
     return "op type", rows, notes
 
 
+class _Title(QLabel):
+    """The legend's title line: a click collapses or opens the legend."""
+
+    clicked = Signal()
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit()
+            event.accept()
+        else:
+            super().mousePressEvent(event)
+
+
 class LegendOverlay(QFrame):
-    """The legend; :meth:`refresh` re-reads the canvas (connected to ``colorsChanged``)."""
+    """The legend; :meth:`refresh` re-reads the canvas (connected to ``colorsChanged``).
+
+    ``title`` is its first line ("Colour: op type"), clickable: :meth:`set_collapsed` shows it alone;
+    ``label`` holds the rows and notes (or the canvas's empty hint). A click on the legend never reaches the
+    canvas under it (collapse it to reach those nodes).
+    """
 
     def __init__(self, canvas, parent: QWidget | None = None):
         # a child of the view, not of its viewport: the viewport scrolls its children with the scene
@@ -105,12 +124,22 @@ class LegendOverlay(QFrame):
                            " border-radius: 4px; } QFrame#canvasLegend QLabel { color: #111; }")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
+        lay.setSpacing(0)
+        self.collapsed = False
+        self.title = _Title()
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)
+        self.title.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.title.setToolTip("Click to collapse the legend to this line (click again to open it); "
+                              "View > Legend (Ctrl+L) hides it")
+        self.title.clicked.connect(self.toggle_collapsed)
+        lay.addWidget(self.title)
         self.label = QLabel()
         self.label.setTextFormat(Qt.TextFormat.RichText)
         self.label.setWordWrap(True)
         self.label.setMaximumWidth(MAX_WIDTH)
         lay.addWidget(self.label)
-        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
+        self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
         canvas.viewport().installEventFilter(self)
         canvas.colorsChanged.connect(self.refresh)
         self.refresh()
@@ -129,30 +158,10 @@ class LegendOverlay(QFrame):
         width = min(MAX_WIDTH, max(MIN_WIDTH, self.canvas.viewport().width() - 32))  # 8 px each side, frame
         if width != self.label.maximumWidth():
             self.label.setMaximumWidth(width)
+            self.title.setMaximumWidth(width)
             self.adjustSize()
         self.move(self.canvas.viewport().geometry().topLeft() + QPoint(8, 8))
         self.raise_()
-
-    def free_area(self, view: QRectF, bounds: QRectF) -> QRectF:
-        """The part of ``view`` (viewport coordinates, px) a fit of ``bounds`` (scene) may use.
-
-        ``view`` itself when the legend is hidden; else the strip right of the legend or the strip
-        below it, whichever shows ``bounds`` larger (keep-aspect scale).
-        """
-        if self.isHidden():
-            return view
-        box = QRectF(self.geometry()).translated(-QPointF(self.canvas.viewport().pos()))
-        gap = 8.0
-        right = QRectF(box.right() + gap, view.top(), view.right() - box.right() - gap, view.height())
-        below = QRectF(view.left(), box.bottom() + gap, view.width(), view.bottom() - box.bottom() - gap)
-
-        def scale(area: QRectF) -> float:
-            if area.width() <= 0 or area.height() <= 0:
-                return 0.0
-            return min(area.width() / max(bounds.width(), 1e-9), area.height() / max(bounds.height(), 1e-9))
-
-        best = max((right, below), key=scale)
-        return best if scale(best) > 0 else view
 
     def _empty_hint(self) -> str:
         """The canvas's ``empty_hint`` while it shows no graph ("" otherwise, or without one)."""
@@ -163,17 +172,36 @@ class LegendOverlay(QFrame):
         (a legend of nothing, "Colour: op type" alone, was shown after a failed first open)."""
         hint = self._empty_hint()
         if hint:
+            self.title.hide()
             self.label.setText(html.escape(hint))
+            self.label.show()
         else:
             title, rows, notes = legend_entries(self.canvas)
-            parts = [f"<b>Colour: {html.escape(title)}</b>"] + [_swatch(c, label) for label, c in rows]
+            arrow = "&#9656;" if self.collapsed else "&#9662;"  # > collapsed, v open (as a group's chevron)
+            self.title.setText(f"<b>{arrow} Colour: {html.escape(title)}</b>")
+            self.title.show()
+            parts = [_swatch(c, label) for label, c in rows]
             parts += [f'<span style="color:#555">{html.escape(n)}</span>' for n in notes]
             self.label.setText("<br>".join(parts))
+            self.label.setVisible(not self.collapsed)
         before = self.size()
         self.adjustSize()
         self.place()
         if self.size() != before:
             self.canvas.legend_resized()
+
+    def set_collapsed(self, collapsed: bool) -> None:
+        """Show the title line alone (``True``) or the whole legend; a fitted view is fitted again."""
+        if collapsed != self.collapsed:
+            self.collapsed = collapsed
+            self.refresh()
+
+    def toggle_collapsed(self) -> None:
+        """A click on the title: collapse an open legend, open a collapsed one."""
+        self.set_collapsed(not self.collapsed)
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
+        event.accept()  # the frame's margin: not a click on the canvas under it
 
     def setVisible(self, visible: bool) -> None:  # noqa: N802 - Qt override
         changed = visible != self.isVisible()

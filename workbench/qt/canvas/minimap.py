@@ -3,11 +3,13 @@
 The thumbnail is the scene drawn once into a pixmap (at this size the overview item and group
 boxes draw, so it costs a few milliseconds) and redrawn when the picture changes; the viewport
 rectangle is painted over it on every scroll or zoom. A click or drag centres the view there.
+The x in the strip above the thumbnail (right end) collapses it to a small button in the same corner (it covered the
+nodes there); a click on the button shows the minimap again.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
@@ -18,6 +20,12 @@ SIZE = 180
 #: Below this viewport side (pixels) the minimap is hidden: it would cover the graph.
 MIN_VIEWPORT = 320
 _BACKGROUND = QColor(255, 255, 255, 225)
+#: Side of the close box, in a strip of that height above the thumbnail (a narrow thumbnail of a
+#: chain left no corner free of the graph), and of the collapsed button (pixels).
+CLOSE = 14
+BUTTON = 22
+_OPEN_TIP = "Minimap: the outlined area is on screen; click or drag to move there. The x hides it."
+_COLLAPSED_TIP = "Show the minimap (a thumbnail of the whole graph)"
 
 
 class Minimap(QWidget):
@@ -30,30 +38,56 @@ class Minimap(QWidget):
         self._pixmap: QPixmap | None = None
         self._source = QRectF()
         self._s, self._ox, self._oy = 1.0, 0.0, 0.0  # scene -> minimap: scale and offset of the content
+        self._bounds = QRectF()
+        #: True: drawn as a small button (the user closed it); the thumbnail comes back with a click
+        self.collapsed = False
         self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setToolTip("Minimap: the outlined area is on screen; click or drag to move there")
+        self.setToolTip(_OPEN_TIP)
         self.hide()
+
+    def set_collapsed(self, collapsed: bool) -> None:
+        """Draw the minimap as a small button in its corner (``True``) or as the thumbnail again; a
+        view still as its last fit left it is fitted again (the graph may use the corner)."""
+        if collapsed == self.collapsed:
+            return
+        self.collapsed = collapsed
+        self.setToolTip(_COLLAPSED_TIP if collapsed else _OPEN_TIP)
+        self.refresh(self._bounds)
+        self.view.legend_resized()
+
+    def close_rect(self) -> QRect:
+        """The close box at the right end of the strip above the thumbnail (minimap pixels)."""
+        return QRect(self.width() - CLOSE - 1, 0, CLOSE, CLOSE)
 
     def refresh(self, bounds: QRectF) -> None:
         """Redraw the thumbnail of ``bounds`` (scene coordinates); hides the minimap when empty."""
         vp = self.view.viewport()
+        self._bounds = QRectF(bounds)
         if bounds.isEmpty() or min(vp.width(), vp.height()) < MIN_VIEWPORT:
             self._pixmap = None
             self.hide()
             return
+        if self.collapsed:
+            self._pixmap = None
+            self.resize(BUTTON, BUTTON)
+            self.place()
+            self.show()
+            self.update()
+            return
         side = min(SIZE, int(0.3 * min(vp.width(), vp.height())))
-        scale = side / max(bounds.width(), bounds.height())
+        scale = min(side / bounds.width(), (side - CLOSE) / bounds.height())  # the strip is part of the side
         w, h = max(int(bounds.width() * scale), 24), max(int(bounds.height() * scale), 24)
         self._source = QRectF(bounds)
         self._s = min(w / bounds.width(), h / bounds.height())  # as render() keeps the aspect ratio
-        self._ox, self._oy = 1 + (w - bounds.width() * self._s) / 2, 1 + (h - bounds.height() * self._s) / 2
+        self._ox = 1 + (w - bounds.width() * self._s) / 2
+        self._oy = 1 + CLOSE + (h - bounds.height() * self._s) / 2
         pixmap = QPixmap(w, h)
         pixmap.fill(_BACKGROUND)
         painter = QPainter(pixmap)
         self.view.scene().render(painter, QRectF(0, 0, w, h), self._source, Qt.AspectRatioMode.KeepAspectRatio)
         painter.end()
         self._pixmap = pixmap
-        self.resize(w + 2, h + 2)
+        self.resize(w + 2, h + 2 + CLOSE)
         self.place()
         self.show()
         self.update()
@@ -67,7 +101,7 @@ class Minimap(QWidget):
         """The visible scene area in minimap pixels."""
         visible = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
         return QRectF(self._to_map(visible.topLeft()), self._to_map(visible.bottomRight())).intersected(
-            QRectF(0, 0, self.width() - 1, self.height() - 1))
+            QRectF(0, CLOSE, self.width() - 1, self.height() - 1 - CLOSE))
 
     def _to_map(self, p: QPointF) -> QPointF:
         """Scene point -> minimap pixel."""
@@ -79,22 +113,52 @@ class Minimap(QWidget):
         return QPointF(self._source.left() + (x - self._ox) / self._s, self._source.top() + (y - self._oy) / self._s)
 
     def paintEvent(self, event) -> None:
+        if self.collapsed:
+            self._paint_button()
+            return
         if self._pixmap is None:
             return
         painter = QPainter(self)
-        painter.drawPixmap(1, 1, self._pixmap)
+        painter.fillRect(self.rect(), _BACKGROUND)  # the strip above the thumbnail
+        painter.drawPixmap(1, 1 + CLOSE, self._pixmap)
         painter.setPen(QPen(QColor("#8a8a8a"), 1))
         painter.drawRect(0, 0, self.width() - 1, self.height() - 1)
         painter.setPen(QPen(SELECTION, 2))
         painter.setBrush(QColor(SELECTION.red(), SELECTION.green(), SELECTION.blue(), 40))
         painter.drawRect(self.viewport_rect())
+        box = self.close_rect()
+        painter.setPen(QPen(QColor("#8a8a8a"), 1))
+        painter.setBrush(QColor(255, 255, 255, 235))
+        painter.drawRect(box)
+        painter.setPen(QPen(QColor("#444444"), 1.5))
+        painter.drawLine(box.topLeft() + QPoint(4, 4), box.bottomRight() - QPoint(3, 3))
+        painter.drawLine(box.bottomLeft() + QPoint(4, -3), box.topRight() + QPoint(-3, 4))
+        painter.end()
+
+    def _paint_button(self) -> None:
+        """The collapsed minimap: a framed button with a small thumbnail-and-outline glyph."""
+        painter = QPainter(self)
+        painter.setPen(QPen(QColor("#8a8a8a"), 1))
+        painter.setBrush(_BACKGROUND)
+        painter.drawRect(0, 0, self.width() - 1, self.height() - 1)
+        painter.setPen(QPen(QColor("#666666"), 1))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(5, 5, self.width() - 11, self.height() - 11)
+        painter.setPen(QPen(SELECTION, 2))
+        painter.drawRect(7, 8, 6, 5)
         painter.end()
 
     def mousePressEvent(self, event) -> None:
-        self._go(event)
+        if self.collapsed:
+            self.set_collapsed(False)
+        elif event.position().y() < CLOSE:  # the strip above the thumbnail: its close box, or nothing
+            if self.close_rect().contains(event.position().toPoint()):
+                self.set_collapsed(True)
+        else:
+            self._go(event)
 
     def mouseMoveEvent(self, event) -> None:
-        if event.buttons() & Qt.MouseButton.LeftButton:
+        if event.buttons() & Qt.MouseButton.LeftButton and not self.collapsed and event.position().y() >= CLOSE:
             self._go(event)
 
     def _go(self, event) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QPointF, QRectF, QSizeF, Qt, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QPointF, QRectF, QSizeF, QThreadPool, Signal
 from PySide6.QtGui import QColor, QCursor, QPainter, QTransform
 from PySide6.QtWidgets import (
     QGraphicsItem,
@@ -44,7 +44,9 @@ from workbench.qt.canvas.items import (
     NodeItem,
 )
 from workbench.qt.canvas.legend import LegendOverlay
+from workbench.qt.canvas.main_body import densest_start
 from workbench.qt.canvas.minimap import Minimap
+from workbench.qt.canvas.overlays import clear_spot, free_area, overlay_rects
 from workbench.qt.canvas.overview import OverviewItem
 from workbench.qt.canvas.quant_layer import CanvasQuant
 from workbench.qt.canvas.readable import readable_scale
@@ -80,18 +82,22 @@ MIN_SCALE, MAX_SCALE = 0.002, 4.0
 
 
 def _axis_range(lo: float, hi: float, area_lo: float, area_hi: float, view: float,
-                scale: float) -> tuple[float, float, float]:
+                scale: float, start: float | None = None) -> tuple[float, float, float]:
     """Along one axis, the scene range a view ``view`` pixels long may scroll over at ``scale`` to show
     the graph's extent ``lo``..``hi`` (scene) inside its free part ``area_lo``..``area_hi`` (pixels):
     exactly one view (no scroll bar) centring the graph in the free part when it fits there, else
     the graph with the margins that let its start and its end reach the free part's edges.
-    Returns (range start, range end, the view's centre), the view at the range's start."""
+    Returns (range start, range end, the view's centre): when the graph does not fit, the view shows
+    it from scene ``start`` at the free part's start edge (default ``lo``; kept within the range)."""
     if (hi - lo) * scale <= area_hi - area_lo:
-        start = (lo + hi) / 2 - ((area_lo + area_hi) / 2) / scale
+        first = (lo + hi) / 2 - ((area_lo + area_hi) / 2) / scale
         pad = 1.0 / scale  # 1 px less than the view: no scroll bar
-        return start + pad, start + view / scale - pad, start + view / (2 * scale)
-    start = lo - area_lo / scale
-    return start, hi + (view - area_hi) / scale, start + view / (2 * scale)
+        return first + pad, first + view / scale - pad, first + view / (2 * scale)
+    first, last = lo - area_lo / scale, hi + (view - area_hi) / scale
+    shown = min(max(lo if start is None else start, lo), hi - (area_hi - area_lo) / scale)
+    return first, last, shown - area_lo / scale + view / (2 * scale)
+
+
 COLOR_MODES = ("op", "dtype", "error")
 
 
@@ -403,8 +409,14 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         finally:
             self._fitting = False
 
+    def _free_area(self, view: QRectF, bounds: QRectF) -> QRectF:
+        """The part of ``view`` (viewport px) a fit of ``bounds`` (scene) may use: clear of the legend
+        and of the minimap (``overlays.free_area``)."""
+        return free_area(view, bounds, *overlay_rects(self, view))
+
     def fit(self) -> None:
-        """Show the whole graph (never magnified beyond 100 %), beside or below the legend, never under it."""
+        """Show the whole graph (never magnified beyond 100 %), beside or below the legend, never under
+        it nor under the minimap."""
         if self._state is None:
             return
         self._fit_mode = "whole"
@@ -412,7 +424,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self.legend_overlay.refresh()  # its size for this graph, before the fit leaves room for it
         # the viewport as it will be once the fit hides the scroll bars a zoomed-in view had
         view = QRectF(QPointF(0, 0), QSizeF(self.maximumViewportSize()))
-        area = self.legend_overlay.free_area(view, bounds)
+        area = self._free_area(view, bounds)
         scale = min(area.width() / max(bounds.width(), 1e-9), area.height() / max(bounds.height(), 1e-9), 1.0)
         # the scene point at the viewport's centre that puts the graph's centre at the free area's
         centre = bounds.center() - (area.center() - view.center()) / scale
@@ -435,15 +447,16 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
     def fit_readable(self) -> None:
         """The view a model opens with: the whole graph when it fits at a zoom where its labels are
         readable (:func:`~workbench.qt.canvas.readable.readable_scale`, group titles and op types at
-        least ``READABLE_PX`` pixels high), else the graph at that zoom from its start (its top, and its
-        left edge when it is wider than the view; centred across when it is not), scroll bars for the
-        rest. Beside or below the legend, never under it."""
+        least ``READABLE_PX`` pixels high), else the graph at that zoom from its start (its top; across,
+        centred when it fits, else the column holding the most nodes, ``main_body.densest_start``: the
+        main group rather than the side inputs at the left edge), scroll bars for the rest. Clear of the
+        legend and the minimap."""
         if self._state is None:
             return
         bounds = self._state.data.bounds.adjusted(-30, -30, 30, 30)
         self.legend_overlay.refresh()
         full = QSizeF(self.maximumViewportSize())
-        area = self.legend_overlay.free_area(QRectF(QPointF(0, 0), full), bounds)
+        area = self._free_area(QRectF(QPointF(0, 0), full), bounds)
         whole = min(area.width() / max(bounds.width(), 1e-9), area.height() / max(bounds.height(), 1e-9), 1.0)
         scale = min(1.0, readable_scale(self._state.data))
         if whole >= scale:
@@ -455,8 +468,9 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         wide = bounds.width() * scale > area.width()
         tall = bounds.height() * scale > area.height()
         view = QRectF(0, 0, full.width() - (bar if tall else 0), full.height() - (bar if wide else 0))
-        area = self.legend_overlay.free_area(view, bounds)
-        x = _axis_range(bounds.left(), bounds.right(), area.left(), area.right(), view.width(), scale)
+        area = self._free_area(view, bounds)
+        across = densest_start(self._state.data, bounds.left(), bounds.right(), area.width() / scale)
+        x = _axis_range(bounds.left(), bounds.right(), area.left(), area.right(), view.width(), scale, across)
         y = _axis_range(bounds.top(), bounds.bottom(), area.top(), area.bottom(), view.height(), scale)
         self.scene().setSceneRect(QRectF(QPointF(x[0], y[0]), QPointF(x[1], y[1])))
         self.setTransform(QTransform.fromScale(scale, scale))
@@ -572,20 +586,46 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             self._center_on(indices)
 
     def _center_on(self, indices: set[int]) -> None:
+        """Open the groups hiding ``indices`` and bring their nodes into view, clear of the legend and
+        the minimap: zoomed out to fit them when they are larger than the view (never beyond 100 %),
+        to 100 % when the view draws no node boxes, else at the current zoom."""
         self._reveal(indices)
         d = self._state.data
         idx = np.fromiter(indices, dtype=np.int64)
         rect = QRectF(float(d.x0[idx].min()), float(d.y0[idx].min()),
                       float(d.x1[idx].max() - d.x0[idx].min()), float(d.y1[idx].max() - d.y0[idx].min()))
+        view = QRectF(self.viewport().rect())
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
         if rect.width() > visible.width() or rect.height() > visible.height():
-            self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
-            if self._scale() > 1.0:
-                self.resetTransform()
-        elif self._scale() < DETAIL_SCALE:
+            margin = rect.adjusted(-40, -40, 40, 40)
+            area = self._free_area(view, margin)
+            scale = min(area.width() / margin.width(), area.height() / margin.height(), 1.0)
+            self.setTransform(QTransform.fromScale(scale, scale))
+            self._show_at(rect.center(), area.center())
+            return
+        if self._scale() < DETAIL_SCALE:
             self.resetTransform()
-        self.centerOn(rect.center())
+        self._show_at(rect.center(), self._clear_spot(rect))
+
+    def _clear_spot(self, rect: QRectF) -> QPointF:
+        """The viewport point nearest its centre where scene ``rect``, drawn at the current zoom, meets
+        neither the legend nor the minimap."""
+        view = QRectF(self.viewport().rect())
+        return clear_spot(view, list(overlay_rects(self, view)), rect.size() * self._scale())
+
+    def _show_at(self, point: QPointF, at: QPointF) -> None:
+        """Scroll so that scene ``point`` is drawn at viewport pixel ``at`` (the scroll range grows when
+        it must, e.g. after a fit left no room to scroll)."""
+        scale = self._scale()
+        view = QRectF(self.viewport().rect())
+        centre = point - (at - view.center()) / scale
+        shown = QRectF(centre.x() - view.width() / (2 * scale), centre.y() - view.height() / (2 * scale),
+                       view.width() / scale, view.height() / scale)
+        if not self.sceneRect().contains(shown):
+            self.scene().setSceneRect(self.sceneRect().united(shown))
+        self.centerOn(centre)
         self._sync_items()
+        self._minimap.update()
 
     def _reveal(self, indices: set[int]) -> None:
         """Open the groups hiding any of ``indices`` (and their ancestors)."""
@@ -606,7 +646,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         Case-insensitive. ``re:PATTERN`` is a regular expression searched in the name or op type
         (``re.search``); with ``*``, ``?`` or ``[`` the text is a glob matched against the whole
         name or op type (``fnmatch``); otherwise it matches as a substring. Empty text clears.
-        The hits become the list :meth:`next_hit` steps through.
+        The hits become the list :meth:`next_hit` steps through; the first is brought into view
+        (opened, readable, clear of the legend and the minimap) and :meth:`next_hit` goes on from it.
 
         Raises
         ------
@@ -627,18 +668,27 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         if len(hits) == 1:  # opened, centred and readable
             self._center_on(hits)
         elif hits:
-            self._scroll_to(min(hits))
+            self._show_hit(self._state.data.index[self._hits[0]])
+            self._hit_pos = 0  # F3 steps to the second
         return list(self._hits)
 
-    def _scroll_to(self, i: int) -> None:
-        """Scroll node ``i`` (its collapsed group's box when hidden) into the middle of the view unless
-        the view shows it already; the zoom stays."""
+    def _show_hit(self, i: int) -> None:
+        """Bring the first of several hits, node ``i``, into view: its groups opened, at least at the
+        readable zoom (``readable.readable_scale``, 100 % at most; a closer zoom stays), scrolled only
+        when it is out of view or under the legend or the minimap."""
+        self._reveal({i})
         d = self._state.data
-        rect = d.rect(i) if d.shown(i) else d.group_rect(int(d.placement.rep[i]))
-        if not self.mapToScene(self.viewport().rect()).boundingRect().contains(rect):
-            self.centerOn(rect.center())
+        target = min(1.0, readable_scale(d))
+        if self._scale() < target:
+            self.setTransform(QTransform.fromScale(target, target))
+        rect = d.rect(i)
+        view = QRectF(self.viewport().rect())
+        drawn = QRectF(self.mapFromScene(rect).boundingRect())
+        if view.contains(drawn) and not any(drawn.intersects(o) for o in overlay_rects(self, view)):
             self._sync_items()
             self._minimap.update()
+            return
+        self._show_at(rect.center(), self._clear_spot(rect))
 
     def folded_matches(self, text: str, op_types: dict[str, str]) -> list[str]:
         """The Q/DQ nodes folded into badges and tags (not drawn, so :meth:`search` cannot find
