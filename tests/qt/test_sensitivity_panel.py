@@ -78,7 +78,7 @@ def test_sweep_click_colour_apply_undo(qtbot, window, open_file, corpus, tmp_pat
     assert window.inspector.nodes == [worst.node]
 
     # the canvas is coloured by the chosen figure: most sensitive red end, least green end
-    assert window.color_mode.currentText() == "error"
+    assert window.color_mode.currentText() == "sensitivity"  # the box names the sweep's colours
     least = ref.rows[-1].node
     assert window.canvas.node_color(worst.node) == error_color(WORST_DB)
     assert window.canvas.node_color(least) == error_color(BEST_DB)

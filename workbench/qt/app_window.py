@@ -41,7 +41,7 @@ from workbench.core.wording import count
 from workbench.qt import actions, autosave, dialogs, docks, help_menu, settings
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.cancel_text import cancelled_text, cancelling_text, phase_of
-from workbench.qt.canvas.view import GraphCanvas
+from workbench.qt.canvas.view import COLOR_MODES, GraphCanvas
 from workbench.qt.commands import (
     SettingsCommand,
     describe_settings_edit,
@@ -193,6 +193,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.search.returnPressed.connect(self.run_search)
         self.color_mode.currentTextChanged.connect(self._on_color_mode)
+        self.canvas.colorsChanged.connect(self._name_error_colours)
         self.canvas.selectionChangedNames.connect(self._on_selection)
         self.canvas.edgeSelected.connect(self._on_edge_selected)
         self.canvas.nodeActivated.connect(self.open_subgraphs)
@@ -499,7 +500,7 @@ class MainWindow(QMainWindow):
         self.search.clear()
         self.search_hits.set_hits([])
         self.canvas.set_node_values(errors={}, error_label="SQNR (dB)")  # no sweep title from the last model
-        if self.color_mode.currentText() == "error" and not self.doc.errors:
+        if COLOR_MODES[self.color_mode.currentIndex()] == "error" and not self.doc.errors:
             self.color_mode.setCurrentText("op")
 
     def _collapse_qdq(self) -> bool:
@@ -1059,7 +1060,7 @@ class MainWindow(QMainWindow):
             return
         self.canvas.set_node_values(errors=values, error_label=f"Sensitivity: {self.sensitivity.figure.currentText()}",
                                     error_scale=self.sensitivity.canvas_scale())  # the legend names real values
-        self.color_mode.setCurrentText("error")
+        self.color_mode.setCurrentIndex(COLOR_MODES.index("error"))
 
     @guarded
     def _on_sensitivity(self) -> None:
@@ -1349,7 +1350,7 @@ class MainWindow(QMainWindow):
             return
         self._show_main_graph()  # the figures are of the model's graph
         self.canvas.set_node_values(errors=errors, error_label=self._sqnr_label())
-        self.color_mode.setCurrentText("error")
+        self.color_mode.setCurrentIndex(COLOR_MODES.index("error"))
 
     def _canvas_errors(self) -> dict[str, float]:
         """Node -> SQNR for the canvas colours: finite values only (bit-exact +inf shown as 100 dB)."""
@@ -1362,8 +1363,14 @@ class MainWindow(QMainWindow):
         return out
 
     @guarded
-    def _on_color_mode(self, mode: str) -> None:
-        self.canvas.set_color_mode(mode)
+    def _on_color_mode(self, _text: str) -> None:
+        self.canvas.set_color_mode(COLOR_MODES[self.color_mode.currentIndex()])
+
+    def _name_error_colours(self) -> None:
+        """The colour box's "error" entry names what those colours show: "sensitivity" while the sweep's
+        figure colours the graph (the box read "error" under a sensitivity legend), else "error" (SQNR)."""
+        name = "sensitivity" if self.canvas.error_label().startswith("Sensitivity") else "error"
+        self.color_mode.setItemText(COLOR_MODES.index("error"), name)
 
     @guarded
     def _on_recipe_changed(self) -> None:
