@@ -218,6 +218,7 @@ class MainWindow(QMainWindow):
         self.calibration.specChanged.connect(self._on_spec_changed)
         self.doc.modelChanged.connect(self._reset_settings)
         self.doc.modelChanged.connect(self._show_welcome_or_tabs)
+        self.tabs.currentChanged.connect(self._show_welcome_or_tabs)  # a tab opened or closed
         self.evaluate_panel.settings.changed.connect(self._on_eval_changed)
         self.doc.recipeChanged.connect(self._on_recipe_changed)
         self.doc.resultsChanged.connect(self._on_results)
@@ -268,9 +269,11 @@ class MainWindow(QMainWindow):
         """File > Open Example: the bundled digits CNN (its calibration data beside it is chosen)."""
         self.open_path(example_model())
 
-    def _show_welcome_or_tabs(self) -> None:
-        """The welcome page while no model is open, else the graph tabs."""
-        self.centre.setCurrentWidget(self.welcome if self.doc.model is None else self.tabs)
+    def _show_welcome_or_tabs(self, *_args) -> None:
+        """The welcome page while no model is open and no other tab (an exported model, a diff, Netron)
+        was opened beside the empty graph, else the tabs."""
+        alone = self.doc.model is None and self.tabs.count() <= 1
+        self.centre.setCurrentWidget(self.welcome if alone else self.tabs)
 
     @guarded
     def open_path(self, path: str | Path, *, ask: bool = True) -> None:
