@@ -10,9 +10,17 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from PySide6.QtWidgets import QStyle, QStyleOptionComboBox  # noqa: E402
+
 import workbench  # noqa: E402
 
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
+
+
+def _option(box) -> QStyleOptionComboBox:
+    option = QStyleOptionComboBox()
+    box.initStyleOption(option)
+    return option
 
 
 def test_the_colour_box_names_sensitivity_then_sqnr(qtbot, window, open_file, monkeypatch):
@@ -25,6 +33,10 @@ def test_the_colour_box_names_sensitivity_then_sqnr(qtbot, window, open_file, mo
     window.color_by_sensitivity()
     assert canvas.color_mode() == "error" and canvas.error_label().startswith("Sensitivity")
     assert box.currentText() == "sensitivity"  # was "error"
+    box.adjustSize()
+    shown = box.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, _option(box),
+                                       QStyle.SubControl.SC_ComboBoxEditField, box).width()
+    assert shown >= box.fontMetrics().horizontalAdvance("sensitivity")  # not cut to "sensiti"
     assert [box.itemText(i) for i in range(box.count())] == ["op", "dtype", "sensitivity"]
     ranked = [canvas.node_color(n) for n in names]
     box.setCurrentText("op")

@@ -285,6 +285,8 @@ def build_toolbar(window: Any, actions: dict[str, QAction]) -> None:
             tb.addWidget(QLabel(" Colour: "))
             window.color_mode = QComboBox()
             window.color_mode.addItems(list(COLOR_MODES))
+            # its entries are renamed ("error" reads "sensitivity" under the sweep's figure): the box follows
+            window.color_mode.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
             tb.addWidget(window.color_mode)
         else:
             tb.addAction(actions[entry])
