@@ -8,8 +8,10 @@ A small frame in the canvas's top-left corner that follows the colour mode (``co
 * error / sensitivity: the colour stops of the map with their thresholds in dB
   (:data:`workbench.qt.canvas.colors.ERROR_STOPS`, linear in between) and "no value".
 
-View > Legend (Ctrl+L) hides or shows it; a click on its title collapses it to that title line (the
-nodes under it show) and a second click opens it again.
+View > Legend (Ctrl+L) hides or shows it; a click on its title collapses it to that title line, one
+line however long (elided, the whole title in its tooltip), and a second click opens it again. Only the
+title catches clicks: a click, drag or wheel turn anywhere else on the legend goes to the canvas under it
+(it selects the node there).
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from __future__ import annotations
 import html
 from collections import Counter
 
-from PySide6.QtCore import QEvent, QPoint, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetrics, QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from workbench.qt.canvas import colors
@@ -106,13 +108,16 @@ class _Title(QLabel):
         else:
             super().mousePressEvent(event)
 
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt override
+        event.accept()  # the end of the title's click: not a release on the canvas under it
+
 
 class LegendOverlay(QFrame):
     """The legend; :meth:`refresh` re-reads the canvas (connected to ``colorsChanged``).
 
     ``title`` is its first line ("Colour: op type"), clickable: :meth:`set_collapsed` shows it alone;
-    ``label`` holds the rows and notes (or the canvas's empty hint). A click on the legend never reaches the
-    canvas under it (collapse it to reach those nodes).
+    ``label`` holds the rows and notes (or the canvas's empty hint). Mouse events anywhere but on the title
+    go on to the canvas's viewport, at the same spot (:meth:`_pass_on`).
     """
 
     def __init__(self, canvas, parent: QWidget | None = None):
@@ -126,12 +131,11 @@ class LegendOverlay(QFrame):
         lay.setContentsMargins(6, 4, 6, 4)
         lay.setSpacing(0)
         self.collapsed = False
+        self._title = ""  # the colour mode's title, as legend_entries names it
         self.title = _Title()
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setWordWrap(True)
         self.title.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.title.setToolTip("Click to collapse the legend to this line (click again to open it); "
-                              "View > Legend (Ctrl+L) hides it")
         self.title.clicked.connect(self.toggle_collapsed)
         lay.addWidget(self.title)
         self.label = QLabel()
@@ -159,6 +163,8 @@ class LegendOverlay(QFrame):
         if width != self.label.maximumWidth():
             self.label.setMaximumWidth(width)
             self.title.setMaximumWidth(width)
+            if self.collapsed and self.title.isVisibleTo(self):
+                self._set_title(self._title)  # elided to the new width
             self.adjustSize()
         self.move(self.canvas.viewport().geometry().topLeft() + QPoint(8, 8))
         self.raise_()
@@ -177,8 +183,7 @@ class LegendOverlay(QFrame):
             self.label.show()
         else:
             title, rows, notes = legend_entries(self.canvas)
-            arrow = "&#9656;" if self.collapsed else "&#9662;"  # > collapsed, v open (as a group's chevron)
-            self.title.setText(f"<b>{arrow} Colour: {html.escape(title)}</b>")
+            self._set_title(title)
             self.title.show()
             parts = [_swatch(c, label) for label, c in rows]
             parts += [f'<span style="color:#555">{html.escape(n)}</span>' for n in notes]
@@ -190,6 +195,21 @@ class LegendOverlay(QFrame):
         if self.size() != before:
             self.canvas.legend_resized()
 
+    def _set_title(self, title: str) -> None:
+        """The title line: wrapped when open; one line when collapsed, elided to the legend's width (the
+        frame shrinks to the title, and a long sensitivity title wrapped onto three lines)."""
+        self._title = title
+        arrow = "\u25b8" if self.collapsed else "\u25be"  # > collapsed, v open (as a group's chevron)
+        line = f"{arrow} Colour: {title}"
+        self.title.setWordWrap(not self.collapsed)
+        if self.collapsed:
+            font = self.title.font()
+            font.setBold(True)
+            line = QFontMetrics(font).elidedText(line, Qt.TextElideMode.ElideRight, self.label.maximumWidth())
+        self.title.setText(f"<b>{html.escape(line)}</b>")
+        self.title.setToolTip(f"Colour: {title}\nClick to collapse the legend to this line (click again to open "
+                              "it); View > Legend (Ctrl+L) hides it")
+
     def set_collapsed(self, collapsed: bool) -> None:
         """Show the title line alone (``True``) or the whole legend; a fitted view is fitted again."""
         if collapsed != self.collapsed:
@@ -200,8 +220,34 @@ class LegendOverlay(QFrame):
         """A click on the title: collapse an open legend, open a collapsed one."""
         self.set_collapsed(not self.collapsed)
 
+    def _pass_on(self, event) -> None:
+        """Send mouse ``event`` (on the frame or the rows, which let it through) to the canvas's viewport
+        at the same screen spot, as if the legend were not there."""
+        viewport = self.canvas.viewport()
+        at = viewport.mapFromGlobal(self.mapToGlobal(event.position()))
+        if isinstance(event, QWheelEvent):
+            copy = QWheelEvent(at, event.globalPosition(), event.pixelDelta(), event.angleDelta(), event.buttons(),
+                               event.modifiers(), event.phase(), event.inverted())
+        else:
+            copy = QMouseEvent(event.type(), at, event.globalPosition(), event.button(), event.buttons(),
+                               event.modifiers())
+        QCoreApplication.sendEvent(viewport, copy)
+        event.accept()
+
     def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
-        event.accept()  # the frame's margin: not a click on the canvas under it
+        self._pass_on(event)
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self._pass_on(event)
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self._pass_on(event)
+
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self._pass_on(event)
+
+    def wheelEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self._pass_on(event)
 
     def setVisible(self, visible: bool) -> None:  # noqa: N802 - Qt override
         changed = visible != self.isVisible()
