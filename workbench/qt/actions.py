@@ -101,8 +101,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Open a saved Workbench project (.wbproj): its model, recipe, data and results"),
     ActionSpec("open_example", "Open E&xample", "open_example",
                tip="Open the bundled example: a small digits CNN with its calibration and evaluation data"),
-    ActionSpec("save", "&Save Project", "save_project", (K.Save,), group="model"),
-    ActionSpec("save_as", "Save Project &As...", "save_project_as", (K.SaveAs,), group="model"),
+    ActionSpec("save", "&Save Project", "save_project", (K.Save,), group="float_model"),
+    ActionSpec("save_as", "Save Project &As...", "save_project_as", (K.SaveAs,), group="float_model"),
     ActionSpec("export", "&Export...", "export_dialog", ("Ctrl+E",),
                "Write the quantized model in the project's format (QDQ unless the project says QONNX; the file "
                "type in the dialog picks the other)", group="float_model"),

@@ -521,12 +521,21 @@ class MainWindow(QMainWindow):
             self.color_mode.setCurrentText("dtype")
         self.errors.set_quantized(doc.model_path.name if doc.quant_summary is not None else "")
         reason = doc.quantized_reason
+        if reason:  # what to do instead
+            reason = f"{reason[:-1]}, or compare it with its float model (Ctrl+Shift+D)."
         for act in (self.act_calibrate, self.act_analyze, self.act_sensitivity, self.act_export, self.act_export_qonnx,
                     self.act_export_report):
             act.setToolTip(f"Disabled: {reason}" if reason else act.statusTip())
         self.act_diff.setToolTip(f"{self.doc.model_path.name} is already quantized: pick the float model it was made "
                                  "from; it opens and is compared with this file" if reason else self.act_diff.statusTip())
         self.calibration.start.setToolTip(f"Disabled: {reason}" if reason else "Calibrate (F5)")
+        name = doc.model_path.name if doc.model_path else ""
+        off = (f"{name} is already quantized: there is no recipe or calibration to save or run; compare it with its "
+               "float model (View > Compare Float vs Quantized, Ctrl+Shift+D), or open the float model." if reason else "")
+        self.calibration.set_off(off)
+        for act in (self.act_save, self.act_save_as):
+            act.setToolTip(f"Disabled: {off}" if off else "")
+            act.setStatusTip(f"Disabled: {off}" if off else "")
 
     @guarded
     def toggle_qdq_nodes(self) -> None:

@@ -103,6 +103,8 @@ class CalibrationPanel(QWidget):
         self._samples: int | None = None
         self._analysis: int | None = None
         self._shown: dict = {}
+        self._off = ""  # why the fields are off ("": on), :meth:`set_off`
+        self._tips: dict[QWidget, str] = {}  # each field's own tooltip while the fields are off
         lay = QVBoxLayout(self)
         margins = lay.contentsMargins()  # the dock's title bar is above: thin top and bottom margins keep the
         lay.setContentsMargins(margins.left(), 4, margins.right(), 4)  # panel at its height before the checkbox
@@ -212,8 +214,30 @@ class CalibrationPanel(QWidget):
         self.images.setVisible(kind == "images")
         self.allow_code.setVisible(kind == "python")
         for w in (self.path, self.browse):
-            w.setEnabled(kind != "random")
+            w.setEnabled(kind != "random" and not self._off)
         self.specChanged.emit()
+
+    def _fields(self) -> tuple[QWidget, ...]:
+        return (self.kind, self.path, self.browse, self.samples, self.analysis_samples, self.choose_first,
+                self.images, self.allow_code)
+
+    def set_off(self, reason: str) -> None:
+        """Grey every field and Start, each saying ``reason`` in its tooltip and the status text (an
+        already-quantized model: there is nothing to calibrate); ``""`` turns them on again with their
+        own tooltips (Start follows the window's :meth:`start` enabling)."""
+        if reason and not self._off:
+            self._tips = {w: w.toolTip() for w in self._fields()}
+        self._off = reason
+        for w in self._fields():
+            w.setEnabled(not reason)
+            w.setToolTip(f"Disabled: {reason}" if reason else self._tips.get(w, w.toolTip()))
+        if reason:
+            self.start.setEnabled(False)
+            self.status.setText(f"Calibration is off: {reason}")
+        else:
+            self._tips = {}
+            for w in (self.path, self.browse):
+                w.setEnabled(self.kind.currentData() != "random")
 
     @guarded
     def _on_browse(self, *_args) -> None:

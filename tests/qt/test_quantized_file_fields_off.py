@@ -1,0 +1,70 @@
+"""An already-quantized file (ours or onnxruntime's quantize_static QDQ): Save Project, Export and the
+Calibration panel's fields are off, each saying why and what to do instead (Ctrl+Shift+D); a float model
+opened next turns them on again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import workbench
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+
+
+@pytest.fixture(scope="module")
+def ort_qdq_file(tmp_path_factory):
+    """onnxruntime's quantize_static (QDQ, uint8 activations, int8 weights) of the digits_cnn example."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    rows = np.load(EXAMPLE / "digits_cnn_calib.npz")
+    name = rows.files[0]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter([{name: rows[name][i:i + 1]} for i in range(8)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    out = tmp_path_factory.mktemp("ort_qdq") / "digits_cnn.ort_qdq.onnx"
+    quantize_static(str(EXAMPLE / "digits_cnn.onnx"), str(out), Reader(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    return out
+
+
+def _fields(panel):
+    return (panel.kind, panel.path, panel.browse, panel.samples, panel.analysis_samples, panel.choose_first,
+            panel.images, panel.allow_code, panel.start)
+
+
+@pytest.mark.parametrize("which", ["ours", "onnxruntime"])
+def test_save_export_and_calibration_fields_are_off_then_on_again(window, open_file, example_qdq_file,
+                                                                    ort_qdq_file, which):
+    win = window
+    quantized = example_qdq_file if which == "ours" else ort_qdq_file
+    open_file(win, quantized)
+    assert win.doc.quant_summary is not None
+    panel = win.calibration
+    for act in (win.act_save, win.act_save_as, win.act_export, win.act_calibrate):
+        assert not act.isEnabled(), act.text()
+        assert act.toolTip().startswith(f"Disabled: {quantized.name} is already quantized"), act.toolTip()
+        assert "Ctrl+Shift+D" in act.toolTip(), act.toolTip()
+    assert "Ctrl+Shift+D" in win.act_save.statusTip()
+    for w in _fields(panel):
+        assert not w.isEnabled(), w
+    assert panel.path.toolTip().startswith(f"Disabled: {quantized.name} is already quantized")
+    assert "Ctrl+Shift+D" in panel.samples.toolTip()
+    assert panel.status.text().startswith(f"Calibration is off: {quantized.name} is already quantized")
+
+    open_file(win, EXAMPLE / "digits_cnn.onnx")  # a float model: everything applies again
+    for act in (win.act_save, win.act_save_as, win.act_export, win.act_calibrate):
+        assert act.isEnabled(), act.text()
+        assert "Disabled" not in act.toolTip()
+    for w in (panel.kind, panel.path, panel.browse, panel.samples, panel.analysis_samples, panel.choose_first,
+              panel.start):
+        assert w.isEnabled(), w
+    assert panel.analysis_samples.toolTip().startswith("Samples used to measure each node unit's error")
+    assert "Disabled" not in panel.path.toolTip()
