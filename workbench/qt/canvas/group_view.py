@@ -148,22 +148,28 @@ class CanvasGroups:
             self.expand_group(path)
 
     def expand_all(self) -> None:
-        """Open every group and keep looking where the view looked: the selected node (else the node or
-        group box nearest the view's centre) stays where it was drawn, at the current zoom or the
-        readable one when that is closer (a whole-graph fit of every node was unreadable)."""
+        """Open every group and keep looking where the view looked (:meth:`_replace_in_place`; a
+        whole-graph fit of every node was unreadable)."""
         if self._state is None or self._state.data.plan is None:
             return
+        self._replace_in_place(set(range(len(self._state.data.hierarchy))))
+
+    def _replace_in_place(self, expanded: set[int]) -> None:
+        """Re-place the graph with ``expanded`` open, keeping the selected node (else the node or group
+        box nearest the view's centre) where it was drawn (its group box when it is hidden in one), at
+        the current zoom or the readable one (``readable.readable_scale``, 100 % at most) when that is
+        closer; moved clear of the legend and the minimap when it was out of view."""
         anchor = self._anchor_node()
         at = self.mapFromScene(self._drawn_rect(anchor).center()) if anchor is not None else None
-        self._apply_expanded(set(range(len(self._state.data.hierarchy))))
+        self._apply_expanded(expanded)
         d = self._state.data
         target = max(self._scale(), min(1.0, readable_scale(d)))
         self.setTransform(QTransform.fromScale(target, target))
-        if anchor is None or not d.shown(anchor):
+        if anchor is None:
             self._sync_items()
             self._minimap.update()
             return
-        rect = d.rect(anchor)
+        rect = self._drawn_rect(anchor)
         spot = QPointF(at) if QRectF(self.viewport().rect()).contains(QPointF(at)) else self._clear_spot(rect)
         self._show_at(rect.center(), spot)
 
@@ -197,19 +203,20 @@ class CanvasGroups:
         return best
 
     def collapse_all(self) -> None:
-        """Draw every top-level group as one box, then fit the whole graph."""
+        """Draw every top-level group as one box, keeping looking where the view looked
+        (:meth:`_replace_in_place`: a whole-graph fit was unreadable on a long model)."""
         if self._state is not None and self._state.data.plan is not None:
-            self._apply_expanded(set(), refit=True)
+            self._replace_in_place(set())
 
     def expand_to_depth(self, depth: int) -> None:
         """Open every group of depth <= ``depth`` (0: all collapsed); deeper groups show as boxes.
-        The whole graph is fitted after."""
+        The view keeps looking where it looked (:meth:`_replace_in_place`), readable."""
         if self._state is not None and self._state.data.plan is not None:
-            self._apply_expanded(expanded_to_depth(self._state.data.hierarchy, depth), refit=True)
+            self._replace_in_place(set(expanded_to_depth(self._state.data.hierarchy, depth)))
 
-    def _apply_expanded(self, expanded: set[int], *, refit: bool = False) -> None:
-        """Re-place the graph with ``expanded`` open; ``refit`` fits the new picture, else the view's
-        centre is kept (one group opened or closed where the user looks)."""
+    def _apply_expanded(self, expanded: set[int]) -> None:
+        """Re-place the graph with ``expanded`` open, keeping the view's centre (one group opened or
+        closed where the user looks)."""
         d = self._state.data if self._state else None
         if d is None or d.plan is None or frozenset(expanded) == d.expanded:
             return
@@ -221,9 +228,6 @@ class CanvasGroups:
         self._overview, self._container, self._edges, self._groups_item = None, None, None, None
         self._items.clear()
         self._build_scene(data, selected)
-        if refit:  # the old centre may lie far outside a picture that grew or shrank this much
-            self.fit()
-            return
         self.centerOn(center)
         self._sync_items()
 
