@@ -17,7 +17,7 @@ The QDQ model is run three ways on the same rows, next to the float model:
   source: :func:`is_float_source`); the activation pairs stay. The float model is the prepared one
   (BatchNormalization and per-channel Mul / Add folded into the Conv before them, as our exports
   quantize it), and for the constants it has no source of, the float file as written
-  (:func:`float_file_as_written`: onnxruntime's ``quantize_static`` keeps those nodes and quantizes
+  (:func:`~workbench.core.model.as_written.read_as_written`: onnxruntime's ``quantize_static`` keeps those nodes and quantizes
   their constants and the unfolded Conv weights).
 
 A tensor is *constant* when it is an initializer, a Constant node's output, or a Cast / Identity of
@@ -65,8 +65,8 @@ from workbench.core.graph.walk import all_names, iter_graphs, iter_nodes, subgra
 from workbench.core.io.external import tensor_array
 from workbench.core.io.ort_session import BUFFER_TENSOR_BYTES, proto_session, session_sources
 from workbench.core.io.tensor_bytes import tensor_nbytes
-from workbench.core.model.load import PreparedModel, prepare_proto
-from workbench.core.model.reader import read_model_file
+from workbench.core.model.as_written import read_as_written
+from workbench.core.model.load import PreparedModel
 from workbench.core.progress import CancelToken
 from workbench.core.runtime.mx_simulation import has_mx, simulation_proto
 from workbench.core.runtime.session import describe_runtime, make_session
@@ -284,7 +284,7 @@ def activations_only(qp: onnx.ModelProto, fp: onnx.ModelProto, written: onnx.Mod
     position, same shape, and :func:`is_float_source` of it: a model quantized by another tool from a
     differently prepared float model, e.g. BatchNorm folded or SmoothQuant scales applied on one side
     only, is not given foreign weights), or else in ``written`` (the float file as written,
-    :func:`float_file_as_written`: a BatchNormalization or Mul / Add that ``fp`` folded and the
+    :func:`~workbench.core.model.as_written.read_as_written`: a BatchNormalization or Mul / Add that ``fp`` folded and the
     quantizer kept), added to the main graph (visible in every body);
     ``(model, constants left quantized because no such float initializer was found)``. Only the
     initializers the copy reads are copied."""
@@ -362,23 +362,6 @@ def _float_sources(qp: onnx.ModelProto, fp: onnx.ModelProto, dqs: list[onnx.Node
                 unmatched.append(n.output[0])
         del values
     return floats, unmatched
-
-
-def float_file_as_written(model: PreparedModel) -> onnx.ModelProto | None:
-    """The float model's file read again and prepared without the opset upgrade and without folding
-    BatchNormalization or per-channel Mul / Add into a Conv (``prepare_proto(as_written=True)``: the
-    node names and lifted Constants of ``model``), or None when ``model`` has no file, or the file
-    cannot be read or no longer has the bytes ``model`` was opened from (its sha256 differs). Large
-    external weights stay memory-mapped (:func:`~workbench.core.model.reader.read_model_file`)."""
-    if model.path is None or not Path(model.path).is_file():
-        return None
-    try:
-        raw, digest, _ = read_model_file(Path(model.path))
-        if model.sha256 and digest != model.sha256:
-            return None
-        return prepare_proto(raw, path=Path(model.path), sha256=digest, as_written=True).proto
-    except WorkbenchError:
-        return None
 
 
 #: A float initializer is a dequantized constant's source when at least this fraction of its elements
@@ -594,7 +577,7 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
     node names are those of ``qp``'s nodes). A constant of ``qp`` whose float source the prepared model
     does not hold (another tool quantized the file as written, keeping a BatchNormalization or
     Mul / Add the prepared model folded) is looked up in ``model``'s file as written
-    (:func:`float_file_as_written`, read only then).
+    (:func:`~workbench.core.model.as_written.read_as_written`, read only then).
 
     ``data``: a path, spec or DataSource, validated against ``model``; samples with NaN / Inf inputs
     are left out, at most ``samples`` and at most ``max_samples`` (None: no cap) are read, streamed
@@ -634,7 +617,7 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
         float_sess = None  # every pass reads the kept outputs: one session alive at a time
     figures, done = [], 0
     for k in range(len(_VARIANTS)):  # one at a time: one variant session (and its arena) alive
-        sess = _pass_session(k, qp, fp, unmatched, f"{_VARIANTS[k]}{quant_label}", lambda: float_file_as_written(model))
+        sess = _pass_session(k, qp, fp, unmatched, f"{_VARIANTS[k]}{quant_label}", lambda: read_as_written(model))
         acc, done = Sqnr(), 0
         for b, (idx, feed) in enumerate(source.indexed_batches(batch_size, samples)):
             if cancel is not None:

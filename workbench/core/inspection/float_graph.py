@@ -12,15 +12,10 @@ files carry), the opset kept, nothing folded.
 
 from __future__ import annotations
 
-import logging
-from pathlib import Path
-
 import onnx
 
-from workbench.core.errors import ModelError
-from workbench.core.model.load import PreparedModel, prepare_proto
-
-log = logging.getLogger(__name__)
+from workbench.core.model.as_written import read_as_written
+from workbench.core.model.load import PreparedModel
 
 
 def float_as_written(float_model: PreparedModel) -> onnx.ModelProto:
@@ -29,25 +24,15 @@ def float_as_written(float_model: PreparedModel) -> onnx.ModelProto:
     Parameters
     ----------
     float_model : PreparedModel
-        The opened float model (its ``path`` is read again).
+        The opened float model (its ``path`` is read again: :func:`~workbench.core.model.as_written.read_as_written`,
+        large external weights memory-mapped).
 
     Returns
     -------
     onnx.ModelProto
         A new model with every node of the file (Constant nodes lifted to initializers), its opset,
-        and the node names of ``float_model``; ``float_model.proto`` itself when it has no file (built in memory) or
-        the file can no longer be read.
+        and the node names of ``float_model``; ``float_model.proto`` itself when it has no file (built in memory),
+        or the file can no longer be read or has changed since it was opened (a warning is logged).
     """
-    path = float_model.path
-    if path is None or not Path(path).is_file():
-        return float_model.proto
-    try:
-        raw = onnx.load(str(path))
-    except Exception as exc:  # noqa: BLE001 - protobuf / onnx raise their own types; the prepared graph is a fallback
-        log.warning("%s: cannot read it again (%s); compared as prepared (folded) instead", path, exc)
-        return float_model.proto
-    try:
-        return prepare_proto(raw, path=Path(path), sha256=float_model.sha256, as_written=True).proto
-    except ModelError as exc:
-        log.warning("%s", exc)
-        return float_model.proto
+    proto = read_as_written(float_model)
+    return float_model.proto if proto is None else proto

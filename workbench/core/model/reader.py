@@ -88,6 +88,36 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
     return proto, hashlib.sha256(data).hexdigest(), external
 
 
+def read_opened_file(path: Path, sha256: str) -> onnx.ModelProto | None:
+    """Parse ``path`` again when it still holds the bytes it was opened from (hex digest ``sha256``).
+
+    :func:`read_model_file` checked those bytes when the model was opened, so only the external data
+    is checked again (:func:`load_external_data`: big weights stay memory-mapped); the bytes are
+    hashed before they are parsed, and the tensors' data is not copied for a second size check.
+
+    Returns
+    -------
+    onnx.ModelProto or None
+        None when the file's sha256 is not ``sha256`` (changed since it was opened).
+
+    Raises
+    ------
+    ModelError
+        The file cannot be read, or its external data is missing, truncated or unsafe.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot be read ({exc.strerror}).", hint="Check the file permissions.") from None
+    if hashlib.sha256(data).hexdigest() != sha256:
+        return None
+    proto = onnx.ModelProto()
+    proto.ParseFromString(data)  # the bytes read_model_file parsed
+    del data
+    load_external_data(proto, path)
+    return proto
+
+
 def check_structure(proto: onnx.ModelProto, path: Path) -> None:
     """Refuse a model that ``onnx.checker`` rejects (a node input nobody produces, nodes out of
     order, a graph output no node gives, a bad attribute): quantizing it could only end in a written
