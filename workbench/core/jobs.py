@@ -466,7 +466,7 @@ def job_histogram(payload: dict, progress, cancel: CancelToken) -> dict:
     """Histogram of one float tensor over the first ``samples`` calibration samples.
 
     Result: ``counts`` (int list, ``bins`` long), ``edges`` (``bins + 1`` floats), ``tensor``,
-    ``rmin`` / ``rmax`` (observed float range), ``values`` (number of elements seen).
+    ``rmin`` / ``rmax`` (observed float range), ``values`` (number of elements seen), ``rows`` (samples run).
     """
     model = api.open_model(payload["model_path"])
     tensor = payload["tensor"]
@@ -484,10 +484,11 @@ def job_histogram(payload: dict, progress, cancel: CancelToken) -> dict:
     values = np.concatenate(chunks) if chunks else np.zeros(0)
     values = values[np.isfinite(values)]
     if values.size == 0:
-        return {"tensor": tensor, "counts": [], "edges": [], "rmin": 0.0, "rmax": 0.0, "values": 0}
+        return {"tensor": tensor, "counts": [], "edges": [], "rmin": 0.0, "rmax": 0.0, "values": 0, "rows": len(chunks)}
     counts, edges = np.histogram(values, bins=int(payload.get("bins", 128)))
     return {"tensor": tensor, "counts": counts.tolist(), "edges": edges.tolist(),
-            "rmin": float(values.min()), "rmax": float(values.max()), "values": int(values.size)}
+            "rmin": float(values.min()), "rmax": float(values.max()), "values": int(values.size),
+            "rows": len(chunks)}
 
 
 def job_sleep(payload: dict, progress, cancel: CancelToken) -> dict:

@@ -42,6 +42,7 @@ from workbench.qt import actions, autosave, dialogs, docks, help_menu, settings
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.cancel_text import cancelled_text, cancelling_text, phase_of
 from workbench.qt.canvas.view import COLOR_MODES, GraphCanvas
+from workbench.qt.clip_note import no_clip_reason, rows_note
 from workbench.qt.commands import (
     SettingsCommand,
     describe_settings_edit,
@@ -1554,11 +1555,15 @@ class MainWindow(QMainWindow):
     def _on_histogram(self, hist: dict) -> None:
         """Draw a histogram with the clip range of the shown results, when they are of the current recipe and
         calibration data (else without it, saying why)."""
-        qp_json = self.doc.qparams.get(hist.get("tensor", ""))
+        tensor = hist.get("tensor", "")
+        qp_json = self.doc.qparams.get(tensor)
         if qp_json and not self.doc.results_current:
             self.errors.set_histogram(hist, None, STALE_CLIP_NOTE)
+        elif qp_json:  # the range is of every calibration row, the counts of the first few
+            self.errors.set_histogram(hist, QParams.from_json(qp_json), rows_note(self.doc.calibration, hist.get("rows")))
         else:
-            self.errors.set_histogram(hist, QParams.from_json(qp_json) if qp_json else None)
+            self.errors.set_histogram(hist, None, no_clip_reason(self.doc.plan, self.doc.model.graph, tensor,
+                                                                 bool(self.doc.qparams)))
 
     def _redraw_histogram(self) -> None:
         """The recipe changed: the shown histogram again, its clip range drawn only while it is current."""

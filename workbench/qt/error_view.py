@@ -454,6 +454,10 @@ class ErrorView(QWidget):
             text += (f"; clip [{rng[0]:.4g}, {rng[1]:.4g}] ({qp.qtype}, scale "
                      f"{float(np.ravel(qp.scale)[0]):.3g}); {clipped / counts.sum():.2%} of values outside"
                      + ("" if levels.size else "; grid too fine to draw"))
+        elif qp is not None:  # a range the plot cannot draw as two lines
+            scales = np.asarray(qp.scale).size
+            text += (f"; no clip range drawn: per-channel scale ({scales} channels, axis {qp.axis})" if scales > 1
+                     else f"; no clip range drawn: {qp.qtype} is a float type (no integer grid)")
         self.hist_title.setText(text + (f"; {note}" if note else ""))
 
 

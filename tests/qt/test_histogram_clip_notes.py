@@ -1,0 +1,74 @@
+"""The histogram says where its clip range and its counts come from, and why a tensor has none.
+
+Found by a user pass: the clip range read [0, 7.499] over values drawn up to 6.345 with no word that the
+range is of every calibration row and the counts of the first few; on minilm_l6_v2 after F5 (recipe
+choice compute+mse) the histogram of an attention MatMul's output had no clip range and no reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+from test_app_flow import run_job
+
+import workbench
+from workbench.core import api
+from workbench.core.tuning.recipe_choice import variant
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+
+
+def _calibrate(qtbot, win, open_file, path: Path, samples: int) -> None:
+    open_file(win, path)
+    win.calibration.choose_first.setChecked(False)  # the recipe as it is
+    win.calibration.samples.setValue(samples)
+    win.calibration.analysis_samples.setValue(4)
+    status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
+    assert status == "succeeded", res
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
+
+
+def test_clip_range_says_it_is_of_every_calibration_row(qtbot, window, open_file):
+    win = window
+    _calibrate(qtbot, win, open_file, EXAMPLE / "digits_cnn.onnx", samples=20)
+    assert win.doc.calibration["samples_seen"] == 20
+    with qtbot.waitSignal(win.runs.histogramReady, timeout=300_000):
+        win.focus_node("/f/f.3/Conv")
+    text = win.errors.hist_title.text()
+    assert "clip [" in text
+    assert text.endswith("; range from 20 calibration rows; histogram of the first 8 rows"), text
+
+
+def _matmul_mul_model(path: Path) -> None:
+    """x, y (1x4x4) -> MatMul (activation x activation) -> Mul by 0.5 -> out: under a compute-only
+    recipe (MatMul quantized, Mul not) the MatMul's output has no quantized reader, as minilm's
+    /bert/encoder/layer.5/attention/self/MatMul_output_0 under compute+mse."""
+    half = helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "y"], ["mm"], name="mm_node"),
+         helper.make_node("Mul", ["mm", "half"], ["out"], name="scale_node")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 4]),
+              helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4, 4])], [half])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    rng = np.random.default_rng(0)
+    np.savez(path.with_name("calib.npz"), x=rng.normal(size=(10, 4, 4)).astype(np.float32),
+             y=rng.normal(size=(10, 4, 4)).astype(np.float32))
+
+
+def test_a_float_output_of_a_quantized_matmul_says_why_it_has_no_clip_range(qtbot, window, open_file, tmp_path):
+    win = window
+    path = tmp_path / "model.onnx"
+    _matmul_mul_model(path)
+    open_file(win, path)
+    win.doc.set_recipe(variant(api.make_recipe("cpu-u8s8"), "compute+mse"))  # the choice's pick on minilm
+    _calibrate(qtbot, win, lambda *_a: None, path, samples=10)
+    assert "mm" not in win.doc.qparams and "x" in win.doc.qparams  # MatMul quantized, its output float
+    with qtbot.waitSignal(win.runs.histogramReady, timeout=300_000):
+        win.focus_node("mm_node")
+    text = win.errors.hist_title.text()
+    assert "clip [" not in text
+    assert text.endswith("; no clip range: mm stays float under this recipe (no quantized node reads it; "
+                         "read by scale_node (Mul)), so it has no Q/DQ pair"), text

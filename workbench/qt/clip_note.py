@@ -1,0 +1,53 @@
+"""The histogram's notes: which rows its clip range and its counts come from, and why a tensor has no
+clip range (kept float by the recipe, its node excluded or not quantized, no calibration yet).
+
+Pure functions over the document's plan and results (no Qt), read by :meth:`MainWindow._on_histogram`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.core.wording import count
+
+
+def rows_note(calibration: dict | None, hist_rows: int | None) -> str:
+    """``"range from N calibration rows; histogram of the first M rows"``: the clip range comes from every
+    calibration row (``calibration["samples_seen"]``, the cache JSON), the drawn counts from the first
+    ``hist_rows`` only, so the values drawn may stop short of the range. "" when either is unknown."""
+    seen = (calibration or {}).get("samples_seen")
+    if not seen or not hist_rows:
+        return ""
+    return f"range from {count(int(seen), 'calibration row')}; histogram of the first {count(int(hist_rows), 'row')}"
+
+
+def _producer(graph: Any, tensor: str) -> Any:
+    return next((n for n in graph.node if tensor in n.output), None)
+
+
+def _readers(graph: Any, tensor: str) -> list[str]:
+    return [f"{n.name or n.op_type} ({n.op_type})" for n in graph.node if tensor in n.input]
+
+
+def no_clip_reason(plan: Any, graph: Any, tensor: str, calibrated: bool) -> str:
+    """Why ``tensor`` (a float tensor of ``graph``, an onnx GraphProto) has no clip range in the results of
+    ``plan`` (:class:`workbench.core.planning.plan.QuantPlan`, None when the recipe does not plan); one
+    clause ending the histogram's caption. ``calibrated``: results are shown (else: calibrate first)."""
+    if not calibrated:
+        return "no clip range yet: calibrate (Run > Calibrate, F5) to see it"
+    if plan is None:
+        return "no clip range: the recipe does not plan (see the Problems dock)"
+    for unit in plan.units.values():
+        if tensor in unit.float_outputs:
+            readers = ", ".join(_readers(graph, tensor)) or "a graph output"
+            return (f"no clip range: {tensor} stays float under this recipe (no quantized node reads it; "
+                    f"read by {readers}), so it has no Q/DQ pair")
+    node = _producer(graph, tensor)
+    if node is None:
+        return f"no clip range: {tensor} is a model input or initializer the recipe does not quantize"
+    unit = next((u for u in plan.units.values() if node.name in u.nodes or node.name == u.node), None)
+    if unit is not None and unit.excluded:
+        return f"no clip range: {unit.node} is excluded (kept float) by the recipe"
+    if tensor not in plan.activations and tensor not in plan.aliases:
+        return f"no clip range: {node.name or tensor} ({node.op_type}) is not quantized under this recipe"
+    return "no clip range: the last calibration has no range for this tensor (F5 measures again)"
