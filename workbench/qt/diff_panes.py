@@ -18,8 +18,9 @@ dtype each edge carries.
 
 In the app (``shared_key=True``, the diff tab) one key serves both panes (:attr:`DiffPanes.key`),
 above them and collapsible (View > Legend, Ctrl+L, or the tab's Legend button): the panes' own legend
-overlays stay hidden, so nothing covers the graph or the node a row centres, and :meth:`DiffPanes.fit`
-shows both graphs whole at one zoom. Without it (``render --compare``'s picture) each pane keeps its
+overlays stay hidden, so nothing covers the graph or the node a row centres. The panes open as the main
+canvas does (:meth:`DiffPanes.open_readable`): both graphs whole when they fit at the readable zoom, else
+at that zoom on the graph's start; :meth:`DiffPanes.fit` shows both graphs whole at one zoom. Without it (``render --compare``'s picture) each pane keeps its
 overlay and the key holds the marks' line only.
 """
 
@@ -31,10 +32,12 @@ import math
 import onnx
 from PySide6.QtCore import QCoreApplication, QEvent, QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import QTransform
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSplitter, QStyle, QVBoxLayout, QWidget
 
 from workbench.core.api import ModelDiff, PaneLayout
 from workbench.qt.canvas.legend import LegendOverlay, legend_entries
+from workbench.qt.canvas.main_body import densest_start
+from workbench.qt.canvas.readable import readable_scale
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.diff_marks import MARK_COLORS, DiffMarksItem
 
@@ -69,7 +72,7 @@ class PaneCanvas(GraphCanvas):
 
     Keys: the canvas's (+ / - zoom, Esc clears the selection, Ctrl+A selects all) and Home or 0 to
     fit the graph (both panes follow). Its legend overlay stays hidden (:class:`PaneLegend`); a fit
-    is :attr:`pair_fit` (both panes at once) when set.
+    is :attr:`pair_fit` (both panes at once) when set, the view it opens with :attr:`pair_open`.
     """
 
     viewChanged = Signal()
@@ -77,6 +80,7 @@ class PaneCanvas(GraphCanvas):
     def __init__(self, *args, shared_key: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.pair_fit = None
+        self.pair_open = None
         if shared_key:
             own = self.legend_overlay
             self.colorsChanged.disconnect(own.refresh)
@@ -107,8 +111,11 @@ class PaneCanvas(GraphCanvas):
         self.viewChanged.emit()
 
     def fit_readable(self) -> None:
-        """Panes open on the whole graph, both at one zoom (they follow each other), and fit it again
-        as they grow: not the main canvas' readable view from the graph's start."""
+        """The view the pane opens with, and takes again as it grows: :attr:`pair_open` (both panes at
+        the readable zoom, :meth:`DiffPanes.open_readable`) when set, else the whole graph."""
+        if self.pair_open is not None:
+            self.pair_open()
+            return
         self.fit()
 
     def zoom_in(self) -> None:
@@ -202,6 +209,7 @@ class DiffPanes(QWidget):
                 canvas.colorsChanged.connect(self._refresh_key)
                 canvas.legend_overlay.on_toggle = self.set_key_visible
                 canvas.pair_fit = self.fit
+                canvas.pair_open = self.open_readable
         split.setSizes([1000, 1000])  # equal widths: the same scene point sits at the same place in both
         self.split = split
         self._refresh_key()
@@ -230,16 +238,12 @@ class DiffPanes(QWidget):
     def fit(self) -> None:
         """Both graphs whole, at one zoom (never beyond 100 %), centred on the same scene point: the
         box around both graphs fits the smaller viewport (Fit graph, Home, a resize of a fitted pane)."""
-        canvases = [c for c in (self.float_canvas, self.quant_canvas) if c._state is not None]
+        canvases = self._drawn()
         if not canvases:
             return
-        bounds = QRectF()
-        for c in canvases:
-            bounds = bounds.united(c._state.data.bounds)
-        bounds = bounds.adjusted(-FIT_MARGIN, -FIT_MARGIN, FIT_MARGIN, FIT_MARGIN)
+        bounds = self._bounds(canvases)
         views = {c: QSizeF(c.maximumViewportSize()) for c in canvases}
-        scale = min([1.0] + [min(v.width() / max(bounds.width(), 1e-9), v.height() / max(bounds.height(), 1e-9))
-                             for v in views.values()])
+        scale = self._whole_scale(bounds, canvases)
         if scale <= 0:
             return
         self._syncing = True
@@ -260,6 +264,69 @@ class DiffPanes(QWidget):
                 c.minimap().update()
                 if c.horizontalScrollBar().isVisible() or c.verticalScrollBar().isVisible():
                     QCoreApplication.sendPostedEvents(c, QEvent.Type.MetaCall)  # as GraphCanvas.fit
+        finally:
+            self._syncing = False
+
+    def _drawn(self) -> list[GraphCanvas]:
+        """The panes showing a graph (both once :attr:`ready`)."""
+        return [c for c in (self.float_canvas, self.quant_canvas) if c._state is not None]
+
+    @staticmethod
+    def _bounds(canvases: list[GraphCanvas]) -> QRectF:
+        """Scene rectangle around the graphs of ``canvases``, :data:`FIT_MARGIN` around."""
+        bounds = QRectF()
+        for c in canvases:
+            bounds = bounds.united(c._state.data.bounds)
+        return bounds.adjusted(-FIT_MARGIN, -FIT_MARGIN, FIT_MARGIN, FIT_MARGIN)
+
+    @staticmethod
+    def _whole_scale(bounds: QRectF, canvases: list[GraphCanvas]) -> float:
+        """The zoom showing scene ``bounds`` whole in the smaller viewport of ``canvases`` (1.0 at most)."""
+        views = [QSizeF(c.maximumViewportSize()) for c in canvases]
+        return min([1.0] + [min(v.width() / max(bounds.width(), 1e-9), v.height() / max(bounds.height(), 1e-9))
+                            for v in views])
+
+    def open_readable(self) -> None:
+        """The view the panes open with (and take again as a pane still showing it grows), as the main
+        canvas's ``fit_readable``: both graphs whole (:meth:`fit`) when they fit at the readable zoom
+        (``readable.readable_scale`` of either pane, 100 % at most), else both panes at that zoom on the
+        same scene point, the graph's first rows at the top and, across, the column holding the most
+        nodes of the quantized pane (``main_body.densest_start``); scroll bars for the rest (a whole
+        fit of ppocrv4_rec drew its labels about 1 px high)."""
+        canvases = self._drawn()
+        if not canvases:
+            return
+        bounds = self._bounds(canvases)
+        scale = max(min(1.0, readable_scale(c._state.data)) for c in canvases)
+        if self._whole_scale(bounds, canvases) >= scale:
+            self.fit()
+            for c in canvases:
+                c._fit_mode = "readable"
+            return
+        # the smaller viewport, less the scroll bars the larger picture needs
+        full = QSizeF(min(c.maximumViewportSize().width() for c in canvases),
+                      min(c.maximumViewportSize().height() for c in canvases))
+        bar = canvases[0].style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, canvases[0])
+        wide, tall = bounds.width() * scale > full.width(), bounds.height() * scale > full.height()
+        view = QSizeF(full.width() - (bar if tall else 0), full.height() - (bar if wide else 0)) / scale
+        x = bounds.center().x()
+        if bounds.width() > view.width():
+            data = (self.quant_canvas if self.quant_canvas._state is not None else canvases[0])._state.data
+            x = densest_start(data, bounds.left(), bounds.right(), view.width()) + view.width() / 2
+        y = bounds.center().y() if bounds.height() <= view.height() else bounds.top() + view.height() / 2
+        centre = QPointF(x, y)
+        shown = QRectF(centre - QPointF(view.width(), view.height()) / 2, view)
+        self._syncing = True
+        try:
+            for c in canvases:
+                c.scene().setSceneRect(bounds.united(shown))
+                c.setSceneRect(bounds.united(shown))  # the view's own rect, as fit sets it
+                c.setTransform(QTransform.fromScale(scale, scale))
+                c.centerOn(centre)
+                c._fit_mode = "readable"
+                c._fitted_view = c._view_key()
+                c._sync_items()
+                c.minimap().update()
         finally:
             self._syncing = False
 
@@ -310,7 +377,7 @@ class DiffPanes(QWidget):
             return
         self._add_marks()
         if self.shared_key:
-            self.fit()
+            self.open_readable()
         else:
             self._sync_view(self.quant_canvas, self.float_canvas)
         self.status.hide()

@@ -11,7 +11,8 @@ colour map and its thresholds), or by the dtype each edge carries when no data w
 Clicking a row selects the pair in both panes, centres it and shows it in the window's Inspector
 (read-only: the quantization parameters the quantized file holds around it). The panes take most of
 the tab (each at least :data:`MIN_PANE_SHARE` of it); the list is :data:`LIST_SHARE` wide and the List
-button hides it. Fit graph (Ctrl+0) and the zoom actions act on both panes. The panes' layout runs in
+button hides it. The panes open at the readable zoom on the graph's start (both graphs whole when they are
+readable so); Fit graph (Ctrl+0, the Fit both button) and the zoom actions act on both panes. The panes' layout runs in
 a background job.
 """
 
