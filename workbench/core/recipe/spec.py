@@ -23,9 +23,13 @@ OBSERVER_ARGS = ("bins", "percentile", "averaging_constant")
 #: the values each observer argument takes, as the observers of workbench.core.calibration.observers
 #: accept them: bins (percentile / entropy / mse histograms) a whole number in [16, 2**20], percentile in
 #: (50, 100], averaging_constant (minmax's moving average m <- m + c * (batch_m - m)) in (0, 1]
+#: (the one place these limits are written: the histogram / percentile observers check them too)
 BINS_RANGE = (16, 1 << 20)
 PERCENTILE_RANGE = (50.0, 100.0)
 AVERAGING_RANGE = (0.0, 1.0)
+#: the values the observers use when ``observer_args`` does not set them
+DEFAULT_BINS = 2048
+DEFAULT_PERCENTILE = 99.999
 
 
 def _out_of_range(value: float, takes: str) -> ValueError:
@@ -35,14 +39,14 @@ def _out_of_range(value: float, takes: str) -> ValueError:
 def _check_bins(v: float) -> float:
     lo, hi = BINS_RANGE
     if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
-        raise _out_of_range(v, f"a whole number of histogram bins from {lo} to {hi} (default 2048)")
+        raise _out_of_range(v, f"a whole number of histogram bins from {lo} to {hi} (default {DEFAULT_BINS})")
     return v
 
 
 def _check_percentile(v: float) -> float:
     lo, hi = PERCENTILE_RANGE
     if not lo < v <= hi:  # NaN fails too
-        raise _out_of_range(v, f"a percentile above {lo:g} and at most {hi:g} (default 99.999)")
+        raise _out_of_range(v, f"a percentile above {lo:g} and at most {hi:g} (default {DEFAULT_PERCENTILE:g})")
     return v
 
 

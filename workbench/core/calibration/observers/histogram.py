@@ -26,7 +26,7 @@ import numpy as np
 from workbench.core.calibration.observers import kernels
 from workbench.core.calibration.observers.base import Observer, as_f32
 from workbench.core.errors import CalibrationError, RecipeError
-from workbench.core.recipe.spec import Granularity
+from workbench.core.recipe.spec import BINS_RANGE, DEFAULT_BINS, Granularity
 
 _CHUNK = 1 << 16
 _DEFER_MAX = 4096  # per-tensor batches smaller than this are buffered ...
@@ -350,7 +350,7 @@ class HistogramObserver(Observer):
     Subclasses implement :meth:`_range_from` (one histogram -> ``(rmin, rmax)``).
     """
 
-    default_bins = 2048
+    default_bins = DEFAULT_BINS
 
     def __init__(self, spec, *, axis=None, name="tensor"):
         super().__init__(spec, axis=axis, name=name)
@@ -358,9 +358,10 @@ class HistogramObserver(Observer):
             raise RecipeError(f"{name}: the {self.name} observer does not support per_block ranges.",
                               hint="Use the minmax observer for per_block (weight) quantization.")
         self.num_bins = int(spec.observer_args.get("bins", self.default_bins))
-        if not 16 <= self.num_bins <= 1 << 20:
+        lo, hi = BINS_RANGE
+        if not lo <= self.num_bins <= hi:
             raise RecipeError(f"{name}: observer_args bins={self.num_bins} is out of range.",
-                              hint="Use between 16 and 1048576 bins (default 2048).")
+                              hint=f"Use between {lo} and {hi} bins (default {DEFAULT_BINS}).")
         self._hists: list[StreamingHistogram] = (
             [StreamingHistogram(self.num_bins)] if self.granularity == Granularity.per_tensor else [])
         self._pending: list[np.ndarray] = []

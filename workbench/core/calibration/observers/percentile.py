@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from workbench.core.calibration.observers.histogram import HistogramObserver, StreamingHistogram
 from workbench.core.errors import RecipeError
+from workbench.core.recipe.spec import DEFAULT_PERCENTILE, PERCENTILE_RANGE
 
 
 class PercentileObserver(HistogramObserver):
@@ -22,10 +23,11 @@ class PercentileObserver(HistogramObserver):
 
     def __init__(self, spec, *, axis=None, name="tensor"):
         super().__init__(spec, axis=axis, name=name)
-        self.percentile = float(spec.observer_args.get("percentile", 99.999))
-        if not 50.0 < self.percentile <= 100.0:
+        self.percentile = float(spec.observer_args.get("percentile", DEFAULT_PERCENTILE))
+        lo, hi = PERCENTILE_RANGE
+        if not lo < self.percentile <= hi:
             raise RecipeError(f"{name}: percentile {self.percentile} is out of range.",
-                              hint="Use a percentile in (50, 100], e.g. 99.999.")
+                              hint=f"Use a percentile in ({lo:g}, {hi:g}], e.g. {DEFAULT_PERCENTILE:g}.")
 
     def _range_from(self, h: StreamingHistogram) -> tuple[float, float]:
         q = self.percentile / 100.0
