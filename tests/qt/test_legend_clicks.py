@@ -81,3 +81,28 @@ def test_a_collapsed_legend_is_one_line_even_with_a_long_title(qtbot, make_canva
     assert title in legend.title.toolTip()  # the whole title, when the line elides it
     legend.set_collapsed(False)
     assert legend.height() > 3 * line  # open: the rows again
+
+
+def test_a_double_click_on_the_title_is_two_clicks_not_a_node_activation(qtbot, make_canvas):
+    view = open_grid(qtbot, make_canvas)
+    legend = view.legend_overlay
+    title = legend.title.geometry().translated(legend.pos() - view.viewport().pos())
+    view._show_at(view.node_scene_rect("c2r4").center(), QPointF(title.center()))
+    activated = []
+    view.nodeActivated.connect(activated.append)
+    qtbot.mouseDClick(legend.title, Qt.MouseButton.LeftButton)
+    assert activated == []  # the body's double-click went on to the canvas: c2r4 opened
+    assert not legend.collapsed  # collapsed by the first click, opened by the second
+
+
+def test_a_double_click_on_the_legend_body_activates_the_node_under_it(qtbot, make_canvas):
+    view = open_grid(qtbot, make_canvas)
+    legend = view.legend_overlay
+    body = legend.label.geometry().translated(legend.pos() - view.viewport().pos())
+    view._show_at(view.node_scene_rect("c2r4").center(), QPointF(body.center()))
+    activated = []
+    view.nodeActivated.connect(activated.append)
+    at = view.viewport().mapTo(view, body.center())
+    target = view.childAt(at)
+    qtbot.mouseDClick(target, Qt.MouseButton.LeftButton, pos=target.mapFrom(view, at))
+    assert activated == ["c2r4"]

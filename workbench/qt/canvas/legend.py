@@ -108,6 +108,11 @@ class _Title(QLabel):
         else:
             super().mousePressEvent(event)
 
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802 - Qt override
+        # Qt 6 delivers the second click of two quick ones as a press (a toggle) and then this: the title's,
+        # never a double-click on the node under it
+        event.accept()
+
     def mouseReleaseEvent(self, event) -> None:  # noqa: N802 - Qt override
         event.accept()  # the end of the title's click: not a release on the canvas under it
 
