@@ -18,9 +18,11 @@ def test_search_hits_dock_steps_and_export_picture(qtbot, window, open_file, cor
     win.search.setText("re:conv$")
     assert win.run_search() == convs
     assert win.search_hits.names() == convs and win.docks["Search Hits"].isVisible()
-    win.act_find_next.trigger()
-    assert win.canvas.selected_nodes() == [convs[0]] and f"Hit 1 of {len(convs)}" in win.status_label.text()
+    win.act_find_next.trigger()  # the search showed hit 1: F3 goes on to hit 2
+    assert win.canvas.selected_nodes() == [convs[1]] and f"Hit 2 of {len(convs)}" in win.status_label.text()
     win.act_find_previous.trigger()
+    assert win.canvas.selected_nodes() == [convs[0]] and f"Hit 1 of {len(convs)}" in win.status_label.text()
+    win.act_find_previous.trigger()  # before the first: the last
     assert win.canvas.selected_nodes() == [convs[-1]]
     win.search.setText("re:(")
     assert win.run_search() == [] and "invalid regular expression" in win.status_label.text()
