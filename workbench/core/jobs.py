@@ -29,7 +29,7 @@ from workbench.core.api import (
 )
 from workbench.core.errors import DataError, ExportError
 from workbench.core.issues import IssueCode, PlanIssue
-from workbench.core.progress import CancelToken, in_phase, one_step
+from workbench.core.progress import PIPELINE_PHASES, CancelToken, in_phase, one_step
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -184,8 +184,9 @@ def _calibrate_as_the_cli(model, recipe, payload: dict, progress, cancel: Cancel
     instrumented model otherwise (digits_transformer, cpu-u8s8: a range calibrated beside every tensor
     was an ulp off, and the app's Export differed from ``quantize --no-auto`` in one scale). Then only the
     tensors that plan left out are calibrated (phase "Calibrating the rest"); the cache keeps both, so the
-    Export calibrates nothing and writes the CLI's bytes. Phases: Planning, Calibrating, Calibrating the
-    rest, Quantizing."""
+    Export calibrates nothing and writes the CLI's bytes. Phases: Planning, Latency placement, Calibrating,
+    Placement guard, Latency check, Latency fallback (the CLI quantize's latency passes, each named as it
+    runs: :data:`~workbench.core.progress.PIPELINE_PHASES`), Calibrating the rest, Quantizing."""
     previous = _calibration(payload) if payload.get("reuse", True) else None
     done = one_step(progress, "Planning: resolving the recipe")
     facts = api.GraphFacts(model.proto)
@@ -194,7 +195,8 @@ def _calibrate_as_the_cli(model, recipe, payload: dict, progress, cancel: Cancel
     calib = previous
     if the_plan.mode == "static" and the_plan.activations and payload.get("data"):
         cli = api.quantize(model, recipe, data=payload["data"], samples=payload.get("samples"), calibration=previous,
-                           latency_check=True, check=False, progress=in_phase(progress, "Calibrating"), cancel=cancel)
+                           latency_check=True, check=False, cancel=cancel,
+                           progress=in_phase(progress, "Calibrating", keep=PIPELINE_PHASES))
         seed = _with_cache(cli.calibration, previous)
         calib = _with_cache(api.calibrate(model, the_plan, payload["data"], samples=payload.get("samples"),
                                           progress=in_phase(progress, "Calibrating the rest"), cancel=cancel,

@@ -25,9 +25,20 @@ def phase_of(message: str) -> str:
     return message.rsplit(": ", 1)[0] if ": " in message else message
 
 
-def in_phase(progress: ProgressFn, name: str) -> ProgressFn:
-    """``progress`` with ``"name: "`` before every message (``name`` alone for an empty one)."""
+#: The phases the quantize pipeline's latency passes name themselves, in the order they run (the latency
+#: placement's probes before calibration; after the model is written the placement guard's second plan,
+#: the latency check, the latency fallback's rewrites). Each is longer than a second on minilm_l6_v2.
+PIPELINE_PHASES = ("Latency placement", "Placement guard", "Latency check", "Latency fallback")
+
+
+def in_phase(progress: ProgressFn, name: str, *, keep: tuple[str, ...] = ()) -> ProgressFn:
+    """``progress`` with ``"name: "`` before every message (``name`` alone for an empty one), except the
+    messages that start with one of ``keep`` (phases of their own, e.g. :data:`PIPELINE_PHASES`): those
+    pass unchanged."""
     def fn(done: int, total: int, message: str) -> None:
+        if keep and message.startswith(keep):
+            progress(done, total, message)
+            return
         progress(done, total, f"{name}: {message}" if message else name)
     return fn
 

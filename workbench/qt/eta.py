@@ -19,6 +19,12 @@ OVERALL_STEPS = 1000
 
 #: (phase, expected share) of the steps shared by the jobs that quantize with the cached ranges
 _QUANTIZE = [("Planning", 3.0), ("Calibrating", 15.0), ("Calibrating the rest", 4.0), ("Quantizing", 5.0)]
+#: the calibration's steps: its CLI quantize names its latency passes (placement probes before the calibration,
+#: placement guard, latency check, latency fallback after it: :data:`workbench.core.progress.PIPELINE_PHASES`);
+#: minilm_l6_v2 timings: probes 0.5-0.9 s, placement guard 6-7 s, latency check 0.5-3 s, analysis 12-16 s;
+#: the latency fallback only runs after a slowdown, rewriting and measuring again
+_CALIBRATE = [("Planning", 3.0), ("Latency placement", 2.0), ("Calibrating", 15.0), ("Placement guard", 16.0),
+              ("Latency check", 3.0), ("Latency fallback", 10.0), ("Calibrating the rest", 4.0), ("Quantizing", 5.0)]
 #: the recipe choice a calibration or export runs first (its calibration pass, its candidates, 16-bit units)
 _CHOICE = [("Choosing the recipe: Calibrating", 7.0), ("Choosing the recipe", 8.0), ("Choosing 16-bit units", 14.0)]
 #: each job's own last phase and its share (minilm_l6_v2 timings: the analysis is a third of a calibration)
@@ -42,6 +48,8 @@ def job_phases(kind: str, *, choose: bool = False) -> list[tuple[str, float]]:
     quantize = _QUANTIZE
     if kind == "export":  # with data, its Quantizing calibrates, writes and measures the latency (one phase)
         quantize = [(n, 40.0 if n == "Quantizing" else w) for n, w in _QUANTIZE]
+    if kind == "calibrate":
+        quantize = _CALIBRATE
     return opening + (_CHOICE if choose else []) + quantize + _LAST[kind]
 
 
@@ -98,7 +106,8 @@ class OverallProgress:
         if total > 0:
             step = min(max(done, 0), total) / total
             self._in_phase = max(self._in_phase, self._lo + (self._hi - self._lo) * step)
-        value = self._starts[index] + self._shares[index] * self._in_phase
+        last = index == len(self._names) - 1 and self._in_phase >= 1.0  # exactly 1.0, whatever the rounding
+        value = 1.0 if last else self._starts[index] + self._shares[index] * self._in_phase
         self.fraction = min(1.0, max(self.fraction, value))
         return self.fraction
 

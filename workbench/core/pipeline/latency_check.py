@@ -26,6 +26,7 @@ from workbench.core.io.external import has_lazy
 from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.passes import Job, PassResult
+from workbench.core.progress import no_progress, one_step
 from workbench.core.runtime.latency import LatencyComparison, compare
 
 #: Above this quantized / float ratio the check warns (1.0: any measured slowdown) ...
@@ -93,6 +94,7 @@ class LatencyCheck:
         float_model = job.input_model or job.model
         if has_lazy(float_model.proto) or has_lazy(job.written.proto):
             return PassResult(False, [_skipped("its weights stay in the external data file (too big to copy)")])
+        done = one_step(job.progress or no_progress, "Latency check: measuring the quantized model against float")
         try:
             feed = latency_feed(float_model, job.data)
             lat = compare(float_model.proto, job.written.proto, feed)  # weights as buffers, not serialised
@@ -100,6 +102,8 @@ class LatencyCheck:
             return PassResult(False, [_skipped(str(exc))])
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
             return PassResult(False, [_skipped(f"onnxruntime could not run it: {str(exc).splitlines()[0]}")])
+        finally:
+            done()
         job.latency = lat
         noise = SLOWER_THAN < lat.ratio and shown_ratio(lat) <= NOISE  # two runs of one pair differ by this much
         slower = lat.ratio > SLOWER_THAN and not noise

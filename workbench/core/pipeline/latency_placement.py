@@ -37,6 +37,7 @@ from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.pipeline.latency_check import latency_feed
 from workbench.core.pipeline.passes import Job, PassResult
 from workbench.core.pipeline.plan_passes import guard_islands, job_facts, resolve_plan
+from workbench.core.progress import no_progress
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.runtime.session import add_outputs, make_session
 from workbench.core.runtime.unit_latency import conv_unit_latency, matmul_unit_latency
@@ -122,20 +123,26 @@ class LatencyPlacement:
         units.update((n, (node, None)) for n, node in activation_matmul_units(job).items())
         if not units:
             return PassResult(False)
+        probing, report = f"Latency placement: probing {len(units)} units", job.progress or no_progress
+        report(0, len(units), probing)
         tensors = sorted({t for node, w in units.values() for t in node.input[:1 if w is not None else 2]})
         try:
             shapes = _input_shapes(job, tensors)
         except Exception as exc:  # noqa: BLE001 - no decision without shapes; the latency check still reports
             log.info("latency placement skipped: %s", exc)
+            report(len(units), len(units), probing)
             return PassResult(False)
         opset = next((o.version for o in job.model.proto.opset_import if o.domain in ("", "ai.onnx")), 17)
         slow: dict[str, str] = {}
-        for name, (node, w_shape) in units.items():
+        for i, (name, (node, w_shape)) in enumerate(units.items()):
             if job.cancel is not None:
                 job.cancel.check()  # raises Cancelled between probes
+            if i:
+                report(i, len(units), probing)
             note = _probe(job, name, node, shapes, opset, w_shape)
             if note is not None:
                 slow[name] = note
+        report(len(units), len(units), probing)
         slow = {n: m for n, m in slow.items() if n not in job.recipe.overrides}
         if not slow:
             return PassResult(False)

@@ -26,6 +26,7 @@ import numpy as np
 from workbench.core.data.loader import open_data_source
 from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.pipeline.passes import Job, Pass, PassResult, run_passes
+from workbench.core.progress import in_phase, no_progress, one_step
 from workbench.core.runtime.session import make_session
 from workbench.core.wording import count
 
@@ -66,15 +67,23 @@ class PlacementGuard:
         base = job.input_model or job.model
         # calibrated as a job without the latency check would be (from ``previous`` where it covers
         # the plan), not from the placed plan's ranges: those can differ a little (module docstring)
+        progress = job.progress or no_progress
+        written = one_step(progress, "Placement guard: writing the plan without the placement")
         trial = Job(base, job.placement_recipe, job.placement_recipe, data=job.data, samples=job.samples,
+                    progress=in_phase(progress, "Placement guard: writing the plan without the placement"),
                     cancel=job.cancel, previous=job.previous, guard=job.guard,
                     bias_correction=job.bias_correction, input_model=job.input_model)
         run_passes(trial, self._passes())  # no latency check: the placement does not run again
+        written()
         if trial.written is None:
             return PassResult(False)
         feeds = list(open_data_source(job.data, base).samples(ROWS))
+        scoring = "Placement guard: output SQNR with and without the placement"
+        progress(0, 2, scoring)
         placed = output_sqnr(base.proto, job.written.proto, feeds)
+        progress(1, 2, scoring)
         free = output_sqnr(base.proto, trial.written.proto, feeds)
+        progress(2, 2, scoring)
         if not placed < free - MARGIN_DB:
             return PassResult(False)
         undone = list(job.placed_float)
