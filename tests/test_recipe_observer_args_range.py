@@ -55,7 +55,9 @@ def test_nan_percentile_is_refused():
 
 
 def test_edges_of_the_ranges_are_accepted_and_round_trip():
-    text = _recipe({"percentile": 100, "bins": 16, "averaging_constant": 1})
+    # no observer: args set alone go to the inherited one (with an observer, it must read each of them)
+    text = json.dumps({"rules": [{"op_type": "Conv", "activation": {
+        "observer_args": {"percentile": 100, "bins": 16, "averaging_constant": 1}}}]})
     recipe = Recipe.from_json(text)
     args = recipe.rules[0].activation.observer_args
     assert args == {"averaging_constant": 1.0, "bins": 16.0, "percentile": 100.0}

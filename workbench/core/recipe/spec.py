@@ -8,7 +8,15 @@ import math
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from typing_extensions import TypedDict
 
 from workbench.core.formats.qtypes import MX_DTYPES, QONNX_DTYPES, RECIPE_DTYPES, get_qtype
@@ -20,6 +28,10 @@ ROLES = ("weight", "activation", "bias")
 #: the ``observer_args`` keys the observers read (histogram observers: bins; percentile: percentile;
 #: minmax: averaging_constant for a moving average)
 OBSERVER_ARGS = ("bins", "percentile", "averaging_constant")
+#: the ``observer_args`` keys each observer reads (workbench.core.calibration.observers: minmax.py,
+#: histogram.py for entropy / mse, percentile.py)
+OBSERVER_READS: dict[str, tuple[str, ...]] = {"minmax": ("averaging_constant",), "percentile": ("bins", "percentile"),
+                                              "entropy": ("bins",), "mse": ("bins",)}
 #: the values each observer argument takes, as the observers of workbench.core.calibration.observers
 #: accept them: bins (percentile / entropy / mse histograms) a whole number in [16, 2**20], percentile in
 #: (50, 100], averaging_constant (minmax's moving average m <- m + c * (batch_m - m)) in (0, 1]
@@ -55,6 +67,19 @@ def _check_averaging(v: float) -> float:
     if not lo < v <= hi:
         raise _out_of_range(v, f"a moving-average weight above {lo:g} and at most {hi:g} (0.01 is usual)")
     return v
+
+
+def _observer_reads(observer: str, args: dict[str, float]) -> dict[str, float]:
+    """``args`` when ``observer`` reads every key of it; else ValueError naming the keys it ignores and
+    those it reads (:data:`OBSERVER_READS`)."""
+    reads = OBSERVER_READS.get(observer, ())
+    ignored = [k for k in args if k not in reads]
+    if ignored:
+        raise ValueError(f"{', '.join(map(repr, ignored))} {'is' if len(ignored) == 1 else 'are'} not read by the "
+                         f"{observer} observer, which reads only {' and '.join(reads)}: remove "
+                         f"{'it' if len(ignored) == 1 else 'them'} or choose an observer that reads "
+                         f"{'it' if len(ignored) == 1 else 'them'}")
+    return args
 
 
 class ObserverArgs(TypedDict, total=False):
@@ -156,7 +181,9 @@ class PartialSpec(BaseModel):
     """Fields to change in one role's spec; unset fields keep their inherited value.
 
     ``enabled=False`` turns the role off (keeps it in float); ``enabled=True`` turns it on starting
-    from the preset's spec for that role.
+    from the preset's spec for that role. ``observer_args`` set together with ``observer`` must be keys
+    that observer reads (:data:`OBSERVER_READS`; else pydantic's ``ValidationError`` at ``observer_args``);
+    set alone, they go to the inherited observer.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -185,8 +212,12 @@ class PartialSpec(BaseModel):
 
     @field_validator("observer_args")
     @classmethod
-    def _observer_args_known(cls, v: dict[str, float] | None) -> dict[str, float] | None:
-        return v if v is None else QuantSpec._observer_args_known(v)
+    def _observer_args_known(cls, v: dict[str, float] | None, info: ValidationInfo) -> dict[str, float] | None:
+        if v is None:
+            return v
+        QuantSpec._observer_args_known(v)
+        observer = info.data.get("observer")  # validated before observer_args (field order)
+        return v if observer is None else _observer_reads(observer, v)
 
     def changes(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump(exclude_unset=True).items() if k != "enabled"}
