@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("PySide6")
 
 import onnx  # noqa: E402
-from onnx import TensorProto, helper  # noqa: E402
+from graph_models import grid_model  # noqa: E402
 from PySide6.QtCore import QPoint, QRect, QRectF, Qt  # noqa: E402
 
 import workbench  # noqa: E402
@@ -57,21 +57,6 @@ def test_a_centred_node_is_not_under_the_legend(qtbot, make_canvas):
         assert view.viewport().rect().contains(rect), (name, rect)
         assert not rect.intersects(legend), (name, rect, legend)  # was under it at the view's centre
         assert not rect.intersects(minimap_rect(view)), (name, rect, minimap_rect(view))
-
-
-def grid_model(columns: int, rows: int) -> onnx.ModelProto:
-    """``columns`` parallel chains of ``rows`` Relu nodes from one input to one Concat."""
-    nodes, ends = [], []
-    for c in range(columns):
-        prev = "x"
-        for r in range(rows):
-            nodes.append(helper.make_node("Relu", [prev], [f"c{c}r{r}"], name=f"c{c}r{r}"))
-            prev = f"c{c}r{r}"
-        ends.append(prev)
-    nodes.append(helper.make_node("Concat", ends, ["y"], name="cat", axis=0))
-    graph = helper.make_graph(nodes, "grid", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    return helper.make_model(graph)
 
 
 def test_fit_keeps_the_graph_clear_of_the_minimap(qtbot, make_canvas):

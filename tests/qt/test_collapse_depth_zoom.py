@@ -9,22 +9,9 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from onnx import TensorProto, helper  # noqa: E402
+from graph_models import blocks_model  # noqa: E402
 
 from workbench.qt.canvas.readable import readable_scale  # noqa: E402
-
-
-def blocks_model(blocks: int, per_block: int):
-    """A chain of ``blocks`` name scopes (``/blk{b}/Relu_{i}``) of ``per_block`` Relu nodes each."""
-    nodes, prev = [], "x"
-    for b in range(blocks):
-        for i in range(per_block):
-            out = f"b{b}_{i}"
-            nodes.append(helper.make_node("Relu", [prev], [out], name=f"/blk{b}/Relu_{i}"))
-            prev = out
-    graph = helper.make_graph(nodes, "blocks", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
-                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 8])])
-    return helper.make_model(graph)
 
 
 def readable(view) -> float:

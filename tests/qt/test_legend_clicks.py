@@ -9,23 +9,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from onnx import TensorProto, helper  # noqa: E402
+from graph_models import grid_model  # noqa: E402
 from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
-
-
-def grid_model(columns: int, rows: int):
-    """``columns`` parallel chains of ``rows`` Relu nodes from one input to one Concat."""
-    nodes, ends = [], []
-    for c in range(columns):
-        prev = "x"
-        for r in range(rows):
-            nodes.append(helper.make_node("Relu", [prev], [f"c{c}r{r}"], name=f"c{c}r{r}"))
-            prev = f"c{c}r{r}"
-        ends.append(prev)
-    nodes.append(helper.make_node("Concat", ends, ["y"], name="cat", axis=0))
-    graph = helper.make_graph(nodes, "grid", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-    return helper.make_model(graph)
 
 
 def open_grid(qtbot, make_canvas):
