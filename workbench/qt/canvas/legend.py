@@ -207,10 +207,14 @@ class LegendOverlay(QFrame):
         arrow = "\u25b8" if self.collapsed else "\u25be"  # > collapsed, v open (as a group's chevron)
         line = f"{arrow} Colour: {title}"
         self.title.setWordWrap(not self.collapsed)
+        font = self.title.font()
+        font.setBold(True)
+        metrics = QFontMetrics(font)
         if self.collapsed:
-            font = self.title.font()
-            font.setBold(True)
-            line = QFontMetrics(font).elidedText(line, Qt.TextElideMode.ElideRight, self.label.maximumWidth())
+            line = metrics.elidedText(line, Qt.TextElideMode.ElideRight, self.label.maximumWidth())
+        # open, it wraps only past the legend's width: short rows left a wrapping label narrow
+        # ("Colour: dtype" / "(recipe)" on two lines above two short entries)
+        self.title.setMinimumWidth(min(metrics.horizontalAdvance(line) + 2, self.label.maximumWidth()))
         self.title.setText(f"<b>{html.escape(line)}</b>")
         self.title.setToolTip(f"Colour: {title}\nClick to collapse the legend to this line (click again to open "
                               "it); View > Legend (Ctrl+L) hides it")
