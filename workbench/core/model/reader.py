@@ -58,11 +58,7 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
         inside = sorted(p.name for p in path.glob("*.onnx"))[:5] if path.is_dir() else []
         raise ModelError(f"{path}: is not a file.", hint="Pass the path of an .onnx file"
                          + (f" (this folder has {', '.join(inside)})." if inside else "."))
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot be read ({exc.strerror}).",
-                         hint="Check the file permissions.") from None
+    data = _file_bytes(path)
     if not data:
         raise ModelError(f"{path}: the file is empty (0 bytes).",
                          hint="The download or export was interrupted. " + _REEXPORT)
@@ -88,6 +84,14 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
     return proto, hashlib.sha256(data).hexdigest(), external
 
 
+def _file_bytes(path: Path) -> bytes:
+    """The bytes of the model file ``path``; an unreadable file raises ModelError naming it."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot be read ({exc.strerror}).", hint="Check the file permissions.") from None
+
+
 def read_opened_file(path: Path, sha256: str) -> onnx.ModelProto | None:
     """Parse ``path`` again when it still holds the bytes it was opened from (hex digest ``sha256``).
 
@@ -105,10 +109,7 @@ def read_opened_file(path: Path, sha256: str) -> onnx.ModelProto | None:
     ModelError
         The file cannot be read, or its external data is missing, truncated or unsafe.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot be read ({exc.strerror}).", hint="Check the file permissions.") from None
+    data = _file_bytes(path)
     if hashlib.sha256(data).hexdigest() != sha256:
         return None
     proto = onnx.ModelProto()
