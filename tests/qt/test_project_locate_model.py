@@ -78,6 +78,31 @@ def test_locate_model_opens_the_project_with_the_chosen_file(qtbot, window, open
     assert json.loads(copy.read_text())["model"]["path"] == "../../elsewhere/renamed.onnx"
 
 
+def test_a_located_model_leaves_the_project_modified_until_saved(qtbot, window, open_file, copied, boxes, tmp_path,
+                                                                  save_prompts):
+    """The project's stored model path changed when the model was located: the title shows "*", the quit
+    prompt asks (naming what is unsaved) and a save clears it."""
+    model, copy = copied
+    moved = tmp_path / "elsewhere" / "renamed.onnx"
+    moved.parent.mkdir()
+    model.rename(moved)
+    boxes.chosen = str(moved)
+    open_file(window, copy)
+    assert window.doc.modified and window.doc.unsaved_text == "unsaved model location"
+    assert window.windowTitle() == "job.wbproj * - Workbench"
+    save_prompts.answer = "cancel"
+    assert not window.keep_or_drop_changes("quitting")
+    assert list(save_prompts) == [("job.wbproj", "quitting")]
+    window.save_project()
+    assert not window.doc.modified and window.windowTitle() == "job.wbproj - Workbench"
+
+
+def test_a_project_whose_model_is_beside_it_opens_unmodified(qtbot, window, open_file, copied, boxes):
+    model, copy = copied
+    open_file(window, copy)  # found at the absolute path saved in it: nothing located, nothing asked
+    assert not window.doc.modified and window.windowTitle() == "job.wbproj - Workbench"
+
+
 def test_a_located_file_that_is_another_model_is_refused(qtbot, window, open_file, copied, boxes, dialogs, corpus,
                                                         tmp_path):
     model, copy = copied

@@ -729,7 +729,8 @@ class MainWindow(QMainWindow):
     def open_project(self, path: str | Path) -> None:
         path = Path(path).resolve()
         try:
-            project = dialogs.load_project_locating(self, path)  # a model not found: Locate Model... (its sha256 checked)
+            # a model not found: Locate Model... (its sha256 checked; the stored path then changed: unsaved)
+            project, located = dialogs.load_project_locating(self, path)
             if project is None:
                 return self._say_not_opened(path)
             model_path = project.model_path(path)
@@ -756,6 +757,8 @@ class MainWindow(QMainWindow):
                      self._restore_sensitivity(sweep) if sweep else None,
                      self.doc.restore_autotune(run) if run else None]
             self.doc.mark_saved()
+            if located:  # the project now names the located model: saving it is asked for (title "*", quit prompt)
+                self.doc.note_model_moved()
             restored = [what for what, ok in (("per-unit results", bool(results) and bool(self.doc.errors)),
                                               ("sensitivity sweep", sweep is not None and self.doc.sensitivity
                                                is not None),

@@ -124,10 +124,10 @@ def ask_locate_model(parent: QWidget | None, project_path: Path, exc: ProjectErr
     return Path(chosen) if chosen else None
 
 
-def load_project_locating(parent: QWidget | None, path: Path):
-    """``load_project(path)``; when its model is found neither beside the project nor at its saved absolute
-    path, :func:`ask_locate_model` and the project with the chosen model (its sha256 checked). None when the
-    user cancels.
+def load_project_locating(parent: QWidget | None, path: Path) -> tuple[Any, bool]:
+    """``(load_project(path), False)``; when its model is found neither beside the project nor at its saved
+    absolute path, :func:`ask_locate_model` and ``(project, True)`` with the chosen model (its sha256 checked;
+    the project's model path changed: the caller marks it unsaved). ``(None, False)`` when the user cancels.
 
     Raises
     ------
@@ -135,12 +135,12 @@ def load_project_locating(parent: QWidget | None, path: Path):
         The project is unreadable, its model changed, or the chosen file is not its model.
     """
     try:
-        return api.load_project(path)
+        return api.load_project(path), False
     except ProjectError as exc:
         if api.load_project(path, check_model=False).model_path(path).is_file():  # there, but another file
             raise
         chosen = ask_locate_model(parent, path, exc)
-        return None if chosen is None else api.load_project(path, model_path=chosen)
+        return (None, False) if chosen is None else (api.load_project(path, model_path=chosen), True)
 
 
 def about_text() -> str:

@@ -139,6 +139,9 @@ class Document(QObject):
         #: new results since the last save or open (a job's calibration cache, per-unit rows, sweep or
         #: autotune curve): unsaved work, but no undoable edit (undo never "undoes" a calibration)
         self.results_unsaved = False
+        #: the project opened with its model found elsewhere (Locate Model...): the path it stores changed,
+        #: unsaved until the next save
+        self.model_moved = False
         #: :data:`RESULT_PARTS`' fields at the last save or open (compared by identity: a job's result replaces them)
         self._saved_results: dict[str, Any] = dict.fromkeys(f for f, _w in RESULT_PARTS)
         #: True from a new model until the document is first marked saved: the window's settings
@@ -344,30 +347,40 @@ class Document(QObject):
     def modified(self) -> bool:
         """Unsaved work: an edit since the last save / open (the undo stack is not at the saved
         state), other settings than saved (data, sample counts, evaluation: all are saved in the project),
-        or new results since (:meth:`note_new_results`; undoing edits back to the saved state leaves them)."""
+        or new results since (:meth:`note_new_results`; undoing edits back to the saved state leaves them),
+        or the model's new location (:meth:`note_model_moved`)."""
         if self.model is None or self.quant_summary is not None:  # a quantized file has no project to save
             return False
-        return not self.undo_stack.isClean() or self.settings != self._saved_settings or self.results_unsaved
+        return (not self.undo_stack.isClean() or self.settings != self._saved_settings or self.results_unsaved
+                or self.model_moved)
 
     @property
     def unsaved_text(self) -> str:
         """What a close would lose, as the unsaved-changes prompt says it after the file's name: "unsaved
         edits" (recipe or settings), "unsaved results (calibration ranges, per-unit errors)" (the
-        :data:`RESULT_PARTS` new since the last save or open), "unsaved edits and results (...)"; "" when
-        nothing is :attr:`modified`."""
+        :data:`RESULT_PARTS` new since the last save or open), "unsaved edits and results (...)", "unsaved
+        model location" (:meth:`note_model_moved`, last when with others); "" when nothing is :attr:`modified`."""
         if not self.modified:
             return ""
         edits = not self.undo_stack.isClean() or self.settings != self._saved_settings
         parts = [words for field, words in RESULT_PARTS if getattr(self, field) and not _same(field, getattr(self, field),
                                                                                         self._saved_results[field])]
         results = "results" + (f" ({', '.join(parts)})" if parts else "") if self.results_unsaved else ""
-        return "unsaved " + " and ".join(w for w in ("edits" if edits else "", results) if w)
+        moved = "model location" if self.model_moved else ""
+        return "unsaved " + " and ".join(w for w in ("edits" if edits else "", results, moved) if w)
 
     def note_new_results(self) -> None:
         """A job brought results a project saves (calibration cache, per-unit rows, sweep, autotune curve):
         the document has unsaved work until the next save (title "*", the save prompt, the autosave)."""
         if not self.results_unsaved:
             self.results_unsaved = True
+            self.modifiedChanged.emit()
+
+    def note_model_moved(self) -> None:
+        """The project was opened with its model found at another path than it stores (Locate Model...): the
+        document is :attr:`modified` until the next save writes the new path."""
+        if not self.model_moved:
+            self.model_moved = True
             self.modifiedChanged.emit()
 
     def _on_clean_changed(self, _clean: bool) -> None:
@@ -377,7 +390,7 @@ class Document(QObject):
         """The document as it is now is saved (or freshly opened): nothing is modified."""
         self._saved_settings = self.settings
         self._saved_results = {field: getattr(self, field) for field, _w in RESULT_PARTS}
-        self.results_unsaved = False
+        self.results_unsaved = self.model_moved = False
         self.opening = False
         self.undo_stack.setClean()
         self.modifiedChanged.emit()
