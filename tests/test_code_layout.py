@@ -1,4 +1,4 @@
-"""The code's shape, as ../shared/DESIGN.md's and the README's "How the code is laid out" describe it: registries that agree,
+"""The code's shape, as docs/architecture.md and the README's "How the code is laid out" describe it: registries that agree,
 and no function-level imports of workbench modules outside a short allow-list."""
 
 from __future__ import annotations
