@@ -37,6 +37,7 @@ from workbench.core.api import data_beside as default_data_for  # the rule the C
 from workbench.core.errors import WorkbenchError
 from workbench.core.issues import IssueCode
 from workbench.core.jobs import refuse_output_onto_inputs
+from workbench.core.progress import COMPARE_PHASES
 from workbench.core.wording import count
 from workbench.qt import actions, autosave, dialogs, docks, help_menu, settings
 from workbench.qt.apply_project import ApplyProjectDialog
@@ -53,7 +54,7 @@ from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, gu
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
 from workbench.qt.error_view import INF_SQNR_DB
-from workbench.qt.eta import OVERALL_STEPS, ProgressClock
+from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock, job_phases
 from workbench.qt.eval_settings import NO_METRIC
 from workbench.qt.evaluation import KINDS as EVALUATION_KINDS
 from workbench.qt.evaluation import EvaluationController
@@ -130,6 +131,7 @@ class MainWindow(QMainWindow):
         self.doc = Document(self)
         self.runs = RunController(self.doc, self)
         self._job_clock = ProgressClock()  # the status bar's ETA for jobs other than calibration
+        self._compare_overall = OverallProgress([])  # the running comparison across its phases (one bar)
         self._open_job: ThreadJob | None = None
         self._compare_after_open: tuple[Path, Path] | None = None  # (float model, quantized file)
         self._autosaves_mentioned = False  # autosaves of other models named once per session
@@ -694,6 +696,7 @@ class MainWindow(QMainWindow):
         self.set_status(f"Comparing {self.doc.model_path.name} with {path.name}{on}... (Esc cancels)")
         self.calibration.hold(f"Comparing with {path.name}")  # where the other jobs show they run
         self._job_clock.start()
+        self._compare_overall = OverallProgress(job_phases("compare"))
         job.start()
         self._update_actions()
 
@@ -714,10 +717,15 @@ class MainWindow(QMainWindow):
         self.set_status(f"Cancelling {title}...")
 
     def _on_compare_progress(self, done: int, total: int, message: str) -> None:
+        """One bar across the comparison's phases (matching, loading, comparing samples) and one ETA."""
+        overall = self._compare_overall
+        overall.update(done, total, message)
         self.status_bar_progress.setVisible(True)
-        self.status_bar_progress.setRange(0, max(total, 0))
-        self.status_bar_progress.setValue(min(done, total) if total else 0)
-        self.set_status(f"{self._job_clock.text(done, total, message + ', samples')} (Esc cancels)")
+        self.status_bar_progress.setRange(0, OVERALL_STEPS)
+        self.status_bar_progress.setValue(round(overall.fraction * OVERALL_STEPS))
+        if message.startswith(COMPARE_PHASES[-1][0]):
+            message += ", samples"  # the only phase counting samples
+        self.set_status(f"{self._job_clock.text(done, total, message, overall)} (Esc cancels)")
 
     @guarded
     def _show_diff(self, diff, proto, path: Path) -> None:

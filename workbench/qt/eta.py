@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from workbench.core.progress import phase_of
+from workbench.core.progress import COMPARE_PHASES, phase_of
 
 #: a bar showing :attr:`OverallProgress.fraction` counts 0..OVERALL_STEPS
 OVERALL_STEPS = 1000
@@ -37,7 +37,10 @@ def job_phases(kind: str, *, choose: bool = False) -> list[tuple[str, float]]:
     """The phases of the core job ``kind`` (:mod:`workbench.core.jobs`) in the order it runs them, each with
     its expected share of the job's time (any unit; :class:`OverallProgress` normalises them); ``choose``: the
     job runs the recipe choice first. A phase is named by the start of its progress messages. An unknown
-    ``kind`` has no phases (its progress is then shown phase by phase)."""
+    ``kind`` has no phases (its progress is then shown phase by phase). ``"compare"``: the comparison of a
+    quantized file with the open float model (:data:`workbench.core.progress.COMPARE_PHASES`)."""
+    if kind == "compare":
+        return list(COMPARE_PHASES)
     opening = [("Opening", 5.0)]
     if kind == "autotune":
         return opening + [("Autotune", 95.0)]

@@ -31,7 +31,7 @@ from workbench.core.inspection.quant_reader import QuantTensor, read_quant_param
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 from workbench.core.io.ort_session import proto_session
 from workbench.core.model.load import PreparedModel, prepare_proto
-from workbench.core.progress import CancelToken, ProgressFn, no_progress
+from workbench.core.progress import COMPARE_PHASES, CancelToken, ProgressFn, no_progress, one_step
 from workbench.core.qonnx.reader import is_qonnx_node
 from workbench.core.runtime.mx_simulation import simulation_proto
 
@@ -72,6 +72,9 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
         At most this many samples (all by default).
     reference : onnx.ModelProto, optional
         :func:`float_reference` of ``float_model`` when the caller holds it already (not loaded again).
+    progress : ProgressFn, optional
+        Told the last two of :data:`~workbench.core.progress.COMPARE_PHASES`: the two sessions loaded (0..2),
+        then the samples compared (0..samples).
 
     Raises
     ------
@@ -90,8 +93,12 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
     if not pairs:
         return {}
     f_names, q_names = list(pairs), list(dict.fromkeys(pairs.values()))
+    loading = COMPARE_PHASES[1][0]
+    progress(0, 2, f"{loading}: the float model")
     f_sess = _tap_session(reference if reference is not None else float_reference(float_model), f_names)
+    progress(1, 2, f"{loading}: the quantized model")
     q_sess = _tap_session(quant_proto, q_names, optimize=False)
+    progress(2, 2, loading)
     q_inputs = {i.name for i in q_sess.get_inputs()}
     sums = {f: [0.0, 0.0] for f in f_names}  # float tensor -> [sum(f^2), sum((f - q)^2)]
     bad: set[str] = set()
@@ -99,6 +106,7 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
     n = source.num_samples()
     total = min(n, samples) if (n and samples) else (samples or n or 0)
     done = 0
+    progress(0, total, COMPARE_PHASES[2][0])
     for batch in sample_batches(float_model, source, samples):
         if cancel is not None:
             cancel.check()
@@ -108,7 +116,7 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
         _accumulate(f_out, q_out, pairs, deq, sums, bad)
         first = next(iter(batch.values()))
         done += len(first) if source.can_batch and np.ndim(first) else 1  # a stacked row may be a scalar
-        progress(done, total, "Comparing float and quantized")
+        progress(done, total, COMPARE_PHASES[2][0])
     if source.note():
         log.warning("%s", source.note())
     diff.sqnr = {f: _db(*sums[f]) for f in f_names if f not in bad}
@@ -200,7 +208,8 @@ def _db(sig: float, err: float) -> float:
 def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, data=None, *,
                    samples: int | None = None, progress: ProgressFn | None = None,
                    cancel: CancelToken | None = None, quant_label: str = "the quantized model") -> ModelDiff:
-    """:func:`diff_models` of the two, then :func:`measure_diff` on ``data`` when given.
+    """:func:`diff_models` of the two, then :func:`measure_diff` on ``data`` when given; ``progress`` is told the
+    phases :data:`~workbench.core.progress.COMPARE_PHASES` (the last two only with ``data``).
 
     ``quant_proto`` is prepared first (a copy; unnamed and repeated node names named as ``open_model`` names
     them: ``Reshape_0``), so a raw ``onnx.load`` and an opened model give the same diff; that prepared graph
@@ -227,12 +236,15 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
     float_label = str(float_model.path or "the float model")
     hint = "Compare a quantized file with the float model it was made from."
     check_models_correspond(reference, quant_proto, float_label, quant_label, hint=hint, outputs_by_position=True)
+    # reported once the inputs and outputs correspond (a refusal there is the command's one line)
+    matched = one_step(progress or no_progress, COMPARE_PHASES[0][0])
     diff = diff_models(reference, quant_proto)
     diff.quant_proto = quant_proto
     diff.notes += [n for n in [renamed_outputs_note(reference, quant_proto)] if n]
     if not diff.matches and len(reference.graph.node):
         raise ModelError(f"{float_label} and {quant_label} do not correspond: none of the "
                          f"{len(reference.graph.node)} float nodes matches a node of the quantized file.", hint=hint)
+    matched()
     if data is not None:
         measure_diff(float_model, quant_proto, diff, data, samples=samples, progress=progress, cancel=cancel,
                      reference=reference)
