@@ -149,3 +149,44 @@ def test_eval_files_and_metric_fall_back_too(job, tmp_path):
     spec = api.load_project(copy).evaluation_spec(copy)
     assert spec["data"] == str(tmp_path.resolve() / "B" / "eval.npz")
     assert spec["metric"] == str(tmp_path.resolve() / "B" / "metric.py")
+
+
+def _path_notes(err: str) -> list[str]:
+    return [line for line in err.splitlines() if "the absolute path saved in the project" in line]
+
+
+@pytest.mark.parametrize("verb", ["analyze", "sweep", "report"])
+def test_analyze_sweep_and_report_of_a_copied_project_say_which_paths_they_used(job, tmp_path, capsys, verb):
+    _, copy = job
+    out = ["-o", str(tmp_path / "r.html")] if verb == "report" else []
+    assert cli.main([verb, str(copy), *out]) == 0
+    notes = _path_notes(capsys.readouterr().err)
+    assert [n.split(":")[1] for n in notes] == [" project field model.path", " project field data.path"], notes
+
+
+def test_retarget_of_a_copied_project_notes_the_data_it_took_from_the_absolute_path(job, corpus, tmp_path, capsys):
+    """``quantize PROJECT --model NEW.onnx`` calibrates (and saves in a new project) the project's data: found at
+    its absolute path, it is noted as a replay notes it; the model is the one given, so no model.path note."""
+    _, copy = job
+    new = tmp_path / "new.onnx"
+    shutil.copy(corpus / "digits_cnn" / "model_opset13.onnx", new)
+    assert cli.main(["quantize", str(copy), "--model", str(new), "-o", str(tmp_path / "n.onnx")]) == 0
+    notes = _path_notes(capsys.readouterr().err)
+    assert len(notes) == 1 and notes[0].startswith("note: project field data.path:"), notes
+    assert str(tmp_path.resolve() / "B" / "calib.npz") in notes[0]
+    # --data replaces the project's data: nothing to note
+    assert cli.main(["quantize", str(copy), "--model", str(new), "--data", str(tmp_path / "B" / "calib.npz"),
+                     "-o", str(tmp_path / "n2.onnx")]) == 0
+    assert _path_notes(capsys.readouterr().err) == []
+
+
+def test_a_replay_does_not_note_the_evaluation_files_the_cli_does_not_read(job, tmp_path, capsys):
+    _, copy = job
+    doc = json.loads(copy.read_text())
+    doc["evaluation"] = {"data": "../B/calib.npz"}
+    doc["absolute_paths"]["evaluation.data"] = str(tmp_path.resolve() / "B" / "calib.npz")
+    copy.write_text(json.dumps(doc))
+    assert any(n.startswith("project field evaluation.data:") for n in api.load_project(copy).path_notes)
+    assert cli.main(["quantize", str(copy), "-o", str(tmp_path / "o.onnx")]) == 0
+    notes = _path_notes(capsys.readouterr().err)
+    assert [n.split(":")[1] for n in notes] == [" project field model.path", " project field data.path"], notes

@@ -283,9 +283,7 @@ def _replay(args, progress, **kwargs) -> tuple:
     """
     try:
         replayed = api.replay_project(args.model, progress=progress, allow_code=args.allow_code, **kwargs)
-        notes = api.load_project(args.model, check_model=False).path_notes  # files found at their absolute path
-        for note in notes if not kwargs.get("model_path") else [n for n in notes if "model.path" not in n]:
-            print(f"note: {note}", file=sys.stderr)
+        _note_project_paths(args.model, model=not kwargs.get("model_path"))
         return replayed
     except WorkbenchError as exc:
         project = api.load_project(args.model, check_model=False)
@@ -295,6 +293,17 @@ def _replay(args, progress, **kwargs) -> tuple:
                          f"its recipe (preset {project.recipe.preset}) cannot be calibrated on replay.",
                          hint='Add "data": {"path": "calib.npz"} to the project file (a path relative to it), or open '
                               "it in Workbench, pick the data in the Calibration panel and save it.")
+
+
+def _note_project_paths(path, *, model: bool = True, data: bool = True) -> None:
+    """One stderr note per file the project at ``path`` did not find beside itself and took from the absolute
+    path saved in it (:attr:`workbench.core.pipeline.project.Project.path_notes`), for the files the command reads: its
+    model (``model=False`` when ``--model`` names the file instead) and its calibration data (``data=False``
+    when ``--data`` replaces it). The app's ``evaluation`` files are not read by the CLI: not noted."""
+    fields = [f for f, used in (("model.path", model), ("data.path", data)) if used]
+    for note in api.load_project(path, check_model=False).path_notes:
+        if any(note.startswith(f"project field {f}:") for f in fields):
+            print(f"note: {note}", file=sys.stderr)
 
 
 def _refuse_project_qdq_only(args) -> None:
@@ -479,6 +488,7 @@ def _retarget(args, progress):
                           "--model NEW.onnx).", hint="Give a .wbproj file first, or drop --model.")
     model, result, rt, project = api.retarget_project(args.model, args.retarget_model, data=args.data,
                                                       samples=args.samples, progress=progress)
+    _note_project_paths(args.model, model=False, data=not args.data)  # the project's data, unless --data
     print(api.format_match_table(rt))
     args.retargeted_project = project
     return model, result
