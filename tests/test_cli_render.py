@@ -103,3 +103,25 @@ def test_render_compare_draws_both_panes(tmp_path, capsys):
     assert text.count(">u8<") == len(between) == 6
     # the logits (the Gemm's graph output) stay float: no output badge
     assert ">out:u8<" not in text and sorted(p.name for p in tmp_path.iterdir()) == ["panes.svg", "q.onnx"]
+
+
+@pytest.mark.parametrize("side", ["1", "199", "16385", "-5"])
+def test_render_refuses_a_max_side_outside_its_range(corpus, tmp_path, capsys, side):
+    """--max-side 1 drew a 60x1 picture (the margins alone are 80 px): sides out of range are refused before
+    the model is opened, in one line naming the range."""
+    model = corpus / "digits_cnn" / "model_opset17.onnx"
+    with pytest.raises(SystemExit) as done:
+        main(["render", str(model), "-o", str(tmp_path / "g.png"), "--max-side", side])
+    assert done.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: workbench-cli render: argument --max-side: {side}: give 200 to 16384 (pixels of the "
+                   "picture's longest side) (see workbench-cli render --help)")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_render_at_the_smallest_side_draws_a_picture_that_size(corpus, tmp_path, capsys):
+    png = tmp_path / "g.png"
+    assert main(["render", str(corpus / "digits_cnn" / "model_opset17.onnx"), "-o", str(png), "--max-side", "200"]) == 0
+    w, h = _png_size(png)
+    assert max(w, h) <= 200 and min(w, h) >= 80, (w, h)

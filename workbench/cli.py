@@ -1430,7 +1430,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "writes, with the units its latency check keeps float)")
     s.add_argument("--expand", type=_count_arg, metavar="DEPTH",
                    help="open groups down to DEPTH (0: all collapsed; default: the app's automatic depth)")
-    s.add_argument("--max-side", type=_positive_int, default=2400, help="longest picture side in pixels")
+    s.add_argument("--max-side", type=_picture_side, default=2400,
+                   help=f"longest picture side in pixels ({RENDER_SIDES[0]} to {RENDER_SIDES[1]})")
     s.add_argument("--compare", metavar="QUANTIZED",
                    help="draw MODEL and this quantized file of it side by side (two aligned panes, as the app's "
                         "compare tab), the quantized one coloured by the SQNR of each tensor against MODEL on --data")
@@ -1449,6 +1450,23 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value}: give 1 or more")
+    return value
+
+
+#: ``render --max-side`` range, pixels: below it the 40-pixel margins leave (almost) nothing to draw the graph
+#: in (``--max-side 1`` drew a 60x1 picture); above it a picture no viewer opens (Qt's raster images stop at 32767)
+RENDER_SIDES = (200, 16384)
+
+
+def _picture_side(text: str) -> int:
+    """argparse type: a picture side in pixels, within :data:`RENDER_SIDES`."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    lo, hi = RENDER_SIDES
+    if not lo <= value <= hi:
+        raise argparse.ArgumentTypeError(f"{value}: give {lo} to {hi} (pixels of the picture's longest side)")
     return value
 
 
