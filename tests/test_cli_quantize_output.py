@@ -1,4 +1,4 @@
-"""The CLI quantize: onnx.checker once, on the file it writes, before the file lands; its last line."""
+"""The CLI quantize: onnx.checker once, on the bytes it writes, before the file lands; its last line."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def test_quantize_checks_the_written_file_once_and_a_failure_writes_nothing(corp
 
     def checker(model, *a, **k):
         calls.append(model)
-        if isinstance(model, str):  # only the written file is checked by path
+        if isinstance(model, bytes):  # only the written model is checked as serialised bytes
             raise onnx.checker.ValidationError("made to fail by the test")
         return real(model, *a, **k)
 
@@ -33,7 +33,30 @@ def test_quantize_checks_the_written_file_once_and_a_failure_writes_nothing(corp
     written = [c for c in calls if not isinstance(c, str | bytes) and len(c.graph.node) and any(
         n.op_type == "QuantizeLinear" for n in c.graph.node)]
     assert written == []  # the in-memory quantized model was not checked a second time
-    assert sum(isinstance(c, str) for c in calls) == 1
+    assert sum(isinstance(c, bytes) for c in calls) == 1
+    assert not any(isinstance(c, str) for c in calls)  # the written file is not read back to be checked
+
+
+def test_the_checked_bytes_are_the_written_file_serialised_once(corpus, tmp_path, monkeypatch):
+    folder = corpus / "digits_cnn"
+    real = onnx.checker.check_model
+    checked: list[bytes] = []
+
+    def checker(model, *a, **k):
+        if isinstance(model, bytes | str):
+            checked.append(model)
+        return real(model, *a, **k)
+
+    def no_save(*a, **k):
+        raise AssertionError("onnx.save_model serialises the model again")
+
+    monkeypatch.setattr(onnx.checker, "check_model", checker)
+    monkeypatch.setattr(onnx, "save_model", no_save)
+    out = tmp_path / "quantized.onnx"
+    assert main(["quantize", str(folder / "model_opset17.onnx"), "--data", str(folder / "calib.npz"), "-o", str(out),
+                 "--no-latency-check", "--no-auto"]) == 0
+    assert checked == [out.read_bytes()]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["quantized.onnx"]
 
 
 def test_the_last_line_names_the_recipe_choice(corpus, tmp_path, capsys):
