@@ -13,7 +13,7 @@ import pytest
 import workbench
 from workbench.core import api
 from workbench.core.errors import ExportError
-from workbench.core.jobs import QDQ_ONLY_HINT, job_export
+from workbench.core.jobs import QDQ_ONLY_HINT, job_export, refuse_qdq_export
 from workbench.core.progress import CancelToken
 
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
@@ -37,7 +37,10 @@ def test_the_export_job_refuses_qdq_before_calibrating(tmp_path, settings, said)
     with pytest.raises(ExportError) as info:
         job_export(payload, lambda done, total, message: steps.append(message), CancelToken())
     assert info.value.message == f"A QDQ file cannot hold the QONNX-only dtypes of 1 node unit: /f/f.0/Conv ({said})."
-    assert info.value.hint == QDQ_ONLY_HINT and "--format" not in info.value.hint
+    role = next(iter(settings))  # the hint names the recipe field that sets the dtype, then what to do in the app
+    assert info.value.hint == (f'The recipe sets them in overrides["/f/f.0/Conv"].{role}.dtype: change that dtype to '
+                               "one QDQ holds (int8, uint8, int4, uint4, int16, uint16), or export it as QONNX: "
+                               "choose QONNX in the Export dialog's file type (File > Export..., Ctrl+E).")
     assert not [s for s in steps if s.startswith(("Calibrating", "Quantizing"))], steps
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
@@ -50,3 +53,28 @@ def test_the_core_export_keeps_the_cli_hint_and_qonnx_still_writes(tmp_path):
     assert info.value.hint == "Export with --format qonnx." and not (tmp_path / "q.onnx").exists()
     api.export(result, tmp_path / "q.qonnx.onnx", format="qonnx", model=model)
     assert "BipolarQuant" in {n.op_type for n in api.open_model(tmp_path / "q.qonnx.onnx").graph.node}
+
+
+def test_qdq_only_fields_name_each_field_with_its_nodes():
+    """The core says which recipe fields set QONNX-only dtypes, with the units each reaches (the CLI and
+    the app word their refusals from it); a field setting an ordinary dtype, or a preset's own, is not one."""
+    model = api.open_model(MODEL)
+    convs = [n.name for n in model.graph.node if n.op_type == "Conv"]
+    recipe = api.Recipe.model_validate({
+        "preset": "cpu-u8s8", "target": "qonnx",
+        "rules": [{"op_type": "Conv", "activation": {"dtype": "uint3"}}, {"name": "*", "weight": {"dtype": "int8"}}],
+        "overrides": {convs[0]: {"weight": {"dtype": "bipolar"}}}})
+    fields = api.qdq_only_fields(recipe, api.plan(model, recipe))
+    assert [(f.field, f.dtype, f.nodes) for f in fields] == [
+        ("rules[0].activation.dtype", "uint3", convs),
+        (f'overrides["{convs[0]}"].weight.dtype', "bipolar", [convs[0]])]
+    assert api.qdq_only_fields_text(fields, prefix="recipe.") == (
+        f'recipe.rules[0].activation.dtype, recipe.overrides["{convs[0]}"].weight.dtype')
+    assert api.qdq_only_fields_text(fields * 3).endswith(" ...")
+    plain = api.Recipe.model_validate({"preset": "cpu-u8s8", "target": "qonnx"})
+    assert api.qdq_only_fields(plain, api.plan(model, plain)) == []
+    refuse_qdq_export(plain, api.plan(model, plain))  # nothing QONNX-only: no refusal
+    with pytest.raises(ExportError) as info:
+        refuse_qdq_export(recipe, api.plan(model, recipe))
+    assert info.value.hint.startswith("The recipe sets them in rules[0].activation.dtype, overrides[")
+    assert QDQ_ONLY_HINT not in info.value.hint  # its own wording, naming the fields

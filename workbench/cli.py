@@ -224,28 +224,6 @@ def _export_settings(args) -> None:
     args.format = args.format or "qdq"
 
 
-def _qdq_only_fields(recipe, plan) -> list[str]:
-    """The recipe fields that give a unit of ``plan`` a dtype a QDQ file cannot hold (a QONNX-only
-    activation dtype, bipolar weights), as ``rules[0].activation.dtype`` / ``overrides["conv1"].weight.dtype``."""
-    fields: list[str] = []
-    for unit in plan.units.values():
-        if unit.excluded:
-            continue
-        for role in ("activation", "weight"):
-            spec = getattr(unit.config, role)
-            if spec is None or not (spec.dtype == "bipolar" or (role == "activation" and spec.qtype.qonnx_only)):
-                continue
-            setters = [(f"rules[{i}]", r) for i, r in enumerate(recipe.rules) if r.matches(unit.node, unit.op_type)]
-            if unit.node in recipe.overrides:
-                setters.append((f"overrides[{json.dumps(unit.node)}]", recipe.overrides[unit.node]))
-            for where, settings in setters:
-                part = getattr(settings, role)
-                field = f"{where}.{role}.dtype"
-                if part is not None and part.dtype == spec.dtype and field not in fields:
-                    fields.append(field)
-    return fields
-
-
 def _refuse_qdq_only(args, model, recipe, prefix: str = "") -> None:
     """``quantize --format qdq`` of a recipe with QONNX-only dtypes, refused before any calibration
     (only a recipe with ``target`` "qonnx" may hold them), naming the units and the recipe fields
@@ -259,9 +237,9 @@ def _refuse_qdq_only(args, model, recipe, prefix: str = "") -> None:
     if getattr(args, "format", "qdq") != "qdq" or recipe.target != "qonnx":  # autotune writes QDQ only
         return
     plan = api.plan(model, recipe)
-    fields = [prefix + f for f in _qdq_only_fields(recipe, plan)]
+    fields = api.qdq_only_fields(recipe, plan)
     source = getattr(args, "recipe", None) or args.model
-    where = f"{source} sets them in {', '.join(fields[:4])}{' ...' if len(fields) > 4 else ''}: " if fields else ""
+    where = f"{source} sets them in {api.qdq_only_fields_text(fields, prefix=prefix)}: " if fields else ""
     dtype = f"change {'that' if fields else 'the'} dtype to one QDQ holds (int8, uint8, int4, uint4, int16, uint16)"
     if args.command == "autotune":
         hint = (f"{where}autotune writes QDQ files only: {dtype}, or quantize without tuning "

@@ -1,10 +1,12 @@
-"""File > Export as QDQ of a recipe with QONNX-only dtypes is refused before any job, in the app's words.
+"""File > Export as QDQ of a recipe with QONNX-only dtypes is refused before any job, in the app's words,
+naming the recipe field that sets them (as the CLI does).
 
 Found in the app: the export calibrated and quantized first, then failed with the CLI's hint
 "Export with --format qonnx"."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -43,5 +45,7 @@ def test_qdq_export_of_qonnx_only_dtypes_is_refused_in_the_apps_words(qtbot, win
     first = text.splitlines()[0]
     assert first == f"A QDQ file cannot hold the QONNX-only dtypes of 1 node unit: {conv} ({said}).", first
     assert "choose QONNX in the Export dialog's file type" in text and "--format" not in text
+    role = next(iter(settings))  # the hint names the recipe field that sets the dtype
+    assert f"The recipe sets them in overrides[{json.dumps(conv)}].{role}.dtype: change that dtype" in text, text
     assert window.status_label.text() == first
     assert list(tmp_path.iterdir()) == []

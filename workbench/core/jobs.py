@@ -286,6 +286,25 @@ def _refuse_inputs(payload: dict) -> None:
 QDQ_ONLY_HINT = "Export it as QONNX instead: choose QONNX in the Export dialog's file type (File > Export..., Ctrl+E)."
 
 
+def refuse_qdq_export(recipe, plan) -> None:
+    """The app's refusal of a QDQ export of ``plan`` (planned from ``recipe``) that uses QONNX-only dtypes,
+    before any work (:func:`workbench.core.api.refuse_qdq_only`): the message names the node units and their
+    dtypes; the hint names the recipe fields that set them (:func:`workbench.core.api.qdq_only_fields`) and
+    what to do, or is :data:`QDQ_ONLY_HINT` when no field of the recipe sets them.
+
+    Raises
+    ------
+    ExportError
+        E.g. hint 'The recipe sets them in overrides["conv1"].weight.dtype: change that dtype to one QDQ
+        holds (int8, uint8, int4, uint4, int16, uint16), or export it as QONNX: ...'.
+    """
+    fields = api.qdq_only_fields(recipe, plan)
+    hint = (f"The recipe sets them in {api.qdq_only_fields_text(fields)}: change that dtype to one QDQ holds "
+            "(int8, uint8, int4, uint4, int16, uint16), or export it as QONNX: choose QONNX in the Export "
+            "dialog's file type (File > Export..., Ctrl+E).") if fields else QDQ_ONLY_HINT
+    api.refuse_qdq_only(plan, hint=hint)
+
+
 def refuse_output_onto_inputs(path: str | Path, inputs) -> None:
     """Raise ExportError when the output ``path`` is one of ``inputs`` (``(path, what it is)`` pairs or
     a dict path -> what; paths compared after ``~`` and symbolic links are resolved).
@@ -310,7 +329,7 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     ``workbench-cli quantize --format qonnx`` does: ``input_shapes`` ({input: [dims]}) where given, else
     batch 1 for a symbolic batch. An output ``path`` that is one of the inputs (the
     model, the data, a path in ``inputs``) is refused before any work (:func:`_refuse_inputs`), as is a QDQ
-    export of a recipe with QONNX-only dtypes (ExportError, hint :data:`QDQ_ONLY_HINT`). With ``choose``
+    export of a recipe with QONNX-only dtypes (ExportError, :func:`refuse_qdq_export`). With ``choose``
     (as :func:`job_calibrate`) the recipe choice runs first and the chosen recipe is written, on the
     choice's ranges, as ``workbench-cli quantize MODEL --data D`` writes it; result ``choice``
     (:func:`choice_json`, None when none ran)."""
@@ -319,14 +338,14 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     recipe = _recipe(payload)
     fmt = payload.get("format", "qdq")
     if fmt == "qdq":  # QONNX-only dtypes: refused before calibrating, not after
-        api.refuse_qdq_only(api.plan(model, recipe), hint=QDQ_ONLY_HINT)
+        refuse_qdq_export(recipe, api.plan(model, recipe))
     choice = choose_first(model, recipe, payload, progress, cancel)
     if choice is not None and choice.skipped is None:  # the chosen recipe, on the choice's ranges
         recipe = choice.recipe
         payload = {**payload, "recipe": recipe.to_json(), "reuse": True,
                    "calibration": choice.calibration.to_json() if choice.calibration is not None else None}
         if fmt == "qdq":
-            api.refuse_qdq_only(api.plan(model, recipe), hint=QDQ_ONLY_HINT)
+            refuse_qdq_export(recipe, api.plan(model, recipe))
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel,
                                          latency_check=payload.get("latency_check", True))
     done = one_step(progress, f"Writing: {Path(payload['path']).name}")

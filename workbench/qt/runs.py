@@ -18,7 +18,7 @@ from PySide6.QtGui import QUndoCommand
 
 from workbench.core import api
 from workbench.core.errors import ExportError, WorkbenchError
-from workbench.core.jobs import QDQ_ONLY_HINT, refuse_output_onto_inputs
+from workbench.core.jobs import refuse_output_onto_inputs, refuse_qdq_export
 from workbench.qt import settings
 from workbench.qt.commands import push_edit
 from workbench.qt.eta import OverallProgress, job_phases
@@ -240,7 +240,7 @@ class RunController(QObject):
         """Write the quantized model to ``path`` as ``fmt`` ("qdq" or "qonnx"); refused when ``path`` is an
         input file (:meth:`input_files`, ``inputs`` adds the window's others: the eval data, a metric file)
         or cannot be written (:func:`check_output_path`), and as QDQ when the recipe uses QONNX-only dtypes
-        (:func:`workbench.core.api.refuse_qdq_only`): all before the job starts.
+        (:func:`workbench.core.jobs.refuse_qdq_export`, naming the recipe fields): all before the job starts.
 
         A QONNX file is written as ``workbench-cli quantize --format qonnx`` writes it (static input shapes:
         the open project's ``export.input_shapes``, else batch 1 for a symbolic batch). The result carries
@@ -254,7 +254,7 @@ class RunController(QObject):
         self.refuse_input(path, inputs)
         check_output_path(path)
         if fmt == "qdq" and self.doc.plan is not None:  # QONNX-only dtypes: before the job, not after quantizing
-            api.refuse_qdq_only(self.doc.plan, hint=QDQ_ONLY_HINT)
+            refuse_qdq_export(self.doc.recipe, self.doc.plan)
         if self.doc.calibration is None and not self.doc.data and self._static():
             self._need_data()
         section = export_section(fmt, self.doc.export, self._project_name())
