@@ -86,3 +86,35 @@ def test_the_cli_asks_for_one_openblas_thread_unless_told_otherwise(preset, nump
             + "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip().splitlines()[-1] == str(want)
+
+
+#: a QDQ quantize with the preset as it is (--no-auto) and no latency check never loads these: the recipe
+#: choice, the latency cache's folder lookup, the QONNX writer and converter, the thread pool of a calibration
+#: whose runs are too short to overlap, "did you mean" matching
+NOT_FOR_A_PLAIN_QUANTIZE = ("workbench.core.tuning.recipe_choice", "platformdirs", "workbench.core.qonnx.convert",
+                            "workbench.core.qonnx.writer", "concurrent.futures", "difflib")
+
+_QUANTIZE_PROBE = """
+import json, sys
+from workbench.core.calibration import calibrate
+calibrate.MIN_OVERLAP_SECONDS = float("inf")  # no run is long enough to overlap: the thread pool is never needed
+from workbench.cli import main
+rc = main(sys.argv[1:])
+print(json.dumps({"rc": rc, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_a_plain_quantize_loads_only_what_it_runs(tmp_path):
+    """Each module a run does not use costs resident memory for the whole job (digits_cnn's peak is
+    mostly fixed cost); which modules are loaded is exact, so that is what is checked."""
+    model = save_matmul_model(tmp_path / "m.onnx", np.random.default_rng(0))
+    np.savez(tmp_path / "calib.npz", X=np.random.default_rng(1).standard_normal((8, 4)).astype(np.float32))
+    out = subprocess.run([sys.executable, "-c", _QUANTIZE_PROBE, "quantize", str(model), "--data",
+                          str(tmp_path / "calib.npz"), "-o", str(tmp_path / "q.onnx"), "--no-auto",
+                          "--no-latency-check"], cwd=ROOT, capture_output=True, text=True, check=True)
+    last = json.loads(out.stdout.strip().splitlines()[-1])
+    assert last["rc"] == 0, out.stderr
+    assert onnx.load(str(tmp_path / "q.onnx")).graph.node  # the job really ran to the written file
+    loaded = set(last["modules"])
+    assert "workbench.core.calibration.calibrate" in loaded and "onnxruntime" in loaded
+    assert loaded.isdisjoint(NOT_FOR_A_PLAIN_QUANTIZE), sorted(loaded & set(NOT_FOR_A_PLAIN_QUANTIZE))

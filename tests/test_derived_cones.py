@@ -3,6 +3,7 @@ observers, against what observing the tensors directly in onnxruntime gives."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import math
 
 import numpy as np
@@ -235,12 +236,12 @@ def test_pipeline_only_for_runs_worth_overlapping(tmp_path, monkeypatch):
     path, _ = _data(tmp_path)
     pools = []
 
-    class Pool(calib_mod.ThreadPoolExecutor):
+    class Pool(concurrent.futures.ThreadPoolExecutor):
         def __init__(self, *a, **kw):
             pools.append(self)
             super().__init__(*a, **kw)
 
-    monkeypatch.setattr(calib_mod, "ThreadPoolExecutor", Pool)
+    monkeypatch.setattr(concurrent.futures, "ThreadPoolExecutor", Pool)  # calibrate imports it when it pipelines
     states = []
     for threshold in (60.0, 0.0):  # no run of this model takes a minute; every run takes >= 0 s
         monkeypatch.setattr(calib_mod, "MIN_OVERLAP_SECONDS", threshold)

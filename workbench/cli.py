@@ -109,10 +109,12 @@ def _auto_recipe(args, model, recipe, progress):
     has any; "" when there was no choice)."""
     from_file = bool(getattr(args, "recipe", None))  # a --recipe file is used as written, even a bare preset
     auto = getattr(args, "auto", None)  # None: not given (on by default); True: --auto typed
+    if auto is False:  # before why_not_choose: --no-auto never loads the recipe choice
+        return recipe, None, "", ""
     why = ("no --data" if not args.data else "a --recipe file is used as written" if from_file
            else api.why_not_choose(recipe))
-    if auto is False or why is not None:
-        if auto is True and why is not None:
+    if why is not None:
+        if auto is True:
             print(f"note: --auto chooses among variants of a bare static preset; {why}, so there is no choice.",
                   file=sys.stderr)
         return recipe, None, "", ""

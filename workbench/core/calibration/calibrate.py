@@ -25,10 +25,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
@@ -44,6 +43,9 @@ from workbench.core.errors import CalibrationError, Cancelled, DataError, Recipe
 from workbench.core.formats.qparams import QParams
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.wording import count
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 log = logging.getLogger(__name__)
 
@@ -716,6 +718,9 @@ class _Run:
         if not PIPELINE or self._seconds < MIN_OVERLAP_SECONDS:
             yield from ((i, f, o if o is not None else self._run(f, i)) for i, f, o in batches)
             return
+        # imported here: a job whose runs are too short to overlap never loads concurrent.futures
+        from concurrent.futures import ThreadPoolExecutor
+
         item = next(batches, None)
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-calib")
         pending: Future | None = None

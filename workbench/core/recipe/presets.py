@@ -10,8 +10,6 @@ onnxruntime's x86 kernels shift int8 activations to uint8 and hit the same satur
 
 from __future__ import annotations
 
-import difflib
-
 from workbench.core.errors import RecipeError
 from workbench.core.recipe.hardware import cpu_needs_reduce_range
 from workbench.core.recipe.spec import BIAS_INT32, Granularity, NodeConfig, Preset, QuantSpec
@@ -79,6 +77,8 @@ def get_preset(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
+        import difflib  # only for a misspelt name
+
         close = difflib.get_close_matches(str(name), list(PRESETS), n=1)
         guess = f" (did you mean {close[0]!r}?)" if close else ""
         raise RecipeError(f"unknown preset {name!r}{guess}.", hint=f"Use one of: {', '.join(PRESETS)}.") from None

@@ -12,7 +12,6 @@ field came from, which the app's inspector shows.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 from typing import Literal
 
@@ -117,6 +116,8 @@ class Recipe(BaseModel):
             where = ".".join(str(p) for p in first["loc"])
             if first["type"] == "extra_forbidden" and first["loc"]:
                 field = str(first["loc"][-1])
+                import difflib  # only for a misspelt name
+
                 close = difflib.get_close_matches(field, _FIELD_NAMES, n=1)
                 guess = f" (did you mean {close[0]!r}?)" if close else ""
                 raise RecipeError(f"{source}: invalid recipe at {where}: unknown field {field!r}{guess}{more}.",

@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
-import platformdirs
 
 from workbench.core.io.ort_session import proto_session, session_sources, sources_digest
 
@@ -91,6 +90,8 @@ def default_cache_dir() -> Path:
     root = os.environ.get("WORKBENCH_CACHE_DIR")
     if root:
         return Path(root) / "latency"
+    import platformdirs  # only here: a quantize without the latency check never loads it
+
     return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "latency"
 
 
