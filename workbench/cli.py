@@ -633,6 +633,15 @@ def _job_model(args, progress, check=None) -> tuple:
     return model, result, _data_arg(args, args.eval or args.data), chose
 
 
+def _print_job_notes(chose: str, result) -> None:
+    """What ``analyze`` / ``sweep`` / ``report`` / ``render --colour sqnr`` print once the job's progress closed:
+    the recipe choice's line (``chose``, "" when none ran) and the notes of calibration data cast to the
+    model's input dtypes (float64 -> float32; ``quantize`` prints them with the job's other issues)."""
+    if chose:
+        print(chose, file=sys.stderr)
+    _print_issues([i for i in result.issues if i.code == IssueCode.DATA_CAST])
+
+
 def _note_latency_kept(kept: list, verb: str) -> None:
     """The stderr note of ``analyze`` / ``sweep`` on the units the latency check keeps float (``kept``: those
     issues); ``verb``: what ``--no-latency-check`` does instead ("measures", "sweeps")."""
@@ -685,8 +694,7 @@ def cmd_analyze(args) -> int:
         print(f"wrote {args.json}", file=sys.stderr)  # stdout holds the table
     if args.node_data:
         _write_node_data(model, result, rows, args.node_data)
-    if chose:
-        print(chose, file=sys.stderr)
+    _print_job_notes(chose, result)
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
     _note_unmeasured(result.plan, rows, kept)
     if kept:
@@ -744,8 +752,7 @@ def cmd_sweep(args) -> int:
     if args.json:  # with the recipe it measured: report --sweep-json refuses a table of another one
         sweep.recipe = result.recipe.to_json() if result.recipe is not None else None
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(sweep.to_json(), indent=2) + "\n").encode())
-    if chose:
-        print(chose, file=sys.stderr)
+    _print_job_notes(chose, result)
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
     if kept:
         _note_latency_kept(kept, "sweeps")
@@ -931,8 +938,7 @@ def cmd_report(args) -> int:
                                **({} if args.split_samples is None else {"split_samples": args.split_samples}))
     finally:
         progress.close()
-    if chose:
-        print(chose, file=sys.stderr)
+    _print_job_notes(chose, result)
     print(f"wrote {out} (open it in a browser; it loads nothing from the network)")
     return 0
 
@@ -1088,8 +1094,7 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
             rows = api.analyze(model, result, _data_arg(args, eval_data), samples=args.samples, progress=progress)
         finally:
             progress.close()
-        if chose:
-            print(chose, file=sys.stderr)
+        _print_job_notes(chose, result)
         errors = {r.node: (_INF_SQNR_DB if r.sqnr_db == math.inf else r.sqnr_db)
                   for r in rows if math.isfinite(r.sqnr_db) or r.sqnr_db == math.inf}
         return "error", None, errors, None

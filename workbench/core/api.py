@@ -69,6 +69,7 @@ _LAZY: dict[str, str] = {
     "export": "workbench.core.pipeline.export",
     "refuse_qdq_only": "workbench.core.pipeline.export",
     "QdqOnlyField": "workbench.core.pipeline.qdq_only",
+    "data_cast_issues": "workbench.core.pipeline.calibrate_pass",
     "qdq_only_fields": "workbench.core.pipeline.qdq_only",
     "qdq_only_fields_text": "workbench.core.pipeline.qdq_only",
     "analyze": "workbench.core.pipeline.analyze",

@@ -59,6 +59,7 @@ class IssueCode(StrEnum):
     PLAN_ERROR = "plan-error"                          # the recipe could not be resolved at all
     CACHE_DROPPED = "cache-dropped"                    # an invalid cached range dropped and recalibrated
     CALIBRATION_DATA = "calibration-data"              # NaN / Inf or empty tensors met while calibrating
+    DATA_CAST = "data-cast"                            # calibration data cast to the input's dtype (float64 -> float32)
     # writers
     OPSET_UPGRADE_FAILED = "opset-upgrade-failed"
     WEIGHT_OBSERVER = "weight-observer"                # an observer that does not apply to weights

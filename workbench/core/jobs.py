@@ -27,7 +27,7 @@ from workbench.core.api import (
     make_session,
     sensitivity_sweep,
 )
-from workbench.core.errors import DataError, ExportError
+from workbench.core.errors import DataError, ExportError, WorkbenchError
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.progress import PIPELINE_PHASES, CancelToken, in_phase, one_step
 
@@ -149,7 +149,7 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
         split = api.noise_split(result.float_model or model, result.proto, payload["data"],
                                 samples=payload.get("analysis_samples"), cancel=cancel)
         done()
-    issues = list(result.issues) + _calibration_issues(calib)
+    issues = list(result.issues) + _calibration_issues(calib) + _cast_issues(model, payload, result.issues)
     return {"calibration": calib.to_json() if calib is not None else None,
             "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf
             "split": split.to_json() if split is not None else None,
@@ -248,6 +248,19 @@ def choice_json(rep) -> dict:
     return {"recipe": rep.recipe.to_json(), "chosen": rep.chosen, "label": rep.label, "scores": rep.scores,
             "held_out": rep.held_out, "promoted": list(rep.promotion.units) if rep.promotion is not None else [],
             "skipped": rep.skipped, "summary": rep.summary()}
+
+
+def _cast_issues(model, payload: dict, issues) -> list[PlanIssue]:
+    """The notes of the payload's calibration data cast to the model's input dtypes (float64 -> float32,
+    :func:`workbench.core.api.data_cast_issues`), unless ``issues`` (the quantize's) already hold them: the
+    app's calibrate job calibrates apart from its quantize, which reads no data. None when the data cannot be
+    opened now (an export from the cache after the file moved: the job did not need it)."""
+    if not payload.get("data") or any(i.code == IssueCode.DATA_CAST for i in issues):
+        return []
+    try:
+        return api.data_cast_issues(payload["data"], model)
+    except WorkbenchError:
+        return []
 
 
 def _calibration_issues(calib) -> list[PlanIssue]:
@@ -354,8 +367,9 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     out = api.export(result, payload["path"], format=fmt, **(qonnx if fmt == "qonnx" else {}))
     done()
     units = result.plan.units.values()
+    issues = list(result.issues) + _cast_issues(model, payload, result.issues)
     return {"path": str(out), "calibration": calib.to_json() if calib is not None else None,
-            "issues": [_issue_text(i) for i in result.issues], "problems": _typed(result.issues),
+            "issues": [_issue_text(i) for i in issues], "problems": _typed(issues),
             # the recipe as written (the latency check's exclusions added), which a saved project replays
             "recipe": result.recipe.to_json(), "choice": choice_json(choice) if choice is not None else None,
             "units": [sum(not u.excluded for u in units), len(units)]}

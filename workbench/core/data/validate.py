@@ -53,6 +53,15 @@ def dtype_kind(dtype: np.dtype) -> str:
     return "other"
 
 
+#: what every note of :func:`check_dtype` holds (", cast to float32."): :func:`cast_notes` picks them out
+CAST_NOTE = ", cast to "
+
+
+def cast_notes(notes: list[str]) -> list[str]:
+    """The notes of a data source (``DataSource.notes``) that say an array was cast to its input's dtype."""
+    return [n for n in notes if CAST_NOTE in n]
+
+
 def check_dtype(dtype: np.dtype, inp: InputInfo, origin: str, key: str | None = None) -> str | None:
     """Raise DataError for an impossible dtype; return a note (without ``origin``) when a cast will be
     made, else None."""
@@ -62,7 +71,7 @@ def check_dtype(dtype: np.dtype, inp: InputInfo, origin: str, key: str | None = 
     got_kind, want_kind = dtype_kind(dtype), dtype_kind(want)
     what = f"array '{key}' for input '{inp.name}'" if key and key != inp.name else f"array for input '{inp.name}'"
     if got_kind == want_kind and got_kind in ("float", "int"):
-        return f"{what} is {dtype.name}, cast to {want.name}."
+        return f"{what} is {dtype.name}{CAST_NOTE}{want.name}."
     raise DataError(f"{origin}: {what} has dtype {dtype.name} but the model expects {want.name} "
                     f"({got_kind} vs {want_kind}).",
                     hint=f"Store the array as {want.name} (e.g. arr.astype(np.{want.name})) or check that each array "
