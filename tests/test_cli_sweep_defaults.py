@@ -46,3 +46,25 @@ def test_top_units_zero_measures_every_unit(corpus, tmp_path, monkeypatch):
     rows, lines = _sweep(corpus, tmp_path, monkeypatch, "--top-units", "0", "--top", "0")
     assert len(rows) == 36 and _measured(rows) == 36
     assert "(all 36 units measured end to end)" in lines
+
+
+def test_without_executor_the_sweep_runs_on_its_own_default(corpus, tmp_path, monkeypatch):
+    """No --executor: the command hands the sweep no executor, so it runs on the sweep's default (one
+    thread per core), not on make_executor's local processes; --executor names one."""
+    from workbench.core import api
+
+    real, given = api.sensitivity_sweep, []
+
+    def recording(*args, **kwargs):
+        given.append(kwargs["executor"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "sensitivity_sweep", recording)
+    folder = corpus / "digits_transformer"
+    base = ["sweep", str(folder / "model_opset17.onnx"), "--data", str(folder / "calib.npz"), "--no-latency-check",
+            "--no-auto", "--eval-samples", "2", "--top-units", "2", "--top", "0"]
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    assert main(base) == 0
+    assert main([*base, "--executor", "inline"]) == 0
+    assert given[0] is None and type(given[1]).__name__ == "InlineExecutor"

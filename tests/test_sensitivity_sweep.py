@@ -16,8 +16,15 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
-from workbench.core.analysis.executors import InlineExecutor, ProcessExecutor, default_executor, make_executor
-from workbench.core.analysis.sensitivity import SweepResult, sensitivity_sweep
+from workbench.core.analysis import executors
+from workbench.core.analysis.executors import (
+    InlineExecutor,
+    ProcessExecutor,
+    ThreadExecutor,
+    default_executor,
+    make_executor,
+)
+from workbench.core.analysis.sensitivity import SweepResult, sensitivity_sweep, sweep_executor
 from workbench.core.errors import Cancelled
 from workbench.core.progress import CancelToken
 from workbench.core.recipe.spec import NodeSettings
@@ -171,21 +178,92 @@ def test_top_limits_end_to_end_units_and_executors_agree(setup):
         assert a.only_float_db == b.only_float_db == pytest.approx(c.only_float_db, abs=1e-9)
 
 
-def test_default_executor_uses_every_core_and_gives_the_inline_table(setup):
-    """The sweep's default is one local process per core (inline on a one-core machine); the table
-    is the inline one, figure for figure."""
+def test_default_executor_uses_every_core_and_gives_the_inline_table(setup, monkeypatch):
+    """The sweep's default is one thread per core in this process (inline on a one-core machine):
+    no worker process starts, and the table is the inline one, figure for figure. Local processes
+    stay what ``make_executor`` gives for ``processes`` and for no name (other fanned-out jobs)."""
     model, _recipe, result, data, _x = setup
-    default = default_executor()
     cores = os.cpu_count() or 1
+    default = sweep_executor()
     if cores > 1:
-        assert isinstance(default, ProcessExecutor) and default.workers == cores
+        assert isinstance(default, ThreadExecutor) and default.workers == cores
+        assert isinstance(default_executor(), ProcessExecutor) and default_executor().workers == cores
     else:
         assert isinstance(default, InlineExecutor)
     assert make_executor("processes").workers == max(2, cores)
-    by_default = sensitivity_sweep(model, result, data, samples=16)
     inline = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
-    assert by_default.tasks == inline.tasks == 8
-    assert by_default.to_json() == inline.to_json()
+
+    def no_processes(*args, **kwargs):
+        raise AssertionError("the sweep started worker processes")
+
+    monkeypatch.setattr(executors, "ProcessPoolExecutor", no_processes)
+    by_default = sensitivity_sweep(model, result, data, samples=16)
+    threads = sensitivity_sweep(model, result, data, samples=16, executor=ThreadExecutor(2))
+    assert by_default.tasks == inline.tasks == threads.tasks == 8
+    assert by_default.to_json() == inline.to_json() == threads.to_json()
+
+
+def test_suffix_tasks_go_out_earliest_unit_first_and_the_table_is_unchanged(setup, monkeypatch):
+    """The units measured end to end are chosen by their own error, but their suffix tasks are handed
+    out in graph order (the earliest unit's suffix runs the most nodes), so the workers finish
+    together; the table is the one of a sweep that hands them out in the order they were chosen."""
+    from workbench.core.analysis import sensitivity
+
+    model, _recipe, result, data, _x = setup
+    # in this model the worst own errors come in graph order; with the figures negated the three
+    # chosen units (the "worst") come latest first
+    measure = sensitivity.local_figures
+    monkeypatch.setattr(sensitivity, "local_figures", lambda *a, **k: {n: -v for n, v in measure(*a, **k).items()})
+    seen: list[str] = []
+
+    class Recording(InlineExecutor):
+        def map(self, fn, tasks):
+            for t in tasks:
+                if fn.__name__ == "run_suffix" and t.node not in seen:
+                    seen.append(t.node)
+                yield fn(t)
+
+    top = sensitivity_sweep(model, result, data, samples=16, top=3, executor=Recording())
+    position = {n.name: i for i, n in enumerate(model.proto.graph.node)}
+    chosen = sorted((r for r in top.rows if not math.isnan(r.only_quant_db)), key=lambda r: r.local_db)
+    assert len(seen) == 3 and set(seen) == {r.node for r in chosen}
+    assert seen == sorted(seen, key=position.__getitem__) != [r.node for r in chosen]
+    monkeypatch.setattr(sensitivity, "largest_first", lambda units, proto: list(units))  # the chosen order
+    assert sensitivity_sweep(model, result, data, samples=16, top=3, executor=InlineExecutor()).to_json() \
+        == top.to_json()
+
+
+def _thread_name(_task) -> str:
+    import threading
+
+    return threading.current_thread().name
+
+
+def test_thread_executor_yields_in_order_and_keeps_its_threads_for_a_with_block():
+    """Results in task order; inside ``with`` every map runs on the same threads, which end with
+    the block; outside one, each map has threads of its own and none is left after it."""
+    import threading
+    import time
+
+    ex = ThreadExecutor(2)
+
+    def slow_first(k: int) -> int:
+        time.sleep(0.05 if k == 0 else 0.0)
+        return k * k
+
+    assert list(ex.map(slow_first, range(7))) == [k * k for k in range(7)]
+    assert ex._pool is None
+    with ex:
+        first = set(ex.map(_thread_name, range(6)))
+        pool = ex._pool
+        second = set(ex.map(_thread_name, range(6)))
+        assert ex._pool is pool and pool is not None  # the same threads serve both maps
+        assert threading.current_thread().name not in first | second and 1 <= len(first | second) <= 2
+    assert ex._pool is None
+    gen = ex.map(slow_first, range(100))
+    assert next(gen) == 0
+    gen.close()  # queued tasks are cancelled, the threads end
+    assert ex._pool is None
 
 
 def test_json_round_trip_suggestion_and_cancel(setup):

@@ -741,7 +741,8 @@ def _write_node_data(model, result, rows, out: str) -> None:
 
 
 def cmd_sweep(args) -> int:
-    executor = api.make_executor(args.executor)
+    # without --executor: the sweep's own default (one thread per core), not make_executor's processes
+    executor = api.make_executor(args.executor) if args.executor else None
     progress = TerminalProgress()
     try:
         model, result, eval_data, chose = _job_model(args, progress)
@@ -1315,7 +1316,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"measure end to end (two suffix models each) only the N units with the worst own error "
                         f"(default {SWEEP_TOP_UNITS}; the others keep their own-error figure; 0: every unit)")
     s.add_argument("--executor", help="where the tasks run: inline, processes[:N], ray or ray:ADDRESS "
-                   "(default: local processes)")
+                   "(default: one thread per core in this process)")
     s.add_argument("--json", help="write the ranked table as JSON")
     s.add_argument("--top", type=_count_arg, default=20, help="rows to print (default 20, worst first; 0: none)")
     s.set_defaults(func=cmd_sweep)

@@ -1,5 +1,5 @@
-"""Where fanned-out tasks run (the sensitivity sweep's suffix models): this process, local
-processes, or a Ray cluster.
+"""Where fanned-out tasks run (the sensitivity sweep's suffix models): this process (one thread or
+several), local processes, or a Ray cluster.
 
 An executor has one method, ``map(fn, tasks)``, which yields ``fn(task)`` for every task *in
 task order*, lazily (the caller checks cancel and reports progress between results, and stops
@@ -8,6 +8,8 @@ bytes and numpy arrays, so any engine that can ship a function and its argument 
 the results do not depend on where they ran. :func:`make_executor` turns the CLI's
 ``--executor inline|processes|ray[:ADDRESS]`` into one; :func:`default_executor` gives local
 processes (one per core, spawn start method), or this process on a one-core machine.
+:class:`ThreadExecutor` runs tasks on threads of this process (the sweep's default: its tasks are
+onnxruntime runs, which release the GIL).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import socket
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
@@ -113,6 +115,59 @@ class ProcessExecutor:
         self._pool = self._finalizer = None
 
     def __enter__(self) -> ProcessExecutor:
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._depth -= 1
+        if not self._depth:
+            self.close()
+
+
+class ThreadExecutor:
+    """Runs tasks on ``workers`` threads of this process, at most ``2 * workers`` in flight;
+    closing the iterator early cancels queued tasks and waits for the running ones.
+
+    For tasks whose work is onnxruntime runs, which release the GIL, as the sensitivity sweep's
+    are: the cores are used without starting processes, and the tasks' models and arrays are
+    handed over as they are, not pickled or written to files (``shares_memory``). Each
+    :meth:`map` starts its threads and ends them when it finishes, except inside a ``with``
+    block: there the threads serve every map until the block ends.
+    """
+
+    shares_memory = True
+
+    def __init__(self, workers: int = 2):
+        self.workers = max(1, int(workers))
+        self._pool: ThreadPoolExecutor | None = None
+        self._depth = 0  # nesting of ``with`` blocks
+
+    def map(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="workbench-task")
+        pool = self._pool
+        pending: deque = deque()
+        try:
+            for task in tasks:
+                pending.append(pool.submit(fn, task))
+                if len(pending) >= 2 * self.workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for f in pending:
+                f.cancel()
+            wait(pending)
+            if not self._depth:
+                self.close()
+
+    def close(self) -> None:
+        """End the threads (a later :meth:`map` starts new ones)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = None
+
+    def __enter__(self) -> ThreadExecutor:
         self._depth += 1
         return self
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 from dataclasses import asdict, dataclass
 
 import onnx
 
-from workbench.core.analysis.executors import Executor, InlineExecutor, default_executor
+from workbench.core.analysis.executors import Executor, InlineExecutor, ThreadExecutor
 from workbench.core.analysis.noise_trace import Tracer
 from workbench.core.analysis.spill import SpillDir, resolve
 from workbench.core.analysis.sweep_graph import only_float, only_quantized, pair_index, with_fragments
@@ -238,6 +239,25 @@ def _tasks(units_all, fp, qp, units, tensor_map, f_cache, q_cache, out_names, f_
                              [s if s in computed else "" for s in sfx.outputs], refs, unchanged)
 
 
+def sweep_executor() -> Executor:
+    """The sweep's default executor: one thread per CPU core (``os.cpu_count()``), inline on a
+    one-core machine. Its tasks are onnxruntime runs on one intra-op thread each, which release the
+    GIL, so threads use the cores as processes would, without starting interpreters or pickling
+    models and activations to them."""
+    workers = os.cpu_count() or 1
+    return ThreadExecutor(workers) if workers > 1 else InlineExecutor()
+
+
+def largest_first(units, proto: onnx.ModelProto) -> list:
+    """``units`` in the order their suffix tasks are handed out: the unit whose first node comes
+    earliest in ``proto``'s (topologically ordered) main graph first, as its suffix models run the
+    most downstream nodes; the long tasks start first and the short ones fill in at the end, so
+    the workers finish together. Ties keep their order."""
+    position = {n.name: i for i, n in enumerate(proto.graph.node)}
+    return sorted(units, key=lambda u: min((position.get(x, len(position)) for x in [u.node, *u.nodes]),
+                                           default=len(position)))
+
+
 def sweepable_units(plan, proto: onnx.ModelProto) -> list:
     """Quantized units of the main graph (units inside If / Loop bodies are not swept)."""
     names = {n.name for n in proto.graph.node}
@@ -330,7 +350,8 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     the ``top`` units with the worst own error (all with None) two suffix models each (one when the
     unit's "only float" model is the QDQ model itself: its pairs are shared and its weights dequantize
     exactly, so its figure is the all-quantized one); everything
-    runs on ``executor`` (default: one process per core, each onnxruntime session on one thread).
+    runs on ``executor`` (default :func:`sweep_executor`: one thread per core, each onnxruntime session
+    on one intra-op thread).
     ppocrv4_rec (208 units, 8 samples, top 16; x86_64 AVX512-VNNI, 2 cores, load average 0.7):
     6.7x one 32-sample calibration pass in wall time, 8.0x in CPU time
     (``benchmarks/sensitivity_sweep.py``).
@@ -347,13 +368,14 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     then each variant runs only the unit and what is downstream of it, reading the rest from
     those caches (:mod:`workbench.core.analysis.sweep_graph`). Its outputs are those of the whole
     variant model. All three rounds (fragments pass in runs of batches, the two caches, two suffix
-    models per unit) are tasks of :mod:`workbench.core.analysis.sweep_tasks` on ``executor``
-    (:mod:`workbench.core.analysis.executors`; default
-    :func:`~workbench.core.analysis.executors.default_executor`), inside one ``with`` block of it
-    when it has one (workers start once). Executors whose workers share this machine's files
-    (``shares_files``) get the activations as memory-mapped ``.npy`` files
-    (:mod:`workbench.core.analysis.spill`), others as arrays in the task. Figures are added in
-    batch order, so the table does not depend on the executor.
+    models per unit, handed out earliest unit first, :func:`largest_first`) are tasks of
+    :mod:`workbench.core.analysis.sweep_tasks` on ``executor`` (:mod:`workbench.core.analysis.executors`;
+    default :func:`sweep_executor`, threads of this process, which take the models and arrays as
+    they are), inside one ``with`` block of it when it has one (workers start once). Executors
+    whose workers are other processes of this machine (``shares_files``) get the activations as
+    memory-mapped ``.npy`` files (:mod:`workbench.core.analysis.spill`), others as arrays in the
+    task. Figures are added in batch order, so the table does not depend on the executor or on
+    the order the tasks run in.
 
     Parameters
     ----------
@@ -377,7 +399,7 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     """
 
     progress = progress or no_progress
-    executor = executor or default_executor()
+    executor = executor or sweep_executor()
     if result.plan.mode != PlanMode.STATIC:
         raise RecipeError(f"The sensitivity sweep compares static QDQ units; the recipe's preset "
                           f"{result.recipe.preset if result.recipe else ''!r} is {result.plan.mode}.",
@@ -443,7 +465,7 @@ def _sweep(result, fp, qp, feeds, units, top, executor, spill, progress, cancel)
         for o in out_names:
             all_q.update(resolve(fc[o]), resolve(qc[o]))
     all_quant_db = all_q.figures()[0]
-    tasks = _tasks(units_all, fp, qp, chosen, result.tensor_map, f_cache, q_cache, out_names, f_types, q_types,
+    tasks = _tasks(units_all, fp, qp, largest_first(chosen, fp), result.tensor_map, f_cache, q_cache, out_names, f_types, q_types,
                    index, frozenset(same))
     figures: dict[str, dict[str, float]] = {u.node: {} for u in units}
     for node in same:  # its "only float" model is the QDQ model: the all-quantized figure, exactly
