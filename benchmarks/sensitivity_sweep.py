@@ -65,14 +65,20 @@ def measure(folder: Path, file: str, args) -> tuple[int, tuple[float, float], tu
     return len(sweep.rows), (w1 - w0, c1 - c0), (w3 - w2, c3 - c2), sweep, phases
 
 
+#: the sweep's progress messages -> the phase that starts with them
+PHASES = {"Preparing: measuring each unit's own error": "own-error pass",
+          "Preparing: caching float and quantized activations": "float and QDQ activation caches",
+          "Preparing: activations cached": "first suffix models built", "Sweeping units": "suffix models"}
+
+
 class Phases:
     """Progress callback: wall and CPU seconds (:func:`_clocks`) from one phase message to the next."""
 
     def __init__(self) -> None:
-        self.marks: list[tuple[str, float, float]] = [("preparing (types of every tensor)", *_clocks())]
+        self.marks: list[tuple[str, float, float]] = [("tensor types", *_clocks())]
 
     def __call__(self, done: int, total: int, message: str) -> None:
-        name = message.split(" (")[0]  # "Sweeping units (p2o.Conv.1)" is the phase "Sweeping units"
+        name = PHASES.get(message.split(" (")[0], message)  # "Sweeping units (p2o.Conv.1)": "suffix models"
         if name != self.marks[-1][0]:
             self.marks.append((name, *_clocks()))
 
