@@ -12,16 +12,17 @@ import pytest
 
 
 @pytest.mark.slow
-def test_ctrl_c_during_the_sweep_prints_no_worker_traceback(corpus, tmp_path):
+@pytest.mark.parametrize("executor", [["--executor", "processes:2"], []], ids=["processes", "default threads"])
+def test_ctrl_c_during_the_sweep_prints_no_worker_traceback(corpus, tmp_path, executor):
     folder = corpus / "digits_transformer"
     out = tmp_path / "sweep.json"
     cmd = [sys.executable, "-m", "workbench.cli", "sweep", str(folder / "model_opset17.onnx"), "--data",
-           str(folder / "calib.npz"), "--samples", "32", "--top", "0", "--json", str(out), "--executor", "processes:2"]
+           str(folder / "calib.npz"), "--samples", "32", "--top", "0", "--json", str(out), *executor]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, start_new_session=True)
     seen = []
     for line in proc.stderr:  # progress lines (stderr is not a terminal: one line per message)
         seen.append(line)
-        if "Sweeping units (" in line:  # suffix tasks are running in the worker processes
+        if "Sweeping units (" in line:  # suffix tasks are running in the worker processes (threads)
             os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
             break
     rest = proc.stderr.read()
