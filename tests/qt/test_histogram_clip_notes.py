@@ -16,6 +16,7 @@ from test_app_flow import run_job
 import workbench
 from workbench.core import api
 from workbench.core.tuning.recipe_choice import variant
+from workbench.qt.clip_note import rows_note
 
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
@@ -38,7 +39,7 @@ def test_clip_range_says_it_is_of_every_calibration_row(qtbot, window, open_file
         win.focus_node("/f/f.3/Conv")
     text = win.errors.hist_title.text()
     assert "clip [" in text
-    assert text.endswith("; range from 20 calibration rows; histogram of the first 8 rows"), text
+    assert text.endswith("; range from 20 calibration rows; histogram of the first 8 of 20 calibration rows"), text
 
 
 def _matmul_mul_model(path: Path) -> None:
@@ -72,3 +73,28 @@ def test_a_float_output_of_a_quantized_matmul_says_why_it_has_no_clip_range(qtbo
     assert "clip [" not in text
     assert text.endswith("; no clip range: mm stays float under this recipe (no quantized node reads it; "
                          "read by scale_node (Mul)), so it has no Q/DQ pair"), text
+
+
+def test_before_calibration_the_histogram_says_how_many_rows_it_draws(qtbot, window, open_file):
+    """The histogram draws the first 8 rows of the calibration data; with no clip range (nothing calibrated
+    yet) its note did not say so, nor, with one, of how many rows."""
+    win = window
+    open_file(win, EXAMPLE / "digits_cnn.onnx")  # its 100-row calibration file beside it
+    with qtbot.waitSignal(win.runs.histogramReady, timeout=300_000) as sig:
+        win.focus_node("/f/f.3/Conv")
+    assert (sig.args[0]["rows"], sig.args[0]["data_rows"]) == (8, 100)
+    text = win.errors.hist_title.text()
+    assert "; histogram of the first 8 of 100 calibration rows; no clip range yet: calibrate" in text, text
+    with qtbot.waitSignal(win.runs.histogramReady, timeout=300_000) as sig:
+        win.calibration.samples.setValue(5)  # fewer rows than a histogram draws: all of them, no more
+    assert (sig.args[0]["rows"], sig.args[0]["data_rows"]) == (5, 100)
+    assert "; histogram of all 5 calibration rows; no clip range yet" in win.errors.hist_title.text()
+
+
+def test_rows_note_words_the_rows_drawn_of_how_many():
+    assert rows_note({"samples_seen": 64}, 8, 64) == ("range from 64 calibration rows; histogram of the first 8 "
+                                                      "of 64 calibration rows")
+    assert rows_note(None, 3, 3) == "histogram of all 3 calibration rows"
+    assert rows_note(None, 1, 1) == "histogram of the 1 calibration row"
+    assert rows_note({"samples_seen": 64}, 8, None) == "range from 64 calibration rows; histogram of the first 8 rows"
+    assert rows_note({"samples_seen": 64}, None, 64) == ""

@@ -501,7 +501,8 @@ def job_histogram(payload: dict, progress, cancel: CancelToken) -> dict:
     """Histogram of one float tensor over the first ``samples`` calibration samples.
 
     Result: ``counts`` (int list, ``bins`` long), ``edges`` (``bins + 1`` floats), ``tensor``,
-    ``rmin`` / ``rmax`` (observed float range), ``values`` (number of elements seen), ``rows`` (samples run).
+    ``rmin`` / ``rmax`` (observed float range), ``values`` (number of elements seen), ``rows`` (samples run),
+    ``data_rows`` (samples the data holds; None when unknown: a Python reader without a count that had more).
     """
     model = api.open_model(payload["model_path"])
     tensor = payload["tensor"]
@@ -509,21 +510,23 @@ def job_histogram(payload: dict, progress, cancel: CancelToken) -> dict:
     source = api.open_data_source(payload["data"], model)
     limit = int(payload.get("samples") or 16)
     chunks: list[np.ndarray] = []
+    more = False  # a row past the limit exists
     for i, feed in enumerate(source.batches(1)):
         if i >= limit:
+            more = True
             break
         cancel.check()
         out = sess.run([tensor], feed)[0]
         chunks.append(np.asarray(out, dtype=np.float64).ravel())
         progress(i + 1, limit, f"Histogram of {tensor}")
+    rows = {"rows": len(chunks), "data_rows": source.num_samples() or (None if more else len(chunks))}
     values = np.concatenate(chunks) if chunks else np.zeros(0)
     values = values[np.isfinite(values)]
     if values.size == 0:
-        return {"tensor": tensor, "counts": [], "edges": [], "rmin": 0.0, "rmax": 0.0, "values": 0, "rows": len(chunks)}
+        return {"tensor": tensor, "counts": [], "edges": [], "rmin": 0.0, "rmax": 0.0, "values": 0, **rows}
     counts, edges = np.histogram(values, bins=int(payload.get("bins", 128)))
     return {"tensor": tensor, "counts": counts.tolist(), "edges": edges.tolist(),
-            "rmin": float(values.min()), "rmax": float(values.max()), "values": int(values.size),
-            "rows": len(chunks)}
+            "rmin": float(values.min()), "rmax": float(values.max()), "values": int(values.size), **rows}
 
 
 def job_sleep(payload: dict, progress, cancel: CancelToken) -> dict:

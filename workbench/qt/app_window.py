@@ -1568,13 +1568,18 @@ class MainWindow(QMainWindow):
         calibration data (else without it, saying why)."""
         tensor = hist.get("tensor", "")
         qp_json = self.doc.qparams.get(tensor)
+        data_rows = hist.get("data_rows")  # the rows the calibration uses: the Samples setting caps them
+        if data_rows and self.doc.samples:
+            data_rows = min(data_rows, self.doc.samples)
+        drawn = rows_note(None, hist.get("rows"), data_rows)  # the counts of the first few rows, of how many
         if qp_json and not self.doc.results_current:
-            self.errors.set_histogram(hist, None, STALE_CLIP_NOTE)
+            self.errors.set_histogram(hist, None, "; ".join(n for n in (drawn, STALE_CLIP_NOTE) if n))
         elif qp_json:  # the range is of every calibration row, the counts of the first few
-            self.errors.set_histogram(hist, QParams.from_json(qp_json), rows_note(self.doc.calibration, hist.get("rows")))
+            self.errors.set_histogram(hist, QParams.from_json(qp_json),
+                                      rows_note(self.doc.calibration, hist.get("rows"), data_rows))
         else:
-            self.errors.set_histogram(hist, None, no_clip_reason(self.doc.plan, self.doc.model.graph, tensor,
-                                                                 bool(self.doc.qparams)))
+            reason = no_clip_reason(self.doc.plan, self.doc.model.graph, tensor, bool(self.doc.qparams))
+            self.errors.set_histogram(hist, None, "; ".join(n for n in (drawn, reason) if n))
 
     def _redraw_histogram(self) -> None:
         """The recipe changed: the shown histogram again, its clip range drawn only while it is current."""

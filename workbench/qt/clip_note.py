@@ -1,5 +1,6 @@
-"""The histogram's notes: which rows its clip range and its counts come from, and why a tensor has no
-clip range (kept float by the recipe, its node excluded or not quantized, no calibration yet).
+"""The histogram's notes: which rows its clip range and its counts come from (the counts of the first few
+rows, :data:`workbench.qt.runs.HISTOGRAM_SAMPLES`, of how many), and why a tensor has no clip range (kept
+float by the recipe, its node excluded or not quantized, no calibration yet).
 
 Pure functions over the document's plan and results (no Qt), read by :meth:`MainWindow._on_histogram`.
 """
@@ -11,14 +12,23 @@ from typing import Any
 from workbench.core.wording import count
 
 
-def rows_note(calibration: dict | None, hist_rows: int | None) -> str:
-    """``"range from N calibration rows; histogram of the first M rows"``: the clip range comes from every
-    calibration row (``calibration["samples_seen"]``, the cache JSON), the drawn counts from the first
-    ``hist_rows`` only, so the values drawn may stop short of the range. "" when either is unknown."""
-    seen = (calibration or {}).get("samples_seen")
-    if not seen or not hist_rows:
+def rows_note(calibration: dict | None, hist_rows: int | None, data_rows: int | None = None) -> str:
+    """Which calibration rows the histogram's range and counts come from: ``"range from N calibration rows;
+    histogram of the first M of K calibration rows"``. The clip range comes from every calibration row
+    (``calibration["samples_seen"]``, the cache JSON; no range part without it), the drawn counts from the first
+    ``hist_rows`` of the ``data_rows`` the calibration data offers (capped by the Samples setting), so the
+    values drawn may stop short of the range: ``"histogram of all K calibration rows"`` when it drew them all,
+    ``"histogram of the first M rows"`` when ``data_rows`` is unknown (None). "" when ``hist_rows`` is unknown."""
+    if not hist_rows:
         return ""
-    return f"range from {count(int(seen), 'calibration row')}; histogram of the first {count(int(hist_rows), 'row')}"
+    seen = (calibration or {}).get("samples_seen")
+    if data_rows and hist_rows >= data_rows:
+        drawn = f"histogram of {'all' if data_rows > 1 else 'the'} {count(int(data_rows), 'calibration row')}"
+    elif data_rows:
+        drawn = f"histogram of the first {int(hist_rows)} of {count(int(data_rows), 'calibration row')}"
+    else:
+        drawn = f"histogram of the first {count(int(hist_rows), 'row')}"
+    return f"range from {count(int(seen), 'calibration row')}; {drawn}" if seen else drawn
 
 
 def _producer(graph: Any, tensor: str) -> Any:

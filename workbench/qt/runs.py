@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 #: Samples used for the per-unit analysis after calibration (None: all).
 ANALYSIS_SAMPLES = 32
+#: Rows a histogram is drawn from (the first ones of the calibration data; its note says of how many): one
+#: tensor's values of every row would take the model's run over all the data each time a node is selected
 HISTOGRAM_SAMPLES = 8
 #: Samples of the sensitivity sweep, and units measured end to end (the rest: own error only).
 SWEEP_SAMPLES = 8
@@ -431,7 +433,7 @@ class RunController(QObject):
             return None
         if self.hist_job is not None:
             self.hist_job.cancel()
-        payload = self.doc.payload(tensor=tensor, samples=HISTOGRAM_SAMPLES)
+        payload = self.doc.payload(tensor=tensor, samples=min(HISTOGRAM_SAMPLES, self.doc.samples or HISTOGRAM_SAMPLES))
         job = ProcessJob("histogram", payload, title=f"Histogram of {tensor}", grace=0.5, parent=self)
         self.hist_job = job
         job.succeeded.connect(self.histogramReady)
