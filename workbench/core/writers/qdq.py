@@ -40,6 +40,7 @@ from workbench.core.writers import mx as mx_writer
 from workbench.core.writers.int32_bias import DEAD_CHANNEL, all_dead, quantize_bias
 from workbench.core.writers.ort_rewrites import guard
 from workbench.core.writers.shared_tables import TableCopy, share_tables, size_issue
+from workbench.core.writers.weight_mse import mse_applies, mse_weight_qparams
 
 log = logging.getLogger(__name__)
 
@@ -342,10 +343,13 @@ class QdqWriter:
         return pre, node
 
     def _weight_qp(self, node, name: str, spec) -> QParams:
-        """Weight qparams with the recipe's observer (MinMax directly, others via the registry)."""
+        """Weight qparams with the recipe's observer (MinMax directly, MSE by an exact search over the weight's
+        values (:mod:`~workbench.core.writers.weight_mse`), others via the registry)."""
         w = self.const(name)
         if spec.observer == "minmax":
             return C.weight_qparams(w, spec)
+        if spec.observer == "mse" and mse_applies(spec):
+            return mse_weight_qparams(w, spec)
 
         try:
             obs = make_observer(spec, axis=spec.axis, name=name)
