@@ -118,11 +118,38 @@ def test_a_saved_layout_is_kept_and_the_empty_errors_dock_waits_for_results(qtbo
     open_file(again, EXAMPLE)
     assert again.docks["Inspector"].width() == 420  # the first-launch column width is not forced
     errors = again.docks["Errors"]
-    assert errors.isVisible() and errors.height() == 250  # at the user's size, its placeholder line
+    # its placeholder line, one line high until it has something to show (it came back at 250 px)
+    assert errors.isVisible() and errors.height() == dock_layout.line_height(errors)
     calibrate(qtbot, again)
+    qtbot.waitUntil(lambda: errors.height() == 250, timeout=10_000)  # the user's size back, not the default
     qtbot.wait(20)
-    assert errors.height() == 250 and again.docks["Inspector"].width() == 420  # not grown: the user's size
+    assert errors.height() == 250 and again.docks["Inspector"].width() == 420
     assert again.errors.bars_plot.isVisible()
+    again.close()
+
+
+def test_a_restored_empty_errors_dock_is_one_line_until_its_first_result(qtbot, open_file, save_prompts):
+    """After a calibration the Errors row is a third of the window; the next launch restored it at that height
+    with nothing in it but its one-line placeholder."""
+    first = new_window(qtbot)
+    open_file(first, EXAMPLE)
+    calibrate(qtbot, first)
+    grown = int(dock_layout.SIDE_BY_SIDE_HEIGHT * 900)  # 324 px
+    qtbot.waitUntil(lambda: first.docks["Errors"].height() == grown, timeout=10_000)
+    graph = first.centralWidget().height()
+    first.close()
+
+    again = new_window(qtbot)
+    errors = again.docks["Errors"]
+    qtbot.waitUntil(lambda: errors.height() == dock_layout.line_height(errors), timeout=10_000)
+    assert errors.height() <= 100 and in_front(again, "Errors")
+    assert again.centralWidget().height() >= 0.8 * again.height()
+    open_file(again, EXAMPLE)
+    qtbot.wait(20)
+    assert errors.height() <= 100  # a model alone gives it nothing to show
+    again.show_problems()  # a dock shown into the row: the row's saved height back
+    qtbot.waitUntil(lambda: again.centralWidget().height() == graph, timeout=10_000)  # the row as it was saved
+    assert in_front(again, "Problems")
     again.close()
 
 

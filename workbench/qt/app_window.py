@@ -1725,7 +1725,8 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if state:
             self.restoreState(state)
-            docks.settle_restored(self, self.docks)  # no empty hit list in front of the Inspector
+            # no empty hit list in front of the Inspector; with no model yet, empty result rows one line high
+            docks.settle_restored(self, self.docks, empty=lambda: self.doc.model is None)
 
     def set_theme(self, mode: str) -> None:
         """Switch theme (system | light | dark) and remember the choice."""

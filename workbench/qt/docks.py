@@ -16,7 +16,9 @@ opens an empty row under the graph gets that height too (Qt gave it its size hin
 window). A saved layout is restored as the user left it (docks, places, sizes) with the Errors dock in
 front of its tabs, but the rows above and under the graph never take more than
 :data:`MAX_ROWS_HEIGHT` of the window (an empty Problems dock restored at half the window left the
-graph a strip).
+graph a strip), and while the result docks have nothing to show (the app starts with no model) each row
+is one line high (:func:`shrink_empty_rows`; the empty Errors dock came back at a third of the window): the
+row gets the user's saved height back when a dock in it has something to show (:func:`restore_row`).
 """
 
 from __future__ import annotations
@@ -107,6 +109,10 @@ WAITING = "waitingForResult"
 #: restored layout had it open): shown again, it gets that size back
 SIZED = "hasOwnSize"
 
+#: dock property: the height (pixels) of the restored row the dock is in, kept while the row is one line high
+#: with nothing to show (:func:`shrink_empty_rows`); 0 or None once the row has it back
+SAVED_HEIGHT = "savedRowHeight"
+
 ROWS = (Area.BottomDockWidgetArea, Area.TopDockWidgetArea)
 
 
@@ -140,6 +146,8 @@ def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
         dock.toggleViewAction().triggered.connect(
             lambda checked, dock=dock: _on_view_toggle(window, docks, dock, checked))
     doc.resultsChanged.connect(lambda: doc.errors and reveal(window, docks, "Errors"))
+    # a restored row shrunk while empty: a model fills the docks in front other than Errors (Problems, Cost)
+    doc.modelChanged.connect(lambda: _restore_filled_rows(window, docks))
     # an already-quantized file: the Errors dock says what its errors need and offers the comparison
     doc.modelChanged.connect(lambda: doc.quant_summary is not None and reveal(window, docks, "Errors"))
     _FirstLayout(window, lambda: first_sizes(window, docks))
@@ -189,6 +197,51 @@ def line_height(dock: QDockWidget) -> int:
     return max(dock.minimumSizeHint().height(), dock.widget().sizeHint().height() + 24)
 
 
+def _row(window: QMainWindow, docks: dict[str, QDockWidget], area: Area) -> list[QDockWidget]:
+    """The docks shown in the row ``area`` (under or over the graph), not floating."""
+    return [d for d in docks.values() if d.isVisible() and not d.isFloating() and window.dockWidgetArea(d) == area]
+
+
+def shrink_empty_rows(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
+    """Each row of docks under and over the graph one line high (its docks' :func:`line_height`): called on a
+    restored layout while no dock has anything to show. The row's height is kept on its docks
+    (:data:`SAVED_HEIGHT`) for :func:`restore_row`; a row already that low is left as it is."""
+    for area in ROWS:
+        shown = _row(window, docks, area)
+        if not shown:
+            continue
+        height, line = max(d.height() for d in shown), max(line_height(d) for d in shown)
+        if height <= line:
+            continue
+        for dock in (d for d in docks.values() if window.dockWidgetArea(d) == area):
+            dock.setProperty(SAVED_HEIGHT, height)
+        window.resizeDocks(shown, [line] * len(shown), Qt.Orientation.Vertical)
+
+
+def restore_row(window: QMainWindow, docks: dict[str, QDockWidget], dock: QDockWidget) -> bool:
+    """Give the row of ``dock`` back the height :func:`shrink_empty_rows` kept (the user's, from the saved
+    layout); False when there is none (the row was not shrunk, or has it back already)."""
+    height = dock.property(SAVED_HEIGHT)
+    area = window.dockWidgetArea(dock)
+    if not height or area not in ROWS or dock.isFloating():
+        return False
+    for other in (d for d in docks.values() if window.dockWidgetArea(d) == area):
+        other.setProperty(SAVED_HEIGHT, 0)
+    shown = _row(window, docks, area)
+    if shown:
+        window.resizeDocks(shown, [int(height)] * len(shown), Qt.Orientation.Vertical)
+    return True
+
+
+def _restore_filled_rows(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
+    """A model opened: a shrunk row whose dock in front is not Errors (Problems, Cost: they show the model
+    itself) gets its height back; Errors gets it with its first result (:func:`reveal`)."""
+    for area in ROWS:
+        front = [d for d in _row(window, docks, area) if not d.visibleRegion().isEmpty()]
+        if any(d is not docks["Errors"] for d in front) and front[0].property(SAVED_HEIGHT):
+            QTimer.singleShot(0, lambda dock=front[0]: restore_row(window, docks, dock))
+
+
 def clamp_rows(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
     """The rows of docks above and under the graph at most :data:`MAX_ROWS_HEIGHT` of the window
     together (each its share, by its height)."""
@@ -220,10 +273,11 @@ def size_side_column(window: QMainWindow, docks: dict[str, QDockWidget]) -> None
         window.resizeDocks([calibration], [calibration.sizeHint().height()], Qt.Orientation.Vertical)
 
 
-def settle_restored(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
+def settle_restored(window: QMainWindow, docks: dict[str, QDockWidget], empty=lambda: False) -> None:
     """After ``window.restoreState``: the user's layout stays (no first-launch sizes); hide
     :data:`EMPTY_AT_START` (shown again, a dock comes back where it was, at its size) and put
-    :data:`FRONT` in front."""
+    :data:`FRONT` in front. Once shown, the rows over and under the graph are clamped (:func:`clamp_rows`) and,
+    when ``empty()`` (no result dock has anything to show), one line high (:func:`shrink_empty_rows`)."""
     first = window.findChild(_FirstLayout, "firstDockLayout")
     if first is not None:
         first.cancel()
@@ -236,7 +290,12 @@ def settle_restored(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
         if not docks[title].isHidden():
             docks[title].raise_()
     if window.findChild(_FirstLayout, "restoredRows") is None:
-        _FirstLayout(window, lambda: clamp_rows(window, docks), "restoredRows")
+        def settle() -> None:
+            clamp_rows(window, docks)
+            if empty():
+                shrink_empty_rows(window, docks)
+
+        _FirstLayout(window, settle, "restoredRows")
 
 
 def reveal(window: QMainWindow, docks: dict[str, QDockWidget], title: str) -> bool:
@@ -248,7 +307,9 @@ def reveal(window: QMainWindow, docks: dict[str, QDockWidget], title: str) -> bo
     dock.setProperty(WAITING, False)
     if dock.isVisibleTo(window):  # its one-line placeholder: in front, a row it can be read in
         dock.raise_()
-        if window.dockWidgetArea(dock) in ROWS and not dock.isFloating() \
+        if dock.property(SAVED_HEIGHT):  # a restored row shrunk while empty: the user's height back
+            QTimer.singleShot(0, lambda: restore_row(window, docks, dock))
+        elif window.dockWidgetArea(dock) in ROWS and not dock.isFloating() \
                 and dock.height() < SMALL_ROW * window.height():
             QTimer.singleShot(0, lambda: _grow_row(window, dock))
         return False
@@ -307,7 +368,9 @@ def _show(window: QMainWindow, docks: dict[str, QDockWidget], dock: QDockWidget)
     dock.show()
     dock.raise_()
     dock.setProperty(SIZED, True)
-    if opens:
+    if dock.property(SAVED_HEIGHT):  # into a restored row shrunk while empty: its saved height back
+        QTimer.singleShot(0, lambda: restore_row(window, docks, dock))
+    elif opens:
         QTimer.singleShot(0, lambda: _grow_row(window, dock, exactly=True))
 
 
@@ -318,7 +381,9 @@ def _on_view_toggle(window: QMainWindow, docks: dict[str, QDockWidget], dock: QD
     if shown:
         opens = _opens_row(window, docks, dock)
         dock.setProperty(SIZED, True)
-        if opens:
+        if dock.property(SAVED_HEIGHT):
+            QTimer.singleShot(0, lambda: restore_row(window, docks, dock))
+        elif opens:
             QTimer.singleShot(0, lambda: _grow_row(window, dock, exactly=True))
 
 
