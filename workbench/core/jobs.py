@@ -145,10 +145,9 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
                        progress=in_phase(progress, "Analysing"), cancel=cancel)
     split = None
     if rows and result.plan.mode == "static":  # a StrEnum
-        done = one_step(progress, "Weights vs activations")
         split = api.noise_split(result.float_model or model, result.proto, payload["data"],
-                                samples=payload.get("analysis_samples"), cancel=cancel)
-        done()
+                                samples=payload.get("analysis_samples"), cancel=cancel,
+                                progress=in_phase(progress, "Weights vs activations"))
     issues = list(result.issues) + _calibration_issues(calib) + _cast_issues(model, payload, result.issues)
     return {"calibration": calib.to_json() if calib is not None else None,
             "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf

@@ -193,9 +193,9 @@ def collect_report(model, result: QuantizeResult, eval_data: Any, *, eval_sample
         evaluation.notes.append(f"default metric {chosen} not computed: {exc.message}")
     split = None
     if str(result.plan.mode) == "static" and rows and split_samples != 0:
-        progress(0, 0, "Weights vs activations")
         split = noise_split(result.float_model or model, result.proto, eval_data, samples=eval_samples,
-                            max_samples=split_samples, cancel=cancel)
+                            max_samples=split_samples, cancel=cancel,
+                            progress=_phase(progress, "Weights vs activations"))
     progress(0, 0, "Laying out the graph")
     structure = graph_structure(model.proto)
     positions = node_positions(structure)
