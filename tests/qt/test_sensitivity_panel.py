@@ -149,10 +149,10 @@ def test_sweep_executor_setting_runs_the_sweep_on_ray(qtbot, window, open_file, 
 
     from workbench.qt import settings
 
-    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("threads", True))
-    assert window.choose_executor() is None and settings.executor() == "inline"
+    monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("dask", True))
+    assert window.choose_executor() is None and settings.executor() == "threads"
     assert [(k, title) for k, title, text in dialogs] == [("critical", "Sweep executor")]
-    assert "Unknown executor 'threads'" in dialogs[0][2]
+    assert "Unknown executor 'dask'" in dialogs[0][2]
     dialogs.clear()
     monkeypatch.setattr(QInputDialog, "getText", lambda *a, **k: ("ray", True))
     assert window.act_sweep_executor in window.menuBar().actions()[-2].menu().actions()  # Run menu

@@ -378,8 +378,9 @@ def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
     """Sensitivity sweep of every node unit (:func:`workbench.core.analysis.sensitivity.sensitivity_sweep`).
 
     Payload: as :func:`job_calibrate`, plus ``sweep_samples``, ``top`` (units measured end to
-    end; None: all) and ``executor`` ("inline", the default, or "ray" / "ray:ADDRESS"). Inline tasks
-    run in this (child) process: a daemon process may not start a process pool; Ray starts its own.
+    end; None: all) and ``executor`` (None or "threads", the default: the sweep's threads, one per core;
+    "inline": one thread; "ray" / "ray:ADDRESS"). Threads run in this (child) process: a daemon process may
+    not start a process pool, so "processes" takes the threads too; Ray starts its own.
     Result: ``sweep`` (SweepResult JSON), ``suggestion`` (node names to keep in float),
     ``calibration`` (JSON, reused by later runs), ``recipe`` (the JSON swept).
     """
@@ -490,8 +491,12 @@ def job_choose(payload: dict, progress, cancel: CancelToken) -> dict:
 
 
 def _sweep_executor(spec: str | None):
-    """The executor the app chose; local process pools cannot start in the job's daemon process."""
-    if not spec or spec == "inline" or spec.startswith("processes"):
+    """The executor the app chose: None (no choice, "threads" or "processes") lets the sweep take its
+    default, threads of this process (one per core; a daemon process may not start a process pool);
+    "inline" runs on one thread; "ray" / "ray:ADDRESS" on Ray."""
+    if not spec or spec == "threads" or spec.startswith("processes"):
+        return None
+    if spec == "inline":
         return InlineExecutor()
     return api.make_executor(spec)
 

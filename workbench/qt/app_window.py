@@ -1638,16 +1638,18 @@ class MainWindow(QMainWindow):
         Ray instance, or on a Ray cluster at an address. Returns the new choice, or None if cancelled."""
         current = settings.executor()
         spec, ok = QInputDialog.getText(
-            self, "Sweep executor", "Where the sweep's tasks run: inline (in the app), ray (a private local Ray "
-            "instance) or ray:HOST:PORT (an existing cluster; needs pip install 'onnx-quant-workbench[ray]'):",
+            self, "Sweep executor", "Where the sweep's tasks run: threads (in the app, one per core; the "
+            "default), inline (in the app, one thread), ray (a private local Ray instance) or ray:HOST:PORT (an "
+            "existing cluster; needs pip install 'onnx-quant-workbench[ray]'):",
             text=current)
         if not ok:
             return None
-        spec = spec.strip() or "inline"
+        spec = spec.strip() or "threads"
         try:
-            if spec != "inline":
+            if spec not in ("threads", "inline"):
                 if not spec.startswith("ray"):
-                    raise WorkbenchError(f"Unknown executor {spec!r}.", hint="Use inline, ray or ray:HOST:PORT.")
+                    raise WorkbenchError(f"Unknown executor {spec!r}.",
+                                         hint="Use threads, inline, ray or ray:HOST:PORT.")
                 api.make_executor(spec)  # Ray installed? a valid form?
         except WorkbenchError as exc:
             show_error(self, "Sweep executor", exc)

@@ -91,8 +91,9 @@ def set_theme(mode: str) -> None:
 
 
 def executor() -> str:
-    """Where the app's sensitivity sweep runs its tasks: "inline" (default) or "ray" / "ray:ADDRESS"."""
-    return str(_settings().value("executor", "inline")) or "inline"
+    """Where the app's sensitivity sweep runs its tasks: "threads" (default: the sweep's own, one thread
+    per core), "inline" (one thread) or "ray" / "ray:ADDRESS"."""
+    return str(_settings().value("executor", "threads")) or "threads"
 
 
 def set_executor(spec: str) -> None:
