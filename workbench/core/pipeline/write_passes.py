@@ -36,7 +36,7 @@ def _rewrite(job: Job, shifts: dict) -> PassResult:
 
 class BiasCorrection:
     """General bias correction (recipe ``bias_correction``, :mod:`workbench.core.transforms.bias_correction`):
-    each Conv bias absorbs the mean output shift of its weight rounding on the calibration data."""
+    each Conv bias absorbs the mean output shift of its weight's and its input's rounding on the calibration data."""
 
     name = "bias-correction"
 
