@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from workbench import __version__
+from workbench.qt.platform_libs import missing_message, missing_xcb_libraries, uses_xcb
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         return run_self_test(["--self-test"])
     if no_display():
         print(NO_DISPLAY, file=sys.stderr)
+        return 2
+    if uses_xcb() and (missing := missing_xcb_libraries()):
+        print(missing_message(missing), file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # allow-listed: Qt, the window and QtWebEngine load only once argv is parsed (--help stays fast)
