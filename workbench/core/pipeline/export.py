@@ -8,8 +8,9 @@ from workbench.core.errors import ExportError
 from workbench.core.io.save import save_model
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.quantize import QuantizeResult
-from workbench.core.qonnx.export import qdq_only_blockers
+from workbench.core.qonnx.export import export_qonnx, qdq_only_blockers
 from workbench.core.qonnx.shapes import resolve_input_shapes
+from workbench.core.qonnx.writer import with_static_shapes
 
 #: what :func:`refuse_qdq_only` tells the command line to do
 QDQ_ONLY_CLI_HINT = "Export with --format qonnx."
@@ -69,9 +70,6 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
         raise ExportError("--input-shape applies to QONNX exports only.", hint="Add --format qonnx, or drop --input-shape.")
     proto = result.proto
     if format == "qonnx":
-        from workbench.core.qonnx.export import export_qonnx  # a QDQ export never loads the QONNX writer
-        from workbench.core.qonnx.writer import with_static_shapes
-
         proto = export_qonnx(result, model)
         choice = resolve_input_shapes(proto, input_shapes, source=getattr(model, "name", None) or "the model")
         if choice.shapes is not None and (static_shapes or input_shapes):

@@ -12,6 +12,7 @@ import onnx
 from onnx import numpy_helper
 
 from workbench.core.errors import ExportError
+from workbench.core.qonnx.convert import qdq_to_qonnx
 from workbench.core.qonnx.reader import (
     DOMAIN,
     bipolar_grid,
@@ -137,8 +138,6 @@ def write_qonnx(model, plan, act_qparams: dict) -> object:
         The plan produces something QONNX cannot express (dynamic quantization); the message
         lists the nodes and reasons.
     """
-    from workbench.core.qonnx.convert import qdq_to_qonnx  # here: a QDQ export checks qdq_only_blockers only
-
     res = write_model(model, plan, act_qparams)
     _bipolar_weights(res.proto, plan, model)
     proto = qdq_to_qonnx(res.proto, dtype_hints=dtype_hints(res.proto, plan, res.tensor_map))
@@ -178,8 +177,6 @@ def export_qonnx(result, model=None) -> onnx.ModelProto:
     if bip:
         raise ExportError(f"Nodes {', '.join(bip[:5])} have bipolar weights, which need the float model.",
                           hint="Pass model= to api.export (the CLI does).")
-    from workbench.core.qonnx.convert import qdq_to_qonnx
-
     return qdq_to_qonnx(result.proto, dtype_hints=dtype_hints(result.proto, result.plan, result.tensor_map))
 
 
