@@ -36,8 +36,8 @@ def test_dtype_legend_lists_what_is_drawn(window, open_file, qdq_file):
 
 
 def test_ops_that_share_a_colour_share_a_legend_row(qtbot, window, open_file, tmp_path):
-    """Add, Mul and Div are drawn in one colour (element-wise): the op legend listed three identical
-    swatches; it now lists one row naming the three, and every row's colour is distinct."""
+    """Add, Mul and Div were drawn in one colour and listed in one legend row; they now get colours
+    of their own (``colors.op_palette``), one row each, and every row's colour is distinct."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -53,6 +53,8 @@ def test_ops_that_share_a_colour_share_a_legend_row(qtbot, window, open_file, tm
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
     open_file(window, path)
     rows = window.canvas.legend()
-    assert colors.op_color("Add") == colors.op_color("Mul") == colors.op_color("Div")
-    assert ("Add, Div, Mul", colors.op_color("Add")) in rows
+    palette = window.canvas.op_colors()
+    assert sorted(label for label, _ in rows) == ["Add", "Div", "Mul", "Relu"]
+    assert all(col.name() == palette[label].name() for label, col in rows)
+    assert palette["Add"].name() == colors.SLOTS["green"] and palette["Mul"].name() == colors.SLOTS["lime"]
     assert len({col.name() for _, col in rows}) == len(rows)

@@ -8,9 +8,11 @@ directly), and a group whose only content is one child group is merged with it (
 
 Models with flat names (fewer than half the nodes carry a scope) get blocks instead: a block
 starts at each *anchor* op (Conv, MatMul, Gemm, ... see :data:`ANCHOR_OPS`) in model order and takes
-the non-anchor nodes after it (title ``"Conv #12"``); when there are more than :data:`MAX_FLAT_BLOCKS` blocks,
-consecutive blocks are gathered into stages of about ``sqrt(#blocks)`` blocks (``"#0-9"``). Both are
-deterministic functions of the node names, op types and order.
+the non-anchor nodes after it (path ``"Conv #12"``); when there are more than :data:`MAX_FLAT_BLOCKS` blocks,
+consecutive blocks are gathered into stages of about ``sqrt(#blocks)`` blocks (path ``"#0-9"``). Blocks
+and stages are titled by their content (:func:`workbench.core.graph.block_titles.block_title`:
+``"Conv ×12, Add ×4 · p2o.Conv.0 – p2o.Add.7"``). All are deterministic functions of the node names,
+op types and order.
 
 Pure Python / numpy; never imports Qt.
 """
@@ -21,6 +23,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from workbench.core.graph.block_titles import block_title
 
 #: Ops that start a block in the flat-name fallback.
 ANCHOR_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "QLinearConv", "QLinearMatMul",
@@ -121,7 +125,11 @@ def build_hierarchy(names: list[str], op_types: list[str]) -> Hierarchy:
     scopes = [scope_of(n) for n in names]
     if sum(1 for s in scopes if s) * 2 >= len(names):
         return _simplify(_from_paths(scopes), "scopes")
-    return _simplify(_from_paths(_flat_blocks(op_types)), "blocks")
+    h = _simplify(_from_paths(_flat_blocks(op_types)), "blocks")
+    for g in range(len(h)):  # a block's key ("Conv #12") says nothing: title it by its content
+        m = h.members(g).tolist()
+        h.titles[g] = block_title([names[i] for i in m], [op_types[i] for i in m])
+    return h
 
 
 def _from_paths(paths: list[list[str]]) -> Hierarchy:

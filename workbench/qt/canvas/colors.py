@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 
 from PySide6.QtGui import QColor
 
@@ -11,18 +12,70 @@ from PySide6.QtGui import QColor
 NO_VALUE = QColor("#d9d9d9")
 SELECTION = QColor("#1f6feb")
 
-# Hand-picked colours for the ops a quantization user meets most; others get a hashed hue.
-_OP_COLORS = {
-    "Conv": "#8fb8de", "ConvTranspose": "#8fb8de", "MatMul": "#a3c4f3", "Gemm": "#a3c4f3",
-    "Relu": "#f4a6a6", "Clip": "#f4a6a6", "Sigmoid": "#f7b7a3", "Tanh": "#f7b7a3", "Gelu": "#f7b7a3",
-    "Softmax": "#f9c784", "Add": "#c5e1a5", "Mul": "#c5e1a5", "Sub": "#c5e1a5", "Div": "#c5e1a5",
-    "MaxPool": "#b39ddb", "AveragePool": "#b39ddb", "GlobalAveragePool": "#b39ddb",
-    "Concat": "#ffe082", "Reshape": "#e0e0e0", "Transpose": "#e0e0e0", "Flatten": "#e0e0e0",
-    "Squeeze": "#e0e0e0", "Unsqueeze": "#e0e0e0", "Gather": "#d7ccc8", "Shape": "#eeeeee",
-    "Constant": "#f5f5f5", "LayerNormalization": "#80cbc4", "BatchNormalization": "#80cbc4",
-    "QuantizeLinear": "#ffcc80", "DequantizeLinear": "#ffe0b2", "If": "#ce93d8", "Loop": "#ce93d8",
-    "Scan": "#ce93d8",
+#: Distinct op colours: every pair is at least 15 apart in CIE76 (Lab) colour difference, so the
+#: op types a model uses most (:func:`op_palette`) never look alike. Mid-light: black text reads on each.
+SLOTS: dict[str, str] = {
+    "blue": "#6fa8dc", "navy": "#8e9be8", "red": "#e06666", "orange": "#f6a04d", "green": "#93c47d",
+    "lime": "#d5e86b", "teal": "#45b5aa", "yellow": "#ffd966", "purple": "#b4a7d6", "pink": "#f4a6c8",
+    "sky": "#9fe0f5", "tan": "#c9a27e", "grey": "#b7b7b7", "mauve": "#d98ee0", "white": "#eeeeee",
 }
+_SLOT_ORDER = list(SLOTS)
+
+# The slot an op family gets when it is free (op types of a family share it); others hash to one.
+_HOME = {
+    "blue": ("Conv", "ConvTranspose", "ConvInteger", "QLinearConv"),
+    "navy": ("MatMul", "Gemm", "MatMulInteger", "QLinearMatMul", "MatMulNBits", "Attention", "QGemm"),
+    "red": ("Relu", "Clip", "LeakyRelu", "PRelu", "HardSwish"),
+    "orange": ("Sigmoid", "HardSigmoid", "Tanh", "Gelu", "Erf", "QuantizeLinear"),
+    "green": ("Add", "Sub", "Sum", "QLinearAdd"),
+    "lime": ("Mul", "QLinearMul"),
+    "teal": ("Div", "Pow", "Sqrt", "Reciprocal", "Exp", "Log"),
+    "yellow": ("Concat", "Softmax", "Split", "DequantizeLinear"),
+    "purple": ("MaxPool", "AveragePool", "GlobalAveragePool", "Resize", "Upsample"),
+    "pink": ("ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ArgMax"),
+    "sky": ("LayerNormalization", "BatchNormalization", "InstanceNormalization", "GroupNormalization"),
+    "tan": ("Cast", "Gather", "Shape", "Slice", "Where", "Equal", "Expand", "Range", "ConstantOfShape"),
+    "grey": ("Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze"),
+    "mauve": ("If", "Loop", "Scan", "LSTM", "GRU", "RNN"),
+    "white": ("Constant", "Identity"),
+}
+_HOME_OF = {op: slot for slot, ops in _HOME.items() for op in ops}
+
+
+def _home(op_type: str) -> str:
+    """The slot of ``op_type``'s family, or one from md5(op_type) (stable between runs and machines)."""
+    if op_type in _HOME_OF:
+        return _HOME_OF[op_type]
+    return _SLOT_ORDER[hashlib.md5(op_type.encode("utf-8")).digest()[0] % len(_SLOT_ORDER)]
+
+
+def op_palette(op_types) -> dict[str, QColor]:
+    """Fill colour of each op type of a model, the most frequent ones clearly apart.
+
+    ``op_types`` has one entry per drawn node. In order of frequency (ties by name), each op type
+    takes its family's slot (:data:`SLOTS`; Conv blue, MatMul navy, Add green ...) when no more
+    frequent op type took it, else the first free slot: the :data:`SLOTS` most frequent op types get
+    pairwise distinct colours (CIE76 difference >= 15). The rest get their family colour.
+    """
+    counts = Counter(op_types)
+    order = sorted(counts, key=lambda o: (-counts[o], o))
+    taken: set[str] = set()
+    out: dict[str, QColor] = {}
+    for op in order:
+        slot = _home(op)
+        if len(taken) < len(SLOTS):
+            if slot in taken:
+                slot = next(s for s in _SLOT_ORDER if s not in taken)
+            taken.add(slot)
+        out[op] = QColor(SLOTS[slot])
+    return out
+
+
+def op_color(op_type: str) -> QColor:
+    """Fill colour of an op type on its own (its family's slot of :data:`SLOTS`); the canvas colours a
+    model's nodes with :func:`op_palette`, which moves the less frequent of two same-slot ops away."""
+    return QColor(SLOTS[_home(op_type)])
+
 
 _DTYPE_COLORS = {
     "float": "#eceff1", "float16": "#b3e5fc", "bfloat16": "#81d4fa",
@@ -42,17 +95,6 @@ ERROR_STOPS: list[tuple[float, QColor]] = [
     (5.0, QColor("#d73027")), (15.0, QColor("#fc8d59")), (25.0, QColor("#fee08b")),
     (35.0, QColor("#91cf60")), (45.0, QColor("#1a9850")),
 ]
-
-
-def op_color(op_type: str) -> QColor:
-    """Fill colour of an op type: a fixed colour for common ops, otherwise a hue from md5(op_type).
-
-    md5 (not ``hash``) keeps the colour stable between runs and machines.
-    """
-    if op_type in _OP_COLORS:
-        return QColor(_OP_COLORS[op_type])
-    digest = hashlib.md5(op_type.encode("utf-8")).digest()
-    return QColor.fromHsv(digest[0] * 360 // 256, 70 + digest[1] % 40, 235)
 
 
 def normalize_dtype(name: str) -> str:

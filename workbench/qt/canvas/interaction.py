@@ -154,7 +154,8 @@ class CanvasInteraction:
     def _group_tooltip(self, g: int) -> str:
         s = self._state
         h = s.data.hierarchy
-        lines = [f"<b>{html.escape(h.paths[g])}</b>", f"{len(h.members(g))} nodes"]
+        head = h.paths[g] if h.source == "scopes" else h.titles[g]  # a block's path is only its number
+        lines = [f"<b>{html.escape(head)}</b>", f"{len(h.members(g))} nodes"]
         if g in s.group_texts:
             lines.append(html.escape(s.group_texts[g]))
         lines.append("double-click or click \u25b8 to " + ("open" if g in s.data.placement.collapsed else "collapse"))

@@ -33,6 +33,7 @@ class CanvasState:
     group_fills: dict[int, QColor] = field(default_factory=dict)  # collapsed group -> fill (aggregate)
     group_texts: dict[int, str] = field(default_factory=dict)  # group -> aggregate text ("worst 12.0 dB")
     group_selected: set[int] = field(default_factory=set)  # collapsed groups holding a selected node
+    op_colors: dict[str, QColor] = field(default_factory=dict)  # op type -> fill (colors.op_palette)
 
 
 def short_name(name: str, group_path: str | None = None) -> str:

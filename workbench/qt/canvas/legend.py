@@ -91,7 +91,8 @@ def legend_entries(canvas) -> tuple[str, list[tuple[str, QColor]], list[str]]:
         title = "dtype in the file" if canvas.edge_colour_keys() or (state and state.kernels) else "dtype (recipe)"
         return title, rows, notes
     counts = Counter(state.data.structure.op_types) if state is not None else Counter()
-    rows = [(f"{op} ({n})", colors.op_color(op)) for op, n in counts.most_common(MAX_OPS)]
+    palette = canvas.op_colors()
+    rows = [(f"{op} ({n})", QColor(palette.get(op, colors.op_color(op)))) for op, n in counts.most_common(MAX_OPS)]
     notes = [f"... {len(counts) - MAX_OPS} more op types"] if len(counts) > MAX_OPS else []
     return "op type", rows, notes
 

@@ -785,11 +785,20 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             names = sorted({colors.normalize_dtype(v) for v in drawn if v} | set(self.edge_colour_keys()))
             rows = [(n, colors.dtype_color(n)) for n in names]
             return rows + ([("not assigned", colors.NO_VALUE)] if None in drawn else [])
-        ops = sorted(set(self._state.data.structure.op_types)) if self._state else []
-        by_colour: dict[str, list[str]] = {}  # ops that share a colour share one row (Add, Div, Mul)
-        for o in ops:
-            by_colour.setdefault(colors.op_color(o).name(), []).append(o)
-        return [(", ".join(names), colors.op_color(names[0])) for names in by_colour.values()]
+        palette = self.op_colors()
+        by_colour: dict[str, list[str]] = {}  # ops that share a colour share one row (rare op types)
+        for o in sorted(palette):
+            by_colour.setdefault(palette[o].name(), []).append(o)
+        return [(", ".join(names), QColor(palette[names[0]])) for names in by_colour.values()]
+
+    def op_colors(self) -> dict[str, QColor]:
+        """Fill of each op type of the open model in the "op" colour mode (``colors.op_palette``:
+        its most frequent op types clearly apart); empty without a model."""
+        if self._state is None:
+            return {}
+        if not self._state.op_colors:
+            self._state.op_colors = colors.op_palette(self._state.data.structure.op_types)
+        return self._state.op_colors
 
     def _compute_fills(self) -> None:
         for _ in self._fill_steps():
@@ -801,7 +810,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         st = self._state.data.structure
         if self._mode == "op":
             keys: list = st.op_types
-            make = colors.op_color
+            make = self.op_colors().__getitem__
         elif self._mode == "dtype":
             keys = [colors.normalize_dtype(self._dtypes[n]) if n in self._dtypes else None for n in st.names]
             make = colors.dtype_color
