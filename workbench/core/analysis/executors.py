@@ -50,7 +50,49 @@ def ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-class ProcessExecutor:
+class _PoolExecutor:
+    """What the process and thread executors share: ``map`` over a concurrent.futures pool with at
+    most ``2 * workers`` tasks in flight, and the pool kept across maps inside ``with`` blocks.
+    Subclasses give ``_get_pool`` and ``close``."""
+
+    def __init__(self, workers: int = 2):
+        self.workers = max(1, int(workers))
+        self._depth = 0  # nesting of ``with`` blocks
+
+    def _get_pool(self):
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def map(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
+        pool = self._get_pool()
+        pending: deque = deque()
+        try:
+            for task in tasks:
+                pending.append(pool.submit(fn, task))
+                if len(pending) >= 2 * self.workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for f in pending:
+                f.cancel()
+            wait(pending)
+            if not self._depth:
+                self.close()
+
+    def __enter__(self):
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._depth -= 1
+        if not self._depth:
+            self.close()
+
+
+class ProcessExecutor(_PoolExecutor):
     """Runs tasks in ``workers`` local processes (spawn), at most ``2 * workers`` in flight so
     task data does not pile up in memory; closing the iterator early cancels queued tasks and
     waits for the running ones.
@@ -66,10 +108,9 @@ class ProcessExecutor:
     shares_files = True
 
     def __init__(self, workers: int = 2):
-        self.workers = max(1, int(workers))
+        super().__init__(workers)
         self._pool: ProcessPoolExecutor | None = None
         self._finalizer = None
-        self._depth = 0  # nesting of ``with`` blocks
 
     def _get_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
@@ -88,25 +129,11 @@ class ProcessExecutor:
             pool.submit(int)
 
     def map(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
-        pool = self._get_pool()
-        pending: deque = deque()
-        it = iter(tasks)
         try:
-            for task in it:
-                pending.append(pool.submit(fn, task))
-                if len(pending) >= 2 * self.workers:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
+            yield from super().map(fn, tasks)
         except BrokenProcessPool:
             self.close()  # a worker died: the next map starts fresh processes
             raise
-        finally:
-            for f in pending:
-                f.cancel()
-            wait(pending)
-            if not self._depth:
-                self.close()
 
     def close(self) -> None:
         """End the worker processes (a later :meth:`map` starts new ones)."""
@@ -114,17 +141,7 @@ class ProcessExecutor:
             self._finalizer()
         self._pool = self._finalizer = None
 
-    def __enter__(self) -> ProcessExecutor:
-        self._depth += 1
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._depth -= 1
-        if not self._depth:
-            self.close()
-
-
-class ThreadExecutor:
+class ThreadExecutor(_PoolExecutor):
     """Runs tasks on ``workers`` threads of this process, at most ``2 * workers`` in flight;
     closing the iterator early cancels queued tasks and waits for the running ones.
 
@@ -138,43 +155,19 @@ class ThreadExecutor:
     shares_memory = True
 
     def __init__(self, workers: int = 2):
-        self.workers = max(1, int(workers))
+        super().__init__(workers)
         self._pool: ThreadPoolExecutor | None = None
-        self._depth = 0  # nesting of ``with`` blocks
 
-    def map(self, fn: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
+    def _get_pool(self) -> ThreadPoolExecutor:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="workbench-task")
-        pool = self._pool
-        pending: deque = deque()
-        try:
-            for task in tasks:
-                pending.append(pool.submit(fn, task))
-                if len(pending) >= 2 * self.workers:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
-        finally:
-            for f in pending:
-                f.cancel()
-            wait(pending)
-            if not self._depth:
-                self.close()
+        return self._pool
 
     def close(self) -> None:
         """End the threads (a later :meth:`map` starts new ones)."""
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
         self._pool = None
-
-    def __enter__(self) -> ThreadExecutor:
-        self._depth += 1
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._depth -= 1
-        if not self._depth:
-            self.close()
 
 
 def default_executor() -> Executor:
