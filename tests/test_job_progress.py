@@ -10,9 +10,9 @@ import onnx
 import pytest
 
 from workbench.core import api
+from workbench.core.analysis.unit_error import analysis_steps
 from workbench.core.calibration.calibrate import calibrate
 from workbench.core.data.base import DataSource
-from workbench.core.analysis.unit_error import analysis_steps
 from workbench.core.jobs import job_calibrate, job_export, job_sensitivity
 from workbench.core.progress import CancelToken, phase_of
 
