@@ -28,6 +28,10 @@ ENABLED_WHEN: dict[str, Callable[[dict[str, bool]], bool]] = {
     "model": lambda s: s["has_model"] and not s["busy"],  # a model is open and no job runs
     # a float model is open and no job runs (an already-quantized model is not calibrated again)
     "float_model": lambda s: s["has_model"] and not s["busy"] and not s.get("quantized", False),
+    # the project can be saved: a float model is open and no model is being opened or compared; a running
+    # calibration, analysis or export does not stop it (the project holds the results it has; new ones mark it
+    # modified again when they arrive)
+    "project": lambda s: s["has_model"] and not s.get("opening", False) and not s.get("quantized", False),
     "busy": lambda s: s["busy"],  # a job runs (Cancel)
     "suggestion": lambda s: s["suggestion"],  # a sweep suggestion not yet applied
     "undo": lambda s: True,  # undo / redo: the undo stack enables them itself
@@ -101,8 +105,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Open a saved Workbench project (.wbproj): its model, recipe, data and results"),
     ActionSpec("open_example", "Open E&xample", "open_example",
                tip="Open the bundled example: a small digits CNN with its calibration and evaluation data"),
-    ActionSpec("save", "&Save Project", "save_project", (K.Save,), group="float_model"),
-    ActionSpec("save_as", "Save Project &As...", "save_project_as", (K.SaveAs,), group="float_model"),
+    ActionSpec("save", "&Save Project", "save_project", (K.Save,), group="project"),
+    ActionSpec("save_as", "Save Project &As...", "save_project_as", (K.SaveAs,), group="project"),
     ActionSpec("export", "&Export...", "export_dialog", ("Ctrl+E",),
                "Write the quantized model in the project's format (QDQ unless the project says QONNX; the file "
                "type in the dialog picks the other)", group="float_model"),
@@ -293,7 +297,7 @@ def build_toolbar(window: Any, actions: dict[str, QAction]) -> None:
 
 
 def update_enabled(actions: dict[str, QAction], **state: bool) -> None:
-    """Enable each action by its group (``state``: has_model, busy, suggestion, quantized; graph, main_graph
+    """Enable each action by its group (``state``: has_model, busy, opening, suggestion, quantized; graph, main_graph
     and qdq_graph say what the shown tab is, each True when not given; has_errors, has_sensitivity and
     has_export say which results are shown, each False when not given). An action kept off for want of a
     result says in its status tip and tooltip what turns it on (:func:`why_disabled`)."""

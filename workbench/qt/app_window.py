@@ -77,6 +77,11 @@ log = logging.getLogger(__name__)
 
 #: the View actions a diff tab takes (both panes), of the actions of the shown graph
 DIFF_VIEW_ACTIONS = ("fit", "zoom_in", "zoom_out")
+#: what Analyze (F6) says when the figures shown are of the same model, recipe, data, calibration and samples
+ANALYSIS_CURRENT = ("Not analysed again: the figures shown were measured on this model, recipe, data, calibration "
+                    "and analysis samples, and would come out the same. F5 calibrates afresh.")
+#: how often (ms) the running job's "m:ss elapsed" is worded again between its progress reports
+ELAPSED_TICK_MS = 1000
 
 MODEL_FILTER = "ONNX models and Workbench projects (*.onnx *.wbproj);;ONNX models (*.onnx);;Projects (*.wbproj)"
 #: what gives figures for an already-quantized file (F5 / F7 are off for it)
@@ -131,6 +136,12 @@ class MainWindow(QMainWindow):
         self.doc = Document(self)
         self.runs = RunController(self.doc, self)
         self._job_clock = ProgressClock()  # the status bar's ETA for jobs other than calibration
+        #: the main job's last progress report (done, total, message), worded again each second by
+        #: :attr:`_elapsed_tick` so "m:ss elapsed" counts on between reports (None: no report, or cancelling)
+        self._last_progress: tuple[int, int, str] | None = None
+        self._elapsed_tick = QTimer(self)
+        self._elapsed_tick.setInterval(ELAPSED_TICK_MS)
+        self._elapsed_tick.timeout.connect(self._tick_elapsed)
         self._compare_overall = OverallProgress([])  # the running comparison across its phases (one bar)
         self._open_job: ThreadJob | None = None
         self._compare_after_open: tuple[Path, Path] | None = None  # (float model, quantized file)
@@ -711,6 +722,7 @@ class MainWindow(QMainWindow):
     def _on_cancelling(self, title: str) -> None:
         """Cancel was asked: say so at once (the job stops at its next check, within seconds)."""
         title = cancelling_text(title, getattr(self, "_run_phase", ""))  # "Calibration (while analysing)"
+        self._last_progress = None  # the "Cancelling ..." line stays
         for button in (self.evaluate_panel.cancel_button, self.autotune_panel.cancel_button):
             button.setEnabled(False)
         self.calibration.show_cancelling(title)
@@ -1009,8 +1021,8 @@ class MainWindow(QMainWindow):
         self._on_spec_changed()
         if self.doc.calibration is None:
             self.runs.calibrate()
-        else:
-            self.runs.analyze()
+        elif self.runs.analyze() is None:
+            self.set_status(ANALYSIS_CURRENT)
 
     @guarded
     def start_choice(self) -> None:
@@ -1101,6 +1113,8 @@ class MainWindow(QMainWindow):
         else:  # the panel keeps its calibration's result; the status bar follows this job
             self.calibration.hold(title)
         self._job_clock.start()
+        self._last_progress = None
+        self._elapsed_tick.start()
         self.status_bar_progress.setVisible(True)
         self.status_bar_progress.setRange(0, 0)
         self.set_status(f"{title} running... (Esc cancels)")
@@ -1117,11 +1131,23 @@ class MainWindow(QMainWindow):
             self.status_bar_progress.setValue(min(done, total))
         else:
             self.status_bar_progress.setRange(0, 0)
+        self._last_progress = (done, total, message)
+        self._word_progress(done, total, message)
+
+    def _word_progress(self, done: int, total: int, message: str) -> None:
+        """The running job's last report with its ETA and time elapsed, in the panel and the status bar."""
+        overall = self.runs.overall
         if self.runs.kind == "calibrate":
             self.calibration.show_progress(done, total, message, overall)
             self.set_status(self.calibration.status.text())  # with the job's ETA
         else:
             self.set_status(self._job_clock.text(done, total, message, overall))
+
+    def _tick_elapsed(self) -> None:
+        """Each second while a main job runs: its last report worded again, so the time elapsed counts on
+        through a long step that sends no report (it said '0:08 elapsed' for 30 s)."""
+        if self._last_progress is not None and self.runs.busy:
+            self._word_progress(*self._last_progress)
 
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
@@ -1166,7 +1192,8 @@ class MainWindow(QMainWindow):
                 note = (f" The latency check kept {count(len(kept), 'unit')} float (slower quantized on this machine), "
                         "as `workbench-cli quantize` does; the recipe now says so (Ctrl+Z undoes).")
                 if current:  # the figures shown were of the recipe before: measure the exported one
-                    note += " Measuring the figures again with them float."
+                    note += (" Measuring the figures again with them float. Save Project stays available meanwhile "
+                             "(Esc stops the measuring).")
                     self._remeasure_after = f"kept {count(len(kept), 'unit')} float at export"
                     QTimer.singleShot(0, self._remeasure)
         if edited:
@@ -1232,6 +1259,8 @@ class MainWindow(QMainWindow):
 
     def _on_run_ended(self, message: str) -> None:
         self._run_phase = ""
+        self._elapsed_tick.stop()
+        self._last_progress = None
         if self.runs.kind == "calibrate":
             self.calibration.set_running(False, message)
         else:
@@ -1600,7 +1629,7 @@ class MainWindow(QMainWindow):
         has_model, busy = self.doc.model is not None, self.runs.busy or self._open_job is not None
         quantized = self.doc.quant_summary is not None
         shown = self.tabs.currentWidget()
-        actions.update_enabled(self._actions, has_model=has_model, busy=busy,
+        actions.update_enabled(self._actions, has_model=has_model, busy=busy, opening=self._open_job is not None,
                                suggestion=self.sensitivity.can_apply(), quantized=quantized,
                                graph=self.tabs.shown_canvas() is not None, main_graph=shown is self.canvas,
                                qdq_graph=shown is self.canvas or isinstance(shown, QuantModelTab),

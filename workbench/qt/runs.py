@@ -9,6 +9,7 @@ succeeds, so cancelling or a failure leaves the previous calibration and errors 
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import os
 from pathlib import Path
@@ -145,7 +146,12 @@ class RunController(QObject):
         #: ones it chose, and a project's recipe opened with its calibration; a calibration takes them as
         #: they are (:meth:`will_choose`). A new model starts afresh.
         self._settled: set[str] = set()
+        #: :meth:`analysis_inputs` of the figures the document shows, as the last calibration or analysis
+        #: measured them (None: none since this model opened); an analysis of the same inputs is not run again
+        self._analysed: tuple | None = None
+        self._analysing: int | None = None  # the analysis samples of the running calibrate job
         document.modelChanged.connect(self._settled.clear)
+        document.modelChanged.connect(self._forget_analysis)
 
     @property
     def busy(self) -> bool:
@@ -217,9 +223,29 @@ class RunController(QObject):
             note = ""
         return {**result, "choice_text": f"{text[:1].upper()}{text[1:]}.{note}"}
 
-    def analyze(self) -> Job:
-        """Re-quantize with the cached ranges (calibrating only new tensors) and re-analyse."""
+    def analyze(self) -> Job | None:
+        """Re-quantize with the cached ranges (calibrating only new tensors) and re-analyse; None (no job)
+        when the figures shown already are of the same inputs (:meth:`analysis_is_current`)."""
+        if self.analysis_is_current():
+            return None
         return self.calibrate(reuse=True)
+
+    def analysis_inputs(self) -> tuple:
+        """What an analysis measures: the model file (path and SHA-256), the recipe JSON, the data rows
+        (data, samples), the analysis samples and the calibration cache's ranges (JSON, without the time
+        they took)."""
+        cache = self.doc.calibration
+        ranges = {k: v for k, v in cache.items() if k != "seconds"} if isinstance(cache, dict) else cache
+        model = self.doc.model
+        return (str(self.doc.model_path), getattr(model, "sha256", None), self.doc.recipe.to_json(), self.doc.rows,
+                self.analysis_samples, json.dumps(ranges, sort_keys=True, default=str))
+
+    def analysis_is_current(self) -> bool:
+        """Whether the figures shown were measured by a calibration or analysis of this document with the
+        same :meth:`analysis_inputs` as now: an analysis would measure the same model bytes on the same rows
+        and give the same figures."""
+        return (self._analysed is not None and bool(self.doc.errors) and self.doc.results_current
+                and self._analysed == self.analysis_inputs())
 
     def input_files(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         """The files the open work reads, by real path -> what each is: the model, the open project,
@@ -378,6 +404,7 @@ class RunController(QObject):
         """Run ``job`` as the main job of ``kind``; ``extra`` is added to its result when it succeeds;
         ``choose``: it runs the recipe choice first (a phase of :attr:`overall`)."""
         self.job, self.kind = job, kind
+        self._analysing = self.analysis_samples if kind == "calibrate" else self._analysing
         self.overall = OverallProgress(job_phases(kind, choose=choose))
         job.progress.connect(lambda d, t, m: self._forward_progress(job, d, t, m))
         job.partial.connect(lambda data: self.partial.emit(kind, data))
@@ -409,6 +436,7 @@ class RunController(QObject):
         if kind == "calibrate":
             result = self._adopt_choice(result)  # before the results: they are of the chosen recipe
             self.doc.set_results(result, data=data)
+            self._note_analysed(result)
         elif kind == "sensitivity":
             self.doc.set_sensitivity(result, data=data)
         if kind == "choose" and not result.get("skipped"):  # Ctrl+F5: a later F5 calibrates what it chose
@@ -418,6 +446,19 @@ class RunController(QObject):
         if new_cache or kind in ("calibrate", "sensitivity"):  # saved in the project: unsaved until a save
             self.doc.note_new_results()
         self.succeeded.emit(kind, result)
+
+    def _forget_analysis(self) -> None:
+        self._analysed = None
+
+    def _note_analysed(self, result: dict) -> None:
+        """Remember the inputs of the figures a calibrate job just gave the document (:meth:`analysis_inputs`),
+        when they are the document's: the recipe it ran is the document's, on its rows, with its
+        analysis samples and its calibration cache."""
+        self._analysed = None
+        if (result.get("recipe") == self.doc.recipe.to_json() and self.doc.results_current
+                and self._analysing == self.analysis_samples
+                and same_cache(result.get("calibration"), self.doc.calibration)):
+            self._analysed = self.analysis_inputs()
 
     def _on_finished(self, kind: str) -> None:
         job, self.job, self.kind = self.job, None, ""
