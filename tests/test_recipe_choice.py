@@ -104,7 +104,7 @@ def test_the_preset_stays_when_no_variant_beats_it_by_the_margin(tmp_path, monke
     monkeypatch.setattr(recipe_choice, "_score", scored)
     rep = choose_recipe(model, recipe, data)
     assert rep.scores == {"preset": 30.0, "mse": 30.4, "compute+mse": 30.4}
-    assert rep.chosen == "preset" and rep.recipe is recipe
+    assert rep.chosen == "preset" and rep.recipe == recipe.model_copy(update={"bias_correction": True})
 
 
 def test_a_model_without_compute_ops_is_not_offered_the_compute_only_variant(tmp_path, capsys):
@@ -218,15 +218,17 @@ def test_a_variant_that_cannot_be_written_is_left_out_and_the_others_still_compe
 
 def test_the_choice_calibrates_every_row_so_quantize_calibrates_nothing_again(tmp_path, monkeypatch):
     """The choice's calibration pass covers the held-out rows too: with the preset kept, its MinMax
-    ranges are those of one pass over all rows, byte for byte in the written model."""
+    ranges are those of one pass over all rows, byte for byte in the written model (the chosen recipe is
+    the preset with bias correction)."""
     path, data, _ = _affine_chain(tmp_path)
     model = api.open_model(path)
     recipe = api.make_recipe("cpu-u8s8")
     monkeypatch.setattr(recipe_choice, "_score", lambda reference, got: 30.0)  # the preset stays
     rep = choose_recipe(model, recipe, data)
     assert rep.chosen == "preset" and rep.calibration.samples_seen == ROWS
+    assert rep.recipe == recipe.model_copy(update={"bias_correction": True})
     reused = api.quantize(model, rep.recipe, data=data, calibration=rep.calibration)
-    fresh = api.quantize(model, recipe, data=data)
+    fresh = api.quantize(model, rep.recipe, data=data)
     assert sorted(reused.calibration.reused) == sorted(fresh.calibration.observers)  # nothing calibrated again
     assert reused.proto.SerializeToString() == fresh.proto.SerializeToString()
 

@@ -60,7 +60,8 @@ def _replay(project, project_path, model, calib, data, progress, cancel) -> tupl
                            f"valid ({why}) and the project names no data to recalibrate it.",
                            hint="Delete that entry and add calibration data to the project (or re-save it from "
                                 "Workbench).")
-    if calib is not None and data is not None and project.recipe.smoothquant is None:
+    if calib is not None and data is not None and project.recipe.smoothquant is None \
+            and not project.recipe.bias_correction:  # bias correction reads the data (Conv input means)
         # every tensor cached with statistics that serve its spec: no need to touch the data
         if not unserved(plan(model, project.recipe), calib):
             data = None
