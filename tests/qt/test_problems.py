@@ -22,13 +22,13 @@ def test_tutorial_int16_edit_lists_the_spec_conflict_and_click_selects(qtbot, wi
     assert row >= 0, [i.message for _s, i in panel.problems]
     source, issue = panel.problems[row]
     assert source == "plan" and issue.severity == Severity.INFO and issue.node
-    assert panel.table.item(row, 1).text() == issue.node and CONFLICT in panel.table.item(row, 2).text()
+    assert panel.item_of(row).text(1) == issue.node and CONFLICT in panel.item_of(row).text(2)
     assert "problem" in win.problems_link.text()
 
     win.problems_link.linkActivated.emit("#problems")  # the status bar link shows the dock
     assert win.docks["Problems"].isVisible()
     with qtbot.waitSignal(win.canvas.selectionChangedNames, timeout=300_000):
-        panel.table.cellClicked.emit(row, 2)
+        panel.tree.itemClicked.emit(panel.item_of(row), 2)
     assert win.canvas.selected_nodes() == [issue.node]
 
     win.act_undo.trigger()  # the edit undone: the conflict goes away

@@ -1,4 +1,4 @@
-"""The Problems dock lists its issues in a table only when there are some."""
+"""The Problems dock lists its issues in a tree only when there are some."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ def test_no_empty_problems_table(qtbot, window, open_file, corpus, monkeypatch):
     open_file(win, corpus / "digits_cnn" / "model_opset17.onnx")
     panel = win.problems
     panel.refresh()
-    assert panel.problems == [] and not panel.table.isVisibleTo(panel)
+    assert panel.problems == [] and not panel.tree.isVisibleTo(panel)
     assert panel.summary.text() == "No problems: no preparation notes, plan issues or writer notes."
     issue = PlanIssue("/f/f.0/Conv", Severity.WARNING, "a note", list(IssueCode)[0])
     monkeypatch.setattr(problems_panel, "collect_problems", lambda doc: [("plan", issue)])
     panel.refresh()
-    assert panel.table.isVisibleTo(panel) and panel.table.rowCount() == 1
+    assert panel.tree.isVisibleTo(panel) and panel.tree.topLevelItemCount() == 1

@@ -19,11 +19,11 @@ def test_axis_error_row_names_the_node_and_selects_it(qtbot, window, open_file, 
     assert row >= 0
     source, issue = panel.problems[row]
     assert (source, issue.severity, issue.node) == ("plan", Severity.ERROR, CONV)
-    assert panel.table.item(row, 1).text() == CONV
+    assert panel.item_of(row).text(1) == CONV
     assert f"node override of '{CONV}'" in issue.message and "in the rule" not in issue.message
     assert win.doc.issue_badges() == {CONV: "!"}
     with qtbot.waitSignal(win.canvas.selectionChangedNames, timeout=300_000):
-        panel.table.cellClicked.emit(row, 2)
+        panel.tree.itemClicked.emit(panel.item_of(row), 2)
     assert win.canvas.selected_nodes() == [CONV]
     win.act_undo.trigger()
     assert panel.row_of("out of range") == -1 and not win.doc.issue_badges()

@@ -39,8 +39,8 @@ def test_an_undo_after_f5_marks_the_runs_conflict_out_of_date_and_uncounts_it(qt
     win.act_undo.trigger()  # back to the preset: the figures are out of date
     assert not win.doc.results_current and not win.doc.plan.issues
     assert [s for s, _i in panel.problems] == [STALE_SOURCE] * n and panel.row_of(CONFLICT) >= 0
-    assert panel.table.rowCount() == n and panel.table.item(0, 3).text() == STALE_SOURCE
-    assert "Calibrate (F5)" in panel.table.item(0, 2).toolTip()
+    assert len(panel.items) == n and panel.item_of(0).text(3) == STALE_SOURCE
+    assert "Calibrate (F5)" in panel.item_of(0).toolTip(2)
     assert panel.summary.text() == ("No problems with the current recipe. 2 rows from the last calibration are out "
                                     "of date (made with another recipe or other data): F5 calibrates again.")
     assert win.problems_link.text() == ""  # the status bar counts the current recipe's problems: none

@@ -59,6 +59,7 @@ def test_recipe_summary_and_problems_count_agree_in_number(qtbot, window, open_f
     assert _noun_count(text, "activation tensor") == len(plan.activations)
     assert _noun_count(text, "error") == sum(1 for i in plan.issues if i.severity == "error")
     shown = len(win.problems.problems)
-    assert _noun_count(win.problems.summary.text(), "problem") == shown
+    summary = win.problems.summary.text()
+    assert sum(_noun_count(summary, noun) for noun in ("error", "warning", "note")) == shown
     assert _noun_count(win.problems_link.text(), "problem") == shown
     assert "(s)" not in win.problems_link.text() + win.status_label.text()

@@ -3,21 +3,23 @@
 Fed typed :class:`~workbench.core.issues.PlanIssue` objects (the plan's own, the model's
 preparation notes as info issues, and the issues a calibrate / export job returned), never text
 parsed back. Clicking a row with a node emits ``nodeClicked(name)`` (the window selects and
-centres it). Errors first, then warnings, then info. The last job's issues, once the recipe or the data
+centres it). Errors first, then warnings, then notes (info), each kind counted apart. Issues of one
+code (and severity and source) are one expandable row with their count ("68 × tensor uses its producer's
+activation spec"), its children one row each. The last job's issues, once the recipe or the data
 changed since it ran, are listed last, greyed and marked out of date (:data:`STALE_SOURCE`), and are not
 counted: the current recipe's own are the plan's.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
-    QTableWidget,
-    QTableWidgetItem,
+    QTreeWidget,
+    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -27,6 +29,29 @@ from workbench.core.wording import count
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 _COLOURS = {Severity.ERROR: "#c62828", Severity.WARNING: "#ef6c00", Severity.INFO: ""}
+#: the Severity column's word: an info issue is a note, not a problem
+_WORDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+#: a group row's title, one issue of the code in words ("68 × <title>"); other codes: the code in words
+GROUP_TITLES = {
+    IssueCode.SPEC_SHARED: "tensor uses its producer's activation spec",
+    IssueCode.SPEC_CONFLICT: "tensor gets a grid of its own (its readers ask for another dtype)",
+    IssueCode.PREPARATION_NOTE: "preparation note",
+    IssueCode.OUTPUT_KEPT_FLOAT: "output kept float for a float consumer",
+    IssueCode.BIAS_FLOAT: "bias left in float",
+    IssueCode.BIAS_OVERFLOW: "int32 bias out of range, rescaled",
+    IssueCode.FLOAT_ISLAND: "element-wise unit kept float (no integer kernel reached)",
+    IssueCode.WEIGHT_DQ_ONLY: "unit kept float (it would quantize only its weight)",
+    IssueCode.SENTINEL_RANGE: "tensor reaching a mask / sentinel value",
+    IssueCode.NON_NEGATIVE_GRID: "non-negative tensor on a [0, max] grid",
+    IssueCode.REDUCTION_STATISTIC: "mean / variance / norm kept float",
+    IssueCode.CALIBRATION_DATA: "NaN / Inf or empty tensor in the calibration data",
+    IssueCode.LATENCY_KEPT_FLOAT: "unit kept float: its integer kernel measured slower",
+    IssueCode.UNMATCHED_RECIPE_ENTRY: "recipe entry matching no node",
+    IssueCode.RELU_REWRITTEN: "Relu written as Max(x, 0)",
+    IssueCode.CLIP_REWRITTEN: "Clip written as Min(Max(x, lo), hi)",
+    IssueCode.NO_MATMULNBITS: "int4 weight onnxruntime will not fuse",
+    IssueCode.SHARED_TABLE: "weight also read by a float node, stored once",
+}
 #: the "From" of an issue of the last calibration made with another recipe or other rows than the current ones
 STALE_SOURCE = "quantize (out of date)"
 _STALE_TIP = ("From the last calibration, made with another recipe or other calibration data than the current "
@@ -56,8 +81,28 @@ def collect_problems(doc) -> list[tuple[str, PlanIssue]]:
     return sorted(out, key=lambda si: (si[0] == STALE_SOURCE, _ORDER.get(si[1].severity, 3)))
 
 
+def group_problems(problems: list[tuple[str, PlanIssue]]) -> list[list[tuple[str, PlanIssue]]]:
+    """``problems`` (as :func:`collect_problems` orders them) in groups of one source, severity and code,
+    each group where its first member was; the order of severities and the out-of-date rows last are kept."""
+    groups: dict[tuple, list[tuple[str, PlanIssue]]] = {}
+    for source, issue in problems:
+        groups.setdefault((source, issue.severity, issue.code), []).append((source, issue))
+    return list(groups.values())
+
+
+def group_title(issue: PlanIssue, n: int) -> str:
+    """A group row's message: ``"68 × tensor uses its producer's activation spec"``."""
+    return f"{n} \u00d7 {GROUP_TITLES.get(issue.code, str(issue.code).replace('-', ' '))}"
+
+
+def severity_counts(issues) -> str:
+    """``"0 errors, 2 warnings, 75 notes"`` for ``issues`` (PlanIssue)."""
+    n = {sev: sum(1 for i in issues if i.severity == sev) for sev in _WORDS}
+    return ", ".join(count(n[sev], _WORDS[sev]) for sev in (Severity.ERROR, Severity.WARNING, Severity.INFO))
+
+
 class ProblemsPanel(QWidget):
-    """Table of the open model's problems; ``nodeClicked(name)`` on a row that names a node."""
+    """Tree of the open model's problems; ``nodeClicked(name)`` on a row that names a node."""
 
     nodeClicked = Signal(str)
     countChanged = Signal(int, int)  # problems, errors
@@ -65,46 +110,47 @@ class ProblemsPanel(QWidget):
     def __init__(self, document, parent: QWidget | None = None):
         super().__init__(parent)
         self.doc = document
-        #: the table's rows: (source, issue), the out-of-date ones last
+        #: every issue listed: (source, issue), in the tree's order (a group's members together), the out-of-date
+        #: ones last
         self.problems: list[tuple[str, PlanIssue]] = []
+        #: the row of each of :attr:`problems` (a group's child, or a top-level row)
+        self.items: list[QTreeWidgetItem] = []
         #: rows from a calibration made with another recipe or other rows (not counted as problems)
         self.out_of_date = 0
         self.summary = QLabel("No model open.")
-        self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels(["Severity", "Node", "Message", "From"])
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setWordWrap(True)
-        header = self.table.horizontalHeader()
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(4)
+        self.tree.setHeaderLabels(["Severity", "Node", "Message", "From"])
+        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.tree.setWordWrap(True)
+        self.tree.setUniformRowHeights(False)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        self.table.verticalHeader().setVisible(False)
-        # each row as tall as its wrapped message at the Message column's width as it is when shown: rows
-        # measured once, while the tab is hidden (the column still narrow), filled the whole table
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         lay = QVBoxLayout(self)
         lay.addWidget(self.summary)
-        lay.addWidget(self.table, 1)
+        lay.addWidget(self.tree, 1)
         lay.addStretch(0)
-        self.table.setVisible(False)  # no empty table: the summary line says there is nothing to list
-        self.table.cellClicked.connect(lambda row, _col: self.click_row(row))
+        self.tree.setVisible(False)  # no empty tree: the summary line says there is nothing to list
+        self.tree.itemClicked.connect(self._on_item_clicked)
         for signal in (document.modelChanged, document.recipeChanged, document.resultsChanged, document.dataChanged):
             signal.connect(self.refresh)
 
     def refresh(self, *_args) -> None:
-        self.problems = collect_problems(self.doc)
-        self.table.setRowCount(len(self.problems))
-        self.table.setVisible(bool(self.problems))
-        for row, (source, issue) in enumerate(self.problems):
-            stale = source == STALE_SOURCE
-            cells = [str(issue.severity), issue.node, issue.message, source]
-            for col, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(f"{issue.message}\n\n{_STALE_TIP}" if stale else issue.message)
-                if stale:
-                    item.setForeground(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
-                elif col == 0 and _COLOURS.get(issue.severity):
-                    item.setForeground(QColor(_COLOURS[issue.severity]))
-                self.table.setItem(row, col, item)
+        problems = collect_problems(self.doc)
+        self.tree.clear()
+        self.problems, self.items = [], []
+        for group in group_problems(problems):
+            parent = None
+            if len(group) > 1:
+                source, first = group[0]
+                parent = self._row(None, source, first, group_title(first, len(group)), node="")
+                parent.setToolTip(2, "Click to list them; a row's node is selected when it is clicked.")
+            for source, issue in group:
+                self.items.append(self._row(parent, source, issue, issue.message, node=issue.node))
+                self.problems.append((source, issue))
+        self.tree.setVisible(bool(self.problems))
         current = [i for s, i in self.problems if s != STALE_SOURCE]
         self.out_of_date = len(self.problems) - len(current)
         errors = sum(1 for i in current if i.severity == Severity.ERROR)
@@ -116,18 +162,47 @@ class ProblemsPanel(QWidget):
             none = " with the current recipe." if stale else ": no preparation notes, plan issues or writer notes."
             self.summary.setText(f"No problems{none}{stale}")
         else:
-            self.summary.setText(f"{count(len(current), 'problem')}, {count(errors, 'error')}. "
-                                 f"Click a row to select its node.{stale}")
+            self.summary.setText(f"{severity_counts(current)}. Click a row to select its node.{stale}")
         self.countChanged.emit(len(current), errors)
 
+    def _row(self, parent, source: str, issue: PlanIssue, message: str, *, node: str) -> QTreeWidgetItem:
+        """A row of the tree (under ``parent``, or top-level) for ``issue``, showing ``message`` and ``node``."""
+        stale = source == STALE_SOURCE
+        item = QTreeWidgetItem([_WORDS.get(issue.severity, str(issue.severity)), node, message, source])
+        item.setData(0, Qt.ItemDataRole.UserRole, node)
+        for col in range(4):
+            item.setToolTip(col, f"{issue.message}\n\n{_STALE_TIP}" if stale else issue.message)
+            if stale:
+                item.setForeground(col, self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
+        if not stale and _COLOURS.get(issue.severity):
+            item.setForeground(0, QColor(_COLOURS[issue.severity]))
+        if parent is None:
+            self.tree.addTopLevelItem(item)
+        else:
+            parent.addChild(item)
+        return item
+
     def row_of(self, text: str) -> int:
-        """The first row whose message contains ``text`` (-1: none)."""
+        """The index in :attr:`problems` of the first issue whose message contains ``text`` (-1: none)."""
         return next((r for r, (_s, i) in enumerate(self.problems) if text in i.message), -1)
 
+    def item_of(self, row: int) -> QTreeWidgetItem:
+        """The tree's row of ``problems[row]``."""
+        return self.items[row]
+
     def click_row(self, row: int) -> None:
-        """Act as if row ``row`` was clicked."""
-        if 0 <= row < len(self.problems) and self.problems[row][1].node:
-            self.nodeClicked.emit(self.problems[row][1].node)
+        """Act as if the row of ``problems[row]`` was clicked."""
+        if 0 <= row < len(self.items):
+            self._on_item_clicked(self.items[row], 2)
+
+    def _on_item_clicked(self, item: QTreeWidgetItem, _col: int) -> None:
+        """A row with a node selects it; a group row opens or closes."""
+        node = item.data(0, Qt.ItemDataRole.UserRole)
+        if node:
+            self.nodeClicked.emit(node)
+        elif item.childCount():
+            item.setExpanded(not item.isExpanded())
 
 
-__all__ = ["STALE_SOURCE", "ProblemsPanel", "collect_problems"]
+__all__ = ["GROUP_TITLES", "STALE_SOURCE", "ProblemsPanel", "collect_problems", "group_problems", "group_title",
+           "severity_counts"]
