@@ -1575,6 +1575,7 @@ class MainWindow(QMainWindow):
             return
         tensor = self._unit_tensor(names[0])
         if tensor:
+            self._hist_unit = (tensor, names[0])  # the histogram's title names the unit and the tensor drawn
             self.errors.clear_histogram(f"Computing the histogram of {tensor}...")
             self.runs.histogram(tensor)
 
@@ -1596,6 +1597,9 @@ class MainWindow(QMainWindow):
         """Draw a histogram with the clip range of the shown results, when they are of the current recipe and
         calibration data (else without it, saying why)."""
         tensor = hist.get("tensor", "")
+        unit = getattr(self, "_hist_unit", ("", ""))
+        if unit[0] == tensor and not hist.get("unit"):
+            hist = {**hist, "unit": unit[1]}
         qp_json = self.doc.qparams.get(tensor)
         data_rows = hist.get("data_rows")  # the rows the calibration uses: the Samples setting caps them
         if data_rows and self.doc.samples:

@@ -419,15 +419,17 @@ class ErrorView(QWidget):
             self.split_view.setSizes([bars, width - bars])
 
     def set_histogram(self, hist: dict, qp: QParams | None, note: str = "") -> None:
-        """Draw ``hist`` (``counts``, ``edges``, ``tensor``; kept as :attr:`hist`) with ``qp``'s clip range and
-        grid; ``note`` ends the title (why no clip range is drawn)."""
+        """Draw ``hist`` (``counts``, ``edges``, ``tensor``, optional ``unit``: the node unit whose output
+        ``tensor`` is; kept as :attr:`hist`) with ``qp``'s clip range and grid; ``note`` ends the title (why no
+        clip range is drawn). The title names the unit and the tensor drawn ("p2o.Conv.32 → output p2o.Add.227")."""
         self.hist = hist
+        name = f"{hist['unit']} \u2192 output {hist.get('tensor', '')}" if hist.get("unit") else hist.get("tensor", "")
         self.hist_plot.clear()
         self._show_histogram(True)
         counts = np.asarray(hist.get("counts", []), dtype=float)
         edges = np.asarray(hist.get("edges", []), dtype=float)
         if counts.size == 0:
-            self.hist_title.setText(f"{hist.get('tensor', '')}: no finite values")
+            self.hist_title.setText(f"{name}: no finite values")
             return
         curve = self.hist_plot.plot(edges, counts, stepMode="center", fillLevel=0,
                                     brush=colors_for(shown_theme()).histogram_fill)
@@ -435,7 +437,7 @@ class ErrorView(QWidget):
         top = count_axis_top(counts)
         self.hist_plot.enableAutoRange(x=True, y=False)
         self.hist_plot.setYRange(0.0, top, padding=0.05)
-        text = f"{hist['tensor']}: {hist.get('values', 0)} values in [{hist['rmin']:.4g}, {hist['rmax']:.4g}]"
+        text = f"{name}: {hist.get('values', 0)} values in [{hist['rmin']:.4g}, {hist['rmax']:.4g}]"
         if top < counts.max():
             spike = int(np.argmax(counts))
             text += (f"; the bin at {(edges[spike] + edges[spike + 1]) / 2:.4g} holds {int(counts[spike])} values "
