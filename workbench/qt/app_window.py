@@ -413,6 +413,7 @@ class MainWindow(QMainWindow):
         self._reset_views()
         self._show_quantization()
         self.canvas.set_model(model.proto, collapse_qdq=self._collapse_qdq())
+        self._restore_colour_mode()
         settings.add_recent_file(self.doc.project_path or path)
         settings.set_last_dir(path)
         self._update_title()
@@ -517,8 +518,19 @@ class MainWindow(QMainWindow):
         self.search.clear()
         self.search_hits.set_hits([])
         self.canvas.set_node_values(errors={}, error_label="SQNR (dB)")  # no sweep title from the last model
-        if COLOR_MODES[self.color_mode.currentIndex()] == "error" and not self.doc.errors:
+        mode = COLOR_MODES[self.color_mode.currentIndex()]
+        # the last model's file dtypes (a quantized model's; set again for one) or SQNR without results
+        if (mode == "dtype" and getattr(self, "_file_dtypes", False)) or (mode == "error" and not self.doc.errors):
             self.color_mode.setCurrentText("op")
+
+    def _restore_colour_mode(self) -> None:
+        """An opened project's colour mode as it was saved in this app: SQNR when its results were restored,
+        the recipe's dtypes; "op" otherwise."""
+        mode = settings.project_colour(self.doc.project_path) if self.doc.project_path else None
+        if mode == "error" and self.doc.errors:
+            self.color_by_sqnr()
+        elif mode == "dtype":
+            self.color_mode.setCurrentText("dtype")
 
     def _collapse_qdq(self) -> bool:
         """Q/DQ pairs are edge badges unless View > Show Q/DQ as Nodes is checked."""
@@ -527,6 +539,7 @@ class MainWindow(QMainWindow):
     def _show_quantization(self) -> None:
         """Banner, canvas marks and tooltips, dtype colours and the Calibrate reason of the open model."""
         doc = self.doc
+        self._file_dtypes = doc.quant_summary is not None  # the dtype colours are the file's, not a recipe's
         self.banner.show_summary(doc.quant_summary, doc.model_path.name if doc.model_path else "")
         if doc.quant_summary is None:
             self.canvas.set_quant_info({}, {})
@@ -842,6 +855,7 @@ class MainWindow(QMainWindow):
         refuse_output_onto_inputs(path, self._panel_inputs())  # the Evaluate panel's files, its defaults too
         save_project(self.current_project(), path)  # refused onto the model, data and eval files it names
         self.doc.project_path = path
+        settings.set_project_colour(path, COLOR_MODES[self.color_mode.currentIndex()])  # restored when reopened
         self.doc.mark_saved()
         self.autosaver.discard()
         settings.add_recent_file(path)

@@ -3,6 +3,7 @@ the theme, the sweep executor and the window layout."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
@@ -111,3 +112,29 @@ def save_window_state(geometry: bytes, state: bytes) -> None:
     s = _settings()
     s.setValue("window/geometry", geometry)
     s.setValue("window/state", state)
+
+
+#: projects whose view (colour mode) is kept, most recent last
+_VIEWS_KEPT = 50
+
+
+def project_colour(path: str | Path) -> str | None:
+    """The colour mode ("op", "dtype", "error") the project at ``path`` was saved with in this app; None: none kept."""
+    return _project_views().get(str(Path(path).resolve()))
+
+
+def set_project_colour(path: str | Path, mode: str) -> None:
+    """Keep ``mode`` as the colour mode of the project at ``path`` (the last :data:`_VIEWS_KEPT` projects)."""
+    views = _project_views()
+    key = str(Path(path).resolve())
+    views.pop(key, None)
+    views[key] = mode
+    _settings().setValue("project_colour", json.dumps(dict(list(views.items())[-_VIEWS_KEPT:])))
+
+
+def _project_views() -> dict[str, str]:
+    try:
+        value = json.loads(str(_settings().value("project_colour", "{}") or "{}"))
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}

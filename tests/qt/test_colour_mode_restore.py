@@ -1,0 +1,55 @@
+"""The colour mode follows the model: a saved project reopens with the colour mode it was saved with (SQNR when
+its results are restored; it came back as "op"), and a float model opened after a quantized one drops the
+file's dtype colouring (minilm kept "dtype" with every node grey)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from test_app_flow import run_job
+
+import workbench
+from workbench.core import api
+from workbench.qt.canvas.view import COLOR_MODES
+
+EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+
+
+def _mode(win) -> str:
+    return COLOR_MODES[win.color_mode.currentIndex()]
+
+
+def test_a_reopened_project_gets_its_sqnr_colours_back(qtbot, window, open_file, tmp_path):
+    win = window
+    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    open_file(win, tmp_path / "digits_cnn.onnx")
+    win.calibration.choose_first.setChecked(False)
+    win.calibration.samples.setValue(8)
+    win.calibration.analysis_samples.setValue(2)
+    state, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    win.color_by_sqnr()
+    assert _mode(win) == "error"
+    project = win.save_project_to(tmp_path / "digits.wbproj")
+
+    open_file(win, tmp_path / "digits_cnn.onnx")  # the model alone: no results, no SQNR colours
+    assert _mode(win) == "op" and win.canvas.color_mode() == "op"
+    open_file(win, project)
+    assert win.doc.errors
+    assert _mode(win) == "error" and win.canvas.color_mode() == "error"
+    assert win.canvas.error_label().startswith("SQNR")
+
+
+def test_a_float_model_after_a_quantized_one_is_coloured_by_op(qtbot, window, open_file, tmp_path, corpus):
+    win = window
+    out = tmp_path / "digits_cnn.qdq.onnx"
+    api.export(api.quantize(api.open_model(EXAMPLE / "digits_cnn.onnx"), api.make_recipe("cpu-u8s8"),
+                            data=str(EXAMPLE / "digits_cnn_calib.npz"), samples=8), out)
+    open_file(win, out)
+    assert _mode(win) == "dtype" and win.canvas.color_mode() == "dtype"  # the file's dtypes
+    open_file(win, corpus / "minilm_l6_v2" / "model.onnx")
+    assert win.doc.quant_summary is None
+    assert _mode(win) == "op" and win.canvas.color_mode() == "op"
+    assert len(win.canvas.legend()) > 1  # one entry per op type, not one grey "float"
