@@ -118,3 +118,17 @@ def test_a_folder_gone_since_is_not_where_dialogs_start(tmp_path):
     assert settings.last_folder("export", tmp_path) == str(tmp_path)
     with pytest.raises(ValueError, match="unknown file dialog purpose 'exports'"):
         settings.last_folder("exports")
+
+
+def test_export_starts_in_the_saved_projects_folder_before_any_export(window, open_file, file_dialogs,
+                                                                      model_in_tmp, tmp_path):
+    """A project saved away from the model: its exports start beside it (they started in the model's folder,
+    the corpus), until an export chooses a folder of its own."""
+    win = window
+    open_file(win, model_in_tmp)
+    (projects,) = _folders(tmp_path, "projects")
+    win.save_project_to(projects / "digits.wbproj")
+    win.export_dialog()
+    win.save_project_as()
+    assert file_dialogs == [("save", str(projects / "digits_cnn.qdq.onnx")),
+                            ("save", str(projects / "digits.wbproj"))]

@@ -38,21 +38,27 @@ def test_status_bar_repeats_the_panel_text(qtbot, window, monkeypatch):
     window._on_run_ended("Calibration cancelled; previous results kept.")
 
 
-def test_other_jobs_leave_the_calibration_result_in_the_panel(qtbot, window, monkeypatch):
-    """An export's progress and its end show in the status bar; the panel keeps the calibration's."""
+def test_other_jobs_show_their_progress_in_the_panel_then_the_calibration_result(qtbot, window, monkeypatch):
+    """An export's progress shows in the panel as in the status bar (the panel read "0% Idle. (Export ... is
+    running)" while the status bar said 74%); at its end the panel shows the calibration's result again."""
     monkeypatch.setattr(window.runs, "kind", "calibrate")
     window._on_run_started("Calibration")
     window._on_run_ended("Done: 3 node units analysed.")
     assert window.calibration.progress.value() == 1
     monkeypatch.setattr(window.runs, "kind", "export")
     window._on_run_started("Export to m.onnx")
-    assert window.calibration.status.text().startswith("Done: 3 node units analysed. (Export to m.onnx is running")
+    assert window.calibration.status.text() == "Export to m.onnx running; Cancel or Esc stops it."
+    assert window.calibration.progress.maximum() == 0  # busy until its first report
     assert not window.calibration.start.isEnabled() and window.calibration.cancel.isEnabled()
     window._on_run_progress(0, 4, "Exporting: writing")
     window._on_run_progress(1, 4, "Exporting: writing")
     assert window.status_label.text().startswith("Exporting: writing (1/4), ETA ")
-    assert window.calibration.progress.value() == 1 and window.calibration.progress.maximum() == 1
+    bar, panel = window.status_bar_progress, window.calibration.progress
+    assert panel.value() / panel.maximum() == bar.value() / bar.maximum()
+    percent = round(100 * bar.value() / bar.maximum())
+    assert window.calibration.status.text() == f"Export to m.onnx running ({percent} %); Cancel or Esc stops it."
     window._on_run_ended("Done: exported m.onnx")
     assert window.calibration.status.text() == "Done: 3 node units analysed."
+    assert window.calibration.progress.value() == 1 and window.calibration.progress.maximum() == 1
     assert window.calibration.start.isEnabled() and not window.calibration.cancel.isEnabled()
     assert window.status_label.text() == "Done: exported m.onnx"

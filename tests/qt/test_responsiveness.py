@@ -228,7 +228,7 @@ def test_cancel_says_cancelling_until_the_job_stops(qtbot, window):
     win.runs.progress.connect(lambda *a: after.append(a))
     assert win.status_label.text() == "Cancelling Sleep (while sleeping)..."  # the phase its progress named
     assert not win.calibration.cancel.isEnabled()
-    assert win.calibration.status.text() == "Idle. (Cancelling Sleep (while sleeping)...)"  # was "... Esc stops it."
+    assert win.calibration.status.text() == "Cancelling Sleep (while sleeping)..."  # was "Idle. (Cancelling ...)"
     with qtbot.waitSignal(win.runs.finished, timeout=300_000):
         win.act_cancel.trigger()  # a second press asks nothing more
     assert after == [] and not job.running

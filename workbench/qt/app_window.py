@@ -901,8 +901,10 @@ class MainWindow(QMainWindow):
             self.export_to(path if path.lower().endswith(".onnx") else path + ".onnx", fmt)
 
     def _export_start(self, name: str) -> str:
-        """Where an export dialog starts: ``name`` in the folder of the last export (the model's folder at first)."""
-        return settings.start_path("export", name, self.doc.model_path.parent)
+        """Where an export dialog starts: ``name`` in the folder of the last export; before any, the open project's
+        folder when it was saved, else the model's."""
+        first = self.doc.project_path.parent if self.doc.project_path else self.doc.model_path.parent
+        return settings.start_path("export", name, first)
 
     def export_to(self, path: str | Path, fmt: str | None = None):
         """Start the export job (quantize with the cached calibration, write ``path`` atomically) as ``fmt``
@@ -1155,6 +1157,7 @@ class MainWindow(QMainWindow):
             self.calibration.show_progress(done, total, message, overall)
             self.set_status(self.calibration.status.text())  # with the job's ETA
         else:
+            self.calibration.show_held_progress(done, total, overall)  # the panel as the status bar
             self.set_status(self._job_clock.text(done, total, message, overall))
 
     def _tick_elapsed(self) -> None:

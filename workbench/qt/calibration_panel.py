@@ -97,6 +97,7 @@ class CalibrationPanel(QWidget):
         super().__init__(parent)
         self._clock = ProgressClock()
         self._held: tuple[str, int, int, int] | None = None  # status, bar min, max, value while another job runs
+        self._held_title = ""  # the other job's title while it runs
         #: the spec last set (set_data_spec) and the widgets' state right after: data_spec() keeps what
         #: the user did not edit as the spec has it
         self._spec: dict | None = None
@@ -402,13 +403,34 @@ class CalibrationPanel(QWidget):
             self._held = (self.status.text(), self.progress.minimum(), self.progress.maximum(), self.progress.value())
         self.start.setEnabled(False)
         self.cancel.setEnabled(True)
-        self.status.setText(f"{self._held[0]} ({title} is running; Cancel or Esc stops it.)")
+        self._held_title = title
+        self.show_held_progress(0, 0)
+
+    def show_held_progress(self, done: int, total: int, overall: OverallProgress | None = None) -> None:
+        """While another job runs (:meth:`hold`, its title): the bar and the text are that job's progress
+        ("Export to m.onnx running (74 %); Cancel or Esc stops it."), as the status bar's; the whole job's with
+        ``overall``, else ``done`` of ``total`` (0: a busy bar, no percentage). The panel read "0% Idle." with
+        "(Export ... is running)" while the status bar said 74%."""
+        if self._held is None or not self.cancel.isEnabled():  # not holding, or cancelling: the text stays
+            return
+        if overall is not None and overall.known:
+            fraction = overall.fraction
+        else:
+            fraction = min(done, total) / total if total > 0 else None
+        title = self._held_title
+        if fraction is None:
+            self.progress.setRange(0, 0)
+            self.status.setText(f"{title} running; Cancel or Esc stops it.")
+            return
+        self.progress.setRange(0, OVERALL_STEPS)
+        self.progress.setValue(round(fraction * OVERALL_STEPS))
+        self.status.setText(f"{title} running ({round(fraction * 100)} %); Cancel or Esc stops it.")
 
     def show_cancelling(self, title: str) -> None:
         """Cancel was asked for the running job ``title``: say so, and grey Cancel until it stops."""
         self.cancel.setEnabled(False)
         message = f"Cancelling {title}..."
-        self.status.setText(f"{self._held[0]} ({message})" if self._held is not None else message)
+        self.status.setText(message)  # another job's too: the calibration's result returns when it stopped
 
     def release(self) -> None:
         """The other job ended: the panel shows the calibration's own state again."""
