@@ -50,7 +50,7 @@ def test_calibrate_job_names_its_latency_passes(corpus, slow_first_unit):
     # "Calibrating the rest" only when the CLI's plan left tensors out (none here)
     assert [t for t in tops if t != "Calibrating the rest"] == [
         "Opening", "Planning", "Latency placement", "Calibrating", "Placement guard", "Latency check", "Quantizing",
-        "Analysing", "Weights vs activations"], tops
+        "Analysing", "Output error", "Weights vs activations"], tops
     assert set(PIPELINE_PHASES) - {"Latency fallback"} <= set(tops)
     # the placement guard's own steps: its second plan (written, then calibrated), then the two SQNRs
     guard = [(d, t, m) for d, t, m in events if _top(m) == "Placement guard"]

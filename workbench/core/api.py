@@ -58,6 +58,8 @@ _LAZY: dict[str, str] = {
     "cpu_needs_reduce_range": "workbench.core.recipe.hardware",
     "NodeRoles": "workbench.core.planning.roles",
     "node_roles": "workbench.core.planning.roles",
+    "InputRead": "workbench.core.planning.reads",
+    "input_reads": "workbench.core.planning.reads",
     "RECIPE_DTYPES": "workbench.core.formats.qtypes",
     "QParams": "workbench.core.formats.qparams",
     # pipeline

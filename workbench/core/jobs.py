@@ -127,7 +127,8 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     (the same issues as PlanIssue objects), ``recipe`` (the JSON used: the chosen one after a choice),
     ``choice`` (:func:`choice_json` of the choice, None when none ran), ``split`` (weights vs
     activations, :meth:`workbench.core.analysis.noise_split.NoiseSplit.to_json`, on the same rows;
-    None for a recipe without activation pairs), ``weights`` (each unit's weight error,
+    None for a recipe without activation pairs), ``outputs`` (:func:`_output_sqnr`: each model output's
+    SQNR on the analysis rows, as ``workbench-cli analyze`` / ``evaluate`` measure it), ``weights`` (each unit's weight error,
     :meth:`workbench.core.analysis.weight_error.WeightError.to_json`), ``local`` (:func:`_local_json`).
     """
     model = _open(payload, progress)
@@ -143,6 +144,7 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
         result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
     rows = api.analyze(model, result, payload["data"], samples=payload.get("analysis_samples"),
                        progress=in_phase(progress, "Analysing"), cancel=cancel)
+    outputs = _output_sqnr(model, result, payload, progress, cancel) if rows else []
     split = None
     if rows and result.plan.mode == "static":  # a StrEnum
         split = api.noise_split(result.float_model or model, result.proto, payload["data"],
@@ -152,6 +154,7 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     return {"calibration": calib.to_json() if calib is not None else None,
             "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf
             "split": split.to_json() if split is not None else None,
+            "outputs": outputs,
             "weights": [e.to_json() for e in api.weight_errors(result.plan, (result.float_model or model).proto,
                                                                 result.proto)] if rows else [],
             "local": _local_json(result, model, rows),
@@ -159,6 +162,24 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
             "issues": [_issue_text(i) for i in issues],
             "problems": _typed(issues),
             "recipe": payload["recipe"], "choice": choice_json(choice) if choice is not None else None}
+
+
+def _output_sqnr(model, result, payload: dict, progress, cancel: CancelToken) -> list[dict]:
+    """Each model output's end-to-end SQNR on the analysis rows (:func:`workbench.core.api.analyze_end_to_end`:
+    onnxruntime's fused kernels, as ``evaluate`` and the CLI's ``analyze`` measure a written file): a list of
+    ``{"name", "sqnr_db" (float, dB; +inf when equal), "samples" (rows)}``, in the model's output order."""
+    phase, totals = in_phase(progress, "Output error"), set()
+
+    def report(done: int, total: int, message: str) -> None:  # each count starts at 0, as the other phases do
+        if total not in totals:
+            totals.add(total)
+            if done:
+                phase(0, total, message)
+        phase(done, total, message)
+
+    e2e = api.analyze_end_to_end(model, result, payload["data"], samples=payload.get("analysis_samples"),
+                                 progress=report, cancel=cancel)
+    return [{"name": o.name, "sqnr_db": float(o.sqnr_db), "samples": e2e.samples} for o in e2e.outputs]
 
 
 def _local_json(result, model, rows) -> dict:

@@ -1483,6 +1483,7 @@ class MainWindow(QMainWindow):
     @guarded
     def _show_error_rows(self) -> None:
         self.errors.set_split(self.doc.split)
+        self.errors.set_outputs(self.doc.outputs)
         self.errors.set_weights(self.doc.weights)
         self.errors.set_local(self.doc.local)
         self.errors.set_rows(self.doc.errors)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import math
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -62,9 +63,17 @@ RESULT_PARTS = (("calibration", "calibration ranges"), ("errors", "per-unit erro
 
 #: the document's fields a project saves besides the recipe and the :class:`Settings`: its ``allow_code``,
 #: ``export`` section, calibration cache, and the shown results and sweep with the rows they were measured on
-SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "weights", "local", "issues",
+SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "outputs", "weights", "local",
+               "issues",
                "result_issues", "result_recipe", "result_data", "sensitivity", "suggestion", "sensitivity_recipe",
                "sensitivity_data", "autotune")
+
+
+def _json_db(v: Any) -> Any:
+    """A dB figure as a project's JSON holds it: "inf" / "-inf" for infinities, None for NaN."""
+    if not isinstance(v, (int, float)) or math.isfinite(v):
+        return v
+    return None if math.isnan(v) else "inf" if v > 0 else "-inf"
 
 
 def check_autotune_run(run: Any) -> None:
@@ -169,6 +178,9 @@ class Document(QObject):
         self.errors: list[ErrorRow] = []
         #: weights vs activations of the shown results (NoiseSplit JSON), None when not measured
         self.split: dict | None = None
+        #: each model output's end-to-end SQNR on the analysis rows of the shown results (``{"name", "sqnr_db",
+        #: "samples"}``, :func:`workbench.core.jobs.job_calibrate`'s ``outputs``); empty when not measured
+        self.outputs: list[dict] = []
         #: unit -> its weight's quantization error (WeightError JSON) of the shown results
         self.weights: dict[str, dict] = {}
         #: unit -> the noise it adds itself (local SQNR, dB; "inf" / None as the calibrate job writes them)
@@ -213,6 +225,7 @@ class Document(QObject):
         self.qparams = {}
         self.errors = []
         self.split = None
+        self.outputs = []
         self.weights = {}
         self.local = {}
         self.issues = []
@@ -402,6 +415,7 @@ class Document(QObject):
         self.qparams = result.get("qparams", {})
         self.errors = errors
         self.split = result.get("split")  # weights vs activations (NoiseSplit JSON) or None
+        self.outputs = [dict(o) for o in result.get("outputs") or [] if isinstance(o, dict) and "name" in o]
         self.weights = {w["node"]: w for w in result.get("weights") or []}
         self.local = dict(result.get("local") or {})
         self.issues = list(result.get("issues", []))
@@ -427,6 +441,7 @@ class Document(QObject):
     def clear_results(self) -> None:
         """Forget the shown per-unit results, sweep and autotune run (the calibration cache stays)."""
         self.qparams, self.errors, self.split, self.weights, self.local = {}, [], None, {}, {}
+        self.outputs = []
         self.issues, self.result_issues, self.result_recipe, self.result_data = [], [], None, (None, None)
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
         self.sensitivity_data = (None, None)
@@ -516,6 +531,7 @@ class Document(QObject):
             return None
         return {"errors": [r.to_json() for r in self.errors], "qparams": self.qparams,
                 "issues": self.issues, "recipe": self.result_recipe, "split": self.split,
+                "outputs": [{**o, "sqnr_db": _json_db(o.get("sqnr_db"))} for o in self.outputs],
                 "weights": list(self.weights.values()), "local": self.local,
                 "on_current_data": self.result_data == self.rows}
 

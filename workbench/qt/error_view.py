@@ -30,6 +30,9 @@ from workbench.qt.dialogs import guarded
 from workbench.qt.elide import distinct_labels
 from workbench.qt.theme import colors_for, shown_theme
 
+#: The summary names at most this many model outputs' SQNR (the worst ones; the tooltip lists all).
+OUTPUTS_SHOWN = 3
+
 #: The summary of a float model before its first calibration.
 NO_RESULTS = "No results yet: calibrate (Run > Calibrate, F5) to see each node unit's error."
 #: Said before the figures while they were measured with an earlier recipe or other calibration data.
@@ -109,6 +112,7 @@ class ErrorView(QWidget):
         super().__init__(parent)
         self.rows: list = []
         self.split: dict | None = None  # weights vs activations of the rows (NoiseSplit JSON)
+        self.outputs: list[dict] = []  # each model output's SQNR on the same rows ({"name", "sqnr_db", "samples"})
         self.weights: dict[str, dict] = {}  # unit -> its weight's error (WeightError JSON)
         self.local: dict = {}  # unit -> the noise it adds itself (local SQNR, as the calibrate job writes it)
         self.stale = False  # the rows were measured with another recipe than the document's
@@ -311,6 +315,26 @@ class ErrorView(QWidget):
         if self.rows:
             self._write_summary()
 
+    def set_outputs(self, outputs: list[dict] | None) -> None:
+        """Each model output's end-to-end SQNR of the rows about to be shown (``{"name", "sqnr_db" (dB; "inf" or
+        None as a saved project holds them), "samples"}``): the summary starts with it."""
+        self.outputs = list(outputs or [])
+        if self.rows:
+            self._write_summary()
+
+    def outputs_text(self) -> str:
+        """"Output SQNR: softmax_11.tmp_0 13.8 dB (32 analysis rows). " ("" without figures); past
+        :data:`OUTPUTS_SHOWN` outputs the worst ones, and how many more (all of them in the tooltip)."""
+        if not self.outputs:
+            return ""
+        shown = sorted(self.outputs, key=lambda o: _db_order(o.get("sqnr_db")))[:OUTPUTS_SHOWN] \
+            if len(self.outputs) > OUTPUTS_SHOWN else self.outputs
+        parts = ", ".join(f"{o['name']} {_output_db(o.get('sqnr_db'))}" for o in shown)
+        more = f" (worst {len(shown)} of {len(self.outputs)} outputs)" if len(shown) < len(self.outputs) else ""
+        rows = self.outputs[0].get("samples")
+        on = f" on {count(rows, 'analysis row')}" if isinstance(rows, int) else ""
+        return f"Output SQNR: {parts}{more}{on}. "
+
     def split_text(self) -> str:
         """" Output noise: 37 % from the weights, 63 % from the activations." ("" without a split)."""
         sp = self.split
@@ -323,11 +347,12 @@ class ErrorView(QWidget):
     def _write_summary(self) -> None:
         finite = [r.sqnr_db for r in self.rows if math.isfinite(r.sqnr_db)]
         worst = self.rows[0]
-        self.summary.setText(f"{STALE if self.stale else ''}{count(len(self.rows), 'node unit')}; worst {worst.node} "
+        self.summary.setText(f"{STALE if self.stale else ''}{self.outputs_text()}"
+                             f"{count(len(self.rows), 'node unit')}; worst {worst.node} "
                              f"at {worst.sqnr_db:.1f} dB; median {statistics.median(finite) if finite else float('nan'):.1f}"
                              f" dB.{self.split_text()} Click a bar to select the node.")
         sp = self.split
-        self.summary.setToolTip(
+        self.summary.setToolTip(self._outputs_tip() + (
             "Output noise: the model-output SQNR with only the weights quantized "
             f"({_db_text(sp.get('weights_db'))}) and with only the activations quantized "
             f"({_db_text(sp.get('activations_db'))}), against {_db_text(sp.get('all_db'))} with both, on "
@@ -336,7 +361,14 @@ class ErrorView(QWidget):
                if sp.get("additive") is False else "")
             + ": mostly weights, try per-channel or wider weights; mostly activations, try other observers or int16 "
             "activations."
-            if sp and sp.get("weights_share") is not None else "")
+            if sp and sp.get("weights_share") is not None else ""))
+
+    def _outputs_tip(self) -> str:
+        if not self.outputs:
+            return ""
+        lines = "\n".join(f"  {o['name']}: {_output_db(o.get('sqnr_db'))}" for o in self.outputs)
+        return ("Output SQNR: each model output of the quantized model against the float model on the analysis "
+                f"rows, measured as Evaluate and workbench-cli evaluate measure it:\n{lines}\n\n")
 
     def bar_values(self) -> list[float]:
         """Bar lengths in dB, worst first (+inf drawn as INF_SQNR_DB, NaN as 0)."""
@@ -482,6 +514,26 @@ def _local_text(v) -> str:
     if v == math.inf:
         return "none (no noisier than its input)"
     return f"{v:.1f} dB (local SQNR)"
+
+
+def _db_value(v) -> float:
+    """An output SQNR as the calibrate job or a saved project holds it (float, "inf", None) -> dB (NaN for None)."""
+    try:
+        return float(v) if v is not None else math.nan
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _db_order(v) -> float:
+    """Worst first: the lowest SQNR, an unmeasured (NaN) one last."""
+    db = _db_value(v)
+    return math.inf if math.isnan(db) else db
+
+
+def _output_db(v) -> str:
+    """An output's SQNR for the summary: "13.8 dB", "no noise" (+inf: equal outputs), "not measured" (NaN)."""
+    db = _db_value(v)
+    return "not measured" if math.isnan(db) else "no noise" if db == math.inf else f"{db:.1f} dB"
 
 
 def _db_text(v) -> str:

@@ -41,8 +41,10 @@ from workbench.core.api import (
     RECIPE_DTYPES,
     ROLES,
     Granularity,
+    InputRead,
     QuantTensor,
     ResolvedNode,
+    input_reads,
     node_roles,
 )
 from workbench.core.wording import count
@@ -84,6 +86,82 @@ def _common(values: list[Any]) -> tuple[bool, Any]:
     return False, None
 
 
+def weight_notes(no_weight: dict[str, list[bool]]) -> list[str]:
+    """Per weight op type of the selection (op -> per node, True when it has no constant float32 weight), what
+    to say: "12 of 48 MatMul have no constant weight; weight settings apply to the other 36." (nothing when
+    every one has a weight)."""
+    out = []
+    for op, flags in no_weight.items():
+        k, n = sum(flags), len(flags)
+        if not k:
+            continue
+        if n == 1:
+            out.append(f"{op} has no constant float32 weight: weight settings do not apply.")
+        elif k == n:
+            out.append(f"None of the {n} {op} has a constant float32 weight: weight settings do not apply.")
+        else:
+            out.append(f"{k} of {n} {op} have no constant float32 weight; weight settings apply to the "
+                       f"other {n - k}.")
+    return out
+
+
+def excluded_note(excluded: int, selected: int) -> str:
+    """What the role editors mean when ``excluded`` of the ``selected`` nodes are kept in float."""
+    if excluded == selected:
+        return ("Excluded: kept in float, so the settings below do not apply (greyed); untick exclude to "
+                "quantize it again." if selected == 1 else
+                f"All {selected} are excluded: kept in float, so the settings below do not apply (greyed); untick "
+                "exclude to quantize them again.")
+    return (f"{excluded} of {selected} selected nodes are excluded (kept in float): the settings below take "
+            f"effect on the other {selected - excluded}.")
+
+
+def _names(names: list[str], most: int = 3) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def reads_text(reads: dict[str, list[InputRead]]) -> str:
+    """What the selected nodes' activation inputs are read as (node -> :func:`workbench.core.api.input_reads`),
+    e.g. "reads uint8 from p2o.Add.7 (set its activation to change this)"; "" when no node reads a quantized
+    activation. A tensor has one grid, set by its producer: a node's own activation dtype sets its output,
+    not its input."""
+    nodes = {n: r for n, r in reads.items() if r}
+    if not nodes:
+        return ""
+    if len(nodes) == 1:
+        lines = []
+        for r in next(iter(nodes.values())):
+            if r.own:
+                lines.append(f"reads {r.dtype} from {r.source}, as its own setting" if r.source
+                             else f"reads {r.dtype} ({r.tensor}), as set")
+            elif r.source:
+                lines.append(f"reads {r.dtype} from {r.source} (set its activation to change this)")
+            else:
+                lines.append(f"reads {r.dtype} ({r.tensor}: set by another node reading it; give them the "
+                             "same activation to change this)")
+        return "; ".join(dict.fromkeys(lines))
+    others: dict[str, list[str]] = {}  # dtype -> nodes reading it on another node's grid
+    sources: dict[str, list[str]] = {}
+    own: dict[str, int] = {}
+    for rs in nodes.values():
+        foreign = [r for r in rs if not r.own]
+        if not foreign:
+            for dt in dict.fromkeys(r.dtype for r in rs):
+                own[dt] = own.get(dt, 0) + 1
+            continue
+        dt = foreign[0].dtype
+        others.setdefault(dt, []).append(foreign[0].tensor)
+        sources.setdefault(dt, [])
+        sources[dt] += [r.source for r in foreign if r.source and r.source not in sources[dt]]
+    n = len(nodes)
+    parts = [f"{len(ts)} of {n} read {dt} from the nodes before them"
+             + (f" ({_names(sources[dt])})" if sources[dt] else "")
+             + ": set those nodes' activation to change it" for dt, ts in others.items()]
+    parts += [f"{k} of {n} read {dt} as set" for dt, k in own.items()]
+    return "; ".join(parts)
+
+
 class RoleEditor(QGroupBox):
     """Editors for one role's QuantSpec; emits ``edited(role, field, value)`` on user edits."""
 
@@ -94,8 +172,14 @@ class RoleEditor(QGroupBox):
         self.role = role
         self._updating = False
         form = QFormLayout(self)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.source = QLabel()
+        self.source.setWordWrap(True)  # a long list of rules wraps (the panel never scrolls sideways)
         mute(self.source)
+        #: activation only: the dtype the selection's inputs are read as, and which node sets it
+        self.reads = QLabel()
+        self.reads.setWordWrap(True)
+        self.reads.setVisible(False)
         self.enabled = QCheckBox("quantize")
         self.dtype = QComboBox()
         self.dtype.addItems(list(RECIPE_DTYPES) + (["int32"] if role == "bias" else []))
@@ -116,6 +200,8 @@ class RoleEditor(QGroupBox):
                          ("granularity", self.granularity), ("axis", self.axis), ("block_size", self.block_size),
                          ("observer", self.observer), ("", self.reduce_range), ("", self.power_of_two)):
             form.addRow(label, w)
+            if w is self.dtype and role == "activation":
+                form.addRow("reads", self.reads)
         self.enabled.clicked.connect(lambda on: self._emit("enabled", bool(on)))
         self.symmetric.clicked.connect(lambda on: self._emit("symmetric", bool(on)))
         self.reduce_range.clicked.connect(lambda on: self._emit("reduce_range", bool(on)))
@@ -161,6 +247,14 @@ class RoleEditor(QGroupBox):
         finally:
             self._updating = False
 
+    def show_reads(self, text: str) -> None:
+        """The "reads" row (activation only): ``text`` from :func:`reads_text` ("" hides it)."""
+        self.reads.setText(text)
+        self.reads.setVisible(bool(text))
+        form = self.layout()
+        if isinstance(form, QFormLayout) and self.role == "activation":
+            form.setRowVisible(self.reads, bool(text))
+
     def _set_axis_range(self, rank: int, held: list[int]) -> None:
         """``-rank .. rank - 1`` plus "auto" below it (``rank`` 0: unknown, up to :data:`AXIS_MAX`),
         widened to the axes the selection holds already."""
@@ -192,7 +286,7 @@ class Inspector(QWidget):
         self.file: FileSelection | None = None  # a file's tab is shown: read-only (show_file)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        scroll = QScrollArea()
+        self.scroll = scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         outer.addWidget(scroll)
         body = QWidget()
@@ -213,6 +307,7 @@ class Inspector(QWidget):
         row = QHBoxLayout()
         self.exclude = QCheckBox("exclude (keep in float)")
         self.exclude_source = QLabel()
+        self.exclude_source.setWordWrap(True)
         mute(self.exclude_source)
         row.addWidget(self.exclude)
         row.addWidget(self.exclude_source, 1)
@@ -361,24 +456,37 @@ class Inspector(QWidget):
         return [n for n in self.nodes if plan is None or n in plan.units]
 
     def _show_applicable_roles(self, resolved: list[ResolvedNode]) -> None:
-        """Show a role's editor when it applies to at least one selected node, filled from those nodes."""
+        """Show a role's editor when it applies to at least one selected node, filled from those nodes;
+        greyed, with a note, when every selected node is excluded (kept in float)."""
         self.node_roles, notes, ranks = {}, [], []
+        no_weight: dict[str, list[bool]] = {}  # weight op type -> per selected node: has no constant weight
         for r in resolved:
             roles = node_roles(self.doc.model, self.doc.recipe, r.node)
             self.node_roles[r.node] = roles.roles
             if roles.weight_rank:
                 ranks.append(roles.weight_rank)
-            if roles.note:
+            if "weight" in roles.roles or roles.no_weight:
+                no_weight.setdefault(self.doc.op_type(r.node) or "?", []).append(roles.no_weight)
+            if roles.note and not roles.no_weight:
                 notes.append(roles.note)
+        notes = weight_notes(no_weight) + notes
         shown = {role for roles in self.node_roles.values() for role in roles}
+        excluded = [r for r in resolved if r.excluded]
         for role, editor in self.roles.items():
             editor.setVisible(role in shown)
             editor.show_resolved([r for r in resolved if role in self.node_roles[r.node]],
                                  rank=min(ranks, default=0) if role == "weight" else 0)
+            editor.setEnabled(bool(resolved) and len(excluded) < len(resolved))
+            if excluded and len(excluded) == len(resolved):
+                editor.source.setText("excluded: kept in float (these apply if it is quantized again)")
+        plan = self.doc.plan
+        self.roles["activation"].show_reads(
+            reads_text({r.node: input_reads(plan, r.node) for r in resolved}) if plan is not None else "")
         notes = list(dict.fromkeys(notes))
         if len(self.node_roles) > 1 and notes:
             notes = [f"{len(notes)} kinds of node in the selection have fewer settings; an edit changes only the "
                      "nodes it applies to."] if len(notes) > 2 else notes
+        notes = ([excluded_note(len(excluded), len(resolved))] if excluded else []) + notes
         self.roles_note.setText("\n".join(notes))
         self.roles_note.setVisible(bool(notes))
 

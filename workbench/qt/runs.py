@@ -20,6 +20,7 @@ from PySide6.QtGui import QUndoCommand
 from workbench.core import api
 from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.jobs import refuse_output_onto_inputs, refuse_qdq_export
+from workbench.core.wording import count
 from workbench.qt import settings
 from workbench.qt.commands import push_edit
 from workbench.qt.eta import OverallProgress, job_phases
@@ -97,6 +98,24 @@ def check_output_path(path: str | Path) -> None:
         raise ExportError(f"{path} is a folder.", hint="Choose a file name inside it.")
     if not os.access(folder, os.W_OK):
         raise ExportError(f"{path}: the folder {folder} is not writable.", hint="Choose a folder you can write to.")
+
+
+def recipe_edits(recipe) -> int:
+    """How many edits ``recipe`` holds over its preset: its rules, node settings, an op-type list and
+    SmoothQuant (each counts one)."""
+    return (len(recipe.rules) + len(recipe.overrides) + (recipe.op_types is not None)
+            + (recipe.smoothquant is not None))
+
+
+def choice_skip_text(recipe, why: str) -> str:
+    """The one line a calibration says when "Choose the recipe first" is ticked but ``recipe`` is not a bare
+    preset (``why``: :func:`workbench.core.api.why_not_choose`), with what to do."""
+    edits = recipe_edits(recipe)
+    if edits:
+        return (f"Recipe choice skipped: the recipe has {count(edits, 'edit')}; the choice starts from an unedited "
+                "preset (to let it choose: undo the edits, F5, then edit the chosen recipe).")
+    return (f"Recipe choice skipped: {why}; the choice starts from a static integer preset, so the recipe was "
+            "calibrated as it is (to let it choose, pick a static integer preset in the Recipe panel).")
 
 
 class ExportSectionCommand(QUndoCommand):
@@ -180,7 +199,20 @@ class RunController(QObject):
         choose = not reuse and self.will_choose()
         payload = self.doc.payload(reuse=reuse, analysis_samples=self.analysis_samples, choose=choose)
         title = "Analysis" if reuse else "Recipe choice and calibration" if choose else "Calibration"
-        return self._start("calibrate", ProcessJob("calibrate", payload, title=title, parent=self), choose=choose)
+        skipped = {"choice_text": self.choice_skip_note()} if not reuse else None
+        return self._start("calibrate", ProcessJob("calibrate", payload, title=title, parent=self), skipped,
+                           choose=choose)
+
+    def choice_skip_note(self) -> str:
+        """Why a calibration with "Choose the recipe first" ticked calibrates the recipe as it is, in one line
+        with what to do ("" when the box is off, there is no data, a choice settled the recipe, or the
+        choice runs): the choice starts only from a bare preset (:func:`workbench.core.api.why_not_choose`)."""
+        recipe = self.doc.recipe
+        if (not getattr(self.doc, "choose_recipe", True) or not self.doc.data or self.doc.quant_summary is not None
+                or recipe.to_json() in self._settled):
+            return ""
+        why = api.why_not_choose(recipe)
+        return "" if why is None else choice_skip_text(recipe, why)
 
     def will_choose(self) -> bool:
         """Whether a calibration runs the recipe choice first: the Calibration panel's "Choose the recipe
@@ -202,8 +234,8 @@ class RunController(QObject):
         the figures then show as made with another recipe). Returns ``result`` with ``choice_text``: the
         choice's one line (:meth:`ChoiceReport.summary`) and what became of it ("" without a choice)."""
         choice = result.get("choice")
-        if not choice:
-            return {**result, "choice_text": ""}
+        if not choice:  # a choice skipped before the job (choice_skip_note) keeps its line
+            return {**result, "choice_text": result.get("choice_text") or ""}
         started = result.get("started_recipe")
         text = choice["summary"]
         if choice.get("skipped"):

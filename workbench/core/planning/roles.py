@@ -29,11 +29,14 @@ class NodeRoles:
     """``roles``: the roles that apply, in :data:`workbench.core.recipe.spec.ROLES` order (may be
     empty); ``note``: why a role does not apply ("" when nothing needs saying); ``weight_rank``:
     the number of dimensions of the float32 weight initializer when ``weight`` applies (a weight
-    ``axis`` must lie in ``-weight_rank .. weight_rank - 1``), else 0."""
+    ``axis`` must lie in ``-weight_rank .. weight_rank - 1``), else 0; ``no_weight``: a weight op
+    (Conv, MatMul, Gemm, ...) without a constant float32 weight (a MatMul of two activations), so a
+    selection can count them."""
 
     roles: tuple[str, ...]
     note: str = ""
     weight_rank: int = 0
+    no_weight: bool = False
 
 
 def node_roles(model: PreparedModel, recipe: Recipe, name: str) -> NodeRoles:
@@ -56,7 +59,7 @@ def node_roles(model: PreparedModel, recipe: Recipe, name: str) -> NodeRoles:
     static = recipe.preset_obj().mode == "static" and model.node_graph(name) == ""
     roles = tuple(r for r, on in (("weight", weight), ("activation", static), ("bias", bias and static)) if on)
     if op in U.WEIGHT_OPS and not weight:
-        return NodeRoles(roles, f"{op} has no constant float32 weight: weight settings do not apply.")
+        return NodeRoles(roles, f"{op} has no constant float32 weight: weight settings do not apply.", no_weight=True)
     if not roles:
         return NodeRoles((), f"{op} has no weight, and this recipe quantizes weights only.")
     return NodeRoles(roles, weight_rank=rank)

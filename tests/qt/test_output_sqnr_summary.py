@@ -1,0 +1,71 @@
+"""The Errors summary gives each model output's end-to-end SQNR, and F5 with "Choose the recipe first" ticked
+says why it skipped the choice on an edited recipe.
+
+The app showed only per-unit figures ("worst X at 1.3 dB; median 12.2 dB"): the model-output SQNR the CLI
+prints was nowhere. And with edits in the recipe the choice was skipped silently (only the checkbox's
+tooltip said it starts from a bare preset).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cli_projects import run_job
+
+from workbench.core import api
+from workbench.core.jobs import _calibration
+from workbench.qt import commands
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+ROWS = 8
+
+
+def _open(window, open_file, *, choose: bool):
+    open_file(window, EXAMPLE / "digits_cnn.onnx")
+    window.calibration.set_data_spec({"kind": "npz", "path": str(EXAMPLE / "digits_cnn_calib.npz")}, 16)
+    window._on_spec_changed()
+    window.calibration.analysis_samples.setValue(ROWS)
+    window.calibration.choose_first.setChecked(choose)
+
+
+def test_errors_summary_gives_each_output_sqnr(qtbot, window, open_file, tmp_path):
+    _open(window, open_file, choose=False)
+    state, res = run_job(qtbot, window, window.act_calibrate.trigger)
+    assert state == "succeeded", res
+    qtbot.waitUntil(lambda: bool(window.errors.outputs), timeout=10_000)
+    # the figure evaluate gives the same quantized model on the same rows
+    model = api.open_model(EXAMPLE / "digits_cnn.onnx")
+    result = api.quantize(model, window.doc.recipe, calibration=_calibration({"calibration": window.doc.calibration}))
+    ev = api.evaluate(model, result.proto, {"kind": "npz", "path": str(EXAMPLE / "digits_cnn_calib.npz")},
+                      samples=ROWS)
+    (out,) = ev.outputs
+    text = window.errors.summary.text().replace("\u200b", "")
+    assert text.startswith(f"Output SQNR: {out.name} {out.sqnr_db:.1f} dB on {ROWS} analysis rows. "), text
+    assert re.search(r"\d+ node units; worst ", text), text
+    assert abs(window.doc.outputs[0]["sqnr_db"] - out.sqnr_db) < 1e-3
+    assert f"{out.name}: {out.sqnr_db:.1f} dB" in window.errors.summary.toolTip()
+    # saved with the results, and given back by a project
+    saved = window.doc.results_json()["outputs"]
+    assert saved[0]["name"] == out.name and saved[0]["samples"] == ROWS
+    window.doc.set_results({**window.doc.results_json(), "calibration": window.doc.calibration})
+    assert window.doc.outputs[0]["name"] == out.name
+
+
+def test_f5_says_why_the_choice_is_skipped(qtbot, window, open_file):
+    _open(window, open_file, choose=True)
+    convs = [n.name for n in window.doc.model.graph.node if n.op_type == "Conv"]
+    assert len(convs) >= 2
+    commands.push_edit(window.doc, commands.set_role_field(window.doc.recipe, convs, "activation", "dtype", "int16"),
+                       "int16")
+    assert not window.runs.will_choose()
+    state, res = run_job(qtbot, window, window.act_calibrate.trigger)
+    assert state == "succeeded", res
+    status = window.status_label.text()
+    assert status.endswith(f" Recipe choice skipped: the recipe has {len(convs)} edits; the choice starts from an "
+                           "unedited preset (to let it choose: undo the edits, F5, then edit the chosen recipe)."), status
+    # box off: nothing said
+    window.calibration.choose_first.setChecked(False)
+    state, res = run_job(qtbot, window, window.act_calibrate.trigger)
+    assert state == "succeeded", res
+    assert "Recipe choice skipped" not in window.status_label.text()
