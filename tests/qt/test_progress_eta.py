@@ -55,7 +55,7 @@ def test_other_jobs_show_their_progress_in_the_panel_then_the_calibration_result
     assert window.status_label.text().startswith("Exporting: writing (1/4), ETA ")
     bar, panel = window.status_bar_progress, window.calibration.progress
     assert panel.value() / panel.maximum() == bar.value() / bar.maximum()
-    percent = round(100 * bar.value() / bar.maximum())
+    percent = 100 * bar.value() // bar.maximum()  # as the bars show it
     assert window.calibration.status.text() == f"Export to m.onnx running ({percent} %); Cancel or Esc stops it."
     window._on_run_ended("Done: exported m.onnx")
     assert window.calibration.status.text() == "Done: 3 node units analysed."

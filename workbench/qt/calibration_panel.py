@@ -424,7 +424,8 @@ class CalibrationPanel(QWidget):
             return
         self.progress.setRange(0, OVERALL_STEPS)
         self.progress.setValue(round(fraction * OVERALL_STEPS))
-        self.status.setText(f"{title} running ({round(fraction * 100)} %); Cancel or Esc stops it.")
+        percent = self.progress.value() * 100 // OVERALL_STEPS  # the bar's own percentage (Qt's, rounded down)
+        self.status.setText(f"{title} running ({percent} %); Cancel or Esc stops it.")
 
     def show_cancelling(self, title: str) -> None:
         """Cancel was asked for the running job ``title``: say so, and grey Cancel until it stops."""
