@@ -47,8 +47,11 @@ def test_calibrate_job_names_its_latency_passes(corpus, slow_first_unit):
     for _d, _t, m in events:
         if not tops or tops[-1] != _top(m):
             tops.append(_top(m))
-    # "Calibrating the rest" only when the CLI's plan left tensors out (none here)
-    assert [t for t in tops if t != "Calibrating the rest"] == [
+    # "Calibrating the rest" only when the CLI's plan left tensors out (none here); "Latency fallback" only when
+    # the latency check measured the model slower than float, which depends on the machine and its load
+    if "Latency fallback" in tops:
+        assert tops[tops.index("Latency fallback") - 1] == "Latency check", tops
+    assert [t for t in tops if t not in ("Calibrating the rest", "Latency fallback")] == [
         "Opening", "Planning", "Latency placement", "Calibrating", "Placement guard", "Latency check", "Quantizing",
         "Analysing", "Output error", "Weights vs activations"], tops
     assert set(PIPELINE_PHASES) - {"Latency fallback"} <= set(tops)
