@@ -134,10 +134,11 @@ def run_cli(command: list[str]) -> CliRun:
         if line.startswith("recipe choice skipped: "):
             run.choice = f"skipped ({line.removeprefix('recipe choice skipped: ')})"
         elif line.startswith("recipe choice: "):
-            took = re.search(r"; took ([0-9.]+) s$", line)
+            took = re.search(r"; took ([0-9.]+) s(?: \(([0-9.]+)x its calibration pass\))?$", line)
             chosen = line.removeprefix("recipe choice: ").split(" (", 1)[0]
             wide = re.search(r"; (\w+ activations on \d+ units?)", line)
-            run.choice = chosen + (f" + {wide.group(1)}" if wide else "") + (f", {took.group(1)} s" if took else "")
+            ratio = f" = {took.group(2)}x calibration" if took and took.group(2) else ""
+            run.choice = chosen + (f" + {wide.group(1)}" if wide else "") + (f", {took.group(1)} s{ratio}" if took else "")
         elif line.startswith("recipe search skipped: "):
             run.search = f"skipped ({line.removeprefix('recipe search skipped: ')})"
         elif line.startswith("recipe search: "):

@@ -179,7 +179,14 @@ class ChoiceReport:
         shown = ", ".join(self.scored_on[:3]) + (f" and {len(self.scored_on) - 3} more" if len(self.scored_on) > 3 else "")
         what = f"SQNR of {shown} (the outputs are integers)" if self.scored_on else "output SQNR"
         return (f"recipe choice: {self.chosen} ({what} on {count(self.held_out, 'held-out row')}, dB: {scores})"
-                f"{self._promotion_text()}; took {self.seconds:.1f} s")
+                f"{self._promotion_text()}; took {self.seconds:.1f} s{self._cost_ratio()}")
+
+    def _cost_ratio(self) -> str:
+        """`` (N.Nx its calibration pass)``: the choice's cost against the one calibration pass it includes
+        (issue target: <= 3x); empty when that pass was not timed."""
+        if self.calibration_seconds <= 0:
+            return ""
+        return f" ({self.seconds / self.calibration_seconds:.1f}x its calibration pass)"
 
     def _promotion_text(self) -> str:
         p = self.promotion
