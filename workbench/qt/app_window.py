@@ -574,7 +574,7 @@ class MainWindow(QMainWindow):
             shown.show_qdq_nodes(nodes)
         elif shown is self.canvas:
             self._qdq_nodes = nodes
-            self.canvas.set_model(self.doc.model.proto, collapse_qdq=self._collapse_qdq())
+            self.canvas.set_model(self.doc.model.proto, collapse_qdq=self._collapse_qdq(), keep_view=True)
         else:
             self._sync_qdq_check()
             raise WorkbenchError(f"The {self._tab_name()} tab has no Q/DQ drawing to change.",

@@ -1,8 +1,11 @@
 """The banner above the graph that says an open model is already quantized, and how.
 
 Text from :meth:`workbench.core.api.QuantSummary.text` (formats, then per op type how many nodes
-run with which activation/weight dtypes and how many stay float), e.g. "Already quantized - QDQ:
-64 Conv uint8/int8, 3 MatMul float". Hidden for float models.
+run with which activation/weight dtypes and how many stay float), then every op family with
+quantized tensors around it, most first (:data:`FAMILIES_SHOWN` of them, "and N more" with the
+full list in the tooltip), e.g. "Already quantized - QDQ: 64 Conv uint8/int8, 3 MatMul float;
+quantized ops: 107 Mul, 107 Add, 64 Conv, 33 Div, 10 ReduceMean, 7 Sigmoid and 14 more". Hidden for
+float models.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ OPEN_FILE_NOTE = ("Calibrate, Analyze and Export are off; colours show the dtype
 #: what it adds in the exported-model tab: the model open in the window keeps its actions
 EXPORTED_FILE_NOTE = ("The file as written, read-only: to change it, edit the recipe in the Graph tab "
                       "and export again (dtypes are activation/weight).")
+
+#: op families the banner names before "and N more"
+FAMILIES_SHOWN = 6
 
 STYLE = ("QFrame#quantBanner { background: #fff4e0; border: 1px solid #f0b35a; border-radius: 4px; }"
          " QFrame#quantBanner QLabel { color: #5a3b00; }")
@@ -51,8 +57,13 @@ class QuantBanner(QFrame):
             self.setVisible(False)
             return
         who = f"{html.escape(name)} is " if name else ""
-        self.label.setText(f"<b>{who}already quantized</b> - {html.escape(summary.text())}. {html.escape(note)}")
-        self.setToolTip("Integer kernels: " + (", ".join(sorted(set(summary.kernels.values()))) or "none"))
+        families = summary.families_text(FAMILIES_SHOWN)
+        ops = f"; quantized ops: {html.escape(families)}" if families else ""
+        self.label.setText(f"<b>{who}already quantized</b> - {html.escape(summary.text())}{ops}. {html.escape(note)}")
+        tip = "Integer kernels: " + (", ".join(sorted(set(summary.kernels.values()))) or "none")
+        if summary.families:
+            tip += "\nOps with quantized tensors around them: " + ", ".join(f"{op} {n}" for op, n in summary.families)
+        self.setToolTip(tip)
         self.setVisible(True)
 
     def text(self) -> str:

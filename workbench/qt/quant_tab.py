@@ -267,7 +267,7 @@ class QuantModelTab(QWidget):
         edge badges (the default), as View > Show Q/DQ as Nodes does for the main graph."""
         if nodes != self.qdq_nodes:
             self.qdq_nodes = nodes
-            self.canvas.set_model(self.proto, collapse_qdq=not nodes)
+            self.canvas.set_model(self.proto, collapse_qdq=not nodes, keep_view=True)
 
     def changed_on_disk(self) -> bool:
         """True when the file was written again (or removed) since this tab read it."""

@@ -74,12 +74,17 @@ class QuantSummary:
     kernels : dict of str to str
         Node name -> integer kernel it is (``"QLinearConv"``) or that onnxruntime fuses its QDQ unit
         into (``"QDQ -> QLinearConv"``).
+    families : list of (str, int)
+        Every op type that has quantized tensors around it, with its node count, most first (ties by
+        name): integer kernels by the float op they compute, other nodes (not Q/DQ nor Constant) that
+        read a DequantizeLinear output or write a QuantizeLinear input (``("Mul", 107)``).
     """
 
     kinds: dict[str, int] = field(default_factory=dict)
     ops: list[tuple[str, str, int]] = field(default_factory=list)
     node_dtypes: dict[str, str] = field(default_factory=dict)
     kernels: dict[str, str] = field(default_factory=dict)
+    families: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def quantized(self) -> bool:
@@ -92,6 +97,13 @@ class QuantSummary:
         kinds = " + ".join(_KIND_TEXT.get(k, k) for k in self.kinds)
         rows = ", ".join(f"{n} {op} {dt}" for op, dt, n in self.ops)
         return f"{kinds}: {rows}" if rows else kinds
+
+    def families_text(self, limit: int = 6) -> str:
+        """The quantized op families, most first: ``"107 Mul, 107 Add, 38 Conv and 9 more"`` (the
+        first ``limit``; "" when there are none)."""
+        shown = ", ".join(f"{n} {op}" for op, n in self.families[:limit])
+        rest = len(self.families) - limit
+        return f"{shown} and {rest} more" if rest > 0 else shown
 
 
 class _Graph:
@@ -279,6 +291,7 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
     g = _Graph(proto, params)
     summary = QuantSummary(kinds=dict(Counter(q.kind for q in find_quantized(proto)).most_common()))
     rows: Counter = Counter()
+    families: Counter = Counter()
     for node in g.nodes:
         summary.node_dtypes[node.name] = node_dtype(g, node)
         op = node.op_type
@@ -291,10 +304,26 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
         base = FLOAT_OP.get(op, op)
         if base in COMPUTE_OPS:
             rows[(base, _compute_dtypes(g, node))] += 1
+        if _has_quantized_neighbours(g, node):
+            families[base] += 1
     quant = sorted(((op, dt, n) for (op, dt), n in rows.items() if dt != "float"), key=lambda r: (-r[2], r[0]))
     flt = sorted(((op, dt, n) for (op, dt), n in rows.items() if dt == "float"), key=lambda r: (-r[2], r[0]))
     summary.ops = quant + flt
+    summary.families = sorted(families.items(), key=lambda r: (-r[1], r[0])) if summary.kinds else []
     return summary
+
+
+def _has_quantized_neighbours(g: _Graph, node: onnx.NodeProto) -> bool:
+    """Whether ``node`` is an integer kernel, or (not a Q/DQ or Constant node) reads a DequantizeLinear
+    output or writes a tensor a QuantizeLinear reads."""
+    op = node.op_type
+    if op in INTEGER_KERNELS or op in FLOAT_OP:
+        return True
+    if op in _Q_OPS or op in ("DynamicQuantizeLinear", "Constant"):  # a Constant's Q/DQ quantize a weight
+        return False
+    if any((p := g.producer.get(t)) is not None and p.op_type == "DequantizeLinear" for t in node.input if t):
+        return True
+    return any(u.op_type == "QuantizeLinear" for o in node.output if o for u in g.consumers.get(o, []))
 
 
 @dataclass

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QPointF, QRect, QRectF
 from PySide6.QtGui import QPainter, QTransform
 
 from workbench.core.api import expanded_to_depth
@@ -172,6 +172,48 @@ class CanvasGroups:
         rect = self._drawn_rect(anchor)
         spot = QPointF(at) if QRectF(self.viewport().rect()).contains(QPointF(at)) else self._clear_spot(rect)
         self._show_at(rect.center(), spot)
+
+    def view_anchor(self) -> dict | None:
+        """What :meth:`restore_view_anchor` needs to look at the same place after the graph is drawn
+        again (Q/DQ shown as nodes or folded): the anchor node (:meth:`_anchor_node`) by name, whether
+        it was drawn as a node, where on the viewport, the zoom, the open groups and the selection.
+        None without a graph."""
+        if self._state is None:
+            return None
+        d = self._state.data
+        i = self._anchor_node()
+        if i is None:
+            return None
+        return {"name": d.names[i], "shown": bool(d.shown(i)), "at": self.mapFromScene(self._drawn_rect(i).center()),
+                "scale": self._scale(), "expanded": set(self.expanded_groups()),
+                "selected": [d.names[k] for k in sorted(self._state.selected)]}
+
+    def restore_view_anchor(self, anchor: dict | None) -> bool:
+        """Open the groups that were open (same paths, and those holding the anchor node when it was
+        drawn as a node), select what was selected and show the anchor node where it was, at the
+        zoom it had or the readable one when that is closer (as :meth:`expand_all`). False (nothing
+        done) when the anchor node is not in this graph."""
+        d = self._state.data if self._state else None
+        if anchor is None or d is None or anchor["name"] not in d.index:
+            return False
+        i = d.index[anchor["name"]]
+        if d.plan is not None:
+            h = d.hierarchy
+            opened = {g for g, p in enumerate(h.paths) if p in anchor["expanded"]}
+            if anchor["shown"]:
+                opened.update(h.ancestors(i))
+            self._apply_expanded(opened)
+        self.select_nodes(anchor["selected"])
+        target = max(anchor["scale"], min(1.0, readable_scale(self._state.data)))
+        self.setTransform(QTransform.fromScale(target, target))
+        rect = self._drawn_rect(i)
+        at = QPointF(anchor["at"])
+        spot = at if QRectF(self.viewport().rect()).contains(at) else self._clear_spot(rect)
+        self._show_at(rect.center(), spot)
+        # scroll bars shown or hidden by the new scene rectangle (a queued call) resize the viewport: again
+        QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
+        self._show_at(rect.center(), spot)
+        return True
 
     def _drawn_rect(self, i: int) -> QRectF:
         """Scene rectangle node ``i`` is drawn as: its box, or its collapsed group's box when hidden."""

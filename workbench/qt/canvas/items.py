@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from workbench.qt.canvas.colors import KERNEL_MARK, NO_VALUE, SELECTION, badge_color
@@ -16,6 +16,9 @@ from workbench.qt.canvas.scene_data import BOW, NODE_H, NODE_W, SceneData
 DETAIL_SCALE = 0.3
 #: Below this scale a node item draws its op type only (no name, no badges).
 TEXT_SCALE = 0.55
+#: Smallest pixel size of badge text on screen (edge Q/DQ badges, node tags, INT marks): zoomed out
+#: the badges grow in the scene to keep it, up to the op type's size; below that zoom they are hidden.
+BADGE_MIN_PX = 8.0
 EDGE_COLOR = QColor("#7a7a7a")
 
 
@@ -53,6 +56,7 @@ class _Fonts:
     name: QFont | None = None
     badge: QFont | None = None
     _op_text: dict[str, str] = {}
+    _badges: dict[float, QFont] = {}
 
     @classmethod
     def op_text(cls, op_type: str) -> str:
@@ -75,15 +79,41 @@ class _Fonts:
             cls.badge.setPointSizeF(7.0)
             cls.badge.setBold(True)
 
+    @classmethod
+    def badge_at(cls, k: float) -> QFont:
+        """The badge font ``k`` times as large (k rounded to 0.05; cached)."""
+        k = round(k * 20) / 20
+        font = cls._badges.get(k)
+        if font is None:
+            font = cls._badges[k] = QFont(cls.badge)
+            font.setPointSizeF(cls.badge.pointSizeF() * k)
+        return font
 
-def _pill(painter: QPainter, x: float, y: float, text: str, fill: QColor, right: bool = False) -> None:
-    """Small rounded label at (x, y) (top-left, or top-right when ``right``)."""
-    painter.setFont(_Fonts.badge)
-    w = QFontMetricsF(_Fonts.badge).horizontalAdvance(text) + 8.0
-    rect = QRectF(x - w if right else x, y, w, 13.0)
+
+def _font_px(font: QFont) -> float:
+    return float(font.pixelSize()) if font.pixelSize() > 0 else float(QFontInfo(font).pixelSize())
+
+
+def badge_factor(lod: float) -> float | None:
+    """How much larger than its own size badge text is drawn at view scale ``lod`` so that it is at
+    least :data:`BADGE_MIN_PX` pixels on screen (1.0 when it is already); None (badges hidden) where
+    that would make it larger than the op type's text."""
+    _Fonts.ensure()
+    need = BADGE_MIN_PX / max(lod, 1e-9)
+    if need > _font_px(_Fonts.op):
+        return None
+    return max(1.0, need / _font_px(_Fonts.badge))
+
+
+def _pill(painter: QPainter, x: float, y: float, text: str, fill: QColor, right: bool = False, k: float = 1.0) -> None:
+    """Small rounded label at (x, y) (top-left, or top-right when ``right``), ``k`` times its own size."""
+    font = _Fonts.badge_at(k) if k != 1.0 else _Fonts.badge
+    painter.setFont(font)
+    w = QFontMetricsF(font).horizontalAdvance(text) + 8.0 * k
+    rect = QRectF(x - w if right else x, y, w, 13.0 * k)
     painter.setPen(QPen(QColor("#555555"), 0.8))
     painter.setBrush(fill)
-    painter.drawRoundedRect(rect, 5.0, 5.0)
+    painter.drawRoundedRect(rect, 5.0 * k, 5.0 * k)
     painter.setPen(QColor("#111111"))
     painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
 
@@ -101,7 +131,7 @@ class NodeItem(QGraphicsItem):
         self.setAcceptHoverEvents(False)
 
     def boundingRect(self) -> QRectF:
-        return QRectF(-NODE_W / 2 - 3, -NODE_H / 2 - 9, NODE_W + 6, NODE_H + 12)
+        return QRectF(-NODE_W / 2 - 3, -NODE_H / 2 - 15, NODE_W + 6, NODE_H + 24)  # pills grow to -14 and +8
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         _Fonts.ensure()
@@ -136,12 +166,16 @@ class NodeItem(QGraphicsItem):
         if shape:
             shape = metrics.elidedText(shape, Qt.TextElideMode.ElideMiddle, NODE_W - 10)
             painter.drawText(box.adjusted(5, 2 * third - 2, -5, -2), Qt.AlignmentFlag.AlignCenter, shape)
+        k = badge_factor(lod)
+        if k is None:  # badge text would be unreadable
+            return
+        top = box.top() + 5 - 13.0 * k  # the pills above the box grow upward (their bottom at +5)
         if i in s.badges:
-            _pill(painter, box.right() + 2, box.top() - 8, s.badges[i], QColor("#fff59d"), right=True)
+            _pill(painter, box.right() + 2, top, s.badges[i], QColor("#fff59d"), right=True, k=k)
         if i in st.node_tags:
-            _pill(painter, box.left() - 2, box.top() - 8, st.node_tags[i], QColor("#ffe0b2"))
-        if i in s.kernels:  # an integer kernel (or a QDQ unit onnxruntime fuses into one)
-            _pill(painter, box.right() + 2, box.bottom() - 5, "INT", KERNEL_MARK, right=True)
+            _pill(painter, box.left() - 2, top, st.node_tags[i], QColor("#ffe0b2"), k=k)
+        if i in s.kernels:  # an integer kernel (or a QDQ unit onnxruntime fuses into one); bottom at +8
+            _pill(painter, box.right() + 2, box.bottom() + 8 - 13.0 * k, "INT", KERNEL_MARK, right=True, k=k)
 
 
 class EdgesItem(QGraphicsItem):
@@ -201,11 +235,12 @@ class EdgeBadgesItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
-        if lod < TEXT_SCALE or not self.data.badge_points:
+        k = badge_factor(lod)
+        if lod < TEXT_SCALE or k is None or not self.data.badge_points:
             return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         _Fonts.ensure()
         exposed = option.exposedRect
         for point, text in self.data.badge_points:
             if exposed.contains(point):
-                _pill(painter, point.x() - 12, point.y() - 6, text, badge_color(text))
+                _pill(painter, point.x() - 12 * k, point.y() - 6 * k, text, badge_color(text), k=k)

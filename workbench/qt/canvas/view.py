@@ -175,7 +175,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
 
     # ----------------------------------------------------------------- model and layout
     def set_model(self, proto: onnx.ModelProto, positions: dict[str, tuple[float, float]] | None = None,
-                  *, collapse_qdq: bool = False, depth: int | None = None) -> None:
+                  *, collapse_qdq: bool = False, depth: int | None = None, keep_view: bool = False) -> None:
         """Show the main graph of ``proto``.
 
         Reading the graph, the layout (skipped when ``positions``, node name -> scene centre as
@@ -190,7 +190,12 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         Unless the canvas was made with ``groups=False`` (or ``positions`` are given), nodes are
         grouped by name scope into collapsible boxes, opened to ``depth`` (default: the deepest
         level drawing at most 80 boxes and nodes, ``workbench.core.api.auto_depth``).
+
+        ``keep_view`` (the same model drawn again, e.g. with Q/DQ as nodes): the new picture keeps the
+        open groups, the selection and the selected node (else the one at the view's centre) where
+        it was, at a readable zoom (``view_anchor``), instead of the view a model opens with.
         """
+        keep = self.view_anchor() if keep_view else None
         self._stop_open()
         self._generation += 1
         old = self._state  # emptied a slice at a time below instead of freed at once here
@@ -200,13 +205,14 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
                    "depth": depth}
         pause_gc()
         self._gc_paused = True
-        self._slices.start(self._open_steps(self._generation, proto, positions, options, old))
+        self._slices.start(self._open_steps(self._generation, proto, positions, options, old, keep))
 
     def opening(self) -> bool:
         """True from :meth:`set_model` until :attr:`layoutReady` or :attr:`layoutFailed`."""
         return self._gc_paused
 
-    def _open_steps(self, generation: int, proto, positions, options: dict, old: CanvasState | None):
+    def _open_steps(self, generation: int, proto, positions, options: dict, old: CanvasState | None,
+                    keep: dict | None = None):
         """The GUI thread's part of :meth:`set_model`, as steps for the slice runner."""
         if old is not None:
             yield from dismantle(old.data)
@@ -232,7 +238,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             yield WAIT
             data.edge_quant, self._job_result = self._job_result, None
         yield from self._build_scene_steps(data)
-        self.fit_readable()
+        if not self.restore_view_anchor(keep):
+            self.fit_readable()
         yield
         self.colorsChanged.emit()  # the legend
         yield
