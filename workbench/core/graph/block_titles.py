@@ -1,10 +1,10 @@
 """Titles of the flat-name blocks of :mod:`workbench.core.graph.hierarchy`, by what they hold.
 
-A block of a model whose node names carry no scope (``p2o.Conv.32``, ``p2o.Add.7``) is titled by its
-first op type, its most frequent other op type and the names of its first and last node:
-``"Conv ×12, Add ×4 · p2o.Conv.0 – Add.7"`` (a count of one is left out, and the last name loses the
-start it shares with the first: ``"Conv, HardSigmoid · p2o.Conv.3 – HardSigmoid.1"``).
-Long node names are cut in the middle so that a title stays short.
+A block of a model whose node names carry no scope (``p2o.Conv.32``, ``p2o.Add.7``) is titled by the
+names of its first and last node: ``"Conv.0 – Add.7"`` (without the ``p2o.`` that nearly every name of
+the model starts with, and the last name without the start it shares with the first). The op types it holds are the box's second line ("7 nodes · 2 Add, 2 Mul"), so the title
+stays short enough for a collapsed box (about 18 characters at the zoom a model opens with; with the op
+types in front the middle elision left "Conv, A… Add.6"). Long node names are cut in the middle.
 
 Pure Python; never imports Qt.
 """
@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-#: op types named in a title after the first one, most frequent first
-TITLE_OPS = 1
-#: op types that count only in a block of nothing else (they say little of what a block computes)
+#: op types that name a block only when it holds nothing else (they say little of what a block computes)
 QUIET_OPS = frozenset({"Constant", "QuantizeLinear", "DequantizeLinear"})
 #: node names longer than this many characters are cut in the middle ("…")
 NAME_CHARS = 22
@@ -41,26 +39,34 @@ def _shared(a: str, b: str) -> int:
     return n if n < len(b) else 0
 
 
-def block_title(names: list[str], op_types: list[str]) -> str:
+def common_head(names: list[str], op_types: list[str], share: float = 0.8) -> str:
+    """The first name segment (up to and with its ``.``, ``/``, ``_`` or ``:``) that at least ``share`` of
+    the names of nodes not in :data:`QUIET_OPS` start with, e.g. ``"p2o."`` for ppocrv4_rec (its 234
+    unnamed Constants, ``Constant#0`` ..., are not counted): a title leaves it out, since every block
+    would repeat it. Empty when no segment is that common."""
+    names = [n for n, op in zip(names, op_types, strict=True) if op not in QUIET_OPS]
+    heads = Counter(n[:k + 1] for n in names if (k := next((i for i, c in enumerate(n) if c in "./_:"), -1)) > 0)
+    if not heads:
+        return ""
+    head, count = heads.most_common(1)[0]
+    return head if count >= share * len(names) else ""
+
+
+def block_title(names: list[str], op_types: list[str], drop: str = "") -> str:
     """Title of a block whose nodes (model order) have these names and op types.
 
     Returns
     -------
     str
-        ``"Conv, Mul ×3 · p2o.Conv.1 – Add.6"``: the block's first op type (a block starts at its
-        anchor op), then the :data:`TITLE_OPS` most frequent other op types (ties in model order)
-        with their counts, then the first and last node names, the last without the start it shares
-        with the first (one name when they are the same).
-        :data:`QUIET_OPS` (Constant, Q/DQ) count only in a block of nothing else. Empty for an empty block.
+        ``"p2o.Conv.1 – Add.6"``: the first and last node names, the last without the start it shares
+        with the first (one name when they are the same). Nodes of :data:`QUIET_OPS` (Constant, Q/DQ)
+        are passed over unless the block holds nothing else. ``drop`` (:func:`common_head`, e.g.
+        ``"p2o."``) is left out of both names: ``"Conv.1 – Add.6"``. Empty for an empty block.
     """
     keep = [k for k, op in enumerate(op_types) if op not in QUIET_OPS] or list(range(len(op_types)))
     if not keep:
         return ""
-    ops = [op_types[k] for k in keep]
-    counts = Counter(ops)  # insertion order is first appearance, so ties keep model order
-    lead = ops[0]
-    order = [lead] + [op for op, _ in Counter({o: n for o, n in counts.items() if o != lead}).most_common(TITLE_OPS)]
-    text = ", ".join(op if counts[op] == 1 else f"{op} \u00d7{counts[op]}" for op in order)
     first, last = names[keep[0]] or "?", names[keep[-1]] or "?"
-    span = short_name(first) if first == last else f"{short_name(first)} \u2013 {short_name(last[_shared(first, last):])}"
-    return f"{text} \u00b7 {span}"
+    if drop and first.startswith(drop) and len(first) > len(drop):
+        first, last = first[len(drop):], last.removeprefix(drop) or last
+    return short_name(first) if first == last else f"{short_name(first)} \u2013 {short_name(last[_shared(first, last):])}"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from workbench.core.graph.block_titles import block_title
+from workbench.core.graph.block_titles import block_title, common_head
 
 #: Ops that start a block in the flat-name fallback.
 ANCHOR_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "QLinearConv", "QLinearMatMul",
@@ -126,9 +126,10 @@ def build_hierarchy(names: list[str], op_types: list[str]) -> Hierarchy:
     if sum(1 for s in scopes if s) * 2 >= len(names):
         return _simplify(_from_paths(scopes), "scopes")
     h = _simplify(_from_paths(_flat_blocks(op_types)), "blocks")
+    drop = common_head(names, op_types)
     for g in range(len(h)):  # a block's key ("Conv #12") says nothing: title it by its content
         m = h.members(g).tolist()
-        h.titles[g] = block_title([names[i] for i in m], [op_types[i] for i in m])
+        h.titles[g] = block_title([names[i] for i in m], [op_types[i] for i in m], drop)
     return h
 
 
