@@ -61,13 +61,19 @@ def test_copied_project_opens_with_the_model_at_its_absolute_path(qtbot, window,
     assert f"used {model.resolve()}, the absolute path saved in the project" in window.status_label.text()
 
 
-def test_locate_model_opens_the_project_with_the_chosen_file(qtbot, window, open_file, copied, boxes, tmp_path):
+def _open_with_model_moved(window, open_file, copied, boxes, tmp_path):
+    """Move the project's model away, answer the Locate Model dialog with its new path, open the project."""
     model, copy = copied
     moved = tmp_path / "elsewhere" / "renamed.onnx"
     moved.parent.mkdir()
     model.rename(moved)
     boxes.chosen = str(moved)
     open_file(window, copy)
+    return model, copy, moved
+
+
+def test_locate_model_opens_the_project_with_the_chosen_file(qtbot, window, open_file, copied, boxes, tmp_path):
+    model, copy, moved = _open_with_model_moved(window, open_file, copied, boxes, tmp_path)
     [(text, info, labels)] = boxes
     assert labels == [LOCATE_MODEL, "Cancel"]
     assert "project field model.path" in text and str(model.resolve()) in text and "workbench-cli" not in text + info
@@ -82,12 +88,7 @@ def test_a_located_model_leaves_the_project_modified_until_saved(qtbot, window, 
                                                                   save_prompts):
     """The project's stored model path changed when the model was located: the title shows "*", the quit
     prompt asks (naming what is unsaved) and a save clears it."""
-    model, copy = copied
-    moved = tmp_path / "elsewhere" / "renamed.onnx"
-    moved.parent.mkdir()
-    model.rename(moved)
-    boxes.chosen = str(moved)
-    open_file(window, copy)
+    model, copy, moved = _open_with_model_moved(window, open_file, copied, boxes, tmp_path)
     assert window.doc.modified and window.doc.unsaved_text == "unsaved model location"
     assert window.windowTitle() == "job.wbproj * - Workbench"
     save_prompts.answer = "cancel"
