@@ -45,7 +45,9 @@ def test_f5_alone_asks_about_unsaved_results_and_names_them(qtbot, window, open_
     assert window.doc.unsaved_text == "" and window.keep_or_drop_changes("quitting")
     _calibrate(qtbot, window)
     assert not window.keep_or_drop_changes("quitting")  # Cancel
-    assert shown == [("digits_cnn.onnx has unsaved results (calibration ranges, per-unit errors).",
+    # F5 on the bare preset runs the recipe choice first, which turns bias correction on: an edit of the recipe
+    assert window.doc.undo_stack.count() == 1 and window.doc.recipe.bias_correction
+    assert shown == [("digits_cnn.onnx has unsaved edits and results (calibration ranges, per-unit errors).",
                       "Save them to a project before quitting?")]
 
 
