@@ -53,3 +53,17 @@ def test_a_float_model_after_a_quantized_one_is_coloured_by_op(qtbot, window, op
     assert win.doc.quant_summary is None
     assert _mode(win) == "op" and win.canvas.color_mode() == "op"
     assert len(win.canvas.legend()) > 1  # one entry per op type, not one grey "float"
+
+
+def test_a_project_saved_coloured_by_op_reopens_coloured_by_op(qtbot, window, open_file, tmp_path):
+    # the canvas coloured by the recipe's dtypes when the project opens: the project's own mode comes back
+    win = window
+    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    open_file(win, tmp_path / "digits_cnn.onnx")
+    assert _mode(win) == "op"
+    project = win.save_project_to(tmp_path / "digits.wbproj")
+    win.color_mode.setCurrentText("dtype")
+    assert _mode(win) == "dtype" and win.canvas.color_mode() == "dtype"
+    open_file(win, project)
+    assert _mode(win) == "op" and win.canvas.color_mode() == "op"

@@ -525,12 +525,15 @@ class MainWindow(QMainWindow):
 
     def _restore_colour_mode(self) -> None:
         """An opened project's colour mode as it was saved in this app: SQNR when its results were restored,
-        the recipe's dtypes; "op" otherwise."""
-        mode = settings.project_colour(self.doc.project_path) if self.doc.project_path else None
+        the recipe's dtypes; "op" otherwise (not the mode the last model was shown in). A model opened alone
+        keeps the mode it is in."""
+        if self.doc.project_path is None:
+            return
+        mode = settings.project_colour(self.doc.project_path)
         if mode == "error" and self.doc.errors:
             self.color_by_sqnr()
-        elif mode == "dtype":
-            self.color_mode.setCurrentText("dtype")
+        else:
+            self.color_mode.setCurrentText("dtype" if mode == "dtype" else "op")
 
     def _collapse_qdq(self) -> bool:
         """Q/DQ pairs are edge badges unless View > Show Q/DQ as Nodes is checked."""
