@@ -278,3 +278,25 @@ def example_qdq_file(tmp_path_factory):
     api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(example / "digits_cnn_calib.npz"),
                             samples=16), out)
     return out
+
+
+@pytest.fixture(scope="session")
+def ort_qdq_file(tmp_path_factory):
+    """onnxruntime's quantize_static (QDQ, uint8 activations, int8 weights) of the digits_cnn example."""
+    import numpy as np
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    rows = np.load(EXAMPLE_DIR / "digits_cnn_calib.npz")
+    name = rows.files[0]
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter([{name: rows[name][i:i + 1]} for i in range(8)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    out = tmp_path_factory.mktemp("ort_qdq") / "digits_cnn.ort_qdq.onnx"
+    quantize_static(str(EXAMPLE_DIR / "digits_cnn.onnx"), str(out), Reader(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    return out

@@ -201,10 +201,41 @@ def test_view_menu_opens_an_empty_row_at_a_useful_height_not_at_its_size_hint(qt
     assert errors.isVisible() and window.canvas.height() > want
 
 
-def test_an_already_quantized_file_shows_the_errors_dock_with_its_compare_button(qtbot, window, open_file,
-                                                                                example_qdq_file):
-    open_file(window, example_qdq_file)
+def fits_its_lines(win) -> bool:
+    """The Errors dock shows its summary and buttons whole, with no more room under them than its margins."""
+    dock, view = win.docks["Errors"], win.errors
+    summary, button = view.summary, view.compare_button
+    bottom = button.mapTo(dock, button.rect().bottomLeft()).y()
+    return summary.height() >= summary.heightForWidth(summary.width()) and bottom < dock.height() <= bottom + 24
+
+
+@pytest.mark.parametrize("which", ["ours", "onnxruntime"])
+def test_an_already_quantized_file_shows_the_errors_dock_as_high_as_its_lines(qtbot, window, open_file,
+                                                                             example_qdq_file, ort_qdq_file, which):
+    open_file(window, example_qdq_file if which == "ours" else ort_qdq_file)
     errors = window.docks["Errors"]
-    want = int(dock_layout.SIDE_BY_SIDE_HEIGHT * window.height())
-    qtbot.waitUntil(lambda: errors.isVisible() and errors.height() == want, timeout=10_000)
+    qtbot.waitUntil(lambda: errors.isVisible() and errors.height() == dock_layout.content_height(errors),
+                    timeout=10_000)
     assert in_front(window, "Errors") and window.errors.compare_button.isVisible()
+    # two lines and the Compare button (90 px); it was a third of the window (324 of 900 px) around them
+    assert fits_its_lines(window), (errors.height(), window.errors.summary.height())
+    assert errors.height() < dock_layout.SMALL_ROW * window.height()
+
+
+def test_a_quantized_file_keeps_the_saved_row_height_for_the_first_result(qtbot, open_file, ort_qdq_file):
+    first = new_window(qtbot)
+    open_file(first, EXAMPLE)
+    first.resizeDocks([first.docks["Errors"]], [250], Qt.Orientation.Vertical)  # the user's size
+    qtbot.waitUntil(lambda: first.docks["Errors"].height() == 250, timeout=10_000)
+    first.close()
+
+    again = new_window(qtbot)
+    errors = again.docks["Errors"]
+    open_file(again, ort_qdq_file)
+    qtbot.waitUntil(lambda: errors.height() == dock_layout.content_height(errors), timeout=10_000)
+    assert fits_its_lines(again)  # its lines, not the saved 250 px around them
+    open_file(again, EXAMPLE)
+    calibrate(qtbot, again)
+    qtbot.waitUntil(lambda: errors.height() == 250, timeout=10_000)  # the first result gets the user's height
+    assert again.errors.bars_plot.isVisible()
+    again.close()

@@ -13,7 +13,9 @@ Errors dock (the tutorial's main tool) is one line high, saying what fills it; t
 are hidden. The first result of a session brings the Errors dock forward (:data:`SHOWN_BY_RESULTS`)
 and grows a row lower than :data:`SMALL_ROW` to :data:`SIDE_BY_SIDE_HEIGHT` of the window; a dock that
 opens an empty row under the graph gets that height too (Qt gave it its size hint, two thirds of the
-window). A saved layout is restored as the user left it (docks, places, sizes) with the Errors dock in
+window). An already-quantized file brings the Errors dock forward with a few lines (what its errors need,
+the Compare button): the row is as high as they are (:func:`content_height`; it was a third of the window
+around two lines) and still grows with the first result. A saved layout is restored as the user left it (docks, places, sizes) with the Errors dock in
 front of its tabs, but the rows above and under the graph never take more than
 :data:`MAX_ROWS_HEIGHT` of the window (an empty Problems dock restored at half the window left the
 graph a strip), and while the result docks have nothing to show (the app starts with no model) each row
@@ -149,7 +151,8 @@ def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
     # a restored row shrunk while empty: a model fills the docks in front other than Errors (Problems, Cost)
     doc.modelChanged.connect(lambda: _restore_filled_rows(window, docks))
     # an already-quantized file: the Errors dock says what its errors need and offers the comparison
-    doc.modelChanged.connect(lambda: doc.quant_summary is not None and reveal(window, docks, "Errors"))
+    # (a few lines: the row is as high as they are, and grows with the first result as usual)
+    doc.modelChanged.connect(lambda: doc.quant_summary is not None and reveal(window, docks, "Errors", fit=True))
     _FirstLayout(window, lambda: first_sizes(window, docks))
     return docks
 
@@ -195,6 +198,17 @@ def line_height(dock: QDockWidget) -> int:
     """Height of ``dock`` showing its one-line placeholder (title bar, the line, margins), pixels."""
     dock.widget().layout().activate()
     return max(dock.minimumSizeHint().height(), dock.widget().sizeHint().height() + 24)
+
+
+def content_height(dock: QDockWidget) -> int:
+    """Height of ``dock`` showing the whole of its content at its present width (title bar, wrapped lines,
+    buttons, margins), pixels; at least its minimum height."""
+    widget = dock.widget()
+    layout = widget.layout()
+    layout.activate()
+    title = dock.minimumSizeHint().height() - widget.minimumSizeHint().height()
+    inner = layout.totalHeightForWidth(widget.width()) if layout.hasHeightForWidth() else widget.sizeHint().height()
+    return max(dock.minimumSizeHint().height(), inner + title)
 
 
 def _row(window: QMainWindow, docks: dict[str, QDockWidget], area: Area) -> list[QDockWidget]:
@@ -298,23 +312,58 @@ def settle_restored(window: QMainWindow, docks: dict[str, QDockWidget], empty=la
         _FirstLayout(window, settle, "restoredRows")
 
 
-def reveal(window: QMainWindow, docks: dict[str, QDockWidget], title: str) -> bool:
+def reveal(window: QMainWindow, docks: dict[str, QDockWidget], title: str, fit: bool = False) -> bool:
     """Show dock ``title`` in front if it waits for its first result (:data:`SHOWN_BY_RESULTS`);
-    True when it was shown."""
+    True when it was shown. ``fit``: it shows a few lines, not a result (an already-quantized file):
+    a row it opens, or one lower than :data:`SMALL_ROW`, is as high as its content (:func:`content_height`),
+    a saved height is kept, and the dock still waits for its first result."""
     dock = docks[title]
     if not dock.property(WAITING):
         return False
+    if fit:
+        return _fit(window, docks, dock)
     dock.setProperty(WAITING, False)
     if dock.isVisibleTo(window):  # its one-line placeholder: in front, a row it can be read in
         dock.raise_()
         if dock.property(SAVED_HEIGHT):  # a restored row shrunk while empty: the user's height back
             QTimer.singleShot(0, lambda: restore_row(window, docks, dock))
-        elif window.dockWidgetArea(dock) in ROWS and not dock.isFloating() \
-                and dock.height() < SMALL_ROW * window.height():
+        elif _low_row(window, dock):
             QTimer.singleShot(0, lambda: _grow_row(window, dock))
         return False
     _show(window, docks, dock)
     return True
+
+
+def _low_row(window: QMainWindow, dock: QDockWidget) -> bool:
+    """True when ``dock`` is under (or over) the graph in a row lower than :data:`SMALL_ROW` of the window."""
+    return window.dockWidgetArea(dock) in ROWS and not dock.isFloating() and dock.height() < SMALL_ROW * window.height()
+
+
+def _fit(window: QMainWindow, docks: dict[str, QDockWidget], dock: QDockWidget) -> bool:
+    """:func:`reveal` of a dock showing a few lines: in front, its row as high as they are (:func:`_fit_row`)
+    when it opens the row or the row is low; True when it was shown."""
+    if dock.isVisibleTo(window):
+        dock.raise_()
+        if _low_row(window, dock):
+            QTimer.singleShot(0, lambda: _fit_row(window, dock))
+        return False
+    opens = _opens_row(window, docks, dock)
+    dock.show()
+    dock.raise_()
+    dock.setProperty(SIZED, True)
+    if opens:
+        QTimer.singleShot(0, lambda: _fit_row(window, dock))
+    return True
+
+
+def _fit_row(window: QMainWindow, dock: QDockWidget) -> None:
+    """A shown dock under (or over) the graph as high as its content, at most :data:`SIDE_BY_SIDE_HEIGHT` of
+    the window."""
+    if window.dockWidgetArea(dock) not in ROWS or dock.isFloating() or not dock.isVisible():
+        return
+    want = min(content_height(dock), int(SIDE_BY_SIDE_HEIGHT * window.height()))
+    if dock.height() != want:
+        window.resizeDocks([dock], [want], Qt.Orientation.Vertical)
 
 
 def bring_forward(window: QMainWindow, docks: dict[str, QDockWidget], title: str, beside: str) -> None:
