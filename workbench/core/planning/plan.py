@@ -119,7 +119,10 @@ class QuantPlan:
     ``min_opset``: the lowest opset the output needs; ``proxies``: output of a unit inside an If
     branch -> the If output it becomes (calibrated in the main graph, qparams reused in the branch);
     ``shared``: Concat input -> the Concat output whose qparams it uses (calibrated, and in
-    ``aliases`` too).
+    ``aliases`` too); ``writers``: calibrated tensor -> the unit that writes it and whose activation
+    spec its Q/DQ pair therefore takes (a unit's output, or an If output its branch units write);
+    absent for a tensor no quantized unit writes (a graph input, a float node's output): its first
+    reader's spec decides.
     """
 
     units: dict[str, NodeUnit]
@@ -131,13 +134,29 @@ class QuantPlan:
     recipe: Recipe
     proxies: dict[str, str] = field(default_factory=dict)
     shared: dict[str, str] = field(default_factory=dict)
+    writers: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.mode = PlanMode(self.mode)
 
+    def grid_of(self, tensor: str) -> str:
+        """The calibrated tensor whose Q/DQ grid ``tensor`` uses: itself, or the end of its chain of
+        :attr:`aliases` (a pass-through op's output, a Concat input sharing the output's grid)."""
+        return alias_root(self.aliases, tensor)
+
     def qdq_tensors(self) -> list[str]:
         """Every tensor that gets a Q/DQ pair (calibrated first, then aliases)."""
         return list(self.activations) + [t for t in self.aliases if t not in self.activations]
+
+
+def alias_root(aliases: dict[str, str], tensor: str) -> str:
+    """The end of ``tensor``'s chain in ``aliases`` (tensor -> the tensor whose qparams it reuses);
+    ``tensor`` itself when it has no alias."""
+    seen = {tensor}
+    while tensor in aliases and aliases[tensor] not in seen:
+        tensor = aliases[tensor]
+        seen.add(tensor)
+    return tensor
 
 
 class GraphFacts:
@@ -208,7 +227,7 @@ def build_plan(model, recipe: Recipe, facts: GraphFacts | None = None) -> QuantP
     builder.issues += unmatched_entries(model.proto, recipe)
     min_opset = max(preset.min_opset, builder.min_opset())
     return QuantPlan(builder.units, builder.activations, builder.aliases, builder.issues,
-                     preset.mode, min_opset, recipe, builder.proxies, builder.shared)
+                     preset.mode, min_opset, recipe, builder.proxies, builder.shared, builder.writers)
 
 
 def unmatched_entries(proto: onnx.ModelProto, recipe: Recipe) -> list[PlanIssue]:
@@ -346,6 +365,7 @@ class _Builder:
         self.aliases: dict[str, str] = {}
         self.proxies: dict[str, str] = {}
         self.shared: dict[str, str] = {}
+        self.writers: dict[str, str] = {}
         self._kept_float: set[str] = set()
         self.folded: set[str] = set()
         self.specs: list[QuantSpec] = []
@@ -680,9 +700,7 @@ class _Builder:
                 self._standalone_activation(node, t)
 
     def _root(self, t: str) -> str:
-        while t in self.aliases:
-            t = self.aliases[t]
-        return t
+        return alias_root(self.aliases, t)
 
     def _alias_outputs(self, node: onnx.NodeProto, t: str) -> None:
         root = self._root(t)
@@ -741,7 +759,9 @@ class _Builder:
         for t, reqs in self.requests.items():
             if t in self.aliases and t not in self.shared:
                 continue
-            unit, spec, _ = self._chosen(t)
+            unit, spec, writes = self._chosen(t)
+            if writes:
+                self.writers[t] = unit
             others = sorted({r[1].model_dump_json() for r in reqs} - {spec.model_dump_json()})
             if others:
                 asked = sorted({f"({r[1].dtype}, symmetric={r[1].symmetric})" for r in reqs}
