@@ -24,6 +24,7 @@ from workbench.core.formats.numerics import (
     dequantize,
     expand_param,
     fake_quantize,
+    int_squared_error,
     qrange,
     quantize,
     sqnr_db,
@@ -250,3 +251,25 @@ def test_sqnr_db():
     assert sqnr_db(ref, ref) == np.inf
     assert sqnr_db(np.zeros(3), np.ones(3)) == -np.inf
     assert sqnr_db(ref, ref * 0.9) == pytest.approx(20.0)  # error = 0.1 * signal -> 20 dB
+
+
+@pytest.mark.parametrize("dtype,symmetric", [("int8", True), ("uint8", False), ("int16", True), ("uint4", False)])
+def test_int_squared_error_is_the_fake_quantize_error_on_each_grid(dtype, symmetric):
+    # (C, K) rows against (C, 1) channel grids, and (1, P) points against (K, 1) candidate grids; values past
+    # the grid saturate (int8 to -128), as QuantizeLinear does
+    rows = np.random.default_rng(5).laplace(0, 1.0, (4, 300)).astype(np.float32)
+    qp = compute_qparams(rows.min(axis=1) * 0.6, rows.max(axis=1) * 0.6, dtype, symmetric=symmetric, axis=0)
+    want = np.square(fake_quantize(rows, qp).astype(np.float64) - rows)
+    got = int_squared_error(rows, qp.scale.reshape(-1, 1), qp.zero_point.astype(np.float32).reshape(-1, 1), qp.qt)
+    assert got.dtype == np.float64 and got.shape == (4, 300)
+    np.testing.assert_array_equal(got, want)
+    assert (quantize(rows, qp) == qp.qt.qmin).any()  # some values saturate at the bottom of the type
+    pts = rows[0]
+    each = [np.square(fake_quantize(pts, compute_qparams(pts.min() * f, pts.max() * f, dtype,
+                                                         symmetric=symmetric)).astype(np.float64) - pts)
+            for f in (1.0, 0.5, 0.25)]
+    cands = compute_qparams(pts.min() * np.array([1.0, 0.5, 0.25], np.float32),
+                            pts.max() * np.array([1.0, 0.5, 0.25], np.float32), dtype, symmetric=symmetric, axis=0)
+    got = int_squared_error(pts[None, :], cands.scale.reshape(-1, 1),
+                            cands.zero_point.astype(np.float32).reshape(-1, 1), cands.qt)
+    np.testing.assert_array_equal(got, np.stack(each))

@@ -195,6 +195,39 @@ def fake_quantize(x: np.ndarray, qp: QParams) -> np.ndarray:
     return dequantize(quantize(x, qp), qp)
 
 
+def int_squared_error(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, qt: QType) -> np.ndarray:
+    """``(fake_quantize(x) - x) ** 2`` of each element of ``x`` on the grids ``scale`` / ``zero_point`` of an
+    integer type ``qt`` of at most 16 bits, broadcast together: ``x`` ``(1, P)`` points against ``(K, 1)``
+    candidate grids (the MSE observer), or ``(C, K)`` weight rows against ``(C, 1)`` channel grids (the MSE
+    weight search).
+
+    The float32 operations of :func:`fake_quantize`, so its values (ONNX QuantizeLinear then
+    DequantizeLinear): ``x / scale``, round half to even, ``+ zero_point``, saturation to the type's bounds
+    (int8 reaches -128), ``(q - zero_point) * scale`` (the integer difference is exact in float32 below
+    2**24); then the difference with ``x`` and its square in float64. ``x`` is finite, so the NaN case of
+    :func:`quantize` does not arise; ``x / scale`` beyond float32 saturates.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, the broadcast shape of ``x``, ``scale`` and ``zero_point``.
+    """
+    x = np.asarray(x, np.float32)
+    s = np.asarray(scale, np.float32)
+    z = np.asarray(zero_point, np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        q = x / s
+        np.rint(q, out=q)
+        q += z
+        np.clip(q, qt.qmin, qt.qmax, out=q)
+        q -= z
+        q *= s
+    d = q.astype(np.float64)
+    d -= x
+    d *= d
+    return d
+
+
 def sqnr_db(reference: np.ndarray, approx: np.ndarray) -> float:
     """Signal-to-quantization-noise ratio ``10*log10(sum(ref^2) / sum((ref-approx)^2))`` in dB.
 

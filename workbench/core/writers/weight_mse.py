@@ -1,18 +1,22 @@
 """MSE weight ranges: per channel, the clip of the weight's own min / max whose rounding error is smallest.
 
 What the writer uses for a weight whose spec names the ``mse`` observer (integer, per-tensor or
-per-channel; the activation observer of that name works on histograms). A weight is known exactly, so
-no histogram is needed: for each fraction ``f`` of :data:`FRACTIONS` (1.0 first, then down to 0.2 in
-steps of 0.01) the range ``[f * min, f * max]`` of each channel (or of the whole tensor) gets the qparams
-:func:`~workbench.core.formats.numerics.compute_qparams` gives it, the channel is rounded as
-QuantizeLinear does (saturating to the dtype, so -128 of int8 is reached by clipped values), and the
-fraction with the smallest sum of squared errors is kept; then :data:`REFINE` steps around each channel's
-best. A tie keeps the larger range, so a channel MinMax already rounds best keeps MinMax exactly.
-nudenet_320n's 64 Conv weights (int8 symmetric per-channel): squared rounding error 2.809 with MinMax,
-2.758 with the histogram MSE observer this replaces for weights, 2.726 here, in about a third of its
-time. This is the "MSE" calibration of Wu et al. 2020, "Integer Quantization for Deep Learning
-Inference" (section 4.2), searched exactly on the weight values. ``observer_args`` (``bins``) are not
-read.
+per-channel; the activation observer of that name works on histograms). For each channel ``c`` (or the
+whole tensor) with values ``w_c`` it keeps
+
+    f_c = argmin over f of  sum_k (DQ(Q(w_ck; qp(f * min w_c, f * max w_c))) - w_ck) ** 2
+
+where ``qp`` is :func:`~workbench.core.formats.numerics.compute_qparams` and ``DQ(Q(.))`` rounds and
+saturates as QuantizeLinear / DequantizeLinear do (int8 reaches -128 by clipped values;
+:func:`~workbench.core.formats.numerics.int_squared_error`, which the histogram MSE observer uses too).
+This is the MSE range setting, ``argmin ||W - W_hat||_F^2`` over the clip range, of Nagel et al. 2021,
+"A White Paper on Neural Network Quantization" (section 3.1, "Quantization range setting"), with the
+range restricted to fractions of MinMax. A weight is known exactly, so no histogram is needed: ``f``
+runs over :data:`FRACTIONS` (1.0 first, then down to 0.2 in steps of 0.01), then :data:`REFINE` steps
+around each channel's best. A tie keeps the larger range, so a channel MinMax already rounds best keeps
+MinMax exactly. nudenet_320n's 64 Conv weights (int8 symmetric per-channel): squared rounding error
+2.809 with MinMax, 2.758 with the histogram MSE observer this replaces for weights, 2.726 here, in about
+a third of its time. ``observer_args`` (``bins``) are not read.
 
 Results are kept per weight content and spec (:data:`_CACHE`), so the recipe choice, which writes the
 same weights once per variant it scores, searches each weight once.
@@ -25,7 +29,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from workbench.core.formats.numerics import compute_qparams
+from workbench.core.formats.numerics import compute_qparams, int_squared_error
 from workbench.core.formats.qparams import QParams
 from workbench.core.recipe.spec import Granularity, QuantSpec
 
@@ -110,16 +114,14 @@ def _best_fractions(rows: np.ndarray, lo: np.ndarray, hi: np.ndarray, spec: Quan
 
 def _keep_better(rows, lo, hi, spec: QuantSpec, f: np.ndarray, best: np.ndarray, best_err: np.ndarray):
     """``(best, best_err)`` with each row's fraction ``f`` taken where its error is strictly smaller."""
-    qmin, qmax = spec.qtype.qmin, spec.qtype.qmax  # QuantizeLinear saturates to the dtype (-128 with int8)
     qp = compute_qparams((lo * f).astype(np.float32), (hi * f).astype(np.float32), spec.dtype,
                          symmetric=spec.symmetric, reduce_range=spec.reduce_range)
     scale = np.asarray(qp.scale, np.float32).reshape(-1, 1)
     zp = np.asarray(qp.zero_point, np.float32).reshape(-1, 1)
     err = np.empty(rows.shape[0])
     step = max(1, _CHUNK // max(rows.shape[1], 1))
-    for s in range(0, rows.shape[0], step):
-        r, sc, z = rows[s:s + step], scale[s:s + step], zp[s:s + step]
-        q = np.clip(np.rint(r / sc) + z, qmin, qmax)
-        err[s:s + step] = np.square((q - z) * sc - r, dtype=np.float64).sum(axis=1)
+    for s in range(0, rows.shape[0], step):  # rounded and saturated as QuantizeLinear does (-128 with int8)
+        err[s:s + step] = int_squared_error(rows[s:s + step], scale[s:s + step], zp[s:s + step],
+                                            spec.qtype).sum(axis=1)
     better = err < best_err
     return np.where(better, f, best), np.where(better, err, best_err)

@@ -21,7 +21,7 @@ import numpy as np
 
 from workbench.core.calibration.observers.base import as_f32
 from workbench.core.calibration.observers.histogram import HistogramObserver, StreamingHistogram
-from workbench.core.formats.numerics import compute_qparams, fake_quantize
+from workbench.core.formats.numerics import compute_qparams, fake_quantize, int_squared_error
 
 _SUB = 4
 _MAX_BINS = 512
@@ -98,25 +98,11 @@ class MseObserver(HistogramObserver):
 
 
 def _int_errors(pts: np.ndarray, wts: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, qt) -> np.ndarray:
-    """:meth:`MseObserver.errors` for integer types of at most 16 bits, in place on one float32 array.
-
-    The same float32 operations as :func:`fake_quantize`, so the same values: ``x / scale``,
-    round half to even, ``+ zero_point``, saturation to the type's bounds, then ``(q - zero_point) * scale``
-    (the integer difference is exact in float32 below 2**24). ``pts`` are finite, so the NaN case
-    of :func:`~workbench.core.formats.numerics.quantize` does not arise.
-    """
-    s = scale.astype(np.float32)[:, None]
-    z = zero_point.astype(np.float32)[:, None]
-    with np.errstate(over="ignore", invalid="ignore"):
-        q = np.asarray(pts, np.float32)[None, :] / s
-        np.rint(q, out=q)
-        q += z
-        np.clip(q, qt.qmin, qt.qmax, out=q)
-        q -= z
-        q *= s
-    d = q.astype(np.float64)
-    d -= pts
-    d *= d
+    """:meth:`MseObserver.errors` for integer types of at most 16 bits: each candidate grid's squared error
+    of the points (:func:`~workbench.core.formats.numerics.int_squared_error`, the values of
+    :func:`fake_quantize`), weighted by ``wts``."""
+    d = int_squared_error(np.asarray(pts, np.float32)[None, :], scale.astype(np.float32)[:, None],
+                          zero_point.astype(np.float32)[:, None], qt)
     return d @ wts
 
 
