@@ -138,7 +138,7 @@ def test_problems_link_takes_the_link_colour_of_the_theme_shown(qtbot, window, o
     app = QApplication.instance()
     win = window
     open_file(win, corpus / "digits_transformer" / "model_opset17.onnx")  # one preparation note
-    assert win.problems_link.text().endswith(">1 problem</a>")
+    assert win.problems_link.text().endswith(">1 note</a>")
     try:
         win.set_theme("light")
         light = _link_color(win.problems_link)
@@ -146,6 +146,6 @@ def test_problems_link_takes_the_link_colour_of_the_theme_shown(qtbot, window, o
         dark = _link_color(win.problems_link)
         assert dark == app.palette().color(app.palette().ColorRole.Link) and dark.lightness() > light.lightness()
         assert dark.lightness() - app.palette().color(app.palette().ColorRole.Window).lightness() > 60
-        assert win.problems_link.text().endswith(">1 problem</a>")
+        assert win.problems_link.text().endswith(">1 note</a>")
     finally:
         apply_theme(app, "system")

@@ -5,6 +5,7 @@ notes."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from PySide6.QtCore import Qt
@@ -44,6 +45,9 @@ def test_int16_on_every_conv_of_ppocrv4_rec_is_one_group_row(qtbot, window, open
                                            f"{n['warning']} warning{'' if n['warning'] == 1 else 's'}, "
                                            f"{n['info']} note{'' if n['info'] == 1 else 's'}. ")
     assert "problem" not in panel.summary.text()
+    # the status bar link counts them as the dock does: all notes, none a problem (it said "77 problems")
+    assert (n["error"], n["warning"], n["info"]) == (0, 0, 77)
+    assert re.sub("<[^>]*>", "", win.problems_link.text()) == "77 notes"
 
     # a click on the group opens it; a click on a child selects its node
     win.show_problems()

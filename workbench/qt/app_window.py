@@ -59,6 +59,7 @@ from workbench.qt.eval_settings import NO_METRIC
 from workbench.qt.evaluation import KINDS as EVALUATION_KINDS
 from workbench.qt.evaluation import EvaluationController
 from workbench.qt.netron_view import NetronView
+from workbench.qt.problems_panel import link_text
 from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
 from workbench.qt.runs import (
@@ -199,7 +200,7 @@ class MainWindow(QMainWindow):
         self.status_bar_progress.setVisible(False)
         self.problems_link = QLabel("")
         self.problems_link.setToolTip("Show the Problems dock")
-        self._problem_counts = (0, 0)  # (problems, errors) the link shows
+        self._problem_counts = (0, 0, 0)  # (errors, warnings, notes) the link shows
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.problems_link)
         self.statusBar().addPermanentWidget(self.status_bar_progress)
@@ -1077,12 +1078,13 @@ class MainWindow(QMainWindow):
         """Show the Problems dock in front."""
         docks.bring_forward(self, self.docks, "Problems", beside="Errors")
 
-    def _on_problem_count(self, total: int, errors: int) -> None:
-        self._problem_counts = (total, errors)
-        text = count(total, "problem") + (f", {count(errors, 'error')}" if errors else "")
+    def _on_problem_count(self, errors: int, warnings: int, notes: int) -> None:
+        """The status bar link: the current issues by kind, notes apart from the problems ("2 warnings, 75 notes")."""
+        self._problem_counts = (errors, warnings, notes)
+        text = link_text(errors, warnings, notes)
         # the link colour is fixed when the text is set: take the palette's now (and again on a theme switch)
         link = QApplication.palette().color(QPalette.ColorRole.Link).name()
-        self.problems_link.setText(f'<a href="#problems" style="color: {link}">{text}</a>' if total else "")
+        self.problems_link.setText(f'<a href="#problems" style="color: {link}">{text}</a>' if text else "")
 
     def show_sensitivity_dock(self) -> None:
         """Show the Sensitivity dock in front, as a tab beside Errors the first time."""

@@ -3,7 +3,8 @@
 Fed typed :class:`~workbench.core.issues.PlanIssue` objects (the plan's own, the model's
 preparation notes as info issues, and the issues a calibrate / export job returned), never text
 parsed back. Clicking a row with a node emits ``nodeClicked(name)`` (the window selects and
-centres it). Errors first, then warnings, then notes (info), each kind counted apart. Issues of one
+centres it). Errors first, then warnings, then notes (info), each kind counted apart, here and in the status
+bar's link (:func:`link_text`: "2 warnings, 75 notes"; a note is not a problem). Issues of one
 code (and severity and source) are one expandable row with their count ("68 × tensor uses its producer's
 activation spec"), its children one row each. The last job's issues, once the recipe or the data
 changed since it ran, are listed last, greyed and marked out of date (:data:`STALE_SOURCE`), and are not
@@ -101,11 +102,18 @@ def severity_counts(issues) -> str:
     return ", ".join(count(n[sev], _WORDS[sev]) for sev in (Severity.ERROR, Severity.WARNING, Severity.INFO))
 
 
+def link_text(errors: int, warnings: int, notes: int) -> str:
+    """The status bar link's words for the counts of current issues: the kinds there are, errors and warnings
+    (the problems) first, notes apart (``"2 warnings, 75 notes"``, ``"77 notes"``; ``""`` for none)."""
+    kinds = ((errors, "error"), (warnings, "warning"), (notes, "note"))
+    return ", ".join(count(n, word) for n, word in kinds if n)
+
+
 class ProblemsPanel(QWidget):
     """Tree of the open model's problems; ``nodeClicked(name)`` on a row that names a node."""
 
     nodeClicked = Signal(str)
-    countChanged = Signal(int, int)  # problems, errors
+    countChanged = Signal(int, int, int)  # errors, warnings, notes of the current issues
 
     def __init__(self, document, parent: QWidget | None = None):
         super().__init__(parent)
@@ -153,7 +161,6 @@ class ProblemsPanel(QWidget):
         self.tree.setVisible(bool(self.problems))
         current = [i for s, i in self.problems if s != STALE_SOURCE]
         self.out_of_date = len(self.problems) - len(current)
-        errors = sum(1 for i in current if i.severity == Severity.ERROR)
         stale = (f" {count(self.out_of_date, 'row')} from the last calibration {'is' if self.out_of_date == 1 else 'are'} "
                  "out of date (made with another recipe or other data): F5 calibrates again." if self.out_of_date else "")
         if self.doc.model is None:
@@ -163,7 +170,7 @@ class ProblemsPanel(QWidget):
             self.summary.setText(f"No problems{none}{stale}")
         else:
             self.summary.setText(f"{severity_counts(current)}. Click a row to select its node.{stale}")
-        self.countChanged.emit(len(current), errors)
+        self.countChanged.emit(*(sum(1 for i in current if i.severity == sev) for sev in _ORDER))
 
     def _row(self, parent, source: str, issue: PlanIssue, message: str, *, node: str) -> QTreeWidgetItem:
         """A row of the tree (under ``parent``, or top-level) for ``issue``, showing ``message`` and ``node``."""
