@@ -20,8 +20,8 @@ from PySide6.QtGui import QUndoCommand
 from workbench.core import api
 from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.jobs import refuse_output_onto_inputs, refuse_qdq_export
-from workbench.core.wording import count
 from workbench.qt import settings
+from workbench.qt.choice_skip import AppliedChoice, after_choice_text, choice_skip_text, holds_choice
 from workbench.qt.commands import push_edit
 from workbench.qt.eta import OverallProgress, job_phases
 from workbench.qt.workers import Job, ProcessJob
@@ -100,24 +100,6 @@ def check_output_path(path: str | Path) -> None:
         raise ExportError(f"{path}: the folder {folder} is not writable.", hint="Choose a folder you can write to.")
 
 
-def recipe_edits(recipe) -> int:
-    """How many edits ``recipe`` holds over its preset: its rules, node settings, an op-type list and
-    SmoothQuant (each counts one)."""
-    return (len(recipe.rules) + len(recipe.overrides) + (recipe.op_types is not None)
-            + (recipe.smoothquant is not None))
-
-
-def choice_skip_text(recipe, why: str) -> str:
-    """The one line a calibration says when "Choose the recipe first" is ticked but ``recipe`` is not a bare
-    preset (``why``: :func:`workbench.core.api.why_not_choose`), with what to do."""
-    edits = recipe_edits(recipe)
-    if edits:
-        return (f"Recipe choice skipped: the recipe has {count(edits, 'edit')}; the choice starts from an unedited "
-                "preset (to let it choose: undo the edits, F5, then edit the chosen recipe).")
-    return (f"Recipe choice skipped: {why}; the choice starts from a static integer preset, so the recipe was "
-            "calibrated as it is (to let it choose, pick a static integer preset in the Recipe panel).")
-
-
 class ExportSectionCommand(QUndoCommand):
     """Set the document's ``export`` section (how a saved project's replay writes the model) from ``before``
     to ``after``: the app exported in another format than the project said, so a save records it."""
@@ -165,11 +147,15 @@ class RunController(QObject):
         #: ones it chose, and a project's recipe opened with its calibration; a calibration takes them as
         #: they are (:meth:`will_choose`). A new model starts afresh.
         self._settled: set[str] = set()
+        #: the recipe choice applied last on this model (F5's or Ctrl+F5's): a recipe edited after it holds the
+        #: choice's own rules, which the skip line does not count as the user's (:mod:`workbench.qt.choice_skip`)
+        self.applied_choice: AppliedChoice | None = None
         #: :meth:`analysis_inputs` of the figures the document shows, as the last calibration or analysis
         #: measured them (None: none since this model opened); an analysis of the same inputs is not run again
         self._analysed: tuple | None = None
         self._analysing: int | None = None  # the analysis samples of the running calibrate job
         document.modelChanged.connect(self._settled.clear)
+        document.modelChanged.connect(self._forget_choice)
         document.modelChanged.connect(self._forget_analysis)
 
     @property
@@ -212,7 +198,7 @@ class RunController(QObject):
                 or recipe.to_json() in self._settled):
             return ""
         why = api.why_not_choose(recipe)
-        return "" if why is None else choice_skip_text(recipe, why)
+        return "" if why is None else choice_skip_text(recipe, why, self.applied_choice)
 
     def will_choose(self) -> bool:
         """Whether a calibration runs the recipe choice first: the Calibration panel's "Choose the recipe
@@ -249,6 +235,7 @@ class RunController(QObject):
             note = (f" Not applied: the recipe was edited while the job ran, and that edit is kept (the results are "
                     f"of {label}).")
         elif push_edit(self.doc, chosen, f"Choose recipe: {label}"):
+            self.applied_choice = AppliedChoice(label, chosen)
             note = (" The Recipe panel shows it; Ctrl+Z restores the preset (F5 then calibrates it as it is; "
                     "Choose the recipe first in the Calibration panel turns the choice off).")
         else:
@@ -466,18 +453,50 @@ class RunController(QObject):
             if self.doc.recipe.to_json() == result["choice"]["recipe"]:
                 result["started_recipe"] = result["choice"]["recipe"]
         if kind == "calibrate":
+            applied = self.applied_choice
             result = self._adopt_choice(result)  # before the results: they are of the chosen recipe
             self.doc.set_results(result, data=data)
             self._note_analysed(result)
+            if self.applied_choice is not applied:
+                self._settle_choice()
         elif kind == "sensitivity":
             self.doc.set_sensitivity(result, data=data)
-        if kind == "choose" and not result.get("skipped"):  # Ctrl+F5: a later F5 calibrates what it chose
-            self.settle(result.get("started_recipe"), result.get("recipe"))
+        if kind == "choose":
+            result = self._note_choice(result)
         if kind in ("export", "report", "evaluate", "choose") and result.get("calibration") is not None:
             self.doc.calibration = result["calibration"]
         if new_cache or kind in ("calibrate", "sensitivity"):  # saved in the project: unsaved until a save
             self.doc.note_new_results()
         self.succeeded.emit(kind, result)
+
+    def _note_choice(self, result: dict) -> dict:
+        """A Ctrl+F5 choice that succeeded: a later F5 calibrates what it chose (settled), and it is the choice
+        applied last when the window applies it (the recipe was not edited while it ran). Skipped on a recipe
+        that holds the choice applied last: ``skipped`` says so (:func:`after_choice_text`), not that the
+        recipe "sets rules, overrides or op types" as if they were all the user's."""
+        started = result.get("started_recipe")
+        if not result.get("skipped"):
+            self.settle(started, result.get("recipe"))
+            if started == self.doc.recipe.to_json():  # the window applies it (app_window._apply_choice)
+                self.applied_choice = AppliedChoice(result.get("label") or result["chosen"],
+                                                    api.Recipe.model_validate_json(result["recipe"]))
+            return result
+        applied = self.applied_choice
+        if applied is not None and started is not None:
+            recipe = api.Recipe.model_validate_json(started)
+            if holds_choice(recipe, applied.recipe):
+                return {**result, "skipped": after_choice_text(applied, recipe)}
+        return result
+
+    def _settle_choice(self) -> None:
+        """A calibration applied its recipe choice: the recipe as it left it (the choice's rules and the units its
+        latency check kept float, all the app's own edits) is what later edits are counted against, and a later
+        F5 calibrates it as it is."""
+        self.applied_choice = AppliedChoice(self.applied_choice.label, self.doc.recipe.model_copy(deep=True))
+        self.settle(self.doc.recipe)
+
+    def _forget_choice(self) -> None:
+        self.applied_choice = None
 
     def _forget_analysis(self) -> None:
         self._analysed = None
