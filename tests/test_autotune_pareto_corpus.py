@@ -1,9 +1,11 @@
 """Autotune's walk and Pareto front on corpus models (../shared/corpus).
 
 ppocrv4_rec with its shipped SmoothQuant recipe (examples/recipes/ppocrv4_rec.json): with 8 calibration
-samples the recipe loses rows 19 and 58 of eval.npz that float reads right (rows 20 and 40 too before
-histograms kept one bin lattice); on rows 19, 20, 40, 58 and 0-3 the walk must never get worse as it promotes, and the model of the tuned recipe (quantized
-again by the pipeline's own SmoothQuant pass) must score what the walk measured.
+samples the recipe loses rows 19, 58 and 67 of eval.npz that float reads right (rows 20 and 40 too before
+histograms kept one bin lattice), and every unit at int16 loses row 31 as well, so the walk measures a point
+worse than its path and must refuse it; on rows 19, 20, 40, 58, 0-3, 31 and 67 the walk must never get worse
+as it promotes, and the model of the tuned recipe (quantized again by the pipeline's own SmoothQuant pass)
+must score what the walk measured.
 digits_transformer: output SQNR >= 45 dB needs float units; int16 activations are tried first.
 """
 
@@ -23,7 +25,7 @@ from workbench.core.recipe.recipe import Recipe
 from workbench.core.tuning.autotune import autotune
 
 ROOT = Path(__file__).resolve().parents[1]
-ROWS = [19, 20, 40, 58, 0, 1, 2, 3]
+ROWS = [19, 20, 40, 58, 0, 1, 2, 3, 31, 67]
 
 
 def _exact(proto, x: np.ndarray, gts: np.ndarray, charset: list[str]) -> float:
@@ -47,9 +49,12 @@ def test_ppocrv4_rec_smoothquant_recipe_never_gets_worse_as_it_promotes(corpus, 
                    rank_samples=2, max_trials=3)
     charset = (folder / "charset.txt").read_text(encoding="utf-8").split("\n")
     assert res.metric_float == _exact(model.proto, x, gts, charset) == 1.0
-    assert res.metric_before == 0.75  # the two rows the recipe loses (8 calibration rows)
+    assert res.metric_before == 0.7  # the three rows the recipe loses (8 calibration rows)
+    ceiling = res.curve[1]  # every unit at int16 also loses row 31: worse than the recipe, so refused
+    assert ceiling.count("int16") == 51 and ceiling.metric == 0.6 and not ceiling.accepted
     path = [p.metric for p in res.curve if p.accepted]
-    assert path[0] == 0.75 and all(b >= a for a, b in zip(path, path[1:], strict=False)), path
+    assert path[0] == 0.7 and all(b >= a for a, b in zip(path, path[1:], strict=False)), path
+    assert max(path) > path[0]  # the path rises (a unit at int16 wins row 67 back)
     assert len(res.curve) == 4  # the recipe + max_trials
     for p in res.curve[1:]:  # a refused point is below the path point before it (or ties with a lower SQNR)
         before = max(q.metric for q in res.curve[:p.trial] if q.accepted)
