@@ -80,3 +80,21 @@ def test_family_colours_stay_when_free(qtbot, window, open_file, corpus):
     assert palette["Add"].name() == colors.SLOTS["green"] and palette["Mul"].name() == colors.SLOTS["lime"]
     assert palette["Clip"].name() == colors.SLOTS["red"] != palette["Sigmoid"].name()
     assert palette["Div"].name() == colors.SLOTS["teal"] and palette["ReduceMean"].name() == colors.SLOTS["pink"]
+
+
+@pytest.mark.parametrize("model", ["minilm_l6_v2", "nudenet_320n", "ppocrv4_rec"])
+def test_a_taken_family_colour_never_falls_to_red_or_orange(qtbot, window, open_file, corpus, model):
+    """An op type whose family colour a more frequent one took moves to a free colour, never to red or orange
+    (errors and warnings): minilm_l6_v2's Transpose (grey taken by Unsqueeze) and nudenet_320n's Gather were red,
+    ppocrv4_rec's Slice and minilm_l6_v2's Shape orange."""
+    from workbench.qt.canvas import colors
+
+    open_file(window, corpus / model / "model.onnx")
+    palette = window.canvas.op_colors()
+    reserved = {colors.SLOTS["red"], colors.SLOTS["orange"]}
+    fallen = {op: c.name() for op, c in palette.items()
+              if c.name() in reserved and colors.op_color(op).name() not in reserved}
+    assert fallen == {}, f"{model}: op types drawn in an error or warning colour: {fallen}"
+    if model == "minilm_l6_v2":
+        assert palette["Transpose"].name() != palette["Unsqueeze"].name()  # still apart from the op that took grey
+        assert palette["Mul"].name() == colors.SLOTS["lime"]  # a family colour stays with its family

@@ -20,6 +20,10 @@ SLOTS: dict[str, str] = {
     "sky": "#9fe0f5", "tan": "#c9a27e", "grey": "#b7b7b7", "mauve": "#d98ee0", "white": "#eeeeee",
 }
 _SLOT_ORDER = list(SLOTS)
+#: slots only their own families take (Relu / Clip red, Sigmoid / Tanh orange): red and orange read as
+#: errors and warnings (the Problems dock, the SQNR colours), so an op type whose slot is taken never falls to them
+RESERVED = ("red", "orange")
+_FALLBACK = [s for s in _SLOT_ORDER if s not in RESERVED]
 
 # The slot an op family gets when it is free (op types of a family share it); others hash to one.
 _HOME = {
@@ -54,19 +58,21 @@ def op_palette(op_types) -> dict[str, QColor]:
 
     ``op_types`` has one entry per drawn node. In order of frequency (ties by name), each op type
     takes its family's slot (:data:`SLOTS`; Conv blue, MatMul navy, Add green ...) when no more
-    frequent op type took it, else the first free slot: the :data:`SLOTS` most frequent op types get
-    pairwise distinct colours (CIE76 difference >= 15). The rest get their family colour.
+    frequent op type took it, else the first free slot that is not :data:`RESERVED` (red, orange: minilm_l6_v2's
+    Transpose fell to red and read as an error), one no other op type of the model calls its family's when there
+    is one (so that the family keeps it): at least the 13 most frequent op types get pairwise distinct colours
+    (CIE76 difference >= 15). The rest get their family colour.
     """
     counts = Counter(op_types)
     order = sorted(counts, key=lambda o: (-counts[o], o))
     taken: set[str] = set()
     out: dict[str, QColor] = {}
+    homes = {_home(op) for op in order}
     for op in order:
-        slot = _home(op)
-        if len(taken) < len(SLOTS):
-            if slot in taken:
-                slot = next(s for s in _SLOT_ORDER if s not in taken)
-            taken.add(slot)
+        home = _home(op)
+        free = [s for s in _FALLBACK if s not in taken]
+        slot = home if home not in taken else next((s for s in free if s not in homes), free[0] if free else home)
+        taken.add(slot)
         out[op] = QColor(SLOTS[slot])
     return out
 
