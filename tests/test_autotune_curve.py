@@ -16,7 +16,15 @@ from workbench.cli import main
 from workbench.core import api
 from workbench.core.analysis.cost import bits_from_configs, model_cost
 from workbench.core.report.figures import autotune_curve
-from workbench.core.tuning.autotune import CurvePoint, apply_levels, autotune, plan_cost, promote
+from workbench.core.tuning.autotune import (
+    CurvePoint,
+    _cheapest_on_target,
+    apply_levels,
+    autotune,
+    plan_cost,
+    promote,
+)
+from workbench.core.tuning.walk import Step, Walk
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 MODEL, CALIB, EVAL = (str(EXAMPLE / f) for f in ("digits_cnn.onnx", "digits_cnn_calib.npz", "digits_cnn_eval.npz"))
@@ -161,6 +169,22 @@ def test_missed_target_keeps_the_best_point_with_fewest_units_promoted():
         return sorted(u.node for u in plan.units.values() if not u.excluded)
 
     assert quantized(res.result.plan) == quantized(api.plan(model, recipe)) != []
+
+
+def test_the_walk_ends_on_its_cheapest_point_on_target_even_with_later_path_points():
+    """Settling accepted three points on target after the cheapest one (fewer bytes, then fewer BOPs):
+    the walk ends on that point, and the path stops there (digits_transformer at 45 dB: the settle's
+    last points kept 0.1293 GBOPs as run where an earlier one had 0.1136, same weight bytes)."""
+    metrics = [30.0, 46.0, 45.6, 45.7, 45.8]
+    bops = [9, 145, 113, 129, 145]
+    levels = [{}, {"a": "float", "b": "float"}, {"a": "float", "b": "int16"}, {"a": "float", "c": "int16"},
+              {"a": "float"}]
+    w = Walk([Step(lv, m, True) for lv, m in zip(levels, metrics, strict=True)])
+    walked = [CurvePoint(len(lv), m, 1.0, 100, b, levels=lv, accepted=True, trial=i)
+              for i, (lv, m, b) in enumerate(zip(levels, metrics, bops, strict=True))]
+    _cheapest_on_target(walked, w, 45.0)
+    assert w.final is w.steps[2] and w.final.metric == 45.6
+    assert [p.accepted for p in walked] == [s.accepted for s in w.steps] == [True, True, True, False, False]
 
 
 def test_long_names_are_cut_from_the_middle():

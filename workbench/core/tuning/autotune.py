@@ -517,7 +517,9 @@ def _cheapest_on_target(walked: list[CurvePoint], w, min_score: float) -> None:
     """Make the walk end on its cheapest point that meets the target -- smallest weight bytes, then
     BOPs, then the best metric, then the fewest units promoted -- so the chosen recipe is on the
     Pareto front (the bisection of the last group counts units, which bytes and BOPs may not tell
-    apart). Every such point is above every earlier path point, so the path stays monotone."""
+    apart). Every such point is above every earlier path point, so the path stays monotone. The path
+    ends there: the walk's last point and every point after the pick leave it (settling may have
+    accepted several points on target after the cheapest one)."""
     on = [i for i, p in enumerate(walked) if p.metric >= min_score]
     if not on:
         return
@@ -525,8 +527,9 @@ def _cheapest_on_target(walked: list[CurvePoint], w, min_score: float) -> None:
                                   walked[i].promoted))
     last = max(i for i, p in enumerate(walked) if p.accepted)
     if pick != last:
-        for i, flag in ((last, False), (pick, True)):
-            walked[i].accepted = w.steps[i].accepted = flag
+        for i in (last, *range(pick + 1, len(walked))):
+            walked[i].accepted = w.steps[i].accepted = False
+        walked[pick].accepted = w.steps[pick].accepted = True
 
 
 def _int4_candidates(plan, ranked: list[str]) -> list[str]:
