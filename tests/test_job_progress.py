@@ -57,7 +57,7 @@ def _order(started: list[str], wanted: list[str]) -> None:
 def test_calibrate_job_reports_every_phase_with_totals():
     result, events = _run(job_calibrate, _payload(reuse=False, analysis_samples=32))
     started = _check(events)
-    _order(started, ["Opening", "Planning", "Calibrating", "Quantizing", "Analysing"])
+    _order(started, ["Opening", "Planning", "Calibrating", "Latency check", "Analysing"])  # the CLI's model analysed
     # calibration counts samples up to the number asked for, analysis the steps of its batches (ANALYSIS_BATCH = 8
     # samples each: the sessions, then each model's run and the units measured, analysis_steps)
     calib = [(d, t) for d, t, m in events if phase_of(m) == "Calibrating"]

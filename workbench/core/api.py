@@ -70,6 +70,12 @@ _LAZY: dict[str, str] = {
     "quantize": "workbench.core.pipeline.quantize",
     "export": "workbench.core.pipeline.export",
     "refuse_qdq_only": "workbench.core.pipeline.export",
+    # the model a calibration wrote, kept for an export of the same inputs
+    "keep_written": "workbench.core.pipeline.calibrated",
+    "written_inputs": "workbench.core.pipeline.calibrated",
+    "current_inputs": "workbench.core.pipeline.calibrated",
+    "written_changes": "workbench.core.pipeline.calibrated",
+    "write_kept": "workbench.core.pipeline.calibrated",
     "QdqOnlyField": "workbench.core.pipeline.qdq_only",
     "data_cast_issues": "workbench.core.pipeline.calibrate_pass",
     "qdq_only_fields": "workbench.core.pipeline.qdq_only",

@@ -116,6 +116,10 @@ def _qparams_json(result) -> dict[str, dict]:
 def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     """Calibrate, quantize in memory and analyse every node unit.
 
+    A calibration from the start (``reuse`` false) or after a recipe choice quantizes the model as
+    ``workbench-cli quantize`` writes it, latency check included (:func:`_calibrate_as_the_cli`), and analyses
+    that model; an analysis with the cached ranges (``reuse``) writes the recipe as it is, without it.
+
     Payload: ``model_path``, ``recipe`` (JSON), ``data`` (spec), ``samples``, ``calibration``
     (cache JSON or None), ``reuse`` (False recalibrates every tensor), ``analysis_samples``.
     With ``choose`` true, data, and a recipe the recipe choice applies to (a bare static preset,
@@ -124,7 +128,12 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     own ranges over every row (no second calibration pass).
     Result: ``calibration`` (JSON), ``errors`` (UnitError.to_json rows, worst first),
     ``qparams`` (tensor -> QParams JSON), ``issues`` (strings, as projects store them), ``problems``
-    (the same issues as PlanIssue objects), ``recipe`` (the JSON used: the chosen one after a choice),
+    (the same issues as PlanIssue objects), ``recipe`` (the JSON analysed: the chosen one after a choice; after
+    a calibration from the start or a choice, with the units the latency check kept float), ``latency_kept``
+    (those units, sorted; [] without), ``written`` (that model kept for an export of the same inputs,
+    :func:`workbench.core.api.keep_written`, with the latency check's result and notes, which ``issues`` leaves
+    out; None after an analysis with the
+    cached ranges, which runs no latency check, or for a model kept apart from its weights),
     ``choice`` (:func:`choice_json` of the choice, None when none ran), ``split`` (weights vs
     activations, :meth:`workbench.core.analysis.noise_split.NoiseSplit.to_json`, on the same rows;
     None for a recipe without activation pairs), ``outputs`` (:func:`_output_sqnr`: each model output's
@@ -138,8 +147,9 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
         recipe = choice.recipe
         payload = {**payload, "recipe": recipe.to_json(), "reuse": True,
                    "calibration": choice.calibration.to_json() if choice.calibration is not None else None}
+    as_cli = False
     if not payload.get("reuse", True) or (choice is not None and choice.skipped is None):
-        result, calib = _calibrate_as_the_cli(model, recipe, payload, progress, cancel)
+        result, calib, as_cli = _calibrate_as_the_cli(model, recipe, payload, progress, cancel)
     else:
         result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel)
     rows = api.analyze(model, result, payload["data"], samples=payload.get("analysis_samples"),
@@ -150,7 +160,15 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
         split = api.noise_split(result.float_model or model, result.proto, payload["data"],
                                 samples=payload.get("analysis_samples"), cancel=cancel,
                                 progress=in_phase(progress, "Weights vs activations"))
-    issues = list(result.issues) + _calibration_issues(calib) + _cast_issues(model, payload, result.issues)
+    cast = _cast_issues(model, payload, result.issues)
+    # the latency check's measurement notes stay with the kept model (an export reports them); the units it
+    # kept float are listed with the plan's issues, as the recipe's exclusions they explain
+    shown = [i for i in result.issues if getattr(i, "code", None) not in _MEASUREMENT_NOTES]
+    issues = shown + _calibration_issues(calib) + cast
+    analysed = result.recipe.to_json() if as_cli else payload["recipe"]  # with the latency check's exclusions
+    written = api.keep_written(model, result, api.written_inputs(model.sha256, analysed, payload.get("data"),
+                                                                 payload.get("samples")),
+                               list(result.issues) + cast) if as_cli else None
     return {"calibration": calib.to_json() if calib is not None else None,
             "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf
             "split": split.to_json() if split is not None else None,
@@ -161,7 +179,8 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
             "qparams": _qparams_json(result),
             "issues": [_issue_text(i) for i in issues],
             "problems": _typed(issues),
-            "recipe": payload["recipe"], "choice": choice_json(choice) if choice is not None else None}
+            "recipe": analysed, "choice": choice_json(choice) if choice is not None else None,
+            "latency_kept": _kept_float(recipe, result.recipe) if as_cli else [], "written": written}
 
 
 def _output_sqnr(model, result, payload: dict, progress, cancel: CancelToken) -> list[dict]:
@@ -195,24 +214,26 @@ def _local_json(result, model, rows) -> dict:
 
 
 def _calibrate_as_the_cli(model, recipe, payload: dict, progress, cancel: CancelToken):
-    """A fresh calibration (from the payload's ``calibration`` when ``reuse``, else from nothing) whose
-    cache holds the ranges ``workbench-cli quantize`` calibrates, then the model written in memory:
-    ``(result, cache)`` as :func:`_quantize_with_cache` returns them.
+    """The model as ``workbench-cli quantize`` writes it (its latency check included), calibrated afresh (from
+    the payload's ``calibration`` when ``reuse``, else from nothing): ``(result, cache, as_cli)`` as
+    :func:`_quantize_with_cache` returns the first two; ``as_cli`` is True when ``result`` is the CLI's quantize.
 
-    The ranges are first those of the CLI's quantize (with the latency check): its latency placement keeps
-    some units float before calibrating, so its pass fetches fewer tensors, and onnxruntime fuses that
-    instrumented model otherwise (digits_transformer, cpu-u8s8: a range calibrated beside every tensor
-    was an ulp off, and the app's Export differed from ``quantize --no-auto`` in one scale). Then only the
-    tensors that plan left out are calibrated (phase "Calibrating the rest"); the cache keeps both, so the
-    Export calibrates nothing and writes the CLI's bytes. Phases: Planning, Latency placement, Calibrating,
-    Placement guard, Latency check, Latency fallback (the CLI quantize's latency passes, each named as it
-    runs: :data:`~workbench.core.progress.PIPELINE_PHASES`), Calibrating the rest, Quantizing."""
+    With data and a static plan, ``result`` is the CLI's quantize itself: its latency placement keeps some
+    units float before calibrating (so its pass fetches fewer tensors, and onnxruntime fuses that
+    instrumented model otherwise: digits_transformer, cpu-u8s8, a range calibrated beside every tensor was an
+    ulp off), the latency check measures the written model and the fallback keeps float what did not pay;
+    ``result.recipe`` holds those exclusions. That model is the one analysed, and the one an export of the
+    same inputs writes (:func:`workbench.core.api.keep_written`). Then only the tensors that plan left out
+    are calibrated (phase "Calibrating the rest"), so the cache also serves the recipe without the
+    exclusions. Phases: Planning, Latency placement, Calibrating, Placement guard, Latency check, Latency
+    fallback (the CLI quantize's latency passes, each named as it runs:
+    :data:`~workbench.core.progress.PIPELINE_PHASES`), Calibrating the rest; without data or activations to
+    calibrate: Planning, Quantizing (the recipe written as it is, no latency check)."""
     previous = _calibration(payload) if payload.get("reuse", True) else None
     done = one_step(progress, "Planning: resolving the recipe")
     facts = api.GraphFacts(model.proto)
     the_plan = api.plan(model, recipe, guard=True, facts=facts)
     done()
-    calib = previous
     if the_plan.mode == "static" and the_plan.activations and payload.get("data"):
         cli = api.quantize(model, recipe, data=payload["data"], samples=payload.get("samples"), calibration=previous,
                            latency_check=True, check=False, cancel=cancel,
@@ -221,12 +242,25 @@ def _calibrate_as_the_cli(model, recipe, payload: dict, progress, cancel: Cancel
         calib = _with_cache(api.calibrate(model, the_plan, payload["data"], samples=payload.get("samples"),
                                           progress=in_phase(progress, "Calibrating the rest"), cancel=cancel,
                                           previous=seed), seed)
+        return cli, calib, True
     cancel.check()
     done = one_step(progress, "Quantizing: planning and writing the quantized model")
-    result = api.quantize(model, recipe, calibration=calib, progress=in_phase(progress, "Quantizing"),
+    result = api.quantize(model, recipe, calibration=previous, progress=in_phase(progress, "Quantizing"),
                           cancel=cancel, facts=facts)
     done()
-    return result, calib
+    return result, previous, False
+
+
+#: the latency check's own notes (its ratio, not measured, slower than float): reported by an export, not
+#: listed with a calibration's issues
+_MEASUREMENT_NOTES = (IssueCode.LATENCY, IssueCode.LATENCY_NOT_MEASURED, IssueCode.SLOWER_THAN_FLOAT)
+
+
+def _kept_float(ran, written) -> list[str]:
+    """The nodes ``written`` (the recipe as the latency check wrote it) keeps float that ``ran`` (the recipe
+    the job ran) did not: the latency placement's and the latency fallback's, sorted."""
+    return sorted(n for n, o in written.overrides.items()
+                  if o.exclude and not (n in ran.overrides and ran.overrides[n].exclude))
 
 
 #: the phase of the recipe choice's progress messages (those that do not name it already)
@@ -365,8 +399,17 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     export of a recipe with QONNX-only dtypes (ExportError, :func:`refuse_qdq_export`). With ``choose``
     (as :func:`job_calibrate`) the recipe choice runs first and the chosen recipe is written, on the
     choice's ranges, as ``workbench-cli quantize MODEL --data D`` writes it; result ``choice``
-    (:func:`choice_json`, None when none ran)."""
+    (:func:`choice_json`, None when none ran).
+
+    With ``calibrated`` (the calibrate job's ``written``: the model it analysed, quantized as the CLI writes
+    it) and the same inputs (model file, recipe, data, samples; QDQ, no choice: :func:`calibrated_changes`),
+    those bytes are written as they are, with the issues and latency result of that calibration (result
+    ``reused`` True, ``latency``: the latency check's figures or None); else the job quantizes as above and
+    ``rerun`` says why the kept model could not be written (None without one)."""
     _refuse_inputs(payload)
+    rerun = calibrated_changes(payload)
+    if rerun is None:
+        return _write_calibrated(payload, progress)
     model = _open(payload, progress)
     recipe = _recipe(payload)
     fmt = payload.get("format", "qdq")
@@ -392,7 +435,39 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
             "issues": [_issue_text(i) for i in issues], "problems": _typed(issues),
             # the recipe as written (the latency check's exclusions added), which a saved project replays
             "recipe": result.recipe.to_json(), "choice": choice_json(choice) if choice is not None else None,
-            "units": [sum(not u.excluded for u in units), len(units)]}
+            "units": [sum(not u.excluded for u in units), len(units)], "reused": False,
+            "rerun": rerun if payload.get("calibrated") else None}
+
+
+def calibrated_changes(payload: dict) -> str | None:
+    """Whether an export job can write the model its ``calibrated`` entry keeps (the calibration's model,
+    :func:`workbench.core.api.keep_written`) as it is: None when it can; else why not, in words ("the recipe
+    was edited since the calibration", "a QONNX file is written from a new quantize", "no model kept").
+    The model file is hashed to tell (milliseconds)."""
+    kept = payload.get("calibrated")
+    if kept is None:
+        return "no model kept"
+    if payload.get("format", "qdq") != "qdq":
+        return "a QONNX file is written from a new quantize"
+    if payload.get("choose") or not payload.get("latency_check", True):
+        return "the export runs the recipe choice first" if payload.get("choose") else "the export skips the latency check"
+    return api.written_changes(kept, api.current_inputs(payload["model_path"], payload["recipe"],
+                                                        payload.get("data"), payload.get("samples")))
+
+
+def _write_calibrated(payload: dict, progress) -> dict:
+    """:func:`job_export`'s result for a model the calibration kept (:func:`calibrated_changes` is None): its
+    bytes written as they are (phase "Writing" alone: no planning, calibration or latency measurement), with
+    its issues and latency result."""
+    kept = payload["calibrated"]
+    done = one_step(progress, f"Writing: {Path(payload['path']).name}")
+    out = api.write_kept(kept, payload["path"])
+    done()
+    issues = list(kept.get("issues") or [])
+    return {"path": str(out), "calibration": payload.get("calibration"),
+            "issues": [_issue_text(i) for i in issues], "problems": _typed(issues),
+            "recipe": kept["recipe"], "choice": None, "units": list(kept["units"]), "reused": True, "rerun": None,
+            "latency": kept.get("latency")}
 
 
 def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:

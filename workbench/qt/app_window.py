@@ -1191,6 +1191,7 @@ class MainWindow(QMainWindow):
             again, self._remeasure_after = self._remeasure_after, ""
             again = f" (measured again: {again})" if again else ""
             chose = f" {result['choice_text']}" if result.get("choice_text") else ""
+            chose += result.get("latency_text") or ""
             self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed{again}.{chose}{warned}")
 
     def _exported(self, result: dict) -> str:
@@ -1221,6 +1222,13 @@ class MainWindow(QMainWindow):
         if edited:
             note += (" The file has the recipe as it was when the export started: your edits made since are not in "
                      "it (export again to include them).")
+        if result.get("reused"):
+            lat = result.get("latency") or {}
+            ratio = (f": {lat['quant_s'] / lat['float_s']:.2f}x float" if lat.get("float_s") else "")
+            note += (f" The file is the model calibrated and analysed, written as it is (its latency check "
+                     f"reused{ratio}).")
+        elif result.get("rerun") and result["rerun"] != "no model kept":
+            note += f" Quantized again with the latency check: {result['rerun']}."
         if result.get("shapes_note"):
             note += f" Note: {result['shapes_note']}"
         units = f": {quantized} of {total} node units quantized" if total is not None else ""

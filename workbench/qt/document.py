@@ -186,6 +186,9 @@ class Document(QObject):
         #: unit -> the noise it adds itself (local SQNR, dB; "inf" / None as the calibrate job writes them)
         self.local: dict[str, float | str | None] = {}
         self.result_recipe: str | None = None
+        #: the model the last calibration wrote and analysed, kept in memory (not saved) so that an export of the
+        #: same inputs writes its bytes (:func:`workbench.core.api.keep_written`); None when there is none
+        self.written: dict | None = None
         #: (data, samples) the shown results were measured on
         self.result_data: tuple = (None, None)
         self.issues: list[str] = []
@@ -231,6 +234,7 @@ class Document(QObject):
         self.issues = []
         self.result_issues = []
         self.result_recipe = None
+        self.written = None
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
         self.autotune = None
         self.recipe = recipe if recipe is not None else api.make_recipe("cpu-u8s8")
@@ -422,6 +426,7 @@ class Document(QObject):
         self.result_issues = [i for i in result.get("problems", []) if isinstance(i, PlanIssue)]
         self.result_recipe = result.get("recipe")
         self.result_data = data if data is not None else self.rows
+        self.written = result.get("written")
         self.resultsChanged.emit()
 
     def saved_state(self) -> dict[str, Any]:
@@ -443,6 +448,7 @@ class Document(QObject):
         self.qparams, self.errors, self.split, self.weights, self.local = {}, [], None, {}, {}
         self.outputs = []
         self.issues, self.result_issues, self.result_recipe, self.result_data = [], [], None, (None, None)
+        self.written = None
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
         self.sensitivity_data = (None, None)
         self.autotune = None

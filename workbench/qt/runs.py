@@ -20,6 +20,7 @@ from PySide6.QtGui import QUndoCommand
 from workbench.core import api
 from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.jobs import refuse_output_onto_inputs, refuse_qdq_export
+from workbench.core.wording import count
 from workbench.qt import settings
 from workbench.qt.choice_skip import AppliedChoice, after_choice_text, choice_skip_text, holds_choice
 from workbench.qt.commands import push_edit
@@ -242,6 +243,26 @@ class RunController(QObject):
             note = ""
         return {**result, "choice_text": f"{text[:1].upper()}{text[1:]}.{note}"}
 
+    def _adopt_latency(self, result: dict) -> dict:
+        """The units a calibration's latency check kept float (``result["latency_kept"]``, as ``workbench-cli
+        quantize`` keeps them): the recipe takes them as excluded in one undoable edit, so the figures shown, an
+        export and a saved project are all of the model analysed; not when the recipe was edited while the job
+        ran (that edit is kept; the figures then show as made with another recipe). Returns ``result`` with
+        ``latency_text``: what became of them ("" when none was kept)."""
+        kept = list(result.get("latency_kept") or [])
+        if not kept:
+            return {**result, "latency_text": ""}
+        choice = result.get("choice") or {}
+        ran = choice["recipe"] if choice and not choice.get("skipped") else result.get("started_recipe")
+        units = count(len(kept), "unit")
+        if ran is None or api.Recipe.model_validate_json(ran).model_dump() != self.doc.recipe.model_dump():
+            return {**result, "latency_text": f" The latency check kept {units} float; not added to the recipe: it "
+                                              "was edited while the job ran."}
+        push_edit(self.doc, api.Recipe.model_validate_json(result["recipe"]), f"Keep {units} float (latency check)")
+        return {**result, "latency_text": f" The latency check kept {units} float (slower quantized on this "
+                                          "machine), as `workbench-cli quantize` does; the recipe now says so "
+                                          "(Ctrl+Z undoes)."}
+
     def analyze(self) -> Job | None:
         """Re-quantize with the cached ranges (calibrating only new tensors) and re-analyse; None (no job)
         when the figures shown already are of the same inputs (:meth:`analysis_is_current`)."""
@@ -309,10 +330,26 @@ class RunController(QObject):
         shapes = {"input_shapes": section["input_shapes"]} if section else {}
         choose = self.will_choose()  # the CLI's quantize chooses too: a bare preset no choice settled yet
         payload = self.doc.payload(path=str(path), format=fmt, reuse=True, inputs=self.input_files(inputs),
-                                   choose=choose, **shapes)
+                                   choose=choose, calibrated=self.doc.written, **shapes)
         title = f"{'Recipe choice and export' if choose else 'Export'} to {Path(path).name}"
+        again = self.calibrated_changes(fmt, choose)
+        if again is not None:  # the job checks again (the model file too) and says so in its result
+            title += f" (quantizing again: {again})"
         return self._start("export", ProcessJob("export", payload, title=title, parent=self),
                            extra={"export_section": section, "shapes_note": note}, choose=choose)
+
+    def calibrated_changes(self, fmt: str = "qdq", choose: bool = False) -> str | None:
+        """Why an export cannot write the model the last calibration kept (``Document.written``) as it is, in
+        words ("the recipe was edited since the calibration"); None when it can, or when there is none (an
+        analysis with the cached ranges, F6, keeps none: the export then quantizes as the CLI does). The model
+        file is compared as it was opened; the export job hashes it again."""
+        kept = self.doc.written
+        if kept is None or self.doc.model is None:
+            return None
+        if fmt != "qdq" or choose:
+            return "a QONNX file is written from a new quantize" if fmt != "qdq" else "the recipe choice runs first"
+        return api.written_changes(kept, api.written_inputs(getattr(self.doc.model, "sha256", ""),
+                                                            self.doc.recipe.to_json(), self.doc.data, self.doc.samples))
 
     def _project_name(self) -> str:
         return self.doc.project_path.name if self.doc.project_path is not None else "The project"
@@ -455,6 +492,7 @@ class RunController(QObject):
         if kind == "calibrate":
             applied = self.applied_choice
             result = self._adopt_choice(result)  # before the results: they are of the chosen recipe
+            result = self._adopt_latency(result)  # ... with the units its latency check kept float
             self.doc.set_results(result, data=data)
             self._note_analysed(result)
             if self.applied_choice is not applied:

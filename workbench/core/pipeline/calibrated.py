@@ -1,0 +1,103 @@
+"""The model a calibration wrote and analysed, kept so that an export of the same inputs writes its bytes.
+
+The app's calibration quantizes the model as ``workbench-cli quantize`` writes it (latency placement,
+placement guard, latency check and fallback included) and analyses that model. :func:`keep_written`
+keeps its serialised bytes with the inputs they were made from (the model file's SHA-256, the recipe as
+written, the calibration data spec and sample count), its issues and the latency check's result;
+:func:`written_changes` names the first of those inputs that changed since; :func:`write_kept` writes
+the bytes (onnx.checker on them, then atomically). An export of unchanged inputs so writes the model
+analysed, byte for byte, without the quantize pipeline and its latency measurements (ppocrv4_rec, 8
+samples: 9-14 s of planning, placement guard and latency check on a loaded 2-core machine).
+
+A kept model is a plain dict (it travels in job payloads and results, pickled):
+``model`` (bytes), ``sha256`` (hex of ``model``), ``inputs`` (see :func:`written_inputs`), ``recipe``
+(JSON, the recipe as written), ``issues`` (the quantize's issues, PlanIssue objects), ``latency`` (the
+latency check's :class:`~workbench.core.runtime.latency.LatencyComparison` as a dict, None when it did
+not measure) and ``units`` (``[quantized, total]`` node units).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from workbench.core.errors import ExportError
+from workbench.core.io.atomic import atomic_path
+from workbench.core.io.external import has_lazy, is_source
+from workbench.core.io.save import EXTERNAL_THRESHOLD, check_bytes, tensor_bytes
+from workbench.core.model.load import PreparedModel, sha256_file
+from workbench.core.pipeline.quantize import QuantizeResult
+
+#: what :func:`written_changes` compares, in order, and the words for a change of each
+_INPUT_WORDS = (("model_sha256", "the model file changed"), ("recipe", "the recipe was edited"),
+                ("data", "the calibration data changed"), ("samples", "the calibration sample count changed"))
+
+
+def written_inputs(model_sha256: str, recipe_json: str, data: Any, samples: int | None) -> dict:
+    """The inputs a kept model depends on: the model file's SHA-256 (hex), the recipe JSON as written
+    (with the latency check's exclusions), the calibration data spec and sample count (None: all rows)."""
+    return {"model_sha256": model_sha256, "recipe": recipe_json, "data": data, "samples": samples}
+
+
+def keep_written(model: PreparedModel, result: QuantizeResult, inputs: dict, issues: list) -> dict | None:
+    """``result``'s model (quantized with the latency check, as ``workbench-cli quantize`` writes it) kept
+    for a later export of the same ``inputs`` (:func:`written_inputs`), with ``issues`` (what the export
+    reports) and the latency check's result. None when it cannot be kept as one file: a model built in
+    memory (no file hash), weights in external data files, or tensors over the 2 GiB protobuf limit."""
+    if (not model.sha256 or model.external_data_files or has_lazy(result.proto)
+            or tensor_bytes(result.proto) > EXTERNAL_THRESHOLD):
+        return None
+    data = result.proto.SerializeToString()
+    units = result.plan.units.values()
+    return {"model": data, "sha256": hashlib.sha256(data).hexdigest(), "inputs": dict(inputs),
+            "recipe": result.recipe.to_json(), "issues": list(issues),
+            "latency": asdict(result.latency) if result.latency is not None else None,
+            "units": [sum(not u.excluded for u in units), len(units)]}
+
+
+def current_inputs(model_path: str | Path, recipe_json: str, data: Any, samples: int | None) -> dict:
+    """:func:`written_inputs` of a job about to run: the model file hashed now (about 30 ms for 10 MB);
+    an unreadable file hashes as "" (a change)."""
+    try:
+        digest = sha256_file(Path(model_path))
+    except OSError:
+        digest = ""
+    return written_inputs(digest, recipe_json, data, samples)
+
+
+def written_changes(kept: dict | None, inputs: dict) -> str | None:
+    """None when ``kept`` (:func:`keep_written`) was made from ``inputs``; else why it cannot be written
+    as it is, in words ("the recipe was edited since the calibration"; "no model kept" when ``kept`` is
+    None or damaged)."""
+    if not isinstance(kept, dict) or not isinstance(kept.get("inputs"), dict) or not kept.get("model"):
+        return "no model kept"
+    for key, words in _INPUT_WORDS:
+        if kept["inputs"].get(key) != inputs.get(key):
+            return f"{words} since the calibration"
+    return None
+
+
+def write_kept(kept: dict, path: str | Path) -> Path:
+    """Write the kept model's bytes to ``path`` atomically, after onnx.checker and a check that they are the
+    bytes kept (their SHA-256). Returns the path.
+
+    Raises
+    ------
+    ExportError
+        The bytes do not match their hash or fail the checker; ``path`` is an input or an open model's
+        external data file, its folder is missing or not writable, or the disk is full.
+    """
+    data = kept["model"]
+    if hashlib.sha256(data).hexdigest() != kept.get("sha256"):
+        raise ExportError("The calibrated model kept in memory does not match its hash.",
+                          hint="Calibrate again (F5), then export.")
+    path = Path(path)
+    if is_source(path.parent / (path.name + ".data")) or is_source(path):
+        raise ExportError(f"{path}: would replace the external data file an open model reads its weights from.",
+                          hint="Choose another file name for the quantized model.")
+    check_bytes(data)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+    return path
