@@ -1,4 +1,6 @@
-"""The recipe choice's 16-bit step: a group test for units that hold most of the output noise."""
+"""The recipe choice's last step: a group test for units that hold most of the output noise, kept float
+(cpu-u8s8) or given 16-bit activations (the other 8-bit presets; the 16-bit tests below turn cpu-u8s8's
+float promotion off to reuse its model and numbers)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import math
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.cli import main
@@ -111,7 +114,14 @@ def _recipe():
     return api.make_recipe("cpu-u8s8", reduce_range=True)
 
 
-def test_the_choice_gives_16_bit_activations_to_the_units_holding_the_noise(tmp_path):
+@pytest.fixture
+def sixteen_bit(monkeypatch):
+    """cpu-u8s8's promoted units get uint16 activations (as another 8-bit preset's get 16 bits) instead of
+    staying float."""
+    monkeypatch.setattr(recipe_choice, "FLOAT_PROMOTION_PRESETS", frozenset())
+
+
+def test_the_choice_gives_16_bit_activations_to_the_units_holding_the_noise(tmp_path, sixteen_bit):
     """mm0 reads the outlier's grid. The run [mm0, mm1] gains about 21 dB; mm0 alone about 1.5 dB less
     (mm1 then reads mm0's 16-bit output on its own 8-bit grid), more than KEEP_DB: the pair is promoted."""
     path, data, x = _outlier_chain(tmp_path)
@@ -139,6 +149,42 @@ def test_the_choice_gives_16_bit_activations_to_the_units_holding_the_noise(tmp_
     assert [dtype_of[f"m{i}"] for i in range(2, DEPTH - 1)] == [np.uint8] * (DEPTH - 3)
 
 
+def test_with_cpu_u8s8_the_choice_keeps_float_the_unit_holding_the_noise(tmp_path):
+    """onnxruntime's CPU provider runs 16-bit activations on float kernels, so cpu-u8s8 promotes to float:
+    mm0 alone (x's outlier grid) gains about 20 dB kept float (mm1 no longer needs promoting: it reads
+    mm0's float output on its own grid), written as an exclusion, and the reported gain is the held-out
+    SQNR onnxruntime measures for the two recipes."""
+    path, data, x = _outlier_chain(tmp_path)
+    model = api.open_model(path)
+    rep = choose_recipe(model, _recipe(), data)
+    assert rep.wide_dtype == recipe_choice.FLOAT and rep.promotion.units == ["mm0"]
+    assert {n: o.exclude for n, o in rep.recipe.overrides.items()} == {"mm0": True}
+    assert rep.label == f"{rep.chosen} + 1 unit kept float"
+    assert f"; 1 unit kept float (mm0): {rep.promotion.gain_db:+.1f} dB; --no-auto quantizes every unit at 8 bits; " \
+        in rep.summary()
+    first = _first_rows(data, tmp_path)
+    before = _held_out_sqnr(api.quantize(model, recipe_choice.variant(_recipe(), rep.chosen), data=first).proto,
+                            path, x)
+    after = _held_out_sqnr(api.quantize(model, rep.recipe, data=first).proto, path, x)
+    assert after - before >= MIN_GAIN_DB
+    assert math.isclose(rep.promotion.gain_db, after - before, abs_tol=1e-6)
+    # the written model: x and w0 reach mm0 as they are, every later MatMul reads uint8 and int8 weights
+    q = api.quantize(model, rep.recipe, data=data, calibration=rep.calibration).proto
+    quantized = {n.input[0] for n in q.graph.node if n.op_type == "QuantizeLinear"}
+    mm0 = next(n for n in q.graph.node if n.name == "mm0")
+    assert list(mm0.input) == ["x", "w0"] and "x" not in quantized
+    assert quantized == {"c0", *(f"m{i}" for i in range(1, DEPTH - 1))}
+    assert rep.opset == 17 and [o.version for o in q.opset_import if o.domain == ""] == [17]  # no 16-bit Q/DQ
+
+
+def test_the_promotion_level_follows_the_preset():
+    """cpu-u8s8 (onnxruntime CPU) promotes to float, s8s8 to int16 activations; a16w8 has no 8-bit
+    activations to promote from."""
+    assert recipe_choice.promotion_level(api.make_recipe("cpu-u8s8")) == "float"
+    assert recipe_choice.promotion_level(api.make_recipe("s8s8")) == "int16"
+    assert recipe_choice.promotion_level(api.make_recipe("a16w8")) == ""
+
+
 def test_widening_reuses_the_ranges_and_matches_a_fresh_calibration(tmp_path):
     """A dtype change keeps an observer's statistics: the widened recipe quantized with the 8-bit
     calibration runs no pass and writes the bytes a fresh calibration of it writes."""
@@ -153,7 +199,7 @@ def test_widening_reuses_the_ranges_and_matches_a_fresh_calibration(tmp_path):
     assert reused.calibration.observers["x"].spec.dtype == "uint16"
 
 
-def test_the_cli_names_the_16_bit_units(tmp_path, capsys, monkeypatch):
+def test_the_cli_names_the_16_bit_units(tmp_path, capsys, monkeypatch, sixteen_bit):
     from workbench.core.recipe import hardware, presets
     for module in (hardware, presets):  # the CLI's preset with 7-bit weights, as _recipe() (any CPU)
         monkeypatch.setattr(module, "cpu_needs_reduce_range", lambda: True)
@@ -184,12 +230,12 @@ def test_a_model_of_fewer_units_than_runs_is_not_searched():
     assert found.units == [] and found.tried == [] and searches(3) == 0
 
 
-def test_cancelling_during_the_16_bit_step_raises_cancelled(tmp_path):
+def test_cancelling_during_the_promotion_step_raises_cancelled(tmp_path):
     from workbench.core.errors import Cancelled
     from workbench.core.progress import CancelToken
     path, data, _ = _outlier_chain(tmp_path)
     model = api.open_model(path)
-    for phase in ("Choosing the recipe: mse", "Choosing 16-bit units"):
+    for phase in ("Choosing the recipe: mse", recipe_choice.PHASE_FLOAT):
         token = CancelToken()
 
         def progress(done, total, message, phase=phase, token=token):
@@ -202,7 +248,7 @@ def test_cancelling_during_the_16_bit_step_raises_cancelled(tmp_path):
         raise AssertionError(f"cancelled at {phase!r}, yet the choice returned")
 
 
-def test_a_model_that_cannot_reach_the_16_bit_opset_promotes_nothing(tmp_path):
+def test_a_model_that_cannot_reach_the_16_bit_opset_promotes_nothing(tmp_path, sixteen_bit):
     """A model-local function keeps the model at opset 17 (16-bit Q/DQ needs 21): the widened units are
     left float by the opset check, so no group is scored as a 16-bit one."""
     path, data, _ = _outlier_chain(tmp_path)
@@ -217,7 +263,7 @@ def test_a_model_that_cannot_reach_the_16_bit_opset_promotes_nothing(tmp_path):
     rep = choose_recipe(api.open_model(fn_path), _recipe(), data)
     assert rep.promotion.units == [] and rep.recipe.overrides == {}
     assert all(t[3] == -math.inf for t in rep.promotion.tried) and len(rep.promotion.tried) == GROUPS
-    assert "none of the runs of units could be written at 16 bits, all stay 8-bit" in rep.summary()
+    assert "; 16-bit activations: none of the runs of units could be written so, all stay 8-bit" in rep.summary()
 
 
 def test_a_symmetric_change_calibrates_afresh(tmp_path):
@@ -256,14 +302,14 @@ def test_a_split_between_16_and_8_bit_readers_gets_its_own_grid_and_says_so(tmp_
 
 
 
-def test_the_16_bit_step_keeps_its_progress_total(tmp_path):
+def test_the_promotion_step_keeps_its_progress_total(tmp_path):
     """An early stop showed 3/6 then 4/4: the bar's total now holds and the step ends at it."""
     path, data, _ = _outlier_chain(tmp_path)
     seen: list = []
     choose_recipe(api.open_model(path), _recipe(), data,
-                  progress=lambda d, t, m: seen.append((d, t, m)) if m.startswith("Choosing 16-bit") else None)
+                  progress=lambda d, t, m: seen.append((d, t, m)) if m.startswith("Choosing units") else None)
     assert seen
     totals = {t for _d, t, _m in seen}
     assert len(totals) == 1
     done, total, message = seen[-1]
-    assert done == total and message.startswith("Choosing 16-bit units: done after ")
+    assert done == total and message.startswith("Choosing units to keep float: done after ")

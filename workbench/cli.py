@@ -101,11 +101,11 @@ def _recipe_from_args(args):
 
 def _auto_recipe(args, model, recipe, progress):
     """``--auto`` (quantize, analyze, report): the recipe choice among the preset, MSE ranges and
-    compute-only quantization, with 16-bit activations where a few units hold most of the output noise
-    (:func:`workbench.core.api.choose_recipe`). Returns the recipe to
+    compute-only quantization, with the few units that hold most of the output noise kept float
+    (cpu-u8s8) or given 16-bit activations (:func:`workbench.core.api.choose_recipe`). Returns the recipe to
     quantize (unchanged without ``--auto``, data or a bare preset), its calibration over every row
     (None without a choice), the line to print on stderr once the command succeeded ("" when
-    there was no choice) and the chosen variant's label (its name, and its 16-bit unit count when it
+    there was no choice) and the chosen variant's label (its name, and its promoted unit count when it
     has any; "" when there was no choice)."""
     from_file = bool(getattr(args, "recipe", None))  # a --recipe file is used as written, even a bare preset
     auto = getattr(args, "auto", None)  # None: not given (on by default); True: --auto typed
@@ -1015,8 +1015,9 @@ def _add_auto_arg(s) -> None:
                    help="with --data and a bare preset (no --recipe): keep the preset, or switch to MSE activation "
                         "ranges, or to MSE ranges with only Conv/MatMul/Gemm quantized, whichever gives the highest "
                         "output SQNR on held-out calibration rows (within 0.5 dB of the best, the preset, then "
-                        "the compute-only variant, wins); then 16-bit activations on the run of units that holds "
-                        "most of the output noise, if one raises that SQNR by 3 dB or more; written into the recipe "
+                        "the compute-only variant, wins); then the run of units that holds most of the output noise "
+                        "is kept float (cpu-u8s8: onnxruntime runs 16-bit activations on float kernels) or given "
+                        "16-bit activations (s8s8), if that raises the SQNR by 3 dB or more; written into the recipe "
                         "and a saved project (the default; --auto given where there is no choice says why); "
                         "--no-auto quantizes the preset as it is")
 

@@ -20,9 +20,9 @@ MINILM = [(0, 1, "Opening: model.onnx"), (1, 1, "Opening: model.onnx"),
           (0, 64, "Choosing the recipe: Calibrating 169 tensors"), (32, 64, "Choosing the recipe: Calibrating 169 tensors"),
           (64, 64, "Choosing the recipe: Calibrating 169 tensors"), (0, 3, "Choosing the recipe: preset"),
           (1, 3, "Choosing the recipe: mse"), (2, 3, "Choosing the recipe: compute+mse"), (3, 3, "Choosing the recipe"),
-          (0, 12, "Choosing 16-bit units: 12 units from /bert/encoder/layer.0/attention/self/query/MatMul"),
-          (3, 12, "Choosing 16-bit units: 12 units from /bert/encoder/layer.4/attention/self/MatMul_1"),
-          (12, 12, "Choosing 16-bit units: done after 4 of up to 12 scores"),
+          (0, 12, "Choosing units to keep float: 12 units from /bert/encoder/layer.0/attention/self/query/MatMul"),
+          (3, 12, "Choosing units to keep float: 12 units from /bert/encoder/layer.4/attention/self/MatMul_1"),
+          (12, 12, "Choosing units to keep float: done after 4 of up to 12 scores"),
           (0, 1, "Planning: resolving the recipe"), (1, 1, "Planning: resolving the recipe"),
           (0, 64, "Calibrating: Calibrating 6 tensors"), (64, 64, "Calibrating: Calibrating 6 tensors"),
           (0, 1, "Latency check: measuring the quantized model against float"),
@@ -41,6 +41,8 @@ def test_the_fraction_of_a_minilm_calibration_only_grows_and_ends_at_one():
     planning = seen[MINILM.index((0, 1, "Planning: resolving the recipe"))]
     assert 0.25 < planning < 0.4  # the choice (a quarter of the job, the latency passes after) is behind it: not 0 %
     assert seen[MINILM.index((3, 3, "Choosing the recipe"))] > seen[MINILM.index((0, 3, "Choosing the recipe: preset"))]
+    units = [f for f, e in zip(seen, MINILM, strict=True) if e[2].startswith("Choosing units")]
+    assert seen[MINILM.index((3, 3, "Choosing the recipe"))] <= units[0] < units[1] < units[2]  # its own phase
     analysing = [f for f, e in zip(seen, MINILM, strict=True) if e[2].startswith("Analysing")]
     assert analysing[0] < analysing[1] < analysing[2]
 

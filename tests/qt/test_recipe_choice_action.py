@@ -37,7 +37,7 @@ def test_choose_recipe_on_digits_transformer_applies_compute_only_mse_and_undo_r
 
 
 def test_a_choice_that_keeps_the_preset_but_promotes_units_is_applied(qtbot, window, open_file, tmp_path):
-    """The preset stays, and the 16-bit step gives the outlier's units uint16 activations: the window
+    """The preset stays, and the promotion step keeps the outlier's unit float (cpu-u8s8): the window
     applies that recipe (it had taken "preset" as "nothing changes")."""
     from test_mixed_precision import _outlier_chain
     path, data, _ = _outlier_chain(tmp_path)
@@ -48,9 +48,9 @@ def test_a_choice_that_keeps_the_preset_but_promotes_units_is_applied(qtbot, win
         window.act_choose.trigger()
     promoted = list(window.doc.recipe.overrides)
     assert promoted[:1] == ["mm0"] and set(promoted) <= {"mm0", "mm1"}  # mm1 too with 7-bit weights (no VNNI)
-    assert {o.activation.dtype for o in window.doc.recipe.overrides.values()} == {"uint16"}
+    assert all(o.exclude for o in window.doc.recipe.overrides.values())
     text = window.status_label.text()
-    assert text.startswith(f"Recipe choice: preset + 16-bit activations on {len(promoted)} unit")
+    assert text.startswith(f"Recipe choice: preset + {len(promoted)} unit{'s' * (len(promoted) > 1)} kept float")
     assert "Ctrl+Z restores" in text
     window.doc.undo_stack.undo()
     assert window.doc.recipe == before

@@ -287,7 +287,7 @@ def choose_first(model, recipe, payload: dict, progress, cancel: CancelToken):
         return None
 
     def phase(done: int, total: int, message: str) -> None:
-        named = message.startswith(("Choosing the recipe", "Choosing 16-bit"))
+        named = message.startswith(("Choosing the recipe", "Choosing units"))
         progress(done, total, message if named else f"{CHOICE_PHASE}: {message}" if message else CHOICE_PHASE)
 
     return api.choose_recipe(model, recipe, payload["data"], samples=payload.get("samples"), progress=phase,
@@ -296,8 +296,8 @@ def choose_first(model, recipe, payload: dict, progress, cancel: CancelToken):
 
 def choice_json(rep) -> dict:
     """A :class:`~workbench.core.api.ChoiceReport` as the app takes it: ``recipe`` (chosen recipe JSON),
-    ``chosen``, ``label`` (the variant and its 16-bit unit count), ``scores`` (variant -> held-out output
-    SQNR, dB), ``held_out`` (rows), ``promoted`` (nodes given 16-bit activations), ``skipped`` (None or
+    ``chosen``, ``label`` (the variant and its promoted unit count), ``scores`` (variant -> held-out output
+    SQNR, dB), ``held_out`` (rows), ``promoted`` (nodes kept float or given 16-bit activations), ``skipped`` (None or
     why) and ``summary`` (the CLI's one line)."""
     return {"recipe": rep.recipe.to_json(), "chosen": rep.chosen, "label": rep.label, "scores": rep.scores,
             "held_out": rep.held_out, "promoted": list(rep.promotion.units) if rep.promotion is not None else [],
@@ -575,8 +575,8 @@ def job_choose(payload: dict, progress, cancel: CancelToken) -> dict:
 
     Payload: ``model_path``, ``recipe``, ``data``, ``samples``. Result: ``recipe`` (the chosen recipe
     JSON; the given one when the preset stays and no unit was promoted, or the choice was skipped),
-    ``chosen``, ``label`` (the variant and its 16-bit unit count), ``scores`` (variant -> held-out output
-    SQNR, dB), ``held_out``, ``promoted`` (nodes given 16-bit activations), ``skipped`` (None or why), ``summary`` and
+    ``chosen``, ``label`` (the variant and its promoted unit count), ``scores`` (variant -> held-out output
+    SQNR, dB), ``held_out``, ``promoted`` (nodes kept float or given 16-bit activations), ``skipped`` (None or why), ``summary`` and
     ``calibration`` (with the preset kept, its ranges over every row as cache JSON, which the document
     keeps, so the calibration or export that follows runs no calibration pass; else None).
     """

@@ -139,7 +139,7 @@ class CalibrationPanel(QWidget):
         self.choose_first.setChecked(True)
         self.choose_first.setToolTip(
             "On: Start calibration (F5) on a bare preset first chooses among the preset, MSE ranges and compute-only "
-            "quantization (and 16-bit activations on a few units) by the output SQNR on held-out rows, as "
+            "quantization (and a few units kept float, or 16-bit with s8s8) by the output SQNR on held-out rows, as "
             "workbench-cli quantize does by default; the chosen recipe is one undoable edit (Ctrl+Z restores the "
             "preset), calibrated on the choice's own ranges. A recipe you edited or one already chosen is calibrated "
             "as it is. Off: the preset as it is (workbench-cli quantize --no-auto). Saved in the project.")

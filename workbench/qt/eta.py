@@ -25,8 +25,9 @@ _QUANTIZE = [("Planning", 3.0), ("Calibrating", 15.0), ("Calibrating the rest", 
 #: the latency fallback only runs after a slowdown, rewriting and measuring again
 _CALIBRATE = [("Planning", 3.0), ("Latency placement", 2.0), ("Calibrating", 15.0), ("Placement guard", 16.0),
               ("Latency check", 3.0), ("Latency fallback", 10.0), ("Calibrating the rest", 4.0), ("Quantizing", 5.0)]
-#: the recipe choice a calibration or export runs first (its calibration pass, its candidates, 16-bit units)
-_CHOICE = [("Choosing the recipe: Calibrating", 7.0), ("Choosing the recipe", 8.0), ("Choosing 16-bit units", 14.0)]
+#: the recipe choice a calibration or export runs first (its calibration pass, its candidates, the units it keeps
+#: float or gives 16-bit activations: :data:`workbench.core.tuning.recipe_choice.PHASE_UNITS`)
+_CHOICE = [("Choosing the recipe: Calibrating", 7.0), ("Choosing the recipe", 8.0), ("Choosing units", 14.0)]
 #: each job's own last phase and its share (minilm_l6_v2 timings: the analysis is a third of a calibration; its
 #: end-to-end output pass runs each model once more, without taps)
 _LAST = {"calibrate": [("Analysing", 30.0), ("Output error", 3.0), ("Weights vs activations", 7.0)],

@@ -1,4 +1,8 @@
-"""16-bit activations where a few units hold most of a model's output noise (the recipe choice's last step).
+"""Promote the few units that hold most of a model's output noise (the recipe choice's last step).
+
+A promoted unit is kept float or gets 16-bit activations, as the recipe choice's
+:func:`~workbench.core.tuning.recipe_choice.promotion_level` says for the preset; the search below is
+the same for both ("at 16 bits" reads "promoted" for either).
 
 A model's quantization noise is often concentrated: in nudenet_320n (a YOLOv8n detector) the
 activations of its first nine units (the stem: few channels at full resolution, heavy-tailed SiLU
@@ -53,7 +57,7 @@ WIDER = {"uint8": "uint16", "int8": "int16"}
 class Promotion:
     """What :func:`find_promotion` found.
 
-    ``units``: node names to give 16-bit activations, in graph order (empty: none); ``gain_db``:
+    ``units``: node names to promote (16-bit activations, or float), in graph order (empty: none); ``gain_db``:
     their held-out output SQNR gain (dB); ``tried``: ``(first node, last node, unit count, gain dB)``
     of every group scored, in order.
     """
@@ -78,8 +82,8 @@ def runs(units: Sequence[str], count: int) -> list[list[str]]:
 def find_promotion(units: Sequence[str], gain: Callable[[list[str]], float]) -> Promotion:
     """Group test of the module docstring over ``units`` (node names in graph order).
 
-    ``gain(group)`` is the held-out output SQNR with ``group`` at 16 bits minus that of the chosen
-    recipe (dB); ``-inf`` for a group that cannot be written at 16 bits. Raises whatever ``gain``
+    ``gain(group)`` is the held-out output SQNR with ``group`` promoted minus that of the chosen
+    recipe (dB); ``-inf`` for a group that cannot be written so. Raises whatever ``gain``
     raises (``Cancelled``). Fewer than :data:`MIN_UNITS` units: nothing is scored.
     """
     found = Promotion()

@@ -53,12 +53,19 @@ of its weight's and input's rounding), in its score, in step 6's and in the reci
 eval photos: output SQNR 35.9 -> 38.2 dB, largest class-score change 0.050 -> 0.044, 19 units uint16
 instead of 9; ppocrv4_rec 13.8 -> 15.2 dB.
 
-6. With an 8-bit integer preset, the chosen variant's units may get 16-bit activations where a few of
-   them hold most of the output noise (:mod:`workbench.core.tuning.mixed_precision`: a group test,
-   each group scored as in step 3 with the same ranges on a 16-bit grid). The promoted nodes become
-   overrides of the recipe (``activation.dtype`` uint16 / int16), so a saved project or recipe replays
-   them without searching. nudenet_320n: its first 19 units, 30.3 -> 38.0 dB (9 units, 28.9 -> 36.3
-   dB, without bias correction).
+6. With an 8-bit integer preset, the chosen variant's units may be promoted where a few of them hold
+   most of the output noise (:mod:`workbench.core.tuning.mixed_precision`: a group test, each group
+   scored as in step 3 with the same ranges). What a promoted unit becomes depends on the preset
+   (:func:`promotion_level`): with ``cpu-u8s8``, made for onnxruntime's CPU provider, it stays float
+   (an ``exclude`` override): onnxruntime runs 16-bit activations on DequantizeLinear + float kernels,
+   so there 16 bits cost Q/DQ pairs for no integer kernel, and float is both faster and closer to
+   float. nudenet_320n (x86_64 AVX512-VNNI, onnxruntime 1.32, 1 thread, one loaded run each): its
+   first 19 units at uint16 measured 0.67x float latency, the same units float 0.44x, all units 8-bit
+   0.37x; the largest class-score change on the eval photos 0.0435 / 0.0452 / 0.085. With other
+   8-bit presets (``s8s8``, aimed at accelerators with 16-bit kernels) the units get 16-bit
+   activations (``activation.dtype`` uint16 / int16, on a 16-bit grid over the statistics the 8-bit
+   one used). Either way the promoted nodes become overrides of the recipe, so a saved project or
+   recipe replays them without searching.
 """
 
 from __future__ import annotations
@@ -125,6 +132,14 @@ CHOICE_NOT_STATIC = "not a static recipe"
 CHOICE_NO_FLOAT = "no float output to compare (every output is an integer computed from no float tensor); the preset is kept"
 #: Element types the score compares (step 3).
 _FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE}
+#: Presets whose promoted units stay float instead of getting 16-bit activations (step 6): made for
+#: onnxruntime's CPU provider, which runs 16-bit activations on float kernels.
+FLOAT_PROMOTION_PRESETS = frozenset({"cpu-u8s8"})
+#: :func:`promotion_level` of those presets.
+FLOAT = "float"
+#: Step 6's progress messages begin with one of these (both with :data:`PHASE_UNITS`).
+PHASE_16_BIT, PHASE_FLOAT = "Choosing units for 16-bit activations", "Choosing units to keep float"
+PHASE_UNITS = "Choosing units"
 #: ``ChoiceReport.skipped`` of data that does not say how many rows it holds (the last ones are held out).
 CHOICE_UNCOUNTED = ("the data does not say how many rows it holds (a Python reader without NUM_SAMPLES); "
                     "give the sample count (--samples N) to choose")
@@ -145,7 +160,8 @@ class ChoiceReport:
     :func:`~workbench.core.pipeline.quantize.quantize`, which then calibrates nothing again except a
     tensor that step 6's boundaries quantize on its own grid); None when skipped (step 5);
     ``promotion``: step 6's search (None when skipped or the preset is not 8-bit integer);
-    ``wide_dtype``: the 16-bit activation dtype it tried ("" when none); ``opset``: the model's ai.onnx
+    ``wide_dtype``: what step 6 tried for promoted units (:func:`promotion_level`: a 16-bit activation
+    dtype, or :data:`FLOAT`; "" when none); ``opset``: the model's ai.onnx
     opset (16-bit Q/DQ needs the opset its qtype names; the writer raises it); ``scored_on``: the float
     tensors scored instead of the outputs when every output is an integer (step 3; empty: the outputs).
     """
@@ -165,11 +181,10 @@ class ChoiceReport:
 
     @property
     def label(self) -> str:
-        """The chosen variant, and its 16-bit units when step 6 promoted any (``preset + 16-bit activations
-        on 9 units``)."""
+        """The chosen variant, and its promoted units when step 6 promoted any (``preset + 9 units kept
+        float``, ``preset + 16-bit activations on 9 units``)."""
         units = self.promotion.units if self.promotion is not None else []
-        return f"{self.chosen} + 16-bit activations on {len(units)} unit{'s' * (len(units) != 1)}" if units \
-            else self.chosen
+        return f"{self.chosen} + {promoted_words(len(units), self.wide_dtype)}" if units else self.chosen
 
     def summary(self) -> str:
         """One line for the CLI: the scores, the choice, its 16-bit units and its cost."""
@@ -192,17 +207,35 @@ class ChoiceReport:
         p = self.promotion
         if p is None or not p.tried:
             return ""
+        what = "units kept float" if self.wide_dtype == FLOAT else "16-bit activations"
         if not p.units and not math.isfinite(p.best_tried_db):
-            return "; 16-bit activations: none of the runs of units could be written at 16 bits, all stay 8-bit"
+            return f"; {what}: none of the runs of units could be written so, all stay 8-bit"
         if not p.units:
-            return (f"; 16-bit activations: no run of units gains {MIN_GAIN_DB:g} dB "
+            return (f"; {what}: no run of units gains {MIN_GAIN_DB:g} dB "
                     f"(best {p.best_tried_db:+.1f} dB), all stay 8-bit")
         span = p.units[0] if len(p.units) == 1 else f"{p.units[0]} .. {p.units[-1]}"
+        if self.wide_dtype == FLOAT:
+            return (f"; {count(len(p.units), 'unit')} kept float ({span}): {p.gain_db:+.1f} dB; --no-auto quantizes "
+                    "every unit at 8 bits")
         need = get_qtype(self.wide_dtype).min_opset
         opset = (f"; 16-bit Q/DQ needs opset {need}, so the model is written at {need} (it was "
                  f"{self.opset})") if 0 < self.opset < need else ""
         return (f"; {self.wide_dtype} activations on {len(p.units)} unit{'s' * (len(p.units) != 1)} ({span}): "
                 f"{p.gain_db:+.1f} dB{opset}; --no-auto keeps every unit 8-bit")
+
+
+def promotion_level(recipe: Recipe) -> str:
+    """What step 6 makes of a promoted unit of ``recipe`` (a static preset): :data:`FLOAT` for the presets
+    of :data:`FLOAT_PROMOTION_PRESETS`, else the 16-bit activation dtype of its 8-bit one (uint16 / int16);
+    "" when its activations are not 8-bit integers (no step 6)."""
+    wide = WIDER.get(recipe.preset_obj().config.activation.dtype, "")
+    return FLOAT if wide and recipe.preset in FLOAT_PROMOTION_PRESETS else wide
+
+
+def promoted_words(units: int, level: str) -> str:
+    """``9 units kept float`` or ``16-bit activations on 9 units``: the promoted units of step 6 at ``level``
+    (:func:`promotion_level`)."""
+    return f"{count(units, 'unit')} kept float" if level == FLOAT else f"16-bit activations on {count(units, 'unit')}"
 
 
 def variant(recipe: Recipe, name: str, present: set[str] | None = None) -> Recipe:
@@ -325,7 +358,7 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         progress(len(names), len(names), "Choosing the recipe")
     top = max(scores.values())
     chosen = next(k for k in PREFERENCE if k in scores and scores[k] > top - MARGIN_DB)
-    wide = WIDER.get(recipe.preset_obj().config.activation.dtype, "")
+    wide = promotion_level(recipe)
     chosen_recipe, promotion = variant(recipe, chosen, present), None
     if wide:  # step 6
         promotion = _promote(scoring, chosen_recipe, ranges[CANDIDATES[chosen][0]], plans_scored[chosen], wide,
@@ -340,9 +373,12 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
 
 
 def widened(recipe: Recipe, nodes: list[str], wide: str) -> Recipe:
-    """``recipe`` with ``wide`` (16-bit) activations on ``nodes`` (overrides; ``recipe`` itself when none)."""
+    """``recipe`` with ``wide`` (16-bit) activations on ``nodes``, or ``nodes`` kept float when ``wide`` is
+    :data:`FLOAT` (overrides; ``recipe`` itself when none)."""
     if not nodes:
         return recipe
+    if wide == FLOAT:
+        return recipe.with_excluded(nodes)
     return recipe.with_override_map({**recipe.overrides,
                                      **{n: NodeSettings(activation=PartialSpec(dtype=wide)) for n in nodes}})
 
@@ -351,7 +387,7 @@ def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chose
              base: float, progress: ProgressFn | None) -> Promotion:
     """Step 6: :func:`~workbench.core.tuning.mixed_precision.find_promotion` over the chosen variant's
     main-graph units, each group scored with its activations at ``wide``: a 16-bit grid over the statistics
-    the 8-bit one used, so no group runs a calibration pass. A tensor that shares another's grid in the
+    the 8-bit one used, so no group runs a calibration pass, or (:data:`FLOAT`) the group kept float. A tensor that shares another's grid in the
     chosen plan (a Split output) and gets its own at a group's boundary is scored with its source's range
     (a superset of its values); the quantize that follows calibrates it. The units the chosen plan left
     float (its guards' decisions included) are excluded in each group's recipe, so the guards find again
@@ -362,27 +398,27 @@ def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chose
     ranges = _with_aliases(ranges, chosen_plan)
     recipe = recipe.with_excluded([u.node for u in chosen_plan.units.values() if u.excluded])
     total, done = searches(len(units)), [0]
+    phase = PHASE_FLOAT if wide == FLOAT else PHASE_16_BIT
 
     def gain(group: list[str]) -> float:
         if progress is not None:
-            progress(done[0], max(total, done[0] + 1),
-                     f"Choosing 16-bit units: {count(len(group), 'unit')} from {group[0]}")
+            progress(done[0], max(total, done[0] + 1), f"{phase}: {count(len(group), 'unit')} from {group[0]}")
         done[0] += 1
         try:
             score, written = scoring.score(widened(recipe, group, wide), ranges)
         except Cancelled:
             raise
         except WorkbenchError:
-            log.info("recipe choice: 16-bit activations on %d units cannot be written", len(group), exc_info=True)
+            log.info("recipe choice: %s on %d units cannot be written", wide, len(group), exc_info=True)
             return -math.inf
-        if not _all_wide(written, group, wide):
+        if wide != FLOAT and not _all_wide(written, group, wide):
             return -math.inf  # some unit left float or 8-bit (an opset the model cannot reach): not a 16-bit score
         return score - base
 
     found = find_promotion(units, gain)
     if progress is not None and done[0]:
         end = max(total, done[0])  # the bar keeps its total (it jumped from 3/6 to 4/4 on an early stop)
-        progress(end, end, f"Choosing 16-bit units: done after {done[0]} of up to {end} scores")
+        progress(end, end, f"{phase}: done after {done[0]} of up to {end} scores")
     return found
 
 
