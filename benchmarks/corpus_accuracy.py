@@ -136,7 +136,7 @@ def run_cli(command: list[str]) -> CliRun:
         elif line.startswith("recipe choice: "):
             took = re.search(r"; took ([0-9.]+) s(?: \(([0-9.]+)x its calibration pass\))?$", line)
             chosen = line.removeprefix("recipe choice: ").split(" (", 1)[0]
-            wide = re.search(r"; (\w+ activations on \d+ units?)", line)
+            wide = re.search(r"; (\w+ activations on \d+ units?|\d+ units? kept float)", line)
             ratio = f" = {took.group(2)}x calibration" if took and took.group(2) else ""
             run.choice = chosen + (f" + {wide.group(1)}" if wide else "") + (f", {took.group(1)} s{ratio}" if took else "")
         elif line.startswith("recipe search skipped: "):

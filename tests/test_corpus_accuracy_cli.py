@@ -55,6 +55,15 @@ def test_the_recipe_choice_column_keeps_its_cost_ratio(tmp_path):
     assert run.choice == "compute+mse, 0.9 s = 9.5x calibration"
 
 
+def test_the_recipe_choice_column_names_the_units_kept_float(tmp_path):
+    """cpu-u8s8's promoted units stay float: the column says how many, as it names 16-bit ones."""
+    line = ("recipe choice: preset (output SQNR on 6 held-out rows, dB: preset 30.3, mse 28.3, compute+mse 28.0); "
+            "9 units kept float (/model.0/conv/Conv .. /model.2/m.0/cv2/act/Mul): +8.1 dB; --no-auto quantizes "
+            "every unit at 8 bits; took 80.6 s (13.4x its calibration pass)")
+    run = corpus_accuracy.run_cli([sys.executable, "-c", f"import sys; print({line!r}, file=sys.stderr)"])
+    assert run.choice == "preset + 9 units kept float, 80.6 s = 13.4x calibration"
+
+
 def test_the_choice_summary_gives_its_cost_against_its_calibration_pass():
     from workbench.core import api
 
