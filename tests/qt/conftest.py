@@ -120,7 +120,7 @@ def _pump(done, seconds: float) -> None:
 
 
 @pytest.fixture(autouse=True)
-def no_leaked_threads(request):
+def no_leaked_threads(request, gui_gc):
     """Fail the test when background jobs, threads or child processes outlive it; then stop them,
     so the next test starts clean (a leak is reported once, by the test that caused it)."""
     before = {t.ident for t in threading.enumerate()}
@@ -138,6 +138,20 @@ def no_leaked_threads(request):
     if found:
         _stop_leftovers(jobs_before, procs_before)
         pytest.fail(f"{request.node.name} leaked: {', '.join(found)}")
+
+
+@pytest.fixture
+def gui_gc(qapp):
+    """Cyclic garbage collected on the GUI thread only while the test and its threads run (as the
+    main window does, :mod:`workbench.qt.gui_gc`), also in tests without a window: windows of the
+    tests before leave cycles holding Qt objects owned by Python (pyqtgraph's menus), and a
+    collection run by a worker thread destroyed them there (a segfault while ppocrv4_rec loaded)."""
+    from workbench.qt.gui_gc import GuiThreadCollector
+
+    collector = GuiThreadCollector()
+    collector.start()
+    yield collector
+    collector.stop()
 
 
 def _app():

@@ -58,6 +58,7 @@ from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock, job_
 from workbench.qt.eval_settings import NO_METRIC
 from workbench.qt.evaluation import KINDS as EVALUATION_KINDS
 from workbench.qt.evaluation import EvaluationController
+from workbench.qt.gui_gc import GuiThreadCollector
 from workbench.qt.netron_view import NetronView
 from workbench.qt.problems_panel import link_text
 from workbench.qt.quant_banner import QuantBanner
@@ -134,6 +135,9 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Workbench")
         self.resize(1400, 900)
         self.setAcceptDrops(True)
+        #: cyclic garbage (Qt objects among it) is collected on this thread, never in a worker's
+        self._collector = GuiThreadCollector(self)
+        self._collector.start()
         self.doc = Document(self)
         self.runs = RunController(self.doc, self)
         self._job_clock = ProgressClock()  # the status bar's ETA for jobs other than calibration
@@ -1826,6 +1830,7 @@ class MainWindow(QMainWindow):
             self._open_job.blockSignals(True)  # loaded after the close: not shown, its autosave not offered
             self._open_job.wait()
         self.canvas.shutdown()
+        self._collector.stop()  # no job of this window runs any more
         super().closeEvent(event)
 
 
