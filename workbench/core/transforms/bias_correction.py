@@ -63,6 +63,12 @@ def dequantized_weights(qproto: onnx.ModelProto) -> dict[str, np.ndarray]:
     return {n.name: dq_out[n.input[1]] for n in qproto.graph.node if len(n.input) > 1 and n.input[1] in dq_out}
 
 
+#: One onnxruntime run of :func:`input_means` fetches about this many bytes at most (one row at least):
+#: ppocrv4_rec's 38 Conv inputs take 21 MiB a row, so its 8-row batches fetched 166 MiB a run, and the
+#: recipe choice, which corrects every variant it scores, peaked 250 MiB above a quantize without it.
+RUN_BYTES = 32 << 20
+
+
 def input_means(float_proto: onnx.ModelProto, tensors: list[str],
                 batches: Iterable[dict[str, np.ndarray]],
                 rounding: dict[str, QParams] | None = None) -> dict[str, np.ndarray]:
@@ -72,30 +78,77 @@ def input_means(float_proto: onnx.ModelProto, tensors: list[str],
     the spatial axes too and broadcast back: ``(1, C, 1, ...)``. ``rounding``: tensor -> qparams; the
     result then also holds, under ``(tensor, "rounded")``, the mean of the tensor quantized and
     dequantized with them (ONNX QuantizeLinear / DequantizeLinear numerics).
+
+    Memory: a batch runs in slices of rows whose fetched tensors take at most about :data:`RUN_BYTES`
+    (the first row, run alone, sets the size), and each slice is summed row by row and dropped
+    (:class:`_Sums`), so no run holds every tensor of a whole batch. The sums are the same bits as
+    summing whole batches.
     """
     rounding = rounding or {}
-    sess = make_session(add_outputs(float_proto, tensors))
-    sums: dict = {}
-    counts: dict = {}
+    sess = make_session(add_outputs(float_proto, tensors), arena=False)
+    sums = _Sums()
+    step = 0  # rows per run, once the first row has been run alone
     for feed in batches:
-        for t, a in zip(tensors, sess.run(tensors, feed), strict=True):
-            _accumulate(sums, counts, t, np.asarray(a, dtype=np.float64))
-            if t in rounding:
-                qp = rounding[t]
-                _accumulate(sums, counts, (t, "rounded"),
-                            np.asarray(dequantize(quantize(np.asarray(a, np.float32), qp), qp), dtype=np.float64))
-    return {t: s / counts[t] for t, s in sums.items()}
+        n, start = _rows(feed), 0
+        while True:
+            stop = min(n, start + (step or 1)) if n > 1 else n
+            outs = sess.run(tensors, {k: v[start:stop] for k, v in feed.items()} if n > 1 else feed)
+            step = step or max(1, RUN_BYTES // max(1, sum(np.asarray(a).nbytes for a in outs)))
+            for t, a in zip(tensors, outs, strict=True):
+                sums.add(t, np.asarray(a))
+                if t in rounding:
+                    qp = rounding[t]
+                    sums.add((t, "rounded"), np.asarray(dequantize(quantize(np.asarray(a, np.float32), qp), qp)))
+            outs = a = None  # this slice's tensors go before the next run
+            start = stop
+            if start >= n:
+                break
+        sums.end_batch()
+    return sums.means()
 
 
-def _accumulate(sums: dict, counts: dict, key, a: np.ndarray) -> None:
-    m = a.sum(axis=0, keepdims=True)
-    prev = sums.get(key)
-    if prev is not None and prev.shape != m.shape:
+def _rows(feed: dict[str, np.ndarray]) -> int:
+    """The rows of ``feed`` (axis 0, the same in every input); -1 when an input has no axis 0 or they differ."""
+    rows = {np.shape(v)[0] if np.ndim(v) else -1 for v in feed.values()}
+    return rows.pop() if len(rows) == 1 else -1
+
+
+class _Sums:
+    """Float64 sums over samples of each key's tensor, fed slice by slice (:meth:`add`) and closed batch by
+    batch (:meth:`end_batch`). A batch's rows are added one by one from zero (as numpy sums a batch along
+    axis 0) into the batch's own sum, which is then added to the total: the same bits as summing whole
+    batches. A batch whose shape differs from the total's adds its rows' spatial means (axes 2..), and the
+    total is reduced to its spatial mean first."""
+
+    def __init__(self) -> None:
+        self.sums: dict = {}
+        self.counts: dict = {}
+        self._batch: dict = {}  # key -> (this batch's sum, summed over spatial axes too)
+
+    def add(self, key, a: np.ndarray) -> None:
+        """Add the rows of ``a`` (one slice of the current batch)."""
+        if key not in self._batch:
+            prev = self.sums.get(key)
+            spatial = prev is not None and prev.shape != (1, *a.shape[1:])
+            shape = (1, a.shape[1], *([1] * (a.ndim - 2))) if spatial else (1, *a.shape[1:])
+            self._batch[key] = (np.zeros(shape, np.float64), spatial)
+        part, spatial = self._batch[key]
         axes = tuple(range(2, a.ndim))
-        m = a.mean(axis=axes, keepdims=True).sum(axis=0, keepdims=True)
-        prev = prev.mean(axis=axes, keepdims=True)
-    sums[key] = m if prev is None else prev + m
-    counts[key] = counts.get(key, 0) + a.shape[0]
+        for i in range(a.shape[0]):
+            row = a[i:i + 1]
+            part += np.asarray(row, dtype=np.float64).mean(axis=axes, keepdims=True) if spatial else row
+        self.counts[key] = self.counts.get(key, 0) + a.shape[0]
+
+    def end_batch(self) -> None:
+        for key, (part, spatial) in self._batch.items():
+            prev = self.sums.get(key)
+            if prev is not None and spatial:
+                prev = prev.mean(axis=tuple(range(2, part.ndim)), keepdims=True)
+            self.sums[key] = part if prev is None else prev + part
+        self._batch.clear()
+
+    def means(self) -> dict:
+        return {k: s / self.counts[k] for k, s in self.sums.items()}
 
 
 def input_qparams(qproto: onnx.ModelProto) -> dict[str, QParams]:

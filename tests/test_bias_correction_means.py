@@ -1,0 +1,97 @@
+"""Bias correction's input means are streamed: onnxruntime runs each batch in slices of rows no larger
+than ``RUN_BYTES`` fetched (an 8-row batch of ppocrv4_rec's 38 Conv inputs was 166 MiB in one run), and
+the float64 sums are the same bits as summing whole batches, so the corrected model does not change."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.core.formats.numerics import dequantize, quantize
+from workbench.core.formats.qparams import QParams
+from workbench.core.transforms import bias_correction
+from workbench.core.transforms.bias_correction import input_means
+
+_MAKE_SESSION = bias_correction.make_session
+_QP = QParams(np.array(0.05, np.float32), np.array(7, np.uint8), "uint8")
+
+
+def _relu_conv_model() -> onnx.ModelProto:
+    """x -> Relu -> r -> Conv -> y, spatial axes dynamic: ``r`` is the Conv input whose mean is taken."""
+    w = np.random.default_rng(0).normal(size=(2, 3, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 3, None, None])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(w, "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _whole_batch_means(batches: list[np.ndarray]) -> dict:
+    """The means as summing each whole batch at once gives them: float64 sum over axis 0 of the batch,
+    added to the total; a batch of another spatial size adds its rows' spatial means to the total's."""
+    sums: dict = {}
+    counts: dict = {}
+    for x in batches:
+        r = np.maximum(x, 0)
+        for key, a in (("r", r), (("r", "rounded"), dequantize(quantize(r, _QP), _QP))):
+            a = np.asarray(a, np.float64)
+            m, prev = a.sum(axis=0, keepdims=True), sums.get(key)
+            if prev is not None and prev.shape != m.shape:
+                m = a.mean(axis=(2, 3), keepdims=True).sum(axis=0, keepdims=True)
+                prev = prev.mean(axis=(2, 3), keepdims=True)
+            sums[key] = m if prev is None else prev + m
+            counts[key] = counts.get(key, 0) + a.shape[0]
+    return {k: s / counts[k] for k, s in sums.items()}
+
+
+class _Recorder:
+    """Wraps a session and records the rows of each run's feed."""
+
+    def __init__(self, sess, rows: list[int]):
+        self.sess, self.rows = sess, rows
+
+    def run(self, names, feed):
+        self.rows.append(feed["x"].shape[0])
+        return self.sess.run(names, feed)
+
+
+def _batches(rng) -> list[np.ndarray]:
+    # long-tailed values over many magnitudes, so the float64 sums round and their order shows
+    def batch(n, h, w):
+        return (rng.normal(size=(n, 3, h, w)) * np.exp(rng.uniform(-25, 25, (n, 3, h, w)))).astype(np.float32)
+    return [batch(8, 6, 5), batch(8, 6, 5), batch(3, 6, 5), batch(8, 4, 7), batch(1, 6, 5)]
+
+
+def _means_with_runs(monkeypatch, batches, run_bytes: int) -> tuple[dict, list[int]]:
+    rows: list[int] = []
+    monkeypatch.setattr(bias_correction, "make_session", lambda *a, **k: _Recorder(_MAKE_SESSION(*a, **k), rows))
+    monkeypatch.setattr(bias_correction, "RUN_BYTES", run_bytes)
+    means = input_means(_relu_conv_model(), ["r"], [{"x": x} for x in batches], {"r": _QP})
+    return means, rows
+
+
+def test_each_run_fetches_at_most_run_bytes_and_the_means_are_the_whole_batch_bits(monkeypatch):
+    batches = _batches(np.random.default_rng(3))
+    row_bytes = 3 * 6 * 5 * 4  # one row of r, float32
+    means, rows = _means_with_runs(monkeypatch, batches, 3 * row_bytes)
+    # the first row alone sets the slice (3 rows of 360 bytes), then every batch runs in slices of 3
+    assert rows == [1, 3, 3, 1, 3, 3, 2, 3, 3, 3, 2, 1]
+    expected = _whole_batch_means(batches)
+    assert set(means) == set(expected) == {"r", ("r", "rounded")}
+    for k in expected:
+        assert means[k].shape == expected[k].shape == (1, 3, 1, 1)  # the 4x7 batch: spatial means
+        assert means[k].tobytes() == expected[k].tobytes(), k
+
+
+def test_row_by_row_runs_give_the_same_bits_as_whole_batches(monkeypatch):
+    batches = _batches(np.random.default_rng(4))[:3]  # one spatial size: per-position means
+    one, rows_one = _means_with_runs(monkeypatch, batches, 1)
+    whole, rows_whole = _means_with_runs(monkeypatch, batches, 1 << 30)
+    assert rows_one == [1] * 19
+    assert rows_whole == [1, 7, 8, 3]
+    expected = _whole_batch_means(batches)
+    for k in expected:
+        assert one[k].shape == (1, 3, 6, 5)
+        assert one[k].tobytes() == whole[k].tobytes() == expected[k].tobytes(), k
