@@ -60,6 +60,7 @@ from workbench.qt.evaluation import KINDS as EVALUATION_KINDS
 from workbench.qt.evaluation import EvaluationController
 from workbench.qt.gui_gc import GuiThreadCollector
 from workbench.qt.netron_view import NetronView
+from workbench.qt.nothing_quantized import nothing_quantized, nothing_quantized_status, nothing_quantized_text
 from workbench.qt.problems_panel import link_text
 from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
@@ -1196,7 +1197,13 @@ class MainWindow(QMainWindow):
             again = f" (measured again: {again})" if again else ""
             chose = f" {result['choice_text']}" if result.get("choice_text") else ""
             chose += result.get("latency_text") or ""
-            self._on_run_ended(f"Done: {count(len(self.doc.errors), 'node unit')} analysed{again}.{chose}{warned}")
+            done = nothing_quantized_status(self.doc) or f"Done: {count(len(self.doc.errors), 'node unit')} analysed."
+            if nothing_quantized(self.doc):
+                self.errors.set_empty_note(nothing_quantized_text(self.doc))  # before the status: it names the panel
+                docks.reveal(self, self.docks, "Errors", fit=True)  # a few lines, as for an already-quantized file
+                if self.docks["Errors"].isVisible():
+                    self.docks["Errors"].raise_()
+            self._on_run_ended(f"{done[:-1]}{again}.{chose}{warned}")
 
     def _exported(self, result: dict) -> str:
         """Adopt the units the export's latency check kept float (one undoable edit, so a saved project
@@ -1503,6 +1510,7 @@ class MainWindow(QMainWindow):
         self.errors.set_outputs(self.doc.outputs)
         self.errors.set_weights(self.doc.weights)
         self.errors.set_local(self.doc.local)
+        self.errors.set_empty_note(nothing_quantized_text(self.doc))
         self.errors.set_rows(self.doc.errors)
         self.errors.set_stale(self._results_stale())
         if len(self.canvas.selected_nodes()) == 1:  # its clip range and dtype come from these results

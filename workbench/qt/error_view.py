@@ -117,6 +117,8 @@ class ErrorView(QWidget):
         self.local: dict = {}  # unit -> the noise it adds itself (local SQNR, as the calibrate job writes it)
         self.stale = False  # the rows were measured with another recipe than the document's
         self.quantized_name = ""  # the open file when it is already quantized ("" for a float model)
+        #: shown instead of :data:`NO_RESULTS` when a calibration ended with nothing quantized (why and what to do)
+        self.empty_note = ""
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.summary = Caption(NO_RESULTS)  # long node or file names wrap too
@@ -200,12 +202,26 @@ class ErrorView(QWidget):
         for button in (self.color_button, self.node_data_button):  # a quantized file has no figures to act on
             button.setVisible(has and not self.quantized_name)
 
+    def set_empty_note(self, text: str) -> None:
+        """Without rows, show ``text`` (bold: a calibration ended with nothing to measure, and why) instead of
+        :data:`NO_RESULTS`; "" goes back to it."""
+        self.empty_note = text
+        if not self.rows:
+            self.summary.setText(self._empty_text())
+        self._mark_note()
+
+    def _mark_note(self) -> None:
+        """The summary is bold while it shows :attr:`empty_note`."""
+        font = self.summary.font()
+        font.setBold(bool(self.empty_note) and not self.rows and not self.quantized_name)
+        self.summary.setFont(font)
+
     def _empty_text(self) -> str:
         if self.quantized_name:
             return (f"{self.quantized_name} is already quantized: per-node errors need the float model it was "
                     "made from. Click Compare with its float model... (or open the float model and use View > "
                     "Compare Float vs Quantized, Ctrl+Shift+D) for the per-edge SQNR.")
-        return NO_RESULTS
+        return self.empty_note or NO_RESULTS
 
     # ------------------------------------------------------------------ bars
     def set_rows(self, rows: list) -> None:
@@ -219,6 +235,7 @@ class ErrorView(QWidget):
                 self._bars.setVisible(False)
             self.bars_plot.getAxis("left").setTicks([[]])
             self.summary.setText(self._empty_text())
+            self._mark_note()
             return
         values = self.bar_values()
         y = np.arange(len(values), dtype=float)
@@ -230,6 +247,7 @@ class ErrorView(QWidget):
             self._bars.setOpts(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
             self._bars.setVisible(True)
         self.bars_plot.setXRange(0.0, max(max(values), 1.0), padding=0.03)
+        self._mark_note()
         self._label_bars()
         self._show_rows()
         self._write_summary()

@@ -1,0 +1,36 @@
+"""Jobs run in this process with the latency measurements replaced (no timing in the tests).
+
+``slow_quantized(monkeypatch)``: the app's background jobs run in a thread of the test process
+(:class:`InProcessJob` instead of a child process, so the replacements apply), the latency check measures
+every quantized model 1.5x its float model (1.0 ms vs 1.5 ms: slower by a margin the latency fallback acts
+on, so it keeps every island float) and each unit probe of the latency placement measures the quantized
+unit faster (it keeps none float), as on a loaded machine where quantization does not pay.
+"""
+
+from __future__ import annotations
+
+from workbench.core.jobs import JOBS
+from workbench.core.pipeline import latency_check
+from workbench.core.runtime import unit_latency
+from workbench.core.runtime.latency import LatencyComparison
+from workbench.qt import runs
+from workbench.qt.workers import ThreadJob
+
+FLOAT_S = 1.0e-3
+
+
+class InProcessJob(ThreadJob):
+    """``ProcessJob``'s interface, the job run in a thread of this process."""
+
+    def __init__(self, name: str, payload: dict, *, title: str, grace: float = 5.0, parent=None):
+        super().__init__(lambda progress, cancel: JOBS[name](payload, progress, cancel), title=title, parent=parent)
+        self.name, self.payload, self.grace = name, payload, grace
+
+
+def slow_quantized(monkeypatch, ratio: float = 1.5) -> None:
+    """Quantized models measure ``ratio`` x float; unit probes measure quantized faster (see the module)."""
+    monkeypatch.setattr(runs, "ProcessJob", InProcessJob)
+    monkeypatch.setattr(latency_check, "compare",
+                        lambda f, q, feed, **k: LatencyComparison(float_s=FLOAT_S, quant_s=FLOAT_S * ratio, runs=5))
+    monkeypatch.setattr(unit_latency, "compare",
+                        lambda f, q, feed, **k: LatencyComparison(float_s=FLOAT_S, quant_s=FLOAT_S / 2, runs=5))

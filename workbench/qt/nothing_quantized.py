@@ -1,0 +1,66 @@
+"""What the app says when a calibration ended with no node unit quantized (nothing to measure).
+
+The latency check can keep every unit float (ppocr_mobile_v2_cls measured slower quantized on a loaded
+machine: its 13 islands, 135 units, all left float), and a recipe or its guards can too. The Errors panel
+then has no row to show; instead of "No results yet: calibrate" (which contradicts the "Done" of the
+status line) it says that nothing is quantized, why, and what to do. The counts come from the document:
+its plan's units and the latency check's island issues of the last calibration.
+"""
+
+from __future__ import annotations
+
+from workbench.core.issues import IssueCode, Severity
+from workbench.core.wording import count
+
+
+def latency_islands(issues) -> list:
+    """The latency fallback's issues among ``issues`` (PlanIssue): one per island of units it kept float
+    (warnings with a node); the latency placement's single units are notes."""
+    return [i for i in issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.severity == Severity.WARNING and i.node]
+
+
+def latency_kept_any(issues) -> bool:
+    """True when ``issues`` hold a unit or an island the latency check kept float."""
+    return any(i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node for i in issues)
+
+
+def nothing_quantized(doc) -> bool:
+    """True when the document's last calibration (or analysis) of the current recipe measured no unit because
+    none is quantized: results are shown (``result_recipe``), current, and have no row."""
+    return (doc.model is not None and doc.quant_summary is None and bool(doc.result_recipe)
+            and doc.results_current and not doc.errors)
+
+
+def nothing_quantized_text(doc) -> str:
+    """The Errors panel's text for :func:`nothing_quantized` ("" otherwise): that nothing is quantized, why
+    (the latency check kept every unit float, or the recipe and its guards did) and what to do."""
+    if not nothing_quantized(doc):
+        return ""
+    units = len(doc.plan.units) if doc.plan is not None else 0
+    every = f"all {count(units, 'node unit')}" if units else "every node unit"
+    issues = doc.result_issues
+    if not latency_kept_any(issues):
+        return (f"Nothing is quantized: the recipe and its guards keep {every} float, so there is no error to "
+                "show (View > Problems says why for each). Select nodes and untick \"exclude (keep in float)\" "
+                "in the inspector, or choose another preset in the Recipe panel, then calibrate (F5).")
+    islands = latency_islands(issues)
+    where = f" in {count(len(islands), 'island')}" if islands else ""
+    return (f"Nothing is quantized: the latency check kept {every} float{where} (the quantized model measured "
+            "slower than float on this machine, as workbench-cli quantize measures it), so there is no error to "
+            "show; View > Problems lists them. To quantize anyway: Ctrl+Z undoes the latency check's edit (Edit > "
+            "Undo \"Keep ... float (latency check)\") and Analyze (F6) measures the recipe as it is, or select "
+            "nodes and untick \"exclude (keep in float)\" in the inspector (a node with an override of its own "
+            "is never kept float by the latency check) and calibrate (F5).")
+
+
+def nothing_quantized_status(doc) -> str:
+    """The status line's short form of :func:`nothing_quantized_text` ("" when something is quantized)."""
+    if not nothing_quantized(doc):
+        return ""
+    why = "the latency check kept every unit float" if latency_kept_any(doc.result_issues) else \
+        "the recipe keeps every unit float"
+    return f"Done, but nothing is quantized: {why} (the Errors panel says what to do)."
+
+
+__all__ = ["latency_islands", "latency_kept_any", "nothing_quantized", "nothing_quantized_status",
+           "nothing_quantized_text"]
