@@ -1121,7 +1121,8 @@ class MainWindow(QMainWindow):
                             if self.doc.quant_summary is not None else "No sensitivity yet: run the sweep first (F7).")
             return
         self.canvas.set_node_values(errors=values, error_label=f"Sensitivity: {self.sensitivity.figure.currentText()}",
-                                    error_scale=self.sensitivity.canvas_scale())  # the legend names real values
+                                    error_scale=self.sensitivity.canvas_scale(),  # the legend names real values
+                                    error_figures=self.sensitivity.canvas_figures())  # so do groups, tooltips
         self.color_mode.setCurrentIndex(COLOR_MODES.index("error"))
 
     @guarded

@@ -206,6 +206,14 @@ class SensitivityPanel(QWidget):
         finite = [v for v in (getattr(r, key) for r in self.result.rows) if math.isfinite(v)]
         return (min(finite), max(finite), FIGURE_TITLES[key][1]) if finite else None
 
+    def canvas_figures(self, figure: str | None = None) -> dict[str, float]:
+        """Node -> the real value (dB, +inf for exact) of ``figure`` (default: the chosen one) for the
+        nodes :meth:`canvas_values` colours: what the canvas's group boxes and tooltips name."""
+        if self.result is None:
+            return {}
+        key = figure or self.current_figure()
+        return {r.node: getattr(r, key) for r in self.result.rows if not math.isnan(getattr(r, key))}
+
     def canvas_values(self, figure: str | None = None) -> dict[str, float]:
         """Node -> value on the canvas's SQNR colour scale for ``figure`` (default: the chosen one):
         the most sensitive unit at :data:`WORST_DB`, the least at :data:`BEST_DB`."""

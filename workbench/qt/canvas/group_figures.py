@@ -1,7 +1,9 @@
-"""What a group box shows of the active colour figure: worst SQNR, fraction quantized, main op.
+"""What a group box shows of the active colour figure: worst SQNR, most sensitive unit, fraction
+quantized, main op.
 
 The canvas hands over the per-node keys it coloured the nodes by (``CanvasState.fill_keys``: op
-type, normalized dtype, or SQNR in dB) and gets back a fill and a short text per shown group.
+type, normalized dtype, or the SQNR-scale value in dB; with a ranked figure such as the sensitivity
+sweep's, also the real figure of each node) and gets back a fill and a short text per shown group.
 The reduction over a group's members is ``workbench.core.api.aggregate``; colours come from
 ``colors``.
 """
@@ -30,14 +32,22 @@ def is_quantized_dtype(key: str | None) -> bool:
     return key in QUANTIZED_DTYPES or key.startswith("float8")
 
 
-def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list) -> tuple[dict[int, QColor], dict[int, str]]:
+def _db(value: float) -> str:
+    return "exact" if value == float("inf") else f"{value:.1f} dB"
+
+
+def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
+                  figures: list | None = None) -> tuple[dict[int, QColor], dict[int, str]]:
     """Fill and text of each group in ``groups`` for colour ``mode`` (``"op"``, ``"dtype"``, ``"error"``).
 
-    ``keys`` has one entry per node (None: no value). ``"error"``: the worst (lowest) SQNR inside,
-    coloured like a node of that SQNR; ``"dtype"``: the fraction of members with a quantized dtype,
-    coloured by the most common quantized dtype when it is at least half, else as float;
-    ``"op"``: the two most common op types with their counts (default box fill). Groups without
-    any value get no entry.
+    ``keys`` has one entry per node (None: no value). ``"error"``: the worst (lowest) value inside,
+    coloured like a node of that value; ``"worst X dB"``, or with ``figures`` (one real figure per
+    node, dB, +inf for exact: ``keys`` are then that figure's ranks on the SQNR colour scale) the
+    figure of that most sensitive member, ``"most sensitive X dB"``; a group none of whose members
+    has a value is drawn like such a node (``colors.NO_VALUE``, "no value"). ``"dtype"``: the
+    fraction of members with a quantized dtype, coloured by the most common quantized dtype when it
+    is at least half, else as float; ``"op"``: the two most common op types with their counts
+    (default box fill). In the other modes groups without any value get no entry.
     """
     fills: dict[int, QColor] = {}
     texts: dict[int, str] = {}
@@ -46,8 +56,16 @@ def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list) -> tup
     if mode == "error":
         values = np.array([np.nan if k is None else float(k) for k in keys])
         for g, v in zip(groups, aggregate(h, values, "min", groups).tolist(), strict=True):
-            if v == v:
-                fills[g], texts[g] = colors.error_color(v), f"worst {v:.1f} dB"
+            if v != v:
+                fills[g], texts[g] = colors.error_color(None), "no value"
+            elif figures is None:
+                fills[g], texts[g] = colors.error_color(v), f"worst {_db(v)}"
+            else:
+                members = h.members(g)
+                figure = figures[int(members[np.nanargmin(values[members])])]
+                fills[g] = colors.error_color(v)
+                if figure is not None:
+                    texts[g] = f"most sensitive {_db(figure)}"
         return fills, texts
     if mode == "dtype":
         values = np.array([np.nan if k is None else float(is_quantized_dtype(k)) for k in keys])

@@ -169,7 +169,11 @@ class CanvasInteraction:
             lines.append(f"output shape: {html.escape(st.out_shapes[i])}")
         if name in self._dtypes:
             lines.append(f"activation dtype: {html.escape(self._dtypes[name])}")
-        if name in self._errors:
+        if name in self._figures:  # a ranked figure (the sensitivity sweep's): its value, not the colour's
+            value = self._figures[name]
+            shown = "exact" if value == float("inf") else f"{value:.1f} dB"
+            lines.append(f"{html.escape(self._value_label.removesuffix(' (dB)'))}: {shown}")
+        elif name in self._errors:
             lines.append(f"SQNR: {self._errors[name]:.1f} dB")
         if i in st.node_tags:
             lines.append(f"collapsed Q/DQ: {html.escape(st.node_tags[i])}")

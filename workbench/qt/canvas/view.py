@@ -158,6 +158,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._mode = "op"
         self._dtypes: dict[str, str] = {}
         self._errors: dict[str, float] = {}
+        #: with ``error_scale``: the real figure each node's colour value ranks (node -> dB)
+        self._figures: dict[str, float] = {}
         self._badges: dict[str, str] = {}
         self._pending_selection: list[str] = []
         self._band = QRubberBand(QRubberBand.Shape.Rectangle, self.viewport())
@@ -745,17 +747,21 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
 
     def set_node_values(self, dtypes: dict[str, str] | None = None, errors: dict[str, float] | None = None,
                         *, error_label: str | None = None,
-                        error_scale: tuple[float, float, bool] | None = None) -> None:
+                        error_scale: tuple[float, float, bool] | None = None,
+                        error_figures: dict[str, float] | None = None) -> None:
         """Per-node activation dtype names and SQNR (dB). None keeps the current values, {} clears them.
 
         ``error_label`` names the figure the "error" mode shows (legend title; "SQNR (dB)" by default,
         a sensitivity figure such as "only quantized (dB)" when the sweep colours the canvas);
         ``error_scale`` (lowest, highest, higher_is_worse) says the values are a ranking of that figure
-        stretched over the SQNR colours, so the legend labels each colour with the real value.
+        stretched over the SQNR colours, so the legend labels each colour with the real value;
+        ``error_figures`` (node -> dB, +inf for exact) are those real values, which group boxes and
+        node tooltips show (the colour values are not dB of anything). Both go with ``error_label``.
         """
         if error_label is not None:
             self._value_label = error_label
             self.error_scale = error_scale
+            self._figures = {k: float(v) for k, v in (error_figures or {}).items()} if error_scale else {}
         if dtypes is not None:
             self._dtypes = dict(dtypes)
         if errors is not None:
@@ -832,7 +838,12 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         yield
         d = self._state.data
         if d.plan is not None:
-            self._state.group_fills, self._state.group_texts = group_figures(d.hierarchy, d.group_ids, self._mode, keys)
+            figures = None
+            if self._mode == "error":  # the groups' figures from the exact values, not the colour steps
+                keys = [self._errors.get(n) for n in st.names]
+                figures = [self._figures.get(n) for n in st.names] if self._figures else None
+            self._state.group_fills, self._state.group_texts = group_figures(d.hierarchy, d.group_ids, self._mode,
+                                                                             keys, figures=figures)
             yield
 
     def error_label(self) -> str:
