@@ -19,6 +19,12 @@ def latency_islands(issues) -> list:
     return [i for i in issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.severity == Severity.WARNING and i.node]
 
 
+def islands_note(islands: int) -> str:
+    """``13 islands, `` (how many islands the latency fallback kept float, to put before the reason in the
+    brackets after "kept 135 units float"); "" without islands (the placement's single units)."""
+    return f"{count(islands, 'island')}, " if islands else ""
+
+
 def latency_kept_any(issues) -> bool:
     """True when ``issues`` hold a unit or an island the latency check kept float."""
     return any(i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node for i in issues)
@@ -62,5 +68,5 @@ def nothing_quantized_status(doc) -> str:
     return f"Done, but nothing is quantized: {why} (the Errors panel says what to do)."
 
 
-__all__ = ["latency_islands", "latency_kept_any", "nothing_quantized", "nothing_quantized_status",
+__all__ = ["islands_note", "latency_islands", "latency_kept_any", "nothing_quantized", "nothing_quantized_status",
            "nothing_quantized_text"]

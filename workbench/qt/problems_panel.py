@@ -53,6 +53,14 @@ GROUP_TITLES = {
     IssueCode.NO_MATMULNBITS: "int4 weight onnxruntime will not fuse",
     IssueCode.SHARED_TABLE: "weight also read by a float node, stored once",
 }
+#: a group's title where one code's issues differ by severity: the latency fallback's warnings are islands of
+#: units (each row names its units), the latency placement's notes single units
+SEVERITY_TITLES = {
+    (IssueCode.LATENCY_KEPT_FLOAT, Severity.WARNING): "island of units kept float: the quantized model measured "
+                                                      "slower than float",
+}
+#: codes whose issues without a node (about the whole model) are not grouped with those of a node
+NODELESS_APART = (IssueCode.LATENCY_KEPT_FLOAT,)
 #: the "From" of an issue of the last calibration made with another recipe or other rows than the current ones
 STALE_SOURCE = "quantize (out of date)"
 _STALE_TIP = ("From the last calibration, made with another recipe or other calibration data than the current "
@@ -83,17 +91,20 @@ def collect_problems(doc) -> list[tuple[str, PlanIssue]]:
 
 
 def group_problems(problems: list[tuple[str, PlanIssue]]) -> list[list[tuple[str, PlanIssue]]]:
-    """``problems`` (as :func:`collect_problems` orders them) in groups of one source, severity and code,
-    each group where its first member was; the order of severities and the out-of-date rows last are kept."""
+    """``problems`` (as :func:`collect_problems` orders them) in groups of one source, severity and code
+    (of :data:`NODELESS_APART`, those with a node and those without apart), each group where its first member
+    was; the order of severities and the out-of-date rows last are kept."""
     groups: dict[tuple, list[tuple[str, PlanIssue]]] = {}
     for source, issue in problems:
-        groups.setdefault((source, issue.severity, issue.code), []).append((source, issue))
+        apart = issue.code in NODELESS_APART and not issue.node  # a whole-model note is no island
+        groups.setdefault((source, issue.severity, issue.code, apart), []).append((source, issue))
     return list(groups.values())
 
 
 def group_title(issue: PlanIssue, n: int) -> str:
     """A group row's message: ``"68 × tensor uses its producer's activation spec"``."""
-    return f"{n} \u00d7 {GROUP_TITLES.get(issue.code, str(issue.code).replace('-', ' '))}"
+    title = SEVERITY_TITLES.get((issue.code, issue.severity)) or GROUP_TITLES.get(issue.code)
+    return f"{n} \u00d7 {title or str(issue.code).replace('-', ' ')}"
 
 
 def severity_counts(issues) -> str:
@@ -211,5 +222,5 @@ class ProblemsPanel(QWidget):
             item.setExpanded(not item.isExpanded())
 
 
-__all__ = ["GROUP_TITLES", "STALE_SOURCE", "ProblemsPanel", "collect_problems", "group_problems", "group_title",
-           "severity_counts"]
+__all__ = ["GROUP_TITLES", "SEVERITY_TITLES", "STALE_SOURCE", "ProblemsPanel", "collect_problems", "group_problems",
+           "group_title", "severity_counts"]

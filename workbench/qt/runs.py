@@ -25,6 +25,7 @@ from workbench.qt import settings
 from workbench.qt.choice_skip import AppliedChoice, after_choice_text, choice_skip_text, holds_choice
 from workbench.qt.commands import push_edit
 from workbench.qt.eta import OverallProgress, job_phases
+from workbench.qt.nothing_quantized import islands_note, latency_islands
 from workbench.qt.workers import Job, ProcessJob
 
 log = logging.getLogger(__name__)
@@ -254,13 +255,16 @@ class RunController(QObject):
             return {**result, "latency_text": ""}
         choice = result.get("choice") or {}
         ran = choice["recipe"] if choice and not choice.get("skipped") else result.get("started_recipe")
-        units = count(len(kept), "unit")
+        units = count(len(kept), "unit")  # one count of units everywhere, and the islands they form
+        islands = islands_note(len(latency_islands(result.get("problems") or [])))
         if ran is None or api.Recipe.model_validate_json(ran).model_dump() != self.doc.recipe.model_dump():
-            return {**result, "latency_text": f" The latency check kept {units} float; not added to the recipe: it "
-                                              "was edited while the job ran."}
-        push_edit(self.doc, api.Recipe.model_validate_json(result["recipe"]), f"Keep {units} float (latency check)")
-        return {**result, "latency_text": f" The latency check kept {units} float (slower quantized on this "
-                                          "machine), as `workbench-cli quantize` does; the recipe now says so "
+            return {**result, "latency_text": f" The latency check kept {units} float ({islands}slower quantized on "
+                                              "this machine); not added to the recipe: it was edited while the job "
+                                              "ran."}
+        push_edit(self.doc, api.Recipe.model_validate_json(result["recipe"]),
+                  f"Keep {units} float (latency check{', ' + islands.removesuffix(', ') if islands else ''})")
+        return {**result, "latency_text": f" The latency check kept {units} float ({islands}slower quantized on "
+                                          "this machine), as `workbench-cli quantize` does; the recipe now says so "
                                           "(Ctrl+Z undoes)."}
 
     def analyze(self) -> Job | None:

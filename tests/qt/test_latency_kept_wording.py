@@ -1,0 +1,41 @@
+"""The units the latency check kept float are counted one way everywhere: units, and the islands they form.
+
+On ppocr_mobile_v2_cls (under load) the undo item said "Keep 135 units float (latency check)" while Problems said
+"13 x unit kept float: its integer kernel measured slower": 13 islands (of 3 to 54 units) called units.
+Now the undo item and the status say "135 units float (... 13 islands ...)" and the Problems group says islands, each
+row naming its units; the note about the whole model (every unit float) is a group apart. The latency
+measurements are replaced (latency_fakes), not timed: quantized 1.5x float keeps all 13 islands float.
+"""
+
+from __future__ import annotations
+
+from cli_projects import run_job
+from latency_fakes import slow_quantized
+
+from workbench.core.issues import IssueCode, Severity
+from workbench.qt.problems_panel import group_title
+
+
+def test_units_and_islands_agree(qtbot, window, open_file, monkeypatch, corpus):
+    slow_quantized(monkeypatch)
+    open_file(window, corpus / "ppocr_mobile_v2_cls" / "model.onnx")
+    assert window.doc.data["path"].endswith("calib.npz")
+    window.calibration.choose_first.setChecked(False)
+    state, res = run_job(qtbot, window, window.act_calibrate.trigger)
+    assert state == "succeeded", res
+    units = len(res["latency_kept"])
+    islands = [i for i in window.doc.result_issues
+               if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.severity == Severity.WARNING and i.node]
+    assert (units, len(islands)) == (135, 13) and units == len(window.doc.plan.units)
+    # each island's row names how many units it holds: together the units the recipe now keeps float
+    sizes = [int(i.message.split("island of ")[1].split(" ")[0]) for i in islands]
+    assert sum(sizes) == units
+    assert window.doc.undo_stack.undoText() == f"Keep {units} units float (latency check, {len(islands)} islands)"
+    assert (f"The latency check kept {units} units float ({len(islands)} islands, slower quantized on this machine)"
+            in window.calibration.status.text())
+    title = group_title(islands[0], len(islands))
+    assert title.startswith(f"{len(islands)} \u00d7 island of units kept float")
+    panel = window.problems
+    panel.refresh()
+    row = panel.item_of(panel.row_of(islands[0].message)).parent()
+    assert row is not None and row.text(2) == title
