@@ -66,7 +66,7 @@ def test_undoing_a_restored_autosave_points_ctrl_s_back_at_the_open_model(qtbot,
     assert window.doc.project_path == p1 and window.windowTitle() == "P1.wbproj * - Workbench"
     assert window.doc.recipe.overrides[THIRD].exclude is True
     window.act_undo.trigger()
-    assert window.doc.project_path is None and window.windowTitle() == "model_opset17.onnx - Workbench"
+    assert window.doc.project_path is None and window.windowTitle() == "digits/model_opset17.onnx - Workbench"
     assert not window.doc.modified and THIRD not in window.doc.recipe.overrides
     window.act_redo.trigger()
     assert window.doc.project_path == p1 and window.windowTitle() == "P1.wbproj * - Workbench"

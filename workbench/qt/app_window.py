@@ -74,6 +74,7 @@ from workbench.qt.runs import (
 from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
 from workbench.qt.welcome import WelcomePage, example_model
+from workbench.qt.window_title import window_title
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
@@ -1696,9 +1697,7 @@ class MainWindow(QMainWindow):
         self.errors.compare_button.setEnabled(has_model and quantized and not busy)
 
     def _update_title(self, *_args) -> None:
-        name = self.doc.project_path or self.doc.model_path
-        dirty = " *" if self.doc.modified else ""
-        self.setWindowTitle(f"{Path(name).name}{dirty} - Workbench" if name else "Workbench")
+        self.setWindowTitle(window_title(self.doc.project_path or self.doc.model_path, self.doc.modified))
 
     def fill_recent(self) -> None:
         self.recent_menu.clear()
