@@ -34,8 +34,10 @@ def _missing(what: str, path: Path):
 
 @pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory, monkeypatch):
-    """Every test gets its own on-disk cache root (latency measurements), never the user's."""
+    """Every test gets its own on-disk cache root (latency measurements), never the user's, and reads it
+    (a user's WORKBENCH_REMEASURE_LATENCY is not the tests')."""
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("WORKBENCH_REMEASURE_LATENCY", raising=False)
 
 
 @pytest.fixture

@@ -100,9 +100,13 @@ def test_a_model_whose_only_island_does_not_pay_is_written_float(tmp_path, monke
     # mm1's island float: 1.95 (under 3 % better, dropped); mm2's: 1.9 (kept); then every island float
     assert seen == [both, frozenset({"mm2"}), frozenset({"mm1"}), frozenset()]
     assert _ops(res.proto) == {"MatMul": 2, "Sin": 1}
-    kept = [i for i in res.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
+    kept = [i for i in res.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
     assert sorted(i.node for i in kept) == ["mm1", "mm2"] and all("2.00x" in i.message for i in kept)
     assert res.recipe.overrides["mm1"].exclude and res.recipe.overrides["mm2"].exclude
+    # no unit is quantized now: one more warning says the file is the float model and how to force it
+    (whole,) = [i for i in res.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and not i.node]
+    assert "so the model written is the float model, not a quantized one (as quantized it measured 2.00x" \
+        in whole.message and "pass --no-latency-check to write it quantized anyway" in whole.message
 
 
 def test_a_slowdown_of_microseconds_is_warned_about_not_rewritten(tmp_path, monkeypatch):

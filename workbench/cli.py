@@ -397,8 +397,10 @@ def cmd_quantize(args) -> int:
     units = [u for u in result.plan.units.values() if not u.excluded]
     chosen = f", recipe choice: {variant}" if variant else ""
     if not units and result.plan.units:
+        forced = ("; --no-latency-check writes the units the latency check kept float quantized"
+                  if any(i.code == IssueCode.LATENCY_KEPT_FLOAT for i in result.issues) else "")
         print(f"warning: no node unit is quantized: all {len(result.plan.units)} were kept float (the reasons are "
-              "above), so the written model computes in float like the input", file=sys.stderr)
+              f"above), so the written model computes in float like the input{forced}", file=sys.stderr)
     print(f"wrote {out} ({len(units)} of {len(result.plan.units)} node units quantized, preset "
           f"{result.recipe.preset}{chosen})")
     if args.save_project:
@@ -1022,6 +1024,14 @@ def _add_auto_arg(s) -> None:
                         "--no-auto quantizes the preset as it is")
 
 
+def _add_remeasure_arg(s) -> None:
+    s.add_argument("--remeasure-latency", action="store_true",
+                   help="measure latency again instead of reusing a cached measurement of the same pair of models "
+                        "(measurements are cached per pair under the user cache directory, except ones taken on a "
+                        "loaded machine; the WORKBENCH_REMEASURE_LATENCY=1 environment variable does the same, "
+                        "also for the app)")
+
+
 def _add_split_arg(s) -> None:
     s.add_argument("--split-samples", type=_count_arg, metavar="N",
                    help="measure the weights vs activations split (the output SQNR with only the weights, and "
@@ -1255,6 +1265,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "against float (onnxruntime CPU, 1 thread, the first calibration sample; about 2 s, cached "
                         "per model pair) and, when it measures slower, the islands that do not pay are left float; "
                         "measurements on a loaded machine can change which units those are")
+    _add_remeasure_arg(s)
     _add_auto_arg(s)
     s.add_argument("--search", action=argparse.BooleanOptionalAction, default=False,
                    help="automatic per-tensor observer search on held-out calibration rows (static presets "
@@ -1290,6 +1301,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-latency-check", action="store_true",
                    help="measure every unit the recipe quantizes; by default the model is timed as `quantize` "
                         "times it, and the units it would keep float (slower quantized) are float here too")
+    _add_remeasure_arg(s)
     s.add_argument("--eval", help="held-out data for the error figures (default: --data)")
     s.add_argument("--eval-samples", type=_positive_int, default=32, help="eval samples measured (default 32)")
     _add_split_arg(s)
@@ -1310,6 +1322,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-latency-check", action="store_true",
                    help="sweep every unit the recipe quantizes; by default the model is timed as `quantize` "
                         "times it, and the units it would keep float (slower quantized) are float here too")
+    _add_remeasure_arg(s)
     s.add_argument("--allow-code", action="store_true", help="allow running a Python data reader (--data READER.py)")
     s.add_argument("--eval", help="data the sweep runs on (default: --data)")
     s.add_argument("--eval-samples", type=_positive_int, default=8, help="eval samples each model runs (default 8)")
@@ -1344,6 +1357,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--latency", action="store_true",
                    help="time every measured recipe against the float model (onnxruntime, 1 thread, about 1 s "
                         "each, cached) and put the Pareto front on metric, weight MiB and that latency")
+    _add_remeasure_arg(s)
     s.add_argument("--allow-code", action="store_true", help="allow running a metric FILE.py")
     s.add_argument("--rank", default="local", choices=["local", "e2e"],
                    help="order of promotion: local SQNR, or the metric with each of the first 12 promoted alone")
@@ -1390,6 +1404,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-latency-check", action="store_true",
                    help="report on every unit the recipe quantizes; by default the model is timed as `quantize` "
                         "times it, and the units it would keep float (slower quantized) are float here too")
+    _add_remeasure_arg(s)
     s.add_argument("--eval", help="held-out data for every figure (default: --data, or the project's data)")
     s.add_argument("--eval-samples", type=_positive_int, default=32, help="samples of the analysis and the metric")
     _add_split_arg(s)
@@ -1415,6 +1430,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-latency-check", action="store_true",
                    help="--colour sqnr: measure every unit the recipe quantizes (default: the model quantize "
                         "writes, with the units its latency check keeps float)")
+    _add_remeasure_arg(s)
     s.add_argument("--expand", type=_count_arg, metavar="DEPTH",
                    help="open groups down to DEPTH (0: all collapsed; default: the app's automatic depth)")
     s.add_argument("--max-side", type=_picture_side, default=2400,
@@ -1671,6 +1687,9 @@ def main(argv: list[str] | None = None) -> int:
         _warn_suffixes(args)
         if getattr(args, "executor", None):
             api.check_executor_spec(args.executor)  # before the calibration, not after it
+        if getattr(args, "remeasure_latency", False):
+            with api.remeasuring_latency():
+                return args.func(args)
         return args.func(args)
     except WorkbenchError as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # always one line

@@ -130,6 +130,7 @@ _LAZY: dict[str, str] = {
     "calibrate_sharded": "workbench.core.pipeline.sharded",
     "RayExecutor": "workbench.core.analysis.executors",
     "autotune": "workbench.core.tuning.autotune",
+    "remeasuring_latency": "workbench.core.runtime.latency",
     "search_recipe": "workbench.core.tuning.recipe_search",
     "SearchReport": "workbench.core.tuning.recipe_search",
     "SearchChoice": "workbench.core.tuning.recipe_search",

@@ -4,7 +4,8 @@ Runs last in :data:`workbench.core.pipeline.quantize.QUANTIZE_PASSES` when the j
 (``quantize(..., latency_check=True)``; the CLI's ``quantize`` does unless ``--no-latency-check``).
 Both models run on the first calibration sample (a random sample when the job has no data) in
 onnxruntime's CPU provider at 1 thread (:mod:`workbench.core.runtime.latency`, cached on disk per
-pair of models). The pass never changes the model: it reports the ratio as an INFO issue
+pair of models unless measured on a loaded machine), compared by thread CPU time. The pass never
+changes the model: it reports the ratio as an INFO issue
 (``IssueCode.LATENCY``) and, when the quantized model measured slower than float, a WARNING
 (``IssueCode.SLOWER_THAN_FLOAT``) with the ratio; a ratio up to :data:`NOISE` is measurement noise and
 the note says so instead. A slowdown of at least :data:`MIN_SLOWDOWN_S` per
@@ -27,7 +28,7 @@ from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.passes import Job, PassResult
 from workbench.core.progress import no_progress, one_step
-from workbench.core.runtime.latency import LatencyComparison, compare
+from workbench.core.runtime.latency import REMEASURE_ENV, LatencyComparison, compare
 
 #: Above this quantized / float ratio the check warns (1.0: any measured slowdown) ...
 SLOWER_THAN = 1.0
@@ -41,6 +42,8 @@ MIN_FLOAT_S = 0.5e-3
 #: Ratio above which a slowdown is not measurement noise (the fastest-run ratio of one pair moved by up
 #: to 1.5 % between measurements on this machine).
 NOISE = 1.02
+#: How a user measures a pair again instead of reusing its cached figure (the CLI flag sets the variable).
+REMEASURE_HOW = f"--remeasure-latency ({REMEASURE_ENV}=1 in the app's environment)"
 
 
 def shown_ratio(lat: LatencyComparison) -> float:
@@ -55,7 +58,7 @@ def worth_rewriting(lat: LatencyComparison) -> bool:
     :data:`MIN_SLOWDOWN_S` per run or a float run of at least :data:`MIN_FLOAT_S`."""
     if shown_ratio(lat) <= NOISE:
         return False
-    return lat.quant_s - lat.float_s >= MIN_SLOWDOWN_S or lat.float_s >= MIN_FLOAT_S
+    return lat.timed_quant_s - lat.timed_float_s >= MIN_SLOWDOWN_S or lat.timed_float_s >= MIN_FLOAT_S
 
 
 def latency_feed(model: PreparedModel, data) -> dict[str, np.ndarray]:
@@ -75,11 +78,24 @@ def latency_feed(model: PreparedModel, data) -> dict[str, np.ndarray]:
 
 
 def describe(lat: LatencyComparison, feed: dict[str, np.ndarray]) -> str:
-    """One line: the ratio, both latencies in ms, the runs and the feed's shapes."""
+    """One line: the ratio (thread CPU time), both latencies in ms, the wall-clock ratio, the runs, the
+    feed's shapes, the load average, and whether the figure was reused or is too unsteady to cache."""
     shapes = ", ".join(f"{k} {list(v.shape)}" for k, v in feed.items())
-    how = "reused from an earlier measurement of the same pair" if lat.cached else f"measured in {lat.cost_s:.1f} s"
-    return (f"latency quantized / float = {lat.ratio:.2f} ({lat.quant_s * 1e3:.3f} ms vs {lat.float_s * 1e3:.3f} ms, "
-            f"fastest of {lat.runs} alternating runs, onnxruntime CPU, 1 thread, {shapes}; {how})")
+    if lat.cached:
+        how = f"reused from an earlier measurement of the same pair; {REMEASURE_HOW} measures again"
+    else:
+        how = f"measured in {lat.cost_s:.1f} s"
+    clock = "thread CPU time" if lat.float_cpu_s > 0 else "wall clock"
+    wall = (f"; wall clock {lat.wall_ratio:.2f} ({lat.quant_s * 1e3:.3f} ms vs {lat.float_s * 1e3:.3f} ms)"
+            if lat.float_cpu_s > 0 else "")
+    load = f", load average {lat.load:.1f} on {lat.cores} cores" if lat.cores else ""
+    text = (f"latency quantized / float = {lat.ratio:.2f} ({clock}: {lat.timed_quant_s * 1e3:.3f} ms vs "
+            f"{lat.timed_float_s * 1e3:.3f} ms{wall}; fastest of {lat.runs} alternating runs, onnxruntime CPU, 1 "
+            f"thread, {shapes}{load}; {how})")
+    if not lat.reliable:
+        text += (f"; not cached: {lat.unreliable_because()} makes it unsteady (a loaded machine slows the two "
+                 "models unequally), measure again when the machine is quieter")
+    return text
 
 
 class LatencyCheck:
@@ -113,7 +129,7 @@ class LatencyCheck:
             note += (f"; as fast as float within measurement noise (ratios up to {NOISE:.2f} vary from one "
                      "measurement to the next)")
         small = slower and not warn
-        slowdown = (f"{(lat.quant_s - lat.float_s) * 1e6:.0f} us slower per run, below the "
+        slowdown = (f"{(lat.timed_quant_s - lat.timed_float_s) * 1e6:.0f} us slower per run, below the "
                     f"{MIN_SLOWDOWN_S * 1e6:.0f} us, or the {(NOISE - 1) * 100:.0f} % of a model over "
                     f"{MIN_FLOAT_S * 1e3:.1f} ms, that a float fallback needs")
         quantized = any(not u.excluded for u in job.plan.units.values())

@@ -30,7 +30,9 @@ pays at 1x3x48x192.
 
 Cost: one re-write and one latency measurement (about 2 s plus two session creations) per trial,
 at most ``MAX_SINGLE_TRIALS + 1`` trials, only for models that measured slower than float; cached
-on disk like the latency check, so a second run of the same job measures nothing.
+on disk like the latency check (when measured on a quiet machine), so a second run of the same job
+measures nothing. When no unit is left quantized, a warning says that the file written is the float
+model and how to write it quantized anyway.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
-from workbench.core.pipeline.latency_check import worth_rewriting
+from workbench.core.pipeline.latency_check import REMEASURE_HOW, worth_rewriting
 from workbench.core.pipeline.passes import Job, Pass, PassResult, run_passes
 from workbench.core.planning.island_guard import named_by_recipe, quantized_islands
 from workbench.core.recipe.spec import PlanMode
@@ -85,7 +87,7 @@ class LatencyFallback:
                    if not any(named_by_recipe(job.user_recipe, n, job.plan.units[n].op_type) for n in g)]
         if not islands:
             return PassResult(False)
-        start = job.latency.ratio
+        start, first = job.latency.ratio, job.latency
         best, kept, tried = job, [], 0
         singles = islands[:MAX_SINGLE_TRIALS] if len(islands) > 1 else []
         total = len(singles) + 1
@@ -118,7 +120,10 @@ class LatencyFallback:
         # the kept trial's own plan, guard and latency notes replace the first run's, except the latency
         # placement's: the trial's recipe keeps those units float, so it does not note them again
         job.issues = placed + list(best.issues)
-        return PassResult(True, [_kept_issue(g, start, best.latency.ratio, len(kept)) for g in kept])
+        issues = [_kept_issue(g, start, best.latency.ratio, len(kept)) for g in kept]
+        if not any(not u.excluded for u in job.plan.units.values()):
+            issues.append(_all_float_issue(start, first))
+        return PassResult(True, issues)
 
     def _trial(self, job: Job, groups: list[list[str]], done: int, total: int,
                islands: int | None = None) -> Job | None:
@@ -138,6 +143,19 @@ class LatencyFallback:
             log.info("latency fallback: a trial was not measured")
             return None
         return trial
+
+
+def _all_float_issue(before: float, lat: LatencyComparison) -> PlanIssue:
+    """The warning when the fallback left every unit float: the file written is the float model."""
+    steady = "" if lat.reliable else (
+        f"; that measurement is unsteady ({lat.unreliable_because()}): a loaded machine can make a quantized "
+        "model measure slower than it runs on a quiet one")
+    return PlanIssue(
+        "", Severity.WARNING,
+        f"the latency fallback left every unit float, so the model written is the float model, not a quantized "
+        f"one (as quantized it measured {before:.2f}x its float latency{steady}); pass --no-latency-check to write "
+        f"it quantized anyway, name nodes in an override to keep their islands quantized, or measure again "
+        f"with {REMEASURE_HOW}", code=IssueCode.LATENCY_KEPT_FLOAT)
 
 
 def _kept_issue(group: list[str], before: float, after: float, islands: int) -> PlanIssue:

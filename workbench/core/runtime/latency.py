@@ -4,17 +4,29 @@ Both models run in onnxruntime's CPU execution provider with one intra-op and on
 thread and the default graph optimizations (so QDQ pairs fuse into integer kernels as they would
 for a user), on one fixed feed (the first calibration sample). Runs alternate
 (float, quantized, float, ...) so that load from other processes falls on both models alike;
-each model's figure is its fastest timed run (seconds, wall clock, ``time.perf_counter``; see
-:class:`LatencyComparison` for why the fastest and not the median). The ratio quantized / float is what decides whether quantization paid.
+each model's figure is its fastest timed run (see :class:`LatencyComparison` for why the fastest
+and not the median), in thread CPU time (``time.thread_time_ns``: with one intra-op thread
+onnxruntime runs the graph on the calling thread, so time other processes take from it is left
+out) and in wall-clock time (``time.perf_counter_ns``). The ratio quantized / float of the CPU
+times is what decides whether quantization paid; the wall-clock ratio is shown beside it.
 
 A measurement is cached as JSON under ``<user cache dir>/workbench/latency`` (platformdirs; the
 ``WORKBENCH_CACHE_DIR`` environment variable moves the root), keyed by the SHA-256 of both
 serialized models, the feed's shapes and dtypes, the onnxruntime version and the CPU model, so
-the same pair on the same machine is measured once.
+the same pair on the same machine is measured once, with the load average and the spread of its
+runs. A loaded machine still slows the fastest runs in CPU time too, and the two models unequally:
+ppocr_mobile_v2_cls measured 1.42-1.45x float at a load average of 8-11 on 2 cores (x86_64
+AVX512-VNNI) in either clock, against 0.93-1.14x on a quiet machine. So a measurement taken when the load average
+per core was above :data:`MAX_LOAD_PER_CORE`, or whose runs spread by more than :data:`MAX_SPREAD`,
+is not reliable (:attr:`LatencyComparison.reliable`): it is used for the job at hand but never
+written to the cache, and a cached entry whose figures are not reliable is measured again. Setting
+the ``WORKBENCH_REMEASURE_LATENCY`` environment variable (to anything but ``""`` or ``"0"``; the CLI's
+``--remeasure-latency`` sets it) measures every pair again and replaces its cache entry.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -22,6 +34,7 @@ import os
 import platform
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -34,12 +47,20 @@ from workbench.core.io.ort_session import proto_session, session_sources, source
 log = logging.getLogger(__name__)
 
 #: Bumped when the way latency is measured changes (old cache entries are then ignored).
-LATENCY_VERSION = 2
+#: 3: ratios of thread CPU time, entries with load average and spread.
+LATENCY_VERSION = 3
+#: A measurement taken at a 1-minute load average above this many runnable tasks per core is not reliable
+#: (the measuring process itself counts for up to 1).
+MAX_LOAD_PER_CORE = 1.0
+#: ... nor one whose median thread CPU time of a model is more than this many times its fastest.
+MAX_SPREAD = 1.25
+#: Set (to anything but "" or "0"), every pair is measured again and its cache entry replaced.
+REMEASURE_ENV = "WORKBENCH_REMEASURE_LATENCY"
 
 
 @dataclass(frozen=True)
 class LatencyComparison:
-    """Median latency of a float model and its quantized model on the same feed.
+    """Latency of a float model and its quantized model on the same feed.
 
     Attributes
     ----------
@@ -49,7 +70,7 @@ class LatencyComparison:
         steadiest estimate of a model's own cost (on this machine the median of two sessions of
         the same model differed by up to 2x, the fastest runs by under 10 %).
     float_median_s, quant_median_s : float
-        Median seconds of the same runs (shown, not used for the ratio).
+        Median wall-clock seconds of the same runs (shown, not used for the ratio).
     runs : int
         Timed runs of each model.
     cost_s : float
@@ -57,11 +78,19 @@ class LatencyComparison:
     cached : bool
         True when the figures came from the on-disk cache.
     float_cpu_s, quant_cpu_s : float
-        Fastest CPU seconds of this thread over the same runs (``time.thread_time``; with one
+        Fastest CPU seconds of this thread over the same runs (``time.thread_time_ns``; with one
         intra-op thread onnxruntime runs the graph on the calling thread): time taken from the
         model by other processes is left out, so under load this ratio moves less than the wall
-        clock's (minilm_l6_v2 here: 0.57-0.62 against 0.20-0.57 by the wall clock). Shown, not used
-        for decisions; 0.0 in cache entries written before it was recorded.
+        clock's (minilm_l6_v2 here: 0.57-0.62 against 0.20-0.57 by the wall clock). The ratio and
+        the decisions use these; 0.0 when not recorded (the wall clock's figures are used then).
+    float_cpu_median_s, quant_cpu_median_s : float
+        Median thread CPU seconds of the same runs (their ratio to the fastest is the spread); 0.0
+        when not recorded.
+    load : float
+        The 1-minute load average (runnable tasks) when the measurement began or ended, whichever is
+        higher; 0.0 when not recorded.
+    cores : int
+        CPUs this process may run on when it was measured (0: not recorded).
     """
 
     float_s: float
@@ -73,16 +102,91 @@ class LatencyComparison:
     cached: bool = False
     float_cpu_s: float = 0.0
     quant_cpu_s: float = 0.0
+    float_cpu_median_s: float = 0.0
+    quant_cpu_median_s: float = 0.0
+    load: float = 0.0
+    cores: int = 0
+
+    @property
+    def timed_float_s(self) -> float:
+        """Seconds of a float run the decisions compare: fastest thread CPU time, or fastest wall clock
+        when CPU time was not recorded."""
+        return self.float_cpu_s if self.float_cpu_s > 0 else self.float_s
+
+    @property
+    def timed_quant_s(self) -> float:
+        """Seconds of a quantized run the decisions compare (as :attr:`timed_float_s`)."""
+        return self.quant_cpu_s if self.float_cpu_s > 0 else self.quant_s
 
     @property
     def ratio(self) -> float:
-        """quantized / float latency, fastest runs (below 1.0: the quantized model is faster)."""
+        """quantized / float latency in thread CPU time, fastest runs (wall clock when CPU time was not
+        recorded); below 1.0: the quantized model is faster."""
+        return self.timed_quant_s / self.timed_float_s if self.timed_float_s > 0 else float("inf")
+
+    @property
+    def wall_ratio(self) -> float:
+        """quantized / float wall-clock latency, fastest runs (shown, not used for decisions)."""
         return self.quant_s / self.float_s if self.float_s > 0 else float("inf")
 
     @property
     def cpu_ratio(self) -> float:
         """quantized / float thread CPU time, fastest runs (NaN when not recorded)."""
         return self.quant_cpu_s / self.float_cpu_s if self.float_cpu_s > 0 else float("nan")
+
+    @property
+    def spread(self) -> float:
+        """The larger of the two models' median / fastest thread CPU time (1.0 when not recorded)."""
+        pairs = ((self.float_cpu_median_s, self.float_cpu_s), (self.quant_cpu_median_s, self.quant_cpu_s))
+        return max([1.0] + [m / f for m, f in pairs if m > 0 and f > 0])
+
+    @property
+    def load_per_core(self) -> float:
+        """:attr:`load` / :attr:`cores` (0.0 when not recorded)."""
+        return self.load / self.cores if self.cores > 0 else 0.0
+
+    @property
+    def reliable(self) -> bool:
+        """False when measured at a load average per core above :data:`MAX_LOAD_PER_CORE` or with a
+        :attr:`spread` above :data:`MAX_SPREAD`: such a figure is not cached (see the module docstring)."""
+        return self.load_per_core <= MAX_LOAD_PER_CORE and self.spread <= MAX_SPREAD
+
+    def unreliable_because(self) -> str:
+        """Why the measurement is not reliable, in a few words ("" when it is)."""
+        why = []
+        if self.load_per_core > MAX_LOAD_PER_CORE:
+            why.append(f"load average {self.load:.1f} on {self.cores} cores")
+        if self.spread > MAX_SPREAD:
+            why.append(f"median run {self.spread:.2f}x the fastest")
+        return " and ".join(why)
+
+
+def remeasure_requested() -> bool:
+    """True when :data:`REMEASURE_ENV` asks every pair to be measured again (not read from the cache)."""
+    return os.environ.get(REMEASURE_ENV, "") not in ("", "0")
+
+
+@contextlib.contextmanager
+def remeasuring_latency() -> Iterator[None]:
+    """Within the block :func:`remeasure_requested` is True (:data:`REMEASURE_ENV` set, so processes
+    started in it measure again too); the variable is restored after it."""
+    before = os.environ.get(REMEASURE_ENV)
+    os.environ[REMEASURE_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(REMEASURE_ENV, None)
+        else:
+            os.environ[REMEASURE_ENV] = before
+
+
+def usable_cores() -> int:
+    """CPUs this process may run on (``os.sched_getaffinity`` where it exists, else ``os.cpu_count``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def default_cache_dir() -> Path:
@@ -138,11 +242,11 @@ def _time_runs(sess: ort.InferenceSession, feed: dict[str, np.ndarray], n: int,
     """Wall seconds of ``n`` runs; the thread CPU seconds of each are appended to ``cpu`` when given."""
     out = []
     for _ in range(n):
-        c, t = time.thread_time(), time.perf_counter()
+        c, t = time.thread_time_ns(), time.perf_counter_ns()
         sess.run(None, feed)
-        out.append(time.perf_counter() - t)
+        out.append((time.perf_counter_ns() - t) * 1e-9)
         if cpu is not None:
-            cpu.append(time.thread_time() - c)
+            cpu.append((time.thread_time_ns() - c) * 1e-9)
     return out
 
 
@@ -155,12 +259,13 @@ def measure(float_model: Model | _Timed, quant_model: Model | _Timed, feed: dict
     load from other processes falls on both alike. The number of timed runs per model is what
     fits ``budget_s`` seconds of running (estimated from warm runs of each), clamped to
     [``min_runs``, ``max_runs``]. ``float_config``: session config entries of the float model's session.
+    The load average is read before and after (the higher one is recorded).
 
     Raises
     ------
     onnxruntime's exceptions when a model cannot be loaded or run on ``feed``.
     """
-    t0 = time.perf_counter()
+    t0, load = time.perf_counter(), _load_average()
     f, q = (m if isinstance(m, _Timed) else _Timed(m) for m in (float_model, quant_model))
     sessions = [f.session(float_config), q.session()]
     warm = []
@@ -175,7 +280,17 @@ def measure(float_model: Model | _Timed, quant_model: Model | _Timed, feed: dict
             times[i].extend(_time_runs(s, feed, 1, cpu[i]))
     return LatencyComparison(min(times[0]), min(times[1]), runs, float(np.median(times[0])),
                              float(np.median(times[1])), cost_s=time.perf_counter() - t0,
-                             float_cpu_s=min(cpu[0]), quant_cpu_s=min(cpu[1]))
+                             float_cpu_s=min(cpu[0]), quant_cpu_s=min(cpu[1]),
+                             float_cpu_median_s=float(np.median(cpu[0])), quant_cpu_median_s=float(np.median(cpu[1])),
+                             load=max(load, _load_average()), cores=usable_cores())
+
+
+def _load_average() -> float:
+    """The 1-minute load average (0.0 where the OS has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows
+        return 0.0
 
 
 def cache_key(float_model: Model | _Timed, quant_model: Model | _Timed, feed: dict[str, np.ndarray],
@@ -194,18 +309,28 @@ def cache_key(float_model: Model | _Timed, quant_model: Model | _Timed, feed: di
     return h.hexdigest()
 
 
+#: Figures of a cache entry that hand-written entries may lack.
+_OPTIONAL = ("float_cpu_s", "quant_cpu_s", "float_cpu_median_s", "quant_cpu_median_s", "load")
+
+
 def _read(path: Path) -> LatencyComparison | None:
+    """The cached measurement at ``path``; None when there is none, it is unreadable or not reliable."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return LatencyComparison(float(data["float_s"]), float(data["quant_s"]), int(data["runs"]),
-                                 float(data["float_median_s"]), float(data["quant_median_s"]), cached=True,
-                                 float_cpu_s=float(data.get("float_cpu_s", 0.0)),
-                                 quant_cpu_s=float(data.get("quant_cpu_s", 0.0)))
+        hit = LatencyComparison(float(data["float_s"]), float(data["quant_s"]), int(data["runs"]),
+                                float(data["float_median_s"]), float(data["quant_median_s"]), cached=True,
+                                **{k: float(data.get(k, 0.0)) for k in _OPTIONAL},
+                                cores=int(data.get("cores", 0)))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return hit if hit.reliable else None
 
 
 def _write(path: Path, result: LatencyComparison) -> None:
+    """Cache ``result`` at ``path`` when it is reliable (atomically; a failure is logged, not raised)."""
+    if not result.reliable:
+        log.info("latency not cached (%s): %s", result.unreliable_because(), path)
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -220,10 +345,12 @@ def compare(float_model: Model, quant_model: Model, feed: dict[str, np.ndarray],
             cache_dir: Path | None = None, use_cache: bool = True, budget_s: float = 2.0,
             float_config: dict[str, str] | None = None) -> LatencyComparison:
     """:func:`measure`, read from / written to the on-disk cache (``cache_dir`` or :func:`default_cache_dir`).
-    Models are serialized bytes or ModelProtos (:data:`Model`)."""
+    Models are serialized bytes or ModelProtos (:data:`Model`). A cached entry is not read when
+    :func:`remeasure_requested`, nor when its figures are not reliable; a measurement is written only
+    when reliable (:attr:`LatencyComparison.reliable`)."""
     float_model, quant_model = _Timed(float_model), _Timed(quant_model)
     path = (cache_dir or default_cache_dir()) / f"{cache_key(float_model, quant_model, feed, float_config)}.json"
-    if use_cache:
+    if use_cache and not remeasure_requested():
         hit = _read(path)
         if hit is not None:
             return hit

@@ -1,0 +1,181 @@
+"""Latency under load: the ratio is taken from thread CPU time (other processes' time is left out), a
+measurement taken on a loaded machine or with widely spread runs is never cached nor reused, and
+--remeasure-latency (WORKBENCH_REMEASURE_LATENCY) measures a cached pair again. The clocks and the
+sessions are fakes: each run of a model advances the wall clock and the thread CPU clock by fixed
+amounts, so every figure is exact."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import onnx
+import pytest
+from qdq_helpers import tiny_model
+
+from workbench.cli import main
+from workbench.core import api
+from workbench.core.issues import IssueCode, Severity
+from workbench.core.pipeline.latency_check import describe
+from workbench.core.runtime import latency
+
+#: Nanoseconds a run adds to (wall clock, thread CPU): the float model is preempted half of each run (its
+#: wall time doubled), the quantized one is not. By the wall clock the quantized model looks 0.60x float,
+#: by CPU time it is 1.20x.
+FLOAT_RUN = (2_000_000, 1_000_000)
+QUANT_RUN = (1_200_000, 1_200_000)
+
+
+class _Clock:
+    """Stands in for the ``time`` module of :mod:`workbench.core.runtime.latency`."""
+
+    def __init__(self) -> None:
+        self.wall_ns = 0
+        self.cpu_ns = 0
+
+    def perf_counter(self) -> float:
+        return self.wall_ns * 1e-9
+
+    def perf_counter_ns(self) -> int:
+        return self.wall_ns
+
+    def thread_time_ns(self) -> int:
+        return self.cpu_ns
+
+
+class _Session:
+    def __init__(self, clock: _Clock, run: tuple[int, int]) -> None:
+        self.clock, self.cost = clock, run
+
+    def run(self, outputs, feed):
+        self.clock.wall_ns += self.cost[0]
+        self.clock.cpu_ns += self.cost[1]
+        return []
+
+
+def _quantized(model) -> bool:
+    proto = model if isinstance(model, onnx.ModelProto) else onnx.load_from_string(model)
+    return any(n.op_type == "DequantizeLinear" for n in proto.graph.node)
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """Fake clocks and sessions; ``fake.load`` is the load average the measurement reads (2 cores);
+    ``fake.sessions`` counts the sessions opened (two per measurement)."""
+    clock = _Clock()
+    clock.load, clock.sessions = 0.0, 0
+
+    def session(model, config=None, split=None):
+        clock.sessions += 1
+        return _Session(clock, QUANT_RUN if _quantized(model) else FLOAT_RUN)
+
+    monkeypatch.setattr(latency, "time", clock)
+    monkeypatch.setattr(latency, "single_thread_session", session)
+    monkeypatch.setattr(latency, "_load_average", lambda: clock.load)
+    monkeypatch.setattr(latency, "usable_cores", lambda: 2)
+    return clock
+
+
+def _pair(tmp_path):
+    proto, feed = tiny_model("conv", opset=17)
+    src = tmp_path / "conv.onnx"
+    onnx.save(proto, src)
+    np.savez(tmp_path / "calib.npz", X=np.concatenate([feed["X"]] * 4))
+    model = api.open_model(str(src))
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(tmp_path / "calib.npz"))
+    return src, model.proto.SerializeToString(), result.proto.SerializeToString(), {"X": feed["X"][:2]}
+
+
+def test_the_ratio_is_of_thread_cpu_time_and_the_note_shows_both(tmp_path, fake):
+    _, fb, qb, feed = _pair(tmp_path)
+    lat = latency.measure(fb, qb, feed, budget_s=0.05)
+    assert (lat.float_cpu_s, lat.quant_cpu_s) == pytest.approx((1.0e-3, 1.2e-3))
+    assert (lat.float_s, lat.quant_s) == pytest.approx((2.0e-3, 1.2e-3))
+    assert lat.ratio == pytest.approx(1.2) and lat.wall_ratio == pytest.approx(0.6)
+    assert lat.spread == 1.0 and lat.load == 0.0 and lat.cores == 2 and lat.reliable
+    note = describe(lat, feed)
+    assert note.startswith("latency quantized / float = 1.20 (thread CPU time: 1.200 ms vs 1.000 ms; wall clock "
+                           "0.60 (1.200 ms vs 2.000 ms); fastest of 15 alternating runs")
+    assert "load average 0.0 on 2 cores" in note and "not cached" not in note
+
+
+def test_a_slowdown_hidden_by_the_wall_clock_is_left_float_and_said_plainly(tmp_path, fake, capsys):
+    """By CPU time the quantized model is 1.20x float (200 us a run): the latency fallback leaves its only
+    island float, and the CLI says that the file written is the float model and how to force quantization."""
+    src, *_ = _pair(tmp_path)
+    out = tmp_path / "q.onnx"
+    assert main(["quantize", str(src), "--data", str(tmp_path / "calib.npz"), "-o", str(out), "--no-auto"]) == 0
+    err = capsys.readouterr().err
+    assert not [n for n in onnx.load(out).graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")]
+    assert "note: latency quantized / float = 1.00 " in err  # the placement written: float, as float
+    assert ("warning: the latency fallback left every unit float, so the model written is the float model, not a "
+            "quantized one (as quantized it measured 1.20x its float latency); pass --no-latency-check to write it "
+            "quantized anyway, name nodes in an override to keep their islands quantized, or measure again with "
+            "--remeasure-latency") in err
+    assert ("so the written model computes in float like the input; --no-latency-check writes the units the latency "
+            "check kept float quantized") in err
+
+
+def test_a_measurement_on_a_loaded_machine_is_neither_cached_nor_reused(tmp_path, fake):
+    _, fb, qb, feed = _pair(tmp_path)
+    fake.load = 2.5  # 1.25 runnable tasks per core
+    busy = latency.compare(fb, qb, feed, cache_dir=tmp_path / "c", budget_s=0.05)
+    assert not busy.reliable and busy.unreliable_because() == "load average 2.5 on 2 cores"
+    assert not list((tmp_path / "c").glob("*.json"))  # not written
+    note = describe(busy, feed)
+    assert "; not cached: load average 2.5 on 2 cores makes it unsteady" in note
+    # an entry whose figures say it was taken under load (written by hand here) is measured again
+    path = tmp_path / "c" / f"{latency.cache_key(fb, qb, feed)}.json"
+    path.parent.mkdir()
+    entry = {"float_s": 1e-3, "quant_s": 5e-3, "runs": 9, "float_median_s": 1e-3, "quant_median_s": 5e-3,
+             "float_cpu_s": 1e-3, "quant_cpu_s": 5e-3, "load": 6.0, "cores": 2}
+    path.write_text(json.dumps(entry))
+    fake.load, opened = 0.5, fake.sessions
+    again = latency.compare(fb, qb, feed, cache_dir=tmp_path / "c", budget_s=0.05)
+    assert not again.cached and again.ratio == pytest.approx(1.2) and fake.sessions == opened + 2
+    assert json.loads(path.read_text())["quant_cpu_s"] == pytest.approx(1.2e-3)  # replaced by the quiet one
+    assert latency.compare(fb, qb, feed, cache_dir=tmp_path / "c").cached
+    # ... and so is one whose runs spread widely (a median CPU time 1.5x the fastest)
+    path.write_text(json.dumps({**entry, "load": 0.1, "float_cpu_median_s": 1.5e-3, "quant_cpu_median_s": 5e-3}))
+    spread = latency.compare(fb, qb, feed, cache_dir=tmp_path / "c", budget_s=0.05)
+    assert not spread.cached and spread.ratio == pytest.approx(1.2)
+    assert latency.LatencyComparison(1e-3, 1e-3, 9, float_cpu_s=1e-3, float_cpu_median_s=1.5e-3).unreliable_because() \
+        == "median run 1.50x the fastest"
+
+
+def test_remeasure_measures_a_cached_pair_again(tmp_path, fake, monkeypatch, capsys):
+    _, fb, qb, feed = _pair(tmp_path)
+    first = latency.compare(fb, qb, feed, budget_s=0.05)
+    assert not first.cached and latency.compare(fb, qb, feed).cached
+    opened = fake.sessions
+    monkeypatch.setenv(latency.REMEASURE_ENV, "1")
+    assert not latency.compare(fb, qb, feed, budget_s=0.05).cached and fake.sessions == opened + 2
+    monkeypatch.setenv(latency.REMEASURE_ENV, "0")
+    assert latency.compare(fb, qb, feed).cached
+    monkeypatch.delenv(latency.REMEASURE_ENV)
+    # the CLI: the cached note says how to measure again, and --remeasure-latency does, for that command only
+    src = tmp_path / "conv.onnx"
+    args = ["quantize", str(src), "--data", str(tmp_path / "calib.npz"), "-o", str(tmp_path / "q.onnx"), "--no-auto"]
+    assert main(args) == 0
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "reused from an earlier measurement of the same pair; --remeasure-latency " \
+           "(WORKBENCH_REMEASURE_LATENCY=1 in the app's environment) measures again" in err
+    opened = fake.sessions
+    assert main(args + ["--remeasure-latency"]) == 0
+    err = capsys.readouterr().err
+    assert "reused" not in err and "measured in " in err and fake.sessions > opened
+    assert latency.REMEASURE_ENV not in os.environ
+
+
+def test_the_fallback_says_when_its_all_float_decision_was_measured_under_load(tmp_path, fake):
+    src, *_ = _pair(tmp_path)
+    fake.load = 6.0
+    model = api.open_model(str(src))
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(tmp_path / "calib.npz"), latency_check=True)
+    plain = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and not i.node]
+    assert len(plain) == 1 and plain[0].severity == Severity.WARNING
+    assert ("(as quantized it measured 1.20x its float latency; that measurement is unsteady (load average 6.0 on 2 "
+            "cores): a loaded machine can make a quantized model measure slower than it runs on a quiet one)") \
+        in plain[0].message
