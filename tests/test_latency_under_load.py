@@ -14,9 +14,9 @@ import onnx
 import pytest
 from qdq_helpers import tiny_model
 
-from workbench.cli import main
+from workbench.cli import _print_issues, main
 from workbench.core import api
-from workbench.core.issues import IssueCode, Severity
+from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.pipeline.latency_check import describe
 from workbench.core.runtime import latency
 
@@ -179,3 +179,15 @@ def test_the_fallback_says_when_its_all_float_decision_was_measured_under_load(t
     assert ("(as quantized it measured 1.20x its float latency; that measurement is unsteady (load average 6.0 on 2 "
             "cores): a loaded machine can make a quantized model measure slower than it runs on a quiet one)") \
         in plain[0].message
+
+
+def test_the_all_float_warning_is_printed_beside_a_group_of_islands(capsys):
+    """ppocr_mobile_v2_cls: 13 islands left float share two lines, and the CLI dropped the warning about the
+    whole model with them (same code and severity, no node)."""
+    islands = [PlanIssue(n, "warning", "kept float with its island", code=IssueCode.LATENCY_KEPT_FLOAT)
+               for n in ("a", "b", "c")]
+    whole = PlanIssue("", "warning", "the model written is the float model", code=IssueCode.LATENCY_KEPT_FLOAT)
+    _print_issues([*islands, whole])
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: a: kept float with its island", "warning: 2 more nodes likewise (latency-kept-float): b, c",
+        "warning: the model written is the float model"]

@@ -429,7 +429,9 @@ def _print_issues(issues) -> None:
     grouped = {key: members for key, members in groups.items() if len(members) >= GROUP_ISSUES}
     for issue in issues:
         kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
-        members = grouped.get((getattr(issue, "code", None), getattr(issue, "severity", None)))
+        # an issue about the whole model (no node) is never folded into a group of node issues
+        members = (grouped.get((getattr(issue, "code", None), getattr(issue, "severity", None)))
+                   if getattr(issue, "node", "") else None)
         if members is not None and issue is not members[0]:
             continue
         if members is not None and issue.code == IssueCode.FLOAT_ISLAND:
