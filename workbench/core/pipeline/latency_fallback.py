@@ -137,7 +137,8 @@ class LatencyFallback:
         recipe = job.user_recipe.with_excluded([n for g in groups for n in g])
         trial = Job(job.input_model or job.model, recipe, recipe, data=job.data, samples=job.samples,
                     cancel=job.cancel, previous=job.calibration, guard=job.guard,
-                    bias_correction=job.bias_correction, latency_check=True, input_model=job.input_model)
+                    bias_correction=job.bias_correction, latency_check=True, input_model=job.input_model,
+                    bias_means=job.bias_means)
         run_passes(trial, self._passes())
         if trial.latency is None:
             log.info("latency fallback: a trial was not measured")

@@ -20,6 +20,7 @@ from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.runtime.latency import LatencyComparison
+from workbench.core.transforms.bias_correction import InputMeans
 from workbench.core.writers.qdq import QdqResult
 
 
@@ -63,6 +64,9 @@ class Job:
     #: units the latency placement kept float, and ``user_recipe`` as it was before
     placed_float: list[str] = field(default_factory=list)
     placement_recipe: Recipe | None = None
+    #: bias correction's Conv input means on ``data`` / ``samples``, shared with the job's re-runs (the
+    #: latency fallback's trials, the placement guard's run) and with the recipe choice's scores
+    bias_means: InputMeans = field(default_factory=InputMeans)
 
 
     def adopt(self, other: Job) -> None:

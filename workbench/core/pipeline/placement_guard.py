@@ -72,7 +72,7 @@ class PlacementGuard:
         trial = Job(base, job.placement_recipe, job.placement_recipe, data=job.data, samples=job.samples,
                     progress=in_phase(progress, "Placement guard: writing the plan without the placement"),
                     cancel=job.cancel, previous=job.previous, guard=job.guard,
-                    bias_correction=job.bias_correction, input_model=job.input_model)
+                    bias_correction=job.bias_correction, input_model=job.input_model, bias_means=job.bias_means)
         run_passes(trial, self._passes())  # no latency check: the placement does not run again
         written()
         if trial.written is None:

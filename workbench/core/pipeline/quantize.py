@@ -57,6 +57,7 @@ from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.runtime.latency import LatencyComparison
+from workbench.core.transforms.bias_correction import InputMeans
 
 __all__ = ["QUANTIZE_PASSES", "QuantizeResult", "calibrate", "plan", "quantize"]
 
@@ -131,7 +132,7 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
              calibration: CalibrationResult | None = None, progress: ProgressFn | None = None,
              cancel: CancelToken | None = None, guard: bool = True,
              bias_correction: bool = False, latency_check: bool = False, check: bool = True,
-             facts: GraphFacts | None = None) -> QuantizeResult:
+             facts: GraphFacts | None = None, bias_means: InputMeans | None = None) -> QuantizeResult:
     """Run :data:`QUANTIZE_PASSES`: plan, calibrate (static recipes) and write the quantized model in memory.
 
     Parameters
@@ -164,6 +165,10 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
     facts : GraphFacts, optional
         The graph analyses of an earlier plan of ``model`` (:func:`plan` or another quantize of it),
         so several quantizes of one model analyse its graph once.
+    bias_means : InputMeans, optional
+        Bias correction's Conv input means from earlier quantizes of ``model`` on the same ``data`` and
+        ``samples`` (:class:`~workbench.core.transforms.bias_correction.InputMeans`), so the float model
+        runs only for tensors and grids they lack; filled in by this call.
 
     Raises
     ------
@@ -171,7 +176,8 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
     """
     job = Job(model, recipe, recipe, data=data, samples=samples, progress=progress, cancel=cancel,
               previous=calibration, guard=guard, bias_correction=bias_correction or recipe.bias_correction,
-              latency_check=latency_check, check=check, input_model=model, graph_facts=facts)
+              latency_check=latency_check, check=check, input_model=model, graph_facts=facts,
+              bias_means=bias_means if bias_means is not None else InputMeans())
     run_passes(job, QUANTIZE_PASSES)
     written = job.written
     return QuantizeResult(written.proto, job.plan, job.calibration, job.qparams, dict(written.tensor_map),

@@ -45,7 +45,7 @@ class BiasCorrection:
 
     def run(self, job: Job) -> PassResult:
         batches = sample_batches(job.model, job.data, job.samples)
-        return _rewrite(job, bias_shifts(job.model, job.plan, job.written.proto, batches))
+        return _rewrite(job, bias_shifts(job.model, job.plan, job.written.proto, batches, means=job.bias_means))
 
 
 class ConstantInputBias:

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.formats.numerics import dequantize, quantize
 from workbench.core.formats.qparams import QParams
@@ -107,6 +107,50 @@ def input_means(float_proto: onnx.ModelProto, tensors: list[str],
     return sums.means()
 
 
+class InputMeans:
+    """Conv input means of one float model over one set of calibration rows, kept between the bias
+    corrections of several plans of it (:func:`bias_shifts` ``means=``): the recipe choice corrects every
+    variant and every promoted group it scores (about a dozen on ppocrv4_rec), a latency fallback's trials
+    write the job again, and each ran the float model over every row. Here ``E[x]`` is kept per tensor and
+    ``E[fq(x)]`` per tensor and grid (dtype, scale, zero point), so a call runs the float model only for
+    the tensors whose mean or grid it has not seen: the choice's variants share most grids (``mse`` and
+    ``compute+mse`` the same observers; a unit kept float leaves the others' grids as they were).
+
+    A mean is the one of the run that first computed it; onnxruntime may fuse an instrumented model
+    differently when other tensors are fetched beside one, which can move a later run's values by an ulp.
+    Given another float model (a SmoothQuant copy), the kept means are dropped. The rows are the
+    caller's to keep the same (one object per data source and sample count).
+    """
+
+    def __init__(self) -> None:
+        self._proto: onnx.ModelProto | None = None
+        self._means: dict = {}
+
+    def get(self, float_proto: onnx.ModelProto, tensors: list[str], batches: Iterable[dict[str, np.ndarray]],
+            rounding: dict[str, QParams]) -> dict:
+        """What :func:`input_means` returns for these arguments; ``batches`` is read only when a tensor or
+        grid is missing."""
+        if self._proto is not float_proto:
+            self._proto, self._means = float_proto, {}
+        grid = {t: _grid_key(t, qp) for t, qp in rounding.items()}
+        missing = [t for t in tensors if t not in self._means or (t in grid and grid[t] not in self._means)]
+        if missing:
+            got = input_means(float_proto, missing, batches, {t: rounding[t] for t in missing if t in rounding})
+            for t in missing:
+                if t in got:
+                    self._means.setdefault(t, got[t])
+                if (t, "rounded") in got:
+                    self._means.setdefault(grid[t], got[(t, "rounded")])
+        out = {t: self._means[t] for t in tensors if t in self._means}
+        out.update({(t, "rounded"): self._means[k] for t, k in grid.items() if t in out and k in self._means})
+        return out
+
+
+def _grid_key(tensor: str, qp: QParams) -> tuple:
+    """A per-tensor grid as a dict key: the tensor, its dtype, and its scale's and zero point's bytes."""
+    return (tensor, "rounded", qp.qtype, np.asarray(qp.scale).tobytes(), np.asarray(qp.zero_point).tobytes())
+
+
 def _rows(feed: dict[str, np.ndarray]) -> int:
     """The rows of ``feed`` (axis 0, the same in every input); -1 when an input has no axis 0 or they differ."""
     rows = {np.shape(v)[0] if np.ndim(v) else -1 for v in feed.values()}
@@ -178,8 +222,6 @@ def conv_output_shift(node: onnx.NodeProto, dw: np.ndarray, mean_x: np.ndarray) 
     ``node``'s attributes (pads, strides, dilations, group), so zero padding at the borders counts.
     ``dw``: ``(Cout, Cin/group, *kernel)``; ``mean_x``: ``(1, Cin, *spatial)``.
     """
-    from onnx import TensorProto, helper
-
     conv = helper.make_node("Conv", ["x", "w"], ["y"], name="shift")
     conv.attribute.extend(node.attribute)
     graph = helper.make_graph([conv], "bias_shift",
@@ -191,10 +233,13 @@ def conv_output_shift(node: onnx.NodeProto, dw: np.ndarray, mean_x: np.ndarray) 
     return y.reshape(y.shape[0], y.shape[1], -1).mean(axis=(0, 2))
 
 
-def bias_shifts(model, plan, quant_proto: onnx.ModelProto, batches) -> dict[str, np.ndarray]:
+def bias_shifts(model, plan, quant_proto: onnx.ModelProto, batches,
+                means: InputMeans | None = None) -> dict[str, np.ndarray]:
     """Bias initializer name -> expected output shift of its Conv from its weight's and its input's
     rounding (module docstring; float64 ``(Cout,)``). The input's grid is the one ``quant_proto`` writes in
-    front of the Conv (per-tensor; a Conv without one gets the weight term only)."""
+    front of the Conv (per-tensor; a Conv without one gets the weight term only). ``means``: input means
+    kept from earlier calls on the same model and rows (:class:`InputMeans`; ``batches`` is then read only
+    for what it lacks)."""
     units = correctable_units(plan)
     wq = dequantized_weights(quant_proto)
     units = [u for u in units if u.node in wq]
@@ -202,7 +247,9 @@ def bias_shifts(model, plan, quant_proto: onnx.ModelProto, batches) -> dict[str,
         return {}
     grids = input_qparams(quant_proto)
     rounding = {u.inputs[0]: grids[u.node] for u in units if u.node in grids}
-    means = input_means(model.proto, sorted({u.inputs[0] for u in units}), batches, rounding)
+    tensors = sorted({u.inputs[0] for u in units})
+    means = (means.get(model.proto, tensors, batches, rounding) if means is not None
+             else input_means(model.proto, tensors, batches, rounding))
     shifts = {}
     for u in units:
         w = model.initializer(u.weight).astype(np.float64)

@@ -101,6 +101,7 @@ from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import Granularity, NodeSettings, PartialSpec, PlanMode, Rule
 from workbench.core.runtime.session import add_outputs, make_session
+from workbench.core.transforms.bias_correction import InputMeans
 from workbench.core.tuning.local_error import COMPUTE_OPS
 from workbench.core.tuning.mixed_precision import MIN_GAIN_DB, WIDER, Promotion, find_promotion, searches
 from workbench.core.wording import count
@@ -449,6 +450,8 @@ class _Scoring:
     rows: list[dict[str, np.ndarray]]
     cancel: CancelToken | None
     points: list[tuple[str, int, int]] | None = None
+    #: bias correction's Conv input means on the scored rows, shared by every variant and group scored
+    means: InputMeans = field(default_factory=InputMeans)
 
     def score(self, recipe: Recipe, ranges: CalibrationResult) -> tuple[float, QuantPlan]:
         """``(held-out output SQNR in dB, the plan written)`` of ``recipe`` quantized with ``ranges``.
@@ -461,7 +464,7 @@ class _Scoring:
         if self.cancel is not None:
             self.cancel.check()
         res = quantize(self.model, recipe, data=self.source, samples=self.samples, calibration=ranges,
-                       cancel=self.cancel, check=False, facts=self.facts)
+                       cancel=self.cancel, check=False, facts=self.facts, bias_means=self.means)
         return _score(self.reference, _run(res.proto, self.rows, self.points, in_place=True)), res.plan
 
 
