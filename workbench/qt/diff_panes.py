@@ -144,7 +144,7 @@ def legend_html() -> str:
 def pane_key_html(side: str, canvas: GraphCanvas) -> str:
     """One line of the key (rich text): ``side`` ("Left", "Right"), the colour mode of ``canvas`` and
     its swatches inline, its notes after them."""
-    title, rows, notes = legend_entries(canvas)
+    title, rows, notes = legend_entries(canvas, all_ops=True)  # every colour of the pane named
     swatches = " &nbsp;".join(
         f'<span style="color:{c.name()}; font-weight:bold;">&#9632;</span>&nbsp;{html.escape(label)}'
         for label, c in rows)

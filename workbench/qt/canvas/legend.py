@@ -2,7 +2,9 @@
 
 A small frame in the canvas's top-left corner that follows the colour mode (``colorsChanged``):
 
-* op: the op types present, most frequent first (colour per op type, stable between runs);
+* op: the op types present, most frequent first (colour per op type, stable between runs): the
+  first :data:`MAX_OPS`, then a clickable line "N more op types" that lists the rest in its tooltip
+  and, clicked, in the legend (clicked again, hides them), so every colour drawn has an entry;
 * dtype: node fills per dtype drawn, the coloured edges (dtype carried; grey = float), the collapsed
   Q/DQ badge, the node tags of folded Q/DQ ("in:u8 w:i8 out:u8") and the "INT" mark of integer kernels;
 * error / sensitivity: the colour stops of the map with their thresholds in dB
@@ -23,6 +25,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QPoint, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
+from workbench.core.wording import count
 from workbench.qt.canvas import colors
 
 MAX_OPS = 14
@@ -60,8 +63,23 @@ def _ranked_rows(scale: tuple[float, float, bool]) -> list[tuple[str, QColor]]:
     return rows + [("no value", colors.NO_VALUE)]
 
 
-def legend_entries(canvas) -> tuple[str, list[tuple[str, QColor]], list[str]]:
-    """(title, [(label, colour)], notes) for ``canvas``'s current colour mode."""
+def _op_rows(canvas) -> list[tuple[str, QColor]]:
+    """One row per op type of ``canvas``'s model, most frequent first: ("Conv (38)", its fill)."""
+    state = canvas._state
+    counts = Counter(state.data.structure.op_types) if state is not None else Counter()
+    palette = canvas.op_colors()
+    return [(f"{op} ({n})", QColor(palette.get(op, colors.op_color(op)))) for op, n in counts.most_common()]
+
+
+def more_op_types(canvas) -> list[tuple[str, QColor]]:
+    """The op-type rows past the first :data:`MAX_OPS` (what "N more op types" stands for); [] in
+    the other colour modes."""
+    return _op_rows(canvas)[MAX_OPS:] if canvas.color_mode() == "op" else []
+
+
+def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, QColor]], list[str]]:
+    """(title, [(label, colour)], notes) for ``canvas``'s current colour mode. Op types: the first
+    :data:`MAX_OPS` (the rest: :func:`more_op_types`), or every one with ``all_ops``."""
     mode = canvas.color_mode()
     state = canvas._state
     if mode == "error":
@@ -90,11 +108,24 @@ def legend_entries(canvas) -> tuple[str, list[tuple[str, QColor]], list[str]]:
             notes.append("INT: integer kernel (or a QDQ unit fused into one)")
         title = "dtype in the file" if canvas.edge_colour_keys() or (state and state.kernels) else "dtype (recipe)"
         return title, rows, notes
-    counts = Counter(state.data.structure.op_types) if state is not None else Counter()
-    palette = canvas.op_colors()
-    rows = [(f"{op} ({n})", QColor(palette.get(op, colors.op_color(op)))) for op, n in counts.most_common(MAX_OPS)]
-    notes = [f"... {len(counts) - MAX_OPS} more op types"] if len(counts) > MAX_OPS else []
-    return "op type", rows, notes
+    rows = _op_rows(canvas)
+    return "op type", rows if all_ops else rows[:MAX_OPS], float_notes(canvas)
+
+
+#: the op legend's note for the dashed outline of nodes kept float (:meth:`GraphCanvas.set_float_nodes`)
+FLOAT_NOTE = "dashed dark blue outline: kept float ({n})"
+
+
+def float_notes(canvas) -> list[str]:
+    """The op legend's note on the nodes marked kept float ([] when none is)."""
+    n = len(canvas.float_nodes())
+    return [FLOAT_NOTE.format(n=count(n, "node"))] if n else []
+
+
+def _more_text(hidden: int, shown: bool) -> str:
+    """The clickable line under the op types: what a click does."""
+    return f"\u25be hide the {hidden} less frequent op types" if shown else \
+        f"\u25b8 {hidden} more op types (click to list)"
 
 
 class _Title(QLabel):
@@ -150,6 +181,13 @@ class LegendOverlay(QFrame):
         self.label.setMaximumWidth(MAX_WIDTH)
         lay.addWidget(self.label)
         self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
+        self.all_ops = False  # the op types past MAX_OPS listed too (a click on ``more``)
+        self.more = _Title()  # "N more op types": a click lists them (again: hides them)
+        self.more.setTextFormat(Qt.TextFormat.RichText)
+        self.more.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.more.clicked.connect(self.toggle_all_ops)
+        lay.addWidget(self.more)
+        self.more.hide()
         canvas.viewport().installEventFilter(self)
         canvas.colorsChanged.connect(self.refresh)
         self.refresh()
@@ -188,18 +226,36 @@ class LegendOverlay(QFrame):
             self.label.setText(html.escape(hint))
             self.label.show()
         else:
-            title, rows, notes = legend_entries(self.canvas)
+            title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops)
             self._set_title(title)
             self.title.show()
             parts = [_swatch(c, label) for label, c in rows]
             parts += [f'<span style="color:#555">{html.escape(n)}</span>' for n in notes]
             self.label.setText("<br>".join(parts))
             self.label.setVisible(not self.collapsed)
+            self._refresh_more()
         before = self.size()
         self.adjustSize()
         self.place()
         if self.size() != before:
             self.canvas.legend_resized()
+
+    def _refresh_more(self) -> None:
+        """The "N more op types" line: shown in the op colour mode when there are more than
+        :data:`MAX_OPS` op types (and the legend is open); its tooltip lists them with their colours."""
+        hidden = more_op_types(self.canvas)
+        self.more.setVisible(bool(hidden) and not self.collapsed)
+        if not hidden:
+            return
+        self.more.setText(f'<span style="color:#2b5797">{html.escape(_more_text(len(hidden), self.all_ops))}</span>')
+        self.more.setToolTip("<br>".join([_swatch(c, label) for label, c in hidden]
+                                         + ["<i>click to " + ("hide them" if self.all_ops else "list them in the legend")
+                                            + "</i>"]))
+
+    def toggle_all_ops(self) -> None:
+        """A click on the "more op types" line: list every op type, or the first :data:`MAX_OPS` again."""
+        self.all_ops = not self.all_ops
+        self.refresh()
 
     def _set_title(self, title: str) -> None:
         """The title line: wrapped when open; one line when collapsed, elided to the legend's width (the
@@ -269,5 +325,7 @@ class LegendOverlay(QFrame):
         """The legend as plain lines (title, one line per entry, notes), or the canvas's empty hint."""
         if self._empty_hint():
             return self._empty_hint()
-        title, rows, notes = legend_entries(self.canvas)
-        return "\n".join([title] + [label for label, _c in rows] + notes)
+        title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops)
+        hidden = more_op_types(self.canvas)
+        more = [_more_text(len(hidden), self.all_ops)] if hidden else []
+        return "\n".join([title] + [label for label, _c in rows] + notes + more)
