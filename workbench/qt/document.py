@@ -32,6 +32,7 @@ from workbench.core.api import (
 from workbench.core.errors import WorkbenchError
 from workbench.core.issues import PlanIssue
 from workbench.qt.commands import set_exclude
+from workbench.qt.planned_dtypes import planned_node_dtypes
 
 log = logging.getLogger(__name__)
 
@@ -302,19 +303,14 @@ class Document(QObject):
 
     def node_dtypes(self) -> dict[str, str]:
         """Node -> dtype shown by the canvas's dtype colouring: for an already-quantized model the
-        dtype each node computes in as the file says; otherwise the planned activation dtype, else
-        the weight's, else float."""
+        dtype each node computes in as the file says; otherwise as the exported file will say
+        (:func:`workbench.qt.planned_dtypes.planned_node_dtypes`: a unit's activation dtype, else its
+        weight's, else float; a node between quantized tensors their dtype)."""
         if self.quant_summary is not None:
             return dict(self.quant_summary.node_dtypes)
-        out: dict[str, str] = {}
-        if self.plan is None:
-            return out
-        for name, unit in self.plan.units.items():
-            cfg = unit.config
-            spec = None if unit.excluded else (cfg.activation or cfg.weight)
-            for n in unit.nodes or [name]:
-                out[n] = spec.dtype if spec is not None else "float"
-        return out
+        if self.plan is None or self.model is None:
+            return {}
+        return planned_node_dtypes(self.model.graph, self.plan)
 
     def issue_badges(self) -> dict[str, str]:
         """Node -> badge: "!" for errors (and nodes whose settings are invalid), "?" for warnings; none

@@ -21,6 +21,8 @@ from workbench.qt.canvas import colors
 #: dtypes a quantized tensor or kernel computes in (normalized names; float8 types too); int32 /
 #: int64 are shape and index math (Shape, Gather, Concat) or accumulators, not quantization
 QUANTIZED_DTYPES = frozenset({"int8", "uint8", "int16", "uint16", "int4", "uint4", "int2", "uint2"})
+#: the quantizer's own nodes: not counted in a group's fraction quantized (the model's nodes are)
+QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"})
 
 
 def is_quantized_dtype(key: str | None) -> bool:
@@ -37,7 +39,7 @@ def _db(value: float) -> str:
 
 
 def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
-                  figures: list | None = None) -> tuple[dict[int, QColor], dict[int, str]]:
+                  figures: list | None = None, ops: list[str] | None = None) -> tuple[dict[int, QColor], dict[int, str]]:
     """Fill and text of each group in ``groups`` for colour ``mode`` (``"op"``, ``"dtype"``, ``"error"``).
 
     ``keys`` has one entry per node (None: no value). ``"error"``: the worst (lowest) value inside,
@@ -45,8 +47,10 @@ def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
     node, dB, +inf for exact: ``keys`` are then that figure's ranks on the SQNR colour scale) the
     figure of that most sensitive member, ``"most sensitive X dB"``; a group none of whose members
     has a value is drawn like such a node (``colors.NO_VALUE``, "no value"). ``"dtype"``: the
-    fraction of members with a quantized dtype, coloured by the most common quantized dtype when it
-    is at least half, else as float; ``"op"``: the two most common op types with their counts
+    fraction of the members with a quantized dtype, of all members but Q/DQ nodes (``ops``: one op
+    type per node; a member without a dtype, which the recipe does not quantize, counts as float:
+    the Graph tab's recipe and the Exported tab's file count the same nodes), coloured by the most
+    common quantized dtype when it is at least half, else as float; ``"op"``: the two most common op types with their counts
     (default box fill). In the other modes groups without any value get no entry.
     """
     fills: dict[int, QColor] = {}
@@ -68,9 +72,13 @@ def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
                     texts[g] = f"most sensitive {_db(figure)}"
         return fills, texts
     if mode == "dtype":
-        values = np.array([np.nan if k is None else float(is_quantized_dtype(k)) for k in keys])
-        for g, f in zip(groups, aggregate(h, values, "mean", groups).tolist(), strict=True):
-            if f != f:
+        values = np.array([float(is_quantized_dtype(k)) for k in keys])
+        if ops is not None:
+            values[[i for i, op in enumerate(ops) if op in QDQ_OPS]] = np.nan
+        assigned = np.array([k is not None for k in keys], dtype=np.float64)
+        anything = aggregate(h, assigned, "max", groups).tolist()
+        for g, f, any_dtype in zip(groups, aggregate(h, values, "mean", groups).tolist(), anything, strict=True):
+            if f != f or not any_dtype:  # only Q/DQ nodes, or no dtype known in it (no plan)
                 continue
             texts[g] = f"{f:.0%} quantized"
             quant = Counter(keys[i] for i in h.members(g).tolist() if is_quantized_dtype(keys[i]))

@@ -843,7 +843,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
                 keys = [self._errors.get(n) for n in st.names]
                 figures = [self._figures.get(n) for n in st.names] if self._figures else None
             self._state.group_fills, self._state.group_texts = group_figures(d.hierarchy, d.group_ids, self._mode,
-                                                                             keys, figures=figures)
+                                                                             keys, figures=figures, ops=st.op_types)
             yield
 
     def error_label(self) -> str:
