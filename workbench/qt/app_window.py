@@ -1337,6 +1337,13 @@ class MainWindow(QMainWindow):
             if not listed and inspector.isVisible() and self.tabifiedDockWidgets(inspector):
                 inspector.raise_()
         where = "" if canvas is self.canvas else f" in the {self._tab_name()} tab"
+        exact = canvas.exact_hits()
+        if exact:
+            others = len(found) - exact
+            self.set_status(f"Selected {', '.join(found[:exact])}: its exact name{where}"
+                            + (f"; {count(others, 'other node contains', 'other nodes contain')} {text!r} (the Search "
+                               "Hits tab lists them after it; F3 steps to them)." if others else "."))
+            return found[:exact]
         self.set_status(f"{count(len(found), 'node matches', 'nodes match')} {text!r}{where} (selected; the Search "
                         "Hits tab lists them); F3 / Shift+F3 step through them." if found
                         else self._no_search_hits(text, canvas))

@@ -140,6 +140,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._use_groups = groups
         self._groups_item: GroupsItem | None = None
         self._hits: list[str] = []
+        self._exact_hits = 0  # how many of ``_hits`` (the first ones) the last search's text names exactly
         self._hit_pos = -1
         self._minimap = Minimap(self)
         self._pool = QThreadPool(self)
@@ -657,6 +658,9 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         name or op type (``fnmatch``); otherwise it matches as a substring. Empty text clears.
         The hits become the list :meth:`next_hit` steps through; the first is brought into view
         (opened, readable, clear of the legend and the minimap) and :meth:`next_hit` goes on from it.
+        A plain text that is a node's whole name (not an op type's) selects that node alone, first
+        of the hits (as a graph viewer's find ranks the exact name first): "Conv@5" selects Conv@5,
+        and Conv@50, Conv@51 follow it in the hits (:meth:`exact_hits` says how many are exact).
 
         Raises
         ------
@@ -665,13 +669,21 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         """
         if self._state is None:
             return []
-        self._hits, self._hit_pos = [], -1
+        self._hits, self._hit_pos, self._exact_hits = [], -1, 0
         if not text.strip():
             self._set_selection(set())
             return []
         match = search_matcher(text)
         st = self._state.data.structure
         hits = {i for i, (n, o) in enumerate(zip(st.names, st.op_types, strict=True)) if match(n) or match(o)}
+        exact = self._exact_names(text, hits)
+        if exact:
+            self._set_selection(exact)
+            self._hits = self.selected_nodes() + [st.names[i] for i in sorted(hits - exact)]
+            self._exact_hits = len(exact)
+            self._center_on(exact)
+            self._hit_pos = 0  # F3 steps to the first partial match
+            return list(self._hits)
         self._set_selection(hits)
         self._hits = self.selected_nodes()
         if len(hits) == 1:  # opened, centred and readable
@@ -680,6 +692,21 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             self._show_hit(self._state.data.index[self._hits[0]])
             self._hit_pos = 0  # F3 steps to the second
         return list(self._hits)
+
+    def _exact_names(self, text: str, hits: set[int]) -> set[int]:
+        """The hits whose whole name is ``text`` (case-insensitive), for a plain text (no ``re:``, no
+        glob) that is not also an op type of the graph ("Conv" still finds every Conv)."""
+        pattern = text.strip().lower()
+        st = self._state.data.structure
+        if pattern.startswith("re:") or any(c in pattern for c in "*?[") or \
+                any(o.lower() == pattern for o in set(st.op_types)):
+            return set()
+        return {i for i in hits if st.names[i].lower() == pattern}
+
+    def exact_hits(self) -> int:
+        """How many hits of the last :meth:`search` its text names exactly (0: every hit is a partial
+        match); they come first in :meth:`search_hits` and are the ones selected."""
+        return self._exact_hits
 
     def _show_hit(self, i: int) -> None:
         """Bring the first of several hits, node ``i``, into view: its groups opened, at least at the
