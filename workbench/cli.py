@@ -705,7 +705,8 @@ def cmd_analyze(args) -> int:
         _note_latency_kept(kept, "measures")
     print(f"end to end ({e2e.samples} samples, as `evaluate` measures it): measured with {e2e.runtime}")
     for o in e2e.outputs:
-        print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB, cosine {o.cosine:.5f}")
+        worst = f" ({o.worst_row_text()})" if o.worst_row_text() else ""
+        print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB{worst}, cosine {o.cosine:.5f}")
     if split is not None:
         _print_split(split, e2e.samples)
     elif result.plan.mode == "weight_only" and args.split_samples != 0:

@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("PySide6")
 
 from graph_models import blocks_model  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from workbench.qt.canvas.readable import readable_scale  # noqa: E402
 
@@ -34,6 +35,9 @@ def open_blocks(qtbot, make_canvas, depth: int):
 def test_collapse_all_keeps_the_selection_in_place_readable(qtbot, make_canvas):
     view = open_blocks(qtbot, make_canvas, depth=1)
     assert not any(view.shown_groups().values())  # 60 open groups
+    # Qt shows the scroll bars from a queued call: on a loaded machine it had run before layoutReady,
+    # and the collapsed graph, narrower than the view, was then centred 6 px off (448 for 442)
+    qtbot.waitUntil(view.verticalScrollBar().isVisible)
     name = "/blk30/Relu_2"
     view.select_nodes([name], center=True)
     before = drawn_centre(view, name)
@@ -42,6 +46,8 @@ def test_collapse_all_keeps_the_selection_in_place_readable(qtbot, make_canvas):
     assert view.transform().m11() >= readable(view)  # was a whole-graph fit of 60 boxes
     assert (drawn_centre(view, name) - before).manhattanLength() <= 2  # its box where the node was
     assert view.viewport().rect().contains(drawn_centre(view, name))
+    QApplication.processEvents()  # Qt's queued calls (the scroll bars) move nothing afterwards
+    assert (drawn_centre(view, name) - before).manhattanLength() <= 2
 
 
 def test_open_to_depth_keeps_the_node_nearest_the_centre_readable(qtbot, make_canvas):

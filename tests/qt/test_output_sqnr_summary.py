@@ -18,12 +18,13 @@ from workbench.core.jobs import _calibration
 from workbench.qt import commands
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
-ROWS = 8
+ROWS = 8  # analysis rows
+CALIBRATED = 16
 
 
 def _open(window, open_file, *, choose: bool):
     open_file(window, EXAMPLE / "digits_cnn.onnx")
-    window.calibration.set_data_spec({"kind": "npz", "path": str(EXAMPLE / "digits_cnn_calib.npz")}, 16)
+    window.calibration.set_data_spec({"kind": "npz", "path": str(EXAMPLE / "digits_cnn_calib.npz")}, CALIBRATED)
     window._on_spec_changed()
     window.calibration.analysis_samples.setValue(ROWS)
     window.calibration.choose_first.setChecked(choose)
@@ -37,19 +38,31 @@ def test_errors_summary_gives_each_output_sqnr(qtbot, window, open_file, tmp_pat
     # the figure evaluate gives the same quantized model on the same rows
     model = api.open_model(EXAMPLE / "digits_cnn.onnx")
     result = api.quantize(model, window.doc.recipe, calibration=_calibration({"calibration": window.doc.calibration}))
+    # over every calibration row (16), not the 8 analysis rows, with the worst single row
     ev = api.evaluate(model, result.proto, {"kind": "npz", "path": str(EXAMPLE / "digits_cnn_calib.npz")},
-                      samples=ROWS)
+                      samples=CALIBRATED)
     (out,) = ev.outputs
+    assert out.worst_row is not None
+    worst = f"(worst row {out.worst_row_sqnr_db:.1f} dB, row {out.worst_row})"
     text = window.errors.summary.text().replace("\u200b", "")
-    assert text.startswith(f"Output SQNR: {out.name} {out.sqnr_db:.1f} dB on {ROWS} analysis rows. "), text
-    assert re.search(r"\d+ node units; worst ", text), text
+    assert text.startswith(f"Output SQNR: {out.name} {out.sqnr_db:.1f} dB {worst} over {CALIBRATED} calibration "
+                           f"rows. "), text
+    assert re.search(rf"\d+ node units \(per-node figures on the first {ROWS} rows\); worst ", text), text
     assert abs(window.doc.outputs[0]["sqnr_db"] - out.sqnr_db) < 1e-3
-    assert f"{out.name}: {out.sqnr_db:.1f} dB" in window.errors.summary.toolTip()
+    assert f"{out.name}: {out.sqnr_db:.1f} dB {worst}" in window.errors.summary.toolTip()
+    assert f"the per-node bars are measured on the first {ROWS} rows (Analysis samples)" in window.errors.summary.toolTip()
     # saved with the results, and given back by a project
     saved = window.doc.results_json()["outputs"]
-    assert saved[0]["name"] == out.name and saved[0]["samples"] == ROWS
+    assert saved[0]["name"] == out.name and saved[0]["samples"] == CALIBRATED
+    assert saved[0]["worst_row"] == out.worst_row and saved[0]["analysis_samples"] == ROWS
     window.doc.set_results({**window.doc.results_json(), "calibration": window.doc.calibration})
     assert window.doc.outputs[0]["name"] == out.name
+    window.errors.set_outputs(window.doc.outputs)
+    assert window.errors.summary.text().replace("\u200b", "") == text
+    # a project saved before these figures (on the analysis rows, no worst row) reads as it did
+    window.errors.set_outputs([{"name": out.name, "sqnr_db": 30.0, "samples": ROWS}])
+    assert window.errors.summary.text().replace("\u200b", "").startswith(
+        f"Output SQNR: {out.name} 30.0 dB on {ROWS} analysis rows. {len(window.errors.rows)} node units; worst ")
 
 
 def test_f5_says_why_the_choice_is_skipped(qtbot, window, open_file):

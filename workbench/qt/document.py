@@ -533,7 +533,9 @@ class Document(QObject):
             return None
         return {"errors": [r.to_json() for r in self.errors], "qparams": self.qparams,
                 "issues": self.issues, "recipe": self.result_recipe, "split": self.split,
-                "outputs": [{**o, "sqnr_db": _json_db(o.get("sqnr_db"))} for o in self.outputs],
+                "outputs": [{**o, "sqnr_db": _json_db(o.get("sqnr_db")),
+                             **({"worst_row_sqnr_db": _json_db(o["worst_row_sqnr_db"])} if "worst_row_sqnr_db" in o else {})}
+                            for o in self.outputs],
                 "weights": list(self.weights.values()), "local": self.local,
                 "on_current_data": self.result_data == self.rows}
 

@@ -112,7 +112,7 @@ class ErrorView(QWidget):
         super().__init__(parent)
         self.rows: list = []
         self.split: dict | None = None  # weights vs activations of the rows (NoiseSplit JSON)
-        self.outputs: list[dict] = []  # each model output's SQNR on the same rows ({"name", "sqnr_db", "samples"})
+        self.outputs: list[dict] = []  # each model output's SQNR over the calibration rows (job_calibrate's "outputs")
         self.weights: dict[str, dict] = {}  # unit -> its weight's error (WeightError JSON)
         self.local: dict = {}  # unit -> the noise it adds itself (local SQNR, as the calibrate job writes it)
         self.stale = False  # the rows were measured with another recipe than the document's
@@ -334,24 +334,44 @@ class ErrorView(QWidget):
             self._write_summary()
 
     def set_outputs(self, outputs: list[dict] | None) -> None:
-        """Each model output's end-to-end SQNR of the rows about to be shown (``{"name", "sqnr_db" (dB; "inf" or
-        None as a saved project holds them), "samples"}``): the summary starts with it."""
+        """Each model output's end-to-end SQNR for the rows about to be shown (``{"name", "sqnr_db" (dB; "inf" or
+        None as a saved project holds them), "samples", "worst_row_sqnr_db", "worst_row", "analysis_samples"}``,
+        :func:`workbench.core.jobs._output_sqnr`; a project saved before has the first three, on the analysis
+        rows): the summary starts with it."""
         self.outputs = list(outputs or [])
         if self.rows:
             self._write_summary()
 
     def outputs_text(self) -> str:
-        """"Output SQNR: softmax_11.tmp_0 13.8 dB (32 analysis rows). " ("" without figures); past
-        :data:`OUTPUTS_SHOWN` outputs the worst ones, and how many more (all of them in the tooltip)."""
+        """"Output SQNR: softmax_11.tmp_0 23.8 dB (worst row 9.1 dB, row 41) over 64 calibration rows. " ("" without
+        figures); past :data:`OUTPUTS_SHOWN` outputs the worst ones, and how many more (all of them in the tooltip).
+        A project saved before the figures covered every calibration row says "on 32 analysis rows"."""
         if not self.outputs:
             return ""
         shown = sorted(self.outputs, key=lambda o: _db_order(o.get("sqnr_db")))[:OUTPUTS_SHOWN] \
             if len(self.outputs) > OUTPUTS_SHOWN else self.outputs
-        parts = ", ".join(f"{o['name']} {_output_db(o.get('sqnr_db'))}" for o in shown)
+        parts = ", ".join(f"{o['name']} {_output_db(o.get('sqnr_db'))}{_worst_row(o)}" for o in shown)
         more = f" (worst {len(shown)} of {len(self.outputs)} outputs)" if len(shown) < len(self.outputs) else ""
         rows = self.outputs[0].get("samples")
-        on = f" on {count(rows, 'analysis row')}" if isinstance(rows, int) else ""
+        if not isinstance(rows, int):
+            on = ""
+        elif "analysis_samples" in self.outputs[0]:
+            on = f" over {count(rows, 'calibration row')}"
+        else:  # saved before: the analysis rows
+            on = f" on {count(rows, 'analysis row')}"
         return f"Output SQNR: {parts}{more}{on}. "
+
+    def per_node_rows(self) -> str:
+        """" (per-node figures on the first 32 rows)" when the outputs' figures say how many rows the per-node
+        analysis measured and that is fewer than theirs, " (per-node figures on the same 64 rows)" when it is as
+        many; "" without."""
+        first = self.outputs[0] if self.outputs else {}
+        analysed, rows = first.get("analysis_samples"), first.get("samples")
+        if not isinstance(analysed, int) or not isinstance(rows, int):
+            return ""
+        if analysed < rows:
+            return f" (per-node figures on the first {count(analysed, 'row')})"
+        return f" (per-node figures on the same {count(analysed, 'row')})"
 
     def split_text(self) -> str:
         """" Output noise: 37 % from the weights, 63 % from the activations." ("" without a split)."""
@@ -366,7 +386,7 @@ class ErrorView(QWidget):
         finite = [r.sqnr_db for r in self.rows if math.isfinite(r.sqnr_db)]
         worst = self.rows[0]
         self.summary.setText(f"{STALE if self.stale else ''}{self.outputs_text()}"
-                             f"{count(len(self.rows), 'node unit')}; worst {worst.node} "
+                             f"{count(len(self.rows), 'node unit')}{self.per_node_rows()}; worst {worst.node} "
                              f"at {worst.sqnr_db:.1f} dB; median {statistics.median(finite) if finite else float('nan'):.1f}"
                              f" dB.{self.split_text()} Click a bar to select the node.")
         sp = self.split
@@ -384,9 +404,16 @@ class ErrorView(QWidget):
     def _outputs_tip(self) -> str:
         if not self.outputs:
             return ""
-        lines = "\n".join(f"  {o['name']}: {_output_db(o.get('sqnr_db'))}" for o in self.outputs)
-        return ("Output SQNR: each model output of the quantized model against the float model on the analysis "
-                f"rows, measured as Evaluate and workbench-cli evaluate measure it:\n{lines}\n\n")
+        lines = "\n".join(f"  {o['name']}: {_output_db(o.get('sqnr_db'))}{_worst_row(o)}" for o in self.outputs)
+        first = self.outputs[0]
+        if "analysis_samples" not in first:  # saved before the figures covered every calibration row
+            return ("Output SQNR: each model output of the quantized model against the float model on the analysis "
+                    f"rows, measured as Evaluate and workbench-cli evaluate measure it:\n{lines}\n\n")
+        return ("Output SQNR: each model output of the quantized model against the float model over every "
+                "calibration row, measured as Evaluate and workbench-cli evaluate measure it; the worst row is the "
+                "single row (sample) with the lowest SQNR, its index in the data. A few rows can hold most of the "
+                f"error: the per-node bars are measured on the first {count(first.get('analysis_samples') or 0, 'row')} "
+                f"(Analysis samples), which may leave them out.\n{lines}\n\n")
 
     def bar_values(self) -> list[float]:
         """Bar lengths in dB, worst first (+inf drawn as INF_SQNR_DB, NaN as 0)."""
@@ -552,6 +579,15 @@ def _output_db(v) -> str:
     """An output's SQNR for the summary: "13.8 dB", "no noise" (+inf: equal outputs), "not measured" (NaN)."""
     db = _db_value(v)
     return "not measured" if math.isnan(db) else "no noise" if db == math.inf else f"{db:.1f} dB"
+
+
+def _worst_row(o: dict) -> str:
+    """" (worst row 9.1 dB, row 41)" of an output's figures; "" without a worst row, or when every row is equal
+    to float (+inf)."""
+    db, row = _db_value(o.get("worst_row_sqnr_db")), o.get("worst_row")
+    if math.isnan(db) or db == math.inf or not isinstance(row, int):
+        return ""
+    return f" (worst row {db:.1f} dB, row {row})"
 
 
 def _db_text(v) -> str:

@@ -63,6 +63,14 @@ class OutputError:
         ``mean((f - q)^2)``.
     nonfinite : int
         Elements where either output is NaN or inf (left out of the sums).
+    worst_row_sqnr_db : float or None
+        The lowest SQNR of a single row (sample): ``10 log10(sum(f^2) / sum((f - q)^2))`` over that row's
+        elements, in dB (inf when the row is identical, -inf when its float output is all zero and the
+        quantized one is not). The pooled ``sqnr_db`` is dominated by the rows with the largest error
+        energy; this says how bad the worst single row is. None when no row was measured or an output
+        has no row axis (its first axis is not the batch's).
+    worst_row : int or None
+        That row's index in the data (the first such row on a tie).
     """
 
     name: str
@@ -72,6 +80,15 @@ class OutputError:
     max_abs_error: float
     mse: float
     nonfinite: int = 0
+    worst_row_sqnr_db: float | None = None
+    worst_row: int | None = None
+
+    def worst_row_text(self) -> str:
+        """"worst row 9.10 dB, row 41" (:attr:`worst_row_sqnr_db` and :attr:`worst_row`), or "" when there is
+        none or every row equals float (+inf)."""
+        if self.worst_row_sqnr_db is None or self.worst_row_sqnr_db == math.inf:
+            return ""
+        return f"worst row {self.worst_row_sqnr_db:.2f} dB, row {self.worst_row}"
 
 
 @dataclass
@@ -83,7 +100,8 @@ class EvalReport:
     (onnxruntime version, execution provider, graph optimisation level: onnxruntime's default,
     so the quantized model runs its fused integer kernels as deployed).
     ``optimization_level`` is the onnxruntime graph optimisation level both sessions ran with
-    (``GraphOptimizationLevel`` name, e.g. ``ORT_ENABLE_ALL``).
+    (``GraphOptimizationLevel`` name, e.g. ``ORT_ENABLE_ALL``). ``left_out``: the data indices of the rows
+    read but left out of the figures (NaN / Inf in a float input; ``notes`` names them too).
     """
 
     outputs: list[OutputError]
@@ -95,6 +113,7 @@ class EvalReport:
     notes: list[str] = field(default_factory=list)
     runtime: str = ""
     optimization_level: str = ""
+    left_out: list[int] = field(default_factory=list)
 
     def output(self, name: str) -> OutputError:
         for o in self.outputs:
@@ -109,7 +128,8 @@ class EvalReport:
                  f"{'output':{width}s} {'SQNR dB':>9s} {'cosine':>9s} {'max abs err':>12s} {'MSE':>10s}"]
         for o in self.outputs:
             lines.append(f"{o.name:{width}s} {o.sqnr_db:9.2f} {o.cosine:9.5f} {o.max_abs_error:12.4g} "
-                         f"{o.mse:10.3g}" + (f"  ({o.nonfinite} non-finite)" if o.nonfinite else ""))
+                         f"{o.mse:10.3g}" + (f"  ({o.worst_row_text()})" if o.worst_row_text() else "")
+                         + (f"  ({o.nonfinite} non-finite)" if o.nonfinite else ""))
         if self.metric is not None:
             lines.append(f"metric {self.metric}: float {fmt_metric(self.float_metric)}  "
                          f"quantized {fmt_metric(self.quant_metric)}" + METRIC_LEGENDS.get(self.metric, ""))
@@ -121,7 +141,7 @@ class EvalReport:
             return v if not isinstance(v, float) or math.isfinite(v) else str(v)
         return {"samples": self.samples, "metric": self.metric, "float_metric": clean(self.float_metric),
                 "quant_metric": clean(self.quant_metric), "seconds": self.seconds, "notes": self.notes, "runtime": self.runtime,
-                "optimization_level": self.optimization_level,
+                "optimization_level": self.optimization_level, "left_out": list(self.left_out),
                 "outputs": [{k: clean(v) for k, v in asdict(o).items()} for o in self.outputs]}
 
 
@@ -137,38 +157,67 @@ _CHUNK = 1 << 20
 
 
 class _Accumulator:
-    """Streaming sums of one output pair (float64, in chunks of :data:`_CHUNK` elements)."""
+    """Streaming sums of one output pair (float64, in chunks of about :data:`_CHUNK` elements), pooled
+    over every row and per row (the worst row's SQNR)."""
 
     def __init__(self, name: str):
         self.name, self.shape = name, None
         self.ref2 = self.err2 = self.q2 = self.dot = 0.0
         self.max_abs, self.count, self.nonfinite = 0.0, 0, 0
+        self.worst: tuple[float, int] | None = None  # (row SQNR dB, row index), the lowest so far
+        self.by_row = True  # False once an output had no row axis to split
 
-    def update(self, ref: np.ndarray, q: np.ndarray) -> None:
+    def update(self, ref: np.ndarray, q: np.ndarray, rows: list[int] | None = None) -> None:
+        """Add one run's outputs; ``rows``: the data indices of the rows in it (axis 0 of the outputs, or
+        the whole output when the run held one row)."""
         if self.shape is None:
             self.shape = list(ref.shape)
         if ref.shape != q.shape:
             raise ModelError(f"Output {self.name!r}: float shape {list(ref.shape)} but quantized shape "
                              f"{list(q.shape)}.", hint="The quantized model must compute the same outputs.")
-        ref, q = np.asarray(ref).ravel(), np.asarray(q).ravel()
-        for start in range(0, ref.size, _CHUNK):  # float64 copies of a chunk, not of the whole batch
-            self._add(ref[start:start + _CHUNK], q[start:start + _CHUNK])
+        ref, q = np.asarray(ref), np.asarray(q)
+        n = len(rows) if rows else 0
+        if n and not (n == 1 or (ref.ndim and ref.shape[0] == n)):
+            self.by_row, n = False, 0  # no row axis: pooled figures only
+        ref, q = ref.reshape(max(n, 1), -1), q.reshape(max(n, 1), -1)
+        ref2, err2 = np.zeros(len(ref)), np.zeros(len(ref))
+        width = ref.shape[1]
+        step = max(1, _CHUNK // max(width, 1))  # rows per float64 step, or one row in pieces when wider
+        for a in range(0, len(ref), step):
+            for start in range(0, max(width, 1), _CHUNK):
+                r2, e2 = self._add(ref[a:a + step, start:start + _CHUNK], q[a:a + step, start:start + _CHUNK])
+                ref2[a:a + step] += r2
+                err2[a:a + step] += e2
+        if n:
+            self._worst_of(ref2, err2, rows)
 
-    def _add(self, ref: np.ndarray, q: np.ndarray) -> None:
+    def _add(self, ref: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Add a block ``[rows, elements]`` to the pooled sums; returns its per-row ``sum(f^2)``, ``sum((f - q)^2)``."""
         r = ref.astype(np.float64)
         x = q.astype(np.float64)
         ok = np.isfinite(r) & np.isfinite(x)
+        kept = r.size
         if not ok.all():
             self.nonfinite += int((~ok).sum())
-            r, x = r[ok], x[ok]
+            kept = int(ok.sum())
+            r, x = np.where(ok, r, 0.0), np.where(ok, x, 0.0)  # zeros add nothing to the sums
         e = r - x
-        self.ref2 += float(r @ r)
-        self.err2 += float(e @ e)
-        self.q2 += float(x @ x)
-        self.dot += float(r @ x)
-        self.count += r.size
+        r2, e2 = np.einsum("ij,ij->i", r, r), np.einsum("ij,ij->i", e, e)
+        self.ref2 += float(r2.sum())
+        self.err2 += float(e2.sum())
+        self.q2 += float(np.einsum("ij,ij->", x, x))
+        self.dot += float(np.einsum("ij,ij->", r, x))
+        self.count += kept
         if e.size:
             self.max_abs = max(self.max_abs, float(np.abs(e).max()))
+        return r2, e2
+
+    def _worst_of(self, ref2: np.ndarray, err2: np.ndarray, rows: list[int]) -> None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            db = np.where(err2 == 0.0, np.inf, np.where(ref2 == 0.0, -np.inf, 10.0 * np.log10(ref2 / err2)))
+        i = int(np.argmin(db))
+        if self.worst is None or db[i] < self.worst[0]:
+            self.worst = (float(db[i]), int(rows[i]))
 
     def result(self) -> OutputError:
         if self.err2 == 0.0:
@@ -184,7 +233,9 @@ class _Accumulator:
         else:
             cos = self.dot / math.sqrt(self.ref2 * self.q2)
         mse = self.err2 / self.count if self.count else math.nan
-        return OutputError(self.name, self.shape or [], sqnr, cos, self.max_abs, mse, self.nonfinite)
+        worst = self.worst if self.by_row else None
+        return OutputError(self.name, self.shape or [], sqnr, cos, self.max_abs, mse, self.nonfinite,
+                           worst[0] if worst else None, worst[1] if worst else None)
 
 
 def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> ort.InferenceSession:
@@ -389,7 +440,7 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
         fout = _run(fsess, [f for f, _ in pairs], feeds, run_opts, cancel, "float model", span)
         qout = _run(qsess, [q for _, q in pairs], feeds, run_opts, cancel, "quantized model", span)
         for acc, f, q in zip(accs, fout, qout, strict=True):
-            acc.update(f, q)
+            acc.update(f, q, idx)
         if metric_fn is not None:
             _keep(kept, feeds, {k: v[idx] for k, v in labels.items()}, pairs, fout, qout,
                   stacked=not source.can_batch)
@@ -399,7 +450,8 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     left_out = [source.note()] if source.note() else []
     report = EvalReport([a.result() for a in accs], done, notes=model_notes + list(source.notes) + left_out,
                         runtime=session_runtime(qsess),
-                        optimization_level=_optimization_level(qsess))
+                        optimization_level=_optimization_level(qsess),
+                        left_out=[i for i, _ in getattr(source, "left_out", [])])
     if metric_fn is not None and done:
         report.metric = metric if isinstance(metric, str) else getattr(metric_fn, "__name__", "metric")
         report.float_metric, report.quant_metric = _score(metric_fn, kept, pairs)

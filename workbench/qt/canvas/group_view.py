@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QPointF, QRect, QRectF
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF
 from PySide6.QtGui import QPainter, QTransform
 
 from workbench.core.api import expanded_to_depth
@@ -209,10 +209,7 @@ class CanvasGroups:
         rect = self._drawn_rect(i)
         at = QPointF(anchor["at"])
         spot = at if QRectF(self.viewport().rect()).contains(at) else self._clear_spot(rect)
-        self._show_at(rect.center(), spot)
-        # scroll bars shown or hidden by the new scene rectangle (a queued call) resize the viewport: again
-        QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
-        self._show_at(rect.center(), spot)
+        self._show_at(rect.center(), spot)  # also after the scroll bars the new scene rectangle shows or hides
         return True
 
     def _drawn_rect(self, i: int) -> QRectF:

@@ -625,7 +625,31 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
 
     def _show_at(self, point: QPointF, at: QPointF) -> None:
         """Scroll so that scene ``point`` is drawn at viewport pixel ``at`` (the scroll range grows when
-        it must, e.g. after a fit left no room to scroll)."""
+        it must, e.g. after a fit left no room to scroll).
+
+        Where it was drawn depended on when Qt's queued calls ran: a new scene rectangle shows or hides
+        scroll bars from a queued call, which resizes the viewport and (resize anchor: the view's
+        centre) moves everything by half a bar; and a scene rectangle no larger than the viewport is
+        centred by Qt's own account of the viewport's width, 12 px off while the vertical bar shows.
+        So the queued call runs here, the point is placed again on the viewport it leaves, and a miss
+        left by the centring is made up by growing the scene rectangle on one side."""
+        for _ in range(4):
+            size = self.viewport().size()
+            self._scroll_to(point, at)
+            QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
+            if self.viewport().size() != size:
+                continue
+            miss = at - QPointF(self.mapFromScene(point))
+            if abs(miss.x()) <= 1 and abs(miss.y()) <= 1:  # scroll positions are whole pixels
+                break
+            grow = miss * (2 / self._scale())  # centred: growing one side by 2d moves the drawing by d
+            self.scene().setSceneRect(self.sceneRect().adjusted(-max(grow.x(), 0), -max(grow.y(), 0),
+                                                                max(-grow.x(), 0), max(-grow.y(), 0)))
+        self._sync_items()
+        self._minimap.update()
+
+    def _scroll_to(self, point: QPointF, at: QPointF) -> None:
+        """One placement of :meth:`_show_at` on the viewport as it is now."""
         scale = self._scale()
         view = QRectF(self.viewport().rect())
         centre = point - (at - view.center()) / scale
@@ -634,8 +658,6 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         if not self.sceneRect().contains(shown):
             self.scene().setSceneRect(self.sceneRect().united(shown))
         self.centerOn(centre)
-        self._sync_items()
-        self._minimap.update()
 
     def _reveal(self, indices: set[int]) -> None:
         """Open the groups hiding any of ``indices`` (and their ancestors)."""
