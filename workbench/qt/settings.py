@@ -4,6 +4,7 @@ the theme, the sweep executor and the window layout."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
@@ -39,6 +40,9 @@ def clear_recent_files() -> None:
 
 #: what a file dialog is for -> the folder it starts in is the last one used for that (:func:`last_folder`)
 FOLDER_PURPOSES = ("model", "project", "export", "data")
+#: the purposes whose dialogs save files: the last folder any of them used is where a save dialog of
+#: another starts before it has one of its own (:func:`start_path`)
+SAVE_PURPOSES = ("project", "export")
 
 
 def last_folder(purpose: str, fallback: str | Path | None = None) -> str:
@@ -65,10 +69,24 @@ def remember_folder(purpose: str, path: str | Path) -> None:
     folder = p if p.is_dir() else p.parent
     if folder.is_dir():
         _settings().setValue(f"last_folder/{purpose}", str(folder))
+        if purpose in SAVE_PURPOSES:
+            _settings().setValue("last_folder/save", str(folder))
+
+
+def _writable(folder) -> bool:
+    return bool(folder) and Path(str(folder)).is_dir() and os.access(str(folder), os.W_OK | os.X_OK)
 
 
 def start_path(purpose: str, name: str, fallback: str | Path | None = None) -> str:
-    """Where a save dialog for ``purpose`` starts: ``name`` (a file name, no folder) in :func:`last_folder`."""
+    """Where a save dialog for ``purpose`` starts: ``name`` (a file name, no folder) in the first writable
+    folder of: the last one a ``purpose`` dialog used, the last one any save dialog used
+    (:data:`SAVE_PURPOSES`: Save Project As after an Export starts where the export went), ``fallback``
+    (e.g. the open model's folder), the home folder. A read-only model folder (a shared corpus) is
+    skipped: a save there fails."""
+    s = _settings()
+    for folder in (s.value(f"last_folder/{purpose}"), s.value("last_folder/save"), fallback, Path.home()):
+        if _writable(folder):
+            return str(Path(str(folder)) / name)
     return str(Path(last_folder(purpose, fallback)) / name)
 
 
