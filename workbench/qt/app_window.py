@@ -227,6 +227,7 @@ class MainWindow(QMainWindow):
         self.sensitivity.nodeClicked.connect(self.focus_node)
         self.cost.nodeClicked.connect(self.focus_node)
         self.problems.nodeClicked.connect(self.focus_node)
+        self.recipe_panel.nodeClicked.connect(self.focus_node)
         self.search_hits.nodeClicked.connect(self.focus_hit)
         self.problems.countChanged.connect(self._on_problem_count)
         self.problems_link.linkActivated.connect(lambda _href: self.show_problems())
@@ -1483,6 +1484,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
         self.canvas.set_node_values(dtypes=self.doc.node_dtypes())
         self.canvas.set_badges(self.doc.issue_badges())
+        self.canvas.set_float_nodes(n for n, u in units.items() if u.excluded)  # a dashed outline, any colour mode
         self._mark_stale_results()
         self._mark_stale_failure()
         self._redraw_histogram()

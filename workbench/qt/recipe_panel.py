@@ -1,4 +1,5 @@
-"""Recipe panel: the preset, and the op-type / name-pattern rules with add and remove.
+"""Recipe panel: the preset, the op-type / name-pattern rules with add and remove, and the node overrides
+(the inspector's edits, the units the recipe choice or the latency check kept float, the exclude list).
 
 Precedence (shown in the panel): preset < op-type rules < name-glob rules < node overrides.
 Every change is an undoable command.
@@ -6,7 +7,7 @@ Every change is an undoable command.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.api import PRESETS, RECIPE_DTYPES, Rule
+from workbench.core.api import PRESETS, RECIPE_DTYPES, NodeSettings, Rule
 from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
@@ -45,7 +46,25 @@ def rule_text(rule: Rule) -> str:
     return f"{rule.label}  ->  " + ("; ".join(parts) or "(no change)")
 
 
+def override_text(node: str, settings: NodeSettings) -> str:
+    """One line for a node override: ``Conv_3  ->  kept float`` or ``Conv_3  ->  activation: dtype=int16``."""
+    parts = []
+    for role in ("activation", "weight", "bias"):
+        part = getattr(settings, role)
+        if part is not None:
+            changes = part.model_dump(exclude_unset=True)
+            parts.append(f"{role}: " + ", ".join(f"{k}={getattr(v, 'value', v)}" for k, v in changes.items()))
+    if settings.exclude is not None:
+        parts.insert(0, "kept float" if settings.exclude else "quantized (exclude off)")
+    return f"{node}  ->  " + ("; ".join(parts) or "(no change)")
+
+
 class RecipePanel(QWidget):
+    """The preset, its rules (add / remove) and the node overrides (the inspector's edits, the recipe choice's
+    and the latency check's units kept float); a click on an override emits ``nodeClicked(node)``."""
+
+    nodeClicked = Signal(str)
+
     def __init__(self, document, parent: QWidget | None = None):
         super().__init__(parent)
         self.doc = document
@@ -79,6 +98,13 @@ class RecipePanel(QWidget):
         lay.addWidget(self.rules, 1)
         self.remove = QPushButton("Remove rule")
         lay.addWidget(self.remove)
+        self.overrides_caption = QLabel()
+        self.overrides_caption.setWordWrap(True)
+        lay.addWidget(self.overrides_caption)
+        self.overrides = QListWidget()  # node -> setting; the inspector edits them
+        self.overrides.setToolTip("Click one to select its node; the inspector edits or resets it.")
+        lay.addWidget(self.overrides, 1)
+        self.overrides.itemClicked.connect(lambda item: self.nodeClicked.emit(item.data(Qt.ItemDataRole.UserRole)))
         lay.addWidget(self._add_box())
         self.summary = QLabel()
         self.summary.setWordWrap(True)
@@ -135,6 +161,18 @@ class RecipePanel(QWidget):
         self.rules.clear()
         for rule in recipe.rules:
             self.rules.addItem(rule_text(rule))
+        self.overrides.clear()
+        for node, settings in recipe.overrides.items():
+            self.overrides.addItem(override_text(node, settings))
+            self.overrides.item(self.overrides.count() - 1).setData(Qt.ItemDataRole.UserRole, node)
+        for pattern in recipe.exclude:  # the recipe's exclude list (a CLI --exclude): names or globs
+            self.overrides.addItem(f"{pattern}  ->  kept float (exclude list)")
+            self.overrides.item(self.overrides.count() - 1).setData(Qt.ItemDataRole.UserRole, pattern)
+        kept = sum(1 for o in recipe.overrides.values() if o.exclude) + len(recipe.exclude)
+        listed = len(recipe.overrides) + len(recipe.exclude)
+        self.overrides_caption.setText(
+            f"Node overrides ({count(listed, 'node')}, {kept} kept float; click one to select it):"
+            if listed else "Node overrides: none (select nodes and set them in the inspector).")
         plan = self.doc.plan
         if plan is not None:
             active = sum(1 for u in plan.units.values() if not u.excluded)

@@ -95,6 +95,9 @@ _DTYPE_ALIASES = {"float32": "float", "fp32": "float", "f32": "float", "fp16": "
                   "f8e4m3": "float8e4m3fn", "f8e5m2": "float8e5m2", "i32": "int32"}
 #: fill of the "INT" mark on integer kernels
 KERNEL_MARK = QColor("#a5d6a7")
+#: the dashed outline of a node the recipe keeps float (excluded: the inspector, the recipe choice or the
+#: latency check), drawn in every colour mode; the op legend names it
+FLOAT_MARK = QColor("#0d47a1")
 
 #: SQNR (dB) -> colour stops of the error colour map, red (bad) to green (good).
 ERROR_STOPS: list[tuple[float, QColor]] = [

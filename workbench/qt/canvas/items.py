@@ -9,7 +9,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
-from workbench.qt.canvas.colors import KERNEL_MARK, NO_VALUE, SELECTION, badge_color
+from workbench.qt.canvas.colors import FLOAT_MARK, KERNEL_MARK, NO_VALUE, SELECTION, badge_color
 from workbench.qt.canvas.scene_data import BOW, NODE_H, NODE_W, SceneData
 
 #: Below this view scale, node items are hidden and the overview item draws the graph.
@@ -33,6 +33,7 @@ class CanvasState:
     selected: set[int] = field(default_factory=set)
     badges: dict[int, str] = field(default_factory=dict)
     kernels: dict[int, str] = field(default_factory=dict)  # node -> integer kernel (an "INT" mark)
+    floats: set[int] = field(default_factory=set)  # nodes the recipe keeps float (a dashed outline)
     group_fills: dict[int, QColor] = field(default_factory=dict)  # collapsed group -> fill (aggregate)
     group_texts: dict[int, str] = field(default_factory=dict)  # group -> aggregate text ("worst 12.0 dB")
     group_selected: set[int] = field(default_factory=set)  # collapsed groups holding a selected node
@@ -142,6 +143,10 @@ class NodeItem(QGraphicsItem):
         painter.setPen(QPen(SELECTION, 3.0) if selected else QPen(QColor("#505050"), 1.0))
         painter.setBrush(s.fills[i] if i < len(s.fills) else NO_VALUE)
         painter.drawRoundedRect(box, 6.0, 6.0)
+        if i in s.floats:  # kept float: a dashed outline around the box, readable at any zoom
+            painter.setPen(QPen(FLOAT_MARK, 2.5, Qt.PenStyle.DashLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(box.adjusted(-2.5, -2.5, 2.5, 2.5), 8.0, 8.0)
         st = s.data.structure
         if st.has_subgraph[i]:  # double border + marker: the node carries a body graph
             painter.setPen(QPen(QColor("#6a1b9a"), 1.2))

@@ -25,6 +25,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QPoint, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
+from workbench.core.wording import count
 from workbench.qt.canvas import colors
 
 MAX_OPS = 14
@@ -108,7 +109,17 @@ def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, 
         title = "dtype in the file" if canvas.edge_colour_keys() or (state and state.kernels) else "dtype (recipe)"
         return title, rows, notes
     rows = _op_rows(canvas)
-    return "op type", rows if all_ops else rows[:MAX_OPS], []
+    return "op type", rows if all_ops else rows[:MAX_OPS], float_notes(canvas)
+
+
+#: the op legend's note for the dashed outline of nodes kept float (:meth:`GraphCanvas.set_float_nodes`)
+FLOAT_NOTE = "dashed dark blue outline: kept float ({n})"
+
+
+def float_notes(canvas) -> list[str]:
+    """The op legend's note on the nodes marked kept float ([] when none is)."""
+    n = len(canvas.float_nodes())
+    return [FLOAT_NOTE.format(n=count(n, "node"))] if n else []
 
 
 def _more_text(hidden: int, shown: bool) -> str:

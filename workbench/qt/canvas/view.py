@@ -162,6 +162,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         #: with ``error_scale``: the real figure each node's colour value ranks (node -> dB)
         self._figures: dict[str, float] = {}
         self._badges: dict[str, str] = {}
+        self._floats: set[str] = set()  # nodes the recipe keeps float (a dashed outline, in the op legend)
         self._pending_selection: list[str] = []
         self._band = QRubberBand(QRubberBand.Shape.Rectangle, self.viewport())
         self._band_origin: QPoint | None = None
@@ -331,6 +332,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._state = CanvasState(data)
         self._state.selected = set(selected or ())
         self._state.badges = {data.index[n]: t for n, t in self._badges.items() if n in data.index}
+        self._state.floats = {data.index[n] for n in self._floats if n in data.index}
         yield
         yield from self._fill_steps()
         scene = self.scene()
@@ -825,6 +827,21 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             self._state.badges = {index[n]: t for n, t in self._badges.items() if n in index}
             for item in self._items.values():
                 item.update()
+
+    def set_float_nodes(self, names) -> None:
+        """Mark ``names`` (nodes the recipe keeps float) with a dashed outline, in every colour mode."""
+        self._floats = set(names)
+        if self._state is not None:
+            index = self._state.data.index
+            self._state.floats = {index[n] for n in self._floats if n in index}
+            for item in self._items.values():
+                item.update()
+            self.colorsChanged.emit()  # the legend names the outline
+
+    def float_nodes(self) -> set[str]:
+        """The nodes marked kept float (:meth:`set_float_nodes`) that the drawn graph holds."""
+        index = self._state.data.index if self._state is not None else {}
+        return {n for n in self._floats if n in index}
 
     def node_color(self, name: str) -> QColor:
         """Current fill of node ``name``. Raises KeyError for an unknown name."""
