@@ -39,7 +39,7 @@ def test_an_edit_after_the_choice_is_counted_alone_and_the_way_back_chooses_agai
 
     state, res = run_job(qtbot, window, window.act_calibrate.trigger)  # F5: calibrated as it is
     assert state == "succeeded", res
-    status = window.status_label.text()
+    status = window.calibration.status.text()  # the whole text (the status bar's line points to it)
     assert f"{after} (1 edit since), so the recipe is used as it is; to choose again from the preset, undo back to " \
            f"before 'Choose recipe: {label}' (Edit > Undo, Ctrl+Z; the later edits go too), then Run > Choose " \
            "Recipe (Ctrl+F5)." in status, status  # was "the recipe has 3 edits"

@@ -74,7 +74,8 @@ def test_f5_says_why_the_choice_is_skipped(qtbot, window, open_file):
     assert not window.runs.will_choose()
     state, res = run_job(qtbot, window, window.act_calibrate.trigger)
     assert state == "succeeded", res
-    status = window.status_label.text()
+    status = window.calibration.status.text()  # the whole text; the status bar's line points to it
+    assert window.status_label.text().endswith(" Recipe choice skipped. Details: Calibration panel.")
     assert status.endswith(f" Recipe choice skipped: the recipe has {len(convs)} edits; the choice starts from an "
                            "unedited preset (to let it choose: undo the edits, F5, then edit the chosen recipe)."), status
     # box off: nothing said

@@ -43,6 +43,7 @@ from workbench.qt import actions, autosave, dialogs, docks, help_menu, settings
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.cancel_text import cancelled_text, cancelling_text, phase_of
 from workbench.qt.canvas.view import COLOR_MODES, GraphCanvas
+from workbench.qt.choice_text import choice_short
 from workbench.qt.clip_note import no_clip_reason, rows_note
 from workbench.qt.commands import (
     SettingsCommand,
@@ -1206,7 +1207,13 @@ class MainWindow(QMainWindow):
                 docks.reveal(self, self.docks, "Errors", fit=True)  # a few lines, as for an already-quantized file
                 if self.docks["Errors"].isVisible():
                     self.docks["Errors"].raise_()
-            self._on_run_ended(f"{done[:-1]}{again}.{chose}{warned}")
+            full = f"{done[:-1]}{again}.{chose}{warned}"
+            kept = len(result.get("latency_kept") or []) if result.get("latency_text") else 0
+            short = f"{done[:-1]}{again}.{choice_short(result.get('choice'), result.get('choice_text') or '')}"
+            short += f" The latency check kept {count(kept, 'unit')} float." if kept else ""
+            short += warned
+            # the status bar holds a line: the whole text is in the Calibration panel and the tooltip
+            self._on_run_ended(full, short=f"{short} Details: Calibration panel." if short != full else None)
 
     def _exported(self, result: dict) -> str:
         """Adopt the units the export's latency check kept float (one undoable edit, so a saved project
@@ -1301,7 +1308,9 @@ class MainWindow(QMainWindow):
         self._on_run_ended(f"{kind.capitalize()} failed: {getattr(err, 'message', err)}")
         show_error(self, f"{kind.capitalize()} failed", err)
 
-    def _on_run_ended(self, message: str) -> None:
+    def _on_run_ended(self, message: str, short: str | None = None) -> None:
+        """A job ended: ``message`` in the Calibration panel, and in the status bar as ``short`` when given (the
+        whole ``message`` then in its tooltip)."""
         self._run_phase = ""
         self._elapsed_tick.stop()
         self._last_progress = None
@@ -1310,7 +1319,7 @@ class MainWindow(QMainWindow):
         else:
             self.calibration.release()
         self.status_bar_progress.setVisible(False)
-        self.set_status(message)
+        self.set_status(short or message, full=message)
 
     # ------------------------------------------------------------------ selection and views
     @guarded
@@ -1678,10 +1687,11 @@ class MainWindow(QMainWindow):
         self.search.selectAll()
 
     # ------------------------------------------------------------------ misc
-    def set_status(self, text: str) -> None:
-        """Show ``text`` in the status line; its tooltip holds the whole text where the bar cuts it off."""
+    def set_status(self, text: str, full: str | None = None) -> None:
+        """Show ``text`` in the status line; its tooltip holds the whole text (``full`` when given: ``text`` is
+        its short form) where the bar cuts it off."""
         self.status_label.setText(text)
-        self.status_label.setToolTip(text)
+        self.status_label.setToolTip(full or text)
 
     def _update_actions(self, *_args) -> None:
         has_model, busy = self.doc.model is not None, self.runs.busy or self._open_job is not None

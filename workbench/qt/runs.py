@@ -23,6 +23,7 @@ from workbench.core.jobs import refuse_output_onto_inputs, refuse_qdq_export
 from workbench.core.wording import count
 from workbench.qt import settings
 from workbench.qt.choice_skip import AppliedChoice, after_choice_text, choice_skip_text, holds_choice
+from workbench.qt.choice_text import applied_note, choice_line
 from workbench.qt.commands import push_edit
 from workbench.qt.eta import OverallProgress, job_phases
 from workbench.qt.nothing_quantized import islands_note, latency_islands
@@ -220,12 +221,13 @@ class RunController(QObject):
         """The choice a calibration ran first (``result["choice"]``): settle it, and make its recipe the
         document's as one undoable edit, unless the recipe was edited while the job ran (that edit is kept;
         the figures then show as made with another recipe). Returns ``result`` with ``choice_text``: the
-        choice's one line (:meth:`ChoiceReport.summary`) and what became of it ("" without a choice)."""
+        choice's line in the GUI's terms (:func:`choice_line`; a skipped one: :meth:`ChoiceReport.summary`) and
+        what became of it ("" without a choice)."""
         choice = result.get("choice")
         if not choice:  # a choice skipped before the job (choice_skip_note) keeps its line
             return {**result, "choice_text": result.get("choice_text") or ""}
         started = result.get("started_recipe")
-        text = choice["summary"]
+        text = choice["summary"] if choice.get("skipped") else choice_line(choice)[:-1]
         if choice.get("skipped"):
             return {**result, "choice_text": f"{text[:1].upper()}{text[1:]}."}
         self.settle(started, choice["recipe"])
@@ -238,8 +240,7 @@ class RunController(QObject):
                     f"of {label}).")
         elif push_edit(self.doc, chosen, f"Choose recipe: {label}"):
             self.applied_choice = AppliedChoice(label, chosen)
-            note = (" The Recipe panel shows it; Ctrl+Z restores the preset (F5 then calibrates it as it is; "
-                    "Choose the recipe first in the Calibration panel turns the choice off).")
+            note = applied_note()
         else:
             note = ""
         return {**result, "choice_text": f"{text[:1].upper()}{text[1:]}.{note}"}
