@@ -11,10 +11,11 @@ from test_app_flow import run_job, search
 from workbench.qt.error_view import STALE
 
 
-def calibrated(qtbot, win, open_file, path, samples: int = 8) -> dict:
+def calibrated(qtbot, win, open_file, path, samples: int = 8, choose: bool = True) -> dict:
     """``path`` open in ``win``, calibrated on ``samples`` rows and analysed on 8, its Errors bars
-    shown; returns the calibrate job's result."""
+    shown; returns the calibrate job's result. ``choose``: F5 runs the recipe choice first (the default)."""
     open_file(win, path)
+    win.calibration.choose_first.setChecked(choose)
     win.calibration.samples.setValue(samples)
     win.calibration.analysis_samples.setValue(8)
     status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
@@ -23,9 +24,9 @@ def calibrated(qtbot, win, open_file, path, samples: int = 8) -> dict:
     return res
 
 
-def calibrated_digits(qtbot, win, open_file, corpus):
+def calibrated_digits(qtbot, win, open_file, corpus, choose: bool = True):
     """digits_cnn open in ``win``, calibrated and analysed on 8 rows, its Errors bars shown."""
-    calibrated(qtbot, win, open_file, corpus / "digits_cnn/model_opset17.onnx")
+    calibrated(qtbot, win, open_file, corpus / "digits_cnn/model_opset17.onnx", choose=choose)
     return win
 
 
