@@ -30,9 +30,8 @@ def _quantized(tmp_path):
 
 @pytest.fixture
 def steady(monkeypatch):
-    """Real measurements count as taken on a quiet machine (load average 0, any spread), so they are cached."""
+    """Real measurements count as taken on a quiet machine (load average 0), so they are cached."""
     monkeypatch.setattr(latency, "_load_average", lambda: 0.0)
-    monkeypatch.setattr(latency, "MAX_SPREAD", float("inf"))
 
 
 def test_measure_alternates_and_caches_by_models_and_feed(tmp_path, steady):

@@ -88,13 +88,14 @@ def describe(lat: LatencyComparison, feed: dict[str, np.ndarray]) -> str:
     clock = "thread CPU time" if lat.float_cpu_s > 0 else "wall clock"
     wall = (f"; wall clock {lat.wall_ratio:.2f} ({lat.quant_s * 1e3:.3f} ms vs {lat.float_s * 1e3:.3f} ms)"
             if lat.float_cpu_s > 0 else "")
-    load = f", load average {lat.load:.1f} on {lat.cores} cores" if lat.cores else ""
+    load = (f", load average {lat.load:.1f} on {lat.cores} cores, median run {lat.spread:.2f}x the fastest"
+            if lat.cores else "")
     text = (f"latency quantized / float = {lat.ratio:.2f} ({clock}: {lat.timed_quant_s * 1e3:.3f} ms vs "
             f"{lat.timed_float_s * 1e3:.3f} ms{wall}; fastest of {lat.runs} alternating runs, onnxruntime CPU, 1 "
             f"thread, {shapes}{load}; {how})")
     if not lat.reliable:
-        text += (f"; not cached: {lat.unreliable_because()} makes it unsteady (a loaded machine slows the two "
-                 "models unequally), measure again when the machine is quieter")
+        text += (f"; not cached: taken at {lat.unreliable_because()} (a loaded machine slows the two models "
+                 "unequally), measure again when the machine is quieter")
     return text
 
 

@@ -149,8 +149,8 @@ class LatencyFallback:
 def _all_float_issue(before: float, lat: LatencyComparison) -> PlanIssue:
     """The warning when the fallback left every unit float: the file written is the float model."""
     steady = "" if lat.reliable else (
-        f"; that measurement is unsteady ({lat.unreliable_because()}): a loaded machine can make a quantized "
-        "model measure slower than it runs on a quiet one")
+        f"; measured at {lat.unreliable_because()}: a loaded machine can make a quantized model measure "
+        "slower than it runs on a quiet one")
     return PlanIssue(
         "", Severity.WARNING,
         f"the latency fallback left every unit float, so the model written is the float model, not a quantized "
