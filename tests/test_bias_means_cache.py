@@ -82,8 +82,14 @@ def test_the_recipe_choice_runs_the_float_model_once_per_set_of_grids(tmp_path, 
     runs for the preset's MinMax grids and the MSE variants' grids, not once per score (it ran 7 times)."""
     model, data, _ = _setup(tmp_path)
     calls = _count_runs(monkeypatch)
+    convs: list[str] = []
+    real_shift = bias_correction.conv_output_shift
+    monkeypatch.setattr(bias_correction, "conv_output_shift",
+                        lambda node, dw, mean: convs.append(node.name) or real_shift(node, dw, mean))
     rep = api.choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
     scored = len(rep.scores) + len(rep.promotion.tried)
     assert scored >= 5 and rep.recipe.bias_correction
     assert 1 <= len(calls) <= 2, calls
     assert len(calls[0]) == DEPTH  # every Conv input of the first variant at once
+    # each Conv's two shift terms once per grid set, not once per score (2 x DEPTH x scored before)
+    assert len(convs) <= 2 * 2 * DEPTH < 2 * DEPTH * scored, (len(convs), scored)
