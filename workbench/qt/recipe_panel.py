@@ -33,14 +33,20 @@ from workbench.qt.theme import mute
 INHERIT = "(inherit)"
 
 
-def rule_text(rule: Rule) -> str:
-    """One line describing ``rule``: what it matches and what it sets."""
+def _role_changes(settings) -> list[str]:
+    """``role: key=value, ...`` for each role a rule or an override sets (activation, weight, bias)."""
     parts = []
     for role in ("activation", "weight", "bias"):
-        part = getattr(rule, role)
+        part = getattr(settings, role)
         if part is not None:
             changes = part.model_dump(exclude_unset=True)
             parts.append(f"{role}: " + ", ".join(f"{k}={getattr(v, 'value', v)}" for k, v in changes.items()))
+    return parts
+
+
+def rule_text(rule: Rule) -> str:
+    """One line describing ``rule``: what it matches and what it sets."""
+    parts = _role_changes(rule)
     if rule.exclude is not None:
         parts.append("exclude" if rule.exclude else "include")
     return f"{rule.label}  ->  " + ("; ".join(parts) or "(no change)")
@@ -48,12 +54,7 @@ def rule_text(rule: Rule) -> str:
 
 def override_text(node: str, settings: NodeSettings) -> str:
     """One line for a node override: ``Conv_3  ->  kept float`` or ``Conv_3  ->  activation: dtype=int16``."""
-    parts = []
-    for role in ("activation", "weight", "bias"):
-        part = getattr(settings, role)
-        if part is not None:
-            changes = part.model_dump(exclude_unset=True)
-            parts.append(f"{role}: " + ", ".join(f"{k}={getattr(v, 'value', v)}" for k, v in changes.items()))
+    parts = _role_changes(settings)
     if settings.exclude is not None:
         parts.insert(0, "kept float" if settings.exclude else "quantized (exclude off)")
     return f"{node}  ->  " + ("; ".join(parts) or "(no change)")
