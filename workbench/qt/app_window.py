@@ -1227,8 +1227,10 @@ class MainWindow(QMainWindow):
             else self.doc.recipe
         note = ""
         if written is not None:
+            # the recipe choice's own units kept float are its edit, not the latency check's
+            chosen = set((result.get("choice") or {}).get("promoted") or [])
             kept = sorted(n for n, o in written.overrides.items()
-                          if o.exclude and not (n in started.overrides and started.overrides[n].exclude))
+                          if o.exclude and n not in chosen and not (n in started.overrides and started.overrides[n].exclude))
             current = self.doc.results_current and self.doc.calibration is not None
             if edited:
                 note = self._keep_float_after_edit(started, kept)
