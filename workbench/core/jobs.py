@@ -78,8 +78,9 @@ def _quantize_with_cache(model, recipe, payload, progress, cancel, *, latency_ch
                               progress=in_phase(progress, "Calibrating"), cancel=cancel, previous=previous)
     cancel.check()
     done = one_step(progress, "Quantizing: planning and writing the quantized model")
-    result = api.quantize(model, recipe, calibration=calib, progress=in_phase(progress, "Quantizing"),
-                          cancel=cancel, facts=facts)
+    # the data too: a recipe with bias_correction reads it (its Conv input means); the ranges are all cached
+    result = api.quantize(model, recipe, data=payload.get("data"), samples=payload.get("samples"), calibration=calib,
+                          progress=in_phase(progress, "Quantizing"), cancel=cancel, facts=facts)
     done()
     # the cached ranges this plan did not need stay (those only the export's latency-placed plan fetches)
     return result, _with_cache(calib, previous)
