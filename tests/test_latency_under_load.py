@@ -12,7 +12,7 @@ import os
 import numpy as np
 import onnx
 import pytest
-from qdq_helpers import tiny_model
+from test_latency import _quantized as _tiny_conv
 
 from workbench.cli import _print_issues, main
 from workbench.core import api
@@ -78,13 +78,10 @@ def fake(monkeypatch):
 
 
 def _pair(tmp_path):
-    proto, feed = tiny_model("conv", opset=17)
-    src = tmp_path / "conv.onnx"
-    onnx.save(proto, src)
-    np.savez(tmp_path / "calib.npz", X=np.concatenate([feed["X"]] * 4))
-    model = api.open_model(str(src))
-    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(tmp_path / "calib.npz"))
-    return src, model.proto.SerializeToString(), result.proto.SerializeToString(), {"X": feed["X"][:2]}
+    model, data = _tiny_conv(tmp_path)  # test_latency's tiny Conv and its calibration rows
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    return (tmp_path / "conv.onnx", model.proto.SerializeToString(), result.proto.SerializeToString(),
+            {"X": np.load(data)["X"][:2]})
 
 
 def test_the_ratio_is_of_thread_cpu_time_and_the_note_shows_both(tmp_path, fake):
