@@ -8,6 +8,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
 from workbench.core.runtime.session import make_session
+from workbench.core.tuning import recipe_choice
 
 
 def _two_convs(rng) -> onnx.ModelProto:
@@ -46,3 +47,18 @@ def test_the_chosen_recipe_corrects_the_conv_biases(tmp_path):
 
     # onnxruntime: the largest per-channel mean output shift, here 0.0009 against 0.0053
     assert shift(fixed.proto) < 0.5 * shift(plain.proto), (shift(fixed.proto), shift(plain.proto))
+
+
+def test_a_chosen_recipe_is_not_chosen_again(tmp_path):
+    """Every recipe the choice writes has bias correction on; such a recipe (a saved project's, which the CLI
+    replays as written) is used as written, so the app's export of a project equals its CLI replay."""
+    rng = np.random.default_rng(7)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_two_convs(rng).SerializeToString())
+    np.savez(tmp_path / "calib.npz", x=(rng.exponential(1.0, (32, 4, 8, 8)) + 0.5).astype(np.float32))
+    model, data = api.open_model(path), str(tmp_path / "calib.npz")
+    chosen = api.choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
+    assert chosen.skipped is None and chosen.recipe.bias_correction
+    again = api.choose_recipe(model, chosen.recipe, data)
+    assert again.skipped == recipe_choice.CHOICE_CHOSEN and again.recipe == chosen.recipe
+    assert api.why_not_choose(chosen.recipe) == recipe_choice.CHOICE_CHOSEN

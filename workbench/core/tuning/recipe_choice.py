@@ -129,6 +129,9 @@ MIN_ROWS = 6
 EXACT_DB = 200.0
 #: ``ChoiceReport.skipped`` of a dynamic or weight-only recipe.
 CHOICE_NOT_STATIC = "not a static recipe"
+#: ``ChoiceReport.skipped`` of a recipe with bias correction on, as every recipe the choice writes has: a chosen
+#: recipe (a saved project's, which ``workbench-cli quantize PROJECT`` replays as written) is not chosen again.
+CHOICE_CHOSEN = "the recipe sets bias_correction, as a chosen recipe does (it is used as written)"
 #: ``ChoiceReport.skipped`` of a model with integer outputs only, computed from no float tensor (step 3).
 CHOICE_NO_FLOAT = "no float output to compare (every output is an integer computed from no float tensor); the preset is kept"
 #: Element types the score compares (step 3).
@@ -269,6 +272,8 @@ def why_not_choose(recipe: Recipe) -> str | None:
         return CHOICE_NOT_STATIC
     if recipe.rules or recipe.overrides or recipe.op_types is not None:
         return "the recipe sets rules, overrides or op types (it is used as written)"
+    if recipe.bias_correction:  # every variant the choice writes has it on: a chosen recipe (a project's) stays
+        return CHOICE_CHOSEN
     if recipe.smoothquant is not None:
         return "the recipe uses SmoothQuant"
     if act.granularity != Granularity.per_tensor or act.qtype.is_float or act.observer != "minmax":
