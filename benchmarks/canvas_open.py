@@ -109,7 +109,7 @@ def bench(app: QApplication, label: str, proto: onnx.ModelProto, runs: int) -> N
     structure = graph_structure(proto)
     t_structure = time.perf_counter() - t
     t = time.perf_counter()
-    hierarchy = build_hierarchy(structure.names, structure.op_types)
+    hierarchy = build_hierarchy(structure.names, structure.op_types, structure.edges)
     t_hier = time.perf_counter() - t
     t = time.perf_counter()
     plan = plan_group_layout(hierarchy, len(structure.names), structure.edges)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 #: op types that name a block only when it holds nothing else (they say little of what a block computes)
-QUIET_OPS = frozenset({"Constant", "QuantizeLinear", "DequantizeLinear"})
+QUIET_OPS = frozenset({"Constant", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"})
 #: node names longer than this many characters are cut in the middle ("…")
 NAME_CHARS = 22
 
@@ -52,21 +52,26 @@ def common_head(names: list[str], op_types: list[str], share: float = 0.8) -> st
     return head if count >= share * len(names) else ""
 
 
-def block_title(names: list[str], op_types: list[str], drop: str = "") -> str:
+def block_title(names: list[str], op_types: list[str], drop: str = "",
+                anchors: frozenset[str] = frozenset()) -> str:
     """Title of a block whose nodes (model order) have these names and op types.
 
     Returns
     -------
     str
         ``"p2o.Conv.1 – Add.6"``: the first and last node names, the last without the start it shares
-        with the first (one name when they are the same). Nodes of :data:`QUIET_OPS` (Constant, Q/DQ)
-        are passed over unless the block holds nothing else. ``drop`` (:func:`common_head`, e.g.
-        ``"p2o."``) is left out of both names: ``"Conv.1 – Add.6"``. Empty for an empty block.
+        with the first (one name when they are the same). The first name is that of the first node
+        whose op type is in ``anchors`` when there is one (a block of a quantized model starts with
+        the chain quantizing its Conv's input, but is told apart by the Conv: ``"Conv_3_quant –
+        Mul_5"``). Nodes of :data:`QUIET_OPS` (Constant, Q/DQ) are passed over unless the block holds
+        nothing else. ``drop`` (:func:`common_head`, e.g. ``"p2o."``) is left out of both names:
+        ``"Conv.1 – Add.6"``. Empty for an empty block.
     """
     keep = [k for k, op in enumerate(op_types) if op not in QUIET_OPS] or list(range(len(op_types)))
     if not keep:
         return ""
-    first, last = names[keep[0]] or "?", names[keep[-1]] or "?"
+    lead = next((k for k in keep if op_types[k] in anchors), keep[0])
+    first, last = names[lead] or "?", names[keep[-1]] or "?"
     if drop and first.startswith(drop) and len(first) > len(drop):
         first, last = first[len(drop):], last.removeprefix(drop) or last
     return short_name(first) if first == last else f"{short_name(first)} \u2013 {short_name(last[_shared(first, last):])}"

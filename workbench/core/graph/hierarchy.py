@@ -8,11 +8,16 @@ directly), and a group whose only content is one child group is merged with it (
 
 Models with flat names (fewer than half the nodes carry a scope) get blocks instead: a block
 starts at each *anchor* op (Conv, MatMul, Gemm, ... see :data:`ANCHOR_OPS`) in model order and takes
-the non-anchor nodes after it (path ``"Conv #12"``); when there are more than :data:`MAX_FLAT_BLOCKS` blocks,
+the non-anchor nodes after it (path ``"Conv #12"``). Given the graph's edges, the nodes that only
+prepare an anchor's inputs join that anchor's block instead of the block before it (see
+:func:`_pull_prefix_chains`): the QuantizeLinear / DequantizeLinear pair of the activation it reads,
+the DequantizeLinear of its weight and bias, an onnxruntime DynamicQuantizeLinear with the
+Mul/Div/Floor/Cast chain that quantizes the bias from its scale. So a block of a quantized model is
+one quantized unit; a float model has no such chain and its blocks stay as model order cuts them. When there are more than :data:`MAX_FLAT_BLOCKS` blocks,
 consecutive blocks are gathered into stages of about ``sqrt(#blocks)`` blocks (path ``"#0-9"``). Blocks
 and stages are titled by their content (:func:`workbench.core.graph.block_titles.block_title`:
 ``"Conv ×12, Add ×4 · p2o.Conv.0 – p2o.Add.7"``). All are deterministic functions of the node names,
-op types and order.
+op types, order and edges.
 
 Pure Python / numpy; never imports Qt.
 """
@@ -28,7 +33,13 @@ from workbench.core.graph.block_titles import block_title, common_head
 
 #: Ops that start a block in the flat-name fallback.
 ANCHOR_OPS = frozenset({"Conv", "ConvTranspose", "MatMul", "Gemm", "QLinearConv", "QLinearMatMul",
-                        "ConvInteger", "MatMulInteger", "MatMulNBits", "Attention", "LSTM", "GRU", "RNN"})
+                        "ConvInteger", "MatMulInteger", "MatMulNBits", "Attention", "LSTM", "GRU", "RNN",
+                        "QGemm", "QAttention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat",
+                        "DynamicQuantizeLSTM"})
+#: Ops that quantize or dequantize an anchor's input: the seeds of a chain that joins the anchor's block.
+PREP_OPS = frozenset({"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"})
+#: PREP_OPS whose output is the tensor's data (a node reading it computes the model, not a scale)
+_DATA_QDQ = frozenset({"QuantizeLinear", "DequantizeLinear"})
 #: More flat blocks than this are gathered into stages.
 MAX_FLAT_BLOCKS = 40
 #: Groups with fewer nodes than this are dissolved into their parent.
@@ -107,13 +118,17 @@ def scope_of(name: str) -> list[str]:
     return parts[:-1]
 
 
-def build_hierarchy(names: list[str], op_types: list[str]) -> Hierarchy:
+def build_hierarchy(names: list[str], op_types: list[str], edges: list[tuple[int, int]] | None = None) -> Hierarchy:
     """Group nodes by their name scopes, or into op-type-run blocks when names are flat.
 
     Parameters
     ----------
     names, op_types : list of str
         One entry per node, in model (topological) order, e.g. ``GraphStructure.names``.
+    edges : list of (int, int), optional
+        Producer -> consumer node index pairs (``GraphStructure.edges``). With them, flat blocks take
+        the quantization chain that prepares their anchor's inputs (module docstring); without them,
+        blocks are cut by model order alone.
 
     Returns
     -------
@@ -125,11 +140,11 @@ def build_hierarchy(names: list[str], op_types: list[str]) -> Hierarchy:
     scopes = [scope_of(n) for n in names]
     if sum(1 for s in scopes if s) * 2 >= len(names):
         return _simplify(_from_paths(scopes), "scopes")
-    h = _simplify(_from_paths(_flat_blocks(op_types)), "blocks")
+    h = _simplify(_from_paths(_flat_blocks(op_types, edges)), "blocks")
     drop = common_head(names, op_types)
     for g in range(len(h)):  # a block's key ("Conv #12") says nothing: title it by its content
         m = h.members(g).tolist()
-        h.titles[g] = block_title([names[i] for i in m], [op_types[i] for i in m], drop)
+        h.titles[g] = block_title([names[i] for i in m], [op_types[i] for i in m], drop, ANCHOR_OPS)
     return h
 
 
@@ -156,23 +171,77 @@ def _from_paths(paths: list[list[str]]) -> Hierarchy:
     return h
 
 
-def _flat_blocks(op_types: list[str]) -> list[list[str]]:
+def _flat_blocks(op_types: list[str], edges: list[tuple[int, int]] | None = None) -> list[list[str]]:
     """Scope paths of the fallback: ``[stage, block]`` per node (or ``[block]`` when few blocks)."""
     block_of, count = [], 0
+    starts = {}  # block -> the op type it is named by: its anchor's, else its first node's
     for k, op in enumerate(op_types):
         if op in ANCHOR_OPS and k > 0:
             count += 1
+            starts[count] = op
         block_of.append(count)
+        starts.setdefault(count, op)
+    if edges:
+        block_of = _pull_prefix_chains(op_types, block_of, edges)
     n_blocks = count + 1
-    starts = {}
-    for k, b in enumerate(block_of):
-        starts.setdefault(b, op_types[k])
     titles = [f"{starts[b]} #{b}" for b in range(n_blocks)]  # op first: it survives eliding
     if n_blocks <= MAX_FLAT_BLOCKS:
         return [[titles[b]] for b in block_of]
     per = math.ceil(math.sqrt(n_blocks))
     stage = [f"#{s * per}-{min(n_blocks, (s + 1) * per) - 1}" for s in range(math.ceil(n_blocks / per))]
     return [[stage[b // per], titles[b]] for b in block_of]
+
+
+def _pull_prefix_chains(op_types: list[str], block_of: list[int], edges: list[tuple[int, int]]) -> list[int]:
+    """``block_of`` with the chain preparing each anchor block's inputs moved into that block.
+
+    A node before anchor ``k`` (in an earlier block, reached backwards from ``k``'s block without
+    passing another anchor) joins ``k``'s block when every consumer of it is in that block or joins
+    too, and it is a :data:`PREP_OPS` node, or computes only from DynamicQuantizeLinear outputs and
+    nodes that join in this way (onnxruntime's Mul/Div/Floor/Cast quantizing the bias with the
+    activation scale). So a float model's Relu before the next Conv stays where it is, and so does
+    a QDQ model's Add that reads DequantizeLinear outputs. Anchors are handled last to first, so a
+    node a later anchor took is not taken again.
+    """
+    n = len(op_types)
+    prods: list[list[int]] = [[] for _ in range(n)]
+    cons: list[list[int]] = [[] for _ in range(n)]
+    for a, b in edges:
+        if a != b:
+            prods[b].append(a)
+            cons[a].append(b)
+    block = list(block_of)
+    starts = [k for k in range(1, n) if op_types[k] in ANCHOR_OPS]
+    for k, end in reversed(list(zip(starts, [*starts[1:], n][:len(starts)], strict=True))):
+        for p in _prefix_chain([x for x in range(k, end) if block[x] == block[k]], op_types, block, prods, cons):
+            block[p] = block[k]
+    return block
+
+
+def _prefix_chain(own: list[int], op_types: list[str], block: list[int], prods: list[list[int]],
+                  cons: list[list[int]]) -> set[int]:
+    """The nodes of :func:`_pull_prefix_chains` that join the block of the anchor ``own[0]``, whose
+    nodes from the anchor on are ``own``."""
+    k, b = own[0], block[own[0]]
+    cand: set[int] = set()
+    stack = list(own)
+    while stack:  # non-anchor nodes of earlier blocks upstream of the block, up to the anchors before it
+        for p in prods[stack.pop()]:
+            if p < k and p not in cand and block[p] < b and op_types[p] not in ANCHOR_OPS:
+                cand.add(p)
+                stack.append(p)
+    work = sorted(cand)
+    while work:  # drop what does not fit until nothing changes (a drop re-checks its neighbours)
+        p = work.pop()
+        if p not in cand:
+            continue
+        feeds = all(c in cand or block[c] == b for c in cons[p])
+        prepares = op_types[p] in PREP_OPS or (bool(prods[p]) and all(
+            q in cand and op_types[q] not in _DATA_QDQ for q in prods[p]))
+        if not (feeds and prepares):
+            cand.discard(p)
+            work.extend(q for q in (*prods[p], *cons[p]) if q in cand)
+    return cand
 
 
 def _simplify(raw: Hierarchy, source: str) -> Hierarchy:

@@ -247,7 +247,7 @@ def prepare(proto, positions, *, collapse_qdq=False, cache_dir: Path | str | Non
     """
     structure = graph_structure(proto, collapse_qdq=collapse_qdq)
     if positions is None and groups:
-        hierarchy = build_hierarchy(structure.names, structure.op_types)
+        hierarchy = build_hierarchy(structure.names, structure.op_types, structure.edges)
         plan = plan_group_layout(hierarchy, len(structure.names), structure.edges, cancel=cancel)
         open_depth = auto_depth(hierarchy) if depth is None else depth
         data = build_scene_data(structure, plan=plan, expanded=frozenset(expanded_to_depth(hierarchy, open_depth)))
