@@ -29,6 +29,7 @@ from onnx import helper, numpy_helper
 
 from workbench.core.errors import CalibrationError
 from workbench.core.graph.index import elem_types
+from workbench.core.io.atomic import write_pieces
 from workbench.core.io.external import has_lazy
 from workbench.core.io.ort_session import proto_session
 from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes
@@ -193,7 +194,7 @@ def _save_external(proto: onnx.ModelProto, extra: onnx.ModelProto, folder: Path)
         for t in held.values():  # one tensor's bytes at a time (ONNX external data: little-endian raw)
             raw = t.raw_data if t.HasField("raw_data") else numpy_helper.to_array(t).astype(
                 numpy_helper.to_array(t).dtype.newbyteorder("<")).tobytes()
-            f.write(raw)
+            write_pieces(f, raw)
             ref = copy.graph.initializer.add(name=t.name, data_type=t.data_type, dims=t.dims)
             ref.data_location = onnx.TensorProto.EXTERNAL
             for k, v in (("location", data), ("offset", str(offset)), ("length", str(len(raw)))):

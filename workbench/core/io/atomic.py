@@ -20,6 +20,24 @@ from workbench.core.errors import ExportError
 
 #: Real paths of the model files (and their external data files) opened as inputs in this process.
 _INPUTS: set[str] = set()
+#: Bytes per ``write`` call of :func:`write_pieces`. On the 6.18 Linux kernel of the benchmark machine
+#: (ext4) one ``write`` of a 58 MB buffer to a new file cost 0.15-0.65 s of system CPU, the same
+#: bytes in 64 KiB calls 0.02 s (1 MiB calls: 0.02-0.35 s).
+WRITE_PIECE = 64 << 10
+
+
+def write_pieces(f, data: bytes | bytearray | memoryview) -> None:
+    """Write ``data`` to the binary file object ``f`` in :data:`WRITE_PIECE`-byte calls (the same bytes
+    as ``f.write(data)``, for a fraction of the kernel's CPU time on large buffers).
+
+    Raises
+    ------
+    OSError
+        As ``f.write`` (disk full, ...).
+    """
+    view = memoryview(data).cast("B")
+    for start in range(0, len(view), WRITE_PIECE):
+        f.write(view[start:start + WRITE_PIECE])
 
 
 def protect_input(path: str | Path) -> None:
@@ -146,8 +164,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (see :func:`atomic_path`)."""
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        write_pieces(f, data)
 
 
 class StagedWrite:
@@ -164,7 +182,7 @@ class StagedWrite:
         self._done = False
         try:
             with open(self.tmp, "wb") as f:
-                f.write(data)
+                write_pieces(f, data)
                 f.flush()
                 os.fsync(f.fileno())
         except OSError as exc:

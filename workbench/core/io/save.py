@@ -33,7 +33,7 @@ from pathlib import Path
 import onnx
 
 from workbench.core.errors import ExportError
-from workbench.core.io.atomic import _explain, check_not_input, stale_temps
+from workbench.core.io.atomic import _explain, check_not_input, stale_temps, write_pieces
 from workbench.core.io.external import inline_copy, is_source, lazy_file, tensor_chunks
 from workbench.core.io.tensor_bytes import _copy_fields, model_tensor_bytes, tensor_nbytes
 
@@ -113,7 +113,7 @@ def _stream_initializers(proto: onnx.ModelProto, data_file: Path, location: str,
             ref = out.graph.initializer.add(name=t.name, data_type=t.data_type, dims=t.dims, doc_string=t.doc_string)
             length = 0
             for piece in tensor_chunks(t):  # bytes of one tensor (or a 64 MiB piece of a lazy one)
-                f.write(piece)
+                write_pieces(f, piece)
                 length += len(piece)
                 del piece
             ref.data_location = onnx.TensorProto.EXTERNAL
@@ -154,11 +154,12 @@ def _save_inline(proto: onnx.ModelProto, target: Path) -> None:
     """Write ``proto`` (lazy weights read in) to ``target`` as one file: serialised once, the bytes
     checked (:func:`check_bytes`), then written and synced. These are the bytes ``onnx.save_model``
     writes (the same ``SerializeToString``); a model of minilm_l6_v2's size (58 MB) saved through
-    ``onnx.save_model`` and checked by path was parsed a second time from the file."""
+    ``onnx.save_model`` and checked by path was parsed a second time from the file. Written in 64 KiB
+    calls (:func:`~workbench.core.io.atomic.write_pieces`)."""
     data = inline_copy(proto).SerializeToString()
     check_bytes(data)
     with open(target, "wb") as f:
-        f.write(data)
+        write_pieces(f, data)
         del data
         f.flush()
         os.fsync(f.fileno())

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.errors import ExportError
-from workbench.core.io.atomic import atomic_path
+from workbench.core.io.atomic import atomic_path, write_pieces
 from workbench.core.io.external import has_lazy, is_source
 from workbench.core.io.save import EXTERNAL_THRESHOLD, check_bytes, tensor_bytes
 from workbench.core.model.load import PreparedModel, sha256_file
@@ -98,6 +98,6 @@ def write_kept(kept: dict, path: str | Path) -> Path:
         raise ExportError(f"{path}: would replace the external data file an open model reads its weights from.",
                           hint="Choose another file name for the quantized model.")
     check_bytes(data)
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        write_pieces(f, data)
     return path
