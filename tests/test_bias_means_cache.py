@@ -8,9 +8,18 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
-from workbench.core.recipe.spec import NodeSettings, PartialSpec
+from workbench.core.formats.qparams import QParams
+from workbench.core.recipe.spec import NodeSettings, PartialSpec, Rule
 from workbench.core.transforms import bias_correction
-from workbench.core.transforms.bias_correction import InputMeans, bias_shifts
+from workbench.core.transforms.bias_correction import (
+    InputMeans,
+    bias_shifts,
+    correctable_units,
+    expected_grids,
+    grid_key,
+    input_means,
+    input_qparams,
+)
 
 DEPTH = 5
 
@@ -46,9 +55,9 @@ def _count_runs(monkeypatch) -> list[list[str]]:
     calls: list[list[str]] = []
     real = bias_correction.input_means
 
-    def counted(proto, tensors, batches, rounding=None):
+    def counted(proto, tensors, batches, rounding=None, **kw):
         calls.append(list(tensors))
-        return real(proto, tensors, batches, rounding)
+        return real(proto, tensors, batches, rounding, **kw)
     monkeypatch.setattr(bias_correction, "input_means", counted)
     return calls
 
@@ -79,8 +88,10 @@ def test_kept_means_give_the_shifts_of_a_fresh_run_and_run_only_for_what_they_la
 
 def test_the_recipe_choice_runs_the_float_model_once_per_set_of_grids(tmp_path, monkeypatch):
     """Every variant and promoted group is scored with bias correction; with kept means the float model
-    runs for the preset's MinMax grids and the MSE variants' grids, not once per score (it ran 7 times)."""
-    model, data, _ = _setup(tmp_path)
+    runs once, for the preset's MinMax grids and the MSE variants' grids together, not once per score (it
+    ran 7 times) nor once per set of grids (twice)."""
+    model, data, x = _setup(tmp_path)
+    np.savez(data, x=(x - 0.2) ** 2 + 0.2)  # a longer tail: the MSE ranges clip three Conv inputs the MinMax ones do not
     calls = _count_runs(monkeypatch)
     convs: list[str] = []
     real_shift = bias_correction.conv_output_shift
@@ -89,7 +100,58 @@ def test_the_recipe_choice_runs_the_float_model_once_per_set_of_grids(tmp_path, 
     rep = api.choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
     scored = len(rep.scores) + len(rep.promotion.tried)
     assert scored >= 5 and rep.recipe.bias_correction
-    assert 1 <= len(calls) <= 2, calls
+    # the MSE variants' grids were expected, so rounded in the run the preset's correction made (without:
+    # a second run for r0, r1, r2)
+    assert calls == [["r0", "r1", "r2", "r3", "x"]]
     assert len(calls[0]) == DEPTH  # every Conv input of the first variant at once
     # each Conv's two shift terms once per grid set, not once per score (2 x DEPTH x scored before)
     assert len(convs) <= 2 * 2 * DEPTH < 2 * DEPTH * scored, (len(convs), scored)
+
+
+def _grid(scale: float, zp: int) -> QParams:
+    return QParams(np.array(scale, np.float32), np.array(zp, np.uint8), "uint8")
+
+
+def test_several_grids_in_one_run_are_the_bits_of_one_run_per_grid(tmp_path):
+    model, _, x = _setup(tmp_path)
+    batches = [{"x": x[:8]}, {"x": x[8:11]}, {"x": x[11:]}]
+    grids = {"r0": [_grid(0.05, 3), _grid(0.013, 0)], "r2": [_grid(0.2, 128)]}
+    one = input_means(model.proto, ["r0", "r2"], batches, {"r0": _grid(0.02, 0)}, more=grids)
+    for t, qps in grids.items():
+        for qp in qps:
+            alone = input_means(model.proto, [t], batches, {t: qp})
+            got = one[grid_key(t, qp)]
+            assert got.shape == (1, 4, 8, 8) and got.tobytes() == alone[(t, "rounded")].tobytes()
+            assert got.tobytes() != alone[t].tobytes()  # rounded, not the float mean
+    plain = input_means(model.proto, ["r0", "r2"], batches, {"r0": _grid(0.02, 0)})
+    assert set(one) - set(plain) == {grid_key(t, qp) for t, qps in grids.items() for qp in qps}
+    assert all(one[k].tobytes() == plain[k].tobytes() for k in plain)
+
+
+def test_expected_grids_are_rounded_in_the_run_a_call_makes_and_a_later_call_runs_nothing(tmp_path, monkeypatch):
+    model, data, x = _setup(tmp_path)
+    first = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    other = api.quantize(model, api.make_recipe("cpu-u8s8").model_copy(
+        update={"rules": [Rule(name="*", activation=PartialSpec(observer="mse"))]}), data=data)
+    predicted = expected_grids(other.plan, other.calibration.observers)
+    written = input_qparams(other.proto)
+    assert sorted(predicted) == sorted(["x"] + [f"r{i}" for i in range(DEPTH - 1)])  # each Conv input ...
+    for u in correctable_units(other.plan):  # ... on the grid the written model has in front of its Conv
+        assert grid_key(u.inputs[0], predicted[u.inputs[0]][0]) == grid_key(u.inputs[0], written[u.node])
+    minmax = input_qparams(first.proto)
+    # MSE moves two of the grids: without them expected, the second call would run the float model again
+    assert sum(grid_key("", minmax[n]) != grid_key("", written[n]) for n in written) == 2
+    calls = _count_runs(monkeypatch)
+    kept = InputMeans()
+    kept.expect(model.proto, predicted)
+    bias_shifts(model, first.plan, first.proto, [{"x": x}], means=kept)
+    assert len(calls) == 1
+
+    def unread():
+        raise AssertionError("the rows were read although every grid was expected")
+        yield  # a generator
+
+    got = bias_shifts(model, other.plan, other.proto, unread(), means=kept)
+    assert len(calls) == 1
+    fresh = bias_shifts(model, other.plan, other.proto, [{"x": x}])
+    assert sorted(got) == sorted(fresh) and all(got[b].tobytes() == fresh[b].tobytes() for b in fresh)

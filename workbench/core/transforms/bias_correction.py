@@ -32,8 +32,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from workbench.core.errors import WorkbenchError
 from workbench.core.formats.numerics import dequantize, quantize
 from workbench.core.formats.qparams import QParams
+from workbench.core.formats.qtypes import get_qtype
 from workbench.core.runtime.session import add_outputs, make_session
 
 log = logging.getLogger(__name__)
@@ -71,20 +73,24 @@ RUN_BYTES = 32 << 20
 
 def input_means(float_proto: onnx.ModelProto, tensors: list[str],
                 batches: Iterable[dict[str, np.ndarray]],
-                rounding: dict[str, QParams] | None = None) -> dict[str, np.ndarray]:
+                rounding: dict[str, QParams] | None = None,
+                more: dict[str, list[QParams]] | None = None) -> dict:
     """Mean of each tensor over the samples (batch axis 0): float64 ``(1, C, *spatial)``.
 
     When a tensor's shape changes between batches (dynamic spatial size), its mean is taken over
     the spatial axes too and broadcast back: ``(1, C, 1, ...)``. ``rounding``: tensor -> qparams; the
     result then also holds, under ``(tensor, "rounded")``, the mean of the tensor quantized and
-    dequantized with them (ONNX QuantizeLinear / DequantizeLinear numerics).
+    dequantized with them (ONNX QuantizeLinear / DequantizeLinear numerics). ``more``: tensor -> further
+    per-tensor grids, each rounded the same way from the same run's values and held under
+    :func:`grid_key` ``(tensor, qparams)``: several grids of a tensor in one run of the float model, the
+    same bits as a run with each of them as ``rounding``.
 
     Memory: a batch runs in slices of rows whose fetched tensors take at most about :data:`RUN_BYTES`
     (the first row, run alone, sets the size), and each slice is summed row by row and dropped
     (:class:`_Sums`), so no run holds every tensor of a whole batch. The sums are the same bits as
     summing whole batches.
     """
-    rounding = rounding or {}
+    rounding, more = rounding or {}, more or {}
     sess = make_session(add_outputs(float_proto, tensors), arena=False)
     sums = _Sums()
     step = 0  # rows per run, once the first row has been run alone
@@ -97,14 +103,20 @@ def input_means(float_proto: onnx.ModelProto, tensors: list[str],
             for t, a in zip(tensors, outs, strict=True):
                 sums.add(t, np.asarray(a))
                 if t in rounding:
-                    qp = rounding[t]
-                    sums.add((t, "rounded"), np.asarray(dequantize(quantize(np.asarray(a, np.float32), qp), qp)))
+                    sums.add((t, "rounded"), _rounded(a, rounding[t]))
+                for qp in more.get(t, ()):
+                    sums.add(grid_key(t, qp), _rounded(a, qp))
             outs = a = None  # this slice's tensors go before the next run
             start = stop
             if start >= n:
                 break
         sums.end_batch()
     return sums.means()
+
+
+def _rounded(a, qp: QParams) -> np.ndarray:
+    """``a`` as float32, quantized and dequantized on ``qp``."""
+    return np.asarray(dequantize(quantize(np.asarray(a, np.float32), qp), qp))
 
 
 class InputMeans:
@@ -116,16 +128,36 @@ class InputMeans:
     the tensors whose mean or grid it has not seen: the choice's variants share most grids (``mse`` and
     ``compute+mse`` the same observers; a unit kept float leaves the others' grids as they were).
 
+    Grids a caller expects later calls to ask for (:meth:`expect`: the recipe choice's other variants, whose
+    ranges are known before the first is written) are rounded in the run a call makes anyway for their
+    tensor, so those calls run nothing: on ppocrv4_rec the choice ran the float model over every row twice
+    (the preset's MinMax grids, then the MSE variants'), 7.2 of its 19.4 s under a profiler, and now once.
+
     A mean is the one of the run that first computed it; onnxruntime may fuse an instrumented model
     differently when other tensors are fetched beside one, which can move a later run's values by an ulp.
-    Given another float model (a SmoothQuant copy), the kept means are dropped. The rows are the
-    caller's to keep the same (one object per data source and sample count).
+    Given another float model (a SmoothQuant copy), the kept means and expected grids are dropped. The
+    rows are the caller's to keep the same (one object per data source and sample count).
     """
 
     def __init__(self) -> None:
         self._proto: onnx.ModelProto | None = None
         self._means: dict = {}
         self._shifts: dict = {}
+        self._expected: dict[str, dict[tuple, QParams]] = {}
+
+    def _model(self, float_proto: onnx.ModelProto) -> None:
+        """Keep what was kept only while ``float_proto`` is the model of the last call."""
+        if self._proto is not float_proto:
+            self._proto, self._means, self._shifts, self._expected = float_proto, {}, {}, {}
+
+    def expect(self, float_proto: onnx.ModelProto, grids: dict[str, list[QParams]]) -> None:
+        """Grids (tensor -> per-tensor qparams, as :func:`input_qparams` reads them from a written model) that
+        later :meth:`get` calls will likely ask for: the next run of the float model that fetches one of these
+        tensors also rounds it on them. It fetches no other tensor for them, so which tensors each run fetches,
+        and so its values, stay as without; a grid no call asks for costs its rounding only."""
+        self._model(float_proto)
+        for t, qps in grids.items():
+            self._expected.setdefault(t, {}).update({grid_key(t, qp): qp for qp in qps})
 
     def shift(self, key: tuple, compute) -> np.ndarray:
         """``compute()`` (a Conv's output shift, :func:`conv_output_shift`), kept under ``key``: the Conv, its
@@ -140,23 +172,27 @@ class InputMeans:
             rounding: dict[str, QParams]) -> dict:
         """What :func:`input_means` returns for these arguments; ``batches`` is read only when a tensor or
         grid is missing."""
-        if self._proto is not float_proto:
-            self._proto, self._means, self._shifts = float_proto, {}, {}
-        grid = {t: _grid_key(t, qp) for t, qp in rounding.items()}
+        self._model(float_proto)
+        grid = {t: grid_key(t, qp) for t, qp in rounding.items()}
         missing = [t for t in tensors if t not in self._means or (t in grid and grid[t] not in self._means)]
         if missing:
-            got = input_means(float_proto, missing, batches, {t: rounding[t] for t in missing if t in rounding})
+            more = {t: [qp for k, qp in self._expected.get(t, {}).items() if k not in self._means and k != grid.get(t)]
+                    for t in missing}
+            got = input_means(float_proto, missing, batches, {t: rounding[t] for t in missing if t in rounding},
+                              more={t: qps for t, qps in more.items() if qps})
             for t in missing:
                 if t in got:
                     self._means.setdefault(t, got[t])
                 if (t, "rounded") in got:
                     self._means.setdefault(grid[t], got[(t, "rounded")])
+                for qp in more[t]:
+                    self._means.setdefault(grid_key(t, qp), got[grid_key(t, qp)])
         out = {t: self._means[t] for t in tensors if t in self._means}
         out.update({(t, "rounded"): self._means[k] for t, k in grid.items() if t in out and k in self._means})
         return out
 
 
-def _grid_key(tensor: str, qp: QParams) -> tuple:
+def grid_key(tensor: str, qp: QParams) -> tuple:
     """A per-tensor grid as a dict key: the tensor, its dtype, and its scale's and zero point's bytes."""
     return (tensor, "rounded", qp.qtype, np.asarray(qp.scale).tobytes(), np.asarray(qp.zero_point).tobytes())
 
@@ -225,6 +261,28 @@ def input_qparams(qproto: onnx.ModelProto) -> dict[str, QParams]:
     return out
 
 
+def expected_grids(plan, observers: dict) -> dict[str, list[QParams]]:
+    """Conv input tensor -> ``[grid]``: the per-tensor grid a QDQ model of ``plan`` whose ranges are
+    ``observers`` (tensor -> observer) puts in front of each Conv :func:`bias_shifts` corrects, in the form
+    :func:`input_qparams` reads it back (float32 scale, zero point in its storage dtype); for
+    :meth:`InputMeans.expect`, before that model is written. A tensor whose grid cannot be told so (no
+    Q/DQ in the plan, no observer, per-channel, a range that gives no qparams) is left out."""
+    out = {}
+    for u in correctable_units(plan):
+        t = u.inputs[0]
+        obs = observers.get(plan.grid_of(t)) if t in plan.activations or t in plan.aliases else None
+        try:
+            qp = obs.qparams() if obs is not None else None
+        except WorkbenchError:
+            continue
+        if qp is None or np.ndim(qp.scale) or np.ndim(qp.zero_point):
+            continue
+        zp = np.asarray(qp.zero_point).astype(get_qtype(qp.qtype).storage)
+        if zp.dtype.kind in "iu":
+            out[t] = [QParams(np.asarray(qp.scale, np.float32), zp, str(zp.dtype), None, None)]
+    return out
+
+
 def conv_output_shift(node: onnx.NodeProto, dw: np.ndarray, mean_x: np.ndarray) -> np.ndarray:
     """Expected output shift ``E[y_q - y]`` per output channel of Conv ``node``, float64 ``(Cout,)``.
 
@@ -271,7 +329,7 @@ def bias_shifts(model, plan, quant_proto: onnx.ModelProto, batches,
         shifts[u.bias] = kept.shift((*key, u.inputs[0]), lambda n=node, d=q - w, m=mean_x: conv_output_shift(n, d, m))
         rounded = got.get((u.inputs[0], "rounded"))
         if u.node in grids and rounded is not None and rounded.shape == mean_x.shape:
-            grid = _grid_key(u.inputs[0], grids[u.node])
+            grid = grid_key(u.inputs[0], grids[u.node])
             shifts[u.bias] = shifts[u.bias] + kept.shift(
                 (*key, grid), lambda n=node, q=q, d=rounded - mean_x: conv_output_shift(n, q, d))
     return shifts

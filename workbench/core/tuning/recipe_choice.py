@@ -101,7 +101,7 @@ from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import Granularity, NodeSettings, PartialSpec, PlanMode, Rule
 from workbench.core.runtime.session import add_outputs, make_session
-from workbench.core.transforms.bias_correction import InputMeans
+from workbench.core.transforms.bias_correction import InputMeans, expected_grids
 from workbench.core.tuning.local_error import COMPUTE_OPS
 from workbench.core.tuning.mixed_precision import MIN_GAIN_DB, WIDER, Promotion, find_promotion, searches
 from workbench.core.wording import count
@@ -343,6 +343,8 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     for r in ranges.values():
         r.qparams()  # each MSE range search once: every quantize below copies the observers with their result
     scoring = _Scoring(model, source, n - held, facts, reference, rows, cancel, points)
+    for name, p in plans.items():  # the MSE variants' grids are rounded in the run the preset's correction makes
+        scoring.means.expect(model.proto, expected_grids(p, ranges[CANDIDATES[name][0]].observers))
     scores: dict[str, float] = {}
     plans_scored: dict[str, QuantPlan] = {}
     for i, name in enumerate(names):
