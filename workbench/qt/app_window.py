@@ -556,7 +556,8 @@ class MainWindow(QMainWindow):
         if doc.quant_summary is None:
             self.canvas.set_quant_info({}, {})
         else:
-            self.canvas.set_quant_info(*quant_info(doc.quant_summary, list(doc.quant_params.values()), doc.model.proto))
+            self.canvas.set_quant_info(*quant_info(doc.quant_summary, list(doc.quant_params.values()), doc.model.proto),
+                                       compute=doc.quant_summary.compute)
             self.color_mode.setCurrentText("dtype")
         self.errors.set_quantized(doc.model_path.name if doc.quant_summary is not None else "")
         reason = doc.quantized_reason

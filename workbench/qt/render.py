@@ -91,7 +91,7 @@ def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[
     canvas.show()
     if model.quantized:  # an already-quantized file as it is: Q/DQ folded into edge badges, INT marks
         summary, params = describe_quantization(model)
-        canvas.set_quant_info(*quant_info(summary, params, model.proto))
+        canvas.set_quant_info(*quant_info(summary, params, model.proto), compute=summary.compute)
     canvas.set_model(model.proto, collapse_qdq=bool(model.quantized), depth=depth)
     deadline = time.monotonic() + timeout_s
     while not outcome:

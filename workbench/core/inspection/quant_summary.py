@@ -74,6 +74,10 @@ class QuantSummary:
     kernels : dict of str to str
         Node name -> integer kernel it is (``"QLinearConv"``) or that onnxruntime fuses its QDQ unit
         into (``"QDQ -> QLinearConv"``).
+    compute : dict of str to str
+        Node name -> ``"activation/weight"`` dtypes (``"uint8/int8"``) of each compute node (Conv, MatMul,
+        LSTM, ... and their integer kernels) that computes on a quantized tensor: the nodes counted in
+        the quantized rows of ``ops``.
     families : list of (str, int)
         Every op type that has quantized tensors around it, with its node count, most first (ties by
         name): integer kernels by the float op they compute, other nodes (not Q/DQ nor Constant) that
@@ -85,6 +89,7 @@ class QuantSummary:
     node_dtypes: dict[str, str] = field(default_factory=dict)
     kernels: dict[str, str] = field(default_factory=dict)
     families: list[tuple[str, int]] = field(default_factory=list)
+    compute: dict[str, str] = field(default_factory=dict)
 
     @property
     def quantized(self) -> bool:
@@ -303,7 +308,10 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
                 summary.kernels[node.name] = f"QDQ -> {fused}"
         base = FLOAT_OP.get(op, op)
         if base in COMPUTE_OPS:
-            rows[(base, _compute_dtypes(g, node))] += 1
+            dtypes = _compute_dtypes(g, node)
+            rows[(base, dtypes)] += 1
+            if dtypes != "float":
+                summary.compute[node.name] = dtypes
         if _has_quantized_neighbours(g, node):
             families[base] += 1
     quant = sorted(((op, dt, n) for (op, dt), n in rows.items() if dt != "float"), key=lambda r: (-r[2], r[0]))

@@ -1,5 +1,5 @@
 """What a group box shows of the active colour figure: worst SQNR, most sensitive unit, fraction
-quantized, main op.
+quantized (or, for a model quantized elsewhere, the quantized kernels it holds), main op.
 
 The canvas hands over the per-node keys it coloured the nodes by (``CanvasState.fill_keys``: op
 type, normalized dtype, or the SQNR-scale value in dB; with a ranked figure such as the sensitivity
@@ -38,8 +38,57 @@ def _db(value: float) -> str:
     return "exact" if value == float("inf") else f"{value:.1f} dB"
 
 
+def short_dtypes(dtypes: str) -> str:
+    """``"uint8/int8"`` -> ``"u8/i8"`` (``"float/uint4"`` -> ``"float/u4"``)."""
+    return "/".join("u" + d[4:] if d.startswith("uint") else "i" + d[3:] if d.startswith("int") else d
+                    for d in dtypes.split("/"))
+
+
+def _dtype_figures(h: Hierarchy, groups: list[int], keys: list, ops: list[str] | None, compute: dict[int, str],
+                   kernels: dict[int, str]) -> tuple[dict[int, QColor], dict[int, str]]:
+    """:func:`group_figures` of the ``"dtype"`` mode."""
+    fills: dict[int, QColor] = {}
+    texts: dict[int, str] = {}
+    values = np.array([float(is_quantized_dtype(k)) for k in keys])
+    if ops is not None:
+        values[[i for i, op in enumerate(ops) if op in QDQ_OPS]] = np.nan
+    assigned = np.array([k is not None for k in keys], dtype=np.float64)
+    anything = aggregate(h, assigned, "max", groups).tolist()
+    for g, f, any_dtype in zip(groups, aggregate(h, values, "mean", groups).tolist(), anything, strict=True):
+        members = h.members(g).tolist()
+        acts = Counter(compute[i].split("/")[0] for i in members if i in compute) if ops is not None else None
+        if acts:  # a model quantized elsewhere: the kernels inside, coloured by their activation dtype
+            texts[g] = kernel_text(members, ops, compute, kernels)
+            fills[g] = colors.dtype_color(acts.most_common(1)[0][0])
+            continue
+        if f != f or not any_dtype:  # only Q/DQ nodes, or no dtype known in it (no plan)
+            continue
+        if compute and f == 0:
+            texts[g] = "float"
+        else:
+            texts[g] = f"{f:.0%} quantized"
+        quant = Counter(keys[i] for i in members if is_quantized_dtype(keys[i]))
+        fills[g] = colors.dtype_color(quant.most_common(1)[0][0] if f >= 0.5 and quant else "float")
+    return fills, texts
+
+
+def kernel_text(members: list[int], ops: list[str], compute: dict[int, str], kernels: dict[int, str]) -> str:
+    """What a group of a model quantized elsewhere holds: its quantized compute nodes by the kernel
+    they run as (``kernels``: ``"ConvInteger"``, ``"QDQ -> QLinearConv"`` -> ``"QLinearConv"``; else the
+    op type) and their activation/weight dtypes, the two most common: ``"ConvInteger u8/u8"``,
+    ``"3 QLinearConv u8/i8, 1 QLinearMatMul u8/u8"``; ``"float"`` when it holds none."""
+    found = Counter(f"{kernels.get(i, ops[i]).removeprefix('QDQ -> ')} {short_dtypes(compute[i])}"
+                    for i in members if i in compute)
+    if not found:
+        return "float"
+    top = found.most_common(2)
+    return ", ".join(text if n == 1 and len(top) == 1 else f"{n} {text}" for text, n in top)
+
+
 def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
-                  figures: list | None = None, ops: list[str] | None = None) -> tuple[dict[int, QColor], dict[int, str]]:
+                  figures: list | None = None, ops: list[str] | None = None, *,
+                  compute: dict[int, str] | None = None,
+                  kernels: dict[int, str] | None = None) -> tuple[dict[int, QColor], dict[int, str]]:
     """Fill and text of each group in ``groups`` for colour ``mode`` (``"op"``, ``"dtype"``, ``"error"``).
 
     ``keys`` has one entry per node (None: no value). ``"error"``: the worst (lowest) value inside,
@@ -50,7 +99,11 @@ def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
     fraction of the members with a quantized dtype, of all members but Q/DQ nodes (``ops``: one op
     type per node; a member without a dtype, which the recipe does not quantize, counts as float:
     the Graph tab's recipe and the Exported tab's file count the same nodes), coloured by the most
-    common quantized dtype when it is at least half, else as float; ``"op"``: the two most common op types with their counts
+    common quantized dtype when it is at least half, else as float; with ``compute`` (a model quantized
+    elsewhere: quantized compute node -> ``"uint8/int8"``, see :func:`kernel_text`; ``kernels``: node ->
+    integer kernel) the text names the quantized kernels inside instead (one kernel in a block of 13
+    nodes is not "8% quantized"), and a group holding any is coloured by their most common activation
+    dtype (the dtype its kernel node is drawn in). ``"op"``: the two most common op types with their counts
     (default box fill). In the other modes groups without any value get no entry.
     """
     fills: dict[int, QColor] = {}
@@ -72,18 +125,7 @@ def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
                     texts[g] = f"most sensitive {_db(figure)}"
         return fills, texts
     if mode == "dtype":
-        values = np.array([float(is_quantized_dtype(k)) for k in keys])
-        if ops is not None:
-            values[[i for i, op in enumerate(ops) if op in QDQ_OPS]] = np.nan
-        assigned = np.array([k is not None for k in keys], dtype=np.float64)
-        anything = aggregate(h, assigned, "max", groups).tolist()
-        for g, f, any_dtype in zip(groups, aggregate(h, values, "mean", groups).tolist(), anything, strict=True):
-            if f != f or not any_dtype:  # only Q/DQ nodes, or no dtype known in it (no plan)
-                continue
-            texts[g] = f"{f:.0%} quantized"
-            quant = Counter(keys[i] for i in h.members(g).tolist() if is_quantized_dtype(keys[i]))
-            fills[g] = colors.dtype_color(quant.most_common(1)[0][0] if f >= 0.5 and quant else "float")
-        return fills, texts
+        return _dtype_figures(h, groups, keys, ops, compute or {}, kernels or {})
     for g in groups:
         top = Counter(keys[i] for i in h.members(g).tolist()).most_common(2)
         texts[g] = ", ".join(f"{count} {op}" for op, count in top)

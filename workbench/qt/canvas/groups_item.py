@@ -89,21 +89,21 @@ class GroupsItem(QGraphicsItem):
             else:
                 self._paint_frame_title(painter, box, g)
 
+    def box_texts(self, g: int, width: float) -> tuple[str, str]:
+        """The title and second line collapsed group ``g`` shows in a box ``width`` scene pixels wide."""
+        _Fonts.ensure()
+        h = self.state.data.hierarchy
+        title = QFontMetricsF(_Fonts.title).elidedText(h.titles[g], title_elide(h), width - CHEVRON_W - 10)
+        return title, box_info(QFontMetricsF(_Fonts.info), len(h.members(g)), self.state.group_texts.get(g), width - 16)
+
     def _paint_box_text(self, painter: QPainter, box: QRectF, g: int, fill: QColor) -> None:
-        s = self.state
-        h = s.data.hierarchy
         painter.setPen(text_color(fill))
         painter.setFont(_Fonts.title)
         painter.drawText(chevron_rect(box).adjusted(4, 4, 0, 0), Qt.AlignmentFlag.AlignCenter, "\u25b8")
-        title = QFontMetricsF(_Fonts.title).elidedText(h.titles[g], Qt.TextElideMode.ElideMiddle,
-                                                        box.width() - CHEVRON_W - 10)
+        title, info = self.box_texts(g, box.width())
         painter.drawText(box.adjusted(CHEVRON_W, 6, -8, -box.height() / 2),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, title)
         painter.setFont(_Fonts.info)
-        info = f"{len(h.members(g))} nodes"
-        if g in s.group_texts:
-            info += f" \u00b7 {s.group_texts[g]}"
-        info = QFontMetricsF(_Fonts.info).elidedText(info, Qt.TextElideMode.ElideRight, box.width() - 16)
         painter.drawText(box.adjusted(10, box.height() / 2, -8, -6),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, info)
 
@@ -113,15 +113,36 @@ class GroupsItem(QGraphicsItem):
         painter.setPen(QColor("#2b3a52"))
         painter.setFont(_Fonts.frame)
         text = frame_title(QFontMetricsF(_Fonts.frame), h.titles[g], len(h.members(g)), s.group_texts.get(g),
-                           box.width() - 16)
+                           box.width() - 16, title_elide(h))
         painter.drawText(QRectF(box.left() + 8, box.top() + 2, box.width() - 16, TITLE_BAR),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
 
 
-def frame_title(metrics: QFontMetricsF, title: str, count: int, aggregate: str | None, width: float) -> str:
+def box_info(metrics: QFontMetricsF, count: int, aggregate: str | None, width: float) -> str:
+    """The second line of a collapsed box that fits ``width`` pixels: ``"13 nodes · aggregate"``; when
+    too long, ``"13 · aggregate"`` (the aggregate, e.g. ``"ConvInteger u8/u8"``, says more than the
+    word; the tooltip and the open frame give the count in full), cut at the end if still too long."""
+    if not aggregate:
+        return metrics.elidedText(f"{count} nodes", Qt.TextElideMode.ElideRight, width)
+    full = f"{count} nodes \u00b7 {aggregate}"
+    if metrics.horizontalAdvance(full) <= width:
+        return full
+    return metrics.elidedText(f"{count} \u00b7 {aggregate}", Qt.TextElideMode.ElideRight, width)
+
+
+def title_elide(h) -> Qt.TextElideMode:
+    """How a group title too long for its box is cut: a scope path in the middle (its start and its last
+    scope part, ``"model.22/…/cv3.2"``, tell it apart); a flat-name block at the end, since its start is
+    what differs between neighbours (``"Conv_12_quant – Mu…"``; in the middle every box read
+    ``"Conv_1…d_node"``)."""
+    return Qt.TextElideMode.ElideRight if h.source == "blocks" else Qt.TextElideMode.ElideMiddle
+
+
+def frame_title(metrics: QFontMetricsF, title: str, count: int, aggregate: str | None, width: float,
+                elide: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> str:
     """The title line of an open group that fits ``width`` pixels: ``"▾  title  (n nodes · aggregate)"``;
-    when too long, the aggregate goes first (the tooltip has it), then the title is elided in the
-    middle (its start and its last scope part stay readable), keeping the node count."""
+    when too long, the aggregate goes first (the tooltip has it), then the title is elided (``elide``,
+    :func:`title_elide`: a scope path in the middle, a block's at the end), keeping the node count."""
     full = f"\u25be  {title}  ({count} nodes" + (f" \u00b7 {aggregate})" if aggregate else ")")
     if metrics.horizontalAdvance(full) <= width:
         return full
@@ -130,5 +151,5 @@ def frame_title(metrics: QFontMetricsF, title: str, count: int, aggregate: str |
     if metrics.horizontalAdvance(title) <= room:
         return head + title + tail
     if room >= metrics.horizontalAdvance("m\u2026m"):
-        return head + metrics.elidedText(title, Qt.TextElideMode.ElideMiddle, room) + tail
-    return metrics.elidedText(head + title, Qt.TextElideMode.ElideMiddle, width)
+        return head + metrics.elidedText(title, elide, room) + tail
+    return metrics.elidedText(head + title, elide, width)

@@ -33,6 +33,7 @@ class CanvasState:
     selected: set[int] = field(default_factory=set)
     badges: dict[int, str] = field(default_factory=dict)
     kernels: dict[int, str] = field(default_factory=dict)  # node -> integer kernel (an "INT" mark)
+    compute: dict[int, str] = field(default_factory=dict)  # quantized compute node -> "uint8/int8" (a file's)
     floats: set[int] = field(default_factory=set)  # nodes the recipe keeps float (a dashed outline)
     group_fills: dict[int, QColor] = field(default_factory=dict)  # collapsed group -> fill (aggregate)
     group_texts: dict[int, str] = field(default_factory=dict)  # group -> aggregate text ("worst 12.0 dB")

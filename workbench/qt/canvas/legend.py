@@ -6,7 +6,8 @@ A small frame in the canvas's top-left corner that follows the colour mode (``co
   first :data:`MAX_OPS`, then a clickable line "N more op types" that lists the rest in its tooltip
   and, clicked, in the legend (clicked again, hides them), so every colour drawn has an entry;
 * dtype: node fills per dtype drawn, the coloured edges (dtype carried; grey = float), the collapsed
-  Q/DQ badge, the node tags of folded Q/DQ ("in:u8 w:i8 out:u8") and the "INT" mark of integer kernels;
+  Q/DQ badge, the node tags of folded Q/DQ ("in:u8 w:i8 out:u8"), the "INT" mark of integer kernels
+  and, for a model quantized elsewhere, what its group boxes say and are coloured by;
 * error / sensitivity: the colour stops of the map with their thresholds in dB
   (:data:`workbench.qt.canvas.colors.ERROR_STOPS`, linear in between) and "no value".
 
@@ -106,6 +107,9 @@ def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, 
             notes.append(_tags_note(state.data.structure.node_tags.values()))
         if state is not None and state.kernels:
             notes.append("INT: integer kernel (or a QDQ unit fused into one)")
+        if state is not None and state.compute and state.data.plan is not None:
+            notes.append("box: the quantized kernels inside (dtypes activation/weight), coloured by their "
+                         "activation dtype")
         title = "dtype in the file" if canvas.edge_colour_keys() or (state and state.kernels) else "dtype (recipe)"
         return title, rows, notes
     rows = _op_rows(canvas)

@@ -31,6 +31,7 @@ class CanvasQuant:
     def _quant_init(self) -> None:
         self._dtype_edges: DtypeEdgesItem | None = None
         self._kernels: dict[str, str] = {}
+        self._compute: dict[str, str] = {}
         self._tensor_info: dict[str, str] = {}
         self._node_info: dict[str, list[str]] = {}
         self._edge_errors: dict[str, float] = {}
@@ -39,15 +40,23 @@ class CanvasQuant:
         self._mids: np.ndarray | None = None
 
     def set_quant_info(self, tensor_info: dict[str, str], kernels: dict[str, str],
-                       node_info: dict[str, list[str]] | None = None) -> None:
+                       node_info: dict[str, list[str]] | None = None, compute: dict[str, str] | None = None) -> None:
         """Per quantized tensor a line of its parameters (tooltips of edges), node -> integer
         kernel ("QLinearConv", "QDQ -> QLinearConv") for the "INT" marks, and node -> lines of the
-        parameters it reads or writes (node tooltips). {} clears."""
+        parameters it reads or writes (node tooltips). {} clears.
+
+        ``compute`` (``QuantSummary.compute``: node -> ``"uint8/int8"``, activation/weight) is given for
+        a model quantized elsewhere: its group boxes in the dtype mode then say which quantized kernels
+        they hold ("ConvInteger u8/u8") instead of the fraction of their nodes quantized."""
         self._tensor_info = dict(tensor_info)
         self._node_info = dict(node_info or {})
         self._kernels = dict(kernels)
+        compute = dict(compute or {})
+        changed, self._compute = compute != self._compute, compute
         if self._state is not None:
             self._apply_kernels()
+            if changed:
+                self._refresh_fills()  # the group boxes' texts name the kernels
 
     def set_edge_values(self, errors: dict[str, float]) -> None:
         """Tensor -> SQNR (dB) measured on it: the edges carrying those tensors take the SQNR colour
@@ -71,9 +80,14 @@ class CanvasQuant:
         """SQNR (dB) of edge ``e`` given by :meth:`set_edge_values`, or None."""
         return self._edge_errors.get(self._state.data.structure.edge_tensors[e]) if self._state else None
 
-    def _apply_kernels(self) -> None:
+    def _map_kernels(self) -> None:
+        """The state's node-index maps of the kernels and quantized compute nodes."""
         index = self._state.data.index
         self._state.kernels = {index[n]: k for n, k in self._kernels.items() if n in index}
+        self._state.compute = {index[n]: d for n, d in self._compute.items() if n in index}
+
+    def _apply_kernels(self) -> None:
+        self._map_kernels()
         for item in self._items.values():
             item.update()
 

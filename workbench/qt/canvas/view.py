@@ -333,6 +333,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._state.selected = set(selected or ())
         self._state.badges = {data.index[n]: t for n, t in self._badges.items() if n in data.index}
         self._state.floats = {data.index[n] for n in self._floats if n in data.index}
+        self._map_kernels()  # the group boxes' texts read them
         yield
         yield from self._fill_steps()
         scene = self.scene()
@@ -908,8 +909,9 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             if self._mode == "error":  # the groups' figures from the exact values, not the colour steps
                 keys = [self._errors.get(n) for n in st.names]
                 figures = [self._figures.get(n) for n in st.names] if self._figures else None
-            self._state.group_fills, self._state.group_texts = group_figures(d.hierarchy, d.group_ids, self._mode,
-                                                                             keys, figures=figures, ops=st.op_types)
+            self._state.group_fills, self._state.group_texts = group_figures(
+                d.hierarchy, d.group_ids, self._mode, keys, figures=figures, ops=st.op_types,
+                compute=self._state.compute, kernels=self._state.kernels)
             yield
 
     def error_label(self) -> str:
