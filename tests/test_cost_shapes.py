@@ -15,6 +15,7 @@ import pytest
 from workbench.core import api
 from workbench.core.analysis.cost import data_sample, model_cost
 from workbench.core.runtime.session import add_outputs
+from workbench.core.tuning.autotune import _float_cost
 
 
 def _ort_conv_macs(model, sample) -> dict[str, int]:
@@ -126,3 +127,56 @@ def test_input_shapes_agree_on_shared_dimension_names(corpus, capsys):
     assert main(["cost", model, "--input-shape", "input_ids:1x128", "--input-shape", "attention_mask:1x64"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "input attention_mask: dimension 'sequence' is 64" in err[0] and "128 in input input_ids" in err[0]
+
+
+def test_placeholder_dimension_names_are_unknowns_of_their_own(corpus, capsys):
+    """ppocr_mobile_v2_cls declares x as [-1, 3, "?", "?"]: height 48 and width 192 are two unknowns,
+    not one name that must agree (cost refused the data and --input-shape x:1x3x48x192 with "dimension
+    '?' is 192 ... but 48"). Every Conv's MACs equal the count from onnxruntime's output shapes."""
+    import json
+
+    from workbench.cli import main
+
+    folder = corpus / "ppocr_mobile_v2_cls"
+    model = api.open_model(folder / "model.onnx")
+    assert model.inputs[0].shape == [None, 3, "?", "?"]
+    sample = data_sample(model, folder / "calib.npz")
+    assert list(sample["x"].shape) == [1, 3, 48, 192]
+    expected = _ort_conv_macs(model, sample)
+    assert len(expected) == 53
+    for args in (["--data", str(folder / "calib.npz")], ["--input-shape", "x:1x3x48x192"]):
+        assert main(["cost", str(folder / "model.onnx"), "--json", *args]) == 0
+        rows = {r["node"]: r["macs"] for r in json.loads(capsys.readouterr().out)["rows"]}
+        assert {n: rows[n] for n in expected} == expected
+    assert sum(expected.values()) == 16_314_976  # the Convs; the cost total adds a 200 x 2 MatMul
+    curve_cost = _float_cost(model, folder / "calib.npz")  # autotune's curve priced nothing ("without weight size")
+    assert curve_cost is not None and curve_cost.macs == 16_315_376
+
+
+def test_placeholder_names_in_two_inputs_do_not_tie_them(tmp_path):
+    """Two inputs whose second dimension is "?" (and one unnamed) take their own sizes from the data;
+    a real shared name ("n") still has to agree."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from workbench.core.errors import ModelError
+
+    def inp(name, second):
+        vi = helper.make_tensor_value_info(name, TensorProto.FLOAT, ["n", 1])
+        vi.type.tensor_type.shape.dim[1].Clear()
+        if second is not None:
+            vi.type.tensor_type.shape.dim[1].dim_param = second
+        return vi
+
+    w = {k: numpy_helper.from_array(np.ones((k, 2), np.float32), f"w{k}") for k in (4, 6, 5)}
+    nodes = [helper.make_node("MatMul", [x, f"w{k}"], [f"y{k}"], name=f"mm{k}") for x, k in (("a", 4), ("b", 6), ("c", 5))]
+    graph = helper.make_graph(nodes, "g", [inp("a", "?"), inp("b", "?"), inp("c", None)],
+                              [helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, None) for k in (4, 6, 5)],
+                              list(w.values()))
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    feed = {"a": np.zeros((3, 4), np.float32), "b": np.zeros((3, 6), np.float32), "c": np.zeros((3, 5), np.float32)}
+    rep = model_cost(onnx.ModelProto.FromString(proto.SerializeToString()), input_values=feed)
+    assert {r.node: r.macs for r in rep.rows} == {"mm4": 3 * 4 * 2, "mm6": 3 * 6 * 2, "mm5": 3 * 5 * 2}
+    feed["b"] = np.zeros((2, 6), np.float32)  # "n" is 3 in a but 2 in b: a real name must agree
+    with pytest.raises(ModelError, match="dimension 'n' is 2"):
+        model_cost(proto, input_values=feed)

@@ -43,6 +43,7 @@ from workbench.core.errors import AlreadyQuantizedError, DataError, ModelError
 from workbench.core.graph.index import attrs_of, iter_graphs
 from workbench.core.graph.quantized_ops import QONNX_DOMAINS
 from workbench.core.graph.static_shapes import fold_fixed_nodes, inline_fixed_ifs
+from workbench.core.model.shapes import shared_dim_name
 from workbench.core.planning.kernels import readers, relu_after_bias, unit_kernel_bits
 from workbench.core.wording import count
 
@@ -362,7 +363,8 @@ def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int, given: dict[str, list
         for k, d in enumerate(vi.type.tensor_type.shape.dim):
             if not d.HasField("dim_value") or d.dim_value < 0:  # -1: dynamic in some exporters
                 label = d.dim_param or "?"
-                value, source = named.get(d.dim_param, (batch, None)) if d.dim_param else (batch, None)
+                value, source = named.get(d.dim_param, (batch, None)) if shared_dim_name(d.dim_param) \
+                    else (batch, None)
                 d.Clear()
                 d.dim_value = value
                 if source is not None:
@@ -390,7 +392,7 @@ def _named_dims(proto: onnx.ModelProto, given: dict[str, list[int]],
         if dims is None or not vi.type.HasField("tensor_type"):
             continue
         for d, v in zip(vi.type.tensor_type.shape.dim, dims, strict=False):
-            if not d.dim_param:
+            if not shared_dim_name(d.dim_param):  # "?", "": an unknown of its own, not a shared name
                 continue
             seen = named.setdefault(d.dim_param, (int(v), f"input {vi.name}"))
             if seen[0] != int(v):

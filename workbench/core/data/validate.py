@@ -12,6 +12,7 @@ import numpy as np
 
 from workbench.core.errors import DataError
 from workbench.core.model.load import InputInfo
+from workbench.core.model.shapes import shared_dim_name
 
 
 def fmt_shape(shape) -> str:
@@ -98,9 +99,6 @@ def cast(arr: np.ndarray, inp: InputInfo, origin: str, key: str | None = None) -
     return arr.astype(want)
 
 
-_PLACEHOLDERS = {"", "?", "-1", "none", "None", "dynamic", "unknown"}
-
-
 def check_symbols(shapes: dict[str, tuple[int, ...]], inputs: list[InputInfo], origin: str) -> None:
     """Raise DataError when one symbolic dim (e.g. ``sequence``) gets different sizes in
     different inputs of one feed (``input_ids`` 32 tokens, ``attention_mask`` 16).
@@ -113,7 +111,7 @@ def check_symbols(shapes: dict[str, tuple[int, ...]], inputs: list[InputInfo], o
         if shape is None or not inp.has_shape or len(shape) != len(inp.shape):
             continue
         for sym, size in zip(inp.shape, shape, strict=True):
-            if not isinstance(sym, str) or sym in _PLACEHOLDERS or sym.startswith("unk__"):
+            if not isinstance(sym, str) or not shared_dim_name(sym):
                 continue
             first = seen.setdefault(sym, (size, inp.name))
             if first[0] != size and first[1] != inp.name:

@@ -31,6 +31,19 @@ def infer_shapes(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
 
 _SKELETON_BYTES = 1 << 12
 
+# Names exporters write for a dimension they know nothing about; each such dimension is its own unknown.
+_PLACEHOLDER_DIMS = {"", "?", "-1", "none", "None", "dynamic", "unknown"}
+
+
+def shared_dim_name(param: str | None) -> bool:
+    """True when the dim_param ``param`` names a size several dimensions share ("batch", "sequence"):
+    those dimensions must agree. False for an unnamed dimension and a placeholder that only says the
+    size is unknown (``""``, ``"?"``, ``"-1"``, ``"dynamic"``, ``unk__3`` from shape inference): each of
+    those is an unknown of its own (PaddleOCR's ``[-1, 3, "?", "?"]`` has a height and a width that differ)."""
+    if not param or param in _PLACEHOLDER_DIMS:
+        return False
+    return not (param.startswith("unk__") and param[5:].isdigit())
+
 
 def skeleton(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.TensorProto]]:
     """Copy of ``proto`` whose large main-graph initializers are replaced by typed graph inputs.
