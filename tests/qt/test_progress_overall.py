@@ -105,3 +105,33 @@ def test_an_exports_latency_quantize_is_most_of_its_bar():
     end = overall.update(1, 1, "Quantizing: calibrating, writing and measuring the latency")
     assert (start, end) == ((5 + 3 + 15 + 4) / 77, (5 + 3 + 15 + 4 + 40) / 77)
     assert overall.update(1, 1, "Writing: m.qdq.onnx") == 1.0
+
+
+def test_a_sweep_after_a_calibration_shows_its_own_progress(qtbot, window, open_file, tmp_path):
+    """F7 after F5: the bar read 100 % in the status bar and the Calibration panel ("Sensitivity sweep running
+    (100 %)") from the end of the sweep's preparing on, while the status said "Sweeping units (12/64)"."""
+    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    open_file(window, tmp_path / "digits_cnn.onnx")
+    window.calibration.samples.setValue(16)
+    window.calibration.analysis_samples.setValue(8)
+    state, res = run_job(qtbot, window, window.act_calibrate.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    seen = []  # (message, status bar value, status bar max, panel text) at each event of the sweep
+
+    def record(done, total, message):
+        bar = window.status_bar_progress
+        seen.append((message, done, total, bar.value(), bar.maximum(), window.calibration.status.text()))
+
+    window.runs.progress.connect(record)
+    state, res = run_job(qtbot, window, window.act_sensitivity.trigger, timeout=300_000)
+    assert state == "succeeded", res
+    sweeping = [s for s in seen if s[0].startswith("Sensitivity: Sweeping units")]
+    assert sweeping, [s[0] for s in seen]
+    assert all(s[4] == OVERALL_STEPS for s in seen)
+    values = [s[3] for s in seen]
+    assert values == sorted(values) and values[-1] == OVERALL_STEPS
+    first = sweeping[0]  # the units' count starts: the bar is not full (the example's events come 0/10, 10/10)
+    assert first[1] < first[2] and 0 < first[3] < OVERALL_STEPS * 0.9, first
+    percent = first[3] * 100 // OVERALL_STEPS
+    assert first[5] == f"Sensitivity sweep running ({percent} %); Cancel or Esc stops it."

@@ -28,10 +28,14 @@ _CALIBRATE = [("Planning", 3.0), ("Latency placement", 2.0), ("Calibrating", 15.
 #: the recipe choice a calibration or export runs first (its calibration pass, its candidates, the units it keeps
 #: float or gives 16-bit activations: :data:`workbench.core.tuning.recipe_choice.PHASE_UNITS`)
 _CHOICE = [("Choosing the recipe: Calibrating", 7.0), ("Choosing the recipe", 8.0), ("Choosing units", 14.0)]
+#: the sweep's two counts (:func:`workbench.core.analysis.sensitivity.sensitivity_sweep`): preparing (each unit's own
+#: error, the cached activations: 2 steps) then one step per unit and kind; one phase for both filled the bar at
+#: the end of the preparing and held it at 100 % while the units were swept
+_SWEEP = [("Sensitivity", 20.0), ("Sensitivity: Sweeping units", 50.0)]
 #: each job's own last phase and its share (minilm_l6_v2 timings: the analysis is a third of a calibration; its
 #: end-to-end output pass runs each model once more, without taps)
 _LAST = {"calibrate": [("Analysing", 30.0), ("Output error", 3.0), ("Weights vs activations", 7.0)],
-         "export": [("Writing", 10.0)], "sensitivity": [("Sensitivity", 70.0)], "report": [("Report", 70.0)],
+         "export": [("Writing", 10.0)], "sensitivity": _SWEEP, "report": [("Report", 70.0)],
          "evaluate": [("Evaluating", 70.0)]}
 
 
