@@ -155,3 +155,48 @@ def test_expected_grids_are_rounded_in_the_run_a_call_makes_and_a_later_call_run
     assert len(calls) == 1
     fresh = bias_shifts(model, other.plan, other.proto, [{"x": x}])
     assert sorted(got) == sorted(fresh) and all(got[b].tobytes() == fresh[b].tobytes() for b in fresh)
+
+
+def _split_model(rng) -> onnx.ModelProto:
+    """x [N, 4, 8, 8] -> Conv -> Relu -> r -> Split (2 + 2 channels) -> s0, s1 -> Conv each -> Add -> y."""
+    def w(name, cin):
+        return numpy_helper.from_array((rng.normal(size=(4, cin, 3, 3)) * 0.3).astype(np.float32), name)
+
+    def b(name):
+        return numpy_helper.from_array((rng.normal(size=4) * 0.1).astype(np.float32), name)
+
+    nodes = [helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], name="conv0", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c0"], ["r"], name="relu"),
+             helper.make_node("Split", ["r", "sizes"], ["s0", "s1"], name="split", axis=1),
+             helper.make_node("Conv", ["s0", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["s1", "w2", "b2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c1", "c2"], ["y"], name="add")]
+    inits = [w("w0", 4), b("b0"), w("w1", 2), b("b1"), w("w2", 2), b("b2"),
+             numpy_helper.from_array(np.array([2, 2], np.int64), "sizes")]
+    graph = helper.make_graph(nodes, "split", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 4, 8, 8])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_own_expected_grids_are_those_a_plan_without_the_alias_writes(tmp_path):
+    """A Split output shares its input's grid; where the Split is kept float it gets its own, which
+    ``expected_grids(own=True)`` tells before that model is written (the recipe choice's step 6)."""
+    rng = np.random.default_rng(5)
+    path = tmp_path / "split.onnx"
+    path.write_bytes(_split_model(rng).SerializeToString())
+    np.savez(tmp_path / "calib.npz", x=rng.normal(size=(16, 4, 8, 8)).astype(np.float32))
+    model, data = api.open_model(path), str(tmp_path / "calib.npz")
+    recipe = api.make_recipe("cpu-u8s8")
+    shared = api.quantize(model, recipe, data=data)
+    assert shared.plan.grid_of("s0") == shared.plan.grid_of("s1") == "r"
+    alone = api.quantize(model, recipe.with_excluded(["split"]), data=data)
+    written = input_qparams(alone.proto)
+    both = expected_grids(shared.plan, shared.calibration.observers)
+    assert grid_key("", both["s0"][0]) == grid_key("", both["s1"][0]) == grid_key("", input_qparams(shared.proto)["conv1"])
+    own = expected_grids(shared.plan, alone.calibration.observers, own=True)
+    assert sorted(own) == ["s0", "s1"]
+    assert [grid_key("", own[t][0]) for t in ("s0", "s1")] == [grid_key("", written[n]) for n in ("conv1", "conv2")]
+    assert grid_key("", written["conv1"]) != grid_key("", written["conv2"])  # each on its own range
+    assert expected_grids(alone.plan, alone.calibration.observers, own=True) == {}  # nothing aliased there

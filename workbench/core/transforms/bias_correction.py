@@ -261,16 +261,23 @@ def input_qparams(qproto: onnx.ModelProto) -> dict[str, QParams]:
     return out
 
 
-def expected_grids(plan, observers: dict) -> dict[str, list[QParams]]:
+def expected_grids(plan, observers: dict, own: bool = False) -> dict[str, list[QParams]]:
     """Conv input tensor -> ``[grid]``: the per-tensor grid a QDQ model of ``plan`` whose ranges are
     ``observers`` (tensor -> observer) puts in front of each Conv :func:`bias_shifts` corrects, in the form
     :func:`input_qparams` reads it back (float32 scale, zero point in its storage dtype); for
     :meth:`InputMeans.expect`, before that model is written. A tensor whose grid cannot be told so (no
-    Q/DQ in the plan, no observer, per-channel, a range that gives no qparams) is left out."""
+    Q/DQ in the plan, no observer, per-channel, a range that gives no qparams) is left out.
+
+    ``own``: only the Conv inputs ``plan`` aliases to another tensor's grid (a Split output), each on its
+    own observer: the grid it gets in a plan of the same model where that alias ends (the recipe choice's
+    step 6 keeps the unit that shares it float)."""
     out = {}
     for u in correctable_units(plan):
         t = u.inputs[0]
-        obs = observers.get(plan.grid_of(t)) if t in plan.activations or t in plan.aliases else None
+        if own:
+            obs = observers.get(t) if plan.grid_of(t) != t else None
+        else:
+            obs = observers.get(plan.grid_of(t)) if t in plan.activations or t in plan.aliases else None
         try:
             qp = obs.qparams() if obs is not None else None
         except WorkbenchError:

@@ -345,6 +345,8 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     scoring = _Scoring(model, source, n - held, facts, reference, rows, cancel, points)
     for name, p in plans.items():  # the MSE variants' grids are rounded in the run the preset's correction makes
         scoring.means.expect(model.proto, expected_grids(p, ranges[CANDIDATES[name][0]].observers))
+        for r in ranges.values():  # and those of aliased Conv inputs that step 6 may give their own grid
+            scoring.means.expect(model.proto, expected_grids(p, r.observers, own=True))
     scores: dict[str, float] = {}
     plans_scored: dict[str, QuantPlan] = {}
     for i, name in enumerate(names):
