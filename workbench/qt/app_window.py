@@ -72,6 +72,7 @@ from workbench.qt.runs import (
     check_output_path,
     project_format,
 )
+from workbench.qt.status_line import StatusLine
 from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
 from workbench.qt.welcome import WelcomePage, example_model
@@ -201,7 +202,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ construction
     def _build_status(self) -> None:
-        self.status_label = QLabel("Ready.")
+        self.status_label = StatusLine("Ready.")  # a long message cut at a word, whole in its tooltip
         self.status_bar_progress = QProgressBar()
         self.status_bar_progress.setMaximumWidth(200)
         self.status_bar_progress.setVisible(False)
