@@ -65,4 +65,34 @@ def test_max_drop_below_one_row_is_reported_not_chased():
 def test_cli_prints_the_resolution(tmp_path, capsys):
     assert main(["autotune", MODEL, "--data", CALIB, "--samples", "8", "--eval", EVAL, "--eval-samples", "16",
                  "--metric", "top1", "--max-drop", "0.5", "-o", str(tmp_path / "q.onnx")]) == 0
-    assert "metric on 16 eval rows: moves in steps of 1/16 = 0.0625" in capsys.readouterr().out
+    assert "metric top1 on 16 eval rows (it moves in steps of 1/16 = 0.0625):" in capsys.readouterr().out
+
+
+def test_each_interval_belongs_to_the_model_it_follows(tmp_path, capsys):
+    """The interval printed after "after autotune" is the tuned model's (it was the all-quantized
+    model's: minilm_l6_v2 printed "after autotune 0.9901" then [-0.2595, -0.2429], the interval of 0.7494)."""
+    model = api.open_model(MODEL)
+    kw = {"data": CALIB, "eval_data": EVAL, "metric": "cosine", "max_drop": 0.000005, "samples": 8,
+          "eval_samples": 16, "promote_to": "float"}
+    res = autotune(model, api.make_recipe("cpu-u8s8"), **kw)
+    assert res.met and len(res.levels) == 3 and res.metric_after > res.metric_before
+    from workbench.core.tuning.autotune import make_eval_set, run_outputs
+
+    ev = make_eval_set(model, EVAL, 16)
+    score = load_score("cosine")
+    want = measure_resolution(score, run_outputs(res.result.proto, ev.feeds), ev.float_outputs, {}, 16)
+    assert res.resolution_after == want and want.drop_low <= res.metric_after - res.metric_float <= want.drop_high
+    assert res.resolution.drop_high < res.resolution_after.drop_low  # two different models, two intervals
+    assert res.resolution.step is None and res.resolution_after.step is None  # cosine is no fraction of rows
+    assert main(["autotune", MODEL, "--data", CALIB, "--samples", "8", "--eval", EVAL, "--eval-samples", "16",
+                 "--metric", "cosine", "--max-drop", "0.000005", "--promote-to", "float",
+                 "-o", str(tmp_path / "q.onnx")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("metric cosine"))
+    r0, r1 = res.resolution, res.resolution_after
+    assert lines[at] == "metric cosine on 16 eval rows:"
+    assert lines[at + 2] == (f"  all quantized {res.metric_before:.4f}; 95% bootstrap interval of all quantized - "
+                             f"float [{r0.drop_low:+.4f}, {r0.drop_high:+.4f}]")
+    assert lines[at + 3].startswith(f"  after autotune {res.metric_after:.4f} (3 units promoted: 3 to float; target met)")
+    assert lines[at + 3].endswith(f"; 95% bootstrap interval of after autotune - float [{r1.drop_low:+.4f}, "
+                                  f"{r1.drop_high:+.4f}]")

@@ -863,11 +863,7 @@ def cmd_autotune(args) -> int:
     finally:
         progress.close()
     print(f"measured with {api.describe_runtime(True)}")
-    print(f"metric {args.metric}: float {api.fmt_metric(res.metric_float)}, all quantized {api.fmt_metric(res.metric_before)}, "
-          f"after autotune {api.fmt_metric(res.metric_after)} ({_promoted_summary(res.levels)}; "
-          f"target {'met' if res.met else 'NOT met'})")
-    if res.resolution is not None:
-        print(res.resolution.describe())
+    _print_autotune_metrics(args, res)
     for note in res.notes:
         print(note)
     if not res.met and len(res.curve) > 1:  # promotions were tried (a target below one row's step tries none)
@@ -893,6 +889,19 @@ def cmd_autotune(args) -> int:
         print("tuned recipe (--recipe-out FILE writes it to a file; quantize --recipe FILE replays it):")
         print(res.recipe.to_json())
     return 0 if res.met else 1
+
+
+def _print_autotune_metrics(args, res) -> None:
+    """The float, all-quantized and tuned figures, each followed by its own bootstrap interval against
+    float (the interval of the all-quantized model printed after the tuned figure read as the tuned one's)."""
+    r0, r1 = res.resolution, res.resolution_after
+    rows = f" on {r0.rows} eval rows" if r0 is not None else ""
+    step = f" (it moves in steps of 1/{r0.rows} = {r0.step:.4f})" if r0 is not None and r0.step else ""
+    print(f"metric {args.metric}{rows}{step}:")
+    print(f"  float {api.fmt_metric(res.metric_float)}")
+    print(f"  all quantized {api.fmt_metric(res.metric_before)}" + (f"; {r0.interval('all quantized')}" if r0 else ""))
+    print(f"  after autotune {api.fmt_metric(res.metric_after)} ({_promoted_summary(res.levels)}; "
+          f"target {'met' if res.met else 'NOT met'})" + (f"; {r1.interval('after autotune')}" if r1 else ""))
 
 
 def _write_autotune(args, res) -> None:

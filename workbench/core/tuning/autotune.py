@@ -246,7 +246,9 @@ def plan_cost(base: CostReport | None, plan, graph=None) -> tuple[int | None, in
 class AutotuneResult:
     """Outcome of :func:`autotune`; ``curve`` holds one :class:`CurvePoint` per measured recipe in the
     order measured (each still unpacks as (units promoted, metric, fraction kept 8-bit)); ``front`` the
-    points of ``curve`` on the Pareto front, by weight bytes; ``levels`` the chosen unit -> level."""
+    points of ``curve`` on the Pareto front, by weight bytes; ``levels`` the chosen unit -> level.
+    ``resolution`` is the bootstrap interval of ``metric_before`` (the recipe as given) minus float,
+    ``resolution_after`` that of ``metric_after`` (the tuned recipe's model)."""
 
     recipe: Recipe
     metric_float: float
@@ -259,6 +261,7 @@ class AutotuneResult:
     resolution: MetricResolution | None = None
     notes: list[str] = field(default_factory=list)
     levels: dict[str, str] = field(default_factory=dict)
+    resolution_after: MetricResolution | None = None
 
     @property
     def front(self) -> list[CurvePoint]:
@@ -411,14 +414,15 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         _mark_front(curve)
         final = next(p for p in curve if p.levels == levels)
         tuned = apply_levels(recipe, levels)
-        res = base
-        if levels:  # the model the tuned recipe itself gives (ranges cached)
+        res, res_after = base, res_m
+        if levels:  # the model the tuned recipe itself gives (ranges cached), and its own interval
             res = quantize(model, tuned, data=data, samples=samples, calibration=cached["calib"], cancel=cancel,
                            guard=guard, bias_correction=bias_correction)
+            res_after = measure_resolution(score, run_outputs(res.proto, ev.feeds), ev.float_outputs, ev.labels,
+                                           len(ev.feeds))
         ranked_levels = [n for n in ranked_nodes if n in levels] + [n for n in levels if n not in ranked_nodes]
         return AutotuneResult(tuned, m_float, m0, final.metric, ranked_levels, met, curve, res, res_m,
-                              target_notes + notes,
-                              dict(levels))
+                              target_notes + notes, dict(levels), res_after)
 
     ranked_nodes: list[str] = []
     if m0 >= min_score and not int4_weights:

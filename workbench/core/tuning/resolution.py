@@ -31,12 +31,17 @@ class MetricResolution:
     drop_low: float
     drop_high: float
 
-    def describe(self) -> str:
+    def describe(self, label: str = "quantized") -> str:
+        """One line: the rows, the step (a fraction-of-rows metric) and the interval of ``label`` - float
+        (``label`` names the model the interval was measured on: "all quantized", "after autotune")."""
         step = f"moves in steps of 1/{self.rows} = {self.step:.4f}; " if self.step else ""
+        return f"metric on {self.rows} eval rows: {step}{self.interval(label)}"
+
+    def interval(self, label: str = "quantized") -> str:
+        """``95% bootstrap interval of LABEL - float [lo, hi]`` (or why there is none)."""
         if not (np.isfinite(self.drop_low) and np.isfinite(self.drop_high)):
-            return f"metric on {self.rows} eval rows: {step}no bootstrap interval (the float model scores infinite)"
-        return (f"metric on {self.rows} eval rows: {step}95% bootstrap interval of the quantized - float "
-                f"difference [{self.drop_low:+.4f}, {self.drop_high:+.4f}]")
+            return "no bootstrap interval (the float model scores infinite)"
+        return f"95% bootstrap interval of {label} - float [{self.drop_low:+.4f}, {self.drop_high:+.4f}]"
 
 
 def _take(arrays: dict[str, np.ndarray], rows: int, idx: np.ndarray) -> dict[str, np.ndarray]:
@@ -57,7 +62,9 @@ def measure_resolution(score: Score, quant: dict, ref: dict, labels: dict, rows:
         diffs.append(mq - mf)
         scaled.extend((mq * rows, mf * rows))
     scaled_arr = np.asarray(scaled)
-    fraction = bool(np.all(np.isfinite(scaled_arr)) and np.allclose(scaled_arr, np.round(scaled_arr), atol=1e-6))
+    # rtol 0: a cosine of 0.99999 on 16 rows is 15.99995 rows, not a whole number of rows
+    fraction = bool(np.all(np.isfinite(scaled_arr)) and np.allclose(scaled_arr, np.round(scaled_arr), rtol=0,
+                                                                     atol=1e-6))
     finite = np.asarray(diffs)[np.isfinite(diffs)]  # an SQNR of the float reference is +inf
     lo, hi = np.percentile(finite, [2.5, 97.5]) if finite.size else (np.nan, np.nan)
     return MetricResolution(rows, 1.0 / rows if fraction else None, float(lo), float(hi))
