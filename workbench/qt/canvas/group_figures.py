@@ -72,12 +72,17 @@ def _dtype_figures(h: Hierarchy, groups: list[int], keys: list, ops: list[str] |
     return fills, texts
 
 
+def _kernel_name(kernel: str) -> str:
+    return kernel.removeprefix("QDQ -> ").removeprefix("DynamicQuantize")
+
+
 def kernel_text(members: list[int], ops: list[str], compute: dict[int, str], kernels: dict[int, str]) -> str:
     """What a group of a model quantized elsewhere holds: its quantized compute nodes by the kernel
     they run as (``kernels``: ``"ConvInteger"``, ``"QDQ -> QLinearConv"`` -> ``"QLinearConv"``; else the
-    op type) and their activation/weight dtypes, the two most common: ``"ConvInteger u8/u8"``,
+    op type, ``"DynamicQuantizeLSTM"`` -> ``"LSTM"``, as the box has room for ~20 characters) and their
+    activation/weight dtypes, the two most common: ``"ConvInteger u8/u8"``,
     ``"3 QLinearConv u8/i8, 1 QLinearMatMul u8/u8"``; ``"float"`` when it holds none."""
-    found = Counter(f"{kernels.get(i, ops[i]).removeprefix('QDQ -> ')} {short_dtypes(compute[i])}"
+    found = Counter(f"{_kernel_name(kernels.get(i, ops[i]))} {short_dtypes(compute[i])}"
                     for i in members if i in compute)
     if not found:
         return "float"
