@@ -22,26 +22,26 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
+from workbench.core.analysis.error_sums import error_sums
 from workbench.core.analysis.spill import ArrayFile, resolve, save_array
 from workbench.core.runtime.session import add_outputs, make_session
 
 
 class Sqnr:
-    """Running SQNR: sums of ref^2 and (ref - q)^2 (float32 BLAS dot products, float64 totals)."""
+    """Running SQNR: float64 sums of ref^2 and (ref - q)^2 over the pairs where both are finite
+    (:func:`~workbench.core.analysis.error_sums.error_sums`)."""
 
     def __init__(self) -> None:
         self.sig = self.err = 0.0
         self.n = 0
 
     def update(self, ref, q) -> None:
-        r = np.asarray(ref, dtype=np.float32).ravel()
-        d = np.asarray(q, dtype=np.float32).ravel()
-        if r.shape != d.shape or r.size == 0:
+        sums = error_sums(np.asarray(ref), np.asarray(q))
+        if sums is None:
             return
-        e = r - d
-        self.sig += float(np.dot(r, r))
-        self.err += float(np.dot(e, e))
-        self.n += r.size
+        self.sig += sums[0]
+        self.err += sums[1]
+        self.n += sums[5]
 
     def figures(self) -> tuple[float]:
         """``(SQNR dB,)``: 10 log10(sig / err); +inf without error, -inf without signal."""

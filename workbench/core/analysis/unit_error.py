@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import onnx
 
+from workbench.core.analysis.error_sums import error_sums
 from workbench.core.analysis.noise_trace import PROBE
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.runtime.session import add_outputs, make_session
@@ -69,22 +70,17 @@ class _Acc:
         self.n = 0
 
     def update(self, ref: np.ndarray, q: np.ndarray) -> None:
-        r = np.asarray(ref, dtype=np.float64).ravel()
-        d = np.asarray(q, dtype=np.float64).ravel()
-        if r.size == 0 or r.shape != d.shape:
+        """Add the pairs of ``ref`` and ``q`` where both are finite (NaN / Inf in either model, from non-finite
+        data, are left out, as evaluate does); arrays of different shapes add nothing."""
+        sums = error_sums(ref, q)
+        if sums is None or sums[5] == 0:
             return
-        ok = np.isfinite(r) & np.isfinite(d)
-        if not ok.all():  # NaN / Inf in either model (non-finite data): left out, as evaluate does
-            r, d = r[ok], d[ok]
-            if r.size == 0:
-                return
-        e = r - d
-        self.sig += float(r @ r)
-        self.err += float(e @ e)
-        self.dot += float(r @ d)
-        self.q2 += float(d @ d)
-        self.maxabs = max(self.maxabs, float(np.max(np.abs(e))))
-        self.n += r.size
+        self.sig += sums[0]
+        self.err += sums[1]
+        self.dot += sums[2]
+        self.q2 += sums[3]
+        self.maxabs = max(self.maxabs, sums[4])
+        self.n += sums[5]
 
     def sums(self) -> tuple[float, float, float, float, float, int]:
         return self.sig, self.err, self.dot, self.q2, self.maxabs, self.n
