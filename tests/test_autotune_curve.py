@@ -111,18 +111,19 @@ def test_cli_prints_curve_table_and_writes_json(tmp_path, capsys):
     final = [pt for pt in doc["curve"] if pt["accepted"]][-1]
     assert final["metric"] == "inf"  # all units float: the output equals float's
     lines = text.splitlines()
-    head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["promoted", "metric"])
+    head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["trial", "metric"])
     table = [line.split() for line in lines[head + 1: head + 1 + len(doc["curve"])]]
     assert doc["curve"][0]["weight_bytes"] == Q_BYTES and doc["curve"][0]["bops"] == Q_BOPS
     for cells, pt in zip(table, doc["curve"], strict=True):
-        assert int(cells[0]) == pt["promoted"]
+        assert int(cells[0]) == pt["trial"]
         assert float(cells[3]) == pytest.approx(pt["weight_bytes"] / 2**20, abs=1e-4)
         assert float(cells[4]) == pytest.approx(pt["bops"] / 1e9, abs=1e-4)
     assert table[0][3:5] == [f"{Q_BYTES / 2**20:.4f}", f"{Q_BOPS / 1e9:.4f}"]  # 0.0250 MiB, 0.0385 GBOPs
     for cells, pt in zip(table, doc["curve"], strict=True):  # int16 / float counts, on the path, on the front
         levels = pt["levels"]
-        assert cells[5:] == [str(len(levels.get("int16", []))), str(len(levels.get("float", []))), "0",
-                             "*" if pt["accepted"] else "-", "*" if pt["pareto"] else "-"]
+        assert cells[5:10] == [str(len(levels.get("int16", []))), str(len(levels.get("float", []))), "0",
+                               "*" if pt["accepted"] else "-", "*" if pt["pareto"] else "-"]
+        assert " ".join(cells[10:]) == pt["step"]  # what the walk tried there
     front_at = next(i for i, line in enumerate(lines) if line.startswith("Pareto front"))
     front = [line.split() for line in lines[front_at + 2: front_at + 2 + len(doc["front"])]]
     assert doc["front"] == [pt["trial"] for pt in doc["curve"] if pt["pareto"]] or \
@@ -131,23 +132,38 @@ def test_cli_prints_curve_table_and_writes_json(tmp_path, capsys):
     assert mibs == sorted(mibs) and front[0][3] == f"{Q_BYTES / 2**20:.4f}"
 
 
-def test_cli_recipe_out_replaces_the_printed_recipe(tmp_path, capsys):
-    out_recipe = tmp_path / "tuned.json"
-    code = main(["autotune", MODEL, "--data", CALIB, "--samples", "16", "--eval", EVAL, "--eval-samples", "8",
-                 "--metric", "sqnr", "--min-score", "0", "-o", str(tmp_path / "q.onnx"),
-                 "--recipe-out", str(out_recipe)])
-    text = capsys.readouterr().out
-    assert code == 0 and f"wrote the tuned recipe to {out_recipe}" in text
+def test_cli_recipe_goes_to_a_file_and_says_where(tmp_path, capsys):
+    """The tuned recipe goes to --recipe-out, by default beside the model (q.onnx -> q.recipe.json); stdout
+    gets one line saying where (minilm_l6_v2's recipe printed about 550 lines there); --print-recipe prints it."""
     from workbench.core.recipe.recipe import Recipe
 
+    args = ["autotune", MODEL, "--data", CALIB, "--samples", "16", "--eval", EVAL, "--eval-samples", "8",
+            "--metric", "sqnr", "--min-score", "0", "-o", str(tmp_path / "q.onnx")]
+    out_recipe = tmp_path / "tuned.json"
+    assert main([*args, "--recipe-out", str(out_recipe)]) == 0
+    text = capsys.readouterr().out
     saved = out_recipe.read_text()
     assert Recipe.from_json(saved) == api.make_recipe("cpu-u8s8")  # min score 0: nothing promoted
-    assert saved.strip() not in text and "tuned recipe (" not in text  # the recipe JSON goes to the file only
-    assert main(["autotune", MODEL, "--data", CALIB, "--samples", "16", "--eval", EVAL, "--eval-samples", "8",
-                 "--metric", "sqnr", "--min-score", "0", "-o", str(tmp_path / "q.onnx")]) == 0
+    assert text.splitlines()[-1] == (f"wrote the tuned recipe to {out_recipe} (quantize --recipe {out_recipe} "
+                                     "replays it; --print-recipe prints it here)")
+    assert "{" not in text and not (tmp_path / "q.recipe.json").exists()
+    assert main(args) == 0  # no --recipe-out: beside the model
+    beside = tmp_path / "q.recipe.json"
     text = capsys.readouterr().out
-    head = "tuned recipe (--recipe-out FILE writes it to a file; quantize --recipe FILE replays it):\n"
+    assert beside.read_text() == saved and "{" not in text and f"wrote the tuned recipe to {beside} (" in text
+    # the all-quantized figure is the preset as it is, not quantize's default recipe choice: said so
+    assert "    (preset cpu-u8s8 as it is: `quantize` with --data first chooses between it and MSE activation " \
+           "ranges (--auto, its default)" in text
+    assert main([*args, "--print-recipe"]) == 0
+    text = capsys.readouterr().out
+    head = f"wrote the tuned recipe to {beside} (quantize --recipe {beside} replays it)\n"
     assert Recipe.from_json(text.split(head)[1]) == api.make_recipe("cpu-u8s8")  # labelled, then the JSON alone
+    recipe = tmp_path / "q.recipe.json"  # the default target is the recipe this run reads: refused up front
+    assert main([*args, "--recipe", str(recipe)]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {recipe}: autotune writes the tuned recipe there by default" in err and "--recipe-out" in err
+    assert main([*args, "--recipe", str(out_recipe)]) == 0  # a recipe file: no choice to mention
+    assert "as it is: `quantize`" not in capsys.readouterr().out and beside.read_text() == saved
 
 
 def test_metric_never_prints_negative_zero():

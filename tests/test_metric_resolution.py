@@ -93,6 +93,6 @@ def test_each_interval_belongs_to_the_model_it_follows(tmp_path, capsys):
     assert lines[at] == "metric cosine on 16 eval rows:"
     assert lines[at + 2] == (f"  all quantized {res.metric_before:.4f}; 95% bootstrap interval of all quantized - "
                              f"float [{r0.drop_low:+.4f}, {r0.drop_high:+.4f}]")
-    assert lines[at + 3].startswith(f"  after autotune {res.metric_after:.4f} (3 units promoted: 3 to float; target met)")
-    assert lines[at + 3].endswith(f"; 95% bootstrap interval of after autotune - float [{r1.drop_low:+.4f}, "
+    assert lines[at + 4].startswith(f"  after autotune {res.metric_after:.4f} (3 units promoted: 3 to float; target met)")
+    assert lines[at + 4].endswith(f"; 95% bootstrap interval of after autotune - float [{r1.drop_low:+.4f}, "
                                   f"{r1.drop_high:+.4f}]")

@@ -818,17 +818,25 @@ def _promoted_summary(levels: dict[str, str]) -> str:
     return f"{len(levels)} units promoted: " + ", ".join(counts)
 
 
+def _curve_head(latency: bool) -> str:
+    lat = f" {'latency':>9s}" if latency else ""
+    return (f"{'trial':>5s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s}{lat} "
+            f"{'int16':>5s} {'float':>5s} {'int4w':>5s}")
+
+
 def _curve_row(pt, *, marks: bool = True, latency: bool = False) -> str:
-    """One autotune curve point as a table row (weight MiB, GBOPs, with ``latency`` the measured
-    latency / float; "?" where a figure is unknown)."""
+    """One autotune curve point as a table row: its trial number, metric, weight MiB, GBOPs, with ``latency``
+    the measured latency / float ("?" where a figure is unknown), the units at each level; with ``marks``
+    whether it is on the path and the front, and what the walk tried there. (The units promoted are the
+    level columns' sum: once a ceiling put every unit at int16 it read the same on every row.)"""
     mib = "?" if pt.weight_bytes is None else f"{pt.weight_bytes / 2**20:.4f}"
     gbops = "?" if pt.bops is None else f"{pt.bops / 1e9:.4f}"
     wide = pt.count("int16") + pt.count("uint16")
     lat = "" if not latency else " " + ("?" if pt.latency is None else f"{pt.latency:.2f}x").rjust(9)
-    row = (f"{pt.promoted:8d} {api.fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}{lat} "
+    row = (f"{pt.trial:5d} {api.fmt_metric(pt.metric):>10s} {pt.fraction_int8:11.1%} {mib:>10s} {gbops:>10s}{lat} "
            f"{wide:5d} {pt.count('float'):5d} {pt.count('int4-weights'):5d}")
     if marks:
-        row += f"  {'*' if pt.accepted else '-':>4s} {'*' if pt.pareto else '-':>5s}"
+        row += f"  {'*' if pt.accepted else '-':>4s} {'*' if pt.pareto else '-':>5s}  {pt.step}".rstrip()
     return row
 
 
@@ -858,7 +866,7 @@ def cmd_autotune(args) -> int:
                        eval_samples=args.eval_samples, promote_to=args.promote_to,
                        allow_code=args.allow_code, rank=args.rank, e2e_candidates=args.e2e_candidates,
                        rank_samples=args.rank_samples, max_trials=args.max_trials,
-                       int4_weights=args.int4_weights, latency=args.latency,
+                       int4_weights=args.int4_weights, latency=args.latency, metric_output=args.metric_output,
                        executor=api.make_executor(args.executor) if args.executor else None, progress=progress)
     finally:
         progress.close()
@@ -869,10 +877,8 @@ def cmd_autotune(args) -> int:
     if not res.met and len(res.curve) > 1:  # promotions were tried (a target below one row's step tries none)
         print("no tried recipe met the target; kept the one with the best metric and, on a tie, the fewest "
               "units promoted")
-    lat = f" {'latency':>9s}" if args.latency else ""
-    head = f"{'promoted':>8s} {'metric':>10s} {'8-bit units':>11s} {'weight MiB':>10s} {'GBOPs':>10s}{lat} " \
-           f"{'int16':>5s} {'float':>5s} {'int4w':>5s}"
-    print(head + "  path front")
+    head = _curve_head(args.latency)
+    print(head + "  path front  tried")
     for pt in res.curve:
         print(_curve_row(pt, latency=args.latency))
     against = ("weight MiB and measured latency (quantized / float, 1 thread, the first eval row)" if args.latency
@@ -883,12 +889,30 @@ def cmd_autotune(args) -> int:
         print(_curve_row(pt, marks=False, latency=args.latency))
     _write_autotune(args, res)
     print(f"wrote {args.output}" + (f" and {args.curve_json}" if args.curve_json else ""))
-    if args.recipe_out:
-        print(f"wrote the tuned recipe to {args.recipe_out}")
-    else:
-        print("tuned recipe (--recipe-out FILE writes it to a file; quantize --recipe FILE replays it):")
+    print(f"wrote the tuned recipe to {args.recipe_out} (quantize --recipe {args.recipe_out} replays it"
+          + ("" if args.print_recipe else "; --print-recipe prints it here") + ")")
+    if args.print_recipe:
         print(res.recipe.to_json())
     return 0 if res.met else 1
+
+
+def _recipe_out_default(args) -> None:
+    """``autotune`` without ``--recipe-out`` writes the tuned recipe beside the model (``tuned.onnx`` ->
+    ``tuned.recipe.json``; about 550 lines on minilm_l6_v2 went to stdout before).
+
+    Raises
+    ------
+    ExportError
+        That file is the ``--recipe`` the run reads.
+    """
+    if args.command != "autotune" or args.recipe_out or not args.output:
+        return
+    out = Path(args.output)
+    args.recipe_out = str(out.with_name((out.name[:-5] if out.name.lower().endswith(".onnx") else out.name)
+                                        + ".recipe.json"))
+    if args.recipe and os.path.realpath(args.recipe) == os.path.realpath(args.recipe_out):
+        raise ExportError(f"{args.recipe_out}: autotune writes the tuned recipe there by default, but it is the "
+                          "--recipe this run reads.", hint="Give --recipe-out FILE another path.")
 
 
 def _print_autotune_metrics(args, res) -> None:
@@ -897,11 +921,25 @@ def _print_autotune_metrics(args, res) -> None:
     r0, r1 = res.resolution, res.resolution_after
     rows = f" on {r0.rows} eval rows" if r0 is not None else ""
     step = f" (it moves in steps of 1/{r0.rows} = {r0.step:.4f})" if r0 is not None and r0.step else ""
-    print(f"metric {args.metric}{rows}{step}:")
+    print(f"metric {args.metric}{_metric_output_text(args, res)}{rows}{step}:")
     print(f"  float {api.fmt_metric(res.metric_float)}")
     print(f"  all quantized {api.fmt_metric(res.metric_before)}" + (f"; {r0.interval('all quantized')}" if r0 else ""))
+    if not getattr(args, "recipe", None):  # quantize's recipe choice applies to a bare preset only
+        print(f"    (preset {args.preset or 'cpu-u8s8'} as it is: `quantize` with --data first chooses between it and MSE "
+              "activation ranges (--auto, its default), which can score higher; autotune promotes units of the "
+              "preset as it is)")
     print(f"  after autotune {api.fmt_metric(res.metric_after)} ({_promoted_summary(res.levels)}; "
           f"target {'met' if res.met else 'NOT met'})" + (f"; {r1.interval('after autotune')}" if r1 else ""))
+
+
+def _metric_output_text(args, res) -> str:
+    """`` on output NAME`` (and the others, and the option to pick one) where a model has several outputs
+    and a built-in metric reads one of them; "" otherwise (a metric file reads what it likes)."""
+    if len(res.outputs) < 2 or res.metric_output is None or (args.metric.endswith(".py") and not args.metric_output):
+        return ""
+    others = ", ".join(o for o in res.outputs if o != res.metric_output)
+    how = "as --metric-output asked" if args.metric_output else "the first output"
+    return f" on output {res.metric_output} ({how}; others: {others}; --metric-output NAME scores another)"
 
 
 def _write_autotune(args, res) -> None:
@@ -1377,7 +1415,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --rank e2e: how many of the worst units are re-ranked by the task metric")
     s.add_argument("--executor", help="where the e2e ranking's trials run: inline (default), processes[:N], "
                    "ray or ray:ADDRESS")
-    s.add_argument("--recipe-out", help="write the tuned recipe JSON here")
+    s.add_argument("--recipe-out", metavar="FILE",
+                   help="write the tuned recipe JSON here (default: beside the model, OUTPUT with .recipe.json "
+                        "in place of .onnx)")
+    s.add_argument("--print-recipe", action="store_true", help="also print the tuned recipe JSON on stdout")
+    s.add_argument("--metric-output", metavar="NAME",
+                   help="the model output a built-in metric reads (default: the first output; a model with "
+                        "several outputs, e.g. token_embeddings and sentence_embedding, is scored on one)")
     s.add_argument("--curve-json", metavar="FILE",
                    help="write every measured point (promoted, metric, fraction_int8, weight_bytes, bops, latency, levels, on "
                         "the path / the Pareto front; the eval data and samples) as JSON")
@@ -1695,6 +1739,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = _log_handler(logging.INFO if args.verbose else logging.WARNING)
     try:
         _refuse_empty_paths(args)
+        _recipe_out_default(args)
         _preflight_outputs(args)
         _warn_suffixes(args)
         if getattr(args, "executor", None):

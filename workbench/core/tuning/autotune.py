@@ -62,12 +62,14 @@ from workbench.core.tuning.walk import demote, walk
 
 log = logging.getLogger(__name__)
 
-def load_score(metric: str, *, allow_code: bool = False) -> Score:
+def load_score(metric: str, *, allow_code: bool = False, output: str | None = None) -> Score:
     """``score(quant_outputs, float_outputs, labels)`` from a metric of :mod:`workbench.core.analysis.metrics`.
 
     ``metric`` is a built-in name (top1, cosine, output_sqnr; ``sqnr`` is an alias) or a ``.py`` file
     defining ``metric(outputs, batch) -> float`` (only with ``allow_code``). The metric's ``batch``
-    holds the labels (``gt_*``) and the float outputs under ``"ref:" + name``.
+    holds the labels (``gt_*``) and the float outputs under ``"ref:" + name``. ``output``: the model
+    output the built-in metrics read (they read the first one; this one is put first), default the
+    first output.
 
     Raises
     ------
@@ -77,6 +79,8 @@ def load_score(metric: str, *, allow_code: bool = False) -> Score:
     fn = load_metric(metric, allow_code=allow_code)
 
     def score(q: dict, f: dict, labels: dict) -> float:
+        if output is not None and output in q:
+            q = {output: q[output], **q}
         batch = dict(labels)
         batch.update({REF_PREFIX + k: v for k, v in f.items()})
         try:
@@ -181,6 +185,9 @@ class CurvePoint:
         :mod:`workbench.core.tuning.front`).
     trial : int
         Order of measurement, 0 for the recipe as given.
+    step : str
+        What the walk tried there ("ceiling: 120 units to int16", "8 units to float", "trim: 4 of 8 units
+        to float", "2 units back to int16"; :mod:`workbench.core.tuning.walk`); "" when not from a walk.
     """
 
     promoted: int
@@ -193,6 +200,7 @@ class CurvePoint:
     pareto: bool = False
     trial: int = 0
     latency: float | None = None
+    step: str = ""
 
     def __iter__(self):
         return iter((self.promoted, self.metric, self.fraction_int8))
@@ -205,7 +213,7 @@ class CurvePoint:
         return sum(1 for lv in self.levels.values() if lv == level)
 
     def to_json(self) -> dict:
-        return {"trial": self.trial, "promoted": self.promoted, "metric": self.metric,
+        return {"trial": self.trial, "step": self.step, "promoted": self.promoted, "metric": self.metric,
                 "fraction_int8": self.fraction_int8, "weight_bytes": self.weight_bytes, "bops": self.bops,
                 "latency": self.latency, "accepted": self.accepted, "pareto": self.pareto,
                 "levels": {lv: sorted(n for n, v in self.levels.items() if v == lv)
@@ -248,7 +256,8 @@ class AutotuneResult:
     order measured (each still unpacks as (units promoted, metric, fraction kept 8-bit)); ``front`` the
     points of ``curve`` on the Pareto front, by weight bytes; ``levels`` the chosen unit -> level.
     ``resolution`` is the bootstrap interval of ``metric_before`` (the recipe as given) minus float,
-    ``resolution_after`` that of ``metric_after`` (the tuned recipe's model)."""
+    ``resolution_after`` that of ``metric_after`` (the tuned recipe's model); ``metric_output`` the model
+    output the built-in metrics read (of ``outputs``, the model's outputs in order)."""
 
     recipe: Recipe
     metric_float: float
@@ -262,6 +271,8 @@ class AutotuneResult:
     notes: list[str] = field(default_factory=list)
     levels: dict[str, str] = field(default_factory=dict)
     resolution_after: MetricResolution | None = None
+    metric_output: str | None = None
+    outputs: list[str] = field(default_factory=list)
 
     @property
     def front(self) -> list[CurvePoint]:
@@ -332,7 +343,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
              eval_samples: int | None = None, promote_to: str | tuple[str, ...] = "int16,float",
              allow_code: bool = False, guard: bool = True, bias_correction: bool = False, rank: str = "local",
              e2e_candidates: int = 12, rank_samples: int | None = None, max_trials: int = 32,
-             int4_weights: bool = False, latency: bool = False,
+             int4_weights: bool = False, latency: bool = False, metric_output: str | None = None,
              executor: Executor | None = None, progress: ProgressFn | None = None,
              cancel: CancelToken | None = None,
              on_point: Callable[[CurvePoint, Recipe, float], None] | None = None) -> AutotuneResult:
@@ -357,7 +368,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     measured (in the order tried, the recipe as given first), the recipe that gave it and the float
     model's metric, so a front end can draw the curve and the target as they grow and apply any point
     (``accepted`` / ``pareto`` are final only in the result). A SmoothQuant recipe is smoothed once per trial from ranges measured once
-    (:mod:`workbench.core.tuning.smoothing`).
+    (:mod:`workbench.core.tuning.smoothing`). ``metric_output`` names the model output a metric
+    given by name reads (default the first; the output SQNR tie-break reads the same one).
 
     Raises
     ------
@@ -367,7 +379,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     DataError
         The eval data does not fit the model, or a built-in metric cannot score its labels (``top1``: a
         ``gt_label`` missing, of another length than the input rows, or not class indices), before any
-        quantization (:func:`make_eval_set`).
+        quantization (:func:`make_eval_set`); a ``metric_output`` the model does not have.
     """
     if max_drop is not None and not max_drop >= 0:
         raise RecipeError(f"max_drop {max_drop}: a drop from the float model's metric is 0 or more.",
@@ -377,8 +389,13 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     ladder = parse_ladder(promote_to)
 
     progress = progress or no_progress
-    score = load_score(metric, allow_code=allow_code) if isinstance(metric, str) else metric
-    tie_break = load_score("output_sqnr")  # closer to float's outputs, when the task metric ties
+    outputs = [o.name for o in model.proto.graph.output]
+    if metric_output is not None and metric_output not in outputs:
+        raise DataError(f"--metric-output {metric_output}: {model.path or 'the model'} has no output "
+                        f"{metric_output!r} (outputs: {', '.join(outputs) or 'none'}).",
+                        hint="Name one of the model's outputs.")
+    score = load_score(metric, allow_code=allow_code, output=metric_output) if isinstance(metric, str) else metric
+    tie_break = load_score("output_sqnr", output=metric_output)  # closer to float's outputs, when the metric ties
     ev = make_eval_set(model, eval_data, eval_samples, metric)
     m_float = score(ev.float_outputs, ev.float_outputs, ev.labels)
     if min_score is None:
@@ -405,7 +422,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     timer = _latency_timer(model, ev.feeds) if latency else None
     q_base = run_outputs(base.proto, ev.feeds)
     m0 = score(q_base, ev.float_outputs, ev.labels)
-    curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan, model.proto.graph), latency=timer(base) if timer else None)]
+    curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan, model.proto.graph), latency=timer(base) if timer else None,
+                        step="recipe as given")]
     res_m = measure_resolution(score, q_base, ev.float_outputs, ev.labels, len(ev.feeds))
     if on_point is not None:
         on_point(curve[0], recipe, m_float)
@@ -422,7 +440,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
                                            len(ev.feeds))
         ranked_levels = [n for n in ranked_nodes if n in levels] + [n for n in levels if n not in ranked_nodes]
         return AutotuneResult(tuned, m_float, m0, final.metric, ranked_levels, met, curve, res, res_m,
-                              target_notes + notes, dict(levels), res_after)
+                              target_notes + notes, dict(levels), res_after,
+                              metric_output or (outputs[0] if outputs else None), outputs)
 
     ranked_nodes: list[str] = []
     if m0 >= min_score and not int4_weights:
@@ -460,7 +479,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         if _can_fan_out(executor, model, data, metric):
             trial = TrialSetup(str(model.path), data if isinstance(data, (str, dict)) else str(data), samples,
                                base.calibration.to_json() if base.calibration else None, ev, metric, allow_code,
-                               guard, bias_correction)
+                               guard, bias_correction, metric_output)
             alone = _fanned_out(executor, trial, recipe, ladder[0])
         else:
             alone = _one_by_one(lambda n: measure({n: ladder[0]}, record=False)[0])
@@ -471,7 +490,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
              max_trials)
     walked = [curve[0], *curve[start:]]
     for pt, st in zip(walked, w.steps, strict=True):  # one curve point per walk step
-        pt.accepted = st.accepted
+        pt.accepted, pt.step = st.accepted, st.note
     _cheapest_on_target(walked, w, min_score)
     notes = []
     if w.budget_spent:
@@ -482,7 +501,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
             start = len(curve)
             demote(w, wide, INT4, measure, min_score, max_trials)
             for pt, st in zip(curve[start:], w.steps[len(w.steps) - (len(curve) - start):], strict=True):
-                pt.accepted = st.accepted
+                pt.accepted, pt.step = st.accepted, st.note
         return done(w.final.levels, True, notes)
     path = [p for p in curve if p.accepted]
     best = max(path, key=lambda p: (p.metric if p.metric == p.metric else -np.inf, -p.promoted))
@@ -568,6 +587,7 @@ class TrialSetup:
     allow_code: bool
     guard: bool
     bias_correction: bool
+    metric_output: str | None = None
 
 
 def run_trial(task: tuple[TrialSetup, str]) -> float:
@@ -578,8 +598,8 @@ def run_trial(task: tuple[TrialSetup, str]) -> float:
     res = quantize(model, Recipe.from_json(recipe_json), data=setup.data, samples=setup.samples, calibration=calib,
                    guard=setup.guard, bias_correction=setup.bias_correction)
     ev = setup.eval_set
-    return load_score(setup.metric, allow_code=setup.allow_code)(run_outputs(res.proto, ev.feeds),
-                                                                  ev.float_outputs, ev.labels)
+    score = load_score(setup.metric, allow_code=setup.allow_code, output=setup.metric_output)
+    return score(run_outputs(res.proto, ev.feeds), ev.float_outputs, ev.labels)
 
 
 def _can_fan_out(executor: Executor | None, model, data: Any, metric: Any) -> bool:
