@@ -24,6 +24,7 @@ Pure Python / numpy; never imports Qt.
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass, field
 
@@ -224,12 +225,21 @@ def _prefix_chain(own: list[int], op_types: list[str], block: list[int], prods: 
     nodes from the anchor on are ``own``."""
     k, b = own[0], block[own[0]]
     cand: set[int] = set()
-    stack = list(own)
-    while stack:  # non-anchor nodes of earlier blocks upstream of the block, up to the anchors before it
-        for p in prods[stack.pop()]:
-            if p < k and p not in cand and block[p] < b and op_types[p] not in ANCHOR_OPS:
-                cand.add(p)
-                stack.append(p)
+    # non-anchor nodes of earlier blocks upstream of the block all of whose consumers are in it or
+    # candidates: visited last to first (a node after all its consumers), so a node feeding anything
+    # else stops the walk there (a residual chain of Adds is not walked back to the model's start)
+    heap = [-p for p in {p for x in own for p in prods[x]}]
+    heapq.heapify(heap)
+    seen: set[int] = set()
+    while heap:
+        p = -heapq.heappop(heap)
+        if p in seen or p >= k or block[p] >= b or op_types[p] in ANCHOR_OPS:
+            continue
+        seen.add(p)
+        if all(c in cand or block[c] == b for c in cons[p]):
+            cand.add(p)
+            for q in prods[p]:
+                heapq.heappush(heap, -q)
     work = sorted(cand)
     while work:  # drop what does not fit until nothing changes (a drop re-checks its neighbours)
         p = work.pop()
