@@ -1642,6 +1642,7 @@ def _preflight_outputs(args) -> None:
             raise ExportError(f"{value}: the folder {folder} does not exist.", hint="Create it or choose another path.")
         if not os.access(folder, os.W_OK):
             raise ExportError(f"{value}: the folder {folder} is not writable.", hint="Choose a folder you can write to.")
+        _probe_folder(value, folder)
     if getattr(args, "node_data", None):
         for path in api.node_data_paths(args.node_data).values():
             api.check_not_input(path)
@@ -1649,6 +1650,25 @@ def _preflight_outputs(args) -> None:
             if os.path.realpath(path) in seen:
                 raise ExportError(f"{path}: written by --node-data and given as --{seen[os.path.realpath(path)]}.",
                                   hint="Give each output its own path.")
+
+
+def _probe_folder(value: str, folder: str) -> None:
+    """Create and remove an empty file in ``folder``, as the output's temporary file will be: a folder that
+    passes the permission test but takes no new file (root in /proc, a read-only mount) is refused before
+    the calibration, not after it. Nothing is left behind.
+
+    Raises
+    ------
+    ExportError
+        Naming the path and the system's reason.
+    """
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".workbench-probe-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise ExportError(f"{value}: cannot create a file in {folder} ({exc.strerror or exc}).",
+                          hint="Choose a folder you can write to.") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _refuse_special_file(value: str, name: str) -> None:
