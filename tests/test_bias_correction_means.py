@@ -95,3 +95,59 @@ def test_row_by_row_runs_give_the_same_bits_as_whole_batches(monkeypatch):
     for k in expected:
         assert one[k].shape == (1, 3, 6, 5)
         assert one[k].tobytes() == whole[k].tobytes() == expected[k].tobytes(), k
+
+
+def _slow_means(a_slices: list[np.ndarray], qp: QParams) -> np.ndarray:
+    """The rounded mean summed row by row (every slice its own batch), without tables."""
+    sums = bias_correction._Sums()
+    for a in a_slices:
+        sums.add("k", bias_correction._rounded(a, qp))
+        sums.end_batch()
+    return sums.means()["k"]
+
+
+def _grids() -> list[QParams]:
+    return [_QP, QParams(np.array(1e-4, np.float32), np.array(0, np.int8), "int8"),
+            QParams(np.array(3.3e-3, np.float32), np.array(30001, np.uint16), "uint16"),
+            QParams(np.array(0.7, np.float32), np.array(-5, np.int16), "int16"),
+            QParams(np.array(1e-40, np.float32), np.array(128, np.uint8), "uint8")]  # a subnormal scale
+
+
+def test_grid_tables_sum_slices_at_once_to_the_bits_of_rounded_rows_summed_one_by_one():
+    rng = np.random.default_rng(11)
+    x = (rng.normal(size=(12, 3, 5, 4)) * np.exp(rng.uniform(-12, 12, (12, 3, 5, 4)))).astype(np.float32)
+    x[0, 0, 0, :3] = [np.nan, np.inf, -np.inf]
+    for qp in _grids():
+        table = bias_correction._Table.of(qp)
+        assert table is not None and table.values.size == qp.qt.qmax - qp.qt.qmin + 1
+        rounded = bias_correction._rounded(x, qp)
+        assert np.array_equal(table.values[np.searchsorted(table.values, rounded)], rounded)  # values: the rounded ones
+        sums = bias_correction._Sums()
+        for part in (x[:5], x[5:6], x[6:]):  # one batch in three slices
+            assert sums.add_exact("k", part, table)
+        sums.end_batch()
+        assert sums.add_exact("k", x[:3], table)  # a second batch
+        sums.end_batch()
+        slow = bias_correction._Sums()
+        for part in (x, x[:3]):
+            slow.add("k", rounded[:part.shape[0]] if part is x else bias_correction._rounded(part, qp))
+            slow.end_batch()
+        assert sums.means()["k"].tobytes() == slow.means()["k"].tobytes(), qp
+        assert sums.counts["k"] == 15
+    # a batch of another spatial size is summed row by row (spatial means), as without tables
+    sums = bias_correction._Sums()
+    table = bias_correction._Table.of(_QP)
+    assert sums.add_exact("k", x[:4], table)
+    sums.end_batch()
+    assert not sums.add_exact("k", x[:2, :, :3], table) and sums.counts["k"] == 4
+
+
+def test_grids_without_an_exact_table_are_rounded_row_by_row():
+    assert bias_correction._Table.of(QParams(np.array(0.1, np.float32), np.array(0, np.int32), "int32")) is None
+    per_channel = QParams(np.array([0.1, 0.2], np.float32), np.array([0, 0], np.uint8), "uint8", 0)
+    assert bias_correction._Table.of(per_channel) is None
+    table = bias_correction._Table.of(QParams(np.array(2.0 ** 100, np.float32), np.array(0, np.uint16), "uint16"))
+    assert table is not None and table.rows == 2 ** 53 // (65535 * 2 ** 23)  # rows whose sums stay exact
+    sums = bias_correction._Sums()
+    big = np.zeros((table.rows + 1, 1, 1, 1), np.float32)
+    assert not sums.add_exact("k", big, table) and "k" not in sums.counts
