@@ -34,6 +34,11 @@ def test_a_recipe_round_trips_through_sorted_json_byte_for_byte():
     ('{"exlude": [], "rules": [{"nmae": "*"}]}',
      "r.json: invalid recipe at rules.0.nmae: unknown field 'nmae' (did you mean 'name'?) (and 1 more problem)."),
     ('{"preset": "cpu-u8s8",}', "r.json: not valid JSON: trailing comma at line 1 column 23."),
+    # the --preset flag guessed; the same typo inside a recipe file did not
+    ('{"preset": "cpu-u8s9"}', "r.json: invalid recipe at preset: unknown preset 'cpu-u8s9' (did you mean "
+                               "'cpu-u8s8'?); use one of cpu-u8s8, s8s8, a16w8, w4-block, fp8-e4m3, dynamic-u8."),
+    ('{"preset": "zzz"}', "r.json: invalid recipe at preset: unknown preset 'zzz'; use one of cpu-u8s8, s8s8, a16w8, "
+                          "w4-block, fp8-e4m3, dynamic-u8."),
 ])
 def test_recipe_typos_are_named_with_a_guess(text, message):
     """A new user's typo read "Extra inputs are not permitted", and a syntax error "Fix that field"."""
