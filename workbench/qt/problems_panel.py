@@ -61,6 +61,12 @@ SEVERITY_TITLES = {
 }
 #: codes whose issues without a node (about the whole model) are not grouped with those of a node
 NODELESS_APART = (IssueCode.LATENCY_KEPT_FLOAT,)
+#: the widest share of the tree's width the Node and From columns open at (the Message column takes what is left)
+NODE_SHARE = 0.25
+#: the narrowest the Node and From columns open, px
+NODE_MIN = 40
+#: the tree's indentation per level, px (Qt's 20 widened the Severity column)
+INDENT = 12
 #: the "From" of an issue of the last calibration made with another recipe or other rows than the current ones
 STALE_SOURCE = "quantize (out of date)"
 _STALE_TIP = ("From the last calibration, made with another recipe or other calibration data than the current "
@@ -146,7 +152,12 @@ class ProblemsPanel(QWidget):
         self.tree.setUniformRowHeights(False)
         header = self.tree.header()
         header.setStretchLastSection(False)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        # the message takes what is left: the severity and the source as wide as their words, the node column
+        # at most :data:`NODE_SHARE` of the width (a 310 px dock squeezed the message to "3 × …")
+        for col, mode in ((0, QHeaderView.ResizeMode.ResizeToContents), (1, QHeaderView.ResizeMode.Interactive),
+                          (2, QHeaderView.ResizeMode.Stretch), (3, QHeaderView.ResizeMode.Interactive)):
+            header.setSectionResizeMode(col, mode)
+        self.tree.setIndentation(INDENT)
         lay = QVBoxLayout(self)
         lay.addWidget(self.summary)
         lay.addWidget(self.tree, 1)
@@ -165,7 +176,8 @@ class ProblemsPanel(QWidget):
             if len(group) > 1:
                 source, first = group[0]
                 parent = self._row(None, source, first, group_title(first, len(group)), node="")
-                parent.setToolTip(2, "Click to list them; a row's node is selected when it is clicked.")
+                parent.setToolTip(2, f"{parent.text(2)}\n\nClick to list them; a row's node is selected when it "
+                                     "is clicked.")
             for source, issue in group:
                 self.items.append(self._row(parent, source, issue, issue.message, node=issue.node))
                 self.problems.append((source, issue))
@@ -182,6 +194,19 @@ class ProblemsPanel(QWidget):
         else:
             self.summary.setText(f"{severity_counts(current)}. Click a row to select its node.{stale}")
         self.countChanged.emit(*(sum(1 for i in current if i.severity == sev) for sev in _ORDER))
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """The Node and From columns as wide as their words, each at most :data:`NODE_SHARE` of the tree (the
+        user may drag them); the Message column takes the rest."""
+        width = self.tree.viewport().width()
+        for col in (1, 3):
+            widest = max(self.tree.sizeHintForColumn(col), self.tree.header().sectionSizeHint(col))
+            self.tree.setColumnWidth(col, max(NODE_MIN, min(widest, int(width * NODE_SHARE))))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_columns()
 
     def _row(self, parent, source: str, issue: PlanIssue, message: str, *, node: str) -> QTreeWidgetItem:
         """A row of the tree (under ``parent``, or top-level) for ``issue``, showing ``message`` and ``node``."""
