@@ -203,3 +203,24 @@ def test_outputs_larger_than_a_chunk_give_the_whole_batch_figures(data, arrays, 
         assert b.cosine == pytest.approx(a.cosine, rel=1e-12) and b.mse == pytest.approx(a.mse, rel=1e-12)
     assert chunked.output("z").sqnr_db == pytest.approx(
         10 * math.log10((zf ** 2).sum() / ((zf - zq) ** 2).sum()), abs=1e-4)
+
+
+def test_cli_evaluate_scores_gt_label_without_being_asked(tmp_path, data, arrays, capsys):
+    """report takes gt_label in the data as "score top1"; evaluate ignored it unless --metric top1 was given.
+    Now both do; without gt_label evaluate stays with its per-output table (no task metric line)."""
+    from workbench.cli import main
+
+    f, q = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(tiny_model(1.0, B), f)
+    onnx.save(tiny_model(-1.0, B), q)
+    x, labels = arrays["x"], arrays["gt_label"]
+    assert main(["evaluate", str(f), str(q), "--data", str(data)]) == 0
+    captured = capsys.readouterr()
+    line = next(s for s in captured.out.splitlines() if s.startswith("metric "))
+    assert line == (f"metric top1: float {np.mean(x.argmax(1) == labels):.4f}  "
+                    f"quantized {np.mean(x.argmin(1) == labels):.4f}")
+    assert f"note: metric top1, from gt_label in {data} (--metric names another)" in captured.err.splitlines()
+    bare = save_npz(tmp_path / "bare.npz", x=x)
+    assert main(["evaluate", str(f), str(q), "--data", str(bare)]) == 0
+    captured = capsys.readouterr()
+    assert not any(s.startswith("metric ") for s in captured.out.splitlines()) and "gt_label" not in captured.err

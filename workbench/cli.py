@@ -488,7 +488,10 @@ def cmd_evaluate(args) -> int:
     metric = args.metric
     if metric is not None and metric.endswith(".py"):
         metric = api.load_metric(metric, allow_code=args.allow_code)
-    report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric=metric)
+    chosen = metric is None and api.default_metric(model, args.data) == "top1"  # as report: gt_label -> top1
+    report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric="top1" if chosen else metric)
+    if chosen:  # after the run: an error stays the only line on stderr
+        print(f"note: metric top1, from gt_label in {args.data} (--metric names another)", file=sys.stderr)
     for note in getattr(report, "notes", []):
         print(f"note: {note}", file=sys.stderr)
     text = report.format() if hasattr(report, "format") else str(report)
@@ -1328,8 +1331,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("quantized")
     s.add_argument("--data", required=True, help="eval .npz")
     s.add_argument("--samples", type=_positive_int)
-    s.add_argument("--metric", help="also score a task metric on both models: top1, cosine, output_sqnr, "
-                   "detection_scores, or a .py file defining metric(outputs, batch) (needs --allow-code)")
+    s.add_argument("--metric", help="also score a task metric on both models: top1 (the default when the data has "
+                   "gt_label, as in report), cosine, output_sqnr, detection_scores, or a .py file defining "
+                   "metric(outputs, batch) (needs --allow-code)")
     s.add_argument("--allow-code", action="store_true", help="allow loading a Python metric file")
     s.set_defaults(func=cmd_evaluate)
 
