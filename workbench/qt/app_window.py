@@ -771,6 +771,7 @@ class MainWindow(QMainWindow):
         tab = DiffTab(diff, proto, path, self.doc.model_path.name, self.tabs)
         self.tabs.setCurrentIndex(self.tabs.addTab(tab, f"Diff: {path.name}"))
         self.set_status(f"Diff with {path.name}: {diff.summary()}.")
+        self.calibration.settle_failure(f"Done: compared with {path.name} (the diff tab).")
         self.diffReady.emit(tab)
 
     def open_project(self, path: str | Path) -> None:
@@ -1321,6 +1322,8 @@ class MainWindow(QMainWindow):
         if self.runs.kind == "calibrate":
             self.calibration.set_running(False, message)
         else:
+            if message.startswith("Done"):  # a failure shown before is out of date
+                self.calibration.settle_failure(message)
             self.calibration.release()
         self.status_bar_progress.setVisible(False)
         self.set_status(short or message, full=message)

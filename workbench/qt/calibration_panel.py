@@ -47,10 +47,18 @@ from workbench.qt.runs import ANALYSIS_SAMPLES
 
 KINDS = {"file": "Array file (.npz / .npy)", "folder": "Folder of .npz / .npy", "images": "Image folder",
          "python": "Python reader (.py)", "random": "Random (smoke test)"}
+#: the lines of the status text the panel always shows (a longer one scrolls)
+DETAILS_LINES = 5
 #: the loader's image scale when a spec names none (shown in the Scale box)
 DEFAULT_SCALE = 1 / 255
 #: image fields the panel edits (each widget shows "left out" as an empty text, "auto" or the loader's default)
 IMAGE_FIELDS = ("size", "layout", "channel_order", "scale", "mean", "std")
+
+
+def is_failure(text: str) -> bool:
+    """Whether ``text`` is a failed job's line ("Calibrate failed: ...", as the window words it)."""
+    head, sep, _rest = text.partition(" failed:")
+    return bool(sep) and " " not in head.strip()
 
 
 def _floats(text: str, what: str) -> list[float] | None:
@@ -376,7 +384,9 @@ class CalibrationPanel(QWidget):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumHeight(self.fontMetrics().lineSpacing() + 2)  # one line at least; spare height beyond
+        # DETAILS_LINES at least (the status bar's "Details: Calibration panel" points here; one line let the dock
+        # shrink to two and a half beside the Inspector), spare height beyond
+        scroll.setMinimumHeight(DETAILS_LINES * self.fontMetrics().lineSpacing() + 2)
         # its size hint stays out of the dock's: the panel asks for its fields, the text takes what is left
         scroll.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
         scroll.setWidget(self.status)
@@ -432,6 +442,17 @@ class CalibrationPanel(QWidget):
         self.cancel.setEnabled(False)
         message = f"Cancelling {title}..."
         self.status.setText(message)  # another job's too: the calibration's result returns when it stopped
+
+    def settle_failure(self, done: str) -> None:
+        """A later job succeeded (``done``: its line): a failed job's line the panel shows, or shows again once
+        that job is released, is out of date ("Calibrate failed: wrongnames.npz has no array ..." stayed after
+        the path was fixed and a sweep and a comparison ran); ``done`` replaces it. Any other line stays."""
+        if self._held is not None:
+            text, lo, hi, value = self._held
+            if is_failure(text):
+                self._held = (done, lo, hi, value)
+        elif is_failure(self.status.text()):
+            self.status.setText(done)
 
     def release(self) -> None:
         """The other job ended: the panel shows the calibration's own state again."""
