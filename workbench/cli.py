@@ -1279,7 +1279,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
 
     s = sub.add_parser("inspect", help="ops, opset, subgraphs, weights, already quantized? (--units: quantizable units)")
-    s.add_argument("model")
+    s.add_argument("model", help="MODEL.onnx (float or quantized)")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.add_argument("--units", action="store_true",
                    help="also list the node units the default preset (cpu-u8s8) would quantize")
@@ -1327,10 +1327,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_quantize)
 
     s = sub.add_parser("evaluate", help="run float and quantized models on eval data; per-output SQNR")
-    s.add_argument("model")
-    s.add_argument("quantized")
+    s.add_argument("model", help="the float model (MODEL.onnx)")
+    s.add_argument("quantized", help="its quantized version (a QDQ .onnx, ours or another tool's; a QONNX file needs `convert --to qdq` first)")
     s.add_argument("--data", required=True, help="eval .npz")
-    s.add_argument("--samples", type=_positive_int)
+    s.add_argument("--samples", type=_positive_int, help="use at most the first N eval samples")
     s.add_argument("--metric", help="also score a task metric on both models: top1 (the default when the data has "
                    "gt_label, as in report), cosine, output_sqnr, detection_scores, or a .py file defining "
                    "metric(outputs, batch) (needs --allow-code)")
@@ -1390,7 +1390,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_sweep)
 
     s = sub.add_parser("autotune", help="promote the most sensitive units until a metric target holds")
-    s.add_argument("model")
+    s.add_argument("model", help="the float model (MODEL.onnx)")
     recipe_args(s)
     s.add_argument("--eval", required=True, help="eval .npz (with gt_label for top1)")
     s.add_argument("--eval-samples", type=_positive_int, help="eval samples the metric reads (default: all)")
@@ -1433,15 +1433,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_autotune)
 
     s = sub.add_parser("convert", help="convert a QDQ model to QONNX or back; prints what cannot be converted")
-    s.add_argument("input")
-    s.add_argument("output")
+    s.add_argument("input", help="the quantized model to convert (QDQ .onnx, or QONNX with --to qdq)")
+    s.add_argument("output", help="the file to write (.onnx)")
     s.add_argument("--to", required=True, choices=["qonnx", "qdq"], help="target format")
     s.add_argument("--partial", action="store_true", help="leave unconvertible nodes unchanged")
     _add_input_shape_arg(s)
     s.set_defaults(func=cmd_convert)
 
     s = sub.add_parser("cost", help="per-node MACs, bit operations and weight memory, float vs quantized")
-    s.add_argument("model")
+    s.add_argument("model", help="the float model (MODEL.onnx)")
     g = s.add_mutually_exclusive_group()
     g.add_argument("--preset", help="preset whose bits to count (default cpu-u8s8)")
     g.add_argument("--recipe", help="recipe JSON file")
@@ -1479,7 +1479,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", required=True, help="the HTML file to write")
     s.set_defaults(func=cmd_report)
     s = sub.add_parser("render", help="draw the graph as the app shows it (offscreen Qt) into a PNG or SVG")
-    s.add_argument("model")
+    s.add_argument("model", help="MODEL.onnx (with --compare: the float model)")
     s.add_argument("-o", "--output", required=True, help="OUT.png or OUT.svg")
     s.add_argument("--colour", "--color", choices=["op", "dtype", "sqnr"], default="op",
                    help="op type (default), dtype the recipe assigns, or per-unit SQNR measured on --data (of the "
