@@ -19,6 +19,7 @@ Verbs: open_model, inspect_model, make_recipe, load_recipe, resolve, plan, calib
 export, evaluate, analyze, sensitivity_sweep, autotune, choose_recipe, search_recipe, convert_file, model_cost, replay_project,
 new_project / save_project / load_project, layout_graph / layout_routed (positions + long-edge routes),
 read_quant_params, write_report, summarize_quantization, edge_quantization,
+node_facts / NodeFactsIndex (one node's attributes, tensors, dtypes and shapes, as the inspector shows them),
 diff_models / compare_models / pane_layout (float vs quantized, side by side).
 """
 
@@ -154,6 +155,11 @@ _LAZY: dict[str, str] = {
     "edge_quantization": "workbench.core.inspection.quant_summary",
     "params_around_nodes": "workbench.core.inspection.quant_summary",
     "tensor_dtypes": "workbench.core.inspection.tensor_dtypes",
+    "NodeFacts": "workbench.core.inspection.node_facts",
+    "TensorFact": "workbench.core.inspection.node_facts",
+    "AttrFact": "workbench.core.inspection.node_facts",
+    "NodeFactsIndex": "workbench.core.inspection.node_facts",
+    "node_facts": "workbench.core.inspection.node_facts",
     "ModelDiff": "workbench.core.inspection.model_diff",
     "diff_models": "workbench.core.inspection.model_diff",
     "format_diff": "workbench.core.inspection.model_diff",

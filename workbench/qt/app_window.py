@@ -230,6 +230,7 @@ class MainWindow(QMainWindow):
         self.cost.nodeClicked.connect(self.focus_node)
         self.problems.nodeClicked.connect(self.focus_node)
         self.recipe_panel.nodeClicked.connect(self.focus_node)
+        self.inspector.nodeClicked.connect(self.focus_node)  # a tensor's name in its Node section
         self.search_hits.nodeClicked.connect(self.focus_hit)
         self.problems.countChanged.connect(self._on_problem_count)
         self.problems_link.linkActivated.connect(lambda _href: self.show_problems())

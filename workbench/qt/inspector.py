@@ -12,6 +12,11 @@ A file shown in a tab of its own (View > Open Exported Model) is not the recipe:
 is shown, :meth:`Inspector.show_file` puts the inspector in a read-only mode for that file's
 selection (the quantization parameters the file holds, a note saying where to edit instead, no
 recipe controls) until :meth:`Inspector.release_file` or a selection in the main graph.
+
+For one selected node, a collapsible "Node" section (:class:`workbench.qt.node_facts_view.NodeBox`) below
+the quantization parameters of a quantized model, above the recipe controls of a float one, says what the
+node is: op type, attributes, inputs and outputs with their dtypes and shapes, weights with their size.
+Clicking a tensor's name there selects the node at its other end (``nodeClicked``).
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ from workbench.core.api import (
     ROLES,
     Granularity,
     InputRead,
+    NodeFacts,
+    NodeFactsIndex,
     QuantTensor,
     ResolvedNode,
     input_reads,
@@ -51,6 +58,7 @@ from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 from workbench.qt.field_guard import guard_fields
+from workbench.qt.node_facts_view import NodeBox
 from workbench.qt.quant_banner import RECIPE_OFF_NOTE
 from workbench.qt.quant_params_view import QuantParamsBox
 from workbench.qt.theme import mute
@@ -275,7 +283,11 @@ class RoleEditor(QGroupBox):
 
 
 class Inspector(QWidget):
-    """Shows and edits the selected nodes; every edit is a command on the document's undo stack."""
+    """Shows and edits the selected nodes; every edit is a command on the document's undo stack.
+    ``nodeClicked(name)``: a tensor's name in the Node section was clicked, ``name`` is the node at its
+    other end (select it)."""
+
+    nodeClicked = Signal(str)
 
     def __init__(self, document, parent: QWidget | None = None):
         super().__init__(parent)
@@ -304,6 +316,11 @@ class Inspector(QWidget):
         mute(self.recipe_note)
         self.recipe_note.setVisible(False)
         lay.addWidget(self.recipe_note)
+        # one selected node's attributes, inputs and outputs: after the quantization parameters, before the recipe
+        self.node_box = NodeBox()
+        self.node_box.nodeClicked.connect(self.nodeClicked)
+        lay.addWidget(self.node_box)
+        self._facts: tuple[Any, NodeFactsIndex] | None = None  # (the proto indexed, its index)
         row = QHBoxLayout()
         self.exclude = QCheckBox("exclude (keep in float)")
         self.exclude_source = QLabel()
@@ -335,11 +352,15 @@ class Inspector(QWidget):
         self.exclude.clicked.connect(self._on_exclude)
         self.reset.clicked.connect(self._on_reset)
         document.recipeChanged.connect(self.refresh)
-        document.modelChanged.connect(lambda: self.set_nodes([]))
+        document.modelChanged.connect(self._on_model_changed)
         guard_fields(self)  # the wheel scrolls the panel; Ctrl+Z undoes the document, not a field's text
         self.refresh()
 
     # ------------------------------------------------------------------ selection
+    def _on_model_changed(self) -> None:
+        self._facts = None  # the index of the model before holds its proto
+        self.set_nodes([])
+
     @guarded
     def set_nodes(self, names: list[str]) -> None:
         """Show the main graph's selection ``names`` (leaves a file's read-only view)."""
@@ -368,8 +389,20 @@ class Inspector(QWidget):
     def release_file(self, owner: object) -> None:
         """``owner``'s tab is no longer shown: back to the main graph's selection (editable)."""
         if self.file is not None and self.file.owner is owner:
+            if self._facts is not None and self._facts[0] is self.file.proto:
+                self._facts = None
             self.file = None
             self.refresh()
+
+    def node_facts(self, proto: Any, nodes: list[str]) -> NodeFacts | None:
+        """What the Node section shows for ``nodes`` of the ONNX model ``proto``: the facts of a single
+        node, None for none or several (the index is built once per model)."""
+        if proto is None or len(nodes) != 1:
+            return None
+        if self._facts is None or self._facts[0] is not proto:
+            self._facts = (proto, NodeFactsIndex(proto))
+        index = self._facts[1]
+        return index.facts(nodes[0]) if nodes[0] in index else None
 
     def _show_recipe_controls(self, show: bool, note: str = RECIPE_OFF_NOTE) -> None:
         for w in (self.exclude, self.exclude_source, self.reset, *self.roles.values()):
@@ -386,6 +419,7 @@ class Inspector(QWidget):
         self.problems.setText("")
         self.exclude_source.setText("")
         name = html.escape(f.name)
+        self.node_box.show_facts(None if f.edge is not None else self.node_facts(f.proto, f.nodes), links=False)
         if f.edge is not None:
             tensor = f.edge
             self.header.setText(f"<b>Edge</b> carrying {html.escape(tensor)} in {name}" if tensor
@@ -413,6 +447,8 @@ class Inspector(QWidget):
         enabled = bool(nodes) and self.doc.model is not None
         quantized = self.doc.quant_summary is not None
         self._show_recipe_controls(not quantized)
+        model = self.doc.model
+        self.node_box.show_facts(self.node_facts(model.proto if model is not None else None, nodes))
         if self.edge_tensor and quantized:
             self.quant_params.show_tensor(self.doc.quant_params.get(self.edge_tensor), self.edge_tensor)
             self.header.setText(f"<b>Edge</b> carrying {html.escape(self.edge_tensor)}")
