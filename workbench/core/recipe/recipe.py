@@ -12,7 +12,6 @@ field came from, which the app's inspector shows.
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 from typing import Literal
 
@@ -59,6 +58,8 @@ class Recipe(BaseModel):
     @classmethod
     def _known_preset(cls, name: str) -> str:
         if name not in PRESETS:
+            import difflib  # only for a misspelt name (a plain quantize does not load it)
+
             close = difflib.get_close_matches(str(name), list(PRESETS), n=1)  # as --preset says it
             guess = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"unknown preset {name!r}{guess}; use one of {', '.join(PRESETS)}")
