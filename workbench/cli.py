@@ -696,11 +696,12 @@ def cmd_analyze(args) -> int:
     weights = {e.node: e for e in api.weight_errors(result.plan, (result.float_model or model).proto, result.proto)}
     doc = [{**r.to_json(), "local_sqnr_db": local.get(r.node, math.nan),
             **({"weight": weights[r.node].to_json()} if r.node in weights else {})} for r in rows]
+    written = []  # said last, after the results (the files are written first: a failed write stops here)
     if args.json:
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
-        print(f"wrote {args.json}", file=sys.stderr)  # stdout holds the table
+        written.append(f"wrote {args.json}")
     if args.node_data:
-        _write_node_data(model, result, rows, args.node_data)
+        written += _write_node_data(model, result, rows, args.node_data)
     _print_job_notes(chose, result)
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
     _note_unmeasured(result.plan, rows, kept)
@@ -719,7 +720,15 @@ def cmd_analyze(args) -> int:
           f"{api.describe_runtime(False)}")
     if not rows:
         print("  none measured (see the note on stderr)")
-        return 0
+    else:
+        _print_unit_table(args, rows, local, weights)
+    for line in written:
+        print(line, file=sys.stderr)  # stdout holds the results
+    return 0
+
+
+def _print_unit_table(args, rows, local: dict, weights: dict) -> None:
+    """analyze's per-unit table (worst first, ``--top`` rows) and its legend."""
     w = _name_width(r.node for r in rows[: args.top])
     print(f"{'node':{w}s} {'op':14s} {'SQNR dB':>8s} {'local dB':>8s} {'weight dB':>9s} {'MSE':>10s} {'cosine':>8s}")
     for r in rows[: args.top]:
@@ -728,24 +737,23 @@ def cmd_analyze(args) -> int:
               f"{wdb} {r.mse:10.3g} {r.cosine:8.5f}")
     if len(rows) > args.top:
         print(f"({args.top} of {len(rows)} units shown, worst first; --top N for more, --json for all)")
-    if rows:
-        print("SQNR: the unit's output against float, with every error upstream; local: the noise the unit adds "
-              "itself (1/local = 1/SQNR - 1/SQNR of its worst input, noise-to-signal ratios adding; inf: its "
-              "output is no noisier than that input; a float residual Add before it is measured too; nan: an input's "
-              "noise could not be measured); weight: the unit's weight against its dequantized "
-              "value (no data; --json also gives its worst output channel)")
-    return 0
+    print("SQNR: the unit's output against float, with every error upstream; local: the noise the unit adds "
+          "itself (1/local = 1/SQNR - 1/SQNR of its worst input, noise-to-signal ratios adding; inf: its "
+          "output is no noisier than that input; a float residual Add before it is measured too; nan: an input's "
+          "noise could not be measured); weight: the unit's weight against its dequantized "
+          "value (no data; --json also gives its worst output channel)")
 
 
-def _write_node_data(model, result, rows, out: str) -> None:
+def _write_node_data(model, result, rows, out: str) -> list[str]:
+    """Write the Model Explorer node data; the lines that say what was written (printed after the results)."""
     data = api.build_node_data(model, result.plan, rows, measured=result.float_model)
     paths = api.write_node_data(data, out)
-    for figure, path in paths.items():
-        print(f"Model Explorer node data ({figure}, {len(data.node_ids(figure))} nodes of graph "
-              f"{data.graph_id!r}): {path}", file=sys.stderr)
+    lines = [f"Model Explorer node data ({figure}, {len(data.node_ids(figure))} nodes of graph "
+             f"{data.graph_id!r}): {path}" for figure, path in paths.items()]
     if data.unmatched:
-        print(f"note: {len(data.unmatched)} units not found in {model.path} by name or output tensor, left out: "
-              f"{', '.join(data.unmatched[:5])}", file=sys.stderr)
+        lines.append(f"note: {len(data.unmatched)} units not found in {model.path} by name or output tensor, left "
+                     f"out: {', '.join(data.unmatched[:5])}")
+    return lines
 
 
 def cmd_sweep(args) -> int:
