@@ -168,7 +168,7 @@ def test_a_placement_that_costs_output_sqnr_is_undone(tmp_path, monkeypatch):
     _seed_probe(1.4)
     measured = []
 
-    def sqnr(float_model, quant_model, feeds):
+    def sqnr(float_model, quant_model, feeds, **_):
         dw = next(n for n in quant_model.graph.node if n.name == "dw")
         placed = dw.input[1] == "Wd"  # the float weight: dw kept float
         measured.append((placed, len(feeds)))

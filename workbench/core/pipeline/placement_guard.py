@@ -38,13 +38,33 @@ ROWS = 8
 MARGIN_DB = 3.0
 
 
-def output_sqnr(float_model, quant_model, feeds: list[dict[str, np.ndarray]]) -> float:
-    """SQNR in dB of ``quant_model``'s outputs against ``float_model``'s (``onnx.ModelProto``) over
-    ``feeds`` (every output, every feed; inf when they are equal)."""
-    f, q = make_session(float_model), make_session(quant_model)
-    sig = err = 0.0
+#: Bytes of float outputs the guard keeps for its two scores (the float model then runs once per row, not once
+#: per score); above it the float model runs again for the second score, so memory stays flat in the output size.
+REF_BYTES = 64 * 2**20
+
+
+def float_outputs(float_model, feeds: list[dict[str, np.ndarray]], *, budget: int = REF_BYTES) -> list | None:
+    """The outputs of ``float_model`` (``onnx.ModelProto``) on each of ``feeds``, one list of arrays per feed (in
+    the model's output order), as :func:`output_sqnr` takes them; None once they pass ``budget`` bytes."""
+    f, refs, held = make_session(float_model), [], 0
     for feed in feeds:
-        for a, b in zip(f.run(None, feed), q.run(None, feed), strict=True):
+        refs.append(f.run(None, feed))
+        held += sum(np.asarray(a).nbytes for a in refs[-1])
+        if held > budget:
+            return None
+    return refs
+
+
+def output_sqnr(float_model, quant_model, feeds: list[dict[str, np.ndarray]], *, refs: list | None = None) -> float:
+    """SQNR in dB of ``quant_model``'s outputs against ``float_model``'s (``onnx.ModelProto``) over
+    ``feeds`` (every output, every feed; inf when they are equal). ``refs``: the float model's outputs on
+    ``feeds`` (:func:`float_outputs`), when already computed; None runs it here."""
+    q = make_session(quant_model)
+    f = make_session(float_model) if refs is None else None
+    sig = err = 0.0
+    for k, feed in enumerate(feeds):
+        ref = refs[k] if refs is not None else f.run(None, feed)
+        for a, b in zip(ref, q.run(None, feed), strict=True):
             a64 = np.asarray(a, np.float64)
             sig += float(np.sum(a64 * a64))
             err += float(np.sum((a64 - np.asarray(b, np.float64)) ** 2))
@@ -80,9 +100,10 @@ class PlacementGuard:
         feeds = list(open_data_source(job.data, base).samples(ROWS))
         scoring = "Placement guard: output SQNR with and without the placement"
         progress(0, 2, scoring)
-        placed = output_sqnr(base.proto, job.written.proto, feeds)
+        refs = float_outputs(base.proto, feeds)  # the float model runs once for both scores (within REF_BYTES)
+        placed = output_sqnr(base.proto, job.written.proto, feeds, refs=refs)
         progress(1, 2, scoring)
-        free = output_sqnr(base.proto, trial.written.proto, feeds)
+        free = output_sqnr(base.proto, trial.written.proto, feeds, refs=refs)
         progress(2, 2, scoring)
         if not placed < free - MARGIN_DB:
             return PassResult(False)
