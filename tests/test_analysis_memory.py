@@ -51,7 +51,7 @@ def test_figures_do_not_depend_on_rows_per_run(quantized, monkeypatch):
     seen = _runs_seen(monkeypatch)
     monkeypatch.setattr(unit_error, "TAP_BUDGET", 1)  # below one row: every run is a single row
     split = api.analyze(model, res, EVAL, samples=40)
-    assert seen == [1] + [1] * 40  # the sizing row, then every row alone
+    assert seen == [1] * 40  # every row alone, the first one also sizing the runs (it ran twice: 41 runs)
     assert [r.node for r in split] == [r.node for r in whole] and len(whole) > 3
     # the same up to float32 accumulation order: the Gemm writes its logits float (no output rounding
     # to hide it), and onnxruntime's Gemm sums in another order for 1 row than for 16
@@ -73,3 +73,26 @@ def test_rows_per_run_follow_the_first_row(quantized, monkeypatch):
     monkeypatch.setattr(unit_error, "TAP_BUDGET", 5 * per_row + per_row // 2)
     api.analyze(model, res, EVAL, samples=32)  # four batches of ANALYSIS_BATCH = 8 rows
     assert seen == [1, 5, 3, 5, 3, 5, 3, 5, 3]  # one sizing row, then at most 5 per run within each batch of 8
+
+
+def test_the_sizing_run_is_the_first_run_when_it_has_its_rows(quantized, monkeypatch):
+    """Runs of one row: the sizing row's outputs are those of the first run (each model ran it twice); the
+    figures equal those of every row run alone, measured here, bit for bit."""
+    model, res = quantized
+    pairs = {**unit_error.unit_outputs(res.plan, res.tensor_map)}
+    f_names, q_names = list(pairs), [pairs[t][2] for t in pairs]
+    f_sess = make_session(add_outputs(model.proto, f_names))
+    q_sess = make_session(add_outputs(res.proto, q_names), optimize=False)
+    inp = model.proto.graph.input[0].name
+    rows = np.load(CALIB)[inp][:10]
+    accs = {t: unit_error._Acc() for t in f_names}
+    for x in rows:
+        for t, r, q in zip(f_names, f_sess.run(f_names, {inp: x[None]}), q_sess.run(q_names, {inp: x[None]}),
+                           strict=True):
+            accs[t].update(r, q)
+    seen = _runs_seen(monkeypatch)
+    monkeypatch.setattr(unit_error, "TAP_BUDGET", 1)
+    segs = unit_error.unit_segments(model.proto, pairs)
+    sums = unit_error.accumulate(model.proto, res.proto, pairs, segs, [{inp: rows[:8]}, {inp: rows[8:]}])
+    assert seen == [1] * 10  # was 11: the sizing row ran again as the first run
+    assert {t: sums[t] for t in f_names} == {t: a.sums() for t, a in accs.items()} and len(f_names) > 3

@@ -201,15 +201,20 @@ def accumulate(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, pairs
     for feed in batches:
         if cancel is not None:
             cancel.check()
-        if budget.per_row is None:  # one row run alone to size the runs (its outputs are not kept)
+        first = None
+        if budget.per_row is None:  # one row run alone to size the runs
             probe = budget.first_row(feed)
-            budget.measured(f_sess.run(f_names, probe), q_sess.run(q_names, probe), probe)
+            first = (f_sess.run(f_names, probe), q_sess.run(q_names, probe))
+            budget.measured(*first, probe)
         parts = list(budget.runs(feed))  # views of the feed's rows
+        if first is not None and _leading_rows(parts[0]) != _leading_rows(probe):
+            first = None  # the first run takes more rows than the probe: its outputs are not kept
         for p, part in enumerate(parts):
-            f_out = f_sess.run(f_names, part)
+            f_out = first[0] if first is not None else f_sess.run(f_names, part)
             steps.ran(p, len(parts), 1)
-            q_out = q_sess.run(q_names, part)
+            q_out = first[1] if first is not None else q_sess.run(q_names, part)
             steps.ran(p, len(parts), 2)
+            first = None  # the probe's rows are the first run's (runs of one row, or a batch that runs whole)
             for k, (t, r, q) in enumerate(zip(f_names, f_out, q_out, strict=True)):
                 accs[t].update(r, q)
                 if t in segs:
