@@ -59,6 +59,32 @@ def sqnr_colors(values) -> np.ndarray:
     return SQNR_CMAP(SQNR_NORM(np.nan_to_num(v, nan=0.0)))
 
 
+#: Characters of a node name beside a bar; a longer name is shortened in the middle (more where that
+#: would make two names read the same).
+BAR_NAME_CHARS = 52
+
+
+def _short_names(names: list[str], width: int = BAR_NAME_CHARS) -> list[str]:
+    """``names`` each within ``width`` characters (:func:`_middle`), widened until distinct names stay distinct."""
+    longest = max((len(n) for n in names), default=0)
+    while True:
+        short = [_middle(n, width) for n in names]
+        if width >= longest or len(set(short)) == len(set(names)):
+            return short
+        width += 4
+
+
+def _middle(name: str, width: int) -> str:
+    """``name`` within ``width`` characters, cut in the middle ("/bert/encoder/lay...output/dense/MatMul"):
+    exported names share long prefixes and differ at both ends (the layer number near the start, the op
+    near the end), so neither end may go."""
+    if len(name) <= width:
+        return name
+    keep = width - 3
+    head = keep // 2
+    return f"{name[:head]}...{name[len(name) - (keep - head):]}"
+
+
 def sqnr_bars(rows, *, top: int, note: str) -> Figure:
     """Horizontal bars of unit output SQNR (dB), worst first, the ``top`` worst units of ``rows``."""
     shown = rows[:top]
@@ -67,14 +93,24 @@ def sqnr_bars(rows, *, top: int, note: str) -> Figure:
     vals = [min(r.sqnr_db, 80.0) for r in shown]
     y = np.arange(len(shown))
     ax.barh(y, vals, color=sqnr_colors([r.sqnr_db for r in shown]), edgecolor="#333333", linewidth=0.3)
-    ax.set_yticks(y, [f"{r.node[-40:]} ({r.op_type})" for r in shown], fontsize=7)
+    ax.set_yticks(y, [f"{n} ({r.op_type})" for n, r in zip(_short_names([r.node for r in shown]), shown,
+                                                           strict=True)], fontsize=7)
     ax.invert_yaxis()
     ax.axvline(0.0, color="#333333", linewidth=0.5)
     ax.set_xlabel("unit output SQNR (dB), quantized vs float; higher is better")
     ax.set_title(f"Per-unit SQNR, the {len(shown)} worst of {len(rows)} units")
     fig.colorbar(sqnr_mappable(), ax=ax, label="SQNR (dB)", fraction=0.04, pad=0.02)
     footnote(fig, note)
+    _room_for_labels(fig, ax)
     return fig
+
+
+def _room_for_labels(fig: Figure, ax) -> None:
+    """Move the left edge of ``ax`` right of its widest y tick label, so the names beside the bars are
+    inside the figure (and a picture of it without a tight bounding box), not cut at its left edge."""
+    fig.draw_without_rendering()
+    widest = max((t.get_window_extent().width for t in ax.get_yticklabels()), default=0.0)  # pixels
+    fig.subplots_adjust(left=min(0.6, (widest + 14.0) / (fig.dpi * fig.get_figwidth())))
 
 
 def histogram(h: TensorHistogram, *, note: str) -> Figure:
