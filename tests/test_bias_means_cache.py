@@ -200,3 +200,19 @@ def test_own_expected_grids_are_those_a_plan_without_the_alias_writes(tmp_path):
     assert [grid_key("", own[t][0]) for t in ("s0", "s1")] == [grid_key("", written[n]) for n in ("conv1", "conv2")]
     assert grid_key("", written["conv1"]) != grid_key("", written["conv2"])  # each on its own range
     assert expected_grids(alone.plan, alone.calibration.observers, own=True) == {}  # nothing aliased there
+
+
+def test_weights_dequantized_for_some_nodes_are_those_of_all_and_a_model_without_convs_dequantizes_none(
+        tmp_path, monkeypatch):
+    model, data, x = _setup(tmp_path)
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
+    every = bias_correction.dequantized_weights(res.proto)
+    some = bias_correction.dequantized_weights(res.proto, {"conv1", "conv3"})
+    assert sorted(every) == [f"conv{i}" for i in range(DEPTH)] and sorted(some) == ["conv1", "conv3"]
+    assert all(some[n].tobytes() == every[n].tobytes() for n in some)
+    # no Conv quantized (kept float): bias correction dequantizes no weight
+    floats = api.quantize(model, api.make_recipe("cpu-u8s8").with_excluded([f"conv{i}" for i in range(DEPTH)]),
+                          data=data)
+    monkeypatch.setattr(bias_correction, "dequantized_weights",
+                        lambda *a: (_ for _ in ()).throw(AssertionError("dequantized")))
+    assert bias_shifts(model, floats.plan, floats.proto, [{"x": x}]) == {}

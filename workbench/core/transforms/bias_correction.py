@@ -47,13 +47,17 @@ def correctable_units(plan) -> list:
             if u.op_type == "Conv" and not u.excluded and u.weight and u.bias]
 
 
-def dequantized_weights(qproto: onnx.ModelProto) -> dict[str, np.ndarray]:
+def dequantized_weights(qproto: onnx.ModelProto, nodes: set[str] | None = None) -> dict[str, np.ndarray]:
     """Node name -> its dequantized weight (float64) for nodes whose input 1 is a DequantizeLinear of an
-    initializer in ``qproto`` (the QDQ output of :mod:`workbench.core.writers.qdq`)."""
+    initializer in ``qproto`` (the QDQ output of :mod:`workbench.core.writers.qdq`). ``nodes``: only these
+    (the other weights are not dequantized)."""
     inits = {i.name: i for i in qproto.graph.initializer}
+    wanted = None if nodes is None else {n.input[1] for n in qproto.graph.node if n.name in nodes and len(n.input) > 1}
     dq_out: dict[str, np.ndarray] = {}
     for n in qproto.graph.node:
         if n.op_type != "DequantizeLinear" or n.input[0] not in inits or n.input[1] not in inits:
+            continue
+        if wanted is not None and n.output[0] not in wanted:
             continue
         q = numpy_helper.to_array(inits[n.input[0]])
         scale = numpy_helper.to_array(inits[n.input[1]]).astype(np.float32)
@@ -391,7 +395,7 @@ def bias_shifts(model, plan, quant_proto: onnx.ModelProto, batches,
     kept from earlier calls on the same model and rows (:class:`InputMeans`; ``batches`` is then read only
     for what it lacks)."""
     units = correctable_units(plan)
-    wq = dequantized_weights(quant_proto)
+    wq = dequantized_weights(quant_proto, {u.node for u in units}) if units else {}
     units = [u for u in units if u.node in wq]
     if not units:
         return {}
