@@ -527,3 +527,25 @@ def test_marks_of_onnxruntime_int8_activation_exports(corpus, tmp_path, name):
     assert marks == Counter({k: ran[k] for k in ("QLinearConv", "QLinearMatMul", "MatMulIntegerToFloat", "QGemm")
                              if ran[k]}), (marks, ran)
     assert sum(marks.values()) > 0
+
+
+def test_per_node_fields_are_keyed_as_the_canvas_keys_nodes():
+    """node_dtypes, kernels and compute use node_keys: a repeated or empty name is "<op_type>#<index>" (keyed by
+    name, the two MatMulIntegers named "mm" were one entry and the unnamed one was "")."""
+    from workbench.core.graph.layout import node_keys
+
+    h = helper.make_node
+    nodes = [h("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="dq"),
+             h("MatMulInteger", ["xq", "w", "xz", "wz"], ["a"], name="mm"),
+             h("MatMulInteger", ["xq", "w", "xz", "wz"], ["b"], name="mm"),
+             h("MatMulInteger", ["xq", "w", "xz", "wz"], ["c"], name="")]
+    inits = [numpy_helper.from_array(np.ones((4, 2), np.uint8), "w"), numpy_helper.from_array(np.array(3, np.uint8), "wz")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info(t, TensorProto.INT32, None) for t in "abc"], inits)
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    s = summarize_quantization(proto)
+    keys = node_keys(proto.graph.node)
+    assert keys == ["dq", "mm", "MatMulInteger#2", "MatMulInteger#3"]
+    assert s.kernels == {k: "MatMulInteger" for k in keys[1:]}
+    assert s.compute == {k: "uint8/uint8" for k in keys[1:]}
+    assert set(s.node_dtypes) == set(keys)

@@ -95,3 +95,19 @@ def test_without_the_files_kernels_boxes_keep_the_fraction_quantized(qtbot, make
     canvas = make_canvas(1200, 900)
     _open(qtbot, canvas, dynamic_model())
     assert [info for _, info in boxes(canvas)] == ["13 nodes \u00b7 8% quantized"] * 3
+
+
+@pytest.mark.parametrize("rename", ["repeated", "empty"])
+def test_boxes_of_kernels_without_a_name_of_their_own_name_them(qtbot, make_canvas, rename):
+    """The canvas keys a node with an empty or repeated name "<op_type>#<index>"; the file's summary keyed its
+    kernels by name, so two ConvInteger named "conv" were one entry and the second and third boxes read
+    "13 nodes · float", and unnamed nodes gave every box "13 nodes"."""
+    proto = dynamic_model()
+    for n in proto.graph.node:
+        if rename == "empty":
+            n.name = ""
+        elif n.op_type == "ConvInteger":
+            n.name = "conv"
+    canvas = make_canvas(1200, 900)
+    _open(qtbot, canvas, proto, compute=summarize_quantization(proto).compute)
+    assert [info for _, info in boxes(canvas)] == ["13 \u00b7 ConvInteger u8/u8"] * 3

@@ -20,7 +20,7 @@ import onnx
 
 from workbench.core.formats.qtypes import qtype_of_onnx
 from workbench.core.graph.index import attrs_of
-from workbench.core.graph.layout import GraphStructure
+from workbench.core.graph.layout import GraphStructure, node_keys
 from workbench.core.graph.op_families import WEIGHT_OPS
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS, find_quantized, quantized_kind
 from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
@@ -70,12 +70,14 @@ class QuantSummary:
         (float op type, ``"activation/weight"`` dtypes or ``"float"``, node count), quantized rows
         first, each group by count.
     node_dtypes : dict of str to str
-        Node name -> the dtype it computes in (see :func:`node_dtypes`).
+        Node key -> the dtype it computes in (see :func:`node_dtypes`). A node's key is its name, or
+        ``"<op_type>#<index>"`` for an empty or repeated name (:func:`~workbench.core.graph.layout.node_keys`,
+        the names the canvas gives its nodes), in this and the next two fields.
     kernels : dict of str to str
-        Node name -> integer kernel it is (``"QLinearConv"``) or that onnxruntime fuses its QDQ unit
+        Node key -> integer kernel it is (``"QLinearConv"``) or that onnxruntime fuses its QDQ unit
         into (``"QDQ -> QLinearConv"``).
     compute : dict of str to str
-        Node name -> ``"activation/weight"`` dtypes (``"uint8/int8"``) of each compute node (Conv, MatMul,
+        Node key -> ``"activation/weight"`` dtypes (``"uint8/int8"``) of each compute node (Conv, MatMul,
         LSTM, ... and their integer kernels) that computes on a quantized tensor: the nodes counted in
         the quantized rows of ``ops``.
     families : list of (str, int)
@@ -297,21 +299,23 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
     summary = QuantSummary(kinds=dict(Counter(q.kind for q in find_quantized(proto)).most_common()))
     rows: Counter = Counter()
     families: Counter = Counter()
-    for node in g.nodes:
-        summary.node_dtypes[node.name] = node_dtype(g, node)
+    # keyed as the canvas keys its nodes: by name, two unnamed nodes (or two of one name) were one entry, and
+    # the boxes of the units whose kernel lost its entry read "float"
+    for node, key in zip(g.nodes, node_keys(g.nodes), strict=True):
+        summary.node_dtypes[key] = node_dtype(g, node)
         op = node.op_type
         if op in INTEGER_KERNELS:
-            summary.kernels[node.name] = op
+            summary.kernels[key] = op
         else:
             fused = _fused_kernel(g, node)
             if fused:
-                summary.kernels[node.name] = f"QDQ -> {fused}"
+                summary.kernels[key] = f"QDQ -> {fused}"
         base = FLOAT_OP.get(op, op)
         if base in COMPUTE_OPS:
             dtypes = _compute_dtypes(g, node)
             rows[(base, dtypes)] += 1
             if dtypes != "float":
-                summary.compute[node.name] = dtypes
+                summary.compute[key] = dtypes
         if _has_quantized_neighbours(g, node):
             families[base] += 1
     quant = sorted(((op, dt, n) for (op, dt), n in rows.items() if dt != "float"), key=lambda r: (-r[2], r[0]))
