@@ -104,3 +104,12 @@ def test_load_metric_builtin_and_user_file_needs_opt_in(tmp_path):
         load_metric(bad, allow_code=True)
     with pytest.raises(DataError, match="not found"):
         load_metric(tmp_path / "missing.py", allow_code=True)
+
+
+def test_top1_refuses_labels_beyond_the_class_count():
+    """1-based labels of 10 classes (1 .. 10): the rows labelled 10 can never match, and top1 scored them as
+    misses without a word (digits_cnn's eval data with gt_label + 100: 'metric top1: float 0.0000')."""
+    logits = np.eye(10)[[0, 3, 9]]
+    assert top1({"y": logits}, {"gt_label": np.array([0, 3, 9])}) == 1.0
+    with pytest.raises(DataError, match=r"gt_label holds 10 at row 2, but the output of shape \[3, 10\] has 10 classes"):
+        top1({"y": logits}, {"gt_label": np.array([1, 4, 10])})

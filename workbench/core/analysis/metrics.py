@@ -83,7 +83,8 @@ def top1(outputs: Outputs, batch: Mapping[str, np.ndarray]) -> float:
     Raises
     ------
     DataError
-        ``gt_label`` missing or its shape does not match the output.
+        ``gt_label`` missing, its shape does not match the output, or a label is not a class of the output
+        (``>= C``).
     """
     _, out = first_output(outputs)
     if "gt_label" not in batch:
@@ -100,6 +101,15 @@ def top1(outputs: Outputs, batch: Mapping[str, np.ndarray]) -> float:
         raise DataError(f"top1: output of shape {list(out.shape)} gives {pred.size} predictions but "
                         f"gt_label has {labels.size} entries.",
                         hint="gt_label needs one class index per sample.")
+    classes = out.shape[-1] if out.ndim else 0
+    beyond = np.flatnonzero(labels.reshape(-1) >= classes)
+    if beyond.size:  # such a row never matches: the score would be silently low (1-based labels: every 10 of 10 classes)
+        i = int(beyond[0])
+        raise DataError(f"top1: gt_label holds {labels.reshape(-1)[i]} at row {i}, but the output of shape "
+                        f"{list(out.shape)} has {classes} classes (0 .. {classes - 1}); top1 needs class indices "
+                        "below the class count.",
+                        hint="Save 0-based class indices (subtract 1 from 1-based labels), or pick a metric without "
+                             "labels (cosine, output_sqnr).")
     return float(np.mean(pred.reshape(-1) == labels.reshape(-1)))
 
 
