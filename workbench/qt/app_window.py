@@ -51,6 +51,7 @@ from workbench.qt.commands import (
     push_edit,
     set_exclude,
 )
+from workbench.qt.compare_job import compare_or_diff, unmeasured_text
 from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
@@ -718,8 +719,8 @@ class MainWindow(QMainWindow):
         # the SQNR is measured on the per-unit analysis's samples (Calibration panel, Analysis samples), not all
         model, data, samples = self.doc.model, self.doc.data, self.runs.analysis_samples
 
-        def work(progress, cancel):
-            return api.compare_models(model, proto, data, samples=samples, progress=progress, cancel=cancel)
+        def work(progress, cancel):  # data that does not fit: the diff alone, coloured by dtype (README)
+            return compare_or_diff(model, proto, data, samples=samples, progress=progress, cancel=cancel)
 
         job = ThreadJob(work, title=f"Comparing with {path.name}", parent=self)
         self._open_job = job
@@ -771,7 +772,8 @@ class MainWindow(QMainWindow):
     def _show_diff(self, diff, proto, path: Path) -> None:
         tab = DiffTab(diff, proto, path, self.doc.model_path.name, self.tabs)
         self.tabs.setCurrentIndex(self.tabs.addTab(tab, f"Diff: {path.name}"))
-        self.set_status(f"Diff with {path.name}: {diff.summary()}.")
+        unmeasured = f"; {unmeasured_text(diff.no_sqnr)}" if getattr(diff, "no_sqnr", "") else ""
+        self.set_status(f"Diff with {path.name}: {diff.summary()}{unmeasured}.")
         self.calibration.settle_failure(f"Done: compared with {path.name} (the diff tab).")
         self.diffReady.emit(tab)
 

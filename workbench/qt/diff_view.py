@@ -7,7 +7,8 @@ into), removed, and nodes the quantized file added. Right of it, two aligned pan
 (:class:`~workbench.qt.diff_panes.DiffPanes`): the float graph and the quantized file's graph (Q/DQ
 folded into edge badges), matched nodes at the same place in both, zoom, scroll and selection in
 step; the quantized pane is coloured by the measured SQNR of each edge and node (legend: the SQNR
-colour map and its thresholds), or by the dtype each edge carries when no data was given.
+colour map and its thresholds), or by the dtype each edge carries when no data was given or it could not be
+used (the header says why).
 Clicking a row selects the pair in both panes, centres it and shows it in the window's Inspector
 (read-only: the quantization parameters the quantized file holds around it). The panes take most of
 the tab (each at least :data:`MIN_PANE_SHARE` of it); the list is :data:`LIST_SHARE` wide and the List
@@ -35,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.api import ModelDiff, pane_layout, read_quant_params, summarize_quantization
+from workbench.qt.compare_job import unmeasured_text
 from workbench.qt.diff_panes import DiffPanes
 from workbench.qt.inspector import FileSelection, Inspector
 from workbench.qt.quant_tab import quant_info
@@ -93,6 +95,7 @@ class DiffTab(QWidget):
         samples = getattr(diff, "samples", 0)
         on = f" ({samples} samples; Calibration panel, Analysis samples)" if samples else ""
         measured = f"; SQNR on the data of {len(diff.sqnr)} tensors{on}" if diff.sqnr else \
+            f"; {unmeasured_text(diff.no_sqnr)}" if getattr(diff, "no_sqnr", "") else \
             "; no data set, so no SQNR (pick calibration data first)"
         self.header = QLabel(f"<b>{float_name}</b> vs <b>{self.path.name}</b>: {diff.summary()}{measured}.")
         self.header.setWordWrap(True)
