@@ -32,6 +32,7 @@ def calibrated_digits(qtbot, win, open_file, corpus, choose: bool = True):
 
 def test_figures_of_an_earlier_recipe_are_marked_until_calibrated_again(qtbot, window, open_file, corpus):
     win = calibrated_digits(qtbot, window, open_file, corpus)
+    win.errors.set_rank("accumulated")  # the button colours the canvas by the accumulated SQNR
     win.errors.color_button.click()
     assert not win.errors.stale and not win.errors.summary.text().startswith(STALE)
     assert win.canvas.error_label() == "SQNR (dB)"

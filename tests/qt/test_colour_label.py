@@ -37,7 +37,7 @@ def test_the_colour_box_names_sensitivity_then_sqnr(qtbot, window, open_file, mo
     shown = box.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, _option(box),
                                        QStyle.SubControl.SC_ComboBoxEditField, box).width()
     assert shown >= box.fontMetrics().horizontalAdvance("sensitivity")  # not cut to "sensiti"
-    assert [box.itemText(i) for i in range(box.count())] == ["op", "dtype", "sensitivity"]
+    assert [box.itemText(i) for i in range(box.count())] == ["op", "dtype", "sensitivity", "own noise"]
     ranked = [canvas.node_color(n) for n in names]
     box.setCurrentText("op")
     assert canvas.color_mode() == "op"

@@ -216,7 +216,14 @@ TOOLBAR: tuple[str, ...] = ("open", "save", "export", "-", "@search", "same_type
 _GROUPS = {spec.name: spec.group for spec in ACTIONS}
 _TIPS = {spec.name: spec.tip for spec in ACTIONS}
 THEMES = ("system", "light", "dark")
-COLOR_MODES = ("op", "dtype", "error")
+#: the colour box's entries: the canvas's modes and "own noise" (the canvas's "error" mode showing each unit's
+#: local SQNR, :func:`canvas_mode`)
+COLOR_MODES = ("op", "dtype", "error", "own noise")
+
+
+def canvas_mode(mode: str) -> str:
+    """The canvas colour mode (:data:`workbench.qt.canvas.view.COLOR_MODES`) of a colour box entry."""
+    return "error" if mode == "own noise" else mode
 
 
 def _slot(window: Any, dotted: str) -> Callable[..., Any]:

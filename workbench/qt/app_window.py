@@ -40,9 +40,10 @@ from workbench.core.jobs import refuse_output_onto_inputs
 from workbench.core.progress import COMPARE_PHASES
 from workbench.core.wording import count
 from workbench.qt import actions, autosave, dialogs, docks, help_menu, settings
+from workbench.qt.actions import COLOR_MODES, canvas_mode
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.cancel_text import cancelled_text, cancelling_text, phase_of
-from workbench.qt.canvas.view import COLOR_MODES, GraphCanvas
+from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.choice_text import choice_short
 from workbench.qt.clip_note import no_clip_reason, rows_note
 from workbench.qt.commands import (
@@ -55,6 +56,7 @@ from workbench.qt.compare_job import compare_or_diff, unmeasured_text
 from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
+from workbench.qt.error_rank import DEFAULT_RANK, LOCAL_LABEL, LOCAL_NOTES, canvas_local
 from workbench.qt.error_view import INF_SQNR_DB
 from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock, job_phases
 from workbench.qt.eval_settings import NO_METRIC
@@ -224,7 +226,7 @@ class MainWindow(QMainWindow):
         self.canvas.layoutFailed.connect(lambda msg: self.set_status(f"Layout failed: {msg}"))
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.errors.nodeClicked.connect(self.focus_node)
-        self.errors.colorBySqnr.connect(self.color_by_sqnr)
+        self.errors.colorBySqnr.connect(self._colour_as_ranked)
         self.errors.exportNodeData.connect(self.export_node_data_dialog)
         self.errors.compareRequested.connect(self.compare_with_float_dialog)
         self.sensitivity.nodeClicked.connect(self.focus_node)
@@ -532,7 +534,8 @@ class MainWindow(QMainWindow):
         self.canvas.set_node_values(errors={}, error_label="SQNR (dB)")  # no sweep title from the last model
         mode = COLOR_MODES[self.color_mode.currentIndex()]
         # the last model's file dtypes (a quantized model's; set again for one) or SQNR without results
-        if (mode == "dtype" and getattr(self, "_file_dtypes", False)) or (mode == "error" and not self.doc.errors):
+        if (mode == "dtype" and getattr(self, "_file_dtypes", False)) or (mode == "error" and not self.doc.errors) \
+                or (mode == "own noise" and not canvas_local(self.doc.local, INF_SQNR_DB)):
             self.color_mode.setCurrentText("op")
 
     def _restore_colour_mode(self) -> None:
@@ -542,8 +545,11 @@ class MainWindow(QMainWindow):
         if self.doc.project_path is None:
             return
         mode = settings.project_colour(self.doc.project_path)
+        self.errors.set_rank(settings.project_rank(self.doc.project_path) or DEFAULT_RANK)
         if mode == "error" and self.doc.errors:
             self.color_by_sqnr()
+        elif mode == "own noise" and canvas_local(self.doc.local, INF_SQNR_DB):
+            self.color_by_local()
         else:
             self.color_mode.setCurrentText("dtype" if mode == "dtype" else "op")
 
@@ -874,6 +880,7 @@ class MainWindow(QMainWindow):
         save_project(self.current_project(), path)  # refused onto the model, data and eval files it names
         self.doc.project_path = path
         settings.set_project_colour(path, COLOR_MODES[self.color_mode.currentIndex()])  # restored when reopened
+        settings.set_project_rank(path, self.errors.rank)  # so is what the Errors bars rank by
         self.doc.mark_saved()
         self.autosaver.discard()
         settings.add_recent_file(path)
@@ -1475,6 +1482,30 @@ class MainWindow(QMainWindow):
         self.canvas.set_node_values(errors=errors, error_label=self._sqnr_label())
         self.color_mode.setCurrentIndex(COLOR_MODES.index("error"))
 
+    @guarded
+    def color_by_local(self) -> None:
+        """Colour box "own noise", or the Errors dock's button while its bars rank by own noise: the model's
+        graph, brought forward, coloured by each unit's local SQNR (the noise it adds itself)."""
+        local = canvas_local(self.doc.local, INF_SQNR_DB)
+        if not local:
+            self.set_status(f"No local SQNR for an already-quantized file: {QUANTIZED_FIGURES_HINT}"
+                            if self.doc.quant_summary is not None else "No local SQNR yet: calibrate first (F5).")
+            if self.color_mode.currentText() == "own noise":
+                self.color_mode.setCurrentText("op")
+            return
+        self._show_main_graph()
+        self.canvas.set_node_values(errors=local, error_label=self._local_label(), error_notes=LOCAL_NOTES)
+        self.color_mode.setCurrentIndex(COLOR_MODES.index("own noise"))
+        self.canvas.set_color_mode("error")  # the entry may be chosen already (its change set these values)
+
+    def _colour_as_ranked(self) -> None:
+        """The Errors dock's colour button: the canvas by the figure its bars rank by."""
+        self.color_by_local() if self.errors.shown_rank() == "local" else self.color_by_sqnr()
+
+    def _local_label(self) -> str:
+        return f"{LOCAL_LABEL}, out of date: an earlier recipe or data (F5 measures again)" \
+            if self._results_stale() else LOCAL_LABEL
+
     def _canvas_errors(self) -> dict[str, float]:
         """Node -> SQNR for the canvas colours: finite values only (bit-exact +inf shown as 100 dB)."""
         out = {}
@@ -1487,7 +1518,12 @@ class MainWindow(QMainWindow):
 
     @guarded
     def _on_color_mode(self, _text: str) -> None:
-        self.canvas.set_color_mode(COLOR_MODES[self.color_mode.currentIndex()])
+        mode = COLOR_MODES[self.color_mode.currentIndex()]
+        if mode == "own noise" and not self.canvas.error_label().startswith(LOCAL_LABEL):
+            return self.color_by_local()  # sets the values, then this entry again
+        if mode == "error" and self.canvas.error_label().startswith(LOCAL_LABEL):  # back to the accumulated SQNR
+            self.canvas.set_node_values(errors=self._canvas_errors(), error_label=self._sqnr_label())
+        self.canvas.set_color_mode(canvas_mode(mode))
 
     def _name_error_colours(self) -> None:
         """The colour box's "error" entry names what those colours show: "sensitivity" while the sweep's
@@ -1528,6 +1564,8 @@ class MainWindow(QMainWindow):
         self.errors.set_stale(self._results_stale())
         if self.canvas.error_label().startswith("SQNR"):
             self.canvas.set_node_values(error_label=self._sqnr_label())
+        elif self.canvas.error_label().startswith(LOCAL_LABEL):
+            self.canvas.set_node_values(error_label=self._local_label(), error_notes=LOCAL_NOTES)
 
     def _on_results(self) -> None:
         # the plots and the canvas update on later event-loop turns (each with its own paint), so
@@ -1549,7 +1587,10 @@ class MainWindow(QMainWindow):
 
     @guarded
     def _color_errors(self) -> None:
-        if self.doc.errors:  # SQNR values with their own title (a sweep's title stayed over them)
+        if self.doc.errors and self.color_mode.currentText() == "own noise":  # the new results' own noise
+            self.canvas.set_node_values(errors=canvas_local(self.doc.local, INF_SQNR_DB),
+                                        error_label=self._local_label(), error_notes=LOCAL_NOTES)
+        elif self.doc.errors:  # SQNR values with their own title (a sweep's title stayed over them)
             self.canvas.set_node_values(errors=self._canvas_errors(), error_label=self._sqnr_label())
 
     def sync_data_spec(self) -> None:

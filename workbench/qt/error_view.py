@@ -21,13 +21,25 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QTimer, Signal
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.api import QParams, clip_range, grid_levels
 from workbench.core.wording import count
-from workbench.qt.canvas.colors import ERROR_STOPS, error_color
+from workbench.qt.canvas.colors import ERROR_STOPS, NO_VALUE, error_color
 from workbench.qt.dialogs import guarded
 from workbench.qt.elide import distinct_labels
+from workbench.qt.error_rank import (
+    AXIS_TITLES,
+    DEFAULT_RANK,
+    RANK_TIP,
+    RANKS,
+    drawn,
+    figure,
+    has_local,
+    marker_note,
+    ranked,
+    worst_text,
+)
 from workbench.qt.theme import colors_for, shown_theme
 
 #: The summary names at most this many model outputs' SQNR (the worst ones; the tooltip lists all).
@@ -107,6 +119,7 @@ class ErrorView(QWidget):
     colorBySqnr = Signal()
     exportNodeData = Signal()  # "Export for Model Explorer..." (the window asks for the file)
     compareRequested = Signal()  # "Compare with its float model..." (an already-quantized file is open)
+    rankChanged = Signal(str)  # the bars' ranking switched ("local" or "accumulated", :mod:`.error_rank`)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -116,6 +129,8 @@ class ErrorView(QWidget):
         self.weights: dict[str, dict] = {}  # unit -> its weight's error (WeightError JSON)
         self.local: dict = {}  # unit -> the noise it adds itself (local SQNR, as the calibrate job writes it)
         self.stale = False  # the rows were measured with another recipe than the document's
+        self.rank = DEFAULT_RANK  # what the bars rank by, as chosen (:meth:`shown_rank`: as drawn)
+        self._given: list = []  # the rows as set, before ranking
         self.quantized_name = ""  # the open file when it is already quantized ("" for a float model)
         #: shown instead of :data:`NO_RESULTS` when a calibration ended with nothing quantized (why and what to do)
         self.empty_note = ""
@@ -137,6 +152,13 @@ class ErrorView(QWidget):
         # the summary on a row of its own, the buttons under it: a long summary wraps instead of
         # setting the dock's minimum width beside three buttons (423 px, about 600 with Compare)
         lay.addWidget(self.summary)
+        self.rank_box = QComboBox()
+        for key, text in RANKS.items():
+            self.rank_box.addItem(text, key)
+        self.rank_box.setToolTip(RANK_TIP)
+        self.rank_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.rank_label = QLabel("Rank by:")
+        self.rank_label.setToolTip(RANK_TIP)
         top.addStretch(1)
         top.addWidget(self.compare_button)
         top.addWidget(self.color_button)
@@ -168,7 +190,11 @@ class ErrorView(QWidget):
                                    f"25 dB, green at or above 45 dB; bit-exact units (+inf) are drawn at "
                                    f"{INF_SQNR_DB:.0f} dB")
         self.bar_legend.setWordWrap(True)  # its one line was the dock's minimum width (885 px)
-        column.addWidget(self.bar_legend)
+        under = QHBoxLayout()  # the switch beside the legend of what it changes: no row of its own, and the
+        under.addWidget(self.rank_label)  # buttons' row stays the dock's minimum width
+        under.addWidget(self.rank_box)
+        under.addWidget(self.bar_legend, 1)
+        column.addLayout(under)
         split.addWidget(bars)
         split.addWidget(self.hist_plot)
         self.hist_plot.hide()  # until a node is chosen: the bars get the room, the caption says what to do
@@ -178,6 +204,11 @@ class ErrorView(QWidget):
         lay.addStretch(0)  # holds the room of the hidden plots: the summary stays on top
         self._show_parts()  # empty: the summary line alone (no empty axes)
         self._bars: pg.BarGraphItem | None = None
+        #: a tick per bar at the figure not ranked by (both figures visible per bar)
+        self._ticks = pg.ScatterPlotItem(symbol="|", size=16, pen=pg.mkPen("#000000", width=2), brush=None)
+        self._ticks.setZValue(2)
+        self.bars_plot.addItem(self._ticks)
+        self.rank_box.currentIndexChanged.connect(self._on_rank)
         self.bars_plot.scene().sigMouseClicked.connect(self._on_click)
         self.bars_plot.scene().sigMouseMoved.connect(self._on_hover)
         self.color_button.clicked.connect(self.colorBySqnr)
@@ -197,7 +228,7 @@ class ErrorView(QWidget):
         """With rows: the bars, their legend, the histogram's caption and the buttons that act on
         the figures; without: the summary line alone (the dock stays a line high, no empty axes)."""
         has = bool(self.rows)
-        for part in (self.split_view, self.bar_legend, self.hist_title):
+        for part in (self.split_view, self.bar_legend, self.hist_title, self.rank_label, self.rank_box):
             part.setVisible(has)
         for button in (self.color_button, self.node_data_button):  # a quantized file has no figures to act on
             button.setVisible(has and not self.quantized_name)
@@ -225,28 +256,45 @@ class ErrorView(QWidget):
 
     # ------------------------------------------------------------------ bars
     def set_rows(self, rows: list) -> None:
-        """Show the UnitError-like ``rows`` (``node``, ``op_type``, ``sqnr_db``), worst first."""
-        self.rows = sorted(rows, key=lambda r: (r.sqnr_db if math.isfinite(r.sqnr_db) else math.inf))
+        """Show the UnitError-like ``rows`` (``node``, ``op_type``, ``sqnr_db``), worst first by
+        :meth:`shown_rank` (set the local figures first, :meth:`set_local`)."""
+        self._given = list(rows)
+        self.rows = ranked(self._given, self.local, self.shown_rank())
+        self.color_button.setText("Colour canvas by own noise" if self.shown_rank() == "local" else
+                                  "Colour canvas by SQNR")
+        self.rank_box.setEnabled(has_local(self._given, self.local))
+        self.rank_box.setToolTip(RANK_TIP if self.rank_box.isEnabled() else
+                                 "These results have no local figures (saved before they were measured): the "
+                                 "bars rank by accumulated SQNR. Calibrate again (F5) to rank by own noise.")
         self.color_button.setEnabled(bool(self.rows))
         self.node_data_button.setEnabled(bool(self.rows))
         self._show_parts()
         if not self.rows:
             if self._bars is not None:
                 self._bars.setVisible(False)
+            self._ticks.setVisible(False)
             self.bars_plot.getAxis("left").setTicks([[]])
             self.summary.setText(self._empty_text())
             self._mark_note()
             return
         values = self.bar_values()
         y = np.arange(len(values), dtype=float)
-        brushes = [pg.mkBrush(error_color(v)) for v in values]  # the canvas's SQNR colours
+        rank = self.shown_rank()  # the canvas's SQNR colours; grey where the figure is not measured
+        brushes = [pg.mkBrush(error_color(v) if not math.isnan(figure(r, self.local, rank)) else NO_VALUE)
+                   for r, v in zip(self.rows, values, strict=True)]
         if self._bars is None:
             self._bars = pg.BarGraphItem(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
             self.bars_plot.addItem(self._bars)
         else:
             self._bars.setOpts(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
             self._bars.setVisible(True)
-        self.bars_plot.setXRange(0.0, max(max(values), 1.0), padding=0.03)
+        ticks = self.tick_values()
+        shown = [(t, i) for i, t in enumerate(ticks) if not math.isnan(t)]
+        self._ticks.setData([t for t, _i in shown], [float(i) for _t, i in shown],  # in the axes' colour
+                            pen=pg.mkPen(colors_for(shown_theme()).plot_foreground, width=3))
+        self._ticks.setVisible(True)
+        self.bar_legend.setText(bar_legend_html(rank))
+        self.bars_plot.setXRange(0.0, max(max(values), max((t for t, _i in shown), default=0.0), 1.0), padding=0.03)
         self._mark_note()
         self._label_bars()
         self._show_rows()
@@ -314,8 +362,9 @@ class ErrorView(QWidget):
         need = metrics.horizontalAdvance(f"{hi:.0f}") + TICK_GAP
         step = next((s for s in TICK_STEPS if s * per_db >= need), TICK_STEPS[-1])
         axis.setTickSpacing(levels=[(step, 0.0)])
-        fits = QFontMetrics(self.bars_plot.font()).horizontalAdvance("SQNR (dB)") + 8 <= width
-        self.bars_plot.setLabel("bottom", "SQNR" if fits else "", units="dB")
+        title = AXIS_TITLES[self.shown_rank()]
+        fits = QFontMetrics(self.bars_plot.font()).horizontalAdvance(f"{title} (dB)") + 8 <= width
+        self.bars_plot.setLabel("bottom", title if fits else "", units="dB")
 
     def set_stale(self, stale: bool) -> None:
         """Mark the rows as measured with another recipe than the current one: the summary says so
@@ -323,6 +372,7 @@ class ErrorView(QWidget):
         self.stale = bool(stale) and bool(self.rows)
         if self._bars is not None:
             self._bars.setOpacity(0.35 if self.stale else 1.0)
+        self._ticks.setOpacity(0.35 if self.stale else 1.0)
         if self.rows:
             self._write_summary()
 
@@ -383,12 +433,13 @@ class ErrorView(QWidget):
         return f" Output noise: {share:.0%} from the weights, {1 - share:.0%} from the activations{rough}."
 
     def _write_summary(self) -> None:
-        finite = [r.sqnr_db for r in self.rows if math.isfinite(r.sqnr_db)]
-        worst = self.rows[0]
+        rank = self.shown_rank()
+        finite = [v for v in (figure(r, self.local, rank) for r in self.rows) if math.isfinite(v)]
+        median = f"{statistics.median(finite):.1f}" if finite else "nan"
         self.summary.setText(f"{STALE if self.stale else ''}{self.outputs_text()}"
-                             f"{count(len(self.rows), 'node unit')}{self.per_node_rows()}; worst {worst.node} "
-                             f"at {worst.sqnr_db:.1f} dB; median {statistics.median(finite) if finite else float('nan'):.1f}"
-                             f" dB.{self.split_text()} Click a bar to select the node.")
+                             f"{count(len(self.rows), 'node unit')}{self.per_node_rows()}; "
+                             f"{worst_text(self.rows[0], self.local, rank)}; median {median} dB"
+                             f"{' local' if rank == 'local' else ''}.{self.split_text()} Click a bar to select the node.")
         sp = self.split
         self.summary.setToolTip(self._outputs_tip() + (
             "Output noise: the model-output SQNR with only the weights quantized "
@@ -416,12 +467,36 @@ class ErrorView(QWidget):
                 f"(Analysis samples), which may leave them out.\n{lines}\n\n")
 
     def bar_values(self) -> list[float]:
-        """Bar lengths in dB, worst first (+inf drawn as INF_SQNR_DB, NaN as 0)."""
+        """Bar lengths in dB, worst first: the figure ranked by (:meth:`shown_rank`; +inf drawn as
+        INF_SQNR_DB, NaN as 0)."""
+        rank = self.shown_rank()
+        return [drawn(figure(r, self.local, rank), INF_SQNR_DB) for r in self.rows]
+
+    def tick_values(self) -> list[float]:
+        """Each bar's tick: the figure not ranked by, in dB (+inf at INF_SQNR_DB; NaN: no tick)."""
+        other = "accumulated" if self.shown_rank() == "local" else "local"
         out = []
         for r in self.rows:
-            v = r.sqnr_db
-            out.append(INF_SQNR_DB if v == math.inf else (0.0 if not math.isfinite(v) else float(v)))
+            v = figure(r, self.local, other)
+            out.append(math.nan if math.isnan(v) else drawn(v, INF_SQNR_DB))
         return out
+
+    def shown_rank(self) -> str:
+        """What the bars rank by as drawn: :attr:`rank`, or "accumulated" when the rows have no local figures."""
+        return self.rank if self.rank == "accumulated" or has_local(self._given, self.local) else "accumulated"
+
+    def set_rank(self, rank: str) -> None:
+        """Rank the bars by ``rank`` ("local" or "accumulated"; another value is ignored): the switch follows,
+        :attr:`rankChanged` is emitted when it changes."""
+        index = self.rank_box.findData(rank)
+        if index >= 0:
+            self.rank_box.setCurrentIndex(index)
+
+    def _on_rank(self, _index: int) -> None:
+        self.rank = self.rank_box.currentData()
+        if self._given:
+            self.set_rows(self._given)
+        self.rankChanged.emit(self.rank)
 
     @guarded
     def _on_click(self, event) -> None:
@@ -438,6 +513,8 @@ class ErrorView(QWidget):
         """Unit -> the noise it adds itself (local SQNR in dB, "inf", or None when not measured), for the
         bars' tooltips."""
         self.local = dict(local)
+        if self._given:
+            self.set_rows(self._given)
 
     def bar_tooltip(self, index: int) -> str:
         """Bar ``index``'s tooltip: the label, its SQNR, the noise the unit adds itself (local SQNR) and,
@@ -595,12 +672,13 @@ def _db_text(v) -> str:
     return "no noise" if v is None else f"{float(v):.1f} dB"
 
 
-def bar_legend_html() -> str:
+def bar_legend_html(rank: str = DEFAULT_RANK) -> str:
     """The bars' colour legend: a swatch at each stop of the canvas's SQNR colour map
-    (:data:`workbench.qt.canvas.colors.ERROR_STOPS`), the same colours the nodes take."""
+    (:data:`workbench.qt.canvas.colors.ERROR_STOPS`), the same colours the nodes take, and what the tick
+    on each bar shows (the figure ``rank`` does not rank by)."""
     parts = []
     for i, (db, color) in enumerate(ERROR_STOPS):
         mark = "<= " if i == 0 else (">= " if i == len(ERROR_STOPS) - 1 else "")
         parts.append(f"<span style='color: {color.name()}'>&#9632;</span> {html.escape(mark)}{db:.0f} dB")
     return ("Bar colour (as on the canvas): " + " &nbsp; ".join(parts)
-            + f" &nbsp; (linear between; bit-exact drawn at {INF_SQNR_DB:.0f} dB)")
+            + f" &nbsp; (linear between; bit-exact drawn at {INF_SQNR_DB:.0f} dB); {html.escape(marker_note(rank))}")

@@ -150,9 +150,24 @@ def set_project_colour(path: str | Path, mode: str) -> None:
     _settings().setValue("project_colour", json.dumps(dict(list(views.items())[-_VIEWS_KEPT:])))
 
 
-def _project_views() -> dict[str, str]:
+def project_rank(path: str | Path) -> str | None:
+    """What the Errors bars ranked by ("local", "accumulated") when the project at ``path`` was saved in this app;
+    None: none kept."""
+    return _project_views("project_rank").get(str(Path(path).resolve()))
+
+
+def set_project_rank(path: str | Path, rank: str) -> None:
+    """Keep ``rank`` as the Errors bars' ranking of the project at ``path`` (the last :data:`_VIEWS_KEPT` projects)."""
+    views = _project_views("project_rank")
+    key = str(Path(path).resolve())
+    views.pop(key, None)
+    views[key] = rank
+    _settings().setValue("project_rank", json.dumps(dict(list(views.items())[-_VIEWS_KEPT:])))
+
+
+def _project_views(name: str = "project_colour") -> dict[str, str]:
     try:
-        value = json.loads(str(_settings().value("project_colour", "{}") or "{}"))
+        value = json.loads(str(_settings().value(name, "{}") or "{}"))
     except ValueError:
         return {}
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}

@@ -173,8 +173,8 @@ class CanvasInteraction:
             value = self._figures[name]
             shown = "exact" if value == float("inf") else f"{value:.1f} dB"
             lines.append(f"{html.escape(self._value_label.removesuffix(' (dB)'))}: {shown}")
-        elif name in self._errors:
-            lines.append(f"SQNR: {self._errors[name]:.1f} dB")
+        elif name in self._errors:  # "SQNR", or the figure the values are ("Own noise, local SQNR")
+            lines.append(f"{html.escape(self._value_label.split(' (dB)')[0])}: {self._errors[name]:.1f} dB")
         if i in st.node_tags:
             lines.append(f"collapsed Q/DQ: {html.escape(st.node_tags[i])}")
         lines += self._node_quant_lines(name)

@@ -171,6 +171,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         #: (lowest, highest, higher_is_worse) of a ranked figure drawn on the SQNR scale (the sensitivity
         #: sweep's), so the legend names real values; None: the values are SQNR dB themselves
         self.error_scale: tuple[float, float, bool] | None = None
+        #: the legend's notes for the figure the "error" mode shows (None: the SQNR's)
+        self.error_notes: list[str] | None = None
         self._quant_init()
         self._fitted_view: tuple | None = None  # transform and scroll position the last fit set
         self._fitting = False
@@ -800,7 +802,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
     def set_node_values(self, dtypes: dict[str, str] | None = None, errors: dict[str, float] | None = None,
                         *, error_label: str | None = None,
                         error_scale: tuple[float, float, bool] | None = None,
-                        error_figures: dict[str, float] | None = None) -> None:
+                        error_figures: dict[str, float] | None = None,
+                        error_notes: list[str] | None = None) -> None:
         """Per-node activation dtype names and SQNR (dB). None keeps the current values, {} clears them.
 
         ``error_label`` names the figure the "error" mode shows (legend title; "SQNR (dB)" by default,
@@ -808,10 +811,12 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         ``error_scale`` (lowest, highest, higher_is_worse) says the values are a ranking of that figure
         stretched over the SQNR colours, so the legend labels each colour with the real value;
         ``error_figures`` (node -> dB, +inf for exact) are those real values, which group boxes and
-        node tooltips show (the colour values are not dB of anything). Both go with ``error_label``.
+        node tooltips show (the colour values are not dB of anything). Both go with ``error_label``, as
+        does ``error_notes``: the legend's notes for the figure (None: those of the SQNR).
         """
         if error_label is not None:
             self._value_label = error_label
+            self.error_notes = list(error_notes) if error_notes else None
             self.error_scale = error_scale
             self._figures = {k: float(v) for k, v in (error_figures or {}).items()} if error_scale else {}
         if dtypes is not None:

@@ -1,0 +1,106 @@
+"""What the Errors bars rank by: each unit's own noise (local SQNR) or its accumulated SQNR.
+
+*Accumulated* is a unit's output SQNR in the quantized model against the float model, everything
+upstream quantized too: once one unit is bad, every unit behind it is low as well, so the worst
+bars are often far from where the error starts (ppocrv4_rec: p2o.Add.258 at 1.1 dB accumulated adds
+11.2 dB itself). *Local* ("own noise") is the noise the unit adds itself, its inputs' noise taken out
+(:func:`workbench.core.analysis.sensitivity.local_sensitivity`, the ``local`` figures of the
+calibrate job): its lowest bars are the units to keep float or give a wider dtype, which is what
+"where does the error come from" asks, so it is the default (:data:`DEFAULT_RANK`).
+
+Local figures as the calibrate job writes them: dB, "inf" (no noisier than its inputs), "-inf", or
+None (an input's noise was not measured); a unit missing from them has no figure either.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: rank key -> the switch's text
+RANKS = {"local": "own noise (local SQNR)", "accumulated": "accumulated SQNR"}
+#: the rank the bars start with (module docstring: local answers where the error comes from)
+DEFAULT_RANK = "local"
+#: rank key -> the bars' axis title
+AXIS_TITLES = {"local": "own noise: local SQNR", "accumulated": "accumulated SQNR"}
+#: the switch's tooltip
+RANK_TIP = ("Rank the bars by\n"
+            "- own noise (local SQNR): the SQNR of the noise the unit adds itself, its inputs' noise taken out; "
+            "the lowest bar is where the error comes from (keep it float or give it a wider dtype);\n"
+            "- accumulated SQNR: the unit's output in the quantized model against the float model, everything "
+            "upstream quantized too; every unit behind a bad one is low as well.\n"
+            "The bar shows the figure ranked by, the tick across it the other one; the tooltip gives both.")
+
+
+def local_db(value) -> float:
+    """A local figure as the calibrate job writes it (float, "inf", "-inf", None) -> dB (NaN: not measured)."""
+    if value is None:
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def figure(row, local: dict, rank: str) -> float:
+    """Row ``row``'s figure for ``rank`` (dB; NaN when not measured)."""
+    return local_db(local.get(row.node)) if rank == "local" else float(row.sqnr_db)
+
+
+def ranked(rows: list, local: dict, rank: str) -> list:
+    """``rows`` worst first by ``rank``: -inf, the finite values up, +inf, then the unmeasured (NaN); ties
+    by accumulated SQNR, then name."""
+    def key(r):
+        v = figure(r, local, rank)
+        acc = float(r.sqnr_db)
+        return (math.isnan(v), v if not math.isnan(v) else 0.0, acc if not math.isnan(acc) else math.inf, r.node)
+    return sorted(rows, key=key)
+
+
+def has_local(rows: list, local: dict) -> bool:
+    """Whether any of ``rows`` has a local figure (a project saved before they were measured has none)."""
+    return any(not math.isnan(local_db(local.get(r.node))) for r in rows)
+
+
+def drawn(v: float, inf_db: float) -> float:
+    """A figure as a bar length or tick position: +inf at ``inf_db``, NaN and -inf as 0."""
+    if v == math.inf:
+        return inf_db
+    return float(v) if math.isfinite(v) else 0.0
+
+
+def worst_text(row, local: dict, rank: str) -> str:
+    """The summary's "worst" clause for the first bar of ``rank``, both figures named."""
+    acc = _db(float(row.sqnr_db))
+    if rank == "local":
+        return f"most own noise {row.node} at {_db(figure(row, local, 'local'))} local SQNR ({acc} accumulated)"
+    own = figure(row, local, "local")
+    return f"worst {row.node} at {acc}" + ("" if math.isnan(own) else f" (its own noise {_db(own)})")
+
+
+def _db(v: float) -> str:
+    return "no noise" if v == math.inf else "not measured" if math.isnan(v) else f"{v:.1f} dB"
+
+
+def marker_note(rank: str) -> str:
+    """The bar legend's words for the tick: the figure not ranked by."""
+    other = "accumulated" if rank == "local" else "local"
+    return f"tick: {AXIS_TITLES[other]}; grey bar: not measured"
+
+
+#: the canvas legend's title while it shows each unit's own noise (colour box entry "own noise")
+LOCAL_LABEL = "Own noise, local SQNR (dB)"
+#: the legend's notes in that mode: what the figure is, and the colours that are not on the scale
+LOCAL_NOTES = ["the noise each quantized unit adds itself, its inputs' noise taken out (Errors: rank by own noise)",
+               "linear between the stops; no noisier than its inputs shown as 100 dB",
+               "no value: float nodes, and units whose input noise was not measured"]
+
+
+def canvas_local(local: dict, inf_db: float) -> dict[str, float]:
+    """Node -> local SQNR for the canvas colours: measured units only, +inf at ``inf_db``, -inf (all noise) at
+    -``inf_db``."""
+    out = {}
+    for node, value in local.items():
+        v = local_db(value)
+        if not math.isnan(v):
+            out[node] = inf_db if v == math.inf else -inf_db if v == -math.inf else v
+    return out
