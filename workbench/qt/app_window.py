@@ -1576,6 +1576,7 @@ class MainWindow(QMainWindow):
     def _show_error_rows(self) -> None:
         self.errors.set_split(self.doc.split)
         self.errors.set_outputs(self.doc.outputs)
+        self.sensitivity.set_errors_outputs(self.doc.outputs)  # why its headline differs from these
         self.errors.set_weights(self.doc.weights)
         self.errors.set_local(self.doc.local)
         self.errors.set_empty_note(nothing_quantized_text(self.doc))

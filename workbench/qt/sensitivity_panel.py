@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.api import FIGURES, SweepResult
 from workbench.core.wording import count
+from workbench.qt.sweep_text import FIGURE_TIPS, errors_note, negative_gains_note, number_text, rows_text
 from workbench.qt.tables import node_at, node_item, node_table
 
 #: Figure key -> (column title, True when a higher value means a more sensitive unit).
@@ -46,8 +47,7 @@ class _Num(QTableWidgetItem):
     """A numeric cell that sorts by value (NaN last) and shows "-" for NaN, "exact" for +inf."""
 
     def __init__(self, value: float):
-        text = "-" if math.isnan(value) else ("exact" if value == math.inf else f"{value:.2f}")
-        super().__init__(text)
+        super().__init__(number_text(value))  # "0.00", never "-0.00"
         self.value = value
         self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
@@ -70,6 +70,7 @@ class SensitivityPanel(QWidget):
         self.suggestion: list[str] = []
         self.float_nodes: set[str] = set()
         self.stale = False  # measured with an earlier recipe or other data (set_stale)
+        self.outputs: list[dict] = []  # the Errors panel's output SQNR (set_errors_outputs)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.run_button = QPushButton("Run sweep")
@@ -90,6 +91,8 @@ class SensitivityPanel(QWidget):
         self.summary.setWordWrap(True)
         lay.addWidget(self.summary)
         self.table = node_table(["Node", "Op"] + [FIGURE_TITLES[k][0] for k in FIGURES])
+        for c, key in enumerate(FIGURES):  # what each figure means; why a gain can be negative
+            self.table.horizontalHeaderItem(2 + c).setToolTip(FIGURE_TIPS[key])
         lay.addWidget(self.table, 1)
         self.table.setVisible(False)  # no empty table before a sweep: the summary line says what to do
         lay.addStretch(0)
@@ -159,6 +162,12 @@ class SensitivityPanel(QWidget):
         self.stale = stale
         self.set_float(self.float_nodes)
 
+    def set_errors_outputs(self, outputs: list[dict] | None) -> None:
+        """The Errors panel's output SQNR (the calibrate job's ``outputs``): the summary says why the sweep's
+        all-quantized figure differs from it (rows, kernels)."""
+        self.outputs = list(outputs or [])
+        self.summary.setText(self._summary())
+
     def can_apply(self) -> bool:
         """Part of the suggestion is not applied yet, and the sweep is current."""
         return bool(self.pending()) and not self.stale
@@ -172,8 +181,9 @@ class SensitivityPanel(QWidget):
         if res is None:
             return "No sweep yet: Run > Sensitivity Sweep (F7)."
         measured = sum(1 for r in res.rows if not math.isnan(r.only_quant_db))
-        text = (f"{count(len(res.rows), 'unit')} ({measured} measured end to end, the rest by own output); all "
-                f"quantized: {res.all_quant_db:.2f} dB over {res.samples} samples.")
+        text = (f"{count(len(res.rows), 'unit')} ({measured} measured end to end, the rest by own output); "
+                f"{rows_text(res.samples, res.all_quant_db)}.{errors_note(res.samples, res.all_quant_db, self.outputs)}"
+                f"{negative_gains_note([r.gain_db for r in res.rows])}")
         if self.suggestion:
             text += f" Suggestion: keep {len(self.suggestion)} in float ({', '.join(self.suggestion[:3])}" + \
                     (" ...)" if len(self.suggestion) > 3 else ")")
