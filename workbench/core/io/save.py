@@ -33,7 +33,7 @@ from pathlib import Path
 import onnx
 
 from workbench.core.errors import ExportError
-from workbench.core.io.atomic import _explain, check_not_input, stale_temps, write_pieces
+from workbench.core.io.atomic import _explain, check_not_input, check_regular, stale_temps, write_pieces
 from workbench.core.io.external import inline_copy, is_source, lazy_file, tensor_chunks
 from workbench.core.io.tensor_bytes import _copy_fields, model_tensor_bytes, tensor_nbytes
 
@@ -218,8 +218,9 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
     Raises
     ------
     ExportError
-        If the folder does not exist or is not writable, the disk is full, or the target's data
-        file is one an open model reads its weights from (:mod:`workbench.core.io.external`).
+        If the folder does not exist or is not writable, the disk is full, the target (or, with external
+        data, its data file) exists and is not a regular file (a FIFO, a folder, a device), or the target's
+        data file is one an open model reads its weights from (:mod:`workbench.core.io.external`).
     """
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
@@ -228,6 +229,8 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
     use_external = tensor_bytes(proto) > EXTERNAL_THRESHOLD if external is None else external
     for target in (path, folder / (path.name + ".data")):
         check_not_input(target)
+        if target == path or use_external:  # a FIFO, a folder, a device (/dev/null as root): the rename would replace it
+            check_regular(target)
         if is_source(target):
             raise ExportError(f"{path}: would replace {target.name}, the external data file an open model reads "
                               "its weights from.", hint="Choose another file name for the quantized model.")
