@@ -41,6 +41,21 @@ log = logging.getLogger(__name__)
 ErrorRow = UnitError
 
 
+def typed_issues(items: list) -> list[PlanIssue]:
+    """A job's issues (PlanIssue objects) or a saved project's (dicts of node, severity, message, code) as
+    PlanIssue objects; a saved one this version cannot read (an unknown code) is left out."""
+    out = []
+    for item in items:
+        if isinstance(item, PlanIssue):
+            out.append(item)
+        elif isinstance(item, dict):
+            try:
+                out.append(PlanIssue(str(item.get("node") or ""), item["severity"], str(item["message"]), item["code"]))
+            except (KeyError, ValueError):
+                continue
+    return out
+
+
 class Settings(NamedTuple):
     """What the Calibration and Evaluate panels set, saved in the project; a change is an undoable edit
     (:class:`workbench.qt.commands.SettingsCommand`)."""
@@ -419,7 +434,7 @@ class Document(QObject):
         self.weights = {w["node"]: w for w in result.get("weights") or []}
         self.local = dict(result.get("local") or {})
         self.issues = list(result.get("issues", []))
-        self.result_issues = [i for i in result.get("problems", []) if isinstance(i, PlanIssue)]
+        self.result_issues = typed_issues(result.get("problems") or [])
         self.result_recipe = result.get("recipe")
         self.result_data = data if data is not None else self.rows
         self.written = result.get("written")
@@ -533,6 +548,9 @@ class Document(QObject):
             return None
         return {"errors": [r.to_json() for r in self.errors], "qparams": self.qparams,
                 "issues": self.issues, "recipe": self.result_recipe, "split": self.split,
+                # typed, for the Problems dock of the reopened project (the issue lines above are only text)
+                "problems": [{"node": i.node, "severity": str(i.severity), "message": i.message, "code": str(i.code)}
+                             for i in self.result_issues],
                 "outputs": [{**o, "sqnr_db": _json_db(o.get("sqnr_db")),
                              **({"worst_row_sqnr_db": _json_db(o["worst_row_sqnr_db"])} if "worst_row_sqnr_db" in o else {})}
                             for o in self.outputs],
