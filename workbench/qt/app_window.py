@@ -78,7 +78,7 @@ from workbench.qt.runs import (
 from workbench.qt.status_line import StatusLine
 from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
-from workbench.qt.welcome import WelcomePage, example_model
+from workbench.qt.welcome import WelcomePage, example_model, is_bundled_example
 from workbench.qt.window_title import window_title
 from workbench.qt.workers import ThreadJob
 
@@ -428,8 +428,9 @@ class MainWindow(QMainWindow):
         self._show_quantization()
         self.canvas.set_model(model.proto, collapse_qdq=self._collapse_qdq())
         self._restore_colour_mode()
-        settings.add_recent_file(self.doc.project_path or path)
-        settings.set_last_dir(path)
+        if self.doc.project_path or not is_bundled_example(path):  # the example: File > Open Example, not mine
+            settings.add_recent_file(self.doc.project_path or path)
+            settings.set_last_dir(path)
         self._update_title()
         self._update_actions()
         notes = f" ({count(len(model.notes), 'preparation note')}, see Problems)" if model.notes else ""

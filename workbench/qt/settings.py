@@ -74,7 +74,11 @@ def remember_folder(purpose: str, path: str | Path) -> None:
 
 
 def _writable(folder) -> bool:
-    return bool(folder) and Path(str(folder)).is_dir() and os.access(str(folder), os.W_OK | os.X_OK)
+    """Whether files can be saved in ``folder``, and its mode lets someone write there: root may write into a
+    read-only folder (a shared corpus, ``dr-xr-xr-x``) but a save dialog does not start there."""
+    if not folder or not Path(str(folder)).is_dir() or not os.access(str(folder), os.W_OK | os.X_OK):
+        return False
+    return bool(Path(str(folder)).stat().st_mode & 0o222)
 
 
 def start_path(purpose: str, name: str, fallback: str | Path | None = None) -> str:

@@ -40,6 +40,15 @@ def example_model() -> Path:
     return Path(str(resources.files("workbench.resources") / "example" / "digits_cnn.onnx"))
 
 
+def is_bundled_example(path: str | Path) -> bool:
+    """Whether ``path`` is in the bundled example's folder (opened at a launch without a model and by File > Open
+    Example: it is not one of the user's recent files, nor where their Open dialog starts)."""
+    try:
+        return Path(path).resolve().parent == example_model().resolve().parent
+    except OSError:
+        return False
+
+
 def _shortcut_text(action: QAction) -> str:
     keys = action.shortcut()
     return keys.toString(QKeySequence.SequenceFormat.NativeText) if not keys.isEmpty() else ""
