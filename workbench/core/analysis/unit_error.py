@@ -72,7 +72,10 @@ class _Acc:
     def update(self, ref: np.ndarray, q: np.ndarray) -> None:
         """Add the pairs of ``ref`` and ``q`` where both are finite (NaN / Inf in either model, from non-finite
         data, are left out, as evaluate does); arrays of different shapes add nothing."""
-        sums = error_sums(ref, q)
+        self.add(error_sums(ref, q))
+
+    def add(self, sums: tuple | None) -> None:
+        """Add the sums of :func:`~workbench.core.analysis.error_sums.error_sums` (None or no pairs: nothing)."""
         if sums is None or sums[5] == 0:
             return
         self.sig += sums[0]
@@ -216,14 +219,27 @@ def accumulate(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, pairs
             steps.ran(p, len(parts), 2)
             first = None  # the probe's rows are the first run's (runs of one row, or a batch that runs whole)
             for k, (t, r, q) in enumerate(zip(f_names, f_out, q_out, strict=True)):
-                accs[t].update(r, q)
-                if t in segs:
-                    for i, rs, qs in _segments(np.asarray(r), np.asarray(q), segs[t]):
-                        seg_accs[(t, i)].update(rs, qs)
+                _add_run(accs[t], seg_accs, t, r, q, segs.get(t))
                 steps.ran(p, len(parts), 2 + k + 1)
             del f_out, q_out
         steps.batch_done()
     return {k: a.sums() for k, a in {**accs, **seg_accs}.items()}
+
+
+def _add_run(acc: _Acc, seg_accs: dict, t: str, r, q, seg) -> None:
+    """Add one run's output ``t`` (float ``r``, quantized ``q``) to its sums, and to those of its Concat segments
+    (``seg``: :func:`concat_segments`, or None). When the segments cover the output, its sums are theirs added
+    (each value read once, not twice: nudenet_320n has 19 such Concats); only the order of the float64
+    additions differs from summing the output whole, and a Concat's row shows its worst segment anyway."""
+    parts = _segments(np.asarray(r), np.asarray(q), seg) if seg else []
+    whole = bool(parts) and np.shape(r) == np.shape(q)
+    if not whole:
+        acc.update(r, q)
+    for i, rs, qs in parts:
+        sums = error_sums(rs, qs)
+        seg_accs[(t, i)].add(sums)
+        if whole:
+            acc.add(sums)
 
 
 #: the units' errors of a run are reported in at most this many groups (each unit alone would send hundreds of
