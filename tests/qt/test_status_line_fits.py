@@ -37,3 +37,27 @@ def test_a_short_form_keeps_the_whole_message_in_the_tooltip(qtbot, window):
     window.set_status("Done: 48 node units analysed. Details: Calibration panel.", full=LONG)
     assert _drawn(window.status_label) == "Done: 48 node units analysed. Details: Calibration panel."
     assert window.status_label.toolTip() == LONG
+
+
+def test_a_message_of_thousands_of_words_is_cut_with_a_few_measurements():
+    """The cut measured the start ending at every space from the end: a message listing 5,000 node names took
+    42 s on each setText and resize. It is a binary search over the spaces now."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from workbench.qt.status_line import ELLIPSIS, word_elide
+
+    class Counting(QFontMetrics):
+        calls = 0
+
+        def horizontalAdvance(self, text, *a):  # noqa: N802 - Qt's name
+            Counting.calls += 1
+            return super().horizontalAdvance(text, *a)
+
+    metrics = Counting(QFont())
+    text = " ".join(f"/model/layer.{i}/conv/Conv" for i in range(5000))
+    shown = word_elide(text, metrics, 600)
+    assert shown.endswith(f" {ELLIPSIS}") and text.startswith(shown[:-2])
+    assert QFontMetrics(QFont()).horizontalAdvance(shown) <= 600
+    longer = text[:text.index(" ", len(shown) - 1)] + f" {ELLIPSIS}"  # one more word does not fit
+    assert QFontMetrics(QFont()).horizontalAdvance(longer) > 600
+    assert Counting.calls <= 20

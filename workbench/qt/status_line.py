@@ -16,15 +16,23 @@ ELLIPSIS = "\u2026"
 
 def word_elide(text: str, metrics: QFontMetrics, width: int) -> str:
     """``text`` as it fits in ``width`` pixels: whole, else its longest start that ends at a word (a space)
-    followed by an ellipsis; a first word wider than ``width`` is cut with Qt's right elision."""
+    followed by an ellipsis; a first word wider than ``width`` is cut with Qt's right elision.
+
+    The cut is a binary search over the spaces (a longer start is never narrower), so a message of thousands
+    of words measures about log2(words) starts, not one per word (5,000 node names took 42 s)."""
     if metrics.horizontalAdvance(text) <= width:
         return text
-    cut = text.rfind(" ")
-    while cut > 0:
-        head = text[:cut].rstrip()
-        if head and metrics.horizontalAdvance(f"{head} {ELLIPSIS}") <= width:
-            return f"{head} {ELLIPSIS}"
-        cut = text.rfind(" ", 0, cut)
+    spaces = [i for i, c in enumerate(text) if c == " " and text[:i].strip()]
+    best, lo, hi = None, 0, len(spaces) - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        shown = f"{text[:spaces[mid]].rstrip()} {ELLIPSIS}"
+        if metrics.horizontalAdvance(shown) <= width:
+            best, lo = shown, mid + 1
+        else:
+            hi = mid - 1
+    if best is not None:
+        return best
     return metrics.elidedText(text, Qt.TextElideMode.ElideRight, max(width, 0))
 
 
