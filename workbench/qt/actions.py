@@ -131,6 +131,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
                group="graph"),
     ActionSpec("find_previous", "Find Pre&vious", "step_search", (K.FindPrevious,), "Show the previous search hit",
                args=(-1,), group="graph"),
+    ActionSpec("select_all", "Select &All", "select_all_nodes", (K.SelectAll,),
+               "Select every node of the shown graph (the Inspector then edits them together)", group="model_graph"),
     ActionSpec("same_type", "Select all of this &type", "select_same_type", ("Ctrl+T",),
                "Select every node with the op type of the selected node (in the shown graph)", group="model_graph"),
     # View
@@ -198,7 +200,7 @@ MENUS: dict[str, tuple[str, ...]] = {
     "&File": ("new_project", "open", "open_project", "@recent", "open_example", "-", "save", "save_as",
               "apply_project", "-", "export", "export_qonnx", "export_report", "export_node_data", "-",
               "export_picture", "-", "quit"),
-    "&Edit": ("undo", "redo", "-", "find", "find_next", "find_previous", "same_type"),
+    "&Edit": ("undo", "redo", "-", "find", "find_next", "find_previous", "-", "select_all", "same_type"),
     "&View": ("fit", "zoom_in", "zoom_out", "-", "expand_all", "collapse_all", "depth_1", "depth_2", "depth_3", "-",
               "color_sqnr", "color_sensitivity", "show_qdq", "legend", "-", "open_export", "diff", "netron", "-",
               "@docks", "-",

@@ -1437,6 +1437,15 @@ class MainWindow(QMainWindow):
         return size
 
     @guarded
+    def select_all_nodes(self) -> list[str]:
+        """Edit > Select All (Ctrl+A): every node of the shown graph (not an undoable edit, as any selection)."""
+        canvas = self.shown_canvas()
+        names = canvas.node_names()
+        canvas.select_nodes(names)
+        self.set_status(f"Selected all {count(len(names), 'node')}.")
+        return names
+
+    @guarded
     def select_same_type(self) -> list[str]:
         """Edit > Select all of this type: in the shown graph, every node of the selected node's op type."""
         canvas = self.shown_canvas()
