@@ -57,3 +57,24 @@ def test_metric_output_is_named_and_chosen(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: --metric-output probs: {model} has no output 'probs' "
                                                f"(outputs: {POOLED}, logits).")
+
+
+def test_metric_output_is_the_output_top1_is_checked_on(tmp_path, capsys):
+    """top1 with --metric-output logits was refused by the label check of the FIRST output ('... the first
+    output, but ... has shape [N, 256]' is fine for top1, so the first output here is a 1-D score)."""
+    proto = onnx.load(EXAMPLE / "digits_cnn.onnx")
+    logits = proto.graph.output[0].name
+    node = helper.make_node("ReduceMax", [logits], ["score"], keepdims=0, axes=[1])
+    proto.graph.node.append(node)
+    outs = list(proto.graph.output)
+    del proto.graph.output[:]
+    proto.graph.output.extend([helper.make_tensor_value_info("score", onnx.TensorProto.FLOAT, ["N"]), *outs])
+    model = tmp_path / "score_first.onnx"
+    onnx.save(proto, model)
+    base = ["autotune", str(model), "--data", CALIB, "--samples", "8", "--eval", EVAL, "--eval-samples", "16",
+            "--metric", "top1", "--max-drop", "0.5", "-o", str(tmp_path / "q.onnx")]
+    assert main(base) == 2  # top1 on the 1-D first output: refused up front, naming it
+    assert "'score' has shape [N]" in capsys.readouterr().err
+    assert main([*base, "--metric-output", logits]) == 0
+    out = capsys.readouterr().out
+    assert f"metric top1 on output {logits} (as --metric-output asked" in out

@@ -851,23 +851,24 @@ def _curve_row(pt, *, marks: bool = True, latency: bool = False) -> str:
     return row
 
 
-def _check_labels_early(model, metric, data, *, default_top1: bool = False) -> None:
+def _check_labels_early(model, metric, data, *, default_top1: bool = False, output: str | None = None) -> None:
     """Refuse labels a built-in metric cannot score (missing, a length other than the input rows', not
     integer class indices) before the job quantizes or analyses anything. ``default_top1``: no metric
-    given means top1 when the data has ``gt_label`` (the report's default). Python readers are not
+    given means top1 when the data has ``gt_label`` (the report's default); ``output``: the model output the
+    metric reads (autotune's --metric-output; the first when None). Python readers are not
     opened here (that would run the user's code twice); the job checks them when it opens them."""
     if data is None or isinstance(data, dict) or (isinstance(metric, str) and metric.endswith(".py")):
         return
     if metric is None and default_top1:
         metric = api.default_metric(model, data)
-    api.check_metric_data(metric, model, data)
+    api.check_metric_data(metric, model, data, output=output)
 
 
 def cmd_autotune(args) -> int:
     model = api.open_model(args.model)
     _recheck_outputs(args)
     if args.metric in api.METRICS or args.metric == "sqnr":
-        _check_labels_early(model, args.metric, _data_arg(args, args.eval))
+        _check_labels_early(model, args.metric, _data_arg(args, args.eval), output=args.metric_output)
     recipe = _recipe_from_args(args)
     _refuse_qdq_only(args, model, recipe)  # the tuned model is written as QDQ: refused before any calibration
     progress = TerminalProgress()

@@ -459,14 +459,14 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     return report
 
 
-def check_metric_data(metric: str | MetricFn | None, model: ModelLike, data: Any) -> None:
+def check_metric_data(metric: str | MetricFn | None, model: ModelLike, data: Any, *, output: str | None = None) -> None:
     """Refuse, before any quantization or model run, evaluation data a built-in metric cannot score:
     ``top1`` without a ``gt_label`` array, with one whose length differs from the input rows, or with
     labels that are not integer class indices (:func:`workbench.core.analysis.metrics.check_metric_labels`).
 
     ``model`` is the float model (PreparedModel, ModelProto or path) the data is opened for; ``data``
     anything :func:`evaluate` takes. User metric functions and None pass unchecked. The metric must
-    also read the model's first output as declared (``top1``: a class axis; ``detection_scores``:
+    also read the model's first output (``output``: that one) as declared (``top1``: a class axis; ``detection_scores``:
     ``[N, 4 + classes, anchors]``; :func:`workbench.core.analysis.metrics.check_metric_output`).
 
     Raises
@@ -477,7 +477,7 @@ def check_metric_data(metric: str | MetricFn | None, model: ModelLike, data: Any
     """
     if metric is None or (not isinstance(metric, str) and metric not in METRICS.values()):
         return
-    _check_first_output(metric, model)
+    _check_first_output(metric, model, output)
     if isinstance(model, PreparedModel) or isinstance(data, DataSource):
         source = open_data_source(data, model)
     else:
@@ -486,13 +486,14 @@ def check_metric_data(metric: str | MetricFn | None, model: ModelLike, data: Any
     check_metric_labels(metric, source.labels(), source.num_samples(), where)
 
 
-def _check_first_output(metric: str | MetricFn, model: ModelLike) -> None:
+def _check_first_output(metric: str | MetricFn, model: ModelLike, output: str | None = None) -> None:
     """:func:`~workbench.core.analysis.metrics.check_metric_output` on the declared shape of ``model``'s
-    first graph output (a model given as a path is not read here: its loader checks it first)."""
+    first graph output, or of the one named ``output`` (a model given as a path is not read here: its loader
+    checks it first)."""
     proto = getattr(model, "proto", model)
     if not isinstance(proto, onnx.ModelProto) or not proto.graph.output:
         return
-    out = proto.graph.output[0]
+    out = next((o for o in proto.graph.output if o.name == output), proto.graph.output[0])
     t = out.type.tensor_type
     dims = [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim] \
         if t.HasField("shape") else None

@@ -117,13 +117,15 @@ def run_outputs(proto, feeds: list[dict[str, np.ndarray]]) -> dict[str, np.ndarr
     return {n: concat_rows(f"output {n!r}", v, hint) for n, v in parts.items()}
 
 
-def make_eval_set(model, data: Any, samples: int | None = None, metric: str | Score | None = None) -> EvalSet:
+def make_eval_set(model, data: Any, samples: int | None = None, metric: str | Score | None = None,
+                  output: str | None = None) -> EvalSet:
     """The eval rows (batches of one row, NaN / Inf rows left out, at most ``samples``), their ``gt_*``
     labels and the float model's outputs.
 
     ``metric``: a built-in metric name (top1, cosine, output_sqnr, sqnr) whose labels are checked first
     (:func:`workbench.core.analysis.evaluate.check_metric_data`: a ``gt_label`` missing, of another
-    length than the input rows, or not class indices); a function or None is not checked.
+    length than the input rows, or not class indices; ``output``, the model output the metric reads, its
+    first when None); a function or None is not checked.
 
     Raises
     ------
@@ -133,7 +135,7 @@ def make_eval_set(model, data: Any, samples: int | None = None, metric: str | Sc
     """
     opened = open_data_source(data, model)
     if isinstance(metric, str) and (metric in METRICS or metric == "sqnr"):
-        check_metric_data(metric, model, opened)  # a short gt_label was paired with the first rows
+        check_metric_data(metric, model, opened, output=output)  # a short gt_label was paired with the first rows
     source = finite_rows(opened)  # samples with NaN / Inf inputs are left out
     feeds, kept = [], []
     for idx, feed in source.indexed_batches(1, samples):
@@ -396,7 +398,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
                         hint="Name one of the model's outputs.")
     score = load_score(metric, allow_code=allow_code, output=metric_output) if isinstance(metric, str) else metric
     tie_break = load_score("output_sqnr", output=metric_output)  # closer to float's outputs, when the metric ties
-    ev = make_eval_set(model, eval_data, eval_samples, metric)
+    ev = make_eval_set(model, eval_data, eval_samples, metric, metric_output)
     m_float = score(ev.float_outputs, ev.float_outputs, ev.labels)
     if min_score is None:
         if max_drop is None:
