@@ -224,3 +224,23 @@ def test_cli_evaluate_scores_gt_label_without_being_asked(tmp_path, data, arrays
     assert main(["evaluate", str(f), str(q), "--data", str(bare)]) == 0
     captured = capsys.readouterr()
     assert not any(s.startswith("metric ") for s in captured.out.splitlines()) and "gt_label" not in captured.err
+
+
+def test_one_hot_gt_label_is_not_taken_as_top1_and_is_refused_when_asked(tmp_path, data, arrays, capsys):
+    """A one-hot gt_label ([N, classes]) made the default top1 run both models and then fail ("gives N
+    predictions but gt_label has N x classes entries"), naming a metric the user never asked for. Without
+    --metric it now gets the per-output table; with --metric top1 it is refused before any run."""
+    from workbench.cli import main
+
+    f, q = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(tiny_model(1.0, B), f)
+    onnx.save(tiny_model(-1.0, B), q)
+    x, labels = arrays["x"], arrays["gt_label"]
+    one_hot = save_npz(tmp_path / "one_hot.npz", x=x, gt_label=np.eye(x.shape[1], dtype=np.int64)[labels])
+    assert main(["evaluate", str(f), str(q), "--data", str(one_hot)]) == 0
+    captured = capsys.readouterr()
+    assert not any(s.startswith("metric ") for s in captured.out.splitlines()) and "top1" not in captured.err
+    assert main(["evaluate", str(f), str(q), "--data", str(one_hot), "--metric", "top1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        f"error: {one_hot}: array 'gt_label' has shape [{len(x)}, {x.shape[1]}], not one label per row (one-hot?)")

@@ -164,8 +164,9 @@ def check_metric_labels(metric: str | MetricFn | None, labels: Mapping[str, np.n
     Raises
     ------
     DataError
-        The label array is missing, its length differs from ``rows``, or its values are not
-        integer class indices (strings, fractions, negatives); one line naming ``source`` and the array.
+        The label array is missing, its length differs from ``rows``, it holds more than one value per row
+        (one-hot), or its values are not integer class indices (strings, fractions, negatives); one line naming
+        ``source`` and the array.
     """
     name = metric if isinstance(metric, str) else next((k for k, f in METRICS.items() if f is metric), None)
     key = METRIC_LABELS.get(name)
@@ -182,6 +183,10 @@ def check_metric_labels(metric: str | MetricFn | None, labels: Mapping[str, np.n
         raise DataError(f"{source}: array {key!r} has {n} labels for {rows} rows of inputs.",
                         hint=f"Give one label per input row, in the same order (metric {name} pairs row i with "
                              f"{key}[i]).")
+    if arr.ndim > 1 and int(np.prod(arr.shape[1:])) != 1:
+        raise DataError(f"{source}: array {key!r} has shape {list(arr.shape)}, not one label per row (one-hot?); "
+                        f"metric {name} needs integer class indices (0 .. classes - 1).",
+                        hint=f"For one-hot labels store {key}.argmax(axis=1).")
     bad = label_problem(arr)
     if bad is not None:
         raise DataError(f"{source}: array {key!r} {bad}; metric {name} needs integer class indices "
