@@ -229,7 +229,8 @@ def test_cli_evaluate_scores_gt_label_without_being_asked(tmp_path, data, arrays
 def test_one_hot_gt_label_is_not_taken_as_top1_and_is_refused_when_asked(tmp_path, data, arrays, capsys):
     """A one-hot gt_label ([N, classes]) made the default top1 run both models and then fail ("gives N
     predictions but gt_label has N x classes entries"), naming a metric the user never asked for. Without
-    --metric it now gets the per-output table; with --metric top1 it is refused before any run."""
+    --metric it now gets the per-output table and a note why; with --metric top1 it is refused before any run
+    (report, which always scores gt_label, refuses it up front too)."""
     from workbench.cli import main
 
     f, q = tmp_path / "f.onnx", tmp_path / "q.onnx"
@@ -240,6 +241,8 @@ def test_one_hot_gt_label_is_not_taken_as_top1_and_is_refused_when_asked(tmp_pat
     assert main(["evaluate", str(f), str(q), "--data", str(one_hot)]) == 0
     captured = capsys.readouterr()
     assert not any(s.startswith("metric ") for s in captured.out.splitlines()) and "top1" not in captured.err
+    assert f"note: no task metric: {one_hot}: array 'gt_label' has shape [{len(x)}, {x.shape[1]}], not one label " \
+           "per row (one-hot?)" in captured.err.splitlines()
     assert main(["evaluate", str(f), str(q), "--data", str(one_hot), "--metric", "top1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(

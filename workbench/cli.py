@@ -31,7 +31,7 @@ from pathlib import Path
 
 from workbench import __version__
 from workbench.core import api
-from workbench.core.errors import ExportError, WorkbenchError
+from workbench.core.errors import DataError, ExportError, WorkbenchError
 from workbench.core.issues import IssueCode
 from workbench.core.wording import count, plural
 
@@ -489,14 +489,28 @@ def cmd_evaluate(args) -> int:
     if metric is not None and metric.endswith(".py"):
         metric = api.load_metric(metric, allow_code=args.allow_code)
     chosen = metric is None and api.default_metric(model, args.data) == "top1"  # as report: gt_label -> top1
+    unscored = _unscorable_labels(model, args.data) if chosen else None
+    chosen = chosen and unscored is None
     report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric="top1" if chosen else metric)
     if chosen:  # after the run: an error stays the only line on stderr
         print(f"note: metric top1, from gt_label in {args.data} (--metric names another)", file=sys.stderr)
+    if unscored is not None:
+        print(f"note: no task metric: {unscored}", file=sys.stderr)
     for note in getattr(report, "notes", []):
         print(f"note: {note}", file=sys.stderr)
     text = report.format() if hasattr(report, "format") else str(report)
     print(text)
     return 0
+
+
+def _unscorable_labels(model, data) -> str | None:
+    """Why top1 cannot score the ``gt_label`` in ``data`` (a one-hot array, fractions, ...), or None: evaluate
+    without --metric then keeps to its per-output table instead of failing after both models ran."""
+    try:
+        api.check_metric_data("top1", model, data)
+    except DataError as exc:
+        return str(exc).split(";")[0]
+    return None
 
 
 def cmd_compare(args) -> int:

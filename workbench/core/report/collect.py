@@ -14,7 +14,6 @@ import onnxruntime as ort
 
 from workbench import __version__
 from workbench.core.analysis.evaluate import EvalReport, RaggedRowsError, check_metric_data, evaluate
-from workbench.core.analysis.metrics import check_metric_labels
 from workbench.core.analysis.noise_split import SPLIT_SAMPLES, NoiseSplit, noise_split
 from workbench.core.analysis.sensitivity import Sensitivity, SweepResult, local_sensitivity
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
@@ -66,22 +65,14 @@ class ReportData:
 
 
 def default_metric(model, data) -> str:
-    """``top1`` when the eval data's ``gt_label`` holds one class index per row
-    (:func:`~workbench.core.analysis.metrics.check_metric_labels` accepts it: not one-hot, not fractions) and
-    the model's first output has a class axis (rank 2 or more, or unknown), else ``cosine`` (quantized vs
-    float first output)."""
+    """``top1`` when the eval data has ``gt_label`` and the model's first output a class axis (rank 2 or
+    more, or unknown), else ``cosine`` (quantized vs float first output). Labels top1 cannot score are
+    refused later by :func:`~workbench.core.analysis.evaluate.check_metric_data` (report), or leave
+    ``evaluate`` with its per-output table (its CLI)."""
     outputs = model.proto.graph.output
     t = outputs[0].type.tensor_type if outputs else None
-    if t is not None and t.HasField("shape") and len(t.shape.dim) < 2:
-        return "cosine"
-    labels = open_data_source(data, model).labels()
-    if "gt_label" not in labels:
-        return "cosine"
-    try:
-        check_metric_labels("top1", labels, None, "")
-    except DataError:
-        return "cosine"
-    return "top1"
+    no_class_axis = t is not None and t.HasField("shape") and len(t.shape.dim) < 2
+    return "top1" if "gt_label" in open_data_source(data, model).labels() and not no_class_axis else "cosine"
 
 
 def load_curve(path: str | Path) -> dict:
