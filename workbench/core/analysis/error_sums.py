@@ -33,12 +33,13 @@ def error_sums(ref: np.ndarray, approx: np.ndarray) -> tuple[float, float, float
     Parameters
     ----------
     ref, approx : numpy.ndarray
-        Any real dtype and any shape, the same shape for both (compared element by element, C order).
+        Any real dtype and any shape, the same number of elements in both (compared element by element in C
+        order; a [2, 3] and a [3, 2] array pair up as two 6-value vectors).
 
     Returns
     -------
     tuple of (float, float, float, float, float, int), or None
-        The float64 sums; None when the shapes differ or both are empty. Pairs where either value is
+        The float64 sums; None when the sizes differ or both are empty. Pairs where either value is
         NaN or +-Inf are left out (``n`` counts the pairs summed; all left out gives zeros and ``n`` 0).
     """
     r = np.ravel(ref)
