@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -77,8 +78,10 @@ def test_open_when_clean_does_not_ask(qtbot, window, open_file, save_prompts, co
     assert save_prompts == []
 
 
-def test_open_recent_and_open_dialog_ask_too(qtbot, window, open_file, save_prompts, monkeypatch):
-    open_file(window, EXAMPLE)
+def test_open_recent_and_open_dialog_ask_too(qtbot, window, open_file, save_prompts, monkeypatch, tmp_path):
+    model = tmp_path / EXAMPLE.name  # a model of the user's: the bundled example is not a recent file
+    shutil.copy(EXAMPLE, model)
+    open_file(window, model)
     _edit(window)
     save_prompts.answer = "cancel"
     shown = []
