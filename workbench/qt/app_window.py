@@ -62,6 +62,7 @@ from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock, job_
 from workbench.qt.eval_settings import NO_METRIC
 from workbench.qt.evaluation import KINDS as EVALUATION_KINDS
 from workbench.qt.evaluation import EvaluationController
+from workbench.qt.focus_return import FocusReturn
 from workbench.qt.gui_gc import GuiThreadCollector
 from workbench.qt.netron_view import NetronView
 from workbench.qt.nothing_quantized import nothing_quantized, nothing_quantized_status, nothing_quantized_text
@@ -200,6 +201,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
         self._restore_layout()
         self.autosaver = autosave.Autosaver(self)
+        self._focus_return = FocusReturn(self)  # shortcuts work again after a dialog closes (no window manager)
         notifier().changed.connect(self.apply_view_theme)
         self.apply_view_theme(shown_theme())
 
