@@ -42,6 +42,8 @@ def test_a_later_success_replaces_a_failed_calibrations_line(qtbot, window, open
     assert state == "succeeded", res
     text = window.calibration.status.text()
     assert "failed" not in text and text.startswith("Done: sensitivity of "), text
+    bar = window.calibration.progress
+    assert bar.value() == bar.maximum() > 0  # not the failed calibration's 0 %
 
 
 def test_a_failed_sweep_leaves_the_calibrations_own_line(qtbot, window, open_file, tmp_path, dialogs):

@@ -448,11 +448,12 @@ class CalibrationPanel(QWidget):
         that job is released, is out of date ("Calibrate failed: wrongnames.npz has no array ..." stayed after
         the path was fixed and a sweep and a comparison ran); ``done`` replaces it. Any other line stays."""
         if self._held is not None:
-            text, lo, hi, value = self._held
-            if is_failure(text):
-                self._held = (done, lo, hi, value)
+            if is_failure(self._held[0]):
+                self._held = (done, 0, 1, 1)  # a full bar with it, as after a calibration that succeeded
         elif is_failure(self.status.text()):
             self.status.setText(done)
+            self.progress.setRange(0, 1)
+            self.progress.setValue(1)
 
     def release(self) -> None:
         """The other job ended: the panel shows the calibration's own state again."""
