@@ -150,8 +150,8 @@ def test_a_variant_within_the_margin_of_the_best_gives_way_to_the_one_with_fewer
 
 
 @pytest.mark.parametrize("recipe,why", [
-    ({"rules": [{"op_type": "MatMul", "activation": {"observer": "percentile"}}]}, "rules, overrides or op types"),
-    ({"op_types": ["MatMul"]}, "rules, overrides or op types"),
+    ({"rules": [{"op_type": "MatMul", "activation": {"observer": "percentile"}}]}, "rules or op types"),
+    ({"op_types": ["MatMul"]}, "rules or op types"),
     ({"smoothquant": {"alpha": 0.5}}, "SmoothQuant"),
     ({"preset": "dynamic-u8"}, recipe_choice.CHOICE_NOT_STATIC),
     ({"preset": "fp8-e4m3"}, "not per-tensor integer MinMax"),
@@ -354,7 +354,8 @@ def test_explicit_auto_where_there_is_no_choice_says_why(tmp_path, capsys, extra
         assert main(["quantize", str(path), *feed, *args, "-o", str(out), "--no-latency-check",
                      *(["--auto"] if typed else [])]) == 0
         err = capsys.readouterr().err
-        note = f"note: --auto chooses among variants of a bare static preset; {why}, so there is no choice."
+        note = (f"note: --auto chooses among variants of a static preset (node overrides kept); {why}, "
+                "so there is no choice.")
         assert (note in err) is typed and "recipe choice" not in err
 
 

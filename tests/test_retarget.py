@@ -23,7 +23,7 @@ def _project(corpus, tmp_path, capsys, *, data=True):
     recipe = tmp_path / "recipe.json"
     recipe.write_text(json.dumps({"preset": "cpu-u8s8", "reduce_range": True, "overrides": OVERRIDES}))
     args = ["quantize", str(d / "model_opset17.onnx"), "--recipe", str(recipe), "--samples", "32",
-            "-o", str(tmp_path / "a17.onnx"), "--save-project", str(tmp_path / "job.wbproj"), "--no-search"]
+            "-o", str(tmp_path / "a17.onnx"), "--save-project", str(tmp_path / "job.wbproj"), "--no-search", "--no-auto"]
     if data:
         args += ["--data", str(d / "calib.npz")]
     assert cli.main(args) == 0
@@ -35,7 +35,7 @@ def _fresh(model, recipe_doc, data, out, tmp_path) -> bytes:
     r = tmp_path / "fresh_recipe.json"
     r.write_text(json.dumps(recipe_doc))
     assert cli.main(["quantize", str(model), "--recipe", str(r), "--data", str(data), "--samples", "32",
-                     "-o", str(out), "--no-search"]) == 0
+                     "-o", str(out), "--no-search", "--no-auto"]) == 0
     return out.read_bytes()
 
 

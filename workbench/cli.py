@@ -106,18 +106,24 @@ def _auto_recipe(args, model, recipe, progress):
     quantize (unchanged without ``--auto``, data or a bare preset), its calibration over every row
     (None without a choice), the line to print on stderr once the command succeeded ("" when
     there was no choice) and the chosen variant's label (its name, and its promoted unit count when it
-    has any; "" when there was no choice)."""
-    from_file = bool(getattr(args, "recipe", None))  # a --recipe file is used as written, even a bare preset
+    has any; "" when there was no choice). A ``--recipe`` file is used as written, even a bare preset,
+    unless it holds a preset and node overrides only: the choice then runs around the overrides, which it
+    keeps (a note on stderr says so)."""
+    from_file = bool(getattr(args, "recipe", None))
     auto = getattr(args, "auto", None)  # None: not given (on by default); True: --auto typed
     if auto is False:  # before why_not_choose: --no-auto never loads the recipe choice
         return recipe, None, "", ""
-    why = ("no --data" if not args.data else "a --recipe file is used as written" if from_file
+    why = ("no --data" if not args.data else "a --recipe file is used as written" if from_file and not recipe.overrides
            else api.why_not_choose(recipe))
     if why is not None:
         if auto is True:
-            print(f"note: --auto chooses among variants of a bare static preset; {why}, so there is no choice.",
-                  file=sys.stderr)
+            print(f"note: --auto chooses among variants of a static preset (node overrides kept); {why}, "
+                  "so there is no choice.", file=sys.stderr)
         return recipe, None, "", ""
+    if from_file:
+        print(f"note: the --recipe file holds a preset and {count(len(recipe.overrides), 'node override')} only, "
+              "so the recipe choice runs and keeps the overrides as written (--no-auto uses the file as it is).",
+              file=sys.stderr)
     choice = api.choose_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples, progress=progress)
     return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.label
 
@@ -1090,7 +1096,8 @@ def _input_shape_type(text: str) -> tuple[str, list[int]]:
 
 def _add_auto_arg(s) -> None:
     s.add_argument("--auto", action=argparse.BooleanOptionalAction, default=None,
-                   help="with --data and a bare preset (no --recipe): keep the preset, or switch to MSE activation "
+                   help="with --data and a bare preset (no --recipe), or a --recipe of a preset and node overrides "
+                        "only (kept as written): keep the preset, or switch to MSE activation "
                         "ranges, or to MSE ranges with only Conv/MatMul/Gemm quantized, whichever gives the highest "
                         "output SQNR on held-out calibration rows (within 0.5 dB of the best, the preset, then "
                         "the compute-only variant, wins); then the run of units that holds most of the output noise "

@@ -116,6 +116,10 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name, *, extras: bool = Tru
     # calibrate in the background
     status, _res = run_job(qtbot, win, win.act_calibrate.trigger)
     assert status == "succeeded", _res
+    # F5 chose the recipe around the int16 edits and kept them (but where the latency check kept a unit float)
+    assert _res["choice"] is not None and _res["choice"]["skipped"] is None
+    user, kept = api.Recipe.model_validate_json(recipe_json), set(_res["latency_kept"])
+    assert all(win.doc.recipe.overrides[n] == user.overrides[n] for n in convs if n not in kept)
     qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)  # the bars are drawn a turn later
     rows = win.doc.errors
     values = win.errors.bar_values()
@@ -179,7 +183,7 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name, *, extras: bool = Tru
     win2.show()
     try:
         open_file(win2, proj)
-        assert win2.doc.recipe.model_dump_json() == recipe_json
+        assert win2.doc.recipe.model_dump_json() == win.doc.recipe.model_dump_json()  # F5 chose around the edits
         qtbot.waitUntil(lambda: bool(win2.errors.rows), timeout=300_000)
         assert win2.errors.bar_values() == values
         assert win2.doc.data["path"] == str(calib)

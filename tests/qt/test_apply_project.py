@@ -28,7 +28,7 @@ def _project(d, tmp_path):
     recipe.write_text(json.dumps({"preset": "cpu-u8s8", "reduce_range": True, "overrides": OVERRIDES}))
     assert cli.main(["quantize", str(d / "model_opset17.onnx"), "--recipe", str(recipe), "--data",
                      str(d / "calib.npz"), "--samples", "32", "-o", str(tmp_path / "a17.onnx"),
-                     "--save-project", str(tmp_path / "job.wbproj"), "--no-search"]) == 0
+                     "--save-project", str(tmp_path / "job.wbproj"), "--no-search", "--no-auto"]) == 0
     return tmp_path / "job.wbproj"
 
 
@@ -39,6 +39,7 @@ def test_apply_project_to_opset13_lands_overrides_and_exports_fresh_quantize_byt
     proj = _project(d, tmp_path)
     open_file(window, d / "model_opset13.onnx")
     window.calibration.samples.setValue(32)
+    window.calibration.choose_first.setChecked(False)  # as --no-auto: a preset with overrides is chosen around
     before = window.doc.recipe.model_dump()
     depth = window.doc.undo_stack.count()
 
@@ -69,7 +70,7 @@ def test_apply_project_to_opset13_lands_overrides_and_exports_fresh_quantize_byt
     recipe_file.write_text(stored.to_json())
     fresh = tmp_path / "fresh13.onnx"
     assert cli.main(["quantize", str(d / "model_opset13.onnx"), "--recipe", str(recipe_file), "--data",
-                     str(d / "calib.npz"), "--samples", "32", "-o", str(fresh), "--no-search"]) == 0
+                     str(d / "calib.npz"), "--samples", "32", "-o", str(fresh), "--no-search", "--no-auto"]) == 0
     assert out.read_bytes() == fresh.read_bytes()  # the app exports the recipe as it stands (no search)
 
     # the Errors dock's figures as Model Explorer node data

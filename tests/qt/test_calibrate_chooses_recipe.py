@@ -71,7 +71,7 @@ def test_f5_chooses_as_the_cli_and_exports_its_bytes(qtbot, window, open_file, c
     status = window.calibration.status.text()  # the whole text; the status bar holds its short line
     assert status.startswith(f"Done: {len(window.doc.errors)} node units analysed. Recipe choice: compute+mse (output "
                              f"SQNR on {want.held_out} held-out rows, dB: preset ")
-    assert "Ctrl+Z restores the preset" in status and window.status_label.toolTip() == status
+    assert "Ctrl+Z restores the recipe the choice started from" in status and window.status_label.toolTip() == status
     assert window.status_label.text().startswith(f"Done: {len(window.doc.errors)} node units analysed. Recipe "
                                                  f"choice: {want.label} (Ctrl+Z undoes).")
 

@@ -28,7 +28,7 @@ def test_choice_text_and_overrides(qtbot, window, open_file, monkeypatch, tmp_pa
     assert full.startswith(f"Done: {len(window.doc.errors)} node units analysed. Recipe choice: ")
     assert "--" not in full  # no CLI flag
     assert "1 unit kept float (the Recipe panel lists them under Node overrides)" in full
-    assert "Choose the recipe first" in full and "Ctrl+Z restores the preset" in full
+    assert "Choose the recipe first" in full and "Ctrl+Z restores the recipe the choice started from" in full
     # the status bar: one short line, the whole text in its tooltip
     short = window.status_label.text()
     assert short == (f"Done: {len(window.doc.errors)} node units analysed. Recipe choice: "

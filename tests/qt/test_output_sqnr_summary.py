@@ -67,17 +67,17 @@ def test_errors_summary_gives_each_output_sqnr(qtbot, window, open_file, tmp_pat
 
 def test_f5_says_why_the_choice_is_skipped(qtbot, window, open_file):
     _open(window, open_file, choose=True)
-    convs = [n.name for n in window.doc.model.graph.node if n.op_type == "Conv"]
-    assert len(convs) >= 2
-    commands.push_edit(window.doc, commands.set_role_field(window.doc.recipe, convs, "activation", "dtype", "int16"),
-                       "int16")
+    # node overrides alone no longer skip it (the choice keeps them); a rule does
+    rule = commands.make_rule("op_type", "Conv", activation_dtype="int16")
+    commands.push_edit(window.doc, commands.add_rule(window.doc.recipe, rule), "int16")
     assert not window.runs.will_choose()
     state, res = run_job(qtbot, window, window.act_calibrate.trigger)
     assert state == "succeeded", res
     status = window.calibration.status.text()  # the whole text; the status bar's line points to it
     assert window.status_label.text().endswith(" Recipe choice skipped. Details: Calibration panel.")
-    assert status.endswith(f" Recipe choice skipped: the recipe has {len(convs)} edits; the choice starts from an "
-                           "unedited preset (to let it choose: undo the edits, F5, then edit the chosen recipe)."), status
+    assert status.endswith(" Recipe choice skipped: the recipe has 1 rule or op-type edit; the choice starts from a "
+                           "preset with node overrides at most (to let it choose: undo those edits, F5, then edit the "
+                           "chosen recipe)."), status
     # box off: nothing said
     window.calibration.choose_first.setChecked(False)
     state, res = run_job(qtbot, window, window.act_calibrate.trigger)

@@ -123,8 +123,8 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
 
     Payload: ``model_path``, ``recipe`` (JSON), ``data`` (spec), ``samples``, ``calibration``
     (cache JSON or None), ``reuse`` (False recalibrates every tensor), ``analysis_samples``.
-    With ``choose`` true, data, and a recipe the recipe choice applies to (a bare static preset,
-    :func:`workbench.core.api.why_not_choose`), the choice runs first (:func:`choose_first`, as
+    With ``choose`` true, data, and a recipe the recipe choice applies to (a static preset, alone or
+    with node overrides, which it keeps: :func:`workbench.core.api.why_not_choose`), the choice runs first (:func:`choose_first`, as
     ``workbench-cli quantize`` does by default): the chosen recipe is the one calibrated, on the choice's
     own ranges over every row (no second calibration pass).
     Result: ``calibration`` (JSON), ``errors`` (UnitError.to_json rows, worst first),
@@ -289,7 +289,8 @@ CHOICE_PHASE = "Choosing the recipe"
 def choose_first(model, recipe, payload: dict, progress, cancel: CancelToken):
     """The recipe choice before a calibration (:func:`workbench.core.api.choose_recipe`), as
     ``workbench-cli quantize`` runs it by default: only with the payload's ``choose`` true, data, and a
-    recipe it applies to (a bare static preset: :func:`workbench.core.api.why_not_choose` is None);
+    recipe it applies to (a static preset, alone or with node overrides: :func:`workbench.core.api.why_not_choose`
+    is None);
     else None. Progress messages say "Choosing the recipe: ..." (its calibration pass too).
 
     Returns

@@ -146,11 +146,12 @@ class CalibrationPanel(QWidget):
         self.choose_first = QCheckBox("Choose the recipe first (CLI --auto)")
         self.choose_first.setChecked(True)
         self.choose_first.setToolTip(
-            "On: Start calibration (F5) on a bare preset first chooses among the preset, MSE ranges and compute-only "
+            "On: Start calibration (F5) on a preset, alone or with node overrides (kept as you set them), first "
+            "chooses among the preset, MSE ranges and compute-only "
             "quantization (and a few units kept float, or 16-bit with s8s8) by the output SQNR on held-out rows, as "
             "workbench-cli quantize does by default; the chosen recipe is one undoable edit (Ctrl+Z restores the "
-            "preset), calibrated on the choice's own ranges. A recipe you edited or one already chosen is calibrated "
-            "as it is. Off: the preset as it is (workbench-cli quantize --no-auto). Saved in the project.")
+            "recipe it started from), calibrated on the choice's own ranges. A recipe with rules or an op-type list, "
+            "or one already chosen, is calibrated as it is. Off: the preset as it is (workbench-cli quantize --no-auto). Saved in the project.")
         lay.addWidget(self.choose_first)
         self.images = self._image_fields()
         lay.addWidget(self.images)

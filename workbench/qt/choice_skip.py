@@ -1,6 +1,7 @@
 """Why the recipe choice does not run on the document's recipe, in one line with what to do.
 
-The choice starts only from a bare static preset (:func:`workbench.core.api.why_not_choose`). A recipe
+The choice starts from a static preset, with or without node overrides, which it keeps
+(:func:`workbench.core.api.why_not_choose`); rules, an op-type list or SmoothQuant make it skip. A recipe
 it chose holds rules, node settings or an op-type list of its own (compute+mse on digits_transformer:
 one rule and ``op_types`` MatMul, Gemm): an edit made after it must not count those as the user's edits
 (F5 said "the recipe has 3 edits" after one node edit). :func:`choice_skip_text` tells the two cases
@@ -27,6 +28,12 @@ def recipe_edits(recipe) -> int:
     SmoothQuant (each counts one)."""
     return (len(recipe.rules) + len(recipe.overrides) + (recipe.op_types is not None)
             + (recipe.smoothquant is not None))
+
+
+def blocking_edits(recipe) -> int:
+    """How many edits of ``recipe`` make the choice skip it: its rules, an op-type list and SmoothQuant (each
+    counts one; node overrides do not, the choice keeps them)."""
+    return len(recipe.rules) + (recipe.op_types is not None) + (recipe.smoothquant is not None)
 
 
 def holds_choice(recipe, chosen) -> bool:
@@ -73,9 +80,10 @@ def choice_skip_text(recipe, why: str, applied: AppliedChoice | None = None) -> 
     window applied last on this model (None: none), when ``recipe`` still holds what it wrote."""
     if applied is not None and holds_choice(recipe, applied.recipe):
         return f"Recipe choice skipped: {after_choice_text(applied, recipe)}."
-    edits = recipe_edits(recipe)
+    edits = blocking_edits(recipe)
     if edits:
-        return (f"Recipe choice skipped: the recipe has {count(edits, 'edit')}; the choice starts from an unedited "
-                "preset (to let it choose: undo the edits, F5, then edit the chosen recipe).")
+        return (f"Recipe choice skipped: the recipe has {count(edits, 'rule or op-type edit', 'rule or op-type edits')}; "
+                "the choice starts from a preset with node overrides at most (to let it choose: undo those edits, F5, "
+                "then edit the chosen recipe).")
     return (f"Recipe choice skipped: {why}; the choice starts from a static integer preset, so the recipe was "
             "calibrated as it is (to let it choose, pick a static integer preset in the Recipe panel).")

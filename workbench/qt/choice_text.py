@@ -28,7 +28,8 @@ def choice_line(choice: dict) -> str:
 
 def applied_note() -> str:
     """What to do about a choice applied as one edit, in the GUI's terms."""
-    return (" Ctrl+Z restores the preset (F5 then calibrates it as it is); untick \"Choose the recipe first\" in "
+    return (" Ctrl+Z restores the recipe the choice started from (the preset and your node overrides; F5 then "
+            "calibrates it as it is); untick \"Choose the recipe first\" in "
             "the Calibration panel to calibrate presets as they are.")
 
 

@@ -195,7 +195,8 @@ class RunController(QObject):
     def choice_skip_note(self) -> str:
         """Why a calibration with "Choose the recipe first" ticked calibrates the recipe as it is, in one line
         with what to do ("" when the box is off, there is no data, a choice settled the recipe, or the
-        choice runs): the choice starts only from a bare preset (:func:`workbench.core.api.why_not_choose`)."""
+        choice runs): the choice starts from a preset with node overrides at most
+        (:func:`workbench.core.api.why_not_choose`)."""
         recipe = self.doc.recipe
         if (not getattr(self.doc, "choose_recipe", True) or not self.doc.data or self.doc.quant_summary is not None
                 or recipe.to_json() in self._settled):
@@ -205,8 +206,8 @@ class RunController(QObject):
 
     def will_choose(self) -> bool:
         """Whether a calibration runs the recipe choice first: the Calibration panel's "Choose the recipe
-        first" is on (``Document.choose_recipe``), there is data, the recipe is a bare static preset
-        (:func:`workbench.core.api.why_not_choose`) and no choice settled it already (a recipe chosen, the
+        first" is on (``Document.choose_recipe``), there is data, the recipe is a static preset,
+        alone or with node overrides (:func:`workbench.core.api.why_not_choose`) and no choice settled it already (a recipe chosen, the
         one a choice ran on, or after an undo of the choice, is calibrated as it is)."""
         recipe = self.doc.recipe
         return (bool(getattr(self.doc, "choose_recipe", True)) and bool(self.doc.data)
@@ -333,7 +334,7 @@ class RunController(QObject):
         section = export_section(fmt, self.doc.export, self._project_name())
         note = self._qonnx_shapes_note(section["input_shapes"]) if section else None
         shapes = {"input_shapes": section["input_shapes"]} if section else {}
-        choose = self.will_choose()  # the CLI's quantize chooses too: a bare preset no choice settled yet
+        choose = self.will_choose()  # the CLI's quantize chooses too: a preset no choice settled yet
         payload = self.doc.payload(path=str(path), format=fmt, reuse=True, inputs=self.input_files(inputs),
                                    choose=choose, calibrated=self.doc.written, **shapes)
         title = f"{'Recipe choice and export' if choose else 'Export'} to {Path(path).name}"

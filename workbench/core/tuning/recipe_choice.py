@@ -1,6 +1,6 @@
 """Recipe choice: the whole-model settings whose quantized outputs stay closest to float on held-out rows.
 
-A bare static preset (no rules, overrides, op types or SmoothQuant of the user's; exclusions are kept) is
+A static preset (no rules, op types or SmoothQuant of the user's; node overrides and exclusions are kept) is
 tried in the :data:`CANDIDATES` variants, and the one with the highest output SQNR on calibration
 rows the calibration did not see is kept, written into the recipe so a saved project replays it
 without choosing again:
@@ -66,6 +66,11 @@ instead of 9; ppocrv4_rec 13.8 -> 15.2 dB.
    activations (``activation.dtype`` uint16 / int16, on a 16-bit grid over the statistics the 8-bit
    one used). Either way the promoted nodes become overrides of the recipe, so a saved project or
    recipe replays them without searching.
+
+The user's node overrides stay in every variant scored and in the recipe chosen (a node override wins
+over the variant's ``name="*"`` rule, as in any recipe; ``compute+mse``'s op-type list leaves a node of
+another op type float unless its override enables the role), and step 6 promotes none of their nodes: the
+user's setting is kept as written (:func:`_promote`).
 """
 
 from __future__ import annotations
@@ -129,6 +134,8 @@ MIN_ROWS = 6
 EXACT_DB = 200.0
 #: ``ChoiceReport.skipped`` of a dynamic or weight-only recipe.
 CHOICE_NOT_STATIC = "not a static recipe"
+#: ``ChoiceReport.skipped`` of a recipe with rules or an op-type list (node overrides alone are kept in the choice).
+CHOICE_RULES = "the recipe sets rules or op types (it is used as written)"
 #: ``ChoiceReport.skipped`` of a recipe with bias correction on, as every recipe the choice writes has: a chosen
 #: recipe (a saved project's, which ``workbench-cli quantize PROJECT`` replays as written) is not chosen again.
 CHOICE_CHOSEN = "the recipe sets bias_correction, as a chosen recipe does (it is used as written)"
@@ -265,13 +272,14 @@ def variant(recipe: Recipe, name: str, present: set[str] | None = None) -> Recip
 
 
 def why_not_choose(recipe: Recipe) -> str | None:
-    """Why ``recipe`` is not a bare static preset the choice may change (None when it is)."""
+    """Why ``recipe`` is not a static preset the choice may change, with or without node overrides (None when
+    it is; the overrides are kept, module docstring)."""
     preset = recipe.preset_obj()
     act = preset.config.activation
     if preset.mode != PlanMode.STATIC or act is None:
         return CHOICE_NOT_STATIC
-    if recipe.rules or recipe.overrides or recipe.op_types is not None:
-        return "the recipe sets rules, overrides or op types (it is used as written)"
+    if recipe.rules or recipe.op_types is not None:
+        return CHOICE_RULES
     if recipe.bias_correction:  # every variant the choice writes has it on: a chosen recipe (a project's) stays
         return CHOICE_CHOSEN
     if recipe.smoothquant is not None:
@@ -291,7 +299,8 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     model : PreparedModel
         The float model (not modified).
     recipe : Recipe
-        The recipe; anything but a bare static preset is returned unchanged (``skipped`` says why).
+        The recipe; anything but a static preset, with or without node overrides, is returned unchanged
+        (``skipped`` says why). Its overrides are kept in every variant and in the recipe chosen.
     data : path, dict or DataSource
         The calibration data (the rows quantize calibrates on).
     samples : int, optional
@@ -403,8 +412,9 @@ def _promote(scoring: _Scoring, recipe: Recipe, ranges: CalibrationResult, chose
     float (its guards' decisions included) are excluded in each group's recipe, so the guards find again
     only what the wider activations change (an element-wise unit that reaches only 16-bit compute units,
     which onnxruntime runs on float kernels, becomes a float island) and the plan is mostly resolved once
-    per group instead of twice."""
-    units = _graph_units(scoring.model, chosen_plan)
+    per group instead of twice. A node the user overrode (``recipe.overrides``) is no candidate: the user's
+    setting stays as written."""
+    units = [u for u in _graph_units(scoring.model, chosen_plan) if u not in recipe.overrides]
     ranges = _with_aliases(ranges, chosen_plan)
     recipe = recipe.with_excluded([u.node for u in chosen_plan.units.values() if u.excluded])
     total, done = searches(len(units)), [0]
