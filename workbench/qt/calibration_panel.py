@@ -47,12 +47,23 @@ from workbench.qt.runs import ANALYSIS_SAMPLES
 
 KINDS = {"file": "Array file (.npz / .npy)", "folder": "Folder of .npz / .npy", "images": "Image folder",
          "python": "Python reader (.py)", "random": "Random (smoke test)"}
-#: the lines of the status text the panel always shows (a longer one scrolls)
-DETAILS_LINES = 5
 #: the loader's image scale when a spec names none (shown in the Scale box)
 DEFAULT_SCALE = 1 / 255
 #: image fields the panel edits (each widget shows "left out" as an empty text, "auto" or the loader's default)
 IMAGE_FIELDS = ("size", "layout", "channel_order", "scale", "mean", "std")
+
+
+class _StatusText(QLabel):
+    """The panel's status text, whole in its tooltip too: the box beside the Inspector may show two or three lines
+    of a long result (it scrolls), which the status bar's "Details: Calibration panel" points to."""
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        super().setText(text)
+        self.setToolTip(text if len(text) > TOOLTIP_FROM else "")
+
+
+#: a status text longer than this many characters is also shown whole in the box's tooltip
+TOOLTIP_FROM = 80
 
 
 def is_failure(text: str) -> bool:
@@ -168,7 +179,7 @@ class CalibrationPanel(QWidget):
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         lay.addWidget(self.progress)
-        self.status = QLabel("Idle.")
+        self.status = _StatusText("Idle.")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
@@ -385,9 +396,7 @@ class CalibrationPanel(QWidget):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        # DETAILS_LINES at least (the status bar's "Details: Calibration panel" points here; one line let the dock
-        # shrink to two and a half beside the Inspector), spare height beyond
-        scroll.setMinimumHeight(DETAILS_LINES * self.fontMetrics().lineSpacing() + 2)
+        scroll.setMinimumHeight(self.fontMetrics().lineSpacing() + 2)  # one line at least; spare height beyond
         # its size hint stays out of the dock's: the panel asks for its fields, the text takes what is left
         scroll.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
         scroll.setWidget(self.status)
