@@ -23,3 +23,10 @@ def test_generated_dim_names_show_as_question_marks():
     proto = _model({"a": ["unk__2", "unk__3", 384], "b": ["batch", "floor(h/2)", 7], "y": ["unk__x", "seq_len", 1]})
     onnx.checker.check_model(proto)
     assert graph_structure(proto).out_shapes == ["?x?x384", "batch x ? x 7", "unk__x x seq_len x 1"]
+
+
+def test_negative_dim_values_show_as_question_marks():
+    """Exporters write -1 for an unknown size; the canvas drew ppocr_mobile_v2_cls's outputs as
+    "-1 x 8 x ? x ?" (a "-" read as a name, so the spaced form)."""
+    proto = _model({"a": [-1, 8, "?", "?"], "b": [-1, 384], "y": ["batch", -1]})
+    assert graph_structure(proto).out_shapes == ["?x8x?x?", "?x384", "batch x ?"]

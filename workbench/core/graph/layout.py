@@ -163,10 +163,10 @@ def _shape_text(vi: onnx.ValueInfoProto) -> str | None:
     t = vi.type.tensor_type
     if not vi.type.HasField("tensor_type") or not t.HasField("shape"):
         return None
-    # a symbolic dim is shown by name ("batch"); an inferred expression ("floor((h - 1)/2) + 1") and a
-    # name onnx / onnxruntime shape inference made up ("unk__2") as "?"
-    dims = [str(d.dim_value) if d.HasField("dim_value") else (d.dim_param if _named_dim(d.dim_param) else "?")
-            for d in t.shape.dim]
+    # a symbolic dim is shown by name ("batch"); an inferred expression ("floor((h - 1)/2) + 1"), a name onnx /
+    # onnxruntime shape inference made up ("unk__2") and a negative size (-1: exporters' "unknown") as "?"
+    dims = [(str(d.dim_value) if d.dim_value >= 0 else "?") if d.HasField("dim_value")
+            else (d.dim_param if _named_dim(d.dim_param) else "?") for d in t.shape.dim]
     named = any(not (d.isdigit() or d == "?") for d in dims)  # "batch x 3", not "batchx3"
     return (" x " if named else "x").join(dims) or "scalar"
 
