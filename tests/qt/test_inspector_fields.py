@@ -88,3 +88,19 @@ def test_nothing_selected_shows_no_values(qtbot, window, open_file, corpus):
     assert inspector.roles["weight"].dtype.currentText() == "int8"
     win.canvas.select_nodes([])
     assert all(w.isHidden() for w in fields) and inspector.header.text().startswith("No node selected.")
+
+
+def test_reset_node_overrides_is_offered_only_for_nodes_that_have_some(qtbot, window, open_file, corpus):
+    """"Reset node overrides" was enabled for any selection, also for a node without per-node settings."""
+    win = _convs_selected(qtbot, window, open_file, corpus)
+    reset = win.inspector.reset
+    assert not win.doc.recipe.overrides and not reset.isEnabled()
+    assert reset.toolTip().startswith("The selection has no per-node settings")
+    win.inspector.exclude.click()  # keep the three Convs float: an override each
+    qtbot.waitUntil(lambda: set(win.doc.recipe.overrides) == set(CONVS))
+    assert reset.isEnabled() and reset.toolTip().startswith("Remove the per-node settings")
+    win.canvas.select_nodes([CONVS[0], "/f/f.1/Relu"])  # one of the two has an override
+    qtbot.waitUntil(reset.isEnabled)
+    reset.click()
+    qtbot.waitUntil(lambda: CONVS[0] not in win.doc.recipe.overrides)
+    assert not reset.isEnabled() and set(win.doc.recipe.overrides) == set(CONVS[1:])

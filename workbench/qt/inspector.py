@@ -74,6 +74,10 @@ FILE_NOTE = ("Read-only: {name} is the exported file on disk, not the recipe. To
              "quantized, select it in the Graph tab, edit it there and export again (File > Export..., Ctrl+E).")
 
 
+#: the tooltip of "Reset node overrides" while the selection has some
+RESET_TIP = "Remove the per-node settings of the selection (rules and preset apply again)"
+
+
 @dataclass
 class FileSelection:
     """What :meth:`Inspector.show_file` shows: the selection of a file shown in a tab of its own."""
@@ -341,7 +345,7 @@ class Inspector(QWidget):
             self.roles[role] = editor
             lay.addWidget(editor)
         self.reset = QPushButton("Reset node overrides")
-        self.reset.setToolTip("Remove the per-node settings of the selection (rules and preset apply again)")
+        self.reset.setToolTip(RESET_TIP)
         lay.addWidget(self.reset)
         self.problems = QLabel()
         self.problems.setWordWrap(True)
@@ -478,6 +482,10 @@ class Inspector(QWidget):
             RoleEditor._set_check(self.exclude, [r.excluded for r in resolved])
             srcs = sorted({r.sources.get("exclude", "") for r in resolved} - {""})
             self.exclude_source.setText(", ".join(srcs[:3]))
+        overridden = [n for n in nodes if n in self.doc.recipe.overrides]
+        self.reset.setEnabled(bool(overridden))
+        self.reset.setToolTip(RESET_TIP if overridden else
+                              "The selection has no per-node settings: the rules and the preset apply to it")
         units = self._unit_nodes()
         self.exclude.setEnabled(bool(units))
         self.exclude.setToolTip("" if units else "Not a node unit of its own (folded into the unit before it, or "
