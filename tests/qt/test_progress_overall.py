@@ -4,15 +4,11 @@ minilm_l6_v2), the text names the running phase and, from the second phase on, g
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
+from example_copy import open_example_copy
 from test_app_flow import run_job
 
 from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock, job_phases
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 #: the progress events of a calibration of minilm_l6_v2 with the recipe choice (64 rows; one of each run of
 #: repeated counts kept)
@@ -71,11 +67,7 @@ def test_the_eta_is_of_the_whole_job_from_the_second_phase_on():
 
 
 def test_f5_on_the_example_fills_one_bar_across_its_phases(qtbot, window, open_file, tmp_path):
-    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
-        shutil.copy(EXAMPLE / name, tmp_path / name)
-    open_file(window, tmp_path / "digits_cnn.onnx")
-    window.calibration.samples.setValue(16)
-    window.calibration.analysis_samples.setValue(8)
+    open_example_copy(window, open_file, tmp_path)
     seen = []  # (message, panel bar, panel max, status bar, status max, panel text) at each event
 
     def record(done, total, message):
@@ -110,11 +102,7 @@ def test_an_exports_latency_quantize_is_most_of_its_bar():
 def test_a_sweep_after_a_calibration_shows_its_own_progress(qtbot, window, open_file, tmp_path):
     """F7 after F5: the bar read 100 % in the status bar and the Calibration panel ("Sensitivity sweep running
     (100 %)") from the end of the sweep's preparing on, while the status said "Sweeping units (12/64)"."""
-    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
-        shutil.copy(EXAMPLE / name, tmp_path / name)
-    open_file(window, tmp_path / "digits_cnn.onnx")
-    window.calibration.samples.setValue(16)
-    window.calibration.analysis_samples.setValue(8)
+    open_example_copy(window, open_file, tmp_path)
     state, res = run_job(qtbot, window, window.act_calibrate.trigger, timeout=300_000)
     assert state == "succeeded", res
     seen = []  # (message, status bar value, status bar max, panel text) at each event of the sweep

@@ -5,14 +5,11 @@ issues (the writer's, the latency check's) were not saved, only their text lines
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
 
+from example_copy import open_example_copy
 from test_app_flow import run_job
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def _rows(panel) -> list[tuple[str, str, str, str]]:
@@ -20,11 +17,7 @@ def _rows(panel) -> list[tuple[str, str, str, str]]:
 
 
 def test_a_reopened_project_lists_the_same_problems(qtbot, window, open_file, tmp_path):
-    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
-        shutil.copy(EXAMPLE / name, tmp_path / name)
-    open_file(window, tmp_path / "digits_cnn.onnx")
-    window.calibration.samples.setValue(16)
-    window.calibration.analysis_samples.setValue(8)
+    open_example_copy(window, open_file, tmp_path)
     state, res = run_job(qtbot, window, window.act_calibrate.trigger, timeout=300_000)
     assert state == "succeeded", res
     # the example's calibration has no writer issues of its own: ppocrv4_rec's int32-bias warning on one of its Convs
