@@ -69,6 +69,7 @@ from workbench.qt.nothing_quantized import nothing_quantized, nothing_quantized_
 from workbench.qt.problems_panel import link_text
 from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
+from workbench.qt.quantize_anyway import SHOW_QUANTIZED, QuantizedShelf, can_show_quantized
 from workbench.qt.runs import (
     ANALYSIS_SAMPLES,
     ExportSectionCommand,
@@ -216,6 +217,11 @@ class MainWindow(QMainWindow):
         self._problem_counts = (0, 0, 0)  # (errors, warnings, notes) the link shows
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.problems_link)
+        # "Show the quantized model's errors" while the latency check keeps every unit float (the Errors panel's button)
+        self.show_quantized_link = QLabel(f'<a href="#quantized">{SHOW_QUANTIZED}</a>')
+        self.show_quantized_link.setToolTip("Undo the latency check's edit and analyse the recipe as it is (F6)")
+        self.show_quantized_link.setVisible(False)
+        self.statusBar().addPermanentWidget(self.show_quantized_link)
         self.statusBar().addPermanentWidget(self.status_bar_progress)
 
     def _connect(self) -> None:
@@ -239,6 +245,11 @@ class MainWindow(QMainWindow):
         self.search_hits.nodeClicked.connect(self.focus_hit)
         self.problems.countChanged.connect(self._on_problem_count)
         self.problems_link.linkActivated.connect(lambda _href: self.show_problems())
+        self.quantized_shelf = QuantizedShelf(self.doc)
+        self.doc.modelChanged.connect(self.quantized_shelf.forget)
+        self.runs.succeeded.connect(self.quantized_shelf.job_done)
+        self.errors.showQuantized.connect(self.show_quantized_errors)
+        self.show_quantized_link.linkActivated.connect(lambda _href: self.show_quantized_errors())
         self.sensitivity.figureChanged.connect(lambda _f: self.color_by_sensitivity())
         self.sensitivity.runRequested.connect(self.start_sensitivity)
         self.sensitivity.applyRequested.connect(self.apply_suggestion)
@@ -1061,6 +1072,15 @@ class MainWindow(QMainWindow):
         self.runs.calibrate()
 
     @guarded
+    def show_quantized_errors(self) -> None:
+        """The latency check kept every unit float: undo its edit and analyse the recipe as it is (F6), so the
+        Errors panel shows the quantized model's per-node errors (:mod:`workbench.qt.quantize_anyway`)."""
+        if self.runs.busy or not can_show_quantized(self.doc):
+            return
+        self.quantized_shelf.show_quantized()
+        self.start_analysis()
+
+    @guarded
     def start_analysis(self) -> None:
         self._on_spec_changed()
         if self.doc.calibration is None:
@@ -1219,7 +1239,8 @@ class MainWindow(QMainWindow):
             chose += result.get("latency_text") or ""
             done = nothing_quantized_status(self.doc) or f"Done: {count(len(self.doc.errors), 'node unit')} analysed."
             if nothing_quantized(self.doc):
-                self.errors.set_empty_note(nothing_quantized_text(self.doc))  # before the status: it names the panel
+                self.errors.set_empty_note(nothing_quantized_text(self.doc),  # before the status: it names the panel
+                                           offer=can_show_quantized(self.doc))
                 docks.reveal(self, self.docks, "Errors", fit=True)  # a few lines, as for an already-quantized file
                 if self.docks["Errors"].isVisible():
                     self.docks["Errors"].raise_()
@@ -1552,10 +1573,19 @@ class MainWindow(QMainWindow):
         self.canvas.set_node_values(dtypes=self.doc.node_dtypes())
         self.canvas.set_badges(self.doc.issue_badges())
         self.canvas.set_float_nodes(n for n, u in units.items() if u.excluded)  # a dashed outline, any colour mode
-        self._mark_stale_results()
+        if self.quantized_shelf.swap():  # the results kept for this recipe, else these marked out of date
+            self.set_status(nothing_quantized_status(self.doc)
+                            or f"Shown again: this recipe's {count(len(self.doc.errors), 'node unit')} analysed.")
+        else:
+            self._mark_stale_results()
+        self._offer_quantized()
         self._mark_stale_failure()
         self._redraw_histogram()
         self._update_title()
+
+    def _offer_quantized(self) -> None:
+        """The status bar's "Show the quantized model's errors" link, where the Errors panel has the button."""
+        self.show_quantized_link.setVisible(can_show_quantized(self.doc) and not self.runs.busy)
 
     def _mark_stale_failure(self) -> None:
         """A failed calibration's line in the Calibration panel was about an earlier recipe: say so
@@ -1591,8 +1621,10 @@ class MainWindow(QMainWindow):
         self.sensitivity.set_errors_outputs(self.doc.outputs)  # why its headline differs from these
         self.errors.set_weights(self.doc.weights)
         self.errors.set_local(self.doc.local)
-        self.errors.set_empty_note(nothing_quantized_text(self.doc))
+        self.errors.set_empty_note(nothing_quantized_text(self.doc), offer=can_show_quantized(self.doc))
+        self.errors.set_rows_note(self.quantized_shelf.note())
         self.errors.set_rows(self.doc.errors)
+        self._offer_quantized()
         self.errors.set_stale(self._results_stale())
         if len(self.canvas.selected_nodes()) == 1:  # its clip range and dtype come from these results
             self._hist_timer.start()
@@ -1778,6 +1810,8 @@ class MainWindow(QMainWindow):
         if not has_model:
             self.calibration.start.setToolTip("Disabled: open a model first (File > Open, Ctrl+O).")
         self.errors.compare_button.setEnabled(has_model and quantized and not busy)
+        self.errors.show_quantized_button.setEnabled(not busy)
+        self._offer_quantized()
 
     def _update_title(self, *_args) -> None:
         self.setWindowTitle(window_title(self.doc.project_path or self.doc.model_path, self.doc.modified))

@@ -40,6 +40,7 @@ from workbench.qt.error_rank import (
     ranked,
     worst_text,
 )
+from workbench.qt.quantize_anyway import SHOW_QUANTIZED
 from workbench.qt.theme import colors_for, shown_theme
 
 #: The summary names at most this many model outputs' SQNR (the worst ones; the tooltip lists all).
@@ -120,6 +121,7 @@ class ErrorView(QWidget):
     exportNodeData = Signal()  # "Export for Model Explorer..." (the window asks for the file)
     compareRequested = Signal()  # "Compare with its float model..." (an already-quantized file is open)
     rankChanged = Signal(str)  # the bars' ranking switched ("local" or "accumulated", :mod:`.error_rank`)
+    showQuantized = Signal()  # "Show the quantized model's errors" (the latency check kept every unit float)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -134,6 +136,8 @@ class ErrorView(QWidget):
         self.quantized_name = ""  # the open file when it is already quantized ("" for a float model)
         #: shown instead of :data:`NO_RESULTS` when a calibration ended with nothing quantized (why and what to do)
         self.empty_note = ""
+        #: ends the summary of the rows (the quantized model's errors after the latency check's edit was undone)
+        self.rows_note = ""
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.summary = Caption(NO_RESULTS)  # long node or file names wrap too
@@ -149,6 +153,11 @@ class ErrorView(QWidget):
                                        "per-edge SQNR of this file against it shows (View > Compare Float vs "
                                        "Quantized, Ctrl+Shift+D)")
         self.compare_button.setVisible(False)
+        self.show_quantized_button = QPushButton(SHOW_QUANTIZED)
+        self.show_quantized_button.setToolTip("Undo the latency check's edit (Edit > Undo) and analyse the recipe as "
+                                              "it is (Run > Analyze, F6): the bars show the quantized model's "
+                                              "per-node errors; Ctrl+Y keeps the units float again")
+        self.show_quantized_button.setVisible(False)
         # the summary on a row of its own, the buttons under it: a long summary wraps instead of
         # setting the dock's minimum width beside three buttons (423 px, about 600 with Compare)
         lay.addWidget(self.summary)
@@ -160,6 +169,7 @@ class ErrorView(QWidget):
         self.rank_label = QLabel("Rank by:")
         self.rank_label.setToolTip(RANK_TIP)
         top.addStretch(1)
+        top.addWidget(self.show_quantized_button)
         top.addWidget(self.compare_button)
         top.addWidget(self.color_button)
         top.addWidget(self.node_data_button)
@@ -214,6 +224,7 @@ class ErrorView(QWidget):
         self.color_button.clicked.connect(self.colorBySqnr)
         self.node_data_button.clicked.connect(self.exportNodeData)
         self.compare_button.clicked.connect(self.compareRequested)
+        self.show_quantized_button.clicked.connect(self.showQuantized)
 
     def set_quantized(self, name: str) -> None:
         """``name`` (the open file) is already quantized ("" for a float model): the empty view says
@@ -233,13 +244,22 @@ class ErrorView(QWidget):
         for button in (self.color_button, self.node_data_button):  # a quantized file has no figures to act on
             button.setVisible(has and not self.quantized_name)
 
-    def set_empty_note(self, text: str) -> None:
+    def set_empty_note(self, text: str, *, offer: bool = False) -> None:
         """Without rows, show ``text`` (bold: a calibration ended with nothing to measure, and why) instead of
-        :data:`NO_RESULTS`; "" goes back to it."""
+        :data:`NO_RESULTS`; "" goes back to it. ``offer``: the "Show the quantized model's errors" button too
+        (the latency check kept every unit float, and its edit can be undone)."""
         self.empty_note = text
+        self.show_quantized_button.setVisible(bool(offer and text))
         if not self.rows:
             self.summary.setText(self._empty_text())
         self._mark_note()
+
+    def set_rows_note(self, text: str) -> None:
+        """End the rows' summary with ``text`` ("" for none)."""
+        if text != self.rows_note:
+            self.rows_note = text
+            if self.rows:
+                self._write_summary()
 
     def _mark_note(self) -> None:
         """The summary is bold while it shows :attr:`empty_note`."""
@@ -439,7 +459,8 @@ class ErrorView(QWidget):
         self.summary.setText(f"{STALE if self.stale else ''}{self.outputs_text()}"
                              f"{count(len(self.rows), 'node unit')}{self.per_node_rows()}; "
                              f"{worst_text(self.rows[0], self.local, rank)}; median {median} dB"
-                             f"{' local' if rank == 'local' else ''}.{self.split_text()} Click a bar to select the node.")
+                             f"{' local' if rank == 'local' else ''}.{self.split_text()} Click a bar to select the node."
+                             f"{self.rows_note}")
         sp = self.split
         self.summary.setToolTip(self._outputs_tip() + (
             "Output noise: the model-output SQNR with only the weights quantized "
