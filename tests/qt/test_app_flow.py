@@ -129,8 +129,8 @@ def flow(qtbot, window, open_file, corpus, tmp_path, name, *, extras: bool = Tru
     assert sum(math.isfinite(r.sqnr_db) for r in rows) > len(rows) // 2
     assert values == sorted(values)  # worst first
 
-    win.errors.color_button.click()  # colour the canvas by what the bars rank by: each unit's own noise
-    assert win.canvas.color_mode() == "error" and win.color_mode.currentText() == "own noise"
+    win.errors.color_button.click()  # colour the canvas by what the bars rank by: the accumulated SQNR
+    assert win.canvas.color_mode() == "error" and win.color_mode.currentText() == "error"
 
     # clicking a bar selects that node on the canvas
     worst = win.errors.rows[0].node

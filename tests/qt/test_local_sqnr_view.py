@@ -36,15 +36,19 @@ def _local_of(model_path, recipe) -> dict[str, float]:
     return {s.node: s.local_sqnr_db for s in api.local_sensitivity(result.plan, rows, graph=model.proto.graph)}
 
 
-def test_bars_rank_by_own_noise_first_and_show_both_figures(qtbot, window, open_file, tmp_path, monkeypatch):
+def test_bars_rank_by_accumulated_or_own_noise_and_show_both_figures(qtbot, window, open_file, tmp_path, monkeypatch):
     win, path, _res = _chain(qtbot, window, open_file, tmp_path, monkeypatch)
     view = win.errors
     local = _local_of(path, win.doc.recipe)
     acc = {r.node: r.sqnr_db for r in win.doc.errors}
     assert min(acc, key=acc.get) != "mm0"  # accumulated, the unit that makes the noise is not the worst bar
 
-    # default: own noise; the first bar is mm0, its length its local SQNR, its tick the accumulated figure
-    assert view.rank_box.currentData() == "local" and view.shown_rank() == "local"
+    # the bars start ranked by accumulated SQNR (every unit has one; many have no own-noise figure)
+    assert view.rank_box.currentData() == "accumulated" and view.shown_rank() == "accumulated"
+    assert [r.node for r in view.rows] == sorted(acc, key=lambda n: (acc[n], n))
+    # own noise: the first bar is mm0, its length its local SQNR, its tick the accumulated figure
+    view.rank_box.setCurrentIndex(view.rank_box.findData("local"))
+    assert view.shown_rank() == "local"
     assert view.rows[0].node == "mm0"
     order = sorted(local, key=lambda n: (local[n], acc[n], n))  # ties (no noisier than the input) by accumulated
     assert [r.node for r in view.rows] == order
@@ -78,6 +82,7 @@ def test_the_canvas_colours_by_own_noise_with_its_legend(qtbot, window, open_fil
     win, path, _res = _chain(qtbot, window, open_file, tmp_path, monkeypatch)
     local = _local_of(path, win.doc.recipe)
     acc = {r.node: r.sqnr_db for r in win.doc.errors}
+    win.errors.set_rank("local")
     win.errors.color_button.click()  # ranked by own noise: the canvas by own noise
     assert win.color_mode.currentText() == "own noise" and win.canvas.color_mode() == "error"
     assert win.canvas.node_color("mm0") == error_color(round(local["mm0"] * 4) / 4)  # red-orange: the source

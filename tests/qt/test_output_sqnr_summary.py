@@ -47,7 +47,7 @@ def test_errors_summary_gives_each_output_sqnr(qtbot, window, open_file, tmp_pat
     text = window.errors.summary.text().replace("\u200b", "")
     assert text.startswith(f"Output SQNR: {out.name} {out.sqnr_db:.1f} dB {worst} over {CALIBRATED} calibration "
                            f"rows. "), text
-    assert re.search(rf"\d+ node units \(per-node figures on the first {ROWS} rows\); most own noise ", text), text
+    assert re.search(rf"\d+ node units \(per-node figures on the first {ROWS} rows\); worst ", text), text
     assert abs(window.doc.outputs[0]["sqnr_db"] - out.sqnr_db) < 1e-3
     assert f"{out.name}: {out.sqnr_db:.1f} dB {worst}" in window.errors.summary.toolTip()
     assert f"the per-node bars are measured on the first {ROWS} rows (Analysis samples)" in window.errors.summary.toolTip()
@@ -62,7 +62,7 @@ def test_errors_summary_gives_each_output_sqnr(qtbot, window, open_file, tmp_pat
     # a project saved before these figures (on the analysis rows, no worst row) reads as it did
     window.errors.set_outputs([{"name": out.name, "sqnr_db": 30.0, "samples": ROWS}])
     assert window.errors.summary.text().replace("\u200b", "").startswith(
-        f"Output SQNR: {out.name} 30.0 dB on {ROWS} analysis rows. {len(window.errors.rows)} node units; most own noise ")
+        f"Output SQNR: {out.name} 30.0 dB on {ROWS} analysis rows. {len(window.errors.rows)} node units; worst ")
 
 
 def test_f5_says_why_the_choice_is_skipped(qtbot, window, open_file):

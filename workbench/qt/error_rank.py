@@ -6,7 +6,10 @@ bars are often far from where the error starts (ppocrv4_rec: p2o.Add.258 at 1.1 
 11.2 dB itself). *Local* ("own noise") is the noise the unit adds itself, its inputs' noise taken out
 (:func:`workbench.core.analysis.sensitivity.local_sensitivity`, the ``local`` figures of the
 calibrate job): its lowest bars are the units to keep float or give a wider dtype, which is what
-"where does the error come from" asks, so it is the default (:data:`DEFAULT_RANK`).
+"where does the error come from" asks. It is derived from the accumulated noise before and after each
+unit, so a unit whose output is no noisier than its inputs gets none ("inf": 69 of nudenet_320n's 147 units,
+39 of its Convs, some with 19 dB outputs), and ranked by it such units read as noise-free; so the bars start
+ranked by the accumulated SQNR, defined for every unit (:data:`DEFAULT_RANK`), and own noise is a switch away.
 
 Local figures as the calibrate job writes them: dB, "inf" (no noisier than its inputs), "-inf", or
 None (an input's noise was not measured); a unit missing from them has no figure either.
@@ -18,8 +21,8 @@ import math
 
 #: rank key -> the switch's text
 RANKS = {"local": "own noise (local SQNR)", "accumulated": "accumulated SQNR"}
-#: the rank the bars start with (module docstring: local answers where the error comes from)
-DEFAULT_RANK = "local"
+#: the rank the bars start with (module docstring: every unit has an accumulated figure)
+DEFAULT_RANK = "accumulated"
 #: rank key -> the bars' axis title
 AXIS_TITLES = {"local": "own noise: local SQNR", "accumulated": "accumulated SQNR"}
 #: the switch's tooltip

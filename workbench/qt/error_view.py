@@ -164,6 +164,7 @@ class ErrorView(QWidget):
         self.rank_box = QComboBox()
         for key, text in RANKS.items():
             self.rank_box.addItem(text, key)
+        self.rank_box.setCurrentIndex(self.rank_box.findData(DEFAULT_RANK))
         self.rank_box.setToolTip(RANK_TIP)
         self.rank_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.rank_label = QLabel("Rank by:")
