@@ -54,8 +54,8 @@ def nothing_quantized_text(doc) -> str:
     return (f"Nothing is quantized: the latency check kept {every} float{where} (the quantized model measured "
             "slower than float on this machine, as workbench-cli quantize measures it), so there is no error to "
             "show; View > Problems lists them. To see the quantized model's errors anyway: \"Show the quantized "
-            "model's errors\" below undoes the latency check's edit (Ctrl+Z, Edit > Undo \"Keep ... float (latency "
-            "check)\") and runs Analyze (F6) on the recipe as it is (Ctrl+Y keeps the units float again). To "
+            "model's errors\" below undoes the latency check's edit (Ctrl+Z, Edit > Undo for \"Keep ... float "
+            "(latency check)\") and runs Analyze (F6) on the recipe as it is (Ctrl+Y keeps the units float again). To "
             "quantize anyway: select "
             "nodes and untick \"exclude (keep in float)\" in the inspector (a node with an override of its own "
             "is never kept float by the latency check) and calibrate (F5).")
