@@ -358,12 +358,38 @@ def _fit(window: QMainWindow, docks: dict[str, QDockWidget], dock: QDockWidget) 
 
 def _fit_row(window: QMainWindow, dock: QDockWidget) -> None:
     """A shown dock under (or over) the graph as high as its content, at most :data:`SIDE_BY_SIDE_HEIGHT` of
-    the window."""
+    the window. If the dock's width changes while it still has that height (the window's layout settling
+    after a restored state), its lines wrap anew and it is fitted again (:class:`_Refit`)."""
     if window.dockWidgetArea(dock) not in ROWS or dock.isFloating() or not dock.isVisible():
         return
     want = min(content_height(dock), int(SIDE_BY_SIDE_HEIGHT * window.height()))
     if dock.height() != want:
         window.resizeDocks([dock], [want], Qt.Orientation.Vertical)
+    refit = dock.findChild(_Refit)
+    if refit is None:
+        refit = _Refit(window, dock)
+        dock.installEventFilter(refit)
+    refit.fitted = (dock.width(), want)
+
+
+class _Refit(QObject):
+    """Fits a dock to its content again when its width changes while it keeps the height :func:`_fit_row` gave
+    it (a later height, the user's or a result's, ends it)."""
+
+    def __init__(self, window: QMainWindow, dock: QDockWidget):
+        super().__init__(dock)
+        self.window, self.dock = window, dock
+        self.fitted: tuple[int, int] | None = None
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Resize and self.fitted is not None:
+            width, height = self.fitted
+            if abs(self.dock.height() - height) > 1:
+                self.fitted = None  # its height was set otherwise: leave it
+            elif self.dock.width() != width:
+                self.fitted = None
+                QTimer.singleShot(0, lambda: _fit_row(self.window, self.dock))
+        return False
 
 
 def bring_forward(window: QMainWindow, docks: dict[str, QDockWidget], title: str, beside: str) -> None:
