@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
 from workbench.core.analysis import unit_error
-from workbench.core.analysis.error_sums import error_sums
+from workbench.core.formats.error_sums import error_sums
 from workbench.core.runtime.session import add_outputs, make_session
 
 

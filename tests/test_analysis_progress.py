@@ -42,13 +42,17 @@ def test_analysis_reports_each_run_and_groups_of_units(quantized):
     model, res = quantized
     units = len(unit_error.unit_outputs(res.plan, res.tensor_map))
     events = _events(lambda **kw: api.analyze(model, res, CALIB, samples=32, **kw))
-    measured = len(events) and (events[-1][1] - 1) // 4 - 2  # the tensors measured (units, probed residual Adds)
-    assert measured >= units > 3 and events[-1][1] == analysis_steps(4, measured)
+    # every unit is measured against the quantized run and on float inputs (its own noise): no residual Add probed
+    assert events[-1][1] == analysis_steps(4, units, units)
     _grows(events)
-    groups = math.ceil(measured / math.ceil(measured / UNIT_GROUPS))
+    groups = math.ceil(units / math.ceil(units / UNIT_GROUPS))
     # the start, the sessions built, then in each of the 4 batches (one run each): the float run, the quantized
-    # run, the groups of units
-    assert len(events) == 2 + 4 * (2 + groups)  # was 5: the start and one per batch
+    # run, the groups of units, the fragments' run, the groups of units again
+    assert len(events) == 2 + 4 * (3 + 2 * groups)  # was 5: the start and one per batch
+    derived = _events(lambda **kw: api.analyze(model, res, CALIB, samples=32, own_noise=False, **kw))
+    measured = (derived[-1][1] - 1) // 4 - 2  # the tensors measured (units, probed residual Adds)
+    assert measured >= units > 3 and derived[-1][1] == analysis_steps(4, measured)
+    assert len(derived) == 2 + 4 * (2 + math.ceil(measured / math.ceil(measured / UNIT_GROUPS)))
 
 
 def test_a_batch_split_into_runs_reports_each_step_once(quantized, monkeypatch):

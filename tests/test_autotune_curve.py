@@ -91,9 +91,8 @@ def test_plan_cost_with_int16_activations():
     q_bytes, q_bops = plan_cost(base, api.plan(model, recipe))
     w_bytes, w_bops = plan_cost(base, api.plan(model, promote(recipe, [gemm.node], "uint16")))
     assert (q_bytes, q_bops) == (Q_BYTES, Q_BOPS)
-    # the curve counts BOPs as onnxruntime runs them: a 16-bit-activation Gemm is DequantizeLinear and a
-    # float Gemm (32 x 32), not 8 x 16
-    assert w_bytes == q_bytes and w_bops - q_bops == gemm.macs * (32 * 32 - 8 * 8)
+    # the curve counts BOPs at the recipe's widths: a 16-bit-activation Gemm with 8-bit weights is 8 x 16
+    assert w_bytes == q_bytes and w_bops - q_bops == gemm.macs * (8 * 16 - 8 * 8)
     assert plan_cost(None, api.plan(model, recipe)) == (None, None)
 
 
@@ -152,8 +151,9 @@ def test_cli_recipe_goes_to_a_file_and_says_where(tmp_path, capsys):
     text = capsys.readouterr().out
     assert beside.read_text() == saved and "{" not in text and f"wrote the tuned recipe to {beside} (" in text
     # the all-quantized figure is the preset as it is, not quantize's default recipe choice: said so
-    assert "    (preset cpu-u8s8 as it is: `quantize` with --data first chooses between it and MSE activation " \
-           "ranges (--auto, its default)" in text
+    assert "    (start point: preset cpu-u8s8 as it is, not the recipe `quantize` writes: it first chooses between " \
+           "the preset and MSE activation ranges (its --auto default), which can score higher; autotune --auto " \
+           "starts from that choice)" in text
     assert main([*args, "--print-recipe"]) == 0
     text = capsys.readouterr().out
     head = f"wrote the tuned recipe to {beside} (quantize --recipe {beside} replays it)\n"

@@ -14,6 +14,7 @@ from workbench.core.runtime.session import make_session
 from workbench.core.transforms.bias_correction import (
     bias_shifts,
     conv_output_shift,
+    conv_output_shifts,
     corrected_proto,
     dequantized_weights,
 )
@@ -48,6 +49,34 @@ def test_conv_output_shift_matches_measured_mean_with_padding_and_groups():
     node = _conv_model(w, b, group=2).graph.node[0]
     shift = conv_output_shift(node, dw.astype(np.float64), x.astype(np.float64).mean(axis=0, keepdims=True))
     np.testing.assert_allclose(shift, measured, rtol=1e-4, atol=1e-6)
+
+
+def _shift_alone(node, dw, mean_x) -> np.ndarray:
+    """The shift from a session of this one Conv (how each term was computed before they shared a session)."""
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="shift")
+    conv.attribute.extend(node.attribute)
+    graph = helper.make_graph([conv], "alone", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(dw.astype(np.float32), "w")])
+    y = make_session(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])).run(
+        ["y"], {"x": mean_x.astype(np.float32)})[0].astype(np.float64)
+    return y.reshape(y.shape[0], y.shape[1], -1).mean(axis=(0, 2))
+
+
+def test_shifts_computed_side_by_side_are_the_bits_of_each_conv_alone():
+    rng = np.random.default_rng(3)
+    terms = []
+    for cout, cin, k, group, extra in [(32, 16, 3, 1, {"pads": [1, 1, 1, 1]}), (24, 24, 3, 24, {"strides": [2, 2]}),
+                                       (64, 32, 1, 1, {}), (16, 8, 5, 2, {"pads": [2, 2, 2, 2], "dilations": [1, 1]})]:
+        node = helper.make_node("Conv", ["x", "w"], ["y"], group=group, **extra)
+        terms.append((node, rng.normal(size=(cout, cin // group, k, k)) * 1e-3,
+                      rng.normal(size=(1, cin, 19, 23)) * 3))
+    together = conv_output_shifts(terms)
+    assert len(together) == len(terms)
+    for (node, dw, mean_x), got in zip(terms, together, strict=True):
+        alone = _shift_alone(node, dw, mean_x)
+        assert got.shape == alone.shape and got.tobytes() == alone.tobytes()
+    assert conv_output_shifts([]) == []
 
 
 def test_bias_correction_removes_the_mean_output_shift(tmp_path):

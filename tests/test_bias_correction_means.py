@@ -151,3 +151,31 @@ def test_grids_without_an_exact_table_are_rounded_row_by_row():
     sums = bias_correction._Sums()
     big = np.zeros((table.rows + 1, 1, 1, 1), np.float32)
     assert not sums.add_exact("k", big, table) and "k" not in sums.counts
+
+
+def _summed(x: np.ndarray, qp: QParams) -> dict:
+    """Means of ``x`` and of it rounded on ``qp``, in two batches of slices through ``_Sums``."""
+    sums, table = bias_correction._Sums(), bias_correction._Table.of(qp)
+    for batch in (x[:7], x[7:]):
+        for part in (batch[:1], batch[1:3], batch[3:]):
+            sums.add("x", part)
+            assert sums.add_exact("q", part, table)
+        sums.end_batch()
+    return sums.means()
+
+
+def test_the_compiled_loops_add_the_bits_numpy_adds(monkeypatch):
+    rng = np.random.default_rng(5)
+    x = (rng.normal(size=(12, 3, 5, 4)) * np.exp(rng.uniform(-30, 30, (12, 3, 5, 4)))).astype(np.float32)
+    x[0, 0, 0, :3] = [np.nan, np.inf, -np.inf]
+    x[1, 1, 1, :4] = [-0.0, 1e-45, -1e-45, 3e38]
+    x[2, 2] = -1e-6  # rounds to -0 on most grids
+    monkeypatch.setattr(bias_correction, "KERNEL_MIN_SIZE", 1)
+    for qp in _grids():
+        monkeypatch.setattr(bias_correction, "KERNELS", False)
+        slow = _summed(x, qp)
+        monkeypatch.setattr(bias_correction, "KERNELS", None)
+        fast = _summed(x, qp)
+        assert bias_correction.KERNELS not in (None, False)  # the loops ran
+        for key in ("x", "q"):
+            assert fast[key].tobytes() == slow[key].tobytes(), (qp, key)

@@ -94,9 +94,11 @@ def test_the_recipe_choice_runs_the_float_model_once_per_set_of_grids(tmp_path, 
     np.savez(data, x=(x - 0.2) ** 2 + 0.2)  # a longer tail: the MSE ranges clip three Conv inputs the MinMax ones do not
     calls = _count_runs(monkeypatch)
     convs: list[str] = []
-    real_shift = bias_correction.conv_output_shift
-    monkeypatch.setattr(bias_correction, "conv_output_shift",
-                        lambda node, dw, mean: convs.append(node.name) or real_shift(node, dw, mean))
+    sessions: list[int] = []
+    real_shifts = bias_correction.conv_output_shifts
+    monkeypatch.setattr(bias_correction, "conv_output_shifts",
+                        lambda terms: convs.extend(t[0].name for t in terms) or sessions.append(len(terms))
+                        or real_shifts(terms))
     rep = api.choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
     scored = len(rep.scores) + len(rep.promotion.tried)
     assert scored >= 5 and rep.recipe.bias_correction
@@ -106,6 +108,8 @@ def test_the_recipe_choice_runs_the_float_model_once_per_set_of_grids(tmp_path, 
     assert len(calls[0]) == DEPTH  # every Conv input of the first variant at once
     # each Conv's two shift terms once per grid set, not once per score (2 x DEPTH x scored before)
     assert len(convs) <= 2 * 2 * DEPTH < 2 * DEPTH * scored, (len(convs), scored)
+    # the terms a score lacks are computed in one session, not one each
+    assert 0 < len(sessions) <= scored and sum(sessions) == len(convs) and max(sessions) > 1
 
 
 def _grid(scale: float, zp: int) -> QParams:

@@ -1,6 +1,7 @@
 """The onnxruntime sessions the app's calibrate job builds after its latency passes, counted by phase (each
 costs 0.1-0.4 s of CPU on ppocrv4_rec): the placement guard's scores build the float model once (3, was 4:
-it built it for each score); the per-unit analysis and the output error two each, the weights vs activations
+it built it for each score); the per-unit analysis three (the float model, the quantized one, the units alone on
+float inputs for their own noise), the output error two, the weights vs activations
 split five (the float model, the model as written, its two variants, the weights dequantized to match their
 float sources) and the weight errors' dequantization one. The latency placement's and the latency check's sessions are left out: a loaded machine measures again
 what an idle one read from its cache."""
@@ -49,7 +50,8 @@ def test_sessions_built_per_step(corpus, sessions, monkeypatch):
     job_calibrate(payload, progress, CancelToken())
     counts = collections.Counter(built)
     assert counts["Placement guard: output SQNR with and without the placement"] == 3  # float once, 2 quantized
-    # analysis: float and quantized with taps (then the output error's two, built before its first report);
+    # analysis: float and quantized with taps, the units' fragments (then the output error's two, built before its
+    # first report);
     # the split: float, as written, weights-only, the weights dequantized to find their float sources, activations-only;
     # then the weight errors' dequantization
-    assert (counts["Analysing"], counts["Output error"], counts["Weights vs activations"]) == (4, 0, 6)
+    assert (counts["Analysing"], counts["Output error"], counts["Weights vs activations"]) == (5, 0, 6)

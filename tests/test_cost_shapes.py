@@ -93,9 +93,9 @@ def test_cli_input_shape_counts_at_that_shape_and_refuses_what_does_not_fit(corp
         assert main(["cost", str(folder / "model.onnx"), "--input-shape", "images:1x3x384x640", "--json", *extra]) == 0
         rows = {r["node"]: r["macs"] for r in json.loads(capsys.readouterr().out)["rows"]}
         assert {n: rows[n] for n in expected} == expected and len(expected) == 64
-    assert main(["cost", str(folder / "model.onnx")]) == 0
-    out = capsys.readouterr().out
-    assert "dimension height set to 1 (not a batch axis: give --data or --input-shape images:DIMS" in out
+    assert main(["cost", str(folder / "model.onnx")]) == 2  # height and width unknown: refused, not counted at 1
+    err = capsys.readouterr().err
+    assert "the input sizes are unknown (images: height, width)" in err and "--input-shape images:1x3x<height>x<width>" in err
     for arg, message in (("imgs:1x3x64x64", "--input-shape imgs: "),
                          ("images:1x3x384", "input images: the shape [1, 3, 384] of --input-shape does not fit"),
                          ("images:1x4x64x64", "input images: the shape [1, 4, 64, 64] of --input-shape")):
@@ -180,3 +180,27 @@ def test_placeholder_names_in_two_inputs_do_not_tie_them(tmp_path):
     feed["b"] = np.zeros((2, 6), np.float32)  # "n" is 3 in a but 2 in b: a real name must agree
     with pytest.raises(ModelError, match="dimension 'n' is 2"):
         model_cost(proto, input_values=feed)
+
+
+def test_cost_refuses_unknown_input_sizes_and_says_how_to_give_them(corpus, capsys):
+    """``cost`` of a model with dynamic height / width (nudenet_320n) or sequence length (minilm_l6_v2) and no
+    --data printed a whole table counted at 1 x 1 (nudenet_320n: 1,267,632 MACs, some Convs '?'); it now
+    refuses in one line naming the dimensions, an --input-shape to type and the data beside the model. A
+    batch dimension alone still counts at --batch, and one given shape fixes a shared dimension name."""
+    from workbench.cli import main
+
+    cases = {"nudenet_320n": ("images: height, width", "--input-shape images:1x3x<height>x<width>"),
+             "minilm_l6_v2": ("input_ids: sequence; attention_mask: sequence; token_type_ids: sequence",
+                              "--input-shape input_ids:1x<sequence>"),
+             "ppocr_mobile_v2_cls": ("x: ?, ?", "--input-shape x:1x3x<dim2>x<dim3>")}
+    for name, (dims, example) in cases.items():
+        model, calib = corpus / name / "model.onnx", corpus / name / "calib.npz"
+        assert main(["cost", str(model)]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"error: {model}: the input sizes are unknown ({dims}); cost would count them as 1 and its "
+                       f"MACs and BOPs would mean nothing. Give them: {example} (repeatable), or --data {calib} to "
+                       f"count at its first sample's shapes ({calib} is beside the model).\n")
+    assert api.unknown_dims(api.open_model(corpus / "minilm_l6_v2" / "model.onnx").proto,
+                            {"input_ids": [1, 128]}) == {}
+    assert main(["cost", str(corpus / "digits_cnn" / "model_opset13.onnx"), "--json"]) == 0  # [N, 1, 8, 8]
+    capsys.readouterr()

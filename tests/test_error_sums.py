@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from workbench.core.analysis import error_sums as es
-from workbench.core.analysis.error_sums import CHUNK, error_sums
+from workbench.core.formats import error_sums as es
+from workbench.core.formats.error_sums import CHUNK, error_sums, sqnr_sums
+from workbench.core.formats.numerics import sqnr_db
 
 
 def _whole(ref, approx):
@@ -67,3 +68,49 @@ def test_every_chunk_is_widened_into_three_reused_buffers(monkeypatch):
     monkeypatch.setattr(es.np, "empty", lambda n, *a, **k: sizes.append(n) or real(n, *a, **k))
     error_sums(x, y)
     assert sizes == [CHUNK] * 3
+
+
+def _sqnr_whole(ref, approx) -> float:
+    """sqnr_db as it was: both arrays widened to float64 whole."""
+    r = np.asarray(ref, np.float64).ravel()
+    e = r - np.asarray(approx, np.float64).ravel()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_sig, p_err = float(np.dot(r, r)), float(np.dot(e, e))
+        return math.inf if p_err == 0 else -math.inf if p_sig == 0 else 10 * float(np.log10(p_sig / p_err))
+
+
+@pytest.mark.parametrize("size", [1, 7, CHUNK + 1, 3 * CHUNK + 123])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_sqnr_db_sums_in_chunks_to_the_whole_array_figure(size, dtype):
+    rng = np.random.default_rng(size)
+    ref = (rng.standard_normal(size) * 3).astype(dtype)
+    approx = (ref.astype(np.float64) + rng.standard_normal(size) * 0.05).astype(dtype)
+    assert sqnr_db(ref, approx) == pytest.approx(_sqnr_whole(ref, approx), rel=1e-12, abs=0)
+    assert sqnr_sums(ref, approx)[:2] == pytest.approx(error_sums(ref, approx)[:2], rel=1e-15)
+
+
+def test_sqnr_db_keeps_what_the_whole_array_formula_gives_for_nonfinite_values_and_limits():
+    ref = np.linspace(-1, 1, 2 * CHUNK, dtype=np.float32)
+    for i, v in ((5, np.nan), (CHUNK + 1, np.inf)):
+        bad = ref.copy()
+        bad[i] = v
+        for a, b in ((bad, ref), (ref, bad)):
+            want, got = _sqnr_whole(a, b), sqnr_db(a, b)
+            assert got == want or (math.isnan(got) and math.isnan(want))
+    assert sqnr_db(ref, ref) == math.inf and sqnr_db(np.zeros(3), np.ones(3)) == -math.inf
+    assert sqnr_db(np.zeros(0), np.zeros(0)) == math.inf  # nothing to compare: no error
+
+
+def test_sqnr_db_widens_no_whole_array():
+    """It widened both arrays and their difference to float64 whole (3 x 32 MB for these 4e6 values)."""
+    import tracemalloc
+
+    x = np.random.default_rng(3).standard_normal(4_000_000).astype(np.float32)
+    y = x * np.float32(1.001)
+    tracemalloc.start()
+    try:
+        got = sqnr_db(x, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20 and got == pytest.approx(_sqnr_whole(x, y), rel=1e-12)

@@ -169,7 +169,8 @@ def test_cli_evaluate_prints_the_task_metric_of_both_models(tmp_path, data, arra
     x, labels = arrays["x"], arrays["gt_label"]
     assert main(["evaluate", str(f), str(q), "--data", str(data), "--metric", "top1"]) == 0
     line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("metric top1"))
-    assert line == (f"metric top1: float {np.mean(x.argmax(1) == labels):.4f}  "
+    assert line == (f"metric top1 on output y (the first output; others: z; --metric-output NAME reads another): "
+                    f"float {np.mean(x.argmax(1) == labels):.4f}  "
                     f"quantized {np.mean(x.argmin(1) == labels):.4f}")
     user = tmp_path / "m.py"
     user.write_text("def metric(outputs, batch):\n    return -0.0\n")
@@ -217,7 +218,8 @@ def test_cli_evaluate_scores_gt_label_without_being_asked(tmp_path, data, arrays
     assert main(["evaluate", str(f), str(q), "--data", str(data)]) == 0
     captured = capsys.readouterr()
     line = next(s for s in captured.out.splitlines() if s.startswith("metric "))
-    assert line == (f"metric top1: float {np.mean(x.argmax(1) == labels):.4f}  "
+    assert line == (f"metric top1 on output y (the first output; others: z; --metric-output NAME reads another): "
+                    f"float {np.mean(x.argmax(1) == labels):.4f}  "
                     f"quantized {np.mean(x.argmin(1) == labels):.4f}")
     assert f"note: metric top1, from gt_label in {data} (--metric names another)" in captured.err.splitlines()
     bare = save_npz(tmp_path / "bare.npz", x=x)

@@ -72,11 +72,40 @@ def test_swapped_arguments_are_said_and_the_figures_keep_their_order(corpus, tmp
     common = ["--data", str(d / "eval.npz"), "--samples", "8"]
     assert main(["evaluate", str(q), str(d / "model_opset17.onnx"), *common]) == 0
     swapped = capsys.readouterr()
-    assert swapped.err.startswith(f"warning: {q} is quantized and {d / 'model_opset17.onnx'} is not: the float "
-                                  "model goes first")
+    assert swapped.err.startswith(f"warning: {q} is quantized and {d / 'model_opset17.onnx'} is not: they look "
+                                  "swapped, the float model goes first")
     assert main(["evaluate", str(d / "model_opset17.onnx"), str(q), *common]) == 0
     right = capsys.readouterr()
     assert "warning" not in right.err
     db = [float(next(line for line in o.out.splitlines() if line.startswith("logits")).split()[1])
           for o in (swapped, right)]
     assert db[0] != db[1] and abs(db[0] - db[1]) < 1.0  # the reference changed, the error barely
+
+
+def test_the_same_model_twice_is_said(corpus, tmp_path, capsys):
+    """evaluate F F (or F and a byte-identical copy) printed SQNR inf without a word; now one warning line,
+    and the figures are still the exact ones."""
+    d = corpus / "digits_cnn"
+    f = d / "model_opset17.onnx"
+    copy = tmp_path / "copy.onnx"
+    copy.write_bytes(f.read_bytes())
+    common = ["--data", str(d / "eval.npz"), "--samples", "4"]
+    for other, same in ((f, "is the same file as"), (copy, "has the same bytes as")):
+        assert main(["evaluate", str(f), str(other), *common]) == 0
+        out = capsys.readouterr()
+        warnings = [line for line in out.err.splitlines() if line.startswith("warning")]
+        assert warnings == [f"warning: {other} {same} {f}: the figures below compare a model with itself (SQNR "
+                            "inf); give the float model and its quantized file (workbench-cli evaluate FLOAT.onnx "
+                            "QUANTIZED.onnx)"]
+        assert next(line for line in out.out.splitlines() if line.startswith("logits")).split()[1] == "inf"
+
+
+def test_two_quantized_models_are_said(corpus, tmp_path, capsys):
+    d = corpus / "digits_cnn"
+    q1, q2 = tmp_path / "q1.onnx", tmp_path / "q2.onnx"
+    _quantize(d, q1, "--no-latency-check")
+    _quantize(d, q2, "--no-latency-check", "--preset", "s8s8")
+    capsys.readouterr()
+    assert main(["evaluate", str(q1), str(q2), "--data", str(d / "eval.npz"), "--samples", "4"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {q1} and {q2} are both quantized: the figures below take {q1} as the reference" in err

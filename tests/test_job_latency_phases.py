@@ -9,8 +9,17 @@ import pytest
 
 from workbench.core import api
 from workbench.core.jobs import job_calibrate
-from workbench.core.pipeline import latency_placement
+from workbench.core.pipeline import latency_check, latency_placement
 from workbench.core.progress import PIPELINE_PHASES, CancelToken, phase_of
+from workbench.core.runtime.latency import LatencyComparison
+
+
+@pytest.fixture(autouse=True)
+def quantized_measures_faster(monkeypatch):
+    """The latency check's measurement replaced (half the float model's latency): timed, a loaded machine
+    could measure the model slower and run the fallback, whose phases these tests do not ask for."""
+    monkeypatch.setattr(latency_check, "compare",
+                        lambda f, q, feed, **k: LatencyComparison(float_s=1e-3, quant_s=0.5e-3, runs=5))
 
 
 def _events(model_dir) -> list[tuple[int, int, str]]:

@@ -59,12 +59,13 @@ def test_calibrate_job_reports_every_phase_with_totals():
     started = _check(events)
     _order(started, ["Opening", "Planning", "Calibrating", "Latency check", "Analysing"])  # the CLI's model analysed
     # calibration counts samples up to the number asked for, analysis the steps of its batches (ANALYSIS_BATCH = 8
-    # samples each: the sessions, then each model's run and the units measured, analysis_steps)
+    # samples each: the sessions, then each model's run and the units measured, then the fragments' run and the
+    # units' own noise, analysis_steps)
     calib = [(d, t) for d, t, m in events if phase_of(m) == "Calibrating"]
     assert calib[0] == (0, 64) and calib[-1] == (64, 64)
     analysis = [(d, t) for d, t, m in events if m.startswith("Analysing") and phase_of(m) == "Analysing"]
-    units = (analysis[-1][1] - 1) // 4 - 2
-    assert analysis[-1] == (analysis_steps(4, units),) * 2 and units >= len(result["errors"])
+    units = ((analysis[-1][1] - 1) // 4 - 3) // 2
+    assert analysis[-1] == (analysis_steps(4, units, units),) * 2 and units == len(result["errors"])
     assert len(result["errors"]) > 0
 
 

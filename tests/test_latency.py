@@ -62,7 +62,8 @@ def test_measure_alternates_and_caches_by_models_and_feed(tmp_path, steady):
     assert len(list(cache.glob("*.json"))) == 2
 
 
-def test_quantize_reports_the_measured_ratio(tmp_path):
+def test_quantize_reports_the_measured_ratio(tmp_path, steady):
+    """(``steady``: a figure taken under load would decide nothing: test_latency_unreliable.)"""
     model, data = _quantized(tmp_path)
     plain = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data)
     assert plain.latency is None and not [i for i in plain.issues if i.code == IssueCode.LATENCY]

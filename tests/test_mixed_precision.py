@@ -235,7 +235,7 @@ def test_cancelling_during_the_promotion_step_raises_cancelled(tmp_path):
     from workbench.core.progress import CancelToken
     path, data, _ = _outlier_chain(tmp_path)
     model = api.open_model(path)
-    for phase in ("Choosing the recipe: mse", recipe_choice.PHASE_FLOAT):
+    for phase in ("Choosing the recipe: compute+mse", recipe_choice.PHASE_FLOAT):
         token = CancelToken()
 
         def progress(done, total, message, phase=phase, token=token):

@@ -43,3 +43,100 @@ def test_tensors_of_a_custom_op_after_a_qdq_pair():
     assert (y.slot, y.dtype_text, y.shape_text, y.graph_output) == ("output 0", "float32", "?", True)
     relu = api.NodeFactsIndex(proto).facts("relu")
     assert relu.inputs[0].slot == "X" and relu.outputs[0].readers == ("fancy",)
+
+
+def _dq_outputs_as_run(proto, feed) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """(dtype, shape) of every DequantizeLinear output of ``proto``, from an onnxruntime run on ``feed``."""
+    import onnxruntime as ort
+
+    from workbench.core.inspection.quant_reader import dtype_name
+
+    dqs = [n.output[0] for n in proto.graph.node if n.op_type == "DequantizeLinear"]
+    run = api.add_outputs(proto, dqs)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # the Q/DQ nodes as written
+    values = ort.InferenceSession(run.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(dqs, feed)
+    return {t: (dtype_name(helper.np_dtype_to_tensor_dtype(v.dtype)), v.shape) for t, v in zip(dqs, values, strict=True)}
+
+
+def _matches(fact, want) -> bool:
+    dtype, shape = want
+    return fact.dtype == dtype and fact.shape is not None and len(fact.shape) == len(shape) and all(
+        d == s or isinstance(d, str) for d, s in zip(fact.shape, shape, strict=True))
+
+
+def test_dequantize_outputs_of_an_export_without_value_info(tmp_path, monkeypatch):
+    """Our QDQ export declares no value_info: the Inspector of the Exported tab (which reads the file as it
+    is) showed "? ?" for the output of every DequantizeLinear, i.e. for each input of each Conv / Gemm. They
+    are inferred now (onnx shape inference; where it fails, a DequantizeLinear writes its scale's type in
+    its input's shape), and equal what onnxruntime computes."""
+    from pathlib import Path
+
+    import onnx
+
+    import workbench
+
+    example = Path(workbench.__file__).resolve().parent / "resources" / "example"
+    out = tmp_path / "q.onnx"
+    api.export(api.quantize(api.open_model(example / "digits_cnn.onnx"), api.make_recipe("cpu-u8s8"),
+                            data=str(example / "digits_cnn_calib.npz"), samples=8), out)
+    proto = onnx.load(str(out))
+    assert len(proto.graph.value_info) == 0
+    x = np.load(example / "digits_cnn_calib.npz")
+    feed = {proto.graph.input[0].name: x[x.files[0]][:3]}
+    ran = _dq_outputs_as_run(proto, feed)
+    assert len(ran) == 15  # 7 activations, 4 weights, 4 biases
+    index = api.NodeFactsIndex(proto)
+    dq_names = [n.name for n in proto.graph.node if n.op_type == "DequantizeLinear"]
+    for name in dq_names:
+        (y,) = index.facts(name).outputs
+        assert _matches(y, ran[y.name]) and "?" not in y.dtype_text + y.shape_text, (name, y, ran[y.name])
+    conv = index.facts("/f/f.3/Conv")  # what the Node section shows of a Conv: X, W, B typed
+    assert [t.dtype_text for t in conv.inputs] == ["float32"] * 3
+    assert all("?" not in t.shape_text for t in conv.inputs)
+
+    # shape inference failing (a model past 2 GB, an op it rejects): the Q/DQ rule alone types the weights'
+    # and the graph input's DequantizeLinear outputs, whose inputs are known
+    def refuse(*_a, **_k):
+        raise onnx.shape_inference.InferenceError("refused")
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", refuse)
+    index = api.NodeFactsIndex(proto)
+    known = {t.name for t in proto.graph.initializer} | {proto.graph.input[0].name}
+    producer = {n.output[0]: n for n in proto.graph.node}
+    typed = 0
+    for name in dq_names:
+        (y,) = index.facts(name).outputs
+        src = producer[y.name].input[0]
+        if src in known or producer.get(src) is not None and producer[src].input[0] in known:
+            assert _matches(y, ran[y.name]), (name, y, ran[y.name])
+            typed += 1
+        else:  # the scale's type, the input's shape unknown
+            assert (y.dtype, y.shape) == ("float", None)
+    assert typed == 9  # 4 weights, 4 biases, the graph input's pair
+
+
+def test_the_inspectors_shape_inference_leaves_large_weights_out(monkeypatch):
+    """Shape inference ran on the whole model on the GUI thread (a copy and a serialisation of every weight):
+    it gets a model whose initializers over 1024 elements are typed inputs instead; the types come out the same."""
+    import onnx
+
+    w = numpy_helper.from_array(np.ones((64, 64), np.float32), "w")
+    shape = numpy_helper.from_array(np.array([1, 4096], np.int64), "shape")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm"),
+                           helper.make_node("Reshape", ["y", "shape"], ["z"], name="r")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])],
+                          [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], [w, shape])
+    proto = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    seen = []
+    real = onnx.shape_inference.infer_shapes
+
+    def spy(model, *a, **k):
+        seen.append(sorted((t.name, len(t.raw_data)) for t in model.graph.initializer))
+        return real(model, *a, **k)
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", spy)
+    index = api.NodeFactsIndex(proto)
+    assert seen == [[("shape", 16)]]  # the 16 KiB weight left out, the Reshape's shape kept
+    (y,) = index.facts("mm").outputs
+    assert (y.dtype_text, y.shape_text) == ("float32", "[64, 64]")

@@ -81,7 +81,8 @@ def test_summary_of_our_qdq_export(exports):
     assert s.kinds == {"QDQ": ops["QuantizeLinear"] + ops["DequantizeLinear"]} == {"QDQ": 22}
     assert s.text() == f"QDQ: {ops['Conv']} Conv uint8/int8, {ops['Gemm']} Gemm uint8/int8"
     assert s.kernels == {"/f/f.0/Conv": "QDQ -> QLinearConv", "/f/f.3/Conv": "QDQ -> QLinearConv",
-                         "/f/f.7/Conv": "QDQ -> QLinearConv", "/head/head.2/Gemm": "QDQ -> QGemm"}
+                         "/f/f.7/Conv": "QDQ -> QLinearConv", "/f/f.9/AveragePool": "QDQ -> QLinearAveragePool",
+                         "/head/head.2/Gemm": "QDQ -> QGemm"}
     for n in proto.graph.node:  # Q nodes compute in their zero point's type, DQ in their input's
         if n.op_type == "QuantizeLinear":
             assert s.node_dtypes[n.name] == _zp_type(proto, n) == "uint8"
@@ -315,7 +316,20 @@ def test_ddddocr_summary(corpus):
     s = summarize_quantization(proto)
     assert s.text() == (f"dynamic: {ops['ConvInteger']} Conv uint8/uint8, 1 LSTM uint8/int8, "
                         f"{ops['MatMulInteger']} MatMul uint8/uint8")
-    assert Counter(s.kernels.values()) == {"ConvInteger": ops["ConvInteger"], "MatMulInteger": ops["MatMulInteger"]}
+    # the INT marks are the nodes onnxruntime runs as integer kernels, by name: its optimized graph keeps the
+    # ConvIntegers and the com.microsoft DynamicQuantizeLSTM (unmarked before) and fuses the MatMulInteger
+    # with its DynamicQuantizeLinear into a DynamicQuantizeMatMul of the same name
+    with tempfile.TemporaryDirectory() as d:
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = os.path.join(d, "opt.onnx")
+        so.log_severity_level = 3
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        ran = {n.name: n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node
+               if n.op_type in ("ConvInteger", "MatMulInteger", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM")}
+    assert set(s.kernels) == set(ran)
+    assert Counter(ran.values()) == {"ConvInteger": 21, "DynamicQuantizeLSTM": 1, "DynamicQuantizeMatMul": 1}
+    assert Counter(s.kernels.values()) == {"ConvInteger": 21, "DynamicQuantizeLSTM": 1, "MatMulInteger": 1}
 
 
 def test_unnamed_nodes_match_by_structure(tmp_path):
@@ -456,12 +470,18 @@ def test_a_silu_fed_by_dequantize_linear_is_float_unless_its_sigmoid_is_quantize
     assert not {"QLinearSigmoid", "QLinearMul"} & ops[0] and {"QLinearSigmoid", "QLinearMul"} <= ops[1]
 
 
+def _integer_kernel(op_type: str) -> bool:
+    """An op of onnxruntime's optimized graph that computes on integers (QLinearConv, QLinearSigmoid, ...)."""
+    return op_type.startswith("QLinear") or op_type in ("MatMulIntegerToFloat", "QGemm", "MatMulNBits")
+
+
 @pytest.mark.parametrize("preset", ["cpu-u8s8", "s8s8", "a16w8", "fp8-e4m3", "w4-block"])
 @pytest.mark.parametrize("name", ["digits_cnn", "digits_mlp", "digits_transformer", "nudenet_320n"])
 def test_integer_kernel_marks_are_the_kernels_onnxruntime_runs(corpus, preset, name):
     """The summary's "QDQ -> kernel" marks (the canvas' INT tags) count exactly the fused kernels of
-    onnxruntime's optimized graph: none for float8 and 16-bit units (DequantizeLinear + float op),
-    MatMulNBits for integer MatMul weights beside float or 16-bit activations."""
+    onnxruntime's optimized graph, element-wise ones (QLinearSigmoid, QLinearAdd, ...) included: none for
+    float8 and 16-bit units (DequantizeLinear + float op), MatMulNBits for integer MatMul weights beside
+    float or 16-bit activations."""
     folder = corpus / name
     model = api.open_model(folder / ("model.onnx" if name == "nudenet_320n" else "model_opset17.onnx"))
     data = None if preset == "w4-block" else str(folder / "calib.npz")
@@ -476,8 +496,7 @@ def test_integer_kernel_marks_are_the_kernels_onnxruntime_runs(corpus, preset, n
         so.log_severity_level = 3
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED  # fusions, no NCHWc
         ort.InferenceSession(proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        ran = Counter(n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node
-                      if n.op_type in ("QLinearConv", "QLinearMatMul", "MatMulIntegerToFloat", "QGemm", "MatMulNBits"))
+        ran = Counter(n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node if _integer_kernel(n.op_type))
     assert marks == ran, (preset, name)
     if preset in ("fp8-e4m3",) or (preset == "a16w8" and name == "digits_cnn"):
         assert not marks
@@ -524,8 +543,7 @@ def test_marks_of_onnxruntime_int8_activation_exports(corpus, tmp_path, name):
     proto = onnx.load(str(out))
     marks = Counter(v.removeprefix("QDQ -> ") for v in summarize_quantization(proto).kernels.values())
     ran = optimized_op_counts(proto)
-    assert marks == Counter({k: ran[k] for k in ("QLinearConv", "QLinearMatMul", "MatMulIntegerToFloat", "QGemm")
-                             if ran[k]}), (marks, ran)
+    assert marks == Counter({k: n for k, n in ran.items() if _integer_kernel(k)}), (marks, ran)
     assert sum(marks.values()) > 0
 
 

@@ -30,8 +30,10 @@ from collections import Counter
 from pathlib import Path
 
 from workbench import __version__
+from workbench import cli_choice_cache as choice_cache
+from workbench.cli_usage import UsageParser
 from workbench.core import api
-from workbench.core.errors import DataError, ExportError, WorkbenchError
+from workbench.core.errors import AlreadyQuantizedError, DataError, ExportError, WorkbenchError
 from workbench.core.issues import IssueCode
 from workbench.core.wording import count, plural
 
@@ -124,7 +126,13 @@ def _auto_recipe(args, model, recipe, progress):
         print(f"note: the --recipe file holds a preset and {count(len(recipe.overrides), 'node override')} only, "
               "so the recipe choice runs and keeps the overrides as written (--no-auto uses the file as it is).",
               file=sys.stderr)
+    entry = choice_cache.entry_path(model, recipe, args.data, args.samples)
+    cached = choice_cache.load(entry) if args.command != "quantize" else None  # quantize chooses afresh, and keeps it
+    if cached is not None:
+        return (cached.recipe, cached.calibration, f"{cached.summary} [reused from an earlier run on the same model, "
+                f"data, samples and recipe: {cached.path}; delete it to choose again]", cached.label)
     choice = api.choose_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples, progress=progress)
+    choice_cache.store(entry, choice)
     return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.label
 
 
@@ -146,7 +154,7 @@ def _note_renames(model) -> None:
 
 
 def _refuse_project(args) -> None:
-    """``inspect`` / ``cost`` read a model: a project given instead is refused, naming the model it records.
+    """``inspect`` reads a model: a project given instead is refused, naming the model it records.
 
     Raises
     ------
@@ -487,17 +495,20 @@ def _retarget(args, progress):
 def cmd_evaluate(args) -> int:
     model = api.open_model(args.model)
     quant = api.open_model(args.quantized)  # the loader's one-line refusals (a folder, a project, an empty file)
-    if model.quantized and not quant.quantized:
-        print(f"warning: {args.model} is quantized and {args.quantized} is not: the float model goes first "
-              f"(workbench-cli evaluate FLOAT.onnx QUANTIZED.onnx); the figures below take {args.quantized} "
-              "as the reference", file=sys.stderr)
+    mismatch = _evaluate_pair_warning(args, model, quant)  # said after the run: an error stays the only line
     metric = args.metric
     if metric is not None and metric.endswith(".py"):
         metric = api.load_metric(metric, allow_code=args.allow_code)
     chosen = metric is None and api.default_metric(model, args.data) == "top1"  # as report: gt_label -> top1
-    unscored = _unscorable_labels(model, args.data) if chosen else None
+    unscored = _unscorable_labels(model, args.data, args.metric_output) if chosen else None
     chosen = chosen and unscored is None
-    report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric="top1" if chosen else metric)
+    if args.metric_output is not None and metric is None and not chosen:
+        raise DataError(f"--metric-output {args.metric_output}: no metric to read it (give --metric).",
+                        hint="Add --metric top1|cosine|output_sqnr|detection_scores|FILE.py.")
+    report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric="top1" if chosen else metric,
+                          metric_output=args.metric_output)
+    if mismatch:
+        print(f"warning: {mismatch}", file=sys.stderr)
     if chosen:  # after the run: an error stays the only line on stderr
         print(f"note: metric top1, from gt_label in {args.data} (--metric names another)", file=sys.stderr)
     if unscored is not None:
@@ -509,11 +520,31 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def _unscorable_labels(model, data) -> str | None:
-    """Why top1 cannot score the ``gt_label`` in ``data`` (a one-hot array, fractions, ...), or None: evaluate
-    without --metric then keeps to its per-output table instead of failing after both models ran."""
+def _evaluate_pair_warning(args, model, quant) -> str:
+    """Why ``evaluate FLOAT QUANTIZED`` looks given the wrong files ("" when it does not): the same bytes twice
+    (every figure is exact), the Q/DQ in the first file and not the second (swapped), or Q/DQ in both (the
+    reference is not the float model). The models are measured as given either way."""
+    first = "workbench-cli evaluate FLOAT.onnx QUANTIZED.onnx"
+    if model.sha256 and model.sha256 == quant.sha256:
+        same = "is the same file as" if os.path.realpath(args.model) == os.path.realpath(args.quantized) \
+            else "has the same bytes as"
+        return (f"{args.quantized} {same} {args.model}: the figures below compare a model with itself (SQNR inf); "
+                f"give the float model and its quantized file ({first})")
+    if model.quantized and not quant.quantized:
+        return (f"{args.model} is quantized and {args.quantized} is not: they look swapped, the float model goes "
+                f"first ({first}); the figures below take {args.quantized} as the reference")
+    if model.quantized:
+        return (f"{args.model} and {args.quantized} are both quantized: the figures below take {args.model} as the "
+                f"reference, not a float model; give the float model first ({first})")
+    return ""
+
+
+def _unscorable_labels(model, data, output: str | None = None) -> str | None:
+    """Why top1 cannot score the ``gt_label`` in ``data`` (a one-hot array, fractions, ...) on the model's first
+    output (``output``: that one), or None: evaluate without --metric then keeps to its per-output table
+    instead of failing after both models ran."""
     try:
-        api.check_metric_data("top1", model, data)
+        api.check_metric_data("top1", model, data, output=output)
     except DataError as exc:
         return str(exc).split(";")[0]
     return None
@@ -648,6 +679,7 @@ def _job_model(args, progress, check=None) -> tuple:
                                                                                      allow_code=args.allow_code)
         return model, result, eval_data, ""
     model = api.open_model(args.model)
+    _refuse_quantized_job(args, model)
     if check is not None:
         check(model)
     _note_renames(model)
@@ -658,6 +690,27 @@ def _job_model(args, progress, check=None) -> tuple:
                           calibration=calibration, progress=progress,
                           latency_check=not args.no_latency_check and args.data is not None)
     return model, result, _data_arg(args, args.eval or args.data), chose
+
+
+def _refuse_quantized_job(args, model) -> None:
+    """``analyze`` / ``sweep`` / ``report`` quantize a float model and measure it: on a file that is already
+    quantized, point to ``compare`` (its error against the float model it was made from), not to quantizing
+    it again.
+
+    Raises
+    ------
+    AlreadyQuantizedError
+        ``model`` holds quantized operators.
+    """
+    if not model.quantized:
+        return
+    data = args.eval or args.data or "calib.npz"
+    raise AlreadyQuantizedError(
+        f"{args.model} is already quantized ({count(len(model.quantized), 'quantized node')}); {args.command} quantizes "
+        "a float model and measures it, so it would quantize this file again.",
+        hint=f"To measure this file's error against its float model, run workbench-cli compare FLOAT.onnx "
+             f"{args.model} --data {data} (per-tensor SQNR; evaluate FLOAT.onnx {args.model} --data {data} for the "
+             f"outputs), or {args.command} the float model.")
 
 
 def _print_job_notes(chose: str, result) -> None:
@@ -758,10 +811,10 @@ def _print_unit_table(args, rows, local: dict, weights: dict) -> None:
     if len(rows) > args.top:
         print(f"({args.top} of {len(rows)} units shown, worst first; --top N for more, --json for all)")
     print("SQNR: the unit's output against float, with every error upstream; local: the noise the unit adds "
-          "itself (1/local = 1/SQNR - 1/SQNR of its worst input, noise-to-signal ratios adding; inf: its "
-          "output is no noisier than that input; a float residual Add before it is measured too; nan: an input's "
-          "noise could not be measured); weight: the unit's weight against its dequantized "
-          "value (no data; --json also gives its worst output channel)")
+          "itself, its quantized nodes (input and output rounding, weights) run alone on the float model's values "
+          "of its inputs, against float (inf only when that is exact; a unit whose nodes cannot be run alone gets "
+          "1/local = 1/SQNR - 1/SQNR of its worst input, nan when that input's noise is not measured); weight: the "
+          "unit's weight against its dequantized value (no data; --json also gives its worst output channel)")
 
 
 def _write_node_data(model, result, rows, out: str) -> list[str]:
@@ -893,39 +946,66 @@ def cmd_autotune(args) -> int:
     _refuse_qdq_only(args, model, recipe)  # the tuned model is written as QDQ: refused before any calibration
     progress = TerminalProgress()
     try:
+        start = ""
+        if args.auto:  # the recipe quantize would write, before its latency check
+            recipe, _, start, _ = _auto_recipe(args, model, recipe, progress)
         res = api.autotune(model, recipe, data=_data_arg(args, args.data), eval_data=_data_arg(args, args.eval), metric=args.metric,
                        max_drop=args.max_drop, min_score=args.min_score, samples=args.samples,
                        eval_samples=args.eval_samples, promote_to=args.promote_to,
                        allow_code=args.allow_code, rank=args.rank, e2e_candidates=args.e2e_candidates,
                        rank_samples=args.rank_samples, max_trials=args.max_trials,
                        int4_weights=args.int4_weights, latency=args.latency, metric_output=args.metric_output,
-                       executor=api.make_executor(args.executor) if args.executor else None, progress=progress)
+                       speed_check=not args.no_latency_check, executor=api.make_executor(args.executor) if args.executor else None, progress=progress)
     finally:
         progress.close()
     print(f"measured with {api.describe_runtime(True)}")
-    _print_autotune_metrics(args, res)
+    _print_autotune_metrics(args, res, start)
     for note in res.notes:
         print(note)
-    if not res.met and len(res.curve) > 1:  # promotions were tried (a target below one row's step tries none)
-        print("no tried recipe met the target; kept the one with the best metric and, on a tie, the fewest "
-              "units promoted")
     head = _curve_head(args.latency)
     print(head + "  path front  tried")
     for pt in res.curve:
         print(_curve_row(pt, latency=args.latency))
     against = ("weight MiB and measured latency (quantized / float, 1 thread, the first eval row)" if args.latency
-               else "weight MiB and GBOPs, the latency proxy (--latency measures it)")
+               else "weight MiB and GBOPs at the recipe's widths (--latency measures latency)")
     print(f"Pareto front ({len(res.front)} of {len(res.curve)} points; metric against {against}):")
     print(head)
     for pt in res.front:
         print(_curve_row(pt, marks=False, latency=args.latency))
     _write_autotune(args, res)
-    print(f"wrote {args.output}" + (f" and {args.curve_json}" if args.curve_json else ""))
-    print(f"wrote the tuned recipe to {args.recipe_out} (quantize --recipe {args.recipe_out} replays it"
-          + ("" if args.print_recipe else "; --print-recipe prints it here") + ")")
+    if res.met:
+        slow = (f" (within target, NOT faster than float: {res.latency_after.ratio:.2f}x its latency)"
+                if res.faster is False else "")
+        print(f"wrote {args.output}" + (f" and {args.curve_json}" if args.curve_json else "") + slow)
+        print(f"wrote the tuned recipe to {args.recipe_out} (quantize --recipe {args.recipe_out} replays it"
+              + ("" if args.print_recipe else "; --print-recipe prints it here") + ")")
+    else:
+        print(_not_met_line(args, res))
     if args.print_recipe:
-        print(res.recipe.to_json())
+        print(_tuned_recipe_text(res.recipe))
     return 0 if res.met else 1
+
+
+def _not_met_line(args, res) -> str:
+    """autotune's one line when no tried recipe met the target: what it wrote (the best recipe tried: the
+    best metric, on a tie the fewest units promoted; the recipe as given when nothing beat it)."""
+    best = ("the recipe as given" if not res.levels else "the best recipe tried") + f" ({_promoted_summary(res.levels)}"
+    files = [args.output, args.recipe_out] + ([args.curve_json] if args.curve_json else [])
+    return (f"target NOT met: no tried recipe reached {args.metric} {_target_text(args, res)}; wrote "
+            f"{', '.join(files[:-1])} and {files[-1]} with {best}, {args.metric} {api.fmt_metric(res.metric_after)})")
+
+
+def _target_text(args, res) -> str:
+    """``>= 0.9900`` (the target as a score): ``--min-score``, or the float metric minus ``--max-drop``."""
+    score = args.min_score if args.min_score is not None else res.metric_float - args.max_drop
+    return f">= {api.fmt_metric(score)}"
+
+
+def _tuned_recipe_text(recipe) -> str:
+    """The tuned recipe's JSON with its preset always named: a recipe of the default preset and nothing
+    else (the recipe as given, nothing promoted) read ``{"reduce_range": false}`` alone."""
+    doc = json.loads(recipe.to_json())
+    return json.dumps({"preset": recipe.preset, **doc}, indent=2)
 
 
 def _recipe_out_default(args) -> None:
@@ -947,21 +1027,26 @@ def _recipe_out_default(args) -> None:
                           "--recipe this run reads.", hint="Give --recipe-out FILE another path.")
 
 
-def _print_autotune_metrics(args, res) -> None:
+def _print_autotune_metrics(args, res, start: str = "") -> None:
     """The float, all-quantized and tuned figures, each followed by its own bootstrap interval against
-    float (the interval of the all-quantized model printed after the tuned figure read as the tuned one's)."""
+    float (the interval of the all-quantized model printed after the tuned figure read as the tuned one's),
+    and the start point: the recipe choice's summary ``start`` (``--auto``) or the preset as it is."""
     r0, r1 = res.resolution, res.resolution_after
     rows = f" on {r0.rows} eval rows" if r0 is not None else ""
     step = f" (it moves in steps of 1/{r0.rows} = {r0.step:.4f})" if r0 is not None and r0.step else ""
     print(f"metric {args.metric}{_metric_output_text(args, res)}{rows}{step}:")
     print(f"  float {api.fmt_metric(res.metric_float)}")
     print(f"  all quantized {api.fmt_metric(res.metric_before)}" + (f"; {r0.interval('all quantized')}" if r0 else ""))
-    if not getattr(args, "recipe", None):  # quantize's recipe choice applies to a bare preset only
-        print(f"    (preset {args.preset or 'cpu-u8s8'} as it is: `quantize` with --data first chooses between it and MSE "
-              "activation ranges (--auto, its default), which can score higher; autotune promotes units of the "
+    if start:
+        print(f"    (start point: the recipe `quantize` chooses, {start}; without --auto autotune starts from the "
               "preset as it is)")
+    elif not getattr(args, "recipe", None):  # quantize's recipe choice applies to a bare preset only
+        print(f"    (start point: preset {args.preset or 'cpu-u8s8'} as it is, not the recipe `quantize` writes: it first "
+              "chooses between the preset and MSE activation ranges (its --auto default), which can score higher; "
+              "autotune --auto starts from that choice)")
+    met = "NOT met" if not res.met else "met, but NOT faster than float" if res.faster is False else "met"
     print(f"  after autotune {api.fmt_metric(res.metric_after)} ({_promoted_summary(res.levels)}; "
-          f"target {'met' if res.met else 'NOT met'})" + (f"; {r1.interval('after autotune')}" if r1 else ""))
+          f"target {met})" + (f"; {r1.interval('after autotune')}" if r1 else ""))
 
 
 def _metric_output_text(args, res) -> str:
@@ -988,7 +1073,7 @@ def _write_autotune(args, res) -> None:
                    "curve": [pt.to_json() for pt in res.curve], "front": [pt.trial for pt in res.front]}
             staged.append(api.StagedWrite(args.curve_json, (api.dumps_strict(doc, indent=2) + "\n").encode()))
         if args.recipe_out:
-            staged.append(api.StagedWrite(args.recipe_out, res.recipe.to_json().encode()))
+            staged.append(api.StagedWrite(args.recipe_out, _tuned_recipe_text(res.recipe).encode()))
         api.export(res.result, args.output)
         for s in staged:
             s.commit()
@@ -1186,7 +1271,8 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
         progress = TerminalProgress()
         try:  # the model quantize writes (recipe choice, latency check), as analyze measures it
             model, result, eval_data, chose = _job_model(args, progress)
-            rows = api.analyze(model, result, _data_arg(args, eval_data), samples=args.samples, progress=progress)
+            rows = api.analyze(model, result, _data_arg(args, eval_data), samples=args.samples, progress=progress,
+                               own_noise=False)  # the accumulated SQNR only
         finally:
             progress.close()
         _print_job_notes(chose, result)
@@ -1237,30 +1323,32 @@ def cmd_render(args) -> int:
 
 
 def cmd_cost(args) -> int:
-    _refuse_project(args)
-    model = api.open_model(args.model)
-    plan = api.plan(model, _recipe_from_args(args), guard=True)  # the units quantize keeps float count as float
+    project = _cost_project(args)
+    model = api.open_model(project.model_path(args.model) if project else args.model)
     given = _given_input_shapes(args)
+    _refuse_unknown_dims(args, model, given)
+    as_written = api.written_float(model)
+    if as_written is not None:  # quantize's output, float as written: count what onnxruntime runs, not a recipe
+        return _print_file_cost(args, api.file_cost(model, args.data, batch=args.batch, input_shapes=given),
+                                as_written, given)
+    recipe = _recipe_from_args(args) if project is None else project.recipe.model_copy(
+        update={"exclude": list(project.recipe.exclude) + list(args.exclude or [])})
+    plan = api.plan(model, recipe, guard=True)  # the units quantize keeps float count as float
     rep = api.plan_cost(model, plan, args.data, batch=args.batch, input_shapes=given)
     if args.json:
         print(json.dumps({"recipe": plan.recipe.preset, **rep.to_json()}, indent=2))
         return 0
-    print(f"{'node':36s} {'op':8s} {'MACs':>12s} {'w/a bits':>8s} {'BOPs float':>14s} {'BOPs quant':>14s} "
-          f"{'BOPs as run':>14s} {'weights float':>13s} {'weights quant':>13s}")
-    for r in rep.rows:
-        macs = "?" if r.macs is None else f"{r.macs:,}"
-        print(f"{_middle(r.node, 36):36s} {r.op_type[:8]:8s} {macs:>12s} {f'{r.weight_bits}/{r.activation_bits}':>8s} "
-              f"{r.bops_float or 0:>14,} {r.bops or 0:>14,} {r.bops_kernel or 0:>14,} {r.memory_float_bits // 8:>11,} B "
-              f"{r.memory_bits // 8:>11,} B")
-    print(f"{'total':36s} {'':8s} {rep.macs:>12,} {'':>8s} {rep.bops_float:>14,} {rep.bops:>14,} {rep.bops_kernel:>14,} "
-          f"{rep.memory_float_bits // 8:>11,} B {rep.memory_bits // 8:>11,} B")
+    _print_cost_rows(rep)
     ratio = rep.bops_float / rep.bops if rep.bops else 0.0
     as_run = rep.bops_float / rep.bops_kernel if rep.bops_kernel else 0.0
-    print(f"recipe {plan.recipe.preset}: BOPs / {ratio:.1f} (as onnxruntime runs them: / {as_run:.1f}), weight memory "
+    counted = f"project {args.model} (recipe {plan.recipe.preset} as saved)" if project else f"recipe {plan.recipe.preset}"
+    print(f"{counted}: BOPs / {ratio:.1f} (as onnxruntime runs them: / {as_run:.1f}), weight memory "
           f"{rep.memory_float_bits / 8e6:.3f} MB -> {rep.memory_bits / 8e6:.3f} MB "
           f"({_cost_shapes(args, given)})")
     for note in rep.notes:
         print(f"note: {note}")
+    if project is None:
+        print(f"note: {_plan_not_written(args, recipe)}")
     on_float = [r for r in rep.rows if (r.weight_bits, r.activation_bits) != (api.FLOAT_BITS, api.FLOAT_BITS)
                 and (r.kernel_weight_bits, r.kernel_activation_bits) == (api.FLOAT_BITS, api.FLOAT_BITS)]
     if on_float:
@@ -1281,6 +1369,112 @@ def cmd_cost(args) -> int:
     return 0
 
 
+def _cost_project(args):
+    """The project ``cost PROJECT.wbproj`` counts (its model under its recipe: the recipe ``quantize
+    --save-project`` saved, with the units its recipe choice and latency check kept float), with ``--data``
+    defaulting to the project's data file; None for a model.
+
+    Raises
+    ------
+    WorkbenchError
+        ``--preset`` or ``--recipe`` given with a project (the project's recipe is the one counted).
+    """
+    if not str(args.model).endswith(".wbproj"):
+        return None
+    if args.preset is not None or args.recipe:
+        flag = "--recipe" if args.recipe else "--preset"
+        raise WorkbenchError(f"{flag}: {args.model} is a project; cost counts the recipe it saved.",
+                             hint=f"Drop {flag}, or give the model the project records in place of the project.")
+    project = api.load_project(args.model)
+    for note in project.path_notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not args.data:
+        data = [p for p in project.input_paths(args.model)[2:] if p.suffix.lower() in (".npz", ".npy") and p.is_file()]
+        args.data = os.path.normpath(data[0]) if data else None
+    return project
+
+
+def _plan_not_written(args, recipe) -> str:
+    """The note under ``cost MODEL``: the figures count the recipe's plan, not the model ``quantize`` writes, and
+    how to count that one."""
+    chooses = args.data and not args.recipe and api.why_not_choose(recipe) is None
+    more = ("chooses the recipe (MSE ranges, compute-only, units kept float or 16-bit) and " if chooses else "")
+    return (f"these figures count the plan of {'--recipe ' + args.recipe if args.recipe else 'preset ' + recipe.preset} "
+            f"with quantize's float-island guards, not a written model: quantize {more}keeps units float whose "
+            "integer kernel measures slower, so it can quantize fewer; to count what it writes, run quantize with "
+            "--save-project P.wbproj and then cost P.wbproj")
+
+
+def _refuse_unknown_dims(args, model, given: dict[str, list[int]]) -> None:
+    """Refuse to count a model whose input sizes (an image's height and width, a sequence length) neither
+    the model, ``--input-shape`` nor ``--data`` gives: they would count as 1 and every MAC figure with them.
+
+    Raises
+    ------
+    WorkbenchError
+        Naming the inputs and dimensions, with an ``--input-shape`` to type and the data file beside the
+        model when there is one.
+    """
+    names = {i.name for i in model.proto.graph.input}
+    if args.data or model.quantized or not set(given) <= names:  # those are refused by the count, with their reason
+        return
+    unknown = api.unknown_dims(model.proto, given)
+    if not unknown:
+        return
+    dims = "; ".join(f"{name}: {', '.join(labels)}" for name, labels in unknown.items())
+    name = next(iter(unknown))
+    vi = next(i for i in model.proto.graph.input if i.name == name)
+    example = "x".join(_dim_example(k, d) for k, d in enumerate(vi.type.tensor_type.shape.dim))
+    found = api.data_beside(args.model)
+    beside = f" ({found} is beside the model)" if found else ""
+    raise WorkbenchError(
+        f"{args.model}: the input sizes are unknown ({dims}); cost would count them as 1 and its MACs and "
+        "BOPs would mean nothing.",
+        hint=f"Give them: --input-shape {name}:{example} (repeatable), or --data "
+             f"{found or 'calib.npz'} to count at its first sample's shapes{beside}.")
+
+
+def _dim_example(k: int, dim) -> str:
+    """One dimension of an ``--input-shape`` example: its size, 1 for an unknown batch (the first), else
+    ``<its name>`` to fill in."""
+    if dim.dim_value > 0:
+        return str(dim.dim_value)
+    if k == 0:
+        return "1"
+    return f"<{dim.dim_param}>" if dim.dim_param not in ("", "?") else f"<dim{k}>"
+
+
+def _print_cost_rows(rep) -> None:
+    """The per-node table of ``cost`` and its total line."""
+    print(f"{'node':36s} {'op':8s} {'MACs':>12s} {'w/a bits':>8s} {'BOPs float':>14s} {'BOPs quant':>14s} "
+          f"{'BOPs as run':>14s} {'weights float':>13s} {'weights quant':>13s}")
+    for r in rep.rows:
+        macs = "?" if r.macs is None else f"{r.macs:,}"
+        print(f"{_middle(r.node, 36):36s} {r.op_type[:8]:8s} {macs:>12s} {f'{r.weight_bits}/{r.activation_bits}':>8s} "
+              f"{r.bops_float or 0:>14,} {r.bops or 0:>14,} {r.bops_kernel or 0:>14,} {r.memory_float_bits // 8:>11,} B "
+              f"{r.memory_bits // 8:>11,} B")
+    print(f"{'total':36s} {'':8s} {rep.macs:>12,} {'':>8s} {rep.bops_float:>14,} {rep.bops:>14,} {rep.bops_kernel:>14,} "
+          f"{rep.memory_float_bits // 8:>11,} B {rep.memory_bits // 8:>11,} B")
+
+
+def _print_file_cost(args, rep, as_written: str, given: dict[str, list[int]]) -> int:
+    """``cost`` of a file quantize wrote in float (:func:`workbench.core.api.written_float`): every node
+    counted as the file runs, 32 x 32; a recipe given is not counted and a note says so."""
+    asked = ("--recipe " + args.recipe if args.recipe else "--preset " + args.preset if args.preset is not None
+             else "--exclude" if args.exclude else "")
+    if args.json:
+        print(json.dumps({"recipe": None, "as_written": as_written, **rep.to_json()}, indent=2))
+        return 0
+    _print_cost_rows(rep)
+    print(f"as written: BOPs / 1.0 (as onnxruntime runs them: / 1.0), weight memory {rep.memory_float_bits / 8e6:.3f} MB "
+          f"({_cost_shapes(args, given)})")
+    for note in rep.notes:
+        print(f"note: {note}")
+    print(f"note: {as_written}; the figures count the file as it is"
+          + (f" ({asked} not counted: give it with the float model quantize read)" if asked else ""))
+    return 0
+
+
 def _cost_shapes(args, given: dict[str, list[int]]) -> str:
     """Where the cost's input shapes came from, for its summary line."""
     parts = [f"{name} {'x'.join(map(str, dims))}" for name, dims in given.items()]
@@ -1295,15 +1489,8 @@ def cmd_presets(args) -> int:
     return 0
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line (like every other error) plus where to look, exit status 2."""
-
-    def error(self, message: str):  # noqa: D102 - argparse API
-        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="workbench-cli", description="Post-training quantization of ONNX models.")
+    p = UsageParser(prog="workbench-cli", description="Post-training quantization of ONNX models.")
     p.add_argument("--version", action="version", version=f"workbench {__version__}")
     p.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
     sub = p.add_subparsers(dest="command")
@@ -1365,6 +1552,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "gt_label, as in report), cosine, output_sqnr, detection_scores, or a .py file defining "
                    "metric(outputs, batch) (needs --allow-code)")
     s.add_argument("--allow-code", action="store_true", help="allow loading a Python metric file")
+    s.add_argument("--metric-output", metavar="NAME",
+                   help="the model output a built-in metric reads (default: the first output; the metric line "
+                        "names the one read), as autotune's")
     s.set_defaults(func=cmd_evaluate)
 
     s = sub.add_parser("compare", help="float vs quantized file: matched nodes, inserted Q/DQ, folded ops, "
@@ -1442,6 +1632,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="time every measured recipe against the float model (onnxruntime, 1 thread, about 1 s "
                         "each, cached) and put the Pareto front on metric, weight MiB and that latency")
     _add_remeasure_arg(s)
+    s.add_argument("--no-latency-check", action="store_true",
+                   help="do not time the tuned model against float (by default a pick within target that is not "
+                        "faster is replaced by a faster point within target, or reported as not faster)")
+    s.add_argument("--auto", action="store_true",
+                   help="start from the recipe `quantize` chooses with --data (preset, MSE ranges or compute-only, "
+                        "and the units it keeps float); default: the preset or --recipe as it is")
     s.add_argument("--allow-code", action="store_true", help="allow running a metric FILE.py")
     s.add_argument("--rank", default="local", choices=["local", "e2e"],
                    help="order of promotion: local SQNR, or the metric with each of the first 12 promoted alone")
@@ -1471,7 +1667,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_convert)
 
     s = sub.add_parser("cost", help="per-node MACs, bit operations and weight memory, float vs quantized")
-    s.add_argument("model", help="the float model (MODEL.onnx)")
+    s.add_argument("model", help="the float model (MODEL.onnx), or a project quantize saved (PROJECT.wbproj: its "
+                                 "model under the recipe it wrote, units kept float by the recipe choice and "
+                                 "latency check included; its data gives the shapes)")
     g = s.add_mutually_exclusive_group()
     g.add_argument("--preset", help="preset whose bits to count (default cpu-u8s8)")
     g.add_argument("--recipe", help="recipe JSON file")

@@ -35,10 +35,18 @@ def digits_folder(corpus: Path, tmp_path: Path) -> Path:
     return folder
 
 
-def cli_quantize(*args) -> None:
+#: the CLI run with latency_fakes.apply_fixed_latency (its measurements fixed, not timed)
+_FIXED_CLI = ("import sys; sys.path.insert(0, {here!r}); import latency_fakes; latency_fakes.apply_fixed_latency(); "
+              "from workbench.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def cli_quantize(*args, fixed_latency: bool = False) -> None:
     """``workbench-cli quantize ARGS`` in a process of its own (the CLI records the files it reads as inputs
-    never to be written, for the rest of its process); exit status 0 asserted."""
-    run = subprocess.run([sys.executable, "-m", "workbench.cli", "quantize", *(str(a) for a in args)],
+    never to be written, for the rest of its process); exit status 0 asserted. ``fixed_latency``: its latency
+    measurements are latency_fakes' fixed ones (the app's, with ``latency_fakes.fixed_latency``)."""
+    head = (["-c", _FIXED_CLI.format(here=str(Path(__file__).resolve().parent))] if fixed_latency
+            else ["-m", "workbench.cli"])
+    run = subprocess.run([sys.executable, *head, "quantize", *(str(a) for a in args)],
                          capture_output=True, text=True, timeout=540)
     assert run.returncode == 0, run.stderr
 
@@ -79,7 +87,7 @@ def app_export(qtbot, win, out: Path) -> bytes:
     return out.read_bytes()
 
 
-def cli_replay(project: Path, out: Path) -> bytes:
+def cli_replay(project: Path, out: Path, fixed_latency: bool = False) -> bytes:
     """``workbench-cli quantize PROJECT -o OUT``: its bytes."""
-    cli_quantize(project, "-o", out)
+    cli_quantize(project, "-o", out, fixed_latency=fixed_latency)
     return out.read_bytes()

@@ -40,3 +40,27 @@ def quantized_faster(monkeypatch) -> None:
     """Quantized models measure half their float model's latency and every unit probe pays: the latency check
     keeps nothing float, so a test's calibration quantizes what the recipe says on a loaded machine too."""
     slow_quantized(monkeypatch, ratio=0.5)
+
+
+def _fixed_whole(f, q, feed, **k):
+    return LatencyComparison(float_s=FLOAT_S, quant_s=FLOAT_S / 2, runs=5)
+
+
+def _fixed_probe(f, q, feed, **k):
+    return LatencyComparison(float_s=FLOAT_S, quant_s=FLOAT_S * 2, runs=5)
+
+
+def apply_fixed_latency() -> None:
+    """Fixed measurements for a process of its own (``cli_quantize(..., fixed_latency=True)``): every quantized
+    model measures half its float model's latency, every unit probe of the latency placement its quantized unit
+    twice the float one (the placement keeps each probed unit float, as attention's MatMuls on a quiet machine
+    here), so the CLI and the app decide alike on a loaded machine."""
+    latency_check.compare = _fixed_whole
+    unit_latency.compare = _fixed_probe
+
+
+def fixed_latency(monkeypatch) -> None:
+    """:func:`apply_fixed_latency` in this process, and the app's jobs run in it (see the module)."""
+    monkeypatch.setattr(runs, "ProcessJob", InProcessJob)
+    monkeypatch.setattr(latency_check, "compare", _fixed_whole)
+    monkeypatch.setattr(unit_latency, "compare", _fixed_probe)

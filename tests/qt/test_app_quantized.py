@@ -122,10 +122,13 @@ def test_qdq_export_opens_as_it_is(qtbot, window, open_file, cnn_export):
     assert (f"weight {wdq.input[0]}: int8 per_channel, axis 0; scale [...] (shape [{wscale.size}], "
             f"{wscale.min():.4g}..{wscale.max():.4g})") in text
     assert canvas.selected_edge() is None
-    # integer kernels marked: the three Conv and the Gemm units fuse into QLinearConv / QGemm
+    # integer kernels marked: the three Conv and the Gemm units fuse into QLinearConv / QGemm, the
+    # AveragePool between Q/DQ pairs into QLinearAveragePool (tests/test_quant_summary.py checks them
+    # against onnxruntime's optimized graph)
     kernels = {structure.names[i]: k for i, k in canvas._state.kernels.items()}
     assert kernels == {"/f/f.0/Conv": "QDQ -> QLinearConv", "/f/f.3/Conv": "QDQ -> QLinearConv",
-                       "/f/f.7/Conv": "QDQ -> QLinearConv", "/head/head.2/Gemm": "QDQ -> QGemm"}
+                       "/f/f.7/Conv": "QDQ -> QLinearConv", "/f/f.9/AveragePool": "QDQ -> QLinearAveragePool",
+                       "/head/head.2/Gemm": "QDQ -> QGemm"}
     # the toggle draws Q/DQ as nodes: one node per Q and DQ of the file
     with qtbot.waitSignal(canvas.layoutReady, timeout=300_000):
         win.act_show_qdq.trigger()
@@ -149,7 +152,10 @@ def test_ddddocr_opens_with_the_quantized_banner(qtbot, window, open_file, corpu
     assert not win.calibration.start.isEnabled()
     assert "is already quantized" in win.calibration.start.toolTip()
     kernels = win.canvas._state.kernels.values()
-    assert sorted(set(kernels)) == ["ConvInteger", "MatMulInteger"] and len(kernels) == n_conv + n_mm
+    # the com.microsoft DynamicQuantizeLSTM (an integer kernel onnxruntime runs as it is) has its INT mark too
+    assert sorted(set(kernels)) == ["ConvInteger", "DynamicQuantizeLSTM", "MatMulInteger"]
+    assert len(kernels) == n_conv + n_mm + 1
+    assert "integer kernel: DynamicQuantizeLSTM" in win.canvas.tooltip_text("LSTM_202_quant")
     # hovering a ConvInteger shows its weight's scale and zero point as the file holds them
     inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
     tip = win.canvas.tooltip_text("Conv_3_quant")

@@ -13,6 +13,7 @@ import re
 import shutil
 
 from cli_projects import app_export, cli_quantize, cli_replay, read_json, run_job
+from latency_fakes import fixed_latency
 
 from workbench.core import api
 
@@ -50,7 +51,8 @@ def _open(window, open_file, folder, *, choose: bool = True):
     assert window.doc.choose_recipe is choose
 
 
-def test_f5_chooses_as_the_cli_and_exports_its_bytes(qtbot, window, open_file, corpus, tmp_path):
+def test_f5_chooses_as_the_cli_and_exports_its_bytes(qtbot, window, open_file, corpus, tmp_path, monkeypatch):
+    fixed_latency(monkeypatch)  # the app's and the CLI's latency checks decide alike (timed, a loaded machine did not)
     folder = _folder(corpus, tmp_path)
     _open(window, open_file, folder)
     preset = window.doc.recipe.model_copy(deep=True)
@@ -63,7 +65,7 @@ def test_f5_chooses_as_the_cli_and_exports_its_bytes(qtbot, window, open_file, c
     # the choice the CLI makes (the same function, model, preset and rows)
     want = api.choose_recipe(api.open_model(folder / MODEL), preset, str(folder / "calib.npz"), samples=SAMPLES)
     assert want.chosen == "compute+mse"
-    # the units the CLI's latency check keeps float are a timing (attention MatMuls on this machine)
+    # the units the latency check keeps float (its unit probes, faked: attention's MatMuls)
     kept = res["latency_kept"]
     assert window.doc.recipe == want.recipe.with_excluded(kept) and window.doc.recipe.op_types == ["MatMul", "Gemm"]
     assert window.doc.undo_stack.index() == edits + 1 + bool(kept)  # one undoable edit each
@@ -78,14 +80,14 @@ def test_f5_chooses_as_the_cli_and_exports_its_bytes(qtbot, window, open_file, c
     # File > Export writes what workbench-cli quantize writes with the same data and samples
     cli = folder / "cli.onnx"
     cli_quantize(folder / MODEL, "--data", folder / "calib.npz", "--samples", SAMPLES, "-o", cli,
-                 "--save-project", folder / "cli.wbproj")
+                 "--save-project", folder / "cli.wbproj", fixed_latency=True)
     exported = _export(qtbot, window, folder / "app.onnx")
     assert exported == cli.read_bytes()
     assert window.doc.recipe == api.load_project(folder / "cli.wbproj").recipe  # latency exclusions included
     # the project saved after it replays to the same bytes
     proj = window.save_project_to(folder / "app.wbproj")
     assert read_json(proj)["choose_recipe"] is True
-    assert cli_replay(proj, folder / "replay.onnx") == exported
+    assert cli_replay(proj, folder / "replay.onnx", fixed_latency=True) == exported
 
     # undo of the choice (and of the calibration's latency edit) restores the preset; F5 then calibrates it as it is
     while window.doc.undo_stack.index() > edits:
@@ -99,7 +101,9 @@ def test_f5_chooses_as_the_cli_and_exports_its_bytes(qtbot, window, open_file, c
     assert "ecipe choice" not in window.status_label.text()
 
 
-def test_with_the_setting_off_f5_calibrates_the_preset_as_no_auto(qtbot, window, open_file, corpus, tmp_path):
+def test_with_the_setting_off_f5_calibrates_the_preset_as_no_auto(qtbot, window, open_file, corpus, tmp_path,
+                                                                  monkeypatch):
+    fixed_latency(monkeypatch)
     folder = _folder(corpus, tmp_path)
     _open(window, open_file, folder, choose=False)
     preset = window.doc.recipe.model_copy(deep=True)
@@ -109,7 +113,8 @@ def test_with_the_setting_off_f5_calibrates_the_preset_as_no_auto(qtbot, window,
     status = window.status_label.text()
     assert status.startswith("Done: ") and "choice" not in status.lower()  # nothing nags
     cli = folder / "cli.onnx"
-    cli_quantize(folder / MODEL, "--data", folder / "calib.npz", "--samples", SAMPLES, "--no-auto", "-o", cli)
+    cli_quantize(folder / MODEL, "--data", folder / "calib.npz", "--samples", SAMPLES, "--no-auto", "-o", cli,
+                 fixed_latency=True)
     assert _export(qtbot, window, folder / "app.onnx") == cli.read_bytes()
     # saved in the project, shown again when it opens, undoable
     proj = window.save_project_to(folder / "p.wbproj")
@@ -148,20 +153,21 @@ def test_cancel_during_the_choice_leaves_the_recipe(qtbot, window, open_file, co
     assert window.doc.calibration is None and not window.doc.errors
 
 
-def test_export_before_any_calibration_chooses_as_the_cli(qtbot, window, open_file, corpus, tmp_path):
+def test_export_before_any_calibration_chooses_as_the_cli(qtbot, window, open_file, corpus, tmp_path, monkeypatch):
     """File > Export straight after opening: the CLI's quantize chooses, so the Export does too (one edit for
     the choice, one for the latency check's units, as the CLI's recipe records both)."""
+    fixed_latency(monkeypatch)
     folder = _folder(corpus, tmp_path)
     _open(window, open_file, folder)
     preset = window.doc.recipe.model_copy(deep=True)
     edits = window.doc.undo_stack.index()
     cli = folder / "cli.onnx"
     cli_quantize(folder / MODEL, "--data", folder / "calib.npz", "--samples", SAMPLES, "-o", cli,
-                 "--save-project", folder / "cli.wbproj")
+                 "--save-project", folder / "cli.wbproj", fixed_latency=True)
     assert app_export(qtbot, window, folder / "app.onnx") == cli.read_bytes()
     assert window.doc.recipe == api.load_project(folder / "cli.wbproj").recipe
     status = window.status_label.text()
-    # the choice's own float units (its line says how many), then the latency check's (a timing: 4 when quiet)
+    # the choice's own float units (its line says how many), then the latency check's (its probes, faked)
     assert "Recipe choice: compute+mse (output SQNR" in status
     chose = re.search(r"; (\d+) units? kept float \(", status)
     kept = sum(1 for o in window.doc.recipe.overrides.values() if o.exclude) - int(chose.group(1) if chose else 0)

@@ -67,3 +67,29 @@ def test_a_project_saved_coloured_by_op_reopens_coloured_by_op(qtbot, window, op
     assert _mode(win) == "dtype" and win.canvas.color_mode() == "dtype"
     open_file(win, project)
     assert _mode(win) == "op" and win.canvas.color_mode() == "op"
+
+
+def test_a_project_saved_coloured_by_sensitivity_reopens_so(qtbot, window, open_file, tmp_path):
+    # the sweep's colours were kept as "error": the project reopened coloured by op type (no per-unit results)
+    win = window
+    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    open_file(win, tmp_path / "digits_cnn.onnx")
+    with qtbot.waitSignal(win.runs.finished, timeout=540_000):
+        win.act_sensitivity.trigger()
+    assert win.doc.sensitivity is not None, win.status_label.text()
+    panel = win.sensitivity
+    panel.figure.setCurrentIndex(panel.figure.findData("gain_db"))
+    assert win.color_mode.currentText() == "sensitivity"
+    colours = {n: win.canvas.node_color(n) for n in win.canvas.node_names()}
+    project = win.save_project_to(tmp_path / "digits.wbproj")
+
+    open_file(win, tmp_path / "digits_cnn.onnx")
+    assert _mode(win) == "op"
+    panel.figure.setCurrentIndex(panel.figure.findData("only_quant_db"))
+    open_file(win, project)
+    assert win.doc.sensitivity is not None and not win.doc.errors
+    assert win.color_mode.currentText() == "sensitivity" and win.canvas.color_mode() == "error"
+    assert panel.current_figure() == "gain_db"
+    assert win.canvas.error_label() == f"Sensitivity: {panel.figure.currentText()}"
+    assert {n: win.canvas.node_color(n) for n in win.canvas.node_names()} == colours

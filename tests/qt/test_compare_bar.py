@@ -22,12 +22,15 @@ def test_the_compare_bar_goes_once_across_its_phases(qtbot, window, open_file, e
     win.calibration.analysis_samples.setValue(16)
     win._on_spec_changed()
     seen: list[tuple[str, int, int, str]] = []  # message, the bar's value and maximum, the status line
+    panel: list[tuple[int, int, str]] = []  # the Calibration panel's bar (maximum, value) and text meanwhile
     shown = win._on_compare_progress
 
     def record(done: int, total: int, message: str) -> None:
         shown(done, total, message)
         bar = win.status_bar_progress
         seen.append((message, bar.value(), bar.maximum(), win.status_label.text()))
+        panel.append((win.calibration.progress.maximum(), win.calibration.progress.value(),
+                      win.calibration.status.text()))
 
     win._on_compare_progress = record
     with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
@@ -43,6 +46,11 @@ def test_the_compare_bar_goes_once_across_its_phases(qtbot, window, open_file, e
     status = [s for m, *_, s in seen if m.startswith("Comparing float and quantized")]
     assert status[-1].startswith("Comparing float and quantized, samples (16/16)") and "ETA" in status[0], status
     assert all(", samples" not in s for m, *_, s in seen if not m.startswith("Comparing float"))
+    # the panel showed a busy bar (maximum 0) beside a status line saying 43%: its bar is the same percentage
+    assert {maximum for maximum, _v, _t in panel} == {OVERALL_STEPS}, panel
+    assert [v for _x, v, _t in panel] == values
+    percent = values[-2] * 100 // OVERALL_STEPS
+    assert panel[-2][2] == f"Comparing with {example_qdq_file.name} running ({percent} %); Cancel or Esc stops it."
 
 
 def test_compare_phases_are_the_jobs_phases():

@@ -96,7 +96,7 @@ def test_edits_made_while_another_model_loads_are_offered_to_save(qtbot, window,
     assert save_prompts == [] and win._open_job is not None
     assert push_edit(win.doc, set_exclude(win.doc.recipe, ["/f/f.3/Conv"], True), "exclude")
     qtbot.waitUntil(lambda: win._open_job is None, timeout=300_000)
-    assert save_prompts == [("model_opset17.onnx", "opening model_opset13.onnx (it finished loading after these edits)")]
+    assert save_prompts == [("digits_cnn/model_opset17.onnx", "opening model_opset13.onnx (it finished loading after these edits)")]
     assert win.doc.model_path == first and win.doc.recipe.overrides["/f/f.3/Conv"].exclude is True
     assert win.doc.modified and win.status_label.text() == (
         "model_opset13.onnx was not opened: model_opset17.onnx was edited while it loaded, and those edits are kept.")

@@ -84,7 +84,8 @@ def test_first_open_gives_the_graph_the_bulk_of_the_window(qtbot, window, open_f
 
 def test_the_first_result_brings_errors_forward_at_a_useful_height(qtbot, window, open_file):
     open_file(window, EXAMPLE)
-    column_height = window.docks["Inspector"].height()
+    calibration, inspector = window.docks["Calibration"], window.docks["Inspector"]
+    column_height = calibration.height() + inspector.height()
     calibrate(qtbot, window)
     errors = window.docks["Errors"]
     want = int(dock_layout.SIDE_BY_SIDE_HEIGHT * window.height())  # 324 px
@@ -93,7 +94,9 @@ def test_the_first_result_brings_errors_forward_at_a_useful_height(qtbot, window
     assert in_front(window, "Errors") and window.dockWidgetArea(errors) == Area.BottomDockWidgetArea
     # under the graph only: the right column keeps the window's full height
     assert errors.geometry().right() < window.docks["Inspector"].geometry().left()
-    assert window.docks["Inspector"].height() == column_height
+    # (the Calibration panel may take some of the Inspector's height to show its result, up to a third)
+    assert calibration.height() + inspector.height() == column_height
+    assert inspector.height() > 2 * calibration.height()
     assert errors.geometry().top() > window.canvas.mapTo(window, window.canvas.rect().bottomLeft()).y()
 
     errors.close()  # the user closes it: later results leave it closed
@@ -231,20 +234,22 @@ def test_an_already_quantized_file_shows_the_errors_dock_as_high_as_its_lines(qt
     assert errors.height() < dock_layout.SMALL_ROW * window.height()
 
 
-def test_a_quantized_file_keeps_the_saved_row_height_for_the_first_result(qtbot, open_file, ort_qdq_file):
+def test_a_quantized_file_keeps_the_saved_row_height_for_the_first_result(qtbot, open_file, ort_qdq_file,
+                                                                         monkeypatch):
+    quantized_faster(monkeypatch)  # the latency check keeps nothing float on a loaded machine either
     first = new_window(qtbot)
     open_file(first, EXAMPLE)
     first.resizeDocks([first.docks["Errors"]], [250], Qt.Orientation.Vertical)  # the user's size
-    qtbot.waitUntil(lambda: first.docks["Errors"].height() == 250, timeout=10_000)
+    qtbot.waitUntil(lambda: first.docks["Errors"].height() == 250, timeout=60_000)
     first.close()
 
     again = new_window(qtbot)
     errors = again.docks["Errors"]
     open_file(again, ort_qdq_file)
-    qtbot.waitUntil(lambda: errors.height() == dock_layout.content_height(errors), timeout=10_000)
+    qtbot.waitUntil(lambda: errors.height() == dock_layout.content_height(errors), timeout=60_000)
     assert fits_its_lines(again)  # its lines, not the saved 250 px around them
     open_file(again, EXAMPLE)
     calibrate(qtbot, again)
-    qtbot.waitUntil(lambda: errors.height() == 250, timeout=10_000)  # the first result gets the user's height
+    qtbot.waitUntil(lambda: errors.height() == 250, timeout=60_000)  # the first result gets the user's height
     assert again.errors.bars_plot.isVisible()
     again.close()

@@ -29,7 +29,7 @@ def test_the_window_is_active_again_after_a_message_box(qtbot, window, open_file
     box = QMessageBox(QMessageBox.Icon.Information, "Workbench", "A message.", parent=window)
     QTimer.singleShot(50, box.accept)
     box.exec()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=2000)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=10_000)
     _shortcut_works(qtbot, window)
 
 
@@ -40,5 +40,5 @@ def test_the_window_is_active_again_after_a_file_dialog(qtbot, window, open_file
     dialog.setOption(QFileDialog.Option.DontUseNativeDialog)
     QTimer.singleShot(50, dialog.reject)
     dialog.exec()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=2000)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=10_000)
     _shortcut_works(qtbot, window)

@@ -60,3 +60,27 @@ def test_float_model_is_not_compared_with_a_float_model(window, open_file, dialo
     assert win.errors.compare_button.isHidden()
     with pytest.raises(WorkbenchError, match="is a float model"):
         win.compare_quantized_with_float(EXAMPLE / "digits_cnn.onnx")
+
+
+def test_the_compare_job_keeps_the_edit_baseline(qtbot, window, open_file, cnn_export, save_prompts):
+    """The float model opens only when the comparison ends, through the open path's check of edits made
+    meanwhile; the compare job had no baseline for that check (an edit made meanwhile would have been replaced
+    without the Save / Discard question)."""
+    float_path, export = cnn_export
+    win = window
+    open_file(win, export)
+    win.compare_quantized_with_float(float_path)
+    assert win._open_job is not None and win._open_job.edit_baseline == win._edit_state()
+    qtbot.waitUntil(lambda: win._open_job is None, timeout=300_000)
+    assert save_prompts == [] and win.doc.model_path == float_path.resolve()
+
+
+def test_a_quantized_file_has_no_kept_float_outlines(qtbot, window, open_file, cnn_export):
+    """The plan over a file quantized already (a preset's, over its Q/DQ nodes) marked nodes the file runs as
+    integer kernels "kept float" (78 on nudenet_320n's export); the outline is the recipe's, a file has none."""
+    _float_path, export = cnn_export
+    open_file(window, export)
+    assert window.doc.quant_summary is not None
+    plan = window.doc.plan
+    assert plan is None or any(u.excluded for u in plan.units.values())  # what drew the outlines
+    assert window.canvas.float_nodes() == set()

@@ -35,6 +35,6 @@ def test_a_read_only_model_folder_is_not_where_a_save_starts(window, open_file, 
     monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if str(p) == corpus else real(p, mode, *a, **k))
     win.save_project_as()
     win.export_dialog()
-    home = os.path.expanduser("~")
+    home = settings.user_folder()  # the documents folder, else home
     assert file_dialogs == [("save", os.path.join(home, "digits_cnn.wbproj")),
                             ("save", os.path.join(home, "digits_cnn.qdq.onnx"))]

@@ -21,7 +21,7 @@ from workbench.core.analysis.sensitivity import sensitivity_sweep
 from workbench.core.calibration.calibrate import CalibrationResult
 from workbench.qt.canvas.colors import error_color
 from workbench.qt.runs import SWEEP_SAMPLES, SWEEP_TOP
-from workbench.qt.sensitivity_panel import BEST_DB, WORST_DB
+from workbench.qt.sweep_colours import colour_value
 
 DIGITS = "digits_cnn/model_opset17.onnx"
 
@@ -77,13 +77,13 @@ def test_sweep_click_colour_apply_undo(qtbot, window, open_file, corpus, tmp_pat
     assert window.canvas.selected_nodes() == [worst.node]
     assert window.inspector.nodes == [worst.node]
 
-    # the canvas is coloured by the chosen figure: most sensitive red end, least green end
+    # the canvas is coloured by the chosen figure's value (0.25 dB steps): the SQNR bands, the gain's own
     assert window.color_mode.currentText() == "sensitivity"  # the box names the sweep's colours
-    least = ref.rows[-1].node
-    assert window.canvas.node_color(worst.node) == error_color(WORST_DB)
-    assert window.canvas.node_color(least) == error_color(BEST_DB)
+    for r in ref.rows:
+        assert window.canvas.node_color(r.node) == error_color(round(colour_value("only_quant_db", r.only_quant_db) * 4) / 4)
     panel.figure.setCurrentIndex(panel.figure.findData("gain_db"))
-    assert window.canvas.node_color(best_gain) == error_color(WORST_DB)
+    for r in ref.rows:
+        assert window.canvas.node_color(r.node) == error_color(round(colour_value("gain_db", r.gain_db) * 4) / 4)
 
     # apply the suggestion: one undoable edit excluding exactly the suggested units
     suggestion = ref.suggestion()
@@ -173,15 +173,13 @@ def test_sqnr_colours_after_a_sweep_get_the_sqnr_title(qtbot, window, open_file,
     with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.act_sensitivity.trigger()
     assert window.canvas.error_label().startswith("Sensitivity: ")
-    # the colours rank the units; the legend labels them with the sweep's real values (it read
-    # "<= 5 dB red ... >= 45 dB green" while every unit was above 45 dB and the worst was drawn red)
+    # the colours are the values on the SQNR bands, the legend those bands and that it is by value
     from workbench.qt.canvas.legend import legend_entries
-    values = [r.only_quant_db for r in window.doc.sensitivity.rows if math.isfinite(r.only_quant_db)]
-    _title, rows, _notes = legend_entries(window.canvas)
-    assert rows[0][0] == f"{min(values):.1f} dB (most sensitive)"
-    assert rows[-2][0] == f"{max(values):.1f} dB (least sensitive)" and rows[-1][0] == "no value"
-    assert window.canvas.node_color(min(window.doc.sensitivity.rows, key=lambda r: r.only_quant_db).node) \
-        == error_color(WORST_DB)
+    _title, rows, notes = legend_entries(window.canvas)
+    assert rows[0][0] == "<= 5 dB" and rows[-2][0] == ">= 45 dB" and rows[-1][0] == "no value"
+    assert any("by the value" in n for n in notes)
+    worst = min(window.doc.sensitivity.rows, key=lambda r: r.only_quant_db)
+    assert window.canvas.node_color(worst.node) == error_color(round(worst.only_quant_db * 4) / 4)
     with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.act_calibrate.trigger()
     qtbot.waitUntil(lambda: window.canvas.error_label() == "SQNR (dB)", timeout=300_000)

@@ -41,6 +41,7 @@ _LAZY: dict[str, str] = {
     # model
     "PreparedModel": "workbench.core.model.load",
     "load_model": "workbench.core.model.load",
+    "sha256_file": "workbench.core.model.load",
     "rename_notes": "workbench.core.model.load",
     # recipe
     "Recipe": "workbench.core.recipe.recipe",
@@ -117,6 +118,9 @@ _LAZY: dict[str, str] = {
     "plan_kernel_bits": "workbench.core.analysis.cost",
     "with_bits": "workbench.core.analysis.cost",
     "plan_cost": "workbench.core.analysis.cost",
+    "file_cost": "workbench.core.analysis.cost",
+    "written_float": "workbench.core.analysis.cost",
+    "unknown_dims": "workbench.core.analysis.cost",
     "data_sample": "workbench.core.analysis.cost",
     "data_input_shapes": "workbench.core.analysis.cost",
     "local_sensitivity": "workbench.core.analysis.sensitivity",
@@ -132,6 +136,7 @@ _LAZY: dict[str, str] = {
     "RayExecutor": "workbench.core.analysis.executors",
     "autotune": "workbench.core.tuning.autotune",
     "remeasuring_latency": "workbench.core.runtime.latency",
+    "reused_slowdown": "workbench.core.pipeline.latency_check",
     "search_recipe": "workbench.core.tuning.recipe_search",
     "SearchReport": "workbench.core.tuning.recipe_search",
     "SearchChoice": "workbench.core.tuning.recipe_search",
@@ -221,6 +226,14 @@ _LAZY: dict[str, str] = {
     "dumps_strict": "workbench.core.io.jsonsafe",
     "clip_range": "workbench.core.report.histograms",
     "grid_levels": "workbench.core.report.histograms",
+    # one unit's output, input and weight histograms (the histogram job) and its weight's written grid
+    "activation_histograms": "workbench.core.report.unit_histograms",
+    "weight_histogram": "workbench.core.report.unit_histograms",
+    "written_weight_qparams": "workbench.core.analysis.weight_grid",
+    # the SQNR colour scale the app and the report share
+    "SQNR_STOPS": "workbench.core.report.sqnr_bands",
+    "SQNR_NO_VALUE": "workbench.core.report.sqnr_bands",
+    "sqnr_hex": "workbench.core.report.sqnr_bands",
     "check_not_input": "workbench.core.io.atomic",
     "same_file": "workbench.core.io.atomic",
     "special_file_kind": "workbench.core.io.atomic",
@@ -308,11 +321,13 @@ def resolve(model: PreparedModel, recipe: Recipe, node: str) -> ResolvedNode:
 
 
 def evaluate(float_model: Any, quant_model: Any, data: Any, *, samples: int | None = None,
-             metric: Any = None, progress: ProgressFn | None = None, cancel: CancelToken | None = None):
+             metric: Any = None, progress: ProgressFn | None = None, cancel: CancelToken | None = None,
+             metric_output: str | None = None):
     """Run float and quantized models over ``data``; per-output SQNR, cosine, max abs error, and a
-    task metric on both when ``metric`` names one (see :func:`workbench.core.analysis.evaluate.evaluate`)."""
+    task metric on both when ``metric`` names one, read from output ``metric_output`` (default the first;
+    see :func:`workbench.core.analysis.evaluate.evaluate`)."""
     run = importlib.import_module("workbench.core.analysis.evaluate").evaluate
     return run(float_model, quant_model, data, samples=samples, metric=metric, progress=progress,
-                     cancel=cancel)
+               cancel=cancel, metric_output=metric_output)
 
 

@@ -16,18 +16,14 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-import numpy as np
-
 from workbench.core import api
 from workbench.core.api import (
     CalibrationResult,
     InlineExecutor,
     Recipe,
-    add_outputs,
-    make_session,
     sensitivity_sweep,
 )
-from workbench.core.errors import DataError, ExportError, WorkbenchError
+from workbench.core.errors import DataError, ExportError, ModelError, WorkbenchError
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.progress import PIPELINE_PHASES, CancelToken, in_phase, one_step
 
@@ -174,14 +170,23 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
             "errors": [asdict(r) for r in rows],  # pickled: +inf (bit-exact unit) stays +inf
             "split": split.to_json() if split is not None else None,
             "outputs": outputs,
-            "weights": [e.to_json() for e in api.weight_errors(result.plan, (result.float_model or model).proto,
-                                                                result.proto)] if rows else [],
+            "weights": _weights_json(result, model) if rows else [],
             "local": _local_json(result, model, rows),
             "qparams": _qparams_json(result),
             "issues": [_issue_text(i) for i in issues],
             "problems": _typed(issues),
             "recipe": analysed, "choice": choice_json(choice) if choice is not None else None,
             "latency_kept": _kept_float(recipe, result.recipe) if as_cli else [], "written": written}
+
+
+def _weights_json(result, model) -> list[dict]:
+    """Each unit's weight error (:meth:`workbench.core.analysis.weight_error.WeightError.to_json`) with ``qparams``,
+    the grid its weight was written with (QParams JSON, :func:`workbench.core.api.written_weight_qparams`; None
+    where it cannot be read back), which the app's weight histogram draws."""
+    fp = (result.float_model or model).proto
+    grids = api.written_weight_qparams(result.plan, fp, result.proto)
+    return [{**e.to_json(), "qparams": grids[e.node].to_json() if e.node in grids else None}
+            for e in api.weight_errors(result.plan, fp, result.proto)]
 
 
 def _output_sqnr(model, result, payload: dict, progress, cancel: CancelToken) -> list[dict]:
@@ -222,8 +227,9 @@ def _rows_among_first(e2e, first: int | None) -> int:
 
 def _local_json(result, model, rows) -> dict:
     """Unit -> the noise it adds itself (local SQNR, dB; :func:`workbench.core.api.local_sensitivity` on the
-    measured graph, through probed residual Adds), JSON-safe: "inf" when its output is no noisier than its
-    input, None when an input's noise was not measured."""
+    measured graph: its quantized nodes run on float inputs, or derived through probed residual Adds where they
+    cannot run alone), JSON-safe: "inf" when that noise is none (derived: its output is no noisier than its
+    input), None when an input's noise was not measured."""
     graph = (result.float_model or model).proto.graph
     out = {}
     for s in api.local_sensitivity(result.plan, rows, graph=graph):
@@ -618,35 +624,35 @@ def _sweep_executor(spec: str | None):
 
 
 def job_histogram(payload: dict, progress, cancel: CancelToken) -> dict:
-    """Histogram of one float tensor over the first ``samples`` calibration samples.
+    """Histograms of one unit over the first ``samples`` calibration samples: its output tensor, its activation
+    inputs (the same runs: :func:`workbench.core.api.activation_histograms`) and its weight.
 
+    Payload: ``model_path``, ``data``, ``tensor`` (the output), ``samples``, optional ``inputs`` (activation
+    tensor names), ``weight`` (initializer name), ``weight_qparams`` (QParams JSON the weight was written with)
+    and ``channel`` (the channel of a per-channel weight to draw over it).
     Result: ``counts`` (int list, ``bins`` long), ``edges`` (``bins + 1`` floats), ``tensor``,
     ``rmin`` / ``rmax`` (observed float range), ``values`` (number of elements seen), ``rows`` (samples run),
-    ``data_rows`` (samples the data holds; None when unknown: a Python reader without a count that had more).
+    ``data_rows`` (samples the data holds; None when unknown: a Python reader without a count that had more),
+    ``inputs`` (one histogram dict per input, in order, or with ``missing``: why it has none), ``weight``
+    (:func:`workbench.core.api.weight_histogram`, None without a weight).
     """
     model = api.open_model(payload["model_path"])
     tensor = payload["tensor"]
-    sess = make_session(add_outputs(model.proto, [tensor]), threads=1)
-    source = api.open_data_source(payload["data"], model)
-    limit = int(payload.get("samples") or 16)
-    chunks: list[np.ndarray] = []
-    more = False  # a row past the limit exists
-    for i, feed in enumerate(source.batches(1)):
-        if i >= limit:
-            more = True
-            break
-        cancel.check()
-        out = sess.run([tensor], feed)[0]
-        chunks.append(np.asarray(out, dtype=np.float64).ravel())
-        progress(i + 1, limit, f"Histogram of {tensor}")
-    rows = {"rows": len(chunks), "data_rows": source.num_samples() or (None if more else len(chunks))}
-    values = np.concatenate(chunks) if chunks else np.zeros(0)
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return {"tensor": tensor, "counts": [], "edges": [], "rmin": 0.0, "rmax": 0.0, "values": 0, **rows}
-    counts, edges = np.histogram(values, bins=int(payload.get("bins", 128)))
-    return {"tensor": tensor, "counts": counts.tolist(), "edges": edges.tolist(),
-            "rmin": float(values.min()), "rmax": float(values.max()), "values": int(values.size), **rows}
+    inputs = [t for t in payload.get("inputs") or [] if t]
+    bins = int(payload.get("bins", 128))
+    got = api.activation_histograms(model, [tensor, *inputs], payload["data"], samples=int(payload.get("samples") or 16),
+                                    bins=bins, cancel=cancel,
+                                    progress=lambda done, total, _t: progress(done, total, f"Histogram of {tensor}"))
+    out = got["hists"][tensor]
+    if "missing" in out:
+        raise ModelError(f"{payload['model_path']}: tensor {tensor!r} is {out['missing']}.",
+                         hint="Select a node of the main graph.")
+    weight = None
+    if payload.get("weight"):
+        qp = api.QParams.from_json(payload["weight_qparams"]) if payload.get("weight_qparams") else None
+        weight = api.weight_histogram(model, payload["weight"], qp, channel=payload.get("channel"), bins=bins)
+    return {**out, "rows": got["rows"], "data_rows": got["data_rows"], "inputs": [got["hists"][t] for t in inputs],
+            "weight": weight}
 
 
 def job_sleep(payload: dict, progress, cancel: CancelToken) -> dict:

@@ -41,11 +41,17 @@ COMPARE_PHASES = (("Matching the models", 2.0), ("Loading the models", 13.0), ("
 def in_phase(progress: ProgressFn, name: str, *, keep: tuple[str, ...] = ()) -> ProgressFn:
     """``progress`` with ``"name: "`` before every message (``name`` alone for an empty one), except the
     messages that start with one of ``keep`` (phases of their own, e.g. :data:`PIPELINE_PHASES`): those
-    pass unchanged."""
+    pass unchanged. A message that starts with the verb ``name`` starts with ("Calibrating 2 tensors" in
+    phase "Calibrating") loses that word: "Calibrating: 2 tensors", not "Calibrating: Calibrating 2 tensors"."""
+    verb = name.split(" ", 1)[0]
+    repeated = f"{verb} " if verb.endswith("ing") else None
+
     def fn(done: int, total: int, message: str) -> None:
         if keep and message.startswith(keep):
             progress(done, total, message)
             return
+        if repeated and message.startswith(repeated):
+            message = message[len(repeated):].lstrip()
         progress(done, total, f"{name}: {message}" if message else name)
     return fn
 

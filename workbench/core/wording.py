@@ -13,3 +13,14 @@ def count(n: int, noun: str, many: str | None = None) -> str:
     """``"<n> <noun>"`` with the noun in the singular for exactly 1 and in the plural otherwise
     (0 included: "0 errors"). ``many`` gives an irregular plural ("1 analysis", "2 analyses")."""
     return f"{n} {plural(n, noun, many)}"
+
+
+def share(fraction: float) -> str:
+    """``fraction`` (0..1) as a percentage with two decimals ("1.25%"), except a share the two decimals would
+    round away: above 0 but below 0.005% reads "<0.01%" and below 100% but above 99.995% reads ">99.99%"
+    (a clip range with a few values outside it read "0.00% of values outside"). 0 reads "0.00%"."""
+    if 0.0 < fraction < 0.00005:
+        return "<0.01%"
+    if 0.99995 < fraction < 1.0:
+        return ">99.99%"
+    return f"{fraction:.2%}"

@@ -70,6 +70,7 @@ from workbench.qt.problems_panel import link_text
 from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
 from workbench.qt.quantize_anyway import SHOW_QUANTIZED, QuantizedShelf, can_show_quantized
+from workbench.qt.reused_latency import reused_latency_note
 from workbench.qt.runs import (
     ANALYSIS_SAMPLES,
     ExportSectionCommand,
@@ -81,7 +82,7 @@ from workbench.qt.status_line import StatusLine
 from workbench.qt.tabs import ModelTabs
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
 from workbench.qt.welcome import WelcomePage, example_model, is_bundled_example
-from workbench.qt.window_title import window_title
+from workbench.qt.window_title import file_stem, shown_name, window_title
 from workbench.qt.workers import ThreadJob
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,10 @@ EMPTY_HINT = ("No model open. Open an ONNX model or a .wbproj project: File > Op
 STALE_FAILURE = "(The recipe changed since; F5 calibrates it.)"
 
 
+#: the Calibration panel's line for a failed calibration whose edit was undone (:meth:`MainWindow._failure_line_after_step`)
+UNDONE_FAILURE = "The last calibration failed with an edit now undone"
+
+
 class MainWindow(QMainWindow):
     """Signals for scripting and tests: ``modelOpened(path)``, ``projectSaved(path)``."""
 
@@ -158,7 +163,6 @@ class MainWindow(QMainWindow):
         self._elapsed_tick.timeout.connect(self._tick_elapsed)
         self._compare_overall = OverallProgress([])  # the running comparison across its phases (one bar)
         self._open_job: ThreadJob | None = None
-        self._compare_after_open: tuple[Path, Path] | None = None  # (float model, quantized file)
         self._autosaves_mentioned = False  # autosaves of other models named once per session
         #: the Evaluate panel's settings as last shown (opened or undone to) and the document's value then:
         #: unedited, they stay that value (None: the panel's defaults for the model); and as last seen
@@ -187,6 +191,7 @@ class MainWindow(QMainWindow):
         self.docks = docks.build_docks(self, self.doc)  # inspector, recipe_panel, calibration, errors, ...
         self.evaluation = EvaluationController(self)  # Run > Evaluate / Autotune
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
+        self._hist_failed = False  # the histogram view shows a failed histogram's line
         self._actions = actions.build_actions(self, self.doc.undo_stack)  # also self.act_<name>
         actions.build_menus(self, self._actions, self.docks, settings.theme())
         actions.build_toolbar(self, self._actions)  # also self.search, self.color_mode
@@ -208,6 +213,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ construction
     def _build_status(self) -> None:
+        self._status_serial = 0  # set_status calls, so Undo / Redo can tell whether the step reported itself
         self.status_label = StatusLine("Ready.")  # a long message cut at a word, whole in its tooltip
         self.status_bar_progress = QProgressBar()
         self.status_bar_progress.setMaximumWidth(200)
@@ -250,6 +256,9 @@ class MainWindow(QMainWindow):
         self.runs.succeeded.connect(self.quantized_shelf.job_done)
         self.errors.showQuantized.connect(self.show_quantized_errors)
         self.show_quantized_link.linkActivated.connect(lambda _href: self.show_quantized_errors())
+        for act, redo in ((self.act_undo, False), (self.act_redo, True)):
+            act.triggered.disconnect()  # the stack's own slot: _undo_redo calls it, then reports
+            act.triggered.connect(lambda _checked=False, r=redo: self._undo_redo(r))
         self.sensitivity.figureChanged.connect(lambda _f: self.color_by_sensitivity())
         self.sensitivity.runRequested.connect(self.start_sensitivity)
         self.sensitivity.applyRequested.connect(self.apply_suggestion)
@@ -267,7 +276,8 @@ class MainWindow(QMainWindow):
         self.doc.dataChanged.connect(self._mark_stale_results)
         self.doc.dataChanged.connect(lambda: self.sensitivity.set_stale(not self.doc.sensitivity_current))
         self.doc.dataChanged.connect(self._update_actions)
-        self.doc.dataChanged.connect(lambda: self.errors.hist is not None and self._hist_timer.start())  # other rows
+        self.doc.dataChanged.connect(lambda: (self.errors.hist is not None or self._hist_failed)
+                                     and self._hist_timer.start())  # other rows
         self.doc.modifiedChanged.connect(self._update_title)
         self.doc.modifiedChanged.connect(lambda: self.doc.modified or self.autosaver.discard())
         self.runs.started.connect(self._on_run_started)
@@ -278,8 +288,7 @@ class MainWindow(QMainWindow):
         self.runs.cancelling.connect(self._on_cancelling)
         self.runs.finished.connect(self._update_actions)
         self.runs.histogramReady.connect(self._on_histogram)
-        self.runs.histogramFailed.connect(
-            lambda tensor, why: self.errors.clear_histogram(f"No histogram of {tensor}: {why}"))
+        self.runs.histogramFailed.connect(self._on_histogram_failed)
         self._hist_timer.timeout.connect(self._request_histogram)
 
     # ------------------------------------------------------------------ opening
@@ -360,8 +369,7 @@ class MainWindow(QMainWindow):
         self.sync_data_spec()  # a path typed without Enter counts
         if not self.doc.modified:
             return True
-        name = Path(self.doc.project_path or self.doc.model_path).name
-        answer = ask_save_changes(self, name, doing)
+        answer = ask_save_changes(self, shown_name(self.doc.project_path or self.doc.model_path), doing)
         if answer == SAVE:
             return self.save_project() is not None
         if answer == DISCARD:  # the autosave goes when the edits do (a new model shown, or the quit)
@@ -417,13 +425,6 @@ class MainWindow(QMainWindow):
         if job is not None:
             job.deleteLater()
         self._update_actions()
-        then, self._compare_after_open = self._compare_after_open, None
-        if then is not None and self.doc.model_path == then[0]:  # the float model opened
-            self._compare_opened_with(then[1])
-
-    @guarded
-    def _compare_opened_with(self, quantized: Path) -> None:
-        self.compare_with(quantized)
 
     @guarded
     def _on_model_loaded(self, model, quantization, path: Path, on_loaded=None) -> None:
@@ -543,6 +544,7 @@ class MainWindow(QMainWindow):
         self.calibration.set_running(False, "Idle.")
         self.inspector.set_nodes([])
         self.errors.clear_histogram()
+        self._hist_failed = False
         self.search.clear()
         self.search_hits.set_hits([])
         self.canvas.set_node_values(errors={}, error_label="SQNR (dB)")  # no sweep title from the last model
@@ -552,15 +554,29 @@ class MainWindow(QMainWindow):
                 or (mode == "own noise" and not canvas_local(self.doc.local, INF_SQNR_DB)):
             self.color_mode.setCurrentText("op")
 
+    def _colour_to_keep(self) -> str:
+        """The colour mode a saved project reopens with: the colour box's entry, or ``"sensitivity:<figure>"``
+        while the sweep's figure colours the graph (the "error" entry then reads "sensitivity"; kept as
+        "error", the project reopened coloured by SQNR, or by op type with no per-unit results)."""
+        mode = COLOR_MODES[self.color_mode.currentIndex()]
+        if mode == "error" and self.canvas.error_label().startswith("Sensitivity"):
+            return f"sensitivity:{self.sensitivity.current_figure()}"
+        return mode
+
     def _restore_colour_mode(self) -> None:
         """An opened project's colour mode as it was saved in this app: SQNR when its results were restored,
-        the recipe's dtypes; "op" otherwise (not the mode the last model was shown in). A model opened alone
-        keeps the mode it is in."""
+        the sweep's figure (the one it showed) when its sweep was, own noise, the recipe's dtypes; "op"
+        otherwise (not the mode the last model was shown in). A model opened alone keeps the mode it is in."""
         if self.doc.project_path is None:
             return
-        mode = settings.project_colour(self.doc.project_path)
+        mode = settings.project_colour(self.doc.project_path) or ""
         self.errors.set_rank(settings.project_rank(self.doc.project_path) or DEFAULT_RANK)
-        if mode == "error" and self.doc.errors:
+        if mode.startswith("sensitivity:") and self.sensitivity.canvas_values():
+            figure = self.sensitivity.figure.findData(mode.partition(":")[2])
+            if figure >= 0:
+                self.sensitivity.figure.setCurrentIndex(figure)
+            self.color_by_sensitivity()
+        elif mode == "error" and self.doc.errors:
             self.color_by_sqnr()
         elif mode == "own noise" and canvas_local(self.doc.local, INF_SQNR_DB):
             self.color_by_local()
@@ -708,9 +724,11 @@ class MainWindow(QMainWindow):
             self.compare_quantized_with_float(path)
 
     def compare_quantized_with_float(self, float_path: str | Path) -> None:
-        """Open ``float_path`` and compare the open, already-quantized file with it (a diff tab,
-        :attr:`diffReady`). Raises WorkbenchError when the open model is a float model or is
-        ``float_path`` itself; with unsaved edits the user is asked first."""
+        """Compare the open, already-quantized file with ``float_path`` in a worker (the float model read there
+        with the calibration data beside it); only when that succeeds does the window open ``float_path`` and
+        show the diff tab (:attr:`diffReady`). A comparison that fails or is cancelled leaves the quantized
+        file open, the status line saying what to do. Raises WorkbenchError when the open model is a float
+        model or is ``float_path`` itself; with unsaved edits the user is asked first."""
         self._need_model()
         quantized, float_path = self.doc.model_path, Path(float_path).resolve()
         if self.doc.quant_summary is None:
@@ -719,10 +737,61 @@ class MainWindow(QMainWindow):
         if float_path == quantized:
             raise WorkbenchError(f"{float_path.name} is the open quantized file, not its float model.",
                                  hint="Pick the float .onnx file it was quantized from.")
+        self._need_idle(float_path.name)
         if not self.keep_or_drop_changes(f"opening {float_path.name}"):
             return
-        self.open_model(float_path)
-        self._compare_after_open = (float_path, quantized)
+        beside = default_data_for(float_path)
+        data = {"kind": "npz", "path": str(beside)} if beside else None
+        samples = self.runs.analysis_samples
+
+        def work(progress, cancel):
+            model = api.open_model(float_path)
+            proto = api.open_model(quantized).proto
+            diff = compare_or_diff(model, proto, data, samples=samples, progress=progress, cancel=cancel)
+            return model, describe_quantization(model), diff, diff.quant_proto or proto
+
+        self.set_status(f"Comparing {quantized.name} with {float_path.name}... (Esc cancels; {quantized.name} stays "
+                        "open unless they match)")
+        baseline = self._edit_state()  # edits made while it compares are offered to save before the float model opens
+        self._start_compare(work, f"Comparing {quantized.name} with {float_path.name}", float_path,
+                            lambda got: self._open_compared(float_path, quantized, *got))
+        self._open_job.edit_baseline = baseline
+
+    @guarded
+    def _open_compared(self, float_path: Path, quantized: Path, model, quantization, diff, proto) -> None:
+        """The comparison of ``quantized`` with ``float_path`` succeeded: open the float model, then its diff tab."""
+        self._on_model_loaded(model, quantization, float_path)
+        if self.doc.model_path == float_path:  # not refused (edits made meanwhile, kept)
+            self._show_diff(diff, proto, quantized)
+
+    def _compare_failed(self, other: Path, err) -> None:
+        """A comparison failed: the window keeps what it showed; the status line says why and what to do."""
+        path = self.doc.model_path
+        shown, named = (path.name, other.name) if path is not None else ("the open model", other.name)
+        if path is not None and path.name == other.name:  # corpus folders all hold a model.onnx: name the folders
+            shown, named = f"{path.parent.name}/{path.name}", f"{other.parent.name}/{other.name}"
+        what = ("pick the float model it was quantized from" if self.doc.quant_summary is not None
+                else "pick a file quantized from it")
+        self.set_status(f"Could not compare {shown} with {named}; {shown} is still open: {what} "
+                        "(the message says why).")
+        show_error(self, f"Cannot compare with {other.name}", err)
+
+    def _start_compare(self, work, title: str, other: Path, done) -> None:
+        """Start ``work(progress, cancel)`` as the comparison job ``title`` (with ``other``, the file compared);
+        ``done(result)`` when it succeeds. A failure or a cancel leaves the window as it was."""
+        job = ThreadJob(work, title=title, parent=self)
+        self._open_job = job
+        job.succeeded.connect(done)
+        job.cancelled.connect(lambda: self.set_status(f"Comparison with {other.name} cancelled."))
+        job.progress.connect(self._on_compare_progress)
+        job.finished.connect(lambda: (self.status_bar_progress.setVisible(False), self.calibration.release()))
+        job.failed.connect(lambda err: self._compare_failed(other, err))
+        job.finished.connect(self._on_open_finished)
+        self.calibration.hold(title)  # where the other jobs show they run
+        self._job_clock.start()
+        self._compare_overall = OverallProgress(job_phases("compare"))
+        job.start()
+        self._update_actions()
 
     def compare_with(self, path: str | Path) -> None:
         """Match ``path`` (a quantized file) to the open float model and measure per-edge SQNR on the
@@ -742,23 +811,11 @@ class MainWindow(QMainWindow):
         def work(progress, cancel):  # data that does not fit: the diff alone, coloured by dtype (README)
             return compare_or_diff(model, proto, data, samples=samples, progress=progress, cancel=cancel)
 
-        job = ThreadJob(work, title=f"Comparing with {path.name}", parent=self)
-        self._open_job = job
-        job.cancelled.connect(lambda: self.set_status(f"Comparison with {path.name} cancelled."))
-        job.progress.connect(self._on_compare_progress)
-        # the panes draw the graph the diff names (unnamed nodes named as the canvas names them)
-        job.succeeded.connect(lambda diff: self._show_diff(diff, diff.quant_proto or proto, path))
-        job.finished.connect(lambda: (self.status_bar_progress.setVisible(False), self.calibration.release()))
-        job.failed.connect(lambda err: (self.set_status(f"Could not compare with {path.name}."),
-                                        show_error(self, f"Cannot compare with {path.name}", err)))
-        job.finished.connect(self._on_open_finished)
         on = f" on up to {count(samples, 'sample')} (Analysis samples)" if data is not None else ""
         self.set_status(f"Comparing {self.doc.model_path.name} with {path.name}{on}... (Esc cancels)")
-        self.calibration.hold(f"Comparing with {path.name}")  # where the other jobs show they run
-        self._job_clock.start()
-        self._compare_overall = OverallProgress(job_phases("compare"))
-        job.start()
-        self._update_actions()
+        # the panes draw the graph the diff names (unnamed nodes named as the canvas names them)
+        self._start_compare(work, f"Comparing with {path.name}", path,
+                            lambda diff: self._show_diff(diff, diff.quant_proto or proto, path))
 
     def cancel_running(self) -> None:
         """Run > Cancel (Esc): the running calibration / analysis / sweep / export / report / evaluate /
@@ -784,6 +841,7 @@ class MainWindow(QMainWindow):
         self.status_bar_progress.setVisible(True)
         self.status_bar_progress.setRange(0, OVERALL_STEPS)
         self.status_bar_progress.setValue(round(overall.fraction * OVERALL_STEPS))
+        self.calibration.show_held_progress(done, total, overall)  # its bar and percentage, not a busy bar
         if message.startswith(COMPARE_PHASES[-1][0]):
             message += ", samples"  # the only phase counting samples
         self.set_status(f"{self._job_clock.text(done, total, message, overall)} (Esc cancels)")
@@ -875,7 +933,7 @@ class MainWindow(QMainWindow):
     def save_project_as(self) -> Path | None:
         self._need_model()
         start = str(self.doc.project_path) if self.doc.project_path else settings.start_path(
-            "project", self.doc.model_path.with_suffix(PROJECT_SUFFIX).name, self.doc.model_path.parent)
+            "project", f"{file_stem(self.doc.model_path)}{PROJECT_SUFFIX}", self.doc.model_path.parent)
         path, _ = QFileDialog.getSaveFileName(self, "Save project", start, "Workbench projects (*.wbproj)")
         if not path:
             return None
@@ -893,7 +951,7 @@ class MainWindow(QMainWindow):
         refuse_output_onto_inputs(path, self._panel_inputs())  # the Evaluate panel's files, its defaults too
         save_project(self.current_project(), path)  # refused onto the model, data and eval files it names
         self.doc.project_path = path
-        settings.set_project_colour(path, COLOR_MODES[self.color_mode.currentIndex()])  # restored when reopened
+        settings.set_project_colour(path, self._colour_to_keep())  # restored when reopened
         settings.set_project_rank(path, self.errors.rank)  # so is what the Errors bars rank by
         self.doc.mark_saved()
         self.autosaver.discard()
@@ -931,7 +989,7 @@ class MainWindow(QMainWindow):
         first (None: the open project's export format, QDQ unless its ``export`` section says QONNX)."""
         self._need_model()
         fmt = fmt or project_format(self.doc.export)
-        start = self._export_start(f"{self.doc.model_path.stem}.{fmt}.onnx")
+        start = self._export_start(f"{file_stem(self.doc.model_path)}.{fmt}.onnx")
         path, chosen = QFileDialog.getSaveFileName(self, "Export quantized model", start, ";;".join(
             EXPORT_FILTERS.values()), EXPORT_FILTERS[fmt])
         if path:
@@ -974,7 +1032,7 @@ class MainWindow(QMainWindow):
     def export_node_data_dialog(self) -> None:
         self._need_model()
         self._need_rows()
-        start = self._export_start(self.doc.model_path.with_suffix(".json").name)
+        start = self._export_start(f"{file_stem(self.doc.model_path)}.json")
         path, _ = QFileDialog.getSaveFileName(self, "Export Model Explorer node data", start, "JSON (*.json)")
         if path:
             settings.remember_folder("export", path)
@@ -1044,7 +1102,7 @@ class MainWindow(QMainWindow):
     @guarded
     def export_report_dialog(self) -> None:
         self._need_model()
-        start = self._export_start(f"{self.doc.model_path.stem}.report.html")
+        start = self._export_start(f"{file_stem(self.doc.model_path)}.report.html")
         path, _ = QFileDialog.getSaveFileName(self, "Export report (HTML)", start, "HTML (*.html)")
         if path:
             settings.remember_folder("export", path)
@@ -1161,7 +1219,8 @@ class MainWindow(QMainWindow):
             return
         self.canvas.set_node_values(errors=values, error_label=f"Sensitivity: {self.sensitivity.figure.currentText()}",
                                     error_scale=self.sensitivity.canvas_scale(),  # the legend names real values
-                                    error_figures=self.sensitivity.canvas_figures())  # so do groups, tooltips
+                                    error_figures=self.sensitivity.canvas_figures(),  # so do groups, tooltips
+                                    error_notes=self.sensitivity.canvas_notes())  # coloured by the value
         self.color_mode.setCurrentIndex(COLOR_MODES.index("error"))
 
     @guarded
@@ -1282,11 +1341,8 @@ class MainWindow(QMainWindow):
         if edited:
             note += (" The file has the recipe as it was when the export started: your edits made since are not in "
                      "it (export again to include them).")
-        if result.get("reused"):
-            lat = result.get("latency") or {}
-            ratio = (f": {lat['quant_s'] / lat['float_s']:.2f}x float" if lat.get("float_s") else "")
-            note += (f" The file is the model calibrated and analysed, written as it is (its latency check "
-                     f"reused{ratio}).")
+        if result.get("reused"):  # a reused slowdown is a warning (the ratio of thread CPU time)
+            note += reused_latency_note(result.get("latency"))
         elif result.get("rerun") and result["rerun"] != "no model kept":
             note += f" Quantized again with the latency check: {result['rerun']}."
         if result.get("shapes_note"):
@@ -1344,7 +1400,9 @@ class MainWindow(QMainWindow):
 
     def _on_run_failed(self, kind: str, err) -> None:
         self._remeasure_after = ""
-        self._on_run_ended(f"{kind.capitalize()} failed: {getattr(err, 'message', err)}")
+        message = f"{kind.capitalize()} failed: {getattr(err, 'message', err)}"
+        self._failed_at = (self.doc.undo_stack.index(), message)  # the edit state it failed with (Undo / Redo)
+        self._on_run_ended(message)
         show_error(self, f"{kind.capitalize()} failed", err)
 
     def _on_run_ended(self, message: str, short: str | None = None) -> None:
@@ -1430,8 +1488,9 @@ class MainWindow(QMainWindow):
         self._need_model()
         shown = self.tabs.currentWidget()
         self.shown_canvas()  # a tab without a graph is refused before the dialog
-        stem = (shown.path.stem if isinstance(shown, QuantModelTab) else self.doc.model_path.stem if shown is self.canvas
-                else f"{self.doc.model_path.stem}_{''.join(c if c.isalnum() else '_' for c in self._tab_name())}")
+        model = file_stem(self.doc.model_path)
+        stem = (file_stem(shown.path) if isinstance(shown, QuantModelTab) else model if shown is self.canvas
+                else f"{model}_{''.join(c if c.isalnum() else '_' for c in self._tab_name())}")
         start = self._export_start(f"{stem}.png")
         path, chosen = QFileDialog.getSaveFileName(self, "Export picture of the view", start,
                                                    "PNG picture (*.png);;SVG picture (*.svg)")
@@ -1484,6 +1543,7 @@ class MainWindow(QMainWindow):
     @guarded
     def _on_selection(self, names: list) -> None:
         self.inspector.set_nodes(list(names))
+        self.errors.show_selected(names[0] if len(names) == 1 else None)  # its bar outlined, scrolled into view
         self._hist_timer.start()
 
     @guarded
@@ -1572,7 +1632,10 @@ class MainWindow(QMainWindow):
         self._update_actions()
         self.canvas.set_node_values(dtypes=self.doc.node_dtypes())
         self.canvas.set_badges(self.doc.issue_badges())
-        self.canvas.set_float_nodes(n for n, u in units.items() if u.excluded)  # a dashed outline, any colour mode
+        # a dashed outline, any colour mode; none on a file quantized already (its plan is a preset's over the
+        # file: nudenet_320n's export showed 78 nodes it runs as integer kernels as "kept float")
+        self.canvas.set_float_nodes(() if self.doc.quant_summary is not None
+                                    else (n for n, u in units.items() if u.excluded))
         if self.quantized_shelf.swap():  # the results kept for this recipe, else these marked out of date
             self.set_status(nothing_quantized_status(self.doc)
                             or f"Shown again: this recipe's {count(len(self.doc.errors), 'node unit')} analysed.")
@@ -1725,6 +1788,7 @@ class MainWindow(QMainWindow):
     @guarded
     def _request_histogram(self) -> None:
         names = self.canvas.selected_nodes()
+        self._hist_failed = False
         if self.doc.model is None:
             return
         if len(names) != 1 or not self.doc.data:  # say why the plot is empty instead of leaving it blank
@@ -1736,7 +1800,11 @@ class MainWindow(QMainWindow):
         if tensor:
             self._hist_unit = (tensor, names[0])  # the histogram's title names the unit and the tensor drawn
             self.errors.clear_histogram(f"Computing the histogram of {tensor}...")
-            self.runs.histogram(tensor)
+            weight = self._unit_weight(names[0])
+            grid = self.doc.weights.get(names[0]) or {}
+            self.runs.histogram(tensor, inputs=self._unit_inputs(names[0]), weight=weight,
+                                weight_qparams=grid.get("qparams") if weight and self.doc.results_current else None,
+                                channel=grid.get("worst_channel"))
 
     def _unit_tensor(self, node: str) -> str | None:
         for row in self.doc.errors:
@@ -1751,6 +1819,46 @@ class MainWindow(QMainWindow):
                 return n.output[0]
         return None
 
+    def _unit_inputs(self, node: str) -> list[str]:
+        """The activation inputs of ``node`` (its non-constant, non-empty inputs), in order: the unit reads them."""
+        consts = {t.name for t in self.doc.model.graph.initializer}
+        n = next((n for n in self.doc.model.graph.node if n.name == node), None)
+        return [x for x in dict.fromkeys(n.input) if x and x not in consts] if n is not None else []
+
+    def _unit_weight(self, node: str) -> str | None:
+        """The weight initializer of ``node``'s unit (the plan's, else its figures' from the last run), or None."""
+        plan = self.doc.plan
+        unit = plan.units.get(node) if plan is not None else None
+        if unit is not None and unit.weight:
+            return unit.weight
+        return (self.doc.weights.get(node) or {}).get("weight")
+
+    def _show_unit_parts(self, hist: dict, unit: str, note: str, ranged: str) -> None:
+        """The Input and Weight tabs of the histogram job's result ``hist`` (its ``inputs`` and ``weight``), with the
+        clip ranges of the shown results where they are current (``note``: which rows were drawn; ``ranged``: and
+        which rows the clip range is of)."""
+        current = self.doc.results_current
+        inputs = []
+        for h in hist.get("inputs") or []:
+            h = {**h, "rows": hist.get("rows")}
+            qp_json = self.doc.qparams.get(h.get("tensor", "")) if current else None
+            if qp_json:
+                inputs.append((h, QParams.from_json(qp_json), ranged))
+            else:
+                why = STALE_CLIP_NOTE if self.doc.qparams and not current else no_clip_reason(
+                    self.doc.plan, self.doc.model.graph, h.get("tensor", ""), bool(self.doc.qparams))
+                inputs.append((h, None, "; ".join(n for n in (note, why) if n)))
+        self.errors.set_unit_inputs(unit, inputs)
+        weight = hist.get("weight")
+        grid = (self.doc.weights.get(unit) or {}).get("qparams") if current else None
+        if weight is not None and "missing" not in weight and not grid:
+            why = (STALE_CLIP_NOTE if self.doc.weights and not current else
+                   "no grid drawn: calibrate (Run > Calibrate, F5) to see the grid it is written with"
+                   if not self.doc.weights else "no grid drawn: this weight is not quantized under these results")
+            self.errors.set_unit_weight(unit, weight, None, why)
+        else:
+            self.errors.set_unit_weight(unit, weight, QParams.from_json(grid) if grid else None)
+
     @guarded
     def _on_histogram(self, hist: dict) -> None:
         """Draw a histogram with the clip range of the shown results, when they are of the current recipe and
@@ -1764,6 +1872,8 @@ class MainWindow(QMainWindow):
         if data_rows and self.doc.samples:
             data_rows = min(data_rows, self.doc.samples)
         drawn = rows_note(None, hist.get("rows"), data_rows)  # the counts of the first few rows, of how many
+        self._show_unit_parts(hist, unit[1] if unit[0] == tensor else hist.get("unit", ""), drawn,
+                              rows_note(self.doc.calibration, hist.get("rows"), data_rows))
         if qp_json and not self.doc.results_current:
             self.errors.set_histogram(hist, None, "; ".join(n for n in (drawn, STALE_CLIP_NOTE) if n))
         elif qp_json:  # the range is of every calibration row, the counts of the first few
@@ -1774,18 +1884,64 @@ class MainWindow(QMainWindow):
             self.errors.set_histogram(hist, None, "; ".join(n for n in (drawn, reason) if n))
 
     def _redraw_histogram(self) -> None:
-        """The recipe changed: the shown histogram again, its clip range drawn only while it is current."""
+        """The recipe changed: the shown histogram again, its clip range drawn only while it is current; a failed
+        one is asked for again (its error line stayed after the undo of the edit that caused it)."""
         if self.errors.hist is not None:
             self._on_histogram(self.errors.hist)
+        elif self._hist_failed:
+            self._hist_timer.start()
+
+    def _on_histogram_failed(self, tensor: str, why: str) -> None:
+        self.errors.clear_histogram(f"No histogram of {tensor}: {why}")
+        self._hist_failed = True  # asked for again after the next edit or undo (:meth:`_redraw_histogram`)
 
     def focus_search(self) -> None:
         self.search.setFocus()
         self.search.selectAll()
 
     # ------------------------------------------------------------------ misc
+    def _undo_redo(self, redo: bool) -> None:
+        """Edit > Undo / Redo: the stack's step, then the status line says which edit, so it no longer reports
+        the undone edit as done ("Kept 3 units in float ..." stayed after Ctrl+Z), unless the step said what
+        it brought back itself ("Shown again: ...", "Done, but nothing is quantized ...")."""
+        stack, serial = self.doc.undo_stack, self._status_serial
+        if redo:
+            stack.redo()
+        else:
+            stack.undo()
+        self._failure_line_after_step(redo)
+        if self._status_serial != serial:
+            return
+        if redo:
+            self.set_status(f"Redone: {stack.undoText()} (Ctrl+Z undoes it).")
+        else:
+            self.set_status(f"Undone: {stack.redoText()} (Ctrl+Y redoes it).")
+
+    def _failure_line_after_step(self, redo: bool) -> None:
+        """After Undo / Redo, a failed calibration's line in the Calibration panel follows the edit state it
+        failed with (recorded in ``_on_run_failed``): below it (the failing edit undone) it says so ("Calibrate
+        failed: wrongnames.npz has no array ..." stayed after the data was undone), and the status line's copy
+        goes too; back at it (Redo) it is the failure again; above it (later edits) it keeps its stale mark."""
+        at, message = getattr(self, "_failed_at", None) or (None, "")
+        status = self.calibration.status
+        shown = status.text()
+        if at is None or self.runs.busy or not (shown.startswith("Calibrate failed:") or shown.startswith(UNDONE_FAILURE)):
+            return
+        stack = self.doc.undo_stack
+        if stack.index() < at:
+            undone = stack.text(at - 1)
+            status.setText(f"{UNDONE_FAILURE} ({undone}); F5 calibrates again.")
+            if not redo and self.status_label.text().startswith("Calibrate failed:"):
+                self.set_status(f"Undone: {stack.redoText()} (Ctrl+Y redoes it).")
+        elif stack.index() == at:
+            status.setText(message)
+        elif not shown.startswith("Calibrate failed:"):
+            status.setText(f"{message} {STALE_FAILURE}")
+
     def set_status(self, text: str, full: str | None = None) -> None:
         """Show ``text`` in the status line; its tooltip holds the whole text (``full`` when given: ``text`` is
         its short form) where the bar cuts it off."""
+        self._status_serial += 1
         self.status_label.setText(text)
         self.status_label.setToolTip(full or text)
 

@@ -55,11 +55,36 @@ IMAGE_FIELDS = ("size", "layout", "channel_order", "scale", "mean", "std")
 
 class _StatusText(QLabel):
     """The panel's status text, whole in its tooltip too: the box beside the Inspector may show two or three lines
-    of a long result (it scrolls), which the status bar's "Details: Calibration panel" points to."""
+    of a long result, which the status bar's "Details: Calibration panel" points to; the window then grows the
+    dock to show it whole as far as the Inspector can give (``status_fit``), and the rest scrolls. ``changed``:
+    the text was set."""
+
+    changed = Signal()
 
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
         super().setText(text)
         self.setToolTip(text if len(text) > TOOLTIP_FROM else "")
+        self.changed.emit()
+
+
+class _StatusScroll(QScrollArea):
+    """The status text's scroll area: where the text is longer than the box, the box shows a whole number of
+    its lines (the space under the last one left blank), so no line is cut in half at its bottom edge (it
+    read as the end of the text)."""
+
+    def snap(self) -> None:
+        label = self.widget()
+        if label is None:
+            return
+        line = label.fontMetrics().lineSpacing()
+        height = self.height() - 2 * self.frameWidth()
+        width = self.width() - 2 * self.frameWidth() - self.verticalScrollBar().sizeHint().width()
+        cut = height % line if label.heightForWidth(max(width, 1)) > height else 0
+        self.setViewportMargins(0, 0, 0, cut)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self.snap()
+        super().resizeEvent(event)
 
 
 #: a status text longer than this many characters is also shown whole in the box's tooltip
@@ -174,11 +199,12 @@ class CalibrationPanel(QWidget):
         self.cancel.setEnabled(False)
         buttons.addWidget(self.start)
         buttons.addWidget(self.cancel)
-        lay.addLayout(buttons)
-        self.progress = QProgressBar()
+        self.progress = QProgressBar()  # beside the buttons: a row more for the status text
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
-        lay.addWidget(self.progress)
+        self.progress.setMinimumWidth(1)
+        buttons.addWidget(self.progress, 1)
+        lay.addLayout(buttons)
         self.status = _StatusText("Idle.")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -391,8 +417,10 @@ class CalibrationPanel(QWidget):
 
     def _status_scroll(self) -> QScrollArea:
         """The status text in a frameless scroll area that takes the panel's spare height: a long result
-        (the recipe choice's figures) scrolls instead of being cut off at the dock's bottom edge."""
-        scroll = QScrollArea()
+        (the recipe choice's figures) scrolls instead of being cut off at the dock's bottom edge; it shows
+        whole lines (:class:`_StatusScroll`)."""
+        scroll = _StatusScroll()
+        self.status.changed.connect(scroll.snap)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

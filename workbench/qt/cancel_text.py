@@ -12,13 +12,24 @@ WRITERS = ("export", "report")
 
 
 def phase_of(message: str) -> str:
-    """The phase a progress message names ("Analysing: 3/120 units" -> "Analysing"; "" for none)."""
-    head = message.split(":", 1)[0].strip() if ":" in message else message.strip()
-    return head if head.endswith("ing") and " " not in head else ""
+    """The phase a progress message names ("Analysing: 3/120 units" -> "Analysing"; a job's name first,
+    "Sensitivity: Sweeping units (conv) (4/64)" -> "Sweeping"; "" for none)."""
+    head, _, rest = message.partition(":")
+    if head.strip().endswith("ing") and " " not in head.strip():
+        return head.strip()
+    first = rest.split(None, 1)[0] if rest.strip() else ""
+    return first if first.endswith("ing") and first[:1].isupper() else ""
+
+
+#: job kinds worded otherwise than their capitalized name in a status line
+KIND_WORDS = {"choose": "Recipe choice"}
+#: phases worded otherwise: a job's "Opening" reads its copy of the open model (the window's model stays open;
+#: "Choose cancelled while opening" read as if opening the model had been cancelled)
+PHASE_WORDS = {"Opening": "while reading the model"}
 
 
 def _while(phase: str) -> str:
-    return f"while {phase.lower()}" if phase else ""
+    return PHASE_WORDS.get(phase) or f"while {phase.lower()}" if phase else ""
 
 
 def cancelling_text(title: str, phase: str) -> str:
@@ -34,11 +45,13 @@ def cancelled_text(kind: str, phase: str, had_results: bool | None) -> str:
         tail = "nothing was written"
     elif had_results:
         tail = "the previous results are kept"
+    elif kind == "choose":
+        tail = "the model stays open with its recipe unchanged (Run > Choose Recipe, Ctrl+F5, runs it again)"
     elif had_results is None:
         tail = "nothing changed"
     else:
         tail = "no results yet (start it again when ready)"
-    return f"{kind.capitalize()} cancelled{when}; {tail}."
+    return f"{KIND_WORDS.get(kind) or kind.capitalize()} cancelled{when}; {tail}."
 
 
 __all__ = ["cancelled_text", "cancelling_text", "phase_of"]

@@ -9,7 +9,9 @@ folded into edge badges), matched nodes at the same place in both, zoom, scroll 
 step; the quantized pane is coloured by the measured SQNR of each edge and node (legend: the SQNR
 colour map and its thresholds), or by the dtype each edge carries when no data was given or it could not be
 used (the header says why).
-Clicking a row selects the pair in both panes, centres it and shows it in the window's Inspector
+A click on a column title sorts each group's rows by it (SQNR by value, the worst first; the groups keep
+their order); names too long for their column drop their shared start, then their middle, the whole name
+in the tooltip (:mod:`workbench.qt.diff_rows`). Clicking a row selects the pair in both panes, centres it and shows it in the window's Inspector
 (read-only: the quantization parameters the quantized file holds around it). The panes take most of
 the tab (each at least :data:`MIN_PANE_SHARE` of it); the list is :data:`LIST_SHARE` wide and the List
 button hides it. The panes open at the readable zoom on the graph's start (both graphs whole when they are
@@ -19,7 +21,6 @@ a background job.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import onnx
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QSplitter,
+    QStyle,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -38,36 +40,24 @@ from PySide6.QtWidgets import (
 from workbench.core.api import ModelDiff, pane_layout, read_quant_params, summarize_quantization
 from workbench.qt.compare_job import unmeasured_text
 from workbench.qt.diff_panes import DiffPanes
+from workbench.qt.diff_rows import COLUMNS, FLOAT_COL, QUANT_COL, DiffRow, add_row, db_text, shorten_names
 from workbench.qt.inspector import FileSelection, Inspector
 from workbench.qt.quant_tab import quant_info
 from workbench.qt.workers import ThreadJob
 
-COLUMNS = ["Float node", "SQNR (dB)", "Quantized node", "Op", "How"]
-QUANT_COL = COLUMNS.index("Quantized node")
-FLOAT_COL = COLUMNS.index("Float node")
 #: the top-level groups of the tree, in order
 GROUPS = ("matched", "left float", "Q/DQ pairs", "DQ without Q", "folded or fused", "removed", "added")
-#: share of the tab's width the list takes when the tab opens (the panes share the rest)
-LIST_SHARE = 0.16
+#: share of the tab's width the list takes when the tab opens (the panes share the rest; room for
+#: a node name's telling segments and its SQNR)
+LIST_SHARE = 0.18
 #: the least share of the tab's width each pane gets at the window's default size
 MIN_PANE_SHARE = 0.4
-#: widest the list's first column opens, px (longer node names are elided in their middle)
+#: widest the list's name columns open, px (longer node names are shortened, :mod:`workbench.qt.diff_rows`)
 NAME_COLUMN_MAX = 200
-#: narrowest the list's first column opens, px
-NAME_COLUMN_MIN = 110
+#: narrowest the list's first column opens, px ("…layer.3/…/self/Add" of MiniLM's names fits)
+NAME_COLUMN_MIN = 130
 #: the list's indentation per level, px (Qt's default 20 took 40 px of a 150 px list)
 LIST_INDENT = 10
-
-
-def _row(parent: QTreeWidgetItem, float_node: str, quant_node: str, op: str, db: str, how: str) -> QTreeWidgetItem:
-    cells = {"Float node": float_node, "SQNR (dB)": db, "Quantized node": quant_node, "Op": op, "How": how}
-    return QTreeWidgetItem(parent, [cells[t] for t in COLUMNS])
-
-
-def _db_text(db: float | None) -> str:
-    if db is None:
-        return ""
-    return "exact" if db == math.inf else f"{db:.2f}"
 
 
 class DiffTab(QWidget):
@@ -114,7 +104,6 @@ class DiffTab(QWidget):
         self.split = split
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(COLUMNS)
-        self.tree.setSortingEnabled(False)
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "p2o.Batc…ization.0": the end tells them apart
         self.tree.setIndentation(LIST_INDENT)  # the narrow list's room goes to the names
         split.addWidget(self.tree)
@@ -128,9 +117,13 @@ class DiffTab(QWidget):
         split.setStretchFactor(1, 1)
         self.groups: dict[str, QTreeWidgetItem] = {}
         self._fill()
+        shorten_names(self.tree)
+        self.tree.header().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # as found until a title is clicked
+        self.tree.setSortingEnabled(True)  # a click on a column title sorts each group's rows by it
         for col in range(len(COLUMNS)):
             self.tree.resizeColumnToContents(col)
-        self.tree.setColumnWidth(FLOAT_COL, min(self.tree.columnWidth(FLOAT_COL), NAME_COLUMN_MAX))
+        for col in (FLOAT_COL, QUANT_COL):  # longer names shortened (diff_rows), not cut by the list's edge
+            self.tree.setColumnWidth(col, min(self.tree.columnWidth(col), NAME_COLUMN_MAX))
         self._list_share_set = False
         self.list_button.toggled.connect(self._show_list)
         self.legend_button.toggled.connect(self.panes.set_key_visible)
@@ -143,7 +136,7 @@ class DiffTab(QWidget):
         tensor_info, kernels, node_info = quant_info(summarize_quantization(proto, params), params, proto)
         for f, q in diff.tensors.items():
             if f in diff.sqnr:
-                tensor_info[q] = f"SQNR {_db_text(diff.sqnr[f])} dB vs float {f}" + (
+                tensor_info[q] = f"SQNR {db_text(diff.sqnr[f])} dB vs float {f}" + (
                     f"; {tensor_info[q]}" if q in tensor_info else "")
         self._quant_info = (tensor_info, kernels, node_info)
         self.tree.itemClicked.connect(self._on_item)
@@ -183,9 +176,11 @@ class DiffTab(QWidget):
         width = self.split.width() - self.split.handleWidth()
         share = int(width * LIST_SHARE)
         self.split.setSizes([share, width - share])
-        # the node names elided in their middle, so the SQNR column shows beside them
+        # the node names shortened (diff_rows), so the SQNR column shows beside them
         sqnr = self.tree.columnWidth(COLUMNS.index("SQNR (dB)"))
-        self.tree.setColumnWidth(FLOAT_COL, min(self.tree.columnWidth(FLOAT_COL), max(NAME_COLUMN_MIN, share - sqnr - 8)))
+        bar = self.tree.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self.tree)
+        self.tree.setColumnWidth(FLOAT_COL, min(self.tree.columnWidth(FLOAT_COL),
+                                                max(NAME_COLUMN_MIN, share - sqnr - bar - 8)))
 
     def _show_list(self, shown: bool) -> None:
         self.tree.setVisible(shown)
@@ -242,7 +237,7 @@ class DiffTab(QWidget):
         self._job = None
 
     def _group(self, key: str, count: int) -> QTreeWidgetItem:
-        item = QTreeWidgetItem([f"{key} ({count})"])
+        item = DiffRow(None, [f"{key} ({count})"], group=len(self.groups))
         item.setFirstColumnSpanned(True)
         self.tree.addTopLevelItem(item)
         self.groups[key] = item
@@ -256,27 +251,27 @@ class DiffTab(QWidget):
         for key, rows in (("matched", matched), ("left float", left)):
             g = self._group(key, len(rows))
             for m in rows:
-                _row(g, m.float_node, m.quant_node, f"{m.float_op} -> {m.quant_op}"
-                     if m.float_op != m.quant_op else m.float_op, _db_text(sqnr_of.get(m.quant_node)),
+                add_row(g, m.float_node, m.quant_node, f"{m.float_op} -> {m.quant_op}"
+                     if m.float_op != m.quant_op else m.float_op, sqnr_of.get(m.quant_node),
                      f"{m.how}, {m.status}")
         pairs = [p for p in d.qdq if p.quantize]
         lone = [p for p in d.qdq if not p.quantize]
         g = self._group("Q/DQ pairs", len(pairs))
         for p in pairs:
-            _row(g, p.tensor, p.quantize, f"QuantizeLinear -> {len(p.dequantize)} DequantizeLinear", "",
+            add_row(g, p.tensor, p.quantize, f"QuantizeLinear -> {len(p.dequantize)} DequantizeLinear", None,
                  f"{p.role} {p.dtype}")
         g = self._group("DQ without Q", len(lone))
         for p in lone:
-            _row(g, p.tensor, p.dequantize[0], "DequantizeLinear", "", f"{p.role} {p.dtype}")
+            add_row(g, p.tensor, p.dequantize[0], "DequantizeLinear", None, f"{p.role} {p.dtype}")
         for key, rows in (("folded or fused", d.folded), ("removed", d.removed), ("added", d.added)):
             g = self._group(key, len(rows))
             for name, op in rows:
                 if key == "added":
-                    _row(g, "", name, op, "", "")
+                    add_row(g, "", name, op, None, "")
                 elif name in d.folded_into:
-                    _row(g, name, d.folded_into[name], op, "", "folded into")
+                    add_row(g, name, d.folded_into[name], op, None, "folded into")
                 else:
-                    _row(g, name, "", op, "", "")
+                    add_row(g, name, "", op, None, "")
         for key in ("matched", "left float", "folded or fused"):
             self.groups[key].setExpanded(True)
 

@@ -41,6 +41,7 @@ from workbench.qt.problems_panel import ProblemsPanel
 from workbench.qt.recipe_panel import RecipePanel
 from workbench.qt.search_hits import SearchHitsPanel
 from workbench.qt.sensitivity_panel import SensitivityPanel
+from workbench.qt.status_fit import fit_status
 
 Area = Qt.DockWidgetArea
 
@@ -154,6 +155,8 @@ def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
     # (a few lines: the row is as high as they are, and grows with the first result as usual)
     doc.modelChanged.connect(lambda: doc.quant_summary is not None and reveal(window, docks, "Errors", fit=True))
     _FirstLayout(window, lambda: first_sizes(window, docks))
+    # a long status (a result) grows the Calibration dock to show it, the Inspector kept over twice its height
+    window.calibration.status.changed.connect(lambda: QTimer.singleShot(0, lambda: fit_status(window, docks)))
     return docks
 
 

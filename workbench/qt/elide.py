@@ -139,7 +139,7 @@ def distinct_labels(names: list[str], ops: list[str], metrics: QFontMetrics, wid
             widths[text] = metrics.horizontalAdvance(text)
         return widths[text]
 
-    tails = [f" ({op})" for op in ops]
+    tails = [f" ({op})" if op else "" for op in ops]  # "": the name alone
     keys = unique_suffix_segments(names, tails)
     having: dict[str, int] = {}
     for name in names:

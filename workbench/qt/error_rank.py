@@ -3,16 +3,17 @@
 *Accumulated* is a unit's output SQNR in the quantized model against the float model, everything
 upstream quantized too: once one unit is bad, every unit behind it is low as well, so the worst
 bars are often far from where the error starts (ppocrv4_rec: p2o.Add.258 at 1.1 dB accumulated adds
-11.2 dB itself). *Local* ("own noise") is the noise the unit adds itself, its inputs' noise taken out
+11.2 dB itself). *Local* ("own noise") is the noise the unit adds itself: its quantized nodes (input and
+output rounding, weights) run alone on the float model's values of its inputs, against float
 (:func:`workbench.core.analysis.sensitivity.local_sensitivity`, the ``local`` figures of the
 calibrate job): its lowest bars are the units to keep float or give a wider dtype, which is what
-"where does the error come from" asks. It is derived from the accumulated noise before and after each
-unit, so a unit whose output is no noisier than its inputs gets none ("inf": 69 of nudenet_320n's 147 units,
-39 of its Convs, some with 19 dB outputs), and ranked by it such units read as noise-free; so the bars start
-ranked by the accumulated SQNR, defined for every unit (:data:`DEFAULT_RANK`), and own noise is a switch away.
+"where does the error come from" asks. Every quantized unit has one (it was derived from the accumulated
+noise before and after each unit, which left 69 of nudenet_320n's 147 units without: "inf"); the bars start
+ranked by the accumulated SQNR, what the output sees (:data:`DEFAULT_RANK`), and own noise is a switch away.
 
-Local figures as the calibrate job writes them: dB, "inf" (no noisier than its inputs), "-inf", or
-None (an input's noise was not measured); a unit missing from them has no figure either.
+Local figures as the calibrate job writes them: dB, "inf" (no noise: exact on float inputs, or, derived
+where a unit's nodes cannot run alone, no noisier than its inputs), "-inf", or None (an input's noise was
+not measured); a unit missing from them has no figure either.
 """
 
 from __future__ import annotations
@@ -21,14 +22,15 @@ import math
 
 #: rank key -> the switch's text
 RANKS = {"local": "own noise (local SQNR)", "accumulated": "accumulated SQNR"}
-#: the rank the bars start with (module docstring: every unit has an accumulated figure)
+#: the rank the bars start with (module docstring: the figure the model's output sees)
 DEFAULT_RANK = "accumulated"
 #: rank key -> the bars' axis title
 AXIS_TITLES = {"local": "own noise: local SQNR", "accumulated": "accumulated SQNR"}
 #: the switch's tooltip
 RANK_TIP = ("Rank the bars by\n"
-            "- own noise (local SQNR): the SQNR of the noise the unit adds itself, its inputs' noise taken out; "
-            "the lowest bar is where the error comes from (keep it float or give it a wider dtype);\n"
+            "- own noise (local SQNR): the SQNR of the noise the unit adds itself (its quantized nodes alone on "
+            "the float model's values of its inputs); the lowest bar is where the error comes from (keep it "
+            "float or give it a wider dtype);\n"
             "- accumulated SQNR: the unit's output in the quantized model against the float model, everything "
             "upstream quantized too; every unit behind a bad one is low as well.\n"
             "The bar shows the figure ranked by, the tick across it the other one; the tooltip gives both.")
@@ -93,8 +95,8 @@ def marker_note(rank: str) -> str:
 #: the canvas legend's title while it shows each unit's own noise (colour box entry "own noise")
 LOCAL_LABEL = "Own noise, local SQNR (dB)"
 #: the legend's notes in that mode: what the figure is, and the colours that are not on the scale
-LOCAL_NOTES = ["the noise each quantized unit adds itself, its inputs' noise taken out (Errors: rank by own noise)",
-               "linear between the stops; no noisier than its inputs shown as 100 dB",
+LOCAL_NOTES = ["the noise each quantized unit adds itself, run alone on float inputs (Errors: rank by own noise)",
+               "linear between the stops; no noise shown as 100 dB",
                "no value: float nodes, and units whose input noise was not measured"]
 
 

@@ -19,13 +19,22 @@ import statistics
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollBar,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
-from workbench.core.api import QParams, clip_range, grid_levels
+from workbench.core.api import QParams
 from workbench.core.wording import count
-from workbench.qt.canvas.colors import ERROR_STOPS, NO_VALUE, error_color
+from workbench.qt.canvas.colors import ERROR_STOPS, NO_VALUE, SELECTION, error_color
 from workbench.qt.dialogs import guarded
 from workbench.qt.elide import distinct_labels
 from workbench.qt.error_rank import (
@@ -42,6 +51,7 @@ from workbench.qt.error_rank import (
 )
 from workbench.qt.quantize_anyway import SHOW_QUANTIZED
 from workbench.qt.theme import colors_for, shown_theme
+from workbench.qt.unit_hist_view import UnitHistograms
 
 #: The summary names at most this many model outputs' SQNR (the worst ones; the tooltip lists all).
 OUTPUTS_SHOWN = 3
@@ -56,8 +66,9 @@ INF_SQNR_DB = 100.0
 #: Width of the bar labels' axis, pixels, at least: it grows with the labels up to LABEL_AXIS_SHARE of
 #: the bars' plot and LABEL_AXIS_MAX pixels; longer labels are shortened keeping what tells them apart
 #: (:func:`workbench.qt.elide.distinct_labels`; the full one is the bar's tooltip). At most
-#: MAX_ROWS_SHOWN bars show at once, fewer when the plot is too low for their labels not to overlap (the
-#: wheel scrolls the rest).
+#: MAX_ROWS_SHOWN bars show at once, fewer when the plot is too low for their labels not to overlap; the
+#: scroll bar beside them, the wheel and the keys (Up / Down move the selection, Page Up / Page Down, Home,
+#: End) reach the rest, and the selected bar is kept in view.
 LABEL_AXIS_WIDTH = 190
 LABEL_AXIS_MAX = 420
 LABEL_AXIS_SHARE = 0.45
@@ -72,13 +83,16 @@ TICK_STEPS = (1.0, 2.0, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0, 200.0)
 TICK_GAP = 14
 #: the bars' width beside a histogram (pixels; at least): labels, and an SQNR axis to read
 BARS_BESIDE_HISTOGRAM = LABEL_AXIS_WIDTH + 240
-#: a histogram bin more than this many times the 90th percentile of the filled bins is a spike
-#: (the zeros of a ReLU output): the count axis stops at that height and the title gives the spike's count
-SPIKE = 4.0
+#: bars one wheel step scrolls
+WHEEL_ROWS = 3
 
 
 #: the histogram caption while no histogram is drawn
 NO_HISTOGRAM = "Select one node to see the histogram of its output."
+#: the keys that move the selected bar: key -> rows (PAGE: a page of bars, +-END: the last / first)
+PAGE, END = 1 << 20, 1 << 30
+BAR_KEYS = {Qt.Key.Key_Up: -1, Qt.Key.Key_Down: 1, Qt.Key.Key_PageUp: -PAGE, Qt.Key.Key_PageDown: PAGE,
+            Qt.Key.Key_Home: -END, Qt.Key.Key_End: END}
 #: a caption word (tensor name) longer than this many characters may break after its "/" (and "." ,
 #: "_" or ":" before a letter), or every this many characters where it has none
 LONG_WORD = 24
@@ -113,6 +127,18 @@ class Caption(QLabel):
 
     def text(self) -> str:
         return self._text
+
+
+class _BarsBox(pg.ViewBox):
+    """The bars' view box: a wheel turn scrolls the rows (``on_wheel(delta)``) instead of zooming them."""
+
+    def __init__(self, on_wheel):
+        super().__init__()
+        self._on_wheel = on_wheel
+
+    def wheelEvent(self, ev, axis=None):  # noqa: N802 (Qt's name)
+        self._on_wheel(ev.delta())
+        ev.accept()
 
 
 class ErrorView(QWidget):
@@ -176,41 +202,58 @@ class ErrorView(QWidget):
         top.addWidget(self.node_data_button)
         lay.addLayout(top)
         split = self.split_view = QSplitter()
-        self.bars_plot = pg.PlotWidget()
+        self.top_row = 0  # the first bar in view
+        self.selected: str | None = None  # the node of the selected bar (the canvas's one selected node)
+        self.bars_plot = pg.PlotWidget(viewBox=_BarsBox(self._on_wheel))
         self.bars_plot.setLabel("bottom", "SQNR", units="dB")
         self.bars_plot.invertY(True)
-        self.bars_plot.setMouseEnabled(x=False, y=True)
+        self.bars_plot.setMouseEnabled(x=False, y=False)  # the rows scroll (bar, wheel, keys), never zoom
+        self.bars_plot.getPlotItem().hideButtons()  # its "auto range" button squeezed every bar into view
+        self.bars_plot.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # Up / Down move the selected bar
+        self.bars_scroll = QScrollBar(Qt.Orientation.Vertical)
+        self.bars_scroll.setToolTip("Scroll the bars (also the wheel; Up / Down move the selection)")
+        self.bars_scroll.valueChanged.connect(self._on_scroll)
         self.bars_plot.showGrid(x=True, y=False, alpha=0.3)
         self.bars_plot.getAxis("left").setWidth(LABEL_AXIS_WIDTH)
-        self.bars_plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._show_rows())
+        self.bars_plot.getPlotItem().vb.sigResized.connect(lambda _vb: self._show_rows(follow=True))
         self._labelled_at = 0  # the labels' axis width the labels were shortened to
         # the plot's width sets the labels' (:meth:`label_width`): shortened again once a resize settles
         self._relabel = QTimer(self, singleShot=True, interval=RELABEL_MS)
         self._relabel.timeout.connect(self._label_again)
-        self.bars_plot.installEventFilter(self)
-        self.hist_plot = pg.PlotWidget()
+        self.bars_plot.installEventFilter(self)  # resizes relabel the bars, keys move the selection
+        self.hists = UnitHistograms()  # the selected unit's output, input and weight histograms, a tab each
+        self.hist_plot = self.hists.output_plot
         self.hist: dict | None = None  #: the histogram drawn (:meth:`set_histogram`), None when cleared
-        self.hist_plot.setLabel("bottom", "value")
-        self.hist_plot.setLabel("left", "count")
         bars = QWidget()
-        column = QVBoxLayout(bars)
+        row = QHBoxLayout(bars)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.bars_plot, 1)
+        row.addWidget(self.bars_scroll)
+        column = QVBoxLayout()  # the bars, the switch of what they rank by under them
         column.setContentsMargins(0, 0, 0, 0)
-        column.addWidget(self.bars_plot, 1)
+        column.addWidget(bars, 1)
+        switch = QHBoxLayout()
+        switch.addWidget(self.rank_label)
+        switch.addWidget(self.rank_box)
+        switch.addStretch(1)
+        column.addLayout(switch)
+        bars_column = QWidget()
+        bars_column.setLayout(column)
         self.bar_legend = QLabel(bar_legend_html())  # what the bar colours mean
         self.bar_legend.setToolTip("Bar colour by SQNR, the canvas's colour map: red at or below 5 dB, yellow at "
                                    f"25 dB, green at or above 45 dB; bit-exact units (+inf) are drawn at "
                                    f"{INF_SQNR_DB:.0f} dB")
         self.bar_legend.setWordWrap(True)  # its one line was the dock's minimum width (885 px)
-        under = QHBoxLayout()  # the switch beside the legend of what it changes: no row of its own, and the
-        under.addWidget(self.rank_label)  # buttons' row stays the dock's minimum width
-        under.addWidget(self.rank_box)
-        under.addWidget(self.bar_legend, 1)
-        column.addLayout(under)
-        split.addWidget(bars)
-        split.addWidget(self.hist_plot)
-        self.hist_plot.hide()  # until a node is chosen: the bars get the room, the caption says what to do
+        split.addWidget(bars_column)
+        split.addWidget(self.hists)
+        self.hists.hide()  # until a node is chosen: the bars get the room, the caption says what to do
         lay.addWidget(split, 1)
+        # the colour legend under the bars and the histograms (the whole width: under the bars alone it wrapped to
+        # four lines beside a histogram, and the bars kept room for 2-4 rows)
+        lay.addWidget(self.bar_legend)
         self.hist_title = Caption(NO_HISTOGRAM)  # a long tensor name must not widen the dock (and the window)
+        self.hists.captionChanged.connect(self.hist_title.setText)
         lay.addWidget(self.hist_title)
         lay.addStretch(0)  # holds the room of the hidden plots: the summary stays on top
         self._show_parts()  # empty: the summary line alone (no empty axes)
@@ -304,10 +347,12 @@ class ErrorView(QWidget):
         brushes = [pg.mkBrush(error_color(v) if not math.isnan(figure(r, self.local, rank)) else NO_VALUE)
                    for r, v in zip(self.rows, values, strict=True)]
         if self._bars is None:
-            self._bars = pg.BarGraphItem(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
+            self._bars = pg.BarGraphItem(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes,
+                                         pens=self._bar_pens())
             self.bars_plot.addItem(self._bars)
         else:
-            self._bars.setOpts(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes)
+            self._bars.setOpts(x0=0.0, y=y, height=0.8, width=np.asarray(values), brushes=brushes,
+                               pens=self._bar_pens())
             self._bars.setVisible(True)
         ticks = self.tick_values()
         shown = [(t, i) for i, t in enumerate(ticks) if not math.isnan(t)]
@@ -318,9 +363,65 @@ class ErrorView(QWidget):
         self.bars_plot.setXRange(0.0, max(max(values), max((t for t, _i in shown), default=0.0), 1.0), padding=0.03)
         self._mark_note()
         self._label_bars()
-        self._show_rows()
+        self._show_rows(follow=True)
         self._write_summary()
 
+    def _bar_pens(self) -> list:
+        """A thin outline per bar; the selected one's thick, in the canvas's selection colour."""
+        at = self.selected_row()
+        thin = pg.mkPen(colors_for(shown_theme()).plot_foreground, width=0.5)
+        return [pg.mkPen(SELECTION, width=3) if i == at else thin for i in range(len(self.rows))]
+
+    def selected_row(self) -> int | None:
+        """Index of the selected bar (:attr:`selected`), None when no bar is selected."""
+        return next((i for i, r in enumerate(self.rows) if r.node == self.selected), None)
+
+    def show_selected(self, node: str | None) -> None:
+        """``node`` is the one node selected (on the canvas, or here): its bar is outlined and scrolled into
+        view; None (no node, or several) outlines none."""
+        if node == self.selected:
+            if node is not None:
+                self._show_rows(follow=True)
+            return
+        self.selected = node
+        if self.rows and self._bars is not None:
+            self._bars.setOpts(pens=self._bar_pens())
+            self._show_rows(follow=True)
+
+    def rows_in_view(self) -> range:
+        """The indices of the bars in view (:attr:`top_row` on, :meth:`rows_shown` of them)."""
+        return range(self.top_row, min(len(self.rows), self.top_row + self.rows_shown())) if self.rows else range(0)
+
+    def scroll_to(self, top: int) -> None:
+        """Show the bars from index ``top`` on (clamped so the view stays full)."""
+        self.top_row = top
+        self._show_rows()
+
+    def _on_scroll(self, value: int) -> None:
+        if value != self.top_row:
+            self.scroll_to(value)
+
+    def _on_wheel(self, delta: int) -> None:
+        if self.rows and delta:
+            self.scroll_to(self.top_row - WHEEL_ROWS * (1 if delta > 0 else -1))
+
+    def move_selection(self, step: int) -> None:
+        """Select the bar ``step`` rows below the selected one (above when negative; :data:`PAGE`: a page of bars,
+        :data:`END`: the last / first), as a click on it does; with none selected, the first bar in view."""
+        if not self.rows:
+            return
+        at = self.selected_row()
+        page = self.rows_shown()
+        if at is None:
+            target = self.top_row
+        elif abs(step) >= END:
+            target = 0 if step < 0 else len(self.rows) - 1
+        elif abs(step) >= PAGE:
+            target = at + (page if step > 0 else -page)
+        else:
+            target = at + step
+        target = max(0, min(len(self.rows) - 1, target))
+        self.click_row(target)
     def _label_metrics(self) -> QFontMetrics:
         axis = self.bars_plot.getAxis("left")
         return QFontMetrics(axis.style.get("tickFont") or self.bars_plot.font())
@@ -346,9 +447,14 @@ class ErrorView(QWidget):
         self._labelled_at = width
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt's name)
-        """The bars' plot resized (the dock, the splitter, the histogram shown): its labels follow."""
+        """The bars' plot resized (the dock, the splitter, the histogram shown): its labels follow. A key of
+        :data:`BAR_KEYS` on the bars moves the selected bar (:meth:`move_selection`)."""
         if watched is self.bars_plot and event.type() == QEvent.Type.Resize and self.rows:
             self._relabel.start()
+        if (watched is self.bars_plot and event.type() == QEvent.Type.KeyPress and self.rows
+                and event.key() in BAR_KEYS and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier):
+            self.move_selection(BAR_KEYS[event.key()])
+            return True
         return super().eventFilter(watched, event)
 
     @guarded
@@ -367,10 +473,28 @@ class ErrorView(QWidget):
         height = self.bars_plot.getPlotItem().vb.height()
         return max(1, min(MAX_ROWS_SHOWN, len(self.rows), int(height // line)))
 
-    def _show_rows(self) -> None:
-        if self.rows:
-            self.bars_plot.setYRange(-0.5, self.rows_shown() - 0.5, padding=0.0)
-            self._space_ticks()
+    def _show_rows(self, follow: bool = False) -> None:
+        """The bars from :attr:`top_row` on, as many as fit (:meth:`rows_shown`), the scroll bar beside them when
+        some are out of view; ``follow``: scrolled first so the selected bar is in view (after a resize, a
+        selection or new rows; not after a scroll, which may leave it)."""
+        if not self.rows:
+            self.bars_scroll.hide()
+            return
+        shown, n = self.rows_shown(), len(self.rows)
+        top = max(0, min(self.top_row, n - shown))
+        at = self.selected_row() if follow else None
+        if at is not None and not top <= at < top + shown:
+            top = at if at < top else at - shown + 1
+        self.top_row = top
+        self.bars_plot.setYRange(top - 0.5, top + shown - 0.5, padding=0.0)
+        self.bars_scroll.blockSignals(True)
+        self.bars_scroll.setRange(0, n - shown)
+        self.bars_scroll.setPageStep(shown)
+        self.bars_scroll.setSingleStep(1)
+        self.bars_scroll.setValue(top)
+        self.bars_scroll.blockSignals(False)
+        self.bars_scroll.setVisible(n > shown)
+        self._space_ticks()
 
     def _space_ticks(self) -> None:
         """SQNR ticks far enough apart for their labels not to run together ("0 2040" in a narrow
@@ -566,29 +690,29 @@ class ErrorView(QWidget):
         return index if 0 <= index < len(self.rows) else None
 
     def click_row(self, index: int) -> None:
-        """Act as if the bar at ``index`` (0 = worst) was clicked."""
+        """Act as if the bar at ``index`` (0 = worst) was clicked: it is selected (outlined, in view) and
+        :attr:`nodeClicked` is emitted (the window selects the node)."""
         if 0 <= index < len(self.rows):
+            self.show_selected(self.rows[index].node)
             self.nodeClicked.emit(self.rows[index].node)
 
     # ------------------------------------------------------------------ histogram
     def clear_histogram(self, message: str = "") -> None:
-        """Empty the histogram, its axes back to [0, 1] (no old ranges while the next one computes).
-        Without a ``message`` (no node chosen) the plot hides and the bars take its room; the caption
+        """Empty the histograms, their axes back to [0, 1] (no old ranges while the next ones compute).
+        Without a ``message`` (no node chosen) the plots hide and the bars take their room; the caption
         says what to do."""
         self.hist = None
         if not message:
             self._show_histogram(False)
-        self.hist_plot.clear()
-        self.hist_plot.setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0.0)
-        self.hist_plot.enableAutoRange()  # the next histogram sets the axes again
+        self.hists.clear(message or NO_HISTOGRAM)
         self.hist_title.setText(message or NO_HISTOGRAM)
 
     def _show_histogram(self, shown: bool) -> None:
-        """Show or hide the histogram plot; shown again, the bars keep :data:`BARS_BESIDE_HISTOGRAM`
+        """Show or hide the histograms; shown again, the bars keep :data:`BARS_BESIDE_HISTOGRAM`
         pixels (or half the width)."""
-        if shown != self.hist_plot.isHidden():
+        if shown != self.hists.isHidden():
             return
-        self.hist_plot.setVisible(shown)
+        self.hists.setVisible(shown)
         if shown:
             width = max(self.split_view.width(), 2)
             bars = min(max(BARS_BESIDE_HISTOGRAM, width // 2), width - width // 3)
@@ -597,66 +721,29 @@ class ErrorView(QWidget):
     def set_histogram(self, hist: dict, qp: QParams | None, note: str = "") -> None:
         """Draw ``hist`` (``counts``, ``edges``, ``tensor``, optional ``unit``: the node unit whose output
         ``tensor`` is; kept as :attr:`hist`) with ``qp``'s clip range and grid; ``note`` ends the title (why no
-        clip range is drawn). The title names the unit and the tensor drawn ("p2o.Conv.32 → output p2o.Add.227")."""
+        clip range is drawn). The title names the unit and the tensor drawn ("p2o.Conv.32 → output p2o.Add.227").
+        The unit's inputs and weight: :meth:`set_unit_inputs`, :meth:`set_unit_weight`."""
         self.hist = hist
-        name = f"{hist['unit']} \u2192 output {hist.get('tensor', '')}" if hist.get("unit") else hist.get("tensor", "")
-        self.hist_plot.clear()
         self._show_histogram(True)
-        counts = np.asarray(hist.get("counts", []), dtype=float)
-        edges = np.asarray(hist.get("edges", []), dtype=float)
-        if counts.size == 0:
-            self.hist_title.setText(f"{name}: no finite values")
-            return
-        curve = self.hist_plot.plot(edges, counts, stepMode="center", fillLevel=0,
-                                    brush=colors_for(shown_theme()).histogram_fill)
-        curve.setZValue(1)  # over the quantization grid
-        top = count_axis_top(counts)
-        self.hist_plot.enableAutoRange(x=True, y=False)
-        self.hist_plot.setYRange(0.0, top, padding=0.05)
-        text = f"{name}: {hist.get('values', 0)} values in [{hist['rmin']:.4g}, {hist['rmax']:.4g}]"
-        if top < counts.max():
-            spike = int(np.argmax(counts))
-            text += (f"; the bin at {(edges[spike] + edges[spike + 1]) / 2:.4g} holds {int(counts[spike])} values "
-                     f"(drawn cut at {top:.0f})")
-        rng = clip_range(qp) if qp is not None else None
-        if rng is not None:
-            for v in rng:
-                self.hist_plot.addItem(pg.InfiniteLine(pos=v, angle=90, pen=pg.mkPen("#c62828", width=2)))
-            levels = grid_levels(qp, float(edges[0]), float(edges[-1]))
-            if levels.size:  # short ticks along the axis, behind the histogram, so it stays readable
-                xs = np.repeat(levels, 2)
-                ys = np.tile([0.0, 0.06 * top], levels.size)
-                grid = self.hist_plot.plot(xs, ys, connect="pairs", pen=pg.mkPen((120, 120, 120, 90)))
-                grid.setZValue(-1)
-            clipped = float(counts[(edges[:-1] < rng[0]) | (edges[1:] > rng[1])].sum())
-            text += (f"; clip [{rng[0]:.4g}, {rng[1]:.4g}] ({qp.qtype}, scale "
-                     f"{float(np.ravel(qp.scale)[0]):.3g}); {clipped / counts.sum():.2%} of values outside"
-                     + ("" if levels.size else "; grid too fine to draw"))
-        elif qp is not None:  # a range the plot cannot draw as two lines
-            scales = np.asarray(qp.scale).size
-            text += (f"; no clip range drawn: per-channel scale ({scales} channels, axis {qp.axis})" if scales > 1
-                     else f"; no clip range drawn: {qp.qtype} is a float type (no integer grid)")
-        self.hist_title.setText(text + (f"; {note}" if note else ""))
+        self.hists.set_output(hist, qp, note)
+        self.hist_title.setText(self.hists.caption())
 
+    def set_unit_inputs(self, unit: str, inputs: list[tuple[dict, QParams | None, str]]) -> None:
+        """The Input tab: each activation input of ``unit`` as ``(hist, qp, note)`` (:meth:`UnitHistograms.set_inputs`)."""
+        self.hists.set_inputs(unit, inputs)
 
-def count_axis_top(counts: np.ndarray) -> float:
-    """Top of a histogram's count axis: its highest bin, or, when that is a spike (more than
-    :data:`SPIKE` times the 90th percentile of the filled bins), that height, so the rest of the
-    distribution is not flattened to the axis."""
-    filled = counts[counts > 0]
-    if not filled.size:
-        return 1.0
-    limit = SPIKE * float(np.percentile(filled, 90))
-    return float(counts.max()) if counts.max() <= limit else limit
+    def set_unit_weight(self, unit: str, hist: dict | None, qp: QParams | None, note: str = "") -> None:
+        """The Weight tab: ``unit``'s weight histogram with the grid it is written with (:meth:`UnitHistograms.set_weight`)."""
+        self.hists.set_weight(unit, hist, qp, note)
 
 
 def _local_text(v) -> str:
-    """A local SQNR as the calibrate job writes it: dB, "inf" (no noisier than its input) or None."""
+    """A local SQNR as the calibrate job writes it: dB, "inf" (no noise) or None."""
     if v is None:
         return "not measured (an input's noise is unknown)"
     v = float(v)
     if v == math.inf:
-        return "none (no noisier than its input)"
+        return "none (exact on float inputs)"
     return f"{v:.1f} dB (local SQNR)"
 
 

@@ -26,7 +26,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -322,7 +322,8 @@ class Inspector(QWidget):
         lay.addWidget(self.recipe_note)
         # one selected node's attributes, inputs and outputs: after the quantization parameters, before the recipe
         self.node_box = NodeBox()
-        self.node_box.nodeClicked.connect(self.nodeClicked)
+        self.node_box.nodeClicked.connect(self._follow_link)
+        self._following: tuple[str, str, str] | None = None  # a link's (node, tensor, section) to scroll to
         lay.addWidget(self.node_box)
         self._facts: tuple[Any, NodeFactsIndex] | None = None  # (the proto indexed, its index)
         row = QHBoxLayout()
@@ -361,6 +362,27 @@ class Inspector(QWidget):
         self.refresh()
 
     # ------------------------------------------------------------------ selection
+    def _follow_link(self, node: str) -> None:
+        """A tensor's name was clicked: once ``node`` is shown, the panel scrolls to it (it kept the scroll
+        position of the node before, often past the new node's section)."""
+        self._following = self.node_box.followed
+        self.nodeClicked.emit(node)
+
+    def _scroll_to_link(self) -> None:
+        """The Node section of the node a link selected at the panel's top, and the row of the tensor clicked
+        (where it shows on this node) in view."""
+        following, self._following = self._following, None
+        if following is None or self.nodes != [following[0]] or self.node_box.isHidden():
+            return
+        _node, tensor, section = following
+        body = self.scroll.widget()
+        body.layout().activate()  # the rows just made have their places
+        body.resize(body.width(), max(body.layout().totalHeightForWidth(body.width()), body.height()))
+        self.scroll.verticalScrollBar().setValue(self.node_box.y())
+        row = self.node_box.row_of(tensor, section)
+        if row is not None:
+            self.scroll.ensureWidgetVisible(row, 0, 10)
+
     def _on_model_changed(self) -> None:
         self._facts = None  # the index of the model before holds its proto
         self.set_nodes([])
@@ -453,6 +475,8 @@ class Inspector(QWidget):
         self._show_recipe_controls(not quantized)
         model = self.doc.model
         self.node_box.show_facts(self.node_facts(model.proto if model is not None else None, nodes))
+        if self._following is not None:
+            QTimer.singleShot(0, self._scroll_to_link)  # once the new rows are laid out
         if self.edge_tensor and quantized:
             self.quant_params.show_tensor(self.doc.quant_params.get(self.edge_tensor), self.edge_tensor)
             self.header.setText(f"<b>Edge</b> carrying {html.escape(self.edge_tensor)}")

@@ -130,6 +130,8 @@ class NodeBox(QWidget):
         #: (section, key, value label) of every row shown: section "node", "attributes", "inputs", "outputs"
         self.rows: list[tuple[str, str, QLabel]] = []
         self._targets: list[str] = []
+        #: (node, tensor, section) of the last link clicked: the node it selects and where the tensor shows there
+        self.followed: tuple[str, str, str] | None = None
         self._key_width = 60  # px, the key column of the node shown
         self.setVisible(False)
 
@@ -211,11 +213,19 @@ class NodeBox(QWidget):
             name = f'<a href="{len(self._targets) - 1}">{name}</a>'
         label = self._row(section, t.slot, f"{name} {tensor_html(t)}", rich=True)
         label.setToolTip(tensor_tooltip(t, target))
-        label.linkActivated.connect(self._on_link)
+        label.setProperty("tensor", t.name)
+        label.linkActivated.connect(lambda href, name=t.name, output=output: self._on_link(href, name, output))
 
-    def _on_link(self, href: str) -> None:
+    def _on_link(self, href: str, tensor: str = "", output: bool = False) -> None:
         if href.isdigit() and int(href) < len(self._targets):
-            self.nodeClicked.emit(self._targets[int(href)])
+            target = self._targets[int(href)]
+            # where the tensor shows on the node selected: an output read there is one of its inputs
+            self.followed = (target, tensor, "inputs" if output else "outputs")
+            self.nodeClicked.emit(target)
+
+    def row_of(self, tensor: str, section: str) -> QLabel | None:
+        """The row of ``section`` ("inputs" or "outputs") that shows ``tensor``, or None."""
+        return next((v for s, _k, v in self.rows if s == section and v.property("tensor") == tensor), None)
 
     # ------------------------------------------------------------------ reading back (tests, copy)
     def shown(self, section: str | None = None) -> list[tuple[str, str]]:

@@ -36,8 +36,9 @@ ANALYSIS_SAMPLES = 32
 #: Rows a histogram is drawn from (the first ones of the calibration data; its note says of how many): one
 #: tensor's values of every row would take the model's run over all the data each time a node is selected
 HISTOGRAM_SAMPLES = 8
-#: Samples of the sensitivity sweep, and units measured end to end (the rest: own error only).
-SWEEP_SAMPLES = 8
+#: Samples of the sensitivity sweep unless set (the Sensitivity panel's Rows box, settings.sweep_rows), and
+#: units measured end to end (the rest: own error only).
+SWEEP_SAMPLES = settings.SWEEP_ROWS
 SWEEP_TOP = 32
 
 
@@ -412,7 +413,7 @@ class RunController(QObject):
         """Sensitivity sweep with the cached ranges (calibrating only what is missing)."""
         self._need_model()
         self._need_data()
-        payload = self.doc.payload(reuse=True, sweep_samples=SWEEP_SAMPLES, top=SWEEP_TOP,
+        payload = self.doc.payload(reuse=True, sweep_samples=settings.sweep_rows(), top=SWEEP_TOP,
                                    executor=settings.executor())
         return self._start("sensitivity", ProcessJob("sensitivity", payload, title="Sensitivity sweep",
                                                      parent=self))
@@ -563,13 +564,18 @@ class RunController(QObject):
         self.finished.emit(kind)
 
     # ------------------------------------------------------------------ histogram
-    def histogram(self, tensor: str) -> Job | None:
-        """Histogram of ``tensor`` on a few calibration samples (replaces a running one)."""
+    def histogram(self, tensor: str, *, inputs: list[str] | None = None, weight: str | None = None,
+                  weight_qparams: dict | None = None, channel: int | None = None) -> Job | None:
+        """Histogram of ``tensor`` on a few calibration samples (replaces a running one); with the unit's activation
+        ``inputs`` (the same runs) and its ``weight`` (``weight_qparams``: the grid it is written with, QParams JSON;
+        ``channel``: the channel of a per-channel weight drawn over it), :func:`workbench.core.jobs.job_histogram`."""
         if self.doc.model is None or not self.doc.data:
             return None
         if self.hist_job is not None:
             self.hist_job.cancel()
-        payload = self.doc.payload(tensor=tensor, samples=min(HISTOGRAM_SAMPLES, self.doc.samples or HISTOGRAM_SAMPLES))
+        payload = self.doc.payload(tensor=tensor, samples=min(HISTOGRAM_SAMPLES, self.doc.samples or HISTOGRAM_SAMPLES),
+                                   inputs=list(inputs or []), weight=weight, weight_qparams=weight_qparams,
+                                   channel=channel)
         job = ProcessJob("histogram", payload, title=f"Histogram of {tensor}", grace=0.5, parent=self)
         self.hist_job = job
         job.succeeded.connect(self.histogramReady)

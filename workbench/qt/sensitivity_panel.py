@@ -4,12 +4,15 @@ Columns (dB, end-to-end SQNR over all model outputs against the float model, see
 :mod:`workbench.core.analysis.sensitivity`): *only quantized* (only this unit quantized), *only float*
 (every unit quantized but this one), *own output* (this unit's output with only it quantized),
 *gain if float* (only float minus all quantized). Clicking a row emits :attr:`nodeClicked`; the
-figure box chooses what the canvas is coloured by (:meth:`canvas_values`); "Apply suggestion"
-emits :attr:`applyRequested` (the window turns it into an undoable recipe edit).
+figure box chooses what the canvas is coloured by (:meth:`canvas_values`: by the value, on the app's SQNR
+bands, :mod:`workbench.qt.sweep_colours`; the key under it says what each colour stands for); "Apply
+suggestion" emits :attr:`applyRequested` (the window turns it into an undoable recipe edit). The sweep
+measures the first :func:`workbench.qt.settings.sweep_rows` calibration rows (the Rows box, 8 unless set).
 """
 
 from __future__ import annotations
 
+import html
 import math
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -18,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSpinBox,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -25,6 +29,8 @@ from PySide6.QtWidgets import (
 
 from workbench.core.api import FIGURES, SweepResult
 from workbench.core.wording import count
+from workbench.qt import settings
+from workbench.qt.sweep_colours import band_labels, colour_notes, colour_scale, colour_value
 from workbench.qt.sweep_text import FIGURE_TIPS, errors_note, negative_gains_note, number_text, rows_text
 from workbench.qt.tables import node_at, node_item, node_table
 
@@ -35,9 +41,6 @@ FIGURE_TITLES = {
     "local_db": ("Own output (dB)", False),
     "gain_db": ("Gain if float (dB)", True),
 }
-#: Canvas colours use the SQNR scale of the error colouring: the most sensitive unit is drawn at
-#: WORST_DB (red), the least at BEST_DB (green), linearly by rank value in between.
-WORST_DB, BEST_DB = 5.0, 45.0
 
 
 #: Said before the summary while the sweep was measured with an earlier recipe or other data.
@@ -78,10 +81,17 @@ class SensitivityPanel(QWidget):
         self.figure = QComboBox()
         for key in FIGURES:
             self.figure.addItem(FIGURE_TITLES[key][0], key)
-        self.figure.setToolTip("Figure the canvas is coloured by (red: most sensitive)")
+        self.figure.setToolTip("Figure the canvas is coloured by, by its value (the key below)")
+        self.rows = QSpinBox()
+        self.rows.setRange(1, 100_000)
+        self.rows.setValue(settings.sweep_rows())
+        self.rows.setToolTip("The sweep measures the first N calibration rows (each unit costs two runs over\n"
+                             "them); the Errors panel's SQNR is over every row. Takes effect at the next sweep.")
         self.apply_button = QPushButton("Apply suggestion")
         self.apply_button.setEnabled(False)
         top.addWidget(self.run_button)
+        top.addWidget(QLabel("Rows:"))
+        top.addWidget(self.rows)
         top.addWidget(QLabel("Colour by:"))
         top.addWidget(self.figure)
         top.addStretch(1)
@@ -90,6 +100,10 @@ class SensitivityPanel(QWidget):
         self.summary = QLabel("No sweep yet: Run > Sensitivity Sweep (F7).")
         self.summary.setWordWrap(True)
         lay.addWidget(self.summary)
+        self.key = QLabel()
+        self.key.setWordWrap(True)
+        self.key.setTextFormat(Qt.TextFormat.RichText)
+        lay.addWidget(self.key)
         self.table = node_table(["Node", "Op"] + [FIGURE_TITLES[k][0] for k in FIGURES])
         for c, key in enumerate(FIGURES):  # what each figure means; why a gain can be negative
             self.table.horizontalHeaderItem(2 + c).setToolTip(FIGURE_TIPS[key])
@@ -99,9 +113,28 @@ class SensitivityPanel(QWidget):
         self.table.cellClicked.connect(self._on_cell)
         self.run_button.clicked.connect(self.runRequested)
         self.apply_button.clicked.connect(self.applyRequested)
+        self.figure.currentIndexChanged.connect(lambda _i: self._refresh_key())
         self.figure.currentIndexChanged.connect(lambda _i: self.figureChanged.emit(self.current_figure()))
+        self.rows.valueChanged.connect(self._rows_changed)
+        self._refresh_key()
 
     # ------------------------------------------------------------------ content
+    def _rows_changed(self, rows: int) -> None:
+        settings.set_sweep_rows(rows)
+        self._refresh_key()
+
+    def _refresh_key(self) -> None:
+        """The key of the canvas colours for the chosen figure and the rows the next sweep measures."""
+        figure = self.current_figure()
+        swatches = " &nbsp;".join(
+            f'<span style="color:{colour}; font-weight:bold;">&#9632;</span>&nbsp;{html.escape(label)}'
+            for label, colour in band_labels(figure))
+        rows = self.rows.value()
+        self.key.setText(f"Canvas colour ({html.escape(self.figure.currentText())}), by value: {swatches}; "
+                         "grey: not measured. "
+                         f"The next sweep measures the first {html.escape(count(rows, 'calibration row'))} "
+                         "(Rows; the Errors panel measures every row).")
+
     def set_result(self, result: SweepResult | None, suggestion: list[str] | None = None) -> None:
         """Show ``result`` (rows worst first, i.e. sorted by "only quantized" ascending)."""
         self.result, self.suggestion = result, list(suggestion or [])
@@ -208,13 +241,16 @@ class SensitivityPanel(QWidget):
         return self.figure.currentData()
 
     def canvas_scale(self, figure: str | None = None) -> tuple[float, float, bool] | None:
-        """(lowest, highest, higher_is_worse) of the finite values of ``figure`` (default: the chosen
-        one), which :meth:`canvas_values` stretches over the colour stops; None without values."""
+        """(lowest, highest, higher_is_worse) of the bands of ``figure`` (default: the chosen one) when
+        they are not the SQNR's (the gain if float: :func:`~workbench.qt.sweep_colours.colour_scale`),
+        for the canvas legend to label its stops with; None for an SQNR figure or without a sweep."""
         if self.result is None:
             return None
-        key = figure or self.current_figure()
-        finite = [v for v in (getattr(r, key) for r in self.result.rows) if math.isfinite(v)]
-        return (min(finite), max(finite), FIGURE_TITLES[key][1]) if finite else None
+        return colour_scale(figure or self.current_figure())
+
+    def canvas_notes(self, figure: str | None = None) -> list[str]:
+        """The canvas legend's notes for ``figure`` (default: the chosen one): coloured by the value."""
+        return colour_notes(figure or self.current_figure())
 
     def canvas_figures(self, figure: str | None = None) -> dict[str, float]:
         """Node -> the real value (dB, +inf for exact) of ``figure`` (default: the chosen one) for the
@@ -225,24 +261,16 @@ class SensitivityPanel(QWidget):
         return {r.node: getattr(r, key) for r in self.result.rows if not math.isnan(getattr(r, key))}
 
     def canvas_values(self, figure: str | None = None) -> dict[str, float]:
-        """Node -> value on the canvas's SQNR colour scale for ``figure`` (default: the chosen one):
-        the most sensitive unit at :data:`WORST_DB`, the least at :data:`BEST_DB`."""
+        """Node -> value on the canvas's SQNR colour stops for ``figure`` (default: the chosen one), by
+        the figure's value (:func:`~workbench.qt.sweep_colours.colour_value`): an SQNR figure its dB
+        (+inf at 100), the gain if float on its own bands (0 dB green, 10 dB or more red); units not
+        measured left out. A sweep whose every unit is harmless is all green."""
         if self.result is None:
             return {}
         key = figure or self.current_figure()
-        higher_is_worse = FIGURE_TITLES[key][1]
-        vals = {r.node: getattr(r, key) for r in self.result.rows}
-        finite = {n: v for n, v in vals.items() if math.isfinite(v)}
-        if not finite:
-            return {}
-        lo, hi = min(finite.values()), max(finite.values())
-        span = (hi - lo) or 1.0
         out = {}
-        for n, v in vals.items():
-            if math.isnan(v):
-                continue
-            t = 1.0 if v == math.inf else (0.0 if v == -math.inf else (v - lo) / span)
-            if higher_is_worse:
-                t = 1.0 - t
-            out[n] = WORST_DB + t * (BEST_DB - WORST_DB)
+        for r in self.result.rows:
+            value = colour_value(key, getattr(r, key))
+            if value is not None:
+                out[r.node] = value
         return out

@@ -7,7 +7,10 @@ import json
 import os
 from pathlib import Path
 
+import platformdirs
 from PySide6.QtCore import QSettings
+
+import workbench
 
 ORGANIZATION = "Workbench"
 APPLICATION = "Workbench"
@@ -81,17 +84,31 @@ def _writable(folder) -> bool:
     return bool(Path(str(folder)).stat().st_mode & 0o222)
 
 
+def user_folder() -> Path:
+    """The user's documents folder (platformdirs) when it exists, else the home folder."""
+    documents = Path(platformdirs.user_documents_dir())
+    return documents if documents.is_dir() else Path.home()
+
+
+def in_package(folder: str | Path) -> bool:
+    """Whether ``folder`` is inside the installed workbench package (the bundled example's folder)."""
+    package = Path(workbench.__file__).resolve().parent
+    return Path(str(folder)).resolve().is_relative_to(package)
+
+
 def start_path(purpose: str, name: str, fallback: str | Path | None = None) -> str:
     """Where a save dialog for ``purpose`` starts: ``name`` (a file name, no folder) in the first writable
     folder of: the last one a ``purpose`` dialog used, the last one any save dialog used
     (:data:`SAVE_PURPOSES`: Save Project As after an Export starts where the export went), ``fallback``
-    (e.g. the open model's folder), the home folder. A read-only model folder (a shared corpus) is
-    skipped: a save there fails."""
+    (e.g. the open model's folder), the user's documents or home folder (:func:`user_folder`). A read-only
+    model folder (a shared corpus) is skipped: a save there fails; so is any folder inside the installed
+    package (the bundled example's, writable when installed as root): files saved there are lost with
+    the next install."""
     s = _settings()
-    for folder in (s.value(f"last_folder/{purpose}"), s.value("last_folder/save"), fallback, Path.home()):
-        if _writable(folder):
+    for folder in (s.value(f"last_folder/{purpose}"), s.value("last_folder/save"), fallback, user_folder()):
+        if _writable(folder) and not in_package(str(folder)):
             return str(Path(str(folder)) / name)
-    return str(Path(last_folder(purpose, fallback)) / name)
+    return str(user_folder() / name)
 
 
 def last_dir() -> str:
@@ -123,6 +140,23 @@ def set_executor(spec: str) -> None:
     _settings().setValue("executor", spec)
 
 
+#: calibration rows the sensitivity sweep measures unless set (the first ones)
+SWEEP_ROWS = 8
+
+
+def sweep_rows() -> int:
+    """How many of the first calibration rows the app's sensitivity sweep measures (the Sensitivity panel's
+    Rows box; :data:`SWEEP_ROWS` unless set, at least 1)."""
+    try:
+        return max(1, int(_settings().value("sweep/rows", SWEEP_ROWS)))
+    except (TypeError, ValueError):
+        return SWEEP_ROWS
+
+
+def set_sweep_rows(rows: int) -> None:
+    _settings().setValue("sweep/rows", int(rows))
+
+
 def window_state() -> tuple[bytes | None, bytes | None]:
     """Saved (geometry, dock/toolbar state) of the main window, or Nones."""
     s = _settings()
@@ -141,7 +175,8 @@ _VIEWS_KEPT = 50
 
 
 def project_colour(path: str | Path) -> str | None:
-    """The colour mode ("op", "dtype", "error") the project at ``path`` was saved with in this app; None: none kept."""
+    """The colour mode the project at ``path`` was saved with in this app ("op", "dtype", "error", "own noise",
+    or ``"sensitivity:<figure>"``: the sweep's figure, e.g. ``"sensitivity:only_quant_db"``); None: none kept."""
     return _project_views().get(str(Path(path).resolve()))
 
 

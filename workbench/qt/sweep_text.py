@@ -2,7 +2,7 @@
 the Errors panel's.
 
 The sweep (:func:`workbench.core.analysis.sensitivity.sensitivity_sweep`) measures the first few calibration
-rows (the app sweeps 8) and runs the QDQ graph as written; the Errors panel's output SQNR is over every
+rows (the app sweeps 8 unless its Rows box says otherwise) and runs the QDQ graph as written; the Errors panel's output SQNR is over every
 calibration row and runs onnxruntime's fused kernels, as Evaluate does. A few rows can hold most of the error:
 ppocr_mobile_v2_cls (cpu-u8s8, MSE ranges) measures 69.97 dB on the first 8 rows and 23.8 dB over all 64 (row
 32 alone 2.7 dB); the same 64 rows through the QDQ graph as written give 24.7 dB. So the two figures are of

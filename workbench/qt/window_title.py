@@ -33,6 +33,14 @@ def shown_name(path: str | Path) -> str:
     return f"{parent}/{path.name}" if parent and is_generic(path) else path.name
 
 
+def file_stem(path: str | Path) -> str:
+    """What a file saved from the model ``path`` is named after: its stem, or its folder's name when the file
+    name is generic (:func:`is_generic`): "nudenet_320n" for ``nudenet_320n/model.onnx`` (a save dialog
+    proposed "model.qdq.onnx" and "model.wbproj", which named no model once saved elsewhere)."""
+    path = Path(path)
+    return path.parent.name if path.parent.name and is_generic(path) else path.stem
+
+
 def window_title(path: str | Path | None, modified: bool = False) -> str:
     """``"name[ *] - Workbench"`` for the open file ``path`` (:func:`shown_name`; `` *``: unsaved
     edits), ``"Workbench"`` without one."""

@@ -36,12 +36,13 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import numpy_helper
 
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import AlreadyQuantizedError, DataError, ModelError
 from workbench.core.graph.index import attrs_of, iter_graphs
 from workbench.core.graph.quantized_ops import QONNX_DOMAINS
+from workbench.core.graph.skeleton import shape_skeleton
 from workbench.core.graph.static_shapes import fold_fixed_nodes, inline_fixed_ifs
 from workbench.core.model.shapes import shared_dim_name
 from workbench.core.planning.kernels import readers, relu_after_bias, unit_kernel_bits
@@ -59,6 +60,9 @@ FOLD_MAX_ELEMENTS = 1024
 FIXED_INPUT_ELEMENTS = 16
 #: Rounds of folding and inlining Ifs with a fixed condition.
 INLINE_ROUNDS = 4
+#: ``metadata_props`` key every model ``workbench-cli quantize`` writes carries
+#: (:func:`workbench.core.writers.common.stamp_metadata`)
+WRITTEN_KEY = "workbench.recipe"
 
 
 @dataclass
@@ -190,7 +194,7 @@ def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None =
     values = dict(input_values or {})
     shapes_given = {**(input_shapes or {}), **{k: list(np.shape(v)) for k, v in values.items()}}
     sources = {k: "--input-shape" if k not in values else "the data" for k in shapes_given}
-    work = _skeleton(proto)
+    work = shape_skeleton(proto, FOLD_MAX_ELEMENTS)
     notes = _fix_symbolic_dims(work, batch, shapes_given, sources)
     _fix_input_values(work, values)
     try:  # shape arithmetic folded first: data propagation alone leaves e.g. attention MatMuls unknown
@@ -254,6 +258,31 @@ def plan_cost(model, plan, data: Any = None, *, batch: int = 1,
     Raises AlreadyQuantizedError (``model`` already has quantized nodes: its BOPs under a recipe
     mean nothing), DataError (the data does not fit the model), ModelError (an ``input_shapes`` name
     that is not an input of the model, or dims that do not fit it) and what :func:`model_cost` raises."""
+    return _cost_at(model, plan_bits(plan), plan_kernel_bits(plan, model.proto.graph), data, batch, input_shapes)
+
+
+def written_float(model) -> str | None:
+    """Why ``model`` (a PreparedModel) computes in float although ``workbench-cli quantize`` wrote it
+    (its ``metadata_props`` hold :data:`WRITTEN_KEY`, and it has no quantized node: the latency check or the
+    recipe kept every unit float), as a sentence; None for any other model."""
+    if getattr(model, "quantized", None) or not any(p.key == WRITTEN_KEY for p in model.proto.metadata_props):
+        return None
+    return (f"{model.name} was written by workbench-cli quantize with no unit quantized (the latency check or the "
+            "recipe kept every unit float), so onnxruntime runs every node of it in float")
+
+
+def file_cost(model, data: Any = None, *, batch: int = 1,
+              input_shapes: dict[str, list[int]] | None = None) -> CostReport:
+    """:func:`plan_cost` of ``model`` as the file is: every node counted float32 (32 x 32 bits, weights
+    and bias at 32 bits), for a float file such as one :func:`written_float` describes. Same shapes,
+    arguments and errors as :func:`plan_cost`."""
+    return _cost_at(model, {}, {}, data, batch, input_shapes)
+
+
+def _cost_at(model, bits: dict[str, tuple[int, int]], kernel: dict[str, tuple[int, int]], data: Any, batch: int,
+             input_shapes: dict[str, list[int]] | None) -> CostReport:
+    """:func:`model_cost` of a float PreparedModel with ``bits`` / ``kernel`` at the shapes of ``data``'s
+    first sample, ``input_shapes`` winning; errors as :func:`plan_cost`."""
     if getattr(model, "quantized", None):
         kinds = sorted({q.op_type for q in model.quantized})
         raise AlreadyQuantizedError(
@@ -271,9 +300,28 @@ def plan_cost(model, plan, data: Any = None, *, batch: int = 1,
                          hint="Give NAME:DIMS with one of the model's input names.")
     sample = data_sample(model, data) if data is not None else {}
     sample = {k: v for k, v in sample.items() if k not in given}
-    return model_cost(model.proto, plan_bits(plan), kernel=plan_kernel_bits(plan, model.proto.graph), batch=batch,
-                      input_shapes=given,
-                      input_values=sample)
+    return model_cost(model.proto, bits, kernel=kernel, batch=batch, input_shapes=given, input_values=sample)
+
+
+def unknown_dims(proto: onnx.ModelProto, input_shapes: dict[str, list[int]] | None = None) -> dict[str, list[str]]:
+    """Input name -> the names (``?`` when unnamed) of its dimensions after the first that the model leaves
+    unknown and ``input_shapes`` does not fix, neither for that input nor through a dimension name it shares
+    with a given input. :func:`plan_cost` without data would count those at ``batch`` (1: a 1 x 1 image);
+    the first dimension is taken as the batch. Inputs that are initializers are left out."""
+    given = dict(input_shapes or {})
+    weights = {t.name for t in proto.graph.initializer}
+    fixed = {d.dim_param for vi in proto.graph.input if vi.name in given and vi.type.HasField("tensor_type")
+             for d in vi.type.tensor_type.shape.dim if shared_dim_name(d.dim_param)}
+    found: dict[str, list[str]] = {}
+    for vi in proto.graph.input:
+        if vi.name in given or vi.name in weights or not vi.type.HasField("tensor_type"):
+            continue
+        labels = [d.dim_param or "?" for d in list(vi.type.tensor_type.shape.dim)[1:]
+                  if (not d.HasField("dim_value") or d.dim_value <= 0)
+                  and not (shared_dim_name(d.dim_param) and d.dim_param in fixed)]
+        if labels:
+            found[vi.name] = labels
+    return found
 
 
 def data_input_shapes(model, data: Any) -> dict[str, list[int]]:
@@ -324,30 +372,6 @@ def bits_from_configs(configs: dict) -> dict[str, tuple[int, int]]:
 def _big_initializers(proto: onnx.ModelProto) -> dict[str, list[int]]:
     """Dims of the main graph's initializers of more than :data:`FOLD_MAX_ELEMENTS` elements."""
     return {i.name: list(i.dims) for i in proto.graph.initializer if math.prod(i.dims) > FOLD_MAX_ELEMENTS}
-
-
-def _skeleton(proto: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of ``proto`` for shape inference without its large weights: each initializer of more
-    than :data:`FOLD_MAX_ELEMENTS` elements becomes a graph input of its type and shape (not folded,
-    never read here). Nodes, value infos and local functions are copied; ``proto`` is not modified."""
-    g = proto.graph
-    big = _big_initializers(proto)
-    out = onnx.ModelProto(ir_version=proto.ir_version, producer_name=proto.producer_name)
-    out.opset_import.extend(proto.opset_import)
-    out.functions.extend(proto.functions)
-    graph = out.graph
-    graph.name = g.name
-    graph.node.extend(g.node)
-    graph.output.extend(g.output)
-    graph.value_info.extend(g.value_info)
-    graph.input.extend(g.input)
-    declared = {i.name for i in g.input}
-    for init in g.initializer:
-        if init.name not in big:
-            graph.initializer.append(init)
-        elif init.name not in declared:
-            graph.input.append(helper.make_tensor_value_info(init.name, init.data_type, list(init.dims)))
-    return out
 
 
 def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int, given: dict[str, list[int]],
@@ -413,8 +437,8 @@ def _set_input_shape(vi: onnx.ValueInfoProto, dims: list[int], source: str = "th
                                                                                        strict=False)):
             raise ModelError(f"input {vi.name}: the shape {list(dims)} of {source} does not fit the model's "
                              f"{['?' if m is None else m for m in model_dims]}.",
-                             hint="Count the cost at shapes the model accepts (other data or --input-shape, "
-                                  "or neither).")
+                             hint="Count the cost at shapes the model accepts: other data, or --input-shape "
+                                  "NAME:DIMS with the model's fixed dims as they are.")
         symbolic = None in model_dims
     else:
         symbolic = True

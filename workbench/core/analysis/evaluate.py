@@ -114,6 +114,10 @@ class EvalReport:
     runtime: str = ""
     optimization_level: str = ""
     left_out: list[int] = field(default_factory=list)
+    #: the output the metric read (a built-in metric: the first, or the one ``metric_output`` named; a
+    #: metric function: the one named, else None: it reads what it likes); ``model_outputs``: every output
+    metric_output: str | None = None
+    model_outputs: list[str] = field(default_factory=list)
 
     def output(self, name: str) -> OutputError:
         for o in self.outputs:
@@ -131,9 +135,21 @@ class EvalReport:
                          f"{o.mse:10.3g}" + (f"  ({o.worst_row_text()})" if o.worst_row_text() else "")
                          + (f"  ({o.nonfinite} non-finite)" if o.nonfinite else ""))
         if self.metric is not None:
-            lines.append(f"metric {self.metric}: float {fmt_metric(self.float_metric)}  "
+            lines.append(f"metric {self.metric}{self._read_text()}: float {fmt_metric(self.float_metric)}  "
                          f"quantized {fmt_metric(self.quant_metric)}" + METRIC_LEGENDS.get(self.metric, ""))
         return "\n".join(lines)
+
+    def _read_text(self) -> str:
+        """`` on output NAME`` for the metric line ("" when the metric reads what it likes), and with several
+        outputs which of them it is and how to read another."""
+        if self.metric_output is None:
+            return ""
+        others = [o for o in self.model_outputs if o != self.metric_output]
+        if not others:
+            return f" on output {self.metric_output}"
+        how = "as --metric-output asked" if self.model_outputs[:1] != [self.metric_output] else "the first output"
+        return (f" on output {self.metric_output} ({how}; others: {', '.join(others)}; --metric-output NAME "
+                "reads another)")
 
     def to_json(self) -> dict:
         """JSON-safe dict (inf/nan as strings)."""
@@ -142,6 +158,7 @@ class EvalReport:
         return {"samples": self.samples, "metric": self.metric, "float_metric": clean(self.float_metric),
                 "quant_metric": clean(self.quant_metric), "seconds": self.seconds, "notes": self.notes, "runtime": self.runtime,
                 "optimization_level": self.optimization_level, "left_out": list(self.left_out),
+                "metric_output": self.metric_output,
                 "outputs": [{k: clean(v) for k, v in asdict(o).items()} for o in self.outputs]}
 
 
@@ -369,7 +386,7 @@ def _run(sess: ort.InferenceSession, names: list[str], feeds: dict, opts: ort.Ru
 
 def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, samples: int | None = None,
              batch_size: int = 32, metric: str | MetricFn | None = None, progress: ProgressFn | None = None,
-             cancel: CancelToken | None = None) -> EvalReport:
+             cancel: CancelToken | None = None, metric_output: str | None = None) -> EvalReport:
     """Run both models on ``data`` and compare every output; optionally score a task metric.
 
     Parameters
@@ -389,6 +406,9 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
         A built-in metric name (:data:`workbench.core.analysis.metrics.METRICS`) or ``metric(outputs,
         batch) -> float`` (see :mod:`workbench.core.analysis.metrics`), computed on each model over the
         whole set (outputs and data concatenated on axis 0).
+    metric_output : str, optional
+        The float model's output the metric reads: a built-in metric reads the first output, this one is
+        put first (``EvalReport.metric_output`` names the one read).
 
     Returns
     -------
@@ -400,7 +420,8 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     ModelError
         A model cannot be loaded by onnxruntime or the outputs do not correspond.
     DataError
-        Missing input array, wrong dtype, unreadable file, onnxruntime error on a batch.
+        Missing input array, wrong dtype, unreadable file, onnxruntime error on a batch; a
+        ``metric_output`` the float model does not have.
     Cancelled
         ``cancel`` was set.
     """
@@ -410,8 +431,13 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
     fsess = make_session(float_model, what="float model")
     qsess = make_session(quant_model, what="quantized model")
     _check_inputs(fsess, qsess, float_model, quant_model)
+    names = [o.name for o in fsess.get_outputs()]
+    if metric_fn is not None and metric_output is not None and metric_output not in names:
+        raise DataError(f"--metric-output {metric_output}: {_label(float_model, 'the float model')} has no output "
+                        f"{metric_output!r} (outputs: {', '.join(names) or 'none'}).",
+                        hint="Name one of the model's outputs.")
     if metric_fn is not None and fsess.get_outputs():
-        first = fsess.get_outputs()[0]
+        first = next(o for o in fsess.get_outputs() if o.name == (metric_output or names[0]))
         check_metric_output(metric if isinstance(metric, str) else metric_fn, first.name,
                             [d if isinstance(d, int) else str(d) for d in first.shape], _label(float_model, "the float model"))
     model_notes: list[str] = []
@@ -454,7 +480,9 @@ def evaluate(float_model: ModelLike, quant_model: ModelLike, data: Any, *, sampl
                         left_out=[i for i, _ in getattr(source, "left_out", [])])
     if metric_fn is not None and done:
         report.metric = metric if isinstance(metric, str) else getattr(metric_fn, "__name__", "metric")
-        report.float_metric, report.quant_metric = _score(metric_fn, kept, pairs)
+        read = metric_output or (names[0] if isinstance(metric, str) and names else None)
+        report.metric_output, report.model_outputs = read, names
+        report.float_metric, report.quant_metric = _score(metric_fn, kept, pairs, read)
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -542,12 +570,14 @@ def concat_rows(name: str, parts: list[np.ndarray], hint: str | None = None) -> 
     return np.concatenate(parts, axis=0)
 
 
-def _score(fn: MetricFn, kept: dict[str, list[np.ndarray]], pairs) -> tuple[float, float]:
+def _score(fn: MetricFn, kept: dict[str, list[np.ndarray]], pairs, first: str | None = None) -> tuple[float, float]:
+    """The metric on the float and the quantized outputs of ``kept``, output ``first`` put first."""
     cat = {k: concat_rows(f"output {k.removeprefix(REF_PREFIX).removeprefix('quant:')!r}"
                           if k.startswith((REF_PREFIX, "quant:")) else f"input {k!r}", v) for k, v in kept.items()}
     batch = {k: v for k, v in cat.items() if not k.startswith("quant:")}
-    fouts = {f: cat[REF_PREFIX + f] for f, _ in pairs}
-    qouts = {f: cat["quant:" + q] for f, q in pairs}
+    order = sorted(pairs, key=lambda p: p[0] != first)  # stable: the named output first, the others in order
+    fouts = {f: cat[REF_PREFIX + f] for f, _ in order}
+    qouts = {f: cat["quant:" + q] for f, q in order}
     try:
         return float(fn(fouts, batch)), float(fn(qouts, batch))
     except DataError:

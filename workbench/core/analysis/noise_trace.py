@@ -88,7 +88,8 @@ class Tracer:
 
 
 def probe_pairs(plan, float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto,
-                pairs: dict[str, tuple[str, str, str]]) -> dict[str, tuple[str, str, str]]:
+                pairs: dict[str, tuple[str, str, str]], *,
+                units: set[str] | None = None) -> dict[str, tuple[str, str, str]]:
     """The float-node outputs where some unit's input trace stops (:meth:`Tracer.stop`), in the
     format of ``pairs`` (``{float tensor: (PROBE, op type, quantized tensor)}``), so the analysis
     measures them beside the unit outputs and every unit behind a residual Add gets a local SQNR.
@@ -96,7 +97,8 @@ def probe_pairs(plan, float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto
     The quantized tensor is the output of the node of the same name and op type in ``quant_proto``
     (the writer keeps float nodes): the value before any Q -> DQ pair the reading unit puts on it,
     whose rounding is that unit's own noise. A node the quantized model does not have is not probed;
-    ``pairs`` are the unit outputs already measured.
+    ``pairs`` are the unit outputs already measured; ``units``: the units whose inputs are traced (default:
+    every quantized unit; the analysis passes those whose own noise is derived, not measured on float inputs).
     """
     graph = float_proto.graph
     tracer = Tracer(plan, dict.fromkeys(pairs, 0.0), graph)
@@ -104,7 +106,7 @@ def probe_pairs(plan, float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto
     q_nodes = {n.name: n for n in quant_proto.graph.node if n.name}
     found: dict[str, tuple[str, str, str]] = {}
     for unit in plan.units.values():
-        if unit.excluded or unit.node not in main:
+        if unit.excluded or unit.node not in main or (units is not None and unit.node not in units):
             continue
         own = set(unit.results)
         for t in unit.inputs:

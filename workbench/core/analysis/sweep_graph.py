@@ -292,26 +292,7 @@ def with_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: 
         stop = {x for x in available if x not in internal} | q_inits
         targets = [tensor_map.get(t, t) for t in unit.results]
         frag = backward_closure(q_nodes, targets, stop, producer)
-        # the unit's own node(s) and what reads their outputs are copied per unit (their tensor
-        # names are the float model's); Q -> DQ of float tensors and weight DQs are shared
-        mine: dict[str, str] = {}
-        for n in frag:
-            if n.name in unit_nodes or any(x in mine for x in n.input):
-                mine.update((o, f"{o}#{i}") for o in n.output if o)
-            elif not shared.isdisjoint(n.output):
-                continue
-            else:
-                shared.update(n.output)
-                nodes.append(n)
-                continue
-            copy = onnx.NodeProto()
-            copy.CopyFrom(n)
-            copy.name = f"{n.name}#{i}"
-            for k, x in enumerate(copy.input):
-                copy.input[k] = mine.get(x, x)
-            for k, x in enumerate(copy.output):
-                copy.output[k] = mine.get(x, x)
-            nodes.append(copy)
+        mine = join_fragment(nodes, shared, frag, unit_nodes, i)
         probes[unit.node] = [(mine[q], t) for q, t in zip(targets, unit.results, strict=True) if q in mine]
     inits = {i.name: i for i in fp.graph.initializer}
     inits.update({i.name: i for i in qp.graph.initializer})
@@ -324,3 +305,33 @@ def with_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: 
                   helper.make_node("ReduceSumSquare", [f"{p}#d"], [f"{p}#err"], name=f"sens_err#{k}", keepdims=0)]
         sums += [f"{p}#sig", f"{p}#err"]
     return assemble(nodes, inits, sums, [], available, qp.opset_import), probes
+
+
+def join_fragment(nodes: list[onnx.NodeProto], shared: set[str], frag: list[onnx.NodeProto], unit_nodes: set[str],
+                  i: int) -> dict[str, str]:
+    """Append unit ``i``'s QDQ fragment ``frag`` (nodes of the QDQ model) to ``nodes``, beside the others.
+
+    The unit's own node(s) (``unit_nodes``) and whatever reads their outputs are copied with a ``#<i>``
+    suffix on their name and outputs (their tensor names are the float model's, which the float tensors
+    the fragments read keep); the other nodes (Q -> DQ of float tensors, weight DequantizeLinear) are
+    added once and shared: ``shared`` holds the outputs added so far. Returns the renames of this
+    fragment's outputs (tensor -> its ``#<i>`` name)."""
+    mine: dict[str, str] = {}
+    for n in frag:
+        if n.name in unit_nodes or any(x in mine for x in n.input):
+            mine.update((o, f"{o}#{i}") for o in n.output if o)
+        elif not shared.isdisjoint(n.output):
+            continue
+        else:
+            shared.update(n.output)
+            nodes.append(n)
+            continue
+        copy = onnx.NodeProto()
+        copy.CopyFrom(n)
+        copy.name = f"{n.name}#{i}"
+        for k, x in enumerate(copy.input):
+            copy.input[k] = mine.get(x, x)
+        for k, x in enumerate(copy.output):
+            copy.output[k] = mine.get(x, x)
+        nodes.append(copy)
+    return mine

@@ -22,14 +22,14 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
-from workbench.core.analysis.error_sums import error_sums
 from workbench.core.analysis.spill import ArrayFile, resolve, save_array
+from workbench.core.formats.error_sums import error_sums
 from workbench.core.runtime.session import add_outputs, make_session
 
 
 class Sqnr:
     """Running SQNR: float64 sums of ref^2 and (ref - q)^2 over the pairs where both are finite
-    (:func:`~workbench.core.analysis.error_sums.error_sums`)."""
+    (:func:`~workbench.core.formats.error_sums.error_sums`)."""
 
     def __init__(self) -> None:
         self.sig = self.err = 0.0

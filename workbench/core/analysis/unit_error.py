@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from functools import partial
 
 import numpy as np
 import onnx
 
-from workbench.core.analysis.error_sums import error_sums
 from workbench.core.analysis.noise_trace import PROBE
+from workbench.core.analysis.own_noise import OwnFragments, own_fragments
+from workbench.core.formats.error_sums import error_sums, sqnr_sums
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.runtime.session import add_outputs, make_session
 
@@ -75,7 +77,7 @@ class _Acc:
         self.add(error_sums(ref, q))
 
     def add(self, sums: tuple | None) -> None:
-        """Add the sums of :func:`~workbench.core.analysis.error_sums.error_sums` (None or no pairs: nothing)."""
+        """Add the sums of :func:`~workbench.core.formats.error_sums.error_sums` (None or no pairs: nothing)."""
         if sums is None or sums[5] == 0:
             return
         self.sig += sums[0]
@@ -180,22 +182,32 @@ def unit_segments(float_proto: onnx.ModelProto, pairs: dict) -> dict:
 
 
 def accumulate(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, pairs: dict, segs: dict, batches, *,
-               progress: ProgressFn | None = None, cancel: CancelToken | None = None,
-               total: int = 0) -> dict:
+               own: dict[str, tuple[str, ...]] | None = None, progress: ProgressFn | None = None,
+               cancel: CancelToken | None = None, total: int = 0) -> dict:
     """The error sums of every unit output (and Concat segment) over ``batches``: ``{key: (sig, err,
     dot, q2, maxabs, n)}``, keys a tensor name or ``(tensor, segment)``. Sums of disjoint batches add
     (:func:`add_sums`), so analysis shards merge without keeping any activation.
 
-    ``progress`` counts :func:`analysis_steps` steps (``total`` batches): the two sessions built, then in each
-    batch each run of the float and of the quantized model and the units' errors added in groups
-    (:class:`_Steps`), so it moves every few tenths of a second on minilm_l6_v2 (a batch of 8 rows took 1-8 s,
-    one report)."""
+    ``own`` (unit -> its node names, :func:`~workbench.core.analysis.own_noise.unit_nodes`): those units'
+    own noise is measured too, each unit's QDQ fragment run on the float run's tensors
+    (:mod:`~workbench.core.analysis.own_noise`: the float run also outputs the tensors the fragments read,
+    and the fragments model runs after the quantized one, whose outputs are dropped first; its session's
+    memory arena comes on top: ppocrv4_rec's pass peaked at 0.66 GB RSS, 0.52 without), under the keys
+    :func:`own_key` of the same tensors and segments.
+
+    ``progress`` counts :func:`analysis_steps` steps (``total`` batches): the sessions built, then in each
+    batch each run of the float and of the quantized model and the units' errors added in groups, then the
+    fragments' run and their errors (:class:`_Steps`), so it moves every few tenths of a second on minilm_l6_v2
+    (a batch of 8 rows took 1-8 s, one report)."""
     progress = progress or no_progress
     f_names = list(pairs)
-    steps = _Steps(progress, total, len(f_names))
+    frags = own_fragments(float_proto, quant_proto, pairs, own) if own else None
+    mine = _Own(frags, segs, {i.name for i in float_proto.graph.input}, set(f_names)) if frags else None
+    steps = _Steps(progress, total, len(f_names), len(mine.tensors) if mine else 0)
     steps.start("Measuring per-node error (building the float and quantized sessions)")
     q_names = [pairs[t][2] for t in f_names]
-    f_sess = make_session(add_outputs(float_proto, f_names))
+    taps = f_names + (mine.taps if mine else [])
+    f_sess = make_session(add_outputs(float_proto, taps))
     q_sess = make_session(add_outputs(quant_proto, q_names), optimize=False)
     steps.sessions_built()
     accs = {t: _Acc() for t in f_names}
@@ -207,36 +219,82 @@ def accumulate(float_proto: onnx.ModelProto, quant_proto: onnx.ModelProto, pairs
         first = None
         if budget.per_row is None:  # one row run alone to size the runs
             probe = budget.first_row(feed)
-            first = (f_sess.run(f_names, probe), q_sess.run(q_names, probe))
+            first = (f_sess.run(taps, probe), q_sess.run(q_names, probe))
             budget.measured(*first, probe)
         parts = list(budget.runs(feed))  # views of the feed's rows
         if first is not None and _leading_rows(parts[0]) != _leading_rows(probe):
             first = None  # the first run takes more rows than the probe: its outputs are not kept
         for p, part in enumerate(parts):
-            f_out = first[0] if first is not None else f_sess.run(f_names, part)
+            f_out = first[0] if first is not None else f_sess.run(taps, part)
             steps.ran(p, len(parts), 1)
             q_out = first[1] if first is not None else q_sess.run(q_names, part)
             steps.ran(p, len(parts), 2)
             first = None  # the probe's rows are the first run's (runs of one row, or a batch that runs whole)
-            for k, (t, r, q) in enumerate(zip(f_names, f_out, q_out, strict=True)):
+            for k, (t, r, q) in enumerate(zip(f_names, f_out, q_out, strict=False)):
                 _add_run(accs[t], seg_accs, t, r, q, segs.get(t))
-                steps.ran(p, len(parts), 2 + k + 1)
-            del f_out, q_out
+                steps.units_added(p, len(parts), k + 1)
+            del q_out
+            if mine is not None:
+                mine.run(dict(zip(taps, f_out, strict=True)) | part, partial(steps.own_added, p, len(parts)))
+            del f_out
         steps.batch_done()
-    return {k: a.sums() for k, a in {**accs, **seg_accs}.items()}
+    out = {k: a.sums() for k, a in {**accs, **seg_accs}.items()}
+    return out | (mine.sums() if mine is not None else {})
 
 
-def _add_run(acc: _Acc, seg_accs: dict, t: str, r, q, seg) -> None:
+def own_key(tensor: str, segment: str | None = None) -> tuple:
+    """The key of :func:`accumulate`'s sums of ``tensor``'s own noise (of its Concat ``segment``): a tuple
+    starting with ``""`` (no tensor is named ``""``, so it is neither a tensor's key nor a segment's)."""
+    return ("", tensor) if segment is None else ("", tensor, segment)
+
+
+class _Own:
+    """The own-noise side of :func:`accumulate`: the fragments model (:class:`OwnFragments`), its session
+    (built on the first run, its inputs typed as the float run's arrays) and the sums of each tensor it
+    measures (and of its Concat segments, ``segs``). ``taps``: what the float run must also output."""
+
+    def __init__(self, frags: OwnFragments, segs: dict, graph_inputs: set[str], tapped: set[str]) -> None:
+        self.frags, self.segs = frags, segs
+        self.tensors = list(frags.outputs)
+        self.names = [frags.outputs[t] for t in self.tensors]
+        self.taps = [x for x in frags.inputs if x not in graph_inputs and x not in tapped]
+        self.sess = None
+        self.accs = {t: _Acc() for t in self.tensors}
+        self.seg_accs = {(t, i): _Acc() for t in self.tensors if t in segs for i, _ in segs[t][1]}
+
+    def run(self, values: dict, added) -> None:
+        """One run of the fragments on the float run's ``values`` (tensor -> array, the feed's included);
+        ``added(k)`` after the sums of the ``k``-th tensor are added."""
+        if self.sess is None:
+            self.sess = self.frags.session(values)
+            if self.sess is None:  # refused (logged): the figures are derived instead
+                self.tensors, self.names, self.accs, self.seg_accs = [], [], {}, {}
+                return
+        out = self.sess.run(self.names, {x: values[x] for x in self.frags.inputs})
+        added(0)
+        for k, (t, q) in enumerate(zip(self.tensors, out, strict=True)):
+            _add_run(self.accs[t], self.seg_accs, t, values[t], q, self.segs.get(t), sqnr_sums)
+            added(k + 1)
+
+    def sums(self) -> dict:
+        out = {own_key(t): a.sums() for t, a in self.accs.items()}
+        return out | {own_key(t, i): a.sums() for (t, i), a in self.seg_accs.items()}
+
+
+def _add_run(acc: _Acc, seg_accs: dict, t: str, r, q, seg, summed=None) -> None:
     """Add one run's output ``t`` (float ``r``, quantized ``q``) to its sums, and to those of its Concat segments
     (``seg``: :func:`concat_segments`, or None). When the segments cover the output, its sums are theirs added
     (each value read once, not twice: nudenet_320n has 19 such Concats); only the order of the float64
-    additions differs from summing the output whole, and a Concat's row shows its worst segment anyway."""
+    additions differs from summing the output whole, and a Concat's row shows its worst segment anyway.
+    ``summed``: :func:`~workbench.core.formats.error_sums.error_sums`, or ``sqnr_sums`` where only the SQNR
+    is wanted (the own noise)."""
+    summed = summed or error_sums
     parts = _segments(np.asarray(r), np.asarray(q), seg) if seg else []
     whole = bool(parts) and np.shape(r) == np.shape(q)
     if not whole:
-        acc.update(r, q)
+        acc.add(summed(r, q))
     for i, rs, qs in parts:
-        sums = error_sums(rs, qs)
+        sums = summed(rs, qs)
         seg_accs[(t, i)].add(sums)
         if whole:
             acc.add(sums)
@@ -247,29 +305,34 @@ def _add_run(acc: _Acc, seg_accs: dict, t: str, r, q, seg) -> None:
 UNIT_GROUPS = 8
 
 
-def batch_steps(units: int) -> int:
-    """The progress steps :func:`accumulate` counts for one batch measuring ``units`` tensors: the float run,
-    the quantized run and the units' errors (a batch split into several runs shares them)."""
-    return units + 2
+def batch_steps(units: int, own: int = 0) -> int:
+    """The progress steps :func:`accumulate` counts for one batch measuring ``units`` tensors, ``own`` of them
+    also on float inputs: the float run, the quantized run and the units' errors, then (``own`` > 0) the
+    fragments' run and their errors (a batch split into several runs shares them)."""
+    return units + 2 + (own + 1 if own else 0)
 
 
-def analysis_steps(batches: int, units: int) -> int:
-    """The progress total of :func:`accumulate` over ``batches`` batches measuring ``units`` tensors: one step
-    for the two sessions, then :func:`batch_steps` per batch (0 when ``batches`` is unknown, 0)."""
-    return 1 + batches * batch_steps(units) if batches else 0
+def analysis_steps(batches: int, units: int, own: int = 0) -> int:
+    """The progress total of :func:`accumulate` over ``batches`` batches measuring ``units`` tensors (``own`` of
+    them on float inputs too): one step for the sessions, then :func:`batch_steps` per batch (0 when
+    ``batches`` is unknown, 0)."""
+    return 1 + batches * batch_steps(units, own) if batches else 0
 
 
 class _Steps:
     """:func:`accumulate`'s progress: :func:`analysis_steps` of ``total`` batches (``total`` 0: unknown). A batch
     split into ``n`` runs gives run ``p`` the steps ``[p/n, (p+1)/n)`` of its batch; within a run a report goes
-    out after each model's run and after every ``units / UNIT_GROUPS`` units."""
+    out after each model's run and after every ``units / UNIT_GROUPS`` units of each pass of sums (the quantized
+    run's, then the fragments')."""
 
     MESSAGE = "Measuring per-node error"
 
-    def __init__(self, progress: ProgressFn, total: int, units: int) -> None:
-        self.progress, self.width = progress, batch_steps(units)
-        self.total = analysis_steps(total, units)
+    def __init__(self, progress: ProgressFn, total: int, units: int, own: int = 0) -> None:
+        self.progress, self.width = progress, batch_steps(units, own)
+        self.total = analysis_steps(total, units, own)
+        self.units, self.own = units, own
         self.every = max(1, -(-units // UNIT_GROUPS))
+        self.own_every = max(1, -(-own // UNIT_GROUPS))
         self.batches = self.sent = 0
 
     def start(self, message: str) -> None:
@@ -279,12 +342,20 @@ class _Steps:
         self._send(1)
 
     def ran(self, part: int, parts: int, step: int) -> None:
-        """Step ``step`` (1: the float run, 2: the quantized run, 2 + k: k units added) of run ``part`` of
-        ``parts`` of the current batch is done."""
-        units = step - 2
-        if units > 0 and units % self.every and step != self.width:
-            return
+        """Step ``step`` (1: the float run, 2: the quantized run) of run ``part`` of ``parts`` of the current
+        batch is done."""
         self._send(1 + self.batches * self.width + (part * self.width + step) // parts)
+
+    def units_added(self, part: int, parts: int, k: int) -> None:
+        """The errors of ``k`` units of the quantized run are added (reported every ``every`` units and at
+        the last)."""
+        if k % self.every == 0 or k == self.units:
+            self.ran(part, parts, 2 + k)
+
+    def own_added(self, part: int, parts: int, k: int) -> None:
+        """The fragments' run is done (``k`` 0), or the own errors of ``k`` units are added."""
+        if k == 0 or k % self.own_every == 0 or k == self.own:
+            self.ran(part, parts, self.units + 3 + k)
 
     def batch_done(self) -> None:
         self.batches += 1
@@ -356,28 +427,40 @@ def add_sums(parts: list[dict]) -> dict:
 
 
 class UnitRows(list):
-    """The rows of :func:`unit_rows` (a list of :class:`UnitError`, worst first) and ``probed``: the
-    SQNR (dB) of each probed float-node output (a residual Add; see
-    :func:`workbench.core.analysis.noise_trace.probe_pairs`), which no unit owns, by tensor name."""
+    """The rows of :func:`unit_rows` (a list of :class:`UnitError`, worst first), ``probed``: the SQNR (dB) of
+    each probed float-node output (a residual Add; see :func:`workbench.core.analysis.noise_trace.probe_pairs`),
+    which no unit owns, by tensor name; and ``own``: the SQNR (dB) of each row's tensor as its unit computes it
+    from float inputs (its own noise, :mod:`workbench.core.analysis.own_noise`), by tensor name, for the
+    tensors measured so."""
 
-    def __init__(self, rows=(), probed: dict[str, float] | None = None) -> None:
+    def __init__(self, rows=(), probed: dict[str, float] | None = None, own: dict[str, float] | None = None) -> None:
         super().__init__(rows)
         self.probed = dict(probed or {})
+        self.own = dict(own or {})
 
 
 def unit_rows(pairs: dict, segs: dict, sums: dict) -> UnitRows:
     """Rows worst (lowest SQNR) first from the error sums of :func:`accumulate`; pairs whose unit is
-    :data:`~workbench.core.analysis.noise_trace.PROBE` (``""``) go to ``probed`` instead of a row."""
-    rows, probed = [], {}
+    :data:`~workbench.core.analysis.noise_trace.PROBE` (``""``) go to ``probed`` instead of a row, the sums of
+    :func:`own_key` to ``own`` (a Concat, as its row, by its worst segment)."""
+    rows, probed, own = [], {}, {}
     for t, (node, op, _q) in pairs.items():
         if node == PROBE:
             probed[t] = _Acc.of(sums[t]).figures()[0]
             continue
-        acc = _Acc.of(sums[t])
-        if t in segs:
-            parts = [_Acc.of(sums[(t, i)]) for i, _ in segs[t][1] if sums[(t, i)][5]]
-            acc = min(parts, key=lambda a: a.figures()[0], default=acc)
-        sqnr, mse, cos, mx = acc.figures()
+        sqnr, mse, cos, mx = _figures(sums, t, segs.get(t), lambda i, t=t: t if i is None else (t, i))
         rows.append(UnitError(node, op, t, sqnr, mse, cos, mx))
+        if own_key(t) in sums:
+            own[t] = _figures(sums, t, segs.get(t), lambda i, t=t: own_key(t, i))[0]
     rows.sort(key=lambda r: (r.sqnr_db, r.node))
-    return UnitRows(rows, probed)
+    return UnitRows(rows, probed, own)
+
+
+def _figures(sums: dict, t: str, seg, key) -> tuple[float, float, float, float]:
+    """:meth:`_Acc.figures` of tensor ``t``'s sums (``key(None)``), or of its worst Concat segment (``seg``:
+    :func:`concat_segments`; ``key(input)``) that has pairs."""
+    acc = _Acc.of(sums[key(None)])
+    if seg:
+        parts = [_Acc.of(sums[key(i)]) for i, _ in seg[1] if sums[key(i)][5]]
+        acc = min(parts, key=lambda a: a.figures()[0], default=acc)
+    return acc.figures()

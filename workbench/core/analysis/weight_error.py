@@ -28,6 +28,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from workbench.core.analysis.weight_grid import written_weights
 from workbench.core.io.external import tensor_array
 from workbench.core.runtime.session import make_session
 
@@ -167,21 +168,8 @@ def weight_errors(plan, fp: onnx.ModelProto, qp: onnx.ModelProto) -> list[Weight
     ModelError
         onnxruntime refuses the DequantizeLinear nodes (``make_session``'s message).
     """
-    f_inits = {t.name: t for t in fp.graph.initializer}
-    f_nodes = {n.name: n for n in fp.graph.node}
-    q_nodes = {n.name: n for n in qp.graph.node}
-    q_consts = {t.name: t for t in qp.graph.initializer}
-    producer = {o: n for n in qp.graph.node for o in n.output if o}
-    todo: list[tuple[str, onnx.NodeProto, onnx.NodeProto, str]] = []  # unit, float node, DQ, float weight
-    for unit in plan.units.values():
-        f, q = f_nodes.get(unit.node), q_nodes.get(unit.node)
-        if unit.excluded or unit.graph or not unit.weight or f is None or q is None or unit.weight not in f_inits:
-            continue
-        pos = next((i for i, x in enumerate(f.input) if x == unit.weight), None)
-        dq = producer.get(q.input[pos]) if pos is not None and pos < len(q.input) else None
-        if dq is None or dq.op_type != "DequantizeLinear" or any(x and x not in q_consts for x in dq.input):
-            continue
-        todo.append((unit.node, f, dq, unit.weight))
+    written = written_weights(plan, fp, qp)
+    todo, f_inits, q_nodes, q_consts = written.units, written.f_inits, written.q_nodes, written.q_consts
     out = []
     for chunk in _chunks(todo, f_inits, key=lambda item: item[3]):
         values = dequantize_constants([dq for _, _, dq, _ in chunk], q_consts, qp)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.core.errors import RecipeError
+from workbench.core.formats.error_sums import sqnr_sums
 from workbench.core.formats.mx import mx_qparams, qparams_from_range
 from workbench.core.formats.mx_formats import BLOCK_SIZE
 from workbench.core.formats.qparams import QParams
@@ -234,17 +235,32 @@ def sqnr_db(reference: np.ndarray, approx: np.ndarray) -> float:
     """Signal-to-quantization-noise ratio ``10*log10(sum(ref^2) / sum((ref-approx)^2))`` in dB.
 
     Returns ``inf`` when the error is exactly zero and ``-inf`` when the reference is all zero
-    but the error is not.
+    but the error is not. The sums are float64, taken in cache-sized chunks
+    (:func:`workbench.core.formats.error_sums.sqnr_sums`: no float64 copy of the whole arrays).
+    A NaN or Inf among the values gives what the whole-array formula gives (NaN, or +-inf), not the
+    finite pairs' figure; arrays of different sizes raise ``ValueError`` (a one-value array broadcasts).
     """
+    sums = sqnr_sums(reference, approx)
+    if sums is None or sums[5] != np.size(reference):  # empty, other sizes, or a NaN / Inf left out
+        return _sqnr_db_whole(reference, approx)
+    return _sqnr_from(sums[0], sums[1])
+
+
+def _sqnr_db_whole(reference: np.ndarray, approx: np.ndarray) -> float:
+    """:func:`sqnr_db` on the whole arrays widened to float64 (non-finite values carried through)."""
     ref = np.asarray(reference, dtype=np.float64).ravel()
     err = ref - np.asarray(approx, dtype=np.float64).ravel()
-    p_sig = float(np.dot(ref, ref))
-    p_err = float(np.dot(err, err))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _sqnr_from(float(np.dot(ref, ref)), float(np.dot(err, err)))
+
+
+def _sqnr_from(p_sig: float, p_err: float) -> float:
     if p_err == 0.0:
         return float("inf")
     if p_sig == 0.0:
         return float("-inf")
-    return 10.0 * float(np.log10(p_sig / p_err))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 10.0 * float(np.log10(p_sig / p_err))
 
 
 def mx_quantize(x: np.ndarray, qp: QParams) -> np.ndarray:

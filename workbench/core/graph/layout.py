@@ -27,6 +27,7 @@ from pathlib import Path
 import onnx
 
 from workbench.core.errors import ModelError
+from workbench.core.graph.dim_names import dim_of
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 
 log = logging.getLogger(__name__)
@@ -164,16 +165,10 @@ def _shape_text(vi: onnx.ValueInfoProto) -> str | None:
     if not vi.type.HasField("tensor_type") or not t.HasField("shape"):
         return None
     # a symbolic dim is shown by name ("batch"); an inferred expression ("floor((h - 1)/2) + 1"), a name onnx /
-    # onnxruntime shape inference made up ("unk__2") and a negative size (-1: exporters' "unknown") as "?"
-    dims = [(str(d.dim_value) if d.dim_value >= 0 else "?") if d.HasField("dim_value")
-            else (d.dim_param if _named_dim(d.dim_param) else "?") for d in t.shape.dim]
+    # onnxruntime shape inference made up ("unk__2"), a placeholder ("dynamic") and a negative size (-1) as "?"
+    dims = ["?" if v is None else str(v) for v in map(dim_of, t.shape.dim)]
     named = any(not (d.isdigit() or d == "?") for d in dims)  # "batch x 3", not "batchx3"
     return (" x " if named else "x").join(dims) or "scalar"
-
-
-def _named_dim(param: str) -> bool:
-    """True for a dim name a person gave ("batch", "seq_len"), not one inference generated ("unk__3")."""
-    return param.isidentifier() and not (param.startswith("unk__") and param[5:].isdigit())
 
 
 def _tensor_shapes(graph: onnx.GraphProto) -> dict[str, str]:

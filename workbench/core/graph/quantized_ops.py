@@ -92,3 +92,12 @@ INTEGER_KERNELS = frozenset({
 })
 
 
+def is_integer_kernel(op_type: str, domain: str = "") -> bool:
+    """Whether a node of ``op_type`` in ``domain`` computes on integer tensors itself (the canvas' "INT"
+    mark): the kernels of :data:`INTEGER_KERNELS`, and any other operator of a QOperator or dynamic
+    model (QLinear* and QOrdered* ops, QEmbedLayerNormalization, com.microsoft DynamicQuantizeLSTM ...);
+    not the quantizers (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear)."""
+    if op_type in INTEGER_KERNELS:
+        return True
+    return quantized_kind(op_type, domain) in ("QOperator", "dynamic") and op_type != "DynamicQuantizeLinear"
+

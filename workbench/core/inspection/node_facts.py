@@ -15,9 +15,10 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 
+from workbench.core.graph.dim_names import dim_of
+from workbench.core.graph.skeleton import shape_skeleton
 from workbench.core.graph.walk import iter_graphs
 from workbench.core.inspection.quant_reader import dtype_name
-from workbench.core.model.shapes import shared_dim_name
 
 #: a list attribute longer than this is elided (the whole value goes in :attr:`AttrFact.full`)
 MAX_ITEMS = 8
@@ -134,8 +135,7 @@ def shape_text(shape: tuple[Dim, ...] | None) -> str:
 def _dims(tt: onnx.TypeProto.Tensor) -> tuple[Dim, ...] | None:
     if not tt.HasField("shape"):
         return None
-    return tuple((d.dim_value if d.dim_value >= 0 else None) if d.HasField("dim_value")
-                 else (d.dim_param if shared_dim_name(d.dim_param) else None) for d in tt.shape.dim)
+    return tuple(dim_of(d) for d in tt.shape.dim)
 
 
 def _type_of(tp: onnx.TypeProto) -> tuple[str, tuple[Dim, ...] | None]:
@@ -249,6 +249,25 @@ def _weight_bytes(t: TensorProto, elements: int) -> int | None:
     return elements * itemsize
 
 
+def _qdq_output_type(node: onnx.NodeProto, known) -> tuple[str, tuple[Dim, ...] | None] | None:
+    """(dtype, dims) of a QuantizeLinear / DequantizeLinear output from its inputs (``known(name)``: their
+    (dtype, dims) or None): a DequantizeLinear writes its scale's type (its ``output_dtype`` attribute when
+    set), a QuantizeLinear its zero point's type (``output_dtype``, else uint8), both in their input's shape;
+    None when neither is known."""
+    attrs = {a.name: a for a in node.attribute}
+    x = known(node.input[0])
+    dims = x[1] if x is not None else None
+    if "output_dtype" in attrs and attrs["output_dtype"].i:
+        dtype = dtype_name(attrs["output_dtype"].i)
+    elif node.op_type == "DequantizeLinear":
+        scale = known(node.input[1]) if len(node.input) > 1 else None
+        dtype = scale[0] if scale is not None else ""
+    else:
+        zp = known(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+        dtype = zp[0] if zp is not None else "uint8"
+    return (dtype, dims) if dtype or dims is not None else None
+
+
 class NodeFactsIndex:
     """The tensors of ``proto`` (every graph) read once: types and shapes, weights, producers and consumers.
 
@@ -285,6 +304,37 @@ class NodeFactsIndex:
                 for i in node.input:
                     if i:
                         self.consumers.setdefault(i, []).append(node.name)
+        if any(o not in self.types and o not in self.weights for o in self.producer):
+            self._infer(proto)
+
+    def _infer(self, proto: onnx.ModelProto) -> None:
+        """Types of the tensors the file does not declare (a QDQ export without value_info showed "? ?" for
+        every DequantizeLinear output): onnx shape inference where it works, then each QuantizeLinear /
+        DequantizeLinear output still unknown from its inputs (:func:`_qdq_output_type`), in graph order."""
+        try:
+            inferred = onnx.shape_inference.infer_shapes(shape_skeleton(proto))
+        except Exception:  # noqa: BLE001 - a custom op, a model past 2 GB: the Q/DQ rule below still applies
+            inferred = None
+        if inferred is not None:
+            for _, g in iter_graphs(inferred.graph):
+                for vi in g.value_info:
+                    if vi.name not in self.types:
+                        dtype, dims = _type_of(vi.type)
+                        if dtype or dims is not None:
+                            self.types[vi.name] = (dtype, dims)
+        for _, g in iter_graphs(proto.graph):
+            for node in g.node:
+                if node.op_type in QDQ_OPS and node.output and node.output[0] and node.output[0] not in self.types:
+                    found = _qdq_output_type(node, self._known)
+                    if found is not None:
+                        self.types[node.output[0]] = found
+
+    def _known(self, name: str) -> tuple[str, tuple[Dim, ...] | None] | None:
+        """(dtype, dims) of a typed tensor or a weight, None when unknown."""
+        w = self.weights.get(name)
+        if w is not None:
+            return dtype_name(w.data_type), tuple(int(d) for d in w.dims)
+        return self.types.get(name)
 
     def __contains__(self, node: str) -> bool:
         return node in self.nodes

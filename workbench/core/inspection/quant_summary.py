@@ -22,7 +22,7 @@ from workbench.core.formats.qtypes import qtype_of_onnx
 from workbench.core.graph.index import attrs_of
 from workbench.core.graph.layout import GraphStructure, node_keys
 from workbench.core.graph.op_families import WEIGHT_OPS
-from workbench.core.graph.quantized_ops import INTEGER_KERNELS, find_quantized, quantized_kind
+from workbench.core.graph.quantized_ops import find_quantized, is_integer_kernel, quantized_kind
 from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 from workbench.core.planning.kernels import (
@@ -52,6 +52,13 @@ _KERNEL_INPUTS: dict[str, tuple[int | None, int | None]] = {
     "MatMulInteger": (0, 1), "MatMulIntegerToFloat": (0, 1), "DynamicQuantizeMatMul": (None, 1),
     "DynamicQuantizeLSTM": (None, 1), "MatMulNBits": (None, 1), "QAttention": (0, 1),
     "QLinearConvTranspose": (0, 3),
+}
+#: element-wise ops onnxruntime's QDQ selectors (CPU) turn into integer kernels when every listed input
+#: comes from a DequantizeLinear and the op's one reader is a QuantizeLinear, of one 8-bit type as onnxruntime
+#: sees them (its unary, binary, variadic and Where rules; ``_runtime_type``): op -> positions of the quantized inputs (None: all)
+ELEMENTWISE_KERNELS: dict[str, tuple[int, ...] | None] = {
+    "AveragePool": (0,), "GlobalAveragePool": (0,), "LeakyRelu": (0,), "Sigmoid": (0,), "Softmax": (0,),
+    "Add": (0, 1), "Mul": (0, 1), "Concat": None, "Where": (1, 2),
 }
 _KIND_TEXT = {"weight_only": "weight-only"}
 _Q_OPS = ("QuantizeLinear", "DequantizeLinear")
@@ -125,6 +132,7 @@ class _Graph:
                 self.consumers.setdefault(i, []).append(n)
         self.dtypes = tensor_dtypes(proto, params)
         self.inits = {i.name: i for i in proto.graph.initializer}
+        self.outputs = {o.name for o in proto.graph.output}
         self.relu_after = relu_after_bias(proto.graph)  # MatMuls onnxruntime fuses with bias + Relu
         self.qonnx_dtype = {}
         by_tensor = {p.tensor: p for p in params}
@@ -252,8 +260,11 @@ def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
     Relu / Clip) give QLinearConv / QLinearMatMul / QGemm, a MatMul or Gemm with a float output
     MatMulIntegerToFloat / QGemm (a 16-bit output pair keeps the op float);
     a MatMul whose integer weight sits beside a float or 16-bit activation MatMulNBits; None where
-    onnxruntime runs DequantizeLinear and the float op (ConvTranspose, 16-bit activations, float8)."""
+    onnxruntime runs DequantizeLinear and the float op (ConvTranspose, 16-bit activations, float8);
+    element-wise ops as :func:`_elementwise_kernel`."""
     op = node.op_type
+    if op in ELEMENTWISE_KERNELS:
+        return _elementwise_kernel(g, node)
     if op not in ("Conv", "ConvTranspose", "MatMul", "Gemm"):
         return None
     a_dq = g.producer.get(_input(node, 0))
@@ -284,6 +295,42 @@ def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
     return f"QLinear{op}" if to_q else None
 
 
+def _elementwise_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
+    """``QLinear<op>`` when onnxruntime fuses the QDQ unit around the element-wise ``node``
+    (:data:`ELEMENTWISE_KERNELS`): the listed inputs read DequantizeLinear outputs, the one reader of the
+    output (not a graph output) is a QuantizeLinear, and those integer tensors have one 8-bit type as
+    onnxruntime sees them (:func:`_runtime_type`); else None (DequantizeLinear, the float op, QuantizeLinear)."""
+    positions = ELEMENTWISE_KERNELS[node.op_type]
+    inputs = [t for t in node.input if t] if positions is None else [_input(node, i) for i in positions]
+    dqs = [g.producer.get(t) for t in inputs]
+    if not inputs or not all(d is not None and d.op_type == "DequantizeLinear" for d in dqs):
+        return None
+    if not node.output or node.output[0] in g.outputs:
+        return None
+    q = _only(g, node.output[0])
+    if q is None or q.op_type != "QuantizeLinear":
+        return None
+    types = {_runtime_type(g, d) for d in dqs} | {_runtime_type(g, _only(g, q.output[0]), g.dtype(q.output[0]))}
+    return f"QLinear{node.op_type}" if len(types) == 1 and types <= {"int8", "uint8"} else None
+
+
+def _runtime_type(g: _Graph, dq: onnx.NodeProto | None, dtype: str | None = None) -> str:
+    """The integer type of a DequantizeLinear's input (``dtype`` when ``dq`` is None) after onnxruntime's
+    x86 QDQS8ToU8Transformer: an int8 pair it turns uint8 (:func:`_u8_pair`) reads uint8. Its binary,
+    unary and variadic selectors then ask for one type across the unit (measured with onnxruntime 1.32:
+    an int8 Q -> DQ pair read by one node beside a uint8 one fuses, an int8 constant or a shared int8
+    pair beside uint8 does not). A QuantizeLinear of a constant (initializer or Constant node: GELU's 0.5
+    and 1.0 in onnxruntime's own int8 exports) is folded into an int8 constant first, so it stays int8."""
+    if dq is None or dq.op_type != "DequantizeLinear":
+        return dtype or "?"
+    t = g.dtype(dq.input[0])
+    if t != "int8" or not _u8_pair(g, dq):
+        return t
+    src = g.producer[dq.input[0]].input[0]  # _u8_pair: a QuantizeLinear feeds the pair
+    constant = src in g.inits or (src in g.producer and g.producer[src].op_type == "Constant")
+    return "int8" if constant else "uint8"
+
+
 def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | None = None) -> QuantSummary:
     """How ``proto`` (main graph) is quantized; see the module docstring.
 
@@ -304,7 +351,7 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
     for node, key in zip(g.nodes, node_keys(g.nodes), strict=True):
         summary.node_dtypes[key] = node_dtype(g, node)
         op = node.op_type
-        if op in INTEGER_KERNELS:
+        if is_integer_kernel(op, node.domain):
             summary.kernels[key] = op
         else:
             fused = _fused_kernel(g, node)
@@ -329,7 +376,7 @@ def _has_quantized_neighbours(g: _Graph, node: onnx.NodeProto) -> bool:
     """Whether ``node`` is an integer kernel, or (not a Q/DQ or Constant node) reads a DequantizeLinear
     output or writes a tensor a QuantizeLinear reads."""
     op = node.op_type
-    if op in INTEGER_KERNELS or op in FLOAT_OP:
+    if is_integer_kernel(op, node.domain) or op in FLOAT_OP:
         return True
     if op in _Q_OPS or op in ("DynamicQuantizeLinear", "Constant"):  # a Constant's Q/DQ quantize a weight
         return False

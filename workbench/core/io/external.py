@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import sys
 import weakref
 from collections.abc import Iterator
 
@@ -35,7 +36,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.errors import ModelError
-from workbench.core.io.tensor_bytes import _copy_fields
+from workbench.core.io.tensor_bytes import _copy_fields, raw_bytes
 
 #: A model keeps its weights on disk when its external data holds at least this many bytes.
 LAZY_MODEL_BYTES = 512 << 20
@@ -175,6 +176,9 @@ def tensor_array(t: TensorProto) -> np.ndarray:
             raise ModelError(f"tensor '{t.name}': its data is in an external file that was not loaded "
                              f"({_entries(t).get('location', '')!r}).",
                              hint="Open the model with workbench.core.model.load.load_model.")
+        if t.data_type in _TYPES and t.HasField("raw_data") and not t.HasField("segment") and sys.byteorder == "little":
+            # numpy_helper.to_array's own reading of raw_data, from bytes a job may have read already
+            return np.frombuffer(raw_bytes(t), dtype=helper.tensor_dtype_to_np_dtype(t.data_type)).reshape(t.dims)
         return numpy_helper.to_array(t)
     check_unchanged(path, t)
     dtype, offset = _np_dtype(t), _offset(t)
@@ -227,7 +231,7 @@ def copy_with(proto: onnx.ModelProto, replace) -> onnx.ModelProto:
     _copy_fields(proto, out, "graph")
     _copy_fields(proto.graph, out.graph, "initializer")
     for t in proto.graph.initializer:
-        out.graph.initializer.append(replace(t))
+        out.graph.initializer.add().CopyFrom(replace(t))  # one copy (tensor_bytes.append_copies)
     return out
 
 

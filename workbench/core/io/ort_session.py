@@ -35,7 +35,7 @@ from workbench.core.io.external import (
     map_file,
     release_pages,
 )
-from workbench.core.io.tensor_bytes import tensor_nbytes
+from workbench.core.io.tensor_bytes import raw_bytes, tensor_nbytes
 
 if TYPE_CHECKING:
     import onnxruntime as ort
@@ -74,7 +74,7 @@ def session_sources(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, 
         if not _buffered(t):
             return t
         name = f"workbench_{len(sources)}.data"
-        raw = sources[name] = t.raw_data  # one copy of the bytes, used in place by onnxruntime
+        raw = sources[name] = raw_bytes(t)  # one copy of the bytes (or a job's copy), used in place by onnxruntime
         ref = TensorProto(name=t.name, data_type=t.data_type, dims=t.dims, data_location=TensorProto.EXTERNAL)
         for k, v in (("location", name), ("offset", "0"), ("length", str(len(raw)))):
             ref.external_data.add(key=k, value=v)

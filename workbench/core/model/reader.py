@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import onnx
@@ -20,6 +23,7 @@ from onnx import external_data_helper as edh
 
 from workbench.core.errors import ModelError
 from workbench.core.io import external
+from workbench.core.io.tensor_bytes import raw_data_lengths
 from workbench.core.model.shapes import skeleton
 from workbench.core.model.tensor_check import check_loaded, check_tensors
 
@@ -58,30 +62,63 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
         inside = sorted(p.name for p in path.glob("*.onnx"))[:5] if path.is_dir() else []
         raise ModelError(f"{path}: is not a file.", hint="Pass the path of an .onnx file"
                          + (f" (this folder has {', '.join(inside)})." if inside else "."))
-    data = _file_bytes(path)
-    if not data:
-        raise ModelError(f"{path}: the file is empty (0 bytes).",
-                         hint="The download or export was interrupted. " + _REEXPORT)
-    proto = onnx.ModelProto()
-    try:
-        proto.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as exc:
-        refuse_other_format(path, data)
-        raise ModelError(f"{path}: not a readable ONNX model: the file is truncated or not ONNX ({one_line(exc)}).",
-                         hint=_REEXPORT) from None
-    if not proto.HasField("graph") or not proto.opset_import or proto.ir_version <= 0:
-        refuse_other_format(path, data)
-        missing = [what for what, ok in (("graph", proto.HasField("graph")), ("opset_import", proto.opset_import),
-                                         ("ir_version", proto.ir_version > 0)) if not ok]
-        raise ModelError(f"{path}: not an ONNX model or truncated ({', '.join(missing)} missing).",
-                         hint=_REEXPORT)
+    with _file_view(path) as data:
+        if not data:
+            raise ModelError(f"{path}: the file is empty (0 bytes).",
+                             hint="The download or export was interrupted. " + _REEXPORT)
+        proto = onnx.ModelProto()
+        try:
+            proto.ParseFromString(data)
+        except (DecodeError, RuntimeError, ValueError) as exc:
+            refuse_other_format(path, _file_bytes(path))
+            raise ModelError(f"{path}: not a readable ONNX model: the file is truncated or not ONNX "
+                             f"({one_line(exc)}).", hint=_REEXPORT) from None
+        if not proto.HasField("graph") or not proto.opset_import or proto.ir_version <= 0:
+            refuse_other_format(path, _file_bytes(path))
+            missing = [what for what, ok in (("graph", proto.HasField("graph")), ("opset_import", proto.opset_import),
+                                             ("ir_version", proto.ir_version > 0)) if not ok]
+            raise ModelError(f"{path}: not an ONNX model or truncated ({', '.join(missing)} missing).",
+                             hint=_REEXPORT)
+        digest = hashlib.sha256(data).hexdigest()
+        lengths = raw_data_lengths(data)
     check_text_fields(proto, path)
     check_opsets(proto, path)
-    unsized = check_tensors(proto, path)
+    unsized = check_tensors(proto, path, raw_lengths=lengths)
     external = load_external_data(proto, path)
     check_loaded(unsized, path)
     check_structure(proto, path)
-    return proto, hashlib.sha256(data).hexdigest(), external
+    return proto, digest, external
+
+
+#: Model files at least this large are parsed from a read-only memory map of the file
+_MAP_BYTES = 1 << 20
+
+
+@contextmanager
+def _file_view(path: Path) -> Iterator[bytes | memoryview]:
+    """The bytes of the model file ``path`` while the ``with`` block runs: a view of a read-only
+    memory map for a file of :data:`_MAP_BYTES` or more (parsed and hashed in place: reading a
+    90 MB model into a bytes object first faulted in and copied 90 MB more), else the bytes read.
+    An unreadable file raises ModelError naming it."""
+    mm = None
+    try:
+        if path.stat().st_size >= _MAP_BYTES:
+            with open(path, "rb") as f:
+                mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # unmappable (or emptied meanwhile): read it
+        mm = None
+    if mm is None:
+        yield _file_bytes(path)
+        return
+    view = memoryview(mm)
+    try:
+        yield view
+    finally:
+        try:
+            view.release()
+            mm.close()
+        except BufferError:  # a view of it is still alive: the map closes when that goes
+            pass
 
 
 def _file_bytes(path: Path) -> bytes:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
+from workbench.core.graph.dim_names import named_dim
 from workbench.core.graph.shell import model_shell
 from workbench.core.graph.walk import iter_graphs
 from workbench.core.io.tensor_bytes import tensor_nbytes
@@ -31,18 +32,13 @@ def infer_shapes(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
 
 _SKELETON_BYTES = 1 << 12
 
-# Names exporters write for a dimension they know nothing about; each such dimension is its own unknown.
-_PLACEHOLDER_DIMS = {"", "?", "-1", "none", "None", "dynamic", "unknown"}
-
-
 def shared_dim_name(param: str | None) -> bool:
     """True when the dim_param ``param`` names a size several dimensions share ("batch", "sequence"):
-    those dimensions must agree. False for an unnamed dimension and a placeholder that only says the
-    size is unknown (``""``, ``"?"``, ``"-1"``, ``"dynamic"``, ``unk__3`` from shape inference): each of
-    those is an unknown of its own (PaddleOCR's ``[-1, 3, "?", "?"]`` has a height and a width that differ)."""
-    if not param or param in _PLACEHOLDER_DIMS:
-        return False
-    return not (param.startswith("unk__") and param[5:].isdigit())
+    those dimensions must agree. False for an unnamed dimension, a placeholder that only says the size
+    is unknown (``""``, ``"?"``, ``"-1"``, ``"dynamic"``, ``unk__3`` from shape inference) and an expression:
+    each of those is an unknown of its own (PaddleOCR's ``[-1, 3, "?", "?"]`` has a height and a width that
+    differ). The rule the canvas and the inspector show names by: :func:`workbench.core.graph.dim_names.named_dim`."""
+    return named_dim(param)
 
 
 def skeleton(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, list[onnx.TensorProto]]:

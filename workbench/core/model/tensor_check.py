@@ -47,12 +47,16 @@ def _raw_bytes(t: TensorProto, count: int) -> int | None:
     return count * np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
 
 
-def check_tensors(proto: onnx.ModelProto, path: Path | str, *, loaded: bool = False) -> list[TensorProto]:
+def check_tensors(proto: onnx.ModelProto, path: Path | str, *, loaded: bool = False,
+                  raw_lengths: list[int | None] | None = None) -> list[TensorProto]:
     """Raise ModelError when a stored tensor's data type, dims or data size is inconsistent.
 
     Called before the external data is loaded: external tensors are checked through their
     declared ``length`` (no data is read); those without a ``length`` are returned so they can
-    be checked again with ``loaded=True`` once their bytes are in memory.
+    be checked again with ``loaded=True`` once their bytes are in memory. ``raw_lengths``: the
+    ``raw_data`` length of each main-graph initializer as the file stores it
+    (:func:`workbench.core.io.tensor_bytes.raw_data_lengths`), so their bytes are not copied to be
+    measured.
 
     Raises
     ------
@@ -61,7 +65,8 @@ def check_tensors(proto: onnx.ModelProto, path: Path | str, *, loaded: bool = Fa
         does not match ``prod(dims)`` elements of the declared type.
     """
     later = []
-    for t in _tensors(proto.graph):
+    stored = raw_lengths if raw_lengths is not None and len(raw_lengths) == len(proto.graph.initializer) else []
+    for i, t in enumerate(_tensors(proto.graph)):
         where = f"{path}: tensor '{t.name}'"
         try:
             helper.tensor_dtype_to_np_dtype(t.data_type)
@@ -80,7 +85,7 @@ def check_tensors(proto: onnx.ModelProto, path: Path | str, *, loaded: bool = Fa
                                  f"data entry has length {length}.", hint=_HINT)
             continue
         if t.HasField("raw_data"):
-            have = len(t.raw_data)  # a copy with upb, but only of tensors stored inside the .onnx file
+            have = stored[i] if i < len(stored) and stored[i] is not None else len(t.raw_data)  # len: a copy with upb
             if want is not None and have != want:
                 raise ModelError(f"{where} declares {list(t.dims)} elements of {TensorProto.DataType.Name(t.data_type)} "
                                  f"({want} bytes) but stores {have} bytes.", hint=_HINT)

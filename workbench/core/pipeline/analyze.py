@@ -11,6 +11,7 @@ import onnx
 from workbench.core.analysis.evaluate import EvalReport, evaluate
 from workbench.core.analysis.executors import Executor, InlineExecutor
 from workbench.core.analysis.noise_trace import probe_pairs
+from workbench.core.analysis.own_noise import own_fragments, unit_nodes
 from workbench.core.analysis.unit_error import accumulate, add_sums, unit_outputs, unit_rows, unit_segments
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data, open_data_source, sample_batches
@@ -39,9 +40,16 @@ def analyze_end_to_end(model: PreparedModel, result: QuantizeResult, data: Any, 
 
 
 def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples: int | None = None,
-            executor: Executor | None = None, shards: int | None = None,
+            executor: Executor | None = None, shards: int | None = None, own_noise: bool = True,
             progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> list:
     """Per-node-unit error of ``result`` against ``model`` on ``data``, worst first.
+
+    With ``own_noise`` (the default) each unit's own noise is measured too: its QDQ fragment run on the
+    float model's values of its inputs (:mod:`workbench.core.analysis.own_noise`; one more unfused run per
+    batch, of the units alone), which :func:`workbench.core.analysis.sensitivity.local_sensitivity` then
+    reports; the float residual Adds are probed only for the units whose fragment cannot be built (their
+    figure is derived from the accumulated noise). Without it (autotune's ranking, kept as it was tuned)
+    every own figure is derived.
 
     With ``executor`` (not inline) the rows are split into ``shards`` consecutive ranges (default:
     4), each measured as a task; the error sums of the shards add, so the figures equal a single
@@ -53,35 +61,43 @@ def analyze(model: PreparedModel, result: QuantizeResult, data: Any, *, samples:
     Returns
     -------
     UnitRows
-        A list of :class:`workbench.core.analysis.unit_error.UnitError`, worst first, whose ``probed``
-        holds the SQNR of the float residual Adds measured for the local SQNR (no rows of their own).
+        A list of :class:`workbench.core.analysis.unit_error.UnitError`, worst first, whose ``own`` holds
+        the SQNR of each unit output computed from float inputs (``own_noise``), and ``probed`` the SQNR of
+        the float residual Adds measured for the derived local SQNR (no rows of their own).
     """
     source = finite_rows(open_data_source(data, model))  # samples with NaN / Inf inputs are left out
     model = result.float_model or model
     if executor is not None and not isinstance(executor, InlineExecutor):
-        return _sharded(model, result, source, samples, executor, shards or 4, progress, cancel)
+        return _sharded(model, result, source, samples, executor, shards or 4, own_noise, progress, cancel)
     total = source.num_samples() or 0
     if samples:
         total = min(total, samples) if total else samples
     if source.can_batch:
         total = -(-total // ANALYSIS_BATCH)
-    pairs = _with_probes(model, result)
+    pairs, own = _with_probes(model, result, own_noise)
     if not pairs:
         return []
     segs = unit_segments(model.proto, pairs)
-    sums = accumulate(model.proto, result.proto, pairs, segs, sample_batches(model, source, samples),
+    sums = accumulate(model.proto, result.proto, pairs, segs, sample_batches(model, source, samples), own=own,
                       progress=progress, cancel=cancel, total=total)
     return unit_rows(pairs, segs, sums)
 
 
-def _with_probes(model: PreparedModel, result: QuantizeResult) -> dict:
-    """The unit outputs to measure, and the float residual Adds (or other float nodes mixing noisy
-    tensors) where a unit's input trace stops, so its local SQNR has an input figure
-    (:func:`workbench.core.analysis.noise_trace.probe_pairs`); none when no unit output is measured."""
+def _with_probes(model: PreparedModel, result: QuantizeResult, own_noise: bool) -> tuple[dict, dict | None]:
+    """``(pairs, own)``: the unit outputs to measure, and the float residual Adds (or other float nodes mixing
+    noisy tensors) where the input trace of a unit whose own noise is derived stops, so its local SQNR has an
+    input figure (:func:`workbench.core.analysis.noise_trace.probe_pairs`); ``own``: the units whose own noise
+    is measured on float inputs (:func:`workbench.core.analysis.own_noise.unit_nodes`; None without
+    ``own_noise``). No pairs when no unit output is measured."""
     pairs = unit_outputs(result.plan, result.tensor_map)
     if not pairs:
-        return {}
-    return {**pairs, **probe_pairs(result.plan, model.proto, result.proto, pairs)}
+        return {}, None
+    own = unit_nodes(result.plan, pairs) if own_noise else None
+    frags = own_fragments(model.proto, result.proto, pairs, own) if own else None
+    measured = {pairs[t][0] for t in frags.outputs} if frags is not None else set()
+    derived = {u for u, _op, _q in pairs.values() if u not in measured} if own else None
+    probes = probe_pairs(result.plan, model.proto, result.proto, pairs, units=derived)
+    return {**pairs, **probes}, ({u: n for u, n in own.items() if u in measured} or None) if own else None
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,7 @@ class AnalysisShard:
     data_spec: dict
     start: int
     stop: int
+    own: dict | None = None  # units whose own noise is measured (:func:`workbench.core.analysis.own_noise.unit_nodes`)
 
 
 def analyze_shard(task: AnalysisShard) -> dict:
@@ -103,21 +120,22 @@ def analyze_shard(task: AnalysisShard) -> dict:
     model = prepare_proto(fp)
     rows = finite_rows(RowRange(open_data(task.data_spec, model), task.start, task.stop))
     batches = rows.batches(ANALYSIS_BATCH)
-    return accumulate(fp, onnx.load_from_string(task.quant_model), task.pairs, task.segs, batches)
+    return accumulate(fp, onnx.load_from_string(task.quant_model), task.pairs, task.segs, batches, own=task.own)
 
 
-def _sharded(model, result, source, samples, executor: Executor, shards: int, progress, cancel) -> list:
+def _sharded(model, result, source, samples, executor: Executor, shards: int, own_noise: bool, progress,
+             cancel) -> list:
     n = source.num_samples()
     if n is None:
         raise DataError(f"{source.describe()}: sharded analysis needs the number of samples.",
                         hint="Use an .npz/.npy file or a folder, or analyze in one pass.")
     n = min(n, samples) if samples else n
-    pairs = _with_probes(model, result)
+    pairs, own = _with_probes(model, result, own_noise)
     if not pairs:
         return []
     segs = unit_segments(model.proto, pairs)
     fb, qb = model.proto.SerializeToString(), result.proto.SerializeToString()
-    tasks = [AnalysisShard(fb, qb, pairs, segs, source.to_json(), a, b) for a, b in split_rows(n, shards)]
+    tasks = [AnalysisShard(fb, qb, pairs, segs, source.to_json(), a, b, own) for a, b in split_rows(n, shards)]
     parts = []
     if progress is not None:
         progress(0, len(tasks), "Measuring per-node error (shards)")

@@ -2,7 +2,8 @@
 
 Runs right after the latency check (:mod:`workbench.core.pipeline.latency_check`) when the job asks
 for it (``quantize(..., latency_check=True)``; the CLI's default) and the written model measured
-slower than its float model by a real margin (see :func:`does_not_pay`). The quantized units are
+slower than its float model by a real margin, reliably (see :func:`does_not_pay`: a measurement taken under
+load changes nothing, the latency check warns instead). The quantized units are
 grouped into islands (:func:`workbench.core.planning.island_guard.quantized_islands`: units that
 share an activation tensor, so one island is what runs between one set of Q and DQ transitions).
 The pass then tries cheaper placements, each written by the pipeline again with the job's
@@ -16,7 +17,9 @@ calibration reused (no new calibration pass) and measured against float the same
    the noise of a loaded machine, is reported); with islands the recipe names still quantized it is
    kept only when it measured faster, like the single trials.
 
-The best placement measured is the one written; each island left float is reported as a warning
+A trial measured under load (not reliable) is not compared: the placement before it stays, and the
+note says how many trials were left out and at what load (the every-island-float trial excepted: the
+first, reliable, measurement decided it). The best placement measured is the one written; each island left float is reported as a warning
 (``IssueCode.LATENCY_KEPT_FLOAT``, with the ratio before and after) and its nodes are added to the
 result's recipe (``QuantizeResult.recipe``), so a saved project replays the same model on any
 machine without measuring again. Islands holding a node the recipe names itself are never tried.
@@ -41,7 +44,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
-from workbench.core.pipeline.latency_check import REMEASURE_HOW, worth_rewriting
+from workbench.core.pipeline.latency_check import REMEASURE_HOW, acts_on
 from workbench.core.pipeline.passes import Job, Pass, PassResult, run_passes
 from workbench.core.planning.island_guard import named_by_recipe, quantized_islands
 from workbench.core.recipe.spec import PlanMode
@@ -57,10 +60,10 @@ IMPROVES_BY = 0.03
 
 
 def does_not_pay(lat: LatencyComparison | None) -> bool:
-    """True when ``lat`` says the quantized model is slower than float by a margin worth a rewrite
-    (:func:`~workbench.core.pipeline.latency_check.worth_rewriting`); a smaller slowdown (a model that
-    runs in microseconds) is reported by the latency check, not rewritten."""
-    return lat is not None and worth_rewriting(lat)
+    """True when ``lat`` says the quantized model is slower than float by a margin worth a rewrite, measured
+    reliably (:func:`~workbench.core.pipeline.latency_check.acts_on`); a smaller slowdown (a model that
+    runs in microseconds), or one measured under load, is reported by the latency check, not rewritten."""
+    return lat is not None and acts_on(lat)
 
 
 class LatencyFallback:
@@ -87,15 +90,19 @@ class LatencyFallback:
                    if not any(named_by_recipe(job.user_recipe, n, job.plan.units[n].op_type) for n in g)]
         if not islands:
             return PassResult(False)
-        start, first = job.latency.ratio, job.latency
+        start = job.latency.ratio
         best, kept, tried = job, [], 0
+        self._loaded: list[LatencyComparison] = []
+        # a first measurement taken under load (decisive: a clear slowdown) has its trials compared under load
+        # too; after a reliable one, a trial taken under load is not compared
+        self._first = job.latency
         singles = islands[:MAX_SINGLE_TRIALS] if len(islands) > 1 else []
         total = len(singles) + 1
         for group in singles:
             if not does_not_pay(best.latency):
                 break
             trial, tried = self._trial(job, kept + [group], tried, total), tried + 1
-            if trial is not None and trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY):
+            if self._steady(trial) and trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY):
                 best, kept = trial, kept + [group]
         rest = [g for g in islands if g not in kept]
         if rest and does_not_pay(best.latency):
@@ -107,14 +114,14 @@ class LatencyFallback:
             held = [n for n, u in job.plan.units.items()
                     if u.excluded and not named_by_recipe(job.user_recipe, n, u.op_type)]
             trial, tried = self._trial(job, kept + rest + [held], tried, total, islands=len(kept + rest)), tried + 1
-            if trial is not None and (all_float or trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY)):
+            # (all float: decided by the first measurement; the trial's own figure is only shown)
+            if trial is not None and (all_float or (self._steady(trial)
+                                                    and trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY))):
                 best, kept = trial, kept + rest
         if job.progress is not None:
             job.progress(total, total, "Latency fallback: done")
         if best is job:
-            return PassResult(False, [PlanIssue(
-                "", Severity.INFO, f"latency fallback: {count(tried, 'cheaper placement')} with islands left float measured "
-                f"no faster than {start:.2f}x float; kept as planned", code=IssueCode.LATENCY_KEPT_FLOAT)])
+            return PassResult(False, [_kept_as_planned(tried, start, self._loaded)])
         placed = [i for i in job.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node in job.placed_float]
         job.adopt(best)
         # the kept trial's own plan, guard and latency notes replace the first run's, except the latency
@@ -122,7 +129,7 @@ class LatencyFallback:
         job.issues = placed + list(best.issues)
         issues = [_kept_issue(g, start, best.latency.ratio, len(kept)) for g in kept]
         if not any(not u.excluded for u in job.plan.units.values()):
-            issues.append(_all_float_issue(start, first))
+            issues.append(_all_float_issue(start, self._first))
         return PassResult(True, issues)
 
     def _trial(self, job: Job, groups: list[list[str]], done: int, total: int,
@@ -145,16 +152,41 @@ class LatencyFallback:
             return None
         return trial
 
+    def _steady(self, trial: Job | None) -> bool:
+        """True when ``trial`` may be compared: measured reliably, or under load like the first measurement
+        (which decided under load, :func:`~workbench.core.pipeline.latency_check.decisive`: its trials are
+        compared by the same rule, so a loaded machine does not jump to every island float); a trial under load
+        after a reliable first measurement is noted and decides nothing."""
+        if trial is None:
+            return False
+        if not trial.latency.reliable and self._first.reliable:
+            log.info("latency fallback: a trial measured at %s, not used", trial.latency.unreliable_because())
+            self._loaded.append(trial.latency)
+            return False
+        return True
 
-def _all_float_issue(before: float, lat: LatencyComparison) -> PlanIssue:
-    """The warning when the fallback left every unit float: the file written is the float model."""
-    steady = "" if lat.reliable else (
-        f"; measured at {lat.unreliable_because()}: a loaded machine can make a quantized model measure "
-        "slower than it runs on a quiet one")
+
+def _kept_as_planned(tried: int, start: float, loaded: list[LatencyComparison]) -> PlanIssue:
+    """The note when no cheaper placement was adopted; it names the trials measured under load (not used)."""
+    text = (f"latency fallback: {count(tried, 'cheaper placement')} with islands left float measured no faster than "
+            f"{start:.2f}x float; kept as planned")
+    if not loaded:
+        return PlanIssue("", Severity.INFO, text, code=IssueCode.LATENCY_KEPT_FLOAT)
+    worst = max(loaded, key=lambda lat: lat.load_per_core)
+    return PlanIssue("", Severity.WARNING,
+                     f"{text} ({len(loaded)} of them measured at up to {worst.unreliable_because()}, not reliable, "
+                     "so not used); run the command again when the machine is quieter to try them",
+                     code=IssueCode.LATENCY_KEPT_FLOAT)
+
+
+def _all_float_issue(before: float, first: LatencyComparison) -> PlanIssue:
+    """The warning when the fallback left every unit float: the file written is the float model (decided on a
+    reliable measurement, or on a clear slowdown measured under load, which it names)."""
+    load = f", at {first.unreliable_because()}" if not first.reliable else ""
     return PlanIssue(
         "", Severity.WARNING,
         f"the latency fallback left every unit float, so the model written is the float model, not a quantized "
-        f"one (as quantized it measured {before:.2f}x its float latency{steady}); pass --no-latency-check to write "
+        f"one (as quantized it measured {before:.2f}x its float latency{load}); pass --no-latency-check to write "
         f"it quantized anyway, name nodes in an override to keep their islands quantized, or measure again "
         f"with {REMEASURE_HOW}", code=IssueCode.LATENCY_KEPT_FLOAT)
 

@@ -8,9 +8,13 @@ the same Q/DQ pairs, at the unit's input shape on the latency feed (the first ca
 with :func:`workbench.core.runtime.unit_latency.conv_unit_latency` (about 0.3 s per distinct shape,
 cached on disk, so a second quantize of the same model measures nothing). A unit whose ratio
 int8 / float is above :data:`KEEP_FLOAT_ABOVE` is kept float and reported
-(``IssueCode.LATENCY_KEPT_FLOAT``, with the ratio and the shape). The exclusion is added to the
+(``IssueCode.LATENCY_KEPT_FLOAT``, with the ratio and the shape, and the load average when the probe ran
+on a loaded machine: a probe is one small op, the decision keeps that unit float and no other, so it is
+taken under load too and said so). The exclusion is added to the
 result's recipe (``QuantizeResult.recipe``), so a project saved from it replays the same model on
-any machine without measuring again.
+any machine without measuring again. A unit the recipe names itself (an override, or a rule by its
+name: :func:`workbench.core.planning.island_guard.named_by_recipe`) is neither probed nor kept float:
+the user's explicit setting wins, as in the latency fallback.
 
 A Conv kept float keeps its output float too (the planner's rule: onnxruntime would otherwise
 re-quantize it between Q/DQ pairs), so the Conv after it reads a float input; the probe does not
@@ -37,6 +41,7 @@ from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.pipeline.latency_check import latency_feed
 from workbench.core.pipeline.passes import Job, PassResult
 from workbench.core.pipeline.plan_passes import guard_islands, job_facts, resolve_plan
+from workbench.core.planning.island_guard import named_by_recipe
 from workbench.core.progress import no_progress
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.runtime.session import add_outputs, make_session
@@ -105,8 +110,9 @@ def _probe(job: Job, name: str, node: onnx.NodeProto, shapes: dict, opset: int,
         return None
     if lat.ratio <= KEEP_FLOAT_ABOVE:
         return None
+    load = "" if lat.reliable else f", at {lat.unreliable_because()}: not cached, measured again next run"
     return (f"kept in float: as {kernel} it measured {lat.ratio:.2f}x its float latency at {where} "
-            "(onnxruntime CPU, 1 thread); name the node in an override to quantize it anyway")
+            f"(onnxruntime CPU, 1 thread{load}); name the node in an override to quantize it anyway")
 
 
 class LatencyPlacement:
@@ -121,6 +127,8 @@ class LatencyPlacement:
     def run(self, job: Job) -> PassResult:
         units: dict[str, tuple[onnx.NodeProto, list[int] | None]] = dict(depthwise_units(job))
         units.update((n, (node, None)) for n, node in activation_matmul_units(job).items())
+        # a node the user named (an override or a rule by its name) is quantized as asked, never measured away
+        units = {n: v for n, v in units.items() if not named_by_recipe(job.user_recipe, n, v[0].op_type)}
         if not units:
             return PassResult(False)
         probing, report = f"Latency placement: probing {len(units)} units", job.progress or no_progress
@@ -143,7 +151,6 @@ class LatencyPlacement:
             if note is not None:
                 slow[name] = note
         report(len(units), len(units), probing)
-        slow = {n: m for n, m in slow.items() if n not in job.recipe.overrides}
         if not slow:
             return PassResult(False)
         recipe = (job.guard_recipe or job.recipe).with_excluded(list(slow))

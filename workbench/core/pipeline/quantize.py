@@ -33,6 +33,7 @@ import onnx
 
 from workbench.core.calibration.calibrate import CalibrationResult
 from workbench.core.formats.qparams import QParams
+from workbench.core.io.tensor_bytes import raw_bytes_kept
 from workbench.core.issues import PlanIssue
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.calibrate_pass import Calibrate, calibrate
@@ -178,7 +179,8 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
               previous=calibration, guard=guard, bias_correction=bias_correction or recipe.bias_correction,
               latency_check=latency_check, check=check, input_model=model, graph_facts=facts,
               bias_means=bias_means if bias_means is not None else InputMeans())
-    run_passes(job, QUANTIZE_PASSES)
+    with raw_bytes_kept(model.proto):  # each large weight read out of the float model once
+        run_passes(job, QUANTIZE_PASSES)
     written = job.written
     return QuantizeResult(written.proto, job.plan, job.calibration, job.qparams, dict(written.tensor_map),
                           list(job.plan.issues) + job.issues + list(written.issues), job.user_recipe, job.smoothed,

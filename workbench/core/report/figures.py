@@ -1,28 +1,34 @@
 """The report's plots, drawn with matplotlib (object API, no pyplot: no global backend) as SVG.
 
 Every figure carries a footnote with the samples behind it and the runtime that produced it, and
-every colour has a legend or a colour bar. SQNR colours use one scale everywhere
-(:data:`SQNR_NORM`, red below 10 dB, green above 30 dB).
+every colour has a legend or a colour bar. SQNR colours use one scale everywhere, the app's
+(:mod:`workbench.core.report.sqnr_bands`: red at or below 5 dB, yellow at 25 dB, green at or above 45 dB,
+linear in RGB between the stops), and its colour bar is ticked at those stops.
 """
 
 from __future__ import annotations
 
 import base64
 import io
-import math
 import textwrap
 
 import numpy as np
-from matplotlib import colormaps, rc_context
+from matplotlib import rc_context
 from matplotlib.cm import ScalarMappable
-from matplotlib.colors import Normalize
+from matplotlib.colors import LinearSegmentedColormap, Normalize
 from matplotlib.figure import Figure
 
 from workbench.core.report.histograms import TensorHistogram
+from workbench.core.report.sqnr_bands import SQNR_NO_VALUE, SQNR_STOPS, sqnr_rgb, stop_labels
+from workbench.core.wording import share
 
-#: SQNR colour scale of the report (dB): RdYlGn over [0, 40].
-SQNR_NORM = Normalize(vmin=0.0, vmax=40.0, clip=True)
-SQNR_CMAP = colormaps["RdYlGn"]
+_FIRST, _LAST = SQNR_STOPS[0][0], SQNR_STOPS[-1][0]
+#: SQNR colour scale of the report (dB): the app's stops (:data:`~workbench.core.report.sqnr_bands.SQNR_STOPS`)
+SQNR_NORM = Normalize(vmin=_FIRST, vmax=_LAST, clip=True)
+SQNR_CMAP = LinearSegmentedColormap.from_list(
+    "workbench_sqnr", [((db - _FIRST) / (_LAST - _FIRST), colour) for db, colour in SQNR_STOPS])
+#: what the bars rank by and their x axis (the unit's output against float, everything upstream quantized)
+RANKING = "accumulated SQNR"
 _RC = {"svg.hashsalt": "workbench-report", "svg.fonttype": "path", "font.size": 9}
 
 
@@ -54,9 +60,17 @@ def footnote(fig: Figure, text: str, *, below: float = 38.0) -> None:
 
 
 def sqnr_colors(values) -> np.ndarray:
-    """RGBA (float, ``[n, 4]``) of SQNR values in dB on :data:`SQNR_NORM`; +inf maps to the top colour."""
-    v = np.array([40.0 if x == math.inf else x for x in values], dtype=float)
-    return SQNR_CMAP(SQNR_NORM(np.nan_to_num(v, nan=0.0)))
+    """RGBA (float in [0, 1], ``[n, 4]``) of SQNR values in dB, the app's colours
+    (:func:`workbench.core.report.sqnr_bands.sqnr_rgb`): +inf the top colour, NaN the no-value grey."""
+    grey = tuple(int(SQNR_NO_VALUE[i:i + 2], 16) for i in (1, 3, 5))
+    rgb = [sqnr_rgb(float(x)) or grey for x in values]
+    return np.array([(r / 255.0, g / 255.0, b / 255.0, 1.0) for r, g, b in rgb], dtype=float).reshape(-1, 4)
+
+
+def sqnr_colorbar(fig: Figure, ax, *, fraction: float, pad: float) -> None:
+    """The SQNR colour bar beside ``ax``: the app's colour map, ticked at its stops ("<= 5 dB" ... ">= 45 dB")."""
+    bar = fig.colorbar(sqnr_mappable(), ax=ax, label="SQNR (dB), the app's colours", fraction=fraction, pad=pad)
+    bar.set_ticks([db for db, _c in SQNR_STOPS], labels=[label for label, _c in stop_labels()])
 
 
 #: Characters of a node name beside a bar; a longer name is shortened in the middle (more where that
@@ -86,7 +100,8 @@ def _middle(name: str, width: int) -> str:
 
 
 def sqnr_bars(rows, *, top: int, note: str) -> Figure:
-    """Horizontal bars of unit output SQNR (dB), worst first, the ``top`` worst units of ``rows``."""
+    """Horizontal bars of unit output SQNR (dB), worst first, the ``top`` worst units of ``rows`` (ranked by
+    :data:`RANKING`, as ``rows`` come from the analysis), coloured on the app's SQNR stops."""
     shown = rows[:top]
     fig = new_figure(8.0, 0.8 + 0.18 * max(len(shown), 1))
     ax = fig.add_subplot()
@@ -97,9 +112,10 @@ def sqnr_bars(rows, *, top: int, note: str) -> Figure:
                                                            strict=True)], fontsize=7)
     ax.invert_yaxis()
     ax.axvline(0.0, color="#333333", linewidth=0.5)
-    ax.set_xlabel("unit output SQNR (dB), quantized vs float; higher is better")
-    ax.set_title(f"Per-unit SQNR, the {len(shown)} worst of {len(rows)} units")
-    fig.colorbar(sqnr_mappable(), ax=ax, label="SQNR (dB)", fraction=0.04, pad=0.02)
+    ax.set_xlabel(f"{RANKING} (dB): unit output, quantized model vs float, everything upstream quantized; "
+                  "higher is better")
+    ax.set_title(f"Per-unit SQNR, the {len(shown)} worst of {len(rows)} units, ranked by {RANKING}")
+    sqnr_colorbar(fig, ax, fraction=0.04, pad=0.02)
     footnote(fig, note)
     _room_for_labels(fig, ax)
     return fig
@@ -130,7 +146,7 @@ def histogram(h: TensorHistogram, *, note: str) -> Figure:
     ax.set_ylabel("count")
     ax.set_title(f"{h.node[-50:]}: SQNR {h.sqnr_db:.2f} dB", fontsize=9)
     ax.legend(fontsize=7, loc="upper right")
-    detail = (f"{h.qtype}, scale {h.scale:.4g}, zero_point {h.zero_point:g}; {h.outside:.2%} of values clipped"
+    detail = (f"{h.qtype}, scale {h.scale:.4g}, zero_point {h.zero_point:g}; {share(h.outside)} of values clipped"
               if h.clip is not None else f"{h.qtype}: no single clip range (per-channel, float8 or not quantized)")
     if h.clip is not None and not h.grid.size:
         detail += "; grid too fine to draw"

@@ -13,7 +13,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.lines import Line2D
 
 from workbench.core.graph.layout import X_SPACING, Y_SPACING, GraphStructure
-from workbench.core.report.figures import footnote, new_figure, sqnr_colors, sqnr_mappable
+from workbench.core.report.figures import footnote, new_figure, sqnr_colorbar, sqnr_colors
 
 _GREY = (0.78, 0.78, 0.78, 1.0)
 #: Above this many nodes the nodes and edges are drawn as a raster inside the SVG (the file stays small).
@@ -79,6 +79,6 @@ def graph_picture(structure: GraphStructure, positions: dict[str, tuple[float, f
                Line2D([], [], marker="o", linestyle="", markerfacecolor="white", markeredgecolor="#333333",
                       label="quantized unit (fill = SQNR)")]
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(0.0, 0.0), ncol=2, frameon=False)
-    fig.colorbar(sqnr_mappable(), ax=ax, label="SQNR (dB)", fraction=0.03, pad=0.01)
+    sqnr_colorbar(fig, ax, fraction=0.03, pad=0.01)
     footnote(fig, note, below=34.0)
     return fig

@@ -14,8 +14,9 @@ from pathlib import Path
 from workbench.core.analysis.evaluate import fmt_metric
 from workbench.core.issues import IssueCode
 from workbench.core.report.collect import ReportData
-from workbench.core.report.figures import autotune_curve, data_uri, histogram, sqnr_bars, svg_bytes
+from workbench.core.report.figures import RANKING, autotune_curve, data_uri, histogram, sqnr_bars, svg_bytes
 from workbench.core.report.graph_figure import graph_picture
+from workbench.core.report.sqnr_bands import stop_labels
 from workbench.core.wording import count
 
 #: Section ids, in page order, with their headings.
@@ -96,6 +97,14 @@ def _analysis_note(d: ReportData) -> str:
     return f"{d.analysis_samples} samples of {d.eval_source}; {d.analysis_runtime}."
 
 
+#: what the bars rank by and what their colours mean (the app's SQNR bands)
+RANKING_NOTE = (f"The bars rank units by {RANKING} (worst first): each unit's output in the quantized model against "
+                "the float model, everything upstream quantized too, so every unit behind a bad one is low as well. "
+                "The noise a unit adds itself (local SQNR) ranks the table under Sensitivity. Colours: the app's SQNR "
+                "colours, " + ", ".join(label for label, _c in stop_labels())
+                + " (red to green, linear between), grey not measured.")
+
+
 def _sqnr(d: ReportData) -> str:
     if not d.rows:
         return f'<p class="note">{escape(_why_no_rows(d))}</p>'
@@ -107,6 +116,7 @@ def _sqnr(d: ReportData) -> str:
     return (_split(d) + f"<p>Worst unit: <b>{escape(worst.node)}</b> ({escape(worst.op_type)}) at {_db(worst.sqnr_db)} dB; "
             f"{sum(1 for r in d.rows if r.sqnr_db < 20)} of {count(len(d.rows), 'measured unit')} below 20 dB."
             f"{escape(unmeasured)}</p>"
+            f"<p class=\"note\">{escape(RANKING_NOTE)}</p>"
             + _img(sqnr_bars(d.rows, top=TOP_BARS, note=_analysis_note(d)), f"per-unit SQNR bars; {_analysis_note(d)}"))
 
 
@@ -155,10 +165,11 @@ def _sensitivity(d: ReportData) -> str:
         return _sweep(d) + f'<p class="note">{escape(_why_no_rows(d))}</p>'
     rows = [[escape(s.node), escape(s.op_type), _db(s.local_sqnr_db), _db(s.output_sqnr_db)]
             for s in d.sensitivity[:TOP_TABLE]]
-    return _sweep(d) + ("<p>Units ranked by the noise they add themselves (lowest local SQNR first): "
+    return _sweep(d) + ("<p>Units ranked by the noise they add themselves (lowest local SQNR first): the unit's "
+            "quantized nodes (input and output rounding, weights) run alone on the float model's values of its "
+            "inputs, against float (inf only when that is exact); where they cannot run alone, "
             "1/SQNR<sub>local</sub> = 1/SQNR<sub>out</sub> &minus; 1/SQNR<sub>in</sub> (linear ratios; additive "
             "uncorrelated quantization noise, Widrow &amp; Koll&aacute;r 2008). "
-            "inf: the unit's output is no noisier than its input (it adds no noise the pass can measure). "
             f"From the same analysis pass: {escape(_analysis_note(d))}</p>"
             + _table(["node", "op", "local SQNR dB", "output SQNR dB"], rows, {2, 3}))
 

@@ -25,8 +25,12 @@ The corrected bias is ``b - E[y_q - y]`` on a copy of the model; the user's mode
 
 from __future__ import annotations
 
+import importlib
 import logging
-from collections.abc import Iterable
+import os
+import sys
+from collections.abc import Callable, Iterable
+from types import ModuleType
 
 import numpy as np
 import onnx
@@ -107,6 +111,9 @@ def input_means(float_proto: onnx.ModelProto, tensors: list[str],
         while True:
             stop = min(n, start + (step or 1)) if n > 1 else n
             outs = sess.run(tensors, {k: v[start:stop] for k, v in feed.items()} if n > 1 else feed)
+            if not step:  # the first row: whether numba is worth importing for this job (KERNEL_MIN_ROW_VALUES)
+                sums.may_load = "numba" in sys.modules or KERNEL_MIN_ROW_VALUES <= sum(
+                    np.size(a) * (1 + len(grids[t])) for t, a in zip(tensors, outs, strict=True))
             step = step or max(1, RUN_BYTES // max(1, sum(np.asarray(a).nbytes for a in outs)))
             for t, a in zip(tensors, outs, strict=True):
                 sums.add(t, np.asarray(a))
@@ -145,6 +152,8 @@ class _Table:
         self.zero_point = np.asarray(qp.zero_point).astype(np.float32)
         self.qmin, self.qmax = qt.qmin, qt.qmax
         self.values, self.rows = values, rows
+        # the saturation bounds and NaN's value less the zero point, for the compiled loop (:func:`_kernels`)
+        self.bounds = tuple(np.float32(v) - self.zero_point.reshape(()) for v in (self.qmin, self.qmax, self.qmin))
 
     @classmethod
     def of(cls, qp: QParams) -> _Table | None:
@@ -220,14 +229,16 @@ class InputMeans:
         for t, qps in grids.items():
             self._expected.setdefault(t, {}).update({grid_key(t, qp): qp for qp in qps})
 
-    def shift(self, key: tuple, compute) -> np.ndarray:
-        """``compute()`` (a Conv's output shift, :func:`conv_output_shift`), kept under ``key``: the Conv, its
-        quantized weight's bytes and its input mean's key, all of this model (:func:`bias_shifts`). Each
-        computation builds and runs a one-Conv onnxruntime session (456 of them, 5.8 s, in one choice on
-        ppocrv4_rec), and most repeat: the weights' grids do not change between the choice's variants."""
-        if key not in self._shifts:
-            self._shifts[key] = compute()
-        return self._shifts[key]
+    def shifts(self, terms: list[tuple[tuple, Callable[[], tuple]]]) -> list[np.ndarray]:
+        """Each term's Conv output shift (:func:`conv_output_shifts` of ``make()``, ``(node, dw, mean_x)``), kept
+        under its key: the Conv, its quantized weight's bytes and its input mean's key, all of this model
+        (:func:`bias_shifts`). Most repeat between the recipe choice's variants (the weights' grids do not
+        change), and the missing ones are computed together, in one onnxruntime session: one session per
+        term cost 197 session builds, 1.4 of 23 s under a profiler, in nudenet_320n's choice."""
+        todo = {key: make for key, make in terms if key not in self._shifts}
+        if todo:
+            self._shifts.update(zip(todo, conv_output_shifts([make() for make in todo.values()]), strict=True))
+        return [self._shifts[key] for key, _ in terms]
 
     def get(self, float_proto: onnx.ModelProto, tensors: list[str], batches: Iterable[dict[str, np.ndarray]],
             rounding: dict[str, QParams]) -> dict:
@@ -258,6 +269,46 @@ def grid_key(tensor: str, qp: QParams) -> tuple:
     return (tensor, "rounded", qp.qtype, np.asarray(qp.scale).tobytes(), np.asarray(qp.zero_point).tobytes())
 
 
+#: The compiled loops of :class:`_Sums` (:mod:`workbench.core.transforms._sums_jit`): None = not loaded yet,
+#: False = numpy only (no numba, ``WORKBENCH_NO_NUMBA=1``, or tests comparing both paths).
+KERNELS: ModuleType | bool | None = None
+#: Smaller float32 slices are summed by numpy: a model whose Conv inputs are all this small never imports numba
+#: for them (same bits either way).
+KERNEL_MIN_SIZE = 1 << 15
+#: ... and :func:`input_means` imports numba for them (0.3-0.5 s of CPU when nothing else did) only when a row
+#: of its tensors, each counted once plus once per grid, holds at least this many values (ppocrv4_rec: about
+#: 16 M; ppocr_mobile_v2_cls, whose choice took 10 % more CPU with the import, far fewer).
+KERNEL_MIN_ROW_VALUES = 1 << 22
+
+
+def _kernels(a: np.ndarray, may_load: bool = True) -> ModuleType | None:
+    """The compiled loops for a C-contiguous float32 slice ``a`` of at least :data:`KERNEL_MIN_SIZE` values, else
+    None (numpy). Loaded on first use when ``may_load``; a numba that cannot be imported or compile leaves numpy (logged once).
+    The loops add exactly what the numpy code adds (tests/test_bias_correction_means.py), several times faster:
+    ppocrv4_rec's recipe choice rounds 38 Conv inputs of 21 MiB a row on 73 grids over 48 rows."""
+    global KERNELS
+    if a.dtype != np.float32 or a.size < KERNEL_MIN_SIZE or not a.flags.c_contiguous or KERNELS is False:
+        return None
+    if KERNELS is None:
+        if not may_load:
+            return None
+        if os.environ.get("WORKBENCH_NO_NUMBA", "") not in ("", "0"):
+            KERNELS = False
+            return None
+        try:
+            k = importlib.import_module("workbench.core.transforms._sums_jit")
+            x, part = np.zeros((1, 2), np.float32), np.zeros(2)
+            k.add_rows(x, part)
+            k.add_rounded(x, part, np.float32(1), np.float32(0), np.float32(1), np.float32(0))
+            KERNELS = k
+        except Exception as exc:  # noqa: BLE001 - ImportError, or a broken llvmlite / numba install
+            KERNELS = False
+            log.warning("numba is not usable (%s: %s); bias correction's means use numpy (slower).",
+                        type(exc).__name__, exc)
+            return None
+    return KERNELS
+
+
 def _rows(feed: dict[str, np.ndarray]) -> int:
     """The rows of ``feed`` (axis 0, the same in every input); -1 when an input has no axis 0 or they differ."""
     rows = {np.shape(v)[0] if np.ndim(v) else -1 for v in feed.values()}
@@ -272,6 +323,8 @@ class _Sums:
     total is reduced to its spatial mean first."""
 
     def __init__(self) -> None:
+        #: whether the compiled loops may be imported for these sums (:func:`_kernels`); used when loaded anyway
+        self.may_load = True
         self.sums: dict = {}
         self.counts: dict = {}
         self._batch: dict = {}  # key -> [this batch's sum, summed over spatial axes too, its rows so far]
@@ -290,6 +343,10 @@ class _Sums:
     def add(self, key, a: np.ndarray) -> None:
         """Add the rows of ``a`` (one slice of the current batch)."""
         part, spatial, _ = self._part(key, a)
+        k = _kernels(a, self.may_load)
+        if k is not None and not spatial:  # the same adds, element by element, in one pass over the slice
+            k.add_rows(a.reshape(a.shape[0], -1), part.reshape(-1))
+            return
         axes = tuple(range(2, a.ndim))
         for i in range(a.shape[0]):
             row = a[i:i + 1]
@@ -305,7 +362,12 @@ class _Sums:
         spatial = entry[1] if entry is not None else prev is not None and prev.shape != (1, *a.shape[1:])
         if spatial or rows > table.rows:
             return False
-        self._part(key, a)[0] += table.sum_rows(a)
+        part = self._part(key, a)[0]
+        k = _kernels(a, self.may_load)
+        if k is not None:  # the rounding and the exact adds in one pass over the slice
+            k.add_rounded(a.reshape(a.shape[0], -1), part.reshape(-1), table.scale.reshape(()), *table.bounds)
+        else:
+            part += table.sum_rows(a)
         return True
 
     def end_batch(self) -> None:
@@ -376,15 +438,31 @@ def conv_output_shift(node: onnx.NodeProto, dw: np.ndarray, mean_x: np.ndarray) 
     ``node``'s attributes (pads, strides, dilations, group), so zero padding at the borders counts.
     ``dw``: ``(Cout, Cin/group, *kernel)``; ``mean_x``: ``(1, Cin, *spatial)``.
     """
-    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="shift")
-    conv.attribute.extend(node.attribute)
-    graph = helper.make_graph([conv], "bias_shift",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-                              [numpy_helper.from_array(dw.astype(np.float32), "w")])
-    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    y = make_session(proto).run(["y"], {"x": mean_x.astype(np.float32)})[0].astype(np.float64)
-    return y.reshape(y.shape[0], y.shape[1], -1).mean(axis=(0, 2))
+    return conv_output_shifts([(node, dw, mean_x)])[0]
+
+
+def conv_output_shifts(terms: list[tuple[onnx.NodeProto, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+    """:func:`conv_output_shift` of each ``(node, dw, mean_x)``, the Convs side by side in one onnxruntime
+    session (one session build instead of one per term; each Conv is the same kernel on the same values, so
+    the same bits as alone)."""
+    if not terms:
+        return []
+    convs, inputs, outputs, inits = [], [], [], []
+    for i, (node, dw, _) in enumerate(terms):
+        conv = helper.make_node("Conv", [f"x{i}", f"w{i}"], [f"y{i}"], name=f"shift{i}")
+        conv.attribute.extend(node.attribute)
+        convs.append(conv)
+        inputs.append(helper.make_tensor_value_info(f"x{i}", TensorProto.FLOAT, None))
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None))
+        inits.append(numpy_helper.from_array(dw.astype(np.float32), f"w{i}"))
+    proto = helper.make_model(helper.make_graph(convs, "bias_shift", inputs, outputs, inits),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    ys = make_session(proto).run(None, {f"x{i}": m.astype(np.float32) for i, (_, _, m) in enumerate(terms)})
+    out = []
+    for y in ys:
+        y = y.astype(np.float64)
+        out.append(y.reshape(y.shape[0], y.shape[1], -1).mean(axis=(0, 2)))
+    return out
 
 
 def bias_shifts(model, plan, quant_proto: onnx.ModelProto, batches,
@@ -404,20 +482,25 @@ def bias_shifts(model, plan, quant_proto: onnx.ModelProto, batches,
     tensors = sorted({u.inputs[0] for u in units})
     kept = means if means is not None else InputMeans()
     got = kept.get(model.proto, tensors, batches, rounding)
-    shifts = {}
+    terms: dict[str, list] = {}  # bias -> its terms: the weight's rounding, then the input's
     for u in units:
-        w = model.initializer(u.weight).astype(np.float64)
+        w = model.initializer(u.weight)  # in float64 only for a term not kept from an earlier call
         mean_x = got.get(u.inputs[0])
         if mean_x is None or wq[u.node].shape != w.shape:
             continue
         node, q = model.node(u.node), wq[u.node]
         key = (u.node, q.tobytes())
-        shifts[u.bias] = kept.shift((*key, u.inputs[0]), lambda n=node, d=q - w, m=mean_x: conv_output_shift(n, d, m))
+        terms[u.bias] = [((*key, u.inputs[0]), lambda n=node, q=q, w=w, m=mean_x: (n, q - w.astype(np.float64), m))]
         rounded = got.get((u.inputs[0], "rounded"))
         if u.node in grids and rounded is not None and rounded.shape == mean_x.shape:
             grid = grid_key(u.inputs[0], grids[u.node])
-            shifts[u.bias] = shifts[u.bias] + kept.shift(
-                (*key, grid), lambda n=node, q=q, d=rounded - mean_x: conv_output_shift(n, q, d))
+            terms[u.bias].append(((*key, grid), lambda n=node, q=q, d=rounded - mean_x: (n, q, d)))
+    values = iter(kept.shifts([t for ts in terms.values() for t in ts]))
+    shifts = {}
+    for bias, ts in terms.items():
+        shifts[bias] = next(values)
+        if len(ts) > 1:
+            shifts[bias] = shifts[bias] + next(values)
     return shifts
 
 

@@ -17,8 +17,11 @@ Procedure (one calibration, then only quantize + evaluate runs, each reusing the
 4. return the recipe edit (overrides, exclusions), the metric before/after, and every measured point
    with its weight memory and bit operations (:class:`CurvePoint`; sizes from the plan with
    :mod:`workbench.core.analysis.cost`, no extra inference), those on the walk's path and those on the
-   Pareto front of metric against weight bytes and BOPs (:mod:`workbench.core.tuning.front`; BOPs are
-   the latency proxy, the core has no latency figure of a plan).
+   Pareto front of metric against weight bytes and BOPs (:mod:`workbench.core.tuning.front`; BOPs at
+   the recipe's widths, 16 x 8 for int16 activations with 8-bit weights, or measured latency with
+   ``latency=True``);
+5. with ``speed_check``, time the pick against the float model and prefer a point within target that is
+   faster (:mod:`workbench.core.tuning.speed`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,6 @@ from workbench.core.analysis.cost import (
     data_sample,
     model_cost,
     plan_bits,
-    plan_kernel_bits,
     with_bits,
 )
 from workbench.core.analysis.evaluate import check_metric_data, concat_rows
@@ -49,15 +51,17 @@ from workbench.core.data.loader import open_data_source
 from workbench.core.errors import DataError, ModelError, RecipeError, WorkbenchError
 from workbench.core.model.load import load_model
 from workbench.core.pipeline.analyze import analyze
+from workbench.core.pipeline.latency_check import MIN_FLOAT_S
 from workbench.core.pipeline.quantize import quantize
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import NodeSettings, PartialSpec
-from workbench.core.runtime.latency import compare
+from workbench.core.runtime.latency import LatencyComparison, compare
 from workbench.core.runtime.session import make_session
 from workbench.core.tuning.front import pareto_indices
-from workbench.core.tuning.resolution import MetricResolution, Score, measure_resolution
+from workbench.core.tuning.resolution import MetricResolution, Score, below_resolution, measure_resolution
 from workbench.core.tuning.smoothing import SmoothedTrials, without_smoothing
+from workbench.core.tuning.speed import SpeedCheck, check_speed
 from workbench.core.tuning.walk import demote, walk
 
 log = logging.getLogger(__name__)
@@ -171,8 +175,9 @@ class CurvePoint:
         float nodes at 32. None when the cost could not be computed.
     bops : int | None
         Bit operations ``sum(MACs * b_weight * b_activation)`` of the same nodes (Baskin et al. 2018;
-        see :mod:`workbench.core.analysis.cost`), nodes with unknown shapes left out. The latency proxy
-        when ``latency`` is not measured.
+        see :mod:`workbench.core.analysis.cost`) at the recipe's widths (:func:`plan_cost`: a16w8 16 x 8,
+        float 32 x 32), nodes with unknown shapes left out; the Pareto front's cost when ``latency`` is not
+        measured.
     latency : float | None
         With ``autotune(latency=True)``: this recipe's model / the float model, fastest of alternating
         runs in onnxruntime at 1 thread on the first eval row (:func:`workbench.core.runtime.latency.compare`,
@@ -238,18 +243,23 @@ def _float_cost(model, data: Any) -> CostReport | None:
         return None
 
 
-def plan_cost(base: CostReport | None, plan, graph=None) -> tuple[int | None, int | None]:
+def plan_cost(base: CostReport | None, plan) -> tuple[int | None, int | None]:
     """``(weight bytes, BOPs)`` of ``plan``'s bit widths applied to the float rows of ``base``.
 
-    BOPs are counted at the widths onnxruntime computes at (``bops_kernel``: the latency proxy). ``base``
+    BOPs are ``MACs x weight bits x activation bits`` per node at the recipe's widths (``CostReport.bops``):
+    an 8-bit unit 8 x 8, int16 activations with 8-bit weights 16 x 8, a MatMul of two int16 activations
+    16 x 16, a float or excluded unit 32 x 32, so promoting a unit never lowers them. (Counted as
+    onnxruntime runs them, a16w8 Conv cost the 32 x 32 of float and an int16 MatMul with an int8 weight
+    the 8 x 8 of MatMulNBits: a point with units in float then counted more than every unit at int16
+    while int16 and float looked alike; latency itself is measured, ``latency=True``.) ``base``
     is ``model_cost(model.proto)`` (all 32-bit), computed once; only the widths change per
-    plan, so no shape inference is repeated. Excluded units count as float (32/32). SmoothQuant's
+    plan, so no shape inference is repeated. SmoothQuant's
     renamed weights count under their node, so a smoothed plan costs what the unsmoothed one does.
     """
     if base is None:
         return None, None
-    rep = CostReport(rows=with_bits(base.rows, plan_bits(plan), plan_kernel_bits(plan, graph)))
-    return -(-rep.memory_bits // 8), rep.bops_kernel
+    rep = CostReport(rows=with_bits(base.rows, plan_bits(plan)))
+    return -(-rep.memory_bits // 8), rep.bops
 
 
 @dataclass
@@ -275,6 +285,8 @@ class AutotuneResult:
     resolution_after: MetricResolution | None = None
     metric_output: str | None = None
     outputs: list[str] = field(default_factory=list)
+    latency_after: LatencyComparison | None = None
+    faster: bool | None = None
 
     @property
     def front(self) -> list[CurvePoint]:
@@ -327,17 +339,33 @@ INT4 = "int4-weights"
 LATENCY_BUDGET_S = 1.0
 
 
-def _latency_timer(model, feeds: list[dict]) -> Callable[[Any], float]:
-    """A function of a quantize result -> its model's latency / the float model's (1 thread, the
+def _latency_compare(model, feeds: list[dict]) -> Callable[[Any], LatencyComparison]:
+    """A function of a quantize result -> its model's latency against the float model's (1 thread, the
     first eval row; :func:`workbench.core.runtime.latency.compare`, cached per pair of models)."""
     float_bytes = model.proto.SerializeToString()
-    first = feeds[0]
-    feed = {k: np.asarray(v)[:1] for k, v in first.items()} if all(np.ndim(v) for v in first.values()) else first
+    feed = _one_run_feed(model, feeds[0])
 
-    def timed(res) -> float:
-        return compare(float_bytes, res.proto.SerializeToString(), feed, budget_s=LATENCY_BUDGET_S).ratio
+    def timed(res) -> LatencyComparison:
+        return compare(float_bytes, res.proto.SerializeToString(), feed, budget_s=LATENCY_BUDGET_S)
 
     return timed
+
+
+def _one_run_feed(model, first: dict) -> dict:
+    """The rows of the first eval feed one run takes: its first row, or as many as a fixed leading dimension of
+    the model's input asks (a model declaring batch 2 refused one row: onnxruntime's INVALID_ARGUMENT)."""
+    fixed = {}
+    for vi in model.proto.graph.input:
+        dims = vi.type.tensor_type.shape.dim
+        if dims and dims[0].HasField("dim_value"):
+            fixed[vi.name] = int(dims[0].dim_value)
+    return {k: np.asarray(v)[:fixed.get(k, 1)] if np.ndim(v) else v for k, v in first.items()}
+
+
+def _latency_timer(model, feeds: list[dict]) -> Callable[[Any], float]:
+    """A function of a quantize result -> its model's latency / the float model's (:func:`_latency_compare`)."""
+    cmp = _latency_compare(model, feeds)
+    return lambda res: cmp(res).ratio
 
 
 def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | Score = "top1",
@@ -346,7 +374,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
              allow_code: bool = False, guard: bool = True, bias_correction: bool = False, rank: str = "local",
              e2e_candidates: int = 12, rank_samples: int | None = None, max_trials: int = 32,
              int4_weights: bool = False, latency: bool = False, metric_output: str | None = None,
-             executor: Executor | None = None, progress: ProgressFn | None = None,
+             speed_check: bool = False, executor: Executor | None = None, progress: ProgressFn | None = None,
              cancel: CancelToken | None = None,
              on_point: Callable[[CurvePoint, Recipe, float], None] | None = None) -> AutotuneResult:
     """Promote the most sensitive units until ``score >= min_score`` (or ``>= float - max_drop``).
@@ -372,6 +400,12 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     (``accepted`` / ``pareto`` are final only in the result). A SmoothQuant recipe is smoothed once per trial from ranges measured once
     (:mod:`workbench.core.tuning.smoothing`). ``metric_output`` names the model output a metric
     given by name reads (default the first; the output SQNR tie-break reads the same one).
+    With ``speed_check``, a met target's pick is timed against the float model (as ``latency``) and, when
+    it is not faster, the other points on target, cheapest first, until one is
+    (:func:`workbench.core.tuning.speed.check_speed`): that one is returned instead, with a note; when none
+    is, the pick is returned with ``faster`` False and a ``warning:`` note saying so and what to try
+    (``latency_after`` holds the pick's measurement; ``faster`` None when not checked, or when the float
+    model runs under 0.5 ms, where only the pick is timed and a ``warning:`` says quantization does not pay).
 
     Raises
     ------
@@ -424,34 +458,60 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     timer = _latency_timer(model, ev.feeds) if latency else None
     q_base = run_outputs(base.proto, ev.feeds)
     m0 = score(q_base, ev.float_outputs, ev.labels)
-    curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan, model.proto.graph), latency=timer(base) if timer else None,
+    curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan), latency=timer(base) if timer else None,
                         step="recipe as given")]
     res_m = measure_resolution(score, q_base, ev.float_outputs, ev.labels, len(ev.feeds))
     if on_point is not None:
         on_point(curve[0], recipe, m_float)
 
+    def tuned_model(levels: dict[str, str]):
+        if not levels:
+            return base
+        return quantize(model, apply_levels(recipe, levels), data=data, samples=samples, calibration=cached["calib"],
+                        cancel=cancel, guard=guard, bias_correction=bias_correction)
+
     def done(levels: dict[str, str], met: bool, notes: list[str]) -> AutotuneResult:
         _mark_front(curve)
         final = next(p for p in curve if p.levels == levels)
+        built: dict[int, Any] = {}
+        speed = None
+        if met and speed_check:
+            progress(0, 0, "Timing the tuned model against float")
+            timed = _latency_compare(model, ev.feeds)
+
+            def measure_point(p: CurvePoint) -> LatencyComparison:
+                model_p = built.get(p.trial) or tuned_model(p.levels)
+                built.clear()  # one model held at a time (the one check_speed may pick last)
+                built[p.trial] = model_p
+                return timed(model_p)
+
+            on = sorted((p for p in curve if p.metric >= min_score),
+                        key=lambda p: (p.weight_bytes or 0, p.bops or 0, -p.metric, p.promoted))
+            try:
+                speed = check_speed(final, on, measure_point)
+            except Exception as exc:  # an optional measurement: onnxruntime raises its own Exception subclasses
+                notes = notes + [f"latency not measured ({str(exc).splitlines()[0][:200]}); the pick is kept"]
+            else:
+                notes = notes + _speed_notes(speed, final)
+                final, levels = speed.pick, dict(speed.pick.levels)
         tuned = apply_levels(recipe, levels)
         res, res_after = base, res_m
         if levels:  # the model the tuned recipe itself gives (ranges cached), and its own interval
-            res = quantize(model, tuned, data=data, samples=samples, calibration=cached["calib"], cancel=cancel,
-                           guard=guard, bias_correction=bias_correction)
+            res = built.get(final.trial) or tuned_model(levels)
             res_after = measure_resolution(score, run_outputs(res.proto, ev.feeds), ev.float_outputs, ev.labels,
                                            len(ev.feeds))
         ranked_levels = [n for n in ranked_nodes if n in levels] + [n for n in levels if n not in ranked_nodes]
         return AutotuneResult(tuned, m_float, m0, final.metric, ranked_levels, met, curve, res, res_m,
                               target_notes + notes, dict(levels), res_after,
-                              metric_output or (outputs[0] if outputs else None), outputs)
+                              metric_output or (outputs[0] if outputs else None), outputs,
+                              speed.latency if speed else None,
+                              speed.faster if speed and not speed.small else None)
 
     ranked_nodes: list[str] = []
     if m0 >= min_score and not int4_weights:
         return done({}, True, [])
-    if m0 < min_score and max_drop is not None and res_m.step is not None and 0 < max_drop < res_m.step:
-        note = (f"--max-drop {max_drop:g} is below the metric's step on {res_m.rows} eval rows "
-                f"(1/{res_m.rows} = {res_m.step:.4f}): it allows no lost row, so nothing was promoted. Pass "
-                f"--max-drop 0 to ask for that, --max-drop {res_m.step:.4f} or more, or more eval rows.")
+    note = below_resolution(max_drop, m_float, m0, res_m)
+    if m0 < min_score and note:
         return done({}, False, [note])
 
     def measure(levels: dict[str, str], record: bool = True) -> tuple[float, float]:
@@ -464,7 +524,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         k = len(levels)
         if not record:
             return m, 0.0
-        curve.append(CurvePoint(k, m, 1.0 - k / max(n_units, 1), *plan_cost(float_cost, res.plan, model.proto.graph),
+        curve.append(CurvePoint(k, m, 1.0 - k / max(n_units, 1), *plan_cost(float_cost, res.plan),
                                 levels=dict(levels), accepted=False, trial=len(curve),
                                 latency=timer(res) if timer else None))
         if on_point is not None:
@@ -473,7 +533,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         return m, tie_break(outs, ev.float_outputs, ev.labels)
 
     progress(0, 0, "Ranking units")
-    rows = analyze(model, base, eval_data, samples=rank_samples or eval_samples or 32)
+    # the derived local SQNR, as the ranking was tuned (no run of the units on float inputs)
+    rows = analyze(model, base, eval_data, samples=rank_samples or eval_samples or 32, own_noise=False)
     ranked_nodes = [s.node for s in local_sensitivity(base.plan, rows)]
     # units the analysis cannot rank (inside If / Loop bodies: case 20's two MatMuls) come last, in plan order
     ranked_nodes += [u.node for u in base.plan.units.values() if not u.excluded and u.node not in ranked_nodes]
@@ -508,6 +569,38 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     path = [p for p in curve if p.accepted]
     best = max(path, key=lambda p: (p.metric if p.metric == p.metric else -np.inf, -p.promoted))
     return done(best.levels, False, notes)
+
+
+def _speed_notes(speed: SpeedCheck, pick: CurvePoint) -> list[str]:
+    """What :func:`check_speed` found, one line: the tuned model's latency against float, the faster point
+    chosen instead of the cheapest on target, or a ``warning:`` that nothing within target was faster, with
+    what to try."""
+    lat = speed.latency
+    ms = f"{lat.timed_quant_s * 1e3:.2f} ms against float's {lat.timed_float_s * 1e3:.2f} ms, 1 thread, the first eval row"
+    if speed.faster and speed.pick is pick:
+        return [f"latency: the tuned model runs at {lat.ratio:.2f}x float's ({ms})"]
+    if speed.small:
+        return [f"warning: the tuned model runs at {lat.ratio:.2f}x float's latency ({ms}): under "
+                f"{MIN_FLOAT_S * 1e3:.1f} ms per float run the input Q and output DQ alone outweigh 8-bit kernels, "
+                "so quantization does not pay at this size (other points within target were not timed)"]
+    first = speed.tried[0][1]
+    if speed.faster:
+        return [f"latency: trial {pick.trial}, the cheapest point within target, measured {first.ratio:.2f}x float's, "
+                f"not faster; trial {speed.pick.trial}, also within target, runs at {lat.ratio:.2f}x ({ms}): "
+                "it is the tuned recipe"]
+    others = len(speed.tried) - 1
+    if others == 1:
+        searched = "; the other point within target, timed too, was not faster either"
+    elif others:
+        searched = f"; none of the {others} other points within target timed was faster either"
+    else:
+        searched = "; no other point met the target"
+    wide = ("16-bit activations run as DequantizeLinear + a float kernel in onnxruntime, no faster than float; "
+            if any(lv in ("int16", "uint16") for lv in speed.pick.levels.values()) else "")
+    hint = (f"{wide}try `quantize` (its latency check keeps float the islands that run slower), --promote-to float, "
+            "a lower target, or keep the float model")
+    return [f"warning: target met, but the tuned model is NOT faster than float: {lat.ratio:.2f}x float's latency "
+            f"({ms}){searched}. {hint[0].upper()}{hint[1:]}"]
 
 
 #: Built-in metrics that compare with the float model's outputs, so the float model scores the most.

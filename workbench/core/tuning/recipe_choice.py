@@ -16,6 +16,11 @@ without choosing again:
   ops (HardSwish and the learnable affine blocks of ppocrv4_rec: 0.78 exact match with them
   quantized, 0.97 without); onnxruntime still runs every compute op on integer kernels.
 
+0. Nothing is calibrated or scored when the preset's plan quantizes no unit (its guards leave every unit
+   float: silero_vad.onnx, whose choice ran a calibration pass and scored the float model, 0.3 s = 47x
+   the pass; ``skipped`` is :data:`CHOICE_NOTHING`), and ``mse`` is not scored when its plan is
+   ``compute+mse``'s (every quantized unit a compute op: the same model, which a tie gives to
+   ``compute+mse``; ``scores`` then has no ``mse``: digits_mlp, silero_vad_16k_op15).
 1. The last ``k`` calibration rows (a quarter, 2..16) are held out.
 2. One calibration pass over all rows with MSE observers (histograms), over the tensors of every
    variant, keeps the observers as they stood before the held-out rows
@@ -139,6 +144,9 @@ CHOICE_RULES = "the recipe sets rules or op types (it is used as written)"
 #: ``ChoiceReport.skipped`` of a recipe with bias correction on, as every recipe the choice writes has: a chosen
 #: recipe (a saved project's, which ``workbench-cli quantize PROJECT`` replays as written) is not chosen again.
 CHOICE_CHOSEN = "the recipe sets bias_correction, as a chosen recipe does (it is used as written)"
+#: ``ChoiceReport.skipped`` of a model the preset quantizes no unit of (every unit left float by its guards): every
+#: variant would write the float model, so nothing is calibrated or scored.
+CHOICE_NOTHING = "the preset quantizes no unit of this model, so there is nothing to choose"
 #: ``ChoiceReport.skipped`` of a model with integer outputs only, computed from no float tensor (step 3).
 CHOICE_NO_FLOAT = "no float output to compare (every output is an integer computed from no float tensor); the preset is kept"
 #: Element types the score compares (step 3).
@@ -335,12 +343,16 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     points = score_points(model.proto.graph)
     if points == []:
         return ChoiceReport(recipe, skipped=CHOICE_NO_FLOAT)
-    reference = _run(model.proto, rows, points)
     facts = GraphFacts(model.proto)  # one graph analysis for every plan and quantize below
     present = {node.op_type for g in iter_graphs(model.proto.graph) for node in g.node}
     names = [k for k in CANDIDATES if CANDIDATES[k][1] is None or present & set(CANDIDATES[k][1])]
     plans = {name: make_plan(model, variant(recipe, name, present), guard=True, facts=facts)
              for name in ("compute+mse", "mse") if name in names}
+    if not any(not u.excluded for u in plans["mse"].units.values()):
+        return ChoiceReport(recipe, skipped=CHOICE_NOTHING)
+    if "compute+mse" in plans and _same_plan(plans["compute+mse"], plans["mse"]):
+        names.remove("mse")  # the same model as compute+mse's, which a tie prefers: scored once
+    reference = _run(model.proto, rows, points)
     union = replace(plans["mse"], activations={k: v for p in plans.values() for k, v in p.activations.items()})
     fetched = _fetched_as_alone(model, union, plans.get("compute+mse"))
     # every row the quantize would read (a reader may yield more than it announced), held ones last
@@ -501,6 +513,16 @@ def _with_aliases(ranges: CalibrationResult, plan: QuantPlan) -> CalibrationResu
         if t not in observers and source in ranges.observers:
             observers[t] = Observer.from_state({**ranges.observers[source].state(), "tensor": t})
     return replace(ranges, observers=observers)
+
+
+def _same_plan(a: QuantPlan, b: QuantPlan) -> bool:
+    """Whether ``a`` and ``b`` quantize the same units with the same tensors, grids and aliases (so, with the
+    same ranges, write the same model): compute+mse and mse on a model whose quantized units are all
+    compute ops (digits_mlp, silero_vad_16k_op15)."""
+    def quantized(p: QuantPlan) -> dict:
+        return {k: u for k, u in p.units.items() if not u.excluded}
+    return (quantized(a) == quantized(b) and a.activations == b.activations and a.aliases == b.aliases
+            and a.shared == b.shared and a.proxies == b.proxies)
 
 
 def _fetched_as_alone(model: PreparedModel, union, compute_only) -> set[str]:

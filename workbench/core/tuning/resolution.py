@@ -9,6 +9,7 @@ the same resampled rows; the 2.5 / 97.5 percentiles bound the drop that these ro
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -68,3 +69,23 @@ def measure_resolution(score: Score, quant: dict, ref: dict, labels: dict, rows:
     finite = np.asarray(diffs)[np.isfinite(diffs)]  # an SQNR of the float reference is +inf
     lo, hi = np.percentile(finite, [2.5, 97.5]) if finite.size else (np.nan, np.nan)
     return MetricResolution(rows, 1.0 / rows if fraction else None, float(lo), float(hi))
+
+
+def below_resolution(max_drop: float | None, m_float: float, m0: float, res: MetricResolution) -> str:
+    """Why a ``max_drop`` target is not chased, as a note ("" when it is): the metric moves in steps of
+    ``1/N`` on ``N`` eval rows (``res.step``) and the target asks to win back less than one row -- ``0 <
+    max_drop < step`` allows no lost row, and ``max_drop == 0`` while the recipe as given (``m0``) loses a
+    single row asks to win back that one sample, which the rows cannot tell from noise. ``--min-score``
+    chases it anyway; a recipe as given losing several rows is chased with ``max_drop == 0``."""
+    if max_drop is None or res.step is None or not max_drop < res.step:
+        return ""
+    if max_drop > 0:
+        return (f"--max-drop {max_drop:g} is below the metric's step on {res.rows} eval rows "
+                f"(1/{res.rows} = {res.step:.4f}): it allows no lost row, so nothing was promoted. Pass "
+                f"--min-score {m_float:g} to ask for that, --max-drop {res.step:.4f} or more, or more eval rows.")
+    if not math.isclose(m_float - m0, res.step, rel_tol=1e-6):
+        return ""
+    return (f"--max-drop 0 asks to win back the one eval row of {res.rows} the recipe as given loses "
+            f"({m0:.4f} against float {m_float:.4f}): one step of the metric (1/{res.rows} = {res.step:.4f}), "
+            f"within its noise on these rows ({res.interval('all quantized')}), so nothing was promoted. Pass "
+            f"--min-score {m_float:g} to chase that row anyway, or give more eval rows.")

@@ -30,7 +30,7 @@ from workbench.core.formats.qtypes import get_qtype
 from workbench.core.graph.index import NameAllocator, all_names, attrs_of, iter_graphs, subgraphs
 from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.io.external import checkable, tensor_array
-from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes, restore_held
+from workbench.core.io.tensor_bytes import append_copies, lean_copy, model_tensor_bytes, restore_held
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.planning.kernels import readers, unit_kernel_kind
 from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
@@ -172,7 +172,7 @@ class QdqWriter:
             self.tensor_map.update((t, t) for t in unit.float_outputs if t not in self.tensor_map)
         self._rewrite(self.proto.graph, main=True)
         self.issues += share_tables(self.proto, self.table_copies, self.alloc, set(self.plan.units))
-        self.proto.graph.initializer.extend(self.new_inits)
+        append_copies(self.proto.graph.initializer, self.new_inits)
         restore_held(self.proto, self._held)
         drop_unused_initializers(self.proto)
         C.keep_declared_value_info(self.proto, self._declared)
@@ -275,7 +275,7 @@ class QdqWriter:
             outer, outer_key = self.new_inits, self._graph_key
             self.new_inits, self._graph_key = [], id(graph)
             self._rewrite_nodes(graph, main)
-            graph.initializer.extend(self.new_inits)
+            append_copies(graph.initializer, self.new_inits)
             self.new_inits, self._graph_key = outer, outer_key
             return
         self._rewrite_nodes(graph, main)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import math
 from collections import Counter
 
 from PySide6.QtGui import QColor
 
+from workbench.core.api import SQNR_NO_VALUE, SQNR_STOPS, sqnr_hex
+
 #: Fill of nodes that have no value in the current mode (no dtype assigned, no SQNR measured).
-NO_VALUE = QColor("#d9d9d9")
+NO_VALUE = QColor(SQNR_NO_VALUE)
 SELECTION = QColor("#1f6feb")
 
 #: Distinct op colours: every pair is at least 15 apart in CIE76 (Lab) colour difference, so the
@@ -84,26 +85,34 @@ def op_color(op_type: str) -> QColor:
 
 
 _DTYPE_COLORS = {
-    "float": "#eceff1", "float16": "#b3e5fc", "bfloat16": "#81d4fa",
+    "float": "#eceff1", "float16": "#b3e5fc", "bfloat16": "#81d4fa", "double": "#dfe6ea",
     "int8": "#ffb74d", "uint8": "#ffd54f", "int16": "#ba68c8", "uint16": "#ce93d8",
-    "int4": "#e57373", "uint4": "#f06292", "int32": "#90a4ae",
+    "int4": "#e57373", "uint4": "#f06292",
     "float8e4m3fn": "#4db6ac", "float8e5m2": "#26a69a",
+    # shape and index math (Shape -> Gather -> Concat -> Reshape), masks: calm greys, never a warning colour
+    "int32": "#90a4ae", "int64": "#b0bec5", "uint32": "#a3b5bf", "uint64": "#c5d0d6", "bool": "#bcaaa4",
 }
-_DTYPE_ALIASES = {"float32": "float", "fp32": "float", "f32": "float", "fp16": "float16", "half": "float16",
-                  "bf16": "bfloat16", "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16",
+#: dtypes of shape / index computation and masks (int64 Shape outputs, Gather indices, bool Where conditions)
+INDEX_DTYPES = frozenset({"int32", "int64", "uint32", "uint64", "bool"})
+#: hues (degrees) a dtype without a colour of its own may take: clear of red, orange and yellow (0 - 70 and
+#: 330 - 360), which read as errors and warnings (int64 hashed to 358, a bright red)
+_FREE_HUES = (75, 320)
+_DTYPE_ALIASES = {"float32": "float", "fp32": "float", "f32": "float", "float64": "double", "fp64": "double",
+                  "fp16": "float16", "half": "float16", "bf16": "bfloat16", "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16",
                   "i4": "int4", "u4": "uint4", "fp8": "float8e4m3fn", "float8e4m3": "float8e4m3fn",
-                  "f8e4m3": "float8e4m3fn", "f8e5m2": "float8e5m2", "i32": "int32"}
+                  "f8e4m3": "float8e4m3fn", "f8e5m2": "float8e5m2", "i32": "int32", "i64": "int64"}
+#: the SQNR (dB) the app gives the canvas for +inf (bit-exact, no noise; -INF_DB for -inf, all noise), as the
+#: Errors bars draw it (``error_view.INF_SQNR_DB``); group boxes say what it stands for
+INF_DB = 100.0
 #: fill of the "INT" mark on integer kernels
 KERNEL_MARK = QColor("#a5d6a7")
 #: the dashed outline of a node the recipe keeps float (excluded: the inspector, the recipe choice or the
 #: latency check), drawn in every colour mode; the op legend names it
 FLOAT_MARK = QColor("#0d47a1")
 
-#: SQNR (dB) -> colour stops of the error colour map, red (bad) to green (good).
-ERROR_STOPS: list[tuple[float, QColor]] = [
-    (5.0, QColor("#d73027")), (15.0, QColor("#fc8d59")), (25.0, QColor("#fee08b")),
-    (35.0, QColor("#91cf60")), (45.0, QColor("#1a9850")),
-]
+#: SQNR (dB) -> colour stops of the error colour map, red (bad) to green (good): the core's
+#: :data:`workbench.core.report.sqnr_bands.SQNR_STOPS`, which the HTML report draws with too
+ERROR_STOPS: list[tuple[float, QColor]] = [(db, QColor(hex_colour)) for db, hex_colour in SQNR_STOPS]
 
 
 def normalize_dtype(name: str) -> str:
@@ -112,14 +121,17 @@ def normalize_dtype(name: str) -> str:
 
 
 def dtype_color(name: str | None) -> QColor:
-    """Fill colour of an activation dtype name (``"int8"``, ``"float"``, aliases such as ``"u8"``)."""
+    """Fill colour of a dtype name (``"int8"``, ``"float"``, aliases such as ``"u8"``): quantized dtypes
+    in strong colours, float types pale blues, shape / index dtypes (:data:`INDEX_DTYPES`) calm greys; any
+    other a stable hue from md5 of its name, outside the red-orange-yellow range."""
     if not name:
         return QColor(NO_VALUE)
     key = normalize_dtype(name)
     if key in _DTYPE_COLORS:
         return QColor(_DTYPE_COLORS[key])
     digest = hashlib.md5(key.encode("utf-8")).digest()
-    return QColor.fromHsv(digest[0] * 360 // 256, 120, 220)
+    lo, hi = _FREE_HUES
+    return QColor.fromHsv(lo + digest[0] * (hi - lo) // 256, 120, 220)
 
 
 def badge_color(text: str) -> QColor:
@@ -131,20 +143,11 @@ def badge_color(text: str) -> QColor:
 def error_color(sqnr_db: float | None) -> QColor:
     """Colour of a signal-to-quantization-noise ratio in dB: <= 5 dB red, >= 45 dB green.
 
-    Piecewise-linear RGB interpolation between :data:`ERROR_STOPS`. ``+inf`` (exact) is green,
-    NaN or None is :data:`NO_VALUE`.
+    Piecewise-linear RGB interpolation between :data:`ERROR_STOPS`
+    (:func:`workbench.core.report.sqnr_bands.sqnr_hex`, the report's colours too). ``+inf`` (exact) is
+    green, NaN or None is :data:`NO_VALUE`.
     """
-    if sqnr_db is None or math.isnan(sqnr_db):
-        return QColor(NO_VALUE)
-    if sqnr_db <= ERROR_STOPS[0][0]:
-        return QColor(ERROR_STOPS[0][1])
-    for (x0, c0), (x1, c1) in zip(ERROR_STOPS, ERROR_STOPS[1:], strict=False):
-        if sqnr_db <= x1:
-            t = (sqnr_db - x0) / (x1 - x0)
-            return QColor(round(c0.red() + t * (c1.red() - c0.red())),
-                          round(c0.green() + t * (c1.green() - c0.green())),
-                          round(c0.blue() + t * (c1.blue() - c0.blue())))
-    return QColor(ERROR_STOPS[-1][1])
+    return QColor(sqnr_hex(sqnr_db))
 
 
 def text_color(fill: QColor) -> QColor:

@@ -38,6 +38,24 @@ def _db(value: float) -> str:
     return "exact" if value == float("inf") else f"{value:.1f} dB"
 
 
+def sqnr_text(value: float) -> str:
+    """An SQNR-scale value (dB) as the canvas says it: ``"12.3 dB"``; the stand-ins the app colours with
+    (:data:`colors.INF_DB`) as what they are: ``"no noise"`` for +inf (bit-exact, or a unit that adds no noise
+    of its own), drawn at 100 dB, and ``"all noise"`` for -inf, drawn at -100 dB (they read "100.0 dB")."""
+    if value == float("inf") or value == colors.INF_DB:
+        return "no noise"
+    if value == -float("inf") or value == -colors.INF_DB:
+        return "all noise"
+    return f"{value:.1f} dB"
+
+
+def worst_text(value: float) -> str:
+    """A group's text in the SQNR colour modes from its worst member's value: ``"worst 12.3 dB"``, ``"no noise"``
+    when even the worst has none (the box read "worst 100.0 dB"), ``"worst: all noise"``."""
+    text = sqnr_text(value)
+    return text if text == "no noise" else f"worst: {text}" if text == "all noise" else f"worst {text}"
+
+
 def short_dtypes(dtypes: str) -> str:
     """``"uint8/int8"`` -> ``"u8/i8"`` (``"float/uint4"`` -> ``"float/u4"``)."""
     return "/".join("u" + d[4:] if d.startswith("uint") else "i" + d[3:] if d.startswith("int") else d
@@ -56,9 +74,12 @@ def _dtype_figures(h: Hierarchy, groups: list[int], keys: list, ops: list[str] |
     anything = aggregate(h, assigned, "max", groups).tolist()
     for g, f, any_dtype in zip(groups, aggregate(h, values, "mean", groups).tolist(), anything, strict=True):
         members = h.members(g).tolist()
-        acts = Counter(compute[i].split("/")[0] for i in members if i in compute) if ops is not None else None
+        acts = None
+        if ops is not None and compute:  # a model quantized elsewhere (the Exported tab keeps the fraction)
+            acts = Counter(compute[i].split("/")[0] if i in compute else keys[i] for i in members
+                           if i in compute or (i in kernels and keys[i] is not None))
         if acts:  # a model quantized elsewhere: the kernels inside, coloured by their activation dtype
-            texts[g] = kernel_text(members, ops, compute, kernels)
+            texts[g] = kernel_text(members, ops, compute, kernels, keys)
             fills[g] = colors.dtype_color(acts.most_common(1)[0][0])
             continue
         if f != f or not any_dtype:  # only Q/DQ nodes, or no dtype known in it (no plan)
@@ -76,18 +97,27 @@ def _kernel_name(kernel: str) -> str:
     return kernel.removeprefix("QDQ -> ").removeprefix("DynamicQuantize")
 
 
-def kernel_text(members: list[int], ops: list[str], compute: dict[int, str], kernels: dict[int, str]) -> str:
+def kernel_text(members: list[int], ops: list[str], compute: dict[int, str], kernels: dict[int, str],
+                dtypes: list | None = None) -> str:
     """What a group of a model quantized elsewhere holds: its quantized compute nodes by the kernel
     they run as (``kernels``: ``"ConvInteger"``, ``"QDQ -> QLinearConv"`` -> ``"QLinearConv"``; else the
     op type, ``"DynamicQuantizeLSTM"`` -> ``"LSTM"``, as the box has room for ~20 characters) and their
     activation/weight dtypes, the two most common: ``"ConvInteger u8/u8"``,
-    ``"3 QLinearConv u8/i8, 1 QLinearMatMul u8/u8"``; ``"float"`` when it holds none."""
+    ``"3 QLinearConv u8/i8, 1 QLinearMatMul u8/u8"``; then the element-wise integer kernels (a kernel
+    without a compute dtype: QLinearSigmoid, QLinearAdd ...) as a count, ``", 4 element-wise"``, or, in a
+    group without compute kernels, the two most common of them with their dtype (``dtypes``: one per
+    node): ``"2 QLinearMul u8, 1 QLinearAdd u8"``; ``"float"`` when it holds none."""
     found = Counter(f"{_kernel_name(kernels.get(i, ops[i]))} {short_dtypes(compute[i])}"
                     for i in members if i in compute)
-    if not found:
+    others = Counter(f"{_kernel_name(kernels[i])} {short_dtypes(str(dtypes[i]) if dtypes else '')}".rstrip()
+                     for i in members if i in kernels and i not in compute)
+    if not found and not others:
         return "float"
-    top = found.most_common(2)
-    return ", ".join(text if n == 1 and len(top) == 1 else f"{n} {text}" for text, n in top)
+    top = (found or others).most_common(2)
+    text = ", ".join(t if n == 1 and len(top) == 1 else f"{n} {t}" for t, n in top)
+    if found and others:
+        text += f", {sum(others.values())} element-wise"
+    return text
 
 
 def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
@@ -121,7 +151,7 @@ def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
             if v != v:
                 fills[g], texts[g] = colors.error_color(None), "no value"
             elif figures is None:
-                fills[g], texts[g] = colors.error_color(v), f"worst {_db(v)}"
+                fills[g], texts[g] = colors.error_color(v), worst_text(v)
             else:
                 members = h.members(g)
                 figure = figures[int(members[np.nanargmin(values[members])])]

@@ -3,21 +3,28 @@
 A collapsed box shows a chevron (click it, or double-click the box, to open), the group's title,
 its node count and the aggregate of the active colour figure (worst SQNR inside, fraction
 quantized, or the most common op); an open group is a tinted frame with the same title bar.
-Titles use pixel-sized fonts scaled with the scene, so they stay readable at "Fit graph" where
-node text is too small.
+Titles use pixel-sized fonts scaled with the scene; zoomed out to where those would be under
+``group_labels.LABEL_PX`` pixels (at "Fit graph"), the titles are drawn at that screen size instead
+(:mod:`workbench.qt.canvas.group_labels`), so no box is left blank; so is the op type of each node outside
+every group (nudenet_320n's Resize and Concat nodes between its boxes), up to :data:`MAX_NODE_LABELS` of them.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
-from workbench.qt.canvas.colors import SELECTION, text_color
-from workbench.qt.canvas.items import CanvasState
+from workbench.qt.canvas.colors import NO_VALUE, SELECTION, text_color
+from workbench.qt.canvas.group_labels import LABEL_PX, Label, ScreenTitlesItem, place_labels
+from workbench.qt.canvas.items import TEXT_SCALE, CanvasState, op_text_px
 
 #: Height of an open group's title bar and width of the chevron hit area (scene pixels).
 TITLE_BAR, CHEVRON_W = 30.0, 30.0
+#: a picture with more nodes outside every group than this gets no screen-size op type labels on them
+#: (each placed label costs ~0.1 ms; zooming in shows the nodes' own text)
+MAX_NODE_LABELS = 300
 _FRAME_TINTS = (QColor("#eef3fb"), QColor("#f6f1e7"), QColor("#eef6ee"), QColor("#f4eef6"))
 _BOX_FILL = QColor("#dfe7f3")
 
@@ -59,9 +66,57 @@ class GroupsItem(QGraphicsItem):
         # open frames outermost first, then the boxes on top
         self._order = sorted(range(len(d.group_ids)), key=lambda k: (d.group_ids[k] in d.placement.collapsed,
                                                                       h.depth[d.group_ids[k]]))
+        self._labels: tuple[float, list[Label]] | None = None  # screen-size titles, placed for one scale
+        # the shown nodes outside every group (nudenet_320n: its 6 top-level Resize / Concat nodes): their op
+        # type gets a screen-size label too where the node's own text is unreadable
+        singles = np.flatnonzero((np.asarray(h.node_group) < 0) & ~np.isnan(d.x0)) if len(d) else np.zeros(0, int)
+        self._singles = singles if len(singles) <= MAX_NODE_LABELS else singles[:0]
+        self._bounds_scale: float | None = None  # the scale the titles item's bounds were set for
+        #: draws those titles above the edges and nodes; the view adds it to the scene with this item
+        self.titles = ScreenTitlesItem(self.screen_labels, self.titles_colors, self._bounds)
 
     def boundingRect(self) -> QRectF:
         return self._bounds
+
+    def set_scale(self, scale: float) -> None:
+        """The view's scale changed: place the screen-size titles for it and take in where they run past
+        the graph (the view calls this after every zoom and scroll; cheap when the scale is the same)."""
+        if self._bounds_scale == scale:
+            return
+        self._bounds_scale = scale
+        bounds = self._bounds
+        for label in self.screen_labels(scale):
+            bounds = bounds.united(label.rect)
+        self.titles.set_bounds(bounds)
+
+    def screen_labels(self, scale: float) -> list[Label]:
+        """The titles drawn at screen size at view scale ``scale`` (:func:`group_labels.place_labels`;
+        none where the scene-sized titles are :data:`LABEL_PX` pixels or more), cached for the last scale."""
+        _Fonts.ensure()
+        if self._labels is not None and self._labels[0] == scale:
+            return self._labels[1]
+        # a node box draws its op type alone below TEXT_SCALE, in a scene-sized font: under LABEL_PX px there
+        nodes_small = len(self._singles) > 0 and scale < TEXT_SCALE and scale * op_text_px() < LABEL_PX
+        if scale * min(_Fonts.title.pixelSize(), _Fonts.frame.pixelSize()) >= LABEL_PX and not nodes_small:
+            labels = []
+        else:
+            d, h = self.state.data, self.state.data.hierarchy
+            collapsed = np.array([g in d.placement.collapsed for g in d.group_ids], dtype=bool)
+            small = {True: scale * _Fonts.title.pixelSize() < LABEL_PX, False: scale * _Fonts.frame.pixelSize() < LABEL_PX}
+            titles = [h.titles[g] if small[bool(c)] else "" for g, c in zip(d.group_ids, collapsed.tolist(), strict=True)]
+            boxes = np.stack([d.gx0, d.gy0, d.gx1, d.gy1], axis=1) if len(titles) else np.zeros((0, 4))
+            if nodes_small:  # the single nodes, placed as boxes titled by their op type
+                i = self._singles
+                ops = d.structure.op_types
+                titles += [ops[n] for n in i.tolist()]
+                boxes = np.concatenate([boxes, np.stack([d.x0[i], d.y0[i], d.x1[i], d.y1[i]], axis=1)])
+                collapsed = np.concatenate([collapsed, np.ones(len(i), dtype=bool)])
+            labels = place_labels(boxes, titles, collapsed, scale, title_bar=TITLE_BAR, elide=title_elide(h))
+            groups = len(d.group_ids)
+            labels = [lab if lab.k < groups else Label(lab.k, lab.rect, lab.text, True, int(self._singles[lab.k - groups]))
+                      for lab in labels]
+        self._labels = (scale, labels)
+        return labels
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         _Fonts.ensure()
@@ -69,6 +124,7 @@ class GroupsItem(QGraphicsItem):
         lod = QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
         exposed = option.exposedRect
         h = d.hierarchy
+        title_px, frame_px = lod * _Fonts.title.pixelSize(), lod * _Fonts.frame.pixelSize()
         for k in self._order:
             g = d.group_ids[k]
             box = QRectF(d.gx0[k], d.gy0[k], d.gx1[k] - d.gx0[k], d.gy1[k] - d.gy0[k])
@@ -82,12 +138,27 @@ class GroupsItem(QGraphicsItem):
             painter.setPen(pen)
             painter.setBrush(fill)
             painter.drawRoundedRect(box, 10.0, 10.0)
-            if lod * 17 < 3.5:  # text would be under ~3.5 px: boxes only
+            if (title_px if collapsed else frame_px) < LABEL_PX:  # its title is drawn at screen size (titles)
                 continue
             if collapsed:
                 self._paint_box_text(painter, box, g, fill)
             else:
                 self._paint_frame_title(painter, box, g)
+
+    def titles_colors(self, label: Label) -> tuple[QColor, QColor]:
+        """The chip and text colours of a screen-size title: its group's fill (a collapsed box's aggregate,
+        an open frame's tint), nearly opaque, and the text colour the box or title bar uses."""
+        s, d = self.state, self.state.data
+        if label.node >= 0:  # a single node's op type: on the node's own fill
+            fill = s.fills[label.node] if label.node < len(s.fills) else NO_VALUE
+            chip = QColor(fill)
+            chip.setAlpha(230)
+            return chip, text_color(fill)
+        g = d.group_ids[label.k]
+        fill = s.group_fills.get(g, _BOX_FILL) if label.collapsed else _FRAME_TINTS[(d.hierarchy.depth[g] - 1) % 4]
+        chip = QColor(fill)
+        chip.setAlpha(230)
+        return chip, text_color(fill) if label.collapsed else QColor("#2b3a52")
 
     def box_texts(self, g: int, width: float) -> tuple[str, str]:
         """The title and second line collapsed group ``g`` shows in a box ``width`` scene pixels wide."""

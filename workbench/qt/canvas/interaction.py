@@ -15,6 +15,7 @@ from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QGraphicsView, QToolTip
 
+from workbench.qt.canvas.group_figures import sqnr_text
 from workbench.qt.canvas.groups_item import TITLE_BAR, chevron_rect
 
 
@@ -174,7 +175,7 @@ class CanvasInteraction:
             shown = "exact" if value == float("inf") else f"{value:.1f} dB"
             lines.append(f"{html.escape(self._value_label.removesuffix(' (dB)'))}: {shown}")
         elif name in self._errors:  # "SQNR", or the figure the values are ("Own noise, local SQNR")
-            lines.append(f"{html.escape(self._value_label.split(' (dB)')[0])}: {self._errors[name]:.1f} dB")
+            lines.append(f"{html.escape(self._value_label.split(' (dB)')[0])}: {sqnr_text(self._errors[name])}")
         if i in st.node_tags:
             lines.append(f"collapsed Q/DQ: {html.escape(st.node_tags[i])}")
         lines += self._node_quant_lines(name)

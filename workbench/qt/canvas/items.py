@@ -96,6 +96,12 @@ def _font_px(font: QFont) -> float:
     return float(font.pixelSize()) if font.pixelSize() > 0 else float(QFontInfo(font).pixelSize())
 
 
+def op_text_px() -> float:
+    """Pixel height of the op type a node box draws at scale 1 (its scene-sized font)."""
+    _Fonts.ensure()
+    return _font_px(_Fonts.op)
+
+
 def badge_factor(lod: float) -> float | None:
     """How much larger than its own size badge text is drawn at view scale ``lod`` so that it is at
     least :data:`BADGE_MIN_PX` pixels on screen (1.0 when it is already); None (badges hidden) where

@@ -86,8 +86,8 @@ def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, 
     if mode == "error":
         stops = colors.ERROR_STOPS
         if canvas.error_scale is not None:
-            return canvas.error_label(), _ranked_rows(canvas.error_scale), [
-                "colour by rank: red the most sensitive unit, green the least, linear in the value between"]
+            return canvas.error_label(), _ranked_rows(canvas.error_scale), list(canvas.error_notes or [
+                "colour by rank: red the most sensitive unit, green the least, linear in the value between"])
         rows = [(f"<= {stops[0][0]:g} dB", stops[0][1])]
         rows += [(f"{db:g} dB", c) for db, c in stops[1:-1]]
         rows += [(f">= {stops[-1][0]:g} dB", stops[-1][1]), ("no value", colors.NO_VALUE)]
@@ -98,6 +98,11 @@ def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, 
     if mode == "dtype":
         rows = [(label, c) for label, c in canvas.legend()]
         notes = []
+        index = [label for label, _ in rows if label in colors.INDEX_DTYPES and label != "int32"]
+        if index:
+            notes.append(f"{' / '.join(index)}: shapes, indices, masks (greys; not quantized)")
+        if any(label == "int32" for label, _ in rows):  # a quantized file's biases and integer accumulators too
+            notes.append("int32: quantized biases and integer accumulators, or indices (grey)")
         edges = canvas.edge_colour_keys()
         if edges:
             notes.append("edges coloured by the dtype they carry; grey: float")

@@ -342,6 +342,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         if data.plan is not None:
             self._groups_item = GroupsItem(self._state)
             scene.addItem(self._groups_item)
+            scene.addItem(self._groups_item.titles)
         self._edges = EdgesItem(data, self._edge_color)
         scene.addItem(self._edges)
         scene.addItem(EdgeBadgesItem(data))
@@ -369,6 +370,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         """Show the overview or the detailed items; create the items of the visible area."""
         if self._state is None or self._container is None:
             return
+        if self._groups_item is not None:  # its titles drawn at screen size are placed per scale
+            self._groups_item.set_scale(self._scale())
         detail = self._scale() >= DETAIL_SCALE
         self._overview.setVisible(not detail)
         self._container.setVisible(detail)
@@ -808,17 +811,17 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
 
         ``error_label`` names the figure the "error" mode shows (legend title; "SQNR (dB)" by default,
         a sensitivity figure such as "only quantized (dB)" when the sweep colours the canvas);
-        ``error_scale`` (lowest, highest, higher_is_worse) says the values are a ranking of that figure
-        stretched over the SQNR colours, so the legend labels each colour with the real value;
-        ``error_figures`` (node -> dB, +inf for exact) are those real values, which group boxes and
-        node tooltips show (the colour values are not dB of anything). Both go with ``error_label``, as
+        ``error_scale`` (lowest, highest, higher_is_worse) says the values are that figure on a scale of its
+        own stretched over the SQNR colours, so the legend labels each colour with the real value;
+        ``error_figures`` (node -> dB, +inf for exact) are the figure's real values, which group boxes
+        ("most sensitive X dB") and node tooltips show. Both go with ``error_label``, as
         does ``error_notes``: the legend's notes for the figure (None: those of the SQNR).
         """
         if error_label is not None:
             self._value_label = error_label
             self.error_notes = list(error_notes) if error_notes else None
             self.error_scale = error_scale
-            self._figures = {k: float(v) for k, v in (error_figures or {}).items()} if error_scale else {}
+            self._figures = {k: float(v) for k, v in (error_figures or {}).items()}
         if dtypes is not None:
             self._dtypes = dict(dtypes)
         if errors is not None:
@@ -931,6 +934,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._overview.refresh_colors()
         if self._groups_item is not None:
             self._groups_item.update()
+            self._groups_item.titles.update()  # their chips take the groups' new fills
         self._minimap.refresh(self._state.data.bounds.adjusted(-30, -30, 30, 30))
         for item in self._items.values():
             item.update()

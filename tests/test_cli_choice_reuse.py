@@ -1,0 +1,64 @@
+"""``analyze`` (and ``sweep`` / ``report``) reuse the recipe choice an earlier run made on the same model, data,
+samples and recipe (``quantize`` keeps its choice for them) instead of choosing again (nudenet_320n's analyze
+spent 51.6 s of 93 s in it), and say so; ``analyze`` of an already-quantized file points to ``compare``."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.cli import main
+from workbench.core import api
+
+
+def _no_choice(*a, **k):
+    raise AssertionError("the recipe choice ran again")
+
+
+def test_analyze_reuses_the_choice_and_measures_the_same(corpus, tmp_path, capsys, monkeypatch):
+    d = corpus / "digits_cnn"
+    args = [str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--samples", "32", "--no-latency-check"]
+    assert main(["quantize", *args, "-o", str(tmp_path / "q.onnx")]) == 0
+    chose = next(line for line in capsys.readouterr().err.splitlines() if line.startswith("recipe choice: "))
+    monkeypatch.setattr(api, "choose_recipe", _no_choice)
+    assert main(["analyze", *args, "--eval-samples", "8"]) == 0
+    reused = capsys.readouterr()
+    lines = [line for line in reused.err.splitlines() if line.startswith("recipe choice")]
+    assert len(lines) == 1 and lines[0].startswith(chose + " [reused from an earlier run on the same model, data, "
+                                                   "samples and recipe: ")
+    assert lines[0].endswith(".json; delete it to choose again]")
+    # the same figures as with the choice made afresh
+    monkeypatch.undo()
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "empty"))
+    assert main(["analyze", *args, "--eval-samples", "8"]) == 0
+    fresh = capsys.readouterr()
+    again = [line for line in fresh.err.splitlines() if line.startswith("recipe choice")]
+    assert len(again) == 1 and again[0].split("; took ")[0] == chose.split("; took ")[0]  # its time varies
+    assert fresh.out == reused.out and "SQNR" in fresh.out
+
+
+def test_other_samples_choose_again(corpus, tmp_path, capsys, monkeypatch):
+    d = corpus / "digits_cnn"
+    args = [str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--no-latency-check", "--eval-samples", "4"]
+    assert main(["analyze", *args, "--samples", "32"]) == 0
+    capsys.readouterr()
+    calls = []
+    choose = api.choose_recipe
+    monkeypatch.setattr(api, "choose_recipe", lambda *a, **k: calls.append(k["samples"]) or choose(*a, **k))
+    assert main(["analyze", *args, "--samples", "24"]) == 0
+    assert calls == [24] and "[reused" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("verb", ["analyze", "sweep"])
+def test_an_already_quantized_model_points_to_compare(corpus, tmp_path, capsys, verb):
+    d = corpus / "digits_cnn"
+    q = tmp_path / "q.onnx"
+    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--samples", "8",
+                 "--no-latency-check", "--no-auto", "-o", str(q)]) == 0
+    capsys.readouterr()
+    calib = str(d / "calib.npz")
+    assert main([verb, str(q), "--data", calib]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {q} is already quantized (22 quantized nodes); {verb} quantizes a float model and measures it, so "
+        f"it would quantize this file again. To measure this file's error against its float model, run "
+        f"workbench-cli compare FLOAT.onnx {q} --data {calib} (per-tensor SQNR; evaluate FLOAT.onnx {q} --data "
+        f"{calib} for the outputs), or {verb} the float model.\n")

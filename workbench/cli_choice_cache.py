@@ -1,0 +1,96 @@
+"""The CLI's on-disk cache of recipe choices: ``quantize``, ``analyze``, ``sweep``, ``report`` and ``render``
+make the same choice on the same model, data and recipe (``analyze`` of nudenet_320n spent 51.6 s of 93 s in
+it), so a choice is kept and reused, with the ranges of its calibration pass over every row.
+
+An entry is JSON under ``$WORKBENCH_CACHE_DIR/recipe_choice`` (else ``<platformdirs user cache>/workbench/
+recipe_choice``, beside the latency measurements), named by the sha256 of: the model file's sha256, the data
+file's sha256, the sample count, the recipe as given, the Workbench and onnxruntime versions. Only data in one
+file (.npz / .npy) is cached (a folder or a Python reader may change without its name changing). A cache
+that cannot be read or written only means choosing again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench import __version__
+from workbench.core import api
+from workbench.core.errors import WorkbenchError
+
+log = logging.getLogger(__name__)
+
+#: Bumped when an entry's content or the key changes (old entries are then ignored).
+CACHE_VERSION = 1
+
+
+@dataclass
+class CachedChoice:
+    """A reused choice: the recipe chosen, the ranges of its calibration pass (None when it had none), its
+    summary line and label as first printed, and the entry's file."""
+
+    recipe: object
+    calibration: object
+    summary: str
+    label: str
+    path: Path
+
+
+def cache_dir() -> Path:
+    """``$WORKBENCH_CACHE_DIR/recipe_choice`` when set, else ``<platformdirs user cache>/workbench/recipe_choice``."""
+    root = os.environ.get("WORKBENCH_CACHE_DIR")
+    if root:
+        return Path(root) / "recipe_choice"
+    import platformdirs  # as the latency cache: only when a choice is cached
+
+    return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "recipe_choice"
+
+
+def entry_path(model, recipe, data, samples: int | None) -> Path | None:
+    """The cache file of this choice, or None when it is not cached (data not in one .npz / .npy file, a
+    model without a file digest)."""
+    if not (isinstance(data, str) and data.lower().endswith((".npz", ".npy")) and os.path.isfile(data)):
+        return None
+    if not getattr(model, "sha256", ""):
+        return None
+    import onnxruntime  # here, not at import: ``--help`` loads no model library
+
+    try:
+        digest = api.sha256_file(Path(data))
+    except OSError:  # unreadable: the job's loader says why, in its own words
+        return None
+    key = json.dumps({"version": CACHE_VERSION, "workbench": __version__, "onnxruntime": onnxruntime.__version__,
+                      "model": model.sha256, "data": digest, "samples": samples, "recipe": recipe.to_json()},
+                     sort_keys=True)
+    return cache_dir() / f"{hashlib.sha256(key.encode()).hexdigest()}.json"
+
+
+def load(path: Path | None) -> CachedChoice | None:
+    """The choice cached at ``path``; None when there is none or it cannot be read."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        recipe = api.Recipe.from_json(doc["recipe"], source=str(path))
+        calibration = api.CalibrationResult.from_json(doc["calibration"]) if doc.get("calibration") else None
+        return CachedChoice(recipe, calibration, str(doc["summary"]), str(doc["label"]), path)
+    except (OSError, ValueError, KeyError, TypeError, WorkbenchError) as exc:
+        log.info("recipe choice cache not read (%s): %s", path, exc)
+        return None
+
+
+def store(path: Path | None, choice) -> None:
+    """Keep ``choice`` (a :func:`workbench.core.api.choose_recipe` report that chose) at ``path``."""
+    if path is None or choice.skipped or choice.calibration is None:
+        return
+    doc = {"recipe": choice.recipe.to_json(), "calibration": choice.calibration.to_json(),
+           "summary": choice.summary(), "label": choice.label}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        api.atomic_write_bytes(path, json.dumps(doc).encode())  # ours alone: NaN states read back as written
+    except (OSError, WorkbenchError) as exc:  # a read-only cache only means choosing again next time
+        log.info("recipe choice cache not written (%s): %s", path, exc)

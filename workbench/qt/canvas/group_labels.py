@@ -1,0 +1,192 @@
+"""Group titles kept readable however far the canvas is zoomed out.
+
+A group's title is drawn in a scene-sized font (``groups_item._Fonts``): zoomed out to "Fit graph" it
+shrank to a few pixels and then vanished, leaving blank boxes (ppocrv4_rec, nudenet_320n). Where that
+font would be under :data:`LABEL_PX` pixels on screen, :func:`place_labels` places the titles in a
+screen-size font instead, LABEL_PX pixels high at any zoom:
+
+* a collapsed box's title starts at the box's left edge, centred on it, elided to the wider of the box
+  and :data:`LABEL_W` pixels (it may run past a narrow box, on a chip of the box's fill);
+* an open group's title sits in its title bar when that is tall enough, else left of the frame's
+  top-left corner, else just above the frame.
+
+Labels never overlap one another: collapsed boxes are placed first (their title is all they show), then
+open frames, each kind largest on screen first; a label that would overlap one already placed is left
+out (zooming in shows it), and so is the title of a group under :data:`MIN_BOX_PX` high on screen (a
+whole expanded 20,000-node graph: thousands of specks; one title would cover many). Placement depends
+on the zoom only, not the scroll position, so the groups item caches it per scale.
+:class:`ScreenTitlesItem` draws them above the edges and nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
+from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
+
+#: pixel size of a title drawn at screen size (bold)
+LABEL_PX = 10
+#: width (pixels) a screen-size title may take past a box narrower than that
+LABEL_W = 150.0
+#: a group less high than this on screen (pixels) gets no title: it would cover its neighbours
+MIN_BOX_PX = 3.0
+#: cells (pixels) the overlap test files labels under
+_CELL_W, _CELL_H = 128.0, 16.0
+#: width (pixels) of the first, short overlap test of a title: the picture's many groups left without one
+#: are not measured
+_STUB = 24.0
+
+
+@dataclass(frozen=True)
+class Label:
+    """A placed title: group index ``k``, its rectangle in scene units at the scale it was placed for,
+    its (elided) text and whether its group is a collapsed box; ``node`` >= 0: the label is that single
+    node's op type (``k`` then indexes past the groups)."""
+
+    k: int
+    rect: QRectF
+    text: str
+    collapsed: bool
+    node: int = -1
+
+
+_FONT: QFont | None = None
+
+
+def label_font() -> QFont:
+    """The screen-size title font: :data:`LABEL_PX` pixels, bold (shared, made once)."""
+    global _FONT
+    if _FONT is None:
+        _FONT = QFont()
+        _FONT.setPixelSize(LABEL_PX)
+        _FONT.setBold(True)
+    return _FONT
+
+
+class _Grid:
+    """Placed label rectangles (pixels, ``(left, top, right, bottom)``), filed by the cells they cover: an
+    overlap test looks at a few."""
+
+    def __init__(self) -> None:
+        self._cells: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
+
+    @staticmethod
+    def _keys(r: tuple[float, float, float, float]) -> list[tuple[int, int]]:
+        return [(cx, cy) for cx in range(int(r[0] // _CELL_W), int(r[2] // _CELL_W) + 1)
+                for cy in range(int(r[1] // _CELL_H), int(r[3] // _CELL_H) + 1)]
+
+    def free(self, r: tuple[float, float, float, float]) -> bool:
+        left, top, right, bottom = r
+        cells = self._cells
+        for cx in range(int(left // _CELL_W), int(right // _CELL_W) + 1):
+            for cy in range(int(top // _CELL_H), int(bottom // _CELL_H) + 1):
+                for o in cells.get((cx, cy), ()):
+                    if o[0] < right and left < o[2] and o[1] < bottom and top < o[3]:
+                        return False
+        return True
+
+    def add(self, r: tuple[float, float, float, float]) -> None:
+        for key in self._keys(r):
+            self._cells.setdefault(key, []).append(r)
+
+
+def place_labels(boxes: np.ndarray, titles: list[str], collapsed: np.ndarray, scale: float, *,
+                 title_bar: float, elide: Qt.TextElideMode) -> list[Label]:
+    """The screen-size titles of the groups ``boxes`` (float, shape (n, 4): left, top, right, bottom in
+    scene units; ``titles`` and ``collapsed`` (bool, shape (n,)) alike) at view scale ``scale`` (pixels per
+    scene unit), as in the module docstring: none overlapping, each rectangle in scene units, ``Label.k``
+    the group's row in ``boxes``. ``title_bar`` is an open frame's title bar height (scene units), ``elide``
+    how a long title is cut. A group whose title is empty, or under :data:`MIN_BOX_PX` high on screen, gets
+    none.
+
+    Cost: one overlap test per group (a short one first, so the many groups of a dense picture left
+    without a label are not measured); the text of the placed ones only is elided."""
+    metrics = QFontMetricsF(label_font())
+    h = metrics.height()
+    px = np.asarray(boxes, dtype=float).reshape(-1, 4) * scale
+    area = (px[:, 2] - px[:, 0]) * (px[:, 3] - px[:, 1])
+    order = np.lexsort((-area, ~np.asarray(collapsed, dtype=bool)))  # boxes first, each kind largest first
+    order = order[(px[order, 3] - px[order, 1]) >= MIN_BOX_PX]
+    grid = _Grid()
+    out: list[Label] = []
+    inside = title_bar * scale >= h
+    rows = px.tolist()
+    texts: dict[tuple[str, float], tuple[str, float]] = {}  # (title, room) -> (elided, width): nodes repeat op types
+    for k in order.tolist():
+        if not titles[k]:
+            continue
+        left, top, right, bottom = rows[k]
+        if collapsed[k]:
+            starts = [(left + 3.0, (top + bottom - h) / 2)]
+        else:
+            starts = [(left + 6.0, top + (title_bar * scale - h) / 2)] if inside else []
+            starts += [(left - 3.0, top), (left + 3.0, top - h)]  # left of the frame (right-aligned), above
+        text = None
+        for n, (x, y) in enumerate(starts):
+            right_aligned = not collapsed[k] and n == len(starts) - 2
+            stub = (x - _STUB, y, x, y + h) if right_aligned else (x, y, x + _STUB, y + h)
+            if not grid.free(stub):
+                continue
+            if text is None:
+                key = (titles[k], max(right - left - 6.0, LABEL_W))
+                if key not in texts:
+                    shown = metrics.elidedText(titles[k], elide, key[1])
+                    texts[key] = (shown, metrics.horizontalAdvance(shown) + 2.0)
+                text, w = texts[key]
+            r = (x - w, y, x, y + h) if right_aligned else (x, y, x + w, y + h)
+            if grid.free(r):
+                grid.add(r)
+                out.append(Label(k, QRectF(r[0] / scale, r[1] / scale, w / scale, h / scale), text,
+                                 bool(collapsed[k])))
+                break
+    return out
+
+
+class ScreenTitlesItem(QGraphicsItem):
+    """Draws the screen-size titles ``labels(scale)`` gives, in device pixels, above edges and nodes; each
+    on a chip of its group's colour (``colors(label) -> (chip, text)``), so what lies under a title that
+    runs past its box does not strike through it. Nothing on the minimap's thumbnail (painted with no
+    widget). The owner sets the bounds where the titles of the view's scale reach (:meth:`set_bounds`)."""
+
+    def __init__(self, labels: Callable[[float], list[Label]], colors: Callable[[Label], tuple[QColor, QColor]],
+                 bounds: QRectF):
+        super().__init__()
+        self._labels, self._colors, self._bounds = labels, colors, QRectF(bounds)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
+        self.setZValue(0.5)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def set_bounds(self, bounds: QRectF) -> None:
+        if bounds != self._bounds:
+            self.prepareGeometryChange()
+            self._bounds = QRectF(bounds)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        if widget is None:
+            return
+        to_device = painter.worldTransform()
+        labels = self._labels(QStyleOptionGraphicsItem.levelOfDetailFromTransform(to_device))
+        exposed = option.exposedRect
+        painter.save()
+        painter.resetTransform()
+        painter.setFont(label_font())
+        for label in labels:
+            if not label.rect.intersects(exposed):
+                continue
+            chip, text = self._colors(label)
+            rect = to_device.mapRect(label.rect)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(chip)
+            painter.drawRoundedRect(rect.adjusted(-2, 0, 2, 0), 3.0, 3.0)
+            painter.setPen(text)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label.text)
+        painter.restore()
+
+
+__all__ = ["LABEL_PX", "LABEL_W", "Label", "ScreenTitlesItem", "label_font", "place_labels"]

@@ -1,0 +1,124 @@
+"""One histogram drawn on a pyqtgraph plot, with its quantizer's clip range and grid and a legend entry
+for every colour drawn.
+
+A histogram is the dict of the histogram job (``counts``, ``edges``, ``values``, ``rmin``, ``rmax``;
+:mod:`workbench.core.report.unit_histograms`). The clip range of per-tensor integer parameters is
+``[(qmin - zero_point) * scale, (qmax - zero_point) * scale]`` (two red lines) and, when at most
+``MAX_GRID_LINES`` levels are in view, the grid ``(q - zero_point) * scale`` is drawn as short grey ticks
+along the axis (:func:`workbench.core.api.clip_range`, :func:`workbench.core.api.grid_levels`: what the HTML
+report draws). A histogram may carry a second series (``overlay_counts`` on the same edges: one channel of a
+per-channel weight), drawn darker over the first, the clip range and grid then being that channel's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+
+from workbench.core.api import QParams, clip_range, grid_levels
+from workbench.core.wording import share
+
+#: a histogram bin more than this many times the 90th percentile of the filled bins is a spike
+#: (the zeros of a ReLU output): the count axis stops at that height and the caption gives the spike's count
+SPIKE = 4.0
+CLIP_PEN = {"color": "#c62828", "width": 2}
+GRID_PEN = (120, 120, 120, 140)
+#: the overlay series (one channel of a weight)
+OVERLAY_BRUSH = (230, 120, 20, 170)
+
+
+def count_axis_top(counts: np.ndarray) -> float:
+    """Top of a histogram's count axis: its highest bin, or, when that is a spike (more than
+    :data:`SPIKE` times the 90th percentile of the filled bins), that height, so the rest of the
+    distribution is not flattened to the axis."""
+    filled = counts[counts > 0]
+    if not filled.size:
+        return 1.0
+    limit = SPIKE * float(np.percentile(filled, 90))
+    return float(counts.max()) if counts.max() <= limit else limit
+
+
+def outside_share(counts: np.ndarray, edges: np.ndarray, clip: tuple[float, float],
+                  extremes: tuple[float | None, float | None] = (None, None)) -> float:
+    """The fraction (0..1) of the histogram's values outside ``clip`` (lo, hi): the bins wholly outside count
+    whole, a bin the clip cuts counts in proportion to the part outside (values spread evenly in it). The
+    values' ``extremes`` (rmin, rmax; None: unknown) make it exact where nothing is outside (0 when both lie
+    inside ``clip``) and at least one value per side where one lies outside. ``counts`` (n bins), ``edges``
+    (n + 1); 0 for no values. It counted a bin the clip cuts whole, and only two decimals of a percent."""
+    counts, edges = np.asarray(counts, dtype=float), np.asarray(edges, dtype=float)
+    total = float(counts.sum())
+    if total <= 0:
+        return 0.0
+    lo, hi = clip
+    left, right = edges[:-1], edges[1:]
+    width = np.maximum(right - left, np.finfo(float).tiny)  # numpy's edges increase
+    below = np.clip((np.minimum(right, lo) - left) / width, 0.0, 1.0)
+    above = np.clip((right - np.maximum(left, hi)) / width, 0.0, 1.0)
+    low, high = float((counts * below).sum()), float((counts * above).sum())
+    rmin, rmax = extremes
+    if rmin is not None:
+        low = 0.0 if rmin >= lo else max(low, 1.0)
+    if rmax is not None:
+        high = 0.0 if rmax <= hi else max(high, 1.0)
+    return min(low + high, total) / total
+
+
+def reset(plot: pg.PlotWidget) -> None:
+    """Empty ``plot`` (its legend too), axes back to [0, 1] until the next histogram sets them."""
+    plot.clear()
+    legend = plot.getPlotItem().legend
+    if legend is not None:
+        legend.clear()
+    plot.setRange(xRange=(0.0, 1.0), yRange=(0.0, 1.0), padding=0.0)
+    plot.enableAutoRange()
+
+
+def draw(plot: pg.PlotWidget, hist: dict, qp: QParams | None, *, fill, label: str,
+         overlay_label: str = "") -> str:
+    """Draw ``hist`` on ``plot`` (cleared first) with ``qp``'s clip range and grid; ``label`` names the values in
+    the legend ("output values, 8 rows"), ``overlay_label`` the overlay series when ``hist`` has one. Returns
+    the caption's figures: "204800 values in [-5.578, 14.07]; clip [-5.549, 14.1] (uint8, scale 0.0771); 0.00%
+    of values outside" ("no finite values" when empty)."""
+    reset(plot)
+    legend = plot.getPlotItem().legend or plot.addLegend(offset=(-8, 8), labelTextSize="8pt")
+    counts = np.asarray(hist.get("counts", []), dtype=float)
+    edges = np.asarray(hist.get("edges", []), dtype=float)
+    if counts.size == 0:
+        return "no finite values"
+    curve = plot.plot(edges, counts, stepMode="center", fillLevel=0, brush=fill, name=label)
+    curve.setZValue(1)  # over the quantization grid
+    own = np.asarray(hist.get("overlay_counts", []), dtype=float)
+    if own.size == counts.size:
+        over = plot.plot(edges, own, stepMode="center", fillLevel=0, brush=OVERLAY_BRUSH,
+                         pen=pg.mkPen(OVERLAY_BRUSH[:3]), name=overlay_label)
+        over.setZValue(2)
+    top = count_axis_top(counts)
+    plot.enableAutoRange(x=True, y=False)
+    plot.setYRange(0.0, top, padding=0.05)
+    text = f"{hist.get('values', 0)} values in [{hist.get('rmin', 0.0):.4g}, {hist.get('rmax', 0.0):.4g}]"
+    if top < counts.max():
+        spike = int(np.argmax(counts))
+        text += (f"; the bin at {(edges[spike] + edges[spike + 1]) / 2:.4g} holds {int(counts[spike])} values "
+                 f"(drawn cut at {top:.0f})")
+    rng = clip_range(qp) if qp is not None else None
+    if rng is not None:
+        for v in rng:
+            plot.addItem(pg.InfiniteLine(pos=v, angle=90, pen=pg.mkPen(**CLIP_PEN)))
+        legend.addItem(pg.PlotDataItem(pen=pg.mkPen(**CLIP_PEN)), "clip range")
+        levels = grid_levels(qp, float(edges[0]), float(edges[-1]))
+        if levels.size:  # short ticks along the axis, behind the histogram, so it stays readable
+            grid = plot.plot(np.repeat(levels, 2), np.tile([0.0, 0.06 * top], levels.size), connect="pairs",
+                             pen=pg.mkPen(GRID_PEN), name="quantization grid")
+            grid.setZValue(-1)
+        if own.size == counts.size:  # one channel: its own counts, no extremes of its own known
+            outside = outside_share(own, edges, rng)
+        else:
+            outside = outside_share(counts, edges, rng, (hist.get("rmin"), hist.get("rmax")))
+        text += (f"; clip [{rng[0]:.4g}, {rng[1]:.4g}] ({qp.qtype}, scale {float(np.ravel(qp.scale)[0]):.3g}); "
+                 f"{share(outside)} of values outside"
+                 + ("" if levels.size else "; grid too fine to draw"))
+    elif qp is not None:  # a range the plot cannot draw as two lines
+        scales = np.asarray(qp.scale).size
+        text += (f"; no clip range drawn: per-channel scale ({scales} channels, axis {qp.axis})" if scales > 1
+                 else f"; no clip range drawn: {qp.qtype} is a float type (no integer grid)")
+    return text
