@@ -66,3 +66,21 @@ def test_option_values_are_not_taken_for_positionals(corpus, capsys):
     d = corpus / "digits_cnn"
     assert main(["cost", "--data", str(d / "calib.npz"), str(d / "model_opset13.onnx"), "--json"]) == 0
     assert '"macs"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("typed", "verb"), [("quantise", "quantize"), ("analyse", "analyze"), ("inspct", "inspect"),
+                                             ("Compare", "compare"), ("autotun", "autotune")])
+def test_mistyped_command_names_the_close_one(capsys, typed, verb):
+    assert _usage_error(capsys, [typed, "model.onnx", "--data", "calib.npz"]) == (
+        f"error: workbench-cli: unknown command '{typed}': did you mean '{verb}'? (see workbench-cli --help)")
+    assert _usage_error(capsys, ["-v", typed]) == (
+        f"error: workbench-cli: unknown command '{typed}': did you mean '{verb}'? (see workbench-cli --help)")
+
+
+def test_unknown_command_lists_the_commands_and_a_model_first_is_told_the_order(capsys):
+    verbs = "inspect, quantize, evaluate, compare, analyze, sweep, autotune, convert, cost, report, render, presets"
+    assert _usage_error(capsys, ["frobnicate"]) == (
+        f"error: workbench-cli: unknown command 'frobnicate': the commands are {verbs} (see workbench-cli --help)")
+    assert _usage_error(capsys, ["model.onnx", "--data", "calib.npz"]) == (
+        "error: workbench-cli: model.onnx: the command comes first, e.g. workbench-cli inspect model.onnx "
+        f"(the commands: {verbs}) (see workbench-cli --help)")

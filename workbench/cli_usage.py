@@ -31,6 +31,9 @@ class UsageParser(argparse.ArgumentParser):
     def parse_args(self, args=None, namespace=None):  # noqa: D102 - argparse API
         tokens = list(args) if args is not None else sys.argv[1:]
         verbs = self._verbs()
+        typed = next((t for t in tokens if not t.startswith("-")), None)  # the top-level options take no value
+        if verbs and typed is not None and typed not in verbs:
+            self.error(unknown_verb(typed, list(verbs)))
         verb = next((t for t in tokens if t in verbs), None)
         if verb is not None:
             swapped = swapped_data(verbs[verb], tokens[tokens.index(verb) + 1:])
@@ -46,6 +49,20 @@ class UsageParser(argparse.ArgumentParser):
         """Verb name -> its parser ({} for a verb's own parser)."""
         sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
         return dict(sub.choices) if sub is not None else {}
+
+
+def unknown_verb(typed: str, verbs: list[str]) -> str:
+    """The one-line message for a command that is not one of ``verbs``: the closest one
+    (``quantise``: did you mean 'quantize'?), else the list of them; a model or data file typed first is
+    told that the command comes first."""
+    import difflib  # only for a usage error: a plain command does not load it
+
+    if typed.lower().endswith(MODEL_SUFFIXES + DATA_SUFFIXES):
+        return f"{typed}: the command comes first, e.g. workbench-cli inspect {typed} (the commands: {', '.join(verbs)})"
+    close = difflib.get_close_matches(typed.lower(), verbs, n=1, cutoff=0.6)
+    if close:
+        return f"unknown command '{typed}': did you mean '{close[0]}'?"
+    return f"unknown command '{typed}': the commands are {', '.join(verbs)}"
 
 
 def _positionals(parser: argparse.ArgumentParser, tokens: list[str]) -> list[str]:
