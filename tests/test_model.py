@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import time
+import zipfile
 
 import numpy as np
 import onnx
@@ -74,8 +75,13 @@ def test_missing_empty_truncated_and_non_onnx_files(tmp_path):
     with pytest.raises(ModelError, match="is not a file.*this folder has cut.onnx"):
         load_model(tmp_path)
     np.savez(tmp_path / "weights.npz", a=np.ones(3))
-    with pytest.raises(ModelError, match=r"weights\.npz: this is a zip archive.*not an ONNX model.*Export it"):
+    with pytest.raises(ModelError, match=r"weights\.npz is a NumPy data file \(\.npz, arrays a\), not an ONNX model\. "):
         load_model(tmp_path / "weights.npz")
+    with zipfile.ZipFile(tmp_path / "ckpt.pt", "w") as z:  # torch.save's layout: a pickle beside the tensors
+        z.writestr("ckpt/data.pkl", b"\x80\x02}q\x00.")
+    with pytest.raises(ModelError, match=r"ckpt\.pt: this is a zip archive \(a PyTorch checkpoint or \.keras file\?\), "
+                                         r"not an ONNX model.*Export it"):
+        load_model(tmp_path / "ckpt.pt")
 
 
 def test_every_truncation_point_is_refused(tmp_path):

@@ -1991,6 +1991,9 @@ def main(argv: list[str] | None = None) -> int:
     handler = _log_handler(logging.INFO if args.verbose else logging.WARNING)
     try:
         _refuse_empty_paths(args)
+        for name in ("data", "eval"):  # a model given as data: said before any model is loaded
+            if isinstance(getattr(args, name, None), str):
+                api.refuse_model_as_data(getattr(args, name))
         _recipe_out_default(args)
         _preflight_outputs(args)
         _warn_suffixes(args)

@@ -82,7 +82,8 @@ def _positionals(parser: argparse.ArgumentParser, tokens: list[str]) -> list[str
 def swapped_data(parser: argparse.ArgumentParser, tokens: list[str]) -> str | None:
     """Why a verb's first positional argument is a data file (``quantize calib.npz model.onnx``), or None.
 
-    The text names the file and the command line to type: the model first, the data with ``--data``.
+    The text names the file and the command line to type: the model first (both models for ``evaluate`` and
+    ``compare``), the data with ``--data`` (a verb without it reads a model alone).
     """
     if not any(not a.option_strings for a in parser._actions):
         return None
@@ -90,7 +91,13 @@ def swapped_data(parser: argparse.ArgumentParser, tokens: list[str]) -> str | No
     if not positionals or not positionals[0].lower().endswith(DATA_SUFFIXES):
         return None
     data = positionals[0]
+    if "--data" not in parser._option_string_actions:  # inspect, convert: a model and nothing else
+        return f"{data} is data, not a model: {parser.prog} reads a model (MODEL.onnx)"
     model = next((p for p in positionals[1:] if p.lower().endswith(MODEL_SUFFIXES)), None)
+    if sum(1 for a in parser._actions if not a.option_strings) > 1:  # evaluate, compare: two models
+        seen = f" and {model} a model: the arguments look swapped" if model is not None else ", not a model"
+        return (f"{data} is data{seen}; give the two models first and the data with --data: "
+                f"{parser.prog} FLOAT.onnx QUANTIZED.onnx --data {data}")
     if model is not None:
         return (f"{data} is data and {model} a model: the arguments look swapped; give the model first and the "
                 f"data with --data: {parser.prog} {model} --data {data}")

@@ -87,6 +87,7 @@ _LAZY: dict[str, str] = {
     "CalibrationResult": "workbench.core.calibration.calibrate",
     "open_data_source": "workbench.core.data.loader",
     "data_kind": "workbench.core.data.loader",
+    "refuse_model_as_data": "workbench.core.data.loader",
     "data_beside": "workbench.core.data.beside",
     "PROJECT_SUFFIX": "workbench.core.pipeline.project",
     "new_project": "workbench.core.pipeline.project",

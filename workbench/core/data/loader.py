@@ -116,8 +116,27 @@ def _open_path(path: Path, model: PreparedModel) -> DataSource:
                              f"pass {{\"kind\": \"python\", \"path\": \"{path}\", \"allow_code\": True}}.")
     if not path.exists():
         raise DataError(f"{path}: no such data file or folder.", hint="Check the path.")
+    refuse_model_as_data(path)
     raise DataError(f"{path}: unsupported data file type '{suffix}'.",
                     hint="Use .npz (one array per input), .npy, a folder of them, or a folder of images.")
+
+
+def refuse_model_as_data(path: str | Path) -> None:
+    """Refuse an ONNX model or a Workbench project (by suffix) given as data (``--data MODEL.onnx``: the
+    arguments are mixed up), before any model is loaded; return for anything else.
+
+    Raises
+    ------
+    DataError
+        Naming the file, what it is and what data is.
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".onnx", ".wbproj") or Path(path).is_dir():
+        return
+    what = "an ONNX model" if suffix == ".onnx" else "a Workbench project"
+    raise DataError(f"{path} is {what}, not data: the data is an .npz (one array per input), .npy, a folder of "
+                    "them, or a folder of images.",
+                    hint="Give --data (or --eval) a data file; models are the command's positional arguments.")
 
 
 def data_kind(path: str | Path) -> str:

@@ -10,9 +10,11 @@ layout of the Hugging Face cache).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import mmap
 import os
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -212,7 +214,7 @@ def check_opsets(proto: onnx.ModelProto, path: Path) -> None:
 
 
 _MAGIC = (
-    (b"PK\x03\x04", "a zip archive (a PyTorch checkpoint, .npz or .keras file?)"),
+    (b"PK\x03\x04", "a zip archive (a PyTorch checkpoint or .keras file?)"),
     (b"\x89HDF", "an HDF5 file (a Keras .h5 model?)"),
     (b"\x80\x02", "a Python pickle (a PyTorch/scikit-learn checkpoint?)"),
     (b"\x80\x04", "a Python pickle (a PyTorch/scikit-learn checkpoint?)"),
@@ -224,10 +226,29 @@ def refuse_other_format(path: Path, data: bytes) -> None:
     """Raise ModelError naming what ``data`` is when it is a known other format (a Workbench project, a zip
     archive, a TensorFlow Lite file, ...); return when it is none of them."""
     _refuse_project(path, data)
+    _refuse_npz(path, data)
     other = sniff_format(data)
     if other:
         raise ModelError(f"{path}: this is {other}, not an ONNX model.",
                          hint="Export it to ONNX first (e.g. torch.onnx.export, tf2onnx), then open the .onnx file.")
+
+
+def _refuse_npz(path: Path, data: bytes) -> None:
+    """A NumPy .npz data file (a zip archive of .npy arrays) given where a model belongs: say it is data, name
+    its arrays and where data goes. Any other zip archive returns (:func:`sniff_format` names it)."""
+    if not data.startswith(b"PK\x03\x04"):
+        return
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            names = z.namelist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return
+    if not names or not all(n.endswith(".npy") for n in names):
+        return
+    arrays = [n[:-4] for n in names]
+    shown = ", ".join(arrays[:6]) + (f" and {len(arrays) - 6} more" if len(arrays) > 6 else "")
+    raise ModelError(f"{path} is a NumPy data file (.npz, arrays {shown}), not an ONNX model.",
+                     hint=f"Give it as data (--data {path}) and a .onnx model in its place.")
 
 
 def _refuse_project(path: Path, data: bytes) -> None:
