@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import onnx
 
 from workbench.cli import main
@@ -42,3 +44,23 @@ def test_compare_splits_a_batch_one_file_row_by_row(corpus, tmp_path, capsys):
     split = api.noise_split(api.open_model(model), api.open_model(back).proto, data, samples=6, batch_size=1)
     assert split.samples == 6
     assert line == f"weights vs activations (on 6 samples; output SQNR, graph as written): {split.describe()}"
+
+
+def test_compare_quantized_then_float_is_swapped_with_a_note(corpus, tmp_path, capsys):
+    """``compare QUANTIZED FLOAT`` was refused as "already quantized" without saying the second file is the float
+    model; it now runs in the order FLOAT QUANTIZED, with a note, and gives the same diff as that order."""
+    cnn = corpus / "digits_cnn"
+    model, data, q = str(cnn / "model_opset17.onnx"), str(cnn / "calib.npz"), tmp_path / "q.onnx"
+    assert main(["quantize", model, "--data", data, "--samples", "8", "--no-auto", "--no-latency-check",
+                 "-o", str(q)]) == 0
+    capsys.readouterr()
+    assert main(["compare", model, str(q), "--data", data, "--samples", "4", "--json", str(tmp_path / "a.json")]) == 0
+    right = capsys.readouterr()
+    assert main(["compare", str(q), model, "--data", data, "--samples", "4", "--json", str(tmp_path / "b.json")]) == 0
+    swapped = capsys.readouterr()
+    notes = [line for line in swapped.err.splitlines() if line.startswith(("note:", "error:", "warning:"))]
+    assert notes == [f"note: {q} is quantized and {model} is not: compared in the order FLOAT QUANTIZED, as "
+                     f"`workbench-cli compare {model} {q}`"]
+    assert swapped.out.replace("b.json", "a.json") == right.out
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert json.loads((tmp_path / "a.json").read_text())["counts"]["qdq_pairs"] > 0

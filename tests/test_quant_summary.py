@@ -382,9 +382,11 @@ def test_cli_compare_prints_and_writes_the_diff(exports, tmp_path, capsys):
     assert doc["counts"]["qdq_pairs"] == n_q and doc["counts"]["folded"] == 3
     gemm = next(m for m in doc["matches"] if m["float_node"] == "/head/head.2/Gemm")
     assert gemm["quant_op"] == "QGemm" and 25.0 < gemm["sqnr_db"] < 60.0
-    # a quantized file as the float side is refused in one line
+    # two quantized files (no float reference) are refused in one line
     assert main(["compare", str(exports["ours"]), str(exports["ort_QDQ"])]) == 2
-    assert "is already quantized; compare needs the float model first" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"error: {exports['ours']} and {exports['ort_QDQ']} are both quantized; compare needs the float model first "
+        "and its quantized file second. workbench-cli compare FLOAT.onnx QUANTIZED.onnx\n")
 
 
 def test_sqnr_of_a_file_with_batch_fixed_to_one(exports, tmp_path):

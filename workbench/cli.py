@@ -550,18 +550,40 @@ def _unscorable_labels(model, data, output: str | None = None) -> str | None:
     return None
 
 
-def cmd_compare(args) -> int:
+def _compare_order(args):
+    """The float model of ``compare`` (a PreparedModel) and the quantized file's opened model, or None when it
+    is opened later. ``compare QUANTIZED FLOAT`` (Q/DQ in the first file, none in the second) is swapped, with a
+    note on stderr: ``args.model`` / ``args.quantized`` then name the files in the order compared.
+
+    Raises
+    ------
+    WorkbenchError
+        Both files are quantized: there is no float reference.
+    """
     model = api.open_model(args.model)
-    if model.quantized:
-        raise WorkbenchError(f"{args.model} is already quantized; compare needs the float model first.",
+    if not model.quantized:
+        return model, None
+    quant = api.open_model(args.quantized)  # the loader's one-line refusals (a folder, a project, ...)
+    if quant.quantized:
+        raise WorkbenchError(f"{args.model} and {args.quantized} are both quantized; compare needs the float model "
+                             "first and its quantized file second.",
                              hint="workbench-cli compare FLOAT.onnx QUANTIZED.onnx")
+    print(f"note: {args.model} is quantized and {args.quantized} is not: compared in the order FLOAT QUANTIZED, "
+          f"as `workbench-cli compare {args.quantized} {args.model}`", file=sys.stderr)
+    args.model, args.quantized = args.quantized, args.model
+    return quant, model
+
+
+def cmd_compare(args) -> int:
+    model, quant = _compare_order(args)
     progress = TerminalProgress()
     try:
         # the opened file (the loader's one-line refusals: a folder, a project, ...) is held by compare_models alone,
         # which drops it for its prepared copy (diff.quant_proto, which the split reads): one copy of the quantized
         # weights beside the two sessions, not two
-        diff = api.compare_models(model, api.open_model(args.quantized).proto, args.data, samples=args.samples,
-                                  progress=progress, quant_label=str(args.quantized))
+        held, quant = ([quant] if quant is not None else []), None  # popped into the call: no reference left here
+        diff = api.compare_models(model, (held.pop() if held else api.open_model(args.quantized)).proto, args.data,
+                                  samples=args.samples, progress=progress, quant_label=str(args.quantized))
         form = _split_form(diff.quant_proto) if args.data and args.split_samples != 0 else None
         split = api.noise_split(model, diff.quant_proto, args.data, samples=args.samples, **_split_cap(args),
                                 quant_label=str(args.quantized)) if form in ("static", "weight-only") else None
