@@ -1353,6 +1353,9 @@ def cmd_cost(args) -> int:
     if as_written is not None:  # quantize's output, float as written: count what onnxruntime runs, not a recipe
         return _print_file_cost(args, api.file_cost(model, args.data, batch=args.batch, input_shapes=given),
                                 as_written, given)
+    if model.quantized:  # counted as the file is written: its integer widths, the kernels onnxruntime runs
+        rep, text = api.quantized_cost(model, args.data, batch=args.batch, input_shapes=given)
+        return _print_file_cost(args, rep, f"{Path(args.model).name} is already quantized ({text})", given)
     recipe = _recipe_from_args(args) if project is None else project.recipe.model_copy(
         update={"exclude": list(project.recipe.exclude) + list(args.exclude or [])})
     plan = api.plan(model, recipe, guard=True)  # the units quantize keeps float count as float
@@ -1438,7 +1441,7 @@ def _refuse_unknown_dims(args, model, given: dict[str, list[int]]) -> None:
         model when there is one.
     """
     names = {i.name for i in model.proto.graph.input}
-    if args.data or model.quantized or not set(given) <= names:  # those are refused by the count, with their reason
+    if args.data or not set(given) <= names:  # those are refused by the count, with their reason
         return
     unknown = api.unknown_dims(model.proto, given)
     if not unknown:
@@ -1480,15 +1483,20 @@ def _print_cost_rows(rep) -> None:
 
 
 def _print_file_cost(args, rep, as_written: str, given: dict[str, list[int]]) -> int:
-    """``cost`` of a file quantize wrote in float (:func:`workbench.core.api.written_float`): every node
-    counted as the file runs, 32 x 32; a recipe given is not counted and a note says so."""
+    """``cost`` of a file as written: one quantize wrote in float (:func:`workbench.core.api.written_float`:
+    every node 32 x 32) or an already-quantized one (:func:`workbench.core.api.quantized_cost`); ``as_written``
+    says which. A recipe given is not counted and a note says so."""
     asked = ("--recipe " + args.recipe if args.recipe else "--preset " + args.preset if args.preset is not None
              else "--exclude" if args.exclude else "")
     if args.json:
         print(json.dumps({"recipe": None, "as_written": as_written, **rep.to_json()}, indent=2))
         return 0
     _print_cost_rows(rep)
-    print(f"as written: BOPs / 1.0 (as onnxruntime runs them: / 1.0), weight memory {rep.memory_float_bits / 8e6:.3f} MB "
+    ratio = rep.bops_float / rep.bops if rep.bops else 1.0
+    as_run = rep.bops_float / rep.bops_kernel if rep.bops_kernel else 1.0
+    memory = f"{rep.memory_float_bits / 8e6:.3f} MB" + (
+        f" -> {rep.memory_bits / 8e6:.3f} MB" if rep.memory_bits != rep.memory_float_bits else "")
+    print(f"as written: BOPs / {ratio:.1f} (as onnxruntime runs them: / {as_run:.1f}), weight memory {memory} "
           f"({_cost_shapes(args, given)})")
     for note in rep.notes:
         print(f"note: {note}")
@@ -1691,7 +1699,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("cost", help="per-node MACs, bit operations and weight memory, float vs quantized")
     s.add_argument("model", help="the float model (MODEL.onnx), or a project quantize saved (PROJECT.wbproj: its "
                                  "model under the recipe it wrote, units kept float by the recipe choice and "
-                                 "latency check included; its data gives the shapes)")
+                                 "latency check included; its data gives the shapes), or a quantized file "
+                                 "(counted as written, at the kernels onnxruntime runs)")
     g = s.add_mutually_exclusive_group()
     g.add_argument("--preset", help="preset whose bits to count (default cpu-u8s8)")
     g.add_argument("--recipe", help="recipe JSON file")

@@ -121,6 +121,7 @@ _LAZY: dict[str, str] = {
     "plan_cost": "workbench.core.analysis.cost",
     "file_cost": "workbench.core.analysis.cost",
     "written_float": "workbench.core.analysis.cost",
+    "quantized_cost": "workbench.core.analysis.quantized_cost",
     "unknown_dims": "workbench.core.analysis.cost",
     "data_sample": "workbench.core.analysis.cost",
     "data_input_shapes": "workbench.core.analysis.cost",

@@ -51,6 +51,14 @@ from workbench.core.wording import count
 log = logging.getLogger(__name__)
 
 MAC_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
+#: integer kernels of an already-quantized file -> (the float op they compute, activation, weight and bias input
+#: positions; None: no such input); counted like that float op
+KERNEL_MAC_OPS: dict[str, tuple[str, int, int, int | None]] = {
+    "QLinearConv": ("Conv", 0, 3, 8), "ConvInteger": ("Conv", 0, 1, None),
+    "QLinearMatMul": ("MatMul", 0, 3, None), "MatMulInteger": ("MatMul", 0, 1, None),
+    "MatMulIntegerToFloat": ("MatMul", 0, 1, 6), "DynamicQuantizeMatMul": ("MatMul", 0, 1, 4),
+    "MatMulNBits": ("MatMul", 0, 1, 5), "QGemm": ("Gemm", 0, 3, 6),
+}
 FLOAT_BITS = 32
 #: Fixed-value nodes (shape arithmetic) with outputs up to this many elements are folded before
 #: shape inference; larger constant subgraphs (weights) are left as they are.
@@ -215,7 +223,7 @@ def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None =
     consts.update(big)
     shapes.update(big)
     rows = [_node_cost(node, shapes, consts) for graph in iter_graphs(work.graph) for node in graph.node
-            if node.op_type in MAC_OPS]
+            if node.op_type in MAC_OPS or node.op_type in KERNEL_MAC_OPS]
     return CostReport(rows=with_bits(rows, bits, kernel), notes=notes)
 
 
@@ -258,7 +266,7 @@ def plan_cost(model, plan, data: Any = None, *, batch: int = 1,
     Raises AlreadyQuantizedError (``model`` already has quantized nodes: its BOPs under a recipe
     mean nothing), DataError (the data does not fit the model), ModelError (an ``input_shapes`` name
     that is not an input of the model, or dims that do not fit it) and what :func:`model_cost` raises."""
-    return _cost_at(model, plan_bits(plan), plan_kernel_bits(plan, model.proto.graph), data, batch, input_shapes)
+    return cost_at(model, plan_bits(plan), plan_kernel_bits(plan, model.proto.graph), data, batch, input_shapes)
 
 
 def written_float(model) -> str | None:
@@ -276,14 +284,15 @@ def file_cost(model, data: Any = None, *, batch: int = 1,
     """:func:`plan_cost` of ``model`` as the file is: every node counted float32 (32 x 32 bits, weights
     and bias at 32 bits), for a float file such as one :func:`written_float` describes. Same shapes,
     arguments and errors as :func:`plan_cost`."""
-    return _cost_at(model, {}, {}, data, batch, input_shapes)
+    return cost_at(model, {}, {}, data, batch, input_shapes)
 
 
-def _cost_at(model, bits: dict[str, tuple[int, int]], kernel: dict[str, tuple[int, int]], data: Any, batch: int,
-             input_shapes: dict[str, list[int]] | None) -> CostReport:
+def cost_at(model, bits: dict[str, tuple[int, int]], kernel: dict[str, tuple[int, int]], data: Any, batch: int,
+            input_shapes: dict[str, list[int]] | None, *, as_written: bool = False) -> CostReport:
     """:func:`model_cost` of a float PreparedModel with ``bits`` / ``kernel`` at the shapes of ``data``'s
-    first sample, ``input_shapes`` winning; errors as :func:`plan_cost`."""
-    if getattr(model, "quantized", None):
+    first sample, ``input_shapes`` winning; errors as :func:`plan_cost` (``as_written``: a quantized model is
+    counted with the widths given, not refused)."""
+    if getattr(model, "quantized", None) and not as_written:
         kinds = sorted({q.op_type for q in model.quantized})
         raise AlreadyQuantizedError(
             f"{model.name} is already quantized: {count(len(model.quantized), 'quantized node')} ({', '.join(kinds)}); "
@@ -475,22 +484,29 @@ def _numel(shape: list[int | None] | None) -> int | None:
 
 
 def _node_cost(node: onnx.NodeProto, shapes: dict, consts: dict) -> NodeCost:
-    ins = list(node.input) + [""] * 3
-    op = node.op_type
-    weight_name = ins[1] if ins[1] in consts else (ins[0] if op in ("MatMul", "Gemm") and ins[0] in consts else "")
-    bias_name = ins[2] if op in ("Conv", "ConvTranspose", "Gemm") and ins[2] in consts else ""
+    op, ai, wi, bi = KERNEL_MAC_OPS.get(node.op_type, (node.op_type, 0, 1, 2))
+    ins = list(node.input) + [""] * 9
+    weight_name = ins[wi] if ins[wi] in consts else (ins[ai] if op in ("MatMul", "Gemm") and ins[ai] in consts else "")
+    bias_name = ins[bi] if bi is not None and op in ("Conv", "ConvTranspose", "Gemm") and ins[bi] in consts else ""
     w_params = (_numel(consts.get(weight_name)) or 0) if weight_name else 0
     b_params = (_numel(consts.get(bias_name)) or 0) if bias_name else 0
+    if node.op_type == "MatMulNBits":  # the weight is packed K x N: its element count is in the attributes
+        a = attrs_of(node)
+        w_params = int(a.get("K", 0)) * int(a.get("N", 0))
     macs = _macs(node, shapes)
     note = "" if macs is not None else "shape unknown"
-    return NodeCost(node.name, op, macs, w_params, b_params, note=note)
+    return NodeCost(node.name, node.op_type, macs, w_params, b_params, note=note)
 
 
 def _macs(node: onnx.NodeProto, shapes: dict) -> int | None:
-    op = node.op_type
-    a = shapes.get(node.input[0])
-    w = shapes.get(node.input[1]) if len(node.input) > 1 else None
+    op, ai, wi, _ = KERNEL_MAC_OPS.get(node.op_type, (node.op_type, 0, 1, None))
+    a = shapes.get(node.input[ai]) if len(node.input) > ai else None
+    w = shapes.get(node.input[wi]) if len(node.input) > wi else None
     y = shapes.get(node.output[0])
+    if node.op_type == "MatMulNBits":  # K from the attributes: the packed weight's shape is not K x N
+        n_out = _numel(y)
+        k = int(attrs_of(node).get("K", 0))
+        return None if n_out is None or not k else n_out * k
     if op == "Conv":
         n_out = _numel(y)
         return None if n_out is None or w is None or None in w else n_out * math.prod(w[1:])
