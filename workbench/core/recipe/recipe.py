@@ -75,13 +75,19 @@ class Recipe(BaseModel):
 
     @model_validator(mode="after")
     def _qonnx_only_dtypes(self) -> Recipe:
+        """QONNX-only dtypes (int2..int7, bipolar) need ``target`` "qonnx"; the error names each field that
+        sets one (``rules.0.activation.dtype int3``), since this check has no single field of its own."""
         if self.target == "qonnx":
             return self
-        parts = [s for r in [*self.rules, *self.overrides.values()] for s in (r.weight, r.activation, r.bias)]
-        bad = sorted({p.dtype for p in parts if p is not None and p.dtype in QONNX_DTYPES})
+        settings = [(f"rules.{i}", r) for i, r in enumerate(self.rules)]
+        settings += [(f"overrides.{name}", o) for name, o in self.overrides.items()]
+        bad = [f"{where}.{role}.dtype {spec.dtype}" for where, s in settings for role in ROLES
+               if (spec := getattr(s, role)) is not None and spec.dtype in QONNX_DTYPES]
         if bad:
-            raise ValueError(f"dtype {', '.join(bad)} exists only in QONNX: set target to 'qonnx' "
-                             "(--format qonnx) or use int4/int8")
+            more = f" (and {count(len(bad) - 3, 'more field')})" if len(bad) > 3 else ""
+            raise ValueError(f"{', '.join(bad[:3])}{more}: a dtype that exists only in QONNX; add "
+                             '"target": "qonnx" to the recipe to export it as QONNX (--format qonnx alone does '
+                             "not), or use int4/int8")
         return self
 
     def with_overrides(self, nodes, settings: NodeSettings) -> Recipe:
@@ -127,7 +133,8 @@ class Recipe(BaseModel):
                 raise RecipeError(f"{source}: invalid recipe at {where}: unknown field {field!r}{guess}{more}.",
                                   hint="Fix the field name (see README, 'Recipes').") from None
             msg = first["msg"].removeprefix("Value error, ")
-            raise RecipeError(f"{source}: invalid recipe at {where or 'top level'}: {msg}{more}.",
+            at = f" at {where}" if where else ""  # a check across fields names its fields in msg
+            raise RecipeError(f"{source}: invalid recipe{at}: {msg}{more}.",
                               hint="Fix that field (see README, 'Recipes').") from None
 
     def to_json(self) -> str:
