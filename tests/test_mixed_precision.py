@@ -14,8 +14,17 @@ from onnx import TensorProto, helper, numpy_helper
 
 from workbench.cli import main
 from workbench.core import api
-from workbench.core.tuning import recipe_choice
-from workbench.core.tuning.mixed_precision import GROUPS, KEEP_DB, MIN_GAIN_DB, find_promotion, runs, searches
+from workbench.core.tuning import mixed_precision, recipe_choice
+from workbench.core.tuning.mixed_precision import (
+    GROUPS,
+    KEEP_DB,
+    MIN_GAIN_DB,
+    find_promotion,
+    removed,
+    runs,
+    searches,
+    unexplained,
+)
 from workbench.core.tuning.recipe_choice import choose_recipe, widened
 
 ROWS, FEAT, DEPTH = 40, 16, 8
@@ -36,16 +45,53 @@ def test_runs_cut_in_order_without_empty_runs():
 
 def test_concentrated_noise_is_narrowed_to_the_units_that_hold_it():
     """16 units; u0 and u1 hold 16 of 17.4 noise units. Their run of 4 gains 11.6 dB, the half
-    [u0, u1] 10.9 dB (kept: within KEEP_DB), then u0 alone 2.7 dB (not kept): [u0, u1] is promoted."""
+    [u0, u1] 10.9 dB (kept: within KEEP_DB), then u0 alone 2.7 dB (not kept): [u0, u1] is promoted.
+    The first run removes 93 % of the noise, so the other runs are not scored (7 % + SLACK left, less
+    than the 93 % they would need to win); [u2, u3] (0.5 % left) and u1 alone (46 % left, 2.7 dB at
+    most, short of the 9.9 dB a half must keep) neither."""
     names = [f"u{i}" for i in range(16)]
     power = {u: (8.0 if u in ("u0", "u1") else 0.1) for u in names}
     found = find_promotion(names, _noise_gain(power))
     assert found.units == ["u0", "u1"]
     assert math.isclose(found.gain_db, 10 * math.log10(17.4 / 1.4), rel_tol=1e-12)
-    assert [(t[0], t[2]) for t in found.tried] == [("u0", 4), ("u4", 4), ("u8", 4), ("u12", 4),
-                                                     ("u0", 2), ("u2", 2), ("u0", 1), ("u1", 1)]
+    assert [(t[0], t[2]) for t in found.tried] == [("u0", 4), ("u0", 2), ("u0", 1)]
     assert len(found.tried) <= searches(len(names))
     assert 10 * math.log10(17.4 / 1.4) > 10 * math.log10(17.4 / 1.2) - KEEP_DB
+    # the full test (nothing skipped) promotes the same units
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mixed_precision, "SLACK", math.inf)
+        full = find_promotion(names, _noise_gain(power))
+    assert (full.units, full.gain_db) == (found.units, found.gain_db)
+    assert [(t[0], t[2]) for t in full.tried] == [("u0", 4), ("u4", 4), ("u8", 4), ("u12", 4),
+                                                  ("u0", 2), ("u2", 2), ("u0", 1), ("u1", 1)]
+
+
+def test_noise_fractions():
+    assert removed(10 * math.log10(4)) == pytest.approx(0.75, abs=1e-15) and removed(0.0) == 0.0
+    assert removed(-math.inf) == -math.inf and removed(-10 * math.log10(2)) == pytest.approx(-1.0, abs=1e-15)
+    # losses and unwritable groups explain nothing
+    assert unexplained(1.0, [10 * math.log10(4), -3.0, -math.inf]) == pytest.approx(0.25, abs=1e-15)
+
+
+def test_a_later_run_is_scored_while_the_noise_left_could_make_it_win():
+    """u8..u11 hold 63 % of the noise and the first run 32 % (1.6 dB, below MIN_GAIN_DB): 68 % is left
+    after the first run, so the next ones are scored and the third run (4.3 dB) is narrowed, not the
+    first. After it 3 % + SLACK is left, less than its 63 %: the fourth run is not scored."""
+    names = [f"u{i}" for i in range(16)]
+    power = {u: (3.0 if i < 4 else 6.0 if 8 <= i < 12 else 0.25) for i, u in enumerate(names)}
+    found = find_promotion(names, _noise_gain(power))
+    assert [(t[0], t[2]) for t in found.tried[:3]] == [("u0", 4), ("u4", 4), ("u8", 4)]
+    assert found.tried[3][0] == "u8" and found.units[0] == "u8" and found.gain_db >= MIN_GAIN_DB
+
+
+def test_both_halves_are_scored_when_the_first_keeps_too_little():
+    """u2 and u3 hold the first run's noise: its first half [u0, u1] removes 0.6 % of the noise, so
+    [u2, u3] is scored and promoted."""
+    names = [f"u{i}" for i in range(16)]
+    power = {u: (8.0 if u in ("u2", "u3") else 0.05) for u in names}
+    found = find_promotion(names, _noise_gain(power))
+    assert [(t[0], t[2]) for t in found.tried[:3]] == [("u0", 4), ("u0", 2), ("u2", 2)]
+    assert found.units == ["u2", "u3"] and math.isclose(found.gain_db, 10 * math.log10(16.7 / 0.7), rel_tol=1e-12)
 
 
 def test_spread_noise_promotes_nothing_after_one_score_per_run():
