@@ -1354,7 +1354,7 @@ def cmd_cost(args) -> int:
         return _print_file_cost(args, api.file_cost(model, args.data, batch=args.batch, input_shapes=given),
                                 as_written, given)
     if model.quantized:  # counted as the file is written: its integer widths, the kernels onnxruntime runs
-        rep, text = api.quantized_cost(model, args.data, batch=args.batch, input_shapes=given)
+        rep, text = api.quantized_file_cost(model, args.data, batch=args.batch, input_shapes=given)
         return _print_file_cost(args, rep, f"{Path(args.model).name} is already quantized ({text})", given)
     recipe = _recipe_from_args(args) if project is None else project.recipe.model_copy(
         update={"exclude": list(project.recipe.exclude) + list(args.exclude or [])})
@@ -1484,7 +1484,7 @@ def _print_cost_rows(rep) -> None:
 
 def _print_file_cost(args, rep, as_written: str, given: dict[str, list[int]]) -> int:
     """``cost`` of a file as written: one quantize wrote in float (:func:`workbench.core.api.written_float`:
-    every node 32 x 32) or an already-quantized one (:func:`workbench.core.api.quantized_cost`); ``as_written``
+    every node 32 x 32) or an already-quantized one (:func:`workbench.core.api.quantized_file_cost`); ``as_written``
     says which. A recipe given is not counted and a note says so."""
     asked = ("--recipe " + args.recipe if args.recipe else "--preset " + args.preset if args.preset is not None
              else "--exclude" if args.exclude else "")

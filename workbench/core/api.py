@@ -122,6 +122,7 @@ _LAZY: dict[str, str] = {
     "file_cost": "workbench.core.analysis.cost",
     "written_float": "workbench.core.analysis.cost",
     "quantized_cost": "workbench.core.analysis.quantized_cost",
+    "file_bits": "workbench.core.inspection.kernel_bits",
     "unknown_dims": "workbench.core.analysis.cost",
     "data_sample": "workbench.core.analysis.cost",
     "data_input_shapes": "workbench.core.analysis.cost",
@@ -243,7 +244,7 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = sorted([*_LAZY, "open_model", "inspect_model", "make_recipe", "load_recipe", "node_op_type", "resolve",
-                  "evaluate"])
+                  "evaluate", "quantized_file_cost"])
 
 
 def __getattr__(name: str) -> Any:
@@ -320,6 +321,17 @@ def node_op_type(model: PreparedModel, node: str) -> str:
 def resolve(model: PreparedModel, recipe: Recipe, node: str) -> ResolvedNode:
     """Effective settings of ``node`` and where each came from."""
     return __getattr__("resolve_node")(recipe, node, node_op_type(model, node))
+
+
+def quantized_file_cost(model: PreparedModel, data: Any = None, *, batch: int = 1,
+                        input_shapes: dict[str, list[int]] | None = None):
+    """The cost of an already-quantized ``model`` as the file is (a CostReport,
+    :func:`workbench.core.analysis.quantized_cost.quantized_cost`) at the bits of its integer tensors and the
+    kernels onnxruntime runs (:func:`workbench.core.inspection.kernel_bits.file_bits`), and the one line
+    that says how it is quantized ("QDQ: 3 Conv uint8/int8, 1 Gemm uint8/int8"). Raises what
+    ``quantized_cost`` raises."""
+    bits, kernel, text = __getattr__("file_bits")(model.proto)
+    return __getattr__("quantized_cost")(model, bits, kernel, data, batch=batch, input_shapes=input_shapes), text
 
 
 def evaluate(float_model: Any, quant_model: Any, data: Any, *, samples: int | None = None,
