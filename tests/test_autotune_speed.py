@@ -171,3 +171,46 @@ def test_under_load_a_point_only_a_little_faster_does_not_replace_the_pick():
     assert check_speed("pick", ["pick", "near", "far"], loaded.__getitem__).pick == "far"
     quiet = dict(loaded, near=LatencyComparison(1e-3, 0.97e-3, 9))
     assert check_speed("pick", ["pick", "near"], quiet.__getitem__).pick == "near"
+
+
+SCOPE = ("note: the trials are quantized without the latency check `quantize` applies by default (it keeps float the "
+         "depthwise Convs whose integer kernel measures slower and, when the model measures slower than float, the "
+         "islands that do not pay), so every metric here is of the recipe as written; latency is measured separately: "
+         "{timed}. `quantize --recipe` with the tuned recipe applies that check and can keep units float that this "
+         "output quantizes")
+
+
+@pytest.mark.parametrize(("flags", "timed", "code"), [
+    ([], "the tuned model alone, against float after the search (the latency line above)", 0),
+    (["--no-latency-check"], "not at all (--no-latency-check)", 0),
+    (["--latency"], "the tuned model alone, against float after the search (the latency line above); --latency timed "
+                    "every point of the curve as well", 0),
+    (["--max-trials", "1"], "not at all: the target was not met", 1),
+])
+def test_cli_says_the_trials_are_not_latency_checked_and_what_was_timed(monkeypatch, tmp_path, capsys, flags, timed,
+                                                                         code):
+    """quantize keeps units float for latency by default; autotune's trials did not, and said nothing of it."""
+    fake_latency(monkeypatch, [0.5])
+    out = tmp_path / "tuned.onnx"
+    args = ["autotune", MODEL, "--data", CALIB, "--samples", "32", "--eval", EVAL, "--eval-samples", "16",
+            "--metric", "sqnr", "--min-score", str(TARGET), "-o", str(out)]
+    assert main([*args, *(flags if "--max-trials" in flags else ["--max-trials", "10", *flags])]) == code
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if "latency check `quantize`" in line] == [SCOPE.format(timed=timed)]
+
+
+def test_the_tuned_recipe_line_names_the_quantize_command_that_writes_the_same_file(tmp_path, capsys):
+    """``quantize --recipe R`` alone chose the recipe around its overrides and ran its latency check, so it did
+    not write autotune's model; with --no-auto --no-latency-check it writes the same bytes."""
+    out, again = tmp_path / "tuned.onnx", tmp_path / "again.onnx"
+    assert main(["autotune", MODEL, "--data", CALIB, "--samples", "32", "--eval", EVAL, "--eval-samples", "16",
+                 "--metric", "sqnr", "--min-score", str(TARGET), "--max-trials", "10", "--no-latency-check",
+                 "-o", str(out)]) == 0
+    recipe = tmp_path / "tuned.recipe.json"
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"wrote the tuned recipe to {recipe} (quantize --recipe {recipe} --no-auto --no-latency-check writes "
+        "tuned.onnx again; --print-recipe prints it here)")
+    assert api.load_recipe(str(recipe)).overrides  # something was promoted
+    assert main(["quantize", MODEL, "--data", CALIB, "--samples", "32", "--recipe", str(recipe), "--no-auto",
+                 "--no-latency-check", "-o", str(again)]) == 0
+    assert again.read_bytes() == out.read_bytes()

@@ -984,6 +984,7 @@ def cmd_autotune(args) -> int:
     _print_autotune_metrics(args, res, start)
     for note in res.notes:
         print(note)
+    print(_latency_scope_note(args, res))
     head = _curve_head(args.latency)
     print(head + "  path front  tried")
     for pt in res.curve:
@@ -999,13 +1000,34 @@ def cmd_autotune(args) -> int:
         slow = (f" (within target, NOT faster than float: {res.latency_after.ratio:.2f}x its latency)"
                 if res.faster is False else "")
         print(f"wrote {args.output}" + (f" and {args.curve_json}" if args.curve_json else "") + slow)
-        print(f"wrote the tuned recipe to {args.recipe_out} (quantize --recipe {args.recipe_out} replays it"
+        print(f"wrote the tuned recipe to {args.recipe_out} (quantize --recipe {args.recipe_out} --no-auto "
+              f"--no-latency-check writes {Path(args.output).name} again"
               + ("" if args.print_recipe else "; --print-recipe prints it here") + ")")
     else:
         print(_not_met_line(args, res))
     if args.print_recipe:
         print(_tuned_recipe_text(res.recipe))
     return 0 if res.met else 1
+
+
+def _latency_scope_note(args, res) -> str:
+    """autotune's line on latency: its trials are quantized without the latency check ``quantize`` applies by
+    default (which would change the models scored), and what was timed instead: the tuned model after the
+    search, every point (``--latency``), or nothing (``--no-latency-check``, or a target not met)."""
+    if res.latency_after is not None:
+        timed = "the tuned model alone, against float after the search (the latency line above)"
+    elif args.no_latency_check:
+        timed = "not at all (--no-latency-check)"
+    elif not res.met:
+        timed = "not at all: the target was not met"
+    else:
+        timed = "not at all: it could not be measured (the line above says why)"
+    every = "; --latency timed every point of the curve as well" if args.latency else ""
+    return ("note: the trials are quantized without the latency check `quantize` applies by default (it keeps float "
+            "the depthwise Convs whose integer kernel measures slower and, when the model measures slower than float, "
+            "the islands that do not pay), so every metric here is of the recipe as written; latency is measured "
+            f"separately: {timed}{every}. `quantize --recipe` with the tuned recipe applies that check and can keep "
+            "units float that this output quantizes")
 
 
 def _not_met_line(args, res) -> str:
