@@ -41,3 +41,26 @@ def test_fifo_output_is_refused_and_kept(tmp_path, capsys, verb):
                                  "write it to a temporary folder)."]
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert not (tmp_path / "q.onnx").exists() or verb == "convert"
+
+
+@pytest.mark.parametrize(("argv", "flag", "example"), [
+    (["compare", "{model}", "{model}", "--json", "{folder}"], "--json", "out.json"),
+    (["convert", "{model}", "{folder}", "--to", "qonnx"], "OUTPUT", "out.onnx"),
+    (["report", "{model}", "--data", "{data}", "-o", "{folder}"], "--output", "report.html"),
+    (["render", "{model}", "-o", "{folder}"], "--output", "graph.png"),
+    (["quantize", "{model}", "--data", "{data}", "-o", "{out}", "--save-project", "{folder}"], "--save-project",
+     "job.wbproj"),
+    (["analyze", "{model}", "--data", "{data}", "--node-data", "{folder}"], "--node-data", "nodes.json"),
+])
+def test_a_folder_given_as_an_output_is_refused_with_a_name_of_its_kind(tmp_path, capsys, argv, flag, example):
+    """Every folder given as an output was told to write ``FOLDER/out.onnx`` (a report, a picture and a JSON file
+    too), and convert's positional OUTPUT was called --output."""
+    model, data = _model(tmp_path)
+    folder = tmp_path / "d"
+    folder.mkdir()
+    names = {"model": model, "data": data, "folder": folder, "out": tmp_path / "q.onnx"}
+    assert main([a.format(**names) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: {folder}: is a folder; {flag} names the file to write. Give a file name inside it, e.g. "
+                   f"{folder / example}.\n")
+    assert list(folder.iterdir()) == [] and not (tmp_path / "q.onnx").exists()

@@ -1917,8 +1917,9 @@ def _preflight_outputs(args) -> None:
                               hint="Give each output its own path.")
         seen[real] = name
         if os.path.isdir(value):
-            raise ExportError(f"{value}: is a folder; --{name.replace('_', '-')} names the file to write.",
-                              hint=f"Give a file name inside it, e.g. {os.path.join(value, 'out.onnx')}.")
+            flag = "OUTPUT" if name == "output" and args.command == "convert" else f"--{name.replace('_', '-')}"
+            raise ExportError(f"{value}: is a folder; {flag} names the file to write.",
+                              hint=f"Give a file name inside it, e.g. {os.path.join(value, _example_name(args, name))}.")
         _refuse_special_file(value, name)
         folder = os.path.dirname(os.path.abspath(value))
         if os.path.exists(folder) and not os.path.isdir(folder):
@@ -1935,6 +1936,20 @@ def _preflight_outputs(args) -> None:
             if os.path.realpath(path) in seen:
                 raise ExportError(f"{path}: written by --node-data and given as --{seen[os.path.realpath(path)]}.",
                                   hint="Give each output its own path.")
+
+
+#: an example file name for each output argument, for the error of a folder given in its place
+_EXAMPLE_NAMES = {"json": "out.json", "curve_json": "curve.json", "node_data": "nodes.json",
+                  "recipe_out": "tuned.recipe.json", "save_project": "job.wbproj"}
+#: ``--output`` of the commands that do not write an ONNX model -> an example name
+_EXAMPLE_OUTPUTS = {"report": "report.html", "render": "graph.png"}
+
+
+def _example_name(args, name: str) -> str:
+    """A file name of the kind output ``name`` of this command writes (``out.json`` for ``--json``)."""
+    if name == "output":
+        return _EXAMPLE_OUTPUTS.get(args.command, "out.onnx")
+    return _EXAMPLE_NAMES.get(name, "out")
 
 
 def _probe_folder(value: str, folder: str) -> None:
