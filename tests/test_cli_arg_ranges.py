@@ -41,3 +41,21 @@ def test_out_of_range_refused(tmp_path, capsys, argv, flag, says):
     assert exit_.value.code == 2
     assert len(lines) == 1 and lines[0].startswith("error: ") and f"argument {flag}: {says}" in lines[0], lines
     assert captured.out == "" and list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize(("dims", "says"), [
+    ("-1x1x8x8", "dimension -1 is not allowed: every dimension is 1 or more (the size the model runs at, not -1 or 0 "
+                 "for a dynamic one)."),
+    ("1,0,8,8", "dimension 0 is not allowed: every dimension is 1 or more (the size the model runs at, not -1 or 0 "
+                "for a dynamic one)."),
+    ("1xbx8x8", "'1xbx8x8' is not a list of whole numbers (e.g. 1,3,224,224 or 1x3x224x224)."),
+])
+def test_input_shape_with_a_negative_or_zero_dimension_says_so(tmp_path, capsys, dims, says):
+    """``--input-shape x:-1x1x8x8`` was "not a list of whole numbers (e.g. 1,3,224,224)": -1 is one, and the
+    help and the message of 0 spell the dimensions with x."""
+    model = _model(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(["cost", str(model), "--input-shape", f"x:{dims}"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == (f"error: workbench-cli cost: argument --input-shape: 'x:{dims}': {says} "
+                                       "(see workbench-cli cost --help)\n")

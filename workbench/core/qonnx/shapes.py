@@ -47,13 +47,17 @@ def parse_input_shape(text: str) -> tuple[str, list[int]]:
     if not sep or not name:
         raise ExportError(f"--input-shape {text!r}: expected NAME:DIMS, e.g. input:1,3,224,224.",
                           hint="Give the input's name, a colon and its dimensions.")
-    if not _DIMS.match(dims):
-        raise ExportError(f"--input-shape {text!r}: {dims!r} is not a list of whole numbers (e.g. 1,3,224,224).",
-                          hint="Separate the dimensions with commas; every dimension must be a number >= 1.")
+    signed = re.fullmatch(r"\s*-?\d+(\s*[,x]\s*-?\d+)*\s*", dims)
+    if not _DIMS.match(dims) and not signed:
+        raise ExportError(f"--input-shape {text!r}: {dims!r} is not a list of whole numbers (e.g. 1,3,224,224 or "
+                          "1x3x224x224).",
+                          hint="Separate the dimensions with commas or x; every dimension must be a number >= 1.")
     values = [int(d) for d in re.split(r"[,x]", dims.replace(" ", ""))]
-    if any(v < 1 for v in values):
-        raise ExportError(f"--input-shape {text!r}: dimension 0 is not allowed.",
-                          hint="Every dimension must be 1 or more.")
+    bad = next((v for v in values if v < 1), None)
+    if bad is not None:
+        raise ExportError(f"--input-shape {text!r}: dimension {bad} is not allowed: every dimension is 1 or more "
+                          "(the size the model runs at, not -1 or 0 for a dynamic one).",
+                          hint="Give the real size of each dimension, e.g. 1 for the batch.")
     _refuse_unreal(text, name, values)
     return name, values
 
