@@ -40,3 +40,17 @@ def test_cost_digits_cnn_text_and_json(corpus, capsys, tmp_path):
     assert t["memory_bits"] == (WEIGHTS - 2560) * 32 + 2560 * 4 + BIASES * 32
     assert main(["cost", model, "--recipe", str(recipe)]) == 0
     assert "+80 B" in capsys.readouterr().out  # 10 x 256 MXFP4 weights: 80 blocks of 32, one E8M0 byte each
+
+
+def test_cost_warns_of_an_exclude_that_matches_no_node(corpus, capsys):
+    """quantize warned of ``--exclude nomatch*`` (it keeps nothing float); cost counted silently as if it did."""
+    model = str(corpus / "digits_cnn" / "model_opset17.onnx")
+    assert main(["cost", model, "--exclude", "/f/f.0/conv", "--json"]) == 0
+    out = capsys.readouterr()
+    assert out.err == ("warning: exclude '/f/f.0/conv' matches no node name of the model, so it keeps nothing float; "
+                       "use a name shown by `workbench-cli inspect` (case-sensitive; * matches any run of characters, "
+                       "e.g. '/f/f.0/*')\n")
+    assert json.loads(out.out)["totals"]["bops"] == 601_600 * 8 * 8  # every unit counted 8-bit
+    assert main(["cost", model, "--exclude", "/f/f.0/Conv", "--json"]) == 0
+    out = capsys.readouterr()
+    assert out.err == "" and json.loads(out.out)["totals"]["bops"] == 9216 * 32 * 32 + (601_600 - 9216) * 8 * 8

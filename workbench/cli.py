@@ -1381,6 +1381,9 @@ def cmd_cost(args) -> int:
     recipe = _recipe_from_args(args) if project is None else project.recipe.model_copy(
         update={"exclude": list(project.recipe.exclude) + list(args.exclude or [])})
     plan = api.plan(model, recipe, guard=True)  # the units quantize keeps float count as float
+    for issue in plan.issues:  # an --exclude or recipe entry that matches nothing: said as quantize says it
+        if issue.code == IssueCode.UNMATCHED_RECIPE_ENTRY:
+            print(f"warning: {issue.message}", file=sys.stderr)
     rep = api.plan_cost(model, plan, args.data, batch=args.batch, input_shapes=given)
     if args.json:
         print(json.dumps({"recipe": plan.recipe.preset, **rep.to_json()}, indent=2))
