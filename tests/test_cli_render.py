@@ -103,6 +103,15 @@ def test_render_compare_draws_both_panes(tmp_path, capsys):
     assert text.count(">u8<") == len(between) == 6
     # the logits (the Gemm's graph output) stay float: no output badge
     assert ">out:u8<" not in text and sorted(p.name for p in tmp_path.iterdir()) == ["panes.svg", "q.onnx"]
+    # given the other way round (the quantized file first): drawn in the order FLOAT QUANTIZED, with a note
+    capsys.readouterr()
+    swapped = tmp_path / "swapped.svg"
+    assert main(["render", str(export), "--compare", str(float_path), "--data", str(calib), "--samples", "8",
+                 "-o", str(swapped)]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith(("note:", "warning:", "error:"))]
+    assert notes == [f"note: {export} is quantized and {float_path} is not: compared in the order FLOAT QUANTIZED, as "
+                     f"`workbench-cli render {float_path} --compare {export}`"]
+    assert swapped.read_text(encoding="utf-8").replace("<title>swapped</title>", "<title>panes</title>") == text
 
 
 @pytest.mark.parametrize("side", ["1", "199", "16385", "-5"])

@@ -550,27 +550,34 @@ def _unscorable_labels(model, data, output: str | None = None) -> str | None:
     return None
 
 
-def _compare_order(args):
-    """The float model of ``compare`` (a PreparedModel) and the quantized file's opened model, or None when it
-    is opened later. ``compare QUANTIZED FLOAT`` (Q/DQ in the first file, none in the second) is swapped, with a
-    note on stderr: ``args.model`` / ``args.quantized`` then name the files in the order compared.
+def _compare_order(args, second: str = "quantized"):
+    """The float model of ``compare`` (or ``render --compare``: ``second="compare"``) as a PreparedModel, and
+    the quantized file's opened model, or None when it is opened later. The two given the other way round
+    (Q/DQ in ``args.model``, none in the other file) are swapped, with a note on stderr: ``args.model`` and
+    the other attribute then name the files in the order compared.
 
     Raises
     ------
     WorkbenchError
-        Both files are quantized: there is no float reference.
+        ``compare`` of two quantized files: there is no float reference (render draws them as given).
     """
     model = api.open_model(args.model)
-    if not model.quantized:
+    other = getattr(args, second)
+    if not model.quantized or not other:
         return model, None
-    quant = api.open_model(args.quantized)  # the loader's one-line refusals (a folder, a project, ...)
+    usage = "FLOAT.onnx QUANTIZED.onnx" if second == "quantized" else "FLOAT.onnx --compare QUANTIZED.onnx"
+    quant = api.open_model(other)  # the loader's one-line refusals (a folder, a project, ...)
+    if quant.quantized and second == "compare":  # render draws two quantized files side by side as before
+        return model, None
     if quant.quantized:
-        raise WorkbenchError(f"{args.model} and {args.quantized} are both quantized; compare needs the float model "
+        raise WorkbenchError(f"{args.model} and {other} are both quantized; {args.command} needs the float model "
                              "first and its quantized file second.",
-                             hint="workbench-cli compare FLOAT.onnx QUANTIZED.onnx")
-    print(f"note: {args.model} is quantized and {args.quantized} is not: compared in the order FLOAT QUANTIZED, "
-          f"as `workbench-cli compare {args.quantized} {args.model}`", file=sys.stderr)
-    args.model, args.quantized = args.quantized, args.model
+                             hint=f"workbench-cli {args.command} {usage}")
+    again = f"{other} {args.model}" if second == "quantized" else f"{other} --compare {args.model}"
+    print(f"note: {args.model} is quantized and {other} is not: compared in the order FLOAT QUANTIZED, "
+          f"as `workbench-cli {args.command} {again}`", file=sys.stderr)
+    args.model, first = other, args.model
+    setattr(args, second, first)
     return quant, model
 
 
@@ -1342,7 +1349,7 @@ def cmd_render(args) -> int:
     if importlib.util.find_spec("PySide6") is None:
         raise WorkbenchError("render draws with Qt, which is not installed.",
                              hint="pip install 'onnx-quant-workbench[app]'.")
-    model = api.open_model(args.model)
+    model, _ = _compare_order(args, "compare")  # render QUANTIZED --compare FLOAT: swapped, with a note
     _recheck_outputs(args)
     mode, dtypes, errors, edge_errors = _render_values(args, model)
     drawn = args.compare or args.model  # --compare draws the quantized file
