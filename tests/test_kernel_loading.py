@@ -1,4 +1,4 @@
-"""A calibration too small to win back the loading of numba's kernels keeps to numpy."""
+"""A calibration too small to win back the loading of the compiled observer loops keeps to numpy."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def test_kernels_load_only_for_a_job_that_bins_enough_values(corpus, monkeypatch
     attempts: list[str] = []
 
     def blocked():
-        attempts.append("numba")
+        attempts.append("loops")
         raise ImportError("not loaded in this test")
 
     monkeypatch.setattr(kernels, "_impl", None)
@@ -28,6 +28,6 @@ def test_kernels_load_only_for_a_job_that_bins_enough_values(corpus, monkeypatch
     monkeypatch.setattr(kernels, "_load", blocked)
     monkeypatch.setattr(kernels, "MIN_JOB_VALUES", min_values)
     cal = api.calibrate(model, plan, folder / "calib.npz", samples=4)
-    assert attempts == (["numba"] if loads else [])
+    assert attempts == (["loops"] if loads else [])
     assert len(cal.qparams()) == len(plan.activations)
     assert kernels.get() is None if loads else kernels._MAY_LOAD.get()  # the gate ends with the calibration

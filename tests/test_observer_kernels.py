@@ -1,4 +1,4 @@
-"""The numba kernels of the observers give exactly the state of the numpy code."""
+"""The compiled loops of the observers (llvmlite) give exactly the state of the numpy code."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-import numba  # noqa: F401 - a dev dependency: missing it is an error, not a skip
+import llvmlite  # noqa: F401 - a dependency: missing it is an error, not a skip
 import numpy as np
 import pytest
 
@@ -127,10 +127,31 @@ def test_scan_counts_nonfinite_and_matches_numpy():
         assert kernels.scan(k, np.full(4, np.nan, dtype))[2] == 4
 
 
-def test_numba_import_failure_falls_back_to_numpy_with_one_warning(monkeypatch, caplog):
+def test_loops_sign_of_zero_clamping_and_empty_arrays():
+    """The compiled loops on their edge cases: -0.0 orders below +0.0 in the keys, indices outside the bins
+    are clamped to the first / last bin in both binning loops, empty arrays count nothing."""
+    k = kernels.get()
+    assert k is not None
+    z = np.array([0.0, -0.0, 0.0], np.float32)
+    assert kernels.scan(k, z) == (0.0, 0.0, 0)
+    assert [str(v) for v in kernels.scan(k, z)[:2]] == ["-0.0", "0.0"]
+    x = np.array([-5.0, -1.0, 0.0, 0.49, 0.5, 3.99, 4.0, 100.0], np.float32)
+    counts = np.zeros(4, np.int64)
+    k.bin_f32(x, np.float32(0.0), np.float32(1.0), counts)
+    assert counts.tolist() == [5, 0, 0, 3]  # -5 and -1 clamped to 0, 0 .. 0.5 truncated to 0, 3.99 -> 3, 4 and 100 clamped
+    counts[:] = 0
+    k.bin_f64(x.astype(np.float64), -1.0, 0.5, counts)  # floor((x + 1) / 0.5): -5 -> -8 clamped to 0, -1 -> 0,
+    assert counts.tolist() == [2, 0, 2, 4]  # 0 and 0.49 -> 2, 0.5 -> 3, the rest clamped to 3
+    empty = np.zeros(0, np.float32)
+    assert k.count_nonfinite(empty) == 0 and k.finite_minmax(empty) == (np.inf, -np.inf)
+    k.bin_f32(empty, np.float32(0.0), np.float32(1.0), counts)
+    assert counts.sum() == 8
+
+
+def test_llvmlite_import_failure_falls_back_to_numpy_with_one_warning(monkeypatch, caplog):
     import sys
 
-    monkeypatch.setitem(sys.modules, "workbench.core.calibration.observers._jit", None)  # import raises ImportError
+    monkeypatch.setitem(sys.modules, "workbench.core.calibration.observers._llvm", None)  # import raises ImportError
     monkeypatch.setattr(kernels, "_impl", None)
     monkeypatch.setattr(kernels, "ENABLED", None)
     x = np.random.default_rng(4).standard_normal(1 << 16).astype(np.float32)
@@ -139,7 +160,7 @@ def test_numba_import_failure_falls_back_to_numpy_with_one_warning(monkeypatch, 
         obs.update(x)
         obs.update(x * 2)
         assert kernels.get() is None
-    assert len([r for r in caplog.records if "numba is not usable" in r.getMessage()]) == 1
+    assert len([r for r in caplog.records if "compiled observer loops are not usable" in r.getMessage()]) == 1
     assert obs.count == 2 * x.size and obs.hists[0].total == 2 * x.size
     monkeypatch.setattr(kernels, "ENABLED", None)
 
@@ -151,8 +172,8 @@ def test_small_arrays_stay_on_numpy():
     assert not kernels.usable(np.zeros((2, kernels.MIN_SIZE), np.float32)[:, 0])
 
 
-def test_minmax_alone_never_imports_numba():
-    """A MinMax-only job keeps to numpy (no numba import, no kernel loading) and gets the kernels' range."""
+def test_minmax_alone_never_loads_the_compiled_loops():
+    """A MinMax-only job keeps to numpy (no llvmlite import, no compile) and gets the kernels' range."""
     x = "(np.arange(1 << 16, dtype=np.float32) - 7.5) * np.float32(0.25)"
     code = ("import json, sys, numpy as np; from workbench.core.calibration.observers import make_observer; "
             "from workbench.core.recipe.spec import QuantSpec; o = make_observer(QuantSpec(observer='minmax')); "

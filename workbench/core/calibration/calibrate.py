@@ -614,7 +614,7 @@ class _Run:
         if progress is not None:
             progress(0, total, msg)  # the phase shows at once (the first batch also builds the session)
         steps = self._pipeline(self._batches(samples, batch_size))
-        gate = ExitStack()  # numba stays unloaded for a job too small to win its loading back
+        gate = ExitStack()  # the compiled loops stay unloaded for a job too small to win their loading back
         try:
             for idx, feed, outs in steps:
                 if self.done == 0 and not self._compiled_pays(idx, feed, outs, total):

@@ -204,7 +204,7 @@ class Observer:
     def _finite_flat(self, x: np.ndarray) -> tuple[np.ndarray, float, float] | None:
         """Flattened finite values and their min / max; counts the non-finite ones.
 
-        With numba (:mod:`~workbench.core.calibration.observers.kernels`) one compiled pass gives min, max and
+        With the compiled loops (:mod:`~workbench.core.calibration.observers.kernels`) one pass gives min, max and
         the non-finite count; the numpy path is one min and one max reduction. The mask is built
         only when there are non-finite values (numpy: NaN propagates through both reductions,
         +-Inf shows in one). float16 values come back as float32 (exact).

@@ -10,7 +10,7 @@ keeps the bin width and appends bins, so its memory grows with the range; PyTorc
 
 Bin index: ``trunc((x - lo32) * inv32)`` in float32 (``lo32`` the float32 at or below ``lo``,
 ``inv32 = float32(1/width)``), values past the last bin counted in it; ranges where float32 would
-misplace bins use ``floor((x - lo) / width)`` in float64. With numba this is one compiled pass
+misplace bins use ``floor((x - lo) / width)`` in float64. With the compiled loops this is one pass
 (:mod:`~workbench.core.calibration.observers.kernels`); the numpy path computes the same indices per 64 Ki
 chunk and counts them with ``numpy.bincount`` (the fastest histogram numpy offers;
 ``np.histogram`` is ~2.5x slower).

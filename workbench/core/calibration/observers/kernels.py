@@ -1,11 +1,11 @@
 """Fast inner loops of the observers: one-pass min / max / non-finite count and histogram binning.
 
-The loops are compiled with numba (:mod:`workbench.core.calibration.observers._jit`, imported on first use, so
-``import workbench.core`` does not pay for numba). They compute exactly what the numpy code of
-the observers computes -- the same float32 (or float64) arithmetic for every bin index, the same
-clamping -- so the observer state is identical either way (tests/test_observer_kernels.py).
-When numba cannot be imported, or ``WORKBENCH_NO_NUMBA=1`` is set, :func:`get` returns None and
-the observers use their numpy code (logged once).
+The loops are LLVM IR compiled for this CPU with llvmlite (:mod:`workbench.core.calibration.observers._llvm`,
+imported on first use, so ``import workbench.core`` does not pay for it). They compute exactly what the
+numpy code of the observers computes -- the same float32 (or float64) arithmetic for every bin index,
+the same clamping -- so the observer state is identical either way (tests/test_observer_kernels.py).
+When llvmlite cannot be imported or compile, or ``WORKBENCH_NO_NUMBA=1`` is set, :func:`get` returns
+None and the observers use their numpy code (logged once).
 
 Why: numpy needs two passes for min and max and five for a histogram update (subtract, multiply,
 cast, ``bincount``, add), each over memory that onnxruntime has just written; the compiled loops
@@ -30,14 +30,16 @@ log = logging.getLogger(__name__)
 #: False forces the numpy code (tests compare both paths); None = not decided yet.
 ENABLED: bool | None = None
 _impl: ModuleType | None = None
-#: Whether :func:`get` may import numba in this context (:func:`without_loading` turns it off).
+#: Whether :func:`get` may load the compiled loops in this context (:func:`without_loading` turns it off).
 _MAY_LOAD: contextvars.ContextVar[bool] = contextvars.ContextVar("workbench_may_load_kernels", default=True)
 
-#: Loading the compiled loops costs 0.46 s of CPU and about 100 MiB of resident memory per process
-#: (numba's import and its target's set-up, measured on x86_64 AVX512-VNNI); they then bin about
-#: 1.2 ns a value faster than numpy (a 74k-value float32 tensor: 101 against 188 us per histogram
-#: update). A calibration that bins fewer values than this keeps to numpy (same observer state).
-MIN_JOB_VALUES = 400_000_000
+#: Loading the compiled loops costs 0.05-0.07 s of CPU and about 76 MiB of resident memory per process
+#: (llvmlite's import and the compile of the two float32 loops, measured on x86_64 AVX512-VNNI; the
+#: rarer loops for float64 data and non-finite values compile on first use, 0.07-0.08 s more); they
+#: then bin about 1.2 ns a value faster than numpy (a 74k-value float32 tensor: 101 against 188 us per
+#: histogram update), so they pay from about 5e7 binned values. A calibration that bins fewer values
+#: than this keeps to numpy (same observer state).
+MIN_JOB_VALUES = 100_000_000
 
 #: float dtype -> (same-width signed integer, exponent mask, mask without the sign bit, width - 1)
 _INT_VIEW = {np.dtype(np.float32): (np.int32, 0x7F800000, np.int32(0x7FFFFFFF), np.int32(31)),
@@ -57,26 +59,26 @@ def get() -> ModuleType | None:
         return None
     try:
         _jit = _load()
-    except Exception as exc:  # noqa: BLE001 - ImportError, or a broken llvmlite / numba install
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a broken llvmlite install
         ENABLED = False
-        log.warning("numba is not usable (%s: %s); observers fall back to numpy (about 3x slower "
-                    "histogram updates). Reinstall numba to restore the fast path.", type(exc).__name__, exc)
+        log.warning("The compiled observer loops are not usable (%s: %s); observers fall back to numpy (about "
+                    "3x slower histogram updates). Reinstall llvmlite to restore the fast path.", type(exc).__name__, exc)
         return None
     _impl, ENABLED = _jit, True
     return _impl
 
 
 def _load() -> ModuleType:
-    """Import the compiled loops (numba) and compile or load them from its cache."""
-    _jit = importlib.import_module("workbench.core.calibration.observers._jit")
-    _warm(_jit)
-    return _jit
+    """Import the compiled loops (llvmlite compiles them for this CPU)."""
+    loops = importlib.import_module("workbench.core.calibration.observers._llvm")
+    _warm(loops)
+    return loops
 
 
 @contextmanager
 def without_loading() -> Iterator[None]:
     """Inside this block :func:`get` returns the kernels only when they are already loaded (it never
-    imports numba): for calibrations too small to win back the loading (:data:`MIN_JOB_VALUES`).
+    loads them): for calibrations too small to win back the loading (:data:`MIN_JOB_VALUES`).
     Per context (thread), so a concurrent larger job is not affected."""
     token = _MAY_LOAD.set(False)
     try:
@@ -86,24 +88,24 @@ def without_loading() -> Iterator[None]:
 
 
 def loaded() -> ModuleType | None:
-    """The compiled kernels if something already loaded them (:func:`get`), else None; never imports numba.
+    """The compiled kernels if something already loaded them (:func:`get`), else None; never loads them.
 
     MinMax uses this: its numpy path (one ``min`` and one ``max`` reduction, about 0.65 ns per
     float32 value against the kernel's 0.5 ns on x86_64 AVX512-VNNI, 2 loaded cores) gives the same
-    range, and a job with only MinMax observers then skips importing numba and loading the cached
-    kernels (about 0.6 s of CPU and 120 MiB of resident memory per run).
+    range, and a job with only MinMax observers then skips loading the kernels (about 0.06 s of CPU
+    and 76 MiB of resident memory per run).
     """
     return _impl if ENABLED and _impl is not None else None
 
 
-#: smaller arrays use numpy: same result, no numba import (~0.3 s) and first-call set-up (~0.4 s)
-#: for small models, and numpy's per-call overhead is no larger than numba's at this size.
+#: smaller arrays use numpy: same result, no loading of the kernels for small models, and numpy's
+#: per-call overhead is no larger than the kernels' at this size.
 MIN_SIZE = 1 << 15
 
 
 def _warm(k: ModuleType) -> None:
-    """Compile (or load from the cache) the float32 kernels every calibration uses, so a numba
-    that imports but cannot compile falls back here rather than failing inside an update."""
+    """Run the float32 kernels every calibration uses once, so loops that compiled but cannot run
+    fall back here rather than failing inside an update."""
     x = np.zeros(8, np.float32)
     k.minmax_keys32(x.view(np.int32), _INT_VIEW[x.dtype][2], _INT_VIEW[x.dtype][3])
     k.bin_f32(x, np.float32(0), np.float32(1), np.zeros(4, np.int64))

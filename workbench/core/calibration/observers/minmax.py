@@ -8,7 +8,7 @@ onnxruntime / PyTorch's ``MovingAverageMinMaxObserver``; c = 0.01 there).
 Cost per update: one ``min`` and one ``max`` reduction (numpy), no copies; when a histogram observer
 of the same job has loaded the compiled kernels (:mod:`~workbench.core.calibration.observers.kernels`),
 one compiled pass giving min, max and the NaN / Inf count instead (same range). A MinMax-only job
-never imports numba (:func:`~workbench.core.calibration.observers.kernels.loaded`). The NaN-aware
+never loads the compiled loops (:func:`~workbench.core.calibration.observers.kernels.loaded`). The NaN-aware
 path runs only when there are non-finite values.
 """
 
