@@ -84,3 +84,12 @@ def test_unknown_command_lists_the_commands_and_a_model_first_is_told_the_order(
     assert _usage_error(capsys, ["model.onnx", "--data", "calib.npz"]) == (
         "error: workbench-cli: model.onnx: the command comes first, e.g. workbench-cli inspect model.onnx "
         f"(the commands: {verbs}) (see workbench-cli --help)")
+
+
+def test_command_typed_as_an_option_is_told_to_drop_the_dashes(capsys):
+    assert _usage_error(capsys, ["--quantize", "model.onnx", "--data", "calib.npz"]) == (
+        "error: workbench-cli: unrecognized option --quantize: commands are written without dashes (workbench-cli "
+        "quantize ...) (see workbench-cli --help)")
+    assert _usage_error(capsys, ["-v", "--Inspect"]) == (
+        "error: workbench-cli: unrecognized option --Inspect: commands are written without dashes (workbench-cli "
+        "inspect ...) (see workbench-cli --help)")

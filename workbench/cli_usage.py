@@ -32,6 +32,10 @@ class UsageParser(argparse.ArgumentParser):
         tokens = list(args) if args is not None else sys.argv[1:]
         verbs = self._verbs()
         typed = next((t for t in tokens if not t.startswith("-")), None)  # the top-level options take no value
+        dashed = next((t for t in tokens if t.startswith("-") and t.lstrip("-").lower() in verbs), None)
+        if verbs and dashed is not None and typed not in verbs:  # --quantize: a command typed as an option
+            self.error(f"unrecognized option {dashed}: commands are written without dashes "
+                       f"(workbench-cli {dashed.lstrip('-').lower()} ...)")
         if verbs and typed is not None and typed not in verbs:
             self.error(unknown_verb(typed, list(verbs)))
         verb = next((t for t in tokens if t in verbs), None)
