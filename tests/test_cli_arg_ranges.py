@@ -5,6 +5,7 @@ tuning, wrote the model and exited 1: a NaN target is never met)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -59,3 +60,20 @@ def test_input_shape_with_a_negative_or_zero_dimension_says_so(tmp_path, capsys,
     assert exit_.value.code == 2
     assert capsys.readouterr().err == (f"error: workbench-cli cost: argument --input-shape: 'x:{dims}': {says} "
                                        "(see workbench-cli cost --help)\n")
+
+
+def test_a_sample_count_beyond_any_data_means_every_row(tmp_path, capsys):
+    """``--samples 10**30`` (or a project's "samples" of that size) ended in a ValueError traceback from
+    itertools.islice; it reads every row, as no --samples does."""
+    model = _model(tmp_path)
+    data, huge = str(tmp_path / "calib.npz"), str(10**30)
+    every, capped = tmp_path / "every.onnx", tmp_path / "capped.onnx"
+    flags = ["--no-auto", "--no-latency-check"]
+    assert main(["quantize", str(model), "--data", data, *flags, "-o", str(every)]) == 0
+    assert main(["quantize", str(model), "--data", data, "--samples", huge, *flags, "-o", str(capped),
+                 "--save-project", str(tmp_path / "job.wbproj")]) == 0
+    assert capped.read_bytes() == every.read_bytes()
+    assert json.loads((tmp_path / "job.wbproj").read_text())["samples"] == 10**30
+    capsys.readouterr()
+    assert main(["evaluate", str(model), str(capped), "--data", data, "--samples", huge]) == 0
+    assert "Traceback" not in capsys.readouterr().err

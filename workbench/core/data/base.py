@@ -9,6 +9,7 @@ groups consecutive samples along axis 0 when the model's batch axis allows it.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -58,8 +59,9 @@ class DataSource:
 
     # -- shared -------------------------------------------------------------------------------
     def samples(self, limit: int | None = None) -> Iterator[dict[str, np.ndarray]]:
-        """Yield validated single-sample feeds, at most ``limit`` of them (no row past the last is read)."""
-        yield from itertools.islice(self._iter_samples(), limit)
+        """Yield validated single-sample feeds, at most ``limit`` of them (no row past the last is read; a
+        ``limit`` past what any source holds, such as 10**30 from a project file, is no limit)."""
+        yield from itertools.islice(self._iter_samples(), None if limit is not None and limit > sys.maxsize else limit)
 
     def numbered_samples(self, limit: int | None = None) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
         """``(sample index, feed)`` of :meth:`samples`; a view that leaves samples out keeps their indices."""
