@@ -62,3 +62,21 @@ def test_an_already_quantized_model_points_to_compare(corpus, tmp_path, capsys, 
         f"it would quantize this file again. To measure this file's error against its float model, run "
         f"workbench-cli compare FLOAT.onnx {q} --data {calib} (per-tensor SQNR; evaluate FLOAT.onnx {q} --data "
         f"{calib} for the outputs), or {verb} the float model.\n")
+
+
+def test_autotune_of_an_already_quantized_model_points_to_compare_before_any_work(corpus, tmp_path, capsys):
+    """autotune started its calibration (a progress line) and then failed in quantize with "quantizing it again
+    would stack a second rounding"; it is refused up front as analyze and sweep are."""
+    d = corpus / "digits_cnn"
+    q, out = tmp_path / "q.onnx", tmp_path / "t.onnx"
+    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--samples", "8",
+                 "--no-latency-check", "--no-auto", "-o", str(q)]) == 0
+    capsys.readouterr()
+    calib, ev = str(d / "calib.npz"), str(d / "eval.npz")
+    assert main(["autotune", str(q), "--data", calib, "--eval", ev, "--max-drop", "0.01", "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {q} is already quantized (22 quantized nodes); autotune quantizes a float model and measures it, so "
+        f"it would quantize this file again. To measure this file's error against its float model, run "
+        f"workbench-cli compare FLOAT.onnx {q} --data {ev} (per-tensor SQNR; evaluate FLOAT.onnx {q} --data "
+        f"{ev} for the outputs), or autotune the float model.\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q.onnx"]

@@ -722,7 +722,7 @@ def _job_model(args, progress, check=None) -> tuple:
 
 
 def _refuse_quantized_job(args, model) -> None:
-    """``analyze`` / ``sweep`` / ``report`` quantize a float model and measure it: on a file that is already
+    """``analyze`` / ``sweep`` / ``report`` / ``autotune`` quantize a float model and measure it: on a file that is already
     quantized, point to ``compare`` (its error against the float model it was made from), not to quantizing
     it again.
 
@@ -968,6 +968,7 @@ def _check_labels_early(model, metric, data, *, default_top1: bool = False, outp
 
 def cmd_autotune(args) -> int:
     model = api.open_model(args.model)
+    _refuse_quantized_job(args, model)  # before the eval data is read and the calibration starts
     _recheck_outputs(args)
     if args.metric in api.METRICS or args.metric == "sqnr":
         _check_labels_early(model, args.metric, _data_arg(args, args.eval), output=args.metric_output)
