@@ -57,7 +57,7 @@ def digits(corpus, tmp_path):
                                  "curve": [{"promoted": 0, "metric": 0.95}, {"promoted": 2, "metric": 0.98}]}))
     out = tmp_path / "report.html"
     rc = main(["report", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--eval", str(d / "eval.npz"),
-               "--eval-samples", "40", "--curve-json", str(curve), "-o", str(out)])
+               "--eval-samples", "40", "--curve-json", str(curve), "-o", str(out), "--no-latency-check"])
     assert rc == 0
     return d, out.read_text(encoding="utf-8")
 
@@ -159,7 +159,7 @@ def test_report_of_a_project_replays_its_recipe_and_data(corpus, tmp_path):
     recipe.write_text(api.make_recipe("cpu-u8s8", exclude=["/head/head.2/Gemm"]).to_json())
     proj = tmp_path / "job.wbproj"
     assert main(["quantize", str(d / "model_opset17.onnx"), "--recipe", str(recipe), "--data", str(d / "calib.npz"),
-                 "--samples", "20", "-o", str(tmp_path / "q.onnx"), "--save-project", str(proj)]) == 0
+                 "--samples", "20", "-o", str(tmp_path / "q.onnx"), "--save-project", str(proj), "--no-latency-check"]) == 0
     out = tmp_path / "report.html"
     assert main(["report", str(proj), "--eval-samples", "8", "-o", str(out)]) == 0
     text = out.read_text(encoding="utf-8")

@@ -23,7 +23,8 @@ def _project(corpus, tmp_path, capsys, *, data=True):
     recipe = tmp_path / "recipe.json"
     recipe.write_text(json.dumps({"preset": "cpu-u8s8", "reduce_range": True, "overrides": OVERRIDES}))
     args = ["quantize", str(d / "model_opset17.onnx"), "--recipe", str(recipe), "--samples", "32",
-            "-o", str(tmp_path / "a17.onnx"), "--save-project", str(tmp_path / "job.wbproj"), "--no-search", "--no-auto"]
+            "-o", str(tmp_path / "a17.onnx"), "--save-project", str(tmp_path / "job.wbproj"), "--no-search", "--no-auto",
+            "--no-latency-check"]
     if data:
         args += ["--data", str(d / "calib.npz")]
     assert cli.main(args) == 0
@@ -35,7 +36,7 @@ def _fresh(model, recipe_doc, data, out, tmp_path) -> bytes:
     r = tmp_path / "fresh_recipe.json"
     r.write_text(json.dumps(recipe_doc))
     assert cli.main(["quantize", str(model), "--recipe", str(r), "--data", str(data), "--samples", "32",
-                     "-o", str(out), "--no-search", "--no-auto"]) == 0
+                     "-o", str(out), "--no-search", "--no-auto", "--no-latency-check"]) == 0
     return out.read_bytes()
 
 
@@ -73,7 +74,7 @@ def test_project_applied_to_opset13_lands_every_override_and_equals_fresh_quanti
     d = corpus / "digits_cnn"
     out = tmp_path / "r13.onnx"
     assert cli.main(["quantize", str(proj), "--model", str(d / "model_opset13.onnx"), "-o", str(out),
-                     "--save-project", str(tmp_path / "job13.wbproj")]) == 0
+                     "--save-project", str(tmp_path / "job13.wbproj"), "--no-latency-check"]) == 0
     text = capsys.readouterr().out
     assert _table(text) == {n: (n, "name") for n in OVERRIDES}
     assert "overrides: 3/3 applied (0 moved to a new name, 0 no longer exist)" in text
@@ -82,7 +83,8 @@ def test_project_applied_to_opset13_lands_every_override_and_equals_fresh_quanti
     fresh = _fresh(d / "model_opset13.onnx", stored, d / "calib.npz", tmp_path / "f13.onnx", tmp_path)
     assert out.read_bytes() == fresh
     # the saved project replays the new model to the same bytes
-    assert cli.main(["quantize", str(tmp_path / "job13.wbproj"), "-o", str(tmp_path / "again.onnx")]) == 0
+    assert cli.main(["quantize", str(tmp_path / "job13.wbproj"), "-o", str(tmp_path / "again.onnx"),
+                     "--no-latency-check"]) == 0
     assert (tmp_path / "again.onnx").read_bytes() == fresh
 
 
@@ -92,7 +94,7 @@ def test_renamed_model_moves_overrides_by_structure(corpus, tmp_path, capsys):
     new = tmp_path / "renamed13.onnx"
     names = _renamed_copy(d / "model_opset13.onnx", new)
     out = tmp_path / "r.onnx"
-    assert cli.main(["quantize", str(proj), "--model", str(new), "-o", str(out)]) == 0
+    assert cli.main(["quantize", str(proj), "--model", str(new), "-o", str(out), "--no-latency-check"]) == 0
     text = capsys.readouterr().out
     assert _table(text) == {n: (names[n], "structure") for n in OVERRIDES}
     assert "overrides: 3/3 applied (3 moved to a new name, 0 no longer exist)" in text
@@ -112,7 +114,7 @@ def test_retrained_model_recalibrates_changed_tensors_only(corpus, tmp_path, cap
     new = tmp_path / "retrained.onnx"
     onnx.save(m, new)
     out = tmp_path / "r.onnx"
-    assert cli.main(["quantize", str(proj), "--model", str(new), "-o", str(out)]) == 0
+    assert cli.main(["quantize", str(proj), "--model", str(new), "-o", str(out), "--no-latency-check"]) == 0
     text = capsys.readouterr().out
     assert _table(text) == {n: (n, "name") for n in OVERRIDES}
     # the input and the ranges before /f/f.7/Conv hold; its output and everything after changed

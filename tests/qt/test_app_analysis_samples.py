@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import math
 
+from latency_fakes import quantized_faster
 from test_app_flow import run_job
 
 from workbench.core import api
 
 
-def test_analysis_uses_the_analysis_samples_not_the_calibration_count(qtbot, window, open_file, corpus):
+def test_analysis_uses_the_analysis_samples_not_the_calibration_count(qtbot, window, open_file, corpus, monkeypatch):
+    quantized_faster(monkeypatch)  # the latency placement keeps no unit float: the app analyses the recipe as it is
     model_path = corpus / "digits_cnn/model_opset17.onnx"
     win = window
     open_file(win, model_path)

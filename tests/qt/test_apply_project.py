@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from latency_fakes import quantized_faster
 from model_explorer_onnx.main import ONNXAdapter
 from PySide6.QtCore import Qt
 
@@ -34,7 +35,8 @@ def _project(d, tmp_path):
 
 @pytest.mark.slow
 def test_apply_project_to_opset13_lands_overrides_and_exports_fresh_quantize_bytes(
-        qtbot, window, open_file, corpus, tmp_path, capsys):
+        qtbot, window, open_file, corpus, tmp_path, capsys, monkeypatch):
+    quantized_faster(monkeypatch)  # no unit kept float for latency: the project, the app and the CLI write the recipe
     d = corpus / "digits_cnn"
     proj = _project(d, tmp_path)
     open_file(window, d / "model_opset13.onnx")

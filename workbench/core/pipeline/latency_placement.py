@@ -1,10 +1,11 @@
-"""Latency placement: keep float the depthwise Conv units and the MatMuls of two activations whose
-quantized form measured slower.
+"""Latency placement: keep float the Conv units with one input channel per group, the AveragePool units
+and the MatMuls of two activations whose quantized form measured slower.
 
 Runs before calibration when the job asks for the latency check (``quantize(...,
-latency_check=True)``; the CLI's default). For every quantized depthwise Conv unit of the main
-graph (``group`` equal to its input channels) it measures QLinearConv against a float Conv between
-the same Q/DQ pairs, at the unit's input shape on the latency feed (the first calibration sample),
+latency_check=True)``; the CLI's default). For every quantized Conv unit of the main graph that reads one
+input channel per group (depthwise: ``group`` equal to its input channels; or a single-channel input, such
+as a grayscale image or an audio stem) it measures QLinearConv against a float Conv between the same Q/DQ
+pairs, at the unit's input shape on the latency feed (the first calibration sample),
 with :func:`workbench.core.runtime.unit_latency.conv_unit_latency` (about 0.3 s per distinct shape,
 cached on disk, so a second quantize of the same model measures nothing). A unit whose ratio
 int8 / float is above :data:`KEEP_FLOAT_ABOVE` is kept float and reported
@@ -23,11 +24,18 @@ price that, which is why the whole model is measured again by the latency check 
 fallback (:mod:`workbench.core.pipeline.latency_fallback`) leaves whole islands float when the
 model is still slower (ppocr_mobile_v2_cls: every island, 0.95-0.98x).
 
-Depthwise Convs are measured because onnxruntime's CPU kernels make them the one weighted compute
-op whose integer form can lose at small spatial sizes; dense Convs, MatMul and Gemm with a weight
-won in every probe on this machine (pointwise 32->64 at 24x96: 0.56). A MatMul of two activations
-(attention's Q Kᵀ and P V) has no weight: quantized, each input pays a QuantizeLinear on every run,
-and the product is small (12 heads x 32 x 32 x 32 in minilm_l6_v2), so it is probed too
+Why these units: each output of a Conv with one input channel per group sums only its kernel's taps
+(9 for 3x3), too few for the integer GEMM to win back the layout change and requantization onnxruntime
+adds around QLinearConv; dense Convs, MatMul and Gemm with a weight won in every probe on this machine
+(pointwise 32->64 at 24x96: 0.56), except at microsecond sizes, where no unit is worth a probe (QGemm at
+1x64 x 64x64: 1.6-2.2x float; see benchmarks/results/fusion_latency.md, digits_mlp). digits_cnn's first Conv (1 -> 16 channels, 3x3, input 1x1x8x8)
+measured 1.20-1.25x as QLinearConv, its next two (16 and 32 input channels) 0.80-0.84x.
+onnxruntime's QLinearAveragePool measured slower than a float AveragePool between the same DQ and Q at
+every size tried (1.15x at digits_cnn's 1x64x4x4, about 5x at 1x64x32x32;
+:func:`workbench.core.runtime.unit_latency.pool_unit_latency`); with those two units float digits_cnn
+(batch 1) measured 0.86-0.91x float, 1.05-1.08x as planned (thread CPU time, load average 4-10).
+A MatMul of two activations (attention's Q Kᵀ and P V) has no weight: quantized, each input pays a
+QuantizeLinear on every run, and the product is small (12 heads x 32 x 32 x 32 in minilm_l6_v2), so it is probed too
 (:func:`workbench.core.runtime.unit_latency.matmul_unit_latency`, the unit's real input shapes).
 """
 
@@ -45,7 +53,7 @@ from workbench.core.planning.island_guard import named_by_recipe
 from workbench.core.progress import no_progress
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.runtime.session import add_outputs, make_session
-from workbench.core.runtime.unit_latency import conv_unit_latency, matmul_unit_latency
+from workbench.core.runtime.unit_latency import conv_unit_latency, matmul_unit_latency, pool_unit_latency
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +61,9 @@ log = logging.getLogger(__name__)
 KEEP_FLOAT_ABOVE = 1.05
 
 
-def depthwise_units(job: Job) -> dict[str, tuple[onnx.NodeProto, list[int]]]:
-    """Quantized main-graph depthwise Conv units of ``job.plan``: node name -> (node, weight shape)."""
+def thin_conv_units(job: Job) -> dict[str, tuple[onnx.NodeProto, list[int]]]:
+    """Quantized main-graph Conv units of ``job.plan`` that read one input channel per group (weight shape
+    ``[M, 1, k...]``: depthwise, or a single-channel input): node name -> (node, weight shape)."""
     graph = job.model.proto.graph
     nodes = {n.name: n for n in graph.node}
     inits = {i.name: list(i.dims) for i in graph.initializer}
@@ -65,9 +74,16 @@ def depthwise_units(job: Job) -> dict[str, tuple[onnx.NodeProto, list[int]]]:
             continue
         shape = inits.get(node.input[1])
         group = next((a.i for a in node.attribute if a.name == "group"), 1)
-        if shape and len(shape) >= 3 and group > 1 and shape[1] == 1 and shape[0] % group == 0:
+        if shape and len(shape) >= 3 and shape[1] == 1 and shape[0] % group == 0:
             found[name] = (node, shape)
     return found
+
+
+def average_pool_units(job: Job) -> dict[str, onnx.NodeProto]:
+    """Quantized main-graph AveragePool units of ``job.plan``: node name -> node."""
+    nodes = {n.name: n for n in job.model.proto.graph.node}
+    return {name: nodes[name] for name, unit in job.plan.units.items()
+            if not unit.excluded and not unit.graph and unit.op_type == "AveragePool" and name in nodes}
 
 
 def activation_matmul_units(job: Job) -> dict[str, onnx.NodeProto]:
@@ -96,11 +112,14 @@ def _input_shapes(job: Job, names: list[str]) -> dict[str, list[int]]:
 def _probe(job: Job, name: str, node: onnx.NodeProto, shapes: dict, opset: int,
            w_shape: list[int] | None) -> str | None:
     """The note for a unit kept float, or None when its quantized form measured fast enough (or the
-    probe could not run)."""
+    probe could not run). ``w_shape``: a Conv's weight shape; None for an AveragePool or a MatMul."""
     try:
         if w_shape is not None:
             x = shapes[node.input[0]]
             lat, kernel, where = conv_unit_latency(node, w_shape, x, opset), "QLinearConv", f"input {x}"
+        elif node.op_type == "AveragePool":
+            x = shapes[node.input[0]]
+            lat, kernel, where = pool_unit_latency(node, x, opset), "QLinearAveragePool", f"input {x}"
         else:
             a, b = shapes[node.input[0]], shapes[node.input[1]]
             lat = matmul_unit_latency(a, b, bool(job.plan.units[name].outputs), opset)
@@ -116,8 +135,8 @@ def _probe(job: Job, name: str, node: onnx.NodeProto, shapes: dict, opset: int,
 
 
 class LatencyPlacement:
-    """Keep float the depthwise Conv units and activation x activation MatMuls whose quantized form
-    measured slower (see the module docstring)."""
+    """Keep float the Conv units with one input channel per group, the AveragePool units and the activation x
+    activation MatMuls whose quantized form measured slower (see the module docstring)."""
 
     name = "latency-placement"
 
@@ -125,7 +144,8 @@ class LatencyPlacement:
         return job.latency_check and job.guard and job.plan.mode == PlanMode.STATIC
 
     def run(self, job: Job) -> PassResult:
-        units: dict[str, tuple[onnx.NodeProto, list[int] | None]] = dict(depthwise_units(job))
+        units: dict[str, tuple[onnx.NodeProto, list[int] | None]] = dict(thin_conv_units(job))
+        units.update((n, (node, None)) for n, node in average_pool_units(job).items())
         units.update((n, (node, None)) for n, node in activation_matmul_units(job).items())
         # a node the user named (an override or a rule by its name) is quantized as asked, never measured away
         units = {n: v for n, v in units.items() if not named_by_recipe(job.user_recipe, n, v[0].op_type)}
@@ -133,7 +153,7 @@ class LatencyPlacement:
             return PassResult(False)
         probing, report = f"Latency placement: probing {len(units)} units", job.progress or no_progress
         report(0, len(units), probing)
-        tensors = sorted({t for node, w in units.values() for t in node.input[:1 if w is not None else 2]})
+        tensors = sorted({t for node, _ in units.values() for t in node.input[:2 if node.op_type == "MatMul" else 1]})
         try:
             shapes = _input_shapes(job, tensors)
         except Exception as exc:  # noqa: BLE001 - no decision without shapes; the latency check still reports

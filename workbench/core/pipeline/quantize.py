@@ -9,7 +9,8 @@ interface of :mod:`workbench.core.pipeline.passes`:
 4. ``refuse-float16-only``  nothing quantizable because the model is float16 (plan pass)
 5. ``non-finite-guard``     units on tensors holding +-inf by construction kept float (``guard``)
 6. ``island-guard``         element-wise islands kept float (plan pass, ``guard``)
-7. ``latency-placement``    with ``latency_check``: depthwise Convs whose QLinearConv measured slower kept float
+7. ``latency-placement``    with ``latency_check``: Convs with one input channel per group (depthwise, single-channel
+                            input), AveragePools and activation MatMuls whose int8 form measured slower kept float
 8. ``calibrate``            activations observed on the calibration data (static plans)
 9. ``sentinel-guard``       mask / sentinel tensors, tensors the model makes non-finite and disparate
                             Concats kept float (``guard``)

@@ -1,5 +1,5 @@
-"""Does one Conv or activation x activation MatMul unit's Q/DQ pay? Two tiny models measured in
-onnxruntime, cached.
+"""Does one Conv, AveragePool or activation x activation MatMul unit's Q/DQ pay? Two tiny models measured
+in onnxruntime, cached.
 
 Inside a quantized chain a Conv unit runs either as onnxruntime's integer kernel
 (``DQ(x) -> Conv(DQ(int8 w), int32 bias) -> Q``, fused into QLinearConv) or, kept float, as
@@ -18,6 +18,12 @@ A MatMul of two activations (attention's Q Kᵀ and P V) has no weight to pack: 
 QuantizeLinear on each input on every run. :func:`matmul_unit_latency` measures
 ``Q(a), Q(b) -> DQ, DQ -> MatMul`` (with the unit's output Q/DQ when the plan quantizes it) against
 the float MatMul, on float inputs of the unit's real shapes.
+
+An AveragePool unit runs as onnxruntime's QLinearAveragePool (``DQ -> AveragePool -> Q`` fused) or, kept
+float, as that chain unfused. :func:`pool_unit_latency` measures the two. QLinearAveragePool measured
+slower here at every size tried (onnxruntime 1.32, x86_64 AVX512-VNNI, load average 4.5 on 2 cores):
+1.15x at 1x64x4x4 (digits_cnn's), 4.7-5.0x at 1x64x32x32, 5.6x at 1x256x8x80, kernel 2x2 stride 2;
+QLinearGlobalAveragePool measured faster (0.47-0.88x at 1x16x24x96 to 1x576x7x7), so it is not probed.
 """
 
 from __future__ import annotations
@@ -118,6 +124,33 @@ def matmul_unit_latency(a_shape: list[int], b_shape: list[int], quantized_output
     rng = np.random.default_rng(1)
     feed = {"a": rng.standard_normal(a_shape).astype(np.float32), "b": rng.standard_normal(b_shape).astype(np.float32)}
     return compare(f, q, feed, budget_s=PROBE_BUDGET_S)
+
+
+def pool_probe_models(attrs: dict, x_shape: list[int], opset: int = 17) -> tuple[bytes, bytes]:
+    """(float model, QDQ model) bytes for one AveragePool unit with ``attrs`` at input shape ``x_shape``:
+    ``DQ -> AveragePool -> Q`` on a uint8 input ``x`` to a uint8 output ``y``, the same bytes twice (the
+    float side is the session with ``session.disable_quant_qdq``, :func:`pool_unit_latency`)."""
+    inits = [numpy_helper.from_array(np.float32(0.02), "s"), numpy_helper.from_array(np.uint8(128), "z")]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"]),
+             helper.make_node("AveragePool", ["xf"], ["yf"], **attrs),
+             helper.make_node("QuantizeLinear", ["yf", "s", "z"], ["y"])]
+    model = _model(nodes, inits, x_shape, opset)
+    return model, model
+
+
+def pool_unit_latency(node: onnx.NodeProto, x_shape: list[int], opset: int = 17) -> LatencyComparison:
+    """QLinearAveragePool vs float AveragePool (between the same DQ and Q) latency of ``node`` at input
+    shape ``x_shape`` (ratio = int8 / float).
+
+    Raises
+    ------
+    onnxruntime's exceptions when a probe cannot run (callers treat that as "no decision").
+    """
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in attrs.items()}
+    f, q = pool_probe_models(attrs, x_shape, opset)
+    feed = {"x": np.random.default_rng(1).integers(0, 256, size=x_shape, dtype=np.uint8)}
+    return compare(f, q, feed, budget_s=PROBE_BUDGET_S, float_config={"session.disable_quant_qdq": "1"})
 
 
 def conv_unit_latency(node: onnx.NodeProto, weight_shape: list[int], x_shape: list[int],
