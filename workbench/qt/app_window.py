@@ -69,7 +69,12 @@ from workbench.qt.nothing_quantized import nothing_quantized, nothing_quantized_
 from workbench.qt.problems_panel import link_text
 from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
-from workbench.qt.quantize_anyway import SHOW_QUANTIZED, QuantizedShelf, can_show_quantized
+from workbench.qt.quantize_anyway import (
+    SHOW_QUANTIZED,
+    QuantizedShelf,
+    can_show_quantized,
+    latency_kept_units,
+)
 from workbench.qt.reused_latency import reused_latency_note
 from workbench.qt.runs import (
     ANALYSIS_SAMPLES,
@@ -1689,6 +1694,7 @@ class MainWindow(QMainWindow):
         self.errors.set_rows(self.doc.errors)
         self._offer_quantized()
         self.errors.set_stale(self._results_stale())
+        self._redraw_histogram()  # the shown one with these results' clip range (or why it has none)
         if len(self.canvas.selected_nodes()) == 1:  # its clip range and dtype come from these results
             self._hist_timer.start()
         QTimer.singleShot(20, self._color_errors)
@@ -1845,8 +1851,7 @@ class MainWindow(QMainWindow):
             if qp_json:
                 inputs.append((h, QParams.from_json(qp_json), ranged))
             else:
-                why = STALE_CLIP_NOTE if self.doc.qparams and not current else no_clip_reason(
-                    self.doc.plan, self.doc.model.graph, h.get("tensor", ""), bool(self.doc.qparams))
+                why = STALE_CLIP_NOTE if self.doc.qparams and not current else self._no_clip(h.get("tensor", ""))
                 inputs.append((h, None, "; ".join(n for n in (note, why) if n)))
         self.errors.set_unit_inputs(unit, inputs)
         weight = hist.get("weight")
@@ -1854,7 +1859,8 @@ class MainWindow(QMainWindow):
         if weight is not None and "missing" not in weight and not grid:
             why = (STALE_CLIP_NOTE if self.doc.weights and not current else
                    "no grid drawn: calibrate (Run > Calibrate, F5) to see the grid it is written with"
-                   if not self.doc.weights else "no grid drawn: this weight is not quantized under these results")
+                   if not self.doc.weights and not nothing_quantized(self.doc)
+                   else "no grid drawn: this weight is not quantized under these results")
             self.errors.set_unit_weight(unit, weight, None, why)
         else:
             self.errors.set_unit_weight(unit, weight, QParams.from_json(grid) if grid else None)
@@ -1880,8 +1886,13 @@ class MainWindow(QMainWindow):
             self.errors.set_histogram(hist, QParams.from_json(qp_json),
                                       rows_note(self.doc.calibration, hist.get("rows"), data_rows))
         else:
-            reason = no_clip_reason(self.doc.plan, self.doc.model.graph, tensor, bool(self.doc.qparams))
-            self.errors.set_histogram(hist, None, "; ".join(n for n in (drawn, reason) if n))
+            self.errors.set_histogram(hist, None, "; ".join(n for n in (drawn, self._no_clip(tensor)) if n))
+
+    def _no_clip(self, tensor: str) -> str:
+        """Why ``tensor`` has no clip range in the results shown (:func:`no_clip_reason`): a calibration that
+        quantized nothing counts as one, and a unit the latency check kept float is said to be its."""
+        return no_clip_reason(self.doc.plan, self.doc.model.graph, tensor,
+                              bool(self.doc.qparams) or nothing_quantized(self.doc), latency_kept_units(self.doc))
 
     def _redraw_histogram(self) -> None:
         """The recipe changed: the shown histogram again, its clip range drawn only while it is current; a failed

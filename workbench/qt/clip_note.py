@@ -7,6 +7,7 @@ Pure functions over the document's plan and results (no Qt), read by :meth:`Main
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from workbench.core.wording import count
@@ -39,10 +40,12 @@ def _readers(graph: Any, tensor: str) -> list[str]:
     return [f"{n.name or n.op_type} ({n.op_type})" for n in graph.node if tensor in n.input]
 
 
-def no_clip_reason(plan: Any, graph: Any, tensor: str, calibrated: bool) -> str:
+def no_clip_reason(plan: Any, graph: Any, tensor: str, calibrated: bool, latency_kept: Collection[str] = ()) -> str:
     """Why ``tensor`` (a float tensor of ``graph``, an onnx GraphProto) has no clip range in the results of
     ``plan`` (:class:`workbench.core.planning.plan.QuantPlan`, None when the recipe does not plan); one
-    clause ending the histogram's caption. ``calibrated``: results are shown (else: calibrate first)."""
+    clause ending the histogram's caption. ``calibrated``: results are shown (else: calibrate first; a
+    calibration that quantized nothing counts); ``latency_kept``: the units the latency check's edits keep
+    float (their exclusion is said to be its, not the recipe's)."""
     if not calibrated:
         return "no clip range yet: calibrate (Run > Calibrate, F5) to see it"
     if plan is None:
@@ -56,6 +59,9 @@ def no_clip_reason(plan: Any, graph: Any, tensor: str, calibrated: bool) -> str:
     if node is None:
         return f"no clip range: {tensor} is a model input or initializer the recipe does not quantize"
     unit = next((u for u in plan.units.values() if node.name in u.nodes or node.name == u.node), None)
+    if unit is not None and unit.excluded and unit.node in latency_kept:
+        return (f"no clip range: {unit.node} is kept float by the latency check (slower quantized on this machine; "
+                "View > Problems says more)")
     if unit is not None and unit.excluded:
         return f"no clip range: {unit.node} is excluded (kept float) by the recipe"
     if tensor not in plan.activations and tensor not in plan.aliases:

@@ -30,6 +30,16 @@ class RecipeCommand(QUndoCommand):
         self._before = before.model_copy(deep=True)
         self._after = after.model_copy(deep=True)
 
+    @property
+    def before(self) -> Recipe:
+        """The recipe this edit replaced (a copy)."""
+        return self._before.model_copy(deep=True)
+
+    @property
+    def after(self) -> Recipe:
+        """The recipe this edit sets (a copy)."""
+        return self._after.model_copy(deep=True)
+
     def redo(self) -> None:
         self._doc.set_recipe(self._after.model_copy(deep=True))
 

@@ -47,6 +47,19 @@ def latency_edit_undone(doc) -> bool:
     return stack.index() < stack.count() and is_latency_edit(stack.command(stack.index()))
 
 
+def latency_kept_units(doc) -> set[str]:
+    """The units the latency check's done edits (those before the undo stack's index) excluded and the recipe
+    still excludes: their node names (Conv@0 of ppocr_mobile_v2_cls, kept float with its island)."""
+    stack, kept = doc.undo_stack, set()
+    for i in range(stack.index()):
+        command = stack.command(i)
+        if is_latency_edit(command) and hasattr(command, "after"):
+            before, after = command.before.overrides, command.after.overrides
+            kept |= {n for n, o in after.items() if o.exclude and not (n in before and before[n].exclude)}
+    now = doc.recipe.overrides
+    return {n for n in kept if n in now and now[n].exclude}
+
+
 def can_show_quantized(doc) -> bool:
     """True when nothing is quantized because the latency check kept every unit float
     (:func:`~workbench.qt.nothing_quantized.nothing_quantized`, with the latency check's islands among the
@@ -139,4 +152,4 @@ class QuantizedShelf:
 
 
 __all__ = ["LATENCY_EDIT", "SHOWN", "SHOW_QUANTIZED", "QuantizedShelf", "can_show_quantized", "is_latency_edit",
-           "latency_edit_done", "latency_edit_undone", "measured_ratio", "quantized_note"]
+           "latency_edit_done", "latency_edit_undone", "latency_kept_units", "measured_ratio", "quantized_note"]
