@@ -90,8 +90,11 @@ def test_the_cli_asks_for_one_openblas_thread_unless_told_otherwise(preset, nump
 
 #: a QDQ quantize with the preset as it is (--no-auto) and no latency check never loads these: the recipe
 #: choice, the latency cache's folder lookup, the thread pool of a calibration whose runs are too short to
-#: overlap, "did you mean" matching (the core imports its own modules at module level: the QONNX writer loads)
-NOT_FOR_A_PLAIN_QUANTIZE = ("workbench.core.tuning.recipe_choice", "platformdirs", "concurrent.futures", "difflib")
+#: overlap, "did you mean" matching, the QONNX converter, reader and writer (a QDQ export), the histogram
+#: observers' compiled loops (MinMax only)
+NOT_FOR_A_PLAIN_QUANTIZE = ("workbench.core.tuning.recipe_choice", "platformdirs", "concurrent.futures", "difflib",
+                            "workbench.core.qonnx.export", "workbench.core.qonnx.convert",
+                            "workbench.core.qonnx.reader", "workbench.core.qonnx.writer", "llvmlite")
 
 _QUANTIZE_PROBE = """
 import json, sys

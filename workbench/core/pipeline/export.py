@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from workbench.core.errors import ExportError
 from workbench.core.io.save import save_model
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.quantize import QuantizeResult
-from workbench.core.qonnx.export import export_qonnx, qdq_only_blockers
-from workbench.core.qonnx.shapes import resolve_input_shapes
-from workbench.core.qonnx.writer import with_static_shapes
+from workbench.core.qonnx.blockers import qdq_only_blockers
 
 #: what :func:`refuse_qdq_only` tells the command line to do
 QDQ_ONLY_CLI_HINT = "Export with --format qonnx."
@@ -18,7 +17,7 @@ QDQ_ONLY_CLI_HINT = "Export with --format qonnx."
 
 def refuse_qdq_only(plan, *, hint: str = QDQ_ONLY_CLI_HINT) -> None:
     """Refuse a QDQ export of ``plan`` (a :class:`workbench.core.planning.plan.Plan`) that uses QONNX-only dtypes
-    QDQ cannot hold (QONNX-only activations, bipolar weights; :func:`workbench.core.qonnx.export.qdq_only_blockers`).
+    QDQ cannot hold (QONNX-only activations, bipolar weights; :func:`workbench.core.qonnx.blockers.qdq_only_blockers`).
     Cheap: check it before calibrating. ``hint`` says what to do in the caller's words (the CLI's by default).
 
     Raises
@@ -70,10 +69,9 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
         raise ExportError("--input-shape applies to QONNX exports only.", hint="Add --format qonnx, or drop --input-shape.")
     proto = result.proto
     if format == "qonnx":
-        proto = export_qonnx(result, model)
-        choice = resolve_input_shapes(proto, input_shapes, source=getattr(model, "name", None) or "the model")
-        if choice.shapes is not None and (static_shapes or input_shapes):
-            proto = with_static_shapes(proto, choice.shapes)
+        # loaded here: a QDQ export (the default) does not load the QONNX converter, reader and writer
+        qonnx = importlib.import_module("workbench.core.qonnx.export")
+        proto = qonnx.export_qonnx_shaped(result, model, input_shapes, static_shapes)
     else:
         refuse_qdq_only(result.plan)
     path = Path(path)

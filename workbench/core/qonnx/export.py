@@ -21,6 +21,8 @@ from workbench.core.qonnx.reader import (
     int_quant_grid,
     parse_node,
 )
+from workbench.core.qonnx.shapes import resolve_input_shapes
+from workbench.core.qonnx.writer import with_static_shapes
 from workbench.core.writers.registry import write_model
 
 log = logging.getLogger(__name__)
@@ -147,16 +149,22 @@ def write_qonnx(model, plan, act_qparams: dict) -> object:
     return dataclasses.replace(res, proto=proto)
 
 
-def qdq_only_blockers(plan) -> list[str]:
-    """Units whose dtype a QDQ export would not reproduce (QONNX-only activations, bipolar)."""
-    out = []
-    for unit in getattr(plan, "units", {}).values():
-        w, a = unit.config.weight, unit.config.activation
-        if unit.excluded:
-            continue
-        if (a is not None and a.qtype.qonnx_only) or (w is not None and w.dtype == "bipolar"):
-            out.append(unit.node)
-    return out
+def export_qonnx_shaped(result, model=None, input_shapes: dict[str, list[int]] | None = None,
+                        static_shapes: bool = False) -> onnx.ModelProto:
+    """:func:`export_qonnx`, with static input shapes and every tensor's shape in ``value_info`` when
+    ``static_shapes`` or ``input_shapes`` ask for them (:func:`workbench.core.pipeline.export.export`
+    says which shapes; :func:`workbench.core.qonnx.shapes.resolve_input_shapes` picks them).
+
+    Raises
+    ------
+    ExportError
+        As :func:`export_qonnx`, and for ``input_shapes`` naming no input or not fitting it.
+    """
+    proto = export_qonnx(result, model)
+    choice = resolve_input_shapes(proto, input_shapes, source=getattr(model, "name", None) or "the model")
+    if choice.shapes is not None and (static_shapes or input_shapes):
+        proto = with_static_shapes(proto, choice.shapes)
+    return proto
 
 
 def export_qonnx(result, model=None) -> onnx.ModelProto:
