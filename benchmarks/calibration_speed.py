@@ -20,8 +20,9 @@ system CPU time (all threads, start-up included, ``os.wait4``; :mod:`job_childre
   calibrators hold every activation of every row in memory, so that child runs under an address
   space cap (``--cap-mib``) and a job over it prints as such instead of swamping the shared machine.
 - ``first``: ``ours hist`` with ``NUMBA_CACHE_DIR`` pointing to a fresh empty folder each time (the
-  first run after install: numba compiles the observer kernels) against ``ours hist`` with the warm
-  cache. A MinMax-only job does not use numba (it keeps to numpy), so its first run is its second.
+  first run after install) against ``ours hist`` with the warm cache. The observers' loops are compiled
+  in every process (llvmlite, nothing cached on disk), so only a job that runs bias correction's numba
+  sums has anything left to compile on its first run; a MinMax-only job loads no compiled loops at all.
 
 Repetitions are interleaved (every job once, then again) and each figure is the minimum CPU time
 over ``--reps`` (load on the machine only ever adds time). Ratios are CPU / float CPU. Targets:
