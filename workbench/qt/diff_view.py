@@ -40,7 +40,16 @@ from PySide6.QtWidgets import (
 from workbench.core.api import ModelDiff, pane_layout, read_quant_params, summarize_quantization
 from workbench.qt.compare_job import unmeasured_text
 from workbench.qt.diff_panes import DiffPanes
-from workbench.qt.diff_rows import COLUMNS, FLOAT_COL, QUANT_COL, DiffRow, add_row, db_text, shorten_names
+from workbench.qt.diff_rows import (
+    COLUMNS,
+    FLOAT_COL,
+    QUANT_COL,
+    SQNR_COL,
+    DiffRow,
+    add_row,
+    db_text,
+    shorten_names,
+)
 from workbench.qt.inspector import FileSelection, Inspector
 from workbench.qt.quant_tab import quant_info
 from workbench.qt.workers import ThreadJob
@@ -54,8 +63,11 @@ LIST_SHARE = 0.18
 MIN_PANE_SHARE = 0.4
 #: widest the list's name columns open, px (longer node names are shortened, :mod:`workbench.qt.diff_rows`)
 NAME_COLUMN_MAX = 200
-#: narrowest the list's first column opens, px ("…layer.3/…/self/Add" of MiniLM's names fits)
-NAME_COLUMN_MIN = 130
+#: narrowest the list's first column opens, px: at the list's opening width the SQNR column shows beside
+#: it (no sideways scroll), the names shortened to stay apart (:mod:`workbench.qt.diff_rows`)
+NAME_COLUMN_MIN = 80
+#: the SQNR column's title (its unit, dB, in the title's tooltip)
+SQNR_TITLE = "SQNR"
 #: the list's indentation per level, px (Qt's default 20 took 40 px of a 150 px list)
 LIST_INDENT = 10
 
@@ -104,6 +116,9 @@ class DiffTab(QWidget):
         self.split = split
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(COLUMNS)
+        header_item = self.tree.headerItem()  # "SQNR (dB)" took 95 px of a 175 px list: its unit in the tooltip
+        header_item.setText(SQNR_COL, SQNR_TITLE)
+        header_item.setToolTip(SQNR_COL, "SQNR of the node's output against the float model's, dB")
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "p2o.Batc…ization.0": the end tells them apart
         self.tree.setIndentation(LIST_INDENT)  # the narrow list's room goes to the names
         split.addWidget(self.tree)
@@ -176,11 +191,11 @@ class DiffTab(QWidget):
         width = self.split.width() - self.split.handleWidth()
         share = int(width * LIST_SHARE)
         self.split.setSizes([share, width - share])
-        # the node names shortened (diff_rows), so the SQNR column shows beside them
-        sqnr = self.tree.columnWidth(COLUMNS.index("SQNR (dB)"))
+        # the node names shortened (diff_rows), so the SQNR column shows whole beside them
+        sqnr = self.tree.columnWidth(SQNR_COL)
         bar = self.tree.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self.tree)
-        self.tree.setColumnWidth(FLOAT_COL, min(self.tree.columnWidth(FLOAT_COL),
-                                                max(NAME_COLUMN_MIN, share - sqnr - bar - 8)))
+        room = share - 2 * self.tree.frameWidth() - bar  # the list's viewport, its vertical scroll bar shown
+        self.tree.setColumnWidth(FLOAT_COL, min(self.tree.columnWidth(FLOAT_COL), max(NAME_COLUMN_MIN, room - sqnr)))
 
     def _show_list(self, shown: bool) -> None:
         self.tree.setVisible(shown)

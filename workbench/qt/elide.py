@@ -73,11 +73,26 @@ def scope_segments(name: str) -> list[str]:
     return [p + "/" for p in parts[:-1]] + [parts[-1]]
 
 
-def unique_suffix_segments(names: list[str], tails: list[str]) -> list[int]:
+def fine_segments(name: str) -> list[str]:
+    """``name`` cut after each separator of :data:`SEPARATORS`: "p2o.Add.100" -> ["p2o.", "Add.", "100"]
+    (joined again they give ``name``); the pieces :func:`distinct_labels` falls back on for names whose "/"
+    scopes do not tell them apart in the room there is ("p2o.Add.100" beside "p2o.Mul.100")."""
+    out, piece = [], ""
+    for ch in name:
+        piece += ch
+        if ch in SEPARATORS:
+            out.append(piece)
+            piece = ""
+    return out + [piece] if piece or not out else out
+
+
+def unique_suffix_segments(names: list[str], tails: list[str],
+                           split: Callable[[str], list[str]] | None = None) -> list[int]:
     """For each name, how many of its last :func:`scope_segments` no other name of ``names`` ends with
     (its ``tail`` counted with it): 5 for "/bert/encoder/layer.3/attention/output/dense/Add" among the
-    other layers' (from "layer.3/"); all of them for a name that is there twice."""
-    segs = [scope_segments(n) for n in names]
+    other layers' (from "layer.3/"); all of them for a name that is there twice. ``split`` cuts a name
+    into its segments (default :func:`scope_segments`)."""
+    segs = [(split or scope_segments)(n) for n in names]
     seen: dict[str, int] = {}
     for parts, tail in zip(segs, tails, strict=True):
         for k in range(1, len(parts) + 1):
@@ -129,7 +144,10 @@ def distinct_labels(names: list[str], ops: list[str], metrics: QFontMetrics, wid
     them as fit, the most common among the names dropped first ("…layer.3/…/dense/Add (Add)"); " (op)"
     goes before a segment does when the last segment names it ("…layer.3/…/self/query/MatMul"). Where
     two shortenings read the same (" (op)" aside), each takes its next one that reads like no other
-    label. A name whose kept segments alone do not fit is elided in the middle (:func:`distinct_elide`).
+    label. A name without "/" scopes is cut at its other separators instead (:func:`fine_segments`):
+    "p2o.Add.100" keeps "Add.100" ("…Add.100"), which tells it from "p2o.Mul.100" (a middle ellipsis
+    gave "p2o…100" for both). A name whose kept segments alone do not fit is elided in the middle from
+    where they start (:func:`distinct_elide`).
 
     Returns one label per name, each at most ``width`` pixels wide in ``metrics``."""
     widths: dict[str, int] = {}
@@ -140,28 +158,71 @@ def distinct_labels(names: list[str], ops: list[str], metrics: QFontMetrics, wid
         return widths[text]
 
     tails = [f" ({op})" if op else "" for op in ops]  # "": the name alone
-    keys = unique_suffix_segments(names, tails)
-    having: dict[str, int] = {}
-    for name in names:
-        for part in set(scope_segments(name)):
-            having[part] = having.get(part, 0) + 1
-    rarity = {part: 1.0 / k for part, k in having.items()}
+    coarse = _Splitting(names, tails, scope_segments)
+    fine: _Splitting | None = None  # made when a name first needs it
     options: list[list[str]] = []
-    for name, op, tail, k in zip(names, ops, tails, keys, strict=True):
-        parts = scope_segments(name)
+    for i, (name, op, tail) in enumerate(zip(names, ops, tails, strict=True)):
         full = name + tail
-        found = [full] if metrics.horizontalAdvance(full) <= width else []
-        if not found and len(parts) > 1:  # the key segment is not the last: that one is kept anyway
-            key = min(len(parts) - k, len(parts) - 2)
-            spare = op and parts[-1].startswith(op)  # "MatMul_1 (MatMul)": the op read twice
-            found = _candidates(parts, key, (tail, "") if spare else (tail,), rarity, advance, width)
-        if not found:
-            found = [distinct_elide(full, len("".join(parts[:len(parts) - k])), metrics, width)]
+        found = [full] if advance(full) <= width else coarse.candidates(i, op, advance, width)
+        flat = len(coarse.parts[i]) < 2  # no "/" scopes: "p2o.Add.100", told from "p2o.Mul.100" by its "." pieces
+        if not found and flat:
+            fine = fine or _Splitting(names, tails, fine_segments)
+            found = fine.candidates(i, op, advance, width)
+        if not found:  # even the telling segments do not fit: elided in the middle, from where they start
+            start = (fine if flat and fine else coarse).key_start(i)
+            found = [distinct_elide(full, start, metrics, width)] + _middles(full[start:], advance, width)
         options.append(found)
     # a label reads like another also when they differ only by " (op)"
     labels = _apart(options, [lambda text, tail=tail: text.removesuffix(tail) for tail in tails])
     return [text if metrics.horizontalAdvance(text) <= width
             else metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, width) for text in labels]
+
+
+def _middles(text: str, advance: Callable[[str], int], width: int) -> list[str]:
+    """``text`` elided in its middle to ``width`` pixels, each way that fits: as much of its end as fits
+    with its first character, its first two, ... ("A…106", "Ad…06" of "Add.106"); the options a label that
+    reads like another's moves on to."""
+    found: list[str] = []
+    tail = len(text) - 2
+    for head in range(1, len(text) - 1):
+        tail = min(tail, len(text) - head - 1)  # a longer head leaves no more room for the end
+        while tail > 0 and advance(text[:head] + ELLIPSIS + text[-tail:]) > width:
+            tail -= 1
+        if tail == 0:
+            break
+        found.append(text[:head] + ELLIPSIS + text[-tail:])
+    return found
+
+
+class _Splitting:
+    """``names`` cut into segments by ``split`` (:func:`scope_segments` or :func:`fine_segments`), with
+    how rare each segment is among them and how many last segments tell each name apart (``tails``: the
+    " (op)" read with each)."""
+
+    def __init__(self, names: list[str], tails: list[str], split: Callable[[str], list[str]]) -> None:
+        self.parts = [split(n) for n in names]
+        self.tails = tails
+        self.keys = unique_suffix_segments(names, tails, split)
+        having: dict[str, int] = {}
+        for parts in self.parts:
+            for part in set(parts):
+                having[part] = having.get(part, 0) + 1
+        self.rarity = {part: 1.0 / k for part, k in having.items()}
+
+    def key_start(self, i: int) -> int:
+        """Where the segments telling name ``i`` apart start (characters)."""
+        parts = self.parts[i]
+        return len("".join(parts[:len(parts) - self.keys[i]]))
+
+    def candidates(self, i: int, op: str, advance: Callable[[str], int], width: int) -> list[str]:
+        """Shortenings of name ``i`` within ``width`` that keep its telling segment and its last
+        (:func:`_candidates`); [] for a name of one segment or when none fits."""
+        parts, tail = self.parts[i], self.tails[i]
+        if len(parts) < 2:
+            return []
+        key = min(len(parts) - self.keys[i], len(parts) - 2)  # the key segment is not the last: kept anyway
+        spare = op and parts[-1].startswith(op)  # "MatMul_1 (MatMul)": the op read twice
+        return _candidates(parts, key, (tail, "") if spare else (tail,), self.rarity, advance, width)
 
 
 def _apart(options: list[list[str]], reads: list[Callable[[str], str]]) -> list[str]:
