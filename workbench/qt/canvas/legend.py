@@ -223,8 +223,13 @@ class LegendOverlay(QFrame):
         self.raise_()
 
     def _empty_hint(self) -> str:
-        """The canvas's ``empty_hint`` while it shows no graph ("" otherwise, or without one)."""
-        return getattr(self.canvas, "empty_hint", "") if self.canvas._state is None else ""
+        """While the canvas shows no graph: its ``opening_hint`` while a layout is under way ("Laying out 10
+        nodes..."), else its ``empty_hint`` (what to do; "" without one). "" while it shows a graph."""
+        if self.canvas._state is not None:
+            return ""
+        if self.canvas.opening() and getattr(self.canvas, "opening_hint", ""):
+            return self.canvas.opening_hint
+        return getattr(self.canvas, "empty_hint", "")
 
     def refresh(self) -> None:
         """Re-read the canvas: its colour key, or its ``empty_hint`` (what to do) while it has no graph

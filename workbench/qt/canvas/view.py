@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QStyle,
 )
 
+from workbench.core.wording import count
 from workbench.qt.canvas import colors
 from workbench.qt.canvas.group_figures import group_figures
 from workbench.qt.canvas.group_view import CanvasGroups
@@ -177,6 +178,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._fitted_view: tuple | None = None  # transform and scroll position the last fit set
         self._fitting = False
         self._fit_mode = "whole"  # what a resize fits again: "whole" (Fit graph) or "readable" (as opened)
+        #: the legend's text while a layout is under way (:meth:`opening`): how many nodes are laid out
+        self.opening_hint = ""
         self.legend_overlay = LegendOverlay(self)
 
     # ----------------------------------------------------------------- model and layout
@@ -211,6 +214,9 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
                    "depth": depth}
         pause_gc()
         self._gc_paused = True
+        # in the legend's place until the layout arrives (it read "No model open" for the seconds of a layout)
+        self.opening_hint = f"Laying out {count(len(proto.graph.node), 'node')}..."
+        self.legend_overlay.refresh()
         self._slices.start(self._open_steps(self._generation, proto, positions, options, old, keep))
 
     def opening(self) -> bool:
@@ -287,6 +293,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._forget_finished_jobs()
         if generation == self._generation and self._slices.running():
             self._stop_open()
+            self.legend_overlay.refresh()  # no graph, no layout under way: the canvas's empty hint
             self.layoutFailed.emit(message)
 
     def _on_step_failed(self, exc: BaseException) -> None:
