@@ -7,6 +7,7 @@ calibration file ``digits_cnn_calib.npz``) is opened, so a first start shows som
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import multiprocessing
 import os
@@ -30,6 +31,29 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--version", action="version", version=f"workbench {__version__}")
     parser.add_argument("--self-test", action="store_true", help="quantize the example offscreen and exit")
     return parser.parse_args(argv)
+
+
+#: the app's own dependencies (the ``[app]`` extras; the CLI-only install has none of them): the import names
+APP_MODULES = ("PySide6", "pyqtgraph", "igraph")
+
+
+def missing_app_module() -> str | None:
+    """The first of :data:`APP_MODULES` this Python cannot import (its import name), or None."""
+    for name in APP_MODULES:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # a broken install, or a finder that refuses the name
+            found = False
+        if not found:
+            return name
+    return None
+
+
+def no_app_message(module: str) -> str:
+    """The one line printed when ``module`` (an import name of the app's extras) is missing."""
+    return (f"error: the app needs its extras, not installed here (no module named {module!r}): install them "
+            "with pip install -e '.[app]' in the checkout (or pip install 'onnx-quant-workbench[app]'); "
+            "the CLI (workbench-cli) needs none of them")
 
 
 NO_DISPLAY = ("error: no display: run the app in a desktop session, or set QT_QPA_PLATFORM=offscreen for a "
@@ -59,6 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     multiprocessing.freeze_support()  # background jobs use spawned processes (also in bundles)
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parse(argv)
+    missing = missing_app_module()
+    if missing is not None:  # a CLI-only install: one line, not an import traceback
+        print(no_app_message(missing), file=sys.stderr)
+        return 2
     if args.self_test:
         # allow-listed: Qt and the window are imported only once argv is parsed
         from workbench.qt.selftest import run_self_test
