@@ -31,7 +31,14 @@ from workbench.core.api import FIGURES, SweepResult
 from workbench.core.wording import count
 from workbench.qt import settings
 from workbench.qt.sweep_colours import band_labels, colour_notes, colour_scale, colour_value
-from workbench.qt.sweep_text import FIGURE_TIPS, errors_note, negative_gains_note, number_text, rows_text
+from workbench.qt.sweep_text import (
+    FIGURE_TIPS,
+    errors_note,
+    measured_text,
+    negative_gains_note,
+    number_text,
+    rows_text,
+)
 from workbench.qt.tables import node_at, node_item, node_table
 
 #: Figure key -> (column title, True when a higher value means a more sensitive unit).
@@ -214,13 +221,13 @@ class SensitivityPanel(QWidget):
         if res is None:
             return "No sweep yet: Run > Sensitivity Sweep (F7)."
         measured = sum(1 for r in res.rows if not math.isnan(r.only_quant_db))
-        text = (f"{count(len(res.rows), 'unit')} ({measured} measured end to end, the rest by own output); "
+        text = (f"{measured_text(len(res.rows), measured)}; "
                 f"{rows_text(res.samples, res.all_quant_db)}.{errors_note(res.samples, res.all_quant_db, self.outputs)}"
                 f"{negative_gains_note([r.gain_db for r in res.rows])}")
         if self.suggestion:
             text += f" Suggestion: keep {len(self.suggestion)} in float ({', '.join(self.suggestion[:3])}" + \
                     (" ...)" if len(self.suggestion) > 3 else ")")
-            text += " - applied." if not self.pending() else ""
+            text += " - applied." if not self.pending() else "."
         text += " Click a row to select the node."
         return STALE + text if self.stale else text
 

@@ -49,6 +49,19 @@ def negative_gains_note(gains: list[float]) -> str:
             f"{'it' if worse == 1 else 'them'} float made the output worse (hover the column title for why).")
 
 
+def measured_text(units: int, measured: int) -> str:
+    """How many of the sweep's ``units`` rows were ``measured`` end to end (the others have their own output's
+    figure only): "5 units, all measured end to end", "1 unit, measured end to end", "5 units (3 measured end
+    to end, the other 2 by their own output only)", "5 units, none measured end to end (their own output only)"."""
+    if measured >= units:
+        return f"{count(units, 'unit')}, {'all ' if units > 1 else ''}measured end to end"
+    if not measured:
+        return f"{count(units, 'unit')}, none measured end to end (their own output only)"
+    rest = units - measured
+    return (f"{count(units, 'unit')} ({measured} measured end to end, the other {rest} by "
+            f"{'its' if rest == 1 else 'their'} own output only)")
+
+
 def rows_text(samples: int, all_quant_db: float) -> str:
     """"all quantized: 69.97 dB over the first 8 calibration rows" (the rows the sweep measured)."""
     return f"all quantized: {number_text(all_quant_db)} dB over the first {count(samples, 'calibration row')}"
