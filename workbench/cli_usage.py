@@ -40,6 +40,10 @@ class UsageParser(argparse.ArgumentParser):
             self.error(unknown_verb(typed, list(verbs)))
         verb = next((t for t in tokens if t in verbs), None)
         if verb is not None:
+            # an unknown option first: argparse would say "required: -o/--output" before it
+            unknown = unknown_options(verbs[verb], tokens[tokens.index(verb) + 1:])
+            if unknown:
+                verbs[verb].error(unrecognized(verbs[verb], unknown))
             swapped = swapped_data(verbs[verb], tokens[tokens.index(verb) + 1:])
             if swapped:
                 verbs[verb].error(swapped)
@@ -107,6 +111,18 @@ def swapped_data(parser: argparse.ArgumentParser, tokens: list[str]) -> str | No
                 f"data with --data: {parser.prog} {model} --data {data}")
     return (f"{data} is data, not a model: give the model first (MODEL.onnx) and the data with --data: "
             f"{parser.prog} MODEL.onnx --data {data}")
+
+
+def unknown_options(parser: argparse.ArgumentParser, tokens: list[str]) -> list[str]:
+    """The ``--name`` tokens of a verb's command line (``tokens``, after the verb; none after a ``--``) that
+    ``parser`` has no option of (``--datas``); a ``--name=value`` token counts by its name."""
+    found = []
+    for t in tokens:
+        if t == "--":
+            break
+        if t.startswith("--") and t.split("=", 1)[0] not in parser._option_string_actions:
+            found.append(t)
+    return found
 
 
 def unrecognized(parser: argparse.ArgumentParser, extras: list[str], data: str | None = None) -> str:
