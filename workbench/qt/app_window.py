@@ -556,7 +556,7 @@ class MainWindow(QMainWindow):
         mode = COLOR_MODES[self.color_mode.currentIndex()]
         # the last model's file dtypes (a quantized model's; set again for one) or SQNR without results
         if (mode == "dtype" and getattr(self, "_file_dtypes", False)) or (mode == "error" and not self.doc.errors) \
-                or (mode == "own noise" and not canvas_local(self.doc.local, INF_SQNR_DB)):
+                or (mode == "own noise" and not canvas_local(self.doc.local, INF_SQNR_DB, self._plan_units())):
             self.color_mode.setCurrentText("op")
 
     def _colour_to_keep(self) -> str:
@@ -583,7 +583,7 @@ class MainWindow(QMainWindow):
             self.color_by_sensitivity()
         elif mode == "error" and self.doc.errors:
             self.color_by_sqnr()
-        elif mode == "own noise" and canvas_local(self.doc.local, INF_SQNR_DB):
+        elif mode == "own noise" and canvas_local(self.doc.local, INF_SQNR_DB, self._plan_units()):
             self.color_by_local()
         else:
             self.color_mode.setCurrentText("dtype" if mode == "dtype" else "op")
@@ -1584,7 +1584,7 @@ class MainWindow(QMainWindow):
     def color_by_local(self) -> None:
         """Colour box "own noise", or the Errors dock's button while its bars rank by own noise: the model's
         graph, brought forward, coloured by each unit's local SQNR (the noise it adds itself)."""
-        local = canvas_local(self.doc.local, INF_SQNR_DB)
+        local = canvas_local(self.doc.local, INF_SQNR_DB, self._plan_units())
         if not local:
             self.set_status(f"No local SQNR for an already-quantized file: {QUANTIZED_FIGURES_HINT}"
                             if self.doc.quant_summary is not None else "No local SQNR yet: calibrate first (F5).")
@@ -1595,6 +1595,11 @@ class MainWindow(QMainWindow):
         self.canvas.set_node_values(errors=local, error_label=self._local_label(), error_notes=LOCAL_NOTES)
         self.color_mode.setCurrentIndex(COLOR_MODES.index("own noise"))
         self.canvas.set_color_mode("error")  # the entry may be chosen already (its change set these values)
+
+    def _plan_units(self) -> dict:
+        """The current plan's units (name -> NodeUnit), {} without a plan: the own-noise colours take
+        every node of a unit."""
+        return self.doc.plan.units if self.doc.plan is not None else {}
 
     def _colour_as_ranked(self) -> None:
         """The Errors dock's colour button: the canvas by the figure its bars rank by."""
@@ -1702,7 +1707,7 @@ class MainWindow(QMainWindow):
     @guarded
     def _color_errors(self) -> None:
         if self.doc.errors and self.color_mode.currentText() == "own noise":  # the new results' own noise
-            self.canvas.set_node_values(errors=canvas_local(self.doc.local, INF_SQNR_DB),
+            self.canvas.set_node_values(errors=canvas_local(self.doc.local, INF_SQNR_DB, self._plan_units()),
                                         error_label=self._local_label(), error_notes=LOCAL_NOTES)
         elif self.doc.errors:  # SQNR values with their own title (a sweep's title stayed over them)
             self.canvas.set_node_values(errors=self._canvas_errors(), error_label=self._sqnr_label())

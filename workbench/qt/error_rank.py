@@ -97,15 +97,23 @@ LOCAL_LABEL = "Own noise, local SQNR (dB)"
 #: the legend's notes in that mode: what the figure is, and the colours that are not on the scale
 LOCAL_NOTES = ["the noise each quantized unit adds itself, run alone on float inputs (Errors: rank by own noise)",
                "linear between the stops; no noise shown as 100 dB",
-               "no value: float nodes, and units whose input noise was not measured"]
+               "no value (grey): float nodes; units whose input noise was not measured; nodes quantized only "
+               "as another unit's input (a SiLU's Sigmoid read by its Mul: that rounding counts in the Mul's own "
+               "noise)"]
 
 
-def canvas_local(local: dict, inf_db: float) -> dict[str, float]:
+def canvas_local(local: dict, inf_db: float, units: dict | None = None) -> dict[str, float]:
     """Node -> local SQNR for the canvas colours: measured units only, +inf at ``inf_db``, -inf (all noise) at
-    -``inf_db``."""
+    -``inf_db``. ``units`` (unit name -> its ``NodeUnit``, the plan's): every node of a unit takes the unit's
+    figure (the Clip of an Add + Clip unit, the Relu of a Conv + Relu, were drawn grey beside their coloured
+    Add and Conv)."""
     out = {}
     for node, value in local.items():
         v = local_db(value)
         if not math.isnan(v):
             out[node] = inf_db if v == math.inf else -inf_db if v == -math.inf else v
+    for name, unit in (units or {}).items():
+        if name in out:
+            for member in unit.nodes:
+                out.setdefault(member, out[name])
     return out
