@@ -10,7 +10,7 @@ calib.npz repeated to N rows), each job runs in a fresh child process and its pe
   cached per model pair), which onnxruntime's tool does not do.
 - onnxruntime: ``quantize_static`` (QDQ, uint8 activations, int8 per-channel weights, MinMax) fed
   the same rows in the same batches (the batch size the CLI picked, read from its debug log in a
-  warm-up run that also fills the numba cache).
+  warm-up run).
 
 The parent process stays small (no onnxruntime, calibration files written by a child): Linux
 starts a child's ``ru_maxrss`` at its parent's peak when it execs. Printed per file: both peaks
@@ -94,7 +94,7 @@ def main() -> None:
           f"{importlib.metadata.version('onnxruntime')}, {os.cpu_count()} CPUs, load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}",
           flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "NUMBA_CACHE_DIR": str(Path(tmp) / "numba"),
+        env = {**os.environ,
                "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
         for name, model in corpus_files():
             if wanted and name not in wanted and model.parent.name not in wanted:

@@ -16,7 +16,7 @@ process's user + system time (all onnxruntime threads). Each figure is the minim
 whose plain pass takes under 0.5 s is timed as the mean of several passes per repetition.
 ``--compare`` also times calibration with every tensor fetched (``calibrate.DERIVE = False``, no
 derived observers), interleaved in the same repetitions. ``--updates`` first prints the CPU time
-per element of observer updates alone, numba kernels vs the numpy fallback (40 tensors of 1 Mi
+per element of observer updates alone, compiled loops vs the numpy fallback (40 tensors of 1 Mi
 float32 values cycled, so they come from memory as onnxruntime's outputs do). Targets: <= 1.3 for MinMax, <= 1.6 for
 the histogram observers. Prints only.
 
@@ -141,7 +141,7 @@ def bench(name: str, n: int, reps: int, folder: Path, compare: bool) -> None:
 
 
 def updates(reps: int) -> None:
-    """ns per element of observer updates, numba kernels vs numpy (min over ``reps``)."""
+    """ns per element of observer updates, compiled loops vs numpy (min over ``reps``)."""
     rng = np.random.default_rng(0)
     tensors = [rng.standard_normal(1 << 20).astype(np.float32) * (1 + i % 7) for i in range(40)]
     tensors[1::2] = [np.maximum(t, 0) for t in tensors[1::2]]  # ReLU outputs: a spike at 0
@@ -157,7 +157,7 @@ def updates(reps: int) -> None:
                 for i, t in enumerate(tensors):
                     obs[i % 8].update(t)
                 best = min(best, cpu() - t0)
-            cells.append(f"{'numpy' if numpy_path else 'numba'} {best / n * 1e9:5.2f} ns")
+            cells.append(f"{'numpy' if numpy_path else 'llvm'} {best / n * 1e9:5.2f} ns")
         kernels.ENABLED = None
         print(f"updates {o:10s} {'  '.join(cells)} per element", flush=True)
 
@@ -169,7 +169,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-pipeline", action="store_true", help="observe and run in sequence")
     ap.add_argument("--compare", action="store_true", help="also time calibration without derived observers")
-    ap.add_argument("--updates", action="store_true", help="first time observer updates alone (numba vs numpy)")
+    ap.add_argument("--updates", action="store_true", help="first time observer updates alone (compiled vs numpy)")
     args = ap.parse_args()
     if not CORPUS.is_dir():
         print(f"corpus not found at {CORPUS}")

@@ -108,7 +108,7 @@ def cli_argv(model: Path, npz: Path, n: int, out: Path, recipe: Path | None = No
 
 
 def batch_size(model: Path, npz: Path, n: int, out: Path, env: dict) -> int:
-    """The calibration batch size the CLI picks for this job (a warm-up run that also fills the numba cache);
+    """The calibration batch size the CLI picks for this job (a warm-up run);
     0 when it runs one row per feed. Raises RuntimeError when the CLI fails (e.g. refuses the model)."""
     argv = [sys.executable, "-c", _LOGGED_CLI, *cli_argv(model, npz, n, out)[3:]]
     child = run(argv, env)

@@ -111,8 +111,8 @@ def input_means(float_proto: onnx.ModelProto, tensors: list[str],
         while True:
             stop = min(n, start + (step or 1)) if n > 1 else n
             outs = sess.run(tensors, {k: v[start:stop] for k, v in feed.items()} if n > 1 else feed)
-            if not step:  # the first row: whether numba is worth importing for this job (KERNEL_MIN_ROW_VALUES)
-                sums.may_load = "numba" in sys.modules or KERNEL_MIN_ROW_VALUES <= sum(
+            if not step:  # the first row: whether the compiled loops are worth loading for this job (KERNEL_MIN_ROW_VALUES)
+                sums.may_load = "llvmlite.binding" in sys.modules or KERNEL_MIN_ROW_VALUES <= sum(
                     np.size(a) * (1 + len(grids[t])) for t, a in zip(tensors, outs, strict=True))
             step = step or max(1, RUN_BYTES // max(1, sum(np.asarray(a).nbytes for a in outs)))
             for t, a in zip(tensors, outs, strict=True):
@@ -270,20 +270,22 @@ def grid_key(tensor: str, qp: QParams) -> tuple:
 
 
 #: The compiled loops of :class:`_Sums` (:mod:`workbench.core.transforms._sums_jit`): None = not loaded yet,
-#: False = numpy only (no numba, ``WORKBENCH_NO_NUMBA=1``, or tests comparing both paths).
+#: False = numpy only (no usable llvmlite, ``WORKBENCH_NO_NUMBA=1``, or tests comparing both paths).
 KERNELS: ModuleType | bool | None = None
-#: Smaller float32 slices are summed by numpy: a model whose Conv inputs are all this small never imports numba
+#: Smaller float32 slices are summed by numpy: a model whose Conv inputs are all this small never loads the loops
 #: for them (same bits either way).
 KERNEL_MIN_SIZE = 1 << 15
-#: ... and :func:`input_means` imports numba for them (0.3-0.5 s of CPU when nothing else did) only when a row
-#: of its tensors, each counted once plus once per grid, holds at least this many values (ppocrv4_rec: about
-#: 16 M; ppocr_mobile_v2_cls, whose choice took 10 % more CPU with the import, far fewer).
+#: ... and :func:`input_means` loads them (llvmlite's import and their compile, 0.05-0.07 s of CPU; 0.03-0.04 s
+#: when the observers' loops already imported llvmlite, which then always loads them) only when a row of its
+#: tensors, each counted once plus once per grid, holds at least this many values (ppocrv4_rec: about 16 M).
+#: Set when they were numba's (0.3-0.5 s to load; ppocr_mobile_v2_cls's choice took 10 % more CPU with it).
 KERNEL_MIN_ROW_VALUES = 1 << 22
 
 
 def _kernels(a: np.ndarray, may_load: bool = True) -> ModuleType | None:
     """The compiled loops for a C-contiguous float32 slice ``a`` of at least :data:`KERNEL_MIN_SIZE` values, else
-    None (numpy). Loaded on first use when ``may_load``; a numba that cannot be imported or compile leaves numpy (logged once).
+    None (numpy). Loaded on first use when ``may_load``; an llvmlite that cannot be imported or compile leaves numpy
+    (logged once); ``WORKBENCH_NO_NUMBA=1`` (the observers' switch too) keeps numpy.
     The loops add exactly what the numpy code adds (tests/test_bias_correction_means.py), several times faster:
     ppocrv4_rec's recipe choice rounds 38 Conv inputs of 21 MiB a row on 73 grids over 48 rows."""
     global KERNELS
@@ -301,9 +303,10 @@ def _kernels(a: np.ndarray, may_load: bool = True) -> ModuleType | None:
             k.add_rows(x, part)
             k.add_rounded(x, part, np.float32(1), np.float32(0), np.float32(1), np.float32(0))
             KERNELS = k
-        except Exception as exc:  # noqa: BLE001 - ImportError, or a broken llvmlite / numba install
+        except Exception as exc:  # noqa: BLE001 - ImportError, or a broken llvmlite install
             KERNELS = False
-            log.warning("numba is not usable (%s: %s); bias correction's means use numpy (slower).",
+            log.warning("The compiled loops of bias correction are not usable (%s: %s); its means use numpy "
+                        "(same values, slower). Reinstall llvmlite to restore them.",
                         type(exc).__name__, exc)
             return None
     return KERNELS
