@@ -174,7 +174,8 @@ def test_under_load_a_point_only_a_little_faster_does_not_replace_the_pick():
 
 
 SCOPE = ("note: the trials are quantized without the latency check `quantize` applies by default (it keeps float the "
-         "depthwise Convs whose integer kernel measures slower and, when the model measures slower than float, the "
+         "depthwise and single-input-channel Convs, AveragePools and activation MatMuls whose integer kernel "
+         "measures slower and, when the model measures slower than float, the "
          "islands that do not pay), so every metric here is of the recipe as written; latency is measured separately: "
          "{timed}. `quantize --recipe` with the tuned recipe applies that check and can keep units float that this "
          "output quantizes")

@@ -1032,7 +1032,7 @@ def _latency_scope_note(args, res) -> str:
         timed = "not at all: it could not be measured (the line above says why)"
     every = "; --latency timed every point of the curve as well" if args.latency else ""
     return ("note: the trials are quantized without the latency check `quantize` applies by default (it keeps float "
-            "the depthwise Convs whose integer kernel measures slower and, when the model measures slower than float, "
+            "the depthwise and single-input-channel Convs, AveragePools and activation MatMuls whose integer kernel measures slower and, when the model measures slower than float, "
             "the islands that do not pay), so every metric here is of the recipe as written; latency is measured "
             f"separately: {timed}{every}. `quantize --recipe` with the tuned recipe applies that check and can keep "
             "units float that this output quantizes")
@@ -1593,8 +1593,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: one pass in this process)")
     s.add_argument("--shards", type=_positive_int, help="calibration shards with --executor (default 4)")
     s.add_argument("--no-latency-check", action="store_true",
-                   help="do not measure latency: write every unit the recipe quantizes. By default depthwise Convs and "
-                        "activation MatMuls whose integer kernel measures slower are kept float, the model is timed "
+                   help="do not measure latency: write every unit the recipe quantizes. By default Convs with one input "
+                        "channel per group (depthwise), AveragePools and activation MatMuls whose integer kernel measures slower are kept float, the model is timed "
                         "against float (onnxruntime CPU, 1 thread, the first calibration sample; about 2 s, cached "
                         "per model pair) and, when it measures slower, the islands that do not pay are left float; "
                         "measurements on a loaded machine can change which units those are")
