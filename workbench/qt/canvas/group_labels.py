@@ -181,6 +181,9 @@ class ScreenTitlesItem(QGraphicsItem):
                 continue
             chip, text = self._colors(label)
             rect = to_device.mapRect(label.rect)
+            # on whole pixels: from a fractional baseline the 1 px underscore of "Conv_0_quant" was blended
+            # over two pixel rows into the chip and the title read "Conv 0 quant"
+            rect.moveTo(round(rect.x()), round(rect.y()))
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(chip)
             painter.drawRoundedRect(rect.adjusted(-2, 0, 2, 0), 3.0, 3.0)
