@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
@@ -176,19 +176,21 @@ class ScreenTitlesItem(QGraphicsItem):
         painter.save()
         painter.resetTransform()
         painter.setFont(label_font())
+        metrics = QFontMetricsF(label_font())
         for label in labels:
             if not label.rect.intersects(exposed):
                 continue
             chip, text = self._colors(label)
             rect = to_device.mapRect(label.rect)
-            # on whole pixels: from a fractional baseline the 1 px underscore of "Conv_0_quant" was blended
-            # over two pixel rows into the chip and the title read "Conv 0 quant"
-            rect.moveTo(round(rect.x()), round(rect.y()))
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(chip)
             painter.drawRoundedRect(rect.adjusted(-2, 0, 2, 0), 3.0, 3.0)
             painter.setPen(text)
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label.text)
+            # the baseline on a whole pixel row: from a fractional one the 1 px underscores of "Conv_0_quant"
+            # were blended over two rows into the chip and the title read "Conv 0 quant"
+            x = rect.center().x() - metrics.horizontalAdvance(label.text) / 2
+            painter.drawText(QPointF(x, round(rect.center().y() - metrics.height() / 2 + metrics.ascent())),
+                             label.text)
         painter.restore()
 
 
