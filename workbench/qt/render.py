@@ -108,6 +108,7 @@ def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[
                            error_label="SQNR vs float (dB)" if edge_errors else None)
     canvas.set_edge_values(edge_errors or {})
     canvas.set_color_mode(mode)
+    canvas.legend_overlay.set_picture(True)  # its size as drawn (every op type) before the fit leaves room for it
     bounds = canvas.scene_bounds()
     scale = min(1.0, (max_side - 2 * MARGIN) / max(bounds.width(), bounds.height(), 1.0))
     canvas.resize(int(bounds.width() * scale) + 2 * MARGIN, int(bounds.height() * scale) + 2 * MARGIN)
@@ -210,6 +211,7 @@ def _place_clear_of_legends(app, panes: DiffPanes, max_side: int) -> None:
     bounds = bounds.adjusted(-GRAPH_PAD, -GRAPH_PAD, GRAPH_PAD, GRAPH_PAD)
     box = QRectF()  # both legends, top-left of their viewports (their size does not follow the pane's)
     for canvas in canvases:
+        canvas.legend_overlay.set_picture(True)  # every op type listed, no "click to list" line
         canvas.legend_overlay.refresh()
         rect = canvas.legend_rect()
         if not rect.isEmpty():

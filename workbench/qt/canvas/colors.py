@@ -25,6 +25,12 @@ _SLOT_ORDER = list(SLOTS)
 #: errors and warnings (the Problems dock, the SQNR colours), so an op type whose slot is taken never falls to them
 RESERVED = ("red", "orange")
 _FALLBACK = [s for s in _SLOT_ORDER if s not in RESERVED]
+#: Colours for the op types past the free slots (a legend lists every op type: nudenet_320n's 21, its Resize
+#: drew in MaxPool's purple): soft, hues 56-316 deg (no red or orange), each >= 16.8 CIE76 from every slot, from
+#: each other and from both themes' canvas backgrounds; chosen greedily for the largest smallest difference.
+EXTRA = ("#8c8738", "#738c69", "#79f2ca", "#5c8d99", "#33f1ff", "#d3d9ad", "#36996b", "#18c7f2", "#b374a2",
+         "#ccc670", "#ace6d2", "#f2bfff", "#ccdaff", "#7c85a6", "#86b3a7", "#9ea66c", "#9c7cbf", "#7cbf97",
+         "#b38fa7", "#39adbf")
 
 # The slot an op family gets when it is free (op types of a family share it); others hash to one.
 _HOME = {
@@ -62,17 +68,23 @@ def op_palette(op_types) -> dict[str, QColor]:
     frequent op type took it, else the first free slot that is not :data:`RESERVED` (red, orange: minilm_l6_v2's
     Transpose fell to red and read as an error), one no other op type of the model calls its family's when there
     is one (so that the family keeps it): at least the 13 most frequent op types get pairwise distinct colours
-    (CIE76 difference >= 15). The rest get their family colour.
+    (CIE76 difference >= 15). Once every slot is taken, the next op types get the :data:`EXTRA` colours in
+    order, so up to 33 op types are all apart, as the legend of a picture lists them (nudenet_320n's 21: its
+    Resize was drawn in the purple of the MaxPool row); the rest get their family colour.
     """
     counts = Counter(op_types)
     order = sorted(counts, key=lambda o: (-counts[o], o))
     taken: set[str] = set()
     out: dict[str, QColor] = {}
     homes = {_home(op) for op in order}
+    extra = iter(EXTRA)
     for op in order:
         home = _home(op)
         free = [s for s in _FALLBACK if s not in taken]
-        slot = home if home not in taken else next((s for s in free if s not in homes), free[0] if free else home)
+        if home in taken and not free:  # every slot is taken: an extra colour while there is one
+            out[op] = QColor(next(extra, SLOTS[home]))
+            continue
+        slot = home if home not in taken else next((s for s in free if s not in homes), free[0])
         taken.add(slot)
         out[op] = QColor(SLOTS[slot])
     return out

@@ -29,10 +29,20 @@ class CanvasGroups:
     def export_picture(self, path: str | Path) -> tuple[int, int]:
         """Write what the view shows now as PNG or SVG (by the suffix of ``path``), atomically
         (a temporary file in the same folder, then renamed), the colour legend included (drawn
-        where the canvas shows it, as text in an SVG) unless View > Legend hides it. Returns the
+        where the canvas shows it, as text in an SVG; every op type listed, no line asking for a click:
+        ``LegendOverlay.set_picture``) unless View > Legend hides it. Returns the
         picture size in pixels. Raises what :func:`write_picture` raises (a bad suffix, a folder
         that cannot be written).
         """
+        legend, shown = self.legend_overlay, self.legend_overlay.picture
+        legend.set_picture(True)  # every op type, no "click to list" line (a fitted view is fitted to it)
+        try:
+            return self._write_picture(path)
+        finally:
+            legend.set_picture(shown)
+
+    def _write_picture(self, path: str | Path) -> tuple[int, int]:
+        """:meth:`export_picture` with the legend as it is now."""
         self._sync_items()
         size = self.viewport().size()
 

@@ -191,6 +191,7 @@ class LegendOverlay(QFrame):
         lay.addWidget(self.label)
         self.label.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
         self.all_ops = False  # the op types past MAX_OPS listed too (a click on ``more``)
+        self.picture = False  # drawn into a picture (:meth:`set_picture`): every op type, nothing to click
         self.more = _Title()  # "N more op types": a click lists them (again: hides them)
         self.more.setTextFormat(Qt.TextFormat.RichText)
         self.more.setCursor(Qt.CursorShape.PointingHandCursor)
@@ -240,7 +241,7 @@ class LegendOverlay(QFrame):
             self.label.setText(html.escape(hint))
             self.label.show()
         else:
-            title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops)
+            title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture)
             self._set_title(title)
             self.title.show()
             parts = [_swatch(c, label) for label, c in rows]
@@ -258,13 +259,21 @@ class LegendOverlay(QFrame):
         """The "N more op types" line: shown in the op colour mode when there are more than
         :data:`MAX_OPS` op types (and the legend is open); its tooltip lists them with their colours."""
         hidden = more_op_types(self.canvas)
-        self.more.setVisible(bool(hidden) and not self.collapsed)
+        self.more.setVisible(bool(hidden) and not self.collapsed and not self.picture)
         if not hidden:
             return
         self.more.setText(f'<span style="color:#2b5797">{html.escape(_more_text(len(hidden), self.all_ops))}</span>')
         self.more.setToolTip("<br>".join([_swatch(c, label) for label, c in hidden]
                                          + ["<i>click to " + ("hide them" if self.all_ops else "list them in the legend")
                                             + "</i>"]))
+
+    def set_picture(self, picture: bool) -> None:
+        """Draw the legend for a picture (``True``: File > Export Picture, ``workbench-cli render``): every op
+        type with its colour, and no line that asks for a click (a picture has none: "7 more op types (click to
+        list)" was drawn into nudenet_320n's) nor the title's collapse arrow; ``False``: as the canvas shows it."""
+        if picture != self.picture:
+            self.picture = picture
+            self.refresh()
 
     def toggle_all_ops(self) -> None:
         """A click on the "more op types" line: list every op type, or the first :data:`MAX_OPS` again."""
@@ -276,7 +285,7 @@ class LegendOverlay(QFrame):
         frame shrinks to the title, and a long sensitivity title wrapped onto three lines)."""
         self._title = title
         arrow = "\u25b8" if self.collapsed else "\u25be"  # > collapsed, v open (as a group's chevron)
-        line = f"{arrow} Colour: {title}"
+        line = f"Colour: {title}" if self.picture else f"{arrow} Colour: {title}"
         self.title.setWordWrap(not self.collapsed)
         font = self.title.font()
         font.setBold(True)
@@ -339,7 +348,7 @@ class LegendOverlay(QFrame):
         """The legend as plain lines (title, one line per entry, notes), or the canvas's empty hint."""
         if self._empty_hint():
             return self._empty_hint()
-        title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops)
+        title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture)
         hidden = more_op_types(self.canvas)
-        more = [_more_text(len(hidden), self.all_ops)] if hidden else []
+        more = [_more_text(len(hidden), self.all_ops)] if hidden and not self.picture else []
         return "\n".join([title] + [label for label, _c in rows] + notes + more)
