@@ -74,7 +74,7 @@ def test_harmless_units_are_green_and_the_gain_has_its_own_bands(qtbot, window, 
     assert canvas.node_color("/f/f.0/Conv") != error_color(WORST_DB)
     assert canvas.node_color("/f/f.7/Conv") == green  # a negative gain: keeping it float helps nothing
     _title, legend, notes = legend_entries(canvas)
-    assert legend[0][0].startswith("10.0 dB") and legend[-2][0].startswith("0.0 dB")
+    assert legend[0][0] == ">= 10.0 dB" and legend[-2][0] == "<= 0.0 dB"
     assert any("10 dB or more red" in n for n in notes)
     assert "&gt;= 10 dB" in panel.key.text()
     assert canvas.tooltip_text("/f/f.0/Conv").count(f"{gain:.1f} dB") == 1  # the real gain, not the colour's
@@ -94,3 +94,34 @@ def test_the_rows_box_sets_the_rows_the_sweep_measures(qtbot, window, open_file,
     assert window.doc.sensitivity.samples == 3
     assert "over the first 3 calibration rows" in panel.summary.text()
     assert all(math.isfinite(r.local_db) for r in window.doc.sensitivity.rows)
+
+
+class _Canvas:
+    """What legend_entries reads of a canvas coloured by a figure on its own scale, given no notes."""
+
+    error_notes = None
+    _state = None
+
+    def __init__(self, scale):
+        self.error_scale = scale
+
+    def color_mode(self) -> str:
+        return "error"
+
+    def error_label(self) -> str:
+        return "Sensitivity: Gain if float (dB)"
+
+
+def test_legend_without_notes_says_by_value_and_colours_each_row_by_its_value(qapp):
+    """The fallback note said "colour by rank" and the rows "(most sensitive)" / "(least sensitive)", while
+    the canvas draws each unit by its value: the rows now read as values (the ends as bounds), each in the
+    colour the canvas gives that value, and the note says so."""
+    _title, rows, notes = legend_entries(_Canvas((0.0, GAIN_WORST_DB, True)))
+    assert [label for label, _c in rows] == [">= 10.0 dB", "7.5 dB", "5.0 dB", "2.5 dB", "<= 0.0 dB", "no value"]
+    for (label, colour), value in zip(rows, (10.0, 7.5, 5.0, 2.5, 0.0), strict=False):
+        assert colour == error_color(colour_value("gain_db", value)), label
+    assert notes == ["coloured by the value: 10 dB or more red, 0 dB or less green, linear between"]
+    _title, rows, notes = legend_entries(_Canvas((20.0, 60.0, False)))  # higher is better
+    assert [label for label, _c in rows][:5] == ["<= 20.0 dB", "30.0 dB", "40.0 dB", "50.0 dB", ">= 60.0 dB"]
+    assert rows[0][1] == error_color(WORST_DB) and rows[4][1] == error_color(BEST_DB)
+    assert notes == ["coloured by the value: 20 dB or less red, 60 dB or more green, linear between"]

@@ -9,7 +9,8 @@ A small frame in the canvas's top-left corner that follows the colour mode (``co
   Q/DQ badge, the node tags of folded Q/DQ ("in:u8 w:i8 out:u8"), the "INT" mark of integer kernels
   and, for a model quantized elsewhere, what its group boxes say and are coloured by;
 * error / sensitivity: the colour stops of the map with their thresholds in dB
-  (:data:`workbench.qt.canvas.colors.ERROR_STOPS`, linear in between) and "no value".
+  (:data:`workbench.qt.canvas.colors.ERROR_STOPS`, linear in between) and "no value"; a figure on a scale
+  of its own (the sweep's gain if float) labels each stop with the value it stands for.
 
 View > Legend (Ctrl+L) hides or shows it; a click on its title collapses it to that title line, one
 line however long (elided, the whole title in its tooltip), and a second click opens it again. Only the
@@ -49,19 +50,30 @@ def _tags_note(tags) -> str:
     return "node tag: folded Q/DQ of its " + ", ".join(parts)
 
 
-def _ranked_rows(scale: tuple[float, float, bool]) -> list[tuple[str, QColor]]:
-    """Legend rows of a ranked figure drawn on the SQNR colour stops: each stop labelled with the real
-    value it stands for (``scale``: lowest, highest, True when a higher value is worse)."""
+def _scaled_rows(scale: tuple[float, float, bool]) -> list[tuple[str, QColor]]:
+    """Legend rows of a figure drawn by its value on the SQNR colour stops, its own scale stretched over
+    them (``scale``: lowest, highest, True when a higher value is worse): each stop labelled with the value
+    it stands for, the ends with ">=" / "<=" (values past them take the end's colour), each row in the
+    colour a node of that value is drawn in."""
     lo, hi, higher_is_worse = scale
     stops = colors.ERROR_STOPS
     first, last = stops[0][0], stops[-1][0]
     rows = []
-    for k, (db, colour) in enumerate(stops):
+    for k, (db, _colour) in enumerate(stops):
         t = (db - first) / (last - first)
         value = hi - t * (hi - lo) if higher_is_worse else lo + t * (hi - lo)
-        tag = " (most sensitive)" if k == 0 else (" (least sensitive)" if k == len(stops) - 1 else "")
-        rows.append((f"{value:.1f} dB{tag}", colour))
+        drawn = first + ((hi - value) if higher_is_worse else (value - lo)) / (hi - lo) * (last - first)
+        end = "" if 0 < k < len(stops) - 1 else (">= " if (k == 0) == higher_is_worse else "<= ")
+        rows.append((f"{end}{value:.1f} dB", colors.error_color(drawn)))
     return rows + [("no value", colors.NO_VALUE)]
+
+
+def _scaled_note(scale: tuple[float, float, bool]) -> str:
+    """What the colours of a figure on its own scale mean (the legend's note when none is given)."""
+    lo, hi, higher_is_worse = scale
+    red, green = (f"{hi:g} dB or more", f"{lo:g} dB or less") if higher_is_worse else \
+        (f"{lo:g} dB or less", f"{hi:g} dB or more")
+    return f"coloured by the value: {red} red, {green} green, linear between"
 
 
 def _op_rows(canvas) -> list[tuple[str, QColor]]:
@@ -86,8 +98,8 @@ def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, 
     if mode == "error":
         stops = colors.ERROR_STOPS
         if canvas.error_scale is not None:
-            return canvas.error_label(), _ranked_rows(canvas.error_scale), list(canvas.error_notes or [
-                "colour by rank: red the most sensitive unit, green the least, linear in the value between"])
+            return canvas.error_label(), _scaled_rows(canvas.error_scale), list(canvas.error_notes or [
+                _scaled_note(canvas.error_scale)])
         rows = [(f"<= {stops[0][0]:g} dB", stops[0][1])]
         rows += [(f"{db:g} dB", c) for db, c in stops[1:-1]]
         rows += [(f">= {stops[-1][0]:g} dB", stops[-1][1]), ("no value", colors.NO_VALUE)]
