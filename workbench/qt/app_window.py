@@ -56,6 +56,7 @@ from workbench.qt.compare_job import compare_or_diff, unmeasured_text
 from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
+from workbench.qt.done_line import UNDONE_DONE, done_line_after_step
 from workbench.qt.error_rank import DEFAULT_RANK, LOCAL_LABEL, LOCAL_NOTES, canvas_local
 from workbench.qt.error_view import INF_SQNR_DB
 from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock, job_phases
@@ -1315,6 +1316,7 @@ class MainWindow(QMainWindow):
             short += warned
             # the status bar holds a line: the whole text is in the Calibration panel and the tooltip
             self._on_run_ended(full, short=f"{short} Details: Calibration panel." if short != full else None)
+            self._done_at = (self.doc.undo_stack.index(), self.calibration.status.text())  # Undo / Redo follow it
 
     def _exported(self, result: dict) -> str:
         """Adopt the units the export's latency check kept float (one undoable edit, so a saved project
@@ -1926,6 +1928,7 @@ class MainWindow(QMainWindow):
         else:
             stack.undo()
         self._failure_line_after_step(redo)
+        self._done_line_after_step()
         if self._status_serial != serial:
             return
         if redo:
@@ -1953,6 +1956,19 @@ class MainWindow(QMainWindow):
             status.setText(message)
         elif not shown.startswith("Calibrate failed:"):
             status.setText(f"{message} {STALE_FAILURE}")
+
+    def _done_line_after_step(self) -> None:
+        """After Undo / Redo, the last calibration's line in the Calibration panel follows the edit state it
+        finished at (:func:`~workbench.qt.done_line.done_line_after_step`): its recipe choice undone, the
+        panel no longer says the choice is in the recipe."""
+        at, line = getattr(self, "_done_at", None) or (None, "")
+        shown = self.calibration.status.text()
+        if at is None or self.runs.busy or not (shown == line or shown.startswith(UNDONE_DONE)):
+            return
+        stack = self.doc.undo_stack
+        text = done_line_after_step([stack.text(i) for i in range(stack.count())], stack.index(), at, line)
+        if text is not None:
+            self.calibration.status.setText(text)
 
     def set_status(self, text: str, full: str | None = None) -> None:
         """Show ``text`` in the status line; its tooltip holds the whole text (``full`` when given: ``text`` is
