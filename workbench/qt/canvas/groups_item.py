@@ -165,7 +165,8 @@ class GroupsItem(QGraphicsItem):
         _Fonts.ensure()
         h = self.state.data.hierarchy
         title = QFontMetricsF(_Fonts.title).elidedText(h.titles[g], title_elide(h), width - CHEVRON_W - 10)
-        return title, box_info(QFontMetricsF(_Fonts.info), len(h.members(g)), self.state.group_texts.get(g), width - 16)
+        return title, box_info(QFontMetricsF(_Fonts.info), len(h.members(g)), self.state.group_texts.get(g),
+                               info_room(width))
 
     def _paint_box_text(self, painter: QPainter, box: QRectF, g: int, fill: QColor) -> None:
         painter.setPen(text_color(fill))
@@ -175,7 +176,7 @@ class GroupsItem(QGraphicsItem):
         painter.drawText(box.adjusted(CHEVRON_W, 6, -8, -box.height() / 2),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, title)
         painter.setFont(_Fonts.info)
-        painter.drawText(box.adjusted(10, box.height() / 2, -8, -6),
+        painter.drawText(box.adjusted(INFO_LEFT, box.height() / 2, -INFO_RIGHT, -6),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, info)
 
     def _paint_frame_title(self, painter: QPainter, box: QRectF, g: int) -> None:
@@ -187,6 +188,20 @@ class GroupsItem(QGraphicsItem):
                            box.width() - 16, title_elide(h))
         painter.drawText(QRectF(box.left() + 8, box.top() + 2, box.width() - 16, TITLE_BAR),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+
+
+#: margins (scene pixels) of a collapsed box's second line, left and right
+INFO_LEFT, INFO_RIGHT = 10.0, 8.0
+#: room (scene pixels) the second line keeps spare for glyphs drawn wider at a zoom than the font measures
+INFO_SPARE = 3.0
+
+
+def info_room(width: float) -> float:
+    """Width (scene pixels) a collapsed box ``width`` wide gives its second line's text: the rectangle it is
+    drawn in, less :data:`INFO_SPARE` (the line was elided to 2 px more than that rectangle, which cut its
+    last glyph, "ConvInteger u8/u" at the box's edge); a line cut shorter ends in "…", whole in the box's
+    tooltip."""
+    return width - INFO_LEFT - INFO_RIGHT - INFO_SPARE
 
 
 def box_info(metrics: QFontMetricsF, count: int, aggregate: str | None, width: float) -> str:
