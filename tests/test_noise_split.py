@@ -137,12 +137,14 @@ def test_analyze_prints_the_split(corpus, capsys):
 
     folder = corpus / "digits_cnn"
     args = ["analyze", str(folder / "model_opset17.onnx"), "--data", str(folder / "calib.npz"), "--samples", "16",
-            "--eval", str(folder / "eval.npz"), "--eval-samples", "16", "--no-auto", "--top", "0"]
+            "--eval", str(folder / "eval.npz"), "--eval-samples", "16", "--no-auto", "--top", "0", "--no-latency-check"]
     assert main(args) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("weights vs activations"))
     model = api.open_model(folder / "model_opset17.onnx")
+    # both without the latency check: its probes of digits_cnn's first Conv and AveragePool are measured, and
+    # two measurements on a loaded machine can keep different units float
     result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(folder / "calib.npz"), samples=16,
-                          latency_check=True)
+                          latency_check=False)
     split = noise_split(result.float_model or model, result.proto, str(folder / "eval.npz"), samples=16)
     assert line == f"weights vs activations (on 16 samples; output SQNR, graph as written): {split.describe()}"
     assert "% of the output noise comes from the weights" in line
