@@ -17,7 +17,7 @@ from test_app_stale_results import calibrated
 from workbench.core import api
 from workbench.qt.canvas.colors import error_color
 from workbench.qt.canvas.legend import legend_entries
-from workbench.qt.error_rank import LOCAL_LABEL, LOCAL_NOTES
+from workbench.qt.error_rank import LOCAL_LABEL, LOCAL_NOTES, SQNR_NOTES
 from workbench.qt.error_view import INF_SQNR_DB
 
 
@@ -98,7 +98,7 @@ def test_the_canvas_colours_by_own_noise_with_its_legend(qtbot, window, open_fil
     win.color_mode.setCurrentText("error")  # back to the accumulated SQNR: mm4 as noisy as mm0
     assert win.canvas.error_label() == "SQNR (dB)"
     assert win.canvas.node_color("mm4") == error_color(round(acc["mm4"] * 4) / 4)
-    assert legend_entries(win.canvas)[2] == ["linear between the stops; bit-exact shown as 100 dB"]
+    assert legend_entries(win.canvas)[2] == SQNR_NOTES
     assert f"SQNR: {acc['mm4']:.1f} dB" in win.canvas.tooltip_text("mm4")
     win.color_mode.setCurrentText("own noise")  # chosen in the colour box
     assert win.canvas.error_label() == LOCAL_LABEL

@@ -57,7 +57,14 @@ from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, gu
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
 from workbench.qt.done_line import UNDONE_DONE, done_line_after_step
-from workbench.qt.error_rank import DEFAULT_RANK, LOCAL_LABEL, LOCAL_NOTES, canvas_local
+from workbench.qt.error_rank import (
+    DEFAULT_RANK,
+    LOCAL_LABEL,
+    LOCAL_NOTES,
+    SQNR_NOTES,
+    canvas_local,
+    unit_spread,
+)
 from workbench.qt.error_view import INF_SQNR_DB
 from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock, job_phases
 from workbench.qt.eval_settings import NO_METRIC
@@ -1223,9 +1230,11 @@ class MainWindow(QMainWindow):
             self.set_status(f"No sensitivity for an already-quantized file: {QUANTIZED_FIGURES_HINT}"
                             if self.doc.quant_summary is not None else "No sensitivity yet: run the sweep first (F7).")
             return
-        self.canvas.set_node_values(errors=values, error_label=f"Sensitivity: {self.sensitivity.figure.currentText()}",
+        units = self._plan_units()  # every node of a swept unit takes its figure (a Conv's Relu was grey)
+        self.canvas.set_node_values(errors=unit_spread(values, units),
+                                    error_label=f"Sensitivity: {self.sensitivity.figure.currentText()}",
                                     error_scale=self.sensitivity.canvas_scale(),  # the legend names real values
-                                    error_figures=self.sensitivity.canvas_figures(),  # so do groups, tooltips
+                                    error_figures=unit_spread(self.sensitivity.canvas_figures(), units),
                                     error_notes=self.sensitivity.canvas_notes())  # coloured by the value
         self.color_mode.setCurrentIndex(COLOR_MODES.index("error"))
 
@@ -1579,7 +1588,7 @@ class MainWindow(QMainWindow):
                             if self.doc.quant_summary is not None else "No SQNR yet: calibrate first (F5).")
             return
         self._show_main_graph()  # the figures are of the model's graph
-        self.canvas.set_node_values(errors=errors, error_label=self._sqnr_label())
+        self.canvas.set_node_values(errors=errors, error_label=self._sqnr_label(), error_notes=SQNR_NOTES)
         self.color_mode.setCurrentIndex(COLOR_MODES.index("error"))
 
     @guarded
@@ -1599,8 +1608,8 @@ class MainWindow(QMainWindow):
         self.canvas.set_color_mode("error")  # the entry may be chosen already (its change set these values)
 
     def _plan_units(self) -> dict:
-        """The current plan's units (name -> NodeUnit), {} without a plan: the own-noise colours take
-        every node of a unit."""
+        """The current plan's units (name -> NodeUnit), {} without a plan: the canvas's SQNR, own-noise and
+        sensitivity colours take every node of a unit."""
         return self.doc.plan.units if self.doc.plan is not None else {}
 
     def _colour_as_ranked(self) -> None:
@@ -1612,14 +1621,15 @@ class MainWindow(QMainWindow):
             if self._results_stale() else LOCAL_LABEL
 
     def _canvas_errors(self) -> dict[str, float]:
-        """Node -> SQNR for the canvas colours: finite values only (bit-exact +inf shown as 100 dB)."""
+        """Node -> SQNR for the canvas colours: finite values only (bit-exact +inf shown as 100 dB), every
+        node of a unit at the unit's figure (its Clip or Relu was grey beside its coloured Conv or Add)."""
         out = {}
         for r in self.doc.errors:
             if r.sqnr_db == math.inf:
                 out[r.node] = INF_SQNR_DB
             elif math.isfinite(r.sqnr_db):
                 out[r.node] = r.sqnr_db
-        return out
+        return unit_spread(out, self._plan_units())
 
     @guarded
     def _on_color_mode(self, _text: str) -> None:
@@ -1627,7 +1637,8 @@ class MainWindow(QMainWindow):
         if mode == "own noise" and not self.canvas.error_label().startswith(LOCAL_LABEL):
             return self.color_by_local()  # sets the values, then this entry again
         if mode == "error" and self.canvas.error_label().startswith(LOCAL_LABEL):  # back to the accumulated SQNR
-            self.canvas.set_node_values(errors=self._canvas_errors(), error_label=self._sqnr_label())
+            self.canvas.set_node_values(errors=self._canvas_errors(), error_label=self._sqnr_label(),
+                                        error_notes=SQNR_NOTES)
         self.canvas.set_color_mode(canvas_mode(mode))
 
     def _name_error_colours(self) -> None:
@@ -1680,7 +1691,7 @@ class MainWindow(QMainWindow):
     def _mark_stale_results(self) -> None:
         self.errors.set_stale(self._results_stale())
         if self.canvas.error_label().startswith("SQNR"):
-            self.canvas.set_node_values(error_label=self._sqnr_label())
+            self.canvas.set_node_values(error_label=self._sqnr_label(), error_notes=SQNR_NOTES)
         elif self.canvas.error_label().startswith(LOCAL_LABEL):
             self.canvas.set_node_values(error_label=self._local_label(), error_notes=LOCAL_NOTES)
 
@@ -1712,7 +1723,8 @@ class MainWindow(QMainWindow):
             self.canvas.set_node_values(errors=canvas_local(self.doc.local, INF_SQNR_DB, self._plan_units()),
                                         error_label=self._local_label(), error_notes=LOCAL_NOTES)
         elif self.doc.errors:  # SQNR values with their own title (a sweep's title stayed over them)
-            self.canvas.set_node_values(errors=self._canvas_errors(), error_label=self._sqnr_label())
+            self.canvas.set_node_values(errors=self._canvas_errors(), error_label=self._sqnr_label(),
+                                        error_notes=SQNR_NOTES)
 
     def sync_data_spec(self) -> None:
         """Take the Calibration and Evaluate panels' settings into the document (before a job or a save: a

@@ -100,6 +100,10 @@ LOCAL_NOTES = ["the noise each quantized unit adds itself, run alone on float in
                "no value (grey): float nodes; units whose input noise was not measured; nodes quantized only "
                "as another unit's input (a SiLU's Sigmoid read by its Mul: that rounding counts in the Mul's own "
                "noise)"]
+#: the legend's notes in the accumulated SQNR mode
+SQNR_NOTES = ["linear between the stops; bit-exact shown as 100 dB",
+              "no value (grey): float nodes; nodes quantized only as another unit's input (a SiLU's Sigmoid read "
+              "by its Mul: its rounding counts in the Mul's SQNR)"]
 
 
 def canvas_local(local: dict, inf_db: float, units: dict | None = None) -> dict[str, float]:
@@ -112,8 +116,17 @@ def canvas_local(local: dict, inf_db: float, units: dict | None = None) -> dict[
         v = local_db(value)
         if not math.isnan(v):
             out[node] = inf_db if v == math.inf else -inf_db if v == -math.inf else v
+    return unit_spread(out, units)
+
+
+def unit_spread(values: dict[str, float], units: dict | None) -> dict[str, float]:
+    """``values`` (unit name -> figure, keyed by the unit's first node) with every node of each unit given
+    its unit's figure: ``units`` is unit name -> ``NodeUnit`` (the plan's; None or {}: ``values`` as given).
+    A node's own value is kept. The Clip of an Add + Clip unit, the Relu of a Conv + Relu, were drawn grey
+    beside their coloured Add and Conv."""
+    out = dict(values)
     for name, unit in (units or {}).items():
-        if name in out:
+        if name in values:
             for member in unit.nodes:
-                out.setdefault(member, out[name])
+                out.setdefault(member, values[name])
     return out

@@ -41,12 +41,18 @@ def colour_scale(figure: str) -> tuple[float, float, bool] | None:
     return (0.0, GAIN_WORST_DB, True) if figure == GAIN else None
 
 
+#: the legend's note on grey in a sweep's colours (every node of a swept unit takes the unit's figure)
+GREY_NOTE = ("no value (grey): float nodes; units not swept (the sweep measures the units with the most own "
+             "error); nodes quantized only as another unit's input")
+
+
 def colour_notes(figure: str) -> list[str]:
-    """The canvas legend's notes for ``figure``: what the colours mean."""
+    """The canvas legend's notes for ``figure``: what the colours mean, and what grey means."""
     if figure == GAIN:
-        return [f"coloured by the value: 0 dB or less green, {GAIN_WORST_DB:g} dB or more red, linear between"]
+        return [f"coloured by the value: 0 dB or less green, {GAIN_WORST_DB:g} dB or more red, linear between",
+                GREY_NOTE]
     return ["coloured by the value on the app's SQNR bands (all green: no unit hurts the output); "
-            "exact shown as 100 dB"]
+            "exact shown as 100 dB", GREY_NOTE]
 
 
 def band_labels(figure: str) -> list[tuple[str, str]]:
