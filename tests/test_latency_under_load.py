@@ -93,8 +93,8 @@ def test_the_ratio_is_of_thread_cpu_time_and_the_note_shows_both(tmp_path, fake)
     assert lat.spread == 1.0 and lat.load == 0.0 and lat.cores == 2 and lat.reliable
     note = describe(lat, feed)
     assert note.startswith("latency quantized / float = 1.20 (thread CPU time: 1.200 ms vs 1.000 ms; wall clock "
-                           "0.60 (1.200 ms vs 2.000 ms); fastest of 15 alternating runs")
-    assert "load average 0.0 on 2 cores, median run 1.00x the fastest; measured in" in note and "not cached" not in note
+                           "0.60 (1.200 ms vs 2.000 ms); 5th percentile of 15 alternating runs")
+    assert "load average 0.0 on 2 cores, median run 1.00x the 5th percentile; measured in" in note and "not cached" not in note
 
 
 def test_a_slowdown_hidden_by_the_wall_clock_is_left_float_and_said_plainly(tmp_path, fake, capsys):
@@ -137,7 +137,7 @@ def test_a_measurement_on_a_loaded_machine_is_neither_cached_nor_reused(tmp_path
     path.write_text(json.dumps({**entry, "load": 2.0, "float_cpu_median_s": 1.5e-3, "quant_cpu_median_s": 5e-3}))
     spread = latency.compare(fb, qb, feed, cache_dir=tmp_path / "c", budget_s=0.05)
     assert spread.cached and spread.ratio == 5.0 and spread.spread == pytest.approx(1.5)
-    assert "load average 2.0 on 2 cores, median run 1.50x the fastest; reused" in describe(spread, feed)
+    assert "load average 2.0 on 2 cores, median run 1.50x the 5th percentile; reused" in describe(spread, feed)
 
 
 def test_remeasure_measures_a_cached_pair_again(tmp_path, fake, monkeypatch, capsys):

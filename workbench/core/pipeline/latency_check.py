@@ -96,13 +96,13 @@ def unreliable_slowdown(lat: LatencyComparison) -> str:
 
 def reused_slowdown(lat: dict | None) -> tuple[str, str]:
     """For a latency check reused from an earlier run (``lat``: its :class:`LatencyComparison` as a dict, None
-    or {} when it did not run): (``": 2.09x float"`` or "" without figures, the warning when that ratio is a
+    or {} when it did not run): (``": 2.09x float"`` or "" without figures or with a zero timing, the warning when that ratio is a
     slowdown above :data:`NOISE` or ""). The ratio is the one the check decides on (thread CPU time)."""
     try:
         comparison = LatencyComparison(**(lat or {}))
     except TypeError:  # no figures: the check did not run
         return "", ""
-    if comparison.timed_float_s <= 0:
+    if not comparison.measured:  # a zero timing is no ratio (it printed 0.00x float)
         return "", ""
     ratio = f": {comparison.ratio:.2f}x float"
     if shown_ratio(comparison) <= NOISE:
@@ -137,13 +137,13 @@ def describe(lat: LatencyComparison, feed: dict[str, np.ndarray]) -> str:
         how = f"reused from an earlier measurement of the same pair; {REMEASURE_HOW} measures again"
     else:
         how = f"measured in {lat.cost_s:.1f} s"
-    clock = "thread CPU time" if lat.float_cpu_s > 0 else "wall clock"
+    clock = "thread CPU time" if lat.cpu_recorded else "wall clock"
     wall = (f"; wall clock {lat.wall_ratio:.2f} ({lat.quant_s * 1e3:.3f} ms vs {lat.float_s * 1e3:.3f} ms)"
-            if lat.float_cpu_s > 0 else "")
-    load = (f", load average {lat.load:.1f} on {lat.cores} cores, median run {lat.spread:.2f}x the fastest"
+            if lat.cpu_recorded else "")
+    load = (f", load average {lat.load:.1f} on {lat.cores} cores, median run {lat.spread:.2f}x the 5th percentile"
             if lat.cores else "")
     text = (f"latency quantized / float = {lat.ratio:.2f} ({clock}: {lat.timed_quant_s * 1e3:.3f} ms vs "
-            f"{lat.timed_float_s * 1e3:.3f} ms{wall}; fastest of {lat.runs} alternating runs, onnxruntime CPU, 1 "
+            f"{lat.timed_float_s * 1e3:.3f} ms{wall}; 5th percentile of {lat.runs} alternating runs, onnxruntime CPU, 1 "
             f"thread, {shapes}{load}; {how})")
     if not lat.reliable:
         text += (f"; not cached: taken at {lat.unreliable_because()} (a loaded machine slows the two models "
@@ -173,6 +173,8 @@ class LatencyCheck:
             return PassResult(False, [_skipped(f"onnxruntime could not run it: {str(exc).splitlines()[0]}")])
         finally:
             done()
+        if not lat.measured:  # a zero timing (a replaced compare): no ratio, never 0.00x
+            return PassResult(False, [_skipped("the clocks read no time for a model's runs")])
         job.latency = lat
         noise = SLOWER_THAN < lat.ratio and shown_ratio(lat) <= NOISE  # two runs of one pair differ by this much
         slower = lat.ratio > SLOWER_THAN and not noise

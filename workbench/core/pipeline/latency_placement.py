@@ -127,7 +127,7 @@ def _probe(job: Job, name: str, node: onnx.NodeProto, shapes: dict, opset: int,
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types; keep the unit as planned
         log.info("latency probe of %s failed: %s", name, exc)
         return None
-    if lat.ratio <= KEEP_FLOAT_ABOVE:
+    if not lat.measured or lat.ratio <= KEEP_FLOAT_ABOVE:  # a zero timing decides nothing
         return None
     load = "" if lat.reliable else f", at {lat.unreliable_because()}: not cached, measured again next run"
     return (f"kept in float: as {kernel} it measured {lat.ratio:.2f}x its float latency at {where} "

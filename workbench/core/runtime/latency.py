@@ -4,11 +4,15 @@ Both models run in onnxruntime's CPU execution provider with one intra-op and on
 thread and the default graph optimizations (so QDQ pairs fuse into integer kernels as they would
 for a user), on one fixed feed (the first calibration sample). Runs alternate
 (float, quantized, float, ...) so that load from other processes falls on both models alike;
-each model's figure is its fastest timed run (see :class:`LatencyComparison` for why the fastest
-and not the median), in thread CPU time (``time.thread_time_ns``: with one intra-op thread
+each model's figure is a low percentile of its timed runs (see :class:`LatencyComparison` for why a low
+one and not the median, and :mod:`workbench.core.runtime.run_times` for which readings are believed and
+why not the single fastest), in thread CPU time (``time.thread_time_ns``: with one intra-op thread
 onnxruntime runs the graph on the calling thread, so time other processes take from it is left
 out) and in wall-clock time (``time.perf_counter_ns``). The ratio quantized / float of the CPU
-times is what decides whether quantization paid; the wall-clock ratio is shown beside it.
+times is what decides whether quantization paid; the wall-clock ratio is shown beside it. When under
+half of a model's runs have a plausible thread CPU reading, the wall clock decides. A timing of zero is
+never a figure: the runs are timed once more, and :class:`LatencyNotMeasured` is raised when they still
+read zero; a cache entry with a zero timing is measured again.
 
 A measurement is cached as JSON under ``<user cache dir>/workbench/latency`` (platformdirs; the
 ``WORKBENCH_CACHE_DIR`` environment variable moves the root), keyed by the SHA-256 of both
@@ -21,7 +25,7 @@ ratio was 1.39-1.43 in either clock at a load average of 0.9, 1.32-1.51 at 1.5-1
 AVX512-VNNI, 2 cores). So a measurement taken when the load average per core was above
 :data:`MAX_LOAD_PER_CORE` is not reliable (:attr:`LatencyComparison.reliable`): it is used for the
 job at hand but never written to the cache, and a cached entry taken under such load is measured
-again. The spread (median / fastest run) is recorded and shown, not used: it was about 1.5 on this
+again. The spread (median / 5th-percentile run) is recorded and shown, not used: it was about 1.5 on this
 machine quiet or loaded. Setting
 the ``WORKBENCH_REMEASURE_LATENCY`` environment variable (to anything but ``""`` or ``"0"``; the CLI's
 ``--remeasure-latency`` sets it) measures every pair again and replaces its cache entry.
@@ -45,18 +49,25 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from workbench.core.errors import WorkbenchError
 from workbench.core.io.ort_session import proto_session, session_sources, sources_digest
+from workbench.core.runtime.run_times import cpu_figures, wall_figures
 
 log = logging.getLogger(__name__)
 
 #: Bumped when the way latency is measured changes (old cache entries are then ignored).
 #: 3: ratios of thread CPU time, entries with load average and spread.
-LATENCY_VERSION = 3
+#: 4: a low percentile of the plausible readings, not the fastest reading.
+LATENCY_VERSION = 4
 #: A measurement taken at a 1-minute load average above this many runnable tasks per core is not reliable
 #: (the measuring process itself counts for up to 1).
 MAX_LOAD_PER_CORE = 1.0
 #: Set (to anything but "" or "0"), every pair is measured again and its cache entry replaced.
 REMEASURE_ENV = "WORKBENCH_REMEASURE_LATENCY"
+
+
+class LatencyNotMeasured(WorkbenchError):
+    """The clocks read no time for a model's runs, twice: no ratio can be given."""
 
 
 @dataclass(frozen=True)
@@ -66,10 +77,11 @@ class LatencyComparison:
     Attributes
     ----------
     float_s, quant_s : float
-        Fastest wall-clock seconds of one ``InferenceSession.run`` (1 thread) over ``runs`` runs:
-        on a loaded machine other processes only ever add time, so the fastest run is the
-        steadiest estimate of a model's own cost (on this machine the median of two sessions of
-        the same model differed by up to 2x, the fastest runs by under 10 %).
+        Wall-clock seconds of one ``InferenceSession.run`` (1 thread), the 5th percentile of ``runs`` runs
+        (:func:`workbench.core.runtime.run_times.low`; the second fastest of under 40): on a loaded machine
+        other processes only ever add time, so a low run is the steadiest estimate of a model's own cost
+        (on this machine the median of two sessions of the same model differed by up to 2x, the fastest
+        runs by under 10 %); not the single fastest, which one broken reading can set.
     float_median_s, quant_median_s : float
         Median wall-clock seconds of the same runs (shown, not used for the ratio).
     runs : int
@@ -79,13 +91,15 @@ class LatencyComparison:
     cached : bool
         True when the figures came from the on-disk cache.
     float_cpu_s, quant_cpu_s : float
-        Fastest CPU seconds of this thread over the same runs (``time.thread_time_ns``; with one
+        CPU seconds of this thread over the same runs, the 5th percentile of the plausible readings
+        (:func:`workbench.core.runtime.run_times.cpu_figures`) (``time.thread_time_ns``; with one
         intra-op thread onnxruntime runs the graph on the calling thread): time taken from the
         model by other processes is left out, so under load this ratio moves less than the wall
         clock's (minilm_l6_v2 here: 0.57-0.62 against 0.20-0.57 by the wall clock). The ratio and
-        the decisions use these; 0.0 when not recorded (the wall clock's figures are used then).
+        the decisions use these when both are recorded; 0.0 when not recorded or not believable (the wall
+        clock's figures are used then).
     float_cpu_median_s, quant_cpu_median_s : float
-        Median thread CPU seconds of the same runs (their ratio to the fastest is :attr:`spread`,
+        Median thread CPU seconds of the same runs (their ratio to the 5th percentile is :attr:`spread`,
         shown); 0.0 when not recorded.
     load : float
         The 1-minute load average (runnable tasks) when the measurement began or ended, whichever is
@@ -109,35 +123,47 @@ class LatencyComparison:
     cores: int = 0
 
     @property
+    def cpu_recorded(self) -> bool:
+        """True when both models' thread CPU times are positive finite figures (they decide then)."""
+        return _positive(self.float_cpu_s) and _positive(self.quant_cpu_s)
+
+    @property
     def timed_float_s(self) -> float:
-        """Seconds of a float run the decisions compare: fastest thread CPU time, or fastest wall clock
-        when CPU time was not recorded."""
-        return self.float_cpu_s if self.float_cpu_s > 0 else self.float_s
+        """Seconds of a float run the decisions compare: thread CPU time, or the wall clock when CPU time
+        was not recorded for both models."""
+        return self.float_cpu_s if self.cpu_recorded else self.float_s
 
     @property
     def timed_quant_s(self) -> float:
         """Seconds of a quantized run the decisions compare (as :attr:`timed_float_s`)."""
-        return self.quant_cpu_s if self.float_cpu_s > 0 else self.quant_s
+        return self.quant_cpu_s if self.cpu_recorded else self.quant_s
+
+    @property
+    def measured(self) -> bool:
+        """True when both timings the decisions compare are positive finite seconds (a zero or NaN is a
+        broken clock reading, never a ratio of 0.00 or infinity)."""
+        return _positive(self.timed_float_s) and _positive(self.timed_quant_s)
 
     @property
     def ratio(self) -> float:
-        """quantized / float latency in thread CPU time, fastest runs (wall clock when CPU time was not
-        recorded); below 1.0: the quantized model is faster."""
-        return self.timed_quant_s / self.timed_float_s if self.timed_float_s > 0 else float("inf")
+        """quantized / float latency in thread CPU time (wall clock when CPU time was not recorded); below
+        1.0: the quantized model is faster; NaN when not :attr:`measured`."""
+        return self.timed_quant_s / self.timed_float_s if self.measured else float("nan")
 
     @property
     def wall_ratio(self) -> float:
-        """quantized / float wall-clock latency, fastest runs (shown, not used for decisions)."""
-        return self.quant_s / self.float_s if self.float_s > 0 else float("inf")
+        """quantized / float wall-clock latency (shown, not used for decisions); NaN when either is not a
+        positive figure."""
+        return self.quant_s / self.float_s if _positive(self.float_s) and _positive(self.quant_s) else float("nan")
 
     @property
     def cpu_ratio(self) -> float:
-        """quantized / float thread CPU time, fastest runs (NaN when not recorded)."""
-        return self.quant_cpu_s / self.float_cpu_s if self.float_cpu_s > 0 else float("nan")
+        """quantized / float thread CPU time (NaN when not recorded)."""
+        return self.quant_cpu_s / self.float_cpu_s if self.cpu_recorded else float("nan")
 
     @property
     def spread(self) -> float:
-        """The larger of the two models' median / fastest thread CPU time (1.0 when not recorded)."""
+        """The larger of the two models' median / 5th-percentile thread CPU time (1.0 when not recorded)."""
         pairs = ((self.float_cpu_median_s, self.float_cpu_s), (self.quant_cpu_median_s, self.quant_cpu_s))
         return max([1.0] + [m / f for m, f in pairs if m > 0 and f > 0])
 
@@ -155,6 +181,10 @@ class LatencyComparison:
     def unreliable_because(self) -> str:
         """Why the measurement is not reliable, in a few words ("" when it is)."""
         return "" if self.reliable else f"load average {self.load:.1f} on {self.cores} cores"
+
+
+def _positive(x: float) -> bool:
+    return isinstance(x, (int, float)) and np.isfinite(x) and x > 0
 
 
 def remeasure_requested() -> bool:
@@ -255,10 +285,15 @@ def measure(float_model: Model | _Timed, quant_model: Model | _Timed, feed: dict
     load from other processes falls on both alike. The number of timed runs per model is what
     fits ``budget_s`` seconds of running (estimated from warm runs of each), clamped to
     [``min_runs``, ``max_runs``]. ``float_config``: session config entries of the float model's session.
-    The load average is read before and after (the higher one is recorded).
+    The load average is read before and after (the higher one is recorded). Each model's figures are
+    :func:`~workbench.core.runtime.run_times.wall_figures` and
+    :func:`~workbench.core.runtime.run_times.cpu_figures` of its runs (CPU figures of both models or of
+    neither); when a timing is zero the runs are timed once more.
 
     Raises
     ------
+    LatencyNotMeasured
+        The clocks read no time for a model's runs, twice.
     onnxruntime's exceptions when a model cannot be loaded or run on ``feed``.
     """
     t0, load = time.perf_counter(), _load_average()
@@ -269,16 +304,32 @@ def measure(float_model: Model | _Timed, quant_model: Model | _Timed, feed: dict
         s.run(None, feed)  # the first run allocates; not timed
         warm.append(min(_time_runs(s, feed, 2)))
     runs = int(np.clip(budget_s / max(sum(warm), 1e-6), min_runs, max_runs))
+    for _ in range(2):  # a second time only when the clocks read zero
+        figures = _alternate(sessions, feed, runs)
+        if figures["float_s"] > 0 and figures["quant_s"] > 0:
+            break
+    else:
+        raise LatencyNotMeasured("the clocks read no time for the runs of a model "
+                                 f"({runs} runs, twice)", hint="Pass --no-latency-check to skip the check.")
+    return LatencyComparison(runs=runs, cost_s=time.perf_counter() - t0, load=max(load, _load_average()),
+                             cores=usable_cores(), **figures)
+
+
+def _alternate(sessions: list, feed: dict[str, np.ndarray], runs: int) -> dict[str, float]:
+    """``runs`` alternating runs of the two sessions: the :class:`LatencyComparison` fields ``float_s``,
+    ``quant_s``, ``float_median_s``, ``quant_median_s`` and the four ``*_cpu_*`` ones (seconds); the CPU
+    figures are 0.0 for both models when either model's readings are not believable."""
     times: list[list[float]] = [[], []]
     cpu: list[list[float]] = [[], []]
     for _ in range(runs):
         for i, s in enumerate(sessions):
             times[i].extend(_time_runs(s, feed, 1, cpu[i]))
-    return LatencyComparison(min(times[0]), min(times[1]), runs, float(np.median(times[0])),
-                             float(np.median(times[1])), cost_s=time.perf_counter() - t0,
-                             float_cpu_s=min(cpu[0]), quant_cpu_s=min(cpu[1]),
-                             float_cpu_median_s=float(np.median(cpu[0])), quant_cpu_median_s=float(np.median(cpu[1])),
-                             load=max(load, _load_average()), cores=usable_cores())
+    (fw, fwm), (qw, qwm) = (wall_figures(t) for t in times)
+    (fc, fcm), (qc, qcm) = (cpu_figures(t, c) for t, c in zip(times, cpu, strict=True))
+    if not (fc > 0 and qc > 0):
+        fc = fcm = qc = qcm = 0.0
+    return {"float_s": fw, "quant_s": qw, "float_median_s": fwm, "quant_median_s": qwm, "float_cpu_s": fc,
+            "quant_cpu_s": qc, "float_cpu_median_s": fcm, "quant_cpu_median_s": qcm}
 
 
 def _load_average() -> float:
@@ -310,7 +361,8 @@ _OPTIONAL = ("float_cpu_s", "quant_cpu_s", "float_cpu_median_s", "quant_cpu_medi
 
 
 def _read(path: Path) -> LatencyComparison | None:
-    """The cached measurement at ``path``; None when there is none, it is unreadable or not reliable."""
+    """The cached measurement at ``path``; None when there is none, it is unreadable, not reliable or has a
+    zero timing (:attr:`LatencyComparison.measured`)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         hit = LatencyComparison(float(data["float_s"]), float(data["quant_s"]), int(data["runs"]),
@@ -319,11 +371,15 @@ def _read(path: Path) -> LatencyComparison | None:
                                 cores=int(data.get("cores", 0)))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return hit if hit.reliable else None
+    return hit if hit.reliable and hit.measured else None
 
 
 def _write(path: Path, result: LatencyComparison) -> None:
-    """Cache ``result`` at ``path`` when it is reliable (atomically; a failure is logged, not raised)."""
+    """Cache ``result`` at ``path`` when it is reliable and measured (atomically; a failure is logged, not
+    raised)."""
+    if not result.measured:
+        log.info("latency not cached (a zero timing): %s", path)
+        return
     if not result.reliable:
         log.info("latency not cached (%s): %s", result.unreliable_because(), path)
         return

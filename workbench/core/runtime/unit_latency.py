@@ -7,7 +7,7 @@ Inside a quantized chain a Conv unit runs either as onnxruntime's integer kernel
 ``session.disable_quant_qdq`` so that onnxruntime does not re-quantize it). :func:`conv_unit_latency` builds
 both as tiny models with the unit's attributes and weight shape (weights drawn from a fixed seed,
 so the bytes and the cache key depend only on the shapes) and measures them on one uint8 input of
-the unit's real input shape (:func:`workbench.core.runtime.latency.compare`: 1 thread, fastest of
+the unit's real input shape (:func:`workbench.core.runtime.latency.compare`: 1 thread, a low percentile of
 alternating runs, cached on disk). ``ratio`` > 1 means the integer kernel is the slower one.
 
 Measured here (onnxruntime 1.32, x86_64 AVX512-VNNI, 2 shared cores, rough): the 11 depthwise

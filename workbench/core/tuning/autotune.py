@@ -179,7 +179,7 @@ class CurvePoint:
         float 32 x 32), nodes with unknown shapes left out; the Pareto front's cost when ``latency`` is not
         measured.
     latency : float | None
-        With ``autotune(latency=True)``: this recipe's model / the float model, fastest of alternating
+        With ``autotune(latency=True)``: this recipe's model / the float model, a low percentile of alternating
         runs in onnxruntime at 1 thread on the first eval row (:func:`workbench.core.runtime.latency.compare`,
         onnxruntime's default optimisations, so QDQ pairs run as integer kernels; below 1.0 it is
         faster). None when not measured.
