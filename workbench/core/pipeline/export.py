@@ -47,8 +47,10 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
     """Write ``result`` atomically to ``path`` (temp file + rename). Returns the path.
 
     ``format`` "qdq" writes ``result.proto``; "qonnx" writes QONNX (Quant / BipolarQuant /
-    FloatQuant nodes, :mod:`workbench.core.qonnx.writer`), from ``model`` (the float model, keeps
-    its weights; needed for bipolar weights) when given, else converted from ``result.proto``.
+    FloatQuant nodes, :mod:`workbench.core.qonnx.writer`), written again when ``model`` (the float model;
+    needed for bipolar weights) is given, from ``result.written_from`` (the model ``result.proto`` was written
+    from: SmoothQuant's weights, bias-corrected Conv biases) or ``model``, keeping its float weights; else
+    converted from ``result.proto``.
     With ``static_shapes`` (the CLI's default for QONNX) or ``input_shapes``, a QONNX file gets
     static input shapes and every tensor's shape in ``value_info`` (so the ``qonnx`` package runs
     it as written): ``input_shapes`` where given, batch 1 where the batch is an input's only

@@ -55,6 +55,8 @@ class Job:
     calibration: CalibrationResult | None = None
     qparams: dict[str, QParams] = field(default_factory=dict)
     written: QdqResult | None = None
+    #: the model ``written`` was written from: ``model``, or a copy whose Conv biases absorbed a bias correction
+    written_from: PreparedModel | None = None
     smoothed: PreparedModel | None = None
     latency: LatencyComparison | None = None
     issues: list[PlanIssue] = field(default_factory=list)
@@ -79,7 +81,7 @@ class Job:
 #: Fields of a :class:`Job` that a re-run of it (the latency fallback's trials, the placement guard's
 #: placement-free run) replaces when it is kept.
 ADOPTED = ("model", "recipe", "user_recipe", "plan", "guard_recipe", "calibration", "qparams", "written",
-           "smoothed", "latency", "graph_facts")
+           "written_from", "smoothed", "latency", "graph_facts")
 
 
 @dataclass

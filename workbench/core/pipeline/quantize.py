@@ -98,6 +98,10 @@ class QuantizeResult:
         The passes that ran, in order, and whether each changed the job.
     latency : LatencyComparison or None
         Quantized vs float latency (onnxruntime CPU, 1 thread) when ``latency_check`` was asked.
+    written_from : PreparedModel or None
+        The float model ``proto`` was written from: the input model, its SmoothQuant copy, or a copy whose
+        Conv biases absorbed a bias correction (``bias-correction``, ``constant-input-bias``); a QONNX
+        export writes the plan again from it, so it holds the same weights and biases as ``proto``.
     """
 
     proto: onnx.ModelProto
@@ -110,6 +114,7 @@ class QuantizeResult:
     float_model: PreparedModel | None = None
     passes: list[tuple[str, bool]] = field(default_factory=list)
     latency: LatencyComparison | None = None
+    written_from: PreparedModel | None = None
 
 
 def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False, facts: GraphFacts | None = None) -> QuantPlan:
@@ -185,4 +190,4 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
     written = job.written
     return QuantizeResult(written.proto, job.plan, job.calibration, job.qparams, dict(written.tensor_map),
                           list(job.plan.issues) + job.issues + list(written.issues), job.user_recipe, job.smoothed,
-                          list(job.history), job.latency)
+                          list(job.history), job.latency, job.written_from)

@@ -21,6 +21,7 @@ class Write:
 
     def run(self, job: Job) -> PassResult:
         job.written = write_model(job.model, job.plan, job.qparams, check=job.check)
+        job.written_from = job.model
         return PassResult(True)
 
 
@@ -31,6 +32,7 @@ def _rewrite(job: Job, shifts: dict) -> PassResult:
     model = job.model
     fixed = prepare_proto(corrected_proto(model.proto, shifts), path=model.path, sha256=model.sha256)
     job.written = write_model(fixed, job.plan, job.qparams, check=job.check)
+    job.written_from = fixed
     return PassResult(True)
 
 

@@ -170,8 +170,11 @@ def export_qonnx_shaped(result, model=None, input_shapes: dict[str, list[int]] |
 def export_qonnx(result, model=None) -> onnx.ModelProto:
     """QONNX model of an :class:`workbench.core.api.QuantizeResult`.
 
-    With ``model`` (the float PreparedModel) the plan is written again (float weights kept);
-    without it ``result.proto`` is converted, which cannot recover bipolar weights.
+    With ``model`` (the float PreparedModel) the plan is written again (float weights kept), from
+    ``result.written_from`` where the result has it: the model ``result.proto`` was written from, so the
+    QONNX file holds what the quantize's model passes and bias corrections changed (SmoothQuant's weights,
+    corrected Conv biases), which ``model`` as given does not. Without ``model``, ``result.proto`` is
+    converted, which cannot recover bipolar weights.
 
     Raises
     ------
@@ -179,7 +182,8 @@ def export_qonnx(result, model=None) -> onnx.ModelProto:
         Bipolar weights without ``model``, or parts QONNX cannot express.
     """
     if model is not None:
-        return write_qonnx(model, result.plan, result.qparams).proto
+        source = getattr(result, "written_from", None) or model
+        return write_qonnx(source, result.plan, result.qparams).proto
     bip = [u.node for u in result.plan.units.values() if not u.excluded and u.config.weight is not None
            and u.config.weight.dtype == "bipolar"]
     if bip:
