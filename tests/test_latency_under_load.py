@@ -186,3 +186,11 @@ def test_the_all_float_warning_is_printed_beside_a_group_of_islands(capsys):
     assert capsys.readouterr().err.splitlines() == [
         "warning: a: kept float with its island", "warning: 2 more nodes likewise (latency-kept-float): b, c",
         "warning: the model written is the float model"]
+
+
+@pytest.mark.parametrize(("cost_s", "said"), [(0.004, "measured in under 0.1 s"), (2.04, "measured in 2.0 s")])
+def test_the_note_never_says_a_measurement_took_0_0_s(cost_s, said):
+    """A tiny model's pair is measured in milliseconds: the note read 'measured in 0.0 s'."""
+    lat = latency.LatencyComparison(float_s=20e-6, quant_s=18e-6, runs=301, cost_s=cost_s)
+    note = describe(lat, {"X": np.zeros((1, 1, 8, 8), np.float32)})
+    assert said in note and "0.0 s" not in note

@@ -136,7 +136,7 @@ def describe(lat: LatencyComparison, feed: dict[str, np.ndarray]) -> str:
     if lat.cached:
         how = f"reused from an earlier measurement of the same pair; {REMEASURE_HOW} measures again"
     else:
-        how = f"measured in {lat.cost_s:.1f} s"
+        how = f"measured in {lat.cost_s:.1f} s" if lat.cost_s >= 0.1 else "measured in under 0.1 s"
     clock = "thread CPU time" if lat.cpu_recorded else "wall clock"
     wall = (f"; wall clock {lat.wall_ratio:.2f} ({lat.quant_s * 1e3:.3f} ms vs {lat.float_s * 1e3:.3f} ms)"
             if lat.cpu_recorded else "")
