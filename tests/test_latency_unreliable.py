@@ -108,6 +108,10 @@ def test_a_slowdown_reused_from_the_cache_says_so_in_its_warning(tmp_path, monke
       "alone can cause): keep more of it float (--exclude, or exclude nodes in the app's Inspector) or keep the "
       "float model for speed; --remeasure-latency (WORKBENCH_REMEASURE_LATENCY=1 in the app's environment) "
       "measures again")),
+    # a microsecond model (the bundled example: 0.02 ms): keeping more float cannot win much back
+    ({"float_s": 20e-6, "quant_s": 41e-6, "runs": 301, "cached": True},
+     (": 2.05x float", "quantization does not pay at this size: 21 us slower per run, the Q/DQ transitions cost "
+      "more than the integer kernels save; keep the float model for speed")),
 ])
 def test_a_reused_slowdown_is_a_warning(lat, expected):
     assert api.reused_slowdown(lat) == expected
@@ -155,3 +159,20 @@ def test_under_load_the_fallback_keeps_the_same_islands_float_as_quietly(tmp_pat
     res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
     assert _quantized_matmuls(res.proto) == frozenset({"mm2"})
     assert [i.node for i in res.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT] == ["mm1"]
+
+
+def test_a_microsecond_slowdown_under_load_is_not_told_to_measure_again(tmp_path, monkeypatch):
+    """A slowdown too small for a float fallback (4 us a run on a 20 us model) is written as planned whatever the
+    load: the warning says quantization does not pay at this size and names the load, not 'run the command again
+    when the machine is quieter', which could not change the outcome."""
+    src, *_ = _pair(tmp_path)
+    tiny = LatencyComparison(float_s=20e-6, quant_s=24e-6, runs=301, load=6.0, cores=2)
+    monkeypatch.setattr(latency_check, "compare", lambda f, q, feed, **k: tiny)
+    result = api.quantize(api.open_model(str(src)), api.make_recipe("cpu-u8s8"), data=str(tmp_path / "calib.npz"),
+                          latency_check=True)
+    assert [u.excluded for u in result.plan.units.values()] == [False]
+    slower = [i.message for i in result.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]
+    assert len(slower) == 1 and not slower[0].startswith("the latency could not be measured reliably")
+    assert slower[0].startswith("quantization does not pay at this size: the quantized model measured 1.20x the "
+                                "float model's latency (at load average 6.0 on 2 cores, which can move the figure) "
+                                "(4 us slower per run, below the 50 us")

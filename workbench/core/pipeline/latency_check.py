@@ -109,6 +109,10 @@ def reused_slowdown(lat: dict | None) -> tuple[str, str]:
         return ratio, ""
     load = f" (measured at {comparison.unreliable_because()}, which load alone can cause)" \
         if not comparison.reliable else ""
+    if not worth_rewriting(comparison):  # a microsecond model: keeping units float cannot win much back
+        return ratio, (f"quantization does not pay at this size{load}: "
+                       f"{(comparison.timed_quant_s - comparison.timed_float_s) * 1e6:.0f} us slower per run, the "
+                       "Q/DQ transitions cost more than the integer kernels save; keep the float model for speed")
     return ratio, (f"that is slower than the float model{load}: keep more of it float (--exclude, or exclude nodes "
                    f"in the app's Inspector) or keep the float model for speed; {REMEASURE_HOW} measures again")
 
@@ -191,15 +195,18 @@ class LatencyCheck:
         if small and not quantized:  # the warning below says it otherwise
             note += f"; {slowdown}"
         issues = [PlanIssue("", Severity.INFO, note, code=IssueCode.LATENCY)]
-        if slower and quantized and not decisive(lat):  # a small slowdown measured under load: one warning
+        # a slowdown a float fallback would act on, measured under load: one warning (measuring again when quieter
+        # can change the outcome); one too small for a fallback gets the warning below, which load cannot change
+        if slower and quantized and warn and not decisive(lat):
             issues.append(PlanIssue("", Severity.WARNING, unreliable_slowdown(lat), code=IssueCode.SLOWER_THAN_FLOAT))
             return PassResult(False, issues)
         reused = f" (reused from an earlier measurement; {REMEASURE_HOW} measures again)" if lat.cached else ""
+        loaded = f" (at {lat.unreliable_because()}, which can move the figure)" if not lat.reliable else ""
         if small and quantized:
             issues.append(PlanIssue(
                 "", Severity.WARNING,
                 f"quantization does not pay at this size: the quantized model measured {lat.ratio:.2f}x the float "
-                f"model's latency{reused} ({slowdown}; the Q/DQ transitions cost more than the integer kernels save); "
+                f"model's latency{reused or loaded} ({slowdown}; the Q/DQ transitions cost more than the integer kernels save); "
                 "written as the recipe asks, keep the float model for speed", code=IssueCode.SLOWER_THAN_FLOAT))
         if warn:
             issues.append(PlanIssue(
