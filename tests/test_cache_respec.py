@@ -46,7 +46,11 @@ def _export(model, recipe, calibration, path, data=None) -> bytes:
 
 
 @pytest.mark.parametrize("edit", [{"dtype": "int16"}, {"symmetric": True}])
-def test_a_cache_of_an_undone_edit_exports_what_a_fresh_calibration_does(tmp_path, edit):
+def test_a_cache_of_an_undone_edit_exports_what_a_fresh_calibration_does(tmp_path, monkeypatch, edit):
+    # the two exports' latency measurements fixed: timed, the latency placement's probes of digits_cnn's first Conv
+    # and AveragePool could keep different units float in the two exports on a loaded machine
+    monkeypatch.setattr(unit_latency, "compare", lambda f, q, feed, **k: LatencyComparison(float_s=1e-3, quant_s=2e-3, runs=5))
+    monkeypatch.setattr(latency_check, "compare", lambda f, q, feed, **k: LatencyComparison(float_s=1e-3, quant_s=0.5e-3, runs=5))
     model = api.open_model(MODEL)
     plain = api.make_recipe("cpu-u8s8")
     fresh = api.calibrate(model, api.plan(model, plain), DATA, samples=16)

@@ -95,9 +95,12 @@ def test_cli_quantize_with_calibration_shards_writes_the_same_bytes(corpus, tmp_
     folder = corpus / "digits_cnn"
     model, calib = str(folder / "model_opset17.onnx"), str(folder / "calib.npz")
     # --no-search: MinMax ranges merge exactly; a searched histogram observer merges within one bin
-    assert main(["quantize", model, "--data", calib, "-o", str(tmp_path / "one.onnx"), "--no-search"]) == 0
+    # --no-latency-check: the latency placement's probes of digits_cnn's first Conv and AveragePool are measured,
+    # and two runs on a loaded machine could keep different units float
+    assert main(["quantize", model, "--data", calib, "-o", str(tmp_path / "one.onnx"), "--no-search",
+                 "--no-latency-check"]) == 0
     assert main(["quantize", model, "--data", calib, "-o", str(tmp_path / "shards.onnx"), "--no-search",
-                 "--executor", "processes:2", "--shards", "3"]) == 0
+                 "--executor", "processes:2", "--shards", "3", "--no-latency-check"]) == 0
     assert (tmp_path / "one.onnx").read_bytes() == (tmp_path / "shards.onnx").read_bytes()
     assert main(["quantize", model, "--data", calib, "-o", str(tmp_path / "x.onnx"), "--executor", "threads"]) == 2
     assert not (tmp_path / "x.onnx").exists()
