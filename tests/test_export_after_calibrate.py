@@ -16,6 +16,8 @@ from workbench.core.issues import IssueCode
 from workbench.core.jobs import job_calibrate, job_export
 from workbench.core.pipeline.latency_check import LatencyCheck
 from workbench.core.progress import CancelToken
+from workbench.core.runtime import unit_latency
+from workbench.core.runtime.latency import LatencyComparison
 
 
 @pytest.fixture
@@ -76,7 +78,10 @@ def _export(payload: dict, cal: dict, path, **changes) -> tuple[dict, list[str]]
 
 
 def test_export_after_calibrate_writes_the_analysed_model_without_a_latency_check(
-        corpus, tmp_path, latency_checks, analysed):
+        corpus, tmp_path, latency_checks, analysed, monkeypatch):
+    # the latency placement's probes fixed (each unit measures its quantized form slower): timed, the pipeline run
+    # again below could keep other units of digits_cnn float than the calibration's on a loaded machine
+    monkeypatch.setattr(unit_latency, "compare", lambda f, q, feed, **k: LatencyComparison(float_s=1e-3, quant_s=2e-3, runs=5))
     d = corpus / "digits_cnn"
     payload = _payload(d / "model_opset17.onnx", d / "calib.npz")
     cal = _calibrate(payload)
