@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = """
-import json, os, resource, sys, time
+import json, os, sys, time
 from workbench.core import api
 from workbench.core.io import external
 src, out, preset = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -36,7 +36,8 @@ result = api.quantize(model, api.make_recipe(preset), data=data, samples=4)
 del model
 t_quant = time.perf_counter() - t0 - t_open
 api.export(result, out)
-print(json.dumps({"peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) * 1024  # own peak
+print(json.dumps({"peak": peak,
                   "open_s": t_open, "quantize_s": t_quant, "total_s": time.perf_counter() - t0,
                   "cpu_s": time.process_time() - c0, "data": os.path.getsize(out + ".data")
                   if os.path.exists(out + ".data") else 0}))
