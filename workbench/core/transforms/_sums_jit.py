@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import ctypes
 
-import llvmlite.binding as llvm
 import numpy as np
+
+from workbench.core.formats.llvm_jit import compile_ir
 
 # for r in rows: for j in m: part[j] += double(x[r * m + j])
 _ADD_ROWS = """
@@ -102,26 +103,8 @@ declare float @llvm.roundeven.f32(float)
 """
 
 
-def _compile(text: str) -> object:
-    """An MCJIT engine holding the functions of ``text`` (LLVM IR), optimised and compiled for this CPU
-    (keep the engine alive while its functions are used)."""
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
-    tm = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3,
-                                                                 codemodel="jitdefault")
-    mod = llvm.parse_assembly(text + f'attributes #0 = {{ nounwind "target-cpu"="{cpu}" "target-features"="{features}" }}\n')
-    mod.triple, mod.data_layout = tm.triple, str(tm.target_data)
-    mod.verify()
-    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
-    pb.getModulePassManager().run(mod, pb)
-    engine = llvm.create_mcjit_compiler(mod, tm)
-    engine.finalize_object()
-    return engine
-
-
 _P, _N, _F = ctypes.c_void_p, ctypes.c_int64, ctypes.c_float
-_ENGINE = _compile(_ADD_ROWS + _ADD_ROUNDED)
+_ENGINE = compile_ir([_ADD_ROWS, _ADD_ROUNDED])
 _add_rows = ctypes.CFUNCTYPE(None, _P, _N, _N, _P)(_ENGINE.get_function_address("add_rows"))
 _add_rounded = ctypes.CFUNCTYPE(None, _P, _N, _N, _P, _F, _F, _F, _F)(_ENGINE.get_function_address("add_rounded"))
 

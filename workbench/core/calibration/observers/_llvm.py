@@ -20,8 +20,9 @@ from __future__ import annotations
 import ctypes
 import threading
 
-import llvmlite.binding as llvm
 import numpy as np
+
+from workbench.core.formats.llvm_jit import compile_ir
 
 _F = {"f32": "float", "f64": "double"}
 
@@ -197,37 +198,10 @@ exit:
 """
 
 
-def _compile(parts: list[str]) -> object:
-    """One MCJIT engine holding the functions of ``parts`` (LLVM IR text), optimised and compiled for
-    this CPU (keep the engine alive while its functions are used)."""
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
-    tm = llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3,
-                                                                 codemodel="jitdefault")
-    text = "".join([*parts, f'attributes #0 = {{ nounwind "target-cpu"="{cpu}" "target-features"="{features}" }}\n'])
-    seen: set[str] = set()  # each function's text declares the intrinsics it calls: keep one of each
-    lines = []
-    for line in text.splitlines():
-        if line.startswith("declare "):
-            if line in seen:
-                continue
-            seen.add(line)
-        lines.append(line)
-    mod = llvm.parse_assembly("\n".join(lines))
-    mod.triple, mod.data_layout = tm.triple, str(tm.target_data)
-    mod.verify()
-    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
-    pb.getModulePassManager().run(mod, pb)
-    engine = llvm.create_mcjit_compiler(mod, tm)
-    engine.finalize_object()
-    return engine
-
-
 _P, _N = ctypes.c_void_p, ctypes.c_int64
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 #: the loops every histogram job runs, compiled at import (about 0.025 s of CPU)
-_HOT = _compile([_minmax_keys(32), _BIN_F32])
+_HOT = compile_ir([_minmax_keys(32), _BIN_F32])
 _keys32 = ctypes.CFUNCTYPE(None, _P, _N, ctypes.c_int32, ctypes.c_int32, _P)(
     _HOT.get_function_address("minmax_keys32"))
 _bin32 = ctypes.CFUNCTYPE(None, _P, _N, ctypes.c_float, ctypes.c_float, _P, _N)(_HOT.get_function_address("bin_f32"))
@@ -243,7 +217,7 @@ def _rare_fn(name: str):
         with _rare_lock:
             fns = _rare.get("fns")
             if fns is None:
-                engine = _compile([_minmax_keys(64), _count_nonfinite("f32"), _count_nonfinite("f64"),
+                engine = compile_ir([_minmax_keys(64), _count_nonfinite("f32"), _count_nonfinite("f64"),
                                    _finite_minmax("f32"), _finite_minmax("f64"), _bin_f64("f32"), _bin_f64("f64"),
                                    "declare double @llvm.floor.f64(double)\n"])
                 a = engine.get_function_address
