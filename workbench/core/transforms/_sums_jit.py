@@ -23,44 +23,14 @@ import numpy as np
 
 from workbench.core.formats.llvm_jit import compile_ir
 
-# for r in rows: for j in m: part[j] += double(x[r * m + j])
-_ADD_ROWS = """
-define void @add_rows(ptr noalias nocapture readonly %x, i64 %rows, i64 %m, ptr noalias nocapture %part) #0 {
-entry:
-  %empty = icmp eq i64 %m, 0
-  %none = icmp eq i64 %rows, 0
-  %skip = or i1 %empty, %none
-  br i1 %skip, label %exit, label %row
-row:
-  %r = phi i64 [ 0, %entry ], [ %r1, %rowend ]
-  %base = mul nuw nsw i64 %r, %m
-  %xr = getelementptr inbounds float, ptr %x, i64 %base
-  br label %col
-col:
-  %j = phi i64 [ 0, %row ], [ %j1, %col ]
-  %q = getelementptr inbounds float, ptr %xr, i64 %j
-  %v = load float, ptr %q
-  %d = fpext float %v to double
-  %p = getelementptr inbounds double, ptr %part, i64 %j
-  %old = load double, ptr %p
-  %new = fadd double %old, %d
-  store double %new, ptr %p
-  %j1 = add nuw nsw i64 %j, 1
-  %cdone = icmp eq i64 %j1, %m
-  br i1 %cdone, label %rowend, label %col
-rowend:
-  %r1 = add nuw nsw i64 %r, 1
-  %rdone = icmp eq i64 %r1, %rows
-  br i1 %rdone, label %exit, label %row
-exit:
-  ret void
-}
-"""
 
-# as _ADD_ROWS, of y = roundeven(v / scale) clamped to [lo, hi] (NaN -> nan), then double(y * scale)
-_ADD_ROUNDED = """
-define void @add_rounded(ptr noalias nocapture readonly %x, i64 %rows, i64 %m, ptr noalias nocapture %part,
-                         float %scale, float %lo, float %hi, float %nan) #0 {
+def _row_sums(name: str, params: str, value: str, tail: str = "") -> str:
+    """The IR of one loop shape: ``name(x, rows, m, part, <params>)`` adds, for ``r`` in ``0 .. rows - 1`` and
+    ``j`` in ``0 .. m - 1`` in that order, the double ``%d`` that the lines ``value`` compute from the float
+    ``%v = x[r * m + j]`` into ``part[j]``; ``params``: the text after ``%part`` in the parameter list, ``tail``:
+    text after the function (intrinsic declarations)."""
+    return f"""
+define void @{name}(ptr noalias nocapture readonly %x, i64 %rows, i64 %m, ptr noalias nocapture %part{params}) #0 {{
 entry:
   %empty = icmp eq i64 %m, 0
   %none = icmp eq i64 %rows, 0
@@ -75,17 +45,7 @@ col:
   %j = phi i64 [ 0, %row ], [ %j1, %col ]
   %q = getelementptr inbounds float, ptr %xr, i64 %j
   %v = load float, ptr %q
-  %t = fdiv float %v, %scale
-  %y = call float @llvm.roundeven.f32(float %t)
-  %lt = fcmp olt float %y, %lo
-  %gt = fcmp ogt float %y, %hi
-  %isnan = fcmp uno float %y, 0.0
-  %y1 = select i1 %isnan, float %nan, float %y
-  %y2 = select i1 %gt, float %hi, float %y1
-  %y3 = select i1 %lt, float %lo, float %y2
-  %s = fmul float %y3, %scale
-  %d = fpext float %s to double
-  %p = getelementptr inbounds double, ptr %part, i64 %j
+{value}  %p = getelementptr inbounds double, ptr %part, i64 %j
   %old = load double, ptr %p
   %new = fadd double %old, %d
   store double %new, ptr %p
@@ -98,9 +58,21 @@ rowend:
   br i1 %rdone, label %exit, label %row
 exit:
   ret void
-}
-declare float @llvm.roundeven.f32(float)
-"""
+}}
+{tail}"""
+
+
+# part[j] += double(x[r, j])
+_ADD_ROWS = _row_sums("add_rows", "", "  %d = fpext float %v to double\n")
+
+# part[j] += double(y * scale), y = roundeven(x[r, j] / scale) clamped to [lo, hi] (NaN -> nan)
+_ADD_ROUNDED = _row_sums(
+    "add_rounded", ",\n                         float %scale, float %lo, float %hi, float %nan",
+    "  %t = fdiv float %v, %scale\n  %y = call float @llvm.roundeven.f32(float %t)\n"
+    "  %lt = fcmp olt float %y, %lo\n  %gt = fcmp ogt float %y, %hi\n  %isnan = fcmp uno float %y, 0.0\n"
+    "  %y1 = select i1 %isnan, float %nan, float %y\n  %y2 = select i1 %gt, float %hi, float %y1\n"
+    "  %y3 = select i1 %lt, float %lo, float %y2\n  %s = fmul float %y3, %scale\n  %d = fpext float %s to double\n",
+    tail="declare float @llvm.roundeven.f32(float)\n")
 
 
 _P, _N, _F = ctypes.c_void_p, ctypes.c_int64, ctypes.c_float

@@ -25,177 +25,111 @@ import numpy as np
 from workbench.core.formats.llvm_jit import compile_ir
 
 _F = {"f32": "float", "f64": "double"}
+#: the loaded value ``%v`` as a double
+_EXT = {"f32": "fpext float %v to double", "f64": "bitcast double %v to double"}
+
+
+def _loop(name: str, t: str, params: str, body: str, *, ret: str = "void", entry: str = "", phis: str = "",
+          value: str = "v", latch: str = "loop", exit_: str = "  ret void\n", tail: str = "") -> str:
+    """The IR of one loop shape: a function ``name(p, n, <params>)`` that loads ``%<value> = p[i]`` (type ``t``)
+    for ``i`` in ``0 .. n - 1`` (``n`` at least 1) and runs ``body`` on it.
+
+    ``params``: the text after ``i64 %n`` in the parameter list; ``entry`` / ``phis`` / ``body`` / ``exit_``:
+    instruction lines before the loop, after the index's phi, after the load and in the exit block (each line
+    indented two spaces and ending in a newline); ``latch``: the block that steps ``i`` (``loop`` itself, or a
+    block of that name the body falls through to); ``tail``: text after the function (intrinsic declarations).
+    """
+    step = "" if latch == "loop" else f"  br label %{latch}\n{latch}:\n"
+    return f"""
+define {ret} @{name}(ptr noalias nocapture readonly %p, i64 %n{params}) #0 {{
+entry:
+{entry}  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %{latch} ]
+{phis}  %q = getelementptr inbounds {t}, ptr %p, i64 %i
+  %{value} = load {t}, ptr %q
+{body}{step}  %i1 = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i1, %n
+  br i1 %done, label %exit, label %loop
+exit:
+{exit_}}}
+{tail}"""
 
 
 def _minmax_keys(w: int) -> str:
     """kmin / kmax of ``b ^ ((b >> shift) & absmask)`` and the largest ``b & absmask`` over ``bits``."""
     t = f"i{w}"
-    return f"""
-define void @minmax_keys{w}(ptr noalias nocapture readonly %p, i64 %n, {t} %absmask, {t} %shift,
-                             ptr noalias nocapture %out) #0 {{
-entry:
-  %b0 = load {t}, ptr %p
-  %s0 = ashr {t} %b0, %shift
-  %m0 = and {t} %s0, %absmask
-  %k0 = xor {t} %b0, %m0
-  %a0 = and {t} %b0, %absmask
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %kmin = phi {t} [ %k0, %entry ], [ %kmin1, %loop ]
-  %kmax = phi {t} [ %k0, %entry ], [ %kmax1, %loop ]
-  %amax = phi {t} [ %a0, %entry ], [ %amax1, %loop ]
-  %q = getelementptr inbounds {t}, ptr %p, i64 %i
-  %b = load {t}, ptr %q
-  %s = ashr {t} %b, %shift
-  %m = and {t} %s, %absmask
-  %k = xor {t} %b, %m
-  %a = and {t} %b, %absmask
-  %kmin1 = call {t} @llvm.smin.{t}({t} %kmin, {t} %k)
-  %kmax1 = call {t} @llvm.smax.{t}({t} %kmax, {t} %k)
-  %amax1 = call {t} @llvm.smax.{t}({t} %amax, {t} %a)
-  %i1 = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %i1, %n
-  br i1 %done, label %exit, label %loop
-exit:
-  store {t} %kmin1, ptr %out
-  %o1 = getelementptr inbounds {t}, ptr %out, i64 1
-  store {t} %kmax1, ptr %o1
-  %o2 = getelementptr inbounds {t}, ptr %out, i64 2
-  store {t} %amax1, ptr %o2
-  ret void
-}}
-declare {t} @llvm.smin.{t}({t}, {t})
-declare {t} @llvm.smax.{t}({t}, {t})
-"""
+
+    def key(i: str) -> str:  # %k<i>: the order key of %b<i>, %a<i>: its magnitude bits
+        return (f"  %s{i} = ashr {t} %b{i}, %shift\n  %m{i} = and {t} %s{i}, %absmask\n  %k{i} = xor {t} %b{i}, %m{i}\n"
+                f"  %a{i} = and {t} %b{i}, %absmask\n")
+
+    return _loop(
+        f"minmax_keys{w}", t,
+        f", {t} %absmask, {t} %shift,\n                             ptr noalias nocapture %out",
+        key("") + "".join(f"  %{v}1 = call {t} @llvm.{op}.{t}({t} %{v}, {t} %{k})\n"
+                                    for v, op, k in (("kmin", "smin", "k"), ("kmax", "smax", "k"),
+                                                     ("amax", "smax", "a"))),
+        entry=f"  %b0 = load {t}, ptr %p\n" + key("0"),
+        phis="".join(f"  %{v} = phi {t} [ %{k}0, %entry ], [ %{v}1, %loop ]\n"
+                     for v, k in (("kmin", "k"), ("kmax", "k"), ("amax", "a"))),
+        value="b",
+        exit_=f"  store {t} %kmin1, ptr %out\n  %o1 = getelementptr inbounds {t}, ptr %out, i64 1\n"
+              f"  store {t} %kmax1, ptr %o1\n  %o2 = getelementptr inbounds {t}, ptr %out, i64 2\n"
+              f"  store {t} %amax1, ptr %o2\n  ret void\n",
+        tail=f"declare {t} @llvm.smin.{t}({t}, {t})\ndeclare {t} @llvm.smax.{t}({t}, {t})\n")
+
+
+def _finite(f: str) -> str:
+    """``%ok``: ``v - v == 0`` (false for NaN and +-Inf) of the loaded ``%v`` of type ``f``."""
+    return f"  %d = fsub {f} %v, %v\n  %ok = fcmp oeq {f} %d, 0.0\n"
 
 
 def _count_nonfinite(s: str) -> str:
     """Number of values whose ``v - v == 0`` is false (NaN, +-Inf)."""
-    f = _F[s]
-    return f"""
-define i64 @count_nonfinite_{s}(ptr noalias nocapture readonly %p, i64 %n) #0 {{
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %c = phi i64 [ 0, %entry ], [ %c1, %loop ]
-  %q = getelementptr inbounds {f}, ptr %p, i64 %i
-  %v = load {f}, ptr %q
-  %d = fsub {f} %v, %v
-  %ok = fcmp oeq {f} %d, 0.0
-  %bad = zext i1 %ok to i64
-  %inc = xor i64 %bad, 1
-  %c1 = add i64 %c, %inc
-  %i1 = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %i1, %n
-  br i1 %done, label %exit, label %loop
-exit:
-  ret i64 %c1
-}}
-"""
+    return _loop(f"count_nonfinite_{s}", _F[s], "",
+                 _finite(_F[s]) + "  %bad = zext i1 %ok to i64\n  %inc = xor i64 %bad, 1\n  %c1 = add i64 %c, %inc\n",
+                 ret="i64", phis="  %c = phi i64 [ 0, %entry ], [ %c1, %loop ]\n", exit_="  ret i64 %c1\n")
 
 
 def _finite_minmax(s: str) -> str:
     """Min / max (float64) of the values with ``v - v == 0``, the first of equal values kept;
     ``(inf, -inf)`` when there are none."""
-    f = _F[s]
-    ext = "fpext float %v to double" if s == "f32" else "bitcast double %v to double"
-    return f"""
-define void @finite_minmax_{s}(ptr noalias nocapture readonly %p, i64 %n, ptr noalias nocapture %out) #0 {{
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
-  %mn = phi double [ 0x7FF0000000000000, %entry ], [ %mn1, %next ]
-  %mx = phi double [ 0xFFF0000000000000, %entry ], [ %mx1, %next ]
-  %q = getelementptr inbounds {f}, ptr %p, i64 %i
-  %v = load {f}, ptr %q
-  %d = fsub {f} %v, %v
-  %ok = fcmp oeq {f} %d, 0.0
-  %x = {ext}
-  %lt = fcmp olt double %x, %mn
-  %gt = fcmp ogt double %x, %mx
-  %lt1 = and i1 %ok, %lt
-  %gt1 = and i1 %ok, %gt
-  %mn1 = select i1 %lt1, double %x, double %mn
-  %mx1 = select i1 %gt1, double %x, double %mx
-  br label %next
-next:
-  %i1 = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %i1, %n
-  br i1 %done, label %exit, label %loop
-exit:
-  store double %mn1, ptr %out
-  %o1 = getelementptr inbounds double, ptr %out, i64 1
-  store double %mx1, ptr %o1
-  ret void
-}}
-"""
+    return _loop(
+        f"finite_minmax_{s}", _F[s], ", ptr noalias nocapture %out",
+        _finite(_F[s]) + f"  %x = {_EXT[s]}\n  %lt = fcmp olt double %x, %mn\n  %gt = fcmp ogt double %x, %mx\n"
+        "  %lt1 = and i1 %ok, %lt\n  %gt1 = and i1 %ok, %gt\n  %mn1 = select i1 %lt1, double %x, double %mn\n"
+        "  %mx1 = select i1 %gt1, double %x, double %mx\n",
+        phis="  %mn = phi double [ 0x7FF0000000000000, %entry ], [ %mn1, %next ]\n"
+             "  %mx = phi double [ 0xFFF0000000000000, %entry ], [ %mx1, %next ]\n",
+        latch="next",
+        exit_="  store double %mn1, ptr %out\n  %o1 = getelementptr inbounds double, ptr %out, i64 1\n"
+              "  store double %mx1, ptr %o1\n  ret void\n")
 
 
-_BIN_F32 = """
-define void @bin_f32(ptr noalias nocapture readonly %p, i64 %n, float %lo, float %inv,
-                     ptr noalias nocapture %counts, i64 %bins) #0 {
-entry:
-  %last = add i64 %bins, -1
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %q = getelementptr inbounds float, ptr %p, i64 %i
-  %v = load float, ptr %q
-  %d = fsub float %v, %lo
-  %y = fmul float %d, %inv
-  %k = fptosi float %y to i64
-  %k1 = call i64 @llvm.smin.i64(i64 %k, i64 %last)
-  %k2 = call i64 @llvm.smax.i64(i64 %k1, i64 0)
-  %c = getelementptr inbounds i64, ptr %counts, i64 %k2
-  %old = load i64, ptr %c
-  %new = add i64 %old, 1
-  store i64 %new, ptr %c
-  %i1 = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %i1, %n
-  br i1 %done, label %exit, label %loop
-exit:
-  ret void
-}
-declare i64 @llvm.smin.i64(i64, i64)
-declare i64 @llvm.smax.i64(i64, i64)
-"""
+def _bin(name: str, t: str, params: str, index: str, tail: str = "") -> str:
+    """``counts[k] += 1``, ``k`` (i64, from the lines ``index`` on ``%v``) clamped to ``[0, bins - 1]``; ``tail``:
+    declarations of intrinsics ``index`` calls."""
+    return _loop(name, t, params,
+                 index + "  %k1 = call i64 @llvm.smin.i64(i64 %k, i64 %last)\n"
+                 "  %k2 = call i64 @llvm.smax.i64(i64 %k1, i64 0)\n"
+                 "  %c = getelementptr inbounds i64, ptr %counts, i64 %k2\n"
+                 "  %old = load i64, ptr %c\n  %new = add i64 %old, 1\n  store i64 %new, ptr %c\n",
+                 entry="  %last = add i64 %bins, -1\n",
+                 tail=f"declare i64 @llvm.smin.i64(i64, i64)\ndeclare i64 @llvm.smax.i64(i64, i64)\n{tail}")
+
+
+#: ``counts[trunc((x - lo) * inv)] += 1`` in float32 arithmetic, indices clamped to the bins
+_BIN_F32 = _bin("bin_f32", "float", ", float %lo, float %inv,\n                     ptr noalias nocapture %counts, i64 %bins",
+                "  %d = fsub float %v, %lo\n  %y = fmul float %d, %inv\n  %k = fptosi float %y to i64\n")
 
 
 def _bin_f64(s: str) -> str:
     """``counts[floor((float64(x) - lo) / width)] += 1``, indices clamped to the bins."""
-    f = _F[s]
-    ext = "fpext float %v to double" if s == "f32" else "bitcast double %v to double"
-    return f"""
-define void @bin_f64_{s}(ptr noalias nocapture readonly %p, i64 %n, double %lo, double %width,
-                         ptr noalias nocapture %counts, i64 %bins) #0 {{
-entry:
-  %last = add i64 %bins, -1
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
-  %q = getelementptr inbounds {f}, ptr %p, i64 %i
-  %v = load {f}, ptr %q
-  %x = {ext}
-  %d = fsub double %x, %lo
-  %y = fdiv double %d, %width
-  %fl = call double @llvm.floor.f64(double %y)
-  %k = fptosi double %fl to i64
-  %k1 = call i64 @llvm.smin.i64(i64 %k, i64 %last)
-  %k2 = call i64 @llvm.smax.i64(i64 %k1, i64 0)
-  %c = getelementptr inbounds i64, ptr %counts, i64 %k2
-  %old = load i64, ptr %c
-  %new = add i64 %old, 1
-  store i64 %new, ptr %c
-  %i1 = add nuw nsw i64 %i, 1
-  %done = icmp eq i64 %i1, %n
-  br i1 %done, label %exit, label %loop
-exit:
-  ret void
-}}
-"""
+    return _bin(f"bin_f64_{s}", _F[s], ", double %lo, double %width,\n                         ptr noalias nocapture "
+                "%counts, i64 %bins",
+                f"  %x = {_EXT[s]}\n  %d = fsub double %x, %lo\n  %y = fdiv double %d, %width\n"
+                "  %fl = call double @llvm.floor.f64(double %y)\n  %k = fptosi double %fl to i64\n")
 
 
 _P, _N = ctypes.c_void_p, ctypes.c_int64
@@ -219,7 +153,7 @@ def _rare_fn(name: str):
             if fns is None:
                 engine = compile_ir([_minmax_keys(64), _count_nonfinite("f32"), _count_nonfinite("f64"),
                                    _finite_minmax("f32"), _finite_minmax("f64"), _bin_f64("f32"), _bin_f64("f64"),
-                                   "declare double @llvm.floor.f64(double)\n"])
+                                   "declare double @llvm.floor.f64(double)\n"])  # for both bin_f64 loops
                 a = engine.get_function_address
                 fns = {"minmax_keys64": ctypes.CFUNCTYPE(None, _P, _N, ctypes.c_int64, ctypes.c_int64, _P)(
                     a("minmax_keys64"))}
