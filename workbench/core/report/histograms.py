@@ -14,8 +14,8 @@ import numpy as np
 
 from workbench.core.data.loader import open_data_source
 from workbench.core.formats.qparams import QParams
-from workbench.core.progress import CancelToken, ProgressFn, no_progress
-from workbench.core.runtime.session import add_outputs, make_session
+from workbench.core.progress import CancelToken, ProgressFn
+from workbench.core.report.activation_values import activation_values
 
 #: More integer levels than this inside the plotted range are not drawn (they would fill the plot).
 MAX_GRID_LINES = 300
@@ -84,24 +84,12 @@ def unit_histograms(model, rows, qparams: dict[str, QParams], data, *, samples: 
     Cancelled
         ``cancel`` was set.
     """
-    progress = progress or no_progress
     tensors = [r.tensor for r in rows]
     if not tensors:
         return []
-    sess = make_session(add_outputs(model.proto, tensors))
-    chunks: dict[str, list[np.ndarray]] = {t: [] for t in tensors}
-    source = open_data_source(data, model)
-    seen = 0
-    for feed in source.batches(1, limit=samples):
-        if cancel is not None:
-            cancel.check()
-        for t, out in zip(tensors, sess.run(tensors, feed), strict=True):
-            a = np.asarray(out, dtype=np.float64).ravel()
-            chunks[t].append(a[np.isfinite(a)])
-        seen += 1
-        progress(seen, samples, "Histograms of the worst units")
-    return [_histogram(r, np.concatenate(chunks[r.tensor]) if chunks[r.tensor] else np.zeros(0),
-                       qparams.get(r.tensor), bins, seen) for r in rows]
+    values, seen, _ = activation_values(model, tensors, open_data_source(data, model), samples=samples,
+                                        label="Histograms of the worst units", progress=progress, cancel=cancel)
+    return [_histogram(r, values[r.tensor], qparams.get(r.tensor), bins, seen) for r in rows]
 
 
 def _histogram(row, values: np.ndarray, qp: QParams | None, bins: int, samples: int) -> TensorHistogram:

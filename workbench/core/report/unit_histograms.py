@@ -17,8 +17,8 @@ import numpy as np
 from workbench.core.data.loader import open_data_source
 from workbench.core.formats.qparams import QParams
 from workbench.core.io.external import tensor_array
-from workbench.core.progress import CancelToken, ProgressFn, no_progress
-from workbench.core.runtime.session import add_outputs, make_session
+from workbench.core.progress import CancelToken, ProgressFn
+from workbench.core.report.activation_values import activation_values
 
 #: bins of an app histogram
 BINS = 128
@@ -61,29 +61,14 @@ def activation_histograms(model, tensors: list[str], data, *, samples: int, bins
     Cancelled
         ``cancel`` was set.
     """
-    progress = progress or no_progress
     missing = {t: why for t in tensors if (why := why_missing(model, t)) is not None}
     wanted = [t for t in dict.fromkeys(tensors) if t not in missing]
-    inputs = {i.name for i in model.proto.graph.input}
-    run = [t for t in wanted if t not in inputs]
-    sess = make_session(add_outputs(model.proto, run), threads=1) if run else None
     source = open_data_source(data, model)
-    chunks: dict[str, list[np.ndarray]] = {t: [] for t in wanted}
-    rows, more = 0, False
-    for i, feed in enumerate(source.batches(1)):
-        if i >= samples:
-            more = True
-            break
-        if cancel is not None:
-            cancel.check()
-        outs = dict(zip(run, sess.run(run, feed), strict=True)) if sess is not None else {}
-        for t in wanted:
-            chunks[t].append(np.asarray(feed[t] if t in inputs else outs[t], dtype=np.float64).ravel())
-        rows += 1
-        progress(rows, samples, "Histograms")
+    values, rows, more = activation_values(model, wanted, source, samples=samples, label="Histograms", threads=1,
+                                           progress=progress, cancel=cancel)
     hists = {t: {"tensor": t, "missing": why} for t, why in missing.items()}
     for t in wanted:
-        hists[t] = histogram_of(t, np.concatenate(chunks[t]) if chunks[t] else np.zeros(0), bins)
+        hists[t] = histogram_of(t, values[t], bins)
     return {"hists": hists, "rows": rows, "data_rows": source.num_samples() or (None if more else rows)}
 
 
