@@ -68,3 +68,75 @@ def pytest_runtest_makereport(item, call):
         return
     report.outcome = "failed"
     report.longrepr = f"skipped under WORKBENCH_REQUIRE_CORPUS=1: {reason}"
+
+
+@pytest.fixture
+def usage_error(capsys):
+    """``usage_error(argv)``: the one-line usage error ``workbench-cli argv`` prints on stderr (stripped), after
+    checking that it exits with status 2 and prints no traceback."""
+    from workbench.cli import main
+
+    def run(argv: list[str]) -> str:
+        with pytest.raises(SystemExit) as exc:
+            main(argv)
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        return err.strip()
+
+    return run
+
+
+class FakeClock:
+    """Stands in for the ``time`` module of :mod:`workbench.core.runtime.latency`: ``wall_ns`` / ``cpu_ns`` are
+    what the wall clock and the thread CPU clock read; ``load`` is the load average the measurement reads,
+    ``sessions`` counts the sessions opened (two per measurement) and ``script(model)`` gives, for a model's
+    bytes or proto, ``run(k)`` = (wall ns, thread CPU ns) that run ``k`` of its session takes."""
+
+    def __init__(self) -> None:
+        self.wall_ns = self.cpu_ns = self.sessions = 0
+        self.load = 0.0
+        self.script = None
+
+    def perf_counter(self) -> float:
+        return self.wall_ns * 1e-9
+
+    def perf_counter_ns(self) -> int:
+        return self.wall_ns
+
+    def thread_time_ns(self) -> int:
+        return self.cpu_ns
+
+
+class _ScriptedSession:
+    """Run ``k`` of the session (0: the untimed first run, 1-2: warm runs, 3 on: the timed runs) advances the
+    clocks by ``run(k)``."""
+
+    def __init__(self, clock: FakeClock, run) -> None:
+        self.clock, self.script, self.k = clock, run, 0
+
+    def run(self, outputs, feed):
+        wall, cpu = self.script(self.k)
+        self.k += 1
+        self.clock.wall_ns += wall
+        self.clock.cpu_ns += cpu
+        return []
+
+
+@pytest.fixture
+def fake_latency(monkeypatch):
+    """A :class:`FakeClock` that :mod:`workbench.core.runtime.latency` times with, its sessions scripted by the
+    clock's ``script`` (set it before measuring), on 2 cores: every figure a test reads is exact."""
+    from workbench.core.runtime import latency
+
+    clock = FakeClock()
+
+    def session(model, config=None, split=None):
+        clock.sessions += 1
+        return _ScriptedSession(clock, clock.script(model))
+
+    monkeypatch.setattr(latency, "time", clock)
+    monkeypatch.setattr(latency, "single_thread_session", session)
+    monkeypatch.setattr(latency, "_load_average", lambda: clock.load)
+    monkeypatch.setattr(latency, "usable_cores", lambda: 2)
+    return clock

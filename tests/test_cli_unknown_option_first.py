@@ -6,42 +6,31 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.cli import main
+from workbench.cli import build_parser
 from workbench.cli_usage import unknown_options
-
-
-def _usage_error(capsys, argv: list[str]) -> str:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    assert exc.value.code == 2
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    return err.strip()
 
 
 @pytest.mark.parametrize("argv", [["quantize", "m.onnx", "--datas", "calib.npz"],
                                   ["quantize", "--datas=calib.npz", "m.onnx"],
                                   ["quantize", "--datas", "calib.npz", "m.onnx", "-o", "q.onnx"]])
-def test_quantize_without_output_names_the_mistyped_option_first(capsys, argv):
-    assert _usage_error(capsys, argv) == ("error: workbench-cli quantize: unrecognized option --datas: did you mean "
-                                          "--data? (see workbench-cli quantize --help)")
+def test_quantize_without_output_names_the_mistyped_option_first(usage_error, argv):
+    assert usage_error(argv) == ("error: workbench-cli quantize: unrecognized option --datas: did you mean "
+                                 "--data? (see workbench-cli quantize --help)")
 
 
-def test_render_without_output_names_the_mistyped_option_first(capsys):
-    assert _usage_error(capsys, ["render", "m.onnx", "--colour", "op", "--expnd", "2"]) == (
+def test_render_without_output_names_the_mistyped_option_first(usage_error):
+    assert usage_error(["render", "m.onnx", "--colour", "op", "--expnd", "2"]) == (
         "error: workbench-cli render: unrecognized option --expnd: did you mean --expand? "
         "(see workbench-cli render --help)")
 
 
-def test_a_missing_output_alone_is_still_said(capsys):
-    assert _usage_error(capsys, ["quantize", "m.onnx", "--data", "calib.npz"]) == (
+def test_a_missing_output_alone_is_still_said(usage_error):
+    assert usage_error(["quantize", "m.onnx", "--data", "calib.npz"]) == (
         "error: workbench-cli quantize: the following arguments are required: -o/--output "
         "(see workbench-cli quantize --help)")
 
 
 def test_unknown_options_reads_names_and_stops_at_the_terminator():
-    from workbench.cli import build_parser
-
     sub = next(a for a in build_parser()._actions if hasattr(a, "choices") and a.choices and "quantize" in a.choices)
     quantize = sub.choices["quantize"]
     assert unknown_options(quantize, ["m.onnx", "--data=c.npz", "--datas=c.npz", "-o", "q.onnx", "--", "--x"]) == [

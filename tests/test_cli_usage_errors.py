@@ -11,30 +11,21 @@ import pytest
 from workbench.cli import build_parser, main
 
 
-def _usage_error(capsys, argv: list[str]) -> str:
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    assert exc.value.code == 2
-    err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    return err.strip()
-
-
-def test_mistyped_option_names_the_close_one_and_the_verbs_help(corpus, capsys):
+def test_mistyped_option_names_the_close_one_and_the_verbs_help(corpus, usage_error):
     model = str(corpus / "digits_cnn" / "model_opset13.onnx")
-    assert _usage_error(capsys, ["cost", model, "--datas", "calib.npz"]) == (
+    assert usage_error(["cost", model, "--datas", "calib.npz"]) == (
         "error: workbench-cli cost: unrecognized option --datas: did you mean --data? "
         "(see workbench-cli cost --help)")
-    assert _usage_error(capsys, ["evaluate", model, model, "--data", "e.npz", "--metric-out", "x"]) == (
+    assert usage_error(["evaluate", model, model, "--data", "e.npz", "--metric-out", "x"]) == (
         "error: workbench-cli evaluate: unrecognized option --metric-out: did you mean --metric-output? "
         "(see workbench-cli evaluate --help)")
 
 
 @pytest.mark.parametrize("verb", ["quantize", "analyze", "sweep", "report", "render", "evaluate", "compare"])
-def test_abbreviated_option_is_refused_in_every_verb(corpus, capsys, verb):
+def test_abbreviated_option_is_refused_in_every_verb(corpus, usage_error, verb):
     model = str(corpus / "digits_cnn" / "model_opset13.onnx")
     positional = [model, model] if verb in ("evaluate", "compare") else [model]
-    err = _usage_error(capsys, [verb, *positional, "--sample", "3", "--data", "calib.npz", "-o", "out.onnx"])
+    err = usage_error([verb, *positional, "--sample", "3", "--data", "calib.npz", "-o", "out.onnx"])
     assert err == (f"error: workbench-cli {verb}: unrecognized option --sample: did you mean --samples? "
                    f"(see workbench-cli {verb} --help)")
 
@@ -45,18 +36,18 @@ def test_every_parser_refuses_abbreviations():
     assert [name for name, p in {"": parser, **sub.choices}.items() if p.allow_abbrev] == []
 
 
-def test_data_file_where_the_model_goes_looks_swapped(corpus, capsys):
+def test_data_file_where_the_model_goes_looks_swapped(corpus, usage_error):
     d = corpus / "digits_cnn"
     model, calib = str(d / "model_opset13.onnx"), str(d / "calib.npz")
     # -o is missing too: the swap is said first, not "required: -o"
-    assert _usage_error(capsys, ["quantize", calib, model]) == (
+    assert usage_error(["quantize", calib, model]) == (
         f"error: workbench-cli quantize: {calib} is data and {model} a model: the arguments look swapped; give "
         f"the model first and the data with --data: workbench-cli quantize {model} --data {calib} "
         "(see workbench-cli quantize --help)")
-    assert _usage_error(capsys, ["cost", calib]) == (
+    assert usage_error(["cost", calib]) == (
         f"error: workbench-cli cost: {calib} is data, not a model: give the model first (MODEL.onnx) and the data "
         f"with --data: workbench-cli cost MODEL.onnx --data {calib} (see workbench-cli cost --help)")
-    assert _usage_error(capsys, ["quantize", model, calib, "-o", "out.onnx"]) == (
+    assert usage_error(["quantize", model, calib, "-o", "out.onnx"]) == (
         f"error: workbench-cli quantize: unrecognized argument {calib}: did you mean --data {calib}? "
         "(see workbench-cli quantize --help)")
 
@@ -70,26 +61,26 @@ def test_option_values_are_not_taken_for_positionals(corpus, capsys):
 
 @pytest.mark.parametrize(("typed", "verb"), [("quantise", "quantize"), ("analyse", "analyze"), ("inspct", "inspect"),
                                              ("Compare", "compare"), ("autotun", "autotune")])
-def test_mistyped_command_names_the_close_one(capsys, typed, verb):
-    assert _usage_error(capsys, [typed, "model.onnx", "--data", "calib.npz"]) == (
+def test_mistyped_command_names_the_close_one(usage_error, typed, verb):
+    assert usage_error([typed, "model.onnx", "--data", "calib.npz"]) == (
         f"error: workbench-cli: unknown command '{typed}': did you mean '{verb}'? (see workbench-cli --help)")
-    assert _usage_error(capsys, ["-v", typed]) == (
+    assert usage_error(["-v", typed]) == (
         f"error: workbench-cli: unknown command '{typed}': did you mean '{verb}'? (see workbench-cli --help)")
 
 
-def test_unknown_command_lists_the_commands_and_a_model_first_is_told_the_order(capsys):
+def test_unknown_command_lists_the_commands_and_a_model_first_is_told_the_order(usage_error):
     verbs = "inspect, quantize, evaluate, compare, analyze, sweep, autotune, convert, cost, report, render, presets"
-    assert _usage_error(capsys, ["frobnicate"]) == (
+    assert usage_error(["frobnicate"]) == (
         f"error: workbench-cli: unknown command 'frobnicate': the commands are {verbs} (see workbench-cli --help)")
-    assert _usage_error(capsys, ["model.onnx", "--data", "calib.npz"]) == (
+    assert usage_error(["model.onnx", "--data", "calib.npz"]) == (
         "error: workbench-cli: model.onnx: the command comes first, e.g. workbench-cli inspect model.onnx "
         f"(the commands: {verbs}) (see workbench-cli --help)")
 
 
-def test_command_typed_as_an_option_is_told_to_drop_the_dashes(capsys):
-    assert _usage_error(capsys, ["--quantize", "model.onnx", "--data", "calib.npz"]) == (
+def test_command_typed_as_an_option_is_told_to_drop_the_dashes(usage_error):
+    assert usage_error(["--quantize", "model.onnx", "--data", "calib.npz"]) == (
         "error: workbench-cli: unrecognized option --quantize: commands are written without dashes (workbench-cli "
         "quantize ...) (see workbench-cli --help)")
-    assert _usage_error(capsys, ["-v", "--Inspect"]) == (
+    assert usage_error(["-v", "--Inspect"]) == (
         "error: workbench-cli: unrecognized option --Inspect: commands are written without dashes (workbench-cli "
         "inspect ...) (see workbench-cli --help)")

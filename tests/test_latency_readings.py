@@ -16,54 +16,16 @@ from workbench.core.runtime import latency, run_times
 FEED: dict = {}
 
 
-class _Clock:
-    """Stands in for the ``time`` module of :mod:`workbench.core.runtime.latency`."""
-
-    def __init__(self) -> None:
-        self.wall_ns = self.cpu_ns = 0
-
-    def perf_counter(self) -> float:
-        return self.wall_ns * 1e-9
-
-    def perf_counter_ns(self) -> int:
-        return self.wall_ns
-
-    def thread_time_ns(self) -> int:
-        return self.cpu_ns
-
-
-class _Session:
-    """Run ``k`` of the session (0: the untimed first run, 1-2: warm runs, 3 on: the timed runs) advances the
-    clocks by ``script(k)`` = (wall ns, thread CPU ns)."""
-
-    def __init__(self, clock: _Clock, script) -> None:
-        self.clock, self.script, self.k = clock, script, 0
-
-    def run(self, outputs, feed):
-        wall, cpu = self.script(self.k)
-        self.k += 1
-        self.clock.wall_ns += wall
-        self.clock.cpu_ns += cpu
-        return []
-
-
 @pytest.fixture
-def scripted(monkeypatch):
-    """``scripted(float_script, quant_script)``: measure() of b"float" against b"quant" with those runs, on a
-    quiet machine (load average 0, 2 cores)."""
-    clock = _Clock()
-    clock.sessions = 0
+def scripted(fake_latency):
+    """``scripted(float_script, quant_script)``: measure() of b"float" against b"quant" with those runs
+    (``script(k)`` = (wall ns, thread CPU ns) of run ``k``, conftest's ``fake_latency``), on a quiet machine
+    (load average 0, 2 cores); returns the clock."""
 
     def setup(float_script, quant_script):
-        def session(model, config=None, split=None):
-            clock.sessions += 1
-            return _Session(clock, float_script if model == b"float" else quant_script)
-        monkeypatch.setattr(latency, "single_thread_session", session)
-        return clock
+        fake_latency.script = lambda model: float_script if model == b"float" else quant_script
+        return fake_latency
 
-    monkeypatch.setattr(latency, "time", clock)
-    monkeypatch.setattr(latency, "_load_average", lambda: 0.0)
-    monkeypatch.setattr(latency, "usable_cores", lambda: 2)
     return setup
 
 

@@ -27,54 +27,18 @@ FLOAT_RUN = (2_000_000, 1_000_000)
 QUANT_RUN = (1_200_000, 1_200_000)
 
 
-class _Clock:
-    """Stands in for the ``time`` module of :mod:`workbench.core.runtime.latency`."""
-
-    def __init__(self) -> None:
-        self.wall_ns = 0
-        self.cpu_ns = 0
-
-    def perf_counter(self) -> float:
-        return self.wall_ns * 1e-9
-
-    def perf_counter_ns(self) -> int:
-        return self.wall_ns
-
-    def thread_time_ns(self) -> int:
-        return self.cpu_ns
-
-
-class _Session:
-    def __init__(self, clock: _Clock, run: tuple[int, int]) -> None:
-        self.clock, self.cost = clock, run
-
-    def run(self, outputs, feed):
-        self.clock.wall_ns += self.cost[0]
-        self.clock.cpu_ns += self.cost[1]
-        return []
-
-
 def _quantized(model) -> bool:
     proto = model if isinstance(model, onnx.ModelProto) else onnx.load_from_string(model)
     return any(n.op_type == "DequantizeLinear" for n in proto.graph.node)
 
 
 @pytest.fixture
-def fake(monkeypatch):
-    """Fake clocks and sessions; ``fake.load`` is the load average the measurement reads (2 cores);
+def fake(fake_latency):
+    """conftest's fake clocks and sessions, a run of the float model taking :data:`FLOAT_RUN` and one of a
+    quantized model :data:`QUANT_RUN`; ``fake.load`` is the load average the measurement reads (2 cores),
     ``fake.sessions`` counts the sessions opened (two per measurement)."""
-    clock = _Clock()
-    clock.load, clock.sessions = 0.0, 0
-
-    def session(model, config=None, split=None):
-        clock.sessions += 1
-        return _Session(clock, QUANT_RUN if _quantized(model) else FLOAT_RUN)
-
-    monkeypatch.setattr(latency, "time", clock)
-    monkeypatch.setattr(latency, "single_thread_session", session)
-    monkeypatch.setattr(latency, "_load_average", lambda: clock.load)
-    monkeypatch.setattr(latency, "usable_cores", lambda: 2)
-    return clock
+    fake_latency.script = lambda model: (lambda k: QUANT_RUN) if _quantized(model) else (lambda k: FLOAT_RUN)
+    return fake_latency
 
 
 def _pair(tmp_path):
