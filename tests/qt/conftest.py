@@ -314,3 +314,47 @@ def ort_qdq_file(tmp_path_factory):
     quantize_static(str(EXAMPLE_DIR / "digits_cnn.onnx"), str(out), Reader(), quant_format=QuantFormat.QDQ,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     return out
+
+
+@pytest.fixture
+def fused_units(qtbot, window, open_file, corpus, monkeypatch):
+    """``window`` with ppocr_mobile_v2_cls calibrated (cpu-u8s8, 8 calibration rows, the bare preset; every latency
+    measurement says quantized pays, so no unit is kept float by a timing on a loaded machine); returns
+    ``check(figures)``, for a canvas coloured by a per-unit figure (``figures``: unit name -> dB; missing or NaN:
+    none). ``check`` asserts that every node of each unit with a figure and two nodes or more takes the colour of
+    the figure (rounded to 0.25 dB, capped at the bit-exact 100 dB), that the Clips are coloured and the
+    HardSigmoids (no figure of their own) grey, and that the legend ends in grey's row and a note saying what grey
+    is; it returns the number of nodes after the first of such units (the ones only the first node's colour
+    missed)."""
+    from latency_fakes import quantized_faster
+    from test_app_stale_results import calibrated
+
+    from workbench.qt.canvas.colors import NO_VALUE, error_color
+    from workbench.qt.canvas.legend import legend_entries
+    from workbench.qt.error_view import INF_SQNR_DB
+
+    quantized_faster(monkeypatch)
+    calibrated(qtbot, window, open_file, corpus / "ppocr_mobile_v2_cls/model.onnx", samples=8, choose=False)
+
+    def check(figures: dict[str, float]) -> int:
+        canvas = window.canvas
+        ops = {n.name: n.op_type for n in window.doc.model.proto.graph.node}
+        members = 0
+        for name, unit in window.doc.plan.units.items():
+            value = figures.get(name, float("nan"))
+            if value != value or len(unit.nodes) < 2:
+                continue
+            want = error_color(round(min(value, INF_SQNR_DB) * 4) / 4)
+            for node in unit.nodes:
+                assert canvas.node_color(node) == want, (name, node, ops[node], value)
+            members += len(unit.nodes) - 1
+        clips = [n for n in canvas.node_names() if ops[n] == "Clip"]
+        assert clips and all(canvas.node_color(n) != NO_VALUE for n in clips)
+        hard = [n for n in canvas.node_names() if ops[n] == "HardSigmoid"]
+        assert hard and all(canvas.node_color(n) == NO_VALUE for n in hard)
+        _title, rows, notes = legend_entries(canvas)
+        assert rows[-1] == ("no value", NO_VALUE)
+        assert any(n.startswith("no value (grey): float nodes") and "another unit's input" in n for n in notes)
+        return members
+
+    return check

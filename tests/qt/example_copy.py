@@ -9,12 +9,15 @@ from pathlib import Path
 EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
-def open_example_copy(window, open_file, folder: Path, *, samples: int = 16, analysis_samples: int = 8) -> Path:
+def open_example_copy(window, open_file, folder: Path, *, samples: int | None = 16,
+                      analysis_samples: int | None = 8) -> Path:
     """Copy ``digits_cnn.onnx`` and ``digits_cnn_calib.npz`` into ``folder``, open the model in ``window`` and set
-    the Calibration panel's sample counts; returns the copied model's path."""
+    the Calibration panel's sample counts (None: the panel's own); returns the copied model's path."""
     for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
         shutil.copy(EXAMPLE / name, folder / name)
     open_file(window, folder / "digits_cnn.onnx")
-    window.calibration.samples.setValue(samples)
-    window.calibration.analysis_samples.setValue(analysis_samples)
+    if samples is not None:
+        window.calibration.samples.setValue(samples)
+    if analysis_samples is not None:
+        window.calibration.analysis_samples.setValue(analysis_samples)
     return folder / "digits_cnn.onnx"

@@ -4,16 +4,11 @@ file's dtype colouring (minilm kept "dtype" with every node grey)."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
+from example_copy import EXAMPLE, open_example_copy
 from test_app_flow import run_job
 
-import workbench
 from workbench.core import api
 from workbench.qt.canvas.view import COLOR_MODES
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 def _mode(win) -> str:
@@ -22,12 +17,8 @@ def _mode(win) -> str:
 
 def test_a_reopened_project_gets_its_sqnr_colours_back(qtbot, window, open_file, tmp_path):
     win = window
-    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
-        shutil.copy(EXAMPLE / name, tmp_path / name)
-    open_file(win, tmp_path / "digits_cnn.onnx")
+    open_example_copy(win, open_file, tmp_path, samples=8, analysis_samples=2)
     win.calibration.choose_first.setChecked(False)
-    win.calibration.samples.setValue(8)
-    win.calibration.analysis_samples.setValue(2)
     state, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
     assert state == "succeeded", res
     win.color_by_sqnr()
@@ -58,9 +49,7 @@ def test_a_float_model_after_a_quantized_one_is_coloured_by_op(qtbot, window, op
 def test_a_project_saved_coloured_by_op_reopens_coloured_by_op(qtbot, window, open_file, tmp_path):
     # the canvas coloured by the recipe's dtypes when the project opens: the project's own mode comes back
     win = window
-    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
-        shutil.copy(EXAMPLE / name, tmp_path / name)
-    open_file(win, tmp_path / "digits_cnn.onnx")
+    open_example_copy(win, open_file, tmp_path, samples=None, analysis_samples=None)
     assert _mode(win) == "op"
     project = win.save_project_to(tmp_path / "digits.wbproj")
     win.color_mode.setCurrentText("dtype")
@@ -72,9 +61,7 @@ def test_a_project_saved_coloured_by_op_reopens_coloured_by_op(qtbot, window, op
 def test_a_project_saved_coloured_by_sensitivity_reopens_so(qtbot, window, open_file, tmp_path):
     # the sweep's colours were kept as "error": the project reopened coloured by op type (no per-unit results)
     win = window
-    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
-        shutil.copy(EXAMPLE / name, tmp_path / name)
-    open_file(win, tmp_path / "digits_cnn.onnx")
+    open_example_copy(win, open_file, tmp_path, samples=None, analysis_samples=None)
     with qtbot.waitSignal(win.runs.finished, timeout=540_000):
         win.act_sensitivity.trigger()
     assert win.doc.sensitivity is not None, win.status_label.text()

@@ -3,19 +3,12 @@ Ctrl+Z it said "Kept 2 units in float ... (Ctrl+Z undoes)." while every unit was
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
-import workbench
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+from example_copy import open_example_copy
 
 
 def test_undo_and_redo_of_the_suggestion_say_so(qtbot, window, open_file, tmp_path):
     win = window
-    for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
-        shutil.copy(EXAMPLE / name, tmp_path / name)
-    open_file(win, tmp_path / "digits_cnn.onnx")
+    open_example_copy(win, open_file, tmp_path, samples=None, analysis_samples=None)
     with qtbot.waitSignal(win.runs.finished, timeout=540_000):
         win.act_sensitivity.trigger()
     suggestion = list(win.doc.suggestion)
