@@ -18,6 +18,7 @@ from workbench.core.model.shapes import shared_dim_name
     ("batch", True), ("seq_len", True), ("p2o.DynamicDimension.0", True), ("unk__x", True), ("input_1:0", True),
     ("", False), ("?", False), ("-1", False), ("dynamic", False), ("None", False), ("unknown", False),
     ("unk__3", False), ("floor(height/2) + 1", False), ("2*seq", False), ("N - 1", False),
+    ("Dynamic", False), ("UNKNOWN", False), ("NONE", False),  # placeholders in any case: read as names before
 ])
 def test_named_dim_is_the_one_rule(param, named):
     assert named_dim(param) is named and shared_dim_name(param) is named

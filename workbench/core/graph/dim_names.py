@@ -7,7 +7,7 @@ take as shared (:func:`workbench.core.model.shapes.shared_dim_name`):
 * a name (``batch``, ``seq_len``, Paddle's ``p2o.DynamicDimension.0``: letters, digits, ``_``, ``.`` and
   ``:``, not starting with a digit) is shown as it is, and dimensions of the same name share a size;
 * a placeholder that only says the size is unknown (``""``, ``?``, ``-1``, ``dynamic``, ``none``,
-  ``unknown``), a name shape inference made up (``unk__3``) and an expression inference derived
+  ``unknown``, in any case), a name shape inference made up (``unk__3``) and an expression inference derived
   (nudenet's ``floor(floor(height/2 - 1/2)/2) + 1``) show as ``?``, each an unknown of its own.
 """
 
@@ -17,15 +17,15 @@ import re
 
 import onnx
 
-#: Names exporters write for a dimension they know nothing about.
-PLACEHOLDER_DIMS = frozenset({"", "?", "-1", "none", "None", "dynamic", "unknown"})
+#: Names exporters write for a dimension they know nothing about (compared in lower case: "None", "Dynamic").
+PLACEHOLDER_DIMS = frozenset({"", "?", "-1", "none", "dynamic", "unknown"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:]*")
 
 
 def named_dim(param: str | None) -> bool:
     """True when ``param`` (a ``dim_param``) is a name a person gave a size; False for a placeholder, a
     generated ``unk__N`` and an expression (see the module docstring)."""
-    if not param or param in PLACEHOLDER_DIMS or (param.startswith("unk__") and param[5:].isdigit()):
+    if not param or param.lower() in PLACEHOLDER_DIMS or (param.startswith("unk__") and param[5:].isdigit()):
         return False
     return _NAME.fullmatch(param) is not None
 
