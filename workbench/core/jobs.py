@@ -140,10 +140,7 @@ def job_calibrate(payload: dict, progress, cancel: CancelToken) -> dict:
     model = _open(payload, progress)
     recipe = _recipe(payload)
     choice = choose_first(model, recipe, payload, progress, cancel)
-    if choice is not None and choice.skipped is None:  # the chosen recipe, on the choice's ranges
-        recipe = choice.recipe
-        payload = {**payload, "recipe": recipe.to_json(), "reuse": True,
-                   "calibration": choice.calibration.to_json() if choice.calibration is not None else None}
+    recipe, payload = _after_choice(choice, recipe, payload)
     as_cli = False
     if not payload.get("reuse", True) or (choice is not None and choice.skipped is None):
         result, calib, as_cli = _calibrate_as_the_cli(model, recipe, payload, progress, cancel)
@@ -320,6 +317,15 @@ def choose_first(model, recipe, payload: dict, progress, cancel: CancelToken):
                              cancel=cancel)
 
 
+def _after_choice(choice, recipe, payload: dict) -> tuple:
+    """``(recipe, payload)`` to go on with after :func:`choose_first`'s ``choice``: the chosen recipe, calibrated
+    on the choice's ranges (``reuse``), when it chose; else ``recipe`` and ``payload`` as given."""
+    if choice is None or choice.skipped is not None:
+        return recipe, payload
+    calibration = choice.calibration.to_json() if choice.calibration is not None else None
+    return choice.recipe, {**payload, "recipe": choice.recipe.to_json(), "reuse": True, "calibration": calibration}
+
+
 def choice_json(rep) -> dict:
     """A :class:`~workbench.core.api.ChoiceReport` as the app takes it: ``recipe`` (chosen recipe JSON),
     ``chosen``, ``label`` (the variant and its promoted unit count), ``scores`` (variant -> held-out output
@@ -442,12 +448,9 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     if fmt == "qdq":  # QONNX-only dtypes: refused before calibrating, not after
         refuse_qdq_export(recipe, api.plan(model, recipe))
     choice = choose_first(model, recipe, payload, progress, cancel)
-    if choice is not None and choice.skipped is None:  # the chosen recipe, on the choice's ranges
-        recipe = choice.recipe
-        payload = {**payload, "recipe": recipe.to_json(), "reuse": True,
-                   "calibration": choice.calibration.to_json() if choice.calibration is not None else None}
-        if fmt == "qdq":
-            refuse_qdq_export(recipe, api.plan(model, recipe))
+    recipe, payload = _after_choice(choice, recipe, payload)
+    if fmt == "qdq" and choice is not None and choice.skipped is None:  # the chosen recipe too
+        refuse_qdq_export(recipe, api.plan(model, recipe))
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel,
                                          latency_check=payload.get("latency_check", True))
     done = one_step(progress, f"Writing: {Path(payload['path']).name}")
