@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("PySide6")
 
 from latency_fakes import quantized_faster  # noqa: E402
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import QEvent, Qt, QTimer  # noqa: E402
 
 import workbench  # noqa: E402
 from workbench.qt import docks as dock_layout  # noqa: E402
@@ -252,4 +252,34 @@ def test_a_quantized_file_keeps_the_saved_row_height_for_the_first_result(qtbot,
     calibrate(qtbot, again)
     qtbot.waitUntil(lambda: errors.height() == 250, timeout=60_000)  # the first result gets the user's height
     assert again.errors.bars_plot.isVisible()
+    again.close()
+
+
+def test_a_file_opened_before_the_restored_rows_settle_gets_the_same_rows(qtbot, open_file, ort_qdq_file,
+                                                                         monkeypatch):
+    """The restored rows settle on the event-loop turn after the window is shown; a loaded machine can open a
+    file before that turn. The Errors row then stayed at the saved 250 px around two lines (a CI run timed out
+    waiting for the fitted height): the file's open now settles the rows first."""
+    first = new_window(qtbot)
+    open_file(first, EXAMPLE)
+    first.resizeDocks([first.docks["Errors"]], [250], Qt.Orientation.Vertical)
+    qtbot.waitUntil(lambda: first.docks["Errors"].height() == 250, timeout=60_000)
+    first.close()
+
+    def late_turn(self, obj, event) -> bool:  # the file's open wins the race with the first-show turn
+        if obj is self.window and event.type() == QEvent.Type.Show:
+            self.window.removeEventFilter(self)
+            self.shown = True
+            QTimer.singleShot(600_000, self, self.run)
+        return False
+
+    monkeypatch.setattr(dock_layout._FirstLayout, "eventFilter", late_turn)
+    again = new_window(qtbot)
+    errors = again.docks["Errors"]
+    open_file(again, ort_qdq_file)
+    qtbot.waitUntil(lambda: errors.height() == dock_layout.content_height(errors), timeout=60_000)
+    assert fits_its_lines(again) and errors.height() < 150  # its lines (90 px), not the saved 250 px
+    open_file(again, EXAMPLE)
+    calibrate(qtbot, again)
+    qtbot.waitUntil(lambda: errors.height() == 250, timeout=60_000)  # the first result gets the user's height
     again.close()

@@ -2120,8 +2120,8 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if state:
             self.restoreState(state)
-            # no empty hit list in front of the Inspector; with no model yet, empty result rows one line high
-            docks.settle_restored(self, self.docks, empty=lambda: self.doc.model is None)
+            # no empty hit list in front of the Inspector; with no result yet, empty result rows one line high
+            docks.settle_restored(self, self.docks, empty=lambda: not self.doc.errors)
 
     def set_theme(self, mode: str) -> None:
         """Switch theme (system | light | dark) and remember the choice."""

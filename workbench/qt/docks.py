@@ -148,6 +148,7 @@ def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
     for dock in docks.values():
         dock.toggleViewAction().triggered.connect(
             lambda checked, dock=dock: _on_view_toggle(window, docks, dock, checked))
+    doc.modelChanged.connect(lambda: settle_first_layouts(window))  # first: the handlers below see settled rows
     doc.resultsChanged.connect(lambda: doc.errors and reveal(window, docks, "Errors"))
     # a restored row shrunk while empty: a model fills the docks in front other than Errors (Problems, Cost)
     doc.modelChanged.connect(lambda: _restore_filled_rows(window, docks))
@@ -170,22 +171,43 @@ def _scrolling(panel) -> QScrollArea:
 
 class _FirstLayout(QObject):
     """Runs ``sizes`` once the window is first shown (on the next event-loop turn, once laid out):
-    the first-launch sizes, or the clamp of a restored layout (``name``)."""
+    the first-launch sizes, or the clamp of a restored layout (``name``). A model opened before that turn
+    runs it first (:func:`settle_first_layouts`), so the docks' sizes do not depend on which came first."""
 
     def __init__(self, window: QMainWindow, sizes, name: str = "firstDockLayout"):
         super().__init__(window)
         self.setObjectName(name)
         self.window, self.sizes = window, sizes
+        self.pending, self.shown = True, False
         window.installEventFilter(self)
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt's name)
         if obj is self.window and event.type() == QEvent.Type.Show:
-            self.cancel()
-            QTimer.singleShot(0, self.sizes)
+            self.window.removeEventFilter(self)
+            self.shown = True
+            QTimer.singleShot(0, self.run)
         return False
+
+    def run(self) -> None:
+        """``sizes``, once (not after :meth:`cancel`)."""
+        if self.pending:
+            self.pending = False
+            self.sizes()
 
     def cancel(self) -> None:
         self.window.removeEventFilter(self)
+        self.pending = False
+
+
+def settle_first_layouts(window: QMainWindow) -> None:
+    """Run now the first-show sizes still waiting for their event-loop turn after the window was shown (a
+    model opened first: the rows it fills are sized after the restored layout settled, not before), and lay
+    the window out so the docks have those sizes."""
+    waiting = [layout for layout in window.findChildren(_FirstLayout) if layout.shown and layout.pending]
+    for layout in waiting:
+        layout.run()
+    if waiting:
+        window.layout().activate()
 
 
 def first_sizes(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
