@@ -176,8 +176,8 @@ def test_report_without_data_says_what_to_add(corpus, tmp_path, capsys):
 
 def test_report_tabulates_a_sweep_of_the_same_recipe(corpus, tmp_path):
     d = corpus / "digits_cnn"
-    # --no-latency-check on both: the sweep records the units the latency placement kept float, measured, and the
-    # report refuses a sweep whose overrides differ (two loaded runs could keep different units of digits_cnn float)
+    # --no-latency-check on both: the units the latency placement keeps float are measured, so two loaded runs could
+    # quantize different units of digits_cnn (the report then notes them: test_report_sweep_placement)
     common = ["--data", str(d / "calib.npz"), "--eval", str(d / "eval.npz"), "--no-latency-check"]
     sweep = tmp_path / "sweep.json"
     assert main(["sweep", str(d / "model_opset17.onnx"), *common, "--eval-samples", "4", "--executor", "inline",

@@ -43,8 +43,8 @@ def test_report_refuses_sweep_of_another_recipe(corpus, tmp_path, capsys):
     """sweep --json records the recipe it measured; a table of a16w8 was embedded under a cpu-u8s8
     report without a word."""
     cnn = corpus / "digits_cnn"
-    # --no-latency-check: the recipe a sweep records holds the units the latency placement kept float, measured
-    # (digits_cnn's first Conv and AveragePool); a loaded machine could decide otherwise in the sweep and the report
+    # --no-latency-check: no timed probes in the runs compared (the match itself ignores the units they keep float:
+    # test_report_sweep_placement)
     common = [str(cnn / "model_opset17.onnx"), "--data", str(cnn / "calib.npz"), "--samples", "8", "--no-latency-check"]
     a16, same = tmp_path / "a16w8.json", tmp_path / "same.json"
     assert main(["sweep", *common, "--preset", "a16w8", "--no-auto", "--json", str(a16)]) == 0

@@ -688,10 +688,12 @@ def _print_split(split, total: int, text: str = "") -> None:
 
 
 def _job_model(args, progress, check=None) -> tuple:
-    """``(model, result, eval data, recipe-choice line)`` of ``analyze`` / ``report`` / ``sweep``: a project replayed
-    (its recipe, calibration and data; ``--eval`` / ``--data`` measure on other rows), or the model
+    """``(model, result, eval data, recipe-choice line, job)`` of ``analyze`` / ``report`` / ``sweep``: a project
+    replayed (its recipe, calibration and data; ``--eval`` / ``--data`` measure on other rows), or the model
     quantized as ``quantize`` writes it (recipe choice, and the latency check keeping float the units
-    that run slower quantized).
+    that run slower quantized). ``job``: its inputs and options (:func:`workbench.core.api.sweep_job_stamp`:
+    the recipe before the latency check's timed decisions), which ``sweep --json`` records and ``report``
+    matches.
 
     Raises
     ------
@@ -704,9 +706,11 @@ def _job_model(args, progress, check=None) -> tuple:
     if str(args.model).endswith(".wbproj"):
         _refuse_replay_options(args, with_data=False)
         model, result = _replay(args, progress)
-        eval_data = args.eval or args.data or api.load_project(args.model).data_spec(args.model,
-                                                                                     allow_code=args.allow_code)
-        return model, result, eval_data, ""
+        project = api.load_project(args.model, check_model=False)
+        data = project.data_spec(args.model, allow_code=args.allow_code)
+        job = api.sweep_job_stamp(model, result.recipe, data, project.samples) \
+            if args.command in ("sweep", "report") else None  # a replay measures no latency: its recipe as given
+        return model, result, args.eval or args.data or data, "", job
     model = api.open_model(args.model)
     _refuse_quantized_job(args, model)
     if check is not None:
@@ -718,7 +722,9 @@ def _job_model(args, progress, check=None) -> tuple:
     result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                           calibration=calibration, progress=progress,
                           latency_check=not args.no_latency_check and args.data is not None)
-    return model, result, _data_arg(args, args.eval or args.data), chose
+    # hashes the data file: only for the commands that record or match a sweep
+    job = api.sweep_job_stamp(model, recipe, args.data, args.samples) if args.command in ("sweep", "report") else None
+    return model, result, _data_arg(args, args.eval or args.data), chose, job
 
 
 def _refuse_quantized_job(args, model) -> None:
@@ -784,7 +790,7 @@ def _note_unmeasured(plan, rows, kept) -> None:
 def cmd_analyze(args) -> int:
     progress = TerminalProgress()
     try:
-        model, result, eval_data, chose = _job_model(args, progress)
+        model, result, eval_data, chose, job = _job_model(args, progress)
         rows = api.analyze(model, result, eval_data, samples=args.eval_samples,
                            progress=progress, executor=api.make_executor(args.executor) if args.executor else None)
         e2e = api.analyze_end_to_end(model, result, eval_data, samples=args.eval_samples)
@@ -863,13 +869,13 @@ def cmd_sweep(args) -> int:
     executor = api.make_executor(args.executor) if args.executor else None
     progress = TerminalProgress()
     try:
-        model, result, eval_data, chose = _job_model(args, progress)
+        model, result, eval_data, chose, job = _job_model(args, progress)
         sweep = api.sensitivity_sweep(model, result, eval_data, samples=args.eval_samples,
                                       top=args.top_units or None, executor=executor, progress=progress)
     finally:
         progress.close()
-    if args.json:  # with the recipe it measured: report --sweep-json refuses a table of another one
-        sweep.recipe = result.recipe.to_json() if result.recipe is not None else None
+    if args.json:  # with the recipe it measured and the job's options: report --sweep-json refuses another job's
+        sweep.recipe, sweep.job = (result.recipe.to_json() if result.recipe is not None else None), job
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(sweep.to_json(), indent=2) + "\n").encode())
     _print_job_notes(chose, result)
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
@@ -1150,10 +1156,11 @@ def cmd_report(args) -> int:
                                    sweep_source=str(args.sweep_in or ""))
             _check_labels_early(model, metric, _data_arg(args, args.eval or args.data), default_top1=True)
 
-        model, result, eval_data, chose = _job_model(args, progress, check=names_known)
+        model, result, eval_data, chose, job = _job_model(args, progress, check=names_known)
         sweep = sweep or _project_sweep(args.model, result)
+        sweep_source = str(args.sweep_in or f"{args.model}: results.sensitivity.sweep")
         api.check_report_inputs(model, result, curve=curve, curve_source=str(args.curve_in or ""),
-                                sweep=sweep, sweep_source=str(args.sweep_in or f"{args.model}: results.sensitivity.sweep"))
+                                sweep=sweep, sweep_source=sweep_source, job=job)
         out = api.write_report(args.output, model, result, eval_data, eval_samples=args.eval_samples,
                                metric=metric, curve=curve, sweep=sweep, worst=args.worst,
                                progress=progress, choice=chose,
@@ -1161,6 +1168,8 @@ def cmd_report(args) -> int:
     finally:
         progress.close()
     _print_job_notes(chose, result)
+    if placement := api.sweep_placement_note(sweep, result.recipe):  # timed decisions: the sweep is taken as measured
+        print(f"note: {sweep_source}: {placement}", file=sys.stderr)
     print(f"wrote {out} (open it in a browser; it loads nothing from the network)")
     return 0
 
@@ -1322,7 +1331,7 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
             raise WorkbenchError("render --colour sqnr: the SQNR is measured on data; give --data CALIB.npz.")
         progress = TerminalProgress()
         try:  # the model quantize writes (recipe choice, latency check), as analyze measures it
-            model, result, eval_data, chose = _job_model(args, progress)
+            model, result, eval_data, chose, job = _job_model(args, progress)
             rows = api.analyze(model, result, _data_arg(args, eval_data), samples=args.samples, progress=progress,
                                own_noise=False)  # the accumulated SQNR only
         finally:

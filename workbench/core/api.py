@@ -98,6 +98,8 @@ _LAZY: dict[str, str] = {
     "is_project_model": "workbench.core.pipeline.project",
     "check_report_inputs": "workbench.core.report.node_check",
     "check_report_names": "workbench.core.report.node_check",
+    "sweep_job_stamp": "workbench.core.report.sweep_match",
+    "sweep_placement_note": "workbench.core.report.sweep_match",
     "lift_weights": "workbench.core.model.weights",
     # analysis
     "UnitError": "workbench.core.analysis.unit_error",

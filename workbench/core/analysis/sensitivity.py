@@ -167,14 +167,17 @@ FIGURES = ("only_quant_db", "only_float_db", "local_db", "gain_db")
 @dataclass
 class SweepResult:
     """Outcome of :func:`sensitivity_sweep`: ``rows`` worst first (lowest ``only_quant_db``);
-    ``recipe``: the JSON of the recipe the sweep measured, when the caller records it (the CLI's
-    ``sweep --json`` does, so ``report --sweep-json`` can refuse a table of another recipe)."""
+    ``recipe``: the JSON of the recipe the sweep measured (with the units the latency placement kept
+    float), when the caller records it; ``job``: the job's inputs and options, when the caller records them
+    ({model, data, samples, recipe}: :func:`workbench.core.report.sweep_match.sweep_job_stamp`). The CLI's
+    ``sweep --json`` records both, so ``report --sweep-json`` can refuse a table of another job."""
 
     rows: list[UnitSensitivity]
     all_quant_db: float
     samples: int
     tasks: int
     recipe: str | None = None
+    job: dict | None = None
 
     def suggestion(self, min_gain_db: float = 0.5, max_fraction: float = 0.1) -> list[str]:
         """Units to keep in float: those whose exclusion raises the end-to-end SQNR by at least
@@ -187,13 +190,15 @@ class SweepResult:
     def to_json(self) -> dict:
         doc = {"rows": [r.to_json() for r in self.rows], "all_quant_db": _json_num(self.all_quant_db),
                "samples": self.samples, "tasks": self.tasks}
-        return doc | ({"recipe": self.recipe} if self.recipe is not None else {})
+        return doc | ({"recipe": self.recipe} if self.recipe is not None else {}) \
+            | ({"job": self.job} if self.job is not None else {})
 
     @classmethod
     def from_json(cls, d: dict) -> SweepResult:
-        recipe = d.get("recipe")
+        recipe, job = d.get("recipe"), d.get("job")
         return cls([UnitSensitivity.from_json(r) for r in d.get("rows", [])], float(d.get("all_quant_db", "nan")),
-                   int(d.get("samples", 0)), int(d.get("tasks", 0)), recipe if isinstance(recipe, str) else None)
+                   int(d.get("samples", 0)), int(d.get("tasks", 0)), recipe if isinstance(recipe, str) else None,
+                   job if isinstance(job, dict) else None)
 
 
 def _json_num(v: float):

@@ -104,9 +104,15 @@ def load_sweep(doc: Any, source: str) -> SweepResult:
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{source}: field rows: not a sensitivity sweep ({exc}).",
                         hint="Give the file `workbench-cli sweep --json FILE` wrote.") from None
-    if sweep.recipe is not None:  # compared with the report's recipe once it is known: refused now if unreadable
+    # compared with the report's once it is known: refused now if unreadable
+    recipes = [("field recipe", sweep.recipe)] if sweep.recipe is not None else []
+    if sweep.job is not None:
+        recipes.append(("field job.recipe", sweep.job.get("recipe")))
+    for field_name, text in recipes:
         try:
-            Recipe.from_json(sweep.recipe, source="field recipe")
+            if not isinstance(text, str):
+                raise RecipeError(f"{field_name}: not a recipe's JSON text.")
+            Recipe.from_json(text, source=field_name)
         except RecipeError as exc:
             raise DataError(f"{source}: {exc.message.rstrip('.')}; the sweep's recipe cannot be read.",
                             hint="Run `workbench-cli sweep --json FILE` again with the report's model, data and "

@@ -17,6 +17,7 @@ from workbench.core.report.collect import ReportData
 from workbench.core.report.figures import RANKING, autotune_curve, data_uri, histogram, sqnr_bars, svg_bytes
 from workbench.core.report.graph_figure import graph_picture
 from workbench.core.report.sqnr_bands import stop_labels
+from workbench.core.report.sweep_match import sweep_placement_note
 from workbench.core.wording import count
 
 #: Section ids, in page order, with their headings.
@@ -181,7 +182,9 @@ def _sweep(d: ReportData) -> str:
                 '</code>, then <code>--sweep-json sweep.json</code>); the local table below needs none.</p>')
     rows = [[escape(r.node), escape(r.op_type), _db(r.only_quant_db), _db(r.only_float_db), _db(r.local_db),
              _db(r.gain_db)] for r in sorted(sw.rows, key=lambda r: (-r.gain_db, r.node))[:TOP_TABLE]]
-    return (f"<p>End to end, from a sensitivity sweep ({sw.samples} samples, {sw.tasks} tasks; onnxruntime, "
+    placement = sweep_placement_note(sw, d.result.recipe)  # the sweep's timed decisions, when they differ
+    note = f'<p class="note">{escape(placement[0].upper() + placement[1:])}.</p>' if placement else ""
+    return note + (f"<p>End to end, from a sensitivity sweep ({sw.samples} samples, {sw.tasks} tasks; onnxruntime, "
             "CPUExecutionProvider, suffix models ORT_DISABLE_ALL): model-output SQNR with only the unit quantized, "
             f"with only it kept float, and what keeping it float gains over all quantized ({_db(sw.all_quant_db)} dB)."
             "</p>" + _table(["node", "op", "only quantized dB", "only float dB", "own output dB", "gain if float dB"], rows,

@@ -13,7 +13,7 @@ from workbench.core.errors import DataError
 from workbench.core.graph.index import iter_graphs
 from workbench.core.graph.layout import node_keys
 from workbench.core.pipeline.quantize import QuantizeResult
-from workbench.core.recipe.recipe import Recipe
+from workbench.core.report.sweep_match import check_sweep_job
 
 
 def _first_missing(names: Iterable[str], known: set[str]) -> str | None:
@@ -28,16 +28,6 @@ def curve_nodes(curve: dict) -> list[str]:
         for nodes in (levels or {}).values() if isinstance(levels, dict) else []:
             out.extend(str(n) for n in (nodes if isinstance(nodes, list) else []))
     return out
-
-
-def _recipe_difference(sweep_json: str, report_json: str) -> tuple[str, str, list[str]]:
-    """``(the sweep's preset, the report's preset, the recipe fields that differ, in field order)``, the
-    defaults filled in (``sweep --json`` writes the recipe without them: a recipe of the default preset
-    has no ``preset`` key; :func:`workbench.core.report.collect.load_sweep` refused a recipe it cannot read)."""
-    theirs = Recipe.from_json(sweep_json, source="the sweep's recipe").model_dump(mode="json")
-    ours = Recipe.from_json(report_json).model_dump(mode="json")
-    fields = [k for k in dict.fromkeys([*theirs, *ours]) if theirs.get(k) != ours.get(k)]
-    return str(theirs["preset"]), str(ours["preset"]), fields
 
 
 def check_report_names(model, *, curve: dict | None = None, curve_source: str = "", sweep: SweepResult | None = None,
@@ -63,22 +53,19 @@ def check_report_names(model, *, curve: dict | None = None, curve_source: str = 
 
 
 def check_report_inputs(model, result: QuantizeResult, *, curve: dict | None = None, curve_source: str = "",
-                        sweep: SweepResult | None = None, sweep_source: str = "") -> None:
+                        sweep: SweepResult | None = None, sweep_source: str = "", job: dict | None = None) -> None:
     """Refuse a curve or sweep naming a node ``model`` (a PreparedModel) does not have, and a sweep
-    that records another recipe than ``result``'s.
+    measured for another job than the report's (:func:`workbench.core.report.sweep_match.check_sweep_job`:
+    ``job``, the report's :func:`~workbench.core.report.sweep_match.sweep_job_stamp`, against the one the sweep
+    recorded; without either, the recipe the sweep measured against ``result``'s).
 
     Raises
     ------
     DataError
-        One line naming the JSON file and its first node missing from the model, or the presets of
-        the two recipes.
+        One line naming the JSON file and its first node missing from the model, the input that differs
+        (model, calibration data, samples), or the presets and differing fields of the two recipes.
     """
     check_report_names(model, curve=curve, curve_source=curve_source, sweep=sweep, sweep_source=sweep_source,
                        units=set(result.plan.units))
-    if sweep is not None and sweep.recipe is not None and result.recipe is not None \
-            and sweep.recipe != result.recipe.to_json():
-        theirs, ours, fields = _recipe_difference(sweep.recipe, result.recipe.to_json())
-        raise DataError(f"{sweep_source}: the sweep measured another recipe (preset {theirs}) than this "
-                        f"report's (preset {ours}, as the recipe choice and the options make it); they differ "
-                        f"in {', '.join(fields) or 'their JSON'}.",
-                        hint="Run `workbench-cli sweep --json FILE` with the report's model, data and recipe options.")
+    if sweep is not None:
+        check_sweep_job(sweep, sweep_source, result.recipe, job)
