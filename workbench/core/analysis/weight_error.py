@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from workbench.core.analysis.weight_grid import written_weights
+from workbench.core.analysis.weight_grid import gemm_as_matmul, written_weights
 from workbench.core.io.external import tensor_array
 from workbench.core.runtime.session import make_session
 
@@ -186,7 +186,7 @@ def weight_errors(plan, fp: onnx.ModelProto, qp: onnx.ModelProto) -> list[Weight
 def _as_float_layout(f: onnx.NodeProto, q: onnx.NodeProto, w: np.ndarray, value: np.ndarray) -> np.ndarray | None:
     """``value`` (the written weight, dequantized) in the float weight ``w``'s layout, None when it has
     none: a ``Gemm(transB=1)`` written as ``MatMul`` reads ``w`` transposed (``[K, N]``)."""
-    gemm_t = f.op_type == "Gemm" and q.op_type == "MatMul" and any(a.name == "transB" and a.i for a in f.attribute)
+    gemm_t = gemm_as_matmul(f, q)
     if gemm_t and value.ndim == 2 and value.T.shape == w.shape:
         return value.T
     return value if value.shape == w.shape and not gemm_t else None

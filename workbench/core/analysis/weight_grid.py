@@ -70,16 +70,26 @@ def written_weight_qparams(plan, fp: onnx.ModelProto, qp: onnx.ModelProto) -> di
     """
     written = written_weights(plan, fp, qp)
     out: dict[str, QParams] = {}
-    for node, _f, dq, weight in written.units:
-        params = _dq_params(dq, written.q_consts, tuple(written.f_inits[weight].dims))
+    for node, f, dq, weight in written.units:
+        params = _dq_params(dq, written.q_consts, tuple(written.f_inits[weight].dims),
+                            transposed=gemm_as_matmul(f, written.q_nodes[node]))
         if params is not None:
             out[node] = params
     return out
 
 
-def _dq_params(dq: onnx.NodeProto, consts: dict, float_shape: tuple[int, ...]) -> QParams | None:
+def gemm_as_matmul(f: onnx.NodeProto, q: onnx.NodeProto) -> bool:
+    """True when the float node ``f`` is a ``Gemm(transB=1)`` written as the MatMul ``q`` (its weight stored
+    transposed, ``[K, N]``: the weight-only writer)."""
+    return f.op_type == "Gemm" and q.op_type == "MatMul" and any(a.name == "transB" and a.i for a in f.attribute)
+
+
+def _dq_params(dq: onnx.NodeProto, consts: dict, float_shape: tuple[int, ...], *,
+               transposed: bool = False) -> QParams | None:
     """The QParams of DequantizeLinear ``dq`` of constants, its axis in the float weight's layout (None
-    when the written weight has neither that layout nor its transpose, or an unknown type)."""
+    when the written weight has neither that layout nor its transpose, or an unknown type). ``transposed``:
+    the weight is written as the transpose of the float one (:func:`gemm_as_matmul`), which a square weight's
+    shape cannot tell."""
     x = consts[dq.input[0]]
     qt = qtype_of_onnx(x.data_type)
     if qt is None:
@@ -96,7 +106,7 @@ def _dq_params(dq: onnx.NodeProto, consts: dict, float_shape: tuple[int, ...]) -
         written = tuple(x.dims)
         axis = attrs.get("axis", 1)
         axis = axis + len(written) if axis < 0 else axis
-        if written != float_shape:
+        if transposed or written != float_shape:
             if len(written) != 2 or written[::-1] != float_shape:
                 return None
             axis = 1 - axis  # a Gemm(transB=1) weight written as a MatMul's [K, N]
