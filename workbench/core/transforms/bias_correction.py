@@ -103,7 +103,7 @@ def input_means(float_proto: onnx.ModelProto, tensors: list[str],
     grids = {t: ([((t, "rounded"), rounding[t])] if t in rounding else []) + [(grid_key(t, qp), qp) for qp in more.get(t, ())]
              for t in tensors}
     tables = {key: _Table.of(qp) for pairs in grids.values() for key, qp in pairs}
-    sess = make_session(add_outputs(float_proto, tensors), arena=False)
+    sess = make_session(add_outputs(float_proto, tensors), arena=False, spinning=False)  # summed between runs
     sums = _Sums()
     step = 0  # rows per run, once the first row has been run alone
     for feed in batches:
@@ -460,7 +460,7 @@ def conv_output_shifts(terms: list[tuple[onnx.NodeProto, np.ndarray, np.ndarray]
         inits.append(numpy_helper.from_array(dw.astype(np.float32), f"w{i}"))
     proto = helper.make_model(helper.make_graph(convs, "bias_shift", inputs, outputs, inits),
                               opset_imports=[helper.make_opsetid("", 13)])
-    ys = make_session(proto).run(None, {f"x{i}": m.astype(np.float32) for i, (_, _, m) in enumerate(terms)})
+    ys = make_session(proto, spinning=False).run(None, {f"x{i}": m.astype(np.float32) for i, (_, _, m) in enumerate(terms)})
     out = []
     for y in ys:
         y = y.astype(np.float64)

@@ -599,7 +599,7 @@ def _run(proto, rows: list[dict[str, np.ndarray]], points: list[tuple[str, int, 
         proto.graph.output.extend(helper.make_tensor_value_info(t, elem, None)
                                   for t, elem in dict(tensors).items() if t not in have)
         names = [t for t, _ in tensors]
-    session = make_session(proto)
+    session = make_session(proto, spinning=False)  # many short runs, a score computed between models
     if not points:
         names = [o.name for o in session.get_outputs()]
     return [[np.asarray(v) for v in session.run(names, feed)] for feed in rows]
