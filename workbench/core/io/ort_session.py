@@ -20,14 +20,13 @@ lazy tensors (:data:`workbench.core.io.external.PREPACK`).
 
 from __future__ import annotations
 
-import hashlib
 import weakref
 from typing import TYPE_CHECKING
 
 import onnx
 from onnx import TensorProto
 
-from workbench.core.io import external
+from workbench.core.io import digest, external
 from workbench.core.io.external import (
     check_unchanged,
     copy_with,
@@ -89,7 +88,9 @@ def sources_digest(lean: onnx.ModelProto, sources: dict[str, str | bytes]) -> by
     """SHA-256 of a model as :func:`session_sources` splits it: the lean model's bytes, then each
     alias and its bytes (a lazy tensor's data file by its path). Equal models give equal digests
     without serialising their weights into one buffer."""
-    h = hashlib.sha256(lean.SerializeToString())
+    lean_bytes = lean.SerializeToString()
+    total = len(lean_bytes) + sum(len(s) for s in sources.values() if isinstance(s, bytes))
+    h = digest.sha256(lean_bytes, size=total)
     for name, src in sources.items():
         h.update(name.encode())
         h.update(src if isinstance(src, bytes) else f"file:{src}".encode())

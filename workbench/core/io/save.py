@@ -25,7 +25,6 @@ import glob
 import logging
 import mmap
 import os
-import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -168,7 +167,7 @@ def _save_inline(proto: onnx.ModelProto, target: Path) -> None:
 def _save_external(proto: onnx.ModelProto, path: Path, tmp: Path, threshold: int) -> None:
     folder = path.parent
     data_name = path.name + ".data"
-    hidden = f"{_leftover_prefix(path)}{secrets.token_hex(6)}.data"
+    hidden = f"{_leftover_prefix(path)}{os.urandom(6).hex()}.data"  # random as secrets.token_hex (no hmac/OpenSSL)
     lean = _stream_initializers(proto, tmp / hidden, hidden, threshold)
     # subgraph initializers (copied with the nodes) go after the streamed ones, by onnx itself
     onnx.save_model(lean, str(tmp / path.name), save_as_external_data=True, all_tensors_to_one_file=True,

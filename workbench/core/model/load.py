@@ -19,8 +19,8 @@ calibrator and writers. The user's file is never modified. Preparation, in order
 
 from __future__ import annotations
 
-import hashlib
 import logging
+import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,6 +35,7 @@ from workbench.core.errors import AlreadyQuantizedError, ModelError
 from workbench.core.graph import walk as _graphs
 from workbench.core.graph.quantized_ops import QuantizedNode, find_quantized, quantized_kind
 from workbench.core.io.atomic import protect_input
+from workbench.core.io.digest import sha256 as _sha256
 from workbench.core.io.external import lazy_tensors, tensor_array
 from workbench.core.io.tensor_bytes import tensor_nbytes
 from workbench.core.model.affine import fold_conv_affines
@@ -239,8 +240,8 @@ def _input_info(vi: onnx.ValueInfoProto) -> InputInfo:
 
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a file's bytes, read in 1 MiB chunks."""
-    h = hashlib.sha256()
     with open(path, "rb") as f:
+        h = _sha256(size=os.fstat(f.fileno()).st_size)
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()

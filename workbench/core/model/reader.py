@@ -9,7 +9,6 @@ layout of the Hugging Face cache).
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import mmap
@@ -25,6 +24,7 @@ from onnx import external_data_helper as edh
 
 from workbench.core.errors import ModelError
 from workbench.core.io import external
+from workbench.core.io.digest import sha256 as _sha256
 from workbench.core.io.tensor_bytes import raw_data_lengths
 from workbench.core.model.shapes import skeleton
 from workbench.core.model.tensor_check import check_loaded, check_tensors
@@ -81,7 +81,7 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
                                              ("ir_version", proto.ir_version > 0)) if not ok]
             raise ModelError(f"{path}: not an ONNX model or truncated ({', '.join(missing)} missing).",
                              hint=_REEXPORT)
-        digest = hashlib.sha256(data).hexdigest()
+        digest = _sha256(data).hexdigest()
         lengths = raw_data_lengths(data)
     check_text_fields(proto, path)
     check_opsets(proto, path)
@@ -149,7 +149,7 @@ def read_opened_file(path: Path, sha256: str) -> onnx.ModelProto | None:
         The file cannot be read, or its external data is missing, truncated or unsafe.
     """
     data = _file_bytes(path)
-    if hashlib.sha256(data).hexdigest() != sha256:
+    if _sha256(data).hexdigest() != sha256:
         return None
     proto = onnx.ModelProto()
     proto.ParseFromString(data)  # the bytes read_model_file parsed

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from workbench.core.errors import RecipeError
 from workbench.core.recipe.hardware import cpu_needs_reduce_range
-from workbench.core.recipe.spec import BIAS_INT32, Granularity, NodeConfig, Preset, QuantSpec
+from workbench.core.recipe.spec import BIAS_INT32, Granularity, NodeConfig, PlanMode, Preset, QuantSpec
 
 #: Op types quantized by the static presets (node units; Relu/Clip are folded into producers).
 STATIC_OPS = (
@@ -46,7 +46,7 @@ def _presets() -> dict[str, Preset]:
                                  activation=QuantSpec(dtype="uint16", symmetric=False), bias=BIAS_INT32),
                op_types=STATIC_OPS, min_opset=21),
         Preset(name="w4-block", description="weight-only int4, symmetric, blocks of 32 along the input "
-               "axis of MatMul/Gemm (onnxruntime MatMulNBits)", mode="weight_only",
+               "axis of MatMul/Gemm (onnxruntime MatMulNBits)", mode=PlanMode.WEIGHT_ONLY,
                config=NodeConfig(weight=QuantSpec(dtype="int4", symmetric=True,
                                                   granularity=Granularity.per_block, block_size=32)),
                op_types=("MatMul", "Gemm"), min_opset=21),
@@ -56,7 +56,7 @@ def _presets() -> dict[str, Preset]:
                op_types=STATIC_OPS, min_opset=19),
         Preset(name="dynamic-u8", description="dynamic quantization: int8 weights offline, uint8 "
                "activations at run time (DynamicQuantizeLinear, MatMulInteger, ConvInteger); no data",
-               mode="dynamic",
+               mode=PlanMode.DYNAMIC,
                config=NodeConfig(weight=QuantSpec(dtype="int8", symmetric=True),
                                  activation=QuantSpec(dtype="uint8", symmetric=False)),
                op_types=("Conv", "MatMul", "Gemm")),

@@ -13,13 +13,14 @@ field came from, which the app's inspector shows.
 from __future__ import annotations
 
 import fnmatch
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+import functools
+from typing import Any
 
 from workbench.core.errors import RecipeError
 from workbench.core.formats.qtypes import QONNX_DTYPES
+from workbench.core.recipe import spec_models
 from workbench.core.recipe.presets import PRESETS, get_preset
+from workbench.core.recipe.record import Factory, Record, dict_of, list_of, of, optional
 from workbench.core.recipe.spec import (
     ROLES,
     NodeConfig,
@@ -32,63 +33,131 @@ from workbench.core.recipe.spec import (
 )
 from workbench.core.wording import count
 
+_STR, _BOOL = of(str), of(bool)
 
-class Recipe(BaseModel):
-    """A complete quantization recipe; JSON round-trips exactly (``model_dump_json`` / ``from_json``)."""
 
-    model_config = ConfigDict(extra="forbid")
+def _known_preset(name: str) -> str:
+    if name not in PRESETS:
+        import difflib  # only for a misspelt name (a plain quantize does not load it)
 
+        close = difflib.get_close_matches(str(name), list(PRESETS), n=1)  # as --preset says it
+        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown preset {name!r}{guess}; use one of {', '.join(PRESETS)}")
+    return name
+
+
+def _qonnx_only_dtypes(recipe: Any) -> None:
+    """QONNX-only dtypes (int2..int7, bipolar) need ``target`` "qonnx"; the error names each field that
+    sets one (``rules.0.activation.dtype int3``), since this check has no single field of its own."""
+    if recipe.target == "qonnx":
+        return
+    settings = [(f"rules.{i}", r) for i, r in enumerate(recipe.rules)]
+    settings += [(f"overrides.{name}", o) for name, o in recipe.overrides.items()]
+    bad = [f"{where}.{role}.dtype {spec.dtype}" for where, s in settings for role in ROLES
+           if (spec := getattr(s, role)) is not None and spec.dtype in QONNX_DTYPES]
+    if bad:
+        more = f" (and {count(len(bad) - 3, 'more field')})" if len(bad) > 3 else ""
+        raise ValueError(f"{', '.join(bad[:3])}{more}: a dtype that exists only in QONNX; add "
+                         '"target": "qonnx" to the recipe to export it as QONNX (--format qonnx alone does '
+                         "not), or use int4/int8")
+
+
+@functools.cache
+def _models() -> dict[str, Any]:
+    """The pydantic models of :class:`Recipe` and :class:`ResolvedNode` (imports pydantic; first use only)."""
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+    m = spec_models.models()
+    RuleModel, SettingsModel, SmoothModel, ConfigModel = m["Rule"], m["NodeSettings"], m["SmoothQuantSpec"], \
+        m["NodeConfig"]
+
+    class Recipe(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        preset: str = "cpu-u8s8"
+        rules: list[RuleModel] = Field(default_factory=list)  # type: ignore[valid-type]
+        overrides: dict[str, SettingsModel] = Field(default_factory=dict)  # type: ignore[valid-type]
+        exclude: list[str] = Field(default_factory=list)
+        op_types: list[str] | None = None
+        reduce_range: bool | None = None
+        target: Literal["qdq", "qonnx"] = "qdq"
+        smoothquant: SmoothModel | None = None  # type: ignore[valid-type]
+        bias_correction: bool = False
+
+        @field_validator("preset")
+        @classmethod
+        def _known_preset(cls, name: str) -> str:
+            return _known_preset(name)
+
+        @field_validator("overrides")
+        @classmethod
+        def _sorted_overrides(cls, overrides: dict) -> dict:
+            return dict(sorted(overrides.items()))
+
+        @model_validator(mode="after")
+        def _qonnx_only(self) -> Recipe:
+            _qonnx_only_dtypes(self)
+            return self
+
+    class ResolvedNode(BaseModel):
+        node: str
+        op_type: str
+        config: ConfigModel  # type: ignore[valid-type]
+        excluded: bool
+        sources: dict[str, str]
+
+    @classmethod
+    def _pydantic_model(cls) -> Any:
+        return _models()["ResolvedNode"]
+
+    return {"Recipe": Recipe, "ResolvedNode": ResolvedNode}
+
+
+class Recipe(Record):
+    """A complete quantization recipe; JSON round-trips exactly (``model_dump_json`` / ``from_json``).
+
+    A plain record (:mod:`workbench.core.recipe.record`): building one from a built-in preset loads no
+    pydantic; a recipe file is validated by the pydantic model of the same name (:meth:`from_json`).
+    """
+
+    FIELDS = {"preset": _STR, "rules": list_of(of(Rule)), "overrides": dict_of(of(NodeSettings)),
+              "exclude": list_of(_STR), "op_types": optional(list_of(_STR)), "reduce_range": optional(_BOOL),
+              "target": lambda v: type(v) is str and v in ("qdq", "qonnx"),
+              "smoothquant": optional(of(SmoothQuantSpec)), "bias_correction": _BOOL}
     preset: str = "cpu-u8s8"
-    rules: list[Rule] = Field(default_factory=list)
-    overrides: dict[str, NodeSettings] = Field(default_factory=dict)
-    exclude: list[str] = Field(default_factory=list)
+    rules: list[Rule] = Factory(list)
+    overrides: dict[str, NodeSettings] = Factory(dict)
+    exclude: list[str] = Factory(list)
     op_types: list[str] | None = None
     #: 7-bit weights for the preset's 8-bit weight spec; None = decide from this CPU (see presets).
     #: :func:`workbench.core.api.make_recipe` fills it so a replay elsewhere gives the same model.
     reduce_range: bool | None = None
     #: Export format the recipe is for; "qonnx" allows the QONNX-only dtypes (int2..int7, bipolar).
-    target: Literal["qdq", "qonnx"] = "qdq"
+    target: str = "qdq"
     #: SmoothQuant scale migration before calibration (static recipes); None = off.
     smoothquant: SmoothQuantSpec | None = None
     #: General bias correction after writing (Nagel et al. 2019, section 4.2): each Conv bias absorbs the
     #: mean output shift its weight rounding causes on the calibration data (static recipes).
     bias_correction: bool = False
 
-    @field_validator("preset")
     @classmethod
-    def _known_preset(cls, name: str) -> str:
-        if name not in PRESETS:
-            import difflib  # only for a misspelt name (a plain quantize does not load it)
+    def _pydantic_model(cls) -> Any:
+        return _models()["Recipe"]
 
-            close = difflib.get_close_matches(str(name), list(PRESETS), n=1)  # as --preset says it
-            guess = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"unknown preset {name!r}{guess}; use one of {', '.join(PRESETS)}")
-        return name
-
-    @field_validator("overrides")
-    @classmethod
-    def _sorted_overrides(cls, overrides: dict[str, NodeSettings]) -> dict[str, NodeSettings]:
+    def _check(self) -> bool:
         """Overrides by node name, sorted: one per node, so their order means nothing, and a recipe
         then writes the same JSON whether it was built in memory or read back from a project file
         (which sorts its keys); a replay's model metadata is the same bytes."""
-        return dict(sorted(overrides.items()))
-
-    @model_validator(mode="after")
-    def _qonnx_only_dtypes(self) -> Recipe:
-        """QONNX-only dtypes (int2..int7, bipolar) need ``target`` "qonnx"; the error names each field that
-        sets one (``rules.0.activation.dtype int3``), since this check has no single field of its own."""
-        if self.target == "qonnx":
-            return self
-        settings = [(f"rules.{i}", r) for i, r in enumerate(self.rules)]
-        settings += [(f"overrides.{name}", o) for name, o in self.overrides.items()]
-        bad = [f"{where}.{role}.dtype {spec.dtype}" for where, s in settings for role in ROLES
-               if (spec := getattr(s, role)) is not None and spec.dtype in QONNX_DTYPES]
-        if bad:
-            more = f" (and {count(len(bad) - 3, 'more field')})" if len(bad) > 3 else ""
-            raise ValueError(f"{', '.join(bad[:3])}{more}: a dtype that exists only in QONNX; add "
-                             '"target": "qonnx" to the recipe to export it as QONNX (--format qonnx alone does '
-                             "not), or use int4/int8")
-        return self
+        if self.preset not in PRESETS:
+            return False
+        try:
+            _qonnx_only_dtypes(self)
+        except ValueError:
+            return False
+        self.__dict__["overrides"] = dict(sorted(self.overrides.items()))
+        return True
 
     def with_overrides(self, nodes, settings: NodeSettings) -> Recipe:
         """A copy whose override of each node in ``nodes`` is ``settings`` (replacing any earlier one)."""
@@ -114,6 +183,8 @@ class Recipe(BaseModel):
         RecipeError
             Naming ``source`` and the first invalid field.
         """
+        from pydantic import ValidationError  # a recipe file is validated by pydantic
+
         try:
             return cls.model_validate_json(text)
         except ValidationError as exc:
@@ -152,9 +223,10 @@ _FIELD_NAMES = sorted({f for m in (Recipe, Rule, NodeSettings, PartialSpec, Quan
                        for f in m.model_fields})
 
 
-class ResolvedNode(BaseModel):
+class ResolvedNode(Record):
     """Effective config of one node plus where each role's value came from."""
 
+    FIELDS = {"node": _STR, "op_type": _STR, "config": of(NodeConfig), "excluded": _BOOL, "sources": dict_of(_STR)}
     node: str
     op_type: str
     config: NodeConfig
@@ -177,7 +249,7 @@ def _apply(cfg: dict[str, QuantSpec | None], base: NodeConfig, settings: NodeSet
             continue
         try:
             cfg[role] = QuantSpec(**{**current.model_dump(), **part.changes()})
-        except ValidationError as exc:
+        except ValueError as exc:  # pydantic's ValidationError
             raise RecipeError(f"{label}: invalid {role} settings: {exc.errors()[0]['msg']}.",
                               hint="Change the rule so the spec is consistent.") from None
         sources[role] = label

@@ -34,7 +34,6 @@ the ``WORKBENCH_REMEASURE_LATENCY`` environment variable (to anything but ``""``
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -50,6 +49,7 @@ import onnx
 import onnxruntime as ort
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.io import digest
 from workbench.core.io.ort_session import proto_session, session_sources, sources_digest
 from workbench.core.runtime.run_times import cpu_figures, wall_figures
 
@@ -238,7 +238,7 @@ class _Timed:
         self.model = model
         if isinstance(model, bytes):
             self.split = None
-            self.digest = hashlib.sha256(model).digest()
+            self.digest = digest.sha256(model).digest()
         else:
             self.split = session_sources(model)
             self.digest = sources_digest(*self.split)  # no large weight: the SHA-256 of the model's bytes
@@ -309,8 +309,8 @@ def measure(float_model: Model | _Timed, quant_model: Model | _Timed, feed: dict
         if figures["float_s"] > 0 and figures["quant_s"] > 0:
             break
     else:
-        raise LatencyNotMeasured("the clocks read no time for the runs of a model "
-                                 f"({runs} runs, twice)", hint="Pass --no-latency-check to skip the check.")
+        # no hint: the check that catches it is skipped and says so ("latency not measured: ..."), in the app too
+        raise LatencyNotMeasured(f"the clocks read no time for the runs of a model ({runs} runs, twice)")
     return LatencyComparison(runs=runs, cost_s=time.perf_counter() - t0, load=max(load, _load_average()),
                              cores=usable_cores(), **figures)
 
@@ -345,7 +345,7 @@ def cache_key(float_model: Model | _Timed, quant_model: Model | _Timed, feed: di
     """SHA-256 hex of both models, the feed's names / shapes / dtypes, onnxruntime and the CPU. A model
     counts by its bytes' SHA-256; an in-memory one with large weights by
     :func:`~workbench.core.io.ort_session.sources_digest`."""
-    h = hashlib.sha256()
+    h = digest.sha256()  # a few hundred bytes
     if float_config:
         h.update(json.dumps(sorted(float_config.items())).encode())
     for part in (float_model, quant_model):

@@ -24,13 +24,13 @@ same weights once per variant it scores, searches each weight once.
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 
 import numpy as np
 
 from workbench.core.formats.numerics import compute_qparams, int_squared_error
 from workbench.core.formats.qparams import QParams
+from workbench.core.io import digest
 from workbench.core.recipe.spec import Granularity, QuantSpec
 
 #: Candidate fractions of each channel's min / max, largest first (a tie keeps the larger) ...
@@ -77,7 +77,7 @@ def mse_weight_qparams(w: np.ndarray, spec: QuantSpec) -> QParams:
     w = np.asarray(w, dtype=np.float32)
     per_channel = spec.granularity == Granularity.per_channel and w.ndim > 0
     axis = (spec.axis or 0) if per_channel else None
-    key = (hashlib.blake2b(np.ascontiguousarray(w).tobytes(), digest_size=16).digest(), w.shape, axis,
+    key = (digest.blake2b(np.ascontiguousarray(w).tobytes(), digest_size=16).digest(), w.shape, axis,
            spec.dtype, spec.symmetric, spec.reduce_range)
     hit = _CACHE.get(key)
     if hit is not None:

@@ -1,0 +1,128 @@
+"""The recipe's value checks, shared by its plain records (:mod:`workbench.core.recipe.spec`) and the
+pydantic models that validate recipe files (:mod:`workbench.core.recipe.spec_models`): names of
+observers and roles, the observer arguments and their ranges, the dtype names, and the granularity
+and mode enums. Every check raises ValueError with the text a recipe error shows."""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+
+from workbench.core.formats.qtypes import MX_DTYPES, QONNX_DTYPES, RECIPE_DTYPES, get_qtype
+
+OBSERVERS = ("minmax", "percentile", "entropy", "mse")
+ROLES = ("weight", "activation", "bias")
+#: the ``observer_args`` keys the observers read (histogram observers: bins; percentile: percentile;
+#: minmax: averaging_constant for a moving average)
+OBSERVER_ARGS = ("bins", "percentile", "averaging_constant")
+#: the ``observer_args`` keys each observer reads (workbench.core.calibration.observers: minmax.py,
+#: histogram.py for entropy / mse, percentile.py)
+OBSERVER_READS: dict[str, tuple[str, ...]] = {"minmax": ("averaging_constant",), "percentile": ("bins", "percentile"),
+                                              "entropy": ("bins",), "mse": ("bins",)}
+#: the values each observer argument takes, as the observers of workbench.core.calibration.observers
+#: accept them: bins (percentile / entropy / mse histograms) a whole number in [16, 2**20], percentile in
+#: (50, 100], averaging_constant (minmax's moving average m <- m + c * (batch_m - m)) in (0, 1]
+#: (the one place these limits are written: the histogram / percentile observers check them too)
+BINS_RANGE = (16, 1 << 20)
+PERCENTILE_RANGE = (50.0, 100.0)
+AVERAGING_RANGE = (0.0, 1.0)
+#: the values the observers use when ``observer_args`` does not set them
+DEFAULT_BINS = 2048
+DEFAULT_PERCENTILE = 99.999
+
+
+class Granularity(StrEnum):
+    per_tensor = "per_tensor"
+    per_channel = "per_channel"
+    per_block = "per_block"
+
+
+class PlanMode(StrEnum):
+    """How a recipe quantizes: calibrated static QDQ, dynamic (activations at run time), weight-only."""
+
+    STATIC = "static"
+    DYNAMIC = "dynamic"
+    WEIGHT_ONLY = "weight_only"
+
+
+def _out_of_range(value: float, takes: str) -> ValueError:
+    return ValueError(f"{value:g} is out of range: use {takes}")
+
+
+def check_bins(v: float) -> float:
+    lo, hi = BINS_RANGE
+    if not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
+        raise _out_of_range(v, f"a whole number of histogram bins from {lo} to {hi} (default {DEFAULT_BINS})")
+    return v
+
+
+def check_percentile(v: float) -> float:
+    lo, hi = PERCENTILE_RANGE
+    if not lo < v <= hi:  # NaN fails too
+        raise _out_of_range(v, f"a percentile above {lo:g} and at most {hi:g} (default {DEFAULT_PERCENTILE:g})")
+    return v
+
+
+def check_averaging(v: float) -> float:
+    lo, hi = AVERAGING_RANGE
+    if not lo < v <= hi:
+        raise _out_of_range(v, f"a moving-average weight above {lo:g} and at most {hi:g} (0.01 is usual)")
+    return v
+
+
+#: the range check of each ``observer_args`` key
+ARG_CHECKS = {"averaging_constant": check_averaging, "bins": check_bins, "percentile": check_percentile}
+
+
+def observer_reads(observer: str, args: dict[str, float]) -> dict[str, float]:
+    """``args`` when ``observer`` reads every key of it; else ValueError naming the keys it ignores and
+    those it reads (:data:`OBSERVER_READS`)."""
+    reads = OBSERVER_READS.get(observer, ())
+    ignored = [k for k in args if k not in reads]
+    if ignored:
+        raise ValueError(f"{', '.join(map(repr, ignored))} {'is' if len(ignored) == 1 else 'are'} not read by the "
+                         f"{observer} observer, which reads only {' and '.join(reads)}: remove "
+                         f"{'it' if len(ignored) == 1 else 'them'} or choose an observer that reads "
+                         f"{'it' if len(ignored) == 1 else 'them'}")
+    return args
+
+
+def dtype_known(v: str) -> str:
+    if v not in RECIPE_DTYPES and v not in QONNX_DTYPES and v != "int32":
+        raise ValueError(f"unknown dtype {v!r}; use one of {', '.join(RECIPE_DTYPES)} "
+                         f"(QONNX target also: {', '.join(QONNX_DTYPES)})")
+    return v
+
+
+def observer_known(v: str) -> str:
+    if v not in OBSERVERS:
+        raise ValueError(f"unknown observer {v!r}; use one of {', '.join(OBSERVERS)}")
+    return v
+
+
+def observer_args_known(v: dict[str, float]) -> dict[str, float]:
+    unknown = sorted(set(v) - set(OBSERVER_ARGS))
+    if unknown:
+        raise ValueError(f"unknown observer_args {', '.join(map(repr, unknown))}; use {', '.join(OBSERVER_ARGS)}")
+    return v
+
+
+def observer_args_in_range(v: dict[str, float]) -> dict[str, float]:
+    """Each known key's value in the range its observer takes (ValueError otherwise)."""
+    for key, value in v.items():
+        if key in ARG_CHECKS:
+            ARG_CHECKS[key](value)
+    return v
+
+
+def spec_consistent(dtype: str, granularity: Granularity, block_size: int | None, reduce_range: bool) -> None:
+    """ValueError when a spec's fields contradict each other (block size, MX formats, reduce_range)."""
+    if granularity == Granularity.per_block:
+        if not block_size or block_size < 1:
+            raise ValueError("per_block needs a positive block_size (e.g. 32)")
+    elif block_size is not None:
+        raise ValueError("block_size is only valid with granularity per_block")
+    if dtype in MX_DTYPES and granularity != Granularity.per_block:
+        raise ValueError(f"{dtype} is an MX block format: use granularity per_block, block_size 32")
+    if reduce_range and get_qtype(dtype).bits != 8:
+        raise ValueError(f"reduce_range applies to 8-bit dtypes only, not {dtype}")

@@ -1,0 +1,295 @@
+"""Plain typed records for the recipe's settings, without pydantic at import.
+
+A :class:`Record` subclass declares its fields as class annotations with defaults (``FIELDS`` gives
+each field a fast check: a predicate that holds only for values pydantic would keep exactly as
+given). Building one from values that pass the fast checks and the class's own consistency check
+(``_check``) costs no pydantic import: a quantize with a built-in preset never loads it (pydantic
+and the OpenSSL that ``pydantic.types`` loads through ``secrets`` held about 11 MiB of digits_cnn's
+93 MiB peak). Any other value is handed to the pydantic model of the same name, which coerces it
+or raises pydantic's ``ValidationError`` with the location of the bad field, so the result and the
+errors are those of the pydantic models the records mirror (each record class names its model with
+``_pydantic_model``, built on first use).
+
+The methods follow pydantic's ``BaseModel`` (``model_dump``, ``model_dump_json``, ``model_copy``,
+``model_validate``, ``model_validate_json``, ``model_fields``, ``model_fields_set``, equality,
+frozen instances); ``model_dump_json`` writes the same bytes as pydantic (it delegates to pydantic
+when a value is a float or a string with control characters, whose spelling could differ).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, ClassVar
+
+_MISSING = object()
+#: every record class by name: the pydantic model of each has the same name
+RECORDS: dict[str, type] = {}
+
+
+class Factory:
+    """A default made per instance (``Factory(list)``), like pydantic's ``Field(default_factory=...)``."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+class Record:
+    """Base of the recipe's records. Subclasses set ``FIELDS``: field name -> fast check (a predicate),
+    in declaration order; the class attribute of the same name is the default (or a :class:`Factory`).
+    ``frozen=True`` in the class statement makes instances immutable and hashable."""
+
+    __slots__ = ("__dict__", "_fields_set")
+    FIELDS: ClassVar[dict[str, Callable[[Any], bool]]] = {}
+    #: fields whose type is an enum: a str naming a member becomes that member (as pydantic converts it)
+    ENUMS: ClassVar[dict[str, type[Enum]]] = {}
+    model_fields: ClassVar[dict[str, Any]] = {}
+    _frozen: ClassVar[bool] = False
+
+    def __init_subclass__(cls, frozen: bool = False, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        cls._frozen = frozen
+        inherited = {k: v for b in reversed(cls.__mro__[1:]) for k, v in getattr(b, "model_fields", {}).items()}
+        cls.model_fields = {name: cls.__dict__.get(name, inherited.get(name, _MISSING)) for name in cls.FIELDS}
+        for name in cls.FIELDS:  # the defaults live in model_fields, the values in each instance
+            if name in cls.__dict__:
+                delattr(cls, name)
+        cls.__hash__ = Record.__hash__ if frozen else None  # type: ignore[assignment]
+        RECORDS[cls.__name__] = cls
+
+    @classmethod
+    def _pydantic_model(cls) -> Any:
+        """The pydantic model this record mirrors (same name and fields); imports pydantic."""
+        raise NotImplementedError
+
+    def __init__(self, **values: Any) -> None:
+        values = {k: _enum_member(self.ENUMS[k], v) if k in self.ENUMS else v for k, v in values.items()}
+        fast = set(values) <= set(self.FIELDS) and all(self.FIELDS[k](v) for k, v in values.items())
+        if fast:
+            data = {}
+            for name, default in self.model_fields.items():
+                if name in values:
+                    data[name] = _copy_container(values[name])
+                elif default is _MISSING:
+                    fast = False
+                    break
+                else:
+                    data[name] = default.make() if isinstance(default, Factory) else default
+        if fast:
+            object.__setattr__(self, "__dict__", data)
+            object.__setattr__(self, "_fields_set", frozenset(values))
+            fast = self._check()
+        if not fast:  # pydantic decides: coerces, or raises ValidationError at the bad field
+            other = self._pydantic_model().model_validate({k: _to_model(v) for k, v in values.items()})
+            object.__setattr__(self, "__dict__", _fields_of(other))
+            object.__setattr__(self, "_fields_set", frozenset(other.model_fields_set))
+
+    def _check(self) -> bool:
+        """True when the values are consistent (the pydantic model's validators would pass them unchanged)."""
+        return True
+
+    # -- pydantic BaseModel's interface -------------------------------------------------------------
+    @property
+    def model_fields_set(self) -> set[str]:
+        return set(self._fields_set)
+
+    def model_dump(self, *, mode: str = "python", exclude_unset: bool = False, exclude_defaults: bool = False,
+                   exclude_none: bool = False) -> dict[str, Any]:
+        """The fields as a dict (nested records as dicts); ``mode="json"``: enums as their values, tuples as lists."""
+        flags = {"mode": mode, "exclude_unset": exclude_unset, "exclude_defaults": exclude_defaults,
+                 "exclude_none": exclude_none}
+        out = {}
+        for name, default in self.model_fields.items():
+            value = self.__dict__[name]
+            if exclude_unset and name not in self._fields_set:
+                continue
+            if exclude_none and value is None:
+                continue
+            if exclude_defaults and default is not _MISSING and \
+                    value == (default.make() if isinstance(default, Factory) else default):
+                continue
+            out[name] = _dump(value, flags)
+        return out
+
+    def model_dump_json(self, *, indent: int | None = None, exclude_defaults: bool = False,
+                        exclude_unset: bool = False) -> str:
+        """JSON text, byte for byte as pydantic's ``model_dump_json`` writes it."""
+        doc = self.model_dump(mode="json", exclude_defaults=exclude_defaults, exclude_unset=exclude_unset)
+        if not _plain(doc):
+            return _to_model(self).model_dump_json(indent=indent, exclude_defaults=exclude_defaults,
+                                                   exclude_unset=exclude_unset)
+        return json.dumps(doc, ensure_ascii=False, indent=indent, separators=(",", ": ") if indent else (",", ":"))
+
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
+        """A copy with ``update`` applied as given (not validated, as pydantic's ``model_copy``)."""
+        data = copy.deepcopy(self.__dict__) if deep else dict(self.__dict__)
+        data.update(update or {})
+        out = object.__new__(type(self))
+        object.__setattr__(out, "__dict__", data)
+        object.__setattr__(out, "_fields_set", self._fields_set | frozenset(update or ()))
+        return out
+
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Any:
+        """A record of ``values`` and the defaults, not validated (as pydantic's ``model_construct``)."""
+        data = {name: values[name] if name in values else default.make() if isinstance(default, Factory)
+                else default for name, default in cls.model_fields.items() if name in values or default is not _MISSING}
+        out = object.__new__(cls)
+        object.__setattr__(out, "__dict__", data)
+        object.__setattr__(out, "_fields_set", frozenset(values if _fields_set is None else _fields_set))
+        return out
+
+    @classmethod
+    def model_validate(cls, obj: Any) -> Any:
+        """A record from a dict (or a record of this class, returned as it is); pydantic's ValidationError when invalid."""
+        if isinstance(obj, cls):
+            return obj
+        if type(obj) is dict and all(type(k) is str for k in obj):
+            return cls(**obj)  # pydantic validates it unless every value passes the fast checks
+        return _from_model(cls._pydantic_model().model_validate(obj))
+
+    @classmethod
+    def model_validate_json(cls, text: str | bytes) -> Any:
+        """A record from JSON text; pydantic's ValidationError when invalid."""
+        return _from_model(cls._pydantic_model().model_validate_json(text))
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """Lets a pydantic model hold a record as a field (the project file's recipe)."""
+        from pydantic_core import core_schema  # only where a pydantic model holds a record
+
+        def check(value: Any, validate: Any) -> Any:
+            return value if isinstance(value, cls) else _from_model(validate(value))
+
+        model = handler.generate_schema(cls._pydantic_model())
+        return core_schema.no_info_wrap_validator_function(
+            check, model, serialization=core_schema.plain_serializer_function_ser_schema(
+                _to_model, return_schema=model))
+
+    # -- object protocol ----------------------------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self._frozen:
+            raise TypeError(f"{type(self).__name__} is frozen: use model_copy(update={{{name!r}: ...}})")
+        if name not in self.FIELDS:
+            raise ValueError(f'"{type(self).__name__}" object has no field "{name}"')
+        self.__dict__[name] = value
+        object.__setattr__(self, "_fields_set", self._fields_set | {name})
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__  # type: ignore[union-attr]
+
+    def __hash__(self) -> int:
+        return hash((type(self), *self.__dict__.values()))
+
+    def __iter__(self):
+        yield from self.__dict__.items()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._fields_text(', ')})"
+
+    def __str__(self) -> str:
+        return self._fields_text(" ")
+
+    def _fields_text(self, sep: str) -> str:
+        return sep.join(f"{k}={v!r}" for k, v in self.__dict__.items())
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        return self.model_copy(deep=True)
+
+    def __getstate__(self) -> dict:
+        return {"values": self.__dict__, "fields_set": self._fields_set}
+
+    def __setstate__(self, state: dict) -> None:
+        object.__setattr__(self, "__dict__", state["values"])
+        object.__setattr__(self, "_fields_set", state["fields_set"])
+
+
+# -- fast checks: true only for values pydantic keeps exactly as given --------------------------------
+def of(*types: type) -> Callable[[Any], bool]:
+    """Exactly one of ``types`` (``type(None)`` for None); a bool is not an int here."""
+    return lambda v: type(v) in types or any(isinstance(v, t) for t in types if issubclass(t, (Record, Enum)))
+
+
+def list_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: type(v) is list and all(check(x) for x in v)
+
+
+def tuple_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: type(v) is tuple and all(check(x) for x in v)
+
+
+def dict_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: type(v) is dict and all(type(k) is str and check(x) for k, x in v.items())
+
+
+def optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda v: v is None or check(v)
+
+
+# -- conversions ----------------------------------------------------------------------------------------
+def _enum_member(enum: type[Enum], v: Any) -> Any:
+    return enum(v) if type(v) is str and v in enum._value2member_map_ else v
+
+
+def _copy_container(v: Any) -> Any:
+    return list(v) if type(v) is list else dict(v) if type(v) is dict else v
+
+
+def _dump(v: Any, flags: dict) -> Any:
+    if isinstance(v, Record):
+        return v.model_dump(**flags)
+    if isinstance(v, Enum) and flags["mode"] == "json":
+        return v.value
+    if isinstance(v, dict):
+        return {k: _dump(x, flags) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        items = [_dump(x, flags) for x in v]
+        return items if isinstance(v, list) or flags["mode"] == "json" else tuple(items)
+    return v
+
+
+def _plain(v: Any) -> bool:
+    """True when ``json.dumps`` spells ``v`` as pydantic does: no floats, no control characters or surrogates."""
+    if isinstance(v, dict):
+        return all(_plain(k) and _plain(x) for k, x in v.items())
+    if isinstance(v, list):
+        return all(_plain(x) for x in v)
+    if isinstance(v, str):
+        return v.isprintable() or not any(ord(c) < 0x20 or 0xD800 <= ord(c) < 0xE000 for c in v)
+    return v is None or type(v) in (bool, int)
+
+
+def _to_model(v: Any) -> Any:
+    """Records (also inside lists, tuples and dicts) as their pydantic models, without validating again."""
+    if isinstance(v, Record):
+        fields = {k: _to_model(x) for k, x in v.__dict__.items()}
+        return type(v)._pydantic_model().model_construct(_fields_set=set(v._fields_set), **fields)
+    if isinstance(v, dict):
+        return {k: _to_model(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return type(v)(_to_model(x) for x in v)
+    return v
+
+
+def _fields_of(model: Any) -> dict[str, Any]:
+    return {k: _from_model(getattr(model, k)) for k in type(model).model_fields}
+
+
+def _from_model(v: Any) -> Any:
+    """Pydantic models (also inside containers) as the records of the same class name."""
+    record = RECORDS.get(type(v).__name__) if hasattr(type(v), "__pydantic_fields__") else None
+    if record is not None:
+        out = object.__new__(record)
+        object.__setattr__(out, "__dict__", _fields_of(v))
+        object.__setattr__(out, "_fields_set", frozenset(v.model_fields_set))
+        return out
+    if isinstance(v, dict):
+        return {k: _from_model(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return type(v)(_from_model(x) for x in v)
+    return v
+
