@@ -9,6 +9,7 @@ from qdq_helpers import tiny_model
 
 from workbench.core import api
 from workbench.core.errors import RecipeError
+from workbench.core.issues import IssueCode
 from workbench.core.model.load import prepare_proto
 from workbench.core.planning.plan import build_plan
 from workbench.core.recipe.recipe import Recipe
@@ -117,6 +118,34 @@ def test_conflicting_specs_pick_producer_and_report():
     assert plan.issues[0].message.startswith("tensor 'c' uses the activation spec of 'conv' (uint8, symmetric=False)")
     assert "asked for (int8, symmetric=False) and reads it on this grid" in plan.issues[0].message
 
+
+
+def _fan_out_model():
+    """conv -> c, read by conv2 and conv3: three requests for tensor 'c'."""
+    nodes = [helper.make_node("Conv", ["X", "W"], ["c"], name="conv"),
+             helper.make_node("Conv", ["c", "W"], ["Y"], name="conv2"),
+             helper.make_node("Conv", ["c", "W"], ["Z"], name="conv3")]
+    return _model(nodes, [_vi("X", [1, 2, 4, 4])], [_vi("Y", [1, 2, 4, 4]), _vi("Z", [1, 2, 4, 4])],
+                  [_w("W", [2, 2, 1, 1])])
+
+
+def test_equal_specs_of_several_readers_are_not_a_conflict():
+    """An override restating the preset's settings makes conv3's spec another object with the same
+    settings: no conflict (specs are compared by value; readers without rules share the preset's object)."""
+    recipe = dict(preset="cpu-u8s8", overrides={"conv3": NodeSettings(activation=PartialSpec(observer="minmax"))})
+    plan = _plan(_fan_out_model(), **recipe)
+    assert [i for i in plan.issues if i.code == IssueCode.SPEC_SHARED] == []
+    assert sorted(plan.activations) == ["X", "Y", "Z", "c"]
+
+
+def test_a_reader_asking_other_observer_settings_is_reported():
+    """Same dtype and symmetry, another observer: still a conflict, worded as 'other observer settings'."""
+    recipe = dict(preset="cpu-u8s8", overrides={"conv3": NodeSettings(activation=PartialSpec(observer="percentile"))})
+    plan = _plan(_fan_out_model(), **recipe)
+    shared = [i for i in plan.issues if i.code == IssueCode.SPEC_SHARED]
+    assert [(i.node, i.severity) for i in shared] == [("conv", "info")]
+    assert "asked for other observer settings" in shared[0].message
+    assert plan.activations["c"].observer == "minmax"
 
 def test_uint8_full_range_weights_do_not_warn_about_saturation(monkeypatch):
     """onnxruntime's u8 x u8 kernels use 16-bit products: only int8 weights saturate without VNNI."""

@@ -230,6 +230,20 @@ def build_plan(model, recipe: Recipe, facts: GraphFacts | None = None) -> QuantP
                      preset.mode, min_opset, recipe, builder.proxies, builder.shared, builder.writers)
 
 
+def _asks_other(spec: QuantSpec, reqs: list[tuple[str, QuantSpec, bool]]) -> bool:
+    """True when a request's spec serialises (``model_dump_json``) differently from ``spec``. A request
+    holding ``spec`` itself is not serialised: most tensors have one request, the chosen one, and
+    serialising every spec twice was half of the plan's time (minilm_l6_v2: 9 of 18 ms per plan)."""
+    mine = None
+    for _, other, _ in reqs:
+        if other is spec:
+            continue
+        mine = mine if mine is not None else spec.model_dump_json()
+        if other.model_dump_json() != mine:
+            return True
+    return False
+
+
 def unmatched_entries(proto: onnx.ModelProto, recipe: Recipe) -> list[PlanIssue]:
     """A warning for every rule, override and ``op_types`` entry of ``recipe`` that matches no node of
     ``proto`` (subgraphs included): a typo such as ``op_type: "Cnv"`` otherwise changes nothing, silently."""
@@ -762,8 +776,7 @@ class _Builder:
             unit, spec, writes = self._chosen(t)
             if writes:
                 self.writers[t] = unit
-            others = sorted({r[1].model_dump_json() for r in reqs} - {spec.model_dump_json()})
-            if others:
+            if _asks_other(spec, reqs):
                 asked = sorted({f"({r[1].dtype}, symmetric={r[1].symmetric})" for r in reqs}
                                - {f"({spec.dtype}, symmetric={spec.symmetric})"})
                 self.issues.append(PlanIssue(unit, "info", f"tensor {t!r} uses the activation spec of {unit!r} "
