@@ -1512,16 +1512,31 @@ def _dim_example(k: int, dim) -> str:
 
 
 def _print_cost_rows(rep) -> None:
-    """The per-node table of ``cost`` and its total line."""
-    print(f"{'node':36s} {'op':8s} {'MACs':>12s} {'w/a bits':>8s} {'BOPs float':>14s} {'BOPs quant':>14s} "
-          f"{'BOPs as run':>14s} {'weights float':>13s} {'weights quant':>13s}")
+    """The per-node table of ``cost`` (op types and figures whole: each column as wide as its longest entry, the
+    totals included) and its total line, then which nodes the total leaves out when their MACs are unknown."""
+    ow = max([8, *(len(r.op_type) for r in rep.rows)])
+    mw, bw = max(12, len(f"{rep.macs:,}")), max(14, len(f"{rep.bops_float:,}"))
+    print(f"{'node':36s} {'op':{ow}s} {'MACs':>{mw}s} {'w/a bits':>8s} {'BOPs float':>{bw}s} {'BOPs quant':>{bw}s} "
+          f"{'BOPs as run':>{bw}s} {'weights float':>13s} {'weights quant':>13s}")
     for r in rep.rows:
-        macs = "?" if r.macs is None else f"{r.macs:,}"
-        print(f"{_middle(r.node, 36):36s} {r.op_type[:8]:8s} {macs:>12s} {f'{r.weight_bits}/{r.activation_bits}':>8s} "
-              f"{r.bops_float or 0:>14,} {r.bops or 0:>14,} {r.bops_kernel or 0:>14,} {r.memory_float_bits // 8:>11,} B "
+        macs, bops = _cost_figures(r)
+        print(f"{_middle(r.node, 36):36s} {r.op_type:{ow}s} {macs:>{mw}s} {f'{r.weight_bits}/{r.activation_bits}':>8s} "
+              f"{bops[0]:>{bw}s} {bops[1]:>{bw}s} {bops[2]:>{bw}s} {r.memory_float_bits // 8:>11,} B "
               f"{r.memory_bits // 8:>11,} B")
-    print(f"{'total':36s} {'':8s} {rep.macs:>12,} {'':>8s} {rep.bops_float:>14,} {rep.bops:>14,} {rep.bops_kernel:>14,} "
-          f"{rep.memory_float_bits // 8:>11,} B {rep.memory_bits // 8:>11,} B")
+    print(f"{'total':36s} {'':{ow}s} {rep.macs:>{mw},} {'':>8s} {rep.bops_float:>{bw},} {rep.bops:>{bw},} "
+          f"{rep.bops_kernel:>{bw},} {rep.memory_float_bits // 8:>11,} B {rep.memory_bits // 8:>11,} B")
+    unknown = rep.unknown
+    if unknown:
+        print(f"the MAC and BOPs totals exclude {count(len(unknown), 'node')} whose shapes stay unknown at these "
+              f"input shapes (a size that depends on the values, or on a dimension no input fixes): "
+              f"{', '.join(unknown)}")
+
+
+def _cost_figures(row) -> tuple[str, tuple[str, str, str]]:
+    """A cost row's MACs and (float, quantized, as run) BOPs as table cells, ``?`` where the MACs are unknown."""
+    if row.macs is None:
+        return "?", ("?", "?", "?")
+    return f"{row.macs:,}", (f"{row.bops_float:,}", f"{row.bops:,}", f"{row.bops_kernel:,}")
 
 
 def _print_file_cost(args, rep, as_written: str, given: dict[str, list[int]]) -> int:

@@ -220,6 +220,9 @@ class CostPanel(QWidget):
                 f"{rep.bops:,} quantized{ratio}, {rep.bops_kernel:,} as onnxruntime runs them{run}; "
                 f"weights {rep.memory_float_bits / 8:,.0f} -> "
                 f"{rep.memory_bits / 8:,.0f} bytes. Quantized widths from the current recipe's plan.")
+        if rep.unknown:
+            text += (f" The MAC and BOPs totals exclude {count(len(rep.unknown), 'node')} whose shapes stay unknown: "
+                     f"{', '.join(rep.unknown)}.")
         if rep.notes:
             text += " " + "; ".join(rep.notes) + "."
         return text

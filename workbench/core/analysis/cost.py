@@ -10,6 +10,16 @@ not MACs and are not counted):
 * ``MatMul``:         ``numel(Y) * K``, ``K = A.shape[-1]`` (numpy matmul broadcasting, 1-D
   operands included).
 * ``Gemm``:           ``M * N * K`` = ``numel(Y) * K``, ``K = A.shape[0 if transA else 1]``.
+* the integer kernels of an already-quantized file (:data:`KERNEL_MAC_OPS`, inputs as the ONNX and onnxruntime
+  contrib op definitions give them) like the float op they compute: ``ConvInteger``, ``QLinearConv`` as Conv,
+  ``MatMulInteger``, ``MatMulIntegerToFloat``, ``QLinearMatMul``, ``DynamicQuantizeMatMul``, ``MatMulNBits``
+  as MatMul, ``QGemm`` as Gemm; ``DynamicQuantizeLSTM``: ``num_directions * seq_length * batch * 4 * hidden
+  * (input_size + hidden)`` (the products ``X_t W`` and ``H_{t-1} R`` of every step, :func:`_lstm_macs`).
+  Shape inference sees the contrib ops as standard stand-ins
+  (:func:`workbench.core.graph.contrib_stand_ins.stand_in_contrib_ops`).
+
+A node whose shapes stay unknown (a dynamic size neither the data nor ``input_shapes`` fixes) has ``macs``
+None; the totals leave it out and :attr:`CostReport.unknown` names it.
 
 Bit operations follow Baskin et al. 2018 ("UNIQ") and van Baalen et al. 2020 ("Bayesian Bits"):
 ``BOPs = MACs * b_activation * b_weight``; float32 counts as 32 x 32. ``bops_kernel`` counts the same at
@@ -58,6 +68,7 @@ KERNEL_MAC_OPS: dict[str, tuple[str, int, int, int | None]] = {
     "QLinearMatMul": ("MatMul", 0, 3, None), "MatMulInteger": ("MatMul", 0, 1, None),
     "MatMulIntegerToFloat": ("MatMul", 0, 1, 6), "DynamicQuantizeMatMul": ("MatMul", 0, 1, 4),
     "MatMulNBits": ("MatMul", 0, 1, 5), "QGemm": ("Gemm", 0, 3, 6),
+    "DynamicQuantizeLSTM": ("LSTM", 0, 1, 3),
 }
 FLOAT_BITS = 32
 #: Fixed-value nodes (shape arithmetic) with outputs up to this many elements are folded before
@@ -115,10 +126,15 @@ class NodeCost:
 
 @dataclass
 class CostReport:
-    """Per-node rows and totals (nodes with unknown shapes are left out of the MAC totals)."""
+    """Per-node rows and totals (nodes with unknown shapes are left out of the MAC totals: :attr:`unknown`)."""
 
     rows: list[NodeCost] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def unknown(self) -> list[str]:
+        """Names of the nodes whose MACs are unknown (left out of every BOPs and MACs total), graph order."""
+        return [r.node for r in self.rows if r.macs is None]
 
     def _sum(self, attr: str) -> int:
         return sum(getattr(r, attr) or 0 for r in self.rows)
@@ -157,7 +173,8 @@ class CostReport:
                       "note": r.note} for r in self.rows],
             "totals": {"macs": self.macs, "bops": self.bops, "bops_float": self.bops_float,
                        "bops_kernel": self.bops_kernel,
-                       "memory_bits": self.memory_bits, "memory_float_bits": self.memory_float_bits},
+                       "memory_bits": self.memory_bits, "memory_float_bits": self.memory_float_bits,
+                       "macs_unknown": self.unknown},
             "notes": list(self.notes),
         }
 
@@ -166,7 +183,8 @@ def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None =
                kernel: dict[str, tuple[int, int]] | None = None,
                batch: int = 1, input_shapes: dict[str, list[int]] | None = None,
                input_values: dict[str, np.ndarray] | None = None) -> CostReport:
-    """Cost of every Conv / ConvTranspose / MatMul / Gemm node of ``proto``.
+    """Cost of every Conv / ConvTranspose / MatMul / Gemm node of ``proto`` and every integer kernel of
+    :data:`KERNEL_MAC_OPS` (MACs None where a shape stays unknown: :attr:`CostReport.unknown`).
 
     Parameters
     ----------
@@ -207,21 +225,23 @@ def model_cost(proto: onnx.ModelProto, bits: dict[str, tuple[int, int]] | None =
     _fix_input_values(work, values)
     try:  # shape arithmetic folded first: data propagation alone leaves e.g. attention MatMuls unknown
         for _ in range(INLINE_ROUNDS):
-            _, inferred = fold_fixed_nodes(work, max_elements=FOLD_MAX_ELEMENTS, opaque_domains=QONNX_DOMAINS)
+            _, inferred = fold_fixed_nodes(work, max_elements=FOLD_MAX_ELEMENTS, opaque_domains=QONNX_DOMAINS,
+                                           contrib=True)
             inlined = inline_fixed_ifs(work)
             notes += inlined
             if not inlined:
                 break
         else:
-            _, inferred = fold_fixed_nodes(work, max_elements=FOLD_MAX_ELEMENTS, opaque_domains=QONNX_DOMAINS)
-        work = inferred
+            _, inferred = fold_fixed_nodes(work, max_elements=FOLD_MAX_ELEMENTS, opaque_domains=QONNX_DOMAINS,
+                                           contrib=True)
     except Exception as exc:  # onnx raises several types (InferenceError, ValueError) here
         raise ModelError(f"{proto.graph.name or 'model'}: shape inference failed ({exc}).",
                          hint="Check the model with onnx.checker, or export it with static shapes.") from None
-    shapes, consts = _shapes_and_consts(work)
+    shapes, consts = _shapes_and_consts(inferred)
     big = _big_initializers(proto)
     consts.update(big)
     shapes.update(big)
+    # nodes as the file has them (the inferred copy holds standard stand-ins for contrib ops), shapes inferred
     rows = [_node_cost(node, shapes, consts) for graph in iter_graphs(work.graph) for node in graph.node
             if node.op_type in MAC_OPS or node.op_type in KERNEL_MAC_OPS]
     return CostReport(rows=with_bits(rows, bits, kernel), notes=notes)
@@ -487,8 +507,11 @@ def _node_cost(node: onnx.NodeProto, shapes: dict, consts: dict) -> NodeCost:
     op, ai, wi, bi = KERNEL_MAC_OPS.get(node.op_type, (node.op_type, 0, 1, 2))
     ins = list(node.input) + [""] * 9
     weight_name = ins[wi] if ins[wi] in consts else (ins[ai] if op in ("MatMul", "Gemm") and ins[ai] in consts else "")
-    bias_name = ins[bi] if bi is not None and op in ("Conv", "ConvTranspose", "Gemm") and ins[bi] in consts else ""
+    bias_name = ins[bi] if bi is not None and op in ("Conv", "ConvTranspose", "Gemm", "LSTM") and ins[bi] in consts \
+        else ""
     w_params = (_numel(consts.get(weight_name)) or 0) if weight_name else 0
+    if op == "LSTM" and ins[2] in consts:  # the recurrent weight R beside the input weight W
+        w_params += _numel(consts[ins[2]]) or 0
     b_params = (_numel(consts.get(bias_name)) or 0) if bias_name else 0
     if node.op_type == "MatMulNBits":  # the weight is packed K x N: its element count is in the attributes
         a = attrs_of(node)
@@ -522,4 +545,22 @@ def _macs(node: onnx.NodeProto, shapes: dict) -> int | None:
             return None
         k = a[0] if attrs_of(node).get("transA", 0) else a[1]
         return None if k is None else n_out * k
+    if op == "LSTM":
+        return _lstm_macs(node, a)
     return None
+
+
+def _lstm_macs(node: onnx.NodeProto, x: list[int | None] | None) -> int | None:
+    """MACs of a ``DynamicQuantizeLSTM`` with input ``X`` of shape ``[seq_length, batch, input_size]``
+    (onnxruntime's contrib op definition): per direction, step and batch row the gates' two products
+    ``X_t W`` (``input_size x 4 hidden``) and ``H_{t-1} R`` (``hidden x 4 hidden``), so
+    ``num_directions * seq_length * batch * 4 * hidden * (input_size + hidden)``. Peephole and bias terms
+    are elementwise, not counted. None when a dimension of ``X`` is unknown."""
+    a = attrs_of(node)
+    hidden = int(a.get("hidden_size", 0))
+    if not hidden or _numel(x) is None or len(x) != 3:
+        return None
+    direction = a.get("direction", b"forward")
+    directions = 2 if (direction.decode() if isinstance(direction, bytes) else direction) == "bidirectional" else 1
+    seq, batch, size = x
+    return directions * seq * batch * 4 * hidden * (size + hidden)

@@ -23,6 +23,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from workbench.core.graph.contrib_stand_ins import stand_in_contrib_ops
 from workbench.core.graph.index import attrs_of, iter_graphs, subgraphs
 
 log = logging.getLogger(__name__)
@@ -35,8 +36,10 @@ MAX_ROUNDS = 8
 
 
 def infer_static(model: onnx.ModelProto, opaque_domains: frozenset[str] = frozenset(), *,
-                 drop_declared: bool = False) -> onnx.ModelProto:
-    """ONNX shape inference with data propagation, nodes of ``opaque_domains`` seen as ``Identity``.
+                 drop_declared: bool = False, contrib: bool = False) -> onnx.ModelProto:
+    """ONNX shape inference with data propagation, nodes of ``opaque_domains`` seen as ``Identity``, and
+    with ``contrib`` the onnxruntime contrib ops :func:`~workbench.core.graph.contrib_stand_ins.stand_in_contrib_ops`
+    knows seen as their standard stand-ins (the returned model holds the stand-ins, not the contrib nodes).
 
     Declared ``value_info`` and output shapes with symbolic or negative dims are dropped first
     (ONNX inference keeps a declared ``-1`` / ``unk__0`` over the value it infers); with
@@ -50,6 +53,8 @@ def infer_static(model: onnx.ModelProto, opaque_domains: frozenset[str] = frozen
             del n.input[1:]
             del n.attribute[:]
             n.op_type, n.domain = "Identity", ""
+    if contrib:
+        stand_in_contrib_ops(shadow)
     keep = [v for v in shadow.graph.value_info if not drop_declared and _fully_static(v)]
     del shadow.graph.value_info[:]
     shadow.graph.value_info.extend(keep)
@@ -168,7 +173,8 @@ def _fold_once(model: onnx.ModelProto, inferred: onnx.ModelProto, max_elements: 
 
 
 def fold_fixed_nodes(model: onnx.ModelProto, *, opaque_domains: frozenset[str] = frozenset(),
-                     max_elements: int | None = None, drop_declared: bool = False) -> tuple[int, onnx.ModelProto]:
+                     max_elements: int | None = None, drop_declared: bool = False,
+                     contrib: bool = False) -> tuple[int, onnx.ModelProto]:
     """Replace the fixed-value standard nodes of ``model``'s main graph by initializers, in place.
 
     A node is fixed when all its inputs are initializers (not graph inputs) or fixed, or it is a
@@ -184,7 +190,7 @@ def fold_fixed_nodes(model: onnx.ModelProto, *, opaque_domains: frozenset[str] =
     max_elements : int, optional
         Fold only nodes whose outputs have at most this many elements (shape arithmetic), so
         weights are not materialised; None folds every fixed node.
-    drop_declared : bool
+    drop_declared, contrib : bool
         Passed to :func:`infer_static`.
 
     Returns
@@ -200,13 +206,13 @@ def fold_fixed_nodes(model: onnx.ModelProto, *, opaque_domains: frozenset[str] =
         Shape inference fails on the model.
     """
     total = 0
-    inferred = infer_static(model, opaque_domains, drop_declared=drop_declared)
+    inferred = infer_static(model, opaque_domains, drop_declared=drop_declared, contrib=contrib)
     for _ in range(MAX_ROUNDS):  # a fold can make more shapes static (a Reshape fed by a folded Concat)
         n = _fold_once(model, inferred, max_elements)
         if not n:
             break
         total += n
-        inferred = infer_static(model, opaque_domains, drop_declared=drop_declared)
+        inferred = infer_static(model, opaque_domains, drop_declared=drop_declared, contrib=contrib)
     return total, inferred
 
 

@@ -1,0 +1,181 @@
+"""MACs of the integer kernels of an already-quantized file (ConvInteger, QLinearConv, MatMulInteger,
+MatMulIntegerToFloat, QLinearMatMul, QGemm, DynamicQuantizeLSTM), counted by hand from the shapes; contrib
+ops no longer hide the shapes after them; a node whose shapes stay unknown is named, not added as 0."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.cli import main
+from workbench.core.analysis.cost import model_cost
+
+MS = "com.microsoft"
+
+
+def _init(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def _scalars(prefix, dtype=np.uint8):
+    """A scale (float32 0.05) and a zero point (``dtype`` 0) named ``prefix``_s / ``prefix``_z."""
+    return [_init(f"{prefix}_s", np.float32(0.05)), _init(f"{prefix}_z", dtype(0))]
+
+
+def _weights(rng) -> list[onnx.TensorProto]:
+    u8 = lambda *s: rng.integers(0, 255, s, dtype=np.uint8)  # noqa: E731
+    i8 = lambda *s: rng.integers(-127, 127, s, dtype=np.int8)  # noqa: E731
+    return [
+        # DynamicQuantizeLSTM: W [dirs, input, 4 hidden], R [dirs, hidden, 4 hidden], B [dirs, 8 hidden]
+        _init("lstm_W", i8(2, 4, 20)), _init("lstm_R", i8(2, 5, 20)), _init("lstm_B", np.zeros((2, 40), np.float32)),
+        _init("lstm_Ws", np.full(2, 0.01, np.float32)), _init("lstm_Wz", np.zeros(2, np.int8)),
+        _init("lstm_Rs", np.full(2, 0.01, np.float32)), _init("lstm_Rz", np.zeros(2, np.int8)),
+        _init("flat", np.array([-1, 10], np.int64)), _init("image", np.array([1, 6, 3, 3], np.int64)),
+        _init("mmi_B", u8(10, 7)), _init("mmi_Bz", np.uint8(128)),
+        _init("mmf_B", i8(10, 8)), _init("mmf_Bs", np.float32(0.02)), _init("mmf_Bz", np.int8(0)),
+        _init("qg_B", u8(9, 8)), *_scalars("qg_B"), _init("qg_C", np.zeros(9, np.int32)),
+        *_scalars("q3"), _init("qmm_B", u8(9, 4)), *_scalars("qmm_B"), *_scalars("qmm_Y"),
+        _init("ci_W", u8(2, 6, 2, 2)), _init("qc_W", u8(3, 6, 3, 3)), *_scalars("qc_W"), *_scalars("qc_Y"),
+        _init("qc_B", np.zeros(3, np.int32)),
+    ]
+
+
+def _all_kernels_model() -> onnx.ModelProto:
+    """X [3 steps, 2 batch, 4 features] -> DynamicQuantizeLSTM (bidirectional, hidden 5) -> [3, 2, 2, 5]
+    -> Reshape [6, 10] -> MatMulInteger, MatMulIntegerToFloat -> QGemm -> QLinearMatMul, and the QGemm's
+    quantized output reshaped to an image [1, 6, 3, 3] -> ConvInteger, QLinearConv. Every shape after the LSTM
+    is only known through it (a contrib op ONNX shape inference does not know)."""
+    n = helper.make_node
+    nodes = [
+        n("DynamicQuantizeLSTM", ["X", "lstm_W", "lstm_R", "lstm_B", "", "", "", "", "lstm_Ws", "lstm_Wz",
+                                  "lstm_Rs", "lstm_Rz"], ["Y", "Y_h", "Y_c"], name="lstm", domain=MS,
+          direction="bidirectional", hidden_size=5),
+        n("Reshape", ["Y", "flat"], ["y2"]),
+        n("DynamicQuantizeLinear", ["y2"], ["q", "q_s", "q_z"]),
+        n("MatMulInteger", ["q", "mmi_B", "q_z", "mmi_Bz"], ["mmi_out"], name="mmi"),
+        n("MatMulIntegerToFloat", ["q", "mmf_B", "q_s", "mmf_Bs", "q_z", "mmf_Bz"], ["mmf_out"], name="mmf",
+          domain=MS),
+        n("DynamicQuantizeLinear", ["mmf_out"], ["q2", "q2_s", "q2_z"]),
+        n("QGemm", ["q2", "q2_s", "q2_z", "qg_B", "qg_B_s", "qg_B_z", "qg_C"], ["qg_out"], name="qgemm", domain=MS,
+          transB=1),
+        n("QuantizeLinear", ["qg_out", "q3_s", "q3_z"], ["q3"]),
+        n("QLinearMatMul", ["q3", "q3_s", "q3_z", "qmm_B", "qmm_B_s", "qmm_B_z", "qmm_Y_s", "qmm_Y_z"], ["qmm_out"],
+          name="qlinearmatmul"),
+        n("Reshape", ["q3", "image"], ["img"]),
+        n("ConvInteger", ["img", "ci_W", "q3_z"], ["ci_out"], name="convinteger"),
+        n("QLinearConv", ["img", "q3_s", "q3_z", "qc_W", "qc_W_s", "qc_W_z", "qc_Y_s", "qc_Y_z", "qc_B"],
+          ["qc_out"], name="qlinearconv", pads=[1, 1, 1, 1]),
+    ]
+    outs = [helper.make_tensor_value_info(o, t, s) for o, t, s in
+            [("mmi_out", TensorProto.INT32, [6, 7]), ("qmm_out", TensorProto.UINT8, [6, 4]),
+             ("ci_out", TensorProto.INT32, [1, 2, 2, 2]), ("qc_out", TensorProto.UINT8, [1, 3, 3, 3])]]
+    g = helper.make_graph(nodes, "kernels", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 2, 4])], outs,
+                          _weights(np.random.default_rng(0)))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid(MS, 1)])
+    m.ir_version = 8
+    return m
+
+
+# By hand (MACs = multiply-accumulates of the products, biases not counted):
+#   lstm          2 directions x 3 steps x 2 batch x 4 x 5 hidden x (4 input + 5 hidden)  = 2,160
+#   mmi           [6, 10] x [10, 7]: 6 x 7 outputs x K 10                               =   420
+#   mmf           [6, 10] x [10, 8]: 6 x 8 x 10                                          =   480
+#   qgemm         [6, 8] x [9, 8]^T: 6 x 9 x 8                                           =   432
+#   qlinearmatmul [6, 9] x [9, 4]: 6 x 4 x 9                                             =   216
+#   convinteger   [1, 6, 3, 3] * [2, 6, 2, 2] -> [1, 2, 2, 2]: 8 outputs x 6 x 2 x 2      =   192
+#   qlinearconv   [1, 6, 3, 3] * [3, 6, 3, 3], pad 1 -> [1, 3, 3, 3]: 27 x 6 x 3 x 3     = 1,458
+HAND = {"lstm": 2160, "mmi": 420, "mmf": 480, "qgemm": 432, "qlinearmatmul": 216, "convinteger": 192,
+        "qlinearconv": 1458}
+#   weights: lstm W + R = 2 x 4 x 20 + 2 x 5 x 20 = 360 (bias 80); the others their B / W tensors
+WEIGHTS = {"lstm": 360, "mmi": 70, "mmf": 80, "qgemm": 72, "qlinearmatmul": 36, "convinteger": 48, "qlinearconv": 162}
+
+
+def test_every_integer_kernel_counts_its_macs_by_hand():
+    m = _all_kernels_model()
+    # the model is one onnxruntime runs, at the shapes counted above
+    outs = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"X": np.random.default_rng(1).standard_normal((3, 2, 4)).astype(np.float32)})
+    assert [o.shape for o in outs] == [(6, 7), (6, 4), (1, 2, 2, 2), (1, 3, 3, 3)]
+    rep = model_cost(m)
+    assert {r.node: r.macs for r in rep.rows} == HAND
+    assert {r.node: r.weight_params for r in rep.rows} == WEIGHTS
+    assert {r.node: r.bias_params for r in rep.rows} == {"lstm": 80, "qgemm": 9, "qlinearconv": 3} | {
+        k: 0 for k in ("mmi", "mmf", "qlinearmatmul", "convinteger")}
+    assert rep.macs == sum(HAND.values()) == 5358 and rep.unknown == []
+    assert [r.op_type for r in rep.rows] == ["DynamicQuantizeLSTM", "MatMulInteger", "MatMulIntegerToFloat", "QGemm",
+                                             "QLinearMatMul", "ConvInteger", "QLinearConv"]
+
+
+def test_cli_table_shows_whole_op_names_and_counts_the_integer_kernels(tmp_path, capsys):
+    path = tmp_path / "kernels.onnx"
+    onnx.save(_all_kernels_model(), path)
+    assert main(["cost", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines[1:8]}
+    assert {k: v[1] for k, v in rows.items()} == {
+        "lstm": "DynamicQuantizeLSTM", "mmi": "MatMulInteger", "mmf": "MatMulIntegerToFloat", "qgemm": "QGemm",
+        "qlinearmatmul": "QLinearMatMul", "convinteger": "ConvInteger", "qlinearconv": "QLinearConv"}
+    assert {k: int(v[2].replace(",", "")) for k, v in rows.items()} == HAND
+    assert lines[8].split()[:2] == ["total", "5,358"] and "exclude" not in lines[9]
+    # the header's columns line up with the rows: the op column as wide as "MatMulIntegerToFloat"
+    assert lines[0].index("MACs") + len("MACs") == lines[2].index("420") + len("420")
+
+
+def _unknown_model() -> onnx.ModelProto:
+    """A MatMulInteger after NonZero (its row count depends on the values) beside one of static shapes:
+    [2, 3] x [3, 4] -> 2 x 4 x 3 = 24 MACs."""
+    n = helper.make_node
+    nodes = [n("NonZero", ["X"], ["nz"]), n("Transpose", ["nz"], ["nzt"], perm=[1, 0]),
+             n("Cast", ["nzt"], ["a"], to=TensorProto.UINT8),
+             n("MatMulInteger", ["a", "B2"], ["dyn_out"], name="dynamic_rows"),
+             n("MatMulInteger", ["A", "B3"], ["fixed_out"], name="fixed")]
+    inits = [_init("B2", np.ones((2, 5), np.uint8)), _init("B3", np.ones((3, 4), np.uint8))]
+    g = helper.make_graph(nodes, "unknown", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [4, 2]),
+                                             helper.make_tensor_value_info("A", TensorProto.UINT8, [2, 3])],
+                          [helper.make_tensor_value_info("dyn_out", TensorProto.INT32, ["rows", 5]),
+                           helper.make_tensor_value_info("fixed_out", TensorProto.INT32, [2, 4])],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def test_a_node_of_unknown_shape_is_named_not_added_as_zero(tmp_path, capsys):
+    m = _unknown_model()
+    rep = model_cost(m)
+    assert [(r.node, r.macs) for r in rep.rows] == [("dynamic_rows", None), ("fixed", 24)]
+    assert rep.unknown == ["dynamic_rows"] and rep.macs == 24
+    assert rep.to_json()["totals"]["macs_unknown"] == ["dynamic_rows"]
+    path = tmp_path / "unknown.onnx"
+    onnx.save(m, path)
+    assert main(["cost", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:3] == ["dynamic_rows", "MatMulInteger", "?"] and lines[1].split()[4:7] == ["?"] * 3
+    assert lines[3].split()[:2] == ["total", "24"]
+    assert lines[4] == ("the MAC and BOPs totals exclude 1 node whose shapes stay unknown at these input shapes "
+                        "(a size that depends on the values, or on a dimension no input fixes): dynamic_rows")
+
+
+@pytest.mark.slow
+def test_ddddocr_total_equals_a_hand_count(corpus, capsys):
+    path = corpus / "ddddocr_common_old_int8" / "model.onnx"
+    assert main(["cost", str(path), "--data", str(path.parent / "calib.npz"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {r["node"]: r for r in doc["rows"]}
+    # at 1x1x64x160 the CNN leaves 20 steps of 512 features (onnxruntime: the LSTM's X is [20, 1, 512])
+    #   LSTM (bidirectional, hidden 512): 2 x 20 x 1 x 4 x 512 x (512 + 512)  =  83,886,080
+    #   MatMulInteger [20, 1024] x [1024, 8210]: 20 x 8210 x 1024           = 168,140,800
+    #   21 ConvInteger (numel(Y) x C_in x 3 x 3 or x 1 x 1, each checked against onnxruntime's shapes in
+    #   tests/test_cost_quantized.py)                                          = 317,091,840
+    assert rows["LSTM_202_quant"]["macs"] == 83_886_080
+    assert rows["Gemm_220_MatMul_quant"]["macs"] == 168_140_800
+    assert sum(r["macs"] for r in doc["rows"] if r["op_type"] == "ConvInteger") == 317_091_840
+    assert doc["totals"]["macs"] == 83_886_080 + 168_140_800 + 317_091_840 and doc["totals"]["macs_unknown"] == []
+    # weights: W [2, 512, 2048] + R [2, 512, 2048] int8, bias [2, 4096] float
+    assert (rows["LSTM_202_quant"]["weight_params"], rows["LSTM_202_quant"]["bias_params"]) == (4_194_304, 8192)
+    assert rows["LSTM_202_quant"]["kernel_bits"] == [8, 8] and rows["LSTM_202_quant"]["bops_kernel"] == 83_886_080 * 64

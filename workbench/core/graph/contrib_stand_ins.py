@@ -1,0 +1,99 @@
+"""Standard ONNX stand-ins for onnxruntime contrib ops, so ONNX shape inference follows them.
+
+ONNX shape inference knows no ``com.microsoft`` op: the outputs of a ``DynamicQuantizeLSTM``, ``QGemm`` or
+``MatMulIntegerToFloat`` get no shape and neither does anything after them (ddddocr's ``MatMulInteger``
+after its LSTM). :func:`stand_in_contrib_ops` rewrites each such node of a copy made for shape inference
+into standard nodes whose outputs have the contrib op's shapes and element types, from the op's definition
+in onnxruntime's ``docs/ContribOperators.md``:
+
+* ``DynamicQuantizeLSTM`` -> ``LSTM`` on inputs 0..7 (X, W, R, B, sequence_lens, initial_h, initial_c, P);
+  the outputs ``[seq, num_directions, batch, hidden]``, ``[num_directions, batch, hidden]`` depend only on X
+  and the ``direction`` / ``hidden_size`` attributes, not on W's (transposed) layout;
+* ``MatMulIntegerToFloat`` (A, B, ...) -> ``MatMulInteger(A, B)`` then ``Cast`` to the scale's float type;
+* ``DynamicQuantizeMatMul`` (A float, B, ...) -> ``MatMul(A, B)``;
+* ``MatMulNBits`` (A, packed B; ``K``, ``N``) -> ``MatMul(A, W)`` with ``W`` a graph input of shape ``[K, N]``;
+* ``QGemm`` (A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp) -> ``Gemm(A, B)`` with its ``transA`` /
+  ``transB``, then ``Cast`` to float when there is no ``y_scale`` (a float output);
+* ``QLinearAdd`` / ``QLinearMul`` (A, ..., B at 3, ...) -> ``Add`` / ``Mul``; ``QLinearSigmoid``,
+  ``QLinearLeakyRelu``, ``QLinearSoftmax`` -> ``Identity``; ``QLinearConcat`` (Y_scale, Y_zp, then
+  (X, scale, zero point) triples) -> ``Concat`` of the X; ``QLinearGlobalAveragePool`` (NCHW) ->
+  ``GlobalAveragePool``; ``com.microsoft`` ``QuantizeLinear`` / ``DequantizeLinear`` -> the standard ops.
+
+Other contrib ops are left as they are (their outputs stay unknown).
+"""
+
+from __future__ import annotations
+
+import onnx
+from onnx import TensorProto, helper
+
+from workbench.core.graph.index import attrs_of
+
+CONTRIB = "com.microsoft"
+#: contrib op -> standard op reading inputs at these positions, same attributes dropped
+_SAME_SHAPE = {"QLinearAdd": ("Add", (0, 3)), "QLinearMul": ("Mul", (0, 3)), "QLinearSigmoid": ("Identity", (0,)),
+               "QLinearLeakyRelu": ("Identity", (0,)), "QLinearSoftmax": ("Identity", (0,)),
+               "DynamicQuantizeMatMul": ("MatMul", (0, 1))}
+
+
+def stand_in_contrib_ops(model: onnx.ModelProto) -> int:
+    """Replace the contrib nodes of ``model``'s main graph listed in the module docstring by standard
+    stand-ins with the same output shapes and types, in place (for a copy made for shape inference only:
+    the stand-ins do not compute what the contrib ops do). Returns the number of nodes replaced."""
+    g = model.graph
+    types = {i.name: i.data_type for i in g.initializer}
+    nodes, replaced = [], 0
+    for n in g.node:
+        new = _stand_in(n, types, g) if n.domain == CONTRIB else None
+        if new is None:
+            nodes.append(n)
+        else:
+            nodes.extend(new)
+            replaced += 1
+    if replaced:
+        del g.node[:]
+        g.node.extend(nodes)
+        if not any(o.domain in ("", "ai.onnx") for o in model.opset_import):
+            model.opset_import.append(helper.make_opsetid("", 13))
+    return replaced
+
+
+def _stand_in(n: onnx.NodeProto, types: dict[str, int], g: onnx.GraphProto) -> list[onnx.NodeProto] | None:
+    """The standard nodes for contrib node ``n``, or None to keep it."""
+    ins, a = list(n.input), attrs_of(n)
+    op = n.op_type
+    if op in _SAME_SHAPE:
+        std, pos = _SAME_SHAPE[op]
+        return [helper.make_node(std, [ins[i] for i in pos], n.output[:1], name=n.name)]
+    if op in ("QuantizeLinear", "DequantizeLinear"):
+        kept = {k: v for k, v in a.items() if k == "axis"}
+        return [helper.make_node(op, ins, n.output[:1], name=n.name, **kept)]
+    if op == "DynamicQuantizeLSTM":
+        kept = {k: a[k] for k in ("direction", "hidden_size") if k in a}
+        return [helper.make_node("LSTM", ins[:8], list(n.output), name=n.name, **kept)]
+    if op == "QLinearConcat":
+        return [helper.make_node("Concat", ins[2::3], n.output[:1], name=n.name, axis=a.get("axis", 0))]
+    if op == "QLinearGlobalAveragePool" and not a.get("channels_last", 0):
+        return [helper.make_node("GlobalAveragePool", ins[:1], n.output[:1], name=n.name)]
+    if op == "MatMulIntegerToFloat":
+        tmp = f"{n.output[0]}/int32"
+        to = types.get(ins[2], TensorProto.FLOAT) if len(ins) > 2 else TensorProto.FLOAT
+        return [helper.make_node("MatMulInteger", ins[:2], [tmp], name=n.name),
+                helper.make_node("Cast", [tmp], n.output[:1], to=to)]
+    if op == "QGemm":
+        return _qgemm(n, ins, a)
+    if op == "MatMulNBits" and a.get("K") and a.get("N"):
+        weight = f"{n.name or n.output[0]}/weight_shape"
+        g.input.append(helper.make_tensor_value_info(weight, TensorProto.FLOAT, [int(a["K"]), int(a["N"])]))
+        return [helper.make_node("MatMul", [ins[0], weight], n.output[:1], name=n.name)]
+    return None
+
+
+def _qgemm(n: onnx.NodeProto, ins: list[str], a: dict) -> list[onnx.NodeProto]:
+    """``Gemm(A, B)`` for a ``QGemm``; a ``Cast`` to float after it when it has no ``y_scale`` (input 7)."""
+    trans = {k: int(a.get(k, 0)) for k in ("transA", "transB")}
+    if len(ins) > 7 and ins[7]:
+        return [helper.make_node("Gemm", [ins[0], ins[3]], n.output[:1], name=n.name, **trans)]
+    tmp = f"{n.output[0]}/integer"
+    return [helper.make_node("Gemm", [ins[0], ins[3]], [tmp], name=n.name, **trans),
+            helper.make_node("Cast", [tmp], n.output[:1], to=TensorProto.FLOAT)]
