@@ -35,6 +35,7 @@ from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.passes import Job, PassResult
 from workbench.core.progress import no_progress, one_step
 from workbench.core.runtime.latency import REMEASURE_ENV, LatencyComparison, compare
+from workbench.core.wording import count
 
 #: Above this quantized / float ratio the check warns (1.0: any measured slowdown) ...
 SLOWER_THAN = 1.0
@@ -84,14 +85,28 @@ def acts_on(lat: LatencyComparison) -> bool:
     return decisive(lat) and worth_rewriting(lat)
 
 
-def unreliable_slowdown(lat: LatencyComparison) -> str:
-    """The warning for a slowdown measured on a loaded machine: nothing was changed for it, and how to measure
-    again (a measurement under load is never cached, so running the command again measures again)."""
-    return (f"the latency could not be measured reliably (load average {lat.load:.1f} on {lat.cores} cores): the "
-            f"quantized model measured {lat.ratio:.2f}x the float model's latency, which load alone can cause, so "
-            "it is written as planned, no unit kept float for latency; run the command again when the machine is "
-            "quieter (a measurement under load is not cached: it measures again), or pass --no-latency-check to "
-            "skip the check")
+def loaded_slowdown(lat: LatencyComparison) -> bool:
+    """True when ``lat`` is a slowdown a float fallback would act on (:func:`worth_rewriting`) but measured under
+    load too small to decide (not :func:`decisive`): the check warns with :func:`unreliable_slowdown` instead."""
+    return worth_rewriting(lat) and not decisive(lat)
+
+
+def unreliable_slowdown(lat: LatencyComparison, islands: int = 0, planned: float | None = None) -> str:
+    """The warning for a slowdown measured on a loaded machine: no (further) island was left float for it, and how
+    to measure again (a measurement under load is never cached, so running the command again measures again).
+    ``islands``: how many islands the latency fallback had already left float when ``lat`` was measured, on a
+    first measurement of ``planned`` (quantized / float) that decided under load; 0: ``lat`` is of the model as
+    planned (units the latency placement kept float stay float either way)."""
+    if islands:
+        what = (f"with {count(islands, 'island')} left float the quantized model measured {lat.ratio:.2f}x the float "
+                f"model's latency ({planned:.2f}x as planned), which load alone can cause, so no further island is "
+                "left float")
+    else:
+        what = (f"the quantized model measured {lat.ratio:.2f}x the float model's latency, which load alone can "
+                "cause, so it is written as planned, with no island of units left float for the slowdown")
+    return (f"the latency could not be measured reliably (load average {lat.load:.1f} on {lat.cores} cores): {what}; "
+            "run the command again when the machine is quieter (a measurement under load is not cached: it "
+            "measures again), or pass --no-latency-check to skip the check")
 
 
 def reused_slowdown(lat: dict | None) -> tuple[str, str]:
@@ -197,7 +212,7 @@ class LatencyCheck:
         issues = [PlanIssue("", Severity.INFO, note, code=IssueCode.LATENCY)]
         # a slowdown a float fallback would act on, measured under load: one warning (measuring again when quieter
         # can change the outcome); one too small for a fallback gets the warning below, which load cannot change
-        if slower and quantized and warn and not decisive(lat):
+        if slower and quantized and loaded_slowdown(lat):
             issues.append(PlanIssue("", Severity.WARNING, unreliable_slowdown(lat), code=IssueCode.SLOWER_THAN_FLOAT))
             return PassResult(False, issues)
         reused = f" (reused from an earlier measurement; {REMEASURE_HOW} measures again)" if lat.cached else ""
