@@ -108,10 +108,6 @@ def _models() -> dict[str, Any]:
         excluded: bool
         sources: dict[str, str]
 
-    @classmethod
-    def _pydantic_model(cls) -> Any:
-        return _models()["ResolvedNode"]
-
     return {"Recipe": Recipe, "ResolvedNode": ResolvedNode}
 
 
@@ -232,6 +228,10 @@ class ResolvedNode(Record):
     config: NodeConfig
     excluded: bool
     sources: dict[str, str]
+
+    @classmethod
+    def _pydantic_model(cls) -> Any:
+        return _models()["ResolvedNode"]
 
 
 def _apply(cfg: dict[str, QuantSpec | None], base: NodeConfig, settings: NodeSettings,

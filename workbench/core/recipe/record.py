@@ -171,11 +171,24 @@ class Record:
     # -- object protocol ----------------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
         if self._frozen:
-            raise TypeError(f"{type(self).__name__} is frozen: use model_copy(update={{{name!r}: ...}})")
+            raise self._frozen_error(name, value)
         if name not in self.FIELDS:
             raise ValueError(f'"{type(self).__name__}" object has no field "{name}"')
         self.__dict__[name] = value
         object.__setattr__(self, "_fields_set", self._fields_set | {name})
+
+    def __delattr__(self, name: str) -> None:
+        if self._frozen:  # a frozen record keeps every field (its hash and equality depend on them)
+            raise self._frozen_error(name, None)
+        object.__delattr__(self, name)
+
+    def _frozen_error(self, name: str, value: Any) -> Exception:
+        """pydantic's ``ValidationError`` (a ValueError) of type ``frozen_instance`` at ``name``: what a
+        frozen pydantic model raises on assignment or deletion (imports pydantic_core, on this error only)."""
+        from pydantic_core import ValidationError
+
+        return ValidationError.from_exception_data(type(self).__name__, [
+            {"type": "frozen_instance", "loc": (name,), "input": value}])
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
@@ -196,6 +209,11 @@ class Record:
 
     def _fields_text(self, sep: str) -> str:
         return sep.join(f"{k}={v!r}" for k, v in self.__dict__.items())
+
+    def __copy__(self) -> Any:
+        """A shallow copy with its own field dict (as pydantic's): assigning a field of the copy leaves
+        this record as it is (the default copy would share the dict :meth:`__getstate__` returns)."""
+        return self.model_copy()
 
     def __deepcopy__(self, memo: dict) -> Any:
         return self.model_copy(deep=True)
