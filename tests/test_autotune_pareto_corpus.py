@@ -123,10 +123,12 @@ def test_digits_transformer_front_uses_int16_before_float(corpus, tmp_path, caps
             for s in runs)
     err = np.sum((f - q) ** 2)
     sqnr = 10 * np.log10(np.sum(f ** 2) / err) if err > 0 else np.inf
-    final = [p for p in curve if p["accepted"]][-1]["metric"]
+    # (the figure printed after autotune: the tuned recipe calibrated afresh, as `quantize --recipe` writes it;
+    # its trial on ranges cached across trials can differ in the 4th decimal, 45.6674 against 45.6684)
+    (after,) = [float(line.split()[2]) for line in lines if line.startswith("  after autotune ")]
     assert sqnr >= 45
-    if final < 100:  # an all-float end measures 137 dB in the tuner's session and identical rows here
-        assert sqnr == pytest.approx(final, abs=1e-3)
+    if after < 100:  # an all-float end measures 137 dB in the tuner's session and identical rows here
+        assert sqnr == pytest.approx(after, abs=1e-3)
 
 
 @pytest.mark.slow
