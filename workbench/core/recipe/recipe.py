@@ -249,8 +249,9 @@ def _apply(cfg: dict[str, QuantSpec | None], base: NodeConfig, settings: NodeSet
             continue
         try:
             cfg[role] = QuantSpec(**{**current.model_dump(), **part.changes()})
-        except ValueError as exc:  # pydantic's ValidationError
-            raise RecipeError(f"{label}: invalid {role} settings: {exc.errors()[0]['msg']}.",
+        except ValueError as exc:  # pydantic's ValidationError; its "Value error, " prefix is not ours to show
+            msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise RecipeError(f"{label}: invalid {role} settings: {msg}.",
                               hint="Change the rule so the spec is consistent.") from None
         sources[role] = label
     return settings.exclude
