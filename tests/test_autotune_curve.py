@@ -144,7 +144,7 @@ def test_cli_recipe_goes_to_a_file_and_says_where(tmp_path, capsys):
     saved = out_recipe.read_text()
     assert Recipe.from_json(saved) == api.make_recipe("cpu-u8s8")  # min score 0: nothing promoted
     assert text.splitlines()[-1] == (f"wrote the tuned recipe to {out_recipe} (quantize --recipe {out_recipe} "
-                                     "--no-auto --no-latency-check writes q.onnx again; --print-recipe prints it here)")
+                                     f"--no-auto --no-latency-check writes {tmp_path / 'q.onnx'} again; --print-recipe prints it here)")
     assert "{" not in text and not (tmp_path / "q.recipe.json").exists()
     assert main(args) == 0  # no --recipe-out: beside the model
     beside = tmp_path / "q.recipe.json"
@@ -156,7 +156,8 @@ def test_cli_recipe_goes_to_a_file_and_says_where(tmp_path, capsys):
            "starts from that choice)" in text
     assert main([*args, "--print-recipe"]) == 0
     text = capsys.readouterr().out
-    head = f"wrote the tuned recipe to {beside} (quantize --recipe {beside} --no-auto --no-latency-check writes q.onnx again)\n"
+    head = (f"wrote the tuned recipe to {beside} (quantize --recipe {beside} --no-auto --no-latency-check writes "
+            f"{tmp_path / 'q.onnx'} again)\n")
     assert Recipe.from_json(text.split(head)[1]) == api.make_recipe("cpu-u8s8")  # labelled, then the JSON alone
     recipe = tmp_path / "q.recipe.json"  # the default target is the recipe this run reads: refused up front
     assert main([*args, "--recipe", str(recipe)]) == 2

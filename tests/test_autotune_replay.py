@@ -42,7 +42,7 @@ def test_the_quantize_command_autotune_names_writes_the_same_bytes(corpus, tmp_p
     lines = capsys.readouterr().out.splitlines()
     recipe = tmp_path / "tuned.recipe.json"
     assert lines[-1] == (f"wrote the tuned recipe to {recipe} (quantize --recipe {recipe} --no-auto "
-                         "--no-latency-check writes tuned.onnx again; --print-recipe prints it here)")
+                         f"--no-latency-check writes {tuned} again; --print-recipe prints it here)")
     assert main(["quantize", model, "--data", calib, "--samples", "32", "--recipe", str(recipe), "--no-auto",
                  "--no-latency-check", "-o", str(again)]) == 0
     assert _sha(again) == _sha(tuned)

@@ -1015,7 +1015,7 @@ def cmd_autotune(args) -> int:
                 if res.faster is False else "")
         print(f"wrote {args.output}" + (f" and {args.curve_json}" if args.curve_json else "") + slow)
         print(f"wrote the tuned recipe to {args.recipe_out} (quantize --recipe {args.recipe_out} --no-auto "
-              f"--no-latency-check writes {Path(args.output).name} again"
+              f"--no-latency-check writes {args.output} again"
               + ("" if args.print_recipe else "; --print-recipe prints it here") + ")")
     else:
         print(_not_met_line(args, res))
