@@ -28,6 +28,17 @@ def test_a_shallow_copy_has_its_own_fields():
     assert copy.copy(recipe).overrides is recipe.overrides
 
 
+def test_a_deep_copy_keeps_a_record_shared_between_records_shared():
+    part = PartialSpec(dtype="uint16")
+    recipe = Recipe(rules=[Rule(op_type="Conv", activation=part)], overrides={"n": NodeSettings(activation=part)})
+    deep = copy.deepcopy(recipe)
+    assert deep == recipe and deep.rules[0].activation is not part
+    assert deep.rules[0].activation is deep.overrides["n"].activation  # one copy, as pydantic's deepcopy made
+    deep.rules[0].activation.dtype = "int16"
+    assert (part.dtype, deep.overrides["n"].activation.dtype) == ("uint16", "int16")
+    assert deep.model_fields_set == recipe.model_fields_set == {"rules", "overrides"}
+
+
 @pytest.mark.parametrize("record", [QuantSpec(dtype="uint8", symmetric=False), SmoothQuantSpec(alpha=0.25)],
                          ids=["QuantSpec", "SmoothQuantSpec"])
 def test_a_frozen_record_refuses_assignment_and_deletion_as_pydantic_did(record):

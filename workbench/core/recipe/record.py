@@ -215,8 +215,13 @@ class Record:
         this record as it is (the default copy would share the dict :meth:`__getstate__` returns)."""
         return self.model_copy()
 
-    def __deepcopy__(self, memo: dict) -> Any:
-        return self.model_copy(deep=True)
+    def __deepcopy__(self, memo: dict | None = None) -> Any:
+        """A deep copy that shares ``memo`` with the enclosing ``copy.deepcopy`` (as pydantic's): a record
+        held in two places of the copied structure is copied once, and both places hold that copy."""
+        out = object.__new__(type(self))
+        object.__setattr__(out, "__dict__", copy.deepcopy(self.__dict__, memo))
+        object.__setattr__(out, "_fields_set", self._fields_set)
+        return out
 
     def __getstate__(self) -> dict:
         return {"values": self.__dict__, "fields_set": self._fields_set}
