@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 from workbench.core import api
 from workbench.core.formats.qparams import QParams
@@ -217,6 +218,40 @@ def test_weights_dequantized_for_some_nodes_are_those_of_all_and_a_model_without
     # no Conv quantized (kept float): bias correction dequantizes no weight
     floats = api.quantize(model, api.make_recipe("cpu-u8s8").with_excluded([f"conv{i}" for i in range(DEPTH)]),
                           data=data)
-    monkeypatch.setattr(bias_correction, "dequantized_weights",
-                        lambda *a: (_ for _ in ()).throw(AssertionError("dequantized")))
+    monkeypatch.setattr(bias_correction, "quantized_weights",
+                        lambda *a: (_ for _ in ()).throw(AssertionError("weights read")))
     assert bias_shifts(model, floats.plan, floats.proto, [{"x": x}]) == {}
+
+
+def test_kept_shifts_dequantize_no_weight_and_a_weight_on_another_grid_is_dequantized_alone(tmp_path, monkeypatch):
+    """bias_shifts keys its kept shifts by the integer weight, its scale and zero point: a call whose shifts
+    are all kept dequantizes no weight; one Conv's weight on another grid dequantizes that weight alone,
+    to DequantizeLinear's values."""
+    model, data, x = _setup(tmp_path)
+    recipe = api.make_recipe("cpu-u8s8")
+    res = api.quantize(model, recipe, data=data)
+    kept = InputMeans()
+    first = bias_shifts(model, res.plan, res.proto, [{"x": x}], means=kept)
+    done: list[int] = []
+    real = bias_correction.QuantizedWeight.value
+
+    def value(self):  # counts the weights dequantized (a weight's second call returns the kept value)
+        if self._value is None:
+            done.append(self.shape[0])
+        return real(self)
+    monkeypatch.setattr(bias_correction.QuantizedWeight, "value", value)
+    again = bias_shifts(model, res.plan, res.proto, [{"x": x}], means=kept)
+    assert done == [] and all(np.array_equal(again[b], first[b]) for b in first)
+    wide = api.quantize(model, recipe.with_override_map({"conv2": NodeSettings(weight=PartialSpec(dtype="int4"))}),
+                        data=data)
+    moved = bias_shifts(model, wide.plan, wide.proto, [{"x": x}], means=kept)
+    assert len(done) == 1 and not np.array_equal(moved["b2"], first["b2"])
+    assert all(np.array_equal(moved[b], first[b]) for b in first if b != "b2")
+    fresh = bias_shifts(model, wide.plan, wide.proto, [{"x": x}])
+    assert all(np.array_equal(moved[b], fresh[b]) for b in fresh)
+    weights = bias_correction.quantized_weights(wide.proto)
+    ref = ReferenceEvaluator(wide.proto)
+    w2 = next(n.input[1] for n in wide.proto.graph.node if n.name == "conv2")
+    got = ref.run([w2], {"x": x[:1]})[0]
+    assert np.array_equal(weights["conv2"].value(), got.astype(np.float64))
+    assert weights["conv2"].key != weights["conv1"].key
