@@ -80,3 +80,22 @@ def test_autotune_of_an_already_quantized_model_points_to_compare_before_any_wor
         f"workbench-cli compare FLOAT.onnx {q} --data {ev} (per-tensor SQNR; evaluate FLOAT.onnx {q} --data "
         f"{ev} for the outputs), or autotune the float model.\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.onnx"]
+
+
+def test_a_report_of_a_reused_choice_does_not_hold_the_cache_path(corpus, tmp_path, capsys, monkeypatch):
+    """The report's choice line named the cache file (/root/.cache/workbench/recipe_choice/...json): a path in
+    the user's home folder in a page made to be shared. The CLI's stderr still names it."""
+    cache = tmp_path / "home" / "cache"
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(cache))
+    d = corpus / "digits_cnn"
+    args = [str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--samples", "32", "--no-latency-check"]
+    assert main(["quantize", *args, "-o", str(tmp_path / "q.onnx")]) == 0
+    capsys.readouterr()
+    page = tmp_path / "r.html"
+    assert main(["report", *args, "-o", str(page)]) == 0
+    err = capsys.readouterr().err
+    (line,) = [x for x in err.splitlines() if x.startswith("recipe choice")]
+    assert str(cache) in line and line.endswith(".json; delete it to choose again]")
+    html = page.read_text()
+    assert str(tmp_path / "home") not in html and "recipe_choice" not in html
+    assert "[reused from an earlier run on the same model, data, samples and recipe]" in html

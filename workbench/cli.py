@@ -101,6 +101,16 @@ def _recipe_from_args(args):
     return recipe
 
 
+#: how the recipe choice's line says it was reused (the CLI then names the cache file, a shared report does not)
+_REUSED = " [reused from an earlier run on the same model, data, samples and recipe"
+
+
+def _shareable(chose: str) -> str:
+    """The recipe choice's line without the cache file a reused choice names (a path in the user's home folder,
+    which an HTML report sent to others should not hold)."""
+    return chose.split(_REUSED)[0] + _REUSED + "]" if _REUSED in chose else chose
+
+
 def _auto_recipe(args, model, recipe, progress):
     """``--auto`` (quantize, analyze, report): the recipe choice among the preset, MSE ranges and
     compute-only quantization, with the few units that hold most of the output noise kept float
@@ -129,8 +139,8 @@ def _auto_recipe(args, model, recipe, progress):
     entry = choice_cache.entry_path(model, recipe, args.data, args.samples)
     cached = choice_cache.load(entry) if args.command != "quantize" else None  # quantize chooses afresh, and keeps it
     if cached is not None:
-        return (cached.recipe, cached.calibration, f"{cached.summary} [reused from an earlier run on the same model, "
-                f"data, samples and recipe: {cached.path}; delete it to choose again]", cached.label)
+        return (cached.recipe, cached.calibration, f"{cached.summary}{_REUSED}: {cached.path}; delete it to choose "
+                "again]", cached.label)
     choice = api.choose_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples, progress=progress)
     choice_cache.store(entry, choice)
     return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.label
@@ -1163,7 +1173,7 @@ def cmd_report(args) -> int:
                                 sweep=sweep, sweep_source=sweep_source, job=job)
         out = api.write_report(args.output, model, result, eval_data, eval_samples=args.eval_samples,
                                metric=metric, curve=curve, sweep=sweep, worst=args.worst,
-                               progress=progress, choice=chose,
+                               progress=progress, choice=_shareable(chose),
                                **({} if args.split_samples is None else {"split_samples": args.split_samples}))
     finally:
         progress.close()
