@@ -136,8 +136,10 @@ def input_means(float_proto: onnx.ModelProto, tensors: list[str],
     sess = make_session(add_outputs(float_proto, tensors), arena=False, spinning=False)  # summed between runs
     sums = _Sums()
     step = 0  # rows per run, once the first row has been run alone
-    for feed in batches:
+    for feed in map(_finite_rows, batches):
         n, start = _rows(feed), 0
+        if n == 0:  # every row of the batch holds NaN / Inf
+            continue
         while True:
             stop = min(n, start + (step or 1)) if n > 1 else n
             outs = sess.run(tensors, {k: v[start:stop] for k, v in feed.items()} if n > 1 else feed)
@@ -340,6 +342,20 @@ def _kernels(a: np.ndarray, may_load: bool = True) -> ModuleType | None:
                         type(exc).__name__, exc)
             return None
     return KERNELS
+
+
+def _finite_rows(feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``feed`` without its rows (axis 0) that hold NaN / Inf in a float input: calibration leaves those values
+    out of its ranges, and one such row made every mean downstream NaN (the corrected biases too, which the
+    writer then refused as the model's). ``feed`` itself when every row is finite or it has no common rows."""
+    n = _rows(feed)
+    if n <= 0:
+        return feed
+    keep = np.ones(n, dtype=bool)
+    for v in feed.values():
+        if np.asarray(v).dtype.kind == "f" and not np.isfinite(v).all():
+            keep &= np.isfinite(np.asarray(v).reshape(n, -1)).all(axis=1)
+    return feed if keep.all() else {k: np.asarray(v)[keep] for k, v in feed.items()}
 
 
 def _rows(feed: dict[str, np.ndarray]) -> int:
