@@ -63,7 +63,8 @@ def test_05_nan_inf_gives_nan_aware_ranges_and_names_tensor_and_sample(cases, ob
     assert {s for _, s, _ in res.nonfinite} == {2, 4}  # C and Y inherit the NaN / Inf, same samples
     assert ("C", 2) in rows and ("C", 4) in rows
     text = " ".join(res.warnings)
-    assert "X: NaN/Inf" in text and "sample 2" in text and "sample 4" in text
+    assert "input 'X' of the calibration data holds NaN/Inf: sample 2 (1), sample 4 (1)." in text
+    assert "left out of the ranges of the 3 tensors they reach: " in text and all(f" {t}" in text for t in "XYC")
     if observer == "minmax":
         vals = _reference(model, source, ["X", "C"])
         for t in ("X", "C"):

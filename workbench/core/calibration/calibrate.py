@@ -71,6 +71,11 @@ MIN_OVERLAP_SECONDS = 0.005
 DERIVE = True
 
 
+def _samples(rows: list[tuple[int, int]]) -> str:
+    """``"sample 2 (1), sample 4 (13)"``: the samples and their non-finite value counts, the first 8."""
+    return ", ".join(f"sample {s} ({c})" for s, c in rows[:8]) + (" ..." if len(rows) > 8 else "")
+
+
 @dataclass
 class CalibrationResult:
     """Observers after calibration.
@@ -119,25 +124,28 @@ class CalibrationResult:
 
     @property
     def warnings(self) -> list[str]:
-        """Human-readable remarks: non-finite values (tensor and samples) and empty tensors."""
+        """Human-readable remarks: tensors the model made non-finite (each with its samples), each data input
+        holding NaN / Inf (its samples), one line for the tensors those samples reach (their values are left
+        out of the ranges too: the data is at fault, not each tensor), and empty tensors."""
         out = []
         by_tensor: dict[str, list[tuple[int, int]]] = {}
         for t, s, c in self.nonfinite:
             by_tensor.setdefault(t, []).append((s, c))
         computed = self.computed_nonfinite()
-        for t, rows in by_tensor.items():
-            where = ", ".join(f"sample {s} ({c})" for s, c in rows[:8]) + (" ..." if len(rows) > 8 else "")
-            if t in computed:
-                out.append(f"{t}: NaN/Inf computed by the model from finite calibration data: {where}; "
-                           "left out of the range.")
-            else:
-                out.append(f"{t}: NaN/Inf values left out of the range: {where}. Check the calibration data.")
+        for t in (t for t in by_tensor if t in computed):
+            out.append(f"{t}: NaN/Inf computed by the model from finite calibration data: {_samples(by_tensor[t])}; "
+                       "left out of the range.")
         by_input: dict[str, list[tuple[int, int]]] = {}
         for t, s, c in self.data_nonfinite:
             by_input.setdefault(t, []).append((s, c))
         for t, rows in by_input.items():
-            where = ", ".join(f"sample {s} ({c})" for s, c in rows[:8]) + (" ..." if len(rows) > 8 else "")
-            out.append(f"input {t!r} of the calibration data holds NaN/Inf: {where}.")
+            out.append(f"input {t!r} of the calibration data holds NaN/Inf: {_samples(rows)}. Check the calibration "
+                       "data.")
+        reached = [t for t in by_tensor if t not in computed]
+        if reached:
+            shown = ", ".join(reached[:6]) + (f" and {len(reached) - 6} more" if len(reached) > 6 else "")
+            out.append(f"NaN/Inf of the calibration data left out of the ranges of the "
+                       f"{count(len(reached), 'tensor')} they reach: {shown}.")
         for t in self.empty:
             out.append(f"{t}: empty in every sample; quantized with scale 1.")
         return out
