@@ -17,7 +17,10 @@ in onnxruntime's ``docs/ContribOperators.md``:
 * ``QLinearAdd`` / ``QLinearMul`` (A, ..., B at 3, ...) -> ``Add`` / ``Mul``; ``QLinearSigmoid``,
   ``QLinearLeakyRelu``, ``QLinearSoftmax`` -> ``Identity``; ``QLinearConcat`` (Y_scale, Y_zp, then
   (X, scale, zero point) triples) -> ``Concat`` of the X; ``QLinearGlobalAveragePool`` (NCHW) ->
-  ``GlobalAveragePool``; ``com.microsoft`` ``QuantizeLinear`` / ``DequantizeLinear`` -> the standard ops.
+  ``GlobalAveragePool``; ``QLinearAveragePool`` (NCHW; what onnxruntime's ``quantize_static`` QOperator format
+  writes for an ``AveragePool``) -> ``AveragePool`` with its window attributes; ``QLinearWhere`` (condition,
+  X, its scale and zero point, Y at 4, ...) -> ``Where``; ``com.microsoft`` ``QuantizeLinear`` /
+  ``DequantizeLinear`` -> the standard ops.
 
 Other contrib ops are left as they are (their outputs stay unknown).
 """
@@ -34,6 +37,8 @@ CONTRIB = "com.microsoft"
 _SAME_SHAPE = {"QLinearAdd": ("Add", (0, 3)), "QLinearMul": ("Mul", (0, 3)), "QLinearSigmoid": ("Identity", (0,)),
                "QLinearLeakyRelu": ("Identity", (0,)), "QLinearSoftmax": ("Identity", (0,)),
                "DynamicQuantizeMatMul": ("MatMul", (0, 1))}
+#: the window attributes ``QLinearAveragePool`` shares with ``AveragePool`` (opset 11 on)
+_POOL_ATTRS = ("auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides")
 
 
 def stand_in_contrib_ops(model: onnx.ModelProto) -> int:
@@ -75,6 +80,11 @@ def _stand_in(n: onnx.NodeProto, types: dict[str, int], g: onnx.GraphProto) -> l
         return [helper.make_node("Concat", ins[2::3], n.output[:1], name=n.name, axis=a.get("axis", 0))]
     if op == "QLinearGlobalAveragePool" and not a.get("channels_last", 0):
         return [helper.make_node("GlobalAveragePool", ins[:1], n.output[:1], name=n.name)]
+    if op == "QLinearAveragePool" and not a.get("channels_last", 0):
+        kept = {k: v for k, v in a.items() if k in _POOL_ATTRS}
+        return [helper.make_node("AveragePool", ins[:1], n.output[:1], name=n.name, **kept)]
+    if op == "QLinearWhere":
+        return [helper.make_node("Where", [ins[0], ins[1], ins[4]], n.output[:1], name=n.name)]
     if op == "MatMulIntegerToFloat":
         tmp = f"{n.output[0]}/int32"
         to = types.get(ins[2], TensorProto.FLOAT) if len(ins) > 2 else TensorProto.FLOAT
