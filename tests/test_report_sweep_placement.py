@@ -122,3 +122,41 @@ def test_the_placement_note_names_the_units_each_side_kept_float():
         "the latency check kept 1 unit float in the sweep that this report quantizes (/f/f.0/Conv) and 2 units float "
         "in this report that the sweep quantized (/f/f.7/Conv, /f/f.9/AveragePool): the sweep table is of the "
         "sweep's placement, the rest of the report of its own")
+
+
+@pytest.mark.parametrize(("job", "said"), [
+    ("abc", "field job: not an object (str)"),
+    ([1, 2], "field job: not an object (list)"),
+    (None, "field job: not an object (null)"),
+    ({"data": "cd" * 32, "samples": 8, "recipe": "{}"}, "field job.model: not a string (missing)"),
+    ({"model": 5, "data": "cd" * 32, "samples": 8, "recipe": "{}"}, "field job.model: not a string (5)"),
+    ({"model": "ab" * 32, "data": None, "samples": 8, "recipe": "{}"}, "field job.data: not a string (None)"),
+    ({"model": "ab" * 32, "data": "cd" * 32, "samples": "8", "recipe": "{}"},
+     "field job.samples: not a sample count, a whole number of at least 1 or null for all ('8')"),
+    ({"model": "ab" * 32, "data": "cd" * 32, "samples": True, "recipe": "{}"},
+     "field job.samples: not a sample count, a whole number of at least 1 or null for all (True)"),
+    ({"model": "ab" * 32, "data": "cd" * 32, "samples": 8.0, "recipe": "{}"},
+     "field job.samples: not a sample count, a whole number of at least 1 or null for all (8.0)"),
+    ({"model": "ab" * 32, "data": "cd" * 32, "recipe": "{}"},
+     "field job.samples: not a sample count, a whole number of at least 1 or null for all ('missing')"),
+])
+def test_a_hand_edited_job_of_wrong_types_is_refused_in_one_line(job, said):
+    """A job that is not an object was ignored (the file matched by its measured recipe, as one written before
+    the job was recorded); a samples of "8" was refused as "its calibration samples differ (8 there, 8 here)"."""
+    doc = {"rows": [], "all_quant_db": 29.5, "samples": 4, "tasks": 3, "recipe": "{}", "job": job}
+    with pytest.raises(DataError) as err:
+        api.load_sweep(doc, "s.json")
+    assert err.value.message == f"s.json: {said}; the sweep's job cannot be read."
+
+
+def test_report_refuses_a_sweep_file_whose_job_was_edited_by_hand(swept, tmp_path, capsys):
+    common, sweep = swept
+    doc = json.loads(sweep.read_text())
+    sweep.write_text(json.dumps({**doc, "job": {**doc["job"], "samples": "8"}}))
+    capsys.readouterr()
+    out = tmp_path / "r.html"
+    assert main(["report", *common, "--eval-samples", "4", "--sweep-json", str(sweep), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {sweep}: field job.samples: not a sample count, a whole number of at least 1 or "
+                          "null for all ('8'); the sweep's job cannot be read. Run `workbench-cli sweep --json FILE`")
+    assert len(err.splitlines()) == 1 and not out.exists()

@@ -26,6 +26,7 @@ from workbench.core.recipe.recipe import Recipe
 from workbench.core.report.curve_file import read_curve
 from workbench.core.report.histograms import TensorHistogram, unit_histograms
 from workbench.core.report.layout import node_positions
+from workbench.core.report.sweep_match import job_field_error
 
 #: How the runs behind the figures were made (every figure caption repeats it).
 ANALYSIS_RUNTIME = "onnxruntime {v}, CPUExecutionProvider; float model ORT_ENABLE_ALL, quantized model ORT_DISABLE_ALL (QDQ as written)"
@@ -104,6 +105,11 @@ def load_sweep(doc: Any, source: str) -> SweepResult:
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{source}: field rows: not a sensitivity sweep ({exc}).",
                         hint="Give the file `workbench-cli sweep --json FILE` wrote.") from None
+    job_error = job_field_error(doc["job"]) if "job" in doc else None
+    if job_error:
+        raise DataError(f"{source}: {job_error}; the sweep's job cannot be read.",
+                        hint="Run `workbench-cli sweep --json FILE` again with the report's model, data and "
+                             "recipe options.")
     # compared with the report's once it is known: refused now if unreadable
     recipes = [("field recipe", sweep.recipe)] if sweep.recipe is not None else []
     if sweep.job is not None:

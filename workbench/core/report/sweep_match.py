@@ -47,6 +47,23 @@ def sweep_job_stamp(model, recipe: Recipe, data: Any, samples: int | None) -> di
             "recipe": recipe.to_json()}
 
 
+def job_field_error(job: Any) -> str | None:
+    """What is wrong with a sweep file's ``job`` field as read from JSON (``"field job...: ..."``, one phrase), or
+    None when it is a stamp :func:`sweep_job_stamp` could have written: an object whose ``model`` and ``data`` are
+    strings and whose ``samples`` is a whole number of at least 1 or null (``recipe`` is read as a recipe by
+    :func:`workbench.core.report.collect.load_sweep`). A hand-edited file otherwise compared as if it differed
+    ("8 there, 8 here" for ``"8"``) or, with a ``job`` that is not an object, was matched by its measured recipe."""
+    if not isinstance(job, dict):
+        return f"field job: not an object ({type(job).__name__ if job is not None else 'null'})"
+    for key in ("model", "data"):
+        if not isinstance(job.get(key), str):
+            return f"field job.{key}: not a string ({'missing' if key not in job else repr(job[key])})"
+    samples = job.get("samples", "missing")
+    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
+        return f"field job.samples: not a sample count, a whole number of at least 1 or null for all ({samples!r})"
+    return None
+
+
 def _recipe_difference(sweep_json: str, report_json: str) -> tuple[str, str, list[str]]:
     """``(the sweep's preset, the report's preset, the recipe fields that differ, in field order)``, the
     defaults filled in (``sweep --json`` writes the recipe without them: a recipe of the default preset
