@@ -13,8 +13,10 @@ not MACs and are not counted):
 * the integer kernels of an already-quantized file (:data:`KERNEL_MAC_OPS`, inputs as the ONNX and onnxruntime
   contrib op definitions give them) like the float op they compute: ``ConvInteger``, ``QLinearConv`` as Conv,
   ``MatMulInteger``, ``MatMulIntegerToFloat``, ``QLinearMatMul``, ``DynamicQuantizeMatMul``, ``MatMulNBits``
-  as MatMul, ``QGemm`` as Gemm; ``DynamicQuantizeLSTM``: ``num_directions * seq_length * batch * 4 * hidden
-  * (input_size + hidden)`` (the products ``X_t W`` and ``H_{t-1} R`` of every step, :func:`_lstm_macs`).
+  as MatMul, ``QGemm`` as Gemm, the float ``FusedMatMul`` of an onnxruntime-optimized file as MatMul (``K`` from
+  ``A.shape[-2]`` with ``transA``; unknown with ``transBatchA`` / ``transBatchB``); ``DynamicQuantizeLSTM``:
+  ``num_directions * seq_length * batch * 4 * hidden * (input_size + hidden)`` (the products ``X_t W`` and
+  ``H_{t-1} R`` of every step, :func:`_lstm_macs`).
   Shape inference sees the contrib ops as standard stand-ins
   (:func:`workbench.core.graph.contrib_stand_ins.stand_in_contrib_ops`).
 
@@ -68,7 +70,7 @@ KERNEL_MAC_OPS: dict[str, tuple[str, int, int, int | None]] = {
     "QLinearMatMul": ("MatMul", 0, 3, None), "MatMulInteger": ("MatMul", 0, 1, None),
     "MatMulIntegerToFloat": ("MatMul", 0, 1, 6), "DynamicQuantizeMatMul": ("MatMul", 0, 1, 4),
     "MatMulNBits": ("MatMul", 0, 1, 5), "QGemm": ("Gemm", 0, 3, 6),
-    "DynamicQuantizeLSTM": ("LSTM", 0, 1, 3),
+    "DynamicQuantizeLSTM": ("LSTM", 0, 1, 3), "FusedMatMul": ("MatMul", 0, 1, None),
 }
 FLOAT_BITS = 32
 #: Fixed-value nodes (shape arithmetic) with outputs up to this many elements are folded before
@@ -537,8 +539,8 @@ def _macs(node: onnx.NodeProto, shapes: dict) -> int | None:
         n_in = _numel(a)
         return None if n_in is None or w is None or None in w else n_in * math.prod(w[1:])
     if op == "MatMul":
-        n_out = _numel(y)
-        return None if n_out is None or not a or a[-1] is None else n_out * a[-1]
+        n_out, k = _numel(y), _matmul_k(node, a)
+        return None if n_out is None or k is None else n_out * k
     if op == "Gemm":
         n_out = _numel(y)
         if n_out is None or not a or len(a) != 2:
@@ -548,6 +550,20 @@ def _macs(node: onnx.NodeProto, shapes: dict) -> int | None:
     if op == "LSTM":
         return _lstm_macs(node, a)
     return None
+
+
+def _matmul_k(node: onnx.NodeProto, a: list[int | None] | None) -> int | None:
+    """The summed dimension K of a MatMul-like node with input A of shape ``a``: ``a[-1]``, or ``a[-2]`` for a
+    ``FusedMatMul`` with ``transA`` (onnxruntime's contrib op: ``alpha * op(A) op(B)``); None when unknown or
+    when ``transBatchA`` / ``transBatchB`` move the batch axes."""
+    if not a:
+        return None
+    if node.op_type != "FusedMatMul":
+        return a[-1]
+    fa = attrs_of(node)
+    if fa.get("transBatchA", 0) or fa.get("transBatchB", 0) or len(a) < 2:
+        return None
+    return a[-2] if fa.get("transA", 0) else a[-1]
 
 
 def _lstm_macs(node: onnx.NodeProto, x: list[int | None] | None) -> int | None:

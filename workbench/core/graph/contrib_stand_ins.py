@@ -20,7 +20,14 @@ in onnxruntime's ``docs/ContribOperators.md``:
   ``GlobalAveragePool``; ``QLinearAveragePool`` (NCHW; what onnxruntime's ``quantize_static`` QOperator format
   writes for an ``AveragePool``) -> ``AveragePool`` with its window attributes; ``QLinearWhere`` (condition,
   X, its scale and zero point, Y at 4, ...) -> ``Where``; ``com.microsoft`` ``QuantizeLinear`` /
-  ``DequantizeLinear`` -> the standard ops.
+  ``DequantizeLinear`` -> the standard ops;
+* the float fusions onnxruntime writes into an optimized file (``optimized_model_filepath``) around the integer
+  kernels: ``Gelu``, ``FastGelu``, ``BiasGelu``, ``QuickGelu`` -> ``Identity``; ``SkipLayerNormalization``,
+  ``SkipSimplifiedLayerNormalization`` (output 0 and the optional sum, output 3, are the input's shape),
+  ``SimplifiedLayerNormalization``, ``com.microsoft`` ``LayerNormalization`` -> ``Identity``; ``FusedMatMul``
+  (``alpha * op(A) op(B)``) -> ``MatMul``, or with ``transA`` / ``transB`` an ``Einsum`` transposing the last
+  two axes (opset 12 on; ONNX infers its shape only for operands of one rank, as attention's are: a broadcast
+  operand of lower rank leaves the output unknown); with ``transBatchA`` / ``transBatchB`` it is kept.
 
 Other contrib ops are left as they are (their outputs stay unknown).
 """
@@ -36,7 +43,11 @@ CONTRIB = "com.microsoft"
 #: contrib op -> standard op reading inputs at these positions, same attributes dropped
 _SAME_SHAPE = {"QLinearAdd": ("Add", (0, 3)), "QLinearMul": ("Mul", (0, 3)), "QLinearSigmoid": ("Identity", (0,)),
                "QLinearLeakyRelu": ("Identity", (0,)), "QLinearSoftmax": ("Identity", (0,)),
-               "DynamicQuantizeMatMul": ("MatMul", (0, 1))}
+               "DynamicQuantizeMatMul": ("MatMul", (0, 1)), "Gelu": ("Identity", (0,)),
+               "FastGelu": ("Identity", (0,)), "BiasGelu": ("Identity", (0,)), "QuickGelu": ("Identity", (0,)),
+               "SimplifiedLayerNormalization": ("Identity", (0,)), "LayerNormalization": ("Identity", (0,))}
+#: contrib ops whose output 0 and output 3 (when present) have the shape of input 0
+_SKIP_NORMS = ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization")
 #: the window attributes ``QLinearAveragePool`` shares with ``AveragePool`` (opset 11 on)
 _POOL_ATTRS = ("auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides")
 
@@ -47,9 +58,10 @@ def stand_in_contrib_ops(model: onnx.ModelProto) -> int:
     the stand-ins do not compute what the contrib ops do). Returns the number of nodes replaced."""
     g = model.graph
     types = {i.name: i.data_type for i in g.initializer}
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
     nodes, replaced = [], 0
     for n in g.node:
-        new = _stand_in(n, types, g) if n.domain == CONTRIB else None
+        new = _stand_in(n, types, g, opset) if n.domain == CONTRIB else None
         if new is None:
             nodes.append(n)
         else:
@@ -63,8 +75,10 @@ def stand_in_contrib_ops(model: onnx.ModelProto) -> int:
     return replaced
 
 
-def _stand_in(n: onnx.NodeProto, types: dict[str, int], g: onnx.GraphProto) -> list[onnx.NodeProto] | None:
-    """The standard nodes for contrib node ``n``, or None to keep it."""
+def _stand_in(n: onnx.NodeProto, types: dict[str, int], g: onnx.GraphProto,
+              opset: int) -> list[onnx.NodeProto] | None:
+    """The standard nodes for contrib node ``n`` (``opset``: the model's default-domain opset), or None to keep
+    it."""
     ins, a = list(n.input), attrs_of(n)
     op = n.op_type
     if op in _SAME_SHAPE:
@@ -92,6 +106,12 @@ def _stand_in(n: onnx.NodeProto, types: dict[str, int], g: onnx.GraphProto) -> l
                 helper.make_node("Cast", [tmp], n.output[:1], to=to)]
     if op == "QGemm":
         return _qgemm(n, ins, a)
+    if op in _SKIP_NORMS:
+        outs = [o for i, o in enumerate(n.output) if i in (0, 3) and o]
+        return [helper.make_node("Identity", ins[:1], [o], name=n.name if i == 0 else f"{n.name}/sum")
+                for i, o in enumerate(outs)]
+    if op == "FusedMatMul":
+        return _fused_matmul(n, ins, a, opset)
     if op == "MatMulNBits" and a.get("K") and a.get("N"):
         weight = f"{n.name or n.output[0]}/weight_shape"
         g.input.append(helper.make_tensor_value_info(weight, TensorProto.FLOAT, [int(a["K"]), int(a["N"])]))
@@ -107,3 +127,18 @@ def _qgemm(n: onnx.NodeProto, ins: list[str], a: dict) -> list[onnx.NodeProto]:
     tmp = f"{n.output[0]}/integer"
     return [helper.make_node("Gemm", [ins[0], ins[3]], [tmp], name=n.name, **trans),
             helper.make_node("Cast", [tmp], n.output[:1], to=TensorProto.FLOAT)]
+
+
+def _fused_matmul(n: onnx.NodeProto, ins: list[str], a: dict, opset: int) -> list[onnx.NodeProto] | None:
+    """``MatMul(A, B)`` for a ``FusedMatMul`` without transposes; with ``transA`` / ``transB`` an ``Einsum`` that
+    transposes the last two axes of that operand (broadcast batch axes as MatMul); None with ``transBatchA`` /
+    ``transBatchB`` or, for a transpose, below opset 12 (no Einsum)."""
+    if a.get("transBatchA", 0) or a.get("transBatchB", 0):
+        return None
+    ta, tb = int(a.get("transA", 0)), int(a.get("transB", 0))
+    if not ta and not tb:
+        return [helper.make_node("MatMul", ins[:2], n.output[:1], name=n.name)]
+    if opset < 12:
+        return None
+    eq = f"...{'ji' if ta else 'ij'},...{'kj' if tb else 'jk'}->...ik"
+    return [helper.make_node("Einsum", ins[:2], n.output[:1], name=n.name, equation=eq)]
