@@ -11,6 +11,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 from workbench.cli import main
 from workbench.core.analysis.cost import model_cost
@@ -252,3 +253,70 @@ def test_onnxruntime_fusions_pass_their_shapes_on_and_fused_matmul_counts():
     # scores: 2 x 4 x 5 outputs x K 3 = 120; dqmm: 2 x 4 x 7 x K 5 = 280; transposed_a: op(A) [2, 5, 4]: 2 x 5 x 6 x 4
     assert {r.node: r.macs for r in rep.rows} == {"scores": 120, "dqmm": 280, "transposed_a": 240}
     assert rep.unknown == [] and rep.macs == 640
+
+
+def _recurrent_model(layout: int) -> onnx.ModelProto:
+    """X -> LSTM (hidden 5, forward) and GRU (bidirectional, no hidden_size attribute: 4 from R) and RNN (hidden 3),
+    with ``layout``: 0, X [3 steps, 2 batch, 6 features]; 1, X [2 batch, 3 steps, 6 features]."""
+    rng = np.random.default_rng(0)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    n = helper.make_node
+    nodes = [n("LSTM", ["X", "l_W", "l_R", "l_B"], ["l_Y"], name="lstm", hidden_size=5, layout=layout),
+             n("GRU", ["X", "g_W", "g_R"], ["g_Y"], name="gru", direction="bidirectional", layout=layout),
+             n("RNN", ["X", "r_W", "r_R"], ["r_Y"], name="rnn", hidden_size=3, layout=layout)]
+    inits = [_init("l_W", f32(1, 20, 6)), _init("l_R", f32(1, 20, 5)), _init("l_B", f32(1, 40)),
+             _init("g_W", f32(2, 12, 6)), _init("g_R", f32(2, 12, 4)), _init("r_W", f32(1, 3, 6)), _init("r_R", f32(1, 3, 3))]
+    x = [2, 3, 6] if layout else [3, 2, 6]
+    g = helper.make_graph(nodes, "recurrent", [helper.make_tensor_value_info("X", TensorProto.FLOAT, x)],
+                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("l_Y", "g_Y", "r_Y")],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)])
+    m.ir_version = 8
+    return m
+
+
+# By hand, 3 steps x 2 batch rows, 6 input features (per direction and step, each gate's X_t W and H_{t-1} R):
+#   lstm  1 direction  x 3 x 2 x 4 gates x 5 hidden x (6 + 5) = 1,320; weights W 120 + R 100, bias 40
+#   gru   2 directions x 3 x 2 x 3 gates x 4 hidden x (6 + 4) =   1,440; weights W 144 + R 96
+#   rnn   1 direction  x 3 x 2 x 1 gate  x 3 hidden x (6 + 3) =     162; weights W 18 + R 9
+RECURRENT = {"lstm": (1320, 220, 40), "gru": (1440, 240, 0), "rnn": (162, 27, 0)}
+
+
+@pytest.mark.parametrize("layout", [0, 1])
+def test_float_recurrent_ops_are_counted(layout):
+    """A float LSTM was not counted while its DynamicQuantizeLSTM (onnxruntime's quantize_dynamic) was: a model
+    of an LSTM (hidden 16, 10 steps) and a MatMul counted 800 MACs float and 16,160 quantized; silero_vad's
+    16 kHz model counted 548,480 MACs without its LSTM and 679,552 with it, as its If-less export (Gemms)."""
+    m = _recurrent_model(layout)
+    # onnx.reference: onnxruntime runs neither layout 1 nor a GRU without hidden_size
+    outs = ReferenceEvaluator(m).run(None, {"X": np.zeros([2, 3, 6] if layout else [3, 2, 6], np.float32)})
+    # Y: [steps, directions, batch, hidden], with layout 1 [batch, steps, directions, hidden]
+    shapes = [(3, 1, 2, 5), (3, 2, 2, 4), (3, 1, 2, 3)]
+    assert [o.shape for o in outs] == [(s[2], s[0], s[1], s[3]) if layout else s for s in shapes]
+    rep = model_cost(m)
+    assert {r.node: (r.macs, r.weight_params, r.bias_params) for r in rep.rows} == RECURRENT
+    assert rep.macs == 2922 and rep.unknown == []
+
+
+def test_an_lstm_counts_the_same_float_and_after_quantize_dynamic(tmp_path):
+    """onnxruntime's quantize_dynamic turns the LSTM into a DynamicQuantizeLSTM: the MACs and weight elements
+    stay those of the float model (10 steps x 4 gates x hidden 16 x (8 + 16) = 15,360, then a MatMul of 800)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    rng = np.random.default_rng(0)
+    n = helper.make_node
+    nodes = [n("LSTM", ["X", "W", "R", "B"], ["Y"], name="lstm", hidden_size=16),
+             n("Squeeze", ["Y", "axis"], ["y"]), n("MatMul", ["y", "head_W"], ["out"], name="head")]
+    inits = [_init("W", rng.standard_normal((1, 64, 8)).astype(np.float32)),
+             _init("R", rng.standard_normal((1, 64, 16)).astype(np.float32)), _init("B", np.zeros((1, 128), np.float32)),
+             _init("axis", np.array([1], np.int64)), _init("head_W", rng.standard_normal((16, 5)).astype(np.float32))]
+    g = helper.make_graph(nodes, "lstm", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [10, 1, 8])],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, [10, 1, 5])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, tmp_path / "f.onnx")
+    quantize_dynamic(tmp_path / "f.onnx", tmp_path / "q.onnx", weight_type=QuantType.QInt8)
+    q = onnx.load(tmp_path / "q.onnx")
+    assert "DynamicQuantizeLSTM" in {node.op_type for node in q.graph.node}
+    counts = [[(r.op_type, r.macs, r.weight_params, r.bias_params) for r in model_cost(x).rows] for x in (m, q)]
+    assert [[c[1:] for c in rows] for rows in counts] == [[(15360, 1536, 128), (800, 80, 0)]] * 2

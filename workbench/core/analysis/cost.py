@@ -10,13 +10,14 @@ not MACs and are not counted):
 * ``MatMul``:         ``numel(Y) * K``, ``K = A.shape[-1]`` (numpy matmul broadcasting, 1-D
   operands included).
 * ``Gemm``:           ``M * N * K`` = ``numel(Y) * K``, ``K = A.shape[0 if transA else 1]``.
+* ``LSTM`` / ``GRU`` / ``RNN``: ``num_directions * seq_length * batch * gates * hidden * (input_size + hidden)``,
+  gates 4 / 3 / 1 (the products ``X_t W`` and ``H_{t-1} R`` of every step, :func:`_recurrent_macs`).
 * the integer kernels of an already-quantized file (:data:`KERNEL_MAC_OPS`, inputs as the ONNX and onnxruntime
   contrib op definitions give them) like the float op they compute: ``ConvInteger``, ``QLinearConv`` as Conv,
   ``MatMulInteger``, ``MatMulIntegerToFloat``, ``QLinearMatMul``, ``DynamicQuantizeMatMul``, ``MatMulNBits``
   as MatMul, ``QGemm`` as Gemm, the float ``FusedMatMul`` of an onnxruntime-optimized file as MatMul (``K`` from
-  ``A.shape[-2]`` with ``transA``; unknown with ``transBatchA`` / ``transBatchB``); ``DynamicQuantizeLSTM``:
-  ``num_directions * seq_length * batch * 4 * hidden * (input_size + hidden)`` (the products ``X_t W`` and
-  ``H_{t-1} R`` of every step, :func:`_lstm_macs`).
+  ``A.shape[-2]`` with ``transA``; unknown with ``transBatchA`` / ``transBatchB``); ``DynamicQuantizeLSTM``
+  as LSTM.
   Shape inference sees the contrib ops as standard stand-ins
   (:func:`workbench.core.graph.contrib_stand_ins.stand_in_contrib_ops`).
 
@@ -63,15 +64,18 @@ from workbench.core.wording import count
 log = logging.getLogger(__name__)
 
 MAC_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
-#: integer kernels of an already-quantized file -> (the float op they compute, activation, weight and bias input
-#: positions; None: no such input); counted like that float op
+#: integer kernels of an already-quantized file, the recurrent ops and onnxruntime's FusedMatMul -> (the op they
+#: are counted as, activation, weight and bias input positions; None: no such input)
 KERNEL_MAC_OPS: dict[str, tuple[str, int, int, int | None]] = {
     "QLinearConv": ("Conv", 0, 3, 8), "ConvInteger": ("Conv", 0, 1, None),
     "QLinearMatMul": ("MatMul", 0, 3, None), "MatMulInteger": ("MatMul", 0, 1, None),
     "MatMulIntegerToFloat": ("MatMul", 0, 1, 6), "DynamicQuantizeMatMul": ("MatMul", 0, 1, 4),
     "MatMulNBits": ("MatMul", 0, 1, 5), "QGemm": ("Gemm", 0, 3, 6),
     "DynamicQuantizeLSTM": ("LSTM", 0, 1, 3), "FusedMatMul": ("MatMul", 0, 1, None),
+    "LSTM": ("LSTM", 0, 1, 3), "GRU": ("GRU", 0, 1, 3), "RNN": ("RNN", 0, 1, 3),
 }
+#: recurrent ops (ONNX LSTM / GRU / RNN, onnxruntime's DynamicQuantizeLSTM as LSTM) -> gates per step
+RECURRENT_GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 FLOAT_BITS = 32
 #: Fixed-value nodes (shape arithmetic) with outputs up to this many elements are folded before
 #: shape inference; larger constant subgraphs (weights) are left as they are.
@@ -509,12 +513,13 @@ def _node_cost(node: onnx.NodeProto, shapes: dict, consts: dict) -> NodeCost:
     op, ai, wi, bi = KERNEL_MAC_OPS.get(node.op_type, (node.op_type, 0, 1, 2))
     ins = list(node.input) + [""] * 9
     weight_name = ins[wi] if ins[wi] in consts else (ins[ai] if op in ("MatMul", "Gemm") and ins[ai] in consts else "")
-    bias_name = ins[bi] if bi is not None and op in ("Conv", "ConvTranspose", "Gemm", "LSTM") and ins[bi] in consts \
-        else ""
+    bias_name = ins[bi] if bi is not None and (op in ("Conv", "ConvTranspose", "Gemm") or op in RECURRENT_GATES) \
+        and ins[bi] in consts else ""
     w_params = (_numel(consts.get(weight_name)) or 0) if weight_name else 0
-    if op == "LSTM" and ins[2] in consts:  # the recurrent weight R beside the input weight W
-        w_params += _numel(consts[ins[2]]) or 0
     b_params = (_numel(consts.get(bias_name)) or 0) if bias_name else 0
+    if op in RECURRENT_GATES:  # W and R (and B) by their shapes: an exporter may compute them (gate order)
+        w_params, b_params = (sum(_numel(consts.get(n, shapes.get(n))) or 0 for n in ins[1:3] if n),
+                              (_numel(consts.get(ins[3], shapes.get(ins[3]))) or 0) if ins[3] else 0)
     if node.op_type == "MatMulNBits":  # the weight is packed K x N: its element count is in the attributes
         a = attrs_of(node)
         w_params = int(a.get("K", 0)) * int(a.get("N", 0))
@@ -547,8 +552,8 @@ def _macs(node: onnx.NodeProto, shapes: dict) -> int | None:
             return None
         k = a[0] if attrs_of(node).get("transA", 0) else a[1]
         return None if k is None else n_out * k
-    if op == "LSTM":
-        return _lstm_macs(node, a)
+    if op in RECURRENT_GATES:
+        return _recurrent_macs(node, op, a, shapes.get(node.input[2]) if len(node.input) > 2 else None)
     return None
 
 
@@ -566,17 +571,21 @@ def _matmul_k(node: onnx.NodeProto, a: list[int | None] | None) -> int | None:
     return a[-2] if fa.get("transA", 0) else a[-1]
 
 
-def _lstm_macs(node: onnx.NodeProto, x: list[int | None] | None) -> int | None:
-    """MACs of a ``DynamicQuantizeLSTM`` with input ``X`` of shape ``[seq_length, batch, input_size]``
-    (onnxruntime's contrib op definition): per direction, step and batch row the gates' two products
-    ``X_t W`` (``input_size x 4 hidden``) and ``H_{t-1} R`` (``hidden x 4 hidden``), so
-    ``num_directions * seq_length * batch * 4 * hidden * (input_size + hidden)``. Peephole and bias terms
-    are elementwise, not counted. None when a dimension of ``X`` is unknown."""
+def _recurrent_macs(node: onnx.NodeProto, op: str, x: list[int | None] | None,
+                    r: list[int | None] | None) -> int | None:
+    """MACs of an ONNX ``LSTM`` / ``GRU`` / ``RNN`` or an onnxruntime ``DynamicQuantizeLSTM`` (``op``: the
+    standard op it computes) with input ``X`` of shape ``[seq_length, batch, input_size]`` (``[batch, seq_length,
+    input_size]`` with the standard ops' ``layout`` 1; ONNX operator and onnxruntime contrib op definitions): per
+    direction, step and batch row each gate's two products ``X_t W`` (``input_size x hidden``) and ``H_{t-1} R``
+    (``hidden x hidden``), so ``num_directions * seq_length * batch * gates * hidden * (input_size + hidden)``,
+    gates 4 / 3 / 1 (:data:`RECURRENT_GATES`). Peephole, bias and reset-gate terms are elementwise, not counted.
+    ``hidden``: the ``hidden_size`` attribute, else a standard op's R (``[num_directions, gates * hidden,
+    hidden]``). None when a dimension of ``X`` or the hidden size is unknown."""
     a = attrs_of(node)
-    hidden = int(a.get("hidden_size", 0))
+    hidden = int(a.get("hidden_size", 0)) or (r[-1] if node.domain in ("", "ai.onnx") and r and r[-1] else 0)
     if not hidden or _numel(x) is None or len(x) != 3:
         return None
     direction = a.get("direction", b"forward")
     directions = 2 if (direction.decode() if isinstance(direction, bytes) else direction) == "bidirectional" else 1
-    seq, batch, size = x
-    return directions * seq * batch * 4 * hidden * (size + hidden)
+    seq, batch, size = (x[1], x[0], x[2]) if a.get("layout", 0) else x
+    return directions * seq * batch * RECURRENT_GATES[op] * hidden * (size + hidden)
