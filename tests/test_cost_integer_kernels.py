@@ -320,3 +320,39 @@ def test_an_lstm_counts_the_same_float_and_after_quantize_dynamic(tmp_path):
     assert "DynamicQuantizeLSTM" in {node.op_type for node in q.graph.node}
     counts = [[(r.op_type, r.macs, r.weight_params, r.bias_params) for r in model_cost(x).rows] for x in (m, q)]
     assert [[c[1:] for c in rows] for rows in counts] == [[(15360, 1536, 128), (800, 80, 0)]] * 2
+
+
+def _weight_quantized_in_graph_model() -> onnx.ModelProto:
+    """What onnxruntime's quantize_static (QOperator) writes for a model holding its weights in Constant nodes
+    (ppocr_mobile_v2_cls): X [1, 8, 5, 5] -> QuantizeLinear -> QLinearConv (pads 1) whose weight [16, 8, 3, 3]
+    (1,152 elements, more than cost folds) is QuantizeLinear(Constant) -> DequantizeLinear; 25 x 16 x 72 = 28,800
+    MACs."""
+    n = helper.make_node
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((16, 8, 3, 3)).astype(np.float32), "w")
+    nodes = [n("Constant", [], ["w_float"], value=w),
+             n("QuantizeLinear", ["w_float", "w_s", "w_z"], ["w_q"]),
+             n("QuantizeLinear", ["X", "x_s", "x_z"], ["xq"]),
+             n("QLinearConv", ["xq", "x_s", "x_z", "w_q", "w_s", "w_z", "y_s", "y_z"], ["yq"], name="conv", pads=[1] * 4),
+             n("DequantizeLinear", ["yq", "y_s", "y_z"], ["Y"])]
+    inits = [*_scalars("x"), *_scalars("y"), _init("w_s", np.float32(0.02)), _init("w_z", np.int8(0))]
+    g = helper.make_graph(nodes, "qop", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 8, 5, 5])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 16, 5, 5])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def test_a_weight_quantized_by_a_node_of_the_file_counts_its_elements(tmp_path, capsys):
+    """ppocr_mobile_v2_cls quantized by quantize_static (QOperator) counted 40,384 B of float weights, not the
+    float model's 504,832 B: 27 of its 54 QLinearConvs had weights of more than 1,024 elements behind a
+    QuantizeLinear of a Constant and counted 0."""
+    m = _weight_quantized_in_graph_model()
+    out, = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"X": np.random.default_rng(1).standard_normal((1, 8, 5, 5)).astype(np.float32)})
+    assert out.shape == (1, 16, 5, 5)
+    path = tmp_path / "qop.onnx"
+    onnx.save(m, path)
+    assert main(["cost", str(path), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert (row["node"], row["macs"], row["weight_params"]) == ("conv", 28_800, 1152)
+    assert (row["memory_bits"], row["memory_float_bits"]) == (1152 * 8, 1152 * 32)

@@ -4,8 +4,8 @@ Every Conv / ConvTranspose / MatMul / Gemm of the file and every integer kernel 
 ConvInteger, QLinearMatMul, MatMulInteger, MatMulNBits, QGemm, ...: :data:`~workbench.core.analysis.cost.KERNEL_MAC_OPS`)
 is counted as in :mod:`workbench.core.analysis.cost`, at the (weight, activation) bits and the bits onnxruntime
 computes it at that the caller gives (:func:`workbench.core.inspection.kernel_bits.file_bits` reads them from the
-file), with its weight memory from the integer weight behind a DequantizeLinear (the float column: the same
-elements at 32 bits), the bias at 32 bits. Nodes inside subgraphs (If / Loop bodies) count float.
+file), with its weight memory from the integer weight behind a DequantizeLinear, or from the float weight a
+QuantizeLinear of the file quantizes (the float column: the same elements at 32 bits), the bias at 32 bits. Nodes inside subgraphs (If / Loop bodies) count float.
 """
 
 from __future__ import annotations
@@ -16,21 +16,40 @@ from typing import Any
 
 import onnx
 
-from workbench.core.analysis.cost import MAC_OPS, CostReport, cost_at
+from workbench.core.analysis.cost import KERNEL_MAC_OPS, MAC_OPS, CostReport, cost_at
+
+
+def _fixed_sizes(graph: onnx.GraphProto) -> dict[str, int]:
+    """Element counts of ``graph``'s initializers and of the tensors its ``Constant`` nodes hold (``value``)."""
+    sizes = {i.name: math.prod(i.dims) for i in graph.initializer}
+    for n in graph.node:
+        if n.op_type == "Constant" and n.output:
+            value = next((a.t for a in n.attribute if a.name == "value"), None)
+            if value is not None:
+                sizes[n.output[0]] = math.prod(value.dims)
+    return sizes
 
 
 def _dq_params(proto: onnx.ModelProto) -> dict[str, tuple[int | None, int | None]]:
-    """Node name -> (weight elements, bias elements) of the main graph's Conv / ConvTranspose / MatMul / Gemm
-    whose weight (input 1) or bias (input 2) is a DequantizeLinear of an initializer (None: not that way)."""
-    inits = {i.name: math.prod(i.dims) for i in proto.graph.initializer}
-    dq = {n.output[0]: inits.get(n.input[0]) for n in proto.graph.node
-          if n.op_type == "DequantizeLinear" and n.output and n.input}
+    """Node name -> (weight elements, bias elements) of the main graph's Conv / ConvTranspose / MatMul / Gemm and
+    integer kernels (:data:`~workbench.core.analysis.cost.KERNEL_MAC_OPS`, their weight and bias positions) whose
+    weight or bias is a DequantizeLinear, or a QuantizeLinear (onnxruntime's QOperator format quantizes a weight
+    held in a Constant node that way), of an initializer or Constant (None: not that way)."""
+    fixed = _fixed_sizes(proto.graph)
+    dq = {n.output[0]: fixed.get(n.input[0]) for n in proto.graph.node
+          if n.op_type in ("DequantizeLinear", "QuantizeLinear") and n.output and n.input}
     out = {}
     for n in proto.graph.node:
-        if n.op_type not in MAC_OPS or not n.name:
+        if n.op_type in MAC_OPS:
+            wi, bi = 1, (None if n.op_type == "MatMul" else 2)
+        elif n.op_type in KERNEL_MAC_OPS:
+            _, _, wi, bi = KERNEL_MAC_OPS[n.op_type]
+        else:
             continue
-        w = dq.get(n.input[1]) if len(n.input) > 1 else None
-        b = dq.get(n.input[2]) if len(n.input) > 2 and n.op_type != "MatMul" else None
+        if not n.name:
+            continue
+        w = dq.get(n.input[wi]) if len(n.input) > wi else None
+        b = dq.get(n.input[bi]) if bi is not None and len(n.input) > bi else None
         if w is not None or b is not None:
             out[n.name] = (w, b)
     return out
