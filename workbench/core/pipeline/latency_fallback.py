@@ -132,13 +132,16 @@ class LatencyFallback:
         # placement's: the trial's recipe keeps those units float, so it does not note them again
         job.issues = placed + list(best.issues)
         issues = [_kept_issue(g, start, best.latency.ratio, len(kept)) for g in kept]
+        all_float = not any(not u.excluded for u in job.plan.units.values())
         if loaded_slowdown(best.latency):
             # the kept trial's check, measured under load, said the model is written as planned: replaced by what
-            # this pass did (islands left float, then no further one on that figure)
+            # this pass did (islands left float, then no further one on that figure; with none left quantized,
+            # the every-unit-float warning below says it all: a float model's figure against float is noise)
             job.issues = [i for i in job.issues if i.code != IssueCode.SLOWER_THAN_FLOAT]
-            issues.append(PlanIssue("", Severity.WARNING, unreliable_slowdown(best.latency, len(kept), start),
-                                    code=IssueCode.SLOWER_THAN_FLOAT))
-        if not any(not u.excluded for u in job.plan.units.values()):
+            if not all_float:
+                issues.append(PlanIssue("", Severity.WARNING, unreliable_slowdown(best.latency, len(kept), start),
+                                        code=IssueCode.SLOWER_THAN_FLOAT))
+        if all_float:
             issues.append(_all_float_issue(start, self._first))
         return PassResult(True, issues)
 
