@@ -1538,7 +1538,8 @@ def _print_cost_rows(rep) -> None:
     unknown = rep.unknown
     if unknown:
         print(f"the MAC and BOPs totals exclude {count(len(unknown), 'node')} whose shapes stay unknown at these "
-              f"input shapes (a size that depends on the values, or on a dimension no input fixes): "
+              f"input shapes (a size that depends on the values, a dimension no input fixes, or an operator before "
+              f"them that shape inference does not know): "
               f"{', '.join(unknown)}")
 
 
