@@ -210,7 +210,7 @@ def test_the_tuned_recipe_line_names_the_quantize_command_that_writes_the_same_f
     recipe = tmp_path / "tuned.recipe.json"
     assert capsys.readouterr().out.splitlines()[-1] == (
         f"wrote the tuned recipe to {recipe} (quantize --recipe {recipe} --no-auto --no-latency-check writes "
-        "tuned.onnx again; --print-recipe prints it here)")
+        f"{out} again; --print-recipe prints it here)")
     assert api.load_recipe(str(recipe)).overrides  # something was promoted
     assert main(["quantize", MODEL, "--data", CALIB, "--samples", "32", "--recipe", str(recipe), "--no-auto",
                  "--no-latency-check", "-o", str(again)]) == 0

@@ -237,7 +237,11 @@ def test_nonfinite_counted_per_sample_in_batches(tmp_path, caplog):
     rmin, rmax = res.observers["X"].compute_range()
     assert float(rmin) == finite.min() and float(rmax) == finite.max()
     assert all(np.isfinite(q.scale).all() and (q.scale > 0).all() for q in res.qparams().values())
-    assert any("sample 1" in w and w.startswith("X:") for w in res.warnings)
+    data_line, reached = res.warnings  # the data's bad samples once, then every tensor they reach in one line
+    assert data_line == "input 'X' of the calibration data holds NaN/Inf: sample 1 (1), sample 4 (2). Check the " \
+        "calibration data."
+    head = "NaN/Inf of the calibration data left out of the ranges of the 5 tensors they reach: "
+    assert reached.startswith(head) and sorted(reached[len(head):-1].split(", ")) == sorted(TENSORS)
     again = calibrate(model, _plan(), open_data(tmp_path / "d.npz", model), previous=res)
     assert again.nonfinite == res.nonfinite and again.reused  # reused observers keep their remarks
 
