@@ -65,20 +65,8 @@ def entry_path(model, recipe, data, samples: int | None) -> Path | None:
     key = json.dumps({"version": CACHE_VERSION, "workbench": __version__, "onnxruntime": onnxruntime.__version__,
                       "model": model.sha256, "data": digest, "samples": samples, "recipe": recipe.to_json()},
                      sort_keys=True)
-    return cache_dir() / f"{_sha256_hex(key.encode())}.json"
-
-
-def _sha256_hex(data: bytes) -> str:
-    """Hex SHA-256 of a short key by the interpreter's built-in code: ``hashlib`` would load OpenSSL
-    (about 3.4 MiB resident) for a few hundred bytes."""
-    try:
-        from _sha256 import sha256  # Python 3.11
-    except ImportError:  # Python 3.12+ names it _sha2; else OpenSSL
-        try:
-            from _sha2 import sha256
-        except ImportError:
-            from hashlib import sha256
-    return sha256(data).hexdigest()
+    # the short key by the interpreter's own SHA-256 (api.sha256): hashlib would load OpenSSL (about 3.4 MiB)
+    return cache_dir() / f"{api.sha256(key.encode()).hexdigest()}.json"
 
 
 def load(path: Path | None) -> CachedChoice | None:

@@ -42,6 +42,7 @@ _LAZY: dict[str, str] = {
     "PreparedModel": "workbench.core.model.load",
     "load_model": "workbench.core.model.load",
     "sha256_file": "workbench.core.model.load",
+    "sha256": "workbench.core.io.digest",
     "rename_notes": "workbench.core.model.load",
     # recipe
     "Recipe": "workbench.core.recipe.recipe",
