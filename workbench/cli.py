@@ -618,6 +618,8 @@ def cmd_compare(args) -> int:
             print(f"  ({count(len(split.unmatched), 'constant')} of the quantized file not matched to a float weight of "
                   f"{Path(args.model).name} stay quantized in the activations-only figure: {', '.join(split.unmatched[:3])}"
                   f"{' ...' if len(split.unmatched) > 3 else ''})")
+        if split.corrected:
+            print(f"  ({_corrected_line(split.corrected, Path(args.model).name)})")
     elif form is not None:
         print(f"weights vs activations: not measured ({form})")
     if args.json:
@@ -625,6 +627,16 @@ def cmd_compare(args) -> int:
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(doc, indent=2) + "\n").encode())
         print(f"wrote {args.json}")
     return 0
+
+
+def _corrected_line(corrected, float_name: str) -> str:
+    """The parenthesis ``compare`` prints under the split for the biases matched to their float bias although
+    their values moved (``NoiseSplit.corrected``: bias correction), the first three named with their change."""
+    named = ", ".join(f"{b.tensor} (float {b.float_tensor}, changed by up to {b.largest:.3g}, mean {b.mean:.3g})"
+                      for b in corrected[:3])
+    return (f"{count(len(corrected), 'bias', 'biases')} of the quantized file matched to the float biases of {float_name} "
+            f"although their values moved beyond rounding (bias correction): {named}{' ...' if len(corrected) > 3 else ''}; the "
+            f"activations-only figure runs the float biases, so the change counts as weight noise")
 
 
 def _split_form(proto) -> str:

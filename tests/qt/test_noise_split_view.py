@@ -66,7 +66,8 @@ def test_a_split_whose_parts_do_not_add_is_called_rough(qtbot, window, open_file
     split = dict(res["split"], weights_share=0.25, weights_db=38.7, activations_db=34.3, all_db=40.7,
                  parts_db=33.0, additive=False)
     win.doc.set_results({**res, "split": split})
-    qtbot.waitUntil(lambda: "25% from the weights" in win.errors.summary.text(), timeout=60_000)
+    # the new split shown: "rough" (the real share may be 25 % too: digits_cnn's is 25 % with its corrected biases matched)
+    qtbot.waitUntil(lambda: "rough" in win.errors.summary.text(), timeout=60_000)
     assert (" Output noise: 25% from the weights, 75% from the activations (the two do not add up on this model: "
             "rough shares).") in win.errors.summary.text()
     assert "(here they do not: added they give 33.0 dB, so the shares are rough)" in win.errors.summary.toolTip()

@@ -14,7 +14,9 @@ The QDQ model is run three ways on the same rows, next to the float model:
   QuantizeLinear, QAT / onnxruntime style) replaced by an Identity of that float constant, and each
   DequantizeLinear of an integer constant by the float initializer its reader reads in the float
   model (matched by node name and input position, and accepted when it is that constant's float
-  source: :func:`is_float_source`); the activation pairs stay. The float model is the prepared one
+  source: :func:`is_float_source`; a Conv / Gemm bias that bias correction moved is matched to the
+  float bias of the same node when that node's weight is matched, so the correction counts on the
+  weights' side: :class:`BiasChange`); the activation pairs stay. The float model is the prepared one
   (BatchNormalization and per-channel Mul / Add folded into the Conv before them, as our exports
   quantize it), and for the constants it has no source of, the float file as written
   (:func:`~workbench.core.model.as_written.read_as_written`: onnxruntime's ``quantize_static`` keeps those nodes and quantizes
@@ -45,7 +47,7 @@ than weights-only 38.7 and activations-only 34.3 dB, whose noise added gives 33.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,7 +78,9 @@ from workbench.core.runtime.session import describe_runtime, make_session
 class NoiseSplit:
     """Output SQNR (dB) of the model as written, with only its weights and with only its activations
     quantized; ``samples`` rows; ``unmatched``: constants whose float value was not found (they stay
-    quantized in the activations-only model); ``runtime``: what the QDQ variants ran with.
+    quantized in the activations-only model); ``corrected``: biases matched to their float bias although
+    their values moved (bias correction; the activations-only model runs the float bias, so the shift
+    counts as weight noise); ``runtime``: what the QDQ variants ran with.
     :attr:`additive` says whether the two noise powers add up to the model's (else the shares are
     rough: callers print "the noise of the two does not add on this model; shares are rough")."""
 
@@ -86,6 +90,7 @@ class NoiseSplit:
     samples: int
     unmatched: list[str] = field(default_factory=list)
     runtime: str = ""
+    corrected: list[BiasChange] = field(default_factory=list)
 
     @property
     def parts_db(self) -> float:
@@ -283,20 +288,22 @@ def activations_only(qp: onnx.ModelProto, fp: onnx.ModelProto, written: onnx.Mod
     initializer outputs the float initializer its readers read in ``fp`` (same node name, same input
     position, same shape, and :func:`is_float_source` of it: a model quantized by another tool from a
     differently prepared float model, e.g. BatchNorm folded or SmoothQuant scales applied on one side
-    only, is not given foreign weights), or else in ``written`` (the float file as written,
+    only, is not given foreign weights; a Conv / Gemm bias moved by bias correction is matched to its
+    float bias when the node's weight is matched: :func:`_corrected`), or else in ``written`` (the float file as written,
     :func:`~workbench.core.model.as_written.read_as_written`: a BatchNormalization or Mul / Add that ``fp`` folded and the
     quantizer kept), added to the main graph (visible in every body);
     ``(model, constants left quantized because no such float initializer was found)``. Only the
     initializers the copy reads are copied."""
-    replace, added, unmatched = _activations_only_parts(qp, fp, lambda: written)
+    replace, added, unmatched, _ = _activations_only_parts(qp, fp, lambda: written)
     return _assemble(qp, replace, added), unmatched
 
 
 def _activations_only_parts(qp: onnx.ModelProto, fp: onnx.ModelProto,
                             written: Callable[[], onnx.ModelProto | None] = lambda: None,
-                            ) -> tuple[_Replace, dict[str, TensorProto], list[str]]:
-    """``(replace, added float initializers, unmatched)`` of :func:`activations_only`; ``written()``
-    (called only when ``fp`` leaves a constant unmatched) gives the second float model or None."""
+                            ) -> tuple[_Replace, dict[str, TensorProto], list[str], list[BiasChange]]:
+    """``(replace, added float initializers, unmatched, biases matched with a change)`` of
+    :func:`activations_only`; ``written()`` (called only when ``fp`` leaves a constant unmatched) gives
+    the second float model or None."""
     q_consts = {t.name: t for _, g in iter_graphs(qp.graph) for t in g.initializer}
     consts = constant_names(qp.graph)
     _, weight_pairs = qdq_pairs(qp)
@@ -306,12 +313,14 @@ def _activations_only_parts(qp: onnx.ModelProto, fp: onnx.ModelProto,
         for i, x in enumerate(n.input):
             readers.setdefault(x, []).append((n, i))
     dqs = [n for n in q_nodes if n.op_type == "DequantizeLinear" and n.input and n.input[0] in consts]
-    floats, unmatched = _float_sources(qp, fp, dqs, readers, q_consts)
+    floats, unmatched, changed = _float_sources(qp, fp, dqs, readers, q_consts)
     second = written() if unmatched else None
     if second is not None:
         left = set(unmatched)
-        more, unmatched = _float_sources(qp, second, [n for n in dqs if n.output[0] in left], readers, q_consts)
+        more, unmatched, also = _float_sources(qp, second, [n for n in dqs if n.output[0] in left], readers,
+                                               q_consts, known=floats)
         floats.update(more)
+        changed += also
     taken = all_names(qp.graph)
     names_of: dict[int, str] = {}  # id of a float initializer of fp / written -> its name in the variant
     added: dict[str, TensorProto] = {}
@@ -328,16 +337,18 @@ def _activations_only_parts(qp: onnx.ModelProto, fp: onnx.ModelProto,
             added[names_of[id(source)]] = source
         return [helper.make_node("Identity", [names_of[id(source)]], [out_name], name=n.name)]
 
-    return replace, added, unmatched
+    return replace, added, unmatched, changed
 
 
 def _float_sources(qp: onnx.ModelProto, fp: onnx.ModelProto, dqs: list[onnx.NodeProto],
                    readers: dict[str, list[tuple[onnx.NodeProto, int]]], q_consts: dict[str, TensorProto],
-                   ) -> tuple[dict[str, TensorProto], list[str]]:
-    """``({DQ output: float initializer of fp verified to be its float value}, [DQ outputs left])``
-    for the DequantizeLinear nodes ``dqs`` of constants of ``qp`` (``readers``: tensor -> (node, input
-    position) of ``qp``; ``q_consts``: its initializers): the initializer the same-named reader reads
-    at the same position in ``fp``, accepted by :func:`is_float_source`."""
+                   known: Collection[str] = ()) -> tuple[dict[str, TensorProto], list[str], list[BiasChange]]:
+    """``({DQ output: float initializer of fp verified to be its float value}, [DQ outputs left], [biases
+    matched with a change])`` for the DequantizeLinear nodes ``dqs`` of constants of ``qp`` (``readers``:
+    tensor -> (node, input position) of ``qp``; ``q_consts``: its initializers): the initializer the
+    same-named reader reads at the same position in ``fp``, accepted by :func:`is_float_source`, or, for
+    a bias :func:`is_float_source` rejects, by :func:`_corrected` (``known``: DQ outputs an earlier
+    look-up matched, whose weights count as matched there)."""
     f_inits = {t.name: t for _, g in iter_graphs(fp.graph) for t in g.initializer}
     f_nodes = {n.name: n for _, n in iter_nodes(fp.graph) if n.name}
     candidates: list[tuple[onnx.NodeProto, str]] = []
@@ -352,16 +363,59 @@ def _float_sources(qp: onnx.ModelProto, fp: onnx.ModelProto, dqs: list[onnx.Node
         else:
             candidates.append((n, source))
     floats: dict[str, TensorProto] = {}
+    biases: list[BiasChange] = []  # biases whose value moved: accepted once their readers' weights are matched
     for chunk in chunked(candidates, f_inits, key=lambda item: item[1]):
         values = dequantize_constants([n for n, _ in chunk], q_consts, qp)
         for (n, source), value in zip(chunk, values, strict=True):
             w = tensor_array(f_inits[source])  # lazy (external) weights memory-mapped
             if value.shape == w.shape and is_float_source(w, value, n, q_consts):
                 floats[n.output[0]] = f_inits[source]
+            elif value.shape == w.shape and _is_bias(n, readers, q_consts):
+                change = np.abs(value.astype(np.float64) - w.astype(np.float64))
+                biases.append(BiasChange(n.output[0], source, float(change.max(initial=0.0)), float(change.mean())))
             else:
                 unmatched.append(n.output[0])
         del values
-    return floats, unmatched
+    changed = _corrected(biases, {*floats, *known}, readers)
+    floats.update((b.tensor, f_inits[b.float_tensor]) for b in changed)
+    unmatched += [b.tensor for b in biases if b not in changed]
+    return floats, unmatched, changed
+
+
+@dataclass
+class BiasChange:
+    """A bias of the quantized file matched to its float bias although their values differ by more than
+    rounding (bias correction moved it, :mod:`workbench.core.transforms.bias_correction`): ``tensor``
+    (the DequantizeLinear output), ``float_tensor`` (the float model's bias), the largest and the mean
+    absolute change, in the bias's own units (float64 of the dequantized minus the float values)."""
+
+    tensor: str
+    float_tensor: str
+    largest: float
+    mean: float
+
+
+#: Ops whose input 2 is a bias added per output channel (the int32 DequantizeLinear our writer and
+#: onnxruntime's quantize_static put there).
+_BIAS_READERS = ("Conv", "ConvTranspose", "Gemm")
+
+
+def _is_bias(n: onnx.NodeProto, readers: dict[str, list[tuple[onnx.NodeProto, int]]],
+             q_consts: dict[str, TensorProto]) -> bool:
+    """True when the DequantizeLinear ``n`` dequantizes an int32 constant that only Conv / ConvTranspose
+    / Gemm nodes read, each as its bias (input 2)."""
+    used = readers.get(n.output[0], [])
+    return q_consts[n.input[0]].data_type == TensorProto.INT32 and bool(used) \
+        and all(r.op_type in _BIAS_READERS and i == 2 for r, i in used)
+
+
+def _corrected(biases: list[BiasChange], floats: Collection[str],
+               readers: dict[str, list[tuple[onnx.NodeProto, int]]]) -> list[BiasChange]:
+    """The biases of ``biases`` (same reader, same input position and same shape as their float bias,
+    values moved) whose every reader's weight (input 1) is a DequantizeLinear output matched to its
+    float source (in ``floats``, DQ outputs): both models were prepared alike (a BatchNormalization folded on one
+    side only would move the weight too), so the bias differs only by a correction of its own."""
+    return [b for b in biases if all(len(r.input) > 1 and r.input[1] in floats for r, _ in readers[b.tensor])]
 
 
 #: A float initializer is a dequantized constant's source when at least this fraction of its elements
@@ -620,6 +674,7 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
     float_label = Path(model.path).name if model.path else "(in memory)"
     quant_label = quant_label or f"the quantized model of {float_label}"
     unmatched: list[str] = []
+    corrected: list[BiasChange] = []
     float_what = f"the float model {float_label}"
     float_sess = make_session(fp, optimize=False, arena=False)  # the same kernels as the variants: only quantization differs
     q_outputs = {o.name for o in qp.graph.output}
@@ -634,7 +689,8 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
         tick((total - 3) // 4 - step[0], _PASSES[0])
     figures, done = [], 0
     for k in range(len(_VARIANTS)):  # one at a time: one variant session (and its arena) alive
-        sess = _pass_session(k, qp, fp, unmatched, f"{_VARIANTS[k]}{quant_label}", lambda: read_as_written(model))
+        sess = _pass_session(k, qp, fp, unmatched, f"{_VARIANTS[k]}{quant_label}", lambda: read_as_written(model),
+                             corrected)
         tick(1, _PASSES[k + 1])  # its session built (a variant's constants rewritten first)
         acc, done = Sqnr(), 0
         for b, (idx, feed) in enumerate(source.indexed_batches(batch_size, samples)):
@@ -651,7 +707,8 @@ def noise_split(model: PreparedModel, qp: onnx.ModelProto, data: Any, *, samples
             tick(len(idx), _PASSES[k + 1])
         del sess
         figures.append(acc.figures()[0])
-    return NoiseSplit(*figures, samples=done, unmatched=unmatched, runtime=describe_runtime(False))
+    return NoiseSplit(*figures, samples=done, unmatched=unmatched, runtime=describe_runtime(False),
+                      corrected=corrected)
 
 
 #: What each pass runs, as the start of an error message (followed by the quantized model's label).
@@ -684,10 +741,11 @@ def _float_outputs(sess, names: list[str], batches, what: str, cancel: CancelTok
 
 
 def _pass_session(k: int, qp: onnx.ModelProto, fp: onnx.ModelProto, unmatched: list[str], what: str,
-                  written: Callable[[], onnx.ModelProto | None] = lambda: None):
+                  written: Callable[[], onnx.ModelProto | None] = lambda: None,
+                  corrected: list[BiasChange] | None = None):
     """The onnxruntime session of pass ``k``: 0 the model as written, 1 its weights-only variant, 2 its
     activations-only variant (float sources found in ``fp``, or else in ``written()``; the constants
-    left quantized appended to ``unmatched``). A variant's
+    left quantized appended to ``unmatched``, the biases matched with a change to ``corrected``). A variant's
     large weights reach onnxruntime as buffers of their bytes (:class:`_Buffers`), never as a second
     protobuf copy of the model (MX models, whose DequantizeLinear onnxruntime runs as float
     initializers computed from the elements, are copied).
@@ -702,8 +760,10 @@ def _pass_session(k: int, qp: onnx.ModelProto, fp: onnx.ModelProto, unmatched: l
     if k == 1:
         replace, added = _weights_only_parts(qp, fp)
     else:
-        replace, added, missing = _activations_only_parts(qp, fp, written)
+        replace, added, missing, changed = _activations_only_parts(qp, fp, written)
         unmatched.extend(missing)
+        if corrected is not None:
+            corrected.extend(changed)
     buffers = _Buffers()
     proto = _assemble(qp, replace, added, _copied if has_mx(qp) else buffers)
     return _session(proto, buffers.sources, what)
