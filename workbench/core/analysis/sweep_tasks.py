@@ -58,17 +58,33 @@ def energy(a) -> float:
 
 @dataclass
 class FragmentTask:
-    """Some batches through the fragments model (:func:`workbench.core.analysis.sweep_graph.with_fragments`)."""
+    """Some batches through the fragments model (:func:`workbench.core.analysis.sweep_graph.with_fragments`);
+    with ``float_model``, the float tensors the fragments read come from it (onnxruntime's default
+    optimisations, as the float activation cache), batch by batch."""
 
     model: onnx.ModelProto  # pickles as its serialized bytes
     feeds: list[dict[str, np.ndarray]]
+    float_model: onnx.ModelProto | None = None
 
 
 def run_fragments(task: FragmentTask) -> list[list[tuple[str, float]]]:
     """Per batch: ``[(output name, value), ...]`` of the fragments model, in session order."""
     sess = make_session(task.model, optimize=False, threads=1)
     names = [o.name for o in sess.get_outputs()]
-    return [[(name, float(v)) for name, v in zip(names, sess.run(names, feed), strict=True)] for feed in task.feeds]
+    reads = [i.name for i in sess.get_inputs()]
+    fetch: list[str] = []
+    if task.float_model is not None:
+        graph_inputs = {i.name for i in task.float_model.graph.input}
+        fetch = [x for x in reads if x not in graph_inputs]
+    source = make_session(add_outputs(task.float_model, fetch), threads=1) if fetch else None
+    out = []
+    for feed in task.feeds:
+        values = dict(feed)
+        if source is not None:
+            values.update(zip(fetch, source.run(fetch, feed), strict=True))
+        got = sess.run(names, {x: values[x] for x in reads})
+        out.append([(name, float(v)) for name, v in zip(names, got, strict=True)])
+    return out
 
 
 @dataclass
