@@ -13,12 +13,13 @@ phases, as its progress messages mark them; the CPU split is this process's, so 
 processes' time until the last phase). State the load average next to any figure: on a shared
 machine the wall-time ratio follows how many runnable threads each step has.
 
-The denominator is ``api.calibrate`` over ``--calib-samples`` (32) rows with the recipe's
-observers. ``workbench-cli quantize`` by default calibrates on every row of ``--data`` (64 in
-ppocrv4_rec's calib.npz, 100 in digits_transformer's), may first choose a recipe variant, and
-times the model (the latency check), so the job users get costs more than this pass.
+The denominator is ``api.calibrate`` with the recipe's observers over the rows ``workbench-cli
+sweep`` calibrates on by default: every row of ``--data`` (64 in ppocrv4_rec's calib.npz, 100 in
+digits_transformer's); ``--calib-samples N`` takes the first N instead (earlier tables used 32).
+The CLI's job may first choose a recipe variant and times the model (the latency check), so it
+costs more than this pass.
 
-    .venv/bin/python benchmarks/sensitivity_sweep.py [--corpus DIR] [--calib-samples 32]
+    .venv/bin/python benchmarks/sensitivity_sweep.py [--corpus DIR] [--calib-samples N (default: all rows)]
         [--samples 8] [--top N (default: workbench-cli sweep's --top-units, 16)] [--models digits_transformer ppocrv4_rec] [--executor inline]
 """
 
@@ -52,7 +53,7 @@ def measure(folder: Path, file: str, args) -> tuple[int, tuple[float, float], tu
     the_plan = api.plan(model, recipe)
     data = str(folder / "calib.npz")
     w0, c0 = _clocks()
-    calib = api.calibrate(model, the_plan, data, samples=args.calib_samples)
+    calib = api.calibrate(model, the_plan, data, samples=args.calib_samples or None)
     w1, c1 = _clocks()
     result = api.quantize(model, recipe, calibration=calib)
     phases = Phases()
@@ -93,14 +94,16 @@ class Phases:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--corpus", default=str(Path(__file__).resolve().parents[2] / "shared/corpus/models"))
-    ap.add_argument("--calib-samples", type=int, default=32)
+    ap.add_argument("--calib-samples", type=int, default=0,
+                    help="calibration rows (default 0: every row of calib.npz, as workbench-cli sweep calibrates)")
     ap.add_argument("--samples", type=int, default=8)
     ap.add_argument("--top", type=int, default=SWEEP_TOP_UNITS,
                     help=f"units measured end to end (0: all; default {SWEEP_TOP_UNITS}, workbench-cli sweep's)")
     ap.add_argument("--models", nargs="+", default=["digits_transformer", "ppocrv4_rec"])
-    ap.add_argument("--executor", help="inline, processes[:N] or ray (default: the sweep's default, one process per core)")
+    ap.add_argument("--executor", help="inline, processes[:N] or ray (default: the sweep's default, one thread per core)")
     args = ap.parse_args()
-    print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; calibration {args.calib_samples} samples, "
+    print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; calibration on {args.calib_samples or 'every'} "
+          f"row(s) of calib.npz, "
           f"sweep {args.samples} samples, end-to-end for {args.top or 'all'} units "
           f"({args.executor or 'default'} executor: "
           f"{type(make_executor(args.executor) if args.executor else sweep_executor()).__name__}); "
