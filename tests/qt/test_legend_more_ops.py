@@ -4,6 +4,7 @@ that lists them (again: hides them), and its tooltip lists them too (pytest-qt, 
 
 from __future__ import annotations
 
+import base64
 import re
 
 import pytest
@@ -34,8 +35,14 @@ def many_ops_model() -> onnx.ModelProto:
 
 
 def swatches(rich: str) -> set[str]:
-    """The colours of a legend's rich text swatches (#rrggbb)."""
-    return set(re.findall(r"background-color:(#[0-9a-f]{6})", rich))
+    """The colours of a legend's rich text swatches (#rrggbb): the centre pixel of each inline PNG."""
+    from PySide6.QtGui import QImage
+
+    found = set()
+    for data in re.findall(r'src="data:image/png;base64,([^"]+)"', rich):
+        image = QImage.fromData(base64.b64decode(data))
+        found.add(image.pixelColor(image.width() // 2, image.height() // 2).name())
+    return found
 
 
 def test_every_op_colour_has_a_legend_entry_after_a_click(qtbot, make_canvas):

@@ -29,16 +29,11 @@ from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.wording import count
 from workbench.qt.canvas import colors
+from workbench.qt.canvas.swatch import swatch_html
 
 MAX_OPS = 14
 MAX_WIDTH = 300  # px; longer notes wrap
 MIN_WIDTH = 120  # px; a narrower viewport clips the legend
-
-
-def _swatch(color: QColor, label: str, edge: bool = False) -> str:
-    box = "&#9472;&#9472;" if edge else "&nbsp;&nbsp;&nbsp;&nbsp;"
-    style = f"color:{color.name()};" if edge else f"background-color:{color.name()};"
-    return f'<span style="{style}">{box}</span>&nbsp;{html.escape(label)}'
 
 
 def _tags_note(tags) -> str:
@@ -256,7 +251,7 @@ class LegendOverlay(QFrame):
             title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture)
             self._set_title(title)
             self.title.show()
-            parts = [_swatch(c, label) for label, c in rows]
+            parts = [swatch_html(c, label) for label, c in rows]
             parts += [f'<span style="color:#555">{html.escape(n)}</span>' for n in notes]
             self.label.setText("<br>".join(parts))
             self.label.setVisible(not self.collapsed)
@@ -275,7 +270,7 @@ class LegendOverlay(QFrame):
         if not hidden:
             return
         self.more.setText(f'<span style="color:#2b5797">{html.escape(_more_text(len(hidden), self.all_ops))}</span>')
-        self.more.setToolTip("<br>".join([_swatch(c, label) for label, c in hidden]
+        self.more.setToolTip("<br>".join([swatch_html(c, label) for label, c in hidden]
                                          + ["<i>click to " + ("hide them" if self.all_ops else "list them in the legend")
                                             + "</i>"]))
 
