@@ -126,3 +126,21 @@ def test_a_plain_quantize_loads_only_what_it_runs(tmp_path):
     loaded = set(last["modules"])
     assert "workbench.core.calibration.calibrate" in loaded and "onnxruntime" in loaded
     assert loaded.isdisjoint(NOT_FOR_A_PLAIN_QUANTIZE), sorted(loaded & set(NOT_FOR_A_PLAIN_QUANTIZE))
+
+
+def test_a_default_quantize_of_a_small_model_loads_no_openssl(corpus, tmp_path):
+    """With the latency check on (the default), digits_cnn's first Conv and its AveragePool are probed: the
+    probes' weights and inputs come from runtime.probe_values, not numpy.random, whose import loads secrets,
+    hmac and OpenSSL (``_hashlib``, 3.4 MiB resident). digits_cnn is small enough to be hashed without
+    OpenSSL (io.digest), so nothing else loads it."""
+    folder = corpus / "digits_cnn"
+    out = subprocess.run([sys.executable, "-c", _QUANTIZE_PROBE, "quantize", str(folder / "model_opset17.onnx"),
+                          "--data", str(folder / "calib.npz"), "-o", str(tmp_path / "q.onnx")],
+                         cwd=ROOT, capture_output=True, text=True, check=True)
+    last = json.loads(out.stdout.strip().splitlines()[-1])
+    assert last["rc"] == 0, out.stderr
+    assert "Latency placement: probing 2 units" in out.stderr  # the probes really ran (a fresh latency cache)
+    loaded = set(last["modules"])
+    assert "workbench.core.runtime.unit_latency" in loaded
+    assert loaded.isdisjoint({"_hashlib", "hmac", "secrets", "_ssl", "numpy.random"}), \
+        sorted(loaded & {"_hashlib", "hmac", "secrets", "_ssl", "numpy.random"})

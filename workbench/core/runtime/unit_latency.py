@@ -5,8 +5,9 @@ Inside a quantized chain a Conv unit runs either as onnxruntime's integer kernel
 (``DQ(x) -> Conv(DQ(int8 w), int32 bias) -> Q``, fused into QLinearConv) or, kept float, as
 ``DQ(x) -> Conv(float w) -> Q`` (its neighbours stay quantized; the float probe's session has
 ``session.disable_quant_qdq`` so that onnxruntime does not re-quantize it). :func:`conv_unit_latency` builds
-both as tiny models with the unit's attributes and weight shape (weights drawn from a fixed seed,
-so the bytes and the cache key depend only on the shapes) and measures them on one uint8 input of
+both as tiny models with the unit's attributes and weight shape (weights drawn from a fixed seed by
+:mod:`~workbench.core.runtime.probe_values`, not ``numpy.random``, whose import loads OpenSSL, so the bytes
+and the cache key depend only on the shapes) and measures them on one uint8 input of
 the unit's real input shape (:func:`workbench.core.runtime.latency.compare`: 1 thread, a low percentile of
 alternating runs, cached on disk). ``ratio`` > 1 means the integer kernel is the slower one.
 
@@ -32,6 +33,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from workbench.core.runtime import probe_values
 from workbench.core.runtime.latency import LatencyComparison, compare
 
 #: Seconds of running per probe (both variants together).
@@ -53,9 +55,8 @@ def conv_probe_models(attrs: dict, weight_shape: list[int], x_shape: list[int], 
     ``attrs``: the Conv's attributes (``group``, ``strides``, ``pads``, ``dilations``, ...);
     ``weight_shape``: ``[M, C/group, k...]``; ``x_shape``: the input's static shape ``[N, C, ...]``.
     """
-    rng = np.random.default_rng(0)
     m = weight_shape[0]
-    w = (rng.standard_normal(weight_shape) * 0.1).astype(np.float32)
+    w = (probe_values.standard_normal(weight_shape, 0) * 0.1).astype(np.float32)
     scale = np.float32(0.02)
     common = [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(np.uint8(128), "z")]
     dq_x = helper.make_node("DequantizeLinear", ["x", "s", "z"], ["xf"])
@@ -121,8 +122,8 @@ def matmul_unit_latency(a_shape: list[int], b_shape: list[int], quantized_output
     onnxruntime's exceptions when a probe cannot run (callers treat that as "no decision").
     """
     f, q = matmul_probe_models(a_shape, b_shape, quantized_output, opset)
-    rng = np.random.default_rng(1)
-    feed = {"a": rng.standard_normal(a_shape).astype(np.float32), "b": rng.standard_normal(b_shape).astype(np.float32)}
+    feed = {"a": probe_values.standard_normal(a_shape, 1).astype(np.float32),
+            "b": probe_values.standard_normal(b_shape, 3).astype(np.float32)}
     return compare(f, q, feed, budget_s=PROBE_BUDGET_S)
 
 
@@ -149,7 +150,7 @@ def pool_unit_latency(node: onnx.NodeProto, x_shape: list[int], opset: int = 17)
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in attrs.items()}
     f, q = pool_probe_models(attrs, x_shape, opset)
-    feed = {"x": np.random.default_rng(1).integers(0, 256, size=x_shape, dtype=np.uint8)}
+    feed = {"x": probe_values.uint8(x_shape, 1)}
     return compare(f, q, feed, budget_s=PROBE_BUDGET_S, float_config={"session.disable_quant_qdq": "1"})
 
 
@@ -165,6 +166,6 @@ def conv_unit_latency(node: onnx.NodeProto, weight_shape: list[int], x_shape: li
     attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in attrs.items()}
     has_bias = len(node.input) > 2 and bool(node.input[2])
     f, q = conv_probe_models(attrs, weight_shape, x_shape, has_bias, opset)
-    feed = {"x": np.random.default_rng(1).integers(0, 256, size=x_shape, dtype=np.uint8)}
+    feed = {"x": probe_values.uint8(x_shape, 1)}
     # the float probe runs as written: onnxruntime would otherwise quantize DQ -> float Conv -> Q itself
     return compare(f, q, feed, budget_s=PROBE_BUDGET_S, float_config={"session.disable_quant_qdq": "1"})
