@@ -264,9 +264,10 @@ def __dir__() -> list[str]:
     return __all__
 
 
-def open_model(path: str | Path) -> PreparedModel:
-    """Load and prepare a model (see :func:`workbench.core.model.load.load_model`)."""
-    return __getattr__("load_model")(path)
+def open_model(path: str | Path, *, hash_now: bool = True) -> PreparedModel:
+    """Load and prepare a model (see :func:`workbench.core.model.load.load_model`; ``hash_now=False``:
+    its file is hashed when ``sha256`` is first read, "" if it changed by then)."""
+    return __getattr__("load_model")(path, hash_now=hash_now)
 
 
 def inspect_model(model: PreparedModel, *, units: bool = False) -> dict:

@@ -37,6 +37,7 @@ from workbench.core.graph.quantized_ops import QuantizedNode, find_quantized, qu
 from workbench.core.io.atomic import protect_input
 from workbench.core.io.digest import sha256 as _sha256
 from workbench.core.io.external import lazy_tensors, tensor_array
+from workbench.core.io.later_digest import DigestField, LaterDigest
 from workbench.core.io.tensor_bytes import tensor_nbytes
 from workbench.core.model.affine import fold_conv_affines
 from workbench.core.model.batchnorm import fold_batchnorms
@@ -104,7 +105,9 @@ class PreparedModel:
     path : Path or None
         The file it came from.
     sha256 : str
-        Hex digest of the model file's bytes (empty when built in memory).
+        Hex digest of the model file's bytes (empty when built in memory). A model loaded with
+        ``hash_now=False`` hashes its file the first time this is read, "" if the file changed since
+        it was read (:mod:`workbench.core.io.later_digest`).
     renames : list of Rename
         Names the preparation changed.
     notes : list of str
@@ -132,7 +135,7 @@ class PreparedModel:
 
     proto: onnx.ModelProto
     path: Path | None = None
-    sha256: str = ""
+    sha256: str = DigestField()
     renames: list[Rename] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     quantized_nodes: list[str] = field(default_factory=list)
@@ -247,8 +250,13 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def load_model(path: str | Path) -> PreparedModel:
+def load_model(path: str | Path, *, hash_now: bool = True) -> PreparedModel:
     """Load and prepare the ONNX model at ``path`` (the file is only read).
+
+    ``hash_now=False``: a file of 1 MiB or more is hashed only when ``sha256`` is first read, for a job
+    that may never read it (``quantize --no-auto``; a 90 MB file costs 0.05 s of CPU). Then ``sha256``
+    is "" if the file was changed, replaced or removed in between. The app hashes at once: it reads the
+    digest long after opening (saving a project), when the file may have changed.
 
     Raises
     ------
@@ -257,7 +265,7 @@ def load_model(path: str | Path) -> PreparedModel:
         truncated or outside the model's folder.
     """
     path = Path(path)
-    proto, digest, external = read_model_file(path)
+    proto, digest, external = read_model_file(path, hash_now=hash_now)
     for f in [path, *(path.parent / e for e in external)]:
         protect_input(f)  # exports and saves refuse to write onto the files this model came from
     model = _prepare(proto, path=path, sha256=digest, fold_affines=True)
@@ -291,7 +299,7 @@ def prepare_proto(proto: onnx.ModelProto, *, path: Path | None = None, sha256: s
     return _prepare(copy, path=path, sha256=sha256, fold_affines=fold_affines, as_written=as_written)
 
 
-def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str, fold_affines: bool,
+def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str | LaterDigest, fold_affines: bool,
              as_written: bool = False) -> PreparedModel:
     source = str(path) if path else "<in-memory model>"
     if not proto.HasField("graph"):

@@ -25,6 +25,7 @@ from onnx import external_data_helper as edh
 from workbench.core.errors import ModelError
 from workbench.core.io import external
 from workbench.core.io.digest import sha256 as _sha256
+from workbench.core.io.later_digest import LaterDigest
 from workbench.core.io.tensor_bytes import raw_data_lengths
 from workbench.core.model.shapes import skeleton
 from workbench.core.model.tensor_check import check_loaded, check_tensors
@@ -39,7 +40,7 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
 _REEXPORT = "Re-export the model (e.g. torch.onnx.export / onnx.save) or pick another .onnx file."
 
 
-def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
+def read_model_file(path: Path, *, hash_now: bool = True) -> tuple[onnx.ModelProto, str | LaterDigest, list[str]]:
     """Parse ``path`` and load its external data.
 
     Returns
@@ -47,8 +48,10 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
     proto : onnx.ModelProto
         The model with its external tensors loaded into memory, except the big initializers of a
         model with large external data, which stay on disk (see :mod:`workbench.core.io.external`).
-    sha256 : str
-        Hex digest of the file's bytes (the .onnx file only, not its external data).
+    sha256 : str or LaterDigest
+        Hex digest of the file's bytes (the .onnx file only, not its external data). With ``hash_now``
+        False and a file of :data:`_MAP_BYTES` or more, a :class:`~workbench.core.io.later_digest.LaterDigest`
+        of the file as read, hashed on first use ("" if the file changed by then).
     external_files : list of str
         External data files read, relative to the model's folder.
 
@@ -64,7 +67,7 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
         inside = sorted(p.name for p in path.glob("*.onnx"))[:5] if path.is_dir() else []
         raise ModelError(f"{path}: is not a file.", hint="Pass the path of an .onnx file"
                          + (f" (this folder has {', '.join(inside)})." if inside else "."))
-    with _file_view(path) as data:
+    with _file_view(path) as (data, opened):
         if not data:
             raise ModelError(f"{path}: the file is empty (0 bytes).",
                              hint="The download or export was interrupted. " + _REEXPORT)
@@ -81,7 +84,7 @@ def read_model_file(path: Path) -> tuple[onnx.ModelProto, str, list[str]]:
                                              ("ir_version", proto.ir_version > 0)) if not ok]
             raise ModelError(f"{path}: not an ONNX model or truncated ({', '.join(missing)} missing).",
                              hint=_REEXPORT)
-        digest = _sha256(data).hexdigest()
+        digest = _sha256(data).hexdigest() if hash_now or opened is None else LaterDigest(path, opened)
         lengths = raw_data_lengths(data)
     check_text_fields(proto, path)
     check_opsets(proto, path)
@@ -97,24 +100,25 @@ _MAP_BYTES = 1 << 20
 
 
 @contextmanager
-def _file_view(path: Path) -> Iterator[bytes | memoryview]:
-    """The bytes of the model file ``path`` while the ``with`` block runs: a view of a read-only
+def _file_view(path: Path) -> Iterator[tuple[bytes | memoryview, os.stat_result | None]]:
+    """``(bytes, fstat)`` of the model file ``path`` while the ``with`` block runs: a view of a read-only
     memory map for a file of :data:`_MAP_BYTES` or more (parsed and hashed in place: reading a
-    90 MB model into a bytes object first faulted in and copied 90 MB more), else the bytes read.
-    An unreadable file raises ModelError naming it."""
-    mm = None
+    90 MB model into a bytes object first faulted in and copied 90 MB more) with ``os.fstat`` of the
+    descriptor mapped, else the bytes read and None. An unreadable file raises ModelError naming it."""
+    mm = opened = None
     try:
         if path.stat().st_size >= _MAP_BYTES:
             with open(path, "rb") as f:
+                opened = os.fstat(f.fileno())
                 mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # unmappable (or emptied meanwhile): read it
         mm = None
     if mm is None:
-        yield _file_bytes(path)
+        yield _file_bytes(path), None
         return
     view = memoryview(mm)
     try:
-        yield view
+        yield view, opened
     finally:
         try:
             view.release()
