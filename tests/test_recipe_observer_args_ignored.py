@@ -1,17 +1,24 @@
 """A rule or override that sets both ``observer`` and ``observer_args`` is refused when the observer does not
 read one of the args (``{"observer": "minmax", "observer_args": {"percentile": 99}}`` was accepted and the
-percentile silently ignored); the error names the field, the ignored args and those the observer reads."""
+percentile silently ignored); the error names the field, the ignored args and those the observer reads.
+Args set without an observer go to the observer the node inherits, and are refused when a node resolves
+and that one does not read them (``{"observer_args": {"bins": 512}}`` on a preset's minmax was accepted
+and ignored), naming the rule, node, role and args and saying what to do."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
+import onnx
 import pytest
 from pydantic import ValidationError
+from qdq_helpers import save_matmul_model
 
+from workbench.cli import main
 from workbench.core.calibration.observers import make_observer
 from workbench.core.errors import RecipeError
-from workbench.core.recipe.recipe import Recipe
+from workbench.core.recipe.recipe import Recipe, resolve_node
 from workbench.core.recipe.spec import OBSERVER_READS, PartialSpec, QuantSpec
 
 
@@ -51,6 +58,58 @@ def test_args_the_observer_reads_are_accepted():
 def test_args_without_an_observer_are_left_to_the_inherited_one():
     part = PartialSpec(observer_args={"percentile": 99.0, "averaging_constant": 0.5})
     assert part.observer_args == {"averaging_constant": 0.5, "percentile": 99.0}
+
+
+NOT_READ = ("'bins' is not read by the inherited minmax observer, which reads only averaging_constant: set "
+            '"observer" there to one that reads it (percentile, entropy or mse), or remove it.')
+
+
+@pytest.mark.parametrize(("recipe", "message"), [
+    ({"rules": [{"op_type": "Conv", "activation": {"observer_args": {"bins": 512}}}]},
+     f"rule op_type=Conv (node c1): activation.observer_args {NOT_READ}"),
+    ({"overrides": {"c1": {"weight": {"observer_args": {"bins": 512}}}}},
+     f"override (node c1): weight.observer_args {NOT_READ}"),
+    ({"rules": [{"name": "c*", "activation": {"observer_args": {"bins": 512, "averaging_constant": 0.5}}}]},
+     "rule name=c* (node c1): activation.observer_args 'bins' is not read by the inherited minmax observer, which "
+     "reads only averaging_constant: remove it."),  # no observer reads both
+    ({"rules": [{"op_type": "Conv", "activation": {"observer": "entropy"}},
+                {"name": "c1", "activation": {"observer_args": {"percentile": 99.0}}}]},
+     "rule name=c1 (node c1): activation.observer_args 'percentile' is not read by the inherited entropy observer, "
+     'which reads only bins: set "observer" there to one that reads it (percentile), or remove it.'),
+])
+def test_args_without_an_observer_the_inherited_one_does_not_read_are_refused(recipe, message):
+    parsed = Recipe.from_json(json.dumps(recipe))  # each part alone is valid: the observer is known at resolve
+    with pytest.raises(RecipeError) as info:
+        resolve_node(parsed, "c1", "Conv")
+    assert info.value.message == message
+    assert "observer the node has from its preset or an earlier rule" in info.value.hint
+
+
+def test_args_without_an_observer_the_inherited_one_reads_are_applied():
+    recipe = Recipe.from_json(json.dumps({"rules": [
+        {"op_type": "Conv", "activation": {"observer": "percentile"}, "weight": {"observer_args": {"averaging_constant": 0.25}}},
+        {"name": "c*", "activation": {"observer_args": {"bins": 512, "percentile": 99.5}}}]}))
+    config = resolve_node(recipe, "c1", "Conv").config
+    assert (config.activation.observer, config.activation.observer_args) == \
+        ("percentile", {"bins": 512.0, "percentile": 99.5})
+    assert (config.weight.observer, config.weight.observer_args) == ("minmax", {"averaging_constant": 0.25})
+    assert resolve_node(recipe, "other", "MatMul").config.activation.observer_args == {}  # no rule matches it
+
+
+def test_quantize_refuses_args_the_inherited_observer_does_not_read(tmp_path, capsys):
+    model = save_matmul_model(tmp_path / "m.onnx", np.random.default_rng(0))
+    np.savez(tmp_path / "calib.npz", X=np.random.default_rng(1).standard_normal((8, 4)).astype(np.float32))
+    recipe = tmp_path / "r.json"
+    recipe.write_text(json.dumps({"rules": [{"op_type": "MatMul", "activation": {"observer_args": {"bins": 512}}}]}))
+    args = ["quantize", str(model), "--data", str(tmp_path / "calib.npz"), "--no-auto", "--no-latency-check"]
+    assert main([*args, "--recipe", str(recipe), "-o", str(tmp_path / "q.onnx")]) == 2
+    err = capsys.readouterr().err
+    assert f"rule op_type=MatMul (node mm): activation.observer_args {NOT_READ}" in err
+    assert not (tmp_path / "q.onnx").exists()
+    recipe.write_text(json.dumps({"rules": [{"op_type": "MatMul", "activation": {"observer": "entropy",
+                                                                                 "observer_args": {"bins": 512}}}]}))
+    assert main([*args, "--recipe", str(recipe), "-o", str(tmp_path / "q2.onnx")]) == 0
+    assert [n.op_type for n in onnx.load(str(tmp_path / "q2.onnx")).graph.node].count("QuantizeLinear") >= 1
 
 
 def test_partial_spec_built_in_code_is_checked():

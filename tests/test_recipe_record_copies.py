@@ -11,7 +11,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from workbench.core.recipe.recipe import Recipe, ResolvedNode, _models, resolve_node
+from workbench.core.recipe.recipe import Recipe, ResolvedNode, resolve_node
 from workbench.core.recipe.spec import NodeSettings, PartialSpec, QuantSpec, Rule, SmoothQuantSpec
 
 
@@ -61,7 +61,7 @@ def test_a_resolved_node_with_float_arguments_round_trips_through_json():
         observer="percentile", observer_args={"percentile": 99.9, "bins": 1024.0}))])
     node = resolve_node(recipe, "c1", "Conv")
     text = node.model_dump_json()
-    assert text == _models()["ResolvedNode"].model_validate_json(text).model_dump_json()
+    assert text == ResolvedNode._pydantic_model().model_validate_json(text).model_dump_json()
     assert json.loads(text)["config"]["activation"]["observer_args"] == {"bins": 1024.0, "percentile": 99.9}
     again = ResolvedNode.model_validate_json(text)
     assert again == node and type(again) is ResolvedNode

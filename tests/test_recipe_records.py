@@ -10,8 +10,8 @@ import pickle
 import pytest
 from pydantic import ValidationError
 
-from workbench.core.recipe import spec_models
-from workbench.core.recipe.recipe import Recipe, _models, resolve_node
+from workbench.core.recipe.recipe import Recipe, resolve_node
+from workbench.core.recipe.record import RECORDS
 from workbench.core.recipe.spec import (
     Granularity,
     NodeConfig,
@@ -24,7 +24,7 @@ from workbench.core.recipe.spec import (
 
 
 def _pydantic(name: str):
-    return {**spec_models.models(), **_models()}[name]
+    return RECORDS[name]._pydantic_model()
 
 
 GOOD = [

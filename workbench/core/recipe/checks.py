@@ -77,14 +77,39 @@ ARG_CHECKS = {"averaging_constant": check_averaging, "bins": check_bins, "percen
 def observer_reads(observer: str, args: dict[str, float]) -> dict[str, float]:
     """``args`` when ``observer`` reads every key of it; else ValueError naming the keys it ignores and
     those it reads (:data:`OBSERVER_READS`)."""
-    reads = OBSERVER_READS.get(observer, ())
-    ignored = [k for k in args if k not in reads]
+    ignored = _ignored(observer, args)
     if ignored:
-        raise ValueError(f"{', '.join(map(repr, ignored))} {'is' if len(ignored) == 1 else 'are'} not read by the "
-                         f"{observer} observer, which reads only {' and '.join(reads)}: remove "
-                         f"{'it' if len(ignored) == 1 else 'them'} or choose an observer that reads "
-                         f"{'it' if len(ignored) == 1 else 'them'}")
+        it = "it" if len(ignored) == 1 else "them"
+        raise ValueError(f"{_not_read(ignored, observer, observer)}: remove {it} or choose an observer that reads {it}")
     return args
+
+
+def inherited_observer_reads(observer: str, args: dict[str, float]) -> dict[str, float]:
+    """``args`` set without an observer, for the ``observer`` they go to (the one a rule or override
+    inherits): ``args`` when it reads every key; else ValueError naming the keys it ignores and those
+    it reads, and saying to set an observer next to them (naming those that read every key of
+    ``args``, :data:`OBSERVER_READS`) or to remove them."""
+    ignored = _ignored(observer, args)
+    if ignored:
+        it = "it" if len(ignored) == 1 else "them"
+        readers = [o for o, reads in OBSERVER_READS.items() if set(args) <= set(reads)]
+        fix = f"remove {it}"
+        if readers:
+            names = " or ".join([", ".join(readers[:-1]), readers[-1]] if len(readers) > 1 else readers)
+            fix = f'set "observer" there to one that reads {it} ({names}), or {fix}'
+        raise ValueError(f"{_not_read(ignored, observer, 'inherited ' + observer)}: {fix}")
+    return args
+
+
+def _ignored(observer: str, args: dict[str, float]) -> list[str]:
+    reads = OBSERVER_READS.get(observer, ())
+    return [k for k in args if k not in reads]
+
+
+def _not_read(ignored: list[str], observer: str, called: str) -> str:
+    """``'bins' is not read by the <called> observer, which reads only averaging_constant``."""
+    return (f"{', '.join(map(repr, ignored))} {'is' if len(ignored) == 1 else 'are'} not read by the {called} "
+            f"observer, which reads only {' and '.join(OBSERVER_READS.get(observer, ()))}")
 
 
 def dtype_known(v: str) -> str:

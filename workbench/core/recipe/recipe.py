@@ -13,14 +13,14 @@ field came from, which the app's inspector shows.
 from __future__ import annotations
 
 import fnmatch
-import functools
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from workbench.core.errors import RecipeError
 from workbench.core.formats.qtypes import QONNX_DTYPES
-from workbench.core.recipe import spec_models
+from workbench.core.recipe import checks
+from workbench.core.recipe.fields import Valid
 from workbench.core.recipe.presets import PRESETS, get_preset
-from workbench.core.recipe.record import Factory, Record, dict_of, list_of, of, optional
+from workbench.core.recipe.record import Factory, Record
 from workbench.core.recipe.spec import (
     ROLES,
     NodeConfig,
@@ -32,8 +32,6 @@ from workbench.core.recipe.spec import (
     SmoothQuantSpec,
 )
 from workbench.core.wording import count
-
-_STR, _BOOL = of(str), of(bool)
 
 
 def _known_preset(name: str) -> str:
@@ -62,53 +60,11 @@ def _qonnx_only_dtypes(recipe: Any) -> None:
                          "not), or use int4/int8")
 
 
-@functools.cache
-def _models() -> dict[str, Any]:
-    """The pydantic models of :class:`Recipe` and :class:`ResolvedNode` (imports pydantic; first use only)."""
-    from typing import Literal
-
-    from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
-    m = spec_models.models()
-    RuleModel, SettingsModel, SmoothModel, ConfigModel = m["Rule"], m["NodeSettings"], m["SmoothQuantSpec"], \
-        m["NodeConfig"]
-
-    class Recipe(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-
-        preset: str = "cpu-u8s8"
-        rules: list[RuleModel] = Field(default_factory=list)  # type: ignore[valid-type]
-        overrides: dict[str, SettingsModel] = Field(default_factory=dict)  # type: ignore[valid-type]
-        exclude: list[str] = Field(default_factory=list)
-        op_types: list[str] | None = None
-        reduce_range: bool | None = None
-        target: Literal["qdq", "qonnx"] = "qdq"
-        smoothquant: SmoothModel | None = None  # type: ignore[valid-type]
-        bias_correction: bool = False
-
-        @field_validator("preset")
-        @classmethod
-        def _known_preset(cls, name: str) -> str:
-            return _known_preset(name)
-
-        @field_validator("overrides")
-        @classmethod
-        def _sorted_overrides(cls, overrides: dict) -> dict:
-            return dict(sorted(overrides.items()))
-
-        @model_validator(mode="after")
-        def _qonnx_only(self) -> Recipe:
-            _qonnx_only_dtypes(self)
-            return self
-
-    class ResolvedNode(BaseModel):
-        node: str
-        op_type: str
-        config: ConfigModel  # type: ignore[valid-type]
-        excluded: bool
-        sources: dict[str, str]
-
-    return {"Recipe": Recipe, "ResolvedNode": ResolvedNode}
+def _by_node(overrides: dict) -> dict:
+    """Overrides by node name, sorted: one per node, so their order means nothing, and a recipe then
+    writes the same JSON whether it was built in memory or read back from a project file (which sorts
+    its keys); a replay's model metadata is the same bytes."""
+    return dict(sorted(overrides.items()))
 
 
 class Recipe(Record):
@@ -118,42 +74,24 @@ class Recipe(Record):
     pydantic; a recipe file is validated by the pydantic model of the same name (:meth:`from_json`).
     """
 
-    FIELDS = {"preset": _STR, "rules": list_of(of(Rule)), "overrides": dict_of(of(NodeSettings)),
-              "exclude": list_of(_STR), "op_types": optional(list_of(_STR)), "reduce_range": optional(_BOOL),
-              "target": lambda v: type(v) is str and v in ("qdq", "qonnx"),
-              "smoothquant": optional(of(SmoothQuantSpec)), "bias_correction": _BOOL}
-    preset: str = "cpu-u8s8"
+    preset: Annotated[str, Valid(_known_preset)] = "cpu-u8s8"
     rules: list[Rule] = Factory(list)
-    overrides: dict[str, NodeSettings] = Factory(dict)
+    overrides: Annotated[dict[str, NodeSettings], Valid(_by_node)] = Factory(dict)
     exclude: list[str] = Factory(list)
     op_types: list[str] | None = None
     #: 7-bit weights for the preset's 8-bit weight spec; None = decide from this CPU (see presets).
     #: :func:`workbench.core.api.make_recipe` fills it so a replay elsewhere gives the same model.
     reduce_range: bool | None = None
     #: Export format the recipe is for; "qonnx" allows the QONNX-only dtypes (int2..int7, bipolar).
-    target: str = "qdq"
+    target: Literal["qdq", "qonnx"] = "qdq"
     #: SmoothQuant scale migration before calibration (static recipes); None = off.
     smoothquant: SmoothQuantSpec | None = None
     #: General bias correction after writing (Nagel et al. 2019, section 4.2): each Conv bias absorbs the
     #: mean output shift its weight rounding causes on the calibration data (static recipes).
     bias_correction: bool = False
 
-    @classmethod
-    def _pydantic_model(cls) -> Any:
-        return _models()["Recipe"]
-
-    def _check(self) -> bool:
-        """Overrides by node name, sorted: one per node, so their order means nothing, and a recipe
-        then writes the same JSON whether it was built in memory or read back from a project file
-        (which sorts its keys); a replay's model metadata is the same bytes."""
-        if self.preset not in PRESETS:
-            return False
-        try:
-            _qonnx_only_dtypes(self)
-        except ValueError:
-            return False
-        self.__dict__["overrides"] = dict(sorted(self.overrides.items()))
-        return True
+    def _consistent(self) -> None:
+        _qonnx_only_dtypes(self)
 
     def with_overrides(self, nodes, settings: NodeSettings) -> Recipe:
         """A copy whose override of each node in ``nodes`` is ``settings`` (replacing any earlier one)."""
@@ -164,7 +102,7 @@ class Recipe(Record):
 
     def with_override_map(self, overrides: dict[str, NodeSettings]) -> Recipe:
         """A copy whose overrides are ``overrides``, in node-name order as validation keeps them."""
-        return self.model_copy(update={"overrides": dict(sorted(overrides.items()))})
+        return self.model_copy(update={"overrides": _by_node(overrides)})
 
     def with_excluded(self, nodes) -> Recipe:
         """A copy with ``nodes`` kept in float (their overrides become ``exclude=True``)."""
@@ -219,23 +157,18 @@ _FIELD_NAMES = sorted({f for m in (Recipe, Rule, NodeSettings, PartialSpec, Quan
                        for f in m.model_fields})
 
 
-class ResolvedNode(Record):
+class ResolvedNode(Record, extra="ignore"):
     """Effective config of one node plus where each role's value came from."""
 
-    FIELDS = {"node": _STR, "op_type": _STR, "config": of(NodeConfig), "excluded": _BOOL, "sources": dict_of(_STR)}
     node: str
     op_type: str
     config: NodeConfig
     excluded: bool
     sources: dict[str, str]
 
-    @classmethod
-    def _pydantic_model(cls) -> Any:
-        return _models()["ResolvedNode"]
-
 
 def _apply(cfg: dict[str, QuantSpec | None], base: NodeConfig, settings: NodeSettings,
-           label: str, sources: dict[str, str]) -> bool | None:
+           label: str, sources: dict[str, str], node: str) -> bool | None:
     for role in ROLES:
         part: PartialSpec | None = getattr(settings, role)
         if part is None:
@@ -247,6 +180,8 @@ def _apply(cfg: dict[str, QuantSpec | None], base: NodeConfig, settings: NodeSet
         current = cfg[role] or (getattr(base, role) if part.enabled else None)
         if current is None:
             continue
+        if part.observer is None and part.observer_args is not None:
+            _inherited_reads(current.observer, part.observer_args, f"{label} (node {node}): {role}")
         try:
             cfg[role] = QuantSpec(**{**current.model_dump(), **part.changes()})
         except ValueError as exc:  # pydantic's ValidationError; its "Value error, " prefix is not ours to show
@@ -257,12 +192,29 @@ def _apply(cfg: dict[str, QuantSpec | None], base: NodeConfig, settings: NodeSet
     return settings.exclude
 
 
+def _inherited_reads(observer: str, args: dict[str, float], where: str) -> None:
+    """``observer_args`` set without an observer go to the ``observer`` the role has at that point (the
+    preset's or an earlier rule's): RecipeError at ``where`` when it does not read them all (a ``bins``
+    on the presets' minmax was accepted and ignored)."""
+    try:
+        checks.inherited_observer_reads(observer, args)
+    except ValueError as exc:
+        raise RecipeError(f"{where}.observer_args {exc}.", hint='observer_args without "observer" go to the '
+                          "observer the node has from its preset or an earlier rule (see README, 'Recipes').") from None
+
+
 def resolve_node(recipe: Recipe, node_name: str, op_type: str) -> ResolvedNode:
     """Resolve the effective :class:`NodeConfig` of one node.
 
     Precedence, lowest first: preset < op-type rules < name-glob rules < exact-name override;
     within a level, later rules win. A node whose op type the recipe does not quantize resolves to
     an all-None config unless a rule or override enables a role explicitly.
+
+    Raises
+    ------
+    RecipeError
+        A rule or override gives a spec that is not consistent, or sets ``observer_args`` without
+        ``observer`` that the observer it inherits does not read (naming it, the node, role and keys).
     """
     preset = recipe.preset_obj()
     quantized = op_type in recipe.quantized_op_types()
@@ -280,7 +232,7 @@ def resolve_node(recipe: Recipe, node_name: str, op_type: str) -> ResolvedNode:
     if node_name in recipe.overrides:
         layers.append(("override", recipe.overrides[node_name]))
     for label, settings in layers:
-        ex = _apply(cfg, base, settings, label, sources)
+        ex = _apply(cfg, base, settings, label, sources, node_name)
         if ex is not None:
             excluded = ex
             sources["exclude"] = label

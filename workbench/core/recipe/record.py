@@ -1,14 +1,15 @@
 """Plain typed records for the recipe's settings, without pydantic at import.
 
-A :class:`Record` subclass declares its fields as class annotations with defaults (``FIELDS`` gives
-each field a fast check: a predicate that holds only for values pydantic would keep exactly as
-given). Building one from values that pass the fast checks and the class's own consistency check
-(``_check``) costs no pydantic import: a quantize with a built-in preset never loads it (pydantic
-and the OpenSSL that ``pydantic.types`` loads through ``secrets`` held about 11 MiB of digits_cnn's
-93 MiB peak). Any other value is handed to the pydantic model of the same name, which coerces it
-or raises pydantic's ``ValidationError`` with the location of the bad field, so the result and the
-errors are those of the pydantic models the records mirror (each record class names its model with
-``_pydantic_model``, built on first use).
+A :class:`Record` subclass declares its fields as class annotations with defaults; the annotations are
+the one definition of the fields (:mod:`workbench.core.recipe.fields` reads them into the class's
+``TABLE``: each field's fast check, a predicate that holds only for values pydantic would keep exactly
+as given, and its validators). Building one from values that pass the fast checks, the validators
+and the class's own consistency check (``_consistent``) costs no pydantic import: a quantize with a
+built-in preset never loads it (pydantic and the OpenSSL that ``pydantic.types`` loads through
+``secrets`` held about 11 MiB of digits_cnn's 93 MiB peak). Any other value is handed to the pydantic
+model of the same name, generated from the same table on first use (:mod:`workbench.core.recipe.models`),
+which coerces it or raises pydantic's ``ValidationError`` with the location of the bad field, so the
+result and the errors are those of that model.
 
 The methods follow pydantic's ``BaseModel`` (``model_dump``, ``model_dump_json``, ``model_copy``,
 ``model_validate``, ``model_validate_json``, ``model_fields``, ``model_fields_set``, equality,
@@ -20,40 +21,36 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-_MISSING = object()
+from workbench.core.recipe import models
+from workbench.core.recipe.fields import REQUIRED, Factory, Table, table
+
 #: every record class by name: the pydantic model of each has the same name
 RECORDS: dict[str, type] = {}
 
 
-class Factory:
-    """A default made per instance (``Factory(list)``), like pydantic's ``Field(default_factory=...)``."""
-
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self.make = make
-
-
 class Record:
-    """Base of the recipe's records. Subclasses set ``FIELDS``: field name -> fast check (a predicate),
-    in declaration order; the class attribute of the same name is the default (or a :class:`Factory`).
-    ``frozen=True`` in the class statement makes instances immutable and hashable."""
+    """Base of the recipe's records: fields are the class annotations (not ``ClassVar``), in declaration
+    order, a base record's first; the class attribute of the same name is the default (or a
+    :class:`Factory`). ``frozen=True`` in the class statement makes instances immutable and hashable;
+    ``extra`` is what the pydantic model does with unknown fields ("forbid": a ValidationError)."""
 
     __slots__ = ("__dict__", "_fields_set")
-    FIELDS: ClassVar[dict[str, Callable[[Any], bool]]] = {}
-    #: fields whose type is an enum: a str naming a member becomes that member (as pydantic converts it)
-    ENUMS: ClassVar[dict[str, type[Enum]]] = {}
+    TABLE: ClassVar[Table] = Table({}, {})
+    #: field name -> default (as pydantic's ``model_fields`` names them)
     model_fields: ClassVar[dict[str, Any]] = {}
     _frozen: ClassVar[bool] = False
+    _extra: ClassVar[str] = "forbid"
 
-    def __init_subclass__(cls, frozen: bool = False, **kw: Any) -> None:
+    def __init_subclass__(cls, frozen: bool = False, extra: Literal["forbid", "ignore"] = "forbid",
+                          **kw: Any) -> None:
         super().__init_subclass__(**kw)
-        cls._frozen = frozen
-        inherited = {k: v for b in reversed(cls.__mro__[1:]) for k, v in getattr(b, "model_fields", {}).items()}
-        cls.model_fields = {name: cls.__dict__.get(name, inherited.get(name, _MISSING)) for name in cls.FIELDS}
-        for name in cls.FIELDS:  # the defaults live in model_fields, the values in each instance
+        cls._frozen, cls._extra = frozen, extra
+        cls.TABLE = table(cls, cls.__mro__[1].TABLE)
+        cls.model_fields = cls.TABLE.defaults
+        for name in cls.TABLE.hints:  # the defaults live in the table, the values in each instance
             if name in cls.__dict__:
                 delattr(cls, name)
         cls.__hash__ = Record.__hash__ if frozen else None  # type: ignore[assignment]
@@ -61,34 +58,50 @@ class Record:
 
     @classmethod
     def _pydantic_model(cls) -> Any:
-        """The pydantic model this record mirrors (same name and fields); imports pydantic."""
-        raise NotImplementedError
+        """The pydantic model of this record (same name and fields, generated from ``TABLE``); imports pydantic."""
+        return models.model_of(cls)
 
     def __init__(self, **values: Any) -> None:
-        values = {k: _enum_member(self.ENUMS[k], v) if k in self.ENUMS else v for k, v in values.items()}
-        fast = set(values) <= set(self.FIELDS) and all(self.FIELDS[k](v) for k, v in values.items())
-        if fast:
-            data = {}
-            for name, default in self.model_fields.items():
-                if name in values:
-                    data[name] = _copy_container(values[name])
-                elif default is _MISSING:
-                    fast = False
-                    break
-                else:
-                    data[name] = default.make() if isinstance(default, Factory) else default
-        if fast:
+        enums = self.TABLE.enums
+        values = {k: _enum_member(enums[k], v) if k in enums else v for k, v in values.items()}
+        data = self._fast(values)
+        if data is not None:
             object.__setattr__(self, "__dict__", data)
             object.__setattr__(self, "_fields_set", frozenset(values))
-            fast = self._check()
-        if not fast:  # pydantic decides: coerces, or raises ValidationError at the bad field
-            other = self._pydantic_model().model_validate({k: _to_model(v) for k, v in values.items()})
-            object.__setattr__(self, "__dict__", _fields_of(other))
-            object.__setattr__(self, "_fields_set", frozenset(other.model_fields_set))
+            try:
+                return self._consistent()
+            except (ValueError, TypeError):
+                pass
+        # pydantic decides: coerces, or raises ValidationError at the bad field
+        other = self._pydantic_model().model_validate({k: _to_model(v) for k, v in values.items()})
+        object.__setattr__(self, "__dict__", _fields_of(other))
+        object.__setattr__(self, "_fields_set", frozenset(other.model_fields_set))
 
-    def _check(self) -> bool:
-        """True when the values are consistent (the pydantic model's validators would pass them unchanged)."""
-        return True
+    def _fast(self, values: dict[str, Any]) -> dict[str, Any] | None:
+        """The fields from ``values`` and the defaults, as pydantic would keep them, when every value passes
+        its fast check and validators; else None (pydantic decides)."""
+        fast, valid = self.TABLE.fast, self.TABLE.valid
+        if not (set(values) <= set(fast) and all(fast[k](v) for k, v in values.items())):
+            return None
+        data: dict[str, Any] = {}
+        try:
+            for name, default in self.TABLE.defaults.items():
+                if name in values:
+                    value = _copy_container(values[name])
+                    for check in valid.get(name, ()) if value is not None else ():
+                        value = check(value, data)
+                    data[name] = value
+                elif default is REQUIRED:
+                    return None
+                else:
+                    data[name] = default.make() if isinstance(default, Factory) else default
+        except (ValueError, TypeError):
+            return None
+        return data
+
+    def _consistent(self) -> None:
+        """Raise ValueError when the fields contradict each other (run on the record's values and, as an
+        ``after`` model validator, by its pydantic model); a subclass defines its own."""
 
     # -- pydantic BaseModel's interface -------------------------------------------------------------
     @property
@@ -107,7 +120,7 @@ class Record:
                 continue
             if exclude_none and value is None:
                 continue
-            if exclude_defaults and default is not _MISSING and \
+            if exclude_defaults and default is not REQUIRED and \
                     value == (default.make() if isinstance(default, Factory) else default):
                 continue
             out[name] = _dump(value, flags)
@@ -135,7 +148,7 @@ class Record:
     def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Any:
         """A record of ``values`` and the defaults, not validated (as pydantic's ``model_construct``)."""
         data = {name: values[name] if name in values else default.make() if isinstance(default, Factory)
-                else default for name, default in cls.model_fields.items() if name in values or default is not _MISSING}
+                else default for name, default in cls.model_fields.items() if name in values or default is not REQUIRED}
         out = object.__new__(cls)
         object.__setattr__(out, "__dict__", data)
         object.__setattr__(out, "_fields_set", frozenset(values if _fields_set is None else _fields_set))
@@ -172,7 +185,7 @@ class Record:
     def __setattr__(self, name: str, value: Any) -> None:
         if self._frozen:
             raise self._frozen_error(name, value)
-        if name not in self.FIELDS:
+        if name not in self.TABLE.hints:
             raise ValueError(f'"{type(self).__name__}" object has no field "{name}"')
         self.__dict__[name] = value
         object.__setattr__(self, "_fields_set", self._fields_set | {name})
@@ -229,28 +242,6 @@ class Record:
     def __setstate__(self, state: dict) -> None:
         object.__setattr__(self, "__dict__", state["values"])
         object.__setattr__(self, "_fields_set", state["fields_set"])
-
-
-# -- fast checks: true only for values pydantic keeps exactly as given --------------------------------
-def of(*types: type) -> Callable[[Any], bool]:
-    """Exactly one of ``types`` (``type(None)`` for None); a bool is not an int here."""
-    return lambda v: type(v) in types or any(isinstance(v, t) for t in types if issubclass(t, (Record, Enum)))
-
-
-def list_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda v: type(v) is list and all(check(x) for x in v)
-
-
-def tuple_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda v: type(v) is tuple and all(check(x) for x in v)
-
-
-def dict_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda v: type(v) is dict and all(type(k) is str and check(x) for k, x in v.items())
-
-
-def optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
-    return lambda v: v is None or check(v)
 
 
 # -- conversions ----------------------------------------------------------------------------------------
