@@ -2,7 +2,7 @@
 
 Top: :class:`~workbench.qt.eval_settings.EvalSettings` (eval data, metric, samples), Evaluate /
 Cancel and the job's progress. Below, after a run (:func:`workbench.core.jobs.job_evaluate`): the
-task metric on each model with the change, a bar chart of the two (legend: float, quantized), and
+task metric on each model with the change, a bar chart of the two (legend under it: float, quantized, with their values), and
 per model output the SQNR (``10 log10(sum f^2 / sum (f - q)^2)`` dB), cosine and max abs error of
 the quantized output against the float one. The line above says how many samples were used, with
 which onnxruntime graph optimisation level, and whether the recipe changed since.
@@ -117,7 +117,11 @@ class EvaluatePanel(QWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.setMenuEnabled(False)
         self.plot.showGrid(x=False, y=True, alpha=0.3)
-        self.legend = self.plot.addLegend(offset=(5, 5))
+        # under the axis, not over the bars: in the view box "quantized 0.9956" was cut off at the right edge
+        # of a plot under ~220 px wide (the Evaluate dock beside the Errors bars) and covered the bar tops
+        self.legend = pg.LegendItem()
+        self.plot.getPlotItem().layout.addItem(self.legend, 4, 0, 1, 3)  # under the axes, the whole width
+        self.plot.getPlotItem().legend = self.legend  # named items join it (PlotItem.addItem)
         split.addWidget(self.plot)
         split.setSizes([400, 270])
         lay.addWidget(split, 1)
@@ -223,7 +227,7 @@ class EvaluatePanel(QWidget):
         self.plot.setLabel("left", self.metric_label())
         lo = min(0.0, f, q)
         hi = max(f, q, 0.0)
-        self.plot.setYRange(lo, hi + 0.45 * ((hi - lo) or 1.0))  # room for the legend above the bars
+        self.plot.setYRange(lo, hi + 0.05 * ((hi - lo) or 1.0))
         self.plot.setXRange(-0.6, 1.6)
 
     def _update_summary(self) -> None:
