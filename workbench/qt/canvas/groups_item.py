@@ -26,6 +26,11 @@ TITLE_BAR, CHEVRON_W = 30.0, 30.0
 #: (each placed label costs ~0.1 ms; zooming in shows the nodes' own text)
 MAX_NODE_LABELS = 300
 _FRAME_TINTS = (QColor("#eef3fb"), QColor("#f6f1e7"), QColor("#eef6ee"), QColor("#f4eef6"))
+#: the same four hues a little lighter than the dark theme's canvas (#1e1e20): the light tints drew bright white
+#: frames on the dark canvas; the frame titles are then light text (:data:`FRAME_TITLE`)
+_FRAME_TINTS_DARK = (QColor("#28303c"), QColor("#353027"), QColor("#283429"), QColor("#322a36"))
+#: colour of an open frame's title, on the light tints and on the dark ones
+FRAME_TITLE = {False: QColor("#2b3a52"), True: QColor("#dfe6f0")}
 _BOX_FILL = QColor("#dfe7f3")
 
 
@@ -58,6 +63,8 @@ class GroupsItem(QGraphicsItem):
     def __init__(self, state: CanvasState):
         super().__init__()
         self.state = state
+        #: open frames in the dark theme's tints (:meth:`set_dark`; the view sets it with its theme colours)
+        self.dark = False
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
         self.setZValue(-2)
         d = state.data
@@ -77,6 +84,17 @@ class GroupsItem(QGraphicsItem):
 
     def boundingRect(self) -> QRectF:
         return self._bounds
+
+    def set_dark(self, dark: bool) -> None:
+        """Draw open frames in the dark theme's tints with light titles (``True``) or the light ones."""
+        if dark != self.dark:
+            self.dark = dark
+            self.update()
+            self.titles.update()
+
+    def frame_tint(self, depth: int) -> QColor:
+        """Fill of an open frame at nesting ``depth`` (1: top level) in the current theme."""
+        return (_FRAME_TINTS_DARK if self.dark else _FRAME_TINTS)[(depth - 1) % 4]
 
     def set_scale(self, scale: float) -> None:
         """The view's scale changed: place the screen-size titles for it and take in where they run past
@@ -132,7 +150,7 @@ class GroupsItem(QGraphicsItem):
                 continue
             collapsed = g in d.placement.collapsed
             selected = g in s.group_selected
-            fill = s.group_fills.get(g, _BOX_FILL) if collapsed else _FRAME_TINTS[(h.depth[g] - 1) % 4]
+            fill = s.group_fills.get(g, _BOX_FILL) if collapsed else self.frame_tint(h.depth[g])
             pen = QPen(SELECTION, 3.0) if selected else QPen(QColor("#5a6b85" if collapsed else "#9aa8bd"),
                                                                1.6 if collapsed else 1.0)
             painter.setPen(pen)
@@ -155,10 +173,10 @@ class GroupsItem(QGraphicsItem):
             chip.setAlpha(230)
             return chip, text_color(fill)
         g = d.group_ids[label.k]
-        fill = s.group_fills.get(g, _BOX_FILL) if label.collapsed else _FRAME_TINTS[(d.hierarchy.depth[g] - 1) % 4]
+        fill = s.group_fills.get(g, _BOX_FILL) if label.collapsed else self.frame_tint(d.hierarchy.depth[g])
         chip = QColor(fill)
         chip.setAlpha(230)
-        return chip, text_color(fill) if label.collapsed else QColor("#2b3a52")
+        return chip, text_color(fill) if label.collapsed else FRAME_TITLE[self.dark]
 
     def box_texts(self, g: int, width: float) -> tuple[str, str]:
         """The title and second line collapsed group ``g`` shows in a box ``width`` scene pixels wide."""
@@ -182,7 +200,7 @@ class GroupsItem(QGraphicsItem):
     def _paint_frame_title(self, painter: QPainter, box: QRectF, g: int) -> None:
         s = self.state
         h = s.data.hierarchy
-        painter.setPen(QColor("#2b3a52"))
+        painter.setPen(FRAME_TITLE[self.dark])
         painter.setFont(_Fonts.frame)
         text = frame_title(QFontMetricsF(_Fonts.frame), h.titles[g], len(h.members(g)), s.group_texts.get(g),
                            box.width() - 16, title_elide(h))

@@ -308,6 +308,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         """Background brush and edge colour of the theme (node fills and their text keep their own)."""
         self.setBackgroundBrush(QColor(background))
         self._edge_color = QColor(edge)
+        if self._groups_item is not None:  # open group frames in tints of the theme (light frames on a dark canvas)
+            self._groups_item.set_dark(QColor(background).lightness() < 128)
         if self._edges is not None:
             self._edges.color = self._edge_color
             self._edges.update()
@@ -348,6 +350,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         scene = self.scene()
         if data.plan is not None:
             self._groups_item = GroupsItem(self._state)
+            self._groups_item.set_dark(self.backgroundBrush().color().lightness() < 128)
             scene.addItem(self._groups_item)
             scene.addItem(self._groups_item.titles)
         self._edges = EdgesItem(data, self._edge_color)
