@@ -54,6 +54,7 @@ from onnx import numpy_helper
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import AlreadyQuantizedError, DataError, ModelError
 from workbench.core.graph.index import attrs_of, iter_graphs
+from workbench.core.graph.op_equivalents import EQUIVALENTS
 from workbench.core.graph.quantized_ops import QONNX_DOMAINS
 from workbench.core.graph.skeleton import shape_skeleton
 from workbench.core.graph.static_shapes import fold_fixed_nodes, inline_fixed_ifs
@@ -64,18 +65,19 @@ from workbench.core.wording import count
 log = logging.getLogger(__name__)
 
 MAC_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
-#: integer kernels of an already-quantized file, the recurrent ops and onnxruntime's FusedMatMul -> (the op they
-#: are counted as, activation, weight and bias input positions; None: no such input)
-KERNEL_MAC_OPS: dict[str, tuple[str, int, int, int | None]] = {
-    "QLinearConv": ("Conv", 0, 3, 8), "ConvInteger": ("Conv", 0, 1, None),
-    "QLinearMatMul": ("MatMul", 0, 3, None), "MatMulInteger": ("MatMul", 0, 1, None),
-    "MatMulIntegerToFloat": ("MatMul", 0, 1, 6), "DynamicQuantizeMatMul": ("MatMul", 0, 1, 4),
-    "MatMulNBits": ("MatMul", 0, 1, 5), "QGemm": ("Gemm", 0, 3, 6),
-    "DynamicQuantizeLSTM": ("LSTM", 0, 1, 3), "FusedMatMul": ("MatMul", 0, 1, None),
-    "LSTM": ("LSTM", 0, 1, 3), "GRU": ("GRU", 0, 1, 3), "RNN": ("RNN", 0, 1, 3),
-}
 #: recurrent ops (ONNX LSTM / GRU / RNN, onnxruntime's DynamicQuantizeLSTM as LSTM) -> gates per step
 RECURRENT_GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
+#: compute kernels of :data:`~workbench.core.graph.op_equivalents.EQUIVALENTS` cost does not count (yet): a
+#: MatMulBnb4's packed weight would need its element count from the attributes, as MatMulNBits's has
+_NOT_COUNTED = ("QLinearConvTranspose", "MatMulBnb4")
+#: integer kernels of an already-quantized file, onnxruntime's FusedMatMul (their equivalents) and the recurrent
+#: ops (ONNX: X, W, R, B) -> (the op they are counted as, activation, weight and bias input positions; None: no
+#: such input)
+KERNEL_MAC_OPS: dict[str, tuple[str, int, int, int | None]] = {
+    **{name: (e.op, e.activation, e.weight, e.bias) for name, e in EQUIVALENTS.items()
+       if (e.op in MAC_OPS or e.op in RECURRENT_GATES) and name not in _NOT_COUNTED},
+    **{op: (op, 0, 1, 3) for op in RECURRENT_GATES},
+}
 FLOAT_BITS = 32
 #: Fixed-value nodes (shape arithmetic) with outputs up to this many elements are folded before
 #: shape inference; larger constant subgraphs (weights) are left as they are.

@@ -4,7 +4,8 @@ ONNX shape inference knows no ``com.microsoft`` op: the outputs of a ``DynamicQu
 ``MatMulIntegerToFloat`` get no shape and neither does anything after them (ddddocr's ``MatMulInteger``
 after its LSTM). :func:`stand_in_contrib_ops` rewrites each such node of a copy made for shape inference
 into standard nodes whose outputs have the contrib op's shapes and element types, from the op's definition
-in onnxruntime's ``docs/ContribOperators.md``:
+in onnxruntime's ``docs/ContribOperators.md`` (the op each computes and where its inputs sit:
+:data:`workbench.core.graph.op_equivalents.EQUIVALENTS`):
 
 * ``DynamicQuantizeLSTM`` -> ``LSTM`` on inputs 0..7 (X, W, R, B, sequence_lens, initial_h, initial_c, P);
   the outputs ``[seq, num_directions, batch, hidden]``, ``[num_directions, batch, hidden]`` depend only on X
@@ -38,15 +39,12 @@ import onnx
 from onnx import TensorProto, helper
 
 from workbench.core.graph.index import attrs_of
+from workbench.core.graph.op_equivalents import EQUIVALENTS, SHAPE_OF_INPUT_0
 
 CONTRIB = "com.microsoft"
-#: contrib op -> standard op reading inputs at these positions, same attributes dropped
-_SAME_SHAPE = {"QLinearAdd": ("Add", (0, 3)), "QLinearMul": ("Mul", (0, 3)), "QLinearSigmoid": ("Identity", (0,)),
-               "QLinearLeakyRelu": ("Identity", (0,)), "QLinearSoftmax": ("Identity", (0,)),
-               "DynamicQuantizeMatMul": ("MatMul", (0, 1)), "Gelu": ("Identity", (0,)),
-               "FastGelu": ("Identity", (0,)), "BiasGelu": ("Identity", (0,)), "QuickGelu": ("Identity", (0,)),
-               "SimplifiedLayerNormalization": ("Identity", (0,)), "LayerNormalization": ("Identity", (0,))}
-#: contrib ops whose output 0 and output 3 (when present) have the shape of input 0
+#: contrib ops whose stand-in is the op they compute (:data:`EQUIVALENTS`) on the inputs the table gives, no attribute
+_AS_COMPUTED = ("QLinearAdd", "QLinearMul", "QLinearWhere", "DynamicQuantizeMatMul")
+#: contrib ops of :data:`SHAPE_OF_INPUT_0` whose output 3 (when present) also has the shape of input 0
 _SKIP_NORMS = ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization")
 #: the window attributes ``QLinearAveragePool`` shares with ``AveragePool`` (opset 11 on)
 _POOL_ATTRS = ("auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides")
@@ -81,51 +79,60 @@ def _stand_in(n: onnx.NodeProto, types: dict[str, int], g: onnx.GraphProto,
     it."""
     ins, a = list(n.input), attrs_of(n)
     op = n.op_type
-    if op in _SAME_SHAPE:
-        std, pos = _SAME_SHAPE[op]
-        return [helper.make_node(std, [ins[i] for i in pos], n.output[:1], name=n.name)]
-    if op in ("QuantizeLinear", "DequantizeLinear"):
-        kept = {k: v for k, v in a.items() if k == "axis"}
-        return [helper.make_node(op, ins, n.output[:1], name=n.name, **kept)]
-    if op == "DynamicQuantizeLSTM":
-        kept = {k: a[k] for k in ("direction", "hidden_size") if k in a}
-        return [helper.make_node("LSTM", ins[:8], list(n.output), name=n.name, **kept)]
-    if op == "QLinearConcat":
-        return [helper.make_node("Concat", ins[2::3], n.output[:1], name=n.name, axis=a.get("axis", 0))]
-    if op == "QLinearGlobalAveragePool" and not a.get("channels_last", 0):
-        return [helper.make_node("GlobalAveragePool", ins[:1], n.output[:1], name=n.name)]
-    if op == "QLinearAveragePool" and not a.get("channels_last", 0):
-        kept = {k: v for k, v in a.items() if k in _POOL_ATTRS}
-        return [helper.make_node("AveragePool", ins[:1], n.output[:1], name=n.name, **kept)]
-    if op == "QLinearWhere":
-        return [helper.make_node("Where", [ins[0], ins[1], ins[4]], n.output[:1], name=n.name)]
-    if op == "MatMulIntegerToFloat":
-        tmp = f"{n.output[0]}/int32"
-        to = types.get(ins[2], TensorProto.FLOAT) if len(ins) > 2 else TensorProto.FLOAT
-        return [helper.make_node("MatMulInteger", ins[:2], [tmp], name=n.name),
-                helper.make_node("Cast", [tmp], n.output[:1], to=to)]
-    if op == "QGemm":
-        return _qgemm(n, ins, a)
     if op in _SKIP_NORMS:
         outs = [o for i, o in enumerate(n.output) if i in (0, 3) and o]
         return [helper.make_node("Identity", ins[:1], [o], name=n.name if i == 0 else f"{n.name}/sum")
                 for i, o in enumerate(outs)]
+    if op in SHAPE_OF_INPUT_0:
+        return [helper.make_node("Identity", ins[:1], n.output[:1], name=n.name)]
+    if op in _AS_COMPUTED:
+        return [helper.make_node(EQUIVALENTS[op].op, EQUIVALENTS[op].pick(ins), n.output[:1], name=n.name)]
+    if op in ("QuantizeLinear", "DequantizeLinear"):
+        kept = {k: v for k, v in a.items() if k == "axis"}
+        return [helper.make_node(op, ins, n.output[:1], name=n.name, **kept)]
     if op == "FusedMatMul":
         return _fused_matmul(n, ins, a, opset)
+    if op == "QGemm":
+        return _qgemm(n, ins, a)
+    return _with_attributes(n, ins, a, types, g)
+
+
+def _with_attributes(n: onnx.NodeProto, ins: list[str], a: dict, types: dict[str, int],
+                     g: onnx.GraphProto) -> list[onnx.NodeProto] | None:
+    """The stand-ins of :func:`_stand_in` that carry attributes, a cast or a weight shape over (inputs as
+    :data:`EQUIVALENTS` gives them); None for a contrib op not listed in the module docstring."""
+    op = n.op_type
+    picked = EQUIVALENTS[op].pick(ins) if op in EQUIVALENTS else ins
+    if op == "DynamicQuantizeLSTM":
+        kept = {k: a[k] for k in ("direction", "hidden_size") if k in a}
+        return [helper.make_node("LSTM", picked, list(n.output), name=n.name, **kept)]
+    if op == "QLinearConcat":
+        return [helper.make_node("Concat", picked, n.output[:1], name=n.name, axis=a.get("axis", 0))]
+    if op == "QLinearGlobalAveragePool" and not a.get("channels_last", 0):
+        return [helper.make_node("GlobalAveragePool", picked, n.output[:1], name=n.name)]
+    if op == "QLinearAveragePool" and not a.get("channels_last", 0):
+        kept = {k: v for k, v in a.items() if k in _POOL_ATTRS}
+        return [helper.make_node("AveragePool", picked, n.output[:1], name=n.name, **kept)]
+    if op == "MatMulIntegerToFloat":
+        tmp = f"{n.output[0]}/int32"
+        to = types.get(ins[2], TensorProto.FLOAT) if len(ins) > 2 else TensorProto.FLOAT
+        return [helper.make_node("MatMulInteger", picked, [tmp], name=n.name),
+                helper.make_node("Cast", [tmp], n.output[:1], to=to)]
     if op == "MatMulNBits" and a.get("K") and a.get("N"):
         weight = f"{n.name or n.output[0]}/weight_shape"
         g.input.append(helper.make_tensor_value_info(weight, TensorProto.FLOAT, [int(a["K"]), int(a["N"])]))
-        return [helper.make_node("MatMul", [ins[0], weight], n.output[:1], name=n.name)]
+        return [helper.make_node("MatMul", [picked[0], weight], n.output[:1], name=n.name)]
     return None
 
 
 def _qgemm(n: onnx.NodeProto, ins: list[str], a: dict) -> list[onnx.NodeProto]:
     """``Gemm(A, B)`` for a ``QGemm``; a ``Cast`` to float after it when it has no ``y_scale`` (input 7)."""
     trans = {k: int(a.get(k, 0)) for k in ("transA", "transB")}
+    ab = EQUIVALENTS["QGemm"].pick(ins)[:2]  # C is not needed for the shape
     if len(ins) > 7 and ins[7]:
-        return [helper.make_node("Gemm", [ins[0], ins[3]], n.output[:1], name=n.name, **trans)]
+        return [helper.make_node("Gemm", ab, n.output[:1], name=n.name, **trans)]
     tmp = f"{n.output[0]}/integer"
-    return [helper.make_node("Gemm", [ins[0], ins[3]], [tmp], name=n.name, **trans),
+    return [helper.make_node("Gemm", ab, [tmp], name=n.name, **trans),
             helper.make_node("Cast", [tmp], n.output[:1], to=TensorProto.FLOAT)]
 
 
@@ -136,9 +143,10 @@ def _fused_matmul(n: onnx.NodeProto, ins: list[str], a: dict, opset: int) -> lis
     if a.get("transBatchA", 0) or a.get("transBatchB", 0):
         return None
     ta, tb = int(a.get("transA", 0)), int(a.get("transB", 0))
+    ab = EQUIVALENTS["FusedMatMul"].pick(ins)
     if not ta and not tb:
-        return [helper.make_node("MatMul", ins[:2], n.output[:1], name=n.name)]
+        return [helper.make_node("MatMul", ab, n.output[:1], name=n.name)]
     if opset < 12:
         return None
     eq = f"...{'ji' if ta else 'ij'},...{'kj' if tb else 'jk'}->...ik"
-    return [helper.make_node("Einsum", ins[:2], n.output[:1], name=n.name, equation=eq)]
+    return [helper.make_node("Einsum", ab, n.output[:1], name=n.name, equation=eq)]

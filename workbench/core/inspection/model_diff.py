@@ -8,7 +8,7 @@ Matching is by graph structure, so it works on our exports and on other tools' f
    the QuantizeLinear read.
 2. Nodes are matched by name where the name (or the name without onnxruntime's ``_quant`` suffix)
    exists in both with a compatible op type (``Conv`` ~ ``QLinearConv`` ~ ``ConvInteger``, see
-   :data:`workbench.core.inspection.quant_summary.FLOAT_OP`; ``Max(x, 0)`` ~ ``Relu``, as our float8
+   :data:`workbench.core.graph.op_equivalents.FLOAT_OP`; ``Max(x, 0)`` ~ ``Relu``, as our float8
    exports write a ReLU under its own name).
 3. The rest are matched by op type + topology, repeated until nothing changes: a float node and a
    quantized node of compatible op types match when the nodes producing their data inputs match.
@@ -34,9 +34,10 @@ import onnx
 from onnx import numpy_helper
 
 from workbench.core.graph.layout import node_keys
+from workbench.core.graph.op_equivalents import FLOAT_OP
 from workbench.core.graph.quantized_ops import INTEGER_KERNELS, quantized_kind
 from workbench.core.inspection.correspond import output_names
-from workbench.core.inspection.quant_summary import COMPUTE_OPS, FLOAT_OP
+from workbench.core.inspection.quant_summary import COMPUTE_OPS
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 from workbench.core.model.opset import default_opset
 

@@ -21,6 +21,7 @@ import onnx
 from workbench.core.formats.qtypes import qtype_of_onnx
 from workbench.core.graph.index import attrs_of
 from workbench.core.graph.layout import GraphStructure, node_keys
+from workbench.core.graph.op_equivalents import EQUIVALENTS, FLOAT_OP, Equivalent
 from workbench.core.graph.op_families import WEIGHT_OPS
 from workbench.core.graph.quantized_ops import find_quantized, is_integer_kernel, quantized_kind
 from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
@@ -33,26 +34,12 @@ from workbench.core.planning.kernels import (
     relu_after_bias,
 )
 
-#: integer / quantized op -> the float op it computes
-FLOAT_OP: dict[str, str] = {
-    "QLinearConv": "Conv", "ConvInteger": "Conv", "QLinearConvTranspose": "ConvTranspose",
-    "QLinearMatMul": "MatMul", "MatMulInteger": "MatMul", "MatMulNBits": "MatMul", "MatMulBnb4": "MatMul",
-    "DynamicQuantizeMatMul": "MatMul", "MatMulIntegerToFloat": "MatMul", "QGemm": "Gemm",
-    "DynamicQuantizeLSTM": "LSTM", "QAttention": "Attention", "QLinearAdd": "Add", "QLinearMul": "Mul",
-    "QLinearConcat": "Concat", "QLinearAveragePool": "AveragePool",
-    "QLinearGlobalAveragePool": "GlobalAveragePool", "QLinearSigmoid": "Sigmoid",
-    "QLinearLeakyRelu": "LeakyRelu", "QLinearSoftmax": "Softmax", "QLinearWhere": "Where",
-    "GatherBlockQuantized": "Gather",
-}
 #: float ops counted in the summary (the ones quantization is about)
 COMPUTE_OPS = frozenset(WEIGHT_OPS) | {"LSTM", "GRU", "RNN", "Attention"}
-#: (activation input, weight input) positions of integer kernels (None: not a tensor input)
-_KERNEL_INPUTS: dict[str, tuple[int | None, int | None]] = {
-    "QLinearConv": (0, 3), "QLinearMatMul": (0, 3), "QGemm": (0, 3), "ConvInteger": (0, 1),
-    "MatMulInteger": (0, 1), "MatMulIntegerToFloat": (0, 1), "DynamicQuantizeMatMul": (None, 1),
-    "DynamicQuantizeLSTM": (None, 1), "MatMulNBits": (None, 1), "QAttention": (0, 1),
-    "QLinearConvTranspose": (0, 3),
-}
+#: compute kernels whose dtypes are read from their activation and weight inputs (:data:`EQUIVALENTS`); a
+#: MatMulBnb4's weight is FP4 / NF4 blocks, no integer dtype, so it reads as a float MatMul
+_KERNELS: dict[str, Equivalent] = {name: e for name, e in EQUIVALENTS.items()
+                                   if e.integer and e.op in COMPUTE_OPS and name != "MatMulBnb4"}
 #: element-wise ops onnxruntime's QDQ selectors (CPU) turn into integer kernels when every listed input
 #: comes from a DequantizeLinear and the op's one reader is a QuantizeLinear, of one 8-bit type as onnxruntime
 #: sees them (its unary, binary, variadic and Where rules; ``_runtime_type``): op -> positions of the quantized inputs (None: all)
@@ -160,13 +147,13 @@ def _input(node: onnx.NodeProto, i: int | None) -> str:
 def _compute_dtypes(g: _Graph, node: onnx.NodeProto) -> str:
     """``"act/weight"`` dtypes of a compute node, or ``"float"``."""
     op = node.op_type
-    if op in _KERNEL_INPUTS:
-        ai, wi = _KERNEL_INPUTS[op]
+    kernel = _KERNELS.get(op)
+    if kernel is not None:
         if op == "MatMulNBits":
             w = f"uint{int(attrs_of(node).get('bits', 4))}"
         else:
-            w = g.dtype(_input(node, wi))
-        a = g.dtype(_input(node, ai)) if ai is not None else ("float" if op == "MatMulNBits" else "uint8")
+            w = g.dtype(_input(node, kernel.weight))
+        a = kernel.activation_dtype or g.dtype(_input(node, kernel.activation))
         return f"{a}/{w}"
     a = g.source_dtype(_input(node, 0))
     w = g.source_dtype(_input(node, 1))
@@ -186,7 +173,7 @@ def node_dtype(g: _Graph, node: onnx.NodeProto) -> str:
         return g.dtype(node.output[0])
     if op == "DequantizeLinear":
         return g.dtype(node.input[0])
-    if op in _KERNEL_INPUTS:
+    if op in _KERNELS:
         a, w = _compute_dtypes(g, node).split("/")
         return a if a != "float" else w
     if op.startswith("QLinear"):
