@@ -111,14 +111,15 @@ def _shareable(chose: str) -> str:
     return chose.split(_REUSED)[0] + _REUSED + "]" if _REUSED in chose else chose
 
 
-def _auto_recipe(args, model, recipe, progress):
+def _auto_recipe(args, model, recipe, progress, digest: str | None = None):
     """``--auto`` (quantize, analyze, report): the recipe choice among the preset, MSE ranges and
     compute-only quantization, with the few units that hold most of the output noise kept float
     (cpu-u8s8) or given 16-bit activations (:func:`workbench.core.api.choose_recipe`). Returns the recipe to
     quantize (unchanged without ``--auto``, data or a bare preset), its calibration over every row
     (None without a choice), the line to print on stderr once the command succeeded ("" when
     there was no choice) and the chosen variant's label (its name, and its promoted unit count when it
-    has any; "" when there was no choice). A ``--recipe`` file is used as written, even a bare preset,
+    has any; "" when there was no choice). ``digest``: the data file's sha256 when the job hashed it already
+    (:func:`workbench.cli_choice_cache.data_digest`). A ``--recipe`` file is used as written, even a bare preset,
     unless it holds a preset and node overrides only: the choice then runs around the overrides, which it
     keeps (a note on stderr says so)."""
     from_file = bool(getattr(args, "recipe", None))
@@ -136,7 +137,7 @@ def _auto_recipe(args, model, recipe, progress):
         print(f"note: the --recipe file holds a preset and {count(len(recipe.overrides), 'node override')} only, "
               "so the recipe choice runs and keeps the overrides as written (--no-auto uses the file as it is).",
               file=sys.stderr)
-    entry = choice_cache.entry_path(model, recipe, args.data, args.samples)
+    entry = choice_cache.entry_path(model, recipe, args.data, args.samples, digest)
     cached = choice_cache.load(entry) if args.command != "quantize" else None  # quantize chooses afresh, and keeps it
     if cached is not None:
         return (cached.recipe, cached.calibration, f"{cached.summary}{_REUSED}: {cached.path}; delete it to choose "
@@ -740,12 +741,14 @@ def _job_model(args, progress, check=None) -> tuple:
     _note_renames(model)
     _recheck_outputs(args)
     _note_short_data(args, model)
-    recipe, calibration, chose, _ = _auto_recipe(args, model, _recipe_from_args(args), progress)
+    stamped = args.command in ("sweep", "report")  # the commands that record or match a sweep
+    # the data file hashed once for both the recipe choice's cache key and the sweep job stamp
+    digest = choice_cache.data_digest(args.data) if stamped else None
+    recipe, calibration, chose, _ = _auto_recipe(args, model, _recipe_from_args(args), progress, digest)
     result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                           calibration=calibration, progress=progress,
                           latency_check=not args.no_latency_check and args.data is not None)
-    # hashes the data file: only for the commands that record or match a sweep
-    job = api.sweep_job_stamp(model, recipe, args.data, args.samples) if args.command in ("sweep", "report") else None
+    job = api.sweep_job_stamp(model, recipe, args.data, args.samples, digest) if stamped else None
     return model, result, _data_arg(args, args.eval or args.data), chose, job
 
 

@@ -49,18 +49,29 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "recipe_choice"
 
 
-def entry_path(model, recipe, data, samples: int | None) -> Path | None:
+def data_digest(data) -> str | None:
+    """The sha256 (64 hex digits) of calibration data in one file (``data``: its path), None for data that is not
+    one file or cannot be read (the job's loader says why, in its own words). A job that needs it twice (the
+    cache key and :func:`workbench.core.api.sweep_job_stamp`) hashes the file once and passes it on."""
+    if not (isinstance(data, (str, os.PathLike)) and os.path.isfile(data)):
+        return None
+    try:
+        return api.sha256_file(Path(data))
+    except OSError:
+        return None
+
+
+def entry_path(model, recipe, data, samples: int | None, digest: str | None = None) -> Path | None:
     """The cache file of this choice, or None when it is not cached (data not in one .npz / .npy file, a
-    model without a file digest)."""
+    model without a file digest). ``digest``: the data file's :func:`data_digest` when the caller has it."""
     if not (isinstance(data, str) and data.lower().endswith((".npz", ".npy")) and os.path.isfile(data)):
         return None
     if not getattr(model, "sha256", ""):
         return None
     import onnxruntime  # here, not at import: ``--help`` loads no model library
 
-    try:
-        digest = api.sha256_file(Path(data))
-    except OSError:  # unreadable: the job's loader says why, in its own words
+    digest = digest or data_digest(data)
+    if digest is None:
         return None
     key = json.dumps({"version": CACHE_VERSION, "workbench": __version__, "onnxruntime": onnxruntime.__version__,
                       "model": model.sha256, "data": digest, "samples": samples, "recipe": recipe.to_json()},

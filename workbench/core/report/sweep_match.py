@@ -24,27 +24,28 @@ from workbench.core.wording import count
 _HINT = "Run `workbench-cli sweep --json FILE` with the report's model, data and recipe options."
 
 
-def data_identity(data: Any) -> str:
+def data_identity(data: Any, sha256: str | None = None) -> str:
     """What names the calibration data ``data`` (a path as the CLI takes it, or a project's data spec, a dict
-    with ``path``) in a sweep's job: a file's sha256 (64 hex digits; the same bytes match under any path), a
-    folder's absolute path, or ``str(data)`` ("" for None)."""
+    with ``path``) in a sweep's job: a file's sha256 (64 hex digits; the same bytes match under any path;
+    ``sha256`` when the caller hashed the file already), a folder's absolute path, or ``str(data)`` ("" for None)."""
     if isinstance(data, dict) and isinstance(data.get("path"), str):
         data = data["path"]
     if isinstance(data, (str, os.PathLike)):
         path = Path(data)
         if path.is_file():
-            return sha256_file(path)
+            return sha256 or sha256_file(path)
         if path.is_dir():
             return str(path.resolve())
     return "" if data is None else str(data)
 
 
-def sweep_job_stamp(model, recipe: Recipe, data: Any, samples: int | None) -> dict:
+def sweep_job_stamp(model, recipe: Recipe, data: Any, samples: int | None, data_sha256: str | None = None) -> dict:
     """The ``job`` a sweep records: ``model`` (the PreparedModel's file sha256, "" without a file), ``data``
-    (:func:`data_identity`), ``samples`` (calibration samples; None: all) and ``recipe`` (the JSON of the recipe
-    given to quantize, before the latency placement's and the latency fallback's measured decisions)."""
-    return {"model": getattr(model, "sha256", "") or "", "data": data_identity(data), "samples": samples,
-            "recipe": recipe.to_json()}
+    (:func:`data_identity`; ``data_sha256``: the data file's sha256 when the caller has it, so the file is not
+    read again), ``samples`` (calibration samples; None: all) and ``recipe`` (the JSON of the recipe given to
+    quantize, before the latency placement's and the latency fallback's measured decisions)."""
+    return {"model": getattr(model, "sha256", "") or "", "data": data_identity(data, data_sha256),
+            "samples": samples, "recipe": recipe.to_json()}
 
 
 def job_field_error(job: Any) -> str | None:
