@@ -29,6 +29,22 @@ def _qdq(path) -> int:
     return sum(n.op_type in ("QuantizeLinear", "DequantizeLinear") for n in onnx.load(path).graph.node)
 
 
+def _fake_compare(monkeypatch, ratios: dict[frozenset, float], load: float | dict[frozenset, float] = 6.0) -> list:
+    """Replace the latency measurement: the quantized model (keyed by its quantized MatMuls) measures
+    ``ratios[...]`` times the float model's 1 ms, at load average ``load`` on 2 cores (a dict: per placement, 0.0
+    where it has none: a quiet figure, no load recorded). Returns the placements measured, in order."""
+    seen = []
+
+    def compare(float_model, quant_model, feed, **_):
+        q = _quantized_matmuls(quant_model)
+        seen.append(q)
+        at = load.get(q, 0.0) if isinstance(load, dict) else load
+        return LatencyComparison(1e-3, 1e-3 * ratios[q], 9, load=at, cores=2 if at else 0)
+
+    monkeypatch.setattr(latency_check, "compare", compare)
+    return seen
+
+
 def test_a_slowdown_measured_under_load_keeps_the_model_quantized_and_says_so(tmp_path, fake):  # noqa: F811
     src, *_ = _pair(tmp_path)
     fake.load = 6.0  # 3 runnable tasks per core: by CPU time the quantized model measures 1.20x float
@@ -62,15 +78,7 @@ def test_a_fallback_trial_measured_under_load_is_not_used(tmp_path, monkeypatch)
     note says why (mm2 is named by the recipe, so mm1's island is the only one tried)."""
     model, data = _two_islands(tmp_path)
     both, mm2 = frozenset({"mm1", "mm2"}), frozenset({"mm2"})
-    seen = []
-
-    def compare(float_model, quant_model, feed, **_):
-        q = _quantized_matmuls(quant_model)
-        seen.append(q)
-        return LatencyComparison(1e-3, 1.3e-3, 9) if q == both else LatencyComparison(1e-3, 0.9e-3, 9, load=6.0,
-                                                                                     cores=2)
-
-    monkeypatch.setattr(latency_check, "compare", compare)
+    seen = _fake_compare(monkeypatch, {both: 1.3, mm2: 0.9}, load={mm2: 6.0})
     recipe = api.make_recipe("cpu-u8s8").with_overrides(["mm2"], NodeSettings())
     res = api.quantize(model, recipe, data=data, latency_check=True)
     assert seen == [both, mm2] and _quantized_matmuls(res.proto) == both and "mm1" not in res.recipe.overrides
@@ -89,14 +97,7 @@ def test_a_kept_trial_measured_under_load_is_not_called_written_as_planned(tmp_p
     average 6.0; the warnings say what was written (mm1 float, mm2 quantized, no further island tried)."""
     model, data = _two_islands(tmp_path)
     both, mm2 = frozenset({"mm1", "mm2"}), frozenset({"mm2"})
-    ratios, seen = {both: 1.40, mm2: 1.12}, []
-
-    def compare(float_model, quant_model, feed, **_):
-        q = _quantized_matmuls(quant_model)
-        seen.append(q)
-        return LatencyComparison(1e-3, 1e-3 * ratios[q], 9, load=6.0, cores=2)
-
-    monkeypatch.setattr(latency_check, "compare", compare)
+    seen = _fake_compare(monkeypatch, {both: 1.40, mm2: 1.12})
     res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
     assert seen == [both, mm2] and _quantized_matmuls(res.proto) == mm2
     assert res.recipe.overrides["mm1"].exclude and "mm2" not in res.recipe.overrides
@@ -182,13 +183,8 @@ def test_under_load_the_fallback_keeps_the_same_islands_float_as_quietly(tmp_pat
     under load kept every unit float (its trials, also under load, were not compared, and the every-island-float
     trial needs no comparison); its trials are now compared by the same rule as on a quiet machine."""
     model, data = _two_islands(tmp_path)
-    table = {frozenset({"mm1", "mm2"}): 1.5, frozenset({"mm2"}): 0.8, frozenset({"mm1"}): 1.4, frozenset(): 1.0}
-
-    def compare(float_model, quant_model, feed, **_):
-        r = table[_quantized_matmuls(quant_model)]
-        return LatencyComparison(float_s=1e-3, quant_s=1e-3 * r, runs=9, load=load, cores=2)
-
-    monkeypatch.setattr(latency_check, "compare", compare)
+    _fake_compare(monkeypatch, {frozenset({"mm1", "mm2"}): 1.5, frozenset({"mm2"}): 0.8, frozenset({"mm1"}): 1.4,
+                                frozenset(): 1.0}, load=load)
     res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
     assert _quantized_matmuls(res.proto) == frozenset({"mm2"})
     assert [i.node for i in res.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT] == ["mm1"]
@@ -217,12 +213,8 @@ def test_every_island_left_float_under_load_is_not_told_no_further_island_is(tmp
     model measured 1.12x ... so no further island is left float" beside "the latency fallback left every unit
     float, so the model written is the float model". Only the second is true: it alone is given."""
     model, data = _two_islands(tmp_path)
-    ratios = {frozenset({"mm1", "mm2"}): 1.40, frozenset({"mm2"}): 1.38, frozenset({"mm1"}): 1.38, frozenset(): 1.12}
-
-    def compare(float_model, quant_model, feed, **_):
-        return LatencyComparison(1e-3, 1e-3 * ratios[_quantized_matmuls(quant_model)], 9, load=6.0, cores=2)
-
-    monkeypatch.setattr(latency_check, "compare", compare)
+    _fake_compare(monkeypatch, {frozenset({"mm1", "mm2"}): 1.40, frozenset({"mm2"}): 1.38, frozenset({"mm1"}): 1.38,
+                                frozenset(): 1.12})
     res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
     assert _quantized_matmuls(res.proto) == frozenset()
     warnings = [(i.code, i.node) for i in res.issues if i.severity == Severity.WARNING]
