@@ -16,22 +16,15 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from test_noise_split_as_written import _float_weights_put_in, _session
 
 from workbench.cli import main
 from workbench.core import api
 from workbench.core.analysis.noise_split import noise_split
 
 ROWS = 16
-
-
-def _session(proto: onnx.ModelProto) -> ort.InferenceSession:
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    so.log_severity_level = 3
-    return ort.InferenceSession(proto.SerializeToString(), so)
 
 
 def _constant_dqs(q: onnx.ModelProto) -> list[onnx.NodeProto]:
@@ -54,20 +47,6 @@ def _float_names(f: onnx.ModelProto, q: onnx.ModelProto) -> dict[str, str]:
     outs = {n.output[0] for n in _constant_dqs(q)}
     by_name = {n.name: n for n in f.graph.node}
     return {x: by_name[n.name].input[i] for n in q.graph.node for i, x in enumerate(n.input) if x in outs}
-
-
-def _float_put_in(f: onnx.ModelProto, q: onnx.ModelProto) -> onnx.ModelProto:
-    """``q`` with every constant DequantizeLinear an Identity of the float initializer of ``f`` it stands for."""
-    names = _float_names(f, q)
-    floats = {t.name: t for t in f.graph.initializer}
-    out = onnx.ModelProto()
-    out.CopyFrom(q)
-    for n in out.graph.node:
-        if n.output and n.output[0] in names:
-            src = names[n.output[0]]
-            n.CopyFrom(helper.make_node("Identity", [f"float#{src}"], [n.output[0]], n.name))
-            out.graph.initializer.append(numpy_helper.from_array(numpy_helper.to_array(floats[src]), f"float#{src}"))
-    return out
 
 
 def _sqnr(ref: onnx.ModelProto, other: onnx.ModelProto, x: np.ndarray) -> float:
@@ -119,7 +98,7 @@ def test_corrected_biases_are_matched_with_their_change(corrected, tmp_path):
     assert {b.tensor: b.largest for b in split.corrected} == pytest.approx(moved, rel=1e-6)
     names = _float_names(model.proto, q)
     assert all(b.float_tensor == names[b.tensor] for b in split.corrected)
-    assert split.activations_db == pytest.approx(_sqnr(model.proto, _float_put_in(model.proto, q), x), abs=1e-3)
+    assert split.activations_db == pytest.approx(_sqnr(model.proto, _float_weights_put_in(model.proto, q), x), abs=1e-3)
     assert split.all_db == pytest.approx(_sqnr(model.proto, q, x), abs=1e-3)
 
 
