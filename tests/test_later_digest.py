@@ -15,6 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
 from workbench.core.io.later_digest import DigestField, LaterDigest
+from workbench.core.model import reader
 from workbench.core.model.load import PreparedModel, load_model
 
 
@@ -90,3 +91,17 @@ def test_later_digest_of_an_empty_file(tmp_path):
     path = tmp_path / "empty"
     path.write_bytes(b"")
     assert LaterDigest(path, os.stat(path)).hexdigest() == hashlib.sha256(b"").hexdigest()
+
+
+def test_quantize_without_the_recipe_choice_never_hashes_the_model(tmp_path, monkeypatch):
+    from workbench.cli import main
+
+    path = _model_file(tmp_path / "m.onnx", 600)
+    np.savez(tmp_path / "calib.npz", x=np.random.default_rng(2).standard_normal((4, 1, 600)).astype(np.float32))
+    hashed = []
+    monkeypatch.setattr(reader, "_sha256", lambda data=b"", **kw: hashed.append(len(data)) or hashlib.sha256(data))
+    monkeypatch.setattr(LaterDigest, "_compute", lambda self: hashed.append(self.path) or "")
+    rc = main(["quantize", str(path), "--data", str(tmp_path / "calib.npz"), "--no-auto", "--no-latency-check",
+               "-o", str(tmp_path / "q.onnx")])
+    assert rc == 0 and (tmp_path / "q.onnx").is_file()
+    assert hashed == []

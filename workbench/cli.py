@@ -359,7 +359,7 @@ def cmd_quantize(args) -> int:
             if args.shards and not args.executor:
                 raise ExportError(f"--shards {args.shards}: calibration shards run through an executor.",
                                   hint="Add --executor processes (or ray), or drop --shards.")
-            model = api.open_model(args.model)
+            model = api.open_model(args.model, hash_now=False)  # hashed only if read (--auto: the choice cache)
             _recheck_outputs(args)
             recipe = _recipe_from_args(args)
             _refuse_qdq_only(args, model, recipe)  # before any note, choice or calibration
