@@ -77,6 +77,8 @@ LABEL_PAD = 12
 #: the labels are shortened again this many milliseconds after the plot's last resize
 RELABEL_MS = 80
 MAX_ROWS_SHOWN = 25
+#: height of a bar's tick (the other figure), pixels, where its row has the room (else the row's height less 5)
+TICK_PX = 16.0
 #: SQNR tick steps (dB) the bars' axis may use: the smallest whose labels stay apart
 TICK_STEPS = (1.0, 2.0, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0, 200.0)
 #: room between two tick labels, pixels
@@ -259,7 +261,7 @@ class ErrorView(QWidget):
         self._show_parts()  # empty: the summary line alone (no empty axes)
         self._bars: pg.BarGraphItem | None = None
         #: a tick per bar at the figure not ranked by (both figures visible per bar)
-        self._ticks = pg.ScatterPlotItem(symbol="|", size=16, pen=pg.mkPen("#000000", width=2), brush=None)
+        self._ticks = pg.ScatterPlotItem(symbol="|", size=TICK_PX, pen=pg.mkPen("#000000", width=2), brush=None)
         self._ticks.setZValue(2)
         self.bars_plot.addItem(self._ticks)
         self.rank_box.currentIndexChanged.connect(self._on_rank)
@@ -487,6 +489,10 @@ class ErrorView(QWidget):
             top = at if at < top else at - shown + 1
         self.top_row = top
         self.bars_plot.setYRange(top - 0.5, top + shown - 0.5, padding=0.0)
+        # a tick no taller than its row less 2 px (its 3 px pen adds 3): at 16 px in a 17 px row, the tick of the
+        # first bar below the view showed over the axis under the last bar
+        pitch = self.bars_plot.getPlotItem().vb.height() / shown
+        self._ticks.setSize(max(4.0, min(TICK_PX, pitch - 5.0)))
         self.bars_scroll.blockSignals(True)
         self.bars_scroll.setRange(0, n - shown)
         self.bars_scroll.setPageStep(shown)
