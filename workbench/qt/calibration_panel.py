@@ -212,6 +212,8 @@ class CalibrationPanel(QWidget):
         lay.addWidget(self._status_scroll(), 1)
         self.kind.currentIndexChanged.connect(self._on_kind)
         self.browse.clicked.connect(self._on_browse)
+        # the field shows the end of a long path, its first letters cut ("igits_cnn_calib.npz"): the whole in the tooltip
+        self.path.textChanged.connect(self.path.setToolTip)
         self.start.clicked.connect(self.startRequested)
         self.cancel.clicked.connect(self.cancelRequested)
         for w in (self.path, self.size, self.mean, self.std):
