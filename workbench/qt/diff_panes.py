@@ -38,6 +38,7 @@ from workbench.core.api import ModelDiff, PaneLayout
 from workbench.qt.canvas.legend import LegendOverlay, legend_entries
 from workbench.qt.canvas.main_body import densest_start
 from workbench.qt.canvas.readable import readable_scale
+from workbench.qt.canvas.swatch import swatch_html
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.diff_marks import MARK_COLORS, DiffMarksItem
 
@@ -145,9 +146,8 @@ def pane_key_html(side: str, canvas: GraphCanvas) -> str:
     """One line of the key (rich text): ``side`` ("Left", "Right"), the colour mode of ``canvas`` and
     its swatches inline, its notes after them."""
     title, rows, notes = legend_entries(canvas, all_ops=True)  # every colour of the pane named
-    swatches = " &nbsp;".join(
-        f'<span style="color:{c.name()}; font-weight:bold;">&#9632;</span>&nbsp;{html.escape(label)}'
-        for label, c in rows)
+    # outlined boxes: a square glyph in Constant's #eeeeee or "no value"'s #d9d9d9 vanished on the window colour
+    swatches = " &nbsp;".join(swatch_html(c, label) for label, c in rows)
     tail = f' &nbsp; <span style="color:#666">{html.escape("; ".join(notes))}</span>' if notes else ""
     return f"<b>{side}</b> colour: {html.escape(title)}: {swatches}{tail}"
 
