@@ -16,6 +16,7 @@ from pathlib import Path
 
 from workbench import __version__
 from workbench.qt.platform_libs import missing_message, missing_xcb_libraries, uses_xcb
+from workbench.qt.x_display import no_x_server_message, x_display_answers
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if uses_xcb() and (missing := missing_xcb_libraries()):
         print(missing_message(missing), file=sys.stderr)
+        return 2
+    if uses_xcb() and not x_display_answers(os.environ["DISPLAY"]):
+        print(no_x_server_message(os.environ["DISPLAY"]), file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # allow-listed: Qt, the window and QtWebEngine load only once argv is parsed (--help stays fast)
