@@ -129,3 +129,22 @@ def test_each_observer_reads_the_args_listed_for_it(observer):
     attr = {"bins": "num_bins", "percentile": "percentile", "averaging_constant": "averaging"}
     for key in set(values) - set(OBSERVER_READS[observer]):  # the others have nowhere to go
         assert not hasattr(make_observer(QuantSpec(observer=observer)), attr[key])
+
+
+@pytest.mark.parametrize(("first", "then", "args"), [
+    ({"observer": "entropy", "observer_args": {"bins": 512}}, {"observer": "minmax"}, {}),
+    ({"observer": "percentile", "observer_args": {"bins": 512, "percentile": 99.9}}, {"observer": "entropy"},
+     {"bins": 512.0}),
+    ({"observer": "minmax", "observer_args": {"averaging_constant": 0.25}}, {"observer": "mse"}, {}),
+    ({"observer": "percentile", "observer_args": {"percentile": 99.9}}, {"observer": "percentile"},
+     {"percentile": 99.9}),
+])
+def test_an_observer_set_without_args_keeps_only_the_inherited_args_it_reads(first, then, args):
+    """An override switching the observer of a rule with args: the args the new observer does not read are
+    not carried to it (an entropy rule's bins 512 showed on the override's minmax, which ignores it)."""
+    recipe = Recipe.from_json(json.dumps({"rules": [{"op_type": "Conv", "activation": first}],
+                                          "overrides": {"c1": {"activation": then}}}))
+    config = resolve_node(recipe, "c1", "Conv").config.activation
+    assert (config.observer, config.observer_args) == (then["observer"], args)
+    ruled = resolve_node(recipe, "c2", "Conv").config.activation  # the rule alone keeps its args
+    assert (ruled.observer, ruled.observer_args) == (first["observer"], first["observer_args"])
