@@ -17,6 +17,7 @@ Errors print one line naming the file, node or tensor and what to do, and exit w
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import logging
@@ -404,15 +405,9 @@ def cmd_quantize(args) -> int:
         project.export = _export_record(args)
         # the project waits in a temp file until the model is in place, then lands right after it
         staged = api.stage_project(project, args.save_project)
-    try:
-        out = api.export(result, args.output, format=args.format, model=model,
-                         input_shapes=_qonnx_input_shapes(args, model.proto, model.path, note=True),
-                         static_shapes=True)
-        if staged is not None:
-            staged.commit()
-    finally:
-        if staged is not None:
-            staged.discard()
+    out = _land_together(lambda: api.export(result, args.output, format=args.format, model=model,
+                                            input_shapes=_qonnx_input_shapes(args, model.proto, model.path, note=True),
+                                            static_shapes=True), [staged] if staged is not None else [])
     if args.format == "qonnx" and any(i.code in (IssueCode.LATENCY, IssueCode.SLOWER_THAN_FLOAT,
                                                      IssueCode.LATENCY_KEPT_FLOAT)
                                       for i in result.issues):
@@ -1157,9 +1152,31 @@ def _write_autotune(args, res) -> None:
             staged.append(api.StagedWrite(args.curve_json, (api.dumps_strict(doc, indent=2) + "\n").encode()))
         if args.recipe_out:
             staged.append(api.StagedWrite(args.recipe_out, _tuned_recipe_text(res.recipe).encode()))
-        api.export(res.result, args.output)
+    except BaseException:
+        for s in staged:
+            s.discard()
+        raise
+    _land_together(lambda: api.export(res.result, args.output), staged)
+
+
+def _land_together(write, staged: list) -> Path:
+    """``write()`` (the model, written atomically; returns its path), then each of ``staged`` (temporary
+    files of the job's other outputs) renamed into place. An interrupt or error once the model landed
+    removes it and the files already renamed (a Ctrl-C in the cleanup and fsync between the renames left
+    minilm_l6_v2's model without its project, after "error: interrupted."), so a job that fails leaves none
+    of its outputs; the temporary files are removed in any case."""
+    landed: list[Path] = []
+    try:
+        landed.append(Path(write()))
         for s in staged:
             s.commit()
+            landed.append(s.path)
+        return landed[0]
+    except BaseException:
+        for path in landed:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        raise
     finally:
         for s in staged:
             s.discard()  # no-op once committed
