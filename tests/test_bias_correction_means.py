@@ -4,12 +4,15 @@ the float64 sums are the same bits as summing whole batches, so the corrected mo
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.formats.numerics import dequantize, quantize
 from workbench.core.formats.qparams import QParams
+from workbench.core.runtime import run_ahead
 from workbench.core.transforms import bias_correction
 from workbench.core.transforms.bias_correction import input_means
 
@@ -95,6 +98,29 @@ def test_row_by_row_runs_give_the_same_bits_as_whole_batches(monkeypatch):
     for k in expected:
         assert one[k].shape == (1, 3, 6, 5)
         assert one[k].tobytes() == whole[k].tobytes() == expected[k].tobytes(), k
+
+
+def test_runs_ahead_on_a_helper_thread_give_the_slices_and_bits_of_runs_in_turn(monkeypatch):
+    """The float run of the next slice overlaps the sums of this one (run_ahead): the same slices, in the same
+    order, and the same bits as running each slice only when the one before is summed."""
+    batches = _batches(np.random.default_rng(5))
+    threads: list[str] = []
+    real_run = _Recorder.run
+
+    def run(self, names, feed):
+        threads.append(threading.current_thread().name)
+        return real_run(self, names, feed)
+    monkeypatch.setattr(_Recorder, "run", run)
+    monkeypatch.setattr(run_ahead, "MIN_OVERLAP_SECONDS", 0.0)
+    ahead, rows_ahead = _means_with_runs(monkeypatch, batches, 3 * 3 * 6 * 5 * 4)
+    assert threads[0] == threading.current_thread().name and len(threads) == 12
+    assert all(t.startswith("workbench-ahead") for t in threads[1:])
+    monkeypatch.setattr(run_ahead, "PIPELINE", False)
+    in_turn, rows_in_turn = _means_with_runs(monkeypatch, batches, 3 * 3 * 6 * 5 * 4)
+    assert rows_ahead == rows_in_turn == [1, 3, 3, 1, 3, 3, 2, 3, 3, 3, 2, 1]
+    assert set(ahead) == set(in_turn) == {"r", ("r", "rounded")}
+    for k in in_turn:
+        assert ahead[k].tobytes() == in_turn[k].tobytes(), k
 
 
 def _slow_means(a_slices: list[np.ndarray], qp: QParams) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 import onnx
@@ -380,3 +381,43 @@ def test_render_sqnr_colours_the_model_quantize_writes(tmp_path, capsys):
         assert mode == "error" and errors == pytest.approx(want, abs=1e-9), extra
     capsys.readouterr()
     assert set(want) > {"mm1", "mm2"} and len(want) > 2  # the preset quantizes the element-wise ops too
+
+
+def test_a_variant_is_written_while_the_one_before_runs_and_scores_as_scored_one_after_the_other(
+        tmp_path, monkeypatch):
+    """Step 3 writes each variant while the held-out run of the one before goes on a helper thread: the
+    preset's run waits here until the next variant's write has begun (it would wait in vain, were they one
+    after the other), and the scores are the bits of scoring each variant in turn."""
+    path, data, _ = _affine_chain(tmp_path)
+    model = api.open_model(path)
+
+    def in_turn(scoring, variants, ranges, progress):
+        scores, plans = {}, {}
+        for name, recipe in variants.items():
+            scores[name], plans[name] = scoring.score(recipe, ranges[CANDIDATES[name][0]])
+        return scores, plans
+    with monkeypatch.context() as m:
+        m.setattr(recipe_choice, "_score_variants", in_turn)
+        expected = choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
+
+    writing, overlapped, order = threading.Event(), [], []
+    real_write, real_measure = recipe_choice._Scoring.write, recipe_choice._Scoring.measure
+
+    def write(self, recipe, ranges):
+        order.append("write")
+        if order.count("write") == 2:
+            writing.set()
+        return real_write(self, recipe, ranges)
+
+    def measure(self, proto):
+        if not overlapped:
+            overlapped.append(writing.wait(10))
+        order.append(f"run on {threading.current_thread().name.split('_')[0]}")
+        return real_measure(self, proto)
+    monkeypatch.setattr(recipe_choice._Scoring, "write", write)
+    monkeypatch.setattr(recipe_choice._Scoring, "measure", measure)
+    rep = choose_recipe(model, api.make_recipe("cpu-u8s8"), data)
+    assert overlapped == [True]
+    assert order[:6].count("write") == 3 and order[:6].count("run on workbench-choice") == 3
+    assert list(rep.scores) == list(expected.scores) == ["preset", "mse", "compute+mse"]
+    assert rep.scores == expected.scores and rep.chosen == expected.chosen and rep.recipe == expected.recipe

@@ -83,6 +83,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -104,8 +105,8 @@ from workbench.core.formats.qtypes import get_qtype
 from workbench.core.graph.index import elem_types, iter_graphs
 from workbench.core.model.load import PreparedModel, ensure_float_model
 from workbench.core.model.opset import default_opset
+from workbench.core.pipeline.quantize import QuantizeResult, quantize
 from workbench.core.pipeline.quantize import plan as make_plan
-from workbench.core.pipeline.quantize import quantize
 from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
@@ -368,25 +369,8 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
         scoring.means.expect(model.proto, expected_grids(p, ranges[CANDIDATES[name][0]].observers))
         for r in ranges.values():  # and those of aliased Conv inputs that step 6 may give their own grid
             scoring.means.expect(model.proto, expected_grids(p, r.observers, own=True))
-    scores: dict[str, float] = {}
-    plans_scored: dict[str, QuantPlan] = {}
-    for i, name in enumerate(names):
-        if progress is not None:
-            progress(i, len(names), f"Choosing the recipe: {name}")
-        try:
-            scores[name], plans_scored[name] = scoring.score(variant(recipe, name, present),
-                                                             ranges[CANDIDATES[name][0]])
-        except Cancelled:
-            raise
-        except WorkbenchError:
-            if name == "preset":
-                raise  # the preset itself cannot be quantized: the quantize after the choice says why
-            log.info("recipe choice: variant %s cannot be written, not scored", name, exc_info=True)
-            continue
-        if name != "preset" and not any(not u.excluded for u in plans_scored[name].units.values()):
-            del scores[name]  # quantizes nothing: exact, so it would win every time
-    if progress is not None:
-        progress(len(names), len(names), "Choosing the recipe")
+    scores, plans_scored = _score_variants(scoring, {name: variant(recipe, name, present) for name in names},
+                                           ranges, progress)
     top = max(scores.values())
     chosen = next(k for k in PREFERENCE if k in scores and scores[k] > top - MARGIN_DB)
     wide = promotion_level(recipe)
@@ -401,6 +385,47 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
                         calibration=calibration, promotion=promotion, wide_dtype=wide,
                         opset=default_opset(model.proto),
                         scored_on=[t for t, _ in _point_tensors(model.proto, points)] if points else [])
+
+
+def _score_variants(scoring: _Scoring, variants: dict[str, Recipe], ranges: dict[str, CalibrationResult],
+                    progress: ProgressFn | None) -> tuple[dict[str, float], dict[str, QuantPlan]]:
+    """Step 3 for each of ``variants`` (name -> recipe): ``(name -> score, name -> plan written)``, in the
+    order given, without the variants that cannot be written or quantize nothing (the preset is never left
+    out: its errors are raised). Each variant is written here in turn, and its held-out run goes to one
+    helper thread while the next one is written (onnxruntime releases the GIL): the same sessions and
+    rows as scoring one after the other, so the same scores."""
+    runs: dict[str, Future] = {}
+    plans: dict[str, QuantPlan] = {}
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="workbench-choice") as pool:
+        for i, (name, recipe) in enumerate(variants.items()):
+            if progress is not None:
+                progress(i, len(variants), f"Choosing the recipe: {name}")
+            try:
+                written = scoring.write(recipe, ranges[CANDIDATES[name][0]])
+            except Cancelled:
+                raise
+            except WorkbenchError:
+                if name == "preset":
+                    raise  # the preset itself cannot be quantized: the quantize after the choice says why
+                log.info("recipe choice: variant %s cannot be written, not scored", name, exc_info=True)
+                continue
+            plans[name], runs[name] = written.plan, pool.submit(scoring.measure, written.proto)
+        scores: dict[str, float] = {}
+        for name, run in runs.items():
+            try:
+                scores[name] = run.result()
+            except Cancelled:
+                raise
+            except WorkbenchError:
+                if name == "preset":
+                    raise
+                log.info("recipe choice: variant %s cannot be run, not scored", name, exc_info=True)
+                continue
+            if name != "preset" and not any(not u.excluded for u in plans[name].units.values()):
+                del scores[name]  # quantizes nothing: exact, so it would win every time
+    if progress is not None:
+        progress(len(variants), len(variants), "Choosing the recipe")
+    return scores, {name: plans[name] for name in scores}
 
 
 def widened(recipe: Recipe, nodes: list[str], wide: str) -> Recipe:
@@ -492,11 +517,34 @@ class _Scoring:
         WorkbenchError
             ``recipe`` cannot be written for the model; Cancelled.
         """
+        res = self.write(recipe, ranges)
+        return self.measure(res.proto), res.plan
+
+    def write(self, recipe: Recipe, ranges: CalibrationResult) -> QuantizeResult:
+        """``recipe`` quantized with ``ranges`` (its bias correction on the scored rows' means), unchecked.
+
+        Raises
+        ------
+        WorkbenchError
+            ``recipe`` cannot be written for the model; Cancelled.
+        """
         if self.cancel is not None:
             self.cancel.check()
-        res = quantize(self.model, recipe, data=self.source, samples=self.samples, calibration=ranges,
-                       cancel=self.cancel, check=False, facts=self.facts, bias_means=self.means)
-        return _score(self.reference, _run(res.proto, self.rows, self.points, in_place=True)), res.plan
+        return quantize(self.model, recipe, data=self.source, samples=self.samples, calibration=ranges,
+                        cancel=self.cancel, check=False, facts=self.facts, bias_means=self.means)
+
+    def measure(self, proto: onnx.ModelProto) -> float:
+        """The held-out output SQNR (dB) of a model :meth:`write` made (``proto`` is given the score points
+        as outputs).
+
+        Raises
+        ------
+        ModelError
+            onnxruntime refuses the model; Cancelled.
+        """
+        if self.cancel is not None:
+            self.cancel.check()
+        return _score(self.reference, _run(proto, self.rows, self.points, in_place=True))
 
 
 def _graph_units(model: PreparedModel, plan: QuantPlan) -> list[str]:
