@@ -86,20 +86,13 @@ def entry_path(model, recipe, data, samples: int | None, digest: str | None = No
 
 def external_digests(model) -> list[list[str]] | None:
     """``[[file name, sha256], ...]`` of the external data files ``model`` (a PreparedModel) read its weights from,
-    in its order; ``[]`` without any; None when one cannot be read (nothing is then cached). The model file's
-    sha256 covers none of their bytes: weights retrained and saved beside the same graph file reused the old
-    weights' choice and calibration ranges (digits_cnn with its Conv weights x3 in its .data file: 0.65 dB output
-    SQNR in ``analyze``, 43.70 dB chosen afresh). Hashing costs about 1 s per GB here."""
-    names = list(getattr(model, "external_data_files", None) or [])
-    if not names:
-        return []
-    folder = Path(model.path).parent if getattr(model, "path", None) else None
-    if folder is None:
-        return None
-    try:
-        return [[name, api.sha256_file(folder / name)] for name in names]
-    except OSError:
-        return None
+    in its order (:func:`workbench.core.api.external_identity`, as the sweep job stamp records them); ``[]``
+    without any; None when one cannot be read (nothing is then cached). The model file's sha256 covers none of
+    their bytes: weights retrained and saved beside the same graph file reused the old weights' choice and
+    calibration ranges (digits_cnn with its Conv weights x3 in its .data file: 0.65 dB output SQNR in
+    ``analyze``, 43.70 dB chosen afresh)."""
+    weights = api.external_identity(model)
+    return None if any(not digest for _, digest in weights) else weights
 
 
 def load(path: Path | None) -> CachedChoice | None:

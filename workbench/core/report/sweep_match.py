@@ -40,12 +40,34 @@ def data_identity(data: Any, sha256: str | None = None) -> str:
 
 
 def sweep_job_stamp(model, recipe: Recipe, data: Any, samples: int | None, data_sha256: str | None = None) -> dict:
-    """The ``job`` a sweep records: ``model`` (the PreparedModel's file sha256, "" without a file), ``data``
+    """The ``job`` a sweep records: ``model`` (the PreparedModel's file sha256, "" without a file; with
+    ``external_data``, :func:`external_identity`, when its weights are in external data files), ``data``
     (:func:`data_identity`; ``data_sha256``: the data file's sha256 when the caller has it, so the file is not
     read again), ``samples`` (calibration samples; None: all) and ``recipe`` (the JSON of the recipe given to
     quantize, before the latency placement's and the latency fallback's measured decisions)."""
-    return {"model": getattr(model, "sha256", "") or "", "data": data_identity(data, data_sha256),
-            "samples": samples, "recipe": recipe.to_json()}
+    stamp = {"model": getattr(model, "sha256", "") or "", "data": data_identity(data, data_sha256),
+             "samples": samples, "recipe": recipe.to_json()}
+    weights = external_identity(model)
+    if weights:  # only then: the stamps of models without external data stay as they were
+        stamp["external_data"] = weights
+    return stamp
+
+
+def external_identity(model) -> list[list[str]]:
+    """``[[file name, sha256], ...]`` of the external data files ``model`` (a PreparedModel) read its weights
+    from (``[]`` without any; a file that cannot be read any more gets ``""``). The model file's sha256
+    covers none of their bytes: a sweep of other weights saved beside the same graph file matched."""
+    names = list(getattr(model, "external_data_files", None) or [])
+    path = getattr(model, "path", None)
+    if not names or path is None:
+        return []
+    out = []
+    for name in names:
+        try:
+            out.append([name, sha256_file(Path(path).parent / name)])
+        except OSError:
+            out.append([name, ""])
+    return out
 
 
 def job_field_error(job: Any) -> str | None:
@@ -86,6 +108,8 @@ def _input_difference(theirs: dict, ours: dict) -> str | None:
     """The first of model, data, samples the two job stamps differ in, as a phrase; None when none does."""
     if theirs.get("model") != ours["model"]:
         return "the model files differ (another sha256)"
+    if theirs.get("external_data", []) != ours.get("external_data", []):
+        return "the model's external data files (its weights) differ (another sha256)"
     if theirs.get("data") != ours["data"]:
         return "the calibration data differ (another file or folder)"
     if theirs.get("samples") != ours["samples"]:
