@@ -399,7 +399,8 @@ def cmd_quantize(args) -> int:
             data = {"path": str(Path(args.data).resolve())} if isinstance(args.data, str) else None
             if data is not None and data["path"].lower().endswith(".py"):
                 data["kind"] = "python"  # replaying it needs --allow-code again (or "allow_code": true)
-            project = api.new_project(model.path, result.recipe, data=data, samples=args.samples)
+            project = api.new_project(model.path, result.recipe, data=data, samples=args.samples,
+                                      external_data=api.external_identity(model))
             if result.calibration is not None:
                 project.calibration = result.calibration.to_json()
         project.export = _export_record(args)
