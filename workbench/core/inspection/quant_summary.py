@@ -2,7 +2,9 @@
 
 ``summarize_quantization(proto).text()`` gives e.g. ``"QDQ: 3 Conv uint8/int8, 1 Gemm uint8/int8"``
 or ``"dynamic: 20 Conv uint8/uint8, 2 MatMul uint8/uint8, 1 LSTM uint8/int8, 3 MatMul float"``:
-the formats found (:mod:`workbench.core.graph.quantized_ops`), then per compute op type (Conv,
+the formats found (:mod:`workbench.core.graph.quantized_ops`; the QuantizeLinear / DequantizeLinear at the edges
+of a QOperator file's integer kernels count as QOperator, :mod:`~workbench.core.inspection.qoperator_boundary`),
+then per compute op type (Conv,
 ConvTranspose, MatMul, Gemm, LSTM, GRU, Attention and their integer forms) how many run with which
 ``activation/weight`` dtypes, and how many stay float. A compute node counts as quantized when it is
 an integer kernel (QLinearConv, ConvInteger, MatMulNBits ...) or, in QDQ and QONNX models, when an
@@ -23,7 +25,8 @@ from workbench.core.graph.index import attrs_of
 from workbench.core.graph.layout import GraphStructure, node_keys
 from workbench.core.graph.op_equivalents import EQUIVALENTS, FLOAT_OP, Equivalent
 from workbench.core.graph.op_families import WEIGHT_OPS
-from workbench.core.graph.quantized_ops import find_quantized, is_integer_kernel, quantized_kind
+from workbench.core.graph.quantized_ops import is_integer_kernel, quantized_kind
+from workbench.core.inspection.qoperator_boundary import quantization_kinds
 from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 from workbench.core.planning.kernels import (
@@ -59,7 +62,8 @@ class QuantSummary:
     ----------
     kinds : dict of str to int
         Format (``"QDQ"``, ``"QOperator"``, ``"dynamic"``, ``"weight_only"``, ``"QONNX"``) -> number of
-        quantized operators of that format, most first; empty for a float model.
+        quantized operators of that format, most first; empty for a float model
+        (:func:`~workbench.core.inspection.qoperator_boundary.quantization_kinds`).
     ops : list of (str, str, int)
         (float op type, ``"activation/weight"`` dtypes or ``"float"``, node count), quantized rows
         first, each group by count.
@@ -330,7 +334,7 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
     """
     params = read_quant_params(proto) if params is None else params
     g = _Graph(proto, params)
-    summary = QuantSummary(kinds=dict(Counter(q.kind for q in find_quantized(proto)).most_common()))
+    summary = QuantSummary(kinds=quantization_kinds(proto, g.dtypes))
     rows: Counter = Counter()
     families: Counter = Counter()
     # keyed as the canvas keys its nodes: by name, two unnamed nodes (or two of one name) were one entry, and
