@@ -57,8 +57,9 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
                  cancel: CancelToken | None = None, reference: onnx.ModelProto | None = None) -> dict[str, float]:
     """SQNR (dB) per matched float tensor, stored in ``diff.sqnr`` and returned.
 
-    Memory: neither model is copied to add the tapped outputs (:func:`_tap_session`), and one batch's
-    tapped tensors of both models are held at a time, each dropped once compared.
+    Memory: neither model is copied to add the tapped outputs (:func:`_tap_session`), and the tapped
+    tensors of both models are held for one run at a time, each dropped once compared; a batch runs in row
+    slices whose taps fit :data:`TAP_BUDGET` (:func:`_row_slices`).
 
     Parameters
     ----------
@@ -107,21 +108,71 @@ def measure_diff(float_model: PreparedModel, quant_proto: onnx.ModelProto, diff:
     total = min(n, samples) if (n and samples) else (samples or n or 0)
     done = 0
     progress(0, total, COMPARE_PHASES[2][0])
+    per_row = [_row_bytes(f_sess, f_names) + _row_bytes(q_sess, q_names)]  # bytes of a row's taps; 0: unknown
     for batch in sample_batches(float_model, source, samples):
-        if cancel is not None:
-            cancel.check()
-        f_out = dict(zip(f_names, _run(f_sess, f_names, batch, "the float model"), strict=True))
-        q_out = dict(zip(q_names, _run(q_sess, q_names, {k: v for k, v in batch.items() if k in q_inputs},
-                                       "the quantized model"), strict=True))
-        _accumulate(f_out, q_out, pairs, deq, sums, bad)
         first = next(iter(batch.values()))
-        done += len(first) if source.can_batch and np.ndim(first) else 1  # a stacked row may be a scalar
+        rows = len(first) if source.can_batch and np.ndim(first) else 0  # a stacked row may be a scalar
+        for part in _row_slices(batch, rows, per_row):
+            if cancel is not None:
+                cancel.check()
+            f_out = dict(zip(f_names, _run(f_sess, f_names, part, "the float model"), strict=True))
+            q_out = dict(zip(q_names, _run(q_sess, q_names, {k: v for k, v in part.items() if k in q_inputs},
+                                           "the quantized model"), strict=True))
+            if rows and not per_row[0]:  # measured on the first run (one row)
+                held = sum(np.asarray(a).nbytes for a in (*f_out.values(), *q_out.values()))
+                per_row[0] = max(1, held // max(1, _rows_of(part, rows)))
+            _accumulate(f_out, q_out, pairs, deq, sums, bad)
+        done += rows or 1
         progress(done, total, COMPARE_PHASES[2][0])
     if source.note():
         log.warning("%s", source.note())
     diff.sqnr = {f: _db(*sums[f]) for f in f_names if f not in bad}
     diff.samples = done
     return diff.sqnr
+
+
+#: Bytes of tapped tensors (both models' outputs of one run) a run may hold. What a row's taps take comes from
+#: the sessions' output shapes (:func:`_row_bytes`) or, when one is not fixed, from a first run of one row; each
+#: batch runs in slices of as many rows as fit (at least one). ppocrv4_rec (dynamic width) takes about 330 MB a
+#: row: a batch of 8 rows peaked at 2848 MiB, row by row at 605 MiB.
+TAP_BUDGET = 256 << 20
+#: Bytes per element of onnxruntime's output types.
+_ITEMSIZE = {"tensor(float)": 4, "tensor(double)": 8, "tensor(float16)": 2, "tensor(bfloat16)": 2, "tensor(int8)": 1,
+             "tensor(uint8)": 1, "tensor(int16)": 2, "tensor(uint16)": 2, "tensor(int32)": 4, "tensor(uint32)": 4,
+             "tensor(int64)": 8, "tensor(uint64)": 8, "tensor(bool)": 1}
+
+
+def _row_bytes(sess, names: list[str]) -> int:
+    """Bytes one row of the outputs ``names`` of ``sess`` takes (every axis after the first fixed in the
+    session's output shapes), or 0 when one is not fixed or its type is not a plain tensor."""
+    outs = {o.name: o for o in sess.get_outputs()}
+    total = 0
+    for name in names:
+        o = outs.get(name)
+        shape = o.shape if o is not None else None
+        if not shape or o.type not in _ITEMSIZE or not all(isinstance(d, int) and d >= 0 for d in shape[1:]):
+            return 0
+        total += math.prod(shape[1:]) * _ITEMSIZE[o.type]
+    return total
+
+
+def _row_slices(batch: dict, rows: int, per_row: list[int]):
+    """``batch`` (input -> array, ``rows`` rows on axis 0; 0: not sliceable) as feeds of consecutive rows: one
+    row while ``per_row[0]`` (bytes of a row's taps, set by the caller after a run) is 0, then as many as
+    :data:`TAP_BUDGET` holds (at least one); inputs without the row axis are passed whole."""
+    if rows <= 1:
+        yield batch
+        return
+    i = 0
+    while i < rows:
+        step = max(1, TAP_BUDGET // per_row[0]) if per_row[0] else 1
+        yield {k: (v[i:i + step] if np.ndim(v) and len(v) == rows else v) for k, v in batch.items()}
+        i += step
+
+
+def _rows_of(part: dict, rows: int) -> int:
+    """Rows in a slice made by :func:`_row_slices` of a batch of ``rows`` rows."""
+    return next((len(v) for v in part.values() if np.ndim(v)), rows)
 
 
 def _accumulate(f_out: dict, q_out: dict, pairs: dict[str, str], deq: dict, sums: dict[str, list[float]],
