@@ -35,7 +35,7 @@ from PySide6.QtGui import QTransform
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSplitter, QStyle, QVBoxLayout, QWidget
 
 from workbench.core.api import ModelDiff, PaneLayout
-from workbench.qt.canvas.legend import LegendOverlay, legend_entries
+from workbench.qt.canvas.legend import LegendOverlay, badge_dtypes, legend_entries
 from workbench.qt.canvas.main_body import densest_start
 from workbench.qt.canvas.readable import readable_scale
 from workbench.qt.canvas.swatch import swatch_html
@@ -128,17 +128,20 @@ class PaneCanvas(GraphCanvas):
         self.viewChanged.emit()
 
 
-def legend_html() -> str:
-    """The marks' line of the key (rich text)."""
+def legend_html(badges=()) -> str:
+    """The marks' line of the key (rich text); ``badges``: the edge badge texts of the quantized pane, whose
+    dtypes the pills' entry names ("edge pills (i8)"; "edge pills" alone before the pane is laid out)."""
     def sw(kind: str, label: str) -> str:
         c = MARK_COLORS[kind].name()
         return f'<span style="color:{c}; font-weight:bold;">&#9632;</span>&nbsp;{html.escape(label)}'
+    dtypes = badge_dtypes(badges)
+    pills = f" ({html.escape(', '.join(dtypes))})" if dtypes else ""
     return " &nbsp; ".join([
         sw("folded", "struck grey: float op folded / fused (note: the node it went into)"),
         sw("removed", "struck red: removed"),
         sw("float", "orange frame: left float"),
         sw("added", "green frame: added by the quantizer"),
-        "edge pills (u8, i8): Q/DQ pair inserted; w: weight DQ; out: pair before a graph output",
+        f"edge pills{pills}: Q/DQ pair inserted; w: weight DQ; out: pair before a graph output",
     ])
 
 
@@ -222,7 +225,8 @@ class DiffPanes(QWidget):
 
     # ----------------------------------------------------------------- the key
     def _refresh_key(self) -> None:
-        lines = [legend_html()]
+        state = self.quant_canvas._state
+        lines = [legend_html(state.data.structure.edge_badges.values() if state is not None else ())]
         if self.shared_key:
             lines += [pane_key_html("Left", self.float_canvas), pane_key_html("Right", self.quant_canvas)]
         self.key.setText("<br>".join(lines))

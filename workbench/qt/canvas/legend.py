@@ -45,6 +45,17 @@ def _tags_note(tags) -> str:
     return "node tag: folded Q/DQ of its " + ", ".join(parts)
 
 
+def badge_dtypes(badges) -> list[str]:
+    """The dtypes edge badge texts show ("u8", "i8", "u8 i8" for two pairs in a row), each once, in order of
+    first appearance: ``["i8"]`` for a file with int8 pairs only."""
+    return list(dict.fromkeys(t for text in badges for t in text.split()))
+
+
+def _badges_note(badges) -> str:
+    """The note on the edge badges, naming the dtypes drawn: "edge badge (i8): a folded Q/DQ pair"."""
+    return f"edge badge ({', '.join(badge_dtypes(badges))}): a folded Q/DQ pair"
+
+
 def _scaled_rows(scale: tuple[float, float, bool]) -> list[tuple[str, QColor]]:
     """Legend rows of a figure drawn by its value on the SQNR colour stops, its own scale stretched over
     them (``scale``: lowest, highest, True when a higher value is worse): each stop labelled with the value
@@ -114,7 +125,7 @@ def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, 
         if edges:
             notes.append("edges coloured by the dtype they carry; grey: float")
         if state is not None and state.data.structure.edge_badges:
-            notes.append("edge badge (u8, i8): a folded Q/DQ pair")
+            notes.append(_badges_note(state.data.structure.edge_badges.values()))
         if state is not None and state.data.structure.node_tags:
             notes.append(_tags_note(state.data.structure.node_tags.values()))
         if state is not None and state.kernels:
