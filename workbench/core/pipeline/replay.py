@@ -46,10 +46,24 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
     except Cancelled:
         raise
     except WorkbenchError as exc:  # name the project: the data or ranges it points to are the cause
+        missing = _missing_data_file(data)
+        if missing is not None:
+            raise ProjectError(f"{project_path}: project field data.path: the calibration data {missing} was not "
+                               "found (moved or deleted), and the replay reads it.",
+                               hint='Put the data back, or set "data": {"path": "NEW.npz"} in the project file (a '
+                                    "path relative to it) to where it is now.") from None
         if str(project_path) not in exc.message:
             exc.message = f"{project_path}: {exc.message}"
             exc.args = (f"{exc.message} {exc.hint}" if exc.hint else exc.message,)
         raise
+
+
+def _missing_data_file(data) -> str | None:
+    """The path of the project's data spec ``data`` (a dict with ``path``) when nothing is there any more (a
+    replay that reads it failed with the loader's "no such data file. Check the path.", which named no field
+    and no way out: ``--data`` does not apply to a replay); else None."""
+    path = data.get("path") if isinstance(data, dict) else None
+    return path if isinstance(path, str) and not Path(path).exists() else None
 
 
 def _replay(project, project_path, model, calib, data, progress, cancel) -> tuple[PreparedModel, QuantizeResult]:
