@@ -345,8 +345,11 @@ def cmd_quantize(args) -> int:
     progress = TerminalProgress()
     variant = ""  # the recipe choice's pick, named in the last line
     try:
-        if args.retarget_model and str(args.model).endswith(".wbproj") and api.is_project_model(
-                args.model, args.retarget_model):  # the same model file elsewhere: the project moved
+        if args.retarget_model and str(args.model).endswith(".wbproj"):
+            _refuse_replay_options(args, with_data=False)  # the project's recipe: --recipe was ignored here
+        if args.retarget_model and str(args.model).endswith(".wbproj") and args.data is None \
+                and args.samples is None and api.is_project_model(args.model, args.retarget_model):
+            # the same model file elsewhere: the project moved (with --data / --samples: applied by the retarget)
             model, result = _replay(args, progress, model_path=args.retarget_model)
             args.retarget_model = None
         elif args.retarget_model:
