@@ -50,8 +50,9 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
         if missing is not None:
             raise ProjectError(f"{project_path}: project field data.path: the calibration data {missing} was not "
                                "found (moved or deleted), and the replay reads it.",
-                               hint='Put the data back, or set "data": {"path": "NEW.npz"} in the project file (a '
-                                    "path relative to it) to where it is now.") from None
+                               hint='Put the data back, set "data": {"path": "NEW.npz"} in the project file (a path '
+                                    "relative to it) to where it is now, or give it: workbench-cli quantize "
+                                    f"{project_path} --model {model.path} --data NEW.npz -o OUT.onnx.") from None
         if str(project_path) not in exc.message:
             exc.message = f"{project_path}: {exc.message}"
             exc.args = (f"{exc.message} {exc.hint}" if exc.hint else exc.message,)
