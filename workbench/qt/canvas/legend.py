@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.wording import count
 from workbench.qt.canvas import colors
+from workbench.qt.canvas.overlay_colors import LIGHT_OVERLAY, overlay_colors
 from workbench.qt.canvas.swatch import swatch_html
 
 MAX_OPS = 14
@@ -189,8 +190,8 @@ class LegendOverlay(QFrame):
         super().__init__(parent or canvas)
         self.canvas = canvas
         self.setObjectName("canvasLegend")
-        self.setStyleSheet("QFrame#canvasLegend { background: rgba(255,255,255,225); border: 1px solid #b0b0b0;"
-                           " border-radius: 4px; } QFrame#canvasLegend QLabel { color: #111; }")
+        self.colors = LIGHT_OVERLAY  # the theme's overlay colours (:meth:`set_dark`)
+        self._restyle()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
         lay.setSpacing(0)
@@ -219,6 +220,21 @@ class LegendOverlay(QFrame):
         canvas.viewport().installEventFilter(self)
         canvas.colorsChanged.connect(self.refresh)
         self.refresh()
+
+    def _restyle(self) -> None:
+        r, g, b, a = self.colors.background
+        self.setStyleSheet(f"QFrame#canvasLegend {{ background: rgba({r},{g},{b},{a}); border: 1px solid "
+                           f"{self.colors.border}; border-radius: 4px; }} QFrame#canvasLegend QLabel "
+                           f"{{ color: {self.colors.text}; }}")
+
+    def set_dark(self, dark: bool) -> None:
+        """Draw in the dark theme's overlay colours (``True``: dark frame, light text, lighter swatch outlines) or
+        the light ones (:mod:`workbench.qt.canvas.overlay_colors`)."""
+        colors = overlay_colors(dark)
+        if colors != self.colors:
+            self.colors = colors
+            self._restyle()
+            self.refresh()
 
     def eventFilter(self, watched, event) -> bool:
         if event.type() in (QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.Move):
@@ -262,8 +278,8 @@ class LegendOverlay(QFrame):
             title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture)
             self._set_title(title)
             self.title.show()
-            parts = [swatch_html(c, label) for label, c in rows]
-            parts += [f'<span style="color:#555">{html.escape(n)}</span>' for n in notes]
+            parts = [swatch_html(c, label, self.colors.swatch_outline) for label, c in rows]
+            parts += [f'<span style="color:{self.colors.muted}">{html.escape(n)}</span>' for n in notes]
             self.label.setText("<br>".join(parts))
             self.label.setVisible(not self.collapsed)
             self._refresh_more()
@@ -280,8 +296,8 @@ class LegendOverlay(QFrame):
         self.more.setVisible(bool(hidden) and not self.collapsed and not self.picture)
         if not hidden:
             return
-        self.more.setText(f'<span style="color:#2b5797">{html.escape(_more_text(len(hidden), self.all_ops))}</span>')
-        self.more.setToolTip("<br>".join([swatch_html(c, label) for label, c in hidden]
+        self.more.setText(f'<span style="color:{self.colors.link}">{html.escape(_more_text(len(hidden), self.all_ops))}</span>')
+        self.more.setToolTip("<br>".join([swatch_html(c, label, self.colors.swatch_outline) for label, c in hidden]
                                          + ["<i>click to " + ("hide them" if self.all_ops else "list them in the legend")
                                             + "</i>"]))
 

@@ -14,12 +14,12 @@ from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
 from workbench.qt.canvas.colors import SELECTION
+from workbench.qt.canvas.overlay_colors import LIGHT_OVERLAY, overlay_colors
 
 #: Longest side of the minimap (pixels), at most 30 % of the viewport's shorter side.
 SIZE = 180
 #: Below this viewport side (pixels) the minimap is hidden: it would cover the graph.
 MIN_VIEWPORT = 320
-_BACKGROUND = QColor(255, 255, 255, 225)
 #: Side of the close box, in a strip of that height above the thumbnail (a narrow thumbnail of a
 #: chain left no corner free of the graph), and of the collapsed button (pixels).
 CLOSE = 14
@@ -41,6 +41,8 @@ class Minimap(QWidget):
         self._bounds = QRectF()
         #: True: drawn as a small button (the user closed it); the thumbnail comes back with a click
         self.collapsed = False
+        #: the theme's overlay colours (:meth:`set_dark`)
+        self.colors = LIGHT_OVERLAY
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip(_OPEN_TIP)
         self.hide()
@@ -54,6 +56,16 @@ class Minimap(QWidget):
         self.setToolTip(_COLLAPSED_TIP if collapsed else _OPEN_TIP)
         self.refresh(self._bounds)
         self.view.legend_resized()
+
+    def set_dark(self, dark: bool) -> None:
+        """Draw in the dark theme's overlay colours (``True``) or the light ones; the thumbnail is drawn again
+        on the new background."""
+        colors = overlay_colors(dark)
+        if colors != self.colors:
+            self.colors = colors
+            if self._pixmap is not None:
+                self.refresh(self._bounds)
+            self.update()
 
     def close_rect(self) -> QRect:
         """The close box at the right end of the strip above the thumbnail (minimap pixels)."""
@@ -82,7 +94,7 @@ class Minimap(QWidget):
         self._ox = 1 + (w - bounds.width() * self._s) / 2
         self._oy = 1 + CLOSE + (h - bounds.height() * self._s) / 2
         pixmap = QPixmap(w, h)
-        pixmap.fill(_BACKGROUND)
+        pixmap.fill(self.colors.qcolor("background"))
         painter = QPainter(pixmap)
         self.view.scene().render(painter, QRectF(0, 0, w, h), self._source, Qt.AspectRatioMode.KeepAspectRatio)
         painter.end()
@@ -119,18 +131,18 @@ class Minimap(QWidget):
         if self._pixmap is None:
             return
         painter = QPainter(self)
-        painter.fillRect(self.rect(), _BACKGROUND)  # the strip above the thumbnail
+        painter.fillRect(self.rect(), self.colors.qcolor("background"))  # the strip above the thumbnail
         painter.drawPixmap(1, 1 + CLOSE, self._pixmap)
-        painter.setPen(QPen(QColor("#8a8a8a"), 1))
+        painter.setPen(QPen(QColor(self.colors.border), 1))
         painter.drawRect(0, 0, self.width() - 1, self.height() - 1)
         painter.setPen(QPen(SELECTION, 2))
         painter.setBrush(QColor(SELECTION.red(), SELECTION.green(), SELECTION.blue(), 40))
         painter.drawRect(self.viewport_rect())
         box = self.close_rect()
-        painter.setPen(QPen(QColor("#8a8a8a"), 1))
-        painter.setBrush(QColor(255, 255, 255, 235))
+        painter.setPen(QPen(QColor(self.colors.border), 1))
+        painter.setBrush(self.colors.qcolor("button"))
         painter.drawRect(box)
-        painter.setPen(QPen(QColor("#444444"), 1.5))
+        painter.setPen(QPen(QColor(self.colors.glyph), 1.5))
         painter.drawLine(box.topLeft() + QPoint(4, 4), box.bottomRight() - QPoint(3, 3))
         painter.drawLine(box.bottomLeft() + QPoint(4, -3), box.topRight() + QPoint(-3, 4))
         painter.end()
@@ -138,10 +150,10 @@ class Minimap(QWidget):
     def _paint_button(self) -> None:
         """The collapsed minimap: a framed button with a small thumbnail-and-outline glyph."""
         painter = QPainter(self)
-        painter.setPen(QPen(QColor("#8a8a8a"), 1))
-        painter.setBrush(_BACKGROUND)
+        painter.setPen(QPen(QColor(self.colors.border), 1))
+        painter.setBrush(self.colors.qcolor("button"))
         painter.drawRect(0, 0, self.width() - 1, self.height() - 1)
-        painter.setPen(QPen(QColor("#666666"), 1))
+        painter.setPen(QPen(QColor(self.colors.glyph), 1))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(5, 5, self.width() - 11, self.height() - 11)
         painter.setPen(QPen(SELECTION, 2))

@@ -28,13 +28,13 @@ def swatch_size() -> tuple[int, int]:
 
 
 @lru_cache(maxsize=256)
-def _png_uri(fill: str, width: int, height: int) -> str:
+def _png_uri(fill: str, width: int, height: int, outline: str) -> str:
     """``data:image/png;base64,...`` of a ``width`` x ``height`` box of ``fill`` (#rrggbb) with a 1 px
-    :data:`OUTLINE` edge."""
+    ``outline`` (#rrggbb) edge."""
     image = QImage(width, height, QImage.Format.Format_ARGB32)
     image.fill(QColor(fill))
     painter = QPainter(image)
-    painter.setPen(OUTLINE)
+    painter.setPen(QColor(outline))
     painter.drawRect(0, 0, width - 1, height - 1)
     painter.end()
     data = QByteArray()
@@ -44,8 +44,9 @@ def _png_uri(fill: str, width: int, height: int) -> str:
     return "data:image/png;base64," + base64.b64encode(bytes(data)).decode("ascii")
 
 
-def swatch_html(color: QColor, label: str) -> str:
-    """Rich text of one legend row: the outlined swatch of ``color``, a space, ``label`` (escaped)."""
+def swatch_html(color: QColor, label: str, outline: QColor | str = OUTLINE) -> str:
+    """Rich text of one legend row: the swatch of ``color`` outlined in ``outline`` (:data:`OUTLINE` on a light
+    background; the dark legend's lighter grey on its dark one), a space, ``label`` (escaped)."""
     width, height = swatch_size()
-    uri = _png_uri(color.name(), width, height)
+    uri = _png_uri(color.name(), width, height, QColor(outline).name())
     return f'<img src="{uri}" width="{width}" height="{height}">&nbsp;{html.escape(label)}'

@@ -308,8 +308,11 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         """Background brush and edge colour of the theme (node fills and their text keep their own)."""
         self.setBackgroundBrush(QColor(background))
         self._edge_color = QColor(edge)
+        dark = QColor(background).lightness() < 128
         if self._groups_item is not None:  # open group frames in tints of the theme (light frames on a dark canvas)
-            self._groups_item.set_dark(QColor(background).lightness() < 128)
+            self._groups_item.set_dark(dark)
+        self.legend_overlay.set_dark(dark)  # the legend and the minimap were white on the dark canvas
+        self._minimap.set_dark(dark)
         if self._edges is not None:
             self._edges.color = self._edge_color
             self._edges.update()
