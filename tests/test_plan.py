@@ -189,6 +189,20 @@ def test_ambiguous_name_in_recipe_is_rejected():
     build_plan(model, Recipe(exclude=["dup_1"]))  # the unique names are fine
 
 
+@pytest.mark.parametrize(("recipe", "field"), [
+    ({"exclude": ["dup"]}, "exclude"),
+    ({"overrides": {"dup": {"exclude": True}}}, "override"),
+    ({"rules": [{"name": "dup", "activation": {"dtype": "uint16"}}]}, "rule name=dup"),
+])
+def test_an_ambiguous_name_is_refused_naming_the_recipe_field(recipe, field):
+    proto, _ = tiny_model("conv", opset=13)
+    model = prepare_proto(proto)
+    model.ambiguous_names = {"dup": ["dup_0", "dup_1"]}
+    with pytest.raises(RecipeError) as info:
+        build_plan(model, Recipe.model_validate(recipe))
+    assert info.value.message == f"recipe {field}: name 'dup' matches 2 nodes (dup_0, dup_1): use the unique names."
+
+
 def test_subgraph_nodes_quantize_weights_and_report():
     then_g = helper.make_graph([helper.make_node("MatMul", ["X", "W1"], ["t"], name="then_mm")], "then", [],
                                [_vi("t", [1, 4])])
