@@ -289,10 +289,10 @@ def _check_ambiguous(model, recipe: Recipe) -> None:
     ambiguous: dict[str, list[str]] = model.ambiguous_names
     named = ([("exclude", n) for n in recipe.exclude] + [("override", n) for n in recipe.overrides]
              + [(f"rule name={r.name}", r.name) for r in recipe.rules if r.name])
-    for field, name in named:  # the recipe's field named too: the line said only "name 'dup' matches ..."
+    for where, name in named:  # the recipe's field named too: the line said only "name 'dup' matches ..."
         if name in ambiguous:
             nodes = ambiguous[name]
-            raise RecipeError(f"recipe {field}: name {name!r} matches {len(nodes)} nodes ({', '.join(nodes)}): "
+            raise RecipeError(f"recipe {where}: name {name!r} matches {len(nodes)} nodes ({', '.join(nodes)}): "
                               "use the unique names.",
                               hint="The model had duplicate node names; the loader renamed them.")
 
