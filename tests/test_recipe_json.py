@@ -53,3 +53,38 @@ def test_a_preset_typo_gets_a_guess():
     with pytest.raises(RecipeError) as info:
         get_preset("cpu-u8s9")
     assert info.value.message == "unknown preset 'cpu-u8s9' (did you mean 'cpu-u8s8'?)."
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"reduce_range": "yes"}',
+     'r.json: invalid recipe at reduce_range: "yes" is not a boolean; write true or false, without quotes.'),
+    ('{"bias_correction": 1}', "r.json: invalid recipe at bias_correction: 1 is not a boolean; write true or false."),
+    ('{"rules": [{"op_type": "Conv", "weight": {"symmetric": "false"}}]}',
+     'r.json: invalid recipe at rules.0.weight.symmetric: "false" is not a boolean; write true or false, '
+     "without quotes."),
+    ('{"rules": [{"op_type": "Conv", "weight": {"axis": "1"}}]}',
+     'r.json: invalid recipe at rules.0.weight.axis: "1" is not an integer; write a whole number (e.g. 3), '
+     "without quotes."),
+    ('{"rules": [{"op_type": "Conv", "weight": {"block_size": 32.5}}]}',
+     "r.json: invalid recipe at rules.0.weight.block_size: 32.5 is not an integer; write a whole number (e.g. 3)."),
+    ('{"smoothquant": {"alpha": "0.5"}}',
+     'r.json: invalid recipe at smoothquant.alpha: "0.5" is not a number; write a number (e.g. 0.5), without quotes.'),
+    ('{"overrides": {"a": {"activation": {"observer_args": {"bins": "512"}}}}}',
+     'r.json: invalid recipe at overrides.a.activation.observer_args.bins: "512" is not a number; write a number '
+     "(e.g. 0.5), without quotes."),
+    ('{"exclude": [], "reduce_range": "' + "y" * 50 + '"}',
+     "r.json: invalid recipe at reduce_range: a JSON string is not a boolean; write true or false, without quotes."),
+])
+def test_values_of_the_wrong_json_type_are_refused_not_converted(text, message):
+    """``"reduce_range": "yes"`` was read as true, ``"axis": "1"`` as 1 and ``"bins": "512"`` as 512.0."""
+    with pytest.raises(RecipeError) as info:
+        Recipe.from_json(text, source="r.json")
+    assert info.value.message == message
+    assert info.value.hint == "Fix that field (see README, 'Recipes')."
+
+
+def test_json_integers_still_pass_as_floats_and_booleans_as_booleans():
+    recipe = Recipe.from_json('{"reduce_range": false, "smoothquant": {"alpha": 1}, "overrides": '
+                              '{"a": {"activation": {"observer": "entropy", "observer_args": {"bins": 512}}}}}')
+    assert recipe.reduce_range is False and recipe.smoothquant.alpha == 1.0
+    assert recipe.overrides["a"].activation.observer_args == {"bins": 512.0}

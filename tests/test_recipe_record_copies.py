@@ -66,6 +66,7 @@ def test_a_resolved_node_with_float_arguments_round_trips_through_json():
     again = ResolvedNode.model_validate_json(text)
     assert again == node and type(again) is ResolvedNode
     assert again.config.activation.observer_args == {"bins": 1024.0, "percentile": 99.9}
-    # a value of another type goes to pydantic, which converts it (1 -> True)
-    coerced = ResolvedNode(node="c1", op_type="Conv", config=node.config, excluded=1, sources={})
-    assert coerced.excluded is True
+    # a value of another type goes to pydantic, whose bool is strict (1 was converted to True)
+    with pytest.raises(ValidationError) as info:
+        ResolvedNode(node="c1", op_type="Conv", config=node.config, excluded=1, sources={})
+    assert info.value.errors()[0]["loc"] == ("excluded",) and info.value.errors()[0]["type"] == "bool_type"

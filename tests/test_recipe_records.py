@@ -34,7 +34,6 @@ GOOD = [
     (QuantSpec, {"granularity": "per_block", "block_size": 32, "dtype": "int4"}),  # a str: pydantic converts
     (QuantSpec, {"observer": "percentile", "observer_args": {"percentile": 99.99, "bins": 4096.0}}),
     (QuantSpec, {"observer": "entropy", "observer_args": {"bins": 512}}),  # an int: pydantic makes it 512.0
-    (QuantSpec, {"axis": True}),  # pydantic's lax int: 1
     (PartialSpec, {"enabled": True, "dtype": "int16", "observer": "minmax", "observer_args": {"averaging_constant": 0.01}}),
     (Rule, {"op_type": "Conv", "exclude": True}),
     (Rule, {"name": "blk.*", "activation": {"dtype": "uint16"}}),  # a dict: pydantic builds the PartialSpec
@@ -76,6 +75,9 @@ BAD = [
     (QuantSpec, {"observer_args": {"bins": 4.0}}, ("observer_args", "bins"), "4 is out of range"),
     (QuantSpec, {"dtype": "int16", "reduce_range": True}, (), "reduce_range applies to 8-bit dtypes only"),
     (QuantSpec, {"symmetric": "maybe"}, ("symmetric",), "valid boolean"),
+    (QuantSpec, {"symmetric": "true"}, ("symmetric",), "valid boolean"),  # strict: lax mode read it as true
+    (QuantSpec, {"axis": True}, ("axis",), "valid integer"),  # strict: lax mode read it as 1
+    (QuantSpec, {"axis": "1"}, ("axis",), "valid integer"),
     (QuantSpec, {"color": 1}, ("color",), "Extra inputs are not permitted"),
     (PartialSpec, {"observer": "minmax", "observer_args": {"bins": 64.0}}, ("observer_args",),
      "'bins' is not read by the minmax observer"),

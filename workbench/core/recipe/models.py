@@ -2,9 +2,10 @@
 are not already of the exact field type), generated on first use from the records' field tables
 (:mod:`workbench.core.recipe.fields`): one model per record class, with its name, fields in order,
 defaults, config (``frozen``, ``extra``), field validators (:class:`~workbench.core.recipe.fields.Valid`
-as ``AfterValidator``) and its ``_consistent`` check as an ``after`` model validator. Nothing here
-imports pydantic until a model is asked for, so pydantic (about 11 MiB resident with the OpenSSL it
-loads) stays out of a job that reads no recipe file."""
+as ``AfterValidator``) and its ``_consistent`` check as an ``after`` model validator; ``bool``, ``int``
+and ``float`` fields are strict (no string converted). Nothing here imports pydantic until a model is
+asked for, so pydantic (about 11 MiB resident with the OpenSSL it loads) stays out of a job that reads
+no recipe file."""
 
 from __future__ import annotations
 
@@ -72,7 +73,18 @@ def model_type(hint: Any) -> Any:
         return origin[tuple(a if a is Ellipsis else model_type(a) for a in args)]
     if origin is Literal:
         return hint
-    return hint._pydantic_model() if _is_record(hint) else hint
+    if _is_record(hint):
+        return hint._pydantic_model()
+    return _strict(hint) if hint in (bool, int, float) else hint
+
+
+def _strict(hint: type) -> Any:
+    """``bool``, ``int`` or ``float`` in pydantic's strict mode: a recipe's ``"reduce_range": "yes"`` was read
+    as true and ``"axis": "1"`` as 1; strict, a string (or a number for a bool, a bool or 1.5 for an int) is
+    a ``ValidationError`` at the field. A JSON integer still passes as a float (``"bins": 512``)."""
+    from pydantic import Strict
+
+    return Annotated[hint, Strict()]
 
 
 def _pydantic_validator(valid: Valid) -> Any:

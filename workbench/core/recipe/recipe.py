@@ -13,6 +13,7 @@ field came from, which the app's inspector shows.
 from __future__ import annotations
 
 import fnmatch
+import json
 from typing import Annotated, Any, Literal
 
 from workbench.core.errors import RecipeError
@@ -65,6 +66,25 @@ def _by_node(overrides: dict) -> dict:
     writes the same JSON whether it was built in memory or read back from a project file (which sorts
     its keys); a replay's model metadata is the same bytes."""
     return dict(sorted(overrides.items()))
+
+
+#: pydantic's error type of a strict field -> (what the value is not, what to write instead)
+_JSON_TYPES = {"bool_type": ("a boolean", "true or false"), "int_type": ("an integer", "a whole number (e.g. 3)"),
+               "float_type": ("a number", "a number (e.g. 0.5)")}
+
+
+def _wrong_type(error: dict) -> str | None:
+    """The message for a value of the wrong JSON type at a bool, int or float field (``"yes"`` for
+    ``reduce_range`` was read as true): the value as written (up to 40 characters) and what to write;
+    None for other errors."""
+    if error["type"] not in _JSON_TYPES:
+        return None
+    kind, write = _JSON_TYPES[error["type"]]
+    value = json.dumps(error["input"])
+    long = {str: "string", list: "array", dict: "object"}.get(type(error["input"]), "value")
+    value = value if len(value) <= 40 else f"a JSON {long}"
+    quotes = ", without quotes" if isinstance(error["input"], str) else ""
+    return f"{value} is not {kind}; write {write}{quotes}"
 
 
 class Recipe(Record):
@@ -137,7 +157,7 @@ class Recipe(Record):
                 guess = f" (did you mean {close[0]!r}?)" if close else ""
                 raise RecipeError(f"{source}: invalid recipe at {where}: unknown field {field!r}{guess}{more}.",
                                   hint="Fix the field name (see README, 'Recipes').") from None
-            msg = first["msg"].removeprefix("Value error, ")
+            msg = _wrong_type(first) or first["msg"].removeprefix("Value error, ")
             at = f" at {where}" if where else ""  # a check across fields names its fields in msg
             raise RecipeError(f"{source}: invalid recipe{at}: {msg}{more}.",
                               hint="Fix that field (see README, 'Recipes').") from None

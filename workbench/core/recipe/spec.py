@@ -49,11 +49,12 @@ def _args_ok(v: Any) -> bool:
 @functools.cache
 def _observer_args_model(_: Any) -> Any:
     """``observer_args`` in the pydantic models: a TypedDict whose known keys are range-checked one by one
-    (an error names the key); unknown keys pass it and are refused by :func:`_args_known`."""
-    from pydantic import AfterValidator, ConfigDict
+    (an error names the key; a string such as ``"512"`` is refused, a JSON integer passes); unknown keys
+    pass it and are refused by :func:`_args_known`."""
+    from pydantic import AfterValidator, ConfigDict, Strict
     from typing_extensions import TypedDict
 
-    keys = {k: Annotated[float, AfterValidator(check)] for k, check in checks.ARG_CHECKS.items()}
+    keys = {k: Annotated[float, Strict(), AfterValidator(check)] for k, check in checks.ARG_CHECKS.items()}
     args = TypedDict("ObserverArgs", keys, total=False)  # type: ignore[operator]
     args.__pydantic_config__ = ConfigDict(extra="allow")
     return args
