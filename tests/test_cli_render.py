@@ -21,6 +21,25 @@ from workbench.qt.canvas import colors  # noqa: E402
 
 UINT8_FILL = 'fill="#ffd54f"'  # colors._DTYPE_COLORS["uint8"]: cpu-u8s8 activations
 UINT8_RGB, NO_VALUE_RGB = (0xFF, 0xD5, 0x4F), (0xD9, 0xD9, 0xD9)  # the legend's swatches: uint8, not assigned
+OUTLINE_RGB = (0x76, 0x76, 0x76)  # the swatches' outline
+
+
+def _outlined_box(pixels: np.ndarray, fill: tuple, outline: tuple) -> tuple[int, int]:
+    """(width, height) of the first box in ``pixels`` (H x W x 3) whose every pixel is ``fill`` and whose
+    1 px ring is all ``outline``; (0, 0) if there is none."""
+    is_fill = (pixels == fill).all(axis=2)
+    is_line = (pixels == outline).all(axis=2)
+    for y, x in zip(*np.nonzero(is_fill), strict=True):
+        if y == 0 or x == 0 or not (is_line[y - 1, x] and is_line[y, x - 1]):
+            continue  # not a top-left corner
+        w = int(np.argmin(np.append(is_fill[y, x:], False)))
+        h = int(np.argmin(np.append(is_fill[y:, x], False)))
+        inside = is_fill[y:y + h, x:x + w].all()
+        ring = (is_line[y - 1, x - 1:x + w + 1].all() and is_line[y + h, x - 1:x + w + 1].all()
+                and is_line[y - 1:y + h + 1, x - 1].all() and is_line[y - 1:y + h + 1, x + w].all())
+        if inside and ring:
+            return w, h
+    return 0, 0
 
 
 def _png_size(path) -> tuple[int, int]:
@@ -66,11 +85,13 @@ def test_render_draws_the_colour_legend_into_png_and_svg(corpus, tmp_path):
     assert main(["render", str(model), "-o", str(svg), "--colour", "dtype"]) == 0
     pixels = np.asarray(Image.open(png).convert("RGB"))
     # the legend sits in the top-left corner (8 px in); "Fit graph" keeps the graph out of it
-    legend = pixels[:90, :320].reshape(-1, 3)
+    legend = pixels[:90, :320]
     rest = pixels[90:].reshape(-1, 3)
     for rgb in (UINT8_RGB, NO_VALUE_RGB):
-        swatch = (legend == rgb).all(axis=1).sum()
-        assert swatch >= 150, (rgb, swatch)  # a filled swatch of about 30 x 14 px per entry
+        # a swatch: a box of the colour inside a 1 px outline of OUTLINE_RGB, at least 12 x 8 px in all
+        # (workbench/qt/canvas/swatch.py); the near-white 'not assigned' grey had no edge before it
+        w, h = _outlined_box(legend, rgb, OUTLINE_RGB)
+        assert w >= 10 and h >= 6, (rgb, w, h)
     assert (rest == UINT8_RGB).all(axis=1).sum() > 10 * 150  # the uint8 nodes below it
     texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text(encoding="utf-8"))]
     texts = [t.removeprefix("\u25be ") for t in texts]  # the open legend's title starts with its collapse arrow
