@@ -12,9 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import onnx
+import pytest
 
 from workbench.cli import main
 from workbench.core import api
+from workbench.core.errors import RecipeError
 from workbench.core.recipe.spec import NodeSettings, PartialSpec
 from workbench.core.tuning import recipe_choice
 from workbench.core.tuning.recipe_choice import choose_recipe
@@ -101,3 +103,25 @@ def test_cli_recipe_file_with_a_bare_preset_is_still_used_as_written(tmp_path, c
     assert main(["quantize", str(MODEL), "--data", str(DATA), "--samples", "40", "--recipe", str(recipe),
                  "-o", str(tmp_path / "q.onnx"), "--no-latency-check"]) == 0
     assert "recipe choice:" not in capsys.readouterr().err
+
+
+def test_an_override_the_preset_refuses_is_refused_before_the_choice_calibrates(tmp_path, capsys, monkeypatch):
+    """``observer_args`` an override sets without ``observer`` go to the preset's minmax, which does not read
+    ``bins``: the preset's plan refused it only after the choice's calibration pass and first scores."""
+
+    def no_calibration(*args, **kw):
+        pytest.fail("the recipe choice calibrated before refusing the override")
+
+    monkeypatch.setattr(recipe_choice, "calibrate_split", no_calibration)
+    monkeypatch.setattr(recipe_choice, "open_data_source", no_calibration)
+    recipe = tmp_path / "r.json"
+    recipe.write_text('{"overrides": {"/f/f.0/Conv": {"activation": {"observer_args": {"bins": 512}}}}}')
+    assert main(["quantize", str(MODEL), "--data", str(DATA), "--recipe", str(recipe), "-o", str(tmp_path / "q.onnx"),
+                 "--no-latency-check"]) == 2
+    err = capsys.readouterr().err
+    assert ("error: override (node /f/f.0/Conv): activation.observer_args 'bins' is not read by the inherited "
+            "minmax observer, which reads only averaging_constant") in err
+    assert "Calibrating" not in err and "Choosing the recipe" not in err
+    assert not (tmp_path / "q.onnx").exists()
+    with pytest.raises(RecipeError):  # the app's choice (F5) goes through the same function
+        choose_recipe(api.open_model(MODEL), api.Recipe.from_json(recipe.read_text()), str(DATA))

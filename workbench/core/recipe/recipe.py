@@ -274,3 +274,18 @@ def resolve_node(recipe: Recipe, node_name: str, op_type: str) -> ResolvedNode:
             sources["exclude"] = f"exclude {pattern}"
     return ResolvedNode(node=node_name, op_type=op_type, config=NodeConfig(**cfg),
                         excluded=excluded, sources=sources)
+
+
+def check_overrides(recipe: Recipe, op_types: dict[str, str]) -> None:
+    """Resolve the node of each of ``recipe``'s overrides that ``op_types`` (node name -> op type) holds, as
+    the plan does; overrides of other names are left to the plan (which warns about them).
+
+    Raises
+    ------
+    RecipeError
+        As :func:`resolve_node`: an override whose settings the plan would refuse (``observer_args`` its
+        inherited observer does not read, an inconsistent spec), before anything is calibrated.
+    """
+    for name in recipe.overrides:
+        if name in op_types:
+            resolve_node(recipe, name, op_types[name])

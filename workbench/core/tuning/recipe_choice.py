@@ -109,7 +109,7 @@ from workbench.core.pipeline.quantize import QuantizeResult, quantize
 from workbench.core.pipeline.quantize import plan as make_plan
 from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
-from workbench.core.recipe.recipe import Recipe
+from workbench.core.recipe.recipe import Recipe, check_overrides
 from workbench.core.recipe.spec import Granularity, NodeSettings, PartialSpec, PlanMode, Rule
 from workbench.core.runtime.session import add_outputs, make_session
 from workbench.core.transforms.bias_correction import InputMeans, expected_grids
@@ -319,13 +319,17 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     ------
     AlreadyQuantizedError
         The model is already quantized (before any calibration).
-    DataError, CalibrationError, RecipeError, Cancelled
+    RecipeError
+        A node override the preset's plan refuses (before the data is opened), or a plan error.
+    DataError, CalibrationError, Cancelled
     """
     t0 = time.perf_counter()
     ensure_float_model(model)  # refused before any calibration, as quantize would refuse it after
     reason = why_not_choose(recipe) or (None if data is not None else "no calibration data")
     if reason:
         return ChoiceReport(recipe, skipped=reason)
+    ops = {node.name: node.op_type for g in iter_graphs(model.proto.graph) for node in g.node}
+    check_overrides(recipe, ops)  # the preset's plan refuses them only after the calibration pass: now
     source = open_data_source(data, model)
     count = source.num_samples()
     if count is None and not samples:
@@ -345,7 +349,7 @@ def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: i
     if points == []:
         return ChoiceReport(recipe, skipped=CHOICE_NO_FLOAT)
     facts = GraphFacts(model.proto)  # one graph analysis for every plan and quantize below
-    present = {node.op_type for g in iter_graphs(model.proto.graph) for node in g.node}
+    present = set(ops.values())
     names = [k for k in CANDIDATES if CANDIDATES[k][1] is None or present & set(CANDIDATES[k][1])]
     plans = {name: make_plan(model, variant(recipe, name, present), guard=True, facts=facts)
              for name in ("compute+mse", "mse") if name in names}
