@@ -397,7 +397,7 @@ class MainWindow(QMainWindow):
         if not self.keep_or_drop_changes("starting a new project"):
             return
         quantization = (self.doc.quant_summary, list(self.doc.quant_params.values()))
-        self._on_model_loaded(self.doc.model, quantization, self.doc.model_path)
+        self._on_model_loaded(self.doc.model, quantization, self.doc.model_path, external_data=self.doc.external_data)
 
     def open_model(self, path: str | Path, *, on_loaded=None) -> None:
         """Load the model in a worker thread; the document and canvas switch when it is ready."""
@@ -406,11 +406,12 @@ class MainWindow(QMainWindow):
 
         def load():
             model = api.open_model(path)
-            return model, describe_quantization(model)  # quantized files: read here, not on the GUI thread
+            # quantized files and external data (hashed for a saved project): read here, not on the GUI thread
+            return model, describe_quantization(model), api.external_identity(model)
 
         job = ThreadJob(load, title=f"Opening {path.name}", plain=True, parent=self)
         self._open_job = job
-        job.succeeded.connect(lambda loaded: self._on_model_loaded(*loaded, path, on_loaded))
+        job.succeeded.connect(lambda loaded: self._on_model_loaded(*loaded[:2], path, on_loaded, external_data=loaded[2]))
         job.failed.connect(lambda err: self._on_open_failed(path, err))
         job.finished.connect(self._on_open_finished)
         self.set_status(f"Opening {path}...")
@@ -440,12 +441,12 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     @guarded
-    def _on_model_loaded(self, model, quantization, path: Path, on_loaded=None) -> None:
+    def _on_model_loaded(self, model, quantization, path: Path, on_loaded=None, *, external_data=None) -> None:
         if self._edited_while_loading(path):  # asked again: the edits made meanwhile were never offered to save
             return
         self.autosaver.discard()  # the edits shown until now were saved or dropped at the prompt
         self.doc.project_path = None
-        self.doc.set_model(model, path, quantization=quantization)
+        self.doc.set_model(model, path, quantization=quantization, external_data=external_data)
         data = default_data_for(path)
         self.calibration.set_data_spec({"kind": "npz", "path": str(data)} if data else None, None)
         self._on_spec_changed()
@@ -979,7 +980,8 @@ class MainWindow(QMainWindow):
         cache, results and the opened project's export settings), unsaved."""
         self._need_model()
         project = new_project(self.doc.model_path, self.doc.recipe, data=self.doc.data, samples=self.doc.samples,
-                              sha256=self.doc.model.sha256 or None)  # hashed when opened: no re-read of the file
+                              sha256=self.doc.model.sha256 or None,  # hashed when opened: no re-read of the file
+                              external_data=self.doc.external_data)  # so were its external data files
         project.calibration = self.doc.calibration
         results = self.doc.results_json() or {}
         if self.doc.sensitivity is not None:
@@ -2138,6 +2140,8 @@ class MainWindow(QMainWindow):
         for plot in self.findChildren(pg.GraphicsView):  # PlotWidgets and the autotune's GraphicsLayoutWidget
             style_plot(plot, colors)
         restyle_muted(self, colors)
+        for banner in self.findChildren(QuantBanner):  # the open model's and every exported-model tab's
+            banner.set_theme(shown)
         self._on_problem_count(*self._problem_counts)  # the link in the new palette's link colour
 
     def closeEvent(self, event) -> None:

@@ -15,6 +15,8 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 
+from workbench.qt.theme import shown_theme
+
 #: shown where recipe controls would be (Inspector, Recipe panel) while an already-quantized model is open
 RECIPE_OFF_NOTE = ("Recipe controls are hidden: this model is already quantized "
                    "(open its float model to change how it is quantized).")
@@ -29,8 +31,15 @@ EXPORTED_FILE_NOTE = ("The file as written, read-only: to change it, edit the re
 #: op families the banner names before "and N more"
 FAMILIES_SHOWN = 6
 
-STYLE = ("QFrame#quantBanner { background: #fff4e0; border: 1px solid #f0b35a; border-radius: 4px; }"
-         " QFrame#quantBanner QLabel { color: #5a3b00; }")
+#: the banner's colours per theme shown: a light amber box with dark brown text, or a dark amber box with
+#: light amber text (text on its background at least 7:1 in both, WCAG contrast)
+STYLES = {
+    "light": ("QFrame#quantBanner { background: #fff4e0; border: 1px solid #f0b35a; border-radius: 4px; }"
+              " QFrame#quantBanner QLabel { color: #5a3b00; }"),
+    "dark": ("QFrame#quantBanner { background: #3a2c10; border: 1px solid #a87a2e; border-radius: 4px; }"
+             " QFrame#quantBanner QLabel { color: #f6deae; }"),
+}
+STYLE = STYLES["light"]
 
 
 class QuantBanner(QFrame):
@@ -39,7 +48,7 @@ class QuantBanner(QFrame):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("quantBanner")
-        self.setStyleSheet(STYLE)
+        self.set_theme(shown_theme())
         lay = QHBoxLayout(self)
         lay.setContentsMargins(8, 3, 8, 3)
         self.label = QLabel()
@@ -65,6 +74,10 @@ class QuantBanner(QFrame):
             tip += "\nOps with quantized tensors around them: " + ", ".join(f"{op} {n}" for op, n in summary.families)
         self.setToolTip(tip)
         self.setVisible(True)
+
+    def set_theme(self, shown: str) -> None:
+        """Colours of theme ``shown`` ("light" or "dark", :data:`STYLES`)."""
+        self.setStyleSheet(STYLES.get(shown, STYLE))
 
     def text(self) -> str:
         return self.label.text()
