@@ -174,6 +174,10 @@ class Document(QObject):
         self.opening = False
         self.model: PreparedModel | None = None
         self.model_path: Path | None = None
+        #: ``[[file name, sha256], ...]`` of the model's external data files as they were when it was opened
+        #: (:func:`workbench.core.api.external_identity`); a saved project records them, so its replay refuses
+        #: other weights saved beside the same graph file
+        self.external_data: list[list[str]] = []
         self.project_path: Path | None = None
         self.recipe: Recipe = api.make_recipe("cpu-u8s8")
         self.plan: Any = None
@@ -226,11 +230,13 @@ class Document(QObject):
 
     # ------------------------------------------------------------------ model
     def set_model(self, model: PreparedModel, path: Path, *, recipe: Recipe | None = None,
-                  quantization: tuple | None = None) -> None:
-        """Adopt ``model`` (read from ``path``); ``quantization`` is :func:`describe_quantization` of it
-        when the caller computed it off the GUI thread (else it is computed here)."""
+                  quantization: tuple | None = None, external_data: list | None = None) -> None:
+        """Adopt ``model`` (read from ``path``); ``quantization`` is :func:`describe_quantization` of it and
+        ``external_data`` :func:`workbench.core.api.external_identity` of it (its external data files
+        hashed) when the caller computed them off the GUI thread (else they are computed here)."""
         self.model = model
         self.model_path = Path(path).resolve()
+        self.external_data = external_data if external_data is not None else api.external_identity(model)
         self._op_types = {n.name: n.op_type for n in model.graph.node}
         if quantization is None:
             quantization = describe_quantization(model)
