@@ -229,3 +229,25 @@ def test_rule_that_no_longer_matches_recalibrates_its_tensor(corpus, tmp_path, c
     assert cli.main(["quantize", str(proj), "--model", str(tmp_path / "renamed.onnx"), "-o", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the ranges of 1 tensor must be calibrated again" in err[0]
+
+
+def test_retargeted_project_records_the_new_models_external_data(corpus, tmp_path, capsys):
+    """A project retargeted onto a model whose weights sit in an external ``.data`` file records that file's
+    sha256 (it recorded none), so its replay refuses other weights saved beside the same graph file."""
+    import hashlib
+
+    proj = _project(corpus, tmp_path, capsys)
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    onnx.save(onnx.load(corpus / "digits_cnn" / "model_opset13.onnx"), str(ext / "m.onnx"),
+              save_as_external_data=True, all_tensors_to_one_file=True, location="m.onnx.data", size_threshold=0)
+    data = ext / "m.onnx.data"
+    assert cli.main(["quantize", str(proj), "--model", str(ext / "m.onnx"), "-o", str(tmp_path / "r.onnx"),
+                     "--save-project", str(tmp_path / "ext.wbproj"), "--no-latency-check"]) == 0
+    saved = json.loads((tmp_path / "ext.wbproj").read_text())["model"]
+    assert saved["external_data"] == [["m.onnx.data", hashlib.sha256(data.read_bytes()).hexdigest()]]
+    capsys.readouterr()
+    data.write_bytes(data.read_bytes()[:-4] + b"\x00\x00\x80\x3f")  # another last weight, same size
+    assert cli.main(["quantize", str(tmp_path / "ext.wbproj"), "-o", str(tmp_path / "again.onnx"),
+                     "--no-latency-check"]) == 2
+    assert "m.onnx.data" in capsys.readouterr().err and not (tmp_path / "again.onnx").exists()

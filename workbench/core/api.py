@@ -100,7 +100,7 @@ _LAZY: dict[str, str] = {
     "check_report_inputs": "workbench.core.report.node_check",
     "check_report_names": "workbench.core.report.node_check",
     "sweep_job_stamp": "workbench.core.report.sweep_match",
-    "external_identity": "workbench.core.report.sweep_match",
+    "external_identity": "workbench.core.model.external_identity",
     "sweep_placement_note": "workbench.core.report.sweep_match",
     "lift_weights": "workbench.core.model.weights",
     # analysis

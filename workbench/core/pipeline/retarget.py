@@ -32,6 +32,7 @@ import onnx
 
 from workbench.core.calibration.calibrate import CalibrationResult, unserved
 from workbench.core.errors import WorkbenchError
+from workbench.core.model.external_identity import external_identity
 from workbench.core.model.load import PreparedModel, sha256_file
 from workbench.core.model.load import load_model as open_model
 from workbench.core.pipeline.project import Project, load_project, new_project
@@ -334,7 +335,8 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
                       progress=progress, cancel=cancel)
     spec = data if isinstance(data, dict) else ({"path": str(Path(data).resolve())} if data is not None
                                                  else project.data_spec(project_path))
-    out = new_project(new.path, rt.recipe, data=spec, samples=samples)
+    out = new_project(new.path, rt.recipe, data=spec, samples=samples,
+                      external_data=external_identity(new))
     out.allow_code = project.allow_code
     if result.calibration is not None:
         out.calibration = result.calibration.to_json()

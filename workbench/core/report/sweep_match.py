@@ -17,6 +17,7 @@ from typing import Any
 
 from workbench.core.analysis.sensitivity import SweepResult
 from workbench.core.errors import DataError
+from workbench.core.model.external_identity import external_identity
 from workbench.core.model.load import sha256_file
 from workbench.core.recipe.recipe import Recipe
 from workbench.core.wording import count
@@ -51,23 +52,6 @@ def sweep_job_stamp(model, recipe: Recipe, data: Any, samples: int | None, data_
     if weights:  # only then: the stamps of models without external data stay as they were
         stamp["external_data"] = weights
     return stamp
-
-
-def external_identity(model) -> list[list[str]]:
-    """``[[file name, sha256], ...]`` of the external data files ``model`` (a PreparedModel) read its weights
-    from (``[]`` without any; a file that cannot be read any more gets ``""``). The model file's sha256
-    covers none of their bytes: a sweep of other weights saved beside the same graph file matched."""
-    names = list(getattr(model, "external_data_files", None) or [])
-    path = getattr(model, "path", None)
-    if not names or path is None:
-        return []
-    out = []
-    for name in names:
-        try:
-            out.append([name, sha256_file(Path(path).parent / name)])
-        except OSError:
-            out.append([name, ""])
-    return out
 
 
 def job_field_error(job: Any) -> str | None:
