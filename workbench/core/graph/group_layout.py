@@ -27,8 +27,12 @@ the curve joining two passages stays in the empty ``GAP_Y`` band between rows. A
 between different groups is split into segments: out of each open group holding the producer
 (through that group's rows below it, to a sink under its last row), across the innermost
 container holding both ends, and into each open group holding the consumer (from a source above
-its first row); its route is the passages of all its segments, top to bottom. Segments inside a
-collapsed box are left out, as the edge then ends at the box.
+its first row); its route is the passages of all its segments, top to bottom. An edge entering an
+open group first runs down a lane beside the frame (``LANE_OFF`` outside its left or right border)
+past the title bar, then turns in through the ``ENTRY_H`` band between the title bar and the first
+row: it never crosses a group's title (it cut through the titles of the detector case's score_head
+and of minilm_l6_v2's encoder). Segments inside a collapsed box are left out, as the edge then ends
+at the box.
 
 Pure Python / numpy; never imports Qt.
 """
@@ -50,6 +54,11 @@ BOX_W, BOX_H = 240.0, 90.0
 #: Column pitch of the Sugiyama x coordinate, gaps between items and rows, frame paddings.
 COL_W, GAP_X, GAP_Y = 190.0, 40.0, 40.0
 PAD, TITLE_H = 14.0, 34.0
+#: Band between an open group's title bar and its first row, where edges entering the group turn in
+#: from the lane beside the frame (scene pixels).
+ENTRY_H = 20.0
+#: Distance of that lane from the frame's left or right border (inside the ``GAP_X`` / ``PAD`` margins).
+LANE_OFF = 7.0
 #: Width of the slot a long edge's dummy vertex takes in a row it passes (scene pixels).
 CHANNEL_W = 12.0
 #: Pseudo-items of a container's edges: where an edge enters it from above / leaves it below.
@@ -109,9 +118,10 @@ class Placement:
         The shown groups drawn as boxes (their members are hidden).
     routes : dict of int to list of (float, float, float)
         Graph edge index -> passages (x, y_top, y_bottom), scene pixels, top to bottom: one
-        vertical run per row the edge skips in each laid-out container it crosses (see the
-        module docstring), after a first drop to the bottom of the producer's row when the
-        producer is shorter than that row; only for shown edges that have any.
+        vertical run per row the edge skips in each laid-out container it crosses, after the lane
+        beside each open group it enters (see the module docstring), after a first drop to the
+        bottom of the producer's row when the producer is shorter than that row; only for shown
+        edges that have any.
     """
 
     centres: np.ndarray
@@ -349,7 +359,8 @@ def plan_group_layout(h: Hierarchy, n_nodes: int, edges: list[tuple[int, int]], 
             if any(c.items[k] < 0 for k in row):
                 c.tall_row_of.update((c.items[k], r) for k in row)
     routed = {e: segs for e, segs in enumerate(owner)
-              if any(key in containers[g].routes or key[0] in containers[g].tall_row_of for g, key in segs)}
+              if any(key[0] == ENTER or key in containers[g].routes or key[0] in containers[g].tall_row_of
+                     for g, key in segs)}
     return GroupLayoutPlan(h, containers, n_nodes, routed)
 
 
@@ -379,7 +390,7 @@ def place(plan: GroupLayoutPlan, expanded: set[int] | frozenset[int]) -> Placeme
         if item >= 0:
             return NODE_H
         g = -(item + 1)
-        return TITLE_H + height(g) + PAD if g in expanded else BOX_H
+        return TITLE_H + ENTRY_H + height(g) + PAD if g in expanded else BOX_H
 
     spans: dict[int, tuple[float, list[tuple[float, float]]]] = {}  # laid-out container -> x0, row spans
 
@@ -398,9 +409,9 @@ def place(plan: GroupLayoutPlan, expanded: set[int] | frozenset[int]) -> Placeme
                     continue
                 child = -(item + 1)
                 if child in expanded:
-                    hh = TITLE_H + height(child) + PAD
+                    hh = TITLE_H + ENTRY_H + height(child) + PAD
                     out.boxes[child] = (left, y, left + c.slot_w[k], y + hh)
-                    lay(child, left + PAD, y + TITLE_H)
+                    lay(child, left + PAD, y + TITLE_H + ENTRY_H)
                 else:
                     hh = BOX_H
                     out.boxes[child] = (left, y, left + BOX_W, y + BOX_H)
@@ -432,10 +443,31 @@ def _route(plan: GroupLayoutPlan, out: Placement, spans: dict[int, tuple[float, 
             part = cache.get(seg)
             if part is None:
                 x0, rows = spans[seg[0]]
-                part = cache[seg] = [(x0 + x, *rows[r]) for r, x in plan.containers[seg[0]].routes.get(seg[1], ())]
+                part = [(x0 + x, *rows[r]) for r, x in plan.containers[seg[0]].routes.get(seg[1], ())]
+                if seg[1][0] == ENTER:
+                    part.insert(0, _lane(out, seg, part[0][0] if part else None))
+                cache[seg] = part
             route += part
         if route:
             out.routes[e] = route
+
+
+def _lane(out: Placement, seg: Segment, target: float | None) -> tuple[float, float, float]:
+    """The passage of an edge entering open group ``seg[0]`` from above: straight down beside the frame,
+    :data:`LANE_OFF` outside its left or right border (the one nearer ``target``, the x the edge heads
+    for inside: its first passage, else its consumer's centre), from the frame's top to the bottom of
+    its title bar; the edge then turns in through the ``ENTRY_H`` band under the title, so it never
+    crosses the title."""
+    g, (_a, b) = seg
+    x0, y0, x1, _y1 = out.boxes[g]
+    if target is None:
+        if b >= 0:
+            target = float(out.centres[b, 0])
+        else:
+            bx0, _by0, bx1, _by1 = out.boxes[-(b + 1)]
+            target = (bx0 + bx1) / 2
+    x = x0 - LANE_OFF if target - x0 <= x1 - target else x1 + LANE_OFF
+    return x, y0, y0 + TITLE_H
 
 
 def _lead(plan: GroupLayoutPlan, out: Placement, spans: dict[int, tuple[float, list[tuple[float, float]]]],

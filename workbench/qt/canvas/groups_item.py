@@ -197,13 +197,23 @@ class GroupsItem(QGraphicsItem):
         painter.drawText(box.adjusted(INFO_LEFT, box.height() / 2, -INFO_RIGHT, -6),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, info)
 
-    def _paint_frame_title(self, painter: QPainter, box: QRectF, g: int) -> None:
+    def frame_title_text(self, g: int) -> tuple[str, QRectF]:
+        """The title line open group ``g`` shows (:func:`frame_title`) and the scene rectangle its text takes
+        in the title bar (as wide as the text, as high as the bar; drawn at the scene-sized font)."""
+        _Fonts.ensure()
         s = self.state
         h = s.data.hierarchy
+        box = s.data.group_rect(g)
+        metrics = QFontMetricsF(_Fonts.frame)
+        text = frame_title(metrics, h.titles[g], len(h.members(g)), s.group_texts.get(g), box.width() - 16,
+                           title_elide(h))
+        return text, QRectF(box.left() + 8, box.top() + 2, min(metrics.horizontalAdvance(text), box.width() - 16),
+                            TITLE_BAR)
+
+    def _paint_frame_title(self, painter: QPainter, box: QRectF, g: int) -> None:
         painter.setPen(FRAME_TITLE[self.dark])
         painter.setFont(_Fonts.frame)
-        text = frame_title(QFontMetricsF(_Fonts.frame), h.titles[g], len(h.members(g)), s.group_texts.get(g),
-                           box.width() - 16, title_elide(h))
+        text, _rect = self.frame_title_text(g)
         painter.drawText(QRectF(box.left() + 8, box.top() + 2, box.width() - 16, TITLE_BAR),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
 
