@@ -23,6 +23,8 @@ from workbench.core.wording import share
 SPIKE = 4.0
 CLIP_PEN = {"color": "#c62828", "width": 2}
 GRID_PEN = (120, 120, 120, 140)
+#: the plot item's grid row the legend sits in (rows 0-3: title, top axis, view box, value axis)
+LEGEND_ROW = 4
 #: the overlay series (one channel of a weight)
 OVERLAY_BRUSH = (230, 120, 20, 170)
 
@@ -63,6 +65,37 @@ def outside_share(counts: np.ndarray, edges: np.ndarray, clip: tuple[float, floa
     return min(low + high, total) / total
 
 
+def legend_of(plot: pg.PlotWidget) -> pg.LegendItem:
+    """The legend of ``plot``, made on first use: a row under the value axis (row :data:`LEGEND_ROW` of the plot
+    item's grid, under the view box), as many entries a line as the view box's width holds (:func:`fit_legend`,
+    again at every resize). Anchored in the view box's top-right corner it covered the histogram and, in a short
+    Errors dock, the quantization grid's ticks along the value axis."""
+    item = plot.getPlotItem()
+    if item.legend is None:
+        legend = item.legend = pg.LegendItem(labelTextSize="8pt", frame=False)
+        legend.layout.setContentsMargins(4, 2, 4, 2)  # its default 9 px took room from the plot
+        item.layout.addItem(legend, LEGEND_ROW, 1)
+        item.vb.sigResized.connect(lambda vb: fit_legend(legend, vb.width()))
+    return item.legend
+
+
+def fit_legend(legend: pg.LegendItem, width: float) -> None:
+    """Put as many of ``legend``'s entries on a line (at most 3) as fit ``width`` pixels side by side (each column
+    as wide as its widest entry: swatch, spacing, text), at least one."""
+    gap = 2 * legend.layout.horizontalSpacing()
+    left, _top, right, _bottom = legend.layout.getContentsMargins()
+    entries = [sample.boundingRect().width() + label.item.document().idealWidth() + gap for sample, label in legend.items]
+
+    def needed(columns: int) -> float:
+        return left + right + sum(max(entries[c::columns]) for c in range(columns))
+
+    columns = 1
+    while columns < min(3, len(entries)) and needed(columns + 1) <= width:
+        columns += 1
+    if columns != legend.columnCount:
+        legend.setColumnCount(columns)
+
+
 def reset(plot: pg.PlotWidget) -> None:
     """Empty ``plot`` (its legend too), axes back to [0, 1] until the next histogram sets them."""
     plot.clear()
@@ -80,7 +113,7 @@ def draw(plot: pg.PlotWidget, hist: dict, qp: QParams | None, *, fill, label: st
     the caption's figures: "204800 values in [-5.578, 14.07]; clip [-5.549, 14.1] (uint8, scale 0.0771); 0.00%
     of values outside" ("no finite values" when empty)."""
     reset(plot)
-    legend = plot.getPlotItem().legend or plot.addLegend(offset=(-8, 8), labelTextSize="8pt")
+    legend = legend_of(plot)
     counts = np.asarray(hist.get("counts", []), dtype=float)
     edges = np.asarray(hist.get("edges", []), dtype=float)
     if counts.size == 0:
@@ -121,4 +154,5 @@ def draw(plot: pg.PlotWidget, hist: dict, qp: QParams | None, *, fill, label: st
         scales = np.asarray(qp.scale).size
         text += (f"; no clip range drawn: per-channel scale ({scales} channels, axis {qp.axis})" if scales > 1
                  else f"; no clip range drawn: {qp.qtype} is a float type (no integer grid)")
+    fit_legend(legend, plot.getPlotItem().vb.width())
     return text
