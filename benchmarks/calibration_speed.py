@@ -101,10 +101,10 @@ def bench(name: str, n: int, args, folder: Path, recipe: Path, env: dict) -> Non
             cells.append(f"{key} {failed[key]}")
         elif key == "first":
             warm = min(cpu[f"ours {args.observer}"])
-            cells.append(f"first run / second ({args.observer}) {min(cpu[key]) / warm:.2f} ({min(cpu[key]):.1f} s)")
+            cells.append(f"first run / second ({args.observer}) {min(cpu[key]) / warm:.2f} ({min(cpu[key]):.2f} s)")
         else:
-            cells.append(f"{key} {min(cpu[key]) / base:.2f} ({min(cpu[key]):.1f} s)")
-    print(f"{name:13s} {n:3d} samples  batch {bs:2d}  float {base:6.1f} s CPU  |  " + "  ".join(cells), flush=True)
+            cells.append(f"{key} {min(cpu[key]) / base:.2f} ({min(cpu[key]):.2f} s)")
+    print(f"{name:13s} {n:3d} samples  batch {bs:2d}  float {base:6.2f} s CPU  |  " + "  ".join(cells), flush=True)
 
 
 def main() -> None:

@@ -102,8 +102,8 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", default=["digits_transformer", "ppocrv4_rec"])
     ap.add_argument("--executor", help="inline, processes[:N] or ray (default: the sweep's default, one thread per core)")
     args = ap.parse_args()
-    print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; calibration on {args.calib_samples or 'every'} "
-          f"row(s) of calib.npz, "
+    print(f"load average {os.getloadavg()[0]:.1f}; {os.cpu_count()} cores; calibration on "
+          f"{f'the first {args.calib_samples} rows' if args.calib_samples else 'every row'} of calib.npz, "
           f"sweep {args.samples} samples, end-to-end for {args.top or 'all'} units "
           f"({args.executor or 'default'} executor: "
           f"{type(make_executor(args.executor) if args.executor else sweep_executor()).__name__}); "

@@ -370,9 +370,9 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     exactly, so its figure is the all-quantized one); everything
     runs on ``executor`` (default :func:`sweep_executor`: one thread per core, each onnxruntime session
     on one intra-op thread).
-    ppocrv4_rec (208 units, 8 samples, top 16; x86_64 AVX512-VNNI, 2 cores, load average 2.4):
-    8.0-9.0 s CPU, 6.5-6.8x one 32-sample calibration pass, 5.1-5.6 s of it the 28 suffix models
-    (``benchmarks/sensitivity_sweep.py``).
+    ppocrv4_rec (208 units, 8 samples, top 16; x86_64 AVX512-VNNI, 2 cores, load average 0.5-0.9):
+    3.7 s wall, 6.6 s CPU, 2.8x in wall time the 64-row calibration pass ``workbench-cli sweep`` runs
+    before it (5.5x a 32-row pass), 4.1 s CPU of it the 28 suffix models (``benchmarks/sensitivity_sweep.py``).
 
     Fidelity: a suffix keeps or drops a Q -> DQ pair as the writer would for the edited recipe
     when the pair belongs to the unit or to a neighbouring unit (every unit of digits_cnn and the
