@@ -6,30 +6,17 @@ from __future__ import annotations
 
 import hashlib
 
-import onnx
-from onnx import numpy_helper
+from external_data_models import save_external
 
 from workbench import cli_choice_cache
 from workbench.cli import main
 from workbench.core import api
 
 
-def _save_external(source, folder, scale: float) -> None:
-    """``source`` saved as ``folder/m.onnx`` with every initializer in ``m.onnx.data``, 4-D weights times ``scale``."""
-    proto = onnx.load(str(source))
-    for t in proto.graph.initializer:
-        a = numpy_helper.to_array(t)
-        if a.ndim == 4:
-            t.CopyFrom(numpy_helper.from_array((a * scale).astype(a.dtype), t.name))
-    folder.mkdir()
-    onnx.save(proto, str(folder / "m.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
-              location="m.onnx.data", size_threshold=0)
-
-
 def test_new_weights_beside_the_same_graph_file_are_not_the_cached_model(corpus, tmp_path, monkeypatch, capsys):
     cnn = corpus / "digits_cnn"
-    _save_external(cnn / "model_opset17.onnx", tmp_path / "a", 1.0)
-    _save_external(cnn / "model_opset17.onnx", tmp_path / "b", 3.0)
+    save_external(cnn / "model_opset17.onnx", tmp_path / "a", 1.0)
+    save_external(cnn / "model_opset17.onnx", tmp_path / "b", 3.0)
     model = tmp_path / "a" / "m.onnx"
     assert model.read_bytes() == (tmp_path / "b" / "m.onnx").read_bytes()  # only the .data files differ
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
@@ -44,7 +31,7 @@ def test_new_weights_beside_the_same_graph_file_are_not_the_cached_model(corpus,
 
 def test_the_key_holds_each_external_data_file_digest(corpus, tmp_path):
     cnn = corpus / "digits_cnn"
-    _save_external(cnn / "model_opset17.onnx", tmp_path / "a", 1.0)
+    save_external(cnn / "model_opset17.onnx", tmp_path / "a", 1.0)
     model = api.open_model(tmp_path / "a" / "m.onnx")
     data = (tmp_path / "a" / "m.onnx.data").read_bytes()
     assert cli_choice_cache.external_digests(model) == [["m.onnx.data", hashlib.sha256(data).hexdigest()]]

@@ -7,21 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 
-import onnx
-from onnx import numpy_helper
+from external_data_models import save_external
 
 from workbench.cli import main
-
-
-def _save_external(source, folder, scale: float) -> None:
-    proto = onnx.load(str(source))
-    for t in proto.graph.initializer:
-        a = numpy_helper.to_array(t)
-        if a.ndim == 4:
-            t.CopyFrom(numpy_helper.from_array((a * scale).astype(a.dtype), t.name))
-    folder.mkdir()
-    onnx.save(proto, str(folder / "m.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
-              location="m.onnx.data", size_threshold=0)
 
 
 def _quantize(corpus, tmp_path, model, *more) -> int:
@@ -32,8 +20,8 @@ def _quantize(corpus, tmp_path, model, *more) -> int:
 
 def test_replay_refuses_changed_external_weights(corpus, tmp_path, capsys):
     cnn = corpus / "digits_cnn"
-    _save_external(cnn / "model_opset17.onnx", tmp_path / "a", 1.0)
-    _save_external(cnn / "model_opset17.onnx", tmp_path / "b", 3.0)
+    save_external(cnn / "model_opset17.onnx", tmp_path / "a", 1.0)
+    save_external(cnn / "model_opset17.onnx", tmp_path / "b", 3.0)
     model, data, project = tmp_path / "a" / "m.onnx", tmp_path / "a" / "m.onnx.data", tmp_path / "p.wbproj"
     assert _quantize(corpus, tmp_path, model, "-o", str(tmp_path / "q.onnx"), "--save-project", str(project)) == 0
     recorded = hashlib.sha256(data.read_bytes()).hexdigest()

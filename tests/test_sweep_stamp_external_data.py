@@ -7,28 +7,16 @@ from __future__ import annotations
 import hashlib
 import json
 
-import onnx
-from onnx import numpy_helper
+from external_data_models import save_external
 
 from workbench.cli import main
 from workbench.core import api
 
 
-def _save_external(source, folder, scale: float) -> None:
-    proto = onnx.load(str(source))
-    for t in proto.graph.initializer:
-        a = numpy_helper.to_array(t)
-        if a.ndim == 4:
-            t.CopyFrom(numpy_helper.from_array((a * scale).astype(a.dtype), t.name))
-    folder.mkdir()
-    onnx.save(proto, str(folder / "m.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
-              location="m.onnx.data", size_threshold=0)
-
-
 def test_report_refuses_a_sweep_of_other_external_weights(corpus, tmp_path, monkeypatch, capsys):
     cnn = corpus / "digits_cnn"
-    _save_external(cnn / "model_opset17.onnx", tmp_path / "a", 1.0)
-    _save_external(cnn / "model_opset17.onnx", tmp_path / "b", 3.0)
+    save_external(cnn / "model_opset17.onnx", tmp_path / "a", 1.0)
+    save_external(cnn / "model_opset17.onnx", tmp_path / "b", 3.0)
     model, data = tmp_path / "a" / "m.onnx", tmp_path / "a" / "m.onnx.data"
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
     common = [str(model), "--data", str(cnn / "calib.npz"), "--samples", "16", "--no-latency-check", "--no-auto"]

@@ -32,3 +32,20 @@ def blocks_model(blocks: int, per_block: int) -> onnx.ModelProto:
     graph = helper.make_graph(nodes, "blocks", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
                               [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 8])])
     return helper.make_model(graph)
+
+
+def constant_add_model(*after: tuple[str, str]) -> onnx.ModelProto:
+    """``y = ops(x + k)``: a Constant ``k`` (ones [1, 4]) added to the input by node ``add``, then one node per
+    ``(op_type, name)`` of ``after`` in a chain (one-input ops: Relu, Identity ...), opset 17."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    k = numpy_helper.from_array(np.ones((1, 4), np.float32), "c")
+    nodes = [helper.make_node("Constant", [], ["k"], name="const", value=k),
+             helper.make_node("Add", ["x", "k"], ["t0"], name="add")]
+    for i, (op, name) in enumerate(after):
+        nodes.append(helper.make_node(op, [f"t{i}"], [f"t{i + 1}"], name=name))
+    nodes[-1].output[0] = "y"
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

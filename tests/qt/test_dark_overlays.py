@@ -7,25 +7,14 @@ from __future__ import annotations
 import base64
 import re
 
-import numpy as np
 import pytest
 
 pytest.importorskip("PySide6")
 
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from graph_models import constant_add_model  # noqa: E402
 from PySide6.QtGui import QColor, QImage  # noqa: E402
 
 from workbench.qt.theme import DARK, LIGHT  # noqa: E402
-
-
-def _model():
-    c = numpy_helper.from_array(np.ones((1, 4), np.float32), "c")
-    nodes = [helper.make_node("Constant", [], ["k"], name="const", value=c),
-             helper.make_node("Add", ["x", "k"], ["a"], name="add"),
-             helper.make_node("Relu", ["a"], ["y"], name="relu")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 def _luminance(c: QColor) -> float:
@@ -50,7 +39,7 @@ def _swatch_outlines(legend) -> list[QColor]:
 def test_legend_and_minimap_follow_the_theme(qtbot, make_canvas):
     view = make_canvas(700, 500, groups=False)
     with qtbot.waitSignal(view.layoutReady, timeout=300_000):
-        view.set_model(_model())
+        view.set_model(constant_add_model(("Relu", "relu")))
     legend, minimap = view.legend_overlay, view.minimap()
     assert minimap.isVisible() and not minimap.collapsed
     shades = {}

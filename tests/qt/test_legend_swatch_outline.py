@@ -11,8 +11,7 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-import numpy as np  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from graph_models import constant_add_model  # noqa: E402
 from PySide6.QtGui import QColor, QImage  # noqa: E402
 
 
@@ -33,21 +32,10 @@ def _swatch_images(rich: str) -> list[QImage]:
     return [QImage.fromData(base64.b64decode(d)) for d in re.findall(r'src="data:image/png;base64,([^"]+)"', rich)]
 
 
-def _model():
-    c = numpy_helper.from_array(np.ones((1, 4), np.float32), "c")
-    nodes = [helper.make_node("Constant", [], ["k"], name="const", value=c),
-             helper.make_node("Add", ["x", "k"], ["a"], name="add"),
-             helper.make_node("Identity", ["a"], ["i"], name="ident"),
-             helper.make_node("Relu", ["i"], ["y"], name="relu")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-
-
 def test_near_white_op_colours_have_a_visible_outline(qtbot, make_canvas):
     view = make_canvas(800, 600, groups=False)
     with qtbot.waitSignal(view.layoutReady, timeout=300_000):
-        view.set_model(_model())
+        view.set_model(constant_add_model(("Identity", "ident"), ("Relu", "relu")))
     legend = view.legend_overlay
     rows = legend.label.text().split("<br>")
     assert len(rows) == 4 and all("<img" in row for row in rows)
