@@ -12,9 +12,9 @@ import pytest
 pytest.importorskip("PySide6")
 
 from PySide6.QtCore import QRectF  # noqa: E402
-from PySide6.QtGui import QImage  # noqa: E402
+from PySide6.QtGui import QFontMetricsF, QImage  # noqa: E402
 
-from workbench.qt.canvas.group_labels import LABEL_PX, LABEL_W  # noqa: E402
+from workbench.qt.canvas.group_labels import LABEL_PX, LABEL_W, label_font  # noqa: E402
 
 TEXT_HIGH = 7  # px: the capitals of a LABEL_PX (10 px) font; the 5 px titles were 3-4 high
 
@@ -30,10 +30,12 @@ def _pixels(canvas) -> np.ndarray:
 
 def _text_heights(canvas) -> list[int]:
     """Per collapsed box wholly in view: the height (px) of the dark pixels (text, not the grey edges or
-    box outlines) in its rows, from its left edge to LABEL_W px past it."""
+    box outlines) in its rows, and in the rows of a screen-size title centred on it where the box is lower
+    than that title (a 9 px box under a 12 px line of text), from its left edge to LABEL_W px past it."""
     lum = _pixels(canvas)
     d = canvas._state.data
     view = canvas.viewport().rect()
+    line = QFontMetricsF(label_font()).height()
     out = []
     for k, g in enumerate(d.group_ids):
         if g not in d.placement.collapsed:
@@ -41,7 +43,10 @@ def _text_heights(canvas) -> list[int]:
         box = canvas.mapFromScene(QRectF(d.gx0[k], d.gy0[k], d.gx1[k] - d.gx0[k], d.gy1[k] - d.gy0[k])).boundingRect()
         if not view.contains(box):
             continue
-        rows = lum[box.top() + 1:box.bottom(), box.left() + 1:min(box.left() + int(LABEL_W), view.width())]
+        centre = (box.top() + box.bottom()) / 2
+        top = max(0, min(box.top() + 1, int(centre - line / 2)))
+        bottom = min(view.height(), max(box.bottom(), int(np.ceil(centre + line / 2))))
+        rows = lum[top:bottom, box.left() + 1:min(box.left() + int(LABEL_W), view.width())]
         dark = np.flatnonzero((rows < 80).any(axis=1))
         out.append(int(dark[-1] - dark[0] + 1) if len(dark) else 0)
     return out
