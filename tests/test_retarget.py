@@ -251,3 +251,29 @@ def test_retargeted_project_records_the_new_models_external_data(corpus, tmp_pat
     assert cli.main(["quantize", str(tmp_path / "ext.wbproj"), "-o", str(tmp_path / "again.onnx"),
                      "--no-latency-check"]) == 2
     assert "m.onnx.data" in capsys.readouterr().err and not (tmp_path / "again.onnx").exists()
+
+
+def test_retarget_after_the_external_data_changed_in_place_drops_the_cached_ranges(corpus, tmp_path, capsys):
+    """The project's own model file unchanged but its external .data weights retrained in place: retargeting onto
+    it kept every cached range as 'same tensor' (ranges of the old weights' activations, as the recipe-choice
+    cache did before it keyed on the .data files); they are dropped and calibrated again now."""
+    from external_data_models import save_external
+
+    cnn = corpus / "digits_cnn"
+    save_external(cnn / "model_opset17.onnx", tmp_path / "m", 1.0)
+    model, data = tmp_path / "m" / "m.onnx", tmp_path / "m" / "m.onnx.data"
+    proj = tmp_path / "job.wbproj"
+    assert cli.main(["quantize", str(model), "--data", str(cnn / "calib.npz"), "--samples", "32", "-o",
+                     str(tmp_path / "a.onnx"), "--save-project", str(proj), "--no-auto", "--no-latency-check"]) == 0
+    save_external(cnn / "model_opset17.onnx", tmp_path / "w3", 3.0)  # the same graph, weights x 3
+    data.write_bytes((tmp_path / "w3" / "m.onnx.data").read_bytes())
+    capsys.readouterr()
+    out = tmp_path / "r.onnx"
+    assert cli.main(["quantize", str(proj), "--model", str(model), "--data", str(cnn / "calib.npz"),
+                     "--samples", "32", "-o", str(out), "--no-latency-check"]) == 0
+    text = capsys.readouterr().out
+    assert "0 ranges kept (same tensor)" in text and "(or its external data) changed" in text
+    fresh = tmp_path / "fresh.onnx"
+    assert cli.main(["quantize", str(model), "--data", str(cnn / "calib.npz"), "--samples", "32", "-o", str(fresh),
+                     "--no-auto", "--no-latency-check"]) == 0
+    assert out.read_bytes() == fresh.read_bytes()  # the retargeted model is the one a fresh job writes

@@ -258,19 +258,28 @@ def format_match_table(rt: Retarget) -> str:
                  + (f", {len(rt.respecced)} of the kept recalibrated (their settings changed: "
                     f"{', '.join(rt.respecced[:3])}{' ...' if len(rt.respecced) > 3 else ''})" if rt.respecced else ""))
     if not rt.structure:
-        lines.append("note: the project's model file changed or is missing, so overrides were matched by name "
-                     "only and every cached range was dropped")
+        lines.append("note: the project's model file (or its external data) changed or is missing, so overrides "
+                     "were matched by name only and every cached range was dropped")
     return "\n".join(lines)
 
 
 # -- projects --------------------------------------------------------------------------------------------
 
 def _old_model(project: Project, project_path: Path) -> PreparedModel | None:
+    """The project's own model as it was saved, or None when its file is missing or changed, or when the
+    external data files its weights sit in are not the ones the project recorded (changed in place, or not
+    recorded at all): its cached ranges then prove nothing about the tensors of any model."""
     path = project.model_path(project_path)
     if not path.is_file() or sha256_file(path) != project.model.sha256:
         log.info("retarget: the project's model %s is missing or changed; matching by name only", path)
         return None
-    return open_model(path)
+    old = open_model(path)
+    recorded = [[str(n), str(d)] for n, d in project.model.external_data or ()]
+    if external_identity(old) != recorded:
+        log.info("retarget: the external data files of the project's model %s are not the ones it recorded; "
+                 "matching by name only", path)
+        return None
+    return old
 
 
 def retarget_to_model(project_path: str | Path, new: PreparedModel) -> tuple[Retarget, Project]:
