@@ -39,7 +39,6 @@ STYLES = {
     "dark": ("QFrame#quantBanner { background: #3a2c10; border: 1px solid #a87a2e; border-radius: 4px; }"
              " QFrame#quantBanner QLabel { color: #f6deae; }"),
 }
-STYLE = STYLES["light"]
 
 
 class QuantBanner(QFrame):
@@ -77,7 +76,7 @@ class QuantBanner(QFrame):
 
     def set_theme(self, shown: str) -> None:
         """Colours of theme ``shown`` ("light" or "dark", :data:`STYLES`)."""
-        self.setStyleSheet(STYLES.get(shown, STYLE))
+        self.setStyleSheet(STYLES.get(shown, STYLES["light"]))
 
     def text(self) -> str:
         return self.label.text()

@@ -288,7 +288,7 @@ def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None,
     """Unit -> SQNR (dB) of its own output with only it quantized (float inputs): the float model
     and every unit's fragment run side by side in one session, one pass over ``feeds`` (split in
     contiguous runs of batches over ``executor``'s workers; the sums are added in batch order)."""
-    sfx, probes = with_fragments(fp, qp, units, tensor_map, f_types, float_nodes=False)
+    sfx, probes = with_fragments(fp, qp, units, tensor_map, f_types)
     if not sfx.outputs:
         return {}
     sums: dict[str, float] = {}

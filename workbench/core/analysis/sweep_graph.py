@@ -272,11 +272,10 @@ def only_float(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[
 
 
 def with_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: dict[str, str],
-                   available: dict[str, int], float_nodes: bool = True) -> tuple[Suffix, dict[str, list[tuple[str, str]]]]:
-    """Every unit's QDQ fragment side by side, each reading float tensors; with ``float_nodes`` the
-    float model's nodes too (the model computes its float tensors itself), without them the float
-    tensors the fragments read and compare with are graph inputs (``Suffix.inputs``), computed by
-    another session.
+                   available: dict[str, int]) -> tuple[Suffix, dict[str, list[tuple[str, str]]]]:
+    """Every unit's QDQ fragment side by side, each reading float tensors: the float tensors the fragments
+    read and compare with are graph inputs (``Suffix.inputs``), computed by another session (the float
+    model's, :func:`workbench.core.analysis.sweep_tasks.run_fragments`).
 
     Returns the model (outputs: ``<fragment output>#sig`` = sum(ref^2) and ``#err`` =
     sum((ref - q)^2), float32 scalars) and, per unit, ``[(fragment output, float tensor), ...]``.
@@ -286,7 +285,7 @@ def with_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: 
     f_nodes = list(fp.graph.node)
     q_inits = {i.name for i in qp.graph.initializer} | {i.name for i in qp.graph.input}
     producer = {o: k for k, n in enumerate(q_nodes) for o in n.output}
-    nodes: list[onnx.NodeProto] = list(f_nodes) if float_nodes else []
+    nodes: list[onnx.NodeProto] = []
     shared: set[str] = set()
     probes: dict[str, list[tuple[str, str]]] = {}
     for i, unit in enumerate(units):

@@ -3,8 +3,8 @@ that run them on an executor (:mod:`workbench.core.analysis.executors`).
 
 Three kinds, each run once per batch or per unit variant:
 
-* :class:`FragmentTask` -- one batch through the float model with every unit's QDQ fragment
-  beside it; returns the in-graph error sums (float32 scalars, as Python floats);
+* :class:`FragmentTask` -- batches through the float model, then every unit's QDQ fragment on the
+  float tensors it reads; returns the in-graph error sums (float32 scalars, as Python floats);
 * :class:`CacheTask` -- one batch through the float or the QDQ model, keeping the activations the
   suffix models read (written to ``.npy`` files when ``spill`` names a folder, see
   :mod:`workbench.core.analysis.spill`);
@@ -59,12 +59,12 @@ def energy(a) -> float:
 @dataclass
 class FragmentTask:
     """Some batches through the fragments model (:func:`workbench.core.analysis.sweep_graph.with_fragments`);
-    with ``float_model``, the float tensors the fragments read come from it (onnxruntime's default
-    optimisations, as the float activation cache), batch by batch."""
+    the float tensors the fragments read come from ``float_model`` (onnxruntime's default optimisations, as
+    the float activation cache), batch by batch."""
 
     model: onnx.ModelProto  # pickles as its serialized bytes
     feeds: list[dict[str, np.ndarray]]
-    float_model: onnx.ModelProto | None = None
+    float_model: onnx.ModelProto
 
 
 def run_fragments(task: FragmentTask) -> list[list[tuple[str, float]]]:
@@ -72,10 +72,8 @@ def run_fragments(task: FragmentTask) -> list[list[tuple[str, float]]]:
     sess = make_session(task.model, optimize=False, threads=1)
     names = [o.name for o in sess.get_outputs()]
     reads = [i.name for i in sess.get_inputs()]
-    fetch: list[str] = []
-    if task.float_model is not None:
-        graph_inputs = {i.name for i in task.float_model.graph.input}
-        fetch = [x for x in reads if x not in graph_inputs]
+    graph_inputs = {i.name for i in task.float_model.graph.input}
+    fetch = [x for x in reads if x not in graph_inputs]
     source = make_session(add_outputs(task.float_model, fetch), threads=1) if fetch else None
     out = []
     for feed in task.feeds:
