@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import onnx
+
 from workbench.core.model.load import sha256_file
+from workbench.core.model.reader import external_tensors
 
 
 def external_identity(model) -> list[list[str]]:
@@ -19,10 +22,33 @@ def external_identity(model) -> list[list[str]]:
     path = getattr(model, "path", None)
     if not names or path is None:
         return []
+    return files_identity(Path(path), names)
+
+
+def files_identity(model_path: Path, names: list[str]) -> list[list[str]]:
+    """``[[name, sha256], ...]`` of the files ``names`` (relative to the folder of the model file ``model_path``),
+    in that order; ``""`` for a file that cannot be read. Each file is read once, in 1 MiB chunks."""
     out = []
     for name in names:
         try:
-            out.append([name, sha256_file(Path(path).parent / name)])
+            out.append([name, sha256_file(model_path.parent / name)])
         except OSError:
             out.append([name, ""])
     return out
+
+
+def external_file_names(model_path: Path) -> list[str]:
+    """Sorted names of the external data files the ONNX file ``model_path`` stores tensors in (its tensors'
+    ``location`` fields, subgraphs included), read from the graph without opening them: the list
+    :attr:`~workbench.core.model.load.PreparedModel.external_data_files` of the model once loaded.
+
+    Raises
+    ------
+    OSError
+        The file cannot be read.
+    google.protobuf.message.DecodeError
+        The file is not a readable ONNX model.
+    """
+    proto = onnx.load(str(model_path), load_external_data=False)
+    names = {e.value for t in external_tensors(proto) for e in t.external_data if e.key == "location"}
+    return sorted(names)

@@ -47,6 +47,7 @@ from workbench import __version__
 from workbench.core.errors import ExportError, ProjectError
 from workbench.core.io.atomic import StagedWrite, atomic_write_bytes, same_file
 from workbench.core.io.jsonsafe import UntrustedJSONError, loads_untrusted
+from workbench.core.model.external_identity import external_file_names, files_identity
 from workbench.core.model.load import sha256_file
 from workbench.core.recipe.recipe import Recipe
 
@@ -264,7 +265,7 @@ def new_project(model_path: str | Path, recipe: Recipe, *, data: dict | str | No
     """A project for the model at ``model_path`` (absolute until saved). ``sha256``: the model
     file's digest when the caller has it (``PreparedModel.sha256``); else the file is hashed.
     ``external_data``: ``[[file name, sha256], ...]`` of its external data files
-    (:func:`workbench.core.report.sweep_match.external_identity`), checked when the project is replayed."""
+    (:func:`workbench.core.model.external_identity.external_identity`), checked when the project is replayed."""
     model_path = Path(model_path).resolve()
     if isinstance(data, (str, Path)):
         data = {"path": str(Path(data).resolve())}
@@ -422,7 +423,9 @@ def load_project(path: str | Path, *, check_model: bool = True, model_path: str 
 
 def is_project_model(project_path: str | Path, model_path: str | Path) -> bool:
     """Whether the file ``model_path`` has the sha256 the project recorded (a copy of its model), and its
-    external data files those recorded (``model.external_data``; else it is a retrained model to retarget).
+    external data files those recorded (:func:`check_external_data`; else it is a retrained model to retarget).
+    A project that recorded none (saved before they were recorded) of a model with external data files is not
+    its model here: a replay would use its cached ranges on weights it cannot check, a retarget calibrates them.
 
     Raises
     ------
@@ -433,7 +436,7 @@ def is_project_model(project_path: str | Path, model_path: str | Path) -> bool:
     if not (Path(model_path).is_file() and sha256_file(model_path) == project.model.sha256):
         return False
     try:
-        _check_external_data(project, project_path, Path(model_path))
+        check_external_data(project, project_path, Path(model_path))
     except ProjectError:
         return False
     return True
@@ -459,24 +462,57 @@ def check_project_model(project: Project, path: str | Path, model_path: str | Pa
         recorded external data files is missing or has another sha256.
     """
     found = _project_model_file(project, path, model_path)
-    _check_external_data(project, path, found)
+    check_external_data(project, path, found, unrecorded_ok=True)
     return found
 
 
-def _check_external_data(project: Project, path: str | Path, model_path: Path) -> None:
-    for name, recorded in project.model.external_data or ():
-        data_file = model_path.parent / name
-        try:
-            digest = sha256_file(data_file)
-        except OSError:
-            digest = ""
-        if digest != recorded:
-            now = f"sha256 {digest[:12]}... != {recorded[:12]}..." if digest else "not found"
-            raise ProjectError(f"{path}: the external data file {data_file} of the model changed since the project "
-                               f"was saved ({now}).",
-                               hint="Restore the original weights file, or apply the project to the new model: "
-                                    f"workbench-cli quantize {path} --model NEW.onnx -o OUT.onnx (File > Apply "
-                                    "Project to Model... in the app).")
+def check_external_data(project: Project, path: str | Path, model_path: Path,
+                        identity: list[list[str]] | None = None, *, unrecorded_ok: bool = False) -> None:
+    """Check that the external data files of the model file ``model_path`` (which has the sha256 ``project``,
+    saved at ``path``, recorded) are those in ``project.model.external_data``, byte for byte (sha256).
+
+    ``identity``: ``[[file name, sha256], ...]`` of the model's external data files
+    (:func:`workbench.core.model.external_identity.external_identity` of it loaded) when the caller has it, so
+    they are hashed once; None: hashed here (the files the project recorded: the graph file is the recorded
+    one, so it names them; none recorded: the files the graph file names).
+
+    None recorded (a project saved before they were recorded) while the model has external data files: nothing
+    says whether those weights are the ones calibrated, so this is a mismatch, except with ``unrecorded_ok``.
+    Only the plain replay passes it (:func:`check_project_model`): projects without the optional fields open as
+    before (module docstring). :func:`is_project_model` and the retarget
+    (:func:`workbench.core.pipeline.retarget.retarget_to_model`) do not: a mismatch there only costs a
+    calibration of the ranges, never stale ones.
+
+    Raises
+    ------
+    ProjectError
+        A recorded file is missing or has another sha256 (the message names it), the model has external data
+        files the project did not record, or (without ``unrecorded_ok``) it recorded none.
+    """
+    recorded = [[str(n), str(d)] for n, d in project.model.external_data or ()]
+    if not recorded and unrecorded_ok:
+        return
+    if identity is None:
+        names = [n for n, _ in recorded] if recorded else external_file_names(model_path)
+        identity = files_identity(model_path, names)
+    if identity == recorded:
+        return
+    now_by_name = dict((n, d) for n, d in identity)
+    for name, digest in recorded:
+        now = now_by_name.get(name, "")
+        if now != digest:
+            what = f"sha256 {now[:12]}... != {digest[:12]}..." if now else "not found"
+            raise ProjectError(f"{path}: the external data file {model_path.parent / name} of the model changed "
+                               f"since the project was saved ({what}).", hint=_RETARGET_HINT.format(path=path))
+    extra = ", ".join(n for n, _ in identity if n not in dict(recorded))
+    raise ProjectError(f"{path}: the model {model_path} reads weights from external data files the project did not "
+                       f"record ({extra}): it cannot tell whether they are the weights it was calibrated on.",
+                       hint=f"Apply the project to the model (its ranges are calibrated again): workbench-cli quantize "
+                            f"{path} --model {model_path} -o OUT.onnx --save-project NEW.wbproj.")
+
+
+_RETARGET_HINT = ("Restore the original weights file, or apply the project to the new model: workbench-cli quantize "
+                  "{path} --model NEW.onnx -o OUT.onnx (File > Apply Project to Model... in the app).")
 
 
 def _project_model_file(project: Project, path: str | Path, model_path: str | Path | None) -> Path:

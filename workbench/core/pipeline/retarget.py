@@ -31,11 +31,11 @@ from pathlib import Path
 import onnx
 
 from workbench.core.calibration.calibrate import CalibrationResult, unserved
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import ProjectError, WorkbenchError
 from workbench.core.model.external_identity import external_identity
 from workbench.core.model.load import PreparedModel, sha256_file
 from workbench.core.model.load import load_model as open_model
-from workbench.core.pipeline.project import Project, load_project, new_project
+from workbench.core.pipeline.project import Project, check_external_data, load_project, new_project
 from workbench.core.pipeline.quantize import QuantizeResult, plan, quantize
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
@@ -265,25 +265,34 @@ def format_match_table(rt: Retarget) -> str:
 
 # -- projects --------------------------------------------------------------------------------------------
 
-def _old_model(project: Project, project_path: Path) -> PreparedModel | None:
+def _old_model(project: Project, project_path: Path, new: PreparedModel,
+               new_identity: list[list[str]] | None) -> PreparedModel | None:
     """The project's own model as it was saved, or None when its file is missing or changed, or when the
     external data files its weights sit in are not the ones the project recorded (changed in place, or not
-    recorded at all): its cached ranges then prove nothing about the tensors of any model."""
+    recorded at all: :func:`check_external_data`): its cached ranges then prove nothing about the tensors of any
+    model. ``new_identity``: :func:`external_identity` of ``new``, reused when ``new`` is the project's own file
+    (its .data files are hashed once)."""
     path = project.model_path(project_path)
     if not path.is_file() or sha256_file(path) != project.model.sha256:
         log.info("retarget: the project's model %s is missing or changed; matching by name only", path)
         return None
     old = open_model(path)
-    recorded = [[str(n), str(d)] for n, d in project.model.external_data or ()]
-    if external_identity(old) != recorded:
-        log.info("retarget: the external data files of the project's model %s are not the ones it recorded; "
-                 "matching by name only", path)
+    same = (new_identity is not None and new.path is not None and Path(new.path).resolve() == path.resolve()
+            and new.external_data_files == old.external_data_files)
+    try:
+        check_external_data(project, project_path, path, new_identity if same else external_identity(old))
+    except ProjectError as exc:
+        log.info("retarget: matching by name only: %s", exc)
         return None
     return old
 
 
-def retarget_to_model(project_path: str | Path, new: PreparedModel) -> tuple[Retarget, Project]:
+def retarget_to_model(project_path: str | Path, new: PreparedModel, *,
+                      identity: list[list[str]] | None = None) -> tuple[Retarget, Project]:
     """The match table of the project at ``project_path`` against the open model ``new``, nothing quantized.
+
+    ``identity``: :func:`external_identity` of ``new`` when the caller has it (not hashed again when ``new`` is
+    the project's own model file).
 
     Returns
     -------
@@ -298,7 +307,7 @@ def retarget_to_model(project_path: str | Path, new: PreparedModel) -> tuple[Ret
     """
     project_path = Path(project_path)
     project = load_project(project_path, check_model=False)
-    old = _old_model(project, project_path)
+    old = _old_model(project, project_path, new, identity)
     cache = CalibrationResult.from_json(project.calibration) if project.calibration else None
     return retarget_recipe(old, new, project.recipe, cache), project
 
@@ -326,7 +335,8 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
     """
     project_path = Path(project_path)
     new = open_model(model_path)
-    rt, project = retarget_to_model(project_path, new)
+    identity = external_identity(new)
+    rt, project = retarget_to_model(project_path, new, identity=identity)
     data_spec = project.data_spec(project_path) if data is None else data
     samples = samples if samples is not None else project.samples
     the_plan, missing = None, None  # missing: the cached ranges that no longer serve (None: no cache)
@@ -345,7 +355,7 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
     spec = data if isinstance(data, dict) else ({"path": str(Path(data).resolve())} if data is not None
                                                  else project.data_spec(project_path))
     out = new_project(new.path, rt.recipe, data=spec, samples=samples,
-                      external_data=external_identity(new))
+                      external_data=identity)
     out.allow_code = project.allow_code
     if result.calibration is not None:
         out.calibration = result.calibration.to_json()
