@@ -400,3 +400,37 @@ def test_report_float8_nonzero_zero_point():
     qx = qdq_to_qonnx(m)
     assert op_counts(qx) == {"FloatQuant": 1}
     np.testing.assert_array_equal(qonnx_run(qx, {})["y"], run(m, {})["y"])
+
+
+def _one_element_scale_model() -> onnx.ModelProto:
+    """x -> Q/DQ -> Conv(DQ int8 weight, DQ int32 bias) -> Q/DQ -> y, every scale and zero point of shape [1]
+    as onnxruntime's quantize_static writes its biases' scales (a [1] scale is per-tensor)."""
+    w = RNG.integers(-127, 128, (4, 3, 3, 3)).astype(np.int8)
+    b = RNG.integers(-3000, 3000, (4,)).astype(np.int32)
+    arr = {"xs": np.array([0.02], np.float32), "xz": np.array([128], np.uint8), "ws": np.array([0.004], np.float32),
+           "bs": np.array([0.02 * 0.004], np.float32), "ys": np.array([0.05], np.float32),
+           "yz": np.array([120], np.uint8), "wq": w, "bq": b}
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="x_q"),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="x_dq"),
+             helper.make_node("DequantizeLinear", ["wq", "ws"], ["wd"], name="w_dq"),
+             helper.make_node("DequantizeLinear", ["bq", "bs"], ["bd"], name="b_dq"),
+             helper.make_node("Conv", ["xd", "wd", "bd"], ["c"], name="conv"),
+             helper.make_node("QuantizeLinear", ["c", "ys", "yz"], ["cq"], name="c_q"),
+             helper.make_node("DequantizeLinear", ["cq", "ys", "yz"], ["y"], name="c_dq")]
+    g = helper.make_graph(nodes, "ort_style", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 6, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 4, 4])],
+                          [numpy_helper.from_array(v, k) for k, v in arr.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_one_element_scales_convert_as_per_tensor():
+    # a [1] scale on the int32 bias of shape [4] was read as per-axis (axis 1): 'cannot reshape array of
+    # size 1 into shape (4,)', a traceback from convert --to qonnx on any quantize_static QDQ file
+    m = _one_element_scale_model()
+    assert conversion_report(m, "qonnx") == []
+    q = convert(m, "qonnx")
+    assert op_counts(q) == {"Quant": 4, "Conv": 1}
+    x = _x(2)
+    np.testing.assert_array_equal(qonnx_run(q, x)["y"], run(m, x)["y"])
+    back = convert(q, "qdq")
+    np.testing.assert_array_equal(run(back, x)["y"], run(m, x)["y"])

@@ -160,7 +160,10 @@ class _ToQonnx:
             plan.reasons.append((n.name, f"non-zero zero point on {qt.name}: "
                                  f"{'FloatQuant' if qt.is_float else 'BipolarQuant'} has none."))
             return
-        axis = a.get("axis", 1) if scale.ndim else None
+        # a [1] scale without an axis is per-tensor, as onnxruntime reads it (quantize_static writes its
+        # bias scales so); with an axis it is the per-axis scale of a tensor of one channel
+        per_axis = scale.size > 1 or "axis" in a or a.get("block_size")
+        axis = a.get("axis", 1) if scale.ndim and per_axis else None
         qp = QParams(scale, np.asarray(zp), qt.name, axis, a.get("block_size") or None)
         if x in consts:
             self._const(n, k, consts[x], qp, plan)
