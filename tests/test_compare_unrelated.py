@@ -44,13 +44,15 @@ def test_compare_refuses_when_no_node_matches(tmp_path, capsys):
     a, b = _one_op(tmp_path / "a.onnx", "Relu"), _one_op(tmp_path / "b.onnx", "Sigmoid")
     assert cli.main(["compare", a, b]) == 2
     err = capsys.readouterr().err
-    assert "none of the 1 float nodes matches" in err
+    assert "do not correspond: the float model's only node matches no node of the quantized file." in err
 
 
 def test_compare_same_model_still_matches_every_node(tmp_path, capsys):
     a, b = _one_op(tmp_path / "a.onnx", "Relu"), _one_op(tmp_path / "b.onnx", "Relu")
     assert cli.main(["compare", a, b]) == 0
-    assert capsys.readouterr().out.startswith("1 nodes matched")
+    # a count of 1 takes the singular (was "1 nodes matched")
+    assert capsys.readouterr().out.startswith("1 node matched (0 quantized, 0 compute ops left float); 0 Q/DQ pairs "
+                                              "inserted, 0 DequantizeLinear without a Q (0 weight/bias);")
 
 
 def test_compare_with_a_qonnx_file_says_to_convert_it(corpus, tmp_path, capsys):

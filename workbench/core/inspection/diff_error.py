@@ -293,8 +293,9 @@ def compare_models(float_model: PreparedModel, quant_proto: onnx.ModelProto, dat
     diff.quant_proto = quant_proto
     diff.notes += [n for n in [renamed_outputs_note(reference, quant_proto)] if n]
     if not diff.matches and len(reference.graph.node):
-        raise ModelError(f"{float_label} and {quant_label} do not correspond: none of the "
-                         f"{len(reference.graph.node)} float nodes matches a node of the quantized file.", hint=hint)
+        n = len(reference.graph.node)
+        which = "the float model's only node matches no node" if n == 1 else f"none of the {n} float nodes matches a node"
+        raise ModelError(f"{float_label} and {quant_label} do not correspond: {which} of the quantized file.", hint=hint)
     matched()
     if data is not None:
         measure_diff(float_model, quant_proto, diff, data, samples=samples, progress=progress, cancel=cancel,

@@ -40,6 +40,7 @@ from workbench.core.inspection.correspond import output_names
 from workbench.core.inspection.quant_summary import COMPUTE_OPS
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 from workbench.core.model.opset import default_opset
+from workbench.core.wording import count
 
 #: float ops a quantizer may drop: folded into the producer (BatchNormalization into Conv) or fused
 #: into the following QuantizeLinear (Relu, Clip), or removed as no-ops
@@ -197,8 +198,9 @@ class ModelDiff:
         c = self.counts()
         held = f" ({c['qdq_pairs_on_weights']} on weights)" if c["qdq_pairs_on_weights"] else ""
         weight_only = f"{c['matched_weight_only']} weight-only, " if c.get("matched_weight_only") else ""
-        return (f"{len(self.matches)} nodes matched ({c.get('matched_quantized', 0)} quantized, {weight_only}"
-                f"{c.get('matched_float', 0)} compute ops left float); {c['qdq_pairs']} Q/DQ pairs inserted{held}, "
+        return (f"{count(len(self.matches), 'node')} matched ({c.get('matched_quantized', 0)} quantized, {weight_only}"
+                f"{count(c.get('matched_float', 0), 'compute op')} left float); "
+                f"{count(c['qdq_pairs'], 'Q/DQ pair')} inserted{held}, "
                 f"{c['dq_without_q']} DequantizeLinear without a Q ({c['dq_without_q_weight_bias']} weight/bias); "
                 f"{c['folded']} folded or fused, {c['removed']} removed, {c['added']} added"
                 + ("; the second file holds no quantization (no Q/DQ, no integer op): both compute in float"
@@ -541,7 +543,7 @@ def format_diff(diff: ModelDiff, worst: int = 10, limit: int = 20) -> str:
     lines = [diff.summary()]
     if diff.sqnr:
         ranked = sorted(diff.sqnr.items(), key=lambda kv: kv[1])[:worst]
-        lines.append(f"worst SQNR ({len(diff.sqnr)} tensors measured):")
+        lines.append(f"worst SQNR ({count(len(diff.sqnr), 'tensor')} measured):")
         lines += [f"  {db:8.2f} dB  {t} (quantized: {diff.tensors[t]})" for t, db in ranked]
     left = [(m.float_node, m.float_op) for m in diff.matches if m.status == "float"]
     for title, rows in (("left float", left), ("folded or fused", diff.folded), ("removed", diff.removed),
