@@ -148,6 +148,23 @@ def test_loops_sign_of_zero_clamping_and_empty_arrays():
     assert counts.sum() == 8
 
 
+def test_bin_f32_blocks_count_every_value_once():
+    """bin_f32 works in blocks of BIN_BLOCK values (indices first, then counts): sizes at and next to the block
+    boundaries count each value once, in the bin numpy's float32 arithmetic gives, clamped to the bins."""
+    from workbench.core.calibration.observers._llvm import BIN_BLOCK
+
+    k = kernels.get()
+    assert k is not None
+    rng = np.random.default_rng(11)
+    lo, inv, bins = np.float32(-2.5), np.float32(7.3), 37
+    for n in (1, BIN_BLOCK - 1, BIN_BLOCK, BIN_BLOCK + 1, 3 * BIN_BLOCK + 5):
+        x = (rng.standard_normal(n) * 2).astype(np.float32)  # some values below lo and past the last bin
+        want = np.bincount(np.clip(((x - lo) * inv).astype(np.int64), 0, bins - 1), minlength=bins)
+        counts = np.full(bins, 3, np.int64)  # added to, not overwritten
+        k.bin_f32(x, lo, inv, counts)
+        assert (counts - 3).tolist() == want.tolist() and counts.sum() == 3 * bins + n
+
+
 def test_llvmlite_import_failure_falls_back_to_numpy_with_one_warning(monkeypatch, caplog):
     import sys
 

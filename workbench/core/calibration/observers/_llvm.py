@@ -119,9 +119,65 @@ def _bin(name: str, t: str, params: str, index: str, tail: str = "") -> str:
                  tail=f"declare i64 @llvm.smin.i64(i64, i64)\ndeclare i64 @llvm.smax.i64(i64, i64)\n{tail}")
 
 
-#: ``counts[trunc((x - lo) * inv)] += 1`` in float32 arithmetic, indices clamped to the bins
-_BIN_F32 = _bin("bin_f32", "float", ", float %lo, float %inv,\n                     ptr noalias nocapture %counts, i64 %bins",
-                "  %d = fsub float %v, %lo\n  %y = fmul float %d, %inv\n  %k = fptosi float %y to i64\n")
+#: values per block of :data:`_BIN_F32`: its bin indices (4 KiB of int32) and a histogram of 2048 int64 counts stay
+#: in a 32 KiB L1 data cache (blocks of 4096 lost the gain)
+BIN_BLOCK = 1024
+
+#: ``counts[trunc((x - lo) * inv)] += 1`` in float32 arithmetic, indices clamped to the bins. Per block of
+#: :data:`BIN_BLOCK` values, one loop computes the indices into a stack buffer (no stores to ``counts``, so LLVM
+#: vectorizes it) and a second one counts them: 0.80 -> 0.64 ns a value against one loop doing both, min of 6
+#: interleaved runs over 60 activations of minilm_l6_v2 (9.4 M values, 2048 bins), x86_64 AVX512-VNNI.
+_BIN_F32 = f"""
+define void @bin_f32(ptr noalias nocapture readonly %p, i64 %n, float %lo, float %inv,
+                     ptr noalias nocapture %counts, i64 %bins) #0 {{
+entry:
+  %buf = alloca [{BIN_BLOCK} x i32], align 64
+  %last = add i64 %bins, -1
+  br label %block
+block:
+  %s = phi i64 [ 0, %entry ], [ %s1, %counted ]
+  %rest = sub i64 %n, %s
+  %short = icmp ult i64 %rest, {BIN_BLOCK}
+  %m = select i1 %short, i64 %rest, i64 {BIN_BLOCK}
+  br label %index
+index:
+  %j = phi i64 [ 0, %block ], [ %j1, %index ]
+  %ij = add nuw nsw i64 %s, %j
+  %q = getelementptr inbounds float, ptr %p, i64 %ij
+  %v = load float, ptr %q
+  %d = fsub float %v, %lo
+  %y = fmul float %d, %inv
+  %k = fptosi float %y to i64
+  %k1 = call i64 @llvm.smin.i64(i64 %k, i64 %last)
+  %k2 = call i64 @llvm.smax.i64(i64 %k1, i64 0)
+  %k32 = trunc i64 %k2 to i32
+  %b = getelementptr inbounds i32, ptr %buf, i64 %j
+  store i32 %k32, ptr %b
+  %j1 = add nuw nsw i64 %j, 1
+  %jdone = icmp eq i64 %j1, %m
+  br i1 %jdone, label %count, label %index
+count:
+  %t = phi i64 [ 0, %index ], [ %t1, %count ]
+  %bt = getelementptr inbounds i32, ptr %buf, i64 %t
+  %kt = load i32, ptr %bt
+  %kz = zext i32 %kt to i64
+  %c = getelementptr inbounds i64, ptr %counts, i64 %kz
+  %old = load i64, ptr %c
+  %new = add i64 %old, 1
+  store i64 %new, ptr %c
+  %t1 = add nuw nsw i64 %t, 1
+  %tdone = icmp eq i64 %t1, %m
+  br i1 %tdone, label %counted, label %count
+counted:
+  %s1 = add nuw nsw i64 %s, %m
+  %sdone = icmp eq i64 %s1, %n
+  br i1 %sdone, label %exit, label %block
+exit:
+  ret void
+}}
+declare i64 @llvm.smin.i64(i64, i64)
+declare i64 @llvm.smax.i64(i64, i64)
+"""
 
 
 def _bin_f64(s: str) -> str:
