@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import onnx
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -106,6 +107,23 @@ class FakeClock:
 
     def thread_time_ns(self) -> int:
         return self.cpu_ns
+
+    def quantized_at(self, ratio: float, float_s: float = 1e-3) -> None:
+        """Script every run of a model holding a DequantizeLinear to take ``ratio`` x ``float_s`` and every run of
+        any other model (a float model, or one written with every unit float) ``float_s``, by both clocks."""
+        float_ns, quant_ns = round(float_s * 1e9), round(float_s * ratio * 1e9)
+
+        def runs(model):
+            ns = quant_ns if _has_dq(model) else float_ns
+            return lambda k: (ns, ns)
+
+        self.script = runs
+
+
+def _has_dq(model) -> bool:
+    """True when ``model`` (bytes or a ModelProto) holds a DequantizeLinear node."""
+    proto = model if isinstance(model, onnx.ModelProto) else onnx.load_from_string(model)
+    return any(n.op_type == "DequantizeLinear" for n in proto.graph.node)
 
 
 class _ScriptedSession:

@@ -16,6 +16,14 @@ from workbench.core.analysis.noise_split import split_steps
 from workbench.core.analysis.unit_error import UNIT_GROUPS, analysis_steps
 from workbench.core.progress import CancelToken, phase_of
 
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
+
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 MODEL, CALIB = str(EXAMPLE / "digits_cnn.onnx"), str(EXAMPLE / "digits_cnn_calib.npz")
 

@@ -19,6 +19,13 @@ from workbench.core.pipeline import latency_placement
 from workbench.core.progress import CancelToken
 
 
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
+
+
 @pytest.fixture
 def sessions(monkeypatch):
     """Every InferenceSession built, as the step (progress message) running when it was built."""

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
+
 from workbench.cli import main
 from workbench.core import api
+
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
 
 
 def test_compare_split_names_the_quantized_file(corpus, tmp_path, capsys, monkeypatch):

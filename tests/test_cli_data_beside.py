@@ -25,7 +25,8 @@ def test_quantize_without_data_names_the_calib_file_beside(corpus, tmp_path, cap
         f"error: Recipe preset 'cpu-u8s8' needs calibration data. No --data given; {calib} is beside the model: "
         f"add --data {calib}.")
     assert not out.exists()
-    assert main(["quantize", str(model), "-o", str(out), "--data", str(calib), "--samples", "8"]) == 0
+    assert main(["quantize", str(model), "-o", str(out), "--data", str(calib), "--samples", "8",
+                 "--no-latency-check"]) == 0  # about the data beside the model, not latency
     assert out.is_file()
 
 

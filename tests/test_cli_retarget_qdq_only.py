@@ -9,10 +9,19 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.cli import main
 from workbench.core import api
+
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
+
 
 RECIPE = {"preset": "cpu-u8s8", "target": "qonnx", "rules": [{"op_type": "Conv", "activation": {"dtype": "uint6"}}]}
 

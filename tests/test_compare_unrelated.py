@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import onnx
+import pytest
 from onnx import TensorProto, helper
 
 from workbench import cli
+
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
 
 
 def _one_op(path, op: str, in_name: str = "x", rank: int = 2):

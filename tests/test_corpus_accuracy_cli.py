@@ -29,7 +29,9 @@ def test_quant_side_measures_the_file_the_command_wrote(corpus, tmp_path, monkey
     real = corpus_accuracy.run_cli
 
     def spy(command):
-        run = real(command)
+        # the command as the benchmark builds it, without the latency check: digits_mlp measures 1.22-1.27x float
+        # quantized on some machines, which writes every unit float (test_latency_microsecond)
+        run = real([*command, "--no-latency-check"])
         written.append((command, Path(command[command.index("-o") + 1]).read_bytes()))
         return run
 

@@ -18,6 +18,14 @@ from workbench.core.issues import IssueCode, Severity
 from workbench.core.jobs import job_export
 from workbench.core.progress import CancelToken
 
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
+
+
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 MODEL = EXAMPLE / "digits_cnn.onnx"
 CALIB = EXAMPLE / "digits_cnn_calib.npz"

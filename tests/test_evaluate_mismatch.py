@@ -5,8 +5,16 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 
 from workbench.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
 
 
 def _quantize(d, out, *extra):

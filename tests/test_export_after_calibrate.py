@@ -20,6 +20,13 @@ from workbench.core.runtime import unit_latency
 from workbench.core.runtime.latency import LatencyComparison
 
 
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
+
+
 @pytest.fixture
 def latency_checks(monkeypatch):
     """Counts the latency check's runs (cached measurements count too: the pass runs either way)."""

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
 from qdq_helpers import cli_quantized
 
 from workbench.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
 
 
 def test_inspect_units_of_a_quantized_file_says_why_there_are_none(corpus, tmp_path, capsys):

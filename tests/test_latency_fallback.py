@@ -109,14 +109,45 @@ def test_a_model_whose_only_island_does_not_pay_is_written_float(tmp_path, monke
         in whole.message and "pass --no-latency-check to write it quantized anyway" in whole.message
 
 
-def test_a_slowdown_of_microseconds_is_warned_about_not_rewritten(tmp_path, monkeypatch):
+def test_a_slowdown_of_microseconds_leaves_every_island_float_without_trials(tmp_path, monkeypatch):
+    """1.50x of a 20 us model (10 us a run, below MIN_SLOWDOWN_S): no single island is tried, every island is
+    left float at once and kept whatever it measures (1.05x here: a float model's noise), with one warning."""
+    model, data = _two_islands(tmp_path)
+    seen = _fake_latency(monkeypatch, {frozenset({"mm1", "mm2"}): 1.5, frozenset(): 1.05}, float_s=20e-6)
+    steps = []
+    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True,
+                       progress=lambda done, total, msg: steps.append((done, total, msg)))
+    assert seen == [frozenset({"mm1", "mm2"}), frozenset()]
+    assert [s for s in steps if s[2].startswith("Latency fallback")] == [
+        (0, 1, "Latency fallback: measuring with 2 islands float"), (1, 1, "Latency fallback: done")]
+    assert _ops(res.proto) == {"MatMul": 2, "Sin": 1} and res.latency.ratio == pytest.approx(1.05)
+    warnings = [(i.code, i.node, i.message) for i in res.issues if i.severity == Severity.WARNING]
+    assert warnings == [(IssueCode.LATENCY_KEPT_FLOAT, "", (
+        "quantization does not pay at this size: as quantized the model measured 1.50x its float latency (10 us "
+        "slower per run of 0.020 ms: the Q/DQ transitions cost more than the integer kernels save), so every unit "
+        "is left float and the model written is the float model; --no-latency-check writes it quantized, "
+        "--remeasure-latency (WORKBENCH_REMEASURE_LATENCY=1 in the app's environment) measures again"))]
+    notes = [(i.node, i.message.split(":")[0]) for i in res.issues
+             if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.severity == Severity.INFO]
+    assert notes == [("mm1", "kept float with its island of 1 quantized unit (mm1)"),
+                     ("mm2", "kept float with its island of 1 quantized unit (mm2)")]
+    # the decision is in the result's recipe, as the island fallback's: a replay writes the same bytes unmeasured
+    assert res.recipe.overrides["mm1"].exclude and res.recipe.overrides["mm2"].exclude
+    assert api.quantize(model, res.recipe, data=data).proto.SerializeToString() == res.proto.SerializeToString()
+
+
+def test_a_slowdown_of_microseconds_on_an_island_the_recipe_names_is_written_as_planned(tmp_path, monkeypatch):
+    """mm2 named by the recipe stays quantized, so leaving the rest float cannot make the model run as float
+    does: nothing is tried, the latency check's warning stands."""
     model, data = _two_islands(tmp_path)
     seen = _fake_latency(monkeypatch, {frozenset({"mm1", "mm2"}): 1.5}, float_s=20e-6)
-    res = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
+    recipe = api.make_recipe("cpu-u8s8").with_overrides(["mm2"], NodeSettings())
+    res = api.quantize(model, recipe, data=data, latency_check=True)
     assert len(seen) == 1 and _quantized_matmuls(res.proto) == {"mm1", "mm2"}
-    warn = [i for i in res.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]
-    assert len(warn) == 1 and warn[0].severity == Severity.WARNING
-    assert "does not pay at this size" in warn[0].message and "1.50x" in warn[0].message
+    warn = [i for i in res.issues if i.severity == Severity.WARNING]
+    assert len(warn) == 1 and warn[0].code == IssueCode.SLOWER_THAN_FLOAT
+    assert warn[0].message.startswith("quantization does not pay at this size: the quantized model measured 1.50x")
+    assert "written as the recipe asks" in warn[0].message
     assert not [i for i in res.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
 
 

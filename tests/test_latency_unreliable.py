@@ -190,21 +190,29 @@ def test_under_load_the_fallback_keeps_the_same_islands_float_as_quietly(tmp_pat
     assert [i.node for i in res.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT] == ["mm1"]
 
 
-def test_a_microsecond_slowdown_under_load_is_not_told_to_measure_again(tmp_path, monkeypatch):
-    """A slowdown too small for a float fallback (4 us a run on a 20 us model) is written as planned whatever the
-    load: the warning says quantization does not pay at this size and names the load, not 'run the command again
-    when the machine is quieter', which could not change the outcome."""
+def test_a_microsecond_slowdown_under_load_is_written_as_planned_and_told_to_measure_again(tmp_path, monkeypatch):
+    """A slowdown too small for island trials (4 us a run on a 20 us model, 1.20x) measured at a load average of 6
+    on 2 cores is below LOADED_DECISIVE: written as planned, with the load warning (measured quietly, every unit
+    would be left float, so measuring again can change the outcome); 1.30x at that load decides."""
     src, *_ = _pair(tmp_path)
     tiny = LatencyComparison(float_s=20e-6, quant_s=24e-6, runs=301, load=6.0, cores=2)
     monkeypatch.setattr(latency_check, "compare", lambda f, q, feed, **k: tiny)
-    result = api.quantize(api.open_model(str(src)), api.make_recipe("cpu-u8s8"), data=str(tmp_path / "calib.npz"),
-                          latency_check=True)
+    model, data = api.open_model(str(src)), str(tmp_path / "calib.npz")
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
     assert [u.excluded for u in result.plan.units.values()] == [False]
-    slower = [i.message for i in result.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]
-    assert len(slower) == 1 and not slower[0].startswith("the latency could not be measured reliably")
-    assert slower[0].startswith("quantization does not pay at this size: the quantized model measured 1.20x the "
-                                "float model's latency (at load average 6.0 on 2 cores, which can move the figure) "
-                                "(4 us slower per run, below the 50 us")
+    slower = [i.message for i in result.issues if i.severity == Severity.WARNING]
+    assert slower == ["the latency could not be measured reliably (load average 6.0 on 2 cores): the quantized model "
+                      "measured 1.20x the float model's latency, which load alone can cause, so it is written as "
+                      "planned, with no island of units left float for the slowdown; run the command again when the "
+                      "machine is quieter (a measurement under load is not cached: it measures again), or pass "
+                      "--no-latency-check to skip the check"]
+    clear = LatencyComparison(float_s=20e-6, quant_s=26e-6, runs=301, load=6.0, cores=2)
+    monkeypatch.setattr(latency_check, "compare", lambda f, q, feed, **k: clear)
+    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=data, latency_check=True)
+    assert [u.excluded for u in result.plan.units.values()] == [True]
+    (warn,) = [i.message for i in result.issues if i.severity == Severity.WARNING]
+    assert warn.startswith("quantization does not pay at this size: as quantized the model measured 1.30x its float "
+                           "latency (6 us slower per run of 0.020 ms, at load average 6.0 on 2 cores: ")
 
 
 def test_every_island_left_float_under_load_is_not_told_no_further_island_is(tmp_path, monkeypatch):

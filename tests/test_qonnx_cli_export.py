@@ -18,6 +18,14 @@ from workbench.core import api
 from workbench.core.errors import ExportError
 from workbench.core.qonnx.shapes import parse_input_shape, resolve_input_shapes
 
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
+
+
 RNG = np.random.default_rng(5)
 
 

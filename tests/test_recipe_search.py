@@ -15,6 +15,14 @@ from workbench.core.calibration.observers import make_observer
 from workbench.core.tuning import recipe_search
 from workbench.core.tuning.recipe_search import CANDIDATES, MARGIN, search_recipe
 
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
+
+
 ROWS, FEAT, OUT = 40, 64, 8
 
 

@@ -14,6 +14,14 @@ from workbench.core import api
 from workbench.core.issues import IssueCode
 from workbench.core.model.load import load_model
 
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
+
+
 V, D, T = 512, 64, 8
 
 

@@ -24,6 +24,14 @@ from workbench.core.report.unit_histograms import why_missing
 from workbench.core.runtime import unit_latency
 from workbench.core.runtime.latency import LatencyComparison
 
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
+
+
 EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 ROWS = 4
 

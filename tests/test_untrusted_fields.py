@@ -13,6 +13,14 @@ from onnx import TensorProto, helper, numpy_helper
 from workbench.cli import main
 from workbench.core.calibration.calibrate import CalibrationResult
 
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(fake_latency):
+    """The latency check measures every quantized model at half its float model's latency (conftest's fake
+    clock), so what these tests check does not depend on this machine's timings."""
+    fake_latency.quantized_at(0.5)
+
+
 RNG = np.random.default_rng(3)
 
 

@@ -441,6 +441,15 @@ def _names(nodes: list[str]) -> str:
     return ", ".join(nodes[:8]) + (f" and {len(nodes) - 8} more" if len(nodes) > 8 else "")
 
 
+def _group_key(issue) -> tuple:
+    """What makes issues about several nodes one reason for :func:`_print_issues`: the same code and severity,
+    and for the latency check's notes whether they are about islands (a microsecond model's islands all left
+    float) or single units (the latency placement's probes)."""
+    code = getattr(issue, "code", None)
+    island = code == IssueCode.LATENCY_KEPT_FLOAT and "with its island" in getattr(issue, "message", "")
+    return code, getattr(issue, "severity", None), island
+
+
 def _print_issues(issues) -> None:
     """The job's issues on stderr ("warning:" / "note:"), one line each, except when
     :data:`GROUP_ISSUES` or more name different nodes for one reason (the same code and severity):
@@ -449,13 +458,12 @@ def _print_issues(issues) -> None:
     groups: dict[tuple, list] = {}
     for issue in issues:
         if getattr(issue, "node", "") and getattr(issue, "code", None) is not None:
-            groups.setdefault((issue.code, issue.severity), []).append(issue)
+            groups.setdefault(_group_key(issue), []).append(issue)
     grouped = {key: members for key, members in groups.items() if len(members) >= GROUP_ISSUES}
     for issue in issues:
         kind = "warning" if getattr(issue, "severity", "") in ("warning", "error") else "note"
         # an issue about the whole model (no node) is never folded into a group of node issues
-        members = (grouped.get((getattr(issue, "code", None), getattr(issue, "severity", None)))
-                   if getattr(issue, "node", "") else None)
+        members = grouped.get(_group_key(issue)) if getattr(issue, "node", "") else None
         if members is not None and issue is not members[0]:
             continue
         if members is not None and issue.code == IssueCode.FLOAT_ISLAND:
@@ -1667,7 +1675,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not measure latency: write every unit the recipe quantizes. By default Convs with one input "
                         "channel per group (depthwise), AveragePools and activation MatMuls whose integer kernel measures slower are kept float, the model is timed "
                         "against float (onnxruntime CPU, 1 thread, the first calibration sample; about 2 s, cached "
-                        "per model pair) and, when it measures slower, the islands that do not pay are left float; "
+                        "per model pair) and, when it measures slower, the islands that do not pay are left float (every "
+                        "unit, for a model a few microseconds a run slower); "
                         "measurements on a loaded machine can change which units those are")
     _add_remeasure_arg(s)
     _add_auto_arg(s)

@@ -27,11 +27,12 @@ class InProcessJob(ThreadJob):
         self.name, self.payload, self.grace = name, payload, grace
 
 
-def slow_quantized(monkeypatch, ratio: float = 1.5) -> None:
-    """Quantized models measure ``ratio`` x float; unit probes measure quantized faster (see the module)."""
+def slow_quantized(monkeypatch, ratio: float = 1.5, float_s: float = FLOAT_S) -> None:
+    """Quantized models measure ``ratio`` x float (a float run of ``float_s`` seconds: under 0.5 ms and 50 us
+    slower, a microsecond model); unit probes measure quantized faster (see the module)."""
     monkeypatch.setattr(runs, "ProcessJob", InProcessJob)
     monkeypatch.setattr(latency_check, "compare",
-                        lambda f, q, feed, **k: LatencyComparison(float_s=FLOAT_S, quant_s=FLOAT_S * ratio, runs=5))
+                        lambda f, q, feed, **k: LatencyComparison(float_s=float_s, quant_s=float_s * ratio, runs=5))
     monkeypatch.setattr(unit_latency, "compare",
                         lambda f, q, feed, **k: LatencyComparison(float_s=FLOAT_S, quant_s=FLOAT_S / 2, runs=5))
 

@@ -57,3 +57,34 @@ def test_every_unit_kept_float_by_the_latency_check(qtbot, window, open_file, mo
     assert window.doc.recipe.overrides[node].exclude is False
     _calibrate(qtbot, window, window.act_calibrate)
     assert node in {r.node for r in window.doc.errors}
+
+
+def test_a_microsecond_model_kept_float_reads_as_the_fallbacks_all_float(qtbot, window, open_file, monkeypatch):
+    """The bundled example at 1.25x of 20 us (a microsecond model, where no island is tried): the latency check
+    keeps every unit float as it does for ppocr_mobile_v2_cls, and the app says so the same way (the Errors
+    panel, the status line, one undoable edit, the button that shows the quantized model's errors with the
+    ratio measured); the one warning is listed with the calibration's issues."""
+    slow_quantized(monkeypatch, ratio=1.25, float_s=20e-6)
+    open_file(window, MODEL)
+    window.calibration.choose_first.setChecked(False)
+    units = sorted(window.doc.plan.units)
+    res = _calibrate(qtbot, window, window.act_calibrate)
+    assert res["latency_kept"] == units and not window.doc.errors
+    qtbot.waitUntil(lambda: window.errors.summary.text() != NO_RESULTS, timeout=10_000)
+    assert window.errors.summary.text().startswith(
+        f"Nothing is quantized: the latency check kept all {len(units)} node units float (the quantized model "
+        "measured slower than float on this machine")
+    assert window.status_label.text().startswith("Done, but nothing is quantized: the latency check kept every unit "
+                                                 "float")
+    stack = window.doc.undo_stack
+    assert stack.command(stack.index() - 1).text() == f"Keep {len(units)} units float (latency check)"
+    warnings = [i.message for i in window.doc.result_issues if str(i.severity) == "warning"]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        "quantization does not pay at this size: as quantized the model measured 1.25x its float latency (5 us slower "
+        "per run of 0.020 ms: ")
+    assert window.errors.show_quantized_button.isVisibleTo(window.errors)
+    state, res = run_job(qtbot, window, window.errors.show_quantized_button.click)  # Ctrl+Z and Analyze (F6)
+    assert state == "succeeded", res
+    assert sorted(r.node for r in window.doc.errors) == units
+    qtbot.waitUntil(lambda: "it measured 1.25x the float model's latency here" in window.errors.summary.text(),
+                    timeout=10_000)

@@ -118,11 +118,15 @@ def test_thirty_models_in_one_session(qtbot, window, open_file, corpus, tmp_path
         win.calibration.analysis_samples.setValue(2)
         status, res = _run_job(qtbot, win, win.act_calibrate.trigger)
         assert status == "succeeded", (cycle, path, res)
+        # real measurements in the job processes: a model that measures slower quantized here (the digits and tiny
+        # MLPs run in microseconds) is written with every unit float, one that does not with some quantized
+        all_float = all(u.excluded for u in win.doc.plan.units.values()) and bool(res.get("latency_kept"))
         t2 = time.perf_counter()
         out = out_dir / f"c{cycle:02d}.onnx"
         status, res = _run_job(qtbot, win, lambda out=out: win.export_to(out))
         assert status == "succeeded", (cycle, path, res)
-        assert any(n.op_type in ("QuantizeLinear", "DynamicQuantizeLinear") for n in onnx.load(str(out)).graph.node)
+        quantized = any(n.op_type in ("QuantizeLinear", "DynamicQuantizeLinear") for n in onnx.load(str(out)).graph.node)
+        assert quantized != all_float, (cycle, path)
         qtbot.wait(10)  # let deleteLater() of finished jobs run
         times.append((path.name, t1 - t0, t2 - t1, time.perf_counter() - t2))
         if cycle in (5, CYCLES):

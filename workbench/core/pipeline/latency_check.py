@@ -1,6 +1,6 @@
 """The latency check: measure the written model against its float model, warn when slower.
 
-Runs last in :data:`workbench.core.pipeline.quantize.QUANTIZE_PASSES` when the job asks for it
+Runs last but one in :data:`workbench.core.pipeline.quantize.QUANTIZE_PASSES` when the job asks for it
 (``quantize(..., latency_check=True)``; the CLI's ``quantize`` does unless ``--no-latency-check``).
 Both models run on the first calibration sample (a random sample when the job has no data) in
 onnxruntime's CPU provider at 1 thread (:mod:`workbench.core.runtime.latency`, cached on disk per
@@ -8,19 +8,25 @@ pair of models unless measured on a loaded machine), compared by thread CPU time
 changes the model: it reports the ratio as an INFO issue
 (``IssueCode.LATENCY``) and, when the quantized model measured slower than float, a WARNING
 (``IssueCode.SLOWER_THAN_FLOAT``) with the ratio; a ratio up to :data:`NOISE` is measurement noise and
-the note says so instead. A slowdown of at least :data:`MIN_SLOWDOWN_S` per
-run is then handed to :mod:`workbench.core.pipeline.latency_fallback` (islands left float); a smaller
-one (a model that runs in microseconds, where the input Q and output DQ alone outweigh int8) is
-written as the recipe asks, with a warning that quantization does not pay at that size. Nothing
-slower than float is written silently; a slowdown reused from the cache says so and how to measure again.
+the note says so instead. A slowdown above :data:`NOISE` is then handed to
+:mod:`workbench.core.pipeline.latency_fallback`, which rewrites the model: with a slowdown of at least
+:data:`MIN_SLOWDOWN_S` per run (or a float run of at least :data:`MIN_FLOAT_S`) it tries islands left float
+(:func:`worth_rewriting`); a smaller one (a model that runs in microseconds, where the input Q and output DQ
+alone outweigh int8: digits_mlp 1.22-1.27x of 7 us, digits_transformer 1.07-1.09x of 0.088 ms, where no
+placement short of float measured faster) leaves every unit float, with one warning that quantization does
+not pay at this size. This pass's own warning about such a slowdown ("written as the recipe asks") stands
+only where the fallback does not apply (a dynamic or weight-only recipe, ``guard=False``, or units the
+recipe names itself). Nothing slower than float is written silently; a slowdown reused from the cache says
+so and how to measure again.
 
 A measurement that is not reliable (:attr:`~workbench.core.runtime.latency.LatencyComparison.reliable`:
 taken at a load average above one runnable task per core) decides only a clear slowdown (:func:`decisive`:
 at least :data:`LOADED_DECISIVE`, which thread CPU time keeps under load); a smaller slowdown measured under
-load is written as planned with one warning (:func:`unreliable_slowdown`) that names the load average and how
-to measure again.
+load, of any size, is written as planned with one warning (:func:`unreliable_slowdown`) that names the load
+average and how to measure again (a quiet measurement can leave units float).
 Cost: 2 s of running plus two session creations (3.7-4.8 s on ppocrv4_rec and ppocr_mobile_v2_cls
-on this loaded 2-core machine; milliseconds for tiny models), once per pair of models.
+on this loaded 2-core machine; at most 301 runs of each model, so milliseconds for tiny models), once per
+pair of models.
 """
 
 from __future__ import annotations
@@ -39,12 +45,12 @@ from workbench.core.wording import count
 
 #: Above this quantized / float ratio the check warns (1.0: any measured slowdown) ...
 SLOWER_THAN = 1.0
-#: ... and the latency fallback rewrites the model when the slowdown is at least this many seconds per
+#: ... and the latency fallback tries islands left float when the slowdown is at least this many seconds per
 #: run; a smaller one (a model that runs in microseconds, where the input Q and output DQ alone
-#: outweigh int8) is warned about, not rewritten.
+#: outweigh int8) has every unit left float instead, without trials.
 MIN_SLOWDOWN_S = 50e-6
 #: A model whose float run takes at least this long is not a microsecond model: any slowdown above
-#: :data:`NOISE` is rewritten too (ppocr_mobile_v2_cls: 0.84 ms float, 1.055x quantized, 46 us).
+#: :data:`NOISE` has islands tried too (ppocr_mobile_v2_cls: 0.84 ms float, 1.055x quantized, 46 us).
 MIN_FLOAT_S = 0.5e-3
 #: Ratio above which a slowdown is not measurement noise (the fastest-run ratio of one pair moved by up
 #: to 1.5 % between measurements on this machine).
@@ -59,13 +65,26 @@ def shown_ratio(lat: LatencyComparison) -> float:
     return round(lat.ratio, 2)
 
 
+def slower_than_noise(lat: LatencyComparison) -> bool:
+    """True when ``lat`` (quantized vs float) is slower than float beyond :data:`NOISE` (as the messages print
+    the ratio); up to it the two models cannot be told apart."""
+    return shown_ratio(lat) > NOISE
+
+
 def worth_rewriting(lat: LatencyComparison) -> bool:
-    """True when ``lat`` (quantized vs float) is slower than float by a margin a rewrite can win back:
-    above :data:`NOISE` (below it the two models cannot be told apart), and at least
-    :data:`MIN_SLOWDOWN_S` per run or a float run of at least :data:`MIN_FLOAT_S`."""
-    if shown_ratio(lat) <= NOISE:
+    """True when ``lat`` is slower than float by a margin islands left float can win back
+    (:func:`slower_than_noise`, and at least :data:`MIN_SLOWDOWN_S` per run or a float run of at least
+    :data:`MIN_FLOAT_S`): the latency fallback tries islands left float one by one."""
+    if not slower_than_noise(lat):
         return False
     return lat.timed_quant_s - lat.timed_float_s >= MIN_SLOWDOWN_S or lat.timed_float_s >= MIN_FLOAT_S
+
+
+def too_small_to_try(lat: LatencyComparison) -> bool:
+    """True when ``lat`` is slower than float beyond :data:`NOISE` but by less than :func:`worth_rewriting`
+    asks (a model that runs in microseconds): no placement short of float pays, so the latency fallback
+    leaves every unit float without trials."""
+    return slower_than_noise(lat) and not worth_rewriting(lat)
 
 
 #: A slowdown measured under load still decides when its ratio is at least this: the ratio of thread CPU
@@ -81,14 +100,17 @@ def decisive(lat: LatencyComparison) -> bool:
 
 
 def acts_on(lat: LatencyComparison) -> bool:
-    """True when ``lat`` may change the model: :func:`worth_rewriting` and :func:`decisive`."""
-    return decisive(lat) and worth_rewriting(lat)
+    """True when ``lat`` may change the model: :func:`slower_than_noise` and :func:`decisive` (the latency
+    fallback tries islands left float when :func:`worth_rewriting`, leaves every unit float when
+    :func:`too_small_to_try`)."""
+    return decisive(lat) and slower_than_noise(lat)
 
 
 def loaded_slowdown(lat: LatencyComparison) -> bool:
-    """True when ``lat`` is a slowdown a float fallback would act on (:func:`worth_rewriting`) but measured under
-    load too small to decide (not :func:`decisive`): the check warns with :func:`unreliable_slowdown` instead."""
-    return worth_rewriting(lat) and not decisive(lat)
+    """True when ``lat`` is a slowdown the latency fallback would act on (:func:`slower_than_noise`) but measured
+    under load too small to decide (not :func:`decisive`): the check warns with :func:`unreliable_slowdown`
+    instead."""
+    return slower_than_noise(lat) and not decisive(lat)
 
 
 def unreliable_slowdown(lat: LatencyComparison, islands: int = 0, planned: float | None = None) -> str:
@@ -205,19 +227,19 @@ class LatencyCheck:
         small = slower and not warn
         slowdown = (f"{(lat.timed_quant_s - lat.timed_float_s) * 1e6:.0f} us slower per run, below the "
                     f"{MIN_SLOWDOWN_S * 1e6:.0f} us, or the {(NOISE - 1) * 100:.0f} % of a model over "
-                    f"{MIN_FLOAT_S * 1e3:.1f} ms, that a float fallback needs")
+                    f"{MIN_FLOAT_S * 1e3:.1f} ms, that trying islands left float needs")
         quantized = any(not u.excluded for u in job.plan.units.values())
         if small and not quantized:  # the warning below says it otherwise
             note += f"; {slowdown}"
         issues = [PlanIssue("", Severity.INFO, note, code=IssueCode.LATENCY)]
-        # a slowdown a float fallback would act on, measured under load: one warning (measuring again when quieter
-        # can change the outcome); one too small for a fallback gets the warning below, which load cannot change
+        # a slowdown the latency fallback would act on, measured under load too small to decide: one warning
+        # (measuring again when quieter can change the outcome, microsecond models too: every unit float)
         if slower and quantized and loaded_slowdown(lat):
             issues.append(PlanIssue("", Severity.WARNING, unreliable_slowdown(lat), code=IssueCode.SLOWER_THAN_FLOAT))
             return PassResult(False, issues)
         reused = f" (reused from an earlier measurement; {REMEASURE_HOW} measures again)" if lat.cached else ""
         loaded = f" (at {lat.unreliable_because()}, which can move the figure)" if not lat.reliable else ""
-        if small and quantized:
+        if small and quantized:  # replaced by the latency fallback's warning when it leaves every unit float
             issues.append(PlanIssue(
                 "", Severity.WARNING,
                 f"quantization does not pay at this size: the quantized model measured {lat.ratio:.2f}x the float "

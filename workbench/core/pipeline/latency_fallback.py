@@ -2,11 +2,20 @@
 
 Runs right after the latency check (:mod:`workbench.core.pipeline.latency_check`) when the job asks
 for it (``quantize(..., latency_check=True)``; the CLI's default) and the written model measured
-slower than its float model by a real margin, reliably (see :func:`does_not_pay`: a measurement taken under
-load changes nothing, the latency check warns instead). The quantized units are
+slower than its float model beyond the noise, reliably (see :func:`does_not_pay`: a measurement taken under
+load decides only a clear slowdown, else the latency check warns instead). The quantized units are
 grouped into islands (:func:`workbench.core.planning.island_guard.quantized_islands`: units that
 share an activation tensor, so one island is what runs between one set of Q and DQ transitions).
-The pass then tries cheaper placements, each written by the pipeline again with the job's
+
+A slowdown too small for trials (:func:`~workbench.core.pipeline.latency_check.too_small_to_try`: under
+``MIN_SLOWDOWN_S`` per run on a float run under ``MIN_FLOAT_S``, a model that runs in microseconds) leaves
+every island float at once, written and measured like the last trial below and kept whatever it measures
+(digits_mlp: every unit int8 1.26-1.31x float, the best partial placement 1.10x; digits_transformer 1.09-1.17x,
+the best 1.04x: benchmarks/results/fusion_latency.md), with one warning that quantization does not pay at this
+size and a note per island (``IssueCode.LATENCY_KEPT_FLOAT``, its nodes in the recipe as below). Islands the
+recipe names keep this from happening: the model is then written as planned with the check's warning.
+
+Otherwise the pass tries cheaper placements, each written by the pipeline again with the job's
 calibration reused (no new calibration pass) and measured against float the same way:
 
 1. with more than one island, each of the :data:`MAX_SINGLE_TRIALS` smallest islands left float in
@@ -48,7 +57,14 @@ import logging
 from collections.abc import Callable, Sequence
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
-from workbench.core.pipeline.latency_check import REMEASURE_HOW, acts_on, loaded_slowdown, unreliable_slowdown
+from workbench.core.pipeline.latency_check import (
+    REMEASURE_HOW,
+    acts_on,
+    loaded_slowdown,
+    too_small_to_try,
+    unreliable_slowdown,
+    worth_rewriting,
+)
 from workbench.core.pipeline.passes import Job, Pass, PassResult, run_passes
 from workbench.core.planning.island_guard import named_by_recipe, quantized_islands
 from workbench.core.recipe.spec import PlanMode
@@ -64,10 +80,16 @@ IMPROVES_BY = 0.03
 
 
 def does_not_pay(lat: LatencyComparison | None) -> bool:
-    """True when ``lat`` says the quantized model is slower than float by a margin worth a rewrite, measured
-    reliably (:func:`~workbench.core.pipeline.latency_check.acts_on`); a smaller slowdown (a model that
-    runs in microseconds), or one measured under load, is reported by the latency check, not rewritten."""
+    """True when ``lat`` says the quantized model is slower than float beyond the noise, measured reliably or
+    clearly slower under load (:func:`~workbench.core.pipeline.latency_check.acts_on`); a smaller slowdown
+    measured under load is reported by the latency check, not rewritten."""
     return lat is not None and acts_on(lat)
+
+
+def islands_may_pay(lat: LatencyComparison | None) -> bool:
+    """:func:`does_not_pay`, by a margin islands left float can win back
+    (:func:`~workbench.core.pipeline.latency_check.worth_rewriting`): the trials go on while it holds."""
+    return does_not_pay(lat) and worth_rewriting(lat)
 
 
 class LatencyFallback:
@@ -94,6 +116,8 @@ class LatencyFallback:
                    if not any(named_by_recipe(job.user_recipe, n, job.plan.units[n].op_type) for n in g)]
         if not islands:
             return PassResult(False)
+        if too_small_to_try(job.latency):
+            return self._every_island_float(job, islands, len(islands) == len(every))
         start = job.latency.ratio
         best, kept, tried = job, [], 0
         self._loaded: list[LatencyComparison] = []
@@ -103,21 +127,17 @@ class LatencyFallback:
         singles = islands[:MAX_SINGLE_TRIALS] if len(islands) > 1 else []
         total = len(singles) + 1
         for group in singles:
-            if not does_not_pay(best.latency):
+            if not islands_may_pay(best.latency):
                 break
             trial, tried = self._trial(job, kept + [group], tried, total), tried + 1
             if self._steady(trial) and trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY):
                 best, kept = trial, kept + [group]
         rest = [g for g in islands if g not in kept]
-        if rest and does_not_pay(best.latency):
+        if rest and islands_may_pay(best.latency):
             # with no island left quantized it is the float model's own graph, with no transition to pay for:
             # kept whatever the noise of its measurement (which is still reported)
             all_float = len(islands) == len(every)
-            # units the first plan left float by a rule tied to their neighbours (a Conv whose output stays
-            # float for its consumers) would be quantized again once those neighbours are float: named too
-            held = [n for n, u in job.plan.units.items()
-                    if u.excluded and not named_by_recipe(job.user_recipe, n, u.op_type)]
-            trial, tried = self._trial(job, kept + rest + [held], tried, total, islands=len(kept + rest)), tried + 1
+            trial, tried = self._trial(job, kept + rest + [_held(job)], tried, total, islands=len(kept + rest)), tried + 1
             # (all float: decided by the first measurement; the trial's own figure is only shown)
             if trial is not None and (all_float or (self._steady(trial)
                                                     and trial.latency.ratio <= best.latency.ratio * (1 - IMPROVES_BY))):
@@ -144,6 +164,25 @@ class LatencyFallback:
         if all_float:
             issues.append(_all_float_issue(start, self._first))
         return PassResult(True, issues)
+
+    def _every_island_float(self, job: Job, islands: list[list[str]], all_float: bool) -> PassResult:
+        """A microsecond model's slowdown (:func:`~workbench.core.pipeline.latency_check.too_small_to_try`): every
+        island float at once, kept whatever it measures (the float model's graph, nothing to pay for); nothing
+        when the recipe names a unit of an island (``all_float`` False: those stay quantized, so the model
+        cannot run as float does) or the placement could not be measured."""
+        if not all_float:
+            return PassResult(False)
+        first = job.latency
+        trial = self._trial(job, islands + [_held(job)], 0, 1, islands=len(islands))
+        if job.progress is not None:
+            job.progress(1, 1, "Latency fallback: done")
+        if trial is None:
+            return PassResult(False)
+        placed = [i for i in job.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node in job.placed_float]
+        job.adopt(trial)
+        # the float model's figure against float is noise: no slower-than-float warning of its own
+        job.issues = placed + [i for i in trial.issues if i.code != IssueCode.SLOWER_THAN_FLOAT]
+        return PassResult(True, [_small_island_note(g) for g in islands] + [_too_small_issue(first)])
 
     def _trial(self, job: Job, groups: list[list[str]], done: int, total: int,
                islands: int | None = None) -> Job | None:
@@ -179,6 +218,13 @@ class LatencyFallback:
         return True
 
 
+def _held(job: Job) -> list[str]:
+    """Units the job's plan left float by a rule tied to their neighbours (a Conv whose output stays float for
+    its consumers), not by the recipe: they would be quantized again once those neighbours are float, so a
+    placement with every island float names them too."""
+    return [n for n, u in job.plan.units.items() if u.excluded and not named_by_recipe(job.user_recipe, n, u.op_type)]
+
+
 def _kept_as_planned(tried: int, start: float, loaded: list[LatencyComparison]) -> PlanIssue:
     """The note when no cheaper placement was adopted; it names the trials measured under load (not used)."""
     text = (f"latency fallback: {count(tried, 'cheaper placement')} with islands left float measured no faster than "
@@ -202,6 +248,31 @@ def _all_float_issue(before: float, first: LatencyComparison) -> PlanIssue:
         f"one (as quantized it measured {before:.2f}x its float latency{load}); pass --no-latency-check to write "
         f"it quantized anyway, name nodes in an override to keep their islands quantized, or measure again "
         f"with {REMEASURE_HOW}", code=IssueCode.LATENCY_KEPT_FLOAT)
+
+
+def _too_small_issue(first: LatencyComparison) -> PlanIssue:
+    """The one warning when a microsecond model's slowdown left every unit float: what was measured (the load
+    when not reliable, the reuse of a cached figure), what was written, and how to write it quantized."""
+    slower_us = (first.timed_quant_s - first.timed_float_s) * 1e6
+    how = f", at {first.unreliable_because()}" if not first.reliable else ""
+    how += ", reused from an earlier measurement" if first.cached else ""
+    return PlanIssue(
+        "", Severity.WARNING,
+        f"quantization does not pay at this size: as quantized the model measured {first.ratio:.2f}x its float "
+        f"latency ({slower_us:.0f} us slower per run of {first.timed_float_s * 1e3:.3f} ms{how}: the Q/DQ "
+        "transitions cost more than the integer kernels save), so every unit is left float and the model written "
+        f"is the float model; --no-latency-check writes it quantized, {REMEASURE_HOW} measures again",
+        code=IssueCode.LATENCY_KEPT_FLOAT)
+
+
+def _small_island_note(group: list[str]) -> PlanIssue:
+    """The note on one island a microsecond model's slowdown left float (the warning about the whole model says
+    why); its first node is the issue's node, so the app and ``analyze`` count it as the latency check's."""
+    shown = ", ".join(group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
+    return PlanIssue(group[0], Severity.INFO,
+                     f"kept float with its island of {count(len(group), 'quantized unit')} ({shown}): quantization "
+                     "does not pay at this size (the warning about the whole model); name a node in an override, "
+                     "or pass --no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT)
 
 
 def _kept_issue(group: list[str], before: float, after: float, islands: int) -> PlanIssue:

@@ -22,7 +22,8 @@ interface of :mod:`workbench.core.pipeline.passes`:
                             cost more than 3 dB of output SQNR on calibration samples
 15. ``latency-check``       with ``latency_check``: quantized vs float latency, a warning when slower
 16. ``latency-fallback``    with ``latency_check``, when slower than float: islands whose Q/DQ did not pay
-                            left float, the model written and measured again
+                            left float, the model written and measured again (a model that runs in
+                            microseconds: every island float at once)
 """
 
 from __future__ import annotations
@@ -164,8 +165,9 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
         (``IssueCode.SLOWER_THAN_FLOAT``); see :mod:`workbench.core.pipeline.latency_check`. Depthwise
         Convs whose integer kernel measured slower are kept float before calibration
         (:mod:`~workbench.core.pipeline.latency_placement`), and when the written model measured slower
-        than float the islands whose Q/DQ did not pay are left float and the model written again
-        (:mod:`~workbench.core.pipeline.latency_fallback`); both decisions are added to ``recipe``.
+        than float the islands whose Q/DQ did not pay are left float and the model written again (every
+        island, without trials, when the slowdown is of microseconds:
+        :mod:`~workbench.core.pipeline.latency_fallback`); both decisions are added to ``recipe``.
     check : bool
         Run onnx.checker on the written model. False is for callers that only load the model into
         onnxruntime to score it (the recipe choice), which validates the graph on load.
