@@ -23,6 +23,7 @@ import contextlib
 import io
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -134,6 +135,20 @@ def cpu_flags() -> str:
     return f"{platform.machine()}, {os.cpu_count()} cores, {'/'.join(vnni) or 'no VNNI'}"
 
 
+def islands_left_float(stderr: str) -> int:
+    """How many islands the CLI's ``stderr`` says the latency fallback left float: one per "kept float with its
+    island" line, plus the N of the "N more nodes likewise" line that follows one (the CLI groups three or more)."""
+    islands, after_island = 0, False
+    for line in stderr.splitlines():
+        grouped = re.search(r"(\d+) more nodes? likewise \(latency-kept-float\)", line)
+        if "kept float with its island" in line:
+            islands += 1
+        elif grouped and after_island:
+            islands += int(grouped.group(1))
+        after_island = "kept float with its island" in line
+    return islands
+
+
 def corpus_ratios(only: str | None, rounds: int) -> None:
     """quantized / float latency of the CLI's default quantize of every corpus model (see the module docstring)."""
     print(f"quantized / float latency, 1 thread, first calibration sample, {rounds} measurements of alternating "
@@ -154,7 +169,7 @@ def corpus_ratios(only: str | None, rounds: int) -> None:
             if rc != 0:
                 raise SystemExit(f"{folder}/{file}: workbench-cli quantize exited {rc}")
             qb = Path(out).read_bytes()
-        islands = err.getvalue().count("kept float with its island")
+        islands = islands_left_float(err.getvalue())
         units = onnx.load_from_string(qb).graph.node
         dq = sum(n.op_type == "DequantizeLinear" for n in units)
         feed = latency_feed(model, calib)
