@@ -2,7 +2,8 @@
 
 Opens a model (default: the bundled example), calibrates and analyses it in the background,
 selects the worst node unit (its histogram with the clip range shows), colours the canvas by SQNR
-and saves a PNG. ``--theme light|dark`` picks the theme; ``--problems`` first makes the README
+and saves a PNG; a file quantized elsewhere (nothing to calibrate) is saved as it opens, coloured by
+dtype. ``--theme light|dark`` picks the theme; ``--problems`` first makes the README
 tutorial's edit (the first Conv's activation to int16, a producer / consumer spec conflict) and
 shows the Problems dock in front. Settings and autosaves go to a temporary folder, not the user's.
 
@@ -22,6 +23,7 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 WIDTH, HEIGHT = 1400, 860
+TIMEOUT_S = 120
 
 
 def _isolate(folder: str) -> None:
@@ -61,12 +63,17 @@ def main(argv: list[str]) -> int:
     win.show()
     state = {"done": False}
 
+    def quantized_file() -> bool:
+        return win.doc.quant_summary is not None
+
     def after_open(*_):
-        if not args.problems:
+        if not args.problems and not quantized_file():
             win.start_calibration()
 
     def after_layout():
-        if args.problems and not win.runs.busy and not win.doc.errors:
+        if quantized_file():
+            QTimer.singleShot(800, grab)
+        elif args.problems and not win.runs.busy and not win.doc.errors:
             _int16_edit(win)  # needs the laid-out canvas: the search selects on it
             win.start_calibration()
 
@@ -90,15 +97,19 @@ def main(argv: list[str]) -> int:
         app.processEvents()
         win.grab().save(args.out)
         print(f"wrote {args.out}")
-        win.doc.undo_stack.setClean()  # nothing to save: no prompt on close
+        win.doc.mark_saved()  # neither edits nor calibration results to save: no prompt on close
         win.close()
+        app.quit()
+
+    def give_up():
+        print(f"no picture after {TIMEOUT_S} s: the model did not open, lay out or calibrate", file=sys.stderr)
         app.quit()
 
     win.modelOpened.connect(after_open)
     win.canvas.layoutReady.connect(after_layout)
     win.runs.finished.connect(after_run)
     win.open_path(args.model or str(example_model()))
-    QTimer.singleShot(120_000, app.quit)
+    QTimer.singleShot(TIMEOUT_S * 1000, give_up)
     app.exec()
     return 0 if Path(args.out).exists() else 1
 
