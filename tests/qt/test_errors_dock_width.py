@@ -1,5 +1,6 @@
 """The Errors dock's minimum width: its summary wraps on a row of its own instead of sitting beside the
-buttons (the dock could not be made narrower than 423 px, about 600 px for a quantized file)."""
+buttons (the dock could not be made narrower than 423 px, about 600 px for a quantized file); the buttons acting
+on the figures sit beside the bars' colour legend, which wraps."""
 
 from __future__ import annotations
 
@@ -23,9 +24,11 @@ def test_the_summary_does_not_set_the_width_and_a_quantized_file_shows_only_comp
     view.show()
     view.set_rows([SimpleNamespace(node="/f/f.0/Conv", op_type="Conv", sqnr_db=30.0)])  # the buttons act on rows
     buttons = view.color_button.sizeHint().width() + view.node_data_button.sizeHint().width()
-    assert min_width(view) <= buttons + 40  # the two buttons and the margins, nothing beside
+    legend = view.bar_legend.minimumSizeHint().width()  # beside the buttons, it wraps to its narrowest
+    assert legend <= 80
+    assert min_width(view) <= buttons + legend + 40  # the two buttons, the colour legend and the margins
     view.summary.setText("x" * 10 + " word" * 80)  # a long summary wraps
-    assert min_width(view) <= buttons + 40
+    assert min_width(view) <= buttons + legend + 40
     view.set_quantized("a_model_quantized_elsewhere_with_a_long_file_name.onnx")
     assert view.compare_button.isVisible()
     assert not view.color_button.isVisible() and not view.node_data_button.isVisible()

@@ -62,7 +62,7 @@ def test_sqnr_bar_colours_have_a_legend_matching_the_bars(qtbot):
     qtbot.addWidget(view)
     text = view.bar_legend.text()
     swatches = [QColor(c) for c in re.findall(r"color: (#[0-9a-f]{6})", text)]
-    stops = [float(v) for v in re.findall(r"(\d+) dB", text)][:5]
+    stops = [float(v) for v in re.findall(r"&#9632;</span> (?:&lt;= |&gt;= )?(\d+)", text)]
     assert stops == [5.0, 15.0, 25.0, 35.0, 45.0] and len(swatches) == 5
     rows = [SimpleNamespace(node=f"n{db}", op_type="Conv", sqnr_db=db, tensor="") for db in (1.0, 15.0, 25.0, 35.0, 70.0)]
     view.set_rows(rows)

@@ -167,6 +167,8 @@ class ErrorView(QWidget):
         #: ends the summary of the rows (the quantized model's errors after the latency check's edit was undone)
         self.rows_note = ""
         lay = QVBoxLayout(self)
+        lay.setContentsMargins(9, 4, 9, 4)  # less above and under: the dock's title bar sets it apart; room for the plots
+        lay.setSpacing(4)
         top = QHBoxLayout()
         self.summary = Caption(NO_RESULTS)  # long node or file names wrap too
         self.summary.setWordWrap(True)  # the dock may share its row with the Evaluate dock
@@ -200,9 +202,7 @@ class ErrorView(QWidget):
         top.addStretch(1)
         top.addWidget(self.show_quantized_button)
         top.addWidget(self.compare_button)
-        top.addWidget(self.color_button)
-        top.addWidget(self.node_data_button)
-        lay.addLayout(top)
+        lay.addLayout(top)  # no height while both are hidden (the figures' buttons sit beside the bar legend)
         split = self.split_view = QSplitter()
         self.top_row = 0  # the first bar in view
         self.selected: str | None = None  # the node of the selected bar (the canvas's one selected node)
@@ -244,16 +244,21 @@ class ErrorView(QWidget):
         bars_column.setLayout(column)
         self.bar_legend = QLabel(bar_legend_html())  # what the bar colours mean
         self.bar_legend.setToolTip("Bar colour by SQNR, the canvas's colour map: red at or below 5 dB, yellow at "
-                                   f"25 dB, green at or above 45 dB; bit-exact units (+inf) are drawn at "
-                                   f"{INF_SQNR_DB:.0f} dB")
+                                   f"25 dB, green at or above 45 dB, linear between; bit-exact units (+inf) are drawn "
+                                   f"at {INF_SQNR_DB:.0f} dB")
         self.bar_legend.setWordWrap(True)  # its one line was the dock's minimum width (885 px)
         split.addWidget(bars_column)
         split.addWidget(self.hists)
         self.hists.hide()  # until a node is chosen: the bars get the room, the caption says what to do
         lay.addWidget(split, 1)
         # the colour legend under the bars and the histograms (the whole width: under the bars alone it wrapped to
-        # four lines beside a histogram, and the bars kept room for 2-4 rows)
-        lay.addWidget(self.bar_legend)
+        # four lines beside a histogram, and the bars kept room for 2-4 rows), the buttons acting on the figures
+        # beside it: on a row of their own above the bars they left the histogram 70 px at 1400 x 860
+        foot = QHBoxLayout()
+        foot.addWidget(self.bar_legend, 1)
+        foot.addWidget(self.color_button)
+        foot.addWidget(self.node_data_button)
+        lay.addLayout(foot)
         self.hist_title = Caption(NO_HISTOGRAM)  # a long tensor name must not widen the dock (and the window)
         self.hists.captionChanged.connect(self.hist_title.setText)
         lay.addWidget(self.hist_title)
@@ -790,10 +795,11 @@ def _db_text(v) -> str:
 def bar_legend_html(rank: str = DEFAULT_RANK) -> str:
     """The bars' colour legend: a swatch at each stop of the canvas's SQNR colour map
     (:data:`workbench.qt.canvas.colors.ERROR_STOPS`), the same colours the nodes take, and what the tick
-    on each bar shows (the figure ``rank`` does not rank by)."""
+    on each bar shows (the figure ``rank`` does not rank by); one line beside the Errors dock's buttons at 1400 px
+    (the unit only after the last stop)."""
     parts = []
     for i, (db, color) in enumerate(ERROR_STOPS):
         mark = "<= " if i == 0 else (">= " if i == len(ERROR_STOPS) - 1 else "")
-        parts.append(f"<span style='color: {color.name()}'>&#9632;</span> {html.escape(mark)}{db:.0f} dB")
-    return ("Bar colour (as on the canvas): " + " &nbsp; ".join(parts)
-            + f" &nbsp; (linear between; bit-exact drawn at {INF_SQNR_DB:.0f} dB); {html.escape(marker_note(rank))}")
+        unit = " dB" if i == len(ERROR_STOPS) - 1 else ""
+        parts.append(f"<span style='color: {color.name()}'>&#9632;</span> {html.escape(mark)}{db:.0f}{unit}")
+    return "Bar colour: " + " &nbsp; ".join(parts) + f"; {html.escape(marker_note(rank))}"

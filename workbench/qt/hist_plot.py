@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QSizePolicy
 
 from workbench.core.api import QParams, clip_range, grid_levels
 from workbench.core.wording import share
@@ -23,8 +25,13 @@ from workbench.core.wording import share
 SPIKE = 4.0
 CLIP_PEN = {"color": "#c62828", "width": 2}
 GRID_PEN = (120, 120, 120, 140)
-#: the plot item's grid row the legend sits in (rows 0-3: title, top axis, view box, value axis)
-LEGEND_ROW = 4
+#: the plot item's grid cell the legend sits in under the value axis (rows 0-3: title, top axis, view box, value
+#: axis), and beside the view box (columns 0-2: count axis, view box, right axis)
+LEGEND_UNDER = (4, 1)
+LEGEND_BESIDE = (2, 3)
+#: a plot at least this wide (pixels) has its legend beside the view box, one entry a line (the view box keeps
+#: about 300 px); a narrower one under the value axis, where it costs height instead
+BESIDE_WIDTH = 480
 #: the overlay series (one channel of a weight)
 OVERLAY_BRUSH = (230, 120, 20, 170)
 
@@ -66,17 +73,36 @@ def outside_share(counts: np.ndarray, edges: np.ndarray, clip: tuple[float, floa
 
 
 def legend_of(plot: pg.PlotWidget) -> pg.LegendItem:
-    """The legend of ``plot``, made on first use: a row under the value axis (row :data:`LEGEND_ROW` of the plot
-    item's grid, under the view box), as many entries a line as the view box's width holds (:func:`fit_legend`,
-    again at every resize). Anchored in the view box's top-right corner it covered the histogram and, in a short
-    Errors dock, the quantization grid's ticks along the value axis."""
+    """The legend of ``plot``, made on first use and kept clear of the histogram (anchored in the view box's
+    top-right corner it covered the histogram and, in a short Errors dock, the quantization grid's ticks along the
+    value axis): beside the view box in a plot of :data:`BESIDE_WIDTH` or more, under the value axis in a
+    narrower one, as many entries a line as the view box's width holds (:func:`place_legend`, again at every
+    resize). Under the axis at any width, it left the Errors dock's histogram 70 px high at 1400 x 860."""
     item = plot.getPlotItem()
     if item.legend is None:
         legend = item.legend = pg.LegendItem(labelTextSize="8pt", frame=False)
         legend.layout.setContentsMargins(4, 2, 4, 2)  # its default 9 px took room from the plot
-        item.layout.addItem(legend, LEGEND_ROW, 1)
-        item.vb.sigResized.connect(lambda vb: fit_legend(legend, vb.width()))
+        legend.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # beside: its lines together
+        item.layout.addItem(legend, *LEGEND_UNDER)
+        item.vb.sigResized.connect(lambda _vb: place_legend(item))
     return item.legend
+
+
+def place_legend(item: pg.PlotItem) -> None:
+    """Move ``item``'s legend beside its view box (one column, top-aligned) when the plot item is at least
+    :data:`BESIDE_WIDTH` pixels wide, else under the value axis (:func:`fit_legend`'s columns)."""
+    legend = item.legend
+    cell = LEGEND_BESIDE if item.width() >= BESIDE_WIDTH else LEGEND_UNDER
+    grid = item.layout
+    if not (cell[0] < grid.rowCount() and cell[1] < grid.columnCount() and grid.itemAt(*cell) is legend):
+        grid.removeItem(legend)
+        grid.addItem(legend, *cell)
+        grid.setAlignment(legend, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+    if cell == LEGEND_BESIDE:
+        if legend.columnCount != 1:
+            legend.setColumnCount(1)
+    else:
+        fit_legend(legend, item.vb.width())
 
 
 def fit_legend(legend: pg.LegendItem, width: float) -> None:
@@ -154,5 +180,5 @@ def draw(plot: pg.PlotWidget, hist: dict, qp: QParams | None, *, fill, label: st
         scales = np.asarray(qp.scale).size
         text += (f"; no clip range drawn: per-channel scale ({scales} channels, axis {qp.axis})" if scales > 1
                  else f"; no clip range drawn: {qp.qtype} is a float type (no integer grid)")
-    fit_legend(legend, plot.getPlotItem().vb.width())
+    place_legend(plot.getPlotItem())
     return text

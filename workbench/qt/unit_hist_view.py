@@ -23,8 +23,7 @@ KINDS = ("output", "input", "weight")
 
 def _plot() -> pg.PlotWidget:
     plot = pg.PlotWidget()
-    plot.setLabel("bottom", "value")
-    plot.setLabel("left", "count")
+    plot.setLabel("left", "count")  # the value axis untitled: the legend beside it names the values drawn
     return plot
 
 
