@@ -41,3 +41,18 @@ def test_numbers_pass_as_floats(tmp_path, body, value):
     _, fn = _metric(tmp_path, body)
     got = fn({"y": np.zeros(3)}, {})
     assert type(got) is float and got == value
+
+
+@pytest.mark.parametrize("body, hint", [
+    ("open('/nonexistent/charset.txt')", "It could not open a file it reads (named in brackets): make that path "
+                                         "exist or set what the message in brackets says."),
+    ("1 / 0", "Fix the error in the file."),
+])
+def test_import_error_hint_fits_the_error(tmp_path, body, hint):
+    # a metric file whose import cannot find a file it reads (the README's ppocr_rec_exact.py without the
+    # corpus) was told "Fix the error in the file.", though the file is right and a setting is missing
+    path = tmp_path / "reads_a_file.py"
+    path.write_text(f"DATA = {body}\n\ndef metric(outputs, batch):\n    return 0.0\n")
+    with pytest.raises(DataError, match="importing the metric file failed") as err:
+        api.load_metric(str(path), allow_code=True)
+    assert err.value.hint == hint

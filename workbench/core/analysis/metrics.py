@@ -330,8 +330,11 @@ def _import_metric(path: Path) -> MetricFn:
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - any error in user code
+        # a file it reads is missing (examples/metrics/ppocr_rec_exact.py's charset): the message says what to set
+        hint = ("It could not open a file it reads (named in brackets): make that path exist or set what the "
+                "message in brackets says." if isinstance(exc, OSError) else "Fix the error in the file.")
         raise DataError(f"{path}: importing the metric file failed ({exc.__class__.__name__}: {exc}).",
-                        hint="Fix the error in the file.") from exc
+                        hint=hint) from exc
     fn = getattr(module, "metric", None)
     if not callable(fn):
         raise DataError(f"{path}: defines no function metric(outputs, batch).",
