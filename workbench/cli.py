@@ -847,7 +847,7 @@ def cmd_analyze(args) -> int:
     _note_unmeasured(result.plan, rows, kept)
     if kept:
         _note_latency_kept(kept, "measures")
-    print(f"end to end ({e2e.samples} samples, as `evaluate` measures it): measured with {e2e.runtime}")
+    print(f"end to end ({count(e2e.samples, 'sample')}, as `evaluate` measures it): measured with {e2e.runtime}")
     for o in e2e.outputs:
         worst = f" ({o.worst_row_text()})" if o.worst_row_text() else ""
         print(f"  output {o.name}: SQNR {o.sqnr_db:.2f} dB{worst}, cosine {o.cosine:.5f}")
@@ -888,7 +888,7 @@ def _write_node_data(model, result, rows, out: str) -> list[str]:
     """Write the Model Explorer node data; the lines that say what was written (printed after the results)."""
     data = api.build_node_data(model, result.plan, rows, measured=result.float_model)
     paths = api.write_node_data(data, out)
-    lines = [f"Model Explorer node data ({figure}, {len(data.node_ids(figure))} nodes of graph "
+    lines = [f"Model Explorer node data ({figure}, {count(len(data.node_ids(figure)), 'node')} of graph "
              f"{data.graph_id!r}): {path}" for figure, path in paths.items()]
     if data.unmatched:
         lines.append(f"note: {len(data.unmatched)} units not found in {model.path} by name or output tensor, left "
@@ -922,7 +922,7 @@ def cmd_sweep(args) -> int:
               "`workbench-cli inspect` shows where they are)", file=sys.stderr)
     units = sum(not u.excluded for u in result.plan.units.values())
     print(f"the quantized model ({count(units, 'unit')} quantized): {sweep.all_quant_db:.2f} dB output SQNR "
-          f"({sweep.samples} samples; fake-quantized, measured with {api.describe_runtime(False)})")
+          f"({count(sweep.samples, 'sample')}; fake-quantized, measured with {api.describe_runtime(False)})")
     w = _name_width(r.node for r in sweep.rows[: args.top])
     print(f"{'node':{w}s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
     for r in sweep.rows[: args.top]:

@@ -38,6 +38,7 @@ from workbench.core.model.naming import fix_node_names
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.qonnx.reader import is_qonnx_node
 from workbench.core.runtime.session import session_runtime
+from workbench.core.wording import count
 
 ModelLike = Any  # PreparedModel | onnx.ModelProto | str | Path
 _EXTERNAL_LIMIT = 1_800_000_000  # bytes; protobuf cannot serialise a model >= 2 GiB in one piece
@@ -128,7 +129,7 @@ class EvalReport:
     def format(self) -> str:
         """Plain-text table for the terminal: one row per output, then the metric if any."""
         width = max([6] + [len(o.name) for o in self.outputs])
-        lines = [f"{self.samples} samples in {self.seconds:.2f} s" + (f"; measured with {self.runtime}" if self.runtime else ""),
+        lines = [f"{count(self.samples, 'sample')} in {self.seconds:.2f} s" + (f"; measured with {self.runtime}" if self.runtime else ""),
                  f"{'output':{width}s} {'SQNR dB':>9s} {'cosine':>9s} {'max abs err':>12s} {'MSE':>10s}"]
         for o in self.outputs:
             lines.append(f"{o.name:{width}s} {o.sqnr_db:9.2f} {o.cosine:9.5f} {o.max_abs_error:12.4g} "

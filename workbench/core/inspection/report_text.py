@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import re
 
+from workbench.core.wording import count, plural
+
 
 def format_report(report: dict, params: bool = False) -> str:
     """Plain-text rendering of :func:`inspect_model`'s dict for the terminal.
@@ -22,8 +24,8 @@ def format_report(report: dict, params: bool = False) -> str:
         f"producer:    {report['producer'] or '-'}  (IR {report['ir_version']}; opsets {opsets}"
         + (f"; upgraded from opset {report['original_opset']}" if _upgraded(report) else "") + ")",
         f"nodes:       {report['nodes']} ({report['nodes_main_graph']} in the main graph, "
-        f"{len(report['subgraphs'])} subgraphs)",
-        f"weights:     {w['count']} initializers, {w['elements']:,} values, {w['bytes'] / 1e6:.2f} MB "
+        f"{count(len(report['subgraphs']), 'subgraph')})",
+        f"weights:     {count(w['count'], 'initializer')}, {w['elements']:,} {plural(w['elements'], 'value')}, {w['bytes'] / 1e6:.2f} MB "
         f"in {w['location']}" + (f" ({', '.join(w['external_data_files'])})" if w["external_data_files"] else "")
         + (f" (after lifting {w['lifted_from_constant_nodes']} Constant nodes)" if w["lifted_from_constant_nodes"] else ""),
         "inputs:",
@@ -35,7 +37,7 @@ def format_report(report: dict, params: bool = False) -> str:
     u = report.get("units")
     if u:
         kept = u.get("kept_float") or {}
-        lines.append(f"units:       {u['count']} quantizable node units with {u['preset']}: "
+        lines.append(f"units:       {count(u['count'], 'quantizable node unit')} with {u['preset']}: "
                      + ", ".join(f"{op} {n}" for op, n in u["by_op"].items())
                      + (f" ({sum(kept.values())} of them kept float by quantize's default guards: "
                         + ", ".join(f"{n} {k}" for k, n in kept.items()) + ")" if kept else ""))
@@ -44,7 +46,7 @@ def format_report(report: dict, params: bool = False) -> str:
     if q["nodes"]:
         kinds = ", ".join(f"{k} {n}" for k, n in q["kinds"].items())
         ops = ", ".join(f"{k} {n}" for k, n in q["op_types"].items())
-        lines.append(f"quantized:   {q['nodes']} nodes ({kinds}): {ops}")
+        lines.append(f"quantized:   {count(q['nodes'], 'node')} ({kinds}): {ops}")
         if report.get("quantization_summary"):
             lines.append(f"summary:     {report['quantization_summary']}")
     else:
@@ -52,7 +54,7 @@ def format_report(report: dict, params: bool = False) -> str:
     lines += param_lines(report.get("quantization_parameters", []), report.get("quantization_summary") or "",
                          listed=params)
     for s in report["subgraphs"]:
-        lines.append(f"subgraph:    {s['path']} ({s['nodes']} nodes)")
+        lines.append(f"subgraph:    {s['path']} ({count(s['nodes'], 'node')})")
     if report["renames"]:
         lines.append(f"renames:     {len(report['renames'])}")
         lines.extend(f"  {r['kind']} '{r['old']}' -> '{r['new']}'" for r in report["renames"][:20])
