@@ -52,6 +52,7 @@ from workbench.qt.error_rank import (
 from workbench.qt.quantize_anyway import SHOW_QUANTIZED
 from workbench.qt.theme import colors_for, shown_theme
 from workbench.qt.unit_hist_view import UnitHistograms
+from workbench.qt.wrapped_height import WrappedHeight
 
 #: The summary names at most this many model outputs' SQNR (the worst ones; the tooltip lists all).
 OUTPUTS_SHOWN = 3
@@ -263,6 +264,7 @@ class ErrorView(QWidget):
         self.hists.captionChanged.connect(self.hist_title.setText)
         lay.addWidget(self.hist_title)
         lay.addStretch(0)  # holds the room of the hidden plots: the summary stays on top
+        self.wrapped_height = WrappedHeight(self)  # the dock makes room for the wrapped lines, not the histogram
         self._show_parts()  # empty: the summary line alone (no empty axes)
         self._bars: pg.BarGraphItem | None = None
         #: a tick per bar at the figure not ranked by (both figures visible per bar)

@@ -19,11 +19,16 @@ from workbench.qt.theme import colors_for, shown_theme
 
 #: tab index -> kind
 KINDS = ("output", "input", "weight")
+#: the least height (pixels) of a histogram plot: its legend under the value axis (three entries, one a line, in a
+#: plot narrower than :data:`workbench.qt.hist_plot.BESIDE_WIDTH`) and the axis take about 100 px, the view box
+#: keeps the rest. Without it the Errors dock of a 1024 x 700 window left the plot 64 px and the view box 0 px
+MIN_PLOT_HEIGHT = 150
 
 
 def _plot() -> pg.PlotWidget:
     plot = pg.PlotWidget()
     plot.setLabel("left", "count")  # the value axis untitled: the legend beside it names the values drawn
+    plot.setMinimumHeight(MIN_PLOT_HEIGHT)
     return plot
 
 
