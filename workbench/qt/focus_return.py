@@ -30,7 +30,8 @@ class FocusReturn(QObject):
             return
         closing = old.window()
         if closing is not self._window:
-            QTimer.singleShot(0, lambda: self._return_from(closing))
+            # timed in this object's context: a window deleted before the check's turn takes the check with it
+            QTimer.singleShot(0, self, lambda: self._return_from(closing))
 
     def _return_from(self, closed: QWidget) -> None:
         """``closed`` had the focus: when it is gone and no window of the app took the focus, the main window
