@@ -511,7 +511,8 @@ class ErrorView(QWidget):
 
     def _space_ticks(self) -> None:
         """SQNR ticks far enough apart for their labels not to run together ("0 2040" in a narrow
-        plot), and the axis title shortened to "dB" where "SQNR (dB)" would not fit under the bars."""
+        plot), and the axis title shortened to "dB" where "SQNR (dB)" would not fit under the bars, centred again when
+        it changes (it ran past the plot's right edge, placed for the shorter text)."""
         axis = self.bars_plot.getAxis("bottom")
         metrics = QFontMetrics(axis.style.get("tickFont") or self.bars_plot.font())
         lo, hi = self.bars_plot.getPlotItem().vb.viewRange()[0]
@@ -522,7 +523,10 @@ class ErrorView(QWidget):
         axis.setTickSpacing(levels=[(step, 0.0)])
         title = AXIS_TITLES[self.shown_rank()]
         fits = QFontMetrics(self.bars_plot.font()).horizontalAdvance(f"{title} (dB)") + 8 <= width
+        shown = axis.labelText
         self.bars_plot.setLabel("bottom", title if fits else "", units="dB")
+        if axis.labelText != shown:  # pyqtgraph places its title on resizes only: centred for the old text
+            axis.resizeEvent()
 
     def set_stale(self, stale: bool) -> None:
         """Mark the rows as measured with another recipe than the current one: the summary says so
