@@ -7,10 +7,20 @@ reported progress)."""
 
 from __future__ import annotations
 
+import pytest
+from latency_fakes import quantized_faster
 from test_app_flow import run_job
 
 from workbench.qt.app_window import ANALYSIS_CURRENT
 from workbench.qt.eta import ProgressClock
+
+
+@pytest.fixture(autouse=True)
+def _latency_scripted(monkeypatch):
+    """The app's jobs run in this process with the latency measured as quantized faster (latency_fakes): what
+    these tests check does not depend on whether digits_cnn measures slower quantized on this machine (then the
+    latency check would keep every unit float, and no bar would be drawn)."""
+    quantized_faster(monkeypatch)
 
 
 def _calibrated(qtbot, win, open_file, corpus):

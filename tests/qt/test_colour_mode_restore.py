@@ -5,6 +5,7 @@ file's dtype colouring (minilm kept "dtype" with every node grey)."""
 from __future__ import annotations
 
 from example_copy import EXAMPLE, open_example_copy
+from latency_fakes import quantized_faster
 from test_app_flow import run_job
 
 from workbench.core import api
@@ -15,7 +16,8 @@ def _mode(win) -> str:
     return COLOR_MODES[win.color_mode.currentIndex()]
 
 
-def test_a_reopened_project_gets_its_sqnr_colours_back(qtbot, window, open_file, tmp_path):
+def test_a_reopened_project_gets_its_sqnr_colours_back(qtbot, window, open_file, tmp_path, monkeypatch):
+    quantized_faster(monkeypatch)  # digits_cnn quantized whatever this machine measures (latency_fakes)
     win = window
     open_example_copy(win, open_file, tmp_path, samples=8, analysis_samples=2)
     win.calibration.choose_first.setChecked(False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from example_copy import open_example_copy
+from latency_fakes import quantized_faster
 from test_app_flow import run_job
 
 from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock, job_phases
@@ -66,7 +67,8 @@ def test_the_eta_is_of_the_whole_job_from_the_second_phase_on():
         "Planning: resolving the recipe (0/1), ETA 1:38, 0:05 elapsed"
 
 
-def test_f5_on_the_example_fills_one_bar_across_its_phases(qtbot, window, open_file, tmp_path):
+def test_f5_on_the_example_fills_one_bar_across_its_phases(qtbot, window, open_file, tmp_path, monkeypatch):
+    quantized_faster(monkeypatch)  # digits_cnn quantized whatever this machine measures (latency_fakes)
     open_example_copy(window, open_file, tmp_path)
     seen = []  # (message, panel bar, panel max, status bar, status max, panel text) at each event
 
@@ -99,9 +101,10 @@ def test_an_exports_latency_quantize_is_most_of_its_bar():
     assert overall.update(1, 1, "Writing: m.qdq.onnx") == 1.0
 
 
-def test_a_sweep_after_a_calibration_shows_its_own_progress(qtbot, window, open_file, tmp_path):
+def test_a_sweep_after_a_calibration_shows_its_own_progress(qtbot, window, open_file, tmp_path, monkeypatch):
     """F7 after F5: the bar read 100 % in the status bar and the Calibration panel ("Sensitivity sweep running
     (100 %)") from the end of the sweep's preparing on, while the status said "Sweeping units (12/64)"."""
+    quantized_faster(monkeypatch)  # digits_cnn quantized whatever this machine measures (latency_fakes)
     open_example_copy(window, open_file, tmp_path)
     state, res = run_job(qtbot, window, window.act_calibrate.trigger, timeout=300_000)
     assert state == "succeeded", res
