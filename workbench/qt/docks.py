@@ -231,7 +231,8 @@ def content_height(dock: QDockWidget) -> int:
     widget = dock.widget()
     layout = widget.layout()
     layout.activate()
-    title = dock.minimumSizeHint().height() - widget.minimumSizeHint().height()
+    # the dock's minimum counts the widget's minimum height where one is set (WrappedHeight), else its hint
+    title = dock.minimumSizeHint().height() - (widget.minimumHeight() or widget.minimumSizeHint().height())
     inner = layout.totalHeightForWidth(widget.width()) if layout.hasHeightForWidth() else widget.sizeHint().height()
     return max(dock.minimumSizeHint().height(), inner + title)
 
