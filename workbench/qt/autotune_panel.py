@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.api import Recipe, fmt_metric
 from workbench.core.wording import count
+from workbench.qt.wrapped_height import WrappedHeight
 
 #: x axis key -> (axis title, units shown, CurvePoint field, divisor)
 X_AXES = {"weight": ("weight size", "KiB", "weight_bytes", 1024.0),
@@ -38,6 +39,9 @@ APPLIED_COLOR = "#1f4fd1"
 TARGET_COLOR = "#888888"
 FLOAT_COLOR = "#3b78c2"
 PROMOTE_TO = ("float", "int16", "uint16", "int16,float")
+#: the least height (pixels) of the curve: its five legend entries (about 125 px) and the x axis with its title
+#: under a view box of about 80 px; a 1024 x 700 window left it 115 px, the last entry cut and no axis title
+MIN_PLOT_HEIGHT = 160
 
 
 class AutotunePanel(QWidget):
@@ -114,8 +118,10 @@ class AutotunePanel(QWidget):
             self.plot_item.getAxis(side).enableAutoSIPrefix(False)
         self.legend = pg.LegendItem()
         self.plot.addItem(self.legend, row=0, col=1)
+        self.plot.setMinimumHeight(MIN_PLOT_HEIGHT)
         lay.addWidget(self.plot, 1)
         lay.addStretch(0)  # holds the room of the hidden plot: the controls stay on top
+        self.wrapped_height = WrappedHeight(self)  # the dock makes room for the wrapped lines, not the plot
         self.scatter = pg.ScatterPlotItem(size=11, hoverable=True, tip=self._tip)
         self.scatter.sigClicked.connect(self._on_clicked)
         self.applied: int | None = None
