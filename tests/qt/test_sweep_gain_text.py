@@ -29,7 +29,7 @@ def _cell(panel, node: str, column: int) -> str:
 def test_a_negative_gain_is_explained_and_minus_zero_reads_zero(qtbot):
     panel = _panel(qtbot)
     gain = panel.table.columnCount() - 1
-    assert panel.table.horizontalHeaderItem(gain).text() == "Gain if float (dB)"
+    assert panel.table.horizontalHeaderItem(gain).text() == "Gain if\nfloat\n(dB)"
     assert _cell(panel, "p2o.Conv.7", gain) == "-3.04"
     assert _cell(panel, "p2o.Mul.26", gain) == "0.00"  # was "-0.00"
     tip = panel.table.horizontalHeaderItem(gain).toolTip().replace("\n", " ")

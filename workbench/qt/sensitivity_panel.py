@@ -53,6 +53,14 @@ FIGURE_TITLES = {
 #: Said before the summary while the sweep was measured with an earlier recipe or other data.
 STALE = "Out of date: swept with an earlier recipe or other calibration data; sweep again (F7). "
 
+def column_title(title: str) -> str:
+    """A figure's table title on three lines, its last word and its unit on their own ("Gain if float (dB)" ->
+    "Gain if\\nfloat\\n(dB)"): on one line the four figure columns left the node names 26-55 px of the table in
+    a 1024 x 700 window ("/f/...onv")."""
+    name, unit = title.rsplit(" (", 1)
+    return "\n".join(name.rsplit(" ", 1) + [f"({unit}"])
+
+
 class _Num(QTableWidgetItem):
     """A numeric cell that sorts by value (NaN last) and shows "-" for NaN, "exact" for +inf."""
 
@@ -111,7 +119,7 @@ class SensitivityPanel(QWidget):
         self.key.setWordWrap(True)
         self.key.setTextFormat(Qt.TextFormat.RichText)
         lay.addWidget(self.key)
-        self.table = node_table(["Node", "Op"] + [FIGURE_TITLES[k][0] for k in FIGURES])
+        self.table = node_table(["Node", "Op"] + [column_title(FIGURE_TITLES[k][0]) for k in FIGURES])
         for c, key in enumerate(FIGURES):  # what each figure means; why a gain can be negative
             self.table.horizontalHeaderItem(2 + c).setToolTip(FIGURE_TIPS[key])
         lay.addWidget(self.table, 1)
