@@ -67,6 +67,7 @@ log = logging.getLogger(__name__)
 
 AXIS_AUTO = -9  # the axis spin box's lowest value, shown as "auto" (axis None: the op's channel axis)
 AXIS_MAX = 8  # the highest axis offered when the selection's weight rank is unknown
+MIXED = "mixed"  # a field whose value differs between the selected nodes
 MAX_LISTED = 6
 
 #: the note shown instead of the recipe controls while a file's tab is shown ({name}: the file)
@@ -206,6 +207,8 @@ class RoleEditor(QGroupBox):
         self.block_size.setSpecialValueText("none")
         self.observer = QComboBox()
         self.observer.addItems(list(OBSERVERS))
+        for combo in (self.dtype, self.granularity, self.observer):
+            combo.setPlaceholderText(MIXED)  # shown at index -1: the selected nodes differ (it was blank)
         self.reduce_range = QCheckBox("reduce_range")
         self.power_of_two = QCheckBox("power-of-two scale")
         for label, w in (("from", self.source), ("", self.enabled), ("dtype", self.dtype), ("", self.symmetric),
@@ -253,8 +256,10 @@ class RoleEditor(QGroupBox):
             self._set_check(self.power_of_two, [s.power_of_two for s in live])
             same, axis = _common([s.axis for s in live])
             self._set_axis_range(rank, [s.axis for s in live if s.axis is not None])
+            self.axis.setSpecialValueText("auto" if same else MIXED)  # mixed axes read "auto" before
             self.axis.setValue(axis if same and axis is not None else self.axis.minimum())
             same, block = _common([s.block_size for s in live])
+            self.block_size.setSpecialValueText("none" if same else MIXED)
             self.block_size.setValue(block if same and block else 0)
         finally:
             self._updating = False
