@@ -108,6 +108,8 @@ ANALYSIS_CURRENT = ("Not analysed again: the figures shown were measured on this
 #: how often (ms) the running job's "m:ss elapsed" is worded again between its progress reports
 ELAPSED_TICK_MS = 1000
 
+#: the last entry of File > Open Recent
+CLEAR_RECENT = "Clear Recent Files"
 MODEL_FILTER = "ONNX models and Workbench projects (*.onnx *.wbproj);;ONNX models (*.onnx);;Projects (*.wbproj)"
 #: what gives figures for an already-quantized file (F5 / F7 are off for it)
 QUANTIZED_FIGURES_HINT = ("compare it with its float model (View > Compare Float vs Quantized, Ctrl+Shift+D) "
@@ -2019,13 +2021,19 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(window_title(self.doc.project_path or self.doc.model_path, self.doc.modified))
 
     def fill_recent(self) -> None:
+        """File > Open Recent: the recent files, most recent first (an '&' of a path doubled, so it is drawn and
+        not read as the mnemonic marker: "R&D" showed as "RD"), then :data:`CLEAR_RECENT`."""
         self.recent_menu.clear()
         files = settings.recent_files()
         for f in files:
-            act = self.recent_menu.addAction(f)
+            act = self.recent_menu.addAction(f.replace("&", "&&"))
             act.triggered.connect(lambda _c=False, p=f: self.open_path(p))
         if not files:
             self.recent_menu.addAction("(none)").setEnabled(False)
+        self.recent_menu.addSeparator()
+        clear = self.recent_menu.addAction(CLEAR_RECENT)
+        clear.setEnabled(bool(files))
+        clear.triggered.connect(settings.clear_recent_files)
 
     @guarded
     def choose_executor(self) -> str | None:
