@@ -92,7 +92,7 @@ from workbench.qt.runs import (
     project_format,
 )
 from workbench.qt.status_line import StatusLine
-from workbench.qt.tabs import ModelTabs
+from workbench.qt.tabs import ModelTabs, drawn_as_is, shown_text
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
 from workbench.qt.welcome import WelcomePage, example_model, is_bundled_example
 from workbench.qt.window_title import file_stem, shown_name, window_title
@@ -655,7 +655,7 @@ class MainWindow(QMainWindow):
         self.act_show_qdq.setChecked(shown.qdq_nodes if isinstance(shown, QuantModelTab) else self._qdq_nodes)
 
     def _tab_name(self) -> str:
-        return self.tabs.tabText(self.tabs.currentIndex()).replace("&", "")
+        return shown_text(self.tabs.tabText(self.tabs.currentIndex()))
 
     @guarded
     def _on_tab_changed(self, _index: int) -> None:
@@ -865,7 +865,7 @@ class MainWindow(QMainWindow):
     @guarded
     def _show_diff(self, diff, proto, path: Path) -> None:
         tab = DiffTab(diff, proto, path, self.doc.model_path.name, self.tabs)
-        self.tabs.setCurrentIndex(self.tabs.addTab(tab, f"Diff: {path.name}"))
+        self.tabs.setCurrentIndex(self.tabs.addTab(tab, drawn_as_is(f"Diff: {path.name}")))
         unmeasured = f"; {unmeasured_text(diff.no_sqnr)}" if getattr(diff, "no_sqnr", "") else ""
         self.set_status(f"Diff with {path.name}: {diff.summary()}{unmeasured}.")
         self.calibration.settle_failure(f"Done: compared with {path.name} (the diff tab).")

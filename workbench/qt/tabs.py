@@ -21,6 +21,16 @@ from workbench.qt.quant_tab import QuantModelTab
 from workbench.qt.theme import colors_for, shown_theme
 
 
+def drawn_as_is(text: str) -> str:
+    """``text`` for a tab title, each '&' doubled: QTabBar reads a single one as a mnemonic marker ("Exported:
+    R&D.onnx" was drawn "RD.onnx", the D underlined)."""
+    return text.replace("&", "&&")
+
+
+def shown_text(title: str) -> str:
+    """The text a tab ``title`` draws: '&&' is one '&', a single '&' (a mnemonic marker) is not drawn."""
+    return "&".join(part.replace("&", "") for part in title.split("&&"))
+
 class ModelTabs(QTabWidget):
     """Tab 0 is ``canvas`` (the open model's graph); the other tabs come and go."""
 
@@ -61,7 +71,7 @@ class ModelTabs(QTabWidget):
             view.set_theme_colors(colors.canvas_background, colors.canvas_edge)
             view.set_model(helper.make_model(attr.g, opset_imports=list(model.proto.opset_import)))
             title = f"{name}: {attr.name}"
-            self.setCurrentIndex(self.addTab(view, title))
+            self.setCurrentIndex(self.addTab(view, drawn_as_is(title)))
             titles.append(title)
         return titles
 
@@ -105,7 +115,7 @@ class ModelTabs(QTabWidget):
             self.setCurrentWidget(old)
             return old, "shown"
         tab = QuantModelTab(path, self)
-        title = f"Exported: {Path(path).name}"
+        title = drawn_as_is(f"Exported: {Path(path).name}")
         if old is None:
             self.setCurrentIndex(self.addTab(tab, title))
             return tab, "opened"
