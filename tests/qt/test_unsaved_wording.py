@@ -55,6 +55,7 @@ def test_f5_alone_asks_about_unsaved_results_and_names_them(qtbot, window, open_
 
 def test_edits_and_results_are_told_apart(qtbot, window, open_file, tmp_path, monkeypatch):
     shown = _real_prompt(monkeypatch)
+    quantized_faster(monkeypatch)  # digits_cnn quantized whatever this machine measures (latency_fakes)
     _example(window, open_file, tmp_path)
     window.calibration.analysis_samples.setValue(8)  # a setting saved in the project: an edit
     assert window.doc.unsaved_text == "unsaved edits"
