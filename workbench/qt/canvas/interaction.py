@@ -2,7 +2,7 @@
 
 Click selects, Shift+click adds, Ctrl+click toggles, a drag on empty space draws a rubber band
 (Shift/Ctrl add to the selection), middle-drag or Alt+drag pans, the wheel zooms under the mouse,
-double-click activates a node, Ctrl+A selects all, Esc clears, +/- zoom. On a group: a click on
+double-click activates a node, Ctrl+A selects all, Esc clears (before it cancels a running job), +/- zoom. On a group: a click on
 the chevron (or a double-click on a box or an open group's title bar) opens / collapses it; a
 click on a collapsed box selects its nodes.
 """
@@ -123,6 +123,15 @@ class CanvasInteraction:
         hit = self._group_hit(pos)
         if hit is not None and hit[1] in ("box", "title"):
             self.toggle_group(self._state.data.hierarchy.paths[hit[0]])
+
+    def event(self, event) -> bool:
+        """Esc with nodes selected is the canvas's (it clears them), not a window shortcut's: Run > Cancel took it
+        while a job ran, cancelling the job and keeping the selection. With nothing selected Esc cancels."""
+        if (event.type() == QEvent.Type.ShortcutOverride and event.key() == Qt.Key.Key_Escape
+                and self._state is not None and self._state.selected):
+            event.accept()
+            return True
+        return super().event(event)
 
     def keyPressEvent(self, event) -> None:
         if self._state is not None and event.matches(QKeySequence.StandardKey.SelectAll):
