@@ -33,6 +33,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.wording import count
 from workbench.qt.tables import node_at, node_item, node_table
 from workbench.qt.workers import ThreadJob
+from workbench.qt.wrapped_height import WrappedHeight
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,7 @@ class CostPanel(QWidget):
         self.table = node_table(COLUMNS)
         self.table.horizontalHeaderItem(COLUMNS.index("BOPs as run")).setToolTip(AS_RUN_TIP)
         lay.addWidget(self.table, 1)
+        self.wrapped_height = WrappedHeight(self)  # the summary's wrapped lines whole (a narrow dock cut them)
         self.table.cellClicked.connect(lambda row, _col: self.nodeClicked.emit(self.node_at(row)))
         document.modelChanged.connect(self._on_model)
         document.dataChanged.connect(self._on_data)
