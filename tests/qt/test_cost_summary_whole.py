@@ -10,7 +10,8 @@ from test_app_stale_results import calibrated
 
 def test_the_cost_summary_is_whole_beside_the_problems_at_1024_by_700(qtbot, window, open_file, corpus):
     window.resize(1024, 700)
-    win = calibrated(qtbot, window, open_file, corpus / "digits_cnn/model_opset17.onnx", choose=False) and window
+    calibrated(qtbot, window, open_file, corpus / "digits_cnn/model_opset17.onnx", choose=False)
+    win = window
     win.show_problems()
     cost = win.docks["Cost"]
     cost.show()
