@@ -73,6 +73,7 @@ from workbench.qt.evaluation import EvaluationController
 from workbench.qt.focus_return import FocusReturn
 from workbench.qt.gui_gc import GuiThreadCollector
 from workbench.qt.netron_view import NetronView
+from workbench.qt.node_facts_view import NodeBox
 from workbench.qt.nothing_quantized import nothing_quantized, nothing_quantized_status, nothing_quantized_text
 from workbench.qt.problems_panel import link_text
 from workbench.qt.quant_banner import QuantBanner
@@ -2148,6 +2149,8 @@ class MainWindow(QMainWindow):
         for plot in self.findChildren(pg.GraphicsView):  # PlotWidgets and the autotune's GraphicsLayoutWidget
             style_plot(plot, colors)
         restyle_muted(self, colors)
+        for box in self.findChildren(NodeBox):  # the Inspector's and the exported tabs' node facts
+            box.restyle()
         for banner in self.findChildren(QuantBanner):  # the open model's and every exported-model tab's
             banner.set_theme(shown)
         self._on_problem_count(*self._problem_counts)  # the link in the new palette's link colour

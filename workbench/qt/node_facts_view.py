@@ -127,6 +127,7 @@ class NodeBox(QWidget):
         self.lines.setSpacing(2)
         lay.addWidget(self.body)
         self.facts: NodeFacts | None = None
+        self._links = True  # the facts' tensor names select nodes (show_facts)
         #: (section, key, value label) of every row shown: section "node", "attributes", "inputs", "outputs"
         self.rows: list[tuple[str, str, QLabel]] = []
         self._targets: list[str] = []
@@ -143,7 +144,7 @@ class NodeBox(QWidget):
     def show_facts(self, facts: NodeFacts | None, *, links: bool = True) -> None:
         """Show ``facts`` (None: hide the section); ``links``: tensor names select nodes on click (off
         for a file shown in a tab of its own, whose nodes are not the open model's)."""
-        self.facts = facts
+        self.facts, self._links = facts, links
         self._clear()
         if facts is None:
             self.setVisible(False)
@@ -169,6 +170,12 @@ class NodeBox(QWidget):
         for t in facts.outputs:
             self._tensor("outputs", t, output=True, links=links)
         self.setVisible(True)
+
+    def restyle(self) -> None:
+        """Draw the facts shown again in the theme now shown: their rows keep the colours of the theme they were
+        made in (light field names and link blue, black titles on a dark panel after a switch to dark)."""
+        if self.facts is not None:
+            self.show_facts(self.facts, links=self._links)
 
     def _clear(self) -> None:
         while self.lines.count():
