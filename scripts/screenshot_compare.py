@@ -107,7 +107,7 @@ def main(argv: list[str]) -> int:
         app.processEvents()
         win.grab().save(args.out)
         print(f"wrote {args.out}")
-        win.doc.undo_stack.setClean()
+        win.doc.mark_saved()  # the data chosen counts as unsaved: without this the close asks Save / Discard
         win.close()
         app.quit()
 

@@ -8,7 +8,8 @@
 Evaluate with the paraphrase-retrieval metric file (examples/metrics/minilm_retrieval.py, "Allow
 code" ticked). ``autotune``: digits_transformer, calibrated on 16 samples, then Run > Autotune with
 cosine on 64 eval samples and a max drop of 0.0005; the point that meets the target with the
-fewest units promoted is applied. CORPUS_MODELS_DIR defaults to ../shared/corpus/models.
+fewest units promoted is applied. CORPUS_MODELS_DIR defaults to ../shared/corpus/models. Settings and
+autosaves go to a temporary folder; the window closes (nothing to save) once the picture is written.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
+from workbench.qt import autosave
 from workbench.qt.app_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +32,8 @@ def main(scene: str, out: str, corpus: str | None = None) -> int:
     settings_dir = tempfile.mkdtemp(prefix="workbench-screenshot-")  # the default layout, not the user's
     for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
         QSettings.setPath(fmt, QSettings.Scope.UserScope, settings_dir)
+    # autosaves there too: one in the user's folder is offered back (a modal prompt) when the model opens again
+    autosave.autosave_dir = lambda: Path(settings_dir) / "autosave"
     app = QApplication.instance() or QApplication(["workbench"])
     app.setApplicationName("Workbench")
     win = MainWindow()
@@ -45,6 +49,8 @@ def main(scene: str, out: str, corpus: str | None = None) -> int:
         app.processEvents()
         win.grab().save(out)
         print(f"wrote {out}")
+        win.doc.mark_saved()  # calibration and evaluation results count as unsaved: the close would ask to save
+        win.close()
         app.quit()
 
     def after_run(kind: str) -> None:

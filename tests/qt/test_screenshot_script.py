@@ -57,3 +57,38 @@ def test_screenshot_of_a_quantized_file_is_written_without_calibrating(tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines()[-1] == f"wrote {out}"
     assert QImage(str(out)).size().toTuple() == (1400, 860)
+
+
+def _run(script: str, args: list[str], data_home: Path, timeout: int) -> subprocess.CompletedProcess:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT), "XDG_DATA_HOME": str(data_home)}
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=ROOT)
+
+
+def test_screenshot_compare_exits_after_writing(tmp_path):
+    # it cleared only the undo stack, so the calibration data it picks still counted as unsaved and the close
+    # asked Save / Discard / Cancel until its 240 s fallback quit
+    from workbench.cli import main
+
+    example = ROOT / "workbench" / "resources" / "example"
+    quant = tmp_path / "q.onnx"
+    assert main(["quantize", str(example / "digits_cnn.onnx"), "--data", str(example / "digits_cnn_calib.npz"),
+                 "--no-auto", "--no-latency-check", "-o", str(quant)]) == 0
+    out = tmp_path / "cmp.png"
+    proc = _run("screenshot_compare.py", [str(out), str(example / "digits_cnn.onnx"), str(quant), "--data",
+                                          str(example / "digits_cnn_calib.npz")], tmp_path / "data", 120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[-1] == f"wrote {out}"
+    assert QImage(str(out)).size().toTuple() == (1600, 960)
+
+
+def test_screenshot_evaluation_exits_and_leaves_no_autosave(corpus, tmp_path):
+    # it quit without closing the window: the close Qt makes on quit asked to save the results, the 300 s
+    # fallback ended it, and the autosave written meanwhile in the user's folder was offered back (a modal
+    # prompt) by the next run, which then never opened its model
+    out, data_home = tmp_path / "autotune.png", tmp_path / "data"
+    proc = _run("screenshot_evaluation.py", ["autotune", str(out), str(corpus)], data_home, 150)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[-1] == f"wrote {out}"
+    assert QImage(str(out)).size().toTuple() == (1500, 900)
+    assert not list(data_home.rglob("*.wbproj"))
