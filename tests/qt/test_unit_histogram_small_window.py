@@ -36,3 +36,22 @@ def test_the_histogram_view_box_has_room_at_1024_by_700(qtbot, window, open_file
         at = part.mapTo(win, part.rect().topLeft())
         assert part.isVisible() and at.y() >= 0 and at.y() + part.height() <= win.height(), part
     assert win.canvas.height() >= 200, win.canvas.height()
+
+
+def test_the_weight_histogram_with_a_channel_has_room_at_1024_by_700(qtbot, window, open_file, corpus):
+    """The Weight tab of a per-channel weight draws one channel over all of them: four legend entries, one a line
+    under the value axis, left its view box 44 px (offscreen) at the least plot height."""
+    window.resize(1024, 700)
+    win = calibrated_digits(qtbot, window, open_file, corpus)
+    with qtbot.waitSignal(win.runs.histogramReady, timeout=300_000):
+        win.focus_node(win.doc.errors[0].node)
+    hists = win.errors.hists
+    hists.setCurrentIndex(2)  # Weight
+    item = hists.weight_plot.getPlotItem()
+    qtbot.waitUntil(lambda: item.legend is not None and len(item.legend.items) == 4, timeout=30_000)
+    qtbot.wait(300)  # the layout settled
+    assert item.vb.height() >= MIN_VIEW_HEIGHT, item.vb.height()  # 44 px offscreen before
+    assert item.legend.columnCount == 1  # one entry a line: four lines under the axis
+    assert item.geometry().height() <= hists.weight_plot.height() + 1, (item.geometry(), hists.weight_plot.size())
+    assert hists.height() >= hists.minimumSizeHint().height()
+    assert win.canvas.height() >= 200, win.canvas.height()

@@ -12,6 +12,8 @@ per-channel weight), drawn darker over the first, the clip range and grid then b
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
@@ -32,6 +34,8 @@ LEGEND_BESIDE = (2, 3)
 #: a plot at least this wide (pixels) has its legend beside the view box, one entry a line (the view box keeps
 #: about 300 px); a narrower one under the value axis, where it costs height instead
 BESIDE_WIDTH = 480
+#: the least height (pixels) :func:`hold_view_height` keeps for a histogram's view box
+MIN_VIEW_HEIGHT = 60
 #: the overlay series (one channel of a weight)
 OVERLAY_BRUSH = (230, 120, 20, 170)
 
@@ -103,6 +107,19 @@ def place_legend(item: pg.PlotItem) -> None:
             legend.setColumnCount(1)
     else:
         fit_legend(legend, item.vb.width())
+    hold_view_height(item)
+
+
+def hold_view_height(item: pg.PlotItem) -> None:
+    """Raise the least height of ``item``'s widget so its view box keeps :data:`MIN_VIEW_HEIGHT` pixels beside
+    what the legend, the axes and the margins take as laid out now (never lowered: a legend of more entries,
+    a weight's channel over all its values, left the view box 44 px of a 150 px plot)."""
+    view = item.getViewWidget()
+    if view is None or item.legend is None or not item.legend.items:
+        return
+    need = math.ceil(item.height() - item.vb.height()) + MIN_VIEW_HEIGHT
+    if need > view.minimumHeight():
+        view.setMinimumHeight(need)
 
 
 def fit_legend(legend: pg.LegendItem, width: float) -> None:
