@@ -52,6 +52,10 @@ def test_the_weight_histogram_with_a_channel_has_room_at_1024_by_700(qtbot, wind
     qtbot.wait(300)  # the layout settled
     assert item.vb.height() >= MIN_VIEW_HEIGHT, item.vb.height()  # 44 px offscreen before
     assert item.legend.columnCount == 1  # one entry a line: four lines under the axis
+    plot = hists.weight_plot
+    for _sample, label in item.legend.items:  # every entry's text whole ("weight values (all channels" was cut)
+        text = plot.mapFromScene(label.sceneBoundingRect()).boundingRect()
+        assert text.right() <= plot.viewport().width(), (label.text, text, plot.viewport().width())
     assert item.geometry().height() <= hists.weight_plot.height() + 1, (item.geometry(), hists.weight_plot.size())
     assert hists.height() >= hists.minimumSizeHint().height()
     assert win.canvas.height() >= 200, win.canvas.height()

@@ -74,7 +74,7 @@ def test_input_and_weight_histograms_of_the_clicked_unit(qtbot, window, open_fil
     caption = win.errors.hist_title.text()
     assert caption.startswith(f"{CONV} weight {weight}: {w.size} values in ")
     assert f"channel #{channel} of {w.shape[0]} (axis 0)" in caption and "int8" in caption
-    assert _legend(tabs.weight_plot) == ["weight values (all channels)", f"channel #{channel}", "clip range",
+    assert _legend(tabs.weight_plot) == ["all channels", f"channel #{channel}", "clip range",
                                          "quantization grid"]
     tabs.setCurrentIndex(0)
     assert win.errors.hist_title.text().startswith(f"{CONV} \u2192 output ")

@@ -147,7 +147,7 @@ class UnitHistograms(QTabWidget):
             overlay = f"channel #{channel}"
             hist = {**hist, "overlay_counts": hist.get("channel_counts", [])}
         text = hist_plot.draw(self.weight_plot, hist, shown, fill=colors_for(shown_theme()).histogram_fill,
-                              label="weight values (all channels)" if overlay else "weight values",
+                              label="all channels" if overlay else "weight values",  # beside "channel #k"
                               overlay_label=overlay)
         if overlay:
             text += (f"; drawn over them: channel #{channel} of {hist.get('channels')} (axis {qp.axis}), the clip "
