@@ -2,7 +2,8 @@
 
 Found by a user pass: with a Conv of digits_cnn selected in the light theme, View > Theme > Dark left its facts in
 light-theme colours on the dark panel: the field names in #555555, the tensor links in the light palette's blue,
-and the section titles (Attributes, Inputs, Output) in black."""
+and the section titles (Attributes, Inputs, Output) in black; the "Node: Conv" button (bold by a style sheet) stayed
+light grey."""
 
 from __future__ import annotations
 
@@ -36,4 +37,6 @@ def test_node_facts_follow_a_theme_switch(qtbot, window, open_file, corpus):
     qtbot.waitUntil(lambda: len(headings()) == 3, timeout=5_000)  # the new rows shown
     for label in headings():  # drawn in the palette's text colour (black before)
         assert label.palette().color(QPalette.ColorRole.WindowText) == text, label.text()
+    drawn = box.toggle.grab().toImage()  # the "Node: Conv" button, drawn on the dark panel (#dbdbdb before)
+    assert drawn.pixelColor(3, drawn.height() // 2).lightness() < 100, drawn.pixelColor(3, drawn.height() // 2).name()
     win.set_theme("light")

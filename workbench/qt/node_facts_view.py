@@ -115,7 +115,9 @@ class NodeBox(QWidget):
         self.toggle.setAutoRaise(True)
         self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.toggle.setArrowType(Qt.ArrowType.DownArrow)
-        self.toggle.setStyleSheet("font-weight: bold;")
+        bold = self.toggle.font()  # a font, not a style sheet: a styled button kept the light theme's colours
+        bold.setBold(True)
+        self.toggle.setFont(bold)
         self.toggle.setToolTip("Show or hide the node's attributes, inputs and outputs")
         self.toggle.setMinimumWidth(1)  # a long op type is cut rather than widening the panel
         self.toggle.toggled.connect(self._on_toggled)
