@@ -253,8 +253,8 @@ class DiffTab(QWidget):
 
     def _group(self, key: str, count: int) -> QTreeWidgetItem:
         item = DiffRow(None, [f"{key} ({count})"], group=len(self.groups))
-        item.setFirstColumnSpanned(True)
         self.tree.addTopLevelItem(item)
+        item.setFirstColumnSpanned(True)  # once in the tree: set before, Qt ignored it ("matc... (7)")
         self.groups[key] = item
         return item
 
