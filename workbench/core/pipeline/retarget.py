@@ -319,6 +319,8 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
 
     Overrides are re-matched and the calibration cache filtered by :func:`retarget_recipe`; the
     tensors without a valid cached range are calibrated from ``data`` (default: the project's data).
+    A recipe with SmoothQuant or bias correction reads ``data`` even when every cached range is kept,
+    so the written model is the one a replay of the returned project writes (byte for byte).
 
     Returns
     -------
@@ -344,8 +346,10 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
         the_plan = plan(new, rt.recipe)
         missing = unserved(the_plan, rt.calibration) if rt.calibration is not None else None
     rt.respecced = [t for t in missing or [] if t in rt.calibration.observers]
-    # every range still serves its spec: no need to touch the data
-    use = None if missing == [] and rt.recipe.smoothquant is None else data_spec
+    # every range still serves its spec: no need to touch the data, unless a pass reads it (SmoothQuant's
+    # activation scales, bias correction's Conv input means), as a replay of the saved project does
+    reads_data = rt.recipe.smoothquant is not None or rt.recipe.bias_correction
+    use = None if missing == [] and not reads_data else data_spec
     if use is None and the_plan.mode == "static" and missing != []:
         raise WorkbenchError(f"{project_path}: the ranges of {count(len(missing), 'tensor') if missing else 'all tensors'} "
                              f"must be calibrated again for {model_path}, and the project has no calibration data.",
