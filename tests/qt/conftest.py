@@ -208,6 +208,23 @@ def save_prompts(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def stop_prompts(monkeypatch):
+    """Record the prompt of a close while a job runs (Stop and Close / Cancel) instead of showing it: (title,
+    progress) each; ``answer`` "stop" (close, the job cancelled: a window closed at teardown) or "keep"."""
+    from workbench.qt import app_window
+
+    prompts = Prompts()
+    prompts.answer = "stop"
+
+    def fake(parent, title, progress="", *, writes=False):
+        prompts.append((title, progress))
+        return prompts.answer
+
+    monkeypatch.setattr(app_window, "ask_stop_job", fake)
+    yield prompts
+
+
+@pytest.fixture(autouse=True)
 def autosave_folder(tmp_path_factory, monkeypatch):
     """The app's autosaves go to a folder of this test, not the user's data dir."""
     from workbench.qt import autosave

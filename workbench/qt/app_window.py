@@ -42,7 +42,7 @@ from workbench.core.wording import count
 from workbench.qt import actions, autosave, dialogs, docks, help_menu, settings
 from workbench.qt.actions import COLOR_MODES, canvas_mode
 from workbench.qt.apply_project import ApplyProjectDialog
-from workbench.qt.cancel_text import cancelled_text, cancelling_text, phase_of
+from workbench.qt.cancel_text import WRITERS, cancelled_text, cancelling_text, phase_of
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.choice_text import choice_short
 from workbench.qt.clip_note import no_clip_reason, rows_note
@@ -53,7 +53,16 @@ from workbench.qt.commands import (
     set_exclude,
 )
 from workbench.qt.compare_job import compare_or_diff, unmeasured_text
-from workbench.qt.dialogs import DISCARD, SAVE, about_text, ask_save_changes, guarded, show_error
+from workbench.qt.dialogs import (
+    DISCARD,
+    SAVE,
+    STOP,
+    about_text,
+    ask_save_changes,
+    ask_stop_job,
+    guarded,
+    show_error,
+)
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
 from workbench.qt.done_line import UNDONE_DONE, done_line_after_step
@@ -2155,8 +2164,22 @@ class MainWindow(QMainWindow):
             banner.set_theme(shown)
         self._on_problem_count(*self._problem_counts)  # the link in the new palette's link colour
 
+    def may_stop_job_to_close(self) -> bool:
+        """True when no main job runs, or the user chose Stop and Close in :func:`ask_stop_job` (the job is
+        stopped by the close itself); False when the user keeps working (Cancel). The box names the job and
+        how far it got (its overall percentage, or its phase)."""
+        job = self.runs.job
+        if job is None:
+            return True
+        overall = self.runs.overall
+        phase = phase_of(self._last_progress[2]) if self._last_progress is not None else ""
+        progress = f"{round(overall.fraction * 100)}% done" if overall.known and overall.fraction > 0 \
+            else (phase.lower() if phase else "")
+        return ask_stop_job(self, job.title, progress, writes=self.runs.kind in WRITERS) == STOP
+
     def closeEvent(self, event) -> None:
-        if not self.keep_or_drop_changes("quitting"):
+        # a running job first (keep working leaves everything as it is), then the unsaved edits
+        if not self.may_stop_job_to_close() or not self.keep_or_drop_changes("quitting"):
             event.ignore()
             return
         settings.save_window_state(bytes(self.saveGeometry()), bytes(self.saveState()))

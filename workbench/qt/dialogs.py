@@ -100,6 +100,31 @@ def ask_save_changes(parent: QWidget | None, name: str, doing: str) -> str:
     return {B.Save: SAVE, B.Discard: DISCARD}.get(B(answer), CANCEL)
 
 
+#: answers of :func:`ask_stop_job`
+STOP, KEEP = "stop", "keep"
+#: the button of :func:`ask_stop_job` that stops the job and closes the window
+STOP_AND_CLOSE = "&Stop and Close"
+
+
+def ask_stop_job(parent: QWidget | None, title: str, progress: str = "", *, writes: bool = False) -> str:
+    """Ask before closing the window while the job ``title`` (e.g. "Calibration") runs: returns :data:`STOP`
+    (Stop and Close) or :data:`KEEP` (Cancel, also when the box is closed; the default button, so Enter keeps
+    working). ``progress``: the job's last progress line, shown as where it is; ``writes``: the job writes a
+    file (an export), which a stop leaves unwritten."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Question)
+    box.setWindowTitle("Job running")
+    box.setText(f"{title} is still running" + (f" ({progress})." if progress else "."))
+    lost = "nothing is written" if writes else "what it has done so far is lost"
+    box.setInformativeText(f"Stop it and close the window? If stopped, {lost}.")
+    stop = box.addButton(STOP_AND_CLOSE, QMessageBox.ButtonRole.DestructiveRole)
+    keep = box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(keep)
+    box.setEscapeButton(keep)
+    box.exec()
+    return STOP if box.clickedButton() is stop else KEEP
+
+
 #: the button of the missing-model box that opens the file dialog
 LOCATE_MODEL = "&Locate Model..."
 
