@@ -59,7 +59,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("model", help="the float model")
     parser.add_argument("quantized", nargs="?", help="its quantized file (default: onnxruntime quantize_static)")
     parser.add_argument("--data", required=True, help="calibration .npz (SQNR is measured on it)")
-    parser.add_argument("--samples", type=int, default=4)
+    parser.add_argument("--samples", type=int, default=4,
+                        help="samples the SQNR is measured on (and onnxruntime calibrates on without QUANTIZED)")
     args = parser.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="workbench-screenshot-")
     quantized = args.quantized or str(ort_quantize(args.model, args.data, args.samples, Path(tmp) / "ort.onnx"))
@@ -76,6 +77,8 @@ def main(argv: list[str]) -> int:
 
     def after_open(*_):
         win.calibration.set_data_spec({"kind": "npz", "path": str(Path(args.data).resolve())}, args.samples)
+        # the comparison measures on the Analysis samples (32 unless set), not the calibration samples
+        win.calibration.set_analysis_samples(args.samples)
         win._on_spec_changed()
         QTimer.singleShot(200, compare)
 
@@ -92,6 +95,7 @@ def main(argv: list[str]) -> int:
 
     def focus(tab):
         d = tab.diff
+        print(f"SQNR measured on {d.samples} samples")
         target = next((n for n, _op in d.folded if n in d.folded_into), None)
         if target is None and d.sqnr:
             target = min(d.sqnr, key=d.sqnr.get)
