@@ -103,6 +103,8 @@ def main(argv: list[str]) -> int:
 
     def give_up():
         print(f"no picture after {TIMEOUT_S} s: the model did not open, lay out or calibrate", file=sys.stderr)
+        win.runs.shutdown()  # a job still running: stopped here, so the close on quit does not ask (Stop and Close)
+        win.doc.mark_saved()
         app.quit()
 
     win.modelOpened.connect(after_open)

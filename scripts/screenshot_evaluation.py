@@ -61,7 +61,8 @@ def main(scene: str, out: str, corpus: str | None = None) -> int:
     win.modelOpened.connect(lambda *_: QTimer.singleShot(300, steps["open"]))
     win.runs.finished.connect(after_run)
     win.open_path(steps["path"])
-    QTimer.singleShot(300_000, app.quit)
+    # the fallback: a job still running is stopped first, so the close on quit asks nothing (Stop and Close)
+    QTimer.singleShot(300_000, lambda: (win.runs.shutdown(), win.doc.mark_saved(), app.quit()))
     app.exec()
     return 0 if Path(out).exists() else 1
 

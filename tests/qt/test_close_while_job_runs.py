@@ -99,3 +99,13 @@ def test_the_box_names_the_job_and_its_answers(qtbot, monkeypatch):
          "Stop it and close the window? If stopped, nothing is written.", "Cancel", ["&Stop and Close", "Cancel"]),
     ]
     assert app_window.ask_stop_job is not dialogs.ask_stop_job  # the window's is the recording fake here
+
+
+def test_a_job_already_stopped_asks_nothing(qtbot, window, open_file, tmp_path, stop_prompts):
+    """The screenshot scripts' fallbacks stop the job (RunController.shutdown) and quit: nothing to ask."""
+    _example(window, open_file, tmp_path)
+    window.act_calibrate.trigger()
+    window.runs.shutdown()
+    window.doc.mark_saved()
+    assert window.close() is True
+    assert stop_prompts == []

@@ -2169,7 +2169,7 @@ class MainWindow(QMainWindow):
         stopped by the close itself); False when the user keeps working (Cancel). The box names the job and
         how far it got (its overall percentage, or its phase)."""
         job = self.runs.job
-        if job is None:
+        if job is None or not job.running:  # stopped already (its end not yet handled): nothing to lose
             return True
         overall = self.runs.overall
         phase = phase_of(self._last_progress[2]) if self._last_progress is not None else ""
