@@ -1109,20 +1109,41 @@ class MainWindow(QMainWindow):
         path = Path(path).resolve()
         QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            rt, _project = api.retarget_to_model(path, self.doc.model)
+            rt, project = api.retarget_to_model(path, self.doc.model)
         finally:
             QApplication.restoreOverrideCursor()
         dialog = ApplyProjectDialog(rt, path, self.doc.model_path.name, self)
-        dialog.accepted.connect(lambda: self._adopt_recipe(rt.recipe, path))
+        dialog.accepted.connect(lambda: self._adopt_recipe(rt.recipe, path, project))
         dialog.finished.connect(dialog.deleteLater)
         self.apply_dialog = dialog
         dialog.open()
         return dialog
 
     @guarded
-    def _adopt_recipe(self, recipe, project: Path) -> None:
-        if push_edit(self.doc, recipe, f"Apply project {project.name}"):
-            self.set_status(f"Applied the recipe of {project.name} (Ctrl+Z undoes); calibrate (F5) to measure it.")
+    def _adopt_recipe(self, recipe, project: Path, read=None) -> None:
+        """Apply's edit: ``recipe`` (the project's, matched to the open model) and, when the open model has no
+        calibration data chosen, the data and samples of the project ``read`` as it was read (the CLI's
+        retarget reads them too: a recipe with bias correction needs the data even where the ranges are
+        cached), all in one undoable edit."""
+        self.sync_data_spec()
+        data = read.data_spec(project) if read is not None and not self.doc.data else None
+        stack = self.doc.undo_stack
+        if data is None:
+            changed = push_edit(self.doc, recipe, f"Apply project {project.name}")
+        else:
+            stack.beginMacro(f"Apply project {project.name}")  # an empty macro would count as an edit
+            try:
+                changed = push_edit(self.doc, recipe, f"Apply project {project.name}")
+                before = self.doc.settings
+                after = before._replace(data=data, samples=read.samples)
+                self.calibration.set_data_spec(data, read.samples)  # the push shows them in the document only
+                stack.push(SettingsCommand(self._show_settings, before, after, "Change calibration data"))
+            finally:
+                stack.endMacro()
+        taken = f" and its calibration data ({Path(data.get('path', '')).name or 'data'})" if data else ""
+        if changed or data:
+            self.set_status(f"Applied the recipe of {project.name}{taken} (Ctrl+Z undoes); calibrate (F5) to "
+                            "measure it.")
         else:
             self.set_status(f"The recipe of {project.name} is already the open model's recipe.")
 
