@@ -155,3 +155,64 @@ def test_render_at_the_smallest_side_draws_a_picture_that_size(corpus, tmp_path,
     assert main(["render", str(corpus / "digits_cnn" / "model_opset17.onnx"), "-o", str(png), "--max-side", "200"]) == 0
     w, h = _png_size(png)
     assert max(w, h) <= 200 and min(w, h) >= 80, (w, h)
+
+
+def _node_fills(svg: str, ops: set[str]) -> list[tuple[str, str]]:
+    """(op type, fill) of each node drawn in ``svg``: the fill of the group its op-type text is drawn in."""
+    groups = re.finditer(r'<g fill="(#[0-9a-f]{6})"[^>]*>\s*(?:<(?:path|rect)[^>]*/>\s*)?<text[^>]*>([^<]*)</text>', svg)
+    return [(text.strip(), fill) for fill, text in (m.groups() for m in groups) if text.strip() in ops]
+
+
+def _legend_lines(svg: str) -> str:
+    """The legend's text after its "no value" row, its wrapped lines joined by spaces."""
+    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+    return " ".join(texts[texts.index("no value") + 1:])
+
+
+@pytest.mark.slow
+def test_render_sqnr_legend_names_the_grey_nodes(corpus, tmp_path, capsys):
+    """``render --colour sqnr``: the legend said "no value" for the grey nodes and no more; it now says what they
+    are, and only they are grey: the Relu of each Conv + Relu unit takes its unit's SQNR (it was grey too)."""
+    from workbench import cli
+
+    model = corpus / "digits_cnn" / "model_opset17.onnx"
+    svg = tmp_path / "sqnr.svg"
+    argv = ["render", str(model), "-o", str(svg), "--colour", "sqnr", "--data", str(corpus / "digits_cnn" / "calib.npz"),
+            "--no-auto", "--no-latency-check", "--expand", "9"]
+    assert main(argv) == 0
+    text = svg.read_text(encoding="utf-8")
+    assert _legend_lines(text) == ("linear between the stops; bit-exact shown as 100 dB no value (grey): 2 nodes not "
+                                   "quantized (in no unit: MaxPool, Flatten)")
+    fills = _node_fills(text, {"Conv", "Relu", "MaxPool", "AveragePool", "Flatten", "Gemm"})
+    grey = colors.NO_VALUE.name()
+    assert [op for op, fill in fills if fill == grey] == ["MaxPool", "Flatten", "Flatten"]  # op type and short name
+    # the other nodes in their unit's colour: the Convs' SQNR as analyze measures it, each Relu as its Conv
+    _mode, _, errors, _, notes = cli._render_values(cli.build_parser().parse_args(argv), api.open_model(model))
+    assert notes[-1].startswith("no value (grey): ")
+    convs = ["/f/f.0/Conv", "/f/f.3/Conv", "/f/f.7/Conv"]
+    expected = [colors.error_color(round(errors[n] * 4) / 4).name() for n in convs]  # the canvas's 0.25 dB steps
+    assert [fill for op, fill in fills if op == "Conv"] == expected
+    assert [fill for op, fill in fills if op == "Relu"] == expected
+    assert all(errors[f"/f/f.{k}/Relu"] == errors[c] for k, c in zip((2, 5, 8), convs, strict=True))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sqnr.svg"]
+
+
+def test_sqnr_colours_spread_over_units_and_name_the_grey_nodes():
+    from types import SimpleNamespace as NS
+
+    from workbench.cli_sqnr_colours import grey_note, node_sqnr
+
+    units = {"conv": NS(nodes=["conv", "relu"], excluded=False), "gemm": NS(nodes=["gemm"], excluded=True),
+             "mm": NS(nodes=["mm"], excluded=False), "add": NS(nodes=["add"], excluded=False)}
+    rows = [NS(node="conv", sqnr_db=31.5), NS(node="mm", sqnr_db=float("nan")), NS(node="add", sqnr_db=-float("inf"))]
+    values = node_sqnr(rows, units)
+    assert values == {"conv": 31.5, "relu": 31.5, "add": -100.0}  # all noise drawn red, not grey
+    nodes = [NS(name=n, op_type=op) for n, op in [("conv", "Conv"), ("relu", "Relu"), ("pool", "MaxPool"),
+                                                  ("gemm", "Gemm"), ("mm", "MatMul"), ("add", "Add")]]
+    assert grey_note(nodes, units, values, latency_kept=True) == (
+        "no value (grey): 1 unit kept float by the recipe, a guard or the latency check (--no-latency-check "
+        "measures the units it keeps); 1 node not quantized (in no unit: MaxPool); 1 unit quantized but not "
+        "measured (no finite SQNR)")
+    assert grey_note(nodes, units, values, latency_kept=False).startswith(
+        "no value (grey): 1 unit kept float by the recipe or a guard; ")
+    assert grey_note(nodes[:2], units, values, latency_kept=False) == ""

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from workbench import __version__
 from workbench import cli_choice_cache as choice_cache
+from workbench.cli_sqnr_colours import INF_SQNR_DB, grey_note, node_sqnr
 from workbench.cli_usage import UsageParser
 from workbench.core import api
 from workbench.core.errors import AlreadyQuantizedError, DataError, ExportError, WorkbenchError
@@ -1351,11 +1352,14 @@ def cmd_convert(args) -> int:
 
 
 #: SQNR drawn for a bit-exact unit (+inf dB), as the app's error view does.
-_INF_SQNR_DB = 100.0
+_INF_SQNR_DB = INF_SQNR_DB
+#: the legend's first note under the SQNR stops (the canvas's own when no note is given)
+SQNR_STOPS_NOTE = "linear between the stops; bit-exact shown as 100 dB"
 
 
-def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | None]:
-    """Canvas colour mode, per-node dtypes / SQNR (dB) and per-tensor SQNR of edges for ``render``."""
+def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | None, list[str] | None]:
+    """Canvas colour mode, per-node dtypes / SQNR (dB), per-tensor SQNR of edges and the legend's notes (None:
+    the canvas's own) for ``render``."""
     recipe = _recipe_from_args(args)
     if args.compare:  # the quantized file, coloured by the SQNR of each tensor against this float model
         if not args.data:
@@ -1370,16 +1374,16 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
             print(f"note: {note}", file=sys.stderr)
         finite = {t: (_INF_SQNR_DB if db == math.inf else db) for t, db in diff.sqnr.items() if db > -math.inf}
         errors = {n: (_INF_SQNR_DB if db == math.inf else db) for n, db in diff.node_sqnr().items() if db > -math.inf}
-        return "error", None, errors, {diff.tensors[t]: db for t, db in finite.items()}
+        return "error", None, errors, {diff.tensors[t]: db for t, db in finite.items()}, None
     if args.colour == "dtype" and model.quantized:  # an already-quantized file: the dtypes it holds
-        return "dtype", api.summarize_quantization(model.proto).node_dtypes, None, None
+        return "dtype", api.summarize_quantization(model.proto).node_dtypes, None, None, None
     if args.colour == "dtype":
         dtypes = {}
         for name, unit in api.plan(model, recipe, guard=True).units.items():
             spec = None if unit.excluded else (unit.config.activation or unit.config.weight)
             for n in unit.nodes or [name]:
                 dtypes[n] = spec.dtype if spec is not None else "float"
-        return "dtype", dtypes, None, None
+        return "dtype", dtypes, None, None, None
     if args.colour == "sqnr":
         if not args.data:
             raise WorkbenchError("render --colour sqnr: the SQNR is measured on data; give --data CALIB.npz.")
@@ -1391,10 +1395,13 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
         finally:
             progress.close()
         _print_job_notes(chose, result)
-        errors = {r.node: (_INF_SQNR_DB if r.sqnr_db == math.inf else r.sqnr_db)
-                  for r in rows if math.isfinite(r.sqnr_db) or r.sqnr_db == math.inf}
-        return "error", None, errors, None
-    return "op", None, None, None
+        kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
+        if kept:
+            _note_latency_kept(kept, "measures")
+        errors = node_sqnr(rows, result.plan.units)  # every node of a unit, as the app colours them
+        grey = grey_note(model.proto.graph.node, result.plan.units, errors, bool(kept))
+        return "error", None, errors, None, [SQNR_STOPS_NOTE] + ([grey] if grey else [])
+    return "op", None, None, None, None
 
 
 def cmd_render(args) -> int:
@@ -1415,10 +1422,10 @@ def cmd_render(args) -> int:
                              hint="pip install 'onnx-quant-workbench[app]'.")
     model, _ = _compare_order(args, "compare")  # render QUANTIZED --compare FLOAT: swapped, with a note
     _recheck_outputs(args)
-    mode, dtypes, errors, edge_errors = _render_values(args, model)
+    mode, dtypes, errors, edge_errors, notes = _render_values(args, model)
     drawn = args.compare or args.model  # --compare draws the quantized file
     spec = {"model": str(Path(drawn).resolve()), "output": str(Path(args.output).resolve()), "mode": mode,
-            "dtypes": dtypes, "errors": errors, "edge_errors": edge_errors, "depth": args.expand,
+            "dtypes": dtypes, "errors": errors, "edge_errors": edge_errors, "error_notes": notes, "depth": args.expand,
             "max_side": args.max_side}
     if args.compare:  # the float model left, the quantized file right (two aligned panes)
         spec["float_model"] = str(Path(args.model).resolve())

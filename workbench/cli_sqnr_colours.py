@@ -1,0 +1,64 @@
+"""``workbench-cli render --colour sqnr``: each node's SQNR colour and what its grey nodes are.
+
+The app colours every node of a unit by the unit's accumulated SQNR (a Conv + Relu unit's Relu too) and
+names in its legend the nodes left grey; the rendered picture does the same from the job's plan and
+``analyze`` rows. Imports only the core facade (:mod:`workbench.core.wording`), as ``workbench/cli.py`` does.
+"""
+
+from __future__ import annotations
+
+import math
+
+from workbench.core.wording import count
+
+#: SQNR drawn for a bit-exact unit (+inf dB), as the app's error view does; all noise (-inf) at its negative
+INF_SQNR_DB = 100.0
+
+
+def node_sqnr(rows, units: dict) -> dict[str, float]:
+    """Node name -> accumulated SQNR (dB) to colour by: each row's figure (``rows``: ``analyze``'s, ``.node`` the
+    unit's name, ``.sqnr_db`` in dB) on every node of its unit (``units``: unit name -> ``NodeUnit``, the plan's),
+    +inf (bit-exact) at :data:`INF_SQNR_DB`, -inf (all noise) at -:data:`INF_SQNR_DB`; NaN (not measured) left
+    out, drawn grey."""
+    out: dict[str, float] = {}
+    for r in rows:
+        db = r.sqnr_db
+        if math.isnan(db):
+            continue
+        db = INF_SQNR_DB if db == math.inf else -INF_SQNR_DB if db == -math.inf else db
+        unit = units.get(r.node)
+        for node in (unit.nodes if unit is not None and unit.nodes else [r.node]):
+            out.setdefault(node, db)
+        out[r.node] = db
+    return out
+
+
+def grey_note(nodes, units: dict, coloured: dict[str, float], latency_kept: bool) -> str:
+    """The legend's note on the nodes drawn grey ("no value"), "" when every node has a figure.
+
+    ``nodes``: the graph's nodes (``.name``, ``.op_type``); ``units``: the plan's (unit name -> ``NodeUnit``,
+    ``.excluded`` True when kept float); ``coloured``: :func:`node_sqnr`'s figures; ``latency_kept``: the
+    latency check kept units float (its issues). E.g. "no value (grey): 2 nodes not quantized (in no unit:
+    MaxPool, Flatten)".
+    """
+    member = {n: name for name, unit in units.items() for n in (unit.nodes or [name])}
+    grey = [n for n in nodes if n.name not in coloured]
+    if not grey:
+        return ""
+    kept = sorted({member[n.name] for n in grey if n.name in member and units[member[n.name]].excluded})
+    unmeasured = sorted({member[n.name] for n in grey if n.name in member and not units[member[n.name]].excluded})
+    loose = list(dict.fromkeys(n.op_type for n in grey if n.name not in member))
+    parts = []
+    if kept:
+        why = ("by the recipe, a guard or the latency check (--no-latency-check measures the units it keeps)"
+               if latency_kept else "by the recipe or a guard")
+        parts.append(f"{count(len(kept), 'unit')} kept float {why}")
+    if loose:
+        n = sum(n.name not in member for n in grey)
+        parts.append(f"{count(n, 'node')} not quantized (in no unit: {', '.join(loose)})")
+    if unmeasured:
+        parts.append(f"{count(len(unmeasured), 'unit')} quantized but not measured (no finite SQNR)")
+    return "no value (grey): " + "; ".join(parts)
+
+
+__all__ = ["INF_SQNR_DB", "grey_note", "node_sqnr"]
