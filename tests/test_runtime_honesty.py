@@ -123,6 +123,34 @@ def test_a16w8_matmuls_fused_into_matmulnbits_are_noted_and_run_at_int8(tmp_path
     assert optimized_op_counts(plain.proto)["MatMulNBits"] == 0
 
 
+def test_matmul_of_int16_and_uint8_activations_is_not_claimed_as_matmulnbits(tmp_path):
+    """A MatMul of two activations whose first input is on a 16-bit grid and second on an 8-bit one (a
+    promoted producer beside an 8-bit one, as autotune's int16 steps leave digits_transformer's attention):
+    MatMulNBits takes a constant weight only, so onnxruntime runs it as DequantizeLinear + float MatMul. The
+    export noted '1 MatMul units with integer weights beside 8-bit activations: those onnxruntime fuses into
+    MatMulNBits' and stamped the accuracy level into the model; it fuses none."""
+    c1 = numpy_helper.from_array(np.array(2.0, np.float32), "c1")
+    c2 = numpy_helper.from_array(np.array(3.0, np.float32), "c2")
+    nodes = [helper.make_node("Mul", ["X", "c1"], ["a"], name="mul_a"),
+             helper.make_node("Mul", ["X", "c2"], ["b"], name="mul_b"),
+             helper.make_node("MatMul", ["a", "b"], ["y"], name="mm"),
+             helper.make_node("Relu", ["y"], ["Y"], name="relu")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 16, 16])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 16, 16])], [c1, c2])
+    model = prepare_proto(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
+    np.savez(tmp_path / "c.npz", X=np.random.default_rng(0).standard_normal((8, 16, 16)).astype(np.float32))
+    recipe = api.make_recipe("cpu-u8s8", overrides={"mul_a": {"activation": {"dtype": "int16"}}})
+    res = api.quantize(model, recipe, data=str(tmp_path / "c.npz"))
+    mm = next(n for n in res.proto.graph.node if n.op_type == "MatMul")
+    inits = {i.name: i.data_type for i in res.proto.graph.initializer}
+    read = [inits[n.input[2]] for n in res.proto.graph.node
+            if n.op_type == "DequantizeLinear" and n.output[0] in mm.input]  # zero points' dtypes
+    assert sorted(read) == sorted([TensorProto.INT16, TensorProto.UINT8])  # the case: 16-bit beside 8-bit
+    assert optimized_op_counts(res.proto)["MatMulNBits"] == 0
+    assert not [i for i in res.issues if i.code == IssueCode.MATMULNBITS_ACCURACY]
+    assert ACCURACY_KEY not in {p.key for p in res.proto.metadata_props}
+
+
 def test_weight_only_gemm_before_a_relu_is_not_claimed_as_matmulnbits(corpus):
     """digits_mlp w4-block: two of its three Gemms are followed by a Relu; written as MatMul + bias Add,
     onnxruntime fuses those into a float FusedGemm first. The export claimed 3 MatMulNBits units; it runs 1."""
@@ -131,7 +159,7 @@ def test_weight_only_gemm_before_a_relu_is_not_claimed_as_matmulnbits(corpus):
     notes = [i for i in res.issues if i.code == IssueCode.MATMULNBITS_ACCURACY]
     kept = [i for i in res.issues if i.code == IssueCode.NO_MATMULNBITS and "FusedGemm" in i.message]
     assert ran["MatMulNBits"] == 1 and ran["FusedGemm"] == 2
-    assert len(notes) == 1 and notes[0].message.startswith("1 int4 DequantizeLinear + MatMul units") and len(kept) == 2
+    assert len(notes) == 1 and notes[0].message.startswith("1 int4 DequantizeLinear + MatMul unit: ") and len(kept) == 2
 
 
 def test_dynamic_units_inside_if_bodies_cost_float_kernels(corpus):

@@ -145,8 +145,8 @@ def unit_kernel_kind(plan, unit, count: dict[str, int], relu: set[str]) -> str:
     if str(plan.mode) == "dynamic" and unit.graph:
         return "float"
     acts = [plan.activations[t] for t in unit.inputs if t in plan.activations]
-    weight = _weight_spec(unit)
-    activation = acts[0] if acts else unit.config.activation  # a pair upstream of a MaxPool / Flatten
+    weight = constant = _weight_spec(unit)
+    activation = unit_activation(plan, unit)
     if weight is None and len(acts) > 1:
         weight = acts[1]
     if unit.node in relu and activation is None:
@@ -154,7 +154,17 @@ def unit_kernel_kind(plan, unit, count: dict[str, int], relu: set[str]) -> str:
     if any(t in plan.activations and plan.activations[t].qtype.name == "int8" and count.get(t, 1) > 1
            for t in list(unit.inputs) + list(unit.outputs)):
         return "float"
-    return kernel_kind(unit.op_type, weight, activation, output_pair(plan, unit))
+    kind = kernel_kind(unit.op_type, weight, activation, output_pair(plan, unit))
+    # MatMulNBits takes a constant weight: a MatMul of two activations on 16 and 8 bits runs a float kernel
+    return "float" if kind == "nbits" and constant is None else kind
+
+
+def unit_activation(plan, unit):
+    """The QuantSpec of the activation ``unit``'s kernel reads: its first input's pair (a shared grid may
+    differ from the unit's own setting), else the unit's own activation setting (a pair upstream of a
+    MaxPool / Flatten); None for a float activation."""
+    acts = [plan.activations[t] for t in unit.inputs if t in plan.activations]
+    return acts[0] if acts else unit.config.activation
 
 
 def unit_kernel_bits(plan, unit, count: dict[str, int], relu: set[str]) -> tuple[int, int]:

@@ -32,7 +32,7 @@ from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.io.external import checkable, tensor_array
 from workbench.core.io.tensor_bytes import append_copies, lean_copy, model_tensor_bytes, restore_held
 from workbench.core.issues import IssueCode, PlanIssue
-from workbench.core.planning.kernels import readers, unit_kernel_kind
+from workbench.core.planning.kernels import readers, unit_activation, unit_kernel_kind
 from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.wording import count
 from workbench.core.writers import common as C
@@ -96,15 +96,15 @@ def _note_nbits(plan: QuantPlan, result: QdqResult, graph: onnx.GraphProto) -> N
     """MatMul units whose integer weight sits beside a wider activation (a16w8): onnxruntime fuses the
     weight's DequantizeLinear and the MatMul into MatMulNBits (:mod:`workbench.core.planning.kernels`),
     whose default accuracy level computes the activation at int8."""
-    count = readers(graph)
+    n_readers = readers(graph)
     fused = [u.node for u in plan.units.values() if not u.excluded and u.config.activation is not None
-             and unit_kernel_kind(plan, u, count, set()) == "nbits"]
+             and unit_kernel_kind(plan, u, n_readers, set()) == "nbits"]
     if fused:
-        bits = sorted({plan.units[n].config.activation.qtype.bits for n in fused})
-        C.record_nbits_accuracy(result, fused, f"{len(fused)} MatMul units with integer weights beside "
-                                f"{'/'.join(map(str, bits))}-bit activations",
+        bits = "/".join(map(str, sorted({unit_activation(plan, plan.units[n]).qtype.bits for n in fused})))
+        C.record_nbits_accuracy(result, fused, f"{count(len(fused), 'MatMul unit')} with integer weights beside "
+                                f"{bits}-bit activations",
                                 "the activation is quantized to int8 per block inside the kernel, so its "
-                                f"{'/'.join(map(str, bits))} bits are computed at 8 there")
+                                f"{bits} bits are computed at 8 there")
 
 
 

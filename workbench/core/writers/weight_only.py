@@ -24,6 +24,7 @@ from workbench.core.graph.index import attrs_of
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.planning.kernels import relu_after_bias
 from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
+from workbench.core.wording import count
 from workbench.core.writers import common as C
 from workbench.core.writers.qdq import QdqResult, QdqWriter
 
@@ -70,7 +71,7 @@ def write_weight_only(model, plan: QuantPlan, act_qparams: dict | None = None, *
             fused.append(unit.node)
     result = writer.write()
     if fused:
-        C.record_nbits_accuracy(result, fused, f"{len(fused)} int4 DequantizeLinear + MatMul units",
+        C.record_nbits_accuracy(result, fused, f"{count(len(fused), 'int4 DequantizeLinear + MatMul unit')}",
                                 "activations are quantized to int8 per block inside the kernel, so outputs differ "
                                 "from the graph as written by about 0.5-1 %")
     return result
