@@ -574,7 +574,8 @@ def job_autotune(payload: dict, progress, cancel: CancelToken) -> dict:
     Each measured point is sent at once through :func:`partial_sender` as ``{"point": CurvePoint
     JSON, "recipe": recipe JSON, "metric_float": float}``. Result: ``curve`` (those dicts, by
     units promoted), ``recipe`` (the tuned recipe JSON), ``metric_float``, ``metric_before``,
-    ``metric_after``, ``promoted`` (node names), ``met`` (target reached), ``metric``.
+    ``metric_after``, ``promoted`` (node names), ``met`` (target reached), ``metric``, ``latency_lifted`` (the
+    payload's: units the app's latency check kept float that the recipe given quantizes again; [] without).
     """
     metric = payload.get("metric") or "top1"
     _metric(payload)  # refuse an unknown metric or a file without allow_code before calibrating
@@ -595,7 +596,8 @@ def job_autotune(payload: dict, progress, cancel: CancelToken) -> dict:
     points.sort(key=lambda e: e["point"]["promoted"])
     return {"curve": points, "recipe": res.recipe.to_json(), "metric_float": res.metric_float,
             "metric_before": res.metric_before, "metric_after": res.metric_after,
-            "promoted": list(res.promoted), "met": res.met, "metric": metric}
+            "promoted": list(res.promoted), "met": res.met, "metric": metric,
+            "latency_lifted": list(payload.get("latency_lifted") or [])}
 
 
 def job_choose(payload: dict, progress, cancel: CancelToken) -> dict:

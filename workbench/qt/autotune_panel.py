@@ -323,7 +323,12 @@ class AutotunePanel(QWidget):
         if res is None:
             return ""
         met = "target met" if res["met"] else "target NOT met"
+        lifted = len(res.get("latency_lifted") or [])
+        lifted_text = (f" The {count(lifted, 'unit')} the latency check kept float (slower quantized on this machine) "
+                       "are quantized from the start here; an export keeps them float again while they measure "
+                       "slower.") if lifted else ""
         return (f"{self.metric_name}: float {fmt_metric(res['metric_float'])}, all quantized "
                 f"{fmt_metric(res['metric_before'])}, tuned {fmt_metric(res['metric_after'])} with "
                 f"{count(len(res['promoted']), 'unit')} promoted to {self._promoted_to} ({met}); "
-                f"{count(len(self.points), 'recipe')} tried. Click a point to apply its recipe (Ctrl+Z undoes).")
+                f"{count(len(self.points), 'recipe')} tried. Click a point to apply its recipe (Ctrl+Z undoes)."
+                f"{lifted_text}")

@@ -27,6 +27,7 @@ from workbench.qt.choice_text import applied_note, choice_line
 from workbench.qt.commands import push_edit
 from workbench.qt.eta import OverallProgress, job_phases
 from workbench.qt.nothing_quantized import islands_note, latency_islands
+from workbench.qt.quantize_anyway import latency_kept_units
 from workbench.qt.workers import Job, ProcessJob
 
 log = logging.getLogger(__name__)
@@ -438,10 +439,16 @@ class RunController(QObject):
 
     def autotune(self, evaluation: dict, target: dict) -> Job:
         """Autotune: ``evaluation`` as :meth:`evaluate`, ``target`` holds ``max_drop`` or ``min_score``
-        and ``promote_to`` (see :func:`workbench.core.jobs.job_autotune`); points arrive on :attr:`partial`."""
+        and ``promote_to`` (see :func:`workbench.core.jobs.job_autotune`); points arrive on :attr:`partial`.
+        The units the latency check's edits keep float (:func:`~workbench.qt.quantize_anyway.latency_kept_units`)
+        are quantized in the recipe it starts from (``latency_lifted`` in the payload names them): they are a
+        measurement of speed, not the user's exclusions, and with every unit kept float the all-quantized point
+        was the float model (digits_transformer: cosine 1.0000 "all quantized")."""
         self._need_model()
         self._need_data()
-        payload = self.doc.payload(**evaluation, **target)
+        lifted = sorted(latency_kept_units(self.doc))
+        payload = {**self.doc.payload(**evaluation, **target), "latency_lifted": lifted}
+        payload["recipe"] = self.doc.recipe.without_excluded(lifted).to_json()
         return self._start("autotune", ProcessJob("autotune", payload, title="Autotune", parent=self))
 
     def cancel(self) -> None:

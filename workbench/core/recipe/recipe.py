@@ -128,6 +128,22 @@ class Recipe(Record):
         """A copy with ``nodes`` kept in float (their overrides become ``exclude=True``)."""
         return self.with_overrides(nodes, NodeSettings(exclude=True))
 
+    def without_excluded(self, nodes) -> Recipe:
+        """A copy in which the overrides of ``nodes`` no longer exclude them (what :meth:`with_excluded` added,
+        as the latency check adds its units kept float): an override that only excluded is dropped, another keeps
+        its other settings with ``exclude`` unset. Nodes without an excluding override, ``exclude`` globs and
+        rules are left as they are."""
+        overrides = dict(self.overrides)
+        for n in nodes:
+            o = overrides.get(n)
+            if o is None or not o.exclude:
+                continue
+            if o == NodeSettings(exclude=True):
+                del overrides[n]
+            else:
+                overrides[n] = o.model_copy(update={"exclude": None})
+        return self.with_override_map(overrides)
+
     @classmethod
     def from_json(cls, text: str, *, source: str = "recipe") -> Recipe:
         """Parse a recipe from JSON text.
