@@ -42,6 +42,7 @@ from workbench.qt.recipe_panel import RecipePanel
 from workbench.qt.search_hits import SearchHitsPanel
 from workbench.qt.sensitivity_panel import SensitivityPanel
 from workbench.qt.status_fit import fit_status
+from workbench.qt.table_room import TableRoom
 
 Area = Qt.DockWidgetArea
 
@@ -118,6 +119,9 @@ SAVED_HEIGHT = "savedRowHeight"
 
 ROWS = (Area.BottomDockWidgetArea, Area.TopDockWidgetArea)
 
+#: docks whose table gets room for a few rows when it fills (:class:`workbench.qt.table_room.TableRoom`)
+TABLE_DOCKS = ("Sensitivity", "Cost")
+
 
 def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
     """Create every panel of :data:`DOCKS` and its dock on ``window``; returns title -> dock."""
@@ -156,6 +160,8 @@ def build_docks(window: QMainWindow, doc: Any) -> dict[str, QDockWidget]:
     # (a few lines: the row is as high as they are, and grows with the first result as usual)
     doc.modelChanged.connect(lambda: doc.quant_summary is not None and reveal(window, docks, "Errors", fit=True))
     _FirstLayout(window, lambda: first_sizes(window, docks))
+    for title in TABLE_DOCKS:  # their tables get room for a few rows when they fill
+        TableRoom(window, docks[title], docks[title].widget().table)
     # a long status (a result) grows the Calibration dock to show it, the Inspector kept over twice its height
     window.calibration.status.changed.connect(lambda: QTimer.singleShot(0, lambda: fit_status(window, docks)))
     return docks
