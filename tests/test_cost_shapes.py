@@ -103,8 +103,10 @@ def test_cli_input_shape_counts_at_that_shape_and_refuses_what_does_not_fit(corp
     err = capsys.readouterr().err
     assert "the input sizes are unknown (images: height, width)" in err and "--input-shape images:1x3x<height>x<width>" in err
     for arg, message in (("imgs:1x3x64x64", "--input-shape imgs: "),
-                         ("images:1x3x384", "input images: the shape [1, 3, 384] of --input-shape does not fit"),
-                         ("images:1x4x64x64", "input images: the shape [1, 4, 64, 64] of --input-shape")):
+                         ("images:1x3x384", "input 'images': the shape 1x3x384 of --input-shape has 3 dimensions; "
+                                            "the model's input has 4 (batch x 3 x height x width)."),
+                         ("images:1x4x64x64", "input 'images': dimension 1 of the shape 1x4x64x64 of --input-shape is "
+                                              "4; the model fixes it to 3 (batch x 3 x height x width).")):
         assert main(["cost", str(folder / "model.onnx"), "--input-shape", arg]) == 2
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -210,3 +212,20 @@ def test_cost_refuses_unknown_input_sizes_and_says_how_to_give_them(corpus, caps
                             {"input_ids": [1, 128]}) == {}
     assert main(["cost", str(corpus / "digits_cnn" / "model_opset13.onnx"), "--json"]) == 0  # [N, 1, 8, 8]
     capsys.readouterr()
+
+
+def test_cli_input_shape_that_does_not_fit_says_which_dimension(corpus, tmp_path, capsys):
+    """A rank or fixed dimension --input-shape gets wrong is named in one line: it printed "input input: the shape
+    [1, 2] of --input-shape does not fit the model's ['?', 1, 8, 8]" (Python lists, and no word on what differs)."""
+    from workbench.cli import main
+
+    model = str(corpus / "digits_cnn" / "model_opset17.onnx")
+    hint = ("Count the cost at shapes the model accepts: other data, or --input-shape NAME:DIMS with the model's fixed "
+            "dims as they are.")
+    for arg, message in (("input:1,2", "input 'input': the shape 1x2 of --input-shape has 2 dimensions; the model's "
+                                       "input has 4 (N x 1 x 8 x 8)."),
+                         ("input:1,3,8,8", "input 'input': dimension 1 of the shape 1x3x8x8 of --input-shape is 3; "
+                                           "the model fixes it to 1 (N x 1 x 8 x 8).")):
+        assert main(["cost", model, "--input-shape", arg]) == 2
+        captured = capsys.readouterr()
+        assert captured.err == f"error: {message} {hint}\n" and captured.out == ""

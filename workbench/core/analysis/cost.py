@@ -464,18 +464,32 @@ def _named_dims(proto: onnx.ModelProto, given: dict[str, list[int]],
     return named
 
 
+def _refuse_unfit(vi: onnx.ValueInfoProto, model_dims: list[int | None], dims: list[int], source: str) -> None:
+    """Raise ModelError when ``dims`` (the shape ``source`` gives input ``vi``) has another rank than the model's
+    ``model_dims`` (None: symbolic) or another value on a fixed dimension; the message names which, e.g. "input
+    'images': the shape 1x3x384 of --input-shape has 3 dimensions; the model's input has 4 (batch x 3 x height x
+    width)"."""
+    named = [d.dim_param or "?" for d in vi.type.tensor_type.shape.dim]
+    model = " x ".join(n if m is None else str(m) for n, m in zip(named, model_dims, strict=True))
+    shape = "x".join(str(v) for v in dims)
+    hint = "Count the cost at shapes the model accepts: other data, or --input-shape NAME:DIMS with the model's " \
+           "fixed dims as they are."
+    if len(model_dims) != len(dims):
+        raise ModelError(f"input {vi.name!r}: the shape {shape} of {source} has {len(dims)} dimensions; the model's "
+                         f"input has {len(model_dims)} ({model}).", hint=hint)
+    for k, (m, v) in enumerate(zip(model_dims, dims, strict=True)):
+        if m is not None and m != v:
+            raise ModelError(f"input {vi.name!r}: dimension {k} of the shape {shape} of {source} is {v}; the model "
+                             f"fixes it to {m} ({model}).", hint=hint)
+
+
 def _set_input_shape(vi: onnx.ValueInfoProto, dims: list[int], source: str = "the data") -> list[str]:
     """Give input ``vi`` the shape ``dims`` (rank and static dims must agree; ``source`` names where
     the shape came from in messages); a note when it had symbolic dims."""
     t = vi.type.tensor_type
     if t.HasField("shape"):
         model_dims = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else None for d in t.shape.dim]
-        if len(model_dims) != len(dims) or any(m is not None and m != v for m, v in zip(model_dims, dims,
-                                                                                       strict=False)):
-            raise ModelError(f"input {vi.name}: the shape {list(dims)} of {source} does not fit the model's "
-                             f"{['?' if m is None else m for m in model_dims]}.",
-                             hint="Count the cost at shapes the model accepts: other data, or --input-shape "
-                                  "NAME:DIMS with the model's fixed dims as they are.")
+        _refuse_unfit(vi, model_dims, dims, source)
         symbolic = None in model_dims
     else:
         symbolic = True
