@@ -83,7 +83,12 @@ from workbench.qt.focus_return import FocusReturn
 from workbench.qt.gui_gc import GuiThreadCollector
 from workbench.qt.netron_view import NetronView
 from workbench.qt.node_facts_view import NodeBox
-from workbench.qt.nothing_quantized import nothing_quantized, nothing_quantized_status, nothing_quantized_text
+from workbench.qt.nothing_quantized import (
+    no_figures_status,
+    nothing_quantized,
+    nothing_quantized_status,
+    nothing_quantized_text,
+)
 from workbench.qt.problems_panel import link_text
 from workbench.qt.quant_banner import QuantBanner
 from workbench.qt.quant_tab import QuantModelTab, quant_info
@@ -1620,7 +1625,8 @@ class MainWindow(QMainWindow):
         errors = self._canvas_errors()
         if not errors:
             self.set_status(f"No SQNR for an already-quantized file: {QUANTIZED_FIGURES_HINT}"
-                            if self.doc.quant_summary is not None else "No SQNR yet: calibrate first (F5).")
+                            if self.doc.quant_summary is not None else no_figures_status(self.doc, "SQNR")
+                            or "No SQNR yet: calibrate first (F5).")
             return
         self._show_main_graph()  # the figures are of the model's graph
         self.canvas.set_node_values(errors=errors, error_label=self._sqnr_label(), error_notes=SQNR_NOTES)
@@ -1633,7 +1639,8 @@ class MainWindow(QMainWindow):
         local = canvas_local(self.doc.local, INF_SQNR_DB, self._plan_units())
         if not local:
             self.set_status(f"No local SQNR for an already-quantized file: {QUANTIZED_FIGURES_HINT}"
-                            if self.doc.quant_summary is not None else "No local SQNR yet: calibrate first (F5).")
+                            if self.doc.quant_summary is not None else no_figures_status(self.doc, "local SQNR")
+                            or "No local SQNR yet: calibrate first (F5).")
             if self.color_mode.currentText() == "own noise":
                 self.color_mode.setCurrentText("op")
             return

@@ -65,10 +65,22 @@ def nothing_quantized_status(doc) -> str:
     """The status line's short form of :func:`nothing_quantized_text` ("" when something is quantized)."""
     if not nothing_quantized(doc):
         return ""
-    why = "the latency check kept every unit float" if latency_kept_any(doc.result_issues) else \
+    return f"Done, but nothing is quantized: {_why(doc)} (the Errors panel says what to do)."
+
+
+def _why(doc) -> str:
+    return "the latency check kept every unit float" if latency_kept_any(doc.result_issues) else \
         "the recipe keeps every unit float"
-    return f"Done, but nothing is quantized: {why} (the Errors panel says what to do)."
 
 
-__all__ = ["islands_note", "latency_islands", "latency_kept_any", "nothing_quantized", "nothing_quantized_status",
-           "nothing_quantized_text"]
+def no_figures_status(doc, figure: str) -> str:
+    """The status line when the canvas is asked to colour by ``figure`` ("SQNR", "local SQNR") and the last
+    calibration quantized nothing: "No SQNR: nothing is quantized (the latency check kept every unit float;
+    the Errors panel says what to do)." ("" when something is quantized or nothing was measured)."""
+    if not nothing_quantized(doc):
+        return ""
+    return f"No {figure}: nothing is quantized ({_why(doc)}; the Errors panel says what to do)."
+
+
+__all__ = ["islands_note", "latency_islands", "latency_kept_any", "no_figures_status", "nothing_quantized",
+           "nothing_quantized_status", "nothing_quantized_text"]
