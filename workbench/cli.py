@@ -783,11 +783,18 @@ def _refuse_quantized_job(args, model) -> None:
 
 def _print_job_notes(chose: str, result) -> None:
     """What ``analyze`` / ``sweep`` / ``report`` / ``render --colour sqnr`` print once the job's progress closed:
-    the recipe choice's line (``chose``, "" when none ran) and the notes of calibration data cast to the
-    model's input dtypes (float64 -> float32; ``quantize`` prints them with the job's other issues)."""
+    the recipe choice's line (``chose``, "" when none ran), the notes of calibration data cast to the
+    model's input dtypes (float64 -> float32) and the warnings on recipe entries or ``--exclude`` patterns
+    that match no node (``quantize`` prints them with the job's other issues)."""
     if chose:
         print(chose, file=sys.stderr)
-    _print_issues([i for i in result.issues if i.code == IssueCode.DATA_CAST])
+    _print_issues([i for i in result.issues if i.code in (IssueCode.DATA_CAST, IssueCode.UNMATCHED_RECIPE_ENTRY)])
+
+
+def _print_unmatched(issues) -> None:
+    """The warnings among ``issues`` (a plan's) on recipe entries or ``--exclude`` patterns matching no node:
+    a typo otherwise changes nothing, silently."""
+    _print_issues([i for i in issues if i.code == IssueCode.UNMATCHED_RECIPE_ENTRY])
 
 
 def _note_latency_kept(kept: list, verb: str) -> None:
@@ -1013,6 +1020,7 @@ def cmd_autotune(args) -> int:
         _check_labels_early(model, args.metric, _data_arg(args, args.eval), output=args.metric_output)
     recipe = _recipe_from_args(args)
     _refuse_qdq_only(args, model, recipe)  # the tuned model is written as QDQ: refused before any calibration
+    _print_unmatched(api.plan(model, recipe, guard=True).issues)
     progress = TerminalProgress()
     try:
         start = ""
@@ -1379,7 +1387,9 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
         return "dtype", api.summarize_quantization(model.proto).node_dtypes, None, None, None
     if args.colour == "dtype":
         dtypes = {}
-        for name, unit in api.plan(model, recipe, guard=True).units.items():
+        plan = api.plan(model, recipe, guard=True)
+        _print_unmatched(plan.issues)
+        for name, unit in plan.units.items():
             spec = None if unit.excluded else (unit.config.activation or unit.config.weight)
             for n in unit.nodes or [name]:
                 dtypes[n] = spec.dtype if spec is not None else "float"
