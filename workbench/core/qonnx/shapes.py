@@ -144,7 +144,7 @@ def resolve_input_shapes(proto: onnx.ModelProto, given: dict[str, list[int]] | N
             raise ExportError(f"--input-shape {name}: {source} has no input {name!r} "
                               f"(inputs: {', '.join(by_name) or 'none'}).", hint="Use one of the input names.")
         have = _dims(by_name[name])
-        shown = "x".join(str(d) for d in have) if have is not None else "unknown"
+        shown = " x ".join(str(d) for d in have) if have is not None else "unknown"
         if have is not None and len(have) != len(dims):
             raise ExportError(f"--input-shape {name}:{','.join(map(str, dims))}: input {name!r} of {source} has "
                               f"{len(have)} dimensions ({shown}), not {len(dims)}.",
