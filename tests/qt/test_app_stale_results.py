@@ -30,6 +30,8 @@ def calibrated(qtbot, win, open_file, path, samples: int = 8, choose: bool = Tru
     win.calibration.analysis_samples.setValue(8)
     status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
     assert status == "succeeded", res
+    assert res["errors"], ("no unit quantized (the latency check kept them float?): use "
+                           "latency_fakes.quantized_faster", res["latency_kept"])
     qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
     return res
 

@@ -29,6 +29,8 @@ def _calibrate(qtbot, win, open_file, path: Path, samples: int) -> None:
     win.calibration.analysis_samples.setValue(4)
     status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=300_000)
     assert status == "succeeded", res
+    assert res["errors"], ("no unit quantized (the latency check kept them float?): use "
+                           "latency_fakes.quantized_faster", res["latency_kept"])
     qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=300_000)
 
 

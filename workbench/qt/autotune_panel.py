@@ -196,6 +196,7 @@ class AutotunePanel(QWidget):
         self.final = result
         self.points = list(result["curve"])
         self.metric_float = result["metric_float"]
+        self._set_target_value()  # also when no point came before the result (a run of one recipe)
         self.set_running(False)
         self._redraw()
         self.summary.setText(self._final_text())
