@@ -318,3 +318,18 @@ def test_recipe_file_with_unknown_preset_names_the_file_and_field(tmp_path):
         api.load_recipe(path)
     assert str(info.value).startswith(f"{path}: invalid recipe at preset: unknown preset 'nope'; use one of cpu-u8s8")
     assert "Value error" not in str(info.value)
+
+
+def test_exclude_warning_gives_an_example_from_the_model_itself(corpus):
+    """The warning on an exclude matching nothing gave '/f/f.0/*' (a digits_cnn folder) as its example on every
+    model; it names a folder of the model's own nodes, which matches them."""
+    import fnmatch
+
+    from workbench.core.planning.plan import unmatched_entries
+
+    for folder, example in (("minilm_l6_v2", "/bert/embeddings/*"), ("digits_cnn", "/f/f.0/*")):
+        path = corpus / folder / ("model.onnx" if folder == "minilm_l6_v2" else "model_opset17.onnx")
+        model = api.open_model(path)
+        [issue] = unmatched_entries(model.proto, Recipe(preset="cpu-u8s8", exclude=["/no/such/*"]))
+        assert issue.message.endswith(f"e.g. '{example}')")
+        assert any(fnmatch.fnmatchcase(n.name, example) for n in model.proto.graph.node)

@@ -244,6 +244,14 @@ def _asks_other(spec: QuantSpec, reqs: list[tuple[str, QuantSpec, bool]]) -> boo
     return False
 
 
+def _exclude_example(nodes: list[tuple[str, str]]) -> str:
+    """An exclude pattern matching some of the model's nodes, for the warning on one that matches none: the folder
+    of its first node named with one ("/f/f.0/*" for digits_cnn's "/f/f.0/Conv"), else its first node's name."""
+    named = [n for n, _ in nodes if n]
+    folder = next((n.rsplit("/", 1)[0] for n in named if n.rfind("/") > 0), None)
+    return f"{folder}/*" if folder else named[0] if named else "*"
+
+
 def unmatched_entries(proto: onnx.ModelProto, recipe: Recipe) -> list[PlanIssue]:
     """A warning for every rule, override and ``op_types`` entry of ``recipe`` that matches no node of
     ``proto`` (subgraphs included): a typo such as ``op_type: "Cnv"`` otherwise changes nothing, silently."""
@@ -263,7 +271,8 @@ def unmatched_entries(proto: onnx.ModelProto, recipe: Recipe) -> list[PlanIssue]
         if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
             out.append(PlanIssue("", "warning", f"exclude {pattern!r} matches no node name of the model, so it keeps "
                                  "nothing float; use a name shown by `workbench-cli inspect` (case-sensitive; * "
-                                 "matches any run of characters, e.g. '/f/f.0/*')", code=IssueCode.UNMATCHED_RECIPE_ENTRY))
+                                 f"matches any run of characters, e.g. {_exclude_example(nodes)!r})",
+                                 code=IssueCode.UNMATCHED_RECIPE_ENTRY))
     for op in recipe.op_types or ():
         if op not in ops:
             out.append(PlanIssue("", "warning", f"recipe op_types entry {op!r} is not an op type of the model",
