@@ -67,6 +67,7 @@ from workbench.core.tuning.resolution import MetricResolution, Score, below_reso
 from workbench.core.tuning.smoothing import SmoothedTrials, without_smoothing
 from workbench.core.tuning.speed import SpeedCheck, check_speed
 from workbench.core.tuning.walk import demote, walk
+from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
 
@@ -539,7 +540,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
                                 latency=timer(res) if timer else None))
         if on_point is not None:
             on_point(curve[-1], apply_levels(recipe, levels), m_float)
-        progress(len(curve) - 1, 0, f"{k} units promoted ({_describe(levels)}): metric {m:.4f}")
+        progress(len(curve) - 1, 0, f"{count(k, 'unit')} promoted ({describe_levels(levels)}): metric {m:.4f}")
         return m, tie_break(outs, ev.float_outputs, ev.labels)
 
     progress(0, 0, "Ranking units")
@@ -681,8 +682,11 @@ def _int4_candidates(plan, ranked: list[str]) -> list[str]:
     return [n for n in reversed(ranked) if n in plan.units and eight_bit(plan.units[n])]
 
 
-def _describe(levels: dict[str, str]) -> str:
-    return ", ".join(f"{sum(1 for v in levels.values() if v == lv)} {lv}" for lv in dict.fromkeys(levels.values()))
+def describe_levels(levels: dict[str, str]) -> str:
+    """How many units ``levels`` (node -> level) holds at each level, float first, then the others by name
+    ("3 float, 33 int16"): the same order in every progress line, whichever unit was promoted first."""
+    order = sorted(set(levels.values()), key=lambda lv: (lv != "float", lv))
+    return ", ".join(f"{sum(1 for v in levels.values() if v == lv)} {lv}" for lv in order)
 
 
 def _mark_front(curve: list[CurvePoint]) -> None:
