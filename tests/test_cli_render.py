@@ -216,3 +216,31 @@ def test_sqnr_colours_spread_over_units_and_name_the_grey_nodes():
     assert grey_note(nodes, units, values, latency_kept=False).startswith(
         "no value (grey): 1 unit kept float by the recipe or a guard; ")
     assert grey_note(nodes[:2], units, values, latency_kept=False) == ""
+
+
+def test_render_that_cannot_write_whole_leaves_nothing_and_says_so(corpus, tmp_path):
+    """A write that fails part way (a full disk; here a 16 KiB file size limit on the drawing child) left a
+    truncated SVG at the output, reported as written (exit 0): Qt's SVG and PNG file writers ignore a failed
+    write. The picture is drawn in memory and written atomically: exit 2, one line naming the file, nothing left."""
+    import json
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "g.svg"
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"model": str(corpus / "digits_cnn" / "model_opset17.onnx"), "output": str(out),
+                                "mode": "op"}), encoding="utf-8")
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, 16 * 1024))
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONDONTWRITEBYTECODE": "1"}
+    child = subprocess.run([sys.executable, "-m", "workbench.qt.render", str(spec)], env=env, capture_output=True,
+                           text=True, timeout=300, preexec_fn=limit)
+    assert child.returncode == 2, (child.stdout, child.stderr)
+    assert child.stderr == f"error: {out}: cannot write (File too large). Choose another path.\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.json"]  # no picture, no temporary file
