@@ -8,7 +8,9 @@ reachable only through a small scroll bar. When its text needs more lines than t
 Calibration panel's height (the first-launch layout's rule). What still does not fit scrolls. The dock is
 never shrunk: a short text next ("running 40 %") leaves the height the user or the last result gave it.
 In a 1400 x 900 window the box shows five whole lines (it showed about 2.5), with the panel's progress bar
-beside its buttons.
+beside its buttons. In a small window the third of the column leaves the box one line under the panel's
+fields (1024 x 700: "Done: 3 node units analysed. The latency" over an Inspector saying only "No node
+selected"): there it grows to :data:`MIN_LINES` lines, up to :data:`SMALL_SHARE` of the column.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QScrollArea, QTabBar
 
 Area = Qt.DockWidgetArea
+
+#: lines of status the box shows at least, past the third of the column in a small window
+MIN_LINES = 3
+#: the most of the column the Calibration dock takes for :data:`MIN_LINES` (the Inspector keeps the rest)
+SMALL_SHARE = 0.45
 
 
 def status_room(panel) -> tuple[int, int]:
@@ -54,7 +61,11 @@ def fit_status(window: QMainWindow, docks: dict[str, QDockWidget]) -> bool:
     dock.widget().layout().activate()
     need, shown = status_room(dock.widget())
     total = dock.height() + below.height()
-    want = min(dock.height() + max(need - shown, 0), (total - 1) // 3)  # below > 2 x dock
+    # a small window: the box shows MIN_LINES lines (or the whole of a shorter text) past the third if need be
+    line = dock.widget().status.fontMetrics().lineSpacing()
+    least = dock.height() + max(min(need, MIN_LINES * line) - shown, 0)
+    cap = max((total - 1) // 3, min(least, int(SMALL_SHARE * total)))  # below > 2 x dock, or 3 lines
+    want = min(dock.height() + max(need - shown, 0), cap)
     if want <= dock.height():
         return False
     # Qt sizes the Inspector's tab group with its tab bar: asked without it, the pair came out 9 px off
