@@ -27,6 +27,7 @@ import numpy as np
 from workbench import __version__
 from workbench.core import api
 from workbench.core.errors import WorkbenchError
+from workbench.core.wording import count
 from workbench.qt.app_window import MainWindow
 
 #: Minimum top-1 accuracy of the quantized example on its evaluation split (float model: 0.9956).
@@ -192,8 +193,14 @@ def _calibrate_in_window(app, window) -> str:
     kind, payload = outcome[0]
     if kind != "succeeded":
         raise SelfTestError(f"background calibration {kind}: {payload}")
-    rows = len(payload.get("errors", [])) if isinstance(payload, dict) else 0
-    return f", calibrated in a child process ({rows} units analysed, {time.monotonic() - start:.1f} s)"
+    took = f"{time.monotonic() - start:.1f} s"
+    if not isinstance(payload, dict):
+        return f", calibrated in a child process ({took})"
+    rows, kept = len(payload.get("errors") or []), len(payload.get("latency_kept") or [])
+    if not rows and kept:  # a measurement of this machine, not a failure: say so rather than "0 units analysed"
+        return (f", calibrated in a child process ({took}; every unit kept float by the latency check: "
+                f"{count(kept, 'unit')} measured slower quantized on this machine, so none is analysed)")
+    return f", calibrated in a child process ({count(rows, 'unit')} analysed, {took})"
 
 
 def run_self_test(argv: list[str] | None = None) -> int:
