@@ -113,3 +113,17 @@ def test_top1_refuses_labels_beyond_the_class_count():
     assert top1({"y": logits}, {"gt_label": np.array([0, 3, 9])}) == 1.0
     with pytest.raises(DataError, match=r"gt_label holds 10 at row 2, but the output of shape \[3, 10\] has 10 classes"):
         top1({"y": logits}, {"gt_label": np.array([1, 4, 10])})
+
+
+def test_unknown_metric_named_like_a_builtin_one_says_which():
+    """--metric accuracy (the corpus README's word for digits_cnn) was refused with the list alone."""
+    with pytest.raises(DataError) as got:
+        load_metric("accuracy")
+    assert got.value.message == ("Unknown metric 'accuracy' (top1 is the accuracy: the share of rows whose top class "
+                                 "is their gt_label).")
+    assert got.value.hint == ("Use one of top1, cosine, output_sqnr, detection_scores or the path of a .py file "
+                              "defining metric().")
+    with pytest.raises(DataError, match=r"^Unknown metric 'Cosine-Similarity' \(cosine is the cosine similarity"):
+        load_metric("Cosine-Similarity")
+    with pytest.raises(DataError, match=r"^Unknown metric 'accuracy5'\. Use one of"):
+        load_metric("accuracy5")

@@ -287,6 +287,15 @@ METRICS: dict[str, MetricFn] = {"top1": top1, "cosine": cosine, "output_sqnr": o
                                 "detection_scores": detection_scores}
 
 
+#: names a user may try for a built-in metric (lower case, "-" as "_") -> that metric
+METRIC_ALIASES = {"accuracy": "top1", "acc": "top1", "top_1": "top1", "top1_accuracy": "top1",
+                  "cos": "cosine", "cosine_similarity": "cosine", "snr": "output_sqnr"}
+#: what each metric an alias points to measures, in the refusal of the alias
+METRIC_WORDS = {"top1": "the accuracy: the share of rows whose top class is their gt_label",
+                "cosine": "the cosine similarity of the first output to the float model's",
+                "output_sqnr": "the SQNR in dB of the first output against the float model's"}
+
+
 def load_metric(spec: str | Path, *, allow_code: bool = False) -> MetricFn:
     """A metric by built-in name (:data:`METRICS`) or from a Python file defining ``metric``.
 
@@ -310,7 +319,9 @@ def load_metric(spec: str | Path, *, allow_code: bool = False) -> MetricFn:
         return METRICS["output_sqnr"]
     path = Path(spec)
     if path.suffix != ".py":
-        raise DataError(f"Unknown metric {str(spec)!r}.",
+        meant = METRIC_ALIASES.get(str(spec).lower().replace("-", "_"))
+        said = f" ({meant} is {METRIC_WORDS[meant]})" if meant else ""
+        raise DataError(f"Unknown metric {str(spec)!r}{said}.",
                         hint=f"Use one of {', '.join(METRICS)} or the path of a .py file defining metric().")
     if not path.is_file():
         raise DataError(f"{path}: metric file not found.", hint="Check the path.")
