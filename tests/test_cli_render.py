@@ -244,3 +244,20 @@ def test_render_that_cannot_write_whole_leaves_nothing_and_says_so(corpus, tmp_p
     assert child.returncode == 2, (child.stdout, child.stderr)
     assert child.stderr == f"error: {out}: cannot write (File too large). Choose another path.\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.json"]  # no picture, no temporary file
+
+
+def test_render_sqnr_of_an_already_quantized_file_points_to_the_compare_panes(corpus, tmp_path, capsys):
+    """It pointed to `compare FLOAT q.onnx` (text) or 'render the float model'; the picture asked for is the
+    compare panes, which render draws: `render FLOAT --compare q.onnx --data ...`."""
+    d = corpus / "digits_cnn"
+    q, out, calib = tmp_path / "q.onnx", tmp_path / "g.svg", str(d / "calib.npz")
+    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", calib, "--samples", "8", "--no-latency-check",
+                 "--no-auto", "-o", str(q)]) == 0
+    capsys.readouterr()
+    assert main(["render", str(q), "--colour", "sqnr", "--data", calib, "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {q} is already quantized (22 quantized nodes); render --colour sqnr quantizes a float model and "
+        f"measures it, so it would quantize this file again. To draw this file coloured by its SQNR against its float "
+        f"model, run workbench-cli render FLOAT.onnx --compare {q} --data {calib} -o {out}; without --colour sqnr "
+        f"render draws {q} as it is (--colour dtype: the dtypes it holds).\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q.onnx"]

@@ -761,9 +761,9 @@ def _job_model(args, progress, check=None) -> tuple:
 
 
 def _refuse_quantized_job(args, model) -> None:
-    """``analyze`` / ``sweep`` / ``report`` / ``autotune`` quantize a float model and measure it: on a file that is already
-    quantized, point to ``compare`` (its error against the float model it was made from), not to quantizing
-    it again.
+    """``analyze`` / ``sweep`` / ``report`` / ``autotune`` / ``render --colour sqnr`` quantize a float model and measure
+    it: on a file that is already quantized, point to ``compare`` (its error against the float model it was made
+    from; for ``render``, its ``--compare`` panes), not to quantizing it again.
 
     Raises
     ------
@@ -773,6 +773,13 @@ def _refuse_quantized_job(args, model) -> None:
     if not model.quantized:
         return
     data = args.eval or args.data or "calib.npz"
+    if args.command == "render":  # render --colour sqnr: the compare panes draw this file coloured by its SQNR
+        raise AlreadyQuantizedError(
+            f"{args.model} is already quantized ({count(len(model.quantized), 'quantized node')}); render --colour "
+            "sqnr quantizes a float model and measures it, so it would quantize this file again.",
+            hint=f"To draw this file coloured by its SQNR against its float model, run workbench-cli render "
+                 f"FLOAT.onnx --compare {args.model} --data {data} -o {args.output}; without --colour sqnr render "
+                 f"draws {args.model} as it is (--colour dtype: the dtypes it holds).")
     raise AlreadyQuantizedError(
         f"{args.model} is already quantized ({count(len(model.quantized), 'quantized node')}); {args.command} quantizes "
         "a float model and measures it, so it would quantize this file again.",
