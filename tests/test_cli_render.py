@@ -261,3 +261,16 @@ def test_render_sqnr_of_an_already_quantized_file_points_to_the_compare_panes(co
         f"model, run workbench-cli render FLOAT.onnx --compare {q} --data {calib} -o {out}; without --colour sqnr "
         f"render draws {q} as it is (--colour dtype: the dtypes it holds).\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.onnx"]
+
+
+def test_sqnr_grey_note_names_the_most_frequent_op_types_only():
+    """minilm_l6_v2 has 239 nodes of 23 op types outside every unit: the note listed all 23 (nine wrapped lines of
+    the legend); it names the 4 most frequent and counts the rest."""
+    from types import SimpleNamespace as NS
+
+    from workbench.cli_sqnr_colours import grey_note
+
+    ops = ["Shape"] * 5 + ["Gather"] * 4 + ["Cast"] * 3 + ["Unsqueeze"] * 2 + ["Erf", "Where"]
+    nodes = [NS(name=f"n{k}", op_type=op) for k, op in enumerate(ops)]
+    assert grey_note(nodes, {}, {}, latency_kept=False) == (
+        "no value (grey): 16 nodes not quantized (in no unit: Shape, Gather, Cast, Unsqueeze, 2 more op types)")

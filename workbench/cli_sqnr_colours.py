@@ -8,11 +8,14 @@ names in its legend the nodes left grey; the rendered picture does the same from
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 from workbench.core.wording import count
 
 #: SQNR drawn for a bit-exact unit (+inf dB), as the app's error view does; all noise (-inf) at its negative
 INF_SQNR_DB = 100.0
+#: op types the grey note names, most frequent first (minilm_l6_v2 has 23 outside every unit)
+MAX_OPS = 4
 
 
 def node_sqnr(rows, units: dict) -> dict[str, float]:
@@ -39,7 +42,7 @@ def grey_note(nodes, units: dict, coloured: dict[str, float], latency_kept: bool
     ``nodes``: the graph's nodes (``.name``, ``.op_type``); ``units``: the plan's (unit name -> ``NodeUnit``,
     ``.excluded`` True when kept float); ``coloured``: :func:`node_sqnr`'s figures; ``latency_kept``: the
     latency check kept units float (its issues). E.g. "no value (grey): 2 nodes not quantized (in no unit:
-    MaxPool, Flatten)".
+    MaxPool, Flatten)"; the :data:`MAX_OPS` most frequent op types are named, the rest counted.
     """
     member = {n: name for name, unit in units.items() for n in (unit.nodes or [name])}
     grey = [n for n in nodes if n.name not in coloured]
@@ -47,7 +50,7 @@ def grey_note(nodes, units: dict, coloured: dict[str, float], latency_kept: bool
         return ""
     kept = sorted({member[n.name] for n in grey if n.name in member and units[member[n.name]].excluded})
     unmeasured = sorted({member[n.name] for n in grey if n.name in member and not units[member[n.name]].excluded})
-    loose = list(dict.fromkeys(n.op_type for n in grey if n.name not in member))
+    loose = [op for op, _n in Counter(n.op_type for n in grey if n.name not in member).most_common()]
     parts = []
     if kept:
         why = ("by the recipe, a guard or the latency check (--no-latency-check measures the units it keeps)"
@@ -55,7 +58,8 @@ def grey_note(nodes, units: dict, coloured: dict[str, float], latency_kept: bool
         parts.append(f"{count(len(kept), 'unit')} kept float {why}")
     if loose:
         n = sum(n.name not in member for n in grey)
-        parts.append(f"{count(n, 'node')} not quantized (in no unit: {', '.join(loose)})")
+        more = f", {count(len(loose) - MAX_OPS, 'more op type')}" if len(loose) > MAX_OPS else ""
+        parts.append(f"{count(n, 'node')} not quantized (in no unit: {', '.join(loose[:MAX_OPS])}{more})")
     if unmeasured:
         parts.append(f"{count(len(unmeasured), 'unit')} quantized but not measured (no finite SQNR)")
     return "no value (grey): " + "; ".join(parts)
