@@ -565,6 +565,14 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]], *,
     return result
 
 
+def _ort_words(exc: Exception, limit: int = 400) -> str:
+    """onnxruntime's message of ``exc`` on one line, at most ``limit`` characters (cut with "..."), ending in a
+    full stop so the hint after it reads as a sentence ("... must be within the inclusive range [-2,1]. Check")."""
+    text = " ".join(str(exc).split())
+    if len(text) > limit:
+        return text[:limit].rsplit(" ", 1)[0] + " ..."
+    return text.rstrip(".") + "."
+
 class _Run:
     """One calibration pass over the data for the observers in ``observers``."""
 
@@ -758,8 +766,9 @@ class _Run:
             if self.run_options.terminate or (self.cancel is not None and self.cancel.cancelled):
                 raise Cancelled() from None
             where = f"sample {idx[0]}" if len(idx) == 1 else f"samples {idx[0]}..{idx[-1]}"
-            raise CalibrationError(f"onnxruntime failed on calibration {where}: {' '.join(str(exc).split())[:400]}",
-                                   hint="Check that these samples match the model's inputs.") from None
+            raise CalibrationError(f"onnxruntime failed on calibration {where}: {_ort_words(exc)}",
+                                   hint="Check that these samples match the model's inputs (shapes, and values such "
+                                        "as indices in the range the model takes).") from None
 
     # -- observing -----------------------------------------------------------------------------
     def _observe(self, idx: list[int], feed: dict, outs: list[np.ndarray]) -> None:
