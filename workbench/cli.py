@@ -1421,6 +1421,23 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
     return "op", None, None, None, None
 
 
+#: what render's drawing child imports beyond the core: the app's ``[app]`` extras (Qt and its plotting library),
+#: which the README's CLI-only install (``pip install -e .``) leaves out
+RENDER_MODULES = ("PySide6", "pyqtgraph")
+
+
+def _missing_render_module() -> str | None:
+    """The first of :data:`RENDER_MODULES` this Python cannot import (its import name), or None."""
+    for name in RENDER_MODULES:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # a broken install, or a finder that refuses the name
+            found = False
+        if not found:
+            return name
+    return None
+
+
 def cmd_render(args) -> int:
     """Draw the model's graph as the app's canvas shows it at "Fit graph", into a PNG or SVG.
 
@@ -1434,9 +1451,11 @@ def cmd_render(args) -> int:
     suffix = Path(args.output).suffix.lower()
     if suffix not in (".png", ".svg"):
         raise ExportError(f"{args.output}: render writes .png or .svg pictures.", hint="Name the output OUT.png or OUT.svg.")
-    if importlib.util.find_spec("PySide6") is None:
-        raise WorkbenchError("render draws with Qt, which is not installed.",
-                             hint="pip install 'onnx-quant-workbench[app]'.")
+    missing = _missing_render_module()
+    if missing is not None:
+        raise WorkbenchError(f"render draws with the app's extras, not installed here (no module named {missing!r}).",
+                             hint="Install them with pip install -e '.[app]' in the checkout (or pip install "
+                                  "'onnx-quant-workbench[app]'); the other verbs need none of them.")
     model, _ = _compare_order(args, "compare")  # render QUANTIZED --compare FLOAT: swapped, with a note
     _recheck_outputs(args)
     mode, dtypes, errors, edge_errors, notes = _render_values(args, model)
