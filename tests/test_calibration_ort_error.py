@@ -10,8 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
-from workbench.core.calibration.calibrate import _ort_words
-from workbench.core.errors import CalibrationError
+from workbench.core.errors import CalibrationError, ModelError, runtime_reason
 
 
 def _gather_model(path) -> str:
@@ -43,7 +42,18 @@ def test_an_index_out_of_range_is_one_line_of_sentences(tmp_path):
                                       "model takes)." in text
 
 
+def test_compare_quotes_onnxruntime_as_a_sentence(tmp_path):
+    """`compare` (and the weights vs activations split) quoted onnxruntime the same way: '... [-3,2] Pick data'."""
+    path = _gather_model(tmp_path / "m.onnx")
+    data = tmp_path / "d.npz"
+    np.savez(data, ids=np.array([[7]], np.int64), x=np.ones((1, 4), np.float32))
+    model = api.open_model(path)
+    with pytest.raises(ModelError) as got:
+        api.compare_models(model, onnx.load(path), str(data))
+    assert "idx=7 must be within the inclusive range [-3,2]. Pick data made for both models" in str(got.value)
+
+
 def test_a_long_onnxruntime_message_is_cut_between_words():
-    words = _ort_words(RuntimeError("a" * 5 + " bcdefgh" * 100))
+    words = runtime_reason(RuntimeError("a" * 5 + " bcdefgh" * 100))
     assert len(words) <= 404 and words.endswith(" bcdefgh ...") and " b ." not in words
-    assert _ort_words(RuntimeError("bad  input\n shape.")) == "bad input shape."
+    assert runtime_reason(RuntimeError("bad  input\n shape.")) == "bad input shape."

@@ -17,6 +17,16 @@ class WorkbenchError(Exception):
         super().__init__(f"{message} {hint}" if hint else message)
 
 
+def runtime_reason(exc: BaseException, limit: int = 400) -> str:
+    """A library's message of ``exc`` (onnxruntime's) to quote in an error: on one line, at most ``limit``
+    characters (cut between words, ending " ..."), else ending in a full stop so the hint after it reads as a
+    sentence ("... must be within the inclusive range [-2,1]. Check ...")."""
+    text = " ".join(str(exc).split())
+    if len(text) > limit:
+        return text[:limit].rsplit(" ", 1)[0] + " ..."
+    return text.rstrip(".") + "."
+
+
 class ModelError(WorkbenchError):
     """The model file cannot be read, is not ONNX, or cannot be prepared for quantization."""
 

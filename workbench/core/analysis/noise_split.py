@@ -61,7 +61,7 @@ from workbench.core.analysis.sweep_tasks import Sqnr
 from workbench.core.analysis.weight_error import chunked, dequantize_constants, row_slices
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import ANALYSIS_BATCH, open_data_source
-from workbench.core.errors import ModelError, WorkbenchError
+from workbench.core.errors import ModelError, WorkbenchError, runtime_reason
 from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.graph.walk import all_names, iter_graphs, iter_nodes, subgraphs
 from workbench.core.io.external import tensor_array
@@ -845,7 +845,7 @@ def run_rows(sess, names: list[str], feed: dict[str, np.ndarray], what: str) -> 
         parts = [sess.run(names, {x: v[i:i + k] if np.ndim(v) else v for x, v in feed.items()}) for i in range(0, n, k)]
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
         shapes = ", ".join(f"{x} {list(np.shape(v))}" for x, v in feed.items())
-        raise ModelError(f"onnxruntime cannot run {what} on the data ({shapes}): {' '.join(str(exc).split())[:300]}",
+        raise ModelError(f"onnxruntime cannot run {what} on the data ({shapes}): {runtime_reason(exc, 300)}",
                          hint="Give data the quantized file's inputs accept (check them with `workbench-cli inspect`), "
                               "or leave the weights vs activations split out (--split-samples 0).") from None
     return [np.concatenate(p, axis=0) if np.ndim(p[0]) else np.stack(p) for p in zip(*parts, strict=True)]

@@ -39,7 +39,7 @@ from workbench.core.calibration.observers.derived import Deriver, find_derivatio
 from workbench.core.calibration.observers.merged import apply_merges, find_merges
 from workbench.core.data.base import DataSource
 from workbench.core.data.loader import open_data
-from workbench.core.errors import CalibrationError, Cancelled, DataError, RecipeError
+from workbench.core.errors import CalibrationError, Cancelled, DataError, RecipeError, runtime_reason
 from workbench.core.formats.qparams import QParams
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.wording import count
@@ -565,14 +565,6 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]], *,
     return result
 
 
-def _ort_words(exc: Exception, limit: int = 400) -> str:
-    """onnxruntime's message of ``exc`` on one line, at most ``limit`` characters (cut with "..."), ending in a
-    full stop so the hint after it reads as a sentence ("... must be within the inclusive range [-2,1]. Check")."""
-    text = " ".join(str(exc).split())
-    if len(text) > limit:
-        return text[:limit].rsplit(" ", 1)[0] + " ..."
-    return text.rstrip(".") + "."
-
 class _Run:
     """One calibration pass over the data for the observers in ``observers``."""
 
@@ -766,7 +758,7 @@ class _Run:
             if self.run_options.terminate or (self.cancel is not None and self.cancel.cancelled):
                 raise Cancelled() from None
             where = f"sample {idx[0]}" if len(idx) == 1 else f"samples {idx[0]}..{idx[-1]}"
-            raise CalibrationError(f"onnxruntime failed on calibration {where}: {_ort_words(exc)}",
+            raise CalibrationError(f"onnxruntime failed on calibration {where}: {runtime_reason(exc)}",
                                    hint="Check that these samples match the model's inputs (shapes, and values such "
                                         "as indices in the range the model takes).") from None
 

@@ -23,7 +23,7 @@ import onnx
 from workbench.core.calibration.instrument import output_infos
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import open_data_source, sample_batches
-from workbench.core.errors import ModelError
+from workbench.core.errors import ModelError, runtime_reason
 from workbench.core.inspection.correspond import check_models_correspond, renamed_outputs_note
 from workbench.core.inspection.float_graph import float_as_written
 from workbench.core.inspection.model_diff import ModelDiff, diff_models
@@ -243,7 +243,7 @@ def _run(sess, names: list[str], feed: dict, which: str) -> list:
             except Exception:  # noqa: BLE001 - report the first failure below
                 pass
         shapes = ", ".join(f"{k} {list(v.shape)}" for k, v in feed.items())
-        raise ModelError(f"onnxruntime cannot run {which} on the data ({shapes}): {' '.join(str(exc).split())[:300]}",
+        raise ModelError(f"onnxruntime cannot run {which} on the data ({shapes}): {runtime_reason(exc, 300)}",
                          hint="Pick data made for both models (a file quantized with a fixed batch needs batch-1 "
                               "samples).") from None
 
