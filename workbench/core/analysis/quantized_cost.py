@@ -5,7 +5,7 @@ ConvInteger, QLinearMatMul, MatMulInteger, MatMulNBits, QGemm, ...: :data:`~work
 is counted as in :mod:`workbench.core.analysis.cost`, at the (weight, activation) bits and the bits onnxruntime
 computes it at that the caller gives (:func:`workbench.core.inspection.kernel_bits.file_bits` reads them from the
 file), with its weight memory from the integer weight behind a DequantizeLinear, or from the float weight a
-QuantizeLinear of the file quantizes (the float column: the same elements at 32 bits), the bias at 32 bits. Nodes inside subgraphs (If / Loop bodies) count float.
+QuantizeLinear or a QONNX Quant node of the file quantizes (the float column: the same elements at 32 bits), the bias at 32 bits. Nodes inside subgraphs (If / Loop bodies) count float.
 """
 
 from __future__ import annotations
@@ -17,6 +17,10 @@ from typing import Any
 import onnx
 
 from workbench.core.analysis.cost import KERNEL_MAC_OPS, MAC_OPS, CostReport, cost_at
+
+#: nodes whose first input is a weight's stored tensor: ONNX's DequantizeLinear / QuantizeLinear, and QONNX's
+#: Quant / BipolarQuant / FloatQuant (a QONNX file keeps the float weight and quantizes it with one of those)
+_QUANTIZERS = ("DequantizeLinear", "QuantizeLinear", "Quant", "BipolarQuant", "FloatQuant")
 
 
 def _fixed_sizes(graph: onnx.GraphProto) -> dict[str, int]:
@@ -33,11 +37,11 @@ def _fixed_sizes(graph: onnx.GraphProto) -> dict[str, int]:
 def _dq_params(proto: onnx.ModelProto) -> dict[str, tuple[int | None, int | None]]:
     """Node name -> (weight elements, bias elements) of the main graph's Conv / ConvTranspose / MatMul / Gemm and
     integer kernels (:data:`~workbench.core.analysis.cost.KERNEL_MAC_OPS`, their weight and bias positions) whose
-    weight or bias is a DequantizeLinear, or a QuantizeLinear (onnxruntime's QOperator format quantizes a weight
-    held in a Constant node that way), of an initializer or Constant (None: not that way)."""
+    weight or bias is a DequantizeLinear, a QuantizeLinear (onnxruntime's QOperator format quantizes a weight
+    held in a Constant node that way) or a QONNX Quant node, of an initializer or Constant (None: not that way)."""
     fixed = _fixed_sizes(proto.graph)
     dq = {n.output[0]: fixed.get(n.input[0]) for n in proto.graph.node
-          if n.op_type in ("DequantizeLinear", "QuantizeLinear") and n.output and n.input}
+          if n.op_type in _QUANTIZERS and n.output and n.input}
     out = {}
     for n in proto.graph.node:
         if n.op_type in MAC_OPS:
