@@ -35,6 +35,7 @@ from workbench.qt.canvas.swatch import swatch_html
 MAX_OPS = 14
 MAX_WIDTH = 300  # px; longer notes wrap
 MIN_WIDTH = 120  # px; a narrower viewport clips the legend
+MARGIN = 8  # px between the legend and the viewport's edges
 
 
 def _tags_note(tags) -> str:
@@ -197,6 +198,10 @@ class LegendOverlay(QFrame):
         lay.setSpacing(0)
         self.collapsed = False
         self._title = ""  # the colour mode's title, as legend_entries names it
+        self._rows: list[str] = []  # the colour rows (HTML) and notes (text) shown last (:meth:`_fill`)
+        self._notes: list[str] = []
+        #: True while the notes are left out for want of height (they are in the title's tooltip)
+        self.notes_left_out = False
         self.title = _Title()
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setWordWrap(True)
@@ -239,6 +244,9 @@ class LegendOverlay(QFrame):
     def eventFilter(self, watched, event) -> bool:
         if event.type() in (QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.Move):
             before = self.size()
+            if self._notes and self.title.isVisible():
+                self._fill()  # the notes in or out for the new height
+                self.adjustSize()
             self.place()
             if self.size() != before:  # re-wrapped to a new viewport width
                 self.canvas.legend_resized()
@@ -254,7 +262,7 @@ class LegendOverlay(QFrame):
             if self.collapsed and self.title.isVisibleTo(self):
                 self._set_title(self._title)  # elided to the new width
             self.adjustSize()
-        self.move(self.canvas.viewport().geometry().topLeft() + QPoint(8, 8))
+        self.move(self.canvas.viewport().geometry().topLeft() + QPoint(MARGIN, MARGIN))
         self.raise_()
 
     def _empty_hint(self) -> str:
@@ -278,9 +286,9 @@ class LegendOverlay(QFrame):
             title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture)
             self._set_title(title)
             self.title.show()
-            parts = [swatch_html(c, label, self.colors.swatch_outline) for label, c in rows]
-            parts += [f'<span style="color:{self.colors.muted}">{html.escape(n)}</span>' for n in notes]
-            self.label.setText("<br>".join(parts))
+            self._rows = [swatch_html(c, label, self.colors.swatch_outline) for label, c in rows]
+            self._notes = list(notes)
+            self._fill()
             self.label.setVisible(not self.collapsed)
             self._refresh_more()
         before = self.size()
@@ -288,6 +296,24 @@ class LegendOverlay(QFrame):
         self.place()
         if self.size() != before:
             self.canvas.legend_resized()
+
+    def _fill(self) -> None:
+        """The rows and notes in the label; the notes left out (into the title's tooltip) when the whole legend
+        would run past the bottom of the canvas's viewport: under the Sensitivity dock of a 1024 x 700 window the
+        viewport is about 180 px high, and the sensitivity legend's notes were cut mid-line at its bottom edge.
+        A picture keeps them (it is drawn whole)."""
+        rows, notes = self._rows, self._notes
+        noted = [f'<span style="color:{self.colors.muted}">{html.escape(n)}</span>' for n in notes]
+        self.label.setText("<br>".join(rows + noted))
+        self.notes_left_out = False
+        if notes and not self.picture and not self.collapsed:
+            self.adjustSize()
+            if self.sizeHint().height() > self.canvas.viewport().height() - 2 * MARGIN:
+                self.label.setText("<br>".join(rows))
+                self.notes_left_out = True
+        if self._title:
+            tip = self.title.toolTip().split("\n\n")[0]
+            self.title.setToolTip("\n\n".join([tip, *notes]) if self.notes_left_out else tip)
 
     def _refresh_more(self) -> None:
         """The "N more op types" line: shown in the op colour mode when there are more than
