@@ -773,6 +773,15 @@ def _refuse_quantized_job(args, model) -> None:
     if not model.quantized:
         return
     data = args.eval or args.data or "calib.npz"
+    qonnx = any(q.kind == "QONNX" for q in model.quantized)  # compare, evaluate and onnxruntime refuse it as it is
+    if args.command == "render" and qonnx:
+        raise AlreadyQuantizedError(
+            f"{args.model} is already quantized (a QONNX file, {count(len(model.quantized), 'quantized node')}); "
+            "render --colour sqnr quantizes a float model and measures it, so it would quantize this file again.",
+            hint=f"onnxruntime cannot run QONNX: to draw it coloured by its SQNR against its float model, convert it "
+                 f"(workbench-cli convert {args.model} OUT.onnx --to qdq), then run workbench-cli render FLOAT.onnx "
+                 f"--compare OUT.onnx --data {data} -o {args.output}; without --colour sqnr render draws "
+                 f"{args.model} as it is (--colour dtype: the dtypes it holds).")
     if args.command == "render":  # render --colour sqnr: the compare panes draw this file coloured by its SQNR
         raise AlreadyQuantizedError(
             f"{args.model} is already quantized ({count(len(model.quantized), 'quantized node')}); render --colour "
@@ -780,9 +789,15 @@ def _refuse_quantized_job(args, model) -> None:
             hint=f"To draw this file coloured by its SQNR against its float model, run workbench-cli render "
                  f"FLOAT.onnx --compare {args.model} --data {data} -o {args.output}; without --colour sqnr render "
                  f"draws {args.model} as it is (--colour dtype: the dtypes it holds).")
+    what = f"{args.command} quantizes a float model and measures it, so it would quantize this file again."
+    if qonnx:
+        raise AlreadyQuantizedError(
+            f"{args.model} is already quantized (a QONNX file, {count(len(model.quantized), 'quantized node')}); {what}",
+            hint=f"onnxruntime cannot run QONNX: to measure its error against its float model, convert it "
+                 f"(workbench-cli convert {args.model} OUT.onnx --to qdq), then run workbench-cli compare FLOAT.onnx "
+                 f"OUT.onnx --data {data}; or {args.command} the float model.")
     raise AlreadyQuantizedError(
-        f"{args.model} is already quantized ({count(len(model.quantized), 'quantized node')}); {args.command} quantizes "
-        "a float model and measures it, so it would quantize this file again.",
+        f"{args.model} is already quantized ({count(len(model.quantized), 'quantized node')}); {what}",
         hint=f"To measure this file's error against its float model, run workbench-cli compare FLOAT.onnx "
              f"{args.model} --data {data} (per-tensor SQNR; evaluate FLOAT.onnx {args.model} --data {data} for the "
              f"outputs), or {args.command} the float model.")
