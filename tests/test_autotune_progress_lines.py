@@ -35,3 +35,13 @@ def test_a_trial_with_one_unit_promoted_says_unit(corpus):
         levels = re.search(r"promoted \((.*)\):", m).group(1).split(", ")
         names = [part.split(" ", 1)[1] for part in levels]
         assert names == sorted(names, key=lambda lv: (lv != "float", lv)), m
+
+
+def test_the_cli_summary_counts_its_noun_and_lists_float_first():
+    """The 'after autotune' and 'target NOT met' lines: '1 units promoted: 1 to int16' before, and the levels in the
+    order the units were promoted."""
+    from workbench.cli import _promoted_summary
+
+    assert _promoted_summary({"a": "int16"}) == "1 unit promoted: 1 to int16"
+    assert _promoted_summary({"a": "int16", "b": "float", "c": "int16"}) == "3 units promoted: 1 to float, 2 to int16"
+    assert _promoted_summary({}) == "no unit promoted"

@@ -995,8 +995,9 @@ def _middle(name: str, width: int) -> str:
 def _promoted_summary(levels: dict[str, str]) -> str:
     if not levels:
         return "no unit promoted"
-    counts = [f"{sum(1 for v in levels.values() if v == lv)} to {lv}" for lv in dict.fromkeys(levels.values())]
-    return f"{len(levels)} units promoted: " + ", ".join(counts)
+    order = sorted(set(levels.values()), key=lambda lv: (lv != "float", lv))  # as the progress lines list them
+    counts = [f"{sum(1 for v in levels.values() if v == lv)} to {lv}" for lv in order]
+    return f"{count(len(levels), 'unit')} promoted: " + ", ".join(counts)
 
 
 def _curve_head(latency: bool) -> str:
