@@ -121,6 +121,8 @@ KERNEL_MARK = QColor("#a5d6a7")
 #: the dashed outline of a node the recipe keeps float (excluded: the inspector, the recipe choice or the
 #: latency check), drawn in every colour mode; the op legend names it
 FLOAT_MARK = QColor("#0d47a1")
+#: the same outline on a dark canvas: the dark blue was barely seen on the dark theme's #333336 group frames
+FLOAT_MARK_DARK = QColor("#90caf9")
 
 #: SQNR (dB) -> colour stops of the error colour map, red (bad) to green (good): the core's
 #: :data:`workbench.core.report.sqnr_bands.SQNR_STOPS`, which the HTML report draws with too
@@ -166,3 +168,8 @@ def text_color(fill: QColor) -> QColor:
     """Black or white, whichever reads better on ``fill`` (relative luminance, ITU-R BT.709)."""
     lum = 0.2126 * fill.redF() + 0.7152 * fill.greenF() + 0.0722 * fill.blueF()
     return QColor("#111111") if lum > 0.45 else QColor("#ffffff")
+
+
+def float_mark(dark: bool) -> QColor:
+    """The kept-float outline's colour on a dark (``True``) or a light canvas."""
+    return QColor(FLOAT_MARK_DARK if dark else FLOAT_MARK)

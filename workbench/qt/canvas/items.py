@@ -35,6 +35,7 @@ class CanvasState:
     kernels: dict[int, str] = field(default_factory=dict)  # node -> integer kernel (an "INT" mark)
     compute: dict[int, str] = field(default_factory=dict)  # quantized compute node -> "uint8/int8" (a file's)
     floats: set[int] = field(default_factory=set)  # nodes the recipe keeps float (a dashed outline)
+    float_mark: QColor = field(default_factory=lambda: QColor(FLOAT_MARK))  # that outline's colour (the theme's)
     group_fills: dict[int, QColor] = field(default_factory=dict)  # collapsed group -> fill (aggregate)
     group_texts: dict[int, str] = field(default_factory=dict)  # group -> aggregate text ("worst 12.0 dB")
     group_selected: set[int] = field(default_factory=set)  # collapsed groups holding a selected node
@@ -151,7 +152,7 @@ class NodeItem(QGraphicsItem):
         painter.setBrush(s.fills[i] if i < len(s.fills) else NO_VALUE)
         painter.drawRoundedRect(box, 6.0, 6.0)
         if i in s.floats:  # kept float: a dashed outline around the box, readable at any zoom
-            painter.setPen(QPen(FLOAT_MARK, 2.5, Qt.PenStyle.DashLine))
+            painter.setPen(QPen(s.float_mark, 2.5, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(box.adjusted(-2.5, -2.5, 2.5, 2.5), 8.0, 8.0)
         st = s.data.structure

@@ -142,13 +142,14 @@ def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, 
 
 
 #: the op legend's note for the dashed outline of nodes kept float (:meth:`GraphCanvas.set_float_nodes`)
-FLOAT_NOTE = "dashed dark blue outline: kept float ({n})"
+FLOAT_NOTE = "dashed {shade} blue outline: kept float ({n})"
 
 
 def float_notes(canvas) -> list[str]:
     """The op legend's note on the nodes marked kept float ([] when none is)."""
     n = len(canvas.float_nodes())
-    return [FLOAT_NOTE.format(n=count(n, "node"))] if n else []
+    shade = "light" if getattr(canvas, "dark_theme", False) else "dark"  # colors.float_mark on a dark canvas
+    return [FLOAT_NOTE.format(shade=shade, n=count(n, "node"))] if n else []
 
 
 def _more_text(hidden: int, shown: bool) -> str:

@@ -164,6 +164,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._figures: dict[str, float] = {}
         self._badges: dict[str, str] = {}
         self._floats: set[str] = set()  # nodes the recipe keeps float (a dashed outline, in the op legend)
+        #: the theme's canvas is dark (:meth:`set_theme_colors`): the kept-float outline is light blue then
+        self.dark_theme = False
         self._pending_selection: list[str] = []
         self._band = QRubberBand(QRubberBand.Shape.Rectangle, self.viewport())
         self._band_origin: QPoint | None = None
@@ -309,6 +311,12 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self.setBackgroundBrush(QColor(background))
         self._edge_color = QColor(edge)
         dark = QColor(background).lightness() < 128
+        self.dark_theme = dark
+        if self._state is not None:  # the kept-float outline in a colour the theme's canvas shows
+            self._state.float_mark = colors.float_mark(dark)
+            for item in self._items.values():
+                item.update()
+            self.colorsChanged.emit()  # the legend names its colour
         if self._groups_item is not None:  # open group frames in tints of the theme (light frames on a dark canvas)
             self._groups_item.set_dark(dark)
         self.legend_overlay.set_dark(dark)  # the legend and the minimap were white on the dark canvas
@@ -347,6 +355,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._state.selected = set(selected or ())
         self._state.badges = {data.index[n]: t for n, t in self._badges.items() if n in data.index}
         self._state.floats = {data.index[n] for n in self._floats if n in data.index}
+        self._state.float_mark = colors.float_mark(self.dark_theme)
         self._map_kernels()  # the group boxes' texts read them
         yield
         yield from self._fill_steps()
