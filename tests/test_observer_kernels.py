@@ -165,6 +165,101 @@ def test_bin_f32_blocks_count_every_value_once():
         assert (counts - 3).tolist() == want.tolist() and counts.sum() == 3 * bins + n
 
 
+def test_bin_scan_f32_is_scan_plus_bin_and_undoes_itself():
+    """bin_scan_f32 gives minmax_keys32's keys and bin_f32's counts in one pass at sizes next to the block
+    boundaries, and a second call with inc -1 takes exactly the same counts out again, also for NaN, +-Inf and
+    values whose float32 index overflows (they land in the first / last bin, repeatably)."""
+    from workbench.core.calibration.observers._llvm import BIN_BLOCK
+
+    k = kernels.get()
+    assert k is not None
+    rng = np.random.default_rng(12)
+    lo, inv, bins = np.float32(-2.5), np.float32(7.3), 37
+    absmask, shift = np.int32(0x7FFFFFFF), np.int32(31)
+    for n in (1, BIN_BLOCK - 1, BIN_BLOCK, BIN_BLOCK + 1, 3 * BIN_BLOCK + 5):
+        x = (rng.standard_normal(n) * 2).astype(np.float32)
+        want = np.full(bins, 3, np.int64)
+        k.bin_f32(x, lo, inv, want)
+        counts = np.full(bins, 3, np.int64)
+        assert k.bin_scan_f32(x, lo, inv, counts) == k.minmax_keys32(x.view(np.int32), absmask, shift)
+        assert counts.tolist() == want.tolist()
+        bad = x.copy()
+        bad[[0, n // 2, n - 1]] = [np.nan, np.inf, -np.inf]
+        if n > 3:
+            bad[1:3] = [np.float32(3e38), np.float32(-3e38)]
+        keys = k.bin_scan_f32(bad, lo, inv, counts)
+        assert keys == k.minmax_keys32(bad.view(np.int32), absmask, shift) and keys[2] >= kernels.EXPONENT_F32
+        assert counts.sum() == 3 * bins + 2 * n
+        k.bin_scan_f32(bad, lo, inv, counts, -1)
+        assert counts.tolist() == want.tolist()
+    z = np.array([0.0, -0.0, 0.0], np.float32)
+    kmin, kmax, _ = k.bin_scan_f32(z, np.float32(0.0), np.float32(1.0), np.zeros(4, np.int64))
+    assert [str(v) for v in kernels.key_floats(kmin, kmax, np.float32)] == ["-0.0", "0.0"]
+
+
+def _histogram_stream(seed: int) -> list[np.ndarray]:
+    """Large float32 batches (the one-pass path's size) around the bins of the first one: inside them, with NaN /
+    +-Inf at block edges, past either end (growth), exactly on the extremes, signed zeros, all-NaN; small,
+    float16 and float64 batches between them."""
+    from workbench.core.calibration.observers._llvm import BIN_BLOCK
+
+    rng = np.random.default_rng(seed)
+    first = (rng.standard_normal(6000) * 2).astype(np.float32)
+    lo, hi = float(first.min()), float(first.max())
+    out = [first]
+    for n in (4096, 4097, 5 * BIN_BLOCK - 1, 5 * BIN_BLOCK, 5 * BIN_BLOCK + 1, 9000):
+        out.append(np.clip(rng.standard_normal(n), lo, hi).astype(np.float32))
+    x = np.clip(rng.standard_normal(5 * BIN_BLOCK), lo, hi).astype(np.float32)
+    x[[BIN_BLOCK - 1, BIN_BLOCK, 3 * BIN_BLOCK]] = [np.nan, np.inf, -np.inf]
+    out.append(x)
+    out.append(np.full(4096, np.nan, np.float32))
+    y = np.clip(rng.standard_normal(4500), lo, hi).astype(np.float32)
+    y[[0, -1]] = [lo, hi]  # exactly the extremes: still inside
+    out.append(y)
+    out.append(np.concatenate([y, [np.float32(hi * 3)]]))  # past the top: the bins grow
+    out.append(np.concatenate([y, [np.float32(lo * 5 - 1)]]))  # below bin 0
+    out.append(np.zeros(3, np.float32))  # buffered: the next large batches take the usual path, which flushes it
+    out.append(np.full(4096, np.nan, np.float32))  # (not this one: all NaN, it leaves the buffer as it is)
+    zeros = np.zeros(4096, np.float32)
+    zeros[7] = -0.0
+    out.append(zeros)
+    out.append(zeros[::-1].copy())  # the buffer is empty again: one pass, -0.0 and +0.0 as the extremes
+    out.append(np.clip(rng.standard_normal(4096), lo, hi).astype(np.float16))
+    out.append(np.clip(rng.standard_normal(4096), lo, hi).astype(np.float64))
+    out.append((rng.standard_normal((3, 40, 50)) * 4).astype(np.float32))  # 6000 values, 3-D
+    return out
+
+
+@pytest.mark.parametrize("observer", ["percentile", "mse", "entropy"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_one_pass_histogram_batches_give_the_scan_then_bin_state(observer, seed, monkeypatch, numpy_path):
+    """Histogram observers bin a large float32 batch that the bins already cover in one pass (add_inside); the
+    state, range and counts are those of scanning it first and then binning it (the path before), and of the
+    numpy code, whether the batch is inside, holds NaN / Inf, grows the bins or is all NaN."""
+    from workbench.core.calibration.observers import histogram
+
+    batches = _histogram_stream(seed)
+    taken = []
+    add_inside = histogram.StreamingHistogram.add_inside
+
+    def counted(self, k, values):
+        took = add_inside(self, k, values)
+        taken.append(took)
+        return took
+
+    monkeypatch.setattr(histogram.StreamingHistogram, "add_inside", counted)
+    one_pass = _run(observer, batches, numpy_path=numpy_path)
+    # the first batch (no bins yet), then one pass for the 6 batches inside; the usual path for NaN / Inf and all
+    # NaN; one pass for the extremes; the usual path for growth past either end; the batches after the buffered one
+    # and the float16 / 64 ones never try; one pass for the reversed zeros and the 3-D batch
+    assert taken == [False] + [True] * 6 + [False, False, True, False, False, True, True], taken
+    monkeypatch.setattr(histogram.HistogramObserver, "_add_at_once", lambda self, x: False)
+    scan_then_bin = _run(observer, batches, numpy_path=numpy_path)
+    numpy_state = _run(observer, batches, numpy_path=numpy_path, use_numpy=True)
+    assert json.dumps(one_pass) == json.dumps(scan_then_bin) == json.dumps(numpy_state)
+    assert one_pass[0]["nonfinite"] == 3 + 2 * 4096 and one_pass[0]["count"] == sum(b.size for b in batches) - 3 - 2 * 4096
+
+
 def test_llvmlite_import_failure_falls_back_to_numpy_with_one_warning(monkeypatch, caplog):
     import sys
 

@@ -1,8 +1,8 @@
 """The observers' loops as LLVM IR, compiled for this CPU with llvmlite (imported lazily by
 :mod:`workbench.core.calibration.observers.kernels`).
 
-Compiled in each process when first needed: the two float32 loops every histogram job runs at
-import, about 0.05-0.07 s of CPU with llvmlite's import; the rarer ones (float64 data, non-finite
+Compiled in each process when first needed: the two float32 loops every histogram job runs (the
+order-key scan, and the binning that scans in the same pass) at import, about 0.05-0.07 s of CPU with llvmlite's import; the rarer ones (float64 data, non-finite
 values, ranges far from zero) together on first use, 0.07-0.08 s. Importing numba and loading the
 same loops from its on-disk cache cost 0.41-0.44 s and 103-113 MiB of resident memory (it sets up its
 whole CPU target), against 76 MiB here (llvmlite's library), and a first run after install had to
@@ -119,40 +119,60 @@ def _bin(name: str, t: str, params: str, index: str, tail: str = "") -> str:
                  tail=f"declare i64 @llvm.smin.i64(i64, i64)\ndeclare i64 @llvm.smax.i64(i64, i64)\n{tail}")
 
 
-#: values per block of :data:`_BIN_F32`: its bin indices (4 KiB of int32) and a histogram of 2048 int64 counts stay
-#: in a 32 KiB L1 data cache (blocks of 4096 lost the gain)
+#: values per block of :data:`_BIN_SCAN_F32`: its bin indices (4 KiB of int32) and a histogram of 2048 int64 counts
+#: stay in a 32 KiB L1 data cache (blocks of 4096 lost the gain)
 BIN_BLOCK = 1024
 
-#: ``counts[trunc((x - lo) * inv)] += 1`` in float32 arithmetic, indices clamped to the bins. Per block of
-#: :data:`BIN_BLOCK` values, one loop computes the indices into a stack buffer (no stores to ``counts``, so LLVM
-#: vectorizes it) and a second one counts them: 0.80 -> 0.64 ns a value against one loop doing both, min of 6
-#: interleaved runs over 60 activations of minilm_l6_v2 (9.4 M values, 2048 bins), x86_64 AVX512-VNNI.
-_BIN_F32 = f"""
-define void @bin_f32(ptr noalias nocapture readonly %p, i64 %n, float %lo, float %inv,
-                     ptr noalias nocapture %counts, i64 %bins) #0 {{
+#: ``counts[trunc((x - lo) * inv)] += inc`` in float32 arithmetic, indices clamped to the bins, and in the same pass
+#: :func:`_minmax_keys` ``(32)`` of the values' bits (min / max order key, max magnitude bits), for ``bin_f32`` and
+#: ``bin_scan_f32``. Per block of :data:`BIN_BLOCK` values, one loop computes the keys and the bin indices into a
+#: stack buffer (no stores to ``counts``, so LLVM vectorizes it) and a second one counts them: 0.80 -> 0.64 ns a
+#: value against one loop doing both (min of 6 interleaved runs over 60 activations of minilm_l6_v2, 9.4 M values,
+#: 2048 bins, x86_64 AVX512-VNNI); the keys add about 0.07 ns a value, where a separate ``minmax_keys32`` pass
+#: costs 0.2-0.3. The index is clamped in float32 before it is truncated (``maxnum`` / ``minnum``): for every finite
+#: value that is the clamped ``trunc``; NaN goes to bin 0 and +-Inf to the ends, a defined and repeatable bin, so a
+#: call with ``inc`` -1 takes out exactly what one with +1 added (a histogram whose bins turn out not to cover
+#: the batch, :meth:`~workbench.core.calibration.observers.histogram.StreamingHistogram.add_inside`).
+_BIN_SCAN_F32 = f"""
+define void @bin_scan_f32(ptr noalias nocapture readonly %p, i64 %n, float %lo, float %inv,
+                          ptr noalias nocapture %counts, i64 %bins, i64 %inc, ptr noalias nocapture %out) #0 {{
 entry:
   %buf = alloca [{BIN_BLOCK} x i32], align 64
   %last = add i64 %bins, -1
+  %lastf = sitofp i64 %last to float
   br label %block
 block:
   %s = phi i64 [ 0, %entry ], [ %s1, %counted ]
+  %kmin = phi i32 [ 2147483647, %entry ], [ %kmn1, %counted ]
+  %kmax = phi i32 [ -2147483648, %entry ], [ %kmx1, %counted ]
+  %amax = phi i32 [ 0, %entry ], [ %amx1, %counted ]
   %rest = sub i64 %n, %s
   %short = icmp ult i64 %rest, {BIN_BLOCK}
   %m = select i1 %short, i64 %rest, i64 {BIN_BLOCK}
   br label %index
 index:
   %j = phi i64 [ 0, %block ], [ %j1, %index ]
+  %kmn = phi i32 [ %kmin, %block ], [ %kmn1, %index ]
+  %kmx = phi i32 [ %kmax, %block ], [ %kmx1, %index ]
+  %amx = phi i32 [ %amax, %block ], [ %amx1, %index ]
   %ij = add nuw nsw i64 %s, %j
   %q = getelementptr inbounds float, ptr %p, i64 %ij
   %v = load float, ptr %q
+  %bits = bitcast float %v to i32
+  %sg = ashr i32 %bits, 31
+  %mk = and i32 %sg, 2147483647
+  %key = xor i32 %bits, %mk
+  %mag = and i32 %bits, 2147483647
+  %kmn1 = call i32 @llvm.smin.i32(i32 %kmn, i32 %key)
+  %kmx1 = call i32 @llvm.smax.i32(i32 %kmx, i32 %key)
+  %amx1 = call i32 @llvm.smax.i32(i32 %amx, i32 %mag)
   %d = fsub float %v, %lo
   %y = fmul float %d, %inv
-  %k = fptosi float %y to i64
-  %k1 = call i64 @llvm.smin.i64(i64 %k, i64 %last)
-  %k2 = call i64 @llvm.smax.i64(i64 %k1, i64 0)
-  %k32 = trunc i64 %k2 to i32
+  %y0 = call float @llvm.maxnum.f32(float %y, float 0.0)
+  %y1 = call float @llvm.minnum.f32(float %y0, float %lastf)
+  %k = fptosi float %y1 to i32
   %b = getelementptr inbounds i32, ptr %buf, i64 %j
-  store i32 %k32, ptr %b
+  store i32 %k, ptr %b
   %j1 = add nuw nsw i64 %j, 1
   %jdone = icmp eq i64 %j1, %m
   br i1 %jdone, label %count, label %index
@@ -163,7 +183,7 @@ count:
   %kz = zext i32 %kt to i64
   %c = getelementptr inbounds i64, ptr %counts, i64 %kz
   %old = load i64, ptr %c
-  %new = add i64 %old, 1
+  %new = add i64 %old, %inc
   store i64 %new, ptr %c
   %t1 = add nuw nsw i64 %t, 1
   %tdone = icmp eq i64 %t1, %m
@@ -173,10 +193,17 @@ counted:
   %sdone = icmp eq i64 %s1, %n
   br i1 %sdone, label %exit, label %block
 exit:
+  store i32 %kmn1, ptr %out
+  %o1 = getelementptr inbounds i32, ptr %out, i64 1
+  store i32 %kmx1, ptr %o1
+  %o2 = getelementptr inbounds i32, ptr %out, i64 2
+  store i32 %amx1, ptr %o2
   ret void
 }}
-declare i64 @llvm.smin.i64(i64, i64)
-declare i64 @llvm.smax.i64(i64, i64)
+declare i32 @llvm.smin.i32(i32, i32)
+declare i32 @llvm.smax.i32(i32, i32)
+declare float @llvm.maxnum.f32(float, float)
+declare float @llvm.minnum.f32(float, float)
 """
 
 
@@ -191,10 +218,11 @@ def _bin_f64(s: str) -> str:
 _P, _N = ctypes.c_void_p, ctypes.c_int64
 _SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 #: the loops every histogram job runs, compiled at import (about 0.025 s of CPU)
-_HOT = compile_ir([_minmax_keys(32), _BIN_F32])
+_HOT = compile_ir([_minmax_keys(32), _BIN_SCAN_F32])
 _keys32 = ctypes.CFUNCTYPE(None, _P, _N, ctypes.c_int32, ctypes.c_int32, _P)(
     _HOT.get_function_address("minmax_keys32"))
-_bin32 = ctypes.CFUNCTYPE(None, _P, _N, ctypes.c_float, ctypes.c_float, _P, _N)(_HOT.get_function_address("bin_f32"))
+_bin_scan32 = ctypes.CFUNCTYPE(None, _P, _N, ctypes.c_float, ctypes.c_float, _P, _N, _N, _P)(
+    _HOT.get_function_address("bin_scan_f32"))
 _rare: dict[str, object] = {}
 _rare_lock = threading.Lock()
 
@@ -264,9 +292,18 @@ def finite_minmax(x):
 
 
 def bin_f32(x, lo, inv, counts):
-    """``counts[trunc((x - lo) * inv)] += 1`` in float32 arithmetic, indices clamped to the bins."""
+    """``counts[trunc((x - lo) * inv)] += 1`` in float32 arithmetic, indices clamped to the bins (``x`` finite)."""
     if x.size:
-        _bin32(_ptr(x), x.size, float(lo), float(inv), _ptr(counts), counts.size)
+        bin_scan_f32(x, lo, inv, counts)
+
+
+def bin_scan_f32(x, lo, inv, counts, inc=1):
+    """``counts[trunc((x - lo) * inv)] += inc`` (float32 arithmetic, clamped to the bins; NaN in bin 0, see
+    :data:`_BIN_SCAN_F32`) and, in the same pass, :func:`minmax_keys32` of ``x``'s bits: returns
+    ``(kmin, kmax, amax)``. ``x``: float32, 1-D, contiguous, non-empty."""
+    out = np.empty(3, np.int32)
+    _bin_scan32(_ptr(x), x.size, float(lo), float(inv), _ptr(counts), counts.size, int(inc), _ptr(out))
+    return int(out[0]), int(out[1]), int(out[2])
 
 
 def bin_f64(x, lo, width, counts):

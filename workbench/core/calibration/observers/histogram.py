@@ -192,6 +192,34 @@ class StreamingHistogram:
             np.copyto(i, f, casting="unsafe")  # truncation; f >= 0 so this is floor
             self._fold_in(np.bincount(i, minlength=self.bins))
 
+    def add_inside(self, k, values: np.ndarray) -> bool:
+        """Add float32 values in one compiled pass when they are all finite and inside the bins (no growth);
+        otherwise change nothing and return False (the caller scans them and calls :meth:`add`).
+
+        Parameters
+        ----------
+        k : module
+            The compiled loops (:func:`~workbench.core.calibration.observers.kernels.get`).
+        values : numpy.ndarray, float32, 1-D, contiguous, non-empty
+            Raw values (may hold NaN / Inf: then False).
+
+        The same state as scanning the values (``kernels.scan``) and calling :meth:`add`: the same bin
+        indices (``bin_f32``'s float32 arithmetic), ``vmin`` / ``vmax`` from the same order keys.
+        """
+        fast = self._fast
+        if fast is None or self.lo is None:
+            return False
+        kmin, kmax, amax = k.bin_scan_f32(values, fast[0], fast[1], self.counts)
+        mn, mx = kernels.key_floats(kmin, kmax, values.dtype)
+        if amax >= kernels.EXPONENT_F32 or mn < self.lo or mx > self._top:
+            k.bin_scan_f32(values, fast[0], fast[1], self.counts, -1)  # the same bins: taken out exactly
+            return False
+        if mn < self.vmin:
+            self.vmin = mn
+        if mx > self.vmax:
+            self.vmax = mx
+        return True
+
     def _layout_changed(self) -> None:
         """Cache the float32 offset / inverse width, or None when float32 would misplace bins."""
         self._top = self.lo + (self.bins - 1) * self.width
@@ -411,6 +439,8 @@ class HistogramObserver(Observer):
         batch is sample 0 alone, its batch-size probe), not where buffering happened to stop,
         which moved with the batch size.
         """
+        if x.size >= _DEFER_MAX and self._add_at_once(x):
+            return
         got = self._finite_flat(x)
         if got is None:
             return
@@ -426,6 +456,21 @@ class HistogramObserver(Observer):
         self._pending_n += flat.size
         if self._pending_n >= _DEFER_TOTAL:
             self._flush()
+
+    def _add_at_once(self, x: np.ndarray) -> bool:
+        """Scan and bin a large float32 batch in one compiled pass when the bins already cover it and it is all
+        finite (:meth:`StreamingHistogram.add_inside`); False when it must take the usual path (scan, grow, bin),
+        also while small batches wait in the buffer (the usual path decides when they are binned)."""
+        flat = x.reshape(-1)
+        if self._pending or flat.dtype != np.float32 or not kernels.usable(flat):
+            return False
+        k = kernels.get()
+        if k is None:
+            return False
+        if not self._hists[0].add_inside(k, flat):
+            return False
+        self.count += flat.size
+        return True
 
     def _flush(self) -> None:
         if not self._pending:

@@ -116,6 +116,18 @@ def usable(x: np.ndarray) -> bool:
     return x.size >= MIN_SIZE and x.dtype in _INT_VIEW and x.ndim == 1 and x.flags.c_contiguous
 
 
+#: float32 bits (sign cleared) at or above this are +-Inf or NaN
+EXPONENT_F32 = _INT_VIEW[np.dtype(np.float32)][1]
+
+
+def key_floats(kmin: int, kmax: int, dtype: np.dtype) -> tuple[float, float]:
+    """The values (Python floats) of two order keys of ``minmax_keys32`` / ``minmax_keys`` (``dtype`` float32 / 64)."""
+    ity, _, absmask, shift = _INT_VIEW[np.dtype(dtype)]
+    keys = np.array([kmin, kmax], ity)
+    mn, mx = (keys ^ ((keys >> shift) & absmask)).view(dtype).tolist()
+    return mn, mx
+
+
 def scan(k: ModuleType, flat: np.ndarray) -> tuple[float, float, int]:
     """``(min, max, non-finite count)`` of a non-empty array accepted by :func:`usable`.
 
@@ -128,6 +140,5 @@ def scan(k: ModuleType, flat: np.ndarray) -> tuple[float, float, int]:
     if amax >= expo:
         mn, mx = k.finite_minmax(flat)
         return float(mn), float(mx), int(k.count_nonfinite(flat))
-    keys = np.array([kmin, kmax], ity)
-    mn, mx = (keys ^ ((keys >> shift) & absmask)).view(flat.dtype).tolist()
+    mn, mx = key_floats(kmin, kmax, flat.dtype)
     return mn, mx, 0
