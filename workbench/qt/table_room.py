@@ -5,7 +5,8 @@ The Sensitivity and Cost docks hold a summary, a key and a table; in the row hei
 digits_cnn in a 1024 x 700 window the Sensitivity table showed under one of its 5 rows (23 px of a 30 px row),
 and the Cost dock, about 155 px wide beside the Problems dock, wrapped its summary to 210 px and showed one row.
 When its table fills (or its dock is shown with rows), :class:`TableRoom` widens the dock for the table's columns
-when it shares its row with another dock (that one kept at its minimum width at least), then grows the row so
+when it shares its row with another dock (that one kept at its minimum width at least; with less than
+:data:`SIDE_WIDTH` left, the dock becomes a tab of the dock beside it instead), then grows the row so
 the table shows :data:`WANTED_ROWS` rows (or every row when it has fewer), the graph keeping at least
 :data:`GRAPH_SHARE` of the window's height. Sizes the user gives later are left as they are.
 """
@@ -23,6 +24,9 @@ GRAPH_SHARE = 0.3
 
 #: room for the separator between two side-by-side docks, pixels
 SPLITTER = 8
+
+#: the least width (pixels) a dock gets beside others in its row; with less it is tabbed with the dock in front
+SIDE_WIDTH = 240
 
 _BOTTOM_OR_TOP = (Qt.DockWidgetArea.BottomDockWidgetArea, Qt.DockWidgetArea.TopDockWidgetArea)
 
@@ -111,6 +115,11 @@ class TableRoom(QObject):
         want = columns_width(self.table) + (dock.width() - self.table.width())
         row = sum(d.width() for d in others) + dock.width() + SPLITTER * len(others)
         width = min(want, row - sum(least) - SPLITTER * len(others))
+        if width < SIDE_WIDTH:  # too narrow beside them (its summary wraps a word a line): a tab of the row instead
+            window.tabifyDockWidget(others[0], dock)
+            dock.show()
+            dock.raise_()
+            return
         if width > dock.width():  # the others give the width, each in proportion to what it has above its least
             extra = width - dock.width()
             slack = [d.width() - m for d, m in zip(others, least, strict=True)]
