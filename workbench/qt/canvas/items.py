@@ -19,6 +19,9 @@ TEXT_SCALE = 0.55
 #: Smallest pixel size of badge text on screen (edge Q/DQ badges, node tags, INT marks): zoomed out
 #: the badges grow in the scene to keep it, up to the op type's size; below that zoom they are hidden.
 BADGE_MIN_PX = 8.0
+#: Smallest point size an op type too wide for its node box is drawn at before it is elided (the op font
+#: is 10 pt bold; the node name under it 7.5 pt)
+OP_MIN_PT = 7.0
 EDGE_COLOR = QColor("#7a7a7a")
 
 
@@ -58,17 +61,25 @@ class _Fonts:
     op: QFont | None = None
     name: QFont | None = None
     badge: QFont | None = None
-    _op_text: dict[str, str] = {}
+    _op_text: dict[str, tuple[str, QFont]] = {}
     _badges: dict[float, QFont] = {}
 
     @classmethod
-    def op_text(cls, op_type: str) -> str:
-        """``op_type`` elided in the middle to the node box ("DynamicQu…Linear"), cached per op type."""
-        text = cls._op_text.get(op_type)
-        if text is None:
-            text = cls._op_text[op_type] = QFontMetricsF(cls.op).elidedText(
-                op_type, Qt.TextElideMode.ElideMiddle, NODE_W - 10)
-        return text
+    def op_label(cls, op_type: str) -> tuple[str, QFont]:
+        """(text, font) of ``op_type`` on a node box, cached per op type: the whole name in the op font, or
+        in a smaller one (down to :data:`OP_MIN_PT`, 0.5 pt steps) when it is wider than the box's
+        ``NODE_W - 10`` px ("QLinearAveragePool" at 8.5 pt), elided in the middle only when it does not fit
+        even then ("Simplified…Normalization"): two long op types that share their ends
+        (QLinearAveragePool, QLinearGlobalAveragePool) stay told apart."""
+        label = cls._op_text.get(op_type)
+        if label is None:
+            room, font = NODE_W - 10, cls.op
+            while QFontMetricsF(font).horizontalAdvance(op_type) > room and font.pointSizeF() > OP_MIN_PT:
+                font = QFont(font)
+                font.setPointSizeF(max(OP_MIN_PT, font.pointSizeF() - 0.5))
+            label = cls._op_text[op_type] = (
+                QFontMetricsF(font).elidedText(op_type, Qt.TextElideMode.ElideMiddle, room), font)
+        return label
 
     @classmethod
     def ensure(cls) -> None:
@@ -162,8 +173,8 @@ class NodeItem(QGraphicsItem):
             painter.drawRoundedRect(box.adjusted(3, 3, -3, -3), 4.0, 4.0)
             painter.drawText(QRectF(box.left() + 6, box.top() + 2, 20, 14), Qt.AlignmentFlag.AlignLeft, "\u25a4")
         painter.setPen(s.texts[i] if i < len(s.texts) else QColor("#111111"))
-        painter.setFont(_Fonts.op)
-        op = _Fonts.op_text(st.op_types[i])
+        op, op_font = _Fonts.op_label(st.op_types[i])
+        painter.setFont(op_font)
         if lod < TEXT_SCALE:
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, op)
             return
