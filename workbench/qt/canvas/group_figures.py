@@ -123,14 +123,16 @@ def kernel_text(members: list[int], ops: list[str], compute: dict[int, str], ker
 def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
                   figures: list | None = None, ops: list[str] | None = None, *,
                   compute: dict[int, str] | None = None,
-                  kernels: dict[int, str] | None = None) -> tuple[dict[int, QColor], dict[int, str]]:
+                  kernels: dict[int, str] | None = None,
+                  floats: set[int] | None = None) -> tuple[dict[int, QColor], dict[int, str]]:
     """Fill and text of each group in ``groups`` for colour ``mode`` (``"op"``, ``"dtype"``, ``"error"``).
 
     ``keys`` has one entry per node (None: no value). ``"error"``: the worst (lowest) value inside,
     coloured like a node of that value; ``"worst X dB"``, or with ``figures`` (one real figure per
     node, dB, +inf for exact: ``keys`` are then that figure's ranks on the SQNR colour scale) the
     figure of that most sensitive member, ``"most sensitive X dB"``; a group none of whose members
-    has a value is drawn like such a node (``colors.NO_VALUE``, "no value"). ``"dtype"``: the
+    has a value is drawn like such a node (``colors.NO_VALUE``), its text "kept float" when one of its
+    members is in ``floats`` (node indices the recipe keeps float), else "no value". ``"dtype"``: the
     fraction of the members with a quantized dtype, of all members but Q/DQ nodes (``ops``: one op
     type per node; a member without a dtype, which the recipe does not quantize, counts as float:
     the Graph tab's recipe and the Exported tab's file count the same nodes), coloured by the most
@@ -149,7 +151,8 @@ def group_figures(h: Hierarchy, groups: list[int], mode: str, keys: list,
         values = np.array([np.nan if k is None else float(k) for k in keys])
         for g, v in zip(groups, aggregate(h, values, "min", groups).tolist(), strict=True):
             if v != v:
-                fills[g], texts[g] = colors.error_color(None), "no value"
+                kept = floats is not None and any(int(i) in floats for i in h.members(g).tolist())
+                fills[g], texts[g] = colors.error_color(None), "kept float" if kept else "no value"
             elif figures is None:
                 fills[g], texts[g] = colors.error_color(v), worst_text(v)
             else:

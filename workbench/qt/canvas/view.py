@@ -867,7 +867,10 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             self._state.floats = {index[n] for n in self._floats if n in index}
             for item in self._items.values():
                 item.update()
-            self.colorsChanged.emit()  # the legend names the outline
+            if self._mode == "error":  # a group box with no value says "kept float" when it holds such a node
+                self._refresh_fills()
+            else:
+                self.colorsChanged.emit()  # the legend names the outline
 
     def float_nodes(self) -> set[str]:
         """The nodes marked kept float (:meth:`set_float_nodes`) that the drawn graph holds."""
@@ -941,7 +944,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
                 figures = [self._figures.get(n) for n in st.names] if self._figures else None
             self._state.group_fills, self._state.group_texts = group_figures(
                 d.hierarchy, d.group_ids, self._mode, keys, figures=figures, ops=st.op_types,
-                compute=self._state.compute, kernels=self._state.kernels)
+                compute=self._state.compute, kernels=self._state.kernels, floats=self._state.floats)
             yield
 
     def error_label(self) -> str:
