@@ -27,10 +27,22 @@ MAX_NAME = 40
 _TAG = re.compile(r"<[^>]+>")
 
 
+#: a zero-width space: a place where a row may wrap that does not show (and is not copied back, see plain)
+BREAK = "\u200b"
+_BREAK_AFTER = re.compile(r"([._:])(?=\w)")
+
+
+def breakable(text: str) -> str:
+    """``text`` with a :data:`BREAK` after each dot, underscore and colon followed by a letter or digit:
+    a name without spaces or slashes ("model.22.cv3.1.1.conv.weight") wraps there instead of being cut at
+    the panel's edge (its labels accept any width)."""
+    return _BREAK_AFTER.sub(r"\1" + BREAK, text)
+
+
 def plain(text: str) -> str:
-    """A label's rich ``text`` as the user reads it (tags dropped, entities and non-breaking spaces
-    turned back into characters)."""
-    return html.unescape(_TAG.sub("", text.replace("<br>", "\n"))).replace("\xa0", " ")
+    """A label's rich ``text`` as the user reads it (tags dropped, entities, non-breaking spaces and break
+    marks turned back into what they stand for)."""
+    return html.unescape(_TAG.sub("", text.replace("<br>", "\n"))).replace("\xa0", " ").replace(BREAK, "")
 
 
 def short_name(name: str, most: int = MAX_NAME) -> str:
@@ -196,7 +208,7 @@ class NodeBox(QWidget):
         """A row: ``key`` (muted, in a column as wide as the longest key of the node) and ``value`` (plain
         text unless ``rich``), wrapped in one label."""
         colors = colors_for(shown_theme())
-        text = value if rich else html.escape(value)
+        text = value if rich else breakable(html.escape(value))
         if muted:
             text = f'<span style="color: {colors.muted_text}">{text}</span>'
         label = QLabel(f'<table cellspacing="0" cellpadding="0"><tr><td width="{self._key_width}" '
@@ -216,7 +228,7 @@ class NodeBox(QWidget):
             self._row(section, t.slot, "not given", muted=True)
             return
         target = tensor_target(t, output) if links else ""
-        name = html.escape(short_name(t.name))
+        name = breakable(html.escape(short_name(t.name)))
         if target:
             self._targets.append(target)
             name = f'<a href="{len(self._targets) - 1}">{name}</a>'
