@@ -181,8 +181,8 @@ def test_render_sqnr_legend_names_the_grey_nodes(corpus, tmp_path, capsys):
             "--no-auto", "--no-latency-check", "--expand", "9"]
     assert main(argv) == 0
     text = svg.read_text(encoding="utf-8")
-    assert _legend_lines(text) == ("linear between the stops; bit-exact shown as 100 dB no value (grey): 2 nodes not "
-                                   "quantized (in no unit: MaxPool, Flatten)")
+    assert _legend_lines(text) == ("linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB "
+                                   "(red) no value (grey): 2 nodes not quantized (in no unit: MaxPool, Flatten)")
     fills = _node_fills(text, {"Conv", "Relu", "MaxPool", "AveragePool", "Flatten", "Gemm"})
     grey = colors.NO_VALUE.name()
     assert [op for op, fill in fills if fill == grey] == ["MaxPool", "Flatten", "Flatten"]  # op type and short name

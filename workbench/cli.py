@@ -1385,7 +1385,7 @@ def cmd_convert(args) -> int:
 #: SQNR drawn for a bit-exact unit (+inf dB), as the app's error view does.
 _INF_SQNR_DB = INF_SQNR_DB
 #: the legend's first note under the SQNR stops (the canvas's own when no note is given)
-SQNR_STOPS_NOTE = "linear between the stops; bit-exact shown as 100 dB"
+SQNR_STOPS_NOTE = "linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB (red)"
 
 
 def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | None, list[str] | None]:

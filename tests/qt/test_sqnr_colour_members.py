@@ -10,6 +10,7 @@ stay grey, and the legend says so.
 from __future__ import annotations
 
 from workbench.qt.canvas.legend import legend_entries
+from workbench.qt.error_rank import SQNR_NOTES
 
 
 def test_every_node_of_a_unit_takes_its_accumulated_sqnr_colour(window, fused_units):
@@ -18,4 +19,4 @@ def test_every_node_of_a_unit_takes_its_accumulated_sqnr_colour(window, fused_un
     win.errors.color_button.click()
     assert win.canvas.color_mode() == "error" and win.canvas.error_label() == "SQNR (dB)"
     assert fused_units({r.node: r.sqnr_db for r in win.doc.errors}) >= 30  # the Clips and Relus of fused units
-    assert legend_entries(win.canvas)[2][0] == "linear between the stops; bit-exact shown as 100 dB"
+    assert legend_entries(win.canvas)[2][0] == SQNR_NOTES[0]

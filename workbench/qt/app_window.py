@@ -11,7 +11,6 @@ lost silently: quitting or opening another model asks to save, discard or cancel
 from __future__ import annotations
 
 import logging
-import math
 import os
 from pathlib import Path
 
@@ -72,6 +71,7 @@ from workbench.qt.error_rank import (
     LOCAL_NOTES,
     SQNR_NOTES,
     canvas_local,
+    canvas_sqnr,
     unit_spread,
 )
 from workbench.qt.error_view import INF_SQNR_DB
@@ -1663,15 +1663,9 @@ class MainWindow(QMainWindow):
             if self._results_stale() else LOCAL_LABEL
 
     def _canvas_errors(self) -> dict[str, float]:
-        """Node -> SQNR for the canvas colours: finite values only (bit-exact +inf shown as 100 dB), every
-        node of a unit at the unit's figure (its Clip or Relu was grey beside its coloured Conv or Add)."""
-        out = {}
-        for r in self.doc.errors:
-            if r.sqnr_db == math.inf:
-                out[r.node] = INF_SQNR_DB
-            elif math.isfinite(r.sqnr_db):
-                out[r.node] = r.sqnr_db
-        return unit_spread(out, self._plan_units())
+        """Node -> SQNR for the canvas colours (:func:`~workbench.qt.error_rank.canvas_sqnr`: bit-exact at
+        100 dB, all noise at -100 dB, every node of a unit at the unit's figure)."""
+        return canvas_sqnr(self.doc.errors, INF_SQNR_DB, self._plan_units())
 
     @guarded
     def _on_color_mode(self, _text: str) -> None:

@@ -96,14 +96,30 @@ def marker_note(rank: str) -> str:
 LOCAL_LABEL = "Own noise, local SQNR (dB)"
 #: the legend's notes in that mode: what the figure is, and the colours that are not on the scale
 LOCAL_NOTES = ["the noise each quantized unit adds itself, run alone on float inputs (Errors: rank by own noise)",
-               "linear between the stops; no noise shown as 100 dB",
+               "linear between the stops; no noise shown as 100 dB, all noise (-inf) as -100 dB (red)",
                "no value (grey): float nodes; units whose input noise was not measured; nodes quantized only "
                "as another unit's input (a SiLU's Sigmoid read by its Mul: that rounding counts in the Mul's own "
                "noise)"]
 #: the legend's notes in the accumulated SQNR mode
-SQNR_NOTES = ["linear between the stops; bit-exact shown as 100 dB",
+SQNR_NOTES = ["linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB (red)",
               "no value (grey): float nodes; nodes quantized only as another unit's input (a SiLU's Sigmoid read "
               "by its Mul: its rounding counts in the Mul's SQNR)"]
+
+
+def canvas_sqnr(rows: list, inf_db: float, units: dict | None = None) -> dict[str, float]:
+    """Node -> accumulated SQNR (dB) for the canvas colours, as ``workbench-cli render --colour sqnr`` draws it.
+
+    ``rows``: the Errors rows (``.node`` the unit's name, ``.sqnr_db`` in dB). +inf (bit-exact) is drawn at
+    ``inf_db``, -inf (all noise: the worst a unit can be) at -``inf_db``, i.e. red; NaN (not measured) is left
+    out, so grey. ``units`` as in :func:`unit_spread`: every node of a unit takes the unit's figure. A -inf unit
+    was left out and drawn grey, as if float, where render draws it red.
+    """
+    out = {}
+    for r in rows:
+        db = r.sqnr_db
+        if not math.isnan(db):
+            out[r.node] = inf_db if db == math.inf else -inf_db if db == -math.inf else db
+    return unit_spread(out, units)
 
 
 def canvas_local(local: dict, inf_db: float, units: dict | None = None) -> dict[str, float]:
