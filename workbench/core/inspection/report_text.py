@@ -112,11 +112,15 @@ def _values(d: dict, key: str, n: int = 4) -> str:
 
 def format_param_json(d: dict) -> str:
     """One line of text for :meth:`workbench.core.inspection.quant_reader.QuantTensor.to_json`
-    output (CLI report, app inspector)."""
+    output (CLI report, app inspector). A tensor whose scale is not in the file (computed at run time, a
+    DynamicQuantizeLinear's) says so in place of the scale and zero_point: ``activation x_quantized: uint8
+    per_tensor; scale and zero point computed at run time (DynamicQuantizeLinear)``."""
     where = "" if d["granularity"] == "per_tensor" else (
         f", axis {d['axis']}" + (f", block_size {d['block_size']}" if d["block_size"] else ""))
-    text = (f"{d['role']} {d['tensor']}: {d['dtype']} {d['granularity']}{where}; scale {_values(d, 'scale')}; "
-            f"zero_point {_values(d, 'zero_point')}")
+    text = f"{d['role']} {d['tensor']}: {d['dtype']} {d['granularity']}{where}; "
+    if d.get("scale_shape") is None and d["note"]:
+        return text + d["note"]
+    text += f"scale {_values(d, 'scale')}; zero_point {_values(d, 'zero_point')}"
     return text + (f" ({d['note']})" if d["note"] else "")
 
 
