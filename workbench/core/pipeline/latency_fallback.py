@@ -48,11 +48,11 @@ ppocr_mobile_v2_cls (onnxruntime 1.32, x86_64 AVX512-VNNI, 2 shared cores under 
 1.31x float as planned, 1.12x with only its first Conv quantized, so no placement short of float
 pays at 1x3x48x192.
 
-Cost: one re-write and one latency measurement (about 2 s plus two session creations) per trial,
-at most ``MAX_SINGLE_TRIALS + 1`` trials, only for models that measured slower than float; cached
-on disk like the latency check (when measured on a quiet machine), so a second run of the same job
-measures nothing. When no unit is left quantized, a warning says that the file written is the float
-model and how to write it quantized anyway.
+Cost: one re-write and one latency measurement (up to 2 s of runs, at most 301 of each model, plus two
+session creations) per trial, at most ``MAX_SINGLE_TRIALS + 1`` trials, only for models that measured
+slower than float; cached on disk like the latency check (when measured on a quiet machine), so a
+second run of the same job measures nothing. When no unit is left quantized, a warning says that the
+file written is the float model and how to write it quantized anyway.
 """
 
 from __future__ import annotations
