@@ -1507,7 +1507,9 @@ def cmd_cost(args) -> int:
                                 as_written, given)
     if model.quantized:  # counted as the file is written: its integer widths, the kernels onnxruntime runs
         rep, text = api.quantized_file_cost(model, args.data, batch=args.batch, input_shapes=given)
-        return _print_file_cost(args, rep, f"{Path(args.model).name} is already quantized ({text})", given)
+        qonnx = any(q.kind == "QONNX" for q in model.quantized)  # onnxruntime cannot run its Quant nodes
+        return _print_file_cost(args, rep, f"{Path(args.model).name} is already quantized ({text})", given,
+                                qonnx=qonnx)
     recipe = _recipe_from_args(args) if project is None else project.recipe.model_copy(
         update={"exclude": list(project.recipe.exclude) + list(args.exclude or [])})
     plan = api.plan(model, recipe, guard=True)  # the units quantize keeps float count as float
@@ -1653,10 +1655,12 @@ def _cost_figures(row) -> tuple[str, tuple[str, str, str]]:
     return f"{row.macs:,}", (f"{row.bops_float:,}", f"{row.bops:,}", f"{row.bops_kernel:,}")
 
 
-def _print_file_cost(args, rep, as_written: str, given: dict[str, list[int]]) -> int:
+def _print_file_cost(args, rep, as_written: str, given: dict[str, list[int]], *, qonnx: bool = False) -> int:
     """``cost`` of a file as written: one quantize wrote in float (:func:`workbench.core.api.written_float`:
     every node 32 x 32) or an already-quantized one (:func:`workbench.core.api.quantized_file_cost`); ``as_written``
-    says which. A recipe given is not counted and a note says so."""
+    says which. A recipe given is not counted and a note says so. ``qonnx``: a QONNX file, which onnxruntime
+    cannot run: its "as run" column counts every node 32 x 32 (float kernels between the Quant nodes, as QONNX's
+    own executor runs it), and the summary says so and how to count what onnxruntime runs."""
     asked = ("--recipe " + args.recipe if args.recipe else "--preset " + args.preset if args.preset is not None
              else "--exclude" if args.exclude else "")
     if args.json:
@@ -1667,10 +1671,17 @@ def _print_file_cost(args, rep, as_written: str, given: dict[str, list[int]]) ->
     as_run = rep.bops_float / rep.bops_kernel if rep.bops_kernel else 1.0
     memory = f"{rep.memory_float_bits / 8e6:.3f} MB" + (
         f" -> {rep.memory_bits / 8e6:.3f} MB" if rep.memory_bits != rep.memory_float_bits else "")
-    print(f"as written: BOPs / {ratio:.1f} (as onnxruntime runs them: / {as_run:.1f}), weight memory {memory} "
-          f"({_cost_shapes(args, given)})")
+    run = (f"onnxruntime cannot run QONNX; 'BOPs as run' counts every node 32 x 32, the float kernels QONNX's "
+           f"executor computes between its Quant nodes: / {as_run:.1f}" if qonnx
+           else f"as onnxruntime runs them: / {as_run:.1f}")
+    print(f"as written: BOPs / {ratio:.1f} ({run}), weight memory {memory} ({_cost_shapes(args, given)})")
     for note in rep.notes:
         print(f"note: {note}")
+    if qonnx:
+        path = Path(args.model)
+        qdq = path.with_name(path.name.removesuffix(".onnx").removesuffix(".qonnx") + ".qdq.onnx")
+        print(f"note: to count the kernels onnxruntime runs, convert it to QDQ (workbench-cli convert {args.model} "
+              f"{qdq} --to qdq) and run cost on that file")
     print(f"note: {as_written}; the figures count the file as it is"
           + (f" ({asked} not counted: give it with the float model quantize read)" if asked else ""))
     return 0
