@@ -94,10 +94,10 @@ def test_summary_of_our_qdq_export(exports):
     conv = next(n for n in proto.graph.node if n.name == "/f/f.3/Conv")
     producer = {o: n for n in proto.graph.node for o in n.output}
     assert [(p.tensor, p.role) for p in around] == [
-        (producer[conv.input[0]].input[0], "activation"), (producer[conv.input[1]].input[0], "weight"),
+        (producer[conv.input[0]].input[0], "input"), (producer[conv.input[1]].input[0], "weight"),
         (producer[conv.input[2]].input[0], "bias")]
     relu = params_around_nodes(proto)["/f/f.2/Relu"]  # its output's QuantizeLinear
-    assert [p.tensor for p in relu] == ["/f/f.2/Relu_output_0_quantized"]
+    assert [(p.tensor, p.role) for p in relu] == [("/f/f.2/Relu_output_0_quantized", "output")]
     report = inspect_model(api.open_model(exports["ours"]))
     assert report["quantization_summary"] == s.text()
     assert f"summary:     {s.text()}" in format_report(report)

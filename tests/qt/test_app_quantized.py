@@ -112,14 +112,14 @@ def test_qdq_export_opens_as_it_is(qtbot, window, open_file, cnn_export):
     assert body.indexOf(win.inspector.quant_params) < body.indexOf(win.inspector.roles["weight"])
     assert win.inspector.roles["weight"].isHidden()
     assert f"scale {scale:.6g}" in canvas.edge_tooltip(e)
-    # selecting the Conv that reads it shows its unit's parameters: that activation and its int8 weight
+    # selecting the Conv that reads it shows its unit's parameters: that activation (its input) and its int8 weight
     with qtbot.waitSignal(canvas.selectionChangedNames, timeout=300_000):
         canvas.select_nodes(["/f/f.3/Conv"])
     text = win.inspector.quant_params.label.text()
     conv = next(n for n in proto.graph.node if n.name == "/f/f.3/Conv")
     wdq = next(n for n in proto.graph.node if n.output[0] == conv.input[1])
     wscale = inits[wdq.input[1]]
-    assert f"activation {q.output[0]}: uint8 per_tensor; scale {scale:.6g}" in text
+    assert f"input {q.output[0]}: uint8 per_tensor; scale {scale:.6g}" in text
     assert (f"weight {wdq.input[0]}: int8 per_channel, axis 0; scale [...] (shape [{wscale.size}], "
             f"{wscale.min():.4g}..{wscale.max():.4g})") in text
     assert canvas.selected_edge() is None

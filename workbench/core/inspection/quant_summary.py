@@ -425,9 +425,9 @@ def params_around_nodes(proto: onnx.ModelProto, params: list[QuantTensor] | None
     """Node name -> the quantized tensors it reads or writes, Q/DQ looked through (main graph).
 
     Besides the tensors a quantized op reads itself (:func:`params_by_node`), a float node of a QDQ
-    file gets the tensors its DequantizeLinear inputs dequantize (activation, weight, bias) and the
-    ones the QuantizeLinear nodes reading its output produce, so selecting a Conv shows its unit's
-    scales and zero points.
+    file gets the tensors its DequantizeLinear inputs dequantize (weight, bias, and activations, given
+    the role "input") and the ones the QuantizeLinear nodes reading its output produce (role "output"),
+    so selecting a Conv shows its unit's scales and zero points, its input told from its output.
     """
     params = read_quant_params(proto) if params is None else params
     by_tensor = {p.tensor: p for p in params}
@@ -445,18 +445,24 @@ def params_around_nodes(proto: onnx.ModelProto, params: list[QuantTensor] | None
         for t in n.input:
             p = producer.get(t)
             if p is not None and p.op_type == "DequantizeLinear" and p.input[0] in by_tensor:
-                found.append(by_tensor[p.input[0]])
+                found.append(_as_role(by_tensor[p.input[0]], "input"))
         for t in n.output:
             for c in consumers.get(t, []):
                 if c.op_type == "QuantizeLinear" and c.output[0] in by_tensor:
-                    found.append(by_tensor[c.output[0]])
+                    found.append(_as_role(by_tensor[c.output[0]], "output"))
         if found:
             have = out.setdefault(n.name, [])
-            have += [p for p in found if all(p is not h for h in have)]
+            have += [p for p in found if all(p.tensor != h.tensor for h in have)]
     for n in nodes:
         if n.name in out:
             out[n.name] = [_seen_from(n, p) for p in out[n.name]]
     return out
+
+
+def _as_role(p: QuantTensor, role: str) -> QuantTensor:
+    """A QDQ activation ``p`` as the node beside its Q/DQ sees it: its ``role`` ("input" or "output");
+    weights and biases keep theirs."""
+    return replace(p, role=role) if p.role == "activation" else p
 
 
 def _seen_from(node: onnx.NodeProto, p: QuantTensor) -> QuantTensor:
