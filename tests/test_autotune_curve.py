@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import onnx
 import pytest
 
 from workbench.cli import main
 from workbench.core import api
-from workbench.core.analysis.cost import bits_from_configs, model_cost
+from workbench.core.analysis.cost import model_cost
 from workbench.core.report.figures import autotune_curve
 from workbench.core.tuning.autotune import (
     CurvePoint,
@@ -31,10 +32,11 @@ MODEL, CALIB, EVAL = (str(EXAMPLE / f) for f in ("digits_cnn.onnx", "digits_cnn_
 Q_BYTES, Q_BOPS = 25_744 + 122 * 4, 601_600 * 8 * 8
 
 
-def _cost(model, recipe):
-    plan = api.plan(model, recipe)
-    return model_cost(model.proto, bits_from_configs({u.node: u.config for u in plan.units.values()
-                                                     if not u.excluded}))
+def _cost(model, recipe, folder):
+    """``cost`` of the file ``quantize`` writes for ``recipe`` (its calibration-time guards included)."""
+    path = folder / "written.onnx"
+    onnx.save(api.quantize(model, recipe, data=CALIB, samples=32).proto, str(path))
+    return api.quantized_file_cost(api.open_model(path))[0]
 
 
 @pytest.fixture(scope="module")
@@ -46,12 +48,12 @@ def tuned():
                                    samples=32, eval_samples=16, promote_to="float")
 
 
-def test_curve_sizes_match_cost_of_each_recipe(tuned):
+def test_curve_sizes_match_cost_of_each_recipe(tuned, tmp_path):
     model, recipe, res = tuned
     assert [p.trial for p in res.curve] == list(range(len(res.curve))) and len(res.curve) > 2
     assert all(isinstance(p, CurvePoint) for p in res.curve)
     p0, p1 = res.curve[0], res.curve[1]
-    full = _cost(model, recipe)
+    full = _cost(model, recipe, tmp_path)
     assert (p0.weight_bytes, p0.bops) == (full.memory_bits // 8, full.bops) == (Q_BYTES, Q_BOPS)
     k, m, frac = p0  # still unpacks as the former (promoted, metric, fraction kept 8-bit) rows
     assert (k, m, frac) == (0, res.metric_before, 1.0) and p0[1] == res.metric_before
@@ -61,9 +63,11 @@ def test_curve_sizes_match_cost_of_each_recipe(tuned):
     row = next(r for r in full.rows if r.node == first)
     assert row.op_type in ("Conv", "Gemm") and (row.weight_bits, row.activation_bits) == (8, 8)
     assert p1.weight_bytes - p0.weight_bytes == row.weight_params * (32 - 8) // 8
-    assert p1.bops - p0.bops == row.macs * (32 * 32 - 8 * 8)
-    for p in res.curve:  # every point equals cost.py on its own recipe
-        c = _cost(model, apply_levels(recipe, p.levels))
+    # the float unit still reads its input on the uint8 grid the unit before it writes: 32 x 8, as the file
+    # reads it (it counted 32 x 32 before)
+    assert p1.bops - p0.bops == row.macs * (32 * 8 - 8 * 8)
+    for p in res.curve:  # every point equals cost of the file its recipe writes
+        c = _cost(model, apply_levels(recipe, p.levels), tmp_path)
         assert (p.weight_bytes, p.bops) == (-(-c.memory_bits // 8), c.bops), p
     assert res.met and res.curve[-1].bops == 601_600 * 32 * 32  # all float: output SQNR infinite
 
@@ -213,7 +217,7 @@ def test_long_names_are_cut_from_the_middle():
     assert _middle(name, 40).endswith("query/MatMul") and _middle(name, 40).startswith("/model/encoder")
 
 
-def test_int4_weights_go_to_the_least_sensitive_units_while_the_target_holds():
+def test_int4_weights_go_to_the_least_sensitive_units_while_the_target_holds(tmp_path):
     """Target met by the recipe itself (output SQNR >= 10 dB): the int4 phase gives int4 weights to
     Conv/Gemm units, each accepted point still on target and smaller than the one before."""
     model = api.open_model(MODEL)
@@ -228,7 +232,7 @@ def test_int4_weights_go_to_the_least_sensitive_units_while_the_target_holds():
     for node in res.levels:  # 4 bits a weight instead of 8, rounded up per node
         row = next(r for r in full.rows if r.node == node)
         assert row.op_type in ("Conv", "Gemm")
-    c = _cost(model, apply_levels(recipe, res.levels))
+    c = _cost(model, apply_levels(recipe, res.levels), tmp_path)
     assert path[-1].weight_bytes == -(-c.memory_bits // 8) < Q_BYTES
     assert Q_BYTES - path[-1].weight_bytes == sum(
         next(r for r in full.rows if r.node == n).weight_params * 4 for n in res.levels) // 8

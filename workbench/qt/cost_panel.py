@@ -6,9 +6,9 @@ height / width, sequence length, a sample rate that picks an If branch), or at b
 by :func:`workbench.core.analysis.cost.model_cost` on the open model in a worker thread (it infers
 shapes on a weight-less skeleton: 0.1-0.6 s for the corpus models), once per model and data source
 and only while the panel is visible. The quantized figures come from the document's plan of the
-current recipe: each planned, non-excluded unit gets its (weight, activation) bit widths
-(:func:`workbench.core.analysis.cost.plan_bits`); excluded and unplanned nodes stay float32
-(32 x 32); "BOPs as run" counts them at the widths onnxruntime computes at
+current recipe: each node gets the (weight, activation) bit widths the written file reads it at, each
+input on the grid the writer gives its tensor (:func:`workbench.core.analysis.cost.plan_bits`); nodes
+that read no quantized tensor stay float32 (32 x 32); "BOPs as run" counts them at the widths onnxruntime computes at
 (:func:`workbench.core.analysis.cost.plan_kernel_bits`). They are recomputed on every recipe change, without a job.
 Formulas: :mod:`workbench.core.analysis.cost` (BOPs = MACs x activation bits x weight bits).
 Clicking a row emits :attr:`nodeClicked`.
@@ -179,9 +179,9 @@ class CostPanel(QWidget):
 
     # ------------------------------------------------------------------ quantized figures
     def planned_bits(self) -> dict[str, tuple[int, int]]:
-        """Node -> (weight bits, activation bits) of the plan's non-excluded units."""
+        """Node -> (weight bits, activation bits) as the file the plan writes reads them (:func:`api.plan_bits`)."""
         plan = self.doc.plan
-        return api.plan_bits(plan) if plan is not None else {}
+        return api.plan_bits(plan, self.doc.model.proto.graph) if plan is not None else {}
 
     def refresh(self) -> None:
         """Recompute the quantized figures from the current plan and show them."""

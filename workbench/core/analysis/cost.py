@@ -25,7 +25,9 @@ A node whose shapes stay unknown (a dynamic size neither the data nor ``input_sh
 None; the totals leave it out and :attr:`CostReport.unknown` names it.
 
 Bit operations follow Baskin et al. 2018 ("UNIQ") and van Baalen et al. 2020 ("Bayesian Bits"):
-``BOPs = MACs * b_activation * b_weight``; float32 counts as 32 x 32. ``bops_kernel`` counts the same at
+``BOPs = MACs * b_activation * b_weight``; float32 counts as 32 x 32. A plan's bits (:func:`plan_bits`) are
+those the file its writer writes reads each input at (the grid of each activation tensor), so a plan and the
+file it writes count the same. ``bops_kernel`` counts the same at
 the widths onnxruntime's CPU provider computes at (:func:`workbench.core.planning.kernels.unit_kernel_bits`:
 integer kernels only for 8-bit integer Conv / MatMul / Gemm, MatMulNBits for integer MatMul weights
 beside a float or 16-bit activation; a ConvTranspose, 16-bit activations or float8 run
@@ -59,7 +61,13 @@ from workbench.core.graph.quantized_ops import QONNX_DOMAINS
 from workbench.core.graph.skeleton import shape_skeleton
 from workbench.core.graph.static_shapes import fold_fixed_nodes, inline_fixed_ifs
 from workbench.core.model.shapes import shared_dim_name
-from workbench.core.planning.kernels import readers, relu_after_bias, unit_kernel_bits
+from workbench.core.planning.kernels import (
+    float_reader_bits,
+    readers,
+    relu_after_bias,
+    unit_bits,
+    unit_kernel_bits,
+)
 from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
@@ -268,10 +276,28 @@ def with_bits(rows: list[NodeCost], bits: dict[str, tuple[int, int]],
     return out
 
 
-def plan_bits(plan) -> dict[str, tuple[int, int]]:
-    """``{node: (weight bits, activation bits)}`` of the planned, non-excluded units of a
-    :class:`~workbench.core.planning.plan.QuantPlan`; other nodes count as float32."""
-    return bits_from_configs({u.node: u.config for u in plan.units.values() if not u.excluded})
+def plan_bits(plan, graph: onnx.GraphProto | None = None) -> dict[str, tuple[int, int]]:
+    """``{node: (weight bits, activation bits)}`` of a :class:`~workbench.core.planning.plan.QuantPlan` as the
+    file its writer writes reads them; nodes not listed count as float32.
+
+    A static plan counts each input of a non-excluded unit on the grid the QDQ writer writes for it
+    (:func:`workbench.core.planning.kernels.unit_bits`), as ``cost`` of the written file reads it: an int16
+    unit reading a tensor an 8-bit unit writes reads it at 8 bits, the second input of a MatMul of two
+    activations counts at its grid's bits, not the unit's weight setting. With ``graph`` (the float model's
+    main graph), a Conv / ConvTranspose / MatMul / Gemm kept float that reads a tensor with a Q/DQ pair counts
+    that input at its grid's bits too (:func:`workbench.core.planning.kernels.float_reader_bits`: the file
+    dequantizes it for every reader). Dynamic and weight-only plans (activations quantized at run time or
+    not at all) count each non-excluded unit's own settings."""
+    units = [u for u in plan.units.values() if not u.excluded]
+    if str(plan.mode) != "static":
+        return bits_from_configs({u.node: u.config for u in units})
+    out = {u.node: unit_bits(plan, u) for u in units}
+    for node in graph.node if graph is not None else ():
+        if node.op_type in MAC_OPS and node.name not in out:
+            read = float_reader_bits(plan, node)
+            if read is not None:
+                out[node.name] = read
+    return out
 
 
 def plan_kernel_bits(plan, graph: onnx.GraphProto | None = None) -> dict[str, tuple[int, int]]:
@@ -294,7 +320,8 @@ def plan_cost(model, plan, data: Any = None, *, batch: int = 1,
     Raises AlreadyQuantizedError (``model`` already has quantized nodes: its BOPs under a recipe
     mean nothing), DataError (the data does not fit the model), ModelError (an ``input_shapes`` name
     that is not an input of the model, or dims that do not fit it) and what :func:`model_cost` raises."""
-    return cost_at(model, plan_bits(plan), plan_kernel_bits(plan, model.proto.graph), data, batch, input_shapes)
+    graph = model.proto.graph
+    return cost_at(model, plan_bits(plan, graph), plan_kernel_bits(plan, graph), data, batch, input_shapes)
 
 
 def written_float(model) -> str | None:

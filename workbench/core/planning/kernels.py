@@ -134,6 +134,40 @@ def readers(graph: onnx.GraphProto) -> dict[str, int]:
     return out
 
 
+def input_specs(plan, unit) -> dict[int, object]:
+    """Node input position -> the QuantSpec ``unit``'s node reads that input on in the file the QDQ writer
+    writes: an activation's is the grid the writer gives its tensor (:meth:`QuantPlan.grid_spec`: where the
+    tensor's producer and a reader ask for different dtypes, the producer's; an aliased pass-through output,
+    its root's), falling back to the unit's own request when the tensor gets no pair (dynamic plans); a
+    weight's, a bias's or a constant's is its own spec. Inputs not listed are read in float."""
+    out = {}
+    for q in unit.quant_inputs:
+        grid = plan.grid_spec(q.tensor) if q.role == "activation" else None
+        out[q.index] = grid if grid is not None else q.spec
+    return out
+
+
+def unit_bits(plan, unit) -> tuple[int, int]:
+    """(weight bits, activation bits) of ``unit`` as the written file reads them: the bits of its node's
+    input 1 and input 0 (:func:`input_specs`; a MatMul of two activations reads its second on the other
+    activation's grid), 32 for an input read in float."""
+    specs = input_specs(plan, unit)
+    w, a = specs.get(1), specs.get(0)
+    return (w.qtype.bits if w is not None else FLOAT_BITS, a.qtype.bits if a is not None else FLOAT_BITS)
+
+
+def float_reader_bits(plan, node: onnx.NodeProto) -> tuple[int, int] | None:
+    """(weight bits, activation bits) of a compute node ``plan`` keeps float (an excluded unit, or none) as the
+    written file reads it: the writer gives every reader of a tensor with a Q/DQ pair its DequantizeLinear's
+    output, so a float MatMul beside quantized units reads the grids of its inputs 1 and 0
+    (:meth:`QuantPlan.grid_spec`), 32 where an input has no pair; None when neither has one (32 x 32)."""
+    grids = [plan.grid_spec(node.input[k]) if len(node.input) > k and node.input[k] else None for k in (1, 0)]
+    if all(g is None for g in grids):
+        return None
+    w, a = (g.qtype.bits if g is not None else FLOAT_BITS for g in grids)
+    return w, a
+
+
 def unit_kernel_kind(plan, unit, count: dict[str, int], relu: set[str]) -> str:
     """:func:`kernel_kind` of a planned ``unit`` with the pairs the writer gives it: its input pairs
     (a shared grid may differ from the unit's own activation setting), its weight's spec (None for a

@@ -144,6 +144,12 @@ class QuantPlan:
         :attr:`aliases` (a pass-through op's output, a Concat input sharing the output's grid)."""
         return alias_root(self.aliases, tensor)
 
+    def grid_spec(self, tensor: str) -> QuantSpec | None:
+        """The activation spec of the Q/DQ grid the static writer gives ``tensor`` (the spec of
+        :meth:`grid_of`'s tensor in :attr:`activations`: where a tensor's writer and a reader asked for
+        different dtypes, the writer's request, else the first reader's); None when it gets no pair."""
+        return self.activations.get(self.grid_of(tensor))
+
     def qdq_tensors(self) -> list[str]:
         """Every tensor that gets a Q/DQ pair (calibrated first, then aliases)."""
         return list(self.activations) + [t for t in self.aliases if t not in self.activations]

@@ -22,8 +22,8 @@ Procedure (one calibration, then only quantize + evaluate runs, each reusing the
    with its weight memory and bit operations (:class:`CurvePoint`; sizes from the plan with
    :mod:`workbench.core.analysis.cost`, no extra inference), those on the walk's path and those on the
    Pareto front of metric against weight bytes and BOPs (:mod:`workbench.core.tuning.front`; BOPs at
-   the recipe's widths, 16 x 8 for int16 activations with 8-bit weights, or measured latency with
-   ``latency=True``);
+   the widths the written file reads each input at, 16 x 8 for int16 activations with 8-bit weights, or
+   measured latency with ``latency=True``);
 6. with ``speed_check``, time the pick against the float model and prefer a point within target that is
    faster (:mod:`workbench.core.tuning.speed`).
 """
@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 
 from workbench.core.analysis.cost import (
     CostReport,
@@ -180,9 +181,10 @@ class CurvePoint:
         float nodes at 32. None when the cost could not be computed.
     bops : int | None
         Bit operations ``sum(MACs * b_weight * b_activation)`` of the same nodes (Baskin et al. 2018;
-        see :mod:`workbench.core.analysis.cost`) at the recipe's widths (:func:`plan_cost`: a16w8 16 x 8,
-        float 32 x 32), nodes with unknown shapes left out; the Pareto front's cost when ``latency`` is not
-        measured.
+        see :mod:`workbench.core.analysis.cost`) at the widths the written file reads each input at
+        (:func:`plan_cost`: a16w8 16 x 8, float 32 x 32, each input on its tensor's grid; ``cost`` of the
+        written file counts the same), nodes with unknown shapes left out; the Pareto front's cost when
+        ``latency`` is not measured.
     latency : float | None
         With ``autotune(latency=True)``: this recipe's model / the float model, a low percentile of alternating
         runs in onnxruntime at 1 thread on the first eval row (:func:`workbench.core.runtime.latency.compare`,
@@ -248,22 +250,26 @@ def _float_cost(model, data: Any) -> CostReport | None:
         return None
 
 
-def plan_cost(base: CostReport | None, plan) -> tuple[int | None, int | None]:
+def plan_cost(base: CostReport | None, plan,
+              graph: onnx.GraphProto | None = None) -> tuple[int | None, int | None]:
     """``(weight bytes, BOPs)`` of ``plan``'s bit widths applied to the float rows of ``base``.
 
-    BOPs are ``MACs x weight bits x activation bits`` per node at the recipe's widths (``CostReport.bops``):
-    an 8-bit unit 8 x 8, int16 activations with 8-bit weights 16 x 8, a MatMul of two int16 activations
-    16 x 16, a float or excluded unit 32 x 32, so promoting a unit never lowers them. (Counted as
-    onnxruntime runs them, a16w8 Conv cost the 32 x 32 of float and an int16 MatMul with an int8 weight
-    the 8 x 8 of MatMulNBits: a point with units in float then counted more than every unit at int16
-    while int16 and float looked alike; latency itself is measured, ``latency=True``.) ``base``
-    is ``model_cost(model.proto)`` (all 32-bit), computed once; only the widths change per
-    plan, so no shape inference is repeated. SmoothQuant's
+    BOPs are ``MACs x weight bits x activation bits`` per node as ``cost`` counts the file the plan writes
+    (:func:`workbench.core.analysis.cost.plan_bits`, ``CostReport.bops``): each input at the bits of the grid
+    the writer gives it, so an 8-bit unit 8 x 8, int16 activations with 8-bit weights 16 x 8, a MatMul of two
+    int16 activations 16 x 16, a float unit 32 x 32 except on inputs that stay dequantized from a grid (a
+    float MatMul reading an int16 pair: 32 x 16), and a unit set to int16 reads a tensor an 8-bit unit writes
+    at 8 bits. Promoting one unit can therefore change what its neighbours read. (Counted as onnxruntime runs
+    them, a16w8 Conv cost the 32 x 32 of float and an int16 MatMul with an int8 weight the 8 x 8 of
+    MatMulNBits: a point with units in float then counted more than every unit at int16 while int16 and float
+    looked alike; latency itself is measured, ``latency=True``.) ``base`` is ``model_cost(model.proto)`` (all
+    32-bit), computed once; only the widths change per plan, so no shape inference is repeated. ``graph``: the
+    float model's main graph (the float nodes' inputs); without it float nodes count 32 x 32. SmoothQuant's
     renamed weights count under their node, so a smoothed plan costs what the unsmoothed one does.
     """
     if base is None:
         return None, None
-    rep = CostReport(rows=with_bits(base.rows, plan_bits(plan)))
+    rep = CostReport(rows=with_bits(base.rows, plan_bits(plan, graph)))
     return -(-rep.memory_bits // 8), rep.bops
 
 
@@ -463,7 +469,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
     timer = _latency_timer(model, ev.feeds) if latency else None
     q_base = run_outputs(base.proto, ev.feeds)
     m0 = score(q_base, ev.float_outputs, ev.labels)
-    curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan), latency=timer(base) if timer else None,
+    curve = [CurvePoint(0, m0, 1.0, *plan_cost(float_cost, base.plan, model.proto.graph),
+                        latency=timer(base) if timer else None,
                         step="recipe as given")]
     res_m = measure_resolution(score, q_base, ev.float_outputs, ev.labels, len(ev.feeds))
     if on_point is not None:
@@ -535,7 +542,8 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
         k = len(levels)
         if not record:
             return m, 0.0
-        curve.append(CurvePoint(k, m, 1.0 - k / max(n_units, 1), *plan_cost(float_cost, res.plan),
+        curve.append(CurvePoint(k, m, 1.0 - k / max(n_units, 1),
+                                *plan_cost(float_cost, res.plan, model.proto.graph),
                                 levels=dict(levels), accepted=False, trial=len(curve),
                                 latency=timer(res) if timer else None))
         if on_point is not None:
