@@ -4,12 +4,12 @@ Starts Model Explorer's server (ai-edge-model-explorer + model-explorer-onnx) on
 model and the node-data file, opens the page in QtWebEngine (software WebGL) with one node selected
 and its layers expanded, and saves the screen::
 
-    workbench-cli analyze nudenet_320n/model.onnx --data nudenet_320n/calib.npz \\
-        --eval nudenet_320n/eval.npz --node-data /tmp/nudenet.json
+    workbench-cli analyze nudenet_320n/model.onnx --data nudenet_320n/calib.npz --samples 8 \\
+        --eval nudenet_320n/eval.npz --eval-samples 4 --node-data /tmp/nudenet.json
     QTWEBENGINE_CHROMIUM_FLAGS="--no-sandbox --disable-gpu-compositing --use-gl=angle \\
         --use-angle=swiftshader --enable-unsafe-swiftshader --ignore-gpu-blocklist" \\
         xvfb-run -a -s "-screen 0 1600x1000x24" python scripts/model_explorer_shot.py \\
-        nudenet_320n/model.onnx /tmp/nudenet.sqnr.json /model.22/cv3.2/cv3.2.0/act/Mul docs/model_explorer_overlay.png
+        nudenet_320n/model.onnx /tmp/nudenet.sqnr.json /model.22/cv3.2/cv3.2.0/conv/Conv docs/model_explorer_overlay.png
 """
 
 from __future__ import annotations
