@@ -77,7 +77,9 @@ def test_bops_at_the_recipes_widths(small, tmp_path):
 
 
 def test_more_int16_units_never_count_fewer_bops(small):
-    """Every curve point of a walk: promoting a unit (8-bit -> int16 -> float) never lowers its BOPs."""
+    """Every curve point of a walk on this chain: promoting a unit (8-bit -> int16 -> float) never lowers the
+    BOPs. (Not a rule in general: a tensor read by several units takes its first reader's grid once its
+    producer is float, which can be narrower than the one its producer wrote.)"""
     model, data = small
     res = autotune(model, api.make_recipe("cpu-u8s8"), data=data, eval_data=data, metric="sqnr", min_score=300.0,
                    samples=8, eval_samples=4, max_trials=8)
