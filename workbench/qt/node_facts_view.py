@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QToolButton, QVBoxLayout, QWidget
 
 from workbench.core.api import NodeFacts, TensorFact
 from workbench.core.wording import count, plural
+from workbench.qt.break_marks import breakable, keep_copies_clean, unbroken
 from workbench.qt.theme import colors_for, shown_theme
 
 #: a tensor name longer than this is cut in its middle (whole in the tooltip): the panel never scrolls sideways
@@ -27,22 +28,10 @@ MAX_NAME = 40
 _TAG = re.compile(r"<[^>]+>")
 
 
-#: a zero-width space: a place where a row may wrap that does not show (and is not copied back, see plain)
-BREAK = "\u200b"
-_BREAK_AFTER = re.compile(r"([._:])(?=\w)")
-
-
-def breakable(text: str) -> str:
-    """``text`` with a :data:`BREAK` after each dot, underscore and colon followed by a letter or digit:
-    a name without spaces or slashes ("model.22.cv3.1.1.conv.weight") wraps there instead of being cut at
-    the panel's edge (its labels accept any width)."""
-    return _BREAK_AFTER.sub(r"\1" + BREAK, text)
-
-
 def plain(text: str) -> str:
     """A label's rich ``text`` as the user reads it (tags dropped, entities, non-breaking spaces and break
     marks turned back into what they stand for)."""
-    return html.unescape(_TAG.sub("", text.replace("<br>", "\n"))).replace("\xa0", " ").replace(BREAK, "")
+    return unbroken(html.unescape(_TAG.sub("", text.replace("<br>", "\n"))).replace("\xa0", " "))
 
 
 def short_name(name: str, most: int = MAX_NAME) -> str:
@@ -149,6 +138,7 @@ class NodeBox(QWidget):
         self.followed: tuple[str, str, str] | None = None
         self._key_width = 60  # px, the key column of the node shown
         self.setVisible(False)
+        keep_copies_clean()  # a name copied from a row has no break marks
 
     def _on_toggled(self, shown: bool) -> None:
         self.toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QGroupBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.api import QuantTensor, format_param, params_around_nodes
 from workbench.core.wording import count
+from workbench.qt.break_marks import breakable, keep_copies_clean
 
 log = logging.getLogger(__name__)
 
@@ -32,14 +33,33 @@ def quant_params_text(by_node: dict[str, list[QuantTensor]], nodes: list[str]) -
     return "\n".join(lines)
 
 
+class WrappingLabel(QLabel):
+    """A word-wrapped label whose long names wrap at their dots, underscores, colons and slashes
+    (:func:`workbench.qt.break_marks.breakable`) instead of widening the panel; :meth:`text` returns the text
+    as set, without the marks."""
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        self._plain = text
+        super().setText(breakable(text))
+
+    def text(self) -> str:
+        return getattr(self, "_plain", "")
+
+
 class QuantParamsBox(QGroupBox):
-    """The group; :meth:`show_nodes` fills it from the document's model (read once per model)."""
+    """The group; :meth:`show_nodes` fills it from the document's model (read once per model). Its title is
+    short enough for the inspector of a 1024 px window; it fits the panel's width however long the tensor
+    names are (they wrap)."""
 
     def __init__(self, parent: QWidget | None = None):
-        super().__init__("Quantization parameters (read from the model)", parent)
+        super().__init__("Quantization parameters", parent)
+        self.setToolTip("Read from the model file: the dtype, scale and zero_point of each quantized tensor the "
+                        "selected nodes read or write")
         lay = QVBoxLayout(self)
-        self.label = QLabel()
+        self.label = WrappingLabel()
         self.label.setWordWrap(True)
+        self.label.setMinimumWidth(1)  # the text wraps; the panel never scrolls sideways
+        keep_copies_clean()
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setStyleSheet("font-family: monospace;")
         lay.addWidget(self.label)
