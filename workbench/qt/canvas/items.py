@@ -68,7 +68,7 @@ class _Fonts:
     def op_label(cls, op_type: str) -> tuple[str, QFont]:
         """(text, font) of ``op_type`` on a node box, cached per op type: the whole name in the op font, or
         in a smaller one (down to :data:`OP_MIN_PT`, 0.5 pt steps) when it is wider than the box's
-        ``NODE_W - 10`` px ("QLinearAveragePool" at 8.5 pt), elided in the middle only when it does not fit
+        ``NODE_W - 10`` px ("QLinearAveragePool" at 9 pt in DejaVu Sans), elided in the middle only when it does not fit
         even then ("Simplified…Normalization"): two long op types that share their ends
         (QLinearAveragePool, QLinearGlobalAveragePool) stay told apart."""
         label = cls._op_text.get(op_type)
