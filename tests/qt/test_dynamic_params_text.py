@@ -27,6 +27,6 @@ def test_run_time_scales_read_in_words(qtbot, window, open_file, tmp_path):
     lines = box.label.text().splitlines()
     assert lines == [
         "Conv_11_quant:",
-        "  activation input1_q: uint8 per_tensor; scale and zero point computed at run time (DynamicQuantizeLinear)",
+        "  input input1_q: uint8 per_tensor; scale and zero point computed at run time (DynamicQuantizeLinear)",
         "  weight w11_q: uint8 per_tensor; scale 0.01; zero_point 128",
     ], lines

@@ -27,7 +27,7 @@ def test_ddddocr_convinteger_scale_in_the_inspector(qtbot, window, open_file, co
     text = box.label.text()
     assert not box.isHidden()
     assert f"weight 394_quantized: uint8 per_tensor; scale {scale:.6g}; zero_point {zp}" in text
-    assert "activation 140_quantized: uint8" in text and "run time" in text
+    assert "input 140_quantized: uint8" in text and "run time" in text
     assert np.isclose(scale, 0.00527488, rtol=1e-5)
     win.inspector.set_nodes([])
     assert box.isHidden()

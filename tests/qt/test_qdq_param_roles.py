@@ -45,3 +45,36 @@ def test_qdq_activations_read_as_input_and_output(qtbot, window, open_file, tmp_
         "  weight wq: int8 per_tensor; scale 0.25; zero_point 0",
         "  output cq: int8 per_tensor; scale 0.125; zero_point -2",  # was "activation cq"
     ]
+
+
+def _qop_conv() -> onnx.ModelProto:
+    """x -> QuantizeLinear -> QLinearConv (int8; x scale 0.5 zero_point 3, weight 0.25, y 0.125 / -2) ->
+    DequantizeLinear -> y: onnxruntime's QOperator layout."""
+    f = np.float32
+    inits = [numpy_helper.from_array(np.array(v, dtype), n) for n, v, dtype in (
+        ("xs", 0.5, f), ("xz", 3, np.int8), ("ws", 0.25, f), ("wz", 0, np.int8), ("ys", 0.125, f), ("yz", -2, np.int8))]
+    inits.append(numpy_helper.from_array(np.ones((2, 2, 1, 1), np.int8), "wq"))
+    h = helper.make_node
+    nodes = [h("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="x_q"),
+             h("QLinearConv", ["xq", "xs", "xz", "wq", "ws", "wz", "ys", "yz"], ["yq"], name="conv_quant",
+               kernel_shape=[1, 1]),
+             h("DequantizeLinear", ["yq", "ys", "yz"], ["y"], name="y_dq")]
+    graph = helper.make_graph(nodes, "qop", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 4, 4])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_qoperator_activation_reads_as_input(qtbot, window, open_file, tmp_path):
+    """A QLinearConv's x read "activation xq" (its y already read "output"): now "input", as in a QDQ file."""
+    path = tmp_path / "qop.onnx"
+    onnx.save(_qop_conv(), str(path))
+    open_file(window, path, timeout=60_000)
+    window.focus_node("conv_quant")
+    box = window.inspector.quant_params
+    qtbot.waitUntil(lambda: not box.isHidden())
+    assert box.label.text().splitlines() == [
+        "conv_quant:",
+        "  input xq: int8 per_tensor; scale 0.5; zero_point 3",
+        "  weight wq: int8 per_tensor; scale 0.25; zero_point 0",
+        "  output yq: int8 per_tensor; scale 0.125; zero_point -2",
+    ]

@@ -467,9 +467,10 @@ def _as_role(p: QuantTensor, role: str) -> QuantTensor:
 
 def _seen_from(node: onnx.NodeProto, p: QuantTensor) -> QuantTensor:
     """``p`` with the role it plays for ``node``: a QOperator output (role "output", as read at its
-    producer) is an "input" of the node reading it, and the other way round; other roles as read."""
-    if p.role == "output" and p.tensor in node.input and p.tensor not in node.output:
+    producer) is an "input" of the node reading it, and the other way round; an "activation" (a
+    QLinearConv's x) is the node's "input" or "output", as a QDQ file's are; other roles as read."""
+    if p.role in ("output", "activation") and p.tensor in node.input and p.tensor not in node.output:
         return replace(p, role="input")
-    if p.role == "input" and p.tensor in node.output and p.tensor not in node.input:
+    if p.role in ("input", "activation") and p.tensor in node.output and p.tensor not in node.input:
         return replace(p, role="output")
     return p
