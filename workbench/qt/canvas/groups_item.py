@@ -68,7 +68,7 @@ class GroupsItem(QGraphicsItem):
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
         self.setZValue(-2)
         d = state.data
-        self._bounds = d.bounds.adjusted(-4, -4, 4, 4)
+        self._bounds = d.bounds.adjusted(-6, -6, 6, 6)  # the dashed outline of a box kept float reaches -4.75
         h = d.hierarchy
         # open frames outermost first, then the boxes on top
         self._order = sorted(range(len(d.group_ids)), key=lambda k: (d.group_ids[k] in d.placement.collapsed,
@@ -79,6 +79,7 @@ class GroupsItem(QGraphicsItem):
         singles = np.flatnonzero((np.asarray(h.node_group) < 0) & ~np.isnan(d.x0)) if len(d) else np.zeros(0, int)
         self._singles = singles if len(singles) <= MAX_NODE_LABELS else singles[:0]
         self._bounds_scale: float | None = None  # the scale the titles item's bounds were set for
+        self._floats_cache: tuple | None = None  # (key, float_boxes())
         #: draws those titles above the edges and nodes; the view adds it to the scene with this item
         self.titles = ScreenTitlesItem(self.screen_labels, self.titles_colors, self._bounds)
 
@@ -143,6 +144,7 @@ class GroupsItem(QGraphicsItem):
         exposed = option.exposedRect
         h = d.hierarchy
         title_px, frame_px = lod * _Fonts.title.pixelSize(), lod * _Fonts.frame.pixelSize()
+        floats = self.float_boxes()
         for k in self._order:
             g = d.group_ids[k]
             box = QRectF(d.gx0[k], d.gy0[k], d.gx1[k] - d.gx0[k], d.gy1[k] - d.gy0[k])
@@ -156,12 +158,28 @@ class GroupsItem(QGraphicsItem):
             painter.setPen(pen)
             painter.setBrush(fill)
             painter.drawRoundedRect(box, 10.0, 10.0)
+            if collapsed and g in floats:  # as a node kept float: a dashed outline around the box
+                painter.setPen(QPen(s.float_mark, 2.5, Qt.PenStyle.DashLine))
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRoundedRect(box.adjusted(-3.5, -3.5, 3.5, 3.5), 12.0, 12.0)
             if (title_px if collapsed else frame_px) < LABEL_PX:  # its title is drawn at screen size (titles)
                 continue
             if collapsed:
                 self._paint_box_text(painter, box, g, fill)
             else:
                 self._paint_frame_title(painter, box, g)
+
+    def float_boxes(self) -> set[int]:
+        """The collapsed groups holding a node kept float (``CanvasState.floats``): drawn with the dashed outline
+        such a node has, which the op legend's "kept float" note names (cached for the set of nodes marked)."""
+        s, d = self.state, self.state.data
+        key = (frozenset(s.floats), frozenset(d.placement.collapsed))
+        if self._floats_cache is None or self._floats_cache[0] != key:
+            marked = np.zeros(len(d.structure.names), dtype=bool)
+            marked[list(s.floats)] = True
+            boxes = {g for g in d.placement.collapsed if marked[d.hierarchy.members(g)].any()} if s.floats else set()
+            self._floats_cache = (key, boxes)
+        return self._floats_cache[1]
 
     def titles_colors(self, label: Label) -> tuple[QColor, QColor]:
         """The chip and text colours of a screen-size title: its group's fill (a collapsed box's aggregate,

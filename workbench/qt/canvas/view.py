@@ -867,6 +867,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             self._state.floats = {index[n] for n in self._floats if n in index}
             for item in self._items.values():
                 item.update()
+            if self._groups_item is not None:  # a collapsed box holding such a node has the outline too
+                self._groups_item.update()
             if self._mode == "error":  # a group box with no value says "kept float" when it holds such a node
                 self._refresh_fills()
             else:
