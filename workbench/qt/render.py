@@ -111,16 +111,41 @@ def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[
     canvas.set_edge_values(edge_errors or {})
     canvas.set_color_mode(mode)
     canvas.legend_overlay.set_picture(True)  # its size as drawn (every op type) before the fit leaves room for it
-    bounds = canvas.scene_bounds()
-    scale = min(1.0, (max_side - 2 * MARGIN) / max(bounds.width(), bounds.height(), 1.0))
-    canvas.resize(int(bounds.width() * scale) + 2 * MARGIN, int(bounds.height() * scale) + 2 * MARGIN)
-    app.processEvents()
-    canvas.fit()
+    _fit_with_titles(app, canvas, max_side)
     try:
         return canvas.export_picture(out)
     finally:
         canvas.shutdown()
         canvas.close()
+
+
+def _titles_overflow(canvas: GraphCanvas) -> tuple[float, float]:
+    """Pixels by which the drawn graph (group titles at screen size included: a title placed left of its
+    frame reaches past the graph's left edge) runs past the viewport, (across, down), each the larger of
+    its two sides."""
+    view = QRectF(canvas.viewport().rect())
+    drawn = canvas.mapFromScene(canvas.drawn_bounds()).boundingRect()
+    across = max(view.left() - drawn.left(), drawn.right() + 1 - view.right(), 0.0)
+    down = max(view.top() - drawn.top(), drawn.bottom() + 1 - view.bottom(), 0.0)
+    return across, down
+
+
+def _fit_with_titles(app, canvas: GraphCanvas, max_side: int) -> None:
+    """Size ``canvas`` so that "Fit graph" shows the graph at up to 100 % within ``max_side`` pixels, with
+    room on both sides for the group titles that run past it (:func:`_titles_overflow`), then fit."""
+    bounds = canvas.scene_bounds()
+    bw, bh = max(bounds.width(), 1.0), max(bounds.height(), 1.0)
+    extra_w = extra_h = 0.0
+    for _ in range(4):  # the titles keep their pixel size, so their room settles once the scale does
+        scale = min(1.0, (max_side - 2 * MARGIN - extra_w) / bw, (max_side - 2 * MARGIN - extra_h) / bh)
+        canvas.resize(int(bw * scale + 2 * MARGIN + extra_w), int(bh * scale + 2 * MARGIN + extra_h))
+        app.processEvents()
+        canvas.fit()
+        across, down = _titles_overflow(canvas)
+        if across <= 0 and down <= 0:
+            return
+        extra_w += 2 * across + 2 if across > 0 else 0.0
+        extra_h += 2 * down + 2 if down > 0 else 0.0
 
 
 def _wait(app, done, seconds: float, what: str) -> None:

@@ -150,12 +150,14 @@ class ScreenTitlesItem(QGraphicsItem):
     """Draws the screen-size titles ``labels(scale)`` gives, in device pixels, above edges and nodes; each
     on a chip of its group's colour (``colors(label) -> (chip, text)``), so what lies under a title that
     runs past its box does not strike through it. Nothing on the minimap's thumbnail (painted with no
-    widget). The owner sets the bounds where the titles of the view's scale reach (:meth:`set_bounds`)."""
+    widget), except while :attr:`picture` is set (an SVG export renders the view with no widget either).
+    The owner sets the bounds where the titles of the view's scale reach (:meth:`set_bounds`)."""
 
     def __init__(self, labels: Callable[[float], list[Label]], colors: Callable[[Label], tuple[QColor, QColor]],
                  bounds: QRectF):
         super().__init__()
         self._labels, self._colors, self._bounds = labels, colors, QRectF(bounds)
+        self.picture = False  # True while the view is drawn into a picture (painted with no widget)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
         self.setZValue(0.5)
 
@@ -168,7 +170,7 @@ class ScreenTitlesItem(QGraphicsItem):
             self._bounds = QRectF(bounds)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        if widget is None:
+        if widget is None and not self.picture:
             return
         to_device = painter.worldTransform()
         labels = self._labels(QStyleOptionGraphicsItem.levelOfDetailFromTransform(to_device))

@@ -54,7 +54,14 @@ class CanvasGroups:
             return picture
 
         def paint(painter: QPainter) -> None:
-            self.render(painter, QRectF(0, 0, size.width(), size.height()), self.viewport().rect())
+            titles = self._groups_item.titles if self._groups_item is not None else None
+            if titles is not None:  # render() paints the items with no widget, as the minimap does
+                titles.picture = True
+            try:
+                self.render(painter, QRectF(0, 0, size.width(), size.height()), self.viewport().rect())
+            finally:
+                if titles is not None:
+                    titles.picture = False
             self._paint_legend(painter)
 
         return write_picture(path, size, pixmap, paint)
@@ -292,6 +299,16 @@ class CanvasGroups:
     def scene_bounds(self) -> QRectF:
         """Scene rectangle of everything drawn (nodes and group boxes); empty before :attr:`layoutReady`."""
         return QRectF(self._state.data.bounds) if self._state else QRectF()
+
+    def drawn_bounds(self) -> QRectF:
+        """:meth:`scene_bounds` and the group titles drawn at screen size at the view's current scale (a
+        title placed left of its frame can reach past the graph's left edge); scene units, empty before
+        :attr:`layoutReady`."""
+        if self._state is None:
+            return QRectF()
+        self._sync_items()
+        bounds = self.scene_bounds()
+        return bounds.united(self._groups_item.titles.boundingRect()) if self._groups_item is not None else bounds
 
     def node_op_types(self) -> list[str]:
         """Op types of the shown nodes, aligned with :meth:`node_names`."""
