@@ -133,13 +133,17 @@ def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, 
         if state is not None and state.kernels:
             notes.append("INT: integer kernel (or a QDQ unit fused into one)")
         if state is not None and state.compute and state.data.plan is not None:
-            notes.append("box: the quantized kernels inside (dtypes activation/weight), coloured by their "
-                         "activation dtype")
+            notes.append(GROUP_KERNELS_NOTE)
         title = "dtype in the file" if canvas.edge_colour_keys() or (state and state.kernels) else "dtype (recipe)"
         return title, rows, notes
     rows = _op_rows(canvas)
     return "op type", rows if all_ops else rows[:MAX_OPS], float_notes(canvas)
 
+
+#: the dtype legend's note on what a group (block) says of a file quantized elsewhere: "box" alone read as the
+#: node boxes, which show no kernels
+GROUP_KERNELS_NOTE = ("group title: the quantized kernels inside (dtypes activation/weight); a collapsed group's box "
+                      "is coloured by their activation dtype")
 
 #: the op legend's note for the dashed outline of nodes kept float (:meth:`GraphCanvas.set_float_nodes`)
 FLOAT_NOTE = "dashed {shade} blue outline: kept float ({n})"
