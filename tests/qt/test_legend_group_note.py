@@ -1,6 +1,6 @@
 """The dtype legend of a file quantized elsewhere says that the kernel note is about groups, not node boxes.
 
-onnxruntime's QDQ digits_cnn and QOperator minilm_l6_v2 read "box: the quantized kernels inside (dtypes
+onnxruntime's QDQ and QOperator digits_cnn (and QDQ minilm_l6_v2) read "box: the quantized kernels inside (dtypes
 activation/weight), coloured by their activation dtype" under node boxes that show no kernels (every group
 open at first): "box" read as the node boxes. The note names the group title and the collapsed group's box.
 """
