@@ -32,7 +32,7 @@ from pathlib import Path
 
 from workbench import __version__
 from workbench import cli_choice_cache as choice_cache
-from workbench.cli_sqnr_colours import INF_SQNR_DB, grey_note, node_sqnr
+from workbench.cli_sqnr_colours import colour_db, grey_note, node_sqnr
 from workbench.cli_usage import UsageParser
 from workbench.core import api
 from workbench.core.errors import AlreadyQuantizedError, DataError, ExportError, WorkbenchError
@@ -1382,8 +1382,6 @@ def cmd_convert(args) -> int:
     return 0
 
 
-#: SQNR drawn for a bit-exact unit (+inf dB), as the app's error view does.
-_INF_SQNR_DB = INF_SQNR_DB
 #: the legend's first note under the SQNR stops (the canvas's own when no note is given)
 SQNR_STOPS_NOTE = "linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB (red)"
 
@@ -1403,9 +1401,10 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
             progress.close()
         for note in getattr(diff, "notes", []):  # e.g. renamed graph outputs matched by position
             print(f"note: {note}", file=sys.stderr)
-        finite = {t: (_INF_SQNR_DB if db == math.inf else db) for t, db in diff.sqnr.items() if db > -math.inf}
-        errors = {n: (_INF_SQNR_DB if db == math.inf else db) for n, db in diff.node_sqnr().items() if db > -math.inf}
-        return "error", None, errors, {diff.tensors[t]: db for t, db in finite.items()}, None
+        # bit-exact at 100 dB, all noise (-inf) at -100 dB (red), as render --colour sqnr and the app draw them
+        edges = {diff.tensors[t]: colour_db(db) for t, db in diff.sqnr.items() if not math.isnan(db)}
+        errors = {n: colour_db(db) for n, db in diff.node_sqnr().items() if not math.isnan(db)}
+        return "error", None, errors, edges, None
     if args.colour == "dtype" and model.quantized:  # an already-quantized file: the dtypes it holds
         return "dtype", api.summarize_quantization(model.proto).node_dtypes, None, None, None
     if args.colour == "dtype":

@@ -28,12 +28,18 @@ def node_sqnr(rows, units: dict) -> dict[str, float]:
         db = r.sqnr_db
         if math.isnan(db):
             continue
-        db = INF_SQNR_DB if db == math.inf else -INF_SQNR_DB if db == -math.inf else db
+        db = colour_db(db)
         unit = units.get(r.node)
         for node in (unit.nodes if unit is not None and unit.nodes else [r.node]):
             out.setdefault(node, db)
         out[r.node] = db
     return out
+
+
+def colour_db(db: float) -> float:
+    """One SQNR figure (dB) as the picture colours it: +inf (bit-exact) at :data:`INF_SQNR_DB`, -inf (all
+    noise) at -:data:`INF_SQNR_DB` (red), NaN and finite figures as they are (the app's ``error_rank.canvas_db``)."""
+    return INF_SQNR_DB if db == math.inf else -INF_SQNR_DB if db == -math.inf else float(db)
 
 
 def grey_note(nodes, units: dict, coloured: dict[str, float], latency_kept: bool) -> str:
@@ -65,4 +71,4 @@ def grey_note(nodes, units: dict, coloured: dict[str, float], latency_kept: bool
     return "no value (grey): " + "; ".join(parts)
 
 
-__all__ = ["INF_SQNR_DB", "grey_note", "node_sqnr"]
+__all__ = ["INF_SQNR_DB", "colour_db", "grey_note", "node_sqnr"]

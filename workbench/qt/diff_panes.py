@@ -27,7 +27,6 @@ overlay and the key holds the marks' line only.
 from __future__ import annotations
 
 import html
-import math
 
 import onnx
 from PySide6.QtCore import QCoreApplication, QEvent, QPointF, QRectF, QSizeF, Qt, Signal
@@ -41,6 +40,7 @@ from workbench.qt.canvas.readable import readable_scale
 from workbench.qt.canvas.swatch import swatch_html
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.diff_marks import MARK_COLORS, DiffMarksItem
+from workbench.qt.error_rank import canvas_values
 
 #: colour-map value shown for a bit-exact tensor (+inf dB)
 INF_DB = 100.0
@@ -356,11 +356,9 @@ class DiffPanes(QWidget):
         if quant_info is not None:
             qc.set_quant_info(*quant_info)
         qc.set_badges(self._quant_badges())
-        if d.sqnr:
-            values = {n: (INF_DB if db == math.inf else db) for n, db in d.node_sqnr().items() if db > -math.inf}
-            qc.set_node_values(errors=values, error_label="SQNR vs float (dB)")
-            qc.set_edge_values({d.tensors[f]: (INF_DB if db == math.inf else db)
-                                for f, db in d.sqnr.items() if db > -math.inf and f in d.tensors})
+        if d.sqnr:  # bit-exact at INF_DB, all noise (-inf) at -INF_DB (red), as the app's canvas colours them
+            qc.set_node_values(errors=canvas_values(d.node_sqnr(), INF_DB), error_label="SQNR vs float (dB)")
+            qc.set_edge_values(canvas_values({d.tensors[f]: db for f, db in d.sqnr.items() if f in d.tensors}, INF_DB))
             qc.set_color_mode("error")
         else:
             qc.set_color_mode("dtype")

@@ -114,12 +114,26 @@ def canvas_sqnr(rows: list, inf_db: float, units: dict | None = None) -> dict[st
     out, so grey. ``units`` as in :func:`unit_spread`: every node of a unit takes the unit's figure. A -inf unit
     was left out and drawn grey, as if float, where render draws it red.
     """
+    return unit_spread(canvas_values({r.node: r.sqnr_db for r in rows}, inf_db), units)
+
+
+def canvas_db(db: float, inf_db: float) -> float:
+    """One SQNR figure (dB) as the canvas colours it: +inf (bit-exact) at ``inf_db``, -inf (all noise) at
+    -``inf_db`` (red, the worst band), NaN (not measured) as NaN; finite figures as they are."""
+    db = float(db)
+    return inf_db if db == math.inf else -inf_db if db == -math.inf else db
+
+
+def canvas_values(values: dict[str, float], inf_db: float) -> dict[str, float]:
+    """Name (node or tensor) -> SQNR (dB) for the canvas colours (:func:`canvas_db`), NaN left out (drawn
+    grey). The app's Errors colours, ``render --colour sqnr``, the diff panes and ``render --compare`` all
+    draw -inf red this way (the diff panes left it out, grey)."""
     out = {}
-    for r in rows:
-        db = r.sqnr_db
-        if not math.isnan(db):
-            out[r.node] = inf_db if db == math.inf else -inf_db if db == -math.inf else db
-    return unit_spread(out, units)
+    for name, db in values.items():
+        v = canvas_db(db, inf_db)
+        if not math.isnan(v):
+            out[name] = v
+    return out
 
 
 def canvas_local(local: dict, inf_db: float, units: dict | None = None) -> dict[str, float]:
@@ -127,12 +141,7 @@ def canvas_local(local: dict, inf_db: float, units: dict | None = None) -> dict[
     -``inf_db``. ``units`` (unit name -> its ``NodeUnit``, the plan's): every node of a unit takes the unit's
     figure (the Clip of an Add + Clip unit, the Relu of a Conv + Relu, were drawn grey beside their coloured
     Add and Conv)."""
-    out = {}
-    for node, value in local.items():
-        v = local_db(value)
-        if not math.isnan(v):
-            out[node] = inf_db if v == math.inf else -inf_db if v == -math.inf else v
-    return unit_spread(out, units)
+    return unit_spread(canvas_values({node: local_db(value) for node, value in local.items()}, inf_db), units)
 
 
 def unit_spread(values: dict[str, float], units: dict | None) -> dict[str, float]:

@@ -111,7 +111,8 @@ def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, 
         rows = [(f"<= {stops[0][0]:g} dB", stops[0][1])]
         rows += [(f"{db:g} dB", c) for db, c in stops[1:-1]]
         rows += [(f">= {stops[-1][0]:g} dB", stops[-1][1]), ("no value", colors.NO_VALUE)]
-        notes = list(canvas.error_notes or ["linear between the stops; bit-exact shown as 100 dB"])
+        notes = list(canvas.error_notes or [
+            "linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB (red)"])
         if canvas._error_edges is not None:
             notes.append("edges: SQNR of the tensor they carry; nodes: of their output")
         return canvas.error_label(), rows, notes
