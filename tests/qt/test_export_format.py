@@ -131,7 +131,7 @@ def _project_exporting_qonnx(window, open_file, tmp_path, shapes):
 @pytest.mark.parametrize(("shapes", "message"), [
     ({"input": [2, 3, 8, 8]},  # the model has 1 channel
      "p.wbproj: field export.input_shapes: input:2,3,8,8: dimension 1 of input 'input' is fixed to 1 in "
-     "digits_cnn.onnx (Nx1x8x8)."),
+     "digits_cnn.onnx (N x 1 x 8 x 8)."),
 ])
 def test_project_input_shapes_that_do_not_fit_are_refused_before_any_work(qtbot, window, open_file, dialogs,
                                                                          tmp_path, monkeypatch, shapes, message):
