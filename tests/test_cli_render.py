@@ -187,7 +187,7 @@ def test_render_sqnr_legend_names_the_grey_nodes(corpus, tmp_path, capsys):
     grey = colors.NO_VALUE.name()
     assert [op for op, fill in fills if fill == grey] == ["MaxPool", "Flatten", "Flatten"]  # op type and short name
     # the other nodes in their unit's colour: the Convs' SQNR as analyze measures it, each Relu as its Conv
-    _mode, _, errors, _, notes = cli._render_values(cli.build_parser().parse_args(argv), api.open_model(model))
+    _mode, _, errors, _, notes, _ = cli._render_values(cli.build_parser().parse_args(argv), api.open_model(model))
     assert notes[-1].startswith("no value (grey): ")
     convs = ["/f/f.0/Conv", "/f/f.3/Conv", "/f/f.7/Conv"]
     expected = [colors.error_color(round(errors[n] * 4) / 4).name() for n in convs]  # the canvas's 0.25 dB steps

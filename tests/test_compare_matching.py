@@ -167,7 +167,7 @@ def test_compare_matches_renamed_outputs_by_position_with_evaluates_note(exports
     from workbench import cli
     args = cli.build_parser().parse_args(["render", str(FLOAT), "--compare", renamed, "--data", str(CALIB),
                                           "--samples", str(SAMPLES), "-o", str(tmp_path / "g.png")])
-    mode, _, errors, _, _ = cli._render_values(args, api.open_model(FLOAT))
+    mode, _, errors, *_ = cli._render_values(args, api.open_model(FLOAT))
     assert mode == "error" and errors and f"note: {note}" in capsys.readouterr().err.splitlines()
     # a renamed output of another rank, or outputs of another count, still do not correspond
     other = onnx.load(renamed)

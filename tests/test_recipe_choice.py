@@ -377,7 +377,7 @@ def test_render_sqnr_colours_the_model_quantize_writes(tmp_path, capsys):
         args = cli.build_parser().parse_args(["render", str(path), "-o", str(tmp_path / "g.png"), "--colour", "sqnr",
                                               "--data", str(data), "--no-latency-check", *extra])
         assert isinstance(args, argparse.Namespace)
-        mode, _, errors, _, _ = cli._render_values(args, model)
+        mode, _, errors, *_ = cli._render_values(args, model)
         assert mode == "error" and errors == pytest.approx(want, abs=1e-9), extra
     capsys.readouterr()
     assert set(want) > {"mm1", "mm2"} and len(want) > 2  # the preset quantizes the element-wise ops too

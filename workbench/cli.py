@@ -1386,9 +1386,10 @@ def cmd_convert(args) -> int:
 SQNR_STOPS_NOTE = "linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB (red)"
 
 
-def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | None, list[str] | None]:
-    """Canvas colour mode, per-node dtypes / SQNR (dB), per-tensor SQNR of edges and the legend's notes (None:
-    the canvas's own) for ``render``."""
+def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | None, list[str] | None, list[str]]:
+    """Canvas colour mode, per-node dtypes / SQNR (dB), per-tensor SQNR of edges, the legend's notes (None:
+    the canvas's own) and the units the recipe keeps float (their names, as the app marks them: a dashed
+    outline, and "kept float" on a grey group box) for ``render``."""
     recipe = _recipe_from_args(args)
     if args.compare:  # the quantized file, coloured by the SQNR of each tensor against this float model
         if not args.data:
@@ -1404,9 +1405,9 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
         # bit-exact at 100 dB, all noise (-inf) at -100 dB (red), as render --colour sqnr and the app draw them
         edges = {diff.tensors[t]: colour_db(db) for t, db in diff.sqnr.items() if not math.isnan(db)}
         errors = {n: colour_db(db) for n, db in diff.node_sqnr().items() if not math.isnan(db)}
-        return "error", None, errors, edges, None
+        return "error", None, errors, edges, None, []
     if args.colour == "dtype" and model.quantized:  # an already-quantized file: the dtypes it holds
-        return "dtype", api.summarize_quantization(model.proto).node_dtypes, None, None, None
+        return "dtype", api.summarize_quantization(model.proto).node_dtypes, None, None, None, []
     if args.colour == "dtype":
         dtypes = {}
         plan = api.plan(model, recipe, guard=True)
@@ -1415,7 +1416,7 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
             spec = None if unit.excluded else (unit.config.activation or unit.config.weight)
             for n in unit.nodes or [name]:
                 dtypes[n] = spec.dtype if spec is not None else "float"
-        return "dtype", dtypes, None, None, None
+        return "dtype", dtypes, None, None, None, _kept_float(plan.units)
     if args.colour == "sqnr":
         if not args.data:
             raise WorkbenchError("render --colour sqnr: the SQNR is measured on data; give --data CALIB.npz.")
@@ -1432,8 +1433,14 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
             _note_latency_kept(kept, "measures")
         errors = node_sqnr(rows, result.plan.units)  # every node of a unit, as the app colours them
         grey = grey_note(model.proto.graph.node, result.plan.units, errors, bool(kept))
-        return "error", None, errors, None, [SQNR_STOPS_NOTE] + ([grey] if grey else [])
-    return "op", None, None, None, None
+        return "error", None, errors, None, [SQNR_STOPS_NOTE] + ([grey] if grey else []), _kept_float(result.plan.units)
+    return "op", None, None, None, None, []
+
+
+def _kept_float(units: dict) -> list[str]:
+    """The units ``units`` (the plan's: name -> ``NodeUnit``) keeps float, by name: what the app passes to its
+    canvas's ``set_float_nodes``."""
+    return sorted(n for n, u in units.items() if u.excluded)
 
 
 #: what render's drawing child imports beyond the core: the app's ``[app]`` extras (Qt and its plotting library),
@@ -1473,11 +1480,11 @@ def cmd_render(args) -> int:
                                   "'onnx-quant-workbench[app]'); the other verbs need none of them.")
     model, _ = _compare_order(args, "compare")  # render QUANTIZED --compare FLOAT: swapped, with a note
     _recheck_outputs(args)
-    mode, dtypes, errors, edge_errors, notes = _render_values(args, model)
+    mode, dtypes, errors, edge_errors, notes, floats = _render_values(args, model)
     drawn = args.compare or args.model  # --compare draws the quantized file
     spec = {"model": str(Path(drawn).resolve()), "output": str(Path(args.output).resolve()), "mode": mode,
             "dtypes": dtypes, "errors": errors, "edge_errors": edge_errors, "error_notes": notes, "depth": args.expand,
-            "max_side": args.max_side}
+            "max_side": args.max_side, "floats": floats}
     if args.compare:  # the float model left, the quantized file right (two aligned panes)
         spec["float_model"] = str(Path(args.model).resolve())
     env = dict(os.environ)

@@ -57,7 +57,8 @@ GRAPH_PAD = 30  # scene px around the nodes (edge labels, badges), as the canvas
 def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[str, str] | None = None,
                    errors: dict[str, float] | None = None, edge_errors: dict[str, float] | None = None,
                    depth: int | None = None, error_notes: list[str] | None = None,
-                   max_side: int = 2400, timeout_s: float = 300.0) -> tuple[int, int]:
+                   floats: list[str] | None = None, max_side: int = 2400,
+                   timeout_s: float = 300.0) -> tuple[int, int]:
     """Draw ``model_path``'s graph into ``out`` (.png or .svg); returns the picture size (pixels).
 
     Parameters
@@ -67,6 +68,10 @@ def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[
         ``"error"`` (needs ``errors``, node -> SQNR in dB).
     error_notes : list of str, optional
         The legend's notes under the SQNR colours (what the grey nodes are); default: the canvas's own.
+    floats : list of str, optional
+        The units the recipe keeps float (node names), marked as the app marks them
+        (:meth:`GraphCanvas.set_float_nodes`: a dashed outline; a grey group box holding one reads
+        "kept float", not "no value").
     depth : int, optional
         Open groups down to this depth (0: all collapsed); default: the app's automatic depth.
     max_side : int
@@ -110,6 +115,7 @@ def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[
     canvas.set_node_values(dtypes=dtypes or {}, errors=errors or {}, error_label=label, error_notes=error_notes)
     canvas.set_edge_values(edge_errors or {})
     canvas.set_color_mode(mode)
+    canvas.set_float_nodes(floats or ())
     canvas.legend_overlay.set_picture(True)  # its size as drawn (every op type) before the fit leaves room for it
     _fit_with_titles(app, canvas, max_side)
     try:
@@ -292,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         w, h = render_to_file(spec["model"], spec["output"], mode=spec.get("mode", "op"),
                               dtypes=spec.get("dtypes"), errors=spec.get("errors"),
                               edge_errors=spec.get("edge_errors"), depth=spec.get("depth"),
-                              error_notes=spec.get("error_notes"),
+                              error_notes=spec.get("error_notes"), floats=spec.get("floats"),
                               max_side=int(spec.get("max_side", 2400)))
     except (WorkbenchError, ValueError, OSError, KeyError) as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
