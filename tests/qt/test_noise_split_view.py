@@ -31,8 +31,9 @@ def test_errors_summary_names_the_share_of_the_weights_and_survives_reopening(qt
     assert text in win.errors.summary.text()
 
 
-def test_results_without_a_split_show_no_noise_line(qtbot, window, open_file, corpus):
+def test_results_without_a_split_show_no_noise_line(qtbot, window, open_file, corpus, monkeypatch):
     """Results of a project saved before the split existed have no "split" key."""
+    quantized_faster(monkeypatch)  # a split to show, whatever the machine's load
     win = window
     res = calibrated(qtbot, win, open_file, corpus / "digits_cnn/model_opset17.onnx")
     assert res["split"] is not None
@@ -58,9 +59,10 @@ def test_a_bar_tooltip_gives_the_units_weight_error(qtbot, window, open_file, co
     assert "weight" not in win.errors.bar_tooltip(pool)
 
 
-def test_a_split_whose_parts_do_not_add_is_called_rough(qtbot, window, open_file, corpus):
+def test_a_split_whose_parts_do_not_add_is_called_rough(qtbot, window, open_file, corpus, monkeypatch):
     """NoiseSplit JSON with additive False (both quantized 40.7 dB, the parts added 34.3: a saturated output):
     the summary and its tooltip say the shares are rough, with the parts' sum."""
+    quantized_faster(monkeypatch)  # a split to show, whatever the machine's load
     win = window
     res = calibrated(qtbot, win, open_file, corpus / "digits_cnn/model_opset17.onnx")
     split = dict(res["split"], weights_share=0.25, weights_db=38.7, activations_db=34.3, all_db=40.7,
