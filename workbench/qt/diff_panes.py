@@ -46,6 +46,9 @@ from workbench.qt.error_rank import canvas_values
 INF_DB = 100.0
 #: margin around the graphs a fit of both panes leaves, scene units (the canvas's own fit's)
 FIT_MARGIN = 30.0
+#: how far below the readable zoom a selected pair's view may go to show the nodes its edges join
+#: (labels at 60 % of their readable height: ppocrv4_rec's hard-swish Clip and its neighbours at 0.52-0.59)
+PAIR_ZOOM_FLOOR = 0.6
 
 
 class PaneLegend(LegendOverlay):
@@ -446,28 +449,53 @@ class DiffPanes(QWidget):
         self._centre_pair(fnames, qnames)
 
     def _centre_pair(self, fnames: list[str], qnames: list[str]) -> None:
-        """Both panes at the scale the selection left the quantized one (else the float one),
-        centred on the box around the pair (the same scene point: a folded op and the node it went
-        into are shown together)."""
-        rect = QRectF()
-        for canvas, names in ((self.float_canvas, fnames), (self.quant_canvas, qnames)):
-            for n in names:
-                try:
-                    rect = rect.united(canvas.node_scene_rect(n))
-                except KeyError:
-                    continue
+        """Both panes at one scale, centred on the same scene point (a folded op and the node it went into
+        are shown together): the pair and the nodes its edges join (:meth:`_pair_rect`) at the scale the
+        selection left the quantized pane (else the float one), zoomed out as far as they need, never
+        under :data:`PAIR_ZOOM_FLOOR` of the readable zoom; where they do not fit even there, on the pair alone. A pair whose
+        neighbours sit far away in the layout (ppocrv4_rec's hard-swish Add and Clip, a side column
+        about 900 px right of the chain they branch from) was shown alone, its edges leaving the pane."""
+        rect, around = self._pair_rect(fnames, qnames)
         if rect.isNull():
             return
         source = self.quant_canvas if qnames else self.float_canvas
+        scale = source.transform().m11()
+        view = QRectF(self.quant_canvas.viewport().rect())
+        room = around.adjusted(-FIT_MARGIN, -FIT_MARGIN, FIT_MARGIN, FIT_MARGIN)
+        need = min(view.width() / max(room.width(), 1.0), view.height() / max(room.height(), 1.0))
+        floor = PAIR_ZOOM_FLOOR * max(min(1.0, readable_scale(c._state.data))
+                                      for c in (self.float_canvas, self.quant_canvas) if c._state is not None)
+        centre = rect.center()
+        if need >= scale:
+            centre = around.center()
+        elif need >= floor:
+            scale, centre = need, around.center()
         self._syncing = True
         try:
             for canvas in (self.float_canvas, self.quant_canvas):
                 canvas.setSceneRect(self.float_canvas.sceneRect().united(self.quant_canvas.sceneRect()))
-                canvas.setTransform(source.transform())
-                canvas.centerOn(rect.center())
+                canvas.setTransform(QTransform.fromScale(scale, scale))
+                canvas.centerOn(centre)
                 canvas._sync_items()
         finally:
             self._syncing = False
+
+    def _pair_rect(self, fnames: list[str], qnames: list[str]) -> tuple[QRectF, QRectF]:
+        """Scene rectangles of the pair (``fnames`` left, ``qnames`` right) and of the pair with every node
+        an edge joins it to, in either pane."""
+        rect, around = QRectF(), QRectF()
+        for canvas, names in ((self.float_canvas, fnames), (self.quant_canvas, qnames)):
+            if canvas._state is None:
+                continue
+            structure = canvas._state.data.structure
+            chosen = {n for n in names if n in canvas._state.data.index}
+            for n in chosen:
+                rect = rect.united(canvas.node_scene_rect(n))
+            near = {structure.names[b] if structure.names[a] in chosen else structure.names[a]
+                    for a, b in structure.edges if structure.names[a] in chosen or structure.names[b] in chosen}
+            for n in near | chosen:
+                around = around.united(canvas.node_scene_rect(n))
+        return rect, around
 
     def shutdown(self) -> None:
         self.float_canvas.shutdown()
