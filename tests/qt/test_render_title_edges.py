@@ -1,17 +1,21 @@
 """``render`` pictures hold every group title whole. ``render ddddocr_common_old_int8 --expand 9`` placed
 the open groups' titles left of their frames, right-aligned, past the picture's left edge: the PNG read
 "l_2", "l_5" for "Conv_0_quant – Mul_2", "Conv_3_quant – Mul_5", and the SVG had no group title at all
-(the screen-size titles were painted only with a widget, and an SVG export renders the view with none)."""
+(the screen-size titles were painted only with a widget, and an SVG export renders the view with none).
+Made room for, the first title then ran under the colour legend beside the graph."""
 
 from __future__ import annotations
 
 import re
 
 import onnx
+from PySide6.QtCore import QRectF
 from PySide6.QtGui import QFontMetricsF
 
+from workbench.core import api
 from workbench.core.graph.hierarchy import build_hierarchy
 from workbench.core.graph.layout import graph_structure
+from workbench.qt.canvas import GraphCanvas
 from workbench.qt.canvas.group_labels import label_font
 from workbench.qt.render import render_to_file
 
@@ -45,12 +49,22 @@ def _title_of(text: str, titles: set[str]) -> str | None:
     return None
 
 
-def test_every_group_title_is_whole_inside_the_svg(qtbot, corpus, tmp_path):
+def test_every_group_title_is_whole_inside_the_svg(qtbot, corpus, tmp_path, monkeypatch):
     model = corpus / "ddddocr_common_old_int8" / "model.onnx"
     s = graph_structure(onnx.load(model), collapse_qdq=True)
     titles = set(build_hierarchy(s.names, s.op_types, s.edges).titles) - {""}  # as the canvas builds it
     out = tmp_path / "ddd.svg"
-    render_to_file(str(model), str(out), mode="op", depth=9, max_side=9000)
+    export, under = GraphCanvas.export_picture, []
+
+    def export_picture(canvas, path):  # the titles under the colour legend as the picture is written
+        legend = QRectF(canvas.legend_rect())
+        under.extend(r for r in canvas.screen_title_rects() if QRectF(canvas.mapFromScene(r).boundingRect()).intersects(legend))
+        return export(canvas, path)
+
+    monkeypatch.setattr(GraphCanvas, "export_picture", export_picture)
+    dtypes = api.summarize_quantization(api.open_model(model).proto).node_dtypes  # as render --colour dtype
+    render_to_file(str(model), str(out), mode="dtype", dtypes=dtypes, depth=9, max_side=9000)
+    assert under == []  # "Conv_0_quant – Mul_2" ran under the legend beside the graph
     (_, _, width, height), texts = svg_texts(out)
     metrics = QFontMetricsF(label_font())
     shown = {}

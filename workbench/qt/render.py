@@ -128,11 +128,17 @@ def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[
 def _titles_overflow(canvas: GraphCanvas) -> tuple[float, float]:
     """Pixels by which the drawn graph (group titles at screen size included: a title placed left of its
     frame reaches past the graph's left edge) runs past the viewport, (across, down), each the larger of
-    its two sides."""
+    its two sides; across also covers a title under the colour legend."""
     view = QRectF(canvas.viewport().rect())
     drawn = canvas.mapFromScene(canvas.drawn_bounds()).boundingRect()
     across = max(view.left() - drawn.left(), drawn.right() + 1 - view.right(), 0.0)
     down = max(view.top() - drawn.top(), drawn.bottom() + 1 - view.bottom(), 0.0)
+    legend = QRectF(canvas.legend_rect())
+    if not legend.isEmpty():  # a title left of its frame under the legend beside the graph: move the graph right
+        for rect in canvas.screen_title_rects():
+            title = QRectF(canvas.mapFromScene(rect).boundingRect())
+            if title.intersects(legend):
+                across = max(across, legend.right() + LEGEND_GAP - title.left())
     return across, down
 
 

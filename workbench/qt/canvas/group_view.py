@@ -310,6 +310,13 @@ class CanvasGroups:
         bounds = self.scene_bounds()
         return bounds.united(self._groups_item.titles.boundingRect()) if self._groups_item is not None else bounds
 
+    def screen_title_rects(self) -> list[QRectF]:
+        """Scene rectangles of the group titles drawn at screen size at the view's current scale ([] when the
+        titles are drawn in the scene's own font, or before :attr:`layoutReady`)."""
+        if self._state is None or self._groups_item is None:
+            return []
+        return [QRectF(label.rect) for label in self._groups_item.screen_labels(self._scale())]
+
     def node_op_types(self) -> list[str]:
         """Op types of the shown nodes, aligned with :meth:`node_names`."""
         return list(self._state.data.structure.op_types) if self._state else []
