@@ -264,6 +264,17 @@ def window(qtbot, save_prompts):
 
 
 @pytest.fixture
+def latency_pays(monkeypatch):
+    """The app's jobs run in this process with every quantized model measured at half its float model's latency
+    (:func:`latency_fakes.quantized_faster`): for tests of what a calibration shows on a small model (digits_cnn),
+    which the latency check would keep all float where it measures slower quantized (under load, or on a CPU
+    where quantization does not pay at that size). Use it with ``pytestmark = pytest.mark.usefixtures(...)``."""
+    from latency_fakes import quantized_faster
+
+    quantized_faster(monkeypatch)
+
+
+@pytest.fixture
 def stop_leftovers():
     """``stop_leftovers()``: what the leak check does after a leak (cancel and kill this test's jobs)."""
     jobs_before = set(live_jobs())

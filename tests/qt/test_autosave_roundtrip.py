@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 from cli_projects import MODEL, digits_folder, read_json, run_job
-from latency_fakes import quantized_faster
 
 from workbench.core import api
 from workbench.qt.app_window import MainWindow
@@ -19,12 +18,7 @@ from workbench.qt.commands import push_edit, set_exclude
 THIRD = "/f/f.3/Conv"
 
 
-@pytest.fixture(autouse=True)
-def _latency_scripted(monkeypatch):
-    """The calibration measures the quantized model faster (latency_fakes): on a machine where digits_cnn
-    measures slower quantized, the latency check would exclude every unit itself and the edit that keeps
-    THIRD float would change nothing."""
-    quantized_faster(monkeypatch)
+pytestmark = pytest.mark.usefixtures("latency_pays")  # nothing left float by this machine's timings
 
 
 def _base_project(folder):

@@ -8,16 +8,10 @@ least height."""
 from __future__ import annotations
 
 import pytest
-from latency_fakes import quantized_faster
 from test_app_flow import run_job
 from test_app_stale_results import calibrated_digits
 
-
-@pytest.fixture(autouse=True)
-def _quantized_faster(monkeypatch):
-    """The calibration measures the quantized model faster (latency_fakes): on a loaded machine the latency
-    check measured the small model slower quantized and kept every unit float, leaving nothing to show."""
-    quantized_faster(monkeypatch)
+pytestmark = pytest.mark.usefixtures("latency_pays")  # nothing left float by this machine's timings
 
 
 #: the least height (pixels) of the curve's view box in a 1024 x 700 window

@@ -13,18 +13,12 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from latency_fakes import quantized_faster
 from onnx import TensorProto, helper, numpy_helper
 from test_app_flow import run_job
 
 from workbench.qt.commands import push_edit, set_exclude
 
-
-@pytest.fixture(autouse=True)
-def _quantized_faster(monkeypatch):
-    """The calibration measures the quantized model faster (latency_fakes): on a loaded machine the latency
-    check measured the small model slower quantized and kept every unit float, leaving nothing to show."""
-    quantized_faster(monkeypatch)
+pytestmark = pytest.mark.usefixtures("latency_pays")  # nothing left float by this machine's timings
 
 
 BLOCKS = 3

@@ -8,15 +8,9 @@ they are wide enough, after pyqtgraph placed it for the short text (it places th
 from __future__ import annotations
 
 import pytest
-from latency_fakes import quantized_faster
 from test_app_stale_results import calibrated
 
-
-@pytest.fixture(autouse=True)
-def _quantized_faster(monkeypatch):
-    """The calibration measures the quantized model faster (latency_fakes): on a loaded machine the latency
-    check measured the small model slower quantized and kept every unit float, leaving nothing to show."""
-    quantized_faster(monkeypatch)
+pytestmark = pytest.mark.usefixtures("latency_pays")  # nothing left float by this machine's timings
 
 
 def test_the_axis_title_is_centred_under_the_bars_at_1024_by_700(qtbot, window, open_file, corpus):

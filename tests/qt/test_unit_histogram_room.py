@@ -8,18 +8,12 @@ box, in a plot that wide; everything stays in the window."""
 from __future__ import annotations
 
 import pytest
-from latency_fakes import quantized_faster
 from PySide6.QtCore import QRect
 from test_app_stale_results import calibrated_digits
 
 from workbench.qt.hist_plot import LEGEND_BESIDE
 
-
-@pytest.fixture(autouse=True)
-def _quantized_faster(monkeypatch):
-    """The calibration measures the quantized model faster (latency_fakes): on a loaded machine the latency
-    check measured the small model slower quantized and kept every unit float, leaving nothing to show."""
-    quantized_faster(monkeypatch)
+pytestmark = pytest.mark.usefixtures("latency_pays")  # nothing left float by this machine's timings
 
 
 #: the least height (pixels) of the histogram's view box at 1400 x 860
