@@ -22,6 +22,7 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from workbench.core import api, jobs
+from workbench.qt.nothing_quantized import latency_kept_any, nothing_quantized
 from workbench.qt.workers import ProcessJob, live_jobs
 
 #: core verbs that do a job's heavy work; none may run in the GUI process while a job runs
@@ -96,6 +97,13 @@ class GapMeter:
         self.timer.stop()
 
 
+def _all_float(win) -> bool:
+    """True when the calibration ended with every unit kept float by the latency check, and the Errors panel says
+    so (no bars to draw)."""
+    return (nothing_quantized(win.doc) and latency_kept_any(win.doc.result_issues)
+            and win.errors.summary.text().startswith("Nothing is quantized: the latency check kept"))
+
+
 def _calibrate_watched(qtbot, win, monkeypatch, label: str) -> None:
     """F5 with the work watch on: the job succeeds, its results show, and the GUI process did none
     of its work and started its process off the GUI thread."""
@@ -114,7 +122,10 @@ def _calibrate_watched(qtbot, win, monkeypatch, label: str) -> None:
         # the trigger returned: the job is started and the GUI thread is free again
         assert win.runs.busy and not win.act_calibrate.isEnabled() and win.act_cancel.isEnabled()
         assert watch.calls == []
-    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=540_000)  # shown a turn later
+    # shown a turn later: the bars, or, where the latency check measured the model slower quantized on this machine
+    # and kept every unit float (digits_cnn on an Intel Xeon at 1.11x, quiet), the Errors panel's "nothing is
+    # quantized" (what the GUI process does meanwhile is the same)
+    qtbot.waitUntil(lambda: bool(win.errors.rows) or _all_float(win), timeout=540_000)
     qtbot.wait(200)  # and the canvas recoloured
     meter.stop()
     elapsed = time.perf_counter() - started
@@ -127,7 +138,7 @@ def _calibrate_watched(qtbot, win, monkeypatch, label: str) -> None:
     assert outcome == ["ok"], outcome
     # F5 on the bare preset chooses the recipe first: the choice's pass is the calibration (as the CLI's quantize)
     assert progress and any(m.startswith(("Calibrating", "Choosing the recipe")) for _d, _t, m, _s in progress)
-    assert win.doc.errors and win.errors.bar_values()
+    assert (win.doc.errors and win.errors.bar_values()) or _all_float(win)
     assert meter.ticks > 0  # the event loop kept running its timers during the job
     watch.check()
 
@@ -161,8 +172,9 @@ def test_work_watch_sees_work_on_the_gui_thread(qtbot, monkeypatch, corpus):
         watch.check()
 
 
-def test_cancel_keeps_previous_results(qtbot, window, open_file, corpus):
-    """A finished calibration, then a second one cancelled: the first results stay."""
+def test_cancel_keeps_previous_results(qtbot, window, open_file, corpus, latency_pays):
+    """A finished calibration, then a second one cancelled: the first results stay (results to keep: the latency
+    check measures digits_cnn faster quantized, whatever this machine measures)."""
     win = window
     open_file(win, corpus / "digits_cnn" / "model_opset17.onnx")
     with qtbot.waitSignal(win.runs.finished, timeout=540_000):
