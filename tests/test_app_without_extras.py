@@ -11,33 +11,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from import_blocker import blocked_env
 
 from workbench.qt.main import APP_MODULES, no_app_message
-
-BLOCKER = """import sys
-
-
-class _Blocker:
-    '''Every import of {blocked!r} (and their submodules) fails as on an install without them.'''
-
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in {blocked!r}:
-            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-        return None
-
-
-sys.meta_path.insert(0, _Blocker())
-"""
 
 
 def _start(tmp_path: Path, blocked: tuple[str, ...], *args: str) -> subprocess.CompletedProcess:
     """The ``workbench`` command of this environment (``python -m`` of its entry point where the script is not
     beside the interpreter) with the modules ``blocked``, and a display (so only the extras can stop it)."""
-    site = tmp_path / "site"
-    site.mkdir(exist_ok=True)
-    (site / "sitecustomize.py").write_text(BLOCKER.format(blocked=blocked))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
-           "QT_QPA_PLATFORM": "offscreen"}
+    env = blocked_env(tmp_path, blocked)
     script = Path(sys.executable).with_name("workbench")
     cmd = [str(script)] if script.is_file() else [sys.executable, "-c",
                                                    "import sys; from workbench.qt.main import main; sys.exit(main())"]

@@ -7,39 +7,22 @@ modules are simulated by an import blocker that ``sitecustomize`` installs in th
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import onnx
 import pytest
+from import_blocker import blocked_env
 from onnx import TensorProto, helper
-
-BLOCKER = """import sys
-
-
-class _Blocker:
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in {blocked!r}:
-            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-        return None
-
-
-sys.meta_path.insert(0, _Blocker())
-"""
 
 
 def _render(tmp_path: Path, blocked: tuple[str, ...]) -> subprocess.CompletedProcess:
-    site = tmp_path / "site"
-    site.mkdir(exist_ok=True)
-    (site / "sitecustomize.py").write_text(BLOCKER.format(blocked=blocked))
     g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "g",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "m.onnx"))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
-           "QT_QPA_PLATFORM": "offscreen"}
+    env = blocked_env(tmp_path, blocked)
     cmd = [sys.executable, "-c", "import sys; from workbench.cli import main; sys.exit(main())"]
     return subprocess.run([*cmd, "render", "m.onnx", "-o", "m.png"], env=env, capture_output=True, text=True,
                           timeout=300, cwd=tmp_path)
