@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import platform
-from pathlib import Path
+
+from workbench.core.io.cpu import cpu_description
 
 
 @functools.lru_cache(maxsize=1)
@@ -16,10 +17,6 @@ def cpu_needs_reduce_range() -> bool:
     """True on x86-64 CPUs without AVX-VNNI / AVX512-VNNI / AMX (u8 x s8 pair sums saturate)."""
     if platform.machine().lower() not in ("x86_64", "amd64", "i686", "x86"):
         return False
-    try:
-        flags = Path("/proc/cpuinfo").read_text(errors="replace").split()
-    except OSError:
-        return False
-    return not ({"avx512_vnni", "avx_vnni", "amx_int8"} & set(flags))
+    return not ({"avx512_vnni", "avx_vnni", "amx_int8"} & cpu_description()[1])
 
 

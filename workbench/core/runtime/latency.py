@@ -16,7 +16,8 @@ read zero; a cache entry with a zero timing is measured again.
 
 A measurement is cached as JSON under ``<user cache dir>/workbench/latency`` (platformdirs; the
 ``WORKBENCH_CACHE_DIR`` environment variable moves the root), keyed by the SHA-256 of both
-serialized models, the feed's shapes and dtypes, the onnxruntime version and the CPU model, so
+serialized models, the feed's shapes and dtypes, the onnxruntime version and the CPU (model name and
+feature flags, :func:`~workbench.core.io.cpu.cpu_identity`), so
 the same pair on the same machine is measured once, with the load average and the spread of its
 runs. Thread CPU time leaves preemption out (ppocrv4_rec at a load average of 12 on 2 cores: no run
 of 20-45 ms went uninterrupted, the fastest-run ratio was 0.70 by the wall clock, 0.64 in CPU time),
@@ -37,7 +38,6 @@ import contextlib
 import json
 import logging
 import os
-import platform
 import tempfile
 import time
 from collections.abc import Iterator
@@ -50,6 +50,7 @@ import onnxruntime as ort
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.io import digest
+from workbench.core.io.cpu import cpu_identity
 from workbench.core.io.ort_session import proto_session, session_sources, sources_digest
 from workbench.core.runtime.run_times import cpu_figures, wall_figures
 
@@ -351,8 +352,7 @@ def cache_key(float_model: Model | _Timed, quant_model: Model | _Timed, feed: di
     for part in (float_model, quant_model):
         h.update((part if isinstance(part, _Timed) else _Timed(part)).digest)
     h.update(json.dumps([[k, list(v.shape), str(v.dtype)] for k, v in sorted(feed.items())]).encode())
-    h.update(f"{LATENCY_VERSION}|{ort.__version__}|{platform.machine()}|{platform.processor()}|{os.cpu_count()}"
-             .encode())
+    h.update(f"{LATENCY_VERSION}|{ort.__version__}|{cpu_identity()}|{os.cpu_count()}".encode())
     return h.hexdigest()
 
 

@@ -1,0 +1,84 @@
+"""The CPU a measurement was taken on (workbench.core.io.cpu): read from /proc/cpuinfo, part of the latency
+cache's key, so a figure measured on one CPU is not reused on another."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.core.io import cpu
+from workbench.core.recipe import hardware
+from workbench.core.runtime import latency
+
+EPYC = """processor\t: 0
+vendor_id\t: AuthenticAMD
+model name\t: AMD EPYC 7B13
+flags\t\t: fpu sse2 avx2 avx512f avx512_vnni
+bogomips\t: 4899.99
+
+processor\t: 1
+model name\t: AMD EPYC 7B13
+flags\t\t: fpu sse2 avx2 avx512f avx512_vnni
+"""
+XEON = EPYC.replace("AuthenticAMD", "GenuineIntel").replace("AMD EPYC 7B13", "Intel(R) Xeon(R) Processor") \
+    .replace("avx512_vnni", "avx512_vnni avx_vnni amx_bf16")
+ARM = """processor\t: 0
+BogoMIPS\t: 50.00
+Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 asimddp
+CPU implementer\t: 0x41
+"""
+
+
+def test_parse_cpuinfo_reads_the_first_processor():
+    assert cpu.parse_cpuinfo(EPYC) == ("AMD EPYC 7B13", frozenset({"fpu", "sse2", "avx2", "avx512f", "avx512_vnni"}))
+    name, flags = cpu.parse_cpuinfo(XEON)
+    assert name == "Intel(R) Xeon(R) Processor" and {"avx_vnni", "amx_bf16"} <= flags and len(flags) == 7
+    name, flags = cpu.parse_cpuinfo(ARM)  # no model name line (the index "processor : 0" is not one)
+    assert name == "" and flags == frozenset({"fp", "asimd", "evtstrm", "aes", "pmull", "sha1", "sha2", "crc32",
+                                              "asimddp"})
+    assert cpu.parse_cpuinfo("") == ("", frozenset())
+
+
+@pytest.fixture
+def cpuinfo_file(tmp_path, monkeypatch):
+    """Point the module at a cpuinfo file of the test's own (the cached description cleared around it)."""
+    path = tmp_path / "cpuinfo"
+    monkeypatch.setattr(cpu, "CPUINFO", path)
+    cpu.cpu_description.cache_clear()
+    hardware.cpu_needs_reduce_range.cache_clear()
+    yield path
+    cpu.cpu_description.cache_clear()
+    hardware.cpu_needs_reduce_range.cache_clear()
+
+
+def _key() -> str:
+    cpu.cpu_description.cache_clear()
+    return latency.cache_key(b"float", b"quant", {"x": np.zeros((1, 4), np.float32)})
+
+
+def test_latency_cache_key_tells_cpus_apart(cpuinfo_file):
+    """The same pair of models and feed measured on an AMD EPYC and on an Intel Xeon are two cache entries;
+    before, the key held platform.processor(), which is '' on Linux, and the Xeon reused the EPYC's figure."""
+    cpuinfo_file.write_text(EPYC)
+    epyc = _key()
+    assert _key() == epyc  # the same CPU: the same key
+    cpuinfo_file.write_text(XEON)
+    assert _key() != epyc
+    cpuinfo_file.write_text(EPYC.replace(" avx512_vnni", ""))  # same model name, other flags
+    assert _key() != epyc
+
+
+def test_reduce_range_reads_the_flags(cpuinfo_file, monkeypatch):
+    monkeypatch.setattr(hardware.platform, "machine", lambda: "x86_64")
+    cpuinfo_file.write_text(EPYC.replace(" avx512_vnni", ""))
+    assert hardware.cpu_needs_reduce_range() is True
+    hardware.cpu_needs_reduce_range.cache_clear()
+    cpuinfo_file.write_text(XEON)
+    cpu.cpu_description.cache_clear()
+    assert hardware.cpu_needs_reduce_range() is False
+
+
+def test_unreadable_cpuinfo_falls_back_to_platform(cpuinfo_file, monkeypatch):
+    monkeypatch.setattr(cpu.platform, "processor", lambda: "i386")
+    assert cpu.cpu_description() == ("i386", frozenset())  # the file does not exist
+    assert "|i386|" in cpu.cpu_identity()
