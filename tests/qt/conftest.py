@@ -77,6 +77,26 @@ def interruptible(qapp):
     signal.signal(signal.SIGINT, previous)
 
 
+def delete_scheduled_widgets(app, rounds: int = 5) -> None:
+    """Run the deletions scheduled with ``deleteLater`` (a few rounds: a deleted widget may schedule more)."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    for _ in range(rounds):
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        app.processEvents()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def widgets_deleted_before_exit(qapp):
+    """At the end of the run, delete the widgets pytest-qt closed after the last test. It closes each widget a test
+    added and calls ``deleteLater``, which hands the object to Qt (PySide's own exit cleanup then skips it); the next
+    test's event loop runs the deletion, but after the last test no loop runs. A window left alive that way kept its
+    Netron tab's QWebEnginePage until the QApplication was destroyed, which releases every web profile first:
+    "Release of profile requested but WebEnginePage still not deleted", then a segfault (exit 139 after all passed)."""
+    yield
+    delete_scheduled_widgets(qapp)
+
+
 @pytest.fixture(autouse=True)
 def isolated_settings(tmp_path_factory):
     """QSettings (recent files) go to a temporary folder, not the user's config."""
