@@ -345,6 +345,7 @@ def cmd_quantize(args) -> int:
     _export_settings(args)
     progress = TerminalProgress()
     variant = ""  # the recipe choice's pick, named in the last line
+    ran = None  # the recipe a fresh quantize ran (the latency check's exclusions are those it adds)
     try:
         if args.retarget_model and str(args.model).endswith(".wbproj"):
             _refuse_replay_options(args, with_data=False)  # the project's recipe: --recipe was ignored here
@@ -386,6 +387,7 @@ def cmd_quantize(args) -> int:
                 result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,
                                       calibration=calibration, progress=progress,
                                       latency_check=not args.no_latency_check, check=False)
+                ran = recipe
             except WorkbenchError as exc:
                 raise _with_data_beside(exc, args) from None
             if chose:
@@ -407,6 +409,7 @@ def cmd_quantize(args) -> int:
                                       external_data=api.external_identity(model))
             if result.calibration is not None:
                 project.calibration = result.calibration.to_json()
+            project.latency_kept = _latency_kept(args, ran, result)
         project.export = _export_record(args)
         # the project waits in a temp file until the model is in place, then lands right after it
         staged = api.stage_project(project, args.save_project)
@@ -431,6 +434,18 @@ def cmd_quantize(args) -> int:
     if args.save_project:
         print(f"wrote {args.save_project}")
     return 0
+
+
+def _latency_kept(args, ran, result) -> list | None:
+    """The saved project's ``latency_kept``: the units this quantize's latency check kept float (those the
+    result's recipe excludes and ``ran``, the recipe it quantized, did not), or a replayed project's own record;
+    None when there are none."""
+    if ran is None:
+        return api.load_project(args.model, check_model=False).latency_kept if str(args.model).endswith(".wbproj") \
+            else None
+    kept = [n for n, o in result.recipe.overrides.items()
+            if o.exclude and not (n in ran.overrides and ran.overrides[n].exclude)]
+    return api.latency_kept_record(kept, result.issues) or None
 
 
 #: Issues of one kind about several nodes share lines from this many on (ppocr_mobile_v2_cls printed

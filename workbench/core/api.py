@@ -97,6 +97,8 @@ _LAZY: dict[str, str] = {
     "load_project": "workbench.core.pipeline.project",
     "data_runs_code": "workbench.core.pipeline.project",
     "is_project_model": "workbench.core.pipeline.project",
+    "LatencyKept": "workbench.core.pipeline.project",
+    "latency_kept_record": "workbench.core.pipeline.latency_record",
     "check_report_inputs": "workbench.core.report.node_check",
     "check_report_names": "workbench.core.report.node_check",
     "sweep_job_stamp": "workbench.core.report.sweep_match",

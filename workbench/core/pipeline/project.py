@@ -10,7 +10,8 @@ Schema (``schema_version`` 1)::
      "calibration": {...CalibrationResult.to_json()...} | null, "results": {...} | null,
      "allow_code": false, "export": {"format": "qonnx", "input_shapes": {...}} | null,
      "analysis_samples": 32 | null, "choose_recipe": true,
-     "evaluation": {"data": "eval.npz", "metric": "top1" | "metric.py" | null, "samples": 100 | null} | null}
+     "evaluation": {"data": "eval.npz", "metric": "top1" | "metric.py" | null, "samples": 100 | null} | null,
+     "latency_kept": [{"node": "Conv_0", "ratio": 1.4 | null, "reason": "..."}, ...] | absent}
 
 ``results`` is what the app last showed: per-unit errors, qparams, issues and the recipe they were
 computed with, under ``"sensitivity"`` the last sweep (``SweepResult.to_json()``, suggestion,
@@ -28,6 +29,11 @@ relative to the project first; when nothing is there, its absolute path is used 
 folder), and :attr:`Project.path_notes` says so. An entry whose path does not end with the field's own path
 (the field was edited by hand) is ignored. The model's sha256 is checked whichever path is used. Projects
 without the field (older ones) resolve relative to the project only.
+
+``latency_kept`` names the units the latency check kept float (:class:`LatencyKept`: the recipe excludes each,
+as the measurement decided on the machine that saved it), so those exclusions stay the latency check's, not the
+user's: the app shows them so after reopening, and a replay keeps them float (the recipe says so) and reports
+them. Absent when it kept none, or in projects saved before it was recorded (those open as before).
 
 Never pickle; code (Python readers / metrics) runs only if ``allow_code`` is true in the file.
 Older schemas are migrated by :data:`MIGRATIONS`; newer ones are refused.
@@ -77,6 +83,21 @@ class ExportSection(TypedDict, total=False):
     input_shapes: dict[str, Annotated[list[Annotated[StrictInt, Field(ge=1)]], Field(min_length=1)]] | None
 
 
+class LatencyKept(BaseModel):
+    """One unit the latency check kept float (its placement probe or its fallback's island), as a project's
+    ``latency_kept`` records it; the recipe holds the exclusion itself (an override with exclude true)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: the unit's node name
+    node: str
+    #: quantized / float latency the check measured before keeping it float (1.4: 1.4 ms quantized for 1.0 ms
+    #: float, a ratio); None when its note gives none
+    ratio: float | None = Field(default=None, gt=0)
+    #: the latency check's note on it (the probe's, or its island's warning), as the job reported it
+    reason: str = ""
+
+
 class Project(BaseModel):
     """In-memory project. ``model.path`` is relative to the project file once saved."""
 
@@ -107,6 +128,10 @@ class Project(BaseModel):
     #: path when saved: where a load looks when the path relative to the project finds nothing (a copied
     #: project). Recomputed on each save; None in projects saved before it existed
     absolute_paths: dict[str, str] | None = None
+    #: the units the latency check kept float (:class:`LatencyKept`, sorted by node): which of the recipe's
+    #: exclusions are its measurement, not the user's. None (absent from the file) when it kept none or the project
+    #: was saved before it was recorded
+    latency_kept: list[LatencyKept] | None = None
     #: what the load resolved differently from the file (an absolute path used, a model located elsewhere)
     _notes: list[str] = PrivateAttr(default_factory=list)
     #: file field -> (the path written in the file, the absolute path the load put in its place)
@@ -357,6 +382,8 @@ def project_bytes(project: Project, path: str | Path) -> bytes:
     doc = project.model_dump(mode="json")
     if doc["model"].get("external_data") is None:
         doc["model"].pop("external_data", None)  # projects of models without external data stay as they were
+    if not doc.get("latency_kept"):
+        doc.pop("latency_kept", None)  # nor do projects with no unit kept float by the latency check
     absolute = {key: os.path.normpath(value if Path(value).is_absolute() else base / value)
                 for key in FILE_FIELDS if (value := _file_value(doc, key)) is not None}
     doc["absolute_paths"] = absolute or None

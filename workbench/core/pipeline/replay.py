@@ -9,6 +9,7 @@ from workbench.core.errors import CalibrationError, Cancelled, ProjectError, Wor
 from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.model.load import PreparedModel
 from workbench.core.model.load import load_model as open_model
+from workbench.core.pipeline.latency_record import replay_notes
 from workbench.core.pipeline.project import check_project_model, load_project
 from workbench.core.pipeline.quantize import QuantizeResult, plan, quantize
 from workbench.core.progress import CancelToken, ProgressFn
@@ -19,6 +20,10 @@ def replay_project(project_path: str | Path, *, progress: ProgressFn | None = No
                    allow_code: bool = False, model_path: str | Path | None = None,
                    ) -> tuple[PreparedModel, QuantizeResult]:
     """Re-run a saved project headless: same model, recipe, data and calibration cache.
+
+    The units the project's ``latency_kept`` names stay float as its recipe says (no latency check runs); the
+    result's issues say so, one ``IssueCode.LATENCY_KEPT_FLOAT`` note per unit
+    (:func:`~workbench.core.pipeline.latency_record.replay_notes`).
 
     ``allow_code`` lets a Python data reader named by the project run even when the project does
     not say ``"allow_code": true`` itself (the CLI's ``--allow-code``). ``model_path``: a copy of the
@@ -87,6 +92,8 @@ def _replay(project, project_path, model, calib, data, progress, cancel) -> tupl
                                           f"{project_path}: the cached range of tensor {tensor!r} was not valid "
                                           f"({why}); dropped and recalibrated from the project's data",
                                           IssueCode.CACHE_DROPPED))
+    excluded = [unit.node for unit in result.plan.units.values() if unit.excluded]
+    result.issues += replay_notes(project.latency_kept or [], excluded, project_path)
     return model, result
 
 

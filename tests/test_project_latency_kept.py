@@ -1,0 +1,128 @@
+"""A project's ``latency_kept``: which of the recipe's exclusions the latency check made, with its measured ratio
+and note. Saved and loaded as written; projects without it (older ones) load as before and save without it; a
+replay keeps those units float as the recipe says and reports them as the latency check's.
+
+Before, a project held only the recipe: the units the latency check kept float read like the user's exclusions.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from workbench.core import api
+from workbench.core.errors import ProjectError
+from workbench.core.issues import IssueCode, PlanIssue, Severity
+from workbench.core.pipeline.latency_record import latency_kept_record, replay_notes
+
+#: the CLI with its latency measurements fixed, not timed: every quantized model half its float model's latency,
+#: every unit probe of the latency placement twice (it keeps each probed unit float: digits_cnn's first Conv, a
+#: single-channel input, and its AveragePool)
+_FIXED_CLI = (
+    "import sys\n"
+    "from workbench.core.pipeline import latency_check\n"
+    "from workbench.core.runtime import unit_latency\n"
+    "from workbench.core.runtime.latency import LatencyComparison as L\n"
+    "latency_check.compare = lambda f, q, feed, **k: L(float_s=1e-3, quant_s=0.5e-3, runs=5)\n"
+    "unit_latency.compare = lambda f, q, feed, **k: L(float_s=1e-3, quant_s=2e-3, runs=5)\n"
+    "from workbench.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n")
+
+KEPT = ["/f/f.0/Conv", "/f/f.9/AveragePool"]
+
+
+def _project_file(tmp_path, **fields):
+    (tmp_path / "m.onnx").write_bytes(b"not read: check_model=False")
+    doc = {"schema_version": 1, "tool_version": "0.1.0", "model": {"path": "m.onnx", "sha256": "0" * 64},
+           "recipe": {}, **fields}
+    path = tmp_path / "p.wbproj"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_latency_kept_round_trips_through_save_and_load(tmp_path):
+    project = api.load_project(_project_file(tmp_path), check_model=False)
+    project.latency_kept = [api.LatencyKept(node="Conv_0", ratio=1.4, reason="kept in float: as QLinearConv it "
+                                            "measured 1.40x its float latency"),
+                            api.LatencyKept(node="Pool_3", reason="kept float by the latency check")]
+    api.save_project(project, tmp_path / "again.wbproj")
+    saved = json.loads((tmp_path / "again.wbproj").read_text())["latency_kept"]
+    assert saved == [{"node": "Conv_0", "ratio": 1.4, "reason": "kept in float: as QLinearConv it measured 1.40x its "
+                                                                 "float latency"},
+                     {"node": "Pool_3", "ratio": None, "reason": "kept float by the latency check"}]
+    loaded = api.load_project(tmp_path / "again.wbproj", check_model=False)
+    assert loaded.latency_kept == project.latency_kept
+
+
+def test_a_project_without_latency_kept_loads_and_saves_as_before(tmp_path):
+    path = _project_file(tmp_path)
+    old = api.load_project(path, check_model=False)
+    assert old.latency_kept is None
+    api.save_project(old, tmp_path / "again.wbproj")
+    assert "latency_kept" not in json.loads((tmp_path / "again.wbproj").read_text())
+    empty = api.load_project(_project_file(tmp_path, latency_kept=[]), check_model=False)
+    api.save_project(empty, tmp_path / "empty.wbproj")
+    assert "latency_kept" not in json.loads((tmp_path / "empty.wbproj").read_text())
+
+
+@pytest.mark.parametrize(("entry", "where"), [({"node": "a", "ratio": -1}, "latency_kept.0.ratio"),
+                                              ({"node": "a", "why": "x"}, "latency_kept.0.why"),
+                                              ({"ratio": 1.2}, "latency_kept.0.node")])
+def test_a_bad_latency_kept_entry_names_the_field(tmp_path, entry, where):
+    with pytest.raises(ProjectError, match=f"invalid project field {where}:"):
+        api.load_project(_project_file(tmp_path, latency_kept=[entry]), check_model=False)
+
+
+def test_the_record_takes_each_units_ratio_and_note_from_the_latency_checks_issues():
+    probe = PlanIssue("Conv_0", Severity.INFO, "kept in float: as QLinearConv it measured 1.23x its float latency at "
+                      "input [1, 8, 48, 192] (onnxruntime CPU, 1 thread)", code=IssueCode.LATENCY_KEPT_FLOAT)
+    island = PlanIssue("Conv_5", Severity.WARNING, "kept float with its island of 5 quantized units (Conv_5, Conv_6, "
+                       "Add_7 and 2 more): as quantized the model measured 1.40x its float latency, with 2 islands left "
+                       "float 0.97x (onnxruntime CPU, 1 thread)", code=IssueCode.LATENCY_KEPT_FLOAT)
+    other = PlanIssue("Conv_6", Severity.INFO, "an unrelated note", code=IssueCode.FLOAT_ISLAND)
+    record = latency_kept_record(["Conv_9", "Conv_6", "Conv_0", "Conv_5"], [other, probe, island])
+    assert [(e.node, e.ratio) for e in record] == [("Conv_0", 1.23), ("Conv_5", 1.4), ("Conv_6", 1.4), ("Conv_9", 1.4)]
+    assert record[0].reason == probe.message and record[1].reason == record[2].reason == island.message
+    assert record[3].reason == island.message  # past the three the note names: its island's reason all the same
+    assert latency_kept_record(["X"], []) == [api.LatencyKept(node="X", reason="kept float by the latency check "
+                                                                              "(slower quantized)")]
+
+
+def test_replay_notes_name_only_the_units_the_recipe_still_excludes():
+    record = [api.LatencyKept(node="a", ratio=1.5, reason="r"), api.LatencyKept(node="b", reason="r")]
+    notes = replay_notes(record, ["a", "c"], "p.wbproj")
+    assert [(n.node, n.code, n.severity) for n in notes] == [("a", IssueCode.LATENCY_KEPT_FLOAT, Severity.INFO)]
+    assert notes[0].message.startswith("kept float by the latency check when p.wbproj was saved (slower quantized on "
+                                       "that machine; it measured 1.50x its float latency)")
+
+
+def _cli(*args, fixed: bool = False) -> subprocess.CompletedProcess:
+    head = ["-c", _FIXED_CLI] if fixed else ["-m", "workbench.cli"]
+    run = subprocess.run([sys.executable, *head, *(str(a) for a in args)], capture_output=True, text=True, timeout=540)
+    assert run.returncode == 0, run.stderr
+    return run
+
+
+def test_a_saved_quantize_records_its_latency_kept_units_and_the_replay_reports_them(tmp_path, corpus):
+    for name in ("model_opset17.onnx", "calib.npz"):
+        shutil.copy(corpus / "digits_cnn" / name, tmp_path / name)
+    project = tmp_path / "p.wbproj"
+    _cli("quantize", tmp_path / "model_opset17.onnx", "--data", tmp_path / "calib.npz", "--samples", "16", "--no-auto",
+         "-o", tmp_path / "first.onnx", "--save-project", project, fixed=True)
+    saved = json.loads(project.read_text())
+    assert [e["node"] for e in saved["latency_kept"]] == KEPT and [e["ratio"] for e in saved["latency_kept"]] == [2.0, 2.0]
+    assert all(saved["recipe"]["overrides"][n]["exclude"] for n in KEPT)
+
+    run = _cli("quantize", project, "-o", tmp_path / "replayed.onnx")  # no latency check on replay: nothing measured
+    assert (tmp_path / "replayed.onnx").read_bytes() == (tmp_path / "first.onnx").read_bytes()  # kept float as before
+    for node in KEPT:
+        assert f"note: {node}: kept float by the latency check when {project} was saved (slower quantized on that " \
+               "machine; it measured 2.00x its float latency)" in run.stderr
+    model = api.open_model(tmp_path / "model_opset17.onnx")
+    _, result = api.replay_project(project)
+    latency = [i.node for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
+    assert latency == KEPT and all(result.plan.units[n].excluded for n in KEPT) and model is not None
