@@ -46,3 +46,9 @@ def test_diff_key_names_the_quantized_pane_pill_dtypes():
     assert "u8" not in legend_html(["i8"])
     assert "edge pills (u8, i8): Q/DQ" in legend_html(["u8", "i8 u8"])
     assert "edge pills: Q/DQ pair inserted" in legend_html()  # before the pane is laid out
+
+
+def test_diff_key_names_the_bias_tag():
+    """The node tags of the quantized pane: "w:" for a weight DequantizeLinear, "b:" for a bias one (the key said
+    "w: weight DQ" alone while biases were tagged "w:i32" too)."""
+    assert legend_html().endswith("Q/DQ pair inserted; w: weight DQ; b: bias DQ; out: pair before a graph output")

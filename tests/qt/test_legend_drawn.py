@@ -1,10 +1,12 @@
 """The dtype legend of an already-quantized file lists the colours drawn (no folded weight / bias
-DequantizeLinear's int8 / int32) and explains the node tag pills ("in:u8 w:i8 w:i32")."""
+DequantizeLinear's int8 / int32) and explains the node tag pills ("in:u8 w:i8 b:i32": the bias has its own "b:"
+kind, it was "w:i32" beside the weight's "w:i8")."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import onnx
 import pytest
 
 import workbench
@@ -29,10 +31,17 @@ def test_dtype_legend_lists_what_is_drawn(window, open_file, qdq_file):
     legend = {c.name(): label for label, c in canvas.legend()}
     # it listed int8 and int32 (the folded weight / bias DequantizeLinear nodes) and "not assigned"
     assert set(legend) == drawn and sorted(legend.values()) == ["float", "uint8"]
-    tags = canvas._state.data.structure.node_tags
-    assert sorted(set(tags.values())) == ["in:u8 w:i8 w:i32", "w:i8 w:i32"]
+    structure = canvas._state.data.structure
+    tags = {structure.names[i]: (structure.op_types[i], t) for i, t in structure.node_tags.items()}
+    proto = onnx.load(str(qdq_file))
+    int32 = {t.name for t in proto.graph.initializer if t.data_type == onnx.TensorProto.INT32}
+    bias_dq = {n.output[0] for n in proto.graph.node if n.op_type == "DequantizeLinear" and n.input[0] in int32}
+    # each Conv / Gemm: its int8 weight "w:i8", its int32 bias "b:i32"; the first Conv also its input pair
+    assert sorted(tags.values()) == [("Conv", "in:u8 w:i8 b:i32"), ("Conv", "w:i8 b:i32"), ("Conv", "w:i8 b:i32"),
+                                     ("Gemm", "w:i8 b:i32")]
+    assert sorted(n.name for n in proto.graph.node if bias_dq & set(n.input)) == sorted(tags)  # the readers of the 4 biases
     text = canvas.legend_overlay.text().splitlines()
-    assert "node tag: folded Q/DQ of its graph input (in:), weight / bias (w:)" in text
+    assert "node tag: folded Q/DQ of its graph input (in:), weight (w:), bias (b:)" in text
 
 
 def test_ops_that_share_a_colour_share_a_legend_row(qtbot, window, open_file, tmp_path):

@@ -144,7 +144,7 @@ def legend_html(badges=()) -> str:
         sw("removed", "struck red: removed"),
         sw("float", "orange frame: left float"),
         sw("added", "green frame: added by the quantizer"),
-        f"edge pills{pills}: Q/DQ pair inserted; w: weight DQ; out: pair before a graph output",
+        f"edge pills{pills}: Q/DQ pair inserted; w: weight DQ; b: bias DQ; out: pair before a graph output",
     ])
 
 

@@ -28,6 +28,8 @@ import onnx
 
 from workbench.core.errors import ModelError
 from workbench.core.graph.dim_names import dim_of
+from workbench.core.graph.op_equivalents import EQUIVALENTS
+from workbench.core.graph.op_families import WEIGHT_OPS
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 
 log = logging.getLogger(__name__)
@@ -66,8 +68,9 @@ class GraphStructure:
         Edge index -> text of collapsed Q/DQ pairs on it, e.g. ``"u8"``.
     node_tags : dict of int to str
         Node index -> text of collapsed Q/DQ nodes next to it: weight DequantizeLinear nodes
-        feeding it (``"w:i8"``), a pair on a graph input it reads (``"in:u8"``) or before a graph
-        output it writes (``"out:u8"``).
+        feeding it (``"w:i8"``), the bias DequantizeLinear feeding its bias input (``"b:i32"``, see
+        :func:`bias_position`), a pair on a graph input it reads (``"in:u8"``) or before a graph
+        output it writes (``"out:u8"``); e.g. ``"in:u8 w:i8 b:i32"`` on a Conv.
     has_subgraph : list of bool
         True for If / Loop / Scan nodes (nodes carrying graph attributes).
     hidden : list of str
@@ -123,6 +126,26 @@ def _subgraph_inputs(node: onnx.NodeProto) -> list[str]:
     return names
 
 
+#: bias input position of the recurrent ops (X, W, R, B, ...), which are not weight ops of the planner
+_RECURRENT_BIAS = {"LSTM": 3, "GRU": 3, "RNN": 3}
+
+
+def bias_position(op_type: str) -> int | None:
+    """Input position of the bias ``op_type`` adds (Conv / ConvTranspose / Gemm: 2, LSTM / GRU / RNN: 3,
+    QLinearConv: 8, QGemm: 6, ...); None for an op without a bias input (MatMul, Add, ...)."""
+    if op_type in WEIGHT_OPS:
+        return WEIGHT_OPS[op_type].bias_index
+    if op_type in EQUIVALENTS:
+        return EQUIVALENTS[op_type].bias
+    return _RECURRENT_BIAS.get(op_type)
+
+
+def _constant_tag(op_type: str, position: int, dtype: str) -> str:
+    """The tag of a folded DequantizeLinear of a constant read at input ``position`` of an ``op_type`` node:
+    ``"b:i32"`` at its bias input, ``"w:i8"`` at any other."""
+    return ("b:" if position == bias_position(op_type) else "w:") + dtype
+
+
 def _qdq_badge(q: onnx.NodeProto, init_types: dict[str, int]) -> str:
     if len(q.input) > 2 and q.input[2] in init_types:
         return _SHORT_DTYPE.get(init_types[q.input[2]], "q")
@@ -148,7 +171,7 @@ def _find_hidden(nodes, ops, ins, outs, producer, consumers, init_types, outputs
     for i, op in enumerate(ops):  # weight DQ: fed by an initializer, no producer node
         if op == "DequantizeLinear" and ins[i][0] in init_types and ins[i][0] not in producer:
             hidden.add(i)
-            badges[i] = "w:" + _SHORT_DTYPE.get(init_types[ins[i][0]], "q")
+            badges[i] = _SHORT_DTYPE.get(init_types[ins[i][0]], "q")
     return hidden, badges
 
 
@@ -193,7 +216,7 @@ def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> Gr
         consumers gets a badge with the quantized dtype (``"u8"``); a pair on a graph input becomes
         a tag (``"in:u8"``) on its consumers, a pair before a graph output a tag (``"out:u8"``)
         on its producer. DequantizeLinear nodes of weights (fed by an initializer) are hidden too
-        and become a tag (``"w:i8"``) on their consumer.
+        and become a tag on their consumer: ``"b:i32"`` at its bias input, else ``"w:i8"``.
 
     Raises
     ------
@@ -252,7 +275,7 @@ def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> Gr
         if i in hidden:
             continue
         used = ins[i] + (_subgraph_inputs(n) if s.has_subgraph[index[i]] else [])
-        for t in used:
+        for position, t in enumerate(used):
             if not t:
                 continue
             p = producer.get(t)
@@ -264,11 +287,12 @@ def graph_structure(proto: onnx.ModelProto, *, collapse_qdq: bool = False) -> Gr
                 continue
             if p is not None and p in hidden and p in badges and ops[p] == "DequantizeLinear" \
                     and ins[p][0] in init_types:
-                _add_tag(s.node_tags, index[i], badges[p])
+                _add_tag(s.node_tags, index[i], _constant_tag(ops[i], position, badges[p]))
                 continue
             src, trail, origin = resolve(t)
             if src is None and trail:  # Q/DQ of a graph input, or of a weight quantized at run time: tag the consumer
-                _add_tag(s.node_tags, index[i], ("w:" if origin in init_types else "in:") + trail[-1])
+                _add_tag(s.node_tags, index[i], _constant_tag(ops[i], position, trail[-1]) if origin in init_types
+                         else "in:" + trail[-1])
             if src is None or src == i:
                 continue
             pair = (index[src], index[i])

@@ -139,7 +139,7 @@ def _pill(painter: QPainter, x: float, y: float, text: str, fill: QColor, right:
 
 
 class NodeItem(QGraphicsItem):
-    """A node drawn as a rounded box: op type, short name, output shape, user badge, weight tag,
+    """A node drawn as a rounded box: op type, short name, output shape, user badge, Q/DQ tag ("in:u8 w:i8 b:i32"),
     subgraph marker. Below ``TEXT_SCALE`` only the op type is drawn."""
 
     def __init__(self, state: CanvasState, index: int, parent: QGraphicsItem | None = None):

@@ -6,7 +6,7 @@ A small frame in the canvas's top-left corner that follows the colour mode (``co
   first :data:`MAX_OPS`, then a clickable line "N more op types" that lists the rest in its tooltip
   and, clicked, in the legend (clicked again, hides them), so every colour drawn has an entry;
 * dtype: node fills per dtype drawn, the coloured edges (dtype carried; grey = float), the collapsed
-  Q/DQ badge, the node tags of folded Q/DQ ("in:u8 w:i8 out:u8"), the "INT" mark of integer kernels
+  Q/DQ badge, the node tags of folded Q/DQ ("in:u8 w:i8 b:i32 out:u8"), the "INT" mark of integer kernels
   and, for a model quantized elsewhere, what its group boxes say and are coloured by;
 * error / sensitivity: the colour stops of the map with their thresholds in dB
   (:data:`workbench.qt.canvas.colors.ERROR_STOPS`, linear in between) and "no value"; a figure on a scale
@@ -39,10 +39,10 @@ MARGIN = 8  # px between the legend and the viewport's edges
 
 
 def _tags_note(tags) -> str:
-    """The note on the node tag pills ("in:u8 w:i8 w:i32"): the kinds present, e.g. "node tag:
-    folded Q/DQ of its graph input (in:), weight / bias (w:)"."""
+    """The note on the node tag pills ("in:u8 w:i8 b:i32"): the kinds present, e.g. "node tag:
+    folded Q/DQ of its graph input (in:), weight (w:), bias (b:)"."""
     kinds = {t.split(":")[0] for text in tags for t in text.split()}
-    parts = [f"{what} ({kind}:)" for kind, what in (("in", "graph input"), ("w", "weight / bias"),
+    parts = [f"{what} ({kind}:)" for kind, what in (("in", "graph input"), ("w", "weight"), ("b", "bias"),
                                                     ("out", "graph output")) if kind in kinds]
     return "node tag: folded Q/DQ of its " + ", ".join(parts)
 

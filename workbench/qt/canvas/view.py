@@ -196,7 +196,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         when :attr:`layoutReady` is emitted; a failure emits :attr:`layoutFailed` with one line.
         Calling it again before then drops the pending open. Do not modify ``proto`` meanwhile.
         ``collapse_qdq`` hides QuantizeLinear -> DequantizeLinear pairs (an edge badge shows the
-        dtype) and weight DequantizeLinear nodes (a tag on the consumer).
+        dtype) and weight / bias DequantizeLinear nodes (a "w:i8" / "b:i32" tag on the consumer).
 
         Unless the canvas was made with ``groups=False`` (or ``positions`` are given), nodes are
         grouped by name scope into collapsible boxes, opened to ``depth`` (default: the deepest
