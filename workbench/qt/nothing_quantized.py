@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from workbench.core.issues import IssueCode, Severity
 from workbench.core.wording import count
+from workbench.qt.latency_edits import latency_edits_keep_float
 
 
 def latency_islands(issues) -> list:
@@ -30,6 +31,14 @@ def latency_kept_any(issues) -> bool:
     return any(i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node for i in issues)
 
 
+def latency_kept_float(doc) -> bool:
+    """True when the latency check keeps units of ``doc`` float: its last calibration's issues say so, or the
+    recipe still excludes units a done latency-check edit excluded. An export's latency check adds its edit
+    ("... (latency check at export)") and the figures are measured again by an analysis, which runs no latency
+    check: its issues name none, and the Errors panel blamed "the recipe and its guards"."""
+    return latency_kept_any(doc.result_issues) or latency_edits_keep_float(doc)
+
+
 def nothing_quantized(doc) -> bool:
     """True when the document's last calibration (or analysis) of the current recipe measured no unit because
     none is quantized: results are shown (``result_recipe``), current, and have no row."""
@@ -45,7 +54,7 @@ def nothing_quantized_text(doc) -> str:
     units = len(doc.plan.units) if doc.plan is not None else 0
     every = f"all {count(units, 'node unit')}" if units else "every node unit"
     issues = doc.result_issues
-    if not latency_kept_any(issues):
+    if not latency_kept_float(doc):
         return (f"Nothing is quantized: the recipe and its guards keep {every} float, so there is no error to "
                 "show (View > Problems says why for each). Select nodes and untick \"exclude (keep in float)\" "
                 "in the inspector, or choose another preset in the Recipe panel, then calibrate (F5).")
@@ -69,7 +78,7 @@ def nothing_quantized_status(doc) -> str:
 
 
 def _why(doc) -> str:
-    return "the latency check kept every unit float" if latency_kept_any(doc.result_issues) else \
+    return "the latency check kept every unit float" if latency_kept_float(doc) else \
         "the recipe keeps every unit float"
 
 
@@ -82,5 +91,5 @@ def no_figures_status(doc, figure: str) -> str:
     return f"No {figure}: nothing is quantized ({_why(doc)}; the Errors panel says what to do)."
 
 
-__all__ = ["islands_note", "latency_islands", "latency_kept_any", "no_figures_status", "nothing_quantized",
+__all__ = ["islands_note", "latency_islands", "latency_kept_any", "latency_kept_float", "no_figures_status", "nothing_quantized",
            "nothing_quantized_status", "nothing_quantized_text"]

@@ -1,0 +1,45 @@
+"""After an export whose latency check kept every unit float again, the Errors panel and the status line still
+say the latency check did it.
+
+Seen as a new user on this Intel Xeon with the bundled example: calibrate (nothing quantized: the latency check
+kept all 5 units float), "Show the quantized model's errors" (the bars), then File > Export. The export's latency
+check kept the 5 units float again (one undoable edit, "Keep 5 units float (latency check at export)") and the
+app measured the figures again with them float; that analysis runs no latency check, so its issues name none,
+and the Errors panel said "Nothing is quantized: the recipe and its guards keep all 5 node units float ...
+untick "exclude (keep in float)"" with no button, and the status line "the recipe keeps every unit float". The
+latency measurements are replaced (latency_fakes), not timed.
+"""
+
+from __future__ import annotations
+
+from cli_projects import run_job
+from conftest import EXAMPLE_DIR
+from latency_fakes import slow_quantized
+
+MODEL = EXAMPLE_DIR / "digits_cnn.onnx"
+
+
+def _run(qtbot, window, start):
+    state, res = run_job(qtbot, window, start)
+    assert state == "succeeded", res
+    return res
+
+
+def test_errors_panel_after_an_export_that_kept_every_unit_float(qtbot, window, open_file, monkeypatch, tmp_path):
+    slow_quantized(monkeypatch, ratio=1.4)
+    open_file(window, MODEL)
+    window.calibration.choose_first.setChecked(False)
+    units = sorted(window.doc.plan.units)
+    _run(qtbot, window, window.act_calibrate.trigger)
+    button = window.errors.show_quantized_button
+    _run(qtbot, window, button.click)  # the quantized model's errors
+    qtbot.waitUntil(lambda: len(window.errors.rows) == len(units), timeout=10_000)
+
+    res = _run(qtbot, window, lambda: window.runs.export(tmp_path / "digits_int8.onnx"))
+    assert res["units"] == [0, len(units)]
+    qtbot.waitUntil(lambda: not window.runs.busy and window.errors.summary.text().startswith("Nothing is quantized"),
+                    timeout=20_000)  # measured again with the units float
+    text = window.errors.summary.text()
+    assert text.startswith(f"Nothing is quantized: the latency check kept all {len(units)} node units float"), text
+    assert "the recipe and its guards" not in text
+    assert window.status_label.text().startswith("Done, but nothing is quantized: the latency check kept every unit")
