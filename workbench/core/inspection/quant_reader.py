@@ -6,7 +6,10 @@ For every quantized tensor: its dtype, scale, zero point, axis and block size, r
   the inputs and ``axis`` / ``block_size`` / ``output_dtype`` attributes of QuantizeLinear and
   DequantizeLinear (ONNX operator spec; axis defaults to 1 and matters only for 1-D scales);
 * **QOperator**: the (tensor, scale, zero point) input triples of QLinearConv, QLinearMatMul,
-  com.microsoft QGemm, QLinearAdd / Mul / Concat / Sigmoid / LeakyRelu / Softmax / pools ...;
+  com.microsoft QGemm, QLinearAdd / Mul / Concat / Sigmoid / LeakyRelu / Softmax / pools ...; the int32
+  bias of QLinearConv / QLinearConvTranspose (input B) and QGemm (input C) has no scale input: its scale
+  is ``input_scale * weight_scale`` (per output channel with a per-channel weight), zero point 0 (ONNX
+  operator spec, onnxruntime ``ContribOperators.md``);
 * **dynamic** (onnxruntime ``quantize_dynamic``): ConvInteger / MatMulInteger weights and zero
   points; the weight scale is not an input of these ops, onnxruntime multiplies the integer
   output by ``input_scale * weight_scale``, so it is found as the constant factor of that Mul
@@ -42,6 +45,12 @@ _QOP: dict[str, tuple[tuple, ...]] = {
     "QLinearWhere": ((1, 2, 3, "input"), (4, 5, 6, "input"), ("out0", 7, 8, "output")),
 }
 #: single-input QLinear ops: X, X_scale, X_zero_point, Y_scale, Y_zero_point
+#: op type -> (bias index, (input scale index, weight scale index)): the int32 bias, scale input_scale * weight_scale
+_QBIAS: dict[str, tuple[int, tuple[int, int]]] = {
+    "QLinearConv": (8, (1, 4)),
+    "QLinearConvTranspose": (8, (1, 4)),
+    "QGemm": (6, (1, 4)),
+}
 _QUNARY = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QLinearAveragePool",
            "QLinearGlobalAveragePool", "QLinearReduceMean")
 _INTEGER_OPS = ("ConvInteger", "MatMulInteger")
@@ -247,6 +256,27 @@ class _Reader:
             if role == "weight":
                 axis = 0 if op == "QLinearConv" else (0 if op == "QGemm" and a.get("transB", 0) else -1)
             self.triple(node, tensor, _input(node, s_idx), _input(node, z_idx), role, "QOperator", axis)
+            if role == "weight" and op in _QBIAS:  # the bias next, before the output
+                self.qoperator_bias(node, *_QBIAS[op])
+
+    def qoperator_bias(self, node: onnx.NodeProto, b_idx: int, scales: tuple[int, int]) -> None:
+        """The int32 bias of a QLinearConv / QLinearConvTranspose / QGemm (none when the node has none): scale
+        ``input_scale * weight_scale`` (float32; 1-D, axis 0, with a per-channel weight scale), zero point 0."""
+        bias = _input(node, b_idx)
+        if not bias:
+            return
+        x_name, w_name = (_input(node, i) for i in scales)
+        x_scale, w_scale = self.c.array(x_name), self.c.array(w_name)
+        etype = self.c.elem_type(bias)
+        if x_scale is None or w_scale is None:
+            scale, note = None, f"scale {x_name!r} x {w_name!r} is computed at run time"
+        else:
+            scale = (np.asarray(x_scale, np.float32) * np.asarray(w_scale, np.float32)).astype(np.float32)
+            note = f"scale = input scale {x_name} * weight scale {w_name}, not stored in the file"
+        zp = None if scale is None else np.zeros(scale.shape, np.int32)
+        axis = 0 if scale is not None and scale.size > 1 else None
+        self.add(QuantTensor(bias, node.name, node.op_type, "bias", "QOperator", dtype_name(etype) if etype else "?",
+                             scale, zp, axis, None, "", "", note))
 
     # -- dynamic -----------------------------------------------------------------------------
     def dynamic(self, node: onnx.NodeProto) -> None:
