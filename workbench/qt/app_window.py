@@ -96,6 +96,7 @@ from workbench.qt.quantize_anyway import (
     SHOW_QUANTIZED,
     QuantizedShelf,
     can_show_quantized,
+    latency_kept_entries,
     latency_kept_units,
 )
 from workbench.qt.reused_latency import reused_latency_note
@@ -904,6 +905,7 @@ class MainWindow(QMainWindow):
             self.doc.allow_code = project.allow_code
             self.doc.export = project.export
             self.doc.undo_stack.clear()
+            self.doc.open_latency_kept(project.latency_kept)  # before the recipe: its views show them as such
             self.doc.set_recipe(project.recipe)
             self._show_settings(Settings(_absolute_data_spec(project, path), project.samples,
                                          project.analysis_samples, evaluation, project.choose_recipe))
@@ -1013,6 +1015,7 @@ class MainWindow(QMainWindow):
         project.analysis_samples = self.doc.analysis_samples
         project.choose_recipe = self.doc.choose_recipe
         project.evaluation = self.doc.evaluation
+        project.latency_kept = latency_kept_entries(self.doc)
         return project
 
     @guarded
@@ -1385,8 +1388,9 @@ class MainWindow(QMainWindow):
                           if o.exclude and n not in chosen and not (n in started.overrides and started.overrides[n].exclude))
             current = self.doc.results_current and self.doc.calibration is not None
             if edited:
-                note = self._keep_float_after_edit(started, kept)
+                note = self._keep_float_after_edit(started, kept, result.get("problems") or [])
             elif kept and push_edit(self.doc, written, f"Keep {count(len(kept), 'unit')} float (latency check at export)"):
+                self.doc.note_latency_kept(kept, result.get("problems") or [])
                 note = (f" The latency check kept {count(len(kept), 'unit')} float (slower quantized on this machine), "
                         "as `workbench-cli quantize` does; the recipe now says so (Ctrl+Z undoes).")
                 if current:  # the figures shown were of the recipe before: measure the exported one
@@ -1415,9 +1419,10 @@ class MainWindow(QMainWindow):
         if section != self.doc.export:
             self.doc.undo_stack.push(ExportSectionCommand(self.doc, self.doc.export, section))
 
-    def _keep_float_after_edit(self, started, kept: list[str]) -> str:
+    def _keep_float_after_edit(self, started, kept: list[str], problems: list) -> str:
         """Add the latency check's exclusions ``kept`` to a recipe edited while the export ran (``started``:
-        the recipe it ran with): only for units whose settings the edit left as they were; the status note."""
+        the recipe it ran with; ``problems``: the export's PlanIssues, which say why): only for units whose
+        settings the edit left as they were; the status note."""
         if not kept:
             return ""
 
@@ -1430,6 +1435,7 @@ class MainWindow(QMainWindow):
         note = ""
         if untouched and push_edit(self.doc, set_exclude(self.doc.recipe, untouched, True),
                                    f"Keep {count(len(untouched), 'unit')} float (latency check at export)"):
+            self.doc.note_latency_kept(untouched, problems)
             note = (f" The latency check kept {count(len(untouched), 'unit')} float (slower quantized on this machine), "
                     "as `workbench-cli quantize` does; added to your edited recipe (Ctrl+Z undoes).")
         if touched:

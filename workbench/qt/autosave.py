@@ -308,6 +308,7 @@ class RestoreCommand(QUndoCommand):
             self._set(self._after)
             return
         doc, project = self._doc, self._project
+        doc.open_latency_kept(project.latency_kept)  # the units its latency check kept float stay its
         doc.set_recipe(project.recipe.model_copy(deep=True))
         self._show_settings(self._settings)
         doc.allow_code, doc.export = project.allow_code, project.export

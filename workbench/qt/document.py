@@ -82,7 +82,7 @@ RESULT_PARTS = (("calibration", "calibration ranges"), ("errors", "per-unit erro
 SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "outputs", "weights", "local",
                "issues",
                "result_issues", "result_recipe", "result_data", "sensitivity", "suggestion", "sensitivity_recipe",
-               "sensitivity_data", "autotune")
+               "sensitivity_data", "autotune", "latency_opened", "latency_record")
 
 
 def _json_db(v: Any) -> Any:
@@ -227,6 +227,12 @@ class Document(QObject):
         self.quant_summary: QuantSummary | None = None
         #: quantized tensor -> its parameters as read from the file (already-quantized models)
         self.quant_params: dict[str, QuantTensor] = {}
+        #: the units the opened project's ``latency_kept`` names: kept float by the latency check in the session
+        #: that saved it (no undoable edit of this session says so; :func:`~workbench.qt.quantize_anyway.latency_kept_units`)
+        self.latency_opened: frozenset[str] = frozenset()
+        #: node -> :class:`~workbench.core.api.LatencyKept` (ratio, the check's note) of every unit the latency
+        #: check kept float this session or in the opened project's; a saved project records those still kept
+        self.latency_record: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ model
     def set_model(self, model: PreparedModel, path: Path, *, recipe: Recipe | None = None,
@@ -259,6 +265,7 @@ class Document(QObject):
         self.written = None
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
         self.autotune = None
+        self.latency_opened, self.latency_record = frozenset(), {}
         self.recipe = recipe if recipe is not None else api.make_recipe("cpu-u8s8")
         self._replan()
         self.modelChanged.emit()
@@ -348,6 +355,17 @@ class Document(QObject):
             if issue.node and issue.severity in ("error", "warning"):
                 badges[issue.node] = "!" if issue.severity == "error" else "?"
         return badges
+
+    def open_latency_kept(self, record: list | None) -> None:
+        """Adopt an opened project's ``latency_kept`` (LatencyKept entries; None: none recorded), before its
+        recipe is set: those units read as kept float by the latency check, as right after the calibration."""
+        self.latency_opened = frozenset(e.node for e in record or [])
+        self.latency_record = {e.node: e for e in record or []}
+
+    def note_latency_kept(self, nodes: list[str], issues: list) -> None:
+        """Remember why the latency check kept ``nodes`` float (``issues``: the job's PlanIssues; its
+        ``LATENCY_KEPT_FLOAT`` notes give the ratio and the reason), for the saved project's ``latency_kept``."""
+        self.latency_record.update({e.node: e for e in api.latency_kept_record(nodes, typed_issues(issues))})
 
     # ------------------------------------------------------------------ data and results
     @property

@@ -61,6 +61,7 @@ from workbench.qt.field_guard import guard_fields
 from workbench.qt.node_facts_view import NodeBox
 from workbench.qt.quant_banner import RECIPE_OFF_NOTE
 from workbench.qt.quant_params_view import QuantParamsBox
+from workbench.qt.quantize_anyway import after_each_step, latency_kept_units
 from workbench.qt.theme import mute
 
 log = logging.getLogger(__name__)
@@ -362,6 +363,9 @@ class Inspector(QWidget):
         self.exclude.clicked.connect(self._on_exclude)
         self.reset.clicked.connect(self._on_reset)
         document.recipeChanged.connect(self.refresh)
+        # an edit's command is on the stack (latency_kept_units reads it) only once its redo, which changed the
+        # recipe, returned: the latency check's units are said to be its from then
+        after_each_step(document, self._show_exclude_source)
         document.modelChanged.connect(self._on_model_changed)
         guard_fields(self)  # the wheel scrolls the panel; Ctrl+Z undoes the document, not a field's text
         self.refresh()
@@ -509,8 +513,7 @@ class Inspector(QWidget):
         self.problems.setText("\n".join(dict.fromkeys(problems)))
         if resolved:
             RoleEditor._set_check(self.exclude, [r.excluded for r in resolved])
-            srcs = sorted({r.sources.get("exclude", "") for r in resolved} - {""})
-            self.exclude_source.setText(", ".join(srcs[:3]))
+            self._show_exclude_source(resolved)
         overridden = [n for n in nodes if n in self.doc.recipe.overrides]
         self.reset.setEnabled(bool(overridden))
         self.reset.setToolTip(RESET_TIP if overridden else
@@ -521,6 +524,19 @@ class Inspector(QWidget):
                                 "never quantized): select that unit to keep it in float")
         if not quantized:
             self._show_applicable_roles(resolved)
+
+    def _show_exclude_source(self, resolved: list | None = None) -> None:
+        """What keeps the selection float, beside its exclude box: the rule, the override, or "latency check" for
+        an override the latency check set (:func:`~workbench.qt.quantize_anyway.latency_kept_units`).
+        ``resolved``: the selection's ResolvedNodes (None: resolved again, after an edit or an undo)."""
+        if resolved is None:
+            if not self.nodes or self.exclude.isHidden():
+                return
+            resolved = [r for r in (self.doc.resolve(n) for n in self.nodes) if not isinstance(r, str)]
+        latency = latency_kept_units(self.doc)
+        srcs = sorted({"latency check" if r.excluded and r.node in latency and r.sources.get("exclude") == "override"
+                       else r.sources.get("exclude", "") for r in resolved} - {""})
+        self.exclude_source.setText(", ".join(srcs[:3]))
 
     def _unit_nodes(self) -> list[str]:
         """The selected nodes that are node units of the plan (an exclude on a folded Relu or a Reshape would

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import re
 
+import shiboken6
+
+from workbench.core import api
 from workbench.core.issues import IssueCode
 from workbench.qt.nothing_quantized import latency_islands, latency_kept_any, nothing_quantized
 
@@ -48,9 +51,10 @@ def latency_edit_undone(doc) -> bool:
 
 
 def latency_kept_units(doc) -> set[str]:
-    """The units the latency check's done edits (those before the undo stack's index) excluded and the recipe
-    still excludes: their node names (Conv@0 of ppocr_mobile_v2_cls, kept float with its island)."""
-    stack, kept = doc.undo_stack, set()
+    """The units the latency check's done edits (those before the undo stack's index) or the opened project's
+    ``latency_kept`` (:attr:`~workbench.qt.document.Document.latency_opened`) excluded and the recipe still
+    excludes: their node names (Conv@0 of ppocr_mobile_v2_cls, kept float with its island)."""
+    stack, kept = doc.undo_stack, set(doc.latency_opened)
     for i in range(stack.index()):
         command = stack.command(i)
         if is_latency_edit(command) and hasattr(command, "after"):
@@ -58,6 +62,24 @@ def latency_kept_units(doc) -> set[str]:
             kept |= {n for n, o in after.items() if o.exclude and not (n in before and before[n].exclude)}
     now = doc.recipe.overrides
     return {n for n in kept if n in now and now[n].exclude}
+
+
+def after_each_step(doc, slot) -> None:
+    """Call ``slot()`` after each push, undo or redo on ``doc``'s undo stack, once the stack counts the step (a
+    view of :func:`latency_kept_units`: during a push or redo the recipe changes before its command is counted as
+    done); not while the stack is being destroyed with its document (it clears itself then), nor once the widget
+    of ``slot`` (a bound method) is gone."""
+    stack, owner = doc.undo_stack, slot.__self__
+    stack.indexChanged.connect(lambda _index: slot() if shiboken6.isValid(stack) and shiboken6.isValid(owner) else None)
+
+
+def latency_kept_entries(doc) -> list | None:
+    """The project's ``latency_kept`` for ``doc`` as it is now: a :class:`~workbench.core.api.LatencyKept` per
+    unit of :func:`latency_kept_units`, sorted by node, with the ratio and note recorded when it was kept; None
+    when there is none."""
+    record = doc.latency_record
+    return [record.get(n) or api.LatencyKept(node=n, reason="kept float by the latency check")
+            for n in sorted(latency_kept_units(doc))] or None
 
 
 def can_show_quantized(doc) -> bool:
@@ -151,5 +173,6 @@ class QuantizedShelf:
             self._kept[self.doc.result_recipe] = {name: getattr(self.doc, name) for name in SHOWN}
 
 
-__all__ = ["LATENCY_EDIT", "SHOWN", "SHOW_QUANTIZED", "QuantizedShelf", "can_show_quantized", "is_latency_edit",
-           "latency_edit_done", "latency_edit_undone", "latency_kept_units", "measured_ratio", "quantized_note"]
+__all__ = ["LATENCY_EDIT", "SHOWN", "SHOW_QUANTIZED", "QuantizedShelf", "after_each_step", "can_show_quantized",
+           "is_latency_edit", "latency_edit_done", "latency_edit_undone", "latency_kept_entries", "latency_kept_units",
+           "measured_ratio", "quantized_note"]

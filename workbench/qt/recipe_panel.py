@@ -28,6 +28,7 @@ from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 from workbench.qt.field_guard import guard_fields
 from workbench.qt.quant_banner import RECIPE_OFF_NOTE
+from workbench.qt.quantize_anyway import after_each_step, latency_kept_units
 from workbench.qt.theme import mute
 
 INHERIT = "(inherit)"
@@ -52,11 +53,16 @@ def rule_text(rule: Rule) -> str:
     return f"{rule.label}  ->  " + ("; ".join(parts) or "(no change)")
 
 
-def override_text(node: str, settings: NodeSettings) -> str:
-    """One line for a node override: ``Conv_3  ->  kept float`` or ``Conv_3  ->  activation: dtype=int16``."""
+#: what an override line says of a unit the latency check kept float (:func:`override_text`)
+BY_LATENCY = "kept float (latency check: slower quantized on this machine)"
+
+
+def override_text(node: str, settings: NodeSettings, latency: bool = False) -> str:
+    """One line for a node override: ``Conv_3  ->  kept float`` or ``Conv_3  ->  activation: dtype=int16``;
+    ``latency``: the latency check kept it float (:data:`BY_LATENCY`), not the user."""
     parts = _role_changes(settings)
     if settings.exclude is not None:
-        parts.insert(0, "kept float" if settings.exclude else "quantized (exclude off)")
+        parts.insert(0, (BY_LATENCY if latency else "kept float") if settings.exclude else "quantized (exclude off)")
     return f"{node}  ->  " + ("; ".join(parts) or "(no change)")
 
 
@@ -113,6 +119,9 @@ class RecipePanel(QWidget):
         self.preset.currentTextChanged.connect(self._on_preset)
         self.remove.clicked.connect(self._on_remove)
         document.recipeChanged.connect(self.refresh)
+        # an edit's command is on the stack (latency_kept_units reads it) only once its redo, which changed the
+        # recipe, returned: the latency check's units are said to be its from then
+        after_each_step(document, self.refresh)
         guard_fields(self)  # the wheel over a combo box scrolls, never changes the preset
         self.refresh()
 
@@ -163,16 +172,18 @@ class RecipePanel(QWidget):
         for rule in recipe.rules:
             self.rules.addItem(rule_text(rule))
         self.overrides.clear()
+        latency = latency_kept_units(self.doc)  # this session's latency edits and the opened project's record
         for node, settings in recipe.overrides.items():
-            self.overrides.addItem(override_text(node, settings))
+            self.overrides.addItem(override_text(node, settings, node in latency))
             self.overrides.item(self.overrides.count() - 1).setData(Qt.ItemDataRole.UserRole, node)
         for pattern in recipe.exclude:  # the recipe's exclude list (a CLI --exclude): names or globs
             self.overrides.addItem(f"{pattern}  ->  kept float (exclude list)")
             self.overrides.item(self.overrides.count() - 1).setData(Qt.ItemDataRole.UserRole, pattern)
         kept = sum(1 for o in recipe.overrides.values() if o.exclude) + len(recipe.exclude)
         listed = len(recipe.overrides) + len(recipe.exclude)
+        by_latency = f", {len(latency)} of them by the latency check" if latency else ""
         self.overrides_caption.setText(
-            f"Node overrides ({count(listed, 'node')}, {kept} kept float; click one to select it):"
+            f"Node overrides ({count(listed, 'node')}, {kept} kept float{by_latency}; click one to select it):"
             if listed else "Node overrides: none (select nodes and set them in the inspector).")
         plan = self.doc.plan
         if plan is not None:

@@ -267,6 +267,7 @@ class RunController(QObject):
                                               "ran."}
         push_edit(self.doc, api.Recipe.model_validate_json(result["recipe"]),
                   f"Keep {units} float (latency check{', ' + islands.removesuffix(', ') if islands else ''})")
+        self.doc.note_latency_kept(kept, result.get("problems") or [])  # why, for a saved project's latency_kept
         return {**result, "latency_text": f" The latency check kept {units} float ({islands}slower quantized on "
                                           "this machine), as `workbench-cli quantize` does; the recipe now says so "
                                           "(Ctrl+Z undoes)."}

@@ -1,0 +1,78 @@
+"""The units a calibration's latency check kept float stay its after Save Project and reopening.
+
+The app knew them only from its undo stack ("Keep 2 units float (latency check)"), which a reopened project does
+not have: they then read like the user's own exclusions (the histogram's "excluded (kept float) by the recipe"),
+and autotune did not lift them. The project's ``latency_kept`` records them. The latency measurements are fixed
+(latency_fakes.fixed_latency: every unit probe measures its quantized unit 2x float, so the latency placement
+keeps digits_cnn's first Conv and its AveragePool float; the whole model 0.5x float), not timed.
+"""
+
+from __future__ import annotations
+
+import json
+
+from cli_projects import run_job
+from latency_fakes import fixed_latency
+
+from workbench.qt.commands import push_edit, set_exclude
+from workbench.qt.quantize_anyway import latency_kept_units
+from workbench.qt.recipe_panel import BY_LATENCY
+
+#: the units the latency placement keeps float under fixed_latency (probed: a single-channel Conv, an AveragePool)
+KEPT = ["/f/f.0/Conv", "/f/f.9/AveragePool"]
+#: the user's own exclusion, made before calibrating
+MINE = "/f/f.7/Conv"
+
+
+def _shown(win) -> dict:
+    """What the app says of each excluded unit: its Recipe panel line, the inspector's exclude source, the
+    histogram's reason for no clip range (of its output tensor), and the Recipe panel's caption."""
+    out = {"caption": win.recipe_panel.overrides_caption.text()}
+    lines = [win.recipe_panel.overrides.item(i).text() for i in range(win.recipe_panel.overrides.count())]
+    outputs = {n.name: n.output[0] for n in win.doc.model.graph.node}
+    for node in [*KEPT, MINE]:
+        win.inspector.set_nodes([node])
+        out[node] = ([line for line in lines if line.startswith(f"{node}  ->")],
+                     win.inspector.exclude_source.text(), win._no_clip(outputs[node]))
+    return out
+
+
+def test_latency_kept_units_read_as_the_latency_checks_after_the_project_is_reopened(qtbot, window, open_file, corpus,
+                                                                                     monkeypatch, tmp_path):
+    fixed_latency(monkeypatch)
+    win, doc = window, window.doc
+    open_file(win, corpus / "digits_cnn" / "model_opset17.onnx")
+    win.calibration.choose_first.setChecked(False)  # the preset as it is: the latency check's edit alone
+    win.calibration.samples.setValue(16)
+    win.calibration.analysis_samples.setValue(8)
+    push_edit(doc, set_exclude(doc.recipe, [MINE], True), "Exclude")
+    state, res = run_job(qtbot, win, win.act_calibrate.trigger)
+    assert state == "succeeded", res
+    assert res["latency_kept"] == KEPT and latency_kept_units(doc) == set(KEPT)
+
+    fresh = _shown(win)
+    assert fresh["caption"] == "Node overrides (3 nodes, 3 kept float, 2 of them by the latency check; click one to select it):"
+    for node in KEPT:
+        assert fresh[node][0] == [f"{node}  ->  {BY_LATENCY}"] and fresh[node][1] == "latency check"
+        assert fresh[node][2].startswith(f"no clip range: {node} is kept float by the latency check")
+    assert fresh[MINE] == ([f"{MINE}  ->  kept float"], "override",
+                           f"no clip range: {MINE} is excluded (kept float) by the recipe")
+
+    path = win.save_project_to(tmp_path / "digits.wbproj")
+    saved = json.loads(path.read_text())["latency_kept"]
+    assert [e["node"] for e in saved] == KEPT and [e["ratio"] for e in saved] == [2.0, 2.0]
+    assert saved[0]["reason"].startswith("kept in float: as QLinearConv it measured 2.00x its float latency")
+
+    open_file(win, path)
+    assert doc.undo_stack.count() == 0  # nothing in this session says so: the project does
+    assert latency_kept_units(doc) == set(KEPT)
+    assert _shown(win) == fresh
+    # saved again, the record stays (it is not only of this session's undo stack)
+    again = win.save_project_to(tmp_path / "again.wbproj")
+    assert json.loads(again.read_text())["latency_kept"] == saved
+
+    # the user quantizes one of them: it is no longer the latency check's, nor saved as such
+    push_edit(doc, set_exclude(doc.recipe, [KEPT[0]], False), "Include")
+    assert latency_kept_units(doc) == {KEPT[1]}
+    third = win.save_project_to(tmp_path / "third.wbproj")
+    assert [e["node"] for e in json.loads(third.read_text())["latency_kept"]] == [KEPT[1]]
