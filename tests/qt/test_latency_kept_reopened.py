@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 
-from cli_projects import run_job
+from cli_projects import MODEL, digits_folder, run_job
 from latency_fakes import fixed_latency
 
+from workbench.qt.app_window import MainWindow
 from workbench.qt.commands import push_edit, set_exclude
 from workbench.qt.quantize_anyway import latency_kept_units
 from workbench.qt.recipe_panel import BY_LATENCY
@@ -76,3 +77,36 @@ def test_latency_kept_units_read_as_the_latency_checks_after_the_project_is_reop
     assert latency_kept_units(doc) == {KEPT[1]}
     third = win.save_project_to(tmp_path / "third.wbproj")
     assert [e["node"] for e in json.loads(third.read_text())["latency_kept"]] == [KEPT[1]]
+
+
+def test_an_autosave_restored_keeps_the_latency_checks_units_its(qtbot, window, open_file, corpus, monkeypatch,
+                                                                   tmp_path, restore_prompts):
+    """A session that calibrated (the latency check's edit on its undo stack) dies after an autosave; the next one
+    restores it as one edit: the units are the latency check's again, and Undo of the restore forgets them."""
+    fixed_latency(monkeypatch)
+    folder = digits_folder(corpus, tmp_path)
+    crashed = MainWindow()
+    qtbot.addWidget(crashed)
+    open_file(crashed, folder / MODEL)
+    crashed.calibration.choose_first.setChecked(False)
+    crashed.calibration.samples.setValue(16)
+    crashed.calibration.analysis_samples.setValue(8)
+    state, res = run_job(qtbot, crashed, crashed.act_calibrate.trigger)
+    assert state == "succeeded", res
+    assert latency_kept_units(crashed.doc) == set(KEPT)
+    assert crashed.autosaver.save_now() is not None
+    crashed.autosaver.stop()
+    crashed.autosaver.owned.clear()  # what the killed process forgets: its close never removes the file
+    crashed.doc.mark_saved()
+    crashed.close()
+
+    restore_prompts.answer = "restore"
+    open_file(window, folder / MODEL)
+    assert len(restore_prompts) == 1
+    assert latency_kept_units(window.doc) == set(KEPT)
+    assert f"{KEPT[0]}  ->  {BY_LATENCY}" in [window.recipe_panel.overrides.item(i).text()
+                                              for i in range(window.recipe_panel.overrides.count())]
+    window.act_undo.trigger()  # the model as opened: nothing kept float
+    assert latency_kept_units(window.doc) == set() and not window.doc.recipe.overrides
+    window.act_redo.trigger()
+    assert latency_kept_units(window.doc) == set(KEPT)
