@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import logging
 import math
@@ -38,6 +37,7 @@ from workbench.core import api
 from workbench.core.errors import AlreadyQuantizedError, DataError, ExportError, WorkbenchError
 from workbench.core.issues import IssueCode
 from workbench.core.wording import count, plural
+from workbench.extras import INSTALL_EXTRAS, RENDER_MODULES, first_missing, not_installed
 
 #: ``sweep --top-units`` default: units measured end to end (two suffix models each; the others keep their
 #: own-error figure). ppocrv4_rec has 208 units: all of them take a minute or more, 16 about 7x one
@@ -1458,23 +1458,6 @@ def _kept_float(units: dict) -> list[str]:
     return sorted(n for n, u in units.items() if u.excluded)
 
 
-#: what render's drawing child imports beyond the core: the app's ``[app]`` extras (Qt and its plotting library),
-#: which the README's CLI-only install (``pip install -e .``) leaves out
-RENDER_MODULES = ("PySide6", "pyqtgraph")
-
-
-def _missing_render_module() -> str | None:
-    """The first of :data:`RENDER_MODULES` this Python cannot import (its import name), or None."""
-    for name in RENDER_MODULES:
-        try:
-            found = importlib.util.find_spec(name) is not None
-        except (ImportError, ValueError):  # a broken install, or a finder that refuses the name
-            found = False
-        if not found:
-            return name
-    return None
-
-
 def cmd_render(args) -> int:
     """Draw the model's graph as the app's canvas shows it at "Fit graph", into a PNG or SVG.
 
@@ -1488,11 +1471,10 @@ def cmd_render(args) -> int:
     suffix = Path(args.output).suffix.lower()
     if suffix not in (".png", ".svg"):
         raise ExportError(f"{args.output}: render writes .png or .svg pictures.", hint="Name the output OUT.png or OUT.svg.")
-    missing = _missing_render_module()
+    missing = first_missing(RENDER_MODULES)  # the README's CLI-only install (pip install -e .) has none of them
     if missing is not None:
-        raise WorkbenchError(f"render draws with the app's extras, not installed here (no module named {missing!r}).",
-                             hint="Install them with pip install -e '.[app]' in the checkout (or pip install "
-                                  "'onnx-quant-workbench[app]'); the other verbs need none of them.")
+        raise WorkbenchError(f"render draws with the app's extras, {not_installed(missing)}.",
+                             hint=f"Install them with {INSTALL_EXTRAS}; the other verbs need none of them.")
     model, _ = _compare_order(args, "compare")  # render QUANTIZED --compare FLOAT: swapped, with a note
     _recheck_outputs(args)
     mode, dtypes, errors, edge_errors, notes, floats = _render_values(args, model)

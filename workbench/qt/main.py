@@ -7,7 +7,6 @@ calibration file ``digits_cnn_calib.npz``) is opened, so a first start shows som
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import logging
 import multiprocessing
 import os
@@ -15,6 +14,7 @@ import sys
 from pathlib import Path
 
 from workbench import __version__
+from workbench.extras import APP_MODULES, INSTALL_EXTRAS, first_missing, not_installed
 from workbench.qt.platform_libs import missing_message, missing_xcb_libraries, uses_xcb
 from workbench.qt.x_display import no_x_server_message, x_display_answers
 
@@ -34,26 +34,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-#: the app's own dependencies (the ``[app]`` extras; the CLI-only install has none of them): the import names
-APP_MODULES = ("PySide6", "pyqtgraph", "igraph")
-
-
-def missing_app_module() -> str | None:
-    """The first of :data:`APP_MODULES` this Python cannot import (its import name), or None."""
-    for name in APP_MODULES:
-        try:
-            found = importlib.util.find_spec(name) is not None
-        except (ImportError, ValueError):  # a broken install, or a finder that refuses the name
-            found = False
-        if not found:
-            return name
-    return None
-
-
 def no_app_message(module: str) -> str:
-    """The one line printed when ``module`` (an import name of the app's extras) is missing."""
-    return (f"error: the app needs its extras, not installed here (no module named {module!r}): install them "
-            "with pip install -e '.[app]' in the checkout (or pip install 'onnx-quant-workbench[app]'); "
+    """The one line printed when ``module`` (an import name of the app's extras, :data:`APP_MODULES`) is missing."""
+    return (f"error: the app needs its extras, {not_installed(module)}: install them with {INSTALL_EXTRAS}; "
             "the CLI (workbench-cli) needs none of them")
 
 
@@ -84,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     multiprocessing.freeze_support()  # background jobs use spawned processes (also in bundles)
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parse(argv)
-    missing = missing_app_module()
+    missing = first_missing(APP_MODULES)
     if missing is not None:  # a CLI-only install: one line, not an import traceback
         print(no_app_message(missing), file=sys.stderr)
         return 2
