@@ -12,12 +12,13 @@ import shutil
 import subprocess
 import sys
 
+import onnx
 import pytest
 
 from workbench.core import api
 from workbench.core.errors import ProjectError
 from workbench.core.issues import IssueCode, PlanIssue, Severity
-from workbench.core.pipeline.latency_record import latency_kept_record, replay_notes
+from workbench.core.pipeline.latency_record import latency_kept_record, moved_record, replay_notes
 
 #: the CLI with its latency measurements fixed, not timed: every quantized model half its float model's latency,
 #: every unit probe of the latency placement twice (it keeps each probed unit float: digits_cnn's first Conv, a
@@ -126,3 +127,32 @@ def test_a_saved_quantize_records_its_latency_kept_units_and_the_replay_reports_
     _, result = api.replay_project(project)
     latency = [i.node for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT]
     assert latency == KEPT and all(result.plan.units[n].excluded for n in KEPT) and model is not None
+
+
+def test_moved_record_follows_the_overrides_to_their_new_names():
+    record = [api.LatencyKept(node="a", ratio=1.5, reason="r"), api.LatencyKept(node="b", reason="s")]
+    moved = moved_record(record, {"a": "z_a", "b": None})
+    assert moved == [api.LatencyKept(node="z_a", ratio=1.5, reason="r")]
+    assert moved_record(record, {"a": None}) is None and moved_record(None, {}) is None
+
+
+def test_a_retargeted_project_keeps_the_latency_checks_units_under_their_new_names(tmp_path, corpus):
+    """``quantize P.wbproj --model NEW.onnx``: the project's overrides move to the new model's names; its
+    latency_kept moves with them, and the retarget reports them as a replay does."""
+    shutil.copy(corpus / "digits_cnn" / "model_opset17.onnx", tmp_path / "old.onnx")
+    shutil.copy(corpus / "digits_cnn" / "calib.npz", tmp_path / "calib.npz")
+    proto = onnx.load(tmp_path / "old.onnx")
+    for node in proto.graph.node:
+        node.name = node.name.replace("/f/f.0/Conv", "stem_conv")
+    onnx.save(proto, tmp_path / "new.onnx")
+    recipe = api.make_recipe("cpu-u8s8").with_excluded(KEPT)
+    project = api.new_project(tmp_path / "old.onnx", recipe, data={"path": str(tmp_path / "calib.npz")}, samples=16)
+    project.latency_kept = [api.LatencyKept(node=n, ratio=2.0, reason="kept in float") for n in KEPT]
+    api.save_project(project, tmp_path / "p.wbproj")
+
+    _, result, rt, out = api.retarget_project(tmp_path / "p.wbproj", tmp_path / "new.onnx")
+    assert {r.old: r.new for r in rt.rows if r.kind == "override"} == {"/f/f.0/Conv": "stem_conv",
+                                                                       "/f/f.9/AveragePool": "/f/f.9/AveragePool"}
+    assert [(e.node, e.ratio) for e in out.latency_kept] == [("/f/f.9/AveragePool", 2.0), ("stem_conv", 2.0)]
+    assert sorted(i.node for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT) == \
+        ["/f/f.9/AveragePool", "stem_conv"]

@@ -65,6 +65,15 @@ def latency_kept_record(nodes: Iterable[str], issues: Iterable) -> list[LatencyK
     return record
 
 
+def moved_record(record: Iterable[LatencyKept] | None, renamed: dict[str, str | None]) -> list[LatencyKept] | None:
+    """``record`` (a project's ``latency_kept``) for the project's recipe applied to another model: each entry under
+    the node its override now applies to (``renamed``: old override name -> new name, None when it matches no node
+    any more; such entries are dropped, as their overrides are). None when none is left."""
+    moved = [entry.model_copy(update={"node": renamed[entry.node]}) for entry in record or []
+             if renamed.get(entry.node) is not None]
+    return sorted(moved, key=lambda e: e.node) or None
+
+
 def replay_notes(record: Iterable[LatencyKept], excluded: Iterable[str], project_path: object) -> list[PlanIssue]:
     """The notes a replay of the project at ``project_path`` reports for its ``latency_kept`` ``record``: one
     per unit the recipe still excludes (``excluded``: the plan's excluded unit names), kept float as the project

@@ -35,6 +35,7 @@ from workbench.core.errors import ProjectError, WorkbenchError
 from workbench.core.model.external_identity import external_identity
 from workbench.core.model.load import PreparedModel, sha256_file
 from workbench.core.model.load import load_model as open_model
+from workbench.core.pipeline.latency_record import moved_record, replay_notes
 from workbench.core.pipeline.project import Project, check_external_data, load_project, new_project
 from workbench.core.pipeline.quantize import QuantizeResult, plan, quantize
 from workbench.core.progress import CancelToken, ProgressFn
@@ -326,7 +327,9 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
     -------
     (PreparedModel, QuantizeResult, Retarget, Project)
         The new model, the quantize result, the match table and a project for the new model
-        (absolute paths; the retargeted recipe, data, samples and the new calibration).
+        (absolute paths; the retargeted recipe, data, samples and the new calibration; the project's
+        ``latency_kept`` under the new node names, each unit still excluded reported in the result's issues as
+        a replay reports it: :func:`~workbench.core.pipeline.latency_record.replay_notes`).
 
     Raises
     ------
@@ -363,4 +366,8 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
     out.allow_code = project.allow_code
     if result.calibration is not None:
         out.calibration = result.calibration.to_json()
+    # the units the latency check kept float stay its, under their new names (their overrides moved with them)
+    out.latency_kept = moved_record(project.latency_kept, {r.old: r.new for r in rt.rows if r.kind == "override"})
+    result.issues += replay_notes(out.latency_kept or [], [u.node for u in result.plan.units.values() if u.excluded],
+                                  project_path)
     return new, result, rt, out
