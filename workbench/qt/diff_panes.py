@@ -381,6 +381,7 @@ class DiffPanes(QWidget):
         if self._pending:
             return
         self._add_marks()
+        self._refresh_key()  # the pills' dtypes, now that the quantized pane has its badges
         if self.shared_key:
             self.open_readable()
         else:
