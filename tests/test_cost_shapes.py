@@ -134,7 +134,7 @@ def test_input_shapes_agree_on_shared_dimension_names(corpus, capsys):
     assert totals[0] == totals[1] > 0  # one given shape fixes the shared names for all three inputs
     assert main(["cost", model, "--input-shape", "input_ids:1x128", "--input-shape", "attention_mask:1x64"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "input attention_mask: dimension 'sequence' is 64" in err[0] and "128 in input input_ids" in err[0]
+    assert len(err) == 1 and "input 'attention_mask': dimension 'sequence' is 64" in err[0] and "128 in input 'input_ids'" in err[0]
 
 
 def test_placeholder_dimension_names_are_unknowns_of_their_own(corpus, capsys):

@@ -66,7 +66,7 @@ def test_model_cost_counts_matmul_after_dynamic_reshape():
     minus1 = _dynamic_flatten_matmul()  # some exporters write a dynamic axis as dim_value -1
     minus1.graph.input[0].type.tensor_type.shape.dim[0].dim_value = -1
     rep = model_cost(minus1, batch=2)
-    assert rep.macs == 2 * 5 * 12 and rep.notes == ["input x: dimension ? set to 2"]
+    assert rep.macs == 2 * 5 * 12 and rep.notes == ["input 'x': dimension ? set to 2"]
 
 
 def test_static_qonnx_copy_leaves_qonnx_cleanup_nothing_to_fold():

@@ -232,8 +232,9 @@ class CostPanel(QWidget):
         if rep.unknown:
             text += (f" The MAC and BOPs totals exclude {count(len(rep.unknown), 'node')} whose shapes stay unknown: "
                      f"{', '.join(rep.unknown)}.")
-        if rep.notes:
-            text += " " + "; ".join(rep.notes) + "."
+        if rep.notes:  # a sentence of its own after "...plan.": "Input 'input': shape 1x1x8x8 from the data."
+            notes = "; ".join(rep.notes)
+            text += " " + notes[:1].upper() + notes[1:] + "."
         return text
 
     # ------------------------------------------------------------------ rows

@@ -456,9 +456,9 @@ def _fix_symbolic_dims(proto: onnx.ModelProto, batch: int, given: dict[str, list
                 d.Clear()
                 d.dim_value = value
                 if source is not None:
-                    notes.append(f"input {vi.name}: dimension {label} set to {value} (as in {source})")
+                    notes.append(f"input {vi.name!r}: dimension {label} set to {value} (as in {source})")
                     continue
-                notes.append(f"input {vi.name}: dimension {label} set to {batch}" + (
+                notes.append(f"input {vi.name!r}: dimension {label} set to {batch}" + (
                     "" if k == 0 else f" (not a batch axis: give --data or --input-shape {vi.name}:DIMS "
                                       "to count at a real size)"))
     return notes
@@ -482,9 +482,9 @@ def _named_dims(proto: onnx.ModelProto, given: dict[str, list[int]],
         for d, v in zip(vi.type.tensor_type.shape.dim, dims, strict=False):
             if not shared_dim_name(d.dim_param):  # "?", "": an unknown of its own, not a shared name
                 continue
-            seen = named.setdefault(d.dim_param, (int(v), f"input {vi.name}"))
+            seen = named.setdefault(d.dim_param, (int(v), f"input {vi.name!r}"))
             if seen[0] != int(v):
-                raise ModelError(f"input {vi.name}: dimension '{d.dim_param}' is {v} in the shape of "
+                raise ModelError(f"input {vi.name!r}: dimension '{d.dim_param}' is {v} in the shape of "
                                  f"{sources.get(vi.name, 'the data')} but {seen[0]} in {seen[1]}; the model names "
                                  "both the same, so they must agree.",
                                  hint="Give every input the same value for that dimension.")
@@ -523,7 +523,7 @@ def _set_input_shape(vi: onnx.ValueInfoProto, dims: list[int], source: str = "th
     t.ClearField("shape")
     for v in dims:
         t.shape.dim.add().dim_value = int(v)
-    return [f"input {vi.name}: shape {'x'.join(str(v) for v in dims)} from {source}"] if symbolic else []
+    return [f"input {vi.name!r}: shape {'x'.join(str(v) for v in dims)} from {source}"] if symbolic else []
 
 
 def _shapes_and_consts(proto: onnx.ModelProto) -> tuple[dict[str, list[int | None]], dict[str, list[int]]]:
