@@ -556,8 +556,9 @@ def cmd_evaluate(args) -> int:
 
 def _evaluate_pair_warning(args, model, quant) -> str:
     """Why ``evaluate FLOAT QUANTIZED`` looks given the wrong files ("" when it does not): the same bytes twice
-    (every figure is exact), the Q/DQ in the first file and not the second (swapped), or Q/DQ in both (the
-    reference is not the float model). The models are measured as given either way."""
+    (every figure is exact), the Q/DQ in the first file and not the second (swapped), Q/DQ in both (the
+    reference is not the float model), or in neither (``quantize`` wrote every unit float: SQNR inf, equal
+    metrics). The models are measured as given either way."""
     first = "workbench-cli evaluate FLOAT.onnx QUANTIZED.onnx"
     if model.sha256 and model.sha256 == quant.sha256:
         same = "is the same file as" if os.path.realpath(args.model) == os.path.realpath(args.quantized) \
@@ -570,6 +571,11 @@ def _evaluate_pair_warning(args, model, quant) -> str:
     if model.quantized:
         return (f"{args.model} and {args.quantized} are both quantized: the figures below take {args.model} as the "
                 f"reference, not a float model; give the float model first ({first})")
+    if not quant.quantized:
+        return (f"{args.quantized} holds no quantized node (no Q/DQ pair or integer kernel; `quantize` writes the "
+                "float model when the latency check or the recipe keeps every unit float): the figures below "
+                "compare two float models; `workbench-cli quantize --no-latency-check` writes the units the latency "
+                "check kept float quantized")
     return ""
 
 
