@@ -10,10 +10,14 @@ keeps digits_cnn's first Conv and its AveragePool float; the whole model 0.5x fl
 from __future__ import annotations
 
 import json
+import shutil
 
+import pytest
 from cli_projects import MODEL, digits_folder, run_job
 from latency_fakes import fixed_latency
+from PySide6.QtCore import Qt
 
+from workbench.core import api
 from workbench.qt.app_window import MainWindow
 from workbench.qt.commands import push_edit, set_exclude
 from workbench.qt.quantize_anyway import latency_kept_units
@@ -107,6 +111,38 @@ def test_an_autosave_restored_keeps_the_latency_checks_units_its(qtbot, window, 
     assert f"{KEPT[0]}  ->  {BY_LATENCY}" in [window.recipe_panel.overrides.item(i).text()
                                               for i in range(window.recipe_panel.overrides.count())]
     window.act_undo.trigger()  # the model as opened: nothing kept float
+    assert latency_kept_units(window.doc) == set() and not window.doc.recipe.overrides
+    window.act_redo.trigger()
+    assert latency_kept_units(window.doc) == set(KEPT)
+
+
+@pytest.mark.parametrize("with_data", [True, False])
+def test_apply_project_to_model_keeps_the_latency_checks_units_its(qtbot, window, open_file, corpus, tmp_path,
+                                                                    with_data):
+    """File > Apply Project to Model: the project's latency_kept comes with its recipe in the one edit (a macro
+    with the project's data when the open model has none), under the open model's names; Undo forgets it."""
+    folder = digits_folder(corpus, tmp_path)
+    recipe = api.make_recipe("cpu-u8s8").with_excluded([*KEPT, MINE])
+    project = api.new_project(folder / MODEL, recipe, data={"path": str(folder / "calib.npz")}, samples=16)
+    project.latency_kept = [api.LatencyKept(node=n, ratio=2.0, reason="kept in float") for n in KEPT]
+    path = api.save_project(project, folder / "p.wbproj")
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(folder / MODEL, other / MODEL)
+    if with_data:
+        shutil.copy(folder / "calib.npz", other / "calib.npz")  # found beside the model: the data stays
+    open_file(window, other / MODEL)
+    assert bool(window.doc.data) == with_data
+
+    dialog = window.apply_project(path)
+    qtbot.mouseClick(dialog.apply_button, Qt.MouseButton.LeftButton)
+    assert window.doc.undo_stack.count() == 1 and set(window.doc.recipe.overrides) == {*KEPT, MINE}
+    assert latency_kept_units(window.doc) == set(KEPT)
+    assert _shown(window)["caption"] == ("Node overrides (3 nodes, 3 kept float, 2 of them by the latency check; "
+                                         "click one to select it):")
+    saved = json.loads(window.save_project_to(tmp_path / "applied.wbproj").read_text())["latency_kept"]
+    assert saved == [{"node": n, "ratio": 2.0, "reason": "kept in float"} for n in KEPT]
+    window.act_undo.trigger()
     assert latency_kept_units(window.doc) == set() and not window.doc.recipe.overrides
     window.act_redo.trigger()
     assert latency_kept_units(window.doc) == set(KEPT)

@@ -528,6 +528,7 @@ class MainWindow(QMainWindow):
         project.recipe = rt.recipe
         project.calibration = rt.calibration.to_json() if rt.calibration is not None else None
         project.results = None  # measured on the model file as it was
+        project.latency_kept = rt.latency_kept or None  # under the open model's names
         self._adopt_autosave(project, files.project, note)
         self.autosaver.adopt(files)
         dropped = (f"; {count(len(rt.missing), 'override')} of nodes it no longer has dropped "
@@ -1121,27 +1122,30 @@ class MainWindow(QMainWindow):
         finally:
             QApplication.restoreOverrideCursor()
         dialog = ApplyProjectDialog(rt, path, self.doc.model_path.name, self)
-        dialog.accepted.connect(lambda: self._adopt_recipe(rt.recipe, path, project))
+        dialog.accepted.connect(lambda: self._adopt_recipe(rt.recipe, path, project, rt.latency_kept))
         dialog.finished.connect(dialog.deleteLater)
         self.apply_dialog = dialog
         dialog.open()
         return dialog
 
     @guarded
-    def _adopt_recipe(self, recipe, project: Path, read=None) -> None:
+    def _adopt_recipe(self, recipe, project: Path, read=None, latency: list = ()) -> None:
         """Apply's edit: ``recipe`` (the project's, matched to the open model) and, when the open model has no
         calibration data chosen, the data and samples of the project ``read`` as it was read (the CLI's
         retarget reads them too: a recipe with bias correction needs the data even where the ranges are
-        cached), all in one undoable edit."""
+        cached), all in one undoable edit. ``latency``: the project's ``latency_kept`` under the open model's
+        names (LatencyKept entries): those units stay the latency check's while the edit is done."""
         self.sync_data_spec()
         data = read.data_spec(project) if read is not None and not self.doc.data else None
         stack = self.doc.undo_stack
+        self.doc.note_latency_entries(latency)
+        kept = [e.node for e in latency]
         if data is None:
-            changed = push_edit(self.doc, recipe, f"Apply project {project.name}")
+            changed = push_edit(self.doc, recipe, f"Apply project {project.name}", kept)
         else:
             stack.beginMacro(f"Apply project {project.name}")  # an empty macro would count as an edit
             try:
-                changed = push_edit(self.doc, recipe, f"Apply project {project.name}")
+                changed = push_edit(self.doc, recipe, f"Apply project {project.name}", kept)
                 before = self.doc.settings
                 after = before._replace(data=data, samples=read.samples)
                 self.calibration.set_data_spec(data, read.samples)  # the push shows them in the document only

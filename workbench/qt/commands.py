@@ -22,13 +22,16 @@ ROLE_FIELDS = ("enabled", "dtype", "symmetric", "granularity", "axis", "block_si
 
 
 class RecipeCommand(QUndoCommand):
-    """Replace the document's recipe with ``after``; undo restores ``before``."""
+    """Replace the document's recipe with ``after``; undo restores ``before``. ``latency_kept``: the units of
+    ``after`` the latency check kept float (a project's record, applied with its recipe), counted as its while
+    the edit is done (:func:`workbench.qt.quantize_anyway.latency_kept_units`)."""
 
-    def __init__(self, document, before: Recipe, after: Recipe, text: str):
+    def __init__(self, document, before: Recipe, after: Recipe, text: str, latency_kept=()):
         super().__init__(text)
         self._doc = document
         self._before = before.model_copy(deep=True)
         self._after = after.model_copy(deep=True)
+        self.latency_kept = frozenset(latency_kept)
 
     @property
     def before(self) -> Recipe:
@@ -103,12 +106,13 @@ def describe_settings_edit(before: tuple, after: tuple) -> tuple[str, str]:
     return "Change calibration settings", ""
 
 
-def push_edit(document, after: Recipe, text: str) -> bool:
-    """Push an edit if it changes the recipe; returns True when something changed."""
+def push_edit(document, after: Recipe, text: str, latency_kept=()) -> bool:
+    """Push an edit if it changes the recipe; returns True when something changed. ``latency_kept``: as
+    :class:`RecipeCommand` takes it."""
     before = document.recipe
     if after.model_dump() == before.model_dump():
         return False
-    document.undo_stack.push(RecipeCommand(document, before, after, text))
+    document.undo_stack.push(RecipeCommand(document, before, after, text, latency_kept))
     return True
 
 

@@ -362,6 +362,10 @@ class Document(QObject):
         self.latency_opened = frozenset(e.node for e in record or [])
         self.latency_record = {e.node: e for e in record or []}
 
+    def note_latency_entries(self, record: list) -> None:
+        """Remember the LatencyKept entries of ``record`` (a project's, applied to this model) for a save."""
+        self.latency_record.update({e.node: e for e in record})
+
     def note_latency_kept(self, nodes: list[str], issues: list) -> None:
         """Remember why the latency check kept ``nodes`` float (``issues``: the job's PlanIssues; its
         ``LATENCY_KEPT_FLOAT`` notes give the ratio and the reason), for the saved project's ``latency_kept``."""

@@ -51,15 +51,18 @@ def latency_edit_undone(doc) -> bool:
 
 
 def latency_kept_units(doc) -> set[str]:
-    """The units the latency check's done edits (those before the undo stack's index) or the opened project's
-    ``latency_kept`` (:attr:`~workbench.qt.document.Document.latency_opened`) excluded and the recipe still
-    excludes: their node names (Conv@0 of ppocr_mobile_v2_cls, kept float with its island)."""
+    """The units the latency check's done edits (those before the undo stack's index), a done edit that applied a
+    project's recipe with its ``latency_kept`` (File > Apply Project to Model) or the opened project's
+    (:attr:`~workbench.qt.document.Document.latency_opened`) excluded and the recipe still excludes: their node
+    names (Conv@0 of ppocr_mobile_v2_cls, kept float with its island)."""
     stack, kept = doc.undo_stack, set(doc.latency_opened)
     for i in range(stack.index()):
         command = stack.command(i)
         if is_latency_edit(command) and hasattr(command, "after"):
             before, after = command.before.overrides, command.after.overrides
             kept |= {n for n, o in after.items() if o.exclude and not (n in before and before[n].exclude)}
+        for part in [command, *(command.child(j) for j in range(command.childCount()))]:
+            kept |= getattr(part, "latency_kept", frozenset())  # a project's record applied with its recipe
     now = doc.recipe.overrides
     return {n for n in kept if n in now and now[n].exclude}
 

@@ -36,7 +36,13 @@ from workbench.core.model.external_identity import external_identity
 from workbench.core.model.load import PreparedModel, sha256_file
 from workbench.core.model.load import load_model as open_model
 from workbench.core.pipeline.latency_record import moved_record, replay_notes
-from workbench.core.pipeline.project import Project, check_external_data, load_project, new_project
+from workbench.core.pipeline.project import (
+    LatencyKept,
+    Project,
+    check_external_data,
+    load_project,
+    new_project,
+)
 from workbench.core.pipeline.quantize import QuantizeResult, plan, quantize
 from workbench.core.progress import CancelToken, ProgressFn
 from workbench.core.recipe.recipe import Recipe
@@ -89,6 +95,9 @@ class Retarget:
     respecced : list of str
         Kept tensors whose statistics no longer serve the retargeted recipe's settings (a rule that no
         longer matches changed their observer): calibrated again (:func:`retarget_project` fills it).
+    latency_kept : list of LatencyKept
+        The project's ``latency_kept`` under the new node names, moved with their overrides (an override
+        that matches no node any more drops its entry; :func:`retarget_to_model` fills it).
     """
 
     recipe: Recipe
@@ -98,6 +107,7 @@ class Retarget:
     dropped_ranges: list[str] = field(default_factory=list)
     structure: bool = True
     respecced: list[str] = field(default_factory=list)
+    latency_kept: list[LatencyKept] = field(default_factory=list)
 
     @property
     def moved(self) -> list[MatchRow]:
@@ -299,7 +309,8 @@ def retarget_to_model(project_path: str | Path, new: PreparedModel, *,
     -------
     (Retarget, Project)
         The retargeted recipe, cache and match table (:func:`retarget_recipe`; structural matching
-        when the project's own model file is still there unchanged), and the project as read.
+        when the project's own model file is still there unchanged) with the project's ``latency_kept`` moved
+        to the new names, and the project as read.
 
     Raises
     ------
@@ -310,7 +321,10 @@ def retarget_to_model(project_path: str | Path, new: PreparedModel, *,
     project = load_project(project_path, check_model=False)
     old = _old_model(project, project_path, new, identity)
     cache = CalibrationResult.from_json(project.calibration) if project.calibration else None
-    return retarget_recipe(old, new, project.recipe, cache), project
+    rt = retarget_recipe(old, new, project.recipe, cache)
+    # the units the latency check kept float stay its, under their new names (their overrides moved with them)
+    rt.latency_kept = moved_record(project.latency_kept, {r.old: r.new for r in rt.rows if r.kind == "override"}) or []
+    return rt, project
 
 
 def retarget_project(project_path: str | Path, model_path: str | Path, *, data=None, samples: int | None = None,
@@ -366,8 +380,7 @@ def retarget_project(project_path: str | Path, model_path: str | Path, *, data=N
     out.allow_code = project.allow_code
     if result.calibration is not None:
         out.calibration = result.calibration.to_json()
-    # the units the latency check kept float stay its, under their new names (their overrides moved with them)
-    out.latency_kept = moved_record(project.latency_kept, {r.old: r.new for r in rt.rows if r.kind == "override"})
+    out.latency_kept = rt.latency_kept or None
     result.issues += replay_notes(out.latency_kept or [], [u.node for u in result.plan.units.values() if u.excluded],
                                   project_path)
     return new, result, rt, out
