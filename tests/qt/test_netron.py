@@ -15,7 +15,9 @@ import pytest
 pytest.importorskip("PySide6")
 netron = pytest.importorskip("netron")
 
+from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtGui import QDesktopServices  # noqa: E402
+from PySide6.QtWidgets import QDialog, QVBoxLayout, QWidget  # noqa: E402
 
 from workbench.core.errors import ModelError  # noqa: E402
 from workbench.qt.netron_view import NetronServer, NetronView, is_loopback_url, netron_build_age_days  # noqa: E402
@@ -169,4 +171,61 @@ def test_view_docked_in_the_main_window_stops_when_the_window_closes(qtbot):
     port = view.server.address[1]
     assert get(view.url())[0] == 200
     win.close()
+    assert wait_stopped(port) and view.url() is None
+
+
+class _Asking(QWidget):
+    """A top-level window that asks before it closes: ``answers`` pops one reply per close (True: close); with
+    ``modal`` it first shows a modal dialog for 200 ms (its own event loop, as a message box runs)."""
+
+    def __init__(self, answers: list[bool], modal: bool = False):
+        super().__init__()
+        self.answers, self.modal = answers, modal
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self.modal:
+            box = QDialog(self)
+            QTimer.singleShot(200, box.accept)
+            box.exec()
+        if self.answers.pop(0):
+            event.accept()
+        else:
+            event.ignore()
+
+
+def _hosted(qtbot, top: QWidget) -> NetronView:
+    view = NetronView(top, use_webengine=False)
+    QVBoxLayout(top).addWidget(view)
+    qtbot.addWidget(top)
+    top.show()
+    view.show_model(EXAMPLE)
+    return view
+
+
+def test_view_in_a_window_that_refuses_to_close_keeps_serving(qtbot):
+    """A refused close leaves the server running and the view usable; a later hide() of the window is no
+    close; the accepted close stops the server before close() returns."""
+    top = _Asking([False, True])
+    view = _hosted(qtbot, top)
+    url, port = view.url(), view.server.address[1]
+    assert not top.close()
+    qtbot.wait(50)
+    assert top.isVisible() and view.server.running and view._browser_button.isEnabled()
+    top.hide()
+    assert view.server.running and get(url)[0] == 200
+    top.show()
+    assert top.close()
+    assert wait_stopped(port) and view.url() is None and not view._browser_button.isEnabled()
+
+
+def test_view_in_a_window_whose_close_asks_in_a_modal_dialog_stops_when_it_closes(qtbot):
+    """The window asks in a modal dialog (200 ms, its own event loop): the close refused after it leaves the
+    server running, the close accepted after it stops the server."""
+    top = _Asking([False, True], modal=True)
+    view = _hosted(qtbot, top)
+    port = view.server.address[1]
+    assert not top.close()
+    qtbot.wait(300)
+    assert view.server.running
+    assert top.close()
     assert wait_stopped(port) and view.url() is None

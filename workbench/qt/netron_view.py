@@ -5,7 +5,9 @@ The ``netron`` package serves its web app and the model on a local port (``netro
 whose request interceptor blocks every request that does not go to the loopback interface (the
 page would otherwise ask a geo-IP service and an analytics endpoint), and netron's cookie consent
 is set before the page runs. Without WebEngine (the default install) the view shows the address
-and an "Open in browser" button. The server stops when the view closes or is destroyed.
+and an "Open in browser" button. The server stops when the view closes or is destroyed, and when the
+top-level window holding it closes; a close the window refuses (Cancel to an unsaved-changes prompt)
+leaves it running.
 
 Netron's page refuses to open models about 180 days after the package was built; the view warns
 when the installed netron is that old (``pip install -U netron``).
@@ -22,9 +24,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import onnx
-from PySide6.QtCore import QEvent, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QThread, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from workbench.core.errors import ModelError
 
@@ -181,7 +183,8 @@ class NetronView(QWidget):
         super().__init__(parent)
         self.server = NetronServer()
         self.destroyed.connect(self.server.stop)
-        self._watched: QWidget | None = None  # top-level window whose Close stops the server
+        self._watched: QWidget | None = None  # top-level window whose accepted close stops the server
+        self._close_level: int | None = None  # event-loop level of the watched window's pending Close
         self._status = QLabel("No model shown.")
         self._status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._browser_button = QPushButton("Open in browser")
@@ -255,7 +258,28 @@ class NetronView(QWidget):
             self._watched = top
         super().showEvent(event)
 
-    def eventFilter(self, obj, event) -> bool:
-        if obj is self._watched and event.type() == QEvent.Type.Close:
-            self.stop()
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
+        # The filter sees the window's Close before the window decides (its closeEvent may ignore it:
+        # Cancel to the unsaved-changes prompt). Qt hides a window whose Close was accepted before
+        # close() returns, so the server stops on that Hide; _close_settled forgets a refused Close.
+        if obj is self._watched:
+            kind = event.type()
+            if kind == QEvent.Type.Close:
+                self._close_level = QThread.currentThread().loopLevel()
+                QTimer.singleShot(0, self, self._close_settled)
+            elif kind == QEvent.Type.Hide and self._close_level is not None and not event.spontaneous():
+                self._close_level = None
+                self.stop()
         return False
+
+    def _close_settled(self) -> None:
+        """Forget the watched window's Close once it is decided. While a modal prompt asked from its
+        closeEvent runs (an event loop deeper than the one that delivered the Close) the window may
+        still accept it: look again in 50 ms."""
+        if self._close_level is None:
+            return
+        asking = QApplication.activeModalWidget() is not None
+        if asking and QThread.currentThread().loopLevel() > self._close_level:
+            QTimer.singleShot(50, self, self._close_settled)
+            return
+        self._close_level = None
