@@ -231,7 +231,7 @@ def test_analyze_measures_the_model_quantize_writes(tmp_path, capsys):
         {"float_s": 0.84e-3, "quant_s": 0.8862e-3, "runs": 9, "float_median_s": 0.84e-3, "quant_median_s": 0.8862e-3}))
     assert main(["analyze", str(src), "--data", str(data), "--no-auto"]) == 0
     out, err = capsys.readouterr()
-    assert "note: 1 unit or island measured slower quantized is float here, as `quantize` writes them" in err
+    assert "note: 1 unit measured slower quantized (in 1 island) is float here, as `quantize` writes them" in err
     assert "no unit of the main graph to measure" not in err  # none left, not none in the main graph
     # and says why the table is empty (it printed a bare header)
     assert "note: no unit to measure: the latency check keeps every quantized unit float (next note)" in err

@@ -22,6 +22,7 @@ import json
 import logging
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -840,12 +841,23 @@ def _print_unmatched(issues) -> None:
     _print_issues([i for i in issues if i.code == IssueCode.UNMATCHED_RECIPE_ENTRY])
 
 
+#: How many units an island note of the latency fallback stands for ("kept float with its island of 3 quantized
+#: units (a, b, c): ..."); a note without it is about one unit (a latency placement probe).
+ISLAND_UNITS = re.compile(r"with its island of (\d+) quantized unit")
+
+
 def _note_latency_kept(kept: list, verb: str) -> None:
-    """The stderr note of ``analyze`` / ``sweep`` on the units the latency check keeps float (``kept``: those
-    issues); ``verb``: what ``--no-latency-check`` does instead ("measures", "sweeps")."""
-    print(f"note: {count(len(kept), 'unit or island', 'units or islands')} measured slower quantized "
-          f"{plural(len(kept), 'is', 'are')} float here, as `quantize` writes them (--no-latency-check {verb} "
-          "every unit the recipe quantizes)", file=sys.stderr)
+    """The stderr note of ``analyze`` / ``sweep`` / ``render --colour sqnr`` on the units the latency check keeps
+    float (``kept``: its issues, one per unit probed alone or per island), counted in units: "5 units measured slower
+    quantized (2 alone, 3 in 2 islands) are float here" (it read "4 units or islands", the issues counted);
+    ``verb``: what ``--no-latency-check`` does instead ("measures", "sweeps")."""
+    islands = [int(found.group(1)) for i in kept if (found := ISLAND_UNITS.search(i.message))]
+    alone = len(kept) - len(islands)
+    units = alone + sum(islands)
+    how = f" ({alone} alone, {sum(islands)} in {count(len(islands), 'island')})" if alone and islands else \
+        f" (in {count(len(islands), 'island')})" if islands else ""
+    print(f"note: {count(units, 'unit')} measured slower quantized{how} {plural(units, 'is', 'are')} float here, as "
+          f"`quantize` writes them (--no-latency-check {verb} every unit the recipe quantizes)", file=sys.stderr)
 
 
 def _note_unmeasured(plan, rows, kept) -> None:
