@@ -1,5 +1,5 @@
 """After an export whose latency check kept every unit float again, the Errors panel and the status line still
-say the latency check did it.
+say the latency check did it, and "Show the quantized model's errors" is offered again.
 
 Seen as a new user on this Intel Xeon with the bundled example: calibrate (nothing quantized: the latency check
 kept all 5 units float), "Show the quantized model's errors" (the bars), then File > Export. The export's latency
@@ -43,3 +43,9 @@ def test_errors_panel_after_an_export_that_kept_every_unit_float(qtbot, window, 
     assert text.startswith(f"Nothing is quantized: the latency check kept all {len(units)} node units float"), text
     assert "the recipe and its guards" not in text
     assert window.status_label.text().startswith("Done, but nothing is quantized: the latency check kept every unit")
+    assert button.isVisibleTo(window.errors) and window.show_quantized_link.isVisibleTo(window.statusBar())
+
+    _run(qtbot, window, button.click)  # undoes the export's edit and shows the quantized model's errors again
+    qtbot.waitUntil(lambda: len(window.errors.rows) == len(units), timeout=10_000)
+    assert not any(o.exclude for o in window.doc.recipe.overrides.values())
+    assert "These are the quantized model's errors" in window.errors.summary.text()

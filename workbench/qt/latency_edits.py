@@ -1,9 +1,9 @@
-"""The latency check's recipe edits on the undo stack: which units they keep float.
+"""The latency check's recipe edits on the undo stack, and the units they keep float.
 
 A calibration whose latency check kept units float pushes one undoable edit, "Keep 5 units float (latency
 check)"; an export whose latency check did pushes "Keep 5 units float (latency check at export)". The
 figures measured after an export come from an analysis, which runs no latency check, so its issues do not
-say who kept the units float: the undo stack does.
+say who kept the units float: the undo stack (and an opened or applied project's ``latency_kept``) does.
 """
 
 from __future__ import annotations
@@ -13,20 +13,26 @@ from __future__ import annotations
 LATENCY_EDIT = "(latency check"
 
 
-def edit_kept(command) -> set[str]:
-    """The node names ``command`` (a QUndoCommand; a recipe edit has ``before`` / ``after`` recipes) turned
-    to excluded when it is one of the latency check's edits; empty otherwise."""
-    if command is None or LATENCY_EDIT not in command.text() or not hasattr(command, "after"):
-        return set()
-    before = command.before.overrides
-    return {n for n, o in command.after.overrides.items() if o.exclude and not (n in before and before[n].exclude)}
+def is_latency_edit(command) -> bool:
+    """True when ``command`` (a QUndoCommand or None) is one of the latency check's recipe edits."""
+    return command is not None and LATENCY_EDIT in command.text()
 
 
-def latency_edits_keep_float(doc) -> bool:
-    """True when a done latency-check edit of ``doc``'s undo stack (one before its index) excluded a unit
-    that ``doc``'s recipe still excludes."""
-    stack, now = doc.undo_stack, doc.recipe.overrides
-    return any(n in now and now[n].exclude for i in range(stack.index()) for n in edit_kept(stack.command(i)))
+def latency_kept_units(doc) -> set[str]:
+    """The units the latency check's done edits (those before the undo stack's index), a done edit that applied a
+    project's recipe with its ``latency_kept`` (File > Apply Project to Model) or the opened project's
+    (:attr:`~workbench.qt.document.Document.latency_opened`) excluded and the recipe still excludes: their node
+    names (Conv@0 of ppocr_mobile_v2_cls, kept float with its island)."""
+    stack, kept = doc.undo_stack, set(doc.latency_opened)
+    for i in range(stack.index()):
+        command = stack.command(i)
+        if is_latency_edit(command) and hasattr(command, "after"):
+            before, after = command.before.overrides, command.after.overrides
+            kept |= {n for n, o in after.items() if o.exclude and not (n in before and before[n].exclude)}
+        for part in [command, *(command.child(j) for j in range(command.childCount()))]:
+            kept |= getattr(part, "latency_kept", frozenset())  # a project's record applied with its recipe
+    now = doc.recipe.overrides
+    return {n for n in kept if n in now and now[n].exclude}
 
 
-__all__ = ["LATENCY_EDIT", "edit_kept", "latency_edits_keep_float"]
+__all__ = ["LATENCY_EDIT", "is_latency_edit", "latency_kept_units"]

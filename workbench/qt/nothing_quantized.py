@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from workbench.core.issues import IssueCode, Severity
 from workbench.core.wording import count
-from workbench.qt.latency_edits import latency_edits_keep_float
+from workbench.qt.latency_edits import latency_kept_units
 
 
 def latency_islands(issues) -> list:
@@ -33,10 +33,10 @@ def latency_kept_any(issues) -> bool:
 
 def latency_kept_float(doc) -> bool:
     """True when the latency check keeps units of ``doc`` float: its last calibration's issues say so, or the
-    recipe still excludes units a done latency-check edit excluded. An export's latency check adds its edit
+    recipe still excludes units a done latency-check edit (or an opened project's ``latency_kept``) excluded. An export's latency check adds its edit
     ("... (latency check at export)") and the figures are measured again by an analysis, which runs no latency
     check: its issues name none, and the Errors panel blamed "the recipe and its guards"."""
-    return latency_kept_any(doc.result_issues) or latency_edits_keep_float(doc)
+    return latency_kept_any(doc.result_issues) or bool(latency_kept_units(doc))
 
 
 def nothing_quantized(doc) -> bool:

@@ -19,23 +19,16 @@ import shiboken6
 
 from workbench.core import api
 from workbench.core.issues import IssueCode
-from workbench.qt.nothing_quantized import latency_islands, latency_kept_any, nothing_quantized
+from workbench.qt.latency_edits import LATENCY_EDIT, is_latency_edit, latency_kept_units
+from workbench.qt.nothing_quantized import latency_islands, latency_kept_float, nothing_quantized
 
 #: The button's and the link's text.
 SHOW_QUANTIZED = "Show the quantized model's errors"
-#: What the latency check's edits say in Edit > Undo ("Keep 135 units float (latency check, 13 islands)", and
-#: "... (latency check at export)").
-LATENCY_EDIT = "(latency check"
 #: The ratio in the latency fallback's warnings (:mod:`workbench.core.pipeline.latency_fallback`).
 MEASURED = re.compile(r"measured (\d+(?:\.\d+)?)x its float latency")
 #: The document's fields that make up the results shown (the calibration cache is shared: not among them).
 SHOWN = ("qparams", "errors", "split", "outputs", "weights", "local", "issues", "result_issues", "result_recipe",
          "result_data", "written")
-
-
-def is_latency_edit(command) -> bool:
-    """True when ``command`` (a QUndoCommand or None) is one of the latency check's recipe edits."""
-    return command is not None and LATENCY_EDIT in command.text()
 
 
 def latency_edit_done(doc) -> bool:
@@ -48,23 +41,6 @@ def latency_edit_undone(doc) -> bool:
     """True when the undo stack's next redo (what Ctrl+Y does) is the latency check's edit."""
     stack = doc.undo_stack
     return stack.index() < stack.count() and is_latency_edit(stack.command(stack.index()))
-
-
-def latency_kept_units(doc) -> set[str]:
-    """The units the latency check's done edits (those before the undo stack's index), a done edit that applied a
-    project's recipe with its ``latency_kept`` (File > Apply Project to Model) or the opened project's
-    (:attr:`~workbench.qt.document.Document.latency_opened`) excluded and the recipe still excludes: their node
-    names (Conv@0 of ppocr_mobile_v2_cls, kept float with its island)."""
-    stack, kept = doc.undo_stack, set(doc.latency_opened)
-    for i in range(stack.index()):
-        command = stack.command(i)
-        if is_latency_edit(command) and hasattr(command, "after"):
-            before, after = command.before.overrides, command.after.overrides
-            kept |= {n for n, o in after.items() if o.exclude and not (n in before and before[n].exclude)}
-        for part in [command, *(command.child(j) for j in range(command.childCount()))]:
-            kept |= getattr(part, "latency_kept", frozenset())  # a project's record applied with its recipe
-    now = doc.recipe.overrides
-    return {n for n in kept if n in now and now[n].exclude}
 
 
 def after_each_step(doc, slot) -> None:
@@ -88,8 +64,9 @@ def latency_kept_entries(doc) -> list | None:
 def can_show_quantized(doc) -> bool:
     """True when nothing is quantized because the latency check kept every unit float
     (:func:`~workbench.qt.nothing_quantized.nothing_quantized`, with the latency check's islands among the
-    result's issues) and its edit is the one Ctrl+Z undoes: not when the recipe's own exclusions keep them."""
-    return nothing_quantized(doc) and latency_kept_any(doc.result_issues) and latency_edit_done(doc)
+    result's issues, or the units of its done edit still excluded: an export's, whose figures an analysis measured
+    again) and its edit is the one Ctrl+Z undoes: not when the recipe's own exclusions keep them."""
+    return nothing_quantized(doc) and latency_kept_float(doc) and latency_edit_done(doc)
 
 
 def measured_ratio(doc) -> float | None:
