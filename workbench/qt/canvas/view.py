@@ -180,6 +180,9 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._fitted_view: tuple | None = None  # transform and scroll position the last fit set
         self._fitting = False
         self._fit_mode = "whole"  # what a resize fits again: "whole" (Fit graph) or "readable" (as opened)
+        #: (state, node indices, their scene rect, view key) of the last centre-on: a resize before any zoom, pan
+        #: or other selection brings them clear of the overlays again (:meth:`_recentre`)
+        self._centred: tuple | None = None
         #: the legend's text while a layout is under way (:meth:`opening`): how many nodes are laid out
         self.opening_hint = ""
         self.legend_overlay = LegendOverlay(self)
@@ -423,11 +426,12 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
     def resizeEvent(self, event) -> None:
         # still as the last fit left it (no zoom or pan since): fit again to the new size
         refit = self._state is not None and not self._fitting and self._fitted_view == self._view_key()
+        recentre = not refit and not self._fitting and self._still_centred()
         super().resizeEvent(event)
-        if refit:
+        if refit or recentre:
             self._fitting = True  # a scroll bar the fit shows or hides resizes the viewport again
             try:
-                self._refit()
+                self._refit() if refit else self._recentre()
             finally:
                 self._fitting = False
         self._sync_items()
@@ -519,6 +523,29 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._fitted_view = self._view_key()
         self._sync_items()
         self._minimap.update()
+
+    def _still_centred(self) -> bool:
+        """True while the view is as the last centre-on left it (no zoom, pan or new graph since) and its nodes
+        are still selected."""
+        c = self._centred
+        return (c is not None and self._state is c[0] and c[3] == self._view_key()
+                and bool(c[1]) and c[1] <= self._state.selected)
+
+    def _recentre(self) -> None:
+        """The nodes of the last centre-on brought clear of the legend and the minimap again, at the same zoom,
+        after a resize: opening the Errors dock's histogram shrank a 1024 x 700 window's graph from 502 to 248 px
+        high and left the centred Conv under the legend (the view keeps its scroll position). Nodes larger than
+        the view stay where the resize left them."""
+        _state, indices, rect, _key = self._centred
+        view = QRectF(self.viewport().rect())
+        if rect.width() * self._scale() > view.width() or rect.height() * self._scale() > view.height():
+            self._centred = None
+            return
+        self._show_at(rect.center(), self._clear_spot(rect))
+        self._remember_centre(indices, rect)
+
+    def _remember_centre(self, indices: set[int], rect: QRectF) -> None:
+        self._centred = (self._state, frozenset(indices), QRectF(rect), self._view_key())
 
     def _refit(self) -> None:
         """Fit again as the last fit did (the whole graph, or the readable view a model opens with)."""
@@ -646,6 +673,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         if self._scale() < DETAIL_SCALE:
             self.resetTransform()
         self._show_at(rect.center(), self._clear_spot(rect))
+        self._remember_centre(indices, rect)
 
     def _clear_spot(self, rect: QRectF) -> QPointF:
         """The viewport point nearest its centre where scene ``rect``, drawn at the current zoom, meets
@@ -777,6 +805,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             self._minimap.update()
             return
         self._show_at(rect.center(), self._clear_spot(rect))
+        self._remember_centre({i}, rect)
 
     def folded_matches(self, text: str, op_types: dict[str, str]) -> list[str]:
         """The Q/DQ nodes folded into badges and tags (not drawn, so :meth:`search` cannot find
