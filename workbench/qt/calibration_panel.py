@@ -43,6 +43,7 @@ from workbench.core.errors import DataError
 from workbench.qt import settings
 from workbench.qt.dialogs import guarded
 from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock
+from workbench.qt.path_field import PathField
 from workbench.qt.runs import ANALYSIS_SAMPLES
 
 KINDS = {"file": "Array file (.npz / .npy)", "folder": "Folder of .npz / .npy", "images": "Image folder",
@@ -159,7 +160,7 @@ class CalibrationPanel(QWidget):
             self.kind.addItem(label, key)
         form.addRow("Source", self.kind)
         row = QHBoxLayout()
-        self.path = QLineEdit()
+        self.path = PathField()  # a long path shows as "…n_calib.npz" (whole letters) until edited
         self.path.setPlaceholderText("calib.npz, a folder, or a reader.py")
         self.browse = QPushButton("Browse...")
         row.addWidget(self.path, 1)
@@ -212,7 +213,7 @@ class CalibrationPanel(QWidget):
         lay.addWidget(self._status_scroll(), 1)
         self.kind.currentIndexChanged.connect(self._on_kind)
         self.browse.clicked.connect(self._on_browse)
-        # the field shows the end of a long path, its first letters cut ("igits_cnn_calib.npz"): the whole in the tooltip
+        # the field shows a long path's end ("…n_calib.npz"): the whole in the tooltip
         self.path.textChanged.connect(self.path.setToolTip)
         self.start.clicked.connect(self.startRequested)
         self.cancel.clicked.connect(self.cancelRequested)

@@ -1,0 +1,38 @@
+"""The Calibration panel's Path field draws a path too long for it from a whole letter: in a 1024 x 700 window
+the bundled example's calibration file read "n_calib.npz" with a sliver of the "n" before it at the left edge
+(a QLineEdit scrolled to the text's end starts at a pixel). It now reads "…n_calib.npz" while not being edited,
+and the whole path while it has the keyboard focus (offscreen)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from workbench.qt.path_field import PathField  # noqa: E402
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+ELLIPSIS = "\u2026"
+
+
+def test_a_long_path_is_drawn_from_a_whole_letter(qtbot, window, open_file):
+    window.resize(1024, 700)
+    open_file(window, EXAMPLE / "digits_cnn.onnx")
+    field = window.calibration.path
+    whole = str(EXAMPLE / "digits_cnn_calib.npz")
+    assert isinstance(field, PathField) and field.text() == whole and field.toolTip() == whole
+    metrics = field.fontMetrics()
+    room = field.text_room()
+    assert metrics.horizontalAdvance(whole) > room.width()  # it cannot show the whole path
+    shown = field.shown_text()
+    assert shown.startswith(ELLIPSIS) and whole.endswith(shown[1:]) and len(shown) > 8, shown
+    assert shown[1:].endswith("_calib.npz")
+    assert metrics.horizontalAdvance(shown) <= room.width()
+    # what Qt drew before: the text's end at the room's right edge, its start cut at the left edge
+    plain_start = room.right() + 1 - metrics.horizontalAdvance(whole)
+    assert plain_start < room.left()
+    field.setFocus()
+    qtbot.waitUntil(field.hasFocus, timeout=5_000)
+    assert field.shown_text() == whole  # editing: the whole path
