@@ -82,3 +82,11 @@ def test_unreadable_cpuinfo_falls_back_to_platform(cpuinfo_file, monkeypatch):
     monkeypatch.setattr(cpu.platform, "processor", lambda: "i386")
     assert cpu.cpu_description() == ("i386", frozenset())  # the file does not exist
     assert "|i386|" in cpu.cpu_identity()
+
+
+def test_reduce_range_off_where_the_flags_are_unknown(cpuinfo_file, monkeypatch):
+    """An x86 machine without /proc/cpuinfo (Windows' AMD64, an Intel Mac) stores full 8-bit weights as before
+    the flags were read through cpu_description; it read no flags as 'no VNNI' and turned reduce_range on."""
+    monkeypatch.setattr(hardware.platform, "machine", lambda: "AMD64")
+    assert cpu.cpu_description()[1] == frozenset()  # the file does not exist
+    assert hardware.cpu_needs_reduce_range() is False

@@ -14,9 +14,12 @@ from workbench.core.io.cpu import cpu_description
 
 @functools.lru_cache(maxsize=1)
 def cpu_needs_reduce_range() -> bool:
-    """True on x86-64 CPUs without AVX-VNNI / AVX512-VNNI / AMX (u8 x s8 pair sums saturate)."""
+    """True on x86-64 CPUs without AVX-VNNI / AVX512-VNNI / AMX (u8 x s8 pair sums saturate); False where the
+    CPU's flags are unknown (no readable ``/proc/cpuinfo``: Windows, macOS), as before the flags were read
+    through :func:`~workbench.core.io.cpu.cpu_description`."""
     if platform.machine().lower() not in ("x86_64", "amd64", "i686", "x86"):
         return False
-    return not ({"avx512_vnni", "avx_vnni", "amx_int8"} & cpu_description()[1])
+    flags = cpu_description()[1]
+    return bool(flags) and not ({"avx512_vnni", "avx_vnni", "amx_int8"} & flags)
 
 
