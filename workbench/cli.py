@@ -426,8 +426,12 @@ def cmd_quantize(args) -> int:
     units = [u for u in result.plan.units.values() if not u.excluded]
     chosen = f", recipe choice: {variant}" if variant else ""
     if not units and result.plan.units:
-        forced = ("; --no-latency-check writes the units the latency check kept float quantized"
-                  if any(i.code == IssueCode.LATENCY_KEPT_FLOAT for i in result.issues) else "")
+        forced = ""
+        if any(i.code == IssueCode.LATENCY_KEPT_FLOAT for i in result.issues):
+            # a replay or retarget runs no latency check: its project's recipe excludes those units
+            forced = ("; --no-latency-check writes the units the latency check kept float quantized" if ran is not None
+                      else f"; {args.model}'s recipe excludes the units its latency check kept float (a replay measures "
+                           "nothing): quantize the .onnx model itself with --no-latency-check to write them quantized")
         print(f"warning: no node unit is quantized: all {len(result.plan.units)} were kept float (the reasons are "
               f"above), so the written model computes in float like the input{forced}", file=sys.stderr)
     print(f"wrote {out} ({len(units)} of {len(result.plan.units)} node units quantized, preset "
