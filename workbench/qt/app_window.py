@@ -99,7 +99,7 @@ from workbench.qt.quantize_anyway import (
     latency_kept_entries,
     latency_kept_units,
 )
-from workbench.qt.reused_latency import reused_latency_note
+from workbench.qt.reused_latency import reused_latency_note, reused_slowdown_short
 from workbench.qt.runs import (
     ANALYSIS_SAMPLES,
     ExportSectionCommand,
@@ -1341,7 +1341,7 @@ class MainWindow(QMainWindow):
         if kind == "export":
             self._last_export = Path(result["path"])
             self._record_export_section(result.get("export_section"))
-            self._on_run_ended(self._exported(result))
+            self._on_run_ended(*self._exported(result))
         elif kind == "report":
             self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
         elif kind == "sensitivity":
@@ -1374,11 +1374,12 @@ class MainWindow(QMainWindow):
             self._on_run_ended(full, short=f"{short} Details: Calibration panel." if short != full else None)
             self._done_at = (self.doc.undo_stack.index(), self.calibration.status.text())  # Undo / Redo follow it
 
-    def _exported(self, result: dict) -> str:
+    def _exported(self, result: dict) -> tuple[str, str | None]:
         """Adopt the units the export's latency check kept float (one undoable edit, so a saved project
-        replays to the exported bytes); the status line for it. When the recipe was edited while the
-        export ran, that edit stays: only the latency check's exclusions are added to it, for the units
-        the edit left alone."""
+        replays to the exported bytes); the status line for it, and its short form for the status bar when
+        the line carries a warning the bar would cut off (a reused slowdown), else None. When the recipe was
+        edited while the export ran, that edit stays: only the latency check's exclusions are added to it, for
+        the units the edit left alone."""
         quantized, total = result.get("units", (None, None))
         written = api.Recipe.model_validate_json(result["recipe"]) if result.get("recipe") else None
         edited = self._edited_since(result)
@@ -1414,8 +1415,9 @@ class MainWindow(QMainWindow):
         units = f": {quantized} of {total} node units quantized" if total is not None else ""
         none = " No node unit is quantized: the file computes in float." if total and not quantized else ""
         chose = f" {result['choice_text']}" if result.get("choice_text") else ""
+        warned = reused_slowdown_short(result.get("latency")) if result.get("reused") else ""
         return (f"Done: exported {result['path']}{units} (View > Open Exported Model, Ctrl+Shift+X, shows it "
-                f"as written).{chose}{note}{none}")
+                f"as written).{chose}{note}{none}", f"Done: exported {result['path']}{units}.{warned}" if warned else None)
 
     def _record_export_section(self, section: dict | None) -> None:
         """The export's format becomes the project's (a saved project replays to the same format and input

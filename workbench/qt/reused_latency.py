@@ -17,3 +17,15 @@ def reused_latency_note(lat: dict | None) -> str:
     ratio, warning = api.reused_slowdown(lat)
     text = f" The file is the model calibrated and analysed, written as it is (its latency check reused{ratio})."
     return f"{text} Warning: {warning}." if warning else text
+
+
+def reused_slowdown_short(lat: dict | None) -> str:
+    """The status bar's words on a reused slowdown, short enough to be read before the bar cuts the line off
+    (" Warning: it measures 2.47x float, quantization does not pay at this size (the whole line in the
+    tooltip)."); "" when the reused figure is no slowdown. The status line of the tutorial's int16 export read
+    "... written as it is (its ..." with the warning only in its tooltip."""
+    ratio, warning = api.reused_slowdown(lat)
+    if not warning:
+        return ""
+    gist = warning.split(":")[0].split(" (")[0]  # "quantization does not pay at this size", "that is slower ..."
+    return f" Warning: it measures {ratio.removeprefix(': ')}, {gist} (the whole line in the tooltip)."
