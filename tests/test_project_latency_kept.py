@@ -72,7 +72,9 @@ def test_a_project_without_latency_kept_loads_and_saves_as_before(tmp_path):
 
 @pytest.mark.parametrize(("entry", "where"), [({"node": "a", "ratio": -1}, "latency_kept.0.ratio"),
                                               ({"node": "a", "why": "x"}, "latency_kept.0.why"),
-                                              ({"ratio": 1.2}, "latency_kept.0.node")])
+                                              ({"ratio": 1.2}, "latency_kept.0.node"),
+                                              # a hand-edited Infinity: the replay printed "it measured infx"
+                                              ({"node": "a", "ratio": float("inf")}, "latency_kept.0.ratio")])
 def test_a_bad_latency_kept_entry_names_the_field(tmp_path, entry, where):
     with pytest.raises(ProjectError, match=f"invalid project field {where}:"):
         api.load_project(_project_file(tmp_path, latency_kept=[entry]), check_model=False)

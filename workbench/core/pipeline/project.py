@@ -93,7 +93,7 @@ class LatencyKept(BaseModel):
     node: str
     #: quantized / float latency the check measured before keeping it float (1.4: 1.4 ms quantized for 1.0 ms
     #: float, a ratio); None when its note gives none
-    ratio: float | None = Field(default=None, gt=0)
+    ratio: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     #: the latency check's note on it (the probe's, or its island's warning), as the job reported it
     reason: str = ""
 
