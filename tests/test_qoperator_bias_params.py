@@ -40,3 +40,50 @@ def test_qoperator_int32_biases_are_listed_with_their_scale(tmp_path, per_channe
         lines = [format_param(q) for q in params_around_nodes(proto)[node.name]]
         assert [line for line in lines if line.startswith("bias ")] == [format_param(p)]
     assert sum(p.role == "bias" for p in params.values()) == 2
+
+
+def _qgemm_2d_bias(alpha: float) -> tuple[onnx.ModelProto, np.ndarray]:
+    """A com.microsoft QGemm (transB, per-channel int8 weight) whose int32 C has shape (1, N), as a MatMul + Add
+    fused into Gemm leaves it; C quantized with the step QGemm adds it at, alpha * x_scale * w_scale. Returns the
+    model and the float C."""
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(6)
+    n, k = 8, 16
+    w = (rng.standard_normal((n, k)) * 0.2).astype(np.float32)
+    c = (rng.standard_normal((1, n)) * 0.5).astype(np.float32)
+    x_scale, w_scale = np.float32(0.02), (np.abs(w).max(1) / 127).astype(np.float32)
+    step = (np.float32(alpha) * x_scale * w_scale).astype(np.float32)
+    inits = {"xs": np.array(x_scale), "xz": np.array(128, np.uint8), "wq": np.round(w / w_scale[:, None]).astype(np.int8),
+             "ws": w_scale, "wz": np.zeros(n, np.int8), "cq": np.round(c / step).astype(np.int32),
+             "ys": np.array(np.float32(0.05)), "yz": np.array(128, np.uint8)}
+    node = helper.make_node("QGemm", ["xq", *inits], ["yq"], domain="com.microsoft", name="qgemm", transB=1,
+                            alpha=alpha)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("xq", TensorProto.UINT8, [1, k])],
+                              [helper.make_tensor_value_info("yq", TensorProto.UINT8, [1, n])],
+                              [numpy_helper.from_array(v, name) for name, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    return model, c
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_qgemm_2d_bias_per_channel_on_its_last_axis_with_alpha(alpha):
+    """QGemm's C of shape (1, N) with a per-channel weight: the per-channel scale runs along axis 1 (it read axis 0,
+    which dequantizes a (1, N) C into an (N, N) block), and is alpha * x_scale * w_scale (it read x_scale * w_scale,
+    twice the step at alpha 0.5). Checked against onnxruntime: its output equals alpha * x W^T + the C dequantized
+    with the listed scale and axis, to within half an output step."""
+    import onnxruntime as ort
+
+    model, c = _qgemm_2d_bias(alpha)
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    p = next(q for q in read_quant_params(model) if q.role == "bias")
+    assert (p.tensor, p.axis, p.scale.shape) == ("cq", 1, (8,))
+    assert np.array_equal(p.scale, (np.float32(alpha) * inits["xs"] * inits["ws"]).astype(np.float32))
+    c_listed = inits["cq"] * p.scale.reshape(1, -1).astype(np.float64)
+    assert np.all(np.abs(c_listed - c) <= p.scale / 2 + 1e-7)
+    x = np.random.default_rng(1).integers(100, 156, (1, 16)).astype(np.uint8)
+    y = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"xq": x})[0]
+    x_float = (x.astype(np.float64) - 128) * inits["xs"]
+    expected = alpha * x_float @ (inits["wq"] * inits["ws"][:, None].astype(np.float64)).T + c_listed
+    assert np.abs((y.astype(np.float64) - 128) * 0.05 - expected).max() <= 0.05 / 2 + 1e-6

@@ -261,7 +261,8 @@ class _Reader:
 
     def qoperator_bias(self, node: onnx.NodeProto, b_idx: int, scales: tuple[int, int]) -> None:
         """The int32 bias of a QLinearConv / QLinearConvTranspose / QGemm (none when the node has none): scale
-        ``input_scale * weight_scale`` (float32; 1-D, axis 0, with a per-channel weight scale), zero point 0."""
+        ``input_scale * weight_scale`` (float32; times QGemm's ``alpha``; 1-D with a per-channel weight scale, on
+        the bias's last axis: 0 for a 1-D bias, 1 for QGemm's (1, N) C), zero point 0."""
         bias = _input(node, b_idx)
         if not bias:
             return
@@ -273,8 +274,13 @@ class _Reader:
         else:
             scale = (np.asarray(x_scale, np.float32) * np.asarray(w_scale, np.float32)).astype(np.float32)
             note = f"scale = input scale {x_name} * weight scale {w_name}, not stored in the file"
+            alpha = float(attrs_of(node).get("alpha", 1.0)) if node.op_type == "QGemm" else 1.0
+            if alpha != 1.0:  # QGemm computes alpha * (A B + C) in the integers: C's step carries alpha
+                scale = (np.float32(alpha) * scale).astype(np.float32)
+                note = f"scale = alpha {alpha:g} * input scale {x_name} * weight scale {w_name}, not stored in the file"
         zp = None if scale is None else np.zeros(scale.shape, np.int32)
-        axis = 0 if scale is not None and scale.size > 1 else None
+        # the output channel is the bias's last axis: B of a conv is 1-D, QGemm's C may be (N,), (1, N) or (M, N)
+        axis = max((self.c.rank(bias) or 1) - 1, 0) if scale is not None and scale.size > 1 else None
         self.add(QuantTensor(bias, node.name, node.op_type, "bias", "QOperator", dtype_name(etype) if etype else "?",
                              scale, zp, axis, None, "", "", note))
 
