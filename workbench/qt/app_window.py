@@ -431,9 +431,11 @@ class MainWindow(QMainWindow):
         self._open_job = job
         job.succeeded.connect(lambda loaded: self._on_model_loaded(*loaded[:2], path, on_loaded, external_data=loaded[2]))
         job.failed.connect(lambda err: self._on_open_failed(path, err))
+        job.cancelled.connect(lambda: self._say_not_opened(path, "Opening {name} cancelled."))
         job.finished.connect(self._on_open_finished)
-        self.set_status(f"Opening {path}...")
+        self.set_status(f"Opening {path}... (Esc cancels)")
         job.start()
+        self._update_actions()  # Run > Cancel (Esc) on while it loads; the model's actions off
 
     def _need_idle(self, name: str) -> None:
         """Raise when a model is being opened or compared, or a job runs: ``name`` cannot open now."""
@@ -448,9 +450,9 @@ class MainWindow(QMainWindow):
         self._say_not_opened(path)
         show_error(self, f"Cannot open {path.name}", err)
 
-    def _say_not_opened(self, path: Path) -> None:
+    def _say_not_opened(self, path: Path, line: str = "Could not open {name}.") -> None:
         still = f" {self.doc.model_path.name} is still open." if self.doc.model_path is not None else ""
-        self.set_status(f"Could not open {path.name}.{still}")
+        self.set_status(line.format(name=path.name) + still)
 
     def _on_open_finished(self) -> None:
         job, self._open_job = self._open_job, None
@@ -855,8 +857,10 @@ class MainWindow(QMainWindow):
         autotune, or the comparison."""
         if self.runs.busy:
             self.runs.cancel()
-        elif self._open_job is not None:
+        elif self._open_job is not None:  # a model being opened is dropped once read (the read is not interrupted)
+            title = self._open_job.title
             self._open_job.cancel()
+            self.set_status(f"Cancelling {title[:1].lower()}{title[1:]}...")
 
     def _on_cancelling(self, title: str) -> None:
         """Cancel was asked: say so at once (the job stops at its next check, within seconds)."""
