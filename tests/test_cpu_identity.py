@@ -90,3 +90,14 @@ def test_reduce_range_off_where_the_flags_are_unknown(cpuinfo_file, monkeypatch)
     monkeypatch.setattr(hardware.platform, "machine", lambda: "AMD64")
     assert cpu.cpu_description()[1] == frozenset()  # the file does not exist
     assert hardware.cpu_needs_reduce_range() is False
+
+
+def test_arm_cores_with_the_same_features_differ_by_their_cpu_part(cpuinfo_file):
+    """ARM64 kernels write no model name; a Cortex-A53 (part 0xd03) and a Cortex-A72 (0xd08) list the same Features,
+    so the key read them alike (name '' for both) though the module's docstring names the CPU part."""
+    a53 = ARM + "CPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd03\nCPU revision\t: 4\n"
+    assert cpu.parse_cpuinfo(a53)[0] == "0xd03"
+    cpuinfo_file.write_text(a53)
+    first = _key()
+    cpuinfo_file.write_text(a53.replace("0xd03", "0xd08"))
+    assert _key() != first

@@ -15,15 +15,15 @@ from pathlib import Path
 
 #: The file Linux describes its processors in.
 CPUINFO = Path("/proc/cpuinfo")
-_NAME_KEYS = ("model name", "hardware", "cpu model", "processor")
+_NAME_KEYS = ("model name", "hardware", "cpu model", "processor", "cpu part")
 _FLAG_KEYS = ("flags", "features")
 
 
 def parse_cpuinfo(text: str) -> tuple[str, frozenset[str]]:
     """The first processor's model name and feature flags in ``/proc/cpuinfo``'s text.
 
-    Returns ``(name, flags)``: the value of the first ``model name`` line (else ``Hardware``, ``cpu model``, or a
-    ``Processor`` line that is not a number), and the words of the first ``flags`` (or ``Features``) line;
+    Returns ``(name, flags)``: the value of the first ``model name`` line (else ``Hardware``, ``cpu model``, a
+    ``Processor`` line that is not a number, or ARM64's ``CPU part``: ``0xd08`` for a Cortex-A72), and the words of the first ``flags`` (or ``Features``) line;
     ``""`` / empty when absent."""
     fields: dict[str, str] = {}
     for line in text.splitlines():
