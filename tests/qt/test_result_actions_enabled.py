@@ -41,7 +41,7 @@ def test_result_actions_follow_the_results(qtbot, window, open_file, corpus, tmp
     assert win.act_open_export.statusTip() == ("Show the last exported model as it is (dtypes, Q/DQ badges, scales) "
                                                "in a tab. Export the model first (File > Export, Ctrl+E).")
     status = win.status_label.text()
-    for key in ("Ctrl+Shift+E", "Ctrl+Shift+G", "Ctrl+Shift+X"):  # off: no "No SQNR yet" message path
+    for key in ("Ctrl+Shift+E", "Ctrl+Shift+V", "Ctrl+Shift+X"):  # off: no "No SQNR yet" message path
         qtbot.keyClick(win, key[-1], Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert win.status_label.text() == status and win.tabs.count() == 1
 

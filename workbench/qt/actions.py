@@ -152,7 +152,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
                args=("expand_to_depth", 3)),
     ActionSpec("color_sqnr", "Colour by &SQNR", "color_by_sqnr", ("Ctrl+Shift+E",),
                "Colour the model's graph by the per-unit SQNR (the Graph tab)", group="sqnr_graph"),
-    ActionSpec("color_sensitivity", "Colour by Sensiti&vity", "color_by_sensitivity", ("Ctrl+Shift+G",),
+    ActionSpec("color_sensitivity", "Colour by Sensiti&vity", "color_by_sensitivity", ("Ctrl+Shift+V",),
                "Colour the model's graph by the sweep's chosen figure (the Graph tab)", group="sensitivity_graph"),
     ActionSpec("show_qdq", "Show Q/&DQ as Nodes", "toggle_qdq_nodes", ("Ctrl+Shift+Q",),
                "Draw QuantizeLinear / DequantizeLinear of the shown graph as nodes instead of badges on the edges",
