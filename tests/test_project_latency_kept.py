@@ -158,3 +158,21 @@ def test_a_retargeted_project_keeps_the_latency_checks_units_under_their_new_nam
     assert [(e.node, e.ratio) for e in out.latency_kept] == [("/f/f.9/AveragePool", 2.0), ("stem_conv", 2.0)]
     assert sorted(i.node for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT) == \
         ["/f/f.9/AveragePool", "stem_conv"]
+
+
+def test_an_island_of_a_model_too_small_to_pay_takes_the_whole_models_ratio():
+    """digits_cnn on this Xeon: every unit left float because the model measured 1.11x float as quantized; the
+    islands' notes say why only by pointing at that warning, so their entries were saved with ratio None (3 of 5)
+    and the replay printed no figure for them."""
+    whole = PlanIssue("", Severity.WARNING, "quantization does not pay at this size: as quantized the model measured "
+                      "1.11x its float latency (3 us slower per run of 0.027 ms: the Q/DQ transitions cost more than "
+                      "the integer kernels save), so every unit is left float", code=IssueCode.LATENCY_KEPT_FLOAT)
+    island = PlanIssue("/f/f.3/Conv", Severity.INFO, "kept float with its island of 2 quantized units (/f/f.3/Conv, "
+                       "/f/f.7/Conv): quantization does not pay at this size (the warning about the whole model); name "
+                       "a node in an override, or pass --no-latency-check, to quantize it anyway",
+                       code=IssueCode.LATENCY_KEPT_FLOAT)
+    probe = PlanIssue("/f/f.0/Conv", Severity.INFO, "kept in float: as QLinearConv it measured 1.30x its float latency",
+                      code=IssueCode.LATENCY_KEPT_FLOAT)
+    record = latency_kept_record(["/f/f.0/Conv", "/f/f.3/Conv", "/f/f.7/Conv"], [probe, island, whole])
+    assert [(e.node, e.ratio) for e in record] == [("/f/f.0/Conv", 1.3), ("/f/f.3/Conv", 1.11), ("/f/f.7/Conv", 1.11)]
+    assert record[1].reason == record[2].reason == island.message

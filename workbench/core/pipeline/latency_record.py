@@ -55,13 +55,19 @@ def _note_for(node: str, notes: list[PlanIssue]) -> PlanIssue | None:
 def latency_kept_record(nodes: Iterable[str], issues: Iterable) -> list[LatencyKept]:
     """One :class:`LatencyKept` per node of ``nodes`` (units the latency check kept float, the names its recipe
     edit excluded), sorted by node, each with the ratio and the note of the ``issues`` (a job's PlanIssues) that
-    say why; a node no note explains gets ratio None and a short reason."""
+    say why (a note without a ratio, an island's "(the warning about the whole model)", takes that warning's);
+    a node no note explains gets ratio None and a short reason."""
     notes = [i for i in issues if getattr(i, "code", None) == IssueCode.LATENCY_KEPT_FLOAT]
+    # an island a microsecond model's slowdown left float: its note points at the warning about the whole model,
+    # which gives the ratio measured ("as quantized the model measured 1.11x its float latency")
+    whole = next((r for i in notes if not i.node and (r := measured_ratio(i.message)) is not None), None)
     record = []
     for node in sorted(set(nodes)):
         note = _note_for(node, notes)
         message = note.message if note is not None else "kept float by the latency check (slower quantized)"
-        record.append(LatencyKept(node=node, ratio=measured_ratio(message), reason=message))
+        ratio = measured_ratio(message)
+        record.append(LatencyKept(node=node, ratio=whole if ratio is None and note is not None else ratio,
+                                  reason=message))
     return record
 
 
