@@ -1,5 +1,6 @@
 """After an export whose latency check kept every unit float again, the Errors panel and the status line still
-say the latency check did it, and "Show the quantized model's errors" is offered again.
+say the latency check did it, the Problems dock lists the units it kept float, and "Show the quantized model's
+errors" is offered again.
 
 Seen as a new user on this Intel Xeon with the bundled example: calibrate (nothing quantized: the latency check
 kept all 5 units float), "Show the quantized model's errors" (the bars), then File > Export. The export's latency
@@ -15,6 +16,8 @@ from __future__ import annotations
 from cli_projects import run_job
 from conftest import EXAMPLE_DIR
 from latency_fakes import slow_quantized
+
+from workbench.core.issues import IssueCode
 
 MODEL = EXAMPLE_DIR / "digits_cnn.onnx"
 
@@ -43,6 +46,10 @@ def test_errors_panel_after_an_export_that_kept_every_unit_float(qtbot, window, 
     assert text.startswith(f"Nothing is quantized: the latency check kept all {len(units)} node units float"), text
     assert "the recipe and its guards" not in text
     assert window.status_label.text().startswith("Done, but nothing is quantized: the latency check kept every unit")
+    # "View > Problems lists them": one note per unit, from the latency check (the analysis's issues have none)
+    kept = [(source, i.node) for source, i in window.problems.problems if i.code == IssueCode.LATENCY_KEPT_FLOAT]
+    assert kept == [("latency check", n) for n in units], window.problems.problems
+    assert f"{len(units)} notes" in window.problems_link.text()
     assert button.isVisibleTo(window.errors) and window.show_quantized_link.isVisibleTo(window.statusBar())
 
     _run(qtbot, window, button.click)  # undoes the export's edit and shows the quantized model's errors again

@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.qt.problems_panel import ProblemsPanel
@@ -27,6 +28,8 @@ class _Doc(QObject):
         self.plan = SimpleNamespace(issues=[PlanIssue("Conv@12", Severity.WARNING, "bias left in float: its scale "
                                                       "would overflow int32", IssueCode.BIAS_FLOAT)])
         self.result_issues = []
+        self.undo_stack, self.latency_opened, self.latency_record = QUndoStack(self), frozenset(), {}
+        self.recipe = SimpleNamespace(overrides={})
 
 
 def test_the_message_column_reads_in_a_narrow_dock(qtbot):

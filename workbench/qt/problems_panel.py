@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.wording import count
+from workbench.qt.latency_edits import latency_kept_units
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 _COLOURS = {Severity.ERROR: "#c62828", Severity.WARNING: "#ef6c00", Severity.INFO: ""}
@@ -69,6 +70,9 @@ NODE_MIN = 40
 INDENT = 12
 #: the "From" of an issue of the last calibration made with another recipe or other rows than the current ones
 STALE_SOURCE = "quantize (out of date)"
+#: the "From" of a unit the recipe keeps float because a latency check did, listed from the document's record
+#: when the last job's issues do not say so (an export's check, measured again by an analysis; a reopened project)
+LATENCY_SOURCE = "latency check"
 _STALE_TIP = ("From the last calibration, made with another recipe or other calibration data than the current "
               "ones: it may no longer apply. Calibrate (F5) to check it again.")
 
@@ -93,7 +97,21 @@ def collect_problems(doc) -> list[tuple[str, PlanIssue]]:
     seen = {(i.node, i.message) for i in plan_issues}
     source = "quantize" if doc.results_current else STALE_SOURCE
     out += [(source, i) for i in doc.result_issues if (i.node, i.message) not in seen]
+    out += [(LATENCY_SOURCE, i) for i in _latency_kept_notes(doc)]
     return sorted(out, key=lambda si: (si[0] == STALE_SOURCE, _ORDER.get(si[1].severity, 3)))
+
+
+def _latency_kept_notes(doc) -> list[PlanIssue]:
+    """One note per unit the recipe keeps float because a latency check did (an export's, a reopened
+    project's), with the reason recorded when it was kept, when the last job's issues hold no latency note:
+    after an export kept every unit float and the figures were measured again by an analysis (no latency
+    check), the Errors panel said "View > Problems lists them" over "No problems"."""
+    if any(i.code == IssueCode.LATENCY_KEPT_FLOAT for i in doc.result_issues):
+        return []
+    record = getattr(doc, "latency_record", {})
+    return [PlanIssue(node, Severity.INFO, record[node].reason if node in record else
+                      "kept float by the latency check (slower quantized on this machine)", IssueCode.LATENCY_KEPT_FLOAT)
+            for node in sorted(latency_kept_units(doc))]
 
 
 def group_problems(problems: list[tuple[str, PlanIssue]]) -> list[list[tuple[str, PlanIssue]]]:
