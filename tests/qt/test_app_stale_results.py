@@ -191,7 +191,8 @@ def test_figures_current_before_an_export_that_keeps_units_float_are_measured_ag
     qtbot.waitUntil(lambda: not win.runs.busy and win.doc.results_current, timeout=300_000)
     qtbot.waitUntil(lambda: win.canvas.error_label() == "SQNR (dB)", timeout=60_000)  # set on a later turn
     assert not win.errors.stale
-    assert f"analysed (measured again: kept {len(kept)} units float at export)." in win.status_label.text()
+    assert f"analysed (measured again: the export to {tmp_path / 'app.onnx'} kept {len(kept)} units float)." \
+        in win.status_label.text()
     assert {r.node for r in win.errors.rows} == measured - kept  # the kept units are float now: no figure
 
 

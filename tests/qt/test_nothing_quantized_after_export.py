@@ -46,6 +46,10 @@ def test_errors_panel_after_an_export_that_kept_every_unit_float(qtbot, window, 
     assert text.startswith(f"Nothing is quantized: the latency check kept all {len(units)} node units float"), text
     assert "the recipe and its guards" not in text
     assert window.status_label.text().startswith("Done, but nothing is quantized: the latency check kept every unit")
+    # the export's own line is replaced by the analysis's: that one names the file written (it said only "kept 5
+    # units float at export", the path nowhere on screen)
+    out = tmp_path / "digits_int8.onnx"
+    assert f"(measured again: the export to {out} kept {len(units)} units float)" in window.status_label.toolTip()
     # "View > Problems lists them": one note per unit, from the latency check (the analysis's issues have none)
     kept = [(source, i.node) for source, i in window.problems.problems if i.code == IssueCode.LATENCY_KEPT_FLOAT]
     assert kept == [("latency check", n) for n in units], window.problems.problems

@@ -1405,7 +1405,8 @@ class MainWindow(QMainWindow):
                 if current:  # the figures shown were of the recipe before: measure the exported one
                     note += (" Measuring the figures again with them float. Save Project stays available meanwhile "
                              "(Esc stops the measuring).")
-                    self._remeasure_after = f"kept {count(len(kept), 'unit')} float at export"
+                    # named in the analysis's line, which replaces this one: the file's path stays said
+                    self._remeasure_after = f"the export to {result['path']} kept {count(len(kept), 'unit')} float"
                     QTimer.singleShot(0, self._remeasure)
         if edited:
             note += (" The file has the recipe as it was when the export started: your edits made since are not in "
