@@ -34,3 +34,16 @@ def test_a_replay_with_every_unit_latency_kept_points_at_the_model_not_the_flag(
     assert "--no-latency-check writes" not in warning
     assert warning.endswith(f"{project}'s recipe excludes the units its latency check kept float (a replay measures "
                             "nothing): quantize the .onnx model itself with --no-latency-check to write them quantized")
+
+
+def test_analyze_of_such_a_project_says_its_recipe_keeps_them(tmp_path, corpus, capsys):
+    """``analyze P.wbproj`` said '--no-latency-check measures every unit the recipe quantizes' of the units the
+    project's latency_kept names; with --no-latency-check beside the project the same units stayed float."""
+    from workbench.cli import main
+
+    project, n = _all_kept_project(tmp_path, corpus)
+    assert main(["analyze", str(project), "--no-latency-check"]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "measured slower quantized" in line]
+    assert notes == [f"note: {n} units measured slower quantized are float here: {project}'s recipe keeps them so, as "
+                     "the latency check decided when it was saved (--no-latency-check beside the project changes "
+                     "nothing: `workbench-cli analyze` of the .onnx model with it measures them quantized)"]

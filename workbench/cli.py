@@ -850,18 +850,25 @@ def _print_unmatched(issues) -> None:
 ISLAND_UNITS = re.compile(r"with its island of (\d+) quantized unit")
 
 
-def _note_latency_kept(kept: list, verb: str) -> None:
+def _note_latency_kept(kept: list, verb: str, args=None) -> None:
     """The stderr note of ``analyze`` / ``sweep`` / ``render --colour sqnr`` on the units the latency check keeps
     float (``kept``: its issues, one per unit probed alone or per island), counted in units: "5 units measured slower
     quantized (2 alone, 3 in 2 islands) are float here" (it read "4 units or islands", the issues counted);
-    ``verb``: what ``--no-latency-check`` does instead ("measures", "sweeps")."""
+    ``verb``: what ``--no-latency-check`` does instead ("measures", "sweeps"). ``args``: the verb's arguments; for
+    a replayed project (``args.model`` a .wbproj) the note says its recipe keeps them, as --no-latency-check there
+    changes nothing (a replay runs no latency check)."""
     islands = [int(found.group(1)) for i in kept if (found := ISLAND_UNITS.search(i.message))]
     alone = len(kept) - len(islands)
     units = alone + sum(islands)
     how = f" ({alone} alone, {sum(islands)} in {count(len(islands), 'island')})" if alone and islands else \
         f" (in {count(len(islands), 'island')})" if islands else ""
-    print(f"note: {count(units, 'unit')} measured slower quantized{how} {plural(units, 'is', 'are')} float here, as "
-          f"`quantize` writes them (--no-latency-check {verb} every unit the recipe quantizes)", file=sys.stderr)
+    project = str(getattr(args, "model", "")) if str(getattr(args, "model", "")).endswith(".wbproj") else ""
+    why = (f": {project}'s recipe keeps them so, as the latency check decided when it was saved (--no-latency-check "
+           f"beside the project changes nothing: `workbench-cli {args.command}` of the .onnx model with it "
+           f"{verb} them quantized)") if project else \
+        f", as `quantize` writes them (--no-latency-check {verb} every unit the recipe quantizes)"
+    print(f"note: {count(units, 'unit')} measured slower quantized{how} {plural(units, 'is', 'are')} float here"
+          f"{why}", file=sys.stderr)
 
 
 def _note_unmeasured(plan, rows, kept) -> None:
@@ -913,7 +920,7 @@ def cmd_analyze(args) -> int:
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
     _note_unmeasured(result.plan, rows, kept)
     if kept:
-        _note_latency_kept(kept, "measures")
+        _note_latency_kept(kept, "measures", args)
     print(f"end to end ({count(e2e.samples, 'sample')}, as `evaluate` measures it): measured with {e2e.runtime}")
     for o in e2e.outputs:
         worst = f" ({o.worst_row_text()})" if o.worst_row_text() else ""
@@ -979,7 +986,7 @@ def cmd_sweep(args) -> int:
     _print_job_notes(chose, result)
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
     if kept:
-        _note_latency_kept(kept, "sweeps")
+        _note_latency_kept(kept, "sweeps", args)
     branch = [u.node for u in result.plan.units.values() if u.graph and not u.excluded]
     if branch:
         print(f"note: {count(len(branch), 'unit')} inside If/Loop bodies not swept ({_names(branch)}); "
@@ -1467,7 +1474,7 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
         _print_job_notes(chose, result)
         kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
         if kept:
-            _note_latency_kept(kept, "measures")
+            _note_latency_kept(kept, "measures", args)
         errors = node_sqnr(rows, result.plan.units)  # every node of a unit, as the app colours them
         grey = grey_note(model.proto.graph.node, result.plan.units, errors, bool(kept))
         return "error", None, errors, None, [SQNR_STOPS_NOTE] + ([grey] if grey else []), _kept_float(result.plan.units)
