@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication, QStyleOptionViewItem, QTreeWidget  #
 
 from workbench.core import api  # noqa: E402
 from workbench.qt.diff_rows import FLOAT_COL, SQNR_COL  # noqa: E402
+from workbench.qt.diff_view import LIST_MAX_SHARE  # noqa: E402
 from workbench.qt.elide import distinct_labels, fine_segments  # noqa: E402
 
 CORPUS = Path("/work/shared/corpus/models/ppocrv4_rec")
@@ -68,7 +69,7 @@ def test_sqnr_column_shows_and_names_stay_apart(qtbot, window, compare_in_app, p
         QApplication.processEvents()
     tree = tab.tree
     port = tree.viewport().width()
-    assert port < 200  # the list opens narrow: the panes get the room
+    assert tree.width() <= LIST_MAX_SHARE * tab.width() + 1  # the list opens no wider: the panes get the room
     sqnr_right = tree.header().sectionViewportPosition(SQNR_COL) + tree.columnWidth(SQNR_COL)
     assert sqnr_right <= port, (sqnr_right, port, [tree.columnWidth(c) for c in range(3)])
     assert tree.horizontalScrollBar().value() == 0

@@ -17,7 +17,7 @@ from onnx import numpy_helper
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
-from workbench.qt import docks
+from workbench.qt import diff_view, docks
 
 CORPUS = Path("/work/shared/corpus/models/digits_cnn")
 FLOAT = CORPUS / "model_opset17.onnx"
@@ -83,7 +83,7 @@ def test_panes_take_most_of_the_tab_at_the_default_size(qtbot, window, compare_i
     assert (win.width(), win.height()) == (1400, 900)  # the window's default size
     tab = _diff_tab(qtbot, win, compare_in_app, ort_qdq)
     for canvas in (tab.float_canvas, tab.canvas):
-        assert canvas.width() >= 0.4 * tab.width(), (canvas.width(), tab.width())
+        assert canvas.width() >= diff_view.MIN_PANE_SHARE * tab.width(), (canvas.width(), tab.width())
     tab.list_button.click()  # the list hides: the panes share the whole tab
     _settle()
     assert tab.tree.isHidden()
@@ -95,7 +95,7 @@ def test_a_row_centres_its_node_clear_of_every_legend(qtbot, window, compare_in_
     win = window
     tab = _diff_tab(qtbot, win, compare_in_app, ort_qdq, user_layout=True)
     for canvas in (tab.float_canvas, tab.canvas):  # the panes are still wide enough beside two dock columns
-        assert canvas.width() >= 0.4 * tab.width(), (canvas.width(), tab.width())
+        assert canvas.width() >= diff_view.MIN_PANE_SHARE * tab.width(), (canvas.width(), tab.width())
     _click_row(qtbot, tab, _row(tab, "matched", CONV))
     assert tab.float_canvas.selected_nodes() == [CONV] and tab.canvas.selected_nodes() == [CONV]
     legends = [w for w in win.findChildren(QWidget) if w.objectName() in ("canvasLegend", "diffKey") and w.isVisible()]

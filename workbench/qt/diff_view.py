@@ -13,8 +13,8 @@ A click on a column title sorts each group's rows by it (SQNR by value, the wors
 their order); names too long for their column drop their shared start, then their middle, the whole name
 in the tooltip (:mod:`workbench.qt.diff_rows`). Clicking a row selects the pair in both panes, centres it and shows it in the window's Inspector
 (read-only: the quantization parameters the quantized file holds around it). The panes take most of
-the tab (each at least :data:`MIN_PANE_SHARE` of it); the list is :data:`LIST_SHARE` wide and the List
-button hides it. The panes open at the readable zoom on the graph's start (both graphs whole when they are
+the tab (each at least :data:`MIN_PANE_SHARE` of it); the list opens as wide as its names and their SQNR
+need, :data:`LIST_SHARE` to :data:`LIST_MAX_SHARE` of the tab, and the List button hides it. The panes open at the readable zoom on the graph's start (both graphs whole when they are
 readable so); Fit graph (Ctrl+0, the Fit both button) and the zoom actions act on both panes. The panes' layout runs in
 a background job.
 """
@@ -56,11 +56,14 @@ from workbench.qt.workers import ThreadJob
 
 #: the top-level groups of the tree, in order
 GROUPS = ("matched", "left float", "Q/DQ pairs", "DQ without Q", "folded or fused", "removed", "added")
-#: share of the tab's width the list takes when the tab opens (the panes share the rest; room for
+#: share of the tab's width the list takes at least when the tab opens (the panes share the rest; room for
 #: a node name's telling segments and its SQNR)
 LIST_SHARE = 0.18
-#: the least share of the tab's width each pane gets at the window's default size
-MIN_PANE_SHARE = 0.4
+#: share of the tab's width the list opens at most, to show names up to :data:`NAME_COLUMN_MAX` beside their SQNR:
+#: at 0.18 (188 px of the default window's tab) minilm's names were cut twice ("…emb…ape", "…word…ther")
+LIST_MAX_SHARE = 0.26
+#: the least share of the tab's width each pane gets
+MIN_PANE_SHARE = 0.36
 #: widest the list's name columns open, px (longer node names are shortened, :mod:`workbench.qt.diff_rows`)
 NAME_COLUMN_MAX = 200
 #: narrowest the list's first column opens, px: at the list's opening width the SQNR column shows beside
@@ -183,18 +186,21 @@ class DiffTab(QWidget):
         self._size_list_once()
 
     def _size_list_once(self) -> None:
-        """The list :data:`LIST_SHARE` of the splitter's width, once it has one (the tab shown); later
-        the user's splitter position stands."""
+        """The list as wide as its name column (names up to :data:`NAME_COLUMN_MAX` whole) and the SQNR
+        column beside it need, between :data:`LIST_SHARE` and :data:`LIST_MAX_SHARE` of the splitter's width,
+        once it has one (the tab shown); later the user's splitter position stands."""
         if self._list_share_set or not self.isVisible() or self.split.width() <= 0:
             return
         self._list_share_set = True
         width = self.split.width() - self.split.handleWidth()
-        share = int(width * LIST_SHARE)
-        self.split.setSizes([share, width - share])
-        # the node names shortened (diff_rows), so the SQNR column shows whole beside them
         sqnr = self.tree.columnWidth(SQNR_COL)
         bar = self.tree.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self.tree)
-        room = share - 2 * self.tree.frameWidth() - bar  # the list's viewport, its vertical scroll bar shown
+        chrome = 2 * self.tree.frameWidth() + bar  # the list's frame and its vertical scroll bar
+        wanted = self.tree.columnWidth(FLOAT_COL) + sqnr + chrome
+        share = max(int(width * LIST_SHARE), min(wanted, int(width * LIST_MAX_SHARE)))
+        self.split.setSizes([share, width - share])
+        # longer node names shortened (diff_rows), so the SQNR column shows whole beside them
+        room = share - chrome  # the list's viewport
         self.tree.setColumnWidth(FLOAT_COL, min(self.tree.columnWidth(FLOAT_COL), max(NAME_COLUMN_MIN, room - sqnr)))
 
     def _show_list(self, shown: bool) -> None:
