@@ -87,3 +87,34 @@ def test_qgemm_2d_bias_per_channel_on_its_last_axis_with_alpha(alpha):
     x_float = (x.astype(np.float64) - 128) * inits["xs"]
     expected = alpha * x_float @ (inits["wq"] * inits["ws"][:, None].astype(np.float64)).T + c_listed
     assert np.abs((y.astype(np.float64) - 128) * 0.05 - expected).max() <= 0.05 / 2 + 1e-6
+
+
+def test_qlinear_conv_transpose_lists_input_weight_bias_output():
+    """com.microsoft QLinearConvTranspose (inputs as QLinearConv's, W of shape C_in x C_out x k x k): it had no
+    entry in the reader's QOperator table, so the Inspector listed nothing for it (its bias neither, though the
+    bias table named it). Its per-channel weight scale runs along W's axis 1; dequantized with the listed scales the
+    file's W and B are the float ones to within half a step (onnxruntime's CPU provider has no kernel for it)."""
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((3, 4, 2, 2)) * 0.3).astype(np.float32)
+    b = (rng.standard_normal(4) * 0.5).astype(np.float32)
+    x_scale, w_scale = np.float32(0.02), (np.abs(w).max((0, 2, 3)) / 127).astype(np.float32)
+    inits = {"xs": np.array(x_scale), "xz": np.array(128, np.uint8),
+             "wq": np.round(w / w_scale[None, :, None, None]).astype(np.int8), "ws": w_scale,
+             "wz": np.zeros(4, np.int8), "ys": np.array(np.float32(0.05)), "yz": np.array(128, np.uint8),
+             "bq": np.round(b / (x_scale * w_scale)).astype(np.int32)}
+    node = helper.make_node("QLinearConvTranspose", ["xq", *inits], ["yq"], domain="com.microsoft", name="up",
+                            kernel_shape=[2, 2], strides=[2, 2])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("xq", TensorProto.UINT8, [1, 3, 3, 3])],
+                              [helper.make_tensor_value_info("yq", TensorProto.UINT8, [1, 4, 6, 6])],
+                              [numpy_helper.from_array(v, name) for name, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    params = read_quant_params(model)
+    assert [(p.role, p.tensor, p.axis) for p in params] == [("input", "xq", None), ("weight", "wq", 1),
+                                                            ("bias", "bq", 0), ("output", "yq", None)]
+    weight, bias = params[1], params[2]
+    w_step = weight.scale.reshape(1, -1, 1, 1)
+    assert np.all(np.abs(inits["wq"] * w_step - w) <= w_step / 2 + 1e-7)
+    assert np.array_equal(bias.scale, (x_scale * w_scale).astype(np.float32))
+    assert np.all(np.abs(inits["bq"] * bias.scale.astype(np.float64) - b) <= bias.scale / 2 + 1e-7)

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 #: op type -> ((tensor index, scale index, zero point index, role), ...); a tensor index "out0" is output 0.
 _QOP: dict[str, tuple[tuple, ...]] = {
     "QLinearConv": ((0, 1, 2, "input"), (3, 4, 5, "weight"), ("out0", 6, 7, "output")),
+    "QLinearConvTranspose": ((0, 1, 2, "input"), (3, 4, 5, "weight"), ("out0", 6, 7, "output")),
     "QLinearMatMul": ((0, 1, 2, "input"), (3, 4, 5, "weight"), ("out0", 6, 7, "output")),
     "QGemm": ((0, 1, 2, "input"), (3, 4, 5, "weight"), ("out0", 7, 8, "output")),
     "QLinearAdd": ((0, 1, 2, "input"), (3, 4, 5, "input"), ("out0", 6, 7, "output")),
@@ -254,7 +255,9 @@ class _Reader:
                 role = "weight"
             axis = None
             if role == "weight":
-                axis = 0 if op == "QLinearConv" else (0 if op == "QGemm" and a.get("transB", 0) else -1)
+                # the output channel: W's axis 0 of a conv, 1 of a transposed conv (C_in, C_out / group, k...)
+                axis = 0 if op == "QLinearConv" else 1 if op == "QLinearConvTranspose" else \
+                    (0 if op == "QGemm" and a.get("transB", 0) else -1)
             self.triple(node, tensor, _input(node, s_idx), _input(node, z_idx), role, "QOperator", axis)
             if role == "weight" and op in _QBIAS:  # the bias next, before the output
                 self.qoperator_bias(node, *_QBIAS[op])
