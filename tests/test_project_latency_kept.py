@@ -176,3 +176,14 @@ def test_an_island_of_a_model_too_small_to_pay_takes_the_whole_models_ratio():
     record = latency_kept_record(["/f/f.0/Conv", "/f/f.3/Conv", "/f/f.7/Conv"], [probe, island, whole])
     assert [(e.node, e.ratio) for e in record] == [("/f/f.0/Conv", 1.3), ("/f/f.3/Conv", 1.11), ("/f/f.7/Conv", 1.11)]
     assert record[1].reason == record[2].reason == island.message
+
+
+def test_a_unit_named_twice_in_latency_kept_is_refused(tmp_path):
+    """A hand-edited latency_kept naming a unit twice loaded, and the replay reported that unit twice."""
+    twice = [{"node": "/f/f.0/Conv", "ratio": 1.3}, {"node": "/f/f.0/Conv"}]
+    with pytest.raises(ProjectError, match="invalid project field latency_kept: .*node '/f/f.0/Conv' is named twice; "
+                                           "keep one entry per unit"):
+        api.load_project(_project_file(tmp_path, latency_kept=twice), check_model=False)
+    # a retarget that matches two of the record's units to one node keeps one entry for it
+    record = [api.LatencyKept(node="a", ratio=1.5, reason="r"), api.LatencyKept(node="b", reason="s")]
+    assert moved_record(record, {"a": "z", "b": "z"}) == [api.LatencyKept(node="z", ratio=1.5, reason="r")]

@@ -75,9 +75,11 @@ def moved_record(record: Iterable[LatencyKept] | None, renamed: dict[str, str | 
     """``record`` (a project's ``latency_kept``) for the project's recipe applied to another model: each entry under
     the node its override now applies to (``renamed``: old override name -> new name, None when it matches no node
     any more; such entries are dropped, as their overrides are). None when none is left."""
-    moved = [entry.model_copy(update={"node": renamed[entry.node]}) for entry in record or []
-             if renamed.get(entry.node) is not None]
-    return sorted(moved, key=lambda e: e.node) or None
+    moved = {}  # one entry per new name (a project's latency_kept names each unit once)
+    for entry in record or []:
+        if renamed.get(entry.node) is not None:
+            moved.setdefault(renamed[entry.node], entry.model_copy(update={"node": renamed[entry.node]}))
+    return sorted(moved.values(), key=lambda e: e.node) or None
 
 
 def replay_notes(record: Iterable[LatencyKept], excluded: Iterable[str], project_path: object) -> list[PlanIssue]:

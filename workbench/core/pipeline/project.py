@@ -46,7 +46,16 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, StrictInt, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+)
 from typing_extensions import TypedDict
 
 from workbench import __version__
@@ -132,6 +141,17 @@ class Project(BaseModel):
     #: exclusions are its measurement, not the user's. None (absent from the file) when it kept none or the project
     #: was saved before it was recorded
     latency_kept: list[LatencyKept] | None = None
+
+    @field_validator("latency_kept")
+    @classmethod
+    def _one_entry_per_unit(cls, entries: list[LatencyKept] | None) -> list[LatencyKept] | None:
+        """A unit named twice (a hand edit) would be reported twice by a replay: refused, naming it."""
+        seen: set[str] = set()
+        for entry in entries or []:
+            if entry.node in seen:
+                raise ValueError(f"node {entry.node!r} is named twice; keep one entry per unit")
+            seen.add(entry.node)
+        return entries
     #: what the load resolved differently from the file (an absolute path used, a model located elsewhere)
     _notes: list[str] = PrivateAttr(default_factory=list)
     #: file field -> (the path written in the file, the absolute path the load put in its place)
