@@ -60,3 +60,24 @@ def test_errors_panel_after_an_export_that_kept_every_unit_float(qtbot, window, 
     qtbot.waitUntil(lambda: len(window.errors.rows) == len(units), timeout=10_000)
     assert not any(o.exclude for o in window.doc.recipe.overrides.values())
     assert "These are the quantized model's errors" in window.errors.summary.text()
+
+
+def test_a_reopened_project_kept_float_by_the_latency_check_offers_no_missing_button(qtbot, window, open_file,
+                                                                                      monkeypatch, tmp_path):
+    """Calibrated (nothing quantized), saved, reopened and calibrated again: the project records the units the
+    latency check kept float, there is no edit of this session to undo, so no button; the text described one
+    ("Show the quantized model's errors" below undoes ... Ctrl+Z) and a Ctrl+Z that undid nothing of it."""
+    slow_quantized(monkeypatch, ratio=1.4)
+    open_file(window, MODEL)
+    window.calibration.choose_first.setChecked(False)
+    _run(qtbot, window, window.act_calibrate.trigger)
+    project = window.save_project_to(tmp_path / "p.wbproj")
+    open_file(window, project)
+    window.calibration.choose_first.setChecked(False)
+    _run(qtbot, window, window.act_calibrate.trigger)
+    qtbot.waitUntil(lambda: window.errors.summary.text().startswith("Nothing is quantized"), timeout=10_000)
+    text = window.errors.summary.text()
+    assert text.startswith("Nothing is quantized: the latency check kept all 5 node units float"), text
+    assert "the project records it" in text and "Show the quantized model's errors" not in text
+    assert "untick \"exclude (keep in float)\" in the inspector" in text
+    assert not window.errors.show_quantized_button.isVisibleTo(window.errors)

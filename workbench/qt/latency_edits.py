@@ -18,6 +18,18 @@ def is_latency_edit(command) -> bool:
     return command is not None and LATENCY_EDIT in command.text()
 
 
+def latency_edit_done(doc) -> bool:
+    """True when the undo stack's last done edit (what Ctrl+Z undoes) is the latency check's."""
+    stack = doc.undo_stack
+    return stack.index() > 0 and is_latency_edit(stack.command(stack.index() - 1))
+
+
+def latency_edit_undone(doc) -> bool:
+    """True when the undo stack's next redo (what Ctrl+Y does) is the latency check's edit."""
+    stack = doc.undo_stack
+    return stack.index() < stack.count() and is_latency_edit(stack.command(stack.index()))
+
+
 def latency_kept_units(doc) -> set[str]:
     """The units the latency check's done edits (those before the undo stack's index), a done edit that applied a
     project's recipe with its ``latency_kept`` (File > Apply Project to Model) or the opened project's
@@ -35,4 +47,4 @@ def latency_kept_units(doc) -> set[str]:
     return {n for n in kept if n in now and now[n].exclude}
 
 
-__all__ = ["LATENCY_EDIT", "is_latency_edit", "latency_kept_units"]
+__all__ = ["LATENCY_EDIT", "is_latency_edit", "latency_edit_done", "latency_edit_undone", "latency_kept_units"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from workbench.core.issues import IssueCode, Severity
 from workbench.core.wording import count
-from workbench.qt.latency_edits import latency_kept_units
+from workbench.qt.latency_edits import latency_edit_done, latency_kept_units
 
 
 def latency_islands(issues) -> list:
@@ -48,7 +48,9 @@ def nothing_quantized(doc) -> bool:
 
 def nothing_quantized_text(doc) -> str:
     """The Errors panel's text for :func:`nothing_quantized` ("" otherwise): that nothing is quantized, why
-    (the latency check kept every unit float, or the recipe and its guards did) and what to do."""
+    (the latency check kept every unit float, or the recipe and its guards did) and what to do: the "Show the
+    quantized model's errors" button and Ctrl+Z only when the latency check's edit is the one Ctrl+Z undoes (a
+    reopened project records the units, with no edit to undo: the text described a button that was not there)."""
     if not nothing_quantized(doc):
         return ""
     units = len(doc.plan.units) if doc.plan is not None else 0
@@ -60,14 +62,17 @@ def nothing_quantized_text(doc) -> str:
                 "in the inspector, or choose another preset in the Recipe panel, then calibrate (F5).")
     islands = latency_islands(issues)
     where = f" in {count(len(islands), 'island')}" if islands else ""
+    anyway = ("To quantize anyway: select nodes and untick \"exclude (keep in float)\" in the inspector (a node with "
+              "an override of its own is never kept float by the latency check) and calibrate (F5).")
+    if not latency_edit_done(doc):  # a reopened project's record: no edit of this session to undo, no button
+        return (f"Nothing is quantized: the latency check kept {every} float{where} (the quantized model measured "
+                "slower than float, as workbench-cli quantize measures it; the project records it), so there is no "
+                f"error to show; View > Problems lists them. {anyway}")
     return (f"Nothing is quantized: the latency check kept {every} float{where} (the quantized model measured "
             "slower than float on this machine, as workbench-cli quantize measures it), so there is no error to "
             "show; View > Problems lists them. To see the quantized model's errors anyway: \"Show the quantized "
             "model's errors\" below undoes the latency check's edit (Ctrl+Z, Edit > Undo for \"Keep ... float "
-            "(latency check)\") and runs Analyze (F6) on the recipe as it is (Ctrl+Y keeps the units float again). To "
-            "quantize anyway: select "
-            "nodes and untick \"exclude (keep in float)\" in the inspector (a node with an override of its own "
-            "is never kept float by the latency check) and calibrate (F5).")
+            f"(latency check)\") and runs Analyze (F6) on the recipe as it is (Ctrl+Y keeps the units float again). {anyway}")
 
 
 def nothing_quantized_status(doc) -> str:

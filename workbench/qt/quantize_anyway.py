@@ -19,7 +19,13 @@ import shiboken6
 
 from workbench.core import api
 from workbench.core.issues import IssueCode
-from workbench.qt.latency_edits import LATENCY_EDIT, is_latency_edit, latency_kept_units
+from workbench.qt.latency_edits import (
+    LATENCY_EDIT,
+    is_latency_edit,
+    latency_edit_done,
+    latency_edit_undone,
+    latency_kept_units,
+)
 from workbench.qt.nothing_quantized import latency_islands, latency_kept_float, nothing_quantized
 
 #: The button's and the link's text.
@@ -29,18 +35,6 @@ MEASURED = re.compile(r"measured (\d+(?:\.\d+)?)x its float latency")
 #: The document's fields that make up the results shown (the calibration cache is shared: not among them).
 SHOWN = ("qparams", "errors", "split", "outputs", "weights", "local", "issues", "result_issues", "result_recipe",
          "result_data", "written")
-
-
-def latency_edit_done(doc) -> bool:
-    """True when the undo stack's last done edit (what Ctrl+Z undoes) is the latency check's."""
-    stack = doc.undo_stack
-    return stack.index() > 0 and is_latency_edit(stack.command(stack.index() - 1))
-
-
-def latency_edit_undone(doc) -> bool:
-    """True when the undo stack's next redo (what Ctrl+Y does) is the latency check's edit."""
-    stack = doc.undo_stack
-    return stack.index() < stack.count() and is_latency_edit(stack.command(stack.index()))
 
 
 def after_each_step(doc, slot) -> None:
