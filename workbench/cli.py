@@ -432,13 +432,26 @@ def cmd_quantize(args) -> int:
             forced = ("; --no-latency-check writes the units the latency check kept float quantized" if ran is not None
                       else f"; {args.model}'s recipe excludes the units its latency check kept float (a replay measures "
                            "nothing): quantize the .onnx model itself with --no-latency-check to write them quantized")
-        print(f"warning: no node unit is quantized: all {len(result.plan.units)} were kept float (the reasons are "
-              f"above), so the written model computes in float like the input{forced}", file=sys.stderr)
+        print(f"warning: no node unit is quantized: all {len(result.plan.units)} were kept float "
+              f"({_kept_float_why(args, result)}), so the written model computes in float like the input{forced}",
+              file=sys.stderr)
     print(f"wrote {out} ({len(units)} of {len(result.plan.units)} node units quantized, preset "
           f"{result.recipe.preset}{chosen})")
     if args.save_project:
         print(f"wrote {args.save_project}")
     return 0
+
+
+def _kept_float_why(args, result) -> str:
+    """Where the warning that no unit is quantized finds the reasons: "the reasons are above" when an issue
+    printed above names a unit kept float, else the recipe (or the replayed project's) excludes them: with
+    ``--exclude '*'``, or a project whose recipe excludes every unit, it said "the reasons are above" over
+    nothing but the latency note."""
+    kept = {u.node for u in result.plan.units.values() if u.excluded}
+    if any(i.node in kept for i in result.issues):
+        return "the reasons are above"
+    whose = f"{args.model}'s recipe" if str(args.model).endswith(".wbproj") else "the recipe (--exclude, --recipe)"
+    return f"{whose} excludes them"
 
 
 def _latency_kept(args, ran, result) -> list | None:
