@@ -101,3 +101,31 @@ def test_arm_cores_with_the_same_features_differ_by_their_cpu_part(cpuinfo_file)
     first = _key()
     cpuinfo_file.write_text(a53.replace("0xd03", "0xd08"))
     assert _key() != first
+
+
+POWER = """processor\t: 0
+cpu\t\t: POWER9 (architected), altivec supported
+clock\t\t: 2200.000000MHz
+revision\t: 2.2 (pvr 004e 1202)
+"""
+RISCV = """processor\t: 0
+hart\t\t: 1
+isa\t\t: rv64imafdc
+mmu\t\t: sv39
+uarch\t\t: sifive,u74-mc
+"""
+
+
+def test_power_and_riscv_cpus_are_told_apart(cpuinfo_file):
+    """POWER kernels name the CPU on a 'cpu' line and RISC-V ones on 'uarch' (flags: 'isa'), with no model name or
+    flags line: a POWER8 and a POWER9, or two RISC-V cores, gave one latency cache key."""
+    assert cpu.parse_cpuinfo(POWER) == ("POWER9 (architected), altivec supported", frozenset())
+    assert cpu.parse_cpuinfo(RISCV) == ("sifive,u74-mc", frozenset({"rv64imafdc"}))
+    cpuinfo_file.write_text(POWER)
+    power9 = _key()
+    cpuinfo_file.write_text(POWER.replace("POWER9", "POWER8"))
+    assert _key() != power9
+    cpuinfo_file.write_text(RISCV)
+    u74 = _key()
+    cpuinfo_file.write_text(RISCV.replace("sifive,u74-mc", "thead,c906"))
+    assert _key() != u74

@@ -1,7 +1,7 @@
 """This machine's CPU as the operating system describes it: its model name and feature flags.
 
 Linux lists both in ``/proc/cpuinfo`` (the ``model name`` and ``flags`` lines of the first processor; ARM
-kernels name them ``Hardware`` / ``CPU part`` and ``Features``). Elsewhere the model name is
+kernels name them ``Hardware`` / ``CPU part`` and ``Features``, POWER ``cpu``, RISC-V ``uarch`` and ``isa``). Elsewhere the model name is
 ``platform.processor()`` and the flags are unknown (empty). ``platform.processor()`` alone is not a CPU
 model on Linux: it is ``''`` (or ``uname -p``'s ``unknown``) on common distributions, so an AMD EPYC and an
 Intel Xeon read alike there.
@@ -15,15 +15,16 @@ from pathlib import Path
 
 #: The file Linux describes its processors in.
 CPUINFO = Path("/proc/cpuinfo")
-_NAME_KEYS = ("model name", "hardware", "cpu model", "processor", "cpu part")
-_FLAG_KEYS = ("flags", "features")
+_NAME_KEYS = ("model name", "hardware", "cpu model", "processor", "cpu part", "cpu", "uarch")
+_FLAG_KEYS = ("flags", "features", "isa")
 
 
 def parse_cpuinfo(text: str) -> tuple[str, frozenset[str]]:
     """The first processor's model name and feature flags in ``/proc/cpuinfo``'s text.
 
     Returns ``(name, flags)``: the value of the first ``model name`` line (else ``Hardware``, ``cpu model``, a
-    ``Processor`` line that is not a number, or ARM64's ``CPU part``: ``0xd08`` for a Cortex-A72), and the words of the first ``flags`` (or ``Features``) line;
+    ``Processor`` line that is not a number, ARM64's ``CPU part``: ``0xd08`` for a Cortex-A72, POWER's ``cpu``,
+    RISC-V's ``uarch``), and the words of the first ``flags`` (or ``Features``, RISC-V's ``isa``) line;
     ``""`` / empty when absent."""
     fields: dict[str, str] = {}
     for line in text.splitlines():
