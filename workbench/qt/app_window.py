@@ -1871,6 +1871,8 @@ class MainWindow(QMainWindow):
             return
         if len(names) != 1 or not self.doc.data:  # say why the plot is empty instead of leaving it blank
             self.errors.clear_histogram("Choose calibration data to see histograms." if not self.doc.data else
+                                        "No node selected: click a node or a bar to see the histogram of its "
+                                        "output." if not names else
                                         f"{count(len(names), 'node')} selected: select one node to see the "
                                         "histogram of its output.")
             return
