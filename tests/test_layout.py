@@ -245,7 +245,7 @@ def test_long_edge_gets_one_waypoint_per_skipped_layer_outside_every_box(tmp_pat
     # edges into the next layer have no waypoints; a0 -> b1 skips nothing
     assert (s.names.index("a0"), s.names.index("b1")) in s.edges
     assert set(layout.routes) == {e for e, (a, b) in enumerate(s.edges) if pos[s.names[b]][1] - pos[s.names[a]][1] > Y_SPACING}
-    # the cache (layout version 3) gives the same positions and routes back
+    # the cache gives the same positions and routes back
     cached = layout_routed(proto, cache_dir=tmp_path)
     assert cached.positions == pos and cached.routes == layout.routes
     assert layout_graph(proto, cache_dir=tmp_path) == pos

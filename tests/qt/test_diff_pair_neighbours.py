@@ -12,8 +12,9 @@ from PySide6.QtWidgets import QApplication
 from workbench.core import api
 from workbench.qt.render import draw_panes
 
-#: with our export, p2o.Mul.0 reads p2o.Conv.1, 760 scene px left of it in the layout (with onnxruntime's
-#: quantize_static file the README's picture is of, the Clip of the first hard-swish: 855 px)
+#: with our export, p2o.Mul.0 reads p2o.Conv.1, 760 scene px left of it in igraph's placement (with onnxruntime's
+#: quantize_static file the README's picture is of, the Clip of the first hard-swish: 855 px); one column (190 px)
+#: since the layout places its columns itself (workbench/core/graph/placement.py)
 PAIR = "p2o.Mul.0"
 
 

@@ -5,10 +5,11 @@ producer -> consumer pair, optionally with QuantizeLinear -> DequantizeLinear pa
 edge badges), layered by longest path (so every edge points to a later layer) and ordered within
 layers by igraph's ``Graph.layout_sugiyama`` (barycenter crossing reduction; Sugiyama, Tagawa &
 Toda 1981). An edge spanning several layers gets one dummy vertex per layer it skips; igraph
-places the dummies like nodes (at least one column from any node of their layer) and returns them
-as the edge's routing, so the canvas draws a long edge through its dummies, between the boxes of
-the layers it skips, instead of through them. Positions and routes are cached as JSON per graph
-digest in the user cache directory.
+returns them as the edge's routing. Keeping igraph's order, :mod:`workbench.core.graph.placement` then
+places nodes and dummies again (short edges, straight chains, at least one column between neighbours
+in a layer), so the canvas draws a long edge through its dummies, between the boxes of the layers it
+skips, instead of through them, and a side branch next to the chain it hangs off. Positions and routes
+are cached as JSON per graph digest in the user cache directory.
 
 This module never imports Qt.
 """
@@ -30,6 +31,7 @@ from workbench.core.errors import ModelError
 from workbench.core.graph.dim_names import dim_of
 from workbench.core.graph.op_equivalents import EQUIVALENTS
 from workbench.core.graph.op_families import WEIGHT_OPS
+from workbench.core.graph.placement import place_routed
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 
 log = logging.getLogger(__name__)
@@ -39,7 +41,7 @@ X_SPACING = 190.0
 #: Vertical distance between layers (scene pixels).
 Y_SPACING = 90.0
 #: Bumped whenever the layout algorithm or the cache format changes, so stale cache entries are not reused.
-LAYOUT_VERSION = 3
+LAYOUT_VERSION = 4
 
 _SUBGRAPH_OPS = {"If", "Loop", "Scan"}
 _SHORT_DTYPE = {
@@ -379,7 +381,9 @@ def sugiyama(n: int, edges: list[tuple[int, int]], layers: list[int], maxiter: i
     Returns
     -------
     xs : list of float
-        x of each vertex in column units (neighbours in a layer, dummies included, at least 1 apart).
+        x of each vertex in column units as igraph places it (Brandes & Köpf): neighbours in a layer, dummies
+        included, are mostly at least 1 apart but can be closer, even at one x (:func:`layout_routed` places
+        them again with :func:`~workbench.core.graph.placement.place_routed`).
     routing : list of list of (float, int)
         Per edge (in the order of ``edges``): its dummy vertices as (x in column units, layer),
         one per layer strictly between the ends' layers, top to bottom; [] for an edge into the
@@ -436,7 +440,7 @@ def _sugiyama(structure: GraphStructure) -> tuple[list[tuple[float, float]], dic
     layers = assign_layers(n, structure.edges)
     # crossing-reduction sweeps: 100 on small graphs, fewer on huge ones (each sweep is O(edges))
     maxiter = max(10, min(100, 200_000 // max(n, 1)))
-    xs, routing = sugiyama(n, structure.edges, layers, maxiter)
+    xs, routing = place_routed(n, structure.edges, layers, *sugiyama(n, structure.edges, layers, maxiter))
     pos = [(x * X_SPACING, float(layers[i]) * Y_SPACING) for i, x in enumerate(xs)]
     routes = {e: [(x * X_SPACING, float(y) * Y_SPACING) for x, y in pts] for e, pts in enumerate(routing) if pts}
     return pos, routes
