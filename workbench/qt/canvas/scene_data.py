@@ -22,6 +22,9 @@ ARROW = 6.0
 # unrouted layouts only (positions given without routes): edges spanning a row (> LONG_EDGE) bow
 # right by up to 0.75 * BOW
 LONG_EDGE, BOW = 100.0, 320.0
+#: ends of a long unrouted edge this close across (scene px) are stacked: with no box between them the edge runs
+#: straight down (the layout's x of one column can differ by a pixel or two)
+STACKED = 16.0
 
 #: A routed edge's passages: (x, y_top, y_bottom) vertical runs, top to bottom (``Placement.routes``).
 Route = tuple[tuple[float, float, float], ...]
@@ -275,6 +278,8 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
         data.routes = {e: tuple((x, y - half, y + half) for x, y in pts) for e, pts in routes.items() if pts}
         data.routed = True
     bow = not data.routed
+    if bow:  # a long edge with nothing in its way runs straight down, not bowed (a row folded away in a diff pane)
+        data.routes = _straight_runs(structure.edges, data, xs, top, bottom)
     bowed = -np.inf  # right-most point reached by a bowed long edge or a route
     tiles: dict[tuple[int, int], list[tuple[float, float, float, float, Route | None]]] = {}
     straight = data.straight_edges
@@ -312,6 +317,27 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
     if bowed > data.bounds.right() and not data.bounds.isNull():  # "Fit graph" and pictures show the bows
         data.bounds.setRight(bowed + 10)
     return data
+
+
+def _straight_runs(edges: list[tuple[int, int]], data: SceneData, xs: list[float], top: list[float],
+                   bottom: list[float]) -> dict[int, Route]:
+    """Edge index -> a route of one straight run down its middle half, ``((x, y_top, y_bottom),)``, for each long
+    edge (more than ``LONG_EDGE`` down) of an unrouted layout whose ends are stacked (at most :data:`STACKED`
+    apart across) with no node box between them: such an edge bowed sideways (about 125 px) around boxes that
+    were not there, e.g. in a diff pane between a Conv and its MaxPool where the float pane has the Relu the
+    quantized file fused. An edge with a box in its way, or between two columns, still bows."""
+    runs: dict[int, Route] = {}
+    x0, y0, x1, y1 = data.x0, data.y0, data.x1, data.y1
+    for e, (a, b) in enumerate(edges):
+        xa, ya, xb, yb = xs[a], bottom[a], xs[b], top[b]
+        if not abs(xa - xb) <= STACKED or not yb - ya > LONG_EDGE:  # NaN (hidden) ends fail both tests
+            continue
+        in_way = (x0 < max(xa, xb)) & (x1 > min(xa, xb)) & (y0 < yb) & (y1 > ya)
+        in_way[[a, b]] = False
+        if not in_way.any():
+            quarter = (yb - ya) / 4
+            runs[e] = (((xa + xb) / 2, ya + quarter, yb - quarter),)
+    return runs
 
 
 def _add_groups(data: SceneData, placement: Placement, xs: list[float], top: list[float], bottom: list[float]) -> None:
