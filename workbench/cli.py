@@ -1344,6 +1344,11 @@ def _not_convertible(path: str, proto, to: str) -> str | None:
     if kinds:
         return (f"{path} holds {', '.join(sorted(kinds))} operators, which have no {to} form. Quantize the "
                 f"float model instead (workbench-cli quantize FLOAT.onnx --data calib.npz --format {to}).")
+    if any(p.key == api.WRITTEN_KEY for p in proto.metadata_props):  # what quantize wrote with every unit float
+        return (f"{path} has no quantization nodes: nothing to convert to {to}. workbench-cli quantize wrote it with "
+                "every unit float (the latency check or the recipe kept them float); quantize the float model with "
+                f"--no-latency-check (workbench-cli quantize FLOAT.onnx --data calib.npz --no-latency-check --format "
+                f"{to} -o OUT.onnx).")
     return (f"{path} has no quantization nodes: nothing to convert to {to}. Quantize the float model "
             f"first (workbench-cli quantize {path} --data calib.npz --format {to} -o OUT.onnx).")
 

@@ -127,6 +127,7 @@ _LAZY: dict[str, str] = {
     "plan_cost": "workbench.core.analysis.cost",
     "file_cost": "workbench.core.analysis.cost",
     "written_float": "workbench.core.analysis.cost",
+    "WRITTEN_KEY": "workbench.core.analysis.cost",
     "quantized_cost": "workbench.core.analysis.quantized_cost",
     "file_bits": "workbench.core.inspection.kernel_bits",
     "unknown_dims": "workbench.core.analysis.cost",
