@@ -41,6 +41,39 @@ def test_bias_quantized_at_run_time_is_tagged_b():
 
 
 @pytest.mark.parametrize(("op", "position"), [("Conv", 2), ("ConvTranspose", 2), ("Gemm", 2), ("LSTM", 3),
-                                              ("QLinearConv", 8), ("QGemm", 6), ("MatMul", None), ("Add", None)])
+                                              ("QLinearConv", 8), ("QGemm", 6), ("MatMul", None), ("Add", None),
+                                              ("LayerNormalization", 2), ("BatchNormalization", 2)])
 def test_bias_positions(op, position):
     assert bias_position(op) == position
+
+
+def test_normalization_bias_is_tagged_b(tmp_path):
+    """onnxruntime's QDQ file quantizes LayerNormalization's scale (int8) and bias (int32, scale input_scale *
+    scale_scale), as it does BatchNormalization's and InstanceNormalization's: the LayerNormalization read
+    "w:i8 w:i32", the weight tag on its bias; now "w:i8 b:i32"."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), "mw"),
+             numpy_helper.from_array(rng.standard_normal(8).astype(np.float32) + 1, "ls"),
+             numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "lb"),
+             numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), "mw2")]
+    nodes = [helper.make_node("MatMul", ["x", "mw"], ["a"], name="mm"),
+             helper.make_node("LayerNormalization", ["a", "ls", "lb"], ["l"], name="ln", axis=-1),
+             helper.make_node("MatMul", ["l", "mw2"], ["y"], name="mm2")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "float.onnx")
+
+    class Rows(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"x": rng.standard_normal((1, 4, 8)).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    quantize_static(str(tmp_path / "float.onnx"), str(tmp_path / "qdq.onnx"), Rows(), quant_format=QuantFormat.QDQ)
+    proto = onnx.load(str(tmp_path / "qdq.onnx"))
+    bias_dq = next(n for n in proto.graph.node if n.op_type == "DequantizeLinear" and n.output[0] == "lb")
+    assert bias_dq.input[0] in {t.name for t in proto.graph.initializer if t.data_type == TensorProto.INT32}
+    assert _tags(proto)["ln"] == "w:i8 b:i32"

@@ -130,16 +130,20 @@ def _subgraph_inputs(node: onnx.NodeProto) -> list[str]:
 
 #: bias input position of the recurrent ops (X, W, R, B, ...), which are not weight ops of the planner
 _RECURRENT_BIAS = {"LSTM": 3, "GRU": 3, "RNN": 3}
+#: bias input position of the normalizations (X, scale, B, ...), whose int32 bias onnxruntime's QDQ files quantize
+#: (its QDQNormalization: scale int8, bias int32 at input_scale * scale_scale)
+_NORM_BIAS = {"LayerNormalization": 2, "InstanceNormalization": 2, "BatchNormalization": 2}
 
 
 def bias_position(op_type: str) -> int | None:
     """Input position of the bias ``op_type`` adds (Conv / ConvTranspose / Gemm: 2, LSTM / GRU / RNN: 3,
-    QLinearConv: 8, QGemm: 6, ...); None for an op without a bias input (MatMul, Add, ...)."""
+    LayerNormalization / InstanceNormalization / BatchNormalization: 2, QLinearConv: 8, QGemm: 6, ...); None for
+    an op without a bias input (MatMul, Add, ...)."""
     if op_type in WEIGHT_OPS:
         return WEIGHT_OPS[op_type].bias_index
     if op_type in EQUIVALENTS:
         return EQUIVALENTS[op_type].bias
-    return _RECURRENT_BIAS.get(op_type)
+    return _RECURRENT_BIAS.get(op_type, _NORM_BIAS.get(op_type))
 
 
 def _constant_tag(op_type: str, position: int, dtype: str) -> str:
