@@ -6,6 +6,7 @@ part starts, :func:`distinct_elide` drops the shared start first."""
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
@@ -160,6 +161,7 @@ def distinct_labels(names: list[str], ops: list[str], metrics: QFontMetrics, wid
     tails = [f" ({op})" if op else "" for op in ops]  # "": the name alone
     coarse = _Splitting(names, tails, scope_segments)
     fine: _Splitting | None = None  # made when a name first needs it
+    ends: Counter[str] = Counter()  # each name's end after one ellipsis, counted (made when first needed)
     options: list[list[str]] = []
     for i, (name, op, tail) in enumerate(zip(names, ops, tails, strict=True)):
         full = name + tail
@@ -168,9 +170,16 @@ def distinct_labels(names: list[str], ops: list[str], metrics: QFontMetrics, wid
         if not found and flat:
             fine = fine or _Splitting(names, tails, fine_segments)
             found = fine.candidates(i, op, advance, width)
-        if not found:  # even the telling segments do not fit: elided in the middle, from where they start
+        if not found:  # even the telling segments do not fit: a scoped name's end after one ellipsis
+            # ("…eddings/Shape") when no other name's end reads the same (two cuts, "…emb…ape", were hard to read),
+            # else elided in the middle from where they start (a flat name keeps its op: "A…100")
             start = (fine if flat and fine else coarse).key_start(i)
             found = [distinct_elide(full, start, metrics, width)] + _middles(full[start:], advance, width)
+            if not flat:
+                ends = ends or Counter(metrics.elidedText(n + t, Qt.TextElideMode.ElideLeft, width)
+                                       for n, t in zip(names, tails, strict=True))
+                end = metrics.elidedText(full, Qt.TextElideMode.ElideLeft, width)
+                found = ([end] if ends[end] == 1 else []) + found
         options.append(found)
     # a label reads like another also when they differ only by " (op)"
     labels = _apart(options, [lambda text, tail=tail: text.removesuffix(tail) for tail in tails])
