@@ -11,8 +11,8 @@ dtypes or SQNR, open depth) to a temporary file and runs this module in a child 
 The child sets ``QT_QPA_PLATFORM=offscreen`` unless the caller set a platform, opens the model
 in a :class:`~workbench.qt.canvas.GraphCanvas` exactly as the app does (groups opened to the
 spec's depth, else the app's automatic depth), sizes the view to the graph so that "Fit graph"
-shows it at up to 100 % (longest side at most ``max_side`` pixels), and writes what the view
-shows with :meth:`GraphCanvas.export_picture` — the same code as the app's File > Export Picture.
+shows it at up to 100 % (longest side at most ``max_side`` pixels), cuts the room right of and below
+the drawing to the room left of and above it, and writes what the view shows with :meth:`GraphCanvas.export_picture` — the same code as the app's File > Export Picture.
 Exit status 0 on success, 2 with a one-line ``error: ...`` on stderr for bad input.
 
 With ``float_model`` in the spec (``render FLOAT --compare QUANTIZED``) the picture is the app's
@@ -155,9 +155,35 @@ def _fit_with_titles(app, canvas: GraphCanvas, max_side: int) -> None:
         canvas.fit()
         across, down = _titles_overflow(canvas)
         if across <= 0 and down <= 0:
-            return
+            break
         extra_w += 2 * across + 2 if across > 0 else 0.0
         extra_h += 2 * down + 2 if down > 0 else 0.0
+    _trim(app, canvas)
+
+
+def _trim(app, canvas: GraphCanvas) -> None:
+    """Cut the picture's empty room right of and below what it draws (graph, group titles, legend) to the room
+    left of and above it. The fit centres the graph, and the room made for titles running past its left edge
+    (ppocrv4_rec: 126 px) was left empty on the right. The view keeps its scale and its top-left scene point."""
+    view = QRectF(canvas.viewport().rect())
+    drawn = QRectF(canvas.mapFromScene(canvas.drawn_bounds()).boundingRect())
+    legend = QRectF(canvas.legend_rect())
+    if not legend.isEmpty():
+        drawn = drawn.united(legend)
+    cut_w = int(view.right() - drawn.right() - max(drawn.left() - view.left(), 0.0))
+    cut_h = int(view.bottom() - drawn.bottom() - max(drawn.top() - view.top(), 0.0))
+    if cut_w <= 0 and cut_h <= 0:
+        return
+    scale = canvas.transform().m11()
+    corner = canvas.mapToScene(0, 0)
+    canvas.resize(canvas.width() - max(cut_w, 0), canvas.height() - max(cut_h, 0))
+    app.processEvents()
+    size = canvas.viewport().size()
+    visible = QRectF(corner.x(), corner.y(), size.width() / scale, size.height() / scale)
+    canvas.setSceneRect(visible)
+    canvas.setTransform(QTransform.fromScale(scale, scale))
+    canvas.centerOn(visible.center())
+    app.processEvents()
 
 
 def _wait(app, done, seconds: float, what: str) -> None:

@@ -64,7 +64,25 @@ class CanvasGroups:
                     titles.picture = False
             self._paint_legend(painter)
 
-        return write_picture(path, size, pixmap, paint)
+        return write_picture(path, size, pixmap, paint, self.group_hover())
+
+    def group_hover(self) -> list[tuple[QRectF, str]]:
+        """Each shown group's box or frame in viewport pixels (clipped to the viewport) with its full title and,
+        for groups of name scopes, its scope path when it differs: the ``<title>`` of an SVG picture's hover area, since the drawn title
+        is elided to the box (``"Conv.16 – Mul.1…"``). Outer groups first, so inner ones lie on top."""
+        d = self._state.data if self._state is not None else None
+        if d is None or d.hierarchy is None or not d.group_ids:
+            return []
+        h, view = d.hierarchy, QRectF(self.viewport().rect())
+        out = []
+        for k, g in sorted(enumerate(d.group_ids), key=lambda kg: h.depth[kg[1]]):
+            box = QRectF(float(d.gx0[k]), float(d.gy0[k]), float(d.gx1[k] - d.gx0[k]), float(d.gy1[k] - d.gy0[k]))
+            rect = QRectF(self.mapFromScene(box).boundingRect()).intersected(view)
+            if rect.isEmpty():
+                continue
+            title, path = h.titles[g], h.paths[g]  # a path of flat-name blocks ("#0-9") means nothing to a reader
+            out.append((rect, f"{title}\n{path}" if h.source == "scopes" and path != title else title))
+        return out
 
     def legend_rect(self) -> QRect:
         """Where the colour legend sits in the viewport (and in exported pictures), pixels; empty when hidden."""
