@@ -113,3 +113,10 @@ def test_vectorised_isotonic_regression_matches_the_textbook_one():
         got = y.copy()
         _isotonic(got, w, rows)
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+
+
+def test_place_columns_of_a_graph_on_one_layer():
+    """One row only (a one-node graph, or nodes with no edges between them): the sweep over the rows of the other
+    parity took the max of nothing, and `workbench-cli report` of a one-MatMul model ended in a ValueError."""
+    assert place_columns([0.0], [0], [], 1) == [0.0]
+    assert place_columns([0.0, 3.0, 1.0], [0, 0, 0], [], 3) == [0.0, 3.0, 1.0]  # no edge moves them

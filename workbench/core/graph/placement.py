@@ -80,6 +80,8 @@ def place_columns(xs: list[float], layers: list[int], edges: list[tuple[int, int
     for _ in range(max_sweeps):
         moved = 0.0
         for half in halves:
+            if not len(half):  # every vertex in rows of one parity (one row: a one-layer graph)
+                continue
             swx = ANCHOR * x + np.bincount(ea, w * x[eb], v) + np.bincount(eb, w * x[ea], v)
             y = swx[half] / sw[half] - pos[half]
             _isotonic(y, sw[half], lay[half])
