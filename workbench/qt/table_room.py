@@ -5,8 +5,9 @@ The Sensitivity and Cost docks hold a summary, a key and a table; in the row hei
 digits_cnn in a 1024 x 700 window the Sensitivity table showed under one of its 5 rows (23 px of a 30 px row),
 and the Cost dock, about 155 px wide beside the Problems dock, wrapped its summary to 210 px and showed one row.
 When its table fills (or its dock is shown with rows), :class:`TableRoom` widens the dock for the table's columns
-when it shares its row with another dock (that one kept at its minimum width at least; with less than
-:data:`SIDE_WIDTH` left, the dock becomes a tab of the dock beside it instead), then grows the row so
+when it shares its row with another dock (that one kept at its minimum width and :data:`SIDE_WIDTH` at least: View >
+Cost in a 1024 x 700 window left the Errors dock its 77 px minimum, its title "Err…" and its text a word a line;
+with less than :data:`SIDE_WIDTH` left, the dock becomes a tab of the dock beside it instead), then grows the row so
 the table shows :data:`WANTED_ROWS` rows (or every row when it has fewer), the graph keeping at least
 :data:`GRAPH_SHARE` of the window's height. Sizes the user gives later are left as they are.
 """
@@ -104,14 +105,14 @@ class TableRoom(QObject):
 
     def _widen(self) -> None:
         """The dock as wide as its table's columns (and what else its panel holds) need, when it is side by side
-        with others in its row; each of them keeps its minimum width."""
+        with others in its row; each of them keeps its minimum width and :data:`SIDE_WIDTH` (what it has, if less)."""
         window, dock = self.window, self.dock
         others = [d for d in window.findChildren(QDockWidget) if d is not dock and d.isVisible() and not d.isFloating()
                   and window.dockWidgetArea(d) == window.dockWidgetArea(dock)
                   and not d.visibleRegion().isEmpty() and d.geometry().top() == dock.geometry().top()]
         if not others:
             return
-        least = [_least_width(window, d) for d in others]
+        least = [min(d.width(), max(_least_width(window, d), SIDE_WIDTH)) for d in others]
         want = columns_width(self.table) + (dock.width() - self.table.width())
         row = sum(d.width() for d in others) + dock.width() + SPLITTER * len(others)
         width = min(want, row - sum(least) - SPLITTER * len(others))
