@@ -126,6 +126,8 @@ ELAPSED_TICK_MS = 1000
 
 #: the last entry of File > Open Recent
 CLEAR_RECENT = "Clear Recent Files"
+#: after the path of a recent file that no longer exists (File > Open Recent)
+RECENT_NOT_FOUND = "  (not found)"
 MODEL_FILTER = "ONNX models and Workbench projects (*.onnx *.wbproj);;ONNX models (*.onnx);;Projects (*.wbproj)"
 #: what gives figures for an already-quantized file (F5 / F7 are off for it)
 QUANTIZED_FIGURES_HINT = ("compare it with its float model (View > Compare Float vs Quantized, Ctrl+Shift+D) "
@@ -2075,16 +2077,29 @@ class MainWindow(QMainWindow):
         """File > Open Recent: the recent files, most recent first (an '&' of a path doubled, so it is drawn and
         not read as the mnemonic marker: "R&D" showed as "RD"), then :data:`CLEAR_RECENT`."""
         self.recent_menu.clear()
-        files = settings.recent_files()
+        files = settings.recent_files(existing=False)
         for f in files:
-            act = self.recent_menu.addAction(f.replace("&", "&&"))
-            act.triggered.connect(lambda _c=False, p=f: self.open_path(p))
+            missing = not Path(f).exists()
+            act = self.recent_menu.addAction(f.replace("&", "&&") + (RECENT_NOT_FOUND if missing else ""))
+            if missing:
+                act.setStatusTip("This file no longer exists: choose it to remove it from the list")
+            act.triggered.connect(lambda _c=False, p=f: self.open_recent(p))
         if not files:
             self.recent_menu.addAction("(none)").setEnabled(False)
         self.recent_menu.addSeparator()
         clear = self.recent_menu.addAction(CLEAR_RECENT)
         clear.setEnabled(bool(files))
         clear.triggered.connect(settings.clear_recent_files)
+
+    @guarded
+    def open_recent(self, path: str) -> None:
+        """File > Open Recent > ``path``: open it (asking to save edits first); a file that no longer exists is
+        removed from the list and said so, before any prompt."""
+        if not Path(path).exists():
+            settings.forget_recent_file(path)
+            raise WorkbenchError(f"{path} no longer exists (moved, renamed or deleted); it was removed from "
+                                 "File > Open Recent.", hint="Open it where it is now with File > Open (Ctrl+O).")
+        self.open_path(path)
 
     @guarded
     def choose_executor(self) -> str | None:

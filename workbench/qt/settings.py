@@ -21,12 +21,20 @@ def _settings() -> QSettings:
     return QSettings(ORGANIZATION, APPLICATION)
 
 
-def recent_files() -> list[str]:
-    """Most recent first; files that no longer exist are dropped."""
+def recent_files(*, existing: bool = True) -> list[str]:
+    """Most recent first; files that no longer exist are dropped (kept with ``existing=False``: File > Open
+    Recent lists them as not found)."""
     value = _settings().value("recent_files", [])
     if isinstance(value, str):
         value = [value]
-    return [p for p in (value or []) if Path(p).exists()]
+    return [p for p in (value or []) if not existing or Path(p).exists()]
+
+
+def forget_recent_file(path: str) -> list[str]:
+    """Remove ``path`` (as stored) from the recent files; returns the list left, missing files included."""
+    files = [p for p in recent_files(existing=False) if p != path]
+    _settings().setValue("recent_files", files)
+    return files
 
 
 def add_recent_file(path: str | Path) -> list[str]:

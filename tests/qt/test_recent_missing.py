@@ -1,0 +1,56 @@
+"""File > Open Recent keeps its files across a restart, and says so when one no longer exists.
+
+A recent file that was moved or deleted vanished from the menu without a word (recent_files() dropped it when
+listing), so the user looked for it in vain; and one deleted while the menu was open asked to save the unsaved
+edits before failing with "no such model file". It is now listed as "PATH  (not found)"; choosing it asks
+nothing, removes it from the list and says where to open it from instead."""
+
+from __future__ import annotations
+
+import shutil
+
+from workbench.qt import settings
+from workbench.qt.app_window import CLEAR_RECENT, RECENT_NOT_FOUND, MainWindow
+from workbench.qt.welcome import example_model
+
+EXAMPLE = example_model()
+
+
+def _entries(win) -> list:
+    win.fill_recent()
+    return [a for a in win.recent_menu.actions() if not a.isSeparator()]
+
+
+def test_recent_files_survive_a_restart(qtbot, window, open_file, tmp_path):
+    first, second = tmp_path / "first.onnx", tmp_path / "second.onnx"
+    for path in (first, second):
+        shutil.copy(EXAMPLE, path)
+        open_file(window, path)
+    window.close()
+    again = MainWindow()  # a new session reads the same QSettings
+    qtbot.addWidget(again)
+    assert [a.text() for a in _entries(again)] == [str(second), str(first), CLEAR_RECENT]
+    again.close()
+
+
+def test_a_missing_recent_file_is_listed_then_removed_with_a_message(qtbot, window, open_file, tmp_path, dialogs,
+                                                                      save_prompts):
+    gone, kept = tmp_path / "gone.onnx", tmp_path / "kept.onnx"
+    for path in (gone, kept):
+        shutil.copy(EXAMPLE, path)
+        open_file(window, path)
+    window.calibration.samples.setValue(window.calibration.samples.value() + 1)  # an unsaved edit
+    window.sync_data_spec()
+    assert window.doc.modified
+    gone.unlink()
+    entries = _entries(window)
+    assert [a.text() for a in entries] == [str(kept), f"{gone}{RECENT_NOT_FOUND}", CLEAR_RECENT]
+    assert entries[1].statusTip() == "This file no longer exists: choose it to remove it from the list"
+    entries[1].trigger()
+    assert save_prompts == []  # nothing to open: no Save / Discard question
+    assert dialogs.texts() == (f"Workbench: {gone} no longer exists (moved, renamed or deleted); it was removed from "
+                               "File > Open Recent.\n\nOpen it where it is now with File > Open (Ctrl+O).")
+    dialogs.clear()
+    assert window._open_job is None and window.doc.model_path == kept
+    assert settings.recent_files(existing=False) == [str(kept)]
+    assert [a.text() for a in _entries(window)] == [str(kept), CLEAR_RECENT]
