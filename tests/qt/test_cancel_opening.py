@@ -1,7 +1,7 @@
 """Run > Cancel (Esc) while a model is being opened. The open ran as a background job that Cancel knew
 (cancel_running), but the actions were not updated when it started, so Cancel stayed greyed out and
 Esc did nothing for the whole read (about 2 s for ppocrv4_rec's 10 MB, 387 nodes); a cancelled open
-then left the status line at "Opening ..." for good."""
+then left the status line at "Opening ..." for good, and no busy bar showed that anything was running."""
 
 from __future__ import annotations
 
@@ -17,12 +17,19 @@ def test_cancel_is_on_while_a_model_opens_and_drops_it(qtbot, window):
     assert win.act_cancel.isEnabled()
     assert not win.act_calibrate.isEnabled()
     assert win.status_label.text() == f"Opening {MODEL}... (Esc cancels)"
+    assert win.status_bar_progress.isVisible() and win.status_bar_progress.maximum() == 0  # busy
     win.act_cancel.trigger()
     assert win.status_label.text() == f"Cancelling opening {MODEL.name}..."
     qtbot.waitUntil(lambda: win._open_job is None, timeout=120_000)
     assert win.doc.model is None and win.doc.model_path is None
     assert win.status_label.text() == f"Opening {MODEL.name} cancelled."
-    assert not win.act_cancel.isEnabled()
+    assert not win.act_cancel.isEnabled() and not win.status_bar_progress.isVisible()
+
+
+def test_an_open_shows_the_busy_bar_until_the_model_is_shown(qtbot, window, open_file):
+    win = window
+    open_file(win, MODEL)
+    assert win.doc.model_path == MODEL and not win.status_bar_progress.isVisible()
 
 
 def test_a_cancelled_open_keeps_the_open_model(qtbot, window, open_file, tmp_path):

@@ -437,6 +437,8 @@ class MainWindow(QMainWindow):
         job.finished.connect(self._on_open_finished)
         self.set_status(f"Opening {path}... (Esc cancels)")
         job.start()
+        self.status_bar_progress.setRange(0, 0)  # busy: the read reports no steps
+        self.status_bar_progress.setVisible(True)
         self._update_actions()  # Run > Cancel (Esc) on while it loads; the model's actions off
 
     def _need_idle(self, name: str) -> None:
@@ -458,6 +460,7 @@ class MainWindow(QMainWindow):
 
     def _on_open_finished(self) -> None:
         job, self._open_job = self._open_job, None
+        self.status_bar_progress.setVisible(False)
         if job is not None:
             job.deleteLater()
         self._update_actions()
