@@ -298,7 +298,7 @@ class DiffPanes(QWidget):
         canvas's ``fit_readable``: both graphs whole (:meth:`fit`) when they fit at the readable zoom
         (``readable.readable_scale`` of either pane, 100 % at most), else both panes at that zoom on the
         same scene point, the graph's first rows at the top and, across, the column holding the most
-        nodes of the quantized pane (``main_body.densest_start``); scroll bars for the rest (a whole
+        nodes of the quantized pane among those rows (``main_body.densest_start``); scroll bars for the rest (a whole
         fit of ppocrv4_rec drew its labels about 1 px high)."""
         canvases = self._drawn()
         if not canvases:
@@ -317,10 +317,11 @@ class DiffPanes(QWidget):
         wide, tall = bounds.width() * scale > full.width(), bounds.height() * scale > full.height()
         view = QSizeF(full.width() - (bar if tall else 0), full.height() - (bar if wide else 0)) / scale
         x = bounds.center().x()
+        y = bounds.center().y() if bounds.height() <= view.height() else bounds.top() + view.height() / 2
         if bounds.width() > view.width():
             data = (self.quant_canvas if self.quant_canvas._state is not None else canvases[0])._state.data
-            x = densest_start(data, bounds.left(), bounds.right(), view.width()) + view.width() / 2
-        y = bounds.center().y() if bounds.height() <= view.height() else bounds.top() + view.height() / 2
+            rows = (y - view.height() / 2, y + view.height() / 2)  # the densest column of the rows shown
+            x = densest_start(data, bounds.left(), bounds.right(), view.width(), rows) + view.width() / 2
         centre = QPointF(x, y)
         shown = QRectF(centre - QPointF(view.width(), view.height()) / 2, view)
         self._syncing = True

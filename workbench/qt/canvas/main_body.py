@@ -11,17 +11,21 @@ from __future__ import annotations
 import numpy as np
 
 
-def _columns(data) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _columns(data, rows: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(left, right, x centre, weight) of what ``data`` (a SceneData) draws: weight 1 for each shown
     node, the member count for each collapsed group box (open group frames are drawn around their
-    members)."""
+    members). ``rows``: only what reaches into scene ``y`` from ``rows[0]`` to ``rows[1]``."""
     x0 = np.asarray(data.x0, dtype=float)
     x1 = np.asarray(data.x1, dtype=float)
     shown = ~np.isnan(x0)
+    if rows is not None:
+        shown &= (np.asarray(data.y1, dtype=float) >= rows[0]) & (np.asarray(data.y0, dtype=float) <= rows[1])
     lefts, rights, weights = [x0[shown]], [x1[shown]], [np.ones(int(shown.sum()))]
     placement = data.placement
     if placement is not None and data.group_ids:
         for k, g in enumerate(data.group_ids):
+            if rows is not None and (float(data.gy1[k]) < rows[0] or float(data.gy0[k]) > rows[1]):
+                continue
             if g in placement.collapsed:
                 lefts.append(np.array([float(data.gx0[k])]))
                 rights.append(np.array([float(data.gx1[k])]))
@@ -43,15 +47,18 @@ def _frames_across(data, lo: float, hi: float, width: float) -> tuple[float, flo
     return lo, hi
 
 
-def densest_start(data, lo: float, hi: float, width: float) -> float:
+def densest_start(data, lo: float, hi: float, width: float, rows: tuple[float, float] | None = None) -> float:
     """The scene x a view ``width`` scene units wide starts at to show the column of ``data`` holding
     the most nodes (collapsed group boxes count their members; the leftmost of equal columns) within
     ``lo``..``hi``: that column's drawn extent (with the open group frames around it no wider than the
     view) centred when it fits, else from its left edge. ``lo`` when the picture is empty or ``width``
-    covers ``lo``..``hi``."""
+    covers ``lo``..``hi``. ``rows`` (scene ``y`` from, to): count only what the view shows of those rows
+    (a view opening on the graph's first rows), all of the picture when nothing reaches into them."""
     if width >= hi - lo:
         return lo
-    left, right, xs, weights = _columns(data)
+    left, right, xs, weights = _columns(data, rows)
+    if not len(xs) and rows is not None:
+        left, right, xs, weights = _columns(data)
     if not len(xs):
         return lo
     order = np.argsort(xs, kind="stable")
