@@ -80,6 +80,13 @@ def run_job(qtbot, win, start, timeout: int = 540_000) -> tuple[str, object]:
     return seen[-1]
 
 
+def run_ok(qtbot, win, start) -> object:
+    """:func:`run_job` of a job that must succeed: its result."""
+    state, res = run_job(qtbot, win, start)
+    assert state == "succeeded", res
+    return res
+
+
 def app_export(qtbot, win, out: Path) -> bytes:
     """The app's Export (QDQ) of the open work to ``out``: its bytes."""
     state, res = run_job(qtbot, win, lambda: win.export_to(out))

@@ -18,7 +18,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtWidgets import QApplication, QStyleOptionViewItem  # noqa: E402
+from item_text import shown_text  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from workbench.core import api  # noqa: E402
 from workbench.qt import diff_view  # noqa: E402
@@ -57,16 +58,6 @@ def bert_like(tmp_path_factory):
     return _bert_like(tmp_path_factory.mktemp("bert_like"))
 
 
-def _shown(tree, item, col: int) -> str:
-    """The text the column's delegate draws for ``item``."""
-    index = tree.indexFromItem(item, col)
-    option = QStyleOptionViewItem()
-    option.initFrom(tree)
-    option.rect = tree.visualRect(index)
-    option.widget = tree
-    tree.itemDelegateForColumn(col).initStyleOption(option, index)
-    return option.text
-
 
 def _cut_in_a_segment(label: str) -> bool:
     """True when ``label`` has a second ellipsis that cuts into a segment ("…emb…ape"), not one that stands
@@ -103,7 +94,7 @@ def test_long_names_read_with_one_cut_at_the_default_size(qtbot, window, compare
         assert canvas.width() >= diff_view.MIN_PANE_SHARE * tab.width(), (canvas.width(), tab.width())
     rows = _rows(tab)
     assert len(rows) == 36
-    texts = [_shown(tree, r, FLOAT_COL) for r in rows]
+    texts = [shown_text(tree, r, FLOAT_COL) for r in rows]
     assert len(set(texts)) == len(rows), Counter(texts).most_common(3)
     assert [t for t in texts if _cut_in_a_segment(t)] == []
     assert all(metrics.horizontalAdvance(t) <= tree.columnWidth(FLOAT_COL) for t in texts)

@@ -16,7 +16,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from PySide6.QtWidgets import QApplication, QStyleOptionViewItem, QTreeWidget  # noqa: E402
+from item_text import shown_text  # noqa: E402
+from PySide6.QtWidgets import QApplication, QTreeWidget  # noqa: E402
 
 from workbench.core import api  # noqa: E402
 from workbench.qt.diff_rows import FLOAT_COL, SQNR_COL  # noqa: E402
@@ -33,16 +34,6 @@ def ppocr_qdq(tmp_path_factory) -> Path:
     api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(CORPUS / "calib.npz"), samples=4), out)
     return out
 
-
-def _shown(tree, item, col: int) -> str:
-    """The text the name column's delegate draws for ``item``."""
-    index = tree.indexFromItem(item, col)
-    option = QStyleOptionViewItem()
-    option.initFrom(tree)
-    option.rect = tree.visualRect(index)
-    option.widget = tree
-    tree.itemDelegateForColumn(col).initStyleOption(option, index)
-    return option.text
 
 
 def test_flat_names_keep_the_part_that_tells_them_apart(qapp):
@@ -76,14 +67,14 @@ def test_sqnr_column_shows_and_names_stay_apart(qtbot, window, compare_in_app, p
     matched = tab.groups["matched"]
     rows = [matched.child(i) for i in range(matched.childCount())]
     assert len(rows) == 378
-    texts = [_shown(tree, r, FLOAT_COL) for r in rows]
+    texts = [shown_text(tree, r, FLOAT_COL) for r in rows]
     assert len(set(texts)) == len(rows), Counter(texts).most_common(3)
     # narrower still (the splitter dragged): a middle ellipsis made 22 pairs alike at 100 px
     metrics = tree.fontMetrics()
     for width in (100, 80):
         tree.setColumnWidth(FLOAT_COL, width)
         QApplication.processEvents()
-        texts = [_shown(tree, r, FLOAT_COL) for r in rows]
+        texts = [shown_text(tree, r, FLOAT_COL) for r in rows]
         assert len(set(texts)) == len(rows), (width, Counter(texts).most_common(3))
         assert all(metrics.horizontalAdvance(t) <= width for t in texts)
         by_name = dict(zip([r.text(FLOAT_COL) for r in rows], texts, strict=True))

@@ -6,17 +6,12 @@ warning was in the tooltip alone. The latency measurements are replaced (latency
 
 from __future__ import annotations
 
-from cli_projects import run_job
+from cli_projects import run_ok
 from conftest import EXAMPLE_DIR
 from latency_fakes import slow_quantized
 
 MODEL = EXAMPLE_DIR / "digits_cnn.onnx"
 
-
-def _run(qtbot, window, start):
-    state, res = run_job(qtbot, window, start)
-    assert state == "succeeded", res
-    return res
 
 
 def test_the_status_bar_leads_with_a_reused_slowdown(qtbot, window, open_file, monkeypatch, tmp_path):
@@ -26,10 +21,10 @@ def test_the_status_bar_leads_with_a_reused_slowdown(qtbot, window, open_file, m
     window.search.setText("Conv")  # the tutorial's step 2: every Conv's activation int16, an override of its own
     window.run_search()
     window.inspector.roles["activation"].dtype.setCurrentText("int16")
-    _run(qtbot, window, window.act_calibrate.trigger)
+    run_ok(qtbot, window, window.act_calibrate.trigger)
     assert window.doc.errors  # the Convs stay quantized: the latency check never keeps an override float
     out = tmp_path / "int16.onnx"
-    res = _run(qtbot, window, lambda: window.runs.export(out))
+    res = run_ok(qtbot, window, lambda: window.runs.export(out))
     assert res["reused"]
     short, full = window.status_label.text(), window.status_label.toolTip()
     assert f"Done: exported {out}" in short and "Warning: it measures 1.50x float, quantization does not pay at this " \

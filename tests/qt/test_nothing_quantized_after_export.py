@@ -13,7 +13,7 @@ latency measurements are replaced (latency_fakes), not timed.
 
 from __future__ import annotations
 
-from cli_projects import run_job
+from cli_projects import run_ok
 from conftest import EXAMPLE_DIR
 from latency_fakes import slow_quantized
 
@@ -22,23 +22,18 @@ from workbench.core.issues import IssueCode
 MODEL = EXAMPLE_DIR / "digits_cnn.onnx"
 
 
-def _run(qtbot, window, start):
-    state, res = run_job(qtbot, window, start)
-    assert state == "succeeded", res
-    return res
-
 
 def test_errors_panel_after_an_export_that_kept_every_unit_float(qtbot, window, open_file, monkeypatch, tmp_path):
     slow_quantized(monkeypatch, ratio=1.4)
     open_file(window, MODEL)
     window.calibration.choose_first.setChecked(False)
     units = sorted(window.doc.plan.units)
-    _run(qtbot, window, window.act_calibrate.trigger)
+    run_ok(qtbot, window, window.act_calibrate.trigger)
     button = window.errors.show_quantized_button
-    _run(qtbot, window, button.click)  # the quantized model's errors
+    run_ok(qtbot, window, button.click)  # the quantized model's errors
     qtbot.waitUntil(lambda: len(window.errors.rows) == len(units), timeout=10_000)
 
-    res = _run(qtbot, window, lambda: window.runs.export(tmp_path / "digits_int8.onnx"))
+    res = run_ok(qtbot, window, lambda: window.runs.export(tmp_path / "digits_int8.onnx"))
     assert res["units"] == [0, len(units)]
     qtbot.waitUntil(lambda: not window.runs.busy and window.errors.summary.text().startswith("Nothing is quantized"),
                     timeout=20_000)  # measured again with the units float
@@ -56,7 +51,7 @@ def test_errors_panel_after_an_export_that_kept_every_unit_float(qtbot, window, 
     assert f"{len(units)} notes" in window.problems_link.text()
     assert button.isVisibleTo(window.errors) and window.show_quantized_link.isVisibleTo(window.statusBar())
 
-    _run(qtbot, window, button.click)  # undoes the export's edit and shows the quantized model's errors again
+    run_ok(qtbot, window, button.click)  # undoes the export's edit and shows the quantized model's errors again
     qtbot.waitUntil(lambda: len(window.errors.rows) == len(units), timeout=10_000)
     assert not any(o.exclude for o in window.doc.recipe.overrides.values())
     assert "These are the quantized model's errors" in window.errors.summary.text()
@@ -70,11 +65,11 @@ def test_a_reopened_project_kept_float_by_the_latency_check_offers_no_missing_bu
     slow_quantized(monkeypatch, ratio=1.4)
     open_file(window, MODEL)
     window.calibration.choose_first.setChecked(False)
-    _run(qtbot, window, window.act_calibrate.trigger)
+    run_ok(qtbot, window, window.act_calibrate.trigger)
     project = window.save_project_to(tmp_path / "p.wbproj")
     open_file(window, project)
     window.calibration.choose_first.setChecked(False)
-    _run(qtbot, window, window.act_calibrate.trigger)
+    run_ok(qtbot, window, window.act_calibrate.trigger)
     qtbot.waitUntil(lambda: window.errors.summary.text().startswith("Nothing is quantized"), timeout=10_000)
     text = window.errors.summary.text()
     assert text.startswith("Nothing is quantized: the latency check kept all 5 node units float"), text
