@@ -95,13 +95,15 @@ class _Grid:
 
 
 def place_labels(boxes: np.ndarray, titles: list[str], collapsed: np.ndarray, scale: float, *,
-                 title_bar: float, elide: Qt.TextElideMode) -> list[Label]:
+                 title_bar: float, elide: Qt.TextElideMode, nodes: np.ndarray | None = None) -> list[Label]:
     """The screen-size titles of the groups ``boxes`` (float, shape (n, 4): left, top, right, bottom in
     scene units; ``titles`` and ``collapsed`` (bool, shape (n,)) alike) at view scale ``scale`` (pixels per
     scene unit), as in the module docstring: none overlapping, each rectangle in scene units, ``Label.k``
     the group's row in ``boxes``. ``title_bar`` is an open frame's title bar height (scene units), ``elide``
     how a long title is cut. A group whose title is empty, or under :data:`MIN_BOX_PX` high on screen, gets
-    none.
+    none. ``nodes`` (float, shape (m, 4), scene units like ``boxes``): the shown node boxes an open frame's
+    title placed outside its title bar must not cover (minilm_l6_v2: "bert" left of its frame covered the
+    "Cast" node there); it is then placed above the frame, or left out.
 
     Cost: one overlap test per group (a short one first, so the many groups of a dense picture left
     without a label are not measured); the text of the placed ones only is elided."""
@@ -115,6 +117,8 @@ def place_labels(boxes: np.ndarray, titles: list[str], collapsed: np.ndarray, sc
     out: list[Label] = []
     inside = title_bar * scale >= h
     rows = px.tolist()
+    obstacles = np.asarray(nodes, dtype=float).reshape(-1, 4) * scale if nodes is not None and not inside \
+        else np.zeros((0, 4))
     texts: dict[tuple[str, float], tuple[str, float]] = {}  # (title, room) -> (elided, width): nodes repeat op types
     for k in order.tolist():
         if not titles[k]:
@@ -138,12 +142,20 @@ def place_labels(boxes: np.ndarray, titles: list[str], collapsed: np.ndarray, sc
                     texts[key] = (shown, metrics.horizontalAdvance(shown) + 2.0)
                 text, w = texts[key]
             r = (x - w, y, x, y + h) if right_aligned else (x, y, x + w, y + h)
-            if grid.free(r):
+            if grid.free(r) and (collapsed[k] or not _covers(obstacles, r)):
                 grid.add(r)
                 out.append(Label(k, QRectF(r[0] / scale, r[1] / scale, w / scale, h / scale), text,
                                  bool(collapsed[k])))
                 break
     return out
+
+
+def _covers(rects: np.ndarray, r: tuple[float, float, float, float]) -> bool:
+    """Whether ``r`` (left, top, right, bottom) overlaps any of ``rects`` (shape (m, 4), the same units)."""
+    if not len(rects):
+        return False
+    left, top, right, bottom = r
+    return bool(((rects[:, 0] < right) & (left < rects[:, 2]) & (rects[:, 1] < bottom) & (top < rects[:, 3])).any())
 
 
 class ScreenTitlesItem(QGraphicsItem):

@@ -6,7 +6,8 @@ quantized, or the most common op); an open group is a tinted frame with the same
 Titles use pixel-sized fonts scaled with the scene; zoomed out to where those would be under
 ``group_labels.LABEL_PX`` pixels (at "Fit graph"), the titles are drawn at that screen size instead
 (:mod:`workbench.qt.canvas.group_labels`), so no box is left blank; so is the op type of each node outside
-every group (nudenet_320n's Resize and Concat nodes between its boxes), up to :data:`MAX_NODE_LABELS` of them.
+every group (nudenet_320n's Resize and Concat nodes between its boxes), up to :data:`MAX_NODE_LABELS` of them,
+where no node inside an open group is shown (those keep their scene-sized op type, and so do these then).
 """
 
 from __future__ import annotations
@@ -77,7 +78,11 @@ class GroupsItem(QGraphicsItem):
         # the shown nodes outside every group (nudenet_320n: its 6 top-level Resize / Concat nodes): their op
         # type gets a screen-size label too where the node's own text is unreadable
         singles = np.flatnonzero((np.asarray(h.node_group) < 0) & ~np.isnan(d.x0)) if len(d) else np.zeros(0, int)
-        self._singles = singles if len(singles) <= MAX_NODE_LABELS else singles[:0]
+        # only where they are the only nodes shown: beside nodes in open groups, whose op type keeps its
+        # scene size, they drew larger than the rest (minilm_l6_v2 at depth 2: "Cast" at 10 px, its
+        # neighbours in "bert" at 4 px)
+        grouped = int((~np.isnan(np.asarray(d.x0, dtype=float))).sum()) - len(singles) if len(d) else 0
+        self._singles = singles if len(singles) <= MAX_NODE_LABELS and grouped == 0 else singles[:0]
         self._bounds_scale: float | None = None  # the scale the titles item's bounds were set for
         self._floats_cache: tuple | None = None  # (key, float_boxes())
         #: draws those titles above the edges and nodes; the view adds it to the scene with this item
@@ -130,7 +135,10 @@ class GroupsItem(QGraphicsItem):
                 titles += [ops[n] for n in i.tolist()]
                 boxes = np.concatenate([boxes, np.stack([d.x0[i], d.y0[i], d.x1[i], d.y1[i]], axis=1)])
                 collapsed = np.concatenate([collapsed, np.ones(len(i), dtype=bool)])
-            labels = place_labels(boxes, titles, collapsed, scale, title_bar=TITLE_BAR, elide=title_elide(h))
+            shown = ~np.isnan(np.asarray(d.x0, dtype=float))
+            nodes = np.stack([d.x0[shown], d.y0[shown], d.x1[shown], d.y1[shown]], axis=1) if len(d) else None
+            labels = place_labels(boxes, titles, collapsed, scale, title_bar=TITLE_BAR, elide=title_elide(h),
+                                  nodes=nodes)
             groups = len(d.group_ids)
             labels = [lab if lab.k < groups else Label(lab.k, lab.rect, lab.text, True, int(self._singles[lab.k - groups]))
                       for lab in labels]
