@@ -69,6 +69,8 @@ def test_depthwise_conv_kept_float_only_when_its_int8_kernel_measured_slower(tmp
     assert [i.node for i in notes] == (["dw"] if kept_float else [])
     if kept_float:
         assert f"{ratio:.2f}x" in notes[0].message and str(X_SHAPE) in notes[0].message
+        # the unit and its ratio as fields, which a saved project's latency_kept reads (not the message)
+        assert notes[0].units == ("dw",) and notes[0].ratio == pytest.approx(ratio)
     assert res.plan.units["dw"].excluded == kept_float
     # the measured decision is part of the result's recipe: replayed without measuring, same bytes
     assert ("dw" in res.recipe.overrides) == kept_float

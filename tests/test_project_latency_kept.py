@@ -18,6 +18,7 @@ import pytest
 from workbench.core import api
 from workbench.core.errors import ProjectError
 from workbench.core.issues import IssueCode, PlanIssue, Severity
+from workbench.core.pipeline.latency_fallback import _kept_issue, _small_island_note
 from workbench.core.pipeline.latency_record import latency_kept_record, moved_record, replay_notes
 
 #: the CLI with its latency measurements fixed, not timed: every quantized model half its float model's latency,
@@ -82,10 +83,9 @@ def test_a_bad_latency_kept_entry_names_the_field(tmp_path, entry, where):
 
 def test_the_record_takes_each_units_ratio_and_note_from_the_latency_checks_issues():
     probe = PlanIssue("Conv_0", Severity.INFO, "kept in float: as QLinearConv it measured 1.23x its float latency at "
-                      "input [1, 8, 48, 192] (onnxruntime CPU, 1 thread)", code=IssueCode.LATENCY_KEPT_FLOAT)
-    island = PlanIssue("Conv_5", Severity.WARNING, "kept float with its island of 5 quantized units (Conv_5, Conv_6, "
-                       "Add_7 and 2 more): as quantized the model measured 1.40x its float latency, with 2 islands left "
-                       "float 0.97x (onnxruntime CPU, 1 thread)", code=IssueCode.LATENCY_KEPT_FLOAT)
+                      "input [1, 8, 48, 192] (onnxruntime CPU, 1 thread)", code=IssueCode.LATENCY_KEPT_FLOAT,
+                      units=("Conv_0",), ratio=1.23)
+    island = _kept_issue(["Conv_5", "Conv_6", "Add_7", "Conv_8", "Conv_9"], 1.4, 0.97, 2)
     other = PlanIssue("Conv_6", Severity.INFO, "an unrelated note", code=IssueCode.FLOAT_ISLAND)
     record = latency_kept_record(["Conv_9", "Conv_6", "Conv_0", "Conv_5"], [other, probe, island])
     assert [(e.node, e.ratio) for e in record] == [("Conv_0", 1.23), ("Conv_5", 1.4), ("Conv_6", 1.4), ("Conv_9", 1.4)]
@@ -93,6 +93,24 @@ def test_the_record_takes_each_units_ratio_and_note_from_the_latency_checks_issu
     assert record[3].reason == island.message  # past the three the note names: its island's reason all the same
     assert latency_kept_record(["X"], []) == [api.LatencyKept(node="X", reason="kept float by the latency check "
                                                                               "(slower quantized)")]
+
+
+def test_the_record_reads_the_units_of_each_island_not_its_message():
+    """Node names holding ", " and units past the three an island's message lists: the record parsed the message,
+    so '/blk/Conv, 1' read as '/blk/Conv' and '1', and the 4th and 5th units of the second island took the first
+    island's note and ratio. The notes carry their units and ratio (PlanIssue.units / ratio): exact entries."""
+    first = ["Conv_20", "Add_21"]
+    second = ["/blk/Conv, 1", "/blk/Add, 2", "Mul_3", "/blk/Conv, 4", "Conv_5"]
+    probe = PlanIssue("/pool/AveragePool, 0", Severity.INFO, "kept in float: as QLinearAveragePool it measured 1.80x "
+                      "its float latency at input [1, 64, 4, 4] (onnxruntime CPU, 1 thread)",
+                      code=IssueCode.LATENCY_KEPT_FLOAT, units=("/pool/AveragePool, 0",), ratio=1.8)
+    notes = [probe, _kept_issue(first, 1.31, 1.2, 2), _kept_issue(second, 1.25, 0.97, 2)]
+    assert notes[2].message.startswith("kept float with its island of 5 quantized units (/blk/Conv, 1, /blk/Add, 2, "
+                                       "Mul_3 and 2 more): as quantized the model measured 1.25x")
+    record = latency_kept_record([*second, *first, probe.node], notes)
+    expected = sorted([(n, 1.25, notes[2].message) for n in second] + [(n, 1.31, notes[1].message) for n in first]
+                      + [(probe.node, 1.8, probe.message)])
+    assert [(e.node, e.ratio, e.reason) for e in record] == expected
 
 
 def test_replay_notes_name_only_the_units_the_recipe_still_excludes():
@@ -167,12 +185,11 @@ def test_an_island_of_a_model_too_small_to_pay_takes_the_whole_models_ratio():
     whole = PlanIssue("", Severity.WARNING, "quantization does not pay at this size: as quantized the model measured "
                       "1.11x its float latency (3 us slower per run of 0.027 ms: the Q/DQ transitions cost more than "
                       "the integer kernels save), so every unit is left float", code=IssueCode.LATENCY_KEPT_FLOAT)
-    island = PlanIssue("/f/f.3/Conv", Severity.INFO, "kept float with its island of 2 quantized units (/f/f.3/Conv, "
-                       "/f/f.7/Conv): quantization does not pay at this size (the warning about the whole model); name "
-                       "a node in an override, or pass --no-latency-check, to quantize it anyway",
-                       code=IssueCode.LATENCY_KEPT_FLOAT)
+    whole.ratio = 1.11
+    island = _small_island_note(["/f/f.3/Conv", "/f/f.7/Conv"], 1.11)
+    island.ratio = None  # a note with no ratio of its own takes the whole model's warning's
     probe = PlanIssue("/f/f.0/Conv", Severity.INFO, "kept in float: as QLinearConv it measured 1.30x its float latency",
-                      code=IssueCode.LATENCY_KEPT_FLOAT)
+                      code=IssueCode.LATENCY_KEPT_FLOAT, units=("/f/f.0/Conv",), ratio=1.3)
     record = latency_kept_record(["/f/f.0/Conv", "/f/f.3/Conv", "/f/f.7/Conv"], [probe, island, whole])
     assert [(e.node, e.ratio) for e in record] == [("/f/f.0/Conv", 1.3), ("/f/f.3/Conv", 1.11), ("/f/f.7/Conv", 1.11)]
     assert record[1].reason == record[2].reason == island.message

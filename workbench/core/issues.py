@@ -77,12 +77,20 @@ class IssueCode(StrEnum):
 
 @dataclass
 class PlanIssue:
-    """Something a pass could not do as asked, or a decision it made (``node`` may be "")."""
+    """Something a pass could not do as asked, or a decision it made (``node`` may be "").
+
+    ``units``: the node units the issue is about when it is about more than ``node`` (a latency note on an island
+    kept float names each of its units here, its message only the first three); ``ratio``: the quantized / float
+    latency ratio a latency note reports (1.4: 1.4x the float latency), None for other issues. Programs read
+    these, never the message text.
+    """
 
     node: str
     severity: Severity
     message: str
     code: IssueCode
+    units: tuple[str, ...] = ()
+    ratio: float | None = None
 
     def __post_init__(self) -> None:
         self.severity = Severity(self.severity)

@@ -192,7 +192,7 @@ class LatencyFallback:
         job.adopt(trial)
         # the float model's figure against float is noise: no slower-than-float warning of its own
         job.issues = placed + [i for i in trial.issues if i.code != IssueCode.SLOWER_THAN_FLOAT]
-        return PassResult(True, [_small_island_note(g) for g in islands] + [_too_small_issue(first)])
+        return PassResult(True, [_small_island_note(g, first.ratio) for g in islands] + [_too_small_issue(first)])
 
     def _trial(self, job: Job, groups: list[list[str]], done: int, total: int,
                islands: int | None = None) -> Job | None:
@@ -257,7 +257,7 @@ def _all_float_issue(before: float, first: LatencyComparison) -> PlanIssue:
         f"the latency fallback left every unit float, so the model written is the float model, not a quantized "
         f"one (as quantized it measured {before:.2f}x its float latency{load}); pass --no-latency-check to write "
         f"it quantized anyway, name nodes in an override to keep their islands quantized, or measure again "
-        f"with {REMEASURE_HOW}", code=IssueCode.LATENCY_KEPT_FLOAT)
+        f"with {REMEASURE_HOW}", code=IssueCode.LATENCY_KEPT_FLOAT, ratio=before)
 
 
 def _still_slower_issue(job: Job, islands: int, before: float) -> PlanIssue:
@@ -294,23 +294,28 @@ def _too_small_issue(first: LatencyComparison) -> PlanIssue:
         f"latency ({slower_us:.0f} us slower per run of {first.timed_float_s * 1e3:.3f} ms{how}: the Q/DQ "
         "transitions cost more than the integer kernels save), so every unit is left float and the model written "
         f"is the float model; --no-latency-check writes it quantized, {REMEASURE_HOW} measures again",
-        code=IssueCode.LATENCY_KEPT_FLOAT)
+        code=IssueCode.LATENCY_KEPT_FLOAT, ratio=first.ratio)
 
 
-def _small_island_note(group: list[str]) -> PlanIssue:
+def _small_island_note(group: list[str], ratio: float) -> PlanIssue:
     """The note on one island a microsecond model's slowdown left float (the warning about the whole model says
-    why); its first node is the issue's node, so the app and ``analyze`` count it as the latency check's."""
+    why, ``ratio``: the whole model's quantized / float latency); its first node is the issue's node, so the app
+    and ``analyze`` count it as the latency check's; ``units`` names every unit of the island."""
     shown = ", ".join(group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
     return PlanIssue(group[0], Severity.INFO,
                      f"kept float with its island of {count(len(group), 'quantized unit')} ({shown}): quantization "
                      "does not pay at this size (the warning about the whole model); name a node in an override, "
-                     "or pass --no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT)
+                     "or pass --no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT,
+                     units=tuple(group), ratio=ratio)
 
 
 def _kept_issue(group: list[str], before: float, after: float, islands: int) -> PlanIssue:
+    """The warning on one island a trial left float: its first node is the issue's node, ``units`` every unit of
+    the island, ``ratio`` the model's as planned (``before``)."""
     shown = ", ".join(group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
     return PlanIssue(group[0], Severity.WARNING,
                      f"kept float with its island of {count(len(group), 'quantized unit')} ({shown}): as quantized the "
                      f"model measured {before:.2f}x its float latency, with {count(islands, 'island')} left float "
                      f"{after:.2f}x (onnxruntime CPU, 1 thread); name a node in an override, or pass "
-                     "--no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT)
+                     "--no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT,
+                     units=tuple(group), ratio=before)

@@ -110,9 +110,10 @@ def _input_shapes(job: Job, names: list[str]) -> dict[str, list[int]]:
 
 
 def _probe(job: Job, name: str, node: onnx.NodeProto, shapes: dict, opset: int,
-           w_shape: list[int] | None) -> str | None:
-    """The note for a unit kept float, or None when its quantized form measured fast enough (or the
-    probe could not run). ``w_shape``: a Conv's weight shape; None for an AveragePool or a MatMul."""
+           w_shape: list[int] | None) -> tuple[str, float] | None:
+    """The note for a unit kept float and its measured ratio (quantized / float latency), or None when its
+    quantized form measured fast enough (or the probe could not run). ``w_shape``: a Conv's weight shape; None
+    for an AveragePool or a MatMul."""
     try:
         if w_shape is not None:
             x = shapes[node.input[0]]
@@ -131,7 +132,7 @@ def _probe(job: Job, name: str, node: onnx.NodeProto, shapes: dict, opset: int,
         return None
     load = "" if lat.reliable else f", at {lat.unreliable_because()}: not cached, measured again next run"
     return (f"kept in float: as {kernel} it measured {lat.ratio:.2f}x its float latency at {where} "
-            f"(onnxruntime CPU, 1 thread{load}); name the node in an override to quantize it anyway")
+            f"(onnxruntime CPU, 1 thread{load}); name the node in an override to quantize it anyway"), lat.ratio
 
 
 class LatencyPlacement:
@@ -161,7 +162,7 @@ class LatencyPlacement:
             report(len(units), len(units), probing)
             return PassResult(False)
         opset = next((o.version for o in job.model.proto.opset_import if o.domain in ("", "ai.onnx")), 17)
-        slow: dict[str, str] = {}
+        slow: dict[str, tuple[str, float]] = {}  # unit -> (note, ratio)
         for i, (name, (node, w_shape)) in enumerate(units.items()):
             if job.cancel is not None:
                 job.cancel.check()  # raises Cancelled between probes
@@ -181,5 +182,6 @@ class LatencyPlacement:
         facts = job_facts(job)
         job.plan, job.guard_recipe, islands = guard_islands(job.model, recipe, resolve_plan(job.model, recipe, facts),
                                                             facts)
-        issues = [PlanIssue(n, "info", m, code=IssueCode.LATENCY_KEPT_FLOAT) for n, m in slow.items()]
+        issues = [PlanIssue(n, "info", m, code=IssueCode.LATENCY_KEPT_FLOAT, units=(n,), ratio=r)
+                  for n, (m, r) in slow.items()]
         return PassResult(True, issues + islands)
