@@ -31,8 +31,7 @@ def test_retarget_onto_the_own_model_hashes_each_data_file_once(corpus, tmp_path
     monkeypatch.setattr(identity_module, "sha256_file", lambda p: hashed.append(p.name) or real(p))
     capsys.readouterr()
     assert cli.main(["quantize", str(proj), "--model", str(model), "--data", str(corpus / "digits_cnn" / "calib.npz"),
-                     "--samples", "32", "-o", str(tmp_path / "r.onnx"), "--save-project", str(tmp_path / "r.wbproj"),
-                     "--no-latency-check"]) == 0
+                     "--samples", "32", "-o", str(tmp_path / "r.onnx"), "--save-project", str(tmp_path / "r.wbproj")]) == 0
     assert hashed == ["m.onnx.data"]
     assert "5 ranges kept (same tensor), 0 dropped" in capsys.readouterr().out
     digest = hashlib.sha256((tmp_path / "m" / "m.onnx.data").read_bytes()).hexdigest()
@@ -55,11 +54,10 @@ def test_a_project_that_recorded_no_external_data_is_not_taken_as_its_model(corp
     assert (len(rt.kept_ranges), len(rt.dropped_ranges), rt.structure) == (0, 5, False)
     capsys.readouterr()
     # --model on such a project retargets (the ranges calibrated again from the project's data) ...
-    assert cli.main(["quantize", str(proj), "--model", str(model), "-o", str(tmp_path / "r.onnx"),
-                     "--no-latency-check"]) == 0
+    assert cli.main(["quantize", str(proj), "--model", str(model), "-o", str(tmp_path / "r.onnx")]) == 0
     assert "0 ranges kept (same tensor), 5 dropped" in capsys.readouterr().out
     # ... and its plain replay still runs, as projects without the optional fields always did
-    assert cli.main(["quantize", str(proj), "-o", str(tmp_path / "p.onnx"), "--no-latency-check"]) == 0
+    assert cli.main(["quantize", str(proj), "-o", str(tmp_path / "p.onnx")]) == 0
     assert (tmp_path / "p.onnx").read_bytes() == (tmp_path / "r.onnx").read_bytes() == (tmp_path / "a.onnx").read_bytes()
 
 

@@ -27,7 +27,7 @@ def _project(corpus, tmp_path):
 def test_a_recipe_option_beside_the_projects_own_model_is_refused(corpus, tmp_path, capsys):
     project = _project(corpus, tmp_path)
     capsys.readouterr()
-    argv = ["quantize", str(project), "--model", str(tmp_path / "model_opset17.onnx"), "--no-latency-check",
+    argv = ["quantize", str(project), "--model", str(tmp_path / "model_opset17.onnx"),
             "-o", str(tmp_path / "x.onnx")]
     for option in (["--recipe", str(tmp_path / "r.json")], ["--preset", "s8s8"], ["--exclude", "/f/*"]):
         assert main([*argv, *option]) == 2
@@ -42,6 +42,21 @@ def test_data_beside_the_projects_own_model_is_used(corpus, tmp_path, capsys):
     (tmp_path / "calib.npz").rename(tmp_path / "moved.npz")
     out = tmp_path / "x.onnx"
     assert main(["quantize", str(project), "--model", str(tmp_path / "model_opset17.onnx"), "--data",
-                 str(tmp_path / "moved.npz"), "--no-latency-check", "-o", str(out)]) == 0
+                 str(tmp_path / "moved.npz"), "-o", str(out)]) == 0
     ops = [n.op_type for n in onnx.load(str(out)).graph.node]
     assert ops.count("QuantizeLinear") >= 4 and ops.count("Conv") == 3
+
+
+def test_no_latency_check_beside_a_project_is_refused(corpus, tmp_path, capsys):
+    """A replay (or a retarget with --model) runs no latency check: --no-latency-check beside a project was
+    ignored without a word while --recipe / --preset / --exclude are refused; now refused the same way."""
+    project = _project(corpus, tmp_path)
+    capsys.readouterr()
+    for extra in ([], ["--model", str(tmp_path / "model_opset17.onnx")]):
+        assert main(["quantize", str(project), *extra, "--no-latency-check", "-o", str(tmp_path / "x.onnx")]) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [
+            f"error: {project}: --no-latency-check does not apply to a replayed project: a replay runs no latency "
+            "check (the units it kept float when the project was saved stay float, as the project's recipe says). "
+            "Drop it to replay the project as saved, or quantize the .onnx model with it to write those units "
+            "quantized."]
+    assert not (tmp_path / "x.onnx").exists()

@@ -74,7 +74,7 @@ def test_project_applied_to_opset13_lands_every_override_and_equals_fresh_quanti
     d = corpus / "digits_cnn"
     out = tmp_path / "r13.onnx"
     assert cli.main(["quantize", str(proj), "--model", str(d / "model_opset13.onnx"), "-o", str(out),
-                     "--save-project", str(tmp_path / "job13.wbproj"), "--no-latency-check"]) == 0
+                     "--save-project", str(tmp_path / "job13.wbproj")]) == 0
     text = capsys.readouterr().out
     assert _table(text) == {n: (n, "name") for n in OVERRIDES}
     assert "overrides: 3/3 applied (0 moved to a new name, 0 no longer exist)" in text
@@ -83,8 +83,7 @@ def test_project_applied_to_opset13_lands_every_override_and_equals_fresh_quanti
     fresh = _fresh(d / "model_opset13.onnx", stored, d / "calib.npz", tmp_path / "f13.onnx", tmp_path)
     assert out.read_bytes() == fresh
     # the saved project replays the new model to the same bytes
-    assert cli.main(["quantize", str(tmp_path / "job13.wbproj"), "-o", str(tmp_path / "again.onnx"),
-                     "--no-latency-check"]) == 0
+    assert cli.main(["quantize", str(tmp_path / "job13.wbproj"), "-o", str(tmp_path / "again.onnx")]) == 0
     assert (tmp_path / "again.onnx").read_bytes() == fresh
 
 
@@ -94,7 +93,7 @@ def test_renamed_model_moves_overrides_by_structure(corpus, tmp_path, capsys):
     new = tmp_path / "renamed13.onnx"
     names = _renamed_copy(d / "model_opset13.onnx", new)
     out = tmp_path / "r.onnx"
-    assert cli.main(["quantize", str(proj), "--model", str(new), "-o", str(out), "--no-latency-check"]) == 0
+    assert cli.main(["quantize", str(proj), "--model", str(new), "-o", str(out)]) == 0
     text = capsys.readouterr().out
     assert _table(text) == {n: (names[n], "structure") for n in OVERRIDES}
     assert "overrides: 3/3 applied (3 moved to a new name, 0 no longer exist)" in text
@@ -114,7 +113,7 @@ def test_retrained_model_recalibrates_changed_tensors_only(corpus, tmp_path, cap
     new = tmp_path / "retrained.onnx"
     onnx.save(m, new)
     out = tmp_path / "r.onnx"
-    assert cli.main(["quantize", str(proj), "--model", str(new), "-o", str(out), "--no-latency-check"]) == 0
+    assert cli.main(["quantize", str(proj), "--model", str(new), "-o", str(out)]) == 0
     text = capsys.readouterr().out
     assert _table(text) == {n: (n, "name") for n in OVERRIDES}
     # the input and the ranges before /f/f.7/Conv hold; its output and everything after changed
@@ -216,8 +215,7 @@ def test_rule_that_no_longer_matches_recalibrates_its_tensor(corpus, tmp_path, c
     onnx.save(m, tmp_path / "renamed.onnx")
     capsys.readouterr()
     out = tmp_path / "r.onnx"
-    assert cli.main(["quantize", str(proj), "--model", str(tmp_path / "renamed.onnx"), "-o", str(out),
-                     "--no-latency-check"]) == 0
+    assert cli.main(["quantize", str(proj), "--model", str(tmp_path / "renamed.onnx"), "-o", str(out)]) == 0
     assert ("calibration cache: 5 ranges kept (same tensor), 0 dropped (changed or gone; recalibrated), 1 of the "
             "kept recalibrated (their settings changed: /f/f.8/Relu_output_0)") in capsys.readouterr().out
     fresh = _fresh(tmp_path / "renamed.onnx", recipe, d / "calib.npz", tmp_path / "fresh.onnx", tmp_path)
@@ -243,13 +241,12 @@ def test_retargeted_project_records_the_new_models_external_data(corpus, tmp_pat
               save_as_external_data=True, all_tensors_to_one_file=True, location="m.onnx.data", size_threshold=0)
     data = ext / "m.onnx.data"
     assert cli.main(["quantize", str(proj), "--model", str(ext / "m.onnx"), "-o", str(tmp_path / "r.onnx"),
-                     "--save-project", str(tmp_path / "ext.wbproj"), "--no-latency-check"]) == 0
+                     "--save-project", str(tmp_path / "ext.wbproj")]) == 0
     saved = json.loads((tmp_path / "ext.wbproj").read_text())["model"]
     assert saved["external_data"] == [["m.onnx.data", hashlib.sha256(data.read_bytes()).hexdigest()]]
     capsys.readouterr()
     data.write_bytes(data.read_bytes()[:-4] + b"\x00\x00\x80\x3f")  # another last weight, same size
-    assert cli.main(["quantize", str(tmp_path / "ext.wbproj"), "-o", str(tmp_path / "again.onnx"),
-                     "--no-latency-check"]) == 2
+    assert cli.main(["quantize", str(tmp_path / "ext.wbproj"), "-o", str(tmp_path / "again.onnx")]) == 2
     assert "m.onnx.data" in capsys.readouterr().err and not (tmp_path / "again.onnx").exists()
 
 
@@ -270,7 +267,7 @@ def test_retarget_after_the_external_data_changed_in_place_drops_the_cached_rang
     capsys.readouterr()
     out = tmp_path / "r.onnx"
     assert cli.main(["quantize", str(proj), "--model", str(model), "--data", str(cnn / "calib.npz"),
-                     "--samples", "32", "-o", str(out), "--no-latency-check"]) == 0
+                     "--samples", "32", "-o", str(out)]) == 0
     text = capsys.readouterr().out
     assert "0 ranges kept (same tensor)" in text and "(or its external data) changed" in text
     fresh = tmp_path / "fresh.onnx"

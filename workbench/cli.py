@@ -348,6 +348,8 @@ def cmd_quantize(args) -> int:
     variant = ""  # the recipe choice's pick, named in the last line
     ran = None  # the recipe a fresh quantize ran (the latency check's exclusions are those it adds)
     try:
+        if str(args.model).endswith(".wbproj"):
+            _refuse_no_latency_check(args)
         if args.retarget_model and str(args.model).endswith(".wbproj"):
             _refuse_replay_options(args, with_data=False)  # the project's recipe: --recipe was ignored here
         if args.retarget_model and str(args.model).endswith(".wbproj") and args.data is None \
@@ -743,6 +745,24 @@ def _refuse_replay_options(args, with_data: bool = True) -> None:
                           f"{brings}.",
                           hint=f"Drop it to replay the project as saved, or {args.command} the .onnx model with it"
                                f"{retarget}.")
+
+
+def _refuse_no_latency_check(args) -> None:
+    """``quantize PROJECT.wbproj --no-latency-check`` (a replay, or a retarget with ``--model``): the option was
+    ignored without a word, as a replay runs no latency check (the units its project's latency check kept float
+    stay float as its recipe says), so it is refused like the other options a project makes moot.
+
+    Raises
+    ------
+    ExportError
+        ``--no-latency-check`` was given.
+    """
+    if args.no_latency_check:
+        raise ExportError(f"{args.model}: --no-latency-check does not apply to a replayed project: a replay runs no "
+                          "latency check (the units it kept float when the project was saved stay float, as the "
+                          "project's recipe says).",
+                          hint="Drop it to replay the project as saved, or quantize the .onnx model with it to write "
+                               "those units quantized.")
 
 
 def _print_split(split, total: int, text: str = "") -> None:
