@@ -104,6 +104,18 @@ def optimized_op_counts(proto_or_path) -> collections.Counter:
     return collections.Counter(n.op_type for n in m.graph.node)
 
 
+def ran_as(path, ops) -> dict[str, str]:
+    """Node name -> op type of the nodes of ``ops`` (a predicate on the op type) in onnxruntime's optimized
+    graph of the model at ``path`` (ORT_ENABLE_EXTENDED: its fusions into integer kernels, no layout changes)."""
+    with tempfile.TemporaryDirectory() as d:
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = os.path.join(d, "opt.onnx")
+        so.log_severity_level = 3
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        return {n.name: n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node if ops(n.op_type)}
+
+
 def op_counts(proto: onnx.ModelProto) -> collections.Counter:
     return collections.Counter(n.op_type for n in proto.graph.node)
 

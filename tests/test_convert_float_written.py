@@ -7,16 +7,9 @@ from __future__ import annotations
 
 from workbench.cli import main
 
-FLOAT_S = 2e-5  # a 20 us run: 1.25x is 5 us slower, so every unit is left float at once
 
-
-def test_convert_of_a_file_quantize_wrote_float_says_no_latency_check(corpus, tmp_path, capsys, fake_latency):
-    d = corpus / "digits_cnn"
-    fake_latency.quantized_at(1.25, float_s=FLOAT_S)
-    out = tmp_path / "model.int8.onnx"
-    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--samples", "8",
-                 "-o", str(out)]) == 0
-    capsys.readouterr()
+def test_convert_of_a_file_quantize_wrote_float_says_no_latency_check(digits_cnn_written_float, tmp_path, capsys):
+    model, out = digits_cnn_written_float
     assert main(["convert", str(out), str(tmp_path / "q.qonnx.onnx"), "--to", "qonnx"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (f"error: {out} has no quantization nodes: nothing to convert to qonnx. workbench-cli quantize wrote "
@@ -24,5 +17,5 @@ def test_convert_of_a_file_quantize_wrote_float_says_no_latency_check(corpus, tm
                    "model with --no-latency-check (workbench-cli quantize FLOAT.onnx --data calib.npz "
                    "--no-latency-check --format qonnx -o OUT.onnx). Nothing written.")
     assert not (tmp_path / "q.qonnx.onnx").exists()
-    assert main(["convert", str(d / "model_opset17.onnx"), str(tmp_path / "f.onnx"), "--to", "qonnx"]) == 2
+    assert main(["convert", str(model), str(tmp_path / "f.onnx"), "--to", "qonnx"]) == 2
     assert "Quantize the float model first" in capsys.readouterr().err  # a float model of its own: as before

@@ -7,17 +7,11 @@ from __future__ import annotations
 
 from workbench.cli import main
 
-FLOAT_S = 2e-5  # a 20 us run: 1.25x is 5 us slower, so every unit is left float at once
 
-
-def test_evaluate_warns_when_the_second_file_is_not_quantized(corpus, tmp_path, capsys, fake_latency):
-    d = corpus / "digits_cnn"
-    fake_latency.quantized_at(1.25, float_s=FLOAT_S)
-    out = tmp_path / "q.onnx"
-    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "--samples", "8",
-                 "-o", str(out)]) == 0
-    assert "(0 of 5 node units quantized" in capsys.readouterr().out
-    assert main(["evaluate", str(d / "model_opset17.onnx"), str(out), "--data", str(d / "eval.npz"),
+def test_evaluate_warns_when_the_second_file_is_not_quantized(digits_cnn_written_float, capsys):
+    model, out = digits_cnn_written_float
+    d = model.parent
+    assert main(["evaluate", str(model), str(out), "--data", str(d / "eval.npz"),
                  "--samples", "8"]) == 0
     printed = capsys.readouterr()
     warnings = [line for line in printed.err.splitlines() if line.startswith("warning: ")]

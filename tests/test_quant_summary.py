@@ -18,7 +18,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_dynamic, quantize_static
 from PIL import Image
-from qdq_helpers import optimized_op_counts
+from qdq_helpers import optimized_op_counts, ran_as
 
 import workbench
 from workbench.cli import main
@@ -321,14 +321,7 @@ def test_ddddocr_summary(corpus):
     # the INT marks are the nodes onnxruntime runs as integer kernels, by name: its optimized graph keeps the
     # ConvIntegers and the com.microsoft DynamicQuantizeLSTM (unmarked before) and fuses the MatMulInteger
     # with its DynamicQuantizeLinear into a DynamicQuantizeMatMul of the same name
-    with tempfile.TemporaryDirectory() as d:
-        so = ort.SessionOptions()
-        so.optimized_model_filepath = os.path.join(d, "opt.onnx")
-        so.log_severity_level = 3
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-        ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-        ran = {n.name: n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node
-               if n.op_type in ("ConvInteger", "MatMulInteger", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM")}
+    ran = ran_as(path, lambda op: op in ("ConvInteger", "MatMulInteger", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM"))
     assert set(s.kernels) == set(ran)
     assert Counter(ran.values()) == {"ConvInteger": 21, "DynamicQuantizeLSTM": 1, "DynamicQuantizeMatMul": 1}
     assert Counter(s.kernels.values()) == {"ConvInteger": 21, "DynamicQuantizeLSTM": 1, "MatMulInteger": 1}

@@ -10,14 +10,12 @@ onnxruntime fuses, and the canvas marks exactly those.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import Counter
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+from qdq_helpers import ran_as
 
 from workbench.core.api import summarize_quantization
 
@@ -38,14 +36,7 @@ def _ort_qdq(folder, out):
 
 def _fused_by_onnxruntime(path) -> dict[str, str]:
     """Node name -> op of the integer kernels in onnxruntime's optimized graph (fusions, no layout changes)."""
-    with tempfile.TemporaryDirectory() as d:
-        so = ort.SessionOptions()
-        so.optimized_model_filepath = os.path.join(d, "opt.onnx")
-        so.log_severity_level = 3
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
-        ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-        return {n.name: n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node
-                if n.op_type.startswith("QLinear")}
+    return ran_as(path, lambda op: op.startswith("QLinear"))
 
 
 def test_int_marks_are_the_matmuls_onnxruntime_fuses(qtbot, window, open_file, corpus, tmp_path):
