@@ -118,3 +118,43 @@ def test_qlinear_conv_transpose_lists_input_weight_bias_output():
     assert np.all(np.abs(inits["wq"] * w_step - w) <= w_step / 2 + 1e-7)
     assert np.array_equal(bias.scale, (x_scale * w_scale).astype(np.float32))
     assert np.all(np.abs(inits["bq"] * bias.scale.astype(np.float64) - b) <= bias.scale / 2 + 1e-7)
+
+
+def test_a_grouped_qlinear_conv_transpose_says_its_per_channel_layout():
+    """A grouped QLinearConvTranspose (group 2): W is C_in x C_out/group x k x k (6 x 4 x 2 x 2) and its scale has
+    C_out = 8 entries, so 'axis 1' with 8 scales did not fit W's 4 columns. The listed weight says which scale each
+    W[i, j] takes; dequantized that way the file's W is the float one within half a step, and the bias (8 values)
+    has input_scale * weight_scale per output channel."""
+    from onnx import TensorProto, helper
+
+    rng = np.random.default_rng(1)
+    group, c_in, cols = 2, 6, 4
+    w = (rng.standard_normal((c_in, cols, 2, 2)) * 0.3).astype(np.float32)
+    b = (rng.standard_normal(group * cols) * 0.5).astype(np.float32)
+    # output channel o = g * cols + j reads rows g * 3 .. g * 3 + 2 of W's column j
+    by_group = w.reshape(group, c_in // group, cols, 2, 2)
+    w_scale = (np.abs(by_group).max((1, 3, 4)).reshape(-1) / 127).astype(np.float32)
+    step = w_scale.reshape(group, 1, cols, 1, 1)
+    x_scale = np.float32(0.02)
+    inits = {"xs": np.array(x_scale), "xz": np.array(128, np.uint8),
+             "wq": np.round(by_group / step).astype(np.int8).reshape(w.shape), "ws": w_scale,
+             "wz": np.zeros(group * cols, np.int8), "ys": np.array(np.float32(0.05)), "yz": np.array(128, np.uint8),
+             "bq": np.round(b / (x_scale * w_scale)).astype(np.int32)}
+    node = helper.make_node("QLinearConvTranspose", ["xq", *inits], ["yq"], domain="com.microsoft", name="up",
+                            kernel_shape=[2, 2], strides=[2, 2], group=group)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("xq", TensorProto.UINT8, [1, c_in, 3, 3])],
+                              [helper.make_tensor_value_info("yq", TensorProto.UINT8, [1, group * cols, 6, 6])],
+                              [numpy_helper.from_array(v, name) for name, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    params = {p.tensor: p for p in read_quant_params(model)}
+    weight, bias = params["wq"], params["bq"]
+    assert (weight.axis, weight.scale.size, bias.axis, bias.scale.size) == (1, 8, 0, 8)
+    assert weight.note == ("group 2: 8 scales, one per output channel; W's axis 1 holds the 4 columns of one group, "
+                           "so W[i, j] takes scale[(i // 3) * 4 + j] (6 input channels, 3 per group)")
+    assert format_param(weight).endswith(f"({weight.note})")
+    # the layout the note gives dequantizes the file's W to the float W
+    i, j = np.meshgrid(np.arange(c_in), np.arange(cols), indexing="ij")
+    per_element = weight.scale[(i // 3) * 4 + j][:, :, None, None]
+    assert np.all(np.abs(inits["wq"] * per_element - w) <= per_element / 2 + 1e-7)
+    assert np.array_equal(bias.scale, (x_scale * w_scale).astype(np.float32))
+    assert np.all(np.abs(inits["bq"] * bias.scale.astype(np.float64) - b) <= bias.scale / 2 + 1e-7)

@@ -253,14 +253,32 @@ class _Reader:
                 continue
             if role == "input" and tensor in self.c.protos:
                 role = "weight"
-            axis = None
+            axis, note = None, ""
             if role == "weight":
                 # the output channel: W's axis 0 of a conv, 1 of a transposed conv (C_in, C_out / group, k...)
                 axis = 0 if op == "QLinearConv" else 1 if op == "QLinearConvTranspose" else \
                     (0 if op == "QGemm" and a.get("transB", 0) else -1)
-            self.triple(node, tensor, _input(node, s_idx), _input(node, z_idx), role, "QOperator", axis)
+                if op == "QLinearConvTranspose":
+                    note = self.grouped_transpose_note(tensor, _input(node, s_idx), int(a.get("group", 1)))
+            self.triple(node, tensor, _input(node, s_idx), _input(node, z_idx), role, "QOperator", axis, note)
             if role == "weight" and op in _QBIAS:  # the bias next, before the output
                 self.qoperator_bias(node, *_QBIAS[op])
+
+    def grouped_transpose_note(self, weight: str, scale_name: str, group: int) -> str:
+        """The per-channel layout of a grouped QLinearConvTranspose's weight, said plainly ("" when ungrouped or
+        per tensor): W is (C_in, C_out / group, k...) and its scale has C_out entries, one per output channel,
+        so axis 1 holds one group's columns and W[i, j] takes scale[(i // (C_in / group)) * (C_out / group) + j]
+        (onnxruntime's ContribOperators.md: the per-channel scale has C_out elements)."""
+        scale, dims = self.c.array(scale_name), list(self.c.protos[weight].dims) if weight in self.c.protos else []
+        if group <= 1 or scale is None or scale.size <= 1 or len(dims) < 2:
+            return ""
+        rows, cols = dims[0] // group, dims[1]
+        if scale.size != group * cols:
+            return (f"group {group}: {scale.size} scales do not match its {group} x {cols} output channels (W's axis 1 "
+                    "holds one group's columns)")
+        return (f"group {group}: {scale.size} scales, one per output channel; W's axis 1 holds the {cols} columns of "
+                f"one group, so W[i, j] takes scale[(i // {rows}) * {cols} + j] ({dims[0]} input channels, {rows} "
+                "per group)")
 
     def qoperator_bias(self, node: onnx.NodeProto, b_idx: int, scales: tuple[int, int]) -> None:
         """The int32 bias of a QLinearConv / QLinearConvTranspose / QGemm (none when the node has none): scale
