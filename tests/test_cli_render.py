@@ -272,5 +272,33 @@ def test_sqnr_grey_note_names_the_most_frequent_op_types_only():
 
     ops = ["Shape"] * 5 + ["Gather"] * 4 + ["Cast"] * 3 + ["Unsqueeze"] * 2 + ["Erf", "Where"]
     nodes = [NS(name=f"n{k}", op_type=op) for k, op in enumerate(ops)]
-    assert grey_note(nodes, {}, {}, latency_kept=False) == (
+    assert grey_note(nodes, {}, {"elsewhere": 30.0}, latency_kept=False) == (
         "no value (grey): 16 nodes not quantized (in no unit: Shape, Gather, Cast, Unsqueeze, 2 more op types)")
+
+
+def test_render_sqnr_with_no_unit_quantized_says_so_in_the_picture(corpus, tmp_path):
+    """``render --colour sqnr --exclude '*'``: every node grey, and the reason was on stderr only; the legend
+    now says no unit is quantized and why."""
+    svg = tmp_path / "float.svg"
+    argv = ["render", str(corpus / "digits_cnn" / "model_opset17.onnx"), "-o", str(svg), "--colour", "sqnr",
+            "--data", str(corpus / "digits_cnn" / "calib.npz"), "--exclude", "*", "--no-auto", "--expand", "9"]
+    assert main(argv) == 0
+    assert _legend_lines(svg.read_text(encoding="utf-8")) == (
+        "linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB (red) no unit quantized, "
+        "so every node is grey (no value): 5 units kept float by the recipe or a guard; 5 nodes not quantized "
+        "(in no unit: Relu, MaxPool, Flatten)")
+
+
+def test_sqnr_grey_note_of_a_model_with_no_unit_quantized():
+    from types import SimpleNamespace as NS
+
+    from workbench.cli_sqnr_colours import grey_note
+
+    units = {"conv": NS(nodes=["conv", "relu"], excluded=True), "gemm": NS(nodes=["gemm"], excluded=True)}
+    nodes = [NS(name=n, op_type=op) for n, op in [("conv", "Conv"), ("relu", "Relu"), ("gemm", "Gemm")]]
+    assert grey_note(nodes, units, {}, latency_kept=True) == (
+        "no unit quantized, so every node is grey (no value): 2 units kept float by the recipe, a guard or the "
+        "latency check (--no-latency-check measures the units it keeps)")
+    # one unit measured: the usual note
+    assert grey_note(nodes[2:], units, {"conv": 20.0, "relu": 20.0}, latency_kept=False) == (
+        "no value (grey): 1 unit kept float by the recipe or a guard")

@@ -48,7 +48,10 @@ def grey_note(nodes, units: dict, coloured: dict[str, float], latency_kept: bool
     ``nodes``: the graph's nodes (``.name``, ``.op_type``); ``units``: the plan's (unit name -> ``NodeUnit``,
     ``.excluded`` True when kept float); ``coloured``: :func:`node_sqnr`'s figures; ``latency_kept``: the
     latency check kept units float (its issues). E.g. "no value (grey): 2 nodes not quantized (in no unit:
-    MaxPool, Flatten)"; the :data:`MAX_OPS` most frequent op types are named, the rest counted.
+    MaxPool, Flatten)"; the :data:`MAX_OPS` most frequent op types are named, the rest counted. Where no node
+    has a figure and no unit is quantized (``--exclude '*'``, or the latency check keeping every unit float), the
+    note says so first: "no unit quantized, so every node is grey (no value): 5 units kept float by ..." (the
+    picture was all grey with the reason on stderr only).
     """
     member = {n: name for name, unit in units.items() for n in (unit.nodes or [name])}
     grey = [n for n in nodes if n.name not in coloured]
@@ -68,6 +71,8 @@ def grey_note(nodes, units: dict, coloured: dict[str, float], latency_kept: bool
         parts.append(f"{count(n, 'node')} not quantized (in no unit: {', '.join(loose[:MAX_OPS])}{more})")
     if unmeasured:
         parts.append(f"{count(len(unmeasured), 'unit')} quantized but not measured (no finite SQNR)")
+    if not coloured and not unmeasured:  # nothing quantized: the whole picture is grey
+        return "no unit quantized, so every node is grey (no value): " + "; ".join(parts)
     return "no value (grey): " + "; ".join(parts)
 
 
