@@ -54,7 +54,7 @@ def test_a_unit_the_latency_check_kept_float_says_so(qtbot, window, open_file, c
     status, res = run_job(qtbot, win, win.act_calibrate.trigger, timeout=540_000)
     assert status == "succeeded", res
     assert "Conv@0" in res["latency_kept"] and not win.doc.qparams  # nothing quantized
-    expected = ("; no clip range: Conv@0 is kept float by the latency check (slower quantized on this machine; "
+    expected = ("; no clip range: Conv@0 is kept float by the latency check (measured slower quantized; "
                 "View > Problems says more)")
     qtbot.waitUntil(lambda: win.errors.hist_title.text().endswith(expected), timeout=120_000)
     win.act_undo.trigger()  # the latency check's edit undone: the recipe quantizes it, the results are of another
@@ -78,7 +78,6 @@ def test_no_clip_reason_names_the_latency_check_only_for_its_units(tmp_path):
     plan = api.plan(model, recipe)
     model = model.proto
     assert no_clip_reason(plan, model.graph, "y", True, {"c"}) == (
-        "no clip range: c is kept float by the latency check (slower quantized on this machine; View > Problems "
-        "says more)")
+        "no clip range: c is kept float by the latency check (measured slower quantized; View > Problems says more)")
     assert no_clip_reason(plan, model.graph, "y", True) == "no clip range: c is excluded (kept float) by the recipe"
     assert no_clip_reason(plan, model.graph, "y", False, {"c"}).startswith(ASK)

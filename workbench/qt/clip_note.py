@@ -60,7 +60,8 @@ def no_clip_reason(plan: Any, graph: Any, tensor: str, calibrated: bool, latency
         return f"no clip range: {tensor} is a model input or initializer the recipe does not quantize"
     unit = next((u for u in plan.units.values() if node.name in u.nodes or node.name == u.node), None)
     if unit is not None and unit.excluded and unit.node in latency_kept:
-        return (f"no clip range: {unit.node} is kept float by the latency check (slower quantized on this machine; "
+        # not "on this machine": a reopened project's record was measured when (and where) it was saved
+        return (f"no clip range: {unit.node} is kept float by the latency check (measured slower quantized; "
                 "View > Problems says more)")
     if unit is not None and unit.excluded:
         return f"no clip range: {unit.node} is excluded (kept float) by the recipe"

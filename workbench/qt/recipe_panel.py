@@ -27,6 +27,7 @@ from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
 from workbench.qt.field_guard import guard_fields
+from workbench.qt.latency_edits import latency_kept_recorded
 from workbench.qt.quant_banner import RECIPE_OFF_NOTE
 from workbench.qt.quantize_anyway import after_each_step, latency_kept_units
 from workbench.qt.theme import mute
@@ -53,16 +54,21 @@ def rule_text(rule: Rule) -> str:
     return f"{rule.label}  ->  " + ("; ".join(parts) or "(no change)")
 
 
-#: what an override line says of a unit the latency check kept float (:func:`override_text`)
+#: what an override line says of a unit a latency check of this session kept float (:func:`override_text`)
 BY_LATENCY = "kept float (latency check: slower quantized on this machine)"
+#: ... and of one an opened, restored or applied project's ``latency_kept`` keeps float: measured when that project
+#: was saved, maybe on another machine
+BY_RECORD = "kept float (latency check: slower quantized when the project was saved)"
 
 
-def override_text(node: str, settings: NodeSettings, latency: bool = False) -> str:
+def override_text(node: str, settings: NodeSettings, latency: bool = False, recorded: bool = False) -> str:
     """One line for a node override: ``Conv_3  ->  kept float`` or ``Conv_3  ->  activation: dtype=int16``;
-    ``latency``: the latency check kept it float (:data:`BY_LATENCY`), not the user."""
+    ``latency``: the latency check kept it float (:data:`BY_LATENCY`), not the user; ``recorded``: as a
+    project's record says (:data:`BY_RECORD`), not measured in this session."""
     parts = _role_changes(settings)
+    by_latency = BY_RECORD if recorded else BY_LATENCY
     if settings.exclude is not None:
-        parts.insert(0, (BY_LATENCY if latency else "kept float") if settings.exclude else "quantized (exclude off)")
+        parts.insert(0, (by_latency if latency else "kept float") if settings.exclude else "quantized (exclude off)")
     return f"{node}  ->  " + ("; ".join(parts) or "(no change)")
 
 
@@ -173,8 +179,9 @@ class RecipePanel(QWidget):
             self.rules.addItem(rule_text(rule))
         self.overrides.clear()
         latency = latency_kept_units(self.doc)  # this session's latency edits and the opened project's record
+        recorded = latency_kept_recorded(self.doc)  # of those, the record's: measured when it was saved
         for node, settings in recipe.overrides.items():
-            self.overrides.addItem(override_text(node, settings, node in latency))
+            self.overrides.addItem(override_text(node, settings, node in latency, node in recorded))
             self.overrides.item(self.overrides.count() - 1).setData(Qt.ItemDataRole.UserRole, node)
         for pattern in recipe.exclude:  # the recipe's exclude list (a CLI --exclude): names or globs
             self.overrides.addItem(f"{pattern}  ->  kept float (exclude list)")
