@@ -437,10 +437,14 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
     it) and the same inputs (model file, recipe, data, samples; QDQ, no choice: :func:`calibrated_changes`),
     those bytes are written as they are, with the issues and latency result of that calibration (result
     ``reused`` True, ``latency``: the latency check's figures or None); else the job quantizes as above and
-    ``rerun`` says why the kept model could not be written (None without one)."""
+    ``rerun`` says why the kept model could not be written (None without one).
+
+    A cancel stops the job until its write begins (``path`` is then left as it was); once the write began, the
+    job writes the whole file and returns (the app says the cancel came too late)."""
     _refuse_inputs(payload)
     rerun = calibrated_changes(payload)
     if rerun is None:
+        cancel.check()  # a cancel before the write begins stops it (the file is left as it was)
         return _write_calibrated(payload, progress)
     model = _open(payload, progress)
     recipe = _recipe(payload)
@@ -453,6 +457,7 @@ def job_export(payload: dict, progress, cancel: CancelToken) -> dict:
         refuse_qdq_export(recipe, api.plan(model, recipe))
     result, calib = _quantize_with_cache(model, recipe, payload, progress, cancel,
                                          latency_check=payload.get("latency_check", True))
+    cancel.check()  # a cancel before the write begins stops it (the file is left as it was); once it began, it ends
     done = one_step(progress, f"Writing: {Path(payload['path']).name}")
     # QONNX as the CLI writes it (and replays a project's export section): static input shapes
     qonnx = {"model": model, "input_shapes": payload.get("input_shapes") or None, "static_shapes": True}
@@ -526,8 +531,9 @@ def job_report(payload: dict, progress, cancel: CancelToken) -> dict:
     ``metric`` and ``allow_code`` (as :func:`job_evaluate`; None: the report's default metric), ``sweep``
     (SweepResult JSON of the same recipe, or None) and ``curve`` (an autotune curve document, or None).
     Quantizes with the cached calibration (calibrating only what is missing); the file is written
-    atomically, so a cancelled or failed job leaves nothing. Result: ``path``, ``calibration``. An output
-    ``path`` that is one of the inputs is refused before any work, as by :func:`job_export`.
+    atomically, so a failed job, or one cancelled before its write begins, leaves nothing (once the write
+    began it ends). Result: ``path``, ``calibration``. An output ``path`` that is one of the inputs is refused
+    before any work, as by :func:`job_export`.
     """
     _refuse_inputs(payload)
     metric = _metric(payload)  # an unknown metric or a file without allow_code fails before calibrating

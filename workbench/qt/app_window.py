@@ -41,7 +41,7 @@ from workbench.core.wording import count
 from workbench.qt import actions, autosave, dialogs, docks, help_menu, settings
 from workbench.qt.actions import COLOR_MODES, canvas_mode
 from workbench.qt.apply_project import ApplyProjectDialog
-from workbench.qt.cancel_text import WRITERS, cancelled_text, cancelling_text, phase_of
+from workbench.qt.cancel_text import WRITERS, cancelled_text, cancelling_text, phase_of, too_late
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.choice_text import choice_short
 from workbench.qt.clip_note import no_clip_reason, rows_note
@@ -1352,7 +1352,8 @@ class MainWindow(QMainWindow):
             self._record_export_section(result.get("export_section"))
             self._on_run_ended(*self._exported(result))
         elif kind == "report":
-            self._on_run_ended(f"Done: wrote the report to {result['path']} (opens in any browser, offline).")
+            self._on_run_ended(f"Done: wrote the report to {result['path']}{too_late(result)} (opens in any browser, "
+                               "offline).")
         elif kind == "sensitivity":
             self._on_run_ended(f"Done: sensitivity of {count(len(self.doc.sensitivity.rows), 'node unit')}.")
         elif kind == "choose":
@@ -1426,8 +1427,10 @@ class MainWindow(QMainWindow):
         none = " No node unit is quantized: the file computes in float." if total and not quantized else ""
         chose = f" {result['choice_text']}" if result.get("choice_text") else ""
         warned = reused_slowdown_short(result.get("latency")) if result.get("reused") else ""
-        return (f"Done: exported {result['path']}{units} (View > Open Exported Model, Ctrl+Shift+X, shows it "
-                f"as written).{chose}{note}{none}", f"Done: exported {result['path']}{units}.{warned}" if warned else None)
+        late = too_late(result)  # cancelled once the write had begun: the file is written
+        return (f"Done: exported {result['path']}{late}{units} (View > Open Exported Model, Ctrl+Shift+X, shows it "
+                f"as written).{chose}{note}{none}",
+                f"Done: exported {result['path']}{late}{units}.{warned}" if warned else None)
 
     def _record_export_section(self, section: dict | None) -> None:
         """The export's format becomes the project's (a saved project replays to the same format and input

@@ -7,8 +7,15 @@ cancelled while analysing; no results yet (F5 starts it again)."
 
 from __future__ import annotations
 
-#: job kinds that write a file: a cancelled one leaves nothing behind (outputs are written atomically)
+#: job kinds that write a file: one cancelled before its write leaves nothing behind (outputs are written
+#: atomically); one that returns after the cancel has written its file and ends as done (:func:`too_late`)
 WRITERS = ("export", "report")
+
+
+def too_late(result: dict) -> str:
+    """" (the cancel came too late to stop the write)" for a file job's ``result`` whose ``cancel_too_late`` is
+    set (cancelled once its write had begun: the file is written), else ""."""
+    return " (the cancel came too late to stop the write)" if result.get("cancel_too_late") else ""
 
 
 def phase_of(message: str) -> str:
@@ -54,4 +61,4 @@ def cancelled_text(kind: str, phase: str, had_results: bool | None) -> str:
     return f"{KIND_WORDS.get(kind) or kind.capitalize()} cancelled{when}; {tail}."
 
 
-__all__ = ["cancelled_text", "cancelling_text", "phase_of"]
+__all__ = ["cancelled_text", "cancelling_text", "phase_of", "too_late"]

@@ -22,6 +22,7 @@ from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.jobs import refuse_output_onto_inputs, refuse_qdq_export
 from workbench.core.wording import count
 from workbench.qt import settings
+from workbench.qt.cancel_text import WRITERS
 from workbench.qt.choice_skip import AppliedChoice, after_choice_text, choice_skip_text, holds_choice
 from workbench.qt.choice_text import applied_note, choice_line
 from workbench.qt.commands import push_edit
@@ -472,8 +473,10 @@ class RunController(QObject):
         return plan is None or (plan.mode == "static" and bool(plan.activations))
 
     def _start(self, kind: str, job: Job, extra: dict | None = None, *, choose: bool = False) -> Job:
-        """Run ``job`` as the main job of ``kind``; ``extra`` is added to its result when it succeeds;
-        ``choose``: it runs the recipe choice first (a phase of :attr:`overall`)."""
+        """Run ``job`` as the main job of ``kind``; ``extra`` is added to its result when it succeeds, and
+        ``cancel_too_late`` (True: a file job, :data:`~workbench.qt.cancel_text.WRITERS`, cancelled after its
+        write began, whose file is written); ``choose``: it runs the recipe choice first (a phase of
+        :attr:`overall`)."""
         self.job, self.kind = job, kind
         self._analysing = self.analysis_samples if kind == "calibrate" else self._analysing
         self.overall = OverallProgress(job_phases(kind, choose=choose))
@@ -481,8 +484,10 @@ class RunController(QObject):
         job.partial.connect(lambda data: self.partial.emit(kind, data))
         data = self.doc.rows  # what the job's payload holds
         recipe = self.doc.recipe.to_json()  # the recipe it runs with (the user may edit while it runs)
-        job.succeeded.connect(lambda res: self._on_success(kind, {**res, **(extra or {}), "started_recipe": recipe},
-                                                           data))
+        # a file job that returns after a cancel has written its file: it succeeds, saying the cancel came too late
+        job.keeps_late_result = kind in WRITERS
+        job.succeeded.connect(lambda res: self._on_success(kind, {**res, **(extra or {}), "started_recipe": recipe,
+                                                                  "cancel_too_late": job.cancel_requested}, data))
         job.failed.connect(lambda err: self.failed.emit(kind, err))
         job.cancelled.connect(lambda: self.cancelled.emit(kind))
         job.finished.connect(lambda: self._on_finished(kind))
@@ -604,8 +609,10 @@ class RunController(QObject):
 
     # ------------------------------------------------------------------ shutdown
     def shutdown(self, timeout_ms: int = 15_000) -> None:
-        """Cancel every job and wait for its thread (called when the window closes)."""
+        """Cancel every job and wait for its thread (called when the window closes). A file job's result that
+        comes after this cancel is dropped: no window is left to show it or to start the work it would start."""
         for job in (self.job, self.hist_job):
             if job is not None and job.running:
+                job.keeps_late_result = False
                 job.cancel()
                 job.wait(timeout_ms)

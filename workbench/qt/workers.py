@@ -14,6 +14,10 @@ Signals are emitted by an object living in the worker thread and connected to th
 in the GUI thread), so Qt queues them onto the GUI thread. Every job ends with exactly one of
 ``succeeded`` / ``failed`` / ``cancelled``, then ``finished``; the thread is joined before
 ``finished`` is emitted. :func:`live_jobs` lists jobs not yet finished (the tests fail on leaks).
+
+A job whose result arrives after a cancel ends ``cancelled`` (its result dropped), unless it
+:attr:`Job.keeps_late_result`: a job that writes a file has written it once it returns, so it ends
+``succeeded`` and :attr:`Job.cancel_requested` tells that the cancel came too late.
 """
 
 from __future__ import annotations
@@ -105,6 +109,9 @@ class Job(QObject):
         self._runner: _Runner | None = None
         self._cancel_requested = False
         self._done = False
+        #: a result that arrives after :meth:`cancel` ends the job ``succeeded`` (True: a job that writes a
+        #: file, which is written once it returns) rather than ``cancelled`` (False: the result is dropped)
+        self.keeps_late_result = False
 
     # subclasses implement the work, run in the worker thread
     def _work(self, signals: _Signals) -> None:  # pragma: no cover - abstract
@@ -124,8 +131,18 @@ class Job(QObject):
         self._thread.start()
 
     def cancel(self) -> None:
-        """Ask the job to stop; ``cancelled`` follows (or ``succeeded`` if it was already done)."""
+        """Ask the job to stop; ``cancelled`` follows, or ``succeeded`` when the job returned its result
+        all the same and :attr:`keeps_late_result` (e.g. its file was already being written)."""
         self._cancel_requested = True
+
+    @property
+    def cancel_requested(self) -> bool:
+        """Whether :meth:`cancel` was called (a ``succeeded`` after it: the cancel came too late)."""
+        return self._cancel_requested
+
+    def _late(self) -> bool:
+        """Whether a result that arrives now is dropped (cancelled, and not :attr:`keeps_late_result`)."""
+        return self._cancel_requested and not self.keeps_late_result
 
     @property
     def running(self) -> bool:
@@ -219,7 +236,7 @@ class ProcessJob(Job):
             elif msg[0] == "partial":
                 signals.partial.emit(msg[1])
             elif msg[0] == "ok":
-                return ("cancelled", None) if self._cancel_requested else ("ok", msg[1])
+                return ("cancelled", None) if self._late() else ("ok", msg[1])
             elif msg[0] == "error":
                 err = rebuild_error(*msg[1:])
                 return ("cancelled", None) if isinstance(err, Cancelled) else ("error", err)
@@ -256,4 +273,4 @@ class ThreadJob(Job):
         except WorkbenchError as exc:
             signals.done.emit("error", exc)
             return
-        signals.done.emit("cancelled" if self.token.cancelled else "ok", result)
+        signals.done.emit("cancelled" if self.token.cancelled and not self.keeps_late_result else "ok", result)
