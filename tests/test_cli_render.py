@@ -302,3 +302,18 @@ def test_sqnr_grey_note_of_a_model_with_no_unit_quantized():
     # one unit measured: the usual note
     assert grey_note(nodes[2:], units, {"conv": 20.0, "relu": 20.0}, latency_kept=False) == (
         "no value (grey): 1 unit kept float by the recipe or a guard")
+
+
+def test_render_draws_the_node_tags_and_int_marks_its_legend_explains(corpus, tmp_path):
+    """A quantized digits_cnn with its group collapsed (--expand 0): the view was sized for the graph alone, and
+    the fit shrank it beside the legend to 45 %, where node tags and INT marks are not drawn, while the legend
+    explained both. The picture now makes the legend its room: the Gemm's tag and INT mark are drawn."""
+    d = corpus / "digits_cnn"
+    q, svg = tmp_path / "q.onnx", tmp_path / "q.svg"
+    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "-o", str(q),
+                 "--no-auto", "--no-latency-check"]) == 0
+    assert main(["render", str(q), "-o", str(svg), "--colour", "dtype", "--expand", "0"]) == 0
+    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text(encoding="utf-8"))]
+    legend = " ".join(texts)
+    assert "node tag: folded Q/DQ" in legend and "INT: integer kernel" in legend
+    assert "w:i8 b:i32" in texts and "INT" in texts  # drawn on the Gemm (before: neither)

@@ -10,8 +10,8 @@ dtypes or SQNR, open depth) to a temporary file and runs this module in a child 
 
 The child sets ``QT_QPA_PLATFORM=offscreen`` unless the caller set a platform, opens the model
 in a :class:`~workbench.qt.canvas.GraphCanvas` exactly as the app does (groups opened to the
-spec's depth, else the app's automatic depth), sizes the view to the graph so that "Fit graph"
-shows it at up to 100 % (longest side at most ``max_side`` pixels), cuts the room right of and below
+spec's depth, else the app's automatic depth), sizes the view to the graph and the colour legend beside
+or below it so that "Fit graph" shows the graph at up to 100 % (longest side at most ``max_side`` pixels), cuts the room right of and below
 the drawing to the room left of and above it, and writes what the view shows with :meth:`GraphCanvas.export_picture` — the same code as the app's File > Export Picture.
 Exit status 0 on success, 2 with a one-line ``error: ...`` on stderr for bad input.
 
@@ -148,17 +148,44 @@ def _fit_with_titles(app, canvas: GraphCanvas, max_side: int) -> None:
     bounds = canvas.scene_bounds()
     bw, bh = max(bounds.width(), 1.0), max(bounds.height(), 1.0)
     extra_w = extra_h = 0.0
-    for _ in range(4):  # the titles keep their pixel size, so their room settles once the scale does
+    legend_room = False
+    for _ in range(5):  # the titles keep their pixel size, so their room settles once the scale does
         scale = min(1.0, (max_side - 2 * MARGIN - extra_w) / bw, (max_side - 2 * MARGIN - extra_h) / bh)
         canvas.resize(int(bw * scale + 2 * MARGIN + extra_w), int(bh * scale + 2 * MARGIN + extra_h))
         app.processEvents()
         canvas.fit()
+        if not legend_room and canvas.transform().m11() < 0.98 * scale:
+            legend_room = True  # the fit drew the graph smaller, beside or below the legend: make it room
+            add = _legend_room(canvas, bw * scale, bh * scale, max_side, extra_w, extra_h)
+            if add is not None:
+                extra_w, extra_h = extra_w + add[0], extra_h + add[1]
+                continue
         across, down = _titles_overflow(canvas)
         if across <= 0 and down <= 0:
             break
         extra_w += 2 * across + 2 if across > 0 else 0.0
         extra_h += 2 * down + 2 if down > 0 else 0.0
     _trim(app, canvas)
+
+
+def _legend_room(canvas: GraphCanvas, graph_w: float, graph_h: float, max_side: int,
+                 extra_w: float, extra_h: float) -> tuple[float, float] | None:
+    """Pixels (across, down) to add to the view so that the graph, ``graph_w`` x ``graph_h`` pixels at the
+    scale wanted, fits beside the colour legend (across) or below it (down), whichever adds less area within
+    ``max_side``; None when the legend is hidden or neither fits. The view sized for the graph alone left
+    the fit to shrink it beside the legend: digits_cnn --expand 0 drew its nodes at 45 %, too small for
+    the node tags and INT marks the legend explains."""
+    legend = QRectF(canvas.legend_rect())
+    if legend.isEmpty():
+        return None
+    beside = (legend.right() + LEGEND_GAP - MARGIN, max(0.0, legend.bottom() + MARGIN - graph_h - 2 * MARGIN))
+    below = (max(0.0, legend.right() + MARGIN - graph_w - 2 * MARGIN), legend.bottom() + LEGEND_GAP - MARGIN)
+    fits = [a for a in (beside, below) if graph_w + 2 * MARGIN + extra_w + a[0] <= max_side
+            and graph_h + 2 * MARGIN + extra_h + a[1] <= max_side]
+    if not fits:
+        return None
+    area = lambda a: (graph_w + 2 * MARGIN + extra_w + a[0]) * (graph_h + 2 * MARGIN + extra_h + a[1])  # noqa: E731
+    return min(fits, key=area)
 
 
 def _trim(app, canvas: GraphCanvas) -> None:
