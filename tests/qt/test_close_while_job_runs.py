@@ -96,7 +96,10 @@ def test_the_box_names_the_job_and_its_answers(qtbot, monkeypatch):
          "Stop it and close the window? If stopped, what it has done so far is lost.", "Cancel",
          ["&Stop and Close", "Cancel"]),
         ("Job running", "Export is still running.",
-         "Stop it and close the window? If stopped, nothing is written.", "Cancel", ["&Stop and Close", "Cancel"]),
+         "Stop it and close the window? If stopped before its write begins, nothing is written and a file already "
+         "there is left as it was. A write already under way is finished before the window closes, or, when the job "
+         "has not ended 5 s after the stop, cut off: the file is then as it was or whole, never partial.", "Cancel",
+         ["&Stop and Close", "Cancel"]),
     ]
     assert app_window.ask_stop_job is not dialogs.ask_stop_job  # the window's is the recording fake here
 

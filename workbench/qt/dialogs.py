@@ -102,6 +102,11 @@ def ask_save_changes(parent: QWidget | None, name: str, doing: str) -> str:
 
 #: answers of :func:`ask_stop_job`
 STOP, KEEP = "stop", "keep"
+#: what :func:`ask_stop_job` says a stop does to a file job's file (outputs are written atomically: a temporary
+#: file renamed over the target once whole, so the target is either as it was or the whole new file)
+WRITE_STOPPED = "If stopped before its write begins, nothing is written and a file already there is left as it was."
+WRITE_BEGUN = ("A write already under way is finished before the window closes, or, when the job has not ended "
+               "5 s after the stop, cut off: the file is then as it was or whole, never partial.")
 #: the button of :func:`ask_stop_job` that stops the job and closes the window
 STOP_AND_CLOSE = "&Stop and Close"
 
@@ -110,13 +115,15 @@ def ask_stop_job(parent: QWidget | None, title: str, progress: str = "", *, writ
     """Ask before closing the window while the job ``title`` (e.g. "Calibration") runs: returns :data:`STOP`
     (Stop and Close) or :data:`KEEP` (Cancel, also when the box is closed; the default button, so Enter keeps
     working). ``progress``: the job's last progress line, shown as where it is; ``writes``: the job writes a
-    file (an export), which a stop leaves unwritten."""
+    file (an export, a report): a stop before its write leaves the file as it was, but a write already begun
+    is finished while the window waits for the job to end, or cut off when it has not ended within the job's
+    5 s grace (the target is then as it was or whole: outputs are written atomically)."""
     box = QMessageBox(parent)
     box.setIcon(QMessageBox.Icon.Question)
     box.setWindowTitle("Job running")
     box.setText(f"{title} is still running" + (f" ({progress})." if progress else "."))
-    lost = "nothing is written" if writes else "what it has done so far is lost"
-    box.setInformativeText(f"Stop it and close the window? If stopped, {lost}.")
+    lost = (f"{WRITE_STOPPED} {WRITE_BEGUN}" if writes else "If stopped, what it has done so far is lost.")
+    box.setInformativeText(f"Stop it and close the window? {lost}")
     stop = box.addButton(STOP_AND_CLOSE, QMessageBox.ButtonRole.DestructiveRole)
     keep = box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(keep)
