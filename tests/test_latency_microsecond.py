@@ -112,10 +112,12 @@ def test_island_notes_are_not_folded_into_the_placements_unit_notes(capsys):
     """digits_transformer: the latency placement's notes on 4 attention MatMuls and the notes on the islands a
     microsecond slowdown left float share code and severity; the CLI printed the islands as "9 more nodes likewise"
     after the first MatMul's probe, as if each island had measured slower as a quantized MatMul."""
+    # their fields as the passes set them: one unit each, the islands' ``island`` field set (read, not the words)
     probes = [PlanIssue(f"mm{k}", "info", "kept in float: as a quantized MatMul it measured 1.11x",
-                        code=IssueCode.LATENCY_KEPT_FLOAT) for k in range(3)]
+                        code=IssueCode.LATENCY_KEPT_FLOAT, units=(f"mm{k}",), ratio=1.11) for k in range(3)]
     islands = [PlanIssue(f"g{k}", "info", f"kept float with its island of 1 quantized unit (g{k}): quantization does "
-                         "not pay at this size", code=IssueCode.LATENCY_KEPT_FLOAT) for k in range(3)]
+                         "not pay at this size", code=IssueCode.LATENCY_KEPT_FLOAT, units=(f"g{k}",), ratio=1.3,
+                         island=True) for k in range(3)]
     _print_issues([*probes, *islands])
     assert capsys.readouterr().err.splitlines() == [
         "note: mm0: kept in float: as a quantized MatMul it measured 1.11x",

@@ -22,7 +22,6 @@ import json
 import logging
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -482,7 +481,7 @@ def _group_key(issue) -> tuple:
     and for the latency check's notes whether they are about islands (a microsecond model's islands all left
     float) or single units (the latency placement's probes)."""
     code = getattr(issue, "code", None)
-    island = code == IssueCode.LATENCY_KEPT_FLOAT and "with its island" in getattr(issue, "message", "")
+    island = code == IssueCode.LATENCY_KEPT_FLOAT and getattr(issue, "island", False)  # the field, not the wording
     return code, getattr(issue, "severity", None), island
 
 
@@ -878,11 +877,6 @@ def _print_unmatched(issues) -> None:
     _print_issues([i for i in issues if i.code == IssueCode.UNMATCHED_RECIPE_ENTRY])
 
 
-#: How many units an island note of the latency fallback stands for ("kept float with its island of 3 quantized
-#: units (a, b, c): ..."); a note without it is about one unit (a latency placement probe).
-ISLAND_UNITS = re.compile(r"with its island of (\d+) quantized unit")
-
-
 def _note_latency_kept(kept: list, verb: str, args=None) -> None:
     """The stderr note of ``analyze`` / ``sweep`` / ``render --colour sqnr`` on the units the latency check keeps
     float (``kept``: its issues, one per unit probed alone or per island), counted in units: "5 units measured slower
@@ -890,7 +884,9 @@ def _note_latency_kept(kept: list, verb: str, args=None) -> None:
     ``verb``: what ``--no-latency-check`` does instead ("measures", "sweeps"). ``args``: the verb's arguments; for
     a replayed project (``args.model`` a .wbproj) the note says its recipe keeps them, as --no-latency-check there
     changes nothing (a replay runs no latency check)."""
-    islands = [int(found.group(1)) for i in kept if (found := ISLAND_UNITS.search(i.message))]
+    # an island note's ``units`` names each of its units (its message only the first three); any other note is
+    # about one unit (a latency placement probe, a replayed project's entry)
+    islands = [len(i.units) for i in kept if i.island]
     alone = len(kept) - len(islands)
     units = alone + sum(islands)
     how = f" ({alone} alone, {sum(islands)} in {count(len(islands), 'island')})" if alone and islands else \

@@ -81,8 +81,10 @@ class PlanIssue:
 
     ``units``: the node units the issue is about when it is about more than ``node`` (a latency note on an island
     kept float names each of its units here, its message only the first three); ``ratio``: the quantized / float
-    latency ratio a latency note reports (1.4: 1.4x the float latency), None for other issues. Programs read
-    these, never the message text.
+    latency ratio a latency note reports (1.4: 1.4x the float latency), None for other issues; ``island``: True on
+    the latency fallback's note on an island of units left float together (of one unit or more: ``units`` alone
+    does not tell a one-unit island from a unit the latency placement probed alone). Programs read these, never
+    the message text.
     """
 
     node: str
@@ -91,6 +93,7 @@ class PlanIssue:
     code: IssueCode
     units: tuple[str, ...] = ()
     ratio: float | None = None
+    island: bool = False
 
     def __post_init__(self) -> None:
         self.severity = Severity(self.severity)

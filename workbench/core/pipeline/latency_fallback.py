@@ -306,7 +306,7 @@ def _small_island_note(group: list[str], ratio: float) -> PlanIssue:
                      f"kept float with its island of {count(len(group), 'quantized unit')} ({shown}): quantization "
                      "does not pay at this size (the warning about the whole model); name a node in an override, "
                      "or pass --no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT,
-                     units=tuple(group), ratio=ratio)
+                     units=tuple(group), ratio=ratio, island=True)
 
 
 def _kept_issue(group: list[str], before: float, after: float, islands: int) -> PlanIssue:
@@ -318,4 +318,4 @@ def _kept_issue(group: list[str], before: float, after: float, islands: int) -> 
                      f"model measured {before:.2f}x its float latency, with {count(islands, 'island')} left float "
                      f"{after:.2f}x (onnxruntime CPU, 1 thread); name a node in an override, or pass "
                      "--no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT,
-                     units=tuple(group), ratio=before)
+                     units=tuple(group), ratio=before, island=True)
