@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.wording import count
-from workbench.qt.latency_edits import latency_kept_units
+from workbench.qt.latency_edits import latency_kept_recorded, latency_kept_units
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 _COLOURS = {Severity.ERROR: "#c62828", Severity.WARNING: "#ef6c00", Severity.INFO: ""}
@@ -109,9 +109,27 @@ def _latency_kept_notes(doc) -> list[PlanIssue]:
     if any(i.code == IssueCode.LATENCY_KEPT_FLOAT for i in doc.result_issues):
         return []
     record = getattr(doc, "latency_record", {})
-    return [PlanIssue(node, Severity.INFO, record[node].reason if node in record else
-                      "kept float by the latency check (slower quantized on this machine)", IssueCode.LATENCY_KEPT_FLOAT)
-            for node in sorted(latency_kept_units(doc))]
+    recorded = latency_kept_recorded(doc)
+    notes = []
+    for node in sorted(latency_kept_units(doc)):
+        entry = record.get(node)
+        ratio = entry.ratio if entry is not None else None
+        notes.append(PlanIssue(node, Severity.INFO, _kept_reason(entry, node in recorded), IssueCode.LATENCY_KEPT_FLOAT,
+                               units=(node,), ratio=ratio))
+    return notes
+
+
+def _kept_reason(entry, recorded: bool) -> str:
+    """Why a unit is kept float by a latency check: ``entry``'s saved reason (a LatencyKept, or None), else where
+    it was measured: ``recorded``, a project's record (an opened, restored or applied project's ``latency_kept``,
+    whose entry may hold no reason): when that project was saved, maybe on another machine, with the ratio it
+    records; else by a latency check of this session, on this machine."""
+    if entry is not None and entry.reason:
+        return entry.reason
+    if not recorded:
+        return "kept float by the latency check (slower quantized on this machine)"
+    measured = f"; it measured {entry.ratio:.2f}x its float latency" if entry is not None and entry.ratio is not None else ""
+    return f"kept float by the latency check (slower quantized when the project was saved{measured})"
 
 
 def group_problems(problems: list[tuple[str, PlanIssue]]) -> list[list[tuple[str, PlanIssue]]]:

@@ -30,7 +30,9 @@ from workbench.qt.nothing_quantized import latency_islands, latency_kept_float, 
 
 #: The button's and the link's text.
 SHOW_QUANTIZED = "Show the quantized model's errors"
-#: The ratio in the latency fallback's warnings (:mod:`workbench.core.pipeline.latency_fallback`).
+#: The ratio in the latency fallback's warnings (:mod:`workbench.core.pipeline.latency_fallback`), read only from an
+#: issue without a ``ratio`` field: one read back from a project's saved results, which keep node, severity, message
+#: and code (:meth:`workbench.qt.document.Document.results_json`)
 MEASURED = re.compile(r"measured (\d+(?:\.\d+)?)x its float latency")
 #: The document's fields that make up the results shown (the calibration cache is shared: not among them).
 SHOWN = ("qparams", "errors", "split", "outputs", "weights", "local", "issues", "result_issues", "result_recipe",
@@ -66,10 +68,15 @@ def can_show_quantized(doc) -> bool:
 def measured_ratio(doc) -> float | None:
     """The quantized / float latency ratio the last calibration's latency check measured before it kept units
     float (1.4 for 1.4 ms vs 1.0 ms), as its island warnings print it ("as quantized the model measured 1.40x its
-    float latency"); None when no such warning is among the result's issues. (The kept model's own ``latency`` is
-    of the model as written: every unit float, about 1.00x.)"""
+    float latency"), read from their ``ratio`` field; None when no such warning is among the result's issues. (The
+    kept model's own ``latency`` is of the model as written: every unit float, about 1.00x.)"""
     for issue in latency_islands(doc.result_issues) + [i for i in doc.result_issues if not i.node]:
-        found = MEASURED.search(issue.message) if issue.code == IssueCode.LATENCY_KEPT_FLOAT else None
+        if issue.code != IssueCode.LATENCY_KEPT_FLOAT:
+            continue
+        if issue.ratio is not None:
+            return issue.ratio
+        # an issue read back from a project's saved results has no ratio field (they save its text): its message
+        found = MEASURED.search(issue.message)
         if found:
             return float(found.group(1))
     return None
