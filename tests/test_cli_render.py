@@ -307,7 +307,8 @@ def test_sqnr_grey_note_of_a_model_with_no_unit_quantized():
 def test_render_draws_the_node_tags_and_int_marks_its_legend_explains(corpus, tmp_path):
     """A quantized digits_cnn with its group collapsed (--expand 0): the view was sized for the graph alone, and
     the fit shrank it beside the legend to 45 %, where node tags and INT marks are not drawn, while the legend
-    explained both. The picture now makes the legend its room: the Gemm's tag and INT mark are drawn."""
+    explained both. The picture now makes the legend its room: the Gemm's tag and INT mark are drawn; where the
+    picture is too small for them, the legend leaves their notes out."""
     d = corpus / "digits_cnn"
     q, svg = tmp_path / "q.onnx", tmp_path / "q.svg"
     assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "-o", str(q),
@@ -317,3 +318,12 @@ def test_render_draws_the_node_tags_and_int_marks_its_legend_explains(corpus, tm
     legend = " ".join(texts)
     assert "node tag: folded Q/DQ" in legend and "INT: integer kernel" in legend
     assert "w:i8 b:i32" in texts and "INT" in texts  # drawn on the Gemm (before: neither)
+    # a picture too small for them (--max-side 416: the nodes at ~20 %): neither drawn, and the legend no longer
+    # explains them (it did: node tag, INT, edge badge)
+    small = tmp_path / "small.svg"
+    assert main(["render", str(q), "-o", str(small), "--colour", "dtype", "--max-side", "416"]) == 0
+    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", small.read_text(encoding="utf-8"))]
+    assert not {"w:i8 b:i32", "in:u8 w:i8 b:i32", "INT", "u8"} & set(texts), texts
+    legend = " ".join(texts)
+    assert "edges coloured by the dtype they carry" in legend
+    assert "node tag" not in legend and "INT:" not in legend and "edge badge" not in legend, legend

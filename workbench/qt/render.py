@@ -118,6 +118,7 @@ def render_to_file(model_path: str, out: str, *, mode: str = "op", dtypes: dict[
     canvas.set_float_nodes(floats or ())
     canvas.legend_overlay.set_picture(True)  # its size as drawn (every op type) before the fit leaves room for it
     _fit_with_titles(app, canvas, max_side)
+    canvas.legend_overlay.refresh()  # its notes for the scale drawn (tags / INT marks only where shown)
     try:
         return canvas.export_picture(out)
     finally:

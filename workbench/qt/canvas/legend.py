@@ -29,6 +29,7 @@ from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.wording import count
 from workbench.qt.canvas import colors
+from workbench.qt.canvas.items import TEXT_SCALE, badge_factor
 from workbench.qt.canvas.overlay_colors import LIGHT_OVERLAY, overlay_colors
 from workbench.qt.canvas.swatch import swatch_html
 
@@ -98,9 +99,20 @@ def more_op_types(canvas) -> list[tuple[str, QColor]]:
     return _op_rows(canvas)[MAX_OPS:] if canvas.color_mode() == "op" else []
 
 
-def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, QColor]], list[str]]:
+def marks_drawn(canvas) -> bool:
+    """Whether ``canvas`` at its current scale draws the Q/DQ edge badges, node tags and INT marks
+    (``items.badge_factor``: hidden below the zoom that keeps their text readable)."""
+    scale = canvas.transform().m11()
+    return scale >= TEXT_SCALE and badge_factor(scale) is not None
+
+
+def legend_entries(canvas, all_ops: bool = False, picture: bool = False) -> tuple[str, list[tuple[str, QColor]], list[str]]:
     """(title, [(label, colour)], notes) for ``canvas``'s current colour mode. Op types: the first
-    :data:`MAX_OPS` (the rest: :func:`more_op_types`), or every one with ``all_ops``."""
+    :data:`MAX_OPS` (the rest: :func:`more_op_types`), or every one with ``all_ops``. With ``picture`` (a
+    picture of the view as it is) the notes on edge badges, node tags and INT marks are left out where the
+    view's scale draws none (:func:`marks_drawn`; ``render --max-side 416`` of a quantized digits_cnn explained
+    tags no node showed), and each of them where none is shown (nudenet_320n collapsed: every tag and INT mark
+    inside a box)."""
     mode = canvas.color_mode()
     state = canvas._state
     if mode == "error":
@@ -127,11 +139,20 @@ def legend_entries(canvas, all_ops: bool = False) -> tuple[str, list[tuple[str, 
         edges = canvas.edge_colour_keys()
         if edges:
             notes.append("edges coloured by the dtype they carry; grey: float")
-        if state is not None and state.data.structure.edge_badges:
-            notes.append(_badges_note(state.data.structure.edge_badges.values()))
-        if state is not None and state.data.structure.node_tags:
-            notes.append(_tags_note(state.data.structure.node_tags.values()))
-        if state is not None and state.kernels:
+        marks = not picture or marks_drawn(canvas)
+        tags = state.data.structure.node_tags if state is not None else {}
+        kernels = state.kernels if state is not None else {}
+        if picture and state is not None:  # the marks of shown nodes only (not of those in collapsed boxes)
+            tags = {i: t for i, t in tags.items() if state.data.shown(i)}
+            kernels = {i: k for i, k in kernels.items() if state.data.shown(i)}
+        badges = list(state.data.structure.edge_badges.values()) if state is not None else []
+        if picture and state is not None:  # the badges drawn: on edges between shown nodes
+            badges = [text for _point, text in state.data.badge_points]
+        if marks and badges:
+            notes.append(_badges_note(badges))
+        if marks and tags:
+            notes.append(_tags_note(tags.values()))
+        if marks and kernels:
             notes.append("INT: integer kernel (or a QDQ unit fused into one)")
         if state is not None and state.compute and state.data.plan is not None:
             notes.append(GROUP_KERNELS_NOTE)
@@ -289,7 +310,7 @@ class LegendOverlay(QFrame):
             self.label.setText(html.escape(hint))
             self.label.show()
         else:
-            title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture)
+            title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture, picture=self.picture)
             self._set_title(title)
             self.title.show()
             self._rows = [swatch_html(c, label, self.colors.swatch_outline) for label, c in rows]
