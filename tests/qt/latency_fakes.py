@@ -22,9 +22,10 @@ FLOAT_S = 1.0e-3
 class InProcessJob(ThreadJob):
     """``ProcessJob``'s interface, the job run in a thread of this process."""
 
-    def __init__(self, name: str, payload: dict, *, title: str, grace: float = 5.0, parent=None):
+    def __init__(self, name: str, payload: dict, *, title: str, grace: float = 5.0, writes=None, parent=None):
         super().__init__(lambda progress, cancel: JOBS[name](payload, progress, cancel), title=title, parent=parent)
-        self.name, self.payload, self.grace = name, payload, grace
+        self.name, self.payload, self.grace, self.writes = name, payload, grace, writes
+        self.written_when_killed = False  # a thread is never killed
 
 
 def slow_quantized(monkeypatch, ratio: float = 1.5, float_s: float = FLOAT_S) -> None:

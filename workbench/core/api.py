@@ -248,6 +248,8 @@ _LAZY: dict[str, str] = {
     "same_file": "workbench.core.io.atomic",
     "special_file_kind": "workbench.core.io.atomic",
     "protect_input": "workbench.core.io.atomic",
+    "mark_target": "workbench.core.io.atomic",
+    "clean_killed_write": "workbench.core.io.atomic",
 }
 
 __all__ = sorted([*_LAZY, "open_model", "inspect_model", "make_recipe", "load_recipe", "node_op_type", "resolve",

@@ -41,7 +41,14 @@ from workbench.core.wording import count
 from workbench.qt import actions, autosave, dialogs, docks, help_menu, settings
 from workbench.qt.actions import COLOR_MODES, canvas_mode
 from workbench.qt.apply_project import ApplyProjectDialog
-from workbench.qt.cancel_text import WRITERS, cancelled_text, cancelling_text, phase_of, too_late
+from workbench.qt.cancel_text import (
+    WRITERS,
+    cancelled_text,
+    cancelling_text,
+    killed_after_write_text,
+    phase_of,
+    too_late,
+)
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.choice_text import choice_short
 from workbench.qt.clip_note import no_clip_reason, rows_note
@@ -1477,6 +1484,10 @@ class MainWindow(QMainWindow):
         self._remeasure_after = ""
         held = {"calibrate": bool(self.doc.errors) or self.doc.calibration is not None,
                 "sensitivity": self.doc.sensitivity is not None, "autotune": self.doc.autotune is not None}
+        job = self.runs.job
+        if kind in WRITERS and getattr(job, "written_when_killed", False):  # killed once its file was in place
+            self._on_run_ended(killed_after_write_text(kind, str(job.writes), job.grace))
+            return
         self._on_run_ended(cancelled_text(kind, getattr(self, "_run_phase", ""), held.get(kind)))
 
     def _on_run_failed(self, kind: str, err) -> None:

@@ -18,6 +18,14 @@ def too_late(result: dict) -> str:
     return " (the cancel came too late to stop the write)" if result.get("cancel_too_late") else ""
 
 
+def killed_after_write_text(kind: str, path: str, grace: float) -> str:
+    """The status line of file job ``kind`` ("export" / "report") that was killed ``grace`` seconds after its
+    cancel once its file ``path`` was already in place: the file is written, the job's results were lost."""
+    what = f"exported {path}" if kind == "export" else f"wrote the report to {path}"
+    return (f"Done: {what} (the cancel came too late to stop the write; the job did not end within {grace:g} s "
+            "of the cancel and was stopped, so its results are not shown).")
+
+
 def phase_of(message: str) -> str:
     """The phase a progress message names ("Analysing: 3/120 units" -> "Analysing"; a job's name first,
     "Sensitivity: Sweeping units (conv) (4/64)" -> "Sweeping"; "" for none)."""
@@ -61,4 +69,4 @@ def cancelled_text(kind: str, phase: str, had_results: bool | None) -> str:
     return f"{KIND_WORDS.get(kind) or kind.capitalize()} cancelled{when}; {tail}."
 
 
-__all__ = ["cancelled_text", "cancelling_text", "phase_of", "too_late"]
+__all__ = ["cancelled_text", "cancelling_text", "killed_after_write_text", "phase_of", "too_late"]

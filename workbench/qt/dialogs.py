@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 from workbench import __version__
 from workbench.core import api
 from workbench.core.errors import ProjectError, WorkbenchError
+from workbench.qt.workers import GRACE
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +107,7 @@ STOP, KEEP = "stop", "keep"
 #: file renamed over the target once whole, so the target is either as it was or the whole new file)
 WRITE_STOPPED = "If stopped before its write begins, nothing is written and a file already there is left as it was."
 WRITE_BEGUN = ("A write already under way is finished before the window closes, or, when the job has not ended "
-               "5 s after the stop, cut off: the file is then as it was or whole, never partial.")
+               f"{GRACE:g} s after the stop, cut off: the file is then as it was or whole, never partial.")
 #: the button of :func:`ask_stop_job` that stops the job and closes the window
 STOP_AND_CLOSE = "&Stop and Close"
 
@@ -117,7 +118,7 @@ def ask_stop_job(parent: QWidget | None, title: str, progress: str = "", *, writ
     working). ``progress``: the job's last progress line, shown as where it is; ``writes``: the job writes a
     file (an export, a report): a stop before its write leaves the file as it was, but a write already begun
     is finished while the window waits for the job to end, or cut off when it has not ended within the job's
-    5 s grace (the target is then as it was or whole: outputs are written atomically)."""
+    grace (:data:`~workbench.qt.workers.GRACE`) (the target is then as it was or whole: outputs are written atomically)."""
     box = QMessageBox(parent)
     box.setIcon(QMessageBox.Icon.Question)
     box.setWindowTitle("Job running")

@@ -345,7 +345,7 @@ class RunController(QObject):
         again = self.calibrated_changes(fmt, choose)
         if again is not None:  # the job checks again (the model file too) and says so in its result
             title += f" (quantizing again: {again})"
-        return self._start("export", ProcessJob("export", payload, title=title, parent=self),
+        return self._start("export", ProcessJob("export", payload, title=title, writes=path, parent=self),
                            extra={"export_section": section, "shapes_note": note}, choose=choose)
 
     def calibrated_changes(self, fmt: str = "qdq", choose: bool = False) -> str | None:
@@ -410,7 +410,7 @@ class RunController(QObject):
         payload = self.doc.payload(path=str(path), reuse=True, sweep=sweep["sweep"] if current else None,
                                    curve=curve, inputs=self.input_files(extra), **measure)
         return self._start("report", ProcessJob("report", payload, title=f"Report to {Path(path).name}",
-                                                parent=self))
+                                                writes=path, parent=self))
 
     def sensitivity(self) -> Job:
         """Sensitivity sweep with the cached ranges (calibrating only what is missing)."""

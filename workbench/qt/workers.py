@@ -17,7 +17,9 @@ in the GUI thread), so Qt queues them onto the GUI thread. Every job ends with e
 
 A job whose result arrives after a cancel ends ``cancelled`` (its result dropped), unless it
 :attr:`Job.keeps_late_result`: a job that writes a file has written it once it returns, so it ends
-``succeeded`` and :attr:`Job.cancel_requested` tells that the cancel came too late.
+``succeeded`` and :attr:`Job.cancel_requested` tells that the cancel came too late. A file job killed after
+its grace (``ProcessJob(writes=...)``) has the temporary files it left beside its target removed, and
+:attr:`ProcessJob.written_when_killed` tells whether the target was put in place before the kill.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ import logging
 import multiprocessing as mp
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
+from workbench.core import api
 from workbench.core import errors as core_errors
 from workbench.core.errors import Cancelled, WorkbenchError
 from workbench.core.progress import CancelToken
@@ -38,6 +42,8 @@ from workbench.qt.engine import child_main
 log = logging.getLogger(__name__)
 
 _LIVE: set[Job] = set()
+#: seconds a cancelled :class:`ProcessJob`'s child has to stop before it is killed
+GRACE = 5.0
 
 
 def live_jobs() -> list[Job]:
@@ -182,12 +188,19 @@ class Job(QObject):
 class ProcessJob(Job):
     """Run ``workbench.core.jobs.JOBS[name](payload, ...)`` in a spawned child process."""
 
-    def __init__(self, name: str, payload: dict, *, title: str, grace: float = 5.0,
-                 parent: QObject | None = None):
+    def __init__(self, name: str, payload: dict, *, title: str, grace: float | None = None,
+                 writes: str | Path | None = None, parent: QObject | None = None):
+        """``grace``: seconds a cancelled child has to stop before it is killed (None: :data:`GRACE`); ``writes``:
+        the file the job writes (atomically), cleaned up after a kill (:attr:`written_when_killed`)."""
         super().__init__(title, parent)
         self.name = name
         self.payload = payload
-        self.grace = grace
+        self.grace = GRACE if grace is None else grace
+        self.writes = Path(writes) if writes is not None else None
+        self._killed = False
+        #: the child was killed (no stop within ``grace`` of the cancel) after it had put :attr:`writes` in place:
+        #: the job ends ``cancelled`` without a result, but the file is written
+        self.written_when_killed = False
 
     def _work(self, signals: _Signals) -> None:
         ctx = mp.get_context("spawn")
@@ -195,6 +208,7 @@ class ProcessJob(Job):
         ctl_recv, ctl_send = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=child_main, args=(self.name, self.payload, out_send, ctl_recv),
                            name=f"workbench-{self.name}", daemon=True)
+        mark = api.mark_target(self.writes) if self.writes is not None else None
         proc.start()
         out_send.close()
         ctl_recv.close()
@@ -210,7 +224,17 @@ class ProcessJob(Job):
             proc.close()
             out_recv.close()
             ctl_send.close()
+            if self._killed and mark is not None:
+                self._clean_after_kill(mark)
         signals.done.emit(kind, payload)
+
+    def _clean_after_kill(self, mark) -> None:
+        """Remove the temporary files the killed child left beside :attr:`writes` (only those made after the
+        job started) and note whether the target itself changed (:attr:`written_when_killed`)."""
+        removed, changed = api.clean_killed_write(self.writes, mark)
+        self.written_when_killed = changed
+        if removed:
+            log.info("removed %s left by the stopped job %r", ", ".join(p.name for p in removed), self.title)
 
     def _pump(self, proc, conn, ctl, signals: _Signals) -> tuple[str, Any]:
         cancel_sent_at: float | None = None
@@ -222,6 +246,7 @@ class ProcessJob(Job):
                 except OSError:
                     pass
             if cancel_sent_at is not None and time.monotonic() - cancel_sent_at > self.grace:
+                self._killed = True  # _work kills the child
                 return "cancelled", None
             try:
                 if not conn.poll(0.05):

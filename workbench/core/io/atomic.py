@@ -7,6 +7,7 @@ name, never a partial file.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import glob
 import os
@@ -123,6 +124,47 @@ def stale_temps(path: Path) -> list[Path]:
     the temporary file of ``NAME.wbproj``, staged beside ``NAME`` and not yet renamed, is not one."""
     own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]+\.tmp")
     return [p for p in path.parent.glob(f".{glob.escape(path.name)}.*.tmp") if own.fullmatch(p.name)]
+
+
+@dataclasses.dataclass(frozen=True)
+class WriteMark:
+    """A write target as a job found it when it started (:func:`mark_target`): ``stamp`` its
+    (st_mtime_ns, st_size), None when there was no file; ``temps`` the names of its
+    :func:`stale_temps` then."""
+
+    stamp: tuple[int, int] | None
+    temps: frozenset[str]
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def mark_target(path: str | Path) -> WriteMark:
+    """The :class:`WriteMark` of ``path`` now: taken before a job that writes ``path`` starts."""
+    path = Path(path)
+    return WriteMark(_stamp(path), frozenset(p.name for p in stale_temps(path)))
+
+
+def clean_killed_write(path: str | Path, mark: WriteMark) -> tuple[list[Path], bool]:
+    """After the job that writes ``path`` was killed: remove its temporary files (:func:`stale_temps` of
+    ``path`` that ``mark`` did not hold, so made after the job started; nothing else is touched). Returns
+    (the files removed, whether ``path`` changed since ``mark``: its mtime or size differ, or it appeared or
+    went, i.e. the kill came after the rename and the new file is in place). Never raises (a temporary file
+    that cannot be removed is left, and is removed by the next write to ``path``)."""
+    path = Path(path)
+    removed = []
+    for tmp in stale_temps(path):
+        if tmp.name in mark.temps:
+            continue
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+            removed.append(tmp)
+    return removed, _stamp(path) != mark.stamp
 
 
 @contextlib.contextmanager
