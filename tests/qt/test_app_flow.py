@@ -278,7 +278,7 @@ def test_drop_onnx_file_opens_it(qtbot, window, corpus):
 
     assert settings.recent_files()[0] == str(corpus / "digits_cnn/model_opset17.onnx")
     window.fill_recent()
-    assert window.recent_menu.actions()[0].text() == str(corpus / "digits_cnn/model_opset17.onnx")
+    assert window.recent_menu.actions()[0].text() == f"&1 {corpus / 'digits_cnn/model_opset17.onnx'}"
     mime.setUrls([QUrl.fromLocalFile("/tmp/notes.txt")])
     assert window.dropEvent(QDropEvent(QPoint(1, 1), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                                        Qt.KeyboardModifier.NoModifier)) is None

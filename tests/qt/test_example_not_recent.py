@@ -19,8 +19,8 @@ def test_the_example_at_launch_leaves_recent_files_and_the_open_folder(qtbot, wi
     open_file(window, example_model())  # what `workbench` without a model does
     assert settings.recent_files() == [str(model_in_tmp)]
     window.fill_recent()
-    assert [a.text() for a in window.recent_menu.actions() if a.text() and not a.isSeparator()][0] == str(model_in_tmp)
-    assert str(example_model()) not in [a.text() for a in window.recent_menu.actions()]
+    assert [a.text() for a in window.recent_menu.actions() if a.text() and not a.isSeparator()][0] == f"&1 {model_in_tmp}"
+    assert str(example_model()) not in [a.iconText() for a in window.recent_menu.actions()]
     window.open_dialog()
     assert file_dialogs == [("open", str(Path.home()))]
 

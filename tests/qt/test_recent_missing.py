@@ -10,8 +10,8 @@ from __future__ import annotations
 import shutil
 
 from workbench.qt import settings
-from workbench.qt.app_window import CLEAR_RECENT, RECENT_NOT_FOUND, MainWindow
-from workbench.qt.welcome import example_model
+from workbench.qt.app_window import CLEAR_RECENT, MainWindow
+from workbench.qt.welcome import RECENT_NOT_FOUND, example_model
 
 EXAMPLE = example_model()
 
@@ -29,7 +29,7 @@ def test_recent_files_survive_a_restart(qtbot, window, open_file, tmp_path):
     window.close()
     again = MainWindow()  # a new session reads the same QSettings
     qtbot.addWidget(again)
-    assert [a.text() for a in _entries(again)] == [str(second), str(first), CLEAR_RECENT]
+    assert [a.text() for a in _entries(again)] == [f"&1 {second}", f"&2 {first}", CLEAR_RECENT]
     again.close()
 
 
@@ -44,7 +44,7 @@ def test_a_missing_recent_file_is_listed_then_removed_with_a_message(qtbot, wind
     assert window.doc.modified
     gone.unlink()
     entries = _entries(window)
-    assert [a.text() for a in entries] == [str(kept), f"{gone}{RECENT_NOT_FOUND}", CLEAR_RECENT]
+    assert [a.text() for a in entries] == [f"&1 {kept}", f"&2 {gone}{RECENT_NOT_FOUND}", CLEAR_RECENT]
     assert entries[1].statusTip() == "This file no longer exists: choose it to remove it from the list"
     entries[1].trigger()
     assert save_prompts == []  # nothing to open: no Save / Discard question
@@ -53,4 +53,5 @@ def test_a_missing_recent_file_is_listed_then_removed_with_a_message(qtbot, wind
     dialogs.clear()
     assert window._open_job is None and window.doc.model_path == kept
     assert settings.recent_files(existing=False) == [str(kept)]
-    assert [a.text() for a in _entries(window)] == [str(kept), CLEAR_RECENT]
+    assert [a.text() for a in _entries(window)] == [f"&1 {kept}", CLEAR_RECENT]
+

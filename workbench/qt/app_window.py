@@ -117,7 +117,13 @@ from workbench.qt.runs import (
 from workbench.qt.status_line import StatusLine
 from workbench.qt.tabs import ModelTabs, drawn_as_is, shown_text
 from workbench.qt.theme import apply_theme, colors_for, notifier, restyle_muted, shown_theme, style_plot
-from workbench.qt.welcome import WelcomePage, example_model, is_bundled_example
+from workbench.qt.welcome import (
+    RECENT_MISSING_TIP,
+    WelcomePage,
+    example_model,
+    is_bundled_example,
+    recent_entry_text,
+)
 from workbench.qt.window_title import file_stem, shown_name, window_title
 from workbench.qt.workers import ThreadJob
 
@@ -133,8 +139,8 @@ ELAPSED_TICK_MS = 1000
 
 #: the last entry of File > Open Recent
 CLEAR_RECENT = "Clear Recent Files"
-#: after the path of a recent file that no longer exists (File > Open Recent)
-RECENT_NOT_FOUND = "  (not found)"
+#: how many File > Open Recent entries have a number key (&1 .. &9); the ones after show their number only
+RECENT_NUMBERED = 9
 MODEL_FILTER = "ONNX models and Workbench projects (*.onnx *.wbproj);;ONNX models (*.onnx);;Projects (*.wbproj)"
 #: what gives figures for an already-quantized file (F5 / F7 are off for it)
 QUANTIZED_FIGURES_HINT = ("compare it with its float model (View > Compare Float vs Quantized, Ctrl+Shift+D) "
@@ -2091,15 +2097,19 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(window_title(self.doc.project_path or self.doc.model_path, self.doc.modified))
 
     def fill_recent(self) -> None:
-        """File > Open Recent: the recent files, most recent first (an '&' of a path doubled, so it is drawn and
-        not read as the mnemonic marker: "R&D" showed as "RD"), then :data:`CLEAR_RECENT`."""
+        """File > Open Recent: the recent files, most recent first, the first nine numbered with their key
+        ("&1 PATH": Alt+F, R, 1 opens the latest; an '&' of a path doubled, so it is drawn and not read as the
+        mnemonic marker: "R&D" showed as "RD"), then :data:`CLEAR_RECENT`. An entry's icon text is its path
+        without the number."""
         self.recent_menu.clear()
         files = settings.recent_files(existing=False)
-        for f in files:
-            missing = not Path(f).exists()
-            act = self.recent_menu.addAction(f.replace("&", "&&") + (RECENT_NOT_FOUND if missing else ""))
-            if missing:
-                act.setStatusTip("This file no longer exists: choose it to remove it from the list")
+        for number, f in enumerate(files, start=1):
+            text = recent_entry_text(f)
+            key = f"&{number}" if number <= RECENT_NUMBERED else str(number)
+            act = self.recent_menu.addAction(f"{key} {text.replace('&', '&&')}")
+            act.setIconText(text)
+            if text != f:
+                act.setStatusTip(RECENT_MISSING_TIP)
             act.triggered.connect(lambda _c=False, p=f: self.open_recent(p))
         if not files:
             self.recent_menu.addAction("(none)").setEnabled(False)
@@ -2110,7 +2120,7 @@ class MainWindow(QMainWindow):
 
     @guarded
     def open_recent(self, path: str) -> None:
-        """File > Open Recent > ``path``: open it (asking to save edits first); a file that no longer exists is
+        """Open ``path``, chosen in File > Open Recent (asking to save edits first); a file that no longer exists is
         removed from the list and said so, before any prompt."""
         if not Path(path).exists():
             settings.forget_recent_file(path)

@@ -32,6 +32,10 @@ from workbench.qt.theme import mute
 #: the one line on what to do
 DROP_HINT = "Drag an ONNX model (.onnx) or a Workbench project (.wbproj) onto this window to open it."
 NO_RECENT = "No recent files yet: the models and projects you open are listed here."
+#: after the path of a recent file that no longer exists (File > Open Recent)
+RECENT_NOT_FOUND = "  (not found)"
+#: the tip of a recent file that no longer exists
+RECENT_MISSING_TIP = "This file no longer exists: choose it to remove it from the list"
 
 
 def example_model() -> Path:
@@ -47,6 +51,12 @@ def is_bundled_example(path: str | Path) -> bool:
         return Path(path).resolve().parent == example_model().resolve().parent
     except OSError:
         return False
+
+
+def recent_entry_text(path: str) -> str:
+    """How a recent file is listed: ``path`` as stored, or "PATH  (not found)" (:data:`RECENT_NOT_FOUND`) when it
+    no longer exists."""
+    return path if Path(path).exists() else f"{path}{RECENT_NOT_FOUND}"
 
 
 def _shortcut_text(action: QAction) -> str:
