@@ -3,11 +3,14 @@
 A recent file that was moved or deleted vanished from the menu without a word (recent_files() dropped it when
 listing), so the user looked for it in vain; and one deleted while the menu was open asked to save the unsaved
 edits before failing with "no such model file". It is now listed as "PATH  (not found)"; choosing it asks
-nothing, removes it from the list and says where to open it from instead."""
+nothing, removes it from the list and says where to open it from instead. The welcome page's Recent list dropped
+such a file without a word too: it lists it the same way, and choosing it there does the same."""
 
 from __future__ import annotations
 
 import shutil
+
+from PySide6.QtCore import Qt
 
 from workbench.qt import settings
 from workbench.qt.app_window import CLEAR_RECENT, MainWindow
@@ -55,3 +58,25 @@ def test_a_missing_recent_file_is_listed_then_removed_with_a_message(qtbot, wind
     assert settings.recent_files(existing=False) == [str(kept)]
     assert [a.text() for a in _entries(window)] == [f"&1 {kept}", CLEAR_RECENT]
 
+
+def test_the_welcome_page_lists_a_missing_recent_file_and_removes_it_when_chosen(qtbot, window, tmp_path, dialogs,
+                                                                                save_prompts):
+    gone, kept = tmp_path / "gone.onnx", tmp_path / "kept.onnx"
+    for path in (gone, kept):
+        shutil.copy(EXAMPLE, path)
+        settings.add_recent_file(path)
+    gone.unlink()
+    window.welcome.refresh()
+    page = window.welcome
+    assert page.recent_paths() == [str(kept), str(gone)]
+    assert page.recent_buttons[1].label.text() == f"{gone}{RECENT_NOT_FOUND}"  # as File > Open Recent lists it
+    assert page.recent_buttons[1].toolTip() == "This file no longer exists: choose it to remove it from the list"
+    qtbot.mouseClick(page.recent_buttons[1], Qt.MouseButton.LeftButton)
+    assert save_prompts == []
+    assert dialogs.texts() == (f"Workbench: {gone} no longer exists (moved, renamed or deleted); it was removed from "
+                               "File > Open Recent.\n\nOpen it where it is now with File > Open (Ctrl+O).")
+    dialogs.clear()
+    assert window._open_job is None and window.doc.model_path is None
+    assert settings.recent_files(existing=False) == [str(kept)]
+    assert page.recent_paths() == [str(kept)]  # the page lists it no more, nor does the menu
+    assert [a.text() for a in _entries(window)] == [f"&1 {kept}", CLEAR_RECENT]

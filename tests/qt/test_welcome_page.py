@@ -11,7 +11,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLabel
 
 from workbench.qt import settings
-from workbench.qt.welcome import DROP_HINT, NO_RECENT, example_model
+from workbench.qt.welcome import DROP_HINT, NO_RECENT, RECENT_NOT_FOUND, example_model
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
@@ -37,7 +37,9 @@ def test_welcome_page_lists_the_recent_files_and_opens_one(qtbot, window, tmp_pa
     win.welcome.hide()  # shown again: the list is read again from the settings
     win.welcome.show()
     assert win.centre.currentWidget() is win.welcome and win.welcome.isVisible()
-    assert win.welcome.recent_paths() == [str(model.resolve()), str(project.resolve())]
+    assert win.welcome.recent_paths() == [str(model.resolve()), str(project.resolve()), str(gone.resolve())]
+    assert [b.label.text() for b in win.welcome.recent_buttons] == [  # the gone one said so (it was not listed)
+        f"<b>{model.name}</b>", f"<b>{project.name}</b>", f"{gone.resolve()}{RECENT_NOT_FOUND}"]
     with qtbot.waitSignal(win.modelOpened, timeout=120_000) as opened:
         qtbot.mouseClick(win.welcome.recent_buttons[0], Qt.MouseButton.LeftButton)
     assert Path(opened.args[0]) == model.resolve()

@@ -242,7 +242,7 @@ class MainWindow(QMainWindow):
         actions.build_menus(self, self._actions, self.docks, settings.theme())
         actions.build_toolbar(self, self._actions)  # also self.search, self.color_mode
         self.welcome = WelcomePage(self._actions, self)  # Open Model / Project / Example, recent files
-        self.welcome.recentChosen.connect(self.open_path)
+        self.welcome.recentChosen.connect(self.open_recent)
         self.centre.addWidget(self.welcome)
         self._show_welcome_or_tabs()
         self._build_status()
@@ -2120,10 +2120,12 @@ class MainWindow(QMainWindow):
 
     @guarded
     def open_recent(self, path: str) -> None:
-        """Open ``path``, chosen in File > Open Recent (asking to save edits first); a file that no longer exists is
-        removed from the list and said so, before any prompt."""
+        """Open ``path``, chosen in File > Open Recent or in the welcome page's Recent list (asking to save edits
+        first); a file that no longer exists is removed from the list (both show it no more) and said so, before
+        any prompt."""
         if not Path(path).exists():
             settings.forget_recent_file(path)
+            self.welcome.refresh()
             raise WorkbenchError(f"{path} no longer exists (moved, renamed or deleted); it was removed from "
                                  "File > Open Recent.", hint="Open it where it is now with File > Open (Ctrl+O).")
         self.open_path(path)

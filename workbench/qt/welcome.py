@@ -32,7 +32,7 @@ from workbench.qt.theme import mute
 #: the one line on what to do
 DROP_HINT = "Drag an ONNX model (.onnx) or a Workbench project (.wbproj) onto this window to open it."
 NO_RECENT = "No recent files yet: the models and projects you open are listed here."
-#: after the path of a recent file that no longer exists (File > Open Recent)
+#: after the path of a recent file that no longer exists (File > Open Recent and the welcome page's Recent list)
 RECENT_NOT_FOUND = "  (not found)"
 #: the tip of a recent file that no longer exists
 RECENT_MISSING_TIP = "This file no longer exists: choose it to remove it from the list"
@@ -167,7 +167,8 @@ class WelcomePage(QWidget):
         outer.addWidget(scroll)
 
     def refresh(self) -> None:
-        """List the recent files again (most recent first; files gone since are not listed)."""
+        """List the recent files again (most recent first; a file gone since as "PATH  (not found)", which the
+        window removes from the list when chosen)."""
         for button in self.recent_buttons:
             self.recent_box.removeWidget(button)
             button.deleteLater()
@@ -176,7 +177,7 @@ class WelcomePage(QWidget):
             item = self.recent_box.takeAt(0)
             if item.widget() is not None:
                 item.widget().deleteLater()
-        files = settings.recent_files()
+        files = settings.recent_files(existing=False)
         for path in files:
             self.recent_box.addWidget(self._recent_button(path))
         if not files:
@@ -191,9 +192,16 @@ class WelcomePage(QWidget):
         button.setObjectName("welcome-recent")
         button.setFlat(True)
         button.setCursor(Qt.CursorShape.PointingHandCursor)
-        button.setToolTip(f"Open {path}")
-        label = _passive(QLabel(f"<b>{html.escape(p.name)}</b>"))
-        folder = _passive(mute(QLabel(str(p.parent))))
+        text = recent_entry_text(path)
+        if text == path:
+            button.setToolTip(f"Open {path}")
+            label = _passive(QLabel(f"<b>{html.escape(p.name)}</b>"))
+            folder = _passive(mute(QLabel(str(p.parent))))
+        else:  # the whole path, as File > Open Recent lists it: the folder it was in is what the user looks for
+            button.setToolTip(RECENT_MISSING_TIP)
+            label = _passive(mute(QLabel(text)))
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            folder = _passive(QLabel())
         row = QHBoxLayout(button)
         row.setContentsMargins(8, 2, 8, 2)
         row.setSpacing(12)
