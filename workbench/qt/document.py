@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import logging
 import math
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -30,7 +31,7 @@ from workbench.core.api import (
     resolve_node,
 )
 from workbench.core.errors import WorkbenchError
-from workbench.core.issues import PlanIssue
+from workbench.core.issues import IssueCode, PlanIssue
 from workbench.qt.commands import set_exclude
 from workbench.qt.planned_dtypes import planned_node_dtypes
 
@@ -41,16 +42,54 @@ log = logging.getLogger(__name__)
 ErrorRow = UnitError
 
 
+#: The whole model's ratio in the latency fallback's island warnings ("as quantized the model measured 1.40x its float
+#: latency"), read only from an issue of a project saved before issues kept their ``ratio`` field (:func:`issue_json`)
+OLD_RATIO = re.compile(r"measured (\d+(?:\.\d+)?)x its float latency")
+
+
+def issue_json(issue: PlanIssue) -> dict[str, Any]:
+    """``issue`` as a project's saved results hold it (:meth:`Document.results_json`'s ``problems``): node,
+    severity, message and code, and the structured fields: ``units`` (a list of node names), ``ratio`` (quantized /
+    float latency, a finite float, or None) and ``island`` (bool); :func:`typed_issues` reads it back equal."""
+    ratio = issue.ratio if issue.ratio is not None and math.isfinite(issue.ratio) else None
+    return {"node": issue.node, "severity": str(issue.severity), "message": issue.message, "code": str(issue.code),
+            "units": list(issue.units), "ratio": ratio, "island": issue.island}
+
+
+def _saved_issue(item: dict) -> PlanIssue:
+    """A saved issue (:func:`issue_json`) as a PlanIssue. Raises KeyError (a field missing) or ValueError (an
+    unknown severity or code, or ``units`` / ``ratio`` / ``island`` of the wrong type).
+
+    A project saved before issues kept their structured fields has no ``ratio`` key: a latency note's ratio is then
+    read from its message (:data:`OLD_RATIO`), as the app showed it then: a reopened project's results can be shown
+    again as current after an export's latency check excluded the same units, and "Show the quantized model's
+    errors" prints that ratio. Its ``units`` and ``island`` stay () and False: the app reads them only from a job's
+    own issues (the latency record, the islands counted after a calibration), never from saved results."""
+    units, ratio, island = item.get("units", []), item.get("ratio"), item.get("island", False)
+    if not (isinstance(units, list) and all(isinstance(u, str) for u in units)):
+        raise ValueError("units is not a list of node names")
+    if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float))):
+        raise ValueError("ratio is not a number")
+    if not isinstance(island, bool):
+        raise ValueError("island is not true or false")
+    issue = PlanIssue(str(item.get("node") or ""), item["severity"], str(item["message"]), item["code"],
+                      units=tuple(units), ratio=None if ratio is None else float(ratio), island=island)
+    if "ratio" not in item and issue.code == IssueCode.LATENCY_KEPT_FLOAT:
+        found = OLD_RATIO.search(issue.message)
+        issue.ratio = float(found.group(1)) if found else None
+    return issue
+
+
 def typed_issues(items: list) -> list[PlanIssue]:
-    """A job's issues (PlanIssue objects) or a saved project's (dicts of node, severity, message, code) as
-    PlanIssue objects; a saved one this version cannot read (an unknown code) is left out."""
+    """A job's issues (PlanIssue objects) or a saved project's (:func:`issue_json` dicts) as PlanIssue objects; a
+    saved one this version cannot read (an unknown code, a field of the wrong type) is left out."""
     out = []
     for item in items:
         if isinstance(item, PlanIssue):
             out.append(item)
         elif isinstance(item, dict):
             try:
-                out.append(PlanIssue(str(item.get("node") or ""), item["severity"], str(item["message"]), item["code"]))
+                out.append(_saved_issue(item))
             except (KeyError, ValueError):
                 continue
     return out
@@ -572,13 +611,17 @@ class Document(QObject):
                 and self.result_data == self.rows)
 
     def results_json(self) -> dict | None:
-        if not self.errors and not self.qparams:
+        """The shown results as a project's ``results`` section holds them (:meth:`restore_results` takes them back):
+        per-unit errors, qparams, issue lines and typed issues (:func:`issue_json`), the recipe they were measured
+        with, outputs, weights, local SQNR; None when nothing was measured. A calibration that quantized nothing (the
+        latency check kept every unit float) has no row but its issues and recipe: saved too, so the reopened
+        project says why nothing is quantized."""
+        if self.result_recipe is None and not self.errors and not self.qparams:
             return None
         return {"errors": [r.to_json() for r in self.errors], "qparams": self.qparams,
                 "issues": self.issues, "recipe": self.result_recipe, "split": self.split,
                 # typed, for the Problems dock of the reopened project (the issue lines above are only text)
-                "problems": [{"node": i.node, "severity": str(i.severity), "message": i.message, "code": str(i.code)}
-                             for i in self.result_issues],
+                "problems": [issue_json(i) for i in self.result_issues],
                 "outputs": [{**o, "sqnr_db": _json_db(o.get("sqnr_db")),
                              **({"worst_row_sqnr_db": _json_db(o["worst_row_sqnr_db"])} if "worst_row_sqnr_db" in o else {})}
                             for o in self.outputs],

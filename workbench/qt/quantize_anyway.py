@@ -13,8 +13,6 @@ float units back with their "nothing is quantized" results, Undo the quantized r
 
 from __future__ import annotations
 
-import re
-
 import shiboken6
 
 from workbench.core import api
@@ -30,10 +28,6 @@ from workbench.qt.nothing_quantized import latency_islands, latency_kept_float, 
 
 #: The button's and the link's text.
 SHOW_QUANTIZED = "Show the quantized model's errors"
-#: The ratio in the latency fallback's warnings (:mod:`workbench.core.pipeline.latency_fallback`), read only from an
-#: issue without a ``ratio`` field: one read back from a project's saved results, which keep node, severity, message
-#: and code (:meth:`workbench.qt.document.Document.results_json`)
-MEASURED = re.compile(r"measured (\d+(?:\.\d+)?)x its float latency")
 #: The document's fields that make up the results shown (the calibration cache is shared: not among them).
 SHOWN = ("qparams", "errors", "split", "outputs", "weights", "local", "issues", "result_issues", "result_recipe",
          "result_data", "written")
@@ -73,12 +67,8 @@ def measured_ratio(doc) -> float | None:
     for issue in latency_islands(doc.result_issues) + [i for i in doc.result_issues if not i.node]:
         if issue.code != IssueCode.LATENCY_KEPT_FLOAT:
             continue
-        if issue.ratio is not None:
+        if issue.ratio is not None:  # a reopened project's issues keep it too (Document.results_json)
             return issue.ratio
-        # an issue read back from a project's saved results has no ratio field (they save its text): its message
-        found = MEASURED.search(issue.message)
-        if found:
-            return float(found.group(1))
     return None
 
 
