@@ -10,6 +10,7 @@ from workbench.core.pipeline.passes import Job, PassResult
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.transforms.bias_correction import bias_shifts, corrected_proto
 from workbench.core.transforms.constant_input_bias import constant_input_shifts
+from workbench.core.writers.bias_patch import patch_biases
 from workbench.core.writers.registry import write_model
 
 
@@ -28,11 +29,13 @@ class Write:
 
 
 def _rewrite(job: Job, shifts: dict) -> PassResult:
-    """Write the plan again from a copy of the model whose Conv biases absorb ``shifts``."""
+    """Write the plan again from a copy of the model whose Conv biases absorb ``shifts``: the corrected int32
+    biases put into the model written (:func:`~workbench.core.writers.bias_patch.patch_biases`, the same bytes),
+    or, where that does not apply, a second write."""
     if not shifts:
         return PassResult(False)
     fixed = corrected_model(job.model, shifts)
-    job.written = write_model(fixed, job.plan, job.qparams, check=job.check)
+    job.written = patch_biases(job.written, fixed, shifts) or write_model(fixed, job.plan, job.qparams, check=job.check)
     job.written_from = fixed
     return PassResult(True)
 

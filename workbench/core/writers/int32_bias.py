@@ -104,6 +104,41 @@ def quantize_bias(b: np.ndarray, input_scale: np.ndarray, wq: QParams, op_type: 
     return BiasResult(q, qp, wq, raised, factor)
 
 
+def coarse_error(b: np.ndarray, res: BiasResult, out_scale: float | None) -> float | None:
+    """Largest rounding error of ``res`` (``b`` quantized by :func:`quantize_bias`) when it exceeds half the output
+    LSB ``out_scale`` (the bias is then kept float: its int32 scale is far too coarse for it), else None; None
+    too when the unit's output has no grid (``out_scale`` None)."""
+    if out_scale is None:
+        return None
+    scale = np.broadcast_to(res.qparams.scale, res.q.shape).astype(np.float64)
+    err = float(np.max(np.abs(b.reshape(-1).astype(np.float64) - res.q * scale), initial=0.0))
+    return err if err > 0.5 * float(out_scale) else None
+
+
+@dataclass
+class BiasSlot:
+    """Where a QDQ writer put one int32 bias, and what it quantized it with, so bias correction can quantize the
+    corrected bias into the same model (:mod:`workbench.core.writers.bias_patch`) instead of writing it again.
+
+    ``node``: the Conv / Gemm; ``bias``: the float bias initializer it read; ``q_name``: its int32 initializer in
+    the written model; ``input_scale``: the unit's input scale (float32 ``()``); ``weight_qparams``: the weight's
+    qparams before the bias (the ones :func:`quantize_bias` got); ``op_type`` and ``group``: the channel layout;
+    ``out_scale``: the output grid's scale (None without one; :func:`coarse_error`); ``raised``: the weight scale
+    was raised for this bias; ``main``: the unit is in the main graph.
+    """
+
+    node: str
+    bias: str
+    q_name: str
+    input_scale: np.ndarray
+    weight_qparams: QParams
+    op_type: str
+    group: int
+    out_scale: float | None
+    raised: bool
+    main: bool
+
+
 def _raise_weight_scale(wq: QParams, need_w: np.ndarray, n_out: int, op_type: str,
                         group: int) -> tuple[QParams, list[int], float]:
     """Weight qparams whose scale is at least ``need_w`` (float64 per output channel)."""

@@ -15,7 +15,7 @@ Every generated name is unique against all names of the model (case 01).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
@@ -37,7 +37,7 @@ from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.wording import count
 from workbench.core.writers import common as C
 from workbench.core.writers import mx as mx_writer
-from workbench.core.writers.int32_bias import DEAD_CHANNEL, all_dead, quantize_bias
+from workbench.core.writers.int32_bias import DEAD_CHANNEL, BiasSlot, all_dead, coarse_error, quantize_bias
 from workbench.core.writers.ort_rewrites import guard
 from workbench.core.writers.shared_tables import TableCopy, share_tables, size_issue
 from workbench.core.writers.weight_mse import mse_applies, mse_weight_qparams
@@ -49,11 +49,15 @@ log = logging.getLogger(__name__)
 class QdqResult:
     """Output of a writer: ``proto`` (new model), ``tensor_map`` (float tensor name -> its
     dequantized tensor in ``proto``), ``issues`` (found while writing; the plan's own issues
-    stay in ``plan.issues``)."""
+    stay in ``plan.issues``), ``biases`` (each int32 bias written, :class:`~workbench.core.writers.int32_bias.BiasSlot`)
+    and ``value_info`` (the main graph's value_info before the writer kept only the declared ones; None when it
+    kept every one): what :mod:`~workbench.core.writers.bias_patch` needs to put corrected biases into ``proto``."""
 
     proto: onnx.ModelProto
     tensor_map: dict[str, str]
     issues: list[PlanIssue]
+    biases: list[BiasSlot] = field(default_factory=list)
+    value_info: list[onnx.ValueInfoProto] | None = None
 
 
 @dataclass
@@ -143,6 +147,8 @@ class QdqWriter:
         self._declared = getattr(model, "declared_value_info", None)
         #: float weight -> its first integer copy in the main graph (:mod:`~workbench.core.writers.shared_tables`)
         self.table_copies: dict[str, TableCopy] = {}
+        #: each int32 bias written (:class:`~workbench.core.writers.int32_bias.BiasSlot`)
+        self.bias_slots: list[BiasSlot] = []
 
     # -- opset fallback ----------------------------------------------------------------------
     def _spec_ok(self, spec) -> bool:
@@ -175,13 +181,26 @@ class QdqWriter:
         append_copies(self.proto.graph.initializer, self.new_inits)
         restore_held(self.proto, self._held)
         drop_unused_initializers(self.proto)
+        value_info = self._undeclared_value_info()
         C.keep_declared_value_info(self.proto, self._declared)
         C.stamp_metadata(self.proto, self.plan)
         if self.check:
             self._check()
         self.issues += mx_writer.runtime_issues(self.proto)
         self.issues += size_issue(self.proto, self._float_proto)
-        return QdqResult(self.proto, self.tensor_map, self.issues)
+        return QdqResult(self.proto, self.tensor_map, self.issues, self.bias_slots, value_info)
+
+    def _undeclared_value_info(self) -> list[onnx.ValueInfoProto] | None:
+        """Copies of the main graph's value_info when :func:`~workbench.core.writers.common.keep_declared_value_info`
+        is about to drop some of it (a model that counts more as declared, a bias-corrected copy, keeps more), else None."""
+        vis = self.proto.graph.value_info
+        if self._declared is None or all(vi.name in self._declared for vi in vis):
+            return None
+        out = []
+        for vi in vis:
+            out.append(onnx.ValueInfoProto())
+            out[-1].CopyFrom(vi)
+        return out
 
     def _check(self) -> None:
         if model_tensor_bytes(self.proto) > 2**31 - 2**24:
@@ -411,12 +430,12 @@ class QdqWriter:
         Happens when the input scale is far too large for the data, e.g. the scale 1 given to an
         all-zero tensor (case 03): the int32 bias is then the whole output and must be exact.
         """
+        return coarse_error(b, res, self._out_scale(unit))
+
+    def _out_scale(self, unit: NodeUnit) -> float | None:
+        """The scale of the unit's first output grid (None when it has none)."""
         out = self.pairs.get(unit.outputs[0]) if unit.outputs else None
-        if out is None:
-            return None
-        scale = np.broadcast_to(res.qparams.scale, res.q.shape).astype(np.float64)
-        err = float(np.max(np.abs(b.reshape(-1).astype(np.float64) - res.q * scale), initial=0.0))
-        return err if err > 0.5 * float(out.qp.scale) else None
+        return None if out is None else float(out.qp.scale)
 
     def _fit_float_bias(self, node, wq: QParams) -> QParams:
         """Weight qparams under which a float bias still fits int32 when onnxruntime quantizes it.
@@ -476,6 +495,9 @@ class QdqWriter:
         qname = self.alloc.new(f"{bi.tensor}_quantized")
         sname = self.alloc.new(f"{bi.tensor}_scale")
         zname = self.alloc.new(f"{bi.tensor}_zero_point")
+        self.bias_slots.append(BiasSlot(node.name, bi.tensor, qname, np.asarray(x_name.qp.scale), wq, node.op_type,
+                                        int(attrs_of(node).get("group", 1)), self._out_scale(unit), bool(res.raised),
+                                        self._graph_key == 0))
         self.new_inits += [C.quantized_initializer(qname, res.q, get_qtype("int32")),
                            C.float_initializer(sname, res.qparams.scale),
                            C.quantized_initializer(zname, res.qparams.zero_point, get_qtype("int32"))]

@@ -1,0 +1,83 @@
+"""Bias correction puts the corrected int32 biases into the model it wrote (writers.bias_patch) instead of writing
+the plan a second time: the same bytes as the second write, and a second write wherever the patch cannot tell."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.core import api
+from workbench.core.model.load import load_model
+from workbench.core.pipeline import write_passes
+from workbench.core.pipeline.write_passes import corrected_model
+from workbench.core.transforms.bias_correction import correctable_units
+from workbench.core.writers.bias_patch import patch_biases
+from workbench.core.writers.registry import write_model
+
+
+def _shifts(model, plan, size: float) -> dict[str, np.ndarray]:
+    """A shift per output channel of every correctable Conv bias: ``size`` * (channel index + 1)."""
+    return {u.bias: size * np.arange(1, model.initializer(u.bias).size + 1) for u in correctable_units(plan)}
+
+
+@pytest.fixture
+def digits(corpus):
+    folder = corpus / "digits_cnn"
+    model = load_model(folder / "model_opset17.onnx")
+    res = api.quantize(model, api.Recipe(preset="cpu-u8s8"), data=folder / "calib.npz", samples=8)
+    return model, res
+
+
+def test_the_patched_model_is_the_bytes_of_a_second_write(digits):
+    model, res = digits
+    shifts = _shifts(model, res.plan, 0.01)
+    assert len(shifts) == 3
+    fixed = corrected_model(model, shifts)
+    first = write_model(model, res.plan, res.qparams)
+    assert len(first.biases) == 4 and first.value_info is not None  # the value_info the copy declares is kept too
+    before = first.proto.SerializeToString()
+    full = write_model(fixed, res.plan, res.qparams).proto.SerializeToString()
+    assert full != before
+    patched = patch_biases(first, fixed, shifts)
+    assert patched is not None
+    assert patched.proto.SerializeToString() == full
+
+
+def test_a_bias_whose_weight_scale_must_be_raised_is_written_again(digits):
+    model, res = digits
+    shifts = _shifts(model, res.plan, 1e6)  # beyond int32 at input_scale * weight_scale: the weight scale is raised
+    fixed = corrected_model(model, shifts)
+    first = write_model(model, res.plan, res.qparams)
+    before = first.proto.SerializeToString()
+    assert patch_biases(first, fixed, shifts) is None
+    assert first.proto.SerializeToString() == before  # left as it was
+    again = write_model(fixed, res.plan, res.qparams)
+    assert any(s.raised for s in again.biases)
+
+
+def test_a_bias_the_writer_keeps_float_is_written_again(digits):
+    model, res = digits
+    shifts = _shifts(model, res.plan, 0.01)
+    first = write_model(model, res.plan, res.qparams)
+    first.biases = first.biases[1:]  # as if the first Conv's bias had stayed float
+    assert patch_biases(first, corrected_model(model, shifts), shifts) is None
+
+
+@pytest.mark.parametrize("patch", [True, False])
+def test_quantize_with_bias_correction_writes_the_same_bytes_patched_or_not(corpus, monkeypatch, patch):
+    folder = corpus / "digits_cnn"
+    model = load_model(folder / "model_opset17.onnx")
+    recipe = api.Recipe(preset="cpu-u8s8", bias_correction=True)
+    want = api.quantize(model, recipe, data=folder / "calib.npz", samples=8)
+    calls = []
+
+    def spy(written, fixed, shifts):
+        got = patch_biases(written, fixed, shifts) if patch else None
+        calls.append(got is not None)
+        return got
+
+    monkeypatch.setattr(write_passes, "patch_biases", spy)
+    res = api.quantize(model, recipe, data=folder / "calib.npz", samples=8)
+    assert calls == [patch]
+    assert res.proto.SerializeToString() == want.proto.SerializeToString()
+    assert [i.message for i in res.issues] == [i.message for i in want.issues]
