@@ -80,3 +80,30 @@ def test_the_welcome_page_lists_a_missing_recent_file_and_removes_it_when_chosen
     assert settings.recent_files(existing=False) == [str(kept)]
     assert page.recent_paths() == [str(kept)]  # the page lists it no more, nor does the menu
     assert [a.text() for a in _entries(window)] == [f"&1 {kept}", CLEAR_RECENT]
+
+
+def test_adding_a_recent_file_keeps_the_missing_ones(tmp_path):
+    """add_recent_file built the list from recent_files(), which leaves out files that no longer exist: opening any
+    file removed every "(not found)" entry without a word. Only the gone file chosen is removed (open_recent)."""
+    gone, kept, new = (tmp_path / f"{name}.onnx" for name in ("gone", "kept", "new"))
+    for path in (gone, kept, new):
+        path.write_bytes(b"")
+    settings.add_recent_file(gone)
+    settings.add_recent_file(kept)
+    gone.unlink()
+    assert settings.add_recent_file(new) == [str(new), str(kept), str(gone)]
+    assert settings.recent_files(existing=False) == [str(new), str(kept), str(gone)]
+    assert settings.recent_files() == [str(new), str(kept)]
+    assert settings.forget_recent_file(str(gone)) == [str(new), str(kept)]
+
+
+def test_opening_a_file_keeps_a_missing_recent_file_listed(qtbot, window, open_file, tmp_path):
+    gone, kept = tmp_path / "gone.onnx", tmp_path / "kept.onnx"
+    shutil.copy(EXAMPLE, gone)
+    open_file(window, gone)
+    gone.unlink()
+    shutil.copy(EXAMPLE, kept)
+    open_file(window, kept)
+    assert [a.text() for a in _entries(window)] == [f"&1 {kept}", f"&2 {gone}{RECENT_NOT_FOUND}", CLEAR_RECENT]
+    window.welcome.refresh()  # the page lists the same files
+    assert window.welcome.recent_paths() == [str(kept), str(gone)]

@@ -38,8 +38,11 @@ def forget_recent_file(path: str) -> list[str]:
 
 
 def add_recent_file(path: str | Path) -> list[str]:
+    """Put ``path`` (resolved) first in the recent files, at most :data:`MAX_RECENT` kept; returns the list. Files
+    that no longer exist stay listed (File > Open Recent and the welcome page show them as not found; choosing one
+    removes it, :func:`forget_recent_file`): opening a file dropped every missing entry without a word."""
     path = str(Path(path).resolve())
-    files = [path] + [p for p in recent_files() if p != path]
+    files = [path] + [p for p in recent_files(existing=False) if p != path]
     files = files[:MAX_RECENT]
     _settings().setValue("recent_files", files)
     return files
