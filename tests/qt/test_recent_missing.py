@@ -52,7 +52,7 @@ def test_a_missing_recent_file_is_listed_then_removed_with_a_message(qtbot, wind
     entries[1].trigger()
     assert save_prompts == []  # nothing to open: no Save / Discard question
     assert dialogs.texts() == (f"Workbench: {gone} no longer exists (moved, renamed or deleted); it was removed from "
-                               "File > Open Recent.\n\nOpen it where it is now with File > Open (Ctrl+O).")
+                               "the recent files.\n\nOpen it where it is now with File > Open (Ctrl+O).")
     dialogs.clear()
     assert window._open_job is None and window.doc.model_path == kept
     assert settings.recent_files(existing=False) == [str(kept)]
@@ -74,7 +74,7 @@ def test_the_welcome_page_lists_a_missing_recent_file_and_removes_it_when_chosen
     qtbot.mouseClick(page.recent_buttons[1], Qt.MouseButton.LeftButton)
     assert save_prompts == []
     assert dialogs.texts() == (f"Workbench: {gone} no longer exists (moved, renamed or deleted); it was removed from "
-                               "File > Open Recent.\n\nOpen it where it is now with File > Open (Ctrl+O).")
+                               "the recent files.\n\nOpen it where it is now with File > Open (Ctrl+O).")
     dialogs.clear()
     assert window._open_job is None and window.doc.model_path is None
     assert settings.recent_files(existing=False) == [str(kept)]

@@ -2126,8 +2126,9 @@ class MainWindow(QMainWindow):
         if not Path(path).exists():
             settings.forget_recent_file(path)
             self.welcome.refresh()
-            raise WorkbenchError(f"{path} no longer exists (moved, renamed or deleted); it was removed from "
-                                 "File > Open Recent.", hint="Open it where it is now with File > Open (Ctrl+O).")
+            # the menu and the welcome page list the same files: "File > Open Recent" misnamed a choice on the page
+            raise WorkbenchError(f"{path} no longer exists (moved, renamed or deleted); it was removed from the "
+                                 "recent files.", hint="Open it where it is now with File > Open (Ctrl+O).")
         self.open_path(path)
 
     @guarded
