@@ -43,12 +43,12 @@ from workbench.core.analysis.sweep_tasks import (
     run_fragments,
     run_suffix,
 )
+from workbench.core.analysis.sweep_types import tensor_types
 from workbench.core.data.finite import finite_rows
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import RecipeError
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
 from workbench.core.recipe.spec import PlanMode
-from workbench.core.runtime.session import add_outputs, make_session
 
 log = logging.getLogger(__name__)
 
@@ -203,20 +203,6 @@ class SweepResult:
 
 def _json_num(v: float):
     return v if math.isfinite(v) else repr(v)
-
-
-#: onnxruntime type strings -> ONNX elem types (tensors the sweep may cache).
-_ORT_TYPES = {f"tensor({k})": v for k, v in {
-    "float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7, "string": 8, "bool": 9,
-    "float16": 10, "double": 11, "uint32": 12, "uint64": 13, "bfloat16": 16}.items()}
-
-
-def _types(proto: onnx.ModelProto, optimize: bool) -> dict[str, int]:
-    """Elem type of every main-graph tensor of ``proto`` (from an onnxruntime session; no run)."""
-    names = list(dict.fromkeys(o for n in proto.graph.node for o in n.output if o))
-    sess = make_session(add_outputs(proto, names), optimize=optimize, threads=1)
-    out = {o.name: _ORT_TYPES.get(o.type, 0) for o in list(sess.get_inputs()) + list(sess.get_outputs())}
-    return {k: v for k, v in out.items() if v}
 
 
 def own_tensors(units_all, unit) -> set[str]:
@@ -465,7 +451,8 @@ def _gain(only_float_db: float, all_quant_db: float) -> float:
 def _sweep(result, fp, qp, feeds, units, top, executor, spill, progress, cancel):
     """The measuring part of :func:`sensitivity_sweep`: (figures per unit and kind, local figures,
     all-quantized SQNR dB, tasks done)."""
-    f_types, q_types = _types(fp, True), _types(qp, False)
+    f_types = tensor_types(fp, True)
+    q_types = tensor_types(qp, False, f_types)  # the QDQ model's float tensors are the float model's
     progress(0, 2, "Preparing: measuring each unit's own error")
     local = local_figures(fp, qp, units, result.tensor_map, f_types, feeds, cancel, executor)
     chosen = units
