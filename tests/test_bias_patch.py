@@ -63,21 +63,51 @@ def test_a_bias_the_writer_keeps_float_is_written_again(digits):
     assert patch_biases(first, corrected_model(model, shifts), shifts) is None
 
 
-@pytest.mark.parametrize("patch", [True, False])
-def test_quantize_with_bias_correction_writes_the_same_bytes_patched_or_not(corpus, monkeypatch, patch):
-    folder = corpus / "digits_cnn"
-    model = load_model(folder / "model_opset17.onnx")
+@pytest.mark.parametrize(("name", "file"), [("digits_cnn", "model_opset17.onnx"), ("ppocrv4_rec", "model.onnx")])
+def test_quantize_with_bias_correction_writes_the_same_bytes_patched_or_not(corpus, monkeypatch, name, file):
+    folder = corpus / name
+    model = load_model(folder / file)
     recipe = api.Recipe(preset="cpu-u8s8", bias_correction=True)
+    firsts = []
+
+    def no_patch(written, fixed, shifts):
+        firsts.append({i.name: i.SerializeToString() for i in written.proto.graph.initializer})
+        return None
+
+    monkeypatch.setattr(write_passes, "patch_biases", no_patch)
     want = api.quantize(model, recipe, data=folder / "calib.npz", samples=8)
-    calls = []
+    patched = []
 
     def spy(written, fixed, shifts):
-        got = patch_biases(written, fixed, shifts) if patch else None
-        calls.append(got is not None)
+        got = patch_biases(written, fixed, shifts)
+        patched.append([s for s in written.biases if s.raised] if got is not None else None)
         return got
 
     monkeypatch.setattr(write_passes, "patch_biases", spy)
     res = api.quantize(model, recipe, data=folder / "calib.npz", samples=8)
-    assert calls == [patch]
+    assert len(patched) == 1 and patched[0] is not None
     assert res.proto.SerializeToString() == want.proto.SerializeToString()
     assert [i.message for i in res.issues] == [i.message for i in want.issues]
+    raised = patched[0]
+    assert len(raised) == {"digits_cnn": 0, "ppocrv4_rec": 4}[name]  # dead channels' weight scales raised
+    final = {i.name: i.SerializeToString() for i in res.proto.graph.initializer}
+    # the corrected biases of those Convs are patched in, their weights written again on the same raised scales
+    assert all(final[s.q_name] != firsts[0][s.q_name] for s in raised)
+    assert all(final[n] == firsts[0][n] for s in raised for n in s.weight_inits)
+
+
+def test_weights_on_a_raised_scale_are_requantized_as_a_second_write_does(digits):
+    model, res = digits
+    big = corrected_model(model, _shifts(model, res.plan, -1e6))  # biases of 1e6 and more: weight scales raised
+    shifts = _shifts(big, res.plan, 10.0)  # moves each raised scale, not the channels raised nor the printed factor
+    first = write_model(big, res.plan, res.qparams)
+    raised = [s for s in first.biases if s.raised]
+    assert len(raised) == 3
+    before = {i.name: i.SerializeToString() for i in first.proto.graph.initializer}
+    fixed = corrected_model(big, shifts)
+    full = write_model(fixed, res.plan, res.qparams).proto.SerializeToString()
+    patched = patch_biases(first, fixed, shifts)
+    assert patched is not None
+    assert patched.proto.SerializeToString() == full
+    after = {i.name: i.SerializeToString() for i in patched.proto.graph.initializer}
+    assert all(after[s.weight_inits[1]] != before[s.weight_inits[1]] for s in raised)  # other weight scales

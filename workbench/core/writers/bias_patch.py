@@ -5,13 +5,15 @@ writes the plan again from a copy of the float model whose Conv biases absorb th
 changes only the int32 bias initializers: the weights, their grids and every activation grid are those of the
 first. So when every corrected bias was written as an int32 initializer of the main graph
 (:class:`~workbench.core.writers.int32_bias.BiasSlot`), and quantizing the corrected bias takes the same path as
-the first (no weight scale raised, not too coarse to stay int32), the corrected bias is quantized as the writer
-quantizes it (:func:`~workbench.core.writers.int32_bias.quantize_bias`,
-:func:`~workbench.core.writers.common.quantized_initializer`) into the same initializer, and the main graph's
-value_info is kept as the copy declares it: the same bytes as the second write
-(tests/test_bias_patch.py). nudenet_320n's recipe choice writes 8 variants with bias correction, each written
-twice: 0.11 s a second write. Anything else (a bias kept float, a raised weight scale, a bias in a subgraph or
-read by a float node) returns None, and the caller writes the plan again.
+the first (not too coarse to stay int32; a weight scale raised on the same channels by the same printed factor, so
+the same note), the corrected bias is quantized as the writer quantizes it
+(:func:`~workbench.core.writers.int32_bias.quantize_bias`, :func:`~workbench.core.writers.common.quantized_initializer`)
+into the same initializer (with a raised weight scale: the weight's integer and scale initializers and the bias
+scale too, when they are the unit's own), and the main graph's value_info is kept as the copy declares it: the
+same bytes as the second write (tests/test_bias_patch.py). nudenet_320n's recipe choice writes 8 variants with
+bias correction, each written twice: 0.11 s a second write; ppocrv4_rec's raises the weight scales of dead
+channels in 4 Convs. Anything else (a bias kept float, a weight scale raised otherwise, a bias in a subgraph or read
+by a float node) returns None, and the caller writes the plan again.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
+from workbench.core.formats.numerics import quantize
+from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import get_qtype
 from workbench.core.graph.index import iter_graphs
 from workbench.core.io.external import tensor_array
-from workbench.core.writers.common import keep_declared_value_info, quantized_initializer
+from workbench.core.writers.common import float_initializer, keep_declared_value_info, quantized_initializer
 from workbench.core.writers.int32_bias import BiasSlot, coarse_error, quantize_bias
 from workbench.core.writers.qdq import QdqResult
 
@@ -36,12 +40,13 @@ def patch_biases(written: QdqResult, fixed, shifts: dict[str, np.ndarray]) -> Qd
     slots: dict[str, list[BiasSlot]] = {}
     for s in written.biases:
         slots.setdefault(s.bias, []).append(s)
-    if not shifts or any(b not in slots or any(s.raised or not s.main for s in slots[b]) for b in shifts):
+    if not shifts or any(b not in slots or not all(s.main for s in slots[b]) for b in shifts):
         return None
     if any(i.name in shifts for g in iter_graphs(written.proto.graph) for i in g.initializer):
         return None  # the float bias is still read (a float node): it would be corrected there too
     corrected = {i.name: i for i in fixed.proto.graph.initializer if i.name in shifts}
     targets = {i.name: i for i in written.proto.graph.initializer}
+    readers = _readers(written.proto.graph)
     new: list[onnx.TensorProto] = []
     for bias in shifts:
         if bias not in corrected:
@@ -51,13 +56,42 @@ def patch_biases(written: QdqResult, fixed, shifts: dict[str, np.ndarray]) -> Qd
             return None
         for s in slots[bias]:
             res = quantize_bias(b, s.input_scale, s.weight_qparams, s.op_type, np.empty(0, np.float32), s.group)
-            if res is None or res.raised or coarse_error(b, res, s.out_scale) is not None or s.q_name not in targets:
-                return None
+            if (res is None or coarse_error(b, res, s.out_scale) is not None or s.q_name not in targets
+                    or res.raised != s.raised or (f"{res.factor:.3g}" if res.raised else "") != s.factor):
+                return None  # kept float, or a weight scale raised otherwise (another note): written again
+            if res.raised:
+                weight = _raised_weight(s, res.weight_qparams, fixed, targets, readers)
+                if weight is None:
+                    return None
+                new += weight + [float_initializer(s.scale_name, res.qparams.scale)]
             new.append(quantized_initializer(s.q_name, res.q, get_qtype("int32")))
     for t in new:
         targets[t.name].CopyFrom(t)
     _declare(written, getattr(fixed, "declared_value_info", None))
     return written
+
+
+def _readers(graph: onnx.GraphProto) -> dict[str, int]:
+    """Tensor name -> how many inputs of the main graph's nodes read it."""
+    out: dict[str, int] = {}
+    for n in graph.node:
+        for t in n.input:
+            out[t] = out.get(t, 0) + 1
+    return out
+
+
+def _raised_weight(s: BiasSlot, wq: QParams, fixed, targets: dict[str, onnx.TensorProto],
+                   readers: dict[str, int]) -> list[onnx.TensorProto] | None:
+    """The integer weight and scale initializers of ``s``'s weight on the raised qparams ``wq``, as the writer makes
+    them (``_int_init``); None when its initializers are not its unit's own (read by another DequantizeLinear too)."""
+    if len(s.weight_inits) < 2 or any(n not in targets or readers.get(n, 0) != 1 for n in s.weight_inits):
+        return None
+    init = next((i for i in fixed.proto.graph.initializer if i.name == s.weight), None)
+    if init is None:
+        return None
+    w = tensor_array(init).astype(np.float32, copy=False)
+    return [quantized_initializer(s.weight_inits[0], quantize(w, wq), wq.qt),
+            float_initializer(s.weight_inits[1], wq.scale)]
 
 
 def _declare(written: QdqResult, declared: frozenset[str] | None) -> None:

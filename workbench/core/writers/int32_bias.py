@@ -123,8 +123,11 @@ class BiasSlot:
     ``node``: the Conv / Gemm; ``bias``: the float bias initializer it read; ``q_name``: its int32 initializer in
     the written model; ``input_scale``: the unit's input scale (float32 ``()``); ``weight_qparams``: the weight's
     qparams before the bias (the ones :func:`quantize_bias` got); ``op_type`` and ``group``: the channel layout;
-    ``out_scale``: the output grid's scale (None without one; :func:`coarse_error`); ``raised``: the weight scale
-    was raised for this bias; ``main``: the unit is in the main graph.
+    ``out_scale``: the output grid's scale (None without one; :func:`coarse_error`); ``raised`` and ``factor``: the
+    output channels whose weight scale was raised for this bias and the largest factor as its note prints it
+    (``.3g``; [] and "" when none was); ``main``: the unit is in the main graph; ``scale_name``: the bias scale's
+    initializer; ``weight``: the float weight and ``weight_inits`` the integer weight's, scale's and zero point's
+    initializers the writer made of it (a raised scale changes them).
     """
 
     node: str
@@ -135,8 +138,12 @@ class BiasSlot:
     op_type: str
     group: int
     out_scale: float | None
-    raised: bool
+    raised: list[int]
+    factor: str
     main: bool
+    scale_name: str
+    weight: str = ""
+    weight_inits: tuple[str, ...] = ()
 
 
 def _raise_weight_scale(wq: QParams, need_w: np.ndarray, n_out: int, op_type: str,

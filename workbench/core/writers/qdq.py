@@ -355,6 +355,8 @@ class QdqWriter:
         if wq is not None:
             wi = by_role["weight"][0]
             pre.append(self._dq_const(node, wi, self.const(wi.tensor), wq))
+            if by_role["bias"] and self.bias_slots and self.bias_slots[-1].node == node.name:
+                self.bias_slots[-1].weight, self.bias_slots[-1].weight_inits = wi.tensor, tuple(pre[-1].input)
         for ci in by_role["const"]:
             x = self.const(ci.tensor)
             cq = C.weight_qparams(x, ci.spec.model_copy(update={"axis": None}))
@@ -496,8 +498,8 @@ class QdqWriter:
         sname = self.alloc.new(f"{bi.tensor}_scale")
         zname = self.alloc.new(f"{bi.tensor}_zero_point")
         self.bias_slots.append(BiasSlot(node.name, bi.tensor, qname, np.asarray(x_name.qp.scale), wq, node.op_type,
-                                        int(attrs_of(node).get("group", 1)), self._out_scale(unit), bool(res.raised),
-                                        self._graph_key == 0))
+                                        int(attrs_of(node).get("group", 1)), self._out_scale(unit), list(res.raised),
+                                        f"{res.factor:.3g}" if res.raised else "", self._graph_key == 0, sname))
         self.new_inits += [C.quantized_initializer(qname, res.q, get_qtype("int32")),
                            C.float_initializer(sname, res.qparams.scale),
                            C.quantized_initializer(zname, res.qparams.zero_point, get_qtype("int32"))]
