@@ -374,3 +374,26 @@ def test_only_float_that_changes_nothing_is_not_run(tmp_path, monkeypatch, c2):
         assert r.only_float_db == pytest.approx(e2e_sqnr(model, allbut.proto, x), abs=1e-3), r.node
         if (r.node, "float") in skipped:
             assert r.only_float_db == sweep.all_quant_db and r.gain_db == 0.0
+
+
+def test_caches_split_each_models_batches_over_the_workers_qdq_first(setup, monkeypatch):
+    """The float and the QDQ activation caches go out as one task per worker and model (contiguous
+    runs of batches, the QDQ model's first: its runs are the longer), not one task per model, so
+    two workers finish together; the table is the inline one, figure for figure, on threads and on
+    processes (whose cached arrays are files named by batch: two tasks must not share a name)."""
+    from workbench.core.analysis import sensitivity
+
+    model, _recipe, result, data, _x = setup
+    inline = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
+    with ProcessExecutor(2) as pool:
+        procs = sensitivity_sweep(model, result, data, samples=16, executor=pool)
+    seen: list[tuple[str, int, int]] = []
+    real = sensitivity.run_cache
+    monkeypatch.setattr(sensitivity, "run_cache", lambda task: seen.append((task.tag, task.first, len(task.feeds)))
+                        or real(task))
+    threads = sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=ThreadExecutor(2))
+    assert seen == [("q", 0, 2), ("q", 2, 2), ("f", 0, 2), ("f", 2, 2)]  # 16 samples: 4 batches of 4
+    seen.clear()
+    three = sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=ThreadExecutor(3))
+    assert seen == [("q", 0, 2), ("q", 2, 1), ("q", 3, 1), ("f", 0, 2), ("f", 2, 1), ("f", 3, 1)]
+    assert threads.to_json() == three.to_json() == inline.to_json() == procs.to_json()

@@ -314,12 +314,19 @@ def _split(items: list, parts: int) -> list[list]:
 
 
 def _caches(fp, qp, feeds, f_names, q_names, executor, spill, cancel):
-    """Float (optimized) and QDQ (as written) activations per batch: two tasks, run side by side
-    on ``executor``; arrays come back as files of ``spill`` when it is given."""
+    """Float (optimized) and QDQ (as written) activations per batch: each model's batches in as
+    many contiguous runs as ``executor`` has workers (:func:`_split`), the QDQ model's first (the
+    longer: run as written, more tensors kept), so the workers finish together; arrays come back
+    as files of ``spill`` when it is given. One task per model made the float one's worker wait
+    for the other (ppocrv4_rec, 2 workers: 0.38 s against 0.70 s of CPU)."""
     if cancel is not None:
         cancel.check()
-    tasks = [CacheTask(fp, True, feeds, f_names, spill, "f"), CacheTask(qp, False, feeds, q_names, spill, "q")]
-    f_cache, q_cache = list((executor or InlineExecutor()).map(run_cache, tasks))
+    runs = _split(list(range(len(feeds))), _workers(executor))
+    tasks = [CacheTask(proto, optimize, [feeds[b] for b in run], names, spill, tag, run[0])
+             for proto, optimize, names, tag in ((qp, False, q_names, "q"), (fp, True, f_names, "f")) for run in runs]
+    parts = list((executor or InlineExecutor()).map(run_cache, tasks))
+    q_cache = [values for part in parts[:len(runs)] for values in part]
+    f_cache = [values for part in parts[len(runs):] for values in part]
     return f_cache, q_cache
 
 

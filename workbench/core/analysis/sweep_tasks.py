@@ -89,7 +89,8 @@ def run_fragments(task: FragmentTask) -> list[list[tuple[str, float]]]:
 class CacheTask:
     """Batches through ``model`` keeping the tensors ``names`` (graph inputs are taken from the
     feed); with ``spill`` (a folder every worker can read) the arrays are written there as
-    ``<tag>-<batch>-<i>.npy`` and returned as :class:`~workbench.core.analysis.spill.ArrayFile`."""
+    ``<tag>-<batch>-<i>.npy`` (``<batch>`` counted from ``first``, the number of the task's first
+    batch among the caller's) and returned as :class:`~workbench.core.analysis.spill.ArrayFile`."""
 
     model: onnx.ModelProto
     optimize: bool
@@ -97,6 +98,7 @@ class CacheTask:
     names: list[str]
     spill: str | None = None
     tag: str = "cache"
+    first: int = 0
 
 
 def run_cache(task: CacheTask) -> list[dict[str, np.ndarray | ArrayFile]]:
@@ -105,7 +107,7 @@ def run_cache(task: CacheTask) -> list[dict[str, np.ndarray | ArrayFile]]:
     wanted = [x for x in task.names if x not in inputs]
     sess = make_session(add_outputs(task.model, wanted), optimize=task.optimize, threads=1) if wanted else None
     out = []
-    for b, feed in enumerate(task.feeds):
+    for b, feed in enumerate(task.feeds, start=task.first):
         values = dict(zip(wanted, sess.run(wanted, feed), strict=True)) if sess is not None else {}
         values.update({k: v for k, v in feed.items() if k in task.names})
         if task.spill is not None:
