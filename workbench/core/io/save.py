@@ -34,6 +34,7 @@ import onnx
 from workbench.core.errors import ExportError
 from workbench.core.io.atomic import _explain, check_not_input, check_regular, stale_temps, write_pieces
 from workbench.core.io.external import inline_copy, is_source, lazy_file, tensor_chunks
+from workbench.core.io.model_pieces import split_model
 from workbench.core.io.tensor_bytes import _copy_fields, model_tensor_bytes, tensor_nbytes
 
 log = logging.getLogger(__name__)
@@ -150,16 +151,32 @@ def _check(model: str | bytes) -> None:
 
 
 def _save_inline(proto: onnx.ModelProto, target: Path) -> None:
-    """Write ``proto`` (lazy weights read in) to ``target`` as one file: serialised once, the bytes
-    checked (:func:`check_bytes`), then written and synced. These are the bytes ``onnx.save_model``
-    writes (the same ``SerializeToString``); a model of minilm_l6_v2's size (58 MB) saved through
-    ``onnx.save_model`` and checked by path was parsed a second time from the file. Written in 64 KiB
-    calls (:func:`~workbench.core.io.atomic.write_pieces`)."""
-    data = inline_copy(proto).SerializeToString()
-    check_bytes(data)
+    """Write ``proto`` (lazy weights read in) to ``target`` as one file: serialised once, checked
+    (:func:`check_bytes`), then written and synced. These are the bytes ``onnx.save_model`` writes
+    (``SerializeToString``'s); a model of minilm_l6_v2's size (58 MB) saved through ``onnx.save_model``
+    and checked by path was parsed a second time from the file. A model with large weights is
+    serialised in pieces (:func:`~workbench.core.io.model_pieces.split_model`: the same bytes, its
+    weights not joined into one buffer) and checked with its large weights as typed graph inputs (their
+    ``raw_data`` lengths checked here, as onnx.checker would). Written in 64 KiB calls
+    (:func:`~workbench.core.io.atomic.write_pieces`)."""
+    model = inline_copy(proto)
+    pieces = split_model(model)
+    if pieces is None:
+        parts = [model.SerializeToString()]
+        check_bytes(parts[0])
+    else:
+        parts = pieces.parts
+        check_bytes(pieces.checkable)
+        if pieces.short:
+            name, held, need = pieces.short[0]
+            raise ExportError(f"The written model fails onnx.checker: TensorProto (tensor name: {name}) raw_data "
+                              f"size ({held} bytes) is too small for the declared shape and type ({need} bytes "
+                              "required).", hint="Report this as a Workbench bug with the model and recipe.")
+    del model, pieces
+    parts.reverse()
     with open(target, "wb") as f:
-        write_pieces(f, data)
-        del data
+        while parts:
+            write_pieces(f, parts.pop())  # each piece freed once written
         f.flush()
         os.fsync(f.fileno())
 

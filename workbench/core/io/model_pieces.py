@@ -1,0 +1,139 @@
+"""A ModelProto serialised in pieces, its large weights' bytes kept apart instead of joined into one buffer.
+
+``SerializeToString`` of minilm_l6_v2's quantized model (58 MB, 47 MB of it the float word embedding)
+builds the whole message in upb's encoder buffer, then copies it into a ``bytes`` object: about
+117 MB touched once each (28.7k page faults), and ``onnx.checker`` parsed those 58 MB again (11.4k).
+:func:`split_model` gives the same bytes as a list of pieces, each large ``raw_data`` a piece of its
+own, and the bytes of a copy for the checker in which each large initializer is a typed graph input
+instead (as :func:`workbench.core.io.external.checkable` does for weights left on disk); of such a
+tensor ``onnx.checker`` would check only that its ``raw_data`` is not shorter than its dims and data
+type need (onnx 1.23), which :attr:`ModelPieces.short` reports instead.
+
+Protobuf writes a message's known fields in field-number order (upb, the C++ and the pure Python
+encoders alike), so a model's bytes are its fields below ``graph`` (7), the graph's tag and
+length, the graph's fields below ``initializer`` (5), each initializer as tag, length and bytes,
+the graph's fields above 5, then the model's fields above 7; a large initializer's bytes are its
+fields below ``raw_data`` (9), ``raw_data``'s tag, length and bytes, then its fields above 9.
+A message holding fields this onnx does not know (kept from a newer file) is not split.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from google.protobuf.unknown_fields import UnknownFieldSet
+from onnx import GraphProto, ModelProto, TensorProto, helper
+
+#: Main-graph initializers whose ``raw_data`` holds at least this many bytes become pieces of their own.
+PIECE_BYTES = 1 << 16
+
+_GRAPH, _INITIALIZER, _RAW_DATA, _INPUT = 7, 5, 9, 11  # field numbers in onnx.proto (Model-, Graph-, TensorProto)
+
+#: bits per value of the packed data types (ONNX IR spec: packed in raw_data, lowest bits first)
+_PACKED_BITS = {getattr(TensorProto, n): b for n, b in (("INT4", 4), ("UINT4", 4), ("FLOAT4E2M1", 4),
+                                                         ("INT2", 2), ("UINT2", 2)) if hasattr(TensorProto, n)}
+
+
+@dataclass
+class ModelPieces:
+    """``parts``: the bytes of the model in order (``b"".join(parts) == proto.SerializeToString()``);
+    ``checkable``: the bytes of the model for ``onnx.checker``, its large initializers typed graph
+    inputs; ``short``: ``(name, bytes held, bytes needed)`` of each large initializer whose ``raw_data``
+    is shorter than its dims and data type need (what the checker refuses in an initializer)."""
+
+    parts: list[bytes]
+    checkable: bytes
+    short: list[tuple[str, int, int]] = field(default_factory=list)
+
+
+def _key(number: int) -> bytes:
+    """The tag of a length-delimited field (wire type 2)."""
+    return _varint(number << 3 | 2)
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _split(msg, cls, number: int) -> tuple[bytes, bytes]:
+    """The bytes of ``msg``'s fields below ``number`` and above it (field ``number`` left out)."""
+    head, tail = cls(), cls()
+    for fd, value in msg.ListFields():
+        if fd.number == number:
+            continue
+        dst = head if fd.number < number else tail
+        if hasattr(value, "extend"):  # repeated field
+            getattr(dst, fd.name).extend(value)
+        elif fd.message_type is not None:
+            getattr(dst, fd.name).CopyFrom(value)
+        else:
+            setattr(dst, fd.name, value)
+    return head.SerializeToString(), tail.SerializeToString()
+
+
+def needed_bytes(t: TensorProto) -> int | None:
+    """Bytes of ``raw_data`` that ``t``'s dims and data type need (packed types rounded up to a byte),
+    None for strings and data types numpy does not size."""
+    bits = _PACKED_BITS.get(t.data_type)
+    count = math.prod(t.dims)
+    if bits:
+        return (count * bits + 7) // 8
+    if t.data_type in (TensorProto.STRING, TensorProto.UNDEFINED):
+        return None
+    try:
+        return count * np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _large(t: TensorProto, limit: int) -> bool:
+    need = needed_bytes(t) if t.HasField("raw_data") and not t.external_data else None
+    return need is not None and need >= limit
+
+
+def _field(number: int, parts: list[bytes]) -> list[bytes]:
+    """A length-delimited field holding ``parts``: its tag and length, then the parts."""
+    return [_key(number) + _varint(sum(map(len, parts))), *parts]
+
+
+def split_model(proto: ModelProto, limit: int = PIECE_BYTES) -> ModelPieces | None:
+    """``proto`` (no lazy tensors: :func:`workbench.core.io.external.inline_copy`) in pieces, or None
+    when no main-graph initializer holds ``limit`` bytes of ``raw_data`` (or the model, its graph or
+    such an initializer holds fields unknown to this onnx): then ``SerializeToString`` costs no more.
+    Reads each large ``raw_data`` once (one copy, as ``SerializeToString`` makes); ``proto`` is not changed."""
+    g = proto.graph
+    large = [t for t in g.initializer if _large(t, limit)]
+    if not large or any(len(UnknownFieldSet(m)) for m in (proto, g, *large)):
+        return None
+    ids = {id(t) for t in large}
+    listed = {i.name for i in g.input}
+    whole: list[bytes] = []
+    lean: list[bytes] = []
+    inputs: list[bytes] = []
+    short = []
+    for t in g.initializer:
+        if id(t) not in ids:
+            entry = _field(_INITIALIZER, [t.SerializeToString()])
+            whole += entry
+            lean += entry
+            continue
+        head, tail = _split(t, TensorProto, _RAW_DATA)
+        raw = t.raw_data
+        whole += _field(_INITIALIZER, [head, *_field(_RAW_DATA, [raw]), tail])
+        if len(raw) < needed_bytes(t):
+            short.append((t.name, len(raw), needed_bytes(t)))
+        if t.name not in listed:
+            inputs += _field(_INPUT, [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)).SerializeToString()])
+    graph_head, graph_tail = _split(g, GraphProto, _INITIALIZER)
+    model_head, model_tail = _split(proto, ModelProto, _GRAPH)
+    parts = [model_head, *_field(_GRAPH, [graph_head, *whole, graph_tail]), model_tail]
+    # the added inputs follow the graph's other fields: a parser appends them to graph.input
+    checkable = b"".join([model_head, *_field(_GRAPH, [graph_head, *lean, graph_tail, *inputs]), model_tail])
+    return ModelPieces([p for p in parts if p], checkable, short)
