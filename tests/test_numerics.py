@@ -273,3 +273,34 @@ def test_int_squared_error_is_the_fake_quantize_error_on_each_grid(dtype, symmet
     got = int_squared_error(pts[None, :], cands.scale.reshape(-1, 1),
                             cands.zero_point.astype(np.float32).reshape(-1, 1), cands.qt)
     np.testing.assert_array_equal(got, np.stack(each))
+
+
+def _quantize_in_steps(x: np.ndarray, qp: QParams) -> np.ndarray:
+    """quantize() as written before it worked in place: a temporary per step, the cast through int32."""
+    qt = qp.qt
+    scale = np.asarray(qp.scale, np.float32).reshape([-1 if i == (qp.axis or 0) % max(x.ndim, 1) and np.size(qp.scale) > 1
+                                                      else 1 for i in range(x.ndim)])
+    zp = np.asarray(qp.zero_point, np.float32).reshape(scale.shape)
+    q = np.asarray(np.rint(np.asarray(x, np.float32) / scale) + zp, dtype=np.float32)
+    np.clip(q, qt.qmin, qt.qmax, out=q)
+    q[np.isnan(q)] = qt.qmin
+    return q.astype(np.int32).astype(qt.storage)
+
+
+@pytest.mark.parametrize("dtype", sorted(n for n, q in QTYPES.items() if not q.is_float))
+def test_quantize_in_place_gives_the_bits_of_the_step_by_step_formula(dtype):
+    qt = get_qtype(dtype)
+    rng = np.random.default_rng(zlib.crc32(dtype.encode()))
+    x = (rng.standard_normal((6, 37)) * 4).astype(np.float32)
+    x[0, :4] = [np.nan, np.inf, -np.inf, 3e38]
+    x[1, :4] = [0.5, 1.5, -2.5, -0.5]  # ties at scale 1
+    zps = rng.integers(int(qt.qmin), int(qt.qmax) + 1, 37) if qt.qmin < 0 < qt.qmax else np.full(37, int(qt.qmin))
+    scalar = QParams(np.float32(0.25), np.asarray(zps[0]).astype(qt.storage), dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # 3e38 / 0.01 overflows to inf, then saturates
+        for qp in (QParams(np.float32(1.0), np.asarray(zps[0]).astype(qt.storage), dtype),
+                   QParams(rng.uniform(0.01, 2, 37).astype(np.float32), zps.astype(qt.storage), dtype, axis=1)):
+            got = quantize(x, qp)
+            want = _quantize_in_steps(x, qp)
+            assert got.dtype == want.dtype and np.array_equal(got.astype(np.int64), want.astype(np.int64))
+        assert quantize(np.float32(1.3), scalar).astype(np.int64) == \
+            _quantize_in_steps(np.float32(1.3), scalar).astype(np.int64)
