@@ -10,7 +10,7 @@ import pickle
 import pytest
 from pydantic import ValidationError
 
-from workbench.core.recipe.recipe import Recipe, resolve_node
+from workbench.core.recipe.recipe import Recipe, ResolvedNode, resolve_node
 from workbench.core.recipe.record import RECORDS
 from workbench.core.recipe.spec import (
     Granularity,
@@ -138,3 +138,23 @@ def test_resolve_from_a_built_in_preset_matches_the_pydantic_models():
     assert node.sources == {"weight": "preset cpu-u8s8", "activation": "rule op_type=Conv", "bias": "preset cpu-u8s8"}
     model = _pydantic("ResolvedNode").model_validate_json(node.model_dump_json())
     assert model.model_dump(mode="json") == node.model_dump(mode="json")
+
+
+@pytest.mark.parametrize("recipe", [
+    Recipe(),
+    Recipe(preset="s8s8", exclude=["mm*"], reduce_range=False),
+    Recipe(rules=[Rule(op_type="MatMul", weight=PartialSpec(granularity="per_tensor")),
+                  Rule(name="mm2", activation=PartialSpec(enabled=False), exclude=True)],
+           overrides={"add": NodeSettings(activation=PartialSpec(dtype="uint16"))}, op_types=["MatMul", "Add"]),
+])
+@pytest.mark.parametrize(("node", "op_type"), [("mm1", "MatMul"), ("mm2", "MatMul"), ("add", "Add"), ("relu", "Relu")])
+def test_a_resolved_node_built_unvalidated_equals_the_validated_records(recipe, node, op_type):
+    got = resolve_node(recipe, node, op_type)
+    cfg = got.config
+    want = ResolvedNode(node=node, op_type=op_type, excluded=got.excluded, sources=dict(got.sources),
+                        config=NodeConfig(weight=cfg.weight, activation=cfg.activation, bias=cfg.bias))
+    assert got == want
+    assert got.model_dump_json() == want.model_dump_json() and got.model_fields_set == want.model_fields_set
+    assert got.config.model_fields_set == want.config.model_fields_set == {"weight", "activation", "bias"}
+    assert _pydantic("ResolvedNode").model_validate_json(got.model_dump_json()).model_dump(mode="json") == \
+        got.model_dump(mode="json")

@@ -288,8 +288,10 @@ def resolve_node(recipe: Recipe, node_name: str, op_type: str) -> ResolvedNode:
         if fnmatch.fnmatchcase(node_name, pattern):
             excluded = True
             sources["exclude"] = f"exclude {pattern}"
-    return ResolvedNode(node=node_name, op_type=op_type, config=NodeConfig(**cfg),
-                        excluded=excluded, sources=sources)
+    # built unvalidated: every value is already checked (the preset's specs, a QuantSpec _apply validated, None,
+    # plain str / bool); validating them again was 40 % of this function (minilm_l6_v2: 7.4 of 18.5 ms per plan)
+    return ResolvedNode.model_construct(node=node_name, op_type=op_type, config=NodeConfig.model_construct(**cfg),
+                                        excluded=excluded, sources=sources)
 
 
 def check_overrides(recipe: Recipe, op_types: dict[str, str]) -> None:
