@@ -12,7 +12,7 @@ from workbench.core.calibration import calibrate as calib_mod
 from workbench.core.calibration.calibrate import calibrate
 from workbench.core.calibration.instrument import instrument
 from workbench.core.calibration.observers import StreamingHistogram
-from workbench.core.calibration.observers.derived import find_derivations
+from workbench.core.calibration.observers.derived import Deriver, find_derivations
 from workbench.core.data.loader import open_data
 from workbench.core.model.load import prepare_proto
 from workbench.core.recipe.spec import QuantSpec
@@ -190,3 +190,12 @@ def test_refused_derivation_falls_back_to_fetching(tmp_path, monkeypatch, caplog
     for t in TENSORS[1:]:
         assert [float(v) for v in direct.observers[t].compute_range()] == \
                [float(v) for v in derived.observers[t].compute_range()], t
+
+
+def test_the_derived_session_runs_on_one_thread():
+    """The cones run once on a few points: a second intra-op thread only cost its start and its spinning."""
+    model = prepare_proto(_model())
+    specs = _plan("minmax").activations
+    deriver = Deriver(model.proto, find_derivations(model.proto, specs, set(TENSORS)))
+    assert set(deriver.derivations) == DERIVED
+    assert deriver._session.get_session_options().intra_op_num_threads == 1

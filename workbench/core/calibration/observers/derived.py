@@ -206,6 +206,9 @@ class Deriver:
         m.ir_version = proto.ir_version
         so = ort.SessionOptions()
         so.log_severity_level = 3
+        # one thread: the cones run once on a few points each; a pool's second thread only cost its start
+        # and its spinning after the run (minilm_l6_v2: 0.008-0.017 s of CPU on other threads, for nothing)
+        so.intra_op_num_threads = 1
         return ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
 
     def apply(self, observers: dict[str, Observer]) -> None:
