@@ -141,7 +141,8 @@ def test_drop_with_unsaved_edits_asks(qtbot, window, open_file, save_prompts):
     event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
                        Qt.KeyboardModifier.NoModifier)
     window.dropEvent(event)
-    assert save_prompts == [("digits_cnn.onnx", f"opening {EXAMPLE.name}")]
+    # the open model dropped on itself: it opens anew (test_unsaved_wording.py::test_reopening_the_open_file_says_so)
+    assert save_prompts == [("digits_cnn.onnx", f"reopening {EXAMPLE.name} anew (the default recipe, no results)")]
     assert not window.doc.undo_stack.isClean()  # cancelled: the edits are still there
 
 

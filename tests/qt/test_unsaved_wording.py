@@ -68,3 +68,25 @@ def test_edits_and_results_are_told_apart(qtbot, window, open_file, tmp_path, mo
     assert window.doc.unsaved_text == "unsaved results (sensitivity sweep)"
     assert not window.close()
     assert shown == [("job.wbproj has unsaved results (sensitivity sweep).", "Save them to a project before quitting?")]
+
+
+def test_reopening_the_open_file_says_so(qtbot, window, open_file, tmp_path, save_prompts):
+    """Choosing the open project again (File > Open Recent, the welcome page) with unsaved edits asked "Save them to
+    a project before opening p.wbproj?", as if it were another file: it reverts to the file as saved."""
+    _example(window, open_file, tmp_path)
+    model = tmp_path / "digits_cnn.onnx"
+    other = tmp_path / "other.onnx"
+    shutil.copy(model, other)
+    save_prompts.answer = "cancel"
+    window.calibration.samples.setValue(12)
+    window.open_path(model)  # the open model, no project
+    window.open_path(other)
+    project = window.save_project_to(tmp_path / "p.wbproj")
+    window.calibration.samples.setValue(14)
+    window.open_recent(str(project))
+    window.open_path(other)
+    assert save_prompts == [("digits_cnn.onnx", "reopening digits_cnn.onnx anew (the default recipe, no results)"),
+                            ("digits_cnn.onnx", "opening other.onnx"),
+                            ("p.wbproj", "reopening p.wbproj as it was saved"),
+                            ("p.wbproj", "opening other.onnx")]
+    assert window.doc.project_path == project and window.calibration.samples.value() == 14  # each Cancel kept them

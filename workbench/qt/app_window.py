@@ -379,7 +379,7 @@ class MainWindow(QMainWindow):
         caller has asked already)."""
         path = Path(path)
         self._need_idle(path.name)  # before asking to save or discard: a refused open drops nothing
-        if ask and not self.keep_or_drop_changes(f"opening {path.name}"):
+        if ask and not self.keep_or_drop_changes(self._opening_words(path)):
             return
         baseline = self._edit_state()  # the work as the user saved or dropped it (it may be edited while loading)
         if path.suffix.lower() == PROJECT_SUFFIX:
@@ -388,6 +388,21 @@ class MainWindow(QMainWindow):
             self.open_model(path)
         if self._open_job is not None:
             self._open_job.edit_baseline = baseline
+
+    def _opening_words(self, path: Path) -> str:
+        """What opening ``path`` does, as the unsaved-changes prompt ends ("Save them to a project before ...?"):
+        "opening b.wbproj"; the open project's own file "reopening b.wbproj as it was saved", the open model's
+        (no project) "reopening digits_cnn.onnx anew (the default recipe, no results)": the prompt read "b.wbproj
+        has unsaved edits. Save them to a project before opening b.wbproj?" as if it were another file."""
+        try:
+            same = path.resolve()
+        except OSError:
+            return f"opening {path.name}"
+        if self.doc.project_path is not None and same == self.doc.project_path.resolve():
+            return f"reopening {path.name} as it was saved"
+        if self.doc.project_path is None and self.doc.model_path is not None and same == self.doc.model_path:
+            return f"reopening {path.name} anew (the default recipe, no results)"
+        return f"opening {path.name}"
 
     def _edit_state(self) -> tuple:
         """What an edit changes (recipe, data, samples): compared before a loaded model replaces the work."""
