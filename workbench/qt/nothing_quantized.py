@@ -15,9 +15,12 @@ from workbench.qt.latency_edits import latency_edit_done, latency_kept_units
 
 
 def latency_islands(issues) -> list:
-    """The latency fallback's issues among ``issues`` (PlanIssue): one per island of units it kept float
-    (warnings with a node); the latency placement's single units are notes."""
-    return [i for i in issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.severity == Severity.WARNING and i.node]
+    """The latency fallback's issues among ``issues`` (PlanIssue): one per island of units it kept float, told by
+    their ``island`` field (warnings, and a microsecond model's notes: those were not counted, so the app said "kept
+    5 units float" where the CLI said "in 1 island"); the latency placement's single units are notes without it. A
+    warning with a node counts too: an island of a project saved before issues kept the field."""
+    return [i for i in issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node
+            and (i.island or i.severity == Severity.WARNING)]
 
 
 def islands_note(islands: int) -> str:

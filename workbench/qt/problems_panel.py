@@ -60,6 +60,9 @@ SEVERITY_TITLES = {
     (IssueCode.LATENCY_KEPT_FLOAT, Severity.WARNING): "island of units kept float: the quantized model measured "
                                                       "slower than float",
 }
+#: a group's title for the latency fallback's notes on the islands of a microsecond model (``island`` set, info):
+#: grouped apart from the latency placement's single units, whose title says a kernel was measured
+SMALL_ISLANDS_TITLE = "island of units kept float: quantization does not pay at this size"
 #: codes whose issues without a node (about the whole model) are not grouped with those of a node
 NODELESS_APART = (IssueCode.LATENCY_KEPT_FLOAT,)
 #: the widest share of the tree's width the Node and From columns open at (the Message column takes what is left)
@@ -134,18 +137,21 @@ def _kept_reason(entry, recorded: bool) -> str:
 
 def group_problems(problems: list[tuple[str, PlanIssue]]) -> list[list[tuple[str, PlanIssue]]]:
     """``problems`` (as :func:`collect_problems` orders them) in groups of one source, severity and code
-    (of :data:`NODELESS_APART`, those with a node and those without apart), each group where its first member
-    was; the order of severities and the out-of-date rows last are kept."""
+    (of :data:`NODELESS_APART`, those with a node and those without apart; the notes on islands, ``island`` set,
+    apart from the others), each group where its first member was; the order of severities and the out-of-date rows
+    last are kept."""
     groups: dict[tuple, list[tuple[str, PlanIssue]]] = {}
     for source, issue in problems:
         apart = issue.code in NODELESS_APART and not issue.node  # a whole-model note is no island
-        groups.setdefault((source, issue.severity, issue.code, apart), []).append((source, issue))
+        groups.setdefault((source, issue.severity, issue.code, apart, issue.island), []).append((source, issue))
     return list(groups.values())
 
 
 def group_title(issue: PlanIssue, n: int) -> str:
     """A group row's message: ``"68 × tensor uses its producer's activation spec"``."""
-    title = SEVERITY_TITLES.get((issue.code, issue.severity)) or GROUP_TITLES.get(issue.code)
+    small = issue.island and issue.severity == Severity.INFO
+    title = (SMALL_ISLANDS_TITLE if small else None) or SEVERITY_TITLES.get((issue.code, issue.severity)) \
+        or GROUP_TITLES.get(issue.code)
     return f"{n} \u00d7 {title or str(issue.code).replace('-', ' ')}"
 
 
