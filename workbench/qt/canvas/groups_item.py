@@ -7,7 +7,10 @@ Titles use pixel-sized fonts scaled with the scene; zoomed out to where those wo
 ``group_labels.LABEL_PX`` pixels (at "Fit graph"), the titles are drawn at that screen size instead
 (:mod:`workbench.qt.canvas.group_labels`), so no box is left blank; so is the op type of each node outside
 every group (nudenet_320n's Resize and Concat nodes between its boxes), up to :data:`MAX_NODE_LABELS` of them,
-where no node inside an open group is shown (those keep their scene-sized op type, and so do these then).
+where no node inside an open group is shown. Where nodes inside open groups are shown too (digits_cnn's ``f``
+open, minilm_l6_v2 at depth 2), every shown node's op type is drawn at that screen size inside its box, cut at
+the end to the box's width, where the box is as high as the label (up to :data:`MAX_NODE_LABELS` nodes; more
+keep their scene-sized op type): their boxes were blank, or carried 3-5 px text, in pictures at small sizes.
 """
 
 from __future__ import annotations
@@ -18,7 +21,14 @@ from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from workbench.qt.canvas.colors import NO_VALUE, SELECTION, text_color
-from workbench.qt.canvas.group_labels import LABEL_PX, Label, ScreenTitlesItem, place_labels
+from workbench.qt.canvas.group_labels import (
+    LABEL_PX,
+    Label,
+    NodeIndex,
+    ScreenTitlesItem,
+    label_height,
+    place_labels,
+)
 from workbench.qt.canvas.items import TEXT_SCALE, CanvasState, op_text_px
 
 #: Height of an open group's title bar and width of the chevron hit area (scene pixels).
@@ -75,18 +85,24 @@ class GroupsItem(QGraphicsItem):
         self._order = sorted(range(len(d.group_ids)), key=lambda k: (d.group_ids[k] in d.placement.collapsed,
                                                                       h.depth[d.group_ids[k]]))
         self._labels: tuple[float, list[Label]] | None = None  # screen-size titles, placed for one scale
+        self._labelled: tuple[float | None, frozenset[int]] = (None, frozenset())  # their nodes, at that scale
+        self._node_index: NodeIndex | None = None  # the shown node boxes for the titles' overlap test (node_index)
         # the shown nodes outside every group (nudenet_320n: its 6 top-level Resize / Concat nodes): their op
         # type gets a screen-size label too where the node's own text is unreadable
         singles = np.flatnonzero((np.asarray(h.node_group) < 0) & ~np.isnan(d.x0)) if len(d) else np.zeros(0, int)
         # only where they are the only nodes shown: beside nodes in open groups, whose op type keeps its
         # scene size, they drew larger than the rest (minilm_l6_v2 at depth 2: "Cast" at 10 px, its
         # neighbours in "bert" at 4 px)
-        grouped = int((~np.isnan(np.asarray(d.x0, dtype=float))).sum()) - len(singles) if len(d) else 0
+        shown = np.flatnonzero(~np.isnan(np.asarray(d.x0, dtype=float))) if len(d) else np.zeros(0, int)
+        grouped = len(shown) - len(singles)
         self._singles = singles if len(singles) <= MAX_NODE_LABELS and grouped == 0 else singles[:0]
+        #: with nodes of open groups shown, every shown node's op type is labelled inside its box (when few)
+        self._fitted = shown if grouped > 0 and len(shown) <= MAX_NODE_LABELS else shown[:0]
         self._bounds_scale: float | None = None  # the scale the titles item's bounds were set for
         self._floats_cache: tuple | None = None  # (key, float_boxes())
         #: draws those titles above the edges and nodes; the view adds it to the scene with this item
         self.titles = ScreenTitlesItem(self.screen_labels, self.titles_colors, self._bounds)
+        state.screen_ops = self.labelled_nodes
 
     def boundingRect(self) -> QRectF:
         return self._bounds
@@ -120,7 +136,9 @@ class GroupsItem(QGraphicsItem):
         if self._labels is not None and self._labels[0] == scale:
             return self._labels[1]
         # a node box draws its op type alone below TEXT_SCALE, in a scene-sized font: under LABEL_PX px there
-        nodes_small = len(self._singles) > 0 and scale < TEXT_SCALE and scale * op_text_px() < LABEL_PX
+        ops_small = scale < TEXT_SCALE and scale * op_text_px() < LABEL_PX
+        labelled = self._singles if len(self._singles) else self._fitted
+        nodes_small = len(labelled) > 0 and ops_small
         if scale * min(_Fonts.title.pixelSize(), _Fonts.frame.pixelSize()) >= LABEL_PX and not nodes_small:
             labels = []
         else:
@@ -129,21 +147,41 @@ class GroupsItem(QGraphicsItem):
             small = {True: scale * _Fonts.title.pixelSize() < LABEL_PX, False: scale * _Fonts.frame.pixelSize() < LABEL_PX}
             titles = [h.titles[g] if small[bool(c)] else "" for g, c in zip(d.group_ids, collapsed.tolist(), strict=True)]
             boxes = np.stack([d.gx0, d.gy0, d.gx1, d.gy1], axis=1) if len(titles) else np.zeros((0, 4))
-            if nodes_small:  # the single nodes, placed as boxes titled by their op type
-                i = self._singles
+            fitted = np.zeros(len(titles), dtype=bool)
+            if nodes_small:  # the nodes, placed as boxes titled by their op type (inside them beside open groups)
+                i = labelled
                 ops = d.structure.op_types
                 titles += [ops[n] for n in i.tolist()]
                 boxes = np.concatenate([boxes, np.stack([d.x0[i], d.y0[i], d.x1[i], d.y1[i]], axis=1)])
                 collapsed = np.concatenate([collapsed, np.ones(len(i), dtype=bool)])
-            shown = ~np.isnan(np.asarray(d.x0, dtype=float))
-            nodes = np.stack([d.x0[shown], d.y0[shown], d.x1[shown], d.y1[shown]], axis=1) if len(d) else None
+                fitted = np.concatenate([fitted, np.full(len(i), not len(self._singles), dtype=bool)])
             labels = place_labels(boxes, titles, collapsed, scale, title_bar=TITLE_BAR, elide=title_elide(h),
-                                  nodes=nodes)
+                                  nodes=self.node_index() if TITLE_BAR * scale < label_height() else None,
+                                  fitted=fitted)
             groups = len(d.group_ids)
-            labels = [lab if lab.k < groups else Label(lab.k, lab.rect, lab.text, True, int(self._singles[lab.k - groups]))
-                      for lab in labels]
+            labels = [lab if lab.k < groups else Label(lab.k, lab.rect, lab.text, True, int(labelled[lab.k - groups]),
+                                                       lab.px) for lab in labels]
         self._labels = (scale, labels)
+        self._labelled = (scale, frozenset(lab.node for lab in labels if lab.node >= 0))
         return labels
+
+    def node_index(self) -> NodeIndex:
+        """The shown node boxes (scene units) filed for the frame titles' overlap test, built once (when a title
+        bar is first too low for its title: the titles placed outside their frames are kept off the nodes)."""
+        if self._node_index is None:
+            d = self.state.data
+            shown = ~np.isnan(np.asarray(d.x0, dtype=float))
+            boxes = np.stack([d.x0[shown], d.y0[shown], d.x1[shown], d.y1[shown]], axis=1) if len(d) else np.zeros((0, 4))
+            self._node_index = NodeIndex(boxes)
+        return self._node_index
+
+    def labelled_nodes(self, scale: float) -> frozenset[int]:
+        """The nodes whose op type is drawn at screen size at view scale ``scale`` (their own scene-sized op
+        type is then not drawn under it), as last placed (:meth:`screen_labels`); none at another scale (the
+        minimap's thumbnail, which draws no screen-size label)."""
+        placed = self._labelled[0]
+        # the same scale: the painter's level of detail differs from the view's m11 in its last digits
+        return self._labelled[1] if placed is not None and abs(placed - scale) <= 1e-6 * scale else frozenset()
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         _Fonts.ensure()
@@ -176,6 +214,29 @@ class GroupsItem(QGraphicsItem):
                 self._paint_box_text(painter, box, g, fill)
             else:
                 self._paint_frame_title(painter, box, g)
+
+    def kernels_drawn(self, scale: float) -> bool:
+        """Whether at view scale ``scale`` some shown group's title draws its figure (the quantized kernels
+        inside, of a file quantized elsewhere: ``CanvasState.group_texts``): in its scene-sized font (the
+        screen-size titles carry the name only), and not left out of a frame's title line for want of room."""
+        _Fonts.ensure()
+        d, s = self.state.data, self.state
+        for k, g in enumerate(d.group_ids):
+            figure = s.group_texts.get(g)
+            if not figure:
+                continue
+            if g in d.placement.collapsed:
+                if scale * _Fonts.title.pixelSize() >= LABEL_PX and \
+                        "\u00b7" in self.box_texts(g, float(d.gx1[k] - d.gx0[k]))[1]:
+                    return True
+            elif scale * _Fonts.frame.pixelSize() >= LABEL_PX and "\u00b7" in self.frame_title_text(g)[0]:
+                return True
+        return False
+
+    def kernel_boxes_shown(self) -> bool:
+        """Whether a collapsed group coloured by its figure (``CanvasState.group_fills``) is shown."""
+        d = self.state.data
+        return any(g in d.placement.collapsed and g in self.state.group_fills for g in d.group_ids)
 
     def float_boxes(self) -> set[int]:
         """The collapsed groups holding a node kept float (``CanvasState.floats``): drawn with the dashed outline

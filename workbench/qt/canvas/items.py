@@ -3,6 +3,7 @@ EdgesItem that draws all edges from pre-built tiled paths."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QRectF, Qt
@@ -43,6 +44,8 @@ class CanvasState:
     group_texts: dict[int, str] = field(default_factory=dict)  # group -> aggregate text ("worst 12.0 dB")
     group_selected: set[int] = field(default_factory=set)  # collapsed groups holding a selected node
     op_colors: dict[str, QColor] = field(default_factory=dict)  # op type -> fill (colors.op_palette)
+    #: view scale -> the nodes whose op type the groups item draws at screen size there (GroupsItem.labelled_nodes)
+    screen_ops: Callable[[float], frozenset[int]] | None = None
 
 
 def short_name(name: str, group_path: str | None = None) -> str:
@@ -176,7 +179,8 @@ class NodeItem(QGraphicsItem):
         op, op_font = _Fonts.op_label(st.op_types[i])
         painter.setFont(op_font)
         if lod < TEXT_SCALE:
-            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, op)
+            if s.screen_ops is None or i not in s.screen_ops(lod):  # else drawn at screen size over the box
+                painter.drawText(box, Qt.AlignmentFlag.AlignCenter, op)
             return
         third = NODE_H / 3
         painter.drawText(box.adjusted(4, 2, -4, -2 * third + 2), Qt.AlignmentFlag.AlignCenter, op)

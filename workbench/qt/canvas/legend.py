@@ -106,15 +106,28 @@ def marks_drawn(canvas) -> bool:
     return scale >= TEXT_SCALE and badge_factor(scale) is not None
 
 
+def _values_drawn(canvas) -> bool:
+    """Whether ``canvas`` colours some node or edge by a figure (the "error" mode's values); False before a model
+    is shown too."""
+    state = canvas._state
+    if state is None:
+        return False
+    return any(k is not None for k in state.fill_keys) or getattr(canvas, "_error_edges", None) is not None
+
+
 def legend_entries(canvas, all_ops: bool = False, picture: bool = False) -> tuple[str, list[tuple[str, QColor]], list[str]]:
     """(title, [(label, colour)], notes) for ``canvas``'s current colour mode. Op types: the first
     :data:`MAX_OPS` (the rest: :func:`more_op_types`), or every one with ``all_ops``. With ``picture`` (a
     picture of the view as it is) the notes on edge badges, node tags and INT marks are left out where the
     view's scale draws none (:func:`marks_drawn`; ``render --max-side 416`` of a quantized digits_cnn explained
     tags no node showed), and each of them where none is shown (nudenet_320n collapsed: every tag and INT mark
-    inside a box)."""
+    inside a box). A picture's SQNR legend where no node or edge has a figure (every node grey: ``render --colour
+    sqnr`` with no unit quantized) lists "no value" alone, with the notes given (``error_notes``) and none on
+    the colour stops."""
     mode = canvas.color_mode()
     state = canvas._state
+    if mode == "error" and picture and not _values_drawn(canvas):  # all grey: the stops explain no colour drawn
+        return canvas.error_label(), [("no value", colors.NO_VALUE)], list(canvas.error_notes or [])
     if mode == "error":
         stops = colors.ERROR_STOPS
         if canvas.error_scale is not None:
@@ -155,7 +168,9 @@ def legend_entries(canvas, all_ops: bool = False, picture: bool = False) -> tupl
         if marks and kernels:
             notes.append("INT: integer kernel (or a QDQ unit fused into one)")
         if state is not None and state.compute and state.data.plan is not None:
-            notes.append(GROUP_KERNELS_NOTE)
+            note = group_kernels_note(canvas) if picture else GROUP_KERNELS_NOTE
+            if note:
+                notes.append(note)
         title = "dtype in the file" if canvas.edge_colour_keys() or (state and state.kernels) else "dtype (recipe)"
         return title, rows, notes
     rows = _op_rows(canvas)
@@ -166,6 +181,27 @@ def legend_entries(canvas, all_ops: bool = False, picture: bool = False) -> tupl
 #: node boxes, which show no kernels
 GROUP_KERNELS_NOTE = ("group title: the quantized kernels inside (dtypes activation/weight); a collapsed group's box "
                       "is coloured by their activation dtype")
+#: its first half alone (a picture that draws the kernels in a group's title but shows no collapsed box)
+GROUP_TITLE_NOTE = "group title: the quantized kernels inside (dtypes activation/weight)"
+#: its second half alone (a picture whose collapsed boxes are too small to draw their kernels)
+GROUP_BOX_NOTE = "a collapsed group's box is coloured by the activation dtype of the quantized kernels inside"
+
+
+def group_kernels_note(canvas) -> str | None:
+    """The picture's note on what its groups say of a file quantized elsewhere: of the two things
+    :data:`GROUP_KERNELS_NOTE` explains, only those drawn: the kernels in a group's title (drawn where the
+    title keeps its scene-sized font, :meth:`GroupsItem.kernels_drawn`), a collapsed box coloured by them;
+    None when neither is (``render q.onnx --colour dtype --max-side 416``: the frame ``f`` titled by its
+    screen-size name alone, no box collapsed)."""
+    item = getattr(canvas, "_groups_item", None)
+    if item is None:
+        return None
+    titles = item.kernels_drawn(canvas.transform().m11())
+    boxes = item.kernel_boxes_shown()
+    if titles and boxes:
+        return GROUP_KERNELS_NOTE
+    return GROUP_TITLE_NOTE if titles else GROUP_BOX_NOTE if boxes else None
+
 
 #: the op legend's note for the dashed outline of nodes kept float (:meth:`GraphCanvas.set_float_nodes`)
 FLOAT_NOTE = "dashed {shade} blue outline: kept float ({n})"
