@@ -276,17 +276,39 @@ def test_sqnr_grey_note_names_the_most_frequent_op_types_only():
         "no value (grey): 16 nodes not quantized (in no unit: Shape, Gather, Cast, Unsqueeze, 2 more op types)")
 
 
-def test_render_sqnr_with_no_unit_quantized_says_so_in_the_picture(corpus, tmp_path):
+def test_render_sqnr_with_no_unit_quantized_says_so_in_the_picture(corpus, tmp_path, capsys):
     """``render --colour sqnr --exclude '*'``: every node grey, and the reason was on stderr only; the legend
-    now says no unit is quantized and why."""
+    now says no unit is quantized and why. It lists "no value" alone: its five SQNR colour rows and the note on
+    their stops explained colours the picture did not draw; stderr says in one line what to do."""
     svg = tmp_path / "float.svg"
     argv = ["render", str(corpus / "digits_cnn" / "model_opset17.onnx"), "-o", str(svg), "--colour", "sqnr",
             "--data", str(corpus / "digits_cnn" / "calib.npz"), "--exclude", "*", "--no-auto", "--expand", "9"]
     assert main(argv) == 0
-    assert _legend_lines(svg.read_text(encoding="utf-8")) == (
-        "linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB (red) no unit quantized, "
-        "so every node is grey (no value): 5 units kept float by the recipe or a guard; 5 nodes not quantized "
-        "(in no unit: Relu, MaxPool, Flatten)")
+    text = svg.read_text(encoding="utf-8")
+    assert _legend_lines(text) == (
+        "no unit quantized, so every node is grey (no value): 5 units kept float by the recipe or a guard; 5 nodes "
+        "not quantized (in no unit: Relu, MaxPool, Flatten)")  # before: the stops' note first
+    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", text)]
+    assert not [t for t in texts if t.endswith(" dB")], texts  # before: "<= 5 dB" .. ">= 45 dB"
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert notes == ["note: no unit is quantized (5 units kept float by the recipe or a guard), so every node is "
+                     "drawn grey; give an --exclude or --recipe that leaves some units quantized to colour them by "
+                     "their SQNR"]  # before: none
+
+
+def test_all_grey_note_says_what_to_do():
+    from types import SimpleNamespace as NS
+
+    from workbench.cli_sqnr_colours import all_grey_note
+
+    units = {"conv": NS(nodes=["conv", "relu"], excluded=True), "gemm": NS(nodes=["gemm"], excluded=True)}
+    assert all_grey_note(units, 2) == (
+        "the latency check keeps 2 units float (measured slower quantized on this machine, as `quantize` writes "
+        "them), so no unit is quantized and every node is drawn grey; run again with --no-latency-check to colour "
+        "each unit by its SQNR")
+    assert "--exclude or --recipe" in all_grey_note(units, 0)
+    assert "--colour op" in all_grey_note({}, 0)
+    assert all("\n" not in all_grey_note(u, n) for u, n in ((units, 2), (units, 0), ({}, 0)))
 
 
 def test_sqnr_grey_note_of_a_model_with_no_unit_quantized():
@@ -327,3 +349,26 @@ def test_render_draws_the_node_tags_and_int_marks_its_legend_explains(corpus, tm
     legend = " ".join(texts)
     assert "edges coloured by the dtype they carry" in legend
     assert "node tag" not in legend and "INT:" not in legend and "edge badge" not in legend, legend
+
+
+@pytest.mark.slow
+def test_a_small_quantized_picture_labels_its_nodes_and_explains_only_the_group_marks_drawn(corpus, tmp_path):
+    """``render q.onnx --colour dtype --max-side 416`` (a quantized digits_cnn, nodes at 26 %): the node boxes were
+    blank, and the legend explained group titles naming the kernels inside and collapsed boxes coloured by them,
+    neither drawn (the frame ``f`` is open, titled by its name alone). The op types are drawn in the boxes; the
+    legend explains a collapsed box's colour only where one is shown (``--expand 0``), and never the titles."""
+    d = corpus / "digits_cnn"
+    q, svg = tmp_path / "q.onnx", tmp_path / "q.svg"
+    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "-o", str(q),
+                 "--no-auto", "--no-latency-check"]) == 0
+    assert main(["render", str(q), "-o", str(svg), "--colour", "dtype", "--max-side", "416"]) == 0
+    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text(encoding="utf-8"))]
+    assert texts.count("Conv") == 3 and texts.count("Relu") == 3 and "Gemm" in texts  # before: none
+    legend = " ".join(texts)
+    assert "group title" not in legend and "collapsed group" not in legend, legend  # before: both
+    collapsed = tmp_path / "collapsed.svg"
+    assert main(["render", str(q), "-o", str(collapsed), "--colour", "dtype", "--max-side", "416", "--expand", "0"]) == 0
+    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", collapsed.read_text(encoding="utf-8"))]
+    legend = " ".join(texts)
+    assert "a collapsed group's box is coloured by the activation dtype of the quantized kernels inside" in legend
+    assert "group title" not in legend, legend  # the box shows its name alone at this size

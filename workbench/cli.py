@@ -31,7 +31,7 @@ from pathlib import Path
 
 from workbench import __version__
 from workbench import cli_choice_cache as choice_cache
-from workbench.cli_sqnr_colours import colour_db, grey_note, node_sqnr
+from workbench.cli_sqnr_colours import all_grey_note, colour_db, grey_note, node_sqnr
 from workbench.cli_usage import UsageParser
 from workbench.core import api
 from workbench.core.errors import AlreadyQuantizedError, DataError, ExportError, WorkbenchError
@@ -1507,11 +1507,21 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
             progress.close()
         _print_job_notes(chose, result)
         kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
-        if kept:
-            _note_latency_kept(kept, "measures", args)
         errors = node_sqnr(rows, result.plan.units)  # every node of a unit, as the app colours them
-        grey = grey_note(model.proto.graph.node, result.plan.units, errors, bool(kept))
-        return "error", None, errors, None, [SQNR_STOPS_NOTE] + ([grey] if grey else []), _kept_float(result.plan.units)
+        units = result.plan.units
+        # no unit quantized: the picture is all grey; one line says why and what to do (a replayed project's
+        # latency note says its recipe keeps them, where --no-latency-check changes nothing)
+        all_grey = not errors and all(u.excluded for u in units.values()) and \
+            not (kept and str(args.model).endswith(".wbproj"))
+        if kept and not all_grey:
+            _note_latency_kept(kept, "measures", args)
+        if all_grey:
+            latency = sum(len(i.units) if i.island else 1 for i in kept)
+            print(f"note: {all_grey_note(units, latency)}", file=sys.stderr)
+        grey = grey_note(model.proto.graph.node, units, errors, bool(kept))
+        # the stops' note only where some node is coloured (the picture's legend then lists "no value" alone)
+        notes = ([SQNR_STOPS_NOTE] if errors else []) + ([grey] if grey else [])
+        return "error", None, errors, None, notes, _kept_float(units)
     return "op", None, None, None, None, []
 
 

@@ -76,4 +76,23 @@ def grey_note(nodes, units: dict, coloured: dict[str, float], latency_kept: bool
     return "no value (grey): " + "; ".join(parts)
 
 
-__all__ = ["INF_SQNR_DB", "colour_db", "grey_note", "node_sqnr"]
+def all_grey_note(units: dict, latency_units: int) -> str:
+    """The one stderr line of a picture with no unit quantized (every node grey): why, and what to do to colour it.
+
+    ``units``: the plan's (unit name -> ``NodeUnit``, ``.excluded`` True when kept float); ``latency_units``: how
+    many of them the latency check keeps float (0: none). E.g. "the latency check keeps 5 units float (measured
+    slower quantized on this machine), so no unit is quantized and every node is drawn grey; run again with
+    --no-latency-check to colour each unit by its SQNR"."""
+    if latency_units:
+        return (f"the latency check keeps {count(latency_units, 'unit')} float (measured slower quantized on this "
+                "machine, as `quantize` writes them), so no unit is quantized and every node is drawn grey; run "
+                "again with --no-latency-check to colour each unit by its SQNR")
+    if units:
+        return (f"no unit is quantized ({count(len(units), 'unit')} kept float by the recipe or a guard), so every "
+                "node is drawn grey; give an --exclude or --recipe that leaves some units quantized to colour them "
+                "by their SQNR")
+    return ("the recipe quantizes no node of this model, so every node is drawn grey (no SQNR to colour by); "
+            "draw it with --colour op, or choose another --preset")
+
+
+__all__ = ["INF_SQNR_DB", "all_grey_note", "colour_db", "grey_note", "node_sqnr"]
