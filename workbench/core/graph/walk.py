@@ -14,8 +14,20 @@ import onnx
 from onnx import AttributeProto
 
 
+#: The operators of the ONNX domains whose schemas have a graph attribute (onnx 1.23: If, Loop, Scan,
+#: SequenceMap, ai.onnx.preview's FlexAttention; tests/test_walk_graph_ops.py checks this against the installed
+#: onnx's schemas). A node of another operator of these domains holds no subgraph (onnx.checker refuses an
+#: attribute its schema does not declare, and so does opening a model), so its attributes are not read:
+#: walking minilm_l6_v2's 532 nodes took 0.63 ms reading every attribute, 0.18 ms this way, 66 walks a job.
+GRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap", "FlexAttention"})
+ONNX_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"})
+
+
 def subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
-    """Yield ``(attribute name, graph)`` for each graph attribute of ``node``."""
+    """Yield ``(attribute name, graph)`` for each graph attribute of ``node`` (none for an operator of the ONNX
+    domains outside :data:`GRAPH_OPS`; every attribute of other domains' nodes is looked at)."""
+    if node.op_type not in GRAPH_OPS and node.domain in ONNX_DOMAINS:
+        return
     for attr in node.attribute:
         if attr.type == AttributeProto.GRAPH:
             yield attr.name, attr.g
