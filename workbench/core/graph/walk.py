@@ -13,7 +13,6 @@ from collections.abc import Iterator
 import onnx
 from onnx import AttributeProto
 
-
 #: The operators of the ONNX domains whose schemas have a graph attribute (onnx 1.23: If, Loop, Scan,
 #: SequenceMap, ai.onnx.preview's FlexAttention; tests/test_walk_graph_ops.py checks this against the installed
 #: onnx's schemas). A node of another operator of these domains holds no subgraph (onnx.checker refuses an
