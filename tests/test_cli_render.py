@@ -155,6 +155,12 @@ def test_render_at_the_smallest_side_draws_a_picture_that_size(corpus, tmp_path,
     assert main(["render", str(corpus / "digits_cnn" / "model_opset17.onnx"), "-o", str(png), "--max-side", "200"]) == 0
     w, h = _png_size(png)
     assert max(w, h) <= 200 and min(w, h) >= 80, (w, h)
+    # the colour legend whole: its frame's top edge ends inside the picture, with its margin (before: cut at the
+    # picture's right edge, 109 px, "Colour: op typ")
+    pixels = np.asarray(Image.open(png).convert("RGB")).astype(int)
+    edge = next(y for y in range(4, 16) if ((pixels[y] < 160).all(axis=1)).sum() > 40)
+    right = int(np.flatnonzero((pixels[edge] < 160).all(axis=1)).max())
+    assert right <= w - 6, (right, w)
 
 
 def _node_fills(svg: str, ops: set[str]) -> list[tuple[str, str]]:

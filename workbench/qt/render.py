@@ -173,7 +173,8 @@ def _legend_room(canvas: GraphCanvas, graph_w: float, graph_h: float, max_side: 
                  extra_w: float, extra_h: float) -> tuple[float, float] | None:
     """Pixels (across, down) to add to the view so that the graph, ``graph_w`` x ``graph_h`` pixels at the
     scale wanted, fits beside the colour legend (across) or below it (down), whichever adds less area within
-    ``max_side``; None when the legend is hidden or neither fits. The view sized for the graph alone left
+    ``max_side``; where neither fits, what holds the legend whole (:func:`_legend_whole`); None when the legend
+    is hidden or needs no room. The view sized for the graph alone left
     the fit to shrink it beside the legend: digits_cnn --expand 0 drew its nodes at 45 %, too small for
     the node tags and INT marks the legend explains."""
     legend = QRectF(canvas.legend_rect())
@@ -183,10 +184,19 @@ def _legend_room(canvas: GraphCanvas, graph_w: float, graph_h: float, max_side: 
     below = (max(0.0, legend.right() + MARGIN - graph_w - 2 * MARGIN), legend.bottom() + LEGEND_GAP - MARGIN)
     fits = [a for a in (beside, below) if graph_w + 2 * MARGIN + extra_w + a[0] <= max_side
             and graph_h + 2 * MARGIN + extra_h + a[1] <= max_side]
-    if not fits:
-        return None
+    if not fits:  # the legend whole at least (the fit then draws the graph smaller beside or below it)
+        return _legend_whole(legend, graph_w + 2 * MARGIN + extra_w, graph_h + 2 * MARGIN + extra_h, max_side)
     area = lambda a: (graph_w + 2 * MARGIN + extra_w + a[0]) * (graph_h + 2 * MARGIN + extra_h + a[1])  # noqa: E731
     return min(fits, key=area)
+
+
+def _legend_whole(legend: QRectF, view_w: float, view_h: float, max_side: int) -> tuple[float, float] | None:
+    """Pixels (across, down) to add to a ``view_w`` x ``view_h`` view so that it holds the colour legend
+    ``legend`` (viewport pixels) whole, with its margin on the far sides too, within ``max_side``; None when it
+    does already. ``render digits_cnn --max-side 200`` cut the legend at 109 px ("Colour: op typ")."""
+    across = max(0.0, min(float(max_side), legend.right() + legend.left()) - view_w)
+    down = max(0.0, min(float(max_side), legend.bottom() + legend.top()) - view_h)
+    return (across, down) if across > 0 or down > 0 else None
 
 
 def _trim(app, canvas: GraphCanvas) -> None:
