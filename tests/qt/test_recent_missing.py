@@ -69,8 +69,10 @@ def test_the_welcome_page_lists_a_missing_recent_file_and_removes_it_when_chosen
     window.welcome.refresh()
     page = window.welcome
     assert page.recent_paths() == [str(kept), str(gone)]
-    assert page.recent_buttons[1].label.text() == f"{gone}{RECENT_NOT_FOUND}"  # as File > Open Recent lists it
-    assert page.recent_buttons[1].toolTip() == "This file no longer exists: choose it to remove it from the list"
+    # its name said not found, then its folder, as a found file's name and folder (the menu lists "PATH  (not found)")
+    assert page.recent_buttons[1].label.text() == f"{gone.name}{RECENT_NOT_FOUND}"
+    assert page.recent_buttons[1].folder.text() == str(gone.parent)
+    assert page.recent_buttons[1].toolTip() == f"{gone}\nThis file no longer exists: choose it to remove it from the list"
     qtbot.mouseClick(page.recent_buttons[1], Qt.MouseButton.LeftButton)
     assert save_prompts == []
     assert dialogs.texts() == (f"Workbench: {gone} no longer exists (moved, renamed or deleted); it was removed from "
@@ -107,3 +109,28 @@ def test_opening_a_file_keeps_a_missing_recent_file_listed(qtbot, window, open_f
     assert [a.text() for a in _entries(window)] == [f"&1 {kept}", f"&2 {gone}{RECENT_NOT_FOUND}", CLEAR_RECENT]
     window.welcome.refresh()  # the page lists the same files
     assert window.welcome.recent_paths() == [str(kept), str(gone)]
+
+
+def test_the_welcome_page_shows_not_found_in_a_narrow_window(qtbot, window, tmp_path):
+    """The page listed a gone file as its whole path then "  (not found)": in a 1000 px window the Recent column
+    cut it off at "/tmp/.../files/old.w", the words that say it is gone not shown (and a found file's name was cut
+    off too: "digits_cnn.onr"). Each name, with "(not found)", keeps its width now; the folder after it is cut off
+    first."""
+    folder = tmp_path / "a folder with a long name to fill the column of the welcome page"
+    folder.mkdir()
+    gone, kept = folder / "old.wbproj", folder / "digits_cnn.onnx"
+    for path in (gone, kept):
+        path.touch()
+        settings.add_recent_file(path)
+    gone.unlink()
+    window.resize(1000, 700)
+    window.welcome.refresh()
+    qtbot.waitUntil(lambda: all(b.isVisible() for b in window.welcome.recent_buttons))
+    qtbot.wait(50)  # laid out
+    buttons = window.welcome.recent_buttons
+    assert [b.label.text() for b in buttons] == [f"<b>{kept.name}</b>", f"old.wbproj{RECENT_NOT_FOUND}"]
+    for button in buttons:
+        label = button.label
+        assert label.width() >= label.sizeHint().width()
+        assert label.geometry().right() < button.width()
+        assert button.folder.width() < button.folder.sizeHint().width()  # the folder is what is cut off

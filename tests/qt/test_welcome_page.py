@@ -39,7 +39,7 @@ def test_welcome_page_lists_the_recent_files_and_opens_one(qtbot, window, tmp_pa
     assert win.centre.currentWidget() is win.welcome and win.welcome.isVisible()
     assert win.welcome.recent_paths() == [str(model.resolve()), str(project.resolve()), str(gone.resolve())]
     assert [b.label.text() for b in win.welcome.recent_buttons] == [  # the gone one said so (it was not listed)
-        f"<b>{model.name}</b>", f"<b>{project.name}</b>", f"{gone.resolve()}{RECENT_NOT_FOUND}"]
+        f"<b>{model.name}</b>", f"<b>{project.name}</b>", f"{gone.name}{RECENT_NOT_FOUND}"]
     with qtbot.waitSignal(win.modelOpened, timeout=120_000) as opened:
         qtbot.mouseClick(win.welcome.recent_buttons[0], Qt.MouseButton.LeftButton)
     assert Path(opened.args[0]) == model.resolve()

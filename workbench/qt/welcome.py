@@ -167,8 +167,8 @@ class WelcomePage(QWidget):
         outer.addWidget(scroll)
 
     def refresh(self) -> None:
-        """List the recent files again (most recent first; a file gone since as "PATH  (not found)", which the
-        window removes from the list when chosen)."""
+        """List the recent files again (most recent first, each file's name then its folder; a file gone since as
+        "NAME  (not found)" and its folder, which the window removes from the list when chosen)."""
         for button in self.recent_buttons:
             self.recent_box.removeWidget(button)
             button.deleteLater()
@@ -197,19 +197,23 @@ class WelcomePage(QWidget):
             button.setToolTip(f"Open {path}")
             label = _passive(QLabel(f"<b>{html.escape(p.name)}</b>"))
             folder = _passive(mute(QLabel(str(p.parent))))
-        else:  # the whole path, as File > Open Recent lists it: the folder it was in is what the user looks for
-            button.setToolTip(RECENT_MISSING_TIP)
-            label = _passive(mute(QLabel(text)))
+        else:  # "NAME  (not found)" then the folder it was in, as a found file's name and folder: the whole path
+            # first (as File > Open Recent lists it) was cut off before "(not found)" in a narrow window
+            button.setToolTip(f"{path}\n{RECENT_MISSING_TIP}")
+            label = _passive(mute(QLabel(f"{p.name}{RECENT_NOT_FOUND}")))
             label.setTextFormat(Qt.TextFormat.PlainText)
-            folder = _passive(QLabel())
+            folder = _passive(mute(QLabel(str(p.parent))))
         row = QHBoxLayout(button)
         row.setContentsMargins(8, 2, 8, 2)
         row.setSpacing(12)
+        # the name (and "(not found)") keeps its width; the folder takes what is left, cut off first when narrow
+        label.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Preferred)
+        folder.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         row.addWidget(label)
         row.addWidget(folder, 1)
         button.setMinimumHeight(label.sizeHint().height() + 10)
         button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        button.path, button.label = path, label
+        button.path, button.label, button.folder = path, label, folder
         button.clicked.connect(lambda _checked=False, f=path: self.recentChosen.emit(f))
         self.recent_buttons.append(button)
         return button
