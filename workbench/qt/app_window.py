@@ -966,7 +966,8 @@ class MainWindow(QMainWindow):
                                               ("calibration cache", project.calibration is not None)) if ok]
             said = f"Project {path.name}: " + (f"{', '.join(restored)} restored." if restored
                                                  else "recipe and data restored (no saved results).")
-            return " ".join([said, *(n for n in notes if n), *project.path_notes])
+            missing = missing_data_note(self.doc.data)
+            return " ".join([said, *(n for n in notes if n), *project.path_notes, *([missing] if missing else [])])
 
         self.open_model(model_path, on_loaded=restore)
 
@@ -2296,6 +2297,17 @@ class MainWindow(QMainWindow):
         self.canvas.shutdown()
         self._collector.stop()  # no job of this window runs any more
         super().closeEvent(event)
+
+
+def missing_data_note(data: dict | None) -> str:
+    """The note an opened project's status ends with when the calibration data file or folder it names
+    (``data["path"]``, absolute) is not there: it said "recipe and data restored" and F5 failed with "no such data
+    file"; "" when it is there or the project names none."""
+    path = (data or {}).get("path")
+    if not isinstance(path, str) or Path(path).exists():
+        return ""
+    return (f"Its calibration data {path} was not found (moved or deleted): choose it in the Calibration panel "
+            "(Browse...) before calibrating (F5).")
 
 
 def _dropped_path(event) -> str | None:
