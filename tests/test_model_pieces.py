@@ -65,17 +65,61 @@ def test_a_model_without_large_weights_or_with_unknown_fields_is_not_split():
     assert split_model(unknown) is None
 
 
-def test_the_checkable_bytes_hold_the_large_weights_as_typed_inputs():
+def test_the_checkable_bytes_hold_each_large_weight_as_a_one_element_stand_in():
     m = _model()
     lean = onnx.ModelProto()
     lean.ParseFromString(split_model(m).checkable)
     onnx.checker.check_model(lean)
-    assert [t.name for t in lean.graph.initializer] == ["b", "c"]
-    typed = {i.name: (i.type.tensor_type.elem_type, [d.dim_value for d in i.type.tensor_type.shape.dim])
-             for i in lean.graph.input}
-    assert typed == {"x": (TensorProto.FLOAT, [1, 64]), "w1": (TensorProto.FLOAT, [64, 512]),
-                     "w2": (TensorProto.FLOAT, [512, 80]), "q4": (TensorProto.INT4, [PIECE_BYTES * 2 + 3])}
+    assert [i.name for i in lean.graph.input] == ["x"]
+    got = {t.name: (t.data_type, list(t.dims), t.raw_data) for t in lean.graph.initializer}
+    assert got == {"b": (TensorProto.FLOAT, [3], np.ones(3, np.float32).tobytes()),
+                   "w1": (TensorProto.FLOAT, [1, 1], bytes(4)), "c": (TensorProto.FLOAT, [80], bytes(320)),
+                   "w2": (TensorProto.FLOAT, [1, 1], bytes(4)), "q4": (TensorProto.INT4, [1], bytes(1))}
+    w1 = next(t for t in lean.graph.initializer if t.name == "w1")
+    assert w1.doc_string == "first weight" and [(p.key, p.value) for p in w1.metadata_props] == [("k", "v")]
     assert list(lean.graph.node) == list(m.graph.node) and lean.functions == m.functions
+
+
+def _large(name: str = "w") -> TensorProto:
+    return numpy_helper.from_array(np.arange(PIECE_BYTES // 4, dtype=np.float32), name)
+
+
+def _broken(kind: str) -> onnx.ModelProto:
+    """A model onnx.checker refuses for one of its large initializers (or its node)."""
+    w = _large()
+    inits, inputs = [w], []
+    if kind == "float_data beside raw_data":
+        w.float_data.append(1.0)
+    elif kind == "raw_data in a tensor stored externally":
+        w.data_location = TensorProto.EXTERNAL
+    elif kind == "negative dimensions":
+        w.dims[:] = [-1, -(PIECE_BYTES // 4)]
+    elif kind == "name of a small initializer too":
+        inits.append(numpy_helper.from_array(np.ones(2, np.float32), "w"))
+    elif kind == "name of a large initializer too, a graph input":
+        inits.append(_large())
+        inputs.append(helper.make_tensor_value_info("w", TensorProto.FLOAT, [PIECE_BYTES // 4]))
+    nodes = [helper.make_node("Identity", ["w" if kind != "undefined node input" else "nowhere"], ["y"])]
+    g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    if kind == "IR 3, not a graph input":
+        m.ir_version = 3
+    return m
+
+
+@pytest.mark.parametrize("kind", ["float_data beside raw_data", "raw_data in a tensor stored externally",
+                                  "negative dimensions", "name of a small initializer too",
+                                  "name of a large initializer too, a graph input", "IR 3, not a graph input",
+                                  "undefined node input"])
+def test_save_refuses_what_the_checker_refuses_in_the_whole_bytes_with_its_words(tmp_path, kind):
+    m = _broken(kind)
+    assert split_model(m) is not None
+    with pytest.raises(ExportError) as whole:
+        save.check_bytes(m.SerializeToString())
+    with pytest.raises(ExportError) as saved:
+        save.save_model(m, tmp_path / "m.onnx")
+    assert saved.value.message == whole.value.message
+    assert not (tmp_path / "m.onnx").exists() and list(tmp_path.iterdir()) == []
 
 
 def test_save_model_writes_the_split_bytes_and_still_refuses_what_the_checker_refused(tmp_path):

@@ -4,10 +4,14 @@
 builds the whole message in upb's encoder buffer, then copies it into a ``bytes`` object: about
 117 MB touched once each (28.7k page faults), and ``onnx.checker`` parsed those 58 MB again (11.4k).
 :func:`split_model` gives the same bytes as a list of pieces, each large ``raw_data`` a piece of its
-own, and the bytes of a copy for the checker in which each large initializer is a typed graph input
-instead (as :func:`workbench.core.io.external.checkable` does for weights left on disk); of such a
-tensor ``onnx.checker`` would check only that its ``raw_data`` is not shorter than its dims and data
-type need (onnx 1.23), which :attr:`ModelPieces.short` reports instead.
+own, and the bytes of a copy for the checker in which each large initializer is a stand-in of one
+element: its fields, each positive dimension 1, and the ``raw_data`` one element needs. The checker
+then checks that initializer as it checks the whole one (its name unique and, before IR 4, a graph
+input; one value field only; no ``raw_data`` when stored externally; no negative dimension; a known
+data type) except that its ``raw_data`` is not shorter than its dims and data type need (onnx 1.23),
+which :attr:`ModelPieces.short` reports instead. (A typed graph input in its place, as
+:func:`workbench.core.io.external.checkable` does for weights left on disk, let a duplicated initializer
+name, ``raw_data`` beside ``float_data``, or ``raw_data`` in a tensor marked external pass.)
 
 Protobuf writes a message's known fields in field-number order (upb, the C++ and the pure Python
 encoders alike), so a model's bytes are its fields below ``graph`` (7), the graph's tag and
@@ -29,7 +33,7 @@ from onnx import GraphProto, ModelProto, TensorProto, helper
 #: Main-graph initializers whose ``raw_data`` holds at least this many bytes become pieces of their own.
 PIECE_BYTES = 1 << 16
 
-_GRAPH, _INITIALIZER, _RAW_DATA, _INPUT = 7, 5, 9, 11  # field numbers in onnx.proto (Model-, Graph-, TensorProto)
+_GRAPH, _INITIALIZER, _RAW_DATA = 7, 5, 9  # field numbers in onnx.proto (Model-, Graph-, TensorProto)
 
 #: bits per value of the packed data types (ONNX IR spec: packed in raw_data, lowest bits first)
 _PACKED_BITS = {getattr(TensorProto, n): b for n, b in (("INT4", 4), ("UINT4", 4), ("FLOAT4E2M1", 4),
@@ -39,8 +43,8 @@ _PACKED_BITS = {getattr(TensorProto, n): b for n, b in (("INT4", 4), ("UINT4", 4
 @dataclass
 class ModelPieces:
     """``parts``: the bytes of the model in order (``b"".join(parts) == proto.SerializeToString()``);
-    ``checkable``: the bytes of the model for ``onnx.checker``, its large initializers typed graph
-    inputs; ``short``: ``(name, bytes held, bytes needed)`` of each large initializer whose ``raw_data``
+    ``checkable``: the bytes of the model for ``onnx.checker``, its large initializers stand-ins without
+    their bytes (module docstring); ``short``: ``(name, bytes held, bytes needed)`` of each large initializer whose ``raw_data``
     is shorter than its dims and data type need (what the checker refuses in an initializer)."""
 
     parts: list[bytes]
@@ -93,6 +97,16 @@ def needed_bytes(t: TensorProto) -> int | None:
         return None
 
 
+def _stand_in(head: bytes, tail: bytes) -> bytes:
+    """The bytes of a large initializer for ``onnx.checker``, from its fields below and above ``raw_data``:
+    those fields with each positive dimension 1 (negative ones kept), and a ``raw_data`` of the bytes one
+    element needs (zeros)."""
+    t = TensorProto.FromString(head + tail)
+    t.dims[:] = [1 if d > 0 else d for d in t.dims]
+    t.raw_data = bytes(max(needed_bytes(t) or 1, 1))
+    return t.SerializeToString()
+
+
 def _large(t: TensorProto, limit: int) -> bool:
     need = needed_bytes(t) if t.HasField("raw_data") and not t.external_data else None
     return need is not None and need >= limit
@@ -113,10 +127,8 @@ def split_model(proto: ModelProto, limit: int = PIECE_BYTES) -> ModelPieces | No
     if not large or any(len(UnknownFieldSet(m)) for m in (proto, g, *large)):
         return None
     ids = {id(t) for t in large}
-    listed = {i.name for i in g.input}
     whole: list[bytes] = []
     lean: list[bytes] = []
-    inputs: list[bytes] = []
     short = []
     for t in g.initializer:
         if id(t) not in ids:
@@ -127,13 +139,11 @@ def split_model(proto: ModelProto, limit: int = PIECE_BYTES) -> ModelPieces | No
         head, tail = _split(t, TensorProto, _RAW_DATA)
         raw = t.raw_data
         whole += _field(_INITIALIZER, [head, *_field(_RAW_DATA, [raw]), tail])
+        lean += _field(_INITIALIZER, [_stand_in(head, tail)])
         if len(raw) < needed_bytes(t):
             short.append((t.name, len(raw), needed_bytes(t)))
-        if t.name not in listed:
-            inputs += _field(_INPUT, [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)).SerializeToString()])
     graph_head, graph_tail = _split(g, GraphProto, _INITIALIZER)
     model_head, model_tail = _split(proto, ModelProto, _GRAPH)
     parts = [model_head, *_field(_GRAPH, [graph_head, *whole, graph_tail]), model_tail]
-    # the added inputs follow the graph's other fields: a parser appends them to graph.input
-    checkable = b"".join([model_head, *_field(_GRAPH, [graph_head, *lean, graph_tail, *inputs]), model_tail])
+    checkable = b"".join([model_head, *_field(_GRAPH, [graph_head, *lean, graph_tail]), model_tail])
     return ModelPieces([p for p in parts if p], checkable, short)

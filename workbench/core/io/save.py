@@ -156,7 +156,7 @@ def _save_inline(proto: onnx.ModelProto, target: Path) -> None:
     (``SerializeToString``'s); a model of minilm_l6_v2's size (58 MB) saved through ``onnx.save_model``
     and checked by path was parsed a second time from the file. A model with large weights is
     serialised in pieces (:func:`~workbench.core.io.model_pieces.split_model`: the same bytes, its
-    weights not joined into one buffer) and checked with its large weights as typed graph inputs (their
+    weights not joined into one buffer) and checked with each large weight a one-element stand-in (their
     ``raw_data`` lengths checked here, as onnx.checker would). Written in 64 KiB calls
     (:func:`~workbench.core.io.atomic.write_pieces`)."""
     model = inline_copy(proto)
