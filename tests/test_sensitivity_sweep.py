@@ -397,3 +397,48 @@ def test_caches_split_each_models_batches_over_the_workers_qdq_first(setup, monk
     three = sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=ThreadExecutor(3))
     assert seen == [("q", 0, 2), ("q", 2, 1), ("q", 3, 1), ("f", 0, 2), ("f", 2, 1), ("f", 3, 1)]
     assert threads.to_json() == three.to_json() == inline.to_json() == procs.to_json()
+
+
+def test_threads_share_each_rounds_sessions_and_the_table_is_unchanged(setup, monkeypatch):
+    """On threads, the fragments round builds its float and fragments sessions once, and the caches
+    round one session per model, whatever the number of tasks (they built one per task: 8 sessions
+    for 4 batches on 2 threads, now 4); the suffix models one each. The table is the inline one,
+    figure for figure."""
+    import pickle
+    import threading
+
+    from workbench.core.analysis import sensitivity, sweep_tasks
+    from workbench.core.analysis.sweep_graph import with_fragments
+    from workbench.core.analysis.sweep_tasks import SharedSessions
+    from workbench.core.analysis.sweep_types import tensor_types
+
+    model, _recipe, result, data, _x = setup
+    inline = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
+    built, ran = [], []
+    real_session, real_suffix = sweep_tasks.make_session, sensitivity.run_suffix
+    monkeypatch.setattr(sweep_tasks, "make_session", lambda *a, **k: built.append(1) or real_session(*a, **k))
+    monkeypatch.setattr(sensitivity, "run_suffix", lambda task: ran.append(1) or real_suffix(task))
+    threads = sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=ThreadExecutor(2))
+    assert threads.to_json() == inline.to_json()
+    assert len(ran) == 8 and len(built) - len(ran) == 4  # fragments + float (once), QDQ + float caches (once)
+    # two threads asking for one key: one build, both get it; a pickled copy starts empty
+    shared, calls, got = SharedSessions(), [], []
+    gate = threading.Barrier(2)
+
+    def ask():
+        gate.wait()
+        got.append(shared.get("k", lambda: calls.append(1) or object()))
+
+    workers = [threading.Thread(target=ask) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert len(calls) == 1 and got[0] is got[1]
+    assert pickle.loads(pickle.dumps(shared)).get("k", lambda: "fresh") == "fresh"
+    # the fragments task reads the model's graph inputs, which are its session's inputs, in order
+    fp, qp = model.proto, result.proto
+    sfx, _probes = with_fragments(fp, qp, [u for u in result.plan.units.values() if not u.excluded],
+                                  result.tensor_map, tensor_types(fp, True))
+    assert [i.name for i in real_session(sfx.proto, optimize=False).get_inputs()] == \
+        [i.name for i in sfx.proto.graph.input]

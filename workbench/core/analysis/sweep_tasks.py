@@ -17,7 +17,10 @@ caller adds the per-batch figures in batch order, as a single process would.
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import onnx
@@ -56,25 +59,61 @@ def energy(a) -> float:
     return float(np.dot(r, r))
 
 
+class SharedSessions:
+    """onnxruntime sessions shared by the tasks of one round that run on threads of this process
+    (an executor with ``shares_memory``): the session of a key is built once, by the first task
+    that asks for it, and the other tasks wait for it instead of building their own (onnxruntime's
+    ``InferenceSession.run`` may be called from several threads at once). The sessions are the
+    same as the tasks would build (same model, same options), so the values are too. A copy sent
+    to another process starts empty (its tasks build their own)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._slots: dict[str, tuple[threading.Lock, list]] = {}
+
+    def get(self, key: str, build: Callable[[], Any]) -> Any:
+        """The session of ``key``, built with ``build()`` when no task built it yet."""
+        with self._lock:
+            lock, got = self._slots.setdefault(key, (threading.Lock(), []))
+        with lock:
+            if not got:
+                got.append(build())
+            return got[0]
+
+    def __reduce__(self):
+        return SharedSessions, ()
+
+
+def _session(shared: SharedSessions | None, key: str, build: Callable[[], Any]) -> Any:
+    return build() if shared is None else shared.get(key, build)
+
+
 @dataclass
 class FragmentTask:
     """Some batches through the fragments model (:func:`workbench.core.analysis.sweep_graph.with_fragments`);
     the float tensors the fragments read come from ``float_model`` (onnxruntime's default optimisations, as
-    the float activation cache), batch by batch."""
+    the float activation cache), batch by batch. ``sessions``: the round's shared sessions (tasks on
+    threads); ``index``: the task's number in its round (an odd one builds the float session first,
+    an even one the fragments', so two threads build the two side by side)."""
 
     model: onnx.ModelProto  # pickles as its serialized bytes
     feeds: list[dict[str, np.ndarray]]
     float_model: onnx.ModelProto
+    sessions: SharedSessions | None = None
+    index: int = 0
 
 
 def run_fragments(task: FragmentTask) -> list[list[tuple[str, float]]]:
     """Per batch: ``[(output name, value), ...]`` of the fragments model, in session order."""
-    sess = make_session(task.model, optimize=False, threads=1)
-    names = [o.name for o in sess.get_outputs()]
-    reads = [i.name for i in sess.get_inputs()]
+    reads = [i.name for i in task.model.graph.input]  # the session's inputs (the model has no initializer among them)
     graph_inputs = {i.name for i in task.float_model.graph.input}
     fetch = [x for x in reads if x not in graph_inputs]
-    source = make_session(add_outputs(task.float_model, fetch), threads=1) if fetch else None
+    build = {"fragments": lambda: make_session(task.model, optimize=False, threads=1),
+             "float": lambda: make_session(add_outputs(task.float_model, fetch), threads=1) if fetch else None}
+    built = {key: _session(task.sessions, key, build[key])
+             for key in (("float", "fragments") if task.index % 2 else ("fragments", "float"))}
+    sess, source = built["fragments"], built["float"]
+    names = [o.name for o in sess.get_outputs()]
     out = []
     for feed in task.feeds:
         values = dict(feed)
@@ -99,13 +138,16 @@ class CacheTask:
     spill: str | None = None
     tag: str = "cache"
     first: int = 0
+    sessions: SharedSessions | None = None  # the round's shared sessions (tasks on threads), by ``tag``
 
 
 def run_cache(task: CacheTask) -> list[dict[str, np.ndarray | ArrayFile]]:
     """Per batch: tensor name -> value (or its file)."""
     inputs = {i.name for i in task.model.graph.input}
     wanted = [x for x in task.names if x not in inputs]
-    sess = make_session(add_outputs(task.model, wanted), optimize=task.optimize, threads=1) if wanted else None
+    sess = _session(task.sessions, task.tag,
+                    lambda: make_session(add_outputs(task.model, wanted), optimize=task.optimize, threads=1)
+                    ) if wanted else None
     out = []
     for b, feed in enumerate(task.feeds, start=task.first):
         values = dict(zip(wanted, sess.run(wanted, feed), strict=True)) if sess is not None else {}
