@@ -121,6 +121,7 @@ def test_project_with_damaged_results_opens_without_them(qtbot, window, open_fil
     assert window.doc.model_path == model.resolve()
     assert window.status_label.text().endswith("The project's saved per-unit results are unreadable (KeyError); "
                                                "calibrate again (F5).")
+    assert "(no saved results)" not in window.status_label.text()  # there were some: unreadable, as it says
     assert not window.doc.modified
 
 

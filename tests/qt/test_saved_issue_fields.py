@@ -49,6 +49,8 @@ def test_a_reopened_projects_latency_notes_keep_units_ratio_and_island(qtbot, wi
 
     open_file(win, path)
     assert doc.undo_stack.count() == 0 and doc.result_recipe  # the saved results are shown
+    # and said so: the status read "(no saved results)" for results without a row
+    assert "Project digits.wbproj: per-unit results, calibration cache restored." in win.status_label.text()
     after = (_fields(doc.result_issues), measured_ratio(doc), [len(i.units) for i in latency_islands(doc.result_issues)],
              _problems(win))
     assert after == before

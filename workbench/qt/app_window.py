@@ -959,12 +959,16 @@ class MainWindow(QMainWindow):
             self.doc.mark_saved()
             if located:  # the project now names the located model: saving it is asked for (title "*", quit prompt)
                 self.doc.note_model_moved()
-            restored = [what for what, ok in (("per-unit results", bool(results) and bool(self.doc.errors)),
+            # per-unit results: rows, or a calibration that quantized nothing (its recipe and issues, no row)
+            shown = bool(self.doc.errors) or self.doc.result_recipe is not None
+            restored = [what for what, ok in (("per-unit results", bool(results) and shown),
                                               ("sensitivity sweep", sweep is not None and self.doc.sensitivity
                                                is not None),
                                               ("autotune curve", self.doc.autotune is not None),
                                               ("calibration cache", project.calibration is not None)) if ok]
+            saved = bool(results) or sweep is not None or run is not None  # unreadable ones are said below
             said = f"Project {path.name}: " + (f"{', '.join(restored)} restored." if restored
+                                                 else "recipe and data restored." if saved
                                                  else "recipe and data restored (no saved results).")
             missing = missing_data_note(self.doc.data)
             return " ".join([said, *(n for n in notes if n), *project.path_notes, *([missing] if missing else [])])
