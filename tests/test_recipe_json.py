@@ -47,6 +47,46 @@ def test_recipe_typos_are_named_with_a_guess(text, message):
     assert info.value.message == message
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    # a new user's recipe with the activation settings at the top level read
+    # "unknown field 'activation' (did you mean 'activation'?)"
+    ('{"preset": "cpu-u8s8", "activation": {"dtype": "int16"}}',
+     "r.json: invalid recipe at activation: 'activation' is not a field at the top level; it goes in a rule "
+     '({"rules": [{"op_type": "Conv", "activation": ...}]}) or in an override ({"overrides": {"NODE": '
+     '{"activation": ...}}}).'),
+    ('{"dtype": "int8"}',
+     "r.json: invalid recipe at dtype: 'dtype' is not a field at the top level; it goes in a weight / activation / "
+     'bias spec ({"rules": [{"op_type": "Conv", "activation": {"dtype": ...}}]}).'),
+    ('{"rules": [{"op_type": "Conv", "observer": "mse"}]}',
+     "r.json: invalid recipe at rules.0.observer: 'observer' is not a field in a rule; it goes in a weight / "
+     'activation / bias spec ({"rules": [{"op_type": "Conv", "activation": {"observer": ...}}]}).'),
+    ('{"overrides": {"/f/Conv": {"name": "x"}}}',
+     "r.json: invalid recipe at overrides./f/Conv.name: 'name' is not a field in an override; it goes in a rule "
+     '({"rules": [{"name": ...}]}).'),
+    ('{"alpha": 0.5}',
+     "r.json: invalid recipe at alpha: 'alpha' is not a field at the top level; it goes in smoothquant "
+     '({"smoothquant": {"alpha": ...}}).'),
+])
+def test_a_field_at_the_wrong_level_says_where_it_goes(text, message):
+    with pytest.raises(RecipeError) as info:
+        Recipe.from_json(text, source="r.json")
+    assert info.value.message == message
+    assert info.value.hint == "Move it there (see README, 'Recipes')."
+    assert "did you mean" not in info.value.message
+
+
+def test_every_example_of_where_a_field_goes_is_read_as_a_recipe():
+    """The examples the message gives are valid recipes once ``...`` is a value of that field."""
+    examples = {
+        '{"rules": [{"op_type": "Conv", "activation": {"dtype": "int16"}}]}',
+        '{"overrides": {"NODE": {"activation": {"dtype": "int16"}}}}',
+        '{"rules": [{"name": "x"}]}',
+        '{"smoothquant": {"alpha": 0.5}}',
+    }
+    for text in examples:
+        Recipe.from_json(text, source="r.json")
+
+
 def test_a_preset_typo_gets_a_guess():
     from workbench.core.recipe.presets import get_preset
 

@@ -167,6 +167,9 @@ class Recipe(Record):
             where = ".".join(str(p) for p in first["loc"])
             if first["type"] == "extra_forbidden" and first["loc"]:
                 field = str(first["loc"][-1])
+                if field in _FIELD_NAMES:  # a real field at another level: "did you mean" named the field itself
+                    raise RecipeError(f"{source}: invalid recipe at {where}: {_misplaced(field, first['loc'])}{more}.",
+                                      hint="Move it there (see README, 'Recipes').") from None
                 import difflib  # only for a misspelt name
 
                 close = difflib.get_close_matches(field, _FIELD_NAMES, n=1)
@@ -191,6 +194,43 @@ class Recipe(Record):
 #: Every field name a recipe may hold, at any level (for "did you mean" on a typo).
 _FIELD_NAMES = sorted({f for m in (Recipe, Rule, NodeSettings, PartialSpec, QuantSpec, SmoothQuantSpec)
                        for f in m.model_fields})
+
+#: Each level of a recipe: (its model, where it is in words, an example of ``{field}`` written there).
+_LEVELS = (
+    (Recipe, "at the top level", '{{"{field}": ...}}'),
+    (Rule, "in a rule", '{{"rules": [{{"op_type": "Conv", "{field}": ...}}]}}'),
+    (NodeSettings, "in an override", '{{"overrides": {{"NODE": {{"{field}": ...}}}}}}'),
+    (PartialSpec, "in a weight / activation / bias spec",
+     '{{"rules": [{{"op_type": "Conv", "activation": {{"{field}": ...}}}}]}}'),
+    (SmoothQuantSpec, "in smoothquant", '{{"smoothquant": {{"{field}": ...}}}}'),
+)
+
+
+def _level(loc: tuple) -> type | None:
+    """The model that holds the field at pydantic location ``loc`` (None where it cannot be told)."""
+    parent = tuple(loc[:-1])
+    if not parent:
+        return Recipe
+    if parent[-1] in ROLES:
+        return PartialSpec
+    if len(parent) == 2 and parent[0] in ("rules", "overrides"):
+        return Rule if parent[0] == "rules" else NodeSettings
+    return SmoothQuantSpec if parent == ("smoothquant",) else None
+
+
+def _example(example: str, field: str) -> str:
+    """``example`` with ``field`` in it; a rule's own matcher (op_type, name) alone in its rule."""
+    text = example.format(field=field)
+    return text.replace(f'"op_type": "Conv", "{field}"', f'"{field}"') if field in ("op_type", "name") else text
+
+
+def _misplaced(field: str, loc: tuple) -> str:
+    """Says that ``field``, a recipe field at another level than ``loc``'s, is not one there and where it goes
+    (``"activation"`` at the top level read "unknown field 'activation' (did you mean 'activation'?)")."""
+    here = next((words for model, words, _ in _LEVELS if model is _level(loc)), "here")
+    goes = [f"{words} ({_example(example, field)})" for model, words, example in _LEVELS
+            if field in model.model_fields and model is not _level(loc)]
+    return f"{field!r} is not a field {here}; it goes {' or '.join(goes)}"
 
 
 class ResolvedNode(Record, extra="ignore"):
