@@ -152,3 +152,45 @@ def test_a_corpus_model_splits_to_its_own_bytes(corpus):
     pieces = split_model(m, limit=0)
     assert pieces is not None and b"".join(pieces.parts) == m.SerializeToString()
     onnx.checker.check_model(pieces.checkable)
+
+
+def _variant(kind: str) -> onnx.ModelProto:
+    """A model with one more kind of field or tensor beside a large weight ``w``."""
+    m = _broken("")
+    g = m.graph
+    if kind == "subgraph initializers":
+        branch = helper.make_graph([helper.make_node("Identity", ["t"], ["o"])], "then", [],
+                                   [helper.make_tensor_value_info("o", TensorProto.FLOAT, [])], [_large("t")])
+        g.node.append(helper.make_node("If", ["cond"], ["z"], then_branch=branch, else_branch=branch))
+    elif kind == "sparse_initializer, training_info, quantization_annotation":
+        g.sparse_initializer.add().CopyFrom(helper.make_sparse_tensor(
+            numpy_helper.from_array(np.ones(2, np.float32), "sv"), numpy_helper.from_array(np.array([0, 3]), "si"), [5]))
+        m.training_info.add().initialization.CopyFrom(helper.make_graph([], "init", [], [], [_large("tw")]))
+        g.quantization_annotation.add(tensor_name="y").quant_parameter_tensor_names.add(key="SCALE_TENSOR", value="s")
+    elif kind == "opsets, segment, typed and external tensors":
+        m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+        g.initializer[0].segment.begin = 0
+        g.initializer.append(helper.make_tensor("f", TensorProto.FLOAT, [PIECE_BYTES], np.ones(PIECE_BYTES)))
+        ext = g.initializer.add(name="e", data_type=TensorProto.FLOAT, dims=[PIECE_BYTES])
+        ext.data_location = TensorProto.EXTERNAL
+        ext.external_data.add(key="location", value="e.data")
+    elif kind == "sizes at the limit, empty raw_data, strings, a name twice":
+        for n in (PIECE_BYTES, PIECE_BYTES - 1, 0):
+            g.initializer.append(helper.make_tensor(f"u{n}", TensorProto.UINT8, [n], bytes(n), raw=True))
+        g.initializer.append(helper.make_tensor("s", TensorProto.STRING, [2], [b"a", b"b"]))
+        g.initializer.append(_large())
+    for dtype in ("BFLOAT16", "FLOAT16", "FLOAT8E4M3FN", "UINT4"):  # raw_data of 2 bytes, 1 byte, half a byte each
+        t = g.initializer.add(name=dtype, data_type=getattr(TensorProto, dtype), dims=[PIECE_BYTES * 2])
+        t.raw_data = bytes(range(256)) * (needed_bytes(t) // 256)
+    return m
+
+
+@pytest.mark.parametrize("kind", ["subgraph initializers", "sparse_initializer, training_info, quantization_annotation",
+                                  "opsets, segment, typed and external tensors",
+                                  "sizes at the limit, empty raw_data, strings, a name twice"])
+def test_the_pieces_join_to_serialize_to_string_with_every_kind_of_field(kind):
+    m = _variant(kind)
+    pieces = split_model(m)
+    assert pieces is not None and pieces.short == []
+    assert b"".join(pieces.parts) == m.SerializeToString()
+    assert len([p for p in pieces.parts if len(p) >= PIECE_BYTES]) >= 5  # w and the four typed weights at least
