@@ -111,3 +111,60 @@ def test_weights_on_a_raised_scale_are_requantized_as_a_second_write_does(digits
     assert patched.proto.SerializeToString() == full
     after = {i.name: i.SerializeToString() for i in patched.proto.graph.initializer}
     assert all(after[s.weight_inits[1]] != before[s.weight_inits[1]] for s in raised)  # other weight scales
+
+
+def _convs(folder, kind: str):
+    """A small Conv model of ``kind`` and its calibration file (x: 6 rows of (1, 4, 8, 8))."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+
+    def init(name, *shape, k=1.0):
+        return numpy_helper.from_array((rng.standard_normal(shape) * k).astype(np.float32), name)
+
+    if kind == "depthwise":
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["y"], name="c1", group=4, pads=[1] * 4)]
+        inits = [init("w", 4, 1, 3, 3, k=1e-3), init("b", 4, k=3e4)]
+    else:
+        shared = kind == "shared bias"
+        nodes = [helper.make_node("Conv", ["x", "w", "b1"], ["a"], name="c1", pads=[1] * 4),
+                 helper.make_node("Relu", ["x"], ["xr"], name="r"),
+                 helper.make_node("Conv", ["xr", "w2" if shared else "w", "b1" if shared else "b2"], ["b"], name="c2",
+                                  pads=[1] * 4),
+                 helper.make_node("Add", ["a", "b"], ["y"], name="add")]
+        inits = [init("w", 4, 4, 3, 3, k=1e-3), init("b1", 4, k=3e4)]
+        inits += [init("w2", 4, 4, 3, 3)] if shared else [init("b2", 4, k=3e4)]
+    g = helper.make_graph(nodes, kind, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), folder / "m.onnx")
+    np.savez(folder / "m.npz", x=rng.standard_normal((6, 1, 4, 8, 8)).astype(np.float32))
+    return folder / "m.onnx", folder / "m.npz"
+
+
+@pytest.mark.parametrize(("kind", "preset", "exclude", "patched"), [
+    ("shared weight", "cpu-u8s8", [], True), ("shared weight", "a16w8", [], True), ("depthwise", "s8s8", [], True),
+    ("shared bias", "cpu-u8s8", [], True), ("shared bias", "cpu-u8s8", ["c2"], False)])
+def test_raised_shared_grouped_and_excluded_biases_write_what_a_second_write_does(tmp_path, monkeypatch, kind, preset,
+                                                                                 exclude, patched):
+    """Weights shared by two Convs whose biases both raise its scale (per channel), a depthwise Conv's raised bias,
+    a bias shared by two Convs, and that bias still read by a Conv kept float (written again): the quantize with
+    the patch writes the bytes and issues of the one without it."""
+    path, data = _convs(tmp_path, kind)
+    recipe = api.Recipe(preset=preset, bias_correction=True, exclude=exclude)
+    monkeypatch.setattr(write_passes, "patch_biases", lambda written, fixed, shifts: None)
+    want = api.quantize(load_model(path), recipe, data=data, samples=6)
+    used = []
+
+    def spy(written, fixed, shifts):
+        got = patch_biases(written, fixed, shifts)
+        used.append(got is not None)
+        return got
+
+    monkeypatch.setattr(write_passes, "patch_biases", spy)
+    res = api.quantize(load_model(path), recipe, data=data, samples=6)
+    assert used == [patched]
+    assert res.proto.SerializeToString() == want.proto.SerializeToString()
+    assert [i.message for i in res.issues] == [i.message for i in want.issues]
+    raised = [i for i in res.issues if "weight scale raised" in i.message]
+    assert len(raised) == {"shared weight": 2, "depthwise": 1, "shared bias": 1}[kind]  # c2's own weight is not tiny
