@@ -194,3 +194,21 @@ def test_the_pieces_join_to_serialize_to_string_with_every_kind_of_field(kind):
     assert pieces is not None and pieces.short == []
     assert b"".join(pieces.parts) == m.SerializeToString()
     assert len([p for p in pieces.parts if len(p) >= PIECE_BYTES]) >= 5  # w and the four typed weights at least
+
+
+def test_a_model_over_protobufs_limit_is_refused_in_one_line_and_nothing_written(tmp_path, monkeypatch):
+    """Saved without external data (``external=False``, or weights under the threshold with more bytes beside
+    them), a model over 2 GiB was written in pieces as a file onnx.load refuses ('Wire format was corrupt'; a
+    2.13 GiB model tried outside the suite). The limit is lowered here to the test model's size."""
+    m = _model()
+    size = len(m.SerializeToString())
+    (tmp_path / "m.onnx").write_bytes(b"before")
+    monkeypatch.setattr(save, "PROTOBUF_LIMIT", size - 1)
+    with pytest.raises(ExportError) as err:
+        save.save_model(m, tmp_path / "m.onnx", external=False)
+    assert err.value.message == (f"m.onnx: the model is {size} bytes (0.00 GiB), more than one .onnx file can hold "
+                                 f"({size - 1} bytes, protobuf's limit); nothing was written.")
+    assert "external=True" in err.value.hint
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"] and (tmp_path / "m.onnx").read_bytes() == b"before"
+    monkeypatch.setattr(save, "PROTOBUF_LIMIT", size)
+    assert save.save_model(m, tmp_path / "m.onnx", external=False).read_bytes() == m.SerializeToString()

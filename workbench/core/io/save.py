@@ -30,6 +30,7 @@ import tempfile
 from pathlib import Path
 
 import onnx
+from google.protobuf.message import EncodeError
 
 from workbench.core.errors import ExportError
 from workbench.core.io.atomic import _explain, check_not_input, check_regular, stale_temps, write_pieces
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 
 #: Models whose tensor bytes exceed this are saved with external data (protobuf limit 2 GiB).
 EXTERNAL_THRESHOLD = 2**31 - 2**26
+#: The most bytes protobuf parses as one message: a larger ``.onnx`` file cannot be loaded.
+PROTOBUF_LIMIT = 2**31 - 1
 
 
 def tensor_bytes(proto: onnx.ModelProto) -> int:
@@ -158,14 +161,22 @@ def _save_inline(proto: onnx.ModelProto, target: Path) -> None:
     serialised in pieces (:func:`~workbench.core.io.model_pieces.split_model`: the same bytes, its
     weights not joined into one buffer) and checked with each large weight a one-element stand-in (their
     ``raw_data`` lengths checked here, as onnx.checker would). Written in 64 KiB calls
-    (:func:`~workbench.core.io.atomic.write_pieces`)."""
+    (:func:`~workbench.core.io.atomic.write_pieces`). A model over :data:`PROTOBUF_LIMIT` bytes (saved
+    without external data although its weights are near 2 GiB) is refused: no file could load it."""
     model = inline_copy(proto)
     pieces = split_model(model)
     if pieces is None:
-        parts = [model.SerializeToString()]
-        check_bytes(parts[0])
+        try:
+            parts = [model.SerializeToString()]
+        except EncodeError:  # upb: a message over 2 GiB
+            raise _too_large(target, None) from None  # ByteSize() fails there too
     else:
         parts = pieces.parts
+    if sum(map(len, parts)) > PROTOBUF_LIMIT:
+        raise _too_large(target, sum(map(len, parts)))
+    if pieces is None:
+        check_bytes(parts[0])
+    else:
         check_bytes(pieces.checkable)
         if pieces.short:
             name, held, need = pieces.short[0]
@@ -179,6 +190,14 @@ def _save_inline(proto: onnx.ModelProto, target: Path) -> None:
             write_pieces(f, parts.pop())  # each piece freed once written
         f.flush()
         os.fsync(f.fileno())
+
+
+def _too_large(target: Path, size: int | None) -> ExportError:
+    """The error for a model of ``size`` bytes (None: unknown, over 2 GiB) saved as one file."""
+    what = "over 2 GiB" if size is None else f"{size} bytes ({size / 2**30:.2f} GiB)"
+    return ExportError(f"{target.name}: the model is {what}, more than one .onnx file can hold ({PROTOBUF_LIMIT} "
+                       "bytes, protobuf's limit); nothing was written.",
+                       hint="Save it with its weights in a .data file beside it (save_model(..., external=True)).")
 
 
 def _save_external(proto: onnx.ModelProto, path: Path, tmp: Path, threshold: int) -> None:
