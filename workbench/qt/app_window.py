@@ -38,7 +38,7 @@ from workbench.core.issues import IssueCode
 from workbench.core.jobs import refuse_output_onto_inputs
 from workbench.core.progress import COMPARE_PHASES
 from workbench.core.wording import count
-from workbench.qt import actions, autosave, dialogs, docks, help_menu, settings
+from workbench.qt import actions, autosave, data_open, dialogs, docks, help_menu, settings
 from workbench.qt.actions import COLOR_MODES, canvas_mode
 from workbench.qt.apply_project import ApplyProjectDialog
 from workbench.qt.cancel_text import (
@@ -378,6 +378,9 @@ class MainWindow(QMainWindow):
         With unsaved edits the user is first asked to save, discard or cancel (``ask=False``: the
         caller has asked already)."""
         path = Path(path)
+        if data_open.is_data_file(path):  # calibration data where a model goes: the open model's data
+            self.take_data_file(path)
+            return
         self._need_idle(path.name)  # before asking to save or discard: a refused open drops nothing
         if ask and not self.keep_or_drop_changes(self._opening_words(path)):
             return
@@ -388,6 +391,19 @@ class MainWindow(QMainWindow):
             self.open_model(path)
         if self._open_job is not None:
             self._open_job.edit_baseline = baseline
+
+    def take_data_file(self, path: Path) -> None:
+        """A .npz / .npy file opened or dropped: with a float model open and no job running, its calibration
+        data (one undoable edit, the status line says so); else an error dialog saying what to open first."""
+        if self.doc.model is None or self.doc.quant_summary is not None:
+            open_model = self.doc.model_path.name if self.doc.model is not None else None
+            self._say_not_opened(path)
+            show_error(self, f"Cannot open {path.name}", data_open.not_a_model(path, open_model))
+            return
+        self._need_idle(path.name)
+        self.calibration.set_data_spec(data_open.data_spec(path), self.doc.settings.samples)
+        self._on_spec_changed()
+        self.set_status(data_open.taken_words(path, self.doc.model_path.name))
 
     def _opening_words(self, path: Path) -> str:
         """What opening ``path`` does, as the unsaved-changes prompt ends ("Save them to a project before ...?"):
@@ -2320,7 +2336,7 @@ def _dropped_path(event) -> str | None:
         return None
     for url in mime.urls():
         local = url.toLocalFile()
-        if local.lower().endswith((".onnx", PROJECT_SUFFIX)):
+        if local.lower().endswith((".onnx", PROJECT_SUFFIX, *data_open.DATA_SUFFIXES)):  # data: the model's
             return local
     return None
 
