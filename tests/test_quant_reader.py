@@ -198,3 +198,51 @@ def test_reads_qonnx_quant_nodes():
     np.testing.assert_array_equal(by["w"].scale, numpy_helper.to_array(inits[1]))
     np.testing.assert_array_equal(by["w"].zero_point, np.zeros((3, 1), np.float32))
     assert (by["x"].dtype, by["x"].role, float(by["x"].scale)) == ("bipolar", "activation", np.float32(0.05))
+
+
+def _matmul_nbits_model(k: int, n: int, block: int, symmetric: bool) -> onnx.ModelProto:
+    """onnxruntime's MatMulNBitsQuantizer (4 bits) of a one-MatMul model with an off-centre weight [k, n]."""
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((k, n)) * np.linspace(0.1, 2.0, n) + 0.3).astype(np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, n])], [numpy_helper.from_array(w, "w")])
+    q = MatMulNBitsQuantizer(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), block_size=block,
+                             is_symmetric=symmetric)
+    q.process()
+    return q.model.model
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_matmul_nbits_scale_and_zero_point_dequantize_as_onnxruntime_runs_it(symmetric):
+    """The zero points of an int4 MatMulNBits were shown as the packed bytes (two 4-bit values a byte:
+    '(shape [384, 6], 57..186)' on minilm_l6_v2 for true zero points 3..12 in [384, 12]); they are one
+    value per block now, and with the scale they dequantize the packed weight to what onnxruntime computes."""
+    import onnxruntime as ort
+
+    k, n, block = 48, 8, 16  # 3 blocks a row: the packed zero points hold a padding nibble per row
+    proto = _matmul_nbits_model(k, n, block, symmetric)
+    (node,) = proto.graph.node
+    assert node.op_type == "MatMulNBits"
+    (p,) = read_quant_params(proto)
+    assert (p.dtype, p.block_size, p.role, p.kind, p.granularity) == ("uint4", block, "weight", "weight_only", "per_block")
+    assert p.scale.shape == (n, 3)
+    inits = _inits(proto)
+    packed = inits[node.input[1]]  # [N, blocks, block / 2] uint8, the first value in the low bits
+    q = np.stack([packed & 15, packed >> 4], -1).reshape(n, 3, block).astype(np.float32)
+    if symmetric:
+        assert p.zero_point is None and len(node.input) < 4
+        zp = np.full((n, 3), 8, np.float32)
+    else:
+        assert p.zero_point.shape == (n, 3) and p.zero_point.dtype == np.uint8
+        assert p.zero_point.max() <= 15 and inits[node.input[3]].shape == (n, 2)
+        zp = p.zero_point.astype(np.float32)
+    w = ((q - zp[..., None]) * p.scale[..., None]).reshape(n, k)
+    x = np.random.default_rng(1).standard_normal((2, k)).astype(np.float32)
+    (y,) = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    np.testing.assert_allclose(x @ w.T, y, rtol=1e-4, atol=1e-4)
+    if not symmetric:  # the packed bytes read as one value each would not
+        wrong = ((q - inits[node.input[3]].astype(np.float32).repeat(2, 1)[:, :3, None]) * p.scale[..., None]).reshape(n, k)
+        assert np.abs(x @ wrong.T - y).max() > 1.0

@@ -183,6 +183,32 @@ def _axis(axis: int | None, scale: np.ndarray | None, rank: int | None, blocked:
     return axis % rank if rank else axis
 
 
+def _per_row(a: np.ndarray | None, n: int, blocks: int) -> np.ndarray | None:
+    """A MatMulNBits scale or float zero point as ``[N, blocks]`` (older files store it flat)."""
+    if a is None or not n or not blocks or a.size != n * blocks:
+        return a
+    return a.reshape(n, blocks)
+
+
+def unpack_zero_points(packed: np.ndarray, bits: int, n: int, blocks: int) -> np.ndarray:
+    """MatMulNBits' packed uint8 zero points as one value per block, shape ``[N, blocks]`` uint8.
+
+    onnxruntime packs ``8 // bits`` zero points in a byte, the first in the low bits; the file holds
+    ``[N, ceil(blocks * bits / 8)]`` (each row padded to whole bytes) or, in older files, the
+    ``N * blocks`` values packed flat (``ContribOperators.md``, MatMulNBits). Returned unchanged
+    when ``n`` or ``blocks`` is unknown (0) or the sizes do not fit either layout.
+    """
+    if not n or not blocks:
+        return packed
+    per = 8 // bits
+    shifts = np.arange(per, dtype=np.uint8) * bits
+    values = (packed[..., None] >> shifts) & np.uint8((1 << bits) - 1)
+    if packed.ndim == 2 and packed.shape[0] == n and packed.shape[1] * per >= blocks:
+        return values.reshape(n, -1)[:, :blocks]
+    flat = values.reshape(-1)
+    return flat[:n * blocks].reshape(n, blocks) if flat.size >= n * blocks else packed
+
+
 class _Reader:
     def __init__(self, proto: onnx.ModelProto):
         self.c = _Consts(proto)
@@ -376,12 +402,20 @@ class _Reader:
         if node.op_type != "MatMulNBits":
             return
         a = attrs_of(node)
-        bits = int(a.get("bits", 4))
+        bits, block = int(a.get("bits", 4)), int(a.get("block_size", 0)) or None
+        n, k = int(a.get("N", 0)), int(a.get("K", 0))
+        blocks = -(-k // block) if block and k else 0
+        scale = _per_row(self.c.array(_input(node, 2)), n, blocks)
         zp_name = _input(node, 3)
+        zp = self.c.array(zp_name)
+        if zp is not None and zp.dtype == np.uint8 and bits < 8:
+            zp = unpack_zero_points(zp, bits, n, blocks)
+        else:
+            zp = _per_row(zp, n, blocks)
         self.add(QuantTensor(_input(node, 1), node.name, node.op_type, "weight", "weight_only",
-                             f"uint{bits}", self.c.array(_input(node, 2)), self.c.array(zp_name), 1,
-                             int(a.get("block_size", 0)) or None, _input(node, 2), zp_name,
-                             f"packed [N, K/block, block*{bits}/8]; zero point {2 ** (bits - 1)} when absent"))
+                             f"uint{bits}", scale, zp, 1, block, _input(node, 2), zp_name,
+                             f"weight packed [N, K/block, block*{bits}/8]; scale and zero_point per [N, K/block], "
+                             f"zero_point unpacked, {2 ** (bits - 1)} when absent"))
 
     def qonnx(self, node: onnx.NodeProto) -> None:
         consts = {n: self.c.array(n) for n in node.input if self.c.array(n) is not None}
