@@ -140,3 +140,50 @@ def test_the_inspectors_shape_inference_leaves_large_weights_out(monkeypatch):
     assert seen == [[("shape", 16)]]  # the 16 KiB weight left out, the Reshape's shape kept
     (y,) = index.facts("mm").outputs
     assert (y.dtype_text, y.shape_text) == ("float32", "[64, 64]")
+
+
+def _qoperator_contrib_chain():
+    """x -> QuantizeLinear (uint8) -> com.microsoft QLinearSigmoid, QLinearMul, QLinearConcat -> Split (of the
+    uint8 data) -> DequantizeLinear, and an int4 MatMulNBits on a float input: onnxruntime's QOperator and
+    weight-only kernels, whose outputs onnx shape inference cannot type."""
+    ms = "com.microsoft"
+    inits = [numpy_helper.from_array(np.float32(s), n) for s, n in ((0.02, "xs"), (1 / 255, "ss"), (0.01, "ms"), (0.03, "cs"))]
+    inits += [numpy_helper.from_array(np.uint8(z), n) for z, n in ((128, "xz"), (0, "sz"), (100, "mz"), (90, "cz"))]
+    packed = np.random.default_rng(0).integers(0, 256, (3, 1, 8), dtype=np.uint8)  # N 3, K 16, block 16
+    inits += [numpy_helper.from_array(packed, "wq"), numpy_helper.from_array(np.full((3, 1), 0.1, np.float32), "wscale")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["q"], name="quant"),
+             helper.make_node("QLinearSigmoid", ["q", "xs", "xz", "ss", "sz"], ["s"], name="sig", domain=ms),
+             helper.make_node("QLinearMul", ["q", "xs", "xz", "s", "ss", "sz", "ms", "mz"], ["m"], name="mul", domain=ms),
+             helper.make_node("QLinearConcat", ["cs", "cz", "m", "ms", "mz", "s", "ss", "sz"], ["c"], name="cat",
+                              domain=ms, axis=1),
+             helper.make_node("Split", ["c"], ["c0", "c1"], name="split", axis=1, num_outputs=2),
+             helper.make_node("DequantizeLinear", ["c0", "cs", "cz"], ["y"], name="dq"),
+             helper.make_node("MatMulNBits", ["y", "wq", "wscale"], ["z"], name="nbits", domain=ms, K=16, N=3, bits=4,
+                              block_size=16)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, None),
+                               helper.make_tensor_value_info("c1", TensorProto.UINT8, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(ms, 1)])
+
+
+def test_outputs_of_contrib_quantized_kernels_have_the_dtype_onnxruntime_gives_them():
+    """The Inspector showed "? ?" for the output of every com.microsoft QLinear op of a QOperator model
+    (onnxruntime quantize_static: QLinearSigmoid / QLinearMul / QLinearConcat on nudenet_320n), for what
+    reads them (a Split of uint8 data) and for MatMulNBits' output: onnx shape inference does not know
+    these ops. Their dtype is now the one the canvas colours them with, equal to what onnxruntime returns."""
+    import onnxruntime as ort
+
+    from workbench.core.inspection.quant_reader import dtype_name
+
+    proto = _qoperator_contrib_chain()
+    index = api.NodeFactsIndex(proto)
+    outputs = [o for n in proto.graph.node for o in n.output]
+    run = api.add_outputs(proto, outputs)
+    x = np.random.default_rng(1).standard_normal((2, 16)).astype(np.float32)
+    values = ort.InferenceSession(run.SerializeToString(), providers=["CPUExecutionProvider"]).run(outputs, {"x": x})
+    ran = {t: dtype_name(helper.np_dtype_to_tensor_dtype(v.dtype)) for t, v in zip(outputs, values, strict=True)}
+    assert ran == {"q": "uint8", "s": "uint8", "m": "uint8", "c": "uint8", "c0": "uint8", "c1": "uint8",
+                   "y": "float", "z": "float"}
+    shown = {t.name: t.dtype for n in proto.graph.node for t in index.facts(n.name).outputs}
+    assert shown == ran
+    assert [t.dtype_text for t in index.facts("cat").inputs] == ["float32", "uint8"] + ["uint8", "float32", "uint8"] * 2

@@ -18,7 +18,8 @@ from onnx import AttributeProto, TensorProto, numpy_helper
 from workbench.core.graph.dim_names import dim_of
 from workbench.core.graph.skeleton import shape_skeleton
 from workbench.core.graph.walk import iter_graphs
-from workbench.core.inspection.quant_reader import dtype_name
+from workbench.core.inspection.quant_reader import dtype_name, read_quant_params
+from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 
 #: a list attribute longer than this is elided (the whole value goes in :attr:`AttrFact.full`)
 MAX_ITEMS = 8
@@ -310,7 +311,10 @@ class NodeFactsIndex:
     def _infer(self, proto: onnx.ModelProto) -> None:
         """Types of the tensors the file does not declare (a QDQ export without value_info showed "? ?" for
         every DequantizeLinear output): onnx shape inference where it works, then each QuantizeLinear /
-        DequantizeLinear output still unknown from its inputs (:func:`_qdq_output_type`), in graph order."""
+        DequantizeLinear output still unknown from its inputs (:func:`_qdq_output_type`), in graph order,
+        then the dtype alone of any output still unknown, as :func:`tensor_dtypes` tells it (the outputs of
+        contrib ops onnx cannot infer: QLinearSigmoid / QLinearMul / QLinearConcat ... the zero point's
+        dtype, MatMulNBits float, and what reads them, e.g. a Split of uint8 data)."""
         try:
             inferred = onnx.shape_inference.infer_shapes(shape_skeleton(proto))
         except Exception:  # noqa: BLE001 - a custom op, a model past 2 GB: the Q/DQ rule below still applies
@@ -328,6 +332,11 @@ class NodeFactsIndex:
                     found = _qdq_output_type(node, self._known)
                     if found is not None:
                         self.types[node.output[0]] = found
+        if any(o not in self.types and o not in self.weights for o in self.producer):
+            carried = tensor_dtypes(proto, read_quant_params(proto))
+            for o in self.producer:
+                if o not in self.types and o not in self.weights and o in carried:
+                    self.types[o] = (carried[o], None)
 
     def _known(self, name: str) -> tuple[str, tuple[Dim, ...] | None] | None:
         """(dtype, dims) of a typed tensor or a weight, None when unknown."""
