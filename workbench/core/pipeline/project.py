@@ -59,7 +59,7 @@ from pydantic import (
 from typing_extensions import TypedDict
 
 from workbench import __version__
-from workbench.core.errors import ExportError, ProjectError
+from workbench.core.errors import ExportError, ProjectError, RecipeError
 from workbench.core.io.atomic import StagedWrite, atomic_write_bytes, same_file
 from workbench.core.io.jsonsafe import UntrustedJSONError, loads_untrusted
 from workbench.core.model.external_identity import external_file_names, files_identity
@@ -417,6 +417,44 @@ def project_bytes(project: Project, path: str | Path) -> bytes:
     return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
+def _invalid_field(path: Path, doc: dict, errors: list[dict]) -> ProjectError:
+    """The error of a project that fails validation (it read pydantic's "Extra inputs are not permitted" and "Field
+    required"): an error in its recipe as a recipe file says it (a field at the wrong level, a typo with a guess); an
+    unknown field by name, reported before the field it misspells, which then reads "missing" with the key the file
+    has there; else the field and our validator's text."""
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    loc = first["loc"]
+    if loc and loc[0] == "recipe" and isinstance(doc.get("recipe"), dict):
+        try:
+            Recipe.from_json(json.dumps(doc["recipe"]), source=str(path))
+        except RecipeError as exc:
+            return ProjectError(exc.message.replace(": invalid recipe at ", ": invalid project field recipe.", 1)
+                                .replace(": invalid recipe: ", ": invalid project field recipe: ", 1), hint=exc.hint)
+    where = ".".join(str(p) for p in loc)
+    import difflib  # only for a misspelt name
+
+    if first["type"] == "extra_forbidden":
+        names = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
+        close = difflib.get_close_matches(str(loc[-1]), names, n=1)
+        msg = f"unknown field {str(loc[-1])!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    elif first["type"] == "missing":
+        close = difflib.get_close_matches(str(loc[-1]), [str(k) for k in _keys_at(doc, loc[:-1])], n=1)
+        msg = (f"missing (the file has {close[0]!r} there, a misspelling?)" if close else
+               "missing (a project Workbench saves has it)")
+    else:
+        msg = first["msg"].removeprefix("Value error, ").rstrip(".")  # pydantic's prefix on our validators' text
+    return ProjectError(f"{path}: invalid project field {where}: {msg}.",
+                        hint="Fix the field or re-save the project from Workbench.")
+
+
+def _keys_at(doc: Any, loc: tuple) -> list:
+    """The keys of the JSON object at ``loc`` in ``doc`` (none where there is no object)."""
+    for part in loc:
+        doc = doc[part] if isinstance(doc, dict) and part in doc else (
+            doc[part] if isinstance(doc, list) and isinstance(part, int) and part < len(doc) else None)
+    return list(doc) if isinstance(doc, dict) else []
+
+
 def load_project(path: str | Path, *, check_model: bool = True, model_path: str | Path | None = None) -> Project:
     """Read a project file, migrate old schemas, resolve its file paths and check the model file.
 
@@ -457,11 +495,7 @@ def load_project(path: str | Path, *, check_model: bool = True, model_path: str 
     try:
         project = Project.model_validate(doc)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        msg = first["msg"].removeprefix("Value error, ").rstrip(".")  # pydantic's prefix on our validators' text
-        raise ProjectError(f"{path}: invalid project field {where}: {msg}.",
-                           hint="Fix the field or re-save the project from Workbench.") from None
+        raise _invalid_field(path, doc, exc.errors()) from None
     resolve_files(project, path)
     if check_model or model_path is not None:
         check_project_model(project, path, model_path)
