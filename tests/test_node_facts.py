@@ -187,3 +187,22 @@ def test_outputs_of_contrib_quantized_kernels_have_the_dtype_onnxruntime_gives_t
     shown = {t.name: t.dtype for n in proto.graph.node for t in index.facts(n.name).outputs}
     assert shown == ran
     assert [t.dtype_text for t in index.facts("cat").inputs] == ["float32", "uint8"] + ["uint8", "float32", "uint8"] * 2
+
+
+def test_outputs_of_contrib_quantized_kernels_have_the_shape_onnxruntime_gives_them():
+    """Their shapes were unknown ('uint8 ?' for QLinearMul's output and the Split after it, on QOperator
+    nudenet_320n); onnx shape inference now runs with each contrib op stood in for by an ONNX op of the same
+    output type and shape (Identity, Add, Concat, MatMul), and every output's shape equals onnxruntime's."""
+    import onnxruntime as ort
+
+    proto = _qoperator_contrib_chain()
+    outputs = [o for n in proto.graph.node for o in n.output]
+    run = api.add_outputs(proto, outputs)
+    x = np.random.default_rng(1).standard_normal((2, 16)).astype(np.float32)
+    values = ort.InferenceSession(run.SerializeToString(), providers=["CPUExecutionProvider"]).run(outputs, {"x": x})
+    ran = {t: v.shape for t, v in zip(outputs, values, strict=True)}
+    assert ran["c"] == (2, 32) and ran["z"] == (2, 3)
+    index = api.NodeFactsIndex(proto)
+    shown = {t.name: t.shape for n in proto.graph.node for t in index.facts(n.name).outputs}
+    assert shown == ran
+    assert [n.op_type for n in proto.graph.node][1:4] == ["QLinearSigmoid", "QLinearMul", "QLinearConcat"]  # unchanged
