@@ -192,7 +192,7 @@ def test_outputs_of_contrib_quantized_kernels_have_the_dtype_onnxruntime_gives_t
 def test_outputs_of_contrib_quantized_kernels_have_the_shape_onnxruntime_gives_them():
     """Their shapes were unknown ('uint8 ?' for QLinearMul's output and the Split after it, on QOperator
     nudenet_320n); onnx shape inference now runs with each contrib op stood in for by an ONNX op of the same
-    output type and shape (Identity, Add, Concat, MatMul), and every output's shape equals onnxruntime's."""
+    output type and shape (graph.contrib_stand_ins: Identity, Add, Concat, MatMul), and every output's shape equals onnxruntime's."""
     import onnxruntime as ort
 
     proto = _qoperator_contrib_chain()

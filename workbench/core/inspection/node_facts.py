@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 
+from workbench.core.graph.contrib_stand_ins import stand_in_contrib_ops
 from workbench.core.graph.dim_names import dim_of
 from workbench.core.graph.skeleton import shape_skeleton
 from workbench.core.graph.walk import iter_graphs
@@ -269,44 +270,6 @@ def _qdq_output_type(node: onnx.NodeProto, known) -> tuple[str, tuple[Dim, ...] 
     return (dtype, dims) if dtype or dims is not None else None
 
 
-#: com.microsoft single-input QLinear ops whose output has the input's type and shape
-_SAME_AS_INPUT = ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax")
-
-
-def _stand_in(node: onnx.NodeProto, graph: onnx.GraphProto) -> onnx.NodeProto | None:
-    """An ONNX node giving the same output type and shape as com.microsoft ``node`` (None when there is
-    none): QLinearSigmoid / LeakyRelu / Softmax an Identity, QLinearAdd / Mul an Add of the two quantized
-    inputs (broadcast), QLinearConcat a Concat of its quantized inputs, MatMulNBits a MatMul of its input by
-    a float ``[K, N]`` graph input added to ``graph`` (ContribOperators.md)."""
-    op, name, out = node.op_type, node.name, list(node.output[:1])
-    if node.domain != "com.microsoft" or not out:
-        return None
-    if op in _SAME_AS_INPUT:
-        return onnx.helper.make_node("Identity", node.input[:1], out, name=name)
-    if op in ("QLinearAdd", "QLinearMul") and len(node.input) > 3:
-        return onnx.helper.make_node("Add", [node.input[0], node.input[3]], out, name=name)
-    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-    if op == "QLinearConcat" and "axis" in attrs:
-        return onnx.helper.make_node("Concat", list(node.input[2::3]), out, name=name, axis=attrs["axis"])
-    if op == "MatMulNBits" and attrs.get("K") and attrs.get("N"):
-        b = f"{name}/stand-in B"
-        graph.input.append(onnx.helper.make_tensor_value_info(b, TensorProto.FLOAT, [attrs["K"], attrs["N"]]))
-        return onnx.helper.make_node("MatMul", [node.input[0], b], out, name=name)
-    return None
-
-
-def with_stand_ins(skeleton: onnx.ModelProto) -> onnx.ModelProto:
-    """``skeleton`` (a :func:`shape_skeleton` copy, changed in place and returned) with each contrib quantized
-    op of its main graph that has a :func:`_stand_in` replaced by it, so that onnx shape inference types and
-    shapes their outputs and what reads them (a QOperator model's QLinearSigmoid -> QLinearMul -> Split ...)."""
-    nodes = skeleton.graph.node
-    for i, node in enumerate(nodes):
-        new = _stand_in(node, skeleton.graph)
-        if new is not None:
-            nodes[i].CopyFrom(new)
-    return skeleton
-
-
 class NodeFactsIndex:
     """The tensors of ``proto`` (every graph) read once: types and shapes, weights, producers and consumers.
 
@@ -349,12 +312,15 @@ class NodeFactsIndex:
     def _infer(self, proto: onnx.ModelProto) -> None:
         """Types of the tensors the file does not declare, and shapes of those it declares without one (a QDQ
         export without value_info showed "? ?" for every DequantizeLinear output): onnx shape inference where
-        it works, with contrib quantized ops stood in for by ONNX ops of the same output type and shape
-        (:func:`with_stand_ins`); then each QuantizeLinear / DequantizeLinear output still unknown from its
-        inputs (:func:`_qdq_output_type`), in graph order; then the dtype alone of any output still unknown,
-        as :func:`tensor_dtypes` tells it (a contrib op without a stand-in: its zero point's dtype)."""
+        it works, with onnxruntime's contrib ops stood in for by ONNX ops of the same output types and shapes
+        (:func:`~workbench.core.graph.contrib_stand_ins.stand_in_contrib_ops`); then each QuantizeLinear /
+        DequantizeLinear output still unknown from its inputs (:func:`_qdq_output_type`), in graph order; then
+        the dtype alone of any output still unknown, as :func:`tensor_dtypes` tells it (a contrib op without a
+        stand-in: its zero point's dtype)."""
         try:
-            inferred = onnx.shape_inference.infer_shapes(with_stand_ins(shape_skeleton(proto)))
+            skeleton = shape_skeleton(proto)
+            stand_in_contrib_ops(skeleton)
+            inferred = onnx.shape_inference.infer_shapes(skeleton)
         except Exception:  # noqa: BLE001 - a custom op, a model past 2 GB: the Q/DQ rule below still applies
             inferred = None
         if inferred is not None:
