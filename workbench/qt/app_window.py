@@ -595,7 +595,7 @@ class MainWindow(QMainWindow):
         if self._autosaves_mentioned:
             return
         self._autosaves_mentioned = True
-        said = autosave.others_text(self.autosaver.owned)
+        said = autosave.others_text(self.autosaver.owned, self.doc.model_path)
         if said:
             self.set_status(f"{self.status_label.text()} {said}")
 

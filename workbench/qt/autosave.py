@@ -360,18 +360,27 @@ def to_offer(model_path: str | Path, me: Autosaver) -> AutosaveFiles | None:
     return None
 
 
-def others_text(exclude: set[AutosaveFiles] = frozenset()) -> str:
+def others_text(exclude: set[AutosaveFiles] = frozenset(), open_model: Path | None = None) -> str:
     """The window's once-per-session note on the autosave folder ("" when there is nothing to say): the
-    autosaves of other models left by a session that did not exit cleanly (:func:`left_behind`), and where the
-    kept-aside ones are, after old ones are deleted (:func:`prune_kept`)."""
+    autosaves of other models left by a session that did not exit cleanly (:func:`left_behind`; each model named
+    with its folder where its file name alone is another's or ``open_model``'s), and where the kept-aside ones
+    are, after old ones are deleted (:func:`prune_kept`)."""
     prune_kept()
-    others = [Path(n["model_path"]).name for n in left_behind(exclude)]
+    others = told_apart([Path(n["model_path"]) for n in left_behind(exclude)], open_model)
     said = []
     if others:
         names = ", ".join(others[:3]) + (" ..." if len(others) > 3 else "")
         said.append(f"Unsaved edits of {names} were autosaved by a session that did not exit cleanly: open that "
                     "model to restore them.")
     return " ".join([*said, kept_text()]).strip()
+
+
+def told_apart(paths: list[Path], open_model: Path | None = None) -> list[str]:
+    """The file names of ``paths``, each as ``FOLDER/NAME`` where its name alone is also another's or
+    ``open_model``'s: opening ppocrv4_rec/model.onnx read "Unsaved edits of model.onnx were autosaved ...: open that
+    model to restore them" of nudenet_320n/model.onnx."""
+    names = [p.name for p in paths] + ([open_model.name] if open_model is not None else [])
+    return [f"{p.parent.name}/{p.name}" if names.count(p.name) > 1 else p.name for p in paths]
 
 
 def ask_restore(parent: QWidget | None, name: str, saved_at: float | None) -> str:
