@@ -7,6 +7,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
+from workbench.core.graph.contrib_stand_ins import stand_in_contrib_ops
 from workbench.core.graph.dim_names import named_dim
 from workbench.core.graph.shell import model_shell
 from workbench.core.graph.walk import iter_graphs
@@ -15,16 +16,23 @@ from workbench.core.io.tensor_bytes import tensor_nbytes
 
 def infer_shapes(proto: onnx.ModelProto, notes: list[str]) -> onnx.ModelProto:
     """``onnx.shape_inference`` (data propagation on, symbolic dims kept) run on a weight-less
-    skeleton, so a large model is not serialised twice; ``value_info`` and output types are
-    copied back into ``proto``."""
+    skeleton, so a large model is not serialised twice, with onnxruntime's contrib ops stood in for by ONNX
+    ops of the same output types and shapes (:func:`~workbench.core.graph.contrib_stand_ins.stand_in_contrib_ops`:
+    a QOperator or MatMulNBits model's tensors after its QLinearSigmoid / QLinearMul / MatMulNBits ... get
+    shapes); ``value_info`` and output types are copied back into ``proto``."""
+    sk = skeleton(proto)[0]
+    stood = stand_in_contrib_ops(sk)
     try:
-        inferred = onnx.shape_inference.infer_shapes(skeleton(proto)[0], strict_mode=False, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(sk, strict_mode=False, data_prop=True)
     except Exception as exc:  # noqa: BLE001 - shape inference is best effort; fails on odd ops
         notes.append(f"Shape inference incomplete ({exc.__class__.__name__}: {str(exc).splitlines()[0][:200]}).")
         return proto
-    for (_, g), (_, gi) in zip(iter_graphs(proto.graph), iter_graphs(inferred.graph), strict=True):
+    # the stand-ins' own tensors (a MatMulNBits' [K, N] weight shape, a cast's input) are not the model's
+    ours = ({o for n in proto.graph.node for o in n.output} | {t.name for t in proto.graph.initializer}
+            if stood else None)
+    for (path, g), (_, gi) in zip(iter_graphs(proto.graph), iter_graphs(inferred.graph), strict=True):
         del g.value_info[:]
-        g.value_info.extend(gi.value_info)
+        g.value_info.extend(vi for vi in gi.value_info if ours is None or path or vi.name in ours)
         for out, out_i in zip(g.output, gi.output, strict=True):
             out.CopyFrom(out_i)
     return proto
