@@ -442,3 +442,22 @@ def test_threads_share_each_rounds_sessions_and_the_table_is_unchanged(setup, mo
                                   result.tensor_map, tensor_types(fp, True))
     assert [i.name for i in real_session(sfx.proto, optimize=False).get_inputs()] == \
         [i.name for i in sfx.proto.graph.input]
+
+
+def test_every_task_session_runs_without_an_arena_on_one_thread(setup, monkeypatch):
+    """The fragments, cache and suffix sessions take their buffers from the heap (no arena grown for
+    one or two batches and dropped), one intra-op thread each; the table is the one with arenas."""
+    from workbench.core.analysis import sweep_tasks
+    from workbench.core.analysis.sweep_tasks import task_session
+
+    model, _recipe, result, data, _x = setup
+    real = sweep_tasks.make_session
+    monkeypatch.setattr(sweep_tasks, "make_session", lambda proto, **k: real(proto, **{**k, "arena": True}))
+    with_arena = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
+    calls: list[dict] = []
+    monkeypatch.setattr(sweep_tasks, "make_session", lambda proto, **k: calls.append(k) or real(proto, **k))
+    without = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
+    assert without.to_json() == with_arena.to_json()
+    assert len(calls) == 4 + 8 and all(k["arena"] is False and k["threads"] == 1 for k in calls)
+    options = task_session(model.proto, optimize=True).get_session_options()
+    assert not options.enable_cpu_mem_arena and options.intra_op_num_threads == 1
