@@ -564,3 +564,27 @@ def test_per_node_fields_are_keyed_as_the_canvas_keys_nodes():
     assert s.kernels == {k: "MatMulInteger" for k in keys[1:]}
     assert s.compute == {k: "uint8/uint8" for k in keys[1:]}
     assert set(s.node_dtypes) == set(keys)
+
+
+def test_shape_and_size_of_a_quantized_tensor_are_no_quantized_op_family():
+    """The banner of onnxruntime's QOperator nudenet_320n listed '10 Shape' among its quantized ops: a Shape
+    (or Size) reading a DequantizeLinear output reads its shape only. The Relu between the pair still counts."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from workbench.core.inspection.quant_summary import summarize_quantization
+
+    inits = [numpy_helper.from_array(np.float32(0.1), "s"), numpy_helper.from_array(np.uint8(128), "z")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], name="q"),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"], name="dq"),
+             helper.make_node("Relu", ["d"], ["r"], name="relu"),
+             helper.make_node("QuantizeLinear", ["r", "s", "z"], ["rq"], name="q2"),
+             helper.make_node("DequantizeLinear", ["rq", "s", "z"], ["y"], name="dq2"),
+             helper.make_node("Shape", ["d"], ["shape"], name="shape"),
+             helper.make_node("Size", ["d"], ["size"], name="size")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+                               helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+                               helper.make_tensor_value_info("size", TensorProto.INT64, [])], inits)
+    summary = summarize_quantization(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert summary.families == [("Relu", 1)]
+    assert summary.families_text() == "1 Relu"

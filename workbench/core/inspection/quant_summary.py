@@ -52,6 +52,8 @@ ELEMENTWISE_KERNELS: dict[str, tuple[int, ...] | None] = {
 }
 _KIND_TEXT = {"weight_only": "weight-only"}
 _Q_OPS = ("QuantizeLinear", "DequantizeLinear")
+#: ops that read only their input's shape: never an op family with quantized tensors around it
+SHAPE_READERS = frozenset({"Shape", "Size"})
 
 
 @dataclass
@@ -80,8 +82,9 @@ class QuantSummary:
         the quantized rows of ``ops``.
     families : list of (str, int)
         Every op type that has quantized tensors around it, with its node count, most first (ties by
-        name): integer kernels by the float op they compute, other nodes (not Q/DQ nor Constant) that
-        read a DequantizeLinear output or write a QuantizeLinear input (``("Mul", 107)``).
+        name): integer kernels by the float op they compute, other nodes (not Q/DQ nor Constant, nor Shape
+        or Size, which read no values) that read a DequantizeLinear output or write a QuantizeLinear input
+        (``("Mul", 107)``).
     """
 
     kinds: dict[str, int] = field(default_factory=dict)
@@ -364,12 +367,14 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
 
 
 def _has_quantized_neighbours(g: _Graph, node: onnx.NodeProto) -> bool:
-    """Whether ``node`` is an integer kernel, or (not a Q/DQ or Constant node) reads a DequantizeLinear
-    output or writes a tensor a QuantizeLinear reads."""
+    """Whether ``node`` is an integer kernel, or (not a Q/DQ or Constant node, nor one of
+    :data:`SHAPE_READERS`) reads a DequantizeLinear output or writes a tensor a QuantizeLinear reads."""
     op = node.op_type
     if is_integer_kernel(op, node.domain) or op in FLOAT_OP:
         return True
     if op in _Q_OPS or op in ("DynamicQuantizeLinear", "Constant"):  # a Constant's Q/DQ quantize a weight
+        return False
+    if op in SHAPE_READERS:  # reads its input's shape, never its values (QOperator nudenet_320n: "10 Shape")
         return False
     if any((p := g.producer.get(t)) is not None and p.op_type == "DequantizeLinear" for t in node.input if t):
         return True
