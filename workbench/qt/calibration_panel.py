@@ -17,6 +17,7 @@ new spec of that kind.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
@@ -217,6 +218,7 @@ class CalibrationPanel(QWidget):
         self.path.textChanged.connect(self.path.setToolTip)
         self.start.clicked.connect(self.startRequested)
         self.cancel.clicked.connect(self.cancelRequested)
+        self.path.editingFinished.connect(self._follow_typed_path)  # first: the spec then takes the Source it sets
         for w in (self.path, self.size, self.mean, self.std):
             w.editingFinished.connect(self.specChanged)
         for spin in (self.samples, self.analysis_samples):
@@ -266,6 +268,15 @@ class CalibrationPanel(QWidget):
         for w in (self.path, self.browse):
             w.setEnabled(kind != "random" and not self._off)
         self.specChanged.emit()
+
+    def _follow_typed_path(self) -> None:
+        """A folder or a .py file typed in Path while Source is "Array file": Source follows what was typed, as
+        ``--data PATH`` opens it (the placeholder offers "calib.npz, a folder, or a reader.py"; a folder typed there
+        was read as an .npz and calibrating said "FOLDER: no such data file")."""
+        path = self.path.text().strip()
+        if self.kind.currentData() != "file" or not (path.lower().endswith(".py") or Path(path).is_dir()):
+            return
+        self.kind.setCurrentIndex(self.kind.findData(panel_kind({"path": path})))
 
     def _fields(self) -> tuple[QWidget, ...]:
         return (self.kind, self.path, self.browse, self.samples, self.analysis_samples, self.choose_first,
