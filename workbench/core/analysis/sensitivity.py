@@ -389,11 +389,12 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     The float and the QDQ model run once over ``samples`` samples with every activation kept;
     then each variant runs only the unit and what is downstream of it, reading the rest from
     those caches (:mod:`workbench.core.analysis.sweep_graph`). Its outputs are those of the whole
-    variant model. All three rounds (fragments pass in runs of batches, the two caches, two suffix
-    models per unit, handed out earliest unit first, :func:`largest_first`) are tasks of
-    :mod:`workbench.core.analysis.sweep_tasks` on ``executor`` (:mod:`workbench.core.analysis.executors`;
-    default :func:`sweep_executor`, threads of this process, which take the models and arrays as
-    they are), inside one ``with`` block of it when it has one (workers start once). Executors
+    variant model. All three rounds (fragments pass in runs of batches, the two caches in runs of
+    batches per model, two suffix models per unit, handed out earliest unit first,
+    :func:`largest_first`) are tasks of :mod:`workbench.core.analysis.sweep_tasks` on ``executor``
+    (:mod:`workbench.core.analysis.executors`; default :func:`sweep_executor`, threads of this
+    process, which take the models and arrays as they are and share a round's sessions,
+    :func:`_shared_sessions`), inside one ``with`` block of it when it has one (workers start once). Executors
     whose workers are other processes of this machine (``shares_files``) get the activations as
     memory-mapped ``.npy`` files (:mod:`workbench.core.analysis.spill`), others as arrays in the
     task. Figures are added in batch order, so the table does not depend on the executor or on
