@@ -85,7 +85,7 @@ def test_evaluate_job_matches_the_core_report():
 
 @pytest.mark.parametrize("metric, allow, words", [
     (str(METRIC_FILE), False, "runs its Python code"),
-    ("top5", False, "Unknown metric 'top5'"),
+    ("top5", False, "--metric 'top5': unknown metric"),
 ])
 def test_evaluate_job_refuses_metric_before_calibrating(metric, allow, words):
     rec = Recorder()

@@ -88,7 +88,7 @@ def test_retrieval_top1():
 
 def test_load_metric_builtin_and_user_file_needs_opt_in(tmp_path):
     assert load_metric("top1") is METRICS["top1"]
-    with pytest.raises(DataError, match="Unknown metric"):
+    with pytest.raises(DataError, match="unknown metric"):
         load_metric("accuracy5")
     f = tmp_path / "m.py"
     f.write_text("import numpy as np\n\ndef metric(outputs, batch):\n"
@@ -116,14 +116,17 @@ def test_top1_refuses_labels_beyond_the_class_count():
 
 
 def test_unknown_metric_named_like_a_builtin_one_says_which():
-    """--metric accuracy (the corpus README's word for digits_cnn) was refused with the list alone."""
+    """--metric accuracy (the corpus README's word for digits_cnn) was refused with the list alone; the refusal
+    names the option and lists the metrics, in the lower case of the other errors ('Unknown metric 'top5'.')."""
     with pytest.raises(DataError) as got:
         load_metric("accuracy")
-    assert got.value.message == ("Unknown metric 'accuracy' (top1 is the accuracy: the share of rows whose top class "
-                                 "is their gt_label).")
-    assert got.value.hint == ("Use one of top1, cosine, output_sqnr, detection_scores or the path of a .py file "
+    assert got.value.message == ("--metric 'accuracy': unknown metric (top1 is the accuracy: the share of rows whose "
+                                 "top class is their gt_label).")
+    assert got.value.hint == ("Use one of top1, cosine, output_sqnr, detection_scores, or the path of a .py file "
                               "defining metric().")
-    with pytest.raises(DataError, match=r"^Unknown metric 'Cosine-Similarity' \(cosine is the cosine similarity"):
+    with pytest.raises(DataError, match=r"^--metric 'Cosine-Similarity': unknown metric \(cosine is the cosine "):
         load_metric("Cosine-Similarity")
-    with pytest.raises(DataError, match=r"^Unknown metric 'accuracy5'\. Use one of"):
-        load_metric("accuracy5")
+    with pytest.raises(DataError) as got:
+        load_metric("top5")
+    assert str(got.value) == ("--metric 'top5': unknown metric. Use one of top1, cosine, output_sqnr, "
+                              "detection_scores, or the path of a .py file defining metric().")

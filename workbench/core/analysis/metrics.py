@@ -321,8 +321,8 @@ def load_metric(spec: str | Path, *, allow_code: bool = False) -> MetricFn:
     if path.suffix != ".py":
         meant = METRIC_ALIASES.get(str(spec).lower().replace("-", "_"))
         said = f" ({meant} is {METRIC_WORDS[meant]})" if meant else ""
-        raise DataError(f"Unknown metric {str(spec)!r}{said}.",
-                        hint=f"Use one of {', '.join(METRICS)} or the path of a .py file defining metric().")
+        raise DataError(f"--metric {str(spec)!r}: unknown metric{said}.",
+                        hint=f"Use one of {', '.join(METRICS)}, or the path of a .py file defining metric().")
     if not path.is_file():
         raise DataError(f"{path}: metric file not found.", hint="Check the path.")
     if not allow_code:
