@@ -246,3 +246,27 @@ def test_matmul_nbits_scale_and_zero_point_dequantize_as_onnxruntime_runs_it(sym
     if not symmetric:  # the packed bytes read as one value each would not
         wrong = ((q - inits[node.input[3]].astype(np.float32).repeat(2, 1)[:, :3, None]) * p.scale[..., None]).reshape(n, k)
         assert np.abs(x @ wrong.T - y).max() > 1.0
+
+
+def test_dynamic_quantize_lstm_weight_scales_say_they_are_per_direction():
+    """ddddocr's DynamicQuantizeLSTM weights read 'int8 per_channel, axis 0; scale [0.00194585, 0.001863]'
+    with nothing saying axis 0 is the direction (bidirectional: 2 scales), not an output channel."""
+    dirs, hidden, inp = 2, 3, 4
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.integers(-127, 128, (dirs, inp, 4 * hidden), dtype=np.int8), "w")
+    r = numpy_helper.from_array(rng.integers(-127, 128, (dirs, hidden, 4 * hidden), dtype=np.int8), "r")
+    ws = numpy_helper.from_array(np.array([0.01, 0.02], np.float32), "ws")
+    rs = numpy_helper.from_array(np.linspace(0.01, 0.02, dirs * 4 * hidden, dtype=np.float32).reshape(dirs, -1), "rs")
+    wz, rz = (numpy_helper.from_array(np.zeros(a.dims, np.int8), f"{a.name}_zp") for a in (ws, rs))
+    node = helper.make_node("DynamicQuantizeLSTM", ["x", "w", "r", "", "", "", "", "", "ws", "ws_zp", "rs", "rs_zp"],
+                            ["y"], name="lstm", domain="com.microsoft", direction="bidirectional", hidden_size=hidden)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 1, inp])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, dirs, 1, hidden])],
+                          [w, r, ws, rs, wz, rz])
+    proto = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    by = {p.tensor: p for p in read_quant_params(proto)}
+    assert by["w"].note == "one scale per direction, axis 0 = num_directions"
+    assert by["r"].note == "a scale per direction, axis 0 = num_directions, and per gate channel, axis 1 = 4 * hidden_size"
+    np.testing.assert_array_equal(by["w"].scale, numpy_helper.to_array(ws))
+    np.testing.assert_array_equal(by["r"].scale, numpy_helper.to_array(rs))
+    assert (by["w"].dtype, by["w"].role, by["w"].kind) == ("int8", "weight", "dynamic")

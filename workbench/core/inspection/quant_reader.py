@@ -209,6 +209,16 @@ def unpack_zero_points(packed: np.ndarray, bits: int, n: int, blocks: int) -> np
     return flat[:n * blocks].reshape(n, blocks) if flat.size >= n * blocks else packed
 
 
+def _lstm_scale_note(scale: np.ndarray | None) -> str:
+    """What a DynamicQuantizeLSTM weight scale's axes are (ContribOperators.md: ``[num_directions]`` or
+    ``[num_directions, 4 * hidden_size]``)."""
+    if scale is None or scale.ndim == 0:
+        return ""
+    if scale.ndim == 1:
+        return "one scale per direction, axis 0 = num_directions"
+    return "a scale per direction, axis 0 = num_directions, and per gate channel, axis 1 = 4 * hidden_size"
+
+
 class _Reader:
     def __init__(self, proto: onnx.ModelProto):
         self.c = _Consts(proto)
@@ -346,8 +356,9 @@ class _Reader:
             self.triple(node, _input(node, 0), _input(node, 2), _input(node, 4), "input", "dynamic")
             self.triple(node, _input(node, 1), _input(node, 3), _input(node, 5), "weight", "dynamic", -1)
         elif op == "DynamicQuantizeLSTM":  # W, R with per-direction (or per-direction-channel) scales
-            self.triple(node, _input(node, 1), _input(node, 8), _input(node, 9), "weight", "dynamic", 0)
-            self.triple(node, _input(node, 2), _input(node, 10), _input(node, 11), "weight", "dynamic", 0)
+            for w, s, z in ((1, 8, 9), (2, 10, 11)):
+                self.triple(node, _input(node, w), _input(node, s), _input(node, z), "weight", "dynamic", 0,
+                            note=_lstm_scale_note(self.c.array(_input(node, s))))
 
     def _integer_op(self, node: onnx.NodeProto) -> None:
         x, w = _input(node, 0), _input(node, 1)
