@@ -4,6 +4,8 @@ spent 51.6 s of 93 s in it), and say so; ``analyze`` of an already-quantized fil
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from workbench.cli import main
@@ -23,9 +25,13 @@ def test_analyze_reuses_the_choice_and_measures_the_same(corpus, tmp_path, capsy
     assert main(["analyze", *args, "--eval-samples", "8"]) == 0
     reused = capsys.readouterr()
     lines = [line for line in reused.err.splitlines() if line.startswith("recipe choice")]
-    assert len(lines) == 1 and lines[0].startswith(chose + " [reused from an earlier run on the same model, data, "
-                                                   "samples and recipe: ")
-    assert lines[0].endswith(".json; delete it to choose again]")
+    # the earlier run's cost is labelled as that run's, with when it was chosen: no "took" as if it ran now
+    line, took = chose.split("; took ")
+    assert len(lines) == 1 and re.fullmatch(
+        re.escape(line + " [reused from an earlier run on the same model, data, samples and recipe, chosen ")
+        + r"\d{4}-\d\d-\d\d \d\d:\d\d UTC" + re.escape(f" in {took}: ") + r".+\.json; delete it to choose again\]",
+        lines[0]), lines[0]
+    assert "took" not in lines[0] and re.fullmatch(r"[\d.]+ s \([\d.]+x its calibration pass\)", took)
     # the same figures as with the choice made afresh
     monkeypatch.undo()
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "empty"))

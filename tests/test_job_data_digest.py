@@ -41,7 +41,7 @@ def test_sweep_hashes_its_data_once_and_reuses_the_choice_quantize_stored(corpus
     assert hashed.count(calib) == 1
     assert json.loads(out.read_text())["job"]["data"] == hashlib.sha256(calib.read_bytes()).hexdigest()
     chose = [line for line in capsys.readouterr().err.splitlines() if line.startswith("recipe choice")]
-    assert len(chose) == 1 and "[reused from an earlier run on the same model, data, samples and recipe: " in chose[0]
+    assert len(chose) == 1 and "[reused from an earlier run on the same model, data, samples and recipe, chosen " in chose[0]
 
 
 def test_a_data_digest_is_of_one_readable_file(tmp_path):

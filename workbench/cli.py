@@ -142,8 +142,9 @@ def _auto_recipe(args, model, recipe, progress, digest: str | None = None):
     entry = choice_cache.entry_path(model, recipe, args.data, args.samples, digest)
     cached = choice_cache.load(entry) if args.command != "quantize" else None  # quantize chooses afresh, and keeps it
     if cached is not None:
-        return (cached.recipe, cached.calibration, f"{cached.summary}{_REUSED}: {cached.path}; delete it to choose "
-                "again]", cached.label)
+        line, when = choice_cache.earlier_run(cached)  # its time is the earlier run's, labelled so
+        return (cached.recipe, cached.calibration, f"{line}{_REUSED}{', ' + when if when else ''}: {cached.path}; "
+                "delete it to choose again]", cached.label)
     choice = api.choose_recipe(model, recipe, _data_arg(args, args.data), samples=args.samples, progress=progress)
     choice_cache.store(entry, choice)
     return choice.recipe, choice.calibration, choice.summary(), "" if choice.skipped else choice.label

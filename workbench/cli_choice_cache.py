@@ -16,6 +16,7 @@ import json
 import logging
 import os
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench import __version__
@@ -38,6 +39,22 @@ class CachedChoice:
     summary: str
     label: str
     path: Path
+
+
+def earlier_run(cached: CachedChoice) -> tuple[str, str]:
+    """``(line, when)``: the summary line ``cached`` was first printed with, without its ``; took N s (...)``
+    (the cost of that earlier run, not of this one), and ``chosen YYYY-MM-DD HH:MM UTC in N s (N.Nx its
+    calibration pass)``: when it was chosen (the entry file's time) and what it cost then ("" for what is
+    not known)."""
+    line, took, cost = cached.summary.rpartition("; took ")
+    if not took:
+        line, cost = cached.summary, ""
+    try:
+        stamp = datetime.fromtimestamp(cached.path.stat().st_mtime, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except OSError:
+        stamp = ""
+    when = " ".join(part for part in ("chosen", stamp, f"in {cost}" if cost else "") if part)
+    return line, "" if when == "chosen" else when
 
 
 def cache_dir() -> Path:
