@@ -492,7 +492,7 @@ class MainWindow(QMainWindow):
                                  hint="Wait until it ends or cancel it (Esc).")
         if self.runs.busy:
             raise WorkbenchError(f"{self.runs.job.title} is running; {name} was not opened.",
-                                 hint="Cancel the job first (Run > Cancel).")
+                                 hint="Wait until it ends or cancel it (Run > Cancel, Esc).")
 
     def _on_open_failed(self, path: Path, err) -> None:
         self._say_not_opened(path)
