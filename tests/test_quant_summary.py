@@ -203,7 +203,8 @@ def test_weight_only_int4_and_fp8():
                            numpy_helper.from_array(np.ones(n * k // block, np.float32), "s")])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
     s = summarize_quantization(m)
-    assert s.text() == "weight-only: 1 MatMul float/uint4" and s.kernels == {"mm4": "MatMulNBits"}
+    # accuracy_level unset (0): onnxruntime computes in float32 on the dequantized weight, no integer kernel
+    assert s.text() == "weight-only: 1 MatMul float/uint4" and s.kernels == {}
     # int4 blocked DequantizeLinear weight on a MatMul, an fp8 Q/DQ pair on its output (opset 21); blocks
     # of 16 (onnxruntime fuses MatMulNBits from 16 up, powers of two; blocks of 8 stay DQ + MatMul)
     block = 16
@@ -588,3 +589,72 @@ def test_shape_and_size_of_a_quantized_tensor_are_no_quantized_op_family():
     summary = summarize_quantization(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
     assert summary.families == [("Relu", 1)]
     assert summary.families_text() == "1 Relu"
+
+
+def _nbits_model(level: int | None, k: int = 64, n: int = 8, block: int = 32, seed: int = 0):
+    """A float32 MatMulNBits (4 bits, uint8 zero points 8) with ``accuracy_level`` ``level`` (None: unset),
+    its input and the dequantized weight ``[K, N]`` (ContribOperators.md layout: B ``[N, blocks, block / 2]``,
+    low nibble first)."""
+    rng = np.random.default_rng(seed)
+    q = rng.integers(0, 16, size=(n, k), dtype=np.uint8)
+    scales = rng.uniform(0.01, 0.05, size=(n, k // block)).astype(np.float32)
+    packed = (q[:, 0::2] | (q[:, 1::2] << 4)).reshape(n, k // block, block // 2)
+    w = ((q.astype(np.float32) - 8) * np.repeat(scales, block, axis=1)).T
+    attrs = {"K": k, "N": n, "bits": 4, "block_size": block}
+    if level is not None:
+        attrs["accuracy_level"] = level
+    node = helper.make_node("MatMulNBits", ["x", "w", "s"], ["y"], name="mm", domain="com.microsoft", **attrs)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, n])],
+                          [numpy_helper.from_array(packed, "w"), numpy_helper.from_array(scales.reshape(-1), "s")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    return m, rng.standard_normal((4, k)).astype(np.float32), w
+
+
+@pytest.mark.parametrize("level, integer", [(None, False), (0, False), (1, False), (4, True)])
+def test_matmul_nbits_is_an_integer_kernel_only_at_accuracy_level_4(level, integer):
+    """The canvas marked every MatMulNBits "INT"; onnxruntime's CPU kernel computes in int8 only at
+    accuracy_level 4 (matmul_nbits.cc GetComputeType), in float32 on the dequantized weight otherwise.
+    Checked against onnxruntime: at levels 0 / 1 its output is the float32 product x @ W to float rounding,
+    at level 4 it carries the error of x quantized to int8 per block."""
+    m, x, w = _nbits_model(level)
+    s = summarize_quantization(m)
+    assert s.kernels == ({"mm": "MatMulNBits"} if integer else {})
+    assert s.compute == {"mm": "float/uint4"} and s.node_dtypes == {"mm": "uint4"}
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    y = sess.run(None, {"x": x})[0]
+    err = float(np.abs(y - x @ w).max() / np.abs(x @ w).max())
+    assert (err > 1e-4) if integer else (err < 1e-5), err
+
+
+def test_dq_int4_matmul_fuses_to_matmul_nbits_at_accuracy_level_4(tmp_path):
+    """A DequantizeLinear(int4, blocks of 32) -> MatMul that onnxruntime fuses at load: the fused MatMulNBits
+    has accuracy_level 4 (the session option's default) and computes in int8, so the unit is marked INT;
+    the same unit with the option set to 0 keeps float32 math."""
+    k, n, block = 64, 8, 32
+    rng = np.random.default_rng(1)
+    q = rng.integers(-8, 8, size=(k, n))
+    scales = rng.uniform(0.01, 0.05, size=(k // block, n)).astype(np.float32)
+    nodes = [helper.make_node("DequantizeLinear", ["w4", "ws"], ["wf"], name="dq4", axis=0, block_size=block),
+             helper.make_node("MatMul", ["x", "wf"], ["y"], name="mm")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, n])],
+                          [helper.make_tensor("w4", TensorProto.INT4, [k, n], q.reshape(-1).tolist()),
+                           numpy_helper.from_array(scales, "ws")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    assert summarize_quantization(m).kernels == {"mm": "QDQ -> MatMulNBits"}
+    path, x = tmp_path / "m.onnx", rng.standard_normal((4, k)).astype(np.float32)
+    onnx.save(m, path)
+    ref = x @ (q.astype(np.float32) * np.repeat(scales, block, axis=0))
+    for level, integer in (("4", True), (None, True), ("0", False)):
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = str(tmp_path / f"opt{level}.onnx")
+        if level is not None:
+            so.add_session_config_entry("session.qdq_matmulnbits_accuracy_level", level)
+        y = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        fused = [nd for nd in onnx.load(so.optimized_model_filepath).graph.node if nd.op_type == "MatMulNBits"]
+        assert len(fused) == 1
+        got = {a.name: a.i for a in fused[0].attribute}.get("accuracy_level", 0)
+        assert got == (int(level) if level is not None else 4)
+        err = float(np.abs(y - ref).max() / np.abs(ref).max())
+        assert (err > 1e-4) if integer else (err < 1e-5), (level, err)

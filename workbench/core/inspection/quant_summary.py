@@ -34,6 +34,7 @@ from workbench.core.planning.kernels import (
     is_int8,
     nbits_kernel,
     nbits_layout,
+    nbits_runs_int8,
     relu_after_bias,
 )
 
@@ -75,7 +76,9 @@ class QuantSummary:
         the names the canvas gives its nodes), in this and the next two fields.
     kernels : dict of str to str
         Node key -> integer kernel it is (``"QLinearConv"``) or that onnxruntime fuses its QDQ unit
-        into (``"QDQ -> QLinearConv"``).
+        into (``"QDQ -> QLinearConv"``). A MatMulNBits of the file only at ``accuracy_level`` 4, where
+        onnxruntime computes it in int8 (:func:`~workbench.core.planning.kernels.nbits_runs_int8`); at 0
+        (unset) to 3 it is float32 math on a 4-bit weight, a weight-only node (``compute`` ``"float/uint4"``).
     compute : dict of str to str
         Node key -> ``"activation/weight"`` dtypes (``"uint8/int8"``) of each compute node (Conv, MatMul,
         LSTM, ... and their integer kernels) that computes on a quantized tensor: the nodes counted in
@@ -345,7 +348,10 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
     for node, key in zip(g.nodes, node_keys(g.nodes), strict=True):
         summary.node_dtypes[key] = node_dtype(g, node)
         op = node.op_type
-        if is_integer_kernel(op, node.domain):
+        if op == "MatMulNBits":
+            if _nbits_int8(g, node):  # else float32 math on dequantized weights: weight-only, no INT mark
+                summary.kernels[key] = op
+        elif is_integer_kernel(op, node.domain):
             summary.kernels[key] = op
         else:
             fused = _fused_kernel(g, node)
@@ -364,6 +370,14 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
     summary.ops = quant + flt
     summary.families = sorted(families.items(), key=lambda r: (-r[1], r[0])) if summary.kinds else []
     return summary
+
+
+def _nbits_int8(g: _Graph, node: onnx.NodeProto) -> bool:
+    """Whether onnxruntime's CPU MatMulNBits ``node`` computes in int8 (:func:`nbits_runs_int8`): its
+    ``accuracy_level`` (unset: 0) is 4, B an initializer, no ``g_idx`` and no float zero point."""
+    zp = _input(node, 3)
+    return nbits_runs_int8(int(attrs_of(node).get("accuracy_level", 0)), _input(node, 1) in g.inits,
+                           g_idx=bool(_input(node, 4)), float_zero_point=bool(zp) and g.dtype(zp) != "uint8")
 
 
 def _has_quantized_neighbours(g: _Graph, node: onnx.NodeProto) -> bool:
