@@ -399,7 +399,7 @@ def cmd_quantize(args) -> int:
                 _print_search(search, result)
     finally:
         progress.close()
-    _print_issues(result.issues)
+    _print_issues(result.issues, {node.name: i for i, node in enumerate(model.proto.graph.node)})
     staged = None
     if args.save_project:
         if args.retarget_model:
@@ -486,11 +486,13 @@ def _group_key(issue) -> tuple:
     return code, getattr(issue, "severity", None), island
 
 
-def _print_issues(issues) -> None:
+def _print_issues(issues, order: dict[str, int] | None = None) -> None:
     """The job's issues on stderr ("warning:" / "note:"), one line each, except when
     :data:`GROUP_ISSUES` or more name different nodes for one reason (the same code and severity):
     float islands then share one line, and for any other reason the first is printed in full and
-    the rest on one line by name. The result keeps one issue per node (the app and JSON)."""
+    the rest on one line by name. The result keeps one issue per node (the app and JSON). ``order``: node
+    name -> its index in the graph; the float islands' line lists them so (quantize found some before the
+    latency placement and the rest after it, its project's replay all at once), others after them."""
     groups: dict[tuple, list] = {}
     for issue in issues:
         if getattr(issue, "node", "") and getattr(issue, "code", None) is not None:
@@ -503,7 +505,8 @@ def _print_issues(issues) -> None:
         if members is not None and issue is not members[0]:
             continue
         if members is not None and issue.code == IssueCode.FLOAT_ISLAND:
-            print(f"note: {count(len(members), 'element-wise node')} kept in float ({_names([i.node for i in members])}): "
+            nodes = sorted((i.node for i in members), key=lambda n: (order or {}).get(n, len(order or {})))
+            print(f"note: {count(len(members), 'element-wise node')} kept in float ({_names(nodes)}): "
                   "they reach no quantized Conv/MatMul/Gemm, so onnxruntime gains no integer kernel and quantizing "
                   "them would only add rounding; name a node in an override to quantize it anyway", file=sys.stderr)
             continue
