@@ -1,6 +1,7 @@
-"""The banner of a model quantized elsewhere names every op family with quantized tensors around
-it: onnxruntime's quantize_static of ppocrv4_rec said only 'QDQ: 38 Conv ..., 13 MatMul ...' though
-its Mul, Add, Div, Sigmoid ... nodes also sit between Q/DQ pairs. Offscreen."""
+"""The banner of a model quantized elsewhere names the op families onnxruntime runs on quantized data:
+onnxruntime's quantize_static of ppocrv4_rec said only 'QDQ: 38 Conv ..., 13 MatMul ...' though its Add,
+Mul, Sigmoid ... run as integer kernels too; then it listed every op between Q/DQ pairs, the float Div and
+ReduceMean included. Offscreen."""
 
 from __future__ import annotations
 
@@ -34,17 +35,17 @@ def ppocr_ort_qdq(corpus, tmp_path):
     return out
 
 
-def test_banner_lists_every_quantized_op_family(window, open_file, ppocr_ort_qdq):
+def test_banner_lists_the_op_families_run_on_quantized_data(window, open_file, ppocr_ort_qdq):
+    """Expected from onnxruntime 1.32's optimized graph of this file (ORT_ENABLE_EXTENDED): its QLinearAdd,
+    QLinearMul, QLinearConv, QLinearMatMul, QLinearSigmoid, QLinearSoftmax, QLinearGlobalAveragePool,
+    QLinearAveragePool, QLinearConcat nodes and the Transpose, Squeeze, Reshape, Slice nodes that read
+    uint8 tensors. Its 33 Div and 10 ReduceMean read DequantizeLinear outputs but run in float (no kernel)."""
     proto = onnx.load(ppocr_ort_qdq)
     ops = [n.op_type for n in proto.graph.node]
     open_file(window, ppocr_ort_qdq)
     text, tip = window.banner.text(), window.banner.toolTip()
-    # every Add, Mul, Div ... of the model reads a DequantizeLinear: the counts are the op counts
-    assert (ops.count("Add"), ops.count("Mul"), ops.count("Conv"), ops.count("Div")) == (107, 107, 38, 33)
-    assert "quantized ops: 107 Add, 107 Mul, 38 Conv, 33 Div, 13 MatMul, 10 ReduceMean and 13 more" in text
-    listed = tip.split("Ops with quantized tensors around them: ", 1)[1].split(", ")
-    assert len(listed) == 19 and listed[:3] == ["Add 107", "Mul 107", "Conv 38"]
-    # its Shape reads a DequantizeLinear output's shape, never its values: not a quantized op ("Shape 1" before)
-    assert not any(x.startswith(("Shape ", "Size ")) for x in listed)
-    assert "Sigmoid 7" in listed and "Concat 1" in listed and not any(x.startswith(("Constant", "Quantize", "Dequantize"))
-                                                                     for x in listed)
+    assert (ops.count("Add"), ops.count("Mul"), ops.count("Div"), ops.count("ReduceMean")) == (107, 107, 33, 10)
+    assert "quantized ops: 107 Add, 107 Mul, 38 Conv, 13 MatMul, 9 Transpose, 7 Sigmoid and 7 more" in text
+    listed = tip.split("Ops onnxruntime runs on quantized data: ", 1)[1].split(", ")
+    assert listed == ["Add 107", "Mul 107", "Conv 38", "MatMul 13", "Transpose 9", "Sigmoid 7", "Squeeze 7",
+                      "Reshape 6", "Slice 6", "Softmax 3", "GlobalAveragePool 2", "AveragePool 1", "Concat 1"]

@@ -1,11 +1,12 @@
 """The banner above the graph that says an open model is already quantized, and how.
 
 Text from :meth:`workbench.core.api.QuantSummary.text` (formats, then per op type how many nodes
-run with which activation/weight dtypes and how many stay float), then every op family with
-quantized tensors around it, most first (:data:`FAMILIES_SHOWN` of them, "and N more" with the
-full list in the tooltip), e.g. "Already quantized - QDQ: 64 Conv uint8/int8, 3 MatMul float;
-quantized ops: 107 Mul, 107 Add, 64 Conv, 33 Div, 10 ReduceMean, 7 Sigmoid and 14 more". Hidden for
-float models.
+run with which activation/weight dtypes and how many stay float), then every op family onnxruntime
+runs on quantized data (integer kernels, weight-only kernels, Reshape / Transpose / MaxPool ... on
+integer tensors; not the float ops between Q/DQ pairs: ``QuantSummary.families``), most first
+(:data:`FAMILIES_SHOWN` of them, "and N more" with the full list in the tooltip), e.g. "Already
+quantized - QDQ: 38 Conv uint8/uint8, 13 MatMul uint8/uint8; quantized ops: 107 Add, 107 Mul, 38 Conv,
+13 MatMul, 9 Transpose, 7 Sigmoid and 7 more". Hidden for float models.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class QuantBanner(QFrame):
         self.label.setText(f"<b>{who}already quantized</b> - {html.escape(summary.text())}{ops}. {html.escape(note)}")
         tip = "Integer kernels: " + (", ".join(sorted(set(summary.kernels.values()))) or "none")
         if summary.families:
-            tip += "\nOps with quantized tensors around them: " + ", ".join(f"{op} {n}" for op, n in summary.families)
+            tip += "\nOps onnxruntime runs on quantized data: " + ", ".join(f"{op} {n}" for op, n in summary.families)
         self.setToolTip(tip)
         self.setVisible(True)
 

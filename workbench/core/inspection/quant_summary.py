@@ -24,7 +24,7 @@ from workbench.core.formats.qtypes import qtype_of_onnx
 from workbench.core.graph.index import attrs_of
 from workbench.core.graph.layout import GraphStructure, node_keys
 from workbench.core.graph.op_equivalents import EQUIVALENTS, FLOAT_OP, Equivalent
-from workbench.core.graph.op_families import WEIGHT_OPS
+from workbench.core.graph.op_families import PASS_THROUGH_OPS, WEIGHT_OPS
 from workbench.core.graph.quantized_ops import is_integer_kernel, quantized_kind
 from workbench.core.inspection.qoperator_boundary import quantization_kinds
 from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
@@ -52,9 +52,6 @@ ELEMENTWISE_KERNELS: dict[str, tuple[int, ...] | None] = {
     "Add": (0, 1), "Mul": (0, 1), "Concat": None, "Where": (1, 2),
 }
 _KIND_TEXT = {"weight_only": "weight-only"}
-_Q_OPS = ("QuantizeLinear", "DequantizeLinear")
-#: ops that read only their input's shape: never an op family with quantized tensors around it
-SHAPE_READERS = frozenset({"Shape", "Size"})
 
 
 @dataclass
@@ -84,10 +81,10 @@ class QuantSummary:
         LSTM, ... and their integer kernels) that computes on a quantized tensor: the nodes counted in
         the quantized rows of ``ops``.
     families : list of (str, int)
-        Every op type that has quantized tensors around it, with its node count, most first (ties by
-        name): integer kernels by the float op they compute, other nodes (not Q/DQ nor Constant, nor Shape
-        or Size, which read no values) that read a DequantizeLinear output or write a QuantizeLinear input
-        (``("Mul", 107)``).
+        Every op type onnxruntime runs on quantized data, with its node count, most first (ties by name):
+        integer kernels (``kernels``) by the float op they compute, weight-only kernels, and pass-through
+        ops (Reshape, Transpose, MaxPool, ...) on integer tensors (:func:`_on_quantized_data`), e.g.
+        ``("Conv", 38)``. Float ops between Q/DQ pairs (LayerNormalization, Div, Erf) are not counted.
     """
 
     kinds: dict[str, int] = field(default_factory=dict)
@@ -110,7 +107,7 @@ class QuantSummary:
         return f"{kinds}: {rows}" if rows else kinds
 
     def families_text(self, limit: int = 6) -> str:
-        """The quantized op families, most first: ``"107 Mul, 107 Add, 38 Conv and 9 more"`` (the
+        """The op families run on quantized data, most first: ``"38 Conv, 13 MatMul, 4 Transpose and 2 more"`` (the
         first ``limit``; "" when there are none)."""
         shown = ", ".join(f"{n} {op}" for op, n in self.families[:limit])
         rest = len(self.families) - limit
@@ -363,7 +360,7 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
             rows[(base, dtypes)] += 1
             if dtypes != "float":
                 summary.compute[key] = dtypes
-        if _has_quantized_neighbours(g, node):
+        if key in summary.kernels or _on_quantized_data(g, node):
             families[base] += 1
     quant = sorted(((op, dt, n) for (op, dt), n in rows.items() if dt != "float"), key=lambda r: (-r[2], r[0]))
     flt = sorted(((op, dt, n) for (op, dt), n in rows.items() if dt == "float"), key=lambda r: (-r[2], r[0]))
@@ -380,19 +377,53 @@ def _nbits_int8(g: _Graph, node: onnx.NodeProto) -> bool:
                            g_idx=bool(_input(node, 4)), float_zero_point=bool(zp) and g.dtype(zp) != "uint8")
 
 
-def _has_quantized_neighbours(g: _Graph, node: onnx.NodeProto) -> bool:
-    """Whether ``node`` is an integer kernel, or (not a Q/DQ or Constant node, nor one of
-    :data:`SHAPE_READERS`) reads a DequantizeLinear output or writes a tensor a QuantizeLinear reads."""
-    op = node.op_type
-    if is_integer_kernel(op, node.domain) or op in FLOAT_OP:
+def _on_quantized_data(g: _Graph, node: onnx.NodeProto) -> bool:
+    """Whether onnxruntime runs ``node`` (not an integer kernel) on quantized data: a weight-only kernel
+    (MatMulNBits below accuracy_level 4, GatherBlockQuantized: float math on a packed integer weight), or
+    a pass-through op (:data:`PASS_THROUGH_OPS`: Reshape, Transpose, MaxPool, ...) that reads an integer
+    tensor itself (QOperator files) or, with a chain of such ops, sits between a DequantizeLinear of an
+    activation pair and QuantizeLinear nodes of the same scale and zero_point, the pairs onnxruntime moves
+    and drops (its QDQ propagation and DropQDQ rules; an int8 pair only where x86 onnxruntime makes it
+    uint8, :func:`_u8_pair`). A float op that merely reads a DequantizeLinear output (LayerNormalization,
+    Div, Erf) runs in float and is not counted. Checked against onnxruntime 1.32's optimized graphs of its
+    uint8 QDQ / QOperator minilm, ppocrv4_rec and nudenet_320n exports (its int8 QDQ nudenet differs in
+    Split, Unsqueeze and MaxPool)."""
+    if quantized_kind(node.op_type, node.domain) == "weight_only":
         return True
-    if op in _Q_OPS or op in ("DynamicQuantizeLinear", "Constant"):  # a Constant's Q/DQ quantize a weight
+    if node.op_type not in PASS_THROUGH_OPS or not node.input:
         return False
-    if op in SHAPE_READERS:  # reads its input's shape, never its values (QOperator nudenet_320n: "10 Shape")
-        return False
-    if any((p := g.producer.get(t)) is not None and p.op_type == "DequantizeLinear" for t in node.input if t):
+    qtype = _qtype(g.dtype(node.input[0]))
+    if qtype is not None and qtype.bits <= 16:  # not an int32 / int64 index or shape tensor
         return True
-    return any(u.op_type == "QuantizeLinear" for o in node.output if o for u in g.consumers.get(o, []))
+    first, last = node, node  # onnxruntime moves Q/DQ pairs through a chain of them (QDQ propagation)
+    while (p := g.producer.get(first.input[0])) is not None and p.op_type in PASS_THROUGH_OPS \
+            and _only(g, p.output[0]) is first:
+        first = p
+    while len(last.output) == 1 and (u := _only(g, last.output[0])) is not None and u.op_type in PASS_THROUGH_OPS:
+        last = u
+    dq = g.producer.get(first.input[0])
+    users = [u for o in last.output if o for u in g.consumers.get(o, [])]
+    if dq is None or dq.op_type != "DequantizeLinear" or not users or not _u8_pair(g, dq):
+        return False
+    src = g.producer.get(dq.input[0])  # an activation pair: a constant's DequantizeLinear stays (minilm's Gathers)
+    if dq.input[0] in g.inits or src is None or src.op_type == "Constant":
+        return False
+    return all(u.op_type == "QuantizeLinear" and _same_qparams(g, dq, u) for u in users)
+
+
+def _same_qparams(g: _Graph, dq: onnx.NodeProto, q: onnx.NodeProto) -> bool:
+    """Whether a DequantizeLinear and a QuantizeLinear use one scale and zero_point (the same tensors, or
+    initializers of equal values)."""
+    for i in (1, 2):
+        a, b = _input(dq, i), _input(q, i)
+        if a == b:
+            continue
+        if a not in g.inits or b not in g.inits:
+            return False
+        va, vb = onnx.numpy_helper.to_array(g.inits[a]), onnx.numpy_helper.to_array(g.inits[b])
+        if va.dtype != vb.dtype or va.shape != vb.shape or not (va == vb).all():
+            return False
+    return True
 
 
 @dataclass
