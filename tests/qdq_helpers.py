@@ -326,3 +326,23 @@ def cli_quantized(corpus, folder: str, out, *flags: str, model: str = "model_ops
     if capsys is not None:
         capsys.readouterr()
     return out
+
+
+def matmul_nbits_model(level: int | None, k: int = 64, n: int = 8, block: int = 32, seed: int = 0):
+    """A float32 MatMulNBits (4 bits, uint8 zero points 8) with ``accuracy_level`` ``level`` (None: unset),
+    its input and the dequantized weight ``[K, N]`` (ContribOperators.md layout: B ``[N, blocks, block / 2]``,
+    low nibble first)."""
+    rng = np.random.default_rng(seed)
+    q = rng.integers(0, 16, size=(n, k), dtype=np.uint8)
+    scales = rng.uniform(0.01, 0.05, size=(n, k // block)).astype(np.float32)
+    packed = (q[:, 0::2] | (q[:, 1::2] << 4)).reshape(n, k // block, block // 2)
+    w = ((q.astype(np.float32) - 8) * np.repeat(scales, block, axis=1)).T
+    attrs = {"K": k, "N": n, "bits": 4, "block_size": block}
+    if level is not None:
+        attrs["accuracy_level"] = level
+    node = helper.make_node("MatMulNBits", ["x", "w", "s"], ["y"], name="mm", domain="com.microsoft", **attrs)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, n])],
+                          [numpy_helper.from_array(packed, "w"), numpy_helper.from_array(scales.reshape(-1), "s")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    return m, rng.standard_normal((4, k)).astype(np.float32), w

@@ -24,7 +24,7 @@ from onnxruntime.quantization import (
     quantize_static,
 )
 from PIL import Image
-from qdq_helpers import optimized_op_counts, ran_as
+from qdq_helpers import matmul_nbits_model, optimized_op_counts, ran_as
 
 import workbench
 from workbench.cli import main
@@ -599,33 +599,13 @@ def test_shape_and_size_of_a_quantized_tensor_are_no_quantized_op_family():
     assert summary.families_text() == ""
 
 
-def _nbits_model(level: int | None, k: int = 64, n: int = 8, block: int = 32, seed: int = 0):
-    """A float32 MatMulNBits (4 bits, uint8 zero points 8) with ``accuracy_level`` ``level`` (None: unset),
-    its input and the dequantized weight ``[K, N]`` (ContribOperators.md layout: B ``[N, blocks, block / 2]``,
-    low nibble first)."""
-    rng = np.random.default_rng(seed)
-    q = rng.integers(0, 16, size=(n, k), dtype=np.uint8)
-    scales = rng.uniform(0.01, 0.05, size=(n, k // block)).astype(np.float32)
-    packed = (q[:, 0::2] | (q[:, 1::2] << 4)).reshape(n, k // block, block // 2)
-    w = ((q.astype(np.float32) - 8) * np.repeat(scales, block, axis=1)).T
-    attrs = {"K": k, "N": n, "bits": 4, "block_size": block}
-    if level is not None:
-        attrs["accuracy_level"] = level
-    node = helper.make_node("MatMulNBits", ["x", "w", "s"], ["y"], name="mm", domain="com.microsoft", **attrs)
-    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, k])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, n])],
-                          [numpy_helper.from_array(packed, "w"), numpy_helper.from_array(scales.reshape(-1), "s")])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
-    return m, rng.standard_normal((4, k)).astype(np.float32), w
-
-
 @pytest.mark.parametrize("level, integer", [(None, False), (0, False), (1, False), (4, True)])
 def test_matmul_nbits_is_an_integer_kernel_only_at_accuracy_level_4(level, integer):
     """The canvas marked every MatMulNBits "INT"; onnxruntime's CPU kernel computes in int8 only at
     accuracy_level 4 (matmul_nbits.cc GetComputeType), in float32 on the dequantized weight otherwise.
     Checked against onnxruntime: at levels 0 / 1 its output is the float32 product x @ W to float rounding,
     at level 4 it carries the error of x quantized to int8 per block."""
-    m, x, w = _nbits_model(level)
+    m, x, w = matmul_nbits_model(level)
     s = summarize_quantization(m)
     assert s.kernels == ({"mm": "MatMulNBits"} if integer else {})
     assert s.compute == {"mm": "float/uint4"} and s.node_dtypes == {"mm": "uint4"}

@@ -167,15 +167,22 @@ def legend_entries(canvas, all_ops: bool = False, picture: bool = False) -> tupl
             notes.append(_tags_note(tags.values()))
         if marks and kernels:
             notes.append("INT: integer kernel (or a QDQ unit fused into one)")
+        if state is not None and any(i not in state.kernels and d.startswith("float/") for i, d in state.compute.items()):
+            notes.append(WEIGHT_ONLY_NOTE)
         if state is not None and state.compute and state.data.plan is not None:
             note = group_kernels_note(canvas) if picture else GROUP_KERNELS_NOTE
             if note:
                 notes.append(note)
-        title = "dtype in the file" if canvas.edge_colour_keys() or (state and state.kernels) else "dtype (recipe)"
+        in_file = state is not None and bool(state.kernels or state.compute)  # a model quantized elsewhere
+        title = "dtype in the file" if canvas.edge_colour_keys() or in_file else "dtype (recipe)"
         return title, rows, notes
     rows = _op_rows(canvas)
     return "op type", rows if all_ops else rows[:MAX_OPS], float_notes(canvas)
 
+
+#: the dtype legend's note on a weight-only node of a file (a MatMulNBits below accuracy_level 4, a DequantizeLinear
+#: weight on a float MatMul): float math on an integer weight, so its fill is its weight's dtype and it has no INT mark
+WEIGHT_ONLY_NOTE = "weight-only node (no INT): float math on an integer weight, filled with the weight's dtype"
 
 #: the dtype legend's note on what a group (block) says of a file quantized elsewhere: "box" alone read as the
 #: node boxes, which show no kernels
