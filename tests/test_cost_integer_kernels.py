@@ -357,3 +357,16 @@ def test_a_weight_quantized_by_a_node_of_the_file_counts_its_elements(tmp_path, 
     (row,) = json.loads(capsys.readouterr().out)["rows"]
     assert (row["node"], row["macs"], row["weight_params"]) == ("conv", 28_800, 1152)
     assert (row["memory_bits"], row["memory_float_bits"]) == (1152 * 8, 1152 * 32)
+
+
+@pytest.mark.parametrize("level, as_run", [(None, (32, 32)), (0, (32, 32)), (4, (4, 8))])
+def test_file_matmul_nbits_runs_at_its_accuracy_level(level, as_run):
+    """A file's MatMulNBits was counted as run at 4 x 8 bits whatever its accuracy_level; onnxruntime's CPU
+    kernel quantizes the activation to int8 only at level 4 (matmul_nbits.cc), and computes float32 on the
+    dequantized weight at 0 (unset) to 3: 32 x 32 as run, while it reads a 4-bit weight and a float input."""
+    from qdq_helpers import matmul_nbits_model
+
+    from workbench.core.inspection.kernel_bits import file_bits
+
+    bits, kernel, _ = file_bits(matmul_nbits_model(level)[0])
+    assert bits == {"mm": (4, 32)} and kernel == {"mm": as_run}

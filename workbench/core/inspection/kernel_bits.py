@@ -9,7 +9,9 @@ and ``kernels``):
 * as run: 8 x 8 for an integer kernel in the file or one onnxruntime fuses its QDQ unit into (QLinearConv,
   QLinearMatMul, MatMulIntegerToFloat, QGemm), the weight's bits x 8 for MatMulNBits (accuracy level 4
   quantizes the activation to int8 per block), 32 x 32 where onnxruntime runs DequantizeLinear and a float
-  kernel (ConvTranspose, 16-bit activations, float8, a signed pair it cannot turn uint8).
+  kernel (ConvTranspose, 16-bit activations, float8, a signed pair it cannot turn uint8) and for a file's
+  MatMulNBits below accuracy level 4 (float32 math on the dequantized weight,
+  :func:`~workbench.core.planning.kernels.nbits_runs_int8`).
 """
 
 from __future__ import annotations
