@@ -66,7 +66,7 @@ from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.graph.walk import all_names, iter_graphs, iter_nodes, subgraphs
 from workbench.core.io.external import tensor_array
 from workbench.core.io.ort_session import BUFFER_TENSOR_BYTES, proto_session, session_sources
-from workbench.core.io.tensor_bytes import tensor_nbytes
+from workbench.core.io.tensor_bytes import copy_fields, tensor_nbytes
 from workbench.core.model.as_written import read_as_written
 from workbench.core.model.load import PreparedModel
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
@@ -562,8 +562,8 @@ def _assemble(qp: onnx.ModelProto, replace: _Replace, added: dict[str, TensorPro
     outputs), each made by ``tensor(t, name)``: the others are never copied. Body initializers no
     node reads any more are dropped."""
     out = onnx.ModelProto()
-    _copy_fields(qp, out, ("graph",))
-    _copy_fields(qp.graph, out.graph, ("node", "initializer"))
+    copy_fields(qp, out, ("graph",))
+    copy_fields(qp.graph, out.graph, ("node", "initializer"))
     _rewrite(qp.graph, out.graph, replace)
     for _, g in reversed(list(iter_graphs(out.graph))):  # innermost bodies first: their reads are then final
         _drop_unread_nodes(g)
@@ -579,19 +579,6 @@ def _assemble(qp: onnx.ModelProto, replace: _Replace, added: dict[str, TensorPro
             out.graph.initializer.append(tensor(t, name))
     drop_unused_initializers(out)
     return out
-
-
-def _copy_fields(src, dst, skip: tuple[str, ...]) -> None:
-    """Copy every set field of the protobuf message ``src`` into ``dst`` but those named in ``skip``."""
-    for fd, value in src.ListFields():
-        if fd.name in skip:
-            continue
-        if fd.is_repeated:
-            getattr(dst, fd.name).extend(value)
-        elif fd.type == fd.TYPE_MESSAGE:
-            getattr(dst, fd.name).CopyFrom(value)
-        else:
-            setattr(dst, fd.name, value)
 
 
 def _rewrite(src: onnx.GraphProto, dst: onnx.GraphProto, replace: _Replace) -> None:

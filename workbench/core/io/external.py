@@ -36,7 +36,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.errors import ModelError
-from workbench.core.io.tensor_bytes import _copy_fields, raw_bytes
+from workbench.core.io.tensor_bytes import copy_fields, raw_bytes
 
 #: A model keeps its weights on disk when its external data holds at least this many bytes.
 LAZY_MODEL_BYTES = 512 << 20
@@ -228,8 +228,8 @@ def materialize(t: TensorProto) -> TensorProto:
 def copy_with(proto: onnx.ModelProto, replace) -> onnx.ModelProto:
     """Copy of ``proto`` whose main-graph initializers pass through ``replace(t) -> TensorProto``."""
     out = onnx.ModelProto()
-    _copy_fields(proto, out, "graph")
-    _copy_fields(proto.graph, out.graph, "initializer")
+    copy_fields(proto, out, ("graph",))
+    copy_fields(proto.graph, out.graph, ("initializer",))
     for t in proto.graph.initializer:
         out.graph.initializer.add().CopyFrom(replace(t))  # one copy (tensor_bytes.append_copies)
     return out

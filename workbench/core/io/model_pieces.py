@@ -30,6 +30,8 @@ import numpy as np
 from google.protobuf.unknown_fields import UnknownFieldSet
 from onnx import GraphProto, ModelProto, TensorProto, helper
 
+from workbench.core.io.tensor_bytes import copy_field
+
 #: Main-graph initializers whose ``raw_data`` holds at least this many bytes become pieces of their own.
 PIECE_BYTES = 1 << 16
 
@@ -72,13 +74,7 @@ def _split(msg, cls, number: int) -> tuple[bytes, bytes]:
     for fd, value in msg.ListFields():
         if fd.number == number:
             continue
-        dst = head if fd.number < number else tail
-        if hasattr(value, "extend"):  # repeated field
-            getattr(dst, fd.name).extend(value)
-        elif fd.message_type is not None:
-            getattr(dst, fd.name).CopyFrom(value)
-        else:
-            setattr(dst, fd.name, value)
+        copy_field(head if fd.number < number else tail, fd, value)
     return head.SerializeToString(), tail.SerializeToString()
 
 

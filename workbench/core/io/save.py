@@ -36,7 +36,7 @@ from workbench.core.errors import ExportError
 from workbench.core.io.atomic import _explain, check_not_input, check_regular, stale_temps, write_pieces
 from workbench.core.io.external import inline_copy, is_source, lazy_file, tensor_chunks
 from workbench.core.io.model_pieces import split_model
-from workbench.core.io.tensor_bytes import _copy_fields, model_tensor_bytes, tensor_nbytes
+from workbench.core.io.tensor_bytes import copy_fields, model_tensor_bytes, tensor_nbytes
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +105,8 @@ def _stream_initializers(proto: onnx.ModelProto, data_file: Path, location: str,
     references to ``location``. ``proto`` is not modified and no second copy of the weights is
     made."""
     out = onnx.ModelProto()
-    _copy_fields(proto, out, "graph")
-    _copy_fields(proto.graph, out.graph, "initializer")
+    copy_fields(proto, out, ("graph",))
+    copy_fields(proto.graph, out.graph, ("initializer",))
     offset = 0
     with open(data_file, "wb") as f:
         for t in proto.graph.initializer:

@@ -60,16 +60,22 @@ def append_copies(field, messages) -> None:
         field.add().CopyFrom(m)
 
 
-def _copy_fields(src, dst, skip: str) -> None:
+def copy_field(dst, fd, value) -> None:
+    """Set field ``fd`` (a FieldDescriptor of ``dst``'s type) of the protobuf message ``dst`` to ``value`` as
+    ``ListFields`` gives it: a repeated field extended, a message copied, a scalar set."""
+    if hasattr(value, "extend"):  # repeated field
+        getattr(dst, fd.name).extend(value)
+    elif fd.message_type is not None:
+        getattr(dst, fd.name).CopyFrom(value)
+    else:
+        setattr(dst, fd.name, value)
+
+
+def copy_fields(src, dst, skip: tuple[str, ...]) -> None:
+    """Copy every set field of the protobuf message ``src`` into ``dst`` (same type) but those named in ``skip``."""
     for fd, value in src.ListFields():
-        if fd.name == skip:
-            continue
-        if hasattr(value, "extend"):  # repeated field
-            getattr(dst, fd.name).extend(value)
-        elif fd.message_type is not None:
-            getattr(dst, fd.name).CopyFrom(value)
-        else:
-            setattr(dst, fd.name, value)
+        if fd.name not in skip:
+            copy_field(dst, fd, value)
 
 
 def lean_copy(proto: onnx.ModelProto, limit: int = LEAN_BYTES) -> tuple[onnx.ModelProto, dict[str, TensorProto]]:
@@ -84,8 +90,8 @@ def lean_copy(proto: onnx.ModelProto, limit: int = LEAN_BYTES) -> tuple[onnx.Mod
         still used with :func:`restore_held`.
     """
     out = onnx.ModelProto()
-    _copy_fields(proto, out, "graph")
-    _copy_fields(proto.graph, out.graph, "initializer")
+    copy_fields(proto, out, ("graph",))
+    copy_fields(proto.graph, out.graph, ("initializer",))
     held = {}
     for t in proto.graph.initializer:
         if tensor_nbytes(t) > limit:
