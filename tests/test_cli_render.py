@@ -24,6 +24,11 @@ UINT8_RGB, NO_VALUE_RGB = (0xFF, 0xD5, 0x4F), (0xD9, 0xD9, 0xD9)  # the legend's
 OUTLINE_RGB = (0x76, 0x76, 0x76)  # the swatches' outline
 
 
+def svg_texts(svg: str) -> list[str]:
+    """The text of every <text> element of the SVG source ``svg``, whitespace runs as one space."""
+    return [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+
+
 def _outlined_box(pixels: np.ndarray, fill: tuple, outline: tuple) -> tuple[int, int]:
     """(width, height) of the first box in ``pixels`` (H x W x 3) whose every pixel is ``fill`` and whose
     1 px ring is all ``outline``; (0, 0) if there is none."""
@@ -93,7 +98,7 @@ def test_render_draws_the_colour_legend_into_png_and_svg(corpus, tmp_path):
         w, h = _outlined_box(legend, rgb, OUTLINE_RGB)
         assert w >= 10 and h >= 6, (rgb, w, h)
     assert (rest == UINT8_RGB).all(axis=1).sum() > 10 * 150  # the uint8 nodes below it
-    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text(encoding="utf-8"))]
+    texts = svg_texts(svg.read_text(encoding="utf-8"))
     texts = [t.removeprefix("\u25be ") for t in texts]  # the open legend's title starts with its collapse arrow
     for label in ("Colour: dtype (recipe)", "uint8", "not assigned"):  # the title on one line, not wrapped
         assert label in texts, label
@@ -171,7 +176,7 @@ def _node_fills(svg: str, ops: set[str]) -> list[tuple[str, str]]:
 
 def _legend_lines(svg: str) -> str:
     """The legend's text after its "no value" row, its wrapped lines joined by spaces."""
-    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+    texts = svg_texts(svg)
     return " ".join(texts[texts.index("no value") + 1:])
 
 
@@ -294,7 +299,7 @@ def test_render_sqnr_with_no_unit_quantized_says_so_in_the_picture(corpus, tmp_p
     assert _legend_lines(text) == (
         "no unit quantized, so every node is grey (no value): 5 units kept float by the recipe or a guard; 5 nodes "
         "not quantized (in no unit: Relu, MaxPool, Flatten)")  # before: the stops' note first
-    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", text)]
+    texts = svg_texts(text)
     assert not [t for t in texts if t.endswith(" dB")], texts  # before: "<= 5 dB" .. ">= 45 dB"
     notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
     assert notes == ["note: no unit is quantized (5 units kept float by the recipe or a guard), so every node is "
@@ -342,7 +347,7 @@ def test_render_draws_the_node_tags_and_int_marks_its_legend_explains(corpus, tm
     assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "-o", str(q),
                  "--no-auto", "--no-latency-check"]) == 0
     assert main(["render", str(q), "-o", str(svg), "--colour", "dtype", "--expand", "0"]) == 0
-    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text(encoding="utf-8"))]
+    texts = svg_texts(svg.read_text(encoding="utf-8"))
     legend = " ".join(texts)
     assert "node tag: folded Q/DQ" in legend and "INT: integer kernel" in legend
     assert "w:i8 b:i32" in texts and "INT" in texts  # drawn on the Gemm (before: neither)
@@ -350,7 +355,7 @@ def test_render_draws_the_node_tags_and_int_marks_its_legend_explains(corpus, tm
     # explains them (it did: node tag, INT, edge badge)
     small = tmp_path / "small.svg"
     assert main(["render", str(q), "-o", str(small), "--colour", "dtype", "--max-side", "416"]) == 0
-    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", small.read_text(encoding="utf-8"))]
+    texts = svg_texts(small.read_text(encoding="utf-8"))
     assert not {"w:i8 b:i32", "in:u8 w:i8 b:i32", "INT", "u8"} & set(texts), texts
     legend = " ".join(texts)
     assert "edges coloured by the dtype they carry" in legend
@@ -368,13 +373,13 @@ def test_a_small_quantized_picture_labels_its_nodes_and_explains_only_the_group_
     assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "-o", str(q),
                  "--no-auto", "--no-latency-check"]) == 0
     assert main(["render", str(q), "-o", str(svg), "--colour", "dtype", "--max-side", "416"]) == 0
-    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg.read_text(encoding="utf-8"))]
+    texts = svg_texts(svg.read_text(encoding="utf-8"))
     assert texts.count("Conv") == 3 and texts.count("Relu") == 3 and "Gemm" in texts  # before: none
     legend = " ".join(texts)
     assert "group title" not in legend and "collapsed group" not in legend, legend  # before: both
     collapsed = tmp_path / "collapsed.svg"
     assert main(["render", str(q), "-o", str(collapsed), "--colour", "dtype", "--max-side", "416", "--expand", "0"]) == 0
-    texts = [" ".join(t.split()) for t in re.findall(r"<text[^>]*>([^<]*)</text>", collapsed.read_text(encoding="utf-8"))]
+    texts = svg_texts(collapsed.read_text(encoding="utf-8"))
     legend = " ".join(texts)
     assert "a collapsed group's box is coloured by the activation dtype of the quantized kernels inside" in legend
     assert "group title" not in legend, legend  # the box shows its name alone at this size
