@@ -337,15 +337,20 @@ def test_sqnr_grey_note_of_a_model_with_no_unit_quantized():
         "no value (grey): 1 unit kept float by the recipe or a guard")
 
 
+def _quantized_digits_cnn(corpus: Path, tmp_path: Path) -> Path:
+    """digits_cnn opset 17 quantized with the preset's MinMax (no recipe choice, no latency check): tmp_path/q.onnx."""
+    d, q = corpus / "digits_cnn", tmp_path / "q.onnx"
+    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "-o", str(q),
+                 "--no-auto", "--no-latency-check"]) == 0
+    return q
+
+
 def test_render_draws_the_node_tags_and_int_marks_its_legend_explains(corpus, tmp_path):
     """A quantized digits_cnn with its group collapsed (--expand 0): the view was sized for the graph alone, and
     the fit shrank it beside the legend to 45 %, where node tags and INT marks are not drawn, while the legend
     explained both. The picture now makes the legend its room: the Gemm's tag and INT mark are drawn; where the
     picture is too small for them, the legend leaves their notes out."""
-    d = corpus / "digits_cnn"
-    q, svg = tmp_path / "q.onnx", tmp_path / "q.svg"
-    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "-o", str(q),
-                 "--no-auto", "--no-latency-check"]) == 0
+    q, svg = _quantized_digits_cnn(corpus, tmp_path), tmp_path / "q.svg"
     assert main(["render", str(q), "-o", str(svg), "--colour", "dtype", "--expand", "0"]) == 0
     texts = svg_texts(svg.read_text(encoding="utf-8"))
     legend = " ".join(texts)
@@ -368,10 +373,7 @@ def test_a_small_quantized_picture_labels_its_nodes_and_explains_only_the_group_
     blank, and the legend explained group titles naming the kernels inside and collapsed boxes coloured by them,
     neither drawn (the frame ``f`` is open, titled by its name alone). The op types are drawn in the boxes; the
     legend explains a collapsed box's colour only where one is shown (``--expand 0``), and never the titles."""
-    d = corpus / "digits_cnn"
-    q, svg = tmp_path / "q.onnx", tmp_path / "q.svg"
-    assert main(["quantize", str(d / "model_opset17.onnx"), "--data", str(d / "calib.npz"), "-o", str(q),
-                 "--no-auto", "--no-latency-check"]) == 0
+    q, svg = _quantized_digits_cnn(corpus, tmp_path), tmp_path / "q.svg"
     assert main(["render", str(q), "-o", str(svg), "--colour", "dtype", "--max-side", "416"]) == 0
     texts = svg_texts(svg.read_text(encoding="utf-8"))
     assert texts.count("Conv") == 3 and texts.count("Relu") == 3 and "Gemm" in texts  # before: none
