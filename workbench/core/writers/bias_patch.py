@@ -25,6 +25,7 @@ from workbench.core.formats.numerics import quantize
 from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import get_qtype
 from workbench.core.graph.index import iter_graphs
+from workbench.core.graph.walk import use_counts
 from workbench.core.io.external import tensor_array
 from workbench.core.writers.common import float_initializer, keep_declared_value_info, quantized_initializer
 from workbench.core.writers.int32_bias import BiasSlot, coarse_error, quantize_bias
@@ -46,7 +47,7 @@ def patch_biases(written: QdqResult, fixed, shifts: dict[str, np.ndarray]) -> Qd
         return None  # the float bias is still read (a float node): it would be corrected there too
     corrected = {i.name: i for i in fixed.proto.graph.initializer if i.name in shifts}
     targets = {i.name: i for i in written.proto.graph.initializer}
-    readers = _readers(written.proto.graph)
+    readers = use_counts(written.proto.graph)
     new: list[onnx.TensorProto] = []
     for bias in shifts:
         if bias not in corrected:
@@ -71,19 +72,10 @@ def patch_biases(written: QdqResult, fixed, shifts: dict[str, np.ndarray]) -> Qd
     return written
 
 
-def _readers(graph: onnx.GraphProto) -> dict[str, int]:
-    """Tensor name -> how many inputs of the main graph's nodes read it."""
-    out: dict[str, int] = {}
-    for n in graph.node:
-        for t in n.input:
-            out[t] = out.get(t, 0) + 1
-    return out
-
-
 def _raised_weight(s: BiasSlot, wq: QParams, fixed, targets: dict[str, onnx.TensorProto],
                    readers: dict[str, int]) -> list[onnx.TensorProto] | None:
     """The integer weight and scale initializers of ``s``'s weight on the raised qparams ``wq``, as the writer makes
-    them (``_int_init``); None when its initializers are not its unit's own (read by another DequantizeLinear too)."""
+    them (``_int_init``); None when its initializers are not its unit's own (read by another node too, in any graph)."""
     if len(s.weight_inits) < 2 or any(n not in targets or readers.get(n, 0) != 1 for n in s.weight_inits):
         return None
     init = next((i for i in fixed.proto.graph.initializer if i.name == s.weight), None)
