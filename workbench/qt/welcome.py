@@ -12,7 +12,7 @@ import html
 from importlib import resources
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFrame,
@@ -79,16 +79,33 @@ class _ActionButton(QPushButton):
         words.setSpacing(1)
         title, note, keys = _passive(QLabel(f"<b>{text}</b>")), _passive(mute(QLabel(detail))), _passive(
             mute(QLabel(_shortcut_text(action))))
+        # the detail line wraps (it was cut off beside the shortcut in a 1000 px window) and the button grows to
+        # hold its lines: the button's height for a width is its layout's
+        note.setWordWrap(True)
         words.addWidget(title)
         words.addWidget(note)
         row.addLayout(words, 1)
         row.addWidget(keys)
         self.title, self.note, self.keys = title, note, keys
-        self.setMinimumHeight(title.sizeHint().height() + note.sizeHint().height() + 14)
+        policy = self.sizePolicy()
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
         self.setToolTip(action.statusTip() or "")
         self.clicked.connect(action.trigger)
         action.changed.connect(self._follow)
         self._follow()
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt override
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
+        return self.layout().totalHeightForWidth(width)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return self.layout().totalSizeHint()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return self.layout().totalMinimumSize()
 
     def _follow(self) -> None:
         self.setEnabled(self.action.isEnabled())
