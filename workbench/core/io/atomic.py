@@ -10,8 +10,10 @@ import contextlib
 import dataclasses
 import errno
 import glob
+import mmap
 import os
 import re
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -126,11 +128,49 @@ def stale_temps(path: Path) -> list[Path]:
     return [p for p in path.parent.glob(f".{glob.escape(path.name)}.*.tmp") if own.fullmatch(p.name)]
 
 
+def save_prefix(path: Path) -> str:
+    """The name prefix of what :func:`workbench.core.io.save.save_model` puts beside ``path`` while it writes:
+    its temporary folder and, with external data, the hidden data file ``.NAME.wb-XXXXXXXXXXXX.data``."""
+    return f".{path.name}.wb-"
+
+
+def save_temps(path: Path) -> list[Path]:
+    """The temporary folders and hidden data files of saves to ``path`` (:func:`save_prefix`)."""
+    return list(path.parent.glob(glob.escape(save_prefix(path)) + "*"))
+
+
+def references(model_file: Path, name: str) -> bool:
+    """True when the bytes of ``model_file`` contain ``name`` (an external data location); False when the
+    file is missing or empty."""
+    try:
+        with open(model_file, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return m.find(name.encode()) >= 0
+    except (OSError, ValueError):  # missing or empty file
+        return False
+
+
+def remove_save_temp(path: Path, temp: Path) -> bool:
+    """Remove ``temp``, one of :func:`save_temps` of ``path``: a folder with what it holds, a file unless the
+    model at ``path`` reads it (a save stopped between putting the model that reads the hidden data file in
+    place and renaming that data onto ``NAME.data``: the pair is complete as it is). Returns whether it was
+    removed; never raises."""
+    if temp.is_dir() and not temp.is_symlink():
+        shutil.rmtree(temp, ignore_errors=True)
+        return not temp.exists()
+    if references(path, temp.name):
+        return False
+    try:
+        temp.unlink()
+    except OSError:
+        return False
+    return True
+
+
 @dataclasses.dataclass(frozen=True)
 class WriteMark:
     """A write target as a job found it when it started (:func:`mark_target`): ``stamp`` its
     (st_mtime_ns, st_size), None when there was no file; ``temps`` the names of its
-    :func:`stale_temps` then."""
+    :func:`stale_temps` and :func:`save_temps` then."""
 
     stamp: tuple[int, int] | None
     temps: frozenset[str]
@@ -147,15 +187,17 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 def mark_target(path: str | Path) -> WriteMark:
     """The :class:`WriteMark` of ``path`` now: taken before a job that writes ``path`` starts."""
     path = Path(path)
-    return WriteMark(_stamp(path), frozenset(p.name for p in stale_temps(path)))
+    return WriteMark(_stamp(path), frozenset(p.name for p in (*stale_temps(path), *save_temps(path))))
 
 
 def clean_killed_write(path: str | Path, mark: WriteMark) -> tuple[list[Path], bool]:
-    """After the job that writes ``path`` was killed: remove its temporary files (:func:`stale_temps` of
-    ``path`` that ``mark`` did not hold, so made after the job started; nothing else is touched). Returns
-    (the files removed, whether ``path`` changed since ``mark``: its mtime or size differ, or it appeared or
-    went, i.e. the kill came after the rename and the new file is in place). Never raises (a temporary file
-    that cannot be removed is left, and is removed by the next write to ``path``)."""
+    """After the job that writes ``path`` was killed: remove its temporary files (:func:`stale_temps` and
+    :func:`save_temps` of ``path`` that ``mark`` did not hold, so made after the job started: a save's
+    temporary folder with its partly written ``.data``, and its hidden data file unless the model at ``path``
+    reads it; nothing else is touched). Returns (the files removed, whether ``path`` changed since ``mark``:
+    its mtime or size differ, or it appeared or went, i.e. the kill came after the rename and the new file is
+    in place). Never raises (a temporary file that cannot be removed is left, and is removed by the next
+    write to ``path``)."""
     path = Path(path)
     removed = []
     for tmp in stale_temps(path):
@@ -163,6 +205,9 @@ def clean_killed_write(path: str | Path, mark: WriteMark) -> tuple[list[Path], b
             continue
         with contextlib.suppress(OSError):
             tmp.unlink()
+            removed.append(tmp)
+    for tmp in save_temps(path):
+        if tmp.name not in mark.temps and remove_save_temp(path, tmp):
             removed.append(tmp)
     return removed, _stamp(path) != mark.stamp
 

@@ -15,15 +15,16 @@ between them never pairs the old ``.onnx`` with the new ``.data`` (wrong weights
 4. ``<name>`` is replaced by the model that reads ``<name>.data``; the hidden file is removed.
 
 After a kill at any point the final names hold one complete version; the hidden leftovers of an
-interrupted save are removed by the next save to the same path.
+interrupted save are removed by the next save to the same path (and by the app, :func:`workbench.core.io.atomic.clean_killed_write`,
+when it killed the save). A step that fails instead (disk full, ...) leaves the folder as it was: the files
+are written in a temporary folder first, and a failure after step 1 removes the hidden file and, before
+step 3, puts the previous model back.
 """
 
 from __future__ import annotations
 
 import contextlib
-import glob
 import logging
-import mmap
 import os
 import shutil
 import tempfile
@@ -33,7 +34,16 @@ import onnx
 from google.protobuf.message import EncodeError
 
 from workbench.core.errors import ExportError
-from workbench.core.io.atomic import _explain, check_not_input, check_regular, stale_temps, write_pieces
+from workbench.core.io.atomic import (
+    _explain,
+    check_not_input,
+    check_regular,
+    remove_save_temp,
+    save_prefix,
+    save_temps,
+    stale_temps,
+    write_pieces,
+)
 from workbench.core.io.external import inline_copy, is_source, lazy_file, tensor_chunks
 from workbench.core.io.model_pieces import split_model
 from workbench.core.io.tensor_bytes import copy_fields, model_tensor_bytes, tensor_nbytes
@@ -52,19 +62,6 @@ def tensor_bytes(proto: onnx.ModelProto) -> int:
     return model_tensor_bytes(proto)
 
 
-def _leftover_prefix(path: Path) -> str:
-    return f".{path.name}.wb-"
-
-
-def _references(model_file: Path, name: str) -> bool:
-    """True when the bytes of ``model_file`` contain ``name`` (an external data location)."""
-    try:
-        with open(model_file, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            return m.find(name.encode()) >= 0
-    except (OSError, ValueError):  # missing or empty file
-        return False
-
-
 def _remove_leftovers(path: Path) -> None:
     """Delete hidden temporaries of earlier interrupted saves to ``path`` (best effort), except a
     hidden data file the current model still reads (a save killed between steps 2 and 4)."""
@@ -72,12 +69,8 @@ def _remove_leftovers(path: Path) -> None:
         if p.is_file() and not p.is_symlink():
             with contextlib.suppress(OSError):
                 p.unlink()
-    for p in path.parent.glob(glob.escape(_leftover_prefix(path)) + "*"):
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p, ignore_errors=True)
-        elif not _references(path, p.name):
-            with contextlib.suppress(OSError):
-                p.unlink()
+    for p in save_temps(path):
+        remove_save_temp(path, p)
 
 
 def _fsync(path: Path) -> None:
@@ -192,18 +185,31 @@ def _save_inline(proto: onnx.ModelProto, target: Path) -> None:
         os.fsync(f.fileno())
 
 
+class _TooLarge(ExportError):
+    """A model over :data:`PROTOBUF_LIMIT` bytes asked to be one file."""
+
+
 def _too_large(target: Path, size: int | None) -> ExportError:
-    """The error for a model of ``size`` bytes (None: unknown, over 2 GiB) saved as one file."""
+    """The error for a model of ``size`` bytes (None: unknown, over 2 GiB) saved as one file (only when the
+    caller asked for one file: ``save_model(external=None)`` writes such a model with external data)."""
     what = "over 2 GiB" if size is None else f"{size} bytes ({size / 2**30:.2f} GiB)"
-    return ExportError(f"{target.name}: the model is {what}, more than one .onnx file can hold ({PROTOBUF_LIMIT} "
-                       "bytes, protobuf's limit); nothing was written.",
-                       hint="Save it with its weights in a .data file beside it (save_model(..., external=True)).")
+    return _TooLarge(f"{target.name}: the model is {what}, more than one .onnx file can hold ({PROTOBUF_LIMIT} "
+                     "bytes, protobuf's limit); nothing was written.",
+                     hint=f"Write it as two files, {target.name} and its weights in {target.name}.data beside it: "
+                          "workbench-cli quantize / convert and the app's export do so on their own for a model "
+                          "this large (in Python: leave save_model's external unset).")
 
 
 def _save_external(proto: onnx.ModelProto, path: Path, tmp: Path, threshold: int) -> None:
+    """Write ``proto`` as ``path`` + ``path.data`` through the hidden data file (module docstring). Every file
+    is written, checked and synced in ``tmp`` first, so the steps in the target's folder are renames and one
+    copy. When a step fails (an OSError: disk full while copying the data, ...) the folder is put back as it
+    was: the previous model is renamed back (kept as a hard link in ``tmp`` before step 2) while the previous
+    ``NAME.data`` is still in place, and the hidden data file is removed; only a failure of the last rename
+    leaves the new pair reading the hidden file (complete; the next save removes it)."""
     folder = path.parent
     data_name = path.name + ".data"
-    hidden = f"{_leftover_prefix(path)}{os.urandom(6).hex()}.data"  # random as secrets.token_hex (no hmac/OpenSSL)
+    hidden = f"{save_prefix(path)}{os.urandom(6).hex()}.data"  # random as secrets.token_hex (no hmac/OpenSSL)
     lean = _stream_initializers(proto, tmp / hidden, hidden, threshold)
     # subgraph initializers (copied with the nodes) go after the streamed ones, by onnx itself
     onnx.save_model(lean, str(tmp / path.name), save_as_external_data=True, all_tensors_to_one_file=True,
@@ -215,19 +221,71 @@ def _save_external(proto: onnx.ModelProto, path: Path, tmp: Path, threshold: int
         _fsync(tmp / path.name)
         os.replace(tmp / path.name, path)
         return
+    final = tmp / (path.name + ".final")
+    shutil.copyfile(tmp / path.name, final)
+    _relocate(final, data_name)  # the model of step 4, ready before anything in the folder changes
     _fsync(tmp / hidden)
     _fsync(tmp / path.name)
+    existed, old = os.path.lexists(path), _keep_previous(path, tmp)
     os.replace(tmp / hidden, folder / hidden)                 # 1. new data, hidden
-    os.replace(tmp / path.name, path)                         # 2. model -> hidden data
-    copied = tmp / data_name  # a copy, not a hard link: onnx refuses data files with several links
-    shutil.copyfile(folder / hidden, copied)
-    _fsync(copied)
-    os.replace(copied, folder / data_name)                    # 3. <name>.data = new data
-    final = tmp / (path.name + ".final")
-    shutil.copyfile(path, final)
-    _relocate(final, data_name)
-    os.replace(final, path)                                   # 4. model -> <name>.data
-    (folder / hidden).unlink()
+    step = 1
+    try:
+        os.replace(tmp / path.name, path)                     # 2. model -> hidden data
+        step = 2
+        copied = tmp / data_name  # a copy, not a hard link: onnx refuses data files with several links
+        shutil.copyfile(folder / hidden, copied)
+        _fsync(copied)
+        os.replace(copied, folder / data_name)                # 3. <name>.data = new data
+        step = 3
+        os.replace(final, path)                               # 4. model -> <name>.data
+        step = 4
+    finally:
+        if step == 2 and not _restore_previous(path, old, existed):
+            step = 3  # the new model stays, reading the hidden data file
+        if step != 3:  # unreferenced now (step 3: the model in place reads it)
+            with contextlib.suppress(OSError):
+                (folder / hidden).unlink()
+
+
+def _keep_previous(path: Path, tmp: Path) -> Path | None:
+    """A hard link in ``tmp`` to the model now at ``path`` (None when there is none or the file system
+    cannot link): what step 2 replaces, put back if step 3 fails."""
+    if not os.path.lexists(path):
+        return None
+    old = tmp / (path.name + ".previous")
+    try:
+        os.link(path, old, follow_symlinks=False)
+    except OSError:
+        return None
+    return old
+
+
+def _restore_previous(path: Path, old: Path | None, existed: bool) -> bool:
+    """After step 3 failed: put the previous model (``old``) back at ``path``, or remove the new one when
+    there was none (``existed`` False). False when neither could be done: the new model stays, reading the
+    hidden data file. Never raises."""
+    try:
+        if old is not None:
+            os.replace(old, path)
+        elif not existed:
+            path.unlink()
+        else:
+            return False
+    except OSError:
+        return False
+    return True
+
+
+def _check_targets(path: Path, folder: Path, external: bool) -> None:
+    """Refuse ``path`` and (``external``) its data file when one is an input, an open model's data file, or
+    exists and is not a regular file."""
+    for target in (path, folder / (path.name + ".data")):
+        check_not_input(target)
+        if target == path or external:  # a FIFO, a folder, a device (/dev/null as root): the rename would replace it
+            check_regular(target)
+        if is_source(target):
+            raise ExportError(f"{path}: would replace {target.name}, the external data file an open model reads "
+                              "its weights from.", hint="Choose another file name for the quantized model.")
 
 
 def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | None = None) -> Path:
@@ -243,7 +301,8 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
     path : str or Path
         Target ``.onnx`` file. External data goes to ``<path name>.data`` beside it.
     external : bool or None
-        Force external data on/off; None = only when tensors exceed ~2 GiB.
+        Force external data on/off; None = when tensors exceed ~2 GiB, or the model as one file would be over
+        protobuf's 2 GiB limit.
 
     Returns
     -------
@@ -253,7 +312,7 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
     Raises
     ------
     ExportError
-        If the folder does not exist or is not writable, the disk is full, the target (or, with external
+        If the folder does not exist or is not writable, the model is over 2 GiB and ``external`` is False, the disk is full, the target (or, with external
         data, its data file) exists and is not a regular file (a FIFO, a folder, a device), or the target's
         data file is one an open model reads its weights from (:mod:`workbench.core.io.external`).
     """
@@ -262,24 +321,25 @@ def save_model(proto: onnx.ModelProto, path: str | Path, *, external: bool | Non
     if not folder.is_dir():
         raise ExportError(f"{path}: folder {folder} does not exist.", hint="Create it or choose another path.")
     use_external = tensor_bytes(proto) > EXTERNAL_THRESHOLD if external is None else external
-    for target in (path, folder / (path.name + ".data")):
-        check_not_input(target)
-        if target == path or use_external:  # a FIFO, a folder, a device (/dev/null as root): the rename would replace it
-            check_regular(target)
-        if is_source(target):
-            raise ExportError(f"{path}: would replace {target.name}, the external data file an open model reads "
-                              "its weights from.", hint="Choose another file name for the quantized model.")
+    _check_targets(path, folder, use_external)
     _remove_leftovers(path)
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=_leftover_prefix(path), dir=folder))
+        tmp = Path(tempfile.mkdtemp(prefix=save_prefix(path), dir=folder))
     except OSError as exc:
         raise _explain(path, exc) from None
     try:
+        if not use_external:
+            try:
+                _save_inline(proto, tmp / path.name)  # lazy weights read in (< 2 GiB)
+            except _TooLarge:
+                if external is not None:
+                    raise
+                use_external = True  # over protobuf's limit although its weights are under the threshold
+                _check_targets(path, folder, use_external)
+            else:
+                os.replace(tmp / path.name, path)
         if use_external:
             _save_external(proto, path, tmp, 0 if external else 1024)
-        else:
-            _save_inline(proto, tmp / path.name)  # lazy weights read in (< 2 GiB)
-            os.replace(tmp / path.name, path)
     except OSError as exc:
         raise _explain(path, exc) from None
     finally:
