@@ -36,6 +36,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.errors import ModelError
+from workbench.core.io.model_pieces import stand_in
 from workbench.core.io.tensor_bytes import copy_fields, raw_bytes
 
 #: A model keeps its weights on disk when its external data holds at least this many bytes.
@@ -241,16 +242,12 @@ def inline_copy(proto: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def checkable(proto: onnx.ModelProto) -> onnx.ModelProto:
-    """What ``onnx.checker`` can check: ``proto`` itself, or for a model with lazy tensors a
-    copy in which they are typed graph inputs (the checker refuses absolute locations)."""
+    """What ``onnx.checker`` can check: ``proto`` itself, or for a model with lazy tensors a copy in which
+    each is its one-element stand-in (:func:`workbench.core.io.model_pieces.stand_in`, as the saver checks
+    large weights; the checker refuses absolute locations). The checker then refuses what it refuses in the
+    whole model: a lazy tensor's name given twice, a value field (``float_data``, ...) beside its data, a
+    negative dimension, an unknown data type. (Typed graph inputs in their place, as before, passed the
+    first two.)"""
     if not has_lazy(proto):
         return proto
-    out = copy_with(proto, lambda t: t)
-    keep = [t for t in out.graph.initializer if not lazy_file(t)]
-    lazy = [t for t in out.graph.initializer if lazy_file(t)]
-    del out.graph.initializer[:]
-    out.graph.initializer.extend(keep)
-    listed = {i.name for i in out.graph.input}
-    out.graph.input.extend(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
-                           for t in lazy if t.name not in listed)
-    return out
+    return copy_with(proto, lambda t: stand_in(t, on_disk=True) if lazy_file(t) else t)

@@ -9,9 +9,10 @@ element: its fields, each positive dimension 1, and the ``raw_data`` one element
 then checks that initializer as it checks the whole one (its name unique and, before IR 4, a graph
 input; one value field only; no ``raw_data`` when stored externally; no negative dimension; a known
 data type) except that its ``raw_data`` is not shorter than its dims and data type need (onnx 1.23),
-which :attr:`ModelPieces.short` reports instead. (A typed graph input in its place, as
-:func:`workbench.core.io.external.checkable` does for weights left on disk, let a duplicated initializer
-name, ``raw_data`` beside ``float_data``, or ``raw_data`` in a tensor marked external pass.)
+which :attr:`ModelPieces.short` reports instead. (A typed graph input in its place let a duplicated
+initializer name, ``raw_data`` beside ``float_data``, or ``raw_data`` in a tensor marked external pass.)
+:func:`stand_in` is the one definition, shared with :func:`workbench.core.io.external.checkable` for the
+weights left in the user's data file.
 
 Protobuf writes a message's known fields in field-number order (upb, the C++ and the pure Python
 encoders alike), so a model's bytes are its fields below ``graph`` (7), the graph's tag and
@@ -30,7 +31,7 @@ import numpy as np
 from google.protobuf.unknown_fields import UnknownFieldSet
 from onnx import GraphProto, ModelProto, TensorProto, helper
 
-from workbench.core.io.tensor_bytes import copy_field
+from workbench.core.io.tensor_bytes import copy_field, copy_fields
 
 #: Main-graph initializers whose ``raw_data`` holds at least this many bytes become pieces of their own.
 PIECE_BYTES = 1 << 16
@@ -93,14 +94,23 @@ def needed_bytes(t: TensorProto) -> int | None:
         return None
 
 
+def stand_in(t: TensorProto, *, on_disk: bool = False) -> TensorProto:
+    """The initializer ``t`` as ``onnx.checker`` is given it in place of its bytes: a new TensorProto of its
+    fields but ``raw_data``, each positive dimension 1 (negative ones kept), and a ``raw_data`` of the bytes
+    one element needs (zeros). The checker then checks it as it checks ``t`` (module docstring) but the length
+    of its ``raw_data``. ``on_disk``: ``t`` is a weight left in the user's data file
+    (:func:`workbench.core.io.external.checkable`); its ``data_location`` and ``external_data`` (an absolute
+    location the checker refuses, checked by the reader) are left out too."""
+    out = TensorProto()
+    copy_fields(t, out, ("raw_data", "data_location", "external_data") if on_disk else ("raw_data",))
+    out.dims[:] = [1 if d > 0 else d for d in out.dims]
+    out.raw_data = bytes(max(needed_bytes(out) or 1, 1))
+    return out
+
+
 def _stand_in(head: bytes, tail: bytes) -> bytes:
-    """The bytes of a large initializer for ``onnx.checker``, from its fields below and above ``raw_data``:
-    those fields with each positive dimension 1 (negative ones kept), and a ``raw_data`` of the bytes one
-    element needs (zeros)."""
-    t = TensorProto.FromString(head + tail)
-    t.dims[:] = [1 if d > 0 else d for d in t.dims]
-    t.raw_data = bytes(max(needed_bytes(t) or 1, 1))
-    return t.SerializeToString()
+    """The bytes of :func:`stand_in` of a large initializer, from its fields below and above ``raw_data``."""
+    return stand_in(TensorProto.FromString(head + tail)).SerializeToString()
 
 
 def _large(t: TensorProto, limit: int) -> bool:
