@@ -270,10 +270,12 @@ def __dir__() -> list[str]:
     return __all__
 
 
-def open_model(path: str | Path, *, hash_now: bool = True) -> PreparedModel:
+def open_model(path: str | Path, *, hash_now: bool = True, progress: ProgressFn | None = None,
+               cancel: CancelToken | None = None) -> PreparedModel:
     """Load and prepare a model (see :func:`workbench.core.model.load.load_model`; ``hash_now=False``:
-    its file is hashed when ``sha256`` is first read, "" if it changed by then)."""
-    return __getattr__("load_model")(path, hash_now=hash_now)
+    its file is hashed when ``sha256`` is first read, "" if it changed by then; ``progress`` told each of
+    ``progress.OPEN_STEPS``, ``cancel`` checked between them: raises Cancelled)."""
+    return __getattr__("load_model")(path, hash_now=hash_now, progress=progress, cancel=cancel)
 
 
 def inspect_model(model: PreparedModel, *, units: bool = False) -> dict:

@@ -38,6 +38,27 @@ PIPELINE_PHASES = ("Latency placement", "Placement guard", "Latency check", "Lat
 COMPARE_PHASES = (("Matching the models", 2.0), ("Loading the models", 13.0), ("Comparing float and quantized", 85.0))
 
 
+#: The steps of opening a model (:func:`workbench.core.model.load.load_model`), in the order they run: parsing
+#: the file, checking it (its tensors, external data and onnx.checker), preparing it (opset, weights, names,
+#: folds), inferring shapes. A cancel is honoured between them.
+OPEN_STEPS = ("Reading", "Checking", "Preparing", "Inferring shapes")
+
+#: ``step(name)`` of an open: checks the cancel token, then reports ``name`` (one of :data:`OPEN_STEPS`).
+StepFn = Callable[[str], None]
+
+
+def open_steps(progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> StepFn:
+    """The ``step(name)`` an open calls as each of :data:`OPEN_STEPS` starts: raises :class:`Cancelled` when
+    ``cancel`` was cancelled, else reports ``progress(index, len(OPEN_STEPS), name)``."""
+
+    def step(name: str) -> None:
+        if cancel is not None:
+            cancel.check()
+        if progress is not None:
+            progress(OPEN_STEPS.index(name), len(OPEN_STEPS), name)
+    return step
+
+
 def in_phase(progress: ProgressFn, name: str, *, keep: tuple[str, ...] = ()) -> ProgressFn:
     """``progress`` with ``"name: "`` before every message (``name`` alone for an empty one), except the
     messages that start with one of ``keep`` (phases of their own, e.g. :data:`PIPELINE_PHASES`): those

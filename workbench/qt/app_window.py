@@ -468,13 +468,17 @@ class MainWindow(QMainWindow):
         path = Path(path)
         self._need_idle(path.name)
 
-        def load():
-            model = api.open_model(path)
+        def load(progress, cancel):  # cancel is honoured between the steps (progress.OPEN_STEPS), and after the last
+            model = api.open_model(path, progress=progress, cancel=cancel)
             # quantized files and external data (hashed for a saved project): read here, not on the GUI thread
-            return model, describe_quantization(model), api.external_identity(model)
+            cancel.check()
+            quantization = describe_quantization(model)
+            cancel.check()
+            return model, quantization, api.external_identity(model)
 
-        job = ThreadJob(load, title=f"Opening {path.name}", plain=True, parent=self)
+        job = ThreadJob(load, title=f"Opening {path.name}", parent=self)
         self._open_job = job
+        job.progress.connect(lambda _done, _total, step: self._on_open_progress(job, path, step))
         job.succeeded.connect(lambda loaded: self._on_model_loaded(*loaded[:2], path, on_loaded, external_data=loaded[2]))
         job.failed.connect(lambda err: self._on_open_failed(path, err))
         job.cancelled.connect(lambda: self._say_not_opened(path, "Opening {name} cancelled."))
@@ -484,6 +488,11 @@ class MainWindow(QMainWindow):
         self.status_bar_progress.setRange(0, 0)  # busy: the read reports no steps
         self.status_bar_progress.setVisible(True)
         self._update_actions()  # Run > Cancel (Esc) on while it loads; the model's actions off
+
+    def _on_open_progress(self, job: ThreadJob, path: Path, step: str) -> None:
+        """The status line names the open's step ("Opening m.onnx: Checking... (Esc cancels)") until Cancel."""
+        if job is self._open_job and not job.token.cancelled:
+            self.set_status(f"Opening {path}: {step}... (Esc cancels)")
 
     def _need_idle(self, name: str) -> None:
         """Raise when a model is being opened or compared, or a job runs: ``name`` cannot open now."""
@@ -906,7 +915,7 @@ class MainWindow(QMainWindow):
         autotune, or the comparison."""
         if self.runs.busy:
             self.runs.cancel()
-        elif self._open_job is not None:  # a model being opened is dropped once read (the read is not interrupted)
+        elif self._open_job is not None:  # the open stops at its next step (a step itself is not interrupted)
             title = self._open_job.title
             self._open_job.cancel()
             self.set_status(f"Cancelling {title[:1].lower()}{title[1:]}...")

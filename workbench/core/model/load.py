@@ -47,6 +47,7 @@ from workbench.core.model.opset import upgrade_opset as _upgrade_opset
 from workbench.core.model.reader import read_model_file
 from workbench.core.model.shapes import infer_shapes
 from workbench.core.model.weights import count_constants, lift_weights
+from workbench.core.progress import CancelToken, ProgressFn, StepFn, open_steps
 from workbench.core.wording import count, plural
 
 log = logging.getLogger(__name__)
@@ -250,8 +251,12 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def load_model(path: str | Path, *, hash_now: bool = True) -> PreparedModel:
+def load_model(path: str | Path, *, hash_now: bool = True, progress: ProgressFn | None = None,
+               cancel: CancelToken | None = None) -> PreparedModel:
     """Load and prepare the ONNX model at ``path`` (the file is only read).
+
+    ``progress(done, total, step)`` is told each of :data:`~workbench.core.progress.OPEN_STEPS` as it starts;
+    ``cancel`` is checked between them (a step itself, such as parsing a 2 GiB file, is not interrupted).
 
     ``hash_now=False``: a file of 1 MiB or more is hashed only when ``sha256`` is first read, for a job
     that may never read it (``quantize --no-auto``; a 90 MB file costs 0.05 s of CPU). Then ``sha256``
@@ -263,12 +268,16 @@ def load_model(path: str | Path, *, hash_now: bool = True) -> PreparedModel:
     ModelError
         The file is missing, empty, truncated, not ONNX, or its external data is missing,
         truncated or outside the model's folder.
+    Cancelled
+        ``cancel`` was cancelled before a step.
     """
     path = Path(path)
-    proto, digest, external = read_model_file(path, hash_now=hash_now)
+    step = open_steps(progress, cancel)
+    proto, digest, external = read_model_file(path, hash_now=hash_now, step=step)
     for f in [path, *(path.parent / e for e in external)]:
         protect_input(f)  # exports and saves refuse to write onto the files this model came from
-    model = _prepare(proto, path=path, sha256=digest, fold_affines=True)
+    step("Preparing")
+    model = _prepare(proto, path=path, sha256=digest, fold_affines=True, step=step)
     model.external_data_files = external
     if external:
         model.notes.append(f"Weights read from external data: {', '.join(external)}.")
@@ -300,7 +309,7 @@ def prepare_proto(proto: onnx.ModelProto, *, path: Path | None = None, sha256: s
 
 
 def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str | LaterDigest, fold_affines: bool,
-             as_written: bool = False) -> PreparedModel:
+             as_written: bool = False, step: StepFn | None = None) -> PreparedModel:
     source = str(path) if path else "<in-memory model>"
     if not proto.HasField("graph"):
         raise ModelError(f"{source}: the model has no graph.", hint="Re-export the model.")
@@ -337,6 +346,8 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str | LaterDi
         kinds = Counter(q.op_type for q in quantized)
         notes.append(f"Already quantized: {count(len(quantized), 'node')} ({_fmt_counts(kinds)}).")
     declared = frozenset(vi.name for vi in proto.graph.value_info)
+    if step is not None:
+        step("Inferring shapes")
     proto = infer_shapes(proto, notes)
     return PreparedModel(proto, path, sha256, renames, notes, [q.name for q in quantized], quantized,
                          ambiguous, original, [], lifted, declared)

@@ -29,6 +29,7 @@ from workbench.core.io.later_digest import LaterDigest
 from workbench.core.io.tensor_bytes import raw_data_lengths
 from workbench.core.model.shapes import skeleton
 from workbench.core.model.tensor_check import check_loaded, check_tensors
+from workbench.core.progress import StepFn
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:
@@ -40,8 +41,10 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
 _REEXPORT = "Re-export the model (e.g. torch.onnx.export / onnx.save) or pick another .onnx file."
 
 
-def read_model_file(path: Path, *, hash_now: bool = True) -> tuple[onnx.ModelProto, str | LaterDigest, list[str]]:
-    """Parse ``path`` and load its external data.
+def read_model_file(path: Path, *, hash_now: bool = True,
+                    step: StepFn | None = None) -> tuple[onnx.ModelProto, str | LaterDigest, list[str]]:
+    """Parse ``path`` and load its external data. ``step`` (:func:`workbench.core.progress.open_steps`) is
+    called as reading and checking start, and again before onnx.checker; it raises Cancelled to stop there.
 
     Returns
     -------
@@ -61,6 +64,8 @@ def read_model_file(path: Path, *, hash_now: bool = True) -> tuple[onnx.ModelPro
         Missing, empty, unreadable, truncated or non-ONNX file; missing, truncated or unsafe
         external data file.
     """
+    step = step or _no_step
+    step("Reading")
     if not path.exists():
         raise ModelError(f"{path}: no such model file.", hint="Check the path.")
     if not path.is_file():
@@ -86,13 +91,19 @@ def read_model_file(path: Path, *, hash_now: bool = True) -> tuple[onnx.ModelPro
                              hint=_REEXPORT)
         digest = _sha256(data).hexdigest() if hash_now or opened is None else LaterDigest(path, opened)
         lengths = raw_data_lengths(data)
+    step("Checking")
     check_text_fields(proto, path)
     check_opsets(proto, path)
     unsized = check_tensors(proto, path, raw_lengths=lengths)
     external = load_external_data(proto, path)
     check_loaded(unsized, path)
+    step("Checking")  # the external data read (GiBs can take a while): onnx.checker next
     check_structure(proto, path)
     return proto, digest, external
+
+
+def _no_step(name: str) -> None:
+    pass
 
 
 #: Model files at least this large are parsed from a read-only memory map of the file
