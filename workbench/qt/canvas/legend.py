@@ -170,7 +170,8 @@ def legend_entries(canvas, all_ops: bool = False, picture: bool = False) -> tupl
         if state is not None and any(i not in state.kernels and d.startswith("float/") for i, d in state.compute.items()):
             notes.append(WEIGHT_ONLY_NOTE)
         if state is not None and state.compute and state.data.plan is not None:
-            note = group_kernels_note(canvas) if picture else GROUP_KERNELS_NOTE
+            note = group_kernels_note(canvas) if picture else GROUP_KERNELS_NOTE if _groups_with_figures(canvas) \
+                else None
             if note:
                 notes.append(note)
         in_file = state is not None and bool(state.kernels or state.compute)  # a model quantized elsewhere
@@ -192,6 +193,15 @@ GROUP_KERNELS_NOTE = ("group title: the quantized kernels inside (dtypes activat
 GROUP_TITLE_NOTE = "group title: the quantized kernels inside (dtypes activation/weight)"
 #: its second half alone (a picture whose collapsed boxes are too small to draw their kernels)
 GROUP_BOX_NOTE = "a collapsed group's box is coloured by the activation dtype of the quantized kernels inside"
+
+
+def _groups_with_figures(canvas) -> bool:
+    """Whether some group of ``canvas``'s graph says what quantized kernels it holds (its title's figure or a
+    collapsed box's fill, shown as the user opens, collapses and zooms): False on a graph with no group (a lone
+    MatMulInteger's, whose legend told of group titles and boxes no view of it draws)."""
+    state = canvas._state
+    ids = set(state.data.group_ids) if state is not None else set()
+    return bool(ids & (set(state.group_texts) | set(state.group_fills))) if ids else False
 
 
 def group_kernels_note(canvas) -> str | None:
