@@ -26,6 +26,7 @@ from workbench.core.graph.layout import GraphStructure, node_keys
 from workbench.core.graph.op_equivalents import EQUIVALENTS, FLOAT_OP, Equivalent
 from workbench.core.graph.op_families import PASS_THROUGH_OPS, WEIGHT_OPS
 from workbench.core.graph.quantized_ops import is_integer_kernel, quantized_kind
+from workbench.core.inspection.qdq_drop import DROP_QDQ, DropView, runs_on_integers
 from workbench.core.inspection.qoperator_boundary import quantization_kinds
 from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
@@ -114,19 +115,11 @@ class QuantSummary:
         return f"{shown} and {rest} more" if rest > 0 else shown
 
 
-class _Graph:
+class _Graph(DropView):
     """Producers and dtypes of the main graph."""
 
     def __init__(self, proto: onnx.ModelProto, params: list[QuantTensor]):
-        self.nodes = list(proto.graph.node)
-        self.producer = {o: n for n in self.nodes for o in n.output if o}
-        self.consumers: dict[str, list[onnx.NodeProto]] = {}
-        for n in self.nodes:
-            for i in n.input:
-                self.consumers.setdefault(i, []).append(n)
-        self.dtypes = tensor_dtypes(proto, params)
-        self.inits = {i.name: i for i in proto.graph.initializer}
-        self.outputs = {o.name for o in proto.graph.output}
+        super().__init__(proto, tensor_dtypes(proto, params))
         self.relu_after = relu_after_bias(proto.graph)  # MatMuls onnxruntime fuses with bias + Relu
         self.qonnx_dtype = {}
         by_tensor = {p.tensor: p for p in params}
@@ -244,7 +237,7 @@ def _u8_pair(g: _Graph, dq: onnx.NodeProto | None) -> bool:
         return True
     q = g.producer.get(dq.input[0])
     return q is not None and q.op_type == "QuantizeLinear" and _only(g, q.output[0]) is dq \
-        and len(g.consumers.get(dq.output[0], [])) <= 1
+        and len(g.readers(dq.output[0])) <= 1
 
 
 def _fused_kernel(g: _Graph, node: onnx.NodeProto) -> str | None:
@@ -313,16 +306,16 @@ def _runtime_type(g: _Graph, dq: onnx.NodeProto | None, dtype: str | None = None
     x86 QDQS8ToU8Transformer: an int8 pair it turns uint8 (:func:`_u8_pair`) reads uint8. Its binary,
     unary and variadic selectors then ask for one type across the unit (measured with onnxruntime 1.32:
     an int8 Q -> DQ pair read by one node beside a uint8 one fuses, an int8 constant or a shared int8
-    pair beside uint8 does not). A QuantizeLinear of a constant (initializer or Constant node: GELU's 0.5
-    and 1.0 in onnxruntime's own int8 exports) is folded into an int8 constant first, so it stays int8."""
+    pair beside uint8 does not). A QuantizeLinear of a constant (initializer, Constant node or a value
+    computed from constants only: GELU's 0.5 and 1.0 in onnxruntime's own int8 exports) is folded into an
+    int8 constant first, so it stays int8."""
     if dq is None or dq.op_type != "DequantizeLinear":
         return dtype or "?"
     t = g.dtype(dq.input[0])
     if t != "int8" or not _u8_pair(g, dq):
         return t
     src = g.producer[dq.input[0]].input[0]  # _u8_pair: a QuantizeLinear feeds the pair
-    constant = src in g.inits or (src in g.producer and g.producer[src].op_type == "Constant")
-    return "int8" if constant else "uint8"
+    return "int8" if g.foldable(src) else "uint8"  # a Reshape of a constant bias too (ppocr_mobile_v2_cls)
 
 
 def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | None = None) -> QuantSummary:
@@ -379,51 +372,23 @@ def _nbits_int8(g: _Graph, node: onnx.NodeProto) -> bool:
 
 def _on_quantized_data(g: _Graph, node: onnx.NodeProto) -> bool:
     """Whether onnxruntime runs ``node`` (not an integer kernel) on quantized data: a weight-only kernel
-    (MatMulNBits below accuracy_level 4, GatherBlockQuantized: float math on a packed integer weight), or
-    a pass-through op (:data:`PASS_THROUGH_OPS`: Reshape, Transpose, MaxPool, ...) that reads an integer
-    tensor itself (QOperator files) or, with a chain of such ops, sits between a DequantizeLinear of an
-    activation pair and QuantizeLinear nodes of the same scale and zero_point, the pairs onnxruntime moves
-    and drops (its QDQ propagation and DropQDQ rules; an int8 pair only where x86 onnxruntime makes it
-    uint8, :func:`_u8_pair`). A float op that merely reads a DequantizeLinear output (LayerNormalization,
-    Div, Erf) runs in float and is not counted. Checked against onnxruntime 1.32's optimized graphs of its
-    uint8 QDQ / QOperator minilm, ppocrv4_rec and nudenet_320n exports (its int8 QDQ nudenet differs in
-    Split, Unsqueeze and MaxPool)."""
+    (MatMulNBits below accuracy_level 4, GatherBlockQuantized: float math on a packed integer weight), a
+    data-movement op (:data:`PASS_THROUGH_OPS`, :data:`~workbench.core.inspection.qdq_drop.DROP_QDQ`) that
+    reads an integer tensor itself (QOperator files), or one whose Q/DQ pairs onnxruntime moves and drops
+    (:func:`~workbench.core.inspection.qdq_drop.runs_on_integers`: its QDQ propagation, x86 int8 -> uint8
+    and DropQDQ / Split rules). A float op that merely reads a DequantizeLinear output (LayerNormalization,
+    Div, Erf) runs in float and is not counted. Equal to onnxruntime 1.32's optimized graphs of its int8 and
+    uint8 QDQ and QOperator nudenet_320n, minilm and ppocrv4_rec exports."""
     if quantized_kind(node.op_type, node.domain) == "weight_only":
         return True
-    if node.op_type not in PASS_THROUGH_OPS or not node.input:
+    if node.op_type not in PASS_THROUGH_OPS and node.op_type not in DROP_QDQ or not node.input:
         return False
+    if all(g.constant(t) is not None for t in node.input if t):
+        return False  # folded into a constant when the session loads (a QOperator file's Reshape of a bias)
     qtype = _qtype(g.dtype(node.input[0]))
     if qtype is not None and qtype.bits <= 16:  # not an int32 / int64 index or shape tensor
         return True
-    first, last = node, node  # onnxruntime moves Q/DQ pairs through a chain of them (QDQ propagation)
-    while (p := g.producer.get(first.input[0])) is not None and p.op_type in PASS_THROUGH_OPS \
-            and _only(g, p.output[0]) is first:
-        first = p
-    while len(last.output) == 1 and (u := _only(g, last.output[0])) is not None and u.op_type in PASS_THROUGH_OPS:
-        last = u
-    dq = g.producer.get(first.input[0])
-    users = [u for o in last.output if o for u in g.consumers.get(o, [])]
-    if dq is None or dq.op_type != "DequantizeLinear" or not users or not _u8_pair(g, dq):
-        return False
-    src = g.producer.get(dq.input[0])  # an activation pair: a constant's DequantizeLinear stays (minilm's Gathers)
-    if dq.input[0] in g.inits or src is None or src.op_type == "Constant":
-        return False
-    return all(u.op_type == "QuantizeLinear" and _same_qparams(g, dq, u) for u in users)
-
-
-def _same_qparams(g: _Graph, dq: onnx.NodeProto, q: onnx.NodeProto) -> bool:
-    """Whether a DequantizeLinear and a QuantizeLinear use one scale and zero_point (the same tensors, or
-    initializers of equal values)."""
-    for i in (1, 2):
-        a, b = _input(dq, i), _input(q, i)
-        if a == b:
-            continue
-        if a not in g.inits or b not in g.inits:
-            return False
-        va, vb = onnx.numpy_helper.to_array(g.inits[a]), onnx.numpy_helper.to_array(g.inits[b])
-        if va.dtype != vb.dtype or va.shape != vb.shape or not (va == vb).all():
-            return False
-    return True
+    return runs_on_integers(g, node)
 
 
 @dataclass
