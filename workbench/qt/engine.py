@@ -76,7 +76,7 @@ def child_main(job: str, payload: dict, out_conn, ctl_conn) -> None:
         result = JOBS[job](payload, progress, token)
         out_conn.send(("ok", result))
     except WorkbenchError as exc:
-        out_conn.send(("error", type(exc).__name__, exc.message, exc.hint, ""))
+        out_conn.send(("error", type(exc).__name__, exc.message, exc.hint, exc.details))
     except BaseException as exc:  # noqa: BLE001 - every failure goes back to the GUI as a message
         out_conn.send(("error", "InternalError", f"{type(exc).__name__}: {exc}", None,
                        traceback.format_exc()))

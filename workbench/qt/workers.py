@@ -60,15 +60,16 @@ class InternalError(WorkbenchError):
 
 
 def rebuild_error(class_name: str, message: str, hint: str | None, details: str) -> WorkbenchError:
-    """The WorkbenchError subclass named ``class_name`` (from the core), else InternalError."""
+    """The WorkbenchError subclass named ``class_name`` (from the core) with ``details`` (the full text of a
+    library message it quotes a line of), else InternalError (``details``: the traceback)."""
     cls = getattr(core_errors, class_name, None)
     if class_name == "Cancelled":
         return Cancelled(message)
     if isinstance(cls, type) and issubclass(cls, WorkbenchError):
         try:
-            return cls(message, hint=hint)
+            return cls(message, hint=hint, details=details)
         except TypeError:
-            return WorkbenchError(message, hint=hint)
+            return WorkbenchError(message, hint=hint, details=details)
     return InternalError(message, details=details)
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 import onnx
 from google.protobuf.message import EncodeError
 
-from workbench.core.errors import ExportError
+from workbench.core.errors import ExportError, checker_line
 from workbench.core.io.atomic import (
     _explain,
     check_not_input,
@@ -142,8 +142,9 @@ def _check(model: str | bytes) -> None:
     try:
         onnx.checker.check_model(model)
     except (onnx.checker.ValidationError, ValueError) as exc:
-        raise ExportError(f"The written model fails onnx.checker: {str(exc)[:300]}",
-                          hint="Report this as a Workbench bug with the model and recipe.") from None
+        raise ExportError(f"The written model fails onnx.checker: {checker_line(str(exc))}",
+                          hint="Report this as a Workbench bug with the model and recipe.",
+                          details=str(exc).strip()) from None
 
 
 def _save_inline(proto: onnx.ModelProto, target: Path) -> None:

@@ -22,7 +22,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import external_data_helper as edh
 
-from workbench.core.errors import ModelError
+from workbench.core.errors import ModelError, checker_line
 from workbench.core.io import external
 from workbench.core.io.digest import sha256 as _sha256
 from workbench.core.io.later_digest import LaterDigest
@@ -181,7 +181,8 @@ def check_structure(proto: onnx.ModelProto, path: Path) -> None:
     Raises
     ------
     ModelError
-        Naming the file and quoting the checker's reason (which names the node or tensor).
+        Naming the file and the checker's first reason on one line, with the node it names
+        (:func:`~workbench.core.errors.checker_line`); ``details`` the checker's whole message.
     """
     if not proto.graph.output:
         raise ModelError(f"{path}: the graph has no outputs: nothing to compute or to measure.",
@@ -190,10 +191,9 @@ def check_structure(proto: onnx.ModelProto, path: Path) -> None:
     try:
         onnx.checker.check_model(light, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError) as exc:
-        reason = " ".join(str(exc).split())
-        reason = reason if len(reason) <= 300 else reason[:300] + "..."
-        raise ModelError(f"{path}: not a valid ONNX model: onnx.checker: {reason}",
-                         hint="Fix the exporter or re-export the model, then check it with onnx.checker.") from None
+        raise ModelError(f"{path}: not a valid ONNX model: onnx.checker: {checker_line(str(exc))}",
+                         hint="Fix the exporter or re-export the model, then check it with onnx.checker.",
+                         details=str(exc).strip()) from None
 
 
 def check_opsets(proto: onnx.ModelProto, path: Path) -> None:

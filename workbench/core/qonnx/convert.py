@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from workbench.core.errors import ExportError, ModelError
+from workbench.core.errors import ExportError, ModelError, checker_line
 from workbench.core.formats.numerics import dequantize, expand_param
 from workbench.core.formats.qparams import QParams
 from workbench.core.formats.qtypes import QTYPES, QType, get_qtype, qtype_of_onnx
@@ -549,8 +549,8 @@ def convert_file(src: str | Path, dst: str | Path, target: str, *, partial: bool
     try:
         onnx.checker.check_model(out)
     except onnx.checker.ValidationError as exc:
-        raise ExportError(f"{src}: the converted model fails onnx.checker: {str(exc)[:300]}",
-                          hint="Report this as a Workbench bug with the model.") from None
+        raise ExportError(f"{src}: the converted model fails onnx.checker: {checker_line(str(exc))}",
+                          hint="Report this as a Workbench bug with the model.", details=str(exc).strip()) from None
     save_model(out, dst)
     return out
 

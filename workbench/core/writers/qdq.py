@@ -22,7 +22,7 @@ import onnx
 from onnx import helper
 
 from workbench.core.calibration.observers import make_observer
-from workbench.core.errors import ExportError, RecipeError, WorkbenchError
+from workbench.core.errors import ExportError, RecipeError, WorkbenchError, checker_line
 from workbench.core.formats.mx import is_mx
 from workbench.core.formats.numerics import quantize
 from workbench.core.formats.qparams import QParams
@@ -208,8 +208,9 @@ class QdqWriter:
         try:
             onnx.checker.check_model(checkable(self.proto))  # weights kept on disk: checked as inputs
         except onnx.checker.ValidationError as exc:
-            raise ExportError(f"The written model fails onnx.checker: {str(exc)[:300]}",
-                              hint="Report this as a Workbench bug with the model and recipe.") from None
+            raise ExportError(f"The written model fails onnx.checker: {checker_line(str(exc))}",
+                              hint="Report this as a Workbench bug with the model and recipe.",
+                              details=str(exc).strip()) from None
 
     # -- activation pairs ---------------------------------------------------------------------
     def _act_qp(self, t: str) -> QParams:
