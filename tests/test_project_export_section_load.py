@@ -52,7 +52,7 @@ def _with_export(path: Path, section) -> Path:
     ({"format": "qonnx", "input_shapes": [4, 1, 8, 8]}, "export.input_shapes", "Input should be a valid dictionary"),
     ({"format": "xyz"}, "export.format", "Input should be 'qdq' or 'qonnx'"),
     ({"format": "qonnx", "input_shape": {"input": [1, 1, 8, 8]}}, "export.input_shape",
-     "unknown field 'input_shape'"),
+     "unknown field 'input_shape' (did you mean 'input_shapes'?)"),
 ])
 def test_a_damaged_export_section_is_one_line_naming_the_project_and_field(project, capsys, section, field, why):
     _with_export(project, section)

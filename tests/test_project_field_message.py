@@ -57,6 +57,17 @@ def _edited(tmp_path, edit) -> Path:
      "Fix the field or re-save the project from Workbench."),
     (lambda d: d.pop("model"), "invalid project field model: missing (a project Workbench saves has it).",
      "Fix the field or re-save the project from Workbench."),
+    # an unknown name close to an optional field the file leaves out read "unknown field 'input_shape'" with no
+    # guess (only the missing fields were candidates)
+    (lambda d: d.update(export={"format": "qonnx", "input_shape": {"input": [1, 1, 28, 28]}}),
+     "invalid project field export.input_shape: unknown field 'input_shape' (did you mean 'input_shapes'?).",
+     "Fix the field or re-save the project from Workbench."),
+    (lambda d: d.update(latency_kept=[{"node": "/f/Conv", "rato": 1.5}]),
+     "invalid project field latency_kept.0.rato: unknown field 'rato' (did you mean 'ratio'?).",
+     "Fix the field or re-save the project from Workbench."),
+    (lambda d: d.update(export={"colour": "red"}),  # nothing close: no guess
+     "invalid project field export.colour: unknown field 'colour'.",
+     "Fix the field or re-save the project from Workbench."),
 ])
 def test_a_hand_edited_project_names_the_field_and_what_to_do(tmp_path, edit, message, hint):
     path = _edited(tmp_path, edit)

@@ -24,3 +24,13 @@ def share(fraction: float) -> str:
     if 0.99995 < fraction < 1.0:
         return ">99.99%"
     return f"{fraction:.2%}"
+
+
+def did_you_mean(name: str, choices) -> str:
+    """The guess after an unknown name, as recipe, preset and project errors word it: ``" (did you mean
+    'input_shapes'?)"`` for the closest of ``choices`` (difflib's default cutoff, 0.6), or "" when none is
+    close."""
+    import difflib  # only for a misspelt name (a plain quantize does not load it)
+
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import json
 import os
+import types
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from pydantic import (
     BaseModel,
@@ -56,7 +57,7 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
-from typing_extensions import TypedDict
+from typing_extensions import TypedDict, is_typeddict
 
 from workbench import __version__
 from workbench.core.errors import ExportError, ProjectError, RecipeError
@@ -65,6 +66,7 @@ from workbench.core.io.jsonsafe import UntrustedJSONError, loads_untrusted
 from workbench.core.model.external_identity import external_file_names, files_identity
 from workbench.core.model.load import sha256_file
 from workbench.core.recipe.recipe import Recipe
+from workbench.core.wording import did_you_mean
 
 SCHEMA_VERSION = 1
 PROJECT_SUFFIX = ".wbproj"
@@ -433,10 +435,10 @@ def _invalid_field(path: Path, doc: dict, errors: list[dict]) -> ProjectError:
     where = ".".join(str(p) for p in loc)
     import difflib  # only for a misspelt name
 
-    if first["type"] == "extra_forbidden":
-        names = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
-        close = difflib.get_close_matches(str(loc[-1]), names, n=1)
-        msg = f"unknown field {str(loc[-1])!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+    if first["type"] == "extra_forbidden":  # the guess among every field there, not only the missing ones
+        # ("export.input_shape" had no guess: the optional "input_shapes" was not missing)
+        missing = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
+        msg = f"unknown field {str(loc[-1])!r}{did_you_mean(loc[-1], _field_names_at(loc[:-1]) + missing)}"
     elif first["type"] == "missing":
         close = difflib.get_close_matches(str(loc[-1]), [str(k) for k in _keys_at(doc, loc[:-1])], n=1)
         msg = (f"missing (the file has {close[0]!r} there, a misspelling?)" if close else
@@ -445,6 +447,35 @@ def _invalid_field(path: Path, doc: dict, errors: list[dict]) -> ProjectError:
         msg = first["msg"].removeprefix("Value error, ").rstrip(".")  # pydantic's prefix on our validators' text
     return ProjectError(f"{path}: invalid project field {where}: {msg}.",
                         hint="Fix the field or re-save the project from Workbench.")
+
+
+def _field_names_at(loc: tuple) -> list[str]:
+    """The field names of the object a project holds at pydantic location ``loc`` (``("export",)``: the export
+    section's; ``("latency_kept", 0)``: an entry's); [] where it is not an object with fields of its own."""
+    kind: Any = Project
+    for part in loc:
+        kind = _bare(kind)
+        if isinstance(part, int):
+            kind = get_args(kind)[0] if get_origin(kind) is list and get_args(kind) else None
+        else:
+            kind = _fields(kind).get(part)
+    return list(_fields(_bare(kind)))
+
+
+def _bare(kind: Any) -> Any:
+    """``kind`` without ``Annotated`` and without ``| None``."""
+    while get_origin(kind) is Annotated:
+        kind = get_args(kind)[0]
+    if get_origin(kind) in (Union, types.UnionType):
+        kind = next((arg for arg in get_args(kind) if arg is not type(None)), None)
+    return kind
+
+
+def _fields(kind: Any) -> dict[str, Any]:
+    """A pydantic model's or a TypedDict's fields (name -> type); {} for any other type."""
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return {name: field.annotation for name, field in kind.model_fields.items()}
+    return get_type_hints(kind) if is_typeddict(kind) else {}
 
 
 def _keys_at(doc: Any, loc: tuple) -> list:

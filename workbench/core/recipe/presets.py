@@ -13,6 +13,7 @@ from __future__ import annotations
 from workbench.core.errors import RecipeError
 from workbench.core.recipe.hardware import cpu_needs_reduce_range
 from workbench.core.recipe.spec import BIAS_INT32, Granularity, NodeConfig, PlanMode, Preset, QuantSpec
+from workbench.core.wording import did_you_mean
 
 #: Op types quantized by the static presets (node units; Relu/Clip are folded into producers).
 STATIC_OPS = (
@@ -77,8 +78,5 @@ def get_preset(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
-        import difflib  # only for a misspelt name
-
-        close = difflib.get_close_matches(str(name), list(PRESETS), n=1)
-        guess = f" (did you mean {close[0]!r}?)" if close else ""
-        raise RecipeError(f"unknown preset {name!r}{guess}.", hint=f"Use one of: {', '.join(PRESETS)}.") from None
+        raise RecipeError(f"unknown preset {name!r}{did_you_mean(name, PRESETS)}.",
+                          hint=f"Use one of: {', '.join(PRESETS)}.") from None

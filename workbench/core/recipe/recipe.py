@@ -32,16 +32,13 @@ from workbench.core.recipe.spec import (
     Rule,
     SmoothQuantSpec,
 )
-from workbench.core.wording import count
+from workbench.core.wording import count, did_you_mean
 
 
 def _known_preset(name: str) -> str:
     if name not in PRESETS:
-        import difflib  # only for a misspelt name (a plain quantize does not load it)
-
-        close = difflib.get_close_matches(str(name), list(PRESETS), n=1)  # as --preset says it
-        guess = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"unknown preset {name!r}{guess}; use one of {', '.join(PRESETS)}")
+        # as --preset says it
+        raise ValueError(f"unknown preset {name!r}{did_you_mean(name, PRESETS)}; use one of {', '.join(PRESETS)}")
     return name
 
 
@@ -170,10 +167,7 @@ class Recipe(Record):
                 if field in _FIELD_NAMES:  # a real field at another level: "did you mean" named the field itself
                     raise RecipeError(f"{source}: invalid recipe at {where}: {_misplaced(field, first['loc'])}{more}.",
                                       hint="Move it there (see README, 'Recipes').") from None
-                import difflib  # only for a misspelt name
-
-                close = difflib.get_close_matches(field, _FIELD_NAMES, n=1)
-                guess = f" (did you mean {close[0]!r}?)" if close else ""
+                guess = did_you_mean(field, _FIELD_NAMES)
                 raise RecipeError(f"{source}: invalid recipe at {where}: unknown field {field!r}{guess}{more}.",
                                   hint="Fix the field name (see README, 'Recipes').") from None
             msg = _wrong_type(first) or first["msg"].removeprefix("Value error, ")
