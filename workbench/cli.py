@@ -703,6 +703,10 @@ def _split_form(proto) -> str:
     roles = {p.role for p in api.read_quant_params(proto)}
     weights = bool(roles & {"weight", "bias"})
     if kinds and kinds <= {"QDQ", "weight_only"} and weights and not roles - {"weight", "bias"}:
+        if "MatMulNBits" in api.summarize_quantization(proto).kernels.values():
+            return ("the quantized file's MatMulNBits run at accuracy_level 4: onnxruntime quantizes their "
+                    "activations to int8 per block as they run, so there is no fixed activation quantization "
+                    "to take out")
         return "weight-only"
     if not kinds:
         return "the quantized file has no quantization nodes"

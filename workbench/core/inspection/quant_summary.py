@@ -64,10 +64,14 @@ class QuantSummary:
     kinds : dict of str to int
         Format (``"QDQ"``, ``"QOperator"``, ``"dynamic"``, ``"weight_only"``, ``"QONNX"``) -> number of
         quantized operators of that format, most first; empty for a float model
-        (:func:`~workbench.core.inspection.qoperator_boundary.quantization_kinds`).
+        (:func:`~workbench.core.inspection.qoperator_boundary.quantization_kinds`). A main-graph MatMulNBits
+        at ``accuracy_level`` 4 counts as ``"dynamic"`` (its activation quantized to int8 per block as it
+        runs), at 0 (unset) to 3 as ``"weight_only"`` (onnxruntime's CPU kernel: 1 fp32, 2 fp16 only for an
+        fp16 input on ARM64, 3 bf16 not implemented: float32 math on the dequantized weight).
     ops : list of (str, str, int)
         (float op type, ``"activation/weight"`` dtypes or ``"float"``, node count), quantized rows
-        first, each group by count.
+        first, each group by count; a MatMulNBits at accuracy_level 4 reads ``"int8/uint4"`` (the int8 its
+        activation is quantized to as it runs; ``compute`` keeps the file's ``"float/uint4"``).
     node_dtypes : dict of str to str
         Node key -> the dtype it computes in (see :func:`node_dtypes`). A node's key is its name, or
         ``"<op_type>#<index>"`` for an empty or repeated name (:func:`~workbench.core.graph.layout.node_keys`,
@@ -333,6 +337,7 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
     summary = QuantSummary(kinds=quantization_kinds(proto, g.dtypes))
     rows: Counter = Counter()
     families: Counter = Counter()
+    nbits_int8 = 0
     # keyed as the canvas keys its nodes: by name, two unnamed nodes (or two of one name) were one entry, and
     # the boxes of the units whose kernel lost its entry read "float"
     for node, key in zip(g.nodes, node_keys(g.nodes), strict=True):
@@ -341,6 +346,7 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
         if op == "MatMulNBits":
             if _nbits_int8(g, node):  # else float32 math on dequantized weights: weight-only, no INT mark
                 summary.kernels[key] = op
+                nbits_int8 += 1
         elif is_integer_kernel(op, node.domain):
             summary.kernels[key] = op
         else:
@@ -350,7 +356,8 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
         base = FLOAT_OP.get(op, op)
         if base in COMPUTE_OPS:
             dtypes = _compute_dtypes(g, node)
-            rows[(base, dtypes)] += 1
+            # accuracy_level 4: the kernel quantizes its float activation to int8 per block as it runs
+            rows[(base, "int8/" + dtypes.split("/")[1] if op == "MatMulNBits" and key in summary.kernels else dtypes)] += 1
             if dtypes != "float":
                 summary.compute[key] = dtypes
         if key in summary.kernels or _on_quantized_data(g, node):
@@ -359,7 +366,20 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
     flt = sorted(((op, dt, n) for (op, dt), n in rows.items() if dt == "float"), key=lambda r: (-r[2], r[0]))
     summary.ops = quant + flt
     summary.families = sorted(families.items(), key=lambda r: (-r[1], r[0])) if summary.kinds else []
+    summary.kinds = _kinds_as_run(summary.kinds, nbits_int8)
     return summary
+
+
+def _kinds_as_run(kinds: dict[str, int], nbits_int8: int) -> dict[str, int]:
+    """``kinds`` with ``nbits_int8`` MatMulNBits of accuracy_level 4 counted ``"dynamic"`` instead of
+    ``"weight_only"``: onnxruntime quantizes their float activation to int8 per block at run time and
+    computes integer dot products, as DynamicQuantizeMatMul does; most first as before."""
+    if not nbits_int8:
+        return kinds
+    moved = Counter(kinds)
+    moved["weight_only"] -= nbits_int8
+    moved["dynamic"] += nbits_int8
+    return dict(sorted(((k, n) for k, n in moved.items() if n > 0), key=lambda kv: -kv[1]))
 
 
 def _nbits_int8(g: _Graph, node: onnx.NodeProto) -> bool:
