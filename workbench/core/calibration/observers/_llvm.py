@@ -3,7 +3,8 @@
 
 Compiled in each process when first needed: the two float32 loops every histogram job runs (the
 order-key scan, and the binning that scans in the same pass) at import, about 0.05-0.07 s of CPU with llvmlite's import; the rarer ones (float64 data, non-finite
-values, ranges far from zero) together on first use, 0.07-0.08 s. Importing numba and loading the
+values, ranges far from zero) together on first use, 0.07-0.08 s; the MSE range search's squared errors
+(:func:`grid_sq_errors`) alone on its first use. Importing numba and loading the
 same loops from its on-disk cache cost 0.41-0.44 s and 103-113 MiB of resident memory (it sets up its
 whole CPU target), against 76 MiB here (llvmlite's library), and a first run after install had to
 compile them. Each function does the float32 / float64 arithmetic, comparisons and clamping the
@@ -251,6 +252,75 @@ def _rare_fn(name: str):
     return fns[name]
 
 
+# out[r * m + j] = (double(fq(x[j])) - double(x[j]))^2 on grid r: float32 x / scale[r], round half to even,
+# + zp[r], clamped to [lo, hi], - zp[r], * scale[r] (numerics.int_squared_error's operations, in its order)
+_GRID_SQ_ERRORS = """
+define void @grid_sq_errors(ptr noalias nocapture readonly %x, i64 %m, ptr noalias nocapture readonly %scale,
+                            ptr noalias nocapture readonly %zp, i64 %k, float %lo, float %hi,
+                            ptr noalias nocapture %out) #0 {
+entry:
+  %empty = icmp eq i64 %m, 0
+  %none = icmp eq i64 %k, 0
+  %skip = or i1 %empty, %none
+  br i1 %skip, label %exit, label %grid
+grid:
+  %r = phi i64 [ 0, %entry ], [ %r1, %gridend ]
+  %sp = getelementptr inbounds float, ptr %scale, i64 %r
+  %s = load float, ptr %sp
+  %zq = getelementptr inbounds float, ptr %zp, i64 %r
+  %z = load float, ptr %zq
+  %base = mul nuw nsw i64 %r, %m
+  %orow = getelementptr inbounds double, ptr %out, i64 %base
+  br label %col
+col:
+  %j = phi i64 [ 0, %grid ], [ %j1, %col ]
+  %q = getelementptr inbounds float, ptr %x, i64 %j
+  %v = load float, ptr %q
+  %t = fdiv float %v, %s
+  %y = call float @llvm.roundeven.f32(float %t)
+  %y1 = fadd float %y, %z
+  %lt = fcmp olt float %y1, %lo
+  %gt = fcmp ogt float %y1, %hi
+  %y2 = select i1 %gt, float %hi, float %y1
+  %y3 = select i1 %lt, float %lo, float %y2
+  %y4 = fsub float %y3, %z
+  %y5 = fmul float %y4, %s
+  %d0 = fpext float %y5 to double
+  %xd = fpext float %v to double
+  %d = fsub double %d0, %xd
+  %d2 = fmul double %d, %d
+  %o = getelementptr inbounds double, ptr %orow, i64 %j
+  store double %d2, ptr %o
+  %j1 = add nuw nsw i64 %j, 1
+  %cdone = icmp eq i64 %j1, %m
+  br i1 %cdone, label %gridend, label %col
+gridend:
+  %r1 = add nuw nsw i64 %r, 1
+  %rdone = icmp eq i64 %r1, %k
+  br i1 %rdone, label %exit, label %grid
+exit:
+  ret void
+}
+declare float @llvm.roundeven.f32(float)
+"""
+_search: dict[str, object] = {}
+
+
+def _grid_sq_errors_fn():
+    """The MSE search's loop (:func:`grid_sq_errors`), compiled alone on first use (a few hundredths of a second
+    of CPU; a job that never searches an MSE range does not pay for it)."""
+    fn = _search.get("fn")
+    if fn is None:
+        with _rare_lock:
+            fn = _search.get("fn")
+            if fn is None:
+                engine = compile_ir([_GRID_SQ_ERRORS])
+                fn = ctypes.CFUNCTYPE(None, _P, _N, _P, _P, _N, ctypes.c_float, ctypes.c_float, _P)(
+                    engine.get_function_address("grid_sq_errors"))
+                _search["engine"], _search["fn"] = engine, fn
+    return fn
+
+
 def _ptr(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
@@ -310,3 +380,15 @@ def bin_f64(x, lo, width, counts):
     """``counts[floor((float64(x) - lo) / width)] += 1``, indices clamped to the bins."""
     if x.size:
         _rare_fn(f"bin_f64_{_SUFFIX[x.dtype]}")(_ptr(x), x.size, float(lo), float(width), _ptr(counts), counts.size)
+
+
+def grid_sq_errors(x, scale, zero_point, lo, hi):
+    """:func:`~workbench.core.formats.numerics.int_squared_error` of points ``x`` (float32, 1-D, contiguous)
+    on each grid ``scale[r]`` / ``zero_point[r]`` (float32, 1-D, contiguous, ``K`` each) of an integer type with
+    bounds ``lo`` / ``hi``: float64 ``(K, x.size)``, the same bits (float32 division, round half to even, the
+    zero point, saturation, the float32 product, then the float64 difference and square; no fused multiply-add).
+    ``x`` is finite (a quotient beyond float32 saturates, as there)."""
+    out = np.empty((scale.size, x.size), np.float64)
+    _grid_sq_errors_fn()(_ptr(x), x.size, _ptr(scale), _ptr(zero_point), scale.size, float(np.float32(lo)),
+                         float(np.float32(hi)), _ptr(out))
+    return out
