@@ -448,13 +448,16 @@ class _Sums:
         return {k: s / self.counts[k] for k, s in self.sums.items()}
 
 
-def input_qparams(qproto: onnx.ModelProto) -> dict[str, QParams]:
+def input_qparams(qproto: onnx.ModelProto, nodes: set[str] | None = None) -> dict[str, QParams]:
     """Node name -> the per-tensor qparams of the DequantizeLinear feeding its input 0 in ``qproto``
-    (its activation grid), for nodes whose input 0 comes from one with initializer scale and zero point."""
+    (its activation grid), for nodes whose input 0 comes from one with initializer scale and zero point;
+    ``nodes``: only these (:func:`bias_shifts` reads its Conv units' grids, not every node's)."""
     inits = {i.name: i for i in qproto.graph.initializer}
-    producer = {o: n for n in qproto.graph.node for o in n.output}
+    producer = {n.output[0]: n for n in qproto.graph.node if n.op_type == "DequantizeLinear"}
     out = {}
     for n in qproto.graph.node:
+        if nodes is not None and n.name not in nodes:
+            continue
         dq = producer.get(n.input[0]) if n.input else None
         if dq is None or dq.op_type != "DequantizeLinear" or dq.input[1] not in inits:
             continue
@@ -543,7 +546,7 @@ def bias_shifts(model, plan, quant_proto: onnx.ModelProto, batches,
     units = [u for u in units if u.node in wq]
     if not units:
         return {}
-    grids = input_qparams(quant_proto)
+    grids = input_qparams(quant_proto, {u.node for u in units})
     rounding = {u.inputs[0]: grids[u.node] for u in units if u.node in grids}
     tensors = sorted({u.inputs[0] for u in units})
     kept = means if means is not None else InputMeans()
@@ -561,7 +564,8 @@ def bias_shifts(model, plan, quant_proto: onnx.ModelProto, batches,
         rounded = got.get((u.inputs[0], "rounded"))
         if u.node in grids and rounded is not None and rounded.shape == mean_x.shape:
             grid = grid_key(u.inputs[0], grids[u.node])
-            terms[u.bias].append(((*key, grid), lambda n=node, q=q, d=rounded - mean_x: (n, q.value(), d)))
+            # the difference only for a term not kept from an earlier call, like the weight's float64
+            terms[u.bias].append(((*key, grid), lambda n=node, q=q, r=rounded, m=mean_x: (n, q.value(), r - m)))
     values = iter(kept.shifts([t for ts in terms.values() for t in ts]))
     shifts = {}
     for bias, ts in terms.items():
