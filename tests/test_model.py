@@ -70,7 +70,8 @@ def test_missing_empty_truncated_and_non_onnx_files(tmp_path):
     with pytest.raises(ModelError, match=r"cut\.onnx: not .*ONNX.*truncated"):
         load_model(tmp_path / "cut.onnx")
     (tmp_path / "text.onnx").write_text('{"not": "a model"}\n')
-    with pytest.raises(ModelError, match=r"text\.onnx: not .*ONNX"):
+    with pytest.raises(ModelError, match=r"text\.onnx: this is a text file \(its first line: '\{\"not\": \"a model\"\}'\), "
+                                         r"not an ONNX model\. Give the binary \.onnx model file itself"):
         load_model(tmp_path / "text.onnx")
     with pytest.raises(ModelError, match="is not a file.*this folder has cut.onnx"):
         load_model(tmp_path)

@@ -56,6 +56,10 @@ def read_headers(path: Path) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     """
     if not path.is_file():
         raise DataError(f"{path}: no such data file.", hint="Check the path.")
+    if path.stat().st_size == 0:
+        raise DataError(f"{path}: the file is empty (0 bytes).",
+                        hint="Its save was interrupted or it is the wrong file: save the data again with numpy.savez "
+                             "/ numpy.save.")
     try:
         if path.suffix.lower() == ".npy":
             arr = np.load(path, mmap_mode="r", allow_pickle=False)

@@ -246,6 +246,42 @@ def refuse_other_format(path: Path, data: bytes) -> None:
     if other:
         raise ModelError(f"{path}: this is {other}, not an ONNX model.",
                          hint="Export it to ONNX first (e.g. torch.onnx.export, tf2onnx), then open the .onnx file.")
+    _refuse_text(path, data)
+
+
+#: text files found where a downloaded model belongs: (how the text starts, what it is, what to do)
+_TEXTS = (
+    ("version https://git-lfs.github.com/spec/", "a Git LFS pointer (the model's bytes were never downloaded)",
+     "Fetch the file itself: git lfs pull in its repository, or download it again from the file's own link."),
+    ("<!doctype html", "a web page (HTML: the download saved a page instead of the model)",
+     "Download the model again from the file's own (raw / resolve) link."),
+    ("<html", "a web page (HTML: the download saved a page instead of the model)",
+     "Download the model again from the file's own (raw / resolve) link."),
+)
+_TEXT_PROBE = 4096
+
+
+def _refuse_text(path: Path, data: bytes) -> None:
+    """A text file given where a model belongs (a Git LFS pointer, a saved web page, JSON, notes): say so,
+    quoting its first line. An ONNX file is never text: it starts with field 1's tag, byte 0x08 (a control
+    character). Returns for anything that is not UTF-8 text without control characters."""
+    head = data[:_TEXT_PROBE]
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 3:  # not a character cut at the end of the probe
+            return
+        text = head[:exc.start].decode("utf-8")
+    text = text.lstrip("\ufeff")
+    if not text.strip() or any(c < " " and c not in "\t\n\r" for c in text):
+        return
+    first = text.strip().splitlines()[0].strip()
+    quoted = first if len(first) <= 60 else first[:57] + "..."
+    for start, what, hint in _TEXTS:
+        if text.lstrip().lower().startswith(start):
+            raise ModelError(f"{path}: this is {what}, not an ONNX model.", hint=hint)
+    raise ModelError(f"{path}: this is a text file (its first line: {quoted!r}), not an ONNX model.",
+                     hint="Give the binary .onnx model file itself (exported with torch.onnx.export / onnx.save).")
 
 
 def _refuse_npz(path: Path, data: bytes) -> None:
