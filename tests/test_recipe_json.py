@@ -123,6 +123,14 @@ def test_values_of_the_wrong_json_type_are_refused_not_converted(text, message):
     assert info.value.hint == "Fix that field (see README, 'Recipes')."
 
 
+def test_a_nan_is_said_not_to_be_a_number():
+    """NaN is accepted by the JSON reader, then the field's bound said 'Input should be less than or equal to 1'."""
+    with pytest.raises(RecipeError) as info:
+        Recipe.from_json('{"smoothquant": {"alpha": NaN}}', source="r.json")
+    assert info.value.message == "r.json: invalid recipe at smoothquant.alpha: NaN is not a number; write a number (e.g. 0.5)."
+    assert info.value.hint == "Fix that field (see README, 'Recipes')."
+
+
 def test_json_integers_still_pass_as_floats_and_booleans_as_booleans():
     recipe = Recipe.from_json('{"reduce_range": false, "smoothquant": {"alpha": 1}, "overrides": '
                               '{"a": {"activation": {"observer": "entropy", "observer_args": {"bins": 512}}}}}')

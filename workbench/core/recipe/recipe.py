@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 from typing import Annotated, Any, Literal
 
 from workbench.core.errors import RecipeError
@@ -73,7 +74,11 @@ _JSON_TYPES = {"bool_type": ("a boolean", "true or false"), "int_type": ("an int
 def _wrong_type(error: dict) -> str | None:
     """The message for a value of the wrong JSON type at a bool, int or float field (``"yes"`` for
     ``reduce_range`` was read as true): the value as written (up to 40 characters) and what to write;
-    None for other errors."""
+    None for other errors. A NaN (which Python's and pydantic's JSON readers accept) is said not to be a number,
+    whatever pydantic's bound said of it ("Input should be less than or equal to 1"; a check of ours says what
+    range to use)."""
+    if isinstance(error.get("input"), float) and math.isnan(error["input"]) and error["type"] != "value_error":
+        return "NaN is not a number; write a number (e.g. 0.5)"
     if error["type"] not in _JSON_TYPES:
         return None
     kind, write = _JSON_TYPES[error["type"]]
