@@ -32,7 +32,13 @@ import onnx
 from onnx import helper
 
 from workbench.core.analysis.noise_trace import PROBE
-from workbench.core.analysis.sweep_graph import assemble, backward_closure, join_fragment, node_reads
+from workbench.core.analysis.sweep_graph import (
+    FragmentStop,
+    assemble,
+    backward_closure,
+    join_fragment,
+    node_reads,
+)
 from workbench.core.errors import ModelError
 from workbench.core.runtime.session import make_session
 
@@ -79,17 +85,6 @@ def unit_nodes(plan, pairs: dict) -> dict[str, tuple[str, ...]]:
     return out
 
 
-class _Stop:
-    """The tensors a fragment stops at: float-model tensors the unit does not write, and the QDQ
-    model's initializers and graph inputs."""
-
-    def __init__(self, f_names: set[str], internal: set[str], q_sources: set[str]) -> None:
-        self.f_names, self.internal, self.q_sources = f_names, internal, q_sources
-
-    def __contains__(self, x: str) -> bool:
-        return (x in self.f_names and x not in self.internal) or x in self.q_sources
-
-
 def own_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, pairs: dict,
                   units: dict[str, tuple[str, ...]]) -> OwnFragments | None:
     """Every unit of ``units`` (:func:`unit_nodes`) with its QDQ fragment reading float tensors.
@@ -129,7 +124,7 @@ def own_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, pairs: dict,
             continue
         internal = {o for n in names for o in f_out[n]}
         targets = [pairs[t][2] for t in tensors]
-        frag = backward_closure(q_nodes, targets, _Stop(f_names, internal, q_sources), producer)
+        frag = backward_closure(q_nodes, targets, FragmentStop(f_names, internal, q_sources), producer)
         made = {o for n in frag for o in n.output}
         free = {x for n in frag for x in node_reads(n)} - made
         if not frag or any(x not in f_names and x not in inits for x in free):

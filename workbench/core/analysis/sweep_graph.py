@@ -55,10 +55,13 @@ def _implicit_inputs(node: onnx.NodeProto) -> set[str]:
     return used - produced
 
 
+_GRAPH_TYPES = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+
+
 def node_reads(node: onnx.NodeProto) -> set[str]:
     """Every tensor ``node`` reads: its inputs and what its subgraphs take from the outer scope."""
     out = {x for x in node.input if x}
-    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+    if node.attribute and any(a.type in _GRAPH_TYPES for a in node.attribute):
         out |= _implicit_inputs(node)
     return out
 
@@ -81,11 +84,25 @@ def downstream(nodes: list[onnx.NodeProto], start: set[str], skip: set[str],
     return out
 
 
-def backward_closure(nodes: list[onnx.NodeProto], targets: list[str], stop: set[str],
+class FragmentStop:
+    """The tensors a unit's QDQ fragment stops at (``stop`` of :func:`backward_closure`): tensors of
+    ``available`` (the float model's) that the unit does not write (``internal``), and the QDQ
+    model's initializers and graph inputs (``q_sources``). Answers ``in`` without building the set
+    (thousands of names, once per unit)."""
+
+    def __init__(self, available, internal: set[str], q_sources: set[str]) -> None:
+        self.available, self.internal, self.q_sources = available, internal, q_sources
+
+    def __contains__(self, x: str) -> bool:
+        return (x in self.available and x not in self.internal) or x in self.q_sources
+
+
+def backward_closure(nodes: list[onnx.NodeProto], targets: list[str], stop,
                      producer: dict[str, int] | None = None) -> list[onnx.NodeProto]:
     """Nodes needed to compute ``targets`` from the ``stop`` tensors (topological order kept).
 
-    ``producer`` (tensor -> index in ``nodes``) may be passed when calling many times."""
+    ``stop``: a set of names, or anything answering ``in`` (:class:`FragmentStop`). ``producer``
+    (tensor -> index in ``nodes``) may be passed when calling many times."""
     if producer is None:
         producer = {o: i for i, n in enumerate(nodes) for o in n.output}
     need, seen = list(targets), set()
@@ -103,7 +120,7 @@ def backward_closure(nodes: list[onnx.NodeProto], targets: list[str], stop: set[
 
 
 def _renamed(node: onnx.NodeProto, renames: dict[str, str]) -> onnx.NodeProto:
-    if not any(x in renames for x in node.input):
+    if renames.keys().isdisjoint(node.input):
         return node
     copy = onnx.NodeProto()
     copy.CopyFrom(node)
@@ -140,7 +157,7 @@ def assemble(nodes: list[onnx.NodeProto], inits: dict[str, onnx.TensorProto], ou
 @dataclass
 class PairIndex:
     """What every suffix of one float / QDQ model pair reads from the two graphs, worked out once
-    (node lists, each node's reads, initializers by name) instead of once per unit."""
+    (node lists, each node's reads, initializers by name, producers) instead of once per unit."""
 
     f_nodes: list[onnx.NodeProto]
     q_nodes: list[onnx.NodeProto]
@@ -150,6 +167,13 @@ class PairIndex:
     weights: set[str]
     q_sources: set[str]
     q_producer: dict[str, onnx.NodeProto]
+    q_position: dict[str, int]  # tensor -> index in q_nodes of the node writing it
+    f_by_name: dict[str, onnx.NodeProto]  # the last float node of each name
+    f_outputs: dict[str, list[str]]  # node name -> what the float nodes of that name write
+
+    def unit_outputs(self, unit_nodes: set[str]) -> set[str]:
+        """Tensors the float model's nodes named ``unit_nodes`` write."""
+        return {o for name in unit_nodes for o in self.f_outputs.get(name, ())}
 
 
 def pair_index(fp: onnx.ModelProto, qp: onnx.ModelProto) -> PairIndex:
@@ -160,7 +184,16 @@ def pair_index(fp: onnx.ModelProto, qp: onnx.ModelProto) -> PairIndex:
     return PairIndex(f_nodes, q_nodes, [node_reads(n) for n in f_nodes], [node_reads(n) for n in q_nodes], inits,
                      {i.name for i in fp.graph.initializer},
                      {i.name for i in qp.graph.initializer} | {i.name for i in qp.graph.input},
-                     {o: n for n in q_nodes for o in n.output if o})
+                     {o: n for n in q_nodes for o in n.output if o},
+                     {o: i for i, n in enumerate(q_nodes) for o in n.output}, {n.name: n for n in f_nodes},
+                     _outputs_by_name(f_nodes))
+
+
+def _outputs_by_name(nodes: list[onnx.NodeProto]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for n in nodes:
+        out.setdefault(n.name, []).extend(n.output)
+    return out
 
 
 #: integer element types whose DequantizeLinear :func:`exact_weight` evaluates
@@ -209,10 +242,9 @@ def only_quantized(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: d
     ix = index or pair_index(fp, qp)
     unit_nodes = set(unit.nodes) | {unit.node}
     f_nodes = ix.f_nodes
-    internal = {o for n in f_nodes if n.name in unit_nodes for o in n.output}
-    stop = {x for x in available if x not in internal} | ix.q_sources
+    internal = ix.unit_outputs(unit_nodes)
     targets = [t if unit.writes_float else tensor_map.get(t, t) for t in unit.results]
-    fragment = backward_closure(ix.q_nodes, targets, stop)
+    fragment = backward_closure(ix.q_nodes, targets, FragmentStop(available, internal, ix.q_sources), ix.q_position)
     fragment_outs = {o for n in fragment for o in n.output}
     # the writer gives every reader of a quantized tensor the DQ value: other readers of the
     # unit's activation inputs see them quantized too
@@ -239,7 +271,7 @@ def only_float(fp: onnx.ModelProto, qp: onnx.ModelProto, unit, tensor_map: dict[
     """
     ix = index or pair_index(fp, qp)
     unit_nodes = set(unit.nodes) | {unit.node}
-    f_by_name = {n.name: n for n in ix.f_nodes if n.name in unit_nodes}
+    f_by_name = {name: ix.f_by_name[name] for name in unit_nodes if name in ix.f_by_name}
     internal = {o for m in f_by_name.values() for o in m.output}
     weights = ix.weights
     q_nodes = ix.q_nodes
@@ -282,18 +314,17 @@ def with_fragments(fp: onnx.ModelProto, qp: onnx.ModelProto, units, tensor_map: 
     A unit's node(s) and their Q -> DQ get a ``#<i>`` suffix (their float names are taken).
     """
     q_nodes = list(qp.graph.node)
-    f_nodes = list(fp.graph.node)
     q_inits = {i.name for i in qp.graph.initializer} | {i.name for i in qp.graph.input}
     producer = {o: k for k, n in enumerate(q_nodes) for o in n.output}
+    f_outputs = _outputs_by_name(fp.graph.node)
     nodes: list[onnx.NodeProto] = []
     shared: set[str] = set()
     probes: dict[str, list[tuple[str, str]]] = {}
     for i, unit in enumerate(units):
         unit_nodes = set(unit.nodes) | {unit.node}
-        internal = {o for n in f_nodes if n.name in unit_nodes for o in n.output}
-        stop = {x for x in available if x not in internal} | q_inits
+        internal = {o for name in unit_nodes for o in f_outputs.get(name, ())}
         targets = [tensor_map.get(t, t) for t in unit.results]
-        frag = backward_closure(q_nodes, targets, stop, producer)
+        frag = backward_closure(q_nodes, targets, FragmentStop(available, internal, q_inits), producer)
         mine = join_fragment(nodes, shared, frag, unit_nodes, i)
         probes[unit.node] = [(mine[q], t) for q, t in zip(targets, unit.results, strict=True) if q in mine]
     inits = {i.name: i for i in fp.graph.initializer}

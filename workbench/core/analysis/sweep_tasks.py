@@ -26,20 +26,22 @@ import numpy as np
 import onnx
 
 from workbench.core.analysis.spill import ArrayFile, resolve, save_array
-from workbench.core.formats.error_sums import error_sums
+from workbench.core.formats.error_sums import sqnr_sums
 from workbench.core.runtime.session import add_outputs, make_session
 
 
 class Sqnr:
     """Running SQNR: float64 sums of ref^2 and (ref - q)^2 over the pairs where both are finite
-    (:func:`~workbench.core.formats.error_sums.error_sums`)."""
+    (:func:`~workbench.core.formats.error_sums.sqnr_sums`: the same ``sig``, ``err`` and ``n`` as
+    ``error_sums``, without its dot product, q^2 and max: ppocrv4_rec's sweep compares 27 suffix models'
+    outputs over 2 batches of 1.06M values, 3.0 ms a batch instead of 4.7, 0.17 s of CPU instead of 0.26)."""
 
     def __init__(self) -> None:
         self.sig = self.err = 0.0
         self.n = 0
 
     def update(self, ref, q) -> None:
-        sums = error_sums(np.asarray(ref), np.asarray(q))
+        sums = sqnr_sums(np.asarray(ref), np.asarray(q))
         if sums is None:
             return
         self.sig += sums[0]
