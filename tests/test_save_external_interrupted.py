@@ -123,7 +123,7 @@ _KILLED = textwrap.dedent("""
             os.kill(os.getpid(), signal.SIGKILL)
         return real(src, dst, *a, **kw)
     save.os.replace = replace
-    save.save_model(_model(2.0), path, external=True)
+    save.save_model(_model(2.0), path, external=sys.argv[3] == "external")
 """)
 
 
@@ -135,7 +135,7 @@ def test_a_killed_save_leaves_one_version_and_the_clean_up_removes_its_temporari
     save.save_model(_model(1.0), path, external=True)
     mark = api.mark_target(path)
     script = _KILLED.format(tests=str(Path(__file__).parent))
-    run = subprocess.run([sys.executable, "-c", script, str(path), str(step)], capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-c", script, str(path), str(step), "external"], capture_output=True, text=True)
     assert run.returncode == -9, run.stderr
     # killed before its step: steps 1, 2 the previous version, 3, 4 the new one (reading the hidden data)
     np.testing.assert_array_equal(_output(path), _expected(1.0 if step <= 2 else 2.0))
@@ -167,3 +167,18 @@ def test_a_model_over_protobufs_limit_is_written_with_external_data(tmp_path, mo
     assert err.hint.startswith("Write it as two files, n.onnx and its weights in n.onnx.data beside it: "
                                "workbench-cli quantize / convert and the app's export do so on their own")
     assert "external=True" not in err.hint and not (tmp_path / "n.onnx").exists()
+
+
+def test_a_save_without_external_data_killed_before_its_rename_leaves_no_temporary_folder(tmp_path):
+    """The one-file save writes in the same hidden folder: clean_killed_write left it with the partial model."""
+    path = tmp_path / "m.onnx"
+    save.save_model(_model(1.0), path)
+    mark = api.mark_target(path)
+    script = _KILLED.format(tests=str(Path(__file__).parent))
+    run = subprocess.run([sys.executable, "-c", script, str(path), "2", "inline"], capture_output=True, text=True)
+    assert run.returncode == -9, run.stderr
+    [temp] = [p for p in tmp_path.iterdir() if p.name != "m.onnx"]
+    assert temp.is_dir() and temp.name.startswith(".m.onnx.wb-") and (temp / "m.onnx").is_file()
+    assert api.clean_killed_write(path, mark) == ([temp], False)
+    assert [p.name for p in tmp_path.iterdir()] == ["m.onnx"]
+    np.testing.assert_array_equal(_output(path), _expected(1.0))
