@@ -131,6 +131,15 @@ def test_a_nan_is_said_not_to_be_a_number():
     assert info.value.hint == "Fix that field (see README, 'Recipes')."
 
 
+@pytest.mark.parametrize("text", ["", " \n"])
+def test_an_empty_recipe_file_is_said_empty(text):
+    """It read 'not valid JSON: EOF while parsing a value at line 1 column 0'."""
+    with pytest.raises(RecipeError) as info:
+        Recipe.from_json(text, source="r.json")
+    assert info.value.message == "r.json: the recipe file is empty."
+    assert info.value.hint == 'Write a recipe JSON object there, e.g. {"preset": "cpu-u8s8"} (see README, \'Recipes\').'
+
+
 def test_json_integers_still_pass_as_floats_and_booleans_as_booleans():
     recipe = Recipe.from_json('{"reduce_range": false, "smoothquant": {"alpha": 1}, "overrides": '
                               '{"a": {"activation": {"observer": "entropy", "observer_args": {"bins": 512}}}}}')

@@ -157,6 +157,10 @@ class Recipe(Record):
         """
         from pydantic import ValidationError  # a recipe file is validated by pydantic
 
+        if not text.strip():
+            raise RecipeError(f"{source}: the recipe file is empty.",
+                              hint='Write a recipe JSON object there, e.g. {"preset": "cpu-u8s8"} (see README, '
+                                   "'Recipes').")
         try:
             return cls.model_validate_json(text)
         except ValidationError as exc:
