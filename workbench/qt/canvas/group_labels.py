@@ -16,8 +16,9 @@ screen-size font instead, LABEL_PX pixels high at any zoom:
 Labels never overlap one another: collapsed boxes are placed first (their title is all they show), then
 open frames, each kind largest on screen first; a label that would overlap one already placed is left
 out (zooming in shows it), and so is the title of a group under :data:`MIN_BOX_PX` high on screen (a
-whole expanded 20,000-node graph: thousands of specks; one title would cover many). Placement depends
-on the zoom only, not the scroll position, so the groups item caches it per scale.
+whole expanded 20,000-node graph: thousands of specks; one title would cover many). The groups item hands
+:func:`place_labels` the groups in and around what the view shows (``groups_item.REGION_PX``), so a zoom step
+costs what is visible, and keeps the placement for that scale until the view leaves that region.
 :class:`ScreenTitlesItem` draws them above the edges and nodes.
 """
 
@@ -225,8 +226,12 @@ class NodeIndex:
     cell of a grid they overlap, cells twice as wide and as high as the largest rectangle (so each is filed under
     at most four), so that :meth:`covers` tests the few in the cells a title reaches, not all of them: an open
     frame's title was tested against all 20,000 nodes of an expanded graph, 3,132 tests, 225-713 ms per zoom
-    change on this machine. Built once for a picture (the groups item keeps it over zoom changes), in scene
-    units; the test itself compares in pixels, as the brute-force test did, so its answers are the same."""
+    change on this machine. Over the grid, coarser grids (each cell the union of 2 x 2 cells of the finer one)
+    say which cells hold any rectangle: zoomed out, a title covers thousands of the fine cells (one test
+    looked up 12,000 of them at 1/500), and :meth:`covers` goes down only into the coarse cells that hold
+    rectangles and are cut by the title's edge. Built once for a picture (the groups item keeps it over zoom
+    changes), in scene units; the test itself compares in pixels, as the brute-force test did, so its answers
+    are the same."""
 
     def __init__(self, rects: np.ndarray) -> None:
         rects = np.asarray(rects, dtype=float).reshape(-1, 4)
@@ -245,6 +250,14 @@ class NodeIndex:
             for cx in range(a, c + 1):
                 for cy in range(b, d + 1):
                     cells.setdefault((cx, cy), []).append(row)
+        #: the cells holding a rectangle at each level: level k's cell (cx, cy) is the fine cells
+        #: (cx << k .. (cx + 1 << k) - 1, likewise cy); the last level has at most four, or stopped shrinking
+        self._levels: list[set[tuple[int, int]]] = [set(cells)]
+        while len(self._levels[-1]) > 4:
+            coarser = {(cx >> 1, cy >> 1) for cx, cy in self._levels[-1]}
+            if len(coarser) == len(self._levels[-1]) and len(self._levels) > 64:
+                break
+            self._levels.append(coarser)
 
     def covers(self, r: tuple[float, float, float, float], scale: float = 1.0) -> bool:
         """Whether ``r`` (left, top, right, bottom; pixels at view scale ``scale``) overlaps any rectangle
@@ -253,13 +266,41 @@ class NodeIndex:
             return False
         left, top, right, bottom = r
         cw, ch = self.cell[0] * scale, self.cell[1] * scale
-        cells = self._cells
-        # a hair wider than r: a rectangle filed in scene units whose edge meets a cell's in the last digit
-        for cx in range(math.floor(left / cw - 1e-9), math.floor(right / cw + 1e-9) + 1):
-            for cy in range(math.floor(top / ch - 1e-9), math.floor(bottom / ch + 1e-9) + 1):
-                for x0, y0, x1, y1 in cells.get((cx, cy), ()):
-                    if x0 * scale < right and left < x1 * scale and y0 * scale < bottom and top < y1 * scale:
-                        return True
+        # the fine cells r reaches, a hair wider: a rectangle filed in scene units whose edge meets a cell's in
+        # the last digit
+        span = (math.floor(left / cw - 1e-9), math.floor(top / ch - 1e-9),
+                math.floor(right / cw + 1e-9), math.floor(bottom / ch + 1e-9))
+        k = min(max(span[2] - span[0], span[3] - span[1], 1).bit_length(), len(self._levels) - 1)
+        top_cells = self._levels[k]
+        xs, ys = range(span[0] >> k, (span[2] >> k) + 1), range(span[1] >> k, (span[3] >> k) + 1)
+        if len(xs) * len(ys) > len(top_cells):
+            starts = [c for c in top_cells if c[0] in xs and c[1] in ys]
+        else:
+            starts = [(cx, cy) for cx in xs for cy in ys if (cx, cy) in top_cells]
+        return any(self._covers_in(k, cx, cy, r, span, scale) for cx, cy in starts)
+
+    def _covers_in(self, k: int, cx: int, cy: int, r: tuple[float, float, float, float],
+                   span: tuple[int, int, int, int], scale: float) -> bool:
+        """:meth:`covers` within level ``k``'s cell (cx, cy), which holds a rectangle; ``span``: the fine cells
+        ``r`` reaches (first x, first y, last x, last y)."""
+        x_lo, y_lo, x_hi, y_hi = cx << k, cy << k, ((cx + 1) << k) - 1, ((cy + 1) << k) - 1
+        if x_lo > span[0] + 1 and x_hi < span[2] - 1 and y_lo > span[1] + 1 and y_hi < span[3] - 1:
+            # every fine cell in it lies a whole cell inside r: a rectangle filed under one overlaps r
+            return True
+        if k == 0:
+            left, top, right, bottom = r
+            for x0, y0, x1, y1 in self._cells[(cx, cy)]:
+                if x0 * scale < right and left < x1 * scale and y0 * scale < bottom and top < y1 * scale:
+                    return True
+            return False
+        finer = self._levels[k - 1]
+        for fx in (2 * cx, 2 * cx + 1):
+            if not (span[0] >> (k - 1)) <= fx <= (span[2] >> (k - 1)):
+                continue
+            for fy in (2 * cy, 2 * cy + 1):
+                if (span[1] >> (k - 1)) <= fy <= (span[3] >> (k - 1)) and (fx, fy) in finer and \
+                        self._covers_in(k - 1, fx, fy, r, span, scale):
+                    return True
         return False
 
 

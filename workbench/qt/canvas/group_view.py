@@ -326,7 +326,7 @@ class CanvasGroups:
             return QRectF()
         self._sync_items()
         bounds = self.scene_bounds()
-        return bounds.united(self._groups_item.titles.boundingRect()) if self._groups_item is not None else bounds
+        return self._groups_item.labels_bounds() if self._groups_item is not None else bounds
 
     def screen_title_rects(self) -> list[QRectF]:
         """Scene rectangles of the group titles drawn at screen size at the view's current scale ([] when the

@@ -15,6 +15,8 @@ keep their scene-sized op type): their boxes were blank, or carried 3-5 px text,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
@@ -23,9 +25,12 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 from workbench.qt.canvas.colors import NO_VALUE, SELECTION, text_color
 from workbench.qt.canvas.group_labels import (
     LABEL_PX,
+    LABEL_W,
+    MIN_BOX_PX,
     Label,
     NodeIndex,
     ScreenTitlesItem,
+    label_font,
     label_height,
     place_labels,
 )
@@ -36,6 +41,9 @@ TITLE_BAR, CHEVRON_W = 30.0, 30.0
 #: a picture with more nodes outside every group than this gets no screen-size op type labels on them
 #: (each placed label costs ~0.1 ms; zooming in shows the nodes' own text)
 MAX_NODE_LABELS = 300
+#: pixels around the view within which the screen-size titles are placed (:meth:`GroupsItem.screen_labels`): a
+#: pan of up to this much keeps them; a title of a group just out of view that runs into it is placed
+REGION_PX = 300.0
 _FRAME_TINTS = (QColor("#eef3fb"), QColor("#f6f1e7"), QColor("#eef6ee"), QColor("#f4eef6"))
 #: the same four hues a little lighter than the dark theme's canvas (#1e1e20): the light tints drew bright white
 #: frames on the dark canvas; the frame titles are then light text (:data:`FRAME_TITLE`)
@@ -68,6 +76,23 @@ class _Fonts:
             cls.frame.setBold(True)
 
 
+def same_scale(a: float, b: float) -> bool:
+    """Whether view scales ``a`` and ``b`` are the same but for their last digits (the painter's level of detail
+    and the view's ``m11`` differ there)."""
+    return abs(a - b) <= 1e-6 * max(abs(a), abs(b))
+
+
+def _candidates(boxes: np.ndarray, scale: float, region: QRectF | None) -> np.ndarray:
+    """Which ``boxes`` (float, shape (n, 4): left, top, right, bottom; scene units) may get a screen-size label at
+    view scale ``scale``: at least :data:`~group_labels.MIN_BOX_PX` pixels high and meeting scene ``region``
+    (None: anywhere). Bool, shape (n,)."""
+    keep = (boxes[:, 3] - boxes[:, 1]) * scale >= MIN_BOX_PX
+    if region is not None:
+        keep &= (boxes[:, 2] >= region.left()) & (boxes[:, 0] <= region.right()) & \
+            (boxes[:, 3] >= region.top()) & (boxes[:, 1] <= region.bottom())
+    return keep
+
+
 class GroupsItem(QGraphicsItem):
     """Draws ``state.data``'s shown groups; the view refreshes it when colours or selection change."""
 
@@ -82,10 +107,16 @@ class GroupsItem(QGraphicsItem):
         self._bounds = d.bounds.adjusted(-6, -6, 6, 6)  # the dashed outline of a box kept float reaches -4.75
         h = d.hierarchy
         # open frames outermost first, then the boxes on top
-        self._order = sorted(range(len(d.group_ids)), key=lambda k: (d.group_ids[k] in d.placement.collapsed,
-                                                                      h.depth[d.group_ids[k]]))
-        self._labels: tuple[float, list[Label]] | None = None  # screen-size titles, placed for one scale
+        self._order = np.array(sorted(range(len(d.group_ids)), key=lambda k: (d.group_ids[k] in d.placement.collapsed,
+                                                                               h.depth[d.group_ids[k]])), dtype=np.int64)
+        #: screen-size titles placed for one scale: (scale, the scene region placed for (None: everything), labels)
+        self._labels: tuple[float, QRectF | None, list[Label]] | None = None
         self._labelled: tuple[float | None, frozenset[int]] = (None, frozenset())  # their nodes, at that scale
+        #: the view's (scale, visible scene rectangle), set by the view: titles are placed for what it shows
+        self.view: Callable[[], tuple[float, QRectF]] | None = None
+        g = d.group_ids
+        self._boxes = np.stack([d.gx0, d.gy0, d.gx1, d.gy1], axis=1).astype(float) if g else np.zeros((0, 4))
+        self._collapsed = np.array([k in d.placement.collapsed for k in g], dtype=bool)
         self._node_index: NodeIndex | None = None  # the shown node boxes for the titles' overlap test (node_index)
         # the shown nodes outside every group (nudenet_320n: its 6 top-level Resize / Concat nodes): their op
         # type gets a screen-size label too where the node's own text is unreadable
@@ -99,6 +130,7 @@ class GroupsItem(QGraphicsItem):
         #: with nodes of open groups shown, every shown node's op type is labelled inside its box (when few)
         self._fitted = shown if grouped > 0 and len(shown) <= MAX_NODE_LABELS else shown[:0]
         self._bounds_scale: float | None = None  # the scale the titles item's bounds were set for
+        self._reach: tuple[float, float] | None = None  # _reach_px, measured once
         self._floats_cache: tuple | None = None  # (key, float_boxes())
         #: draws those titles above the edges and nodes; the view adds it to the scene with this item
         self.titles = ScreenTitlesItem(self.screen_labels, self.titles_colors, self._bounds)
@@ -119,51 +151,95 @@ class GroupsItem(QGraphicsItem):
         return (_FRAME_TINTS_DARK if self.dark else _FRAME_TINTS)[(depth - 1) % 4]
 
     def set_scale(self, scale: float) -> None:
-        """The view's scale changed: place the screen-size titles for it and take in where they run past
-        the graph (the view calls this after every zoom and scroll; cheap when the scale is the same)."""
+        """The view's scale changed: take in where the screen-size titles may run past the graph at it (the
+        view calls this after every zoom and scroll; cheap, and it places no title: :meth:`screen_labels` does,
+        once, when the titles or the nodes are painted)."""
         if self._bounds_scale == scale:
             return
         self._bounds_scale = scale
-        bounds = self._bounds
-        for label in self.screen_labels(scale):
-            bounds = bounds.united(label.rect)
-        self.titles.set_bounds(bounds)
+        across, down = self._reach_px()
+        self.titles.set_bounds(self._bounds.adjusted(-across / scale, -down / scale, across / scale, down / scale))
+
+    def _reach_px(self) -> tuple[float, float]:
+        """How far (pixels, across and down) a screen-size title may run past its group's box at most: the
+        longest title's characters at the font's widest glyph (left of a frame), :data:`LABEL_W` (past a
+        narrow box's right edge); a label's height (above a frame)."""
+        if self._reach is None:
+            metrics = QFontMetricsF(label_font())
+            h = self.state.data.hierarchy
+            chars = max((len(h.titles[g]) for g in self.state.data.group_ids), default=0)
+            self._reach = (max(LABEL_W, chars * metrics.maxWidth()) + 8.0, metrics.height() + 4.0)
+        return self._reach
+
+    def _visible(self, scale: float) -> QRectF | None:
+        """The scene rectangle the view shows when ``scale`` is its scale (None: no view, or another scale, as
+        the minimap's thumbnail or a caller asking for a scale of its own)."""
+        if self.view is None:
+            return None
+        view_scale, rect = self.view()
+        return rect if same_scale(view_scale, scale) else None
 
     def screen_labels(self, scale: float) -> list[Label]:
         """The titles drawn at screen size at view scale ``scale`` (:func:`group_labels.place_labels`;
-        none where the scene-sized titles are :data:`LABEL_PX` pixels or more), cached for the last scale."""
+        none where the scene-sized titles are :data:`LABEL_PX` pixels or more), of the groups and nodes in and
+        around what the view shows (:data:`REGION_PX` pixels around it; every group at a scale the view is not
+        at), so that a zoom step's work follows what is visible, not the size of the graph. Cached: placed
+        again only at another scale or when the view leaves the region placed for (a pan of more than
+        :data:`REGION_PX` pixels); the scale compared to a millionth, as the painter's level of detail
+        differs from the view's scale in its last digits."""
         _Fonts.ensure()
-        if self._labels is not None and self._labels[0] == scale:
-            return self._labels[1]
+        visible = self._visible(scale)
+        cached = self._labels
+        if cached is not None and same_scale(cached[0], scale) and \
+                (cached[1] is None or (visible is not None and cached[1].contains(visible))):
+            return cached[2]
+        margin = REGION_PX / scale
+        region = None if visible is None else visible.adjusted(-margin, -margin, margin, margin)
+        labels = self._place(scale, region)
+        self._labels = (scale, region, labels)
+        self._labelled = (scale, frozenset(lab.node for lab in labels if lab.node >= 0))
+        return labels
+
+    def _place(self, scale: float, region: QRectF | None) -> list[Label]:
+        """:meth:`screen_labels` placed anew: the groups and labelled nodes meeting scene ``region`` (None:
+        all of them) whose title is due at ``scale``, handed to :func:`place_labels` (which leaves out those
+        under :data:`~group_labels.MIN_BOX_PX` high on screen: they are not even listed here)."""
         # a node box draws its op type alone below TEXT_SCALE, in a scene-sized font: under LABEL_PX px there
         ops_small = scale < TEXT_SCALE and scale * op_text_px() < LABEL_PX
         labelled = self._singles if len(self._singles) else self._fitted
         nodes_small = len(labelled) > 0 and ops_small
         if scale * min(_Fonts.title.pixelSize(), _Fonts.frame.pixelSize()) >= LABEL_PX and not nodes_small:
-            labels = []
-        else:
-            d, h = self.state.data, self.state.data.hierarchy
-            collapsed = np.array([g in d.placement.collapsed for g in d.group_ids], dtype=bool)
-            small = {True: scale * _Fonts.title.pixelSize() < LABEL_PX, False: scale * _Fonts.frame.pixelSize() < LABEL_PX}
-            titles = [h.titles[g] if small[bool(c)] else "" for g, c in zip(d.group_ids, collapsed.tolist(), strict=True)]
-            boxes = np.stack([d.gx0, d.gy0, d.gx1, d.gy1], axis=1) if len(titles) else np.zeros((0, 4))
-            fitted = np.zeros(len(titles), dtype=bool)
-            if nodes_small:  # the nodes, placed as boxes titled by their op type (inside them beside open groups)
-                i = labelled
-                ops = d.structure.op_types
-                titles += [ops[n] for n in i.tolist()]
-                boxes = np.concatenate([boxes, np.stack([d.x0[i], d.y0[i], d.x1[i], d.y1[i]], axis=1)])
-                collapsed = np.concatenate([collapsed, np.ones(len(i), dtype=bool)])
-                fitted = np.concatenate([fitted, np.full(len(i), not len(self._singles), dtype=bool)])
-            labels = place_labels(boxes, titles, collapsed, scale, title_bar=TITLE_BAR, elide=title_elide(h),
-                                  nodes=self.node_index() if TITLE_BAR * scale < label_height() else None,
-                                  fitted=fitted)
-            groups = len(d.group_ids)
-            labels = [lab if lab.k < groups else Label(lab.k, lab.rect, lab.text, True, int(labelled[lab.k - groups]),
-                                                       lab.px) for lab in labels]
-        self._labels = (scale, labels)
-        self._labelled = (scale, frozenset(lab.node for lab in labels if lab.node >= 0))
-        return labels
+            return []
+        d, h = self.state.data, self.state.data.hierarchy
+        due = np.where(self._collapsed, scale * _Fonts.title.pixelSize() < LABEL_PX,
+                       scale * _Fonts.frame.pixelSize() < LABEL_PX)
+        rows = np.flatnonzero(due & _candidates(self._boxes, scale, region))
+        titles = [h.titles[d.group_ids[k]] for k in rows.tolist()]
+        boxes, collapsed = self._boxes[rows], self._collapsed[rows]
+        fitted = np.zeros(len(rows), dtype=bool)
+        nodes = labelled[:0]
+        if nodes_small:  # the nodes, placed as boxes titled by their op type (inside them beside open groups)
+            nodes = labelled[_candidates(np.stack([d.x0[labelled], d.y0[labelled], d.x1[labelled], d.y1[labelled]],
+                                                  axis=1), scale, region)]
+            ops = d.structure.op_types
+            titles += [ops[n] for n in nodes.tolist()]
+            boxes = np.concatenate([boxes, np.stack([d.x0[nodes], d.y0[nodes], d.x1[nodes], d.y1[nodes]], axis=1)])
+            collapsed = np.concatenate([collapsed, np.ones(len(nodes), dtype=bool)])
+            fitted = np.concatenate([fitted, np.full(len(nodes), not len(self._singles), dtype=bool)])
+        placed = place_labels(boxes, titles, collapsed, scale, title_bar=TITLE_BAR, elide=title_elide(h),
+                              nodes=self.node_index() if TITLE_BAR * scale < label_height() else None, fitted=fitted)
+        groups, n = len(d.group_ids), len(rows)
+        return [Label(int(rows[lab.k]), lab.rect, lab.text, lab.collapsed, px=lab.px) if lab.k < n else
+                Label(groups + lab.k - n, lab.rect, lab.text, True, int(nodes[lab.k - n]), lab.px) for lab in placed]
+
+    def labels_bounds(self) -> QRectF:
+        """The graph's bounds (scene units) with the screen-size titles placed at the view's scale: where a title
+        left of its frame reaches past the graph's left edge."""
+        bounds = QRectF(self._bounds)
+        if self.view is not None:
+            for label in self.screen_labels(self.view()[0]):
+                bounds = bounds.united(label.rect)
+        return bounds
 
     def node_index(self) -> NodeIndex:
         """The shown node boxes (scene units) filed for the frame titles' overlap test, built once (when a title
@@ -177,11 +253,12 @@ class GroupsItem(QGraphicsItem):
 
     def labelled_nodes(self, scale: float) -> frozenset[int]:
         """The nodes whose op type is drawn at screen size at view scale ``scale`` (their own scene-sized op
-        type is then not drawn under it), as last placed (:meth:`screen_labels`); none at another scale (the
-        minimap's thumbnail, which draws no screen-size label)."""
+        type is then not drawn under it): placed for it first when it is the view's scale (the nodes paint
+        before the titles); none at another scale (the minimap's thumbnail, which draws no screen-size label)."""
+        if self._visible(scale) is not None:
+            self.screen_labels(scale)
         placed = self._labelled[0]
-        # the same scale: the painter's level of detail differs from the view's m11 in its last digits
-        return self._labelled[1] if placed is not None and abs(placed - scale) <= 1e-6 * scale else frozenset()
+        return self._labelled[1] if placed is not None and same_scale(placed, scale) else frozenset()
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         _Fonts.ensure()
@@ -191,11 +268,12 @@ class GroupsItem(QGraphicsItem):
         h = d.hierarchy
         title_px, frame_px = lod * _Fonts.title.pixelSize(), lod * _Fonts.frame.pixelSize()
         floats = self.float_boxes()
-        for k in self._order:
+        b = self._boxes[self._order]  # the exposed ones only are visited: a zoomed-in view of 5,400 frames
+        hit = (b[:, 2] >= exposed.left()) & (b[:, 0] <= exposed.right()) & \
+            (b[:, 3] >= exposed.top()) & (b[:, 1] <= exposed.bottom())
+        for k in self._order[hit].tolist():
             g = d.group_ids[k]
             box = QRectF(d.gx0[k], d.gy0[k], d.gx1[k] - d.gx0[k], d.gy1[k] - d.gy0[k])
-            if not box.intersects(exposed):
-                continue
             collapsed = g in d.placement.collapsed
             selected = g in s.group_selected
             fill = s.group_fills.get(g, _BOX_FILL) if collapsed else self.frame_tint(h.depth[g])

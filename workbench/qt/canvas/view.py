@@ -366,6 +366,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         if data.plan is not None:
             self._groups_item = GroupsItem(self._state)
             self._groups_item.set_dark(self.backgroundBrush().color().lightness() < 128)
+            self._groups_item.view = self._shown_scene  # its screen-size titles are placed for what is shown
             scene.addItem(self._groups_item)
             scene.addItem(self._groups_item.titles)
         self._edges = EdgesItem(data, self._edge_color)
@@ -390,6 +391,10 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
     # ----------------------------------------------------------------- level of detail
     def _scale(self) -> float:
         return self.transform().m11()
+
+    def _shown_scene(self) -> tuple[float, QRectF]:
+        """(scale, the scene rectangle the viewport shows)."""
+        return self._scale(), self.mapToScene(self.viewport().rect()).boundingRect()
 
     def _sync_items(self) -> None:
         """Show the overview or the detailed items; create the items of the visible area."""
