@@ -38,6 +38,24 @@ def _tensors(graph: onnx.GraphProto):
                     yield from _tensors(g)
 
 
+#: The fields a TensorProto may hold its values in (onnx.proto): one of them, or external data.
+_VALUE_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+def _one_value_field(t: TensorProto, where: str) -> None:
+    """Refuse a tensor holding its values in more than one place (``raw_data`` beside ``float_data``, or either
+    in a tensor marked external), as onnx.checker does: which one a reader uses differs (numpy_helper takes
+    ``raw_data``). The reader's checker sees large weights only as typed inputs, so it let them pass. Lengths
+    are read without copying ``raw_data``."""
+    held = ["raw_data"] if t.HasField("raw_data") else []
+    held += [name for name in _VALUE_FIELDS if len(getattr(t, name))]
+    if t.data_location == TensorProto.EXTERNAL:
+        held.append("external data")
+    if len(held) > 1:
+        raise ModelError(f"{where} holds its values twice ({' and '.join(held)}); a tensor holds them in one place "
+                         "only, so which counts cannot be told.", hint=_HINT)
+
+
 def _raw_bytes(t: TensorProto, count: int) -> int | None:
     """Expected ``len(raw_data)`` for ``count`` elements, or None for strings (no raw form)."""
     if t.data_type == TensorProto.STRING:
@@ -61,8 +79,8 @@ def check_tensors(proto: onnx.ModelProto, path: Path | str, *, loaded: bool = Fa
     Raises
     ------
     ModelError
-        Names the file and the tensor: unknown data type, a negative dim, or data whose size
-        does not match ``prod(dims)`` elements of the declared type.
+        Names the file and the tensor: unknown data type, a negative dim, values held in two fields, or
+        data whose size does not match ``prod(dims)`` elements of the declared type.
     """
     later = []
     stored = raw_lengths if raw_lengths is not None and len(raw_lengths) == len(proto.graph.initializer) else []
@@ -74,6 +92,7 @@ def check_tensors(proto: onnx.ModelProto, path: Path | str, *, loaded: bool = Fa
             raise ModelError(f"{where} has an unknown data type ({t.data_type}).", hint=_HINT) from None
         if any(d < 0 for d in t.dims):
             raise ModelError(f"{where} has a negative dimension {list(t.dims)}.", hint=_HINT)
+        _one_value_field(t, where)
         want = _raw_bytes(t, math.prod(t.dims))
         if t.data_location == TensorProto.EXTERNAL and not loaded:
             length = {e.key: e.value for e in t.external_data}.get("length")
