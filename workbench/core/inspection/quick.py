@@ -194,14 +194,18 @@ def _plain(proto) -> bool:
     return all(_tensor_ok(t) for t in g.initializer)
 
 
+#: every value field of a TensorProto but raw_data (onnx.proto)
+_VALUES = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
 def _tensor_ok(t) -> bool:
     """A numeric tensor stored in the file whose data size matches ``prod(dims)`` (the checks of
     :func:`workbench.core.model.tensor_check.check_tensors`, which the full path reports)."""
     if t.data_type not in _NUMERIC or t.data_location == _EXTERNAL or any(d < 0 for d in t.dims):
         return False
     count = math.prod(t.dims)
-    if t.raw_data:
-        return len(t.raw_data) == count * _NUMERIC[t.data_type][1]
+    if t.raw_data:  # and no value field beside it (the full path refuses a tensor holding its values twice)
+        return len(t.raw_data) == count * _NUMERIC[t.data_type][1] and not any(len(getattr(t, f)) for f in _VALUES)
     return len(getattr(t, _TYPED_FIELD[t.data_type])) == count and not t.HasField("raw_data")
 
 
