@@ -14,6 +14,14 @@ from workbench.core.io import external
 from workbench.core.io.model_pieces import stand_in
 
 
+@pytest.fixture(autouse=True)
+def _own_trusted_files(monkeypatch):
+    """keep_lazy records the data file in the module's table and the environment: this test's own, dropped after."""
+    monkeypatch.setattr(external, "_TRUSTED", {})
+    monkeypatch.setattr(external, "_MAPS", {})
+    monkeypatch.setenv(external._ENV, "{}")
+
+
 def _model(tmp_path, extra=None, mutate=None) -> onnx.ModelProto:
     data = tmp_path / "m.onnx.data"
     data.write_bytes(np.arange(16, dtype=np.float32).tobytes())
