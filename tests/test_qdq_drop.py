@@ -115,7 +115,9 @@ def test_families_of_a_built_qdq_model_are_the_ops_onnxruntime_runs_on_integers(
     proto = onnx.load(out)
     families, names = ort_integer_nodes(out)
     assert _ours(proto) == names
-    assert summarize_quantization(proto).families == families
+    summary = summarize_quantization(proto)
+    assert summary.families == families
+    assert summary.as_kernels == {("Conv", f"{activation.name[1:].lower()}/int8"): dict(families)["Conv"]}
     if activation == QuantType.QInt8:
         assert "split" not in names and {"pool0", "pool1"} <= names
     else:
@@ -127,7 +129,8 @@ def test_families_of_a_built_qdq_model_are_the_ops_onnxruntime_runs_on_integers(
 def test_nudenet_qdq_families_are_the_ops_onnxruntime_runs_on_integers(corpus, tmp_path, activation):
     """onnxruntime's quantize_static of nudenet_320n (QDQ, 2 calibration rows): the banner listed 9 Split,
     7 Unsqueeze, 3 Transpose and no MaxPool for int8 activations where onnxruntime runs 1 Split, 6 Unsqueeze,
-    6 Expand and 2 MaxPool on integers; now every node and family is onnxruntime's."""
+    6 Expand and 2 MaxPool on integers; now every node and family is onnxruntime's. Its summary read
+    'QDQ: 64 Conv int8/int8' with 57 of them run as DequantizeLinear + float Conv; it now says so."""
     model = corpus / "nudenet_320n" / "model.onnx"
     out = tmp_path / "q.onnx"
     rows = np.load(corpus / "nudenet_320n" / "calib.npz")
@@ -137,4 +140,9 @@ def test_nudenet_qdq_families_are_the_ops_onnxruntime_runs_on_integers(corpus, t
     proto = onnx.load(out)
     families, names = ort_integer_nodes(out)
     assert _ours(proto) == names
-    assert summarize_quantization(proto).families == families
+    summary = summarize_quantization(proto)
+    assert summary.families == families
+    convs = dict(families)["Conv"]  # QLinearConv nodes onnxruntime made: 7 of 64 for int8 activations
+    note = "" if convs == 64 else f" ({convs} integer kernels, {64 - convs} in float)"
+    assert summary.text() == f"QDQ: 64 Conv {activation.name[1:].lower()}/int8{note}"
+    assert (convs < 64) == (activation == QuantType.QInt8)

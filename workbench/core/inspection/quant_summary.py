@@ -38,6 +38,7 @@ from workbench.core.planning.kernels import (
     nbits_runs_int8,
     relu_after_bias,
 )
+from workbench.core.wording import count
 
 #: float ops counted in the summary (the ones quantization is about)
 COMPUTE_OPS = frozenset(WEIGHT_OPS) | {"LSTM", "GRU", "RNN", "Attention"}
@@ -85,6 +86,11 @@ class QuantSummary:
         Node key -> ``"activation/weight"`` dtypes (``"uint8/int8"``) of each compute node (Conv, MatMul,
         LSTM, ... and their integer kernels) that computes on a quantized tensor: the nodes counted in
         the quantized rows of ``ops``.
+    as_kernels : dict of (str, str) to int
+        (op, dtypes) of a quantized row of ``ops`` -> how many of its nodes are integer kernels
+        (``kernels``). ``text`` says so where it is fewer than the row's count: an int8 QDQ file whose
+        shared int8 pairs x86 onnxruntime cannot turn uint8 runs those units as DequantizeLinear and a
+        float op ("QDQ: 64 Conv int8/int8 (7 integer kernels, 57 in float)", nudenet_320n).
     families : list of (str, int)
         Every op type onnxruntime runs on quantized data, with its node count, most first (ties by name):
         integer kernels (``kernels``) by the float op they compute, weight-only kernels, and pass-through
@@ -98,6 +104,7 @@ class QuantSummary:
     kernels: dict[str, str] = field(default_factory=dict)
     families: list[tuple[str, int]] = field(default_factory=list)
     compute: dict[str, str] = field(default_factory=dict)
+    as_kernels: dict[tuple[str, str], int] = field(default_factory=dict)
 
     @property
     def quantized(self) -> bool:
@@ -108,8 +115,16 @@ class QuantSummary:
         if not self.kinds:
             return "float model"
         kinds = " + ".join(_KIND_TEXT.get(k, k) for k in self.kinds)
-        rows = ", ".join(f"{n} {op} {dt}" for op, dt, n in self.ops)
+        rows = ", ".join(f"{n} {op} {dt}{self._run_note(op, dt, n)}" for op, dt, n in self.ops)
         return f"{kinds}: {rows}" if rows else kinds
+
+    def _run_note(self, op: str, dtypes: str, n: int) -> str:
+        """What onnxruntime makes of a row whose activation is an integer type but not all of whose nodes are
+        integer kernels: ``" (7 integer kernels, 57 in float)"``, ``" (run in float)"``; "" otherwise."""
+        k = self.as_kernels.get((op, dtypes))
+        if k is None or k == n or dtypes == "float" or dtypes.startswith(("float", "?")):
+            return ""
+        return " (run in float)" if k == 0 else f" ({count(k, 'integer kernel')}, {n - k} in float)"
 
     def families_text(self, limit: int = 6) -> str:
         """The op families run on quantized data, most first: ``"38 Conv, 13 MatMul, 4 Transpose and 2 more"`` (the
@@ -357,7 +372,9 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
         if base in COMPUTE_OPS:
             dtypes = _compute_dtypes(g, node)
             # accuracy_level 4: the kernel quantizes its float activation to int8 per block as it runs
-            rows[(base, "int8/" + dtypes.split("/")[1] if op == "MatMulNBits" and key in summary.kernels else dtypes)] += 1
+            row = (base, "int8/" + dtypes.split("/")[1] if op == "MatMulNBits" and key in summary.kernels else dtypes)
+            rows[row] += 1
+            summary.as_kernels[row] = summary.as_kernels.get(row, 0) + (key in summary.kernels)
             if dtypes != "float":
                 summary.compute[key] = dtypes
         if key in summary.kernels or _on_quantized_data(g, node):
