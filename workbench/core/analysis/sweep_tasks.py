@@ -86,6 +86,10 @@ class SharedSessions:
         return SharedSessions, ()
 
 
+#: initializers of at least this many bytes reach a task's session as buffers (:func:`task_session`)
+TASK_BUFFER_BYTES = 4096
+
+
 def task_session(proto: onnx.ModelProto, optimize: bool):
     """The session a task runs ``proto`` in: one intra-op thread (the executor's workers are what
     use the cores), graph optimisations as ``optimize`` says, and no memory arena
@@ -94,8 +98,13 @@ def task_session(proto: onnx.ModelProto, optimize: bool):
     when the session ends) was touched once and dropped; buffers from the heap are reused from one
     session to the next. ppocrv4_rec, 8 samples, 2 threads, three alternations at load 9-10: 389-398k
     page faults and 0.60-0.66 s of system CPU for the sweep instead of 470-489k and 0.76-0.81 s (user
-    CPU the same, 6.8-7.0 s). Allocation only: the kernels, and so the values, are the same."""
-    return make_session(proto, optimize=optimize, threads=1, arena=False)
+    CPU the same, 6.8-7.0 s). Allocation only: the kernels, and so the values, are the same.
+
+    Initializers of :data:`TASK_BUFFER_BYTES` or more reach onnxruntime as buffers used in place
+    (``buffer_bytes``), not serialised into the model's bytes and parsed back: a suffix model of
+    ppocrv4_rec's earliest units carries 10.7 MB of float weights in 344 initializers, each under the
+    1 MiB of other sessions. The same bytes, so the same values."""
+    return make_session(proto, optimize=optimize, threads=1, arena=False, buffer_bytes=TASK_BUFFER_BYTES)
 
 
 def _session(shared: SharedSessions | None, key: str, build: Callable[[], Any]) -> Any:

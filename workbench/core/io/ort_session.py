@@ -47,15 +47,17 @@ def _keep(*_buffers) -> None:
     """Finalizer whose arguments (the buffers a session reads) live as long as the session."""
 
 
-def _buffered(t: TensorProto) -> bool:
-    """An in-memory initializer handed over as a buffer: raw bytes, at least :data:`BUFFER_TENSOR_BYTES`."""
-    return t.data_location != TensorProto.EXTERNAL and t.HasField("raw_data") and tensor_nbytes(t) >= BUFFER_TENSOR_BYTES
+def _buffered(t: TensorProto, min_bytes: int = BUFFER_TENSOR_BYTES) -> bool:
+    """An in-memory initializer handed over as a buffer: raw bytes, at least ``min_bytes``."""
+    return t.data_location != TensorProto.EXTERNAL and t.HasField("raw_data") and tensor_nbytes(t) >= min_bytes
 
 
-def session_sources(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, str | bytes]]:
-    """``(lean copy, alias -> source)``: the copy's lazy and large in-memory initializers are
-    external references to an alias; a source is the absolute path of a lazy tensor's data file
-    or the bytes of an in-memory tensor. No alias (nothing large): ``proto`` itself is returned."""
+def session_sources(proto: onnx.ModelProto,
+                    min_bytes: int = BUFFER_TENSOR_BYTES) -> tuple[onnx.ModelProto, dict[str, str | bytes]]:
+    """``(lean copy, alias -> source)``: the copy's lazy in-memory initializers and those of at least
+    ``min_bytes`` are external references to an alias; a source is the absolute path of a lazy
+    tensor's data file or the bytes of an in-memory tensor. No alias (nothing large): ``proto``
+    itself is returned."""
     sources: dict[str, str | bytes] = {}
     paths: dict[str, str] = {}
 
@@ -70,7 +72,7 @@ def session_sources(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, 
                 if e.key == "location":
                     e.value = name
             return ref
-        if not _buffered(t):
+        if not _buffered(t, min_bytes):
             return t
         name = f"workbench_{len(sources)}.data"
         raw = sources[name] = raw_bytes(t)  # one copy of the bytes (or a job's copy), used in place by onnxruntime
@@ -79,7 +81,7 @@ def session_sources(proto: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, 
             ref.external_data.add(key=k, value=v)
         return ref
 
-    if not any(lazy_file(t) or _buffered(t) for t in proto.graph.initializer):
+    if not any(lazy_file(t) or _buffered(t, min_bytes) for t in proto.graph.initializer):
         return proto, {}
     return copy_with(proto, replace), sources
 
@@ -99,12 +101,14 @@ def sources_digest(lean: onnx.ModelProto, sources: dict[str, str | bytes]) -> by
 
 def proto_session(proto: onnx.ModelProto, options: ort.SessionOptions, extra: bytes = b"",
                   providers: list[str] | None = None,
-                  split: tuple[onnx.ModelProto, dict[str, str | bytes]] | None = None) -> ort.InferenceSession:
+                  split: tuple[onnx.ModelProto, dict[str, str | bytes]] | None = None,
+                  min_bytes: int = BUFFER_TENSOR_BYTES) -> ort.InferenceSession:
     """An onnxruntime session of ``proto`` whose large weights are handed over in place (see the
     module docstring). ``extra`` is appended to the serialised model (protobuf merges
     concatenated messages; :mod:`workbench.core.calibration.instrument` adds outputs with it).
     ``options`` gains the session config entries this needs. ``split``: :func:`session_sources` of
-    ``proto`` when the caller already made it (its buffers are then not copied again).
+    ``proto`` when the caller already made it (its buffers are then not copied again). ``min_bytes``:
+    the smallest in-memory initializer handed over as a buffer (:func:`session_sources`).
 
     Raises
     ------
@@ -115,7 +119,7 @@ def proto_session(proto: onnx.ModelProto, options: ort.SessionOptions, extra: by
     """
     import onnxruntime as ort
 
-    lean, sources = split if split is not None else session_sources(proto)
+    lean, sources = split if split is not None else session_sources(proto, min_bytes)
     providers = providers or ["CPUExecutionProvider"]
     if not sources:
         return ort.InferenceSession(proto.SerializeToString() + extra, options, providers=providers)

@@ -7,7 +7,7 @@ import onnxruntime as ort
 from onnx import helper
 
 from workbench.core.errors import ModelError
-from workbench.core.io.ort_session import proto_session
+from workbench.core.io.ort_session import BUFFER_TENSOR_BYTES, proto_session
 from workbench.core.runtime.mx_simulation import simulation_proto
 
 
@@ -50,7 +50,8 @@ def session_runtime(sess: ort.InferenceSession) -> str:
 
 
 def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int = 0,
-                 arena: bool = True, spinning: bool = True) -> ort.InferenceSession:
+                 arena: bool = True, spinning: bool = True,
+                 buffer_bytes: int = BUFFER_TENSOR_BYTES) -> ort.InferenceSession:
     """A CPU InferenceSession from an in-memory model.
 
     ``optimize=False`` disables graph optimizations so QDQ pairs are executed as written
@@ -59,7 +60,9 @@ def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int 
     instead of busy-waiting after each parallel section and run, for callers that run many short runs
     or do numpy work between them (the recipe choice; calibration does the same, ``instrument.SPIN``).
     With spinning, ppocrv4_rec's float model took 0.69-0.80 s of CPU for 16 rows at 2 threads, without
-    0.39-0.48 s. Scheduling only: the kernels, and so the values, are the same.
+    0.39-0.48 s. Scheduling only: the kernels, and so the values, are the same. ``buffer_bytes``:
+    initializers of at least this many bytes reach onnxruntime as buffers used in place, not
+    serialised (:func:`~workbench.core.io.ort_session.proto_session`); the same values.
 
     Raises
     ------
@@ -79,7 +82,7 @@ def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int 
     if not spinning:
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     try:
-        return proto_session(proto, so)  # large weights handed over in place, not serialised
+        return proto_session(proto, so, min_bytes=buffer_bytes)  # large weights handed over in place
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
         raise ModelError(f"onnxruntime cannot load the model: {exc}",
                          hint="Check the model with `workbench-cli inspect`.") from None
