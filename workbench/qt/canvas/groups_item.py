@@ -6,11 +6,13 @@ quantized, or the most common op); an open group is a tinted frame with the same
 Titles use pixel-sized fonts scaled with the scene; zoomed out to where those would be under
 ``group_labels.LABEL_PX`` pixels (at "Fit graph"), the titles are drawn at that screen size instead
 (:mod:`workbench.qt.canvas.group_labels`), so no box is left blank; so is the op type of each node outside
-every group (nudenet_320n's Resize and Concat nodes between its boxes), up to :data:`MAX_NODE_LABELS` of them,
-where no node inside an open group is shown. Where nodes inside open groups are shown too (digits_cnn's ``f``
-open, minilm_l6_v2 at depth 2), every shown node's op type is drawn at that screen size inside its box, cut at
-the end to the box's width, where the box is as high as the label (up to :data:`MAX_NODE_LABELS` nodes; more
-keep their scene-sized op type): their boxes were blank, or carried 3-5 px text, in pictures at small sizes.
+every group (nudenet_320n's Resize and Concat nodes between its boxes), where no node inside an open group is
+shown. Where nodes inside open groups are shown too (digits_cnn's ``f`` open, minilm_l6_v2 at depth 2, a
+whole 20,000-node graph expanded), every shown node's op type is drawn at that screen size inside its box (in a
+smaller font down to ``group_labels.FITTED_MIN_PX``, else cut at the end to the box's width), and none where the
+box is lower than that font: their boxes were blank, or carried 3-7 px text, in pictures at small sizes and
+zoomed out. Only the groups and nodes in and around the view are placed (:data:`REGION_PX`), so the number of
+nodes does not matter.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from workbench.qt.canvas.colors import NO_VALUE, SELECTION, text_color
 from workbench.qt.canvas.group_labels import (
+    FITTED_MIN_PX,
     LABEL_PX,
     LABEL_W,
     MIN_BOX_PX,
@@ -38,9 +41,6 @@ from workbench.qt.canvas.items import TEXT_SCALE, CanvasState, op_text_px
 
 #: Height of an open group's title bar and width of the chevron hit area (scene pixels).
 TITLE_BAR, CHEVRON_W = 30.0, 30.0
-#: a picture with more nodes outside every group than this gets no screen-size op type labels on them
-#: (each placed label costs ~0.1 ms; zooming in shows the nodes' own text)
-MAX_NODE_LABELS = 300
 #: pixels around the view within which the screen-size titles are placed (:meth:`GroupsItem.screen_labels`): a
 #: pan of up to this much keeps them; a title of a group just out of view that runs into it is placed
 REGION_PX = 300.0
@@ -126,9 +126,11 @@ class GroupsItem(QGraphicsItem):
         # neighbours in "bert" at 4 px)
         shown = np.flatnonzero(~np.isnan(np.asarray(d.x0, dtype=float))) if len(d) else np.zeros(0, int)
         grouped = len(shown) - len(singles)
-        self._singles = singles if len(singles) <= MAX_NODE_LABELS and grouped == 0 else singles[:0]
-        #: with nodes of open groups shown, every shown node's op type is labelled inside its box (when few)
-        self._fitted = shown if grouped > 0 and len(shown) <= MAX_NODE_LABELS else shown[:0]
+        self._singles = singles if grouped == 0 else singles[:0]
+        #: with nodes of open groups shown, every shown node's op type is labelled inside its box (those in and
+        #: around the view are placed: any number of nodes; above 300 they kept their scene-sized op type, 4-7 px
+        #: from 0.3 to 0.55 and none in the overview below)
+        self._fitted = shown if grouped > 0 else shown[:0]
         self._bounds_scale: float | None = None  # the scale the titles item's bounds were set for
         self._reach: tuple[float, float] | None = None  # _reach_px, measured once
         self._floats_cache: tuple | None = None  # (key, float_boxes())
@@ -219,8 +221,11 @@ class GroupsItem(QGraphicsItem):
         fitted = np.zeros(len(rows), dtype=bool)
         nodes = labelled[:0]
         if nodes_small:  # the nodes, placed as boxes titled by their op type (inside them beside open groups)
-            nodes = labelled[_candidates(np.stack([d.x0[labelled], d.y0[labelled], d.x1[labelled], d.y1[labelled]],
-                                                  axis=1), scale, region)]
+            rects = np.stack([d.x0[labelled], d.y0[labelled], d.x1[labelled], d.y1[labelled]], axis=1)
+            keep = _candidates(rects, scale, region)
+            if not len(self._singles):  # inside its box: none where the box is lower than the smallest font
+                keep &= (rects[:, 3] - rects[:, 1]) * scale >= QFontMetricsF(label_font(FITTED_MIN_PX)).height()
+            nodes = labelled[keep]
             ops = d.structure.op_types
             titles += [ops[n] for n in nodes.tolist()]
             boxes = np.concatenate([boxes, np.stack([d.x0[nodes], d.y0[nodes], d.x1[nodes], d.y1[nodes]], axis=1)])
