@@ -89,6 +89,9 @@ def test_titles_are_placed_for_what_the_view_shows(expanded, placements):
     culled = {(lab.k, lab.text) for lab in view._groups_item.screen_labels(scale) if lab.rect.intersects(shown)}
     whole = {(lab.k, lab.text) for lab in view._groups_item._place(scale, None) if lab.rect.intersects(shown)}
     assert culled == whole and len(culled) >= 2
+    # the titles item's bounds, widened per scale without placing, hold every title placed
+    bounds = view._groups_item.titles.boundingRect()
+    assert all(bounds.contains(lab.rect) for lab in view._groups_item.screen_labels(scale))
 
 
 def test_a_pan_past_the_region_places_them_again(expanded, placements):
