@@ -16,6 +16,7 @@ from pathlib import Path
 from workbench import __version__
 from workbench.extras import APP_MODULES, INSTALL_EXTRAS, first_missing, not_installed
 from workbench.qt.platform_libs import missing_message, missing_xcb_libraries, uses_xcb
+from workbench.qt.qt_notices import quiet_offscreen_notices
 from workbench.qt.x_display import no_x_server_message, x_display_answers
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.qt.netron_view import prepare_webengine
     from workbench.qt.theme import apply_theme
 
+    quiet_offscreen_notices()  # QT_QPA_PLATFORM=offscreen (NO_DISPLAY suggests it): no propagateSizeHints() lines
     prepare_webengine()  # must run before the QApplication exists (QtWebEngine's requirement)
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "workbench"])
     app.setApplicationName("Workbench")

@@ -29,6 +29,7 @@ from workbench.core import api
 from workbench.core.errors import WorkbenchError
 from workbench.core.wording import count
 from workbench.qt.app_window import MainWindow
+from workbench.qt.qt_notices import quiet_offscreen_notices
 
 #: Minimum top-1 accuracy of the quantized example on its evaluation split (float model: 0.9956).
 MIN_ACCURACY = 0.98
@@ -48,21 +49,13 @@ def _ensure_app():
     """The running QApplication, or a new one (``offscreen`` platform when there is no display)."""
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
     if app is None:
-        if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
-            qInstallMessageHandler(_quiet_offscreen)
+        quiet_offscreen_notices()
         app = QApplication(["workbench", "--self-test"])
     return app
-
-
-def _quiet_offscreen(_mode, _context, message: str) -> None:
-    """Qt message handler: drop the offscreen plugin's propagateSizeHints() notice, print the rest."""
-    if "propagateSizeHints" not in message:
-        print(message, file=sys.stderr)
 
 
 def _accuracy(model_path: Path, eval_npz: Path) -> tuple[float, int]:
