@@ -4,8 +4,6 @@ per model as before, and the table is the inline one, figure for figure."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from tests.test_sensitivity_sweep import tiny_model
@@ -13,6 +11,7 @@ from workbench.core import api
 from workbench.core.analysis import sensitivity, sweep_tasks
 from workbench.core.analysis.executors import InlineExecutor, ProcessExecutor, ThreadExecutor
 from workbench.core.analysis.sensitivity import sensitivity_sweep
+from workbench.core.analysis.sweep_tasks import CacheTask, SharedSessions, run_cache
 
 
 def _setup(tmp_path):
@@ -25,36 +24,38 @@ def _setup(tmp_path):
         str(tmp_path / "calib.npz")
 
 
-def test_second_qdq_cache_task_builds_the_float_session(tmp_path, monkeypatch):
+def test_second_qdq_cache_task_warms_the_float_session(tmp_path, monkeypatch):
     model, result, data = _setup(tmp_path)
     inline = sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=InlineExecutor())
-    running = threading.local()
-    builds: list[tuple[str, int, bool]] = []  # (task's model, its first batch, the session's optimize)
-    real_cache, real_session = sensitivity.run_cache, sweep_tasks.task_session
-
-    def run_cache(task):
-        running.task = (task.tag, task.first)
-        try:
-            return real_cache(task)
-        finally:
-            running.task = None
-
-    def task_session(proto, optimize):
-        task = getattr(running, "task", None)
-        if task is not None:
-            builds.append((*task, optimize))
-        return real_session(proto, optimize)
-
-    monkeypatch.setattr(sensitivity, "run_cache", run_cache)
-    monkeypatch.setattr(sweep_tasks, "task_session", task_session)
+    seen: list[tuple[str, int, str | None]] = []
+    real = sensitivity.run_cache
+    monkeypatch.setattr(sensitivity, "run_cache", lambda task: seen.append(
+        (task.tag, task.first, task.warm.tag if task.warm else None)) or real(task))
     threads = sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=ThreadExecutor(2))
-    # the QDQ model runs as written (optimize False), the float one optimized; 4 batches: runs at 0 and 2
-    assert sorted(builds) == [("q", 0, False), ("q", 2, True)]
+    assert sorted(seen) == [("f", 0, None), ("f", 2, None), ("q", 0, None), ("q", 2, "f")]  # 4 batches, 2 runs
     assert threads.to_json() == inline.to_json()
-    builds.clear()
+    seen.clear()
     sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=ThreadExecutor(1))
-    assert builds == [("q", 0, False), ("f", 0, True)]  # one run per model: nothing to build beside it
+    assert seen == [("q", 0, None), ("f", 0, None)]  # one run per model: nothing to build beside it
     monkeypatch.undo()  # a process pool pickles the task functions: the real ones
     with ProcessExecutor(2) as pool:  # no shared sessions: each task builds its own, nothing warmed
         procs = sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=pool)
     assert procs.to_json() == inline.to_json()
+
+
+def test_a_warming_task_builds_the_other_session_first_and_once(tmp_path, monkeypatch):
+    model, result, _data = _setup(tmp_path)
+    feeds = [{"x": np.random.default_rng(2).normal(0, 1, (4, 16)).astype(np.float32)}]
+    built: list[bool] = []  # the sessions' optimize flag, in build order
+    real = sweep_tasks.task_session
+    monkeypatch.setattr(sweep_tasks, "task_session", lambda proto, optimize: built.append(optimize) or real(proto, optimize))
+    shared = SharedSessions()
+    f_task = CacheTask(model.proto, True, feeds, ["y"], tag="f", sessions=shared)
+    q_task = CacheTask(result.proto, False, feeds, ["y"], tag="q", sessions=shared, warm=f_task)
+    q_values = run_cache(q_task)
+    assert built == [True, False]  # the float session first, then its own
+    f_values = run_cache(f_task)
+    assert built == [True, False]  # the float task found its session built
+    assert q_values[0]["y"].shape == f_values[0]["y"].shape == (4, 4)
+    alone = CacheTask(result.proto, False, feeds, ["y"], tag="q", warm=f_task)  # no shared sessions: no warming
+    assert np.array_equal(run_cache(alone)[0]["y"], q_values[0]["y"]) and built == [True, False, False]
