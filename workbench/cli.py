@@ -1024,18 +1024,15 @@ def cmd_sweep(args) -> int:
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
     if kept:
         _note_latency_kept(kept, "sweeps", args)
-    branch = [u.node for u in result.plan.units.values() if u.graph and not u.excluded]
-    if branch:
-        print(f"note: {count(len(branch), 'unit')} inside If/Loop bodies not swept ({_names(branch)}); "
-              "the quantized model's figure includes them", file=sys.stderr)
-    elif not sweep.rows:
-        print("note: no unit of the main graph to sweep (units inside If/Loop bodies are not measured; "
-              "`workbench-cli inspect` shows where they are)", file=sys.stderr)
+    _note_unswept(result.plan, sweep.rows, kept)
     units = sum(not u.excluded for u in result.plan.units.values())
     print(f"the quantized model ({count(units, 'unit')} quantized): {sweep.all_quant_db:.2f} dB output SQNR "
           f"({count(sweep.samples, 'sample')}; fake-quantized, measured with {api.describe_runtime(False)})")
+    if not sweep.rows:
+        print("  none swept (see the note on stderr)")  # no bare header
     w = _name_width(r.node for r in sweep.rows[: args.top])
-    print(f"{'node':{w}s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
+    if sweep.rows:
+        print(f"{'node':{w}s} {'op':14s} {'only quant':>10s} {'only float':>10s} {'own dB':>8s} {'gain dB':>8s}")
     for r in sweep.rows[: args.top]:
         print(f"{_middle(r.node, w):{w}s} {r.op_type[:14]:14s} {r.only_quant_db:10.2f} {r.only_float_db:10.2f} "
               f"{r.local_db:8.2f} {r.gain_db:8.2f}")
@@ -1046,6 +1043,26 @@ def cmd_sweep(args) -> int:
     if args.json:
         print(f"wrote {args.json}", file=sys.stderr)  # after the table, as analyze does: stdout holds the table
     return 0
+
+
+def _note_unswept(plan, rows, kept) -> None:
+    """Say why ``sweep``'s table is empty or lacks units (units inside If / Loop bodies, units all float)."""
+    branch = [u.node for u in plan.units.values() if u.graph and not u.excluded]
+    main_units = [u for u in plan.units.values() if not u.graph]
+    if branch:
+        print(f"note: {count(len(branch), 'unit')} inside If/Loop bodies not swept ({_names(branch)}); "
+              "the quantized model's figure includes them", file=sys.stderr)
+    elif rows:
+        return
+    elif kept:
+        print("note: no unit to sweep: the latency check keeps every quantized unit float (the note above)",
+              file=sys.stderr)
+    elif main_units and all(u.excluded for u in main_units):
+        print("note: no unit to sweep: every unit is float (the recipe, its exclusions or a guard keep them so)",
+              file=sys.stderr)
+    else:
+        print("note: no unit of the main graph to sweep (units inside If/Loop bodies are not measured; "
+              "`workbench-cli inspect` shows where they are)", file=sys.stderr)
 
 
 def _end_to_end_footer(units: int, top_units: int) -> str:
