@@ -2,7 +2,8 @@
 
 Click selects, Shift+click adds, Ctrl+click toggles, a drag on empty space draws a rubber band
 (Shift/Ctrl add to the selection), middle-drag or Alt+drag pans, the wheel zooms under the mouse,
-double-click activates a node, Ctrl+A selects all, Esc clears (before it cancels a running job), +/- zoom. On a group: a click on
+double-click activates a node, Ctrl+A selects all, Esc clears (before it cancels a running job), +/- zoom (toward
+the selection, else around the view's centre). On a group: a click on
 the chevron (or a double-click on a box or an open group's title bar) opens / collapses it; a
 click on a collapsed box selects its nodes.
 """
@@ -13,7 +14,7 @@ import html
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QGraphicsView, QToolTip
+from PySide6.QtWidgets import QToolTip
 
 from workbench.qt.canvas.group_figures import sqnr_text
 from workbench.qt.canvas.groups_item import TITLE_BAR, chevron_rect
@@ -112,7 +113,9 @@ class CanvasInteraction:
         self._set_selection(self._state.selected | hits if additive else hits)
 
     def wheelEvent(self, event) -> None:
-        self._zoom(1.0015 ** event.angleDelta().y(), QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        """Zoom around the point under the mouse, which stays under it (Qt's own anchor under the mouse read the
+        scene point of the last mouse move it saw, which without mouse tracking is the last drag's)."""
+        self._zoom(1.0015 ** event.angleDelta().y(), event.position())
 
     def mouseDoubleClickEvent(self, event) -> None:
         pos = event.position().toPoint()

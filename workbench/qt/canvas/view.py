@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QPointF, QRectF, QSizeF, QThreadPool, Signal
-from PySide6.QtGui import QColor, QCursor, QPainter, QTransform
+from PySide6.QtGui import QColor, QPainter, QTransform
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsRectItem,
@@ -463,18 +463,32 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         and of the minimap (``overlays.free_area``)."""
         return free_area(view, bounds, *overlay_rects(self, view))
 
+    def _whole_fit(self) -> tuple[QRectF, QRectF, QRectF, float]:
+        """(the graph's bounds with a 30-unit margin (scene), the viewport as it is without scroll bars and the part
+        of it clear of the legend and the minimap (pixels), the scale that shows the bounds there, at most 1.0)."""
+        bounds = self._state.data.bounds.adjusted(-30, -30, 30, 30)
+        # the viewport as it will be once the fit hides the scroll bars a zoomed-in view had
+        view = QRectF(QPointF(0, 0), QSizeF(self.maximumViewportSize()))
+        area = self._free_area(view, bounds)
+        scale = min(area.width() / max(bounds.width(), 1e-9), area.height() / max(bounds.height(), 1e-9), 1.0)
+        return bounds, view, area, scale
+
+    def min_zoom(self) -> float:
+        """The lowest scale the zoom actions and the wheel reach: ``MIN_SCALE`` (0.002), or the scale of "Fit
+        graph" when the whole graph needs less (a 20,000-node chain fits at about 0.0004), so zooming out
+        always comes back to the fitted view and zooming in from it goes one step at a time."""
+        if self._state is None:
+            return MIN_SCALE
+        return min(MIN_SCALE, self._whole_fit()[3])
+
     def fit(self) -> None:
         """Show the whole graph (never magnified beyond 100 %), beside or below the legend, never under
         it nor under the minimap."""
         if self._state is None:
             return
         self._fit_mode = "whole"
-        bounds = self._state.data.bounds.adjusted(-30, -30, 30, 30)
         self.legend_overlay.refresh()  # its size for this graph, before the fit leaves room for it
-        # the viewport as it will be once the fit hides the scroll bars a zoomed-in view had
-        view = QRectF(QPointF(0, 0), QSizeF(self.maximumViewportSize()))
-        area = self._free_area(view, bounds)
-        scale = min(area.width() / max(bounds.width(), 1e-9), area.height() / max(bounds.height(), 1e-9), 1.0)
+        bounds, view, area, scale = self._whole_fit()
         # the scene point at the viewport's centre that puts the graph's centre at the free area's
         centre = bounds.center() - (area.center() - view.center()) / scale
         visible = QRectF(centre.x() - view.width() / (2 * scale), centre.y() - view.height() / (2 * scale),
@@ -502,11 +516,9 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         legend and the minimap."""
         if self._state is None:
             return
-        bounds = self._state.data.bounds.adjusted(-30, -30, 30, 30)
         self.legend_overlay.refresh()
+        bounds, _view, area, whole = self._whole_fit()
         full = QSizeF(self.maximumViewportSize())
-        area = self._free_area(QRectF(QPointF(0, 0), full), bounds)
-        whole = min(area.width() / max(bounds.width(), 1e-9), area.height() / max(bounds.height(), 1e-9), 1.0)
         scale = min(1.0, readable_scale(self._state.data))
         if whole >= scale:
             self.fit()
@@ -559,46 +571,48 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         else:
             self.fit()
 
-    def _zoom(self, factor: float, anchor: QGraphicsView.ViewportAnchor) -> None:
-        target = min(MAX_SCALE, max(MIN_SCALE, self._scale() * factor))
+    def _zoom(self, factor: float, at: QPointF, point: QPointF | None = None) -> None:
+        """Scale the view by ``factor`` (kept within :meth:`min_zoom` .. ``MAX_SCALE``) and draw scene ``point``
+        (default: the one drawn at viewport pixel ``at`` now) at ``at``, to half a pixel, unless the scroll range
+        stops it (zoomed out to the fitted view, whose scene rectangle is the view)."""
+        lowest = self.min_zoom()
+        target = min(MAX_SCALE, max(lowest, self._scale() * factor))
+        if abs(target - lowest) <= 1e-9 * lowest:  # the fitted scale again, not one a rounding away from it
+            target = lowest
+        if point is None:
+            point = self.viewportTransform().inverted()[0].map(QPointF(at))
         old = self.transformationAnchor()
-        self.setTransformationAnchor(anchor)
-        self.scale(target / self._scale(), target / self._scale())
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
+        self.setTransform(QTransform.fromScale(target, target))
         self.setTransformationAnchor(old)
+        # scroll to the nearest pixel (centerOn truncates: up to a pixel off each step, always the same way)
+        drawn = QTransform.fromScale(target, target).map(point) - QPointF(at)
+        self.horizontalScrollBar().setValue(round(drawn.x()))
+        self.verticalScrollBar().setValue(round(drawn.y()))
         self._sync_items()
         self._minimap.update()
 
     def zoom_in(self) -> None:
-        """Zoom in toward the selection, else the point under the cursor, else the view's centre."""
+        """Zoom in one step (x1.25) toward the selection, else around the view's centre."""
         self._zoom_toward(1.25)
 
     def zoom_out(self) -> None:
-        """Zoom out around the selection, else the point under the cursor, else the view's centre."""
+        """Zoom out one step (x0.8) around the selection, else around the view's centre; not below
+        :meth:`min_zoom`."""
         self._zoom_toward(0.8)
 
     def _zoom_toward(self, factor: float) -> None:
-        focus = self._zoom_focus()
-        if focus is None:
-            self._zoom(factor, QGraphicsView.ViewportAnchor.AnchorViewCenter)
-            return
-        viewport = self.viewport().rect()
-        at = self.mapFromScene(focus)
-        if not viewport.contains(at):  # a selection out of view comes to the centre
-            at = viewport.center()
-        self._zoom(factor, QGraphicsView.ViewportAnchor.NoAnchor)
-        offset = QPointF(at - viewport.center()) / self._scale()
-        self.centerOn(focus - offset)  # the focus stays where it was shown
-        self._sync_items()
-        self._minimap.update()
-
-    def _zoom_focus(self) -> QPointF | None:
-        """Scene point the zoom actions keep in place: the selection's centre, else the point under
-        the cursor when it is over the canvas; None: the view's centre."""
+        """The keys' and the menu's zoom: the selection's centre stays where it is shown (a selection out of view
+        comes to the centre), else the view's centre stays. The cursor is not looked at: a shortcut pressed
+        with the mouse resting in a corner of the canvas (or a menu item over it) zoomed toward that corner and
+        took the graph out of view in three steps."""
+        viewport = QRectF(self.viewport().rect())
         selection = self.selection_scene_rect()
-        if not selection.isNull():
-            return selection.center()
-        pos = self.viewport().mapFromGlobal(QCursor.pos())
-        return self.mapToScene(pos) if self.viewport().rect().contains(pos) else None
+        if selection.isNull():
+            self._zoom(factor, viewport.center())
+            return
+        shown = self.viewportTransform().map(selection.center())
+        self._zoom(factor, shown if viewport.contains(shown) else viewport.center(), selection.center())
 
     def selection_scene_rect(self) -> QRectF:
         """Scene rectangle around the selected nodes as drawn (a node hidden in a collapsed group: its
