@@ -255,10 +255,25 @@ def render_panes_to_file(float_path: str, quant_path: str, out: str, *, edge_err
     """
     panes = draw_panes(float_path, quant_path, edge_errors=edge_errors, max_side=max_side, timeout_s=timeout_s)
     try:
-        return save_widget(panes, out)
+        return save_panes(panes, out)
     finally:
         panes.shutdown()
         panes.close()
+
+
+def save_panes(panes: DiffPanes, out: str | Path) -> tuple[int, int]:
+    """Write ``panes`` to ``out`` (.png or .svg) as :func:`save_widget` does, without the two canvases' minimaps:
+    a control of the window, not part of the picture (in ppocrv4_rec's picture it covered the last nodes of both
+    panes), as a single canvas's picture leaves it out. Returns the picture's size in pixels."""
+    minimaps = [canvas.minimap() for canvas in (panes.float_canvas, panes.quant_canvas)]
+    shown = [m.isVisible() for m in minimaps]
+    for m in minimaps:
+        m.hide()
+    try:
+        return save_widget(panes, out)
+    finally:
+        for m, visible in zip(minimaps, shown, strict=True):
+            m.setVisible(visible)
 
 
 def draw_panes(float_path: str, quant_path: str, *, edge_errors: dict[str, float] | None = None,
