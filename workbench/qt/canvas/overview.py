@@ -21,10 +21,10 @@ from workbench.qt.canvas.scene_data import NODE_H, NODE_W
 class _Batch:
     """Rectangles drawn in one call: their scene top-left corners (float64, shape (n,)) and QRectF objects."""
 
-    def __init__(self, fill: QColor | None, x0: np.ndarray, y0: np.ndarray):
+    def __init__(self, fill: QColor | None, x0: np.ndarray, y0: np.ndarray, rects: list[QRectF]):
         self.fill = fill
         self.x0, self.y0 = x0, y0
-        self.rects = [QRectF(x, y, NODE_W, NODE_H) for x, y in zip(x0.tolist(), y0.tolist(), strict=True)]
+        self.rects = rects
         self.box = QRectF(float(x0.min()), float(y0.min()), float(x0.max() - x0.min()) + NODE_W,
                           float(y0.max() - y0.min()) + NODE_H) if len(x0) else QRectF()
 
@@ -38,8 +38,9 @@ class _Batch:
         return [rects[j] for j in keep.tolist()]
 
 
-def _batch(fill: QColor | None, x0: np.ndarray, y0: np.ndarray, idx: np.ndarray) -> _Batch:
-    return _Batch(fill, x0[idx], y0[idx])
+def _batch(fill: QColor | None, x0: np.ndarray, y0: np.ndarray, rects: list, idx: np.ndarray) -> _Batch:
+    """The batch of nodes ``idx`` (int64) of the graph whose corners are ``x0`` / ``y0`` and rectangles ``rects``."""
+    return _Batch(fill, x0[idx], y0[idx], [rects[i] for i in idx.tolist()])
 
 
 class OverviewItem(QGraphicsItem):
@@ -52,6 +53,8 @@ class OverviewItem(QGraphicsItem):
         self.state = state
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)  # option.exposedRect
         self._bounds = state.data.bounds.adjusted(-4, -4, 4, 4)
+        d = state.data  # every node's rectangle, made once (a hidden node's is NaN and never drawn)
+        self._rects = [QRectF(x, y, NODE_W, NODE_H) for x, y in zip(d.x0.tolist(), d.y0.tolist(), strict=True)]
         self._groups: list[_Batch] = []
         self._selected: _Batch | None = None
         self.drawn = 0
@@ -65,20 +68,19 @@ class OverviewItem(QGraphicsItem):
         d = self.state.data
         keys = self.state.fill_keys
         shown = np.flatnonzero(~np.isnan(d.x0))  # NaN: hidden in a collapsed group
-        first: dict[object, int] = {}
+        members: dict[object, list[int]] = {}  # fill key -> its shown nodes, keys in order of first use
         for i in shown.tolist():
-            first.setdefault(keys[i], i)
-        codes = {k: c for c, k in enumerate(first)}
-        code = np.fromiter((codes[keys[i]] for i in shown.tolist()), dtype=np.int64, count=len(shown))
+            members.setdefault(keys[i], []).append(i)
         fills = self.state.fills
-        self._groups = [_batch(fills[i], d.x0, d.y0, shown[code == c]) for c, i in enumerate(first.values())]
+        self._groups = [_batch(fills[idx[0]], d.x0, d.y0, self._rects, np.array(idx, dtype=np.int64))
+                        for idx in members.values()]
         self.update()
 
     def refresh_selection(self) -> None:
         d = self.state.data
         idx = np.fromiter(sorted(self.state.selected), dtype=np.int64, count=len(self.state.selected))
         idx = idx[~np.isnan(d.x0[idx])]
-        self._selected = _batch(None, d.x0, d.y0, idx) if len(idx) else None
+        self._selected = _batch(None, d.x0, d.y0, self._rects, idx) if len(idx) else None
         self.update()
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
