@@ -30,8 +30,10 @@ def inspect_model(model: PreparedModel) -> dict:
         count), ``initializers``, ``weights`` (``count``, ``bytes``, ``elements``,
         ``by_dtype`` {dtype: bytes}, ``location`` "initializers" or "external data",
         ``external_data_files``, ``lifted_from_constant_nodes``), ``inputs`` / ``outputs`` ([{name, dtype, shape}]),
-        ``subgraphs`` ([{path, nodes}]), ``quantized`` ({``nodes``, ``kinds`` {kind: count},
-        ``op_types`` {op: count}}), ``quantization_summary`` (one line, see
+        ``subgraphs`` ([{path, nodes}]), ``quantized`` ({``nodes``, ``kinds`` {kind: count}: the
+        summary's :attr:`~workbench.core.inspection.quant_summary.QuantSummary.kinds`, the formats as
+        onnxruntime runs the nodes (a MatMulNBits at accuracy_level 4 is ``"dynamic"``, a Q / DQ at the edge
+        of QOperator kernels ``"QOperator"``), ``op_types`` {op: count}}), ``quantization_summary`` (one line, see
         :func:`workbench.core.inspection.quant_summary.summarize_quantization`; None for a float model),
         ``quantization_parameters`` (per quantized tensor, see
         :meth:`workbench.core.inspection.quant_reader.QuantTensor.to_json`), ``units`` (None here: the
@@ -46,6 +48,7 @@ def inspect_model(model: PreparedModel) -> dict:
     for _, node in model.iter_nodes():
         hist[node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"] += 1
     graphs = list(model.iter_graphs())
+    summary = summarize_quantization(proto, params) if model.quantized else None
     return {
         "file": str(model.path) if model.path else None,
         "sha256": model.sha256,
@@ -63,10 +66,10 @@ def inspect_model(model: PreparedModel) -> dict:
         "subgraphs": [{"path": p, "nodes": len(g.node)} for p, g in graphs if p],
         "quantized": {
             "nodes": len(model.quantized),
-            "kinds": dict(Counter(q.kind for q in model.quantized)),
+            "kinds": dict(summary.kinds) if summary else {},  # one definition: the summary line's
             "op_types": dict(Counter(q.op_type for q in model.quantized).most_common()),
         },
-        "quantization_summary": summarize_quantization(proto, params).text() if model.quantized else None,
+        "quantization_summary": summary.text() if summary else None,
         "quantization_parameters": [q.to_json() for q in params],
         "units": None,
         "renames": [{"kind": r.kind, "old": r.old, "new": r.new, "graph": r.graph} for r in model.renames],
