@@ -2264,6 +2264,11 @@ class MainWindow(QMainWindow):
         self.set_status(f"Netron shows {Path(target).name} at {url}")
         return url
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self.isVisible():  # a lower window: the rows of docks keep their share, the graph its room
+            docks.keep_row_shares(self, self.docks, event.oldSize().height())
+
     def _restore_layout(self) -> None:
         """Window geometry and dock layout from the last session (QSettings)."""
         geometry, state = settings.window_state()

@@ -119,6 +119,10 @@ SAVED_HEIGHT = "savedRowHeight"
 
 ROWS = (Area.BottomDockWidgetArea, Area.TopDockWidgetArea)
 
+#: dock property: [share of the window's height, height set in px] of its row, as :func:`keep_row_shares` made it
+#: lower (or higher again) with the window
+ROW_SHARE = "rowShareOfWindow"
+
 #: docks whose table gets room for a few rows when it fills (:class:`workbench.qt.table_room.TableRoom`)
 TABLE_DOCKS = ("Sensitivity", "Cost")
 
@@ -303,6 +307,34 @@ def clamp_rows(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
     for area, shown in rows.items():
         want = int(limit * heights[area] / total)
         window.resizeDocks(shown, [want] * len(shown), Qt.Orientation.Vertical)
+
+
+def keep_row_shares(window: QMainWindow, docks: dict[str, QDockWidget], old_height: int) -> None:
+    """The window's height changed from ``old_height`` (px). Lower: each row of docks under and over the graph back
+    to the share of the window's height it had (Qt takes all the lost height from the graph: the Errors row grown in
+    a 1400x900 window kept its 324 px at 700, and a diff tab's list was 190 px tall), never below a line
+    (:func:`line_height`) or its docks' minimum height. Higher: a row made lower so gets its share back (a
+    maximize / restore cycle ends where it began); any other row stays as it is (the graph gets the room). The share
+    is kept on the row's docks (:data:`ROW_SHARE`) while the row keeps the height set, so it does not drift."""
+    height = window.height()
+    if old_height <= 0 or height == old_height:
+        return
+    for area in ROWS:
+        shown = _row(window, docks, area)
+        if not shown:
+            continue
+        now = max(d.height() for d in shown)
+        kept = shown[0].property(ROW_SHARE)
+        ours = bool(kept) and int(kept[1]) == now  # the height this function set, untouched since
+        if height > old_height and not ours:
+            continue
+        share = float(kept[0]) if ours else now / old_height
+        floor = max(max(d.minimumSizeHint().height(), line_height(d)) for d in shown)
+        want = max(round(share * height), floor)
+        if (want < now) if height < old_height else (want > now):
+            window.resizeDocks(shown, [want] * len(shown), Qt.Orientation.Vertical)
+            for dock in shown:
+                dock.setProperty(ROW_SHARE, [share, want])
 
 
 def size_side_column(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
