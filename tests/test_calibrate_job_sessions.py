@@ -44,7 +44,8 @@ def sessions(monkeypatch):
 def test_sessions_built_per_step(corpus, sessions, monkeypatch):
     probed: list[str] = []
     monkeypatch.setattr(latency_placement, "_probe",  # the first probed unit measured slower: the guard runs
-                        lambda job, name, *_a: probed.append(name) or (("slower (test)", 2.0) if len(probed) == 1 else None))
+                        lambda job, name, *_a: probed.append(name) or (latency_placement._Slow("slower (test)", 2.0, 1e-4)
+                                                                     if len(probed) == 1 else None))
     built, step = sessions
     model_dir = corpus / "digits_transformer"
     payload = {"model_path": str(model_dir / "model_opset17.onnx"), "recipe": api.make_recipe("cpu-u8s8").to_json(),

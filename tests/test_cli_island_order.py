@@ -59,6 +59,7 @@ def _island_lines(err: str) -> list[str]:
 def test_quantize_and_its_replay_list_the_islands_in_graph_order(tmp_path, monkeypatch, capsys):
     model, data = _model(tmp_path)
     monkeypatch.setattr(latency_placement, "conv_unit_latency", lambda node, w, x, opset: _fixed(1.2))
+    monkeypatch.setattr(latency_placement, "MIN_INT8_SHARE", 0.0)  # of 3 Conv/Gemm units it would keep none float
     monkeypatch.setattr(latency_check, "compare", lambda f, q, feed, **k: _fixed(0.5))  # no fallback
     project = tmp_path / "p.wbproj"
     assert main(["quantize", str(model), "--data", str(data), "--no-auto", "-o", str(tmp_path / "q.onnx"),

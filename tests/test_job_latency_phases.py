@@ -43,7 +43,7 @@ def slow_first_unit(monkeypatch):
 
     def probe(job, name, node, shapes, opset, w_shape):
         probed.append(name)
-        return ("measured slower (test)", 2.0) if len(probed) == 1 else None  # (note, ratio), as _probe returns
+        return latency_placement._Slow("measured slower (test)", 2.0, 1e-4) if len(probed) == 1 else None
 
     monkeypatch.setattr(latency_placement, "_probe", probe)
     return probed

@@ -10,7 +10,7 @@ unit faster (it keeps none float), as on a loaded machine where quantization doe
 from __future__ import annotations
 
 from workbench.core.jobs import JOBS
-from workbench.core.pipeline import latency_check
+from workbench.core.pipeline import latency_check, latency_placement
 from workbench.core.runtime import unit_latency
 from workbench.core.runtime.latency import LatencyComparison
 from workbench.qt import runs
@@ -56,9 +56,11 @@ def apply_fixed_latency() -> None:
     """Fixed measurements for a process of its own (``cli_quantize(..., fixed_latency=True)``): every quantized
     model measures half its float model's latency, every unit probe of the latency placement its quantized unit
     twice the float one (the placement keeps each probed unit float, as attention's MatMuls on a quiet machine
-    here), so the CLI and the app decide alike on a loaded machine."""
+    here: its int8 share is off, which would keep none of digits_cnn's 4 Conv/Gemm units float), so the CLI and
+    the app decide alike on a loaded machine."""
     latency_check.compare = _fixed_whole
     unit_latency.compare = _fixed_probe
+    latency_placement.MIN_INT8_SHARE = 0.0
 
 
 def fixed_latency(monkeypatch) -> None:
@@ -66,3 +68,4 @@ def fixed_latency(monkeypatch) -> None:
     monkeypatch.setattr(runs, "ProcessJob", InProcessJob)
     monkeypatch.setattr(latency_check, "compare", _fixed_whole)
     monkeypatch.setattr(unit_latency, "compare", _fixed_probe)
+    monkeypatch.setattr(latency_placement, "MIN_INT8_SHARE", 0.0)

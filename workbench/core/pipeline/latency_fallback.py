@@ -151,7 +151,7 @@ class LatencyFallback:
             job.progress(total, total, "Latency fallback: done")
         if best is job:
             return PassResult(False, [_kept_as_planned(tried, start, self._loaded)])
-        placed = [i for i in job.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node in job.placed_float]
+        placed = _placement_issues(job)
         job.adopt(best)
         # the kept trial's own plan, guard and latency notes replace the first run's, except the latency
         # placement's: the trial's recipe keeps those units float, so it does not note them again
@@ -188,7 +188,7 @@ class LatencyFallback:
             job.progress(1, 1, "Latency fallback: done")
         if trial is None:
             return PassResult(False)
-        placed = [i for i in job.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node in job.placed_float]
+        placed = _placement_issues(job)
         job.adopt(trial)
         # the float model's figure against float is noise: no slower-than-float warning of its own
         job.issues = placed + [i for i in trial.issues if i.code != IssueCode.SLOWER_THAN_FLOAT]
@@ -207,7 +207,7 @@ class LatencyFallback:
         trial = Job(job.input_model or job.model, recipe, recipe, data=job.data, samples=job.samples,
                     cancel=job.cancel, previous=job.calibration, guard=job.guard,
                     bias_correction=job.bias_correction, latency_check=True, input_model=job.input_model,
-                    bias_means=job.bias_means)
+                    bias_means=job.bias_means, placement_capped=job.placement_capped)
         run_passes(trial, self._passes())
         if trial.latency is None:
             log.info("latency fallback: a trial was not measured")
@@ -226,6 +226,14 @@ class LatencyFallback:
             self._loaded.append(trial.latency)
             return False
         return True
+
+
+def _placement_issues(job: Job) -> list:
+    """The latency placement's notes among ``job.issues``: one per unit it kept float, and its note on the units
+    measured slower but quantized to keep its int8 share (``job.placement_notes``), which a trial's recipe does
+    not bring back."""
+    return [i for i in job.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT
+            and (i.node in job.placed_float or any(i is n for n in job.placement_notes))]
 
 
 def _held(job: Job) -> list[str]:

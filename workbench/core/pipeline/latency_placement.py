@@ -37,15 +37,41 @@ every size tried (1.15x at digits_cnn's 1x64x4x4, about 5x at 1x64x32x32;
 A MatMul of two activations (attention's Q Kᵀ and P V) has no weight: quantized, each input pays a
 QuantizeLinear on every run, and the product is small (12 heads x 32 x 32 x 32 in minilm_l6_v2), so it is probed too
 (:func:`workbench.core.runtime.unit_latency.matmul_unit_latency`, the unit's real input shapes).
+
+How many: int8 coverage is what the user asked for, so the placement gives it up only for its largest gains.
+Of the units measured slower as int8 it keeps float those with the largest measured saving first (the probe's
+int8 time minus its float time, in microseconds), but never so many that fewer than :data:`MIN_INT8_SHARE` of
+the Conv / ConvTranspose / MatMul / Gemm units the plan quantizes without the placement stay quantized
+(ppocrv4_rec: 44 of 51). The units left out for that are quantized as planned and named in one note
+(``IssueCode.LATENCY_KEPT_FLOAT``, on no node: how many, and their probes' total saving). AveragePool units
+do not count and are always kept float when slower. Why 0.85 (ppocrv4_rec, 51 Conv/MatMul units; the
+sum of per-node minimum times of onnxruntime's profiler over 200 interleaved runs and the fastest thread
+CPU time, 1 thread, exact match on its 100 eval rows; benchmarks/results/fusion_latency.md, 2026-12-05):
+
+=========================================================  =====  =================  ==============  =====
+float units (the rest int8)                                int8   profiler sum, ms   thread CPU, ms  exact
+=========================================================  =====  =================  ==============  =====
+7 depthwise Convs (Conv.1, 13-31), 4 attention MatMuls     40/51  16.00              15.76           0.97
+the 7 depthwise Convs                                      44/51  15.88              15.42           0.97
+the 6 depthwise 5x5 Convs (Conv.13-31)                     45/51  15.86              15.76           0.97
+the 4 attention MatMuls                                    47/51  16.49              16.10           0.98
+none                                                       51/51  16.56              15.87           0.97
+=========================================================  =====  =================  ==============  =====
+
+The depthwise 5x5 Convs save 60-230 us each kept float; the attention MatMuls and Conv.1 about 20 us each,
+0.1 % of a 16 ms run, which no whole-model measurement resolves: at 44-45 of 51 the model is as fast as with
+all 11 float, so the last units a placement keeps float buy nothing measurable and cost coverage.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+from dataclasses import dataclass
 
 import onnx
 
-from workbench.core.issues import IssueCode, PlanIssue
+from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.pipeline.latency_check import latency_feed
 from workbench.core.pipeline.passes import Job, PassResult
 from workbench.core.pipeline.plan_passes import guard_islands, job_facts, resolve_plan
@@ -54,11 +80,19 @@ from workbench.core.progress import no_progress
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.runtime.session import add_outputs, make_session
 from workbench.core.runtime.unit_latency import conv_unit_latency, matmul_unit_latency, pool_unit_latency
+from workbench.core.wording import count
 
 log = logging.getLogger(__name__)
 
 #: int8 / float latency of a unit above which it is kept float (a margin over 1.0 for noise).
 KEEP_FLOAT_ABOVE = 1.05
+
+#: Least share of the Conv / ConvTranspose / MatMul / Gemm units the plan quantizes that stay int8 after the
+#: placement (see the module docstring).
+MIN_INT8_SHARE = 0.85
+
+#: The op types whose units :data:`MIN_INT8_SHARE` counts.
+COMPUTE_OPS = ("Conv", "ConvTranspose", "MatMul", "Gemm")
 
 
 def thin_conv_units(job: Job) -> dict[str, tuple[onnx.NodeProto, list[int]]]:
@@ -109,11 +143,21 @@ def _input_shapes(job: Job, names: list[str]) -> dict[str, list[int]]:
     return shapes
 
 
+@dataclass(frozen=True)
+class _Slow:
+    """A unit whose quantized form measured slower: the note if it is kept float, its ratio (quantized / float)
+    and its saving kept float (seconds of one run: the probe's quantized time minus its float time)."""
+
+    note: str
+    ratio: float
+    saving_s: float
+
+
 def _probe(job: Job, name: str, node: onnx.NodeProto, shapes: dict, opset: int,
-           w_shape: list[int] | None) -> tuple[str, float] | None:
-    """The note for a unit kept float and its measured ratio (quantized / float latency), or None when its
-    quantized form measured fast enough (or the probe could not run). ``w_shape``: a Conv's weight shape; None
-    for an AveragePool or a MatMul."""
+           w_shape: list[int] | None) -> _Slow | None:
+    """The unit's measured slowdown when its quantized form measured slower than :data:`KEEP_FLOAT_ABOVE`
+    times its float form, else None (also when the probe could not run). ``w_shape``: a Conv's weight shape;
+    None for an AveragePool or a MatMul."""
     try:
         if w_shape is not None:
             x = shapes[node.input[0]]
@@ -131,8 +175,50 @@ def _probe(job: Job, name: str, node: onnx.NodeProto, shapes: dict, opset: int,
     if not lat.measured or lat.ratio <= KEEP_FLOAT_ABOVE:  # a zero timing decides nothing
         return None
     load = "" if lat.reliable else f", at {lat.unreliable_because()}: not cached, measured again next run"
-    return (f"kept in float: as {kernel} it measured {lat.ratio:.2f}x its float latency at {where} "
-            f"(onnxruntime CPU, 1 thread{load}); name the node in an override to quantize it anyway"), lat.ratio
+    return _Slow(f"kept in float: as {kernel} it measured {lat.ratio:.2f}x its float latency at {where} "
+                 f"(onnxruntime CPU, 1 thread{load}); name the node in an override to quantize it anyway", lat.ratio,
+                 lat.timed_quant_s - lat.timed_float_s)
+
+
+def compute_units(job: Job) -> list[str]:
+    """Units of ``job.plan`` that :data:`MIN_INT8_SHARE` counts: quantized (not excluded) units of the
+    :data:`COMPUTE_OPS` op types, in plan order."""
+    return [n for n, u in job.plan.units.items() if not u.excluded and u.op_type in COMPUTE_OPS]
+
+
+def most_kept_float(quantized: int) -> int:
+    """How many of ``quantized`` compute units the placement may keep float: the most that leaves at least
+    :data:`MIN_INT8_SHARE` of them quantized (51 -> 7: 44 of 51 stay int8; 20 -> 3: 17 of 20, exactly 0.85)."""
+    return quantized - math.ceil(round(quantized * MIN_INT8_SHARE, 9))  # round: a product a hair above n costs no unit
+
+
+def within_share(slow: dict[str, _Slow], counted: set[str], limit: int) -> tuple[list[str], list[str]]:
+    """(units kept float, units quantized anyway) of the ``slow`` ones: the largest saving first, at most
+    ``limit`` of the ``counted`` units (the compute units; the others are always kept). Both lists keep the
+    order of ``slow``; equal savings keep it too."""
+    kept: set[str] = set()
+    taken = 0
+    for name in sorted(slow, key=lambda n: -slow[n].saving_s):
+        if name in counted:
+            if taken >= limit:
+                continue
+            taken += 1
+        kept.add(name)
+    return [n for n in slow if n in kept], [n for n in slow if n not in kept]
+
+
+def _capped_issue(capped: list[str], slow: dict[str, _Slow], int8: int, total: int) -> PlanIssue:
+    """The note on the units measured slower as int8 but quantized to keep :data:`MIN_INT8_SHARE` int8 (on no
+    node: they are quantized)."""
+    shown = ", ".join(capped[:4]) + (f" and {len(capped) - 4} more" if len(capped) > 4 else "")
+    cost_us = sum(slow[n].saving_s for n in capped) * 1e6
+    return PlanIssue("", Severity.INFO, (
+        f"latency placement: {count(len(capped), 'more unit')} ({shown}) measured slower as int8 by "
+        f"{'its probe' if len(capped) == 1 else 'their probes'} ({cost_us:.0f} us in all, onnxruntime CPU, 1 thread) "
+        f"and {'was' if len(capped) == 1 else 'were'} quantized to keep {MIN_INT8_SHARE:.0%} of the "
+        f"Conv/ConvTranspose/MatMul/Gemm units int8 ({int8} of {total}); the units with the largest measured "
+        "savings are the ones kept float; exclude a node in the recipe to keep it float anyway"),
+        code=IssueCode.LATENCY_KEPT_FLOAT)
 
 
 class LatencyPlacement:
@@ -148,8 +234,11 @@ class LatencyPlacement:
         units: dict[str, tuple[onnx.NodeProto, list[int] | None]] = dict(thin_conv_units(job))
         units.update((n, (node, None)) for n, node in average_pool_units(job).items())
         units.update((n, (node, None)) for n, node in activation_matmul_units(job).items())
-        # a node the user named (an override or a rule by its name) is quantized as asked, never measured away
-        units = {n: v for n, v in units.items() if not named_by_recipe(job.user_recipe, n, v[0].op_type)}
+        # a node the user named (an override or a rule by its name) is quantized as asked, never measured away;
+        # nor one this job's first placement quantized to keep its int8 share (a latency fallback's trial runs
+        # with that placement's exclusions in its recipe: its own share would count fewer units)
+        units = {n: v for n, v in units.items()
+                 if not named_by_recipe(job.user_recipe, n, v[0].op_type) and n not in job.placement_capped}
         if not units:
             return PassResult(False)
         probing, report = f"Latency placement: probing {len(units)} units", job.progress or no_progress
@@ -162,7 +251,7 @@ class LatencyPlacement:
             report(len(units), len(units), probing)
             return PassResult(False)
         opset = next((o.version for o in job.model.proto.opset_import if o.domain in ("", "ai.onnx")), 17)
-        slow: dict[str, tuple[str, float]] = {}  # unit -> (note, ratio)
+        slow: dict[str, _Slow] = {}
         for i, (name, (node, w_shape)) in enumerate(units.items()):
             if job.cancel is not None:
                 job.cancel.check()  # raises Cancelled between probes
@@ -174,14 +263,24 @@ class LatencyPlacement:
         report(len(units), len(units), probing)
         if not slow:
             return PassResult(False)
-        recipe = (job.guard_recipe or job.recipe).with_excluded(list(slow))
-        job.placed_float, job.placement_recipe = list(slow), job.user_recipe
+        counted = compute_units(job)
+        kept, capped = within_share(slow, set(counted), most_kept_float(len(counted)))
+        notes = []
+        if capped:
+            int8 = len(counted) - sum(n in set(counted) for n in kept)
+            notes.append(_capped_issue(capped, slow, int8, len(counted)))
+            # a later re-run (the latency fallback) keeps the note with the units' notes, and these units quantized
+            job.placement_capped, job.placement_notes = capped, list(notes)
+        if not kept:
+            return PassResult(False, notes)
+        recipe = (job.guard_recipe or job.recipe).with_excluded(kept)
+        job.placed_float, job.placement_recipe = kept, job.user_recipe
         # a measured decision: the result's recipe records it, so a saved project replays the same model
-        job.user_recipe = job.user_recipe.with_excluded(list(slow))
+        job.user_recipe = job.user_recipe.with_excluded(kept)
         # a float Conv can leave element-wise neighbours reaching no integer kernel: the island guard again
         facts = job_facts(job)
         job.plan, job.guard_recipe, islands = guard_islands(job.model, recipe, resolve_plan(job.model, recipe, facts),
                                                             facts)
-        issues = [PlanIssue(n, "info", m, code=IssueCode.LATENCY_KEPT_FLOAT, units=(n,), ratio=r)
-                  for n, (m, r) in slow.items()]
-        return PassResult(True, issues + islands)
+        issues = [PlanIssue(n, "info", slow[n].note, code=IssueCode.LATENCY_KEPT_FLOAT, units=(n,),
+                            ratio=slow[n].ratio) for n in kept]
+        return PassResult(True, issues + notes + islands)

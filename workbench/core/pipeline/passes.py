@@ -66,6 +66,10 @@ class Job:
     #: units the latency placement kept float, and ``user_recipe`` as it was before
     placed_float: list[str] = field(default_factory=list)
     placement_recipe: Recipe | None = None
+    #: units the latency placement measured slower but quantized to keep its int8 share (a re-run of the job with
+    #: its exclusions, the latency fallback's trial, takes them as decided), and its note on them
+    placement_capped: list[str] = field(default_factory=list)
+    placement_notes: list[PlanIssue] = field(default_factory=list)
     #: bias correction's Conv input means on ``data`` / ``samples``, shared with the job's re-runs (the
     #: latency fallback's trials, the placement guard's run) and with the recipe choice's scores
     bias_means: InputMeans = field(default_factory=InputMeans)
