@@ -1,6 +1,9 @@
 """`sweep` of a model whose every unit the latency check keeps float says so, not that its units sit in
 If/Loop bodies, and prints no bare table header (digits_cnn on a CPU where quantization does not pay
-printed "no unit of the main graph to sweep (units inside If/Loop bodies are not measured ...)")."""
+printed "no unit of the main graph to sweep (units inside If/Loop bodies are not measured ...)"). With no unit
+quantized the headline says bit-exact, or no quantization noise, never a dB figure: digits_cnn with every unit
+excluded printed "137.74 dB output SQNR", the float rounding between the float model run optimised and the
+written one run as written."""
 
 from __future__ import annotations
 
@@ -58,7 +61,21 @@ def test_sweep_with_every_unit_excluded(tmp_path, capsys):
                  "--executor", "inline"]) == 0
     out, err = capsys.readouterr()
     assert "note: no unit to sweep: every unit is float (the recipe, its exclusions or a guard keep them so)" in err
-    assert out.strip().splitlines()[1:] == ["  none swept (see the note on stderr)"]
+    assert out.strip().splitlines() == [
+        "the quantized model (0 units quantized): bit-exact with the float model, no quantization noise (8 samples)",
+        "  none swept (see the note on stderr)"]
+
+
+def test_sweep_of_a_float_model_that_rounds_differently_gives_no_db_figure(corpus, capsys):
+    """digits_cnn runs optimised (Conv+Relu fused) as the float model and as written as the all-float "quantized"
+    one: their outputs differ by float rounding, which is no quantization figure."""
+    folder = corpus / "digits_cnn"
+    assert main(["sweep", str(folder / "model_opset17.onnx"), "--data", str(folder / "calib.npz"), "--no-auto",
+                 "--exclude", "*", "--executor", "inline"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == ["the quantized model (0 units quantized): no quantization noise, it computes in float like the "
+                   "float model (8 samples; its outputs differ from the float model's by float rounding at most, no "
+                   "SQNR figure)", "  none swept (see the note on stderr)"]
 
 
 def test_sweep_table_when_units_are_quantized(tmp_path, capsys):
