@@ -140,6 +140,32 @@ def test_render_compare_draws_both_panes(tmp_path, capsys):
     assert swapped.read_text(encoding="utf-8").replace("<title>swapped</title>", "<title>panes</title>") == text
 
 
+KEY_ENTRIES = ["struck grey: float op folded / fused (note: the node it went into)", "struck red: removed",
+               "orange frame: left float", "green frame: added by the quantizer", "edge pills (u8): Q/DQ pair inserted",
+               "w: weight DQ", "b: bias DQ", "out: pair before a graph output"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("side", ["700", "1200"])
+def test_render_compare_key_wraps_between_entries(tmp_path, side):
+    """The key strip above the two panes wrapped inside its entries ("green frame: added by the quantizer edge
+    pills (u8): Q/DQ pair" then "inserted; w: ..." at 1172 px; "w:" then "weight DQ" at other widths): each of
+    its lines now holds whole entries."""
+    example = Path(workbench.__file__).resolve().parent / "resources" / "example"
+    float_path, calib, export = example / "digits_cnn.onnx", example / "digits_cnn_calib.npz", tmp_path / "q.onnx"
+    api.export(api.quantize(api.open_model(float_path), api.make_recipe("cpu-u8s8"), data=str(calib), samples=8),
+               export)
+    svg = tmp_path / "panes.svg"
+    assert main(["render", str(float_path), "--compare", str(export), "--data", str(calib), "--samples", "8",
+                 "--max-side", side, "-o", str(svg)]) == 0
+    texts = [t.replace("\u2060", "") for t in svg_texts(svg.read_text(encoding="utf-8"))]
+    key = [t for t in texts[:next(i for i, t in enumerate(texts) if t.startswith(("Float:", "Quantized:")))]
+           if t != "\u25a0"]  # the swatches are texts of their own
+    entry = "|".join(re.escape(e) for e in KEY_ENTRIES)
+    assert " ".join(key) == " ".join(KEY_ENTRIES[:4]) + " " + "; ".join(KEY_ENTRIES[4:])
+    assert len(key) > 1 and all(re.fullmatch(rf"(?:{entry})(?:(?: |; )(?:{entry}))*", t) for t in key), key
+
+
 @pytest.mark.parametrize("side", ["1", "199", "16385", "-5"])
 def test_render_refuses_a_max_side_outside_its_range(corpus, tmp_path, capsys, side):
     """--max-side 1 drew a 60x1 picture (the margins alone are 80 px): sides out of range are refused before

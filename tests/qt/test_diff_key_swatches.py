@@ -12,6 +12,7 @@ pytest.importorskip("PySide6")
 
 from graph_models import constant_add_model  # noqa: E402
 from PySide6.QtGui import QImage  # noqa: E402
+from test_diff_key_wrap import key_text  # noqa: E402
 
 from workbench.qt.diff_panes import pane_key_html  # noqa: E402
 
@@ -21,7 +22,7 @@ def test_pane_key_swatches_are_outlined(qtbot, make_canvas):
     with qtbot.waitSignal(view.layoutReady, timeout=300_000):
         view.set_model(constant_add_model())
     key = pane_key_html("Left", view)
-    assert key.startswith("<b>Left</b> colour: op type: ")
+    assert key_text(key).startswith("Left colour: op type: ")
     images = [QImage.fromData(base64.b64decode(d)) for d in re.findall(r'src="data:image/png;base64,([^"]+)"', key)]
     assert len(images) == 2  # Add, Constant
     fills = {img.pixelColor(img.width() // 2, img.height() // 2).name() for img in images}

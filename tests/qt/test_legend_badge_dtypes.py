@@ -9,6 +9,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from test_diff_key_wrap import key_text  # noqa: E402
+
 import workbench  # noqa: E402
 from workbench.core import api  # noqa: E402
 from workbench.qt.canvas.legend import badge_dtypes  # noqa: E402
@@ -42,13 +44,14 @@ def test_badge_note_of_a_uint8_file(window, open_file, example_qdq_file):
 
 
 def test_diff_key_names_the_quantized_pane_pill_dtypes():
-    assert "edge pills (i8): Q/DQ pair inserted" in legend_html(["i8", "i8"])
+    assert "edge pills (i8): Q/DQ pair inserted" in key_text(legend_html(["i8", "i8"]))
     assert "u8" not in legend_html(["i8"])
-    assert "edge pills (u8, i8): Q/DQ" in legend_html(["u8", "i8 u8"])
-    assert "edge pills: Q/DQ pair inserted" in legend_html()  # before the pane is laid out
+    assert "edge pills (u8, i8): Q/DQ" in key_text(legend_html(["u8", "i8 u8"]))
+    assert "edge pills: Q/DQ pair inserted" in key_text(legend_html())  # before the pane is laid out
 
 
 def test_diff_key_names_the_bias_tag():
     """The node tags of the quantized pane: "w:" for a weight DequantizeLinear, "b:" for a bias one (the key said
     "w: weight DQ" alone while biases were tagged "w:i32" too)."""
-    assert legend_html().endswith("Q/DQ pair inserted; w: weight DQ; b: bias DQ; out: pair before a graph output")
+    assert key_text(legend_html()).endswith("Q/DQ pair inserted; w: weight DQ; b: bias DQ; out: pair before a graph "
+                                            "output")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import onnx
 from quant_bias_models import quantized_model
+from test_diff_key_wrap import key_text
 
 from workbench.core.api import graph_structure
 from workbench.qt.render import draw_panes
@@ -25,7 +26,8 @@ def test_render_key_names_the_pill_dtypes_and_tags(qtbot, tmp_path):
     panes = draw_panes(str(Path(tmp_path) / "float.onnx"), str(quant))
     try:
         text = panes.key.text()
-        assert "edge pills (i8): Q/DQ pair inserted; w: weight DQ; b: bias DQ; out: pair before a graph output" in text
+        assert ("edge pills (i8): Q/DQ pair inserted; w: weight DQ; b: bias DQ; out: pair before a graph output"
+                in key_text(text))
     finally:
         panes.shutdown()
         panes.close()

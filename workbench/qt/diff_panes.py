@@ -131,31 +131,50 @@ class PaneCanvas(GraphCanvas):
         self.viewChanged.emit()
 
 
+#: Between the key's entries: the only places its lines wrap (a QLabel with word wrap broke "w:" from "weight DQ").
+ENTRY_GAP = "&nbsp;&nbsp; "  # the no-break spaces stay with the entry before: no line of blanks
+WORD_JOINER = "\u2060"
+
+
+def text_html(text: str) -> str:
+    """Plain ``text`` as rich text (escaped) with a word joiner after each "/": Qt breaks a line after one ("Q/"
+    then "DQ" on the next line)."""
+    return html.escape(text).replace("/", "/" + WORD_JOINER)
+
+
+def unbroken(rich: str) -> str:
+    """``rich`` (rich text, its text through :func:`text_html`) as one piece a wrapped line never breaks: its
+    spaces non-breaking (``<nobr>``)."""
+    return f"<nobr>{rich}</nobr>"
+
+
 def legend_html(badges=()) -> str:
     """The marks' line of the key (rich text); ``badges``: the edge badge texts of the quantized pane, whose
-    dtypes the pills' entry names ("edge pills (i8)"; "edge pills" alone before the pane is laid out)."""
+    dtypes the pills' entry names ("edge pills (i8)"; "edge pills" alone before the pane is laid out). Each
+    entry is :func:`unbroken`: a narrow key wraps between entries only."""
     def sw(kind: str, label: str) -> str:
         c = MARK_COLORS[kind].name()
-        return f'<span style="color:{c}; font-weight:bold;">&#9632;</span>&nbsp;{html.escape(label)}'
+        return unbroken(f'<span style="color:{c}; font-weight:bold;">&#9632;</span>&nbsp;{text_html(label)}')
     dtypes = badge_dtypes(badges)
-    pills = f" ({html.escape(', '.join(dtypes))})" if dtypes else ""
-    return " &nbsp; ".join([
+    pills = f" ({', '.join(dtypes)})" if dtypes else ""
+    tags = [f"edge pills{pills}: Q/DQ pair inserted", "w: weight DQ", "b: bias DQ", "out: pair before a graph output"]
+    return ENTRY_GAP.join([
         sw("folded", "struck grey: float op folded / fused (note: the node it went into)"),
         sw("removed", "struck red: removed"),
         sw("float", "orange frame: left float"),
         sw("added", "green frame: added by the quantizer"),
-        f"edge pills{pills}: Q/DQ pair inserted; w: weight DQ; b: bias DQ; out: pair before a graph output",
+        "; ".join(unbroken(text_html(t)) for t in tags),
     ])
 
 
 def pane_key_html(side: str, canvas: GraphCanvas) -> str:
     """One line of the key (rich text): ``side`` ("Left", "Right"), the colour mode of ``canvas`` and
-    its swatches inline, its notes after them."""
+    its swatches inline, each :func:`unbroken`, its notes after them."""
     title, rows, notes = legend_entries(canvas, all_ops=True)  # every colour of the pane named
     # outlined boxes: a square glyph in Constant's #eeeeee or "no value"'s #d9d9d9 vanished on the window colour
-    swatches = " &nbsp;".join(swatch_html(c, label) for label, c in rows)
+    swatches = " &nbsp;".join(unbroken(swatch_html(c, label)) for label, c in rows)
     tail = f' &nbsp; <span style="color:#666">{html.escape("; ".join(notes))}</span>' if notes else ""
-    return f"<b>{side}</b> colour: {html.escape(title)}: {swatches}{tail}"
+    return f"{unbroken(f'<b>{side}</b> colour: {text_html(title)}:')} {swatches}{tail}"
 
 
 class DiffPanes(QWidget):
