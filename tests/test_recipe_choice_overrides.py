@@ -119,8 +119,9 @@ def test_an_override_the_preset_refuses_is_refused_before_the_choice_calibrates(
     assert main(["quantize", str(MODEL), "--data", str(DATA), "--recipe", str(recipe), "-o", str(tmp_path / "q.onnx"),
                  "--no-latency-check"]) == 2
     err = capsys.readouterr().err
-    assert ("error: override (node /f/f.0/Conv): activation.observer_args 'bins' is not read by the inherited "
-            "minmax observer, which reads only averaging_constant") in err
+    assert (f"error: {recipe}: invalid recipe at overrides./f/f.0/Conv.activation.observer_args (override of node "
+            "/f/f.0/Conv): 'bins' is not read by the inherited minmax observer, which reads only averaging_constant "
+            "(from preset cpu-u8s8).") in err  # refused when the file is read
     assert "Calibrating" not in err and "Choosing the recipe" not in err
     assert not (tmp_path / "q.onnx").exists()
     with pytest.raises(RecipeError):  # the app's choice (F5) goes through the same function

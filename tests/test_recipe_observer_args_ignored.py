@@ -2,7 +2,7 @@
 read one of the args (``{"observer": "minmax", "observer_args": {"percentile": 99}}`` was accepted and the
 percentile silently ignored); the error names the field, the ignored args and those the observer reads.
 Args set without an observer go to the observer the node inherits, and are refused when a node resolves
-and that one does not read them (``{"observer_args": {"bins": 512}}`` on a preset's minmax was accepted
+(or, when the preset's observer is the one inherited, when the recipe file is read) and that one does not read them (``{"observer_args": {"bins": 512}}`` on a preset's minmax was accepted
 and ignored), naming the rule, node, role and args and saying what to do."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ NOT_READ = ("'bins' is not read by the inherited minmax observer, which reads on
      'which reads only bins: set "observer" there to one that reads it (percentile), or remove it.'),
 ])
 def test_args_without_an_observer_the_inherited_one_does_not_read_are_refused(recipe, message):
-    parsed = Recipe.from_json(json.dumps(recipe))  # each part alone is valid: the observer is known at resolve
+    parsed = Recipe(**recipe)  # built in memory (a recipe file is refused when read: test_recipe_conflicts_at_load)
     with pytest.raises(RecipeError) as info:
         resolve_node(parsed, "c1", "Conv")
     assert info.value.message == message
@@ -104,7 +104,8 @@ def test_quantize_refuses_args_the_inherited_observer_does_not_read(tmp_path, ca
     args = ["quantize", str(model), "--data", str(tmp_path / "calib.npz"), "--no-auto", "--no-latency-check"]
     assert main([*args, "--recipe", str(recipe), "-o", str(tmp_path / "q.onnx")]) == 2
     err = capsys.readouterr().err
-    assert f"rule op_type=MatMul (node mm): activation.observer_args {NOT_READ}" in err
+    assert (f"error: {recipe}: invalid recipe at rules.0.activation.observer_args (rule op_type=MatMul): 'bins' is not "
+            "read by the inherited minmax observer, which reads only averaging_constant (from preset cpu-u8s8).") in err
     assert not (tmp_path / "q.onnx").exists()
     recipe.write_text(json.dumps({"rules": [{"op_type": "MatMul", "activation": {"observer": "entropy",
                                                                                  "observer_args": {"bins": 512}}}]}))

@@ -101,7 +101,8 @@ def test_invalid_values_raise_pydantics_error_at_the_field(cls, values, loc, mes
 def test_json_bytes_with_floats_and_names_out_of_ascii():
     """Floats (1e-05 is 0.00001 in pydantic's JSON) and control characters are written by pydantic itself."""
     recipe = Recipe(exclude=["ñame/ü", "tab\there"], smoothquant={"alpha": 1e-05},
-                    rules=[Rule(name="x*", activation=PartialSpec(observer_args={"percentile": 99.999}))])
+                    rules=[Rule(name="x*", activation=PartialSpec(observer="percentile",
+                                                                observer_args={"percentile": 99.999}))])
     text = recipe.to_json()
     assert '"alpha": 0.00001' in text and "ñame/ü" in text and "tab\\there" in text
     assert text == _pydantic("Recipe").model_validate_json(text).model_dump_json(indent=2, exclude_defaults=True)

@@ -140,14 +140,31 @@ def observer_args_in_range(v: dict[str, float]) -> dict[str, float]:
     return v
 
 
-def spec_consistent(dtype: str, granularity: Granularity, block_size: int | None, reduce_range: bool) -> None:
-    """ValueError when a spec's fields contradict each other (block size, MX formats, reduce_range)."""
+def spec_conflict(dtype: str, granularity: Granularity, block_size: int | None,
+                  reduce_range: bool) -> tuple[str, str, str] | None:
+    """The first contradiction among a spec's fields, as ``(field, problem, fix)``: the field to change
+    (``granularity``, ``block_size``, ``dtype`` or ``reduce_range``), what is wrong and what to write;
+    None when the fields fit together."""
     if granularity == Granularity.per_block:
-        if not block_size or block_size < 1:
-            raise ValueError("per_block needs a positive block_size (e.g. 32)")
+        if block_size is None:
+            return "granularity", "per_block needs a positive block_size (e.g. 32)", 'add "block_size": 32 next to it'
+        if block_size < 1:
+            return "block_size", "per_block needs a positive block_size (e.g. 32)", 'use "block_size": 32'
     elif block_size is not None:
-        raise ValueError("block_size is only valid with granularity per_block")
+        return ("block_size", "block_size is only valid with granularity per_block",
+                f'remove it, or set "granularity": "per_block" (now {granularity.value})')
     if dtype in MX_DTYPES and granularity != Granularity.per_block:
-        raise ValueError(f"{dtype} is an MX block format: use granularity per_block, block_size 32")
+        return ("dtype", f"{dtype} is an MX block format: use granularity per_block, block_size 32",
+                'add "granularity": "per_block", "block_size": 32 next to it')
     if reduce_range and get_qtype(dtype).bits != 8:
-        raise ValueError(f"reduce_range applies to 8-bit dtypes only, not {dtype}")
+        return ("reduce_range", f"reduce_range applies to 8-bit dtypes only, not {dtype}",
+                "remove it, or use an 8-bit dtype (int8, uint8)")
+    return None
+
+
+def spec_consistent(dtype: str, granularity: Granularity, block_size: int | None, reduce_range: bool) -> None:
+    """ValueError when a spec's fields contradict each other (block size, MX formats, reduce_range):
+    :func:`spec_conflict`'s problem."""
+    conflict = spec_conflict(dtype, granularity, block_size, reduce_range)
+    if conflict is not None:
+        raise ValueError(conflict[1])

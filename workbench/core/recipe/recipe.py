@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from workbench.core.errors import RecipeError
 from workbench.core.formats.qtypes import QONNX_DTYPES
 from workbench.core.recipe import checks
+from workbench.core.recipe.conflicts import first_conflict
 from workbench.core.recipe.fields import Valid
 from workbench.core.recipe.presets import PRESETS, get_preset
 from workbench.core.recipe.record import Factory, Record
@@ -153,7 +154,9 @@ class Recipe(Record):
         Raises
         ------
         RecipeError
-            Naming ``source`` and the first invalid field.
+            Naming ``source`` and the first invalid field; also for a rule or override whose fields do not fit
+            together on the preset's spec (:func:`~workbench.core.recipe.conflicts.first_conflict`: naming the
+            rule's index, matcher, role and field, and what to write).
         """
         from pydantic import ValidationError  # a recipe file is validated by pydantic
 
@@ -162,7 +165,7 @@ class Recipe(Record):
                               hint='Write a recipe JSON object there, e.g. {"preset": "cpu-u8s8"} (see README, '
                                    "'Recipes').")
         try:
-            return cls.model_validate_json(text)
+            recipe = cls.model_validate_json(text)
         except ValidationError as exc:
             errors = exc.errors()
             first = errors[0]
@@ -183,6 +186,12 @@ class Recipe(Record):
             at = f" at {where}" if where else ""  # a check across fields names its fields in msg
             raise RecipeError(f"{source}: invalid recipe{at}: {msg}{more}.",
                               hint="Fix that field (see README, 'Recipes').") from None
+        conflict = first_conflict(recipe)
+        if conflict is not None:
+            where, problem, fix = conflict
+            raise RecipeError(f"{source}: invalid recipe at {where}: {problem}.",
+                              hint=f"{fix[0].upper()}{fix[1:]} (see README, 'Recipes').")
+        return recipe
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2, exclude_defaults=True)

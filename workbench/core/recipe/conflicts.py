@@ -1,0 +1,117 @@
+"""Settings of one rule or override whose fields do not fit together (``per_block`` without ``block_size``,
+``block_size`` with ``per_tensor``, an MX dtype not per block, ``reduce_range`` on a dtype that is not 8-bit,
+``observer_args`` without ``observer`` that the preset's observer does not read),
+found when a recipe file is read (:meth:`workbench.core.recipe.recipe.Recipe.from_json`) instead of when a
+node is resolved at plan time, which cannot name the file.
+
+A role's settings are merged onto the preset's spec for that role, as :func:`resolve_node` does (it checks
+each layer as it applies it) for a node no earlier layer changed. Settings that an earlier rule may change on
+the same node first (an op-type rule of the same ``op_type`` or any, before a name glob; any rule, before an
+override) setting the same role's dtype, granularity, block_size, reduce_range or enabled (observer or
+enabled, for ``observer_args``) are left to the plan, since which layers meet depends on the model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.core.recipe.checks import ROLES, Granularity, inherited_observer_reads, spec_conflict
+
+#: the spec fields whose values must fit together (:func:`spec_conflict`)
+_FIELDS = ("dtype", "granularity", "block_size", "reduce_range")
+#: what to write when the conflicting field comes from the preset and another one was set in the recipe
+_INHERITED_FIX = {"block_size": 'add "block_size": null next to it, or use "granularity": "per_block"',
+                  "dtype": 'use "granularity": "per_block" with "block_size": 32 for the preset\'s {value}',
+                  "reduce_range": 'add "reduce_range": false next to it',
+                  "granularity": 'use a positive "block_size" (e.g. 32)'}
+
+
+def _layers(recipe: Any) -> list[tuple[str, str, Any]]:
+    """``(location, label, settings)`` of each rule and override, as a recipe file spells them, in the order
+    :func:`resolve_node` applies them to a node (op-type rules, name-glob rules, overrides)."""
+    rules = [(f"rules.{i}", rule.label, rule) for i, rule in enumerate(recipe.rules)]
+    out = [r for r in rules if r[2].op_type] + [r for r in rules if r[2].name]
+    return out + [(f"overrides.{name}", f"override of node {name}", o) for name, o in recipe.overrides.items()]
+
+
+def _may_meet(a: Any, b: Any) -> bool:
+    """Whether settings ``a`` and ``b`` (rules or overrides) may both apply to one node."""
+    op_a, op_b = getattr(a, "op_type", None), getattr(b, "op_type", None)
+    return not (op_a and op_b and op_a != op_b) and not (_is_override(a) and _is_override(b))
+
+
+def _is_override(settings: Any) -> bool:
+    return not hasattr(settings, "op_type")
+
+
+def _touches(settings: Any, role: str, fields: tuple[str, ...]) -> bool:
+    part = getattr(settings, role)
+    return part is not None and bool({"enabled", *fields} & part.model_fields_set)
+
+
+def _base(recipe: Any, role: str) -> Any:
+    """The preset's spec for ``role`` (its 8-bit weight with the recipe's ``reduce_range``), or None."""
+    config = recipe.preset_obj().config
+    spec = getattr(config, role)
+    if role == "weight" and spec is not None and recipe.reduce_range is not None and config.activation is not None \
+            and spec.qtype.bits == 8 and not spec.qtype.is_float \
+            and config.activation.qtype.bits == 8 and not config.activation.qtype.is_float:
+        spec = spec.model_copy(update={"reduce_range": recipe.reduce_range})
+    return spec
+
+
+def first_conflict(recipe: Any) -> tuple[str, str, str] | None:
+    """The first rule or override whose role settings contradict each other on the preset's spec, as
+    ``(where, problem, fix)``: ``where`` names the field as a recipe file spells it and the rule
+    (``rules.0.weight.granularity (rule op_type=MatMul)``); ``problem`` and ``fix`` are sentences without
+    a final period. None when there is none (or only ones the plan decides, see the module docstring)."""
+    layers = _layers(recipe)
+    quantized = recipe.quantized_op_types()
+    for at, (where, label, settings) in enumerate(layers):
+        for role in ROLES:
+            part = getattr(settings, role)
+            if part is None or part.enabled is False:
+                continue
+            op_type = getattr(settings, "op_type", None)
+            base = _base(recipe, role)
+            if base is None or (op_type and op_type not in quantized and not part.enabled):
+                continue  # the role stays float on every node these settings reach
+            for fields, check in ((_FIELDS, _conflict), (("observer",), _unread_args)):
+                if any(_may_meet(settings, other) and _touches(other, role, fields) for _, _, other in layers[:at]):
+                    continue
+                found = check(base, part, recipe.preset)
+                if found is not None:
+                    field, problem, fix = found
+                    return f"{where}.{role}.{field} ({label})", problem, fix
+    return None
+
+
+def _unread_args(base: Any, part: Any, preset: str) -> tuple[str, str, str] | None:
+    """``observer_args`` set without ``observer``, which go to the preset's observer: blamed when it does
+    not read them all (:func:`inherited_observer_reads`)."""
+    if part.observer is not None or not part.observer_args:
+        return None
+    try:
+        inherited_observer_reads(base.observer, part.observer_args)
+    except ValueError as exc:
+        problem, _, fix = str(exc).partition(": ")
+        return "observer_args", f"{problem} (from preset {preset})", fix
+    return None
+
+
+def _conflict(base: Any, part: Any, preset: str) -> tuple[str, str, str] | None:
+    """:func:`spec_conflict` of ``base`` with ``part``'s changes, blamed on a field ``part`` sets."""
+    changes = part.changes()
+    merged = {**base.model_dump(), **changes}
+    found = spec_conflict(merged["dtype"], Granularity(merged["granularity"]), merged["block_size"],
+                          merged["reduce_range"])
+    if found is None:
+        return None
+    field, problem, fix = found
+    if field in changes:
+        return found
+    mine = next(f for f in _FIELDS if f in changes)
+    value = merged[field].value if isinstance(merged[field], Granularity) else merged[field]
+    value_text = "true" if value is True else value
+    problem = f"{problem} ({field} {value_text} comes from preset {preset})"
+    return mine, problem, _INHERITED_FIX[field].format(value=value)
