@@ -115,13 +115,36 @@ def _values_drawn(canvas) -> bool:
     return any(k is not None for k in state.fill_keys) or getattr(canvas, "_error_edges", None) is not None
 
 
+def _marks_shown(canvas) -> tuple[bool, dict[int, str], dict[int, str], list[str]]:
+    """(whether the view's scale draws marks at all (:func:`marks_drawn`), the node tags of shown nodes (index ->
+    "w:i8 b:i32"), the integer kernels of shown nodes (index -> op), the texts of the edge badges drawn): the marks
+    of nodes inside a collapsed group's box and of edges hidden with them are not drawn, so not explained."""
+    state = canvas._state
+    if state is None:
+        return False, {}, {}, []
+    shown = state.data.shown
+    tags = {i: t for i, t in state.data.structure.node_tags.items() if shown(i)}
+    kernels = {i: k for i, k in state.kernels.items() if shown(i)}
+    badges = [text for _point, text in state.data.badge_points]  # on edges between shown nodes
+    return marks_drawn(canvas), tags, kernels, badges
+
+
+def marks_key(canvas) -> tuple:
+    """What decides which of the dtype legend's mark notes apply (:func:`_marks_shown`): the scene drawn (a new one
+    each time a group opens or closes) and whether the scale draws marks. The canvas refreshes its legend when this
+    changes (a zoom past the marks' readable size, a group opened)."""
+    state = canvas._state
+    return (id(state), marks_drawn(canvas) if state is not None else False)
+
+
 def legend_entries(canvas, all_ops: bool = False, picture: bool = False) -> tuple[str, list[tuple[str, QColor]], list[str]]:
     """(title, [(label, colour)], notes) for ``canvas``'s current colour mode. Op types: the first
     :data:`MAX_OPS` (the rest: :func:`more_op_types`), or every one with ``all_ops``. With ``picture`` (a
     picture of the view as it is) the notes on edge badges, node tags and INT marks are left out where the
     view's scale draws none (:func:`marks_drawn`; ``render --max-side 416`` of a quantized digits_cnn explained
     tags no node showed), and each of them where none is shown (nudenet_320n collapsed: every tag and INT mark
-    inside a box). A picture's SQNR legend where no node or edge has a figure (every node grey: ``render --colour
+    inside a box); the live legend too (it explained them with every group of nudenet_320n collapsed), refreshed
+    by the canvas when :func:`marks_key` changes. A picture's SQNR legend where no node or edge has a figure (every node grey: ``render --colour
     sqnr`` with no unit quantized) lists "no value" alone, with the notes given (``error_notes``) and none on
     the colour stops."""
     mode = canvas.color_mode()
@@ -152,15 +175,7 @@ def legend_entries(canvas, all_ops: bool = False, picture: bool = False) -> tupl
         edges = canvas.edge_colour_keys()
         if edges:
             notes.append("edges coloured by the dtype they carry; grey: float")
-        marks = not picture or marks_drawn(canvas)
-        tags = state.data.structure.node_tags if state is not None else {}
-        kernels = state.kernels if state is not None else {}
-        if picture and state is not None:  # the marks of shown nodes only (not of those in collapsed boxes)
-            tags = {i: t for i, t in tags.items() if state.data.shown(i)}
-            kernels = {i: k for i, k in kernels.items() if state.data.shown(i)}
-        badges = list(state.data.structure.edge_badges.values()) if state is not None else []
-        if picture and state is not None:  # the badges drawn: on edges between shown nodes
-            badges = [text for _point, text in state.data.badge_points]
+        marks, tags, kernels, badges = _marks_shown(canvas)
         if marks and badges:
             notes.append(_badges_note(badges))
         if marks and tags:

@@ -44,7 +44,7 @@ from workbench.qt.canvas.items import (
     EdgesItem,
     NodeItem,
 )
-from workbench.qt.canvas.legend import LegendOverlay
+from workbench.qt.canvas.legend import LegendOverlay, marks_key
 from workbench.qt.canvas.main_body import densest_start
 from workbench.qt.canvas.minimap import Minimap
 from workbench.qt.canvas.overlays import clear_spot, free_area, overlay_rects
@@ -185,6 +185,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._centred: tuple | None = None
         #: the legend's text while a layout is under way (:meth:`opening`): how many nodes are laid out
         self.opening_hint = ""
+        self._marks_key: tuple = ()  # the legend's marks_key when it last followed it (:meth:`_follow_marks`)
         self.legend_overlay = LegendOverlay(self)
 
     # ----------------------------------------------------------------- model and layout
@@ -402,6 +403,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             return
         if self._groups_item is not None:  # its titles drawn at screen size are placed per scale
             self._groups_item.set_scale(self._scale())
+        self._follow_marks()
         detail = self._scale() >= DETAIL_SCALE
         self._overview.setVisible(not detail)
         self._container.setVisible(detail)
@@ -412,6 +414,16 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         for i in self._state.data.in_rect(rect).tolist():
             if i not in self._items:
                 self._items[i] = NodeItem(self._state, i, self._container)
+
+    def _follow_marks(self) -> None:
+        """Refresh the dtype legend when what decides its notes on edge badges, node tags and INT marks changed
+        (``legend.marks_key``: a group opened or closed, a zoom past the marks' readable size)."""
+        key = marks_key(self)
+        if key == self._marks_key:
+            return
+        self._marks_key = key
+        if self._mode == "dtype":
+            self.legend_overlay.refresh()
 
     def detailed_item_count(self) -> int:
         """How many per-node items exist (they are created lazily)."""
