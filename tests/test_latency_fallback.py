@@ -83,8 +83,13 @@ def test_the_island_that_does_not_pay_is_left_float_and_the_one_that_pays_stays(
     assert "1.30x" in kept[0].message and "0.90x" in kept[0].message
     # the first run's "slower than float" warning is replaced by the kept placement's own check
     assert not [i for i in res.issues if i.code == IssueCode.SLOWER_THAN_FLOAT]
-    assert [i.message.split(" (")[0] for i in res.issues if i.code == IssueCode.LATENCY] == [
-        "latency quantized / float = 0.90"]
+    # measured (the model as planned), decided (mm2's island float), written (the model kept), in that order
+    notes = [(i.code, i.message.split(" (")[0] if i.code == IssueCode.LATENCY else i.node) for i in res.issues
+             if i.code in (IssueCode.LATENCY, IssueCode.LATENCY_KEPT_FLOAT)]
+    assert notes == [(IssueCode.LATENCY, "latency quantized / float = 1.30"), (IssueCode.LATENCY_KEPT_FLOAT, "mm2"),
+                     (IssueCode.LATENCY, "latency of the model written")]
+    assert [i.message for i in res.issues if i.code == IssueCode.LATENCY][1].startswith(
+        "latency of the model written (1 island left float, 1 of 2 node units quantized) / float = 0.90 (")
     # the decision is in the result's recipe: replayed without measuring, the same bytes
     assert res.recipe.overrides["mm2"].exclude and "mm1" not in res.recipe.overrides
     assert api.quantize(model, res.recipe, data=data).proto.SerializeToString() == res.proto.SerializeToString()

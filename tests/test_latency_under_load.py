@@ -69,7 +69,14 @@ def test_a_slowdown_hidden_by_the_wall_clock_is_left_float_and_said_plainly(tmp_
     assert main(["quantize", str(src), "--data", str(tmp_path / "calib.npz"), "-o", str(out), "--no-auto"]) == 0
     err = capsys.readouterr().err
     assert not [n for n in onnx.load(out).graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")]
-    assert "note: latency quantized / float = 1.00 " in err  # the placement written: float, as float
+    # measured (the quantized model), decided (the float model written), the written model's figure: in that order
+    lines = [line for line in err.splitlines() if "latency" in line and line.startswith(("note:", "warning:"))]
+    assert [line.split(" (")[0] for line in lines] == [
+        "note: latency quantized / float = 1.20", "warning: conv: kept float with its island of 1 quantized unit",
+        "warning: the latency fallback left every unit float, so the model written is the float model, not a "
+        "quantized one", "note: latency of the model written", "warning: no node unit is quantized: all 1 were kept float"]
+    assert lines[3].startswith("note: latency of the model written (the float model: every unit left float; any "
+                               "difference from 1.00 is measurement noise) / float = 1.00 (")
     assert ("warning: the latency fallback left every unit float, so the model written is the float model, not a "
             "quantized one (as quantized it measured 1.20x its float latency); pass --no-latency-check to write it "
             "quantized anyway, name nodes in an override to keep their islands quantized, or measure again with "

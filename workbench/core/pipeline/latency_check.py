@@ -55,6 +55,8 @@ MIN_FLOAT_S = 0.5e-3
 #: Ratio above which a slowdown is not measurement noise (the fastest-run ratio of one pair moved by up
 #: to 1.5 % between measurements on this machine).
 NOISE = 1.02
+#: How the latency check's note (:func:`describe`) starts: the figure of the model it measured.
+NOTE_HEAD = "latency quantized / float = "
 #: How a user measures a pair again instead of reusing its cached figure (the CLI flag sets the variable).
 REMEASURE_HOW = f"--remeasure-latency ({REMEASURE_ENV}=1 in the app's environment)"
 
@@ -183,13 +185,23 @@ def describe(lat: LatencyComparison, feed: dict[str, np.ndarray]) -> str:
             if lat.cpu_recorded else "")
     load = (f", load average {lat.load:.1f} on {lat.cores} cores, median run {lat.spread:.2f}x the 5th percentile"
             if lat.cores else "")
-    text = (f"latency quantized / float = {lat.ratio:.2f} ({clock}: {lat.timed_quant_s * 1e3:.3f} ms vs "
+    text = (f"{NOTE_HEAD}{lat.ratio:.2f} ({clock}: {lat.timed_quant_s * 1e3:.3f} ms vs "
             f"{lat.timed_float_s * 1e3:.3f} ms{wall}; 5th percentile of {lat.runs} alternating runs, onnxruntime CPU, 1 "
             f"thread, {shapes}{load}; {how})")
     if not lat.reliable:
         text += (f"; not cached: taken at {lat.unreliable_because()} (a loaded machine slows the two models "
                  "unequally), measure again when the machine is quieter")
     return text
+
+
+def written_note(note: PlanIssue, what: str) -> PlanIssue:
+    """The latency check's note (:func:`describe`) on a model the latency fallback wrote in place of the one
+    planned, headed ``latency of the model written (WHAT) / float = R``: next to the planned model's note
+    ("latency quantized / float = 1.11") it read as a second figure of the same model (digits_cnn written as
+    the float model printed "latency quantized / float = 1.00" right before "as quantized the model measured
+    1.11x"). ``what``: what that model is ("the float model: every unit left float")."""
+    return PlanIssue(note.node, note.severity, f"latency of the model written ({what}) / float = "
+                     f"{note.message.removeprefix(NOTE_HEAD)}", code=note.code)
 
 
 class LatencyCheck:

@@ -53,6 +53,13 @@ session creations) per trial, at most ``MAX_SINGLE_TRIALS + 1`` trials, only for
 slower than float; cached on disk like the latency check (when measured on a quiet machine), so a
 second run of the same job measures nothing. When no unit is left quantized, a warning says that the
 file written is the float model and how to write it quantized anyway.
+
+When a placement other than the planned one is written, the issues read measured, decided, written: the
+latency check's note on the model as planned ("latency quantized / float = 1.11") stays first, this pass's
+warnings follow, and the written model's own note comes last under its own name ("latency of the model written
+(the float model: ...) / float = 1.00",
+:func:`~workbench.core.pipeline.latency_check.written_note`); digits_cnn printed the float model's 1.00 under
+the quantized model's name right before "as quantized the model measured 1.11x".
 """
 
 from __future__ import annotations
@@ -69,6 +76,7 @@ from workbench.core.pipeline.latency_check import (
     too_small_to_try,
     unreliable_slowdown,
     worth_rewriting,
+    written_note,
 )
 from workbench.core.pipeline.passes import Job, Pass, PassResult, run_passes
 from workbench.core.planning.island_guard import named_by_recipe, quantized_islands
@@ -151,13 +159,9 @@ class LatencyFallback:
             job.progress(total, total, "Latency fallback: done")
         if best is job:
             return PassResult(False, [_kept_as_planned(tried, start, self._loaded)])
-        placed = _placement_issues(job)
-        job.adopt(best)
-        # the kept trial's own plan, guard and latency notes replace the first run's, except the latency
-        # placement's: the trial's recipe keeps those units float, so it does not note them again
-        job.issues = placed + list(best.issues)
+        all_float = not any(not u.excluded for u in best.plan.units.values())
+        written = _adopt(job, best, _float_model() if all_float else _with_islands(best, len(kept)))
         issues = [_kept_issue(g, start, best.latency.ratio, len(kept)) for g in kept]
-        all_float = not any(not u.excluded for u in job.plan.units.values())
         if loaded_slowdown(best.latency):
             # the kept trial's check, measured under load, said the model is written as planned: replaced by what
             # this pass did (islands left float, then no further one on that figure; with none left quantized,
@@ -173,7 +177,7 @@ class LatencyFallback:
             issues.append(_still_slower_issue(job, len(kept), start))
         if all_float:
             issues.append(_all_float_issue(start, self._first))
-        return PassResult(True, issues)
+        return PassResult(True, issues + written)
 
     def _every_island_float(self, job: Job, islands: list[list[str]], all_float: bool) -> PassResult:
         """A microsecond model's slowdown (:func:`~workbench.core.pipeline.latency_check.too_small_to_try`): every
@@ -188,11 +192,11 @@ class LatencyFallback:
             job.progress(1, 1, "Latency fallback: done")
         if trial is None:
             return PassResult(False)
-        placed = _placement_issues(job)
-        job.adopt(trial)
         # the float model's figure against float is noise: no slower-than-float warning of its own
-        job.issues = placed + [i for i in trial.issues if i.code != IssueCode.SLOWER_THAN_FLOAT]
-        return PassResult(True, [_small_island_note(g, first.ratio) for g in islands] + [_too_small_issue(first)])
+        trial.issues = [i for i in trial.issues if i.code != IssueCode.SLOWER_THAN_FLOAT]
+        written = _adopt(job, trial, _float_model())
+        return PassResult(True, [_small_island_note(g, first.ratio) for g in islands] + [_too_small_issue(first)]
+                          + written)
 
     def _trial(self, job: Job, groups: list[list[str]], done: int, total: int,
                islands: int | None = None) -> Job | None:
@@ -226,6 +230,34 @@ class LatencyFallback:
             self._loaded.append(trial.latency)
             return False
         return True
+
+
+def _adopt(job: Job, trial: Job, what: str) -> list[PlanIssue]:
+    """``job`` takes over ``trial`` (:meth:`Job.adopt`), and its issues: the trial's plan, guard and latency
+    notes replace the first run's, except the latency placement's (the trial's recipe keeps those units
+    float, so it does not note them again) and the first run's latency note, which comes before them: what was
+    measured first, the pass's decision after it (its issues), and last the trial's latency note, returned as
+    :func:`~workbench.core.pipeline.latency_check.written_note` of ``what`` for the pass to put after its
+    decision, so the lines read measured, decided, written."""
+    placed = _placement_issues(job)
+    measured = [i for i in job.issues if i.code == IssueCode.LATENCY]
+    job.adopt(trial)
+    own = [i for i in trial.issues if i.code == IssueCode.LATENCY]
+    rest = [i for i in trial.issues if i.code != IssueCode.LATENCY]
+    job.issues = placed + measured + rest
+    return [written_note(i, what) for i in own]
+
+
+def _float_model() -> str:
+    """What the model written is when every unit is left float (:func:`_adopt`'s ``what``)."""
+    return "the float model: every unit left float; any difference from 1.00 is measurement noise"
+
+
+def _with_islands(trial: Job, islands: int) -> str:
+    """What the model written is with ``islands`` islands left float (:func:`_adopt`'s ``what``)."""
+    quantized = sum(not u.excluded for u in trial.plan.units.values())
+    return (f"{count(islands, 'island')} left float, {quantized} of {count(len(trial.plan.units), 'node unit')} "
+            "quantized")
 
 
 def _placement_issues(job: Job) -> list:
