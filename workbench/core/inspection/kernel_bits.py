@@ -11,7 +11,7 @@ and ``kernels``):
   quantizes the activation to int8 per block), 32 x 32 where onnxruntime runs DequantizeLinear and a float
   kernel (ConvTranspose, 16-bit activations, float8, a signed pair it cannot turn uint8) and for a file's
   MatMulNBits below accuracy level 4 (float32 math on the dequantized weight,
-  :func:`~workbench.core.planning.kernels.nbits_runs_int8`).
+  :func:`~workbench.core.graph.quantized_ops.nbits_runs_int8`).
 """
 
 from __future__ import annotations

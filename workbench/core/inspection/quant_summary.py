@@ -25,7 +25,7 @@ from workbench.core.graph.index import attrs_of
 from workbench.core.graph.layout import GraphStructure, node_keys
 from workbench.core.graph.op_equivalents import EQUIVALENTS, FLOAT_OP, Equivalent
 from workbench.core.graph.op_families import PASS_THROUGH_OPS, WEIGHT_OPS
-from workbench.core.graph.quantized_ops import is_integer_kernel, quantized_kind
+from workbench.core.graph.quantized_ops import is_integer_kernel, nbits_node_runs_int8, quantized_kind
 from workbench.core.inspection.qdq_drop import DROP_QDQ, DropView, runs_on_integers
 from workbench.core.inspection.qoperator_boundary import quantization_kinds
 from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
@@ -35,7 +35,6 @@ from workbench.core.planning.kernels import (
     is_int8,
     nbits_kernel,
     nbits_layout,
-    nbits_runs_int8,
     relu_after_bias,
 )
 from workbench.core.wording import count
@@ -80,7 +79,7 @@ class QuantSummary:
     kernels : dict of str to str
         Node key -> integer kernel it is (``"QLinearConv"``) or that onnxruntime fuses its QDQ unit
         into (``"QDQ -> QLinearConv"``). A MatMulNBits of the file only at ``accuracy_level`` 4, where
-        onnxruntime computes it in int8 (:func:`~workbench.core.planning.kernels.nbits_runs_int8`); at 0
+        onnxruntime computes it in int8 (:func:`~workbench.core.graph.quantized_ops.nbits_runs_int8`); at 0
         (unset) to 3 it is float32 math on a 4-bit weight, a weight-only node (``compute`` ``"float/uint4"``).
     compute : dict of str to str
         Node key -> ``"activation/weight"`` dtypes (``"uint8/int8"``) of each compute node (Conv, MatMul,
@@ -400,11 +399,9 @@ def _kinds_as_run(kinds: dict[str, int], nbits_int8: int) -> dict[str, int]:
 
 
 def _nbits_int8(g: _Graph, node: onnx.NodeProto) -> bool:
-    """Whether onnxruntime's CPU MatMulNBits ``node`` computes in int8 (:func:`nbits_runs_int8`): its
+    """Whether onnxruntime's CPU MatMulNBits ``node`` computes in int8 (:func:`nbits_node_runs_int8`): its
     ``accuracy_level`` (unset: 0) is 4, B an initializer, no ``g_idx`` and no float zero point."""
-    zp = _input(node, 3)
-    return nbits_runs_int8(int(attrs_of(node).get("accuracy_level", 0)), _input(node, 1) in g.inits,
-                           g_idx=bool(_input(node, 4)), float_zero_point=bool(zp) and g.dtype(zp) != "uint8")
+    return nbits_node_runs_int8(node, g.inits, g.dtype)
 
 
 def _on_quantized_data(g: _Graph, node: onnx.NodeProto) -> bool:

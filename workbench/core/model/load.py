@@ -33,7 +33,7 @@ from onnx import helper
 
 from workbench.core.errors import AlreadyQuantizedError, ModelError
 from workbench.core.graph import walk as _graphs
-from workbench.core.graph.quantized_ops import QuantizedNode, find_quantized, quantized_kind
+from workbench.core.graph.quantized_ops import QuantizedNode, find_quantized, kinds_as_run, quantized_kind
 from workbench.core.io.atomic import protect_input
 from workbench.core.io.digest import sha256 as _sha256
 from workbench.core.io.external import lazy_tensors, tensor_array
@@ -409,13 +409,14 @@ def ensure_float_model(model: PreparedModel) -> None:
     Raises
     ------
     AlreadyQuantizedError
-        ``model.quantized_nodes`` is not empty; the message gives the count and op types.
+        ``model.quantized_nodes`` is not empty; the message gives the formats as onnxruntime runs the nodes
+        (:func:`~workbench.core.graph.quantized_ops.kinds_as_run`), the count and op types.
     """
     if not model.quantized:
         return
     kinds = Counter(q.op_type if q.domain in ("", "ai.onnx") else f"{q.domain}::{q.op_type}"
                     for q in model.quantized)
-    fmt = sorted({q.kind for q in model.quantized})
+    fmt = sorted(kinds_as_run(model.proto))  # as inspect's summary names them (a MatMulNBits at level 4: dynamic)
     raise AlreadyQuantizedError(
         f"{model.name} is already quantized ({'/'.join(fmt)}): {count(len(model.quantized), 'quantized node')} "
         f"({_fmt_counts(kinds)}); quantizing it again would stack a second rounding on the first.",

@@ -27,6 +27,10 @@ from __future__ import annotations
 import onnx
 
 from workbench.core.formats.qtypes import QType
+from workbench.core.graph.quantized_ops import (  # noqa: F401  (defined with the formats of quantized files)
+    NBITS_INT8_LEVEL,
+    nbits_runs_int8,
+)
 
 #: ops with integer kernels for 8-bit integer inputs
 INTEGER_KERNEL_OPS = ("Conv", "MatMul", "Gemm")
@@ -47,23 +51,6 @@ def integer_kernel(op_type: str, weight: QType | None, activation: QType | None)
     with an 8-bit integer activation and an 8-bit integer weight (``weight`` None: a MatMul of two
     activations, both at ``activation``)."""
     return op_type in INTEGER_KERNEL_OPS and is_int8(activation) and (weight is None or is_int8(weight))
-
-
-#: the MatMulNBits ``accuracy_level`` at which onnxruntime's CPU kernel computes in int8
-NBITS_INT8_LEVEL = 4
-
-
-def nbits_runs_int8(accuracy_level: int, constant_weight: bool = True, g_idx: bool = False,
-                    float_zero_point: bool = False) -> bool:
-    """Whether onnxruntime's CPU MatMulNBits (float32 A) computes in integers: it quantizes A to int8 per
-    block and accumulates in int32 only at ``accuracy_level`` 4 (:data:`NBITS_INT8_LEVEL`); at 0 (the
-    attribute unset), 1, 2 and 3 it computes in float32 on the dequantized 4-/8-bit weight (weight-only).
-    Level 4 also needs a prepacked weight: a constant B (initializer), no ``g_idx`` input and no float
-    zero point; otherwise the kernel dequantizes B and runs a float32 GEMM. Source: onnxruntime
-    ``contrib_ops/cpu/quantization/matmul_nbits.cc`` (``GetComputeType``: ``SQNBIT_CompInt8`` only for
-    ``accuracy_level == 4``, else ``SQNBIT_CompFp32``; ``PrePack`` / ``Compute``: the unpacked path
-    dequantizes B to fp32) and ``docs/ContribOperators.md`` (0 unset, 1 fp32, 2 fp16, 3 bf16, 4 int8)."""
-    return accuracy_level == NBITS_INT8_LEVEL and constant_weight and not g_idx and not float_zero_point
 
 
 def nbits_layout(granularity: str, axis: int | None, block_size: int | None) -> bool:
