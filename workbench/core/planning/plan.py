@@ -33,6 +33,7 @@ Nothing unsupported is silent: each case becomes a :class:`PlanIssue` naming the
 from __future__ import annotations
 
 import fnmatch
+import json
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -219,7 +220,8 @@ def build_plan(model, recipe: Recipe, facts: GraphFacts | None = None) -> QuantP
     ------
     RecipeError
         If the recipe names a node name that is ambiguous in the original model
-        (``model.ambiguous_names``), or the preset is unknown.
+        (``model.ambiguous_names``), or the preset is unknown, or its ``op_types`` lists only op types the
+        model lacks so that nothing is quantized (:func:`_check_op_types_select`).
     """
     _check_ambiguous(model, recipe)
     preset = recipe.preset_obj()
@@ -227,6 +229,8 @@ def build_plan(model, recipe: Recipe, facts: GraphFacts | None = None) -> QuantP
         facts = GraphFacts(model.proto)
     builder = _Builder(facts, recipe, preset.mode)
     builder.run()
+    if not builder.units:
+        _check_op_types_select(model.proto, recipe)
     _report_qonnx_only(builder, recipe)
     builder.issues += mx_rules.plan_issues(builder.units)
     _warn_saturation(builder.units, builder.issues, preset.mode)
@@ -256,6 +260,23 @@ def _exclude_example(nodes: list[tuple[str, str]]) -> str:
     named = [n for n, _ in nodes if n]
     folder = next((n.rsplit("/", 1)[0] for n in named if n.rfind("/") > 0), None)
     return f"{folder}/*" if folder else named[0] if named else "*"
+
+
+def _check_op_types_select(proto: onnx.ModelProto, recipe: Recipe) -> None:
+    """For a plan with no unit: RecipeError when the recipe's ``op_types`` is not empty and names no op type of
+    ``proto`` (subgraphs included), naming the entries and the model's op types (a typo or another model's
+    list wrote a model with "0 of 0 node units quantized" and a warning). ``"op_types": []`` asks for nothing
+    to be quantized and is not refused; nor are plans that quantize nothing for other reasons (exclusions,
+    guards, the latency check: their notes say why)."""
+    ops = {n.op_type for g in iter_graphs(proto.graph) for n in g.node}
+    if not recipe.op_types or ops & set(recipe.op_types):
+        return
+    quantizable = [o for o in recipe.preset_obj().op_types if o in ops]
+    suggest = (f'set "op_types" to op types it has that preset {recipe.preset} quantizes (e.g. {json.dumps(quantizable)}) '
+               'or remove it' if quantizable else 'remove "op_types"')
+    raise RecipeError(f"recipe op_types {json.dumps(list(recipe.op_types))} selects no node of the model, so nothing "
+                      f"would be quantized: the model has none of them; its op types are {', '.join(sorted(ops))}.",
+                      hint=f'{suggest[0].upper()}{suggest[1:]}; write "op_types": [] to write the model unquantized.')
 
 
 def unmatched_entries(proto: onnx.ModelProto, recipe: Recipe) -> list[PlanIssue]:
