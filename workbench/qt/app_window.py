@@ -75,10 +75,11 @@ from workbench.qt.done_line import UNDONE_DONE, done_line_after_step
 from workbench.qt.error_rank import (
     DEFAULT_RANK,
     LOCAL_LABEL,
-    LOCAL_NOTES,
-    SQNR_NOTES,
     canvas_local,
     canvas_sqnr,
+    input_only_nodes,
+    local_notes,
+    sqnr_notes,
     unit_spread,
 )
 from workbench.qt.error_view import INF_SQNR_DB
@@ -1716,7 +1717,7 @@ class MainWindow(QMainWindow):
                             or "No SQNR yet: calibrate first (F5).")
             return
         self._show_main_graph()  # the figures are of the model's graph
-        self.canvas.set_node_values(errors=errors, error_label=self._sqnr_label(), error_notes=SQNR_NOTES)
+        self.canvas.set_node_values(errors=errors, error_label=self._sqnr_label(), error_notes=self._sqnr_notes())
         self.color_mode.setCurrentIndex(COLOR_MODES.index("error"))
 
     @guarded
@@ -1732,7 +1733,7 @@ class MainWindow(QMainWindow):
                 self.color_mode.setCurrentText("op")
             return
         self._show_main_graph()
-        self.canvas.set_node_values(errors=local, error_label=self._local_label(), error_notes=LOCAL_NOTES)
+        self.canvas.set_node_values(errors=local, error_label=self._local_label(), error_notes=self._local_notes())
         self.color_mode.setCurrentIndex(COLOR_MODES.index("own noise"))
         self.canvas.set_color_mode("error")  # the entry may be chosen already (its change set these values)
 
@@ -1744,6 +1745,22 @@ class MainWindow(QMainWindow):
     def _colour_as_ranked(self) -> None:
         """The Errors dock's colour button: the canvas by the figure its bars rank by."""
         self.color_by_local() if self.errors.shown_rank() == "local" else self.color_by_sqnr()
+
+    def _sqnr_notes(self) -> list[str]:
+        """The SQNR colours' legend notes, naming this model's own nodes quantized only as another unit's input
+        (:func:`~workbench.qt.error_rank.sqnr_notes`; it named a SiLU's Sigmoid on digits_cnn, which has none)."""
+        return sqnr_notes(self._input_only_nodes())
+
+    def _local_notes(self) -> list[str]:
+        """The own-noise colours' legend notes, as :meth:`_sqnr_notes`."""
+        return local_notes(self._input_only_nodes())
+
+    def _input_only_nodes(self) -> list[tuple[str, str, str, str]]:
+        """:func:`~workbench.qt.error_rank.input_only_nodes` of the open model under the current plan ([] without
+        a plan, or for a file quantized already)."""
+        if self.doc.plan is None or self.doc.model is None or self.doc.quant_summary is not None:
+            return []
+        return input_only_nodes(self.doc.model.graph, self.doc.plan)
 
     def _local_label(self) -> str:
         return f"{LOCAL_LABEL}, out of date: an earlier recipe or data (F5 measures again)" \
@@ -1761,7 +1778,7 @@ class MainWindow(QMainWindow):
             return self.color_by_local()  # sets the values, then this entry again
         if mode == "error" and self.canvas.error_label().startswith(LOCAL_LABEL):  # back to the accumulated SQNR
             self.canvas.set_node_values(errors=self._canvas_errors(), error_label=self._sqnr_label(),
-                                        error_notes=SQNR_NOTES)
+                                        error_notes=self._sqnr_notes())
         self.canvas.set_color_mode(canvas_mode(mode))
 
     def _name_error_colours(self) -> None:
@@ -1814,9 +1831,9 @@ class MainWindow(QMainWindow):
     def _mark_stale_results(self) -> None:
         self.errors.set_stale(self._results_stale())
         if self.canvas.error_label().startswith("SQNR"):
-            self.canvas.set_node_values(error_label=self._sqnr_label(), error_notes=SQNR_NOTES)
+            self.canvas.set_node_values(error_label=self._sqnr_label(), error_notes=self._sqnr_notes())
         elif self.canvas.error_label().startswith(LOCAL_LABEL):
-            self.canvas.set_node_values(error_label=self._local_label(), error_notes=LOCAL_NOTES)
+            self.canvas.set_node_values(error_label=self._local_label(), error_notes=self._local_notes())
 
     def _on_results(self) -> None:
         # the plots and the canvas update on later event-loop turns (each with its own paint), so
@@ -1844,10 +1861,10 @@ class MainWindow(QMainWindow):
     def _color_errors(self) -> None:
         if self.doc.errors and self.color_mode.currentText() == "own noise":  # the new results' own noise
             self.canvas.set_node_values(errors=canvas_local(self.doc.local, INF_SQNR_DB, self._plan_units()),
-                                        error_label=self._local_label(), error_notes=LOCAL_NOTES)
+                                        error_label=self._local_label(), error_notes=self._local_notes())
         elif self.doc.errors:  # SQNR values with their own title (a sweep's title stayed over them)
             self.canvas.set_node_values(errors=self._canvas_errors(), error_label=self._sqnr_label(),
-                                        error_notes=SQNR_NOTES)
+                                        error_notes=self._sqnr_notes())
 
     def sync_data_spec(self) -> None:
         """Take the Calibration and Evaluate panels' settings into the document (before a job or a save: a

@@ -94,16 +94,61 @@ def marker_note(rank: str) -> str:
 
 #: the canvas legend's title while it shows each unit's own noise (colour box entry "own noise")
 LOCAL_LABEL = "Own noise, local SQNR (dB)"
-#: the legend's notes in that mode: what the figure is, and the colours that are not on the scale
+#: the legend's notes in that mode: what the figure is, and the colours that are not on the scale (a model with
+#: nodes quantized only as another unit's input gets :func:`local_notes` instead, naming one of them)
 LOCAL_NOTES = ["the noise each quantized unit adds itself, run alone on float inputs (Errors: rank by own noise)",
                "linear between the stops; no noise shown as 100 dB, all noise (-inf) as -100 dB (red)",
-               "no value (grey): float nodes; units whose input noise was not measured; nodes quantized only "
-               "as another unit's input (a SiLU's Sigmoid read by its Mul: that rounding counts in the Mul's own "
-               "noise)"]
-#: the legend's notes in the accumulated SQNR mode
+               "no value (grey): float nodes; units whose input noise was not measured"]
+#: the legend's notes in the accumulated SQNR mode (:func:`sqnr_notes` names a node quantized only as an input)
 SQNR_NOTES = ["linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB (red)",
-              "no value (grey): float nodes; nodes quantized only as another unit's input (a SiLU's Sigmoid read "
-              "by its Mul: its rounding counts in the Mul's SQNR)"]
+              "no value (grey): float nodes"]
+
+
+def input_only_nodes(graph, plan) -> list[tuple[str, str, str, str]]:
+    """The nodes of ``graph`` (the plan's main graph: ``.node`` with ``.name``, ``.op_type``, ``.output``) in no
+    unit of ``plan`` (a ``QuantPlan``) whose output a quantized unit reads quantized: their output's Q/DQ pair is
+    that unit's input rounding, so they have no figure of their own and are drawn grey (nudenet_320n: each
+    SiLU's Sigmoid read by its Mul; digits_cnn: its MaxPool and Flatten read by a Conv and the Gemm). In graph
+    order, each as (node, op type, the reading unit, its op type)."""
+    members = {n for name, unit in plan.units.items() for n in (unit.nodes or [name])}
+    readers: dict[str, tuple[str, str]] = {}  # tensor -> the first quantized unit reading it quantized
+    for name, unit in plan.units.items():
+        if not unit.excluded:
+            for q in unit.quant_inputs:
+                if q.role == "activation":
+                    readers.setdefault(q.tensor, (name, unit.op_type))
+    out = []
+    for node in graph.node:
+        read = next((readers[t] for t in node.output if t in readers), None)
+        if node.name not in members and read is not None:
+            out.append((node.name, node.op_type, *read))
+    return out
+
+
+def _input_only_note(nodes: list[tuple[str, str, str, str]], counts_in: str) -> str:
+    """The grey entry's words on :func:`input_only_nodes` (``nodes``), with the first as the example:
+    "3 nodes quantized only as another unit's input (e.g. MaxPool /f/f.4/MaxPool, read by Conv /f/f.7/Conv:
+    its rounding counts in that unit's SQNR)"; ``counts_in``: the figure ("SQNR", "own noise")."""
+    node, op, reader, reader_op = nodes[0]
+    many = f"{len(nodes)} nodes" if len(nodes) > 1 else "1 node"
+    return (f"{many} quantized only as another unit's input (e.g. {op} {node}, read by {reader_op} {reader}: its "
+            f"rounding counts in that unit's {counts_in})")
+
+
+def sqnr_notes(nodes: list[tuple[str, str, str, str]]) -> list[str]:
+    """:data:`SQNR_NOTES`, its grey entry naming the model's own nodes quantized only as another unit's input
+    (``nodes``: :func:`input_only_nodes`; none: the notes as they are)."""
+    if not nodes:
+        return list(SQNR_NOTES)
+    return SQNR_NOTES[:-1] + [f"{SQNR_NOTES[-1]}; {_input_only_note(nodes, 'SQNR')}"]
+
+
+def local_notes(nodes: list[tuple[str, str, str, str]]) -> list[str]:
+    """:data:`LOCAL_NOTES`, its grey entry naming the model's own nodes quantized only as another unit's input
+    (``nodes``: :func:`input_only_nodes`; none: the notes as they are)."""
+    if not nodes:
+        return list(LOCAL_NOTES)
+    return LOCAL_NOTES[:-1] + [f"{LOCAL_NOTES[-1]}; {_input_only_note(nodes, 'own noise')}"]
 
 
 def canvas_sqnr(rows: list, inf_db: float, units: dict | None = None) -> dict[str, float]:
