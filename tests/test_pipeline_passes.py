@@ -45,10 +45,10 @@ def test_static_run_goes_through_every_pass_in_order(calib):
     ran = [name for name, _ in res.passes]
     # smoothquant (no smoothquant in the recipe), refuse-float16-only (a unit is quantized) and
     # bias-correction (off) do not apply
-    assert ran == ["refuse-quantized", "plan", "non-finite-guard", "island-guard", "calibrate", "sentinel-guard",
+    assert ran == ["refuse-quantized", "plan", "non-finite-guard", "size-guard", "island-guard", "calibrate", "sentinel-guard",
                    "require-ranges", "write", "constant-input-bias"]
     assert [p.name for p in QUANTIZE_PASSES] == [
-        "refuse-quantized", "smoothquant", "plan", "refuse-float16-only", "non-finite-guard", "island-guard",
+        "refuse-quantized", "smoothquant", "plan", "refuse-float16-only", "non-finite-guard", "size-guard", "island-guard",
         "latency-placement", "calibrate", "sentinel-guard", "require-ranges", "write", "bias-correction",
         "constant-input-bias", "placement-guard", "latency-check", "latency-fallback"]
     assert res.plan.mode == PlanMode.STATIC and res.plan.mode == "static"

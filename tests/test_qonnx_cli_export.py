@@ -108,8 +108,11 @@ CORPUS_EXPORTS = [("digits_cnn", "model_opset17.onnx", [], 1e-5),
                   # qonnx's Quant rounds x / scale + zero_point in float32 (zero point added before rounding)
                   # where QuantizeLinear rounds x / scale: 4 of the 409,600 elements of nudenet's first
                   # uint8 activation land one step apart, and 60 SiLU layers amplify that to about 5-7% of
-                  # the box range at a few output elements (92.9% of the elements within 1e-5), as far as
-                  # onnxruntime's fused integer kernels are from its own unfused run of the QDQ file (5.0%).
+                  # the box range at a few output elements, as far as onnxruntime's fused integer kernels
+                  # are from its own unfused run of the QDQ file (4.5%). 84.9% of the elements within 1e-5
+                  # (scores 99.9%, boxes 17.5%): the size guard keeps the anchor-grid units float, so the
+                  # boxes are decoded in float and a one-step difference upstream is no longer rounded away
+                  # on their uint8 grid (92.9%, boxes 61.1%, when they were quantized).
                   ("nudenet_320n", "model.onnx", ["--input-shape", "images:1,3,320,320"], None)]
 
 
@@ -157,7 +160,7 @@ def test_cli_qonnx_runs_in_qonnx_as_written(corpus, tmp_path, capsys, name, file
         plain = ort.InferenceSession(str(qdq), so).run(None, {inp: x})[0]
         spread = float(np.max(np.abs(plain - want)))
         print(f"{name}: onnxruntime integer kernels vs its unfused QDQ graph: {spread / span:.3g} of the range")
-        assert np.mean(diff <= 1e-5 * span) >= 0.9 and diff.max() <= 2 * spread + 1e-5 * span
+        assert np.mean(diff <= 1e-5 * span) >= 0.8 and diff.max() <= 2 * spread + 1e-5 * span
 
 
 def test_api_export_keeps_symbolic_shapes_unless_asked(corpus, tmp_path):

@@ -48,6 +48,7 @@ class IssueCode(StrEnum):
     SENTINEL_RANGE = "sentinel-range"                  # a tensor reaching a mask / sentinel value
     DISPARATE_CONCAT = "disparate-concat"              # a Concat joining very different ranges
     NONFINITE_TENSOR = "nonfinite-tensor"              # a tensor holding +-inf by construction (a -inf mask)
+    SIZE_DERIVED = "size-derived"                      # a tensor computed from a dynamic input size only
     # latency (onnxruntime CPU, 1 thread; workbench.core.pipeline.latency_check)
     LATENCY = "latency"                                # measured quantized / float latency
     SLOWER_THAN_FLOAT = "slower-than-float"            # the quantized model measured slower than float

@@ -20,6 +20,7 @@ from workbench.core.planning.island_guard import float_islands
 from workbench.core.planning.opset_fit import fit_opset
 from workbench.core.planning.plan import GraphFacts, QuantPlan, build_plan
 from workbench.core.planning.range_guard import disparate_concats, sentinel_units
+from workbench.core.planning.shape_guard import size_derived_tensors, size_derived_units
 from workbench.core.planning.stats_guard import infinite_tensors
 from workbench.core.planning.weight_dq_guard import weight_only_units
 from workbench.core.recipe.recipe import Recipe
@@ -169,6 +170,31 @@ class NonFiniteGuard:
                                            "construction (e.g. a -inf attention mask); no integer grid holds "
                                            "infinity, so this unit computes in float", code=IssueCode.NONFINITE_TENSOR)
                                  for node, t in found.items()])
+
+
+class SizeGuard:
+    """Keep units float that would quantize a tensor computed from a dynamic input size only (an
+    anchor grid from ``Shape(x)``, positions from ``Range(seq_len)``;
+    :mod:`workbench.core.planning.shape_guard`): its range calibrated at one size does not hold
+    at another. Before calibration; one warning for all of them."""
+
+    name = "size-guard"
+
+    def applies(self, job: Job) -> bool:
+        return job.guard and job.plan.mode == PlanMode.STATIC
+
+    def run(self, job: Job) -> PassResult:
+        tensors = size_derived_tensors(job_facts(job).ix)
+        found = size_derived_units(job.plan, tensors) if tensors else {}
+        if not found:
+            return PassResult(False)
+        job.guard_recipe = job.guard_recipe.with_excluded(found)
+        job.plan = resolve_plan(job.model, job.guard_recipe, job_facts(job))
+        first, t = next(iter(found.items()))
+        return PassResult(True, [PlanIssue(first, "warning", f"kept in float: {count(len(found), 'unit')} "
+                                           f"quantizing tensors computed from the input's size (first: {t!r}); "
+                                           "ranges calibrated at one size do not hold at another",
+                                           code=IssueCode.SIZE_DERIVED, units=tuple(found))])
 
 
 class IslandGuard:

@@ -52,6 +52,7 @@ from workbench.core.pipeline.plan_passes import (
     RefuseFloat16Only,
     RequireRanges,
     SentinelGuard,
+    SizeGuard,
     guard_islands,
     resolve_plan,
 )
@@ -66,7 +67,8 @@ __all__ = ["QUANTIZE_PASSES", "QuantizeResult", "calibrate", "plan", "quantize"]
 
 #: The quantize pipeline, in order (see the module docstring). A new pass is a class plus a line here.
 QUANTIZE_PASSES: list[Pass] = [
-    RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), NonFiniteGuard(), IslandGuard(), LatencyPlacement(),
+    RefuseQuantized(), SmoothQuant(), Plan(), RefuseFloat16Only(), NonFiniteGuard(), SizeGuard(), IslandGuard(),
+    LatencyPlacement(),
     Calibrate(), SentinelGuard(), RequireRanges(), Write(), BiasCorrection(), ConstantInputBias(),
     PlacementGuard(lambda: QUANTIZE_PASSES), LatencyCheck(), LatencyFallback(lambda: QUANTIZE_PASSES[:-1]),
 ]
