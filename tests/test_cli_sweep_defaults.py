@@ -1,8 +1,5 @@
 """``sweep`` measures 16 units end to end by default (``--top-units 0``: all), says so under the table,
-and prints "wrote FILE" after the table.
-
-digits_transformer has 36 node units; the size guard keeps 4 float (its attention Muls read
-Sqrt(head_dim) computed from a Shape whose last dim shape inference leaves unknown), so 32 are swept."""
+and prints "wrote FILE" after the table."""
 
 from __future__ import annotations
 
@@ -34,9 +31,9 @@ def _measured(rows: list[dict]) -> int:
 def test_sweep_measures_the_default_units_end_to_end_and_writes_after_the_table(corpus, tmp_path, monkeypatch):
     assert SWEEP_TOP_UNITS == 16
     rows, lines = _sweep(corpus, tmp_path, monkeypatch)
-    assert len(rows) == 32 and _measured(rows) == 16
+    assert len(rows) == 36 and _measured(rows) == 16
     assert all(math.isfinite(float(r["local_db"])) for r in rows[16:])  # the rest: their own error
-    footer = ("(16 of 32 units measured end to end, those with the worst own error; the others have their "
+    footer = ("(16 of 36 units measured end to end, those with the worst own error; the others have their "
               "own-error figure only, listed after them: --top-units N for more, --top-units 0 for all)")
     assert footer in lines
     table = [i for i, line in enumerate(lines) if line.startswith("node ")]
@@ -47,8 +44,8 @@ def test_sweep_measures_the_default_units_end_to_end_and_writes_after_the_table(
 
 def test_top_units_zero_measures_every_unit(corpus, tmp_path, monkeypatch):
     rows, lines = _sweep(corpus, tmp_path, monkeypatch, "--top-units", "0", "--top", "0")
-    assert len(rows) == 32 and _measured(rows) == 32
-    assert "(all 32 units measured end to end)" in lines
+    assert len(rows) == 36 and _measured(rows) == 36
+    assert "(all 36 units measured end to end)" in lines
 
 
 def test_without_executor_the_sweep_runs_on_its_own_default(corpus, tmp_path, monkeypatch):

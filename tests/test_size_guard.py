@@ -86,3 +86,45 @@ def test_static_sizes_change_nothing(tmp_path):
     assert not [i for i in res.issues if i.code == IssueCode.SIZE_DERIVED]
     assert sorted(n for n, u in res.plan.units.items() if not u.excluded) == ["add", "conv", "grid_add", "grid_mul"]
     assert size_derived_tensors(GraphFacts(prepare_proto(_grid_model(8, 8)).proto).ix) == []
+
+
+def _scale_model() -> onnx.ModelProto:
+    """``Y = MatMul(X, W) * Sqrt(last dim of Reshape(X, [N, 2, -1]))`` with X [N, 8] and the target built from
+    Shape(X)[0:1]: shape inference leaves the -1 dim unknown under the symbolic N, so the graph alone takes
+    the scale for size-derived; it is Sqrt(4) at every batch size (digits_transformer's attention scale
+    Sqrt(head_dim), read from a Reshape whose target an exporter built the same way)."""
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), "W"),
+             numpy_helper.from_array(np.array([2, -1], np.int64), "rest"),
+             numpy_helper.from_array(np.array([0], np.int64), "first"),
+             numpy_helper.from_array(np.array([1], np.int64), "one"),
+             numpy_helper.from_array(np.array([-1], np.int64), "last"),
+             numpy_helper.from_array(np.array([2 ** 62], np.int64), "end")]
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["mm"], name="mm"),
+             helper.make_node("Shape", ["X"], ["x_shape"], name="x_shape"),
+             helper.make_node("Slice", ["x_shape", "first", "one"], ["n"], name="n"),
+             helper.make_node("Concat", ["n", "rest"], ["target"], name="target", axis=0),
+             helper.make_node("Reshape", ["X", "target"], ["heads"], name="reshape"),
+             helper.make_node("Shape", ["heads"], ["shape"], name="shape"),
+             helper.make_node("Slice", ["shape", "last", "end"], ["d_i"], name="slice"),
+             helper.make_node("Cast", ["d_i"], ["d_f"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Sqrt", ["d_f"], ["scale"], name="sqrt"),
+             helper.make_node("Mul", ["mm", "scale"], ["Y"], name="mul")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 8])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 8])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_a_tensor_the_same_at_two_sizes_is_quantized(tmp_path):
+    """The graph alone flags the scale (an unknown dim); run at batch 1 and 2 it is 2.0 both times, so the
+    size probe clears it and the Mul stays quantized (it was kept float, and digits_transformer's 4 attention
+    Muls with it)."""
+    proto = _scale_model()
+    assert "scale" in size_derived_tensors(GraphFacts(prepare_proto(proto).proto).ix)
+    path = tmp_path / "calib.npz"
+    np.savez(path, X=np.random.default_rng(4).standard_normal((8, 8)).astype(np.float32))
+    res = api.quantize(prepare_proto(proto), Recipe(preset="cpu-u8s8"), data=str(path))
+    assert [i for i in res.issues if i.code == IssueCode.SIZE_DERIVED] == []
+    assert sorted(n for n, u in res.plan.units.items() if not u.excluded) == ["mm", "mul"]

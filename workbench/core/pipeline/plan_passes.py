@@ -16,6 +16,7 @@ from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.calibrate_pass import calibrate
 from workbench.core.pipeline.passes import Job, PassResult
+from workbench.core.pipeline.size_probe import changing_with_size
 from workbench.core.planning.island_guard import float_islands
 from workbench.core.planning.opset_fit import fit_opset
 from workbench.core.planning.plan import GraphFacts, QuantPlan, build_plan
@@ -186,6 +187,8 @@ class SizeGuard:
     def run(self, job: Job) -> PassResult:
         tensors = size_derived_tensors(job_facts(job).ix)
         found = size_derived_units(job.plan, tensors) if tensors else {}
+        if found:  # the graph's answer, checked on the float model at two sizes (size_probe)
+            found = size_derived_units(job.plan, changing_with_size(job.model, job.data, tensors))
         if not found:
             return PassResult(False)
         job.guard_recipe = job.guard_recipe.with_excluded(found)
