@@ -185,7 +185,8 @@ UNDONE_FAILURE = "The last calibration failed with an edit now undone"
 
 
 class MainWindow(QMainWindow):
-    """Signals for scripting and tests: ``modelOpened(path)``, ``projectSaved(path)``."""
+    """Signals for scripting and tests: ``modelOpened(path)`` (once the open has ended: a handler may start a job,
+    e.g. :meth:`compare_with`), ``projectSaved(path)``."""
 
     modelOpened = Signal(str)
     projectSaved = Signal(str)
@@ -210,6 +211,7 @@ class MainWindow(QMainWindow):
         self._elapsed_tick.timeout.connect(self._tick_elapsed)
         self._compare_overall = OverallProgress([])  # the running comparison across its phases (one bar)
         self._open_job: ThreadJob | None = None
+        self._opened_path: str | None = None  # modelOpened to emit once the open job has ended (_on_open_finished)
         self._autosaves_mentioned = False  # autosaves of other models named once per session
         #: the Evaluate panel's settings as last shown (opened or undone to) and the document's value then:
         #: unedited, they stay that value (None: the panel's defaults for the model); and as last seen
@@ -518,6 +520,9 @@ class MainWindow(QMainWindow):
         if job is not None:
             job.deleteLater()
         self._update_actions()
+        opened, self._opened_path = self._opened_path, None
+        if opened is not None:
+            self.modelOpened.emit(opened)
 
     @guarded
     def _on_model_loaded(self, model, quantization, path: Path, on_loaded=None, *, external_data=None) -> None:
@@ -545,7 +550,16 @@ class MainWindow(QMainWindow):
         self.set_status(f"Opened {path.name}: {count(len(model.graph.node), 'node')}{notes}.{quantized}"
                         + (f" {extra}" if extra else ""))
         self._offer_autosave()
-        self.modelOpened.emit(str(path))
+        self._announce_opened(path)
+
+    def _announce_opened(self, path: Path) -> None:
+        """Emit ``modelOpened`` once the window is idle: now, or when the open (or comparison) job that loaded
+        the model has ended (:meth:`_on_open_finished`). Emitted from the job's success handler, a handler that
+        started a job (``compare_with``) failed with "Another job is running" while the open was still ending."""
+        if self._open_job is not None:
+            self._opened_path = str(path)
+        else:
+            self.modelOpened.emit(str(path))
 
     def _offer_autosave(self) -> None:
         """An autosave left for this model by a session that did not exit cleanly: ask Restore / Discard."""
