@@ -27,13 +27,15 @@ def _errors(capsys) -> list[str]:
 
 
 @pytest.mark.parametrize("kind, says", [("truncated", "the file is truncated or not ONNX"),
-                                        ("junk", "the file is truncated or not ONNX"),
+                                        ("junk", "this is a text file (its first line: 'hello, not a model')"),
+                                        ("binary", "the file is truncated or not ONNX"),
                                         ("empty", "the file is empty (0 bytes)")])
 @pytest.mark.parametrize("to", ["qdq", "qonnx"])
 def test_convert_says_what_inspect_says(tmp_path, capsys, kind, says, to):
     data = _model_bytes(tmp_path)
     bad = tmp_path / "bad.onnx"
-    bad.write_bytes({"truncated": data[: len(data) // 2], "junk": b"hello, not a model", "empty": b""}[kind])
+    bad.write_bytes({"truncated": data[: len(data) // 2], "junk": b"hello, not a model", "empty": b"",
+                     "binary": b"\x08\x07\xff\xfe\x00\x93" * 8}[kind])
     before = bad.read_bytes()
     assert main(["inspect", str(bad)]) == 2
     inspect_err = _errors(capsys)
