@@ -65,6 +65,16 @@ def _edited(tmp_path, edit) -> Path:
     (lambda d: d.update(latency_kept=[{"node": "/f/Conv", "rato": 1.5}]),
      "invalid project field latency_kept.0.rato: unknown field 'rato' (did you mean 'ratio'?).",
      "Fix the field or re-save the project from Workbench."),
+    # a top-level or model.* unknown field was ignored silently (Project and ModelRef allowed extras)
+    (lambda d: d.update(analysis_sample=8),
+     "invalid project field analysis_sample: unknown field 'analysis_sample' (did you mean 'analysis_samples'?).",
+     "Fix the field or re-save the project from Workbench."),
+    (lambda d: d["model"].update(externl_data=[]),
+     "invalid project field model.externl_data: unknown field 'externl_data' (did you mean 'external_data'?).",
+     "Fix the field or re-save the project from Workbench."),
+    (lambda d: d.update(favourite_colour="red"),
+     "invalid project field favourite_colour: unknown field 'favourite_colour'.",
+     "Fix the field or re-save the project from Workbench."),
     (lambda d: d.update(export={"colour": "red"}),  # nothing close: no guess
      "invalid project field export.colour: unknown field 'colour'.",
      "Fix the field or re-save the project from Workbench."),

@@ -76,6 +76,11 @@ MIGRATIONS: dict[int, Any] = {}
 
 
 class ModelRef(BaseModel):
+    """A project's ``model`` section: the model file, its sha256 and its external data files; no other key (a
+    misspelt one would be ignored by the replay)."""
+
+    model_config = ConfigDict(extra="forbid")
+
     path: str
     sha256: str
     #: [[file name relative to the model, sha256], ...] of the external data files its weights were read from,
@@ -110,7 +115,10 @@ class LatencyKept(BaseModel):
 
 
 class Project(BaseModel):
-    """In-memory project. ``model.path`` is relative to the project file once saved."""
+    """In-memory project. ``model.path`` is relative to the project file once saved. An unknown top-level key is
+    refused on load, naming it (``analysis_sample`` was ignored: the app's setting silently fell back)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     schema_version: int = SCHEMA_VERSION
     tool_version: str = __version__
@@ -424,7 +432,7 @@ def _invalid_field(path: Path, doc: dict, errors: list[dict]) -> ProjectError:
     required"): an error in its recipe as a recipe file says it (a field at the wrong level, a typo with a guess); an
     unknown field by name, reported before the field it misspells, which then reads "missing" with the key the file
     has there; else the field and our validator's text."""
-    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    first = _misspelt_missing(doc, errors) or next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = first["loc"]
     if loc and loc[0] == "recipe" and isinstance(doc.get("recipe"), dict):
         try:
@@ -447,6 +455,19 @@ def _invalid_field(path: Path, doc: dict, errors: list[dict]) -> ProjectError:
         msg = first["msg"].removeprefix("Value error, ").rstrip(".")  # pydantic's prefix on our validators' text
     return ProjectError(f"{path}: invalid project field {where}: {msg}.",
                         hint="Fix the field or re-save the project from Workbench.")
+
+
+def _misspelt_missing(doc: dict, errors: list[dict]) -> dict | None:
+    """The first "missing" error whose field the file holds misspelt beside it ("modle" for "model": reported as the
+    missing field, naming the key there, rather than as an unknown "modle"); None when there is none."""
+    import difflib  # only for a misspelt name
+
+    for error in errors:
+        loc = error["loc"]
+        if error["type"] == "missing" and loc and difflib.get_close_matches(
+                str(loc[-1]), [str(k) for k in _keys_at(doc, loc[:-1])], n=1):
+            return error
+    return None
 
 
 def _field_names_at(loc: tuple) -> list[str]:
