@@ -188,7 +188,8 @@ class SizeGuard:
         tensors = size_derived_tensors(job_facts(job).ix)
         found = size_derived_units(job.plan, tensors) if tensors else {}
         if found:  # the graph's answer, checked on the float model at two sizes (size_probe)
-            found = size_derived_units(job.plan, changing_with_size(job.model, job.data, tensors))
+            found = size_derived_units(job.plan, changing_with_size(job.model, job.data, tensors,
+                                                                    memo=job_facts(job).size_probes))
         if not found:
             return PassResult(False)
         job.guard_recipe = job.guard_recipe.with_excluded(found)

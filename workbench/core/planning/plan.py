@@ -183,6 +183,10 @@ class GraphFacts:
         #: opset -> "" when the model converts to it, else the conversion's error
         #: (:func:`~workbench.core.planning.opset_fit.reachable_opset`)
         self.opset_conversions: dict[int, str] = {}
+        #: (data id, tensors) -> (data, answer) of the float-model size probe
+        #: (:func:`~workbench.core.pipeline.size_probe.changing_with_size`): the recipe choice quantizes its
+        #: variants with one GraphFacts on one data source, and each variant ran the probe again
+        self.size_probes: dict[tuple, tuple] = {}
 
     @property
     def stats(self) -> set[str]:
