@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from qdq_helpers import save_matmul_model, tiny_model
+from qdq_helpers import cache_quantized_slower, matmul16_files, save_matmul_model, tiny_model
 
 from workbench.cli import main
 from workbench.core import api
@@ -210,25 +210,10 @@ def test_in_memory_models_are_timed_and_keyed_by_content(tmp_path, steady):
 def test_analyze_measures_the_model_quantize_writes(tmp_path, capsys):
     """A cached measurement says the quantized MatMul is 5 % slower (a float fallback): `analyze` keeps it
     float as `quantize` does and says so; `--no-latency-check` measures it."""
-    from onnx import TensorProto, helper, numpy_helper
-
     from workbench.cli import main
-    rng = np.random.default_rng(3)
-    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "mm",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 16])],
-                              [numpy_helper.from_array(rng.standard_normal((16, 16)).astype(np.float32), "w")])
-    src = tmp_path / "mm.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9), src)
-    data = tmp_path / "calib.npz"
-    np.savez(data, x=rng.standard_normal((8, 16)).astype(np.float32))
-    model = api.open_model(str(src))
-    result = api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(data))
-    key = latency.cache_key(model.proto.SerializeToString(), result.proto.SerializeToString(),
-                            {"x": np.load(data)["x"][:1]})
-    latency.default_cache_dir().mkdir(parents=True, exist_ok=True)
-    (latency.default_cache_dir() / f"{key}.json").write_text(json.dumps(
-        {"float_s": 0.84e-3, "quant_s": 0.8862e-3, "runs": 9, "float_median_s": 0.84e-3, "quant_median_s": 0.8862e-3}))
+
+    src, data = matmul16_files(tmp_path)
+    cache_quantized_slower(src, data)
     assert main(["analyze", str(src), "--data", str(data), "--no-auto"]) == 0
     out, err = capsys.readouterr()
     assert "note: 1 unit measured slower quantized (in 1 island) is float here, as `quantize` writes them" in err

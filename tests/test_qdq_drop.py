@@ -14,7 +14,8 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+from qdq_helpers import ort_rows_reader
 
 from workbench.core.inspection.quant_summary import summarize_quantization
 
@@ -94,12 +95,19 @@ def _c2f_sppf() -> onnx.ModelProto:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
 
-class _Reader(CalibrationDataReader):
-    def __init__(self, name: str, rows: np.ndarray):
-        self.feeds = iter([{name: rows[i:i + 1]} for i in range(len(rows))])
-
-    def get_next(self):
-        return next(self.feeds, None)
+def _quantized_as_ort_runs_it(src: Path, out: Path, input_name: str, rows: np.ndarray,
+                              activation: QuantType) -> tuple[onnx.ModelProto, list[tuple[str, int]], set[str]]:
+    """``src`` quantized by onnxruntime's quantize_static (QDQ, ``activation`` activations, int8 weights, one
+    calibration row of ``rows`` a feed) to ``out``; checks that the summary's data-movement nodes and op families
+    are those onnxruntime runs on integers (:func:`ort_integer_nodes`), and returns (the file, its families,
+    those nodes' names)."""
+    quantize_static(str(src), str(out), ort_rows_reader(input_name, rows), quant_format=QuantFormat.QDQ,
+                    activation_type=activation, weight_type=QuantType.QInt8)
+    proto = onnx.load(out)
+    families, names = ort_integer_nodes(out)
+    assert _ours(proto) == names
+    assert summarize_quantization(proto).families == families
+    return proto, families, names
 
 
 @pytest.mark.parametrize("activation", [QuantType.QInt8, QuantType.QUInt8])
@@ -110,13 +118,8 @@ def test_families_of_a_built_qdq_model_are_the_ops_onnxruntime_runs_on_integers(
     src, out = tmp_path / "f.onnx", tmp_path / f"q_{activation.name}.onnx"
     onnx.save(_c2f_sppf(), src)
     rows = np.random.default_rng(1).standard_normal((4, 4, 16, 16)).astype(np.float32)
-    quantize_static(str(src), str(out), _Reader("x", rows), quant_format=QuantFormat.QDQ,
-                    activation_type=activation, weight_type=QuantType.QInt8)
-    proto = onnx.load(out)
-    families, names = ort_integer_nodes(out)
-    assert _ours(proto) == names
+    proto, families, names = _quantized_as_ort_runs_it(src, out, "x", rows, activation)
     summary = summarize_quantization(proto)
-    assert summary.families == families
     assert summary.as_kernels == {("Conv", f"{activation.name[1:].lower()}/int8"): dict(families)["Conv"]}
     if activation == QuantType.QInt8:
         assert "split" not in names and {"pool0", "pool1"} <= names
@@ -135,13 +138,8 @@ def test_nudenet_qdq_families_are_the_ops_onnxruntime_runs_on_integers(corpus, t
     out = tmp_path / "q.onnx"
     rows = np.load(corpus / "nudenet_320n" / "calib.npz")
     rows = rows[list(rows.keys())[0]][:2]
-    quantize_static(str(model), str(out), _Reader("images", rows), quant_format=QuantFormat.QDQ,
-                    activation_type=activation, weight_type=QuantType.QInt8)
-    proto = onnx.load(out)
-    families, names = ort_integer_nodes(out)
-    assert _ours(proto) == names
+    proto, families, names = _quantized_as_ort_runs_it(model, out, "images", rows, activation)
     summary = summarize_quantization(proto)
-    assert summary.families == families
     convs = dict(families)["Conv"]  # QLinearConv nodes onnxruntime made: 7 of 64 for int8 activations
     note = "" if convs == 64 else f" ({convs} integer kernels, {64 - convs} in float)"
     assert summary.text() == f"QDQ: 64 Conv {activation.name[1:].lower()}/int8{note}"
