@@ -9,12 +9,13 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from qdq_helpers import matmul_nbits_model
+from qdq_helpers import matmul_nbits_model, ort_rows_reader
 
 from workbench.core.errors import AlreadyQuantizedError
 from workbench.core.graph.quantized_ops import kinds_as_run
+from workbench.core.inspection.already_quantized import ensure_float_model
 from workbench.core.inspection.quant_summary import summarize_quantization
-from workbench.core.model.load import ensure_float_model, load_model
+from workbench.core.model.load import load_model
 
 
 def _with_zero_point(m: onnx.ModelProto, dtype: type) -> onnx.ModelProto:
@@ -57,3 +58,45 @@ def test_formats_of_two_kinds_are_both_named(tmp_path):
     with pytest.raises(AlreadyQuantizedError) as info:
         ensure_float_model(load_model(path))
     assert info.value.message.startswith(f"{path} is already quantized (QDQ/dynamic): 2 quantized nodes ")
+
+
+@pytest.fixture(scope="module")
+def ort_exports(tmp_path_factory):
+    """digits_cnn quantized by onnxruntime's quantize_static as QDQ and as QOperator (8 calibration rows)."""
+    from pathlib import Path
+
+    from onnxruntime.quantization import QuantFormat, quantize_static
+
+    example = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
+    rows = np.load(example / "digits_cnn_calib.npz")["input"][:8]
+    out = tmp_path_factory.mktemp("ort")
+    paths = {}
+    for fmt in (QuantFormat.QDQ, QuantFormat.QOperator):
+        paths[fmt.name] = out / f"digits_{fmt.name}.onnx"
+        quantize_static(str(example / "digits_cnn.onnx"), str(paths[fmt.name]), ort_rows_reader("input", rows),
+                        quant_format=fmt)
+    return paths
+
+
+@pytest.mark.parametrize(("fmt", "ops", "holds"), [
+    # read '(QDQ/QOperator)' before: the QOperator file's input QuantizeLinear and output DequantizeLinear were
+    # counted as QDQ, and the hint said only "Quantize the float model instead"
+    ("QOperator", "7 quantized nodes (QLinearConv x3, QuantizeLinear x1, com.microsoft::QLinearAveragePool x1, "
+                  "com.microsoft::QGemm x1, DequantizeLinear x1)",
+     "integer kernels (QLinearConv, QGemm, QLinearMatMul ...) passing integer tensors to each other (QOperator: "
+     "onnxruntime runs them as they are)"),
+    ("QDQ", "24 quantized nodes (DequantizeLinear x16, QuantizeLinear x8)",
+     "QuantizeLinear / DequantizeLinear pairs around float ops (QDQ: onnxruntime fuses each pair and its op into an "
+     "integer kernel as it loads the file)"),
+])
+def test_qoperator_and_qdq_files_are_named_apart(ort_exports, fmt, ops, holds):
+    path = ort_exports[fmt]
+    with pytest.raises(AlreadyQuantizedError) as info:
+        ensure_float_model(load_model(path))
+    assert info.value.message == (f"{path} is already quantized ({fmt}): {ops}; quantizing it again would stack a "
+                                  "second rounding on the first.")
+    assert info.value.hint == (f"It holds {holds}. Quantize the float model instead (the one this model was made "
+                               f"from); to see this file's scales and zero points: workbench-cli inspect {path}; its "
+                               f"error against the float model: workbench-cli compare FLOAT.onnx {path} --data "
+                               "calib.npz.")
+    assert summarize_quantization(onnx.load(path)).kinds == {fmt: int(ops.split()[0])}  # inspect's summary

@@ -17,9 +17,10 @@ from onnx.reference import ReferenceEvaluator
 
 from workbench.core import api
 from workbench.core.errors import AlreadyQuantizedError, ModelError
+from workbench.core.inspection.already_quantized import ensure_float_model
 from workbench.core.inspection.report import format_report, inspect_model
 from workbench.core.inspection.units import planned_units
-from workbench.core.model.load import ensure_float_model, load_model, prepare_proto, upgrade_opset
+from workbench.core.model.load import load_model, prepare_proto, upgrade_opset
 
 RNG = np.random.default_rng(0)
 

@@ -31,9 +31,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from workbench.core.errors import AlreadyQuantizedError, ModelError
+from workbench.core.errors import ModelError
 from workbench.core.graph import walk as _graphs
-from workbench.core.graph.quantized_ops import QuantizedNode, find_quantized, kinds_as_run, quantized_kind
+from workbench.core.graph.quantized_ops import QuantizedNode, find_quantized, quantized_kind
 from workbench.core.io.atomic import protect_input
 from workbench.core.io.digest import sha256 as _sha256
 from workbench.core.io.external import lazy_tensors, tensor_array
@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 MIN_OPSET = 13
 
 __all__ = [
-    "MIN_OPSET", "InputInfo", "PreparedModel", "QuantizedNode", "Rename", "ensure_float_model",
+    "MIN_OPSET", "InputInfo", "PreparedModel", "QuantizedNode", "Rename",
     "load_model", "prepare_proto", "quantized_kind", "sha256_file", "upgrade_opset",
 ]
 
@@ -401,23 +401,3 @@ def upgrade_opset(proto: onnx.ModelProto, target: int, *, source: str = "model")
         The converter has no conversion for some operator (named in the message).
     """
     return _upgrade_opset(proto, target, source=source)
-
-
-def ensure_float_model(model: PreparedModel) -> None:
-    """Refuse to quantize a model that already contains quantized operators.
-
-    Raises
-    ------
-    AlreadyQuantizedError
-        ``model.quantized_nodes`` is not empty; the message gives the formats as onnxruntime runs the nodes
-        (:func:`~workbench.core.graph.quantized_ops.kinds_as_run`), the count and op types.
-    """
-    if not model.quantized:
-        return
-    kinds = Counter(q.op_type if q.domain in ("", "ai.onnx") else f"{q.domain}::{q.op_type}"
-                    for q in model.quantized)
-    fmt = sorted(kinds_as_run(model.proto))  # as inspect's summary names them (a MatMulNBits at level 4: dynamic)
-    raise AlreadyQuantizedError(
-        f"{model.name} is already quantized ({'/'.join(fmt)}): {count(len(model.quantized), 'quantized node')} "
-        f"({_fmt_counts(kinds)}); quantizing it again would stack a second rounding on the first.",
-        hint="Quantize the float model instead (the one this model was made from).")

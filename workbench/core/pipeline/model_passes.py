@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from workbench.core.data.loader import sample_batches
 from workbench.core.errors import WorkbenchError
-from workbench.core.model.load import ensure_float_model, prepare_proto
+from workbench.core.inspection.already_quantized import ensure_float_model
+from workbench.core.model.load import prepare_proto
 from workbench.core.pipeline.passes import Job, PassResult
 from workbench.core.recipe.presets import get_preset
 from workbench.core.recipe.spec import PlanMode

@@ -103,8 +103,9 @@ from workbench.core.data.loader import open_data_source
 from workbench.core.errors import Cancelled, WorkbenchError
 from workbench.core.formats.qtypes import get_qtype
 from workbench.core.graph.index import elem_types, iter_graphs
+from workbench.core.inspection.already_quantized import ensure_float_model
 from workbench.core.io.tensor_bytes import raw_bytes_kept
-from workbench.core.model.load import PreparedModel, ensure_float_model
+from workbench.core.model.load import PreparedModel
 from workbench.core.model.opset import default_opset
 from workbench.core.pipeline.quantize import QuantizeResult, quantize
 from workbench.core.pipeline.quantize import plan as make_plan

@@ -1,0 +1,62 @@
+"""The refusal of a model that is already quantized, naming its format as ``inspect``'s summary does.
+
+The format comes from :func:`~workbench.core.inspection.quant_summary.summarize_quantization` (one definition):
+onnxruntime's QOperator export of digits_cnn is ``QOperator`` (its integer kernels, with the QuantizeLinear at its
+input and the DequantizeLinear at its output counted with them, :mod:`.qoperator_boundary`), not ``QDQ/QOperator``;
+a MatMulNBits onnxruntime runs in int8 is ``dynamic``. The hint says what each format is and what to do.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from workbench.core.errors import AlreadyQuantizedError
+from workbench.core.inspection.quant_summary import summarize_quantization
+from workbench.core.model.load import PreparedModel
+from workbench.core.wording import count
+
+#: format -> what a file of it holds (the first words of the hint)
+_WHAT = {
+    "QDQ": "QuantizeLinear / DequantizeLinear pairs around float ops (QDQ: onnxruntime fuses each pair and its op "
+           "into an integer kernel as it loads the file)",
+    "QOperator": "integer kernels (QLinearConv, QGemm, QLinearMatMul ...) passing integer tensors to each other "
+                 "(QOperator: onnxruntime runs them as they are)",
+    "dynamic": "kernels that quantize their float inputs as they run (dynamic: DynamicQuantizeLinear, ConvInteger, "
+               "MatMulInteger, MatMulNBits at accuracy_level 4 ...)",
+    "weight_only": "integer weights dequantized to float as it runs (weight-only: MatMulNBits, GatherBlockQuantized "
+                   "...)",
+    "QONNX": "QONNX Quant nodes (onnxruntime cannot run it; workbench-cli convert FILE OUT.onnx --to qdq writes a "
+             "QDQ file)",
+}
+
+
+def ensure_float_model(model: PreparedModel) -> None:
+    """Refuse to quantize a model that already contains quantized operators.
+
+    Raises
+    ------
+    AlreadyQuantizedError
+        ``model.quantized`` is not empty. The message names the file's formats as ``inspect`` does
+        (``QuantSummary.kinds``: ``QOperator`` for QLinearConv etc. with their boundary QuantizeLinear /
+        DequantizeLinear, ``QDQ`` for Q/DQ pairs; two formats joined by ``/``), the count and op types; the hint what
+        each format holds and what to do.
+    """
+    if not model.quantized:
+        return
+    ops = Counter(q.op_type if q.domain in ("", "ai.onnx") else f"{q.domain}::{q.op_type}" for q in model.quantized)
+    formats = sorted(summarize_quantization(model.proto).kinds)
+    listed = ", ".join(f"{op} x{n}" for op, n in ops.most_common())
+    raise AlreadyQuantizedError(
+        f"{model.name} is already quantized ({'/'.join(formats)}): {count(len(model.quantized), 'quantized node')} "
+        f"({listed}); quantizing it again would stack a second rounding on the first.",
+        hint=_hint(model.name, formats))
+
+
+def _hint(name: str, formats: list[str]) -> str:
+    """What the file holds (one clause per format) and what to do: quantize its float model; inspect or compare this
+    file as it is."""
+    held = "; ".join(_WHAT.get(f, f) for f in formats)
+    compare = "" if "QONNX" in formats else (f"; its error against the float model: workbench-cli compare FLOAT.onnx "
+                                             f"{name} --data calib.npz")
+    return (f"It holds {held}. Quantize the float model instead (the one this model was made from); to see this "
+            f"file's scales and zero points: workbench-cli inspect {name}{compare}.")
