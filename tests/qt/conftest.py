@@ -49,6 +49,34 @@ def make_canvas(qtbot, tmp_path):
         view.shutdown()
 
 
+@pytest.fixture
+def tall(qtbot, make_canvas):
+    """A 900 x 700 canvas showing ``grid_model(1, TALL_ROWS)`` placed at ``tall_positions()`` (graph_models: a
+    chain of 2,000 nodes 500 scene units apart), laid out, not fitted."""
+    from graph_models import TALL_ROWS, grid_model, tall_positions
+
+    view = make_canvas(900, 700, groups=False)
+    with qtbot.waitSignal(view.layoutReady, timeout=300_000):
+        view.set_model(grid_model(1, TALL_ROWS), positions=tall_positions())
+    return view
+
+
+@pytest.fixture
+def open_blocks(qtbot, make_canvas):
+    """``open_blocks(blocks, per_block)``: a 900 x 700 canvas of ``blocks_model(blocks, per_block)`` (graph_models:
+    a chain of name scopes of Relu nodes) laid out at depth 0 with every scope opened."""
+    from graph_models import blocks_model
+
+    def make(blocks: int, per_block: int):
+        view = make_canvas(900, 700)
+        with qtbot.waitSignal(view.layoutReady, timeout=300_000):
+            view.set_model(blocks_model(blocks, per_block), depth=0)
+        view.expand_all()
+        return view
+
+    return make
+
+
 def _abort_run(signum, frame) -> None:
     """Ctrl-C during an app test: end the run at once. Inside Qt's event loop Python's
     KeyboardInterrupt is raised in a slot, which Qt prints and goes on from, so the test used to wait

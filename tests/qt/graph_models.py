@@ -21,6 +21,19 @@ def grid_model(columns: int, rows: int) -> onnx.ModelProto:
     return helper.make_model(graph)
 
 
+#: the tall chain of :func:`tall_positions`: 2,000 Relu nodes every 500 scene units (1,000,000 units tall: it fits a
+#: 700 px view at about 0.0007), then the Concat
+TALL_ROWS, TALL_STEP = 2000, 500.0
+
+
+def tall_positions() -> dict[str, tuple[float, float]]:
+    """Scene positions of ``grid_model(1, TALL_ROWS)``: one column, node ``c0r{r}`` at y = r * TALL_STEP and the
+    Concat below the last."""
+    positions = {f"c0r{r}": (0.0, r * TALL_STEP) for r in range(TALL_ROWS)}
+    positions["cat"] = (0.0, TALL_ROWS * TALL_STEP)
+    return positions
+
+
 def blocks_model(blocks: int, per_block: int) -> onnx.ModelProto:
     """A chain of ``blocks`` name scopes (``/blk{b}/Relu_{i}``) of ``per_block`` Relu nodes each."""
     nodes, prev = [], "x"

@@ -12,7 +12,6 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from graph_models import blocks_model  # noqa: E402
 from PySide6.QtGui import QFontMetricsF, QTransform  # noqa: E402
 
 from workbench.qt.canvas.group_labels import FITTED_MIN_PX, label_font  # noqa: E402
@@ -20,12 +19,9 @@ from workbench.qt.canvas.scene_data import NODE_H  # noqa: E402
 
 
 @pytest.fixture
-def view(qtbot, make_canvas):
+def view(open_blocks):
     """A 900 x 700 canvas of 20 open scopes of 20 Relu nodes: 400 shown nodes."""
-    view = make_canvas(900, 700)
-    with qtbot.waitSignal(view.layoutReady, timeout=300_000):
-        view.set_model(blocks_model(20, 20), depth=0)
-    view.expand_all()
+    view = open_blocks(20, 20)
     assert len(view.node_names()) == 400 and not any(view.shown_groups().values())
     return view
 

@@ -12,24 +12,12 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from graph_models import grid_model  # noqa: E402
+from graph_models import TALL_ROWS as ROWS  # noqa: E402
+from graph_models import TALL_STEP as STEP  # noqa: E402
 from PySide6.QtCore import QPointF  # noqa: E402
 from PySide6.QtGui import QColor, QTransform  # noqa: E402
 
 from workbench.qt.canvas.overlays import overlay_rects  # noqa: E402
-
-ROWS, STEP = 2000, 500.0  # nodes 54 high every 500 scene units
-
-
-@pytest.fixture
-def tall(qtbot, make_canvas):
-    """A 900 x 700 canvas showing a chain of ``ROWS`` nodes placed ``STEP`` apart."""
-    view = make_canvas(900, 700, groups=False)
-    positions = {f"c0r{r}": (0.0, r * STEP) for r in range(ROWS)}
-    positions["cat"] = (0.0, ROWS * STEP)
-    with qtbot.waitSignal(view.layoutReady, timeout=300_000):
-        view.set_model(grid_model(1, ROWS), positions=positions)
-    return view
 
 
 def _meeting_view(view) -> list[str]:

@@ -14,7 +14,6 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from graph_models import blocks_model  # noqa: E402
 from PySide6.QtCore import QRectF  # noqa: E402
 from PySide6.QtGui import QTransform  # noqa: E402
 from PySide6.QtWidgets import QStyleOptionGraphicsItem  # noqa: E402
@@ -40,12 +39,9 @@ def placements(monkeypatch):
 
 
 @pytest.fixture
-def expanded(qtbot, make_canvas):
+def expanded(open_blocks):
     """A 900 x 700 canvas of 60 open scopes of 30 nodes (a column 60 x 30 nodes tall) at :data:`SCALE`."""
-    view = make_canvas(900, 700)
-    with qtbot.waitSignal(view.layoutReady, timeout=300_000):
-        view.set_model(blocks_model(60, 30), depth=0)
-    view.expand_all()
+    view = open_blocks(60, 30)
     assert not any(view.shown_groups().values()) and len(view.shown_groups()) == 60
     view.setTransform(QTransform.fromScale(SCALE, SCALE))
     return view

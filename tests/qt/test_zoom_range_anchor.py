@@ -14,27 +14,21 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-from graph_models import grid_model  # noqa: E402
+from graph_models import TALL_ROWS as ROWS  # noqa: E402
 from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QCursor, QTransform, QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from workbench.qt.canvas.view import MIN_SCALE  # noqa: E402
 
-ROWS, STEP = 2000, 500.0  # a chain 1,000,000 scene units tall: fits a 700 px view at about 0.0007
 HALF = 0.5 + 1e-9  # scroll positions are whole pixels: the kept point is drawn within half a pixel
 
 
 @pytest.fixture
-def tall(qtbot, make_canvas):
-    """A 900 x 700 canvas showing a chain of ``ROWS`` nodes placed ``STEP`` apart, fitted."""
-    view = make_canvas(900, 700, groups=False)
-    positions = {f"c0r{r}": (0.0, r * STEP) for r in range(ROWS)}
-    positions["cat"] = (0.0, ROWS * STEP)
-    with qtbot.waitSignal(view.layoutReady, timeout=300_000):
-        view.set_model(grid_model(1, ROWS), positions=positions)
-    view.fit()
-    return view
+def tall(tall):
+    """conftest's tall chain (2,000 nodes 500 scene units apart in a 900 x 700 canvas), fitted."""
+    tall.fit()
+    return tall
 
 
 def _scene_at(view, at: QPointF) -> QPointF:
