@@ -225,7 +225,8 @@ def build_plan(model, recipe: Recipe, facts: GraphFacts | None = None) -> QuantP
     RecipeError
         If the recipe names a node name that is ambiguous in the original model
         (``model.ambiguous_names``), or the preset is unknown, or its ``op_types`` lists only op types the
-        model lacks so that nothing is quantized (:func:`_check_op_types_select`).
+        model lacks so that nothing is quantized (:func:`_check_op_types_select`), or only op types of it that
+        never form a unit (data-movement ops such as Flatten, MaxPool: :func:`_check_op_types_form_units`).
     """
     _check_ambiguous(model, recipe)
     preset = recipe.preset_obj()
@@ -235,6 +236,7 @@ def build_plan(model, recipe: Recipe, facts: GraphFacts | None = None) -> QuantP
     builder.run()
     if not builder.units:
         _check_op_types_select(model.proto, recipe)
+        _check_op_types_form_units(facts, recipe, preset.mode)
     _report_qonnx_only(builder, recipe)
     builder.issues += mx_rules.plan_issues(builder.units)
     _warn_saturation(builder.units, builder.issues, preset.mode)
@@ -281,6 +283,47 @@ def _check_op_types_select(proto: onnx.ModelProto, recipe: Recipe) -> None:
     raise RecipeError(f"recipe op_types {json.dumps(list(recipe.op_types))} selects no node of the model, so nothing "
                       f"would be quantized: the model has none of them; its op types are {', '.join(sorted(ops))}.",
                       hint=f'{suggest[0].upper()}{suggest[1:]}; write "op_types": [] to write the model unquantized.')
+
+
+def _moves_data_only(op_type: str) -> bool:
+    """Whether nodes of ``op_type`` never form a unit of their own in the main graph: data-movement ops (Flatten,
+    Reshape, MaxPool, Resize ...: their tensors take the grid of the units around them), unless they read a
+    weight (Gather of an embedding table)."""
+    return op_type in U.PASS_THROUGH_OPS and op_type not in U.WEIGHT_OPS
+
+
+def _check_op_types_form_units(facts: GraphFacts, recipe: Recipe, mode: PlanMode) -> None:
+    """For a plan with no unit: RecipeError when the recipe's ``op_types`` entries the model has (main graph) are
+    all data-movement ops (:func:`_moves_data_only`), so they select nodes but no unit: ``["Flatten"]`` on
+    digits_cnn wrote a model with "0 of 0 node units quantized". The message names the entries, what they are,
+    the entries the model lacks, and the op types of the units the recipe without ``op_types`` plans (its
+    preset's op types found in the model); the hint what to write. Plans with no unit for other reasons (a
+    guard's note, subgraph nodes) are left to their notes.
+
+    Raises
+    ------
+    RecipeError
+        As above (the CLI prints it as one line and exits 2; nothing is written).
+    """
+    ops = {n.op_type for n in facts.proto.graph.node}
+    present = [o for o in recipe.op_types or () if o in ops]
+    if not present or not all(_moves_data_only(o) for o in present):
+        return
+    default = _Builder(facts, recipe.model_copy(update={"op_types": None}), mode)
+    default.run()
+    unit_ops = sorted({u.op_type for u in default.units.values() if not u.graph})
+    missing = [o for o in recipe.op_types if o not in ops]
+    lacks = f"; the model has no {', '.join(missing)}" if missing else ""
+    theirs = (f"the model's unit op types (preset {recipe.preset}) are {', '.join(unit_ops)}" if unit_ops else
+              f"preset {recipe.preset} plans no unit in this model either")
+    suggest = (f'Set "op_types" to some of them (e.g. {json.dumps(unit_ops)}) or remove it' if unit_ops else
+               'Remove "op_types" or choose another preset')
+    moved = ", ".join(present)
+    raise RecipeError(f"recipe op_types {json.dumps(list(recipe.op_types))} selects no quantizable unit of the model, "
+                      f"so nothing would be quantized: {moved} only {'moves' if len(present) == 1 else 'move'} data "
+                      f"(never a unit of {'its' if len(present) == 1 else 'their'} own: the tensors take the grid of "
+                      f"the units around them){lacks}; {theirs}.",
+                      hint=f'{suggest}; write "op_types": [] to write the model unquantized.')
 
 
 def unmatched_entries(proto: onnx.ModelProto, recipe: Recipe) -> list[PlanIssue]:
@@ -453,7 +496,7 @@ class _Builder:
     # -- one node -------------------------------------------------------------------------------
     def _node(self, node: onnx.NodeProto) -> None:
         op = node.op_type
-        if op in U.PASS_THROUGH_OPS and op not in U.WEIGHT_OPS:
+        if _moves_data_only(op):
             return
         if op in U.FOLD_OPS and op not in self.recipe.quantized_op_types():
             return
