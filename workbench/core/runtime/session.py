@@ -10,6 +10,11 @@ from workbench.core.errors import ModelError
 from workbench.core.io.ort_session import BUFFER_TENSOR_BYTES, proto_session
 from workbench.core.runtime.mx_simulation import simulation_proto
 
+#: session config for an optimised session that still runs every QuantizeLinear / DequantizeLinear
+#: pair as written (onnxruntime's ``session.disable_quant_qdq``: no QDQ fusion into integer kernels,
+#: no pair removed or moved; float nodes are fused and laid out as in any optimised session)
+QDQ_AS_WRITTEN = {"session.disable_quant_qdq": "1"}
+
 
 def add_outputs(proto: onnx.ModelProto, names: list[str]) -> onnx.ModelProto:
     """A copy of ``proto`` whose graph also outputs the tensors ``names`` (existing outputs kept).
@@ -51,7 +56,8 @@ def session_runtime(sess: ort.InferenceSession) -> str:
 
 def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int = 0,
                  arena: bool = True, spinning: bool = True,
-                 buffer_bytes: int = BUFFER_TENSOR_BYTES) -> ort.InferenceSession:
+                 buffer_bytes: int = BUFFER_TENSOR_BYTES,
+                 config: dict[str, str] | None = None) -> ort.InferenceSession:
     """A CPU InferenceSession from an in-memory model.
 
     ``optimize=False`` disables graph optimizations so QDQ pairs are executed as written
@@ -62,7 +68,8 @@ def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int 
     With spinning, ppocrv4_rec's float model took 0.69-0.80 s of CPU for 16 rows at 2 threads, without
     0.39-0.48 s. Scheduling only: the kernels, and so the values, are the same. ``buffer_bytes``:
     initializers of at least this many bytes reach onnxruntime as buffers used in place, not
-    serialised (:func:`~workbench.core.io.ort_session.proto_session`); the same values.
+    serialised (:func:`~workbench.core.io.ort_session.proto_session`); the same values. ``config``:
+    session config entries (e.g. :data:`QDQ_AS_WRITTEN`).
 
     Raises
     ------
@@ -81,6 +88,8 @@ def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int 
         so.enable_cpu_mem_arena = False
     if not spinning:
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    for key, value in (config or {}).items():
+        so.add_session_config_entry(key, value)
     try:
         return proto_session(proto, so, min_bytes=buffer_bytes)  # large weights handed over in place
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
