@@ -12,6 +12,11 @@ A small frame in the canvas's top-left corner that follows the colour mode (``co
   (:data:`workbench.qt.canvas.colors.ERROR_STOPS`, linear in between) and "no value"; a figure on a scale
   of its own (the sweep's gain if float) labels each stop with the value it stands for.
 
+The live legend stays compact (:meth:`LegendOverlay._fill`): its op-type and dtype rows run in two columns past
+:data:`COLUMN_ROWS`, and where it would still cover more than :data:`MAX_SHARE` of the viewport's area (or run past
+its bottom) its notes go into the title's tooltip and then the less frequent op types into the "N more op types"
+line (at least :data:`MIN_OPS` stay), so every colour keeps an entry. A picture draws it whole, one column.
+
 View > Legend (Ctrl+L) hides or shows it; a click on its title collapses it to that title line, one
 line however long (elided, the whole title in its tooltip), and a second click opens it again. Only the
 title catches clicks: a click, drag or wheel turn anywhere else on the legend goes to the canvas under it
@@ -37,6 +42,14 @@ MAX_OPS = 14
 MAX_WIDTH = 300  # px; longer notes wrap
 MIN_WIDTH = 120  # px; a narrower viewport clips the legend
 MARGIN = 8  # px between the legend and the viewport's edges
+#: the share of the viewport's area the live legend may cover: at 1024 x 700 nudenet_320n's op legend (14 rows, a
+#: note, the "more" line in one column) took 289 x 248 px, half the viewport's height
+MAX_SHARE = 0.25
+#: past this many op-type or dtype rows the live legend lays them out in two columns
+COLUMN_ROWS = 6
+#: the fewest op types the live legend keeps when it cuts rows to stay within :data:`MAX_SHARE`
+MIN_OPS = 4
+COLUMN_GAP = 10  # px between the two columns
 
 
 def _tags_note(tags) -> str:
@@ -93,10 +106,10 @@ def _op_rows(canvas) -> list[tuple[str, QColor]]:
     return [(f"{op} ({n})", QColor(palette.get(op, colors.op_color(op)))) for op, n in counts.most_common()]
 
 
-def more_op_types(canvas) -> list[tuple[str, QColor]]:
-    """The op-type rows past the first :data:`MAX_OPS` (what "N more op types" stands for); [] in
-    the other colour modes."""
-    return _op_rows(canvas)[MAX_OPS:] if canvas.color_mode() == "op" else []
+def more_op_types(canvas, limit: int = MAX_OPS) -> list[tuple[str, QColor]]:
+    """The op-type rows past the first ``limit`` (what "N more op types" stands for); [] in the other
+    colour modes."""
+    return _op_rows(canvas)[limit:] if canvas.color_mode() == "op" else []
 
 
 def marks_drawn(canvas) -> bool:
@@ -137,9 +150,10 @@ def marks_key(canvas) -> tuple:
     return (id(state), marks_drawn(canvas) if state is not None else False)
 
 
-def legend_entries(canvas, all_ops: bool = False, picture: bool = False) -> tuple[str, list[tuple[str, QColor]], list[str]]:
+def legend_entries(canvas, all_ops: bool = False, picture: bool = False,
+                   limit: int = MAX_OPS) -> tuple[str, list[tuple[str, QColor]], list[str]]:
     """(title, [(label, colour)], notes) for ``canvas``'s current colour mode. Op types: the first
-    :data:`MAX_OPS` (the rest: :func:`more_op_types`), or every one with ``all_ops``. With ``picture`` (a
+    ``limit`` (:data:`MAX_OPS`; the rest: :func:`more_op_types`), or every one with ``all_ops``. With ``picture`` (a
     picture of the view as it is) the notes on edge badges, node tags and INT marks are left out where the
     view's scale draws none (:func:`marks_drawn`; ``render --max-side 416`` of a quantized digits_cnn explained
     tags no node showed), and each of them where none is shown (nudenet_320n collapsed: every tag and INT mark
@@ -193,7 +207,7 @@ def legend_entries(canvas, all_ops: bool = False, picture: bool = False) -> tupl
         title = "dtype in the file" if canvas.edge_colour_keys() or in_file else "dtype (recipe)"
         return title, rows, notes
     rows = _op_rows(canvas)
-    return "op type", rows if all_ops else rows[:MAX_OPS], float_notes(canvas)
+    return "op type", rows if all_ops else rows[:limit], float_notes(canvas)
 
 
 #: the dtype legend's note on a weight-only node of a file (a MatMulNBits below accuracy_level 4, a DequantizeLinear
@@ -295,6 +309,11 @@ class LegendOverlay(QFrame):
         self._title = ""  # the colour mode's title, as legend_entries names it
         self._rows: list[str] = []  # the colour rows (HTML) and notes (text) shown last (:meth:`_fill`)
         self._notes: list[str] = []
+        self._columns = False  # rows past COLUMN_ROWS in two columns (op types, dtypes; not a picture)
+        self._cuttable = False  # op types past MIN_OPS may go into the "more" line for room
+        self._op_rows: list[tuple[str, QColor]] = []  # every op type of the op colour mode, most frequent first
+        #: how many op types the rows show (the rest: the "N more op types" line)
+        self.op_limit = MAX_OPS
         #: True while the notes are left out for want of height (they are in the title's tooltip)
         self.notes_left_out = False
         self.title = _Title()
@@ -339,8 +358,8 @@ class LegendOverlay(QFrame):
     def eventFilter(self, watched, event) -> bool:
         if event.type() in (QEvent.Type.Resize, QEvent.Type.Show, QEvent.Type.Move):
             before = self.size()
-            if self._notes and self.title.isVisible():
-                self._fill()  # the notes in or out for the new height
+            if (self._notes or self._cuttable) and self.title.isVisible():
+                self._fill()  # the notes and the less frequent op types in or out for the new size
                 self.fit_size()
             self.place()
             if self.size() != before:  # re-wrapped to a new viewport width
@@ -381,11 +400,14 @@ class LegendOverlay(QFrame):
             title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture, picture=self.picture)
             self._set_title(title)
             self.title.show()
+            mode = self.canvas.color_mode()
+            self._op_rows = _op_rows(self.canvas) if mode == "op" else []
+            self._columns = mode in ("op", "dtype") and not self.picture
+            self._cuttable = mode == "op" and not (self.all_ops or self.picture)
             self._rows = [swatch_html(c, label, self.colors.swatch_outline) for label, c in rows]
             self._notes = list(notes)
             self._fill()
             self.label.setVisible(not self.collapsed)
-            self._refresh_more()
         before = self.size()
         self.fit_size()
         self.place()
@@ -403,28 +425,55 @@ class LegendOverlay(QFrame):
             if needed > self.height():
                 self.resize(self.width(), needed)
 
-    def _fill(self) -> None:
-        """The rows and notes in the label; the notes left out (into the title's tooltip) when the whole legend
-        would run past the bottom of the canvas's viewport: under the Sensitivity dock of a 1024 x 700 window the
-        viewport is about 180 px high, and the sensitivity legend's notes were cut mid-line at its bottom edge.
-        A picture keeps them (it is drawn whole)."""
-        rows, notes = self._rows, self._notes
+    def _compose(self, rows: list[str], notes: list[str]) -> str:
+        """The label's rich text: ``rows`` (HTML), in two columns past :data:`COLUMN_ROWS` where the mode allows
+        (the first half down the left column, most frequent first), then ``notes`` (text, muted)."""
         noted = [f'<span style="color:{self.colors.muted}">{html.escape(n)}</span>' for n in notes]
-        self.label.setText("<br>".join(rows + noted))
+        if not (self._columns and len(rows) > COLUMN_ROWS):
+            return "<br>".join(rows + noted)
+        half = (len(rows) + 1) // 2
+        cells = [(rows[k], rows[k + half] if k + half < len(rows) else "") for k in range(half)]
+        table = "".join(f'<tr><td style="white-space:nowrap">{a}</td><td width="{COLUMN_GAP}"></td>'
+                        f'<td style="white-space:nowrap">{b}</td></tr>' for a, b in cells)
+        tail = f'<div>{"<br>".join(noted)}</div>' if noted else ""
+        return f'<table cellspacing="0" cellpadding="0">{table}</table>{tail}'
+
+    def _too_big(self) -> bool:
+        """Whether the legend, sized to its contents, runs past the bottom of the canvas's viewport or covers more
+        than :data:`MAX_SHARE` of its area."""
+        self.fit_size()
+        viewport = self.canvas.viewport()
+        return self.height() > viewport.height() - 2 * MARGIN or \
+            self.width() * self.height() > MAX_SHARE * viewport.width() * viewport.height()
+
+    def _fill(self) -> None:
+        """The rows and notes in the label, kept compact while live (a picture is drawn whole): when the whole
+        legend would run past the bottom of the canvas's viewport or cover more than :data:`MAX_SHARE` of it, the
+        notes are left out (into the title's tooltip; under the Sensitivity dock of a 1024 x 700 window the
+        viewport is about 180 px high, and the sensitivity legend's notes were cut mid-line at its bottom edge),
+        then the less frequent op types go into the "N more op types" line, down to :data:`MIN_OPS`."""
+        rows, notes = self._rows, self._notes
+        self.op_limit = len(rows) if self._cuttable else MAX_OPS
+        self.label.setText(self._compose(rows, notes))
+        self._refresh_more()
         self.notes_left_out = False
-        if notes and not self.picture and not self.collapsed:
-            self.fit_size()
-            if self.height() > self.canvas.viewport().height() - 2 * MARGIN:
-                self.label.setText("<br>".join(rows))
-                self.notes_left_out = True
+        live = not self.picture and not self.collapsed
+        if live and notes and self._too_big():
+            self.label.setText(self._compose(rows, []))
+            self.notes_left_out = True
+        if live and self._cuttable:
+            while self.op_limit > MIN_OPS and self._too_big():
+                self.op_limit -= 1
+                self.label.setText(self._compose(rows[:self.op_limit], [] if self.notes_left_out else notes))
+                self._refresh_more()
         if self._title:
             tip = self.title.toolTip().split("\n\n")[0]
             self.title.setToolTip("\n\n".join([tip, *notes]) if self.notes_left_out else tip)
 
     def _refresh_more(self) -> None:
-        """The "N more op types" line: shown in the op colour mode when there are more than
-        :data:`MAX_OPS` op types (and the legend is open); its tooltip lists them with their colours."""
-        hidden = more_op_types(self.canvas)
+        """The "N more op types" line: shown in the op colour mode when there are more op types than the rows
+        show (:attr:`op_limit`, the legend open); its tooltip lists them with their colours."""
+        hidden = self._op_rows[self.op_limit:]
         self.more.setVisible(bool(hidden) and not self.collapsed and not self.picture)
         if not hidden:
             return
@@ -514,7 +563,7 @@ class LegendOverlay(QFrame):
         """The legend as plain lines (title, one line per entry, notes), or the canvas's empty hint."""
         if self._empty_hint():
             return self._empty_hint()
-        title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture)
-        hidden = more_op_types(self.canvas)
+        title, rows, notes = legend_entries(self.canvas, all_ops=self.all_ops or self.picture, limit=self.op_limit)
+        hidden = more_op_types(self.canvas, self.op_limit)
         more = [_more_text(len(hidden), self.all_ops)] if hidden and not self.picture else []
         return "\n".join([title] + [label for label, _c in rows] + notes + more)
