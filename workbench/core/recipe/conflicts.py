@@ -4,18 +4,27 @@
 found when a recipe file is read (:meth:`workbench.core.recipe.recipe.Recipe.from_json`) instead of when a
 node is resolved at plan time, which cannot name the file.
 
-A role's settings are merged onto the preset's spec for that role, as :func:`resolve_node` does (it checks
-each layer as it applies it) for a node no earlier layer changed. Settings that an earlier rule may change on
-the same node first (an op-type rule of the same ``op_type`` or any, before a name glob; any rule, before an
-override) setting the same role's dtype, granularity, block_size, reduce_range or enabled (observer or
-enabled, for ``observer_args``) are left to the plan, since which layers meet depends on the model.
+A role's settings are merged onto the preset's spec for that role as :func:`resolve_node` does (it checks
+each layer as it applies it), after the earlier op-type rules of the same ``op_type``: those reach every node the
+rule reaches, so ``{"op_type": "Gemm", "weight": {"granularity": "per_block", "block_size": 32}}`` then
+``{"op_type": "Gemm", "weight": {"granularity": "per_tensor"}}`` is refused here, naming ``rules.1``, not at plan
+time without the file. Settings that another earlier layer may change on the same node first (an op-type rule
+before a name glob; any rule before an override) setting the same role's dtype, granularity, block_size,
+reduce_range or enabled (observer or enabled, for ``observer_args``) are left to the plan, since which layers meet
+depends on the model.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from workbench.core.recipe.checks import ROLES, Granularity, inherited_observer_reads, spec_conflict
+from workbench.core.recipe.checks import (
+    OBSERVER_READS,
+    ROLES,
+    Granularity,
+    inherited_observer_reads,
+    spec_conflict,
+)
 
 #: the spec fields whose values must fit together (:func:`spec_conflict`)
 _FIELDS = ("dtype", "granularity", "block_size", "reduce_range")
@@ -42,6 +51,45 @@ def _may_meet(a: Any, b: Any) -> bool:
 
 def _is_override(settings: Any) -> bool:
     return not hasattr(settings, "op_type")
+
+
+def _always_meet(a: Any, b: Any) -> bool:
+    """Whether settings ``a`` and ``b`` both apply to every node either reaches: op-type rules of one op type."""
+    op_a = getattr(a, "op_type", None)
+    return bool(op_a) and op_a == getattr(b, "op_type", None)
+
+
+def spec_changes(part: Any, current: Any) -> dict:
+    """``part``'s (a PartialSpec) changes to the spec ``current``; an ``observer`` set without ``observer_args``
+    keeps only the inherited args it reads (an entropy rule's ``bins`` went on to an override's minmax, which
+    ignores it, and showed in the node's resolved settings)."""
+    changes = part.changes()
+    if part.observer is not None and part.observer_args is None and current.observer_args:
+        reads = OBSERVER_READS.get(part.observer, ())
+        changes["observer_args"] = {k: v for k, v in current.observer_args.items() if k in reads}
+    return changes
+
+
+def _after(base: Any, role: str, earlier: list[tuple[str, str, Any]], preset: str) -> tuple[Any, dict[str, str]]:
+    """The spec of ``role`` once the settings of ``earlier`` (``(location, label, settings)`` in order) are applied
+    to the preset's ``base`` as :func:`resolve_node` applies them (``enabled`` false: float, None; true: from the
+    preset's spec again), with where each field's value comes from (``"preset cpu-u8s8"``, ``"rules.0, rule
+    op_type=Gemm"``)."""
+    spec, origin = base, dict.fromkeys(base.model_fields, f"preset {preset}")
+    for where, label, settings in earlier:
+        part = getattr(settings, role)
+        if part is None:
+            continue
+        if part.enabled is False:
+            spec = None
+            continue
+        if spec is None and part.enabled:
+            spec, origin = base, dict.fromkeys(base.model_fields, f"preset {preset}")
+        if spec is not None:
+            changes = spec_changes(part, spec)
+            spec = spec.model_copy(update=changes)
+            origin.update(dict.fromkeys(changes, f"{where}, {label}"))
+    return spec, origin
 
 
 def _touches(settings: Any, role: str, fields: tuple[str, ...]) -> bool:
@@ -73,34 +121,41 @@ def first_conflict(recipe: Any) -> tuple[str, str, str] | None:
             if part is None or part.enabled is False:
                 continue
             op_type = getattr(settings, "op_type", None)
-            base = _base(recipe, role)
-            if base is None or (op_type and op_type not in quantized and not part.enabled):
+            if _base(recipe, role) is None or (op_type and op_type not in quantized and not part.enabled):
                 continue  # the role stays float on every node these settings reach
+            same = [layer for layer in layers[:at] if _always_meet(settings, layer[2])]
+            base, origin = _after(_base(recipe, role), role, same, recipe.preset)
+            if base is None and part.enabled:
+                base, origin = _after(_base(recipe, role), role, [], recipe.preset)
+            if base is None:
+                continue  # an earlier rule of its op type keeps the role float, and this one does not turn it on
             for fields, check in ((_FIELDS, _conflict), (("observer",), _unread_args)):
-                if any(_may_meet(settings, other) and _touches(other, role, fields) for _, _, other in layers[:at]):
+                if any(_may_meet(settings, other) and not _always_meet(settings, other)
+                       and _touches(other, role, fields) for _, _, other in layers[:at]):
                     continue
-                found = check(base, part, recipe.preset)
+                found = check(base, part, origin)
                 if found is not None:
                     field, problem, fix = found
                     return f"{where}.{role}.{field} ({label})", problem, fix
     return None
 
 
-def _unread_args(base: Any, part: Any, preset: str) -> tuple[str, str, str] | None:
-    """``observer_args`` set without ``observer``, which go to the preset's observer: blamed when it does
-    not read them all (:func:`inherited_observer_reads`)."""
+def _unread_args(base: Any, part: Any, origin: dict[str, str]) -> tuple[str, str, str] | None:
+    """``observer_args`` set without ``observer``, which go to the inherited observer (``origin``: where each
+    field of ``base`` comes from): blamed when it does not read them all (:func:`inherited_observer_reads`)."""
     if part.observer is not None or not part.observer_args:
         return None
     try:
         inherited_observer_reads(base.observer, part.observer_args)
     except ValueError as exc:
         problem, _, fix = str(exc).partition(": ")
-        return "observer_args", f"{problem} (from preset {preset})", fix
+        return "observer_args", f"{problem} (from {origin['observer']})", fix
     return None
 
 
-def _conflict(base: Any, part: Any, preset: str) -> tuple[str, str, str] | None:
-    """:func:`spec_conflict` of ``base`` with ``part``'s changes, blamed on a field ``part`` sets."""
+def _conflict(base: Any, part: Any, origin: dict[str, str]) -> tuple[str, str, str] | None:
+    """:func:`spec_conflict` of ``base`` with ``part``'s changes, blamed on a field ``part`` sets (``origin``:
+    where each field of ``base`` comes from, named when the other field of the conflict is inherited)."""
     changes = part.changes()
     merged = {**base.model_dump(), **changes}
     found = spec_conflict(merged["dtype"], Granularity(merged["granularity"]), merged["block_size"],
@@ -113,5 +168,6 @@ def _conflict(base: Any, part: Any, preset: str) -> tuple[str, str, str] | None:
     mine = next(f for f in _FIELDS if f in changes)
     value = merged[field].value if isinstance(merged[field], Granularity) else merged[field]
     value_text = "true" if value is True else value
-    problem = f"{problem} ({field} {value_text} comes from preset {preset})"
-    return mine, problem, _INHERITED_FIX[field].format(value=value)
+    problem = f"{problem} ({field} {value_text} comes from {origin[field]})"
+    fix = _INHERITED_FIX[field].format(value=value)
+    return mine, problem, fix if origin[field].startswith("preset ") else fix.replace("the preset's ", "the inherited ")

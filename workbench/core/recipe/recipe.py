@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from workbench.core.errors import RecipeError
 from workbench.core.formats.qtypes import QONNX_DTYPES
 from workbench.core.recipe import checks
-from workbench.core.recipe.conflicts import first_conflict
+from workbench.core.recipe.conflicts import first_conflict, spec_changes
 from workbench.core.recipe.fields import Valid
 from workbench.core.recipe.presets import PRESETS, get_preset
 from workbench.core.recipe.record import Factory, Record
@@ -271,24 +271,13 @@ def _apply(cfg: dict[str, QuantSpec | None], base: NodeConfig, settings: NodeSet
         if part.observer is None and part.observer_args is not None:
             _inherited_reads(current.observer, part.observer_args, f"{label} (node {node}): {role}")
         try:
-            cfg[role] = QuantSpec(**{**current.model_dump(), **_changes(part, current)})
+            cfg[role] = QuantSpec(**{**current.model_dump(), **spec_changes(part, current)})
         except ValueError as exc:  # pydantic's ValidationError; its "Value error, " prefix is not ours to show
             msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
             raise RecipeError(f"{label}: invalid {role} settings: {msg}.",
                               hint="Change the rule so the spec is consistent.") from None
         sources[role] = label
     return settings.exclude
-
-
-def _changes(part: PartialSpec, current: QuantSpec) -> dict:
-    """``part``'s changes to ``current``; an ``observer`` set without ``observer_args`` keeps only the
-    inherited args it reads (an entropy rule's ``bins`` went on to an override's minmax, which ignores
-    it, and showed in the node's resolved settings)."""
-    changes = part.changes()
-    if part.observer is not None and part.observer_args is None and current.observer_args:
-        reads = checks.OBSERVER_READS.get(part.observer, ())
-        changes["observer_args"] = {k: v for k, v in current.observer_args.items() if k in reads}
-    return changes
 
 
 def _inherited_reads(observer: str, args: dict[str, float], where: str) -> None:
