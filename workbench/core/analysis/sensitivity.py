@@ -25,14 +25,20 @@ import contextlib
 import logging
 import math
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import onnx
 
 from workbench.core.analysis.executors import Executor, InlineExecutor, ThreadExecutor
 from workbench.core.analysis.noise_trace import Tracer
 from workbench.core.analysis.spill import SpillDir, resolve
-from workbench.core.analysis.sweep_graph import only_float, only_quantized, pair_index, with_fragments
+from workbench.core.analysis.sweep_graph import (
+    only_float,
+    only_quantized,
+    pair_index,
+    side_reads,
+    with_fragments,
+)
 from workbench.core.analysis.sweep_tasks import (
     CacheTask,
     FragmentTask,
@@ -270,23 +276,49 @@ def sweepable_units(plan, proto: onnx.ModelProto) -> list:
             if not u.excluded and u.node in names and all(n in names for n in u.nodes)]
 
 
+@dataclass
+class FloatRun:
+    """The float model's run of the own-error pass, which the float activation cache shares.
+
+    ``extra``: tensors the float session outputs beside the fragments' float inputs (what any unit's
+    "only quantized" suffix may read, :func:`~workbench.core.analysis.sweep_graph.side_reads`, and the
+    model's outputs); ``keep``: return every output's values per batch (``batches``), so the cache is
+    taken from this run (trimmed to what the chosen units' suffixes read once they are chosen). :func:`local_figures` sets ``outputs``, the float session's outputs, so a cache computed
+    again (``keep`` False) comes from a session with the same outputs, and so the same values."""
+
+    extra: set[str]
+    keep: bool
+    outputs: list[str] = field(default_factory=list)
+    batches: list[dict] = field(default_factory=list)
+
+
 def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None,
-                  executor: Executor | None = None) -> dict[str, float]:
+                  executor: Executor | None = None, float_run: FloatRun | None = None) -> dict[str, float]:
     """Unit -> SQNR (dB) of its own output with only it quantized (float inputs): the float model
     and every unit's fragment run side by side in one session, one pass over ``feeds`` (split in
-    contiguous runs of batches over ``executor``'s workers; the sums are added in batch order)."""
+    contiguous runs of batches over ``executor``'s workers; the sums are added in batch order).
+    With ``float_run`` the float session also outputs its ``extra`` tensors, and its outputs are kept
+    per batch when it says so."""
     sfx, probes = with_fragments(fp, qp, units, tensor_map, f_types)
     if not sfx.outputs:
         return {}
+    graph_inputs = {i.name for i in fp.graph.input}
+    outputs = keep = None
+    if float_run is not None:
+        outputs = float_run.outputs = sorted((set(sfx.inputs) | float_run.extra) - graph_inputs)
+        keep = outputs if float_run.keep else None
     sums: dict[str, float] = {}
     shared = _shared_sessions(executor)
-    tasks = [FragmentTask(sfx.proto, part, fp, shared, k) for k, part in enumerate(_split(feeds, _workers(executor)))]
+    tasks = [FragmentTask(sfx.proto, part, fp, shared, k, outputs, keep)
+             for k, part in enumerate(_split(feeds, _workers(executor)))]
     for part in (executor or InlineExecutor()).map(run_fragments, tasks):
-        for batch in part:
+        for batch, kept in part:
             if cancel is not None:
                 cancel.check()
             for name, v in batch:
                 sums[name] = sums.get(name, 0.0) + v
+            if keep is not None:
+                float_run.batches.append(kept)
     out = {}
     for u, pairs in probes.items():
         acc = Sqnr()
@@ -297,6 +329,16 @@ def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None,
         if pairs:
             out[u] = acc.figures()[0]
     return out
+
+
+def keeps_float_run(executor, feeds: list) -> bool:
+    """Whether the own-error pass keeps the float activations for the cache: on threads of this process
+    or inline (nothing to send back), with at most one batch per worker, so that what is kept is what each
+    worker held for its batch anyway (ppocrv4_rec, 8 samples, 2 threads: the float model runs once, not a
+    second time for the cache, 0.3-0.4 s CPU). More batches: the cache runs the float model again, in a
+    session with the same outputs (the same values)."""
+    local = getattr(executor, "shares_memory", False) or isinstance(executor, InlineExecutor)
+    return local and len(feeds) <= _workers(executor)
 
 
 def _workers(executor) -> int:
@@ -323,25 +365,30 @@ def _split(items: list, parts: int) -> list[list]:
     return [p for p in out if p]
 
 
-def _caches(fp, qp, feeds, f_names, q_names, executor, spill, cancel):
+def _caches(fp, qp, feeds, f_names, q_names, executor, spill, cancel, f_outputs=None, f_cache=None):
     """Float (optimized) and QDQ (as written) activations per batch: each model's batches in as
     many contiguous runs as ``executor`` has workers (:func:`_split`), the QDQ model's first (the
     longer: run as written, more tensors kept), so the workers finish together; arrays come back
     as files of ``spill`` when it is given. One task per model made the float one's worker wait
     for the other (ppocrv4_rec, 2 workers: 0.38 s against 0.70 s of CPU). On shared sessions the
     second QDQ task builds the float model's session first (``CacheTask.warm``), so the two sessions
-    are built side by side, not each while a worker waits for it."""
+    are built side by side, not each while a worker waits for it. ``f_outputs``: the float session's
+    outputs (:class:`FloatRun`); ``f_cache``: the float activations already taken (only the QDQ model
+    runs)."""
     if cancel is not None:
         cancel.check()
     runs = _split(list(range(len(feeds))), _workers(executor))
     shared = _shared_sessions(executor)
-    tasks = [CacheTask(proto, optimize, [feeds[b] for b in run], names, spill, tag, run[0], shared)
-             for proto, optimize, names, tag in ((qp, False, q_names, "q"), (fp, True, f_names, "f")) for run in runs]
-    if shared is not None and len(runs) > 1:
+    models = ((qp, False, q_names, "q"),) + (((fp, True, f_names, "f"),) if f_cache is None else ())
+    tasks = [CacheTask(proto, optimize, [feeds[b] for b in run], names, spill, tag, run[0], shared,
+                       outputs=f_outputs if tag == "f" else None)
+             for proto, optimize, names, tag in models for run in runs]
+    if shared is not None and len(runs) > 1 and f_cache is None:
         tasks[1].warm = tasks[len(runs)]  # the second QDQ task builds the float session beside the first's QDQ one
     parts = list((executor or InlineExecutor()).map(run_cache, tasks))
     q_cache = [values for part in parts[:len(runs)] for values in part]
-    f_cache = [values for part in parts[len(runs):] for values in part]
+    if f_cache is None:
+        f_cache = [values for part in parts[len(runs):] for values in part]
     return f_cache, q_cache
 
 
@@ -476,18 +523,21 @@ def _sweep(result, fp, qp, feeds, units, top, executor, spill, progress, cancel)
     all-quantized SQNR dB, tasks done)."""
     f_types = tensor_types(fp, True)
     q_types = tensor_types(qp, False, f_types)  # the QDQ model's float tensors are the float model's
+    index = pair_index(fp, qp)  # node lists and reads shared by every suffix
+    out_names = [o.name for o in fp.graph.output]
+    float_run = FloatRun(side_reads(index, units, result.tensor_map) | set(out_names), keeps_float_run(executor, feeds))
     progress(0, 2, "Preparing: measuring each unit's own error")
-    local = local_figures(fp, qp, units, result.tensor_map, f_types, feeds, cancel, executor)
+    local = local_figures(fp, qp, units, result.tensor_map, f_types, feeds, cancel, executor, float_run)
     chosen = units
     if top is not None and top < len(units):
         chosen = sorted(units, key=lambda u: (local.get(u.node, math.inf), u.node))[:top]
     units_all = list(result.plan.units.values())
-    out_names = [o.name for o in fp.graph.output]
-    index = pair_index(fp, qp)  # node lists and reads shared by every suffix
     f_need, q_need, same = _needed(units_all, fp, qp, chosen, result.tensor_map, f_types, q_types, index)
     progress(1, 2, "Preparing: caching float and quantized activations")
-    f_cache, q_cache = _caches(fp, qp, feeds, sorted(f_need | set(out_names)), sorted(q_need | set(out_names)),
-                               executor, spill, cancel)
+    f_names = sorted(f_need | set(out_names))
+    f_cache, f_outputs = _float_cache(float_run, fp, feeds, f_names)
+    f_cache, q_cache = _caches(fp, qp, feeds, f_names, sorted(q_need | set(out_names)), executor, spill, cancel,
+                               f_outputs, f_cache)
     all_q = Sqnr()
     for fc, qc in zip(f_cache, q_cache, strict=True):
         for o in out_names:
@@ -514,6 +564,25 @@ def _sweep(result, fp, qp, feeds, units, top, executor, spill, progress, cancel)
         if close is not None:
             close()
     return figures, local, all_quant_db, done
+
+
+def _float_cache(float_run: FloatRun, fp, feeds, f_names: list[str]) -> tuple[list[dict] | None, list[str]]:
+    """``(float activations per batch or None, the float session's outputs)``: the values ``f_names``
+    the own-error pass kept (graph inputs from the feeds), or None and the outputs for the cache
+    round's session: the pass's (the same values); with a tensor it lacks (not expected: the pass's
+    session outputs what any suffix reads) that one added."""
+    graph_inputs = {i.name for i in fp.graph.input}
+    outputs = float_run.outputs or sorted(float_run.extra - graph_inputs)
+    missing = [x for x in f_names if x not in graph_inputs and x not in outputs]
+    if missing:
+        log.debug("sensitivity sweep: the float run lacks %s; the cache runs the float model again", missing[:3])
+        return None, sorted(set(outputs) | set(missing))
+    if not float_run.keep or len(float_run.batches) != len(feeds):
+        return None, outputs
+    cache = [{x: kept[x] if x in kept else feed[x] for x in f_names}
+             for kept, feed in zip(float_run.batches, feeds, strict=True)]
+    float_run.batches.clear()  # the tensors no chosen unit's suffix reads go
+    return cache, outputs
 
 
 def _same_opset(fp: onnx.ModelProto, qp: onnx.ModelProto) -> tuple[onnx.ModelProto, onnx.ModelProto]:

@@ -131,22 +131,38 @@ class FragmentTask:
     the float tensors the fragments read come from ``float_model`` (onnxruntime's default optimisations, as
     the float activation cache), batch by batch. ``sessions``: the round's shared sessions (tasks on
     threads); ``index``: the task's number in its round (an odd one builds the float session first,
-    an even one the fragments', so two threads build the two side by side)."""
+    an even one the fragments', so two threads build the two side by side). ``float_outputs``: the
+    tensors the float session outputs (:func:`float_session`; at least the fragments' float inputs);
+    ``keep``: tensors of them to return per batch (the float activation cache, taken from this run)."""
 
     model: onnx.ModelProto  # pickles as its serialized bytes
     feeds: list[dict[str, np.ndarray]]
     float_model: onnx.ModelProto
     sessions: SharedSessions | None = None
     index: int = 0
+    float_outputs: list[str] | None = None
+    keep: list[str] | None = None
 
 
-def run_fragments(task: FragmentTask) -> list[list[tuple[str, float]]]:
-    """Per batch: ``[(output name, value), ...]`` of the fragments model, in session order."""
+def float_session(float_model: onnx.ModelProto, outputs: list[str]):
+    """The float model's session of the sweep, with ``outputs`` (tensors of it, graph inputs left out)
+    as extra outputs: optimised as the float model runs, one thread. The fragments pass and the float
+    activation cache read the same tensors from a session with the same outputs (which fusions
+    onnxruntime makes depends on them, and so a tensor's last bits), so both see the same values."""
+    return task_session(add_outputs(float_model, outputs), optimize=True)
+
+
+def run_fragments(task: FragmentTask) -> list[tuple[list[tuple[str, float]], dict[str, np.ndarray]]]:
+    """Per batch: ``([(output name, value), ...] of the fragments model in session order, {tensor:
+    value} of ``task.keep``)``."""
     reads = [i.name for i in task.model.graph.input]  # the session's inputs (the model has no initializer among them)
     graph_inputs = {i.name for i in task.float_model.graph.input}
     fetch = [x for x in reads if x not in graph_inputs]
+    keep = list(task.keep or ())
+    outputs = task.float_outputs if task.float_outputs is not None else fetch
+    run = list(dict.fromkeys(fetch + [x for x in keep if x not in graph_inputs]))
     build = {"fragments": lambda: qdq_kept_session(task.model),
-             "float": lambda: task_session(add_outputs(task.float_model, fetch), optimize=True) if fetch else None}
+             "float": lambda: float_session(task.float_model, outputs) if run else None}
     built = {key: _session(task.sessions, key, build[key])
              for key in (("float", "fragments") if task.index % 2 else ("fragments", "float"))}
     sess, source = built["fragments"], built["float"]
@@ -155,9 +171,9 @@ def run_fragments(task: FragmentTask) -> list[list[tuple[str, float]]]:
     for feed in task.feeds:
         values = dict(feed)
         if source is not None:
-            values.update(zip(fetch, source.run(fetch, feed), strict=True))
+            values.update(zip(run, source.run(run, feed), strict=True))
         got = sess.run(names, {x: values[x] for x in reads})
-        out.append([(name, float(v)) for name, v in zip(names, got, strict=True)])
+        out.append(([(name, float(v)) for name, v in zip(names, got, strict=True)], {x: values[x] for x in keep}))
     return out
 
 
@@ -177,6 +193,7 @@ class CacheTask:
     first: int = 0
     sessions: SharedSessions | None = None  # the round's shared sessions (tasks on threads), by ``tag``
     warm: CacheTask | None = None  # with ``sessions``: a task of the other model, whose session this one builds first
+    outputs: list[str] | None = None  # the float model's: its session's outputs (:func:`float_session`), a superset of names
 
 
 def _cache_session(task: CacheTask) -> tuple[Any, list[str]]:
@@ -184,9 +201,11 @@ def _cache_session(task: CacheTask) -> tuple[Any, list[str]]:
     outputs (``task.names`` less the graph inputs; no session when nothing is left)."""
     inputs = {i.name for i in task.model.graph.input}
     wanted = [x for x in task.names if x not in inputs]
-    sess = _session(task.sessions, task.tag,
-                    lambda: task_session(add_outputs(task.model, wanted), optimize=task.optimize)
-                    ) if wanted else None
+    if task.outputs is not None:
+        build = lambda: float_session(task.model, task.outputs)  # noqa: E731
+    else:
+        build = lambda: task_session(add_outputs(task.model, wanted), optimize=task.optimize)  # noqa: E731
+    sess = _session(task.sessions, task.tag, build) if wanted else None
     return sess, wanted
 
 
