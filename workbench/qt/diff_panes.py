@@ -31,7 +31,16 @@ import html
 import onnx
 from PySide6.QtCore import QCoreApplication, QEvent, QPointF, QRectF, QSizeF, Qt, Signal
 from PySide6.QtGui import QTransform
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSplitter, QStyle, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSplitter,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
 
 from workbench.core.api import ModelDiff, PaneLayout
 from workbench.qt.canvas.legend import LegendOverlay, badge_dtypes, legend_entries
@@ -136,6 +145,10 @@ ENTRY_GAP = "&nbsp;&nbsp; "  # the no-break spaces stay with the entry before: n
 WORD_JOINER = "\u2060"
 
 
+#: the share of the panes' height (key, titles and canvases) the key above them takes at most; a longer key scrolls
+KEY_MAX_SHARE = 0.18
+
+
 def text_html(text: str) -> str:
     """Plain ``text`` as rich text (escaped) with a word joiner after each "/": Qt breaks a line after one ("Q/"
     then "DQ" on the next line)."""
@@ -211,7 +224,14 @@ class DiffPanes(QWidget):
         self.key.setTextFormat(Qt.TextFormat.RichText)
         self.key.setWordWrap(True)
         self.key.setToolTip("The key of both panes (View > Legend, Ctrl+L, shows or hides it).")
-        lay.addWidget(self.key)
+        # at most KEY_MAX_SHARE of the panes' height, the rest of the key scrolled to: at 1024 x 700 it wrapped to
+        # six lines above panes 300 px high
+        self.key_area = QScrollArea()
+        self.key_area.setWidget(self.key)
+        self.key_area.setWidgetResizable(True)
+        self.key_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.key_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        lay.addWidget(self.key_area)
         self.legend = self.key  # the marks' line is its first line
         self.status = QLabel("Laying out both panes together (closing the tab cancels)...")
         lay.addWidget(self.status)
@@ -252,9 +272,26 @@ class DiffPanes(QWidget):
         if self.shared_key:
             lines += [pane_key_html("Left", self.float_canvas), pane_key_html("Right", self.quant_canvas)]
         self.key.setText("<br>".join(lines))
+        self._fit_key()
+
+    def _fit_key(self) -> None:
+        """The key's area as high as its wrapped lines need, at most :data:`KEY_MAX_SHARE` of the panes' height
+        (never under two lines); a longer key scrolls."""
+        line = self.key.fontMetrics().lineSpacing()
+        width = max(1, self.key_area.width())
+        needed = self.key.heightForWidth(width)
+        cap = max(2 * line, int(KEY_MAX_SHARE * self.height()))
+        if needed > cap:  # the scroll bar takes part of the width: the lines wrap once more
+            needed = self.key.heightForWidth(max(1, width - self.key_area.verticalScrollBar().sizeHint().width()))
+        self.key_area.setFixedHeight(max(line, min(needed, cap)))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit_key()
 
     def set_key_visible(self, visible: bool) -> None:
         """Show or hide the key above the panes (View > Legend; the tab's Legend button)."""
+        self.key_area.setVisible(visible)
         self.key.setVisible(visible)
 
     def key_visible(self) -> bool:
