@@ -306,7 +306,8 @@ def make_recipe(preset: str = "cpu-u8s8", **fields: Any) -> Recipe:
 
 def load_recipe(path: str | Path) -> Recipe:
     """Read a recipe JSON file (RecipeError naming the file on bad content: unreadable, not UTF-8, a
-    project file, invalid JSON or fields)."""
+    project file, invalid JSON or fields, fields that do not fit together, activation settings the plan would not
+    apply as written)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")  # a byte order mark (Windows editors) is not JSON
@@ -319,7 +320,7 @@ def load_recipe(path: str | Path) -> Recipe:
         raise RecipeError(f"{path} is a project, not a recipe.",
                           hint=f"Replay it with `workbench-cli quantize {path}` (add --model NEW.onnx to apply it to "
                                "another model).")
-    return __getattr__("Recipe").from_json(text, source=str(path))
+    return __getattr__("Recipe").from_json(text, source=str(path), unapplied=True)
 
 
 def node_op_type(model: PreparedModel, node: str) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.core.recipe.checks import (
+    MX_DTYPES,
     OBSERVER_READS,
     ROLES,
     Granularity,
@@ -108,13 +109,16 @@ def _base(recipe: Any, role: str) -> Any:
     return spec
 
 
-def first_conflict(recipe: Any) -> tuple[str, str, str] | None:
+def first_conflict(recipe: Any, *, unapplied: bool = False) -> tuple[str, str, str] | None:
     """The first rule or override whose role settings contradict each other on the preset's spec, as
     ``(where, problem, fix)``: ``where`` names the field as a recipe file spells it and the rule
     (``rules.0.weight.granularity (rule op_type=MatMul)``); ``problem`` and ``fix`` are sentences without
-    a final period. None when there is none (or only ones the plan decides, see the module docstring)."""
+    a final period. None when there is none (or only ones the plan decides, see the module docstring).
+    ``unapplied``: also activation settings a static plan does not apply as written (:func:`_activation_grid`),
+    for a recipe file a user wrote; a recipe the app built keeps them and gets the plan's warning."""
     layers = _layers(recipe)
     quantized = recipe.quantized_op_types()
+    static = recipe.preset_obj().mode == "static"  # only a static plan quantizes activations ahead of time
     for at, (where, label, settings) in enumerate(layers):
         for role in ROLES:
             part = getattr(settings, role)
@@ -129,7 +133,8 @@ def first_conflict(recipe: Any) -> tuple[str, str, str] | None:
                 base, origin = _after(_base(recipe, role), role, [], recipe.preset)
             if base is None:
                 continue  # an earlier rule of its op type keeps the role float, and this one does not turn it on
-            for fields, check in ((_FIELDS, _conflict), (("observer",), _unread_args)):
+            grid = ((_FIELDS, _activation_grid),) if unapplied and role == "activation" and static else ()
+            for fields, check in (*grid, (_FIELDS, _conflict), (("observer",), _unread_args)):
                 if any(_may_meet(settings, other) and not _always_meet(settings, other)
                        and _touches(other, role, fields) for _, _, other in layers[:at]):
                     continue
@@ -138,6 +143,30 @@ def first_conflict(recipe: Any) -> tuple[str, str, str] | None:
                     field, problem, fix = found
                     return f"{where}.{role}.{field} ({label})", problem, fix
     return None
+
+
+def _activation_grid(base: Any, part: Any, origin: dict[str, str]) -> tuple[str, str, str] | None:
+    """Activation settings the plan never applies as written (``planning.plan._activation_spec``): per_block
+    activations are left float (an MX dtype needs per_block, so MX activations too), per_channel ones quantized
+    per tensor; blamed on a field ``part`` sets (the dtype for an MX format, else the granularity)."""
+    changes = part.changes()
+    merged = {**base.model_dump(), **changes}
+    granularity, dtype = Granularity(merged["granularity"]), merged["dtype"]
+    if dtype in MX_DTYPES:
+        field = "dtype" if "dtype" in changes else next(f for f in _FIELDS if f in changes)
+        return (field, f"{dtype} is an MX block format, and per_block activations are not supported by QDQ runtimes "
+                       f"(the plan would leave them float)" + ("" if field == "dtype" else
+                                                             f"; dtype {dtype} comes from {origin['dtype']}"),
+                'use an integer or float8 dtype for activations (e.g. "uint8"), per_tensor; MX formats are for weights')
+    if granularity == Granularity.per_tensor:
+        return None
+    field = "granularity" if "granularity" in changes else next(f for f in _FIELDS if f in changes)
+    inherited = "" if field == "granularity" else f" (granularity {granularity.value} comes from {origin['granularity']})"
+    if granularity == Granularity.per_block:
+        return (field, f"per_block activations are not supported by QDQ runtimes: the plan would leave them float{inherited}",
+                'use "granularity": "per_tensor" without "block_size"')
+    return (field, f"per_channel activations do not fuse into integer kernels: the plan would quantize them per_tensor"
+                   f"{inherited}", 'use "granularity": "per_tensor"')
 
 
 def _unread_args(base: Any, part: Any, origin: dict[str, str]) -> tuple[str, str, str] | None:

@@ -148,8 +148,11 @@ class Recipe(Record):
         return self.with_override_map(overrides)
 
     @classmethod
-    def from_json(cls, text: str, *, source: str = "recipe") -> Recipe:
-        """Parse a recipe from JSON text.
+    def from_json(cls, text: str, *, source: str = "recipe", unapplied: bool = False) -> Recipe:
+        """Parse a recipe from JSON text. ``unapplied``: also refuse activation settings a static plan would not
+        apply as written (per_block / MX activations left float, per_channel ones quantized per tensor), for a
+        recipe file a user wrote (:func:`workbench.core.api.load_recipe`); a recipe the app built and sent as JSON
+        keeps them, with the plan's warning.
 
         Raises
         ------
@@ -186,7 +189,7 @@ class Recipe(Record):
             at = f" at {where}" if where else ""  # a check across fields names its fields in msg
             raise RecipeError(f"{source}: invalid recipe{at}: {msg}{more}.",
                               hint="Fix that field (see README, 'Recipes').") from None
-        conflict = first_conflict(recipe)
+        conflict = first_conflict(recipe, unapplied=unapplied)
         if conflict is not None:
             where, problem, fix = conflict
             raise RecipeError(f"{source}: invalid recipe at {where}: {problem}.",
