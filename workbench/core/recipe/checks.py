@@ -19,6 +19,9 @@ OBSERVER_ARGS = ("bins", "percentile", "averaging_constant")
 #: histogram.py for entropy / mse, percentile.py)
 OBSERVER_READS: dict[str, tuple[str, ...]] = {"minmax": ("averaging_constant",), "percentile": ("bins", "percentile"),
                                               "entropy": ("bins",), "mse": ("bins",)}
+#: the observers that compute per_block ranges (the histogram observers, percentile / entropy / mse, raise for
+#: per_block in workbench.core.calibration.observers.histogram, and calibration falls back to minmax)
+BLOCK_OBSERVERS = ("minmax",)
 #: the values each observer argument takes, as the observers of workbench.core.calibration.observers
 #: accept them: bins (percentile / entropy / mse histograms) a whole number in [16, 2**20], percentile in
 #: (50, 100], averaging_constant (minmax's moving average m <- m + c * (batch_m - m)) in (0, 1]

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.core.recipe.checks import (
+    BLOCK_OBSERVERS,
     MX_DTYPES,
     OBSERVER_READS,
     ROLES,
@@ -134,7 +135,8 @@ def first_conflict(recipe: Any, *, unapplied: bool = False) -> tuple[str, str, s
             if base is None:
                 continue  # an earlier rule of its op type keeps the role float, and this one does not turn it on
             grid = ((_FIELDS, _activation_grid),) if unapplied and role == "activation" and static else ()
-            for fields, check in (*grid, (_FIELDS, _conflict), (("observer",), _unread_args)):
+            block = (((*_FIELDS, "observer"), _block_observer),) if unapplied else ()
+            for fields, check in (*grid, (_FIELDS, _conflict), *block, (("observer",), _unread_args)):
                 if any(_may_meet(settings, other) and not _always_meet(settings, other)
                        and _touches(other, role, fields) for _, _, other in layers[:at]):
                     continue
@@ -167,6 +169,23 @@ def _activation_grid(base: Any, part: Any, origin: dict[str, str]) -> tuple[str,
                 'use "granularity": "per_tensor" without "block_size"')
     return (field, f"per_channel activations do not fuse into integer kernels: the plan would quantize them per_tensor"
                    f"{inherited}", 'use "granularity": "per_tensor"')
+
+
+def _block_observer(base: Any, part: Any, origin: dict[str, str]) -> tuple[str, str, str] | None:
+    """A per_block spec whose observer computes no per-block ranges (:data:`BLOCK_OBSERVERS`): calibration
+    would use minmax instead, with a warning; blamed on the observer when ``part`` sets it, else on the
+    granularity or block size it sets."""
+    changes = part.changes()
+    merged = {**base.model_dump(), **changes}
+    if Granularity(merged["granularity"]) != Granularity.per_block or merged["observer"] in BLOCK_OBSERVERS:
+        return None
+    observer = merged["observer"]
+    if "observer" in changes:
+        return ("observer", f"the {observer} observer computes no per_block ranges (calibration would use minmax "
+                            "instead)", 'use "observer": "minmax" for per_block settings, or remove it')
+    field = next(f for f in ("granularity", "block_size", "dtype", "reduce_range") if f in changes)
+    return (field, f"the {observer} observer (from {origin['observer']}) computes no per_block ranges (calibration "
+                   "would use minmax instead)", 'add "observer": "minmax" next to it')
 
 
 def _unread_args(base: Any, part: Any, origin: dict[str, str]) -> tuple[str, str, str] | None:
