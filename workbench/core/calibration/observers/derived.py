@@ -69,7 +69,7 @@ log = logging.getLogger(__name__)
 GRID = 4097
 #: Zoom rounds around the smallest / largest F found, and points per round (see Deriver.apply).
 REFINE, ZOOM = 3, 129
-__all__ = ["GRID", "MONOTONIC", "Derivation", "Deriver", "can_derive", "exact_range", "find_derivations"]
+__all__ = ["GRID", "MONOTONIC", "Derivation", "Deriver", "can_derive", "exact_range", "find_derivations", "is_histogram"]
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,8 @@ def _exact_extremes(spec: QuantSpec) -> bool:
     return issubclass(cls, HistogramObserver)
 
 
-def _is_histogram(spec: QuantSpec) -> bool:
+def is_histogram(spec: QuantSpec) -> bool:
+    """True when ``spec``'s observer keeps a histogram (percentile, entropy, mse, ...)."""
     cls = OBSERVERS.get(spec.observer)
     return cls is not None and issubclass(cls, HistogramObserver)
 
@@ -103,8 +104,8 @@ def can_derive(y: QuantSpec, x: QuantSpec) -> bool:
     both per-tensor; a histogram needs a histogram, a MinMax range exact extremes on both sides."""
     if Granularity(y.granularity) != Granularity.per_tensor or Granularity(x.granularity) != Granularity.per_tensor:
         return False
-    if _is_histogram(y):
-        return _is_histogram(x)
+    if is_histogram(y):
+        return is_histogram(x)
     return _exact_extremes(y) and _exact_extremes(x)
 
 
