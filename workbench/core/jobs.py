@@ -512,7 +512,8 @@ def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
     "inline": one thread; "ray" / "ray:ADDRESS"). Threads run in this (child) process: a daemon process may
     not start a process pool, so "processes" takes the threads too; Ray starts its own.
     Result: ``sweep`` (SweepResult JSON), ``suggestion`` (node names to keep in float),
-    ``calibration`` (JSON, reused by later runs), ``recipe`` (the JSON swept).
+    ``calibration`` (JSON, reused by later runs), ``recipe`` (the JSON swept), ``quantized`` (how many node
+    units the swept model quantizes: 0 when every one stayed float, so its SQNR is no quantization figure).
     """
     model = _open(payload, progress)
     recipe = _recipe(payload)
@@ -521,7 +522,8 @@ def job_sensitivity(payload: dict, progress, cancel: CancelToken) -> dict:
                               top=payload.get("top"), executor=_sweep_executor(payload.get("executor")),
                               progress=in_phase(progress, "Sensitivity"), cancel=cancel)
     return {"sweep": sweep.to_json(), "suggestion": sweep.suggestion(),
-            "calibration": calib.to_json() if calib is not None else None, "recipe": payload["recipe"]}
+            "calibration": calib.to_json() if calib is not None else None, "recipe": payload["recipe"],
+            "quantized": sum(1 for u in result.plan.units.values() if not u.excluded)}
 
 
 def job_report(payload: dict, progress, cancel: CancelToken) -> dict:

@@ -1370,7 +1370,7 @@ class MainWindow(QMainWindow):
     @guarded
     def _on_sensitivity(self) -> None:
         self.sensitivity.stale = not self.doc.sensitivity_current
-        self.sensitivity.set_result(self.doc.sensitivity, self.doc.suggestion)
+        self.sensitivity.set_result(self.doc.sensitivity, self.doc.suggestion, self.doc.sensitivity_quantized)
         self._update_actions()
         if self.doc.sensitivity is not None:
             self.show_sensitivity_dock()

@@ -121,7 +121,7 @@ RESULT_PARTS = (("calibration", "calibration ranges"), ("errors", "per-unit erro
 SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "outputs", "weights", "local",
                "issues",
                "result_issues", "result_recipe", "result_data", "sensitivity", "suggestion", "sensitivity_recipe",
-               "sensitivity_data", "autotune", "latency_opened", "latency_record")
+               "sensitivity_data", "sensitivity_quantized", "autotune", "latency_opened", "latency_record")
 
 
 def _json_db(v: Any) -> Any:
@@ -254,6 +254,8 @@ class Document(QObject):
         #: the last calibrate job's issues, typed (plan, guard and writer issues; for the Problems dock)
         self.result_issues: list[PlanIssue] = []
         self.sensitivity: SweepResult | None = None
+        #: how many node units the swept model quantizes (the job's ``quantized``; None: not recorded)
+        self.sensitivity_quantized: int | None = None
         self.suggestion: list[str] = []
         self.sensitivity_recipe: str | None = None
         #: (data, samples) the sweep was measured on
@@ -303,6 +305,7 @@ class Document(QObject):
         self.result_recipe = None
         self.written = None
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
+        self.sensitivity_quantized = None
         self.autotune = None
         self.latency_opened, self.latency_record = frozenset(), {}
         self.recipe = recipe if recipe is not None else api.make_recipe("cpu-u8s8")
@@ -528,6 +531,7 @@ class Document(QObject):
         self.issues, self.result_issues, self.result_recipe, self.result_data = [], [], None, (None, None)
         self.written = None
         self.sensitivity, self.suggestion, self.sensitivity_recipe = None, [], None
+        self.sensitivity_quantized = None
         self.sensitivity_data = (None, None)
         self.autotune = None
         self.resultsChanged.emit()
@@ -585,6 +589,9 @@ class Document(QObject):
     def set_sensitivity(self, result: dict, *, data: tuple | None = None) -> None:
         """Adopt a sensitivity job's result (see :func:`workbench.qt.engine.job_sensitivity`)."""
         self.sensitivity = SweepResult.from_json(result["sweep"])
+        quantized = result.get("quantized")
+        self.sensitivity_quantized = quantized if isinstance(quantized, int) and not isinstance(quantized, bool) \
+            else None
         self.suggestion = list(result.get("suggestion", []))
         self.sensitivity_recipe = result.get("recipe")
         self.sensitivity_data = data if data is not None else self.rows
@@ -634,7 +641,8 @@ class Document(QObject):
             return None
         return {"sweep": self.sensitivity.to_json(), "suggestion": list(self.suggestion),
                 "recipe": self.sensitivity_recipe,
-                "on_current_data": self.sensitivity_data == self.rows}
+                "on_current_data": self.sensitivity_data == self.rows} | (
+            {"quantized": self.sensitivity_quantized} if self.sensitivity_quantized is not None else {})
 
     def saved_rows(self, section: dict) -> tuple:
         """The (data, samples) stamp of a results / sweep section read from a project: the current ones,

@@ -33,6 +33,7 @@ from workbench.qt import settings
 from workbench.qt.sweep_colours import band_labels, colour_notes, colour_scale, colour_value
 from workbench.qt.sweep_text import (
     FIGURE_TIPS,
+    NOTHING_QUANTIZED,
     errors_note,
     measured_text,
     negative_gains_note,
@@ -85,6 +86,7 @@ class SensitivityPanel(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.result: SweepResult | None = None
+        self.quantized: int | None = None  # node units the swept model quantizes (set_result)
         self.suggestion: list[str] = []
         self.float_nodes: set[str] = set()
         self.stale = False  # measured with an earlier recipe or other data (set_stale)
@@ -150,9 +152,13 @@ class SensitivityPanel(QWidget):
                          f"The next sweep measures the first {html.escape(count(rows, 'calibration row'))} "
                          "(Rows; the Errors panel measures every row).")
 
-    def set_result(self, result: SweepResult | None, suggestion: list[str] | None = None) -> None:
-        """Show ``result`` (rows worst first, i.e. sorted by "only quantized" ascending)."""
+    def set_result(self, result: SweepResult | None, suggestion: list[str] | None = None,
+                   quantized: int | None = None) -> None:
+        """Show ``result`` (rows worst first, i.e. sorted by "only quantized" ascending); ``quantized``: how many
+        node units the swept model quantizes (0: the summary says nothing was quantized, no dB figure; None: not
+        recorded)."""
         self.result, self.suggestion = result, list(suggestion or [])
+        self.quantized = quantized
         self.table.setSortingEnabled(False)
         rows = result.rows if result is not None else []
         self.table.setRowCount(len(rows))
@@ -228,6 +234,8 @@ class SensitivityPanel(QWidget):
         res = self.result
         if res is None:
             return "No sweep yet: Run > Sensitivity Sweep (F7)."
+        if self.quantized == 0 and not res.rows:
+            return STALE + NOTHING_QUANTIZED if self.stale else NOTHING_QUANTIZED
         measured = sum(1 for r in res.rows if not math.isnan(r.only_quant_db))
         text = (f"{measured_text(len(res.rows), measured)}; "
                 f"{rows_text(res.samples, res.all_quant_db)}.{errors_note(res.samples, res.all_quant_db, self.outputs)}"

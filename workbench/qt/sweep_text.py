@@ -62,6 +62,14 @@ def measured_text(units: int, measured: int) -> str:
             f"{'its' if rest == 1 else 'their'} own output only)")
 
 
+#: the Sensitivity panel's summary of a sweep of a model that quantizes no node unit: its SQNR against float is
+#: only the float rounding between the float model run optimised and the written one run as written (digits_cnn
+#: with every unit excluded: 137.74 dB), no quantization figure
+NOTHING_QUANTIZED = ("Nothing was quantized: every node unit stayed float (the recipe, its exclusions, a guard or the "
+                     "latency check kept them so), so the model computes in float like the float model: no "
+                     "quantization noise, no SQNR figure and no unit to sweep.")
+
+
 def rows_text(samples: int, all_quant_db: float) -> str:
     """"all quantized: 69.97 dB over the first 8 calibration rows" (the rows the sweep measured)."""
     return f"all quantized: {number_text(all_quant_db)} dB over the first {count(samples, 'calibration row')}"

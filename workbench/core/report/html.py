@@ -186,6 +186,15 @@ def _sensitivity(d: ReportData) -> str:
             + _table(["node", "op", "local SQNR dB", "output SQNR dB"], rows, {2, 3}))
 
 
+def sweep_nothing_quantized(samples: int) -> str:
+    """The report's words for a sweep of a model that quantizes no node unit: no dB figure, which would be only the
+    float rounding between the float model run optimised and the written one run as written (digits_cnn with every
+    unit excluded: 137.74 dB)."""
+    return (f"End to end, from a sensitivity sweep ({count(samples, 'sample')}): nothing was quantized. Every node "
+            "unit stayed float (the recipe, its exclusions, a guard or the latency check kept them so), so the model "
+            "computes in float like the float model: no quantization noise, no SQNR figure and no unit to sweep.")
+
+
 def _sweep(d: ReportData) -> str:
     sw = d.sweep
     if sw is None:
@@ -195,6 +204,8 @@ def _sweep(d: ReportData) -> str:
              _db(r.gain_db)] for r in sorted(sw.rows, key=lambda r: (-r.gain_db, r.node))[:TOP_TABLE]]
     placement = sweep_placement_note(sw, d.result.recipe)  # the sweep's timed decisions, when they differ
     note = f'<p class="note">{escape(placement[0].upper() + placement[1:])}.</p>' if placement else ""
+    if not sw.rows and not any(not u.excluded for u in d.result.plan.units.values()):
+        return note + f'<p class="note">{escape(sweep_nothing_quantized(sw.samples))}</p>'
     return note + (f"<p>End to end, from a sensitivity sweep ({sw.samples} samples, {sw.tasks} tasks; onnxruntime, "
             "CPUExecutionProvider, suffix models ORT_DISABLE_ALL): model-output SQNR with only the unit quantized, "
             f"with only it kept float, and what keeping it float gains over all quantized ({_db(sw.all_quant_db)} dB)."
