@@ -44,6 +44,22 @@ def test_the_window_is_active_again_after_a_file_dialog(qtbot, window, open_file
     _shortcut_works(qtbot, window)
 
 
+def test_a_dialog_closed_before_its_activation_gives_the_focus_back(qtbot, window, open_file):
+    """Shown and closed before the window system activated it (a box accepted within milliseconds, a busy
+    machine): the box's hidden window was activated afterwards and no focus change ever left it, so no window
+    of the app was active and the shortcuts did nothing (failed 1 in 3 runs of the test above at load 11)."""
+    open_file(window, EXAMPLE)
+    _active(qtbot, window)
+    box = QMessageBox(QMessageBox.Icon.Information, "Workbench", "A message.", parent=window)
+    box.show()
+    stale = box.windowHandle()
+    with qtbot.waitSignal(QApplication.instance().focusWindowChanged, timeout=10_000,
+                          check_params_cb=lambda focus: focus is stale):
+        box.hide()  # before the window system processed its activation, which comes after it
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=10_000)
+    _shortcut_works(qtbot, window)
+
+
 def test_a_window_deleted_before_the_focus_check_runs_raises_nothing(qtbot):
     """The check runs a turn of the event loop after the focus went nowhere; its window deleted by then (closed
     and destroyed with the focus leaving another window), it read the deleted window and Qt's event loop printed
