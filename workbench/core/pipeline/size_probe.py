@@ -5,10 +5,13 @@ dimension that ONNX shape inference leaves unknown as dynamic. Many such tensors
 size: digits_transformer's attention scale ``Sqrt(head_dim)`` reads the last dimension of a ``Reshape``
 whose target holds -1, which shape inference does not resolve under a symbolic batch, although it is the
 model width over the head count whatever the batch. So the candidates are computed on two feeds: the
-first calibration sample as given, and the same sample tiled twice along every dynamic axis of every
-input (batch 1 -> 2, nudenet_320n's 320x320 -> 640x640). A candidate whose value (shape and elements)
-is the same on both is not size-derived. When the model cannot run on the tiled feed (a length past an
-embedding table, a fixed internal reshape), every candidate is kept: the graph's answer stands.
+first calibration sample as given, and the same sample at another size along every dynamic axis of every
+input: halved where the axis holds 2 or more (its first half), tiled twice where it holds 1 (nudenet_320n's
+[1, 3, 320, 320] -> [2, 3, 160, 160], half a sample's work; tiled everywhere it was [2, 3, 640, 640], eight
+samples' work, 0.29-0.30 s of CPU a job). A candidate whose value (shape and elements) is the same on both
+is not size-derived. When the model cannot run on the halved feed (a stride that no longer divides the
+size), the tiled one is tried; when it cannot run on that either (a length past an embedding table, a fixed
+internal reshape), every candidate is kept: the graph's answer stands.
 """
 
 from __future__ import annotations
@@ -43,10 +46,21 @@ def tiled(x: np.ndarray, axes: list[int]) -> np.ndarray:
     return x
 
 
+def halved(x: np.ndarray, axes: list[int]) -> np.ndarray:
+    """``x`` cut to the first half of each of ``axes`` that holds 2 or more (``n // 2``), and repeated twice
+    along those that hold 1 (shape ``[2, 3, 160, 160]`` from ``[1, 3, 320, 320]`` with axes 0, 2, 3)."""
+    for a in axes:
+        if a >= x.ndim:
+            continue
+        n = x.shape[a]
+        x = np.concatenate([x, x], axis=a) if n == 1 else np.take(x, np.arange(n // 2), axis=a)
+    return x
+
+
 def changing_with_size(model: PreparedModel, data, tensors: list[str], memo: dict | None = None) -> list[str]:
     """The tensors of ``tensors`` whose value differs between the first sample of ``data`` and that sample
-    tiled twice along the inputs' dynamic axes (all of ``tensors`` when no input has a dynamic axis or the
-    model cannot run on either feed). ``data``: as :func:`~workbench.core.pipeline.latency_check.latency_feed`
+    at another size along the inputs' dynamic axes (:func:`halved`, else :func:`tiled`; all of ``tensors``
+    when no input has a dynamic axis or the model cannot run on either feed). ``data``: as :func:`~workbench.core.pipeline.latency_check.latency_feed`
     takes it (None: one random sample). Order kept.
 
     ``memo``: answers of earlier calls on ``model`` (:attr:`~workbench.core.planning.plan.GraphFacts.size_probes`),
@@ -70,14 +84,27 @@ def _probe(model: PreparedModel, data, tensors: list[str]) -> list[str]:
     inputs = {vi.name: dynamic_axes(vi) for vi in model.proto.graph.input}
     try:
         feed = latency_feed(model, data)
-        big = {k: tiled(np.asarray(v), inputs.get(k, [])) for k, v in feed.items()}
-        if all(big[k].shape == np.shape(feed[k]) for k in feed):
-            return list(tensors)
+        if not any(a < np.ndim(v) for k, v in feed.items() for a in inputs.get(k, [])):
+            return list(tensors)  # no input has a dynamic axis
         session = make_session(add_outputs(model.proto, tensors), threads=1)
-        small_out = session.run(tensors, feed)
-        big_out = session.run(tensors, big)
+        given = session.run(tensors, feed)
     except Exception as exc:  # noqa: BLE001 - any failure keeps the graph's answer
         log.debug("Size probe not run (%s): every size-derived candidate kept.", str(exc).strip()[:200])
         return list(tensors)
-    return [t for t, a, b in zip(tensors, small_out, big_out, strict=True)
+    other = _run_resized(session, tensors, feed, inputs)
+    if other is None:
+        return list(tensors)
+    return [t for t, a, b in zip(tensors, given, other, strict=True)
             if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)]
+
+
+def _run_resized(session, tensors: list[str], feed: dict, inputs: dict[str, list[int]]) -> list | None:
+    """The candidates on the feed halved along its dynamic axes, else tiled along them; None when the model
+    runs on neither."""
+    for resize in (halved, tiled):
+        other = {k: resize(np.asarray(v), inputs.get(k, [])) for k, v in feed.items()}
+        try:
+            return session.run(tensors, other)
+        except Exception as exc:  # noqa: BLE001 - the next size, then the graph's answer
+            log.debug("Size probe at a %s size failed (%s).", resize.__name__, str(exc).strip()[:200])
+    return None
