@@ -168,9 +168,9 @@ def test_top_limits_end_to_end_units_and_executors_agree(setup):
     rec = sensitivity_sweep(model, result, data, samples=16, executor=Recording())
     with ProcessExecutor(2) as pool:
         procs = sensitivity_sweep(model, result, data, samples=16, executor=pool)
-    # every pass goes through the executor: the fragments pass (one worker: one task), the float
-    # and the QDQ activation caches, then two suffix models per unit
-    assert Recording.calls == ["run_fragments", "run_cache", "run_cache"] + ["run_suffix"] * 8
+    # every pass goes through the executor: the fragments pass (one worker: one task; its float run
+    # kept for the float activation cache), the QDQ activation cache, then two suffix models per unit
+    assert Recording.calls == ["run_fragments", "run_cache"] + ["run_suffix"] * 8
     assert full.tasks == 8
     for a, b, c in zip(full.rows, rec.rows, procs.rows, strict=True):
         assert a.node == b.node == c.node
@@ -384,6 +384,7 @@ def test_caches_split_each_models_batches_over_the_workers_qdq_first(setup, monk
     from workbench.core.analysis import sensitivity
 
     model, _recipe, result, data, _x = setup
+    monkeypatch.setattr(sensitivity, "KEEP_BYTES", 0)  # the float cache runs in this round (not kept from the pass)
     inline = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
     with ProcessExecutor(2) as pool:
         procs = sensitivity_sweep(model, result, data, samples=16, executor=pool)
@@ -413,6 +414,7 @@ def test_threads_share_each_rounds_sessions_and_the_table_is_unchanged(setup, mo
     from workbench.core.analysis.sweep_types import tensor_types
 
     model, _recipe, result, data, _x = setup
+    monkeypatch.setattr(sensitivity, "KEEP_BYTES", 0)  # the float cache runs in its round (not kept from the pass)
     inline = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
     built, ran = [], []
     real_session, real_suffix = sweep_tasks.make_session, sensitivity.run_suffix
@@ -458,6 +460,7 @@ def test_every_task_session_runs_without_an_arena_on_one_thread(setup, monkeypat
     monkeypatch.setattr(sweep_tasks, "make_session", lambda proto, **k: calls.append(k) or real(proto, **k))
     without = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
     assert without.to_json() == with_arena.to_json()
-    assert len(calls) == 4 + 8 and all(k["arena"] is False and k["threads"] == 1 for k in calls)
+    # the fragments and float sessions, the QDQ cache (the float one kept from the pass), 8 suffixes
+    assert len(calls) == 3 + 8 and all(k["arena"] is False and k["threads"] == 1 for k in calls)
     options = task_session(model.proto, optimize=True).get_session_options()
     assert not options.enable_cpu_mem_arena and options.intra_op_num_threads == 1

@@ -26,6 +26,7 @@ def _setup(tmp_path):
 
 def test_second_qdq_cache_task_warms_the_float_session(tmp_path, monkeypatch):
     model, result, data = _setup(tmp_path)
+    monkeypatch.setattr(sensitivity, "KEEP_BYTES", 0)  # the float cache runs in this round (not kept from the pass)
     inline = sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=InlineExecutor())
     seen: list[tuple[str, int, str | None]] = []
     real = sensitivity.run_cache
@@ -37,7 +38,7 @@ def test_second_qdq_cache_task_warms_the_float_session(tmp_path, monkeypatch):
     seen.clear()
     sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=ThreadExecutor(1))
     assert seen == [("q", 0, None), ("f", 0, None)]  # one run per model: nothing to build beside it
-    monkeypatch.undo()  # a process pool pickles the task functions: the real ones
+    monkeypatch.setattr(sensitivity, "run_cache", real)  # a process pool pickles the task functions: the real ones
     with ProcessExecutor(2) as pool:  # no shared sessions: each task builds its own, nothing warmed
         procs = sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=pool)
     assert procs.to_json() == inline.to_json()

@@ -1,7 +1,8 @@
 """The sweep runs the float model once for the own-error pass and the float activation cache: the float
 session outputs the fragments' inputs and whatever any unit's "only quantized" suffix reads
-(sweep_graph.side_reads), and its values serve both. With more batches than workers the cache runs the
-float model again in a session with the same outputs, so the table is the same figure for figure."""
+(sweep_graph.side_reads), and its values serve both. When they would take more memory than KEEP_BYTES
+(or the workers are other processes) the cache runs the float model again in a session with the same
+outputs, so the table is the same figure for figure."""
 
 from __future__ import annotations
 
@@ -55,11 +56,15 @@ def test_the_float_model_runs_once_and_the_table_is_that_of_a_second_run(transfo
     assert tags == ["q", "q"]  # no float cache task: its values come from the own-error pass
     tags.clear()
     inline = sensitivity_sweep(model, result, data, samples=8, executor=InlineExecutor())  # 2 batches, 1 worker
-    assert tags == ["q", "f"]
+    assert tags == ["q"]
+    tags.clear()
+    monkeypatch.setattr(sensitivity, "KEEP_BYTES", 0)  # nothing kept: the float model runs again for the cache
+    again = sensitivity_sweep(model, result, data, samples=8, executor=ThreadExecutor(2))
+    assert tags == ["q", "q", "f", "f"]
     monkeypatch.setattr(sensitivity, "run_cache", real)  # sent to worker processes
     with ProcessExecutor(2) as pool:
         procs = sensitivity_sweep(model, result, data, samples=8, executor=pool)
-    assert threads.to_json() == inline.to_json() == procs.to_json()
+    assert threads.to_json() == inline.to_json() == again.to_json() == procs.to_json()
 
 
 def test_only_quantized_figure_equals_the_whole_variant_model(transformer):

@@ -309,7 +309,7 @@ def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None,
         keep = outputs if float_run.keep else None
     sums: dict[str, float] = {}
     shared = _shared_sessions(executor)
-    tasks = [FragmentTask(sfx.proto, part, fp, shared, k, outputs, keep)
+    tasks = [FragmentTask(sfx.proto, part, fp, shared, k, outputs, keep, KEEP_BYTES)
              for k, part in enumerate(_split(feeds, _workers(executor)))]
     for part in (executor or InlineExecutor()).map(run_fragments, tasks):
         for batch, kept in part:
@@ -317,6 +317,9 @@ def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None,
                 cancel.check()
             for name, v in batch:
                 sums[name] = sums.get(name, 0.0) + v
+            if keep is not None and kept is None:  # a task over its budget: the cache runs the float model again
+                float_run.keep = keep = None
+                float_run.batches.clear()
             if keep is not None:
                 float_run.batches.append(kept)
     out = {}
@@ -331,14 +334,20 @@ def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None,
     return out
 
 
+#: bytes of float activations a fragments task may keep for the cache (:func:`keeps_float_run`)
+KEEP_BYTES = 512 << 20
+
+
 def keeps_float_run(executor, feeds: list) -> bool:
     """Whether the own-error pass keeps the float activations for the cache: on threads of this process
-    or inline (nothing to send back), with at most one batch per worker, so that what is kept is what each
-    worker held for its batch anyway (ppocrv4_rec, 8 samples, 2 threads: the float model runs once, not a
-    second time for the cache, 0.3-0.4 s CPU). More batches: the cache runs the float model again, in a
-    session with the same outputs (the same values)."""
-    local = getattr(executor, "shares_memory", False) or isinstance(executor, InlineExecutor)
-    return local and len(feeds) <= _workers(executor)
+    or inline (nothing to send back), as long as each task's kept arrays stay within :data:`KEEP_BYTES`
+    (ppocrv4_rec: 0.35 GB a batch of 4, so one batch per task: 8 samples on 2 threads, what each worker
+    held for its batch anyway). The float model then runs once, not again for the cache. Otherwise the
+    cache runs it again in a session with the same outputs: the same values, at a higher cost than a
+    session with only the cached tensors as outputs (ppocrv4_rec, 8 samples: caches round 1.5-2.0 s
+    of CPU instead of 0.7-0.8 kept, 0.9-1.1 before the float run was shared; onnxruntime keeps every
+    output of a run alive to its end)."""
+    return bool(getattr(executor, "shares_memory", False) or isinstance(executor, InlineExecutor)) and bool(feeds)
 
 
 def _workers(executor) -> int:
@@ -419,7 +428,9 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     """For every node unit: end-to-end SQNR with only it quantized and with only it left float.
 
     Cost: one pass of the float model with every unit's QDQ fragment beside it (each unit's own
-    error, ``local_db``), one pass of the float and of the QDQ model keeping activations, then for
+    error, ``local_db``; its float run keeps the activations the suffixes read, :class:`FloatRun`:
+    with more batches than workers the float model runs again for them, in a session with the same
+    outputs), one pass of the QDQ model keeping activations, then for
     the ``top`` units with the worst own error (all with None) two suffix models each (one when the
     unit's "only float" model is the QDQ model itself: its pairs are shared and its weights dequantize
     exactly, so its figure is the all-quantized one); everything
@@ -437,7 +448,7 @@ def sensitivity_sweep(model, result, data, *, samples: int | None = 8, batch_siz
     digits_transformer, 8 samples, same 32-sample calibration: "only quantized" equal for 31 of
     36 units (the others 0.5-8.7 dB apart), "only float" for 34 of 36 (about 1 dB apart).
 
-    The float and the QDQ model run once over ``samples`` samples with every activation kept;
+    The float and the QDQ model run once over ``samples`` samples with the activations kept;
     then each variant runs only the unit and what is downstream of it, reading the rest from
     those caches (:mod:`workbench.core.analysis.sweep_graph`). Its outputs are those of the whole
     variant model. All three rounds (fragments pass in runs of batches, the two caches in runs of

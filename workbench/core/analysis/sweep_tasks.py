@@ -133,7 +133,8 @@ class FragmentTask:
     threads); ``index``: the task's number in its round (an odd one builds the float session first,
     an even one the fragments', so two threads build the two side by side). ``float_outputs``: the
     tensors the float session outputs (:func:`float_session`; at least the fragments' float inputs);
-    ``keep``: tensors of them to return per batch (the float activation cache, taken from this run)."""
+    ``keep``: tensors of them to return per batch (the float activation cache, taken from this run), as
+    long as the task's kept arrays stay within ``keep_bytes``."""
 
     model: onnx.ModelProto  # pickles as its serialized bytes
     feeds: list[dict[str, np.ndarray]]
@@ -142,6 +143,7 @@ class FragmentTask:
     index: int = 0
     float_outputs: list[str] | None = None
     keep: list[str] | None = None
+    keep_bytes: int = 0
 
 
 def float_session(float_model: onnx.ModelProto, outputs: list[str]):
@@ -152,9 +154,10 @@ def float_session(float_model: onnx.ModelProto, outputs: list[str]):
     return task_session(add_outputs(float_model, outputs), optimize=True)
 
 
-def run_fragments(task: FragmentTask) -> list[tuple[list[tuple[str, float]], dict[str, np.ndarray]]]:
+def run_fragments(task: FragmentTask) -> list[tuple[list[tuple[str, float]], dict[str, np.ndarray] | None]]:
     """Per batch: ``([(output name, value), ...] of the fragments model in session order, {tensor:
-    value} of ``task.keep``)``."""
+    value} of ``task.keep``)``; None for every batch instead of the values once they would hold more
+    than ``task.keep_bytes`` (the caller then runs the float model again for them)."""
     reads = [i.name for i in task.model.graph.input]  # the session's inputs (the model has no initializer among them)
     graph_inputs = {i.name for i in task.float_model.graph.input}
     fetch = [x for x in reads if x not in graph_inputs]
@@ -167,14 +170,19 @@ def run_fragments(task: FragmentTask) -> list[tuple[list[tuple[str, float]], dic
              for key in (("float", "fragments") if task.index % 2 else ("fragments", "float"))}
     sess, source = built["fragments"], built["float"]
     names = [o.name for o in sess.get_outputs()]
-    out = []
+    out, kept, held = [], [], 0
     for feed in task.feeds:
         values = dict(feed)
         if source is not None:
             values.update(zip(run, source.run(run, feed), strict=True))
         got = sess.run(names, {x: values[x] for x in reads})
-        out.append(([(name, float(v)) for name, v in zip(names, got, strict=True)], {x: values[x] for x in keep}))
-    return out
+        out.append([(name, float(v)) for name, v in zip(names, got, strict=True)])
+        if keep and kept is not None:
+            kept.append({x: values[x] for x in keep})
+            held += sum(np.asarray(v).nbytes for v in kept[-1].values())
+            if held > task.keep_bytes:
+                kept = None  # over the budget: nothing kept
+    return [(sums, kept[b] if kept else None) for b, sums in enumerate(out)]
 
 
 @dataclass
