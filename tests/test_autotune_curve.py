@@ -208,6 +208,30 @@ def test_the_walk_ends_on_its_cheapest_point_on_target_even_with_later_path_poin
     assert [p.accepted for p in walked] == [s.accepted for s in w.steps] == [True, True, True, False, False]
 
 
+def test_with_measured_latency_the_walk_ends_on_a_point_of_its_front():
+    """autotune --latency: the front ranks points by measured latency, not BOPs, so the walk's pick must
+    too. digits_transformer at 45 dB (2026-12-05): trials 27 and 31 had the same weight bytes, 27 scored
+    45.1302 dB at 1.40x float's latency and 0.0805 GBOPs, 31 45.1219 dB at 1.44x and 0.0795 GBOPs; the
+    walk ended on 31 (fewer BOPs), which 27 dominates, so the tuned recipe was not on the printed front."""
+    from workbench.core.tuning.front import pareto_indices
+
+    metrics = [33.4, 45.1302, 45.1219]
+    bops = [9, 805, 795]
+    latency = [1.25, 1.40, 1.44]
+    levels = [{}, {"a": "float", "b": "int16"}, {"a": "float"}]
+    w = Walk([Step(lv, m, True) for lv, m in zip(levels, metrics, strict=True)])
+    walked = [CurvePoint(len(lv), m, 1.0, 533 if i else 165, b, levels=lv, accepted=True, trial=i, latency=t)
+              for i, (lv, m, b, t) in enumerate(zip(levels, metrics, bops, latency, strict=True))]
+    _cheapest_on_target(walked, w, 45.0)
+    assert w.final is w.steps[1] and [p.accepted for p in walked] == [True, True, False]
+    assert pareto_indices(walked) == [0, 1]  # trial 2 is dominated by trial 1: the pick is on the front
+    for p in walked:  # without measured latency the BOPs decide, as before
+        p.latency, p.accepted = None, True
+    w = Walk([Step(lv, m, True) for lv, m in zip(levels, metrics, strict=True)])
+    _cheapest_on_target(walked, w, 45.0)
+    assert w.final is w.steps[2] and 2 in pareto_indices(walked)
+
+
 def test_long_names_are_cut_from_the_middle():
     from workbench.cli import _middle
 

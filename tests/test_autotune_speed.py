@@ -85,6 +85,21 @@ def test_a_tiny_float_model_times_the_pick_only(monkeypatch):
                "quantization does not pay at this size" in n for n in res.notes), res.notes
 
 
+def test_a_tiny_float_model_with_latency_names_the_points_it_timed(monkeypatch):
+    """With --latency every point of the curve was timed, so the tiny-model warning names them instead of
+    saying they were not (digits_transformer at 45 dB, 2026-12-05: 'other points within target were not
+    timed' under a curve of 33 timed points, 12 of them within target at 1.09-1.49x)."""
+    timed = fake_latency(monkeypatch, [1.10 + 0.05 * i for i in range(30)], float_s=0.1e-3)  # one each
+    res = _run(speed_check=True, latency=True)
+    on = [p for p in res.curve if p.metric >= TARGET]
+    assert len(on) >= 2 and all(p.latency is not None for p in res.curve) and len(timed) == len(res.curve) + 1
+    ratios = sorted(p.latency for p in on)
+    note, = (n for n in res.notes if n.startswith("warning: the tuned model runs at"))
+    assert note.endswith(f"quantization does not pay at this size (--latency timed the {len(on)} points within "
+                         f"target on the curve: {ratios[0]:.2f}-{ratios[-1]:.2f}x float's)"), note
+    assert "not timed" not in note
+
+
 def test_without_speed_check_nothing_is_timed(monkeypatch):
     timed = fake_latency(monkeypatch, [1.0])
     res = _run()

@@ -31,7 +31,7 @@ Procedure (one calibration, then only quantize + evaluate runs, each reusing the
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,7 +63,7 @@ from workbench.core.recipe.recipe import Recipe
 from workbench.core.recipe.spec import NodeSettings, PartialSpec
 from workbench.core.runtime.latency import LatencyComparison, compare
 from workbench.core.runtime.session import make_session
-from workbench.core.tuning.front import pareto_indices
+from workbench.core.tuning.front import front_cost, pareto_indices
 from workbench.core.tuning.resolution import MetricResolution, Score, below_resolution, measure_resolution
 from workbench.core.tuning.smoothing import SmoothedTrials, without_smoothing
 from workbench.core.tuning.speed import SpeedCheck, check_speed
@@ -508,7 +508,7 @@ def autotune(model, recipe: Recipe, *, data: Any, eval_data: Any, metric: str | 
             except Exception as exc:  # an optional measurement: onnxruntime raises its own Exception subclasses
                 notes = notes + [f"latency not measured ({str(exc).splitlines()[0][:200]}); the pick is kept"]
             else:
-                notes = notes + _speed_notes(speed, final)
+                notes = notes + _speed_notes(speed, final, on)
                 final, levels = speed.pick, dict(speed.pick.levels)
         tuned = apply_levels(recipe, levels)
         res, res_after, m_after = base, res_m, final.metric
@@ -602,10 +602,11 @@ def _fresh_notes(pick: CurvePoint, written: float, min_score: float) -> list[str
             f"earlier trials, scored {fmt_metric(pick.metric)}"]
 
 
-def _speed_notes(speed: SpeedCheck, pick: CurvePoint) -> list[str]:
+def _speed_notes(speed: SpeedCheck, pick: CurvePoint, on_target: Sequence[CurvePoint] = ()) -> list[str]:
     """What :func:`check_speed` found, one line: the tuned model's latency against float, the faster point
     chosen instead of the cheapest on target, or a ``warning:`` that nothing within target was faster, with
-    what to try."""
+    what to try. ``on_target``: the curve's points within target, whose ``latency`` ``--latency`` measured
+    (a tiny model's warning names their range instead of saying they were not timed)."""
     lat = speed.latency
     ms = f"{lat.timed_quant_s * 1e3:.2f} ms against float's {lat.timed_float_s * 1e3:.2f} ms, 1 thread, the first eval row"
     if speed.faster and speed.pick is pick:
@@ -613,7 +614,7 @@ def _speed_notes(speed: SpeedCheck, pick: CurvePoint) -> list[str]:
     if speed.small:
         return [f"warning: the tuned model runs at {lat.ratio:.2f}x float's latency ({ms}): under "
                 f"{MIN_FLOAT_S * 1e3:.1f} ms per float run the input Q and output DQ alone outweigh 8-bit kernels, "
-                "so quantization does not pay at this size (other points within target were not timed)"]
+                f"so quantization does not pay at this size ({_others_timed(on_target)})"]
     first = speed.tried[0][1]
     if speed.faster:
         return [f"latency: trial {pick.trial}, the cheapest point within target, measured {first.ratio:.2f}x float's, "
@@ -632,6 +633,16 @@ def _speed_notes(speed: SpeedCheck, pick: CurvePoint) -> list[str]:
             "a lower target, or keep the float model")
     return [f"warning: target met, but the tuned model is NOT faster than float: {lat.ratio:.2f}x float's latency "
             f"({ms}){searched}. {hint[0].upper()}{hint[1:]}"]
+
+
+def _others_timed(on_target: Sequence[CurvePoint]) -> str:
+    """'other points within target were not timed', or, when ``--latency`` timed them on the curve, how many
+    and their range of latency ratios (quantized / float)."""
+    ratios = sorted(p.latency for p in on_target if p.latency is not None)
+    if not ratios:
+        return "other points within target were not timed"
+    span = f"{ratios[0]:.2f}x" if f"{ratios[0]:.2f}" == f"{ratios[-1]:.2f}" else f"{ratios[0]:.2f}-{ratios[-1]:.2f}x"
+    return f"--latency timed the {count(len(ratios), 'point')} within target on the curve: {span} float's"
 
 
 #: Built-in metrics that compare with the float model's outputs, so the float model scores the most.
@@ -664,15 +675,16 @@ def check_target(metric: str | Score, min_score: float, m_float: float) -> list[
 
 def _cheapest_on_target(walked: list[CurvePoint], w, min_score: float) -> None:
     """Make the walk end on its cheapest point that meets the target -- smallest weight bytes, then
-    BOPs, then the best metric, then the fewest units promoted -- so the chosen recipe is on the
-    Pareto front (the bisection of the last group counts units, which bytes and BOPs may not tell
-    apart). Every such point is above every earlier path point, so the path stays monotone. The path
-    ends there: the walk's last point and every point after the pick leave it (settling may have
-    accepted several points on target after the cheapest one)."""
+    the front's cost (the measured latency with ``latency=True``, else BOPs), then the best metric,
+    then the fewest units promoted -- so the chosen recipe is on the Pareto front (the bisection of the
+    last group counts units, which bytes and BOPs may not tell apart). Every such point is above every
+    earlier path point, so the path stays monotone. The path ends there: the walk's last point and every
+    point after the pick leave it (settling may have accepted several points on target after the
+    cheapest one)."""
     on = [i for i, p in enumerate(walked) if p.metric >= min_score]
     if not on:
         return
-    pick = min(on, key=lambda i: (walked[i].weight_bytes or 0, walked[i].bops or 0, -walked[i].metric,
+    pick = min(on, key=lambda i: (walked[i].weight_bytes or 0, front_cost(walked[i]) or 0, -walked[i].metric,
                                   walked[i].promoted))
     last = max(i for i, p in enumerate(walked) if p.accepted)
     if pick != last:

@@ -19,11 +19,17 @@ class Costed(Protocol):
     bops: int | None
 
 
+def front_cost(p: Costed) -> float | None:
+    """The front's cost axis besides weight bytes: the measured latency ratio (quantized / float) when the
+    point has one, else its BOPs; None when neither is known."""
+    latency = getattr(p, "latency", None)
+    return latency if latency is not None else p.bops
+
+
 def _key(p: Costed) -> tuple[float, float, float]:
     m = p.metric if p.metric == p.metric else float("-inf")
     inf = float("inf")
-    latency = getattr(p, "latency", None)
-    cost = latency if latency is not None else p.bops
+    cost = front_cost(p)
     return (-m, inf if p.weight_bytes is None else p.weight_bytes, inf if cost is None else cost)
 
 
