@@ -56,6 +56,7 @@ _LAZY: dict[str, str] = {
     "Granularity": "workbench.core.recipe.spec",
     "OBSERVERS": "workbench.core.recipe.spec",
     "ROLES": "workbench.core.recipe.spec",
+    "unapplied_choice": "workbench.core.recipe.checks",
     "PRESETS": "workbench.core.recipe.presets",
     "get_preset": "workbench.core.recipe.presets",
     "cpu_needs_reduce_range": "workbench.core.recipe.hardware",

@@ -5,8 +5,11 @@ For one or many selected nodes it shows the roles that can take effect on them (
 none at all on a Reshape, which reuses its input's scale), each role's effective spec and where it came from
 (``preset cpu-u8s8``, ``rule op_type=Conv``, ``override``). A field whose value differs across the
 selection shows blank (combo) or partially checked (check box). Editing a field sets it in the
-overrides of every selected node as one undoable command. Invalid combinations (per_block
-activations, reduce_range on 16 bits, ...) are shown in red under the fields, never raised.
+overrides of every selected node as one undoable command. Choices the plan would not apply as written, which
+a recipe file may not hold (:func:`~workbench.core.api.unapplied_choice`: per_channel / per_block / MX activations
+of a static preset, per_block with an observer that computes no per-block ranges), are greyed in their combo box,
+the reason in its tooltip, so a project or recipe saved from the app loads in the CLI. Invalid combinations
+(reduce_range on 16 bits, ...) are shown in red under the fields, never raised.
 
 A file shown in a tab of its own (View > Open Exported Model) is not the recipe: while such a tab
 is shown, :meth:`Inspector.show_file` puts the inspector in a read-only mode for that file's
@@ -53,6 +56,7 @@ from workbench.core.api import (
     ResolvedNode,
     input_reads,
     node_roles,
+    unapplied_choice,
 )
 from workbench.core.wording import count
 from workbench.qt import commands
@@ -232,10 +236,11 @@ class RoleEditor(QGroupBox):
         if not self._updating:
             self.edited.emit(self.role, field, value)
 
-    def show_resolved(self, resolved: list[ResolvedNode], rank: int = 0) -> None:
+    def show_resolved(self, resolved: list[ResolvedNode], rank: int = 0, *, static: bool = True) -> None:
         """Fill the editors from the resolved settings of the selected nodes; ``rank`` > 0 limits the
         axis to ``-rank .. rank - 1`` (the lowest rank of the selection's weights), so an axis the
-        planner would refuse cannot be entered (one it holds already stays shown)."""
+        planner would refuse cannot be entered (one it holds already stays shown). ``static``: the recipe's
+        preset quantizes activations ahead of time (:meth:`_offer`)."""
         self._updating = True
         try:
             specs = [getattr(r.config, self.role) for r in resolved]
@@ -252,6 +257,7 @@ class RoleEditor(QGroupBox):
             self._set_combo(self.dtype, [s.dtype for s in live])
             self._set_combo(self.granularity, [s.granularity.value for s in live])
             self._set_combo(self.observer, [s.observer for s in live])
+            self._offer([s.granularity.value for s in live], [s.observer for s in live], static)
             self._set_check(self.symmetric, [s.symmetric for s in live])
             self._set_check(self.reduce_range, [s.reduce_range for s in live])
             self._set_check(self.power_of_two, [s.power_of_two for s in live])
@@ -264,6 +270,18 @@ class RoleEditor(QGroupBox):
             self.block_size.setValue(block if same and block else 0)
         finally:
             self._updating = False
+
+    def _offer(self, granularities: list[str], observers: list[str], static: bool) -> None:
+        """Grey the dtype, granularity and observer choices the plan would not apply as written for specs holding
+        ``granularities`` and ``observers`` (:func:`~workbench.core.api.unapplied_choice`), the reason in the
+        item's tooltip; a greyed value the selection holds already stays shown."""
+        for combo, name in ((self.dtype, "dtype"), (self.granularity, "granularity"), (self.observer, "observer")):
+            model = combo.model()
+            for i in range(combo.count()):
+                why = unapplied_choice(self.role, name, combo.itemText(i), static=static,
+                                       granularities=granularities, observers=observers)
+                model.item(i).setEnabled(why is None)
+                combo.setItemData(i, f"Not offered: {why}." if why else None, Qt.ItemDataRole.ToolTipRole)
 
     def show_reads(self, text: str) -> None:
         """The "reads" row (activation only): ``text`` from :func:`reads_text` ("" hides it)."""
@@ -561,10 +579,11 @@ class Inspector(QWidget):
         notes = weight_notes(no_weight) + notes
         shown = {role for roles in self.node_roles.values() for role in roles}
         excluded = [r for r in resolved if r.excluded]
+        static = self.doc.recipe.preset_obj().mode == "static"
         for role, editor in self.roles.items():
             editor.setVisible(role in shown)
             editor.show_resolved([r for r in resolved if role in self.node_roles[r.node]],
-                                 rank=min(ranks, default=0) if role == "weight" else 0)
+                                 rank=min(ranks, default=0) if role == "weight" else 0, static=static)
             editor.setEnabled(bool(resolved) and len(excluded) < len(resolved))
             if excluded and len(excluded) == len(resolved):
                 editor.source.setText("excluded: kept in float (these apply if it is quantized again)")

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.core.api import PRESETS, RECIPE_DTYPES, NodeSettings, Rule
+from workbench.core.api import PRESETS, RECIPE_DTYPES, NodeSettings, Rule, unapplied_choice
 from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
@@ -174,6 +174,7 @@ class RecipePanel(QWidget):
             self._updating = False
         preset = PRESETS.get(recipe.preset)
         self.description.setText(preset.description if preset else "")
+        self._offer_activation_dtypes(preset is not None and preset.mode == "static")
         self.rules.clear()
         for rule in recipe.rules:
             self.rules.addItem(rule_text(rule))
@@ -203,6 +204,18 @@ class RecipePanel(QWidget):
             self.summary.setText(f"<span style='color:#c62828'>{self.doc.plan_error}</span>")
         else:
             self.summary.setText("")
+
+    def _offer_activation_dtypes(self, static: bool) -> None:
+        """Grey the new rule's activation dtypes a ``static`` preset would not apply as written (MX formats:
+        :func:`~workbench.core.api.unapplied_choice`), the reason in the item's tooltip."""
+        model = self.act_dtype.model()
+        for i in range(self.act_dtype.count()):
+            why = unapplied_choice("activation", "dtype", self.act_dtype.itemText(i), static=static,
+                                   granularities=[], observers=[])
+            model.item(i).setEnabled(why is None)
+            self.act_dtype.setItemData(i, f"Not offered: {why}." if why else None, Qt.ItemDataRole.ToolTipRole)
+        if not model.item(self.act_dtype.currentIndex()).isEnabled():
+            self.act_dtype.setCurrentIndex(0)  # the preset changed to a static one: inherit
 
     @guarded
     def _on_preset(self, name: str) -> None:

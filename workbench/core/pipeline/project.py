@@ -436,10 +436,9 @@ def _invalid_field(path: Path, doc: dict, errors: list[dict]) -> ProjectError:
     loc = first["loc"]
     if loc and loc[0] == "recipe" and isinstance(doc.get("recipe"), dict):
         try:
-            Recipe.from_json(json.dumps(doc["recipe"]), source=str(path))
+            Recipe.from_json(json.dumps(doc["recipe"]), source=str(path), unapplied=True)
         except RecipeError as exc:
-            return ProjectError(exc.message.replace(": invalid recipe at ", ": invalid project field recipe.", 1)
-                                .replace(": invalid recipe: ", ": invalid project field recipe: ", 1), hint=exc.hint)
+            return _recipe_field_error(exc)
     where = ".".join(str(p) for p in loc)
     import difflib  # only for a misspelt name
 
@@ -455,6 +454,13 @@ def _invalid_field(path: Path, doc: dict, errors: list[dict]) -> ProjectError:
         msg = first["msg"].removeprefix("Value error, ").rstrip(".")  # pydantic's prefix on our validators' text
     return ProjectError(f"{path}: invalid project field {where}: {msg}.",
                         hint="Fix the field or re-save the project from Workbench.")
+
+
+def _recipe_field_error(exc: RecipeError) -> ProjectError:
+    """A project's recipe error as a recipe file's (``P: invalid recipe at rules.0...``), its field named as the
+    project's (``P: invalid project field recipe.rules.0...``), with the same hint."""
+    return ProjectError(exc.message.replace(": invalid recipe at ", ": invalid project field recipe.", 1)
+                        .replace(": invalid recipe: ", ": invalid project field recipe: ", 1), hint=exc.hint)
 
 
 def _misspelt_missing(doc: dict, errors: list[dict]) -> dict | None:
@@ -517,8 +523,11 @@ def load_project(path: str | Path, *, check_model: bool = True, model_path: str 
     Raises
     ------
     ProjectError
-        Unreadable or malformed JSON, a newer schema, a model file that moved or whose sha256
-        changed (the message names the file, the field and the paths tried, and says what to do).
+        Unreadable or malformed JSON, a newer schema, a recipe a recipe file may not hold (as
+        :func:`workbench.core.api.load_recipe` refuses it: settings that do not fit together, activation settings a
+        static plan does not apply as written, per_block with an observer that computes no per-block ranges), a
+        model file that moved or whose sha256 changed (the message names the file, the field and the paths tried,
+        and says what to do).
     """
     path = Path(path)
     try:
@@ -548,6 +557,10 @@ def load_project(path: str | Path, *, check_model: bool = True, model_path: str 
         project = Project.model_validate(doc)
     except ValidationError as exc:
         raise _invalid_field(path, doc, exc.errors()) from None
+    try:  # what a recipe file may not hold (api.load_recipe: the CLI's --recipe), a project may not either
+        project.recipe.check_fits(source=str(path), unapplied=True)
+    except RecipeError as exc:
+        raise _recipe_field_error(exc) from None
     resolve_files(project, path)
     if check_model or model_path is not None:
         check_project_model(project, path, model_path)

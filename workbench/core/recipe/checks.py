@@ -40,6 +40,46 @@ class Granularity(StrEnum):
     per_block = "per_block"
 
 
+#: what a static plan does with activations of the other granularities than per_tensor
+#: (``planning.plan._activation_spec``): a recipe file may not ask for them (``recipe.conflicts``)
+UNAPPLIED_ACTIVATION_GRANULARITY = {
+    Granularity.per_channel: "per_channel activations do not fuse into integer kernels: the plan would quantize "
+                             "them per_tensor",
+    Granularity.per_block: "per_block activations are not supported by QDQ runtimes: the plan would leave them float"}
+
+
+def mx_activation_problem(dtype: str) -> str:
+    """Why a static plan leaves activations of the MX dtype ``dtype`` float (an MX format needs per_block)."""
+    return (f"{dtype} is an MX block format, and per_block activations are not supported by QDQ runtimes "
+            "(the plan would leave them float)")
+
+
+def block_observer_problem(observer: str) -> str:
+    """Why per_block settings with ``observer`` (not in :data:`BLOCK_OBSERVERS`) are not applied as written."""
+    return f"the {observer} observer computes no per_block ranges (calibration would use minmax instead)"
+
+
+def unapplied_choice(role: str, field: str, value: str, *, static: bool, granularities: list[str],
+                     observers: list[str]) -> str | None:
+    """Why setting ``field`` (dtype, granularity or observer) of ``role`` to ``value`` would give settings a recipe
+    file may not hold (the checks ``recipe.conflicts.first_conflict`` makes with ``unapplied``), for an editor of
+    specs holding ``granularities`` and ``observers`` (several for several nodes; an editor offers the choices this
+    returns None for). ``static``: the recipe's preset quantizes activations ahead of time. The reason is a
+    sentence without a final period; None when the choice is applied as written."""
+    if static and role == "activation":
+        if field == "dtype" and value in MX_DTYPES:
+            return mx_activation_problem(value)
+        if field == "granularity" and value in UNAPPLIED_ACTIVATION_GRANULARITY:
+            return UNAPPLIED_ACTIVATION_GRANULARITY[Granularity(value)]
+    if field == "granularity" and value == Granularity.per_block:
+        held = next((o for o in observers if o not in BLOCK_OBSERVERS), None)
+        if held is not None:
+            return f"{block_observer_problem(held)}: set the observer to {BLOCK_OBSERVERS[0]} first"
+    if field == "observer" and value not in BLOCK_OBSERVERS and Granularity.per_block in granularities:
+        return f"{block_observer_problem(value)}: per_block settings take {BLOCK_OBSERVERS[0]}"
+    return None
+
+
 class PlanMode(StrEnum):
     """How a recipe quantizes: calibrated static QDQ, dynamic (activations at run time), weight-only."""
 

@@ -23,8 +23,11 @@ from workbench.core.recipe.checks import (
     MX_DTYPES,
     OBSERVER_READS,
     ROLES,
+    UNAPPLIED_ACTIVATION_GRANULARITY,
     Granularity,
+    block_observer_problem,
     inherited_observer_reads,
+    mx_activation_problem,
     spec_conflict,
 )
 
@@ -156,19 +159,15 @@ def _activation_grid(base: Any, part: Any, origin: dict[str, str]) -> tuple[str,
     granularity, dtype = Granularity(merged["granularity"]), merged["dtype"]
     if dtype in MX_DTYPES:
         field = "dtype" if "dtype" in changes else next(f for f in _FIELDS if f in changes)
-        return (field, f"{dtype} is an MX block format, and per_block activations are not supported by QDQ runtimes "
-                       f"(the plan would leave them float)" + ("" if field == "dtype" else
-                                                             f"; dtype {dtype} comes from {origin['dtype']}"),
+        return (field, mx_activation_problem(dtype) + ("" if field == "dtype" else
+                                                      f"; dtype {dtype} comes from {origin['dtype']}"),
                 'use an integer or float8 dtype for activations (e.g. "uint8"), per_tensor; MX formats are for weights')
-    if granularity == Granularity.per_tensor:
+    if granularity not in UNAPPLIED_ACTIVATION_GRANULARITY:
         return None
     field = "granularity" if "granularity" in changes else next(f for f in _FIELDS if f in changes)
     inherited = "" if field == "granularity" else f" (granularity {granularity.value} comes from {origin['granularity']})"
-    if granularity == Granularity.per_block:
-        return (field, f"per_block activations are not supported by QDQ runtimes: the plan would leave them float{inherited}",
-                'use "granularity": "per_tensor" without "block_size"')
-    return (field, f"per_channel activations do not fuse into integer kernels: the plan would quantize them per_tensor"
-                   f"{inherited}", 'use "granularity": "per_tensor"')
+    fix = ' without "block_size"' if granularity == Granularity.per_block else ""
+    return (field, f"{UNAPPLIED_ACTIVATION_GRANULARITY[granularity]}{inherited}", f'use "granularity": "per_tensor"{fix}')
 
 
 def _block_observer(base: Any, part: Any, origin: dict[str, str]) -> tuple[str, str, str] | None:
@@ -181,8 +180,8 @@ def _block_observer(base: Any, part: Any, origin: dict[str, str]) -> tuple[str, 
         return None
     observer = merged["observer"]
     if "observer" in changes:
-        return ("observer", f"the {observer} observer computes no per_block ranges (calibration would use minmax "
-                            "instead)", 'use "observer": "minmax" for per_block settings, or remove it')
+        return ("observer", block_observer_problem(observer),
+                'use "observer": "minmax" for per_block settings, or remove it')
     field = next(f for f in ("granularity", "block_size", "dtype", "reduce_range") if f in changes)
     return (field, f"the {observer} observer (from {origin['observer']}) computes no per_block ranges (calibration "
                    "would use minmax instead)", 'add "observer": "minmax" next to it')

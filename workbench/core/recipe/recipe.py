@@ -189,12 +189,24 @@ class Recipe(Record):
             at = f" at {where}" if where else ""  # a check across fields names its fields in msg
             raise RecipeError(f"{source}: invalid recipe{at}: {msg}{more}.",
                               hint="Fix that field (see README, 'Recipes').") from None
-        conflict = first_conflict(recipe, unapplied=unapplied)
+        recipe.check_fits(source=source, unapplied=unapplied)
+        return recipe
+
+    def check_fits(self, *, source: str = "recipe", unapplied: bool = False) -> None:
+        """Refuse a rule or override whose fields do not fit together on the preset's spec
+        (:func:`~workbench.core.recipe.conflicts.first_conflict`); ``unapplied`` as in :meth:`from_json`.
+
+        Raises
+        ------
+        RecipeError
+            ``"{source}: invalid recipe at {where}: {problem}."``, naming the rule's index, matcher, role and field,
+            with what to write in the hint.
+        """
+        conflict = first_conflict(self, unapplied=unapplied)
         if conflict is not None:
             where, problem, fix = conflict
             raise RecipeError(f"{source}: invalid recipe at {where}: {problem}.",
                               hint=f"{fix[0].upper()}{fix[1:]} (see README, 'Recipes').")
-        return recipe
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=2, exclude_defaults=True)
