@@ -312,7 +312,8 @@ class LegendOverlay(QFrame):
         self._columns = False  # rows past COLUMN_ROWS in two columns (op types, dtypes; not a picture)
         self._cuttable = False  # op types past MIN_OPS may go into the "more" line for room
         self._op_rows: list[tuple[str, QColor]] = []  # every op type of the op colour mode, most frequent first
-        #: how many op types the rows show (the rest: the "N more op types" line)
+        #: how many op types the rows show (the rest: the "N more op types" line); with every op type listed
+        #: (all_ops), how many a click on "hide the N less frequent op types" leaves
         self.op_limit = MAX_OPS
         #: True while the notes are left out for want of height (they are in the title's tooltip)
         self.notes_left_out = False
@@ -403,7 +404,7 @@ class LegendOverlay(QFrame):
             mode = self.canvas.color_mode()
             self._op_rows = _op_rows(self.canvas) if mode == "op" else []
             self._columns = mode in ("op", "dtype") and not self.picture
-            self._cuttable = mode == "op" and not (self.all_ops or self.picture)
+            self._cuttable = mode == "op" and not self.picture
             self._rows = [swatch_html(c, label, self.colors.swatch_outline) for label, c in rows]
             self._notes = list(notes)
             self._fill()
@@ -451,9 +452,32 @@ class LegendOverlay(QFrame):
         legend would run past the bottom of the canvas's viewport or cover more than :data:`MAX_SHARE` of it, the
         notes are left out (into the title's tooltip; under the Sensitivity dock of a 1024 x 700 window the
         viewport is about 180 px high, and the sensitivity legend's notes were cut mid-line at its bottom edge),
-        then the less frequent op types go into the "N more op types" line, down to :data:`MIN_OPS`."""
-        rows, notes = self._rows, self._notes
-        self.op_limit = len(rows) if self._cuttable else MAX_OPS
+        then the less frequent op types go into the "N more op types" line, down to :data:`MIN_OPS`. With every op
+        type listed (:attr:`all_ops`), :attr:`op_limit` is what the compact legend would show at this size, so the
+        "hide the N less frequent op types" line names the N a click hides (it counted those past :data:`MAX_OPS`:
+        "hide the 6" on a legend that then showed 8 of 20)."""
+        if self._cuttable and self.all_ops:
+            compact = [swatch_html(c, label, self.colors.swatch_outline) for label, c in self._op_rows[:MAX_OPS]]
+            self.all_ops = False  # the legend as a click on the line leaves it, with its "N more" line
+            try:
+                limit = self._shrink(compact, cut=True)
+            finally:
+                self.all_ops = True
+            self.op_limit = limit  # the "hide the N" line sized with the rows, its N those past the compact ones
+            self._shrink(self._rows, cut=False)
+        else:
+            self._shrink(self._rows, cut=self._cuttable)
+        if self._title:
+            tip = self.title.toolTip().split("\n\n")[0]
+            self.title.setToolTip("\n\n".join([tip, *self._notes]) if self.notes_left_out else tip)
+
+    def _shrink(self, rows: list[str], *, cut: bool) -> int:
+        """Put ``rows`` (HTML) and the notes in the label; while live, leave the notes out where the legend is too
+        big (:meth:`_too_big`), and with ``cut`` then the op types past :data:`MIN_OPS` one by one. Returns (and
+        sets as :attr:`op_limit`) how many op types the rows show with ``cut``; without, :attr:`op_limit` is kept
+        while every op type is listed (what a click leaves, :meth:`_fill`), else :data:`MAX_OPS`."""
+        notes = self._notes
+        self.op_limit = len(rows) if cut else self.op_limit if self.all_ops and self._cuttable else MAX_OPS
         self.label.setText(self._compose(rows, notes))
         self._refresh_more()
         self.notes_left_out = False
@@ -461,14 +485,12 @@ class LegendOverlay(QFrame):
         if live and notes and self._too_big():
             self.label.setText(self._compose(rows, []))
             self.notes_left_out = True
-        if live and self._cuttable:
+        if live and cut:
             while self.op_limit > MIN_OPS and self._too_big():
                 self.op_limit -= 1
                 self.label.setText(self._compose(rows[:self.op_limit], [] if self.notes_left_out else notes))
                 self._refresh_more()
-        if self._title:
-            tip = self.title.toolTip().split("\n\n")[0]
-            self.title.setToolTip("\n\n".join([tip, *notes]) if self.notes_left_out else tip)
+        return self.op_limit
 
     def _refresh_more(self) -> None:
         """The "N more op types" line: shown in the op colour mode when there are more op types than the rows
@@ -491,7 +513,7 @@ class LegendOverlay(QFrame):
             self.refresh()
 
     def toggle_all_ops(self) -> None:
-        """A click on the "more op types" line: list every op type, or the first :data:`MAX_OPS` again."""
+        """A click on the "more op types" line: list every op type, or the compact legend's again (:meth:`_fill`)."""
         self.all_ops = not self.all_ops
         self.refresh()
 
