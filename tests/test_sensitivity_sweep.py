@@ -384,7 +384,7 @@ def test_caches_split_each_models_batches_over_the_workers_qdq_first(setup, monk
     from workbench.core.analysis import sensitivity
 
     model, _recipe, result, data, _x = setup
-    monkeypatch.setattr(sensitivity, "KEEP_BYTES", 0)  # the float cache runs in this round (not kept from the pass)
+    monkeypatch.setattr(sensitivity, "keeps_float_run", lambda *a: False)  # the float cache runs in this round
     inline = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
     with ProcessExecutor(2) as pool:
         procs = sensitivity_sweep(model, result, data, samples=16, executor=pool)
@@ -414,7 +414,7 @@ def test_threads_share_each_rounds_sessions_and_the_table_is_unchanged(setup, mo
     from workbench.core.analysis.sweep_types import tensor_types
 
     model, _recipe, result, data, _x = setup
-    monkeypatch.setattr(sensitivity, "KEEP_BYTES", 0)  # the float cache runs in its round (not kept from the pass)
+    monkeypatch.setattr(sensitivity, "keeps_float_run", lambda *a: False)  # the float cache runs in its round
     inline = sensitivity_sweep(model, result, data, samples=16, executor=InlineExecutor())
     built, ran = [], []
     real_session, real_suffix = sweep_tasks.make_session, sensitivity.run_suffix

@@ -26,7 +26,7 @@ def _setup(tmp_path):
 
 def test_second_qdq_cache_task_warms_the_float_session(tmp_path, monkeypatch):
     model, result, data = _setup(tmp_path)
-    monkeypatch.setattr(sensitivity, "KEEP_BYTES", 0)  # the float cache runs in this round (not kept from the pass)
+    monkeypatch.setattr(sensitivity, "keeps_float_run", lambda *a: False)  # the float cache runs in this round
     inline = sensitivity_sweep(model, result, data, samples=16, batch_size=4, executor=InlineExecutor())
     seen: list[tuple[str, int, str | None]] = []
     real = sensitivity.run_cache

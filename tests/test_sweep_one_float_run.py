@@ -1,8 +1,8 @@
 """The sweep runs the float model once for the own-error pass and the float activation cache: the float
 session outputs the fragments' inputs and whatever any unit's "only quantized" suffix reads
-(sweep_graph.side_reads), and its values serve both. When they would take more memory than KEEP_BYTES
-(or the workers are other processes) the cache runs the float model again in a session with the same
-outputs, so the table is the same figure for figure."""
+(sweep_graph.side_reads), and its values serve both. When a task's second batch would take them over
+KEEP_BYTES (or the workers are other processes) the cache runs the float model again in a session with
+the same outputs, so the table is the same figure for figure."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_the_float_model_runs_once_and_the_table_is_that_of_a_second_run(transfo
     inline = sensitivity_sweep(model, result, data, samples=8, executor=InlineExecutor())  # 2 batches, 1 worker
     assert tags == ["q"]
     tags.clear()
-    monkeypatch.setattr(sensitivity, "KEEP_BYTES", 0)  # nothing kept: the float model runs again for the cache
+    monkeypatch.setattr(sensitivity, "keeps_float_run", lambda *a: False)  # the float model runs again for the cache
     again = sensitivity_sweep(model, result, data, samples=8, executor=ThreadExecutor(2))
     assert tags == ["q", "q", "f", "f"]
     monkeypatch.setattr(sensitivity, "run_cache", real)  # sent to worker processes
@@ -88,3 +88,20 @@ def test_only_quantized_figure_equals_the_whole_variant_model(transformer):
     row = next(r for r in sweep.rows if r.node == node)
     assert whole == pytest.approx(41.540, abs=0.005)
     assert row.only_quant_db == pytest.approx(whole, abs=0.005)
+
+
+def test_a_task_keeps_its_first_batch_and_more_within_keep_bytes(transformer, monkeypatch):
+    model, _recipe, result, data = transformer
+    tags: list[str] = []
+    real = sensitivity.run_cache
+    monkeypatch.setattr(sensitivity, "run_cache", lambda task: tags.append(task.tag) or real(task))
+    monkeypatch.setattr(sensitivity, "KEEP_BYTES", 0)
+    one = sensitivity_sweep(model, result, data, samples=8, executor=ThreadExecutor(2))  # a batch per task: kept
+    assert tags == ["q", "q"]
+    tags.clear()
+    two = sensitivity_sweep(model, result, data, samples=16, executor=ThreadExecutor(2))  # a second batch: over
+    assert tags == ["q", "q", "f", "f"]
+    tags.clear()
+    monkeypatch.setattr(sensitivity, "KEEP_BYTES", 1 << 30)
+    kept = sensitivity_sweep(model, result, data, samples=16, executor=ThreadExecutor(2))
+    assert tags == ["q", "q"] and kept.to_json() == two.to_json() and one.samples == 8

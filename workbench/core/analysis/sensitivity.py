@@ -334,19 +334,20 @@ def local_figures(fp, qp, units, tensor_map, f_types, feeds, cancel=None,
     return out
 
 
-#: bytes of float activations a fragments task may keep for the cache (:func:`keeps_float_run`)
+#: bytes of float activations a fragments task may keep for the cache beyond its first batch's
+#: (:func:`keeps_float_run`)
 KEEP_BYTES = 512 << 20
 
 
 def keeps_float_run(executor, feeds: list) -> bool:
     """Whether the own-error pass keeps the float activations for the cache: on threads of this process
-    or inline (nothing to send back), as long as each task's kept arrays stay within :data:`KEEP_BYTES`
-    (ppocrv4_rec: 0.35 GB a batch of 4, so one batch per task: 8 samples on 2 threads, what each worker
-    held for its batch anyway). The float model then runs once, not again for the cache. Otherwise the
-    cache runs it again in a session with the same outputs: the same values, at a higher cost than a
-    session with only the cached tensors as outputs (ppocrv4_rec, 8 samples: caches round 1.5-2.0 s
-    of CPU instead of 0.7-0.8 kept, 0.9-1.1 before the float run was shared; onnxruntime keeps every
-    output of a run alive to its end)."""
+    or inline (nothing to send back). A task keeps its first batch's (held while it runs anyway;
+    ppocrv4_rec: 284 tensors, 544 MB a batch of 4) and more while they stay within :data:`KEEP_BYTES`
+    (8 samples on 2 threads: one batch each). The float model then runs once, not again for the cache.
+    Otherwise the cache runs it again in a session with the same outputs: the same values, at a higher
+    cost than a session with only the cached tensors as outputs (ppocrv4_rec, 8 samples: caches round
+    1.8-2.0 s of CPU and 340-350k page faults, 1.0-1.3 s and none before the float run was shared;
+    onnxruntime keeps every output of a run alive to its end)."""
     return bool(getattr(executor, "shares_memory", False) or isinstance(executor, InlineExecutor)) and bool(feeds)
 
 

@@ -133,8 +133,8 @@ class FragmentTask:
     threads); ``index``: the task's number in its round (an odd one builds the float session first,
     an even one the fragments', so two threads build the two side by side). ``float_outputs``: the
     tensors the float session outputs (:func:`float_session`; at least the fragments' float inputs);
-    ``keep``: tensors of them to return per batch (the float activation cache, taken from this run), as
-    long as the task's kept arrays stay within ``keep_bytes``."""
+    ``keep``: tensors of them to return per batch (the float activation cache, taken from this run): the
+    first batch's, and more as long as the task's kept arrays stay within ``keep_bytes``."""
 
     model: onnx.ModelProto  # pickles as its serialized bytes
     feeds: list[dict[str, np.ndarray]]
@@ -156,8 +156,8 @@ def float_session(float_model: onnx.ModelProto, outputs: list[str]):
 
 def run_fragments(task: FragmentTask) -> list[tuple[list[tuple[str, float]], dict[str, np.ndarray] | None]]:
     """Per batch: ``([(output name, value), ...] of the fragments model in session order, {tensor:
-    value} of ``task.keep``)``; None for every batch instead of the values once they would hold more
-    than ``task.keep_bytes`` (the caller then runs the float model again for them)."""
+    value} of ``task.keep``)``; None for every batch instead of the values once a second batch would
+    take them over ``task.keep_bytes`` (the caller then runs the float model again for them)."""
     reads = [i.name for i in task.model.graph.input]  # the session's inputs (the model has no initializer among them)
     graph_inputs = {i.name for i in task.float_model.graph.input}
     fetch = [x for x in reads if x not in graph_inputs]
@@ -180,8 +180,8 @@ def run_fragments(task: FragmentTask) -> list[tuple[list[tuple[str, float]], dic
         if keep and kept is not None:
             kept.append({x: values[x] for x in keep})
             held += sum(np.asarray(v).nbytes for v in kept[-1].values())
-            if held > task.keep_bytes:
-                kept = None  # over the budget: nothing kept
+            if held > task.keep_bytes and len(kept) > 1:
+                kept = None  # over the budget: nothing kept (a first batch is held while it runs anyway)
     return [(sums, kept[b] if kept else None) for b, sums in enumerate(out)]
 
 
