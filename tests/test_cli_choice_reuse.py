@@ -54,6 +54,10 @@ def test_other_samples_choose_again(corpus, tmp_path, capsys, monkeypatch):
     assert calls == [24] and "[reused" not in capsys.readouterr().err
 
 
+#: what the already-quantized refusals say a QDQ file holds (workbench.core.inspection.already_quantized)
+QDQ_HOLDS = ("It holds QuantizeLinear / DequantizeLinear pairs around float ops (QDQ: onnxruntime fuses each pair and "
+             "its op into an integer kernel as it loads the file). ")
+
 @pytest.mark.parametrize("verb", ["analyze", "sweep"])
 def test_an_already_quantized_model_points_to_compare(corpus, tmp_path, capsys, verb):
     d = corpus / "digits_cnn"
@@ -64,8 +68,9 @@ def test_an_already_quantized_model_points_to_compare(corpus, tmp_path, capsys, 
     calib = str(d / "calib.npz")
     assert main([verb, str(q), "--data", calib]) == 2
     assert capsys.readouterr().err == (
-        f"error: {q} is already quantized (22 quantized nodes); {verb} quantizes a float model and measures it, so "
-        f"it would quantize this file again. To measure this file's error against its float model, run "
+        f"error: {q} is already quantized (QDQ): 22 quantized nodes (DequantizeLinear x15, QuantizeLinear x7); "
+        f"{verb} quantizes a float model and measures it, so it would quantize this file again. {QDQ_HOLDS}To "
+        f"measure this file's error against the float model it was made from, run "
         f"workbench-cli compare FLOAT.onnx {q} --data {calib} (per-tensor SQNR; evaluate FLOAT.onnx {q} --data "
         f"{calib} for the outputs), or {verb} the float model.\n")
 
@@ -81,8 +86,9 @@ def test_autotune_of_an_already_quantized_model_points_to_compare_before_any_wor
     calib, ev = str(d / "calib.npz"), str(d / "eval.npz")
     assert main(["autotune", str(q), "--data", calib, "--eval", ev, "--max-drop", "0.01", "-o", str(out)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {q} is already quantized (22 quantized nodes); autotune quantizes a float model and measures it, so "
-        f"it would quantize this file again. To measure this file's error against its float model, run "
+        f"error: {q} is already quantized (QDQ): 22 quantized nodes (DequantizeLinear x15, QuantizeLinear x7); "
+        f"autotune quantizes a float model and measures it, so it would quantize this file again. {QDQ_HOLDS}To "
+        f"measure this file's error against the float model it was made from, run "
         f"workbench-cli compare FLOAT.onnx {q} --data {ev} (per-tensor SQNR; evaluate FLOAT.onnx {q} --data "
         f"{ev} for the outputs), or autotune the float model.\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.onnx"]

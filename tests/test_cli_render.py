@@ -293,9 +293,11 @@ def test_render_sqnr_of_an_already_quantized_file_points_to_the_compare_panes(co
     capsys.readouterr()
     assert main(["render", str(q), "--colour", "sqnr", "--data", calib, "-o", str(out)]) == 2
     assert capsys.readouterr().err == (
-        f"error: {q} is already quantized (22 quantized nodes); render --colour sqnr quantizes a float model and "
-        f"measures it, so it would quantize this file again. To draw this file coloured by its SQNR against its float "
-        f"model, run workbench-cli render FLOAT.onnx --compare {q} --data {calib} -o {out}; without --colour sqnr "
+        f"error: {q} is already quantized (QDQ): 22 quantized nodes (DequantizeLinear x15, QuantizeLinear x7); render "
+        f"--colour sqnr quantizes a float model and measures it, so it would quantize this file again. It holds "
+        f"QuantizeLinear / DequantizeLinear pairs around float ops (QDQ: onnxruntime fuses each pair and its op into an "
+        f"integer kernel as it loads the file). To draw this file coloured by its SQNR against the float model it was "
+        f"made from, run workbench-cli render FLOAT.onnx --compare {q} --data {calib} -o {out}; without --colour sqnr "
         f"render draws {q} as it is (--colour dtype: the dtypes it holds).\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["q.onnx"]
 

@@ -828,8 +828,10 @@ def _job_model(args, progress, check=None) -> tuple:
 
 def _refuse_quantized_job(args, model) -> None:
     """``analyze`` / ``sweep`` / ``report`` / ``autotune`` / ``render --colour sqnr`` quantize a float model and measure
-    it: on a file that is already quantized, point to ``compare`` (its error against the float model it was made
-    from; for ``render``, its ``--compare`` panes), not to quantizing it again.
+    it: on a file that is already quantized, name its format (QDQ, QOperator, ...), its quantized nodes and what it
+    holds as ``quantize``'s refusal does (:func:`workbench.core.api.describe_quantized`), and point to ``compare`` (its
+    error against the float model it was made from; for ``render``, its ``--compare`` panes), not to quantizing it
+    again.
 
     Raises
     ------
@@ -848,13 +850,6 @@ def _refuse_quantized_job(args, model) -> None:
                  f"(workbench-cli convert {args.model} OUT.onnx --to qdq), then run workbench-cli render FLOAT.onnx "
                  f"--compare OUT.onnx --data {data} -o {args.output}; without --colour sqnr render draws "
                  f"{args.model} as it is (--colour dtype: the dtypes it holds).")
-    if args.command == "render":  # render --colour sqnr: the compare panes draw this file coloured by its SQNR
-        raise AlreadyQuantizedError(
-            f"{args.model} is already quantized ({count(len(model.quantized), 'quantized node')}); render --colour "
-            "sqnr quantizes a float model and measures it, so it would quantize this file again.",
-            hint=f"To draw this file coloured by its SQNR against its float model, run workbench-cli render "
-                 f"FLOAT.onnx --compare {args.model} --data {data} -o {args.output}; without --colour sqnr render "
-                 f"draws {args.model} as it is (--colour dtype: the dtypes it holds).")
     what = f"{args.command} quantizes a float model and measures it, so it would quantize this file again."
     if qonnx:
         raise AlreadyQuantizedError(
@@ -862,11 +857,21 @@ def _refuse_quantized_job(args, model) -> None:
             hint=f"onnxruntime cannot run QONNX: to measure its error against its float model, convert it "
                  f"(workbench-cli convert {args.model} OUT.onnx --to qdq), then run workbench-cli compare FLOAT.onnx "
                  f"OUT.onnx --data {data}; or {args.command} the float model.")
+    # the format, the nodes and what the file holds as quantize's refusal names them (api.describe_quantized)
+    described = api.describe_quantized(model)
+    held = f"{args.model} is already quantized ({described.formats}): {described.nodes}"
+    if args.command == "render":  # render --colour sqnr: the compare panes draw this file coloured by its SQNR
+        raise AlreadyQuantizedError(
+            f"{held}; render --colour sqnr quantizes a float model and measures it, so it would quantize this file "
+            "again.",
+            hint=f"{described.held} To draw this file coloured by its SQNR against the float model it was made from, "
+                 f"run workbench-cli render FLOAT.onnx --compare {args.model} --data {data} -o {args.output}; without "
+                 f"--colour sqnr render draws {args.model} as it is (--colour dtype: the dtypes it holds).")
     raise AlreadyQuantizedError(
-        f"{args.model} is already quantized ({count(len(model.quantized), 'quantized node')}); {what}",
-        hint=f"To measure this file's error against its float model, run workbench-cli compare FLOAT.onnx "
-             f"{args.model} --data {data} (per-tensor SQNR; evaluate FLOAT.onnx {args.model} --data {data} for the "
-             f"outputs), or {args.command} the float model.")
+        f"{held}; {what}",
+        hint=f"{described.held} To measure this file's error against the float model it was made from, run "
+             f"workbench-cli compare FLOAT.onnx {args.model} --data {data} (per-tensor SQNR; evaluate FLOAT.onnx "
+             f"{args.model} --data {data} for the outputs), or {args.command} the float model.")
 
 
 def _print_job_notes(chose: str, result) -> None:

@@ -9,6 +9,7 @@ a MatMulNBits onnxruntime runs in int8 is ``dynamic``. The hint says what each f
 from __future__ import annotations
 
 from collections import Counter
+from typing import NamedTuple
 
 from workbench.core.errors import AlreadyQuantizedError
 from workbench.core.inspection.quant_summary import summarize_quantization
@@ -30,6 +31,26 @@ _WHAT = {
 }
 
 
+class QuantizedFile(NamedTuple):
+    """How a refusal names an already-quantized model (:func:`describe_quantized`)."""
+
+    formats: str  # its formats as ``inspect``'s summary names them, joined by "/": "QDQ", "QOperator", "QDQ/dynamic"
+    nodes: str  # "22 quantized nodes (QuantizeLinear x11, DequantizeLinear x11)"
+    held: str  # what a file of those formats holds: "It holds QuantizeLinear / DequantizeLinear pairs ... ."
+
+
+def describe_quantized(model: PreparedModel) -> QuantizedFile:
+    """The formats, quantized nodes (count and op types, most frequent first) and what the file holds of ``model``,
+    for the refusals of :func:`ensure_float_model` and the CLI's measuring commands (one wording). ``model`` holds
+    quantized operators (``model.quantized`` not empty)."""
+    ops = Counter(q.op_type if q.domain in ("", "ai.onnx") else f"{q.domain}::{q.op_type}" for q in model.quantized)
+    formats = sorted(summarize_quantization(model.proto).kinds)
+    listed = ", ".join(f"{op} x{n}" for op, n in ops.most_common())
+    held = "; ".join(_WHAT.get(f, f) for f in formats)
+    return QuantizedFile("/".join(formats), f"{count(len(model.quantized), 'quantized node')} ({listed})",
+                         f"It holds {held}.")
+
+
 def ensure_float_model(model: PreparedModel) -> None:
     """Refuse to quantize a model that already contains quantized operators.
 
@@ -43,20 +64,16 @@ def ensure_float_model(model: PreparedModel) -> None:
     """
     if not model.quantized:
         return
-    ops = Counter(q.op_type if q.domain in ("", "ai.onnx") else f"{q.domain}::{q.op_type}" for q in model.quantized)
-    formats = sorted(summarize_quantization(model.proto).kinds)
-    listed = ", ".join(f"{op} x{n}" for op, n in ops.most_common())
+    described = describe_quantized(model)
     raise AlreadyQuantizedError(
-        f"{model.name} is already quantized ({'/'.join(formats)}): {count(len(model.quantized), 'quantized node')} "
-        f"({listed}); quantizing it again would stack a second rounding on the first.",
-        hint=_hint(model.name, formats))
+        f"{model.name} is already quantized ({described.formats}): {described.nodes}; quantizing it again would "
+        "stack a second rounding on the first.", hint=_hint(model.name, described))
 
 
-def _hint(name: str, formats: list[str]) -> str:
+def _hint(name: str, described: QuantizedFile) -> str:
     """What the file holds (one clause per format) and what to do: quantize its float model; inspect or compare this
     file as it is."""
-    held = "; ".join(_WHAT.get(f, f) for f in formats)
-    compare = "" if "QONNX" in formats else (f"; its error against the float model: workbench-cli compare FLOAT.onnx "
-                                             f"{name} --data calib.npz")
-    return (f"It holds {held}. Quantize the float model instead (the one this model was made from); to see this "
+    compare = "" if "QONNX" in described.formats.split("/") else (
+        f"; its error against the float model: workbench-cli compare FLOAT.onnx {name} --data calib.npz")
+    return (f"{described.held} Quantize the float model instead (the one this model was made from); to see this "
             f"file's scales and zero points: workbench-cli inspect {name}{compare}.")
