@@ -61,25 +61,26 @@ def dequantized_weights(qproto: onnx.ModelProto, nodes: set[str] | None = None) 
 
 class QuantizedWeight:
     """A node's weight as a QDQ model holds it: ``key``, the integer tensor's dtype, shape and bytes with its
-    scale's and zero point's bytes and the axis (equal keys dequantize to the same values); ``shape``;
-    :meth:`value`, the dequantized weight (float64), computed on first use only."""
+    scale's and zero point's bytes, the axis and the block size (equal keys dequantize to the same values;
+    ``block_size`` 0: per-tensor or per-channel); ``shape``; :meth:`value`, the dequantized weight (float64),
+    computed on first use only."""
 
     def __init__(self, q: onnx.TensorProto, scale: onnx.TensorProto, zero_point: onnx.TensorProto | None,
-                 axis: int) -> None:
-        self._args = (q, scale, zero_point, axis)
+                 axis: int, block_size: int = 0) -> None:
+        self._args = (q, scale, zero_point, axis, block_size)
         self.shape = tuple(q.dims)
         self.key = (q.data_type, self.shape, q.raw_data or q.SerializeToString(), scale.SerializeToString(),
-                    zero_point.SerializeToString() if zero_point is not None else b"", axis)
+                    zero_point.SerializeToString() if zero_point is not None else b"", axis, block_size)
         self._value: np.ndarray | None = None
 
     def value(self) -> np.ndarray:
         """The weight dequantized as DequantizeLinear does, float64 (kept after the first call)."""
         if self._value is None:
-            q_init, s_init, zp_init, axis = self._args
+            q_init, s_init, zp_init, axis, block_size = self._args
             q = numpy_helper.to_array(q_init)
             scale = numpy_helper.to_array(s_init).astype(np.float32)
             zp = numpy_helper.to_array(zp_init) if zp_init is not None else np.zeros(scale.shape, dtype=q.dtype)
-            qp = QParams(scale, zp, str(q.dtype), axis if scale.ndim else None, None)
+            qp = QParams(scale, zp, str(q.dtype), axis if scale.ndim else None, block_size or None)
             self._value = np.asarray(dequantize(q, qp), dtype=np.float64)
         return self._value
 
@@ -100,7 +101,8 @@ def quantized_weights(qproto: onnx.ModelProto, nodes: set[str] | None = None) ->
             continue
         zp = inits[n.input[2]] if len(n.input) > 2 and n.input[2] in inits else None
         axis = next((a.i for a in n.attribute if a.name == "axis"), 1)
-        dq_out[n.output[0]] = QuantizedWeight(inits[n.input[0]], inits[n.input[1]], zp, axis)
+        block_size = next((a.i for a in n.attribute if a.name == "block_size"), 0)
+        dq_out[n.output[0]] = QuantizedWeight(inits[n.input[0]], inits[n.input[1]], zp, axis, block_size)
     return {n.name: dq_out[n.input[1]] for n in qproto.graph.node if len(n.input) > 1 and n.input[1] in dq_out}
 
 
