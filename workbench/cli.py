@@ -553,6 +553,10 @@ def cmd_evaluate(args) -> int:
     model = api.open_model(args.model)
     quant = api.open_model(args.quantized)  # the loader's one-line refusals (a folder, a project, an empty file)
     mismatch = _evaluate_pair_warning(args, model, quant)  # said after the run: an error stays the only line
+    if model.quantized and not quant.quantized:  # swapped, as the warning says: the float file is the reference
+        model, quant, quantized_path = quant, model, args.model
+    else:
+        quantized_path = args.quantized
     metric = args.metric
     if metric is not None and metric.endswith(".py"):
         metric = api.load_metric(metric, allow_code=args.allow_code)
@@ -562,7 +566,7 @@ def cmd_evaluate(args) -> int:
     if args.metric_output is not None and metric is None and not chosen:
         raise DataError(f"--metric-output {args.metric_output}: no metric to read it (give --metric).",
                         hint="Add --metric top1|cosine|output_sqnr|detection_scores|FILE.py.")
-    report = api.evaluate(model, args.quantized, args.data, samples=args.samples, metric="top1" if chosen else metric,
+    report = api.evaluate(model, quantized_path, args.data, samples=args.samples, metric="top1" if chosen else metric,
                           metric_output=args.metric_output)
     if mismatch:
         print(f"warning: {mismatch}", file=sys.stderr)
@@ -581,7 +585,8 @@ def _evaluate_pair_warning(args, model, quant) -> str:
     """Why ``evaluate FLOAT QUANTIZED`` looks given the wrong files ("" when it does not): the same bytes twice
     (every figure is exact), the Q/DQ in the first file and not the second (swapped), Q/DQ in both (the
     reference is not the float model), or in neither (``quantize`` wrote every unit float: SQNR inf, equal
-    metrics). The models are measured as given either way."""
+    metrics). cmd_evaluate measures swapped files in the order FLOAT QUANTIZED, as this warning says; the
+    other cases as given."""
     first = "workbench-cli evaluate FLOAT.onnx QUANTIZED.onnx"
     if model.sha256 and model.sha256 == quant.sha256:
         same = "is the same file as" if os.path.realpath(args.model) == os.path.realpath(args.quantized) \
