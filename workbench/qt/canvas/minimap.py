@@ -1,8 +1,8 @@
 """Minimap: a thumbnail of the whole graph in the canvas's corner with the visible area outlined.
 
-The thumbnail is the scene drawn once into a pixmap (at this size the overview item and group
-boxes draw, so it costs a few milliseconds) and redrawn when the picture changes; the viewport
-rectangle is painted over it on every scroll or zoom. A click or drag centres the view there.
+The thumbnail is the scene drawn once into a cached pixmap (at this size the overview item and group
+boxes draw) and drawn again only when the picture changes (:meth:`Minimap.scene_changed`), or its bounds,
+size or colours do; the viewport rectangle is painted over the cached pixmap on every scroll or zoom. A click or drag centres the view there.
 The x in the strip above the thumbnail (right end) collapses it to a small button in the same corner (it covered the
 nodes there); a click on the button shows the minimap again.
 """
@@ -39,6 +39,10 @@ class Minimap(QWidget):
         self._source = QRectF()
         self._s, self._ox, self._oy = 1.0, 0.0, 0.0  # scene -> minimap: scale and offset of the content
         self._bounds = QRectF()
+        #: what the cached thumbnail was drawn for: (bounds, width, height, colours); None: draw again
+        self._drawn: tuple | None = None
+        #: scene renders made (tests count them: a refresh with nothing changed makes none)
+        self.renders = 0
         #: True: drawn as a small button (the user closed it); the thumbnail comes back with a click
         self.collapsed = False
         #: the theme's overlay colours (:meth:`set_dark`)
@@ -71,16 +75,24 @@ class Minimap(QWidget):
         """The close box at the right end of the strip above the thumbnail (minimap pixels)."""
         return QRect(self.width() - CLOSE - 1, 0, CLOSE, CLOSE)
 
+    def scene_changed(self) -> None:
+        """The scene's picture changed (built anew, new fills): the next :meth:`refresh` draws the thumbnail
+        again instead of reusing the cached one."""
+        self._drawn = None
+
     def refresh(self, bounds: QRectF) -> None:
-        """Redraw the thumbnail of ``bounds`` (scene coordinates); hides the minimap when empty."""
+        """Show the thumbnail of ``bounds`` (scene coordinates) at the viewport's size; hides the minimap when
+        empty. The scene is rendered into the cached pixmap only when the picture changed
+        (:meth:`scene_changed`), or the bounds, the thumbnail's size or the colours did; else the cached one
+        is kept (a viewport resize or a scroll bar shown made a whole render each)."""
         vp = self.view.viewport()
         self._bounds = QRectF(bounds)
         if bounds.isEmpty() or min(vp.width(), vp.height()) < MIN_VIEWPORT:
-            self._pixmap = None
+            self._pixmap, self._drawn = None, None
             self.hide()
             return
         if self.collapsed:
-            self._pixmap = None
+            self._pixmap, self._drawn = None, None
             self.resize(BUTTON, BUTTON)
             self.place()
             self.show()
@@ -93,16 +105,23 @@ class Minimap(QWidget):
         self._s = min(w / bounds.width(), h / bounds.height())  # as render() keeps the aspect ratio
         self._ox = 1 + (w - bounds.width() * self._s) / 2
         self._oy = 1 + CLOSE + (h - bounds.height() * self._s) / 2
+        key = (QRectF(bounds), w, h, self.colors)
+        if self._pixmap is None or self._drawn != key:
+            self._pixmap, self._drawn = self._render(w, h), key
+        self.resize(w + 2, h + 2 + CLOSE)
+        self.place()
+        self.show()
+        self.update()
+
+    def _render(self, w: int, h: int) -> QPixmap:
+        """The scene's :attr:`_source` drawn into a ``w`` x ``h`` pixmap on the minimap's background."""
         pixmap = QPixmap(w, h)
         pixmap.fill(self.colors.qcolor("background"))
         painter = QPainter(pixmap)
         self.view.scene().render(painter, QRectF(0, 0, w, h), self._source, Qt.AspectRatioMode.KeepAspectRatio)
         painter.end()
-        self._pixmap = pixmap
-        self.resize(w + 2, h + 2 + CLOSE)
-        self.place()
-        self.show()
-        self.update()
+        self.renders += 1
+        return pixmap
 
     def place(self) -> None:
         """Keep the minimap in the viewport's bottom-right corner."""

@@ -386,6 +386,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             self._overview.refresh_selection()
             self._edges.set_highlight(self._state.selected)
             self._refresh_group_selection()
+        self._minimap.scene_changed()
         self._minimap.refresh(data.bounds.adjusted(-30, -30, 30, 30))
         yield
 
@@ -1022,6 +1023,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         if self._groups_item is not None:
             self._groups_item.update()
             self._groups_item.titles.update()  # their chips take the groups' new fills
+        self._minimap.scene_changed()
         self._minimap.refresh(self._state.data.bounds.adjusted(-30, -30, 30, 30))
         for item in self._items.values():
             item.update()
