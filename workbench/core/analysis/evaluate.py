@@ -32,7 +32,7 @@ from workbench.core.errors import Cancelled, DataError, ModelError
 from workbench.core.graph.outputs import pair_outputs, renamed_note
 from workbench.core.graph.walk import NameAllocator, all_names
 from workbench.core.io.external import has_lazy
-from workbench.core.io.ort_session import proto_session
+from workbench.core.io.ort_session import QUIET_LOG, proto_session
 from workbench.core.model.load import PreparedModel, load_model, prepare_proto
 from workbench.core.model.naming import fix_node_names
 from workbench.core.progress import CancelToken, ProgressFn, no_progress
@@ -266,7 +266,7 @@ def make_session(model: ModelLike, *, what: str = "model", threads: int = 0) -> 
     """
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
-    opts.log_severity_level = 3
+    opts.log_severity_level = QUIET_LOG
     # no memory pattern: with it, onnxruntime's second run allocates one block for the whole
     # traced plan beside what the first run left in its arena (ppocrv4_rec at 32 rows: +200 MiB)
     opts.enable_mem_pattern = False

@@ -65,7 +65,7 @@ from workbench.core.errors import ModelError, WorkbenchError, runtime_reason
 from workbench.core.graph.prune import drop_unused_initializers
 from workbench.core.graph.walk import all_names, iter_graphs, iter_nodes, subgraphs
 from workbench.core.io.external import tensor_array
-from workbench.core.io.ort_session import BUFFER_TENSOR_BYTES, proto_session, session_sources
+from workbench.core.io.ort_session import BUFFER_TENSOR_BYTES, QUIET_LOG, proto_session, session_sources
 from workbench.core.io.tensor_bytes import copy_fields, tensor_nbytes
 from workbench.core.model.as_written import read_as_written
 from workbench.core.model.load import PreparedModel
@@ -788,7 +788,7 @@ def _session(proto: onnx.ModelProto, buffers: dict[str, bytes], what: str) -> or
     """
     proto = simulation_proto(proto)
     so = ort.SessionOptions()
-    so.log_severity_level = 3
+    so.log_severity_level = QUIET_LOG
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.enable_cpu_mem_arena = False
     lean, files = session_sources(proto)

@@ -31,7 +31,7 @@ from workbench.core.errors import CalibrationError
 from workbench.core.graph.index import elem_types
 from workbench.core.io.atomic import write_pieces
 from workbench.core.io.external import has_lazy
-from workbench.core.io.ort_session import proto_session
+from workbench.core.io.ort_session import QUIET_LOG, proto_session
 from workbench.core.io.tensor_bytes import lean_copy, model_tensor_bytes
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ def session_options(*, spinning: bool = True) -> ort.SessionOptions:
     ``spinning=False`` sets ``session.intra_op.allow_spinning`` to 0 (onnxruntime threading docs).
     """
     so = ort.SessionOptions()
-    so.log_severity_level = 3
+    so.log_severity_level = QUIET_LOG
     if not spinning:
         so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return so

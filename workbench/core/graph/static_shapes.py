@@ -139,7 +139,9 @@ def _evaluate(model: onnx.ModelProto, folded: list[onnx.NodeProto], shape_values
         outs = [helper.make_tensor_value_info(w, types[w], None) for w in computed]
         sub = helper.make_model(helper.make_graph(nodes, "fold", [], outs, inits), ir_version=model.ir_version,
                                 opset_imports=[o for o in model.opset_import if o.domain in ("", "ai.onnx")])
-        sess = ort.InferenceSession(sub.SerializeToString(), providers=["CPUExecutionProvider"])
+        so = ort.SessionOptions()
+        so.log_severity_level = 4  # fatal only, as io.ort_session.QUIET_LOG (graph sits below io)
+        sess = ort.InferenceSession(sub.SerializeToString(), so, providers=["CPUExecutionProvider"])
         values.update(zip(computed, sess.run(computed, {}), strict=True))
     return values
 

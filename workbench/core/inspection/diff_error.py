@@ -29,7 +29,7 @@ from workbench.core.inspection.float_graph import float_as_written
 from workbench.core.inspection.model_diff import ModelDiff, diff_models
 from workbench.core.inspection.quant_reader import QuantTensor, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
-from workbench.core.io.ort_session import proto_session
+from workbench.core.io.ort_session import QUIET_LOG, proto_session
 from workbench.core.model.load import PreparedModel, prepare_proto
 from workbench.core.progress import COMPARE_PHASES, CancelToken, ProgressFn, no_progress, one_step
 from workbench.core.qonnx.reader import is_qonnx_node
@@ -217,7 +217,7 @@ def _tap_session(proto: onnx.ModelProto, names: list[str], *, optimize: bool = T
     extra = onnx.ModelProto()
     extra.graph.output.extend(output_infos(proto, names))
     so = ort.SessionOptions()
-    so.log_severity_level = 3
+    so.log_severity_level = QUIET_LOG
     if not optimize:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     try:

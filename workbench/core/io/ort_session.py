@@ -36,6 +36,11 @@ from workbench.core.io.external import (
 )
 from workbench.core.io.tensor_bytes import raw_bytes, tensor_nbytes
 
+#: ``SessionOptions.log_severity_level`` of every session Workbench makes: 4, fatal only. onnxruntime
+#: logs a failing kernel at error level (3) to stderr itself ("[E:onnxruntime:, sequential_executor.cc
+#: ... ExecuteKernel] ..."); Workbench catches the exception it raises and reports it in one line.
+QUIET_LOG = 4
+
 if TYPE_CHECKING:
     import onnxruntime as ort
 

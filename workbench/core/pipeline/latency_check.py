@@ -223,7 +223,7 @@ class LatencyCheck:
         except WorkbenchError as exc:
             return PassResult(False, [_skipped(str(exc))])
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
-            return PassResult(False, [_skipped(f"onnxruntime could not run it: {str(exc).splitlines()[0]}")])
+            return PassResult(False, [_skipped(_not_run(float_model, job.data, exc))])
         finally:
             done()
         if not lat.measured:  # a zero timing (a replaced compare): no ratio, never 0.00x
@@ -264,6 +264,31 @@ class LatencyCheck:
                 f"these shapes{reused}; keep more of it float (--exclude, or a recipe with fewer op_types), or keep the "
                 f"float model for speed", code=IssueCode.SLOWER_THAN_FLOAT))
         return PassResult(False, issues)
+
+
+def unknown_dims(model: PreparedModel) -> list[str]:
+    """The names of the model's input dims that are not fixed sizes ("batch", "height", ...; "?" for an
+    unnamed one), in input order, each once: the dims a random sample sets to 1."""
+    names: list[str] = []
+    for inp in model.inputs:
+        for d in inp.shape:
+            name = d if isinstance(d, str) and d else (None if isinstance(d, int) and d > 0 else "?")
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def _not_run(model: PreparedModel, data, exc: BaseException) -> str:
+    """Why the latency check could not measure: onnxruntime failed to run a model on the feed. Without data
+    the feed is one random sample with the model's unknown dims set to 1, which a model whose shapes must
+    agree (a detector's Concat of feature maps) cannot run: said in those words, with what to do."""
+    reason = " ".join(str(exc).split()).removeprefix("[ONNXRuntimeError] : 1 : FAIL : ")
+    dims = unknown_dims(model)
+    if data is not None or not dims:
+        return f"onnxruntime could not run it: {reason}"
+    return (f"without --data it runs on a random sample with the model's unknown dims ({', '.join(dims)}) set to "
+            f"1, and the model cannot run at that size (onnxruntime: {reason}); give --data (samples of "
+            "the real input size) to measure it")
 
 
 def _skipped(why: str) -> PlanIssue:

@@ -51,7 +51,7 @@ import onnxruntime as ort
 from workbench.core.errors import WorkbenchError
 from workbench.core.io import digest
 from workbench.core.io.cpu import cpu_identity
-from workbench.core.io.ort_session import proto_session, session_sources, sources_digest
+from workbench.core.io.ort_session import QUIET_LOG, proto_session, session_sources, sources_digest
 from workbench.core.runtime.run_times import cpu_figures, wall_figures
 
 log = logging.getLogger(__name__)
@@ -258,7 +258,7 @@ def single_thread_session(model: Model, config: dict[str, str] | None = None,
         so.add_session_config_entry(k, v)
     so.intra_op_num_threads = 1
     so.inter_op_num_threads = 1
-    so.log_severity_level = 3
+    so.log_severity_level = QUIET_LOG
     if isinstance(model, onnx.ModelProto):
         return proto_session(model, so, split=split)
     return ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])

@@ -7,7 +7,7 @@ import onnxruntime as ort
 from onnx import helper
 
 from workbench.core.errors import ModelError
-from workbench.core.io.ort_session import BUFFER_TENSOR_BYTES, proto_session
+from workbench.core.io.ort_session import BUFFER_TENSOR_BYTES, QUIET_LOG, proto_session
 from workbench.core.runtime.mx_simulation import simulation_proto
 
 #: session config for an optimised session that still runs every QuantizeLinear / DequantizeLinear
@@ -79,7 +79,7 @@ def make_session(proto: onnx.ModelProto, *, optimize: bool = True, threads: int 
 
     proto = simulation_proto(proto)  # MX weights: onnxruntime's CPU provider lacks float8e8m0 DQ
     so = ort.SessionOptions()
-    so.log_severity_level = 3
+    so.log_severity_level = QUIET_LOG
     if not optimize:
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     if threads:

@@ -25,7 +25,7 @@ from onnx import numpy_helper
 from workbench.core.formats.mx import e8m0_bits, mx_format
 from workbench.core.formats.numerics import mx_quantize
 from workbench.core.formats.qparams import QParams
-from workbench.core.io.ort_session import proto_session
+from workbench.core.io.ort_session import QUIET_LOG, proto_session
 from workbench.core.issues import IssueCode, PlanIssue
 from workbench.core.runtime.mx_simulation import has_mx
 
@@ -66,7 +66,7 @@ def ort_can_run(proto: onnx.ModelProto) -> tuple[bool, str]:
         import onnxruntime as ort
 
         so = ort.SessionOptions()
-        so.log_severity_level = 3
+        so.log_severity_level = QUIET_LOG
         proto_session(proto, so)  # large weights handed over in place, not serialised
         return True, ""
     except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types

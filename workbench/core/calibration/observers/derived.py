@@ -62,6 +62,7 @@ from workbench.core.calibration.observers.pushforward import push_forward
 from workbench.core.errors import CalibrationError
 from workbench.core.graph.index import elem_types
 from workbench.core.io.external import materialize
+from workbench.core.io.ort_session import QUIET_LOG
 from workbench.core.recipe.spec import Granularity, QuantSpec
 
 log = logging.getLogger(__name__)
@@ -206,7 +207,7 @@ class Deriver:
                               opset_imports=list(proto.opset_import))
         m.ir_version = proto.ir_version
         so = ort.SessionOptions()
-        so.log_severity_level = 3
+        so.log_severity_level = QUIET_LOG
         # one thread: the cones run once on a few points each; a pool's second thread only cost its start
         # and its spinning after the run (minilm_l6_v2: 0.008-0.017 s of CPU on other threads, for nothing)
         so.intra_op_num_threads = 1
