@@ -96,11 +96,16 @@ def named_by_recipe(recipe, node: str, op_type: str) -> bool:
 
 
 def quantized_islands(plan) -> list[list[str]]:
-    """Connected groups of the quantized main-graph units of ``plan`` (units sharing an activation
-    tensor, pass-through aliases followed), smallest first (ties by their first node name).
+    """Connected groups of the quantized units of ``plan`` that quantize an activation (units sharing an
+    activation tensor, pass-through aliases and If-branch outputs followed), smallest first (ties by their
+    first node name).
 
     Each group is what onnxruntime runs between one set of Q and DQ transitions: keeping a whole
-    group float removes its transitions and its integer kernels together. Empty for non-static plans.
+    group float removes its transitions and its integer kernels together. An If branch's MatMul whose
+    input and output are calibrated in the main graph (``unit.graph`` set) is in the group of the units
+    reading the If's output: case 20's ``then_mm``, ``else_mm`` and ``relu`` are one island (before, the
+    branch units were left out, so "every island float" still wrote their Q/DQ). Units quantizing only a
+    weight (no activation tensor) are in no group. Empty for non-static plans.
 
     Returns
     -------
@@ -109,5 +114,5 @@ def quantized_islands(plan) -> list[list[str]]:
     """
     if plan.mode != "static":
         return []
-    live = [n for n, u in plan.units.items() if not u.excluded and not u.graph and (u.inputs or u.outputs)]
+    live = [n for n, u in plan.units.items() if not u.excluded and (u.inputs or u.outputs)]
     return sorted(_components(plan, live), key=lambda g: (len(g), g[0]))
