@@ -29,6 +29,20 @@ def calibrate(model: PreparedModel, the_plan: QuantPlan, data: Any, *, samples: 
                            previous=previous)
 
 
+def require_data(job: Job) -> None:
+    """Refuse a job this pass will need data for and has none (no data, no previous calibration): a static
+    plan with activations. The latency placement asks first, so that it spends no probe on such a job.
+
+    Raises
+    ------
+    WorkbenchError
+        "Recipe preset 'P' needs calibration data." with the --data / --preset dynamic-u8 hint.
+    """
+    if job.plan.mode == PlanMode.STATIC and job.plan.activations and job.data is None and job.previous is None:
+        raise WorkbenchError(f"Recipe preset {job.recipe.preset!r} needs calibration data.",
+                             hint="Pass --data FILE.npz (or a folder of images), or use --preset dynamic-u8.")
+
+
 class Calibrate:
     """Calibrate the plan's activations (static plans), or take them from a previous result
     when no data is given (re-specced for the current plan; CalibrationError when it lacks some)."""
@@ -39,9 +53,7 @@ class Calibrate:
         return job.plan.mode == PlanMode.STATIC and bool(job.plan.activations)
 
     def run(self, job: Job) -> PassResult:
-        if job.data is None and job.previous is None:
-            raise WorkbenchError(f"Recipe preset {job.recipe.preset!r} needs calibration data.",
-                                 hint="Pass --data FILE.npz (or a folder of images), or use --preset dynamic-u8.")
+        require_data(job)
         source = None
         if job.data is None:  # the cache, with the current recipe's specs (it may come from another recipe)
             job.calibration = respec(job.plan, job.previous)

@@ -72,6 +72,7 @@ from dataclasses import dataclass
 import onnx
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
+from workbench.core.pipeline.calibrate_pass import require_data
 from workbench.core.pipeline.latency_check import latency_feed
 from workbench.core.pipeline.passes import Job, PassResult
 from workbench.core.pipeline.plan_passes import guard_islands, job_facts, resolve_plan
@@ -231,6 +232,7 @@ class LatencyPlacement:
         return job.latency_check and job.guard and job.plan.mode == PlanMode.STATIC
 
     def run(self, job: Job) -> PassResult:
+        require_data(job)  # calibration's refusal before any probe (digits_cnn spent about 2 s probing first)
         units: dict[str, tuple[onnx.NodeProto, list[int] | None]] = dict(thin_conv_units(job))
         units.update((n, (node, None)) for n, node in average_pool_units(job).items())
         units.update((n, (node, None)) for n, node in activation_matmul_units(job).items())
