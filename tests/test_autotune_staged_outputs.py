@@ -28,7 +28,7 @@ def test_an_interrupt_while_writing_leaves_no_output(corpus, tmp_path, monkeypat
 
     monkeypatch.setattr(api, "export", interrupted)  # the model: the last write
     assert main(argv) == 130
-    assert capsys.readouterr().err.strip().splitlines()[-1] == "error: interrupted."
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "error: interrupted; nothing was written."
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no output and no temporary file
 
 

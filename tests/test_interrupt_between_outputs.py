@@ -39,7 +39,7 @@ def test_quantize_interrupted_before_the_project_landed_leaves_no_model(corpus, 
     calls = _interrupt_on_commit(monkeypatch)
     assert main(_quantize_args(corpus, tmp_path)) == 130
     assert calls == ["job.wbproj"]  # the model had landed
-    assert capsys.readouterr().err.strip().splitlines()[-1] == "error: interrupted."
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "error: interrupted; nothing was written."
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no model, no project, no temporary file
 
 
@@ -59,5 +59,5 @@ def test_autotune_interrupted_between_its_renames_leaves_none(corpus, tmp_path, 
             "--recipe-out", str(tmp_path / "recipe.json")]
     assert main(argv) == 130
     assert calls == ["curve.json", "recipe.json"][:after + 1]
-    assert capsys.readouterr().err.strip().splitlines()[-1] == "error: interrupted."
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "error: interrupted; nothing was written."
     assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -2180,6 +2180,24 @@ def _refuse_empty_paths(args) -> None:
                                  hint=f"Give {flag} the path of a file.")
 
 
+def _output_stamps(args) -> dict[str, tuple[int, int] | None]:
+    """Each output path of the command (``-o``, ``--json``, ``--save-project``, ... and ``--node-data``'s
+    files) -> its (mtime in ns, size in bytes), None where there is no file: taken before the command runs and
+    again after an interrupt, so the CLI says "nothing was written" only when every output is as it was."""
+    paths = [v for v in (getattr(args, n, None) for n in _OUTPUT_ARGS) if isinstance(v, str) and v]
+    if getattr(args, "node_data", None):
+        paths += [str(p) for p in api.node_data_paths(args.node_data).values()]
+    stamps = {}
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            stamps[path] = None
+        else:
+            stamps[path] = (st.st_mtime_ns, st.st_size)
+    return stamps
+
+
 def _preflight_outputs(args) -> None:
     """Refuse, before any work, output paths that are an input file or in a folder that is missing
     or not writable (so a long calibration never ends in a write error or a half-done job)."""
@@ -2345,6 +2363,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2  # a command is needed: scripts see the failure
     handler = _log_handler(logging.INFO if args.verbose else logging.WARNING)
+    marks: dict[str, tuple[int, int] | None] = {}  # the outputs before the command ran (none yet: none written)
     try:
         _refuse_empty_paths(args)
         for name in ("data", "eval"):  # a model given as data: said before any model is loaded
@@ -2355,6 +2374,7 @@ def main(argv: list[str] | None = None) -> int:
         _warn_suffixes(args)
         if getattr(args, "executor", None):
             api.check_executor_spec(args.executor)  # before the calibration, not after it
+        marks = _output_stamps(args)
         if getattr(args, "remeasure_latency", False):
             with api.remeasuring_latency():
                 return args.func(args)
@@ -2363,7 +2383,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # always one line
         return 2
     except KeyboardInterrupt:
-        print("error: interrupted.", file=sys.stderr)
+        unchanged = _output_stamps(args) == marks if marks else True
+        print("error: interrupted; nothing was written." if unchanged else "error: interrupted.", file=sys.stderr)
         return 130
     except BrokenPipeError:  # stdout piped into a reader that stopped (`inspect MODEL | head`): end quietly
         _silence_closed_pipes()
