@@ -107,6 +107,7 @@ from workbench.qt.quantize_anyway import (
     latency_kept_entries,
     latency_kept_units,
 )
+from workbench.qt.restored_line import restored_done_line
 from workbench.qt.reused_latency import reused_latency_note, reused_slowdown_short
 from workbench.qt.runs import (
     ANALYSIS_SAMPLES,
@@ -537,6 +538,10 @@ class MainWindow(QMainWindow):
         self.doc.mark_saved()  # a model just opened, with the data beside it, has no unsaved edits
         extra = on_loaded(model) if on_loaded is not None else None  # a note for the status line
         self._reset_views()
+        restored = restored_done_line(self.doc)
+        if restored:  # a project's saved results shown: not "Idle." at 0 %
+            self.calibration.set_running(False, restored)
+            self._done_at = (self.doc.undo_stack.index(), restored)
         self._show_quantization()
         self.canvas.set_model(model.proto, collapse_qdq=self._collapse_qdq())
         self._restore_colour_mode()
