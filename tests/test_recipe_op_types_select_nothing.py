@@ -39,9 +39,10 @@ def _quantize(tmp_path, recipe: dict) -> int:
 
 
 def test_op_types_the_model_lacks_are_an_error_naming_the_model_s_op_types(tmp_path, capsys):
+    """The line names the --recipe file (it did not: a user with several recipes could not tell which)."""
     assert _quantize(tmp_path, {"op_types": ["Conv", "Gemm"]}) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ['error: recipe op_types ["Conv", "Gemm"] selects no node of the model, so nothing would be '
+    assert err == [f'error: {tmp_path / "r.json"}: recipe op_types ["Conv", "Gemm"] selects no node of the model, so nothing would be '
                    "quantized: the model has none of them; its op types are MatMul, Relu. Set \"op_types\" to op "
                    'types it has that preset cpu-u8s8 quantizes (e.g. ["MatMul"]) or remove it; write "op_types": [] '
                    "to write the model unquantized."]

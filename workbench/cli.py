@@ -34,7 +34,7 @@ from workbench import cli_choice_cache as choice_cache
 from workbench.cli_sqnr_colours import all_grey_note, colour_db, grey_note, node_sqnr
 from workbench.cli_usage import UsageParser
 from workbench.core import api
-from workbench.core.errors import AlreadyQuantizedError, DataError, ExportError, WorkbenchError
+from workbench.core.errors import AlreadyQuantizedError, DataError, ExportError, RecipeError, WorkbenchError
 from workbench.core.issues import IssueCode
 from workbench.core.wording import count, plural
 from workbench.extras import INSTALL_EXTRAS, RENDER_MODULES, first_missing, not_installed
@@ -2348,6 +2348,15 @@ def _silence_closed_pipes() -> None:
     os.close(devnull)
 
 
+def _in_recipe_file(args, exc: WorkbenchError) -> str:
+    """"RECIPE.json: " before an error about a field of the --recipe file's recipe that does not name the file
+    (the plan's 'recipe op_types ["Cnv"] selects no node of the model'), else ""."""
+    recipe = getattr(args, "recipe", None)
+    if isinstance(exc, RecipeError) and exc.field and isinstance(recipe, str) and recipe not in str(exc):
+        return f"{recipe}: "
+    return ""
+
+
 def _user_code(args) -> str:
     """The Python files of the command (a --data / --eval reader, a --metric file), for an error about them."""
     files = [v for v in (getattr(args, n, None) for n in ("data", "eval", "metric"))
@@ -2380,7 +2389,7 @@ def main(argv: list[str] | None = None) -> int:
                 return args.func(args)
         return args.func(args)
     except WorkbenchError as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)  # always one line
+        print(f"error: {_in_recipe_file(args, exc)}{' '.join(str(exc).split())}", file=sys.stderr)  # one line
         return 2
     except KeyboardInterrupt:
         unchanged = _output_stamps(args) == marks if marks else True

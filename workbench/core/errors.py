@@ -92,11 +92,15 @@ class DataError(WorkbenchError):
 
 class RecipeError(WorkbenchError):
     """A recipe or quantization spec is invalid or names nodes that do not exist; ``node``: the
-    node the error is about ("" when not one node's)."""
+    node the error is about ("" when not one node's); ``field``: the recipe field the error is about when
+    the message does not name the recipe's file (raised on a Recipe, not on its JSON text): a caller that
+    read the recipe from a file names the file ("" otherwise)."""
 
-    def __init__(self, message: str, *, hint: str | None = None, node: str = "", details: str = ""):
+    def __init__(self, message: str, *, hint: str | None = None, node: str = "", details: str = "",
+                 field: str = ""):
         super().__init__(message, hint=hint, details=details)
         self.node = node
+        self.field = field
 
 
 class CalibrationError(WorkbenchError):

@@ -282,7 +282,8 @@ def _check_op_types_select(proto: onnx.ModelProto, recipe: Recipe) -> None:
                'or remove it' if quantizable else 'remove "op_types"')
     raise RecipeError(f"recipe op_types {json.dumps(list(recipe.op_types))} selects no node of the model, so nothing "
                       f"would be quantized: the model has none of them; its op types are {', '.join(sorted(ops))}.",
-                      hint=f'{suggest[0].upper()}{suggest[1:]}; write "op_types": [] to write the model unquantized.')
+                      hint=f'{suggest[0].upper()}{suggest[1:]}; write "op_types": [] to write the model unquantized.',
+                      field="op_types")
 
 
 def _moves_data_only(op_type: str) -> bool:
