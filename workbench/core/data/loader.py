@@ -31,6 +31,7 @@ from workbench.core.data.pyreader import PythonReaderSource
 from workbench.core.data.randomdata import RandomSource
 from workbench.core.errors import DataError
 from workbench.core.model.load import PreparedModel
+from workbench.core.model.reader import sniff_format, text_start
 from workbench.core.wording import plural
 
 __all__ = ["DataSource", "open_data", "data_kind", "KINDS"]
@@ -134,9 +135,30 @@ def refuse_model_as_data(path: str | Path) -> None:
     if suffix not in (".onnx", ".wbproj") or Path(path).is_dir():
         return
     what = "an ONNX model" if suffix == ".onnx" else "a Workbench project"
+    other = _not_a_model(path) if suffix == ".onnx" else None
+    if other:  # named by its content, not its suffix ("--data notes.onnx" holding text)
+        raise DataError(f"{path} is {other}, neither data nor an ONNX model: the data is an .npz (one array per "
+                        "input), .npy, a folder of them, or a folder of images.",
+                        hint="Give --data (or --eval) a data file.")
     raise DataError(f"{path} is {what}, not data: the data is an .npz (one array per input), .npy, a folder of "
                     "them, or a folder of images.",
                     hint="Give --data (or --eval) a data file; models are the command's positional arguments.")
+
+
+def _not_a_model(path: str | Path) -> str | None:
+    """What the first bytes of the file ``path`` (named .onnx) hold when they are text or another known format
+    ("a text file (its first line: 'hello')", "a Python pickle (...)"), else None (an ONNX model, or a file that
+    cannot be read: the loader says why)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    other = sniff_format(head) if not head.startswith(b"PK") else None  # a zip may be an .npz: left to the loader
+    if other:
+        return other
+    found = text_start(head)
+    return f"a text file (its first line: {found[1]!r})" if found else None
 
 
 def data_kind(path: str | Path) -> str:

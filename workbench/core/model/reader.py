@@ -261,22 +261,31 @@ _TEXTS = (
 _TEXT_PROBE = 4096
 
 
-def _refuse_text(path: Path, data: bytes) -> None:
-    """A text file given where a model belongs (a Git LFS pointer, a saved web page, JSON, notes): say so,
-    quoting its first line. An ONNX file is never text: it starts with field 1's tag, byte 0x08 (a control
-    character). Returns for anything that is not UTF-8 text without control characters."""
+def text_start(data: bytes) -> tuple[str, str] | None:
+    """(the text, its first line cut to 60 characters) when ``data`` starts as UTF-8 text without control
+    characters (its first :data:`_TEXT_PROBE` bytes), else None. An ONNX file is never text: it starts with
+    field 1's tag, byte 0x08 (a control character)."""
     head = data[:_TEXT_PROBE]
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.start < len(head) - 3:  # not a character cut at the end of the probe
-            return
+            return None
         text = head[:exc.start].decode("utf-8")
     text = text.lstrip("\ufeff")
     if not text.strip() or any(c < " " and c not in "\t\n\r" for c in text):
-        return
+        return None
     first = text.strip().splitlines()[0].strip()
-    quoted = first if len(first) <= 60 else first[:57] + "..."
+    return text, first if len(first) <= 60 else first[:57] + "..."
+
+
+def _refuse_text(path: Path, data: bytes) -> None:
+    """A text file given where a model belongs (a Git LFS pointer, a saved web page, JSON, notes): say so,
+    quoting its first line. Returns for anything that is not UTF-8 text without control characters."""
+    found = text_start(data)
+    if found is None:
+        return
+    text, quoted = found
     for start, what, hint in _TEXTS:
         if text.lstrip().lower().startswith(start):
             raise ModelError(f"{path}: this is {what}, not an ONNX model.", hint=hint)
