@@ -178,7 +178,7 @@ class Project(BaseModel):
         return Path(os.path.normpath(p if p.is_absolute() else (Path(project_path).resolve().parent / p)))
 
     def data_spec(self, project_path: str | Path, *, allow_code: bool = False) -> dict[str, Any] | None:
-        """The data spec with a relative ``path`` resolved against the project folder.
+        """The data spec with a relative ``path`` resolved against the project folder and normalised.
 
         A Python reader may run when the project says ``"allow_code": true`` at its top level or
         the caller passes ``allow_code=True`` (the CLI's ``--allow-code``); a data spec's own
@@ -191,7 +191,7 @@ class Project(BaseModel):
             raise ProjectError(f"{project_path}: the data path must be a string, not {spec['path']!r}.",
                                hint="Fix data.path or choose the calibration data again and re-save.")
         if "path" in spec and not Path(spec["path"]).is_absolute():
-            spec["path"] = str(Path(project_path).resolve().parent / spec["path"])
+            spec["path"] = os.path.normpath(Path(project_path).resolve().parent / spec["path"])  # no "out/../.."
         if data_runs_code(spec):
             # code runs only when the project itself or the user allows it, whatever the data spec says
             spec["allow_code"] = bool(self.allow_code or allow_code)
@@ -228,8 +228,8 @@ class Project(BaseModel):
         paths = [Path(project_path), self.model_path(project_path)]
         if isinstance(self.data, dict) and isinstance(self.data.get("path"), str) and self.data["path"]:
             data_path = self.data["path"]
-            paths.append(Path(data_path) if Path(data_path).is_absolute()
-                         else Path(project_path).resolve().parent / data_path)
+            paths.append(Path(os.path.normpath(Path(data_path) if Path(data_path).is_absolute()
+                                               else Path(project_path).resolve().parent / data_path)))
         return paths
 
 
