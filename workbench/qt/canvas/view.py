@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QPointF, QRectF, QSizeF, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, QPointF, QRectF, QSizeF, Qt, QThreadPool, Signal
 from PySide6.QtGui import QColor, QPainter, QTransform
 from PySide6.QtWidgets import (
     QGraphicsItem,
@@ -97,6 +97,20 @@ def _axis_range(lo: float, hi: float, area_lo: float, area_hi: float, view: floa
     first, last = lo - area_lo / scale, hi + (view - area_hi) / scale
     shown = min(max(lo if start is None else start, lo), hi - (area_hi - area_lo) / scale)
     return first, last, shown - area_lo / scale + view / (2 * scale)
+
+
+def _zoom_axis(lo: float, hi: float, first: float, span: float, r0: float, r1: float,
+               scale: float) -> tuple[float, float]:
+    """Along one axis, the scene range (start, end) for a view showing ``first`` .. ``first + span`` (scene) at
+    ``scale`` of a graph spanning ``lo`` .. ``hi``, the scene rectangle spanning ``r0`` .. ``r1`` now: when the graph
+    fits the view, the view's range from its start (drawn at the viewport's edge: the zoom aligns the rectangle
+    there) 2 px short of its end (no scroll bar), moved to hold the graph; else the current range grown to hold
+    the graph."""
+    if hi - lo <= span - 2.0 / scale:
+        first = max(min(first, lo), hi + 2.0 / scale - span)
+        first = round(first * scale) / scale  # Qt draws it from a whole pixel: the zoom's point within half of one
+        return first, first + span - 2.0 / scale
+    return min(r0, lo), max(r1, hi)
 
 
 COLOR_MODES = ("op", "dtype", "error")
@@ -509,6 +523,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         # the scene rect is what the viewport shows (1 px less: no scroll bars, which would resize the
         # viewport): the alignment then centres it, and zooming in can pan over all of it
         pad = 1.0 / scale
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)  # a zoom aligned it to the top-left corner
         self.scene().setSceneRect(visible.adjusted(pad, pad, -pad, -pad))
         self.setTransform(QTransform.fromScale(scale, scale))
         self.centerOn(centre)
@@ -546,6 +561,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         across = densest_start(self._state.data, bounds.left(), bounds.right(), area.width() / scale)
         x = _axis_range(bounds.left(), bounds.right(), area.left(), area.right(), view.width(), scale, across)
         y = _axis_range(bounds.top(), bounds.bottom(), area.top(), area.bottom(), view.height(), scale)
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)  # a zoom aligned it to the top-left corner
         self.scene().setSceneRect(QRectF(QPointF(x[0], y[0]), QPointF(x[1], y[1])))
         self.setTransform(QTransform.fromScale(scale, scale))
         self.centerOn(QPointF(x[2], y[2]))
@@ -594,6 +610,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             target = lowest
         if point is None:
             point = self.viewportTransform().inverted()[0].map(QPointF(at))
+        self._zoom_scene_rect(target, point, QPointF(at))
         old = self.transformationAnchor()
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
         self.setTransform(QTransform.fromScale(target, target))
@@ -604,6 +621,35 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self.verticalScrollBar().setValue(round(drawn.y()))
         self._sync_items()
         self._minimap.update()
+
+    def _zoom_scene_rect(self, scale: float, point: QPointF, at: QPointF) -> None:
+        """The scene rectangle for a zoom to ``scale`` drawing scene ``point`` at viewport pixel ``at``: along an
+        axis where the graph (with its 30-unit margin) fits the view, what the view will show there (2 px less,
+        moved to hold the whole graph), so no scroll bar shows with nothing to scroll to; along the others the
+        rectangle as it is, grown to hold the graph. A fit sets the rectangle to what the view showed at the
+        fitted scale (a 2,000-node chain: about 1.3 million units across), so zooming in on a narrow chain showed
+        a horizontal scroll bar, and the fit's 1 px less (1,400 units there) left the chain's first node out of
+        the scroll range."""
+        if self._state is None:
+            return
+        content = self._state.data.bounds.adjusted(-30, -30, 30, 30)
+        full = QSizeF(self.maximumViewportSize())
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        wide = content.width() * scale > full.width()
+        tall = content.height() * scale > full.height()
+        # the bar one axis needs takes its room from the other (and may make it need one too)
+        width, height = full.width() - (bar if tall else 0), full.height() - (bar if wide else 0)
+        rect = self.sceneRect()
+        # a rectangle narrower than the view is drawn from the viewport's top-left corner, not centred: Qt centres
+        # it on the viewport as it is without scroll bars (half a bar's width off), and the zoom keeps its point
+        # to half a pixel
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        x = _zoom_axis(content.left(), content.right(), point.x() - at.x() / scale, width / scale,
+                       rect.left(), rect.right(), scale)
+        y = _zoom_axis(content.top(), content.bottom(), point.y() - at.y() / scale, height / scale,
+                       rect.top(), rect.bottom(), scale)
+        if QRectF(QPointF(x[0], y[0]), QPointF(x[1], y[1])) != rect:
+            self.scene().setSceneRect(QRectF(QPointF(x[0], y[0]), QPointF(x[1], y[1])))
 
     def zoom_in(self) -> None:
         """Zoom in one step (x1.25) toward the selection, else around the view's centre."""
