@@ -1560,6 +1560,8 @@ class MainWindow(QMainWindow):
             self._on_run_ended(killed_after_write_text(kind, str(job.writes), job.grace))
             return
         self._on_run_ended(cancelled_text(kind, getattr(self, "_run_phase", ""), held.get(kind)))
+        if kind == "calibrate" and held["calibrate"]:  # the results shown are the last run's: not at 0 %
+            self.calibration.progress.setValue(self.calibration.progress.maximum())
 
     def _on_run_failed(self, kind: str, err) -> None:
         self._remeasure_after = ""
