@@ -213,6 +213,21 @@ def ort_rows_reader(name: str, rows: np.ndarray):
     return Rows()
 
 
+def ort_digits_exports(folder: Path) -> dict[str, Path]:
+    """The bundled digits_cnn quantized by onnxruntime's ``quantize_static`` on its first 8 calibration rows,
+    as QDQ and as QOperator: ``{"QDQ": path, "QOperator": path}`` in ``folder``."""
+    from onnxruntime.quantization import QuantFormat, quantize_static
+
+    example = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
+    rows = np.load(example / "digits_cnn_calib.npz")["input"][:8]
+    paths = {}
+    for fmt in (QuantFormat.QDQ, QuantFormat.QOperator):
+        paths[fmt.name] = folder / f"digits_{fmt.name}.onnx"
+        quantize_static(str(example / "digits_cnn.onnx"), str(paths[fmt.name]), ort_rows_reader("input", rows),
+                        quant_format=fmt)
+    return paths
+
+
 def matmul16_files(folder: Path) -> tuple[Path, Path]:
     """``mm.onnx`` (x [N, 16] @ w [16, 16], one MatMul named ``mm``, opset 17, w drawn with seed 3) and its
     ``calib.npz`` (8 rows of x, the same generator) in ``folder``; returns their paths."""

@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from qdq_helpers import matmul_nbits_model, ort_rows_reader
+from qdq_helpers import matmul_nbits_model, ort_digits_exports
 
 from workbench.core.errors import AlreadyQuantizedError
 from workbench.core.graph.quantized_ops import kinds_as_run
@@ -63,19 +63,7 @@ def test_formats_of_two_kinds_are_both_named(tmp_path):
 @pytest.fixture(scope="module")
 def ort_exports(tmp_path_factory):
     """digits_cnn quantized by onnxruntime's quantize_static as QDQ and as QOperator (8 calibration rows)."""
-    from pathlib import Path
-
-    from onnxruntime.quantization import QuantFormat, quantize_static
-
-    example = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
-    rows = np.load(example / "digits_cnn_calib.npz")["input"][:8]
-    out = tmp_path_factory.mktemp("ort")
-    paths = {}
-    for fmt in (QuantFormat.QDQ, QuantFormat.QOperator):
-        paths[fmt.name] = out / f"digits_{fmt.name}.onnx"
-        quantize_static(str(example / "digits_cnn.onnx"), str(paths[fmt.name]), ort_rows_reader("input", rows),
-                        quant_format=fmt)
-    return paths
+    return ort_digits_exports(tmp_path_factory.mktemp("ort"))
 
 
 @pytest.mark.parametrize(("fmt", "ops", "holds"), [

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
-from qdq_helpers import ort_rows_reader
+from qdq_helpers import ort_digits_exports
 
 from workbench.cli import main
 
@@ -27,16 +26,7 @@ HOLDS = {
 @pytest.fixture(scope="module")
 def ort_exports(tmp_path_factory):
     """digits_cnn quantized by onnxruntime's quantize_static as QDQ and as QOperator (8 calibration rows)."""
-    from onnxruntime.quantization import QuantFormat, quantize_static
-
-    rows = np.load(EXAMPLE / "digits_cnn_calib.npz")["input"][:8]
-    out = tmp_path_factory.mktemp("ort")
-    paths = {}
-    for fmt in (QuantFormat.QDQ, QuantFormat.QOperator):
-        paths[fmt.name] = out / f"digits_{fmt.name}.onnx"
-        quantize_static(str(EXAMPLE / "digits_cnn.onnx"), str(paths[fmt.name]), ort_rows_reader("input", rows),
-                        quant_format=fmt)
-    return paths
+    return ort_digits_exports(tmp_path_factory.mktemp("ort"))
 
 
 @pytest.mark.parametrize("fmt", ["QDQ", "QOperator"])

@@ -9,8 +9,7 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from tests.test_sensitivity_sweep import tiny_model
-from workbench.core import api
+from tests.test_sensitivity_sweep import setup as sweep_setup  # noqa: F401 - the fixture tiny reads
 from workbench.core.analysis import sensitivity, sweep_tasks
 from workbench.core.analysis.executors import InlineExecutor
 from workbench.core.analysis.sensitivity import sensitivity_sweep
@@ -19,15 +18,9 @@ from workbench.core.runtime.session import QDQ_AS_WRITTEN, make_session
 
 
 @pytest.fixture
-def tiny(tmp_path):
-    path = tmp_path / "tiny.onnx"
-    tiny_model(path)
-    data = tmp_path / "calib.npz"
-    x = np.random.default_rng(1).normal(0, 1, (24, 16)).astype(np.float32)
-    x[:, 3] *= 6.0
-    np.savez(data, x=x)
-    model = api.open_model(path)
-    return model, api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(data)), str(data), x
+def tiny(sweep_setup):  # noqa: F811 - the imported fixture
+    model, _recipe, result, data, x = sweep_setup
+    return model, result, data, x
 
 
 def test_each_task_session_is_optimised_or_as_written_by_what_it_runs(tiny, monkeypatch):

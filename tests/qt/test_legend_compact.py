@@ -10,9 +10,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-import onnx  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
-from test_legend_more_ops import OPS, many_ops_model, swatches  # noqa: E402
+from test_legend_more_ops import OPS, open_many_ops, swatches  # noqa: E402
 
 from workbench.qt.canvas.legend import MAX_OPS, MIN_OPS  # noqa: E402
 
@@ -30,11 +29,7 @@ def _entries(canvas) -> set[str]:
 
 
 def test_op_legend_covers_at_most_a_quarter_of_the_canvas(qtbot, window, open_file, tmp_path):
-    path = tmp_path / "ops.onnx"
-    onnx.save(many_ops_model(), path)
-    window.resize(1024, 700)
-    open_file(window, path)
-    canvas, legend = window.canvas, window.canvas.legend_overlay
+    canvas, legend = open_many_ops(window, open_file, tmp_path)
     drawn = {canvas.node_color(n).name() for n in canvas.node_names()}
     viewport = canvas.viewport()
     assert legend.isVisible() and viewport.height() > 400

@@ -8,9 +8,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
-import onnx  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
-from test_legend_more_ops import OPS, many_ops_model  # noqa: E402
+from test_legend_more_ops import OPS, open_many_ops  # noqa: E402
 
 from workbench.qt.canvas.legend import MAX_OPS, MIN_OPS  # noqa: E402
 
@@ -20,11 +19,7 @@ def _line(legend) -> str:
 
 
 def test_the_hide_line_counts_what_a_click_hides(qtbot, window, open_file, tmp_path):
-    path = tmp_path / "ops.onnx"
-    onnx.save(many_ops_model(), path)
-    window.resize(1024, 700)
-    open_file(window, path)
-    canvas, legend = window.canvas, window.canvas.legend_overlay
+    canvas, legend = open_many_ops(window, open_file, tmp_path)
     viewport = canvas.viewport()
     errors = window.docks["Errors"]
     window.resizeDocks([errors], [window.height() - 250], Qt.Orientation.Vertical)  # a canvas under 160 px high
@@ -48,11 +43,7 @@ def test_the_hide_line_counts_what_a_click_hides(qtbot, window, open_file, tmp_p
 
 
 def test_with_room_the_line_counts_past_max_ops(qtbot, window, open_file, tmp_path):
-    path = tmp_path / "ops.onnx"
-    onnx.save(many_ops_model(), path)
-    window.resize(1024, 700)
-    open_file(window, path)
-    legend = window.canvas.legend_overlay
+    _canvas, legend = open_many_ops(window, open_file, tmp_path)
     assert legend.op_limit == MAX_OPS
     qtbot.mouseClick(legend.more, Qt.MouseButton.LeftButton)
     assert _line(legend) == f"\u25be hide the {len(OPS) - MAX_OPS} less frequent op types"

@@ -34,6 +34,15 @@ def many_ops_model() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def open_many_ops(window, open_file, folder):
+    """:func:`many_ops_model` saved in ``folder`` and opened in ``window`` at 1024x700: its canvas and legend."""
+    path = folder / "ops.onnx"
+    onnx.save(many_ops_model(), path)
+    window.resize(1024, 700)
+    open_file(window, path)
+    return window.canvas, window.canvas.legend_overlay
+
+
 def swatches(rich: str) -> set[str]:
     """The colours of a legend's rich text swatches (#rrggbb): the centre pixel of each inline PNG."""
     from PySide6.QtGui import QImage
