@@ -16,7 +16,6 @@ This module never imports Qt.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -95,6 +94,8 @@ class GraphStructure:
 
     def digest(self) -> str:
         """sha256 (hex) of everything the layout depends on: node names, op types and edges."""
+        import hashlib  # noqa: PLC0415 - OpenSSL (3.4 MiB resident) only when a layout is keyed, not in every quantize
+
         h = hashlib.sha256(f"layout-v{LAYOUT_VERSION}\n".encode())
         for name, op in zip(self.names, self.op_types, strict=True):
             h.update(f"{name}\t{op}\n".encode())
