@@ -50,9 +50,7 @@ class FocusReturn(QObject):
         app = QApplication.instance()
         if (focus is not None and focus.isVisible()) or app is None or app.activeModalWidget() is not None:
             return
-        if self._window.isVisible():
-            self._window.raise_()
-            self._window.activateWindow()
+        self._activate()
 
     def _return_from(self, closed: QWidget) -> None:
         """``closed`` had the focus: when it is gone and no window of the app took the focus, the main window
@@ -64,6 +62,10 @@ class FocusReturn(QObject):
         app = QApplication.instance()
         if visible or app is None or app.activeWindow() is not None or app.activeModalWidget() is not None:
             return
+        self._activate()
+
+    def _activate(self) -> None:
+        """The main window, when shown, raised and activated."""
         if self._window.isVisible():
             self._window.raise_()
             self._window.activateWindow()
