@@ -7,7 +7,8 @@ none at all on a Reshape, which reuses its input's scale), each role's effective
 selection shows blank (combo) or partially checked (check box). Editing a field sets it in the
 overrides of every selected node as one undoable command. Choices the plan would not apply as written, which
 a recipe file may not hold (:func:`~workbench.core.api.unapplied_choice`: per_channel / per_block / MX activations
-of a static preset, per_block with an observer that computes no per-block ranges), are greyed in their combo box,
+of a static preset, per_block with an observer that computes no per-block ranges, an MX dtype (per-block by
+definition) on a per_tensor or per_channel spec), are greyed in their combo box,
 the reason in its tooltip, so a project or recipe saved from the app loads in the CLI. Invalid combinations
 (reduce_range on 16 bits, ...) are shown in red under the fields, never raised.
 
@@ -257,7 +258,8 @@ class RoleEditor(QGroupBox):
             self._set_combo(self.dtype, [s.dtype for s in live])
             self._set_combo(self.granularity, [s.granularity.value for s in live])
             self._set_combo(self.observer, [s.observer for s in live])
-            self._offer([s.granularity.value for s in live], [s.observer for s in live], static)
+            self._offer([s.granularity.value for s in live], [s.observer for s in live], static,
+                        [s.dtype for s in live])
             self._set_check(self.symmetric, [s.symmetric for s in live])
             self._set_check(self.reduce_range, [s.reduce_range for s in live])
             self._set_check(self.power_of_two, [s.power_of_two for s in live])
@@ -271,15 +273,16 @@ class RoleEditor(QGroupBox):
         finally:
             self._updating = False
 
-    def _offer(self, granularities: list[str], observers: list[str], static: bool) -> None:
+    def _offer(self, granularities: list[str], observers: list[str], static: bool, dtypes: list[str]) -> None:
         """Grey the dtype, granularity and observer choices the plan would not apply as written for specs holding
-        ``granularities`` and ``observers`` (:func:`~workbench.core.api.unapplied_choice`), the reason in the
-        item's tooltip; a greyed value the selection holds already stays shown."""
+        ``granularities``, ``observers`` and ``dtypes`` (:func:`~workbench.core.api.unapplied_choice`: also MX
+        dtypes unless per_block), the reason in the item's tooltip; a greyed value the selection holds already
+        stays shown."""
         for combo, name in ((self.dtype, "dtype"), (self.granularity, "granularity"), (self.observer, "observer")):
             model = combo.model()
             for i in range(combo.count()):
                 why = unapplied_choice(self.role, name, combo.itemText(i), static=static,
-                                       granularities=granularities, observers=observers)
+                                       granularities=granularities, observers=observers, dtypes=dtypes)
                 model.item(i).setEnabled(why is None)
                 combo.setItemData(i, f"Not offered: {why}." if why else None, Qt.ItemDataRole.ToolTipRole)
 

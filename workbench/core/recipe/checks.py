@@ -60,17 +60,27 @@ def block_observer_problem(observer: str) -> str:
 
 
 def unapplied_choice(role: str, field: str, value: str, *, static: bool, granularities: list[str],
-                     observers: list[str]) -> str | None:
+                     observers: list[str], dtypes: list[str] = ()) -> str | None:
     """Why setting ``field`` (dtype, granularity or observer) of ``role`` to ``value`` would give settings a recipe
-    file may not hold (the checks ``recipe.conflicts.first_conflict`` makes with ``unapplied``), for an editor of
-    specs holding ``granularities`` and ``observers`` (several for several nodes; an editor offers the choices this
-    returns None for). ``static``: the recipe's preset quantizes activations ahead of time. The reason is a
-    sentence without a final period; None when the choice is applied as written."""
+    file may not hold (the checks ``recipe.conflicts.first_conflict`` makes with ``unapplied``, and an MX dtype
+    without per_block, which :func:`spec_conflict` refuses), for an editor of specs holding ``granularities``,
+    ``observers`` and ``dtypes`` (several for several nodes; an editor offers the choices this returns None for).
+    ``static``: the recipe's preset quantizes activations ahead of time. The reason is a sentence without a final
+    period; None when the choice is applied as written."""
     if static and role == "activation":
         if field == "dtype" and value in MX_DTYPES:
             return mx_activation_problem(value)
         if field == "granularity" and value in UNAPPLIED_ACTIVATION_GRANULARITY:
             return UNAPPLIED_ACTIVATION_GRANULARITY[Granularity(value)]
+    if field == "dtype" and value in MX_DTYPES:
+        held = next((g for g in granularities if g != Granularity.per_block), None)
+        if held is not None:
+            return (f"{value} is an MX block format (one shared scale per block of 32 values), which {held} cannot "
+                    "hold: set the granularity to per_block, block_size 32, first")
+    if field == "granularity" and value != Granularity.per_block:
+        held = next((d for d in dtypes if d in MX_DTYPES), None)
+        if held is not None:
+            return f"{held} is an MX block format: it takes per_block only; choose another dtype first"
     if field == "granularity" and value == Granularity.per_block:
         held = next((o for o in observers if o not in BLOCK_OBSERVERS), None)
         if held is not None:
