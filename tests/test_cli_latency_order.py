@@ -34,7 +34,7 @@ def test_digits_cnn_written_float_says_measured_decided_written(corpus, tmp_path
     latency = [line for line in err if "latency" in line or "does not pay" in line]
     assert [line.split(" (")[0] for line in latency] == [
         "note: latency quantized / float = 1.11",  # measured: the model as quantized
-        "note: /f/f.0/Conv: kept float with its island of 5 quantized units",
+        "note: /f/f.0/Conv: kept float with its island of 5 node units",
         "warning: quantization does not pay at this size: as quantized the model measured 1.11x its float latency",
         "note: latency of the model written",  # written: the float model, its own figure
         "warning: no node unit is quantized: all 5 were kept float"]

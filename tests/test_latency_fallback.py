@@ -134,8 +134,8 @@ def test_a_slowdown_of_microseconds_leaves_every_island_float_without_trials(tmp
         "--remeasure-latency (WORKBENCH_REMEASURE_LATENCY=1 in the app's environment) measures again"))]
     notes = [(i.node, i.message.split(":")[0]) for i in res.issues
              if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.severity == Severity.INFO]
-    assert notes == [("mm1", "kept float with its island of 1 quantized unit (mm1)"),
-                     ("mm2", "kept float with its island of 1 quantized unit (mm2)")]
+    assert notes == [("mm1", "kept float with its island of 1 node unit (mm1)"),
+                     ("mm2", "kept float with its island of 1 node unit (mm2)")]
     # the decision is in the result's recipe, as the island fallback's: a replay writes the same bytes unmeasured
     assert res.recipe.overrides["mm1"].exclude and res.recipe.overrides["mm2"].exclude
     assert api.quantize(model, res.recipe, data=data).proto.SerializeToString() == res.proto.SerializeToString()

@@ -3,7 +3,9 @@
 ``quantized_islands`` left out the units of subgraphs, so "every island float" left only the ``relu`` island
 float: the file still held 12 Q/DQ (X and M in the main graph, the MatMul inside each branch) while the warning
 said "every unit is left float and the model written is the float model" and the CLI printed "2 of 2 node units
-quantized". The branch MatMuls and ``relu`` share the If's output: one island. The measurement is replaced by a
+quantized". The branch MatMuls and ``relu`` share the If's output: one island, of the two MatMuls (``relu`` is a
+unit only while M is quantized: float with them it is none, and the island counts what "N of M node units" counts;
+it said "island of 3" beside "0 of 2"). The measurement is replaced by a
 ratio keyed by whether the written model holds any Q/DQ (no timing in the test).
 """
 
@@ -20,6 +22,7 @@ from onnx.reference import ReferenceEvaluator
 from workbench.cli import main
 from workbench.core import api
 from workbench.core.pipeline import latency_check
+from workbench.core.planning.island_guard import carried, quantized_islands
 from workbench.core.runtime.latency import LatencyComparison
 
 CASE = Path("/work/shared/cases/20_if_subgraph_matmul")
@@ -86,10 +89,28 @@ def test_every_unit_float_leaves_no_qdq_in_the_branches(tmp_path, monkeypatch, f
     assert _qdq(res.proto) == 0
     assert [n.op_type for n in _nodes(res.proto.graph)] == ["If", "MatMul", "MatMul", "Relu"]
     assert sorted(res.plan.units) == ["else_mm", "then_mm"] and all(u.excluded for u in res.plan.units.values())
+    # the island counts the units the written plan counts: relu, a unit only while M is quantized, is float with
+    # them and no unit at all (the note said "island of 3 quantized units" beside "0 of 2 node units quantized")
     islands = [i for i in res.issues if i.island]
-    assert [sorted(i.units) for i in islands] == [["else_mm", "relu", "then_mm"]]
+    assert [sorted(i.units) for i in islands] == [["else_mm", "then_mm"]]
+    assert islands[0].message.startswith("kept float with its island of 2 node units (else_mm, then_mm): ")
+    assert sorted(n for n, o in res.recipe.overrides.items() if o.exclude) == ["else_mm", "then_mm"]
     assert any("the model written is the float model" in i.message for i in res.issues)
     _same_as_float(path, res.proto)
+
+
+def test_a_relu_carried_by_the_island_links_it_but_is_not_one_of_its_units(tmp_path):
+    """Quantized as planned the Relu is a unit (its input M is quantized); float with the branch MatMuls it is
+    none, so the island lists the two units the written plan counts."""
+    path, _ = _if_model(tmp_path)
+    model = api.open_model(path)
+    recipe = api.make_recipe("cpu-u8s8")
+    plan = api.plan(model, recipe, guard=True)
+    assert sorted(plan.units) == ["else_mm", "relu", "then_mm"]
+    assert quantized_islands(plan) == [["else_mm", "then_mm"]]
+    assert [n for n in plan.units if carried(plan, n)] == ["relu"]
+    float_plan = api.plan(model, recipe.with_excluded(["else_mm", "then_mm"]), guard=True)
+    assert sorted(float_plan.units) == ["else_mm", "then_mm"]
 
 
 def _same_as_float(path: str, proto: onnx.ModelProto) -> None:
@@ -114,6 +135,7 @@ def test_case_20_cli_line_and_warning_agree_with_the_file(tmp_path, monkeypatch,
     assert f"wrote {out} (0 of 2 node units quantized, preset cpu-u8s8" in captured.out
     assert "so every unit is left float and the model written is the float model" in captured.err
     assert "warning: no node unit is quantized: all 2 were kept float" in captured.err
+    assert "note: else_mm: kept float with its island of 2 node units (else_mm, then_mm): " in captured.err
     # the float model itself: its graph (nodes, branches, weights) and opsets as in the input file
     float_model = onnx.load(str(CASE.with_suffix(".onnx")))
     assert written.graph == float_model.graph and written.opset_import == float_model.opset_import

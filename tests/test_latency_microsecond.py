@@ -115,12 +115,12 @@ def test_island_notes_are_not_folded_into_the_placements_unit_notes(capsys):
     # their fields as the passes set them: one unit each, the islands' ``island`` field set (read, not the words)
     probes = [PlanIssue(f"mm{k}", "info", "kept in float: as a quantized MatMul it measured 1.11x",
                         code=IssueCode.LATENCY_KEPT_FLOAT, units=(f"mm{k}",), ratio=1.11) for k in range(3)]
-    islands = [PlanIssue(f"g{k}", "info", f"kept float with its island of 1 quantized unit (g{k}): quantization does "
+    islands = [PlanIssue(f"g{k}", "info", f"kept float with its island of 1 node unit (g{k}): quantization does "
                          "not pay at this size", code=IssueCode.LATENCY_KEPT_FLOAT, units=(f"g{k}",), ratio=1.3,
                          island=True) for k in range(3)]
     _print_issues([*probes, *islands])
     assert capsys.readouterr().err.splitlines() == [
         "note: mm0: kept in float: as a quantized MatMul it measured 1.11x",
         "note: 2 more nodes likewise (latency-kept-float): mm1, mm2",
-        "note: g0: kept float with its island of 1 quantized unit (g0): quantization does not pay at this size",
+        "note: g0: kept float with its island of 1 node unit (g0): quantization does not pay at this size",
         "note: 2 more nodes likewise (latency-kept-float): g1, g2"]

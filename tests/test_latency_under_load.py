@@ -72,7 +72,7 @@ def test_a_slowdown_hidden_by_the_wall_clock_is_left_float_and_said_plainly(tmp_
     # measured (the quantized model), decided (the float model written), the written model's figure: in that order
     lines = [line for line in err.splitlines() if "latency" in line and line.startswith(("note:", "warning:"))]
     assert [line.split(" (")[0] for line in lines] == [
-        "note: latency quantized / float = 1.20", "warning: conv: kept float with its island of 1 quantized unit",
+        "note: latency quantized / float = 1.20", "warning: conv: kept float with its island of 1 node unit",
         "warning: the latency fallback left every unit float, so the model written is the float model, not a "
         "quantized one", "note: latency of the model written", "warning: no node unit is quantized: all 1 were kept float"]
     assert lines[3].startswith("note: latency of the model written (the float model: every unit left float; any "

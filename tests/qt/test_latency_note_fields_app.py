@@ -30,7 +30,7 @@ def test_the_measured_ratio_is_the_island_warnings_field_whatever_its_words():
     assert measured_ratio(doc) == 1.37
     # the field only, never the words: a project's saved results keep the field (an older project's is read from
     # its message when the project is read, tests/qt/test_saved_issue_fields.py)
-    worded = _warning("kept float with its island of 1 quantized unit (/a/Conv): as quantized the model measured "
+    worded = _warning("kept float with its island of 1 node unit (/a/Conv): as quantized the model measured "
                       "1.40x its float latency, with 1 island left float 1.02x", None)
     assert measured_ratio(SimpleNamespace(result_issues=[worded])) is None
     assert measured_ratio(SimpleNamespace(result_issues=[_warning("kept float", None)])) is None

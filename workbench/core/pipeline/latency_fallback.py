@@ -343,7 +343,7 @@ def _small_island_note(group: list[str], ratio: float) -> PlanIssue:
     and ``analyze`` count it as the latency check's; ``units`` names every unit of the island."""
     shown = ", ".join(group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
     return PlanIssue(group[0], Severity.INFO,
-                     f"kept float with its island of {count(len(group), 'quantized unit')} ({shown}): quantization "
+                     f"kept float with its island of {count(len(group), 'node unit')} ({shown}): quantization "
                      "does not pay at this size (the warning about the whole model); name a node in an override, "
                      "or pass --no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT,
                      units=tuple(group), ratio=ratio, island=True)
@@ -354,7 +354,7 @@ def _kept_issue(group: list[str], before: float, after: float, islands: int) -> 
     the island, ``ratio`` the model's as planned (``before``)."""
     shown = ", ".join(group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
     return PlanIssue(group[0], Severity.WARNING,
-                     f"kept float with its island of {count(len(group), 'quantized unit')} ({shown}): as quantized the "
+                     f"kept float with its island of {count(len(group), 'node unit')} ({shown}): as quantized the "
                      f"model measured {before:.2f}x its float latency, with {count(islands, 'island')} left float "
                      f"{after:.2f}x (onnxruntime CPU, 1 thread); name a node in an override, or pass "
                      "--no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT,
