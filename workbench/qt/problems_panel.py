@@ -6,7 +6,8 @@ parsed back. Clicking a row with a node emits ``nodeClicked(name)`` (the window 
 centres it). Errors first, then warnings, then notes (info), each kind counted apart, here and in the status
 bar's link (:func:`link_text`: "2 warnings, 75 notes"; a note is not a problem). Issues of one
 code (and severity and source) are one expandable row with their count ("68 × tensor uses its producer's
-activation spec"), its children one row each. The last job's issues, once the recipe or the data
+activation spec"), its children one row each. A long message wraps in the Message column
+(:class:`~workbench.qt.wrapped_column.WrappedColumn`), its whole text also in the row's tooltip. The last job's issues, once the recipe or the data
 changed since it ran, are listed last, greyed and marked out of date (:data:`STALE_SOURCE`), and are not
 counted: the current recipe's own are the plan's.
 """
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
 from workbench.core.issues import IssueCode, PlanIssue, Severity
 from workbench.core.wording import count
 from workbench.qt.latency_edits import latency_kept_recorded, latency_kept_units
+from workbench.qt.wrapped_column import WrappedColumn
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 _COLOURS = {Severity.ERROR: "#c62828", Severity.WARNING: "#ef6c00", Severity.INFO: ""}
@@ -190,8 +192,8 @@ class ProblemsPanel(QWidget):
         self.tree.setHeaderLabels(["Severity", "Node", "Message", "From"])
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.tree.setWordWrap(True)
-        self.tree.setUniformRowHeights(False)
+        # a long message wraps in its column, the row as tall as its lines (it was cut at its first line)
+        self._wrapped = WrappedColumn(self.tree, 2)
         header = self.tree.header()
         header.setStretchLastSection(False)
         # the message takes what is left: the severity and the source as wide as their words, the node column
@@ -256,6 +258,7 @@ class ProblemsPanel(QWidget):
         item = QTreeWidgetItem([_WORDS.get(issue.severity, str(issue.severity)), node, message, source])
         item.setData(0, Qt.ItemDataRole.UserRole, node)
         for col in range(4):
+            item.setTextAlignment(col, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)  # beside line 1
             item.setToolTip(col, f"{issue.message}\n\n{_STALE_TIP}" if stale else issue.message)
             if stale:
                 item.setForeground(col, self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
