@@ -306,12 +306,16 @@ def _inherited_reads(observer: str, args: dict[str, float], where: str) -> None:
                           "observer the node has from its preset or an earlier rule (see README, 'Recipes').") from None
 
 
-def resolve_node(recipe: Recipe, node_name: str, op_type: str) -> ResolvedNode:
+def resolve_node(recipe: Recipe, node_name: str, op_type: str, memo: dict | None = None) -> ResolvedNode:
     """Resolve the effective :class:`NodeConfig` of one node.
 
     Precedence, lowest first: preset < op-type rules < name-glob rules < exact-name override;
     within a level, later rules win. A node whose op type the recipe does not quantize resolves to
     an all-None config unless a rule or override enables a role explicitly.
+
+    ``memo``: a dict the caller keeps for calls on this same, unchanged ``recipe`` (a plan resolves every
+    node, some several times): nodes of one op type that the same rules and override objects match share
+    one config, built once (the same values; nudenet_320n's plan resolves 308 nodes into 20 configs).
 
     Raises
     ------
@@ -320,6 +324,31 @@ def resolve_node(recipe: Recipe, node_name: str, op_type: str) -> ResolvedNode:
         ``observer`` that the observer it inherits does not read (naming it, the node, role and keys).
         (An ``observer`` set without ``observer_args`` keeps the inherited args it reads and drops the rest.)
     """
+    ordered = [r for r in recipe.rules if r.op_type] + [r for r in recipe.rules if r.name]
+    layers: list[tuple[str, NodeSettings]] = [(r.label, r) for r in ordered if r.matches(node_name, op_type)]
+    if node_name in recipe.overrides:
+        layers.append(("override", recipe.overrides[node_name]))
+    key = (op_type, tuple((label, id(settings)) for label, settings in layers))
+    built = memo.get(key) if memo is not None else None
+    if built is None:
+        built = _layered(recipe, op_type, layers, node_name)
+        if memo is not None:  # the layers are the recipe's objects, alive while it is: their ids stay theirs
+            memo[key] = built
+    config, layered_sources, excluded = built
+    sources = dict(layered_sources)
+    for pattern in recipe.exclude:
+        if fnmatch.fnmatchcase(node_name, pattern):
+            excluded = True
+            sources["exclude"] = f"exclude {pattern}"
+    return ResolvedNode.model_construct(node=node_name, op_type=op_type, config=config, excluded=excluded,
+                                        sources=sources)
+
+
+def _layered(recipe: Recipe, op_type: str, layers: list[tuple[str, NodeSettings]],
+             node_name: str) -> tuple[NodeConfig, dict[str, str], bool]:
+    """``(config, sources, excluded)`` of a node of ``op_type`` matched by ``layers`` (``(label, settings)``,
+    lowest precedence first), before the recipe's ``exclude`` globs (:func:`resolve_node`; ``node_name``
+    names the node in its errors)."""
     preset = recipe.preset_obj()
     quantized = op_type in recipe.quantized_op_types()
     base = preset.config
@@ -331,23 +360,14 @@ def resolve_node(recipe: Recipe, node_name: str, op_type: str) -> ResolvedNode:
     cfg: dict[str, QuantSpec | None] = {r: (getattr(base, r) if quantized else None) for r in ROLES}
     sources = {r: ("preset " + preset.name if quantized else "not quantized") for r in ROLES}
     excluded = False
-    ordered = [r for r in recipe.rules if r.op_type] + [r for r in recipe.rules if r.name]
-    layers: list[tuple[str, NodeSettings]] = [(r.label, r) for r in ordered if r.matches(node_name, op_type)]
-    if node_name in recipe.overrides:
-        layers.append(("override", recipe.overrides[node_name]))
     for label, settings in layers:
         ex = _apply(cfg, base, settings, label, sources, node_name)
         if ex is not None:
             excluded = ex
             sources["exclude"] = label
-    for pattern in recipe.exclude:
-        if fnmatch.fnmatchcase(node_name, pattern):
-            excluded = True
-            sources["exclude"] = f"exclude {pattern}"
     # built unvalidated: every value is already checked (the preset's specs, a QuantSpec _apply validated, None,
     # plain str / bool); validating them again was 40 % of this function (minilm_l6_v2: 7.4 of 18.5 ms per plan)
-    return ResolvedNode.model_construct(node=node_name, op_type=op_type, config=NodeConfig.model_construct(**cfg),
-                                        excluded=excluded, sources=sources)
+    return NodeConfig.model_construct(**cfg), sources, excluded
 
 
 def check_overrides(recipe: Recipe, op_types: dict[str, str]) -> None:
