@@ -99,6 +99,7 @@ from workbench.core.calibration.calibrate import (
 )
 from workbench.core.calibration.observers import HistogramObserver, Observer
 from workbench.core.data.finite import nonfinite_input
+from workbench.core.data.kept import KeptRows
 from workbench.core.data.loader import open_data_source
 from workbench.core.errors import Cancelled, WorkbenchError
 from workbench.core.formats.qtypes import get_qtype
@@ -341,7 +342,8 @@ def _choose(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None
         return ChoiceReport(recipe, skipped=reason)
     ops = {node.name: node.op_type for g in iter_graphs(model.proto.graph) for node in g.node}
     check_overrides(recipe, ops)  # the preset's plan refuses them only after the calibration pass: now
-    source = open_data_source(data, model)
+    # every pass below reads the same rows: decoded once (a deflated .npz was decompressed 3-4 times)
+    source = KeptRows(open_data_source(data, model))
     count = source.num_samples()
     if count is None and not samples:
         return ChoiceReport(recipe, skipped=CHOICE_UNCOUNTED)
