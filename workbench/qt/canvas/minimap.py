@@ -1,13 +1,17 @@
 """Minimap: a thumbnail of the whole graph in the canvas's corner with the visible area outlined.
 
 The thumbnail is the scene drawn once into a cached pixmap (at this size the overview item and group
-boxes draw) and drawn again only when the picture changes (:meth:`Minimap.scene_changed`), or its bounds,
-size or colours do; the viewport rectangle is painted over the cached pixmap on every scroll or zoom. A click or drag centres the view there.
+boxes draw) and drawn again only when the picture changes (:meth:`Minimap.scene_changed`), the selection
+does (:meth:`Minimap.selection_changed`), or its bounds, size or colours do; the viewport rectangle is
+painted over the cached pixmap on every scroll or zoom. A click or drag centres the view there.
 The x in the strip above the thumbnail (right end) collapses it to a small button in the same corner (it covered the
 nodes there); a click on the button shows the minimap again.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPen, QPixmap
@@ -30,11 +34,15 @@ _COLLAPSED_TIP = "Show the minimap (a thumbnail of the whole graph)"
 
 class Minimap(QWidget):
     """Child of a ``QGraphicsView``; call :meth:`refresh` after the scene changes and
-    :meth:`update` after the view moves."""
+    :meth:`update` after the view moves. ``whole_picture()`` (optional) is entered around each render of the
+    scene into the thumbnail: the view's items as a picture of the whole graph (the canvas hides its overview
+    item when zoomed in and has node items only near the view)."""
 
-    def __init__(self, view: QGraphicsView):
+    def __init__(self, view: QGraphicsView,
+                 whole_picture: Callable[[], AbstractContextManager] | None = None):
         super().__init__(view)
         self.view = view
+        self._whole_picture = whole_picture or nullcontext
         self._pixmap: QPixmap | None = None
         self._source = QRectF()
         self._s, self._ox, self._oy = 1.0, 0.0, 0.0  # scene -> minimap: scale and offset of the content
@@ -80,6 +88,14 @@ class Minimap(QWidget):
         again instead of reusing the cached one."""
         self._drawn = None
 
+    def selection_changed(self) -> None:
+        """The selection's colours changed (nodes' translucent fill, group boxes' outline, highlighted edges):
+        the thumbnail is drawn again now when one is shown, as the cached pixmap holds the old selection. One
+        render of the scene per change (0.6-1.0 ms CPU at 20,000 nodes), no per-node work."""
+        self._drawn = None
+        if self._pixmap is not None:
+            self.refresh(self._bounds)
+
     def refresh(self, bounds: QRectF) -> None:
         """Show the thumbnail of ``bounds`` (scene coordinates) at the viewport's size; hides the minimap when
         empty. The scene is rendered into the cached pixmap only when the picture changed
@@ -114,11 +130,13 @@ class Minimap(QWidget):
         self.update()
 
     def _render(self, w: int, h: int) -> QPixmap:
-        """The scene's :attr:`_source` drawn into a ``w`` x ``h`` pixmap on the minimap's background."""
+        """The scene's :attr:`_source` drawn into a ``w`` x ``h`` pixmap on the minimap's background, inside
+        the view's ``whole_picture()``."""
         pixmap = QPixmap(w, h)
         pixmap.fill(self.colors.qcolor("background"))
         painter = QPainter(pixmap)
-        self.view.scene().render(painter, QRectF(0, 0, w, h), self._source, Qt.AspectRatioMode.KeepAspectRatio)
+        with self._whole_picture():
+            self.view.scene().render(painter, QRectF(0, 0, w, h), self._source, Qt.AspectRatioMode.KeepAspectRatio)
         painter.end()
         self.renders += 1
         return pixmap

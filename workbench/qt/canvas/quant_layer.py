@@ -168,6 +168,7 @@ class CanvasQuant:
         for item in (self._dtype_edges, self._error_edges):
             if item is not None:
                 item.set_selected_edge(e)
+        self._minimap.selection_changed()
         self.edgeSelected.emit(self.edge_tensor(e) if e is not None else "")
 
     def selected_edge(self) -> int | None:

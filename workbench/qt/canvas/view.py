@@ -15,6 +15,8 @@ from __future__ import annotations
 import fnmatch
 import logging
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -157,7 +159,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._hits: list[str] = []
         self._exact_hits = 0  # how many of ``_hits`` (the first ones) the last search's text names exactly
         self._hit_pos = -1
-        self._minimap = Minimap(self)
+        self._minimap = Minimap(self, self._whole_picture)
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._jobs: list[LayoutJob | EdgeQuantJob] = []
@@ -440,6 +442,23 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         if self._mode == "dtype":
             self.legend_overlay.refresh()
 
+    @contextmanager
+    def _whole_picture(self) -> Iterator[None]:
+        """While the minimap renders the scene: the overview item shown and the node items hidden. Zoomed in
+        past ``DETAIL_SCALE`` the overview is hidden and node items exist only near the view, so a thumbnail
+        drawn then (a selection or new fills while zoomed in) showed those few nodes alone."""
+        overview, container = self._overview, self._container
+        swap = overview is not None and container is not None and not overview.isVisible()
+        if swap:
+            overview.setVisible(True)
+            container.setVisible(False)
+        try:
+            yield
+        finally:
+            if swap:
+                overview.setVisible(False)
+                container.setVisible(True)
+
     def detailed_item_count(self) -> int:
         """How many per-node items exist (they are created lazily)."""
         return len(self._items)
@@ -708,6 +727,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._overview.refresh_selection()
         self._edges.set_highlight(state.selected)
         self._refresh_group_selection()
+        self._minimap.selection_changed()
         self.selectionChangedNames.emit(self.selected_nodes())
 
     def selected_nodes(self) -> list[str]:
