@@ -351,12 +351,13 @@ def quantized_file_cost(model: PreparedModel, data: Any = None, *, batch: int = 
 
 def evaluate(float_model: Any, quant_model: Any, data: Any, *, samples: int | None = None,
              metric: Any = None, progress: ProgressFn | None = None, cancel: CancelToken | None = None,
-             metric_output: str | None = None):
+             metric_output: str | None = None, float_as_given: bool = False):
     """Run float and quantized models over ``data``; per-output SQNR, cosine, max abs error, and a
-    task metric on both when ``metric`` names one, read from output ``metric_output`` (default the first;
-    see :func:`workbench.core.analysis.evaluate.evaluate`)."""
+    task metric on both when ``metric`` names one, read from output ``metric_output`` (default the first);
+    ``float_as_given``: an opened float model runs as its file holds it, not its prepared (folded) graph
+    (see :func:`workbench.core.analysis.evaluate.evaluate`)."""
     run = importlib.import_module("workbench.core.analysis.evaluate").evaluate
     return run(float_model, quant_model, data, samples=samples, metric=metric, progress=progress,
-               cancel=cancel, metric_output=metric_output)
+               cancel=cancel, metric_output=metric_output, float_as_given=float_as_given)
 
 

@@ -28,6 +28,7 @@ from workbench.core.io.atomic import atomic_path, write_pieces
 from workbench.core.io.external import has_lazy, is_source
 from workbench.core.io.save import EXTERNAL_THRESHOLD, check_bytes, tensor_bytes
 from workbench.core.model.load import PreparedModel, sha256_file
+from workbench.core.pipeline.export import float_as_given
 from workbench.core.pipeline.quantize import QuantizeResult
 
 #: what :func:`written_changes` compares, in order, and the words for a change of each
@@ -45,11 +46,13 @@ def keep_written(model: PreparedModel, result: QuantizeResult, inputs: dict, iss
     """``result``'s model (quantized with the latency check, as ``workbench-cli quantize`` writes it) kept
     for a later export of the same ``inputs`` (:func:`written_inputs`), with ``issues`` (what the export
     reports) and the latency check's result. None when it cannot be kept as one file: a model built in
-    memory (no file hash), weights in external data files, or tensors over the 2 GiB protobuf limit."""
+    memory (no file hash), weights in external data files, or tensors over the 2 GiB protobuf limit. A result that
+    quantizes nothing keeps the input file as given (:func:`~workbench.core.pipeline.export.float_as_given`)."""
     if (not model.sha256 or model.external_data_files or has_lazy(result.proto)
             or tensor_bytes(result.proto) > EXTERNAL_THRESHOLD):
         return None
-    data = result.proto.SerializeToString()
+    given = float_as_given(result)  # nothing quantized: the input file as given, as an export writes it
+    data = (given if given is not None else result.proto).SerializeToString()
     units = result.plan.units.values()
     return {"model": data, "sha256": hashlib.sha256(data).hexdigest(), "inputs": dict(inputs),
             "recipe": result.recipe.to_json(), "issues": list(issues),

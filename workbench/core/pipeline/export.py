@@ -1,15 +1,30 @@
-"""Writing a quantize result to disk as QDQ or QONNX (atomically)."""
+"""Writing a quantize result to disk as QDQ or QONNX (atomically).
+
+A result that quantizes nothing (the latency check or the recipe kept every unit float) is written as the
+input file holds it, with the recipe stamped in its metadata (:func:`float_as_given`): the CLI says "the model
+written is the float model" and "the written model computes in float like the input", while ``result.proto`` is
+the prepared float graph (Constants lifted, BatchNormalization and Conv affines folded, opset 13), which runs
+alike only up to float rounding (ppocr_mobile_v2_cls: ``evaluate`` of the written file against the input read
+132.84 dB, not inf). A QONNX export of such a result is still written from the prepared graph.
+"""
 
 from __future__ import annotations
 
 import importlib
+import logging
 from pathlib import Path
 
-from workbench.core.errors import ExportError
+import onnx
+
+from workbench.core.errors import ExportError, WorkbenchError
+from workbench.core.graph.quantized_ops import find_quantized
 from workbench.core.io.save import save_model
 from workbench.core.model.load import PreparedModel
+from workbench.core.model.reader import read_opened_file
 from workbench.core.pipeline.quantize import QuantizeResult
 from workbench.core.qonnx.blockers import qdq_only_blockers
+
+log = logging.getLogger(__name__)
 
 #: what :func:`refuse_qdq_only` tells the command line to do
 QDQ_ONLY_CLI_HINT = "Export with --format qonnx."
@@ -42,11 +57,57 @@ def refuse_qdq_only(plan, *, hint: str = QDQ_ONLY_CLI_HINT) -> None:
                       f"unit{'s' if len(blockers) != 1 else ''}: {named}.", hint=hint)
 
 
+def quantizes_nothing(result: QuantizeResult) -> bool:
+    """True when ``result`` keeps every node unit float (or the model has none) and its ``proto`` holds no
+    quantized node (Q/DQ, integer kernel, in any graph): it computes what the float model does."""
+    return all(u.excluded for u in result.plan.units.values()) and not find_quantized(result.proto)
+
+
+def float_as_given(result: QuantizeResult) -> onnx.ModelProto | None:
+    """The model file ``result`` was quantized from, read again as given (every node, name, opset and weight of the
+    file; external tensors loaded, the large ones memory-mapped), for a result that :func:`quantizes_nothing`; its
+    metadata_props gain the ``workbench.*`` entries the writer stamped on ``result.proto`` (the recipe as written).
+
+    Returns
+    -------
+    onnx.ModelProto or None
+        None when ``result`` quantizes something, its input model has no file (built in memory), or the file no
+        longer holds the bytes it was opened from or cannot be read (logged: ``result.proto``, the prepared float
+        graph, is written then). Never raises.
+    """
+    model = result.input_model
+    if model is None or model.path is None or not quantizes_nothing(result):
+        return None
+    try:
+        proto = read_opened_file(Path(model.path), model.sha256) if model.sha256 else None
+    except WorkbenchError as exc:
+        log.warning("%s: cannot read it again (%s); the prepared (folded) float graph is written instead.",
+                    model.path, exc)
+        return None
+    if proto is None:
+        log.warning("%s: the file changed since it was opened; the prepared (folded) float graph is written "
+                    "instead.", model.path)
+        return None
+    _restamp(proto, result.proto)
+    return proto
+
+
+def _restamp(proto: onnx.ModelProto, written: onnx.ModelProto) -> None:
+    """Give ``proto`` the ``workbench.*`` metadata_props of ``written`` (the recipe, mode, version and issues the
+    writer stamped), after the file's own: ``cost``, ``convert`` and ``evaluate`` tell from them that ``quantize``
+    wrote the file with every unit float (:func:`workbench.core.analysis.cost.written_float`)."""
+    stamps = [p for p in written.metadata_props if p.key.startswith("workbench.")]
+    keep = [p for p in proto.metadata_props if p.key not in {s.key for s in stamps}]
+    del proto.metadata_props[:]
+    proto.metadata_props.extend(keep + stamps)
+
+
 def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", model: PreparedModel | None = None,
            input_shapes: dict[str, list[int]] | None = None, static_shapes: bool = False) -> Path:
     """Write ``result`` atomically to ``path`` (temp file + rename). Returns the path.
 
-    ``format`` "qdq" writes ``result.proto``; "qonnx" writes QONNX (Quant / BipolarQuant /
+    ``format`` "qdq" writes ``result.proto``, or the input file as given when the result quantizes nothing
+    (:func:`float_as_given`); "qonnx" writes QONNX (Quant / BipolarQuant /
     FloatQuant nodes, :mod:`workbench.core.qonnx.writer`), written again when ``model`` (the float model;
     needed for bipolar weights) is given, from ``result.written_from`` (the model ``result.proto`` was written
     from: SmoothQuant's weights, bias-corrected Conv biases) or ``model``, keeping its float weights; else
@@ -76,6 +137,8 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
         proto = qonnx.export_qonnx_shaped(result, model, input_shapes, static_shapes)
     else:
         refuse_qdq_only(result.plan)
+        given = float_as_given(result)
+        proto = given if given is not None else proto
     path = Path(path)
     save_model(proto, path)
     return path

@@ -105,6 +105,9 @@ class QuantizeResult:
         The float model ``proto`` was written from: the input model, its SmoothQuant copy, or a copy whose
         Conv biases absorbed a bias correction (``bias-correction``, ``constant-input-bias``); a QONNX
         export writes the plan again from it, so it holds the same weights and biases as ``proto``.
+    input_model : PreparedModel or None
+        The model :func:`quantize` was given: when ``proto`` quantizes nothing, a QDQ export writes its file as
+        given instead of ``proto`` (:func:`workbench.core.pipeline.export.float_as_given`).
     """
 
     proto: onnx.ModelProto
@@ -118,6 +121,7 @@ class QuantizeResult:
     passes: list[tuple[str, bool]] = field(default_factory=list)
     latency: LatencyComparison | None = None
     written_from: PreparedModel | None = None
+    input_model: PreparedModel | None = None
 
 
 def plan(model: PreparedModel, recipe: Recipe, *, guard: bool = False, facts: GraphFacts | None = None) -> QuantPlan:
@@ -194,4 +198,4 @@ def quantize(model: PreparedModel, recipe: Recipe, *, data: Any = None, samples:
     written = job.written
     return QuantizeResult(written.proto, job.plan, job.calibration, job.qparams, dict(written.tensor_map),
                           list(job.plan.issues) + job.issues + list(written.issues), job.user_recipe, job.smoothed,
-                          list(job.history), job.latency, job.written_from)
+                          list(job.history), job.latency, job.written_from, model)
