@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 from workbench.core import api
 from workbench.core.errors import DataError
 from workbench.qt import settings
+from workbench.qt.break_marks import breakable, keep_copies_clean
 from workbench.qt.dialogs import guarded
 from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock
 from workbench.qt.path_field import PathField
@@ -58,15 +59,28 @@ IMAGE_FIELDS = ("size", "layout", "channel_order", "scale", "mean", "std")
 class _StatusText(QLabel):
     """The panel's status text, whole in its tooltip too: the box beside the Inspector may show two or three lines
     of a long result, which the status bar's "Details: Calibration panel" points to; the window then grows the
-    dock to show it whole as far as the Inspector can give (``status_fit``), and the rest scrolls. ``changed``:
-    the text was set."""
+    dock to show it whole as far as the Inspector can give (``status_fit``), and the rest scrolls. It wraps at
+    the box's width: a long name or path wraps at its dots, underscores and slashes
+    (:func:`~workbench.qt.break_marks.breakable`), and the label is never wider than the box (a file name wider
+    than it made the box scroll sideways, the line cut at its right edge). :meth:`text` is the text as set.
+    ``changed``: the text was set."""
 
     changed = Signal()
 
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(parent)
+        self.setMinimumWidth(1)  # its width is the box's: the text wraps, the box never scrolls sideways
+        keep_copies_clean()  # a copied path or name holds no break marks
+        self.setText(text)
+
     def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
-        super().setText(text)
+        self._plain = text
+        super().setText(breakable(text))
         self.setToolTip(text if len(text) > TOOLTIP_FROM else "")
         self.changed.emit()
+
+    def text(self) -> str:
+        return getattr(self, "_plain", "")
 
 
 class _StatusScroll(QScrollArea):
