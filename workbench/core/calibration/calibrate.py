@@ -541,7 +541,9 @@ def merge_shards(model, plan, shards: list[tuple[int, CalibrationResult]], *,
         raise CalibrationError("No calibration shards to merge.", hint="Give the sharded calibration some data.")
     inputs, inits, produced = main_graph_tensors(model.proto)
     first = shards[0][1]
-    observers = {t: Observer.from_state(o.state()) for t, o in first.observers.items()}
+    # copies (a histogram copies its bins directly; the state is the round trip's): the recipe choice's one shard
+    # of 230 observers on nudenet_320n took 39-48 ms through the state, 4-5 ms so
+    observers = {t: o.copy() for t, o in first.observers.items()}
     for _, part in shards[1:]:
         for t, obs in observers.items():
             if t in inits and t not in inputs:
@@ -663,7 +665,7 @@ class _Run:
         return binned / max(len(idx), 1) * total >= kernels.MIN_JOB_VALUES
 
     def _take_snapshot(self) -> None:
-        observers = {t: Observer.from_state(o.state()) for t, o in self.observers.items()}
+        observers = {t: o.copy() for t, o in self.observers.items()}  # as merge_shards copies them
         empty = _unobserved(observers)
         self.snapshot = CalibrationResult(observers, self.done, 0.0, list(self.nonfinite), empty, [], self.batch_size,
                                           data_nonfinite=list(self.data_nonfinite))
