@@ -1,5 +1,5 @@
 """resolve_node's memo (one config per op type and matching rules / override objects) resolves every node as
-without it, and a plan built with it equals one built without."""
+without it, a plan serialises each shared spec once, and a plan built so equals one built without either."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from workbench.core.planning import plan as plan_module
 from workbench.core.planning.plan import GraphFacts, build_plan
 from workbench.core.recipe import recipe as recipe_module
 from workbench.core.recipe.recipe import resolve_node
-from workbench.core.recipe.spec import NodeSettings, PartialSpec, Rule
+from workbench.core.recipe.record import Record
+from workbench.core.recipe.spec import NodeSettings, PartialSpec, QuantSpec, Rule
 from workbench.core.tuning.recipe_choice import variant
 
 MODELS = Path("/work/shared/corpus/models")
@@ -59,7 +60,26 @@ def test_a_plan_built_with_the_memo_equals_one_built_without(name, monkeypatch):
     recipes = _recipes(model)
     with_memo = {label: build_plan(model, r, facts) for label, r in recipes.items()}
     monkeypatch.setattr(plan_module, "resolve_node", lambda r, n, op, memo=None: recipe_module.resolve_node(r, n, op))
+    monkeypatch.setattr(plan_module, "_dump", lambda spec, dumps: spec.model_dump_json())  # every spec serialised
     for label, recipe in recipes.items():
         without = build_plan(model, recipe, facts)
         for f in fields(without):
             assert getattr(with_memo[label], f.name) == getattr(without, f.name), (label, f.name)
+
+
+def test_a_plan_serialises_each_spec_it_compares_once(monkeypatch):
+    model = api.open_model(MODELS / "nudenet_320n/model.onnx")
+    recipe = _recipes(model)["mse"]
+    facts = GraphFacts(model.proto)
+    build_plan(model, recipe, facts)
+    dumped: list[int] = []
+    real = Record.model_dump_json
+
+    def dump(self, **kw):
+        if isinstance(self, QuantSpec):
+            dumped.append(id(self))
+        return real(self, **kw)
+
+    monkeypatch.setattr(Record, "model_dump_json", dump)
+    the_plan = build_plan(model, recipe, facts)
+    assert the_plan.activations and len(dumped) == len(set(dumped)) <= 8  # was 562 dumps of 8 specs
