@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+from functools import partial
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -69,6 +70,7 @@ from workbench.qt.dialogs import (
     guarded,
     show_error,
 )
+from workbench.qt.diff_errors import selected_unit
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
 from workbench.qt.done_line import UNDONE_DONE, done_line_after_step
@@ -964,6 +966,8 @@ class MainWindow(QMainWindow):
     @guarded
     def _show_diff(self, diff, proto, path: Path) -> None:
         tab = DiffTab(diff, proto, path, self.doc.model_path.name, self.tabs)
+        # the float pane's selection (a row, either pane) outlines its unit in the Errors dock, as the graph's does
+        tab.float_canvas.selectionChangedNames.connect(partial(self._on_diff_selection, self.doc.model))
         self.tabs.setCurrentIndex(self.tabs.addTab(tab, drawn_as_is(f"Diff: {path.name}")))
         unmeasured = f"; {unmeasured_text(diff.no_sqnr)}" if getattr(diff, "no_sqnr", "") else ""
         self.set_status(f"Diff with {path.name}: {diff.summary()}{unmeasured}.")
@@ -1710,6 +1714,14 @@ class MainWindow(QMainWindow):
         self.inspector.set_nodes(list(names))
         self.errors.show_selected(names[0] if len(names) == 1 else None)  # its bar outlined, scrolled into view
         self._hist_timer.start()
+
+    @guarded
+    def _on_diff_selection(self, model, names: list) -> None:
+        """The float pane of a diff tab of ``model`` selected ``names``: the Errors dock outlines their node unit
+        (:func:`~workbench.qt.diff_errors.selected_unit`) while ``model`` is the open model (its bars are of it)."""
+        if model is self.doc.model:
+            units = self.doc.plan.units if self.doc.plan is not None else {}
+            self.errors.show_selected(selected_unit(names, units, {r.node for r in self.errors.rows}))
 
     @guarded
     def focus_node(self, name: str) -> None:

@@ -1,0 +1,46 @@
+"""The diff (Compare) tab of a calibrated model, for the app tests: ppocrv4_rec calibrated on 4 rows in the app (the
+latency measurements fixed by :func:`latency_fakes.fixed_latency`, so the Errors dock has its per-unit bars), then
+compared with our QDQ export of it (cpu-u8s8, 4 calibration rows)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_projects import run_ok
+from PySide6.QtWidgets import QApplication
+
+from workbench.core import api
+
+PPOCR = Path("/work/shared/corpus/models/ppocrv4_rec")
+
+
+def ppocr_qdq(folder: Path) -> Path:
+    """Our QDQ export of ppocrv4_rec (cpu-u8s8, 4 calibration rows) written in ``folder``."""
+    out = folder / "ppocr.qdq.onnx"
+    model = api.open_model(PPOCR / "model.onnx")
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(PPOCR / "calib.npz"), samples=4), out)
+    return out
+
+
+def settle(rounds: int = 30) -> None:
+    for _ in range(rounds):  # layout requests posted by resizes and fits
+        QApplication.processEvents()
+
+
+def calibrated_diff(qtbot, win, open_file, quantized: Path):
+    """Open ppocrv4_rec in ``win``, calibrate it on 4 rows and compare it with ``quantized``: the diff tab, its panes
+    drawn. Call :func:`latency_fakes.fixed_latency` first."""
+    open_file(win, PPOCR / "model.onnx")
+    win.calibration.set_data_spec({"kind": "npz", "path": str(PPOCR / "calib.npz")}, 4)
+    win._on_spec_changed()
+    win.calibration.analysis_samples.setValue(4)
+    win._on_spec_changed()
+    run_ok(qtbot, win, win.act_calibrate.trigger)
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=60_000)  # the Errors dock shows the per-unit bars
+    with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
+        win.compare_with(quantized)
+    tab = sig.args[0]
+    with qtbot.waitSignal(tab.panesReady, timeout=540_000):
+        pass
+    settle()
+    return tab
