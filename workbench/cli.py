@@ -343,6 +343,11 @@ def _export_record(args) -> dict | None:
 
 
 def cmd_quantize(args) -> int:
+    with contextlib.ExitStack() as kept:  # a QDQ quantize of a model file: its weights read once, saved too
+        return _quantize_and_export(args, kept)
+
+
+def _quantize_and_export(args, kept: contextlib.ExitStack) -> int:
     _export_settings(args)
     progress = TerminalProgress()
     variant = ""  # the recipe choice's pick, named in the last line
@@ -385,6 +390,8 @@ def cmd_quantize(args) -> int:
                 calibration = api.calibrate_sharded(model, recipe, _data_arg(args, args.data), shards=args.shards or 4,
                                                     samples=args.samples, executor=api.make_executor(args.executor),
                                                     progress=progress)
+            if args.format == "qdq":  # the written model's copies of float weights share the bytes the job read
+                kept.enter_context(api.raw_bytes_kept(model.proto))  # (tensor_bytes.restore_held): saved uncopied
             # check=False: the export below runs onnx.checker on the file it writes, before it lands
             try:
                 result = api.quantize(model, recipe, data=_data_arg(args, args.data), samples=args.samples,

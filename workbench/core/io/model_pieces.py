@@ -31,7 +31,7 @@ import numpy as np
 from google.protobuf.unknown_fields import UnknownFieldSet
 from onnx import GraphProto, ModelProto, TensorProto, helper
 
-from workbench.core.io.tensor_bytes import copy_field, copy_fields
+from workbench.core.io.tensor_bytes import copy_field, copy_fields, raw_bytes
 
 #: Main-graph initializers whose ``raw_data`` holds at least this many bytes become pieces of their own.
 PIECE_BYTES = 1 << 16
@@ -70,13 +70,23 @@ def _varint(n: int) -> bytes:
 
 
 def _split(msg, cls, number: int) -> tuple[bytes, bytes]:
-    """The bytes of ``msg``'s fields below ``number`` and above it (field ``number`` left out)."""
+    """The bytes of ``msg``'s fields below ``number`` and above it (field ``number`` left out, and not read:
+    ``ListFields`` returns each set bytes field as a new copy, a large initializer's ``raw_data`` too)."""
     head, tail = cls(), cls()
-    for fd, value in msg.ListFields():
-        if fd.number == number:
-            continue
-        copy_field(head if fd.number < number else tail, fd, value)
+    for fd in msg.DESCRIPTOR.fields:
+        if fd.number != number and _holds(msg, fd):
+            copy_field(head if fd.number < number else tail, fd, getattr(msg, fd.name))
     return head.SerializeToString(), tail.SerializeToString()
+
+
+def _holds(msg, fd) -> bool:
+    """Whether ``msg`` holds field ``fd`` (a field ``ListFields`` would list)."""
+    repeated = fd.is_repeated if hasattr(fd, "is_repeated") else fd.label == fd.LABEL_REPEATED
+    if repeated:
+        return len(getattr(msg, fd.name)) > 0
+    if fd.has_presence:
+        return msg.HasField(fd.name)
+    return getattr(msg, fd.name) != fd.default_value
 
 
 def needed_bytes(t: TensorProto) -> int | None:
@@ -127,7 +137,8 @@ def split_model(proto: ModelProto, limit: int = PIECE_BYTES) -> ModelPieces | No
     """``proto`` (no lazy tensors: :func:`workbench.core.io.external.inline_copy`) in pieces, or None
     when no main-graph initializer holds ``limit`` bytes of ``raw_data`` (or the model, its graph or
     such an initializer holds fields unknown to this onnx): then ``SerializeToString`` costs no more.
-    Reads each large ``raw_data`` once (one copy, as ``SerializeToString`` makes); ``proto`` is not changed."""
+    Reads each large ``raw_data`` once (one copy, as ``SerializeToString`` makes; none for a weight whose bytes
+    an open :func:`~workbench.core.io.tensor_bytes.raw_bytes_kept` scope holds); ``proto`` is not changed."""
     g = proto.graph
     large = [t for t in g.initializer if _large(t, limit)]
     if not large or any(len(UnknownFieldSet(m)) for m in (proto, g, *large)):
@@ -143,7 +154,7 @@ def split_model(proto: ModelProto, limit: int = PIECE_BYTES) -> ModelPieces | No
             lean += entry
             continue
         head, tail = _split(t, TensorProto, _RAW_DATA)
-        raw = t.raw_data
+        raw = raw_bytes(t)  # a written copy of a float weight hands out the bytes its job read (restore_held)
         whole += _field(_INITIALIZER, [head, *_field(_RAW_DATA, [raw]), tail])
         lean += _field(_INITIALIZER, [_stand_in(head, tail)])
         if len(raw) < needed_bytes(t):

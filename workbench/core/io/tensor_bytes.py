@@ -6,12 +6,14 @@ weight allocates 1 GiB and takes seconds. :func:`tensor_nbytes` computes the siz
 data type instead, and :func:`lean_copy` copies a model except its large main-graph
 initializers, which stay (read-only) in the source model until a writer needs them.
 :func:`raw_bytes_kept` lets one job read each large weight's ``raw_data`` out of the model once
-(:func:`raw_bytes`) instead of once per reader.
+(:func:`raw_bytes`) instead of once per reader; :func:`restore_held` lets the copy a writer puts into
+its model hand out those same bytes (the saver reads them instead of copying the copy's).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -26,8 +28,11 @@ _PACKED_4BIT = {getattr(TensorProto, n) for n in ("INT4", "UINT4", "FLOAT4E2M1")
 #: Main-graph initializers above this many bytes are not copied by :func:`lean_copy`.
 LEAN_BYTES = 1 << 20
 
-#: id(tensor) -> (tensor, its raw bytes once read) for the models of the open :func:`raw_bytes_kept` scopes
-_KEPT: dict[int, tuple[TensorProto, bytes | None]] = {}
+#: id(tensor) -> (tensor, its raw bytes once read, the keys the scope that registered it drops at its end) for
+#: the models of the open :func:`raw_bytes_kept` scopes and the copies :func:`restore_held` made of their tensors
+_KEPT: dict[int, tuple[TensorProto, bytes | None, list[int]]] = {}
+#: held while a copy joins a scope's keys or a scope drops them (a writer thread may outlive its scope)
+_KEPT_LOCK = threading.Lock()
 
 
 def tensor_nbytes(t: TensorProto) -> int:
@@ -102,15 +107,33 @@ def lean_copy(proto: onnx.ModelProto, limit: int = LEAN_BYTES) -> tuple[onnx.Mod
 
 
 def restore_held(proto: onnx.ModelProto, held: dict[str, TensorProto]) -> None:
-    """Append to ``proto``'s main graph the ``held`` initializers that a node (any graph), a
-    graph output or a graph input still names."""
+    """Append to ``proto``'s main graph a copy (``CopyFrom``, see :func:`append_copies`) of each ``held``
+    initializer that a node (any graph), a graph output or a graph input still names, in ``held``'s order.
+    A copy of a tensor whose bytes an open :func:`raw_bytes_kept` scope has read shares them: :func:`raw_bytes`
+    of the copy returns them until that scope ends, so saving the written model does not copy its large float
+    weights out of it once more (minilm_l6_v2's 47 MB word embedding)."""
     used = {i.name for i in proto.graph.input}
     for _, g in iter_graphs(proto.graph):
         for node in g.node:
             used.update(node.input)
         used.update(o.name for o in g.output)
     have = {t.name for t in proto.graph.initializer}
-    append_copies(proto.graph.initializer, (t for name, t in held.items() if name in used and name not in have))
+    for name, t in held.items():
+        if name in used and name not in have:
+            copy = proto.graph.initializer.add()
+            copy.CopyFrom(t)
+            _share_kept(copy, t)
+
+
+def _share_kept(copy: TensorProto, source: TensorProto) -> None:
+    """Register ``copy`` (equal to ``source``) with ``source``'s bytes, in the scope that read them; nothing
+    when ``source`` is not registered or not read yet."""
+    with _KEPT_LOCK:
+        hit = _KEPT.get(id(source))
+        if hit is None or hit[0] is not source or hit[1] is None or id(copy) in _KEPT:
+            return
+        _KEPT[id(copy)] = (copy, hit[1], hit[2])
+        hit[2].append(id(copy))
 
 
 @contextmanager
@@ -121,19 +144,23 @@ def raw_bytes_kept(proto: onnx.ModelProto, limit: int = LEAN_BYTES) -> Iterator[
     90 MB of weights three times (the plan's range checks, the calibration session, the writer).
 
     ``proto``'s initializers must not be changed inside the scope (a quantize job only reads the
-    float model). Scopes nest; the bytes are dropped when the scope that registered them ends. A
-    tensor read outside any scope, or not registered, is copied as before.
+    float model), nor the copies :func:`restore_held` put into a written model while the scope is open
+    (they hand out the bytes read from ``proto``). Scopes nest; the bytes are dropped when the scope
+    that registered them ends, with the copies that share them. A tensor read outside any scope, or
+    not registered, is copied as before.
     """
-    added = []
+    added: list[int] = []
     for t in proto.graph.initializer:  # the entry holds t, so its id stays its own
         if id(t) not in _KEPT and t.HasField("raw_data") and tensor_nbytes(t) > limit:
-            _KEPT[id(t)] = (t, None)
+            _KEPT[id(t)] = (t, None, added)
             added.append(id(t))
     try:
         yield
     finally:
-        for key in added:  # this scope's own entries (jobs on other threads end in any order)
-            _KEPT.pop(key, None)
+        with _KEPT_LOCK:
+            for key in added:  # this scope's own entries (jobs on other threads end in any order)
+                _KEPT.pop(key, None)
+            added.clear()
 
 
 def raw_bytes(t: TensorProto) -> bytes:
@@ -143,7 +170,7 @@ def raw_bytes(t: TensorProto) -> bytes:
     if hit is None or hit[0] is not t:
         return t.raw_data
     if hit[1] is None:
-        hit = (t, t.raw_data)
+        hit = (t, t.raw_data, hit[2])
         if id(t) in _KEPT:  # still in scope (a worker thread may finish after it)
             _KEPT[id(t)] = hit
     return hit[1]
