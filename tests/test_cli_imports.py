@@ -93,13 +93,16 @@ def test_the_cli_asks_for_one_openblas_thread_unless_told_otherwise(preset, nump
 
 #: a QDQ quantize with the preset as it is (--no-auto) and no latency check never loads these: the recipe
 #: choice, the latency cache's folder lookup, the thread pool of a calibration whose runs are too short to
-#: overlap, "did you mean" matching, the QONNX converter and writer (a QDQ export; the reader loads with the
-#: already-quantized check, whose message names formats as inspect's summary does, QONNX among them), the histogram
+#: overlap, "did you mean" matching, the QONNX converter, writer and reader (a QDQ export), inspect's
+#: quantization summary and its readers (the already-quantized check loads them to word the refusal of a
+#: quantized model only), the histogram
 #: observers' compiled loops (MinMax only), pydantic (a built-in preset is no recipe file to validate) and
 #: OpenSSL (``_hashlib``: hashlib, hmac and secrets; small inputs are hashed by the built-in SHA-256)
 NOT_FOR_A_PLAIN_QUANTIZE = ("workbench.core.tuning.recipe_choice", "platformdirs", "concurrent.futures", "difflib",
                             "workbench.core.qonnx.export", "workbench.core.qonnx.convert",
-                            "workbench.core.qonnx.writer", "llvmlite",
+                            "workbench.core.qonnx.writer", "workbench.core.qonnx.reader",
+                            "workbench.core.inspection.quant_summary", "workbench.core.inspection.quant_reader",
+                            "workbench.core.graph.layout", "llvmlite",
                             "pydantic", "pydantic_core", "_hashlib", "hmac",
                             "secrets")
 

@@ -8,11 +8,11 @@ a MatMulNBits onnxruntime runs in int8 is ``dynamic``. The hint says what each f
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from typing import NamedTuple
 
 from workbench.core.errors import AlreadyQuantizedError
-from workbench.core.inspection.quant_summary import summarize_quantization
 from workbench.core.model.load import PreparedModel
 from workbench.core.wording import count
 
@@ -44,7 +44,10 @@ def describe_quantized(model: PreparedModel) -> QuantizedFile:
     for the refusals of :func:`ensure_float_model` and the CLI's measuring commands (one wording). ``model`` holds
     quantized operators (``model.quantized`` not empty)."""
     ops = Counter(q.op_type if q.domain in ("", "ai.onnx") else f"{q.domain}::{q.op_type}" for q in model.quantized)
-    formats = sorted(summarize_quantization(model.proto).kinds)
+    # loaded here: every quantize runs ensure_float_model, whose float models never need the summary (it, its
+    # readers of Q/DQ and QONNX parameters, graph.layout: 9 modules a plain quantize does not load)
+    summary = importlib.import_module("workbench.core.inspection.quant_summary")
+    formats = sorted(summary.summarize_quantization(model.proto).kinds)
     listed = ", ".join(f"{op} x{n}" for op, n in ops.most_common())
     held = "; ".join(_WHAT.get(f, f) for f in formats)
     return QuantizedFile("/".join(formats), f"{count(len(model.quantized), 'quantized node')} ({listed})",
