@@ -29,6 +29,18 @@ def overlay_rects(canvas, view: QRectF) -> tuple[QRectF, QRectF]:
     return legend, minimap
 
 
+def scroll_room(view: QRectF, legend: QRectF, minimap: QRectF) -> tuple[float, float, float, float]:
+    """Pixels of scroll range past the graph's (left, top, right, bottom) edges that let any node be scrolled clear
+    of the ``legend`` (top-left corner of ``view``) and the ``minimap`` (bottom-right); 0 beside a hidden (empty)
+    overlay."""
+    left = top = right = bottom = 0.0
+    if not legend.isEmpty():
+        left, top = legend.right() - view.left() + GAP, legend.bottom() - view.top() + GAP
+    if not minimap.isEmpty():
+        right, bottom = view.right() - minimap.left() + GAP, view.bottom() - minimap.top() + GAP
+    return left, top, right, bottom
+
+
 def _keep_aspect(area: QRectF, size: QSizeF) -> float:
     """The keep-aspect scale that draws ``size`` (scene) inside ``area`` (px); 0 for an empty area."""
     if area.width() <= 0 or area.height() <= 0:

@@ -49,7 +49,7 @@ from workbench.qt.canvas.items import (
 from workbench.qt.canvas.legend import LegendOverlay, marks_key
 from workbench.qt.canvas.main_body import densest_start
 from workbench.qt.canvas.minimap import Minimap
-from workbench.qt.canvas.overlays import clear_spot, free_area, overlay_rects
+from workbench.qt.canvas.overlays import clear_spot, free_area, overlay_rects, scroll_room
 from workbench.qt.canvas.overview import OverviewItem
 from workbench.qt.canvas.quant_layer import CanvasQuant
 from workbench.qt.canvas.readable import readable_scale
@@ -780,8 +780,8 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         return clear_spot(view, list(overlay_rects(self, view)), rect.size() * self._scale())
 
     def _show_at(self, point: QPointF, at: QPointF) -> None:
-        """Scroll so that scene ``point`` is drawn at viewport pixel ``at`` (the scroll range grows when
-        it must, e.g. after a fit left no room to scroll).
+        """Scroll so that scene ``point`` is drawn at viewport pixel ``at`` (the scroll range is set to the
+        graph's and what the view shows, :meth:`_scroll_to`; e.g. after a fit left no room to scroll).
 
         Where it was drawn depended on when Qt's queued calls ran: a new scene rectangle shows or hides
         scroll bars from a queued call, which resizes the viewport and (resize anchor: the view's
@@ -805,15 +805,44 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._minimap.update()
 
     def _scroll_to(self, point: QPointF, at: QPointF) -> None:
-        """One placement of :meth:`_show_at` on the viewport as it is now."""
+        """One placement of :meth:`_show_at` on the viewport as it is now: the scene rectangle becomes the graph's
+        scroll room (:meth:`scroll_content`) and what the view will show, so it follows the graph both ways (it only
+        grew: after a centre-on far out, or one at the fitted scale, the range kept thousands of units of empty
+        space to scroll into), and the view does not jump."""
         scale = self._scale()
         view = QRectF(self.viewport().rect())
         centre = point - (at - view.center()) / scale
-        shown = QRectF(centre.x() - view.width() / (2 * scale), centre.y() - view.height() / (2 * scale),
-                       view.width() / scale, view.height() / scale)
-        if not self.sceneRect().contains(shown):
-            self.scene().setSceneRect(self.sceneRect().united(shown))
+        # the viewport's size from the bars the graph's own range needs, not the bars shown now: a range made for
+        # the viewport as it is shows or hides bars, which resize it, and each resize placed again (a loop)
+        full = QSizeF(self.maximumViewportSize())
+        room = self.scroll_content(QRectF(QPointF(0, 0), full), scale)
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        width = full.width() - (bar if room.height() * scale > full.height() else 0)
+        height = full.height() - (bar if room.width() * scale > full.width() else 0)
+        # a quarter pixel less on each side: a range as long as the viewport and longer by a rounding showed a bar
+        # with nothing to scroll (Qt shows one for any excess), and a pixel less was centred a pixel off
+        inset = 0.25 / scale
+        shown = QRectF(centre.x() - width / (2 * scale), centre.y() - height / (2 * scale), width / scale,
+                       height / scale).adjusted(inset, inset, -inset, -inset)
+        rect = room.united(shown)
+        # a rectangle a hair narrower than the viewport is drawn from its top-left corner: Qt centred it on the
+        # viewport as it is without scroll bars (7 px off beside the vertical bar, which _show_at made up by growing it)
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        if rect != self.sceneRect():
+            self.scene().setSceneRect(rect)
         self.centerOn(centre)
+
+    def scroll_content(self, view: QRectF, scale: float) -> QRectF:
+        """What the scroll range holds at ``scale`` for a viewport ``view`` (pixels, origin at its top-left) besides
+        what the view shows: the graph (its group titles drawn at screen size included) with a 30-unit margin, and
+        past its edges the room to scroll any node clear of the legend (top-left) and the minimap (bottom-right):
+        their extent in pixels (``overlays.scroll_room``) over ``scale``. Scene units; empty before
+        :attr:`layoutReady`."""
+        if self._state is None:
+            return QRectF()
+        bounds = self._groups_item.labels_bounds() if self._groups_item is not None else self._state.data.bounds
+        left, top, right, bottom = scroll_room(view, *overlay_rects(self, view))
+        return bounds.adjusted(-30 - left / scale, -30 - top / scale, 30 + right / scale, 30 + bottom / scale)
 
     def _reveal(self, indices: set[int]) -> None:
         """Open the groups hiding any of ``indices`` (and their ancestors)."""
