@@ -14,7 +14,8 @@ their order); names too long for their column drop their shared start, then thei
 in the tooltip (:mod:`workbench.qt.diff_rows`). Clicking a row selects the pair in both panes, centres it and shows it in the window's Inspector
 (read-only: the quantization parameters the quantized file holds around it). The panes take most of
 the tab (each at least :data:`MIN_PANE_SHARE` of it); the list opens as wide as its names and their SQNR
-need, :data:`LIST_SHARE` to :data:`LIST_MAX_SHARE` of the tab, and the List button hides it. The panes open at the readable zoom on the graph's start (both graphs whole when they are
+need, :data:`LIST_SHARE` to :data:`LIST_MAX_SHARE` of the tab (in a narrow tab, wider, for names up to
+:data:`NAME_READABLE` px while each pane keeps :data:`MIN_PANE_WIDTH`), and the List button hides it. The panes open at the readable zoom on the graph's start (both graphs whole when they are
 readable so); Fit graph (Ctrl+0, the Fit both button) and the zoom actions act on both panes. The panes' layout runs in
 a background job.
 """
@@ -62,8 +63,14 @@ LIST_SHARE = 0.18
 #: share of the tab's width the list opens at most, to show names up to :data:`NAME_COLUMN_MAX` beside their SQNR:
 #: at 0.18 (188 px of the default window's tab) minilm's names were cut twice ("…emb…ape", "…word…ther")
 LIST_MAX_SHARE = 0.26
-#: the least share of the tab's width each pane gets
+#: the least share of the tab's width each pane gets, where the tab has room for :data:`NAME_READABLE`
 MIN_PANE_SHARE = 0.36
+#: width of the list's name column that shows node names whole, px, given it before :data:`MIN_PANE_SHARE` in a
+#: narrow tab: ppocrv4_rec's names but 8 of 860 (at 108 px, a 1024x700 window's share, 61 of its 378 matched rows were
+#: shortened, "p2o.BatchNormalization.0" to "…Batc…on.0")
+NAME_READABLE = 160
+#: the least width each pane keeps when the list takes :data:`NAME_READABLE`, px
+MIN_PANE_WIDTH = 220
 #: widest the list's name columns open, px (longer node names are shortened, :mod:`workbench.qt.diff_rows`)
 NAME_COLUMN_MAX = 200
 #: narrowest the list's first column opens, px: at the list's opening width the SQNR column shows beside
@@ -187,8 +194,9 @@ class DiffTab(QWidget):
 
     def _size_list_once(self) -> None:
         """The list as wide as its name column (names up to :data:`NAME_COLUMN_MAX` whole) and the SQNR
-        column beside it need, between :data:`LIST_SHARE` and :data:`LIST_MAX_SHARE` of the splitter's width,
-        once it has one (the tab shown); later the user's splitter position stands."""
+        column beside it need, between :data:`LIST_SHARE` and :data:`LIST_MAX_SHARE` of the splitter's width, and
+        wide enough for a :data:`NAME_READABLE` name column while each pane keeps :data:`MIN_PANE_WIDTH`, once it
+        has a width (the tab shown); later the user's splitter position stands."""
         if self._list_share_set or not self.isVisible() or self.split.width() <= 0:
             return
         self._list_share_set = True
@@ -197,7 +205,9 @@ class DiffTab(QWidget):
         bar = self.tree.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self.tree)
         chrome = 2 * self.tree.frameWidth() + bar  # the list's frame and its vertical scroll bar
         wanted = self.tree.columnWidth(FLOAT_COL) + sqnr + chrome
-        share = max(int(width * LIST_SHARE), min(wanted, int(width * LIST_MAX_SHARE)))
+        panes = width - self.panes.split.handleWidth()  # the room of both panes, would the list take none
+        readable = min(wanted, NAME_READABLE + sqnr + chrome, panes - 2 * MIN_PANE_WIDTH)
+        share = max(int(width * LIST_SHARE), min(wanted, int(width * LIST_MAX_SHARE)), readable)
         self.split.setSizes([share, width - share])
         # longer node names shortened (diff_rows), so the SQNR column shows whole beside them
         room = share - chrome  # the list's viewport
