@@ -51,9 +51,9 @@ def test_node_section_shows_conv_attributes_tensors_and_weights(qtbot, window, o
                                    ("B", "conv.b weight float32 [8], 8 values (32 B)")]
     assert box.shown("outputs") == [("Y", "c float32 [1, 8, 8, 8]")]
     assert box.toggle.text() == "Node: Conv"
-    # above the recipe controls of a float model, which still show the resolved spec
+    # below the recipe controls of a float model, which show the resolved spec first (test_inspector_roles_in_view)
     lay = box.parentWidget().layout()
-    assert lay.indexOf(box) < lay.indexOf(win.inspector.roles["weight"])
+    assert lay.indexOf(box) > lay.indexOf(win.inspector.roles["bias"])
     assert not win.inspector.roles["weight"].isHidden()
 
     # the output's name selects the node reading it; the Relu's input selects the Conv back

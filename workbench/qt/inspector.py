@@ -18,9 +18,14 @@ selection (the quantization parameters the file holds, a note saying where to ed
 recipe controls) until :meth:`Inspector.release_file` or a selection in the main graph.
 
 For one selected node, a collapsible "Node" section (:class:`workbench.qt.node_facts_view.NodeBox`) below
-the quantization parameters of a quantized model, above the recipe controls of a float one, says what the
+the quantization parameters of a quantized model and below the recipe controls of a float one, says what the
 node is: op type, attributes, inputs and outputs with their dtypes and shapes, weights with their size.
 Clicking a tensor's name there selects the node at its other end (``nodeClicked``).
+
+The role sections fold (:class:`RoleEditor`): one is unfolded, the weight's or the one the user unfolded last, the
+others show their settings in a line under their header, so a node's weight and activation settings show
+together, without scrolling, in the inspector of a 1024 x 700 window (stacked unfolded, the activation's started
+at y = 690 of a 367 px viewport).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QCheckBox,
     QComboBox,
     QFormLayout,
@@ -41,6 +47,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSpinBox,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -181,16 +188,79 @@ def reads_text(reads: dict[str, list[InputRead]]) -> str:
     return "; ".join(parts)
 
 
+def _row(*widgets: QWidget, stretch: QWidget | None = None) -> QWidget:
+    """``widgets`` side by side in one row of a form, left-aligned; ``stretch`` (one of them) takes the spare
+    width."""
+    row = QWidget()
+    lay = QHBoxLayout(row)
+    lay.setContentsMargins(0, 0, 0, 0)
+    for w in widgets:
+        lay.addWidget(w, 1 if w is stretch else 0)
+    if stretch is None:
+        lay.addStretch(1)
+    return row
+
+
+class _Checks(QWidget):
+    """Check boxes side by side where the row is wide enough for them, else one under the other: a narrow
+    inspector never scrolls sideways (its minimum width is the widest box's)."""
+
+    def __init__(self, *boxes: QCheckBox):
+        super().__init__()
+        self._boxes = boxes
+        self._lay = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
+        self._lay.setContentsMargins(0, 0, 0, 0)
+        for box in boxes:
+            self._lay.addWidget(box)
+        self._lay.addStretch(1)
+        self.setMinimumWidth(max(box.minimumSizeHint().width() for box in boxes))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        gap = max(self._lay.spacing(), 0)
+        side_by_side = sum(box.sizeHint().width() for box in self._boxes) + gap * (len(self._boxes) - 1)
+        direction = (QBoxLayout.Direction.LeftToRight if event.size().width() >= side_by_side
+                     else QBoxLayout.Direction.TopToBottom)
+        if self._lay.direction() != direction:
+            self._lay.setDirection(direction)
+
+
 class RoleEditor(QGroupBox):
-    """Editors for one role's QuantSpec; emits ``edited(role, field, value)`` on user edits."""
+    """Editors for one role's QuantSpec; emits ``edited(role, field, value)`` on user edits. A section that
+    folds: its header button (:attr:`toggle`, the role's name) shows or hides the fields; folded, the settings
+    show as one wrapped line under it (:meth:`summary_text`)."""
 
     edited = Signal(str, str, object)
 
     def __init__(self, role: str, parent: QWidget | None = None):
-        super().__init__(role.capitalize(), parent)
+        super().__init__(parent)
         self.role = role
         self._updating = False
-        form = QFormLayout(self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 2, 6, 6)
+        outer.setSpacing(2)
+        self.toggle = QToolButton()
+        self.toggle.setText(role.capitalize())
+        self.toggle.setCheckable(True)
+        self.toggle.setChecked(True)
+        self.toggle.setAutoRaise(True)
+        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow)
+        bold = self.toggle.font()
+        bold.setBold(True)
+        self.toggle.setFont(bold)
+        self.toggle.setToolTip(f"Show or hide the {role} settings")
+        self.toggle.toggled.connect(self._on_toggled)
+        outer.addWidget(self.toggle)
+        self.summary = QLabel()  # the settings in a line while the fields are folded away
+        self.summary.setWordWrap(True)
+        mute(self.summary)
+        self.summary.setVisible(False)
+        outer.addWidget(self.summary)
+        self.body = QWidget()
+        outer.addWidget(self.body)
+        self.form = form = QFormLayout(self.body)
+        form.setContentsMargins(0, 0, 0, 0)
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.source = QLabel()
         self.source.setWordWrap(True)  # a long list of rules wraps (the panel never scrolls sideways)
@@ -217,12 +287,20 @@ class RoleEditor(QGroupBox):
             combo.setPlaceholderText(MIXED)  # shown at index -1: the selected nodes differ (it was blank)
         self.reduce_range = QCheckBox("reduce_range")
         self.power_of_two = QCheckBox("power-of-two scale")
-        for label, w in (("from", self.source), ("", self.enabled), ("dtype", self.dtype), ("", self.symmetric),
-                         ("granularity", self.granularity), ("axis", self.axis), ("block_size", self.block_size),
-                         ("observer", self.observer), ("", self.reduce_range), ("", self.power_of_two)):
-            form.addRow(label, w)
-            if w is self.dtype and role == "activation":
-                form.addRow("reads", self.reads)
+        # fewer rows (ten before): the check boxes two a row, "quantize" beside where the spec comes from, axis and
+        # block_size only where they apply (:meth:`_show_grid_rows`)
+        since = QLabel("from")
+        mute(since)
+        form.addRow(_row(self.enabled, since, self.source, stretch=self.source))
+        form.addRow("dtype", self.dtype)
+        if role == "activation":
+            form.addRow("reads", self.reads)
+        form.addRow("granularity", self.granularity)
+        form.addRow("axis", self.axis)
+        form.addRow("block_size", self.block_size)
+        form.addRow("observer", self.observer)
+        form.addRow(_Checks(self.symmetric, self.reduce_range))
+        form.addRow(self.power_of_two)
         self.enabled.clicked.connect(lambda on: self._emit("enabled", bool(on)))
         self.symmetric.clicked.connect(lambda on: self._emit("symmetric", bool(on)))
         self.reduce_range.clicked.connect(lambda on: self._emit("reduce_range", bool(on)))
@@ -236,6 +314,44 @@ class RoleEditor(QGroupBox):
     def _emit(self, field: str, value: Any) -> None:
         if not self._updating:
             self.edited.emit(self.role, field, value)
+
+    def _on_toggled(self, shown: bool) -> None:
+        self.toggle.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self.body.setVisible(shown)
+        self.update_summary()
+
+    def set_expanded(self, shown: bool) -> None:
+        """Show (True) or fold away the fields."""
+        self.toggle.setChecked(shown)
+
+    def expanded(self) -> bool:
+        return self.toggle.isChecked()
+
+    def summary_text(self) -> str:
+        """The fields' values in words: "int8, symmetric, per_channel, minmax (preset cpu-u8s8)" ("mixed" for
+        a field the selected nodes differ in, the check boxes ticked after the observer; "not quantized" when
+        off), the spec's source in brackets."""
+        state = self.enabled.checkState()
+        if state == Qt.CheckState.Unchecked:
+            text = "not quantized"
+        else:
+            sym = {Qt.CheckState.Checked: "symmetric", Qt.CheckState.Unchecked: "asymmetric"}.get(
+                self.symmetric.checkState(), f"symmetric {MIXED}")
+            grid = self.granularity.currentText() or MIXED
+            if grid == Granularity.per_block and self.block_size.value():
+                grid += f" {self.block_size.value()}"
+            parts = [self.dtype.currentText() or MIXED, sym, grid, self.observer.currentText() or MIXED]
+            parts += [box.text() for box in (self.reduce_range, self.power_of_two)
+                      if box.checkState() != Qt.CheckState.Unchecked]
+            text = ("quantize " + MIXED + ": " if state == Qt.CheckState.PartiallyChecked else "") + ", ".join(parts)
+        source = self.source.text()
+        return f"{text} ({source})" if source else text
+
+    def update_summary(self) -> None:
+        """The folded section's line, from the fields as they are (shown only while folded)."""
+        folded = not self.expanded()
+        self.summary.setText(self.summary_text() if folded else "")
+        self.summary.setVisible(folded)
 
     def show_resolved(self, resolved: list[ResolvedNode], rank: int = 0, *, static: bool = True) -> None:
         """Fill the editors from the resolved settings of the selected nodes; ``rank`` > 0 limits the
@@ -253,6 +369,7 @@ class RoleEditor(QGroupBox):
             for w in (self.dtype, self.symmetric, self.granularity, self.axis, self.block_size, self.observer,
                       self.reduce_range, self.power_of_two):
                 w.setEnabled(bool(live))
+            self._show_grid_rows(live)
             if not live:
                 return
             self._set_combo(self.dtype, [s.dtype for s in live])
@@ -272,6 +389,16 @@ class RoleEditor(QGroupBox):
             self.block_size.setValue(block if same and block else 0)
         finally:
             self._updating = False
+            self.update_summary()
+
+    def _show_grid_rows(self, live: list) -> None:
+        """Show the axis row unless every spec of ``live`` (QuantSpecs) is per_tensor (one scale: no axis), the
+        block_size row where one is per_block or holds a block size (to fix a conflict); both while none is
+        live (greyed, as the other fields)."""
+        form = self.form
+        form.setRowVisible(self.axis, not live or any(s.granularity != Granularity.per_tensor for s in live))
+        form.setRowVisible(self.block_size, not live or any(
+            s.granularity == Granularity.per_block or s.block_size is not None for s in live))
 
     def _offer(self, granularities: list[str], observers: list[str], static: bool, dtypes: list[str]) -> None:
         """Grey the dtype, granularity and observer choices the plan would not apply as written for specs holding
@@ -290,9 +417,8 @@ class RoleEditor(QGroupBox):
         """The "reads" row (activation only): ``text`` from :func:`reads_text` ("" hides it)."""
         self.reads.setText(text)
         self.reads.setVisible(bool(text))
-        form = self.layout()
-        if isinstance(form, QFormLayout) and self.role == "activation":
-            form.setRowVisible(self.reads, bool(text))
+        if self.role == "activation":
+            self.form.setRowVisible(self.reads, bool(text))
 
     def _set_axis_range(self, rank: int, held: list[int]) -> None:
         """``-rank .. rank - 1`` plus "auto" below it (``rank`` 0: unknown, up to :data:`AXIS_MAX`),
@@ -347,11 +473,11 @@ class Inspector(QWidget):
         mute(self.recipe_note)
         self.recipe_note.setVisible(False)
         lay.addWidget(self.recipe_note)
-        # one selected node's attributes, inputs and outputs: after the quantization parameters, before the recipe
+        # one selected node's attributes, inputs and outputs: after the quantization parameters and the recipe
+        # settings (first, it pushed them below the fold of a 1024 x 700 window)
         self.node_box = NodeBox()
         self.node_box.nodeClicked.connect(self._follow_link)
         self._following: tuple[str, str, str] | None = None  # a link's (node, tensor, section) to scroll to
-        lay.addWidget(self.node_box)
         self._facts: tuple[Any, NodeFactsIndex] | None = None  # (the proto indexed, its index)
         row = QHBoxLayout()
         self.exclude = QCheckBox("exclude (keep in float)")
@@ -367,9 +493,12 @@ class Inspector(QWidget):
         self.roles_note.setVisible(False)
         lay.addWidget(self.roles_note)
         self.roles: dict[str, RoleEditor] = {}
+        #: the role whose section is unfolded (:meth:`_fold_roles`); None: the user folded them all
+        self._open_role: str | None = ROLES[0]
         for role in ROLES:
             editor = RoleEditor(role)
             editor.edited.connect(self._on_edited)
+            editor.toggle.clicked.connect(lambda shown, r=role: self._on_role_toggled(r, shown))
             self.roles[role] = editor
             lay.addWidget(editor)
         self.reset = QPushButton("Reset node overrides")
@@ -380,6 +509,7 @@ class Inspector(QWidget):
         self.problems.setStyleSheet("color: #c62828;")
         self.problems.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.problems)
+        lay.addWidget(self.node_box)
         lay.addStretch(1)
         self.exclude.clicked.connect(self._on_exclude)
         self.reset.clicked.connect(self._on_reset)
@@ -590,6 +720,7 @@ class Inspector(QWidget):
             editor.setEnabled(bool(resolved) and len(excluded) < len(resolved))
             if excluded and len(excluded) == len(resolved):
                 editor.source.setText("excluded: kept in float (these apply if it is quantized again)")
+        self._fold_roles()
         plan = self.doc.plan
         self.roles["activation"].show_reads(
             reads_text({r.node: input_reads(plan, r.node) for r in resolved}) if plan is not None else "")
@@ -600,6 +731,24 @@ class Inspector(QWidget):
         notes = ([excluded_note(len(excluded), len(resolved))] if excluded else []) + notes
         self.roles_note.setText("\n".join(notes))
         self.roles_note.setVisible(bool(notes))
+
+    def _on_role_toggled(self, role: str, shown: bool) -> None:
+        """A role section's header was clicked: unfolded, it is the one unfolded from now on; folded, none is."""
+        self._open_role = role if shown else None
+        self._fold_roles()
+
+    def _fold_roles(self) -> None:
+        """Unfold one role section, fold the others to their one-line summary, so every role's settings show in
+        the inspector of a 1024 x 700 window (all three unfolded put the activation's below the fold): the one the
+        user unfolded last, or the first one the selection has when that one does not apply to it (a Relu or an
+        Add has no weight settings)."""
+        shown = [r for r, e in self.roles.items() if not e.isHidden()]
+        open_role = self._open_role
+        if open_role is not None and open_role not in shown:
+            open_role = shown[0] if shown else None
+        for role, editor in self.roles.items():
+            editor.set_expanded(role == open_role)
+            editor.update_summary()
 
     def _header_text(self, nodes: list[str], op_type=None) -> str:
         """"<b>name</b> (1 Conv)" or "<b>3 nodes</b> (2 Conv, 1 Relu): a, b, c"; ``op_type``: name -> op
