@@ -19,7 +19,7 @@ import onnx
 from workbench.core.errors import ExportError, WorkbenchError
 from workbench.core.graph.quantized_ops import find_quantized
 from workbench.core.io.save import save_model
-from workbench.core.model.load import PreparedModel
+from workbench.core.model.load import PreparedModel, prepare_proto
 from workbench.core.model.reader import read_opened_file
 from workbench.core.pipeline.quantize import QuantizeResult
 from workbench.core.qonnx.blockers import qdq_only_blockers
@@ -68,6 +68,12 @@ def float_as_given(result: QuantizeResult) -> onnx.ModelProto | None:
     file; external tensors loaded, the large ones memory-mapped), for a result that :func:`quantizes_nothing`; its
     metadata_props gain the ``workbench.*`` entries the writer stamped on ``result.proto`` (the recipe as written).
 
+    A file whose names opening had to change (nodes sharing a name or unnamed, a tensor defined twice:
+    ``PreparedModel.renames``) is given them, as :func:`~workbench.core.model.load.prepare_proto` does with
+    ``as_written=True`` (Constants lifted; no opset upgrade, nothing folded): onnxruntime refuses two nodes of one
+    name (shared/cases/24 as given: "two nodes with same node name (dup)"), and the notes, issues and a project
+    name the nodes as opened (``dup_0``, ``dup_1``).
+
     Returns
     -------
     onnx.ModelProto or None
@@ -88,6 +94,8 @@ def float_as_given(result: QuantizeResult) -> onnx.ModelProto | None:
         log.warning("%s: the file changed since it was opened; the prepared (folded) float graph is written "
                     "instead.", model.path)
         return None
+    if model.renames:  # onnxruntime refuses the file's own names: the opened model's, on the graph as written
+        proto = prepare_proto(proto, path=Path(model.path), sha256=model.sha256, as_written=True).proto
     _restamp(proto, result.proto)
     return proto
 
