@@ -60,12 +60,43 @@ def short_name(name: str, group_path: str | None = None) -> str:
     return tail or name
 
 
+def fit_shape(shape: str, metrics: QFontMetricsF, room: float) -> str:
+    """A node's output shape text (``"p2o.DynamicDimension.0 x 480 x ? x ?"``) as it fits ``room`` pixels in the font
+    of ``metrics``: whole when it fits, else its named dims cut at their end, the longest first, a character at a time
+    (``"p2o.Dyna… x 480 x ? x ?"``), so every size and every " x " stays; elided in the middle only when one letter
+    of each name is still too wide. Eliding the whole text in the middle read ``"p2o.Dynamic…480 x ? x ?"`` on every
+    node of ppocrv4_rec: three dims, the first of them "p2o.Dynamic…480"."""
+    if metrics.horizontalAdvance(shape) <= room:
+        return shape
+    dims = shape.split(" x ")
+    keep = {k: len(d) for k, d in enumerate(dims) if not (d.isdigit() or d == "?")}  # named dims -> characters kept
+
+    def text() -> str:
+        return " x ".join(d[:keep[k]] + "\u2026" if keep.get(k, len(d)) < len(d) else d for k, d in enumerate(dims))
+
+    while keep and max(keep.values()) > 1:
+        longest = max(keep, key=keep.__getitem__)
+        keep[longest] -= 1
+        if metrics.horizontalAdvance(text()) <= room:
+            return text()
+    return metrics.elidedText(text(), Qt.TextElideMode.ElideMiddle, room)
+
+
 class _Fonts:
     op: QFont | None = None
     name: QFont | None = None
     badge: QFont | None = None
     _op_text: dict[str, tuple[str, QFont]] = {}
+    _shape_text: dict[str, str] = {}
     _badges: dict[float, QFont] = {}
+
+    @classmethod
+    def shape_label(cls, shape: str) -> str:
+        """:func:`fit_shape` of ``shape`` in the name font on a node box, cached per shape text."""
+        label = cls._shape_text.get(shape)
+        if label is None:
+            label = cls._shape_text[shape] = fit_shape(shape, QFontMetricsF(cls.name), NODE_W - 10)
+        return label
 
     @classmethod
     def op_label(cls, op_type: str) -> tuple[str, QFont]:
@@ -192,7 +223,7 @@ class NodeItem(QGraphicsItem):
         painter.drawText(box.adjusted(5, third, -5, -third), Qt.AlignmentFlag.AlignCenter, name)
         shape = st.out_shapes[i] if i < len(st.out_shapes) else ""
         if shape:
-            shape = metrics.elidedText(shape, Qt.TextElideMode.ElideMiddle, NODE_W - 10)
+            shape = _Fonts.shape_label(shape)
             painter.drawText(box.adjusted(5, 2 * third - 2, -5, -2), Qt.AlignmentFlag.AlignCenter, shape)
         k = badge_factor(lod)
         if k is None:  # badge text would be unreadable
