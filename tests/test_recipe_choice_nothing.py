@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
 from workbench.core.tuning import recipe_choice
-from workbench.core.tuning.recipe_choice import CHOICE_NOTHING, choose_recipe, variant
+from workbench.core.tuning.recipe_choice import CHOICE_EXCLUDED, CHOICE_NOTHING, choose_recipe, variant
 
 ROWS, FEAT = 40, 16
 
@@ -38,16 +38,39 @@ def _matmuls(tmp_path, eltwise: bool):
 
 def test_a_model_the_preset_leaves_float_is_not_calibrated_or_scored(tmp_path, monkeypatch):
     """Every node excluded: each variant would write the float model (the preset scored 200 dB, bit-exact,
-    after a calibration pass and three quantizes); nothing runs and the recipe is returned as given."""
+    after a calibration pass and three quantizes); nothing runs and the recipe is returned as given. The reason
+    names the recipe's exclusions, not the preset (``quantize --exclude '*'`` said "the preset quantizes no unit of
+    this model", which would quantize all 3)."""
     path, data, _ = _matmuls(tmp_path, eltwise=True)
-    recipe = api.make_recipe("cpu-u8s8").with_excluded(["mm1", "mul", "mm2"])
+    model = api.open_model(path)
     ran: list[str] = []
     monkeypatch.setattr(recipe_choice, "calibrate_split", lambda *a, **k: ran.append("calibrate") or 1 / 0)
     monkeypatch.setattr(recipe_choice, "quantize", lambda *a, **k: ran.append("quantize") or 1 / 0)
+    preset = api.make_recipe("cpu-u8s8")
+    assert len([u for u in api.plan(model, preset).units.values() if not u.excluded]) == 3
+    for recipe in (preset.with_excluded(["mm1", "mul", "mm2"]), preset.model_copy(update={"exclude": ["*"]})):
+        rep = choose_recipe(model, recipe, data)
+        assert rep.skipped == CHOICE_EXCLUDED and rep.recipe is recipe and rep.calibration is None
+        assert rep.scores == {} and ran == []
+        assert rep.summary() == f"recipe choice skipped: {CHOICE_EXCLUDED}"
+        assert "preset" not in rep.summary()
+
+
+def test_a_preset_whose_guards_leave_every_unit_float_says_so(tmp_path, monkeypatch):
+    """Units the preset's guards keep float, not the recipe: the reason is the preset's (:data:`CHOICE_NOTHING`)."""
+    path, data, _ = _matmuls(tmp_path, eltwise=True)
+    recipe = api.make_recipe("cpu-u8s8")
+    real = recipe_choice.make_plan
+
+    def guarded(model, recipe, **kw):  # a guard that keeps every unit float
+        plan = real(model, recipe, **kw)
+        for unit in plan.units.values():
+            unit.excluded = True
+        return plan
+
+    monkeypatch.setattr(recipe_choice, "make_plan", guarded)
     rep = choose_recipe(api.open_model(path), recipe, data)
     assert rep.skipped == CHOICE_NOTHING and rep.recipe is recipe and rep.calibration is None
-    assert rep.scores == {} and ran == []
-    assert rep.summary() == f"recipe choice skipped: {CHOICE_NOTHING}"
 
 
 def test_mse_is_not_scored_when_its_plan_is_the_compute_only_one(tmp_path):

@@ -112,7 +112,7 @@ from workbench.core.pipeline.quantize import QuantizeResult, quantize
 from workbench.core.pipeline.quantize import plan as make_plan
 from workbench.core.planning.plan import GraphFacts, QuantPlan
 from workbench.core.progress import CancelToken, ProgressFn
-from workbench.core.recipe.recipe import Recipe, check_overrides
+from workbench.core.recipe.recipe import Recipe, check_overrides, resolve_node
 from workbench.core.recipe.spec import Granularity, NodeSettings, PartialSpec, PlanMode, Rule
 from workbench.core.runtime.session import add_outputs, make_session
 from workbench.core.transforms.bias_correction import InputMeans, expected_grids
@@ -151,6 +151,9 @@ CHOICE_CHOSEN = "the recipe sets bias_correction, as a chosen recipe does (it is
 #: ``ChoiceReport.skipped`` of a model the preset quantizes no unit of (every unit left float by its guards): every
 #: variant would write the float model, so nothing is calibrated or scored.
 CHOICE_NOTHING = "the preset quantizes no unit of this model, so there is nothing to choose"
+#: ``ChoiceReport.skipped`` of a recipe whose own exclusions (``exclude`` globs, ``--exclude``, node overrides) keep
+#: every unit float: the preset would quantize them, so :data:`CHOICE_NOTHING` would blame the wrong thing.
+CHOICE_EXCLUDED = "the recipe excludes every unit of this model (--exclude or node overrides), so there is nothing to choose"
 #: ``ChoiceReport.skipped`` of a model with integer outputs only, computed from no float tensor (step 3).
 CHOICE_NO_FLOAT = "no float output to compare (every output is an integer computed from no float tensor); the preset is kept"
 #: Element types the score compares (step 3).
@@ -301,6 +304,15 @@ def why_not_choose(recipe: Recipe) -> str | None:
     return None
 
 
+def _why_nothing(recipe: Recipe, plan: QuantPlan) -> str:
+    """Why ``plan`` (every unit excluded) quantizes nothing: :data:`CHOICE_EXCLUDED` when the recipe's own exclusions
+    name every unit, else :data:`CHOICE_NOTHING` (the preset's guards left them float)."""
+    units = plan.units.values()
+    if units and all(resolve_node(recipe, u.node, u.op_type).excluded for u in units):
+        return CHOICE_EXCLUDED
+    return CHOICE_NOTHING
+
+
 def choose_recipe(model: PreparedModel, recipe: Recipe, data: Any, *, samples: int | None = None,
                   progress: ProgressFn | None = None, cancel: CancelToken | None = None) -> ChoiceReport:
     """Choose among :data:`CANDIDATES` by output SQNR on held-out calibration rows, then 16-bit units
@@ -367,7 +379,7 @@ def _choose(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None
     plans = {name: make_plan(model, variant(recipe, name, present), guard=True, facts=facts)
              for name in ("compute+mse", "mse") if name in names}
     if not any(not u.excluded for u in plans["mse"].units.values()):
-        return ChoiceReport(recipe, skipped=CHOICE_NOTHING)
+        return ChoiceReport(recipe, skipped=_why_nothing(recipe, plans["mse"]))
     if "compute+mse" in plans and _same_plan(plans["compute+mse"], plans["mse"]):
         names.remove("mse")  # the same model as compute+mse's, which a tie prefers: scored once
     reference = _run(model.proto, rows, points)
