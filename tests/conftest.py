@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")).resolve()
 CORPUS = SHARED / "corpus" / "models"
 CASES = SHARED / "cases"
-EXAMPLE = ROOT / "resources" / "example"
 REQUIRE = os.environ.get("WORKBENCH_REQUIRE_CORPUS", "") not in ("", "0")
 #: Skip reasons that stay skips under WORKBENCH_REQUIRE_CORPUS (the machine, not the checkout).
 ALLOWED_SKIPS = ("not enough free disk space",)

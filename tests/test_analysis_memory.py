@@ -4,16 +4,14 @@ recognizer, 16 rows were 2.5 GB per model). The figures do not depend on the spl
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from bundled_example import EXAMPLE
 
 from workbench.core import api
 from workbench.core.analysis import unit_error
 from workbench.core.runtime.session import add_outputs, make_session
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 MODEL, CALIB, EVAL = (str(EXAMPLE / f) for f in ("digits_cnn.onnx", "digits_cnn_calib.npz", "digits_cnn_eval.npz"))
 
 

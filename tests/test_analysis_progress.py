@@ -6,9 +6,9 @@ groups, and the split each batch of each of its passes and each variant's sessio
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
+from bundled_example import EXAMPLE
 
 from workbench.core import api
 from workbench.core.analysis import unit_error
@@ -24,7 +24,6 @@ def _latency_scripted(fake_latency):
     fake_latency.quantized_at(0.5)
 
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 MODEL, CALIB = str(EXAMPLE / "digits_cnn.onnx"), str(EXAMPLE / "digits_cnn_calib.npz")
 
 

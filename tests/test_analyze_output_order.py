@@ -6,11 +6,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from pathlib import Path
+
+from bundled_example import EXAMPLE
 
 from workbench.cli import main
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 
 
 def test_wrote_lines_come_last(tmp_path):

@@ -8,10 +8,10 @@ tests/test_cost.py); 25,744 weights and 122 biases. All four 8/8-bit: 25,744 + 1
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 
 from workbench.cli import main
 from workbench.core import api
@@ -27,7 +27,6 @@ from workbench.core.tuning.autotune import (
 )
 from workbench.core.tuning.walk import Step, Walk
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 MODEL, CALIB, EVAL = (str(EXAMPLE / f) for f in ("digits_cnn.onnx", "digits_cnn_calib.npz", "digits_cnn_eval.npz"))
 Q_BYTES, Q_BOPS = 25_744 + 122 * 4, 601_600 * 8 * 8
 

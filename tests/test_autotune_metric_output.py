@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
+from bundled_example import EXAMPLE
 from onnx import helper
 
 from workbench.cli import main
 from workbench.core.formats.numerics import sqnr_db
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 CALIB, EVAL = str(EXAMPLE / "digits_cnn_calib.npz"), str(EXAMPLE / "digits_cnn_eval.npz")
 POOLED = "/head/head.0/Flatten_output_0"
 

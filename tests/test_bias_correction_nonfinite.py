@@ -11,12 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from bundled_example import EXAMPLE
 from onnx import numpy_helper
 
-import workbench
 from workbench.cli import main
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 def _biases(path: Path) -> dict[str, np.ndarray]:

@@ -4,17 +4,14 @@ whose weight was per_block (an override) crashed it with 'cannot reshape array o
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import onnx
+from bundled_example import EXAMPLE_MODEL
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from workbench.cli import main
 from workbench.core.transforms.bias_correction import quantized_weights
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _per_block_dq_model() -> onnx.ModelProto:
@@ -46,7 +43,7 @@ def test_quantize_with_a_per_block_conv_weight_and_the_recipe_choice(tmp_path, c
     data = tmp_path / "calib.npz"
     np.savez(data, input=np.random.default_rng(1).uniform(0, 1, (16, 1, 8, 8)).astype(np.float32))
     out = tmp_path / "out.onnx"
-    code = main(["quantize", str(EXAMPLE), "--recipe", str(recipe), "--data", str(data), "-o", str(out),
+    code = main(["quantize", str(EXAMPLE_MODEL), "--recipe", str(recipe), "--data", str(data), "-o", str(out),
                  "--no-latency-check"])
     err = capsys.readouterr().err
     assert code == 0, err

@@ -13,9 +13,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from bundled_example import EXAMPLE
 from onnx import numpy_helper
 
-import workbench
 from workbench import cli
 from workbench.core import api
 from workbench.core.errors import CalibrationError
@@ -25,7 +25,6 @@ from workbench.core.progress import CancelToken
 from workbench.core.runtime import unit_latency
 from workbench.core.runtime.latency import LatencyComparison
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 MODEL, DATA = EXAMPLE / "digits_cnn.onnx", str(EXAMPLE / "digits_cnn_calib.npz")
 
 

@@ -4,14 +4,12 @@ They said only '(22 quantized nodes)': a QOperator file and a QDQ file read alik
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE
 from qdq_helpers import ort_digits_exports
 
 from workbench.cli import main
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 HOLDS = {
     "QOperator": ("7 quantized nodes (QLinearConv x3, QuantizeLinear x1, com.microsoft::QLinearAveragePool x1, "
                   "com.microsoft::QGemm x1, DequantizeLinear x1)",

@@ -5,14 +5,12 @@ nothing, so a typo in a node name silently changed nothing in their figures."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from bundled_example import EXAMPLE
 
-import workbench
 from workbench.cli import main
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 MODEL, CALIB, EVAL = (str(EXAMPLE / f) for f in ("digits_cnn.onnx", "digits_cnn_calib.npz", "digits_cnn_eval.npz"))
 EXCLUDE_WARNING = ("warning: exclude '/no/such/*' matches no node name of the model, so it keeps nothing float; use a "
                    "name shown by `workbench-cli inspect` (case-sensitive; * matches any run of characters, e.g. "

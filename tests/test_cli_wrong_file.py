@@ -5,16 +5,14 @@ before running them."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.cli import main
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 
 
 @pytest.fixture

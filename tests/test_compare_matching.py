@@ -4,22 +4,20 @@ which node became which, and per-tensor SQNR equal to an independent onnxruntime
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from bundled_example import EXAMPLE
 from onnxruntime.quantization import quantize_dynamic
 from qdq_helpers import optimized_op_counts
 
-import workbench
 from workbench.cli import main
 from workbench.core import api
 from workbench.core.inspection.correspond import interface_mismatch
 from workbench.core.inspection.diff_error import compare_models
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 FLOAT, CALIB = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz"
 SAMPLES = 24
 BATCH = 8  # compare runs batches of 8 (ANALYSIS_BATCH); DynamicQuantizeLinear picks its scale per run

@@ -4,14 +4,11 @@ after several seconds of matching and loading unseen)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
+from bundled_example import EXAMPLE
 
 from workbench.core import api
 from workbench.core.progress import COMPARE_PHASES
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 
 
 def test_compare_reports_its_phases_in_order_each_from_zero(tmp_path):

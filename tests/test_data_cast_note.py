@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bundled_example import EXAMPLE
 
-import workbench
 from workbench.cli import main
 from workbench.core import api
 from workbench.core.issues import IssueCode, Severity
@@ -26,7 +26,6 @@ def _latency_scripted(fake_latency):
     fake_latency.quantized_at(0.5)
 
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 MODEL = EXAMPLE / "digits_cnn.onnx"
 CALIB = EXAMPLE / "digits_cnn_calib.npz"
 

@@ -3,12 +3,11 @@ dynamic-batch original: one sample per run instead of an onnxruntime shape error
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from bundled_example import EXAMPLE
 
 from workbench import cli
 from workbench.core import api
@@ -21,7 +20,6 @@ def _latency_scripted(fake_latency):
     fake_latency.quantized_at(0.5)
 
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 MODEL, CALIB, EVAL = (EXAMPLE / f for f in ("digits_cnn.onnx", "digits_cnn_calib.npz", "digits_cnn_eval.npz"))
 
 

@@ -3,11 +3,10 @@ total, and its done count never goes back (core/progress.py, core/jobs.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 
 from workbench.core import api
 from workbench.core.analysis.unit_error import analysis_steps
@@ -24,7 +23,6 @@ def _latency_scripted(fake_latency):
     fake_latency.quantized_at(0.5)
 
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 
 
 def _payload(**extra) -> dict:

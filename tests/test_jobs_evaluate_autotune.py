@@ -11,13 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from bundled_example import EXAMPLE
 
 from workbench.core import api, jobs
 from workbench.core.errors import DataError
 from workbench.core.progress import CancelToken
 from workbench.core.tuning.autotune import load_score, make_eval_set, run_outputs
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 MODEL, CALIB, EVAL = (str(EXAMPLE / f) for f in ("digits_cnn.onnx", "digits_cnn_calib.npz", "digits_cnn_eval.npz"))
 METRIC_FILE = Path(__file__).resolve().parents[1] / "examples" / "metrics" / "minilm_retrieval.py"
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
+from bundled_example import EXAMPLE
 
 from workbench.cli import main
 from workbench.core import api
 from workbench.core.tuning.autotune import autotune, load_score
 from workbench.core.tuning.resolution import measure_resolution
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 MODEL, CALIB, EVAL = (str(EXAMPLE / f) for f in ("digits_cnn.onnx", "digits_cnn_calib.npz", "digits_cnn_eval.npz"))
 
 

@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from bundled_example import EXAMPLE
 
 from workbench.core import api
 from workbench.core.jobs import job_calibrate
 from workbench.core.progress import CancelToken, in_phase
-
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 
 
 def test_in_phase_drops_the_repeated_verb():

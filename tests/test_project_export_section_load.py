@@ -12,13 +12,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from bundled_example import EXAMPLE
 
-import workbench
 from workbench.cli import main
 from workbench.core import api
 from workbench.core.errors import ProjectError
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 @pytest.fixture

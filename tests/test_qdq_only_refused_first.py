@@ -6,17 +6,14 @@ Found in the app: Export as QDQ calibrated and quantized the model first, then f
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE
 
-import workbench
 from workbench.core import api
 from workbench.core.errors import ExportError
 from workbench.core.jobs import QDQ_ONLY_HINT, job_export, refuse_qdq_export
 from workbench.core.progress import CancelToken
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 MODEL = EXAMPLE / "digits_cnn.onnx"
 CASES = [({"weight": {"dtype": "bipolar"}}, "weight bipolar"), ({"activation": {"dtype": "uint3"}}, "activation uint3")]
 

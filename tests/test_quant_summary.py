@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from bundled_example import EXAMPLE
 from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import (
     CalibrationDataReader,
@@ -41,7 +42,6 @@ from workbench.core.inspection.report import format_report, inspect_model
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 from workbench.qt.canvas.colors import error_color
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 FLOAT, CALIB = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz"
 
 

@@ -9,10 +9,9 @@ SmoothQuant still make it skip.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 
 from workbench.cli import main
 from workbench.core import api
@@ -21,7 +20,6 @@ from workbench.core.recipe.spec import NodeSettings, PartialSpec
 from workbench.core.tuning import recipe_choice
 from workbench.core.tuning.recipe_choice import choose_recipe
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 MODEL, DATA = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz"
 NODE = "/f/f.3/Conv"
 INT16 = NodeSettings(activation=PartialSpec(dtype="int16"))

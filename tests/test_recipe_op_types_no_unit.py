@@ -6,10 +6,10 @@ model lacks). An op type that forms units when selected (Relu) is written as bef
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 
 from workbench.cli import main
 from workbench.core.errors import RecipeError
@@ -17,7 +17,6 @@ from workbench.core.model.load import load_model
 from workbench.core.planning.plan import build_plan
 from workbench.core.recipe.recipe import Recipe
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
 UNITS = "the model's unit op types (preset cpu-u8s8) are AveragePool, Conv, Gemm"
 HINT = ('Set "op_types" to some of them (e.g. ["AveragePool", "Conv", "Gemm"]) or remove it; write "op_types": [] to '
         "write the model unquantized.")

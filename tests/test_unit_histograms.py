@@ -14,9 +14,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from bundled_example import EXAMPLE
 from onnx import helper
 
-import workbench
 from workbench.core import api
 from workbench.core.jobs import job_calibrate, job_histogram
 from workbench.core.progress import CancelToken
@@ -32,7 +32,6 @@ def _latency_scripted(fake_latency):
     fake_latency.quantized_at(0.5)
 
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 ROWS = 4
 
 

@@ -19,12 +19,11 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from bundled_example import EXAMPLE  # noqa: E402
 from PySide6.QtCore import QSettings  # noqa: E402
 
 from workbench.qt import workers  # noqa: E402
 from workbench.qt.workers import live_jobs  # noqa: E402
-
-EXAMPLE_DIR = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 @pytest.fixture
@@ -376,7 +375,7 @@ def ort_qdq_file(tmp_path_factory):
     import numpy as np
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
 
-    rows = np.load(EXAMPLE_DIR / "digits_cnn_calib.npz")
+    rows = np.load(EXAMPLE / "digits_cnn_calib.npz")
     name = rows.files[0]
 
     class Reader(CalibrationDataReader):
@@ -387,7 +386,7 @@ def ort_qdq_file(tmp_path_factory):
             return next(self.feeds, None)
 
     out = tmp_path_factory.mktemp("ort_qdq") / "digits_cnn.ort_qdq.onnx"
-    quantize_static(str(EXAMPLE_DIR / "digits_cnn.onnx"), str(out), Reader(), quant_format=QuantFormat.QDQ,
+    quantize_static(str(EXAMPLE / "digits_cnn.onnx"), str(out), Reader(), quant_format=QuantFormat.QDQ,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     return out
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+from bundled_example import EXAMPLE
 
 
 def open_example_copy(window, open_file, folder: Path, *, samples: int | None = 16,

@@ -6,24 +6,21 @@ pairs the export added."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from onnx import numpy_helper
 from PySide6.QtCore import Qt
 
-import workbench
 from workbench.core import api
 from workbench.qt.canvas import colors
 from workbench.qt.canvas.edge_colors import edge_midpoint
 from workbench.qt.canvas.items import EDGE_COLOR
 from workbench.qt.problems_panel import collect_problems
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 @pytest.fixture(scope="module")

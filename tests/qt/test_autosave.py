@@ -4,14 +4,13 @@ removed by a clean save or quit; File > New Project asks before dropping edits."
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+from bundled_example import EXAMPLE_MODEL
 
 from workbench.core import api
 from workbench.qt import autosave
 from workbench.qt.app_window import MainWindow
 from workbench.qt.commands import push_edit, set_exclude
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _first_conv(win) -> str:
@@ -29,7 +28,7 @@ def _crashed_session(qtbot, open_file, edit=_edit):
     after a kill): its autosave is left in the folder. Returns what ``edit`` returned."""
     win = MainWindow()
     qtbot.addWidget(win)
-    open_file(win, EXAMPLE)
+    open_file(win, EXAMPLE_MODEL)
     edited = edit(win)
     assert win.autosaver.save_now() is not None
     win.autosaver.stop()
@@ -41,9 +40,9 @@ def _crashed_session(qtbot, open_file, edit=_edit):
 
 def _edited_and_autosaved(window, open_file):
     """The example open in ``window`` with one recipe edit, autosaved; returns its AutosaveFiles."""
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     _edit(window)
-    files = autosave.AutosaveFiles.for_model(EXAMPLE)
+    files = autosave.AutosaveFiles.for_model(EXAMPLE_MODEL)
     window.autosaver.save_now()
     assert files.exists()
     return files
@@ -51,8 +50,8 @@ def _edited_and_autosaved(window, open_file):
 
 def test_autosave_is_written_while_dirty_and_removed_by_a_clean_save(qtbot, window, open_file, autosave_folder,
                                                                      tmp_path):
-    open_file(window, EXAMPLE)
-    files = autosave.AutosaveFiles.for_model(EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
+    files = autosave.AutosaveFiles.for_model(EXAMPLE_MODEL)
     assert window.autosaver.save_now() is None and not files.exists()  # clean: nothing written
     node = _edit(window)
     window.autosaver.timer.setInterval(20)  # the timer, not a direct call, writes it
@@ -60,9 +59,9 @@ def test_autosave_is_written_while_dirty_and_removed_by_a_clean_save(qtbot, wind
     assert files.project.parent == autosave_folder
     assert [p.name for p in autosave_folder.iterdir() if p.name.startswith(".")] == []  # no temp file left
     saved = api.load_project(files.project)
-    assert saved.model_path(files.project).resolve() == EXAMPLE.resolve()
+    assert saved.model_path(files.project).resolve() == EXAMPLE_MODEL.resolve()
     assert saved.recipe.overrides[node].exclude is True
-    assert json.loads(files.note.read_text())["model_path"] == str(EXAMPLE.resolve())
+    assert json.loads(files.note.read_text())["model_path"] == str(EXAMPLE_MODEL.resolve())
     window.save_project_to(tmp_path / "job.wbproj")
     assert not files.exists() and not files.note.exists()
 
@@ -79,11 +78,11 @@ def test_autosave_after_an_abnormal_exit_is_restored_as_one_undoable_edit(qtbot,
                                                                           restore_prompts):
     node = _crashed_session(qtbot, open_file)
     restore_prompts.answer = "restore"
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     assert [name for name, _ in restore_prompts] == ["digits_cnn.onnx"]
     assert window.doc.recipe.overrides[node].exclude is True
     assert not window.doc.undo_stack.isClean() and "*" in window.windowTitle()
-    calib = str(EXAMPLE.with_name("digits_cnn_calib.npz").resolve())
+    calib = str(EXAMPLE_MODEL.with_name("digits_cnn_calib.npz").resolve())
     assert window.doc.data["path"] == calib and window.calibration.data_spec()["path"] == calib  # not ../../..
     window.doc.undo_stack.undo()
     assert node not in window.doc.recipe.overrides
@@ -97,7 +96,7 @@ def test_autosave_of_a_sample_count_alone_is_restored_as_one_undoable_edit(qtbot
     said it undoes the restore."""
     _crashed_session(qtbot, open_file, edit=lambda win: win.calibration.samples.setValue(8))
     restore_prompts.answer = "restore"
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     assert window.doc.samples == 8 and window.calibration.samples.value() == 8 and window.doc.modified
     assert "Ctrl+Z undoes" in window.status_label.text()
     window.act_undo.trigger()
@@ -116,23 +115,23 @@ def test_discard_then_a_failed_open_keeps_the_autosave(qtbot, window, open_file,
     qtbot.waitUntil(lambda: bool(dialogs), timeout=300_000)
     dialogs.clear()
     assert files.exists() and window.doc.modified
-    open_file(window, EXAMPLE.with_name("digits_cnn.onnx"))  # an open that succeeds drops them
+    open_file(window, EXAMPLE_MODEL.with_name("digits_cnn.onnx"))  # an open that succeeds drops them
     assert not files.exists() and not window.doc.modified
 
 
 def test_autosave_discarded_at_the_prompt_is_gone(qtbot, window, open_file, restore_prompts):
     _crashed_session(qtbot, open_file)
-    files = autosave.AutosaveFiles.for_model(EXAMPLE)
+    files = autosave.AutosaveFiles.for_model(EXAMPLE_MODEL)
     assert files.exists()
     restore_prompts.answer = "discard"
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     assert len(restore_prompts) == 1
     assert not files.exists()
     assert window.doc.recipe.overrides == {} and window.doc.undo_stack.isClean()
 
 
 def test_new_project_asks_before_dropping_edits(qtbot, window, open_file, save_prompts, restore_prompts):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     node = _edit(window)
     save_prompts.answer = "cancel"
     window.act_new_project.trigger()
@@ -154,7 +153,7 @@ def test_autosave_of_another_model_is_named_once_at_the_next_open(qtbot, window,
     open_file(window, other)
     assert restore_prompts == []  # not this model's: nothing to restore here
     assert "digits_cnn.onnx were autosaved" in window.status_label.text()
-    assert autosave.AutosaveFiles.for_model(EXAMPLE).exists()  # kept until that model is opened
+    assert autosave.AutosaveFiles.for_model(EXAMPLE_MODEL).exists()  # kept until that model is opened
     open_file(window, corpus / "digits_mlp" / "model_opset13.onnx")
     assert "autosaved" not in window.status_label.text()  # said once
 
@@ -166,7 +165,7 @@ def test_restored_autosave_of_other_rows_does_not_bring_back_the_projects_cache(
     proj = tmp_path / "job.wbproj"
     crashed = MainWindow()
     qtbot.addWidget(crashed)
-    open_file(crashed, EXAMPLE)
+    open_file(crashed, EXAMPLE_MODEL)
     crashed.calibration.samples.setValue(8)
     crashed.doc.calibration = {"observers": {}}  # stands for an 8-row cache saved in the project
     crashed.save_project_to(proj)

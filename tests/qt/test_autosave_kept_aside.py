@@ -9,9 +9,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from bundled_example import EXAMPLE_MODEL
+
 from workbench.qt import autosave
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 DAY = 86400
 
 
@@ -38,7 +39,7 @@ def test_prune_keeps_the_newest_per_model_and_drops_the_old(autosave_folder):
 
 
 def test_keep_aside_prunes_the_models_older_kept_files(autosave_folder):
-    files = autosave.AutosaveFiles.for_model(EXAMPLE)
+    files = autosave.AutosaveFiles.for_model(EXAMPLE_MODEL)
     key = files.project.stem
     earlier = [_kept(autosave_folder, key, days) for days in (1, 2, 3, 4, 5)]
     files.project.write_text('{"damaged": ')
@@ -52,7 +53,7 @@ def test_the_once_per_session_note_says_where_kept_autosaves_are(qtbot, window, 
     _kept(autosave_folder, "aaaa", 1)
     _kept(autosave_folder, "bbbb", 2)
     old = _kept(autosave_folder, "bbbb", 45)
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     status = window.status_label.text()
     assert f"2 earlier autosaves that could not be restored as written are kept in {autosave_folder}" in status
     assert not old.exists()

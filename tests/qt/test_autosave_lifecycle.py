@@ -12,12 +12,13 @@ import os
 import shutil
 from pathlib import Path
 
+from bundled_example import EXAMPLE
+
 from workbench.qt import autosave
 from workbench.qt.app_window import MainWindow
 from workbench.qt.commands import push_edit, set_exclude
 from workbench.qt.workers import live_jobs
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 THIRD = "/f/f.3/Conv"
 
 

@@ -13,11 +13,10 @@ import shutil
 from pathlib import Path
 
 import onnx
+from bundled_example import EXAMPLE_MODEL
 from onnx import TensorProto, helper
 
 from workbench.qt import autosave
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def test_names_alone_where_they_differ_with_their_folder_where_they_do_not():
@@ -45,7 +44,7 @@ def test_the_note_names_the_folder_of_another_model_of_the_same_name(qtbot, wind
     _left_behind(autosave_folder, other)
     opened = tmp_path / "ppocr" / "model.onnx"
     opened.parent.mkdir()
-    shutil.copy(EXAMPLE, opened)
+    shutil.copy(EXAMPLE_MODEL, opened)
     open_file(window, opened)
     assert window.status_label.text().endswith(
         "Unsaved edits of nudenet/model.onnx were autosaved by a session that did not exit cleanly: open that model "

@@ -8,15 +8,11 @@ brings the calibration's line back.
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from test_app_stale_results import calibrated
 
-import workbench
 from workbench.qt.done_line import UNDONE_DONE, done_line_after_step
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 def test_done_line_by_stack_position():

@@ -4,15 +4,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE
 
 pytest.importorskip("PySide6")
 
 from PySide6.QtGui import QFontMetrics  # noqa: E402
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def test_path_tooltip_is_the_whole_path(qtbot, window, open_file):

@@ -5,15 +5,13 @@ and the whole path while it has the keyboard focus (offscreen)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE
 
 pytest.importorskip("PySide6")
 
 from workbench.qt.path_field import PathField  # noqa: E402
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 ELLIPSIS = "\u2026"
 
 

@@ -4,12 +4,10 @@ whole lines. It showed about 2.5 lines of a result (the third cut across) in a 1
 
 from __future__ import annotations
 
-from pathlib import Path
+from bundled_example import EXAMPLE_MODEL
 
-import workbench
 from workbench.qt.status_fit import status_room
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
 SENTENCE = ("Done: 147 node units analysed. Recipe choice: preset (output SQNR on 6 held-out rows, dB: preset 30.3, "
             "mse 28.3, compute+mse 28.0). ")
 
@@ -23,7 +21,7 @@ def _lines(panel) -> tuple[float, float]:
 
 def test_a_result_shows_whole_beside_the_inspector(qtbot, window, open_file):
     win = window
-    open_file(win, EXAMPLE)
+    open_file(win, EXAMPLE_MODEL)
     calibration, inspector, panel = win.docks["Calibration"], win.docks["Inspector"], win.calibration
     assert inspector.height() > 2 * calibration.height()
     column = calibration.height() + inspector.height()

@@ -4,14 +4,12 @@ Calibration dock grows past a third of the column for them, up to 45 % of it (se
 
 from __future__ import annotations
 
-from pathlib import Path
+from bundled_example import EXAMPLE_MODEL
 
-import workbench
 from workbench.qt.status_fit import SMALL_SHARE, status_room
 
 MIN_LINES = 3  # the lines the box shows at least (status_fit.MIN_LINES)
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
 TEXT = ("Done: 3 node units analysed. The latency check kept 2 units float: their integer kernels measured slower "
         "than float (View > Problems lists them). Ctrl+Z undoes its edit; Analyze (F6) then measures the recipe "
         "as it is. Recipe choice: preset (output SQNR on 16 held-out rows, dB: preset 45.9, mse 45.7).")
@@ -20,7 +18,7 @@ TEXT = ("Done: 3 node units analysed. The latency check kept 2 units float: thei
 def test_three_status_lines_in_a_small_window(qtbot, window, open_file):
     win = window
     win.resize(1024, 700)
-    open_file(win, EXAMPLE)
+    open_file(win, EXAMPLE_MODEL)
     calibration, inspector, panel = win.docks["Calibration"], win.docks["Inspector"], win.calibration
     line = panel.status.fontMetrics().lineSpacing()
     column = calibration.height() + inspector.height()

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+from bundled_example import EXAMPLE
 
 
 def _type_path(window, text: str) -> None:

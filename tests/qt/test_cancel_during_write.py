@@ -10,19 +10,17 @@ write begins stops it: the file already there is left as it was, and the line sa
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
 import onnx
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 
-import workbench
 from workbench.core import jobs
 from workbench.core.io.atomic import stale_temps
 from workbench.core.pipeline import export as export_module
 from workbench.core.report import write as report_write
 from workbench.qt.workers import ProcessJob
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 OLD = b"the file that was there before"
 
 

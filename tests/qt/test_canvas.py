@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import onnx
 import pytest
+from bundled_example import EXAMPLE_MODEL
 from onnx import TensorProto, helper, numpy_helper
 
 pytest.importorskip("PySide6")
@@ -17,7 +16,6 @@ from workbench.core.graph.layout import layout_graph  # noqa: E402
 from workbench.qt.canvas import colors  # noqa: E402
 from workbench.qt.canvas import worker as canvas_worker  # noqa: E402
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "resources" / "example" / "digits_cnn.onnx"
 CONVS = ["/f/f.0/Conv", "/f/f.3/Conv", "/f/f.7/Conv"]
 RELUS = ["/f/f.2/Relu", "/f/f.5/Relu", "/f/f.8/Relu"]
 
@@ -51,13 +49,13 @@ def test_layout_runs_in_a_child_process(qtbot, canvas, monkeypatch):
     for name in ("prepare", "plan_group_layout", "graph_structure"):
         monkeypatch.setattr(canvas_worker, name, not_here)
     with qtbot.waitSignal(canvas.layoutReady, timeout=300_000):
-        canvas.set_model(onnx.load(EXAMPLE))
+        canvas.set_model(onnx.load(EXAMPLE_MODEL))
         assert canvas.node_names() == []  # set_model returned before the layout was done
     assert len(canvas.node_names()) == 10
 
 
 def test_search_and_op_type_selection(qtbot, canvas):
-    open_model(qtbot, canvas, onnx.load(EXAMPLE))
+    open_model(qtbot, canvas, onnx.load(EXAMPLE_MODEL))
     assert canvas.node_names()[0] == "/f/f.0/Conv" and len(canvas.node_names()) == 10
     with qtbot.waitSignal(canvas.selectionChangedNames) as blocker:
         found = canvas.search("Conv")
@@ -79,7 +77,7 @@ def test_search_and_op_type_selection(qtbot, canvas):
 
 
 def test_color_modes(qtbot, canvas):
-    open_model(qtbot, canvas, onnx.load(EXAMPLE))
+    open_model(qtbot, canvas, onnx.load(EXAMPLE_MODEL))
     conv, relu = CONVS[0], RELUS[0]
     assert canvas.node_color(conv) == colors.op_color("Conv") != colors.op_color("Relu") == canvas.node_color(relu)
     assert canvas.node_color(CONVS[1]) == canvas.node_color(conv)
@@ -97,7 +95,7 @@ def test_color_modes(qtbot, canvas):
 
 
 def test_low_sqnr_is_red_high_is_green_on_screen(qtbot, canvas):
-    open_model(qtbot, canvas, onnx.load(EXAMPLE))
+    open_model(qtbot, canvas, onnx.load(EXAMPLE_MODEL))
     canvas.set_color_mode("error")
     low, high = CONVS[0], RELUS[0]
     canvas.set_node_values(errors={low: 3.0, high: 48.0})
@@ -117,7 +115,7 @@ def test_low_sqnr_is_red_high_is_green_on_screen(qtbot, canvas):
 
 
 def test_mouse_selection(qtbot, canvas):
-    open_model(qtbot, canvas, onnx.load(EXAMPLE))
+    open_model(qtbot, canvas, onnx.load(EXAMPLE_MODEL))
     vp = canvas.viewport()
     qtbot.mouseClick(vp, Qt.MouseButton.LeftButton, pos=center_of(canvas, CONVS[0]))
     assert canvas.selected_nodes() == [CONVS[0]]
@@ -133,7 +131,7 @@ def test_mouse_selection(qtbot, canvas):
 
 
 def test_rubber_band_over_whole_scene_selects_all(qtbot, canvas):
-    open_model(qtbot, canvas, onnx.load(EXAMPLE))
+    open_model(qtbot, canvas, onnx.load(EXAMPLE_MODEL))
     vp = canvas.viewport()
     with qtbot.waitSignal(canvas.selectionChangedNames) as blocker:
         qtbot.mousePress(vp, Qt.MouseButton.LeftButton, pos=QPoint(2, 2))
@@ -171,7 +169,7 @@ def test_level_of_detail_and_lazy_items(qtbot, canvas):
 
 
 def test_given_positions_are_used_without_layout(qtbot, canvas, tmp_path):
-    proto = onnx.load(EXAMPLE)
+    proto = onnx.load(EXAMPLE_MODEL)
     positions = layout_graph(proto, cache_dir=tmp_path)
     positions[CONVS[0]] = (-500.0, -300.0)
     del positions[RELUS[2]]  # a node without a position still gets a place
@@ -186,7 +184,7 @@ def test_second_model_replaces_a_pending_layout(qtbot, canvas):
     ready = []
     canvas.layoutReady.connect(lambda: ready.append(canvas.node_names()))
     canvas.set_model(chain_model(4000))
-    canvas.set_model(onnx.load(EXAMPLE))
+    canvas.set_model(onnx.load(EXAMPLE_MODEL))
     qtbot.waitUntil(lambda: len(ready) >= 1, timeout=300_000)
     qtbot.wait(300)
     canvas.shutdown()
@@ -194,7 +192,7 @@ def test_second_model_replaces_a_pending_layout(qtbot, canvas):
 
 
 def test_keyboard_select_all_and_clear(qtbot, canvas):
-    open_model(qtbot, canvas, onnx.load(EXAMPLE))
+    open_model(qtbot, canvas, onnx.load(EXAMPLE_MODEL))
     canvas.setFocus()
     qtbot.keyClick(canvas, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
     assert canvas.selected_nodes() == canvas.node_names()
@@ -262,7 +260,7 @@ def test_empty_graph_and_tooltip_values(qtbot, canvas):
     assert canvas.node_names() == [] and canvas.search("*") == []
     canvas.fit()
     assert not canvas.viewport().grab().isNull()
-    open_model(qtbot, canvas, onnx.load(EXAMPLE))
+    open_model(qtbot, canvas, onnx.load(EXAMPLE_MODEL))
     canvas.set_node_values(dtypes={CONVS[0]: "int8"}, errors={CONVS[0]: 12.34})
     text = canvas.tooltip_text(CONVS[0])
     assert "<b>Conv</b>" in text and "int8" in text and "12.3 dB" in text

@@ -3,10 +3,9 @@ a group keeps every position outside it (pytest-qt, offscreen)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
 import pytest
+from bundled_example import EXAMPLE_MODEL
 from onnx import TensorProto, helper
 
 pytest.importorskip("PySide6")
@@ -17,8 +16,6 @@ from PySide6.QtGui import QFont, QFontMetricsF, QImage  # noqa: E402
 from workbench.core.api import open_model  # noqa: E402
 from workbench.qt.canvas import minimap  # noqa: E402
 from workbench.qt.canvas.groups_item import frame_title  # noqa: E402
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "resources" / "example" / "digits_cnn.onnx"
 
 
 @pytest.fixture
@@ -125,7 +122,7 @@ def test_double_click_and_chevron_toggle_and_box_click_selects(qtbot, canvas):
 
 
 def test_regex_search_and_stepping_reveal_hidden_hits(qtbot, canvas):
-    open_model_in(qtbot, canvas, onnx.load(EXAMPLE), depth=0)
+    open_model_in(qtbot, canvas, onnx.load(EXAMPLE_MODEL), depth=0)
     assert canvas.shown_groups() == {"f": True}
     assert canvas.search(r"re:^/f/f\.[03]/conv$") == ["/f/f.0/Conv", "/f/f.3/Conv"]
     canvas.set_expanded([])
@@ -142,7 +139,7 @@ def test_regex_search_and_stepping_reveal_hidden_hits(qtbot, canvas):
 
 
 def test_export_picture_png_and_svg(qtbot, canvas, tmp_path):
-    open_model_in(qtbot, canvas, onnx.load(EXAMPLE))
+    open_model_in(qtbot, canvas, onnx.load(EXAMPLE_MODEL))
     w, h = canvas.export_picture(tmp_path / "view.png")
     image = QImage(str(tmp_path / "view.png"))
     assert (image.width(), image.height()) == (w, h) == (canvas.viewport().width(), canvas.viewport().height())

@@ -4,14 +4,10 @@ user). The open hint shows only while no model is open, and again after a layout
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
+from bundled_example import EXAMPLE_MODEL
 
-import workbench
 from workbench.qt.app_window import EMPTY_HINT
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
 
 
 def test_the_canvas_says_it_lays_out_the_model_until_the_layout_arrives(qtbot, window):
@@ -21,8 +17,8 @@ def test_the_canvas_says_it_lays_out_the_model_until_the_layout_arrives(qtbot, w
     seen: list[tuple[str, str, bool]] = []
     win.modelOpened.connect(lambda _p: seen.append((win.status_label.text(), legend.text(), win.canvas.opening())))
     with qtbot.waitSignals([win.modelOpened, win.canvas.layoutReady], timeout=300_000):
-        win.open_path(EXAMPLE)
-    assert len(onnx.load(str(EXAMPLE)).graph.node) == 10
+        win.open_path(EXAMPLE_MODEL)
+    assert len(onnx.load(str(EXAMPLE_MODEL)).graph.node) == 10
     assert seen == [("Opened digits_cnn.onnx: 10 nodes.", "Laying out 10 nodes...", True)]
     text = legend.text()
     assert not win.canvas.opening() and "Laying out" not in text and text != EMPTY_HINT
@@ -42,5 +38,5 @@ def test_a_layout_that_fails_leaves_the_open_hint(qtbot, make_canvas, monkeypatc
 
     monkeypatch.setattr(view.GraphCanvas, "_start_job", fail)
     with qtbot.waitSignal(canvas.layoutFailed, timeout=60_000):
-        canvas.set_model(onnx.load(str(EXAMPLE)))
+        canvas.set_model(onnx.load(str(EXAMPLE_MODEL)))
     assert not canvas.opening() and canvas.legend_overlay.text() == EMPTY_HINT

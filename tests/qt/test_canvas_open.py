@@ -6,11 +6,11 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from bundled_example import EXAMPLE_MODEL
 from onnx import TensorProto, helper
 
 pytest.importorskip("PySide6")
@@ -22,7 +22,6 @@ from workbench.qt.canvas.slices import dismantle  # noqa: E402
 from workbench.qt.canvas.transfer import Assembler, split  # noqa: E402
 from workbench.qt.canvas.worker import prepare, proto_pieces  # noqa: E402
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 LAYOUT_PROCESS = "workbench-canvas-layout"
 
 
@@ -92,7 +91,7 @@ def test_second_model_during_layout_shows_only_the_second(qtbot, canvas):
     canvas.set_model(residual_model(20_000))
     qtbot.waitUntil(lambda: bool(layout_children()), timeout=540_000)  # the first layout is running
     first = layout_children()[0].pid
-    canvas.set_model(onnx.load(EXAMPLE))
+    canvas.set_model(onnx.load(EXAMPLE_MODEL))
     qtbot.waitUntil(lambda: bool(ready), timeout=540_000)
     qtbot.waitUntil(lambda: not pid_alive(first), timeout=300_000)  # cancelling killed it
     qtbot.wait(200)
@@ -102,7 +101,7 @@ def test_second_model_during_layout_shows_only_the_second(qtbot, canvas):
 
 
 def test_a_layout_failure_is_one_line(qtbot, canvas):
-    proto = onnx.load(EXAMPLE)
+    proto = onnx.load(EXAMPLE_MODEL)
     with qtbot.waitSignal(canvas.layoutFailed, timeout=300_000) as blocker:
         canvas.set_model(proto, positions={"/f/f.0/Conv": ("left", "top")})  # not numbers
     message = blocker.args[0]
@@ -122,13 +121,13 @@ def test_a_layout_ready_handler_may_open_another_model(qtbot, canvas):
             canvas.set_model(residual_model(30))  # from inside the open's last step
 
     canvas.layoutReady.connect(again)
-    canvas.set_model(onnx.load(EXAMPLE))
+    canvas.set_model(onnx.load(EXAMPLE_MODEL))
     qtbot.waitUntil(lambda: len(shown) == 2, timeout=300_000)
     assert [len(names) for names in shown] == [10, 30] and not canvas.opening()
 
 
 def test_child_geometry_equals_the_in_process_one(qtbot, canvas):
-    proto = onnx.load(EXAMPLE)
+    proto = onnx.load(EXAMPLE_MODEL)
     with qtbot.waitSignal(canvas.layoutReady, timeout=300_000):
         canvas.set_model(proto)
     local = prepare(proto, None)
@@ -140,7 +139,7 @@ def test_child_geometry_equals_the_in_process_one(qtbot, canvas):
 
 
 def test_proto_pieces_rebuild_the_graph_without_weight_values():
-    proto = onnx.load(EXAMPLE)
+    proto = onnx.load(EXAMPLE_MODEL)
     light = onnx.ModelProto()
     for piece in proto_pieces(proto):
         light.MergeFromString(piece)

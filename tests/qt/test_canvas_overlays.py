@@ -5,9 +5,8 @@ sensitivity legend hid the most sensitive node, f.0's Conv, of digits_cnn."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE_MODEL
 
 pytest.importorskip("PySide6")
 
@@ -15,10 +14,7 @@ import onnx  # noqa: E402
 from graph_models import grid_model  # noqa: E402
 from PySide6.QtCore import QPoint, QRect, QRectF, Qt  # noqa: E402
 
-import workbench  # noqa: E402
 from workbench.qt.canvas import minimap  # noqa: E402
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
 
 
 def open_in(qtbot, view, proto) -> None:
@@ -46,7 +42,7 @@ def sensitivity_colours(view) -> None:
 
 def test_a_centred_node_is_not_under_the_legend(qtbot, make_canvas):
     view = make_canvas(380, 340, groups=False)
-    open_in(qtbot, view, onnx.load(EXAMPLE))
+    open_in(qtbot, view, onnx.load(EXAMPLE_MODEL))
     sensitivity_colours(view)
     legend = view.legend_rect()
     assert legend.height() > 100  # the sensitivity legend: six rows and a two-line note
@@ -74,7 +70,7 @@ def test_fit_keeps_the_graph_clear_of_the_minimap(qtbot, make_canvas):
 
 def test_a_click_on_the_legend_title_collapses_it(qtbot, make_canvas):
     view = make_canvas(700, 600, groups=False)
-    open_in(qtbot, view, onnx.load(EXAMPLE))
+    open_in(qtbot, view, onnx.load(EXAMPLE_MODEL))
     legend = view.legend_overlay
     full = legend.height()
     text = legend.text()

@@ -7,23 +7,20 @@ same nodes again, clear of the legend and the minimap (offscreen)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
 import pytest
+from bundled_example import EXAMPLE_MODEL
 
 pytest.importorskip("PySide6")
 
-import workbench  # noqa: E402
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
 CONV = "/f/f.3/Conv"
 
 
 def _sqnr_coloured(qtbot, make_canvas):
     view = make_canvas(712, 518)  # the graph of a 1024 x 700 window, the Errors dock a line high
     with qtbot.waitSignal(view.layoutReady, timeout=300_000):
-        view.set_model(onnx.load(EXAMPLE))
+        view.set_model(onnx.load(EXAMPLE_MODEL))
     names = view.node_names()
     view.set_node_values(errors={n: 30.0 + 2 * i for i, n in enumerate(names)})
     view.set_color_mode("error")

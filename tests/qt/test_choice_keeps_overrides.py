@@ -7,12 +7,10 @@ and calibrate the preset with that edit as it was (ppocrv4_rec: output SQNR 9.6 
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from test_app_flow import run_job, search
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def test_f5_chooses_around_one_node_edit_and_undo_restores_it(qtbot, window, open_file, tmp_path, monkeypatch):

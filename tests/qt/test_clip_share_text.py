@@ -5,17 +5,15 @@ lies outside, and is within a bin's share of the values onnxruntime gives."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pyqtgraph as pg
+from bundled_example import EXAMPLE
 
 from workbench.core import api
 from workbench.core.api import QParams
 from workbench.core.wording import share
 from workbench.qt.hist_plot import draw, outside_share
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 TENSOR = "/f/f.0/Conv_output_0"
 ROWS = 64  # 65536 values: one of them is 0.0015%
 

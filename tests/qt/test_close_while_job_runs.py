@@ -5,15 +5,13 @@ unsaved edits follows the Stop answer as before."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from PySide6.QtWidgets import QMessageBox
 
 from workbench.qt import app_window, dialogs
 from workbench.qt.commands import push_edit
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def _example(win, open_file, tmp_path) -> None:

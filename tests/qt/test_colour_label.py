@@ -4,17 +4,12 @@ per-unit SQNR; either entry colours the canvas in its "error" mode (offscreen)."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE_MODEL
 
 pytest.importorskip("PySide6")
 
 from PySide6.QtWidgets import QStyle, QStyleOptionComboBox  # noqa: E402
-
-import workbench  # noqa: E402
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _option(box) -> QStyleOptionComboBox:
@@ -24,7 +19,7 @@ def _option(box) -> QStyleOptionComboBox:
 
 
 def test_the_colour_box_names_sensitivity_then_sqnr(qtbot, window, open_file, monkeypatch):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     canvas, box = window.canvas, window.color_mode
     names = canvas.node_names()
     values = {n: 40.0 + i for i, n in enumerate(names)}

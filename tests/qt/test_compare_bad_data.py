@@ -4,11 +4,8 @@ its quantized pane coloured by dtype, and the header says why there is no SQNR."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+from bundled_example import EXAMPLE
 
 
 def test_wrong_calibration_data_gives_the_diff_coloured_by_dtype(qtbot, window, compare_in_app, example_qdq_file,

@@ -4,14 +4,11 @@ comparing the samples go across one 0..OVERALL_STEPS bar that never moves back."
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE
 
 from workbench.core.progress import COMPARE_PHASES
 from workbench.qt.eta import OVERALL_STEPS, OverallProgress, job_phases
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def test_the_compare_bar_goes_once_across_its_phases(qtbot, window, open_file, example_qdq_file):

@@ -4,11 +4,7 @@ quantized file was closed. The comparison now runs before anything is opened."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import workbench
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+from bundled_example import EXAMPLE
 
 
 def _diff_tabs(win) -> list[str]:

@@ -4,17 +4,14 @@ beside a table dock now keeps table_room.SIDE_WIDTH (240 px) at least (offscreen
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE
 
 pytest.importorskip("PySide6")
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from workbench.qt.table_room import SIDE_WIDTH  # noqa: E402
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def test_view_cost_leaves_the_errors_dock_readable(qtbot, window, open_file):

@@ -5,13 +5,11 @@ it (offscreen)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE
 
 pytest.importorskip("PySide6")
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def test_the_summary_names_the_input_once(qtbot, window, open_file):

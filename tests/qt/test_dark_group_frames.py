@@ -4,9 +4,8 @@ across it; now they take dark tints of the same hues, their titles light text (p
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE_MODEL
 
 pytest.importorskip("PySide6")
 
@@ -14,8 +13,6 @@ from PySide6.QtCore import QPoint  # noqa: E402
 
 from workbench.core.api import open_model  # noqa: E402
 from workbench.qt.theme import DARK, LIGHT  # noqa: E402
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _frame_pixels(view):
@@ -34,7 +31,7 @@ def _frame_pixels(view):
 def test_group_frame_follows_the_dark_theme(qtbot, make_canvas):
     view = make_canvas(900, 900)
     with qtbot.waitSignal(view.layoutReady, timeout=300_000):
-        view.set_model(open_model(EXAMPLE).proto)
+        view.set_model(open_model(EXAMPLE_MODEL).proto)
     assert view.shown_groups() == {"f": False}  # the frame of the eight nodes, open
     fill, _ = _frame_pixels(view)
     assert fill.lightness() > 230  # light theme: the light tint

@@ -8,11 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from bundled_example import EXAMPLE
 from PySide6.QtWidgets import QFileDialog
 
 from workbench.qt import settings
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 class Calls(list):

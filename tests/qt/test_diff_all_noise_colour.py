@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 
-import workbench
 from workbench.cli import main
 from workbench.cli_sqnr_colours import colour_db
 from workbench.core import api
@@ -21,7 +20,6 @@ from workbench.qt.diff_panes import INF_DB
 from workbench.qt.error_rank import canvas_db, canvas_values
 from workbench.qt.render import draw_panes
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 RED = colors.ERROR_STOPS[0][1].name()
 
 

@@ -6,11 +6,7 @@ the tree, where Qt ignores it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import workbench
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+from bundled_example import EXAMPLE
 
 
 def test_group_rows_span_the_list(qtbot, window, compare_in_app, ort_qdq_file):

@@ -13,15 +13,14 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-import workbench
 from workbench.core import api
 from workbench.qt.diff_view import DiffTab
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 QDQ = ("QuantizeLinear", "DequantizeLinear")
 
 

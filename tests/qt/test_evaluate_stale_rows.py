@@ -5,11 +5,9 @@ the quantized metric of the ranges of the old rows as current; only a recipe cha
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from bundled_example import EXAMPLE
 from test_app_flow import run_job
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 STALE_ROWS = " The calibration data changed since: evaluate again (F9)."
 
 

@@ -11,12 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from PySide6.QtWidgets import QFileDialog
-
-import workbench
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 def _answer(monkeypatch, path: Path) -> None:

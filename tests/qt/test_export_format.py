@@ -15,14 +15,11 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 from cli_projects import cli_quantize, read_json, run_job
 from latency_fakes import fixed_latency
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtWidgets import QFileDialog
-
-import workbench
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 def _example(tmp_path: Path) -> Path:

@@ -7,16 +7,13 @@ Found in the app: the export calibrated and quantized first, then failed with th
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from bundled_example import EXAMPLE
 from PySide6.QtWidgets import QFileDialog
 
-import workbench
 from workbench.core import api
 from workbench.qt.commands import push_edit
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 @pytest.mark.parametrize(("settings", "said"), [({"weight": {"dtype": "bipolar"}}, "weight bipolar"),

@@ -6,11 +6,11 @@ warning was in the tooltip alone. The latency measurements are replaced (latency
 
 from __future__ import annotations
 
+from bundled_example import EXAMPLE
 from cli_projects import run_ok
-from conftest import EXAMPLE_DIR
 from latency_fakes import slow_quantized
 
-MODEL = EXAMPLE_DIR / "digits_cnn.onnx"
+MODEL = EXAMPLE / "digits_cnn.onnx"
 
 
 

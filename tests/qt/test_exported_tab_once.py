@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 
 import onnx
+from bundled_example import EXAMPLE
 
-import workbench
 from workbench.qt.quant_tab import QuantModelTab
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 def _exported_tabs(win) -> list[QuantModelTab]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import QRectF
 from PySide6.QtWidgets import QApplication
@@ -18,8 +19,6 @@ from workbench.qt.canvas.items import TEXT_SCALE
 from workbench.qt.canvas.scene_data import NODE_W
 from workbench.qt.quant_tab import MAX_DETAIL_LINES, NO_SQNR_HINT, READABLE_SCALE, QuantModelTab
 from workbench.qt.theme import DARK, apply_theme
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def _open_exported(qtbot, win, path: Path) -> QuantModelTab:

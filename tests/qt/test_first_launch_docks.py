@@ -6,16 +6,12 @@ in front of the Inspector."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from bundled_example import EXAMPLE_MODEL
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-import workbench
 from workbench.qt import settings
 from workbench.qt.app_window import MainWindow
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _in_front(win, title: str) -> bool:
@@ -44,7 +40,7 @@ def test_first_launch_shows_canvas_and_inspector_not_search_hits(qtbot, open_fil
     assert not win.docks["Search Hits"].isVisible()
     assert _in_front(win, "Inspector") and win.welcome.isVisible()  # no model yet: the welcome page
     assert not _focus_in(win.docks["Search Hits"])
-    open_file(win, EXAMPLE)
+    open_file(win, EXAMPLE_MODEL)
     assert not win.docks["Search Hits"].isVisible() and _in_front(win, "Inspector") and win.canvas.isVisible()
 
     win.search.setText("Conv")

@@ -6,21 +6,18 @@ graph never leave it less than half of the window."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE_MODEL
 
 pytest.importorskip("PySide6")
 
 from latency_fakes import quantized_faster  # noqa: E402
 from PySide6.QtCore import QEvent, Qt, QTimer  # noqa: E402
 
-import workbench  # noqa: E402
 from workbench.qt import docks as dock_layout  # noqa: E402
 from workbench.qt import settings  # noqa: E402
 from workbench.qt.app_window import MainWindow  # noqa: E402
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
 RESULT_DOCKS = ("Errors", "Problems", "Sensitivity", "Cost", "Evaluate", "Autotune")
 Area = Qt.DockWidgetArea
 
@@ -60,7 +57,7 @@ def new_window(qtbot, width: int = 1400, height: int = 900) -> MainWindow:
 def test_first_open_gives_the_graph_the_bulk_of_the_window(qtbot, window, open_file):
     assert settings.window_state() == (None, None)  # a first launch
     assert (window.width(), window.height()) == (1400, 900)
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     # was 16 %: Calibration left (339 px), Inspector + Recipe right (502 px), an empty Errors row (419 px)
     assert canvas_share(window) >= 0.58, canvas_share(window)
     assert window.canvas.height() >= 0.75 * window.height(), window.canvas.height()
@@ -83,7 +80,7 @@ def test_first_open_gives_the_graph_the_bulk_of_the_window(qtbot, window, open_f
 
 
 def test_the_first_result_brings_errors_forward_at_a_useful_height(qtbot, window, open_file):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     calibration, inspector = window.docks["Calibration"], window.docks["Inspector"]
     column_height = calibration.height() + inspector.height()
     calibrate(qtbot, window)
@@ -117,7 +114,7 @@ def test_errors_first_shown_beside_evaluate_share_the_row(qtbot, window):
 
 def test_a_saved_layout_is_kept_and_the_empty_errors_dock_waits_for_results(qtbot, open_file, save_prompts):
     first = new_window(qtbot)
-    open_file(first, EXAMPLE)
+    open_file(first, EXAMPLE_MODEL)
     calibrate(qtbot, first)
     errors = first.docks["Errors"]
     qtbot.waitUntil(lambda: errors.height() == int(dock_layout.SIDE_BY_SIDE_HEIGHT * 900), timeout=10_000)
@@ -127,7 +124,7 @@ def test_a_saved_layout_is_kept_and_the_empty_errors_dock_waits_for_results(qtbo
     first.close()
 
     again = new_window(qtbot)
-    open_file(again, EXAMPLE)
+    open_file(again, EXAMPLE_MODEL)
     assert again.docks["Inspector"].width() == 420  # the first-launch column width is not forced
     errors = again.docks["Errors"]
     # its placeholder line, one line high until it has something to show (it came back at 250 px)
@@ -144,7 +141,7 @@ def test_a_restored_empty_errors_dock_is_one_line_until_its_first_result(qtbot, 
     """After a calibration the Errors row is a third of the window; the next launch restored it at that height
     with nothing in it but its one-line placeholder."""
     first = new_window(qtbot)
-    open_file(first, EXAMPLE)
+    open_file(first, EXAMPLE_MODEL)
     calibrate(qtbot, first)
     grown = int(dock_layout.SIDE_BY_SIDE_HEIGHT * 900)  # 324 px
     qtbot.waitUntil(lambda: first.docks["Errors"].height() == grown, timeout=10_000)
@@ -156,7 +153,7 @@ def test_a_restored_empty_errors_dock_is_one_line_until_its_first_result(qtbot, 
     qtbot.waitUntil(lambda: errors.height() == dock_layout.line_height(errors), timeout=10_000)
     assert errors.height() <= 100 and in_front(again, "Errors")
     assert again.centralWidget().height() >= 0.8 * again.height()
-    open_file(again, EXAMPLE)
+    open_file(again, EXAMPLE_MODEL)
     qtbot.wait(20)
     assert errors.height() <= 100  # a model alone gives it nothing to show
     again.show_problems()  # a dock shown into the row: the row's saved height back
@@ -192,7 +189,7 @@ def test_a_moved_errors_dock_comes_back_where_the_user_put_it(qtbot, open_file):
     first.close()
 
     again = new_window(qtbot)
-    open_file(again, EXAMPLE)
+    open_file(again, EXAMPLE_MODEL)
     errors = again.docks["Errors"]
     calibrate(qtbot, again)
     qtbot.waitUntil(errors.isVisible, timeout=10_000)
@@ -203,7 +200,7 @@ def test_a_moved_errors_dock_comes_back_where_the_user_put_it(qtbot, open_file):
 
 
 def test_view_menu_opens_an_empty_row_at_a_useful_height_not_at_its_size_hint(qtbot, window, open_file):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     window.docks["Errors"].close()  # the user closes the Errors line
     errors = window.docks["Sensitivity"]
     assert not errors.isVisible()
@@ -238,7 +235,7 @@ def test_a_quantized_file_keeps_the_saved_row_height_for_the_first_result(qtbot,
                                                                          monkeypatch):
     quantized_faster(monkeypatch)  # the latency check keeps nothing float on a loaded machine either
     first = new_window(qtbot)
-    open_file(first, EXAMPLE)
+    open_file(first, EXAMPLE_MODEL)
     first.resizeDocks([first.docks["Errors"]], [250], Qt.Orientation.Vertical)  # the user's size
     qtbot.waitUntil(lambda: first.docks["Errors"].height() == 250, timeout=60_000)
     first.close()
@@ -248,7 +245,7 @@ def test_a_quantized_file_keeps_the_saved_row_height_for_the_first_result(qtbot,
     open_file(again, ort_qdq_file)
     qtbot.waitUntil(lambda: errors.height() == dock_layout.content_height(errors), timeout=60_000)
     assert fits_its_lines(again)  # its lines, not the saved 250 px around them
-    open_file(again, EXAMPLE)
+    open_file(again, EXAMPLE_MODEL)
     calibrate(qtbot, again)
     qtbot.waitUntil(lambda: errors.height() == 250, timeout=60_000)  # the first result gets the user's height
     assert again.errors.bars_plot.isVisible()
@@ -261,7 +258,7 @@ def test_a_file_opened_before_the_restored_rows_settle_gets_the_same_rows(qtbot,
     file before that turn. The Errors row then stayed at the saved 250 px around two lines (a CI run timed out
     waiting for the fitted height): the file's open now settles the rows first."""
     first = new_window(qtbot)
-    open_file(first, EXAMPLE)
+    open_file(first, EXAMPLE_MODEL)
     first.resizeDocks([first.docks["Errors"]], [250], Qt.Orientation.Vertical)
     qtbot.waitUntil(lambda: first.docks["Errors"].height() == 250, timeout=60_000)
     first.close()
@@ -279,7 +276,7 @@ def test_a_file_opened_before_the_restored_rows_settle_gets_the_same_rows(qtbot,
     open_file(again, ort_qdq_file)
     qtbot.waitUntil(lambda: errors.height() == dock_layout.content_height(errors), timeout=60_000)
     assert fits_its_lines(again) and errors.height() < 150  # its lines (90 px), not the saved 250 px
-    open_file(again, EXAMPLE)
+    open_file(again, EXAMPLE_MODEL)
     calibrate(qtbot, again)
     qtbot.waitUntil(lambda: errors.height() == 250, timeout=60_000)  # the first result gets the user's height
     again.close()

@@ -5,7 +5,7 @@ so. The outline is drawn by the node items from the canvas state's colour."""
 
 from __future__ import annotations
 
-from conftest import EXAMPLE_DIR
+from bundled_example import EXAMPLE
 from PySide6.QtGui import QColor
 
 from workbench.qt.canvas.legend import legend_entries
@@ -21,7 +21,7 @@ def _contrast(a: QColor, b: QColor) -> float:
 
 
 def test_kept_float_outline_light_blue_on_the_dark_theme(qtbot, window, open_file):
-    open_file(window, EXAMPLE_DIR / "digits_cnn.onnx")
+    open_file(window, EXAMPLE / "digits_cnn.onnx")
     canvas = window.canvas
     canvas.set_float_nodes(["/f/f.0/Conv", "/f/f.3/Conv"])
     light = canvas._state.float_mark
@@ -36,7 +36,7 @@ def test_kept_float_outline_light_blue_on_the_dark_theme(qtbot, window, open_fil
     assert legend_entries(canvas)[2] == ["dashed light blue outline: kept float (2 nodes)"]
     assert "light blue outline" in canvas.legend_overlay.label.text()
 
-    open_file(window, EXAMPLE_DIR / "digits_cnn.onnx")  # a new scene keeps the theme's colour
+    open_file(window, EXAMPLE / "digits_cnn.onnx")  # a new scene keeps the theme's colour
     canvas.set_float_nodes(["/f/f.0/Conv"])
     assert canvas._state.float_mark.name() == "#90caf9"
     window.set_theme("light")

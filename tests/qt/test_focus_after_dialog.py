@@ -3,12 +3,9 @@ was active after a message box closed, so Ctrl+L, F5 and the rest did nothing un
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from bundled_example import EXAMPLE_MODEL
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _active(qtbot, window) -> None:
@@ -24,7 +21,7 @@ def _shortcut_works(qtbot, window) -> None:
 
 
 def test_the_window_is_active_again_after_a_message_box(qtbot, window, open_file):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     _active(qtbot, window)
     box = QMessageBox(QMessageBox.Icon.Information, "Workbench", "A message.", parent=window)
     QTimer.singleShot(50, box.accept)
@@ -34,7 +31,7 @@ def test_the_window_is_active_again_after_a_message_box(qtbot, window, open_file
 
 
 def test_the_window_is_active_again_after_a_file_dialog(qtbot, window, open_file):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     _active(qtbot, window)
     dialog = QFileDialog(window, "Open")
     dialog.setOption(QFileDialog.Option.DontUseNativeDialog)
@@ -48,7 +45,7 @@ def test_a_dialog_closed_before_its_activation_gives_the_focus_back(qtbot, windo
     """Shown and closed before the window system activated it (a box accepted within milliseconds, a busy
     machine): the box's hidden window was activated afterwards and no focus change ever left it, so no window
     of the app was active and the shortcuts did nothing (failed 1 in 3 runs of the test above at load 11)."""
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     _active(qtbot, window)
     box = QMessageBox(QMessageBox.Icon.Information, "Workbench", "A message.", parent=window)
     box.show()

@@ -5,16 +5,13 @@ check kept float (every unit, measured slower quantized), it asked to calibrate 
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster, slow_quantized
 from test_app_flow import run_job
 
-import workbench
 from workbench.core import api
 from workbench.qt.clip_note import no_clip_reason
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 ASK = "no clip range yet: calibrate"
 
 

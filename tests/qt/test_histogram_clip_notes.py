@@ -10,16 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from onnx import TensorProto, helper
 from test_app_flow import run_job
 
-import workbench
 from workbench.core import api
 from workbench.core.tuning.recipe_choice import variant
 from workbench.qt.clip_note import rows_note
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 def _calibrate(qtbot, win, open_file, path: Path, samples: int) -> None:

@@ -4,14 +4,14 @@ over the empty plot; it now says that none is selected and what to click."""
 
 from __future__ import annotations
 
+from bundled_example import EXAMPLE
 from cli_projects import run_job
-from conftest import EXAMPLE_DIR
 from latency_fakes import quantized_faster
 
 
 def test_no_node_selected_reads_as_none(qtbot, window, open_file, monkeypatch):
     quantized_faster(monkeypatch)
-    open_file(window, EXAMPLE_DIR / "digits_cnn.onnx")
+    open_file(window, EXAMPLE / "digits_cnn.onnx")
     state, res = run_job(qtbot, window, window.act_calibrate.trigger)
     assert state == "succeeded", res
     window.canvas.select_nodes(["/f/f.3/Conv"])

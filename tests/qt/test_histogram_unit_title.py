@@ -3,14 +3,10 @@ histogram titled only "p2o.Add.227" (the unit's output after the Add fused into 
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from test_histogram_clip_notes import _calibrate
 
-import workbench
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 CONV = "/f/f.3/Conv"  # quantized whatever the latency placement measures (/f/f.0/Conv, one input channel, is probed)
 
 

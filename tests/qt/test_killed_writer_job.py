@@ -12,13 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import killed_writer
+from bundled_example import EXAMPLE
 
-import workbench
 from workbench.core.io.atomic import stale_temps
 from workbench.qt import workers
 from workbench.qt.workers import ProcessJob
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 OLD = b"the file that was there before"
 GRACE = 0.3
 

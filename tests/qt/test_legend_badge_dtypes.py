@@ -3,20 +3,16 @@ for a file with int8 pairs only. The diff tab's key says the same of its edge pi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE
 
 pytest.importorskip("PySide6")
 
 from test_diff_key_wrap import key_text  # noqa: E402
 
-import workbench  # noqa: E402
 from workbench.core import api  # noqa: E402
 from workbench.qt.canvas.legend import badge_dtypes  # noqa: E402
 from workbench.qt.diff_panes import legend_html  # noqa: E402
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 def test_badge_dtypes_each_once_in_order_of_first_appearance():

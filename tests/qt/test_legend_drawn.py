@@ -4,15 +4,10 @@ kind, it was "w:i32" beside the weight's "w:i8")."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
 import pytest
 
-import workbench
 from workbench.qt.canvas.items import EDGE_COLOR
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 @pytest.fixture

@@ -3,14 +3,9 @@ legend leaves free (right of it or below it)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE
 from PySide6.QtCore import QRectF
-
-import workbench
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 def covered(canvas) -> list[str]:

@@ -6,13 +6,11 @@ the wrapped label's height for its width."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from bundled_example import EXAMPLE
 
-import workbench
 from workbench.qt.canvas import group_view
 from workbench.qt.render import render_to_file
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 NOTES = ["linear between the stops; bit-exact shown as 100 dB, all noise (-inf) as -100 dB (red)",
          "no value (grey): 5 units kept float by the recipe, a guard or the latency check (--no-latency-check "
          "measures the units it keeps); 5 nodes not quantized (in no unit: Relu, MaxPool, Flatten)"]

@@ -5,12 +5,9 @@ pixmap."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
+from bundled_example import EXAMPLE_MODEL
 from PySide6.QtWidgets import QGraphicsScene
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _counting_renders(monkeypatch) -> list[int]:
@@ -29,7 +26,7 @@ def _counting_renders(monkeypatch) -> list[int]:
 def _opened(qtbot, make_canvas):
     canvas = make_canvas(900, 700)
     with qtbot.waitSignal(canvas.layoutReady, timeout=120_000):
-        canvas.set_model(onnx.load(EXAMPLE))
+        canvas.set_model(onnx.load(EXAMPLE_MODEL))
     return canvas
 
 

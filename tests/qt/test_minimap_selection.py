@@ -10,17 +10,14 @@ rectangle's tint (alpha 40) where the minimap outlines what the view shows."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
+from bundled_example import EXAMPLE_MODEL
 from graph_models import grid_model
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsScene
 
 from workbench.qt.canvas.colors import SELECTION
 from workbench.qt.canvas.items import DETAIL_SCALE
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _over(top: QColor, alpha: int, under: QColor) -> tuple[int, int, int]:
@@ -59,7 +56,7 @@ def _count_renders(monkeypatch) -> list[int]:
 def _opened(qtbot, make_canvas):
     canvas = make_canvas(900, 700)
     with qtbot.waitSignal(canvas.layoutReady, timeout=120_000):
-        canvas.set_model(onnx.load(EXAMPLE))
+        canvas.set_model(onnx.load(EXAMPLE_MODEL))
     assert canvas.minimap().isVisible()
     return canvas
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import workbench
-from workbench.core.errors import WorkbenchError
+from bundled_example import EXAMPLE
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+from workbench.core.errors import WorkbenchError
 
 
 def test_compare_from_model_opened_runs(qtbot, window, example_qdq_file):

@@ -7,10 +7,10 @@ import socket
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import onnx
 import pytest
+from bundled_example import EXAMPLE_MODEL
 
 pytest.importorskip("PySide6")
 netron = pytest.importorskip("netron")
@@ -21,8 +21,6 @@ from PySide6.QtWidgets import QDialog, QVBoxLayout, QWidget  # noqa: E402
 
 from workbench.core.errors import ModelError  # noqa: E402
 from workbench.qt.netron_view import NetronServer, NetronView, is_loopback_url, netron_build_age_days  # noqa: E402
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "resources" / "example" / "digits_cnn.onnx"
 
 
 def get(url: str) -> tuple[int, bytes]:
@@ -69,8 +67,8 @@ def non_loopback_ip() -> str | None:
 def test_server_loopback_free_port_serves_model_and_stops():
     first, second = NetronServer(), NetronServer()
     try:
-        url = first.start(EXAMPLE)
-        second.start(EXAMPLE)
+        url = first.start(EXAMPLE_MODEL)
+        second.start(EXAMPLE_MODEL)
         host, port = first.address
         assert host == "127.0.0.1" and port > 0 and port != second.address[1]  # each gets its own free port
         assert url == f"http://127.0.0.1:{port}/" and first.running
@@ -81,7 +79,7 @@ def test_server_loopback_free_port_serves_model_and_stops():
         status, page = get(url)
         assert status == 200 and b'<meta name="file" content="/data/digits_cnn.onnx">' in page
         status, body = get(f"{url}data/digits_cnn.onnx")
-        assert status == 200 and body == EXAMPLE.read_bytes()
+        assert status == 200 and body == EXAMPLE_MODEL.read_bytes()
         with pytest.raises(urllib.error.HTTPError) as err:
             get(f"{url}data/../../../etc/passwd")
         assert err.value.code == 404
@@ -92,7 +90,7 @@ def test_server_loopback_free_port_serves_model_and_stops():
 
 
 def test_server_serves_in_memory_bytes():
-    proto = onnx.load(EXAMPLE)
+    proto = onnx.load(EXAMPLE_MODEL)
     server = NetronServer()
     try:
         url = server.start(data=proto.SerializeToString(), name="exported.onnx")
@@ -115,7 +113,7 @@ def test_view_without_webengine_offers_browser_and_stops_on_close(qtbot, monkeyp
     view.show()
     assert not view.embedded and view.url() is None and not view.open_in_browser()
     with qtbot.waitSignal(view.served) as blocker:
-        url = view.show_model(EXAMPLE)
+        url = view.show_model(EXAMPLE_MODEL)
     assert blocker.args == [url] and get(url)[0] == 200
     assert view.open_in_browser() and opened == [url]
     port = view.server.address[1]
@@ -126,9 +124,9 @@ def test_view_without_webengine_offers_browser_and_stops_on_close(qtbot, monkeyp
 def test_view_replacing_the_model_stops_the_old_server(qtbot):
     view = NetronView(use_webengine=False)
     qtbot.addWidget(view)
-    view.show_model(EXAMPLE)
+    view.show_model(EXAMPLE_MODEL)
     old_port = view.server.address[1]
-    view.show_proto(onnx.load(EXAMPLE), name="again.onnx")
+    view.show_proto(onnx.load(EXAMPLE_MODEL), name="again.onnx")
     assert wait_stopped(old_port)
     assert get(f"{view.url()}data/again.onnx")[0] == 200
     view.close()
@@ -167,7 +165,7 @@ def test_view_docked_in_the_main_window_stops_when_the_window_closes(qtbot):
     dock.setWidget(view)
     win.addDockWidget(_Qt.DockWidgetArea.RightDockWidgetArea, dock)
     win.show()
-    view.show_model(EXAMPLE)
+    view.show_model(EXAMPLE_MODEL)
     port = view.server.address[1]
     assert get(view.url())[0] == 200
     win.close()
@@ -198,7 +196,7 @@ def _hosted(qtbot, top: QWidget) -> NetronView:
     QVBoxLayout(top).addWidget(view)
     qtbot.addWidget(top)
     top.show()
-    view.show_model(EXAMPLE)
+    view.show_model(EXAMPLE_MODEL)
     return view
 
 

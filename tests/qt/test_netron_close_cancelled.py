@@ -8,11 +8,9 @@ from __future__ import annotations
 import socket
 import time
 import urllib.request
-from pathlib import Path
 
 import PySide6.QtWebEngineWidgets  # noqa: F401 - the app extra installs it; the tab embeds the page
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
+from bundled_example import EXAMPLE_MODEL
 
 
 def _page(url: str) -> str:
@@ -34,7 +32,7 @@ def _stopped(port: int) -> bool:
 
 def test_cancelled_close_keeps_netron_serving_and_an_accepted_close_stops_it(qtbot, window, open_file,
                                                                             save_prompts):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     window.calibration.analysis_samples.setValue(8)  # a setting saved in the project: an unsaved edit
     url = window.open_in_netron()
     view = window.netron

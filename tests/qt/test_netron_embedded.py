@@ -4,12 +4,10 @@ page loads in the window, follows the open model, and "Open in browser" stays th
 from __future__ import annotations
 
 import urllib.request
-from pathlib import Path
 
 import PySide6.QtWebEngineWidgets  # noqa: F401 - the app extra installs it; the view must embed
+from bundled_example import EXAMPLE_MODEL
 from PySide6.QtGui import QDesktopServices
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _page(url: str) -> str:
@@ -32,7 +30,7 @@ def _shown_file(qtbot, view, wanted: str = "") -> str:
 
 def test_embedded_netron_follows_the_open_model_and_keeps_the_browser_fallback(qtbot, window, open_file,
                                                                               corpus, monkeypatch):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     url = window.open_in_netron()
     view = window.netron
     assert view.embedded and window.tabs.currentWidget() is view

@@ -5,21 +5,19 @@ an already-quantized file, and "Computing the histogram..." left standing when t
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from types import SimpleNamespace
 
+from bundled_example import EXAMPLE_MODEL
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
-import workbench
 from workbench.core import api
 from workbench.qt.error_view import ErrorView
 from workbench.qt.tables import node_at, node_item, node_table
 from workbench.qt.theme import apply_theme
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
-CALIB = EXAMPLE.with_name("digits_cnn_calib.npz")
+CALIB = EXAMPLE_MODEL.with_name("digits_cnn_calib.npz")
 
 
 def test_controls_that_need_a_model_are_off_until_one_is_open(window, open_file):
@@ -27,7 +25,7 @@ def test_controls_that_need_a_model_are_off_until_one_is_open(window, open_file)
     assert not win.calibration.start.isEnabled() and not win.act_calibrate.isEnabled()
     assert "open a model first" in win.calibration.start.toolTip()
     assert not win.act_same_type.isEnabled()
-    open_file(win, EXAMPLE)
+    open_file(win, EXAMPLE_MODEL)
     assert win.calibration.start.isEnabled() and win.act_calibrate.isEnabled() and win.act_same_type.isEnabled()
     assert win.calibration.start.toolTip() == "Calibrate (F5)"
 
@@ -40,7 +38,7 @@ def _text_color(label) -> QColor:
 def test_secondary_labels_are_readable_in_both_themes(window, open_file):
     app = QApplication.instance()
     win = window
-    open_file(win, EXAMPLE)
+    open_file(win, EXAMPLE_MODEL)
     win.focus_node(win.canvas.node_names()[0])
     labels = [win.inspector.roles["activation"].source, win.inspector.exclude_source, win.recipe_panel.description]
     assert win.inspector.roles["activation"].source.text().startswith("preset ")
@@ -72,7 +70,7 @@ def test_sqnr_bar_colours_have_a_legend_matching_the_bars(qtbot):
 
 
 def test_cost_panel_of_a_quantized_file_says_so_instead_of_zeros(qtbot, window, open_file, tmp_path):
-    model = api.open_model(EXAMPLE)
+    model = api.open_model(EXAMPLE_MODEL)
     out = tmp_path / "digits_cnn.qdq.onnx"
     api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(CALIB), samples=8), out)
     win = window
@@ -85,7 +83,7 @@ def test_cost_panel_of_a_quantized_file_says_so_instead_of_zeros(qtbot, window, 
 
 def test_failed_histogram_replaces_the_computing_text(qtbot, window, open_file):
     win = window
-    open_file(win, EXAMPLE)
+    open_file(win, EXAMPLE_MODEL)
     assert win.doc.data  # the example's calibration file beside it
     win.errors.clear_histogram("Computing the histogram of no_such_tensor...")
     with qtbot.waitSignal(win.runs.histogramFailed, timeout=540_000):

@@ -5,11 +5,11 @@ thing just done. The latency measurements are replaced (latency_fakes), not time
 
 from __future__ import annotations
 
+from bundled_example import EXAMPLE
 from cli_projects import run_job
-from conftest import EXAMPLE_DIR
 from latency_fakes import slow_quantized
 
-MODEL = EXAMPLE_DIR / "digits_cnn.onnx"
+MODEL = EXAMPLE / "digits_cnn.onnx"
 
 
 def test_colour_by_sqnr_after_nothing_quantized(qtbot, window, open_file, monkeypatch):

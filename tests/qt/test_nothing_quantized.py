@@ -9,13 +9,13 @@ followed here to check the advice holds. The latency measurements are replaced (
 
 from __future__ import annotations
 
+from bundled_example import EXAMPLE
 from cli_projects import run_job
-from conftest import EXAMPLE_DIR
 from latency_fakes import slow_quantized
 
 from workbench.qt.error_view import NO_RESULTS
 
-MODEL = EXAMPLE_DIR / "digits_cnn.onnx"
+MODEL = EXAMPLE / "digits_cnn.onnx"
 
 
 def _calibrate(qtbot, window, action):

@@ -13,13 +13,13 @@ latency measurements are replaced (latency_fakes), not timed.
 
 from __future__ import annotations
 
+from bundled_example import EXAMPLE
 from cli_projects import run_ok
-from conftest import EXAMPLE_DIR
 from latency_fakes import slow_quantized
 
 from workbench.core.issues import IssueCode
 
-MODEL = EXAMPLE_DIR / "digits_cnn.onnx"
+MODEL = EXAMPLE / "digits_cnn.onnx"
 
 
 

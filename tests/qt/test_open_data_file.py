@@ -9,11 +9,9 @@ undoable edit); without one the error says in the app's terms what to open first
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import numpy as np
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+from bundled_example import EXAMPLE
 
 
 def test_data_opened_with_a_model_open_becomes_its_calibration_data(qtbot, window, open_file, tmp_path, dialogs):

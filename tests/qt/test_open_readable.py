@@ -6,20 +6,17 @@ Measured on the corpus models that opened as pale untitled boxes (nudenet_320n, 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from bundled_example import EXAMPLE_MODEL
 
 pytest.importorskip("PySide6")
 
 from PySide6.QtCore import QRectF  # noqa: E402
 from PySide6.QtGui import QFontInfo  # noqa: E402
 
-import workbench  # noqa: E402
 from workbench.qt.canvas import groups_item, items  # noqa: E402
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
 READABLE = 9.0  # px
 
 
@@ -71,7 +68,7 @@ def test_a_large_model_opens_readable_at_its_start(qtbot, window, open_file, cor
 
 
 def test_a_small_model_still_opens_whole(qtbot, window, open_file):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     canvas = window.canvas
     view = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
     assert view.contains(canvas.scene_bounds())

@@ -6,11 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def _drop(win, path: Path) -> None:

@@ -9,8 +9,8 @@ tooltip said it starts from a bare preset).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
+from bundled_example import EXAMPLE
 from cli_projects import run_job
 from latency_fakes import quantized_faster
 
@@ -18,7 +18,6 @@ from workbench.core import api
 from workbench.core.jobs import _calibration
 from workbench.qt import commands
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 ROWS = 8  # analysis rows
 CALIBRATED = 16
 

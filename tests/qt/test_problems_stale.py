@@ -7,14 +7,13 @@ from __future__ import annotations
 import re
 import shutil
 from collections import Counter
-from pathlib import Path
 
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from test_app_flow import run_job
 
 from workbench.qt.problems_panel import STALE_SOURCE
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 CONFLICT = "another unit reading it asked for"
 
 

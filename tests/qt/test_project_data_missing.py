@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
+from bundled_example import EXAMPLE
 
 
 def _project(window, open_file, folder: Path) -> Path:

@@ -9,15 +9,14 @@ import json
 from pathlib import Path
 
 import onnx
+from bundled_example import EXAMPLE_MODEL
 
 from workbench.core import api
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _external_model(folder: Path) -> tuple[Path, Path]:
     folder.mkdir()
-    onnx.save_model(onnx.load(str(EXAMPLE)), str(folder / "m.onnx"), save_as_external_data=True,
+    onnx.save_model(onnx.load(str(EXAMPLE_MODEL)), str(folder / "m.onnx"), save_as_external_data=True,
                     all_tensors_to_one_file=True, location="m.onnx.data", size_threshold=0)
     return folder / "m.onnx", folder / "m.onnx.data"
 
@@ -39,6 +38,6 @@ def test_the_apps_project_records_the_external_data_files(window, open_file, tmp
 
 
 def test_the_apps_project_of_a_model_without_external_data_records_none(window, open_file, tmp_path):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     window.save_project_to(tmp_path / "p.wbproj")
     assert sorted(json.loads((tmp_path / "p.wbproj").read_text())["model"]) == ["path", "sha256"]

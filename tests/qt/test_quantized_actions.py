@@ -3,15 +3,10 @@ reason, and the ones that have a quantized-file meaning do that instead of start
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 from PySide6.QtWidgets import QFileDialog
-
-import workbench
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 @pytest.fixture

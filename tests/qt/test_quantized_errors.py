@@ -4,16 +4,12 @@ the per-edge SQNR diff of the file against it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 
-import workbench
 from workbench.core import api
 from workbench.core.errors import WorkbenchError
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 @pytest.fixture(scope="module")

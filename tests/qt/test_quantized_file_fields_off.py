@@ -4,13 +4,8 @@ opened next turns them on again."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-import workbench
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+from bundled_example import EXAMPLE
 
 
 def _fields(panel):

@@ -10,13 +10,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from bundled_example import EXAMPLE_MODEL
 from PySide6.QtCore import Qt
 
-import workbench
 from workbench.qt import settings
 from workbench.qt.app_window import CLEAR_RECENT
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _entries(window) -> list:
@@ -28,21 +26,21 @@ def test_a_path_with_an_ampersand_is_shown_whole_and_opens(qtbot, window, open_f
     folder = tmp_path / "R&D"
     folder.mkdir()
     model = folder / "digits & co.onnx"
-    shutil.copy(EXAMPLE, model)
+    shutil.copy(EXAMPLE_MODEL, model)
     open_file(window, model)
     first = _entries(window)[0]
     assert first.text() == "&1 " + str(model).replace("&", "&&")  # '&&' draws one '&': "1 .../R&D/digits & co.onnx"
     assert first.iconText() == str(model)
     window.doc.mark_saved()
-    open_file(window, EXAMPLE)  # another model shown, then the recent entry opens the R&D one again
+    open_file(window, EXAMPLE_MODEL)  # another model shown, then the recent entry opens the R&D one again
     with qtbot.waitSignal(window.modelOpened, timeout=60_000):
         first.trigger()
     assert Path(window.doc.model_path) == model
 
 
 def test_clear_recent_files_empties_the_list(qtbot, window, open_file, tmp_path):
-    model = tmp_path / EXAMPLE.name
-    shutil.copy(EXAMPLE, model)
+    model = tmp_path / EXAMPLE_MODEL.name
+    shutil.copy(EXAMPLE_MODEL, model)
     open_file(window, model)
     entries = _entries(window)
     assert [a.text() for a in entries] == [f"&1 {model}", CLEAR_RECENT]
@@ -65,7 +63,7 @@ def test_the_first_nine_entries_are_numbered_with_their_key(qtbot, window, tmp_p
 def test_alt_f_r_2_opens_the_second_recent_file(qtbot, window, open_file, tmp_path):
     first, second = tmp_path / "first.onnx", tmp_path / "second.onnx"
     for path in (first, second):
-        shutil.copy(EXAMPLE, path)
+        shutil.copy(EXAMPLE_MODEL, path)
         open_file(window, path)  # second is listed first, first second
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow)

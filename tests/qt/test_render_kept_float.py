@@ -10,13 +10,11 @@ import subprocess
 from pathlib import Path
 
 import onnx
+from bundled_example import EXAMPLE
 from graph_models import blocks_model
 
-import workbench
 from workbench import cli
 from workbench.qt.render import render_to_file
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 def _texts(svg: Path) -> list[str]:

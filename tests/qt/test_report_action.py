@@ -4,14 +4,12 @@ says where it wrote, and leaves nothing behind when cancelled."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
+from bundled_example import EXAMPLE_MODEL
 from latency_fakes import quantized_faster
 from PySide6.QtWidgets import QFileDialog
 
 from workbench.core import api
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _run(qtbot, win, start) -> tuple[list, list]:
@@ -27,7 +25,7 @@ def _run(qtbot, win, start) -> tuple[list, list]:
 
 
 def test_export_report_action_writes_the_page_and_says_where(qtbot, window, open_file, tmp_path, monkeypatch):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     assert window.doc.data  # the example's calibration data beside the model
     target = tmp_path / "digits.report.html"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
@@ -43,7 +41,7 @@ def test_export_report_action_writes_the_page_and_says_where(qtbot, window, open
 
 
 def test_cancelled_report_leaves_nothing(qtbot, window, open_file, tmp_path):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     target = tmp_path / "cancelled.html"
 
     def start_and_cancel():
@@ -60,8 +58,8 @@ def test_report_uses_the_evaluate_settings_and_the_autotune_curve(qtbot, window,
     """The report was measured on the calibration data with its default metric and never held the app's
     autotune curve: it now takes the Evaluate panel's eval data, samples and metric (top1 on the eval
     split), and the Autotune panel's finished curve."""
-    eval_npz = EXAMPLE.with_name("digits_cnn_eval.npz")
-    open_file(window, EXAMPLE)
+    eval_npz = EXAMPLE_MODEL.with_name("digits_cnn_eval.npz")
+    open_file(window, EXAMPLE_MODEL)
     settings = window.evaluate_panel.settings
     settings.data.setText(str(eval_npz))
     settings.set_metric("top1")
@@ -91,8 +89,8 @@ def test_export_takes_the_calibration_path_as_shown_and_errors_reach_the_status_
     import shutil
 
     data = tmp_path / "typed.npz"
-    shutil.copy(EXAMPLE.with_name("digits_cnn_calib.npz"), data)
-    open_file(window, EXAMPLE)
+    shutil.copy(EXAMPLE_MODEL.with_name("digits_cnn_calib.npz"), data)
+    open_file(window, EXAMPLE_MODEL)
     window.calibration.path.setText(str(data))  # typed, no Enter
     assert window.doc.data["path"] != str(data)
     ends, _ = _run(qtbot, window, lambda: window.export_to(tmp_path / "q.onnx"))
@@ -109,7 +107,7 @@ def test_export_takes_the_calibration_path_as_shown_and_errors_reach_the_status_
 def test_reopening_a_project_says_what_it_restored(qtbot, window, open_file, tmp_path, monkeypatch):
     """Reopening a project said only "Opened model.onnx: 10 nodes." though its results came back."""
     quantized_faster(monkeypatch)  # digits_cnn quantized whatever this machine measures (latency_fakes)
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.act_calibrate.trigger()
     proj = window.save_project_to(tmp_path / "job.wbproj")
@@ -120,7 +118,7 @@ def test_reopening_a_project_says_what_it_restored(qtbot, window, open_file, tmp
 
 def test_the_histogram_says_why_it_is_empty(qtbot, window, open_file):
     """With several nodes selected (or none) the histogram was a blank 0-1 plot with no word."""
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     assert window.errors.hist_title.text() == "Select one node to see the histogram of its output."
     window.canvas.select_nodes(["/f/f.0/Conv", "/f/f.3/Conv", "/f/f.7/Conv"])
     qtbot.waitUntil(lambda: window.errors.hist_title.text().startswith("3 nodes selected"), timeout=10_000)

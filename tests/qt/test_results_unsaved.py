@@ -10,13 +10,12 @@ import json
 import shutil
 from pathlib import Path
 
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from test_app_flow import run_job
 
 from workbench.qt.commands import push_edit, set_exclude
 from workbench.qt.runs import same_cache
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def _saved_project(qtbot, win, open_file, tmp_path) -> Path:

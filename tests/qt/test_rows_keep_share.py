@@ -6,15 +6,12 @@ and every panel still gets at least its minimum height."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from bundled_example import EXAMPLE
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from workbench.qt import docks
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def _settle(qtbot) -> None:

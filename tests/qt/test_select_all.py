@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from bundled_example import EXAMPLE_MODEL
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def test_select_all_is_in_the_edit_menu_and_selects_every_node(qtbot, window, open_file):
@@ -16,7 +13,7 @@ def test_select_all_is_in_the_edit_menu_and_selects_every_node(qtbot, window, op
     assert "Select &All" in entries
     assert window.act_select_all.shortcut() == QKeySequence(QKeySequence.StandardKey.SelectAll)
     assert not window.act_select_all.isEnabled()  # no model
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     assert window.act_select_all.isEnabled()
     with qtbot.waitSignal(window.canvas.selectionChangedNames):
         window.act_select_all.trigger()

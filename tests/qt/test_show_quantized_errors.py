@@ -11,8 +11,8 @@ measurements are replaced (latency_fakes), not timed.
 
 from __future__ import annotations
 
+from bundled_example import EXAMPLE
 from cli_projects import run_job
-from conftest import EXAMPLE_DIR
 from latency_fakes import slow_quantized
 from PySide6.QtCore import Qt
 
@@ -20,7 +20,7 @@ from workbench.qt.commands import set_exclude
 from workbench.qt.error_view import NO_RESULTS
 from workbench.qt.quantize_anyway import LATENCY_EDIT
 
-MODEL = EXAMPLE_DIR / "digits_cnn.onnx"
+MODEL = EXAMPLE / "digits_cnn.onnx"
 
 
 def _run(qtbot, window, start):

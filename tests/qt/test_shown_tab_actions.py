@@ -11,12 +11,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from bundled_example import EXAMPLE
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QLabel
-
-import workbench
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 
 
 def _exported_tab(qtbot, win, qdq_file: Path, tmp_path: Path):

@@ -9,9 +9,8 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+from bundled_example import EXAMPLE
 from test_app_flow import run_job
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def _example(tmp_path: Path) -> Path:

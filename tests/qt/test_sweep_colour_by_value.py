@@ -10,11 +10,10 @@ and the legend and the panel's key say so. The Rows box sets how many rows the n
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
+from bundled_example import EXAMPLE
 
-import workbench
 from workbench.core import api
 from workbench.core.analysis.executors import InlineExecutor
 from workbench.core.analysis.sensitivity import sensitivity_sweep
@@ -22,7 +21,6 @@ from workbench.qt.canvas.colors import error_color
 from workbench.qt.canvas.legend import legend_entries
 from workbench.qt.sweep_colours import BEST_DB, GAIN_WORST_DB, WORST_DB, colour_value
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 DIGITS = "digits_cnn/model_opset17.onnx"
 
 

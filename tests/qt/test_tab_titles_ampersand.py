@@ -7,11 +7,8 @@ dropped."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
-import workbench
-
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
+from bundled_example import EXAMPLE
 
 
 def test_exported_and_diff_tabs_draw_an_ampersand(qtbot, window, tmp_path, example_qdq_file, compare_in_app):

@@ -5,11 +5,9 @@ the failure was of the undone edit."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
+from bundled_example import EXAMPLE
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 CONV = "/f/f.3/Conv"
 
 

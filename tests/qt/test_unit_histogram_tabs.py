@@ -4,19 +4,16 @@ window). A unit used to show only its output histogram."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import onnx
 import onnxruntime as ort
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from onnx import helper
 from test_histogram_clip_notes import _calibrate
 
-import workbench
 from workbench.core import api
 
-EXAMPLE = Path(workbench.__file__).resolve().parent / "resources" / "example"
 CONV = "/f/f.3/Conv"
 
 

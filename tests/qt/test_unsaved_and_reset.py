@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
+from bundled_example import EXAMPLE_MODEL
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog
 
 from workbench.qt.commands import push_edit, set_exclude
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def _edit(win) -> str:
@@ -25,7 +23,7 @@ def _edit(win) -> str:
 
 
 def test_quit_with_unsaved_edits_asks_and_cancel_keeps_the_window(qtbot, window, open_file, save_prompts):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     _edit(window)
     save_prompts.answer = "cancel"
     assert not window.close()
@@ -38,7 +36,7 @@ def test_quit_with_unsaved_edits_asks_and_cancel_keeps_the_window(qtbot, window,
 
 def test_quit_with_unsaved_edits_save_writes_the_project(qtbot, window, open_file, save_prompts, monkeypatch,
                                                           tmp_path):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     _edit(window)
     target = tmp_path / "job.wbproj"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
@@ -48,13 +46,13 @@ def test_quit_with_unsaved_edits_save_writes_the_project(qtbot, window, open_fil
 
 
 def test_quit_when_clean_does_not_ask(qtbot, window, open_file, save_prompts):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     assert window.close()
     assert save_prompts == []
 
 
 def test_open_with_unsaved_edits_asks(qtbot, window, open_file, save_prompts, corpus):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     node = _edit(window)
     other = corpus / "digits_mlp"
     other = next(other.glob("*.onnx"))
@@ -64,7 +62,7 @@ def test_open_with_unsaved_edits_asks(qtbot, window, open_file, save_prompts, co
     window.open_path(other)
     qtbot.wait(50)
     assert save_prompts == [("digits_cnn.onnx", f"opening {other.name}")]
-    assert not opened and window.doc.model_path == EXAMPLE.resolve()
+    assert not opened and window.doc.model_path == EXAMPLE_MODEL.resolve()
     assert node in window.doc.recipe.overrides  # the edit is still there
     save_prompts.answer = "discard"
     open_file(window, other)
@@ -73,14 +71,14 @@ def test_open_with_unsaved_edits_asks(qtbot, window, open_file, save_prompts, co
 
 
 def test_open_when_clean_does_not_ask(qtbot, window, open_file, save_prompts, corpus):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     open_file(window, corpus / "digits_cnn" / "model_opset17.onnx")
     assert save_prompts == []
 
 
 def test_open_recent_and_open_dialog_ask_too(qtbot, window, open_file, save_prompts, monkeypatch, tmp_path):
-    model = tmp_path / EXAMPLE.name  # a model of the user's: the bundled example is not a recent file
-    shutil.copy(EXAMPLE, model)
+    model = tmp_path / EXAMPLE_MODEL.name  # a model of the user's: the bundled example is not a recent file
+    shutil.copy(EXAMPLE_MODEL, model)
     open_file(window, model)
     _edit(window)
     save_prompts.answer = "cancel"
@@ -124,7 +122,7 @@ def test_open_netron_tab_follows_the_new_model(qtbot, window, open_file, corpus,
     shown = []
     monkeypatch.setattr("workbench.qt.netron_view.NetronView.show_model",
                         lambda self, path: shown.append(str(path)) or "http://127.0.0.1:1/")
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     window.open_in_netron()
     second = corpus / "digits_cnn" / "model_opset17.onnx"
     open_file(window, second)
@@ -133,16 +131,16 @@ def test_open_netron_tab_follows_the_new_model(qtbot, window, open_file, corpus,
 
 
 def test_drop_with_unsaved_edits_asks(qtbot, window, open_file, save_prompts):
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     _edit(window)
     save_prompts.answer = "cancel"
     mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(EXAMPLE))])
+    mime.setUrls([QUrl.fromLocalFile(str(EXAMPLE_MODEL))])
     event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
                        Qt.KeyboardModifier.NoModifier)
     window.dropEvent(event)
     # the open model dropped on itself: it opens anew (test_unsaved_wording.py::test_reopening_the_open_file_says_so)
-    assert save_prompts == [("digits_cnn.onnx", f"reopening {EXAMPLE.name} anew (the default recipe, no results)")]
+    assert save_prompts == [("digits_cnn.onnx", f"reopening {EXAMPLE_MODEL.name} anew (the default recipe, no results)")]
     assert not window.doc.undo_stack.isClean()  # cancelled: the edits are still there
 
 
@@ -151,7 +149,7 @@ def test_closing_the_window_drops_a_pending_histogram_request(qtbot, window, ope
     used to start on the closed window and outlive the test)."""
     from workbench.qt.workers import live_jobs
 
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     node = next(n.name for n in window.doc.model.graph.node if n.op_type == "Conv")
     window.canvas.select_nodes([node], center=True)
     assert window._hist_timer.isActive()
@@ -163,7 +161,7 @@ def test_closing_the_window_drops_a_pending_histogram_request(qtbot, window, ope
 def test_a_new_sample_count_or_data_file_is_an_unsaved_edit(qtbot, window, open_file, save_prompts, tmp_path):
     """Both are saved in the project, so changing them must ask before quitting (they were dropped
     silently: the undo stack alone decided)."""
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     assert not window.doc.modified and "*" not in window.windowTitle()
     window.calibration.samples.setValue(5)
     assert window.doc.modified and "*" in window.windowTitle()
@@ -186,7 +184,7 @@ def test_open_while_a_job_runs_is_refused_before_asking_to_save(qtbot, window, o
     """It asked Save / Discard first, then refused; Discard had already deleted the autosave."""
     from workbench.qt.workers import ProcessJob
 
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     _edit(window)
     assert window.autosaver.save_now() is not None
     files = window.autosaver.files()
@@ -208,7 +206,7 @@ def test_image_options_and_a_typed_path_are_unsaved_edits(qtbot, window, open_fi
 
     from workbench.core.api import load_project
 
-    open_file(window, EXAMPLE)
+    open_file(window, EXAMPLE_MODEL)
     panel = window.calibration
     panel.kind.setCurrentIndex(panel.kind.findData("images"))
     panel.set_data_spec({"kind": "images", "path": str(tmp_path)}, None)

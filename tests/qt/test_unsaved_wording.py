@@ -5,15 +5,13 @@ work by design, but the prompt did not say so)."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
+from bundled_example import EXAMPLE
 from latency_fakes import quantized_faster
 from PySide6.QtWidgets import QMessageBox
 from test_app_flow import run_job
 
 from workbench.qt import app_window, dialogs
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
 
 
 def _real_prompt(monkeypatch) -> list[tuple[str, str]]:

@@ -7,17 +7,16 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from bundled_example import EXAMPLE_MODEL
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLabel
 
 from workbench.qt import settings
 from workbench.qt.welcome import DROP_HINT, NO_RECENT, RECENT_NOT_FOUND, example_model
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
-
 
 def test_settings_of_this_test_are_not_the_users(tmp_path_factory):
-    settings.add_recent_file(EXAMPLE)
+    settings.add_recent_file(EXAMPLE_MODEL)
     written = Path(QSettings(settings.ORGANIZATION, settings.APPLICATION).fileName()).resolve()
     assert written.is_relative_to(tmp_path_factory.getbasetemp().resolve())
 
@@ -25,7 +24,7 @@ def test_settings_of_this_test_are_not_the_users(tmp_path_factory):
 def test_welcome_page_lists_the_recent_files_and_opens_one(qtbot, window, tmp_path):
     model = tmp_path / "mine" / "digits.onnx"
     model.parent.mkdir()
-    shutil.copy(EXAMPLE, model)
+    shutil.copy(EXAMPLE_MODEL, model)
     project = tmp_path / "job.wbproj"
     project.write_text("{}")
     gone = tmp_path / "gone.onnx"
@@ -53,10 +52,10 @@ def test_welcome_page_opens_the_example(qtbot, window):
     assert all(b.isEnabled() for b in buttons.values())
     assert buttons["open"].keys.text() == win.act_open.shortcut().toString()  # Ctrl+O, as the menu says
     assert DROP_HINT in win.welcome.drop_hint.text() and "Drag" in DROP_HINT
-    assert example_model().resolve() == EXAMPLE and EXAMPLE.is_file()
+    assert example_model().resolve() == EXAMPLE_MODEL and EXAMPLE_MODEL.is_file()
     with qtbot.waitSignal(win.modelOpened, timeout=120_000) as opened:
         qtbot.mouseClick(buttons["open_example"], Qt.MouseButton.LeftButton)
-    assert Path(opened.args[0]).resolve() == EXAMPLE
+    assert Path(opened.args[0]).resolve() == EXAMPLE_MODEL
     assert win.centre.currentWidget() is win.tabs
     assert Path(win.calibration.data_spec()["path"]).name == "digits_cnn_calib.npz"  # its data chosen too
 

@@ -5,25 +5,24 @@ of them."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
+
+from bundled_example import EXAMPLE_MODEL
 
 from workbench.qt.commands import push_edit, set_exclude
 from workbench.qt.window_title import shown_name, window_title
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
 
 
 def test_a_generic_model_name_is_shown_with_its_folder(qtbot, window, open_file, tmp_path):
     folder = tmp_path / "my_digits"
     folder.mkdir()
-    shutil.copy(EXAMPLE, folder / "model.onnx")
+    shutil.copy(EXAMPLE_MODEL, folder / "model.onnx")
     open_file(window, folder / "model.onnx")
     assert window.windowTitle() == "my_digits/model.onnx - Workbench"
     first = next(iter(window.doc.plan.units))
     assert push_edit(window.doc, set_exclude(window.doc.recipe, [first], True), "Keep it float")
     assert window.windowTitle() == "my_digits/model.onnx * - Workbench"
 
-    shutil.copy(EXAMPLE, folder / "digits_cnn.onnx")  # a name of its own: the name alone
+    shutil.copy(EXAMPLE_MODEL, folder / "digits_cnn.onnx")  # a name of its own: the name alone
     open_file(window, folder / "digits_cnn.onnx")
     assert window.windowTitle() == "digits_cnn.onnx - Workbench"
 
