@@ -25,6 +25,7 @@ def test_the_histogram_view_box_has_room_at_1024_by_700(qtbot, window, open_file
     plot = win.errors.hist_plot
     item = plot.getPlotItem()
     qtbot.waitUntil(lambda: len(item.legend.items) == 3, timeout=10_000)
+    qtbot.waitUntil(lambda: not win.errors._relabel.isActive(), timeout=5_000)  # the bars relabelled (80 ms on)
     qtbot.wait(50)  # the layout settled
     assert item.vb.height() >= MIN_VIEW_HEIGHT, item.vb.height()  # was 0
     hists = win.errors.hists  # not squeezed under its minimum by the wrapped lines of the dock (119 of 195 px)

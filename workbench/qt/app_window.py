@@ -2316,8 +2316,9 @@ class MainWindow(QMainWindow):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
-        if self.isVisible():  # a lower window: the rows of docks keep their share, the graph its room
-            docks.keep_row_shares(self, self.docks, event.oldSize().height())
+        if self.isVisible():  # a smaller window: the columns and rows of docks keep their share, the graph its room
+            docks.keep_column_shares(self, self.docks, event.oldSize().width())  # first: the rows' wrapped lines
+            docks.keep_row_shares(self, self.docks, event.oldSize().height())  # then need no more height than so
 
     def _restore_layout(self) -> None:
         """Window geometry and dock layout from the last session (QSettings)."""

@@ -21,6 +21,8 @@ front of its tabs, but the rows above and under the graph never take more than
 graph a strip), and while the result docks have nothing to show (the app starts with no model) each row
 is one line high (:func:`shrink_empty_rows`; the empty Errors dock came back at a third of the window): the
 row gets the user's saved height back when a dock in it has something to show (:func:`restore_row`).
+A smaller window keeps each column of docks (right or left of the graph) and each row at its share of the window's
+width and height (:func:`keep_column_shares`, :func:`keep_row_shares`): Qt took all of it from the graph.
 """
 
 from __future__ import annotations
@@ -122,6 +124,13 @@ ROWS = (Area.BottomDockWidgetArea, Area.TopDockWidgetArea)
 #: dock property: [share of the window's height, height set in px] of its row, as :func:`keep_row_shares` made it
 #: lower (or higher again) with the window
 ROW_SHARE = "rowShareOfWindow"
+
+#: the areas right and left of the graph: columns of docks
+COLUMNS = (Area.RightDockWidgetArea, Area.LeftDockWidgetArea)
+
+#: dock property: [share of the window's width, width set in px] of its column, as :func:`keep_column_shares` made it
+#: narrower (or wider again) with the window
+COLUMN_SHARE = "columnShareOfWindow"
 
 #: docks whose table gets room for a few rows when it fills (:class:`workbench.qt.table_room.TableRoom`)
 TABLE_DOCKS = ("Sensitivity", "Cost")
@@ -248,7 +257,7 @@ def content_height(dock: QDockWidget) -> int:
 
 
 def _row(window: QMainWindow, docks: dict[str, QDockWidget], area: Area) -> list[QDockWidget]:
-    """The docks shown in the row ``area`` (under or over the graph), not floating."""
+    """The docks shown in the row or column ``area`` (under, over, right or left of the graph), not floating."""
     return [d for d in docks.values() if d.isVisible() and not d.isFloating() and window.dockWidgetArea(d) == area]
 
 
@@ -312,29 +321,62 @@ def clamp_rows(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
 def keep_row_shares(window: QMainWindow, docks: dict[str, QDockWidget], old_height: int) -> None:
     """The window's height changed from ``old_height`` (px). Lower: each row of docks under and over the graph back
     to the share of the window's height it had (Qt takes all the lost height from the graph: the Errors row grown in
-    a 1400x900 window kept its 324 px at 700, and a diff tab's list was 190 px tall), never below a line
-    (:func:`line_height`) or its docks' minimum height. Higher: a row made lower so gets its share back (a
+    a 1400x900 window kept its 324 px at 700, and a diff tab's list was 190 px tall), never below its docks' minimum
+    height or a placeholder line (:func:`_least_height`). Higher: a row made lower so gets its share back (a
     maximize / restore cycle ends where it began); any other row stays as it is (the graph gets the room). The share
     is kept on the row's docks (:data:`ROW_SHARE`) while the row keeps the height set, so it does not drift."""
-    height = window.height()
-    if old_height <= 0 or height == old_height:
+    _keep_shares(window, docks, ROWS, Qt.Orientation.Vertical, old_height)
+
+
+def keep_column_shares(window: QMainWindow, docks: dict[str, QDockWidget], old_width: int) -> None:
+    """The window's width changed from ``old_width`` (px): :func:`keep_row_shares` for the columns of docks right and
+    left of the graph, never below their docks' minimum width (:data:`COLUMN_SHARE`). Qt took all the lost width from
+    the graph: the right column sized at a first launch in a 1920x1080 window (461 px, 0.24) kept 461 px at 1024x700,
+    and a diff tab's panes were 123 and 183 px wide; it is now 292 px there, as when the window opened at that
+    size."""
+    _keep_shares(window, docks, COLUMNS, Qt.Orientation.Horizontal, old_width)
+
+
+def _keep_shares(window: QMainWindow, docks: dict[str, QDockWidget], areas: tuple[Area, ...],
+                 orientation: Qt.Orientation, old: int) -> None:
+    """:func:`keep_row_shares` (``orientation`` vertical, the rows) or :func:`keep_column_shares` (horizontal)."""
+    across = orientation == Qt.Orientation.Horizontal
+    new = window.width() if across else window.height()
+    if old <= 0 or new == old:
         return
-    for area in ROWS:
+    prop = COLUMN_SHARE if across else ROW_SHARE
+    for area in areas:
         shown = _row(window, docks, area)
         if not shown:
             continue
-        now = max(d.height() for d in shown)
-        kept = shown[0].property(ROW_SHARE)
-        ours = bool(kept) and int(kept[1]) == now  # the height this function set, untouched since
-        if height > old_height and not ours:
+        now = max(d.width() if across else d.height() for d in shown)
+        kept = shown[0].property(prop)
+        ours = bool(kept) and int(kept[1]) == now  # the size this function set, untouched since
+        if new > old and not ours:
             continue
-        share = float(kept[0]) if ours else now / old_height
-        floor = max(max(d.minimumSizeHint().height(), line_height(d)) for d in shown)
-        want = max(round(share * height), floor)
-        if (want < now) if height < old_height else (want > now):
-            window.resizeDocks(shown, [want] * len(shown), Qt.Orientation.Vertical)
+        share = float(kept[0]) if ours else now / old
+        floor = max(_least_width(d) if across else _least_height(d, window) for d in shown)
+        want = max(round(share * new), floor)
+        if (want < now) if new < old else (want > now):
+            window.resizeDocks(shown, [want] * len(shown), orientation)
             for dock in shown:
-                dock.setProperty(ROW_SHARE, [share, want])
+                dock.setProperty(prop, [share, want])
+            if across:
+                window.layout().activate()  # the docks under the graph at their new width: their lines wrap anew
+
+
+def _least_width(dock: QDockWidget) -> int:
+    """The narrowest ``dock`` may be, px: its minimum width, set or hinted."""
+    return max(dock.minimumWidth(), dock.minimumSizeHint().width())
+
+
+def _least_height(dock: QDockWidget, window: QMainWindow) -> int:
+    """The lowest ``dock`` may be, px: its minimum height, and the whole of a placeholder line or a few
+    (:func:`line_height` under :data:`SMALL_ROW` of the window). A dock showing results has a taller content (the
+    Errors dock's bars: 664 px) and keeps only its minimum: a 1920x1080 window shrunk to 1024x700 left its row at
+    368 px, the diff tab above it a strip 250 px high."""
+    line = line_height(dock)
+    return max(dock.minimumSizeHint().height(), line if line < SMALL_ROW * window.height() else 0)
 
 
 def size_side_column(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:
