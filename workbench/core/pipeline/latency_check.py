@@ -210,7 +210,11 @@ class LatencyCheck:
     name = "latency-check"
 
     def applies(self, job: Job) -> bool:
-        return job.latency_check and job.written is not None
+        """True when the job asks for the check and wrote a model with a unit quantized: a model with none (the
+        recipe excludes every unit) is the float model, and timing it against itself only printed a ratio of
+        1.00 under the quantized model's name; the latency fallback's trials are timed all the same
+        (``Job.time_float``)."""
+        return job.latency_check and job.written is not None and (job.time_float or _quantizes(job))
 
     def run(self, job: Job) -> PassResult:
         float_model = job.input_model or job.model
@@ -264,6 +268,11 @@ class LatencyCheck:
                 f"these shapes{reused}; keep more of it float (--exclude, or a recipe with fewer op_types), or keep the "
                 f"float model for speed", code=IssueCode.SLOWER_THAN_FLOAT))
         return PassResult(False, issues)
+
+
+def _quantizes(job: Job) -> bool:
+    """True when ``job``'s plan leaves a unit quantized (a model written without one holds no Q/DQ)."""
+    return job.plan is None or any(not u.excluded for u in job.plan.units.values())
 
 
 def unknown_dims(model: PreparedModel) -> list[str]:

@@ -211,7 +211,7 @@ class LatencyFallback:
         trial = Job(job.input_model or job.model, recipe, recipe, data=job.data, samples=job.samples,
                     cancel=job.cancel, previous=job.calibration, guard=job.guard,
                     bias_correction=job.bias_correction, latency_check=True, input_model=job.input_model,
-                    bias_means=job.bias_means, placement_capped=job.placement_capped)
+                    bias_means=job.bias_means, placement_capped=job.placement_capped, time_float=True)
         run_passes(trial, self._passes())
         if trial.latency is None:
             log.info("latency fallback: a trial was not measured")

@@ -73,6 +73,10 @@ class Job:
     #: bias correction's Conv input means on ``data`` / ``samples``, shared with the job's re-runs (the
     #: latency fallback's trials, the placement guard's run) and with the recipe choice's scores
     bias_means: InputMeans = field(default_factory=InputMeans)
+    #: the latency check measures a written model with no unit quantized too (the latency fallback's trials: the
+    #: every-island-float one's figure is its note on the model written); otherwise such a model, the float model
+    #: again, is not timed
+    time_float: bool = False
 
 
     def adopt(self, other: Job) -> None:
