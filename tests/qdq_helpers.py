@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
+from bundled_example import EXAMPLE
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core.formats.numerics import compute_qparams
@@ -218,12 +219,11 @@ def ort_digits_exports(folder: Path) -> dict[str, Path]:
     as QDQ and as QOperator: ``{"QDQ": path, "QOperator": path}`` in ``folder``."""
     from onnxruntime.quantization import QuantFormat, quantize_static
 
-    example = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
-    rows = np.load(example / "digits_cnn_calib.npz")["input"][:8]
+    rows = np.load(EXAMPLE / "digits_cnn_calib.npz")["input"][:8]
     paths = {}
     for fmt in (QuantFormat.QDQ, QuantFormat.QOperator):
         paths[fmt.name] = folder / f"digits_{fmt.name}.onnx"
-        quantize_static(str(example / "digits_cnn.onnx"), str(paths[fmt.name]), ort_rows_reader("input", rows),
+        quantize_static(str(EXAMPLE / "digits_cnn.onnx"), str(paths[fmt.name]), ort_rows_reader("input", rows),
                         quant_format=fmt)
     return paths
 

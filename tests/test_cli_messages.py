@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+from bundled_example import EXAMPLE
+
 from workbench.cli import TerminalProgress, main
 
 
@@ -119,12 +121,10 @@ def test_recipe_that_is_not_utf8_json_or_is_a_project_is_one_line(tmp_path, caps
     """--recipe given a model file, a Latin-1 JSON file or a project: one line naming the file and what to
     give (a model file printed a UnicodeDecodeError traceback; a project 'unknown field allow_code')."""
     import shutil
-    from pathlib import Path
 
-    example = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
     model, data = tmp_path / "m.onnx", tmp_path / "calib.npz"
-    shutil.copy(example / "digits_cnn.onnx", model)
-    shutil.copy(example / "digits_cnn_calib.npz", data)
+    shutil.copy(EXAMPLE / "digits_cnn.onnx", model)
+    shutil.copy(EXAMPLE / "digits_cnn_calib.npz", data)
     latin = tmp_path / "lat.json"
     latin.write_bytes(b'{"exclude": ["\xe9"]}')
     proj = tmp_path / "job.wbproj"
@@ -192,17 +192,15 @@ def test_a_data_folder_of_several_files_is_named_file_by_file(tmp_path, capsys):
     """--data FOLDER with calib.npz beside eval.npz reads both (550 rows on digits_cnn): the note names each
     file and its rows, so an evaluation split swept into calibration is seen."""
     import shutil
-    from pathlib import Path
 
     import numpy as np
 
-    example = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
     folder = tmp_path / "data"
     folder.mkdir()
     model = tmp_path / "m.onnx"
-    shutil.copy(example / "digits_cnn.onnx", model)
-    shutil.copy(example / "digits_cnn_calib.npz", folder / "calib.npz")
-    shutil.copy(example / "digits_cnn_eval.npz", folder / "eval.npz")
+    shutil.copy(EXAMPLE / "digits_cnn.onnx", model)
+    shutil.copy(EXAMPLE / "digits_cnn_calib.npz", folder / "calib.npz")
+    shutil.copy(EXAMPLE / "digits_cnn_eval.npz", folder / "eval.npz")
     rows = [len(next(iter(np.load(folder / f).values()))) for f in ("calib.npz", "eval.npz")]
     assert main(["quantize", str(model), "--data", str(folder), "-o", str(tmp_path / "q.onnx"),
                  "--no-latency-check", "--no-auto"]) == 0
@@ -216,10 +214,8 @@ def test_json_outputs_say_where_they_were_written(tmp_path, capsys, fake_latency
     curve beside the model; they wrote silently, while compare and render said 'wrote'."""
     fake_latency.quantized_at(0.5)  # autotune's tuned model measured faster, as on a quiet machine
     import json
-    from pathlib import Path
 
-    example = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
-    model, data = str(example / "digits_cnn.onnx"), str(example / "digits_cnn_calib.npz")
+    model, data = str(EXAMPLE / "digits_cnn.onnx"), str(EXAMPLE / "digits_cnn_calib.npz")
     rows, sweep, curve, out = (tmp_path / n for n in ("rows.json", "sweep.json", "curve.json", "t.onnx"))
     assert main(["analyze", model, "--data", data, "--samples", "16", "--json", str(rows), "--no-latency-check"]) == 0
     assert f"wrote {rows}" in capsys.readouterr().err.splitlines() and json.loads(rows.read_text())

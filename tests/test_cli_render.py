@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from bundled_example import EXAMPLE
 from PIL import Image
 
-import workbench
 from workbench.cli import main
 from workbench.core import api
 
@@ -107,8 +107,7 @@ def test_render_draws_the_colour_legend_into_png_and_svg(corpus, tmp_path):
 @pytest.mark.slow
 def test_render_compare_draws_both_panes(tmp_path, capsys):
     """``render FLOAT --compare QUANTIZED``: the float graph and our export of it side by side."""
-    example = Path(workbench.__file__).resolve().parent / "resources" / "example"
-    float_path, calib, export = example / "digits_cnn.onnx", example / "digits_cnn_calib.npz", tmp_path / "q.onnx"
+    float_path, calib, export = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz", tmp_path / "q.onnx"
     model = api.open_model(float_path)
     api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(calib), samples=8), export)
     svg = tmp_path / "panes.svg"
@@ -151,8 +150,7 @@ def test_render_compare_key_wraps_between_entries(tmp_path, side):
     """The key strip above the two panes wrapped inside its entries ("green frame: added by the quantizer edge
     pills (u8): Q/DQ pair" then "inserted; w: ..." at 1172 px; "w:" then "weight DQ" at other widths): each of
     its lines now holds whole entries."""
-    example = Path(workbench.__file__).resolve().parent / "resources" / "example"
-    float_path, calib, export = example / "digits_cnn.onnx", example / "digits_cnn_calib.npz", tmp_path / "q.onnx"
+    float_path, calib, export = EXAMPLE / "digits_cnn.onnx", EXAMPLE / "digits_cnn_calib.npz", tmp_path / "q.onnx"
     api.export(api.quantize(api.open_model(float_path), api.make_recipe("cpu-u8s8"), data=str(calib), samples=8),
                export)
     svg = tmp_path / "panes.svg"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from bundled_example import EXAMPLE
+
 from benchmarks import corpus_accuracy
 from benchmarks.corpus_metrics import corpus_models, session_runner
 
@@ -69,9 +71,8 @@ def test_the_recipe_choice_column_names_the_units_kept_float(tmp_path):
 def test_the_choice_summary_gives_its_cost_against_its_calibration_pass():
     from workbench.core import api
 
-    example = Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example"
-    report = api.choose_recipe(api.open_model(example / "digits_cnn.onnx"), api.make_recipe("cpu-u8s8"),
-                               str(example / "digits_cnn_calib.npz"))
+    report = api.choose_recipe(api.open_model(EXAMPLE / "digits_cnn.onnx"), api.make_recipe("cpu-u8s8"),
+                               str(EXAMPLE / "digits_cnn_calib.npz"))
     assert report.calibration_seconds > 0
     assert report.summary().endswith(f"; took {report.seconds:.1f} s "
                                      f"({report.seconds / report.calibration_seconds:.1f}x its calibration pass)")

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 import pytest
+from bundled_example import EXAMPLE
 
 from workbench.core import api
 from workbench.core.analysis.cost import data_sample, model_cost
@@ -80,7 +81,7 @@ def test_qonnx_export_has_no_unknown_cost(tmp_path):
 
 
 def _example(name: str) -> Path:
-    return Path(__file__).resolve().parents[1] / "workbench" / "resources" / "example" / name
+    return EXAMPLE / name
 
 
 @pytest.mark.slow

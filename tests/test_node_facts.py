@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from bundled_example import EXAMPLE
 from onnx import TensorProto, helper, numpy_helper
 
 from workbench.core import api
@@ -70,19 +71,16 @@ def test_dequantize_outputs_of_an_export_without_value_info(tmp_path, monkeypatc
     is) showed "? ?" for the output of every DequantizeLinear, i.e. for each input of each Conv / Gemm. They
     are inferred now (onnx shape inference; where it fails, a DequantizeLinear writes its scale's type in
     its input's shape), and equal what onnxruntime computes."""
-    from pathlib import Path
 
     import onnx
 
-    import workbench
 
-    example = Path(workbench.__file__).resolve().parent / "resources" / "example"
     out = tmp_path / "q.onnx"
-    api.export(api.quantize(api.open_model(example / "digits_cnn.onnx"), api.make_recipe("cpu-u8s8"),
-                            data=str(example / "digits_cnn_calib.npz"), samples=8), out)
+    api.export(api.quantize(api.open_model(EXAMPLE / "digits_cnn.onnx"), api.make_recipe("cpu-u8s8"),
+                            data=str(EXAMPLE / "digits_cnn_calib.npz"), samples=8), out)
     proto = onnx.load(str(out))
     assert len(proto.graph.value_info) == 0
-    x = np.load(example / "digits_cnn_calib.npz")
+    x = np.load(EXAMPLE / "digits_cnn_calib.npz")
     feed = {proto.graph.input[0].name: x[x.files[0]][:3]}
     ran = _dq_outputs_as_run(proto, feed)
     assert len(ran) == 15  # 7 activations, 4 weights, 4 biases

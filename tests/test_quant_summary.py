@@ -27,7 +27,6 @@ from onnxruntime.quantization import (
 from PIL import Image
 from qdq_helpers import matmul_nbits_model, optimized_op_counts, ran_as
 
-import workbench
 from workbench.cli import main
 from workbench.core import api
 from workbench.core.graph.layout import graph_structure
@@ -511,10 +510,9 @@ def test_qonnx_biases_are_read_as_biases_like_their_qdq_source(tmp_path):
     onnx::Conv_33: int32"); the QDQ file they came from lists them as biases. Both now agree, tensor by tensor."""
     from workbench.core.inspection.quant_reader import read_quant_params
 
-    example = Path(workbench.__file__).parent / "resources" / "example"
-    model = api.open_model(example / "digits_cnn.onnx")
+    model = api.open_model(EXAMPLE / "digits_cnn.onnx")
     qdq = tmp_path / "q.onnx"
-    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(example / "digits_cnn_calib.npz"),
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(EXAMPLE / "digits_cnn_calib.npz"),
                             samples=16), qdq)
     qonnx = tmp_path / "q.qonnx.onnx"
     assert main(["convert", str(qdq), str(qonnx), "--to", "qonnx"]) == 0

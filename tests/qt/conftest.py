@@ -13,7 +13,6 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -361,10 +360,9 @@ def example_qdq_file(tmp_path_factory):
     """Our QDQ export (cpu-u8s8, 16 calibration rows) of the bundled digits_cnn example."""
     from workbench.core import api
 
-    example = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
     out = tmp_path_factory.mktemp("example_qdq") / "digits_cnn.qdq.onnx"
-    model = api.open_model(example / "digits_cnn.onnx")
-    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(example / "digits_cnn_calib.npz"),
+    model = api.open_model(EXAMPLE / "digits_cnn.onnx")
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(EXAMPLE / "digits_cnn_calib.npz"),
                             samples=16), out)
     return out
 

@@ -9,20 +9,17 @@ a click on a row selects the node on the canvas.
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from bundled_example import EXAMPLE_MODEL
 from PySide6.QtCore import Qt
 
 from workbench.core import api
 from workbench.core.analysis.cost import FLOAT_BITS, bits_from_configs, data_sample, model_cost
 from workbench.qt.commands import push_edit, set_exclude
 
-DIGITS = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example" / "digits_cnn.onnx"
-
 
 def core_report(recipe):
     """The same figures headless, as ``workbench-cli cost`` computes them."""
-    model = api.open_model(DIGITS)
+    model = api.open_model(EXAMPLE_MODEL)
     plan = api.plan(model, recipe)
     return model_cost(model.proto, bits_from_configs({u.node: u.config for u in plan.units.values()
                                                       if not u.excluded}))
@@ -33,7 +30,7 @@ def cell(panel, node: str, column: int) -> str:
 
 
 def test_cost_totals_exclude_undo_click(qtbot, window, open_file):
-    open_file(window, DIGITS)
+    open_file(window, EXAMPLE_MODEL)
     panel, dock = window.cost, window.docks["Cost"]
     assert not dock.isVisible() and panel.job is None  # nothing computed while hidden
     view_menu = window.menuBar().actions()[2].menu()

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from bundled_example import EXAMPLE
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 
@@ -185,11 +186,9 @@ def test_autotune_target_keeps_a_fine_cosine_drop(qtbot, window):
 def test_autotune_cancelled_before_any_recipe_says_so_and_its_axes_have_no_multiplier(qtbot, window, open_file):
     """Cancelled while calibrating, the panel read "Autotune stopped after 0 recipes; the points stay
     clickable." (there were none); a top1 axis of 0.986-0.996 read "top1 (x0.001)" with ticks 986-996."""
-    from pathlib import Path
 
-    example = Path(__file__).resolve().parents[2] / "workbench" / "resources" / "example"
-    open_file(window, example / "digits_cnn.onnx")
-    window.evaluate_panel.settings.data.setText(str(example / "digits_cnn_eval.npz"))
+    open_file(window, EXAMPLE / "digits_cnn.onnx")
+    window.evaluate_panel.settings.data.setText(str(EXAMPLE / "digits_cnn_eval.npz"))
     with qtbot.waitSignal(window.runs.finished, timeout=540_000):
         window.evaluation.start_autotune()
         window.runs.cancel()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from bundled_example import EXAMPLE
 from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtGui import QImage
 
@@ -70,13 +71,12 @@ def test_screenshot_compare_exits_after_writing(tmp_path):
     # asked Save / Discard / Cancel until its 240 s fallback quit
     from workbench.cli import main
 
-    example = ROOT / "workbench" / "resources" / "example"
     quant = tmp_path / "q.onnx"
-    assert main(["quantize", str(example / "digits_cnn.onnx"), "--data", str(example / "digits_cnn_calib.npz"),
+    assert main(["quantize", str(EXAMPLE / "digits_cnn.onnx"), "--data", str(EXAMPLE / "digits_cnn_calib.npz"),
                  "--no-auto", "--no-latency-check", "-o", str(quant)]) == 0
     out = tmp_path / "cmp.png"
-    proc = _run("screenshot_compare.py", [str(out), str(example / "digits_cnn.onnx"), str(quant), "--data",
-                                          str(example / "digits_cnn_calib.npz"), "--samples", "3"],
+    proc = _run("screenshot_compare.py", [str(out), str(EXAMPLE / "digits_cnn.onnx"), str(quant), "--data",
+                                          str(EXAMPLE / "digits_cnn_calib.npz"), "--samples", "3"],
                 tmp_path / "data", 120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     # --samples reaches the comparison: it measured on the app's 32 Analysis samples whatever was given
