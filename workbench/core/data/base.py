@@ -119,6 +119,41 @@ class DataSource:
         for _, feed in self.indexed_batches(batch_size, limit):
             yield feed
 
+class WrappedSource(DataSource):
+    """Base of the sources that show another source's samples through a filter or a cache
+    (:class:`~workbench.core.data.finite.FiniteRows`, :class:`~workbench.core.data.kept.KeptRows`).
+
+    Its ``model``, ``kind``, ``notes``, ``path`` / ``layout`` (where ``source`` has them), :meth:`num_samples`,
+    :meth:`to_json`, :meth:`labels`, :meth:`describe` and :attr:`can_batch` are ``source``'s, so a project or a
+    shard process reopens ``source`` itself. Subclasses implement :meth:`_iter_samples` (and may override
+    :meth:`numbered_samples`) over ``self.source``.
+    """
+
+    def __init__(self, source: DataSource) -> None:
+        super().__init__(source.model)
+        self.source = source
+        self.kind = source.kind
+        self.notes = source.notes
+        for attr in ("path", "layout"):
+            if hasattr(source, attr):
+                setattr(self, attr, getattr(source, attr))
+
+    def num_samples(self) -> int | None:
+        return self.source.num_samples()
+
+    def to_json(self) -> dict:
+        return self.source.to_json()
+
+    def labels(self) -> dict[str, np.ndarray]:
+        return self.source.labels()
+
+    def describe(self) -> str:
+        return self.source.describe()
+
+    @property
+    def can_batch(self) -> bool:
+        return self.source.can_batch
+
 
 def _same_tail(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     return all(a[k].shape[1:] == b[k].shape[1:] for k in a)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from workbench.core.data.base import DataSource
+from workbench.core.data.base import DataSource, WrappedSource
 from workbench.core.errors import DataError
 from workbench.core.wording import count
 
@@ -29,7 +29,7 @@ def nonfinite_input(feed: dict[str, np.ndarray]) -> str | None:
     return None
 
 
-class FiniteRows(DataSource):
+class FiniteRows(WrappedSource):
     """``source`` without the samples whose float inputs hold NaN / Inf (in the same order; indices
     and labels stay those of ``source``). ``left_out`` lists ``(sample index, input name)`` of the
     samples the last pass left out; :meth:`note` says so in one line.
@@ -41,27 +41,8 @@ class FiniteRows(DataSource):
     """
 
     def __init__(self, source: DataSource) -> None:
-        super().__init__(source.model)
-        self.source = source
-        self.kind = source.kind
-        self.notes = source.notes
+        super().__init__(source)
         self.left_out: list[tuple[int, str]] = []
-        for attr in ("path", "layout"):
-            if hasattr(source, attr):
-                setattr(self, attr, getattr(source, attr))
-
-    def num_samples(self) -> int | None:
-        return self.source.num_samples()
-
-    def to_json(self) -> dict:
-        return self.source.to_json()
-
-    def labels(self) -> dict[str, np.ndarray]:
-        return self.source.labels()
-
-    @property
-    def can_batch(self) -> bool:
-        return self.source.can_batch
 
     def numbered_samples(self, limit: int | None = None) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
         self.left_out = []

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from workbench.core.data.base import DataSource
+from workbench.core.data.base import DataSource, WrappedSource
 
 #: Rows are kept while their arrays take at most this many bytes in all (nudenet_320n's 24 calibration rows:
 #: 29.5 MiB; ppocrv4_rec's 64: 11.8 MiB); a larger data set is read from its source on every pass.
@@ -25,18 +25,15 @@ MAX_KEPT_BYTES = 64 << 20
 EXACT_COUNTS = frozenset({"npz", "npy", "folder", "images", "random"})
 
 
-class KeptRows(DataSource):
+class KeptRows(WrappedSource):
     """``source``'s samples (same arrays, same order), each decoded once and kept while the kept rows take at
     most ``max_bytes`` (past that none is kept). Kept arrays are made read-only: a pass that wrote into a feed would change what the
-    next pass reads (raises ValueError instead). ``num_samples``, ``to_json``, ``labels`` and ``describe`` are
-    the source's, so a shard process reopens the source itself."""
+    next pass reads (raises ValueError instead). What describes the data is the source's
+    (:class:`~workbench.core.data.base.WrappedSource`), so a shard process reopens the source itself."""
 
     def __init__(self, source: DataSource, max_bytes: int = MAX_KEPT_BYTES) -> None:
-        super().__init__(source.model)
-        self.source, self.max_bytes = source, max_bytes
-        self.kind = source.kind
-        self.notes = source.notes
-        self.path = getattr(source, "path", None)
+        super().__init__(source)
+        self.max_bytes = max_bytes
         self._rows: list[dict[str, np.ndarray]] = []
         self._bytes = 0
         self._full = False  # a row did not fit: nothing more is kept
@@ -46,18 +43,6 @@ class KeptRows(DataSource):
     def kept(self) -> int:
         """Rows kept so far."""
         return len(self._rows)
-
-    def num_samples(self) -> int | None:
-        return self.source.num_samples()
-
-    def to_json(self) -> dict:
-        return self.source.to_json()
-
-    def labels(self) -> dict[str, np.ndarray]:
-        return self.source.labels()
-
-    def describe(self) -> str:
-        return self.source.describe()
 
     def _iter_samples(self) -> Iterator[dict[str, np.ndarray]]:
         yield from (dict(row) for row in self._rows)
