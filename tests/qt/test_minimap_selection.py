@@ -10,11 +10,10 @@ rectangle's tint (alpha 40) where the minimap outlines what the view shows."""
 
 from __future__ import annotations
 
-import onnx
-from bundled_example import EXAMPLE_MODEL
 from graph_models import grid_model
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QGraphicsScene
+from test_minimap_cached_render import _counting_renders
+from test_minimap_cached_render import _opened as opened
 
 from workbench.qt.canvas.colors import SELECTION
 from workbench.qt.canvas.items import DETAIL_SCALE
@@ -41,22 +40,8 @@ def _close(got, want, tolerance: int = 3) -> bool:
     return all(abs(g - w) <= tolerance for g, w in zip(got, want, strict=True))
 
 
-def _count_renders(monkeypatch) -> list[int]:
-    calls: list[int] = []
-    original = QGraphicsScene.render
-
-    def render(scene, *args):
-        calls.append(1)
-        return original(scene, *args)
-
-    monkeypatch.setattr(QGraphicsScene, "render", render)
-    return calls
-
-
 def _opened(qtbot, make_canvas):
-    canvas = make_canvas(900, 700)
-    with qtbot.waitSignal(canvas.layoutReady, timeout=120_000):
-        canvas.set_model(onnx.load(EXAMPLE_MODEL))
+    canvas = opened(qtbot, make_canvas)
     assert canvas.minimap().isVisible()
     return canvas
 
@@ -79,7 +64,7 @@ def test_selecting_a_node_draws_it_selected_in_the_minimap(qtbot, make_canvas, m
     name, other = canvas.node_names()[3], canvas.node_names()[6]
     at, other_at = _centre(canvas, name), _centre(canvas, other)
     assert _close(_pixel(minimap, at), _expected(minimap, at, _fill(canvas, name)))
-    renders = _count_renders(monkeypatch)
+    renders = _counting_renders(monkeypatch)
     canvas.select_nodes([name])
     assert len(renders) == 1  # one render of the scene for the change
     assert _close(_pixel(minimap, at), _expected(minimap, at, _selected(canvas, name)))
