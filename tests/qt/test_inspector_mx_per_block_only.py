@@ -6,20 +6,11 @@ MX weight's granularity offers per_block only."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from test_inspector_unapplied_choices import _offered, _tip
 
 from workbench.core import api
 
 MX = ["mxfp8e4m3", "mxfp8e5m2", "mxfp6e2m3", "mxfp6e3m2", "mxfp4", "mxint8"]
-
-
-def _offered(combo) -> list[str]:
-    model = combo.model()
-    return [combo.itemText(i) for i in range(combo.count()) if model.item(i).isEnabled()]
-
-
-def _tip(combo, text: str) -> str:
-    return combo.itemData(combo.findText(text), Qt.ItemDataRole.ToolTipRole) or ""
 
 
 def test_mx_weight_dtypes_only_on_per_block(qtbot, window, open_file, corpus, tmp_path):
