@@ -432,19 +432,19 @@ def _quantize_and_export(args, kept: contextlib.ExitStack) -> int:
         print("note: the latency figures above are of the QDQ form of this model (onnxruntime cannot run "
               "QONNX's Quant nodes; a QONNX file is for checking and further tools, not for timing)",
               file=sys.stderr)
-    units = [u for u in result.plan.units.values() if not u.excluded]
+    quantized, counted = result.plan.quantized_count()  # a Relu carried by its input's units is not counted
     chosen = f", recipe choice: {variant}" if variant else ""
-    if not units and result.plan.units:
+    if not quantized and counted:
         forced = ""
         if any(i.code == IssueCode.LATENCY_KEPT_FLOAT for i in result.issues):
             # a replay or retarget runs no latency check: its project's recipe excludes those units
             forced = ("; --no-latency-check writes the units the latency check kept float quantized" if ran is not None
                       else f"; {args.model}'s recipe excludes the units its latency check kept float (a replay measures "
                            "nothing): quantize the .onnx model itself with --no-latency-check to write them quantized")
-        print(f"warning: no node unit is quantized: all {len(result.plan.units)} were kept float "
+        print(f"warning: no node unit is quantized: all {counted} were kept float "
               f"({_kept_float_why(args, result)}), so the written model computes in float like the input{forced}",
               file=sys.stderr)
-    print(f"wrote {out} ({len(units)} of {len(result.plan.units)} node units quantized, preset "
+    print(f"wrote {out} ({quantized} of {counted} node units quantized, preset "
           f"{result.recipe.preset}{chosen})")
     if args.save_project:
         print(f"wrote {args.save_project}")

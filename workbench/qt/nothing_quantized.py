@@ -56,7 +56,7 @@ def nothing_quantized_text(doc) -> str:
     reopened project records the units, with no edit to undo: the text described a button that was not there)."""
     if not nothing_quantized(doc):
         return ""
-    units = len(doc.plan.units) if doc.plan is not None else 0
+    units = doc.plan.quantized_count()[1] if doc.plan is not None else 0
     every = f"all {count(units, 'node unit')}" if units else "every node unit"
     issues = doc.result_issues
     if not latency_kept_float(doc):

@@ -195,7 +195,7 @@ class RecipePanel(QWidget):
             if listed else "Node overrides: none (select nodes and set them in the inspector).")
         plan = self.doc.plan
         if plan is not None:
-            active = sum(1 for u in plan.units.values() if not u.excluded)
+            active = plan.quantized_count()[0]
             errors = sum(1 for i in plan.issues if i.severity == "error")
             self.summary.setText(f"{count(active, 'node unit')} quantized, "
                                  f"{count(len(plan.activations), 'activation tensor')} to calibrate, "

@@ -35,7 +35,7 @@ def planned_units(model: PreparedModel, preset: str = "cpu-u8s8") -> dict | None
     if model.quantized:
         return None
     plan = build_plan(model, Recipe(preset=preset))
-    units = [u for u in plan.units.values() if not u.excluded]
+    units = [u for u in plan.counted_units().values() if not u.excluded]  # as quantize's "N of M" counts them
     islands = float_islands(plan)
     weight_only = [n for n in weight_only_units(plan) if n not in islands]
     kept = {"float-island": len(islands), "weight-only": len(weight_only)}

@@ -255,8 +255,8 @@ def _float_model() -> str:
 
 def _with_islands(trial: Job, islands: int) -> str:
     """What the model written is with ``islands`` islands left float (:func:`_adopt`'s ``what``)."""
-    quantized = sum(not u.excluded for u in trial.plan.units.values())
-    return (f"{count(islands, 'island')} left float, {quantized} of {count(len(trial.plan.units), 'node unit')} "
+    quantized, counted = trial.plan.quantized_count()
+    return (f"{count(islands, 'island')} left float, {quantized} of {count(counted, 'node unit')} "
             "quantized")
 
 
@@ -305,7 +305,7 @@ def _still_slower_issue(job: Job, islands: int, before: float) -> PlanIssue:
     measured slower than float beyond the noise (``job.latency``, after :meth:`Job.adopt`; ``before``: the ratio as
     planned): what is quantized and what float, both ratios, why no further island was left float, what to do."""
     lat = job.latency
-    quantized = sum(not u.excluded for u in job.plan.units.values())
+    quantized, counted = job.plan.quantized_count()
     how = f", at {lat.unreliable_because()}" if not lat.reliable else ""
     how += ", reused from an earlier measurement" if lat.cached else ""
     if too_small_to_try(lat):
@@ -316,7 +316,7 @@ def _still_slower_issue(job: Job, islands: int, before: float) -> PlanIssue:
     return PlanIssue(
         "", Severity.WARNING,
         f"still slower than float: with {count(islands, 'island')} left float ({quantized} of "
-        f"{count(len(job.plan.units), 'node unit')} quantized) the model written measured {lat.ratio:.2f}x the float "
+        f"{count(counted, 'node unit')} quantized) the model written measured {lat.ratio:.2f}x the float "
         f"model's latency ({before:.2f}x as planned{how}); {why}; keep the float model for speed, exclude more "
         f"nodes (--exclude, or the app's Inspector), or pass --no-latency-check to write every unit the recipe "
         f"asks quantized; {REMEASURE_HOW} measures again", code=IssueCode.SLOWER_THAN_FLOAT)

@@ -73,10 +73,11 @@ def _calibrated(d: ReportData, units: list) -> str:
 
 def _recipe(d: ReportData) -> str:
     r = d.result.recipe
-    units = [u for u in d.result.plan.units.values() if not u.excluded]
+    counted = d.result.plan.counted_units()  # a Relu carried by its input's units is not counted
+    units = [u for u in counted.values() if not u.excluded]
     facts = [["preset", escape(r.preset)], ["mode", escape(str(d.result.plan.mode))],
              ["quantized node units", str(len(units))],
-             ["kept in float", str(len(d.result.plan.units) - len(units))],
+             ["kept in float", str(len(counted) - len(units))],
              ["calibration samples", _calibrated(d, units)]]
     wide = _wide_units(d)
     if wide:

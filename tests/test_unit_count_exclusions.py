@@ -1,0 +1,79 @@
+""""N of M node units quantized": M does not depend on the recipe's exclusions.
+
+Case 20 (an If whose branch MatMuls write M, then a standalone Relu) read "3 of 3 node units quantized" as planned
+and "0 of 2 ... all 2 were kept float" with ``--exclude '*'``: the Relu is a unit of the plan only while M is
+quantized (:func:`~workbench.core.planning.island_guard.carried`), while excluded MatMuls stay units. A carried
+Relu / Clip now rides with the units that quantize its input, as the preset folds Relu / Clip into their
+producer (:meth:`~workbench.core.planning.plan.QuantPlan.counted_units`): 2 of 2, 1 of 2, 0 of 2. Its Q/DQ is
+still written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from workbench.cli import main
+from workbench.core import api
+
+QDQ = ("QuantizeLinear", "DequantizeLinear")
+
+
+def _if_model(tmp_path: Path) -> tuple[str, str]:
+    """cond bool[], X [1,16]; If(cond) {MatMul(X, W1)} else {MatMul(X, W2)} -> M -> Relu -> Y."""
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array((rng.standard_normal((16, 16)) * 0.3).astype(np.float32), n)
+             for n in ("W1", "W2")]
+    out = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 16])  # noqa: E731
+    then_g = helper.make_graph([helper.make_node("MatMul", ["X", "W1"], ["t"], name="then_mm")], "then", [], [out("t")])
+    else_g = helper.make_graph([helper.make_node("MatMul", ["X", "W2"], ["e"], name="else_mm")], "else", [], [out("e")])
+    nodes = [helper.make_node("If", ["cond"], ["M"], name="branch", then_branch=then_g, else_branch=else_g),
+             helper.make_node("Relu", ["M"], ["Y"], name="relu")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                                       helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 16])],
+                          [out("Y")], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, tmp_path / "if.onnx")
+    np.savez(tmp_path / "if.npz", cond=np.array([i % 2 == 0 for i in range(8)]),
+             X=rng.standard_normal((8, 1, 16)).astype(np.float32))
+    return str(tmp_path / "if.onnx"), str(tmp_path / "if.npz")
+
+
+@pytest.mark.parametrize(("excluded", "counts"), [([], (2, 2)), (["then_mm"], (1, 2)), (["relu"], (2, 2)),
+                                                  (["then_mm", "else_mm"], (0, 2))])
+def test_the_count_of_units_does_not_change_with_exclusions(tmp_path, excluded, counts):
+    path, _ = _if_model(tmp_path)
+    plan = api.plan(api.open_model(path), api.make_recipe("cpu-u8s8").with_excluded(excluded), guard=True)
+    assert plan.quantized_count() == counts
+    assert sorted(plan.counted_units()) == ["else_mm", "then_mm"]
+
+
+def test_cli_counts_the_same_units_with_and_without_exclude(tmp_path, capsys):
+    path, data = _if_model(tmp_path)
+    out = tmp_path / "q.onnx"
+    assert main(["quantize", path, "--data", data, "--no-latency-check", "--no-auto", "-o", str(out)]) == 0
+    assert f"wrote {out} (2 of 2 node units quantized" in capsys.readouterr().out  # "3 of 3" before
+    relu = next(n for n in onnx.load(str(out)).graph.node if n.op_type == "Relu")
+    assert relu.output[0] != "Y"  # the carried Relu is still quantized: its output goes through Q/DQ to Y
+    assert main(["quantize", path, "--data", data, "--exclude", "*", "--no-latency-check", "--no-auto",
+                 "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert f"wrote {out} (0 of 2 node units quantized" in captured.out
+    assert "warning: no node unit is quantized: all 2 were kept float" in captured.err
+    assert not any(n.op_type in QDQ for n in onnx.load(str(out)).graph.node)
+
+
+def test_case_20_counts_two_units_either_way(cases, tmp_path, capsys):
+    case = cases / "20_if_subgraph_matmul"
+    out = tmp_path / "q.onnx"
+    args = ["quantize", str(case.with_suffix(".onnx")), "--data", str(case.with_suffix(".npz")), "--no-latency-check",
+            "--no-auto", "-o", str(out)]
+    assert main(args) == 0
+    assert f"wrote {out} (2 of 2 node units quantized" in capsys.readouterr().out
+    assert main(args + ["--exclude", "*"]) == 0
+    assert f"wrote {out} (0 of 2 node units quantized" in capsys.readouterr().out
