@@ -10,38 +10,14 @@ still written.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from test_latency_fallback_subgraph import _if_model
 
 from workbench.cli import main
 from workbench.core import api
 
 QDQ = ("QuantizeLinear", "DequantizeLinear")
-
-
-def _if_model(tmp_path: Path) -> tuple[str, str]:
-    """cond bool[], X [1,16]; If(cond) {MatMul(X, W1)} else {MatMul(X, W2)} -> M -> Relu -> Y."""
-    rng = np.random.default_rng(3)
-    inits = [numpy_helper.from_array((rng.standard_normal((16, 16)) * 0.3).astype(np.float32), n)
-             for n in ("W1", "W2")]
-    out = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 16])  # noqa: E731
-    then_g = helper.make_graph([helper.make_node("MatMul", ["X", "W1"], ["t"], name="then_mm")], "then", [], [out("t")])
-    else_g = helper.make_graph([helper.make_node("MatMul", ["X", "W2"], ["e"], name="else_mm")], "else", [], [out("e")])
-    nodes = [helper.make_node("If", ["cond"], ["M"], name="branch", then_branch=then_g, else_branch=else_g),
-             helper.make_node("Relu", ["M"], ["Y"], name="relu")]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
-                                       helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 16])],
-                          [out("Y")], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    onnx.save(m, tmp_path / "if.onnx")
-    np.savez(tmp_path / "if.npz", cond=np.array([i % 2 == 0 for i in range(8)]),
-             X=rng.standard_normal((8, 1, 16)).astype(np.float32))
-    return str(tmp_path / "if.onnx"), str(tmp_path / "if.npz")
 
 
 @pytest.mark.parametrize(("excluded", "counts"), [([], (2, 2)), (["then_mm"], (1, 2)), (["relu"], (2, 2)),
