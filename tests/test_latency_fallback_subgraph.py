@@ -22,7 +22,7 @@ from onnx.reference import ReferenceEvaluator
 from workbench.cli import main
 from workbench.core import api
 from workbench.core.pipeline import latency_check
-from workbench.core.planning.island_guard import carried, quantized_islands
+from workbench.core.planning.island_guard import quantized_islands
 from workbench.core.runtime.latency import LatencyComparison
 
 CASE = Path("/work/shared/cases/20_if_subgraph_matmul")
@@ -108,7 +108,7 @@ def test_a_relu_carried_by_the_island_links_it_but_is_not_one_of_its_units(tmp_p
     plan = api.plan(model, recipe, guard=True)
     assert sorted(plan.units) == ["else_mm", "relu", "then_mm"]
     assert quantized_islands(plan) == [["else_mm", "then_mm"]]
-    assert [n for n in plan.units if carried(plan, n)] == ["relu"]
+    assert [n for n in plan.units if plan.carried(n)] == ["relu"]
     float_plan = api.plan(model, recipe.with_excluded(["else_mm", "then_mm"]), guard=True)
     assert sorted(float_plan.units) == ["else_mm", "then_mm"]
 

@@ -2,7 +2,7 @@
 
 Case 20 (an If whose branch MatMuls write M, then a standalone Relu) read "3 of 3 node units quantized" as planned
 and "0 of 2 ... all 2 were kept float" with ``--exclude '*'``: the Relu is a unit of the plan only while M is
-quantized (:func:`~workbench.core.planning.island_guard.carried`), while excluded MatMuls stay units. A carried
+quantized (:meth:`~workbench.core.planning.plan.QuantPlan.carried`), while excluded MatMuls stay units. A carried
 Relu / Clip now rides with the units that quantize its input, as the preset folds Relu / Clip into their
 producer (:meth:`~workbench.core.planning.plan.QuantPlan.counted_units`): 2 of 2, 1 of 2, 0 of 2. Its Q/DQ is
 still written.

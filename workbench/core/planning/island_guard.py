@@ -105,7 +105,8 @@ def quantized_islands(plan) -> list[list[str]]:
     input and output are calibrated in the main graph (``unit.graph`` set) is in the group of the units
     reading the If's output: case 20's ``then_mm``, ``else_mm`` and ``relu`` are one island (before, the
     branch units were left out, so "every island float" still wrote their Q/DQ). Units quantizing only a
-    weight (no activation tensor) are in no group. A :func:`carried` Relu / Clip joins its neighbours into one
+    weight (no activation tensor) are in no group. A Relu / Clip the plan does not count
+    (:meth:`~workbench.core.planning.plan.QuantPlan.carried`) joins its neighbours into one
     group but is not listed in it: with them float it is float and no unit of the plan, so a group counts what
     the plan written counts ("0 of 2 node units quantized"; case 20's note said "island of 3" with ``relu``).
     Empty for non-static plans.
@@ -118,13 +119,6 @@ def quantized_islands(plan) -> list[list[str]]:
     if plan.mode != "static":
         return []
     live = [n for n, u in plan.units.items() if not u.excluded and (u.inputs or u.outputs)]
-    groups = [[n for n in g if not carried(plan, n)] for g in _components(plan, live)]
+    counted = plan.counted_units()
+    groups = [[n for n in g if n in counted] for g in _components(plan, live)]
     return sorted([g for g in groups if g], key=lambda g: (len(g), g[0]))
-
-
-def carried(plan, node: str) -> bool:
-    """True when unit ``node`` of ``plan`` is a Relu / Clip the plan made a unit only because the tensor it reads
-    is quantized (a standalone activation: the preset folds these ops into their producer and quantizes no other
-    Relu / Clip). Float, it is no unit: the plan of the same model with its island float has no entry for it."""
-    unit = plan.units[node]
-    return unit.op_type in U.FOLD_OPS and unit.op_type not in plan.recipe.quantized_op_types()

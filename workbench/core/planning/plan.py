@@ -158,12 +158,19 @@ class QuantPlan:
     def counted_units(self) -> dict[str, NodeUnit]:
         """The units "N of M node units quantized" counts (M; N: those not excluded), by node name: every unit
         but a standalone Relu / Clip the plan made a unit only because the tensor it reads is quantized
-        (:func:`~workbench.core.planning.island_guard.carried`). Such a unit rides with the units that quantize
+        (:meth:`carried`). Such a unit rides with the units that quantize
         its input, as the preset folds Relu / Clip into their producer: it is no unit of the same model with those
         units excluded, so counting it made M depend on exclusions (case 20: "3 of 3" as planned, "0 of 2" with
         --exclude '*'; now 2 of 2 and 0 of 2). Its Q/DQ is still written."""
         folded = U.FOLD_OPS - set(self.recipe.quantized_op_types())
         return {n: u for n, u in self.units.items() if u.op_type not in folded}
+
+    def carried(self, node: str) -> bool:
+        """True when unit ``node`` is a Relu / Clip the plan made a unit only because the tensor it reads is
+        quantized (a standalone activation: the preset folds these ops into their producer and quantizes no
+        other Relu / Clip). Float, it is no unit: the plan of the same model with its island float has no entry
+        for it; :meth:`counted_units` leaves it out."""
+        return node not in self.counted_units()
 
     def quantized_count(self) -> tuple[int, int]:
         """(N, M) of "N of M node units quantized": :meth:`counted_units` not excluded, and all of them."""
