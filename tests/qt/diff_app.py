@@ -27,16 +27,22 @@ def settle(rounds: int = 30) -> None:
         QApplication.processEvents()
 
 
-def calibrated_diff(qtbot, win, open_file, quantized: Path):
-    """Open ppocrv4_rec in ``win``, calibrate it on 4 rows and compare it with ``quantized``: the diff tab, its panes
-    drawn. Call :func:`latency_fakes.fixed_latency` first."""
-    open_file(win, PPOCR / "model.onnx")
+def calibrate(qtbot, win) -> None:
+    """Calibrate the open ppocrv4_rec on 4 rows of its calib.npz (4 analysis samples) and wait until the Errors dock
+    shows its per-unit bars. Call a fake of :mod:`latency_fakes` first (fixed_latency, quantized_faster)."""
     win.calibration.set_data_spec({"kind": "npz", "path": str(PPOCR / "calib.npz")}, 4)
     win._on_spec_changed()
     win.calibration.analysis_samples.setValue(4)
     win._on_spec_changed()
     run_ok(qtbot, win, win.act_calibrate.trigger)
-    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=60_000)  # the Errors dock shows the per-unit bars
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=60_000)
+
+
+def calibrated_diff(qtbot, win, open_file, quantized: Path):
+    """Open ppocrv4_rec in ``win``, calibrate it on 4 rows and compare it with ``quantized``: the diff tab, its panes
+    drawn. Call :func:`latency_fakes.fixed_latency` first."""
+    open_file(win, PPOCR / "model.onnx")
+    calibrate(qtbot, win)
     with qtbot.waitSignal(win.diffReady, timeout=540_000) as sig:
         win.compare_with(quantized)
     tab = sig.args[0]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 import os
-from functools import partial
 from pathlib import Path
+from weakref import WeakKeyDictionary
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -70,7 +70,7 @@ from workbench.qt.dialogs import (
     guarded,
     show_error,
 )
-from workbench.qt.diff_errors import selected_unit
+from workbench.qt.diff_errors import outlined_unit
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
 from workbench.qt.done_line import UNDONE_DONE, done_line_after_step
@@ -243,6 +243,7 @@ class MainWindow(QMainWindow):
         self.docks = docks.build_docks(self, self.doc)  # inspector, recipe_panel, calibration, errors, ...
         self.evaluation = EvaluationController(self)  # Run > Evaluate / Autotune
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
+        self._diff_models: WeakKeyDictionary = WeakKeyDictionary()  # a diff tab -> the model it compares (its float)
         self._hist_failed = False  # the histogram view shows a failed histogram's line
         self._actions = actions.build_actions(self, self.doc.undo_stack)  # also self.act_<name>
         actions.build_menus(self, self._actions, self.docks, settings.theme())
@@ -759,7 +760,7 @@ class MainWindow(QMainWindow):
     @guarded
     def _on_tab_changed(self, _index: int) -> None:
         """Another tab is shown: the View / Edit actions follow its graph (off where it has none), its legend
-        follows View > Legend."""
+        follows View > Legend, the Errors dock its selection."""
         shown = self.tabs.currentWidget()
         if shown is not None:
             canvases = [shown] if isinstance(shown, GraphCanvas) else shown.findChildren(GraphCanvas)
@@ -767,6 +768,7 @@ class MainWindow(QMainWindow):
                 canvas.legend_overlay.setVisible(self.act_legend.isChecked())
         self._sync_qdq_check()
         self._update_actions()
+        self._errors_follow_selection()  # the shown tab's selection, not the last one made
 
     def shown_canvas(self) -> GraphCanvas:
         """The graph of the shown tab (:meth:`ModelTabs.shown_canvas`). Raises WorkbenchError when the tab
@@ -967,7 +969,8 @@ class MainWindow(QMainWindow):
     def _show_diff(self, diff, proto, path: Path) -> None:
         tab = DiffTab(diff, proto, path, self.doc.model_path.name, self.tabs)
         # the float pane's selection (a row, either pane) outlines its unit in the Errors dock, as the graph's does
-        tab.float_canvas.selectionChangedNames.connect(partial(self._on_diff_selection, self.doc.model))
+        self._diff_models[tab] = self.doc.model
+        tab.float_canvas.selectionChangedNames.connect(self._on_diff_selection)
         self.tabs.setCurrentIndex(self.tabs.addTab(tab, drawn_as_is(f"Diff: {path.name}")))
         unmeasured = f"; {unmeasured_text(diff.no_sqnr)}" if getattr(diff, "no_sqnr", "") else ""
         self.set_status(f"Diff with {path.name}: {diff.summary()}{unmeasured}.")
@@ -1712,16 +1715,30 @@ class MainWindow(QMainWindow):
     @guarded
     def _on_selection(self, names: list) -> None:
         self.inspector.set_nodes(list(names))
-        self.errors.show_selected(names[0] if len(names) == 1 else None)  # its bar outlined, scrolled into view
+        self._errors_follow_selection()
         self._hist_timer.start()
 
     @guarded
-    def _on_diff_selection(self, model, names: list) -> None:
-        """The float pane of a diff tab of ``model`` selected ``names``: the Errors dock outlines their node unit
-        (:func:`~workbench.qt.diff_errors.selected_unit`) while ``model`` is the open model (its bars are of it)."""
-        if model is self.doc.model:
-            units = self.doc.plan.units if self.doc.plan is not None else {}
-            self.errors.show_selected(selected_unit(names, units, {r.node for r in self.errors.rows}))
+    def _on_diff_selection(self, _names: list) -> None:
+        """The float pane of a diff tab selected nodes (a row, either pane): the Errors dock follows it while that
+        tab is shown (:meth:`_errors_follow_selection`)."""
+        self._errors_follow_selection()
+
+    def _followed_selection(self) -> list[str]:
+        """The nodes the Errors dock follows: the float pane's of the shown tab when it is a diff tab of the open
+        model (its bars are of that model), the model's graph's otherwise (the other tabs do not drive the dock)."""
+        shown = self.tabs.currentWidget()
+        if isinstance(shown, DiffTab) and self.doc.model is not None and self._diff_models.get(shown) is self.doc.model:
+            return shown.float_canvas.selected_nodes()
+        return self.canvas.selected_nodes()
+
+    def _errors_follow_selection(self) -> None:
+        """The Errors dock outlines the node unit of the shown tab's selection and scrolls it into view
+        (:func:`~workbench.qt.diff_errors.outlined_unit`: a folded activation outlines its unit, several units
+        none; before results the one node selected)."""
+        units = self.doc.plan.units if self.doc.plan is not None else {}
+        shown = {r.node for r in self.errors.rows}
+        self.errors.show_selected(outlined_unit(self._followed_selection(), units, shown))
 
     @guarded
     def focus_node(self, name: str) -> None:
@@ -1883,6 +1900,7 @@ class MainWindow(QMainWindow):
         self.errors.set_empty_note(nothing_quantized_text(self.doc), offer=can_show_quantized(self.doc))
         self.errors.set_rows_note(self.quantized_shelf.note())
         self.errors.set_rows(self.doc.errors)
+        self._errors_follow_selection()  # a node selected before the results: its unit's bar
         self._offer_quantized()
         self.errors.set_stale(self._results_stale())
         self._redraw_histogram()  # the shown one with these results' clip range (or why it has none)
