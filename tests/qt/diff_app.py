@@ -50,3 +50,12 @@ def calibrated_diff(qtbot, win, open_file, quantized: Path):
         pass
     settle()
     return tab
+
+
+def outlined(errors) -> str | None:
+    """The unit whose bar the Errors dock outlines (None: no bar), checked to be in view."""
+    at = errors.selected_row()
+    if at is None:
+        return None
+    assert at in errors.rows_in_view(), (at, errors.rows_in_view())
+    return errors.rows[at].node

@@ -5,7 +5,7 @@ export of it (diff_app)."""
 
 from __future__ import annotations
 
-from diff_app import calibrated_diff, ppocr_qdq, settle
+from diff_app import calibrated_diff, outlined, ppocr_qdq, settle
 from latency_fakes import fixed_latency
 from PySide6.QtCore import QPoint, Qt
 
@@ -22,15 +22,6 @@ def _click_row(qtbot, tab, name: str) -> None:
     settle()
 
 
-def _outlined(errors) -> str | None:
-    """The unit whose bar the Errors dock outlines, checked to be in view."""
-    at = errors.selected_row()
-    if at is None:
-        return None
-    assert at in errors.rows_in_view(), (at, errors.rows_in_view())
-    return errors.rows[at].node
-
-
 def test_the_errors_dock_follows_the_diff_tabs_selection(qtbot, window, open_file, tmp_path, monkeypatch):
     fixed_latency(monkeypatch)
     win = window
@@ -42,19 +33,19 @@ def test_the_errors_dock_follows_the_diff_tabs_selection(qtbot, window, open_fil
     last = shown[-1]
     _click_row(qtbot, tab, last)
     assert tab.float_canvas.selected_nodes() == [last]
-    assert _outlined(errors) == last
+    assert outlined(errors) == last
     # a node of the quantized pane: its float partner's unit
     conv = next(n for n in shown if units[n].op_type == "Conv" and n != last)
     tab.canvas.select_nodes([conv], center=True)
     settle()
     assert conv in tab.float_canvas.selected_nodes()
-    assert _outlined(errors) == conv
+    assert outlined(errors) == conv
     # an activation folded into a unit (ppocrv4_rec's hard-swish Clip after its Add): that unit
     unit, member = next((n, m) for n in shown for m in units[n].nodes if m != units[n].node)
     assert member not in shown
     tab.float_canvas.select_nodes([member], center=True)
     settle()
-    assert _outlined(errors) == unit, (unit, member)
+    assert outlined(errors) == unit, (unit, member)
     # nothing selected: no bar outlined
     tab.float_canvas.select_nodes([])
     settle()

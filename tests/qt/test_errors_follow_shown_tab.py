@@ -8,21 +8,12 @@ selection changed. Offscreen, ppocrv4_rec calibrated in the app on 4 rows (diff_
 
 from __future__ import annotations
 
-from diff_app import PPOCR, calibrate, calibrated_diff, ppocr_qdq, settle
+from diff_app import PPOCR, calibrate, calibrated_diff, outlined, ppocr_qdq, settle
 from latency_fakes import fixed_latency, quantized_faster
 
 from workbench.qt.diff_errors import outlined_unit
 
 UNIT, MEMBER = "p2o.Add.4", "p2o.Clip.0"  # the Clip after the Add of a hard-swish is folded into the Add's unit
-
-
-def _outlined(errors) -> str | None:
-    """The unit whose bar the Errors dock outlines, checked to be in view."""
-    at = errors.selected_row()
-    if at is None:
-        return None
-    assert at in errors.rows_in_view(), (at, errors.rows_in_view())
-    return errors.rows[at].node
 
 
 def _select(canvas, names: list[str]) -> None:
@@ -50,14 +41,14 @@ def test_a_folded_node_on_the_graph_outlines_its_unit(qtbot, window, open_file, 
     assert MEMBER in units[UNIT].nodes and UNIT in shown and MEMBER not in shown
     # the results came with the folded Clip selected: its unit's bar
     assert win.canvas.selected_nodes() == [MEMBER]
-    assert _outlined(win.errors) == UNIT
+    assert outlined(win.errors) == UNIT
     conv = next(n for n in shown if units[n].op_type == "Conv")
     _select(win.canvas, [conv])
-    assert _outlined(win.errors) == conv
+    assert outlined(win.errors) == conv
     _select(win.canvas, [MEMBER])  # selected on the graph now, not before the results
-    assert _outlined(win.errors) == UNIT
+    assert outlined(win.errors) == UNIT
     _select(win.canvas, [UNIT, MEMBER])  # both nodes of the unit: still that one unit
-    assert _outlined(win.errors) == UNIT
+    assert outlined(win.errors) == UNIT
     _select(win.canvas, [conv, MEMBER])  # two units: none
     assert win.errors.selected is None
     _select(win.canvas, [])
@@ -75,28 +66,28 @@ def test_switching_tabs_shows_the_shown_tabs_selection(qtbot, window, open_file,
     win.tabs.setCurrentWidget(win.canvas)
     settle()
     _select(win.canvas, [on_graph])
-    assert _outlined(win.errors) == on_graph
+    assert outlined(win.errors) == on_graph
     # the diff tab has nothing selected yet: no bar outlined while it is shown
     win.tabs.setCurrentWidget(tab)
     settle()
     assert tab.float_canvas.selected_nodes() == [] and win.errors.selected is None
     tab.float_canvas.select_nodes([on_diff], center=True)
     settle()
-    assert _outlined(win.errors) == on_diff
+    assert outlined(win.errors) == on_diff
     # back on the graph: its selection's bar, not the diff tab's
     win.tabs.setCurrentWidget(win.canvas)
     settle()
     assert win.canvas.selected_nodes() == [on_graph]
-    assert _outlined(win.errors) == on_graph
+    assert outlined(win.errors) == on_graph
     # and the diff tab again, now with a folded node selected there: the unit it is folded into
     unit, member = next((n, m) for n in units for m in units[n].nodes if m != n and n in shown)
     tab.float_canvas.select_nodes([member], center=True)
     win.tabs.setCurrentWidget(tab)
     settle()
-    assert _outlined(win.errors) == unit, (unit, member)
+    assert outlined(win.errors) == unit, (unit, member)
     win.tabs.setCurrentWidget(win.canvas)
     settle()
-    assert _outlined(win.errors) == on_graph
+    assert outlined(win.errors) == on_graph
 
 
 def test_before_results_the_one_node():
