@@ -212,7 +212,7 @@ class Observer:
         flat = x.reshape(-1)
         if flat.dtype == np.float16:
             flat = flat.astype(np.float32)  # exact; histograms bin float16 as float32 anyway
-        k = kernels.get() if kernels.usable(flat) else None
+        k = kernels.for_array(flat)
         if k is not None:  # one compiled pass instead of two reductions
             mn, mx, bad = kernels.scan(k, flat)
             if bad:

@@ -173,7 +173,7 @@ class StreamingHistogram:
         if mx > self.vmax:
             self.vmax = mx
         fast = self._fast
-        k = kernels.get() if kernels.usable(values) else None
+        k = kernels.for_array(values)
         if k is not None:  # same index arithmetic, one compiled pass
             if fast is not None and values.dtype == np.float32:
                 k.bin_f32(values, fast[0], fast[1], self.counts)
@@ -476,9 +476,9 @@ class HistogramObserver(Observer):
         finite (:meth:`StreamingHistogram.add_inside`); False when it must take the usual path (scan, grow, bin),
         also while small batches wait in the buffer (the usual path decides when they are binned)."""
         flat = x.reshape(-1)
-        if self._pending or flat.dtype != np.float32 or not kernels.usable(flat):
+        if self._pending or flat.dtype != np.float32:
             return False
-        k = kernels.get()
+        k = kernels.for_array(flat)
         if k is None:
             return False
         if not self._hists[0].add_inside(k, flat):

@@ -19,6 +19,7 @@ import contextvars
 import importlib
 import logging
 import os
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
@@ -116,12 +117,29 @@ def usable(x: np.ndarray) -> bool:
     return x.size >= MIN_SIZE and x.dtype in _INT_VIEW and x.ndim == 1 and x.flags.c_contiguous
 
 
+def for_array(x: np.ndarray) -> ModuleType | None:
+    """The compiled loops for one 1-D array: :func:`get` when it is :func:`usable` (large enough to load them for),
+    else :func:`loaded` when it is a non-empty 1-D contiguous float32 / float64 array (once loaded, the loops
+    cost less per call than numpy's binning even on small arrays: ppocrv4_rec at batch 1 bins 52 of its 87
+    tensors, under 32 Ki values each, 256 times), else None. Either way the observer state is the same."""
+    if x.size >= MIN_SIZE:
+        return get() if usable(x) else None
+    if _impl is None or not ENABLED or not x.size or x.dtype not in _INT_VIEW or x.ndim != 1:
+        return None
+    return _impl if x.flags.c_contiguous else None
+
+
 #: float32 bits (sign cleared) at or above this are +-Inf or NaN
 EXPONENT_F32 = _INT_VIEW[np.dtype(np.float32)][1]
+#: two float32 values from their bits as two int32 (native byte order both ways)
+_I32_PAIR, _F32_PAIR = struct.Struct("=2i"), struct.Struct("=2f")
 
 
 def key_floats(kmin: int, kmax: int, dtype: np.dtype) -> tuple[float, float]:
     """The values (Python floats) of two order keys of ``minmax_keys32`` / ``minmax_keys`` (``dtype`` float32 / 64)."""
+    if dtype == np.float32:  # plain int arithmetic and struct: a tenth of the numpy round trip's cost per call
+        bits = _I32_PAIR.pack(kmin ^ ((kmin >> 31) & 0x7FFFFFFF), kmax ^ ((kmax >> 31) & 0x7FFFFFFF))
+        return _F32_PAIR.unpack(bits)
     ity, _, absmask, shift = _INT_VIEW[np.dtype(dtype)]
     keys = np.array([kmin, kmax], ity)
     mn, mx = (keys ^ ((keys >> shift) & absmask)).view(dtype).tolist()
