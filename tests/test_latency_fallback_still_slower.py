@@ -34,7 +34,7 @@ def test_a_remaining_slowdown_of_microseconds_is_one_warning_on_the_islands_left
     assert [n for n, u in res.plan.units.items() if not u.excluded] == ["mm1"]
     assert _warnings(res) == [
         (IssueCode.LATENCY_KEPT_FLOAT, "mm2",
-         "kept float with its island of 1 node unit (mm2): as quantized the model measured 1.63x its float "
+         "kept float with its island of 1 node unit (mm2): a quantized node unit between float nodes; as quantized the model measured 1.63x its float "
          "latency, with 1 island left float 1.33x (onnxruntime CPU, 1 thread); name a node in an override, or pass "
          "--no-latency-check, to quantize it anyway"),
         (IssueCode.SLOWER_THAN_FLOAT, "",
@@ -63,7 +63,7 @@ def test_a_placement_kept_still_slower_with_no_faster_one_left_says_so_once(tmp_
     assert [n for n, u in res.plan.units.items() if not u.excluded] == ["mm2"]
     assert _warnings(res) == [
         (IssueCode.LATENCY_KEPT_FLOAT, "mm1",
-         "kept float with its island of 1 node unit (mm1): as quantized the model measured 1.30x its float "
+         "kept float with its island of 1 node unit (mm1): a quantized node unit between float nodes; as quantized the model measured 1.30x its float "
          "latency, with 1 island left float 1.20x (onnxruntime CPU, 1 thread); name a node in an override, or pass "
          "--no-latency-check, to quantize it anyway"),
         (IssueCode.SLOWER_THAN_FLOAT, "",

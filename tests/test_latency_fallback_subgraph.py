@@ -93,7 +93,9 @@ def test_every_unit_float_leaves_no_qdq_in_the_branches(tmp_path, monkeypatch, f
     # them and no unit at all (the note said "island of 3 quantized units" beside "0 of 2 node units quantized")
     islands = [i for i in res.issues if i.island]
     assert [sorted(i.units) for i in islands] == [["else_mm", "then_mm"]]
-    assert islands[0].message.startswith("kept float with its island of 2 node units (else_mm, then_mm): ")
+    assert islands[0].message.startswith(
+        "kept float with its island of 2 node units (else_mm, then_mm): a connected group of quantized node units "
+        "between float nodes; ")
     assert sorted(n for n, o in res.recipe.overrides.items() if o.exclude) == ["else_mm", "then_mm"]
     assert any("the model written is the float model" in i.message for i in res.issues)
     _same_as_float(path, res.proto)
@@ -135,7 +137,8 @@ def test_case_20_cli_line_and_warning_agree_with_the_file(tmp_path, monkeypatch,
     assert f"wrote {out} (0 of 2 node units quantized, preset cpu-u8s8" in captured.out
     assert "so every unit is left float and the model written is the float model" in captured.err
     assert "warning: no node unit is quantized: all 2 were kept float" in captured.err
-    assert "note: else_mm: kept float with its island of 2 node units (else_mm, then_mm): " in captured.err
+    assert ("note: else_mm: kept float with its island of 2 node units (else_mm, then_mm): a connected group of "
+            "quantized node units between float nodes; ") in captured.err
     # the float model itself: its graph (nodes, branches, weights) and opsets as in the input file
     float_model = onnx.load(str(CASE.with_suffix(".onnx")))
     assert written.graph == float_model.graph and written.opset_import == float_model.opset_import

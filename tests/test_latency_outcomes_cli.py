@@ -81,7 +81,7 @@ def test_each_latency_outcome_prints_what_the_file_is(quantize, fake_latency):
     model, printed, warnings = quantize("partial.onnx")
     assert "(35 of 36 node units quantized" in printed
     assert warnings == [
-        "warning: /cls/Gemm: kept float with its island of 1 node unit (/cls/Gemm): as quantized the model "
+        "warning: /cls/Gemm: kept float with its island of 1 node unit (/cls/Gemm): a quantized node unit between float nodes; as quantized the model "
         "measured 1.63x its float latency, with 1 island left float 1.33x (onnxruntime CPU, 1 thread); name a node "
         "in an override, or pass --no-latency-check, to quantize it anyway",
         "warning: still slower than float: with 1 island left float (35 of 36 node units quantized) the model "

@@ -103,7 +103,7 @@ def test_a_kept_trial_measured_under_load_is_not_called_written_as_planned(tmp_p
     assert res.recipe.overrides["mm1"].exclude and "mm2" not in res.recipe.overrides
     warnings = [(i.code, i.node, i.message) for i in res.issues if i.severity == Severity.WARNING]
     assert warnings == [
-        (IssueCode.LATENCY_KEPT_FLOAT, "mm1", "kept float with its island of 1 node unit (mm1): as quantized "
+        (IssueCode.LATENCY_KEPT_FLOAT, "mm1", "kept float with its island of 1 node unit (mm1): a quantized node unit between float nodes; as quantized "
          "the model measured 1.40x its float latency, with 1 island left float 1.12x (onnxruntime CPU, 1 thread); "
          "name a node in an override, or pass --no-latency-check, to quantize it anyway"),
         (IssueCode.SLOWER_THAN_FLOAT, "", "the latency could not be measured reliably (load average 6.0 on 2 cores): "

@@ -107,7 +107,8 @@ def test_the_record_reads_the_units_of_each_island_not_its_message():
                       code=IssueCode.LATENCY_KEPT_FLOAT, units=("/pool/AveragePool, 0",), ratio=1.8)
     notes = [probe, _kept_issue(first, 1.31, 1.2, 2), _kept_issue(second, 1.25, 0.97, 2)]
     assert notes[2].message.startswith("kept float with its island of 5 node units (/blk/Conv, 1, /blk/Add, 2, "
-                                       "Mul_3 and 2 more): as quantized the model measured 1.25x")
+                                       "Mul_3 and 2 more): a connected group of quantized node units between float nodes; as "
+                                       "quantized the model measured 1.25x")
     record = latency_kept_record([*second, *first, probe.node], notes)
     expected = sorted([(n, 1.25, notes[2].message) for n in second] + [(n, 1.31, notes[1].message) for n in first]
                       + [(probe.node, 1.8, probe.message)])

@@ -13,6 +13,7 @@ from cli_projects import run_job
 from latency_fakes import slow_quantized
 
 from workbench.core.issues import IssueCode, Severity
+from workbench.core.wording import ISLAND_MEANS
 from workbench.qt.problems_panel import group_title
 
 
@@ -65,4 +66,7 @@ def test_a_microsecond_models_islands_are_counted_as_islands(qtbot, window, open
     panel.refresh()
     row = panel.item_of(panel.row_of(islands[0].message)).parent()
     assert row is not None and row.text(2) == "13 \u00d7 island of units kept float: quantization does not pay at this size"
+    # what an island is: in the group row's tooltip and in each row (the CLI's note words)
+    assert row.toolTip(2).startswith(f"{row.text(2)} (an island: {ISLAND_MEANS})\n")
+    assert all("between float nodes; " in row.child(k).text(2) for k in range(row.childCount()))
     assert row.childCount() == 13

@@ -15,6 +15,21 @@ def count(n: int, noun: str, many: str | None = None) -> str:
     return f"{n} {plural(n, noun, many)}"
 
 
+#: What an island is, in plain words, where a note first names one (the latency fallback's notes in the CLI and the
+#: app's Problems dock, the Problems dock's group titles).
+ISLAND_MEANS = "a connected group of quantized node units between float nodes"
+
+
+def island_of(units: list[str] | tuple[str, ...], shown: int = 3) -> str:
+    """An island of ``units`` in plain words, as the latency fallback's notes name it: "island of 2 node units
+    (else_mm, then_mm): a connected group of quantized node units between float nodes"; the first ``shown`` names,
+    then how many more ("(a, b, c and 2 more)"). One unit: "island of 1 node unit (mm1): a quantized node unit between
+    float nodes"."""
+    names = ", ".join(units[:shown]) + (f" and {len(units) - shown} more" if len(units) > shown else "")
+    means = ISLAND_MEANS if len(units) != 1 else "a quantized node unit between float nodes"
+    return f"island of {count(len(units), 'node unit')} ({names}): {means}"
+
+
 def share(fraction: float) -> str:
     """``fraction`` (0..1) as a percentage with two decimals ("1.25%"), except a share the two decimals would
     round away: above 0 but below 0.005% reads "<0.01%" and below 100% but above 99.995% reads ">99.99%"

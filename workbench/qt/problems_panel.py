@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.issues import IssueCode, PlanIssue, Severity
-from workbench.core.wording import count
+from workbench.core.wording import ISLAND_MEANS, count
 from workbench.qt.latency_edits import latency_kept_recorded, latency_kept_units
 from workbench.qt.wrapped_column import WrappedColumn
 
@@ -157,6 +157,12 @@ def group_title(issue: PlanIssue, n: int) -> str:
     return f"{n} \u00d7 {title or str(issue.code).replace('-', ' ')}"
 
 
+def island_tip(issue: PlanIssue) -> str:
+    """What an island is, for the tooltip of a group of island notes (``issue.island``): " (an island: a connected
+    group of quantized node units between float nodes)"; "" for other groups."""
+    return f" (an island: {ISLAND_MEANS})" if issue.island else ""
+
+
 def severity_counts(issues) -> str:
     """``"0 errors, 2 warnings, 75 notes"`` for ``issues`` (PlanIssue)."""
     n = {sev: sum(1 for i in issues if i.severity == sev) for sev in _WORDS}
@@ -220,8 +226,8 @@ class ProblemsPanel(QWidget):
             if len(group) > 1:
                 source, first = group[0]
                 parent = self._row(None, source, first, group_title(first, len(group)), node="")
-                parent.setToolTip(2, f"{parent.text(2)}\n\nClick to list them; a row's node is selected when it "
-                                     "is clicked.")
+                parent.setToolTip(2, f"{parent.text(2)}{island_tip(first)}\n\nClick to list them; a row's node is "
+                                     "selected when it is clicked.")
             for source, issue in group:
                 self.items.append(self._row(parent, source, issue, issue.message, node=issue.node))
                 self.problems.append((source, issue))
@@ -293,4 +299,4 @@ class ProblemsPanel(QWidget):
 
 
 __all__ = ["GROUP_TITLES", "SEVERITY_TITLES", "STALE_SOURCE", "ProblemsPanel", "collect_problems", "group_problems",
-           "group_title", "severity_counts"]
+           "group_title", "island_tip", "severity_counts"]

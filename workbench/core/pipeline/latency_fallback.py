@@ -82,7 +82,7 @@ from workbench.core.pipeline.passes import Job, Pass, PassResult, run_passes
 from workbench.core.planning.island_guard import named_by_recipe, quantized_islands
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.runtime.latency import LatencyComparison
-from workbench.core.wording import count
+from workbench.core.wording import count, island_of
 
 log = logging.getLogger(__name__)
 
@@ -341,9 +341,8 @@ def _small_island_note(group: list[str], ratio: float) -> PlanIssue:
     """The note on one island a microsecond model's slowdown left float (the warning about the whole model says
     why, ``ratio``: the whole model's quantized / float latency); its first node is the issue's node, so the app
     and ``analyze`` count it as the latency check's; ``units`` names every unit of the island."""
-    shown = ", ".join(group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
     return PlanIssue(group[0], Severity.INFO,
-                     f"kept float with its island of {count(len(group), 'node unit')} ({shown}): quantization "
+                     f"kept float with its {island_of(group)}; quantization "
                      "does not pay at this size (the warning about the whole model); name a node in an override, "
                      "or pass --no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT,
                      units=tuple(group), ratio=ratio, island=True)
@@ -352,9 +351,8 @@ def _small_island_note(group: list[str], ratio: float) -> PlanIssue:
 def _kept_issue(group: list[str], before: float, after: float, islands: int) -> PlanIssue:
     """The warning on one island a trial left float: its first node is the issue's node, ``units`` every unit of
     the island, ``ratio`` the model's as planned (``before``)."""
-    shown = ", ".join(group[:3]) + (f" and {len(group) - 3} more" if len(group) > 3 else "")
     return PlanIssue(group[0], Severity.WARNING,
-                     f"kept float with its island of {count(len(group), 'node unit')} ({shown}): as quantized the "
+                     f"kept float with its {island_of(group)}; as quantized the "
                      f"model measured {before:.2f}x its float latency, with {count(islands, 'island')} left float "
                      f"{after:.2f}x (onnxruntime CPU, 1 thread); name a node in an override, or pass "
                      "--no-latency-check, to quantize it anyway", code=IssueCode.LATENCY_KEPT_FLOAT,
