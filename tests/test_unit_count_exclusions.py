@@ -10,6 +10,8 @@ still written.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import onnx
 import pytest
 from test_latency_fallback_subgraph import _if_model
@@ -27,6 +29,18 @@ def test_the_count_of_units_does_not_change_with_exclusions(tmp_path, excluded, 
     plan = api.plan(api.open_model(path), api.make_recipe("cpu-u8s8").with_excluded(excluded), guard=True)
     assert plan.quantized_count() == counts
     assert sorted(plan.counted_units()) == ["else_mm", "then_mm"]
+
+
+def test_quantizes_any_counts_a_carried_relu_the_unit_count_leaves_out(tmp_path):
+    model = api.open_model(_if_model(tmp_path)[0])
+    plan = api.plan(model, api.make_recipe("cpu-u8s8"), guard=True)
+    assert plan.carried("relu") and plan.quantizes_any()
+    # only the carried Relu left quantized (its Q/DQ is written): "0 of 2" counted, yet the plan quantizes a unit
+    relu_only = replace(plan, units={n: replace(u, excluded=n != "relu") for n, u in plan.units.items()})
+    assert relu_only.quantized_count() == (0, 2) and relu_only.quantizes_any()
+    every_float = api.plan(model, api.make_recipe("cpu-u8s8").with_excluded(["then_mm", "else_mm"]), guard=True)
+    assert sorted(every_float.units) == ["else_mm", "then_mm"] and not every_float.quantizes_any()
+    assert not replace(plan, units={}).quantizes_any()
 
 
 def test_cli_counts_the_same_units_with_and_without_exclude(tmp_path, capsys):

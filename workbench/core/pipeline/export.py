@@ -58,9 +58,10 @@ def refuse_qdq_only(plan, *, hint: str = QDQ_ONLY_CLI_HINT) -> None:
 
 
 def quantizes_nothing(result: QuantizeResult) -> bool:
-    """True when ``result`` keeps every node unit float (or the model has none) and its ``proto`` holds no
-    quantized node (Q/DQ, integer kernel, in any graph): it computes what the float model does."""
-    return all(u.excluded for u in result.plan.units.values()) and not find_quantized(result.proto)
+    """True when ``result``'s plan keeps every node unit float (or the model has none: not
+    :meth:`~workbench.core.planning.plan.QuantPlan.quantizes_any`) and its ``proto`` holds no quantized node (Q/DQ,
+    integer kernel, in any graph): it computes what the float model does."""
+    return not result.plan.quantizes_any() and not find_quantized(result.proto)
 
 
 def float_as_given(result: QuantizeResult) -> onnx.ModelProto | None:

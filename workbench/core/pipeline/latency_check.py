@@ -244,7 +244,7 @@ class LatencyCheck:
         slowdown = (f"{(lat.timed_quant_s - lat.timed_float_s) * 1e6:.0f} us slower per run, below the "
                     f"{MIN_SLOWDOWN_S * 1e6:.0f} us, or the {(NOISE - 1) * 100:.0f} % of a model over "
                     f"{MIN_FLOAT_S * 1e3:.1f} ms, that trying islands left float needs")
-        quantized = any(not u.excluded for u in job.plan.units.values())
+        quantized = job.plan.quantizes_any()
         if small and not quantized:  # the warning below says it otherwise
             note += f"; {slowdown}"
         issues = [PlanIssue("", Severity.INFO, note, code=IssueCode.LATENCY)]
@@ -272,7 +272,7 @@ class LatencyCheck:
 
 def _quantizes(job: Job) -> bool:
     """True when ``job``'s plan leaves a unit quantized (a model written without one holds no Q/DQ)."""
-    return job.plan is None or any(not u.excluded for u in job.plan.units.values())
+    return job.plan is None or job.plan.quantizes_any()
 
 
 def unknown_dims(model: PreparedModel) -> list[str]:

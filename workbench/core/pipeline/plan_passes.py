@@ -95,7 +95,7 @@ class RefuseFloat16Only:
     name = "refuse-float16-only"
 
     def applies(self, job: Job) -> bool:
-        return not any(not u.excluded for u in job.plan.units.values())
+        return not job.plan.quantizes_any()
 
     def run(self, job: Job) -> PassResult:
         fp16 = sorted({i.node for i in job.plan.issues if i.code == IssueCode.FLOAT16})

@@ -172,6 +172,14 @@ class QuantPlan:
         for it; :meth:`counted_units` leaves it out."""
         return node not in self.counted_units()
 
+    def quantizes_any(self) -> bool:
+        """True when some node unit of :attr:`units` is not excluded, in any graph (main or an If / Loop body),
+        a :meth:`carried` Relu / Clip included (its Q/DQ is written, though :meth:`quantized_count` leaves it out);
+        False for a plan that keeps every unit float or has none. What the plan asks to quantize: a written
+        model may still hold Q/DQ the plan did not make (a pre-quantized input;
+        :func:`workbench.core.pipeline.export.quantizes_nothing` checks the proto too)."""
+        return any(not u.excluded for u in self.units.values())
+
     def quantized_count(self) -> tuple[int, int]:
         """(N, M) of "N of M node units quantized": :meth:`counted_units` not excluded, and all of them."""
         counted = self.counted_units()

@@ -205,7 +205,7 @@ def _sweep(d: ReportData) -> str:
              _db(r.gain_db)] for r in sorted(sw.rows, key=lambda r: (-r.gain_db, r.node))[:TOP_TABLE]]
     placement = sweep_placement_note(sw, d.result.recipe)  # the sweep's timed decisions, when they differ
     note = f'<p class="note">{escape(placement[0].upper() + placement[1:])}.</p>' if placement else ""
-    if not sw.rows and not any(not u.excluded for u in d.result.plan.units.values()):
+    if not sw.rows and not d.result.plan.quantizes_any():
         return note + f'<p class="note">{escape(sweep_nothing_quantized(sw.samples))}</p>'
     return note + (f"<p>End to end, from a sensitivity sweep ({sw.samples} samples, {sw.tasks} tasks; onnxruntime, "
             "CPUExecutionProvider, suffix models ORT_DISABLE_ALL): model-output SQNR with only the unit quantized, "
