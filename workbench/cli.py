@@ -444,11 +444,26 @@ def _quantize_and_export(args, kept: contextlib.ExitStack) -> int:
         print(f"warning: no node unit is quantized: all {counted} were kept float "
               f"({_kept_float_why(args, result)}), so the written model computes in float like the input{forced}",
               file=sys.stderr)
+        if args.format == "qonnx" and not result.plan.quantizes_any():
+            _note_float_qonnx_shapes(args, model)
     print(f"wrote {out} ({quantized} of {counted} node units quantized, preset "
           f"{result.recipe.preset}{chosen})")
     if args.save_project:
         print(f"wrote {args.save_project}")
     return 0
+
+
+def _note_float_qonnx_shapes(args, model) -> None:
+    """For a QONNX export of a result that quantizes nothing (the input file as given, as the QDQ export writes it),
+    say when its input shapes were fixed (a symbolic batch set to 1, or ``--input-shape``): the one rewrite QONNX
+    needs (:func:`workbench.core.qonnx.export.export_qonnx_shaped`)."""
+    shapes = api.resolve_input_shapes(model.proto, _given_input_shapes(args, ExportError)).shapes
+    if shapes is None:
+        return
+    fixed = ", ".join(f"{name} {'x'.join(map(str, dims))}" for name, dims in shapes.items())
+    print(f"note: the QONNX file is the input model with its input shapes fixed ({fixed}) and its fixed-value nodes "
+          "(shape arithmetic) folded, as qonnx's executor needs; --format qdq writes the input model as given",
+          file=sys.stderr)
 
 
 def _kept_float_why(args, result) -> str:

@@ -5,7 +5,8 @@ input file holds it, with the recipe stamped in its metadata (:func:`float_as_gi
 written is the float model" and "the written model computes in float like the input", while ``result.proto`` is
 the prepared float graph (Constants lifted, BatchNormalization and Conv affines folded, opset 13), which runs
 alike only up to float rounding (ppocr_mobile_v2_cls: ``evaluate`` of the written file against the input read
-132.84 dB, not inf). A QONNX export of such a result is still written from the prepared graph.
+132.84 dB, not inf). A QONNX export of such a result writes that file too (no Quant node to write), with only the
+static input shapes every QONNX export gets when they apply (:func:`export`).
 """
 
 from __future__ import annotations
@@ -120,12 +121,13 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
     FloatQuant nodes, :mod:`workbench.core.qonnx.writer`), written again when ``model`` (the float model;
     needed for bipolar weights) is given, from ``result.written_from`` (the model ``result.proto`` was written
     from: SmoothQuant's weights, bias-corrected Conv biases) or ``model``, keeping its float weights; else
-    converted from ``result.proto``.
+    converted from ``result.proto``; for a result that quantizes nothing, the input file as given, as "qdq" writes it.
     With ``static_shapes`` (the CLI's default for QONNX) or ``input_shapes``, a QONNX file gets
     static input shapes and every tensor's shape in ``value_info`` (so the ``qonnx`` package runs
     it as written): ``input_shapes`` where given, batch 1 where the batch is an input's only
     symbolic dimension (:func:`workbench.core.qonnx.shapes.resolve_input_shapes`); the file then
-    takes only those shapes.
+    takes only those shapes. That rewrite applies to the float file as given too (it is the one a QONNX file of a
+    result quantizing nothing differs by from the QDQ file: none when the inputs are static already).
 
     Raises
     ------
@@ -143,7 +145,7 @@ def export(result: QuantizeResult, path: str | Path, *, format: str = "qdq", mod
     if format == "qonnx":
         # loaded here: a QDQ export (the default) does not load the QONNX converter, reader and writer
         qonnx = importlib.import_module("workbench.core.qonnx.export")
-        proto = qonnx.export_qonnx_shaped(result, model, input_shapes, static_shapes)
+        proto = qonnx.export_qonnx_shaped(result, model, input_shapes, static_shapes, given=float_as_given(result))
     else:
         refuse_qdq_only(result.plan)
         given = float_as_given(result)

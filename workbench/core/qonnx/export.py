@@ -150,17 +150,28 @@ def write_qonnx(model, plan, act_qparams: dict) -> object:
 
 
 def export_qonnx_shaped(result, model=None, input_shapes: dict[str, list[int]] | None = None,
-                        static_shapes: bool = False) -> onnx.ModelProto:
+                        static_shapes: bool = False, *, given: onnx.ModelProto | None = None) -> onnx.ModelProto:
     """:func:`export_qonnx`, with static input shapes and every tensor's shape in ``value_info`` when
     ``static_shapes`` or ``input_shapes`` ask for them (:func:`workbench.core.pipeline.export.export`
     says which shapes; :func:`workbench.core.qonnx.shapes.resolve_input_shapes` picks them).
+
+    ``given``: for a result that quantizes nothing, the input file as given
+    (:func:`workbench.core.pipeline.export.float_as_given`), used instead of :func:`export_qonnx`'s rewrite of the
+    prepared graph: a QONNX file with no Quant node is that float model, as the QDQ export writes it (opset, names,
+    BatchNormalization and Constant nodes as given). The shape step above still applies to it, the one rewrite
+    QONNX needs: qonnx's executor refuses tensors without a static shape, and the shapes computed by shape
+    arithmetic (Shape -> Slice -> Concat -> Reshape) can be recorded only once it is folded (digits_transformer,
+    batch set to 1: 333 -> 92 nodes, outputs bit-exact under onnxruntime without graph optimizations; unfolded,
+    ``value_info`` read (8, 4, 0) for an (8, 4, 8) tensor and qonnx's executor warned of 46 shape disagreements). Without
+    shapes to set (static inputs already, or symbolic dimensions besides the batch and no ``input_shapes``) it is
+    returned as it is: the QDQ export's bytes.
 
     Raises
     ------
     ExportError
         As :func:`export_qonnx`, and for ``input_shapes`` naming no input or not fitting it.
     """
-    proto = export_qonnx(result, model)
+    proto = given if given is not None else export_qonnx(result, model)
     choice = resolve_input_shapes(proto, input_shapes, source=getattr(model, "name", None) or "the model")
     if choice.shapes is not None and (static_shapes or input_shapes):
         proto = with_static_shapes(proto, choice.shapes)
