@@ -159,7 +159,7 @@ class LatencyFallback:
             job.progress(total, total, "Latency fallback: done")
         if best is job:
             return PassResult(False, [_kept_as_planned(tried, start, self._loaded)])
-        all_float = not any(not u.excluded for u in best.plan.units.values())
+        all_float = not best.plan.quantizes_any()
         written = _adopt(job, best, _float_model() if all_float else _with_islands(best, len(kept)))
         issues = [_kept_issue(g, start, best.latency.ratio, len(kept)) for g in kept]
         if loaded_slowdown(best.latency):
