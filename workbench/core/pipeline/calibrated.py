@@ -47,7 +47,10 @@ def keep_written(model: PreparedModel, result: QuantizeResult, inputs: dict, iss
     for a later export of the same ``inputs`` (:func:`written_inputs`), with ``issues`` (what the export
     reports) and the latency check's result. None when it cannot be kept as one file: a model built in
     memory (no file hash), weights in external data files, or tensors over the 2 GiB protobuf limit. A result that
-    quantizes nothing keeps the input file as given (:func:`~workbench.core.pipeline.export.float_as_given`)."""
+    quantizes nothing keeps the input file as given (:func:`~workbench.core.pipeline.export.float_as_given`): the
+    file's one read for this result, since an export of the same inputs writes the kept bytes (:func:`write_kept`)
+    without reading it again; a file changed since is a changed input (:func:`written_changes`: its SHA-256), so
+    the export quantizes the new file instead."""
     if (not model.sha256 or model.external_data_files or has_lazy(result.proto)
             or tensor_bytes(result.proto) > EXTERNAL_THRESHOLD):
         return None
