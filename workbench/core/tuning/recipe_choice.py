@@ -378,7 +378,7 @@ def _choose(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None
     names = [k for k in CANDIDATES if CANDIDATES[k][1] is None or present & set(CANDIDATES[k][1])]
     plans = {name: make_plan(model, variant(recipe, name, present), guard=True, facts=facts)
              for name in ("compute+mse", "mse") if name in names}
-    if not any(not u.excluded for u in plans["mse"].units.values()):
+    if not plans["mse"].quantizes_any():
         return ChoiceReport(recipe, skipped=_why_nothing(recipe, plans["mse"]))
     if "compute+mse" in plans and _same_plan(plans["compute+mse"], plans["mse"]):
         names.remove("mse")  # the same model as compute+mse's, which a tie prefers: scored once
@@ -450,7 +450,7 @@ def _score_variants(scoring: _Scoring, variants: dict[str, Recipe], ranges: dict
                     raise
                 log.info("recipe choice: variant %s cannot be run, not scored", name, exc_info=True)
                 continue
-            if name != "preset" and not any(not u.excluded for u in plans[name].units.values()):
+            if name != "preset" and not plans[name].quantizes_any():
                 del scores[name]  # quantizes nothing: exact, so it would win every time
     if progress is not None:
         progress(len(variants), len(variants), "Choosing the recipe")
