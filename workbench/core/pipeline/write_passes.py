@@ -7,6 +7,7 @@ from dataclasses import replace
 from workbench.core.data.loader import sample_batches
 from workbench.core.model.load import PreparedModel
 from workbench.core.pipeline.passes import Job, PassResult
+from workbench.core.pipeline.plan_passes import job_facts
 from workbench.core.recipe.spec import PlanMode
 from workbench.core.transforms.bias_correction import bias_shifts, corrected_proto
 from workbench.core.transforms.constant_input_bias import constant_input_shifts
@@ -23,7 +24,9 @@ class Write:
         return True
 
     def run(self, job: Job) -> PassResult:
-        job.written = write_model(job.model, job.plan, job.qparams, check=job.check)
+        # quantized weights kept between the writes of one model (the job's re-runs, the recipe choice's scores)
+        job.written = write_model(job.model, job.plan, job.qparams, check=job.check,
+                                  weights=job_facts(job).quantized_weights)
         job.written_from = job.model
         return PassResult(True)
 

@@ -217,6 +217,9 @@ class GraphFacts:
         #: (:func:`~workbench.core.pipeline.size_probe.changing_with_size`): the recipe choice quantizes its
         #: variants with one GraphFacts on one data source, and each variant ran the probe again
         self.size_probes: dict[tuple, tuple] = {}
+        #: the static writer's memo of quantized weights of this proto (:class:`~workbench.core.writers.qdq.QdqWriter`
+        #: ``weights``): the recipe choice writes its variants and groups from one GraphFacts
+        self.quantized_weights: dict = {}
 
     @property
     def stats(self) -> set[str]:

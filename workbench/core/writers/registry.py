@@ -25,14 +25,18 @@ WRITERS: dict[str, Writer] = {
 
 
 def write_model(model, plan: QuantPlan, act_qparams: dict[str, QParams] | None = None, *,
-                check: bool = True) -> QdqResult:
+                check: bool = True, weights: dict | None = None) -> QdqResult:
     """Write ``plan`` with the writer of its mode (see :data:`WRITERS`).
 
     ``act_qparams`` is required for static plans only; ``check=False`` skips onnx.checker on the result.
+    ``weights``: the static writer's memo of quantized weights, kept between writes of the same unchanged
+    ``model.proto`` (:func:`workbench.core.writers.qdq.write_qdq`); the other writers do not read it.
 
     Raises
     ------
     ExportError
         From the writer (see :func:`workbench.core.writers.qdq.write_qdq`).
     """
+    if weights is not None and str(plan.mode) == "static":
+        return WRITERS["static"](model, plan, act_qparams or {}, check=check, weights=weights)
     return WRITERS[str(plan.mode)](model, plan, act_qparams or {}, check=check)
