@@ -673,7 +673,16 @@ def _run(proto, rows: list[dict[str, np.ndarray]], points: list[tuple[str, int, 
          in_place: bool = False) -> list[list[np.ndarray]]:
     """Every output of ``proto`` for each row (onnxruntime CPU), or with ``points`` (:func:`score_points`)
     the tensors at those points. ``in_place``: ``proto`` is a scratch model the points are added to as
-    graph outputs (else a copy gets them)."""
+    graph outputs (else a copy gets them).
+
+    The rows run one at a time: the held-out rows as one batch gave other bits on minilm_l6_v2 (float and
+    quantized) and digits_transformer (float), and was not faster overall (6 rows, one loaded run each:
+    nudenet_320n quantized 0.072 -> 0.044 s but float 0.22 -> 0.25 s, ppocrv4_rec float 0.36 -> 0.53 s,
+    quantized 0.32 -> 0.34 s). The session is onnxruntime's default one: other options
+    that give the same outputs (ORT_ENABLE_EXTENDED, ``session.disable_prepacking``) build it in the same CPU
+    within the noise (nudenet_320n quantized 0.08-0.11 s, ppocrv4_rec 0.12-0.16 s); about half of a build is
+    the graph itself (nudenet_320n's 918-node quantized model: 0.04-0.05 s of CPU with ORT_DISABLE_ALL, whose
+    outputs differ), so the choice's cost in sessions is one build per model scored."""
     if points:
         tensors = _point_tensors(proto, points)
         if not in_place:
