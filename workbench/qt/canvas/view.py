@@ -107,12 +107,12 @@ def _zoom_axis(lo: float, hi: float, first: float, span: float, r0: float, r1: f
     ``scale`` of a graph spanning ``lo`` .. ``hi``, the scene rectangle spanning ``r0`` .. ``r1`` now: when the graph
     fits the view, the view's range from its start (drawn at the viewport's edge: the zoom aligns the rectangle
     there) 2 px short of its end (no scroll bar), moved to hold the graph; else the current range grown to hold
-    the graph."""
+    the graph and the view."""
     if hi - lo <= span - 2.0 / scale:
         first = max(min(first, lo), hi + 2.0 / scale - span)
         first = round(first * scale) / scale  # Qt draws it from a whole pixel: the zoom's point within half of one
         return first, first + span - 2.0 / scale
-    return min(r0, lo), max(r1, hi)
+    return min(r0, lo, first), max(r1, hi, first + span)
 
 
 COLOR_MODES = ("op", "dtype", "error")
@@ -585,8 +585,9 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self.setTransform(QTransform.fromScale(scale, scale))
         self.centerOn(QPointF(x[2], y[2]))
         self._fit_mode = "readable"
-        self._fitted_view = self._view_key()
         self._sync_items()
+        self._range_follows_graph(*self._beyond_view(scale))  # the range a zoom back to this scale gives
+        self._fitted_view = self._view_key()
         self._minimap.update()
 
     def _still_centred(self) -> bool:
@@ -627,6 +628,12 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         target = min(MAX_SCALE, max(lowest, self._scale() * factor))
         if abs(target - lowest) <= 1e-9 * lowest:  # the fitted scale again, not one a rounding away from it
             target = lowest
+        if self._state is not None and abs(target - self._whole_fit()[3]) <= 1e-9 * target:
+            # Fit graph's view, exactly: there the graph fills the free part of the view along one axis, which the
+            # zoom's rule for the scroll range would give the overlays' room (scroll bars at the fitted scale); this
+            # view's own fit (a diff pane's fit fits both panes)
+            GraphCanvas.fit(self)
+            return
         if point is None:
             point = self.viewportTransform().inverted()[0].map(QPointF(at))
         self._zoom_scene_rect(target, point, QPointF(at))
@@ -639,16 +646,55 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self.horizontalScrollBar().setValue(round(drawn.x()))
         self.verticalScrollBar().setValue(round(drawn.y()))
         self._sync_items()
+        self._range_follows_graph(*self._beyond_view(target))
         self._minimap.update()
+
+    def _beyond_view(self, scale: float) -> tuple[bool, bool]:
+        """(across, down): whether the graph with its 30-unit margin is wider / taller at ``scale`` than the viewport
+        as the zoom leaves it, less 2 px (:func:`_zoom_axis`), so that axis scrolls (the bar one axis needs takes its
+        room from the other, which may then need one too)."""
+        content = self._state.data.bounds.adjusted(-30, -30, 30, 30)
+        full = QSizeF(self.maximumViewportSize())
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        wide = content.width() * scale > full.width()
+        tall = content.height() * scale > full.height()
+        # as _zoom_axis decides: the view's span 2 px short of it still holds the graph
+        return (content.width() * scale > full.width() - (bar if tall else 0) - 2.0,
+                content.height() * scale > full.height() - (bar if wide else 0) - 2.0)
+
+    def _range_follows_graph(self, across: bool, down: bool) -> None:
+        """Along the axes that scroll (``across``, ``down``), the scene rectangle becomes the centre-on's range
+        (:meth:`_scroll_to`): the graph's scroll room (:meth:`scroll_content`) united with what the view shows, for
+        the viewport the bars of those axes leave; the other axes keep theirs, and the view does not move. A zoom
+        only grew the rectangle along a scrolling axis, so a zoom out far enough for the graph to fit (or Fit graph)
+        and back in kept the fitted view's rectangle: a 20 x 20 Relu grid at 900 x 700, fitted, then zoomed in 2.5x
+        three times and out 0.8x three times, scrolled 4,884 px down for 3,600 of graph."""
+        if self._state is None or not (across or down):
+            return
+        scale = self._scale()
+        full = QSizeF(self.maximumViewportSize())
+        room = self.scroll_content(QRectF(QPointF(0, 0), full), scale)
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        size = QSizeF(full.width() - (bar if down else 0), full.height() - (bar if across else 0)) / scale
+        # the resize anchor is the view's centre: the bars Qt shows or hides later keep it where it is now
+        shown = QRectF(QPointF(0, 0), size)
+        shown.moveCenter(self.mapToScene(self.viewport().rect()).boundingRect().center())
+        both, rect = room.united(shown), self.sceneRect()
+        x = (both.left(), both.right()) if across else (rect.left(), rect.right())
+        y = (both.top(), both.bottom()) if down else (rect.top(), rect.bottom())
+        follows = QRectF(QPointF(x[0], y[0]), QPointF(x[1], y[1]))
+        if follows != rect:
+            self.scene().setSceneRect(follows)
 
     def _zoom_scene_rect(self, scale: float, point: QPointF, at: QPointF) -> None:
         """The scene rectangle for a zoom to ``scale`` drawing scene ``point`` at viewport pixel ``at``: along an
         axis where the graph (with its 30-unit margin) fits the view, what the view will show there (2 px less,
         moved to hold the whole graph), so no scroll bar shows with nothing to scroll to; along the others the
-        rectangle as it is, grown to hold the graph. A fit sets the rectangle to what the view showed at the
-        fitted scale (a 2,000-node chain: about 1.3 million units across), so zooming in on a narrow chain showed
-        a horizontal scroll bar, and the fit's 1 px less (1,400 units there) left the chain's first node out of
-        the scroll range."""
+        rectangle as it is, grown to hold the graph and what the view will show (once the view is placed,
+        :meth:`_range_follows_graph` sets those to the graph's room). A fit sets the rectangle to what the view
+        showed at the fitted scale (a 2,000-node chain: about 1.3 million units across), so zooming in on a narrow
+        chain showed a horizontal scroll bar, and the fit's 1 px less (1,400 units there) left the chain's first node
+        out of the scroll range."""
         if self._state is None:
             return
         content = self._state.data.bounds.adjusted(-30, -30, 30, 30)
