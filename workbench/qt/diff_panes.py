@@ -94,6 +94,7 @@ class PaneCanvas(GraphCanvas):
         super().__init__(*args, **kwargs)
         self.pair_fit = None
         self.pair_open = None
+        self.partner: GraphCanvas | None = None  # the other pane: both scroll over both graphs
         if shared_key:
             own = self.legend_overlay
             self.colorsChanged.disconnect(own.refresh)
@@ -130,6 +131,20 @@ class PaneCanvas(GraphCanvas):
             self.pair_open()
             return
         self.fit()
+
+    def scroll_content(self, view: QRectF, scale: float) -> QRectF:
+        """The main canvas's scroll room (:meth:`GraphCanvas.scroll_content`: the graph, its 30-unit margin and the
+        overlays' room) around both panes' graphs: the panes share scene positions, so one range serves both and
+        the partner can always show the same scene point."""
+        room = super().scroll_content(view, scale)
+        if self.partner is not None and self.partner._state is not None:
+            room = room.united(GraphCanvas.scroll_content(self.partner, view, scale))
+        return room
+
+    def show_centre(self, centre: QPointF) -> None:
+        """Scene point ``centre`` at the viewport's centre, the scroll range set by the main canvas's rule
+        (:meth:`GraphCanvas._show_at`: :meth:`scroll_content` and what the view shows, both ways)."""
+        self._show_at(centre, QRectF(self.viewport().rect()).center())
 
     def zoom_in(self) -> None:
         super().zoom_in()
@@ -256,6 +271,7 @@ class DiffPanes(QWidget):
                 canvas.pair_fit = self.fit
                 canvas.pair_open = self.open_readable
         split.setSizes([1000, 1000])  # equal widths: the same scene point sits at the same place in both
+        self.float_canvas.partner, self.quant_canvas.partner = self.quant_canvas, self.float_canvas
         self.split = split
         self._refresh_key()
         self.float_canvas.selectionChangedNames.connect(
@@ -317,8 +333,8 @@ class DiffPanes(QWidget):
                                  QSizeF(view.width() / scale, view.height() / scale))
                 pad = 1.0 / scale  # 1 px less than the viewport: no scroll bars
                 shown = visible.adjusted(pad, pad, -pad, -pad)
+                c.setAlignment(Qt.AlignmentFlag.AlignCenter)  # as GraphCanvas.fit: a centre-on aligned it top-left
                 c.scene().setSceneRect(shown)
-                c.setSceneRect(shown)  # the view's own rect, which the panes' syncing set, wins over the scene's
                 c.setTransform(QTransform.fromScale(scale, scale))
                 c.centerOn(bounds.center())
                 c._fit_mode = "whole"
@@ -383,8 +399,8 @@ class DiffPanes(QWidget):
         self._syncing = True
         try:
             for c in canvases:
-                c.scene().setSceneRect(bounds.united(shown))
-                c.setSceneRect(bounds.united(shown))  # the view's own rect, as fit sets it
+                c.setAlignment(Qt.AlignmentFlag.AlignCenter)  # as GraphCanvas.fit_readable
+                c.scene().setSceneRect(bounds.united(shown))  # the graphs and the view: the scroll bars counted above
                 c.setTransform(QTransform.fromScale(scale, scale))
                 c.centerOn(centre)
                 c._fit_mode = "readable"
@@ -479,11 +495,10 @@ class DiffPanes(QWidget):
         fitted = source._fitted_view == source._view_key()
         self._syncing = True
         try:
-            # the other's scene rect (its own fit) must not stop it at the source's centre
-            other.setSceneRect(other.sceneRect().united(source.sceneRect()))
+            # the other's range by the main canvas's rule around the source's centre: its own fit's rect neither
+            # stops it short of that centre nor leaves it scrolling over empty scene
             other.setTransform(source.transform())
-            other.centerOn(source.mapToScene(source.viewport().rect().center()))
-            other._sync_items()
+            other.show_centre(source.mapToScene(source.viewport().rect().center()))
             other._fitted_view = other._view_key() if fitted else None
         finally:
             self._syncing = False
@@ -531,10 +546,8 @@ class DiffPanes(QWidget):
         self._syncing = True
         try:
             for canvas in (self.float_canvas, self.quant_canvas):
-                canvas.setSceneRect(self.float_canvas.sceneRect().united(self.quant_canvas.sceneRect()))
                 canvas.setTransform(QTransform.fromScale(scale, scale))
-                canvas.centerOn(centre)
-                canvas._sync_items()
+                canvas.show_centre(centre)  # the scroll range by the main canvas's rule: it only grew
         finally:
             self._syncing = False
 
