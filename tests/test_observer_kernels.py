@@ -351,3 +351,65 @@ def test_loaded_kernels_bin_small_batches_with_the_numpy_state(observer, monkeyp
     monkeypatch.setattr(kernels, "ENABLED", None)
     monkeypatch.setattr(kernels, "_impl", None)
     assert kernels.for_array(np.zeros(100, np.float32)) is None and kernels._impl is None  # not loaded by a small one
+
+
+def _numpy_bins(x: np.ndarray, lo: np.float32, inv: np.float32, bins: int) -> np.ndarray:
+    """np.bincount of bin_scan_f32's indices: ``(x - lo) * inv`` in float32, NaN to 0, clamped to the bins in
+    float32, then truncated."""
+    y = (x - lo) * inv
+    y = np.clip(np.where(np.isnan(y), np.float32(0), y), np.float32(0), np.float32(bins - 1))
+    return np.bincount(y.astype(np.int64), minlength=bins)
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_bin_scan_f32_counts_match_numpy_with_and_without_sub_histograms(split, monkeypatch):
+    """bin_scan_f32 counts runs of one bin into _llvm.WAYS int32 sub-histograms added up at the end (from
+    SPLIT_PER_BIN values a bin) or straight into counts: either way the counts are np.bincount of the float32
+    indices, for long runs of one bin, many distinct bins, NaN / +-Inf and sizes that are not a multiple of WAYS
+    or of BIN_BLOCK; inc -1 takes them out again; the keys are minmax_keys32's."""
+    from workbench.core.calibration.observers import _llvm
+
+    k = kernels.get()
+    assert k is _llvm
+    monkeypatch.setattr(_llvm, "SPLIT_PER_BIN", 0 if split else 1 << 40)
+    taken = {"split": 0, "one": 0}
+    loop = _llvm._bin_scan32
+
+    def spy(*args):  # the last argument: the sub-histograms' address, or None
+        taken["one" if args[-1] is None else "split"] += 1
+        return loop(*args)
+    monkeypatch.setattr(_llvm, "_bin_scan32", spy)
+    rng = np.random.default_rng(13)
+    lo, inv, bins = np.float32(-2.5), np.float32(7.3), 37
+    absmask, shift = np.int32(0x7FFFFFFF), np.int32(31)
+    calls = 0
+    for n in (1, 2, 3, 5, 1023, 1024, 1025, 4097):
+        normal = (rng.standard_normal(n) * 2).astype(np.float32)  # many distinct bins, some clamped
+        runs = np.repeat(np.float32([0.0, -9.0, 1.3]), [n // 2, n // 4, n - n // 2 - n // 4])  # -9.0: clamped to 0
+        spiky = np.where(rng.random(n) < 0.6, np.float32(0), normal)  # post-Relu like: most values in one bin
+        spiky[rng.integers(0, n, max(1, n // 100))] = np.nan
+        spiky[[0, -1]] = [np.inf, -np.inf]  # to the last / first bin
+        for x in (normal, runs, spiky, np.full(n, np.nan, np.float32)):
+            counts = np.full(bins, 3, np.int64)  # added to, not overwritten
+            keys = k.bin_scan_f32(x, lo, inv, counts)
+            assert (counts - 3).tolist() == _numpy_bins(x, lo, inv, bins).tolist()
+            assert keys == k.minmax_keys32(x.view(np.int32), absmask, shift)
+            k.bin_scan_f32(x, lo, inv, counts, -1)
+            assert counts.tolist() == [3] * bins
+            calls += 2
+    assert taken == ({"split": calls, "one": 0} if split else {"split": 0, "one": calls})
+
+
+def test_bin_scan_f32_sub_counts_never_overflow_int32(monkeypatch):
+    """The int32 sub-histograms are used only while a sub-count stays below 2**31: a large ``inc`` (each value
+    adding 2**29, 2**33 in all) is counted straight into the int64 counts, exactly; a read-only array is read too."""
+    from workbench.core.calibration.observers import _llvm
+
+    monkeypatch.setattr(_llvm, "SPLIT_PER_BIN", 0)
+    x = np.zeros(16, np.float32)
+    x.flags.writeable = False
+    counts = np.zeros(2, np.int64)
+    _llvm.bin_scan_f32(x, np.float32(0), np.float32(1), counts, 1 << 29)
+    assert counts.tolist() == [16 << 29, 0]
+    _llvm.bin_scan_f32(x[:3], np.float32(0), np.float32(1), counts, -(1 << 29))
+    assert counts.tolist() == [13 << 29, 0]
