@@ -38,9 +38,8 @@ from workbench.qt.canvas.group_labels import (
     place_labels,
 )
 from workbench.qt.canvas.items import TEXT_SCALE, CanvasState, op_text_px
+from workbench.qt.canvas.scene_data import CHEVRON_W, TITLE_BAR
 
-#: Height of an open group's title bar and width of the chevron hit area (scene pixels).
-TITLE_BAR, CHEVRON_W = 30.0, 30.0
 #: pixels around the view within which the screen-size titles are placed (:meth:`GroupsItem.screen_labels`): a
 #: pan of up to this much keeps them; a title of a group just out of view that runs into it is placed
 REGION_PX = 300.0

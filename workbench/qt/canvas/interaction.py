@@ -17,7 +17,8 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QToolTip
 
 from workbench.qt.canvas.group_figures import sqnr_text
-from workbench.qt.canvas.groups_item import TITLE_BAR, chevron_rect
+from workbench.qt.canvas.groups_item import chevron_rect
+from workbench.qt.canvas.scene_data import TITLE_BAR
 
 
 class CanvasInteraction:

@@ -14,6 +14,7 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QPainterPath
 
 from workbench.core.api import GraphStructure, GroupLayoutPlan, Hierarchy, Placement, place
+from workbench.qt.canvas.badge_spots import badge_spot, title_rects
 
 NODE_W = 150.0  # the same as workbench.core.graph.group_layout.NODE_W / NODE_H (the layout spaces by them)
 NODE_H = 54.0
@@ -22,6 +23,8 @@ ARROW = 6.0
 # unrouted layouts only (positions given without routes): edges spanning a row (> LONG_EDGE) bow
 # right by up to 0.75 * BOW
 LONG_EDGE, BOW = 100.0, 320.0
+#: Height of an open group's title bar and width of the chevron hit area (scene pixels).
+TITLE_BAR, CHEVRON_W = 30.0, 30.0
 #: ends of a long unrouted edge this close across (scene px) are stacked: with no box between them the edge runs
 #: straight down (the layout's x of one column can differ by a pixel or two)
 STACKED = 16.0
@@ -208,7 +211,7 @@ def edge_polyline(path: QPainterPath, xa: float, ya: float, xb: float, yb: float
 
 
 def _edge_path(path: QPainterPath, xa: float, ya: float, xb: float, yb: float,
-               route: Route | None = None, bow: bool = True) -> None:
+               route: Route | None = None, bow: bool = True, arrow: bool = True) -> None:
     """Cubic Beziers from the producer's bottom centre to the consumer's top centre, with an arrow head.
 
     A routed edge runs straight down through each passage (the rows it skips, between their
@@ -216,7 +219,7 @@ def _edge_path(path: QPainterPath, xa: float, ya: float, xb: float, yb: float,
     empty band between rows), so the curve is smooth (C1) and leaves and enters its ports
     vertically. Without a route, one cubic; with ``bow`` an edge spanning more than ``LONG_EDGE``
     pixels bows to the right (by up to ``0.75 * BOW``), so that it does not run hidden through the
-    boxes of the column between its ends.
+    boxes of the column between its ends. ``arrow``: the arrow head too.
     """
     path.moveTo(xa, ya)
     if route:
@@ -233,6 +236,8 @@ def _edge_path(path: QPainterPath, xa: float, ya: float, xb: float, yb: float,
         dy = max(span, NODE_H) * 0.5
         off = bow_of(span) if bow else 0.0
         path.cubicTo(xa + off, ya + dy, xb + off, yb - dy, xb, yb)
+    if not arrow:
+        return
     path.moveTo(xb - ARROW, yb - ARROW * 1.4)
     path.lineTo(xb, yb)
     path.lineTo(xb + ARROW, yb - ARROW * 1.4)
@@ -285,6 +290,7 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
     straight = data.straight_edges
     rep = placement.rep.tolist() if placement is not None else None
     drawn: set[tuple[int, int]] = set()
+    keep_off = title_rects(data.gx0, data.gy0, data.gx1, TITLE_BAR, CHEVRON_W)  # badges stay off groups' titles
     for e, (a, b) in enumerate(structure.edges):
         xa, ya, xb, yb = xs[a], bottom[a], xs[b], top[b]
         if rep is not None and (rep[a] >= 0 or rep[b] >= 0):
@@ -302,7 +308,11 @@ def build_scene_data(structure: GraphStructure, positions: dict[str, tuple[float
         elif bow and yb - ya > LONG_EDGE:
             bowed = max(bowed, max(xa, xb) + 0.75 * bow_of(yb - ya))
         if e in structure.edge_badges and (rep is None or (rep[a] < 0 and rep[b] < 0)):
-            data.badge_points.append((QPointF(*edge_midpoint_of(xa, ya, xb, yb, route, bow)), structure.edge_badges[e]))
+            text = structure.edge_badges[e]
+            spot = badge_spot(QPointF(*edge_midpoint_of(xa, ya, xb, yb, route, bow)), text,
+                              lambda p, xa=xa, ya=ya, xb=xb, yb=yb, r=route: _edge_path(p, xa, ya, xb, yb, r, bow, False),
+                              keep_off, (data.rect(a), data.rect(b)))
+            data.badge_points.append((spot, text))
     for segments in tiles.values():
         x_lo = min(min(seg[0], seg[2], *(p[0] for p in seg[4] or ())) for seg in segments)
         x_hi = max(max(seg[0], seg[2], *(p[0] for p in seg[4] or ())) for seg in segments)
