@@ -1742,9 +1742,12 @@ class MainWindow(QMainWindow):
 
     @guarded
     def focus_node(self, name: str) -> None:
-        """Select and centre node ``name`` of the open model (a dock's row): on its graph, brought forward."""
-        self._show_main_graph()
+        """Select and centre node ``name`` of the open model (a dock's row): on its graph, brought forward.
+
+        Selected before the graph comes forward: brought forward first, it showed its old selection (and the tab
+        change had the Errors dock outline the old selection's bar) until the new one was made."""
         self.canvas.select_nodes([name], center=True)
+        self._show_main_graph()
 
     @guarded
     def focus_hit(self, name: str) -> None:
