@@ -406,6 +406,26 @@ def test_only_the_rows_asked_for_are_read(tmp_path, name, save, layout):
     assert peak < rows.nbytes // 32, f"peak {peak} bytes for 8 rows of a {rows.nbytes}-byte array"
 
 
+def test_stored_npz_members_are_mapped_not_copied(tmp_path):
+    """np.savez stores its members uncompressed: their rows are views of the file mapped in memory (no
+    copy into a fresh array), equal to numpy.load's, for every member of a several-array file (each
+    starts at its own offset, behind a zip64 extra field); a deflated member is still read into fresh
+    arrays with the same values."""
+    from workbench.core.data.npy_rows import RowReader
+
+    a = RNG.standard_normal((7, 3, 5)).astype(np.float32)
+    b = RNG.integers(0, 1000, (7, 11)).astype(np.int64)
+    for save, mapped in ((np.savez, True), (np.savez_compressed, False)):
+        path = tmp_path / f"{save.__name__}.npz"
+        save(path, a=a, gt_b=b, b=b)
+        for key, whole in (("a", a), ("b", b)):
+            with RowReader(path, key) as reader:
+                rows = [reader.take(2), reader.take(4), reader.take(1)]
+            assert all(r.flags.owndata is not mapped for r in rows), (save.__name__, key)
+            np.testing.assert_array_equal(np.concatenate(rows), whole)
+            assert np.concatenate(rows).dtype == whole.dtype
+
+
 def test_a_truncated_member_is_one_data_error(tmp_path, cnn):
     a = RNG.standard_normal((6, 3, 4, 4)).astype(np.float32)
     header = (tmp_path / "h.npy")

@@ -10,8 +10,9 @@ Layouts of an array (``shared/corpus/README.md``):
 
 Keys starting with ``gt_`` are labels, not inputs. Only array headers are read when the file
 is opened (shape and dtype are checked then); rows are read as samples are iterated, and only as
-many as are asked for (:mod:`workbench.core.data.npy_rows`: ``.npy`` memory-mapped, ``.npz``
-members streamed), so memory holds one batch, not the file. Each pass over the data reads again.
+many as are asked for (:mod:`workbench.core.data.npy_rows`: ``.npy`` files and stored ``.npz`` members
+memory-mapped, deflated ``.npz`` members streamed), so memory holds one batch, not the file. Each pass over
+the data reads again.
 """
 
 from __future__ import annotations

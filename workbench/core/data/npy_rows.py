@@ -5,9 +5,15 @@ whole array first costs its full size in memory. Here:
 
 - an ``.npy`` file is memory-mapped (``numpy.load(mmap_mode="r")``): a row's pages are read when
   the row is used;
-- an ``.npz`` member is a zip entry, usually deflate-compressed (``numpy.savez_compressed``), which
-  cannot be mapped: it is streamed from the start, ``take(n)`` decompressing exactly the next
-  ``n`` rows into a fresh array (stored members, ``numpy.savez``, stream the same way);
+- an ``.npz`` member stored uncompressed (``numpy.savez``) is a plain byte range of the file: it is
+  memory-mapped like an ``.npy`` (:func:`stored_offset` finds where its data starts); mapped rows are
+  read from the page cache where they lie, instead of being copied into a fresh array and checksummed
+  (nudenet_320n, 256 rows of 1.2 MB: 0.18 s of copying and 0.085 s of CRC-32 per pass). Like an
+  ``.npy``, a mapped member is not checked against its CRC-32 (a streamed member is, and only when it
+  is read to its end);
+- a deflate-compressed member (``numpy.savez_compressed``) cannot be mapped: it is streamed from the
+  start, ``take(n)`` decompressing exactly the next ``n`` rows into a fresh array (so is a stored
+  member whose local header does not lead to its data);
 - a Fortran-ordered member (rows are not contiguous) is read whole, the only exception.
 
 Format: NumPy's ``.npy`` format (``numpy.lib.format``: magic, header dict, C-order data).
@@ -16,6 +22,7 @@ Format: NumPy's ``.npy`` format (``numpy.lib.format``: magic, header dict, C-ord
 from __future__ import annotations
 
 import math
+import struct
 import zipfile
 from pathlib import Path
 
@@ -57,6 +64,10 @@ class RowReader:
         if fortran and len(self.shape) > 1:
             self._array = np.asfortranarray(np.lib.format.read_array(self._zip.open(member + ".npy"),
                                                                      allow_pickle=False))
+            f.close()
+        elif self.shape and (start := stored_offset(self.path, self._zip.getinfo(member + ".npy"), f.tell(),
+                                                    math.prod(self.shape) * self.dtype.itemsize)) is not None:
+            self._array = np.memmap(self.path, self.dtype, "r", offset=start, shape=self.shape)
             f.close()
         else:
             self._stream = f
@@ -112,6 +123,37 @@ class RowReader:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+#: A zip local file header: signature, versions, flags, method, times, CRC-32, sizes, name and extra lengths.
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")
+
+
+def stored_offset(path: Path, info: zipfile.ZipInfo, header_bytes: int, data_bytes: int) -> int | None:
+    """Where the array data of the member ``info`` of the zip file ``path`` starts (bytes from the file's
+    start), when the member is stored uncompressed and unencrypted, its local header is intact and it holds
+    ``header_bytes`` (its ``.npy`` header) plus ``data_bytes`` (> 0) that lie inside the file; else None
+    (stream it). Zip format (PKWARE APPNOTE 4.3.7): a local file header, the name and the extra field,
+    then the member's bytes."""
+    if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 1 or not data_bytes:
+        return None
+    if info.file_size != info.compress_size or info.file_size < header_bytes + data_bytes:
+        return None  # truncated: streaming reads the rows that are there, then says which one is missing
+    with open(path, "rb") as f:
+        raw = _read_at(f, info.header_offset, _LOCAL_HEADER.size)
+        size = f.seek(0, 2)
+    if len(raw) != _LOCAL_HEADER.size:
+        return None
+    fields = _LOCAL_HEADER.unpack(raw)
+    if fields[0] != b"PK\x03\x04":
+        return None
+    start = info.header_offset + _LOCAL_HEADER.size + fields[9] + fields[10] + header_bytes
+    return start if start + data_bytes <= size else None
+
+
+def _read_at(f, offset: int, n: int) -> bytes:
+    f.seek(offset)
+    return f.read(n)
 
 
 def read_member(path: Path, member: str) -> np.ndarray:
