@@ -10,7 +10,8 @@ a recipe file may not hold (:func:`~workbench.core.api.unapplied_choice`: per_ch
 of a static preset, per_block with an observer that computes no per-block ranges, an MX dtype (per-block by
 definition) on a per_tensor or per_channel spec), are greyed in their combo box,
 the reason in its tooltip, so a project or recipe saved from the app loads in the CLI. Invalid combinations
-(reduce_range on 16 bits, ...) are shown in red under the fields, never raised.
+(reduce_range on 16 bits, ...) are shown in red under the fields, never raised; the plan's infos about the
+selection (expected, nothing to fix) in a line of their own under them, in the normal text colour.
 
 A file shown in a tab of its own (View > Open Exported Model) is not the recipe: while such a tab
 is shown, :meth:`Inspector.show_file` puts the inspector in a read-only mode for that file's
@@ -66,6 +67,7 @@ from workbench.core.api import (
     node_roles,
     unapplied_choice,
 )
+from workbench.core.issues import Severity
 from workbench.core.wording import count
 from workbench.qt import commands
 from workbench.qt.dialogs import guarded
@@ -80,6 +82,8 @@ log = logging.getLogger(__name__)
 
 AXIS_AUTO = -9  # the axis spin box's lowest value, shown as "auto" (axis None: the op's channel axis)
 AXIS_MAX = 8  # the highest axis offered when the selection's weight rank is unknown
+#: how :meth:`Document.node_issues` starts an issue of severity info (shown as a note, not as a problem)
+INFO_PREFIX = f"{Severity.INFO}: "
 MIXED = "mixed"  # a field whose value differs between the selected nodes
 MAX_LISTED = 6
 
@@ -509,6 +513,12 @@ class Inspector(QWidget):
         self.problems.setStyleSheet("color: #c62828;")
         self.problems.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.problems)
+        #: the plan's ``info`` issues about the selection (expected, nothing to fix): not in the red line
+        self.notes = QLabel()
+        self.notes.setWordWrap(True)
+        self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notes.setVisible(False)
+        lay.addWidget(self.notes)
         lay.addWidget(self.node_box)
         lay.addStretch(1)
         self.exclude.clicked.connect(self._on_exclude)
@@ -597,12 +607,23 @@ class Inspector(QWidget):
         self.recipe_note.setVisible(not show)
         self.roles_note.setVisible(False)
 
+    def _show_problems(self, lines: list[str]) -> None:
+        """Show the selection's problems (invalid settings, the plan's errors and warnings) in the red line and the
+        plan's infos (``"info: NODE: message"``, :meth:`Document.node_issues`) in the notes line; each once."""
+        lines = list(dict.fromkeys(lines))
+        infos = [line for line in lines if line.startswith(INFO_PREFIX)]
+        problems = [line for line in lines if not line.startswith(INFO_PREFIX)]
+        self.problems.setText("\n".join(problems))
+        self.problems.setVisible(bool(problems))  # no empty red line's spacing above the notes
+        self.notes.setText("\n".join(infos))
+        self.notes.setVisible(bool(infos))
+
     def _show_file_selection(self, f: FileSelection) -> None:
         """The read-only view of a file's selection: header, its parameters, the note; no recipe control."""
         self._show_recipe_controls(False, FILE_NOTE.format(name=f.name))
         for w in (self.exclude, self.reset, *self.roles.values()):
             w.setEnabled(False)
-        self.problems.setText("")
+        self._show_problems([])
         self.exclude_source.setText("")
         name = html.escape(f.name)
         self.node_box.show_facts(None if f.edge is not None else self.node_facts(f.proto, f.nodes), links=False)
@@ -640,14 +661,14 @@ class Inspector(QWidget):
         if self.edge_tensor and quantized:
             self.quant_params.show_tensor(self.doc.quant_params.get(self.edge_tensor), self.edge_tensor)
             self.header.setText(f"<b>Edge</b> carrying {html.escape(self.edge_tensor)}")
-            self.problems.setText("")
+            self._show_problems([])
             return
         self.quant_params.show_nodes(self.doc.model, nodes, list(self.doc.quant_params.values()))
         for w in (self.exclude, self.reset, *self.roles.values()):
             w.setEnabled(enabled)
         if not enabled:
             self.header.setText("No node selected. Click a node, drag a rectangle or use the search box.")
-            self.problems.setText("")
+            self._show_problems([])
             self.exclude_source.setText("")
             for w in (self.exclude, self.exclude_source, self.reset, *self.roles.values()):
                 w.setVisible(False)  # no values of an earlier selection left on show, greyed
@@ -660,8 +681,7 @@ class Inspector(QWidget):
                 problems.append(r)
             else:
                 resolved.append(r)
-        problems += self.doc.node_issues(nodes)
-        self.problems.setText("\n".join(dict.fromkeys(problems)))
+        self._show_problems(problems + self.doc.node_issues(nodes))
         if resolved:
             RoleEditor._set_check(self.exclude, [r.excluded for r in resolved])
             self._show_exclude_source(resolved)
