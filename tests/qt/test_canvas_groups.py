@@ -176,7 +176,7 @@ def test_minimap_outlines_the_viewport_and_moves_the_view(qtbot, canvas):
     qtbot.waitUntil(lambda: not mini.isVisible(), timeout=300_000)
 
 
-def test_frame_title_fits_and_keeps_the_node_count(qtbot):
+def test_frame_title_fits_dropping_the_aggregate_then_the_count(qtbot):
     font = QFont()
     font.setPixelSize(17)
     metrics = QFontMetricsF(font)
@@ -185,9 +185,11 @@ def test_frame_title_fits_and_keeps_the_node_count(qtbot):
     assert full == f"\u25be  {title}  (12 nodes \u00b7 worst 3.5 dB)"
     short = frame_title(metrics, title, 12, "worst 3.5 dB", metrics.horizontalAdvance(f"\u25be  {title}  (12 nodes)") + 1)
     assert short == f"\u25be  {title}  (12 nodes)"  # the aggregate goes first
+    bare = frame_title(metrics, title, 12, "worst 3.5 dB", metrics.horizontalAdvance(f"\u25be  {title}") + 1)
+    assert bare == f"\u25be  {title}"  # then the count (the tooltip and the collapsed box give it)
     width = 220.0
     narrow = frame_title(metrics, title, 12, "worst 3.5 dB", width)
     assert metrics.horizontalAdvance(narrow) <= width
-    assert narrow.endswith("  (12 nodes)") and "\u2026" in narrow  # elided in the middle, count kept
-    head, tail = narrow[3:-len("  (12 nodes)")].split("\u2026")
+    assert narrow.startswith("\u25be  ") and "nodes" not in narrow  # the whole width for the title
+    head, tail = narrow[3:].split("\u2026")  # elided in the middle
     assert title.startswith(head) and title.endswith(tail) and head and tail

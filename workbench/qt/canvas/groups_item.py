@@ -424,15 +424,19 @@ def title_elide(h) -> Qt.TextElideMode:
 def frame_title(metrics: QFontMetricsF, title: str, count: int, aggregate: str | None, width: float,
                 elide: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> str:
     """The title line of an open group that fits ``width`` pixels: ``"▾  title  (n nodes · aggregate)"``;
-    when too long, the aggregate goes first (the tooltip has it), then the title is elided (``elide``,
-    :func:`title_elide`: a scope path in the middle, a block's at the end), keeping the node count."""
+    when too long, the aggregate goes first, then the node count (the group's tooltip gives both, and its
+    collapsed box the count), and only then is the title elided (``elide``, :func:`title_elide`: a scope path in
+    the middle, a block's at the end) to the whole width. A frame one node wide (224 px of title line) kept the
+    count and cut its name to "atte…on_0  (3 nodes)" for ``attention_output_dense_projection_0``."""
     full = f"\u25be  {title}  ({count} nodes" + (f" \u00b7 {aggregate})" if aggregate else ")")
     if metrics.horizontalAdvance(full) <= width:
         return full
     head, tail = "\u25be  ", f"  ({count} nodes)"
-    room = width - metrics.horizontalAdvance(head) - metrics.horizontalAdvance(tail)
-    if metrics.horizontalAdvance(title) <= room:
+    if metrics.horizontalAdvance(head + title + tail) <= width:
         return head + title + tail
+    room = width - metrics.horizontalAdvance(head)
+    if metrics.horizontalAdvance(title) <= room:
+        return head + title
     if room >= metrics.horizontalAdvance("m\u2026m"):
-        return head + metrics.elidedText(title, elide, room) + tail
+        return head + metrics.elidedText(title, elide, room)
     return metrics.elidedText(head + title, elide, width)
