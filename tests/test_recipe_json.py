@@ -145,3 +145,23 @@ def test_json_integers_still_pass_as_floats_and_booleans_as_booleans():
                               '{"a": {"activation": {"observer": "entropy", "observer_args": {"bins": 512}}}}}')
     assert recipe.reduce_range is False and recipe.smoothquant.alpha == 1.0
     assert recipe.overrides["a"].activation.observer_args == {"bins": 512.0}
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # a typo in a value guessed as the preset's and a field name's are; it read "unknown observer 'percentil'; use
+    # one of minmax, percentile, entropy, mse" with no guess
+    ('{"rules": [{"op_type": "Conv", "activation": {"observer": "percentil"}}]}',
+     "r.json: invalid recipe at rules.0.activation.observer: unknown observer 'percentil' (did you mean "
+     "'percentile'?); use one of minmax, percentile, entropy, mse."),
+    ('{"rules": [{"op_type": "Conv", "weight": {"dtype": "unit8"}}]}',
+     "r.json: invalid recipe at rules.0.weight.dtype: unknown dtype 'unit8' (did you mean 'uint8'?); use one of "),
+    ('{"rules": [{"op_type": "Conv", "activation": {"observer": "percentile", "observer_args": {"percentil": 99}}}]}',
+     "r.json: invalid recipe at rules.0.activation.observer_args: unknown observer_args 'percentil' (did you mean "
+     "'percentile'?); use "),
+    ('{"rules": [{"op_type": "Conv", "weight": {"dtype": "float16"}}]}',  # no close name: no guess
+     "r.json: invalid recipe at rules.0.weight.dtype: unknown dtype 'float16'; use one of "),
+])
+def test_a_value_typo_gets_a_guess(text, message):
+    with pytest.raises(RecipeError) as info:
+        Recipe.from_json(text, source="r.json")
+    assert info.value.message.startswith(message), info.value.message

@@ -9,6 +9,7 @@ import math
 from enum import StrEnum
 
 from workbench.core.formats.qtypes import MX_DTYPES, QONNX_DTYPES, RECIPE_DTYPES, get_qtype
+from workbench.core.wording import did_you_mean
 
 OBSERVERS = ("minmax", "percentile", "entropy", "mse")
 ROLES = ("weight", "activation", "bias")
@@ -167,21 +168,23 @@ def _not_read(ignored: list[str], observer: str, called: str) -> str:
 
 def dtype_known(v: str) -> str:
     if v not in RECIPE_DTYPES and v not in QONNX_DTYPES and v != "int32":
-        raise ValueError(f"unknown dtype {v!r}; use one of {', '.join(RECIPE_DTYPES)} "
+        raise ValueError(f"unknown dtype {v!r}{did_you_mean(v, [*RECIPE_DTYPES, *QONNX_DTYPES])}; use one of "
+                         f"{', '.join(RECIPE_DTYPES)} "
                          f"(QONNX target also: {', '.join(QONNX_DTYPES)})")
     return v
 
 
 def observer_known(v: str) -> str:
     if v not in OBSERVERS:
-        raise ValueError(f"unknown observer {v!r}; use one of {', '.join(OBSERVERS)}")
+        raise ValueError(f"unknown observer {v!r}{did_you_mean(v, OBSERVERS)}; use one of {', '.join(OBSERVERS)}")
     return v
 
 
 def observer_args_known(v: dict[str, float]) -> dict[str, float]:
     unknown = sorted(set(v) - set(OBSERVER_ARGS))
     if unknown:
-        raise ValueError(f"unknown observer_args {', '.join(map(repr, unknown))}; use {', '.join(OBSERVER_ARGS)}")
+        named = ", ".join(f"{k!r}{did_you_mean(k, OBSERVER_ARGS)}" for k in unknown)
+        raise ValueError(f"unknown observer_args {named}; use {', '.join(OBSERVER_ARGS)}")
     return v
 
 
