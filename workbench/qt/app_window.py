@@ -70,7 +70,7 @@ from workbench.qt.dialogs import (
     guarded,
     show_error,
 )
-from workbench.qt.diff_errors import outlined_unit
+from workbench.qt.diff_errors import outlined_in_view, shown_view
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
 from workbench.qt.done_line import UNDONE_DONE, done_line_after_step
@@ -243,7 +243,8 @@ class MainWindow(QMainWindow):
         self.docks = docks.build_docks(self, self.doc)  # inspector, recipe_panel, calibration, errors, ...
         self.evaluation = EvaluationController(self)  # Run > Evaluate / Autotune
         self._hist_timer = QTimer(self, singleShot=True, interval=300)
-        self._diff_models: WeakKeyDictionary = WeakKeyDictionary()  # a diff tab -> the model it compares (its float)
+        # a diff, exported-file or subgraph tab -> the model it was opened for (the diff tab's float model)
+        self._tab_models: WeakKeyDictionary = WeakKeyDictionary()
         self._hist_failed = False  # the histogram view shows a failed histogram's line
         self._actions = actions.build_actions(self, self.doc.undo_stack)  # also self.act_<name>
         actions.build_menus(self, self._actions, self.docks, settings.theme())
@@ -813,6 +814,8 @@ class MainWindow(QMainWindow):
             self.set_status("Nothing exported yet: File > Export (Ctrl+E) first.")
             return None
         tab, done = self.tabs.show_exported(path)
+        if done != "shown":  # a new tab: its selection outlines its unit in the Errors dock (the float nodes' names)
+            self._follow_tab(tab, tab.canvas)
         again = {"shown": " (already open)", "reloaded": " (read again: it was written since)"}.get(done, "")
         self.set_status(f"Showing {path.name} as exported{again}: {tab.summary.text()}.")
         return tab
@@ -969,8 +972,8 @@ class MainWindow(QMainWindow):
     def _show_diff(self, diff, proto, path: Path) -> None:
         tab = DiffTab(diff, proto, path, self.doc.model_path.name, self.tabs)
         # the float pane's selection (a row, either pane) outlines its unit in the Errors dock, as the graph's does
-        self._diff_models[tab] = self.doc.model
-        tab.float_canvas.selectionChangedNames.connect(self._on_diff_selection)
+        self._tab_models[tab] = self.doc.model
+        tab.float_canvas.selectionChangedNames.connect(self._on_tab_selection)
         self.tabs.setCurrentIndex(self.tabs.addTab(tab, drawn_as_is(f"Diff: {path.name}")))
         unmeasured = f"; {unmeasured_text(diff.no_sqnr)}" if getattr(diff, "no_sqnr", "") else ""
         self.set_status(f"Diff with {path.name}: {diff.summary()}{unmeasured}.")
@@ -1719,26 +1722,29 @@ class MainWindow(QMainWindow):
         self._hist_timer.start()
 
     @guarded
-    def _on_diff_selection(self, _names: list) -> None:
-        """The float pane of a diff tab selected nodes (a row, either pane): the Errors dock follows it while that
-        tab is shown (:meth:`_errors_follow_selection`)."""
+    def _on_tab_selection(self, _names: list) -> None:
+        """A diff tab's float pane (a row, either pane), an exported file's or a subgraph's graph selected nodes: the
+        Errors dock follows it while that tab is shown (:meth:`_errors_follow_selection`)."""
         self._errors_follow_selection()
 
-    def _followed_selection(self) -> list[str]:
-        """The nodes the Errors dock follows: the float pane's of the shown tab when it is a diff tab of the open
-        model (its bars are of that model), the model's graph's otherwise (the other tabs do not drive the dock)."""
-        shown = self.tabs.currentWidget()
-        if isinstance(shown, DiffTab) and self.doc.model is not None and self._diff_models.get(shown) is self.doc.model:
-            return shown.float_canvas.selected_nodes()
-        return self.canvas.selected_nodes()
+    def _follow_tab(self, tab: QWidget, canvas: GraphCanvas) -> None:
+        """``tab``, just opened for the open model, drives the Errors dock by the selection of ``canvas`` while shown."""
+        self._tab_models[tab] = self.doc.model
+        canvas.selectionChangedNames.connect(self._on_tab_selection)
+        self._errors_follow_selection()  # it was shown before it was known as the open model's
 
     def _errors_follow_selection(self) -> None:
-        """The Errors dock outlines the node unit of the shown tab's selection and scrolls it into view
-        (:func:`~workbench.qt.diff_errors.outlined_unit`: a folded activation outlines its unit, several units
-        none; before results the one node selected)."""
+        """The Errors dock shows the bars of the graph the shown tab draws and outlines the node unit of its selection,
+        scrolled into view (:func:`~workbench.qt.diff_errors.shown_view`: every bar on the graph, a diff tab, the
+        exported file or Netron; a subgraph's own units; none for a tab of another model. A folded activation outlines
+        its unit, several units none; before results the one node selected)."""
+        shown = self.tabs.currentWidget()
+        model = self.doc.model
+        view = shown_view(shown, self.canvas, self.tabs.netron,
+                          model is not None and self._tab_models.get(shown) is model)
+        self.errors.set_scope(view.scope, view.note)
         units = self.doc.plan.units if self.doc.plan is not None else {}
-        shown = {r.node for r in self.errors.rows}
-        self.errors.show_selected(outlined_unit(self._followed_selection(), units, shown))
+        self.errors.show_selected(outlined_in_view(view, units, {r.node for r in self.errors.rows}))
 
     @guarded
     def focus_node(self, name: str) -> None:
@@ -2322,6 +2328,8 @@ class MainWindow(QMainWindow):
         """Open each body of an If/Loop/Scan node in its own tab; returns the tab titles."""
         self._need_model()
         titles = self.tabs.open_bodies(self.doc.model, name)
+        for index in range(self.tabs.count() - len(titles), self.tabs.count()):
+            self._follow_tab(self.tabs.widget(index), self.tabs.widget(index))
         if titles:
             self.set_status(f"Opened {count(len(titles), 'subgraph')} of {name}.")
         return titles

@@ -167,6 +167,10 @@ class ErrorView(QWidget):
         self.empty_note = ""
         #: ends the summary of the rows (the quantized model's errors after the latency check's edit was undone)
         self.rows_note = ""
+        #: the units whose bars are shown (the shown tab's graph: a subgraph's nodes), None for every unit
+        self.scope: frozenset[str] | None = None
+        #: the summary while the results have no bar in :attr:`scope` ("No error data for this view: ...")
+        self.scope_note = ""
         lay = QVBoxLayout(self)
         lay.setContentsMargins(9, 4, 9, 4)  # less above and under: the dock's title bar sets it apart; room for the plots
         lay.setSpacing(4)
@@ -317,10 +321,22 @@ class ErrorView(QWidget):
     def _mark_note(self) -> None:
         """The summary is bold while it shows :attr:`empty_note`."""
         font = self.summary.font()
-        font.setBold(bool(self.empty_note) and not self.rows and not self.quantized_name)
+        font.setBold(bool(self.empty_note) and not self._given and not self.quantized_name)
         self.summary.setFont(font)
 
+    def set_scope(self, scope: set[str] | frozenset[str] | None, note: str = "") -> None:
+        """Show the bars of the units named in ``scope`` only (the nodes of the graph the shown tab draws, e.g. a
+        subgraph body), every bar for None. ``note``: the summary while the results have no bar in ``scope`` (what
+        this view has no figures for, and why)."""
+        scope = None if scope is None else frozenset(scope)
+        if (scope, note) == (self.scope, self.scope_note):
+            return
+        self.scope, self.scope_note = scope, note
+        self.set_rows(self._given)
+
     def _empty_text(self) -> str:
+        if self._given and self.scope is not None:  # results, none of them in this view
+            return self.scope_note
         if self.quantized_name:
             return (f"{self.quantized_name} is already quantized: per-node errors need the float model it was "
                     "made from. Click Compare with its float model... (or open the float model and use View > "
@@ -332,7 +348,8 @@ class ErrorView(QWidget):
         """Show the UnitError-like ``rows`` (``node``, ``op_type``, ``sqnr_db``), worst first by
         :meth:`shown_rank` (set the local figures first, :meth:`set_local`)."""
         self._given = list(rows)
-        self.rows = ranked(self._given, self.local, self.shown_rank())
+        scoped = self._given if self.scope is None else [r for r in self._given if r.node in self.scope]
+        self.rows = ranked(scoped, self.local, self.shown_rank())
         self.color_button.setText("Colour canvas by own noise" if self.shown_rank() == "local" else
                                   "Colour canvas by SQNR")
         self.rank_box.setEnabled(has_local(self._given, self.local))
