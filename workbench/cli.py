@@ -446,6 +446,11 @@ def _quantize_and_export(args, kept: contextlib.ExitStack) -> int:
               file=sys.stderr)
         if args.format == "qonnx" and not result.plan.quantizes_any():
             _note_float_qonnx_shapes(args, model)
+    elif not counted:  # "0 of 0": the recipe finds no unit at all (no Conv / MatMul / Gemm, weights behind a Cast ...)
+        why = " (the reasons are above)" if any(i.node for i in result.issues) else ""
+        print(f"warning: no node unit is quantized: the recipe (preset {result.recipe.preset}) quantizes no node of "
+              f"{model.path}{why}, so the written model computes in float like the input; workbench-cli presets "
+              "lists the other presets", file=sys.stderr)
     print(f"wrote {out} ({quantized} of {counted} node units quantized, preset "
           f"{result.recipe.preset}{chosen})")
     if args.save_project:
