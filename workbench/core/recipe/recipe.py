@@ -94,7 +94,8 @@ class Recipe(Record):
     """A complete quantization recipe; JSON round-trips exactly (``model_dump_json`` / ``from_json``).
 
     A plain record (:mod:`workbench.core.recipe.record`): building one from a built-in preset loads no
-    pydantic; a recipe file is validated by the pydantic model of the same name (:meth:`from_json`).
+    pydantic, nor does reading a recipe file whose values pydantic keeps as given (:meth:`from_json`); any other
+    file is validated by the pydantic model of the same name, which coerces its values or names the bad field.
     """
 
     preset: Annotated[str, Valid(_known_preset)] = "cpu-u8s8"
@@ -161,15 +162,17 @@ class Recipe(Record):
             together on the preset's spec (:func:`~workbench.core.recipe.conflicts.first_conflict`: naming the
             rule's index, matcher, role and field, and what to write).
         """
-        from pydantic import ValidationError  # a recipe file is validated by pydantic
-
         if not text.strip():
             raise RecipeError(f"{source}: the recipe file is empty.",
                               hint='Write a recipe JSON object there, e.g. {"preset": "cpu-u8s8"} (see README, '
                                    "'Recipes').")
-        try:
+        try:  # values pydantic keeps as given build the records without it (Record.model_validate_json)
             recipe = cls.model_validate_json(text)
-        except ValidationError as exc:
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            from pydantic import ValidationError  # loaded already by the model that refused the text
+
+            if not isinstance(exc, ValidationError):
+                raise
             errors = exc.errors()
             first = errors[0]
             more = f" (and {count(len(errors) - 1, 'more problem')})" if len(errors) > 1 else ""

@@ -21,8 +21,12 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import re
+import typing
 from enum import Enum
-from typing import Any, ClassVar, Literal
+from types import UnionType
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from workbench.core.recipe import models
 from workbench.core.recipe.fields import REQUIRED, Factory, Table, table
@@ -165,8 +169,44 @@ class Record:
 
     @classmethod
     def model_validate_json(cls, text: str | bytes) -> Any:
-        """A record from JSON text; pydantic's ValidationError when invalid."""
+        """A record from JSON text; pydantic's ValidationError when invalid.
+
+        Text whose every value, at every level, passes the fast checks and validators (:meth:`_from_json_doc`)
+        builds the records without pydantic: the values pydantic keeps as given, so the same record. Anything
+        else (invalid JSON, NaN / Infinity, a float beyond float64, a repeated key, an escaped lone surrogate, a
+        value pydantic would coerce or refuse) goes to the pydantic model, which coerces it or raises.
+        """
+        doc = _plain_json(text)
+        if type(doc) is dict:
+            built = cls._from_json_doc(doc)
+            if built is not _NOT_FAST:
+                return built
         return _from_model(cls._pydantic_model().model_validate_json(text))
+
+    @classmethod
+    def _from_json_doc(cls, doc: dict[str, Any]) -> Any:
+        """The record of a parsed JSON object when its values pass the fast checks, validators and
+        :meth:`_consistent` (a JSON object at a record field built the same way), else :data:`_NOT_FAST`."""
+        hints, enums = cls.TABLE.hints, cls.TABLE.enums
+        values = {}
+        for name, value in doc.items():
+            if name not in hints:
+                return _NOT_FAST
+            value = _json_value(hints[name], value)
+            if value is _NOT_FAST:
+                return _NOT_FAST
+            values[name] = _enum_member(enums[name], value) if name in enums else value
+        out = object.__new__(cls)
+        data = out._fast(values)
+        if data is None:
+            return _NOT_FAST
+        object.__setattr__(out, "__dict__", data)
+        object.__setattr__(out, "_fields_set", frozenset(values))
+        try:
+            out._consistent()
+        except (ValueError, TypeError):
+            return _NOT_FAST
+        return out
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
@@ -245,6 +285,69 @@ class Record:
 
 
 # -- conversions ----------------------------------------------------------------------------------------
+#: a JSON value :meth:`Record._from_json_doc` leaves to pydantic
+_NOT_FAST: Any = object()
+#: an escaped UTF-16 surrogate (``\\ud800``): Python's JSON reader keeps a lone one, pydantic's refuses it
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _plain_json(text: str | bytes) -> Any:
+    """``text`` parsed when it is JSON both readers read alike (no NaN / Infinity, no float beyond float64, no
+    repeated key in an object, no escaped surrogate), else :data:`_NOT_FAST`."""
+    if not isinstance(text, str) or _SURROGATE.search(text):
+        return _NOT_FAST
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(items)
+        if len(out) != len(items):
+            raise ValueError("repeated key")
+        return out
+
+    def finite(s: str) -> float:
+        f = float(s)
+        if not math.isfinite(f):
+            raise ValueError("beyond float64")
+        return f
+
+    def refuse(name: str) -> Any:
+        raise ValueError(name)
+
+    try:
+        return json.loads(text, object_pairs_hook=pairs, parse_float=finite, parse_constant=refuse)
+    except (ValueError, RecursionError):
+        return _NOT_FAST
+
+
+def _json_value(hint: Any, v: Any) -> Any:
+    """Parsed JSON value ``v`` of a field of type ``hint`` with each JSON object at a record type built as that
+    record (:meth:`Record._from_json_doc`); other values as they are (the fast checks judge them);
+    :data:`_NOT_FAST` when a record cannot be built so or the type does not tell which record an object is."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Annotated:
+        return _json_value(args[0], v)
+    if origin in (Union, UnionType):
+        if v is None:
+            return v
+        arms = [a for a in args if a is not type(None)]
+        if len(arms) == 1:
+            return _json_value(arms[0], v)
+        return _NOT_FAST if any(_holds_record(a) for a in arms) else v
+    if origin is list and type(v) is list:
+        items = [_json_value(args[0], x) for x in v]
+        return _NOT_FAST if any(x is _NOT_FAST for x in items) else items
+    if origin is dict and type(v) is dict:
+        items = {k: _json_value(args[1], x) for k, x in v.items()}
+        return _NOT_FAST if any(x is _NOT_FAST for x in items.values()) else items
+    if isinstance(hint, type) and issubclass(hint, Record) and origin is None:
+        return hint._from_json_doc(v) if type(v) is dict else v
+    return v
+
+
+def _holds_record(hint: Any) -> bool:
+    """True when a value of type ``hint`` may hold a record (at any depth)."""
+    if isinstance(hint, type) and issubclass(hint, Record):
+        return True
+    return any(_holds_record(a) for a in typing.get_args(hint) if not isinstance(a, (str, int, float, bool)))
 def _enum_member(enum: type[Enum], v: Any) -> Any:
     return enum(v) if type(v) is str and v in enum._value2member_map_ else v
 
