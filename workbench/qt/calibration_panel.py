@@ -107,6 +107,11 @@ class _StatusScroll(QScrollArea):
 TOOLTIP_FROM = 80
 
 
+#: appended to a failed calibration's line once the data the panel shows (source, path, image fields, samples) is
+#: no longer what it failed with (:meth:`CalibrationPanel._mark_failure_stale`)
+DATA_CHANGED = "(The calibration data changed since; F5 calibrates on it.)"
+
+
 def is_failure(text: str) -> bool:
     """Whether ``text`` is a failed job's line ("Calibrate failed: ...", as the window words it)."""
     head, sep, _rest = text.partition(" failed:")
@@ -158,6 +163,7 @@ class CalibrationPanel(QWidget):
         self._clock = ProgressClock()
         self._held: tuple[str, int, int, int] | None = None  # status, bar min, max, value while another job runs
         self._held_title = ""  # the other job's title while it runs
+        self._failed_with: dict | None = None  # the data fields a failed job's line shown was about (_source)
         #: the spec last set (set_data_spec) and the widgets' state right after: data_spec() keeps what
         #: the user did not edit as the spec has it
         self._spec: dict | None = None
@@ -242,6 +248,7 @@ class CalibrationPanel(QWidget):
         self.scale.valueChanged.connect(self.specChanged)
         self.allow_code.toggled.connect(self.specChanged)
         self.choose_first.toggled.connect(self.specChanged)
+        self.specChanged.connect(self._mark_failure_stale)
         self._on_kind()
         self._shown = self._state()
 
@@ -337,6 +344,19 @@ class CalibrationPanel(QWidget):
                 "allow_code": self.allow_code.isChecked(), "samples": self.samples.value(),
                 "analysis_samples": self.analysis_samples.value()}
 
+    def _source(self) -> dict:
+        """The fields that say which calibration data is read (:meth:`_state` but the analysis sample count)."""
+        return {k: v for k, v in self._state().items() if k != "analysis_samples"}
+
+    def _mark_failure_stale(self) -> None:
+        """A failed job's line shown, and the data shown is no longer what it failed with: say so (it read as if the
+        new data had failed too)."""
+        text = self.status.text()
+        if (self._failed_with is None or self._held is not None or self.cancel.isEnabled() or not is_failure(text)
+                or DATA_CHANGED in text or self._source() == self._failed_with):
+            return
+        self.status.setText(f"{text} {DATA_CHANGED}")
+
     def _edited(self) -> set[str]:
         state = self._state()
         return {key for key, value in state.items() if value != self._shown.get(key)}
@@ -426,6 +446,7 @@ class CalibrationPanel(QWidget):
             self._on_kind()
             # the analysis count is not part of the spec: an edit of it stays an edit
             self._shown = dict(self._state(), analysis_samples=self._shown.get("analysis_samples"))
+        self._mark_failure_stale()
 
     def set_analysis_samples(self, samples: int | None) -> None:
         """Show the analysis sample count (None: :data:`ANALYSIS_SAMPLES`); emits nothing."""
@@ -471,6 +492,7 @@ class CalibrationPanel(QWidget):
             self.progress.setValue(1 if message.startswith("Done") else 0)
         if message:
             self.status.setText(message)
+            self._failed_with = self._source() if not running and is_failure(message) else None
 
     def hold(self, title: str) -> None:
         """Another job (export, report, sweep, evaluation) runs: Start waits, Cancel stops that job, and
