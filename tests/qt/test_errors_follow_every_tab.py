@@ -34,6 +34,15 @@ def _show(win, widget) -> None:
     settle()
 
 
+def _histogram_of(qtbot, win, unit: str | None) -> None:
+    """Wait until the Errors dock's histogram is of ``unit`` (None: no histogram, the caption says to select one)."""
+    if unit is None:
+        qtbot.waitUntil(lambda: win.errors.hist is None and win.errors.hist_title.text().startswith("No node selected"),
+                        timeout=30_000)
+    else:
+        qtbot.waitUntil(lambda: (win.errors.hist or {}).get("unit") == unit, timeout=60_000)
+
+
 def _bars(win) -> list[str]:
     return sorted(r.node for r in win.errors.rows)
 
@@ -48,6 +57,7 @@ def test_the_exported_tab_and_netron_drive_the_dock(qtbot, window, open_file, ex
     win.canvas.select_nodes(["/f/f.0/Conv"], center=True)
     settle()
     assert outlined(win.errors) == "/f/f.0/Conv"
+    _histogram_of(qtbot, win, "/f/f.0/Conv")
     # the exported file (our QDQ export of this model): every bar, the outline follows its own selection
     win._last_export = Path(example_qdq_file)
     tab = win.open_exported()
@@ -56,14 +66,18 @@ def test_the_exported_tab_and_netron_drive_the_dock(qtbot, window, open_file, ex
     settle()
     assert win.tabs.currentWidget() is tab and tab.canvas.selected_nodes() == []
     assert _bars(win) == units and win.errors.selected is None  # was /f/f.0/Conv: the Graph tab's
+    _histogram_of(qtbot, win, None)  # nor its histogram
     tab.canvas.select_nodes(["/head/head.2/Gemm"], center=True)
     settle()
     assert outlined(win.errors) == "/head/head.2/Gemm"
+    _histogram_of(qtbot, win, "/head/head.2/Gemm")
     tab.canvas.select_nodes(["/f/f.8/Relu"], center=True)  # folded into /f/f.7/Conv's unit
     settle()
     assert outlined(win.errors) == "/f/f.7/Conv"
+    _histogram_of(qtbot, win, "/f/f.7/Conv")
     _show(win, win.canvas)
     assert outlined(win.errors) == "/f/f.0/Conv"
+    _histogram_of(qtbot, win, "/f/f.0/Conv")
     _show(win, tab)
     assert outlined(win.errors) == "/f/f.7/Conv"
     # Netron shows the open model or its export: every bar, none outlined (its selection does not reach the app)
@@ -71,6 +85,7 @@ def test_the_exported_tab_and_netron_drive_the_dock(qtbot, window, open_file, ex
     settle()
     assert win.tabs.currentWidget() is win.netron
     assert _bars(win) == units and win.errors.selected is None
+    _histogram_of(qtbot, win, None)
     _show(win, win.canvas)
     assert outlined(win.errors) == "/f/f.0/Conv"
 

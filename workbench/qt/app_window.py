@@ -70,7 +70,7 @@ from workbench.qt.dialogs import (
     guarded,
     show_error,
 )
-from workbench.qt.diff_errors import outlined_in_view, shown_view
+from workbench.qt.diff_errors import ErrorsView, outlined_in_view, shown_view
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
 from workbench.qt.done_line import UNDONE_DONE, done_line_after_step
@@ -246,6 +246,7 @@ class MainWindow(QMainWindow):
         # a diff, exported-file or subgraph tab -> the model it was opened for (the diff tab's float model)
         self._tab_models: WeakKeyDictionary = WeakKeyDictionary()
         self._hist_failed = False  # the histogram view shows a failed histogram's line
+        self._hist_names: list[str] = []  # the shown tab's selection the histogram was asked for
         self._actions = actions.build_actions(self, self.doc.undo_stack)  # also self.act_<name>
         actions.build_menus(self, self._actions, self.docks, settings.theme())
         actions.build_toolbar(self, self._actions)  # also self.search, self.color_mode
@@ -770,6 +771,8 @@ class MainWindow(QMainWindow):
         self._sync_qdq_check()
         self._update_actions()
         self._errors_follow_selection()  # the shown tab's selection, not the last one made
+        if self._shown_view().selected != self._hist_names:  # its histogram too
+            self._hist_timer.start()
 
     def shown_canvas(self) -> GraphCanvas:
         """The graph of the shown tab (:meth:`ModelTabs.shown_canvas`). Raises WorkbenchError when the tab
@@ -1724,8 +1727,9 @@ class MainWindow(QMainWindow):
     @guarded
     def _on_tab_selection(self, _names: list) -> None:
         """A diff tab's float pane (a row, either pane), an exported file's or a subgraph's graph selected nodes: the
-        Errors dock follows it while that tab is shown (:meth:`_errors_follow_selection`)."""
+        Errors dock follows it while that tab is shown (:meth:`_errors_follow_selection`), its histogram too."""
         self._errors_follow_selection()
+        self._hist_timer.start()
 
     def _follow_tab(self, tab: QWidget, canvas: GraphCanvas) -> None:
         """``tab``, just opened for the open model, drives the Errors dock by the selection of ``canvas`` while shown."""
@@ -1733,15 +1737,18 @@ class MainWindow(QMainWindow):
         canvas.selectionChangedNames.connect(self._on_tab_selection)
         self._errors_follow_selection()  # it was shown before it was known as the open model's
 
+    def _shown_view(self) -> ErrorsView:
+        """What the Errors dock shows for the shown tab (:func:`~workbench.qt.diff_errors.shown_view`)."""
+        shown, model = self.tabs.currentWidget(), self.doc.model
+        return shown_view(shown, self.canvas, self.tabs.netron,
+                          model is not None and self._tab_models.get(shown) is model)
+
     def _errors_follow_selection(self) -> None:
         """The Errors dock shows the bars of the graph the shown tab draws and outlines the node unit of its selection,
         scrolled into view (:func:`~workbench.qt.diff_errors.shown_view`: every bar on the graph, a diff tab, the
         exported file or Netron; a subgraph's own units; none for a tab of another model. A folded activation outlines
         its unit, several units none; before results the one node selected)."""
-        shown = self.tabs.currentWidget()
-        model = self.doc.model
-        view = shown_view(shown, self.canvas, self.tabs.netron,
-                          model is not None and self._tab_models.get(shown) is model)
+        view = self._shown_view()
         self.errors.set_scope(view.scope, view.note)
         units = self.doc.plan.units if self.doc.plan is not None else {}
         self.errors.show_selected(outlined_in_view(view, units, {r.node for r in self.errors.rows}))
@@ -2012,7 +2019,14 @@ class MainWindow(QMainWindow):
 
     @guarded
     def _request_histogram(self) -> None:
-        names = self.canvas.selected_nodes()
+        """The histograms of the one node selected in the shown tab (the graph; in a diff tab's float pane or the
+        exported file, the node unit the Errors dock outlines: the open model's node names; none in a subgraph tab or
+        Netron), or why there are none."""
+        view = self._shown_view()
+        names = view.selected if view.scope is None else []
+        if names and self.tabs.currentWidget() is not self.canvas and self.errors.selected:
+            names = [self.errors.selected]  # a diff pane's Conv and the BatchNormalization folded into it: their unit
+        self._hist_names = list(view.selected)
         self._hist_failed = False
         if self.doc.model is None:
             return
