@@ -1,8 +1,9 @@
 """The observers' loops as LLVM IR, compiled for this CPU with llvmlite (imported lazily by
 :mod:`workbench.core.calibration.observers.kernels`).
 
-Compiled in each process when first needed: the two float32 loops every histogram job runs (the
-order-key scan, and the binning that scans in the same pass) at import, about 0.05-0.07 s of CPU with llvmlite's import
+Compiled when first needed, or loaded from the machine code an earlier process kept
+(:mod:`~workbench.core.formats.llvm_jit`: about 0.003 s instead of the figures here): the two float32 loops every
+histogram job runs (the order-key scan, and the binning that scans in the same pass) at import, about 0.05-0.07 s of CPU with llvmlite's import
 (plus about 0.015 s since the binning has its sub-histogram count loop); the rarer ones (float64 data, non-finite
 values, ranges far from zero) together on first use, 0.07-0.08 s; the MSE range search's squared errors
 (:func:`grid_sq_errors`) alone on its first use. Importing numba and loading the
