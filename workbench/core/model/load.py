@@ -10,7 +10,9 @@ calibrator and writers. The user's file is never modified. Preparation, in order
 3. tensor names made unique, then node names made unique and non-empty across the main graph and
    every subgraph (case 24), each rename reported;
 4. already-quantized operators recorded;
-5. inference-mode ``Conv -> BatchNormalization`` pairs folded into the Conv (float models only;
+5. ``Cast`` of a float16 / bfloat16 initializer to float32 folded into a float32 initializer
+   (:mod:`workbench.core.model.cast_fold`; float models only, case 17), then inference-mode
+   ``Conv -> BatchNormalization`` pairs folded into the Conv (float models only;
    :mod:`workbench.core.model.batchnorm`), then ``Mul`` / ``Add`` by per-channel constants after a
    Conv folded into it (:mod:`workbench.core.model.affine`; files only, see :func:`prepare_proto`),
    each reported;
@@ -41,6 +43,7 @@ from workbench.core.io.later_digest import DigestField, LaterDigest
 from workbench.core.io.tensor_bytes import tensor_nbytes
 from workbench.core.model.affine import fold_conv_affines
 from workbench.core.model.batchnorm import fold_batchnorms
+from workbench.core.model.cast_fold import fold_weight_casts
 from workbench.core.model.naming import fix_node_names, fix_tensor_names
 from workbench.core.model.opset import default_opset
 from workbench.core.model.opset import upgrade_opset as _upgrade_opset
@@ -334,6 +337,10 @@ def _prepare(proto: onnx.ModelProto, *, path: Path | None, sha256: str | LaterDi
     notes += rename_notes(renames, ambiguous)
     quantized = find_quantized(proto)
     if not quantized and not as_written:
+        casts = fold_weight_casts(proto)
+        if casts:
+            notes.append(f"Folded {count(len(casts), 'Cast node')} of float16 / bfloat16 weights into float32 initializers "
+                         f"(same values; {', '.join(casts[:5])}{' ...' if len(casts) > 5 else ''}).")
         folded = fold_batchnorms(proto)
         if folded:
             notes.append(f"Folded {count(len(folded), 'BatchNormalization node')} into the Conv before each "

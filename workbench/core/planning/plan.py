@@ -651,6 +651,8 @@ class _Builder:
             nodes, outputs = self._outputs(node, act)
         if not q_inputs and not outputs:
             return None
+        if self._weight_left_float(node, cfg, wi, q_inputs):
+            return None
         acts = [q.tensor for q in q_inputs if q.role == "activation"]
         for t in acts:
             self.requests.setdefault(t, []).append((node.name, act, False))
@@ -658,6 +660,23 @@ class _Builder:
             self.requests.setdefault(t, []).append((node.name, act, True))
         return NodeUnit(node.name, node.op_type, nodes, acts, outputs, wi.tensor if wi else None,
                         bias.tensor if bias else None, cfg, False, q_inputs)
+
+    def _weight_left_float(self, node, cfg: NodeConfig, wi: UnitInput | None, q_inputs: list[UnitInput]) -> bool:
+        """True (and an info issue) when the recipe asks for ``node``'s weight but nothing quantizes it: not a
+        constant float32 weight, nor an activation input with its own Q/DQ (MatMul's B). Q/DQ on the data
+        input alone would leave the node computing in float while the unit counted as quantized (case 17's
+        weights behind Cast nodes: '2 of 2 node units quantized', inspect: 'uint8/float (run in float)')."""
+        fam = U.WEIGHT_OPS.get(node.op_type)
+        if fam is None or cfg.weight is None or wi is not None or len(node.input) <= fam.weight_index:
+            return False
+        if any(q.index == fam.weight_index for q in q_inputs):
+            return False
+        w = node.input[fam.weight_index]
+        init = self.ix.initializers.get(w)
+        if init is None or init.data_type not in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
+            self.issues.append(PlanIssue(node.name, "info", f"{node.op_type} has no constant float weight ({w!r} is "
+                                         "only known at run time); left in float.", code=IssueCode.NO_CONSTANT_WEIGHT))
+        return True
 
     def _data_inputs(self, node, act: QuantSpec, wi: UnitInput | None) -> list[UnitInput]:
         out = []
