@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetricsF, QPainter, QPa
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
 
 from workbench.qt.canvas.colors import FLOAT_MARK, KERNEL_MARK, NO_VALUE, SELECTION, badge_color
-from workbench.qt.canvas.scene_data import BOW, NODE_H, NODE_W, SceneData
+from workbench.qt.canvas.scene_data import ARROW, BOW, NODE_H, NODE_W, SceneData
 
 #: Below this view scale, node items are hidden and the overview item draws the graph.
 DETAIL_SCALE = 0.3
@@ -23,6 +23,8 @@ BADGE_MIN_PX = 8.0
 #: Smallest point size an op type too wide for its node box is drawn at before it is elided (the op font
 #: is 10 pt bold; the node name under it 7.5 pt)
 OP_MIN_PT = 7.0
+#: Scene pixels between a node tag's right end and the arrow head at its box's top centre
+TAG_GAP = 3.0
 EDGE_COLOR = QColor("#7a7a7a")
 
 
@@ -159,11 +161,34 @@ def badge_factor(lod: float) -> float | None:
     return max(1.0, need / _font_px(_Fonts.badge))
 
 
+def max_badge_factor() -> float:
+    """The largest ``k`` :func:`badge_factor` gives (badges as large as the op type's text, just before they hide)."""
+    _Fonts.ensure()
+    return max(1.0, _font_px(_Fonts.op) / _font_px(_Fonts.badge))
+
+
+def _pill_width(text: str, k: float) -> float:
+    font = _Fonts.badge_at(k) if k != 1.0 else _Fonts.badge
+    return QFontMetricsF(font).horizontalAdvance(text) + 8.0 * k
+
+
+def tag_rect(text: str, k: float) -> QRectF:
+    """Where a node's tag pill (``"w:i8 b:i32"``) is drawn at size ``k``, in the node item's coordinates (origin at
+    the box's centre, scene pixels): from 2 px left of the box, its bottom 5 px into the box, 13 ``k`` high; moved
+    left, past the box's left end, when it would come within :data:`TAG_GAP` of the arrow head every incoming edge
+    ends in at the box's top centre (``ARROW`` either side). Zoomed out the pill grows up to 1.43x (badge_factor):
+    nudenet_320n's "w:i8 b:i32" reached 13 px over the arrow head on 58 of its 59 tagged Convs."""
+    _Fonts.ensure()
+    width = _pill_width(text, k)
+    left = min(-NODE_W / 2 - 2.0, -ARROW - TAG_GAP - width)
+    return QRectF(left, -NODE_H / 2 + 5.0 - 13.0 * k, width, 13.0 * k)
+
+
 def _pill(painter: QPainter, x: float, y: float, text: str, fill: QColor, right: bool = False, k: float = 1.0) -> None:
     """Small rounded label at (x, y) (top-left, or top-right when ``right``), ``k`` times its own size."""
     font = _Fonts.badge_at(k) if k != 1.0 else _Fonts.badge
     painter.setFont(font)
-    w = QFontMetricsF(font).horizontalAdvance(text) + 8.0 * k
+    w = _pill_width(text, k)
     rect = QRectF(x - w if right else x, y, w, 13.0 * k)
     painter.setPen(QPen(QColor("#555555"), 0.8))
     painter.setBrush(fill)
@@ -183,9 +208,13 @@ class NodeItem(QGraphicsItem):
         data = state.data
         self.setPos((data.x0[index] + data.x1[index]) / 2, (data.y0[index] + data.y1[index]) / 2)
         self.setAcceptHoverEvents(False)
+        tag = state.data.structure.node_tags.get(index)
+        # pills grow to -14 and +8; a long tag reaches left of the box (tag_rect)
+        left = min(-NODE_W / 2 - 3, tag_rect(tag, max_badge_factor()).left() - 1) if tag else -NODE_W / 2 - 3
+        self._bounds = QRectF(left, -NODE_H / 2 - 15, NODE_W / 2 + 3 - left, NODE_H + 24)
 
     def boundingRect(self) -> QRectF:
-        return QRectF(-NODE_W / 2 - 3, -NODE_H / 2 - 15, NODE_W + 6, NODE_H + 24)  # pills grow to -14 and +8
+        return self._bounds
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         _Fonts.ensure()
@@ -232,7 +261,8 @@ class NodeItem(QGraphicsItem):
         if i in s.badges:
             _pill(painter, box.right() + 2, top, s.badges[i], QColor("#fff59d"), right=True, k=k)
         if i in st.node_tags:
-            _pill(painter, box.left() - 2, top, st.node_tags[i], QColor("#ffe0b2"), k=k)
+            tag = st.node_tags[i]
+            _pill(painter, tag_rect(tag, k).left(), top, tag, QColor("#ffe0b2"), k=k)
         if i in s.kernels:  # an integer kernel (or a QDQ unit onnxruntime fuses into one); bottom at +8
             _pill(painter, box.right() + 2, box.bottom() + 8 - 13.0 * k, "INT", KERNEL_MARK, right=True, k=k)
 
