@@ -2380,9 +2380,11 @@ def _in_recipe_file(args, exc: WorkbenchError) -> str:
     """"RECIPE.json: " before an error about a field of the --recipe file's recipe that does not name the file
     (the plan's 'recipe op_types ["Cnv"] selects no node of the model'), else ""."""
     recipe = getattr(args, "recipe", None)
-    if isinstance(exc, RecipeError) and exc.field and isinstance(recipe, str) and recipe not in str(exc):
-        return f"{recipe}: "
-    return ""
+    if not (isinstance(exc, RecipeError) and exc.field and isinstance(recipe, str) and recipe not in str(exc)):
+        return ""
+    if exc.field == "exclude" and any(f"name {e!r}" in str(exc) for e in getattr(args, "exclude", None) or []):
+        return ""  # the name came from --exclude, not from the file
+    return f"{recipe}: "
 
 
 def _user_code(args) -> str:

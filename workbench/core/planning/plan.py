@@ -416,14 +416,15 @@ def _report_qonnx_only(builder: _Builder, recipe: Recipe) -> None:
 
 def _check_ambiguous(model, recipe: Recipe) -> None:
     ambiguous: dict[str, list[str]] = model.ambiguous_names
-    named = ([("exclude", n) for n in recipe.exclude] + [("override", n) for n in recipe.overrides]
-             + [(f"rule name={r.name}", r.name) for r in recipe.rules if r.name])
-    for where, name in named:  # the recipe's field named too: the line said only "name 'dup' matches ..."
+    named = ([("exclude", "exclude", n) for n in recipe.exclude] + [("override", "overrides", n) for n in recipe.overrides]
+             + [(f"rule name={r.name}", "rules", r.name) for r in recipe.rules if r.name])
+    for where, fld, name in named:  # the recipe's field named too: the line said only "name 'dup' matches ..."
         if name in ambiguous:
             nodes = ambiguous[name]
+            # field: the CLI puts the --recipe file's name before the line, as for other recipe errors
             raise RecipeError(f"recipe {where}: name {name!r} matches {len(nodes)} nodes ({', '.join(nodes)}): "
                               "use the unique names.",
-                              hint="The model had duplicate node names; the loader renamed them.")
+                              hint="The model had duplicate node names; the loader renamed them.", field=fld)
 
 
 def _warn_saturation(units: dict[str, NodeUnit], issues: list[PlanIssue], mode: str) -> None:
