@@ -5,7 +5,7 @@ writes the plan again from a copy of the float model whose Conv biases absorb th
 changes only the int32 bias initializers: the weights, their grids and every activation grid are those of the
 first. So when every corrected bias was written as an int32 initializer of the main graph
 (:class:`~workbench.core.writers.int32_bias.BiasSlot`), and quantizing the corrected bias takes the same path as
-the first (not too coarse to stay int32; a weight scale raised on the same channels by the same printed factor, so
+the first (not too coarse to stay int32; a weight scale raised on the same channels to the same printed scales, so
 the same note), the corrected bias is quantized as the writer quantizes it
 (:func:`~workbench.core.writers.int32_bias.quantize_bias`, :func:`~workbench.core.writers.common.quantized_initializer`)
 into the same initializer (with a raised weight scale: the weight's integer and scale initializers and the bias
@@ -28,7 +28,7 @@ from workbench.core.graph.index import iter_graphs
 from workbench.core.graph.walk import use_counts
 from workbench.core.io.external import tensor_array
 from workbench.core.writers.common import float_initializer, keep_declared_value_info, quantized_initializer
-from workbench.core.writers.int32_bias import BiasSlot, coarse_error, quantize_bias
+from workbench.core.writers.int32_bias import BiasSlot, coarse_error, quantize_bias, raised_scales
 from workbench.core.writers.qdq import QdqResult
 
 
@@ -58,7 +58,8 @@ def patch_biases(written: QdqResult, fixed, shifts: dict[str, np.ndarray]) -> Qd
         for s in slots[bias]:
             res = quantize_bias(b, s.input_scale, s.weight_qparams, s.op_type, np.empty(0, np.float32), s.group)
             if (res is None or coarse_error(b, res, s.out_scale) is not None or s.q_name not in targets
-                    or res.raised != s.raised or (f"{res.factor:.3g}" if res.raised else "") != s.factor):
+                    or res.raised != s.raised
+                    or raised_scales(s.weight_qparams, res, s.op_type, s.group) != s.factor):
                 return None  # kept float, or a weight scale raised otherwise (another note): written again
             if res.raised:
                 weight = _raised_weight(s, res.weight_qparams, fixed, targets, readers)

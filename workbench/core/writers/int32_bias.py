@@ -104,6 +104,24 @@ def quantize_bias(b: np.ndarray, input_scale: np.ndarray, wq: QParams, op_type: 
     return BiasResult(q, qp, wq, raised, factor)
 
 
+def raised_scales(old: QParams, res: BiasResult, op_type: str, group: int = 1, most: int = 3) -> str:
+    """How :func:`quantize_bias` raised the weight scale, for a note: ``"channel 72: 1.2e-20 -> 2.1e-12, ..."``
+    (each raised output channel's weight scale before -> after, ``.3g``; at most ``most`` channels, then the count),
+    ``"1.2e-05 -> 2.6e-05 (per tensor)"`` for a per-tensor weight; "" when nothing was raised. ``old``: the weight
+    qparams :func:`quantize_bias` was given. The raise is printed as the two scales, not their ratio: a near-zero
+    channel's ratio (x4e+26 on ppocrv4_rec) says nothing a user can act on."""
+    if not res.raised:
+        return ""
+    before = output_channel_scale(old, res.q.size, op_type, group)
+    after = output_channel_scale(res.weight_qparams, res.q.size, op_type, group)
+    if before is None or after is None:
+        return ""
+    if np.ndim(before) == 0:
+        return f"{float(before):.3g} -> {float(after):.3g} (per tensor)"
+    shown = ", ".join(f"channel {c}: {float(before[c]):.3g} -> {float(after[c]):.3g}" for c in res.raised[:most])
+    return shown + (f", ... ({len(res.raised)} channels)" if len(res.raised) > most else "")
+
+
 def coarse_error(b: np.ndarray, res: BiasResult, out_scale: float | None) -> float | None:
     """Largest rounding error of ``res`` (``b`` quantized by :func:`quantize_bias`) when it exceeds half the output
     LSB ``out_scale`` (the bias is then kept float: its int32 scale is far too coarse for it), else None; None
@@ -124,8 +142,8 @@ class BiasSlot:
     the written model; ``input_scale``: the unit's input scale (float32 ``()``); ``weight_qparams``: the weight's
     qparams before the bias (the ones :func:`quantize_bias` got); ``op_type`` and ``group``: the channel layout;
     ``out_scale``: the output grid's scale (None without one; :func:`coarse_error`); ``raised`` and ``factor``: the
-    output channels whose weight scale was raised for this bias and the largest factor as its note prints it
-    (``.3g``; [] and "" when none was); ``main``: the unit is in the main graph; ``scale_name``: the bias scale's
+    output channels whose weight scale was raised for this bias and the raise as its note prints it
+    (:func:`raised_scales`; [] and "" when none was); ``main``: the unit is in the main graph; ``scale_name``: the bias scale's
     initializer; ``weight``: the float weight and ``weight_inits`` the integer weight's, scale's and zero point's
     initializers the writer made of it (a raised scale changes them).
     """

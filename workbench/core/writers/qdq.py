@@ -37,7 +37,14 @@ from workbench.core.planning.plan import NodeUnit, QuantPlan, UnitInput
 from workbench.core.wording import count
 from workbench.core.writers import common as C
 from workbench.core.writers import mx as mx_writer
-from workbench.core.writers.int32_bias import DEAD_CHANNEL, BiasSlot, all_dead, coarse_error, quantize_bias
+from workbench.core.writers.int32_bias import (
+    DEAD_CHANNEL,
+    BiasSlot,
+    all_dead,
+    coarse_error,
+    quantize_bias,
+    raised_scales,
+)
 from workbench.core.writers.ort_rewrites import guard
 from workbench.core.writers.shared_tables import TableCopy, share_tables, size_issue
 from workbench.core.writers.weight_mse import mse_applies, mse_weight_qparams
@@ -492,8 +499,9 @@ class QdqWriter:
             return wq
         self.issues.append(PlanIssue(node.name, "warning", f"float bias {node.input[2]!r} would overflow the "
                                      "int32 bias onnxruntime makes of it at load (scale input_scale * "
-                                     f"weight_scale): weight scale raised x{res.factor:.3g} on channels "
-                                     f"{res.raised[:16]} so it fits.", code=IssueCode.BIAS_OVERFLOW))
+                                     f"weight_scale): the scale of weight {node.input[1]!r} was raised so it fits "
+                                     f"({raised_scales(wq, res, node.op_type, _group(node))}); those channels' "
+                                     "weights round more coarsely.", code=IssueCode.BIAS_OVERFLOW))
         return res.weight_qparams
 
     def _bias(self, node, unit: NodeUnit, bi: UnitInput, wq: QParams):
@@ -515,22 +523,27 @@ class QdqWriter:
                                          f"{coarse:.3g}, more than half the output LSB; {node.op_type} will "
                                          "not fuse into an integer kernel.", code=IssueCode.BIAS_FLOAT))
             return [], wq
-        if res.raised and all_dead(wq, res.raised, b.size, node.op_type, int(attrs_of(node).get("group", 1))):
-            self.issues.append(PlanIssue(node.name, "info", f"int32 bias {bi.tensor!r} would overflow on dead "
-                                         f"channels {res.raised[:16]} (weights at most {DEAD_CHANNEL:g} of the "
-                                         "layer's largest: their output is their bias alone); their weight scale "
-                                         f"was raised x{res.factor:.3g} so the bias fits (not clipped).",
+        raise_text = raised_scales(wq, res, node.op_type, _group(node))
+        if res.raised and all_dead(wq, res.raised, b.size, node.op_type, _group(node)):
+            self.issues.append(PlanIssue(node.name, "info", f"weight {node.input[1]!r} is near zero on output "
+                                         f"channels {res.raised[:16]} (at most {DEAD_CHANNEL:g} of the layer's "
+                                         "largest: those channels output their bias alone), so their weight scale "
+                                         f"was too small to hold bias {bi.tensor!r} in int32 (bias scale = input "
+                                         "scale x weight scale); it was raised to the smallest scale that holds "
+                                         f"the bias ({raise_text}). The bias is kept, not clipped.",
                                          code=IssueCode.BIAS_OVERFLOW))
         elif res.raised:
-            self.issues.append(PlanIssue(node.name, "warning", f"int32 bias {bi.tensor!r} would overflow: "
-                                         f"weight scale raised x{res.factor:.3g} on channels "
-                                         f"{res.raised[:16]} so the bias fits (not clipped).", code=IssueCode.BIAS_OVERFLOW))
+            self.issues.append(PlanIssue(node.name, "warning", f"int32 bias {bi.tensor!r} would overflow on "
+                                         f"output channels {res.raised[:16]} (bias scale = input scale x weight "
+                                         f"scale): the scale of weight {node.input[1]!r} was raised so the bias "
+                                         f"fits ({raise_text}); those channels' weights round more coarsely.",
+                                         code=IssueCode.BIAS_OVERFLOW))
         qname = self.alloc.new(f"{bi.tensor}_quantized")
         sname = self.alloc.new(f"{bi.tensor}_scale")
         zname = self.alloc.new(f"{bi.tensor}_zero_point")
         self.bias_slots.append(BiasSlot(node.name, bi.tensor, qname, np.asarray(x_name.qp.scale), wq, node.op_type,
                                         int(attrs_of(node).get("group", 1)), self._out_scale(unit), list(res.raised),
-                                        f"{res.factor:.3g}" if res.raised else "", self._graph_key == 0, sname))
+                                        raise_text, self._graph_key == 0, sname))
         self.new_inits += [C.quantized_initializer(qname, res.q, get_qtype("int32")),
                            C.float_initializer(sname, res.qparams.scale),
                            C.quantized_initializer(zname, res.qparams.zero_point, get_qtype("int32"))]
@@ -540,6 +553,11 @@ class QdqWriter:
                               name=self.alloc.new(f"{bi.tensor}_DequantizeLinear"), **kw)
         node.input[bi.index] = out
         return [dq], res.weight_qparams
+
+
+def _group(node: onnx.NodeProto) -> int:
+    """A Conv / ConvTranspose's ``group`` attribute (1 when absent)."""
+    return int(attrs_of(node).get("group", 1))
 
 
 from workbench.core.io.save import save_model  # noqa: E402,F401 - part of this module's interface
