@@ -573,8 +573,7 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
             return
         # the scroll bars the larger picture needs take their room from the viewport
         bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
-        wide = bounds.width() * scale > area.width()
-        tall = bounds.height() * scale > area.height()
+        wide, tall = self._beyond_view(scale)
         view = QRectF(0, 0, full.width() - (bar if tall else 0), full.height() - (bar if wide else 0))
         area = self._free_area(view, bounds)
         across = densest_start(self._state.data, bounds.left(), bounds.right(), area.width() / scale)
@@ -650,17 +649,14 @@ class GraphCanvas(CanvasGroups, CanvasInteraction, CanvasQuant, QGraphicsView):
         self._minimap.update()
 
     def _beyond_view(self, scale: float) -> tuple[bool, bool]:
-        """(across, down): whether the graph with its 30-unit margin is wider / taller at ``scale`` than the viewport
-        as the zoom leaves it, less 2 px (:func:`_zoom_axis`), so that axis scrolls (the bar one axis needs takes its
-        room from the other, which may then need one too)."""
+        """(across, down): whether the graph with its 30-unit margin is wider / taller at ``scale`` than the part of
+        the viewport clear of the legend and the minimap (``_free_area``, the viewport without scroll bars), so that
+        axis scrolls, by the room to move any node clear of them (the view a model opens with and a zoom use this
+        one rule: a graph fitting the viewport across but not the room beside the legend opened with 65 px of
+        horizontal scroll, a 6-column grid at 900 x 700, and a zoom back to that scale gave no bar)."""
         content = self._state.data.bounds.adjusted(-30, -30, 30, 30)
-        full = QSizeF(self.maximumViewportSize())
-        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
-        wide = content.width() * scale > full.width()
-        tall = content.height() * scale > full.height()
-        # as _zoom_axis decides: the view's span 2 px short of it still holds the graph
-        return (content.width() * scale > full.width() - (bar if tall else 0) - 2.0,
-                content.height() * scale > full.height() - (bar if wide else 0) - 2.0)
+        area = self._free_area(QRectF(QPointF(0, 0), QSizeF(self.maximumViewportSize())), content)
+        return content.width() * scale > area.width(), content.height() * scale > area.height()
 
     def _range_follows_graph(self, across: bool, down: bool) -> None:
         """Along the axes that scroll (``across``, ``down``), the scene rectangle becomes the centre-on's range
