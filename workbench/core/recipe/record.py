@@ -348,6 +348,8 @@ def _holds_record(hint: Any) -> bool:
     if isinstance(hint, type) and issubclass(hint, Record):
         return True
     return any(_holds_record(a) for a in typing.get_args(hint) if not isinstance(a, (str, int, float, bool)))
+
+
 def _enum_member(enum: type[Enum], v: Any) -> Any:
     return enum(v) if type(v) is str and v in enum._value2member_map_ else v
 
