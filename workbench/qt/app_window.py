@@ -2035,7 +2035,7 @@ class MainWindow(QMainWindow):
                                         "No node selected: click a node or a bar to see the histogram of its "
                                         "output." if not names else
                                         f"{count(len(names), 'node')} selected: select one node to see the "
-                                        "histogram of its output.")
+                                        "histogram of its output.", computing=False)
             return
         tensor = self._unit_tensor(names[0])
         if tensor:
@@ -2138,7 +2138,7 @@ class MainWindow(QMainWindow):
             self._hist_timer.start()
 
     def _on_histogram_failed(self, tensor: str, why: str) -> None:
-        self.errors.clear_histogram(f"No histogram of {tensor}: {why}")
+        self.errors.clear_histogram(f"No histogram of {tensor}: {why}", computing=False)
         self._hist_failed = True  # asked for again after the next edit or undo (:meth:`_redraw_histogram`)
 
     def focus_search(self) -> None:

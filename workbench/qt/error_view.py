@@ -731,12 +731,13 @@ class ErrorView(QWidget):
             self.nodeClicked.emit(self.rows[index].node)
 
     # ------------------------------------------------------------------ histogram
-    def clear_histogram(self, message: str = "") -> None:
+    def clear_histogram(self, message: str = "", *, computing: bool = True) -> None:
         """Empty the histograms, their axes back to [0, 1] (no old ranges while the next ones compute).
-        Without a ``message`` (no node chosen) the plots hide and the bars take their room; the caption
-        says what to do."""
+        Without a ``message`` (no node chosen), or with one and ``computing=False`` (no histogram will follow:
+        several nodes selected, no data, a failed job), the plots hide and the bars take their room, so no empty
+        axes show; the caption says why and what to do."""
         self.hist = None
-        if not message:
+        if not message or not computing:
             self._show_histogram(False)
         self.hists.clear(message or NO_HISTOGRAM)
         self.hist_title.setText(message or NO_HISTOGRAM)
