@@ -19,13 +19,15 @@ from workbench.qt.calibration_panel import DATA_CHANGED
 def _example(tmp_path: Path) -> Path:
     for name in ("digits_cnn.onnx", "digits_cnn_calib.npz"):
         shutil.copy(EXAMPLE / name, tmp_path / name)
-    np.savez(tmp_path / "wrongnames.npz", image=np.zeros((4, 1, 8, 8), np.float32))
+    shutil.copy(EXAMPLE / "digits_cnn_calib.npz", tmp_path / "wrongnames.npz")  # fits until rewritten
     shutil.copy(EXAMPLE / "digits_cnn_calib.npz", tmp_path / "other.npz")
     return tmp_path / "digits_cnn.onnx"
 
 
 def _fail_on_wrong_names(qtbot, window, tmp_path, dialogs) -> str:
     window.open_path(tmp_path / "wrongnames.npz")  # dropped on the window: the model's calibration data
+    # rewritten after it was taken (a file that does not fit when dropped is refused: test_data_checked_when_chosen)
+    np.savez(tmp_path / "wrongnames.npz", image=np.zeros((4, 1, 8, 8), np.float32))
     state, _err = run_job(qtbot, window, window.act_calibrate.trigger, timeout=300_000)
     assert state == "failed"
     failed = window.calibration.status.text()
@@ -59,5 +61,7 @@ def test_the_same_data_keeps_the_failure_as_it_was(qtbot, window, open_file, tmp
     open_file(window, _example(tmp_path))
     failed = _fail_on_wrong_names(qtbot, window, tmp_path, dialogs)
     window.calibration.analysis_samples.setValue(8)  # not the data
-    window.open_path(tmp_path / "wrongnames.npz")  # the same file again
+    window.open_path(tmp_path / "wrongnames.npz")  # the same file again (refused now: it does not fit)
+    assert [d[1] for d in dialogs] == ["Cannot calibrate on wrongnames.npz"]
+    dialogs.clear()
     assert window.calibration.status.text() == failed

@@ -321,6 +321,7 @@ class MainWindow(QMainWindow):
         self.calibration.startRequested.connect(self.start_calibration)
         self.calibration.cancelRequested.connect(self.cancel_running)  # a run, or the comparison
         self.calibration.specChanged.connect(self._on_spec_changed)
+        self.calibration.refuse_data = self._refuse_data  # Browse...: checked against the inputs as a drop is
         self.doc.modelChanged.connect(self._reset_settings)
         self.doc.modelChanged.connect(self._show_welcome_or_tabs)
         self.tabs.currentChanged.connect(self._show_welcome_or_tabs)  # a tab opened or closed
@@ -410,9 +411,23 @@ class MainWindow(QMainWindow):
             show_error(self, f"Cannot open {path.name}", data_open.not_a_model(path, open_model))
             return
         self._need_idle(path.name)
-        self.calibration.set_data_spec(data_open.data_spec(path), self.doc.settings.samples)
+        spec = data_open.data_spec(path)
+        if self._refuse_data(spec):
+            return
+        self.calibration.set_data_spec(spec, self.doc.settings.samples)
         self._on_spec_changed()
         self.set_status(data_open.taken_words(path, self.doc.model_path.name))
+
+    def _refuse_data(self, spec: dict | None) -> bool:
+        """Whether ``spec``'s array file does not fit the open model's inputs (:func:`data_open.data_mismatch`);
+        then the status line and a dialog say why and what to do, and the caller keeps the previous data."""
+        exc = data_open.data_mismatch(spec, self.doc.model)
+        if exc is None:
+            return False
+        path = Path(spec["path"])
+        self.set_status(data_open.refused_words(path, exc))
+        show_error(self, f"Cannot calibrate on {path.name}", exc)
+        return True
 
     def _opening_words(self, path: Path) -> str:
         """What opening ``path`` does, as the unsaved-changes prompt ends ("Save them to a project before ...?"):

@@ -160,6 +160,9 @@ class CalibrationPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        #: ``refuse_data(spec) -> bool``: the window's check of a file chosen with Browse... against the model's
+        #: inputs (True: refused, it said why, and the data shown stays); None: no check
+        self.refuse_data = None
         self._clock = ProgressClock()
         self._held: tuple[str, int, int, int] | None = None  # status, bar min, max, value while another job runs
         self._held_title = ""  # the other job's title while it runs
@@ -332,6 +335,9 @@ class CalibrationPanel(QWidget):
             path, _ = QFileDialog.getOpenFileName(self, "Calibration data", start, filt)
         if path:
             settings.remember_folder("data", path)
+            spec = {"kind": ("npy" if path.lower().endswith(".npy") else "npz") if kind == "file" else kind, "path": path}
+            if self.refuse_data is not None and self.refuse_data(spec):
+                return  # the window said why; the data shown stays
             self.path.setText(path)
             self.specChanged.emit()
 

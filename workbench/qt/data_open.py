@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workbench.core import api
 from workbench.core.errors import WorkbenchError
 
 #: File suffixes the Calibration panel's "Array file" source reads.
@@ -40,3 +41,24 @@ def taken_words(path: Path, model: str) -> str:
     """The status line once ``path`` is the calibration data of ``model`` (a file name)."""
     return (f"{path.name} is now the calibration data of {model} (Calibration panel; Ctrl+Z undoes): "
             "Run > Calibrate (F5) calibrates on it.")
+
+
+def data_mismatch(spec: dict | None, model) -> WorkbenchError | None:
+    """Why the array file of ``spec`` (kind ``npz`` / ``npy``) does not fit ``model``'s inputs (a missing input
+    name, a wrong rank, fixed dim or dtype), checked as the CLI checks ``--data``: by opening the data source,
+    which reads the arrays' headers only. None when it fits, or when ``spec`` is no existing array file (other
+    kinds, a Python reader's code, are checked when a job reads them)."""
+    if not spec or spec.get("kind") not in ("npz", "npy") or not Path(spec.get("path", "")).is_file():
+        return None
+    try:
+        api.open_data_source(spec, model)
+    except WorkbenchError as exc:
+        return exc
+    return None
+
+
+def refused_words(path: Path, exc: WorkbenchError) -> str:
+    """The status line when ``path`` was not taken as calibration data because of ``exc`` (one line: the file,
+    the input, what is wrong, what to do, and that the previous data stays)."""
+    hint = f" {exc.hint}" if exc.hint else ""
+    return f"{path.name} not taken, the previous calibration data stays: {exc.message}{hint}"
