@@ -431,3 +431,16 @@ def fused_units(qtbot, window, open_file, corpus, monkeypatch):
         return members
 
     return check
+
+
+@pytest.fixture
+def nudenet_qdq(tmp_path, corpus):
+    """nudenet_320n (the corpus) quantized with cpu-u8s8 on 8 calibration rows, as a QDQ file in ``tmp_path``: a
+    graph far taller than a tab, with groups, edge badges and weight tags."""
+    from workbench.core import api
+
+    folder = corpus / "nudenet_320n"
+    out = tmp_path / "nudenet_320n.qdq.onnx"
+    model = api.open_model(folder / "model.onnx")
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(folder / "calib.npz"), samples=8), out)
+    return out

@@ -12,7 +12,6 @@ import pytest
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFontMetricsF
 
-from workbench.core import api
 from workbench.qt.canvas.badge_spots import badge_spot, title_rects
 from workbench.qt.canvas.groups_item import chevron_rect
 from workbench.qt.canvas.items import TEXT_SCALE, _Fonts, badge_factor
@@ -31,16 +30,6 @@ def _sizes() -> list[float]:
     """The badge sizes drawn: 1.0 zoomed in, and the largest, zoomed out to where badges still show."""
     ks = [badge_factor(lod) for lod in np.linspace(TEXT_SCALE, 1.0, 91)]
     return [1.0, max(k for k in ks if k is not None)]
-
-
-@pytest.fixture
-def nudenet_qdq(tmp_path, corpus):
-    """nudenet_320n quantized with cpu-u8s8 on 8 calibration rows."""
-    folder = corpus / "nudenet_320n"
-    out = tmp_path / "nudenet_320n.qdq.onnx"
-    model = api.open_model(folder / "model.onnx")
-    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(folder / "calib.npz"), samples=8), out)
-    return out
 
 
 @pytest.mark.slow

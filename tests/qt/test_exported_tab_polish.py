@@ -42,18 +42,6 @@ def _first_drawn(d) -> QRectF:
     return min(rects, key=lambda r: (r.top(), r.left()))
 
 
-@pytest.fixture
-def nudenet_qdq(tmp_path, corpus):
-    """nudenet_320n quantized with cpu-u8s8 on 8 calibration rows (a graph far taller than the tab)."""
-    folder = corpus / "nudenet_320n"
-    if not (folder / "model.onnx").is_file():
-        pytest.skip("nudenet_320n not in the corpus")
-    out = tmp_path / "nudenet_320n.qdq.onnx"
-    model = api.open_model(folder / "model.onnx")
-    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(folder / "calib.npz"), samples=8), out)
-    return out
-
-
 @pytest.mark.slow
 def test_exported_tab_opens_where_names_are_readable(qtbot, window, nudenet_qdq):
     win = window

@@ -12,7 +12,6 @@ from onnx import TensorProto, helper, numpy_helper
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QTransform
 
-from workbench.core import api
 from workbench.qt.canvas import items
 from workbench.qt.canvas.scene_data import ARROW
 
@@ -104,16 +103,6 @@ def test_the_drawn_tag_keeps_clear_of_the_conv_s_arrow_head(qtbot, make_canvas, 
     wide = items.tag_rect("w:i8 b:i32", items.max_badge_factor())
     assert wide.right() == pytest.approx(-ARROW - items.TAG_GAP)
     assert canvas._items[conv].boundingRect().contains(wide)  # repainted wherever the moved pill is drawn
-
-
-@pytest.fixture
-def nudenet_qdq(tmp_path, corpus):
-    """nudenet_320n quantized with cpu-u8s8 on 8 calibration rows."""
-    folder = corpus / "nudenet_320n"
-    out = tmp_path / "nudenet_320n.qdq.onnx"
-    model = api.open_model(folder / "model.onnx")
-    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(folder / "calib.npz"), samples=8), out)
-    return out
 
 
 @pytest.mark.slow
