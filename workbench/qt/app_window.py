@@ -786,6 +786,7 @@ class MainWindow(QMainWindow):
         self._sync_qdq_check()
         self._update_actions()
         self._errors_follow_selection()  # the shown tab's selection, not the last one made
+        self._inspector_follow_tab()
         if self._shown_view().selected != self._hist_names:  # its histogram too
             self._hist_timer.start()
 
@@ -1744,7 +1745,18 @@ class MainWindow(QMainWindow):
         """A diff tab's float pane (a row, either pane), an exported file's or a subgraph's graph selected nodes: the
         Errors dock follows it while that tab is shown (:meth:`_errors_follow_selection`), its histogram too."""
         self._errors_follow_selection()
+        self._inspector_follow_tab()
         self._hist_timer.start()
+
+    def _inspector_follow_tab(self) -> None:
+        """The Inspector describes the shown tab's selection: the Graph tab's, a subgraph body's own nodes, none on
+        Netron (the exported file's and a diff tab's show their file's nodes themselves)."""
+        shown = self.tabs.currentWidget()
+        if shown is self.canvas:
+            self.inspector.set_nodes(self.canvas.selected_nodes())
+            return
+        if isinstance(shown, GraphCanvas) or (shown is not None and shown is self.tabs.netron):  # a body, Netron
+            self.inspector.set_nodes(list(self._shown_view().selected))
 
     def _follow_tab(self, tab: QWidget, canvas: GraphCanvas) -> None:
         """``tab``, just opened for the open model, drives the Errors dock by the selection of ``canvas`` while shown."""
