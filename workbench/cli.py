@@ -406,7 +406,8 @@ def _quantize_and_export(args, kept: contextlib.ExitStack) -> int:
                 _print_search(search, result)
     finally:
         progress.close()
-    _print_issues(result.issues, {node.name: i for i, node in enumerate(model.proto.graph.node)})
+    _print_issues(result.issues, {node.name: i for i, node in enumerate(model.proto.graph.node)},
+                  recipe_file=_recipe_file(args))
     staged = None
     if args.save_project:
         if args.retarget_model:
@@ -513,13 +514,31 @@ def _group_key(issue) -> tuple:
     return code, getattr(issue, "severity", None), island
 
 
-def _print_issues(issues, order: dict[str, int] | None = None) -> None:
+def _recipe_file(args) -> str:
+    """The --recipe file as typed ("" without one): the warnings on its entries that match no node name it."""
+    recipe = getattr(args, "recipe", None)
+    return recipe if isinstance(recipe, str) else ""
+
+
+def _where(issue, recipe_file: str = "") -> str:
+    """What a printed issue's line says it is about: "NODE: ", or "RECIPE.json: " for an override of the --recipe
+    file that names no node (the override came from the file: --exclude adds no override), else ""."""
+    if getattr(issue, "node", ""):
+        return f"{issue.node}: "
+    if (recipe_file and getattr(issue, "code", None) == IssueCode.UNMATCHED_RECIPE_ENTRY
+            and str(getattr(issue, "message", "")).startswith("recipe override ")):
+        return f"{recipe_file}: "
+    return ""
+
+
+def _print_issues(issues, order: dict[str, int] | None = None, recipe_file: str = "") -> None:
     """The job's issues on stderr ("warning:" / "note:"), one line each, except when
     :data:`GROUP_ISSUES` or more name different nodes for one reason (the same code and severity):
     float islands then share one line, and for any other reason the first is printed in full and
     the rest on one line by name. The result keeps one issue per node (the app and JSON). ``order``: node
     name -> its index in the graph; the float islands' line lists them so (quantize found some before the
-    latency placement and the rest after it, its project's replay all at once), others after them."""
+    latency placement and the rest after it, its project's replay all at once), others after them. ``recipe_file``:
+    the --recipe file (:func:`_recipe_file`), named before an override of it that names no node."""
     groups: dict[tuple, list] = {}
     for issue in issues:
         if getattr(issue, "node", "") and getattr(issue, "code", None) is not None:
@@ -537,7 +556,7 @@ def _print_issues(issues, order: dict[str, int] | None = None) -> None:
                   "they reach no quantized Conv/MatMul/Gemm, so onnxruntime gains no integer kernel and quantizing "
                   "them would only add rounding; name a node in an override to quantize it anyway", file=sys.stderr)
             continue
-        where = f"{issue.node}: " if getattr(issue, "node", "") else ""
+        where = _where(issue, recipe_file)
         print(f"{kind}: {where}{getattr(issue, 'message', issue)}", file=sys.stderr)
         if members is not None:
             print(f"{kind}: {count(len(members) - 1, 'more node')} likewise ({issue.code}): "
@@ -907,20 +926,21 @@ def _refuse_quantized_job(args, model) -> None:
              f"{args.model} --data {data} for the outputs), or {args.command} the float model.")
 
 
-def _print_job_notes(chose: str, result) -> None:
+def _print_job_notes(chose: str, result, recipe_file: str = "") -> None:
     """What ``analyze`` / ``sweep`` / ``report`` / ``render --colour sqnr`` print once the job's progress closed:
     the recipe choice's line (``chose``, "" when none ran), the notes of calibration data cast to the
     model's input dtypes (float64 -> float32) and the warnings on recipe entries or ``--exclude`` patterns
     that match no node (``quantize`` prints them with the job's other issues)."""
     if chose:
         print(chose, file=sys.stderr)
-    _print_issues([i for i in result.issues if i.code in (IssueCode.DATA_CAST, IssueCode.UNMATCHED_RECIPE_ENTRY)])
+    _print_issues([i for i in result.issues if i.code in (IssueCode.DATA_CAST, IssueCode.UNMATCHED_RECIPE_ENTRY)],
+                  recipe_file=recipe_file)
 
 
-def _print_unmatched(issues) -> None:
+def _print_unmatched(issues, recipe_file: str = "") -> None:
     """The warnings among ``issues`` (a plan's) on recipe entries or ``--exclude`` patterns matching no node:
-    a typo otherwise changes nothing, silently."""
-    _print_issues([i for i in issues if i.code == IssueCode.UNMATCHED_RECIPE_ENTRY])
+    a typo otherwise changes nothing, silently. ``recipe_file``: as for :func:`_print_issues`."""
+    _print_issues([i for i in issues if i.code == IssueCode.UNMATCHED_RECIPE_ENTRY], recipe_file=recipe_file)
 
 
 def _note_latency_kept(kept: list, verb: str, args=None) -> None:
@@ -991,7 +1011,7 @@ def cmd_analyze(args) -> int:
         written.append(f"wrote {args.json}")
     if args.node_data:
         written += _write_node_data(model, result, rows, args.node_data)
-    _print_job_notes(chose, result)
+    _print_job_notes(chose, result, _recipe_file(args))
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
     _note_unmeasured(result.plan, rows, kept)
     if kept:
@@ -1058,7 +1078,7 @@ def cmd_sweep(args) -> int:
     if args.json:  # with the recipe it measured and the job's options: report --sweep-json refuses another job's
         sweep.recipe, sweep.job = (result.recipe.to_json() if result.recipe is not None else None), job
         api.atomic_write_bytes(Path(args.json), (api.dumps_strict(sweep.to_json(), indent=2) + "\n").encode())
-    _print_job_notes(chose, result)
+    _print_job_notes(chose, result, _recipe_file(args))
     kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
     if kept:
         _note_latency_kept(kept, "sweeps", args)
@@ -1195,7 +1215,7 @@ def cmd_autotune(args) -> int:
         _check_labels_early(model, args.metric, _data_arg(args, args.eval), output=args.metric_output)
     recipe = _recipe_from_args(args)
     _refuse_qdq_only(args, model, recipe)  # the tuned model is written as QDQ: refused before any calibration
-    _print_unmatched(api.plan(model, recipe, guard=True).issues)
+    _print_unmatched(api.plan(model, recipe, guard=True).issues, _recipe_file(args))
     progress = TerminalProgress()
     try:
         start = ""
@@ -1405,7 +1425,7 @@ def cmd_report(args) -> int:
                                **({} if args.split_samples is None else {"split_samples": args.split_samples}))
     finally:
         progress.close()
-    _print_job_notes(chose, result)
+    _print_job_notes(chose, result, _recipe_file(args))
     if placement := api.sweep_placement_note(sweep, result.recipe):  # timed decisions: the sweep is taken as measured
         print(f"note: {sweep_source}: {placement}", file=sys.stderr)
     print(f"wrote {out} (open it in a browser; it loads nothing from the network)")
@@ -1568,7 +1588,7 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
     if args.colour == "dtype":
         dtypes = {}
         plan = api.plan(model, recipe, guard=True)
-        _print_unmatched(plan.issues)
+        _print_unmatched(plan.issues, _recipe_file(args))
         for name, unit in plan.units.items():
             spec = None if unit.excluded else (unit.config.activation or unit.config.weight)
             for n in unit.nodes or [name]:
@@ -1584,7 +1604,7 @@ def _render_values(args, model) -> tuple[str, dict | None, dict | None, dict | N
                                own_noise=False)  # the accumulated SQNR only
         finally:
             progress.close()
-        _print_job_notes(chose, result)
+        _print_job_notes(chose, result, _recipe_file(args))
         kept = [i for i in result.issues if i.code == IssueCode.LATENCY_KEPT_FLOAT and i.node]
         errors = node_sqnr(rows, result.plan.units)  # every node of a unit, as the app colours them
         units = result.plan.units
@@ -1670,7 +1690,7 @@ def cmd_cost(args) -> int:
     plan = api.plan(model, recipe, guard=True)  # the units quantize keeps float count as float
     for issue in plan.issues:  # an --exclude or recipe entry that matches nothing: said as quantize says it
         if issue.code == IssueCode.UNMATCHED_RECIPE_ENTRY:
-            print(f"warning: {issue.message}", file=sys.stderr)
+            print(f"warning: {_where(issue, _recipe_file(args))}{issue.message}", file=sys.stderr)
     rep = api.plan_cost(model, plan, args.data, batch=args.batch, input_shapes=given)
     if args.json:
         print(json.dumps({"recipe": plan.recipe.preset, **rep.to_json()}, indent=2))
