@@ -70,7 +70,7 @@ from workbench.qt.dialogs import (
     guarded,
     show_error,
 )
-from workbench.qt.diff_errors import ErrorsView, outlined_in_view, shown_view
+from workbench.qt.diff_errors import ErrorsView, bar_canvas, outlined_in_view, shown_view
 from workbench.qt.diff_view import DiffTab
 from workbench.qt.document import Document, Settings, describe_quantization
 from workbench.qt.done_line import UNDONE_DONE, done_line_after_step
@@ -294,7 +294,7 @@ class MainWindow(QMainWindow):
         self.canvas.nodeActivated.connect(self.open_subgraphs)
         self.canvas.layoutFailed.connect(lambda msg: self.set_status(f"Layout failed: {msg}"))
         self.tabs.currentChanged.connect(self._on_tab_changed)
-        self.errors.nodeClicked.connect(self.focus_node)
+        self.errors.nodeClicked.connect(self.focus_bar)
         self.errors.colorBySqnr.connect(self._colour_as_ranked)
         self.errors.exportNodeData.connect(self.export_node_data_dialog)
         self.errors.compareRequested.connect(self.compare_with_float_dialog)
@@ -1788,6 +1788,19 @@ class MainWindow(QMainWindow):
         change had the Errors dock outline the old selection's bar) until the new one was made."""
         self.canvas.select_nodes([name], center=True)
         self._show_main_graph()
+
+    @guarded
+    def focus_bar(self, name: str) -> None:
+        """A bar of the Errors dock was clicked: select and centre node ``name`` in the shown tab when it draws it
+        (the exported file's graph, a subgraph body: :func:`~workbench.qt.diff_errors.bar_canvas`), else on the
+        Graph tab, brought forward (:meth:`focus_node`: Netron, a diff tab, a tab without the node)."""
+        shown = self.tabs.currentWidget()
+        model = self.doc.model
+        canvas = bar_canvas(shown, name, model is not None and self._tab_models.get(shown) is model)
+        if canvas is None:
+            self.focus_node(name)
+        else:
+            canvas.select_nodes([name], center=True)
 
     @guarded
     def focus_hit(self, name: str) -> None:
