@@ -161,8 +161,10 @@ class CalibrationPanel(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         #: ``refuse_data(spec) -> bool``: the window's check of a file chosen with Browse... against the model's
-        #: inputs (True: refused, it said why, and the data shown stays); None: no check
+        #: inputs (True: refused, it said why, and the data shown stays); None: no check. A path typed in Path
+        #: and committed (Enter, or the field left) is checked by it too; a path set in code is not
         self.refuse_data = None
+        self._taken_path = ""  # the path last taken (shown by set_data_spec, chosen, or sent with specChanged)
         self._clock = ProgressClock()
         self._held: tuple[str, int, int, int] | None = None  # status, bar min, max, value while another job runs
         self._held_title = ""  # the other job's title while it runs
@@ -241,8 +243,8 @@ class CalibrationPanel(QWidget):
         self.path.textChanged.connect(self.path.setToolTip)
         self.start.clicked.connect(self.startRequested)
         self.cancel.clicked.connect(self.cancelRequested)
-        self.path.editingFinished.connect(self._follow_typed_path)  # first: the spec then takes the Source it sets
-        for w in (self.path, self.size, self.mean, self.std):
+        self.path.editingFinished.connect(self._on_path_committed)  # the user's typed edit only
+        for w in (self.size, self.mean, self.std):
             w.editingFinished.connect(self.specChanged)
         for spin in (self.samples, self.analysis_samples):
             spin.valueChanged.connect(self.specChanged)
@@ -252,6 +254,7 @@ class CalibrationPanel(QWidget):
         self.allow_code.toggled.connect(self.specChanged)
         self.choose_first.toggled.connect(self.specChanged)
         self.specChanged.connect(self._mark_failure_stale)
+        self.specChanged.connect(self._take_path)
         self._on_kind()
         self._shown = self._state()
 
@@ -292,6 +295,27 @@ class CalibrationPanel(QWidget):
         for w in (self.path, self.browse):
             w.setEnabled(kind != "random" and not self._off)
         self.specChanged.emit()
+
+    def _take_path(self) -> None:
+        self._taken_path = self.path.text().strip()
+
+    def _on_path_committed(self) -> None:
+        """Enter in Path, or the field left after an edit: Source follows what was typed (a reader.py, a folder);
+        a file typed while Source stays "Array file" is checked against the model's inputs as Browse... and a
+        drop are (:attr:`refuse_data`). Refused, the path taken before comes back and nothing is emitted; else
+        ``specChanged`` is emitted."""
+        self._follow_typed_path()  # first: a reader.py or a folder takes its Source, which is not checked here
+        typed = self.path.text().strip()
+        if typed != self._taken_path and self._refused(typed):
+            self.path.setText(self._taken_path)  # equal to the taken path: a second editingFinished checks nothing
+            return
+        self.specChanged.emit()
+
+    def _refused(self, path: str) -> bool:
+        """Whether the window refuses ``path`` as the array file of Source "Array file" (it then said why)."""
+        if self.refuse_data is None or self.kind.currentData() != "file" or not path:
+            return False
+        return self.refuse_data({"kind": "npy" if path.lower().endswith(".npy") else "npz", "path": path})
 
     def _follow_typed_path(self) -> None:
         """A folder or a .py file typed in Path while Source is "Array file": Source follows what was typed, as
@@ -435,6 +459,7 @@ class CalibrationPanel(QWidget):
             self.kind.setCurrentIndex(max(self.kind.findData(panel_kind(shown)), 0))
             path = shown.get("path")
             self.path.setText("" if path is None else str(path))
+            self._taken_path = self.path.text().strip()
             image = shown if images else {}
             self.size.setText(_joined(image.get("size")))
             self.layout_combo.setCurrentIndex(max(self.layout_combo.findData(str(image.get("layout") or "").upper()), 0))
