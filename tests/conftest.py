@@ -16,10 +16,8 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--no-sandbox")
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("WORKBENCH_SHARED", ROOT.parent / "shared")).resolve()
-CORPUS = SHARED / "corpus" / "models"
-CASES = SHARED / "cases"
+from shared_paths import CASES, CORPUS  # noqa: E402
+
 REQUIRE = os.environ.get("WORKBENCH_REQUIRE_CORPUS", "") not in ("", "0")
 #: Skip reasons that stay skips under WORKBENCH_REQUIRE_CORPUS (the machine, not the checkout).
 ALLOWED_SKIPS = ("not enough free disk space",)

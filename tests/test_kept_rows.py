@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from shared_paths import CORPUS
 
 from workbench.core import api
 from workbench.core.data.arrays import ArrayFileSource
 from workbench.core.data.kept import KeptRows
 from workbench.core.data.loader import open_data
 
-CNN = Path("/work/shared/corpus/models/digits_cnn")
+CNN = CORPUS / "digits_cnn"
 
 
 class _Counting(ArrayFileSource):

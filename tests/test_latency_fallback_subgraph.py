@@ -18,6 +18,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+from shared_paths import CASES
 
 from workbench.cli import main
 from workbench.core import api
@@ -25,7 +26,7 @@ from workbench.core.pipeline import latency_check
 from workbench.core.planning.island_guard import quantized_islands
 from workbench.core.runtime.latency import LatencyComparison
 
-CASE = Path("/work/shared/cases/20_if_subgraph_matmul")
+CASE = CASES / "20_if_subgraph_matmul"
 QDQ = ("QuantizeLinear", "DequantizeLinear")
 
 

@@ -4,9 +4,9 @@ without it, a plan serialises each shared spec once, and a plan built so equals 
 from __future__ import annotations
 
 from dataclasses import fields
-from pathlib import Path
 
 import pytest
+from shared_paths import CORPUS
 
 from workbench.core import api
 from workbench.core.planning import plan as plan_module
@@ -17,7 +17,7 @@ from workbench.core.recipe.record import Record
 from workbench.core.recipe.spec import NodeSettings, PartialSpec, QuantSpec, Rule
 from workbench.core.tuning.recipe_choice import variant
 
-MODELS = Path("/work/shared/corpus/models")
+MODELS = CORPUS
 
 
 def _recipes(model) -> dict[str, object]:

@@ -8,10 +8,11 @@ from pathlib import Path
 
 from cli_projects import run_ok
 from PySide6.QtWidgets import QApplication
+from shared_paths import CORPUS
 
 from workbench.core import api
 
-PPOCR = Path("/work/shared/corpus/models/ppocrv4_rec")
+PPOCR = CORPUS / "ppocrv4_rec"
 
 
 def ppocr_qdq(folder: Path) -> Path:

@@ -13,8 +13,9 @@ from bundled_example import EXAMPLE, EXAMPLE_MODEL
 from cli_projects import run_ok
 from diff_app import outlined, settle
 from latency_fakes import fixed_latency
+from shared_paths import CASES
 
-CASE20 = Path("/work/shared/cases/20_if_subgraph_matmul")
+CASE20 = CASES / "20_if_subgraph_matmul"
 
 
 def _click(win, node: str) -> None:

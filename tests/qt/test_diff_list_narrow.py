@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import shared_paths
 
 pytest.importorskip("PySide6")
 
@@ -24,7 +25,7 @@ from workbench.qt.diff_rows import FLOAT_COL, SQNR_COL  # noqa: E402
 from workbench.qt.diff_view import LIST_MAX_SHARE  # noqa: E402
 from workbench.qt.elide import distinct_labels, fine_segments  # noqa: E402
 
-CORPUS = Path("/work/shared/corpus/models/ppocrv4_rec")
+CORPUS = shared_paths.CORPUS / "ppocrv4_rec"
 
 
 @pytest.fixture(scope="module")

@@ -10,18 +10,18 @@ rectangle of the fit started below what centring it needed).
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPointF, QRectF, QSizeF
 from PySide6.QtWidgets import QApplication
+from shared_paths import CORPUS
 
 from workbench.core import api
 from workbench.qt.canvas.view import GraphCanvas
 from workbench.qt.diff_panes import DiffPanes
 from workbench.qt.quant_tab import quant_info
 
-CLS = Path("/work/shared/corpus/models/ppocr_mobile_v2_cls")
+CLS = CORPUS / "ppocr_mobile_v2_cls"
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import shared_paths
 
 pytest.importorskip("PySide6")
 
@@ -20,7 +21,7 @@ from workbench.core.api import compare_models, open_model  # noqa: E402
 from workbench.qt.canvas.readable import readable_scale  # noqa: E402
 from workbench.qt.diff_view import DiffTab  # noqa: E402
 
-CORPUS = Path("/work/shared/corpus/models/ppocrv4_rec")
+CORPUS = shared_paths.CORPUS / "ppocrv4_rec"
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+import shared_paths
 from onnx import numpy_helper
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 from workbench.qt import diff_view, docks
 
-CORPUS = Path("/work/shared/corpus/models/digits_cnn")
+CORPUS = shared_paths.CORPUS / "digits_cnn"
 FLOAT = CORPUS / "model_opset17.onnx"
 CALIB = CORPUS / "calib.npz"
 CONV = "/f/f.3/Conv"

@@ -15,10 +15,11 @@ from bundled_example import EXAMPLE, EXAMPLE_MODEL
 from cli_projects import run_ok
 from diff_app import outlined, settle
 from latency_fakes import quantized_faster
+from shared_paths import CASES
 
 from workbench.qt.diff_errors import NO_SUBGRAPH_FIGURES
 
-CASE20 = Path("/work/shared/cases/20_if_subgraph_matmul")  # If (then_mm / else_mm bodies) -> relu
+CASE20 = CASES / "20_if_subgraph_matmul"  # If (then_mm / else_mm bodies) -> relu
 
 
 def _calibrate(qtbot, win, data: Path, samples: int) -> None:

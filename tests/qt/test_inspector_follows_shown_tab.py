@@ -4,11 +4,10 @@ selection, as the Errors dock does since 700b2b3: the body's own nodes there, th
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from diff_app import settle
+from shared_paths import CASES
 
-CASE20 = Path("/work/shared/cases/20_if_subgraph_matmul")
+CASE20 = CASES / "20_if_subgraph_matmul"
 
 
 def test_the_inspector_follows_a_subgraph_tab(qtbot, window, open_file):
