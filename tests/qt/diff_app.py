@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bundled_example import EXAMPLE, EXAMPLE_MODEL
 from cli_projects import run_ok
 from PySide6.QtWidgets import QApplication
 from shared_paths import CORPUS
@@ -60,3 +61,13 @@ def outlined(errors) -> str | None:
         return None
     assert at in errors.rows_in_view(), (at, errors.rows_in_view())
     return errors.rows[at].node
+
+
+def calibrate_example(qtbot, win, open_file) -> None:
+    """Open the bundled digits_cnn in ``win``, calibrate it on 16 rows of its calibration file and wait until the
+    Errors dock shows its per-unit bars. Call a fake of :mod:`latency_fakes` first (fixed_latency)."""
+    open_file(win, EXAMPLE_MODEL)
+    win.calibration.set_data_spec({"kind": "npz", "path": str(EXAMPLE / "digits_cnn_calib.npz")}, 16)
+    win._on_spec_changed()
+    run_ok(qtbot, win, win.act_calibrate.trigger)
+    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=60_000)

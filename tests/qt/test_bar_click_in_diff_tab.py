@@ -5,9 +5,7 @@ the bundled digits_cnn calibrated in the app (latencies fixed) and compared with
 
 from __future__ import annotations
 
-from bundled_example import EXAMPLE, EXAMPLE_MODEL
-from cli_projects import run_ok
-from diff_app import outlined, settle
+from diff_app import calibrate_example, outlined, settle
 from latency_fakes import fixed_latency
 
 
@@ -15,11 +13,7 @@ def test_a_bar_clicked_in_the_diff_tab_goes_straight_to_its_node(qtbot, window, 
                                                                    monkeypatch):
     fixed_latency(monkeypatch)
     win = window
-    open_file(win, EXAMPLE_MODEL)
-    win.calibration.set_data_spec({"kind": "npz", "path": str(EXAMPLE / "digits_cnn_calib.npz")}, 16)
-    win._on_spec_changed()
-    run_ok(qtbot, win, win.act_calibrate.trigger)
-    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=60_000)
+    calibrate_example(qtbot, win, open_file)
     with qtbot.waitSignal(win.diffReady, timeout=300_000) as sig:
         win.compare_with(example_qdq_file)
     tab = sig.args[0]

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bundled_example import EXAMPLE, EXAMPLE_MODEL
-from cli_projects import run_ok
-from diff_app import outlined, settle
+from diff_app import calibrate_example, outlined, settle
 from latency_fakes import fixed_latency
 from shared_paths import CASES
 
@@ -27,11 +25,7 @@ def test_a_bar_click_selects_in_the_exported_tab_and_netron_goes_to_the_graph(qt
                                                                                 example_qdq_file, monkeypatch):
     fixed_latency(monkeypatch)
     win = window
-    open_file(win, EXAMPLE_MODEL)
-    win.calibration.set_data_spec({"kind": "npz", "path": str(EXAMPLE / "digits_cnn_calib.npz")}, 16)
-    win._on_spec_changed()
-    run_ok(qtbot, win, win.act_calibrate.trigger)
-    qtbot.waitUntil(lambda: bool(win.errors.rows), timeout=60_000)
+    calibrate_example(qtbot, win, open_file)
     settle()
     graph_index = win.tabs.indexOf(win.canvas)
     win.canvas.select_nodes(["/f/f.0/Conv"], center=True)
