@@ -109,3 +109,20 @@ def test_a_static_conv_whose_weight_is_an_input_is_not_counted_quantized(tmp_pat
     assert plan.quantized_count() == (0, 0) and "conv" not in plan.units
     assert [i.message for i in plan.issues if i.node == "conv"] == [
         "Conv has no constant float weight ('W' is only known at run time); left in float."]
+
+
+def test_a_quantized_file_s_weights_get_no_left_in_float_note(tmp_path):
+    """The plan over a QDQ file (our cpu-u8s8 export of the bundled digits_cnn) makes no unit of its Convs and Gemm,
+    whose weights are DequantizeLinear outputs, and does not say they are 'left in float' (4 such notes before)."""
+    from bundled_example import EXAMPLE
+
+    from workbench.core import api
+    from workbench.core.issues import IssueCode
+
+    out = tmp_path / "digits_cnn.qdq.onnx"
+    model = api.open_model(EXAMPLE / "digits_cnn.onnx")
+    api.export(api.quantize(model, api.make_recipe("cpu-u8s8"), data=str(EXAMPLE / "digits_cnn_calib.npz"),
+                            samples=16), out)
+    plan = api.plan(api.open_model(out), api.make_recipe("cpu-u8s8"))
+    assert sorted(plan.units) == ["/f/f.9/AveragePool"]
+    assert [i.node for i in plan.issues if i.code == IssueCode.NO_CONSTANT_WEIGHT] == []

@@ -673,7 +673,9 @@ class _Builder:
         if any(q.index == fam.weight_index for q in q_inputs):
             return False
         w = node.input[fam.weight_index]
-        init = self.ix.initializers.get(w)
+        init, src = self.ix.initializers.get(w), self.ix.producer.get(w)
+        if src is not None and src.op_type == "DequantizeLinear":
+            return True  # a file quantized already: its weight is, so nothing to say
         if init is None or init.data_type not in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
             self.issues.append(PlanIssue(node.name, "info", f"{node.op_type} has no constant float weight ({w!r} is "
                                          "only known at run time); left in float.", code=IssueCode.NO_CONSTANT_WEIGHT))
