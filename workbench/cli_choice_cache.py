@@ -59,12 +59,7 @@ def earlier_run(cached: CachedChoice) -> tuple[str, str]:
 
 def cache_dir() -> Path:
     """``$WORKBENCH_CACHE_DIR/recipe_choice`` when set, else ``<platformdirs user cache>/workbench/recipe_choice``."""
-    root = os.environ.get("WORKBENCH_CACHE_DIR")
-    if root:
-        return Path(root) / "recipe_choice"
-    import platformdirs  # as the latency cache: only when a choice is cached
-
-    return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "recipe_choice"
+    return api.cache_dir("recipe_choice")
 
 
 def data_digest(data) -> str | None:

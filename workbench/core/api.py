@@ -43,6 +43,7 @@ _LAZY: dict[str, str] = {
     "load_model": "workbench.core.model.load",
     "sha256_file": "workbench.core.model.load",
     "sha256": "workbench.core.io.digest",
+    "cache_dir": "workbench.core.cache_dirs",
     "raw_bytes_kept": "workbench.core.io.tensor_bytes",
     "rename_notes": "workbench.core.model.load",
     # recipe

@@ -22,6 +22,8 @@ from pathlib import Path
 import llvmlite
 import llvmlite.binding as llvm
 
+from workbench.core import cache_dirs
+
 #: the first bytes of a cached object file, then the SHA-256 of the machine code, then the code
 _MAGIC = b"workbench-llvm-object-1\n"
 
@@ -72,12 +74,7 @@ def compile_ir(parts: list[str]) -> object:
 
 def cache_dir() -> Path:
     """``$WORKBENCH_CACHE_DIR/llvm`` when set, else ``<platformdirs user cache>/workbench/llvm``."""
-    root = os.environ.get("WORKBENCH_CACHE_DIR")
-    if root:
-        return Path(root) / "llvm"
-    import platformdirs  # only when no cache root is given
-
-    return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "llvm"
+    return cache_dirs.cache_dir("llvm")
 
 
 def _cache_file(ir: str, triple: str) -> Path:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import onnx
 
+from workbench.core import cache_dirs
 from workbench.core.errors import ModelError
 from workbench.core.graph.dim_names import dim_of
 from workbench.core.graph.op_equivalents import EQUIVALENTS
@@ -452,10 +453,8 @@ def _sugiyama(structure: GraphStructure) -> tuple[list[tuple[float, float]], dic
 
 
 def default_cache_dir() -> Path:
-    """Folder of cached layouts: ``<user cache dir>/workbench/layout`` (platformdirs)."""
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "layout"
+    """``$WORKBENCH_CACHE_DIR/layout`` when set, else ``<platformdirs user cache>/workbench/layout``."""
+    return cache_dirs.cache_dir("layout")
 
 
 def _read_cache(path: Path, names: list[str]) -> GraphLayout | None:

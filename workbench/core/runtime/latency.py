@@ -48,6 +48,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from workbench.core import cache_dirs
 from workbench.core.errors import WorkbenchError
 from workbench.core.io import digest
 from workbench.core.io.cpu import cpu_identity
@@ -218,12 +219,7 @@ def usable_cores() -> int:
 
 def default_cache_dir() -> Path:
     """``$WORKBENCH_CACHE_DIR/latency`` when set, else ``<platformdirs user cache>/workbench/latency``."""
-    root = os.environ.get("WORKBENCH_CACHE_DIR")
-    if root:
-        return Path(root) / "latency"
-    import platformdirs  # only here: a quantize without the latency check never loads it
-
-    return Path(platformdirs.user_cache_dir("workbench", appauthor=False)) / "latency"
+    return cache_dirs.cache_dir("latency")
 
 
 #: A model to time: serialized, or in memory (its large weights then reach onnxruntime as buffers,
