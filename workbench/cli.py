@@ -526,7 +526,7 @@ def _where(issue, recipe_file: str = "") -> str:
     if getattr(issue, "node", ""):
         return f"{issue.node}: "
     if (recipe_file and getattr(issue, "code", None) == IssueCode.UNMATCHED_RECIPE_ENTRY
-            and str(getattr(issue, "message", "")).startswith("recipe override ")):
+            and getattr(issue, "recipe_field", "") == "overrides"):
         return f"{recipe_file}: "
     return ""
 
@@ -2397,12 +2397,12 @@ def _silence_closed_pipes() -> None:
 
 
 def _in_recipe_file(args, exc: WorkbenchError) -> str:
-    """"RECIPE.json: " before an error about a field of the --recipe file's recipe that does not name the file
-    (the plan's 'recipe op_types ["Cnv"] selects no node of the model'), else ""."""
+    """"RECIPE.json: " before an error about a field of the --recipe file's recipe (``RecipeError.field`` set: its
+    message does not name the file; the plan's 'recipe op_types ["Cnv"] selects no node of the model'), else ""."""
     recipe = getattr(args, "recipe", None)
-    if not (isinstance(exc, RecipeError) and exc.field and isinstance(recipe, str) and recipe not in str(exc)):
+    if not (isinstance(exc, RecipeError) and exc.field and isinstance(recipe, str)):
         return ""
-    if exc.field == "exclude" and any(f"name {e!r}" in str(exc) for e in getattr(args, "exclude", None) or []):
+    if exc.field == "exclude" and exc.entry in (getattr(args, "exclude", None) or []):
         return ""  # the name came from --exclude, not from the file
     return f"{recipe}: "
 

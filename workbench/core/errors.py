@@ -94,13 +94,16 @@ class RecipeError(WorkbenchError):
     """A recipe or quantization spec is invalid or names nodes that do not exist; ``node``: the
     node the error is about ("" when not one node's); ``field``: the recipe field the error is about when
     the message does not name the recipe's file (raised on a Recipe, not on its JSON text): a caller that
-    read the recipe from a file names the file ("" otherwise)."""
+    read the recipe from a file names the file ("" otherwise); ``entry``: the entry of that field the error
+    is about (the name an ``exclude`` entry gives: the CLI tells its --exclude names from the file's by it),
+    "" when not one entry's. Callers decide on these fields, never on the message text."""
 
     def __init__(self, message: str, *, hint: str | None = None, node: str = "", details: str = "",
-                 field: str = ""):
+                 field: str = "", entry: str = ""):
         super().__init__(message, hint=hint, details=details)
         self.node = node
         self.field = field
+        self.entry = entry
 
 
 class CalibrationError(WorkbenchError):

@@ -84,8 +84,10 @@ class PlanIssue:
     kept float names each of its units here, its message only the first three); ``ratio``: the quantized / float
     latency ratio a latency note reports (1.4: 1.4x the float latency), None for other issues; ``island``: True on
     the latency fallback's note on an island of units left float together (of one unit or more: ``units`` alone
-    does not tell a one-unit island from a unit the latency placement probed alone). Programs read these, never
-    the message text.
+    does not tell a one-unit island from a unit the latency placement probed alone); ``recipe_field``: the recipe
+    field (``rules``, ``overrides``, ``exclude``, ``op_types``) of the entry an ``UNMATCHED_RECIPE_ENTRY`` warning
+    is about, "" on other issues (the CLI names the --recipe file before an ``overrides`` one: --exclude adds no
+    override). Programs read these, never the message text.
     """
 
     node: str
@@ -95,6 +97,7 @@ class PlanIssue:
     units: tuple[str, ...] = ()
     ratio: float | None = None
     island: bool = False
+    recipe_field: str = ""
 
     def __post_init__(self) -> None:
         self.severity = Severity(self.severity)
