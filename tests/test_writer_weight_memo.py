@@ -68,3 +68,20 @@ def test_another_weight_setting_misses_the_memo(tmp_path, monkeypatch):
     assert len(facts.quantized_weights) == 4 * DEPTH  # both settings kept
     assert _bytes(quantize(model, per_channel, data=data, check=False, facts=facts)) == channel_bytes
     assert calls == {"quantize": DEPTH, "qparams": DEPTH}
+
+
+def test_the_memo_key_tells_every_field_of_the_spec_apart():
+    """The weight memo is keyed on the spec's fields (qdq._spec_key), not its JSON text: a spec built another
+    way with the same values shares the key, and a change to any one field (observer_args too) gives another."""
+    from workbench.core.recipe.spec import Granularity, QuantSpec
+
+    base = QuantSpec(dtype="int8", granularity=Granularity.per_channel, observer_args={"percentile": 99.9, "bins": 512.0})
+    same = QuantSpec(observer_args={"bins": 512.0, "percentile": 99.9}, granularity="per_channel", dtype="int8")
+    assert qdq._spec_key(base) == qdq._spec_key(same) and hash(qdq._spec_key(base)) == hash(qdq._spec_key(same))
+    changes = {"dtype": "uint8", "symmetric": False, "granularity": Granularity.per_tensor, "axis": 1,
+               "observer": "mse", "observer_args": {"percentile": 99.99, "bins": 512.0}, "reduce_range": True,
+               "power_of_two": True}
+    assert set(changes) == set(QuantSpec.model_fields) - {"block_size"}
+    keys = {qdq._spec_key(base.model_copy(update={k: v})) for k, v in changes.items()}
+    keys.add(qdq._spec_key(QuantSpec(dtype="int4", granularity="per_block", block_size=32)))
+    assert len(keys) == len(changes) + 1 and qdq._spec_key(base) not in keys

@@ -124,6 +124,15 @@ def _note_nbits(plan: QuantPlan, result: QdqResult, graph: onnx.GraphProto) -> N
 
 
 
+def _spec_key(spec) -> tuple:
+    """The weight memo's key of ``spec`` (a QuantSpec): its class and each field's name, type and value, the
+    ``observer_args`` items sorted by name (with their types). Two specs get one key only when every field holds an
+    equal value of the same type, so they compute the same qparams. ``model_dump_json``, which the memo keyed on
+    before, took 10-21 us a lookup (nudenet_320n's and minilm_l6_v2's weight specs), this 1.6-2.9 us."""
+    return (type(spec), *((name, type(v), tuple(sorted((k, type(x), x) for k, x in v.items())))
+                          if isinstance(v, dict) else (name, type(v), v) for name, v in spec.__dict__.items()))
+
+
 class QdqWriter:
     """Rewrites a copy of the model; subclasses change how a unit is emitted.
 
@@ -386,7 +395,7 @@ class QdqWriter:
     def _weight_qp(self, node, name: str, spec) -> QParams:
         """Weight qparams with the recipe's observer (MinMax directly, MSE by an exact search over the weight's
         values (:mod:`~workbench.core.writers.weight_mse`), others via the registry)."""
-        key = ("qparams", name, spec.model_dump_json())
+        key = ("qparams", name, _spec_key(spec))
         if self._weights is not None and key in self._weights:
             return self._weights[key]
         w = self.const(name)
