@@ -37,7 +37,7 @@ def test_report_warns_about_a_recipe_rule_matching_nothing(tmp_path, capsys):
     out = tmp_path / "r.html"
     assert main(["report", MODEL, "--data", CALIB, "--samples", "8", "--recipe", str(recipe), "--no-latency-check",
                  "-o", str(out)]) == 0
-    assert _warnings(capsys) == [RULE_WARNING] and out.is_file()
+    assert _warnings(capsys) == [RULE_WARNING.replace("warning: ", f"warning: {recipe}: ", 1)] and out.is_file()
 
 
 def test_autotune_warns_about_an_exclude_matching_nothing(tmp_path, capsys):
@@ -54,4 +54,4 @@ def test_render_dtype_warns_about_a_recipe_rule_matching_nothing(tmp_path, capsy
     recipe.write_text(json.dumps({"preset": "cpu-u8s8", "rules": [{"name": "/no/such/Conv",
                                                                     "activation": {"dtype": "uint16"}}]}))
     assert main(["render", MODEL, "--colour", "dtype", "--recipe", str(recipe), "-o", str(tmp_path / "g.svg")]) == 0
-    assert _warnings(capsys) == [RULE_WARNING]
+    assert _warnings(capsys) == [RULE_WARNING.replace("warning: ", f"warning: {recipe}: ", 1)]

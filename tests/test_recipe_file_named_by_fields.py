@@ -45,3 +45,20 @@ def test_unmatched_entries_say_their_recipe_field(cases):
     issues = unmatched_entries(model.proto, recipe)
     assert [(i.code, i.recipe_field) for i in issues] == [(IssueCode.UNMATCHED_RECIPE_ENTRY, f)
                                                           for f in ("rules", "overrides", "exclude", "op_types")]
+
+
+
+def test_every_unmatched_entry_of_the_file_names_the_file_and_an_exclude_option_does_not(cases, tmp_path, capsys):
+    """A rule, an exclude pattern and an op type of the --recipe file that match nothing are said with the file's
+    name, as an override was (before: only the override's line named it); a --exclude pattern is not the file's."""
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"rules": [{"op_type": "Cnv", "exclude": True}], "exclude": ["zz*"],
+                                "overrides": {"nosuch": {"exclude": True}}, "op_types": ["Gemm", "Cnv"]}))
+    assert main(["cost", str(cases / "06_gemm_bias_2d.onnx"), "--recipe", str(path), "--exclude", "yy*"]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert [line.split(" (")[0].split(";")[0] for line in warned] == [
+        f"warning: {path}: recipe rules[0]",
+        f"warning: {path}: recipe override 'nosuch' names no node of the model",
+        f"warning: {path}: exclude 'zz*' matches no node name of the model, so it keeps nothing float",
+        "warning: exclude 'yy*' matches no node name of the model, so it keeps nothing float",
+        f"warning: {path}: recipe op_types entry 'Cnv' is not an op type of the model"]

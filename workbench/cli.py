@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from workbench import __version__
@@ -514,31 +515,46 @@ def _group_key(issue) -> tuple:
     return code, getattr(issue, "severity", None), island
 
 
-def _recipe_file(args) -> str:
-    """The --recipe file as typed ("" without one): the warnings on its entries that match no node name it."""
+@dataclass(frozen=True)
+class _RecipeFile:
+    """The --recipe file as typed (``path``, "" without one) and the --exclude patterns the CLI added to its
+    recipe (``cli_excludes``): a warning on an entry that matches no node names the file unless the entry came
+    from --exclude."""
+
+    path: str = ""
+    cli_excludes: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.path)
+
+
+def _recipe_file(args) -> _RecipeFile:
+    """The --recipe file of ``args`` (:class:`_RecipeFile`; false without one)."""
     recipe = getattr(args, "recipe", None)
-    return recipe if isinstance(recipe, str) else ""
+    return _RecipeFile(recipe if isinstance(recipe, str) else "", tuple(getattr(args, "exclude", None) or ()))
 
 
-def _where(issue, recipe_file: str = "") -> str:
-    """What a printed issue's line says it is about: "NODE: ", or "RECIPE.json: " for an override of the --recipe
-    file that names no node (the override came from the file: --exclude adds no override), else ""."""
+def _where(issue, recipe_file: _RecipeFile | None = None) -> str:
+    """What a printed issue's line says it is about: "NODE: ", or "RECIPE.json: " for an entry of the --recipe
+    file (rule, override, exclude pattern, op type) that matches no node (an exclude pattern given with --exclude
+    is not the file's), else ""."""
     if getattr(issue, "node", ""):
         return f"{issue.node}: "
     if (recipe_file and getattr(issue, "code", None) == IssueCode.UNMATCHED_RECIPE_ENTRY
-            and getattr(issue, "recipe_field", "") == "overrides"):
-        return f"{recipe_file}: "
+            and getattr(issue, "recipe_field", "")
+            and not (issue.recipe_field == "exclude" and issue.recipe_entry in recipe_file.cli_excludes)):
+        return f"{recipe_file.path}: "
     return ""
 
 
-def _print_issues(issues, order: dict[str, int] | None = None, recipe_file: str = "") -> None:
+def _print_issues(issues, order: dict[str, int] | None = None, recipe_file: _RecipeFile | None = None) -> None:
     """The job's issues on stderr ("warning:" / "note:"), one line each, except when
     :data:`GROUP_ISSUES` or more name different nodes for one reason (the same code and severity):
     float islands then share one line, and for any other reason the first is printed in full and
     the rest on one line by name. The result keeps one issue per node (the app and JSON). ``order``: node
     name -> its index in the graph; the float islands' line lists them so (quantize found some before the
     latency placement and the rest after it, its project's replay all at once), others after them. ``recipe_file``:
-    the --recipe file (:func:`_recipe_file`), named before an override of it that names no node."""
+    the --recipe file (:func:`_recipe_file`), named before an entry of it that matches no node."""
     groups: dict[tuple, list] = {}
     for issue in issues:
         if getattr(issue, "node", "") and getattr(issue, "code", None) is not None:
@@ -926,7 +942,7 @@ def _refuse_quantized_job(args, model) -> None:
              f"{args.model} --data {data} for the outputs), or {args.command} the float model.")
 
 
-def _print_job_notes(chose: str, result, recipe_file: str = "") -> None:
+def _print_job_notes(chose: str, result, recipe_file: _RecipeFile | None = None) -> None:
     """What ``analyze`` / ``sweep`` / ``report`` / ``render --colour sqnr`` print once the job's progress closed:
     the recipe choice's line (``chose``, "" when none ran), the notes of calibration data cast to the
     model's input dtypes (float64 -> float32) and the warnings on recipe entries or ``--exclude`` patterns
@@ -937,7 +953,7 @@ def _print_job_notes(chose: str, result, recipe_file: str = "") -> None:
                   recipe_file=recipe_file)
 
 
-def _print_unmatched(issues, recipe_file: str = "") -> None:
+def _print_unmatched(issues, recipe_file: _RecipeFile | None = None) -> None:
     """The warnings among ``issues`` (a plan's) on recipe entries or ``--exclude`` patterns matching no node:
     a typo otherwise changes nothing, silently. ``recipe_file``: as for :func:`_print_issues`."""
     _print_issues([i for i in issues if i.code == IssueCode.UNMATCHED_RECIPE_ENTRY], recipe_file=recipe_file)

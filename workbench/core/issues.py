@@ -86,8 +86,9 @@ class PlanIssue:
     the latency fallback's note on an island of units left float together (of one unit or more: ``units`` alone
     does not tell a one-unit island from a unit the latency placement probed alone); ``recipe_field``: the recipe
     field (``rules``, ``overrides``, ``exclude``, ``op_types``) of the entry an ``UNMATCHED_RECIPE_ENTRY`` warning
-    is about, "" on other issues (the CLI names the --recipe file before an ``overrides`` one: --exclude adds no
-    override). Programs read these, never the message text.
+    is about, "" on other issues; ``recipe_entry``: that entry (the rule's label, the override's node name, the
+    exclude pattern or the op type), so the CLI can name the --recipe file before it unless it came from
+    --exclude. Programs read these, never the message text.
     """
 
     node: str
@@ -98,6 +99,7 @@ class PlanIssue:
     ratio: float | None = None
     island: bool = False
     recipe_field: str = ""
+    recipe_entry: str = ""
 
     def __post_init__(self) -> None:
         self.severity = Severity(self.severity)

@@ -382,22 +382,22 @@ def unmatched_entries(proto: onnx.ModelProto, recipe: Recipe) -> list[PlanIssue]
         if not any(rule.matches(n, o) for n, o in nodes):
             out.append(PlanIssue("", "warning", f"recipe rules[{k}] ({rule.label}) matches no node of the model; "
                                  "check its spelling (op types and names are case-sensitive)",
-                                 code=IssueCode.UNMATCHED_RECIPE_ENTRY, recipe_field="rules"))
+                                 code=IssueCode.UNMATCHED_RECIPE_ENTRY, recipe_field="rules", recipe_entry=rule.label))
     for name in recipe.overrides:
         if name not in names:
             out.append(PlanIssue("", "warning", f"recipe override {name!r} names no node of the model; "
                                  "use a name shown by `workbench-cli inspect`", code=IssueCode.UNMATCHED_RECIPE_ENTRY,
-                                 recipe_field="overrides"))
+                                 recipe_field="overrides", recipe_entry=name))
     for pattern in recipe.exclude:
         if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
             out.append(PlanIssue("", "warning", f"exclude {pattern!r} matches no node name of the model, so it keeps "
                                  "nothing float; use a name shown by `workbench-cli inspect` (case-sensitive; * "
                                  f"matches any run of characters, e.g. {_exclude_example(nodes)!r})",
-                                 code=IssueCode.UNMATCHED_RECIPE_ENTRY, recipe_field="exclude"))
+                                 code=IssueCode.UNMATCHED_RECIPE_ENTRY, recipe_field="exclude", recipe_entry=pattern))
     for op in recipe.op_types or ():
         if op not in ops:
             out.append(PlanIssue("", "warning", f"recipe op_types entry {op!r} is not an op type of the model",
-                                 code=IssueCode.UNMATCHED_RECIPE_ENTRY, recipe_field="op_types"))
+                                 code=IssueCode.UNMATCHED_RECIPE_ENTRY, recipe_field="op_types", recipe_entry=op))
     return out
 
 
