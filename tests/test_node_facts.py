@@ -230,3 +230,34 @@ def test_opening_a_model_gives_contrib_kernel_outputs_the_shapes_onnxruntime_giv
     assert shown == {t: v.shape for t, v in zip(outputs, values, strict=True)}
     assert set(vi.name for vi in prepared.graph.value_info) <= set(outputs)  # no stand-in's own tensor
     assert [n.op_type for n in prepared.graph.node] == [n.op_type for n in proto.graph.node]
+
+
+def test_inputs_of_contrib_quantized_kernels_are_named_as_onnxruntime_declares_them():
+    """The Node section named every input and output of a com.microsoft op 'input 0', 'input 1' ... (onnx has no
+    schema for them): a QLinearMul's eight inputs could not be told apart without reading tensor names, where
+    Netron shows A, A_scale, A_zero_point ... They now take the names onnxruntime registers for the op
+    (docs/ContribOperators.md), a variadic input numbered as for ONNX ops; a custom op keeps 'input i'."""
+    index = api.NodeFactsIndex(_qoperator_contrib_chain())
+
+    def slots(node):
+        facts = index.facts(node)
+        return [(t.slot, t.name) for t in facts.inputs], [(t.slot, t.name) for t in facts.outputs]
+
+    assert slots("sig") == ([("X", "q"), ("X_scale", "xs"), ("X_zero_point", "xz"), ("Y_scale", "ss"),
+                             ("Y_zero_point", "sz")], [("Y", "s")])
+    assert slots("mul") == ([("A", "q"), ("A_scale", "xs"), ("A_zero_point", "xz"), ("B", "s"), ("B_scale", "ss"),
+                             ("B_zero_point", "sz"), ("C_scale", "ms"), ("C_zero_point", "mz")], [("C", "m")])
+    assert slots("cat") == ([("Y_scale", "cs"), ("Y_zero_point", "cz")]
+                            + [(f"inputs[{i}]", t) for i, t in enumerate(["m", "ms", "mz", "s", "ss", "sz"])],
+                            [("Y", "c")])
+    assert slots("nbits") == ([("A", "y"), ("B", "wq"), ("scales", "wscale")], [("Y", "z")])
+    assert slots("quant") == ([("x", "x"), ("y_scale", "xs"), ("y_zero_point", "xz")], [("y", "q")])  # ONNX, as before
+
+
+def test_a_custom_domain_op_keeps_numbered_slots():
+    nodes = [helper.make_node("QLinearMul", ["a"], ["y"], name="mine", domain="com.example")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("a", TensorProto.UINT8, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, [2])])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
+    facts = api.node_facts(proto, "mine")
+    assert ([t.slot for t in facts.inputs], [t.slot for t in facts.outputs]) == (["input 0"], ["output 0"])

@@ -9,6 +9,7 @@ attributes of at most :data:`SHOWN_VALUES` elements are read, to show their valu
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -220,25 +221,65 @@ def attr_fact(attr: AttributeProto) -> AttrFact:
     return AttrFact(attr.name, attr.ref_attr_name and f"ref {attr.ref_attr_name}" or "?")
 
 
+#: Formal parameters of an op: (name, variadic) per input, then per output
+_Slots = tuple[tuple[tuple[str, bool], ...], tuple[tuple[str, bool], ...]]
+
+
 def _slot_names(node: onnx.NodeProto, opsets: dict[str, int]) -> tuple[list[str], list[str]]:
-    """The schema's names of ``node``'s inputs and outputs (variadic ones numbered), else ``input i``."""
-    try:
-        schema = onnx.defs.get_schema(node.op_type, opsets.get(node.domain, 1), node.domain)
-    except Exception:  # noqa: BLE001 - a custom op: no schema
+    """The schema's names of ``node``'s inputs and outputs (variadic ones numbered), else ``input i``: the
+    onnx package's schema, or for an onnxruntime contrib op (``com.microsoft``: QLinearAdd, MatMulNBits,
+    QGemm, DynamicQuantizeLSTM ...) the schema onnxruntime registers for it."""
+    slots = _onnx_slots(node, opsets) or _contrib_slots(node.domain, node.op_type)
+    if slots is None:  # a custom op: no schema
         return ([f"input {i}" for i in range(len(node.input))], [f"output {i}" for i in range(len(node.output))])
 
     def names(params, n: int, kind: str) -> list[str]:
         out = []
         for i in range(n):
-            if i < len(params) and params[i].option != onnx.defs.OpSchema.FormalParameterOption.Variadic:
-                out.append(params[i].name)
-            elif params and params[-1].option == onnx.defs.OpSchema.FormalParameterOption.Variadic:
-                out.append(f"{params[-1].name}[{i - len(params) + 1}]")
+            if i < len(params) and not params[i][1]:
+                out.append(params[i][0])
+            elif params and params[-1][1]:
+                out.append(f"{params[-1][0]}[{i - len(params) + 1}]")
             else:
                 out.append(f"{kind} {i}")
         return out
 
-    return names(schema.inputs, len(node.input), "input"), names(schema.outputs, len(node.output), "output")
+    return names(slots[0], len(node.input), "input"), names(slots[1], len(node.output), "output")
+
+
+def _onnx_slots(node: onnx.NodeProto, opsets: dict[str, int]) -> _Slots | None:
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opsets.get(node.domain, 1), node.domain)
+    except Exception:  # noqa: BLE001 - not an op the onnx package knows
+        return None
+    variadic = onnx.defs.OpSchema.FormalParameterOption.Variadic
+    return (tuple((p.name, p.option == variadic) for p in schema.inputs),
+            tuple((p.name, p.option == variadic) for p in schema.outputs))
+
+
+@functools.cache
+def _contrib_schemas() -> dict[tuple[str, str], _Slots]:
+    """(domain, op type) -> slots of every op onnxruntime registers outside the onnx package's domains
+    (its newest version of each; a contrib op keeps its inputs' names across versions)."""
+    try:
+        from onnxruntime.capi.onnxruntime_pybind11_state import get_all_operator_schema
+        schemas = get_all_operator_schema()
+    except Exception:  # noqa: BLE001 - no onnxruntime, or a build without the schema registry
+        return {}
+    out: dict[tuple[str, str], tuple[int, _Slots]] = {}
+    for s in schemas:
+        if s.domain in ("", "ai.onnx", "ai.onnx.ml"):
+            continue
+        slots = (tuple((p.name, str(p.option).endswith("Variadic")) for p in s.inputs),
+                 tuple((p.name, str(p.option).endswith("Variadic")) for p in s.outputs))
+        key = (s.domain, s.name)
+        if key not in out or s.since_version > out[key][0]:
+            out[key] = (s.since_version, slots)
+    return {k: v for k, (_, v) in out.items()}
+
+
+def _contrib_slots(domain: str, op_type: str) -> _Slots | None:
+    return _contrib_schemas().get((domain, op_type)) if domain not in ("", "ai.onnx") else None
 
 
 def _weight_bytes(t: TensorProto, elements: int) -> int | None:
