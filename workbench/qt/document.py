@@ -10,8 +10,10 @@ and the planner's issues at once.
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import math
+import os
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -116,6 +118,10 @@ class Settings(NamedTuple):
 RESULT_PARTS = (("calibration", "calibration ranges"), ("errors", "per-unit errors"),
                 ("sensitivity", "sensitivity sweep"), ("autotune", "autotune curve"))
 
+#: calibration caches of earlier rows a document keeps for an undo of a data change (each may hold every
+#: activation's statistics: bounded; the saved rows' cache is kept besides, as the saved state)
+KEPT_CACHES = 8
+
 #: the document's fields a project saves besides the recipe and the :class:`Settings`: its ``allow_code``,
 #: ``export`` section, calibration cache, and the shown results and sweep with the rows they were measured on
 SAVED_STATE = ("allow_code", "export", "calibration", "qparams", "errors", "split", "outputs", "weights", "local",
@@ -169,6 +175,18 @@ def describe_quantization(model: PreparedModel) -> tuple[QuantSummary | None, li
         return None, []
     params = api.read_quant_params(model.proto)
     return api.summarize_quantization(model.proto, params), params
+
+
+def _rows_key(rows: tuple) -> str:
+    """(data, samples) as a key of :attr:`Document._caches`, with the data file's (or folder's) modification
+    time and size: a file written again since is other rows."""
+    path = rows[0].get("path") if isinstance(rows[0], dict) else None
+    try:
+        st = os.stat(path)
+        stamp = [st.st_mtime_ns, st.st_size]
+    except (OSError, TypeError, ValueError):
+        stamp = None
+    return json.dumps([rows, stamp], sort_keys=True, default=str)
 
 
 def _same(field: str, now: Any, saved: Any) -> bool:
@@ -233,6 +251,11 @@ class Document(QObject):
         #: the opened project's ``export`` section (how its CLI replay writes the model), saved back as is
         self.export: dict | None = None
         self.calibration: dict | None = None
+        #: (data, samples) key -> the calibration cache measured on those rows, kept when other rows were
+        #: chosen (:meth:`set_data`): undoing that change gives it back; emptied when a model is opened
+        self._caches: dict[str, dict] = {}
+        #: :func:`_rows_key` of the rows at the last save or open (their cache is the saved one)
+        self._saved_rows: str | None = None
         self.qparams: dict[str, dict] = {}
         self.errors: list[ErrorRow] = []
         #: weights vs activations of the shown results (NoiseSplit JSON), None when not measured
@@ -294,6 +317,7 @@ class Document(QObject):
         self.allow_code, self.export, self.analysis_samples, self.evaluation = False, None, None, None
         self.choose_recipe = True
         self.calibration = None
+        self._caches, self._saved_rows = {}, None  # nor are the model's shown before, kept or saved
         self.qparams = {}
         self.errors = []
         self.split = None
@@ -421,12 +445,28 @@ class Document(QObject):
         return self.data, self.samples
 
     def set_data(self, data: dict | None, samples: int | None) -> None:
+        """Adopt other calibration rows; the calibration cache is of the rows it was measured on: the one of
+        the rows left is kept (:data:`KEPT_CACHES`), and rows calibrated before (an undo or redo of a data or
+        sample count change, or the saved rows) get theirs back, else none (the next job calibrates again)."""
         changed = (data, samples) != self.rows
+        if changed:
+            if self.calibration is not None:
+                self._caches.pop(_rows_key(self.rows), None)
+                self._caches[_rows_key(self.rows)] = self.calibration
+                while len(self._caches) > KEPT_CACHES:
+                    self._caches.pop(next(iter(self._caches)))
+            self.calibration = self._cache_of(data, samples)
         self.data, self.samples = data, samples
         if changed:
-            self.calibration = None  # ranges of other rows: the next job calibrates again
             self.dataChanged.emit()
             self.modifiedChanged.emit()
+
+    def _cache_of(self, data: dict | None, samples: int | None) -> dict | None:
+        """The calibration cache measured on these rows before (kept by :meth:`set_data`, or saved), else None."""
+        key = _rows_key((data, samples))
+        if key in self._caches:
+            return self._caches[key]
+        return self._saved_results["calibration"] if key == self._saved_rows else None
 
     @property
     def settings(self) -> Settings:
@@ -488,6 +528,7 @@ class Document(QObject):
         """The document as it is now is saved (or freshly opened): nothing is modified."""
         self._saved_settings = self.settings
         self._saved_results = {field: getattr(self, field) for field, _w in RESULT_PARTS}
+        self._saved_rows = _rows_key(self.rows)
         self.results_unsaved = self.model_moved = False
         self.opening = False
         self.undo_stack.setClean()
