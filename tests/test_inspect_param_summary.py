@@ -106,6 +106,22 @@ def _rec_qdq(corpus, folder_out):
     return out
 
 
+def _matmuls_by_weight(path):
+    """(MatMuls whose second input is a constant behind its QuantizeLinear / DequantizeLinear, the others)."""
+    proto = onnx.load(str(path))
+    consts = {t.name for t in proto.graph.initializer} | {n.output[0] for n in proto.graph.node
+                                                         if n.op_type == "Constant"}
+    producer = {o: n for n in proto.graph.node for o in n.output}
+
+    def constant(t):
+        while t not in consts and t in producer and producer[t].op_type in ("QuantizeLinear", "DequantizeLinear"):
+            t = producer[t].input[0]
+        return t in consts
+
+    weighted = [constant(n.input[1]) for n in proto.graph.node if n.op_type == "MatMul"]
+    return sum(weighted), len(weighted) - sum(weighted)
+
+
 def _expected_rows(path):
     """The summary rows computed from the file's QuantizeLinear nodes (weight: a constant input)."""
     proto = onnx.load(str(path))
@@ -144,7 +160,9 @@ def test_ort_qdq_ppocrv4_rec_fits_on_a_screen_and_params_lists_each(corpus, tmp_
            "clip to 0 (usual after a Relu; --params lists them)" in out
     assert f"  tiny scale ({tiny} weights): the values span under 0.0001 (an epsilon, a zero bias, a dead channel):" \
         in out
-    assert "  every weight is per-tensor (226 weights), though the model's 38 Conv and 13 MatMul usually take " \
+    # 13 MatMul run quantized, 9 of them on a constant weight; the other 4 multiply two activations (attention)
+    assert _matmuls_by_weight(rec_qdq) == (9, 4)
+    assert "  every weight is per-tensor (226 weights), though the model's 38 Conv and 9 MatMul usually take " \
            "per-channel weights:" in out
     assert len(out) <= 40 and not any("more (use --json)" in line for line in out)
     assert not any("_QuantizeLinear: " in line for line in out)  # the node named once, inside the tensor's name
@@ -157,3 +175,52 @@ def test_ort_qdq_ppocrv4_rec_fits_on_a_screen_and_params_lists_each(corpus, tmp_
     assert main(["inspect", str(rec_qdq), "--json"]) == 0
     params = json.loads(capsys.readouterr().out)["quantization_parameters"]
     assert len(params) == 580 and params[0]["node"] == "x_QuantizeLinear" and "consumers" not in params[0]
+
+
+def _projection_and_scores(path):
+    """x -> MatMul by a constant w (a projection) -> h; h x Transpose(h) (attention scores: two activations)."""
+    from onnx import TensorProto, helper
+
+    w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32), "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="proj"),
+             helper.make_node("Transpose", ["h"], ["ht"], name="t", perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["h", "ht"], ["y"], name="scores")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 4])], [w])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+def test_per_tensor_weights_line_names_the_ops_with_a_constant_weight_once(tmp_path, capsys):
+    """onnxruntime's QDQ minilm_l6_v2 (per_channel off) read 'though the model's 36 MatMul and 12 MatMul usually
+    take per-channel weights': one entry per row of the summary, and its 12 attention MatMuls multiply two
+    activations, no weight. The line now counts the compute nodes whose weight is a constant, once per op."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            rng = np.random.default_rng(1)
+            self.rows = iter([{"x": rng.standard_normal((1, 4, 8)).astype(np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.rows, None)
+
+    _projection_and_scores(tmp_path / "f.onnx")
+    quantize_static(str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx"), Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=False, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    assert _matmuls_by_weight(tmp_path / "q.onnx") == (1, 1)
+    assert main(["inspect", str(tmp_path / "q.onnx")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "summary:     QDQ: 1 MatMul uint8/int8, 1 MatMul uint8/uint8" in out
+    assert "  every weight is per-tensor (1 weight), though the model's 1 MatMul usually take per-channel weights:" \
+        in out
+    assert main(["inspect", str(tmp_path / "q.onnx"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["quantized"]["constant_weight_ops"] == {"MatMul": 1}
+
+
+def test_per_tensor_weights_line_from_the_summary_alone_sums_each_op():
+    """Without the report's constant_weight_ops (param_lines called with the summary line only), two rows of
+    one op are one entry: 36 + 12 MatMul, not '36 MatMul and 12 MatMul'."""
+    params = [_p("w", "weight", "int8", 0.25, 0)]
+    notes = param_lines(params, "QDQ: 36 MatMul uint8/int8, 2 Conv uint8/int8, 12 MatMul uint8/uint8")
+    assert "  every weight is per-tensor (1 weight), though the model's 48 MatMul and 2 Conv usually take " \
+           "per-channel weights:" in notes

@@ -85,6 +85,10 @@ class QuantSummary:
         Node key -> ``"activation/weight"`` dtypes (``"uint8/int8"``) of each compute node (Conv, MatMul,
         LSTM, ... and their integer kernels) that computes on a quantized tensor: the nodes counted in
         the quantized rows of ``ops``.
+    weighted : dict of str to int
+        Float op (``"Conv"``, ``"MatMul"``) -> how many of its quantized compute nodes (``compute``) take a
+        constant weight (an initializer, also behind its QuantizeLinear / DequantizeLinear): the ones a weight
+        scale per output channel applies to; an attention MatMul of two activations is not counted.
     as_kernels : dict of (str, str) to int
         (op, dtypes) of a quantized row of ``ops`` -> how many of its nodes are integer kernels
         (``kernels``). ``text`` says so where it is fewer than the row's count: an int8 QDQ file whose
@@ -103,6 +107,7 @@ class QuantSummary:
     kernels: dict[str, str] = field(default_factory=dict)
     families: list[tuple[str, int]] = field(default_factory=list)
     compute: dict[str, str] = field(default_factory=dict)
+    weighted: dict[str, int] = field(default_factory=dict)
     as_kernels: dict[tuple[str, str], int] = field(default_factory=dict)
 
     @property
@@ -160,6 +165,23 @@ class _Graph(DropView):
 
 def _input(node: onnx.NodeProto, i: int | None) -> str:
     return node.input[i] if i is not None and len(node.input) > i else ""
+
+
+def _constant_weight(g: _Graph, node: onnx.NodeProto) -> bool:
+    """Whether a compute node's weight input (its kernel's weight position, else input 1) is an initializer,
+    directly or behind the DequantizeLinear (and QuantizeLinear) that quantize it."""
+    kernel = _KERNELS.get(node.op_type)
+    t = _input(node, kernel.weight if kernel is not None else 1)
+    for _ in range(3):  # the initializer, its DequantizeLinear, a QuantizeLinear before that
+        if not t:
+            return False
+        if t in g.inits:
+            return True
+        prod = g.producer.get(t)
+        if prod is None or prod.op_type not in ("DequantizeLinear", "QuantizeLinear"):
+            return False
+        t = prod.input[0]
+    return False
 
 
 def _compute_dtypes(g: _Graph, node: onnx.NodeProto) -> str:
@@ -376,6 +398,8 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
             summary.as_kernels[row] = summary.as_kernels.get(row, 0) + (key in summary.kernels)
             if dtypes != "float":
                 summary.compute[key] = dtypes
+                if _constant_weight(g, node):
+                    summary.weighted[base] = summary.weighted.get(base, 0) + 1
         if key in summary.kernels or _on_quantized_data(g, node):
             families[base] += 1
     quant = sorted(((op, dt, n) for (op, dt), n in rows.items() if dt != "float"), key=lambda r: (-r[2], r[0]))

@@ -131,7 +131,7 @@ def quick_report(path: str | Path) -> dict | None:
         "inputs": [_input(vi) for vi in g.input if vi.name not in inits],
         "outputs": [_value_info(vi, pb2) for vi in outputs],
         "subgraphs": [],
-        "quantized": {"nodes": 0, "kinds": {}, "op_types": {}},
+        "quantized": {"nodes": 0, "kinds": {}, "op_types": {}, "constant_weight_ops": {}},
         "quantization_summary": None,
         "quantization_parameters": [],
         "units": None,

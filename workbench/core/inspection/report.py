@@ -33,7 +33,8 @@ def inspect_model(model: PreparedModel) -> dict:
         ``subgraphs`` ([{path, nodes}]), ``quantized`` ({``nodes``, ``kinds`` {kind: count}: the
         summary's :attr:`~workbench.core.inspection.quant_summary.QuantSummary.kinds`, the formats as
         onnxruntime runs the nodes (a MatMulNBits at accuracy_level 4 is ``"dynamic"``, a Q / DQ at the edge
-        of QOperator kernels ``"QOperator"``), ``op_types`` {op: count}}), ``quantization_summary`` (one line, see
+        of QOperator kernels ``"QOperator"``), ``op_types`` {op: count}, ``constant_weight_ops`` {float op: count}:
+        the summary's :attr:`~workbench.core.inspection.quant_summary.QuantSummary.weighted`}), ``quantization_summary`` (one line, see
         :func:`workbench.core.inspection.quant_summary.summarize_quantization`; None for a float model),
         ``quantization_parameters`` (per quantized tensor, see
         :meth:`workbench.core.inspection.quant_reader.QuantTensor.to_json`), ``units`` (None here: the
@@ -68,6 +69,7 @@ def inspect_model(model: PreparedModel) -> dict:
             "nodes": len(model.quantized),
             "kinds": dict(summary.kinds) if summary else {},  # one definition: the summary line's
             "op_types": dict(Counter(q.op_type for q in model.quantized).most_common()),
+            "constant_weight_ops": dict(summary.weighted) if summary else {},
         },
         "quantization_summary": summary.text() if summary else None,
         "quantization_parameters": [q.to_json() for q in params],

@@ -52,7 +52,7 @@ def format_report(report: dict, params: bool = False) -> str:
     else:
         lines.append("quantized:   no (a float model: no Q/DQ pairs or integer kernels)")
     lines += param_lines(report.get("quantization_parameters", []), report.get("quantization_summary") or "",
-                         listed=params)
+                         listed=params, weighted=q.get("constant_weight_ops"))
     for s in report["subgraphs"]:
         lines.append(f"subgraph:    {s['path']} ({count(s['nodes'], 'node')})")
     if report["renames"]:
@@ -141,9 +141,11 @@ _PLURAL = {"activation": "activations", "weight": "weights", "bias": "biases", "
 _ROLE_ORDER = ("activation", "input", "output", "weight", "bias")
 #: the quantized compute ops of quant_summary's line ("38 Conv int8/int8") whose weights are usually per-channel
 _CHANNEL_OPS = re.compile(r"(\d+) (Conv|ConvTranspose|MatMul|Gemm) (?!float\b)\S+")
+_CHANNEL_OP_NAMES = ("Conv", "ConvTranspose", "MatMul", "Gemm")
 
 
-def param_lines(params: list[dict], summary: str = "", *, listed: bool = False) -> list[str]:
+def param_lines(params: list[dict], summary: str = "", *, listed: bool = False,
+                weighted: dict[str, int] | None = None) -> list[str]:
     """The "quantization parameters" section of the text report.
 
     Parameters
@@ -155,6 +157,9 @@ def param_lines(params: list[dict], summary: str = "", *, listed: bool = False) 
         Conv / MatMul / Gemm counts tell whether per-tensor weights are worth a line.
     listed : bool
         List every tensor (``inspect --params``); otherwise only when there are at most :data:`LIST_MAX`.
+    weighted : dict of str to int, optional
+        The report's ``quantized.constant_weight_ops``: per float op, its quantized nodes with a constant
+        weight (what the per-tensor weights line names); without it, the summary's Conv / MatMul / Gemm rows.
 
     Returns
     -------
@@ -169,7 +174,7 @@ def param_lines(params: list[dict], summary: str = "", *, listed: bool = False) 
     lines = [f"quantization parameters: {len(params)} quantized tensors"
              + ("" if full else " (--params lists each)")]
     lines += [f"  {row}" for row in _group_rows(params)]
-    notes = _attention(params, summary)
+    notes = _attention(params, summary, weighted)
     if notes:
         lines.append("worth a look:")
         lines += [f"  {n}" if not n.startswith(" ") else n for n in notes]
@@ -275,7 +280,7 @@ def _scale_text(p: dict) -> str:
     return f"scale {lo:.3g}" if lo == hi else f"scale {lo:.3g}..{hi:.3g}"
 
 
-def _attention(params: list[dict], summary: str) -> list[str]:
+def _attention(params: list[dict], summary: str, weighted: dict[str, int] | None = None) -> list[str]:
     """The few lines worth a look; see :func:`param_lines`."""
     scaled = [p for p in params if p.get("scale_shape") is not None and "scale_min" in p]
     bad = [p for p in scaled if not all(math.isfinite(v) and v > 0 for v in (p["scale_min"], p["scale_max"]))]
@@ -298,7 +303,7 @@ def _attention(params: list[dict], summary: str) -> list[str]:
     if edge:
         notes.append(f"zero_point at the dtype's edge ({_counts(edge)}): one-sided ranges, so values of the other sign "
                      "clip to 0 (usual after a Relu; --params lists them)")
-    notes += _per_tensor_weights(params, summary)
+    notes += _per_tensor_weights(params, summary, weighted)
     return notes
 
 
@@ -310,10 +315,17 @@ def _at_edge(p: dict) -> bool:
     return lo == limits[0] or hi == limits[1]
 
 
-def _per_tensor_weights(params: list[dict], summary: str) -> list[str]:
-    """A line when no weight is per-channel or per-block in a model whose Conv / MatMul / Gemm run quantized."""
+def _per_tensor_weights(params: list[dict], summary: str, weighted: dict[str, int] | None = None) -> list[str]:
+    """A line when no weight is per-channel or per-block in a model whose Conv / MatMul / Gemm run quantized
+    (``weighted``: those with a constant weight, per op; else the summary's rows of them, one per op)."""
     weights = [p for p in params if p["role"] == "weight"]
-    ops = [(int(n), op) for n, op in _CHANNEL_OPS.findall(summary)]
+    if weighted is not None:
+        ops = [(n, op) for op, n in weighted.items() if op in _CHANNEL_OP_NAMES and n]
+    else:
+        rows: dict[str, int] = {}
+        for n, op in _CHANNEL_OPS.findall(summary):
+            rows[op] = rows.get(op, 0) + int(n)
+        ops = [(n, op) for op, n in rows.items()]
     if not weights or not ops or any(p["granularity"] != "per_tensor" for p in weights):
         return []
     names = " and ".join(f"{n} {op}" for n, op in ops)
