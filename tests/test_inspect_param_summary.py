@@ -51,7 +51,7 @@ def test_summary_counts_ranges_and_entries_worth_a_look():
         "  weight         1  int8 per-tensor, symmetric; scale 0.5",
         "  bias           1  int32 per-channel axis 0, symmetric; scale 1e-09..2e-09",
         "worth a look:",
-        "  scale not a positive finite number (1 weight): the tensor dequantizes to nan, inf or 0:",
+        "  scale zero or not finite (1 weight): the tensor dequantizes to nan, inf or 0:",
         "    weight w3_q (w3_q_dq): scale nan..nan",
         "  tiny scale (1 weight): the values span under 0.0001 (an epsilon, a zero bias, a dead channel):",
         "    weight w2_q (w2_q_dq): scale 1e-08..0.1",
@@ -224,3 +224,51 @@ def test_per_tensor_weights_line_from_the_summary_alone_sums_each_op():
     notes = param_lines(params, "QDQ: 36 MatMul uint8/int8, 2 Conv uint8/int8, 12 MatMul uint8/uint8")
     assert "  every weight is per-tensor (1 weight), though the model's 48 MatMul and 2 Conv usually take " \
            "per-channel weights:" in notes
+
+
+def test_symmetric_matmulnbits_weights_read_symmetric_and_their_signed_scales_are_not_flagged(tmp_path, capsys):
+    """onnxruntime's MatMulNBitsQuantizer with is_symmetric=True writes no zero_points (8 for 4 bits, the middle
+    of uint4) and signed scales (a block's largest-magnitude weight over -8: about half are negative). inspect of
+    minilm_l6_v2 so quantized read 'uint4 per-block ..., asymmetric' and 'scale not a positive finite number
+    (36 weights): the tensor dequantizes to nan, inf or 0' for every weight; a negative scale dequantizes
+    (q - 8) * scale as well as a positive one."""
+    from onnx import TensorProto, helper
+    from onnxruntime.quantization.matmul_nbits_quantizer import (
+        DefaultWeightOnlyQuantConfig,
+        MatMulNBitsQuantizer,
+    )
+
+    w = numpy_helper.from_array(np.random.default_rng(3).standard_normal((64, 16)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16])], [w])
+    quantizer = MatMulNBitsQuantizer(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+                                     algo_config=DefaultWeightOnlyQuantConfig(block_size=32, is_symmetric=True))
+    quantizer.process()
+    path = tmp_path / "q4.onnx"
+    quantizer.model.save_model_to_file(str(path), False)
+    proto = onnx.load(str(path))
+    (node,) = proto.graph.node
+    assert node.op_type == "MatMulNBits" and len(node.input) == 3  # A, B, scales: no zero_points
+    scales = numpy_helper.to_array(next(t for t in proto.graph.initializer if t.name == node.input[2]))
+    assert scales.shape == (16, 2) and (scales < 0).any() and (scales > 0).any()
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"  weight         1  uint4 per-block axis 1 block_size 32, symmetric; " \
+           f"scale {scales.min():.3g}..{scales.max():.3g}" in out
+    assert "worth a look:" not in out
+    assert main(["inspect", str(path), "--json"]) == 0
+    (p,) = json.loads(capsys.readouterr().out)["quantization_parameters"]
+    assert (p["scale_min"], p["scale_max"]) == (float(scales.min()), float(scales.max()))
+    assert (p["scale_abs_min"], p["scale_abs_max"]) == (float(np.abs(scales).min()), float(np.abs(scales).max()))
+
+
+def test_a_zero_scale_is_still_flagged_and_a_negative_one_is_not():
+    params = [_p("w0", "weight", "int8", [0.5, 0.0], [0, 0], "per_channel", 0),
+              _p("w1", "weight", "int8", [0.5, -0.25], [0, 0], "per_channel", 0)]
+    params[1].update(scale_abs_min=0.25, scale_abs_max=0.5)
+    params[0].update(scale_abs_min=0.0, scale_abs_max=0.5)
+    lines = param_lines(params, "QDQ: 2 Conv float")
+    assert lines[lines.index("worth a look:") + 1:lines.index("worth a look:") + 3] == [
+        "  scale zero or not finite (1 weight): the tensor dequantizes to nan, inf or 0:", "    weight w0 (w0_dq): scale 0..0.5"]
+    assert not any("w1" in line for line in lines[:lines.index("each:")])

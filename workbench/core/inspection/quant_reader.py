@@ -124,6 +124,8 @@ class QuantTensor:
             d[key] = a.tolist() if a.size <= max_values else None
             if a.size:
                 d[f"{key}_min"], d[f"{key}_max"] = float(a.min()), float(a.max())
+            if a.size and key == "scale":  # magnitudes: onnxruntime's symmetric MatMulNBits stores signed scales
+                d["scale_abs_min"], d["scale_abs_max"] = float(np.abs(a).min()), float(np.abs(a).max())
         return d
 
 

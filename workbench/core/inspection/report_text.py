@@ -213,8 +213,10 @@ def _group_rows(params: list[dict]) -> list[str]:
 
 
 def _zero_point_range(p: dict) -> tuple[float, float]:
-    if p.get("zero_point_shape") is None:  # no zero_point input: 0
-        return 0.0, 0.0
+    if p.get("zero_point_shape") is None:  # no zero_point input: 0, a MatMulNBits' 2**(bits-1) (8 for 4 bits)
+        limits = _int_limits(p["dtype"]) if p.get("op_type") == "MatMulNBits" else None
+        centre = float((limits[1] + 1) // 2) if limits and limits[0] == 0 else 0.0
+        return centre, centre
     return p.get("zero_point_min", 0.0), p.get("zero_point_max", 0.0)
 
 
@@ -275,6 +277,13 @@ def _counts(ps: list[dict]) -> str:
     return ", ".join(f"{n} {_PLURAL.get(r, r) if n > 1 else r}" for r, n in by_role.items())
 
 
+def _magnitudes(p: dict) -> tuple[float, float]:
+    """Smallest and largest |scale|: a negative scale dequantizes as well as a positive one (onnxruntime's
+    symmetric MatMulNBits stores the signed largest weight of a block over -8); without the JSON's
+    magnitudes, the signed range (a negative minimum then reads as not positive)."""
+    return p.get("scale_abs_min", p["scale_min"]), p.get("scale_abs_max", p["scale_max"])
+
+
 def _scale_text(p: dict) -> str:
     lo, hi = p["scale_min"], p["scale_max"]
     return f"scale {lo:.3g}" if lo == hi else f"scale {lo:.3g}..{hi:.3g}"
@@ -283,22 +292,22 @@ def _scale_text(p: dict) -> str:
 def _attention(params: list[dict], summary: str, weighted: dict[str, int] | None = None) -> list[str]:
     """The few lines worth a look; see :func:`param_lines`."""
     scaled = [p for p in params if p.get("scale_shape") is not None and "scale_min" in p]
-    bad = [p for p in scaled if not all(math.isfinite(v) and v > 0 for v in (p["scale_min"], p["scale_max"]))]
+    bad = [p for p in scaled if not all(math.isfinite(v) and v > 0 for v in _magnitudes(p))]
     ranged = [(p, _span(p["dtype"])) for p in scaled if p not in bad and p["role"] != "bias"]
-    tiny = [p for p, span in ranged if span and p["scale_min"] * span < TINY_RANGE]
-    huge = [p for p, span in ranged if span and p["scale_max"] * span > HUGE_RANGE]
+    tiny = [p for p, span in ranged if span and _magnitudes(p)[0] * span < TINY_RANGE]
+    huge = [p for p, span in ranged if span and _magnitudes(p)[1] * span > HUGE_RANGE]
     notes = []
     if bad:
-        notes.append(f"scale not a positive finite number ({_counts(bad)}): the tensor dequantizes to nan, inf or 0:")
+        notes.append(f"scale zero or not finite ({_counts(bad)}): the tensor dequantizes to nan, inf or 0:")
         notes += _examples(bad, _scale_text)
     if tiny:
         notes.append(f"tiny scale ({_counts(tiny)}): the values span under {TINY_RANGE:g} (an epsilon, a zero bias, "
                      "a dead channel):")
-        notes += _examples(sorted(tiny, key=lambda p: p["scale_min"]), _scale_text)
+        notes += _examples(sorted(tiny, key=lambda p: _magnitudes(p)[0]), _scale_text)
     if huge:
         notes.append(f"huge scale ({_counts(huge)}): the values span over {HUGE_RANGE:g}, so small values round to "
                      "zero_point (an outlier or a -inf mask widened the range):")
-        notes += _examples(sorted(huge, key=lambda p: -p["scale_max"]), _scale_text)
+        notes += _examples(sorted(huge, key=lambda p: -_magnitudes(p)[1]), _scale_text)
     edge = [p for p in params if p["role"] in ("activation", "input", "output") and _at_edge(p)]
     if edge:
         notes.append(f"zero_point at the dtype's edge ({_counts(edge)}): one-sided ranges, so values of the other sign "
