@@ -34,9 +34,10 @@ from workbench.core.model.load import PreparedModel
 from workbench.core.model.reader import sniff_format, text_start
 from workbench.core.wording import plural
 
-__all__ = ["DataSource", "open_data", "data_kind", "KINDS"]
+__all__ = ["DataSource", "open_data", "data_kind", "KINDS", "OPTIONS"]
 
-_ARGS = {
+#: each data spec kind -> the options its spec may hold besides ``kind``
+OPTIONS = {
     "npz": ("path", "layout"),
     "npy": ("path", "layout"),
     "folder": ("path", "layout"),
@@ -44,7 +45,7 @@ _ARGS = {
     "python": ("path", "allow_code"),
     "random": ("count", "seed", "dims", "int_high"),
 }
-KINDS = tuple(_ARGS)
+KINDS = tuple(OPTIONS)
 
 
 def open_data(spec: str | Path | dict, model: PreparedModel) -> DataSource:
@@ -77,12 +78,12 @@ def open_data(spec: str | Path | dict, model: PreparedModel) -> DataSource:
     if kind is None and spec.get("path"):
         spec = dict(spec, kind=data_kind(spec["path"]))
         kind = spec["kind"]
-    if kind not in _ARGS:
+    if kind not in OPTIONS:
         raise DataError(f"data spec has unknown kind {kind!r}.", hint=f"Use one of: {', '.join(KINDS)}.")
-    unknown = sorted(set(spec) - set(_ARGS[kind]) - {"kind"})
+    unknown = sorted(set(spec) - set(OPTIONS[kind]) - {"kind"})
     if unknown:
         raise DataError(f"data spec of kind '{kind}' has unknown {plural(len(unknown), 'option')} {', '.join(unknown)}.",
-                        hint=f"Options of '{kind}': {', '.join(_ARGS[kind])}.")
+                        hint=f"Options of '{kind}': {', '.join(OPTIONS[kind])}.")
     if kind != "random" and not spec.get("path"):
         raise DataError(f"data spec of kind '{kind}' needs a 'path'.", hint="Add \"path\": \"...\".")
     kw = {k: v for k, v in spec.items() if k != "kind"}

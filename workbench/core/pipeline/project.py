@@ -60,6 +60,7 @@ from pydantic import (
 from typing_extensions import TypedDict, is_typeddict
 
 from workbench import __version__
+from workbench.core.data.loader import KINDS, OPTIONS
 from workbench.core.errors import ExportError, ProjectError, RecipeError
 from workbench.core.io.atomic import StagedWrite, atomic_write_bytes, same_file
 from workbench.core.io.jsonsafe import UntrustedJSONError, loads_untrusted
@@ -527,7 +528,8 @@ def load_project(path: str | Path, *, check_model: bool = True, model_path: str 
         :func:`workbench.core.api.load_recipe` refuses it: settings that do not fit together, activation settings a
         static plan does not apply as written, per_block with an observer that computes no per-block ranges), a
         model file that moved or whose sha256 changed (the message names the file, the field and the paths tried,
-        and says what to do).
+        and says what to do), a ``data`` section of an unknown kind or option, or without a path
+        (:func:`check_data_section`).
     """
     path = Path(path)
     try:
@@ -561,10 +563,41 @@ def load_project(path: str | Path, *, check_model: bool = True, model_path: str 
         project.recipe.check_fits(source=str(path), unapplied=True)
     except RecipeError as exc:
         raise _recipe_field_error(exc) from None
+    check_data_section(project.data, path)
     resolve_files(project, path)
     if check_model or model_path is not None:
         check_project_model(project, path, model_path)
     return project
+
+
+def check_data_section(data: dict[str, Any] | None, path: str | Path) -> None:
+    """Refuse a ``data`` section a hand edit broke, naming the field: a kind that is none of
+    :data:`~workbench.core.data.loader.KINDS`, a key its kind has no option of, no ``path`` (but random data).
+    Such a section was opened as it was: the app's Calibration panel showed no data (``"pth"`` for ``"path"``)
+    and said the data was restored.
+
+    Raises
+    ------
+    ProjectError
+        One line naming the field (``P: invalid project field data.pth: unknown field 'pth' (did you mean
+        'path'?).``).
+    """
+    if data is None:
+        return
+
+    def refuse(field: str, msg: str) -> ProjectError:
+        return ProjectError(f"{path}: invalid project field data.{field}: {msg}.",
+                            hint="Fix the field, or choose the calibration data again in the app and re-save.")
+
+    kind = data.get("kind")
+    if kind is not None and kind not in KINDS:
+        raise refuse("kind", f"unknown kind {kind!r}{did_you_mean(kind, KINDS)}; use one of {', '.join(KINDS)}")
+    options = set(OPTIONS[kind]) if kind is not None else {o for names in OPTIONS.values() for o in names}
+    for key in data:
+        if key != "kind" and key not in options:
+            raise refuse(key, f"unknown field {key!r}{did_you_mean(key, sorted(options))}")
+    if kind != "random" and not data.get("path"):
+        raise refuse("path", "missing (the calibration data file or folder)")
 
 
 def is_project_model(project_path: str | Path, model_path: str | Path) -> bool:
