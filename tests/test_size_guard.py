@@ -14,6 +14,8 @@ from qdq_helpers import run
 from workbench.core import api
 from workbench.core.issues import IssueCode
 from workbench.core.model.load import prepare_proto
+from workbench.core.pipeline.quantize import quantize
+from workbench.core.planning import shape_guard
 from workbench.core.planning.plan import GraphFacts
 from workbench.core.planning.shape_guard import size_derived_tensors
 from workbench.core.recipe.recipe import Recipe
@@ -128,3 +130,25 @@ def test_a_tensor_the_same_at_two_sizes_is_quantized(tmp_path):
     res = api.quantize(prepare_proto(proto), Recipe(preset="cpu-u8s8"), data=str(path))
     assert [i for i in res.issues if i.code == IssueCode.SIZE_DERIVED] == []
     assert sorted(n for n, u in res.plan.units.items() if not u.excluded) == ["mm", "mul"]
+
+
+def test_one_graph_walk_for_every_quantize_of_one_model(tmp_path, monkeypatch):
+    """The size guard asks the model's GraphFacts for the size-derived tensors: quantizes sharing it (the recipe
+    choice writes 8 models of nudenet_320n so) walk the graph once, and each guard still keeps the same units float."""
+    calls = []
+
+    def counted(ix):
+        calls.append(ix)
+        return size_derived_tensors(ix)
+
+    monkeypatch.setattr(shape_guard, "size_derived_tensors", counted)
+    model, data = prepare_proto(_grid_model("H", "W")), _calib(tmp_path)
+    facts = GraphFacts(model.proto)
+    kept = []
+    for preset in ("cpu-u8s8", "s8s8", "cpu-u8s8"):
+        res = quantize(model, Recipe(preset=preset), data=data, facts=facts)
+        kept.append([i.units for i in res.issues if i.code == IssueCode.SIZE_DERIVED])
+    assert len(calls) == 1
+    assert kept == [[("grid_mul", "grid_add", "add")]] * 3
+    facts.size_derived.clear()  # a copy: the memo stays whole
+    assert facts.size_derived == ["w_f", "cols", "grid", "grid_c"]

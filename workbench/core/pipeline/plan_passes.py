@@ -21,7 +21,7 @@ from workbench.core.planning.island_guard import float_islands
 from workbench.core.planning.opset_fit import fit_opset
 from workbench.core.planning.plan import GraphFacts, QuantPlan, build_plan
 from workbench.core.planning.range_guard import disparate_concats, sentinel_units
-from workbench.core.planning.shape_guard import size_derived_tensors, size_derived_units
+from workbench.core.planning.shape_guard import size_derived_units
 from workbench.core.planning.stats_guard import infinite_tensors
 from workbench.core.planning.weight_dq_guard import weight_only_units
 from workbench.core.recipe.recipe import Recipe
@@ -185,7 +185,7 @@ class SizeGuard:
         return job.guard and job.plan.mode == PlanMode.STATIC
 
     def run(self, job: Job) -> PassResult:
-        tensors = size_derived_tensors(job_facts(job).ix)
+        tensors = job_facts(job).size_derived
         found = size_derived_units(job.plan, tensors) if tensors else {}
         if found:  # the graph's answer, checked on the float model at two sizes (size_probe)
             found = size_derived_units(job.plan, changing_with_size(job.model, job.data, tensors,
