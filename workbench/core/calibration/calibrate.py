@@ -347,8 +347,8 @@ def calibrate(model, plan, data, *, samples: int | None = None, batch_size: int 
 
 
 def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, progress: ProgressFn | None = None,
-                    cancel: CancelToken | None = None,
-                    fetched=frozenset()) -> tuple[CalibrationResult, CalibrationResult]:
+                    cancel: CancelToken | None = None, fetched=frozenset(),
+                    finish_first: bool = False) -> tuple[CalibrationResult, CalibrationResult]:
     """One pass over ``data`` (as :func:`calibrate`) that also keeps the observers as they stood after
     rows ``0 .. at - 1``: ``(first rows, unfinished as calibrate(..., finish=False) leaves them;
     every row, finished)``. No batch holds samples on both sides of ``at``. Finish the first with
@@ -356,6 +356,9 @@ def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, p
     ranges over the first rows and then over all of them (the recipe choice scores on the rows past
     ``at``). ``fetched``: tensors observed from their values even where they could be derived or
     merged from other observers (finish the first result with ``merge_shards(..., fetched=...)`` too).
+    ``finish_first``: the first result comes back finished as ``merge_shards(model, plan, [(0, first)],
+    fetched=fetched)`` finishes it, by this pass's own derivations: merge_shards found them in the graph
+    again and built their onnxruntime session again, on the same model bytes.
 
     ``data`` is anything :func:`workbench.core.data.loader.open_data` opens, or one of its
     DataSources (the split groups its samples).
@@ -384,7 +387,17 @@ def calibrate_split(model, plan, data, *, at: int, samples: int | None = None, p
                              run.batch_size, data_nonfinite=run.data_nonfinite)
     for w in full.warnings:
         log.warning("Calibration: %s", w)
-    return run.snapshot, full
+    return (_finished_snapshot(run) if finish_first else run.snapshot), full
+
+
+def _finished_snapshot(run: _Run) -> CalibrationResult:
+    """``run``'s snapshot finished with its derivations, as :func:`merge_shards` of it alone finishes it (the
+    same observers, rows, sample count and seconds; the snapshot's observers are copies already)."""
+    snap = run.snapshot
+    rows = list(snap.nonfinite)
+    _finish(run.deriver, run.merges, snap.observers, rows)
+    return CalibrationResult(snap.observers, snap.samples_seen, snap.seconds, rows, _unobserved(snap.observers),
+                             data_nonfinite=list(snap.data_nonfinite))
 
 
 def _unobserved(observers: dict[str, Observer]) -> list[str]:

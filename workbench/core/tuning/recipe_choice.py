@@ -95,7 +95,6 @@ from workbench.core.calibration.calibrate import (
     CalibrationResult,
     calibrate_split,
     computed_tensors,
-    merge_shards,
 )
 from workbench.core.calibration.observers import HistogramObserver, Observer
 from workbench.core.data.finite import nonfinite_input
@@ -386,10 +385,10 @@ def _choose(model: PreparedModel, recipe: Recipe, data: Any, samples: int | None
     union = replace(plans["mse"], activations={k: v for p in plans.values() for k, v in p.activations.items()})
     fetched = _fetched_as_alone(model, union, plans.get("compute+mse"))
     # every row the quantize would read (a reader may yield more than it announced), held ones last
-    part, full = calibrate_split(model, union, source, at=n - held, samples=samples, progress=progress,
-                                 cancel=cancel, fetched=fetched)
-    # the first rows only: the variants scored (their warnings are the full pass's, already logged)
-    mse = merge_shards(model, union, [(0, part)], fetched=fetched, warn=False)
+    # the first rows only (finished by the pass's own derivations) for the variants scored; their warnings are
+    # the full pass's, already logged
+    mse, full = calibrate_split(model, union, source, at=n - held, samples=samples, progress=progress,
+                                cancel=cancel, fetched=fetched, finish_first=True)
     ranges = {"mse": mse, "minmax": _as_minmax(mse)}
     for r in ranges.values():
         r.qparams()  # each MSE range search once: every quantize below copies the observers with their result
