@@ -89,6 +89,7 @@ from workbench.qt.eta import OVERALL_STEPS, OverallProgress, ProgressClock, job_
 from workbench.qt.eval_settings import NO_METRIC
 from workbench.qt.evaluation import KINDS as EVALUATION_KINDS
 from workbench.qt.evaluation import EvaluationController
+from workbench.qt.export_stale import ExportedWith, changed_since, exported_with, stale_note
 from workbench.qt.focus_return import FocusReturn
 from workbench.qt.gui_gc import GuiThreadCollector
 from workbench.qt.netron_view import NetronView
@@ -237,6 +238,7 @@ class MainWindow(QMainWindow):
         column.addWidget(self.centre, 1)
         self.setCentralWidget(central)
         self._last_export: Path | None = None
+        self._exported_with: dict[Path, ExportedWith] = {}  # exported file (resolved) -> what it was quantized with
         self._qdq_nodes = False  # the model's graph draws Q/DQ as nodes (View > Show Q/DQ as Nodes on its tab)
         self._search_canvas: GraphCanvas | None = None  # the graph the Search Hits dock lists nodes of
         self._remeasure_after = ""  # why the figures are measured again (an export kept units float)
@@ -327,6 +329,8 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self._show_welcome_or_tabs)  # a tab opened or closed
         self.evaluate_panel.settings.changed.connect(self._on_eval_changed)
         self.doc.recipeChanged.connect(self._on_recipe_changed)
+        self.doc.recipeChanged.connect(self._mark_exported_tabs)
+        self.doc.dataChanged.connect(self._mark_exported_tabs)
         self.doc.resultsChanged.connect(self._on_results)
         self.doc.resultsChanged.connect(self._update_actions)  # the actions on the figures follow them
         self.doc.dataChanged.connect(self._mark_stale_results)
@@ -671,6 +675,7 @@ class MainWindow(QMainWindow):
         mean nothing for the new model."""
         self._hist_timer.stop()
         self._last_export = None
+        self._exported_with.clear()
         note = self.tabs.follow_model(self.doc.model_path)  # an open Netron tab follows the new model
         if note:
             self.set_status(note)
@@ -833,11 +838,27 @@ class MainWindow(QMainWindow):
             self.set_status("Nothing exported yet: File > Export (Ctrl+E) first.")
             return None
         tab, done = self.tabs.show_exported(path)
+        self._mark_exported_tabs()
         if done != "shown":  # a new tab: its selection outlines its unit in the Errors dock (the float nodes' names)
             self._follow_tab(tab, tab.canvas)
         again = {"shown": " (already open)", "reloaded": " (read again: it was written since)"}.get(done, "")
         self.set_status(f"Showing {path.name} as exported{again}: {tab.summary.text()}.")
         return tab
+
+    def _reread_exported(self, path: Path) -> None:
+        """An export wrote ``path``: its open tab reads it again in place (the tab in front stays in front)."""
+        try:
+            tab = self.tabs.reread_exported(path)
+        except WorkbenchError as exc:  # the old tab stays; the status line says why it was not read again
+            self.set_status(str(exc))
+            return
+        if tab is not None:
+            self._follow_tab(tab, tab.canvas)
+        self._mark_exported_tabs()
+
+    def _mark_exported_tabs(self) -> None:
+        """Each exported file's tab says when the recipe or the calibration data changed since that export."""
+        self.tabs.mark_stale(lambda tab: stale_note(changed_since(self._exported_with.get(tab.path.resolve()), self.doc)))
 
     @guarded
     def diff_dialog(self) -> None:
@@ -1456,8 +1477,10 @@ class MainWindow(QMainWindow):
     def _on_run_succeeded(self, kind: str, result: dict) -> None:
         if kind == "export":
             self._last_export = Path(result["path"])
+            self._exported_with[self._last_export.resolve()] = exported_with(result, result["started_rows"])
             self._record_export_section(result.get("export_section"))
             self._on_run_ended(*self._exported(result))
+            self._reread_exported(self._last_export)
         elif kind == "report":
             self._on_run_ended(f"Done: wrote the report to {result['path']}{too_late(result)} (opens in any browser, "
                                "offline).")

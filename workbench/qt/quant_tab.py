@@ -1,8 +1,10 @@
 """A quantized model shown as it is, in a tab of its own (View > Open Exported Model).
 
-The tab holds the banner (how the file is quantized), a graph canvas with Q/DQ pairs folded into
-edge badges, and a line under it with the quantization parameters of the clicked edge or node
-(scale, zero point, axis, block size as the file holds them) beside a "Fit graph" button.
+The tab holds the banner (how the file is quantized), a line saying what changed in the window since
+the export when something did (:mod:`workbench.qt.export_stale`; the tab's title then ends "(outdated)"),
+a graph canvas with Q/DQ pairs folded into edge badges, and a line under it with the quantization
+parameters of the clicked edge or node (scale, zero point, axis, block size as the file holds them)
+beside a "Fit graph" button.
 
 * The graph opens where its names and Q/DQ badges can be read: the whole graph when it fits at
   :data:`READABLE_SCALE` or more, else its start (the inputs) at that scale, the rest a scroll away;
@@ -172,6 +174,12 @@ class QuantModelTab(QWidget):
         self.banner.show_summary(self.summary, self.path.name, EXPORTED_FILE_NOTE)
         self.banner.setToolTip(f"{self.path}\n{self.banner.toolTip()}")
         lay.addWidget(self.banner)
+        self.stale = QLabel(self)  # what changed since the export (:meth:`set_stale`); hidden while nothing did
+        self.stale.setWordWrap(True)
+        self.stale.setContentsMargins(4, 0, 4, 0)
+        self.stale.setStyleSheet("font-weight: bold;")
+        self.stale.setVisible(False)
+        lay.addWidget(self.stale)
         self.canvas = ExportedCanvas(self)
         theme = colors_for(shown_theme())  # later switches: the window recolours every canvas
         self.canvas.set_theme_colors(theme.canvas_background, theme.canvas_edge)
@@ -268,6 +276,11 @@ class QuantModelTab(QWidget):
         if nodes != self.qdq_nodes:
             self.qdq_nodes = nodes
             self.canvas.set_model(self.proto, collapse_qdq=not nodes, keep_view=True)
+
+    def set_stale(self, note: str) -> None:
+        """Show ``note`` (what changed in the window since the file was exported) above the graph; "" hides it."""
+        self.stale.setText(note)
+        self.stale.setVisible(bool(note))
 
     def changed_on_disk(self) -> bool:
         """True when the file was written again (or removed) since this tab read it."""

@@ -8,6 +8,7 @@ and :meth:`follow_model` forgets the previous model's tabs when another model op
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import onnx
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from workbench.core.errors import WorkbenchError
 from workbench.qt.canvas.view import GraphCanvas
+from workbench.qt.export_stale import STALE_SUFFIX
 from workbench.qt.netron_view import NetronView
 from workbench.qt.quant_tab import QuantModelTab
 from workbench.qt.theme import colors_for, shown_theme
@@ -25,6 +27,11 @@ def drawn_as_is(text: str) -> str:
     """``text`` for a tab title, each '&' doubled: QTabBar reads a single one as a mnemonic marker ("Exported:
     R&D.onnx" was drawn "RD.onnx", the D underlined)."""
     return text.replace("&", "&&")
+
+
+def exported_title(path: Path) -> str:
+    """The title of the tab of the exported file ``path``."""
+    return drawn_as_is(f"Exported: {Path(path).name}")
 
 
 def shown_text(title: str) -> str:
@@ -100,10 +107,11 @@ class ModelTabs(QTabWidget):
                 return widget
         return None
 
-    def show_exported(self, path: Path) -> tuple[QuantModelTab, str]:
+    def show_exported(self, path: Path, *, forward: bool = True) -> tuple[QuantModelTab, str]:
         """Bring forward the tab of the exported file ``path``: the open one when the file is unchanged since
         it was read, a new one in its place when it was written again, else a new tab. Returns the tab and
-        what was done ("shown", "reloaded" or "opened").
+        what was done ("shown", "reloaded" or "opened"). ``forward`` False: the shown tab stays in front
+        (a tab reread in place stays in front when it was).
 
         Raises
         ------
@@ -112,18 +120,40 @@ class ModelTabs(QTabWidget):
         """
         old = self.exported_tab(path)
         if old is not None and not old.changed_on_disk():
-            self.setCurrentWidget(old)
+            if forward:
+                self.setCurrentWidget(old)
             return old, "shown"
         tab = QuantModelTab(path, self)
-        title = drawn_as_is(f"Exported: {Path(path).name}")
+        title = exported_title(path)
         if old is None:
-            self.setCurrentIndex(self.addTab(tab, title))
+            index = self.addTab(tab, title)
+            if forward:
+                self.setCurrentIndex(index)
             return tab, "opened"
         index = self.indexOf(old)
+        front = forward or self.currentWidget() is old
         self.insertTab(index, tab, title)
-        self.setCurrentIndex(index)
+        if front:
+            self.setCurrentIndex(index)
         self.close_tab(index + 1)
         return tab, "reloaded"
+
+    def reread_exported(self, path: Path) -> QuantModelTab | None:
+        """An export wrote ``path``: its open tab (if any) reads it again in place; the tab, None when none is open."""
+        if self.exported_tab(path) is None:
+            return None
+        return self.show_exported(path, forward=False)[0]
+
+    def mark_stale(self, note_for: Callable[[QuantModelTab], str]) -> None:
+        """Each exported file's tab shows ``note_for(tab)`` (what changed since its export, "" nothing) above its
+        graph, its title ending :data:`~workbench.qt.export_stale.STALE_SUFFIX` while there is one."""
+        for index in range(1, self.count()):
+            tab = self.widget(index)
+            if isinstance(tab, QuantModelTab):
+                note = note_for(tab)
+                tab.set_stale(note)
+                self.setTabText(index, exported_title(tab.path) + (drawn_as_is(STALE_SUFFIX) if note else ""))
+                self.setTabToolTip(index, note)
 
     def show_in_netron(self, target: Path) -> str:
         """Show ``target`` in the Netron tab (created when missing) and bring it forward; the URL."""
