@@ -60,6 +60,7 @@ from pydantic import (
 from typing_extensions import TypedDict, is_typeddict
 
 from workbench import __version__
+from workbench.core.analysis.metrics import METRICS
 from workbench.core.data.loader import KINDS, OPTIONS
 from workbench.core.errors import ExportError, ProjectError, RecipeError
 from workbench.core.io.atomic import StagedWrite, atomic_write_bytes, same_file
@@ -529,7 +530,8 @@ def load_project(path: str | Path, *, check_model: bool = True, model_path: str 
         static plan does not apply as written, per_block with an observer that computes no per-block ranges), a
         model file that moved or whose sha256 changed (the message names the file, the field and the paths tried,
         and says what to do), a ``data`` section of an unknown kind or option, or without a path
-        (:func:`check_data_section`).
+        (:func:`check_data_section`), an ``evaluation`` section with an unknown field or metric
+        (:func:`check_evaluation_section`).
     """
     path = Path(path)
     try:
@@ -564,6 +566,7 @@ def load_project(path: str | Path, *, check_model: bool = True, model_path: str 
     except RecipeError as exc:
         raise _recipe_field_error(exc) from None
     check_data_section(project.data, path)
+    check_evaluation_section(project.evaluation, path)
     resolve_files(project, path)
     if check_model or model_path is not None:
         check_project_model(project, path, model_path)
@@ -598,6 +601,36 @@ def check_data_section(data: dict[str, Any] | None, path: str | Path) -> None:
             raise refuse(key, f"unknown field {key!r}{did_you_mean(key, sorted(options))}")
     if kind != "random" and not data.get("path"):
         raise refuse("path", "missing (the calibration data file or folder)")
+
+
+#: the keys of a project's ``evaluation`` section (the app's Evaluate panel)
+EVALUATION_KEYS = ("data", "metric", "samples")
+
+
+def check_evaluation_section(evaluation: dict[str, Any] | None, path: str | Path) -> None:
+    """Refuse an ``evaluation`` section a hand edit broke, naming the field: a key other than
+    :data:`EVALUATION_KEYS`, a ``metric`` that is no built-in metric nor a ``.py`` file. ``"metric": "top-1"``
+    opened with the Evaluate panel showing "(none)", and ``"metirc"`` was dropped without a word.
+
+    Raises
+    ------
+    ProjectError
+        One line naming the field.
+    """
+    if evaluation is None:
+        return
+
+    def refuse(field: str, msg: str) -> ProjectError:
+        return ProjectError(f"{path}: invalid project field evaluation.{field}: {msg}.",
+                            hint="Fix the field, or set it again in the app's Evaluate panel and re-save.")
+
+    for key in evaluation:
+        if key not in EVALUATION_KEYS:
+            raise refuse(key, f"unknown field {key!r}{did_you_mean(key, EVALUATION_KEYS)}")
+    metric = evaluation.get("metric")
+    if isinstance(metric, str) and metric and not metric.endswith(".py") and metric not in (*METRICS, "sqnr"):
+        raise refuse("metric", f"unknown metric {metric!r}{did_you_mean(metric, METRICS)}; use one of "
+                               f"{', '.join(METRICS)}, or the path of a .py file defining metric(outputs, batch)")
 
 
 def is_project_model(project_path: str | Path, model_path: str | Path) -> bool:
