@@ -575,7 +575,8 @@ def load_project(path: str | Path, *, check_model: bool = True, model_path: str 
 
 def check_data_section(data: dict[str, Any] | None, path: str | Path) -> None:
     """Refuse a ``data`` section a hand edit broke, naming the field: a kind that is none of
-    :data:`~workbench.core.data.loader.KINDS`, a key its kind has no option of, no ``path`` (but random data).
+    :data:`~workbench.core.data.loader.KINDS`, a key its kind has no option of, no ``path`` (but random data) or
+    one that is not a string.
     Such a section was opened as it was: the app's Calibration panel showed no data (``"pth"`` for ``"path"``)
     and said the data was restored.
 
@@ -599,6 +600,8 @@ def check_data_section(data: dict[str, Any] | None, path: str | Path) -> None:
     for key in data:
         if key != "kind" and key not in options:
             raise refuse(key, f"unknown field {key!r}{did_you_mean(key, sorted(options))}")
+    if "path" in data and not isinstance(data["path"], str):
+        raise refuse("path", f"must be a string (the calibration data file or folder), not {data['path']!r}")
     if kind != "random" and not data.get("path"):
         raise refuse("path", "missing (the calibration data file or folder)")
 
