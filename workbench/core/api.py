@@ -169,6 +169,7 @@ _LAZY: dict[str, str] = {
     "find_quantized": "workbench.core.graph.quantized_ops",
     "QuantSummary": "workbench.core.inspection.quant_summary",
     "summarize_quantization": "workbench.core.inspection.quant_summary",
+    "run_dtypes": "workbench.core.inspection.quant_summary",
     "describe_quantized": "workbench.core.inspection.already_quantized",
     "EdgeQuant": "workbench.core.inspection.quant_summary",
     "edge_quantization": "workbench.core.inspection.quant_summary",

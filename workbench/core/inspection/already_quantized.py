@@ -23,7 +23,8 @@ _WHAT = {
     "QOperator": "integer kernels (QLinearConv, QGemm, QLinearMatMul ...) passing integer tensors to each other "
                  "(QOperator: onnxruntime runs them as they are)",
     "dynamic": "kernels that quantize their float inputs as they run (dynamic: DynamicQuantizeLinear, ConvInteger, "
-               "MatMulInteger, MatMulNBits at accuracy_level 4 ...)",
+               "MatMulInteger, MatMulNBits at accuracy_level 4 and the DequantizeLinear weight + MatMul units onnxruntime "
+               "fuses into it ...)",
     "weight_only": "integer weights dequantized to float as it runs (weight-only: MatMulNBits, GatherBlockQuantized "
                    "...)",
     "QONNX": "QONNX Quant nodes (onnxruntime cannot run it; workbench-cli convert FILE OUT.onnx --to qdq writes a "

@@ -25,12 +25,18 @@ from workbench.core.graph.index import attrs_of
 from workbench.core.graph.layout import GraphStructure, node_keys
 from workbench.core.graph.op_equivalents import EQUIVALENTS, FLOAT_OP, Equivalent
 from workbench.core.graph.op_families import PASS_THROUGH_OPS, WEIGHT_OPS
-from workbench.core.graph.quantized_ops import is_integer_kernel, nbits_node_runs_int8, quantized_kind
+from workbench.core.graph.quantized_ops import (
+    is_integer_kernel,
+    nbits_node_runs_int8,
+    nbits_runs_int8,
+    quantized_kind,
+)
 from workbench.core.inspection.qdq_drop import DROP_QDQ, DropView, runs_on_integers
 from workbench.core.inspection.qoperator_boundary import quantization_kinds
 from workbench.core.inspection.quant_reader import QuantTensor, params_by_node, read_quant_params
 from workbench.core.inspection.tensor_dtypes import tensor_dtypes
 from workbench.core.planning.kernels import (
+    ORT_ACCURACY_LEVEL,
     integer_kernel,
     is_int8,
     nbits_kernel,
@@ -67,11 +73,14 @@ class QuantSummary:
         (:func:`~workbench.core.inspection.qoperator_boundary.quantization_kinds`). A main-graph MatMulNBits
         at ``accuracy_level`` 4 counts as ``"dynamic"`` (its activation quantized to int8 per block as it
         runs), at 0 (unset) to 3 as ``"weight_only"`` (onnxruntime's CPU kernel: 1 fp32, 2 fp16 only for an
-        fp16 input on ARM64, 3 bf16 not implemented: float32 math on the dequantized weight).
+        fp16 input on ARM64, 3 bf16 not implemented: float32 math on the dequantized weight). So does a
+        weight-only QDQ MatMul (float activation, DequantizeLinear weight) onnxruntime fuses into MatMulNBits
+        at its default level 4 (:func:`run_dtypes`): its weight's DequantizeLinear leaves ``"QDQ"``.
     ops : list of (str, str, int)
         (float op type, ``"activation/weight"`` dtypes or ``"float"``, node count), quantized rows
         first, each group by count; a MatMulNBits at accuracy_level 4 reads ``"int8/uint4"`` (the int8 its
-        activation is quantized to as it runs; ``compute`` keeps the file's ``"float/uint4"``).
+        activation is quantized to as it runs; ``compute`` keeps the file's ``"float/uint4"``), and so does
+        a QDQ MatMul onnxruntime fuses into one (``"int8/int4"``: :func:`run_dtypes`).
     node_dtypes : dict of str to str
         Node key -> the dtype it computes in (see :func:`node_dtypes`). A node's key is its name, or
         ``"<op_type>#<index>"`` for an empty or repeated name (:func:`~workbench.core.graph.layout.node_keys`,
@@ -373,7 +382,7 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
     summary = QuantSummary(kinds=quantization_kinds(proto, g.dtypes))
     rows: Counter = Counter()
     families: Counter = Counter()
-    nbits_int8 = 0
+    nbits_int8 = qdq_dynamic = 0
     # keyed as the canvas keys its nodes: by name, two unnamed nodes (or two of one name) were one entry, and
     # the boxes of the units whose kernel lost its entry read "float"
     for node, key in zip(g.nodes, node_keys(g.nodes), strict=True):
@@ -393,7 +402,9 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
         if base in COMPUTE_OPS:
             dtypes = _compute_dtypes(g, node)
             # accuracy_level 4: the kernel quantizes its float activation to int8 per block as it runs
-            row = (base, "int8/" + dtypes.split("/")[1] if op == "MatMulNBits" and key in summary.kernels else dtypes)
+            row = (base, run_dtypes(dtypes, summary.kernels.get(key)))
+            if op != "MatMulNBits" and row[1] != dtypes and dtypes.startswith("float/"):
+                qdq_dynamic += 1  # a weight-only QDQ MatMul fused into MatMulNBits: int8 activation as run
             rows[row] += 1
             summary.as_kernels[row] = summary.as_kernels.get(row, 0) + (key in summary.kernels)
             if dtypes != "float":
@@ -406,20 +417,41 @@ def summarize_quantization(proto: onnx.ModelProto, params: list[QuantTensor] | N
     flt = sorted(((op, dt, n) for (op, dt), n in rows.items() if dt == "float"), key=lambda r: (-r[2], r[0]))
     summary.ops = quant + flt
     summary.families = sorted(families.items(), key=lambda r: (-r[1], r[0])) if summary.kinds else []
-    summary.kinds = _kinds_as_run(summary.kinds, nbits_int8)
+    summary.kinds = _kinds_as_run(summary.kinds, {"weight_only": nbits_int8, "QDQ": qdq_dynamic})
     return summary
 
 
-def _kinds_as_run(kinds: dict[str, int], nbits_int8: int) -> dict[str, int]:
-    """``kinds`` with ``nbits_int8`` MatMulNBits of accuracy_level 4 counted ``"dynamic"`` instead of
-    ``"weight_only"``: onnxruntime quantizes their float activation to int8 per block at run time and
-    computes integer dot products, as DynamicQuantizeMatMul does; most first as before."""
-    if not nbits_int8:
+#: the kernels onnxruntime runs a weight-only MatMul of a file as, in the file or fused from its QDQ unit
+_NBITS_KERNELS = ("MatMulNBits", "QDQ -> MatMulNBits")
+
+
+def run_dtypes(dtypes: str, kernel: str | None) -> str:
+    """The ``"activation/weight"`` dtypes onnxruntime computes a compute node at, from its file dtypes
+    (``QuantSummary.compute``) and its kernel (``QuantSummary.kernels``, None for none): a MatMulNBits kernel
+    quantizes its activation to int8 per block as it runs, at ``accuracy_level`` 4, so ``"float/uint4"`` reads
+    ``"int8/uint4"``. A file's MatMulNBits is a kernel only at level 4; one onnxruntime fuses from a
+    DequantizeLinear weight and a MatMul (``"QDQ -> MatMulNBits"``) takes the session option's level, 4 by
+    default (:data:`~workbench.core.planning.kernels.ORT_ACCURACY_LEVEL`; the fused node of onnxruntime 1.32's
+    optimized graph has ``accuracy_level`` 4). Other nodes keep ``dtypes``."""
+    if kernel not in _NBITS_KERNELS or "/" not in dtypes:
+        return dtypes
+    if kernel != "MatMulNBits" and not nbits_runs_int8(ORT_ACCURACY_LEVEL):
+        return dtypes
+    return "int8/" + dtypes.split("/", 1)[1]
+
+
+def _kinds_as_run(kinds: dict[str, int], moved: dict[str, int]) -> dict[str, int]:
+    """``kinds`` with ``moved[kind]`` nodes of each kind counted ``"dynamic"`` instead: MatMulNBits of
+    accuracy_level 4 (``"weight_only"``) and weight-only QDQ MatMuls onnxruntime fuses into them (``"QDQ"``, one
+    weight DequantizeLinear each). onnxruntime quantizes their float activation to int8 per block at run time
+    and computes integer dot products, as DynamicQuantizeMatMul does; most first as before."""
+    if not any(moved.values()):
         return kinds
-    moved = Counter(kinds)
-    moved["weight_only"] -= nbits_int8
-    moved["dynamic"] += nbits_int8
-    return dict(sorted(((k, n) for k, n in moved.items() if n > 0), key=lambda kv: -kv[1]))
+    out = Counter(kinds)
+    for kind, n in moved.items():
+        out[kind] -= n
+        out["dynamic"] += n
+    return dict(sorted(((k, n) for k, n in out.items() if n > 0), key=lambda kv: -kv[1]))
 
 
 def _nbits_int8(g: _Graph, node: onnx.NodeProto) -> bool:

@@ -15,6 +15,7 @@ from collections import Counter
 import numpy as np
 from PySide6.QtGui import QColor
 
+from workbench.core import api
 from workbench.core.api import Hierarchy, aggregate
 from workbench.qt.canvas import colors
 
@@ -76,9 +77,9 @@ def _dtype_figures(h: Hierarchy, groups: list[int], keys: list, ops: list[str] |
         members = h.members(g).tolist()
         acts = None
         if ops is not None and compute:  # a model quantized elsewhere (the Exported tab keeps the fraction)
-            acts = Counter(compute[i].split("/")[0] if i in compute else keys[i] for i in members
+            acts = Counter(_run(compute[i], kernels.get(i)).split("/")[0] if i in compute else keys[i] for i in members
                            if i in compute or (i in kernels and keys[i] is not None))
-        if acts:  # a model quantized elsewhere: the kernels inside, coloured by their activation dtype
+        if acts:  # a model quantized elsewhere: the kernels inside, coloured by the activation dtype they run at
             texts[g] = kernel_text(members, ops, compute, kernels, keys)
             fills[g] = colors.dtype_color(acts.most_common(1)[0][0])
             continue
@@ -93,6 +94,12 @@ def _dtype_figures(h: Hierarchy, groups: list[int], keys: list, ops: list[str] |
     return fills, texts
 
 
+def _run(dtypes: str, kernel: str | None) -> str:
+    """``"activation/weight"`` dtypes as onnxruntime runs the node (``api.run_dtypes``: a MatMulNBits kernel,
+    in the file or fused from a QDQ MatMul, quantizes its float activation to int8: ``"int8/int4"``)."""
+    return api.run_dtypes(dtypes, kernel)  # loads the summary's module at the first call (a file quantized elsewhere)
+
+
 def _kernel_name(kernel: str) -> str:
     return kernel.removeprefix("QDQ -> ").removeprefix("DynamicQuantize")
 
@@ -102,12 +109,13 @@ def kernel_text(members: list[int], ops: list[str], compute: dict[int, str], ker
     """What a group of a model quantized elsewhere holds: its quantized compute nodes by the kernel
     they run as (``kernels``: ``"ConvInteger"``, ``"QDQ -> QLinearConv"`` -> ``"QLinearConv"``; else the
     op type, ``"DynamicQuantizeLSTM"`` -> ``"LSTM"``, as the box has room for ~20 characters) and their
-    activation/weight dtypes, the two most common: ``"ConvInteger u8/u8"``,
+    activation/weight dtypes as onnxruntime runs them (:func:`_run`), the two most common: ``"ConvInteger u8/u8"``,
+    ``"MatMulNBits i8/i4"``,
     ``"3 QLinearConv u8/i8, 1 QLinearMatMul u8/u8"``; then the element-wise integer kernels (a kernel
     without a compute dtype: QLinearSigmoid, QLinearAdd ...) as a count, ``", 4 element-wise"``, or, in a
     group without compute kernels, the two most common of them with their dtype (``dtypes``: one per
     node): ``"2 QLinearMul u8, 1 QLinearAdd u8"``; ``"float"`` when it holds none."""
-    found = Counter(f"{_kernel_name(kernels.get(i, ops[i]))} {short_dtypes(compute[i])}"
+    found = Counter(f"{_kernel_name(kernels.get(i, ops[i]))} {short_dtypes(_run(compute[i], kernels.get(i)))}"
                     for i in members if i in compute)
     others = Counter(f"{_kernel_name(kernels[i])} {short_dtypes(str(dtypes[i]) if dtypes else '')}".rstrip()
                      for i in members if i in kernels and i not in compute)
