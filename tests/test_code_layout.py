@@ -19,6 +19,7 @@ ALLOWED_LATE_IMPORTS: dict[tuple[str, str], str] = {
     ("qt/main.py", "workbench.qt"): "the app entry point loads Qt and the window only after argv is parsed (--help, --version)",
     ("qt/main.py", "workbench.qt.app_window"): "the app entry point loads Qt and the window only after argv is parsed (--help, --version)",
     ("qt/main.py", "workbench.qt.dialogs"): "the app entry point loads Qt and the window only after argv is parsed (--help, --version)",
+    ("qt/main.py", "workbench.qt.interrupt"): "the app entry point loads Qt and the window only after argv is parsed (--help, --version)",
     ("qt/main.py", "workbench.qt.netron_view"): "the app entry point loads Qt and the window only after argv is parsed (--help, --version)",
     ("qt/main.py", "workbench.qt.selftest"): "the app entry point loads Qt and the window only after argv is parsed (--help, --version)",
     ("qt/main.py", "workbench.qt.theme"): "the app entry point loads Qt and the window only after argv is parsed (--help, --version)",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -58,6 +59,9 @@ def child_main(job: str, payload: dict, out_conn, ctl_conn) -> None:
     data)`` (an intermediate result, sent as the job makes it), then one of
     ``("ok", result)``, ``("error", class_name, message, hint, traceback_text)``.
     """
+    # a terminal's Ctrl+C reaches the whole process group: the window decides (workbench.qt.interrupt) and
+    # stops the job through its cancel; a KeyboardInterrupt here came back as "Internal error"
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _lower_priority()
     token = CancelToken()
     threading.Thread(target=_listen_for_cancel, args=(ctl_conn, token), daemon=True).start()

@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from workbench.qt import settings
     from workbench.qt.app_window import MainWindow
+    from workbench.qt.interrupt import close_on_interrupt
     from workbench.qt.netron_view import prepare_webengine
     from workbench.qt.theme import apply_theme
 
@@ -111,8 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     sys.excepthook = _excepthook
     window = MainWindow()
     window.show()
+    watcher = close_on_interrupt(window)  # Ctrl+C in the terminal: as the close button, no traceback
     window.open_path(Path(args.path) if args.path else example_model())
-    return int(app.exec())
+    try:
+        return int(app.exec())
+    finally:
+        watcher.uninstall()
 
 
 if __name__ == "__main__":

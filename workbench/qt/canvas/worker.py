@@ -23,6 +23,7 @@ from __future__ import annotations
 import gc
 import logging
 import multiprocessing as mp
+import signal
 import sys
 import traceback
 from collections.abc import Iterator
@@ -214,6 +215,7 @@ def child_main(conn) -> None:
     # the job allocates ~10 objects per node and frees almost nothing before the process ends:
     # the cyclic collector would only rescan them (a third of the job's time at 20,000 nodes)
     gc.disable()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl+C is the window's to handle
     try:
         pieces, positions, options = conn.recv()
         proto = onnx.ModelProto()
