@@ -77,9 +77,9 @@ def _dtype_figures(h: Hierarchy, groups: list[int], keys: list, ops: list[str] |
         members = h.members(g).tolist()
         acts = None
         if ops is not None and compute:  # a model quantized elsewhere (the Exported tab keeps the fraction)
-            acts = Counter(_run(compute[i], kernels.get(i)).split("/")[0] if i in compute else keys[i] for i in members
+            acts = Counter(held_dtype(compute[i], kernels.get(i)) if i in compute else keys[i] for i in members
                            if i in compute or (i in kernels and keys[i] is not None))
-        if acts:  # a model quantized elsewhere: the kernels inside, coloured by the activation dtype they run at
+        if acts:  # a model quantized elsewhere: the kernels inside, coloured by the dtype they compute on
             texts[g] = kernel_text(members, ops, compute, kernels, keys)
             fills[g] = colors.dtype_color(acts.most_common(1)[0][0])
             continue
@@ -98,6 +98,14 @@ def _run(dtypes: str, kernel: str | None) -> str:
     """``"activation/weight"`` dtypes as onnxruntime runs the node (``api.run_dtypes``: a MatMulNBits kernel,
     in the file or fused from a QDQ MatMul, quantizes its float activation to int8: ``"int8/int4"``)."""
     return api.run_dtypes(dtypes, kernel)  # loads the summary's module at the first call (a file quantized elsewhere)
+
+
+def held_dtype(dtypes: str, kernel: str | None) -> str:
+    """The dtype a quantized compute node of a file colours its collapsed group with: the activation dtype it
+    runs at (:func:`_run`), or its weight's where that is float (a weight-only MatMulNBits below accuracy_level 4:
+    float math on a uint4 weight, as its node is filled uint4; such a group was drawn float-white)."""
+    act, _, weight = _run(dtypes, kernel).partition("/")
+    return weight if act.startswith("float") and weight else act
 
 
 def _kernel_name(kernel: str) -> str:
