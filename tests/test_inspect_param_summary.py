@@ -71,7 +71,7 @@ def test_per_tensor_weights_of_conv_models_are_named_and_a_short_list_is_listed(
         "  activation     1  int8 per-tensor, symmetric; scale 0.5",
         "  weight         1  int8 per-tensor, symmetric; scale 0.25",
         "worth a look:",
-        "  every weight is per-tensor (1 weight), though the model's 1 Conv usually take per-channel weights:",
+        "  every weight is per-tensor (1 weight), though the model's 1 Conv usually takes per-channel weights:",
         "    a scale per output channel keeps small channels' precision; quantize the float model with per_channel "
         "weights (Workbench's presets do)",
         "each:",
@@ -211,10 +211,20 @@ def test_per_tensor_weights_line_names_the_ops_with_a_constant_weight_once(tmp_p
     assert main(["inspect", str(tmp_path / "q.onnx")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert "summary:     QDQ: 1 MatMul uint8/int8, 1 MatMul uint8/uint8" in out
-    assert "  every weight is per-tensor (1 weight), though the model's 1 MatMul usually take per-channel weights:" \
+    assert "  every weight is per-tensor (1 weight), though the model's 1 MatMul usually takes per-channel weights:" \
         in out
     assert main(["inspect", str(tmp_path / "q.onnx"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["quantized"]["constant_weight_ops"] == {"MatMul": 1}
+
+
+@pytest.mark.parametrize("summary, line", [
+    ("QDQ: 1 Conv int8/int8", "the model's 1 Conv usually takes per-channel weights:"),  # was "1 Conv usually take"
+    ("QDQ: 2 Conv int8/int8", "the model's 2 Conv usually take per-channel weights:"),
+    ("QDQ: 1 Conv int8/int8, 1 MatMul int8/int8", "the model's 1 Conv and 1 MatMul usually take per-channel weights:"),
+])
+def test_per_tensor_weights_line_agrees_with_its_count(summary, line):
+    notes = param_lines([_p("w", "weight", "int8", 0.25, 0)], summary)
+    assert f"  every weight is per-tensor (1 weight), though {line}" in notes
 
 
 def test_per_tensor_weights_line_from_the_summary_alone_sums_each_op():

@@ -338,6 +338,7 @@ def _per_tensor_weights(params: list[dict], summary: str, weighted: dict[str, in
     if not weights or not ops or any(p["granularity"] != "per_tensor" for p in weights):
         return []
     names = " and ".join(f"{n} {op}" for n, op in ops)
-    return [f"every weight is per-tensor ({_counts(weights)}), though the model's {names} usually take per-channel "
+    take = plural(sum(n for n, _ in ops), "takes", "take")  # "1 Conv usually takes", "2 Conv usually take"
+    return [f"every weight is per-tensor ({_counts(weights)}), though the model's {names} usually {take} per-channel "
             "weights:", "    a scale per output channel keeps small channels' precision; quantize the float model with "
             "per_channel weights (Workbench's presets do)"]
